@@ -1,0 +1,37 @@
+"""robodyn — dynamics of robot manipulators in Khalil–Kleinfinger notation.
+
+Quick use::
+
+    import robodyn as rd
+    robot = rd.load("rx90")
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+"""
+
+from robodyn.errors import (
+    InputError,
+    ModelError,
+    ModelFileError,
+    NonPhysicalInertiaError,
+    RobodynError,
+    UnknownRobotError,
+)
+from robodyn.model import PARAMETER_NAMES, Robot, com_from_standard, standard_from_com
+from robodyn.model.io import dumps, list_robots, load, loads, save
+from robodyn.kinematics import (
+    forward_kinematics,
+    jacobian,
+    jacobian_dot_qd,
+    link_accelerations,
+    link_velocities,
+)
+from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques, inverse_dynamics
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "InputError", "ModelError", "ModelFileError", "NonPhysicalInertiaError", "RobodynError", "UnknownRobotError",
+    "PARAMETER_NAMES", "Robot", "com_from_standard", "standard_from_com",
+    "dumps", "list_robots", "load", "loads", "save",
+    "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
+    "bias_torques", "friction_torques", "gravity_torques", "inverse_dynamics",
+]

@@ -1,0 +1,1 @@
+"""Numeric dynamic algorithms, one module per formulation."""

@@ -1,0 +1,132 @@
+"""Newton–Euler inverse dynamics (Khalil & Dombre §9.5.3, [9.84]–[9.94]), batched, trees included.
+
+The robot's joint torques are
+
+    Γ = Γ_rigid(q, q̇, q̈, g, f_e) + Ia q̈ + Γ_f(q̇)                           [9.94]
+
+with Γ_f the friction of [9.26]–[9.28] plus a constant offset.  Forward recursion [9.84]–[9.90]
+(V̇_0 = −g, [9.80]); backward recursion [9.91]–[9.93] summed over the children of each frame, so that
+any antecedent array (tree) works.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn._arrays import check_array, joint_arrays
+from robodyn.kinematics import forward_recursion
+from robodyn.model.robot import Robot
+from robodyn.spatial import cross, mv
+
+
+def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
+    """Rigid-body torques plus rotor inertia, Γ_rigid + Ia q̈, without friction (arrays already checked).
+
+    Parameters
+    ----------
+    q, qd, qdd : ndarray (..., n), one floating dtype.
+    gravity : ndarray (3,) or (..., 3), g in R_0 (m/s²).
+    wrenches : ndarray (..., nf, 6) or None — [f_ej; m_ej] exerted by link j on the environment, in R_j,
+        moment about O_j.
+
+    Returns
+    -------
+    ndarray (..., n)
+    """
+    AP, w, wd, Vd = forward_recursion(robot, q, qd, qdd, gravity)
+    J = robot.J.astype(q.dtype)
+    MS = robot.MS.astype(q.dtype)
+    M = robot.M.astype(q.dtype)
+    f, m = [], []
+    for i in range(robot.nf):
+        F = M[i] * Vd[i] + cross(wd[i], MS[i]) + cross(w[i], cross(w[i], MS[i]))  # [9.88] with [9.90]
+        N = mv(J[i], wd[i]) + cross(w[i], mv(J[i], w[i])) + cross(MS[i], Vd[i])  # [9.89]
+        if wrenches is not None:
+            F = F + wrenches[..., i, :3]
+            N = N + wrenches[..., i, 3:]
+        f.append(F)
+        m.append(N)
+    for i in range(robot.nf - 1, -1, -1):
+        p = robot.antecedent[i] - 1
+        if p >= 0:
+            A, P = AP[i]
+            fp = mv(A, f[i])  # ^{a}f_j  [9.92]
+            f[p] = f[p] + fp  # [9.91]
+            m[p] = m[p] + mv(A, m[i]) + cross(P, fp)  # [9.93]
+    tau = np.empty(q.shape, q.dtype)
+    for k, i in enumerate(robot.joint_frames):
+        tau[..., k] = f[i][..., 2] if robot.sigma[i] == 1 else m[i][..., 2]  # first term of [9.94]
+    return tau + robot.Ia[robot.joint_frames].astype(q.dtype) * qdd
+
+
+def friction_torques(robot: Robot, qd) -> np.ndarray:
+    """Friction Γ_f(q̇) of every joint, (..., n).
+
+    Γ_f = F_c sign(q̇) + F_v q̇ + (F_st − F_c) sign(q̇) exp(−k_st |q̇|^B_st) + F_off      [9.26]–[9.28]
+
+    The Stribeck term is used only where F_st ≠ 0; F_off is a constant offset (used in identification).
+    """
+    _, _, a = joint_arrays(robot, qd=qd)
+    return _friction(robot, a["qd"])
+
+
+def _friction(robot: Robot, qd: np.ndarray) -> np.ndarray:
+    jf = robot.joint_frames
+    dt = qd.dtype
+    Fc, Fv, Foff = (getattr(robot, k)[jf].astype(dt) for k in ("Fc", "Fv", "Foff"))
+    s = np.sign(qd)
+    tau = Fc * s + Fv * qd + Foff
+    Fst = robot.Fst[jf]
+    if np.any(Fst != 0):
+        active = (Fst != 0).astype(dt)
+        stribeck = (Fst - robot.Fc[jf]).astype(dt) * s * np.exp(-robot.kst[jf].astype(dt) * np.abs(qd) ** robot.Bst[jf].astype(dt))
+        tau = tau + active * stribeck
+    return tau
+
+
+def _gravity(robot: Robot, gravity, batch, dtype) -> np.ndarray:
+    g = robot.gravity if gravity is None else gravity
+    return check_array("gravity", g, (3,), batch, dtype)
+
+
+def _wrenches(robot: Robot, wrenches, batch, dtype):
+    return None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, dtype)
+
+
+def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
+    """Inverse dynamic model Γ = f(q, q̇, q̈, f_e) by the Newton–Euler algorithm, [9.84]–[9.94].
+
+    Parameters
+    ----------
+    robot : Robot
+    q, qd, qdd : array_like (..., n)
+        Joint positions (rad | m), velocities and accelerations; leading axes are batch axes and broadcast.
+    wrenches : array_like (..., nf, 6), optional
+        Row j = [f_ej; m_ej]: force (N) and moment (N m) exerted BY link j ON the environment, in frame R_j,
+        moment about O_j ([9.91], [9.93]).  Fixed frames (σ = 2) have rows too.
+    gravity : array_like (3,) or (..., 3), optional
+        Overrides ``robot.gravity`` (base frame, m/s²).
+
+    Returns
+    -------
+    ndarray (..., n)
+        Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
+    """
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    tau = rnea(robot, a["q"], a["qd"], a["qdd"], _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
+    return tau + _friction(robot, a["qd"])
+
+
+def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
+    """Gravity torques Q(q) = Γ(q, q̇ = 0, q̈ = 0) without friction ([9.8], [9.25]), (..., n)."""
+    dtype, batch, a = joint_arrays(robot, q=q)
+    z = np.zeros_like(a["q"])
+    return rnea(robot, a["q"], z, z, _gravity(robot, gravity, batch, dtype))
+
+
+def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray:
+    """H(q, q̇) = Γ(q, q̇, q̈ = 0): Coriolis, centrifugal, gravity and friction torques ([9.95]), (..., n)."""
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    z = np.zeros_like(a["qd"])
+    tau = rnea(robot, a["q"], a["qd"], z, _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
+    return tau + _friction(robot, a["qd"])

@@ -1,0 +1,123 @@
+"""Standard inertial parameters of a link and their physical consistency.
+
+The standard parameters of link j, expressed in frame R_j about its origin O_j, are (Khalil & Dombre §9.3.2)
+
+    XX XY XZ YY YZ ZZ MX MY MZ M
+
+with ``J_j = [[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]]`` the inertia tensor about O_j (kg m^2),
+``MS_j = [MX, MY, MZ] = M_j S_j`` the first moments (kg m) and ``M_j`` the mass (kg).
+They relate to the inertia about the centre of mass G_j by [9.12]:  J_j = I_Gj - M_j Ŝ_j Ŝ_j.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn.errors import NonPhysicalInertiaError
+
+
+def skew(v: np.ndarray) -> np.ndarray:
+    """Skew-symmetric matrix ``v̂`` with ``v̂ w = v × w``; ``v`` of shape (..., 3) → (..., 3, 3)."""
+    v = np.asarray(v)
+    z = np.zeros_like(v[..., 0])
+    return np.stack(
+        [
+            np.stack([z, -v[..., 2], v[..., 1]], -1),
+            np.stack([v[..., 2], z, -v[..., 0]], -1),
+            np.stack([-v[..., 1], v[..., 0], z], -1),
+        ],
+        -2,
+    )
+
+
+def tensor_from_six(six: np.ndarray) -> np.ndarray:
+    """``[XX, XY, XZ, YY, YZ, ZZ]`` (..., 6) → symmetric tensor (..., 3, 3)."""
+    six = np.asarray(six)
+    xx, xy, xz, yy, yz, zz = (six[..., i] for i in range(6))
+    return np.stack(
+        [np.stack([xx, xy, xz], -1), np.stack([xy, yy, yz], -1), np.stack([xz, yz, zz], -1)], -2
+    )
+
+
+def six_from_tensor(J: np.ndarray) -> np.ndarray:
+    """Symmetric tensor (..., 3, 3) → ``[XX, XY, XZ, YY, YZ, ZZ]`` (..., 6)."""
+    J = np.asarray(J)
+    return np.stack([J[..., 0, 0], J[..., 0, 1], J[..., 0, 2], J[..., 1, 1], J[..., 1, 2], J[..., 2, 2]], -1)
+
+
+def standard_from_com(mass: float, com, inertia_com) -> np.ndarray:
+    """Standard parameters from mass, centre of mass and inertia about the centre of mass, [9.12].
+
+    Parameters
+    ----------
+    mass : float
+        M_j in kg.
+    com : array_like, shape (3,)
+        S_j, position of G_j in frame R_j (m).
+    inertia_com : array_like, shape (3, 3) or (6,)
+        I_Gj about G_j, axes of R_j (kg m^2); a 6-vector is read as XX XY XZ YY YZ ZZ.
+
+    Returns
+    -------
+    ndarray, shape (10,)
+        XX XY XZ YY YZ ZZ MX MY MZ M, with J_j = I_Gj - M_j Ŝ_j Ŝ_j and MS_j = M_j S_j.
+    """
+    S = np.asarray(com, dtype=float).reshape(3)
+    IG = np.asarray(inertia_com, dtype=float)
+    IG = tensor_from_six(IG) if IG.shape == (6,) else IG.reshape(3, 3)
+    Shat = skew(S)
+    J = IG - mass * Shat @ Shat
+    return np.concatenate([six_from_tensor(J), mass * S, [mass]])
+
+
+def com_from_standard(params) -> tuple[float, np.ndarray, np.ndarray]:
+    """Inverse of :func:`standard_from_com`: (M, S, I_G) from XX..M (10,).
+
+    A massless link (M = 0) has no centre of mass: S is returned as zeros and I_G = J.
+    """
+    p = np.asarray(params, dtype=float)
+    M = float(p[9])
+    MS = p[6:9]
+    J = tensor_from_six(p[:6])
+    if M == 0.0:
+        return 0.0, np.zeros(3), J
+    S = MS / M
+    Shat = skew(S)
+    return M, S, J + M * Shat @ Shat
+
+
+def check_physical(params, where: str = "link", rtol: float = 1e-9) -> None:
+    """Raise :class:`NonPhysicalInertiaError` unless ``params`` (10,) can belong to a rigid body.
+
+    Conditions: M ≥ 0; a massless body has zero first moments; the inertia about the centre of mass,
+    I_G = J + MŜŜ (from [9.12]), is positive semi-definite and its principal moments satisfy the
+    triangle inequality I1 + I2 ≥ I3. ``rtol`` scales the tolerance by the largest principal moment.
+    A massless body may keep a rotational inertia (e.g. PUMA 560 link 1 as published: m = 0, ZZ = 0.35).
+    """
+    p = np.asarray(params, dtype=float)
+    names = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
+    bad = [names[i] for i in range(10) if not np.isfinite(p[i])]
+    if bad:
+        raise NonPhysicalInertiaError(f"{where}: field {bad[0]} is not finite; give a number")
+    M = p[9]
+    if M < 0:
+        raise NonPhysicalInertiaError(f"{where}: field M = {M} is negative; a mass must be >= 0 kg")
+    if M == 0 and np.any(p[6:9] != 0):
+        raise NonPhysicalInertiaError(
+            f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} are nonzero while M = 0; "
+            "a first moment needs a mass (MS = M * centre of mass)"
+        )
+    _, _, IG = com_from_standard(p)
+    lam = np.linalg.eigvalsh(IG)
+    tol = rtol * max(1.0, float(np.max(np.abs(lam)))) if np.any(lam) else 0.0
+    if lam[0] < -tol:
+        raise NonPhysicalInertiaError(
+            f"{where}: inertia about the centre of mass (from XX..ZZ, MX..MZ, M) is not positive "
+            f"semi-definite (principal moments {lam.tolist()}); check signs of XY, XZ, YZ and that "
+            "XX..ZZ are about O_j, not about the centre of mass"
+        )
+    if lam[0] + lam[1] < lam[2] - tol:
+        raise NonPhysicalInertiaError(
+            f"{where}: principal moments {lam.tolist()} of the inertia about the centre of mass violate "
+            "the triangle inequality I1 + I2 >= I3; no rigid body has this inertia"
+        )

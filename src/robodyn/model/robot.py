@@ -1,0 +1,212 @@
+"""The robot: a table of frames in Khalil–Kleinfinger notation plus per-link inertial parameters.
+
+Frame j (j = 1..nf) is placed relative to its antecedent a(j) (0 is the fixed base) by
+
+    ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j) Rot(z, θ_j) Trans(z, r_j)
+
+(Khalil & Dombre, ch. 3 and §9.5).  σ_j = 0: revolute, q adds to θ_j; σ_j = 1: prismatic, q adds to r_j;
+σ_j = 2: fixed frame (no joint variable).  A serial robot has a(j) = j − 1 and γ = b = 0; any antecedent
+array with a(j) < j describes a tree.  In the arrays of this class, index i = j − 1 holds frame j and
+``antecedent`` holds a(j) with the seed's numbering (0 = base).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from robodyn.errors import ModelError
+from robodyn.model.inertia import check_physical, tensor_from_six
+
+#: Order of the standard inertial parameters of one link (Khalil & Dombre §9.4.1), then rotor inertia.
+PARAMETER_NAMES: tuple[str, ...] = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
+
+_GEOMETRY = ("gamma", "b", "alpha", "d", "theta", "r")
+#: Per-frame joint quantities: rotor inertia, Coulomb, viscous, offset friction, Stribeck [9.26].
+_JOINT_PARAMS = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
+
+
+@dataclass(frozen=True, eq=False)
+class Robot:
+    """A robot manipulator as plain, immutable data.
+
+    Parameters
+    ----------
+    name : str
+    antecedent : int array (nf,)
+        a(j) for j = 1..nf; a(j) < j, 0 is the base.  Default: serial, a(j) = j − 1.
+    sigma : int array (nf,)
+        0 revolute, 1 prismatic, 2 fixed.
+    gamma, b, alpha, d, theta, r : float arrays (nf,)
+        Geometric parameters (rad, m).  θ_j (revolute) and r_j (prismatic) are offsets added to q_j.
+    params : float array (nf, 10)
+        Standard inertial parameters XX XY XZ YY YZ ZZ MX MY MZ M of link j in R_j about O_j (SI).
+    Ia : float array (nf,)
+        Rotor inertia reflected on the joint, Ia = N² J_m [9.29] (kg m² or kg).
+    Fc, Fv, Foff : float arrays (nf,)
+        Coulomb (N m | N), viscous (N m s/rad | N s/m) friction and a constant torque offset.
+    Fst, kst, Bst : float arrays (nf,)
+        Stribeck term (F_st − F_c) sign(q̇) exp(−k |q̇|^B) of [9.26]; inactive where Fst = 0.
+    qlim : float array (n, 2)
+        Joint limits [min, max] per joint variable (rad | m); ±inf where unlimited.
+    gravity : float array (3,)
+        Gravitational acceleration g in the base frame R_0 (m/s²).
+    joint_names : tuple of str (nf,)
+    source : str
+        Where the numbers come from.
+
+    Notes
+    -----
+    Joint variables ``q`` have one entry per frame with σ ≠ 2, in frame order (``joint_frames``).
+    Every numeric argument is copied and made read-only: algorithms cannot alter a robot.
+    Use :meth:`replace` to derive a modified robot.
+    """
+
+    name: str
+    sigma: np.ndarray
+    antecedent: np.ndarray | None = None
+    gamma: np.ndarray | None = None
+    b: np.ndarray | None = None
+    alpha: np.ndarray | None = None
+    d: np.ndarray | None = None
+    theta: np.ndarray | None = None
+    r: np.ndarray | None = None
+    params: np.ndarray | None = None
+    Ia: np.ndarray | None = None
+    Fc: np.ndarray | None = None
+    Fv: np.ndarray | None = None
+    Foff: np.ndarray | None = None
+    Fst: np.ndarray | None = None
+    kst: np.ndarray | None = None
+    Bst: np.ndarray | None = None
+    qlim: np.ndarray | None = None
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    joint_names: tuple[str, ...] | None = None
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
+        sigma = np.asarray(self.sigma)
+        if sigma.ndim != 1 or sigma.size == 0:
+            raise ModelError(f"robot '{self.name}': sigma must be a non-empty 1-D array, one entry per frame")
+        nf = sigma.size
+        if not np.all(np.isin(sigma, (0, 1, 2))):
+            j = int(np.flatnonzero(~np.isin(sigma, (0, 1, 2)))[0]) + 1
+            raise ModelError(
+                f"robot '{self.name}', frame {j}: sigma = {sigma[j - 1]!r}; use 0 (revolute), 1 (prismatic) or 2 (fixed)"
+            )
+        put("sigma", _frozen(sigma.astype(np.int64)))
+        ant = np.arange(nf) if self.antecedent is None else np.asarray(self.antecedent)
+        if ant.shape != (nf,) or not np.all(ant == np.round(ant)):
+            raise ModelError(f"robot '{self.name}': antecedent must hold {nf} integers, one per frame")
+        ant = ant.astype(np.int64)
+        for j in range(1, nf + 1):
+            if not 0 <= ant[j - 1] < j:
+                raise ModelError(
+                    f"robot '{self.name}', frame {j}: antecedent = {ant[j - 1]}; frames must be numbered so that "
+                    f"0 <= a(j) < j (0 is the base)"
+                )
+        put("antecedent", _frozen(ant))
+        for key in _GEOMETRY + _JOINT_PARAMS:
+            put(key, self._vector(key, getattr(self, key), nf))
+        params = np.zeros((nf, 10)) if self.params is None else np.array(self.params, dtype=float)
+        if params.shape != (nf, 10):
+            raise ModelError(
+                f"robot '{self.name}': params has shape {params.shape}; expected ({nf}, 10) = "
+                "XX XY XZ YY YZ ZZ MX MY MZ M per frame"
+            )
+        put("params", _frozen(params))
+        g = np.array(self.gravity, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ModelError(f"robot '{self.name}': gravity must be 3 finite numbers (m/s^2, base frame)")
+        put("gravity", _frozen(g))
+        n = int(np.count_nonzero(sigma != 2))
+        qlim = np.tile([-np.inf, np.inf], (n, 1)) if self.qlim is None else np.array(self.qlim, dtype=float)
+        if qlim.shape != (n, 2) or np.any(np.isnan(qlim)) or np.any(qlim[:, 0] > qlim[:, 1]):
+            raise ModelError(f"robot '{self.name}': qlim must be ({n}, 2) rows [min, max] with min <= max")
+        put("qlim", _frozen(qlim))
+        names = tuple(f"j{j}" for j in range(1, nf + 1)) if self.joint_names is None else tuple(self.joint_names)
+        if len(names) != nf:
+            raise ModelError(f"robot '{self.name}': joint_names needs {nf} names, got {len(names)}")
+        put("joint_names", names)
+        self._check_links()
+
+    def _vector(self, key: str, value, nf: int) -> np.ndarray:
+        v = np.zeros(nf) if value is None else np.array(value, dtype=float)
+        if v.shape != (nf,):
+            raise ModelError(f"robot '{self.name}': {key} has shape {v.shape}; expected ({nf},), one per frame")
+        if not np.all(np.isfinite(v)):
+            j = int(np.flatnonzero(~np.isfinite(v))[0]) + 1
+            raise ModelError(f"robot '{self.name}', frame {j}: field {key} is not finite; give a number")
+        return _frozen(v)
+
+    def _check_links(self) -> None:
+        for i in range(self.nf):
+            where = f"robot '{self.name}', link {i + 1} ({self.joint_names[i]})"
+            check_physical(self.params[i], where)
+            for key in ("Ia", "Fc", "Fv", "Fst", "kst", "Bst"):
+                if getattr(self, key)[i] < 0:
+                    raise ModelError(f"{where}: field {key} = {getattr(self, key)[i]} is negative; it must be >= 0")
+            if self.sigma[i] == 2:
+                for key in _JOINT_PARAMS:
+                    if getattr(self, key)[i] != 0:
+                        raise ModelError(
+                            f"{where}: field {key} = {getattr(self, key)[i]} on a fixed frame (sigma = 2); "
+                            "joint quantities belong to frames with a joint, set it to 0"
+                        )
+
+    # ---- derived, read-only views -------------------------------------------------------------
+    @property
+    def nf(self) -> int:
+        """Number of frames (links), fixed frames included."""
+        return int(self.sigma.size)
+
+    @property
+    def joint_frames(self) -> np.ndarray:
+        """0-based indices of the frames with a joint (σ ≠ 2), in the order of q."""
+        return np.flatnonzero(self.sigma != 2)
+
+    @property
+    def n(self) -> int:
+        """Number of joint variables (frames with σ ≠ 2)."""
+        return int(np.count_nonzero(self.sigma != 2))
+
+    @property
+    def is_serial(self) -> bool:
+        return bool(np.all(self.antecedent == np.arange(self.nf)))
+
+    @property
+    def J(self) -> np.ndarray:
+        """Inertia tensors ^jJ_j about O_j, shape (nf, 3, 3)."""
+        return tensor_from_six(self.params[:, :6])
+
+    @property
+    def MS(self) -> np.ndarray:
+        """First moments ^jMS_j, shape (nf, 3)."""
+        return self.params[:, 6:9]
+
+    @property
+    def M(self) -> np.ndarray:
+        """Masses M_j, shape (nf,)."""
+        return self.params[:, 9]
+
+    @property
+    def children(self) -> tuple[tuple[int, ...], ...]:
+        """0-based child frame indices of each frame."""
+        return tuple(tuple(int(k) for k in np.flatnonzero(self.antecedent == i + 1)) for i in range(self.nf))
+
+    def replace(self, **changes) -> "Robot":
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def __repr__(self) -> str:
+        kinds = "".join("RP-"[s] for s in self.sigma)
+        return f"Robot({self.name!r}, {kinds}, n={self.n}, nf={self.nf}{'' if self.is_serial else ', tree'})"
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a)
+    a.setflags(write=False)
+    return a
