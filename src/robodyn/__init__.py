@@ -24,7 +24,8 @@ from robodyn.kinematics import (
     link_accelerations,
     link_velocities,
 )
-from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques, inverse_dynamics
+from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
+from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
 
 __version__ = "0.1.0"
 
@@ -33,5 +34,6 @@ __all__ = [
     "PARAMETER_NAMES", "Robot", "com_from_standard", "standard_from_com",
     "dumps", "list_robots", "load", "loads", "save",
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
-    "bias_torques", "friction_torques", "gravity_torques", "inverse_dynamics",
+    "bias_torques", "friction_torques", "gravity_torques",
+    "forward_dynamics", "inertia_matrix", "inverse_dynamics",
 ]

@@ -1,0 +1,8 @@
+"""The ``robodyn`` command line.  Each module registers its commands on the shared typer app."""
+
+from robodyn.cli._app import app
+
+# Command modules register themselves on import (one module per topic).
+from robodyn.cli import core  # noqa: E402,F401
+
+__all__ = ["app"]
