@@ -17,7 +17,7 @@ _INVERSE = {
 }
 _INERTIA = {
     "composite": "robodyn.dynamics.composite",
-    "newton_euler": "robodyn.dynamics.newton_euler",
+    "newton_euler": "robodyn.dynamics.walker_orin",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
 }
 _FORWARD = {
