@@ -11,7 +11,20 @@ import numpy as np
 
 from robodyn._arrays import check_array, frame_index, joint_arrays
 from robodyn.model.robot import Robot
-from robodyn.spatial import along_z, cross, cross_z, mtv, mv, rot_x, rot_z
+from robodyn.spatial import (
+    along_z,
+    cross,
+    mtv,
+    mv,
+    rot_x,
+    rot_z,
+    snap,
+    vadd,
+    vcross,
+    vmat_t,
+    vrz_t,
+    vscale,
+)
 
 
 def local_transforms(robot: Robot, q: np.ndarray, dtype=np.float64) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -134,34 +147,104 @@ def forward_recursion(robot: Robot, q, qd, qdd, gravity):
     """
     dtype = q.dtype
     batch = q.shape[:-1]
-    zero = np.zeros(batch + (3,), dtype)
     AP = local_transforms(robot, q, dtype)
-    w, wd, Vd = [], [], []
+    cols = flat_columns(q, qd, qdd)
+    _, w, wd, Vd = forward_components(robot, *cols, gravity_components(gravity, batch, dtype))
+    shape = batch + (3,)
+
+    def full(v):
+        out = np.empty((cols[0].shape[1], 3), dtype)
+        for c in range(3):
+            out[:, c] = v[c]
+        return out.reshape(shape)
+
+    return AP, [full(v) for v in w], [full(v) for v in wd], [full(v) for v in Vd]
+
+
+def flat_columns(*arrays: np.ndarray) -> list[np.ndarray]:
+    """(..., n) arrays → contiguous (n, B) arrays, B the flattened batch size (row k = joint variable k)."""
+    out = []
+    for a in arrays:
+        n = a.shape[-1]
+        out.append(np.ascontiguousarray(np.reshape(a, (-1, n)).T))
+    return out
+
+
+def gravity_components(gravity: np.ndarray, batch: tuple[int, ...], dtype) -> tuple:
+    """g as a component tuple: Python floats when it is the same for every sample, else (B,) arrays."""
+    g = np.asarray(gravity)
+    if g.ndim == 1 or not any(g.strides[:-1]):
+        g0 = g.reshape(-1, 3)[0] if g.size else np.zeros(3)
+        return tuple(float(x) for x in g0)
+    g = np.broadcast_to(g, batch + (3,)).reshape(-1, 3).astype(dtype, copy=False)
+    return tuple(np.ascontiguousarray(g[:, c]) for c in range(3))
+
+
+def frame_constants(robot: Robot) -> list[tuple]:
+    """Per frame: (C, p0, z) with C = Rot(z, γ)Rot(x, α) as :func:`~robodyn.spatial.snap` floats,
+    p0 = Rot(z, γ)[d, 0, b] and z = C[:, 2] (the direction along which r_j displaces O_j)."""
+    out = []
+    for i in range(robot.nf):
+        Rg = rot_z(robot.gamma[i])
+        C = snap(Rg @ rot_x(robot.alpha[i]))
+        p0 = tuple(float(x) for x in Rg @ np.array([robot.d[i], 0.0, robot.b[i]]))
+        out.append((C, p0, (C[0][2], C[1][2], C[2][2])))
+    return out
+
+
+def forward_components(robot: Robot, q, qd, qdd, g):
+    """The forward recursion [9.84]–[9.90] on component tuples (see :mod:`robodyn.spatial`).
+
+    Parameters
+    ----------
+    q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`).
+    g : 3-tuple of floats or (B,) arrays, gravity in R_0.
+
+    Returns
+    -------
+    rot : list over frames of (C, c, s, P): ^{a}A_j = C Rot(z, θ_j + q_j) with c, s its cosine and sine,
+        and ^{a}P_j as a component tuple.
+    w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
+    """
+    zero = (0.0, 0.0, 0.0)
+    rot, w, wd, Vd = [], [], [], []
     k = 0
-    for i, (A, P) in enumerate(AP):
+    for i, (C, p0, z) in enumerate(frame_constants(robot)):
+        theta, r = float(robot.theta[i]), float(robot.r[i])
+        sigma = robot.sigma[i]
+        if sigma == 0:
+            th = q[k] + theta if theta != 0.0 else q[k]
+            c, s = np.cos(th), np.sin(th)
+        else:
+            c, s = snap([[np.cos(theta), np.sin(theta)]])[0]
+            if sigma == 1:
+                r = q[k] + r if r != 0.0 else q[k]
+        P = vadd(p0, vscale(r, z))
         p = robot.antecedent[i] - 1
         if p >= 0:
-            wp, wdp, Vdp = w[p], wd[p], Vd[p]
+            wp, wdp = w[p], wd[p]
+            u = vadd(vadd(Vd[p], vcross(wdp, P)), vcross(wp, vcross(wp, P)))  # ^{a}U_{a} ^{a}P_j
         else:
-            wp, wdp, Vdp = zero, zero, zero - gravity
-        w_prev = mtv(A, wp)  # ^jω_{j-1}  [9.84]
-        Vd_j = mtv(A, Vdp + cross(wdp, P) + cross(wp, cross(wp, P)))  # ^{j-1}U_{j-1} ^{j-1}P_j
-        wd_j = mtv(A, wdp)
-        if robot.sigma[i] == 2:
-            w_j = w_prev
-        else:
-            qdk, qddk = qd[..., k], qdd[..., k]
+            wp, wdp, u = zero, zero, (-g[0], -g[1], -g[2])  # [9.80]: V̇_0 = −g
+        w_prev = vrz_t(c, s, vmat_t(C, wp))  # ^jω_{a(j)}  [9.84]
+        wd_j = vrz_t(c, s, vmat_t(C, wdp))
+        Vd_j = vrz_t(c, s, vmat_t(C, u))
+        w_j = w_prev
+        if sigma != 2:
+            qdk, qddk = qd[k], qdd[k]
             k += 1
-            if robot.sigma[i] == 0:
-                w_j = w_prev + along_z(qdk)  # [9.85]
-                wd_j = wd_j + along_z(qddk) + cross_z(w_prev, qdk)  # [9.86]
+            if sigma == 0:
+                w_j = vadd(w_prev, (0.0, 0.0, qdk))  # [9.85]
+                wd_j = vadd(wd_j, vcross(w_prev, (0.0, 0.0, qdk)))  # [9.86]
+                wd_j = vadd(wd_j, (0.0, 0.0, qddk))
             else:
-                w_j = w_prev
-                Vd_j = Vd_j + along_z(qddk) + 2 * cross_z(w_prev, qdk)  # [9.87]
+                Vd_j = vadd(Vd_j, vscale(2.0, vcross(w_prev, (0.0, 0.0, qdk))))  # [9.87]
+                Vd_j = vadd(Vd_j, (0.0, 0.0, qddk))
+        rot.append((C, c, s, P))
         w.append(w_j)
         wd.append(wd_j)
         Vd.append(Vd_j)
-    return AP, w, wd, Vd
+    return rot, w, wd, Vd
 
 
 def link_accelerations(robot: Robot, q, qd, qdd) -> tuple[np.ndarray, np.ndarray]:

@@ -46,3 +46,119 @@ def rot_z(angle) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     o, z = np.ones_like(c), np.zeros_like(c)
     return np.stack([np.stack([c, -s, z], -1), np.stack([s, c, z], -1), np.stack([z, z, o], -1)], -2)
+
+
+# ---- component-wise vectors ---------------------------------------------------------------------
+# The recursive algorithms' inner loops work on vectors stored as 3-tuples of components, each a
+# float (constant over the batch) or a 1-D array over the flattened batch.  Element-wise arithmetic on
+# contiguous 1-D arrays is several times faster than einsum/stack on (..., 3) arrays, and constant
+# components that are exactly zero (aligned axes, the base at rest) are skipped.
+
+
+def _is_zero(x) -> bool:
+    return type(x) is float and x == 0.0
+
+
+def c_add(a, b):
+    """a + b for scalars/arrays, skipping exact float zeros."""
+    if _is_zero(a):
+        return b
+    if _is_zero(b):
+        return a
+    return a + b
+
+
+def c_sub(a, b):
+    """a − b for scalars/arrays, skipping exact float zeros."""
+    if _is_zero(b):
+        return a
+    if _is_zero(a):
+        return -b
+    return a - b
+
+
+def c_mul(a, b):
+    """a b for scalars/arrays, skipping exact float zeros and ones."""
+    if _is_zero(a) or _is_zero(b):
+        return 0.0
+    if type(a) is float and a == 1.0:
+        return b
+    if type(b) is float and b == 1.0:
+        return a
+    return a * b
+
+
+def vadd(u, v):
+    """u + v for component tuples."""
+    return (c_add(u[0], v[0]), c_add(u[1], v[1]), c_add(u[2], v[2]))
+
+
+def vsub(u, v):
+    """u − v for component tuples."""
+    return (c_sub(u[0], v[0]), c_sub(u[1], v[1]), c_sub(u[2], v[2]))
+
+
+def vscale(s, v):
+    """s v for a scalar/array s and a component tuple v."""
+    return (c_mul(s, v[0]), c_mul(s, v[1]), c_mul(s, v[2]))
+
+
+def vcross(a, b):
+    """a × b for component tuples."""
+    a0, a1, a2 = a
+    b0, b1, b2 = b
+    return (
+        c_sub(c_mul(a1, b2), c_mul(a2, b1)),
+        c_sub(c_mul(a2, b0), c_mul(a0, b2)),
+        c_sub(c_mul(a0, b1), c_mul(a1, b0)),
+    )
+
+
+def snap(C: np.ndarray, eps: float = 1e-15) -> tuple[tuple[float, ...], ...]:
+    """A constant matrix as nested Python floats, with round-off around 0 and ±1 snapped to exact values
+    (cos(π/2) = 6e-17 is a zero of the model) so that :func:`vmat` can skip those products."""
+    out = []
+    for row in np.asarray(C, dtype=float):
+        vals = []
+        for x in row:
+            x = float(x)
+            for exact in (0.0, 1.0, -1.0):
+                if abs(x - exact) < eps:
+                    x = exact
+            vals.append(x)
+        out.append(tuple(vals))
+    return tuple(out)
+
+
+def vmat(C, v):
+    """C v for a constant (3, 3) matrix ``C`` given by :func:`snap` and a component tuple v."""
+    return tuple(_dot(row, v) for row in C)
+
+
+def vmat_t(C, v):
+    """Cᵀ v for a constant (3, 3) matrix ``C`` given by :func:`snap` and a component tuple v."""
+    return tuple(_dot((C[0][i], C[1][i], C[2][i]), v) for i in range(3))
+
+
+def _dot(row, v):
+    acc = 0.0
+    for c, x in zip(row, v):
+        if c == 0.0 or _is_zero(x):
+            continue
+        term = x if c == 1.0 else (-x if c == -1.0 else c * x)
+        acc = term if _is_zero(acc) else acc + term
+    return acc
+
+
+def vrz(c, s, v):
+    """Rot(z, θ) v with c = cos θ, s = sin θ (scalars or arrays)."""
+    if type(c) is float and c == 1.0 and _is_zero(s):
+        return v
+    return (c_sub(c_mul(c, v[0]), c_mul(s, v[1])), c_add(c_mul(s, v[0]), c_mul(c, v[1])), v[2])
+
+
+def vrz_t(c, s, v):
+    """Rot(z, θ)ᵀ v with c = cos θ, s = sin θ (scalars or arrays)."""
+    if type(c) is float and c == 1.0 and _is_zero(s):
+        return v
+    return (c_add(c_mul(c, v[0]), c_mul(s, v[1])), c_sub(c_mul(c, v[1]), c_mul(s, v[0])), v[2])

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import check_array, joint_arrays
-from robodyn.kinematics import forward_recursion
+from robodyn.kinematics import flat_columns, forward_components, gravity_components
 from robodyn.model.robot import Robot
-from robodyn.spatial import cross, mv
+from robodyn.spatial import vadd, vcross, vmat, vrz, vscale
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -33,30 +33,32 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     -------
     ndarray (..., n)
     """
-    AP, w, wd, Vd = forward_recursion(robot, q, qd, qdd, gravity)
-    J = robot.J.astype(q.dtype)
-    MS = robot.MS.astype(q.dtype)
-    M = robot.M.astype(q.dtype)
+    dtype, batch, n = q.dtype, q.shape[:-1], q.shape[-1]
+    qc, qdc, qddc = flat_columns(q, qd, qdd)
+    rot, w, wd, Vd = forward_components(robot, qc, qdc, qddc, gravity_components(gravity, batch, dtype))
+    wr = None if wrenches is None else flat_columns(np.reshape(wrenches, batch + (6 * robot.nf,)))[0]
     f, m = [], []
     for i in range(robot.nf):
-        F = M[i] * Vd[i] + cross(wd[i], MS[i]) + cross(w[i], cross(w[i], MS[i]))  # [9.88] with [9.90]
-        N = mv(J[i], wd[i]) + cross(w[i], mv(J[i], w[i])) + cross(MS[i], Vd[i])  # [9.89]
-        if wrenches is not None:
-            F = F + wrenches[..., i, :3]
-            N = N + wrenches[..., i, 3:]
+        J = tuple(tuple(float(x) for x in row) for row in robot.J[i])
+        MS = tuple(float(x) for x in robot.MS[i])
+        F = vadd(vadd(vscale(float(robot.M[i]), Vd[i]), vcross(wd[i], MS)), vcross(w[i], vcross(w[i], MS)))  # [9.88], [9.90]
+        N = vadd(vadd(vmat(J, wd[i]), vcross(w[i], vmat(J, w[i]))), vcross(MS, Vd[i]))  # [9.89]
+        if wr is not None:
+            F = vadd(F, tuple(wr[6 * i + c] for c in range(3)))
+            N = vadd(N, tuple(wr[6 * i + 3 + c] for c in range(3)))
         f.append(F)
         m.append(N)
     for i in range(robot.nf - 1, -1, -1):
         p = robot.antecedent[i] - 1
         if p >= 0:
-            A, P = AP[i]
-            fp = mv(A, f[i])  # ^{a}f_j  [9.92]
-            f[p] = f[p] + fp  # [9.91]
-            m[p] = m[p] + mv(A, m[i]) + cross(P, fp)  # [9.93]
-    tau = np.empty(q.shape, q.dtype)
+            C, c, s, P = rot[i]
+            fp = vmat(C, vrz(c, s, f[i]))  # ^{a}f_j  [9.92]
+            f[p] = vadd(f[p], fp)  # [9.91]
+            m[p] = vadd(vadd(m[p], vmat(C, vrz(c, s, m[i]))), vcross(P, fp))  # [9.93]
+    tau = np.empty((qc.shape[1], n), dtype)
     for k, i in enumerate(robot.joint_frames):
-        tau[..., k] = f[i][..., 2] if robot.sigma[i] == 1 else m[i][..., 2]  # first term of [9.94]
-    return tau + robot.Ia[robot.joint_frames].astype(q.dtype) * qdd
+        tau[:, k] = f[i][2] if robot.sigma[i] == 1 else m[i][2]  # first term of [9.94]
+    return tau.reshape(batch + (n,)) + robot.Ia[robot.joint_frames].astype(dtype) * qdd
 
 
 def friction_torques(robot: Robot, qd) -> np.ndarray:
