@@ -95,7 +95,7 @@ class Robot:
         if not np.all(np.isin(sigma, (0, 1, 2))):
             j = int(np.flatnonzero(~np.isin(sigma, (0, 1, 2)))[0]) + 1
             raise ModelError(
-                f"robot '{self.name}', frame {j}: sigma = {sigma[j - 1]!r}; use 0 (revolute), 1 (prismatic) or 2 (fixed)"
+                f"robot '{self.name}', frame {j}: sigma = {sigma[j - 1].item()!r}; use 0 (revolute), 1 (prismatic) or 2 (fixed)"
             )
         put("sigma", _frozen(sigma.astype(np.int64)))
         ant = np.arange(nf) if self.antecedent is None else np.asarray(self.antecedent)
