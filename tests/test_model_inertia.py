@@ -46,6 +46,9 @@ def test_massless_body():
     np.testing.assert_array_equal(S, np.zeros(3))
     np.testing.assert_array_equal(IG, np.diag([0, 0, 0.35]))
     check_physical([0, 0, 0, 0, 0, 0.0, 0, 0, 0, 0], "empty")  # a massless, inertia-free frame is fine
+    check_physical([0, 0, 0, 0, 0, 0.35, 0, 0, 0, 0], "PUMA 560 link 1")  # lumped inertia: no triangle inequality
+    with pytest.raises(rd.NonPhysicalInertiaError, match=r"not positive semi-definite"):
+        check_physical([0, 0, 0, 0, 0, -0.35, 0, 0, 0, 0], "L")
     with pytest.raises(rd.NonPhysicalInertiaError, match=r"link 3: fields MX, MY, MZ = \[0.0, 0.1, 0.0\] are nonzero while M = 0"):
         check_physical([0, 0, 0, 0, 0, 0, 0, 0.1, 0, 0], "link 3")
 
