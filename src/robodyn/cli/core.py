@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich import box
 from rich.table import Table
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, user_errors
+from robodyn.cli._common import console, get_robot, parse_vector, print_json, user_errors
+from robodyn.dynamics.newton_euler import inverse_dynamics
+from robodyn.errors import InputError
 from robodyn.model.io import list_robots
+from robodyn.model.robot import PARAMETER_NAMES, Robot
+
+_KINDS = ("revolute", "prismatic", "fixed")
 
 
 @app.command("list")
@@ -14,9 +29,224 @@ def list_command() -> None:
     """List the built-in robots."""
     with user_errors():
         table = Table("robot", "joints", "source")
-        from robodyn.model.io import load
-
         for name in list_robots():
-            r = load(name)
+            r = get_robot(name)
             table.add_row(name, "".join("RP-"[s] for s in r.sigma), r.source)
+        console.print(table)
+
+
+# ---- info ---------------------------------------------------------------------------------------------------
+
+
+def _angle(x: float) -> str:
+    """An angle as the seed's tables print it: multiples of π/4 symbolically, other values in radians."""
+    k = x / (math.pi / 4)
+    if abs(k - round(k)) < 1e-12:
+        k = int(round(k))
+        if k == 0:
+            return "0"
+        num, den = (k // math.gcd(k, 4), 4 // math.gcd(k, 4))
+        sign = "-" if num < 0 else ""
+        num = abs(num)
+        return f"{sign}{'' if num == 1 else num}π" + ("" if den == 1 else f"/{den}")
+    return f"{x:.6g}"
+
+
+def _with_variable(offset: str, var: str) -> str:
+    return var if offset == "0" else (f"{var} - {offset[1:]}" if offset.startswith("-") else f"{var} + {offset}")
+
+
+def _num(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def geometry_rows(robot: Robot) -> list[dict]:
+    """One dict per frame: j, name, a(j), sigma, gamma, b, alpha, d, theta, r (+ qmin, qmax for joints)."""
+    rows, k = [], 0
+    for i in range(robot.nf):
+        row = {"j": i + 1, "name": robot.joint_names[i], "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
+        row.update({key: float(getattr(robot, key)[i]) for key in ("gamma", "b", "alpha", "d", "theta", "r")})
+        if robot.sigma[i] != 2:
+            row["qmin"], row["qmax"] = (float(x) for x in robot.qlim[k])
+            row["q"] = f"q{k + 1}"
+            k += 1
+        rows.append(row)
+    return rows
+
+
+def inertial_rows(robot: Robot) -> list[dict]:
+    """One dict per link: j, name, XX..M, Ia, Fc, Fv (and Foff, Fst, kst, Bst)."""
+    extra = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
+    return [
+        {"j": i + 1, "name": robot.joint_names[i], **{p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])},
+         **{e: float(getattr(robot, e)[i]) for e in extra}}
+        for i in range(robot.nf)
+    ]
+
+
+@app.command("info")
+def info_command(
+    robot: str = typer.Argument(..., help="Built-in robot name (see `robodyn list`) or a model file .yaml"),
+    json: bool = typer.Option(False, "--json", help="Print the model as JSON instead of tables."),
+) -> None:
+    """Geometric and inertial parameter tables of a robot (Khalil–Kleinfinger modified DH, SI units)."""
+    with user_errors():
+        r = get_robot(robot)
+        geo, inert = geometry_rows(r), inertial_rows(r)
+        if json:
+            print_json({"name": r.name, "source": r.source, "n": r.n, "nf": r.nf, "gravity": r.gravity,
+                        "geometry": [{k: v for k, v in g.items() if k != "q"} for g in geo], "inertia": inert})
+            return
+        console.print(f"[bold]{r.name}[/]: {r.n} joints, {r.nf} frames ({'serial' if r.is_serial else 'tree'})")
+        console.print(f"source: {r.source}", highlight=False)
+        console.print(f"gravity (base frame, m/s²): {_vector(r.gravity)}", highlight=False)
+        has_tree = not r.is_serial or np.any(r.gamma) or np.any(r.b)
+        cols = ["j", "name", "a(j)", "σ"] + (["γ", "b"] if has_tree else []) + ["α", "d", "θ", "r", "qmin", "qmax"]
+        table = Table(*cols, title="Geometric parameters (rad, m)", box=box.SIMPLE_HEAD, pad_edge=False)
+        for g in geo:
+            theta, rr = _angle(g["theta"]), _num(g["r"])
+            if g["sigma"] == 0:
+                theta = _with_variable(theta, g["q"])
+            elif g["sigma"] == 1:
+                rr = _with_variable(rr, g["q"])
+            lim = ["", ""] if g["sigma"] == 2 else [_limit(g["qmin"], g["sigma"]), _limit(g["qmax"], g["sigma"])]
+            cells = [str(g["j"]), g["name"], str(g["antecedent"]), str(g["sigma"])]
+            cells += [_angle(g["gamma"]), _num(g["b"])] if has_tree else []
+            cells += [_angle(g["alpha"]), _num(g["d"]), theta, rr] + lim
+            table.add_row(*cells)
+        console.print(table)
+        table = Table("j", *PARAMETER_NAMES[:6], title="Inertia J_j about O_j in R_j (kg m²)", box=box.SIMPLE_HEAD, pad_edge=False)
+        for row in inert:
+            table.add_row(str(row["j"]), *(_num(row[k]) for k in PARAMETER_NAMES[:6]))
+        console.print(table)
+        shown = list(PARAMETER_NAMES[6:]) + ["Ia", "Fc", "Fv"] + [e for e in ("Foff", "Fst", "kst", "Bst") if np.any(getattr(r, e))]
+        table = Table("j", *shown, title="First moments MS_j (kg m), mass (kg), rotor inertia Ia, friction Fc, Fv (SI)",
+                      box=box.SIMPLE_HEAD, pad_edge=False)
+        for row in inert:
+            table.add_row(str(row["j"]), *(_num(row[k]) for k in shown))
+        console.print(table)
+        console.print("Values rounded to 4 significant digits; `robodyn info --json` prints them in full.", highlight=False)
+
+
+def _vector(v) -> str:
+    return "[" + ", ".join(_num(float(x)) for x in v) + "]"
+
+
+def _limit(x: float, sigma: int) -> str:
+    if not math.isfinite(x):
+        return "-∞" if x < 0 else "∞"
+    return _angle(x) if sigma == 0 else _num(x)
+
+
+# ---- id -----------------------------------------------------------------------------------------------------
+
+
+def read_states(path: Path, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Read a CSV of states with header q1..qn, qd1..qdn, qdd1..qddn (and optionally t).
+
+    Returns q, qd, qdd of shape (rows, n) and the t column or None.  Errors name the file, row and column.
+    """
+    names = [f"{p}{k}" for p in ("q", "qd", "qdd") for k in range(1, n + 1)]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"--states {path}: cannot read the file ({exc.strerror or exc})") from None
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip() for h in next(reader, [])]
+    missing = [c for c in names if c not in header]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)}; the header must name q1..q{n}, qd1..qd{n}, qdd1..qdd{n}")
+    unknown = [c for c in header if c not in names and c != "t"]
+    if unknown:
+        raise InputError(f"{path}: unknown column(s) {', '.join(unknown)}; allowed: t, q1..q{n}, qd1..qd{n}, qdd1..qdd{n}")
+    if len(set(header)) != len(header):
+        raise InputError(f"{path}: a column name appears twice in the header")
+    rows = []
+    for line, cells in enumerate(reader, start=2):
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise InputError(f"{path}, line {line}: {len(cells)} values for {len(header)} columns")
+        values = []
+        for col, cell in zip(header, cells):
+            try:
+                x = float(cell)
+            except ValueError:
+                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()!r} is not a number") from None
+            if not math.isfinite(x):
+                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()} is not finite")
+            values.append(x)
+        rows.append(values)
+    if not rows:
+        raise InputError(f"{path}: no data rows after the header")
+    data = np.array(rows)
+    col = {c: header.index(c) for c in header}
+    q, qd, qdd = (data[:, [col[f"{p}{k}"] for k in range(1, n + 1)]] for p in ("q", "qd", "qdd"))
+    return q, qd, qdd, (data[:, col["t"]] if "t" in col else None)
+
+
+def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:
+    """Write a CSV through a temporary file in the same folder, renamed at the end: never a partial file."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows([[repr(float(x)) for x in row] for row in data])
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise InputError(f"--out {path}: cannot write there ({exc.strerror or exc})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(buf.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@app.command("id")
+def id_command(
+    robot: str = typer.Argument(..., help="Built-in robot name (see `robodyn list`) or a model file .yaml"),
+    q: str = typer.Option(None, "--q", help="Joint positions q1..qn (rad | m), comma separated; default 0."),
+    qd: str = typer.Option(None, "--qd", help="Joint velocities (rad/s | m/s); default 0."),
+    qdd: str = typer.Option(None, "--qdd", help="Joint accelerations (rad/s² | m/s²); default 0."),
+    states: Path = typer.Option(None, "--states", help="CSV with columns q1..qn, qd1..qdn, qdd1..qddn (optional t)."),
+    out: Path = typer.Option(None, "--out", help="With --states: write the torques as CSV (t, tau1..taun) here."),
+    json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Inverse dynamics Γ = f(q, q̇, q̈) by Newton–Euler (friction and rotor inertia included; N m | N)."""
+    with user_errors():
+        r = get_robot(robot)
+        n = r.n
+        if states is not None:
+            if any(x is not None for x in (q, qd, qdd)):
+                raise InputError("give either --states FILE or --q/--qd/--qdd, not both")
+            Q, QD, QDD, t = read_states(states, n)
+            tau = inverse_dynamics(r, Q, QD, QDD)
+            header = ([] if t is None else ["t"]) + [f"tau{k}" for k in range(1, n + 1)]
+            data = tau if t is None else np.column_stack([t, tau])
+            if out is not None:
+                write_csv_atomic(out, header, data)
+                if not json:
+                    console.print(f"wrote {len(tau)} rows of joint torques to {out}", highlight=False)
+            if json:
+                print_json({"robot": r.name, "rows": len(tau), "tau": tau, **({} if t is None else {"t": t}),
+                            **({} if out is None else {"out": str(out)})})
+            elif out is None:
+                buf = io.StringIO()
+                csv.writer(buf, lineterminator="\n").writerows([header] + [[repr(float(x)) for x in row] for row in data])
+                typer.echo(buf.getvalue(), nl=False)
+            return
+        if out is not None:
+            raise InputError("--out needs --states FILE (a single state is printed)")
+        Q, QD, QDD = (parse_vector(v, n, opt) for v, opt in ((q, "--q"), (qd, "--qd"), (qdd, "--qdd")))
+        tau = inverse_dynamics(r, Q, QD, QDD)
+        if json:
+            print_json({"robot": r.name, "q": Q, "qd": QD, "qdd": QDD, "tau": tau})
+            return
+        table = Table("joint", "type", "q", "qd", "qdd", "tau", title=f"Inverse dynamics of {r.name} (SI units)")
+        for k, i in enumerate(r.joint_frames):
+            unit = "N m" if r.sigma[i] == 0 else "N"
+            table.add_row(r.joint_names[i], _KINDS[r.sigma[i]], _num(Q[k]), _num(QD[k]), _num(QDD[k]), f"{tau[k]:.10g} {unit}")
         console.print(table)
