@@ -7,6 +7,9 @@ right after the batch axes.
 
 from __future__ import annotations
 
+import math
+import weakref
+
 import numpy as np
 
 from robodyn._arrays import check_array, frame_index, joint_arrays
@@ -180,15 +183,24 @@ def gravity_components(gravity: np.ndarray, batch: tuple[int, ...], dtype) -> tu
     return tuple(np.ascontiguousarray(g[:, c]) for c in range(3))
 
 
+_CONSTANTS: "weakref.WeakKeyDictionary[Robot, list]" = weakref.WeakKeyDictionary()
+
+
 def frame_constants(robot: Robot) -> list[tuple]:
     """Per frame: (C, p0, z) with C = Rot(z, γ)Rot(x, α) as :func:`~robodyn.spatial.snap` floats,
-    p0 = Rot(z, γ)[d, 0, b] and z = C[:, 2] (the direction along which r_j displaces O_j)."""
+    p0 = Rot(z, γ)[d, 0, b] and z = C[:, 2] (the direction along which r_j displaces O_j).
+
+    Cached per robot (robots are immutable), so that small batches do not pay for it at every call.
+    """
+    if robot in _CONSTANTS:
+        return _CONSTANTS[robot]
     out = []
     for i in range(robot.nf):
         Rg = rot_z(robot.gamma[i])
         C = snap(Rg @ rot_x(robot.alpha[i]))
         p0 = tuple(float(x) for x in Rg @ np.array([robot.d[i], 0.0, robot.b[i]]))
         out.append((C, p0, (C[0][2], C[1][2], C[2][2])))
+    _CONSTANTS[robot] = out
     return out
 
 
@@ -214,7 +226,7 @@ def forward_components(robot: Robot, q, qd, qdd, g):
         sigma = robot.sigma[i]
         if sigma == 0:
             th = q[k] + theta if theta != 0.0 else q[k]
-            c, s = np.cos(th), np.sin(th)
+            c, s = (math.cos(th), math.sin(th)) if isinstance(th, float) else (np.cos(th), np.sin(th))
         else:
             c, s = snap([[np.cos(theta), np.sin(theta)]])[0]
             if sigma == 1:

@@ -61,30 +61,35 @@ def _is_zero(x) -> bool:
 
 def c_add(a, b):
     """a + b for scalars/arrays, skipping exact float zeros."""
-    if _is_zero(a):
+    # _is_zero inlined here and below: these run thousands of times per call
+    if type(a) is float and a == 0.0:
         return b
-    if _is_zero(b):
+    if type(b) is float and b == 0.0:
         return a
     return a + b
 
 
 def c_sub(a, b):
     """a − b for scalars/arrays, skipping exact float zeros."""
-    if _is_zero(b):
+    if type(b) is float and b == 0.0:
         return a
-    if _is_zero(a):
+    if type(a) is float and a == 0.0:
         return -b
     return a - b
 
 
 def c_mul(a, b):
     """a b for scalars/arrays, skipping exact float zeros and ones."""
-    if _is_zero(a) or _is_zero(b):
-        return 0.0
-    if type(a) is float and a == 1.0:
-        return b
-    if type(b) is float and b == 1.0:
-        return a
+    if type(a) is float:
+        if a == 0.0:
+            return 0.0
+        if a == 1.0:
+            return b
+    if type(b) is float:
+        if b == 0.0:
+            return 0.0
+        if b == 1.0:
+            return a
     return a * b
 
 
@@ -143,7 +148,7 @@ def vmat_t(C, v):
 def _dot(row, v):
     acc = 0.0
     for c, x in zip(row, v):
-        if c == 0.0 or _is_zero(x):
+        if c == 0.0 or (type(x) is float and x == 0.0):
             continue
         term = x if c == 1.0 else (-x if c == -1.0 else c * x)
         acc = term if _is_zero(acc) else acc + term

@@ -11,6 +11,8 @@ any antecedent array (tree) works.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from robodyn._arrays import check_array, joint_arrays
@@ -34,14 +36,50 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     ndarray (..., n)
     """
     dtype, batch, n = q.dtype, q.shape[:-1], q.shape[-1]
-    qc, qdc, qddc = flat_columns(q, qd, qdd)
-    rot, w, wd, Vd = forward_components(robot, qc, qdc, qddc, gravity_components(gravity, batch, dtype))
+    cols = flat_columns(q, qd, qdd)
+    g = gravity_components(gravity, batch, dtype)
     wr = None if wrenches is None else flat_columns(np.reshape(wrenches, batch + (6 * robot.nf,)))[0]
+    size = cols[0].shape[1]
+    tau = np.empty((size, n), dtype)
+    if size == 1:
+        # One sample: Python floats are ~30x cheaper per operation than 1-element arrays.
+        one = lambda c: [float(x) for x in c[:, 0]]  # noqa: E731
+        gf = tuple(c if isinstance(c, float) else float(c[0]) for c in g)
+        tau[0] = _rnea_block(robot, *(one(c) for c in cols), gf, None if wr is None else one(wr))
+    # Blocks of _BLOCK samples keep the recursion's temporaries in cache (about 1.6x faster on 10^5 states
+    # than one pass); each block is still fully vectorised, the loop is over blocks, not samples.
+    for lo in range(0, size if size > 1 else 0, _BLOCK):
+        sl = slice(lo, lo + _BLOCK)
+        gb = tuple(c if isinstance(c, float) else c[sl] for c in g)
+        for k, t in enumerate(_rnea_block(robot, *(c[:, sl] for c in cols), gb, None if wr is None else wr[:, sl])):
+            tau[sl, k] = t
+    return tau.reshape(batch + (n,)) + robot.Ia[robot.joint_frames].astype(dtype) * qdd
+
+
+_BLOCK = 8192
+_LINKS: "weakref.WeakKeyDictionary[Robot, list]" = weakref.WeakKeyDictionary()
+
+
+def _link_constants(robot: Robot) -> list[tuple]:
+    """Per link (J, MS, M) as Python floats, cached per (immutable) robot."""
+    if robot not in _LINKS:
+        _LINKS[robot] = [
+            (tuple(tuple(float(x) for x in row) for row in J), tuple(float(x) for x in MS), float(M))
+            for J, MS, M in zip(robot.J, robot.MS, robot.M)
+        ]
+    return _LINKS[robot]
+
+
+def _rnea_block(robot: Robot, q, qd, qdd, g, wr) -> list:
+    """[9.84]–[9.94] on one block of B samples.
+
+    q, qd, qdd: n rows, each a (B,) array or a float; g: component tuple; wr: 6 nf rows or None.
+    Returns the n joint torques (each (B,) or a float), rotor inertia not included.
+    """
+    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g)
     f, m = [], []
-    for i in range(robot.nf):
-        J = tuple(tuple(float(x) for x in row) for row in robot.J[i])
-        MS = tuple(float(x) for x in robot.MS[i])
-        F = vadd(vadd(vscale(float(robot.M[i]), Vd[i]), vcross(wd[i], MS)), vcross(w[i], vcross(w[i], MS)))  # [9.88], [9.90]
+    for i, (J, MS, M) in enumerate(_link_constants(robot)):
+        F = vadd(vadd(vscale(M, Vd[i]), vcross(wd[i], MS)), vcross(w[i], vcross(w[i], MS)))  # [9.88], [9.90]
         N = vadd(vadd(vmat(J, wd[i]), vcross(w[i], vmat(J, w[i]))), vcross(MS, Vd[i]))  # [9.89]
         if wr is not None:
             F = vadd(F, tuple(wr[6 * i + c] for c in range(3)))
@@ -55,10 +93,7 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
             fp = vmat(C, vrz(c, s, f[i]))  # ^{a}f_j  [9.92]
             f[p] = vadd(f[p], fp)  # [9.91]
             m[p] = vadd(vadd(m[p], vmat(C, vrz(c, s, m[i]))), vcross(P, fp))  # [9.93]
-    tau = np.empty((qc.shape[1], n), dtype)
-    for k, i in enumerate(robot.joint_frames):
-        tau[:, k] = f[i][2] if robot.sigma[i] == 1 else m[i][2]  # first term of [9.94]
-    return tau.reshape(batch + (n,)) + robot.Ia[robot.joint_frames].astype(dtype) * qdd
+    return [f[i][2] if robot.sigma[i] == 1 else m[i][2] for i in robot.joint_frames]  # first term of [9.94]
 
 
 def friction_torques(robot: Robot, qd) -> np.ndarray:
