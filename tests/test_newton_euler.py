@@ -295,3 +295,21 @@ def test_bad_inputs_name_the_argument():
         rd.inverse_dynamics(robot, z, z, z, gravity=[0, 1])
     with pytest.raises(rd.InputError, match=r"unknown method 'lagrange'"):
         rd.inverse_dynamics(robot, z, z, z, method="lagrange")
+
+
+def test_single_state_and_batch_of_one_agree_with_a_large_batch():
+    """One state runs on Python floats, batches on arrays in blocks: all three paths give the same torques."""
+    robot = random_robot(9, nf=6, tree=True, fixed=True)
+    q, qd, qdd = random_state(robot, 9, (20000,))
+    rng = np.random.default_rng(9)
+    W = rng.normal(size=(20000, robot.nf, 6))
+    g = rng.normal(size=(20000, 3))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=g)
+    for s in (0, 8191, 8192, 19999):
+        one = rd.inverse_dynamics(robot, q[s], qd[s], qdd[s], wrenches=W[s], gravity=g[s])
+        first = rd.inverse_dynamics(robot, q[s:s + 1], qd[s:s + 1], qdd[s:s + 1], wrenches=W[s:s + 1], gravity=g[s:s + 1])
+        assert one.shape == (robot.n,) and first.shape == (1, robot.n)
+        close(one, tau[s], 1e-13)
+        close(first[0], tau[s], 1e-13)
+    one32 = rd.inverse_dynamics(robot, *(x[0].astype(np.float32) for x in (q, qd, qdd)))
+    assert one32.dtype == np.float32
