@@ -275,6 +275,8 @@ def test_from_tables_errors():
         rd.from_standard_dh([0], [0], [0], [0], Ia=[1, 2])
     with pytest.raises(ModelError, match="either params or masses"):
         rd.from_craig_mdh([0], [0], [0], [0], params=np.zeros((1, 10)), masses=[1], coms=[[0, 0, 0]], inertias_com=[np.eye(3)])
+    with pytest.raises(ModelError, match=r"argument\(s\) \['r'\] not allowed"):
+        rd.from_craig_mdh([0], [0], [0], [0], r=[1.0])
     with pytest.raises(ModelError, match="contains NaN"):
         rd.from_craig_mdh([np.nan], [0], [0], [0])
     with pytest.raises(ModelError, match="symmetric"):
