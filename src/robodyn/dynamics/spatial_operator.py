@@ -158,7 +158,9 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         p = robot.antecedent[i] - 1
         if p >= 0:
             x[p] = x[p] + _down(*AP[i], x[i])  # (3.29)
-    tau = np.stack([x[i][..., _axis(robot, i)] for i in robot.joint_frames], -1).astype(dtype)  # (3.30)
+    tau = np.empty(batch + (robot.n,), dtype)
+    for k, i in enumerate(robot.joint_frames):
+        tau[..., k] = x[i][..., _axis(robot, i)]  # (3.30)
     return tau + robot.Ia[robot.joint_frames].astype(dtype) * qdd + _friction(robot, qd)
 
 
