@@ -38,8 +38,9 @@ def ne_inertia(robot, q):
 
 
 def pin_inertia(pr, q):
-    """Pinocchio's inertia matrix.  pin.crba fills blocks by subtree index ranges, which assumes depth-first joint
-    numbering; robodyn trees need not be depth-first, so for trees we take the columns of pin.rnea instead."""
+    """Pinocchio's inertia matrix.  pin.crba gives wrong off-diagonal entries for some trees not numbered depth-first
+    (antecedents [0, 0, 0, 1, 1]: joint 1's coupling with joints 4, 5 comes out zero); robodyn trees need only
+    a(j) < j, so for trees we take the columns of pin.rnea instead."""
     if pr.robot.is_serial:
         return pr.crba(q)
     model = pr.model.copy()
