@@ -27,6 +27,9 @@ from robodyn.kinematics import (
 from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
 from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
 
+# --- robots: DH table converters (Craig modified DH, standard DH) ---
+from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -36,4 +39,6 @@ __all__ = [
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
     "bias_torques", "friction_torques", "gravity_torques",
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
+    # robots
+    "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
 ]
