@@ -119,8 +119,11 @@ class PinRobot:
         M = np.triu(M) + np.triu(M, 1).T
         return M[np.ix_(self.perm, self.perm)]
 
-    def aba(self, q, qd, tau):
-        return self._out(pin.aba(self.model, self.data, self._in(q), self._in(qd), self._in(tau)))
+    def aba(self, q, qd, tau, wrenches=None):
+        args = (self.model, self.data, self._in(q), self._in(qd), self._in(tau))
+        if wrenches is None:
+            return self._out(pin.aba(*args))
+        return self._out(pin.aba(*args, self.fext(wrenches)))
 
     def jacobian(self, q, frame):
         """(6, n) [v; ω] of the origin of seed frame ``frame`` in world-aligned axes."""
