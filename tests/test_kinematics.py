@@ -12,7 +12,8 @@ from tests.test_newton_euler import close
 
 
 def pin_motion(pr, q, qd, qdd):
-    pin.forwardKinematics(pr.model, pr.data, q, qd, qdd)
+    """Pinocchio's forward kinematics (its joint order is pr.perm of robodyn's)."""
+    pin.forwardKinematics(pr.model, pr.data, pr._in(q), pr._in(qd), pr._in(qdd))
     pin.updateFramePlacements(pr.model, pr.data)
 
 
@@ -47,9 +48,9 @@ def test_jacobian_of_a_point_matches_a_pinocchio_frame_at_that_point(robot):
         pin.Frame("point", pr.joint_of[j - 1], pr.in_joint[j - 1] * pin.SE3(np.eye(3), s), pin.FrameType.OP_FRAME)
     )
     data = pr.model.createData()
-    pin.computeJointJacobians(pr.model, data, q)
+    pin.computeJointJacobians(pr.model, data, pr._in(q))
     pin.updateFramePlacements(pr.model, data)
-    ref = pin.getFrameJacobian(pr.model, data, fid, pin.LOCAL_WORLD_ALIGNED).reshape(6, robot.n)
+    ref = pin.getFrameJacobian(pr.model, data, fid, pin.LOCAL_WORLD_ALIGNED).reshape(6, robot.n)[:, pr.perm]
     close(rd.jacobian(robot, q, frame=j, point=s), ref)
 
 
@@ -85,7 +86,7 @@ def test_jacobian_dot_qd_matches_pinocchio(robot):
         pin.Frame("point", pr.joint_of[j - 1], pr.in_joint[j - 1] * pin.SE3(np.eye(3), s), pin.FrameType.OP_FRAME)
     )
     data = pr.model.createData()
-    pin.forwardKinematics(pr.model, data, q, qd, np.zeros(robot.n))
+    pin.forwardKinematics(pr.model, data, pr._in(q), pr._in(qd), np.zeros(robot.n))
     pin.updateFramePlacements(pr.model, data)
     a = pin.getFrameClassicalAcceleration(pr.model, data, fid, pin.LOCAL_WORLD_ALIGNED)
     close(rd.jacobian_dot_qd(robot, q, qd, frame=j, point=s), np.concatenate([a.linear, a.angular]))
