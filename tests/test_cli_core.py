@@ -177,3 +177,41 @@ def test_cli_errors_exit_2_with_a_message(tmp_path):
     res = run("info", tmp_path / "bad.yaml")
     assert res.exit_code == 2
     assert "bad.yaml, joints row 1: unknown field 'alhpa'" in " ".join(res.output.split())
+
+
+# ---- the README's promises --------------------------------------------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fenced(path, lang):
+    text = open(os.path.join(ROOT, path), encoding="utf-8").read()
+    return re.findall(rf"```{lang}\n(.*?)```", text, flags=re.S)
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    bash = [b.strip() for b in fenced("README.md", "bash")]
+    assert len(bash) >= 2
+    install_and_run, test = bash[0], bash[1]
+    assert test in open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read().splitlines()
+    assert "pytest" in test and ".[test]" in test
+    assert "robodyn info rx90" in install_and_run and "robodyn id rx90" in install_and_run
+
+
+def test_readme_quickstart_cli_calls_work():
+    install_and_run = fenced("README.md", "bash")[0]
+    for call in re.findall(r"\.venv/bin/robodyn ([^&]+)", install_and_run):
+        res = run(*call.split())
+        assert res.exit_code == 0, (call, res.output)
+    tau = rd.inverse_dynamics(rd.load("rx90"), [0, 0.5, -0.3, 0, 0.4, 0], [0.2, 0.1, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0])
+    assert f"{tau[0]:.10g} N m" in res.output
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/getting-started.md"])
+def test_python_examples_in_the_docs_run(doc, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rd.save(rd.load("planar2r"), tmp_path / "my_robot.yaml")
+    namespace = {}
+    for block in fenced(doc, "python"):
+        exec(compile(block, doc, "exec"), namespace)
+    assert "robot" in namespace
