@@ -28,7 +28,8 @@ class InertiaCheck:
     """Symmetry and positive definiteness of A(q); arrays have the batch shape of q.
 
     asymmetry : max |A − Aᵀ| / max |A|;  eig_min, eig_max : extreme eigenvalues of (A + Aᵀ)/2;
-    condition : eig_max / eig_min.  ``symmetric``: every asymmetry ≤ rtol; ``positive_definite``: every eig_min > 0.
+    condition : eig_max / eig_min.  ``symmetric``: every asymmetry ≤ rtol; ``positive_definite``: every
+    eig_min > rtol · eig_max (a numerically singular A, e.g. a massless link without rotor, fails).
     """
 
     asymmetry: np.ndarray
@@ -81,7 +82,7 @@ def check_inertia_matrix(robot: Robot, q, rtol: float = 1e-10, method: str = "co
     lo, hi = eig[..., 0], eig[..., -1]
     with np.errstate(divide="ignore"):
         cond = np.where(lo > 0, hi / np.where(lo > 0, lo, 1), np.inf)
-    return InertiaCheck(asym, lo, hi, cond, bool(np.all(asym <= rtol)), bool(np.all(lo > 0)), rtol)
+    return InertiaCheck(asym, lo, hi, cond, bool(np.all(asym <= rtol)), bool(np.all(lo > rtol * hi)), rtol)
 
 
 def check_skew_symmetry(robot: Robot, q, qd, rtol: float = 1e-10) -> SkewCheck:
