@@ -92,7 +92,7 @@ def joint_ranges(robot: Robot, prismatic_range=None, require_prismatic: bool = F
         elif require_prismatic:
             raise InputError(
                 f"robot '{robot.name}': prismatic joint {k + 1} has no finite limits, so the bounds grow with |q|; "
-                "give qlim in the robot or prismatic_range=(lo, hi)"
+                "give qlim in the robot or prismatic_range=(lo, hi) (CLI: --prismatic-range lo,hi)"
             )
         else:
             out[k] = (-1.0, 1.0)
