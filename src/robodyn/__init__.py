@@ -34,6 +34,26 @@ from robodyn.dynamics.lagrange import (
     potential_energy,
     state_derivative,
 )
+# extended models (elastic joints, motors and transmissions, end-effector wrench) and analysis
+from robodyn.dynamics.elastic import (
+    ElasticRobot,
+    elastic_energy,
+    elastic_forward_dynamics,
+    elastic_inverse_dynamics,
+    elastic_motor_torques,
+    elastic_state_derivative,
+)
+from robodyn.dynamics.transmission import (
+    Transmission,
+    actuator_torques,
+    end_effector_torques,
+    joint_from_motor,
+    motor_forward_dynamics,
+    motor_from_joint,
+    motor_inertia_matrix,
+    motor_inverse_dynamics,
+)
+from robodyn import analysis
 
 __version__ = "0.1.0"
 
@@ -46,4 +66,10 @@ __all__ = [
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
     # complete dynamic model
     "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
+    # extended models and analysis
+    "ElasticRobot", "elastic_energy", "elastic_forward_dynamics", "elastic_inverse_dynamics", "elastic_motor_torques",
+    "elastic_state_derivative",
+    "Transmission", "actuator_torques", "end_effector_torques", "joint_from_motor", "motor_forward_dynamics",
+    "motor_from_joint", "motor_inertia_matrix", "motor_inverse_dynamics",
+    "analysis",
 ]
