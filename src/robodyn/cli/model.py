@@ -130,17 +130,18 @@ def properties_command(
         print_json({"robot": r.name, "inertia": inertia, "gravity": gravity, "checks": checks,
                     "bounds": b, "samples": bounds.samples, "seed": seed, "ranges": bounds.ranges})
         return
-    table = Table(*[f"col {j}" for j in range(1, n + 1)], title=f"inertial couplings of {r.name}: A(q) = [m_ij]",
-                  title_justify="left", show_header=False)
+    table = Table(*[f"col {j}" for j in range(1, n + 1)], show_header=False)
     for row in inertia:
         table.add_row(*row)
+    console.print(f"[bold]inertial couplings of {r.name}[/]: A(q) = [m_ij], m_ij(q_k) depends on q_k")
     console.print(table)
     console.print("gravity: " + ", ".join(gravity))
     checks_table = Table("property (64 random states)", "holds", title_justify="left")
     for name, ok in checks.items():
         checks_table.add_row(name, "yes" if ok else "[red]NO[/]")
     console.print(checks_table)
-    bt = Table("bound", "estimate", title=f"bounds on dynamic terms ({bounds.samples} samples, 2-norms)", title_justify="left")
+    console.print(f"[bold]bounds on dynamic terms[/] ({bounds.samples} samples, seed {seed}, 2-norms)")
+    bt = Table("bound", "estimate")
     labels = {"alpha_min": "k0 = min ‖A‖", "alpha": "α = max ‖A‖", "lambda_min": "min λ(A)",
               "beta": "β: ‖C‖ ≤ β‖qd‖ (sampled)", "beta_upper": "β upper (Cauchy–Schwarz)", "gamma": "γ = max ‖Q‖"}
     for key, label in labels.items():
