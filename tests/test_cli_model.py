@@ -81,7 +81,7 @@ def test_properties_json_and_tables():
         assert value == getattr(b, key)
     res = run("properties", "planar2r", "--samples", "100", "--seed", "3")
     assert res.exit_code == 0
-    for text in ("m11(q2)", "m22 const", "A positive definite", f"{b.alpha:.6g}", f"{b.gamma:.6g}", "100 samples"):
+    for text in ("A(q) = [m_ij]", "m11(q2)", "m22 const", "A positive definite", f"{b.alpha:.6g}", f"{b.gamma:.6g}", "100 samples"):
         assert text in res.stdout
 
 

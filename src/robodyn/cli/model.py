@@ -133,7 +133,7 @@ def properties_command(
     table = Table(*[f"col {j}" for j in range(1, n + 1)], show_header=False)
     for row in inertia:
         table.add_row(*row)
-    console.print(f"[bold]inertial couplings of {r.name}[/]: A(q) = [m_ij], m_ij(q_k) depends on q_k")
+    console.print(f"[bold]inertial couplings of {r.name}[/]: A(q) = \\[m_ij], m_ij(q_k) depends on q_k")
     console.print(table)
     console.print("gravity: " + ", ".join(gravity))
     checks_table = Table("property (64 random states)", "holds", title_justify="left")
