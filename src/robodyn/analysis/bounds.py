@@ -20,7 +20,7 @@ import numpy as np
 
 from robodyn.analysis.coupling import joint_ranges
 from robodyn.dynamics import api
-from robodyn.dynamics.lagrange import coriolis_matrix
+from robodyn.dynamics.lagrange import christoffel_symbols
 from robodyn.dynamics.newton_euler import gravity_torques
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -76,15 +76,15 @@ def dynamic_bounds(robot: Robot, samples: int = 2000, seed: int = 0, prismatic_r
     u_all /= np.linalg.norm(u_all, axis=-1, keepdims=True)
     a_lo = lam = np.inf
     a_hi = b = b_up = g = 0.0
-    eye = np.eye(n)
     for start in range(0, S, int(chunk)):
         q, u = q_all[start : start + chunk], u_all[start : start + chunk]
         A = api.inertia_matrix(robot, q, method=method)
         nA = np.linalg.norm(A, 2, axis=(-2, -1))
         a_lo, a_hi = min(a_lo, nA.min()), max(a_hi, nA.max())
         lam = min(lam, np.linalg.eigvalsh(A)[:, 0].min())
-        b = max(b, np.linalg.norm(coriolis_matrix(robot, q, u), 2, axis=(-2, -1)).max())
-        Ck = coriolis_matrix(robot, q[:, None, :], eye)  # (m, n, n, n): C(q, e_k)
+        c = christoffel_symbols(robot, q)  # [m, i, j, k]: C(q, u)_ij = Σ_k c_ijk u_k  [9.7]
+        b = max(b, np.linalg.norm(np.einsum("...ijk,...k->...ij", c, u), 2, axis=(-2, -1)).max())
+        Ck = np.moveaxis(c, -1, -3)  # [m, k, i, j] = C(q, e_k)
         b_up = max(b_up, np.sqrt(np.sum(np.linalg.norm(Ck, 2, axis=(-2, -1)) ** 2, -1)).max())
         g = max(g, np.linalg.norm(gravity_torques(robot, q), axis=-1).max())
         if progress is not None:
