@@ -54,19 +54,25 @@ def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
     """Joint twists S (..., n, 6) and composite spatial inertias 𝕀⁺ (..., n, 6, 6) of the joint frames, in R_0."""
     _, Jc, MSc, Mc = composite.composite_links(robot, q, dtype)
     R0, P0 = base_poses(robot, q, dtype)
-    S, I = [], []
-    for f in robot.joint_frames:
+    batch = q.shape[:-1]
+    S = np.zeros(batch + (robot.n, 6), dtype)
+    I = np.zeros(batch + (robot.n, 6, 6), dtype)
+    for k, f in enumerate(robot.joint_frames):
         R, p = R0[..., f, :, :], P0[..., f, :]
         z = R[..., :, 2]
-        S.append(np.concatenate([cross(p, z), z], -1) if robot.sigma[f] == 0 else np.concatenate([z, 0 * z], -1))
+        if robot.sigma[f] == 0:
+            S[..., k, :3], S[..., k, 3:] = cross(p, z), z
+        else:
+            S[..., k, :3] = z
         s = mv(R, MSc[f])
-        M = Mc[f][..., None, None]
+        M = np.asarray(Mc[f])[..., None, None]
         phat, shat = skew(p), skew(s)
-        J0 = R @ Jc[f] @ np.swapaxes(R, -1, -2) - phat @ shat - shat @ phat - M * (phat @ phat)  # [9.12], moved to O_0
-        MS0 = skew(s + Mc[f][..., None] * p)
-        top = np.concatenate([M * np.eye(3, dtype=dtype), -MS0], -1)
-        I.append(np.concatenate([top, np.concatenate([MS0, J0], -1)], -2))  # [9.21]
-    return np.stack(S, -2), np.stack(I, -3)
+        MS0 = skew(s + M[..., 0] * p)
+        I[..., k, :3, :3] = M * np.eye(3, dtype=dtype)  # [9.21]
+        I[..., k, :3, 3:] = -MS0
+        I[..., k, 3:, :3] = MS0
+        I[..., k, 3:, 3:] = R @ Jc[f] @ np.swapaxes(R, -1, -2) - phat @ shat - shat @ phat - M * (phat @ phat)  # [9.12]
+    return S, I
 
 
 def inertia_matrix_partials(robot: Robot, q) -> np.ndarray:
