@@ -26,7 +26,8 @@ from robodyn.kinematics import (
 )
 from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
 from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
-# complete dynamic model (Lagrange form, energies, state equation)
+
+# --- complete dynamic model: Lagrange form, energies, state equation ---
 from robodyn.dynamics.lagrange import (
     coriolis_matrix,
     inertia_matrix_derivative,
@@ -34,6 +35,9 @@ from robodyn.dynamics.lagrange import (
     potential_energy,
     state_derivative,
 )
+
+# --- robots: DH table converters (Craig modified DH, standard DH) ---
+from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
 
 __version__ = "0.1.0"
 
@@ -46,4 +50,6 @@ __all__ = [
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
     # complete dynamic model
     "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
+    # robots
+    "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
 ]
