@@ -95,13 +95,15 @@ def test_potential_energy_planar2r():
 
 @given(robots)
 def test_power_balance_exact(robot):
-    """dE/dt = q̇ᵀ A q̈ + ½ q̇ᵀ Ȧ q̇ + dU/dt = q̇ᵀ(Γ − Γ_f) with q̈ from the direct model (friction included)."""
+    """dT/dt + dU/dt = q̇ᵀ A q̈ + ½ q̇ᵀ Ȧ q̇ + dU/dt = q̇ᵀ(Γ − Γ_f), q̈ from the direct model (friction included)."""
     q, qd, tau = random_state(robot, 1, (3,))
     qdd = rd.forward_dynamics(robot, q, qd, tau)
     A, Adot = composite.inertia_matrix(robot, q), rd.inertia_matrix_derivative(robot, q, qd)
-    dE = np.einsum("...i,...ij,...j->...", qd, A, qdd) + 0.5 * np.einsum("...i,...ij,...j->...", qd, Adot, qd)
+    dT = np.einsum("...i,...ij,...j->...", qd, A, qdd) + 0.5 * np.einsum("...i,...ij,...j->...", qd, Adot, qd)
     power = np.sum(qd * (tau - rd.friction_torques(robot, qd)), -1)
-    assert_rel(dE + dU_dt(robot, q, qd), power, 1e-10 * max(1, np.abs(qd * tau).sum()))
+    scale = 1e-10 * max(1, np.abs(qd * tau).sum())
+    assert_rel(dT + dU_dt(robot, q, qd), power, scale)
+    assert_rel(dT, power - np.sum(qd * rd.gravity_torques(robot, q), -1), scale)  # dT/dt = q̇ᵀ(Γ − Q − Γ_f)
 
 
 def test_energy_balance_along_trajectory():

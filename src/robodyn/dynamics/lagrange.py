@@ -96,7 +96,7 @@ def _partials(robot: Robot, q: np.ndarray, dtype) -> np.ndarray:
     m_beyond = prec[:, :, None] & (prec & ~eye)[None, :, :]
     upper = np.where(m_between, between, 0) + np.where(m_beyond, beyond, 0)
     lower = np.where((prec & ~eye).T[:, :, None], np.swapaxes(upper, -2, -3), 0)
-    return upper * (prec[:, :, None]) + lower
+    return upper + lower
 
 
 def inertia_matrix_derivative(robot: Robot, q, qd) -> np.ndarray:
