@@ -7,8 +7,8 @@ robodyn robots come from ``rd.load(name)``; when a built-in robot is missing, pa
 Robotics Toolbox's modified-DH model (same kinematics and inertias) and a missing puma560 is skipped with a
 message.  Pinocchio runs on the same robodyn robot through tests/support/pin_bridge.py (a Python loop over
 states, one C++ call per state); the Robotics Toolbox runs its own model of the same robot (a loop over states).
-Times are the best of ``--repeat`` runs, in µs per state; ratios are (other library) / (robodyn) so > 1 means
-robodyn is faster.
+Times are the best of ``--repeat`` interleaved runs, in µs per state; ratios are (other library) / (robodyn), so > 1
+means robodyn is faster.
 """
 
 from __future__ import annotations
@@ -24,12 +24,15 @@ from tests.support.pin_bridge import PinRobot
 from tests.support.pin_compare import depth_first
 
 
-def best_time(f, repeat: int) -> float:
-    best = np.inf
+def best_times(funcs: dict, repeat: int) -> dict:
+    """Best wall time of each function, the functions run in turn ``repeat`` times (interleaved so that a load
+    change on a shared machine affects all of them alike)."""
+    best = dict.fromkeys(funcs, np.inf)
     for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t)
+        for key, f in funcs.items():
+            t = time.perf_counter()
+            f()
+            best[key] = min(best[key], time.perf_counter() - t)
     return best
 
 
@@ -88,18 +91,20 @@ def run(batch: int, repeat: int, n_loop: int) -> list[dict]:
             ("forward", "cholesky", lambda x: rd.forward_dynamics(robot, *x, method="cholesky"), None, None),
         ]
         for what, method, ours, pin_f, rtb_f in cases:
-            single = best_time(lambda: ours((q[0], qd[0], tau[0])), repeat) * 1e6
-            batched = best_time(lambda: ours((q, qd, tau)), repeat) / batch * 1e6
-            row = dict(robot=name, what=what, method=method, single=single, batched=batched, pin=None, rtb=None)
+            funcs = {"single": lambda: ours((q[0], qd[0], tau[0])), "batched": lambda: ours((q, qd, tau))}
             if pin_f is not None:
-                row["pin"] = best_time(lambda: [pin_f(i) for i in loop], repeat) / len(loop) * 1e6
-                row["rtb"] = best_time(lambda: [rtb_f(i) for i in loop], max(1, repeat // 2)) / len(loop) * 1e6
+                funcs["pin"] = lambda: [pin_f(i) for i in loop]
+                funcs["rtb"] = lambda: [rtb_f(i) for i in loop]
+            t = best_times(funcs, repeat)
+            per_state = {"single": 1, "batched": batch, "pin": len(loop), "rtb": len(loop)}
+            row = dict(robot=name, what=what, method=method, pin=None, rtb=None)
+            row.update({k: t[k] / per_state[k] * 1e6 for k in t})
             rows.append(row)
     return rows
 
 
 def fmt(x):
-    return "—" if x is None else f"{x:.2f}"
+    return "—" if x is None else f"{x:.3g}"
 
 
 def main():
@@ -109,16 +114,14 @@ def main():
     parser.add_argument("--loop", type=int, default=300, help="states in the Pinocchio/RTB Python loops")
     args = parser.parse_args()
     rows = run(args.batch, args.repeat, args.loop)
-    print(f"µs per state; batch = {args.batch}; best of {args.repeat}")
-    print("| robot | quantity | robodyn method | robodyn single call | robodyn batched | Pinocchio loop | RTB loop "
-          "| Pinocchio / robodyn batched | RTB / robodyn batched |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    print(f"µs per state (per call for single calls and the loops); batch = {args.batch}; best of {args.repeat}")
+    print("| robot | quantity | robodyn method | robodyn single | robodyn batched | Pinocchio | RTB "
+          "| Pin/rd single | Pin/rd batched | RTB/rd single | RTB/rd batched |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        rp = None if r["pin"] is None else r["pin"] / r["batched"]
-        rr = None if r["rtb"] is None else r["rtb"] / r["batched"]
-        print(f"| {r['robot']} | {r['what']} | {r['method']} | {fmt(r['single'])} | {fmt(r['batched'])} | "
-              f"{fmt(r['pin'])} | {fmt(r['rtb'])} | {fmt(rp)} | {fmt(rr)} |")
-
+        ratios = [None if r[lib] is None else r[lib] / r[mode] for lib in ("pin", "rtb") for mode in ("single", "batched")]
+        cells = [r["single"], r["batched"], r["pin"], r["rtb"], *ratios]
+        print(f"| {r['robot']} | {r['what']} | {r['method']} | " + " | ".join(fmt(c) for c in cells) + " |")
 
 if __name__ == "__main__":
     main()
