@@ -85,3 +85,14 @@ def test_bad_q_names_argument():
         rd.inertia_matrix(robot, [np.nan, 0.0])
     with pytest.raises(rd.InputError, match="unknown method 'crba'"):
         rd.inertia_matrix(robot, [0.0, 0.0], method="crba")
+
+
+def test_fixed_frames_at_base_between_and_tip():
+    params = [random_robot(i, nf=1).params[0] for i in range(5)]
+    robot = rd.Robot(name="fixed", sigma=[2, 0, 2, 1, 2], alpha=[0.5, -np.pi / 2, 0.2, np.pi / 2, 1.0],
+                     d=[0.1, 0.3, 0.2, 0.0, 0.4], r=[0.2, 0.0, 0.3, 0.1, -0.2], params=params, Ia=[0, 0.2, 0, 0.1, 0])
+    q = np.array([[0.4, 0.3], [-2.0, 1.1]])
+    A = rd.inertia_matrix(robot, q)
+    for b in range(2):
+        assert_rel(A[b], pin_crba(robot, q[b]))
+        assert_rel(rd.inertia_matrix(robot, q[b], method="newton_euler"), A[b])

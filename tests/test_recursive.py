@@ -92,3 +92,15 @@ def test_bad_arguments():
         rd.forward_dynamics(robot, [0, 0], [0, 0], [0, 0], wrenches=np.zeros((3, 6)))
     with pytest.raises(rd.InputError, match="'gravity'"):
         rd.forward_dynamics(robot, [0, 0], [0, 0], [0, 0], gravity=[0, 1])
+
+
+@pytest.mark.parametrize("method", ["recursive", "cholesky"])
+def test_singular_model_raises_model_error(method):
+    """A joint that moves only a massless link, without rotor inertia, has no direct model."""
+    params = np.zeros((2, 10))
+    params[0] = random_robot(1, nf=1).params[0]
+    robot = rd.Robot(name="massless_tip", sigma=[0, 0], d=[0, 0.5], params=params)
+    with pytest.raises(rd.ModelError, match="massless.*(Ia|rotor)"):
+        rd.forward_dynamics(robot, [0.1, 0.2], [0, 0], [1, 1], method=method)
+    fixed = robot.replace(Ia=[0.0, 0.01])
+    assert np.all(np.isfinite(rd.forward_dynamics(fixed, [0.1, 0.2], [0, 0], [1, 1], method=method)))

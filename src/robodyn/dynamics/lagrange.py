@@ -27,7 +27,7 @@ import numpy as np
 from robodyn._arrays import check_array, joint_arrays
 from robodyn.dynamics import composite
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
-from robodyn.errors import InputError
+from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import ancestors, base_poses, link_velocities
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -187,7 +187,13 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     g = _gravity(robot, gravity, batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
     H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + _friction(robot, a["qd"])
-    L = np.linalg.cholesky(composite.inertia_matrix(robot, a["q"]))
+    try:
+        L = np.linalg.cholesky(composite.inertia_matrix(robot, a["q"]))
+    except np.linalg.LinAlgError:
+        raise ModelError(
+            f"robot '{robot.name}': the inertia matrix is not positive definite, the direct model is singular "
+            "(some joint moves only massless links and has no rotor inertia Ia); give those links mass or Ia > 0"
+        ) from None
     return _cholesky_solve(L, a["tau"] - H)
 
 

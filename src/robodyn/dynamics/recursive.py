@@ -29,6 +29,7 @@ import numpy as np
 
 from robodyn._arrays import joint_arrays
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
+from robodyn.errors import ModelError
 from robodyn.kinematics import local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -131,6 +132,12 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
             k = k_of[j]
             Ja = mv(Js, axis[j])  # 𝕁*_j a_j (..., 6)
             H[j] = Ja[..., 2 if robot.sigma[j] == 1 else 5] + Ia[j]  # [9.116]
+            if not np.all(H[j] > 0):
+                raise ModelError(
+                    f"robot '{robot.name}', joint {robot.joint_names[j]}: articulated inertia H_j = "
+                    f"{float(np.min(H[j])):.3g} <= 0, the direct model is singular (the links it moves are massless "
+                    "and its rotor inertia Ia is 0); give those links mass or the joint a rotor inertia Ia"
+                )
             K[j] = Js - Ja[..., :, None] * Ja[..., None, :] / H[j][..., None, None]  # [9.117]
             u = tau[..., k] + bs[..., 2 if robot.sigma[j] == 1 else 5]
             alpha[j] = mv(K[j], gj) + Ja * (u / H[j])[..., None] - bs  # [9.118]
