@@ -7,7 +7,7 @@ robodyn robots come from ``rd.load(name)``; when a built-in robot is missing, pa
 Robotics Toolbox's modified-DH model (same kinematics and inertias) and a missing puma560 is skipped with a
 message.  Pinocchio runs on the same robodyn robot through tests/support/pin_bridge.py (a Python loop over
 states, one C++ call per state); the Robotics Toolbox runs its own model of the same robot (a loop over states).
-Times are the best of ``--repeat`` interleaved runs, in µs per state; ratios are (other library) / (robodyn), so > 1
+Times are the best CPU times of ``--repeat`` interleaved runs, in µs per state; ratios are (other library) / (robodyn), so > 1
 means robodyn is faster.
 """
 
@@ -25,14 +25,17 @@ from tests.support.pin_compare import depth_first
 
 
 def best_times(funcs: dict, repeat: int) -> dict:
-    """Best wall time of each function, the functions run in turn ``repeat`` times (interleaved so that a load
-    change on a shared machine affects all of them alike)."""
+    """Best CPU time of each function, the functions run in turn ``repeat`` times.
+
+    CPU time of the process (``time.process_time``) rather than wall time: on a shared machine it does not count
+    the time other jobs hold the core, and for these single-threaded computations it equals the wall time of an
+    idle machine.  Interleaving makes any remaining drift affect all functions alike."""
     best = dict.fromkeys(funcs, np.inf)
     for _ in range(repeat):
         for key, f in funcs.items():
-            t = time.perf_counter()
+            t = time.process_time()
             f()
-            best[key] = min(best[key], time.perf_counter() - t)
+            best[key] = min(best[key], time.process_time() - t)
     return best
 
 
@@ -104,7 +107,9 @@ def run(batch: int, repeat: int, n_loop: int) -> list[dict]:
 
 
 def fmt(x):
-    return "—" if x is None else f"{x:.3g}"
+    if x is None:
+        return "—"
+    return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
 
 
 def main():

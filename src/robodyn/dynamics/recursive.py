@@ -33,7 +33,7 @@ from robodyn.errors import ModelError
 from robodyn.kinematics import local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import cross, cross_z, mtv, mv
+from robodyn.spatial import along_z, cross, cross_z, mtv, mv
 
 
 def spatial_inertia(robot: Robot, dtype) -> np.ndarray:
@@ -54,7 +54,7 @@ def screw_transform(A: np.ndarray, P: np.ndarray) -> np.ndarray:
     At = np.swapaxes(A, -1, -2)
     T = np.zeros(batch + (6, 6), A.dtype)
     T[..., :3, :3] = At
-    T[..., :3, 3:] = -At @ skew(P)
+    T[..., :3, 3:] = cross(P[..., None, :], At)  # row i: P × (row i of Aᵀ), i.e. −Aᵀ P̂
     T[..., 3:, 3:] = At
     return T
 
@@ -107,7 +107,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
             w_j = w_prev
         elif robot.sigma[j] == 0:
             ang = cross_z(w_prev, qdj)
-            w_j = w_prev + qdj[..., None] * np.array([0, 0, 1], dtype)
+            w_j = w_prev + along_z(qdj)
         else:
             w_j = w_prev
         gamma = np.concatenate([lin, ang], -1)  # [9.101]
