@@ -26,7 +26,8 @@ from robodyn.kinematics import (
 )
 from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
 from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
-# complete dynamic model (Lagrange form, energies, state equation)
+
+# --- complete dynamic model: Lagrange form, energies, state equation ---
 from robodyn.dynamics.lagrange import (
     coriolis_matrix,
     inertia_matrix_derivative,
@@ -34,7 +35,8 @@ from robodyn.dynamics.lagrange import (
     potential_energy,
     state_derivative,
 )
-# extended models (elastic joints, motors and transmissions, end-effector wrench) and analysis
+
+# --- extended models (elastic joints, motors and transmissions, end-effector wrench) and analysis ---
 from robodyn.dynamics.elastic import (
     ElasticRobot,
     elastic_energy,
@@ -55,6 +57,9 @@ from robodyn.dynamics.transmission import (
 )
 from robodyn import analysis
 
+# --- robots: DH table converters (Craig modified DH, standard DH) ---
+from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -72,4 +77,6 @@ __all__ = [
     "Transmission", "actuator_torques", "end_effector_torques", "joint_from_motor", "motor_forward_dynamics",
     "motor_from_joint", "motor_inertia_matrix", "motor_inverse_dynamics",
     "analysis",
+    # robots
+    "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
 ]

@@ -23,7 +23,6 @@ import numpy as np
 
 from robodyn._arrays import joint_arrays
 from robodyn.kinematics import ancestors, local_transforms
-from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
 from robodyn.spatial import cross, mv
 
@@ -34,23 +33,30 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
     Returns
     -------
     AP : list over frames of (^{a}A_j (..., 3, 3), ^{a}P_j (..., 3))
-    J, MS, M : lists over frames of (..., 3, 3), (..., 3), (...,) composite inertia tensor, first moment, mass.
+    J, MS, M : lists over frames of (..., 3, 3), (..., 3), (...,) composite inertia tensor, first moment, mass
+        (without batch axes for a frame that has no descendant).
     """
     AP = local_transforms(robot, q, dtype)
-    batch = q.shape[:-1]
-    J = [np.broadcast_to(Jj, batch + (3, 3)).astype(dtype) for Jj in robot.J]
-    MS = [np.broadcast_to(s, batch + (3,)).astype(dtype) for s in robot.MS]
-    M = [np.full(batch, m, dtype) for m in robot.M]
+    J = list(robot.J.astype(dtype))
+    MS = list(robot.MS.astype(dtype))
+    M = list(robot.M.astype(dtype))
+    eye = np.eye(3, dtype=dtype)
     for k in range(robot.nf - 1, -1, -1):
         j = robot.antecedent[k] - 1
         if j < 0:
             continue
         A, P = AP[k]
         s = mv(A, MS[k])
-        Phat, shat = skew(P), skew(s)
+        Ps = np.sum(P * s, -1)[..., None, None]
+        PP = np.sum(P * P, -1)[..., None, None]
+        sPt = s[..., :, None] * P[..., None, :]
+        PPt = P[..., :, None] * P[..., None, :]
+        Mk = M[k][..., None, None]
         M[j] = M[j] + M[k]
         MS[j] = MS[j] + s + M[k][..., None] * P
-        J[j] = J[j] + A @ J[k] @ np.swapaxes(A, -1, -2) - Phat @ shat - shat @ Phat - M[k][..., None, None] * (Phat @ Phat)
+        # P̂ŝ + ŝP̂ = s Pᵀ + P sᵀ − 2 (P·s) 1  and  P̂P̂ = P Pᵀ − |P|² 1
+        parallel_axis = sPt + np.swapaxes(sPt, -1, -2) - 2 * Ps * eye + Mk * (PPt - PP * eye)
+        J[j] = J[j] + A @ J[k] @ np.swapaxes(A, -1, -2) - parallel_axis
     return AP, J, MS, M
 
 
@@ -77,9 +83,9 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     z = np.array([0.0, 0.0, 1.0], dtype)
     for j, f_j in enumerate(robot.joint_frames):
         if robot.sigma[f_j] == 0:
-            f, m = cross(np.broadcast_to(z, MS[f_j].shape), MS[f_j]), J[f_j][..., :, 2]
+            f, m = cross(z, MS[f_j]), J[f_j][..., :, 2]
         else:
-            f, m = M[f_j][..., None] * z, cross(MS[f_j], np.broadcast_to(z, MS[f_j].shape))
+            f, m = M[f_j][..., None] * z, cross(MS[f_j], z)
         chain = ancestors(robot, int(f_j))
         for pos, i in enumerate(chain):
             if i in col:

@@ -27,7 +27,7 @@ import numpy as np
 from robodyn._arrays import check_array, joint_arrays
 from robodyn.dynamics import composite
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
-from robodyn.errors import InputError
+from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import ancestors, base_poses, link_velocities
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -54,19 +54,25 @@ def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
     """Joint twists S (..., n, 6) and composite spatial inertias 𝕀⁺ (..., n, 6, 6) of the joint frames, in R_0."""
     _, Jc, MSc, Mc = composite.composite_links(robot, q, dtype)
     R0, P0 = base_poses(robot, q, dtype)
-    S, I = [], []
-    for f in robot.joint_frames:
+    batch = q.shape[:-1]
+    S = np.zeros(batch + (robot.n, 6), dtype)
+    I = np.zeros(batch + (robot.n, 6, 6), dtype)
+    for k, f in enumerate(robot.joint_frames):
         R, p = R0[..., f, :, :], P0[..., f, :]
         z = R[..., :, 2]
-        S.append(np.concatenate([cross(p, z), z], -1) if robot.sigma[f] == 0 else np.concatenate([z, 0 * z], -1))
+        if robot.sigma[f] == 0:
+            S[..., k, :3], S[..., k, 3:] = cross(p, z), z
+        else:
+            S[..., k, :3] = z
         s = mv(R, MSc[f])
-        M = Mc[f][..., None, None]
+        M = np.asarray(Mc[f])[..., None, None]
         phat, shat = skew(p), skew(s)
-        J0 = R @ Jc[f] @ np.swapaxes(R, -1, -2) - phat @ shat - shat @ phat - M * (phat @ phat)  # [9.12], moved to O_0
-        MS0 = skew(s + Mc[f][..., None] * p)
-        top = np.concatenate([M * np.eye(3, dtype=dtype), -MS0], -1)
-        I.append(np.concatenate([top, np.concatenate([MS0, J0], -1)], -2))  # [9.21]
-    return np.stack(S, -2), np.stack(I, -3)
+        MS0 = skew(s + M[..., 0] * p)
+        I[..., k, :3, :3] = M * np.eye(3, dtype=dtype)  # [9.21]
+        I[..., k, :3, 3:] = -MS0
+        I[..., k, 3:, :3] = MS0
+        I[..., k, 3:, 3:] = R @ Jc[f] @ np.swapaxes(R, -1, -2) - phat @ shat - shat @ phat - M * (phat @ phat)  # [9.12]
+    return S, I
 
 
 def inertia_matrix_partials(robot: Robot, q) -> np.ndarray:
@@ -90,7 +96,7 @@ def _partials(robot: Robot, q: np.ndarray, dtype) -> np.ndarray:
     m_beyond = prec[:, :, None] & (prec & ~eye)[None, :, :]
     upper = np.where(m_between, between, 0) + np.where(m_beyond, beyond, 0)
     lower = np.where((prec & ~eye).T[:, :, None], np.swapaxes(upper, -2, -3), 0)
-    return upper * (prec[:, :, None]) + lower
+    return upper + lower
 
 
 def inertia_matrix_derivative(robot: Robot, q, qd) -> np.ndarray:
@@ -181,7 +187,13 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     g = _gravity(robot, gravity, batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
     H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + _friction(robot, a["qd"])
-    L = np.linalg.cholesky(composite.inertia_matrix(robot, a["q"]))
+    try:
+        L = np.linalg.cholesky(composite.inertia_matrix(robot, a["q"]))
+    except np.linalg.LinAlgError:
+        raise ModelError(
+            f"robot '{robot.name}': the inertia matrix is not positive definite, the direct model is singular "
+            "(some joint moves only massless links and has no rotor inertia Ia); give those links mass or Ia > 0"
+        ) from None
     return _cholesky_solve(L, a["tau"] - H)
 
 

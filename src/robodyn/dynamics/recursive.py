@@ -29,10 +29,11 @@ import numpy as np
 
 from robodyn._arrays import joint_arrays
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
+from robodyn.errors import ModelError
 from robodyn.kinematics import local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import cross, cross_z, mtv, mv
+from robodyn.spatial import along_z, cross, cross_z, mtv, mv
 
 
 def spatial_inertia(robot: Robot, dtype) -> np.ndarray:
@@ -53,7 +54,7 @@ def screw_transform(A: np.ndarray, P: np.ndarray) -> np.ndarray:
     At = np.swapaxes(A, -1, -2)
     T = np.zeros(batch + (6, 6), A.dtype)
     T[..., :3, :3] = At
-    T[..., :3, 3:] = -At @ skew(P)
+    T[..., :3, 3:] = cross(P[..., None, :], At)  # row i: P × (row i of Aᵀ), i.e. −Aᵀ P̂
     T[..., 3:, 3:] = At
     return T
 
@@ -106,7 +107,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
             w_j = w_prev
         elif robot.sigma[j] == 0:
             ang = cross_z(w_prev, qdj)
-            w_j = w_prev + qdj[..., None] * np.array([0, 0, 1], dtype)
+            w_j = w_prev + along_z(qdj)
         else:
             w_j = w_prev
         gamma = np.concatenate([lin, ang], -1)  # [9.101]
@@ -131,6 +132,12 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
             k = k_of[j]
             Ja = mv(Js, axis[j])  # 𝕁*_j a_j (..., 6)
             H[j] = Ja[..., 2 if robot.sigma[j] == 1 else 5] + Ia[j]  # [9.116]
+            if not np.all(H[j] > 0):
+                raise ModelError(
+                    f"robot '{robot.name}', joint {robot.joint_names[j]}: articulated inertia H_j = "
+                    f"{float(np.min(H[j])):.3g} <= 0, the direct model is singular (the links it moves are massless "
+                    "and its rotor inertia Ia is 0); give those links mass or the joint a rotor inertia Ia"
+                )
             K[j] = Js - Ja[..., :, None] * Ja[..., None, :] / H[j][..., None, None]  # [9.117]
             u = tau[..., k] + bs[..., 2 if robot.sigma[j] == 1 else 5]
             alpha[j] = mv(K[j], gj) + Ja * (u / H[j])[..., None] - bs  # [9.118]
