@@ -93,3 +93,17 @@ def test_reproducible_and_errors():
         inertial_couplings(r, samples=1)
     with pytest.raises(rd.InputError, match="prismatic_range"):
         inertial_couplings(pr_robot(), prismatic_range=(1, -1))
+
+
+def test_builtin_robots():
+    """The built-in pr, planar3r and cartesian3p robots show De Luca's structures."""
+    inertia, gravity = structure(inertial_couplings(rd.load("pr")))
+    assert inertia == [["m11 const", "m12(q2)"], ["m21(q2)", "m22 const"]] and gravity == ["g1 = 0", "g2(q2)"]
+    inertia, _ = structure(inertial_couplings(rd.load("planar3r")))
+    assert inertia == [
+        ["m11(q2, q3)", "m12(q2, q3)", "m13(q2, q3)"],
+        ["m21(q2, q3)", "m22(q3)", "m23(q3)"],
+        ["m31(q2, q3)", "m32(q3)", "m33 const"],
+    ]
+    cs = inertial_couplings(rd.load("cartesian3p"))
+    assert np.all(cs.inertia_constant == np.eye(3, dtype=bool)) and np.all(cs.inertia_zero == ~np.eye(3, dtype=bool))

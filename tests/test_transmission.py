@@ -85,8 +85,9 @@ def test_gears_motor_model_equals_rigid_model_with_Ia(seed, tree):
 
 
 def test_wam_coupling_virtual_work_and_inverse_forward():
-    """WAM cable differentials: τ_mᵀ q̇_m = Γᵀ q̇ [9.32]; M_m q̈_m + J_qmᵀ H + friction = τ_m; fd(id(q̈_m)) = q̈_m."""
-    robot = no_rotor(random_robot(21, nf=7, prismatic=False))
+    """WAM (built-in wam7, Ia = 0) with its cable differentials: τ_mᵀ q̇_m = Γᵀ q̇ [9.32];
+    M_m q̈_m + J_qmᵀ H + friction = τ_m; fd(id(q̈_m)) = q̈_m."""
+    robot = rd.load("wam7")
     rng = np.random.default_rng(3)
     tr = Transmission.from_motor_matrix(WAM_J2MP, rng.uniform(1e-5, 1e-4, 7), rng.uniform(0, 1e-3, 7), rng.uniform(0, 1e-3, 7))
     close(tr.J_qm @ WAM_J2MP, np.eye(7), rtol=1e-14)
