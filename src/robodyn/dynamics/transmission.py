@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_array, frame_index, joint_arrays, working_dtype
+from robodyn._arrays import check_array, joint_arrays, working_dtype
 from robodyn.dynamics import api
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
 from robodyn.errors import InputError, ModelError
@@ -170,7 +170,6 @@ def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None) -> np.
     ndarray (..., n), to be added to the free-motion torques of [9.6].
     """
     dtype, batch, a = joint_arrays(robot, q=q)
-    frame_index(robot, frame)
     L = check_array("wrench", wrench, (6,), batch, dtype)
     Jac = jacobian(robot, a["q"], frame=frame, point=point)
     return np.einsum("...ik,...i->...k", Jac, L)
