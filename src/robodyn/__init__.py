@@ -27,6 +27,36 @@ from robodyn.kinematics import (
 from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
 from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
 
+# --- complete dynamic model: Lagrange form, energies, state equation ---
+from robodyn.dynamics.lagrange import (
+    coriolis_matrix,
+    inertia_matrix_derivative,
+    kinetic_energy,
+    potential_energy,
+    state_derivative,
+)
+
+# --- extended models (elastic joints, motors and transmissions, end-effector wrench) and analysis ---
+from robodyn.dynamics.elastic import (
+    ElasticRobot,
+    elastic_energy,
+    elastic_forward_dynamics,
+    elastic_inverse_dynamics,
+    elastic_motor_torques,
+    elastic_state_derivative,
+)
+from robodyn.dynamics.transmission import (
+    Transmission,
+    actuator_torques,
+    end_effector_torques,
+    joint_from_motor,
+    motor_forward_dynamics,
+    motor_from_joint,
+    motor_inertia_matrix,
+    motor_inverse_dynamics,
+)
+from robodyn import analysis
+
 # --- robots: DH table converters (Craig modified DH, standard DH) ---
 from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
 
@@ -39,6 +69,14 @@ __all__ = [
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
     "bias_torques", "friction_torques", "gravity_torques",
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
+    # complete dynamic model
+    "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
+    # extended models and analysis
+    "ElasticRobot", "elastic_energy", "elastic_forward_dynamics", "elastic_inverse_dynamics", "elastic_motor_torques",
+    "elastic_state_derivative",
+    "Transmission", "actuator_torques", "end_effector_torques", "joint_from_motor", "motor_forward_dynamics",
+    "motor_from_joint", "motor_inertia_matrix", "motor_inverse_dynamics",
+    "analysis",
     # robots
     "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
 ]

@@ -1,0 +1,149 @@
+"""Commands on the complete dynamic model: model (A, C, Q, H at a state), fd (direct dynamics), properties."""
+
+from __future__ import annotations
+
+import numpy as np
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from robodyn.cli._app import app
+from robodyn.cli._common import console, err_console, get_robot, parse_vector, print_json, user_errors
+
+_ROBOT = typer.Argument(..., help="Built-in robot name (see `robodyn list`) or path to a robot YAML file.")
+_JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+
+
+def _matrix_table(title: str, M: np.ndarray, names, digits: int = 6) -> Table:
+    table = Table("", *names, title=title, title_justify="left")
+    for name, row in zip(names, np.atleast_2d(M)):
+        table.add_row(name, *(f"{x:.{digits}g}" for x in row))
+    return table
+
+
+def _vector_table(title: str, columns: dict[str, np.ndarray], names, digits: int = 6) -> Table:
+    table = Table("joint", *columns, title=title, title_justify="left")
+    for k, name in enumerate(names):
+        table.add_row(name, *(f"{v[k]:.{digits}g}" for v in columns.values()))
+    return table
+
+
+def _joint_names(robot) -> list[str]:
+    return [robot.joint_names[f] for f in robot.joint_frames]
+
+
+@app.command("model")
+def model_command(
+    robot: str = _ROBOT,
+    q: str = typer.Option(None, "--q", help="Joint positions, n numbers (rad | m), default zeros."),
+    qd: str = typer.Option(None, "--qd", help="Joint velocities, n numbers (rad/s | m/s), default zeros."),
+    json_out: bool = _JSON,
+) -> None:
+    """Print the Lagrange form Γ = A q̈ + C q̇ + Q + Γ_f at a state: A(q), C(q, q̇), Q(q), H = C q̇ + Q + Γ_f."""
+    from robodyn.dynamics.api import inertia_matrix
+    from robodyn.dynamics.lagrange import coriolis_matrix
+    from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
+
+    with user_errors():
+        r = get_robot(robot)
+        qv, qdv = parse_vector(q, r.n, "--q"), parse_vector(qd, r.n, "--qd")
+        A, C = inertia_matrix(r, qv), coriolis_matrix(r, qv, qdv)
+        Q, H = gravity_torques(r, qv), bias_torques(r, qv, qdv)
+    if json_out:
+        print_json({"robot": r.name, "q": qv, "qd": qdv, "A": A, "C": C, "Cqd": C @ qdv, "Q": Q, "H": H})
+        return
+    names = _joint_names(r)
+    console.print(f"[bold]{r.name}[/]  q = {np.array2string(qv, precision=6)}  qd = {np.array2string(qdv, precision=6)}")
+    console.print(_matrix_table("inertia matrix A(q)", A, names))
+    console.print(_matrix_table("Coriolis/centrifugal matrix C(q, qd) [9.7]", C, names))
+    console.print(_vector_table("torques", {"C qd": C @ qdv, "Q (gravity)": Q, "H (bias, friction incl.)": H}, names))
+
+
+@app.command("fd")
+def fd_command(
+    robot: str = _ROBOT,
+    q: str = typer.Option(None, "--q", help="Joint positions, n numbers, default zeros."),
+    qd: str = typer.Option(None, "--qd", help="Joint velocities, n numbers, default zeros."),
+    tau: str = typer.Option(None, "--tau", help="Joint torques/forces, n numbers (N m | N), default zeros."),
+    method: str = typer.Option("recursive", "--method", help="recursive (O(n), §9.7.2) or cholesky ([9.95]–[9.96])."),
+    json_out: bool = _JSON,
+) -> None:
+    """Direct dynamics: print the joint accelerations q̈ = A⁻¹(Γ − H) [9.96]."""
+    from robodyn.dynamics.api import forward_dynamics
+    from robodyn.errors import InputError
+
+    with user_errors():
+        if method not in ("recursive", "cholesky"):
+            raise InputError(f"--method {method!r}: choose recursive or cholesky")
+        r = get_robot(robot)
+        qv, qdv, tv = parse_vector(q, r.n, "--q"), parse_vector(qd, r.n, "--qd"), parse_vector(tau, r.n, "--tau")
+        qdd = forward_dynamics(r, qv, qdv, tv, method=method)
+    if json_out:
+        print_json({"robot": r.name, "method": method, "q": qv, "qd": qdv, "tau": tv, "qdd": qdd})
+        return
+    console.print(f"[bold]{r.name}[/]  direct dynamics, method {method}")
+    console.print(_vector_table("accelerations", {"tau": tv, "qdd": qdd}, _joint_names(r)))
+
+
+@app.command("properties")
+def properties_command(
+    robot: str = _ROBOT,
+    samples: int = typer.Option(2000, "--samples", help="Joint-space samples for the bound estimates."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (results are reproducible)."),
+    prismatic_range: str = typer.Option(None, "--prismatic-range", help="lo,hi (m) for prismatic joints without limits."),
+    json_out: bool = _JSON,
+) -> None:
+    """Inertial couplings of A and Q, property checks, and sampled bounds ‖A‖ ≤ α, ‖C‖ ≤ β‖q̇‖, ‖Q‖ ≤ γ."""
+    from robodyn.analysis import (
+        check_inertia_matrix,
+        check_passivity,
+        check_skew_symmetry,
+        dynamic_bounds,
+        inertial_couplings,
+    )
+    from robodyn.analysis.coupling import joint_ranges
+
+    with user_errors():
+        r = get_robot(robot)
+        pr = None if prismatic_range is None else tuple(parse_vector(prismatic_range, 2, "--prismatic-range"))
+        cs = inertial_couplings(r, seed=seed, prismatic_range=pr)
+        lo, hi = joint_ranges(r, pr).T
+        rng = np.random.default_rng(seed)
+        qs, qds = rng.uniform(lo, hi, (64, r.n)), rng.uniform(-2, 2, (64, r.n))
+        inertia_check = check_inertia_matrix(r, qs)
+        checks = {
+            "A symmetric": inertia_check.symmetric,
+            "A positive definite": inertia_check.positive_definite,
+            "Adot - 2C skew-symmetric": check_skew_symmetry(r, qs, qds).skew_symmetric,
+            "qd^T (Adot - 2C) qd = 0": check_passivity(r, qs, qds).lossless,
+        }
+        with Progress(TextColumn("sampling joint space"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=err_console, disable=json_out, transient=True) as bar:
+            task = bar.add_task("bounds", total=samples)
+            bounds = dynamic_bounds(r, samples=samples, seed=seed, prismatic_range=pr,
+                                    progress=lambda done, total: bar.update(task, completed=done))
+    n = r.n
+    inertia = [[cs.inertia_entry(i, j) for j in range(1, n + 1)] for i in range(1, n + 1)]
+    gravity = [cs.gravity_entry(i) for i in range(1, n + 1)]
+    b = {k: getattr(bounds, k) for k in ("alpha_min", "alpha", "lambda_min", "beta", "beta_upper", "gamma")}
+    if json_out:
+        print_json({"robot": r.name, "inertia": inertia, "gravity": gravity, "checks": checks,
+                    "bounds": b, "samples": bounds.samples, "seed": seed, "ranges": bounds.ranges})
+        return
+    table = Table(*[f"col {j}" for j in range(1, n + 1)], show_header=False)
+    for row in inertia:
+        table.add_row(*row)
+    console.print(f"[bold]inertial couplings of {r.name}[/]: A(q) = \\[m_ij], m_ij(q_k) depends on q_k")
+    console.print(table)
+    console.print("gravity: " + ", ".join(gravity))
+    checks_table = Table("property (64 random states)", "holds", title_justify="left")
+    for name, ok in checks.items():
+        checks_table.add_row(name, "yes" if ok else "[red]NO[/]")
+    console.print(checks_table)
+    console.print(f"[bold]bounds on dynamic terms[/] ({bounds.samples} samples, seed {seed}, 2-norms)")
+    bt = Table("bound", "estimate")
+    labels = {"alpha_min": "k0 = min ‖A‖", "alpha": "α = max ‖A‖", "lambda_min": "min λ(A)",
+              "beta": "β: ‖C‖ ≤ β‖qd‖ (sampled)", "beta_upper": "β upper (Cauchy–Schwarz)", "gamma": "γ = max ‖Q‖"}
+    for key, label in labels.items():
+        bt.add_row(label, f"{b[key]:.6g}")
+    console.print(bt)

@@ -1,0 +1,203 @@
+"""Motors, transmissions and end-effector wrenches: Khalil & Dombre §9.3.5–9.3.7 [9.29]–[9.33], De Luca.
+
+A transmission relates joint and motor (rotor) displacements linearly,
+
+    dq = J_qm dq_m                                                                      [9.31]
+
+(J_qm = diag(1/N) for plain gears with ratios N_j = q̇_mj / q̇_j; off-diagonal entries when several motors
+move several joints, De Luca's transmission coupling matrix, e.g. the Barrett WAM's cable differentials).
+Virtual work gives the motor torques that produce joint torques Γ,
+
+    τ_m = J_qmᵀ Γ                                                                       [9.32]–[9.33]
+
+Keeping only the spinning kinetic energy ½ q̇_mᵀ J_m q̇_m of the rotors (De Luca's simplifying assumption),
+Lagrange's equations in the motor coordinates give the motor-side model
+
+    (J_qmᵀ A(q) J_qm + J_m) q̈_m + J_qmᵀ H(q, q̇) + F_vm q̇_m + F_cm sign(q̇_m) = τ_m,
+
+whose joint-side form has the reflected rotor inertia J_qm⁻ᵀ J_m J_qm⁻¹, i.e. Ia_j = N_j² J_mj for gears [9.29].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn._arrays import check_array, joint_arrays, working_dtype
+from robodyn.dynamics import api
+from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
+from robodyn.errors import InputError, ModelError
+from robodyn.kinematics import jacobian
+from robodyn.model.robot import Robot
+
+
+@dataclass(frozen=True, eq=False)
+class Transmission:
+    """Motors and transmissions of n joints, as immutable data.
+
+    Parameters
+    ----------
+    J_qm : array_like (n, n)
+        ∂q/∂q_m [9.31], invertible.  Use :meth:`gears` for diagonal gear ratios and :meth:`from_motor_matrix`
+        for a joint-to-motor matrix (q_m = J_mq q, e.g. libbarrett's ``j2mp``).
+    J_m : array_like (n,)
+        Rotor (and transmission) inertias on the motor side (kg m²), ≥ 0.
+    Fv_m, Fc_m : array_like (n,), optional
+        Motor-side viscous (N m s/rad) and Coulomb (N m) friction, ≥ 0 (default 0).
+    """
+
+    J_qm: np.ndarray
+    J_m: np.ndarray
+    Fv_m: np.ndarray | None = None
+    Fc_m: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
+        J = np.array(self.J_qm, dtype=float)
+        if J.ndim != 2 or J.shape[0] != J.shape[1] or J.shape[0] == 0 or not np.all(np.isfinite(J)):
+            raise ModelError(f"Transmission: J_qm has shape {J.shape}; give a finite square (n, n) matrix dq/dq_m")
+        n = J.shape[0]
+        if np.linalg.matrix_rank(J) < n:
+            raise ModelError("Transmission: J_qm is singular; every joint must be driven, give an invertible dq/dq_m")
+        put("J_qm", _frozen(J))
+        for key in ("J_m", "Fv_m", "Fc_m"):
+            value = getattr(self, key)
+            v = np.zeros(n) if value is None else np.array(value, dtype=float)
+            if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
+                raise ModelError(f"Transmission: {key} = {np.asarray(value).tolist()}; give {n} finite numbers >= 0")
+            put(key, _frozen(v))
+
+    @property
+    def n(self) -> int:
+        return int(self.J_qm.shape[0])
+
+    @classmethod
+    def gears(cls, N, J_m, Fv_m=None, Fc_m=None) -> "Transmission":
+        """Independent gears with ratios N_j = q̇_mj / q̇_j (nonzero; sign gives the rotation sense)."""
+        N = np.array(N, dtype=float)
+        if N.ndim != 1 or np.any(N == 0) or not np.all(np.isfinite(N)):
+            raise ModelError(f"Transmission.gears: N = {N.tolist()}; give one finite nonzero ratio per joint")
+        return cls(np.diag(1.0 / N), J_m, Fv_m, Fc_m)
+
+    @classmethod
+    def from_motor_matrix(cls, J_mq, J_m, Fv_m=None, Fc_m=None) -> "Transmission":
+        """From the joint-to-motor matrix q_m = J_mq q (libbarrett's ``j2mp``): J_qm = J_mq⁻¹."""
+        J_mq = np.array(J_mq, dtype=float)
+        if J_mq.ndim != 2 or J_mq.shape[0] != J_mq.shape[1] or np.linalg.matrix_rank(J_mq) < J_mq.shape[0]:
+            raise ModelError(f"Transmission.from_motor_matrix: J_mq has shape {J_mq.shape}; give an invertible square matrix")
+        return cls(np.linalg.inv(J_mq), J_m, Fv_m, Fc_m)
+
+    @property
+    def reflected_inertia(self) -> np.ndarray:
+        """Rotor inertia seen from the joints, J_qm⁻ᵀ J_m J_qm⁻¹ (n, n); diag(N² J_m) = Ia for gears [9.29]."""
+        Jinv = np.linalg.inv(self.J_qm)
+        return Jinv.T @ np.diag(self.J_m) @ Jinv
+
+
+def joint_from_motor(tr: Transmission, qm) -> np.ndarray:
+    """q = J_qm q_m (..., n) [9.31]; also maps velocities and accelerations (J_qm is constant)."""
+    a = _vec(tr, "qm", qm)
+    return a @ tr.J_qm.T.astype(a.dtype)
+
+
+def motor_from_joint(tr: Transmission, q) -> np.ndarray:
+    """q_m = J_qm⁻¹ q (..., n), the inverse of :func:`joint_from_motor`."""
+    a = _vec(tr, "q", q)
+    return a @ np.linalg.inv(tr.J_qm).T.astype(a.dtype)
+
+
+def actuator_torques(tr: Transmission, tau) -> np.ndarray:
+    """Motor torques τ_m = J_qmᵀ Γ (..., n) that produce joint torques Γ, [9.33]."""
+    a = _vec(tr, "tau", tau)
+    return a @ tr.J_qm.astype(a.dtype)
+
+
+def motor_inertia_matrix(robot: Robot, tr: Transmission, qm, method: str = "composite") -> np.ndarray:
+    """Motor-side inertia matrix J_qmᵀ A(q) J_qm + diag(J_m) (..., n, n) at q = J_qm q_m."""
+    _check(robot, tr)
+    A = api.inertia_matrix(robot, joint_from_motor(tr, qm), method=method)
+    return np.swapaxes(tr.J_qm, 0, 1) @ A @ tr.J_qm + np.diag(tr.J_m).astype(A.dtype)
+
+
+def motor_inverse_dynamics(robot: Robot, tr: Transmission, qm, qmd, qmdd, wrenches=None, gravity=None) -> np.ndarray:
+    """Motor torques of the motor-side torque equation (..., n), in motor coordinates.
+
+    τ_m = J_m q̈_m + F_vm q̇_m + F_cm sign(q̇_m) + J_qmᵀ Γ(q, q̇, q̈),  with (q, q̇, q̈) = J_qm (q_m, q̇_m, q̈_m),
+
+    Γ the joint torques of ``robot`` (Newton–Euler, joint friction and wrenches included).  ``robot.Ia`` must
+    be zero: the rotors are modelled by ``tr.J_m`` (their joint-side image is ``tr.reflected_inertia``).
+    """
+    _check(robot, tr)
+    dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, qmdd=qmdd)
+    q, qd, qdd = (joint_from_motor(tr, a[k]) for k in ("qm", "qmd", "qmdd"))
+    tau = inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
+    return (actuator_torques(tr, tau) + _rotor_torques(tr, a["qmd"], a["qmdd"])).astype(dtype)
+
+
+def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenches=None, gravity=None,
+                           method: str = "composite") -> np.ndarray:
+    """Motor accelerations q̈_m (..., n) under motor torques τ_m: the motor-side model solved by Cholesky.
+
+    (J_qmᵀ A J_qm + J_m) q̈_m = τ_m − F_vm q̇_m − F_cm sign(q̇_m) − J_qmᵀ H(q, q̇)    (H: [9.95], friction and wrenches included)
+    """
+    _check(robot, tr)
+    dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, tau_m=tau_m)
+    q, qd = joint_from_motor(tr, a["qm"]), joint_from_motor(tr, a["qmd"])
+    H = bias_torques(robot, q, qd, wrenches=wrenches, gravity=gravity)
+    rhs = a["tau_m"] - _rotor_torques(tr, a["qmd"], np.zeros_like(a["qmd"])) - actuator_torques(tr, H)
+    L = np.linalg.cholesky(motor_inertia_matrix(robot, tr, a["qm"], method=method))
+    y = np.linalg.solve(L, rhs[..., None])
+    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0].astype(dtype)
+
+
+def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None) -> np.ndarray:
+    """Joint torques Γ_e = Jᵀ L_e needed to exert the wrench L_e on the environment, [9.30].
+
+    Parameters
+    ----------
+    q : array_like (..., n)
+    wrench : array_like (..., 6)
+        [f; m]: force (N) and moment (N m) exerted BY the robot ON the environment, projected on the base
+        frame R_0, the moment taken about the application point (the same sign convention as the
+        ``wrenches`` argument of :func:`robodyn.inverse_dynamics`).
+    frame : int or str, optional — the frame (1..nf or name) of the link that pushes; default the last.
+    point : array_like (..., 3), optional — application point fixed to that link, in its frame R_j (m);
+        default its origin O_j.
+
+    Returns
+    -------
+    ndarray (..., n), to be added to the free-motion torques of [9.6].
+    """
+    dtype, batch, a = joint_arrays(robot, q=q)
+    L = check_array("wrench", wrench, (6,), batch, dtype)
+    Jac = jacobian(robot, a["q"], frame=frame, point=point)
+    return np.einsum("...ik,...i->...k", Jac, L)
+
+
+def _rotor_torques(tr: Transmission, qmd: np.ndarray, qmdd: np.ndarray) -> np.ndarray:
+    dt = qmd.dtype
+    return tr.J_m.astype(dt) * qmdd + tr.Fv_m.astype(dt) * qmd + tr.Fc_m.astype(dt) * np.sign(qmd)
+
+
+def _check(robot: Robot, tr: Transmission) -> None:
+    if tr.n != robot.n:
+        raise InputError(f"transmission has n = {tr.n} motors but robot '{robot.name}' has n = {robot.n} joints")
+    if np.any(robot.Ia[robot.joint_frames] != 0):
+        raise InputError(
+            f"robot '{robot.name}' has rotor inertias Ia != 0 and a Transmission with motor inertias J_m; "
+            "the rotors would count twice: use robot.replace(Ia=0)"
+        )
+
+
+def _vec(tr: Transmission, name: str, v) -> np.ndarray:
+    a = np.asarray(v)
+    if a.ndim == 0 or a.shape[-1] != tr.n or a.dtype.kind not in "biuf" or not np.all(np.isfinite(a)):
+        raise InputError(f"argument '{name}' has shape {a.shape}; give finite values of shape (..., {tr.n})")
+    return a.astype(working_dtype(a), copy=False)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a)
+    a.setflags(write=False)
+    return a
