@@ -313,3 +313,20 @@ def test_single_state_and_batch_of_one_agree_with_a_large_batch():
         close(first[0], tau[s], 1e-13)
     one32 = rd.inverse_dynamics(robot, *(x[0].astype(np.float32) for x in (q, qd, qdd)))
     assert one32.dtype == np.float32
+
+
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_rnea_accepts_complex_states_for_complex_step_derivatives(batch):
+    """rnea is analytic in q: Im Γ(q + i h e_k) / h = ∂Γ/∂q_k (used by the elastic-joint model); checked against the
+    complex step of Example 9.1's closed form Q(q)."""
+    robot, D3, G3 = rx90_three(5)
+    rng = np.random.default_rng(5)
+    q = rng.uniform(-np.pi, np.pi, batch + (3,))
+    h = 1e-30
+    z = np.zeros(batch + (3,), complex)
+    for k in range(3):
+        qc = q + 1j * h * np.eye(3)[k]
+        dQ = rnea(robot, qc, z, z, robot.gravity.astype(complex)).imag / h
+        ref = np.stack([example_9_1(robot, D3, G3, x)[1] for x in qc.reshape(-1, 3)]).imag.reshape(dQ.shape) / h
+        close(dQ, ref)
+        assert k == 0 or np.abs(dQ).max() > 0.1  # Q does not depend on q1

@@ -174,11 +174,14 @@ def flat_columns(*arrays: np.ndarray) -> list[np.ndarray]:
 
 
 def gravity_components(gravity: np.ndarray, batch: tuple[int, ...], dtype) -> tuple:
-    """g as a component tuple: Python floats when it is the same for every sample, else (B,) arrays."""
+    """g as a component tuple: Python scalars when it is the same for every sample, else (B,) arrays.
+
+    Python scalars (float, or complex for complex-step callers) keep the working dtype of the joint arrays.
+    """
     g = np.asarray(gravity)
     if g.ndim == 1 or not any(g.strides[:-1]):
         g0 = g.reshape(-1, 3)[0] if g.size else np.zeros(3)
-        return tuple(float(x) for x in g0)
+        return tuple(g0.tolist())
     g = np.broadcast_to(g, batch + (3,)).reshape(-1, 3).astype(dtype, copy=False)
     return tuple(np.ascontiguousarray(g[:, c]) for c in range(3))
 

@@ -43,14 +43,14 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     tau = np.empty((size, n), dtype)
     if size == 1:
         # One sample: Python floats are ~30x cheaper per operation than 1-element arrays.
-        one = lambda c: [float(x) for x in c[:, 0]]  # noqa: E731
-        gf = tuple(c if isinstance(c, float) else float(c[0]) for c in g)
+        one = lambda c: c[:, 0].tolist()  # noqa: E731  (Python floats, or complex for complex-step callers)
+        gf = tuple(c if np.ndim(c) == 0 else c[0].item() for c in g)
         tau[0] = _rnea_block(robot, *(one(c) for c in cols), gf, None if wr is None else one(wr))
     # Blocks of _BLOCK samples keep the recursion's temporaries in cache (about 1.6x faster on 10^5 states
     # than one pass); each block is still fully vectorised, the loop is over blocks, not samples.
     for lo in range(0, size if size > 1 else 0, _BLOCK):
         sl = slice(lo, lo + _BLOCK)
-        gb = tuple(c if isinstance(c, float) else c[sl] for c in g)
+        gb = tuple(c if np.ndim(c) == 0 else c[sl] for c in g)
         for k, t in enumerate(_rnea_block(robot, *(c[:, sl] for c in cols), gb, None if wr is None else wr[:, sl])):
             tau[sl, k] = t
     return tau.reshape(batch + (n,)) + robot.Ia[robot.joint_frames].astype(dtype) * qdd
