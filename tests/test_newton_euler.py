@@ -47,7 +47,7 @@ def example_9_1(robot, D3, G3, q):
     S2, C2 = np.sin(q[1]), np.cos(q[1])
     S3, C3 = np.sin(q[2]), np.cos(q[2])
     S23, C23 = np.sin(q[1] + q[2]), np.cos(q[1] + q[2])
-    A = np.zeros((3, 3))
+    A = np.zeros((3, 3), np.result_type(q, float))
     A[0, 0] = (Ia[0] + ZZ[0] + S2**2 * XX[1] + 2 * C2 * S2 * XY[1] + C2**2 * YY[1] + S23**2 * XX[2]
                + 2 * C23 * S23 * XY[2] + C23**2 * YY[2] + 2 * C2 * C23 * D3 * MX[2] - 2 * C2 * S23 * D3 * MY[2]
                + C2**2 * D3**2 * M[2])
