@@ -42,10 +42,10 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     size = cols[0].shape[1]
     tau = np.empty((size, n), dtype)
     if size == 1:
-        # One sample: Python floats are ~30x cheaper per operation than 1-element arrays.
-        one = lambda c: c[:, 0].tolist()  # noqa: E731  (Python floats, or complex for complex-step callers)
+        # One sample: Python scalars (float, or complex for complex-step callers) are ~30x cheaper per
+        # operation than 1-element arrays.
         gf = tuple(c if np.ndim(c) == 0 else c[0].item() for c in g)
-        tau[0] = _rnea_block(robot, *(one(c) for c in cols), gf, None if wr is None else one(wr))
+        tau[0] = _rnea_block(robot, *(c[:, 0].tolist() for c in cols), gf, None if wr is None else wr[:, 0].tolist())
     # Blocks of _BLOCK samples keep the recursion's temporaries in cache (about 1.6x faster on 10^5 states
     # than one pass); each block is still fully vectorised, the loop is over blocks, not samples.
     for lo in range(0, size if size > 1 else 0, _BLOCK):
