@@ -26,13 +26,18 @@ _KINDS = ("revolute", "prismatic", "fixed")
 
 @app.command("list")
 def list_command() -> None:
-    """List the built-in robots."""
+    """List the built-in robots (joint types R/P/- per frame; `robodyn info ROBOT` shows the full source)."""
     with user_errors():
-        table = Table("robot", "joints", "source")
+        table = Table("robot", "frames", "n", "source", box=box.SIMPLE_HEAD, pad_edge=False)
         for name in list_robots():
             r = get_robot(name)
-            table.add_row(name, "".join("RP-"[s] for s in r.sigma), r.source)
-        console.print(table)
+            table.add_row(name, "".join("RP-"[s] for s in r.sigma), str(r.n), _first_sentence(r.source))
+        console.print(table, highlight=False)
+
+
+def _first_sentence(text: str, limit: int = 90) -> str:
+    head = " ".join(text.split()).split(". ")[0].rstrip(".")
+    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
 
 
 # ---- info ---------------------------------------------------------------------------------------------------
