@@ -215,3 +215,9 @@ def test_python_examples_in_the_docs_run(doc, tmp_path, monkeypatch):
     for block in fenced(doc, "python"):
         exec(compile(block, doc, "exec"), namespace)
     assert "robot" in namespace
+
+
+def test_id_accepts_negative_values():
+    doc = json.loads(run("id", "planar2r", "--q", "-0.5,1", "--qd", "-1 -2", "--json").output)
+    assert doc["q"] == [-0.5, 1.0] and doc["qd"] == [-1.0, -2.0]
+    assert doc["tau"] == rd.inverse_dynamics(rd.load("planar2r"), [-0.5, 1.0], [-1.0, -2.0], [0.0, 0.0]).tolist()
