@@ -90,7 +90,8 @@ def test_potential_energy_planar2r():
     q = np.array([0.3, 0.5])
     y = 0.5 * np.sin(q[0]) + (np.sin(q[0]) + 0.5 * np.sin(q[0] + q[1]))
     assert_rel(rd.potential_energy(robot, q), 9.81 * y, 1e-14)
-    assert_rel(rd.potential_energy(robot, q, gravity=[9.81, 0, 0]), -9.81 * (0.5 * np.cos(q[0]) + np.cos(q[0]) + 0.5 * np.cos(q[0] + q[1])), 1e-14)
+    x = 0.5 * np.cos(q[0]) + (np.cos(q[0]) + 0.5 * np.cos(q[0] + q[1]))
+    assert_rel(rd.potential_energy(robot, q, gravity=[9.81, 0, 0]), -9.81 * x, 1e-14)
 
 
 @given(robots)
