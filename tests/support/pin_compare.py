@@ -59,3 +59,20 @@ def assert_rel(actual, expected, tol=1e-10):
     scale = max(1.0, float(np.max(np.abs(expected))))
     err = float(np.max(np.abs(np.asarray(actual) - expected)))
     assert err <= tol * scale, f"error {err:.3e} > {tol:.1e} x {scale:.3e}"
+
+
+def pin_inertia_partials(robot, q):
+    """∂A_ij/∂q_k (n, n, n) from Pinocchio's RNEA derivatives: with q̇ = 0, g = 0 and q̈ = u_j, Γ = A[:, j], so
+    ∂Γ/∂q = ∂A[:, j]/∂q."""
+    dfs, perm = depth_first(robot)
+    p = PinRobot(dfs)
+    p.model.gravity = pin.Motion.Zero()
+    data = p.model.createData()
+    n = robot.n
+    dA = np.zeros((n, n, n))
+    for j in range(n):
+        pin.computeRNEADerivatives(p.model, data, q[perm], np.zeros(n), np.eye(n)[j])
+        dA[:, j, :] = data.dtau_dq
+    out = np.zeros_like(dA)
+    out[np.ix_(perm, perm, perm)] = dA
+    return out
