@@ -8,7 +8,7 @@ from scipy.integrate import solve_ivp
 import robodyn as rd
 from robodyn.dynamics import composite, lagrange, recursive
 from robodyn.kinematics import base_poses
-from tests.support.pin_compare import assert_rel, pin_aba, pin_inertia_partials
+from tests.support.pin_compare import assert_rel, pin_aba, pin_coriolis, pin_inertia_partials
 from tests.support.random_robots import random_robot, random_state, robots
 
 #: central 8th-order first-derivative stencil (offset, weight)
@@ -42,6 +42,15 @@ def test_coriolis_closes_the_model(robot):
     q, qd, _ = random_state(robot, 3, (3,))
     C = rd.coriolis_matrix(robot, q, qd)
     assert_rel(np.einsum("...ij,...j->...i", C, qd) + rd.gravity_torques(robot, q), rd.bias_torques(robot, q, qd))
+
+
+@given(robots)
+def test_coriolis_equals_pinocchio(robot):
+    """Pinocchio's computeCoriolisMatrix is built from spatial algebra, not from ∂A/∂q; it gives the same C."""
+    q, qd, _ = random_state(robot, 14, (2,))
+    C = rd.coriolis_matrix(robot, q, qd)
+    for b in range(2):
+        assert_rel(C[b], pin_coriolis(robot, q[b], qd[b]))
 
 
 @given(robots)

@@ -76,3 +76,12 @@ def pin_inertia_partials(robot, q):
     out = np.zeros_like(dA)
     out[np.ix_(perm, perm, perm)] = dA
     return out
+
+
+def pin_coriolis(robot, q, qd):
+    """Pinocchio's computeCoriolisMatrix (n, n) in robodyn's joint order (it coincides with the Christoffel form)."""
+    dfs, perm = depth_first(robot)
+    p = PinRobot(dfs)
+    C = np.zeros((robot.n, robot.n))
+    C[np.ix_(perm, perm)] = pin.computeCoriolisMatrix(p.model, p.data, q[perm], qd[perm])
+    return C
