@@ -139,7 +139,8 @@ def test_standard_dh_forward_kinematics(seed, n):
     has_tool = a[-1] != 0 or alpha[-1] != 0
     assert robot.nf == n + has_tool
     assert robot.n == n
-    assert close(got[-1], sdh[-1]) if has_tool else True
+    if has_tool:
+        assert close(got[-1], sdh[-1])
     assert rd.from_standard_dh(a, alpha, d, theta, sigma, tool_frame=False).nf == n
 
 
@@ -275,6 +276,8 @@ def test_from_tables_errors():
         rd.from_standard_dh([0], [0], [0], [0], Ia=[1, 2])
     with pytest.raises(ModelError, match="either params or masses"):
         rd.from_craig_mdh([0], [0], [0], [0], params=np.zeros((1, 10)), masses=[1], coms=[[0, 0, 0]], inertias_com=[np.eye(3)])
+    with pytest.raises(ModelError, match=r"argument\(s\) \['r'\] not allowed"):
+        rd.from_craig_mdh([0], [0], [0], [0], r=[1.0])
     with pytest.raises(ModelError, match="contains NaN"):
         rd.from_craig_mdh([np.nan], [0], [0], [0])
     with pytest.raises(ModelError, match="symmetric"):

@@ -164,3 +164,19 @@ def test_pr_inertia_matrix_structure():
     m11, m22 = np.full(4, 7.0), np.full(4, 2 / 12 + 2 * 0.25)
     m12 = -2 * 0.5 * np.cos(q[:, 1])
     assert close(A[:, 0, 0], m11) and close(A[:, 1, 1], m22) and close(A[:, 0, 1], m12) and close(A[:, 1, 0], m12)
+
+
+def test_panda_agrees_with_robotics_toolbox_panda():
+    """RTB 1.5's Panda.py encodes the same Gaz et al. parameters independently: flange offset folded into
+    link 7 (its centre of mass z = 0.061597 - 0.107 there) and a tool Tz(0.103) Rz(-pi/4)."""
+    rtb = pytest.importorskip("roboticstoolbox")
+    arm = rtb.models.DH.Panda()
+    robot = rd.load("panda")
+    tool = np.eye(4)
+    tool[:3, :3] = [[np.cos(-np.pi / 4), -np.sin(-np.pi / 4), 0], [np.sin(-np.pi / 4), np.cos(-np.pi / 4), 0], [0, 0, 1]]
+    tool[2, 3] = 0.103
+    q, qd, qdd = states(robot, 8)
+    for s in range(q.shape[0]):
+        assert close(rd.forward_kinematics(robot, q[s])[-1] @ tool, arm.fkine(q[s]).A)
+        assert close(rd.inverse_dynamics(robot, q[s], qd[s], qdd[s]), arm.rne(q[s], qd[s], qdd[s]))
+        assert close(rd.gravity_torques(robot, q[s]), arm.gravload(q[s]))

@@ -3,6 +3,8 @@
 Frame j's placement relative to its antecedent is Rz(γ)Tz(b)Rx(α)Tx(d)Rz(θ)Tz(r) with the joint at zero;
 the joint (revolute or prismatic about z) follows, since Rz(θ+q)Tz(r) = Rz(θ)Tz(r)Rz(q) and
 Tz(r+q) = Tz(r)Tz(q).  Fixed frames (σ = 2) are merged into their moving ancestor's body.
+Joints are added to Pinocchio in depth-first order (its CRBA assumes that numbering on trees); ``perm``
+maps robodyn's joint order to Pinocchio's velocity indices and every method permutes in and out.
 Pinocchio's dynamic parameters [m, mc, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz] are about the frame origin,
 i.e. robodyn's standard parameters reordered.  Rotor inertia maps to Pinocchio's armature.
 """
@@ -44,9 +46,14 @@ class PinRobot:
         model = pin.Model()
         model.gravity = pin.Motion(np.asarray(robot.gravity, float), np.zeros(3))
         where = {0: (0, pin.SE3.Identity())}  # seed frame number -> (pin joint id, placement in that joint)
-        self.joint_of = []
-        self.in_joint = []
-        for i in range(robot.nf):
+        self.joint_of = [0] * robot.nf
+        self.in_joint = [None] * robot.nf
+        order, stack = [], [i for i in range(robot.nf) if robot.antecedent[i] == 0][::-1]
+        while stack:
+            i = stack.pop()
+            order.append(i)
+            stack.extend([c for c in range(robot.nf) if robot.antecedent[c] == i + 1][::-1])
+        for i in order:
             pj, pplace = where[int(robot.antecedent[i])]
             place = pplace * _placement(robot, i)
             if robot.sigma[i] == 2:
@@ -63,14 +70,17 @@ class PinRobot:
             if jid > 0:
                 model.appendBodyToJoint(jid, inertia, local)
             where[i + 1] = (jid, local)
-            self.joint_of.append(jid)
-            self.in_joint.append(local)
+            self.joint_of[i] = jid
+            self.in_joint[i] = local
         self.frame_ids = []
         for i in range(robot.nf):
             jid, local = self.joint_of[i], self.in_joint[i]
             fid = model.addFrame(pin.Frame(f"F{i + 1}", jid, local, pin.FrameType.OP_FRAME))
             self.frame_ids.append(fid)
-        model.armature = np.asarray(robot.Ia[robot.joint_frames], float).copy()
+        self.perm = np.array([model.joints[self.joint_of[f]].idx_v for f in robot.joint_frames], dtype=int)
+        armature = np.zeros(model.nv)
+        armature[self.perm] = robot.Ia[robot.joint_frames]
+        model.armature = armature
         self.model = model
         self.data = model.createData()
 
@@ -85,28 +95,44 @@ class PinRobot:
             fext[jid] = fext[jid] + self.in_joint[i].act(f)
         return fext
 
+    def _in(self, x):
+        """robodyn joint order → Pinocchio order."""
+        y = np.empty(self.model.nv)
+        y[self.perm] = np.asarray(x, float)
+        return y
+
+    def _out(self, y):
+        """Pinocchio order → robodyn joint order."""
+        return np.asarray(y).reshape(self.model.nv)[self.perm].copy()
+
     def rnea(self, q, qd, qdd, wrenches=None):
+        args = (self.model, self.data, self._in(q), self._in(qd), self._in(qdd))
         if wrenches is None:
-            return pin.rnea(self.model, self.data, q, qd, qdd).copy()
-        return pin.rnea(self.model, self.data, q, qd, qdd, self.fext(wrenches)).copy()
+            return self._out(pin.rnea(*args))
+        return self._out(pin.rnea(*args, self.fext(wrenches)))
 
     def gravity(self, q):
-        return pin.computeGeneralizedGravity(self.model, self.data, q).copy()
+        return self._out(pin.computeGeneralizedGravity(self.model, self.data, self._in(q)))
 
     def crba(self, q):
-        M = pin.crba(self.model, self.data, q).copy().reshape(self.model.nv, self.model.nv)
-        return np.triu(M) + np.triu(M, 1).T
+        M = pin.crba(self.model, self.data, self._in(q)).copy().reshape(self.model.nv, self.model.nv)
+        M = np.triu(M) + np.triu(M, 1).T
+        return M[np.ix_(self.perm, self.perm)]
 
-    def aba(self, q, qd, tau):
-        return pin.aba(self.model, self.data, q, qd, tau).copy()
+    def aba(self, q, qd, tau, wrenches=None):
+        args = (self.model, self.data, self._in(q), self._in(qd), self._in(tau))
+        if wrenches is None:
+            return self._out(pin.aba(*args))
+        return self._out(pin.aba(*args, self.fext(wrenches)))
 
     def jacobian(self, q, frame):
         """(6, n) [v; ω] of the origin of seed frame ``frame`` in world-aligned axes."""
-        pin.computeJointJacobians(self.model, self.data, q)
+        pin.computeJointJacobians(self.model, self.data, self._in(q))
         pin.updateFramePlacements(self.model, self.data)
-        return pin.getFrameJacobian(self.model, self.data, self.frame_ids[frame - 1], pin.LOCAL_WORLD_ALIGNED).copy().reshape(6, self.model.nv)
+        J = pin.getFrameJacobian(self.model, self.data, self.frame_ids[frame - 1], pin.LOCAL_WORLD_ALIGNED)
+        return J.copy().reshape(6, self.model.nv)[:, self.perm]
 
     def placement(self, q, frame):
-        pin.forwardKinematics(self.model, self.data, q)
+        pin.forwardKinematics(self.model, self.data, self._in(q))
         pin.updateFramePlacements(self.model, self.data)
         return self.data.oMf[self.frame_ids[frame - 1]].homogeneous.copy()

@@ -30,7 +30,7 @@ import numpy as np
 from robodyn.errors import ModelError
 from robodyn.model.inertia import com_from_standard, standard_from_com, tensor_from_six
 from robodyn.model.robot import Robot
-from robodyn.spatial import rot_x as _rot_x
+from robodyn.spatial import rot_x
 
 #: Robot fields with one entry per joint variable (σ ≠ 2).
 _JOINT_FIELDS = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
@@ -62,6 +62,12 @@ def from_craig_mdh(alpha, a, theta, d, sigma=None, *, masses=None, coms=None, in
     alpha, a, theta, d = _table("alpha", alpha, "a", a, "theta", theta, "d", d)
     nf = alpha.size
     sigma = np.zeros(nf, int) if sigma is None else _sigma(sigma, nf, allowed=(0, 1, 2))
+    clash = sorted(set(robot_fields) & {"antecedent", "gamma", "b", "r"})
+    if clash:
+        raise ModelError(
+            f"from_craig_mdh: argument(s) {clash} not allowed; the geometry comes from the Craig columns "
+            "alpha, a, theta, d (serial chain, gamma = b = 0)"
+        )
     fields = dict(robot_fields)
     fields.setdefault("name", "robot")
     inertial = _inertial(masses, coms, inertias_com, nf)
@@ -242,7 +248,7 @@ def to_standard_dh(robot: Robot) -> dict:
 def _sdh_to_mdh_params(p_sdh: np.ndarray, a: float, alpha: float) -> np.ndarray:
     """Standard parameters of a link given in SDH frame i → MDH frame i (E = Tx(a) Rx(α))."""
     M, S, IG = com_from_standard(p_sdh)
-    R = rot_x(alpha)
+    R = _rot_x_exact(alpha)
     if M == 0.0:
         # No mass: the inertia is the same about every point; only its axes turn.
         return np.concatenate([_six(R @ IG @ R.T), np.zeros(4)])
@@ -252,15 +258,16 @@ def _sdh_to_mdh_params(p_sdh: np.ndarray, a: float, alpha: float) -> np.ndarray:
 def _mdh_to_sdh_com(p_mdh: np.ndarray, a: float, alpha: float):
     """(mass, com, inertia about com) of a link in SDH frame i from its MDH standard parameters."""
     M, S, IG = com_from_standard(p_mdh)
-    R = rot_x(alpha)
+    R = _rot_x_exact(alpha)
     if M == 0.0:
         return 0.0, np.zeros(3), R.T @ IG @ R
     return M, R.T @ (S - np.array([a, 0.0, 0.0])), R.T @ IG @ R
 
 
-def rot_x(alpha: float) -> np.ndarray:
-    """Rot(x, α) with the cos/sin rounding residue of multiples of π/2 (6e-17) set to exact zeros."""
-    R = _rot_x(alpha)
+def _rot_x_exact(alpha: float) -> np.ndarray:
+    """Rot(x, α) with the cos/sin rounding residue of multiples of π/2 (6e-17) set to exact zeros, so that
+    converted model files do not carry 1e-16 products of inertia."""
+    R = rot_x(alpha)
     return np.where(np.abs(R) < 1e-15, 0.0, R)
 
 
