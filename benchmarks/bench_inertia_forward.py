@@ -17,11 +17,11 @@ import argparse
 import time
 
 import numpy as np
+import pinocchio as pin
 
 import robodyn as rd
 from robodyn.errors import RobodynError, UnknownRobotError
 from tests.support.pin_bridge import PinRobot
-from tests.support.pin_compare import depth_first
 
 
 def best_times(funcs: dict, repeat: int) -> dict:
@@ -78,12 +78,11 @@ def run(batch: int, repeat: int, n_loop: int) -> list[dict]:
     for name, robot, rtb_model in load_robots():
         n = robot.n
         q, qd, tau = (rng.uniform(-1, 1, (batch, n)) for _ in range(3))
-        dfs, perm = depth_first(robot)
-        pin_robot = PinRobot(dfs)
+        pin_robot = PinRobot(robot)
         model, data = pin_robot.model, pin_robot.data
-        import pinocchio as pin
-
-        qp, qdp, taup = (np.ascontiguousarray(x[:, perm]) for x in (q, qd, tau))
+        qp, qdp, taup = (np.empty_like(x) for x in (q, qd, tau))
+        for x, xp in ((q, qp), (qd, qdp), (tau, taup)):
+            xp[:, pin_robot.perm] = x  # Pinocchio's joint order
         loop = range(min(n_loop, batch))
         cases = [
             ("inertia", "composite", lambda x: rd.inertia_matrix(robot, x[0], method="composite"),
