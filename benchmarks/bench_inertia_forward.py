@@ -92,6 +92,12 @@ def run(batch: int, repeat: int, n_loop: int) -> list[dict]:
              lambda i: pin.aba(model, data, qp[i], qdp[i], taup[i]), lambda i: rtb_model.accel(q[i], qd[i], tau[i])),
             ("forward", "cholesky", lambda x: rd.forward_dynamics(robot, *x, method="cholesky"), None, None),
         ]
+        check = {  # robodyn vs Pinocchio on the first states: the timed computations agree
+            "inertia": max(_rel(rd.inertia_matrix(robot, q[i]), pin_robot.crba(q[i])) for i in range(5)),
+            "forward": max(_rel(rd.forward_dynamics(robot, q[i], qd[i], tau[i]), pin_robot.aba(q[i], qd[i], tau[i]))
+                           for i in range(5)),
+        }
+        print(f"{name}: max relative difference to Pinocchio, A {check['inertia']:.1e}, q̈ {check['forward']:.1e}")
         for what, method, ours, pin_f, rtb_f in cases:
             funcs = {"single": lambda: ours((q[0], qd[0], tau[0])), "batched": lambda: ours((q, qd, tau))}
             if pin_f is not None:
@@ -103,6 +109,10 @@ def run(batch: int, repeat: int, n_loop: int) -> list[dict]:
             row.update({k: t[k] / per_state[k] * 1e6 for k in t})
             rows.append(row)
     return rows
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(a - b)) / max(1.0, np.max(np.abs(b))))
 
 
 def fmt(x):
