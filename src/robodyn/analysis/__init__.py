@@ -1,0 +1,1 @@
+"""Analyses built on the dynamic models (numerical accuracy, operation counts, ...)."""
