@@ -26,6 +26,14 @@ from robodyn.kinematics import (
 )
 from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
 from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
+# complete dynamic model (Lagrange form, energies, state equation)
+from robodyn.dynamics.lagrange import (
+    coriolis_matrix,
+    inertia_matrix_derivative,
+    kinetic_energy,
+    potential_energy,
+    state_derivative,
+)
 
 __version__ = "0.1.0"
 
@@ -36,4 +44,6 @@ __all__ = [
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
     "bias_torques", "friction_torques", "gravity_torques",
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
+    # complete dynamic model
+    "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
 ]

@@ -1,0 +1,229 @@
+"""The Lagrange form of the dynamic model, Khalil & Dombre §9.3:  Γ = A(q) q̈ + C(q, q̇) q̇ + Q(q) + Γ_f  [9.6].
+
+* ∂A/∂q_k analytically (no finite differences) from the composite-link expression of A:  with the joint axes
+  S_i = [p_i × z_i; z_i] (revolute) or [z_i; 0] (prismatic) and the composite spatial inertias 𝕀⁺_j, all in R_0
+  about O_0 (screw notation [linear; angular]),
+
+      A_ij = S_iᵀ 𝕀⁺_j S_j   for i ⪯ j (i on the path from the base to j),  0 for unrelated branches.
+
+  A motion of joint k moves everything in its subtree rigidly with the twist S_k:  ∂S_j/∂q_k = S_k × S_j and
+  ∂𝕀⁺_l/∂q_k = S_k ×* 𝕀⁺_m − 𝕀⁺_m S_k×, where m = l when k ⪯ l, m = k when l ≺ k (only the part of the composite
+  beyond k moves), nothing otherwise.  Since a rigid motion of S_i, 𝕀⁺_j and S_j together leaves A_ij unchanged,
+  for i ⪯ j:
+
+      ∂A_ij/∂q_k = (S_i × S_k)ᵀ 𝕀⁺_j S_j                               i ≺ k ⪯ j
+                 = (S_i × S_k)ᵀ 𝕀⁺_k S_j + S_iᵀ 𝕀⁺_k (S_j × S_k)         j ≺ k
+                 = 0                                                  otherwise  (k ⪯ i or k off the branch).
+
+* C from the Christoffel symbols [9.7]:  C_ij = Σ_k c_ijk q̇_k,  c_ijk = ½(∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i);
+  with this choice Ȧ − 2C is skew-symmetric.
+* Energies [9.13]–[9.19] and [9.24]–[9.25];  direct dynamics by Cholesky [9.95]–[9.96];  state equation [9.98].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn._arrays import check_array, joint_arrays
+from robodyn.dynamics import composite
+from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
+from robodyn.errors import InputError
+from robodyn.kinematics import ancestors, base_poses, link_velocities
+from robodyn.model.inertia import skew
+from robodyn.model.robot import Robot
+from robodyn.spatial import cross, mv
+
+
+def _motion_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b for twists [v; ω] (..., 6):  [ω_a × v_b + v_a × ω_b;  ω_a × ω_b]."""
+    va, wa, vb, wb = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([cross(wa, vb) + cross(va, wb), cross(wa, wb)], -1)
+
+
+def _precedence(robot: Robot) -> np.ndarray:
+    """prec[i, j] = joint i is joint j or lies on the path from the base to joint j (i ⪯ j), (n, n) bool."""
+    jf = [int(f) for f in robot.joint_frames]
+    prec = np.zeros((robot.n, robot.n), bool)
+    for j, fj in enumerate(jf):
+        chain = set(ancestors(robot, fj))
+        prec[:, j] = [fi in chain for fi in jf]
+    return prec
+
+
+def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
+    """Joint twists S (..., n, 6) and composite spatial inertias 𝕀⁺ (..., n, 6, 6) of the joint frames, in R_0."""
+    _, Jc, MSc, Mc = composite.composite_links(robot, q, dtype)
+    R0, P0 = base_poses(robot, q, dtype)
+    S, I = [], []
+    for f in robot.joint_frames:
+        R, p = R0[..., f, :, :], P0[..., f, :]
+        z = R[..., :, 2]
+        S.append(np.concatenate([cross(p, z), z], -1) if robot.sigma[f] == 0 else np.concatenate([z, 0 * z], -1))
+        s = mv(R, MSc[f])
+        M = Mc[f][..., None, None]
+        phat, shat = skew(p), skew(s)
+        J0 = R @ Jc[f] @ np.swapaxes(R, -1, -2) - phat @ shat - shat @ phat - M * (phat @ phat)  # [9.12], moved to O_0
+        MS0 = skew(s + Mc[f][..., None] * p)
+        top = np.concatenate([M * np.eye(3, dtype=dtype), -MS0], -1)
+        I.append(np.concatenate([top, np.concatenate([MS0, J0], -1)], -2))  # [9.21]
+    return np.stack(S, -2), np.stack(I, -3)
+
+
+def inertia_matrix_partials(robot: Robot, q) -> np.ndarray:
+    """Analytic partial derivatives ∂A_ij/∂q_k, (..., n, n, n) indexed [..., i, j, k] (see the module notes)."""
+    dtype, batch, a = joint_arrays(robot, q=q)
+    return _partials(robot, a["q"], dtype)
+
+
+def _partials(robot: Robot, q: np.ndarray, dtype) -> np.ndarray:
+    S, I = _axes_and_composites(robot, q, dtype)
+    n = robot.n
+    X = _motion_cross(S[..., :, None, :], S[..., None, :, :])  # X[i, k] = S_i × S_k
+    IS = np.einsum("...jab,...lb->...jla", I, S)  # IS[j, l] = 𝕀⁺_j S_l
+    ISdiag = np.einsum("...jja->...ja", IS)
+    between = np.einsum("...ikx,...jx->...ijk", X, ISdiag)
+    beyond = np.einsum("...ikx,...kjx->...ijk", X, IS) + np.einsum("...kix,...jkx->...ijk", IS, X)
+    prec = _precedence(robot)
+    eye = np.eye(n, dtype=bool)
+    # masks [i, j, k] for the ordered case i ⪯ j
+    m_between = prec[:, :, None] & prec.T[None, :, :] & (prec & ~eye)[:, None, :]
+    m_beyond = prec[:, :, None] & (prec & ~eye)[None, :, :]
+    upper = np.where(m_between, between, 0) + np.where(m_beyond, beyond, 0)
+    lower = np.where((prec & ~eye).T[:, :, None], np.swapaxes(upper, -2, -3), 0)
+    return upper * (prec[:, :, None]) + lower
+
+
+def inertia_matrix_derivative(robot: Robot, q, qd) -> np.ndarray:
+    """Ȧ = Σ_k ∂A/∂q_k q̇_k, (..., n, n), from the analytic partials.
+
+    Parameters
+    ----------
+    q, qd : array_like (..., n)
+
+    Returns
+    -------
+    ndarray (..., n, n)  (kg m²/s for revolute pairs).
+    """
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    return np.einsum("...ijk,...k->...ij", _partials(robot, a["q"], dtype), a["qd"])
+
+
+def christoffel_symbols(robot: Robot, q) -> np.ndarray:
+    """c_ijk = ½(∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i) [9.7], (..., n, n, n) indexed [..., i, j, k]."""
+    dtype, batch, a = joint_arrays(robot, q=q)
+    dA = _partials(robot, a["q"], dtype)
+    return 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3))
+
+
+def coriolis_matrix(robot: Robot, q, qd) -> np.ndarray:
+    """Coriolis and centrifugal matrix C(q, q̇) in the Christoffel form [9.7], (..., n, n).
+
+    C q̇ = H − Q at zero friction and wrenches, and Ȧ − 2C is skew-symmetric.
+
+    Parameters
+    ----------
+    q, qd : array_like (..., n)
+
+    Returns
+    -------
+    ndarray (..., n, n)
+    """
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    dA = _partials(robot, a["q"], dtype)
+    c = 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3))
+    return np.einsum("...ijk,...k->...ij", c, a["qd"])
+
+
+def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
+    """Kinetic energy E (J), (...,), link by link [9.16]–[9.18] plus rotors ½ Ia q̇².
+
+    E_j = ½ [ωᵀ J_j ω + M_j VᵀV + 2 MS_jᵀ(V × ω)], everything in R_j ([9.16]; the seed's [9.13] prints ω̇ for ω).
+    """
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    w, V = link_velocities(robot, a["q"], a["qd"])
+    J, MS, M = (x.astype(dtype) for x in (robot.J, robot.MS, robot.M))
+    Jw = np.einsum("jab,...jb->...ja", J, w)
+    links = np.sum(w * Jw, -1) + M * np.sum(V * V, -1) + 2 * np.sum(MS * cross(V, w), -1)
+    rotors = robot.Ia[robot.joint_frames].astype(dtype) * a["qd"] ** 2
+    return 0.5 * (np.sum(links, -1) + np.sum(rotors, -1))
+
+
+def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
+    """Potential energy U = −Σ_j ⁰gᵀ(M_j ⁰P_j + ⁰A_j ʲMS_j) (J), (...,) [9.24]–[9.25].
+
+    Parameters
+    ----------
+    q : array_like (..., n)
+    gravity : array_like (3,) or (..., 3), optional — g in R_0; default ``robot.gravity``.
+    """
+    dtype, batch, a = joint_arrays(robot, q=q)
+    g = _gravity(robot, gravity, batch, dtype)
+    R0, P0 = base_poses(robot, a["q"], dtype)
+    first = robot.M.astype(dtype)[:, None] * P0 + np.einsum("...jab,jb->...ja", R0, robot.MS.astype(dtype))
+    return -np.einsum("...a,...ja->...", g, first)
+
+
+def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
+    """q̈ from A q̈ = Γ − H(q, q̇) [9.95]–[9.96]: A by composite links, H by Newton–Euler with q̈ = 0, then a
+    Cholesky factorization A = L Lᵀ and two triangular substitutions (loops over joints, batched).
+
+    Parameters
+    ----------
+    q, qd, tau : array_like (..., n)
+    wrenches : array_like (..., nf, 6), optional — exerted BY link j ON the environment, in R_j.
+    gravity : array_like (3,) or (..., 3), optional
+
+    Returns
+    -------
+    ndarray (..., n)
+    """
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    g = _gravity(robot, gravity, batch, dtype)
+    fe = _wrenches(robot, wrenches, batch, dtype)
+    H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + _friction(robot, a["qd"])
+    L = np.linalg.cholesky(composite.inertia_matrix(robot, a["q"]))
+    return _cholesky_solve(L, a["tau"] - H)
+
+
+def _cholesky_solve(L: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x with L Lᵀ x = b, (..., n): forward then backward substitution."""
+    n = b.shape[-1]
+    y = np.empty_like(b)
+    for i in range(n):
+        y[..., i] = (b[..., i] - np.einsum("...k,...k->...", L[..., i, :i], y[..., :i])) / L[..., i, i]
+    x = np.empty_like(b)
+    for i in range(n - 1, -1, -1):
+        x[..., i] = (y[..., i] - np.einsum("...k,...k->...", L[..., i + 1 :, i], x[..., i + 1 :])) / L[..., i, i]
+    return x
+
+
+def state_derivative(robot: Robot, x, tau, method: str = "recursive", wrenches=None, gravity=None) -> np.ndarray:
+    """Nonlinear state equation ẋ = [q̇; A⁻¹(Γ − H)] with x = [q; q̇] [9.98], for ODE integrators.
+
+    Parameters
+    ----------
+    x : array_like (..., 2n)
+        State [q, q̇].
+    tau : array_like (..., n)
+        Joint torques Γ.
+    method : str
+        Any method of :func:`robodyn.forward_dynamics` ("recursive", "cholesky", ...).
+    wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
+
+    Returns
+    -------
+    ndarray (..., 2n)  [q̇, q̈].
+    """
+    from robodyn.dynamics.api import forward_dynamics as dispatch
+
+    n = robot.n
+    xa = np.asarray(x)
+    if xa.dtype.kind not in "biuf" or xa.ndim == 0 or xa.shape[-1] != 2 * n:
+        raise InputError(
+            f"argument 'x' has shape {xa.shape}; robot '{robot.name}' has n = {n}, so the state x = [q, qd] "
+            f"must have shape (..., {2 * n})"
+        )
+    q, qd = xa[..., :n], xa[..., n:]
+    qdd = dispatch(robot, q, qd, tau, wrenches=wrenches, gravity=gravity, method=method)
+    dtype, batch, a = joint_arrays(robot, qd=qd, qdd=qdd)
+    return np.concatenate([a["qd"], a["qdd"]], -1)
