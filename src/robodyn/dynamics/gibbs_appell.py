@@ -1,0 +1,270 @@
+"""Gibbs–Appell dynamics (Mata, Provenzano, Valero & Cuadrado 2002), batched, trees included.
+
+* Inverse dynamics, O(n): the regressive recursion of eqs (14)–(16), algorithm §4.1 steps 1–3.
+* Inertia matrix, O(n²): the Hessian of the Gibbs function, D_jk = ∂²G / ∂q̈_j ∂q̈_k (eqs 19–22), algorithm §4.2
+  steps 1–7.
+* Forward dynamics: D q̈ = τ − C, with C from the inverse dynamics at q̈ = 0 (§3, after Walker & Orin) and a
+  Cholesky factorisation (§4.2, Table 3).
+
+Conversions from the paper (derivations in docs/formulations.md):
+
+* Frames.  Mata's frame i sits on joint i and is fixed to body i, ^{i-1}R_i rotating body-i coordinates into body
+  i−1: with Khalil–Kleinfinger frames that is ^{a(j)}A_j and ^{i-1}s_{i-1,i} = ^{a(j)}P_j, for any antecedent a(j).
+  Serial sums "for i = j..n" become sums over the subtree of frame j, so trees need no other change.
+* Quantities about O_i instead of G_i.  Mata writes the force ^if_i = m_i ^ir̈_i on the centre of mass and the
+  moment ^it_i about it (eqs 9–10) and adds ^ir̃_{i,i} ^if_i in eq (15).  We use the identity
+  ^ir̃_{i,i} ^if_i + ^it_i = ^iMS_i × ^is̈_i + (Ω_i E_i − (Ω_i E_i)ᵀ)^∨ with E_i the Euler tensor of the inertia
+  ^iH_i about O_i (Mata's own ^iH_i of §4.2 step 1), and ^if_i = m_i ^is̈_i + Ω_i ^iMS_i.  This is algebraically
+  the same and needs no division by the mass (massless links are allowed).
+* Prismatic joints.  Eq (7e): ∂^ir̈_i/∂q̈_k = ^iR_k ^kz_k, ∂^iω̇_i/∂q̈_k = 0 (the extracted text writes the axis
+  as ^iz_i; it is the axis of joint k seen from body i).  Hence τ_k = ^kz_kᵀ(^kf_k + ^kφ_k) for a prismatic joint,
+  and the Hessian entries of step 7 get the three mixed forms derived in ``inertia_matrix``.
+* Rotor inertia, friction, fixed frames, external wrenches: the rotor adds ½ Ia_k q̈_k² to G (Khalil & Dombre
+  [9.29]); friction and the wrenches are generalised forces added to τ; a fixed frame (σ = 2) is a body with no
+  joint variable (no row of D, its mass counts in every composite quantity above it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn._arrays import joint_arrays
+from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
+from robodyn.errors import ModelError
+from robodyn.kinematics import local_transforms
+from robodyn.model.inertia import skew
+from robodyn.model.robot import Robot
+from robodyn.spatial import along_z, cross, cross_z, mtv, mv
+
+
+def _vee(S: np.ndarray) -> np.ndarray:
+    """Axial vector of a skew-symmetric tensor (..., 3, 3) → (..., 3)."""
+    return np.stack([S[..., 2, 1], S[..., 0, 2], S[..., 1, 0]], -1)
+
+
+def _euler_tensors(robot: Robot, dtype) -> np.ndarray:
+    """Euler tensors about O_i, E_i = ½ trace(H_i) 1 − H_i (eq 11 written with ^iH_i = ^iJ_i), (nf, 3, 3)."""
+    H = robot.J
+    return (0.5 * np.trace(H, axis1=-2, axis2=-1)[:, None, None] * np.eye(3) - H).astype(dtype)
+
+
+def _kinematics(robot: Robot, q, qd, qdd, gravity):
+    """§4.1 step 1: ω_i, ω̇_i, Ω_i = ω̇̃_i + ω̃_i² (eq 12) and s̈_i, the acceleration of O_i minus g, in R_i.
+
+    s̈_i = ^iR_{i-1}[s̈_{i-1} + Ω_{i-1} s_{i-1,i}] (+ 2 ω_i × z_i q̇_i + z_i q̈_i for a prismatic joint, the
+    relative acceleration that (7e) differentiates); gravity enters as s̈_0 = −g (Luh et al.).
+    """
+    batch, dtype = q.shape[:-1], q.dtype
+    zero = np.zeros(batch + (3,), dtype)
+    zero33 = np.zeros(batch + (3, 3), dtype)
+    AP = local_transforms(robot, q, dtype)
+    w, wd, Om, sdd = [], [], [], []
+    k = 0
+    for i, (A, P) in enumerate(AP):
+        p = robot.antecedent[i] - 1
+        wp, wdp, Omp, sddp = (w[p], wd[p], Om[p], sdd[p]) if p >= 0 else (zero, zero, zero33, zero - gravity)
+        w_prev = mtv(A, wp)  # ^iω_{i-1}
+        wd_i = mtv(A, wdp)
+        sdd_i = mtv(A, sddp + mv(Omp, P))
+        w_i = w_prev
+        if robot.sigma[i] != 2:
+            qdk, qddk = qd[..., k], qdd[..., k]
+            k += 1
+            if robot.sigma[i] == 0:
+                w_i = w_prev + along_z(qdk)
+                wd_i = wd_i + along_z(qddk) + cross_z(w_prev, qdk)
+            else:
+                sdd_i = sdd_i + along_z(qddk) + 2 * cross_z(w_prev, qdk)
+        W = skew(w_i)
+        w.append(w_i)
+        wd.append(wd_i)
+        Om.append(skew(wd_i) + W @ W)  # eq (12)
+        sdd.append(sdd_i)
+    return AP, Om, sdd
+
+
+def _torques(robot: Robot, q, qd, qdd, gravity, wrenches) -> np.ndarray:
+    """Rigid-body torques plus rotor inertia by eqs (14)–(16), arrays already checked."""
+    dtype = q.dtype
+    AP, Om, sdd = _kinematics(robot, q, qd, qdd, gravity)
+    E = _euler_tensors(robot, dtype)
+    MS, M = robot.MS.astype(dtype), robot.M.astype(dtype)
+    # §4.1 step 2, referred to O_i: f_i = m_i r̈_i and the moment of link i's inertia forces about O_i.
+    f, chi = [], []
+    for i in range(robot.nf):
+        OE = Om[i] @ E[i]
+        f_i = M[i] * sdd[i] + mv(Om[i], MS[i])  # eq (9), gravity already in s̈_0
+        chi_i = cross(MS[i], sdd[i]) + _vee(OE - np.swapaxes(OE, -1, -2))  # r̃_{i,i} f_i + t_i, eq (10)
+        if wrenches is not None:
+            f_i = f_i + wrenches[..., i, :3]
+            chi_i = chi_i + wrenches[..., i, 3:]
+        f.append(f_i)
+        chi.append(chi_i)
+    # §4.1 step 3: φ_i = Σ_children ^iR_c (f_c + φ_c) (16); χ_i = ... + s̃_{i,c} ^iR_c(f_c + φ_c) + ^iR_c χ_c (15).
+    phi = [np.zeros_like(x) for x in f]
+    for i in range(robot.nf - 1, -1, -1):
+        p = robot.antecedent[i] - 1
+        if p >= 0:
+            A, P = AP[i]
+            F = mv(A, f[i] + phi[i])
+            phi[p] = phi[p] + F
+            chi[p] = chi[p] + cross(P, F) + mv(A, chi[i])
+    tau = np.empty(q.shape, dtype)
+    for k, i in enumerate(robot.joint_frames):
+        # eq (14): τ_j = (∂ω̇_j/∂q̈_j)ᵀ χ_j = z_jᵀ χ_j; prismatic, from (7e): z_jᵀ (f_j + φ_j).
+        tau[..., k] = (f[i] + phi[i])[..., 2] if robot.sigma[i] == 1 else chi[i][..., 2]
+    return tau + robot.Ia[robot.joint_frames].astype(dtype) * qdd
+
+
+def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
+    """Inverse dynamics by the Gibbs–Appell equations, O(n) (Mata et al. eqs 14–16, §4.1).
+
+    Parameters
+    ----------
+    robot : Robot
+        Revolute, prismatic and fixed frames; serial or tree.
+    q, qd, qdd : array_like (..., n)
+        Joint positions (rad | m), velocities, accelerations; leading axes are batch axes.
+    wrenches : array_like (..., nf, 6), optional
+        [f_ej; m_ej] exerted BY link j ON the environment, in R_j, moment about O_j (N, N m).
+    gravity : array_like (3,) or (..., 3), optional
+        Overrides ``robot.gravity`` (base frame, m/s²).
+
+    Returns
+    -------
+    ndarray (..., n)
+        τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
+    """
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    g = _gravity(robot, gravity, batch, dtype)
+    tau = _torques(robot, a["q"], a["qd"], a["qdd"], g, _wrenches(robot, wrenches, batch, dtype))
+    return tau + _friction(robot, a["qd"])
+
+
+def _mass_moments(robot: Robot, AP, dtype):
+    """§4.2 steps 1, 4, 5: composite mass M_i, first moment φ_i and inertia ψ_i of the subtree of frame i, about O_i.
+
+    M_i = m_i + Σ_c M_c;  φ_i = m_i r_{i,i} + Σ_c (M_c s_{i,c} + ^iR_c φ_c)   (Mata: γ_i + ^iφ_{i+1});
+    ψ_i = H_i + Σ_c (^iR_c ψ_c ^cR_i − M_c s̃_{i,c} s̃_{i,c} − s̃_{i,c} ^iφ̃_c − (s̃_{i,c} ^iφ̃_c)ᵀ)
+    (Mata: E_i − s̃ φ̃ − (s̃ φ̃)ᵀ + R ψ Rᵀ with E_i = H_i − M_{i+1} s̃ s̃ and H_i the inertia about O_i).
+    """
+    Mc = list(robot.M.astype(dtype))
+    phi = [x for x in robot.MS.astype(dtype)]
+    psi = [x for x in robot.J.astype(dtype)]
+    for i in range(robot.nf - 1, -1, -1):
+        p = robot.antecedent[i] - 1
+        if p >= 0:
+            A, P = AP[i]
+            S, F = skew(P), skew(mv(A, phi[i]))
+            Mc[p] = Mc[p] + Mc[i]
+            phi[p] = phi[p] + Mc[i] * P + mv(A, phi[i])
+            SF = S @ F
+            psi[p] = psi[p] + A @ psi[i] @ np.swapaxes(A, -1, -2) - Mc[i] * (S @ S) - SF - np.swapaxes(SF, -1, -2)
+    return Mc, phi, psi
+
+
+def inertia_matrix(robot: Robot, q) -> np.ndarray:
+    """Inertia matrix as the Hessian of the Gibbs function, O(n²) (Mata et al. eqs 19–22, §4.2 steps 1–7).
+
+    For a joint j and a joint k between the base and j (k = j included), with u_k = ∂^jω̇_j/∂q̈_k = ^jR_k z_k
+    (step 3; for a prismatic k the same vector is ∂^jr̈_i/∂q̈_k, eq 7e) and s_{k,j} from O_k to O_j in R_j
+    (step 2):
+
+    * k, j revolute:  D_jk = u_kᵀ [ψ_j − s̃_{k,j} φ̃_j] z_j                  (step 7; step 6 when k = j)
+    * k prismatic, j revolute:  D_jk = u_k · (z_j × φ_j)
+    * k revolute, j prismatic:  D_jk = z_j · (u_k × (M_j s_{k,j} + φ_j))
+    * k, j prismatic:  D_jk = M_j u_k · z_j
+
+    and D_kj = D_jk; D_jk = 0 when neither joint lies between the base and the other (trees).  Rotor inertias
+    are added on the diagonal.
+
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (..., n)
+
+    Returns
+    -------
+    ndarray (..., n, n)  (kg m², kg m, kg); float32 in, float32 out.
+    """
+    dtype, batch, a = joint_arrays(robot, q=q)
+    n = robot.n
+    AP = local_transforms(robot, a["q"], dtype)
+    Mc, phi, psi = _mass_moments(robot, AP, dtype)
+    z = np.zeros(3, dtype)
+    z[2] = 1
+    zb = np.broadcast_to(z, batch + (3,))
+    joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
+    D = np.zeros(batch + (n, n), dtype)
+    # Steps 2–3 for a tree: carry, for every joint k above frame i, (u_k, s_{k,i}) expressed in R_i.
+    above: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
+    for i in range(robot.nf):
+        p = robot.antecedent[i] - 1
+        A, P = AP[i]
+        carried = {} if p < 0 else {k: (mtv(A, u), mtv(A, s + P)) for k, (u, s) in above[p].items()}
+        if i in joint_of:
+            carried[joint_of[i]] = (zb, np.zeros(batch + (3,), dtype))
+        above.append(carried)
+        if i not in joint_of:
+            continue
+        j = joint_of[i]
+        Phi = skew(np.broadcast_to(phi[i], batch + (3,)))
+        for k, (u, s) in carried.items():
+            kf = robot.joint_frames[k]
+            if robot.sigma[i] == 0 and robot.sigma[kf] == 0:
+                Djk = np.sum(u * (psi[i] - skew(s) @ Phi)[..., :, 2], -1)  # steps 6–7: u_kᵀ [ψ − s̃ φ̃] z
+            elif robot.sigma[i] == 0:
+                Djk = np.sum(u * cross(zb, phi[i]), -1)
+            elif robot.sigma[kf] == 0:
+                Djk = cross(u, Mc[i] * s + phi[i])[..., 2]
+            else:
+                Djk = Mc[i] * u[..., 2]
+            D[..., j, k] = Djk
+            D[..., k, j] = Djk
+    idx = np.arange(n)
+    D[..., idx, idx] += robot.Ia[robot.joint_frames].astype(dtype)
+    return D
+
+
+def cholesky_solve(D: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Solve D x = b for symmetric positive-definite D (..., n, n) by Cholesky, D = L Lᵀ (Mata Table 3).
+
+    Substitutions loop over joints only, so batches and float32 are kept.
+    """
+    try:
+        L = np.linalg.cholesky(D)
+    except np.linalg.LinAlgError:
+        raise ModelError(
+            "inertia matrix is not positive definite: some joint moves no mass and has no rotor inertia; "
+            "give that link mass or the joint a rotor inertia Ia > 0"
+        ) from None
+    n = D.shape[-1]
+    y = np.empty_like(b)
+    for k in range(n):
+        y[..., k] = (b[..., k] - np.sum(L[..., k, :k] * y[..., :k], -1)) / L[..., k, k]
+    x = np.empty_like(b)
+    for k in range(n - 1, -1, -1):
+        x[..., k] = (y[..., k] - np.sum(L[..., k + 1 :, k] * x[..., k + 1 :], -1)) / L[..., k, k]
+    return x
+
+
+def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
+    """Forward dynamics q̈ = D⁻¹(τ − C(q, q̇)) with the Gibbs–Appell D and bias vector (Mata et al. §3, eq 17).
+
+    C (Coriolis, centrifugal, gravity, friction and wrench torques) is :func:`inverse_dynamics` at q̈ = 0;
+    D is :func:`inertia_matrix`; the system is solved by Cholesky factorisation.
+
+    Parameters
+    ----------
+    q, qd, tau : array_like (..., n)
+    wrenches, gravity : as in :func:`inverse_dynamics`.
+
+    Returns
+    -------
+    ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
+    """
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    g = _gravity(robot, gravity, batch, dtype)
+    zero = np.zeros_like(a["qd"])
+    C = _torques(robot, a["q"], a["qd"], zero, g, _wrenches(robot, wrenches, batch, dtype)) + _friction(robot, a["qd"])
+    return cholesky_solve(inertia_matrix(robot, a["q"]), a["tau"] - C)
