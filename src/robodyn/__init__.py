@@ -35,6 +35,9 @@ from robodyn.dynamics.lagrange import (
     state_derivative,
 )
 
+# --- robots: DH table converters (Craig modified DH, standard DH) ---
+from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -46,4 +49,6 @@ __all__ = [
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
     # complete dynamic model
     "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
+    # robots
+    "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
 ]
