@@ -55,18 +55,36 @@ class Reference:
 
 
 def line_reference(robot: Robot, samples: int = 501, duration: float = DURATION, point=None, q_guess=Q_GUESS,
-                   p_start=P_START, p_end=P_END, zyz_deg=ZYZ_DEG) -> Reference:
-    """q*, q̇*, q̈*, Γ* on ``samples`` equally spaced times in [0, duration] (step 1 of the module docstring)."""
+                   p_start=P_START, p_end=P_END, zyz_deg=ZYZ_DEG, t=None) -> Reference:
+    """q*, q̇*, q̈*, Γ* on ``samples`` equally spaced times in [0, duration] (step 1 of the module docstring).
+
+    Parameters
+    ----------
+    robot : Robot (6 joints)
+    samples : int ≥ 4, grid size (ignored when ``t`` is given)
+    duration : float, s
+    point : (3,), optional, tool point in the last frame (m); default its origin (the PUMA's wrist centre)
+    q_guess : (6,), initial guess of the inverse kinematics at t = 0 (selects the solution branch)
+    p_start, p_end : (3,) m;  zyz_deg : (3,) ZYZ Euler angles of the tool frame (degrees)
+    t : array_like (N,), optional, explicit times (s) instead of the uniform grid
+
+    Returns
+    -------
+    Reference (q* continuous along the line, starting from the branch selected by ``q_guess``)
+    """
     if robot.n != 6:
         raise InputError(f"robot '{robot.name}' has n = {robot.n} joints; the straight-line demo needs a 6-joint arm")
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 4:
-        raise InputError(f"samples = {samples!r}; give an integer >= 4")
-    t = np.linspace(0.0, duration, samples)
+    if t is None:
+        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 4:
+            raise InputError(f"samples = {samples!r}; give an integer >= 4")
+        t = np.linspace(0.0, duration, samples)
+    t = np.atleast_1d(np.asarray(t, dtype=float))
     R = zyz_matrix(*np.radians(zyz_deg))
+    T0 = straight_line(p_start, p_end, R, duration, 0.0)[0][0]
     T, xd, xdd = straight_line(p_start, p_end, R, duration, t)
-    q0 = inverse_kinematics(robot, T[0], np.asarray(q_guess, dtype=float), point=point)
+    q0 = inverse_kinematics(robot, T0, np.asarray(q_guess, dtype=float), point=point)
     q0 = np.where(robot.sigma[robot.joint_frames] == 0, (q0 + np.pi) % (2 * np.pi) - np.pi, q0)
-    q0 = inverse_kinematics(robot, T[0], q0, point=point)
+    q0 = inverse_kinematics(robot, T0, q0, point=point)
     q = inverse_kinematics(robot, T, q0, point=point)
     J = jacobian(robot, q, point=point)
     qd = np.linalg.solve(J, xd[..., None])[..., 0]
