@@ -97,7 +97,8 @@ class AccuracyResult:
         return header, rows
 
     def plot(self, path: str | os.PathLike) -> None:
-        """Write a PNG: q̈ of each joint vs angle (float32 solid, float64 dashed) and cond(A) vs angle.
+        """Write a PNG: q̈ of each joint vs angle (float32 solid, float64 dashed), |q̈_double − q̈_single| per
+        method (log scale) and cond(A) vs angle.
 
         The file is written to a temporary name and renamed, so no partial file is ever left behind.
         """
@@ -108,7 +109,7 @@ class AccuracyResult:
 
         n = self.qdd_double.shape[-1]
         deg = np.degrees(self.angles)
-        fig, axes = plt.subplots(n + 1, 1, figsize=(8, 2.6 * (n + 1)), sharex=True)
+        fig, axes = plt.subplots(n + 2, 1, figsize=(8, 2.6 * (n + 2)), sharex=True)
         for j in range(n):
             ax = axes[j]
             for k, m in enumerate(self.methods):
@@ -116,6 +117,10 @@ class AccuracyResult:
                 ax.plot(deg, self.qdd_double[k, :, j], "--", lw=1, color=line.get_color(), label=f"{m} float64")
             ax.set_ylabel(f"q̈{j + 1} (rad/s²)")
             ax.legend(fontsize=7, ncol=2)
+        for k, m in enumerate(self.methods):
+            axes[n].semilogy(deg, np.maximum(self.error[k].max(-1), 1e-12), "-", lw=1, label=m)
+        axes[n].set_ylabel("max_j |Δq̈_j| (rad/s²)")
+        axes[n].legend(fontsize=7, ncol=2)
         axes[-1].semilogy(deg, self.cond, "k-")
         axes[-1].set_ylabel("cond(A)")
         axes[-1].set_xlabel(f"q{n} (deg)")
