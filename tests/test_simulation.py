@@ -149,3 +149,8 @@ def test_puma_line_tables(puma):
     assert np.allclose(t6["recursive"], t6["cholesky"], rtol=1e-3, atol=1e-9)
     with pytest.raises(rd.InputError, match="6-joint"):
         puma_line_study(rd.load("ascher2"))
+
+
+def test_puma_line_rejects_bad_output_interval(puma):
+    with pytest.raises(rd.InputError, match="output_interval = 0.3"):
+        puma_line_study(puma, methods=["recursive"], output_interval=0.3)

@@ -126,8 +126,10 @@ class AccuracyResult:
         axes[-1].set_xlabel(f"q{n} (deg)")
         fig.suptitle(f"{self.robot}: forward dynamics in single vs double precision")
         fig.tight_layout()
-        _save_figure(fig, path)
-        plt.close(fig)
+        try:
+            _save_figure(fig, path)
+        finally:
+            plt.close(fig)
 
 
 def _save_figure(fig, path) -> None:

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import import_module
+from importlib import util as import_util
 
 import numpy as np
 
@@ -282,6 +283,10 @@ def counting():
     algorithm, counted).  Everything is restored on exit.
     """
     tally = Tally()
+    for table in (api._INVERSE, api._INERTIA, api._FORWARD):  # load every method module first, so all get swapped
+        for module in table.values():
+            if import_util.find_spec(module) is not None:
+                import_module(module)
     swapped = []
     for name, mod in list(sys.modules.items()):
         if name == "robodyn" or name.startswith("robodyn."):

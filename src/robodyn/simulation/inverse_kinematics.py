@@ -89,9 +89,9 @@ def inverse_kinematics(
         dq = np.einsum("...ji,...j->...i", J, np.linalg.solve(JJt, e[..., None])[..., 0])
         scale = np.minimum(1.0, max_step / np.maximum(np.abs(dq).max(-1, keepdims=True), 1e-300))
         q = q + scale * dq
-    worst = np.unravel_index(np.argmax(np.abs(e).max(-1)), e.shape[:-1])
+    worst = tuple(int(i) for i in np.unravel_index(np.argmax(np.abs(e).max(-1)), e.shape[:-1]))
     raise InputError(
-        f"inverse kinematics: target {worst if batch else ''} not reached in {max_iter} iterations "
+        f"inverse kinematics: target{f' at batch index {worst}' if batch else ''} not reached in {max_iter} iterations "
         f"(pose error {np.abs(e).max():.3g}); check that the target is reachable or give a closer q0"
         + ("" if n >= 6 else f" (robot has only n = {n} joints: a general 6-D pose needs 6)")
     )

@@ -142,8 +142,10 @@ class PumaLineResult:
         ax2.legend(fontsize=7)
         fig.suptitle(f"{self.robot}: straight line, open-loop RK45 simulation")
         fig.tight_layout()
-        _save_figure(fig, path)
-        plt.close(fig)
+        try:
+            _save_figure(fig, path)
+        finally:
+            plt.close(fig)
 
 
 def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_interval: float = 0.1,
@@ -164,12 +166,12 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
     from robodyn.analysis.accuracy import available_methods
 
     methods = available_methods("forward") if methods is None else tuple(methods)
+    count = int(round(duration / output_interval)) if output_interval > 0 else 0
+    if count < 1 or not np.isclose(count * output_interval, duration):
+        raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
     if progress:
         progress("reference")
     ref = line_reference(robot, samples=samples, duration=duration, point=point)
-    count = int(round(duration / output_interval))
-    if count < 1 or not np.isclose(count * output_interval, duration):
-        raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
     t_eval = np.linspace(0.0, duration, count + 1)
     sims = []
     for m in methods:
