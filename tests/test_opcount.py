@@ -4,6 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given
 
 import robodyn as rd
 from robodyn import _arrays
@@ -13,6 +14,7 @@ from robodyn.analysis.opcount import (
     traced_array, values,
 )
 from robodyn.spatial import cross, mv
+from tests.support.random_robots import robots
 
 
 def test_counter_on_scalar_expressions():
@@ -51,10 +53,12 @@ def test_counter_on_numpy_object_arrays():
 
 
 def test_counting_restores_numpy_and_argument_checks():
-    original = (np.linalg.cholesky, _arrays.joint_arrays, rd.kinematics.joint_arrays)
+    original = (np.linalg.cholesky, np.cos, np.sin, np.sqrt, _arrays.joint_arrays, rd.kinematics.joint_arrays)
     with counting():
-        assert np.linalg.cholesky is not original[0] and rd.kinematics.joint_arrays is not original[2]
-    assert (np.linalg.cholesky, _arrays.joint_arrays, rd.kinematics.joint_arrays) == original
+        assert np.linalg.cholesky is not original[0] and np.cos is not original[1]
+        assert rd.kinematics.joint_arrays is not original[-1]
+        assert np.allclose(np.cos(np.array([0.0, np.pi])), [1, -1])  # float arrays still go to the ufunc
+    assert (np.linalg.cholesky, np.cos, np.sin, np.sqrt, _arrays.joint_arrays, rd.kinematics.joint_arrays) == original
     with pytest.raises(rd.InputError, match="give real numbers"):  # outside the context object arrays are refused
         rd.inverse_dynamics(counting_robot(2), *(traced_array(np.zeros(2)) for _ in range(3)))
 
@@ -79,6 +83,17 @@ def test_counted_evaluation_gives_the_float_result(kind):
         tally, traced, ref = count_operations(robot, kind, m)
         assert np.allclose(traced, ref, rtol=1e-12, atol=1e-12), m
         assert tally.mul > 0 and tally.add > 0 and tally.sin == tally.cos > 0
+
+
+@given(robot=robots)
+def test_counting_changes_no_result_on_random_robots(robot):
+    """Trees, prismatic and fixed frames, friction, rotor inertia: the Traced evaluation is the float one, and
+    the counts do not depend on the state."""
+    for kind in ("inverse", "inertia", "forward"):
+        for m in available_methods(kind):
+            tally, traced, ref = count_operations(robot, kind, m)
+            assert np.allclose(traced, ref, rtol=1e-10, atol=1e-10 * max(1.0, np.abs(ref).max())), (kind, m)
+            assert count_operations(robot, kind, m, seed=7)[0] == tally  # another state, the same counts
 
 
 def test_counts_depend_on_structure_not_values():

@@ -270,8 +270,25 @@ def _cholesky(A):
 
 
 _ORIGINAL["cholesky"] = np.linalg.cholesky
-#: Square root of Traced numbers (counted) and of plain constants (not counted), elementwise.
-_SQRT = np.frompyfunc(lambda x: x.sqrt() if isinstance(x, Traced) else math.sqrt(x), 1, 1)
+
+
+def _object_ufunc(name: str):
+    """np.<name> that also takes object arrays mixing Traced numbers (counted) and plain constants (not
+    counted: e.g. cos θ_j of a prismatic joint's constant θ_j), elementwise."""
+    original = getattr(np, name)
+    _ORIGINAL[name] = original
+    scalar = getattr(math, name)
+    elementwise = np.frompyfunc(lambda x: getattr(x, name)() if isinstance(x, Traced) else scalar(x), 1, 1)
+
+    def ufunc(x, *args, **kwargs):
+        a = np.asarray(x)
+        return elementwise(a) if a.dtype == object and not args and not kwargs else original(x, *args, **kwargs)
+
+    return ufunc
+
+
+_UFUNCS = {name: _object_ufunc(name) for name in ("sin", "cos", "sqrt")}
+_SQRT = _UFUNCS["sqrt"]
 
 
 @contextmanager
@@ -279,8 +296,9 @@ def counting():
     """Count the operations done inside the ``with`` block on Traced numbers; yields the :class:`Tally`.
 
     While active, robodyn's argument checks accept object arrays (``joint_arrays``/``check_array`` are
-    swapped in every loaded robodyn module) and ``np.linalg.cholesky`` accepts object arrays (textbook
-    algorithm, counted).  Everything is restored on exit.
+    swapped in every loaded robodyn module), ``np.linalg.cholesky`` accepts object arrays (textbook
+    algorithm, counted) and ``np.sin``/``np.cos``/``np.sqrt`` accept object arrays mixing Traced numbers and
+    plain constants.  Everything is restored on exit.
     """
     tally = Tally()
     for table in (api._INVERSE, api._INERTIA, api._FORWARD):  # load every method module first, so all get swapped
@@ -295,12 +313,16 @@ def counting():
                     swapped.append((mod, attr))
                     setattr(mod, attr, new)
     np.linalg.cholesky = _cholesky
+    for name, fn in _UFUNCS.items():
+        setattr(np, name, fn)
     _STACK.append(tally)
     try:
         yield tally
     finally:
         _STACK.pop()
         np.linalg.cholesky = _ORIGINAL["cholesky"]
+        for name in _UFUNCS:
+            setattr(np, name, _ORIGINAL[name])
         for mod, attr in swapped:
             setattr(mod, attr, _ORIGINAL[attr])
 
