@@ -53,7 +53,7 @@ def test_demo_puma_line_tables_and_plot(tmp_path):
     assert "Table 6 — recursive" in res.output
     m = re.search(r"Table 6 — cholesky: every entry within ([0-9.e+-]+) \(relative\) of recursive's", res.output)
     assert m and float(m.group(1)) < 1e-3
-    table7 = [line for line in res.output.splitlines() if line.startswith("│ recursive") or line.startswith("│ cholesky")]
+    table7 = [line for line in res.output.splitlines() if line.startswith(("│ recursive", "│ cholesky"))]
     assert len(table7) == 2 and all(int(line.split("│")[3]) > 0 for line in table7)
     joints = [line for line in res.output.splitlines() if re.match(r"│ [1-6] ", line)]
     assert len(joints) == 6

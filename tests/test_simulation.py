@@ -111,7 +111,7 @@ def test_reference_reaches_the_line_and_is_consistent(puma):
     R = zyz_matrix(0, np.pi / 2, np.pi)
     T, _, _ = straight_line(P_START, P_END, R, 5.0, ref.t)
     assert np.abs(pose_error(T, tool_pose(puma, ref.q))).max() < 1e-10
-    # q̇* = J⁻¹ ẋ and q̈* = J⁻¹ (ẍ − J̇ q̇*) against central differences (errors O(h²) ≈ 1e-8 and IK round-off)
+    # q̇* = J⁻¹ ẋ and q̈* = J⁻¹ (ẍ − J̇ q̇*) against central differences (error O(h²) ≈ 1e-8 + IK round-off)
     assert np.allclose((ref.q[2] - ref.q[0]) / (2 * h), ref.qd[1], atol=1e-6)
     assert np.allclose((ref.qd[2] - ref.qd[0]) / (2 * h), ref.qdd[1], atol=1e-6)
     assert np.allclose(ref.qd[3:], 0, atol=1e-12) and np.allclose(ref.qdd[3:], 0, atol=1e-12)

@@ -178,7 +178,8 @@ def accuracy_study(robot: Robot, methods=None, steps: int = 180) -> AccuracyResu
     double, single, dtypes = [], [], []
     for m in methods:
         double.append(api.forward_dynamics(robot, q, zero, zero, method=m))
-        out32 = api.forward_dynamics(robot, q.astype(np.float32), zero.astype(np.float32), zero.astype(np.float32), method=m)
+        q32, zero32 = q.astype(np.float32), zero.astype(np.float32)
+        out32 = api.forward_dynamics(robot, q32, zero32, zero32, method=m)
         dtypes.append(str(np.asarray(out32).dtype))
         single.append(np.asarray(out32, dtype=np.float64))
     cond = np.linalg.cond(api.inertia_matrix(robot, q))

@@ -335,7 +335,8 @@ def counting_robot(n: int, seed: int = 0) -> Robot:
     for _ in range(n):
         a, b, c = rng.uniform(0.01, 0.5, 3)
         R = rot_z(rng.uniform(-3, 3)) @ rot_x(rng.uniform(-3, 3)) @ rot_z(rng.uniform(-3, 3))
-        params.append(standard_from_com(rng.uniform(0.5, 5), rng.uniform(-0.3, 0.3, 3), R @ np.diag([a + b, b + c, a + c]) @ R.T))
+        inertia_com = R @ np.diag([a + b, b + c, a + c]) @ R.T
+        params.append(standard_from_com(rng.uniform(0.5, 5), rng.uniform(-0.3, 0.3, 3), inertia_com))
     return Robot(
         name=f"general{n}R", sigma=np.zeros(n, int), alpha=rng.uniform(0.2, 1.3, n) * rng.choice([-1, 1], n),
         d=rng.uniform(0.1, 0.5, n), r=rng.uniform(0.1, 0.5, n), params=np.array(params), gravity=[0, 0, -9.81],
@@ -521,7 +522,8 @@ class OpcountReport:
     HEADER = ("method", "op", "ours (exact fit)", "ours n=6", "seed", "seed formula", "seed n=6", "ours − seed n=6")
 
 
-def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), methods=None, progress=None) -> OpcountReport:
+def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), methods=None,
+                   progress=None) -> OpcountReport:
     """Count every installed method of each kind for n = 1..n_max on :func:`counting_robot` arms.
 
     Parameters
@@ -550,6 +552,6 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
                     err = max(err, float(np.max(np.abs(traced - ref), initial=0.0)))
                     tallies.append(t)
                 out.append(MethodCount(kind, m, tuple(range(1, n_max + 1)), tuple(tallies), err))
-            except Exception as exc:  # noqa: BLE001 — a method that cannot run on object arrays is reported, not hidden
+            except Exception as exc:  # noqa: BLE001 — a method that cannot run on object arrays is reported
                 out.append(MethodCount(kind, m, (), (), float("nan"), error=f"{type(exc).__name__}: {exc}"))
     return OpcountReport(n_max=n_max, counts=tuple(out))

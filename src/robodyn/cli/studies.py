@@ -72,7 +72,8 @@ def puma_line_command(
             def progress(stage: str) -> None:
                 if stage != "reference":
                     bar.advance(task)
-                bar.update(task, description="inverse kinematics + dynamics" if stage == "reference" else f"simulating {stage}")
+                what = "inverse kinematics + dynamics" if stage == "reference" else f"simulating {stage}"
+                bar.update(task, description=what)
 
             result = puma_line_study(model, methods=chosen, samples=samples, progress=progress)
             bar.advance(task)

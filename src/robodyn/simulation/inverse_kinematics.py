@@ -22,7 +22,9 @@ def pose_error(target: np.ndarray, pose: np.ndarray) -> np.ndarray:
     ndarray (..., 6): position error (m) and orientation error (rad), base frame.
     """
     Re = target[..., :3, :3] @ np.swapaxes(pose[..., :3, :3], -1, -2)
-    dphi = 0.5 * np.stack([Re[..., 2, 1] - Re[..., 1, 2], Re[..., 0, 2] - Re[..., 2, 0], Re[..., 1, 0] - Re[..., 0, 1]], -1)
+    dphi = 0.5 * np.stack(
+        [Re[..., 2, 1] - Re[..., 1, 2], Re[..., 0, 2] - Re[..., 2, 0], Re[..., 1, 0] - Re[..., 0, 1]], -1
+    )
     return np.concatenate([target[..., :3, 3] - pose[..., :3, 3], dphi], -1)
 
 
@@ -52,8 +54,8 @@ def inverse_kinematics(
 ) -> np.ndarray:
     """Joint values q that put the tool frame at ``target``, by damped least-squares Newton iterations.
 
-    Δq = Jᵀ (J Jᵀ + λ² I)⁻¹ e, with e = :func:`pose_error` (target, T(q)) and J the geometric Jacobian of the tool
-    point (:func:`robodyn.jacobian`); each sample's step is scaled so that max |Δq| ≤ ``max_step``.  All samples
+    Δq = Jᵀ (J Jᵀ + λ² I)⁻¹ e, with e = :func:`pose_error` (target, T(q)) and J the geometric Jacobian of the
+    tool point (:func:`robodyn.jacobian`); each sample's step is scaled so that max |Δq| ≤ ``max_step``.  All samples
     iterate together (batched); the result is the solution branch nearest ``q0``.
 
     Parameters

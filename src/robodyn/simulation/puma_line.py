@@ -105,7 +105,7 @@ class PumaLineResult:
         return CubicSpline(self.reference.t, getattr(self.reference, name), axis=0)(sim.t)
 
     def table6(self) -> dict[str, np.ndarray]:
-        """Average |q − q*|, |q̇ − q̇*|, |q̈ − q̈*| per joint over the output times: method → (n, 3) array."""
+        """Average |q − q*|, |q̇ − q̇*|, |q̈ − q̈*| per joint over the output times: method → (n, 3)."""
         out = {}
         for sim in self.simulations:
             cols = [np.abs(getattr(sim, k) - self._at_outputs(sim, k)).mean(0) for k in ("q", "qd", "qdd")]
