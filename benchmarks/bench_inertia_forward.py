@@ -17,11 +17,11 @@ import argparse
 import time
 
 import numpy as np
+import pinocchio as pin
 
 import robodyn as rd
 from robodyn.errors import RobodynError, UnknownRobotError
 from tests.support.pin_bridge import PinRobot
-from tests.support.pin_compare import depth_first
 
 
 def best_times(funcs: dict, repeat: int) -> dict:
@@ -78,12 +78,11 @@ def run(batch: int, repeat: int, n_loop: int) -> list[dict]:
     for name, robot, rtb_model in load_robots():
         n = robot.n
         q, qd, tau = (rng.uniform(-1, 1, (batch, n)) for _ in range(3))
-        dfs, perm = depth_first(robot)
-        pin_robot = PinRobot(dfs)
+        pin_robot = PinRobot(robot)
         model, data = pin_robot.model, pin_robot.data
-        import pinocchio as pin
-
-        qp, qdp, taup = (np.ascontiguousarray(x[:, perm]) for x in (q, qd, tau))
+        qp, qdp, taup = (np.empty_like(x) for x in (q, qd, tau))
+        for x, xp in ((q, qp), (qd, qdp), (tau, taup)):
+            xp[:, pin_robot.perm] = x  # Pinocchio's joint order
         loop = range(min(n_loop, batch))
         cases = [
             ("inertia", "composite", lambda x: rd.inertia_matrix(robot, x[0], method="composite"),
@@ -93,6 +92,12 @@ def run(batch: int, repeat: int, n_loop: int) -> list[dict]:
              lambda i: pin.aba(model, data, qp[i], qdp[i], taup[i]), lambda i: rtb_model.accel(q[i], qd[i], tau[i])),
             ("forward", "cholesky", lambda x: rd.forward_dynamics(robot, *x, method="cholesky"), None, None),
         ]
+        check = {  # robodyn vs Pinocchio on the first states: the timed computations agree
+            "inertia": max(_rel(rd.inertia_matrix(robot, q[i]), pin_robot.crba(q[i])) for i in range(5)),
+            "forward": max(_rel(rd.forward_dynamics(robot, q[i], qd[i], tau[i]), pin_robot.aba(q[i], qd[i], tau[i]))
+                           for i in range(5)),
+        }
+        print(f"{name}: max relative difference to Pinocchio, A {check['inertia']:.1e}, q̈ {check['forward']:.1e}")
         for what, method, ours, pin_f, rtb_f in cases:
             funcs = {"single": lambda: ours((q[0], qd[0], tau[0])), "batched": lambda: ours((q, qd, tau))}
             if pin_f is not None:
@@ -104,6 +109,10 @@ def run(batch: int, repeat: int, n_loop: int) -> list[dict]:
             row.update({k: t[k] / per_state[k] * 1e6 for k in t})
             rows.append(row)
     return rows
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(a - b)) / max(1.0, np.max(np.abs(b))))
 
 
 def fmt(x):

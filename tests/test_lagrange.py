@@ -8,7 +8,7 @@ from scipy.integrate import solve_ivp
 import robodyn as rd
 from robodyn.dynamics import composite, lagrange, recursive
 from robodyn.kinematics import base_poses
-from tests.support.pin_compare import assert_rel, pin_aba
+from tests.support.pin_compare import assert_rel, pin_aba, pin_coriolis, pin_inertia_partials
 from tests.support.random_robots import random_robot, random_state, robots
 
 #: central 8th-order first-derivative stencil (offset, weight)
@@ -45,11 +45,29 @@ def test_coriolis_closes_the_model(robot):
 
 
 @given(robots)
+def test_coriolis_equals_pinocchio(robot):
+    """Pinocchio's computeCoriolisMatrix is built from spatial algebra, not from ∂A/∂q; it gives the same C."""
+    q, qd, _ = random_state(robot, 14, (2,))
+    C = rd.coriolis_matrix(robot, q, qd)
+    for b in range(2):
+        assert_rel(C[b], pin_coriolis(robot, q[b], qd[b]))
+
+
+@given(robots)
 def test_Adot_minus_2C_is_skew_symmetric(robot):
     q, qd, _ = random_state(robot, 5, (3,))
     N = rd.inertia_matrix_derivative(robot, q, qd) - 2 * rd.coriolis_matrix(robot, q, qd)
     scale = np.abs(rd.inertia_matrix_derivative(robot, q, qd)).max()
     assert_rel(N + np.swapaxes(N, -1, -2), 0 * N, 1e-13 * max(1, scale))
+
+
+@given(robots)
+def test_partials_equal_pinocchio_rnea_derivatives(robot):
+    """∂A/∂q_k against Pinocchio's analytic RNEA derivatives (an independent algorithm), 1e-10 relative."""
+    q, _, _ = random_state(robot, 10, (2,))
+    dA = lagrange.inertia_matrix_partials(robot, q)
+    for b in range(2):
+        assert_rel(dA[b], pin_inertia_partials(robot, q[b]))
 
 
 @given(robots)
@@ -90,7 +108,8 @@ def test_potential_energy_planar2r():
     q = np.array([0.3, 0.5])
     y = 0.5 * np.sin(q[0]) + (np.sin(q[0]) + 0.5 * np.sin(q[0] + q[1]))
     assert_rel(rd.potential_energy(robot, q), 9.81 * y, 1e-14)
-    assert_rel(rd.potential_energy(robot, q, gravity=[9.81, 0, 0]), -9.81 * (0.5 * np.cos(q[0]) + np.cos(q[0]) + 0.5 * np.cos(q[0] + q[1])), 1e-14)
+    x = 0.5 * np.cos(q[0]) + (np.cos(q[0]) + 0.5 * np.cos(q[0] + q[1]))
+    assert_rel(rd.potential_energy(robot, q, gravity=[9.81, 0, 0]), -9.81 * x, 1e-14)
 
 
 @given(robots)
@@ -151,6 +170,7 @@ def test_builtin_robots(name):
     C = rd.coriolis_matrix(free, q, qd)
     for b in range(2):
         assert_rel(qdd[b], pin_aba(free, q[b], qd[b], tau[b]))
+        assert_rel(lagrange.inertia_matrix_partials(robot, q[b]), pin_inertia_partials(robot, q[b]))
     assert_rel(np.einsum("...ij,...j->...i", C, qd) + rd.gravity_torques(free, q), rd.bias_torques(free, q, qd))
 
 

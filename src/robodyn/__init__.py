@@ -60,6 +60,11 @@ from robodyn import analysis
 # --- robots: DH table converters (Craig modified DH, standard DH) ---
 from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
 
+# --- studies: numerical accuracy, simulation (inverse kinematics, integration), operation counts ---
+from robodyn.analysis.accuracy import accuracy_study
+from robodyn.analysis.opcount import opcount_report
+from robodyn.simulation import inverse_kinematics, puma_line_study, simulate
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -79,4 +84,6 @@ __all__ = [
     "analysis",
     # robots
     "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
+    # studies
+    "accuracy_study", "opcount_report", "inverse_kinematics", "puma_line_study", "simulate",
 ]

@@ -1,4 +1,5 @@
-"""Analysis of the dynamic model: structural properties, inertial couplings, bounds on dynamic terms.
+"""Analysis of the dynamic model: structural properties, inertial couplings, bounds on dynamic terms,
+numerical accuracy of the direct-dynamics methods (``robodyn.analysis.accuracy``).
 
 Khalil & Dombre §9.3.3.3 and De Luca, "Dynamic model of robots: analysis, properties, extensions, uses".
 """

@@ -39,7 +39,7 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
     AP = local_transforms(robot, q, dtype)
     J = list(robot.J.astype(dtype))
     MS = list(robot.MS.astype(dtype))
-    M = list(robot.M.astype(dtype))
+    M = [np.array(m, dtype=dtype) for m in robot.M]  # 0-d arrays: [..., None] works for any dtype
     eye = np.eye(3, dtype=dtype)
     for k in range(robot.nf - 1, -1, -1):
         j = robot.antecedent[k] - 1

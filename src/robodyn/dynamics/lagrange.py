@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, joint_arrays
+from robodyn._arrays import joint_arrays
 from robodyn.dynamics import composite
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
 from robodyn.errors import InputError, ModelError

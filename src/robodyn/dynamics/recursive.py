@@ -80,86 +80,94 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
-    q, qd = a["q"], a["qd"]
     g = _gravity(robot, gravity, batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
-    tau = a["tau"] - _friction(robot, qd)  # [9.106]
-    Ia = robot.Ia.astype(dtype)
-    spatial = spatial_inertia(robot, dtype)
-    J, MS = robot.J.astype(dtype), robot.MS.astype(dtype)
-    nf = robot.nf
-    k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
-    zero3 = np.zeros(batch + (3,), dtype)
-    zero = np.zeros(batch, dtype)
+    tau = a["tau"] - _friction(robot, a["qd"])  # [9.106]
+    T, gam, beta = _first_forward(robot, a["q"], a["qd"], fe)
+    H, Jstar, beta_star = _backward(robot, tau, T, gam, beta)
+    return _second_forward(robot, tau, g, T, gam, H, Jstar, beta_star)
 
-    AP = local_transforms(robot, q, dtype)
-    T, axis, w, gam, beta = [], [], [], [], []
-    for j in range(nf):  # i) first forward recursion
-        A, P = AP[j]
+
+def _row(robot: Robot, j: int) -> int:
+    """Index of the joint axis in a screw [linear; angular]: a_j = u_3 (prismatic) or u_6 (revolute) [9.23b]."""
+    return 2 if robot.sigma[j] == 1 else 5
+
+
+def _first_forward(robot: Robot, q, qd, fe):
+    """^j𝕋_{a(j)}, γ_j [9.101] and β_j [9.103] of every frame (lists over frames)."""
+    dtype, batch = q.dtype, q.shape[:-1]
+    J, MS = robot.J.astype(dtype), robot.MS.astype(dtype)
+    k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
+    zero3, zero = np.zeros(batch + (3,), dtype), np.zeros(batch, dtype)
+    T, gam, beta, w = [], [], [], []
+    for j, (A, P) in enumerate(local_transforms(robot, q, dtype)):
         p = robot.antecedent[j] - 1
         wp = w[p] if p >= 0 else zero3
         qdj = qd[..., k_of[j]] if j in k_of else zero
         w_prev = mtv(A, wp)  # ^jω_{a(j)}
-        lin = mtv(A, cross(wp, cross(wp, P)))
-        ang = zero3
+        lin, ang, w_j = mtv(A, cross(wp, cross(wp, P))), zero3, w_prev
         if robot.sigma[j] == 1:
             lin = lin + 2 * cross_z(w_prev, qdj)
-            w_j = w_prev
         elif robot.sigma[j] == 0:
             ang = cross_z(w_prev, qdj)
-            w_j = w_prev + along_z(qdj)
-        else:
-            w_j = w_prev
-        gamma = np.concatenate([lin, ang], -1)  # [9.101]
+            w_j = w_prev + along_z(qdj)  # [9.17]
         b = -np.concatenate([cross(w_j, cross(w_j, MS[j])), cross(w_j, mv(J[j], w_j))], -1)  # [9.103]
-        if fe is not None:
-            b = b - fe[..., j, :]
         T.append(screw_transform(A, P))
-        axis.append(np.eye(6, dtype=dtype)[2 if robot.sigma[j] == 1 else 5])
+        gam.append(np.concatenate([lin, ang], -1))  # [9.101]
+        beta.append(b if fe is None else b - fe[..., j, :])
         w.append(w_j)
-        gam.append(gamma)
-        beta.append(b)
+    return T, gam, beta
 
-    Jstar = [np.broadcast_to(spatial[j], batch + (6, 6)).copy() for j in range(nf)]
+
+def _backward(robot: Robot, tau, T, gam, beta):
+    """H_j [9.116], 𝕁*_j and β*_j, with K_j [9.117] and α_j [9.118] passed to the antecedent [9.119]–[9.120]."""
+    dtype, batch = tau.dtype, tau.shape[:-1]
+    spatial, Ia = spatial_inertia(robot, dtype), robot.Ia.astype(dtype)
+    k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
+    Jstar = [np.broadcast_to(spatial[j], batch + (6, 6)).copy() for j in range(robot.nf)]
     beta_star = [b.copy() for b in beta]
-    H, K, alpha = [None] * nf, [None] * nf, [None] * nf
-    for j in range(nf - 1, -1, -1):  # ii) backward recursion
-        Js, bs, gj = Jstar[j], beta_star[j], gam[j]
-        if robot.sigma[j] == 2:
-            K[j] = Js
-            alpha[j] = mv(Js, gj) - bs
+    H = [None] * robot.nf
+    for j in range(robot.nf - 1, -1, -1):
+        Js, bs = Jstar[j], beta_star[j]
+        if robot.sigma[j] == 2:  # no joint: the wrench follows the antecedent's acceleration rigidly
+            K, alpha = Js, mv(Js, gam[j]) - bs
         else:
-            k = k_of[j]
-            Ja = mv(Js, axis[j])  # 𝕁*_j a_j (..., 6)
-            H[j] = Ja[..., 2 if robot.sigma[j] == 1 else 5] + Ia[j]  # [9.116]
+            row = _row(robot, j)
+            Ja = Js[..., :, row]  # 𝕁*_j a_j
+            H[j] = Ja[..., row] + Ia[j]  # [9.116]
             if not np.all(H[j] > 0):
                 raise ModelError(
                     f"robot '{robot.name}', joint {robot.joint_names[j]}: articulated inertia H_j = "
                     f"{float(np.min(H[j])):.3g} <= 0, the direct model is singular (the links it moves are massless "
                     "and its rotor inertia Ia is 0); give those links mass or the joint a rotor inertia Ia"
                 )
-            K[j] = Js - Ja[..., :, None] * Ja[..., None, :] / H[j][..., None, None]  # [9.117]
-            u = tau[..., k] + bs[..., 2 if robot.sigma[j] == 1 else 5]
-            alpha[j] = mv(K[j], gj) + Ja * (u / H[j])[..., None] - bs  # [9.118]
+            K = Js - Ja[..., :, None] * Ja[..., None, :] / H[j][..., None, None]  # [9.117]
+            u = tau[..., k_of[j]] + bs[..., row]
+            alpha = mv(K, gam[j]) + Ja * (u / H[j])[..., None] - bs  # [9.118]
         p = robot.antecedent[j] - 1
-        if p >= 0:
+        if p >= 0:  # summed over all children of p: trees
             Tt = np.swapaxes(T[j], -1, -2)
-            beta_star[p] = beta_star[p] - mv(Tt, alpha[j])  # [9.119]
-            Jstar[p] = Jstar[p] + Tt @ K[j] @ T[j]  # [9.120]
+            beta_star[p] = beta_star[p] - mv(Tt, alpha)  # [9.119]
+            Jstar[p] = Jstar[p] + Tt @ K @ T[j]  # [9.120]
+    return H, Jstar, beta_star
 
+
+def _second_forward(robot: Robot, tau, g, T, gam, H, Jstar, beta_star):
+    """q̈ from V̇_0 = [−g; 0] by [9.121]–[9.124]."""
+    dtype, batch = tau.dtype, tau.shape[:-1]
+    k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
     qdd = np.empty(batch + (robot.n,), dtype)
-    Vd = [None] * nf
-    Vd0 = np.concatenate([-g, zero3], -1)
-    for j in range(nf):  # iii) second forward recursion
+    Vd = [None] * robot.nf
+    Vd0 = np.concatenate([-g, np.zeros(batch + (3,), dtype)], -1)
+    for j in range(robot.nf):
         p = robot.antecedent[j] - 1
-        Vd_prev = mv(T[j], Vd[p] if p >= 0 else Vd0)  # [9.121]
-        acc = Vd_prev + gam[j]
+        acc = mv(T[j], Vd[p] if p >= 0 else Vd0) + gam[j]  # ^jV̇_{a(j)} [9.121] plus γ_j
         if robot.sigma[j] == 2:
             Vd[j] = acc
             continue
-        k = k_of[j]
-        row = 2 if robot.sigma[j] == 1 else 5
-        Ja = mv(Jstar[j], axis[j])
+        k, row = k_of[j], _row(robot, j)
+        Ja = Jstar[j][..., :, row]
         qdd[..., k] = (-np.einsum("...i,...i->...", Ja, acc) + tau[..., k] + beta_star[j][..., row]) / H[j]  # [9.122]
-        Vd[j] = acc + qdd[..., k][..., None] * axis[j]  # [9.124]
+        Vd[j] = acc
+        Vd[j][..., row] += qdd[..., k]  # [9.124]
     return qdd

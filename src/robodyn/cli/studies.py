@@ -1,0 +1,128 @@
+"""Commands for the seeds' numerical studies: accuracy (Mata §5.1), demo puma-line (Mata §5.2), opcount."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from robodyn.cli._app import app
+from robodyn.cli._common import console, get_robot, user_errors
+
+demo_app = typer.Typer(help="Demonstrations from the seeds (simulations).", no_args_is_help=True)
+app.add_typer(demo_app, name="demo")
+
+
+def _methods(text: str | None):
+    return None if text is None else tuple(m.strip() for m in text.split(",") if m.strip())
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                    TimeElapsedColumn(), console=console, transient=True)
+
+
+@app.command("accuracy")
+def accuracy_command(
+    robot: str = typer.Argument(..., help="built-in robot name or model file (the seed's: ascher2)"),
+    steps: int = typer.Option(180, help="poses over a full turn of the last joint (180: 2° steps)"),
+    methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
+    plot: Path = typer.Option(None, help="write accelerations and cond(A) vs angle to this PNG file"),
+) -> None:
+    """Single- vs double-precision forward dynamics over a turn of the last joint (Mata et al. Table 5)."""
+    from robodyn.analysis.accuracy import accuracy_study
+
+    with user_errors():
+        result = accuracy_study(get_robot(robot), methods=_methods(methods), steps=steps)
+        header, rows = result.table()
+        table = Table(*header, title=f"{result.robot}: |q̈(float64) − q̈(float32)| over {steps} poses (rad/s²)")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        console.print(f"cond(A): min {result.cond.min():.4g}, max {result.cond.max():.4g}, "
+                      f"mean {result.cond.mean():.4g}")
+        for m, dt in zip(result.methods, result.single_dtypes):
+            if dt != "float32":
+                console.print(f"[yellow]warning:[/] method {m} returned {dt} for float32 inputs")
+        if plot is not None:
+            result.plot(plot)
+            console.print(f"plot written to {plot}")
+
+
+@demo_app.command("puma-line")
+def puma_line_command(
+    robot: str = typer.Option("puma560", help="6-joint robot (built-in name or model file)"),
+    methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
+    samples: int = typer.Option(501, help="reference grid points over the 5 s motion"),
+    plot: Path = typer.Option(None, help="write the joint trajectories and tracking errors to this PNG file"),
+) -> None:
+    """Straight-line motion of the PUMA, open-loop RK45 simulation per method (Mata et al. Tables 6 and 7)."""
+    from robodyn.analysis.accuracy import available_methods
+    from robodyn.simulation.puma_line import puma_line_study
+
+    with user_errors():
+        model = get_robot(robot)
+        chosen = _methods(methods) or available_methods("forward")
+        with _progress() as bar:
+            task = bar.add_task("inverse kinematics", total=1 + len(chosen))
+
+            def progress(stage: str) -> None:
+                if stage != "reference":
+                    bar.advance(task)
+                what = "inverse kinematics + dynamics" if stage == "reference" else f"simulating {stage}"
+                bar.update(task, description=what)
+
+            result = puma_line_study(model, methods=chosen, samples=samples, progress=progress)
+            bar.advance(task)
+        t6 = result.table6()
+        first = next(iter(t6))
+        table = Table("joint", "avg |q − q*| (rad)", "avg |q̇ − q̇*| (rad/s)", "avg |q̈ − q̈*| (rad/s²)",
+                      title=f"Table 6 — {first}")
+        for j, row in enumerate(t6[first]):
+            table.add_row(str(j + 1), *(f"{v:.6e}" for v in row))
+        console.print(table)
+        for method, errs in t6.items():
+            if method != first:
+                rel = np.max(np.abs(errs - t6[first]) / np.maximum(np.abs(t6[first]), 1e-300))
+                console.print(f"Table 6 — {method}: every entry within {rel:.1e} (relative) of {first}'s")
+        table = Table("method", "time (s)", "RHS evaluations", title="Table 7 — RK45, rtol = atol = 1e-6")
+        for method, (seconds, nfev) in result.table7().items():
+            table.add_row(method, f"{seconds:.3f}", str(nfev))
+        console.print(table)
+        if plot is not None:
+            result.plot(plot)
+            console.print(f"plot written to {plot}")
+
+
+@app.command("opcount")
+def opcount_command(
+    n_max: int = typer.Option(8, help="count for n = 1..n_max revolute joints"),
+    methods: str = typer.Option(None, help="comma-separated method names to count (default: all installed)"),
+) -> None:
+    """Multiplications and additions per method vs n, next to the seeds' published formulas."""
+    from robodyn.analysis.opcount import OpcountReport, opcount_report
+
+    with user_errors():
+        with _progress() as bar:
+            task = bar.add_task("counting", total=None)
+            report = opcount_report(n_max, methods=_methods(methods),
+                                    progress=lambda s: bar.update(task, description=f"counting {s}"))
+        counts = Table("method", *(f"n={n}" for n in range(1, n_max + 1)), "sin, cos",
+                       title="multiplications (divisions included) / additions (subtractions included)")
+        for c in report.counts:
+            if c.error:
+                counts.add_row(f"{c.kind} {c.method}", *(["—"] * n_max), "")
+                continue
+            last = c.tallies[-1]
+            counts.add_row(f"{c.kind} {c.method}", *(f"{t.mul}/{t.add}" for t in c.tallies),
+                           f"{last.sin}, {last.cos} (n={n_max})")
+        console.print(counts)
+        table = Table(*OpcountReport.HEADER, title="fitted counts vs the seeds' formulas")
+        for row in report.rows():
+            table.add_row(*row)
+        console.print(table)
+        console.print("Counted: one evaluation (batch of 1) on a general nR arm; operations with exact 0/±1 and "
+                      "between robot constants are free; sin/cos separate. See docs/studies.md.")

@@ -1,0 +1,12 @@
+"""Simulation: numerical inverse kinematics, task-space trajectories, forward-dynamics integration, and the
+PUMA straight-line study of Mata et al. (2002) §5.2."""
+
+from robodyn.simulation.integrate import Simulation, simulate
+from robodyn.simulation.inverse_kinematics import inverse_kinematics, pose_error, tool_pose
+from robodyn.simulation.puma_line import PumaLineResult, Reference, line_reference, puma_line_study
+from robodyn.simulation.trajectories import quintic, straight_line, zyz_matrix
+
+__all__ = [
+    "Simulation", "simulate", "inverse_kinematics", "pose_error", "tool_pose",
+    "PumaLineResult", "Reference", "line_reference", "puma_line_study", "quintic", "straight_line", "zyz_matrix",
+]

@@ -1,0 +1,181 @@
+"""The PUMA straight-line simulation of Mata et al. (2002) §5.2, Tables 6 and 7.
+
+The tool frame follows the segment (0.50, 0.00, 0.05) m → (0.62, 0.30, 0.11) m in 5 s at the constant
+orientation ZYZ (0°, 90°, 180°).  The seed moves at constant speed; we use the quintic time law
+(:func:`robodyn.simulation.trajectories.quintic`) so that the motion starts and ends at rest and the
+reference accelerations are continuous.  Procedure (the seed's Fig. 4):
+
+1. inverse kinematics q*(t) on a dense grid (batched Newton, :func:`inverse_kinematics`), q̇* = J⁻¹ ẋ,
+   q̈* = J⁻¹ (ẍ − J̇ q̇*);
+2. torques Γ*(t) = inverse dynamics (q*, q̇*, q̈*), interpolated between grid points by a cubic spline;
+3. open-loop integration of every forward-dynamics method with RK45 (rtol = atol = 1e-6) from
+   q*(0), q̇*(0) = 0; outputs every 0.1 s are compared with the reference.
+
+Tool frame: frame 6 of the model with the tool point at its origin (``point=None``), i.e. the wrist centre
+of the PUMA; the straight line is then well inside the workspace with the wrist away from its singularity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+from robodyn.dynamics import api
+from robodyn.errors import InputError
+from robodyn.kinematics import jacobian, jacobian_dot_qd
+from robodyn.model.robot import Robot
+from robodyn.simulation.integrate import Simulation, simulate
+from robodyn.simulation.inverse_kinematics import inverse_kinematics
+from robodyn.simulation.trajectories import straight_line, zyz_matrix
+
+P_START = (0.50, 0.00, 0.05)
+P_END = (0.62, 0.30, 0.11)
+ZYZ_DEG = (0.0, 90.0, 180.0)
+DURATION = 5.0
+#: Initial guess of the inverse kinematics at t = 0 (rad); the solution is wrapped into (−π, π].
+Q_GUESS = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Joint-space reference along the line: t (N,), q, qd, qdd, tau (N, n), and the tool pose T (N, 4, 4)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    T: np.ndarray
+
+    def torque(self, t):
+        """Γ*(t) by cubic-spline interpolation of the grid torques, (..., n)."""
+        return CubicSpline(self.t, self.tau, axis=0)(t)
+
+
+def line_reference(robot: Robot, samples: int = 501, duration: float = DURATION, point=None, q_guess=Q_GUESS,
+                   p_start=P_START, p_end=P_END, zyz_deg=ZYZ_DEG, t=None) -> Reference:
+    """q*, q̇*, q̈*, Γ* on ``samples`` equally spaced times in [0, duration] (step 1 of the module docstring).
+
+    Parameters
+    ----------
+    robot : Robot (6 joints)
+    samples : int ≥ 4, grid size (ignored when ``t`` is given)
+    duration : float, s
+    point : (3,), optional, tool point in the last frame (m); default its origin (the PUMA's wrist centre)
+    q_guess : (6,), initial guess of the inverse kinematics at t = 0 (selects the solution branch)
+    p_start, p_end : (3,) m;  zyz_deg : (3,) ZYZ Euler angles of the tool frame (degrees)
+    t : array_like (N,), optional, explicit times (s) instead of the uniform grid
+
+    Returns
+    -------
+    Reference (q* continuous along the line, starting from the branch selected by ``q_guess``)
+    """
+    if robot.n != 6:
+        raise InputError(f"robot '{robot.name}' has n = {robot.n} joints; the straight-line demo needs a 6-joint arm")
+    if t is None:
+        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 4:
+            raise InputError(f"samples = {samples!r}; give an integer >= 4")
+        t = np.linspace(0.0, duration, samples)
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    R = zyz_matrix(*np.radians(zyz_deg))
+    T0 = straight_line(p_start, p_end, R, duration, 0.0)[0][0]
+    T, xd, xdd = straight_line(p_start, p_end, R, duration, t)
+    q0 = inverse_kinematics(robot, T0, np.asarray(q_guess, dtype=float), point=point)
+    q0 = np.where(robot.sigma[robot.joint_frames] == 0, (q0 + np.pi) % (2 * np.pi) - np.pi, q0)
+    q0 = inverse_kinematics(robot, T0, q0, point=point)
+    q = inverse_kinematics(robot, T, q0, point=point)
+    J = jacobian(robot, q, point=point)
+    qd = np.linalg.solve(J, xd[..., None])[..., 0]
+    qdd = np.linalg.solve(J, (xdd - jacobian_dot_qd(robot, q, qd, point=point))[..., None])[..., 0]
+    tau = api.inverse_dynamics(robot, q, qd, qdd)
+    return Reference(t=t, q=q, qd=qd, qdd=qdd, tau=tau, T=T)
+
+
+@dataclass(frozen=True)
+class PumaLineResult:
+    """Reference at the output times and one :class:`Simulation` per method."""
+
+    robot: str
+    reference: Reference
+    simulations: tuple[Simulation, ...]
+
+    def _at_outputs(self, sim: Simulation, name: str) -> np.ndarray:
+        return CubicSpline(self.reference.t, getattr(self.reference, name), axis=0)(sim.t)
+
+    def table6(self) -> dict[str, np.ndarray]:
+        """Average |q − q*|, |q̇ − q̇*|, |q̈ − q̈*| per joint over the output times: method → (n, 3)."""
+        out = {}
+        for sim in self.simulations:
+            cols = [np.abs(getattr(sim, k) - self._at_outputs(sim, k)).mean(0) for k in ("q", "qd", "qdd")]
+            out[sim.method] = np.stack(cols, -1)
+        return out
+
+    def table7(self) -> dict[str, tuple[float, int]]:
+        """Wall-clock time (s) and number of right-hand-side evaluations per method."""
+        return {s.method: (s.seconds, s.nfev) for s in self.simulations}
+
+    def plot(self, path) -> None:
+        """PNG: reference joint trajectories q*(t) with the simulated ones, and |q − q*| per method (log scale)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from robodyn.analysis.accuracy import _save_figure
+
+        ref = self.reference
+        fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 8), sharex=True)
+        for j in range(ref.q.shape[1]):
+            line, = ax1.plot(ref.t, ref.q[:, j], "-", lw=1, label=f"q*{j + 1}")
+            if self.simulations:
+                s = self.simulations[0]
+                ax1.plot(s.t, s.q[:, j], "o", ms=2, color=line.get_color())
+        ax1.set_ylabel("q (rad): lines q*, dots simulated")
+        ax1.legend(fontsize=7, ncol=3)
+        for s in self.simulations:
+            err = np.abs(s.q - self._at_outputs(s, "q")).max(1)
+            ax2.semilogy(s.t, np.maximum(err, 1e-16), "-", label=s.method)
+        ax2.set_ylabel("max_j |q_j − q*_j| (rad)")
+        ax2.set_xlabel("t (s)")
+        ax2.legend(fontsize=7)
+        fig.suptitle(f"{self.robot}: straight line, open-loop RK45 simulation")
+        fig.tight_layout()
+        try:
+            _save_figure(fig, path)
+        finally:
+            plt.close(fig)
+
+
+def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_interval: float = 0.1,
+                    rtol: float = 1e-6, atol: float = 1e-6, duration: float = DURATION, point=None,
+                    progress=None) -> PumaLineResult:
+    """Run the whole study (module docstring) for every forward-dynamics method.
+
+    Parameters
+    ----------
+    robot : Robot        a 6-joint arm (the seed's: ``rd.load("puma560")``)
+    methods : sequence of str, optional   default every installed method of :func:`robodyn.forward_dynamics`
+    samples : int        reference grid size over [0, duration]
+    output_interval : float   spacing of the compared outputs (s; the seed's 0.1 s)
+    rtol, atol : RK45 tolerances
+    duration : float     length of the motion (s)
+    progress : callable(str), optional   called with a message before each stage (for a progress bar)
+    """
+    from robodyn.analysis.accuracy import available_methods
+
+    methods = available_methods("forward") if methods is None else tuple(methods)
+    count = int(round(duration / output_interval)) if output_interval > 0 else 0
+    if count < 1 or not np.isclose(count * output_interval, duration):
+        raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
+    if progress:
+        progress("reference")
+    ref = line_reference(robot, samples=samples, duration=duration, point=point)
+    t_eval = np.linspace(0.0, duration, count + 1)
+    sims = []
+    for m in methods:
+        if progress:
+            progress(m)
+        sims.append(simulate(robot, ref.torque, ref.q[0], ref.qd[0], t_eval, method=m, rtol=rtol, atol=atol))
+    return PumaLineResult(robot=robot.name, reference=ref, simulations=tuple(sims))

@@ -1,0 +1,75 @@
+"""The study commands: robodyn accuracy, robodyn demo puma-line, robodyn opcount."""
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from robodyn.cli import app
+from robodyn.cli._common import console
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch):
+    # Rich wraps tables at the terminal width; a wide console keeps each table row on one line.
+    monkeypatch.setattr(console, "_width", 250)
+
+
+def test_accuracy_prints_table_and_writes_plot(tmp_path):
+    out = tmp_path / "acc.png"
+    res = runner.invoke(app, ["accuracy", "ascher2", "--steps", "12", "--plot", str(out)])
+    assert res.exit_code == 0, res.output
+    rows = {line.split("│")[1].strip(): line for line in res.output.splitlines() if line.startswith("│")}
+    assert {"recursive", "cholesky"} <= set(rows)
+    assert all("float32" in rows[m] for m in rows)
+    m = re.search(r"cond\(A\): min ([0-9.e+]+), max ([0-9.e+]+)", res.output)
+    assert m and 1e4 < float(m.group(1)) < float(m.group(2)) < 1e5
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_accuracy_bad_input_exits_2():
+    res = runner.invoke(app, ["accuracy", "ascher2", "--steps", "1"])
+    assert res.exit_code == 2 and "steps = 1" in res.output
+    res = runner.invoke(app, ["accuracy", "nosuchrobot"])
+    assert res.exit_code == 2 and "unknown robot 'nosuchrobot'" in res.output
+    res = runner.invoke(app, ["accuracy", "ascher2", "--methods", "magic"])
+    assert res.exit_code == 2 and "unknown method 'magic'" in res.output
+
+
+def test_accuracy_plot_into_missing_folder_writes_nothing(tmp_path):
+    target = tmp_path / "missing" / "acc.png"
+    res = runner.invoke(app, ["accuracy", "ascher2", "--steps", "4", "--plot", str(target)])
+    assert res.exit_code == 2 and "does not exist" in res.output
+    assert not target.parent.exists()
+
+
+def test_demo_puma_line_tables_and_plot(tmp_path):
+    out = tmp_path / "puma.png"
+    res = runner.invoke(app, ["demo", "puma-line", "--methods", "recursive,cholesky", "--samples", "101",
+                              "--plot", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "Table 6 — recursive" in res.output
+    m = re.search(r"Table 6 — cholesky: every entry within ([0-9.e+-]+) \(relative\) of recursive's", res.output)
+    assert m and float(m.group(1)) < 1e-3
+    table7 = [line for line in res.output.splitlines() if line.startswith(("│ recursive", "│ cholesky"))]
+    assert len(table7) == 2 and all(int(line.split("│")[3]) > 0 for line in table7)
+    joints = [line for line in res.output.splitlines() if re.match(r"│ [1-6] ", line)]
+    assert len(joints) == 6
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_demo_puma_line_rejects_non_6_joint_robot():
+    res = runner.invoke(app, ["demo", "puma-line", "--robot", "ascher2"])
+    assert res.exit_code == 2 and "needs a 6-joint arm" in res.output
+
+
+def test_opcount_report():
+    res = runner.invoke(app, ["opcount", "--n-max", "5", "--methods", "newton_euler,gibbs_appell"])
+    assert res.exit_code == 0, res.output
+    assert "inverse newton_euler" in res.output and "inertia gibbs_appell" in res.output
+    for formula in ("137n − 22", "96n − 101", "(23/2)n² + (39/2)n − 49"):
+        assert formula in res.output
+    res = runner.invoke(app, ["opcount", "--n-max", "0"])
+    assert res.exit_code == 2 and "n_max = 0" in res.output
