@@ -27,6 +27,10 @@ from robodyn.kinematics import (
 from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
 from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
 
+# ---- symbolic: customized models and code generation (issue 6) ----
+from robodyn import symbolic
+from robodyn.symbolic import CompiledModel, compile, customized_model
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -36,4 +40,6 @@ __all__ = [
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
     "bias_torques", "friction_torques", "gravity_torques",
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
+    # symbolic (issue 6)
+    "symbolic", "CompiledModel", "compile", "customized_model",
 ]

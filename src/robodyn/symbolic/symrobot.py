@@ -158,7 +158,7 @@ def build(
         Rz_g = [[cg, -sg, 0], [sg, cg, 0], [0, 0, 1]]
         Rx_a = [[1, 0, 0], [0, ca, -sa], [0, sa, ca]]
         Rz_t = [[ct, -st, 0], [st, ct, 0], [0, 0, 1]]
-        Aj = program.mat("A{r}{c}" + str(j), matmul(matmul(Rz_g, Rx_a), Rz_t), "")
+        Aj = program.mat("AT{r}{c}" + str(j), matmul(matmul(Rz_g, Rx_a), Rz_t), "")
         d = const(f"D{j}", robot.d[i], symbolic_geometry)
         b = const(f"B{j}", robot.b[i], symbolic_geometry)
         p_local = [d, -sa * r, b + ca * r]
