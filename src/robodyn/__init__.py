@@ -27,6 +27,8 @@ from robodyn.kinematics import (
 from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
 from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
 
+# --- robots: DH table converters (Craig modified DH, standard DH) ---
+from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
 # ---- symbolic: customized models and code generation (issue 6) ----
 from robodyn import symbolic
 from robodyn.symbolic import CompiledModel, compile, customized_model
@@ -40,6 +42,8 @@ __all__ = [
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
     "bias_torques", "friction_torques", "gravity_torques",
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
+    # robots
+    "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
     # symbolic (issue 6)
     "symbolic", "CompiledModel", "compile", "customized_model",
 ]

@@ -57,7 +57,9 @@ class PinRobot:
                 local = pin.SE3.Identity()
             p = robot.params[i]
             dyn = np.array([p[9], p[6], p[7], p[8], p[0], p[1], p[3], p[2], p[4], p[5]])
-            inertia = pin.Inertia.FromDynamicParameters(dyn)
+            # FromDynamicParameters divides by the mass: a massless body (PUMA 560 link 1) gets its
+            # rotational inertia directly.
+            inertia = pin.Inertia.FromDynamicParameters(dyn) if p[9] > 0 else pin.Inertia(0.0, np.zeros(3), robot.J[i])
             if jid > 0:
                 model.appendBodyToJoint(jid, inertia, local)
             where[i + 1] = (jid, local)

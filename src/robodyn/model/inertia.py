@@ -91,7 +91,7 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9) -> None:
 
     Conditions: M ≥ 0; a massless body has zero first moments; the inertia about the centre of mass,
     I_G = J + MŜŜ (from [9.12]), is positive semi-definite and its principal moments satisfy the
-    triangle inequality I1 + I2 ≥ I3. ``rtol`` scales the tolerance by the largest principal moment.
+    triangle inequality I1 + I2 ≥ I3 (for M > 0). ``rtol`` scales the tolerance by the largest principal moment.
     A massless body may keep a rotational inertia (e.g. PUMA 560 link 1 as published: m = 0, ZZ = 0.35).
     """
     p = np.asarray(params, dtype=float)
@@ -116,7 +116,9 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9) -> None:
             f"semi-definite (principal moments {lam.tolist()}); check signs of XY, XZ, YZ and that "
             "XX..ZZ are about O_j, not about the centre of mass"
         )
-    if lam[0] + lam[1] < lam[2] - tol:
+    # A massless body (M = 0) is an idealisation (a lumped rotating inertia, as PUMA 560 link 1): only
+    # positive semi-definiteness applies to it, the triangle inequality needs a mass distribution.
+    if M > 0 and lam[0] + lam[1] < lam[2] - tol:
         raise NonPhysicalInertiaError(
             f"{where}: principal moments {lam.tolist()} of the inertia about the centre of mass violate "
             "the triangle inequality I1 + I2 >= I3; no rigid body has this inertia"
