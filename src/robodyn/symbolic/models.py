@@ -93,6 +93,15 @@ class CustomizedModel:
         return (f"CustomizedModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, "
                 f"{len(self.program.assignments)} assignments, {c['mul']} mul, {c['add']} add)")
 
+    def closed_form(self):
+        """The outputs as closed-form sympy expressions (assignments substituted back; small models only)."""
+        import sympy as sp
+
+        values = {}
+        for sym, e in self.program.assignments:
+            values[sym] = se.sympify(e).xreplace(values) if values else e
+        return [sp.sympify(se.sympify(o).xreplace(values)) for o in self.outputs]
+
     # ---- code generation ------------------------------------------------------------------------------
     def numpy_source(self, name: str | None = None) -> str:
         from robodyn.symbolic.codegen import numpy_code
