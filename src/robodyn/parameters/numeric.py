@@ -101,9 +101,10 @@ def snap(x: np.ndarray, digits: int = 6, rtol: float = 1e-11) -> np.ndarray:
 
 def sympy_number(x: float) -> sympy.Expr:
     """An exact rational for a snapped decimal (≤ 6 digits), a Float otherwise."""
+    x = float(x)
     for k in range(7):
         if round(x, k) == x:
-            return sympy.Rational(repr(round(x, k)))
+            return sympy.Rational(repr(float(round(x, k))))
     return sympy.Float(x, 15)
 
 
