@@ -27,6 +27,17 @@ from robodyn.kinematics import (
 from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
 from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
 
+# --- base parameters (issue 5): regressor, energy functions, base inertial parameters ---
+from robodyn.parameters import (
+    BaseParameters,
+    base_parameters,
+    energy_functions,
+    lambda_matrix,
+    regressor,
+    standard_parameter_names,
+    standard_parameter_vector,
+)
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -36,4 +47,7 @@ __all__ = [
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
     "bias_torques", "friction_torques", "gravity_torques",
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
+    # base parameters (issue 5)
+    "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
+    "standard_parameter_names", "standard_parameter_vector",
 ]

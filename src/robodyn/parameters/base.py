@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
-import sympy
 
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -18,7 +17,6 @@ from robodyn.parameters.numeric import (
     sympy_number,
 )
 from robodyn.parameters.regressor import LINK_PARAMETERS, regressor, standard_parameter_names, standard_parameter_vector
-from robodyn.parameters.symbolic import symbolic_base_parameters
 
 _NAME = re.compile(r"^([A-Za-z]+?)(\d+)$")
 
@@ -99,6 +97,8 @@ class BaseParameters:
     @property
     def equations(self) -> list:
         """The grouping equations ``Eq(XXR2, XX2 − YY2 − …)`` of the grouped base parameters."""
+        import sympy
+
         return [
             sympy.Eq(sympy.Symbol(n), e)
             for n, s, e in zip(self.names, self.standard, self.expressions)
@@ -168,6 +168,10 @@ def base_parameters(
         ``bp.regressor(q, qd, qdd) @ bp.values`` equals ``inverse_dynamics(robot, q, qd, qdd)`` minus the
         friction torques (``friction=False``) or minus the Stribeck term only (``friction=True``).
     """
+    import sympy
+
+    from robodyn.parameters.symbolic import symbolic_base_parameters
+
     if method not in ("symbolic", "numeric"):
         raise InputError(f"method = {method!r}; choose 'symbolic' or 'numeric'")
     if symbolic_geometry and method != "symbolic":

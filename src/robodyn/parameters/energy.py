@@ -11,15 +11,21 @@ where ^{j−1}λ_j (Table 9.1) carries the inertial parameters of a link from R_
 from __future__ import annotations
 
 import numpy as np
-import sympy
 
 from robodyn._arrays import joint_arrays
 from robodyn.kinematics import base_poses, link_velocities
 from robodyn.model.robot import Robot
 
 
+def _is_sympy(x) -> bool:
+    """A sympy object (checked without importing sympy, which numeric users never need)."""
+    return type(x).__module__.startswith("sympy")
+
+
 def _trig(x):
-    if isinstance(x, sympy.Basic):
+    if _is_sympy(x):
+        import sympy
+
         return sympy.cos(x), sympy.sin(x)
     return np.cos(x), np.sin(x)
 
@@ -42,12 +48,12 @@ def lambda_matrix(alpha, d, theta, r):
     as the table says.  All entries were checked against the definition [9.46] (translate the inertia
     tensor with the parallel-axis theorem and rotate it) in tests/test_regressor.py.
     """
-    sym = any(isinstance(x, sympy.Basic) for x in (alpha, d, theta, r))
+    sym = any(_is_sympy(x) for x in (alpha, d, theta, r))
     Ca, Sa = _trig(alpha)
     Ct, St = _trig(theta)
     CCt, SSt, CSt = Ct * Ct, St * St, Ct * St
     CCa, SSa, CSa = Ca * Ca, Sa * Sa, Ca * Sa
-    z = 0 * (Ct + Ca + d + r) if not sym else sympy.Integer(0)
+    z = 0 * (Ct + Ca + d + r) if not sym else 0 * Ct
     one = z + 1
     rows = [
         [CCt, -2 * CSt, z, SSt, z, z, z, z, 2 * r + z, r * r + z],
@@ -67,6 +73,8 @@ def lambda_matrix(alpha, d, theta, r):
         [z, z, z, z, z, z, z, z, z, one],
     ]
     if sym:
+        import sympy
+
         return sympy.Matrix(rows)
     return np.stack([np.stack(np.broadcast_arrays(*row), -1) for row in rows], -2).astype(float)
 
@@ -97,11 +105,11 @@ def frame_lambda(robot: Robot, i: int, q_i=0.0, symbols: dict | None = None):
     if _is_zero(geo["gamma"]) and _is_zero(geo["b"]):
         return lam
     pre = lambda_matrix(0 * geo["gamma"], 0 * geo["b"], geo["gamma"], geo["b"])
-    return pre * lam if isinstance(lam, sympy.MatrixBase) else pre @ lam
+    return pre * lam if _is_sympy(lam) else pre @ lam
 
 
 def _is_zero(x) -> bool:
-    return bool(x == 0) if not isinstance(x, sympy.Basic) else x.is_zero is True
+    return x.is_zero is True if _is_sympy(x) else bool(x == 0)
 
 
 def energy_functions(robot: Robot, q, qd, gravity=None) -> np.ndarray:

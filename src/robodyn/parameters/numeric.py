@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-import sympy
 
 from robodyn.errors import ModelError
 from robodyn.model.robot import Robot
@@ -99,8 +98,10 @@ def snap(x: np.ndarray, digits: int = 6, rtol: float = 1e-11) -> np.ndarray:
     return out
 
 
-def sympy_number(x: float) -> sympy.Expr:
-    """An exact rational for a snapped decimal (≤ 6 digits), a Float otherwise."""
+def sympy_number(x: float):
+    """An exact sympy Rational for a snapped decimal (≤ 6 digits), a Float otherwise."""
+    import sympy
+
     x = float(x)
     for k in range(7):
         if round(x, k) == x:
