@@ -203,7 +203,7 @@ def base_parameters(
         beta = grouping_matrix(W, kept)
         sym = [sympy.Integer(0) if drop_zero and K[k] == 0 else sympy.Symbol(all_names[k]) for k in range(len(K))]
         exprs_all = [
-            sym[k] + sum((sympy_number(b) * sym[e] for b, e in zip(beta[i], elim) if b != 0), sympy.Integer(0))
+            sympy.Add(sym[k], *(sympy_number(b) * sym[e] for b, e in zip(beta[i], elim) if b != 0))
             for i, k in enumerate(kept)
         ]
         vals_all = K[kept] + beta @ K[elim]

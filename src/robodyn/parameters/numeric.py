@@ -61,9 +61,10 @@ def independent_columns(W: np.ndarray, tol: float = DEFAULT_TOL) -> np.ndarray:
     Ws = np.where(live, W / np.where(live, scale, 1.0), 0.0)
     if W.shape[0] < W.shape[1]:
         raise ModelError(f"numerical base parameters: {W.shape[0]} rows for {W.shape[1]} columns; use more samples")
-    diag = np.abs(np.diag(scipy.linalg.qr(Ws, mode="r")[0]))
+    R = scipy.linalg.qr(Ws, mode="r")[0][: W.shape[1]]
+    diag = np.abs(np.diag(R))
     kept = np.flatnonzero((diag > tol) & live)
-    sv = np.linalg.svd(Ws, compute_uv=False)
+    sv = scipy.linalg.svdvals(R)  # the singular values of W̃ = Q R are those of R
     rank = int(np.count_nonzero(sv > tol * sv[0])) if sv.size and sv[0] > 0 else 0
     if rank != kept.size:
         raise ModelError(
