@@ -32,6 +32,16 @@ from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_
 # ---- symbolic: customized models and code generation (issue 6) ----
 from robodyn import symbolic
 from robodyn.symbolic import CompiledModel, compile, customized_model
+# --- base parameters (issue 5): regressor, energy functions, base inertial parameters ---
+from robodyn.parameters import (
+    BaseParameters,
+    base_parameters,
+    energy_functions,
+    lambda_matrix,
+    regressor,
+    standard_parameter_names,
+    standard_parameter_vector,
+)
 
 __version__ = "0.1.0"
 
@@ -46,4 +56,7 @@ __all__ = [
     "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
     # symbolic (issue 6)
     "symbolic", "CompiledModel", "compile", "customized_model",
+    # base parameters (issue 5)
+    "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
+    "standard_parameter_names", "standard_parameter_vector",
 ]

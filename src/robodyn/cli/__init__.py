@@ -5,5 +5,6 @@ from robodyn.cli._app import app
 # Command modules register themselves on import (one module per topic).
 from robodyn.cli import core  # noqa: E402,F401
 from robodyn.cli import generate  # noqa: E402,F401
+from robodyn.cli import parameters  # noqa: E402,F401  (base-params, issue 5)
 
 __all__ = ["app"]
