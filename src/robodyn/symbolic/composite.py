@@ -86,7 +86,7 @@ def _unit(p: int):
     return [[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]], [MX, MY, MZ], M
 
 
-def regressor(prog: Program, sr: SymRobot, names, base=None, friction: bool = True):
+def regressor(prog: Program, sr: SymRobot, names, friction: bool = True):
     """Columns of Φ(q, q̇, q̈) with Γ = Φ K [9.36]: for each parameter with a nonzero value in the model, the
     torques of the Newton–Euler algorithm with that parameter 1 and the others 0 (SYMORO's DG variables).
 

@@ -203,7 +203,7 @@ def customized_model(
         outs = composite.inertia_matrix(prog, sr)
         shape, names = (n, n), ["q"]
     elif kind == "regressor":
-        outs, columns = composite.regressor(prog, sr, inertia[1], base[2] if base else None, friction=friction)
+        outs, columns = composite.regressor(prog, sr, inertia[1], friction=friction)
         shape = (n, len(columns))
     else:
         from robodyn.symbolic.direct import forward_dynamics
@@ -225,8 +225,6 @@ def customized_model(
     for o in outs:
         used |= se.sympify(o).free_symbols
     constants = {s: v for s, v in sr.constants.items() if s in used}
-    if base is not None and symbolic_inertia:
-        constants.update({s: v for s, v in base[3].items() if s in used})
     return CustomizedModel(
         robot=robot, kind=kind, parameters=parameters, arguments=args, output_shape=shape, outputs=list(outs),
         program=pruned, constants=constants, column_names=columns,
