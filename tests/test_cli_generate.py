@@ -19,12 +19,15 @@ def test_generate_writes_models(tmp_path):
                               "--out", str(out)])
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(["README.md", "operations.json"] + [f"rx90_{m}.{e}" for m in ("idm", "inm")
+    assert names == sorted(["README.md", "operations.json", "base_parameters.txt"] + [f"rx90_{m}.{e}" for m in ("idm", "inm")
                                                                 for e in ("txt", "py", "c", "m", "jl")])
     counts = json.loads((out / "operations.json").read_text())
     robot = rd.load("rx90")
     assert counts["idm"]["mul"] == rd.customized_model(robot, "idm").operation_count()["mul"]
     assert "| idm | inverse_dynamics |" in (out / "README.md").read_text()
+    base = (out / "base_parameters.txt").read_text()
+    assert base.startswith("Base inertial parameters of rx90") and "ZZR1 = " in base
+    assert f": {rd.base_parameters(robot).count}" in base.splitlines()[0]
     spec = importlib.util.spec_from_file_location("rx90_idm", out / "rx90_idm.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

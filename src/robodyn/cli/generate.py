@@ -78,7 +78,7 @@ def _base_parameters_text(robot) -> str:
     bp = base_parameters(robot, method="symbolic")
     lines = [f"Base inertial parameters of {robot.name} (Khalil & Dombre section 9.4): {len(bp.names)}", ""]
     for name, expr, value in zip(bp.names, bp.expressions, bp.values):
-        lines.append(f"{name} = {expr}    = {value!r}")
+        lines.append(f"{name} = {expr} = {float(value)!r}")
     return "\n".join(lines) + "\n"
 
 

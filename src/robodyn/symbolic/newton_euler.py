@@ -34,9 +34,9 @@ def forward_recursion(prog: Program, sr: SymRobot, qd=None, qdd=None, gravity=Tr
             vsp = prog.vec("VSP{k}{j}", add(VP[p], matvec(U[p], P)), j)  # ^aV̇_a + ^aU_a ^aP_j
         else:
             wp, wdp, vsp = ZERO3, ZERO3, g
-        wi = prog.vec("WI{k}{j}", mattvec(A, wp), j)  # [9.84]
-        wd = mattvec(A, wdp)
-        vp = mattvec(A, vsp)
+        wi = prog.vec("WI{k}{j}", sr.rotate(prog, i, wp, True, "WI"), j)  # [9.84]
+        wd = sr.rotate(prog, i, wdp, True, "WP")
+        vp = sr.rotate(prog, i, vsp, True, "VP")
         s = sr.sigma[i]
         if s == 0:
             w = [wi[0], wi[1], prog.let(f"W3{j}", wi[2] + qd[i])]  # [9.85]
@@ -151,9 +151,9 @@ def backward_recursion(prog: Program, sr: SymRobot, F, N, wrenches=True):
         NJ[i] = prog.vec("NJ{k}{j}", add(N[i], ma[i], fe[3:]), j)  # [9.93]
         p = sr.antecedent[i] - 1
         if p >= 0:
-            fdi = prog.vec("FDI{k}{j}", matvec(sr.A[i], FJ[i]), j)  # [9.92]
+            fdi = prog.vec("FDI{k}{j}", sr.rotate(prog, i, FJ[i], False, "FDI"), j)  # [9.92]
             fa[p] = add(fa[p], fdi)
-            ma[p] = add(ma[p], matvec(sr.A[i], NJ[i]), cross(sr.P[i], fdi))
+            ma[p] = add(ma[p], sr.rotate(prog, i, NJ[i], False, "NJI"), cross(sr.P[i], fdi))
     return FJ, NJ
 
 

@@ -59,6 +59,25 @@ class SymRobot:
     wrenches: list  # per frame: 6 expressions [f_e; m_e] or None
     constants: dict = field(default_factory=dict)  # Symbol -> float
     inputs: dict = field(default_factory=dict)  # name -> list of symbols, in argument order
+    rotations: list = field(default_factory=list)  # per frame: [(axis, cos, sin)] with A = R1 R2 R3
+
+    def rotate(self, prog: Program, i: int, v, transpose: bool = False, tag: str = "R"):
+        """^{a}A_j v (or its transpose) applied one elementary rotation at a time.
+
+        Rz(γ) Rx(α) Rz(θ) applied in turn costs 4 products per general angle, fewer than the product matrix
+        (whose entries cos α sin θ ... are themselves products); intermediate components are named.
+        """
+        rots = self.rotations[i]
+        seq = rots if transpose else rots[::-1]
+        for n, (axis, c, s) in enumerate(seq):
+            s = -s if transpose else s
+            if axis == "z":
+                v = [c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]]
+            else:
+                v = [v[0], c * v[1] - s * v[2], s * v[1] + c * v[2]]
+            if n < len(seq) - 1:
+                v = prog.vec(tag + "A{k}{j}", v, i + 1)
+        return v
 
 
 def inertia_table(robot, parameters: str, base=None):
@@ -133,7 +152,7 @@ def build(
     inputs["qdd"] = [s for s in qdd if s is not None]
     program.reserve(*(str(s) for k in ("q", "qd", "qdd") for s in inputs[k]))
 
-    A, P = [], []
+    A, P, rotations = [], [], []
     for i in range(nf):
         j = i + 1
         sg, cg = trig(f"GA{j}", robot.gamma[i], symbolic_geometry)
@@ -159,6 +178,8 @@ def build(
         Rx_a = [[1, 0, 0], [0, ca, -sa], [0, sa, ca]]
         Rz_t = [[ct, -st, 0], [st, ct, 0], [0, 0, 1]]
         Aj = program.mat("AT{r}{c}" + str(j), matmul(matmul(Rz_g, Rx_a), Rz_t), "")
+        rotations.append([(ax, c, s) for ax, c, s in (("z", cg, sg), ("x", ca, sa), ("z", ct, st))
+                          if not (c == 1 and s == 0)])
         d = const(f"D{j}", robot.d[i], symbolic_geometry)
         b = const(f"B{j}", robot.b[i], symbolic_geometry)
         p_local = [d, -sa * r, b + ca * r]
@@ -214,5 +235,5 @@ def build(
     return SymRobot(
         robot=robot, sigma=[int(s) for s in robot.sigma], antecedent=[int(a) for a in robot.antecedent],
         q=q, qd=qd, qdd=qdd, A=A, P=P, J=J, MS=MS, M=M, Ia=Ia, friction=fric, gravity=g, wrenches=we,
-        constants=constants, inputs=inputs,
+        constants=constants, inputs=inputs, rotations=rotations,
     )
