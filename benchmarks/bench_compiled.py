@@ -30,7 +30,9 @@ def bench(name: str, batch: int = 10000) -> dict:
     Q, QD, QDD = (rng.uniform(-2, 2, (batch, robot.n)) for _ in range(3))
     q, qd, qdd = Q[0].copy(), QD[0].copy(), QDD[0].copy()
     model, data = pr.model, pr.data
-    assert np.allclose(f(q, qd, qdd), pr.rnea(q, qd, qdd) + robot.Fc * np.sign(qd) + robot.Fv * qd + robot.Foff)
+    jf = robot.joint_frames
+    fric = robot.Fc[jf] * np.sign(qd) + robot.Fv[jf] * qd + robot.Foff[jf]
+    assert np.allclose(f(q, qd, qdd), pr.rnea(q, qd, qdd) + fric)
     t_rd = best(lambda: f(q, qd, qdd), 20000)
     t_pin = best(lambda: pin.rnea(model, data, q, qd, qdd), 20000)
 
