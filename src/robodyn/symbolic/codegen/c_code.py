@@ -18,6 +18,43 @@ import numpy as np
 from robodyn.symbolic.codegen.printer import C, to_source
 
 
+#: sin/cos inlined so that the compiler shares the argument reduction of S_j and C_j: the reduction
+#: x = k π/2 + r with π/2 split in three parts (exact products for |k| < 2^20) and fdlibm's minimax
+#: kernels on |r| ≤ π/4 (error below 1 ulp of the kernel); libm for |x| ≥ 1e5 and non-finite x.
+TRIG = """
+static inline double rd_reduce(double x, double *r) {
+    const double magic = 6755399441055744.0;  /* 1.5 * 2^52: adding it rounds to an integer */
+    double k = (x * 0.63661977236758134308 + magic) - magic;
+    *r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
+    return k;
+}
+static inline double rd_ksin(double r, double z) {
+    return r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03 + z * (-1.98412698298579493134e-04
+           + z * (2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))));
+}
+static inline double rd_kcos(double z) {
+    double hz = 0.5 * z, w = 1.0 - hz;
+    return w + (((1.0 - w) - hz) + z * z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03
+           + z * (2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
+           + z * -1.13596475577881948265e-11))))));
+}
+static inline double rd_sin(double x) {
+    if (!(fabs(x) < 1e5)) return sin(x);
+    double r, k = rd_reduce(x, &r), z = r * r;
+    long n = (long)k;
+    double v = (n & 1) ? rd_kcos(z) : rd_ksin(r, z);
+    return (n & 2) ? -v : v;
+}
+static inline double rd_cos(double x) {
+    if (!(fabs(x) < 1e5)) return cos(x);
+    double r, k = rd_reduce(x, &r), z = r * r;
+    long n = (long)k;
+    double v = (n & 1) ? rd_ksin(r, z) : rd_kcos(z);
+    return ((n + 1) & 2) ? -v : v;
+}
+"""
+
+
 def size(a) -> int:
     return int(np.prod(a.shape))
 
@@ -46,8 +83,8 @@ def source(model, name: str, python_entry: bool = False) -> str:
         "#include <math.h>",
         "",
         "static inline double rd_sign(double x) { return (double)((x > 0) - (x < 0)); }",
-        "",
-        signature(model, name) + " {",
+        TRIG,
+        signature(model, name).replace(f"void {name}(", f"static inline __attribute__((always_inline)) void {name}_body(") + " {",
     ]
     for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0])):
         lines.append(f"    const double {s} = {v!r};")
@@ -58,15 +95,16 @@ def source(model, name: str, python_entry: bool = False) -> str:
         lines.append(f"    const double {s} = {to_source(e, C)};")
     for k, o in enumerate(model.outputs):
         lines.append(f"    out[{k}] = {to_source(o, C)};")
-    lines += ["}", "", "static int rd_finite(const double *a, long n) {",
-              "    for (long k = 0; k < n; ++k) if (!isfinite(a[k])) return 0;", "    return 1;", "}", ""]
+    args = ", ".join(a.name for a in model.arguments)
+    lines += ["}", "", signature(model, name) + " {", f"    {name}_body({args}, out);", "}", "", "static int rd_finite(const double *a, long n) {",
+              "    int ok = 1;", "    for (long k = 0; k < n; ++k) ok &= (a[k] - a[k] == 0.0);", "    return ok;", "}", ""]
     lines.append(signature(model, name, batch=True) + " {")
-    lines.append("    for (long i = 0; i < count; ++i) {")
     for k, a in enumerate(model.arguments):
-        lines.append(f"        const double *{a.name}_i = {a.name} + i*{a.name}_stride;")
-        lines.append(f"        if (!rd_finite({a.name}_i, {size(a)})) return {k + 1};")
-    call = [f"{a.name}_i" for a in model.arguments] + [f"out + i*{out_size}"]
-    lines.append(f"        {name}({', '.join(call)});")
+        lines.append(f"    for (long i = 0; i < ({a.name}_stride ? count : 1); ++i)")
+        lines.append(f"        if (!rd_finite({a.name} + i*{a.name}_stride, {size(a)})) return {k + 1};")
+    lines.append("    for (long i = 0; i < count; ++i) {")
+    call = [f"{a.name} + i*{a.name}_stride" for a in model.arguments] + [f"out + i*{out_size}"]
+    lines.append(f"        {name}_body({', '.join(call)});")
     lines += ["    }", "    return 0;", "}"]
     if python_entry:
         lines += _python_entry(model, name, out_size)

@@ -20,7 +20,7 @@ class Language:
 
 
 PYTHON = Language("python", {"sin": "np.sin", "cos": "np.cos", "sign": "np.sign", "exp": "np.exp", "abs": "np.abs"}, "**")
-C = Language("c", {"sin": "sin", "cos": "cos", "sign": "rd_sign", "exp": "exp", "abs": "fabs"}, "pow")
+C = Language("c", {"sin": "rd_sin", "cos": "rd_cos", "sign": "rd_sign", "exp": "exp", "abs": "fabs"}, "pow")
 MATLAB = Language("matlab", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "^")
 JULIA = Language("julia", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "^")
 
