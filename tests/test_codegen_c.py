@@ -89,3 +89,15 @@ def test_c_source_has_plain_and_batched_functions():
     assert "void idm(const double *q, const double *qd, const double *qdd, double *out)" in src
     assert ("long idm_batch(long count, const double *q, long q_stride, const double *qd, long qd_stride, "
             "const double *qdd, long qdd_stride, double *out)") in src
+
+
+def test_trigonometry_over_the_whole_range():
+    """The inlined sin/cos (argument reduction + fdlibm kernels, libm beyond 1e5) match NumPy's."""
+    robot = rd.load("puma560")
+    k = np.arange(-40, 41)
+    angles = np.concatenate([k * np.pi / 2, np.nextafter(k * np.pi / 2, np.inf), [1e5 - 1, 1e5, 3e5, -1e7, 12345.678]])
+    q = np.resize(angles, (len(angles), robot.n)) + np.arange(robot.n) * 0.0
+    qd = np.ones_like(q)
+    f = rd.compile(robot, "gravity")
+    close(f(q), rd.gravity_torques(robot, q))
+    close(rd.compile(robot, "idm")(q, qd, qd), rd.inverse_dynamics(robot, q, qd, qd))
