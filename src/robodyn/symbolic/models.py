@@ -144,6 +144,7 @@ def customized_model(
     gravity: str = "constant",
     wrenches: str = "none",
     friction: bool = True,
+    ddm_method: str = "recursive",
 ) -> CustomizedModel:
     """Generate the customized symbolic model ``kind`` of ``robot`` (Khalil & Dombre §9.6).
 
@@ -165,6 +166,8 @@ def customized_model(
         Frames with external-wrench inputs FXj..CZj (inverse dynamics, bias, forward dynamics).
     friction : bool
         Include Γ_f = FS sign(q̇) + FV q̇ + FO (+ Stribeck) [9.26] in inverse dynamics, bias, direct dynamics.
+    ddm_method : "recursive" | "cholesky"
+        Direct dynamics by the O(n) recursive algorithm of §9.7.2 or by A, H and an LDLᵀ solve (§9.7.1).
 
     Returns
     -------
@@ -175,6 +178,8 @@ def customized_model(
         raise InputError(f"kind = {kind!r}; choose one of {', '.join(KINDS)} (or {', '.join(SHORT)})")
     if parameters not in ("standard", "base"):
         raise InputError(f"parameters = {parameters!r}; choose 'standard' or 'base'")
+    if ddm_method not in ("recursive", "cholesky"):
+        raise InputError(f"ddm_method = {ddm_method!r}; choose 'recursive' or 'cholesky'")
     base = None
     if parameters == "base":
         from robodyn.symbolic.baseparams import base_inertia
@@ -206,9 +211,10 @@ def customized_model(
         outs, columns = composite.regressor(prog, sr, inertia[1], friction=friction)
         shape = (n, len(columns))
     else:
-        from robodyn.symbolic.direct import forward_dynamics
+        from robodyn.symbolic import direct
 
-        outs = forward_dynamics(prog, sr, friction=friction)
+        algo = direct.forward_dynamics_recursive if ddm_method == "recursive" else direct.forward_dynamics
+        outs = algo(prog, sr, friction=friction)
         shape, names = (n,), ["q", "qd", "tau"]
     args = [Argument(k, (n,), tuple(enumerate(sr.inputs[k]))) for k in names]
     if "gravity" in sr.inputs and kind not in ("inertia_matrix",):
@@ -229,7 +235,7 @@ def customized_model(
         robot=robot, kind=kind, parameters=parameters, arguments=args, output_shape=shape, outputs=list(outs),
         program=pruned, constants=constants, column_names=columns,
         options=dict(symbolic_geometry=symbolic_geometry, symbolic_inertia=symbolic_inertia, gravity=gravity,
-                     wrenches=wrenches, friction=friction),
+                     wrenches=wrenches, friction=friction, ddm_method=ddm_method),
     )
 
 
