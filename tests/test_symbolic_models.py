@@ -4,12 +4,13 @@ and agreement of every generated NumPy function with the numeric algorithms."""
 import numpy as np
 import pytest
 import symengine as se
+from hypothesis import given
 
 import robodyn as rd
 from robodyn import Robot, standard_from_com
 from robodyn.dynamics.newton_euler import rnea
 from robodyn.symbolic import customized_model
-from tests.support.random_robots import random_inertia, random_robot, random_state
+from tests.support.random_robots import random_inertia, random_robot, random_state, robots
 
 RX90_ALPHA = [0, np.pi / 2, 0, -np.pi / 2, np.pi / 2, -np.pi / 2]
 #: Example 9.3: nonzero first-moment components of the RX-90 links (indices in MX, MY, MZ).
@@ -256,3 +257,17 @@ def test_bad_kind_and_parameters():
         customized_model(robot, "kinetic")
     with pytest.raises(rd.InputError, match="parameters"):
         customized_model(robot, "idm", parameters="grouped")
+
+
+@given(robot=robots)
+def test_property_generated_models_equal_numeric(robot):
+    """Property: on random serial/tree robots with revolute, prismatic and fixed frames, the generated
+    inverse dynamics, H and A agree with the numeric algorithms, batch and single sample alike."""
+    q, qd, qdd = random_state(robot, 0, (2,))
+    idm = customized_model(robot, "idm").numpy_function()
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    assert_close(idm(q, qd, qdd), tau)
+    assert_close(idm(q[0], qd[0], qdd[0]), tau[0])
+    assert_close(customized_model(robot, "bias").numpy_function()(q, qd), rd.bias_torques(robot, q, qd))
+    A = customized_model(robot, "inm").numpy_function()(q)
+    assert_close(A, reference("inertia_matrix", robot, q, qd, qdd))
