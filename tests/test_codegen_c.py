@@ -44,6 +44,15 @@ def test_compiled_models_random_robots(seed):
     close(rd.compile(robot, "ddm")(q, qd, tau), qdd, 1e-9)
 
 
+def test_compiled_regressor():
+    robot = rd.load("planar3r")
+    q, qd, qdd = random_state(robot, 2, (5,))
+    m = rd.customized_model(robot, "regressor", gravity="input")
+    Phi = rd.compile(robot, "regressor")(q, qd, qdd)
+    assert Phi.shape == (5, robot.n, len(m.column_names))
+    close(Phi, m.numpy_function()(q, qd, qdd, np.broadcast_to(robot.gravity, (5, 3))))
+
+
 def test_numpy_backend_and_float32():
     robot = rd.load("puma560")
     q, qd, qdd = (a.astype(np.float32) for a in random_state(robot, 1, (3,)))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from robodyn.errors import RobodynError
 
-FLAGS = ("-O2", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
+FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 
 
 class CompilerNotFoundError(RobodynError):

@@ -45,6 +45,19 @@ static inline double rd_sin(double x) {
     double v = (n & 1) ? rd_kcos(z) : rd_ksin(r, z);
     return (n & 2) ? -v : v;
 }
+/* branch-free versions for the vectorized lanes (caller guarantees |x| < 1e5) */
+static inline double rd_vsin(double x) {
+    double r, k = rd_reduce(x, &r), z = r * r;
+    long n = (long)k;
+    double s = rd_ksin(r, z), c = rd_kcos(z), v = (n & 1) ? c : s;
+    return (n & 2) ? -v : v;
+}
+static inline double rd_vcos(double x) {
+    double r, k = rd_reduce(x, &r), z = r * r;
+    long n = (long)k;
+    double s = rd_ksin(r, z), c = rd_kcos(z), v = (n & 1) ? s : c;
+    return ((n + 1) & 2) ? -v : v;
+}
 static inline double rd_cos(double x) {
     if (!(fabs(x) < 1e5)) return cos(x);
     double r, k = rd_reduce(x, &r), z = r * r;
@@ -98,17 +111,71 @@ def source(model, name: str, python_entry: bool = False) -> str:
     args = ", ".join(a.name for a in model.arguments)
     lines += ["}", "", signature(model, name) + " {", f"    {name}_body({args}, out);", "}", "", "static int rd_finite(const double *a, long n) {",
               "    int ok = 1;", "    for (long k = 0; k < n; ++k) ok &= (a[k] - a[k] == 0.0);", "    return ok;", "}", ""]
+    lines += _lanes(model, name)
     lines.append(signature(model, name, batch=True) + " {")
     for k, a in enumerate(model.arguments):
         lines.append(f"    for (long i = 0; i < ({a.name}_stride ? count : 1); ++i)")
         lines.append(f"        if (!rd_finite({a.name} + i*{a.name}_stride, {size(a)})) return {k + 1};")
-    lines.append("    for (long i = 0; i < count; ++i) {")
+    lines.append("    long i = 0;")
+    q = model.arguments[0]
+    lines.append(f"    if (rd_small({q.name}, {q.name}_stride ? count : 1, {q.name}_stride, {size(q)}))")
+    args = ", ".join(f"{a.name}, {a.name}_stride" for a in model.arguments)
+    lines.append(f"        for (; i + RD_LANES <= count; i += RD_LANES) {name}_lanes(i, {args}, out);")
+    lines.append("    for (; i < count; ++i) {")
     call = [f"{a.name} + i*{a.name}_stride" for a in model.arguments] + [f"out + i*{out_size}"]
     lines.append(f"        {name}_body({', '.join(call)});")
     lines += ["    }", "    return 0;", "}"]
     if python_entry:
         lines += _python_entry(model, name, out_size)
     return "\n".join(lines) + "\n"
+
+
+def _lanes(model, name):
+    """RD_LANES samples at a time, each scalar of the program an array over the lanes, so that the compiler
+    vectorizes across samples (an AVX2 clone is selected at load time where the CPU has it)."""
+    import re
+
+    lane = {str(s) for a in model.arguments for _, s in a.entries}
+    lane |= {str(s) for s, _ in model.program.assignments if s not in model.program.hoisted}
+    ident = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+
+    def sub(text):
+        return ident.sub(lambda m: m.group(0) + "[l]" if m.group(0) in lane else m.group(0), text)
+
+    def vec(e):
+        return sub(to_source(e, C).replace("rd_sin(", "rd_vsin(").replace("rd_cos(", "rd_vcos("))
+
+    out_size = int(np.prod(model.output_shape))
+    args = [f"const double *{a.name}, long {a.name}_stride" for a in model.arguments] + ["double *out"]
+    loop = "for (int l = 0; l < RD_LANES; ++l)"
+    lines = [
+        "",
+        "static int rd_small(const double *a, long count, long stride, long n) {",
+        "    int ok = 1;",
+        "    for (long i = 0; i < count; ++i) for (long k = 0; k < n; ++k) ok &= (fabs(a[i*stride + k]) < 1e5);",
+        "    return ok;",
+        "}",
+        "",
+        "#define RD_LANES 4",
+        "#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)",
+        '__attribute__((target_clones("avx2", "default")))',
+        "#endif",
+        f"static void {name}_lanes(long i0, {', '.join(args)}) {{",
+    ]
+    for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0])):
+        lines.append(f"    const double {s} = {v!r};")
+    for a in model.arguments:
+        for k, s in a.entries:
+            lines.append(f"    double {s}[RD_LANES]; {loop} {s}[l] = {a.name}[(i0 + l)*{a.name}_stride + {k}];")
+    for s, e in model.program.assignments:
+        if s in model.program.hoisted:
+            lines.append(f"    const double {s} = {to_source(e, C)};")
+        else:
+            lines.append(f"    double {s}[RD_LANES]; {loop} {s}[l] = {vec(e)};")
+    for k, o in enumerate(model.outputs):
+        lines.append(f"    {loop} out[(i0 + l)*{out_size} + {k}] = {vec(o)};")
+    lines += ["}", ""]
+    return lines
 
 
 def _python_entry(model, name, out_size):
