@@ -135,7 +135,8 @@ def second_moments(prog: Program, J, j):
     half = se.Rational(1, 2)
     t = half * (J[0][0] + J[1][1] + J[2][2])
     m = [[(t - J[r][c]) if r == c else -J[r][c] for c in range(3)] for r in range(3)]
-    return prog.mat("JB{r}{c}{j}", m, j, symmetric=True)
+    # not named: merged coefficients (e.g. Ī11 + Ī33 = YY) must expand to the parameters themselves
+    return m
 
 
 def backward_recursion(prog: Program, sr: SymRobot, F, N, wrenches=True):
