@@ -15,7 +15,7 @@ from __future__ import annotations
 import symengine as se
 
 from robodyn.symbolic import newton_euler as ne
-from robodyn.symbolic.engine import ZERO3, Program, add, cross, matmul, matvec, scale, skew, transpose
+from robodyn.symbolic.engine import Program, add, cross, matmul, matvec, scale, skew, transpose
 from robodyn.symbolic.symrobot import SymRobot
 
 
@@ -141,5 +141,3 @@ def regressor(prog: Program, sr: SymRobot, names, friction: bool = True):
     out = [cols[c][r] for r in range(n) for c in range(len(cols))]
     return out, columns
 
-
-__all__ = ["composite_inertias", "inertia_matrix", "regressor", "ZERO3"]

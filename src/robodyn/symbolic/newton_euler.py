@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import symengine as se
 
-from robodyn.symbolic.engine import ZERO3, Program, add, count_ops, cross, matvec, mattvec, scale
+from robodyn.symbolic.engine import ZERO3, Program, add, count_ops, cross, matvec, scale
 from robodyn.symbolic.symrobot import SymRobot
 
 

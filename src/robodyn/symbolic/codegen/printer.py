@@ -16,7 +16,6 @@ class Language:
     name: str
     functions: dict  # symengine function name -> target spelling
     power: str  # "**", "^" or "pow"
-    elementwise: bool = False  # MATLAB needs .* ./ .^ for batches; we print scalar code only
 
 
 PYTHON = Language("python", {"sin": "np.sin", "cos": "np.cos", "sign": "np.sign", "exp": "np.exp", "abs": "np.abs"}, "**")

@@ -20,7 +20,7 @@ def _header(model, comment: str) -> list[str]:
     ]
 
 
-def _out_index(model, k: int, one_based_pair: bool) -> str:
+def _out_index(model, k: int) -> str:
     if len(model.output_shape) == 1:
         return f"{k + 1}"
     r, c = divmod(k, model.output_shape[1])
@@ -41,7 +41,7 @@ def matlab(model, name: str) -> str:
     shape = model.output_shape if len(model.output_shape) == 2 else (model.output_shape[0], 1)
     lines.append(f"    out = zeros({shape[0]}, {shape[1]});")
     for k, o in enumerate(model.outputs):
-        lines.append(f"    out({_out_index(model, k, True)}) = {to_source(o, MATLAB)};")
+        lines.append(f"    out({_out_index(model, k)}) = {to_source(o, MATLAB)};")
     lines.append("end")
     return "\n".join(lines) + "\n"
 
@@ -61,7 +61,7 @@ def julia(model, name: str) -> str:
     dims = ", ".join(map(str, model.output_shape))
     lines.append(f"    out = zeros({dims})")
     for k, o in enumerate(model.outputs[:size]):
-        lines.append(f"    out[{_out_index(model, k, True)}] = {to_source(o, JULIA)}")
+        lines.append(f"    out[{_out_index(model, k)}] = {to_source(o, JULIA)}")
     lines.append("    return out")
     lines.append("end")
     return "\n".join(lines) + "\n"
