@@ -59,6 +59,19 @@ from robodyn import analysis
 
 # --- robots: DH table converters (Craig modified DH, standard DH) ---
 from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
+# ---- symbolic: customized models and code generation (issue 6) ----
+from robodyn import symbolic
+from robodyn.symbolic import CompiledModel, compile, customized_model
+# --- base parameters (issue 5): regressor, energy functions, base inertial parameters ---
+from robodyn.parameters import (
+    BaseParameters,
+    base_parameters,
+    energy_functions,
+    lambda_matrix,
+    regressor,
+    standard_parameter_names,
+    standard_parameter_vector,
+)
 
 # --- studies: numerical accuracy, simulation (inverse kinematics, integration), operation counts ---
 from robodyn.analysis.accuracy import accuracy_study
@@ -86,4 +99,9 @@ __all__ = [
     "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
     # studies
     "accuracy_study", "opcount_report", "inverse_kinematics", "puma_line_study", "simulate",
+    # symbolic (issue 6)
+    "symbolic", "CompiledModel", "compile", "customized_model",
+    # base parameters (issue 5)
+    "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
+    "standard_parameter_names", "standard_parameter_vector",
 ]

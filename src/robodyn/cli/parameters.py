@@ -1,0 +1,76 @@
+"""Command ``base-params``: the base inertial parameters of a robot (Khalil & Dombre §9.4, Table 9.3)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from robodyn.cli._app import app
+from robodyn.cli._common import console, get_robot, print_json, user_errors
+from robodyn.parameters.regressor import LINK_PARAMETERS
+
+
+@app.command("base-params")
+def base_params_command(
+    robot: str = typer.Argument(..., help="Built-in robot name or path of a robot file."),
+    method: str = typer.Option("symbolic", "--method", help="symbolic (closed-form rules) or numeric (QR)."),
+    symbolic_geometry: bool = typer.Option(False, "--symbolic-geometry", help="Lengths as symbols D3, RL4, ..."),
+    drop_zero: bool = typer.Option(False, "--drop-zero", help="Treat parameters equal to 0 as known zeros."),
+    friction: bool = typer.Option(False, "--friction", help="Add Fc, Fv, Foff of every joint."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+    seed: Optional[int] = typer.Option(0, "--seed", help="Seed of the random states (numeric method)."),
+) -> None:
+    """Base inertial parameters: Table 9.3 layout (a row per link, the grouped name or 0) and grouping equations."""
+    from robodyn.parameters.base import base_parameters
+
+    with user_errors():
+        r = get_robot(robot)
+        bp = base_parameters(
+            r, method=method, drop_zero=drop_zero, symbolic_geometry=symbolic_geometry, friction=friction, seed=seed
+        )
+    if as_json:
+        print_json(
+            {
+                "robot": r.name,
+                "method": bp.method,
+                "count": bp.count,
+                "count_inertial": bp.count_inertial,
+                "count_formula": bp.count_formula,
+                "minimal": bp.minimal,
+                "note": bp.note,
+                "names": list(bp.names),
+                "standard": list(bp.standard),
+                "expressions": [str(e) for e in bp.expressions],
+                "values": bp.values,
+                "table": bp.table(),
+                "grouped": list(bp.grouped),
+                "no_effect": list(bp.no_effect),
+                "zero": list(bp.zero),
+            }
+        )
+        return
+    table = Table("j", *(f"{p}j" for p in LINK_PARAMETERS), title=f"Base inertial parameters of {r.name} ({bp.method})")
+    for j, row in enumerate(bp.table(), start=1):
+        table.add_row(str(j), *row)
+    console.print(table)
+    console.print("[bold]Grouping equations[/]")
+    import sympy
+
+    lengths = sorted(bp.geometry, key=str)
+    for eq in bp.equations:
+        rhs = sympy.collect(eq.rhs, lengths) if lengths else eq.rhs  # D3**2*(M3 + M4 + ...) as in the seed
+        console.print(f"  {eq.lhs} = {rhs}", highlight=False)
+    if bp.friction:
+        console.print("Friction: " + " ".join(n for n in bp.names if n.startswith(("Fc", "Fv", "Foff"))), highlight=False)
+    console.print(f"Without effect: {', '.join(bp.no_effect) or '-'}", highlight=False)
+    console.print(f"Grouped: {', '.join(bp.grouped) or '-'}", highlight=False)
+    if bp.zero:
+        console.print(f"Known zero: {', '.join(bp.zero)}", highlight=False)
+    formula = "n/a (tree)" if bp.count_formula is None else str(bp.count_formula)
+    console.print(
+        f"{bp.count} base parameters ({bp.count_inertial} of the links; [9.61] gives b_m <= {formula})", highlight=False
+    )
+    if not bp.minimal:
+        console.print(f"[yellow]note:[/] {bp.note}", highlight=False)

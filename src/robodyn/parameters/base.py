@@ -1,0 +1,229 @@
+"""The base-parameter model Γ = D_B(q, q̇, q̈) K_B  (Khalil & Dombre §9.4, [9.39]–[9.40], [9.61])."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from robodyn.errors import InputError
+from robodyn.model.robot import Robot
+from robodyn.parameters.numeric import (
+    DEFAULT_TOL,
+    grouping_matrix,
+    independent_columns,
+    stacked_regressor,
+    sympy_number,
+)
+from robodyn.parameters.regressor import LINK_PARAMETERS, regressor, standard_parameter_names, standard_parameter_vector
+
+_NAME = re.compile(r"^([A-Za-z]+?)(\d+)$")
+
+
+def grouped_name(standard: str) -> str:
+    """``ZZ1`` -> ``ZZR1``: the seed's name of a standard parameter that received grouped terms."""
+    head, j = _NAME.match(standard).groups()
+    return f"{head}R{j}"
+
+
+@dataclass(frozen=True, eq=False)
+class BaseParameters:
+    """Base (identifiable) parameters of a robot and the reduced model Γ = D_B K_B.
+
+    Attributes
+    ----------
+    robot : Robot
+    method : "symbolic" (closed-form rules, §9.4.2) or "numeric" (QR, §9.4.1)
+    names : tuple of str (b,)
+        Base parameter names, e.g. ``("ZZR1", "XXR2", "XY2", …)``; "R" marks a grouped parameter.
+    standard : tuple of str (b,)
+        The standard parameter each base parameter replaces (its column of D), e.g. ``"ZZ1"``.
+    columns : int ndarray (b,)
+        Indices of those columns in :func:`~robodyn.parameters.regressor.standard_parameter_names`.
+    expressions : tuple of sympy.Expr (b,)
+        K_B in terms of the standard parameter symbols (XX1, …, Ia6, Fc1, …) and, with symbolic geometry,
+        of the length symbols (D3, RL4, …).
+    values : ndarray (b,)
+        K_B for this robot.
+    grouped, no_effect, zero : tuple of str
+        Eliminated standard parameters: grouped into base parameters, without effect on the model, or
+        known to be zero (``drop_zero``).
+    rules : dict
+        Eliminated or grouped standard name -> the rule that did it (symbolic method).
+    geometry : dict
+        Length symbols -> values (symbolic geometry).
+    count_formula : int or None
+        b_m of [9.61] (links only, no rotors or friction); None for trees.
+    minimal : bool
+        False when the closed-form rules left dependent columns that the QR method groups further.
+    note : str
+        Says so when ``minimal`` is False.
+    """
+
+    robot: Robot
+    method: str
+    friction: bool
+    names: tuple
+    standard: tuple
+    columns: np.ndarray
+    expressions: tuple
+    values: np.ndarray
+    grouped: tuple
+    no_effect: tuple
+    zero: tuple
+    rules: dict = field(default_factory=dict)
+    geometry: dict = field(default_factory=dict)
+    count_formula: int | None = None
+    minimal: bool = True
+    note: str = ""
+
+    @property
+    def count(self) -> int:
+        """b, the number of base parameters."""
+        return len(self.names)
+
+    @property
+    def count_inertial(self) -> int:
+        """Base parameters of the links only (no Ia, no friction), comparable with [9.61]."""
+        return sum(1 for s in self.standard if _NAME.match(s).group(1) in LINK_PARAMETERS[:10])
+
+    @property
+    def eliminated(self) -> tuple:
+        """Every standard parameter that is not a base parameter, in the order of K."""
+        gone = set(self.grouped) | set(self.no_effect) | set(self.zero)
+        return tuple(n for n in standard_parameter_names(self.robot, self.friction) if n in gone)
+
+    @property
+    def equations(self) -> list:
+        """The grouping equations ``Eq(XXR2, XX2 − YY2 − …)`` of the grouped base parameters."""
+        import sympy
+
+        return [
+            sympy.Eq(sympy.Symbol(n), e)
+            for n, s, e in zip(self.names, self.standard, self.expressions)
+            if n != s
+        ]
+
+    def regressor(self, q, qd, qdd, gravity=None) -> np.ndarray:
+        """D_B (..., n, b): the columns of D for the base parameters; D_B @ values = Γ  [9.40]."""
+        D = regressor(self.robot, q, qd, qdd, friction=self.friction, gravity=gravity)
+        return D[..., self.columns]
+
+    def table(self) -> list[list[str]]:
+        """Table 9.3 layout: a row per frame, a column per parameter XX … Ia, the base name or "0"."""
+        kept = dict(zip(self.standard, self.names))
+        return [
+            [kept.get(f"{p}{j}", "0") for p in LINK_PARAMETERS] for j in range(1, self.robot.nf + 1)
+        ]
+
+
+def count_formula(robot: Robot) -> int | None:
+    """b_m ≤ 7 n_r + 4 n_p − 3 − σ̄_1 − 2 n_g0  [9.61] for a serial robot (None for a tree)."""
+    if not robot.is_serial or robot.n == 0:
+        return None
+    jf = robot.joint_frames
+    sigma = robot.sigma[jf]
+    nr, np_ = int(np.sum(sigma == 0)), int(np.sum(sigma == 1))
+    first_revolute = int(sigma[0] == 0)
+    from robodyn.kinematics import base_poses
+
+    R0, _ = base_poses(robot, np.zeros(robot.n), np.float64)
+    g = robot.gravity
+    ng0 = int(first_revolute and np.linalg.norm(g) > 0 and np.linalg.norm(np.cross(R0[jf[0], :, 2], g)) < 1e-9 * np.linalg.norm(g))
+    return 7 * nr + 4 * np_ - 3 - first_revolute - 2 * ng0
+
+
+def base_parameters(
+    robot: Robot,
+    method: str = "symbolic",
+    drop_zero: bool = False,
+    symbolic_geometry: bool = False,
+    friction: bool = False,
+    samples: int | None = None,
+    seed: int = 0,
+    tol: float = DEFAULT_TOL,
+) -> BaseParameters:
+    """Base inertial parameters of a robot (Khalil & Dombre §9.4).
+
+    Parameters
+    ----------
+    robot : Robot
+    method : {"symbolic", "numeric"}
+        ``"symbolic"``: closed-form rules of §9.4.2.4–9.4.2.5 (Theorems 9.1, 9.2, Table 9.2, [9.60],
+        [9.64]–[9.68]); ``"numeric"``: QR of the regressor stacked at random states, [9.39]–[9.40].
+    drop_zero : bool
+        Parameters whose value is exactly 0 in ``robot`` are known zeros (Example 9.3).
+    symbolic_geometry : bool
+        Lengths as symbols D<j>, RL<j>, B<j> in the expressions (symbolic method only).
+    friction : bool
+        Also model the friction Fc sign(q̇) + Fv q̇ + Foff of every joint (3 base parameters per joint).
+    samples, seed, tol :
+        Random states used by the numeric method (and by the minimality check of the symbolic one),
+        and the rank tolerance (see :mod:`robodyn.parameters.numeric`).
+
+    Returns
+    -------
+    BaseParameters
+        ``bp.regressor(q, qd, qdd) @ bp.values`` equals ``inverse_dynamics(robot, q, qd, qdd)`` minus the
+        friction torques (``friction=False``) or minus the Stribeck term only (``friction=True``).
+    """
+    import sympy
+
+    from robodyn.parameters.symbolic import symbolic_base_parameters
+
+    if method not in ("symbolic", "numeric"):
+        raise InputError(f"method = {method!r}; choose 'symbolic' or 'numeric'")
+    if symbolic_geometry and method != "symbolic":
+        raise InputError("symbolic_geometry=True needs method='symbolic'; the numeric method works on numbers")
+    all_names = standard_parameter_names(robot, friction)
+    K = standard_parameter_vector(robot, friction)
+    index = {n: k for k, n in enumerate(all_names)}
+    W = stacked_regressor(robot, friction, samples, seed)
+    if method == "symbolic":
+        res = symbolic_base_parameters(robot, drop_zero, symbolic_geometry, friction)
+        standard = tuple(res.names)
+        exprs = tuple(res.expressions[n] for n in standard)
+        subs = {sympy.Symbol(n): float(v) for n, v in zip(all_names, K)}
+        subs.update(res.geometry)
+        values = np.array([float(e.xreplace(subs)) for e in exprs])
+        status, rules, geometry = res.status, res.rule, res.geometry
+        columns = np.array([index[n] for n in standard], dtype=int)
+        rank = independent_columns(W[:, columns], tol).size if columns.size else 0
+        b_qr = independent_columns(W, tol).size
+        minimal = rank == columns.size
+        note = "" if minimal else (
+            f"the closed-form rules keep {columns.size} parameters but {columns.size - rank} of their regressor "
+            f"columns are still dependent; the numerical QR method finds {b_qr} base parameters "
+            f"(the count of [9.61] holds 'in most cases')"
+        )
+    else:
+        kept = independent_columns(W, tol)
+        elim = np.setdiff1d(np.arange(W.shape[1]), kept)
+        beta = grouping_matrix(W, kept)
+        sym = [sympy.Integer(0) if drop_zero and K[k] == 0 else sympy.Symbol(all_names[k]) for k in range(len(K))]
+        exprs_all = [
+            sympy.Add(sym[k], *(sympy_number(b) * sym[e] for b, e in zip(beta[i], elim) if b != 0))
+            for i, k in enumerate(kept)
+        ]
+        vals_all = K[kept] + beta @ K[elim]
+        keep = [i for i, e in enumerate(exprs_all) if not (drop_zero and e == 0)]
+        columns = kept[keep]
+        standard = tuple(all_names[k] for k in columns)
+        exprs = tuple(exprs_all[i] for i in keep)
+        values = vals_all[keep]
+        used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
+        status = {}
+        for k in np.setdiff1d(np.arange(len(K)), columns):
+            name = all_names[k]
+            status[name] = "zero" if drop_zero and K[k] == 0 else ("grouped" if sympy.Symbol(name) in used else "no effect")
+            if status[name] == "no effect" and drop_zero and k in kept:
+                status[name] = "zero"
+        rules, geometry, minimal, note = {}, {}, True, ""
+    names = tuple(n if sympy.Symbol(n) == e else grouped_name(n) for n, e in zip(standard, exprs))
+    pick = lambda how: tuple(n for n in all_names if status.get(n) == how)  # noqa: E731
+    return BaseParameters(
+        robot=robot, method=method, friction=friction, names=names, standard=standard, columns=columns,
+        expressions=exprs, values=values, grouped=pick("grouped"), no_effect=pick("no effect"), zero=pick("zero"),
+        rules=rules, geometry=geometry, count_formula=count_formula(robot), minimal=minimal, note=note,
+    )

@@ -1,0 +1,120 @@
+"""Base parameters by the numerical QR method (Gautier 91; Khalil & Dombre §9.4.1, [9.37]–[9.40]).
+
+The regressor is evaluated at random states and stacked into W (r × p).  Following the seed, the parameters
+with the highest subscripts are eliminated first: column k of W is kept when it is independent of the columns
+before it.  With W = Q R the QR decomposition *without* pivoting, |R_kk| is the distance of column k from the
+span of columns 0..k−1, so the kept set is {k : |R_kk| > tol} — the search of the seed "from the last column
+backwards" for dependent columns, done in one factorization.  Then
+
+    Γ = [D1 D2] [K1; K2] = D1 (K1 + β K2) = D1 K_B,     D2 = D1 β                          [9.39]–[9.40]
+
+Tolerance: columns are scaled to unit norm first (zero columns have no effect, [9.37]); a column is kept when
+|R_kk| > ``tol`` (default 1e-8 ≈ √ε), and the rank is cross-checked against the singular values of the scaled W
+(σ_i > tol σ_1).  β is solved by least squares on the scaled columns; an entry within 1e-11 (relative) of a
+decimal with at most 6 digits is snapped to it, so that exact combinations of the geometry (D3² = 0.2025)
+come out clean.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from robodyn.errors import ModelError
+from robodyn.model.robot import Robot
+from robodyn.parameters.regressor import regressor
+
+#: Default tolerance on |R_kk| of the column-scaled stacked regressor.
+DEFAULT_TOL = 1e-8
+
+
+def random_states(robot: Robot, count: int, seed: int = 0):
+    """``count`` random (q, q̇, q̈), each (count, n): revolute q in [−π, π], prismatic q in its limits or [−1, 1] m,
+    q̇ and q̈ uniform in [−2, 2] (seeded, reproducible)."""
+    rng = np.random.default_rng(seed)
+    n = robot.n
+    lo = np.where(robot.sigma[robot.joint_frames] == 0, -np.pi, -1.0)
+    hi = -lo
+    finite = np.isfinite(robot.qlim)
+    lo = np.where(finite[:, 0], robot.qlim[:, 0], lo)
+    hi = np.where(finite[:, 1], robot.qlim[:, 1], hi)
+    q = lo + (hi - lo) * rng.random((count, n))
+    return q, rng.uniform(-2, 2, (count, n)), rng.uniform(-2, 2, (count, n))
+
+
+def stacked_regressor(robot: Robot, friction: bool = False, samples: int | None = None, seed: int = 0) -> np.ndarray:
+    """W (samples · n, p): regressors at random states stacked row-wise (default samples: 2p/n + 20)."""
+    p = 11 * robot.nf + (3 * robot.n if friction else 0)
+    count = samples if samples is not None else 2 * p // max(robot.n, 1) + 20
+    q, qd, qdd = random_states(robot, count, seed)
+    return regressor(robot, q, qd, qdd, friction=friction).reshape(-1, p)
+
+
+def independent_columns(W: np.ndarray, tol: float = DEFAULT_TOL) -> np.ndarray:
+    """Indices of the columns of W independent of all columns before them (the seed's choice of K1), sorted.
+
+    Raises :class:`ModelError` when the count disagrees with the numerical rank (too few samples or an
+    ill-conditioned W): take more samples or another tolerance.
+    """
+    scale = np.linalg.norm(W, axis=0)
+    live = scale > tol * max(scale.max(initial=0.0), np.finfo(float).tiny)
+    Ws = np.where(live, W / np.where(live, scale, 1.0), 0.0)
+    if W.shape[0] < W.shape[1]:
+        raise ModelError(f"numerical base parameters: {W.shape[0]} rows for {W.shape[1]} columns; use more samples")
+    R = scipy.linalg.qr(Ws, mode="r")[0][: W.shape[1]]
+    diag = np.abs(np.diag(R))
+    kept = np.flatnonzero((diag > tol) & live)
+    sv = scipy.linalg.svdvals(R)  # the singular values of W̃ = Q R are those of R
+    rank = int(np.count_nonzero(sv > tol * sv[0])) if sv.size and sv[0] > 0 else 0
+    if rank != kept.size:
+        raise ModelError(
+            f"numerical base parameters: the sequential QR test keeps {kept.size} columns but the stacked "
+            f"regressor has numerical rank {rank} (tol = {tol:g}); use more samples or another tolerance"
+        )
+    return kept
+
+
+def grouping_matrix(W: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """β (b, p − b) of [9.40], D2 = D1 β, with entries snapped to clean decimals where they are exact."""
+    elim = np.setdiff1d(np.arange(W.shape[1]), kept)
+    scale = np.linalg.norm(W, axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    B, *_ = np.linalg.lstsq(W[:, kept] / scale[kept], W[:, elim] / scale[elim], rcond=None)
+    beta = B * scale[elim][None, :] / scale[kept][:, None]
+    residual = np.linalg.norm(W[:, kept] @ beta - W[:, elim], axis=0)
+    if np.any(residual > 1e-8 * np.maximum(np.linalg.norm(W[:, elim], axis=0), 1e-300) + 1e-12):
+        raise ModelError("numerical base parameters: D2 = D1 β does not hold to 1e-8; use more samples")
+    return snap(beta)
+
+
+def snap(x: np.ndarray, digits: int = 6, rtol: float = 1e-11) -> np.ndarray:
+    """Replace each entry within ``rtol`` (relative, or absolute below 1) of a decimal with ≤ ``digits`` digits."""
+    out = np.array(x, dtype=float)
+    done = np.zeros(out.shape, bool)
+    for k in range(digits + 1):
+        c = np.round(out, k)
+        hit = ~done & (np.abs(out - c) <= rtol * np.maximum(1.0, np.abs(out)))
+        out = np.where(hit, c, out)
+        done |= hit
+    return out
+
+
+def sympy_number(x: float):
+    """An exact sympy Rational for a snapped decimal (≤ 6 digits), a Float otherwise."""
+    import sympy
+
+    x = float(x)
+    for k in range(7):
+        if round(x, k) == x:
+            return sympy.Rational(repr(float(round(x, k))))
+    return sympy.Float(x, 15)
+
+
+def numeric_base_parameters(
+    robot: Robot, friction: bool = False, samples: int | None = None, seed: int = 0, tol: float = DEFAULT_TOL
+):
+    """Kept standard columns and β for the robot, (kept (b,), eliminated (p − b,), β (b, p − b))."""
+    W = stacked_regressor(robot, friction, samples, seed)
+    kept = independent_columns(W, tol)
+    elim = np.setdiff1d(np.arange(W.shape[1]), kept)
+    return kept, elim, grouping_matrix(W, kept)

@@ -1,0 +1,16 @@
+"""Customized symbolic models and code generation (Khalil & Dombre §9.6, the SYMORO method).
+
+    m = rd.symbolic.customized_model(robot, "inverse_dynamics", parameters="base")
+    print(m)                      # the model as the seed's listings print it
+    m.operation_count()           # {"mul": ..., "add": ..., "sincos": ...}
+    m.c_source(); m.numpy_function(); m.matlab_source(); m.julia_source()
+    f = rd.compile(robot, "inverse_dynamics")   # compiled C, same call as rd.inverse_dynamics
+"""
+
+from robodyn.symbolic.compile import CompiledModel, compile
+from robodyn.symbolic.codegen.build import CompilerNotFoundError
+from robodyn.symbolic.lagrange import ClosedForm, closed_form, parallelogram, planar_bodies
+from robodyn.symbolic.models import KINDS, CustomizedModel, customized_model
+
+__all__ = ["KINDS", "ClosedForm", "CompiledModel", "CompilerNotFoundError", "CustomizedModel", "closed_form",
+           "compile", "customized_model", "parallelogram", "planar_bodies"]

@@ -1,0 +1,31 @@
+"""Base inertial parameters (Khalil & Dombre §9.4, issue 5) laid out for the customizing engine (§9.6.3).
+
+Each base parameter takes the place of the standard parameter whose column of D it keeps (XXR2 in place
+of XX2, ...); eliminated and grouped-away parameters become zeros, so the customized model drops them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn.model.robot import PARAMETER_NAMES
+
+_COLUMNS = {p: k for k, p in enumerate(PARAMETER_NAMES + ("Ia",))}
+
+
+def base_inertia(robot, symbolic_geometry: bool = False):
+    """(values (nf, 11), names (nf, 11), BaseParameters, {}) for the tables of :func:`symrobot.build`.
+
+    Known-zero standard parameters are dropped first (``drop_zero``), as in Example 9.3 / Table 9.4.
+    """
+    from robodyn.parameters import base_parameters
+
+    bp = base_parameters(robot, method="symbolic", drop_zero=True, symbolic_geometry=symbolic_geometry)
+    values = np.zeros((robot.nf, 11))
+    names = [[f"{p}{j}" for p in PARAMETER_NAMES + ("IA",)] for j in range(1, robot.nf + 1)]
+    for name, std, value in zip(bp.names, bp.standard, bp.values):
+        head = std.rstrip("0123456789")
+        j = int(std[len(head):])
+        values[j - 1, _COLUMNS[head]] = value
+        names[j - 1][_COLUMNS[head]] = name.replace("Ia", "IA", 1) if name.startswith("Ia") else name
+    return values, names, bp, {}

@@ -1,0 +1,112 @@
+"""Printing symengine expressions as source text for Python/NumPy, C99, MATLAB and Julia.
+
+One small recursive printer (no sympy printers: they are slow on large programs) parameterised by the
+target language's spelling of functions, powers and numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import symengine as se
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    functions: dict  # symengine function name -> target spelling
+    power: str  # "**", "^" or "pow"
+
+
+PYTHON = Language("python", {"sin": "np.sin", "cos": "np.cos", "sign": "np.sign", "exp": "np.exp", "abs": "np.abs"}, "**")
+C = Language("c", {"sin": "rd_sin", "cos": "rd_cos", "sign": "rd_sign", "exp": "exp", "abs": "fabs"}, "pow")
+MATLAB = Language("matlab", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "^")
+JULIA = Language("julia", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "^")
+
+_PREC_ADD, _PREC_MUL, _PREC_POW, _PREC_ATOM = 1, 2, 3, 4
+
+
+def _number(x, lang: Language) -> str:
+    if isinstance(x, se.Integer):
+        v = int(x)
+        return f"{v}.0" if lang.name == "c" else str(v)
+    if isinstance(x, se.Rational):
+        p, q = (int(a) for a in x.get_num_den())
+        return f"({p}.0/{q}.0)"
+    return repr(float(x))
+
+
+def to_source(e, lang: Language) -> str:
+    """Source text of expression ``e`` in ``lang``."""
+    return _print(e, lang)[0]
+
+
+def _print(e, lang):
+    if isinstance(e, se.Symbol):
+        return str(e), _PREC_ATOM
+    if isinstance(e, se.Number):
+        s = _number(e, lang)
+        return s, (_PREC_ADD if s.startswith("-") else _PREC_ATOM)
+    if isinstance(e, se.Add):
+        terms = list(e.args)
+        # numbers last, then positive terms first so that the line does not start with a minus sign
+        terms.sort(key=lambda t: (isinstance(t, se.Number), _negative(t)))
+        out = ""
+        for t in terms:
+            if _negative(t):
+                s, p = _print(-t, lang)
+                out += (" - " if out else "-") + (s if p > _PREC_ADD else f"({s})")
+            else:
+                s, _ = _print(t, lang)
+                out += (" + " if out else "") + s
+        return out, _PREC_ADD
+    if isinstance(e, se.Mul):
+        coeff, num, den = 1, [], []
+        for a in e.args:
+            if isinstance(a, se.Number):
+                coeff = a
+            elif isinstance(a, se.Pow) and isinstance(a.args[1], se.Integer) and int(a.args[1]) < 0:
+                den.append(a.args[0] ** (-int(a.args[1])))
+            else:
+                num.append(a)
+        parts = [_wrap(a, lang, _PREC_MUL) for a in num]
+        if coeff == -1:
+            sign = "-"
+        else:
+            sign = ""
+            if coeff != 1:
+                parts.insert(0, _wrap(coeff, lang, _PREC_MUL))
+        s = "*".join(parts) if parts else "1"
+        for d in den:
+            s += "/" + _wrap(d, lang, _PREC_MUL + 1)
+        return sign + s, (_PREC_ADD if sign else _PREC_MUL)
+    if isinstance(e, se.Pow):
+        b, x = e.args
+        if b == se.E:
+            return f"{lang.functions['exp']}({to_source(x, lang)})", _PREC_ATOM
+        if isinstance(x, se.Integer) and int(x) < 0:
+            return f"1/{_wrap(b ** (-int(x)), lang, _PREC_MUL + 1)}", _PREC_MUL
+        if lang.power == "pow":
+            if isinstance(x, se.Integer) and 2 <= int(x) <= 4:
+                bs = _wrap(b, lang, _PREC_MUL + 1)
+                return "(" + "*".join([bs] * int(x)) + ")", _PREC_ATOM
+            return f"pow({to_source(b, lang)}, {to_source(x, lang)})", _PREC_ATOM
+        return f"{_wrap(b, lang, _PREC_POW + 1)}{lang.power}{_wrap(x, lang, _PREC_POW + 1)}", _PREC_POW
+    name = type(e).__name__.lower()
+    if name in lang.functions:
+        return f"{lang.functions[name]}({', '.join(to_source(a, lang) for a in e.args)})", _PREC_ATOM
+    raise NotImplementedError(f"cannot print {e!r} ({type(e).__name__}) for {lang.name}")
+
+
+def _negative(t) -> bool:
+    if isinstance(t, se.Number):
+        return float(t) < 0
+    if isinstance(t, se.Mul):
+        c = t.args[0]
+        return isinstance(c, se.Number) and float(c) < 0
+    return False
+
+
+def _wrap(e, lang, prec):
+    s, p = _print(e, lang)
+    return s if p >= prec else f"({s})"

@@ -1,0 +1,174 @@
+"""``rd.compile``: a customized model compiled to machine code, called like the numeric functions.
+
+    idm = rd.compile(robot, "inverse_dynamics", parameters="base")
+    tau = idm(q, qd, qdd)                 # same signature and checks as rd.inverse_dynamics
+
+The model is generated once (gravity as an argument, external wrenches only in a second variant built
+the first time ``wrenches`` is given), emitted as C99, compiled into the cache and called through cffi
+on contiguous (N, n) blocks: the loop over samples runs in C.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn._arrays import working_dtype
+from robodyn.errors import InputError
+from robodyn.symbolic.models import SHORT, customized_model
+
+#: kind -> (joint arguments, takes wrenches, takes gravity)
+_SIGNATURES = {
+    "inverse_dynamics": (("q", "qd", "qdd"), True, True),
+    "bias": (("q", "qd"), True, True),
+    "gravity": (("q",), False, True),
+    "inertia_matrix": (("q",), False, False),
+    "forward_dynamics": (("q", "qd", "tau"), True, True),
+    "regressor": (("q", "qd", "qdd"), False, True),
+}
+
+
+def _as_real(name, value):
+    a = np.asarray(value)
+    if a.dtype.kind not in "biuf":
+        raise InputError(f"argument '{name}' has dtype {a.dtype}; give real numbers")
+    return a
+
+
+class CompiledModel:
+    """Callable compiled model; ``model`` is the underlying :class:`CustomizedModel` (no wrenches)."""
+
+    def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c"):
+        kind = SHORT.get(kind, kind)
+        if kind not in _SIGNATURES:
+            raise InputError(f"kind = {kind!r}; choose one of {', '.join(_SIGNATURES)}")
+        if backend not in ("c", "numpy"):
+            raise InputError(f"backend = {backend!r}; choose 'c' or 'numpy'")
+        self.robot, self.kind, self.parameters, self.backend = robot, kind, parameters, backend
+        self._joint, self._takes_wrenches, self._takes_gravity = _SIGNATURES[kind]
+        self._variants = {}
+        self.model, _, self._single = self._variant(False)
+        self._out_shape = self.model.output_shape
+        self._extra = (np.array(robot.gravity, dtype=np.float64),) if self._takes_gravity else ()
+        self.__doc__ = f"Compiled {kind} of robot {robot.name} ({parameters} parameters, {backend})."
+
+    def _variant(self, wrenches: bool):
+        if wrenches not in self._variants:
+            m = customized_model(self.robot, self.kind, parameters=self.parameters,
+                                 gravity="input" if self._takes_gravity else "constant",
+                                 wrenches="all" if wrenches else "none")
+            self._variants[wrenches] = (m, *self._load(m))
+        return self._variants[wrenches]
+
+    def _load(self, m):
+        """(batched call(count, [(array, stride), ...]) -> (out, code), single-call entry or None)."""
+        if self.backend == "numpy":
+            f = m.numpy_function()
+
+            def call_numpy(count, blocks):
+                arrays = [a.reshape(-1, *arg.shape) if st == 0 else a.reshape(count, *arg.shape)
+                          for (a, st), arg in zip(blocks, m.arguments)]
+                for k, a in enumerate(arrays):
+                    if not np.all(np.isfinite(a)):
+                        return None, k + 1
+                return np.broadcast_to(f(*arrays), (count,) + m.output_shape), 0
+
+            return call_numpy, None
+        from robodyn.symbolic.codegen import c_code
+        from robodyn.symbolic.codegen.build import compile_library
+
+        name = "rd_model"
+        ffi, lib, module = compile_library(c_code.source(m, name, python_entry=True), c_code.declarations(m, name))
+        fn = getattr(lib, name + "_batch")
+        buf = ffi.from_buffer
+
+        def call_c(count, blocks):
+            out = np.empty((count,) + m.output_shape)
+            args = []
+            for a, st in blocks:
+                args += [buf("double[]", a), st]
+            return out, fn(count, *args, buf("double[]", out))
+
+        return call_c, (module.single if module is not None else None)
+
+    def __call__(self, *args, wrenches=None, gravity=None):
+        if self._single is not None and wrenches is None and gravity is None:
+            # low-latency path: 1-D float64 arrays of the right length, checked in C
+            out = np.empty(self._out_shape)
+            code = self._single(*args, *self._extra, out) if len(args) == len(self._joint) else -1
+            if code == 0:
+                return out
+        return self._checked(args, wrenches, gravity)
+
+    def _checked(self, args, wrenches, gravity):
+        names = self._joint
+        if len(args) != len(names):
+            raise InputError(f"compiled {self.kind} takes {len(names)} joint arrays ({', '.join(names)}), "
+                             f"got {len(args)}")
+        if wrenches is not None and not self._takes_wrenches:
+            raise InputError(f"compiled {self.kind} takes no wrenches")
+        if gravity is not None and not self._takes_gravity:
+            raise InputError(f"compiled {self.kind} takes no gravity")
+        arrays = {k: _as_real(k, v) for k, v in zip(names, args)}
+        n = self.robot.n
+        for k, a in arrays.items():
+            if a.ndim == 0 or a.shape[-1] != n:
+                raise InputError(f"argument '{k}' has shape {a.shape}; robot '{self.robot.name}' has n = {n} "
+                                 f"joint variables, so '{k}' must have shape (..., {n})")
+        if self._takes_gravity:
+            arrays["gravity"] = _as_real("gravity", self.robot.gravity if gravity is None else gravity)
+        if wrenches is not None:
+            arrays["wrenches"] = _as_real("wrenches", wrenches)
+        tails = {"gravity": (3,), "wrenches": (self.robot.nf, 6)}
+        shapes = []
+        for k, a in arrays.items():
+            tail = tails.get(k, (n,))
+            if a.ndim < len(tail) or a.shape[a.ndim - len(tail):] != tail:
+                raise InputError(f"argument '{k}' has shape {a.shape}; expected (..., {', '.join(map(str, tail))})")
+            shapes.append(a.shape[:a.ndim - len(tail)])
+        try:
+            batch = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise InputError("batch axes do not broadcast: " + ", ".join(f"{k} {a.shape}" for k, a in arrays.items())) from None
+        dtype = working_dtype(*(args + ((gravity,) if gravity is not None else ()) + ((wrenches,) if wrenches is not None else ())))
+        m, call, _ = self._variant(wrenches is not None)
+        count = int(np.prod(batch))
+        blocks = []
+        for (k, a), shape in zip(arrays.items(), shapes):
+            per = a.size // max(int(np.prod(shape)), 1) if a.size else 0
+            if shape == () or int(np.prod(shape)) == 1:
+                blocks.append((np.ascontiguousarray(a, dtype=np.float64).reshape(-1), 0))
+            else:
+                full = np.broadcast_to(a, batch + a.shape[len(shape):])
+                blocks.append((np.ascontiguousarray(full, dtype=np.float64).reshape(-1), per))
+        out, code = call(count, blocks)
+        if code:
+            raise InputError(f"argument '{list(arrays)[code - 1]}' contains NaN or inf; give finite values")
+        return np.asarray(out).reshape(batch + m.output_shape).astype(dtype, copy=False)
+
+    def __repr__(self) -> str:
+        return f"CompiledModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, backend={self.backend!r})"
+
+
+def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c") -> CompiledModel:  # noqa: A001
+    """Compile the customized model ``kind`` of ``robot`` (Khalil & Dombre §9.6) into a callable.
+
+    Parameters
+    ----------
+    robot : Robot
+    kind : "inverse_dynamics" | "bias" | "gravity" | "inertia_matrix" | "forward_dynamics" | "regressor"
+    parameters : "standard" | "base"
+    backend : "c" (compiled with the machine's C compiler, cached) | "numpy" (generated NumPy code)
+
+    Returns
+    -------
+    CompiledModel
+        Called like the numeric function: ``f(q, qd, qdd, wrenches=None, gravity=None)`` for inverse
+        dynamics, ``f(q)`` for the inertia matrix, etc.; batched over leading axes, arguments checked,
+        float32 in → float32 out (computed in float64).
+
+    Raises
+    ------
+    CompilerNotFoundError
+        When backend="c" and no C compiler exists (message says to install one or use backend="numpy").
+    """
+    return CompiledModel(robot, kind, parameters, backend)

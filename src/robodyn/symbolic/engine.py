@@ -1,0 +1,254 @@
+"""The customizing engine: a straight-line program of scalar assignments (Khalil & Dombre §9.6.2).
+
+The recursive equations are expanded into scalar assignments over symengine expressions.  Every element of
+a vector or matrix that contains at least one operation becomes an intermediate variable (S2, WI12, W33,
+...); elements without an operation (0, ±1, a symbol, minus a symbol) are propagated as they are, so that
+multiplications by 0 and ±1 and additions of 0 disappear (symengine's automatic canonical form does the
+folding).  Identical expressions (or expressions equal to minus an existing one) share one variable
+(hash-consing on the canonical expression).  A backward scan removes the variables that do not reach the
+requested outputs.  Nothing here calls ``simplify``: the cost of building a model is linear in its size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import reduce
+import operator
+
+import symengine as se
+
+Expr = se.Basic
+
+
+def is_atomic(e: Expr) -> bool:
+    """True when ``e`` holds no operation: a number, a symbol or minus a symbol."""
+    if isinstance(e, (se.Number, se.Symbol)):
+        return True
+    if isinstance(e, se.Mul):
+        a = e.args
+        return len(a) == 2 and a[0] == -1 and isinstance(a[1], se.Symbol)
+    return False
+
+
+def neg(e: Expr) -> Expr:
+    """−e with the sign distributed over a sum, so that −(a − b) is stored as b − a."""
+    if isinstance(e, se.Add):
+        return reduce(operator.add, (neg(t) for t in e.args))
+    return -e
+
+
+def canonical(e: Expr) -> Expr:
+    """Distribute a leading −1 (or any numeric factor ±1) over a sum: −(a + b) → −a − b."""
+    if isinstance(e, se.Mul):
+        a = e.args
+        if len(a) == 2 and a[0] == -1 and isinstance(a[1], se.Add):
+            return neg(a[1])
+    return e
+
+
+def number(value: float) -> Expr:
+    """An exact integer when ``value`` is integral (so that 0 and ±1 fold), a double otherwise."""
+    v = float(value)
+    if v == int(v) and abs(v) < 2**52:
+        return se.Integer(int(v))
+    return se.RealDouble(v)
+
+
+@dataclass
+class Program:
+    """A straight-line program: ordered assignments ``symbol = expression`` with hash-consing.
+
+    Attributes
+    ----------
+    assignments : list of (Symbol, Expr)
+        In evaluation order; every right-hand side uses inputs, constants and earlier symbols only.
+    """
+
+    assignments: list = field(default_factory=list)
+    #: symbols whose value is fixed before the model runs (geometric/inertial constants, g)
+    constant_symbols: set = field(default_factory=set)
+    #: variables that depend on constants only: evaluated once, not per call, and not counted
+    hoisted: set = field(default_factory=set)
+    _by_expr: dict = field(default_factory=dict)
+    _names: set = field(default_factory=set)
+
+    def reserve(self, *names: str) -> None:
+        """Mark names as taken (inputs, constants) so that no variable is created with them."""
+        self._names.update(names)
+
+    def _fresh(self, name: str) -> se.Symbol:
+        base, k = name, 1
+        while name in self._names:
+            k += 1
+            name = f"{base}_{k}"
+        self._names.add(name)
+        return se.Symbol(name)
+
+    def let(self, name: str, expr: Expr) -> Expr:
+        """The variable holding ``expr`` (created as ``name`` if new), or ``expr`` itself when atomic."""
+        expr = canonical(se.sympify(expr))
+        if is_atomic(expr):
+            return expr
+        hit = self._by_expr.get(expr)
+        if hit is not None:
+            return hit
+        hit = self._by_expr.get(canonical(neg(expr)))
+        if hit is not None:
+            return -hit
+        sym = self._fresh(name)
+        self.assignments.append((sym, expr))
+        self._by_expr[expr] = sym
+        free = expr.free_symbols
+        if free and free <= self.constant_symbols:
+            self.constant_symbols.add(sym)
+            self.hoisted.add(sym)
+        return sym
+
+    def force(self, name: str, expr: Expr) -> se.Symbol:
+        """Always assign ``expr`` to a new variable called ``name`` (model outputs such as GAM1)."""
+        sym = self._fresh(name)
+        self.assignments.append((sym, canonical(se.sympify(expr))))
+        return sym
+
+    def per_call(self):
+        """The assignments evaluated at each call (those not depending on constants only)."""
+        return [(s, e) for s, e in self.assignments if s not in self.hoisted]
+
+    def vec(self, fmt: str, v, j) -> list:
+        """Name the elements of a 3-vector: ``fmt.format(k=1..3, j=j)``."""
+        return [self.let(fmt.format(k=k + 1, j=j), e) for k, e in enumerate(v)]
+
+    def mat(self, fmt: str, m, j, symmetric: bool = False) -> list:
+        """Name the elements of a matrix: ``fmt.format(r=row, c=column, j=j)`` (1-based)."""
+        out = [[None] * len(m[0]) for _ in m]
+        for r, row in enumerate(m):
+            for c, e in enumerate(row):
+                if symmetric and c < r:
+                    out[r][c] = out[c][r]
+                else:
+                    out[r][c] = self.let(fmt.format(r=r + 1, c=c + 1, j=j), e)
+        return out
+
+    def pruned(self, outputs) -> "Program":
+        """A copy without the assignments that do not reach ``outputs`` (backward scan, §9.6.2)."""
+        needed = set()
+        for e in outputs:
+            needed |= se.sympify(e).free_symbols
+        kept = []
+        for sym, expr in reversed(self.assignments):
+            if sym in needed:
+                kept.append((sym, expr))
+                needed |= expr.free_symbols
+        p = Program()
+        p.assignments = kept[::-1]
+        p.constant_symbols = set(self.constant_symbols)
+        p.hoisted = {s for s, _ in kept if s in self.hoisted}
+        p._names = set(self._names)
+        p._by_expr = {e: s for s, e in p.assignments}
+        return p
+
+
+# ---- operation counts ----------------------------------------------------------------------------------
+
+
+def count_ops(e: Expr) -> dict:
+    """Multiplications, additions and sin/cos (and other functions) needed to evaluate ``e`` as written.
+
+    Divisions count as multiplications and subtractions as additions (the seed's convention, Tables 9.5
+    and 9.6); a sign change is free.  ``x**k`` costs k − 1 multiplications.
+    """
+    c = {"mul": 0, "add": 0, "sincos": 0, "other": 0}
+    _count(e, c)
+    return c
+
+
+def _count(e: Expr, c: dict, in_mul: bool = False) -> None:
+    if isinstance(e, (se.Number, se.Symbol, type(se.E))):
+        return
+    if isinstance(e, se.Add):
+        c["add"] += len(e.args) - 1
+        for a in e.args:
+            _count(a, c)
+        return
+    if isinstance(e, se.Mul):
+        coeff, factors = 1, []
+        for a in e.args:
+            if isinstance(a, se.Number):
+                coeff = a
+            else:
+                factors.append(a)
+        c["mul"] += len(factors) - 1 + (coeff not in (1, -1))
+        if factors and all(_is_inverse(f) for f in factors):
+            c["mul"] += 1
+        for f in factors:
+            _count(f, c, in_mul=True)
+        return
+    if isinstance(e, se.Pow):
+        base, ex = e.args
+        _count(base, c)
+        if isinstance(ex, se.Integer):
+            k = abs(int(ex))
+            # inside a product a division replaces one of the product's multiplications
+            c["mul"] += k - 1 + (int(ex) < 0 and not in_mul)
+        else:
+            c["other"] += 1
+            _count(ex, c)
+        return
+    if isinstance(e, (se.sin, se.cos)):
+        c["sincos"] += 1
+    else:
+        c["other"] += 1
+    for a in e.args:
+        _count(a, c)
+
+
+def _is_inverse(f: Expr) -> bool:
+    return isinstance(f, se.Pow) and isinstance(f.args[1], se.Integer) and int(f.args[1]) < 0
+
+
+def total_ops(exprs) -> dict:
+    """Sum of :func:`count_ops` over expressions."""
+    out = {"mul": 0, "add": 0, "sincos": 0, "other": 0}
+    for e in exprs:
+        for k, v in count_ops(e).items():
+            out[k] += v
+    return out
+
+
+# ---- small vector algebra over expressions -------------------------------------------------------------
+
+
+def add(*vs):
+    return [reduce(operator.add, es) for es in zip(*vs)]
+
+
+def scale(s, v):
+    return [s * e for e in v]
+
+
+def cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def matvec(m, v):
+    return [reduce(operator.add, (m[r][c] * v[c] for c in range(len(v)))) for r in range(len(m))]
+
+
+def mattvec(m, v):
+    """mᵀ v."""
+    return [reduce(operator.add, (m[c][r] * v[c] for c in range(len(v)))) for r in range(len(m[0]))]
+
+
+def matmul(a, b):
+    return [[reduce(operator.add, (a[r][k] * b[k][c] for k in range(len(b)))) for c in range(len(b[0]))] for r in range(len(a))]
+
+
+def transpose(m):
+    return [list(r) for r in zip(*m)]
+
+
+def skew(v):
+    return [[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]]
+
+
+ZERO3 = [se.Integer(0)] * 3

@@ -1,0 +1,77 @@
+"""``robodyn generate``: files written, generated code correct, atomic output, option errors."""
+
+import importlib.util
+import json
+
+import numpy as np
+from typer.testing import CliRunner
+
+import robodyn as rd
+from robodyn.cli import app
+from tests.support.random_robots import random_state
+
+runner = CliRunner()
+
+
+def test_generate_writes_models(tmp_path):
+    out = tmp_path / "rx"
+    res = runner.invoke(app, ["generate", "rx90", "--models", "idm,inm", "--lang", "python,c,matlab,julia",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(["README.md", "operations.json", "base_parameters.txt"] + [f"rx90_{m}.{e}" for m in ("idm", "inm")
+                                                                for e in ("txt", "py", "c", "m", "jl")])
+    counts = json.loads((out / "operations.json").read_text())
+    robot = rd.load("rx90")
+    assert counts["idm"]["mul"] == rd.customized_model(robot, "idm").operation_count()["mul"]
+    assert "| idm | inverse_dynamics |" in (out / "README.md").read_text()
+    base = (out / "base_parameters.txt").read_text()
+    assert base.startswith("Base inertial parameters of rx90") and "ZZR1 = " in base
+    assert f": {rd.base_parameters(robot).count}" in base.splitlines()[0]
+    spec = importlib.util.spec_from_file_location("rx90_idm", out / "rx90_idm.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    q, qd, qdd = random_state(robot, 0, (3,))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    np.testing.assert_allclose(mod.rx90_idm(q, qd, qdd), tau, rtol=0, atol=1e-12 * np.abs(tau).max())
+    assert [p.name for p in tmp_path.iterdir()] == ["rx"]
+
+
+def test_existing_folder_needs_force(tmp_path):
+    out = tmp_path / "m"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    res = runner.invoke(app, ["generate", "planar2r", "--out", str(out)])
+    assert res.exit_code == 2 and "--force" in res.output
+    assert (out / "keep.txt").exists()
+    res = runner.invoke(app, ["generate", "planar2r", "--out", str(out), "--force", "--models", "idm"])
+    assert res.exit_code == 0
+    assert not (out / "keep.txt").exists() and (out / "planar2r_idm.py").exists()
+
+
+def test_no_partial_output_on_error(tmp_path, monkeypatch):
+    import robodyn.symbolic as sym
+
+    calls = []
+
+    def failing(robot, kind, **kw):
+        calls.append(kind)
+        if len(calls) == 2:
+            raise rd.ModelError("boom in the second model")
+        return sym.models.customized_model(robot, kind, **kw)
+
+    monkeypatch.setattr(sym, "customized_model", failing)
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["generate", "planar2r", "--models", "idm,inm", "--out", str(out)])
+    assert res.exit_code == 2 and "boom" in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_option_errors(tmp_path):
+    res = runner.invoke(app, ["generate", "planar2r", "--models", "idm,xyz", "--out", str(tmp_path / "a")])
+    assert res.exit_code == 2 and "--models" in res.output and "xyz" in res.output
+    res = runner.invoke(app, ["generate", "planar2r", "--lang", "fortran", "--out", str(tmp_path / "a")])
+    assert res.exit_code == 2 and "--lang" in res.output
+    res = runner.invoke(app, ["generate", "nosuchrobot", "--out", str(tmp_path / "a")])
+    assert res.exit_code == 2 and "unknown robot" in res.output
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,112 @@
+"""Generated C, compiled on demand with cffi: agreement with the numeric algorithms, cache, errors."""
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.symbolic import CompilerNotFoundError
+from robodyn.symbolic.codegen import build
+from tests.support.random_robots import random_robot, random_state
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path_factory.getbasetemp() / "robodyn-cache"))
+
+
+def close(a, b, tol=1e-12):
+    np.testing.assert_allclose(a, b, rtol=0, atol=tol * max(1.0, np.abs(b).max()))
+
+
+@pytest.mark.parametrize("name", rd.list_robots())
+def test_compiled_inverse_dynamics_builtin(name):
+    robot = rd.load(name)
+    f = rd.compile(robot, "inverse_dynamics")
+    q, qd, qdd = random_state(robot, 5, (7,))
+    close(f(q, qd, qdd), rd.inverse_dynamics(robot, q, qd, qdd))
+    close(f(q[0], qd[0], qdd[0]), rd.inverse_dynamics(robot, q[0], qd[0], qdd[0]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_models_random_robots(seed):
+    robot = random_robot(seed, tree=seed % 2 == 0, fixed=True)
+    q, qd, qdd = random_state(robot, seed, (2, 3))
+    rng = np.random.default_rng(seed)
+    w, g = rng.normal(size=(2, 3, robot.nf, 6)), rng.normal(size=3)
+    close(rd.compile(robot, "idm")(q, qd, qdd, wrenches=w, gravity=g),
+          rd.inverse_dynamics(robot, q, qd, qdd, wrenches=w, gravity=g))
+    close(rd.compile(robot, "bias")(q, qd, wrenches=w), rd.bias_torques(robot, q, qd, wrenches=w))
+    close(rd.compile(robot, "gravity")(q, gravity=g), rd.gravity_torques(robot, q, gravity=g))
+    A = rd.compile(robot, "inertia_matrix")(q)
+    assert A.shape == (2, 3, robot.n, robot.n)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    close(A @ qdd[..., None], (tau - rd.bias_torques(robot, q, qd))[..., None])
+    close(rd.compile(robot, "ddm")(q, qd, tau), qdd, 1e-9)
+
+
+def test_compiled_regressor():
+    robot = rd.load("planar3r")
+    q, qd, qdd = random_state(robot, 2, (5,))
+    m = rd.customized_model(robot, "regressor", gravity="input")
+    Phi = rd.compile(robot, "regressor")(q, qd, qdd)
+    assert Phi.shape == (5, robot.n, len(m.column_names))
+    close(Phi, m.numpy_function()(q, qd, qdd, np.broadcast_to(robot.gravity, (5, 3))))
+
+
+def test_numpy_backend_and_float32():
+    robot = rd.load("puma560")
+    q, qd, qdd = (a.astype(np.float32) for a in random_state(robot, 1, (3,)))
+    out = rd.compile(robot, "idm", backend="numpy")(q, qd, qdd)
+    assert out.dtype == np.float32 and out.shape == (3, 6)
+    assert rd.compile(robot, "idm")(q, qd, qdd).dtype == np.float32
+
+
+def test_argument_errors():
+    f = rd.compile(rd.load("planar2r"), "idm")
+    with pytest.raises(rd.InputError, match=r"shape \(\.\.\., 2\)"):
+        f(np.zeros(3), np.zeros(2), np.zeros(2))
+    with pytest.raises(rd.InputError, match="NaN"):
+        f(np.array([np.nan, 0]), np.zeros(2), np.zeros(2))
+    with pytest.raises(rd.InputError, match="3 joint arrays"):
+        f(np.zeros(2), np.zeros(2))
+    with pytest.raises(rd.InputError, match="gravity"):
+        rd.compile(rd.load("planar2r"), "inm")(np.zeros(2), gravity=[0, 0, -9.81])
+
+
+def test_cache_reuses_library(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
+    robot = rd.load("planar3r")
+    rd.compile(robot, "idm")
+    libs = sorted(p.name for p in tmp_path.iterdir())
+    assert len(libs) == 1 and libs[0].endswith(".so")
+    rd.compile(robot, "idm")
+    assert sorted(p.name for p in tmp_path.iterdir()) == libs
+
+
+def test_missing_compiler_message(monkeypatch, tmp_path):
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
+    monkeypatch.delenv("CC", raising=False)
+    monkeypatch.setattr(build.shutil, "which", lambda name: None)
+    with pytest.raises(CompilerNotFoundError, match="no C compiler found.*backend='numpy'"):
+        rd.compile(rd.load("planar2r"), "idm")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_c_source_has_plain_and_batched_functions():
+    m = rd.customized_model(rd.load("planar2r"), "idm")
+    src = m.c_source("idm")
+    assert "void idm(const double *q, const double *qd, const double *qdd, double *out)" in src
+    assert ("long idm_batch(long count, const double *q, long q_stride, const double *qd, long qd_stride, "
+            "const double *qdd, long qdd_stride, double *out)") in src
+
+
+def test_trigonometry_over_the_whole_range():
+    """The inlined sin/cos (argument reduction + fdlibm kernels, libm beyond 1e5) match NumPy's."""
+    robot = rd.load("puma560")
+    k = np.arange(-40, 41)
+    angles = np.concatenate([k * np.pi / 2, np.nextafter(k * np.pi / 2, np.inf), [1e5 - 1, 1e5, 3e5, -1e7, 12345.678]])
+    q = np.resize(angles, (len(angles), robot.n)) + np.arange(robot.n) * 0.0
+    qd = np.ones_like(q)
+    f = rd.compile(robot, "gravity")
+    close(f(q), rd.gravity_torques(robot, q))
+    close(rd.compile(robot, "idm")(q, qd, qd), rd.inverse_dynamics(robot, q, qd, qd))
