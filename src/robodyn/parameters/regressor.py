@@ -135,8 +135,9 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     D = np.zeros(batch + (n, p), dtype)
     joint_of = {int(i): k for k, i in enumerate(robot.joint_frames)}
     X = [_wrench_transform(A, P) for A, P in AP]
+    Phi = link_wrench_matrix(np.stack(w, -2), np.stack(wd, -2), np.stack(Vd, -2))  # (..., nf, 6, 10)
     for j in range(nf):
-        W = link_wrench_matrix(w[j], wd[j], Vd[j])
+        W = Phi[..., j, :, :]
         i = j
         while i >= 0:  # carry link j's wrench block to every joint between it and the base, [9.91]–[9.94]
             if i in joint_of:
