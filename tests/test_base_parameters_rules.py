@@ -180,3 +180,15 @@ def test_bad_options():
         base_parameters(r, method="qr")
     with pytest.raises(InputError, match="symbolic_geometry"):
         base_parameters(r, method="numeric", symbolic_geometry=True)
+
+
+def test_symbolic_geometry_on_a_tree():
+    """Lengths d, r, b of a tree as symbols D<j>, RL<j>, B<j>: values (symbols substituted) equal the QR method's."""
+    r = random_robot(12, tree=True, fixed=True)
+    bs = base_parameters(r, symbolic_geometry=True)
+    bn = base_parameters(r, method="numeric")
+    assert bs.names == bn.names
+    assert {str(s) for s in bs.geometry} >= {"B2", "D1"}
+    assert any(s in e.free_symbols for e in bs.expressions for s in bs.geometry)
+    np.testing.assert_allclose(bs.values, bn.values, rtol=1e-10, atol=1e-12)
+    assert_reproduces_inverse_dynamics(bs)
