@@ -37,7 +37,7 @@ import sympy
 from robodyn.kinematics import base_poses
 from robodyn.model.robot import Robot
 from robodyn.parameters.energy import frame_lambda
-from robodyn.parameters.regressor import FRICTION_PARAMETERS, LINK_PARAMETERS, standard_parameter_names, standard_parameter_vector
+from robodyn.parameters.regressor import LINK_PARAMETERS, standard_parameter_names, standard_parameter_vector
 
 _TOL = 1e-9
 XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M, IA = range(11)
