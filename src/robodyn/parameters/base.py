@@ -118,6 +118,39 @@ class BaseParameters:
         ]
 
 
+def _group_friction(res, W: np.ndarray, index: dict, tol: float) -> None:
+    """Friction columns that depend on the kept inertial columns, grouped by a numerical test (in place).
+
+    The closed-form rules of the seed cover the inertial parameters only.  A friction offset Foff_k (column
+    e_k) is dependent when joint k carries a constant gravity force of a single parameter: e.g. the first
+    prismatic joint p1, not orthogonal to g, behind revolute axes parallel to it, has
+    D_{M_p1} = D_{Ia_p1} − gᵀa_p1 e_p1 + (columns of link a(p1)).  Such a column is grouped as in [9.40].
+    """
+    import sympy
+
+    from robodyn.parameters.numeric import sympy_number
+
+    inertial = [n for n in res.names if not n.startswith(("Fc", "Fv", "Foff"))]
+    fric = [n for n in res.names if n.startswith(("Fc", "Fv", "Foff"))]
+    cols = [index[n] for n in inertial + fric]
+    independent = {cols[k] for k in independent_columns(W[:, cols], tol)}
+    dependent = [n for n in fric if index[n] not in independent]
+    if not dependent:
+        return
+    kept = [n for n in inertial + fric if n not in dependent]
+    kcols = [index[n] for n in kept]
+    sub = W[:, kcols + [index[n] for n in dependent]]
+    beta = grouping_matrix(sub, np.arange(len(kept)))
+    for i, name in enumerate(kept):
+        extra = [sympy_number(b) * sympy.Symbol(d) for b, d in zip(beta[i], dependent) if b != 0]
+        if extra:
+            res.expressions[name] = sympy.Add(res.expressions.get(name, sympy.Symbol(name)), *extra)
+    for d in dependent:
+        res.status[d], res.rule[d] = "grouped", "friction column dependent on gravity terms (numerical test)"
+        res.expressions.pop(d, None)
+    res.names = kept
+
+
 def count_formula(robot: Robot) -> int | None:
     """b_m ≤ 7 n_r + 4 n_p − 3 − σ̄_1 − 2 n_g0  [9.61] for a serial robot (None for a tree)."""
     if not robot.is_serial or robot.n == 0:
@@ -182,6 +215,8 @@ def base_parameters(
     W = stacked_regressor(robot, friction, samples, seed)
     if method == "symbolic":
         res = symbolic_base_parameters(robot, drop_zero, symbolic_geometry, friction)
+        if friction:
+            _group_friction(res, W, index, tol)
         standard = tuple(res.names)
         exprs = tuple(res.expressions[n] for n in standard)
         subs = {sympy.Symbol(n): float(v) for n, v in zip(all_names, K)}

@@ -12,7 +12,7 @@ Tolerance: columns are scaled to unit norm first (zero columns have no effect, [
 |R_kk| > ``tol`` (default 1e-8 ≈ √ε), and the rank is cross-checked against the singular values of the scaled W
 (σ_i > tol σ_1).  β is solved by least squares on the scaled columns; an entry within 1e-11 (relative) of a
 decimal with at most 6 digits is snapped to it, so that exact combinations of the geometry (D3² = 0.2025)
-come out clean.
+come out clean; entries below 1e-9 are round-off and set to 0.
 """
 
 from __future__ import annotations
@@ -87,9 +87,11 @@ def grouping_matrix(W: np.ndarray, kept: np.ndarray) -> np.ndarray:
     return snap(beta)
 
 
-def snap(x: np.ndarray, digits: int = 6, rtol: float = 1e-11) -> np.ndarray:
-    """Replace each entry within ``rtol`` (relative, or absolute below 1) of a decimal with ≤ ``digits`` digits."""
+def snap(x: np.ndarray, digits: int = 6, rtol: float = 1e-11, zero: float = 1e-9) -> np.ndarray:
+    """Replace each entry within ``rtol`` (relative, or absolute below 1) of a decimal with ≤ ``digits`` digits,
+    and entries below ``zero`` by 0 (round-off of β when W is ill-conditioned, e.g. nearly parallel axes)."""
     out = np.array(x, dtype=float)
+    out[np.abs(out) < zero] = 0.0
     done = np.zeros(out.shape, bool)
     for k in range(digits + 1):
         c = np.round(out, k)

@@ -134,18 +134,19 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     p = 11 * nf + (3 * n if friction else 0)
     D = np.zeros(batch + (n, p), dtype)
     joint_of = {int(i): k for k, i in enumerate(robot.joint_frames)}
-    X = [_wrench_transform(A, P) for A, P in AP]
-    for j in range(nf):
-        W = link_wrench_matrix(w[j], wd[j], Vd[j])
-        i = j
-        while i >= 0:  # carry link j's wrench block to every joint between it and the base, [9.91]–[9.94]
-            if i in joint_of:
-                row = 2 if robot.sigma[i] == 1 else 5
-                D[..., joint_of[i], 11 * j : 11 * j + 10] = W[..., row, :]
-            parent = robot.antecedent[i] - 1
-            if parent >= 0:
-                W = X[i] @ W
-            i = parent
+    Phi = link_wrench_matrix(np.stack(w, -2), np.stack(wd, -2), np.stack(Vd, -2))  # (..., nf, 6, 10)
+    # B_i = [Φ_i, X_c B_c for the children c]: the wrenches at O_i of every link of the subtree of i
+    # ([9.91]–[9.93]); row z of B_i is the joint's row of D on the subtree's columns (first term of [9.94]).
+    blocks, links = [None] * nf, [None] * nf
+    for i in range(nf - 1, -1, -1):
+        parts, owners = [Phi[..., i, :, :]], [i]
+        for c in robot.children[i]:
+            parts.append(_wrench_transform(*AP[c]) @ blocks[c])
+            owners += links[c]
+        blocks[i], links[i] = np.concatenate(parts, -1), owners
+        if i in joint_of:
+            cols = (11 * np.array(owners)[:, None] + np.arange(10)).reshape(-1)
+            D[..., joint_of[i], cols] = blocks[i][..., 2 if robot.sigma[i] == 1 else 5, :]
     for k, i in enumerate(robot.joint_frames):
         D[..., k, 11 * i + 10] = a["qdd"][..., k]  # Ia_k q̈_k  [9.94]
         if friction:

@@ -11,8 +11,11 @@ For j = nf, …, 1 (frames in reverse order, so every child is treated before it
    to gravity: MX_j, MY_j have no effect;
 6. prismatic j < r1: MX_j, MY_j, MZ_j have no effect;
 rotors: Ia_r1 → ZZ_r1 [9.65]; Ia_r2 → ZZ_r2 if a_r2 ⊥ a_r1 [9.67]; Ia_p1 → M_p1 [9.68] if a_p1 ⊥ g and every
-revolute axis before p1 is parallel to a_p1 (the seed says "aligned"; parallel is what the derivation needs:
-then ½|V_p1|² = ½|V'|² + ½q̇²).
+revolute axis before p1 is parallel to a_p1 — and likewise for a later prismatic joint whose earlier prismatic
+axes are all orthogonal to it (an extension: the same derivation, not in the seed).  The seed asks for axes "aligned" (on one line); with parallel
+axes the energy of link p1 is h_M,p1 = h_{a} ^{a}λ^{10}|_{r=0} + ½q̇² + const (the point O_p1 at q = 0 moves with
+link a), so Ia_p1 also enters KR_a with −^{a}λ^{10}|_{r=0}; for aligned axes that correction only reaches
+parameters without effect, which is why [9.68] omits it (checked against the QR method in the tests).
 
 r1 is the first revolute joint, r2 the first later revolute joint whose axis is not parallel to a_r1
 (Figure 9.4).  Trees: r1, r2 and p1 are taken along the path from the base to each link — every rule depends
@@ -34,7 +37,7 @@ import sympy
 from robodyn.kinematics import base_poses
 from robodyn.model.robot import Robot
 from robodyn.parameters.energy import frame_lambda
-from robodyn.parameters.regressor import FRICTION_PARAMETERS, LINK_PARAMETERS, standard_parameter_names, standard_parameter_vector
+from robodyn.parameters.regressor import LINK_PARAMETERS, standard_parameter_names, standard_parameter_vector
 
 _TOL = 1e-9
 XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M, IA = range(11)
@@ -244,16 +247,18 @@ def symbolic_base_parameters(
                 remove(i, k, "no effect", "rule 6 (prismatic j < r1)")
         elif chain.in_segment(i):
             _prismatic_between(robot, chain, i, lam, geo[i], expr, nm, add, remove)
-        p1_ok = chain.p1(i) == i and chain.g is not None and abs(chain.z[i] @ chain.g) < _TOL
-        if p1_ok and all(_parallel(chain.z[k], chain.z[i]) for k in chain.joints_before(i) if robot.sigma[k] == 0):
-            expr[nm(i, M)] = expr[nm(i, M)] + expr[nm(i, IA)]  # [9.68]
-            remove(i, IA, "grouped", "rotor rule [9.68] (p1)")
+        if _rotor_of_prismatic(chain, i):
+            ia = expr[nm(i, IA)]
+            expr[nm(i, M)] = expr[nm(i, M)] + ia  # [9.68]
+            for row in range(10):  # h_M,p1 − ½q̇² = h_{a} ^{a}λ^{10}(r = 0) + const: zero correction when aligned
+                add(parent, row, -lam[row, M] * ia)
+            remove(i, IA, "grouped", "rotor rule [9.68] (p1)" if chain.p1(i) == i else "rotor rule [9.68] extended")
 
     kept, kept_expr = [], {}
     for name in names:
         if name in status:
             continue
-        e = sympy.expand(expr[name])
+        e = _chop(sympy.expand(expr[name]))
         if drop_zero and e == 0:
             status[name], rule[name] = "zero", "grouped expression is zero"
             continue
@@ -264,6 +269,28 @@ def symbolic_base_parameters(
         if how == "grouped" and sympy.Symbol(name) not in used:
             status[name] = "no effect"
     return RuleResult(kept, kept_expr, status, rule, geometry)
+
+
+def _chop(e: sympy.Expr) -> sympy.Expr:
+    """Drop terms whose float coefficient is round-off (|c| < 1e-12, e.g. cos(π/2) of a float angle)."""
+    terms = sympy.Add.make_args(e)
+    keep = [t for t in terms if not (t.as_coeff_Mul()[0].is_Float and abs(float(t.as_coeff_Mul()[0])) < 1e-12)]
+    return sympy.Add(*keep)
+
+
+def _rotor_of_prismatic(chain: _Chain, i: int) -> bool:
+    """[9.68] for prismatic joint i: a_i ⊥ g, revolute axes before i parallel to a_i, prismatic axes before i
+    orthogonal to it.  For i = p1 this is the seed's rule; for a later prismatic joint the same derivation holds
+    (ω ∥ a_i and a_iᵀV' = 0 make h_M,i − ½q̇_i² a combination of h_{a(i)}), an extension beyond the seed."""
+    robot = chain.robot
+    if chain.g is None or abs(chain.z[i] @ chain.g) >= _TOL:
+        return False
+    for k in chain.joints_before(i):
+        if robot.sigma[k] == 0 and not _parallel(chain.z[k], chain.z[i]):
+            return False
+        if robot.sigma[k] == 1 and abs(chain.z[k] @ chain.z[i]) >= _TOL:
+            return False
+    return True
 
 
 def _rotor_revolute(chain: _Chain, i: int, expr, nm, remove) -> None:

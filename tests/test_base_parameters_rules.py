@@ -1,0 +1,194 @@
+"""Closed-form rules against the numerical QR method on random and purpose-built robots (Khalil & Dombre §9.4)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from robodyn import Robot, base_parameters, inverse_dynamics
+from robodyn.dynamics.newton_euler import friction_torques
+from robodyn.errors import InputError
+from robodyn.kinematics import base_poses
+from robodyn.parameters.numeric import random_states, stacked_regressor
+from tests.support.random_robots import random_inertia, random_robot
+
+PI = np.pi
+
+
+def assert_reproduces_inverse_dynamics(bp, friction=False):
+    robot = bp.robot
+    q, qd, qdd = random_states(robot, 8, seed=11)
+    tau = inverse_dynamics(robot, q, qd, qdd)
+    if not friction:
+        tau = tau - friction_torques(robot, qd)
+    err = np.abs(bp.regressor(q, qd, qdd) @ bp.values - tau).max() / np.abs(tau).max()
+    assert err <= 1e-10
+
+
+def rank(W):
+    W = W / np.maximum(np.linalg.norm(W, axis=0), 1e-300)
+    s = np.linalg.svd(W, compute_uv=False)
+    return int(np.sum(s > 1e-8 * s[0]))
+
+
+def assert_rules_match_qr(robot):
+    bs = base_parameters(robot, method="symbolic")
+    bn = base_parameters(robot, method="numeric")
+    assert bs.minimal, bs.note
+    assert bs.count == bn.count
+    W = stacked_regressor(robot, seed=5)
+    assert rank(np.hstack([W[:, bs.columns], W[:, bn.columns]])) == bn.count  # the same identifiable space
+    assert bs.names == bn.names  # both eliminate the highest subscripts first
+    np.testing.assert_allclose(bs.values, bn.values, rtol=1e-9, atol=1e-9 * np.abs(bn.values).max())
+    assert_reproduces_inverse_dynamics(bs)
+    assert_reproduces_inverse_dynamics(bn)
+    return bs
+
+
+def with_gravity_along_first_axis(robot: Robot) -> Robot:
+    R0, _ = base_poses(robot, np.zeros(robot.n), np.float64)
+    return robot.replace(gravity=-9.81 * R0[robot.joint_frames[0], :, 2])
+
+
+random_robots = st.builds(
+    lambda seed, tree, fixed, along: (lambda r: with_gravity_along_first_axis(r) if along else r)(
+        random_robot(seed, tree=tree, fixed=fixed)
+    ),
+    seed=st.integers(0, 2**31 - 1),
+    tree=st.booleans(),
+    fixed=st.booleans(),
+    along=st.booleans(),
+)
+
+
+@given(random_robots)
+def test_rules_and_qr_agree_on_random_robots(robot):
+    """Revolute and prismatic joints, parallel/perpendicular axes (special angles), trees, fixed frames,
+    first joint along gravity or not."""
+    assert_rules_match_qr(robot)
+
+
+def robot(sigma, alpha, d, theta, r, gravity=(0, 0, -9.81), seed=0, name="test"):
+    rng = np.random.default_rng(seed)
+    n = len(sigma)
+    return Robot(
+        name=name, sigma=sigma, alpha=alpha, d=d, theta=theta, r=r,
+        params=np.array([random_inertia(rng) for _ in range(n)]), Ia=rng.uniform(0.1, 0.5, n), gravity=gravity,
+    )
+
+
+def test_scara_rule_5_and_rule_2():
+    """SCARA RRPR, vertical axes along gravity: MX1, MY1 without effect (rule 5); the prismatic joint 3 is
+    parallel to a_r1 between r1 and r2: MZ3 without effect, MX3, MY3 grouped by [9.60]."""
+    bp = assert_rules_match_qr(robot([0, 0, 1, 0], [0] * 4, [0, 0.4, 0.3, 0], [0] * 4, [0] * 4, name="scara"))
+    assert bp.rules["MX1"].startswith("rule 5") and bp.rules["MY1"].startswith("rule 5")
+    assert "MX2" in bp.standard and "MY2" in bp.standard  # joint 2 is not on the line of joint 1
+    assert bp.rules["MZ3"] == "rule 2 [9.59]" and "MZ3" in bp.no_effect
+    assert bp.rules["MX3"] == "rule 2 [9.60]" and "MX3" in bp.grouped
+    assert bp.rules["XX4"].startswith("rule 4")
+    assert bp.rules["Ia1"] == "rotor rule [9.65] (r1)"
+    assert bp.count_formula == 7 * 3 + 4 - 3 - 1 - 2
+
+
+@pytest.mark.parametrize(
+    "alpha2, theta2, removed, how",
+    [
+        (PI / 4, 0.3, "MZ2", "grouped"),  # ^2a_z,r1 ≠ 0
+        (PI / 2, PI / 4, "MY2", "grouped"),  # a_z = 0, a_x a_y ≠ 0
+        (PI / 2, 0.0, "MY2", "no effect"),  # a_z = 0, a_x = 0
+        (PI / 2, PI / 2, "MX2", "no effect"),  # a_z = 0, a_y = 0
+    ],
+)
+def test_table_9_2_rows(alpha2, theta2, removed, how):
+    bp = assert_rules_match_qr(robot([0, 1, 0], [0, alpha2, PI / 2], [0, 0.2, 0.3], [0, theta2, 0], [0, 0, 0.1]))
+    assert bp.rules[removed] == "rule 3, Table 9.2"
+    assert removed in (bp.grouped if how == "grouped" else bp.no_effect)
+
+
+def test_prismatic_before_r1_rule_6_and_rotor_of_p1():
+    """P P R R, first joint horizontal: MS of links 1, 2 without effect (rule 6); Ia1 grouped with M1 [9.68]."""
+    bp = assert_rules_match_qr(robot([1, 1, 0, 0], [PI / 2, PI / 2, PI / 2, PI / 2], [0, 0.1, 0.2, 0.3], [0, 0.5, 0, 0], [0, 0, 0.1, 0]))
+    for name in ("MX1", "MY1", "MZ1", "MX2", "MY2", "MZ2"):
+        assert bp.rules[name] == "rule 6 (prismatic j < r1)"
+    assert bp.rules["Ia1"] == "rotor rule [9.68] (p1)"
+    got = dict(zip(bp.names, bp.expressions))
+    assert "MR1" in got and got["MR1"].coeff("Ia1") == 1
+
+
+def test_rotor_of_p1_after_parallel_revolute():
+    """R P with the prismatic axis along the revolute one and gravity across it: Ia2 grouped with M2 [9.68]."""
+    bp = assert_rules_match_qr(robot([0, 1], [0, 0], [0, 0.3], [0, 0], [0, 0], gravity=(9.81, 0, 0)))
+    assert bp.rules["Ia2"] == "rotor rule [9.68] (p1)"
+
+
+def test_rotor_of_r2_orthogonal_to_r1():
+    bp = assert_rules_match_qr(robot([0, 0, 0], [0, PI / 2, 0], [0, 0, 0.4], [0, 0, 0], [0, 0, 0]))
+    assert bp.rules["Ia2"] == "rotor rule [9.67] (r2 orthogonal to r1)"
+
+
+def test_without_gravity_the_rules_find_fewer_groupings():
+    """The seed's rules assume gravity: rule 5 needs a_r1 ∥ g.  Without gravity MX1, MY1 of a first revolute
+    joint have no effect as well, which only the QR method finds ([9.61] holds 'in most cases').
+    The symbolic result says so, and both models still reproduce the inverse dynamics."""
+    r = robot([0, 0, 0], [0, PI / 2, 0], [0, 0, 0.4], [0, 0, 0], [0, 0, 0], gravity=(0, 0, 0))
+    bs = base_parameters(r, method="symbolic")
+    bn = base_parameters(r, method="numeric")
+    assert bn.count == 14 and bs.count == 18  # also M2, MZ2 … behave differently without gravity
+    assert not bs.minimal and bn.minimal
+    assert f"finds {bn.count} base parameters" in bs.note
+    assert {"MX1", "MY1"} <= set(bn.no_effect) and {"MX1", "MY1"} <= set(bs.standard)
+    assert_reproduces_inverse_dynamics(bs)
+    assert_reproduces_inverse_dynamics(bn)
+
+
+def test_friction_parameters_are_base_parameters():
+    r = random_robot(1, nf=4, prismatic=False)
+    for method in ("symbolic", "numeric"):
+        bp = base_parameters(r, method=method, friction=True)
+        assert bp.names[-3:] == ("Fc4", "Fv4", "Foff4")
+        assert bp.count == base_parameters(r, method=method).count + 3 * r.n
+        assert_reproduces_inverse_dynamics(bp, friction=True)
+
+
+def test_friction_offset_of_first_prismatic_joint_is_grouped_with_gravity():
+    """P R R R with joint 1 not orthogonal to g: the offset Foff1 (column e_1) equals the gravity force of M1
+    up to the Ia1 and inertial columns, so it is grouped (highest subscript) — found by both methods."""
+    r = random_robot(3, nf=4)
+    assert "".join("RP"[s] for s in r.sigma) == "PRRR"
+    bs = base_parameters(r, method="symbolic", friction=True)
+    bn = base_parameters(r, method="numeric", friction=True)
+    assert "Foff1" in bs.grouped and "Foff1" in bn.grouped
+    assert bs.names == bn.names and bs.count == base_parameters(r).count + 3 * r.n - 1
+    assert bs.minimal
+    np.testing.assert_allclose(bs.values, bn.values, rtol=1e-9)
+    assert_reproduces_inverse_dynamics(bs, friction=True)
+
+
+def test_tree_count_formula_is_none_and_batch_regressor():
+    r = random_robot(6, nf=5, tree=True, fixed=True)
+    bp = base_parameters(r)
+    assert bp.count_formula is None
+    q, qd, qdd = random_states(r, 6, seed=2)
+    Db = bp.regressor(q.reshape(2, 3, -1), qd.reshape(2, 3, -1), qdd.reshape(2, 3, -1))
+    assert Db.shape == (2, 3, r.n, bp.count)
+    np.testing.assert_array_equal(Db[1, 2], bp.regressor(q[5], qd[5], qdd[5]))
+
+
+def test_bad_options():
+    r = random_robot(1, nf=2)
+    with pytest.raises(InputError, match="method"):
+        base_parameters(r, method="qr")
+    with pytest.raises(InputError, match="symbolic_geometry"):
+        base_parameters(r, method="numeric", symbolic_geometry=True)
+
+
+def test_symbolic_geometry_on_a_tree():
+    """Lengths d, r, b of a tree as symbols D<j>, RL<j>, B<j>: values (symbols substituted) equal the QR method's."""
+    r = random_robot(12, tree=True, fixed=True)
+    bs = base_parameters(r, symbolic_geometry=True)
+    bn = base_parameters(r, method="numeric")
+    assert bs.names == bn.names
+    assert {str(s) for s in bs.geometry} >= {"B2", "D1"}
+    assert any(s in e.free_symbols for e in bs.expressions for s in bs.geometry)
+    np.testing.assert_allclose(bs.values, bn.values, rtol=1e-10, atol=1e-12)
+    assert_reproduces_inverse_dynamics(bs)
