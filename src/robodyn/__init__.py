@@ -59,24 +59,46 @@ from robodyn import analysis
 
 # --- robots: DH table converters (Craig modified DH, standard DH) ---
 from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
-# ---- symbolic: customized models and code generation (issue 6) ----
-from robodyn import symbolic
-from robodyn.symbolic import CompiledModel, compile, customized_model
-# --- base parameters (issue 5): regressor, energy functions, base inertial parameters ---
-from robodyn.parameters import (
-    BaseParameters,
-    base_parameters,
-    energy_functions,
-    lambda_matrix,
-    regressor,
-    standard_parameter_names,
-    standard_parameter_vector,
-)
+# --- heavier parts (sympy, scipy.integrate) are imported on first use, so `import robodyn` and the CLI stay quick ---
+_LAZY = {
+    # symbolic: customized models and code generation (issue 6)
+    "symbolic": ("robodyn.symbolic", None),
+    "CompiledModel": ("robodyn.symbolic", "CompiledModel"),
+    "compile": ("robodyn.symbolic", "compile"),
+    "customized_model": ("robodyn.symbolic", "customized_model"),
+    # base parameters (issue 5): regressor, energy functions, base inertial parameters
+    "parameters": ("robodyn.parameters", None),
+    "BaseParameters": ("robodyn.parameters", "BaseParameters"),
+    "base_parameters": ("robodyn.parameters", "base_parameters"),
+    "energy_functions": ("robodyn.parameters", "energy_functions"),
+    "lambda_matrix": ("robodyn.parameters", "lambda_matrix"),
+    "regressor": ("robodyn.parameters", "regressor"),
+    "standard_parameter_names": ("robodyn.parameters", "standard_parameter_names"),
+    "standard_parameter_vector": ("robodyn.parameters", "standard_parameter_vector"),
+    # studies: numerical accuracy, simulation (inverse kinematics, integration), operation counts
+    "accuracy_study": ("robodyn.analysis.accuracy", "accuracy_study"),
+    "opcount_report": ("robodyn.analysis.opcount", "opcount_report"),
+    "simulation": ("robodyn.simulation", None),
+    "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
+    "puma_line_study": ("robodyn.simulation", "puma_line_study"),
+    "simulate": ("robodyn.simulation", "simulate"),
+}
 
-# --- studies: numerical accuracy, simulation (inverse kinematics, integration), operation counts ---
-from robodyn.analysis.accuracy import accuracy_study
-from robodyn.analysis.opcount import opcount_report
-from robodyn.simulation import inverse_kinematics, puma_line_study, simulate
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'robodyn' has no attribute {name!r}")
+    from importlib import import_module
+
+    module, attr = _LAZY[name]
+    value = import_module(module) if attr is None else getattr(import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 
@@ -100,7 +122,7 @@ __all__ = [
     # studies
     "accuracy_study", "opcount_report", "inverse_kinematics", "puma_line_study", "simulate",
     # symbolic (issue 6)
-    "symbolic", "CompiledModel", "compile", "customized_model",
+    "symbolic", "CompiledModel", "compile", "customized_model", "parameters", "simulation",
     # base parameters (issue 5)
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
