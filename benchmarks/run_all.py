@@ -1,0 +1,47 @@
+"""Every benchmark in one run: robodyn side by side with Pinocchio and the Robotics Toolbox, ratios printed.
+
+    python benchmarks/run_all.py            # full sizes (several minutes)
+    python benchmarks/run_all.py --quick    # small batches and few repeats (about a minute)
+
+Run from the repository root with the test extra installed (``pip install -e '.[test]'``).  Each script is run
+in its own process, so one library's state cannot bias another's timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+SCRIPTS = {
+    "inverse dynamics (Newton-Euler) vs pin.rnea and RTB rne": (
+        "bench_inverse_dynamics.py", [], ["--sizes", "1", "1000", "10000", "--repeat", "2"]),
+    "inertia matrix and forward dynamics vs pin.crba/aba and RTB inertia/accel": (
+        "bench_inertia_forward.py", [], ["--batch", "300", "--repeat", "2", "--loop", "100"]),
+    "regressor vs pin.computeJointTorqueRegressor": ("bench_regressor.py", [], ["--batch", "300", "--repeat", "2"]),
+    "compiled customized inverse dynamics (rd.compile) vs pin.rnea": ("bench_compiled.py", [], ["puma560"]),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small batches, few repeats")
+    args = parser.parse_args()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent / "src"), str(HERE.parent)]))
+    failed = []
+    for title, (script, full, quick) in SCRIPTS.items():
+        print(f"\n## {title}  ({script})\n", flush=True)
+        rc = subprocess.call([sys.executable, str(HERE / script), *(quick if args.quick else full)], env=env, cwd=HERE.parent)
+        if rc:
+            failed.append(script)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
