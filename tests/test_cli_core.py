@@ -196,9 +196,11 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert test in open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read().splitlines()
     assert "pytest" in test and ".[test]" in test
     assert "robodyn info rx90" in install_and_run and "robodyn id rx90" in install_and_run
+    assert "robodyn generate rx90" in install_and_run  # issue 6: generating the customized models is the main job
 
 
-def test_readme_quickstart_cli_calls_work():
+def test_readme_quickstart_cli_calls_work(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # `generate` writes its output folder into the working directory
     install_and_run = fenced("README.md", "bash")[0]
     for call in re.findall(r"\.venv/bin/robodyn ([^&]+)", install_and_run):
         res = run(*call.split())
