@@ -37,23 +37,55 @@ def local_transforms(robot: Robot, q: np.ndarray, dtype=np.float64) -> list[tupl
     ^{a(j)}P_j = Rot(z, γ_j) [d_j, −sin α_j r_j, b_j + cos α_j r_j]ᵀ  (Khalil & Dombre ch. 3).
 
     Returns a list over frames of ``(A, P)`` with A of shape (..., 3, 3) and P of shape (..., 3)
-    (the constant ones without batch axes).
+    (the constant ones without batch axes, read-only).
     """
     out = []
     k = 0
-    for i in range(robot.nf):
-        C = (rot_z(robot.gamma[i]) @ rot_x(robot.alpha[i])).astype(dtype)
-        p0 = (rot_z(robot.gamma[i]) @ np.array([robot.d[i], 0.0, robot.b[i]])).astype(dtype)
-        theta, r = robot.theta[i], robot.r[i]
+    for i, (C, p0, A) in enumerate(_transform_constants(robot, dtype)):
+        r = robot.r[i]
         if robot.sigma[i] == 0:
-            theta = theta + q[..., k]
+            A = _c_rot_z(C, np.asarray(robot.theta[i] + q[..., k], dtype=dtype))
         elif robot.sigma[i] == 1:
             r = r + q[..., k]
         k += robot.sigma[i] != 2
-        A = C @ rot_z(np.asarray(theta, dtype=dtype)).astype(dtype)
         P = p0 + np.asarray(r, dtype=dtype)[..., None] * C[:, 2]
         out.append((A, P))
     return out
+
+
+_TRANSFORMS: "weakref.WeakKeyDictionary[Robot, dict]" = weakref.WeakKeyDictionary()
+
+
+def _transform_constants(robot: Robot, dtype) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per frame (C, p0, A_θ): C = Rot(z, γ)Rot(x, α), p0 = Rot(z, γ)[d, 0, b] and the constant
+    C Rot(z, θ) (the whole ^{a}A_j of a prismatic or fixed frame), in ``dtype``, read-only.
+
+    Cached per (immutable) robot and dtype: they cost more than the joint-dependent part for small batches.
+    """
+    per_dtype = _TRANSFORMS.setdefault(robot, {})
+    key = np.dtype(dtype)
+    if key not in per_dtype:
+        out = []
+        for i in range(robot.nf):
+            Rg = rot_z(robot.gamma[i])
+            C = Rg @ rot_x(robot.alpha[i])
+            p0 = Rg @ np.array([robot.d[i], 0.0, robot.b[i]])
+            C, p0, A = (a.astype(dtype) for a in (C, p0, C @ rot_z(robot.theta[i])))
+            for a in (C, p0, A):
+                a.flags.writeable = False
+            out.append((C, p0, A))
+        per_dtype[key] = out
+    return per_dtype[key]
+
+
+def _c_rot_z(C: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """C Rot(z, θ) (..., 3, 3) for a constant C (3, 3): columns C_x cos θ + C_y sin θ, C_y cos θ − C_x sin θ, C_z."""
+    c, s = np.cos(theta)[..., None], np.sin(theta)[..., None]
+    A = np.empty(theta.shape + (3, 3), C.dtype)
+    A[..., :, 0] = C[:, 0] * c + C[:, 1] * s
+    A[..., :, 1] = C[:, 1] * c - C[:, 0] * s
+    A[..., :, 2] = C[:, 2]
+    return A
 
 
 def forward_kinematics(robot: Robot, q) -> np.ndarray:
