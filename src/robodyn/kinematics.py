@@ -239,22 +239,19 @@ def frame_constants(robot: Robot) -> list[tuple]:
     return out
 
 
-def forward_components(robot: Robot, q, qd, qdd, g):
-    """The forward recursion [9.84]–[9.90] on component tuples (see :mod:`robodyn.spatial`).
+def frame_rotations(robot: Robot, q) -> list[tuple]:
+    """^{a}A_j = C Rot(z, θ_j + q_j) and ^{a}P_j of every frame, on component tuples.
 
     Parameters
     ----------
-    q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`).
-    g : 3-tuple of floats or (B,) arrays, gravity in R_0.
+    q : n rows (one per joint variable), each a (B,) array or a scalar (see :func:`flat_columns`).
 
     Returns
     -------
-    rot : list over frames of (C, c, s, P): ^{a}A_j = C Rot(z, θ_j + q_j) with c, s its cosine and sine,
-        and ^{a}P_j as a component tuple.
-    w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
+    list over frames of (C, c, s, P): C = Rot(z, γ_j)Rot(x, α_j) as snapped floats, c, s the cosine and sine
+    of the joint angle (floats for a prismatic or fixed frame) and ^{a}P_j as a component tuple.
     """
-    zero = (0.0, 0.0, 0.0)
-    rot, w, wd, Vd = [], [], [], []
+    rot = []
     k = 0
     for i, (C, p0, z) in enumerate(frame_constants(robot)):
         theta, r = float(robot.theta[i]), float(robot.r[i])
@@ -266,7 +263,31 @@ def forward_components(robot: Robot, q, qd, qdd, g):
             c, s = snap([[np.cos(theta), np.sin(theta)]])[0]
             if sigma == 1:
                 r = q[k] + r if r != 0.0 else q[k]
-        P = vadd(p0, vscale(r, z))
+        k += sigma != 2
+        rot.append((C, c, s, vadd(p0, vscale(r, z))))
+    return rot
+
+
+def forward_components(robot: Robot, q, qd, qdd, g):
+    """The forward recursion [9.84]–[9.90] on component tuples (see :mod:`robodyn.spatial`).
+
+    Parameters
+    ----------
+    q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`).
+    g : 3-tuple of floats or (B,) arrays, gravity in R_0.
+
+    Returns
+    -------
+    rot : list over frames of (C, c, s, P): ^{a}A_j = C Rot(z, θ_j + q_j) with c, s its cosine and sine,
+        and ^{a}P_j as a component tuple (see :func:`frame_rotations`).
+    w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
+    """
+    zero = (0.0, 0.0, 0.0)
+    rot = frame_rotations(robot, q)
+    w, wd, Vd = [], [], []
+    k = 0
+    for i, (C, c, s, P) in enumerate(rot):
+        sigma = robot.sigma[i]
         p = robot.antecedent[i] - 1
         if p >= 0:
             wp, wdp = w[p], wd[p]
@@ -287,11 +308,31 @@ def forward_components(robot: Robot, q, qd, qdd, g):
             else:
                 Vd_j = vadd(Vd_j, vscale(2.0, vcross(w_prev, (0.0, 0.0, qdk))))  # [9.87]
                 Vd_j = vadd(Vd_j, (0.0, 0.0, qddk))
-        rot.append((C, c, s, P))
         w.append(w_j)
         wd.append(wd_j)
         Vd.append(Vd_j)
     return rot, w, wd, Vd
+
+
+#: States per block of the component-wise recursions: their temporaries stay in cache (about 1.6x faster on
+#: 10^5 states than one pass); each block is fully vectorised, the loop is over blocks, not samples.
+BLOCK = 8192
+
+
+def state_blocks(*columns: np.ndarray):
+    """Split (rows, B) arrays (see :func:`flat_columns`) into blocks of states for the component recursions.
+
+    Yields ``(sl, rows)``: the slice of states and, per array, its list of rows restricted to them.  One state
+    gives Python scalars (float, or whatever the object array holds): ~30x cheaper per operation than
+    1-element arrays.
+    """
+    size = columns[0].shape[1]
+    if size == 1:
+        yield slice(0, 1), [c[:, 0].tolist() for c in columns]
+        return
+    for lo in range(0, size, BLOCK):
+        sl = slice(lo, lo + BLOCK)
+        yield sl, [list(c[:, sl]) for c in columns]
 
 
 def link_accelerations(robot: Robot, q, qd, qdd) -> tuple[np.ndarray, np.ndarray]:

@@ -167,3 +167,46 @@ def vrz_t(c, s, v):
     if type(c) is float and c == 1.0 and _is_zero(s):
         return v
     return (c_add(c_mul(c, v[0]), c_mul(s, v[1])), c_sub(c_mul(c, v[1]), c_mul(s, v[0])), v[2])
+
+
+def vdot(u, v):
+    """u · v for component tuples."""
+    return c_add(c_add(c_mul(u[0], v[0]), c_mul(u[1], v[1])), c_mul(u[2], v[2]))
+
+
+# Symmetric 3×3 tensors (inertia tensors) as 6-tuples (xx, xy, xz, yy, yz, zz), the order of XX XY XZ YY YZ ZZ.
+
+
+def sym_rows(J):
+    """The three rows (= columns) of a symmetric tensor given by its six components."""
+    xx, xy, xz, yy, yz, zz = J
+    return (xx, xy, xz), (xy, yy, yz), (xz, yz, zz)
+
+
+def sym_add(J, K):
+    """J + K for 6-tuples."""
+    return tuple(c_add(a, b) for a, b in zip(J, K))
+
+
+def sym_sub(J, K):
+    """J − K for 6-tuples."""
+    return tuple(c_sub(a, b) for a, b in zip(J, K))
+
+
+def sym_rotate(C, c, s, J):
+    """A J Aᵀ for A = C Rot(z, θ) (C from :func:`snap`, c = cos θ, s = sin θ) and a symmetric 6-tuple J.
+
+    A J Aᵀ = A (A J)ᵀ: the columns of A J are A times the columns of J, and column i of the result is A times
+    row i of A J.
+    """
+    AJ = [vmat(C, vrz(c, s, col)) for col in sym_rows(J)]  # AJ[k] = column k of A J
+    out = [vmat(C, vrz(c, s, (AJ[0][i], AJ[1][i], AJ[2][i]))) for i in range(3)]
+    return out[0][0], out[0][1], out[0][2], out[1][1], out[1][2], out[2][2]
+
+
+def sym_outer(u, v):
+    """u vᵀ + v uᵀ as a 6-tuple."""
+    return tuple(c_add(c_mul(u[a], v[b]), c_mul(v[a], u[b])) for a, b in _UPPER)
+
+
+_UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
