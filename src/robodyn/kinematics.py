@@ -335,6 +335,12 @@ def state_blocks(*columns: np.ndarray):
         yield sl, [list(c[:, sl]) for c in columns]
 
 
+def block_of(v: tuple, sl: slice, size: int) -> tuple:
+    """The components of v (scalars or (B,) arrays, e.g. from :func:`gravity_components`) for the states ``sl`` of
+    :func:`state_blocks`: scalars unchanged, arrays sliced, or Python scalars when there is one state."""
+    return tuple(x if np.ndim(x) == 0 else (x[0].item() if size == 1 else x[sl]) for x in v)
+
+
 def link_accelerations(robot: Robot, q, qd, qdd) -> tuple[np.ndarray, np.ndarray]:
     """Angular acceleration ^jω̇_j and linear acceleration ^jV̇_j of O_j for every frame, in R_j.
 

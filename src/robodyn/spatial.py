@@ -93,6 +93,13 @@ def c_mul(a, b):
     return a * b
 
 
+def c_div(a, b):
+    """a / b for scalars/arrays, skipping an exact float zero numerator."""
+    if type(a) is float and a == 0.0:
+        return 0.0
+    return a / b
+
+
 def vadd(u, v):
     """u + v for component tuples."""
     return (c_add(u[0], v[0]), c_add(u[1], v[1]), c_add(u[2], v[2]))
@@ -206,7 +213,35 @@ def sym_rotate(C, c, s, J):
 
 def sym_outer(u, v):
     """u vᵀ + v uᵀ as a 6-tuple."""
-    return tuple(c_add(c_mul(u[a], v[b]), c_mul(v[a], u[b])) for a, b in _UPPER)
+    return tuple(c_add(c_mul(u[a], v[b]), c_mul(v[a], u[b])) for a, b in UPPER)
 
 
-_UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+#: (row, column) of the six components of a symmetric tensor, in the order (xx, xy, xz, yy, yz, zz).
+UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+
+
+
+
+def sym_mv(S, v):
+    """S v for a symmetric 6-tuple S and a component tuple v."""
+    return tuple(vdot(row, v) for row in sym_rows(S))
+
+
+# General 3×3 matrices of components as tuples of three rows.
+
+
+def mat_mv(M, v):
+    """M v for a matrix of component rows."""
+    return tuple(vdot(row, v) for row in M)
+
+
+def mat_tmv(M, v):
+    """Mᵀ v for a matrix of component rows."""
+    return vadd(vadd(vscale(v[0], M[0]), vscale(v[1], M[1])), vscale(v[2], M[2]))
+
+
+def mat_rotate(C, c, s, M):
+    """A M Aᵀ for A = C Rot(z, θ) (as in :func:`sym_rotate`) and a matrix of component rows M."""
+    AM = [vmat(C, vrz(c, s, col)) for col in zip(*M)]  # AM[k] = column k of A M
+    # A (A M)ᵀ = (A M Aᵀ)ᵀ: A times row i of A M is row i of A M Aᵀ
+    return tuple(vmat(C, vrz(c, s, (AM[0][i], AM[1][i], AM[2][i]))) for i in range(3))
