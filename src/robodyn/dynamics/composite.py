@@ -15,6 +15,9 @@ with q̇ = 0 and g = 0 moves only the composite link j⁺, about (σ̄_j) or alo
 
 is transmitted towards the base by [9.92]–[9.93]; its projection on the axis of every joint i on the way
 is A_ij ([9.94]).  The rotor inertia Ia_j is added to A_jj ([9.29]).  The cost is O(n·depth) ≤ O(n²).
+
+Implementation: vectors are component tuples and inertia tensors 6-tuples (see :mod:`robodyn.spatial`), in
+blocks of states; A = C Rot(z, θ) is applied as two rotations so that the exact zeros of C cost nothing.
 """
 
 from __future__ import annotations

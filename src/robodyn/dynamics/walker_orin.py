@@ -52,9 +52,9 @@ def _unit_acceleration_torques(robot: Robot, rot: list, i: int) -> list:
     zero = (0.0, 0.0, 0.0)
     wd, Vd, f, m = [], [], [], []
     k = 0
-    moved = robot.joint_frames[i]  # frames before it are at rest (a(j) < j)
+    first_moving = robot.joint_frames[i]  # the frames before it are at rest (a(j) < j)
     for j, ((C, c, s, P), (J, MS, M)) in enumerate(zip(rot, _link_constants(robot))):
-        if j < moved:
+        if j < first_moving:
             for values in (wd, Vd, f, m):
                 values.append(zero)
             k += robot.sigma[j] != 2
@@ -64,8 +64,10 @@ def _unit_acceleration_torques(robot: Robot, rot: list, i: int) -> list:
         wd_j = vrz_t(c, s, vmat_t(C, wdp))  # [9.86] with ω = 0
         Vd_j = vrz_t(c, s, vmat_t(C, vadd(Vdp, vcross(wdp, P))))  # [9.87] with ω = 0
         if robot.sigma[j] != 2:
-            if k == i:  # q̈_j = 1 along z_j
-                wd_j, Vd_j = (vadd(wd_j, (0.0, 0.0, 1.0)), Vd_j) if robot.sigma[j] == 0 else (wd_j, vadd(Vd_j, (0.0, 0.0, 1.0)))
+            if k == i and robot.sigma[j] == 0:  # q̈_j = 1 about z_j [9.86]
+                wd_j = vadd(wd_j, (0.0, 0.0, 1.0))
+            elif k == i:  # q̈_j = 1 along z_j [9.87]
+                Vd_j = vadd(Vd_j, (0.0, 0.0, 1.0))
             k += 1
         wd.append(wd_j)
         Vd.append(Vd_j)
