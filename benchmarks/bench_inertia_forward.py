@@ -1,7 +1,7 @@
 """Benchmark: inertia matrix and direct dynamics of robodyn vs Pinocchio (crba/aba) and the Robotics Toolbox
 (inertia/accel), on puma560 and panda, single call and batched.
 
-Run:  PYTHONPATH=src:. python benchmarks/bench_inertia_forward.py [--batch 1000]
+Run:  PYTHONPATH=src:. python benchmarks/bench_inertia_forward.py [--batch 1000] [--repeat 9]  (docs/dynamic-model.md, Performance)
 
 robodyn robots come from ``rd.load(name)``; when a built-in robot is missing, panda is rebuilt from the
 Robotics Toolbox's modified-DH model (same kinematics and inertias) and a missing puma560 is skipped with a

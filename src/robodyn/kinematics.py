@@ -37,23 +37,55 @@ def local_transforms(robot: Robot, q: np.ndarray, dtype=np.float64) -> list[tupl
     ^{a(j)}P_j = Rot(z, γ_j) [d_j, −sin α_j r_j, b_j + cos α_j r_j]ᵀ  (Khalil & Dombre ch. 3).
 
     Returns a list over frames of ``(A, P)`` with A of shape (..., 3, 3) and P of shape (..., 3)
-    (the constant ones without batch axes).
+    (the constant ones without batch axes, read-only).
     """
     out = []
     k = 0
-    for i in range(robot.nf):
-        C = (rot_z(robot.gamma[i]) @ rot_x(robot.alpha[i])).astype(dtype)
-        p0 = (rot_z(robot.gamma[i]) @ np.array([robot.d[i], 0.0, robot.b[i]])).astype(dtype)
-        theta, r = robot.theta[i], robot.r[i]
+    for i, (C, p0, A) in enumerate(_transform_constants(robot, dtype)):
+        r = robot.r[i]
         if robot.sigma[i] == 0:
-            theta = theta + q[..., k]
+            A = _c_rot_z(C, np.asarray(robot.theta[i] + q[..., k], dtype=dtype))
         elif robot.sigma[i] == 1:
             r = r + q[..., k]
         k += robot.sigma[i] != 2
-        A = C @ rot_z(np.asarray(theta, dtype=dtype)).astype(dtype)
         P = p0 + np.asarray(r, dtype=dtype)[..., None] * C[:, 2]
         out.append((A, P))
     return out
+
+
+_TRANSFORMS: "weakref.WeakKeyDictionary[Robot, dict]" = weakref.WeakKeyDictionary()
+
+
+def _transform_constants(robot: Robot, dtype) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per frame (C, p0, A_θ): C = Rot(z, γ)Rot(x, α), p0 = Rot(z, γ)[d, 0, b] and the constant
+    C Rot(z, θ) (the whole ^{a}A_j of a prismatic or fixed frame), in ``dtype``, read-only.
+
+    Cached per (immutable) robot and dtype: they cost more than the joint-dependent part for small batches.
+    """
+    per_dtype = _TRANSFORMS.setdefault(robot, {})
+    key = np.dtype(dtype)
+    if key not in per_dtype:
+        out = []
+        for i in range(robot.nf):
+            Rg = rot_z(robot.gamma[i])
+            C = Rg @ rot_x(robot.alpha[i])
+            p0 = Rg @ np.array([robot.d[i], 0.0, robot.b[i]])
+            C, p0, A = (a.astype(dtype) for a in (C, p0, C @ rot_z(robot.theta[i])))
+            for a in (C, p0, A):
+                a.flags.writeable = False
+            out.append((C, p0, A))
+        per_dtype[key] = out
+    return per_dtype[key]
+
+
+def _c_rot_z(C: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """C Rot(z, θ) (..., 3, 3) for a constant C (3, 3): columns C_x cos θ + C_y sin θ, C_y cos θ − C_x sin θ, C_z."""
+    c, s = np.cos(theta)[..., None], np.sin(theta)[..., None]
+    A = np.empty(theta.shape + (3, 3), C.dtype)
+    A[..., :, 0] = C[:, 0] * c + C[:, 1] * s
+    A[..., :, 1] = C[:, 1] * c - C[:, 0] * s
+    A[..., :, 2] = C[:, 2]
+    return A
 
 
 def forward_kinematics(robot: Robot, q) -> np.ndarray:
@@ -207,22 +239,19 @@ def frame_constants(robot: Robot) -> list[tuple]:
     return out
 
 
-def forward_components(robot: Robot, q, qd, qdd, g):
-    """The forward recursion [9.84]–[9.90] on component tuples (see :mod:`robodyn.spatial`).
+def frame_rotations(robot: Robot, q) -> list[tuple]:
+    """^{a}A_j = C Rot(z, θ_j + q_j) and ^{a}P_j of every frame, on component tuples.
 
     Parameters
     ----------
-    q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`).
-    g : 3-tuple of floats or (B,) arrays, gravity in R_0.
+    q : n rows (one per joint variable), each a (B,) array or a scalar (see :func:`flat_columns`).
 
     Returns
     -------
-    rot : list over frames of (C, c, s, P): ^{a}A_j = C Rot(z, θ_j + q_j) with c, s its cosine and sine,
-        and ^{a}P_j as a component tuple.
-    w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
+    list over frames of (C, c, s, P): C = Rot(z, γ_j)Rot(x, α_j) as snapped floats, c, s the cosine and sine
+    of the joint angle (floats for a prismatic or fixed frame) and ^{a}P_j as a component tuple.
     """
-    zero = (0.0, 0.0, 0.0)
-    rot, w, wd, Vd = [], [], [], []
+    rot = []
     k = 0
     for i, (C, p0, z) in enumerate(frame_constants(robot)):
         theta, r = float(robot.theta[i]), float(robot.r[i])
@@ -234,7 +263,31 @@ def forward_components(robot: Robot, q, qd, qdd, g):
             c, s = snap([[np.cos(theta), np.sin(theta)]])[0]
             if sigma == 1:
                 r = q[k] + r if r != 0.0 else q[k]
-        P = vadd(p0, vscale(r, z))
+        k += sigma != 2
+        rot.append((C, c, s, vadd(p0, vscale(r, z))))
+    return rot
+
+
+def forward_components(robot: Robot, q, qd, qdd, g):
+    """The forward recursion [9.84]–[9.90] on component tuples (see :mod:`robodyn.spatial`).
+
+    Parameters
+    ----------
+    q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`).
+    g : 3-tuple of floats or (B,) arrays, gravity in R_0.
+
+    Returns
+    -------
+    rot : list over frames of (C, c, s, P): ^{a}A_j = C Rot(z, θ_j + q_j) with c, s its cosine and sine,
+        and ^{a}P_j as a component tuple (see :func:`frame_rotations`).
+    w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
+    """
+    zero = (0.0, 0.0, 0.0)
+    rot = frame_rotations(robot, q)
+    w, wd, Vd = [], [], []
+    k = 0
+    for i, (C, c, s, P) in enumerate(rot):
+        sigma = robot.sigma[i]
         p = robot.antecedent[i] - 1
         if p >= 0:
             wp, wdp = w[p], wd[p]
@@ -255,11 +308,37 @@ def forward_components(robot: Robot, q, qd, qdd, g):
             else:
                 Vd_j = vadd(Vd_j, vscale(2.0, vcross(w_prev, (0.0, 0.0, qdk))))  # [9.87]
                 Vd_j = vadd(Vd_j, (0.0, 0.0, qddk))
-        rot.append((C, c, s, P))
         w.append(w_j)
         wd.append(wd_j)
         Vd.append(Vd_j)
     return rot, w, wd, Vd
+
+
+#: States per block of the component-wise recursions: their temporaries stay in cache (about 1.6x faster on
+#: 10^5 states than one pass); each block is fully vectorised, the loop is over blocks, not samples.
+BLOCK = 8192
+
+
+def state_blocks(*columns: np.ndarray):
+    """Split (rows, B) arrays (see :func:`flat_columns`) into blocks of states for the component recursions.
+
+    Yields ``(sl, rows)``: the slice of states and, per array, its list of rows restricted to them.  One state
+    gives Python scalars (float, or whatever the object array holds): ~30x cheaper per operation than
+    1-element arrays.
+    """
+    size = columns[0].shape[1]
+    if size == 1:
+        yield slice(0, 1), [c[:, 0].tolist() for c in columns]
+        return
+    for lo in range(0, size, BLOCK):
+        sl = slice(lo, lo + BLOCK)
+        yield sl, [list(c[:, sl]) for c in columns]
+
+
+def block_of(v: tuple, sl: slice, size: int) -> tuple:
+    """The components of v (scalars or (B,) arrays, e.g. from :func:`gravity_components`) for the states ``sl`` of
+    :func:`state_blocks`: scalars unchanged, arrays sliced, or Python scalars when there is one state."""
+    return tuple(x if np.ndim(x) == 0 else (x[0].item() if size == 1 else x[sl]) for x in v)
 
 
 def link_accelerations(robot: Robot, q, qd, qdd) -> tuple[np.ndarray, np.ndarray]:

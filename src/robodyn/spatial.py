@@ -93,6 +93,13 @@ def c_mul(a, b):
     return a * b
 
 
+def c_div(a, b):
+    """a / b for scalars/arrays, skipping an exact float zero numerator."""
+    if type(a) is float and a == 0.0:
+        return 0.0
+    return a / b
+
+
 def vadd(u, v):
     """u + v for component tuples."""
     return (c_add(u[0], v[0]), c_add(u[1], v[1]), c_add(u[2], v[2]))
@@ -167,3 +174,74 @@ def vrz_t(c, s, v):
     if type(c) is float and c == 1.0 and _is_zero(s):
         return v
     return (c_add(c_mul(c, v[0]), c_mul(s, v[1])), c_sub(c_mul(c, v[1]), c_mul(s, v[0])), v[2])
+
+
+def vdot(u, v):
+    """u · v for component tuples."""
+    return c_add(c_add(c_mul(u[0], v[0]), c_mul(u[1], v[1])), c_mul(u[2], v[2]))
+
+
+# Symmetric 3×3 tensors (inertia tensors) as 6-tuples (xx, xy, xz, yy, yz, zz), the order of XX XY XZ YY YZ ZZ.
+
+
+def sym_rows(J):
+    """The three rows (= columns) of a symmetric tensor given by its six components."""
+    xx, xy, xz, yy, yz, zz = J
+    return (xx, xy, xz), (xy, yy, yz), (xz, yz, zz)
+
+
+def sym_add(J, K):
+    """J + K for 6-tuples."""
+    return tuple(c_add(a, b) for a, b in zip(J, K))
+
+
+def sym_sub(J, K):
+    """J − K for 6-tuples."""
+    return tuple(c_sub(a, b) for a, b in zip(J, K))
+
+
+def sym_rotate(C, c, s, J):
+    """A J Aᵀ for A = C Rot(z, θ) (C from :func:`snap`, c = cos θ, s = sin θ) and a symmetric 6-tuple J.
+
+    A J Aᵀ = A (A J)ᵀ: the columns of A J are A times the columns of J, and column i of the result is A times
+    row i of A J.
+    """
+    AJ = [vmat(C, vrz(c, s, col)) for col in sym_rows(J)]  # AJ[k] = column k of A J
+    out = [vmat(C, vrz(c, s, (AJ[0][i], AJ[1][i], AJ[2][i]))) for i in range(3)]
+    return out[0][0], out[0][1], out[0][2], out[1][1], out[1][2], out[2][2]
+
+
+def sym_outer(u, v):
+    """u vᵀ + v uᵀ as a 6-tuple."""
+    return tuple(c_add(c_mul(u[a], v[b]), c_mul(v[a], u[b])) for a, b in UPPER)
+
+
+#: (row, column) of the six components of a symmetric tensor, in the order (xx, xy, xz, yy, yz, zz).
+UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+
+
+
+
+def sym_mv(S, v):
+    """S v for a symmetric 6-tuple S and a component tuple v."""
+    return tuple(vdot(row, v) for row in sym_rows(S))
+
+
+# General 3×3 matrices of components as tuples of three rows.
+
+
+def mat_mv(M, v):
+    """M v for a matrix of component rows."""
+    return tuple(vdot(row, v) for row in M)
+
+
+def mat_tmv(M, v):
+    """Mᵀ v for a matrix of component rows."""
+    return vadd(vadd(vscale(v[0], M[0]), vscale(v[1], M[1])), vscale(v[2], M[2]))
+
+
+def mat_rotate(C, c, s, M):
+    """A M Aᵀ for A = C Rot(z, θ) (as in :func:`sym_rotate`) and a matrix of component rows M."""
+    AM = [vmat(C, vrz(c, s, col)) for col in zip(*M)]  # AM[k] = column k of A M
+    # A (A M)ᵀ = (A M Aᵀ)ᵀ: A times row i of A M is row i of A M Aᵀ
+    return tuple(vmat(C, vrz(c, s, (AM[0][i], AM[1][i], AM[2][i]))) for i in range(3))

@@ -15,16 +15,21 @@ with q̇ = 0 and g = 0 moves only the composite link j⁺, about (σ̄_j) or alo
 
 is transmitted towards the base by [9.92]–[9.93]; its projection on the axis of every joint i on the way
 is A_ij ([9.94]).  The rotor inertia Ia_j is added to A_jj ([9.29]).  The cost is O(n·depth) ≤ O(n²).
+
+Implementation: vectors are component tuples and inertia tensors 6-tuples (see :mod:`robodyn.spatial`), in
+blocks of states; A = C Rot(z, θ) is applied as two rotations so that the exact zeros of C cost nothing.
 """
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from robodyn._arrays import joint_arrays
-from robodyn.kinematics import ancestors, local_transforms
+from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
 from robodyn.model.robot import Robot
-from robodyn.spatial import cross, mv
+from robodyn.spatial import c_mul, sym_add, sym_outer, sym_rotate, sym_sub, vadd, vcross, vdot, vmat, vrz, vscale
 
 
 def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, list, list]:
@@ -34,30 +39,59 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
     -------
     AP : list over frames of (^{a}A_j (..., 3, 3), ^{a}P_j (..., 3))
     J, MS, M : lists over frames of (..., 3, 3), (..., 3), (...,) composite inertia tensor, first moment, mass
-        (without batch axes for a frame that has no descendant).
+        (without batch axes for a frame whose composite link does not depend on q).
     """
-    AP = local_transforms(robot, q, dtype)
-    J = list(robot.J.astype(dtype))
-    MS = list(robot.MS.astype(dtype))
-    M = [np.array(m, dtype=dtype) for m in robot.M]  # 0-d arrays: [..., None] works for any dtype
-    eye = np.eye(3, dtype=dtype)
+    batch = q.shape[:-1]
+    (rows,) = flat_columns(q)
+    _, J, MS, M = _composites(robot, list(rows))
+
+    def full(components, shape):
+        if not any(isinstance(x, np.ndarray) for x in components):
+            return np.array(components, dtype).reshape(shape)
+        out = np.empty((rows.shape[1], len(components)), dtype)
+        for i, x in enumerate(components):
+            out[:, i] = x
+        return out.reshape(batch + shape)
+
+    J = [full(Jj, (6,))[..., _SYM] for Jj in J]
+    return local_transforms(robot, q, dtype), J, [full(m, (3,)) for m in MS], [np.array(m, dtype) for m in M]
+
+
+_SYM = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])  # 6-tuple index of each entry of a symmetric 3×3 tensor
+
+
+def _composites(robot: Robot, q) -> tuple[list, list, list, list]:
+    """The backward accumulation of the module docstring on component tuples.
+
+    q: n rows, each a (B,) array or a scalar.  Returns ``frame_rotations(robot, q)`` and, per frame, J⁺ as a
+    6-tuple (xx, xy, xz, yy, yz, zz), MS⁺ as a 3-tuple and M⁺ (a float: it does not depend on q).
+    """
+    rot = frame_rotations(robot, q)
+    J, MS, M = (list(x) for x in zip(*_link_constants(robot)))
     for k in range(robot.nf - 1, -1, -1):
         j = robot.antecedent[k] - 1
         if j < 0:
             continue
-        A, P = AP[k]
-        s = mv(A, MS[k])
-        Ps = np.sum(P * s, -1)[..., None, None]
-        PP = np.sum(P * P, -1)[..., None, None]
-        sPt = s[..., :, None] * P[..., None, :]
-        PPt = P[..., :, None] * P[..., None, :]
-        Mk = M[k][..., None, None]
+        C, c, s, P = rot[k]
+        AMS = vmat(C, vrz(c, s, MS[k]))  # A MS⁺_k
+        # P̂ŝ + ŝP̂ + M P̂P̂ = P̂û + ûP̂ with u = s + (M/2) P, and P̂û + ûP̂ = u Pᵀ + P uᵀ − 2 (P·u) 1
+        u = vadd(AMS, vscale(0.5 * M[k], P))
+        Pu = c_mul(2.0, vdot(P, u))
+        parallel_axis = sym_sub(sym_outer(u, P), (Pu, 0.0, 0.0, Pu, 0.0, Pu))
         M[j] = M[j] + M[k]
-        MS[j] = MS[j] + s + M[k][..., None] * P
-        # P̂ŝ + ŝP̂ = s Pᵀ + P sᵀ − 2 (P·s) 1  and  P̂P̂ = P Pᵀ − |P|² 1
-        parallel_axis = sPt + np.swapaxes(sPt, -1, -2) - 2 * Ps * eye + Mk * (PPt - PP * eye)
-        J[j] = J[j] + A @ J[k] @ np.swapaxes(A, -1, -2) - parallel_axis
-    return AP, J, MS, M
+        MS[j] = vadd(MS[j], vadd(AMS, vscale(M[k], P)))
+        J[j] = sym_add(J[j], sym_sub(sym_rotate(C, c, s, J[k]), parallel_axis))  # [9.12]
+    return rot, J, MS, M
+
+
+_LINKS: "weakref.WeakKeyDictionary[Robot, list]" = weakref.WeakKeyDictionary()
+
+
+def _link_constants(robot: Robot) -> list[tuple]:
+    """Per link (J, MS, M) as Python floats (J as XX XY XZ YY YZ ZZ), cached per (immutable) robot."""
+    if robot not in _LINKS:
+        _LINKS[robot] = [(tuple(map(float, p[:6])), tuple(map(float, p[6:9])), float(p[9])) for p in robot.params]
+    return _LINKS[robot]
 
 
 def inertia_matrix(robot: Robot, q) -> np.ndarray:
@@ -76,26 +110,36 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         float32 input gives float32.
     """
     dtype, batch, a = joint_arrays(robot, q=q)
-    AP, J, MS, M = composite_links(robot, a["q"], dtype)
     n = robot.n
+    (rows,) = flat_columns(a["q"])
+    Amat = np.empty((rows.shape[1], n, n), dtype)
+    for sl, (q_block,) in state_blocks(rows):
+        for (i, j), value in _entries(robot, q_block):
+            Amat[sl, i, j] = value
+            Amat[sl, j, i] = value
+    Ia = robot.Ia[robot.joint_frames].astype(dtype)
+    return Amat.reshape(batch + (n, n)) + Ia * np.eye(n, dtype=dtype)
+
+
+def _entries(robot: Robot, q) -> list:
+    """((i, j), A_ij) for every pair of joints, i ⪯ j on the path to the base or 0 (other branch of a tree)."""
+    rot, J, MS, M = _composites(robot, q)
     col = {int(f): k for k, f in enumerate(robot.joint_frames)}
-    Amat = np.zeros(batch + (n, n), dtype)
-    z = np.array([0.0, 0.0, 1.0], dtype)
+    out = {(i, j): 0.0 for j in range(robot.n) for i in range(j + 1)}
     for j, f_j in enumerate(robot.joint_frames):
         if robot.sigma[f_j] == 0:
-            f, m = cross(z, MS[f_j]), J[f_j][..., :, 2]
+            f, m = vcross(_Z, MS[f_j]), (J[f_j][2], J[f_j][4], J[f_j][5])  # z × MS⁺, J⁺ z
         else:
-            f, m = M[f_j][..., None] * z, cross(MS[f_j], z)
+            f, m = vscale(M[f_j], _Z), vcross(MS[f_j], _Z)  # M⁺ z, MS⁺ × z
         chain = ancestors(robot, int(f_j))
         for pos, i in enumerate(chain):
             if i in col:
-                value = f[..., 2] if robot.sigma[i] == 1 else m[..., 2]
-                Amat[..., col[i], j] = value
-                Amat[..., j, col[i]] = value
+                out[min(col[i], j), max(col[i], j)] = f[2] if robot.sigma[i] == 1 else m[2]  # [9.94]
             if pos + 1 < len(chain):
-                A, P = AP[i]
-                f = mv(A, f)  # [9.92]
-                m = mv(A, m) + cross(P, f)  # [9.93]
-    Ia = robot.Ia[robot.joint_frames].astype(dtype)
-    return Amat + Ia * np.eye(n, dtype=dtype)
+                C, c, s, P = rot[i]
+                f = vmat(C, vrz(c, s, f))  # [9.92]
+                m = vadd(vmat(C, vrz(c, s, m)), vcross(P, f))  # [9.93]
+    return list(out.items())
 
+
+_Z = (0.0, 0.0, 1.0)

@@ -16,6 +16,11 @@ ii)  backward, j = nf..1: H_j [9.116], K_j [9.117], α_j [9.118], and the articu
      a fixed frame (σ_j = 2) has no joint equation: K_j = 𝕁*_j, α_j = 𝕁*_j γ_j − β*_j;
 iii) forward: ^jV̇_{a(j)} [9.121], q̈_j [9.122], V̇_j [9.124], from V̇_0 = [−g; 0].
 
+Implementation: every screw is a pair (linear, angular) of component tuples and every spatial inertia a triple
+of blocks (𝕁₁₁ symmetric 6-tuple, 𝕁₁₂ 3×3 rows, 𝕁₂₂ symmetric 6-tuple), 𝕁₂₁ = 𝕁₁₂ᵀ (see :mod:`robodyn.spatial`):
+the screw transformation is applied as a rotation A = C Rot(z, θ) and a displacement P, never as a 6×6 product,
+so that exact zeros (joint axes, aligned frames, constant P) cost nothing.
+
 τ_j = Γ_j − Γ_fj(q̇_j) (friction [9.26]–[9.28] and offset, [9.106]).
 
 Seed typography fixed here: [9.104] and [9.107] print (^n𝕋_{n−1})⁻¹ where [9.100] gives ^n𝕋_{n−1}, and
@@ -28,12 +33,37 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
+from robodyn.dynamics.composite import _link_constants
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
 from robodyn.errors import ModelError
-from robodyn.kinematics import local_transforms
+from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import along_z, cross, cross_z, mtv, mv
+from robodyn.spatial import (
+    UPPER,
+    c_add,
+    c_div,
+    c_mul,
+    c_sub,
+    cross,
+    mat_mv,
+    mat_rotate,
+    mat_tmv,
+    sym_add,
+    sym_mv,
+    sym_rotate,
+    sym_rows,
+    sym_sub,
+    vadd,
+    vcross,
+    vdot,
+    vmat,
+    vmat_t,
+    vrz,
+    vrz_t,
+    vscale,
+    vsub,
+)
 
 
 def spatial_inertia(robot: Robot, dtype) -> np.ndarray:
@@ -80,94 +110,180 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
-    g = _gravity(robot, gravity, batch, dtype)
+    g = gravity_components(_gravity(robot, gravity, batch, dtype), batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
     tau = a["tau"] - _friction(robot, a["qd"])  # [9.106]
-    T, gam, beta = _first_forward(robot, a["q"], a["qd"], fe)
-    H, Jstar, beta_star = _backward(robot, tau, T, gam, beta)
-    return _second_forward(robot, tau, g, T, gam, H, Jstar, beta_star)
+    cols = flat_columns(a["q"], a["qd"], tau)
+    if fe is not None:
+        cols += flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))
+    size = cols[0].shape[1]
+    qdd = np.empty((size, robot.n), dtype)
+    for sl, (q_b, qd_b, tau_b, *fe_b) in state_blocks(*cols):
+        rot, gam, beta = _first_forward(robot, q_b, qd_b, fe_b[0] if fe_b else None)
+        H, Ja, Jstar, beta_star = _backward(robot, tau_b, rot, gam, beta)
+        for k, value in enumerate(_second_forward(robot, tau_b, block_of(g, sl, size), rot, gam, H, Ja, beta_star)):
+            qdd[sl, k] = value
+    return qdd.reshape(batch + (robot.n,))
 
 
-def _row(robot: Robot, j: int) -> int:
-    """Index of the joint axis in a screw [linear; angular]: a_j = u_3 (prismatic) or u_6 (revolute) [9.23b]."""
-    return 2 if robot.sigma[j] == 1 else 5
+def _row(robot: Robot, j: int) -> tuple[int, int]:
+    """Where the joint axis a_j = u_3 (prismatic) or u_6 (revolute) [9.23b] sits in a screw (linear, angular):
+    (0, 2) or (1, 2)."""
+    return (0, 2) if robot.sigma[j] == 1 else (1, 2)
 
 
 def _first_forward(robot: Robot, q, qd, fe):
-    """^j𝕋_{a(j)}, γ_j [9.101] and β_j [9.103] of every frame (lists over frames)."""
-    dtype, batch = q.dtype, q.shape[:-1]
-    J, MS = robot.J.astype(dtype), robot.MS.astype(dtype)
-    k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
-    zero3, zero = np.zeros(batch + (3,), dtype), np.zeros(batch, dtype)
-    T, gam, beta, w = [], [], [], []
-    for j, (A, P) in enumerate(local_transforms(robot, q, dtype)):
+    """Rotations of every frame, γ_j [9.101] and β_j [9.103] (lists over frames of screws)."""
+    zero = (0.0, 0.0, 0.0)
+    rot = frame_rotations(robot, q)
+    gam, beta, w = [], [], []
+    k = 0
+    for j, ((C, c, s, P), (J, MS, _)) in enumerate(zip(rot, _link_constants(robot))):
         p = robot.antecedent[j] - 1
-        wp = w[p] if p >= 0 else zero3
-        qdj = qd[..., k_of[j]] if j in k_of else zero
-        w_prev = mtv(A, wp)  # ^jω_{a(j)}
-        lin, ang, w_j = mtv(A, cross(wp, cross(wp, P))), zero3, w_prev
-        if robot.sigma[j] == 1:
-            lin = lin + 2 * cross_z(w_prev, qdj)
-        elif robot.sigma[j] == 0:
-            ang = cross_z(w_prev, qdj)
-            w_j = w_prev + along_z(qdj)  # [9.17]
-        b = -np.concatenate([cross(w_j, cross(w_j, MS[j])), cross(w_j, mv(J[j], w_j))], -1)  # [9.103]
-        T.append(screw_transform(A, P))
-        gam.append(np.concatenate([lin, ang], -1))  # [9.101]
-        beta.append(b if fe is None else b - fe[..., j, :])
+        wp = w[p] if p >= 0 else zero
+        w_prev = vrz_t(c, s, vmat_t(C, wp))  # ^jω_{a(j)}
+        lin, ang, w_j = vrz_t(c, s, vmat_t(C, vcross(wp, vcross(wp, P)))), zero, w_prev
+        if robot.sigma[j] != 2:
+            qz = (0.0, 0.0, qd[k])
+            k += 1
+            if robot.sigma[j] == 1:
+                lin = vadd(lin, vscale(2.0, vcross(w_prev, qz)))
+            else:
+                ang = vcross(w_prev, qz)
+                w_j = vadd(w_prev, qz)  # [9.17]
+        b = (vscale(-1.0, vcross(w_j, vcross(w_j, MS))), vscale(-1.0, vcross(w_j, sym_mv(J, w_j))))  # [9.103]
+        if fe is not None:
+            b = _sub(b, (tuple(fe[6 * j: 6 * j + 3]), tuple(fe[6 * j + 3: 6 * j + 6])))
+        gam.append((lin, ang))  # [9.101]
+        beta.append(b)
         w.append(w_j)
-    return T, gam, beta
+    return rot, gam, beta
 
 
-def _backward(robot: Robot, tau, T, gam, beta):
-    """H_j [9.116], 𝕁*_j and β*_j, with K_j [9.117] and α_j [9.118] passed to the antecedent [9.119]–[9.120]."""
-    dtype, batch = tau.dtype, tau.shape[:-1]
-    spatial, Ia = spatial_inertia(robot, dtype), robot.Ia.astype(dtype)
+def _backward(robot: Robot, tau, rot, gam, beta):
+    """H_j [9.116] and 𝕁*_j a_j, 𝕁*_j and β*_j, with K_j [9.117] and α_j [9.118] passed to the antecedent
+    [9.119]–[9.120]."""
+    Jstar = [_link_inertia(J, MS, M) for J, MS, M in _link_constants(robot)]
+    beta_star = list(beta)
+    H, Ja = [None] * robot.nf, [None] * robot.nf
     k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
-    Jstar = [np.broadcast_to(spatial[j], batch + (6, 6)).copy() for j in range(robot.nf)]
-    beta_star = [b.copy() for b in beta]
-    H = [None] * robot.nf
     for j in range(robot.nf - 1, -1, -1):
         Js, bs = Jstar[j], beta_star[j]
         if robot.sigma[j] == 2:  # no joint: the wrench follows the antecedent's acceleration rigidly
-            K, alpha = Js, mv(Js, gam[j]) - bs
+            K, alpha = Js, _sub(_inertia_times(Js, gam[j]), bs)
         else:
-            row = _row(robot, j)
-            Ja = Js[..., :, row]  # 𝕁*_j a_j
-            H[j] = Ja[..., row] + Ia[j]  # [9.116]
+            side, row = _row(robot, j)
+            Ja[j] = _axis_column(Js, robot.sigma[j])  # 𝕁*_j a_j
+            H[j] = c_add(Ja[j][side][row], float(robot.Ia[j]))  # [9.116]
             if not np.all(H[j] > 0):
                 raise ModelError(
                     f"robot '{robot.name}', joint {robot.joint_names[j]}: articulated inertia H_j = "
                     f"{float(np.min(H[j])):.3g} <= 0, the direct model is singular (the links it moves are massless "
                     "and its rotor inertia Ia is 0); give those links mass or the joint a rotor inertia Ia"
                 )
-            K = Js - Ja[..., :, None] * Ja[..., None, :] / H[j][..., None, None]  # [9.117]
-            u = tau[..., k_of[j]] + bs[..., row]
-            alpha = mv(K, gam[j]) + Ja * (u / H[j])[..., None] - bs  # [9.118]
+            Jg = tuple(tuple(c_div(x, H[j]) for x in v) for v in Ja[j])  # 𝕁*_j a_j / H_j
+            K = _minus_outer(Js, Ja[j], Jg)  # [9.117]
+            u = c_add(tau[k_of[j]], bs[side][row])
+            alpha = _sub(_add(_inertia_times(K, gam[j]), _scale(u, Jg)), bs)  # [9.118]
         p = robot.antecedent[j] - 1
         if p >= 0:  # summed over all children of p: trees
-            Tt = np.swapaxes(T[j], -1, -2)
-            beta_star[p] = beta_star[p] - mv(Tt, alpha)  # [9.119]
-            Jstar[p] = Jstar[p] + Tt @ K @ T[j]  # [9.120]
-    return H, Jstar, beta_star
+            beta_star[p] = _sub(beta_star[p], _wrench_to_antecedent(rot[j], alpha))  # [9.119]
+            Jstar[p] = _inertia_add(Jstar[p], _inertia_to_antecedent(rot[j], K))  # [9.120]
+    return H, Ja, Jstar, beta_star
 
 
-def _second_forward(robot: Robot, tau, g, T, gam, H, Jstar, beta_star):
-    """q̈ from V̇_0 = [−g; 0] by [9.121]–[9.124]."""
-    dtype, batch = tau.dtype, tau.shape[:-1]
-    k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
-    qdd = np.empty(batch + (robot.n,), dtype)
+def _second_forward(robot: Robot, tau, g, rot, gam, H, Ja, beta_star) -> list:
+    """q̈ (one entry per joint variable) from V̇_0 = [−g; 0] by [9.121]–[9.124]."""
+    qdd = []
     Vd = [None] * robot.nf
-    Vd0 = np.concatenate([-g, np.zeros(batch + (3,), dtype)], -1)
+    Vd0 = ((-g[0], -g[1], -g[2]), (0.0, 0.0, 0.0))
     for j in range(robot.nf):
         p = robot.antecedent[j] - 1
-        acc = mv(T[j], Vd[p] if p >= 0 else Vd0) + gam[j]  # ^jV̇_{a(j)} [9.121] plus γ_j
-        if robot.sigma[j] == 2:
-            Vd[j] = acc
-            continue
-        k, row = k_of[j], _row(robot, j)
-        Ja = Jstar[j][..., :, row]
-        qdd[..., k] = (-np.einsum("...i,...i->...", Ja, acc) + tau[..., k] + beta_star[j][..., row]) / H[j]  # [9.122]
+        acc = _add(_twist_from_antecedent(rot[j], Vd[p] if p >= 0 else Vd0), gam[j])  # ^jV̇_{a(j)} [9.121] + γ_j
+        if robot.sigma[j] != 2:
+            side, row = _row(robot, j)
+            u = c_add(tau[len(qdd)], beta_star[j][side][row])
+            qdd.append(c_div(c_sub(u, c_add(vdot(Ja[j][0], acc[0]), vdot(Ja[j][1], acc[1]))), H[j]))  # [9.122]
+            axis = list(acc[side])
+            axis[row] = c_add(axis[row], qdd[-1])
+            acc = (tuple(axis), acc[1]) if side == 0 else (acc[0], tuple(axis))  # [9.124]
         Vd[j] = acc
-        Vd[j][..., row] += qdd[..., k]  # [9.124]
     return qdd
+
+
+# ---- screws (linear, angular) and spatial inertias (𝕁₁₁, 𝕁₁₂, 𝕁₂₂) on component tuples -------------------------
+
+
+def _add(U, V):
+    return vadd(U[0], V[0]), vadd(U[1], V[1])
+
+
+def _sub(U, V):
+    return vsub(U[0], V[0]), vsub(U[1], V[1])
+
+
+def _scale(s, V):
+    return vscale(s, V[0]), vscale(s, V[1])
+
+
+def _link_inertia(J, MS, M):
+    """𝕁_j = [[M 1, −M̂S], [M̂S, J]] from the link's standard parameters."""
+    x, y, z = MS
+    return (M, 0.0, 0.0, M, 0.0, M), ((0.0, z, -y), (-z, 0.0, x), (y, -x, 0.0)), J
+
+
+def _inertia_times(I, V):
+    """𝕁 V = [𝕁₁₁ v + 𝕁₁₂ ω; 𝕁₁₂ᵀ v + 𝕁₂₂ ω]."""
+    S11, M12, S22 = I
+    v, w = V
+    return vadd(sym_mv(S11, v), mat_mv(M12, w)), vadd(mat_tmv(M12, v), sym_mv(S22, w))
+
+
+def _axis_column(I, sigma):
+    """𝕁 a_j: column 6 (revolute) or 3 (prismatic) of 𝕁 [9.23b]."""
+    S11, M12, S22 = I
+    if sigma == 0:
+        return (M12[0][2], M12[1][2], M12[2][2]), (S22[2], S22[4], S22[5])
+    return (S11[2], S11[4], S11[5]), M12[2]
+
+
+def _minus_outer(I, U, V):
+    """𝕁 − U Vᵀ for screws U, V with U Vᵀ symmetric ([9.117]: U = 𝕁 a_j, V = U / H_j)."""
+    S11, M12, S22 = I
+    return (
+        sym_sub(S11, tuple(c_mul(U[0][a], V[0][b]) for a, b in UPPER)),
+        tuple(vsub(M12[a], vscale(U[0][a], V[1])) for a in range(3)),
+        sym_sub(S22, tuple(c_mul(U[1][a], V[1][b]) for a, b in UPPER)),
+    )
+
+
+def _inertia_add(I, K):
+    return sym_add(I[0], K[0]), tuple(vadd(a, b) for a, b in zip(I[1], K[1])), sym_add(I[2], K[2])
+
+
+def _wrench_to_antecedent(rot, F):
+    """^j𝕋_{a(j)}ᵀ F = [A f; A m + P × A f]: the wrench F of R_j at O_j in R_{a(j)} at O_{a(j)} ([9.92]–[9.93])."""
+    C, c, s, P = rot
+    f = vmat(C, vrz(c, s, F[0]))
+    return f, vadd(vmat(C, vrz(c, s, F[1])), vcross(P, f))
+
+
+def _twist_from_antecedent(rot, V):
+    """^j𝕋_{a(j)} V = [Aᵀ (v + ω × P); Aᵀ ω] ([9.100], [9.121])."""
+    C, c, s, P = rot
+    v, w = V
+    return vrz_t(c, s, vmat_t(C, vadd(v, vcross(w, P)))), vrz_t(c, s, vmat_t(C, w))
+
+
+def _inertia_to_antecedent(rot, K):
+    """^j𝕋_{a(j)}ᵀ K ^j𝕋_{a(j)} [9.120] with 𝕋ᵀ = [[A, 0], [P̂A, A]] and R_xy = A K_xy Aᵀ:
+
+    [[R₁₁, R₁₂ − R₁₁P̂], [·, R₂₂ + P̂R₁₂ − R₁₂ᵀP̂ − P̂R₁₁P̂]],  the last block written R₂₂ + P̂X₁₂ + (P̂R₁₂)ᵀ with
+    X₁₂ = R₁₂ − R₁₁P̂ (row r of a matrix times P̂ is r × P, column k of P̂ times a matrix is P × its column k).
+    """
+    C, c, s, P = rot
+    R11, R12, R22 = sym_rotate(C, c, s, K[0]), mat_rotate(C, c, s, K[1]), sym_rotate(C, c, s, K[2])
+    X12 = tuple(vsub(R12[a], vcross(r, P)) for a, r in enumerate(sym_rows(R11)))
+    PX12 = [vcross(P, col) for col in zip(*X12)]  # PX12[k] = column k of P̂ X₁₂
+    PR12 = [vcross(P, col) for col in zip(*R12)]
+    return R11, X12, tuple(c_add(c_add(R22[i], PX12[b][a]), PR12[a][b]) for i, (a, b) in enumerate(UPPER))
