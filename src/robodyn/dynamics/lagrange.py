@@ -187,25 +187,30 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     g = _gravity(robot, gravity, batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
     H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + _friction(robot, a["qd"])
+    return cholesky_solve(composite.inertia_matrix(robot, a["q"]), a["tau"] - H, robot.name)
+
+
+def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "inertia matrix") -> np.ndarray:
+    """x with A x = b for symmetric positive-definite A (..., n, n) and b (..., n): Cholesky A = L Lᵀ, then forward
+    and backward substitution ([9.96]; Mata et al. Table 3).
+
+    The substitutions loop over joints only, so batches and float32 are kept.  A that is not positive definite
+    raises :class:`ModelError` naming ``robot_name`` and ``what`` (the matrix), with the usual cause and fix.
+    """
     try:
-        L = np.linalg.cholesky(composite.inertia_matrix(robot, a["q"]))
+        L = np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
         raise ModelError(
-            f"robot '{robot.name}': the inertia matrix is not positive definite, the direct model is singular "
+            f"robot '{robot_name}': the {what} is not positive definite, the direct model is singular "
             "(some joint moves only massless links and has no rotor inertia Ia); give those links mass or Ia > 0"
         ) from None
-    return _cholesky_solve(L, a["tau"] - H)
-
-
-def _cholesky_solve(L: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """x with L Lᵀ x = b, (..., n): forward then backward substitution."""
     n = b.shape[-1]
     y = np.empty_like(b)
     for i in range(n):
-        y[..., i] = (b[..., i] - np.einsum("...k,...k->...", L[..., i, :i], y[..., :i])) / L[..., i, i]
+        y[..., i] = (b[..., i] - np.sum(L[..., i, :i] * y[..., :i], -1)) / L[..., i, i]
     x = np.empty_like(b)
     for i in range(n - 1, -1, -1):
-        x[..., i] = (y[..., i] - np.einsum("...k,...k->...", L[..., i + 1 :, i], x[..., i + 1 :])) / L[..., i, i]
+        x[..., i] = (y[..., i] - np.sum(L[..., i + 1 :, i] * x[..., i + 1 :], -1)) / L[..., i, i]
     return x
 
 

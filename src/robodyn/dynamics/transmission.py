@@ -26,6 +26,7 @@ import numpy as np
 
 from robodyn._arrays import check_array, joint_arrays, working_dtype
 from robodyn.dynamics import api
+from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import jacobian
@@ -146,9 +147,8 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     q, qd = joint_from_motor(tr, a["qm"]), joint_from_motor(tr, a["qmd"])
     H = bias_torques(robot, q, qd, wrenches=wrenches, gravity=gravity)
     rhs = a["tau_m"] - _rotor_torques(tr, a["qmd"], np.zeros_like(a["qmd"])) - actuator_torques(tr, H)
-    L = np.linalg.cholesky(motor_inertia_matrix(robot, tr, a["qm"], method=method))
-    y = np.linalg.solve(L, rhs[..., None])
-    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0].astype(dtype)
+    A_m = motor_inertia_matrix(robot, tr, a["qm"], method=method)
+    return cholesky_solve(A_m, rhs, robot.name, what="motor-side inertia matrix").astype(dtype)
 
 
 def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None) -> np.ndarray:
