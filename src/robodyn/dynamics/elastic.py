@@ -22,10 +22,11 @@ import numpy as np
 
 from robodyn._arrays import joint_arrays
 from robodyn.dynamics import api
-from robodyn.dynamics.newton_euler import _friction, _gravity, rnea
-from robodyn.errors import InputError, ModelError
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
-from robodyn.model.robot import Robot
+from robodyn.dynamics.newton_euler import _friction, _gravity, rnea
+from robodyn.dynamics.transmission import motor_vector
+from robodyn.errors import InputError, ModelError
+from robodyn.model.robot import Robot, _frozen
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,13 +73,7 @@ class ElasticRobot:
             raise ModelError(f"ElasticRobot of '{name}': stiffness K is not positive definite; every spring needs K > 0")
         put("K", _frozen(K))
         for key, positive in (("B_m", True), ("Fv_m", False), ("Fc_m", False)):
-            value = getattr(self, key)
-            v = np.zeros(n) if value is None else np.array(value, dtype=float)
-            if v.shape != (n,) or not np.all(np.isfinite(v)):
-                raise ModelError(f"ElasticRobot of '{name}': {key} has shape {v.shape}; give {n} finite numbers")
-            if np.any(v <= 0 if positive else v < 0):
-                raise ModelError(f"ElasticRobot of '{name}': {key} = {v.tolist()}; every entry must be {'> 0' if positive else '>= 0'}")
-            put(key, _frozen(v))
+            put(key, motor_vector(f"ElasticRobot of '{name}'", key, getattr(self, key), n, positive))
 
     @property
     def n(self) -> int:
@@ -271,12 +266,6 @@ def _spring(er: ElasticRobot, e: np.ndarray) -> np.ndarray:
 def _motor_friction(er: ElasticRobot, qmd: np.ndarray) -> np.ndarray:
     dt = qmd.dtype
     return er.Fv_m.astype(dt) * qmd + er.Fc_m.astype(dt) * np.sign(qmd)
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a)
-    a.setflags(write=False)
-    return a
 
 
 __all__ = [

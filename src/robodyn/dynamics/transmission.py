@@ -30,7 +30,7 @@ from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import jacobian
-from robodyn.model.robot import Robot
+from robodyn.model.robot import Robot, _frozen
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,11 +63,7 @@ class Transmission:
             raise ModelError("Transmission: J_qm is singular; every joint must be driven, give an invertible dq/dq_m")
         put("J_qm", _frozen(J))
         for key in ("J_m", "Fv_m", "Fc_m"):
-            value = getattr(self, key)
-            v = np.zeros(n) if value is None else np.array(value, dtype=float)
-            if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
-                raise ModelError(f"Transmission: {key} = {np.asarray(value).tolist()}; give {n} finite numbers >= 0")
-            put(key, _frozen(v))
+            put(key, motor_vector("Transmission", key, getattr(self, key), n, positive=False))
 
     @property
     def n(self) -> int:
@@ -197,7 +193,11 @@ def _vec(tr: Transmission, name: str, v) -> np.ndarray:
     return a.astype(working_dtype(a), copy=False)
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a)
-    a.setflags(write=False)
-    return a
+def motor_vector(owner: str, key: str, value, n: int, positive: bool) -> np.ndarray:
+    """A read-only (n,) float vector of motor constants (0 when ``value`` is None), every entry finite and > 0
+    (``positive``) or >= 0; :class:`ModelError` naming ``owner`` and ``key`` otherwise."""
+    v = np.zeros(n) if value is None else np.array(value, dtype=float)
+    bound = "> 0" if positive else ">= 0"
+    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v <= 0 if positive else v < 0):
+        raise ModelError(f"{owner}: {key} = {np.asarray(value).tolist()}; give {n} finite numbers, every entry must be {bound}")
+    return _frozen(v)
