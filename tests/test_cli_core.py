@@ -24,6 +24,10 @@ def test_list_names_every_builtin_robot():
     assert res.exit_code == 0
     for name in rd.list_robots():
         assert name in res.output
+    res = run("list", "--json")
+    out = {row["name"]: row for row in json.loads(res.stdout)}
+    assert list(out) == rd.list_robots()
+    assert out["stanford"]["frames"] == "RRPRRR" and out["stanford"]["n"] == 6 and out["pr"]["nf"] == 2
 
 
 def test_info_tables():

@@ -25,9 +25,14 @@ _KINDS = ("revolute", "prismatic", "fixed")
 
 
 @app.command("list")
-def list_command() -> None:
+def list_command(json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
     """List the built-in robots (joint types R/P/- per frame; `robodyn info ROBOT` shows the full source)."""
     with user_errors():
+        if json:
+            robots = [get_robot(name) for name in list_robots()]
+            print_json([{"name": r.name, "frames": "".join("RP-"[s] for s in r.sigma), "n": r.n, "nf": r.nf,
+                         "source": r.source} for r in robots])
+            return
         table = Table("robot", "frames", "n", "source", box=box.SIMPLE_HEAD, pad_edge=False)
         for name in list_robots():
             r = get_robot(name)
