@@ -114,7 +114,8 @@ def motor_inertia_matrix(robot: Robot, tr: Transmission, qm, method: str = "comp
     """Motor-side inertia matrix J_qmᵀ A(q) J_qm + diag(J_m) (..., n, n) at q = J_qm q_m."""
     _check(robot, tr)
     A = api.inertia_matrix(robot, joint_from_motor(tr, qm), method=method)
-    return np.swapaxes(tr.J_qm, 0, 1) @ A @ tr.J_qm + np.diag(tr.J_m).astype(A.dtype)
+    J = tr.J_qm.astype(A.dtype)
+    return np.swapaxes(J, 0, 1) @ A @ J + np.diag(tr.J_m).astype(A.dtype)
 
 
 def motor_inverse_dynamics(robot: Robot, tr: Transmission, qm, qmd, qmdd, wrenches=None, gravity=None) -> np.ndarray:
@@ -188,8 +189,10 @@ def _check(robot: Robot, tr: Transmission) -> None:
 
 def _vec(tr: Transmission, name: str, v) -> np.ndarray:
     a = np.asarray(v)
-    if a.ndim == 0 or a.shape[-1] != tr.n or a.dtype.kind not in "biuf" or not np.all(np.isfinite(a)):
+    if a.ndim == 0 or a.shape[-1] != tr.n or a.dtype.kind not in "biuf":
         raise InputError(f"argument '{name}' has shape {a.shape}; give finite values of shape (..., {tr.n})")
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
     return a.astype(working_dtype(a), copy=False)
 
 
