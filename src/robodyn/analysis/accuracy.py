@@ -10,12 +10,12 @@ method amplifies round-off.  The condition number of A(q) along the turn explain
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from importlib import util as import_util
 
 import numpy as np
 
+from robodyn._files import write_atomically
 from robodyn.dynamics import api
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -133,18 +133,8 @@ class AccuracyResult:
 
 
 def _save_figure(fig, path) -> None:
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(f"plot file {path!r}: folder {folder!r} does not exist; create it or choose another path")
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=folder)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    """Write ``fig`` as a PNG to ``path`` atomically (no partial file)."""
+    write_atomically(path, lambda fh: fig.savefig(fh, dpi=120, format="png"), what="plot file", binary=True)
 
 
 def accuracy_study(robot: Robot, methods=None, steps: int = 180) -> AccuracyResult:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +12,7 @@ import typer
 from rich import box
 from rich.table import Table
 
+from robodyn._files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import console, get_robot, parse_vector, print_json, user_errors
 from robodyn.dynamics.newton_euler import inverse_dynamics
@@ -201,18 +200,7 @@ def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     w.writerows([[repr(float(x)) for x in row] for row in data])
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise InputError(f"--out {path}: cannot write there ({exc.strerror or exc})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(buf.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda fh: fh.write(buf.getvalue()), what="--out")
 
 
 @app.command("id")
