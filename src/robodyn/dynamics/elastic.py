@@ -229,7 +229,15 @@ def elastic_forward_dynamics(er: ElasticRobot, q, qd, qm, qmd, tau, gravity=None
 
 
 def elastic_state_derivative(er: ElasticRobot, x, tau, gravity=None, method: str = "recursive") -> np.ndarray:
-    """ẋ of the state x = [q, q_M, q̇, q̇_M] (..., 4n) under motor torques tau (..., n), for integrators.
+    """ẋ of the state x = [q, q_M, q̇, q̇_M] (..., 4n) under motor torques tau (..., n), for integrators ([9.35]).
+
+    Parameters
+    ----------
+    er : ElasticRobot
+    x : array_like (..., 4n) — link positions, motor positions, link velocities, motor velocities (SI).
+    tau : array_like (..., n) — motor torques (N m | N).
+    gravity : array_like (3,) or (..., 3), optional — overrides ``robot.gravity``.
+    method : str — rigid direct-dynamics method of the link side (see :func:`robodyn.forward_dynamics`).
 
     Returns
     -------
@@ -248,6 +256,16 @@ def elastic_energy(er: ElasticRobot, q, qd, qm, qmd, gravity=None) -> np.ndarray
     """Total energy T_q + T_m + U_g + U_e of the elastic-joint robot (J), (...,).
 
     T_q = ½ q̇ᵀ A(q) q̇ [9.5],  T_m = ½ q̇_Mᵀ B_m q̇_M,  U_g = −Σ_j gᵀ(M_j ⁰P_j + ⁰A_j ʲMS_j) [9.25],  U_e = ½ (q − q_M)ᵀ K (q − q_M) [9.34].
+
+    Parameters
+    ----------
+    er : ElasticRobot
+    q, qd, qm, qmd : array_like (..., n) — link position/velocity, motor position/velocity (SI).
+    gravity : array_like (3,) or (..., 3), optional — overrides ``robot.gravity``.
+
+    Returns
+    -------
+    ndarray (...,)  total energy (J); float32 if every input is.
     """
     dtype, _, a = joint_arrays(er.robot, q=q, qd=qd, qm=qm, qmd=qmd)
     Tq = kinetic_energy(er.robot, a["q"], a["qd"])

@@ -141,9 +141,20 @@ def coriolis_matrix(robot: Robot, q, qd) -> np.ndarray:
 
 
 def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
-    """Kinetic energy E (J), (...,), link by link [9.16]–[9.18] plus rotors ½ Ia q̇².
+    """Kinetic energy E, link by link [9.16]–[9.18] plus rotors ½ Ia q̇².
 
     E_j = ½ [ωᵀ J_j ω + M_j VᵀV + 2 MS_jᵀ(V × ω)], everything in R_j ([9.16]; the seed's [9.13] prints ω̇ for ω).
+
+    Parameters
+    ----------
+    robot : Robot
+    q, qd : array_like (..., n)
+        Joint positions (rad | m) and velocities (rad/s | m/s).
+
+    Returns
+    -------
+    ndarray (...,)
+        E (J); float32 if every input is.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     w, V = link_velocities(robot, a["q"], a["qd"])
@@ -160,7 +171,12 @@ def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
     Parameters
     ----------
     q : array_like (..., n)
-    gravity : array_like (3,) or (..., 3), optional — g in R_0; default ``robot.gravity``.
+    gravity : array_like (3,) or (..., 3), optional — g in R_0 (m/s²); default ``robot.gravity``.
+
+    Returns
+    -------
+    ndarray (...,)
+        U (J), zero at the base origin; float32 if every input is.
     """
     dtype, batch, a = joint_arrays(robot, q=q)
     g = _gravity(robot, gravity, batch, dtype)

@@ -93,25 +93,67 @@ class Transmission:
 
 
 def joint_from_motor(tr: Transmission, qm) -> np.ndarray:
-    """q = J_qm q_m (..., n) [9.31]; also maps velocities and accelerations (J_qm is constant)."""
+    """Joint coordinates q = J_qm q_m [9.31]; also maps velocities and accelerations (J_qm is constant).
+
+    Parameters
+    ----------
+    tr : Transmission
+    qm : array_like (..., n) — motor positions (rad), or their rates.
+
+    Returns
+    -------
+    ndarray (..., n)  joint positions (rad | m) or rates; float32 if ``qm`` is.
+    """
     a = _vec(tr, "qm", qm)
     return a @ tr.J_qm.T.astype(a.dtype)
 
 
 def motor_from_joint(tr: Transmission, q) -> np.ndarray:
-    """q_m = J_qm⁻¹ q (..., n), the inverse of :func:`joint_from_motor`."""
+    """Motor coordinates q_m = J_qm⁻¹ q, the inverse of :func:`joint_from_motor` [9.31].
+
+    Parameters
+    ----------
+    tr : Transmission
+    q : array_like (..., n) — joint positions (rad | m), or their rates.
+
+    Returns
+    -------
+    ndarray (..., n)  motor positions (rad) or rates; float32 if ``q`` is.
+    """
     a = _vec(tr, "q", q)
     return a @ np.linalg.inv(tr.J_qm).T.astype(a.dtype)
 
 
 def actuator_torques(tr: Transmission, tau) -> np.ndarray:
-    """Motor torques τ_m = J_qmᵀ Γ (..., n) that produce joint torques Γ, [9.33]."""
+    """Motor torques τ_m = J_qmᵀ Γ that produce joint torques Γ, [9.32]–[9.33].
+
+    Parameters
+    ----------
+    tr : Transmission
+    tau : array_like (..., n) — joint torques (N m) / forces (N).
+
+    Returns
+    -------
+    ndarray (..., n)  motor torques (N m); float32 if ``tau`` is.
+    """
     a = _vec(tr, "tau", tau)
     return a @ tr.J_qm.astype(a.dtype)
 
 
 def motor_inertia_matrix(robot: Robot, tr: Transmission, qm, method: str = "composite") -> np.ndarray:
-    """Motor-side inertia matrix J_qmᵀ A(q) J_qm + diag(J_m) (..., n, n) at q = J_qm q_m."""
+    """Motor-side inertia matrix J_qmᵀ A(q) J_qm + diag(J_m) at q = J_qm q_m (module docstring).
+
+    Parameters
+    ----------
+    robot : Robot — the links; ``robot.Ia`` must be zero (the rotors are ``tr.J_m``).
+    tr : Transmission
+    qm : array_like (..., n) — motor positions (rad).
+    method : str — inertia-matrix method of :func:`robodyn.inertia_matrix`.
+
+    Returns
+    -------
+    ndarray (..., n, n)  (kg m²); float32 if ``qm`` is.
+    """
     _check(robot, tr)
     A = api.inertia_matrix(robot, joint_from_motor(tr, qm), method=method)
     J = tr.J_qm.astype(A.dtype)
@@ -125,6 +167,17 @@ def motor_inverse_dynamics(robot: Robot, tr: Transmission, qm, qmd, qmdd, wrench
 
     Γ the joint torques of ``robot`` (Newton–Euler, joint friction and wrenches included).  ``robot.Ia`` must
     be zero: the rotors are modelled by ``tr.J_m`` (their joint-side image is ``tr.reflected_inertia``).
+
+    Parameters
+    ----------
+    robot : Robot
+    tr : Transmission
+    qm, qmd, qmdd : array_like (..., n) — motor positions (rad), velocities (rad/s), accelerations (rad/s²).
+    wrenches, gravity : optional, as in :func:`robodyn.inverse_dynamics`.
+
+    Returns
+    -------
+    ndarray (..., n)  motor torques τ_m (N m); float32 if every input is.
     """
     _check(robot, tr)
     dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, qmdd=qmdd)
@@ -138,6 +191,24 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     """Motor accelerations q̈_m (..., n) under motor torques τ_m: the motor-side model solved by Cholesky.
 
     (J_qmᵀ A J_qm + J_m) q̈_m = τ_m − F_vm q̇_m − F_cm sign(q̇_m) − J_qmᵀ H(q, q̇)    (H: [9.95], friction and wrenches included)
+
+    Parameters
+    ----------
+    robot : Robot — ``robot.Ia`` must be zero.
+    tr : Transmission
+    qm, qmd : array_like (..., n) — motor positions (rad) and velocities (rad/s).
+    tau_m : array_like (..., n) — motor torques (N m).
+    wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
+    method : str — inertia-matrix method of :func:`robodyn.inertia_matrix`.
+
+    Returns
+    -------
+    ndarray (..., n)  motor accelerations q̈_m (rad/s²); float32 if every input is.
+
+    Raises
+    ------
+    ModelError
+        The motor-side inertia matrix is singular (massless links, J_m = 0).
     """
     _check(robot, tr)
     dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, tau_m=tau_m)
