@@ -102,14 +102,12 @@ class AccuracyResult:
 
         The file is written to a temporary name and renamed, so no partial file is ever left behind.
         """
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
 
         n = self.qdd_double.shape[-1]
         deg = np.degrees(self.angles)
-        fig, axes = plt.subplots(n + 2, 1, figsize=(8, 2.6 * (n + 2)), sharex=True)
+        fig = Figure(figsize=(8, 2.6 * (n + 2)))
+        axes = fig.subplots(n + 2, 1, sharex=True)
         for j in range(n):
             ax = axes[j]
             for k, m in enumerate(self.methods):
@@ -126,10 +124,7 @@ class AccuracyResult:
         axes[-1].set_xlabel(f"q{n} (deg)")
         fig.suptitle(f"{self.robot}: forward dynamics in single vs double precision")
         fig.tight_layout()
-        try:
-            _save_figure(fig, path)
-        finally:
-            plt.close(fig)
+        _save_figure(fig, path)
 
 
 def _save_figure(fig, path) -> None:
