@@ -74,6 +74,8 @@ def test_opcount_report():
         assert formula in res.output
     res = runner.invoke(app, ["opcount", "--n-max", "0"])
     assert res.exit_code == 2 and "n_max = 0" in res.output
+    res = runner.invoke(app, ["opcount", "--n-max", "2", "--methods", "newton_euler,magic"])
+    assert res.exit_code == 2 and "unknown method(s) 'magic'; choose from newton_euler, gibbs_appell" in res.output
 
 
 def test_study_commands_json(tmp_path):

@@ -228,13 +228,22 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
     ----------
     n_max : int ≥ 1
     kinds : subset of ("inverse", "inertia", "forward")
-    methods : sequence of str, optional — restrict to these method names
+    methods : sequence of str, optional — restrict to these method names (each must be a method of some kind)
     progress : callable(str), optional — called before each (kind, method)
+
+    Returns
+    -------
+    OpcountReport
     """
     from robodyn.analysis.accuracy import available_methods
 
     if isinstance(n_max, bool) or not isinstance(n_max, (int, np.integer)) or n_max < 1:
         raise InputError(f"n_max = {n_max!r}; give an integer >= 1")
+    known = [m for kind in kinds for m in available_methods(kind)]
+    unknown = [m for m in (methods or ()) if m not in known]
+    if unknown:
+        raise InputError(f"methods: unknown method(s) {', '.join(map(repr, unknown))}; choose from "
+                         f"{', '.join(dict.fromkeys(known))}")
     robots = [counting_robot(n, seed=n) for n in range(1, n_max + 1)]
     out = []
     for kind in kinds:
