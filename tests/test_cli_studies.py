@@ -64,6 +64,8 @@ def test_demo_puma_line_tables_and_plot(tmp_path):
 def test_demo_puma_line_rejects_non_6_joint_robot():
     res = runner.invoke(app, ["demo", "puma-line", "--robot", "ascher2"])
     assert res.exit_code == 2 and "needs a 6-joint arm" in res.output
+    res = runner.invoke(app, ["demo", "puma-line", "--methods", "recursive,euler"])
+    assert res.exit_code == 2 and "methods = ['recursive', 'euler']: unknown or none; choose from recursive" in res.output
 
 
 def test_opcount_report():

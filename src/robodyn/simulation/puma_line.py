@@ -157,10 +157,18 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
     rtol, atol : RK45 tolerances
     duration : float     length of the motion (s)
     progress : callable(str), optional   called with a message before each stage (for a progress bar)
+
+    Returns
+    -------
+    PumaLineResult  reference trajectory and one simulation per method (Tables 6 and 7, plot).
     """
     from robodyn.analysis.accuracy import available_methods
 
-    methods = available_methods("forward") if methods is None else tuple(methods)
+    installed = available_methods("forward")
+    methods = installed if methods is None else tuple(methods)
+    unknown = [m for m in methods if m not in installed]
+    if unknown or not methods:
+        raise InputError(f"methods = {list(methods)!r}: unknown or none; choose from {', '.join(installed)}")
     count = int(round(duration / output_interval)) if output_interval > 0 else 0
     if count < 1 or not np.isclose(count * output_interval, duration):
         raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
