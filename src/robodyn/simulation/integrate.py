@@ -55,7 +55,7 @@ def simulate(
     t_eval : array_like (N,), increasing output times, the first is the initial time (s)
     method : forward-dynamics method name
     rtol, atol : solve_ivp tolerances
-    integrator : solve_ivp method name (default RK45, Dormand–Prince 5(4))
+    integrator : solve_ivp method name (default RK45, Dormand–Prince 5(4)) or an OdeSolver subclass
 
     Returns
     -------
@@ -77,7 +77,7 @@ def simulate(
     t_eval = np.asarray(t_eval, dtype=float)
     if t_eval.ndim != 1 or t_eval.size < 2 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0):
         raise InputError("t_eval must be an increasing 1-D array of at least 2 finite times (s)")
-    if integrator not in _INTEGRATORS:
+    if isinstance(integrator, str) and integrator not in _INTEGRATORS:  # an OdeSolver subclass is passed through
         raise InputError(f"integrator = {integrator!r}; choose one of {', '.join(_INTEGRATORS)}")
 
     def rhs(t, y):
