@@ -107,8 +107,13 @@ def test_bad_arguments(ascher2):
 
 
 def test_plot_is_written_atomically(study, tmp_path):
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    backend, figures = matplotlib.get_backend(), plt.get_fignums()
     path = tmp_path / "a.png"
     study.plot(path)
+    assert (matplotlib.get_backend(), plt.get_fignums()) == (backend, figures)  # the caller's pyplot state is untouched
     assert path.read_bytes()[:4] == b"\x89PNG"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png"]
     with pytest.raises(rd.InputError, match="does not exist"):

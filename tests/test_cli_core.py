@@ -24,6 +24,10 @@ def test_list_names_every_builtin_robot():
     assert res.exit_code == 0
     for name in rd.list_robots():
         assert name in res.output
+    res = run("list", "--json")
+    out = {row["name"]: row for row in json.loads(res.stdout)}
+    assert list(out) == rd.list_robots()
+    assert out["stanford"]["frames"] == "RRPRRR" and out["stanford"]["n"] == 6 and out["pr"]["nf"] == 2
 
 
 def test_info_tables():
@@ -149,8 +153,6 @@ def test_id_states_errors_name_file_line_and_column(tmp_path, content, message):
     res = run("id", "planar2r", "--states", tmp_path / "s.csv", "--out", out)
     assert res.exit_code == 2
     assert "error:" in res.output
-
-
     assert re.search(message, " ".join(res.output.split())), res.output
     assert not out.exists()
     assert sorted(os.listdir(tmp_path)) == ["s.csv"]
@@ -167,7 +169,10 @@ def test_cli_errors_exit_2_with_a_message(tmp_path):
         (("id", "rx90", "--states", tmp_path / "none.csv"), "cannot read the file"),
         (("id", "rx90", "--states", tmp_path / "none.csv", "--q", "0,0,0,0,0,0"), "give either --states FILE or --q/--qd/--qdd"),
         (("info", tmp_path / "missing.yaml"), "missing.yaml: no such model file"),
+        (("id", "planar2r", "--states", tmp_path / "ok.csv", "--out", tmp_path / "no" / "tau.csv"),
+         f"--out '{tmp_path / 'no' / 'tau.csv'}': folder '{tmp_path / 'no'}' does not exist; create it or choose another path"),
     ]
+    (tmp_path / "ok.csv").write_text("q1,q2,qd1,qd2,qdd1,qdd2\n1,2,3,4,5,6\n")
     for args, message in cases:
         res = run(*args)
         assert res.exit_code == 2, (args, res.output)

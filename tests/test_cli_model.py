@@ -92,9 +92,18 @@ def test_properties_prismatic_range():
         path = os.path.join(d, "pr.yaml")
         rd.save(r, path)
         res = run("properties", path, "--samples", "20")
-        assert res.exit_code == 2 and "prismatic_range" in res.output
+        assert res.exit_code == 0, res.output
+        for text in ("m11 const", "m12(q2)", "A positive definite", "couplings and property checks sampled on (-1, 1) m",
+                     "bounds skipped: prismatic joint(s) q1 have no finite limits", "--prismatic-range lo,hi"):
+            assert text in res.stdout
+        assert "bounds on dynamic terms" not in res.stdout
+        res = run("properties", path, "--samples", "20", "--json")
+        out = json.loads(res.stdout)
+        assert out["bounds"] is None and out["samples"] is None and out["ranges"][0] == [-1.0, 1.0]
+        assert out["inertia"] == [["m11 const", "m12(q2)"], ["m21(q2)", "m22 const"]] and all(out["checks"].values())
+        assert "bounds skipped" in out["notes"][1]
         res = run("properties", path, "--samples", "20", "--prismatic-range", "-0.5,0.5", "--json")
         assert res.exit_code == 0, res.output
         out = json.loads(res.stdout)
         assert out["inertia"] == [["m11 const", "m12(q2)"], ["m21(q2)", "m22 const"]]
-        assert out["ranges"][0] == [-0.5, 0.5]
+        assert out["ranges"][0] == [-0.5, 0.5] and out["notes"] == [] and out["bounds"]["alpha"] > 0

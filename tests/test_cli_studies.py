@@ -1,5 +1,6 @@
 """The study commands: robodyn accuracy, robodyn demo puma-line, robodyn opcount."""
 
+import json
 import re
 
 import pytest
@@ -63,6 +64,8 @@ def test_demo_puma_line_tables_and_plot(tmp_path):
 def test_demo_puma_line_rejects_non_6_joint_robot():
     res = runner.invoke(app, ["demo", "puma-line", "--robot", "ascher2"])
     assert res.exit_code == 2 and "needs a 6-joint arm" in res.output
+    res = runner.invoke(app, ["demo", "puma-line", "--methods", "recursive,euler"])
+    assert res.exit_code == 2 and "methods = ['recursive', 'euler']: unknown or none; choose from recursive" in res.output
 
 
 def test_opcount_report():
@@ -73,3 +76,30 @@ def test_opcount_report():
         assert formula in res.output
     res = runner.invoke(app, ["opcount", "--n-max", "0"])
     assert res.exit_code == 2 and "n_max = 0" in res.output
+    res = runner.invoke(app, ["opcount", "--n-max", "2", "--methods", "newton_euler,magic"])
+    assert res.exit_code == 2 and "unknown method(s) 'magic'; choose from newton_euler, gibbs_appell" in res.output
+
+
+def test_study_commands_json(tmp_path):
+    from robodyn.analysis.accuracy import accuracy_study
+    from robodyn.model.io import load
+
+    res = runner.invoke(app, ["accuracy", "ascher2", "--steps", "6", "--methods", "recursive,kalman", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    ref = accuracy_study(load("ascher2"), methods=("recursive", "kalman"), steps=6)
+    assert out["methods"] == ["recursive", "kalman"] and out["single_dtypes"] == ["float32", "float32"]
+    assert out["max_error"] == ref.max_error.tolist() and out["cond"]["max"] == ref.cond.max()
+    res = runner.invoke(app, ["opcount", "--n-max", "3", "--methods", "newton_euler", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    ne = next(c for c in out["counts"] if (c["kind"], c["method"]) == ("inverse", "newton_euler"))
+    assert out["n"] == [1, 2, 3] and ne["sin"] == [1, 2, 3] and ne["mul"][1] > 0
+    assert any(row["seed formula"] == "137n − 22" for row in out["comparison"])
+    plot = tmp_path / "puma.png"
+    res = runner.invoke(app, ["demo", "puma-line", "--methods", "recursive", "--samples", "101", "--json",
+                              "--plot", str(plot)])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert len(out["table6"]["recursive"]["q"]) == 6 and out["table7"]["recursive"]["rhs_evaluations"] > 0
+    assert out["plot"] == str(plot) and plot.read_bytes()[:4] == b"\x89PNG"

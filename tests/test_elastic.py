@@ -58,6 +58,8 @@ def test_validation_messages():
         ElasticRobot(r, [100, 100], [1, 0])
     with pytest.raises(rd.ModelError, match="Fc_m .* must be >= 0"):
         ElasticRobot(r, [100, 100], [1, 1], Fc_m=[0, -1])
+    with pytest.raises(rd.ModelError, match=r"ElasticRobot of '.*': B_m = \[1, 1, 1\]; give 2 finite numbers"):
+        ElasticRobot(r, [100, 100], [1, 1, 1])
     with pytest.raises(rd.ModelError, match="robot.Ia is not zero"):
         ElasticRobot(r.replace(Ia=[0.1, 0]), [100, 100], [1, 1])
     with pytest.raises(rd.ModelError, match="rotor inertia Ia > 0"):

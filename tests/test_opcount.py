@@ -63,6 +63,43 @@ def test_counting_restores_numpy_and_argument_checks():
         rd.inverse_dynamics(counting_robot(2), *(traced_array(np.zeros(2)) for _ in range(3)))
 
 
+def _swappable():
+    return (np.linalg.cholesky, np.cos, np.sin, np.sqrt, _arrays.joint_arrays, _arrays.check_array,
+            rd.kinematics.joint_arrays)
+
+
+def test_counting_restores_everything_when_the_block_raises():
+    original = _swappable()
+    with pytest.raises(ZeroDivisionError):
+        with counting():
+            1 / 0
+    assert _swappable() == original
+
+
+def test_counting_undoes_a_half_done_setup(monkeypatch):
+    """An error while the swaps are being made (here: the last one, after the argument checks and Cholesky were
+    swapped) leaves nothing swapped."""
+    import robodyn.analysis.traced as traced
+
+    original = _swappable()
+    monkeypatch.setattr(traced, "_UFUNCS", {**traced._UFUNCS, "no_such_function": lambda x: x})
+    with pytest.raises(AttributeError, match="no_such_function"):
+        with counting():
+            pass
+    assert _swappable() == original and traced._DEPTH == 0 and not traced._SWAPPED
+
+
+def test_nested_counting_keeps_the_outer_block_active():
+    a, b = Traced(2.0), Traced(3.0)
+    with counting() as outer:
+        with counting() as inner:
+            a * b
+        L = np.linalg.cholesky(traced_array([[4.0]]))  # still counted after the inner block closed
+        a + b
+    assert (inner.mul, inner.add) == (1, 0)
+    assert (outer.mul, outer.add, outer.sqrt) == (0, 1, 1) and values(L)[0, 0] == 2.0
+
+
 def test_counted_cholesky_counts_the_textbook_numbers():
     rng = np.random.default_rng(0)
     n = 4

@@ -34,6 +34,10 @@ def test_quintic_boundary_values_and_derivatives():
     assert np.isclose(quintic(T / 2, T)[0], 0.5)
     with pytest.raises(rd.InputError, match="duration"):
         quintic(1.0, 0.0)
+    with pytest.raises(rd.InputError, match="duration = inf; give a positive finite time"):
+        quintic(1.0, np.inf)
+    with pytest.raises(rd.InputError, match="argument 't' contains NaN or inf"):
+        quintic([0.0, np.nan], T)
 
 
 def test_zyz_of_the_seed():
@@ -151,6 +155,12 @@ def test_simulate_free_fall_is_exact():
         simulate(robot, lambda t: 0.0, [0.0], [0.0], [1.0, 0.5])
     with pytest.raises(rd.InputError, match="q0 and qd0"):
         simulate(robot, lambda t: 0.0, [0.0, 1.0], [0.0], t)
+    with pytest.raises(rd.InputError, match="argument 'qd0' contains NaN or inf"):
+        simulate(robot, lambda t: 0.0, [0.0], [np.nan], t)
+    with pytest.raises(rd.InputError, match="at least 2 finite times"):
+        simulate(robot, lambda t: 0.0, [0.0], [0.0], [0.0, np.inf])
+    with pytest.raises(rd.InputError, match="integrator = 'Euler'; choose one of RK45, RK23, DOP853, Radau, BDF, LSODA"):
+        simulate(robot, lambda t: 0.0, [0.0], [0.0], t, integrator="Euler")
 
 
 def test_puma_line_tables(puma):

@@ -12,22 +12,9 @@ from hypothesis import given
 import robodyn as rd
 from robodyn.dynamics import newton_euler as ne
 from robodyn.dynamics import spatial_operator as so
+from tests.support.checks import assert_close, planar2r_closed_form, wrenches_for
 from tests.support.pin_bridge import PinRobot
 from tests.support.random_robots import random_robot, random_state, robots
-
-RTOL = 1e-10
-
-
-def assert_close(a, b, rtol=RTOL):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.shape == b.shape
-    scale = max(np.max(np.abs(b)), 1e-300)
-    err = np.max(np.abs(a - b))
-    assert err <= rtol * scale, f"max error {err:.3e} > {rtol:g} x {scale:.3e}"
-
-
-def wrenches_for(robot, seed, batch=()):
-    return np.random.default_rng(seed + 7).normal(size=batch + (robot.nf, 6))
 
 
 @given(robots)
@@ -79,17 +66,7 @@ def test_planar_two_link_free_fall():
     """Planar 2R at rest, zero torque: q̈ = −D⁻¹ G with the textbook D and G."""
     robot = rd.load("planar2r")
     q = np.array([0.3, -1.1])
-    m, l, lc = 1.0, 1.0, 0.5
-    I = m * l**2 / 12
-    c2 = np.cos(q[1])
-    D = np.array(
-        [
-            [2 * I + m * lc**2 + m * (l**2 + lc**2 + 2 * l * lc * c2), I + m * (lc**2 + l * lc * c2)],
-            [I + m * (lc**2 + l * lc * c2), I + m * lc**2],
-        ]
-    )
-    g = 9.81
-    G = np.array([(m * lc + m * l) * g * np.cos(q[0]) + m * lc * g * np.cos(q[0] + q[1]), m * lc * g * np.cos(q[0] + q[1])])
+    D, G = planar2r_closed_form(q)
     assert_close(so.forward_dynamics(robot, q, np.zeros(2), np.zeros(2)), -np.linalg.solve(D, G))
 
 

@@ -47,6 +47,8 @@ def test_validation_messages():
         Transmission(np.ones((2, 3)), [1, 1])
     with pytest.raises(rd.ModelError, match="J_m"):
         Transmission(np.eye(2), [1e-4, -1])
+    with pytest.raises(rd.ModelError, match=r"Transmission: Fv_m = \[0.1, nan\]; give 2 finite numbers, every entry must be >= 0"):
+        Transmission(np.eye(2), [1e-4, 1e-4], Fv_m=[0.1, np.nan])
     with pytest.raises(rd.ModelError, match="nonzero ratio"):
         Transmission.gears([100, 0], [1, 1])
     r = rd.load("planar2r")
@@ -57,6 +59,11 @@ def test_validation_messages():
         motor_inverse_dynamics(r, Transmission(np.eye(3), [1, 1, 1]), *np.zeros((3, 2)))
     with pytest.raises(rd.InputError, match=r"'tau' has shape \(3,\)"):
         actuator_torques(tr, np.zeros(3))
+    with pytest.raises(rd.InputError, match="argument 'qm' contains NaN or inf; give finite values"):
+        joint_from_motor(tr, [0.0, np.inf])
+    massless_tip = rd.Robot(name="massless_tip", sigma=[0, 0], d=[0, 0.5], params=np.zeros((2, 10)))
+    with pytest.raises(rd.ModelError, match="robot 'massless_tip': the motor-side inertia matrix is not positive definite"):
+        motor_forward_dynamics(massless_tip, Transmission(np.eye(2), [1e-4, 0.0]), *np.zeros((3, 2)))
 
 
 def test_gears_reflected_inertia_is_N2_Jm():
@@ -123,6 +130,9 @@ def test_float32_in_float32_out():
     assert motor_inverse_dynamics(robot, tr, x, x, x).dtype == np.float32
     assert motor_forward_dynamics(robot, tr, x, x, x).dtype == np.float32
     assert actuator_torques(tr, x).dtype == np.float32
+    M32 = motor_inertia_matrix(robot, tr, x)
+    assert M32.dtype == np.float32
+    np.testing.assert_allclose(M32, motor_inertia_matrix(robot, tr, x.astype(np.float64)), rtol=1e-5)
 
 
 # ---- end-effector wrench [9.30] -----------------------------------------------------------------------------------

@@ -99,9 +99,11 @@ def stanford():
             "from Stanford AIM-177 Fig. 2.3, dynamics from Paul 1981 Tables 6.5, 6.6), standard DH converted to "
             "modified DH by robodyn.from_standard_dh (tools/gen_robots.py). The file gives reflected armature "
             "inertia with G = 1: Ia = Jm. No friction given. Link 5: published inertia [0.003, 0.0004, 0] violates "
-            "the triangle inequality; Izz5 = 0.0026 (smallest consistent value) is used. Centres of mass of links "
-            "2, 3, 6 (y = -1.054, z = -6.447, z = 1.554 m) are copied verbatim although they look like a unit "
-            "error in the source (a factor 10); they are kept so that the model equals the toolbox's."
+            "the triangle inequality; Izz5 = 0.0026 (smallest consistent value) is used. WARNING: the centres of "
+            "mass of links 2, 3, 6 are implausible but really are the toolbox file's numbers (checked in the "
+            "installed Stanford.py: r = [0, -1.054, 0], [0, 0, -6.447], [0, 0, 1.554] m in the SDH link frames), "
+            "likely a unit error in the source (about 10x too large); no corrected values are published, so "
+            "they are kept verbatim and the model equals the toolbox's, not the real arm."
         ),
     )
 

@@ -137,9 +137,14 @@ def link_velocities(robot: Robot, q, qd) -> tuple[np.ndarray, np.ndarray]:
 
     ^jω_j = ^jA_{a} ^aω_a + σ̄_j q̇_j ^ja_j,   ^jV_j = ^jA_a (^aV_a + ^aω_a × ^aP_j) + σ_j q̇_j ^ja_j.
 
+    Parameters
+    ----------
+    robot : Robot
+    q, qd : array_like (..., n) — joint positions (rad | m) and velocities (rad/s | m/s).
+
     Returns
     -------
-    omega, V : ndarray (..., nf, 3), velocity of the origin O_j (m/s) and of the link (rad/s).
+    omega, V : ndarray (..., nf, 3), angular velocity of link j (rad/s) and velocity of the origin O_j (m/s).
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     qd = a["qd"]
@@ -347,9 +352,14 @@ def link_accelerations(robot: Robot, q, qd, qdd) -> tuple[np.ndarray, np.ndarray
     ^jV̇_j is the acceleration of the origin O_j in the base, projected on R_j (the seed's convention
     below [9.90]); gravity is not included.
 
+    Parameters
+    ----------
+    robot : Robot
+    q, qd, qdd : array_like (..., n) — joint positions, velocities, accelerations (rad, rad/s, rad/s² | m, ...).
+
     Returns
     -------
-    omega_dot, V_dot : ndarray (..., nf, 3)
+    omega_dot, V_dot : ndarray (..., nf, 3)  (rad/s², m/s²)
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     _, _, wd, Vd = forward_recursion(robot, a["q"], a["qd"], a["qdd"], np.zeros(3, dtype))
@@ -399,9 +409,16 @@ def jacobian_dot_qd(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
     Computed from the Newton–Euler forward recursion with q̈ = 0 and g = 0 ([9.86]–[9.87]);
     for a point p of link j: a = V̇_j + ω̇ × p + ω × (ω × p).
 
+    Parameters
+    ----------
+    robot : Robot
+    q, qd : array_like (..., n) — joint positions (rad | m) and velocities (rad/s | m/s).
+    frame : int or str, default last frame — frame number j = 1..nf (seed numbering) or its name.
+    point : array_like (..., 3), optional — a point fixed to link j, coordinates in R_j (m); default O_j.
+
     Returns
     -------
-    ndarray (..., 6)
+    ndarray (..., 6)  [a (m/s²); ω̇ (rad/s²)] in R_0.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     j = frame_index(robot, frame)

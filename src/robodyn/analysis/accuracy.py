@@ -10,12 +10,12 @@ method amplifies round-off.  The condition number of A(q) along the turn explain
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from importlib import util as import_util
 
 import numpy as np
 
+from robodyn._files import write_atomically
 from robodyn.dynamics import api
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -102,14 +102,12 @@ class AccuracyResult:
 
         The file is written to a temporary name and renamed, so no partial file is ever left behind.
         """
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
 
         n = self.qdd_double.shape[-1]
         deg = np.degrees(self.angles)
-        fig, axes = plt.subplots(n + 2, 1, figsize=(8, 2.6 * (n + 2)), sharex=True)
+        fig = Figure(figsize=(8, 2.6 * (n + 2)))
+        axes = fig.subplots(n + 2, 1, sharex=True)
         for j in range(n):
             ax = axes[j]
             for k, m in enumerate(self.methods):
@@ -126,25 +124,12 @@ class AccuracyResult:
         axes[-1].set_xlabel(f"q{n} (deg)")
         fig.suptitle(f"{self.robot}: forward dynamics in single vs double precision")
         fig.tight_layout()
-        try:
-            _save_figure(fig, path)
-        finally:
-            plt.close(fig)
+        _save_figure(fig, path)
 
 
 def _save_figure(fig, path) -> None:
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(f"plot file {path!r}: folder {folder!r} does not exist; create it or choose another path")
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=folder)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    """Write ``fig`` as a PNG to ``path`` atomically (no partial file)."""
+    write_atomically(path, lambda fh: fig.savefig(fh, dpi=120, format="png"), what="plot file", binary=True)
 
 
 def accuracy_study(robot: Robot, methods=None, steps: int = 180) -> AccuracyResult:

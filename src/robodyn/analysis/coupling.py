@@ -75,6 +75,12 @@ class CouplingStructure:
         return f"g{i}({', '.join(f'q{k}' for k in deps)})" if deps else f"g{i} const"
 
 
+def unlimited_prismatic_joints(robot: Robot) -> list[int]:
+    """1-based numbers (order of q) of the prismatic joints without finite limits ``qlim``."""
+    return [k + 1 for k, f in enumerate(robot.joint_frames)
+            if robot.sigma[f] == 1 and not np.all(np.isfinite(robot.qlim[k]))]
+
+
 def joint_ranges(robot: Robot, prismatic_range=None, require_prismatic: bool = False) -> np.ndarray:
     """Sampling intervals (n, 2): [−π, π] for revolute joints (A, C, Q are 2π-periodic in them); for a
     prismatic joint its finite ``qlim``, else ``prismatic_range``, else (−1, 1) m unless ``require_prismatic``."""

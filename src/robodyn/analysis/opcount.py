@@ -1,20 +1,7 @@
 """Operation counts of the dynamics algorithms, measured by running ONE scalar evaluation on counting scalars.
 
-Every joint input is a :class:`Traced` number (an object array of them goes through the same batched NumPy
-code as float arrays).  Each arithmetic operation between two state-dependent values adds to a tally:
-
-* ``mul``: multiplications and divisions (x**2 counts one multiplication);
-* ``add``: additions and subtractions;
-* ``sin``/``cos``: calls of those functions, ``sqrt``: square roots (Cholesky), ``other``: anything else.
-
-Conventions (stated so the numbers can be compared with hand counts):
-
-* Operations between constants of the robot (plain Python numbers) are not counted: they can be done
-  off-line, as every seed assumes.
-* An operation with an exact constant 0 or ±1 is not counted and folds to its result (x·0 = 0, x·1 = x,
-  x + 0 = x, x·(−1) = −x): the structural zeros of rotation matrices, joint axes z = [0, 0, 1], zero initial
-  velocities, etc., cost nothing, as in a customized or hand-optimised implementation.  Negation is free.
-* Operations on a (state-dependent) constant that happens to be non-zero are counted.
+Every joint input is a :class:`~robodyn.analysis.traced.Traced` number (an object array of them goes through the
+same batched NumPy code as float arrays); the counting rules are in :mod:`robodyn.analysis.traced`.
 
 The counting robots (:func:`counting_robot`) are general serial arms with revolute joints only (the seeds'
 "worst case"): random non-special twist angles α and lengths d, r, full inertia tensors and first moments,
@@ -24,307 +11,18 @@ gravity along −z_0.  The counts depend on that structure only, never on the ra
 
 from __future__ import annotations
 
-import math
-import numbers
-import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import import_module
-from importlib import util as import_util
 
 import numpy as np
 
-from robodyn import _arrays
+from robodyn.analysis.traced import Tally, Traced, counting, traced_array, values
 from robodyn.dynamics import api
 from robodyn.errors import InputError
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import Robot
 from robodyn.spatial import rot_x, rot_z
-
-
-@dataclass
-class Tally:
-    """Numbers of operations counted in one evaluation."""
-
-    mul: int = 0
-    add: int = 0
-    sin: int = 0
-    cos: int = 0
-    sqrt: int = 0
-    other: int = 0
-
-
-_STACK: list[Tally] = []
-
-
-def _count(kind: str) -> None:
-    if _STACK:
-        setattr(_STACK[-1], kind, getattr(_STACK[-1], kind) + 1)
-
-
-#: Constants closer than this to 0 or ±1 are taken as exactly 0 or ±1: they are structural zeros/ones left
-#: inexact by round-off in constant sub-expressions (e.g. the articulated inertia K_j a_j = 0 of the last link).
-_CONST_TOL = 1e-12
-
-
-def _is_const(x) -> bool:
-    return isinstance(x, numbers.Number) and not isinstance(x, Traced)
-
-
-def _is(x, target: int) -> bool:
-    """x is a plain constant equal to ``target`` (0, 1 or −1) up to round-off."""
-    return _is_const(x) and abs(x - target) < _CONST_TOL
-
-
-def _value(x) -> float:
-    return x.v if isinstance(x, Traced) else x
-
-
-class Traced:
-    """A float that counts the arithmetic done on it (see the module docstring for the rules)."""
-
-    __slots__ = ("v",)
-
-    def __init__(self, value: float):
-        self.v = float(value)
-
-    def __repr__(self) -> str:
-        return f"Traced({self.v!r})"
-
-    # --- additions -------------------------------------------------------------------------------------
-    def __add__(self, o):
-        if _is(o, 0):
-            return self
-        if not isinstance(o, (Traced, numbers.Number)):
-            return NotImplemented
-        _count("add")
-        return Traced(self.v + _value(o))
-
-    __radd__ = __add__
-
-    def __sub__(self, o):
-        if _is(o, 0):
-            return self
-        if not isinstance(o, (Traced, numbers.Number)):
-            return NotImplemented
-        _count("add")
-        return Traced(self.v - _value(o))
-
-    def __rsub__(self, o):
-        if _is(o, 0):
-            return -self
-        if not isinstance(o, numbers.Number):
-            return NotImplemented
-        _count("add")
-        return Traced(o - self.v)
-
-    # --- multiplications -------------------------------------------------------------------------------
-    def __mul__(self, o):
-        if _is(o, 0):
-            return 0
-        if _is(o, 1):
-            return self
-        if _is(o, -1):
-            return -self
-        if not isinstance(o, (Traced, numbers.Number)):
-            return NotImplemented
-        _count("mul")
-        return Traced(self.v * _value(o))
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, o):
-        if _is(o, 1) or _is(o, -1):
-            return self if _is(o, 1) else -self
-        if not isinstance(o, (Traced, numbers.Number)):
-            return NotImplemented
-        _count("mul")
-        return Traced(self.v / _value(o))
-
-    def __rtruediv__(self, o):
-        if not isinstance(o, numbers.Number):
-            return NotImplemented
-        if _is(o, 0):
-            return 0
-        _count("mul")
-        return Traced(o / self.v)
-
-    def __pow__(self, p):
-        if p == 2:
-            _count("mul")
-            return Traced(self.v * self.v)
-        _count("other")
-        return Traced(self.v ** _value(p))
-
-    # --- free operations -------------------------------------------------------------------------------
-    def __neg__(self):
-        return Traced(-self.v)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return Traced(abs(self.v))
-
-    def __float__(self):
-        return self.v
-
-    def __eq__(self, o):
-        return self.v == _value(o)
-
-    def __ne__(self, o):
-        return self.v != _value(o)
-
-    def __lt__(self, o):
-        return self.v < _value(o)
-
-    def __le__(self, o):
-        return self.v <= _value(o)
-
-    def __gt__(self, o):
-        return self.v > _value(o)
-
-    def __ge__(self, o):
-        return self.v >= _value(o)
-
-    __hash__ = None
-
-    # --- functions called by NumPy ufuncs on object arrays --------------------------------------------
-    def sin(self):
-        _count("sin")
-        return Traced(math.sin(self.v))
-
-    def cos(self):
-        _count("cos")
-        return Traced(math.cos(self.v))
-
-    def sqrt(self):
-        _count("sqrt")
-        return Traced(math.sqrt(self.v))
-
-    def exp(self):
-        _count("other")
-        return Traced(math.exp(self.v))
-
-    def sign(self):
-        return (self.v > 0) - (self.v < 0)
-
-
-def traced_array(values) -> np.ndarray:
-    """Object array of :class:`Traced` numbers with the values (and shape) of ``values``."""
-    a = np.asarray(values, dtype=float)
-    out = np.empty(a.shape, dtype=object)
-    for idx in np.ndindex(a.shape):
-        out[idx] = Traced(a[idx])
-    return out
-
-
-def values(a) -> np.ndarray:
-    """Float array of the values of an array of Traced numbers / plain numbers."""
-    a = np.asarray(a, dtype=object)
-    return np.vectorize(lambda x: float(_value(x)), otypes=[float])(a) if a.size else np.zeros(a.shape)
-
-
-# --- letting object arrays through the argument checks while counting -------------------------------------
-_ORIGINAL = {"joint_arrays": _arrays.joint_arrays, "check_array": _arrays.check_array}
-
-
-def _joint_arrays(robot, **arrays):
-    given = {k: np.asarray(v) for k, v in arrays.items() if v is not None}
-    if not any(a.dtype == object for a in given.values()):
-        return _ORIGINAL["joint_arrays"](robot, **arrays)
-    for name, a in given.items():
-        if a.ndim == 0 or a.shape[-1] != robot.n:
-            raise InputError(f"argument '{name}' has shape {a.shape}; expected (..., {robot.n})")
-    batch = np.broadcast_shapes(*(a.shape[:-1] for a in given.values()))
-    out = {k: None if v is None else np.broadcast_to(np.asarray(v).astype(object), batch + (robot.n,))
-           for k, v in arrays.items()}
-    return np.dtype(object), batch, out
-
-
-def _check_array(name, value, shape_tail, batch, dtype):
-    if np.dtype(dtype) != object:
-        return _ORIGINAL["check_array"](name, value, shape_tail, batch, dtype)
-    return np.broadcast_to(np.asarray(value).astype(object), tuple(batch) + tuple(shape_tail))
-
-
-def _cholesky(A):
-    """Textbook Cholesky A = L Lᵀ on object arrays (one matrix), so that its operations are counted."""
-    A = np.asarray(A)
-    if A.dtype != object:
-        return _ORIGINAL["cholesky"](A)
-    n = A.shape[-1]
-    L = np.zeros(A.shape, dtype=object)
-    for j in range(n):
-        s = A[..., j, j]
-        for k in range(j):
-            s = s - L[..., j, k] * L[..., j, k]
-        L[..., j, j] = _SQRT(s)
-        for i in range(j + 1, n):
-            s = A[..., i, j]
-            for k in range(j):
-                s = s - L[..., i, k] * L[..., j, k]
-            L[..., i, j] = s / L[..., j, j]
-    return L
-
-
-_ORIGINAL["cholesky"] = np.linalg.cholesky
-
-
-def _object_ufunc(name: str):
-    """np.<name> that also takes object arrays mixing Traced numbers (counted) and plain constants (not
-    counted: e.g. cos θ_j of a prismatic joint's constant θ_j), elementwise."""
-    original = getattr(np, name)
-    _ORIGINAL[name] = original
-    scalar = getattr(math, name)
-    elementwise = np.frompyfunc(lambda x: getattr(x, name)() if isinstance(x, Traced) else scalar(x), 1, 1)
-
-    def ufunc(x, *args, **kwargs):
-        a = np.asarray(x)
-        return elementwise(a) if a.dtype == object and not args and not kwargs else original(x, *args, **kwargs)
-
-    return ufunc
-
-
-_UFUNCS = {name: _object_ufunc(name) for name in ("sin", "cos", "sqrt")}
-_SQRT = _UFUNCS["sqrt"]
-
-
-@contextmanager
-def counting():
-    """Count the operations done inside the ``with`` block on Traced numbers; yields the :class:`Tally`.
-
-    While active, robodyn's argument checks accept object arrays (``joint_arrays``/``check_array`` are
-    swapped in every loaded robodyn module), ``np.linalg.cholesky`` accepts object arrays (textbook
-    algorithm, counted) and ``np.sin``/``np.cos``/``np.sqrt`` accept object arrays mixing Traced numbers and
-    plain constants.  Everything is restored on exit.
-    """
-    tally = Tally()
-    for table in (api._INVERSE, api._INERTIA, api._FORWARD):  # load every method module first, so all get swapped
-        for module in table.values():
-            if import_util.find_spec(module) is not None:
-                import_module(module)
-    swapped = []
-    for name, mod in list(sys.modules.items()):
-        if name == "robodyn" or name.startswith("robodyn."):
-            for attr, new in (("joint_arrays", _joint_arrays), ("check_array", _check_array)):
-                if getattr(mod, attr, None) is _ORIGINAL[attr]:
-                    swapped.append((mod, attr))
-                    setattr(mod, attr, new)
-    np.linalg.cholesky = _cholesky
-    for name, fn in _UFUNCS.items():
-        setattr(np, name, fn)
-    _STACK.append(tally)
-    try:
-        yield tally
-    finally:
-        _STACK.pop()
-        np.linalg.cholesky = _ORIGINAL["cholesky"]
-        for name in _UFUNCS:
-            setattr(np, name, _ORIGINAL[name])
-        for mod, attr in swapped:
-            setattr(mod, attr, _ORIGINAL[attr])
 
 
 # --- the counting robots and one evaluation per method -----------------------------------------------------
@@ -530,13 +228,22 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
     ----------
     n_max : int ≥ 1
     kinds : subset of ("inverse", "inertia", "forward")
-    methods : sequence of str, optional — restrict to these method names
+    methods : sequence of str, optional — restrict to these method names (each must be a method of some kind)
     progress : callable(str), optional — called before each (kind, method)
+
+    Returns
+    -------
+    OpcountReport
     """
     from robodyn.analysis.accuracy import available_methods
 
     if isinstance(n_max, bool) or not isinstance(n_max, (int, np.integer)) or n_max < 1:
         raise InputError(f"n_max = {n_max!r}; give an integer >= 1")
+    known = [m for kind in kinds for m in available_methods(kind)]
+    unknown = [m for m in (methods or ()) if m not in known]
+    if unknown:
+        raise InputError(f"methods: unknown method(s) {', '.join(map(repr, unknown))}; choose from "
+                         f"{', '.join(dict.fromkeys(known))}")
     robots = [counting_robot(n, seed=n) for n in range(1, n_max + 1)]
     out = []
     for kind in kinds:
@@ -555,3 +262,10 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
             except Exception as exc:  # noqa: BLE001 — a method that cannot run on object arrays is reported
                 out.append(MethodCount(kind, m, (), (), float("nan"), error=f"{type(exc).__name__}: {exc}"))
     return OpcountReport(n_max=n_max, counts=tuple(out))
+
+
+__all__ = [
+    "Tally", "Traced", "counting", "traced_array", "values",  # re-exported from robodyn.analysis.traced
+    "counting_robot", "count_operations", "Formula", "SEED_FORMULAS", "SEED_N6", "fit_polynomial", "format_polynomial",
+    "MethodCount", "OpcountReport", "opcount_report",
+]

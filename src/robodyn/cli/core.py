@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +12,7 @@ import typer
 from rich import box
 from rich.table import Table
 
+from robodyn._files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import console, get_robot, parse_vector, print_json, user_errors
 from robodyn.dynamics.newton_euler import inverse_dynamics
@@ -25,9 +24,14 @@ _KINDS = ("revolute", "prismatic", "fixed")
 
 
 @app.command("list")
-def list_command() -> None:
+def list_command(json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
     """List the built-in robots (joint types R/P/- per frame; `robodyn info ROBOT` shows the full source)."""
     with user_errors():
+        if json:
+            robots = [get_robot(name) for name in list_robots()]
+            print_json([{"name": r.name, "frames": "".join("RP-"[s] for s in r.sigma), "n": r.n, "nf": r.nf,
+                         "source": r.source} for r in robots])
+            return
         table = Table("robot", "frames", "n", "source", box=box.SIMPLE_HEAD, pad_edge=False)
         for name in list_robots():
             r = get_robot(name)
@@ -196,18 +200,7 @@ def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     w.writerows([[repr(float(x)) for x in row] for row in data])
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise InputError(f"--out {path}: cannot write there ({exc.strerror or exc})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(buf.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda fh: fh.write(buf.getvalue()), what="--out")
 
 
 @app.command("id")

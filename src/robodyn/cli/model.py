@@ -93,7 +93,11 @@ def properties_command(
     prismatic_range: str = typer.Option(None, "--prismatic-range", help="lo,hi (m) for prismatic joints without limits."),
     json_out: bool = _JSON,
 ) -> None:
-    """Inertial couplings of A and Q, property checks, and sampled bounds ‖A‖ ≤ α, ‖C‖ ≤ β‖q̇‖, ‖Q‖ ≤ γ."""
+    """Inertial couplings of A and Q, property checks, and sampled bounds ‖A‖ ≤ α, ‖C‖ ≤ β‖q̇‖, ‖Q‖ ≤ γ.
+
+    Prismatic joints without limits (and no --prismatic-range): couplings and checks sample them on
+    (−1, 1) m, and the bounds are skipped (they grow with |q|), both said in the output.
+    """
     from robodyn.analysis import (
         check_inertia_matrix,
         check_passivity,
@@ -101,7 +105,7 @@ def properties_command(
         dynamic_bounds,
         inertial_couplings,
     )
-    from robodyn.analysis.coupling import joint_ranges
+    from robodyn.analysis.coupling import joint_ranges, unlimited_prismatic_joints
 
     with user_errors():
         r = get_robot(robot)
@@ -117,18 +121,29 @@ def properties_command(
             "Adot - 2C skew-symmetric": check_skew_symmetry(r, qs, qds).skew_symmetric,
             "qd^T (Adot - 2C) qd = 0": check_passivity(r, qs, qds).lossless,
         }
-        with Progress(TextColumn("sampling joint space"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                      console=err_console, disable=json_out, transient=True) as bar:
-            task = bar.add_task("bounds", total=samples)
-            bounds = dynamic_bounds(r, samples=samples, seed=seed, prismatic_range=pr,
-                                    progress=lambda done, total: bar.update(task, completed=done))
+        free = [] if pr is not None else unlimited_prismatic_joints(r)
+        notes, bounds = [], None
+        if free:
+            joints = ", ".join(f"q{k}" for k in free)
+            notes.append(f"prismatic joint(s) {joints} without limits: couplings and property checks sampled on "
+                         "(-1, 1) m")
+            notes.append(f"bounds skipped: prismatic joint(s) {joints} have no finite limits, so ‖A‖, ‖C‖, ‖Q‖ grow "
+                         "with |q|; give qmin/qmax in the robot file or --prismatic-range lo,hi")
+        else:
+            with Progress(TextColumn("sampling joint space"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                          console=err_console, disable=json_out, transient=True) as bar:
+                task = bar.add_task("bounds", total=samples)
+                bounds = dynamic_bounds(r, samples=samples, seed=seed, prismatic_range=pr,
+                                        progress=lambda done, total: bar.update(task, completed=done))
     n = r.n
     inertia = [[cs.inertia_entry(i, j) for j in range(1, n + 1)] for i in range(1, n + 1)]
     gravity = [cs.gravity_entry(i) for i in range(1, n + 1)]
-    b = {k: getattr(bounds, k) for k in ("alpha_min", "alpha", "lambda_min", "beta", "beta_upper", "gamma")}
+    keys = ("alpha_min", "alpha", "lambda_min", "beta", "beta_upper", "gamma")
+    b = None if bounds is None else {k: getattr(bounds, k) for k in keys}
     if json_out:
-        print_json({"robot": r.name, "inertia": inertia, "gravity": gravity, "checks": checks,
-                    "bounds": b, "samples": bounds.samples, "seed": seed, "ranges": bounds.ranges})
+        print_json({"robot": r.name, "inertia": inertia, "gravity": gravity, "checks": checks, "bounds": b,
+                    "samples": None if bounds is None else bounds.samples, "seed": seed,
+                    "ranges": joint_ranges(r, pr) if bounds is None else bounds.ranges, "notes": notes})
         return
     table = Table(*[f"col {j}" for j in range(1, n + 1)], show_header=False)
     for row in inertia:
@@ -140,6 +155,10 @@ def properties_command(
     for name, ok in checks.items():
         checks_table.add_row(name, "yes" if ok else "[red]NO[/]")
     console.print(checks_table)
+    for note in notes:
+        console.print(note, highlight=False, soft_wrap=True)
+    if bounds is None:
+        return
     console.print(f"[bold]bounds on dynamic terms[/] ({bounds.samples} samples, seed {seed}, 2-norms)")
     bt = Table("bound", "estimate")
     labels = {"alpha_min": "k0 = min ‖A‖", "alpha": "α = max ‖A‖", "lambda_min": "min λ(A)",

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, get_robot, user_errors
+from robodyn.cli._common import console, err_console, get_robot, print_json, user_errors
 
 demo_app = typer.Typer(help="Demonstrations from the seeds (simulations).", no_args_is_help=True)
 app.add_typer(demo_app, name="demo")
@@ -20,9 +20,13 @@ def _methods(text: str | None):
     return None if text is None else tuple(m.strip() for m in text.split(",") if m.strip())
 
 
+_JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+
+
 def _progress() -> Progress:
+    """A transient progress bar on stderr (stdout stays clean for tables and JSON)."""
     return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                    TimeElapsedColumn(), console=console, transient=True)
+                    TimeElapsedColumn(), console=err_console, transient=True)
 
 
 @app.command("accuracy")
@@ -31,12 +35,22 @@ def accuracy_command(
     steps: int = typer.Option(180, help="poses over a full turn of the last joint (180: 2° steps)"),
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     plot: Path = typer.Option(None, help="write accelerations and cond(A) vs angle to this PNG file"),
+    json_out: bool = _JSON,
 ) -> None:
     """Single- vs double-precision forward dynamics over a turn of the last joint (Mata et al. Table 5)."""
     from robodyn.analysis.accuracy import accuracy_study
 
     with user_errors():
         result = accuracy_study(get_robot(robot), methods=_methods(methods), steps=steps)
+        if plot is not None:
+            result.plot(plot)
+        if json_out:
+            print_json({"robot": result.robot, "steps": steps, "methods": list(result.methods),
+                        "single_dtypes": list(result.single_dtypes), "max_error": result.max_error,
+                        "mean_error": result.mean_error, "float64_spread": result.method_spread,
+                        "cond": {"min": result.cond.min(), "max": result.cond.max(), "mean": result.cond.mean()},
+                        "plot": None if plot is None else str(plot)})
+            return
         header, rows = result.table()
         table = Table(*header, title=f"{result.robot}: |q̈(float64) − q̈(float32)| over {steps} poses (rad/s²)")
         for row in rows:
@@ -48,8 +62,7 @@ def accuracy_command(
             if dt != "float32":
                 console.print(f"[yellow]warning:[/] method {m} returned {dt} for float32 inputs")
         if plot is not None:
-            result.plot(plot)
-            console.print(f"plot written to {plot}")
+            console.print(f"plot written to {plot}", highlight=False)
 
 
 @demo_app.command("puma-line")
@@ -58,6 +71,7 @@ def puma_line_command(
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     samples: int = typer.Option(501, help="reference grid points over the 5 s motion"),
     plot: Path = typer.Option(None, help="write the joint trajectories and tracking errors to this PNG file"),
+    json_out: bool = _JSON,
 ) -> None:
     """Straight-line motion of the PUMA, open-loop RK45 simulation per method (Mata et al. Tables 6 and 7)."""
     from robodyn.analysis.accuracy import available_methods
@@ -77,7 +91,15 @@ def puma_line_command(
 
             result = puma_line_study(model, methods=chosen, samples=samples, progress=progress)
             bar.advance(task)
+        if plot is not None:
+            result.plot(plot)
         t6 = result.table6()
+        if json_out:
+            print_json({"robot": model.name, "samples": samples,
+                        "table6": {m: {"q": e[:, 0], "qd": e[:, 1], "qdd": e[:, 2]} for m, e in t6.items()},
+                        "table7": {m: {"seconds": sec, "rhs_evaluations": nfev} for m, (sec, nfev) in result.table7().items()},
+                        "plot": None if plot is None else str(plot)})
+            return
         first = next(iter(t6))
         table = Table("joint", "avg |q − q*| (rad)", "avg |q̇ − q̇*| (rad/s)", "avg |q̈ − q̈*| (rad/s²)",
                       title=f"Table 6 — {first}")
@@ -93,14 +115,14 @@ def puma_line_command(
             table.add_row(method, f"{seconds:.3f}", str(nfev))
         console.print(table)
         if plot is not None:
-            result.plot(plot)
-            console.print(f"plot written to {plot}")
+            console.print(f"plot written to {plot}", highlight=False)
 
 
 @app.command("opcount")
 def opcount_command(
     n_max: int = typer.Option(8, help="count for n = 1..n_max revolute joints"),
     methods: str = typer.Option(None, help="comma-separated method names to count (default: all installed)"),
+    json_out: bool = _JSON,
 ) -> None:
     """Multiplications and additions per method vs n, next to the seeds' published formulas."""
     from robodyn.analysis.opcount import OpcountReport, opcount_report
@@ -110,6 +132,15 @@ def opcount_command(
             task = bar.add_task("counting", total=None)
             report = opcount_report(n_max, methods=_methods(methods),
                                     progress=lambda s: bar.update(task, description=f"counting {s}"))
+        if json_out:
+            print_json({"n": list(range(1, n_max + 1)),
+                        "counts": [{"kind": c.kind, "method": c.method, "error": c.error or None,
+                                    "mul": c.series("mul") if not c.error else None,
+                                    "add": c.series("add") if not c.error else None,
+                                    "sin": c.series("sin") if not c.error else None,
+                                    "cos": c.series("cos") if not c.error else None} for c in report.counts],
+                        "comparison": [dict(zip(OpcountReport.HEADER, row)) for row in report.rows()]})
+            return
         counts = Table("method", *(f"n={n}" for n in range(1, n_max + 1)), "sin, cos",
                        title="multiplications (divisions included) / additions (subtractions included)")
         for c in report.counts:

@@ -35,27 +35,90 @@ def _pick(table: dict[str, str], method: str, what: str):
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler"):
-    """Inverse dynamic model Γ(q, q̇, q̈) (..., n); see :func:`robodyn.dynamics.newton_euler.inverse_dynamics`.
+    """Inverse dynamic model Γ = A(q) q̈ + C(q, q̇) q̇ + Q(q) + Γ_f(q̇) + Ia q̈ − (wrench terms)  [9.6], [9.94].
 
-    ``method``: ``"newton_euler"`` (Khalil & Dombre [9.84]–[9.94]), ``"gibbs_appell"`` (Mata et al. eqs 14–16),
-    ``"spatial_operator"`` (Rodriguez–Kozłowski eqs 3.24–3.33).  All give the same torques.
+    Parameters
+    ----------
+    robot : Robot
+    q, qd, qdd : array_like (..., n)
+        Joint positions (rad | m), velocities (rad/s | m/s), accelerations (rad/s² | m/s²); leading axes are
+        batch axes and broadcast.
+    wrenches : array_like (..., nf, 6), optional
+        Row j = [f_ej; m_ej], force (N) and moment (N m) exerted BY link j ON the environment, in R_j, moment
+        about O_j.
+    gravity : array_like (3,) or (..., 3), optional
+        g in the base frame R_0 (m/s²); default ``robot.gravity``.
+    method : str
+        ``"newton_euler"`` (Khalil & Dombre [9.84]–[9.94]), ``"gibbs_appell"`` (Mata et al. eqs 14–16) or
+        ``"spatial_operator"`` (Rodriguez–Kozłowski eqs 3.24–3.33).  All give the same torques.
+
+    Returns
+    -------
+    ndarray (..., n)
+        Joint torques (N m) / forces (N), friction and rotor inertia included; float32 if every input is.
+
+    Raises
+    ------
+    InputError
+        A wrong shape, NaN/inf in an argument (named), or an unknown ``method`` (the choices are listed).
     """
     return _pick(_INVERSE, method, "inverse_dynamics")(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
 
 
 def inertia_matrix(robot, q, method: str = "composite"):
-    """Inertia matrix A(q) (..., n, n), rotor inertias on the diagonal.
+    """Inertia matrix A(q) of the kinetic energy E = ½ q̇ᵀ A q̇ [9.5], rotor inertias Ia on the diagonal.
 
-    ``method``: ``"composite"`` (composite links), ``"newton_euler"`` (Walker–Orin columns, [9.97]),
-    ``"gibbs_appell"`` (Hessian of the Gibbs function, Mata et al. eq 22).
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (..., n)
+        Joint positions (rad | m); leading axes are batch axes.
+    method : str
+        ``"composite"`` (composite links, Khalil & Dombre Appendix 8), ``"newton_euler"`` (Walker–Orin columns,
+        [9.97]) or ``"gibbs_appell"`` (Hessian of the Gibbs function, Mata et al. eq 22).
+
+    Returns
+    -------
+    ndarray (..., n, n)
+        Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q; float32 if q is.
+
+    Raises
+    ------
+    InputError
+        A wrong shape or NaN/inf in ``q``, or an unknown ``method`` (the choices are listed).
     """
     return _pick(_INERTIA, method, "inertia_matrix")(robot, q)
 
 
 def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive"):
-    """Direct dynamic model q̈ = A⁻¹(Γ − H) (..., n) [9.96].
+    """Direct dynamic model q̈ = A⁻¹(q) (Γ − H(q, q̇))  [9.96], H with friction and wrenches [9.95].
 
-    ``method``: ``"recursive"`` (O(n), Khalil & Dombre §9.7.2), ``"cholesky"`` (A and H then Cholesky),
-    ``"gibbs_appell"`` (Mata et al.), ``"kalman"`` (Kozłowski, Kalman filter + Bryson–Frazier smoother).
+    Parameters
+    ----------
+    robot : Robot
+    q, qd : array_like (..., n)
+        Joint positions (rad | m) and velocities (rad/s | m/s); leading axes are batch axes.
+    tau : array_like (..., n)
+        Joint torques (N m) / forces (N) Γ.
+    wrenches : array_like (..., nf, 6), optional
+        As in :func:`inverse_dynamics`: exerted BY link j ON the environment, in R_j, moment about O_j.
+    gravity : array_like (3,) or (..., 3), optional
+        g in the base frame R_0 (m/s²); default ``robot.gravity``.
+    method : str
+        ``"recursive"`` (O(n), Khalil & Dombre §9.7.2, [9.100]–[9.124]), ``"cholesky"`` (A and H then Cholesky,
+        [9.95]–[9.96]), ``"gibbs_appell"`` (Mata et al. §3, eq 17) or ``"kalman"`` (Kozłowski, Kalman filter and
+        Bryson–Frazier smoother, eqs 3.45–3.58).
+
+    Returns
+    -------
+    ndarray (..., n)
+        Joint accelerations (rad/s² | m/s²); float32 if every input is.
+
+    Raises
+    ------
+    InputError
+        A wrong shape, NaN/inf in an argument (named), or an unknown ``method`` (the choices are listed).
+    ModelError
+        A singular model: a joint that moves only massless links and has no rotor inertia.
     """
     return _pick(_FORWARD, method, "forward_dynamics")(robot, q, qd, tau, wrenches=wrenches, gravity=gravity)

@@ -22,10 +22,11 @@ import numpy as np
 
 from robodyn._arrays import joint_arrays
 from robodyn.dynamics import api
-from robodyn.dynamics.newton_euler import _friction, _gravity, rnea
-from robodyn.errors import InputError, ModelError
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
-from robodyn.model.robot import Robot
+from robodyn.dynamics.newton_euler import _friction, _gravity, rnea
+from robodyn.dynamics.transmission import motor_vector
+from robodyn.errors import InputError, ModelError
+from robodyn.model.robot import Robot, _frozen
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,13 +73,7 @@ class ElasticRobot:
             raise ModelError(f"ElasticRobot of '{name}': stiffness K is not positive definite; every spring needs K > 0")
         put("K", _frozen(K))
         for key, positive in (("B_m", True), ("Fv_m", False), ("Fc_m", False)):
-            value = getattr(self, key)
-            v = np.zeros(n) if value is None else np.array(value, dtype=float)
-            if v.shape != (n,) or not np.all(np.isfinite(v)):
-                raise ModelError(f"ElasticRobot of '{name}': {key} has shape {v.shape}; give {n} finite numbers")
-            if np.any(v <= 0 if positive else v < 0):
-                raise ModelError(f"ElasticRobot of '{name}': {key} = {v.tolist()}; every entry must be {'> 0' if positive else '>= 0'}")
-            put(key, _frozen(v))
+            put(key, motor_vector(f"ElasticRobot of '{name}'", key, getattr(self, key), n, positive))
 
     @property
     def n(self) -> int:
@@ -234,7 +229,15 @@ def elastic_forward_dynamics(er: ElasticRobot, q, qd, qm, qmd, tau, gravity=None
 
 
 def elastic_state_derivative(er: ElasticRobot, x, tau, gravity=None, method: str = "recursive") -> np.ndarray:
-    """ẋ of the state x = [q, q_M, q̇, q̇_M] (..., 4n) under motor torques tau (..., n), for integrators.
+    """ẋ of the state x = [q, q_M, q̇, q̇_M] (..., 4n) under motor torques tau (..., n), for integrators ([9.35]).
+
+    Parameters
+    ----------
+    er : ElasticRobot
+    x : array_like (..., 4n) — link positions, motor positions, link velocities, motor velocities (SI).
+    tau : array_like (..., n) — motor torques (N m | N).
+    gravity : array_like (3,) or (..., 3), optional — overrides ``robot.gravity``.
+    method : str — rigid direct-dynamics method of the link side (see :func:`robodyn.forward_dynamics`).
 
     Returns
     -------
@@ -253,6 +256,16 @@ def elastic_energy(er: ElasticRobot, q, qd, qm, qmd, gravity=None) -> np.ndarray
     """Total energy T_q + T_m + U_g + U_e of the elastic-joint robot (J), (...,).
 
     T_q = ½ q̇ᵀ A(q) q̇ [9.5],  T_m = ½ q̇_Mᵀ B_m q̇_M,  U_g = −Σ_j gᵀ(M_j ⁰P_j + ⁰A_j ʲMS_j) [9.25],  U_e = ½ (q − q_M)ᵀ K (q − q_M) [9.34].
+
+    Parameters
+    ----------
+    er : ElasticRobot
+    q, qd, qm, qmd : array_like (..., n) — link position/velocity, motor position/velocity (SI).
+    gravity : array_like (3,) or (..., 3), optional — overrides ``robot.gravity``.
+
+    Returns
+    -------
+    ndarray (...,)  total energy (J); float32 if every input is.
     """
     dtype, _, a = joint_arrays(er.robot, q=q, qd=qd, qm=qm, qmd=qmd)
     Tq = kinetic_energy(er.robot, a["q"], a["qd"])
@@ -271,12 +284,6 @@ def _spring(er: ElasticRobot, e: np.ndarray) -> np.ndarray:
 def _motor_friction(er: ElasticRobot, qmd: np.ndarray) -> np.ndarray:
     dt = qmd.dtype
     return er.Fv_m.astype(dt) * qmd + er.Fc_m.astype(dt) * np.sign(qmd)
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a)
-    a.setflags(write=False)
-    return a
 
 
 __all__ = [

@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
+from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
-from robodyn.errors import ModelError
 from robodyn.kinematics import local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -226,28 +226,6 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     return D
 
 
-def cholesky_solve(D: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Solve D x = b for symmetric positive-definite D (..., n, n) by Cholesky, D = L Lᵀ (Mata Table 3).
-
-    Substitutions loop over joints only, so batches and float32 are kept.
-    """
-    try:
-        L = np.linalg.cholesky(D)
-    except np.linalg.LinAlgError:
-        raise ModelError(
-            "inertia matrix is not positive definite: some joint moves no mass and has no rotor inertia; "
-            "give that link mass or the joint a rotor inertia Ia > 0"
-        ) from None
-    n = D.shape[-1]
-    y = np.empty_like(b)
-    for k in range(n):
-        y[..., k] = (b[..., k] - np.sum(L[..., k, :k] * y[..., :k], -1)) / L[..., k, k]
-    x = np.empty_like(b)
-    for k in range(n - 1, -1, -1):
-        x[..., k] = (y[..., k] - np.sum(L[..., k + 1 :, k] * x[..., k + 1 :], -1)) / L[..., k, k]
-    return x
-
-
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
     """Forward dynamics q̈ = D⁻¹(τ − C(q, q̇)) with the Gibbs–Appell D and bias vector (Mata et al. §3, eq 17).
 
@@ -267,4 +245,4 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     g = _gravity(robot, gravity, batch, dtype)
     zero = np.zeros_like(a["qd"])
     C = _torques(robot, a["q"], a["qd"], zero, g, _wrenches(robot, wrenches, batch, dtype)) + _friction(robot, a["qd"])
-    return cholesky_solve(inertia_matrix(robot, a["q"]), a["tau"] - C)
+    return cholesky_solve(inertia_matrix(robot, a["q"]), a["tau"] - C, robot.name)

@@ -141,9 +141,20 @@ def coriolis_matrix(robot: Robot, q, qd) -> np.ndarray:
 
 
 def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
-    """Kinetic energy E (J), (...,), link by link [9.16]–[9.18] plus rotors ½ Ia q̇².
+    """Kinetic energy E, link by link [9.16]–[9.18] plus rotors ½ Ia q̇².
 
     E_j = ½ [ωᵀ J_j ω + M_j VᵀV + 2 MS_jᵀ(V × ω)], everything in R_j ([9.16]; the seed's [9.13] prints ω̇ for ω).
+
+    Parameters
+    ----------
+    robot : Robot
+    q, qd : array_like (..., n)
+        Joint positions (rad | m) and velocities (rad/s | m/s).
+
+    Returns
+    -------
+    ndarray (...,)
+        E (J); float32 if every input is.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     w, V = link_velocities(robot, a["q"], a["qd"])
@@ -160,7 +171,12 @@ def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
     Parameters
     ----------
     q : array_like (..., n)
-    gravity : array_like (3,) or (..., 3), optional — g in R_0; default ``robot.gravity``.
+    gravity : array_like (3,) or (..., 3), optional — g in R_0 (m/s²); default ``robot.gravity``.
+
+    Returns
+    -------
+    ndarray (...,)
+        U (J), zero at the base origin; float32 if every input is.
     """
     dtype, batch, a = joint_arrays(robot, q=q)
     g = _gravity(robot, gravity, batch, dtype)
@@ -187,25 +203,30 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     g = _gravity(robot, gravity, batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
     H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + _friction(robot, a["qd"])
+    return cholesky_solve(composite.inertia_matrix(robot, a["q"]), a["tau"] - H, robot.name)
+
+
+def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "inertia matrix") -> np.ndarray:
+    """x with A x = b for symmetric positive-definite A (..., n, n) and b (..., n): Cholesky A = L Lᵀ, then forward
+    and backward substitution ([9.96]; Mata et al. Table 3).
+
+    The substitutions loop over joints only, so batches and float32 are kept.  A that is not positive definite
+    raises :class:`ModelError` naming ``robot_name`` and ``what`` (the matrix), with the usual cause and fix.
+    """
     try:
-        L = np.linalg.cholesky(composite.inertia_matrix(robot, a["q"]))
+        L = np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
         raise ModelError(
-            f"robot '{robot.name}': the inertia matrix is not positive definite, the direct model is singular "
+            f"robot '{robot_name}': the {what} is not positive definite, the direct model is singular "
             "(some joint moves only massless links and has no rotor inertia Ia); give those links mass or Ia > 0"
         ) from None
-    return _cholesky_solve(L, a["tau"] - H)
-
-
-def _cholesky_solve(L: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """x with L Lᵀ x = b, (..., n): forward then backward substitution."""
     n = b.shape[-1]
     y = np.empty_like(b)
     for i in range(n):
-        y[..., i] = (b[..., i] - np.einsum("...k,...k->...", L[..., i, :i], y[..., :i])) / L[..., i, i]
+        y[..., i] = (b[..., i] - np.sum(L[..., i, :i] * y[..., :i], -1)) / L[..., i, i]
     x = np.empty_like(b)
     for i in range(n - 1, -1, -1):
-        x[..., i] = (y[..., i] - np.einsum("...k,...k->...", L[..., i + 1 :, i], x[..., i + 1 :])) / L[..., i, i]
+        x[..., i] = (y[..., i] - np.sum(L[..., i + 1 :, i] * x[..., i + 1 :], -1)) / L[..., i, i]
     return x
 
 

@@ -97,11 +97,22 @@ def _rnea_block(robot: Robot, q, qd, qdd, g, wr) -> list:
 
 
 def friction_torques(robot: Robot, qd) -> np.ndarray:
-    """Friction Γ_f(q̇) of every joint, (..., n).
+    """Friction Γ_f(q̇) of every joint.
 
     Γ_f = F_c sign(q̇) + F_v q̇ + (F_st − F_c) sign(q̇) exp(−k_st |q̇|^B_st) + F_off      [9.26]–[9.28]
 
     The Stribeck term is used only where F_st ≠ 0; F_off is a constant offset (used in identification).
+
+    Parameters
+    ----------
+    robot : Robot
+    qd : array_like (..., n)
+        Joint velocities (rad/s | m/s).
+
+    Returns
+    -------
+    ndarray (..., n)
+        Friction torques (N m) / forces (N); float32 if ``qd`` is.
     """
     _, _, a = joint_arrays(robot, qd=qd)
     return _friction(robot, a["qd"])
@@ -155,14 +166,44 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
 
 
 def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
-    """Gravity torques Q(q) = Γ(q, q̇ = 0, q̈ = 0) without friction ([9.8], [9.25]), (..., n)."""
+    """Gravity torques Q(q) = ∂U/∂q = Γ(q, q̇ = 0, q̈ = 0) without friction ([9.8], [9.25]).
+
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (..., n)
+        Joint positions (rad | m).
+    gravity : array_like (3,) or (..., 3), optional
+        g in the base frame R_0 (m/s²); default ``robot.gravity``.
+
+    Returns
+    -------
+    ndarray (..., n)
+        Q (N m | N); float32 if every input is.
+    """
     dtype, batch, a = joint_arrays(robot, q=q)
     z = np.zeros_like(a["q"])
     return rnea(robot, a["q"], z, z, _gravity(robot, gravity, batch, dtype))
 
 
 def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray:
-    """H(q, q̇) = Γ(q, q̇, q̈ = 0): Coriolis, centrifugal, gravity and friction torques ([9.95]), (..., n)."""
+    """H(q, q̇) = Γ(q, q̇, q̈ = 0): Coriolis, centrifugal, gravity, friction and wrench torques ([9.95]).
+
+    Parameters
+    ----------
+    robot : Robot
+    q, qd : array_like (..., n)
+        Joint positions (rad | m) and velocities (rad/s | m/s).
+    wrenches : array_like (..., nf, 6), optional
+        As in :func:`inverse_dynamics`: exerted BY link j ON the environment, in R_j, moment about O_j.
+    gravity : array_like (3,) or (..., 3), optional
+        g in the base frame R_0 (m/s²); default ``robot.gravity``.
+
+    Returns
+    -------
+    ndarray (..., n)
+        H (N m | N); float32 if every input is.
+    """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     z = np.zeros_like(a["qd"])
     tau = rnea(robot, a["q"], a["qd"], z, _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))

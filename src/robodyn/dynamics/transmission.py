@@ -26,10 +26,11 @@ import numpy as np
 
 from robodyn._arrays import check_array, joint_arrays, working_dtype
 from robodyn.dynamics import api
+from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import jacobian
-from robodyn.model.robot import Robot
+from robodyn.model.robot import Robot, _frozen
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,11 +63,7 @@ class Transmission:
             raise ModelError("Transmission: J_qm is singular; every joint must be driven, give an invertible dq/dq_m")
         put("J_qm", _frozen(J))
         for key in ("J_m", "Fv_m", "Fc_m"):
-            value = getattr(self, key)
-            v = np.zeros(n) if value is None else np.array(value, dtype=float)
-            if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
-                raise ModelError(f"Transmission: {key} = {np.asarray(value).tolist()}; give {n} finite numbers >= 0")
-            put(key, _frozen(v))
+            put(key, motor_vector("Transmission", key, getattr(self, key), n, positive=False))
 
     @property
     def n(self) -> int:
@@ -96,28 +93,71 @@ class Transmission:
 
 
 def joint_from_motor(tr: Transmission, qm) -> np.ndarray:
-    """q = J_qm q_m (..., n) [9.31]; also maps velocities and accelerations (J_qm is constant)."""
+    """Joint coordinates q = J_qm q_m [9.31]; also maps velocities and accelerations (J_qm is constant).
+
+    Parameters
+    ----------
+    tr : Transmission
+    qm : array_like (..., n) — motor positions (rad), or their rates.
+
+    Returns
+    -------
+    ndarray (..., n)  joint positions (rad | m) or rates; float32 if ``qm`` is.
+    """
     a = _vec(tr, "qm", qm)
     return a @ tr.J_qm.T.astype(a.dtype)
 
 
 def motor_from_joint(tr: Transmission, q) -> np.ndarray:
-    """q_m = J_qm⁻¹ q (..., n), the inverse of :func:`joint_from_motor`."""
+    """Motor coordinates q_m = J_qm⁻¹ q, the inverse of :func:`joint_from_motor` [9.31].
+
+    Parameters
+    ----------
+    tr : Transmission
+    q : array_like (..., n) — joint positions (rad | m), or their rates.
+
+    Returns
+    -------
+    ndarray (..., n)  motor positions (rad) or rates; float32 if ``q`` is.
+    """
     a = _vec(tr, "q", q)
     return a @ np.linalg.inv(tr.J_qm).T.astype(a.dtype)
 
 
 def actuator_torques(tr: Transmission, tau) -> np.ndarray:
-    """Motor torques τ_m = J_qmᵀ Γ (..., n) that produce joint torques Γ, [9.33]."""
+    """Motor torques τ_m = J_qmᵀ Γ that produce joint torques Γ, [9.32]–[9.33].
+
+    Parameters
+    ----------
+    tr : Transmission
+    tau : array_like (..., n) — joint torques (N m) / forces (N).
+
+    Returns
+    -------
+    ndarray (..., n)  motor torques (N m); float32 if ``tau`` is.
+    """
     a = _vec(tr, "tau", tau)
     return a @ tr.J_qm.astype(a.dtype)
 
 
 def motor_inertia_matrix(robot: Robot, tr: Transmission, qm, method: str = "composite") -> np.ndarray:
-    """Motor-side inertia matrix J_qmᵀ A(q) J_qm + diag(J_m) (..., n, n) at q = J_qm q_m."""
+    """Motor-side inertia matrix J_qmᵀ A(q) J_qm + diag(J_m) at q = J_qm q_m (module docstring).
+
+    Parameters
+    ----------
+    robot : Robot — the links; ``robot.Ia`` must be zero (the rotors are ``tr.J_m``).
+    tr : Transmission
+    qm : array_like (..., n) — motor positions (rad).
+    method : str — inertia-matrix method of :func:`robodyn.inertia_matrix`.
+
+    Returns
+    -------
+    ndarray (..., n, n)  (kg m²); float32 if ``qm`` is.
+    """
     _check(robot, tr)
     A = api.inertia_matrix(robot, joint_from_motor(tr, qm), method=method)
-    return np.swapaxes(tr.J_qm, 0, 1) @ A @ tr.J_qm + np.diag(tr.J_m).astype(A.dtype)
+    J = tr.J_qm.astype(A.dtype)
+    return np.swapaxes(J, 0, 1) @ A @ J + np.diag(tr.J_m).astype(A.dtype)
 
 
 def motor_inverse_dynamics(robot: Robot, tr: Transmission, qm, qmd, qmdd, wrenches=None, gravity=None) -> np.ndarray:
@@ -127,6 +167,17 @@ def motor_inverse_dynamics(robot: Robot, tr: Transmission, qm, qmd, qmdd, wrench
 
     Γ the joint torques of ``robot`` (Newton–Euler, joint friction and wrenches included).  ``robot.Ia`` must
     be zero: the rotors are modelled by ``tr.J_m`` (their joint-side image is ``tr.reflected_inertia``).
+
+    Parameters
+    ----------
+    robot : Robot
+    tr : Transmission
+    qm, qmd, qmdd : array_like (..., n) — motor positions (rad), velocities (rad/s), accelerations (rad/s²).
+    wrenches, gravity : optional, as in :func:`robodyn.inverse_dynamics`.
+
+    Returns
+    -------
+    ndarray (..., n)  motor torques τ_m (N m); float32 if every input is.
     """
     _check(robot, tr)
     dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, qmdd=qmdd)
@@ -140,15 +191,32 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     """Motor accelerations q̈_m (..., n) under motor torques τ_m: the motor-side model solved by Cholesky.
 
     (J_qmᵀ A J_qm + J_m) q̈_m = τ_m − F_vm q̇_m − F_cm sign(q̇_m) − J_qmᵀ H(q, q̇)    (H: [9.95], friction and wrenches included)
+
+    Parameters
+    ----------
+    robot : Robot — ``robot.Ia`` must be zero.
+    tr : Transmission
+    qm, qmd : array_like (..., n) — motor positions (rad) and velocities (rad/s).
+    tau_m : array_like (..., n) — motor torques (N m).
+    wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
+    method : str — inertia-matrix method of :func:`robodyn.inertia_matrix`.
+
+    Returns
+    -------
+    ndarray (..., n)  motor accelerations q̈_m (rad/s²); float32 if every input is.
+
+    Raises
+    ------
+    ModelError
+        The motor-side inertia matrix is singular (massless links, J_m = 0).
     """
     _check(robot, tr)
     dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, tau_m=tau_m)
     q, qd = joint_from_motor(tr, a["qm"]), joint_from_motor(tr, a["qmd"])
     H = bias_torques(robot, q, qd, wrenches=wrenches, gravity=gravity)
     rhs = a["tau_m"] - _rotor_torques(tr, a["qmd"], np.zeros_like(a["qmd"])) - actuator_torques(tr, H)
-    L = np.linalg.cholesky(motor_inertia_matrix(robot, tr, a["qm"], method=method))
-    y = np.linalg.solve(L, rhs[..., None])
-    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0].astype(dtype)
+    A_m = motor_inertia_matrix(robot, tr, a["qm"], method=method)
+    return cholesky_solve(A_m, rhs, robot.name, what="motor-side inertia matrix").astype(dtype)
 
 
 def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None) -> np.ndarray:
@@ -192,12 +260,18 @@ def _check(robot: Robot, tr: Transmission) -> None:
 
 def _vec(tr: Transmission, name: str, v) -> np.ndarray:
     a = np.asarray(v)
-    if a.ndim == 0 or a.shape[-1] != tr.n or a.dtype.kind not in "biuf" or not np.all(np.isfinite(a)):
+    if a.ndim == 0 or a.shape[-1] != tr.n or a.dtype.kind not in "biuf":
         raise InputError(f"argument '{name}' has shape {a.shape}; give finite values of shape (..., {tr.n})")
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
     return a.astype(working_dtype(a), copy=False)
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a)
-    a.setflags(write=False)
-    return a
+def motor_vector(owner: str, key: str, value, n: int, positive: bool) -> np.ndarray:
+    """A read-only (n,) float vector of motor constants (0 when ``value`` is None), every entry finite and > 0
+    (``positive``) or >= 0; :class:`ModelError` naming ``owner`` and ``key`` otherwise."""
+    v = np.zeros(n) if value is None else np.array(value, dtype=float)
+    bound = "> 0" if positive else ">= 0"
+    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v <= 0 if positive else v < 0):
+        raise ModelError(f"{owner}: {key} = {np.asarray(value).tolist()}; give {n} finite numbers, every entry must be {bound}")
+    return _frozen(v)

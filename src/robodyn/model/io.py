@@ -19,13 +19,13 @@ from __future__ import annotations
 import ast
 import math
 import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import yaml
 
+from robodyn._files import write_atomically
 from robodyn.errors import ModelError, ModelFileError, UnknownRobotError
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -212,14 +212,5 @@ def dumps(robot: Robot) -> str:
 
 def save(robot: Robot, path: str | os.PathLike) -> Path:
     """Write ``robot`` to a YAML model file atomically (no partial file on error); returns the path."""
-    path = Path(path)
     text = dumps(robot)
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomically(path, lambda fh: fh.write(text), what="model file")

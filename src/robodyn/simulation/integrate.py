@@ -35,6 +35,10 @@ class Simulation:
     seconds: float
 
 
+#: solve_ivp's methods.
+_INTEGRATORS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+
+
 def simulate(
     robot: Robot, torque, q0, qd0, t_eval, method: str = "recursive", rtol: float = 1e-6, atol: float = 1e-6,
     integrator: str = "RK45",
@@ -51,7 +55,7 @@ def simulate(
     t_eval : array_like (N,), increasing output times, the first is the initial time (s)
     method : forward-dynamics method name
     rtol, atol : solve_ivp tolerances
-    integrator : solve_ivp method name (default RK45, Dormand–Prince 5(4))
+    integrator : solve_ivp method name (default RK45, Dormand–Prince 5(4)) or an OdeSolver subclass
 
     Returns
     -------
@@ -67,9 +71,14 @@ def simulate(
     qd0 = np.asarray(qd0, dtype=float)
     if q0.shape != (n,) or qd0.shape != (n,):
         raise InputError(f"q0 and qd0 must have shape ({n},) for robot '{robot.name}'")
+    for name, value in (("q0", q0), ("qd0", qd0)):
+        if not np.all(np.isfinite(value)):
+            raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
     t_eval = np.asarray(t_eval, dtype=float)
-    if t_eval.ndim != 1 or t_eval.size < 2 or np.any(np.diff(t_eval) <= 0):
-        raise InputError("t_eval must be an increasing 1-D array of at least 2 times (s)")
+    if t_eval.ndim != 1 or t_eval.size < 2 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0):
+        raise InputError("t_eval must be an increasing 1-D array of at least 2 finite times (s)")
+    if isinstance(integrator, str) and integrator not in _INTEGRATORS:  # an OdeSolver subclass is passed through
+        raise InputError(f"integrator = {integrator!r}; choose one of {', '.join(_INTEGRATORS)}")
 
     def rhs(t, y):
         qdd = api.forward_dynamics(robot, y[:n], y[n:], torque(t), method=method)

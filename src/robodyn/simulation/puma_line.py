@@ -118,15 +118,13 @@ class PumaLineResult:
 
     def plot(self, path) -> None:
         """PNG: reference joint trajectories q*(t) with the simulated ones, and |q − q*| per method (log scale)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
 
         from robodyn.analysis.accuracy import _save_figure
 
         ref = self.reference
-        fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 8), sharex=True)
+        fig = Figure(figsize=(8, 8))
+        ax1, ax2 = fig.subplots(2, 1, sharex=True)
         for j in range(ref.q.shape[1]):
             line, = ax1.plot(ref.t, ref.q[:, j], "-", lw=1, label=f"q*{j + 1}")
             if self.simulations:
@@ -142,10 +140,7 @@ class PumaLineResult:
         ax2.legend(fontsize=7)
         fig.suptitle(f"{self.robot}: straight line, open-loop RK45 simulation")
         fig.tight_layout()
-        try:
-            _save_figure(fig, path)
-        finally:
-            plt.close(fig)
+        _save_figure(fig, path)
 
 
 def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_interval: float = 0.1,
@@ -162,10 +157,18 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
     rtol, atol : RK45 tolerances
     duration : float     length of the motion (s)
     progress : callable(str), optional   called with a message before each stage (for a progress bar)
+
+    Returns
+    -------
+    PumaLineResult  reference trajectory and one simulation per method (Tables 6 and 7, plot).
     """
     from robodyn.analysis.accuracy import available_methods
 
-    methods = available_methods("forward") if methods is None else tuple(methods)
+    installed = available_methods("forward")
+    methods = installed if methods is None else tuple(methods)
+    unknown = [m for m in methods if m not in installed]
+    if unknown or not methods:
+        raise InputError(f"methods = {list(methods)!r}: unknown or none; choose from {', '.join(installed)}")
     count = int(round(duration / output_interval)) if output_interval > 0 else 0
     if count < 1 or not np.isclose(count * output_interval, duration):
         raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")

@@ -22,8 +22,10 @@ def quintic(t, duration: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     -------
     s, sd, sdd : ndarray (...,) (1, 1/s, 1/s²)
     """
-    if not duration > 0:
-        raise InputError(f"duration = {duration!r}; give a positive time in seconds")
+    if not (duration > 0 and np.isfinite(duration)):
+        raise InputError(f"duration = {duration!r}; give a positive finite time in seconds")
+    if not np.all(np.isfinite(np.asarray(t, dtype=float))):
+        raise InputError("argument 't' contains NaN or inf; give finite times (s)")
     tau = np.clip(np.asarray(t, dtype=float) / duration, 0.0, 1.0)
     inside = (np.asarray(t) > 0) & (np.asarray(t) < duration)
     s = tau**3 * (10 - 15 * tau + 6 * tau**2)
