@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from robodyn._arrays import check_array, joint_arrays
-from robodyn.kinematics import flat_columns, forward_components, gravity_components
+from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import vadd, vcross, vmat, vrz, vscale
 
@@ -38,25 +38,17 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     dtype, batch, n = q.dtype, q.shape[:-1], q.shape[-1]
     cols = flat_columns(q, qd, qdd)
     g = gravity_components(gravity, batch, dtype)
-    wr = None if wrenches is None else flat_columns(np.reshape(wrenches, batch + (6 * robot.nf,)))[0]
+    if wrenches is not None:
+        cols = cols + flat_columns(np.reshape(wrenches, batch + (6 * robot.nf,)))
     size = cols[0].shape[1]
     tau = np.empty((size, n), dtype)
-    if size == 1:
-        # One sample: Python scalars (float, or complex for complex-step callers) are ~30x cheaper per
-        # operation than 1-element arrays.
-        gf = tuple(c if np.ndim(c) == 0 else c[0].item() for c in g)
-        tau[0] = _rnea_block(robot, *(c[:, 0].tolist() for c in cols), gf, None if wr is None else wr[:, 0].tolist())
-    # Blocks of _BLOCK samples keep the recursion's temporaries in cache (about 1.6x faster on 10^5 states
-    # than one pass); each block is still fully vectorised, the loop is over blocks, not samples.
-    for lo in range(0, size if size > 1 else 0, _BLOCK):
-        sl = slice(lo, lo + _BLOCK)
-        gb = tuple(c if np.ndim(c) == 0 else c[sl] for c in g)
-        for k, t in enumerate(_rnea_block(robot, *(c[:, sl] for c in cols), gb, None if wr is None else wr[:, sl])):
+    # The loop is over blocks of states (kept in cache), never over single samples of a batch.
+    for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
+        for k, t in enumerate(_rnea_block(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), wr_b[0] if wr_b else None)):
             tau[sl, k] = t
     return tau.reshape(batch + (n,)) + robot.Ia[robot.joint_frames].astype(dtype) * qdd
 
 
-_BLOCK = 8192
 _LINKS: "weakref.WeakKeyDictionary[Robot, list]" = weakref.WeakKeyDictionary()
 
 
