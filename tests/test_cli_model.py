@@ -41,7 +41,7 @@ def test_model_tables():
     assert f"{rd.gravity_torques(rd.load('planar2r'), [0.3, 0.5])[0]:.6g}" in res.stdout
 
 
-def test_fd_both_methods():
+def test_fd_every_method():
     r = rd.load("planar2r").replace(Ia=[0.1, 0.05], Fv=[0.2, 0.1])
     q, qd, tau = np.array([0.3, -0.2]), np.array([0.5, 1.0]), np.array([1.0, 2.0])
     expected = rd.forward_dynamics(r, q, qd, tau)
@@ -50,7 +50,7 @@ def test_fd_both_methods():
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "r.yaml")
         rd.save(r, path)
-        for method in ("recursive", "cholesky"):
+        for method in ("recursive", "cholesky", "gibbs_appell", "kalman"):
             res = run("fd", path, "--q", "0.3,-0.2", "--qd", "0.5,1", "--tau", "1,2", "--method", method, "--json")
             assert res.exit_code == 0, res.output
             out = json.loads(res.stdout)
@@ -62,7 +62,7 @@ def test_fd_both_methods():
 
 def test_fd_and_model_errors():
     res = run("fd", "planar2r", "--method", "gauss")
-    assert res.exit_code == 2 and "--method 'gauss'" in res.output and "recursive or cholesky" in res.output
+    assert res.exit_code == 2 and "'gauss'" in res.output and "recursive, cholesky, gibbs_appell, kalman" in res.output
     res = run("model", "planar2r", "--q", "1")
     assert res.exit_code == 2 and "give 2" in res.output
     res = run("model", "no_such_robot")

@@ -65,16 +65,16 @@ def fd_command(
     q: str = typer.Option(None, "--q", help="Joint positions, n numbers, default zeros."),
     qd: str = typer.Option(None, "--qd", help="Joint velocities, n numbers, default zeros."),
     tau: str = typer.Option(None, "--tau", help="Joint torques/forces, n numbers (N m | N), default zeros."),
-    method: str = typer.Option("recursive", "--method", help="recursive (O(n), §9.7.2) or cholesky ([9.95]–[9.96])."),
+    method: str = typer.Option(
+        "recursive", "--method",
+        help="recursive (O(n), §9.7.2), cholesky ([9.95]–[9.96]), gibbs_appell (Mata et al.) or kalman (Kozłowski).",
+    ),
     json_out: bool = _JSON,
 ) -> None:
     """Direct dynamics: print the joint accelerations q̈ = A⁻¹(Γ − H) [9.96]."""
     from robodyn.dynamics.api import forward_dynamics
-    from robodyn.errors import InputError
 
     with user_errors():
-        if method not in ("recursive", "cholesky"):
-            raise InputError(f"--method {method!r}: choose recursive or cholesky")
         r = get_robot(robot)
         qv, qdv, tv = parse_vector(q, r.n, "--q"), parse_vector(qd, r.n, "--qd"), parse_vector(tau, r.n, "--tau")
         qdd = forward_dynamics(r, qv, qdv, tv, method=method)
