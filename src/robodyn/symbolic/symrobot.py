@@ -184,8 +184,8 @@ def build(
         b = const(f"B{j}", robot.b[i], symbolic_geometry)
         p_local = [d, -sa * r, b + ca * r]
         Pj = [cg * p_local[0] - sg * p_local[1], sg * p_local[0] + cg * p_local[1], p_local[2]]
-        if robot.sigma[i] == 1:
-            Pj = program.vec("P{k}{j}", Pj, j)
+        # revolute/fixed: constants such as RL4*CAL4, evaluated once (hoisted); prismatic: per call
+        Pj = program.vec("P{k}{j}", Pj, j)
         A.append(Aj)
         P.append(Pj)
 
