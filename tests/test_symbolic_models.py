@@ -143,8 +143,8 @@ def test_general_n_revolute_count_table_9_5():
         assert std["mul"] < 137 * n - 22 and std["add"] < 101 * n - 11
 
 
-def model_value(kind, robot, q, qd, qdd):
-    m = customized_model(robot, kind)
+def model_value(kind, robot, q, qd, qdd, parameters="standard"):
+    m = customized_model(robot, kind, parameters=parameters)
     f = m.numpy_function()
     if kind == "inverse_dynamics":
         return f(q, qd, qdd)
@@ -178,11 +178,12 @@ KINDS = ["inverse_dynamics", "gravity", "bias", "inertia_matrix", "forward_dynam
 
 
 @pytest.mark.parametrize("name", rd.list_robots())
-def test_builtin_robots_numpy(name):
+@pytest.mark.parametrize("parameters", ["standard", "base"])
+def test_builtin_robots_numpy(name, parameters):
     robot = rd.load(name)
     q, qd, qdd = random_state(robot, 3, (4,))
     for kind in KINDS:
-        assert_close(model_value(kind, robot, q, qd, qdd), reference(kind, robot, q, qd, qdd),
+        assert_close(model_value(kind, robot, q, qd, qdd, parameters), reference(kind, robot, q, qd, qdd),
                      1e-9 if kind == "forward_dynamics" else 1e-12)
 
 
