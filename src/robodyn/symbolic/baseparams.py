@@ -14,7 +14,7 @@ _COLUMNS = {p: k for k, p in enumerate(PARAMETER_NAMES + ("Ia",))}
 
 
 def base_inertia(robot, symbolic_geometry: bool = False):
-    """(values (nf, 11), names (nf, 11), BaseParameters, {}) for the tables of :func:`symrobot.build`.
+    """(values (nf, 11), names (nf, 11)) of the base parameters, laid out for :func:`symrobot.build`.
 
     Base parameters whose value is exactly 0 become zeros in :func:`symrobot.build`, so a robot with the
     zeros of Example 9.3 gets the model of Table 9.4's parameters.  ``drop_zero=True`` is not used: it
@@ -31,4 +31,4 @@ def base_inertia(robot, symbolic_geometry: bool = False):
         j = int(std[len(head):])
         values[j - 1, _COLUMNS[head]] = value
         names[j - 1][_COLUMNS[head]] = name.replace("Ia", "IA", 1) if name.startswith("Ia") else name
-    return values, names, bp, {}
+    return values, names

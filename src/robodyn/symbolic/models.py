@@ -16,7 +16,7 @@ from robodyn.errors import InputError
 from robodyn.symbolic import composite, newton_euler as ne
 from robodyn.symbolic.engine import Program, total_ops
 from robodyn.symbolic.regressor import regressor
-from robodyn.symbolic.symrobot import build, inertia_table
+from robodyn.symbolic.symrobot import WRENCH_NAMES, build, inertia_table
 
 KINDS = ("inverse_dynamics", "inertia_matrix", "gravity", "bias", "regressor", "forward_dynamics")
 #: Short names used by the CLI and file names (SYMORO's: idm, inm, ddm, ...).
@@ -190,7 +190,7 @@ def customized_model(
         from robodyn.symbolic.baseparams import base_inertia
 
         base = base_inertia(robot, symbolic_geometry)
-    inertia = inertia_table(robot, "standard" if kind == "regressor" else parameters, base=base and base[:2])
+    inertia = inertia_table(robot, "standard" if kind == "regressor" else parameters, base=base)
     prog = Program()
     sr = build(prog, robot, symbolic_geometry, symbolic_inertia, inertia=inertia,
                gravity=gravity if kind not in ("inertia_matrix",) else "constant",
@@ -227,7 +227,7 @@ def customized_model(
         args.append(Argument("gravity", (3,), tuple(enumerate(sr.inputs["gravity"]))))
     if "wrenches" in sr.inputs:
         nf = robot.nf
-        ent = [(int(str(s)[2:]) - 1) * 6 + ["FX", "FY", "FZ", "CX", "CY", "CZ"].index(str(s)[:2], 0)
+        ent = [(int(str(s)[2:]) - 1) * 6 + WRENCH_NAMES.index(str(s)[:2])
                for s in sr.inputs["wrenches"]]
         args.append(Argument("wrenches", (nf, 6), tuple(zip(ent, sr.inputs["wrenches"]))))
     used = set()

@@ -18,10 +18,8 @@ from robodyn.errors import InputError
 from robodyn.model.robot import PARAMETER_NAMES
 from robodyn.symbolic.engine import Program, matmul, number
 
-#: Seed names of the geometric parameters (Khalil & Dombre §9.5 tables; SYMORO files).
-GEOMETRY_NAMES = {"gamma": "GA", "b": "B", "alpha": "AL", "d": "D", "theta": "TH", "r": "RL"}
-#: Names of the joint quantities; IA: rotor inertia, FS: Coulomb, FV: viscous, FO: offset [9.26].
-JOINT_NAMES = {"Ia": "IA", "Fc": "FS", "Fv": "FV", "Foff": "FO"}
+# Symbol names (SYMORO's): geometry GA, B, AL, D, TH, RL + frame number; joints IA (rotor inertia),
+# FS (Coulomb), FV (viscous), FO (offset) [9.26]; gravity G1..G3; wrenches FX..CZ + frame number.
 WRENCH_NAMES = ("FX", "FY", "FZ", "CX", "CY", "CZ")
 
 
