@@ -71,7 +71,9 @@ def test_option_errors(tmp_path):
     res = runner.invoke(app, ["generate", "planar2r", "--models", "idm,xyz", "--out", str(tmp_path / "a")])
     assert res.exit_code == 2 and "--models" in res.output and "xyz" in res.output
     res = runner.invoke(app, ["generate", "planar2r", "--lang", "fortran", "--out", str(tmp_path / "a")])
-    assert res.exit_code == 2 and "--lang" in res.output
+    assert res.exit_code == 2 and "--lang" in res.output and "python, c, matlab, julia" in res.output
+    res = runner.invoke(app, ["generate", "planar2r", "--params", "minimal", "--out", str(tmp_path / "a")])
+    assert res.exit_code == 2 and "--params = 'minimal': choose standard or base" in res.output
     res = runner.invoke(app, ["generate", "nosuchrobot", "--out", str(tmp_path / "a")])
     assert res.exit_code == 2 and "unknown robot" in res.output
     assert list(tmp_path.iterdir()) == []

@@ -223,10 +223,20 @@ def test_generation_is_fast_for_seven_joints():
 
 def test_bad_kind_and_parameters():
     robot = rd.load("planar2r")
-    with pytest.raises(rd.InputError, match="kind"):
+    with pytest.raises(rd.InputError, match=r"kind = 'kinetic'; choose one of inverse_dynamics, .*regressor"):
         customized_model(robot, "kinetic")
-    with pytest.raises(rd.InputError, match="parameters"):
+    with pytest.raises(rd.InputError, match="parameters = 'grouped'; choose 'standard' or 'base'"):
         customized_model(robot, "idm", parameters="grouped")
+    with pytest.raises(rd.InputError, match="gravity = 'none'; choose 'constant' or 'input'"):
+        customized_model(robot, "idm", gravity="none")
+    with pytest.raises(rd.InputError, match="wrenches = 'tip'; choose 'none', 'terminal' or 'all'"):
+        customized_model(robot, "idm", wrenches="tip")
+    with pytest.raises(rd.InputError, match="kind = 'energy'; choose one of inverse_dynamics"):
+        rd.compile(robot, "energy")
+    with pytest.raises(rd.InputError, match="backend = 'fortran'; choose 'c' or 'numpy'"):
+        rd.compile(robot, "idm", backend="fortran")
+    with pytest.raises(rd.InputError, match="parameters = 'minimal'"):
+        rd.compile(robot, "idm", parameters="minimal", backend="numpy")
 
 
 @given(robot=robots)
