@@ -185,12 +185,12 @@ def customized_model(
         raise InputError(f"parameters = {parameters!r}; choose 'standard' or 'base'")
     if ddm_method not in ("recursive", "cholesky"):
         raise InputError(f"ddm_method = {ddm_method!r}; choose 'recursive' or 'cholesky'")
-    base = None
-    if parameters == "base" and kind != "regressor":
+    if parameters == "base" and kind != "regressor":  # the regressor's columns do not use the values
         from robodyn.symbolic.baseparams import base_inertia
 
-        base = base_inertia(robot, symbolic_geometry)
-    inertia = inertia_table(robot, "standard" if kind == "regressor" else parameters, base=base)
+        inertia = base_inertia(robot, symbolic_geometry)
+    else:
+        inertia = inertia_table(robot)
     prog = Program()
     sr = build(prog, robot, symbolic_geometry, symbolic_inertia, inertia=inertia,
                gravity=gravity if kind not in ("inertia_matrix",) else "constant",

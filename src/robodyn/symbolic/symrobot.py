@@ -78,16 +78,11 @@ class SymRobot:
         return v
 
 
-def inertia_table(robot, parameters: str, base=None):
-    """Values (nf, 11) = XX..M, Ia and names (nf, 11) of the inertial parameters the model uses."""
-    nf = robot.nf
+def inertia_table(robot):
+    """Values (nf, 11) = XX..M, Ia (kg m², kg m, kg) and names (nf, 11) of the standard parameters."""
     values = np.concatenate([robot.params, robot.Ia[:, None]], axis=1)
-    names = [[f"{p}{j}" for p in PARAMETER_NAMES + ("IA",)] for j in range(1, nf + 1)]
-    if parameters == "standard":
-        return values, names
-    if parameters == "base":
-        return base
-    raise InputError(f"parameters = {parameters!r}; choose 'standard' or 'base'")
+    names = [[f"{p}{j}" for p in PARAMETER_NAMES + ("IA",)] for j in range(1, robot.nf + 1)]
+    return values, names
 
 
 def build(
@@ -187,7 +182,7 @@ def build(
         A.append(Aj)
         P.append(Pj)
 
-    values, names = inertia if inertia is not None else inertia_table(robot, "standard")
+    values, names = inertia if inertia is not None else inertia_table(robot)
     J, MS, M, Ia, fric = [], [], [], [], []
     for i in range(nf):
         c = [const(names[i][k], values[i, k], symbolic_inertia) for k in range(11)]
