@@ -71,7 +71,31 @@ def test_option_errors(tmp_path):
     res = runner.invoke(app, ["generate", "planar2r", "--models", "idm,xyz", "--out", str(tmp_path / "a")])
     assert res.exit_code == 2 and "--models" in res.output and "xyz" in res.output
     res = runner.invoke(app, ["generate", "planar2r", "--lang", "fortran", "--out", str(tmp_path / "a")])
-    assert res.exit_code == 2 and "--lang" in res.output
+    assert res.exit_code == 2 and "--lang" in res.output and "python, c, matlab, julia" in res.output
+    res = runner.invoke(app, ["generate", "planar2r", "--params", "minimal", "--out", str(tmp_path / "a")])
+    assert res.exit_code == 2 and "--params = 'minimal': choose standard or base" in res.output
     res = runner.invoke(app, ["generate", "nosuchrobot", "--out", str(tmp_path / "a")])
     assert res.exit_code == 2 and "unknown robot" in res.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_main_job_without_compiler_and_fresh_cache(tmp_path, monkeypatch):
+    """The README's main job, ``robodyn generate rx90 --out rx90_models``, from a fresh cache folder and on
+    a machine without a C compiler: the sources are written (generate never compiles) and the cache is
+    not touched."""
+    from robodyn.symbolic.codegen import build
+
+    cache = tmp_path / "fresh-cache"
+    monkeypatch.setenv("ROBODYN_CACHE", str(cache))
+    monkeypatch.delenv("CC", raising=False)
+    monkeypatch.setattr(build.shutil, "which", lambda name: None)
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["generate", "rx90", "--out", "rx90_models"])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "rx90_models"
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["README.md", "operations.json", "base_parameters.txt"]
+        + [f"rx90_{m}.{e}" for m in ("idm", "inm", "ddm") for e in ("txt", "py", "c")])
+    assert "void rx90_idm(const double *q, const double *qd, const double *qdd, double *out)" in (
+        out / "rx90_idm.c").read_text()
+    assert not cache.exists()

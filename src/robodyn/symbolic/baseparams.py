@@ -14,13 +14,16 @@ _COLUMNS = {p: k for k, p in enumerate(PARAMETER_NAMES + ("Ia",))}
 
 
 def base_inertia(robot, symbolic_geometry: bool = False):
-    """(values (nf, 11), names (nf, 11), BaseParameters, {}) for the tables of :func:`symrobot.build`.
+    """(values (nf, 11), names (nf, 11)) of the base parameters, laid out for :func:`symrobot.build`.
 
-    Known-zero standard parameters are dropped first (``drop_zero``), as in Example 9.3 / Table 9.4.
+    Base parameters whose value is exactly 0 become zeros in :func:`symrobot.build`, so a robot with the
+    zeros of Example 9.3 gets the model of Table 9.4's parameters.  ``drop_zero=True`` is not used: it
+    also drops a grouped parameter whose own standard parameter is 0 (MYR4 = MY4 − MZ5 with MY4 = 0 for
+    the built-in rx90), which would lose the MZ5 term.
     """
     from robodyn.parameters import base_parameters
 
-    bp = base_parameters(robot, method="symbolic", drop_zero=True, symbolic_geometry=symbolic_geometry)
+    bp = base_parameters(robot, method="symbolic", symbolic_geometry=symbolic_geometry)
     values = np.zeros((robot.nf, 11))
     names = [[f"{p}{j}" for p in PARAMETER_NAMES + ("IA",)] for j in range(1, robot.nf + 1)]
     for name, std, value in zip(bp.names, bp.standard, bp.values):
@@ -28,4 +31,4 @@ def base_inertia(robot, symbolic_geometry: bool = False):
         j = int(std[len(head):])
         values[j - 1, _COLUMNS[head]] = value
         names[j - 1][_COLUMNS[head]] = name.replace("Ia", "IA", 1) if name.startswith("Ia") else name
-    return values, names, bp, {}
+    return values, names

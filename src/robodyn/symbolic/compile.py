@@ -10,13 +10,15 @@ on contiguous (N, n) blocks: the loop over samples runs in C.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from robodyn._arrays import working_dtype
 from robodyn.errors import InputError
 from robodyn.symbolic.models import SHORT, customized_model
 
-#: kind -> (joint arguments, takes wrenches, takes gravity)
+#: kind -> (joint arguments, takes wrenches, takes gravity): the numeric function's arguments after robot
 _SIGNATURES = {
     "inverse_dynamics": (("q", "qd", "qdd"), True, True),
     "bias": (("q", "qd"), True, True),
@@ -50,12 +52,19 @@ class CompiledModel:
         self._out_shape = self.model.output_shape
         self._extra = (np.array(robot.gravity, dtype=np.float64),) if self._takes_gravity else ()
         self.__doc__ = f"Compiled {kind} of robot {robot.name} ({parameters} parameters, {backend})."
+        P = inspect.Parameter
+        self.__signature__ = inspect.Signature(
+            [P(k, P.POSITIONAL_OR_KEYWORD) for k in self._joint]
+            + [P(k, P.POSITIONAL_OR_KEYWORD, default=None) for k, on in (("wrenches", self._takes_wrenches),
+                                                                         ("gravity", self._takes_gravity)) if on])
 
     def _variant(self, wrenches: bool):
         if wrenches not in self._variants:
+            # the regressor's columns: rd.regressor's (friction columns included) or base_parameters(robot)'s
+            friction = self.kind != "regressor" or self.parameters == "standard"
             m = customized_model(self.robot, self.kind, parameters=self.parameters,
                                  gravity="input" if self._takes_gravity else "constant",
-                                 wrenches="all" if wrenches else "none")
+                                 wrenches="all" if wrenches else "none", friction=friction)
             self._variants[wrenches] = (m, *self._load(m))
         return self._variants[wrenches]
 
@@ -90,24 +99,23 @@ class CompiledModel:
 
         return call_c, (module.single if module is not None else None)
 
-    def __call__(self, *args, wrenches=None, gravity=None):
-        if self._single is not None and wrenches is None and gravity is None:
+    def __call__(self, *args, **kwargs):
+        if self._single is not None and not kwargs and len(args) == len(self._joint):
             # low-latency path: 1-D float64 arrays of the right length, checked in C
             out = np.empty(self._out_shape)
-            code = self._single(*args, *self._extra, out) if len(args) == len(self._joint) else -1
-            if code == 0:
+            if self._single(*args, *self._extra, out) == 0:
                 return out
-        return self._checked(args, wrenches, gravity)
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as e:
+            raise InputError(f"compiled {self.kind} of robot '{self.robot.name}' is called as "
+                             f"f{self.__signature__}: {e}") from None
+        bound.apply_defaults()
+        a = bound.arguments
+        return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"))
 
     def _checked(self, args, wrenches, gravity):
         names = self._joint
-        if len(args) != len(names):
-            raise InputError(f"compiled {self.kind} takes {len(names)} joint arrays ({', '.join(names)}), "
-                             f"got {len(args)}")
-        if wrenches is not None and not self._takes_wrenches:
-            raise InputError(f"compiled {self.kind} takes no wrenches")
-        if gravity is not None and not self._takes_gravity:
-            raise InputError(f"compiled {self.kind} takes no gravity")
         arrays = {k: _as_real(k, v) for k, v in zip(names, args)}
         n = self.robot.n
         for k, a in arrays.items():
@@ -156,15 +164,31 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     ----------
     robot : Robot
     kind : "inverse_dynamics" | "bias" | "gravity" | "inertia_matrix" | "forward_dynamics" | "regressor"
+        (or idm, ccg, gra, inm, ddm, dim).
     parameters : "standard" | "base"
+        Inertial parameters the generated model uses (results are the same up to rounding).
     backend : "c" (compiled with the machine's C compiler, cached) | "numpy" (generated NumPy code)
 
     Returns
     -------
     CompiledModel
-        Called like the numeric function: ``f(q, qd, qdd, wrenches=None, gravity=None)`` for inverse
-        dynamics, ``f(q)`` for the inertia matrix, etc.; batched over leading axes, arguments checked,
-        float32 in → float32 out (computed in float64).
+        Called like the numeric function without its ``robot`` argument (``inspect.signature`` shows it):
+
+        ===================  ==========================================  =================================
+        kind                 call                                        equals
+        ===================  ==========================================  =================================
+        inverse_dynamics     f(q, qd, qdd, wrenches=None, gravity=None)  rd.inverse_dynamics (N m | N)
+        bias                 f(q, qd, wrenches=None, gravity=None)       rd.bias_torques
+        gravity              f(q, gravity=None)                          rd.gravity_torques
+        inertia_matrix       f(q)                                        rd.inertia_matrix (..., n, n)
+        forward_dynamics     f(q, qd, tau, wrenches=None, gravity=None)  rd.forward_dynamics (..., n)
+        regressor            f(q, qd, qdd, gravity=None)                 rd.regressor (standard, friction
+                                                                         columns) or
+                                                                         rd.base_parameters(robot).regressor
+        ===================  ==========================================  =================================
+
+        Batched over leading axes, arguments checked (InputError naming the argument), float32 in →
+        float32 out (computed in float64).
 
     Raises
     ------

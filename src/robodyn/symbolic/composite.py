@@ -1,4 +1,4 @@
-"""Customized inertia matrix (composite links, Khalil & Dombre Appendix 8) and regressor [9.36].
+"""Customized inertia matrix (composite links, Khalil & Dombre Appendix 8).
 
 Composite link j+ = link j and all its descendants, about O_j in R_j:
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import symengine as se
 
-from robodyn.symbolic import newton_euler as ne
 from robodyn.symbolic.engine import Program, add, cross, matmul, matvec, scale, skew, transpose
 from robodyn.symbolic.symrobot import SymRobot
 
@@ -73,71 +72,3 @@ def inertia_matrix(prog: Program, sr: SymRobot):
                 sym = prog.force(f"A{k + 1}{j}", e)
                 out[pos[k]][pos[i]] = out[pos[i]][pos[k]] = sym
     return [e for row in out for e in row]
-
-
-_PARAMS = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
-
-
-def _unit(p: int):
-    """(J, MS, M) with parameter p (index in XX..M) equal to 1 and the others 0."""
-    v = [se.Integer(0)] * 10
-    v[p] = se.Integer(1)
-    XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = v
-    return [[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]], [MX, MY, MZ], M
-
-
-def regressor(prog: Program, sr: SymRobot, names, friction: bool = True):
-    """Columns of Φ(q, q̇, q̈) with Γ = Φ K [9.36]: for each parameter with a nonzero value in the model, the
-    torques of the Newton–Euler algorithm with that parameter 1 and the others 0 (SYMORO's DG variables).
-
-    Returns (outputs row-major (n, columns), column names).  Columns per frame: the inertial parameters
-    that are not identically zero, then IA, and FS, FV, FO when ``friction``.
-    """
-    W, WP, VP, U = ne.forward_recursion(prog, sr)
-    joints = [i for i, s in enumerate(sr.sigma) if s != 2]
-    pos = {f: k for k, f in enumerate(joints)}
-    n = len(joints)
-    columns, cols = [], []
-    for i in range(len(sr.sigma)):
-        j = i + 1
-        params = [sr.J[i][0][0], sr.J[i][0][1], sr.J[i][0][2], sr.J[i][1][1], sr.J[i][1][2], sr.J[i][2][2],
-                  *sr.MS[i], sr.M[i]]
-        for p in range(10):
-            if params[p] == 0:
-                continue
-            tag = names[i][p]
-            J, MS, M = _unit(p)
-            F = prog.vec("DF{k}" + f"{j}_{tag}", add(scale(M, VP[i]), matvec(U[i], MS)), "")
-            Ib = [[(se.Rational(1, 2) * (J[0][0] + J[1][1] + J[2][2]) - J[r][c]) if r == c else -J[r][c]
-                   for c in range(3)] for r in range(3)]
-            N = add([ne.gyroscopic(prog, Ib, U[i], k, False) for k in range(3)], cross(MS, VP[i]))
-            N = prog.vec("DN{k}" + f"{j}_{tag}", N, "")
-            col = [se.Integer(0)] * n
-            k = i
-            while True:
-                if sr.sigma[k] != 2:
-                    col[pos[k]] = prog.force(f"DG{pos[k] + 1}_{tag}", F[2] if sr.sigma[k] == 1 else N[2])
-                a = sr.antecedent[k] - 1
-                if a < 0:
-                    break
-                A, P = sr.A[k], sr.P[k]
-                F = prog.vec("DFI{k}" + f"{k + 1}_{tag}", matvec(A, F), "")
-                N = prog.vec("DNI{k}" + f"{k + 1}_{tag}", add(matvec(A, N), cross(P, F)), "")
-                k = a
-            columns.append(tag)
-            cols.append(col)
-        if sr.sigma[i] == 2:
-            continue
-        joint = [(names[i][10], sr.Ia[i], sr.qdd[i])]
-        if friction:
-            joint += [(f"FS{j}", 1, se.sign(sr.qd[i])), (f"FV{j}", 1, sr.qd[i]), (f"FO{j}", 1, se.Integer(1))]
-        for tag, value, e in joint:
-            if value == 0:
-                continue
-            col = [se.Integer(0)] * n
-            col[pos[i]] = e
-            columns.append(tag)
-            cols.append(col)
-    out = [cols[c][r] for r in range(n) for c in range(len(cols))]
-    return out, columns
-

@@ -1,8 +1,9 @@
-"""Customized direct dynamic model q̈ = A⁻¹ (Γ − H) [9.95]–[9.96] (Khalil & Dombre §9.7.1).
+"""Customized direct dynamic models (Khalil & Dombre §9.7), expanded into scalar assignments.
 
-A(q) by composite links, H(q, q̇) by the customized Newton–Euler algorithm with q̈ = 0, then an LDLᵀ
-factorisation and the two triangular solves, all expanded into scalar assignments (zeros of A, e.g. of a
-decoupled wrist, fold away).  The O(n) recursive algorithm of §9.7.2 is not generated here.
+:func:`forward_dynamics`: q̈ = A⁻¹ (Γ − H) [9.95]–[9.96] (§9.7.1): A(q) by composite links, H(q, q̇) by the
+customized Newton–Euler algorithm with q̈ = 0, then an LDLᵀ factorisation and the two triangular solves
+(zeros of A, e.g. of a decoupled wrist, fold away).  :func:`forward_dynamics_recursive`: the O(n)
+recursive Newton–Euler algorithm of §9.7.2, [9.100]–[9.124].
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import symengine as se
 
 from robodyn.symbolic import composite, newton_euler as ne
-from robodyn.symbolic.engine import Program, cross
+from robodyn.symbolic.engine import Program, cross, matmul, matvec, transpose
 from robodyn.symbolic.symrobot import SymRobot
 
 
@@ -41,24 +42,6 @@ def forward_dynamics(prog: Program, sr: SymRobot, friction: bool = True):
         z = y[i] * prog.let(f"JD{num[i]}", 1 / D[i]) - sum((L[k][i] * x[k] for k in range(i + 1, n)), se.Integer(0))
         x[i] = prog.force(f"QDD{num[i]}", z)
     return x
-
-
-def _zeros(r, c):
-    return [[se.Integer(0)] * c for _ in range(r)]
-
-
-def _mm(a, b):
-    return [[sum((a[r][k] * b[k][c] for k in range(len(b)) if a[r][k] != 0 and b[k][c] != 0), se.Integer(0))
-             for c in range(len(b[0]))] for r in range(len(a))]
-
-
-def _mv(a, v):
-    return [sum((a[r][k] * v[k] for k in range(len(v)) if a[r][k] != 0 and v[k] != 0), se.Integer(0))
-            for r in range(len(a))]
-
-
-def _t(a):
-    return [list(r) for r in zip(*a)]
 
 
 def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = True):
@@ -108,9 +91,9 @@ def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = Tru
         g_ang = wq if s == 0 else [se.Integer(0)] * 3
         gamma.append(prog.vec("GAMMA{k}{j}", g_lin, j) + prog.vec("GAMMAW{k}{j}", g_ang, j))
         # ^jT_a = [[Aᵀ, −Aᵀ P̂], [0, Aᵀ]]
-        At = _t(sr.A[i])
+        At = transpose(sr.A[i])
         Ph = [[0, -P[2], P[1]], [P[2], 0, -P[0]], [-P[1], P[0], 0]]
-        AtP = [[-e for e in row] for row in _mm(At, Ph)]
+        AtP = [[-e for e in row] for row in matmul(At, Ph)]
         T.append([At[r] + AtP[r] for r in range(3)] + [[se.Integer(0)] * 3 + At[r] for r in range(3)])
         axis.append(None if s == 2 else (2 if s == 1 else 5))
     K, alpha, Hinv, JU, TAUr = [None] * nf, [None] * nf, [None] * nf, [None] * nf, [None] * nf
@@ -121,7 +104,7 @@ def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = Tru
         ax = axis[i]
         if ax is None:
             K[i] = Js[i]
-            alpha[i] = [e - b for e, b in zip(_mv(Js[i], gamma[i]), beta[i])]
+            alpha[i] = [e - b for e, b in zip(matvec(Js[i], gamma[i]), beta[i])]
         else:
             H = Js[i][ax][ax] + sr.Ia[i]
             Hinv[i] = prog.let(f"JD{j}", 1 / prog.let(f"H{j}", H))
@@ -131,15 +114,15 @@ def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = Tru
             TAUr[i] = prog.let(f"GW{j}", tau[i] - f + beta[i][ax])  # τ + aᵀβ* [9.118]
             K[i] = prog.mat("GK{r}{c}" + str(j), [[Js[i][r][c] - JU[i][r] * ja[c] for c in range(6)] for r in range(6)],
                             "", symmetric=True)
-            kg = _mv(K[i], gamma[i])
+            kg = matvec(K[i], gamma[i])
             alpha[i] = [kg[r] + JU[i][r] * TAUr[i] - beta[i][r] for r in range(6)]
         alpha[i] = prog.vec("AP{k}" + str(j), alpha[i][:3], "") + prog.vec("APW{k}" + str(j), alpha[i][3:], "")
         p = sr.antecedent[i] - 1
         if p >= 0:
-            KT = [prog.vec("GX{k}" + f"{j}_{c + 1}", col, "") for c, col in enumerate(_t(_mm(K[i], T[i])))]
-            TKT = _mm(_t(T[i]), _t(KT))
+            KT = [prog.vec("GX{k}" + f"{j}_{c + 1}", col, "") for c, col in enumerate(transpose(matmul(K[i], T[i])))]
+            TKT = matmul(transpose(T[i]), transpose(KT))
             Js[p] = [[Js[p][r][c] + TKT[r][c] for c in range(6)] for r in range(6)]
-            Ta = _mv(_t(T[i]), alpha[i])
+            Ta = matvec(transpose(T[i]), alpha[i])
             beta[p] = [beta[p][r] - Ta[r] for r in range(6)]
     g = [-e for e in sr.gravity] + [se.Integer(0)] * 3
     Vd = [None] * nf
@@ -148,7 +131,7 @@ def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = Tru
         j = i + 1
         p = sr.antecedent[i] - 1
         vp = Vd[p] if p >= 0 else g
-        full = _mv(T[i], vp)  # ^jV̇_{a} [9.121]
+        full = matvec(T[i], vp)  # ^jV̇_{a} [9.121]
         vr = prog.vec("VR{k}" + str(j), full[:3], "") + prog.vec("VRW{k}" + str(j), full[3:], "")
         vg = [vr[k] + gamma[i][k] for k in range(6)]
         ax = axis[i]

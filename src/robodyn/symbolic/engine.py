@@ -234,11 +234,6 @@ def matvec(m, v):
     return [reduce(operator.add, (m[r][c] * v[c] for c in range(len(v)))) for r in range(len(m))]
 
 
-def mattvec(m, v):
-    """mᵀ v."""
-    return [reduce(operator.add, (m[c][r] * v[c] for c in range(len(v)))) for r in range(len(m[0]))]
-
-
 def matmul(a, b):
     return [[reduce(operator.add, (a[r][k] * b[k][c] for k in range(len(b)))) for c in range(len(b[0]))] for r in range(len(a))]
 

@@ -119,7 +119,8 @@ def closed_form(robot, frames: int | None = None, symbolic_geometry: bool = True
     E = sp.expand(E)
     A = sp.Matrix(nf, nf, lambda a, b: sp.diff(E, qd[a], qd[b]) + (Ia[a] if a == b else 0))
     Q = sp.Matrix([sp.diff(U, qk) for qk in q])  # [9.8]
-    return ClosedForm(q, qd, A.applyfunc(sp.expand), Q.applyfunc(sp.expand))
+    # sin² + cos² = 1 folded (e.g. m11 = M1 + M2 of the PR robot), then expanded again
+    return ClosedForm(q, qd, A.applyfunc(lambda e: sp.expand(sp.trigsimp(e))), Q.applyfunc(sp.expand))
 
 
 def planar_bodies(q, qd, bodies) -> ClosedForm:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import symengine as se
 
 from robodyn.errors import InputError
 from robodyn.symbolic import composite, newton_euler as ne
 from robodyn.symbolic.engine import Program, total_ops
-from robodyn.symbolic.symrobot import build, inertia_table
+from robodyn.symbolic.regressor import regressor
+from robodyn.symbolic.symrobot import WRENCH_NAMES, build, inertia_table
 
 KINDS = ("inverse_dynamics", "inertia_matrix", "gravity", "bias", "regressor", "forward_dynamics")
 #: Short names used by the CLI and file names (SYMORO's: idm, inm, ddm, ...).
@@ -165,7 +165,12 @@ def customized_model(
     wrenches : "none" | "terminal" | "all"
         Frames with external-wrench inputs FXj..CZj (inverse dynamics, bias, forward dynamics).
     friction : bool
-        Include Γ_f = FS sign(q̇) + FV q̇ + FO (+ Stribeck) [9.26] in inverse dynamics, bias, direct dynamics.
+        Include Γ_f = FS sign(q̇) + FV q̇ + FO (+ Stribeck) [9.26] in inverse dynamics, bias, direct dynamics;
+        for the regressor, append the friction columns (Fc_k, Fv_k, Foff_k, or their base parameters).
+
+    The regressor's columns are those of ``rd.regressor(robot, ..., friction=friction)`` (standard: 11 per
+    frame XX..M, Ia, then Fc, Fv, Foff per joint; ``column_names``) or of
+    ``rd.base_parameters(robot, friction=friction).regressor`` in ``.names`` order (base).
     ddm_method : "recursive" | "cholesky"
         Direct dynamics by the O(n) recursive algorithm of §9.7.2 or by A, H and an LDLᵀ solve (§9.7.1).
 
@@ -180,12 +185,12 @@ def customized_model(
         raise InputError(f"parameters = {parameters!r}; choose 'standard' or 'base'")
     if ddm_method not in ("recursive", "cholesky"):
         raise InputError(f"ddm_method = {ddm_method!r}; choose 'recursive' or 'cholesky'")
-    base = None
-    if parameters == "base":
+    if parameters == "base" and kind != "regressor":  # the regressor's columns do not use the values
         from robodyn.symbolic.baseparams import base_inertia
 
-        base = base_inertia(robot, symbolic_geometry)
-    inertia = inertia_table(robot, parameters, base=base and base[:2])
+        inertia = base_inertia(robot, symbolic_geometry)
+    else:
+        inertia = inertia_table(robot)
     prog = Program()
     sr = build(prog, robot, symbolic_geometry, symbolic_inertia, inertia=inertia,
                gravity=gravity if kind not in ("inertia_matrix",) else "constant",
@@ -208,7 +213,8 @@ def customized_model(
         outs = composite.inertia_matrix(prog, sr)
         shape, names = (n, n), ["q"]
     elif kind == "regressor":
-        outs, columns = composite.regressor(prog, sr, inertia[1], friction=friction)
+        standard, columns = regressor_columns(robot, parameters, friction)
+        outs = regressor(prog, sr, standard, columns)
         shape = (n, len(columns))
     else:
         from robodyn.symbolic import direct
@@ -221,7 +227,7 @@ def customized_model(
         args.append(Argument("gravity", (3,), tuple(enumerate(sr.inputs["gravity"]))))
     if "wrenches" in sr.inputs:
         nf = robot.nf
-        ent = [(int(str(s)[2:]) - 1) * 6 + ["FX", "FY", "FZ", "CX", "CY", "CZ"].index(str(s)[:2], 0)
+        ent = [(int(str(s)[2:]) - 1) * 6 + WRENCH_NAMES.index(str(s)[:2])
                for s in sr.inputs["wrenches"]]
         args.append(Argument("wrenches", (nf, 6), tuple(zip(ent, sr.inputs["wrenches"]))))
     used = set()
@@ -239,6 +245,15 @@ def customized_model(
     )
 
 
-def evaluate(model: CustomizedModel, *arrays) -> np.ndarray:
-    """Evaluate ``model`` with its NumPy function (convenience for tests and the CLI)."""
-    return model.numpy_function()(*arrays)
+def regressor_columns(robot, parameters: str, friction: bool):
+    """(standard names, column names) of the regressor: those of ``rd.regressor`` (``parameters="standard"``)
+    or of ``rd.base_parameters(robot, friction=friction)`` (``.standard``, ``.names``)."""
+    if parameters == "standard":
+        from robodyn.parameters import standard_parameter_names
+
+        names = standard_parameter_names(robot, friction)
+        return names, names
+    from robodyn.parameters import base_parameters
+
+    bp = base_parameters(robot, method="symbolic", friction=friction)
+    return list(bp.standard), list(bp.names)

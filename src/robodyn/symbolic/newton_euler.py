@@ -3,7 +3,7 @@
 Forward recursion [9.84]–[9.90] and backward recursion [9.91]–[9.94], expanded element by element into a
 :class:`~robodyn.symbolic.engine.Program`.  Variable names follow the seed and SYMORO: WI (^jω_{a(j)}),
 W (^jω_j), WP (^jω̇_j), DV (products ω_k ω_l), U (^jU_j), VSP (^{a}V̇_a + ^aU_a ^aP_j), VP (^jV̇_j),
-F, PSI (^jJ_j ^jω_j), N (link wrench [9.88]–[9.89]), FJ, NJ (joint wrench ^jf_j, ^jm_j), FDI (^{a}f_j),
+F, N (link wrench [9.88]–[9.89]), FJ, NJ (joint wrench ^jf_j, ^jm_j), FDI (^{a}f_j),
 GAM (joint torque).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import symengine as se
 
-from robodyn.symbolic.engine import ZERO3, Program, add, count_ops, cross, matvec, scale
+from robodyn.symbolic.engine import ZERO3, Program, add, cross, matvec, scale
 from robodyn.symbolic.symrobot import SymRobot
 
 
@@ -51,65 +51,55 @@ def forward_recursion(prog: Program, sr: SymRobot, qd=None, qdd=None, gravity=Tr
     return W, WP, VP, U
 
 
-def u_raw(prog: Program, w, wd, j):
-    """^jU_j element by element in terms of the DV products and ω̇ (not named)."""
-    dv = {}
-    for k in range(3):
-        for m in range(k, 3):
-            dv[k, m] = dv[m, k] = prog.let(f"DV{k + 1}{m + 1}{j}", w[k] * w[m])
-    return [
-        [-dv[1, 1] - dv[2, 2], dv[0, 1] - wd[2], dv[0, 2] + wd[1]],
-        [dv[0, 1] + wd[2], -dv[0, 0] - dv[2, 2], dv[1, 2] - wd[0]],
-        [dv[0, 2] - wd[1], dv[1, 2] + wd[0], -dv[0, 0] - dv[1, 1]],
-    ]
+def dv_products(prog: Program, w, j):
+    """The products DVkl = ω_k ω_l of ^jω_j (3x3, symmetric; hash-consing returns existing variables)."""
+    return [[prog.let(f"DV{min(k, m) + 1}{max(k, m) + 1}{j}", w[k] * w[m]) for m in range(3)] for k in range(3)]
 
 
 def u_matrix(prog: Program, w, wd, j):
     """^jU_j = ^jω̂̇_j + ^jω̂_j ^jω̂_j [9.90], through the products DVkl = ω_k ω_l."""
-    return prog.mat("U{r}{c}{j}", u_raw(prog, w, wd, j), j)
+    dv = dv_products(prog, w, j)
+    u = [
+        [-dv[1][1] - dv[2][2], dv[0][1] - wd[2], dv[0][2] + wd[1]],
+        [dv[0][1] + wd[2], -dv[0][0] - dv[2][2], dv[1][2] - wd[0]],
+        [dv[0][2] - wd[1], dv[1][2] + wd[0], -dv[0][0] - dv[1][1]],
+    ]
+    return prog.mat("U{r}{c}{j}", u, j)
 
 
 def link_wrenches(prog: Program, sr: SymRobot, W, WP, VP, U):
-    """^jF_j = M_j ^jV̇_j + ^jU_j ^jMS_j [9.88] and ^jN_j [9.89].
-
-    ^jJ_j ^jω̇_j + ^jω_j × (^jJ_j ^jω_j) is the moment about O_j of the accelerations U r of the link's
-    points, ∫ r × (U r) dm, i.e. N = vect(U Ī − (U Ī)ᵀ) with Ī = ∫ r rᵀ dm = ½ tr(J) 1 − J (constants).
-    This reuses ^jU_j and costs 5 products a component instead of the 8 of Jω̇ + ω × (Jω).
-    """
+    """^jF_j = M_j ^jV̇_j + ^jU_j ^jMS_j [9.88] and ^jN_j [9.89], through :func:`euler_moment`."""
     F, N = [], []
     for i in range(len(sr.sigma)):
         j = i + 1
         F.append(prog.vec("F{k}{j}", add(scale(sr.M[i], VP[i]), matvec(U[i], sr.MS[i])), j))
-        Ib = second_moments(prog, sr.J[i], j)
-        gyro = [_cheaper(gyroscopic(prog, Ib, U[i], k, False), gyroscopic(prog, Ib, u_raw(prog, W[i], WP[i], j), k))
-                for k in range(3)]
+        dv = dv_products(prog, W[i], j)
+        gyro = [euler_moment(prog, sr.J[i], WP[i], dv, U[i], k) for k in range(3)]
         N.append(prog.vec("N{k}{j}", add(gyro, cross(sr.MS[i], VP[i])), j))
     return F, N
 
 
-def gyroscopic(prog: Program, Ib, u, k, split_sums=True):
-    """Component k of vect(U Ī − (U Ī)ᵀ) = ∫ r × (U r) dm."""
-    a, b, c = k, (k + 1) % 3, (k + 2) % 3
-    return linear(prog, [(Ib[a][b], u[c][a]), (-Ib[a][c], u[b][a]), (Ib[b][b], u[c][b]), (-Ib[c][c], u[b][c]),
-                         (Ib[b][c], u[c][c] - u[b][b])], split_sums)
+def euler_moment(prog: Program, J, wd, dv, u, a):
+    """Component a of ^jJ_j ^jω̇_j + ^jω_j × (^jJ_j ^jω_j) ([9.89] without MS × V̇), with (a, b, c) cyclic:
+
+        J_aa ω̇_a − J_ab U_ca + J_ac U_ba + J_bc (DV_bb − DV_cc) + (J_cc − J_bb) DV_bc,
+
+    since U_ba = ω̇_c + ω_a ω_b and U_ca = ω_a ω_c − ω̇_b [9.90] and DV_kl = ω_k ω_l (``dv``, 3x3; ``u``
+    = ^jU_j).  Five products at most, four when J_aa = 0 (YY_j is grouped away in the base parameters,
+    Theorem 9.1), against the eight of Jω̇ + ω × (Jω); terms with equal factors merge (:func:`linear`).
+    """
+    b, c = (a + 1) % 3, (a + 2) % 3
+    return linear(prog, [(J[a][a], wd[a]), (-J[a][b], u[c][a]), (J[a][c], u[b][a]), (J[b][c], dv[b][b] - dv[c][c]),
+                         (J[c][c] - J[b][b], dv[b][c])])
 
 
-def _cheaper(e1, e2):
-    """The form with fewer multiplications; on a tie the second (it needs no U element)."""
-    c1, c2 = count_ops(e1), count_ops(e2)
-    return e1 if (c1["mul"], c1["add"]) < (c2["mul"], c2["add"]) else e2
-
-
-def linear(prog: Program, pairs, split_sums: bool = True):
+def linear(prog: Program, pairs):
     """Σ c_k v_k with constant coefficients c_k, terms with equal (or opposite) v_k merged and each merged
-    coefficient expanded and evaluated once (e.g. Ī11 + Ī22 = ZZ for a link turning about z only)."""
+    coefficient expanded and evaluated once (a constant variable, not counted per call)."""
     merged: dict = {}
-    split = []
     for c, v in pairs:
-        for t in (v.args if split_sums and isinstance(v, se.Add) else (v,)):
-            k, rest = _coefficient(t)
-            split.append((c * k, rest))
-    for c, v in split:
+        k, v = _coefficient(v)
+        c = c * k
         if c == 0 or v == 0:
             continue
         if -v in merged:
@@ -128,15 +118,6 @@ def _coefficient(t):
     if isinstance(t, se.Mul) and isinstance(t.args[0], se.Number):
         return t.args[0], t / t.args[0]
     return se.Integer(1), t
-
-
-def second_moments(prog: Program, J, j):
-    """Ī = ∫ r rᵀ dm = ½ tr(J) 1 − J of link j (constants, evaluated once)."""
-    half = se.Rational(1, 2)
-    t = half * (J[0][0] + J[1][1] + J[2][2])
-    m = [[(t - J[r][c]) if r == c else -J[r][c] for c in range(3)] for r in range(3)]
-    # not named: merged coefficients (e.g. Ī11 + Ī33 = YY) must expand to the parameters themselves
-    return m
 
 
 def backward_recursion(prog: Program, sr: SymRobot, F, N, wrenches=True):

@@ -18,10 +18,8 @@ from robodyn.errors import InputError
 from robodyn.model.robot import PARAMETER_NAMES
 from robodyn.symbolic.engine import Program, matmul, number
 
-#: Seed names of the geometric parameters (Khalil & Dombre §9.5 tables; SYMORO files).
-GEOMETRY_NAMES = {"gamma": "GA", "b": "B", "alpha": "AL", "d": "D", "theta": "TH", "r": "RL"}
-#: Names of the joint quantities; IA: rotor inertia, FS: Coulomb, FV: viscous, FO: offset [9.26].
-JOINT_NAMES = {"Ia": "IA", "Fc": "FS", "Fv": "FV", "Foff": "FO"}
+# Symbol names (SYMORO's): geometry GA, B, AL, D, TH, RL + frame number; joints IA (rotor inertia),
+# FS (Coulomb), FV (viscous), FO (offset) [9.26]; gravity G1..G3; wrenches FX..CZ + frame number.
 WRENCH_NAMES = ("FX", "FY", "FZ", "CX", "CY", "CZ")
 
 
@@ -80,16 +78,11 @@ class SymRobot:
         return v
 
 
-def inertia_table(robot, parameters: str, base=None):
-    """Values (nf, 11) = XX..M, Ia and names (nf, 11) of the inertial parameters the model uses."""
-    nf = robot.nf
+def inertia_table(robot):
+    """Values (nf, 11) = XX..M, Ia (kg m², kg m, kg) and names (nf, 11) of the standard parameters."""
     values = np.concatenate([robot.params, robot.Ia[:, None]], axis=1)
-    names = [[f"{p}{j}" for p in PARAMETER_NAMES + ("IA",)] for j in range(1, nf + 1)]
-    if parameters == "standard":
-        return values, names
-    if parameters == "base":
-        return base
-    raise InputError(f"parameters = {parameters!r}; choose 'standard' or 'base'")
+    names = [[f"{p}{j}" for p in PARAMETER_NAMES + ("IA",)] for j in range(1, robot.nf + 1)]
+    return values, names
 
 
 def build(
@@ -184,12 +177,12 @@ def build(
         b = const(f"B{j}", robot.b[i], symbolic_geometry)
         p_local = [d, -sa * r, b + ca * r]
         Pj = [cg * p_local[0] - sg * p_local[1], sg * p_local[0] + cg * p_local[1], p_local[2]]
-        if robot.sigma[i] == 1:
-            Pj = program.vec("P{k}{j}", Pj, j)
+        # revolute/fixed: constants such as RL4*CAL4, evaluated once (hoisted); prismatic: per call
+        Pj = program.vec("P{k}{j}", Pj, j)
         A.append(Aj)
         P.append(Pj)
 
-    values, names = inertia if inertia is not None else inertia_table(robot, "standard")
+    values, names = inertia if inertia is not None else inertia_table(robot)
     J, MS, M, Ia, fric = [], [], [], [], []
     for i in range(nf):
         c = [const(names[i][k], values[i, k], symbolic_inertia) for k in range(11)]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.symbolic.codegen.printer import C, to_source
+from robodyn.symbolic.codegen.printer import C, statements, to_source
 
 
 #: sin/cos inlined so that the compiler shares the argument reduction of S_j and C_j: the reduction
@@ -99,15 +99,8 @@ def source(model, name: str, python_entry: bool = False) -> str:
         TRIG,
         signature(model, name).replace(f"void {name}(", f"static inline __attribute__((always_inline)) void {name}_body(") + " {",
     ]
-    for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0])):
-        lines.append(f"    const double {s} = {v!r};")
-    for a in model.arguments:
-        for k, s in a.entries:
-            lines.append(f"    const double {s} = {a.name}[{k}];")
-    for s, e in model.program.assignments:
-        lines.append(f"    const double {s} = {to_source(e, C)};")
-    for k, o in enumerate(model.outputs):
-        lines.append(f"    out[{k}] = {to_source(o, C)};")
+    lines += statements(model, C, lambda a, k, s: f"const double {s} = {a}[{k}];", lambda k, e: f"out[{k}] = {e};",
+                        "const double {s} = {v!r};", "const double {s} = {e};")
     args = ", ".join(a.name for a in model.arguments)
     lines += ["}", "", signature(model, name) + " {", f"    {name}_body({args}, out);", "}", "", "static int rd_finite(const double *a, long n) {",
               "    int ok = 1;", "    for (long k = 0; k < n; ++k) ok &= (a[k] - a[k] == 0.0);", "    return ok;", "}", ""]

@@ -14,8 +14,10 @@ def listing(model, title: str) -> str:
         f"Robot: {model.robot.name} ({''.join('RP-'[s] for s in model.robot.sigma)}), "
         f"{model.parameters} inertial parameters",
         f"Inputs: {', '.join(a.name for a in model.arguments)}",
-        "",
     ]
+    if model.column_names:
+        lines.append(f"Columns (parameters of Gamma = Phi K): {', '.join(model.column_names)}")
+    lines.append("")
     if model.constants:
         lines.append("Constants:")
         lines += [f"    {s} = {v!r}" for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0]))]

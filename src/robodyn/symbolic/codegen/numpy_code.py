@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.symbolic.codegen.printer import PYTHON, to_source
+from robodyn.symbolic.codegen.printer import PYTHON, statements
 
 
 def source(model, name: str) -> str:
@@ -31,16 +31,9 @@ def source(model, name: str) -> str:
         if len(a.shape) > 1:
             lines.append(f"    {a.name} = {a.name}.reshape({a.name}.shape[:-{len(a.shape)}] + (-1,))")
     lines.append("    batch = np.broadcast_shapes(" + "".join(f"{a}.shape[:-1], " for a in args) + ")")
-    for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0])):
-        lines.append(f"    {s} = {v!r}")
-    for a in model.arguments:
-        for k, s in a.entries:
-            lines.append(f"    {s} = {a.name}[..., {k}]")
-    for s, e in model.program.assignments:
-        lines.append(f"    {s} = {to_source(e, PYTHON)}")
-    lines.append(f"    out = np.empty(batch + ({out_size},))")
-    for k, o in enumerate(model.outputs):
-        lines.append(f"    out[..., {k}] = {to_source(o, PYTHON)}")
+    body = statements(model, PYTHON, lambda a, k, s: f"{s} = {a}[..., {k}]", lambda k, e: f"out[..., {k}] = {e}")
+    first_output = len(body) - len(model.outputs)
+    lines += body[:first_output] + [f"    out = np.empty(batch + ({out_size},))"] + body[first_output:]
     lines.append(f"    return out.reshape(batch + {tuple(model.output_shape)!r})")
     return "\n".join(lines) + "\n"
 

@@ -110,3 +110,17 @@ def _negative(t) -> bool:
 def _wrap(e, lang, prec):
     s, p = _print(e, lang)
     return s if p >= prec else f"({s})"
+
+
+def statements(model, lang: Language, argument, output, constant="{s} = {v!r}", assignment="{s} = {e}") -> list:
+    """The body of a generated function, indented by 4: constants, arguments unpacked into the input
+    symbols, the assignments in order, then the outputs.
+
+    ``argument(array_name, flat_index, symbol)`` and ``output(flat_index, text)`` spell one line;
+    ``constant`` and ``assignment`` are format strings with fields ``s``, ``v`` / ``s``, ``e``.
+    """
+    lines = [constant.format(s=s, v=v) for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0]))]
+    lines += [argument(a.name, k, s) for a in model.arguments for k, s in a.entries]
+    lines += [assignment.format(s=s, e=to_source(e, lang)) for s, e in model.program.assignments]
+    lines += [output(k, to_source(o, lang)) for k, o in enumerate(model.outputs)]
+    return ["    " + line for line in lines]

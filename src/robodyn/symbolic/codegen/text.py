@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from robodyn.symbolic.codegen.printer import JULIA, MATLAB, to_source
+from robodyn.symbolic.codegen.printer import JULIA, MATLAB, statements
 
 
 def _header(model, comment: str) -> list[str]:
@@ -31,18 +29,11 @@ def matlab(model, name: str) -> str:
     args = [a.name for a in model.arguments]
     lines = [f"function out = {name}({', '.join(args)})"]
     lines += ["    " + s for s in _header(model, "%")]
-    for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0])):
-        lines.append(f"    {s} = {v!r};")
-    for a in model.arguments:
-        for k, s in a.entries:
-            lines.append(f"    {s} = {a.name}({k + 1});")
-    for s, e in model.program.assignments:
-        lines.append(f"    {s} = {to_source(e, MATLAB)};")
     shape = model.output_shape if len(model.output_shape) == 2 else (model.output_shape[0], 1)
-    lines.append(f"    out = zeros({shape[0]}, {shape[1]});")
-    for k, o in enumerate(model.outputs):
-        lines.append(f"    out({_out_index(model, k)}) = {to_source(o, MATLAB)};")
-    lines.append("end")
+    body = statements(model, MATLAB, lambda a, k, s: f"{s} = {a}({k + 1});",
+                      lambda k, e: f"out({_out_index(model, k)}) = {e};", "{s} = {v!r};", "{s} = {e};")
+    first_output = len(body) - len(model.outputs)
+    lines += body[:first_output] + [f"    out = zeros({shape[0]}, {shape[1]});"] + body[first_output:] + ["end"]
     return "\n".join(lines) + "\n"
 
 
@@ -50,18 +41,9 @@ def julia(model, name: str) -> str:
     args = [a.name for a in model.arguments]
     lines = _header(model, "#")
     lines.append(f"function {name}({', '.join(args)})")
-    for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0])):
-        lines.append(f"    {s} = {v!r}")
-    for a in model.arguments:
-        for k, s in a.entries:
-            lines.append(f"    {s} = {a.name}[{k + 1}]")
-    for s, e in model.program.assignments:
-        lines.append(f"    {s} = {to_source(e, JULIA)}")
-    size = int(np.prod(model.output_shape))
-    dims = ", ".join(map(str, model.output_shape))
-    lines.append(f"    out = zeros({dims})")
-    for k, o in enumerate(model.outputs[:size]):
-        lines.append(f"    out[{_out_index(model, k)}] = {to_source(o, JULIA)}")
-    lines.append("    return out")
-    lines.append("end")
+    body = statements(model, JULIA, lambda a, k, s: f"{s} = {a}[{k + 1}]",
+                      lambda k, e: f"out[{_out_index(model, k)}] = {e}")
+    first_output = len(body) - len(model.outputs)
+    lines += body[:first_output] + [f"    out = zeros({', '.join(map(str, model.output_shape))})"]
+    lines += body[first_output:] + ["    return out", "end"]
     return "\n".join(lines) + "\n"
