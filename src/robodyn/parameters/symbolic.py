@@ -256,6 +256,10 @@ def symbolic_base_parameters(
 
     kept, kept_expr = [], {}
     for name in names:
+        if rule.get(name) == "known zero" and expr[name] != 0:
+            # A known-zero parameter that received a grouping (MYR4 = MY4 − MZ5 with MY4 = 0) is still a base
+            # parameter: dropping it would lose the grouped ones.
+            del status[name], rule[name]
         if name in status:
             continue
         e = _chop(sympy.expand(expr[name]))
