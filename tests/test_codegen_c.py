@@ -6,6 +6,7 @@ import pytest
 import robodyn as rd
 from robodyn.symbolic import CompilerNotFoundError
 from robodyn.symbolic.codegen import build
+from tests.support.checks import assert_accelerations_close
 from tests.support.random_robots import random_robot, random_state
 
 
@@ -41,7 +42,7 @@ def test_compiled_models_random_robots(seed):
     assert A.shape == (2, 3, robot.n, robot.n)
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     close(A @ qdd[..., None], (tau - rd.bias_torques(robot, q, qd))[..., None])
-    close(rd.compile(robot, "ddm")(q, qd, tau), qdd, 1e-9)
+    assert_accelerations_close(robot, q, qd, tau, rd.compile(robot, "ddm")(q, qd, tau), qdd)
 
 
 def test_numpy_backend_and_float32():
@@ -125,9 +126,12 @@ def test_every_kind_compiled_equals_numeric(name, parameters):
     for kind, numeric in NUMERIC.items():
         f = rd.compile(robot, kind, parameters=parameters)
         want, args = numeric(robot, q, qd, qdd, tau)
-        tol = 1e-9 if kind == "forward_dynamics" else 1e-12  # q̈ = A⁻¹(τ − H): conditioning of A
-        close(f(*args), want, tol)
-        close(f(*(a[0] for a in args)), want[0], tol)
+        if kind == "forward_dynamics":
+            assert_accelerations_close(robot, q, qd, tau, f(*args), want)
+            assert_accelerations_close(robot, q[0], qd[0], tau[0], f(*(a[0] for a in args)), want[0])
+        else:
+            close(f(*args), want)
+            close(f(*(a[0] for a in args)), want[0])
     f = rd.compile(robot, "regressor", parameters=parameters)
     want = (rd.regressor(robot, q, qd, qdd) if parameters == "standard"
             else rd.base_parameters(robot).regressor(q, qd, qdd))

@@ -36,3 +36,24 @@ def planar2r_closed_form(q):
     g = 9.81
     G = np.array([(m * lc + m * l) * g * np.cos(q[0]) + m * lc * g * np.cos(q[0] + q[1]), m * lc * g * np.cos(q[0] + q[1])])
     return D, G
+
+
+def assert_accelerations_close(robot, q, qd, tau, got, want, tol=1e-12):
+    """Direct dynamics q̈ = A⁻¹(τ − H) from two algorithms, checked to 1e-12 the only way that is exact:
+
+    * backward error: the inverse dynamics of ``got`` gives back τ to ``tol`` relative (scale max(1, |τ|, |A q̈|));
+    * forward error: |got − want| ≤ ``tol`` · cond(A) · max(1, |want|) — two correct solvers of A q̈ = b differ by
+      up to cond(A) times the rounding of b, so a fixed 1e-12 on q̈ would be wrong for badly conditioned robots
+      (ascher2: cond(A) ≈ 4e4) and needlessly loose for the others.
+    """
+    import robodyn as rd
+
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    A = rd.inertia_matrix(robot, q)
+    back = rd.inverse_dynamics(robot, q, qd, got)
+    scale = max(1.0, float(np.abs(tau).max()), float(np.abs(A @ got[..., None]).max()))
+    assert np.abs(back - tau).max() <= tol * scale, f"backward error {np.abs(back - tau).max():.3e} > {tol:g} x {scale:.3e}"
+    cond = float(np.max(np.linalg.cond(A)))
+    bound = tol * cond * max(1.0, float(np.abs(want).max()))
+    assert np.abs(got - want).max() <= bound, f"forward error {np.abs(got - want).max():.3e} > {bound:.3e} (cond {cond:.1e})"
