@@ -1,7 +1,15 @@
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True)
 settings.register_profile("dev", max_examples=15, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.fixture(autouse=True)
+def _compiled_models_in_a_temporary_cache(tmp_path_factory, monkeypatch):
+    """Models compiled by a test (rd.compile, docs examples) go to the test session's temporary folder, never to
+    the user's ~/.cache/robodyn; tests that need their own cache set ROBODYN_CACHE again."""
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path_factory.getbasetemp() / "robodyn-cache"))

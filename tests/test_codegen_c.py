@@ -10,11 +10,6 @@ from tests.support.checks import assert_accelerations_close
 from tests.support.random_robots import random_robot, random_state
 
 
-@pytest.fixture(autouse=True)
-def cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path_factory.getbasetemp() / "robodyn-cache"))
-
-
 def close(a, b, tol=1e-12):
     np.testing.assert_allclose(a, b, rtol=0, atol=tol * max(1.0, np.abs(b).max()))
 
