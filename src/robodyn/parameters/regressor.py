@@ -144,11 +144,11 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     D = np.zeros((size, n, p), dtype)
     # The loop is over blocks of states (kept in cache), never over single samples of a batch.
     for sl, (q_b, qd_b, qdd_b) in state_blocks(*cols):
-        entries = _link_columns(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), _float_dot if size == 1 else vdot)
-        if size == 1:  # Python floats: one indexed write for all of them
+        entries = list(_link_columns(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), _float_dot if size == 1 else vdot))
+        if size == 1 and entries:  # Python floats: one indexed write for all of them
             k, col, x = zip(*entries)
             D[0, k, col] = x
-        else:
+        elif size > 1:
             for k, col, x in entries:
                 D[sl, k, col] = x
     D = D.reshape(batch + (n, p))
