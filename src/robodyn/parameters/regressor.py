@@ -13,7 +13,11 @@ D is computed from the Newton–Euler forward recursion [9.84]–[9.90]: the wre
 
     [F_j; M_j] = Φ_j(ω_j, ω̇_j, V̇_j) ^jK_j,     Φ_j a (6 × 10) matrix,
 
-and the backward recursion [9.91]–[9.93] carries each column block to the joints between link j and the base.
+and the backward recursion [9.91]–[9.93] is linear too: the block of joint k and link j (j in the subtree of
+k) is s_kjᵀ Φ_j, s_kj the axis of joint k carried to O_j (see :func:`_link_columns`).
+
+Implementation: as the inverse dynamics (:mod:`robodyn.dynamics.newton_euler`), vectors are component tuples
+over blocks of states, exact zeros cost nothing, and one state runs on Python floats.
 """
 
 from __future__ import annotations
@@ -73,7 +77,8 @@ def link_wrench_matrix(w: np.ndarray, wd: np.ndarray, Vd: np.ndarray) -> np.ndar
     zero = (0.0, 0.0, 0.0)
     for c, (f, m) in enumerate([(zero, m) for m in inertia] + list(first_moments) + [(Vd_, zero)]):
         for r, x in enumerate(f + m):
-            Phi[..., r, c] = x
+            if not (type(x) is float and x == 0.0):  # structural zero: keep Phi's own (int 0 for object arrays)
+                Phi[..., r, c] = x
     return Phi
 
 
