@@ -44,10 +44,12 @@ def main() -> None:
             rng = np.random.default_rng(0)
             q, qd, qdd = (rng.uniform(-2, 2, (B, robot.n)) for _ in range(3))
             one = min(B, 50)
-            single = best(lambda: [regressor(robot, q[k], qd[k], qdd[k], friction=False) for k in range(one)], args.repeat)
+            single = best(lambda: [regressor(robot, q[k], qd[k], qdd[k], friction=False) for k in range(one)],
+                          args.repeat)
             batch = best(lambda: regressor(robot, q, qd, qdd, friction=False), args.repeat) / B
             idyn = best(lambda: inverse_dynamics(robot, q, qd, qdd), args.repeat) / B
-            pin_loop = best(lambda: [pin.computeJointTorqueRegressor(m, d, q[k], qd[k], qdd[k]) for k in range(B)], args.repeat) / B
+            pin_loop = best(lambda: [pin.computeJointTorqueRegressor(m, d, q[k], qd[k], qdd[k]) for k in range(B)],
+                            args.repeat) / B
             print(f"{robot.name:<10}{robot.n:>3}{B:>8}  {single / one * 1e6:>16.1f}  {batch * 1e6:>14.2f}  "
                   f"{idyn * 1e6:>16.2f}  {pin_loop * 1e6:>15.2f}")
 

@@ -149,7 +149,8 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     D = np.zeros((size, n, p), dtype)
     # The loop is over blocks of states (kept in cache), never over single samples of a batch.
     for sl, (q_b, qd_b, qdd_b) in state_blocks(*cols):
-        entries = list(_link_columns(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), _float_dot if size == 1 else vdot))
+        dot = _float_dot if size == 1 else vdot
+        entries = list(_link_columns(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), dot))
         if size == 1 and entries:  # Python floats: one indexed write for all of them
             k, col, x = zip(*entries)
             D[0, k, col] = x
@@ -191,21 +192,21 @@ def _link_columns(robot: Robot, q, qd, qdd, g, dot=vdot):
     rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g)  # [9.84]–[9.90]
     z, zero = (0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
     axes = [{} for _ in range(robot.nf)]  # axes[j][k] = s_kj: joint k seen at O_j, in R_j
-    k = 0
+    joint = 0  # joint-variable number of the next moving frame
     for j in range(robot.nf):
         a = robot.antecedent[j] - 1
         if a >= 0:
             C, c, s, P = rot[j]
-            for i, (v, om) in axes[a].items():
-                axes[j][i] = (vrz_t(c, s, vmat_t(C, vadd(v, vcross(om, P)))), vrz_t(c, s, vmat_t(C, om)))
+            for k, (v, om) in axes[a].items():
+                axes[j][k] = (vrz_t(c, s, vmat_t(C, vadd(v, vcross(om, P)))), vrz_t(c, s, vmat_t(C, om)))
         if robot.sigma[j] != 2:
-            axes[j][k] = (z, zero) if robot.sigma[j] == 1 else (zero, z)
-            k += 1
+            axes[j][joint] = (z, zero) if robot.sigma[j] == 1 else (zero, z)
+            joint += 1
         inertia, first_moments, F_mass = _wrench_columns(w[j], wd[j], Vd[j])  # Φ_j, [9.88]–[9.89]
-        for i, (v, om) in axes[j].items():
+        for k, (v, om) in axes[j].items():
             row = [dot(om, m) for m in inertia]
             row += [c_add(dot(v, f), dot(om, m)) for f, m in first_moments]
             row.append(dot(v, F_mass))
             for col, x in enumerate(row, 11 * j):
                 if not (type(x) is float and x == 0.0):
-                    yield i, col, x
+                    yield k, col, x
