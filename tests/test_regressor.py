@@ -203,3 +203,51 @@ def test_energy_functions_of_first_link_by_hand():
     assert h.shape == (2, 10)
     np.testing.assert_allclose(h[:, 5], 0.5 * w[:, 2] ** 2)
     np.testing.assert_allclose(h[:, 1], w[:, 0] * w[:, 1])
+
+
+# ---- the component-wise implementation: blocks of states, single states, every column ------------------------
+
+
+def test_regressor_several_state_blocks_equal_one_state_at_a_time():
+    """More states than kinematics.BLOCK, with per-state gravity: every state is its own regressor."""
+    from robodyn import kinematics
+
+    robot = random_robot(21, nf=5, tree=True, fixed=True)
+    size = kinematics.BLOCK + 3
+    q, qd, qdd = random_state(robot, 4, (size,))
+    g = np.random.default_rng(0).normal(size=(size, 3))
+    D = regressor(robot, q, qd, qdd, gravity=g)
+    assert D.shape == (size, robot.n, 11 * robot.nf + 3 * robot.n)
+    assert rel(D @ standard_parameter_vector(robot), inverse_dynamics(robot, q, qd, qdd, gravity=g)) < 1e-12
+    for b in (0, kinematics.BLOCK - 1, kinematics.BLOCK, size - 1):
+        np.testing.assert_array_equal(D[b], regressor(robot, q[b], qd[b], qdd[b], gravity=g[b]))
+
+
+@pytest.mark.parametrize("seed, tree", [(2, False), (5, True), (13, True)])
+def test_regressor_columns_are_newton_euler_of_each_parameter(seed, tree):
+    """Γ_rigid is linear in K: D_links Kᵣ = rnea(robot with link parameters Kᵣ) for 10 nf + 3 random physical
+    parameter sets Kᵣ of full rank, which fixes every link column of D ([9.36])."""
+    from robodyn.dynamics.newton_euler import rnea
+    from tests.support.random_robots import random_inertia
+
+    robot = random_robot(seed, nf=5, tree=tree, fixed=True)
+    q, qd, qdd = random_state(robot, seed, (3,))
+    rng = np.random.default_rng(seed)
+    Ks = np.array([[random_inertia(rng) for _ in range(robot.nf)] for _ in range(10 * robot.nf + 3)])
+    assert np.linalg.matrix_rank(Ks.reshape(len(Ks), -1)) == 10 * robot.nf
+    D = regressor(robot, q, qd, qdd, friction=False).reshape(3, robot.n, robot.nf, 11)[..., :10]
+    for K in Ks:
+        tau = rnea(robot.replace(params=K, Ia=np.zeros(robot.nf)), q, qd, qdd, robot.gravity)
+        assert rel(np.einsum("bkjc,jc->bk", D, K), tau) < 1e-12
+
+
+def test_regressor_of_a_state_at_rest_without_gravity():
+    """No motion, no gravity: only the rotor (q̈) and friction (sign q̇, q̇, 1) columns can be nonzero."""
+    robot = random_robot(6, nf=4)
+    q = np.linspace(-1, 1, robot.n)
+    z = np.zeros(robot.n)
+    expected = np.zeros((robot.n, 11 * robot.nf + 3 * robot.n))
+    expected[:, 11 * robot.nf + 2 :: 3] = np.eye(robot.n)
+    for batch in ((), (2,)):
+        D = regressor(robot, np.broadcast_to(q, batch + q.shape), z, z, gravity=np.zeros(3))
+        np.testing.assert_array_equal(D, np.broadcast_to(expected, batch + expected.shape))

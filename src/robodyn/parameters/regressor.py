@@ -13,7 +13,11 @@ D is computed from the Newton–Euler forward recursion [9.84]–[9.90]: the wre
 
     [F_j; M_j] = Φ_j(ω_j, ω̇_j, V̇_j) ^jK_j,     Φ_j a (6 × 10) matrix,
 
-and the backward recursion [9.91]–[9.93] carries each column block to the joints between link j and the base.
+and the backward recursion [9.91]–[9.93] is linear too: the block of joint k and link j (j in the subtree of
+k) is s_kjᵀ Φ_j, s_kj the axis of joint k carried to O_j (see :func:`_link_columns`).
+
+Implementation: as the inverse dynamics (:mod:`robodyn.dynamics.newton_euler`), vectors are component tuples
+over blocks of states, exact zeros cost nothing, and one state runs on Python floats.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
-from robodyn.kinematics import forward_recursion
-from robodyn.model.inertia import skew
+from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import PARAMETER_NAMES, Robot
+from robodyn.spatial import c_add, c_mul, c_sub, vadd, vcross, vdot, vmat_t, vrz_t
 
 #: Names of the 11 standard parameters of one link, in the order of D's columns.
 LINK_PARAMETERS: tuple[str, ...] = PARAMETER_NAMES + ("Ia",)
@@ -65,45 +69,54 @@ def link_wrench_matrix(w: np.ndarray, wd: np.ndarray, Vd: np.ndarray) -> np.ndar
     -------
     ndarray (..., 6, 10): rows F (3) then M (3), about O_j in R_j.
     """
+    w, wd, Vd = (np.asarray(x) for x in (w, wd, Vd))
     batch = np.broadcast_shapes(w.shape, wd.shape, Vd.shape)[:-1]
     Phi = np.zeros(batch + (6, 10), np.result_type(w, wd, Vd))
-    w0, w1, w2 = w[..., 0], w[..., 1], w[..., 2]
-    a0, a1, a2 = wd[..., 0], wd[..., 1], wd[..., 2]
-    # U = ω̂̇ + ω̂ω̂ acts on MS in F_j
-    Phi[..., 0, 6], Phi[..., 0, 7], Phi[..., 0, 8] = -(w1 * w1 + w2 * w2), w0 * w1 - a2, w0 * w2 + a1
-    Phi[..., 1, 6], Phi[..., 1, 7], Phi[..., 1, 8] = w0 * w1 + a2, -(w0 * w0 + w2 * w2), w1 * w2 - a0
-    Phi[..., 2, 6], Phi[..., 2, 7], Phi[..., 2, 8] = w0 * w2 - a1, w1 * w2 + a0, -(w0 * w0 + w1 * w1)
-    Phi[..., 0:3, 9] = Vd
-    # J ω̇ + ω × (J ω): J v = L(v) [XX XY XZ YY YZ ZZ]
-    L_wd = _tensor_action(wd)
-    L_w = _tensor_action(w)
-    Phi[..., 3:6, 0:6] = L_wd + np.cross(w[..., None, :], L_w, axisb=-2, axisc=-2)
-    # MS × V̇ = −V̂̇ MS
-    v0, v1, v2 = Vd[..., 0], Vd[..., 1], Vd[..., 2]
-    Phi[..., 3, 7], Phi[..., 3, 8] = v2, -v1
-    Phi[..., 4, 6], Phi[..., 4, 8] = -v2, v0
-    Phi[..., 5, 6], Phi[..., 5, 7] = v1, -v0
+    parts = (tuple(x[..., c] for c in range(3)) for x in (w, wd, Vd))
+    inertia, first_moments, Vd_ = _wrench_columns(*parts)
+    zero = (0.0, 0.0, 0.0)
+    for c, (f, m) in enumerate([(zero, m) for m in inertia] + list(first_moments) + [(Vd_, zero)]):
+        for r, x in enumerate(f + m):
+            if not (type(x) is float and x == 0.0):  # structural zero: keep Phi's own (int 0 for object arrays)
+                Phi[..., r, c] = x
     return Phi
 
 
-def _tensor_action(v: np.ndarray) -> np.ndarray:
-    """L(v) (..., 3, 6) with J v = L(v) [XX XY XZ YY YZ ZZ]."""
-    L = np.zeros(v.shape[:-1] + (3, 6), v.dtype)
-    x, y, z = v[..., 0], v[..., 1], v[..., 2]
-    L[..., 0, 0], L[..., 0, 1], L[..., 0, 2] = x, y, z
-    L[..., 1, 1], L[..., 1, 3], L[..., 1, 4] = x, y, z
-    L[..., 2, 2], L[..., 2, 4], L[..., 2, 5] = x, y, z
-    return L
+def _wrench_columns(w, wd, Vd) -> tuple:
+    """The 10 columns of Φ_j (see :func:`link_wrench_matrix`) on component tuples, by their nonzero parts.
 
+    w, wd, Vd: component tuples (floats or arrays, see :mod:`robodyn.spatial`); exact float zeros (a link at
+    rest about an axis) make the corresponding products cost nothing.
 
-def _wrench_transform(A: np.ndarray, P: np.ndarray) -> np.ndarray:
-    """X (..., 6, 6) with [f; m]_{a(j)} = X [f; m]_j: ^{a}f = A f, ^{a}m = A m + P × (A f)  ([9.92]–[9.93])."""
-    batch = np.broadcast_shapes(A.shape[:-2], P.shape[:-1])
-    X = np.zeros(batch + (6, 6), np.result_type(A, P))
-    X[..., :3, :3] = A
-    X[..., 3:, 3:] = A
-    X[..., 3:, :3] = skew(P) @ A
-    return X
+    Returns ``(inertia, first_moments, Vd)``: the M parts of the columns XX..ZZ (their F parts are zero), the
+    (F, M) pairs of the columns MX, MY, MZ, and the F part V̇_j of the column M (its M part is zero).
+    """
+    w0, w1, w2 = w
+    a0, a1, a2 = wd
+    w00, w11, w22 = c_mul(w0, w0), c_mul(w1, w1), c_mul(w2, w2)
+    w01, w02, w12 = c_mul(w0, w1), c_mul(w0, w2), c_mul(w1, w2)
+    # J ω̇ + ω × (J ω) for J = the unit tensor of XX, XY, XZ, YY, YZ, ZZ  ([9.89]): no force
+    inertia = (
+        (a0, w02, c_sub(0.0, w01)),
+        (c_sub(a1, w02), c_add(a0, w12), c_sub(w00, w11)),
+        (c_add(a2, w01), c_sub(w22, w00), c_sub(a0, w12)),
+        (c_sub(0.0, w12), a1, w01),
+        (c_sub(w11, w22), c_sub(a2, w01), c_add(a1, w02)),
+        (w12, c_sub(0.0, w02), a2),
+    )
+    # F = U MS with the columns of U = ω̂̇ + ω̂ω̂ [9.90]; M = MS × V̇ [9.89]
+    U = (
+        (c_sub(0.0, c_add(w11, w22)), c_add(w01, a2), c_sub(w02, a1)),
+        (c_sub(w01, a2), c_sub(0.0, c_add(w00, w22)), c_add(w12, a0)),
+        (c_add(w02, a1), c_sub(w12, a0), c_sub(0.0, c_add(w00, w11))),
+    )
+    V0, V1, V2 = Vd
+    first_moments = (
+        (U[0], (0.0, c_sub(0.0, V2), V1)),
+        (U[1], (V2, 0.0, c_sub(0.0, V0))),
+        (U[2], (c_sub(0.0, V1), V0, 0.0)),
+    )
+    return inertia, first_moments, Vd  # F = M V̇ [9.88]
 
 
 def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> np.ndarray:
@@ -128,30 +141,72 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     from robodyn.dynamics.newton_euler import _gravity
 
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
-    g = _gravity(robot, gravity, batch, dtype)
-    AP, w, wd, Vd = forward_recursion(robot, a["q"], a["qd"], a["qdd"], g)
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
-    D = np.zeros(batch + (n, p), dtype)
-    joint_of = {int(i): k for k, i in enumerate(robot.joint_frames)}
-    Phi = link_wrench_matrix(np.stack(w, -2), np.stack(wd, -2), np.stack(Vd, -2))  # (..., nf, 6, 10)
-    # B_i = [Φ_i, X_c B_c for the children c]: the wrenches at O_i of every link of the subtree of i
-    # ([9.91]–[9.93]); row z of B_i is the joint's row of D on the subtree's columns (first term of [9.94]).
-    blocks, links = [None] * nf, [None] * nf
-    for i in range(nf - 1, -1, -1):
-        parts, owners = [Phi[..., i, :, :]], [i]
-        for c in robot.children[i]:
-            parts.append(_wrench_transform(*AP[c]) @ blocks[c])
-            owners += links[c]
-        blocks[i], links[i] = np.concatenate(parts, -1), owners
-        if i in joint_of:
-            cols = (11 * np.array(owners)[:, None] + np.arange(10)).reshape(-1)
-            D[..., joint_of[i], cols] = blocks[i][..., 2 if robot.sigma[i] == 1 else 5, :]
-    for k, i in enumerate(robot.joint_frames):
-        D[..., k, 11 * i + 10] = a["qdd"][..., k]  # Ia_k q̈_k  [9.94]
-        if friction:
-            c = 11 * nf + 3 * k
-            D[..., k, c] = np.sign(a["qd"][..., k])
-            D[..., k, c + 1] = a["qd"][..., k]
-            D[..., k, c + 2] = 1
+    cols = flat_columns(a["q"], a["qd"], a["qdd"])
+    g = gravity_components(_gravity(robot, gravity, batch, dtype), batch, dtype)
+    size = cols[0].shape[1]
+    D = np.zeros((size, n, p), dtype)
+    # The loop is over blocks of states (kept in cache), never over single samples of a batch.
+    for sl, (q_b, qd_b, qdd_b) in state_blocks(*cols):
+        dot = _float_dot if size == 1 else vdot
+        entries = list(_link_columns(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), dot))
+        if size == 1 and entries:  # Python floats: one indexed write for all of them
+            k, col, x = zip(*entries)
+            D[0, k, col] = x
+        elif size > 1:
+            for k, col, x in entries:
+                D[sl, k, col] = x
+    D = D.reshape(batch + (n, p))
+    k = np.arange(n)
+    D[..., k, 11 * robot.joint_frames + 10] = a["qdd"]  # Ia_k q̈_k  [9.94]
+    if friction:  # [9.26]–[9.28]
+        c = 11 * nf + 3 * k
+        D[..., k, c] = np.sign(a["qd"])
+        D[..., k, c + 1] = a["qd"]
+        D[..., k, c + 2] = 1
     return D
+
+
+def _float_dot(u, v):
+    """u · v for Python floats (one state), where testing for zeros costs more than multiplying by them."""
+    return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
+
+
+def _link_columns(robot: Robot, q, qd, qdd, g, dot=vdot):
+    """The entries of D on the link columns, for one block of states (see :func:`~robodyn.kinematics.state_blocks`).
+
+    The backward recursion [9.91]–[9.93] is linear: the torque of joint k is a_kᵀ [f_k; m_k] (first term of
+    [9.94]) with [f_k; m_k] the sum over the links j of its subtree of ^kX_j Φ_j ^jK_j, ^kX_j the product of
+    the transforms [9.92]–[9.93] from j to k.  So D_{k, K_j} = s_{kj}ᵀ Φ_j with s_{kj} = ^kX_jᵀ a_k; carried
+    one frame at a time, s_{kj} = (v, ω) obeys the velocity recursion [9.17]–[9.18],
+
+        ω ← ^jA_{a} ω,   v ← ^jA_{a} (v + ω × ^{a}P_j),
+
+    starting from the axis of joint k: (v, ω) = (0, z) (revolute) or (z, 0) (prismatic), in R_k.  That is a
+    6-vector per (joint, link below it) instead of the 6 × 10 block Φ_j carried to every joint.
+
+    ``dot`` is the dot product of component tuples.  Yields ``(k, column, value)`` for every entry that is not
+    an exact zero; values are (B,) arrays or scalars.
+    """
+    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g)  # [9.84]–[9.90]
+    z, zero = (0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
+    axes = [{} for _ in range(robot.nf)]  # axes[j][k] = s_kj: joint k seen at O_j, in R_j
+    joint = 0  # joint-variable number of the next moving frame
+    for j in range(robot.nf):
+        a = robot.antecedent[j] - 1
+        if a >= 0:
+            C, c, s, P = rot[j]
+            for k, (v, om) in axes[a].items():
+                axes[j][k] = (vrz_t(c, s, vmat_t(C, vadd(v, vcross(om, P)))), vrz_t(c, s, vmat_t(C, om)))
+        if robot.sigma[j] != 2:
+            axes[j][joint] = (z, zero) if robot.sigma[j] == 1 else (zero, z)
+            joint += 1
+        inertia, first_moments, F_mass = _wrench_columns(w[j], wd[j], Vd[j])  # Φ_j, [9.88]–[9.89]
+        for k, (v, om) in axes[j].items():
+            row = [dot(om, m) for m in inertia]
+            row += [c_add(dot(v, f), dot(om, m)) for f, m in first_moments]
+            row.append(dot(v, F_mass))
+            for col, x in enumerate(row, 11 * j):
+                if not (type(x) is float and x == 0.0):
+                    yield k, col, x
