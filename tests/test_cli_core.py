@@ -214,16 +214,6 @@ def test_readme_quickstart_cli_calls_work(tmp_path, monkeypatch):
     assert f"{tau[0]:.10g} N m" in res.output
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/getting-started.md"])
-def test_python_examples_in_the_docs_run(doc, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    rd.save(rd.load("planar2r"), tmp_path / "my_robot.yaml")
-    namespace = {}
-    for block in fenced(doc, "python"):
-        exec(compile(block, doc, "exec"), namespace)
-    assert "robot" in namespace
-
-
 def test_id_accepts_negative_values():
     doc = json.loads(run("id", "planar2r", "--q", "-0.5,1", "--qd", "-1 -2", "--json").output)
     assert doc["q"] == [-0.5, 1.0] and doc["qd"] == [-1.0, -2.0]
