@@ -37,7 +37,6 @@ from robodyn.dynamics.composite import _link_constants
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
 from robodyn.errors import ModelError
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
-from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
     UPPER,
@@ -45,7 +44,6 @@ from robodyn.spatial import (
     c_div,
     c_mul,
     c_sub,
-    cross,
     mat_mv,
     mat_rotate,
     mat_tmv,
@@ -64,29 +62,6 @@ from robodyn.spatial import (
     vscale,
     vsub,
 )
-
-
-def spatial_inertia(robot: Robot, dtype) -> np.ndarray:
-    """𝕁_j of every link, (nf, 6, 6), screw notation [linear; angular], about O_j in R_j."""
-    nf = robot.nf
-    out = np.zeros((nf, 6, 6), dtype)
-    MS = skew(robot.MS)
-    out[:, :3, :3] = robot.M[:, None, None] * np.eye(3)
-    out[:, :3, 3:] = -MS
-    out[:, 3:, :3] = MS
-    out[:, 3:, 3:] = robot.J
-    return out
-
-
-def screw_transform(A: np.ndarray, P: np.ndarray) -> np.ndarray:
-    """^j𝕋_{a(j)} (..., 6, 6) from ^{a}A_j (..., 3, 3) and ^{a}P_j (..., 3): twist at O_a in R_a → at O_j in R_j."""
-    batch = np.broadcast_shapes(A.shape[:-2], P.shape[:-1])
-    At = np.swapaxes(A, -1, -2)
-    T = np.zeros(batch + (6, 6), A.dtype)
-    T[..., :3, :3] = At
-    T[..., :3, 3:] = cross(P[..., None, :], At)  # row i: P × (row i of Aᵀ), i.e. −Aᵀ P̂
-    T[..., 3:, 3:] = At
-    return T
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:

@@ -28,7 +28,7 @@ def forward_recursion(prog: Program, sr: SymRobot, qd=None, qdd=None, gravity=Tr
     for i in range(len(sr.sigma)):
         j = i + 1
         p = sr.antecedent[i] - 1
-        A, P = sr.A[i], sr.P[i]
+        P = sr.P[i]
         if p >= 0:
             wp, wdp = W[p], WP[p]
             vsp = prog.vec("VSP{k}{j}", add(VP[p], matvec(U[p], P)), j)  # ^aV̇_a + ^aU_a ^aP_j
