@@ -82,6 +82,16 @@ _LAZY = {
     "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
     "puma_line_study": ("robodyn.simulation", "puma_line_study"),
     "simulate": ("robodyn.simulation", "simulate"),
+    # --- dynamic identification (issue 9, section 2) ---
+    "ExcitationTrajectory": ("robodyn.identification.excitation", "ExcitationTrajectory"),
+    "excitation_trajectory": ("robodyn.identification.excitation", "excitation_trajectory"),
+    "IdentificationData": ("robodyn.identification.data", "IdentificationData"),
+    "prepare_identification_data": ("robodyn.identification.data", "prepare_identification_data"),
+    "Identification": ("robodyn.identification.dynamic", "Identification"),
+    "IdentificationError": ("robodyn.identification.dynamic", "IdentificationError"),
+    "identify": ("robodyn.identification.dynamic", "identify"),
+    "pseudo_inertia": ("robodyn.identification.dynamic", "pseudo_inertia"),
+    # --- end of dynamic identification ---
 }
 
 
@@ -126,4 +136,7 @@ __all__ = [
     # base parameters (issue 5)
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
+    # dynamic identification (issue 9, section 2)
+    "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
+    "Identification", "IdentificationError", "identify", "pseudo_inertia",
 ]

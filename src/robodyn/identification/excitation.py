@@ -79,12 +79,14 @@ class ExcitationTrajectory:
 
 def _series(a, b, q0, w, t):
     l = np.arange(1, a.shape[1] + 1)
-    phase = w * l * t[..., None]  # (..., H)
+    phase = w * l * t[..., None, None]  # (..., 1, H)
     s, c = np.sin(phase), np.cos(phase)
     wl = w * l
-    q = q0 + s @ (a / wl).T - c @ (b / wl).T
-    qd = c @ a.T + s @ b.T
-    qdd = -s @ (a * wl).T + c @ (b * wl).T
+    # element-wise products summed over the harmonics (no matrix product): a batch gives bit-for-bit the
+    # values of single samples
+    q = q0 + (s * (a / wl) - c * (b / wl)).sum(-1)
+    qd = (c * a + s * b).sum(-1)
+    qdd = ((c * b - s * a) * wl).sum(-1)
     return q, qd, qdd
 
 
@@ -257,7 +259,7 @@ def excitation_trajectory(
     x = res.x if np.isfinite(res.fun) and log_cond(res.x) <= log_cond(x0) else x0
     # A finer check between the constraint points; scale a joint down where it exceeds a limit.
     fine = _basis(w, H, np.arange(20 * Kc) / (20 * Kc * ff))
-    x = _fit_limits(x, n, H, fine, lim, margin=1.0)
+    x = _fit_limits(x, n, H, fine, lim, margin=1.0 - 1e-5)  # covers the peaks between the fine points
     ab, q0 = unpack(x)
     hit = res.status == 9 or res.nit >= max_iterations
     message = (f"iteration limit {max_iterations} reached; cond(W) may improve with more iterations"
