@@ -106,6 +106,42 @@ class Identification:
             out[blk] = self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) @ self.values
         return out.reshape(shape)
 
+    def plot(self, path, q, qd, qdd, tau, t=None, title: str | None = None) -> None:
+        """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the
+        residual.  Written to a temporary name and renamed: no partial file.
+
+        Parameters
+        ----------
+        path : str or PathLike
+        q, qd, qdd, tau : array (N, n) — the samples (e.g. a validation trajectory) and the measured torques.
+        t : array (N,) or None — times (s); None: sample index.
+        """
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+
+        from robodyn.analysis.accuracy import _save_figure
+
+        q, qd, qdd, tau = _samples(self.model, q, qd, qdd, tau)
+        x = np.arange(len(q)) if t is None else np.asarray(t, dtype=float)
+        if x.shape != (len(q),):
+            raise InputError(f"t has shape {np.shape(t)}; give one time per sample ({len(q)})")
+        pred = self.predict(q, qd, qdd)
+        n = self.model.n
+        fig = Figure(figsize=(8, 1.9 * n + 0.8))
+        axes = np.atleast_1d(fig.subplots(n, 1, sharex=True))
+        for j in range(n):
+            ax = axes[j]
+            ax.plot(x, tau[:, j], "-", color="0.6", lw=1.2, label="measured")
+            ax.plot(x, pred[:, j], "-", color="C0", lw=0.9, label="predicted")
+            ax.plot(x, tau[:, j] - pred[:, j], "-", color="C3", lw=0.6, label="residual")
+            rms = float(np.sqrt(np.mean((tau[:, j] - pred[:, j]) ** 2)))
+            ax.set_ylabel(f"τ{j + 1}")
+            ax.set_title(f"joint {j + 1}: residual RMS {rms:.3g}", fontsize=8, loc="right")
+        axes[0].legend(fontsize=7, ncol=3, loc="upper left")
+        axes[-1].set_xlabel("t (s)" if t is not None else "sample")
+        fig.suptitle(title or f"{self.model.name}: measured vs identified torques ({self.method})", fontsize=10)
+        fig.tight_layout()
+        _save_figure(fig, path)
+
     def to_dict(self) -> dict:
         """Plain Python data (what ``save`` writes)."""
         d = {
