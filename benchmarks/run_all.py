@@ -24,6 +24,8 @@ SCRIPTS = {
         "bench_inertia_forward.py", [], ["--batch", "300", "--repeat", "2", "--loop", "100"]),
     "regressor vs pin.computeJointTorqueRegressor": ("bench_regressor.py", [], ["--batch", "300", "--repeat", "2"]),
     "compiled customized inverse dynamics (rd.compile) vs pin.rnea": ("bench_compiled.py", [], ["puma560"]),
+    "dynamic identification (10^5 samples, 7 joints) and regressor vs pin.computeJointTorqueRegressor": (
+        "bench_identification.py", [], ["--samples", "20000", "--repeat", "1", "--pin-states", "2000"]),
 }
 
 

@@ -234,9 +234,11 @@ def _reduce(bp, q, qd, qdd, tau) -> np.ndarray:
     for s in range(0, N, BLOCK):
         blk = slice(s, s + BLOCK)
         W = bp.regressor(q[blk], qd[blk], qdd[blk])  # (B, n, b)
+        A = np.empty((n, W.shape[0], m))  # [W_j y_j] of every joint, contiguous for the matrix product
+        A[..., :-1] = W.transpose(1, 0, 2)
+        A[..., -1] = tau[blk].T
         for j in range(n):
-            A = np.column_stack([W[:, j, :], tau[blk, j]])
-            G[j] += A.T @ A
+            G[j] += A[j].T @ A[j]
     lam, V = np.linalg.eigh(0.5 * (G + np.swapaxes(G, -1, -2)))
     return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2)
 
