@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
+from robodyn._progress import progress
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 
@@ -231,16 +232,23 @@ def _reduce(bp, q, qd, qdd, tau) -> np.ndarray:
     N, n = q.shape
     m = bp.count + 1
     G = np.zeros((n, m, m))
-    for s in range(0, N, BLOCK):
-        blk = slice(s, s + BLOCK)
-        W = bp.regressor(q[blk], qd[blk], qdd[blk])  # (B, n, b)
-        A = np.empty((n, W.shape[0], m))  # [W_j y_j] of every joint, contiguous for the matrix product
-        A[..., :-1] = W.transpose(1, 0, 2)
-        A[..., -1] = tau[blk].T
-        for j in range(n):
-            G[j] += A[j].T @ A[j]
+    with progress("identification: regressor of the samples", total=N) as bar:
+        for s in range(0, N, BLOCK):
+            _accumulate(G, bp, q, qd, qdd, tau, slice(s, s + BLOCK))
+            bar.update(completed=min(s + BLOCK, N))
     lam, V = np.linalg.eigh(0.5 * (G + np.swapaxes(G, -1, -2)))
     return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2)
+
+
+def _accumulate(G, bp, q, qd, qdd, tau, blk) -> None:
+    """Add the Gram matrices of [W_j y_j] of the samples ``blk`` to G (n, b + 1, b + 1), in place."""
+    n = q.shape[1]
+    W = bp.regressor(q[blk], qd[blk], qdd[blk])  # (B, n, b)
+    A = np.empty((n, W.shape[0], W.shape[2] + 1))  # [W_j y_j] of every joint, contiguous for the products
+    A[..., :-1] = W.transpose(1, 0, 2)
+    A[..., -1] = tau[blk].T
+    for j in range(n):
+        G[j] += A[j].T @ A[j]
 
 
 def _stack(R: np.ndarray, weights=None) -> np.ndarray:
