@@ -53,8 +53,8 @@ class ExcitationTrajectory:
     duration: float
     base_frequency: float
     a: np.ndarray
-    q0: np.ndarray
     b: np.ndarray
+    q0: np.ndarray
     limits: dict
     condition_number: float
     iterations: int
