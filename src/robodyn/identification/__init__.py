@@ -5,7 +5,3 @@ from robodyn.identification.excitation import ExcitationTrajectory, excitation_t
 from robodyn.identification.data import IdentificationData, prepare_identification_data
 from robodyn.identification.dynamic import Identification, IdentificationError, identify, pseudo_inertia
 
-__all__ = [
-    "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
-    "Identification", "IdentificationError", "identify", "pseudo_inertia",
-]
