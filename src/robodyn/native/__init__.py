@@ -24,13 +24,13 @@ import os
 import subprocess
 import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from robodyn._arrays import check_array, joint_arrays
+from robodyn._threads import run_chunks
 from robodyn.errors import ModelError, RobodynError
 from robodyn.model.robot import Robot
 
@@ -51,13 +51,9 @@ int rd_regressor(const rd_model *m, long count, const double *q, const double *q
                  const double *g, long g_stride, double *D, long stride);
 """
 _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
-#: States per task handed to a thread: large enough that the dispatch costs nothing, small enough to balance.
-_CHUNK = 256
-
 _LOCK = threading.Lock()
-#: Process-wide resources, created on first use: the loaded (ffi, lib) and the worker threads.
+#: The loaded (ffi, lib), once per process.
 _LIBRARY: list = []
-_POOL: list = []
 
 
 class NativeUnavailableError(RobodynError):
@@ -154,19 +150,8 @@ class _Model:
                                                 ffi.from_buffer(a)))
 
 
-def _threads(threads: int | None) -> int:
-    if threads is None:
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:
-            return os.cpu_count() or 1
-    if not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise RobodynError(f"threads = {threads!r}; give a positive integer (or None for every core)")
-    return int(threads)
-
-
 def _run(robot: Robot, kernel: str, count: int, inputs: list, out: np.ndarray, threads: int | None, extra=()):
-    """Call ``kernel`` on ``count`` states split into chunks over threads.
+    """Call ``kernel`` on ``count`` states split into chunks over threads (robodyn._threads).
 
     ``inputs``: per-state arrays (count, ...) or (None / (array, stride) pairs for gravity); ``out``: (count, ...).
     """
@@ -189,16 +174,7 @@ def _run(robot: Robot, kernel: str, count: int, inputs: list, out: np.ndarray, t
         if res:
             status.append(res)
 
-    bounds = [(lo, min(lo + _CHUNK, count)) for lo in range(0, count, _CHUNK)]
-    workers = min(_threads(threads), len(bounds))
-    if workers <= 1:
-        for lo, hi in bounds:
-            call(lo, hi)
-    else:
-        with _LOCK:
-            if not _POOL or _POOL[0]._max_workers < workers:
-                _POOL[:] = [ThreadPoolExecutor(max(workers, _threads(None)), thread_name_prefix="robodyn")]
-        list(_POOL[0].map(lambda b: call(*b), bounds))
+    run_chunks(count, call, threads)
     if any(s < 0 for s in status):
         raise MemoryError("robodyn generic kernels: out of memory")
     if status:
