@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 import robodyn as rd
 from robodyn import native
-from robodyn.errors import InputError, ModelError, RobodynError
+from robodyn.errors import InputError, ModelError
 from tests.support.random_robots import random_robot
 
 pytestmark = pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native unavailable")
