@@ -325,6 +325,33 @@ class GravityCalibration:
         """Gravity-compensation torques τ = Y(q) μ + c at poses q (..., n) → (..., n) (N m | N)."""
         return gravity_regressor(self.robot, q) @ self.mu.ravel() + self.offsets
 
+    def plot(self, path, q, tau) -> Path:
+        """Write a PNG: measured torques and the compensation torques at the calibration poses, one panel per joint
+        (written to a temporary file and renamed: never a partial file)."""
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+
+        from robodyn._files import write_atomically
+
+        q, tau = np.asarray(q, dtype=float), np.asarray(tau, dtype=float)
+        comp = self.torques(q)
+        n = self.robot.n
+        fig = Figure(figsize=(8, 1.8 * n + 0.6))
+        axes = np.atleast_1d(fig.subplots(n, 1, sharex=True))
+        pose = np.arange(1, q.shape[0] + 1)
+        for j in range(n):
+            ax = axes[j]
+            ax.plot(pose, tau[:, j], "o", ms=3, label="measured")
+            ax.plot(pose, comp[:, j], "-", lw=1, label="compensation")
+            ax.set_ylabel(f"τ{j + 1} (N m)")
+            if j + 1 in self.joints:
+                ax.set_title(f"joint {j + 1}: residual RMS {self.residual_rms[j]:.3g} N m", fontsize=8)
+        axes[0].legend(fontsize=7, ncol=2)
+        axes[-1].set_xlabel("pose")
+        fig.suptitle(f"{self.robot.name}: gravity calibration ({self.method}, Dellin)", fontsize=9)
+        fig.tight_layout()
+        return write_atomically(path, lambda fh: fig.savefig(fh, format="png", dpi=110), what="plot file",
+                                binary=True)
+
     def save(self, path) -> Path:
         """Write the calibration as YAML (atomically; the robot model is embedded) and return the path."""
         import yaml
