@@ -21,6 +21,7 @@ moment of links j..n with respect to q_j (kg m per m of travel), which is what t
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -238,6 +239,18 @@ def gravity_parameter_structure(robot: Robot, offsets: bool = False, joints=None
     """
     _check_serial(robot, "gravity_parameter_structure")
     measured = _measured(robot, joints)
+    # cached per (immutable) robot: the scan costs more than a calibration of a few dozen poses
+    key = (bool(offsets), tuple(measured.tolist()))
+    cached = _STRUCTURES.setdefault(robot, {})
+    if key not in cached:
+        cached[key] = _structure(robot, offsets, measured)
+    return cached[key]
+
+
+_STRUCTURES: "weakref.WeakKeyDictionary[Robot, dict]" = weakref.WeakKeyDictionary()
+
+
+def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityParameterStructure:
     names = parameter_names(robot, offsets)
     rng = np.random.default_rng(20080623)
     q = _sample_poses(robot, 8 * robot.n + 16, rng, limits=np.tile([-np.inf, np.inf], (robot.n, 1)))
