@@ -277,7 +277,10 @@ def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityPara
     beta[:, base] = np.eye(len(base))
     unexcited = tuple(names[c] for c in range(len(names)) if np.linalg.norm(W[:, c]) <= tol)
     grouped = tuple(names[c] for c in range(len(names)) if c not in set(base) and names[c] not in unexcited)
-    return GravityParameterStructure(names, np.sort(base), beta[np.argsort(base)], unexcited, grouped)
+    base_sorted, beta = np.sort(base), beta[np.argsort(base)]
+    for a in (base_sorted, beta):
+        a.flags.writeable = False          # shared through the cache
+    return GravityParameterStructure(names, base_sorted, beta, unexcited, grouped)
 
 
 def _measured(robot: Robot, joints) -> np.ndarray:
