@@ -99,6 +99,18 @@ def test_noise_free_recovery_all_methods_agree(name):
         assert _relerr(results["coupled"].mu, results["iterative"].mu) < 1e-10
 
 
+@given(seed=st.integers(0, 2**31 - 1), prismatic=st.booleans(), fixed=st.booleans())
+def test_noise_free_recovery_random_serial_robots(seed, prismatic, fixed):
+    robot = random_robot(seed, prismatic=prismatic, fixed=fixed)
+    q = rd.calibration_poses(robot, robot.n + 3, seed=seed, candidates=200)
+    tau = rd.gravity_torques(robot, q)
+    truth = rd.first_moments(robot, grouped=True)
+    dellin = not np.any(robot.sigma == 1)
+    for method in ("ols", "coupled", "iterative") if dellin else ("ols",):
+        cal = rd.calibrate_gravity(robot, q, tau, method=method)
+        assert np.max(np.abs(cal.mu - truth)) <= 1e-8 * max(np.abs(truth).max(), 1e-12), method
+
+
 def test_joint_subset_calibrates_the_last_links():
     robot = rd.load("wam7")
     q = rd.calibration_poses(robot, 15, seed=4)

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn._arrays import joint_arrays
+from robodyn._progress import progress
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import base_poses, local_transforms
 from robodyn.model.robot import Robot
@@ -698,7 +699,7 @@ def _require_rank(X: np.ndarray, names: list[str], poses: int) -> None:
     """Raise naming the components the poses leave undetermined (null space of the stacked regressor)."""
     if X.shape[1] == 0:
         return
-    s, V = np.linalg.svd(X, full_matrices=True)[1:]
+    s, V = np.linalg.svd(X, full_matrices=X.shape[0] < X.shape[1])[1:]   # V complete: (p, p)
     tol = 1e-9 * (s[0] if s.size else 1.0)
     rank = int(np.sum(s > tol))
     if rank == X.shape[1]:
@@ -715,7 +716,7 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
                       offsets: bool = False) -> np.ndarray:
     """Static poses for gravity calibration that make the stacked regressor well conditioned.
 
-    From ``candidates`` random poses inside the limits (default 30 per pose asked, at least 600), a greedy
+    From ``candidates`` random poses inside the limits (default 10 per pose asked, at least 600), a greedy
     D-optimal selection (maximising log det of the information matrix YᵀY over the identifiable columns of
     :func:`gravity_parameter_structure`) followed by one exchange pass that maximises its smallest eigenvalue,
     i.e. the minimum singular value of the stacked regressor.
@@ -743,7 +744,7 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
         raise InputError(f"argument 'count' = {count}: {count} poses give {count * robot.n} torques for {p} "
                          f"identifiable components; ask for at least {math.ceil(p / robot.n)}")
     rng = np.random.default_rng(seed)
-    nc = int(candidates or max(600, 30 * count))
+    nc = int(candidates or max(600, 10 * count))
     cand = _sample_poses(robot, nc, rng, limits)
     Y = _stacked(robot, cand, offsets)[..., structure.base]             # (nc, n, p)
     Fi = np.einsum("cna,cnb->cab", Y, Y)                                # per-candidate information
@@ -751,16 +752,31 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
     eps = 1e-6 * scale
     info = eps * np.eye(p)
     chosen: list[int] = []
+    with progress("calibration poses", total=2 * count) as bar:
+        info = _greedy(Y, Fi, info, chosen, count, robot.n, bar)
+        info -= eps * np.eye(p)
+        _exchange(Fi, info, chosen, count, bar)
+    return cand[np.array(chosen)]
+
+
+def _greedy(Y, Fi, info, chosen, count, n, bar):
+    """Greedy D-optimal selection: each step adds the candidate maximising log det of the information matrix."""
     for _ in range(count):
         # matrix determinant lemma, batched: log det(I + Yc info⁻¹ Ycᵀ)
         Sinv = np.linalg.inv(info)
-        M = np.eye(robot.n) + np.einsum("cna,ab,cmb->cnm", Y, Sinv, Y)
+        M = np.eye(n) + (Y @ Sinv) @ np.swapaxes(Y, 1, 2)
         gain = np.linalg.slogdet(M)[1]
         gain[chosen] = -np.inf
         best = int(np.argmax(gain))
         chosen.append(best)
         info = info + Fi[best]
-    info -= eps * np.eye(p)
+        bar.advance()
+    return info
+
+
+def _exchange(Fi, info, chosen, count, bar):
+    """One exchange pass: replace each chosen pose by the candidate that most raises the smallest eigenvalue of
+    the information matrix (the squared minimum singular value of the stacked regressor), when it does."""
     for i in range(count):
         rest = info - Fi[chosen[i]]
         trial = np.linalg.eigvalsh(rest[None] + Fi)[:, 0]
@@ -769,4 +785,4 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
         if trial[best] > np.linalg.eigvalsh(info)[0] * (1 + 1e-12):
             chosen[i] = best
             info = rest + Fi[best]
-    return cand[np.array(chosen)]
+        bar.advance()
