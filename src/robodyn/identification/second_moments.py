@@ -155,8 +155,8 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
             raise InputError(f"argument '{name}' has {a.shape[0]} rows and 'q' has {N}; give one row per sample")
         bad = ~np.all(np.isfinite(a[:, : k + 1] if name == "tau" else a), axis=1)
         if np.any(bad):
-            raise InputError(f"argument '{name}': NaN or inf in rows {', '.join(map(str, np.flatnonzero(bad)[:10] + 1))}"
-                             " (counting from 1); remove those samples")
+            rows = ", ".join(map(str, np.flatnonzero(bad)[:10] + 1))
+            raise InputError(f"argument '{name}': NaN or inf in rows {rows} (counting from 1); remove those samples")
     q, qd, qdd, tau = (arrays[x] for x in ("q", "qd", "qdd", "tau"))
     others = np.delete(np.arange(n), k)
     moving = np.any(np.abs(qd[:, others]) > 0, axis=1) | np.any(np.abs(qdd[:, others]) > 0, axis=1)
@@ -247,7 +247,8 @@ def _scan(W: np.ndarray, names, order) -> tuple[np.ndarray, np.ndarray, list[str
         if norms[c] <= tol:
             notes.append(f"{names[c]}: not excited by this motion")
         else:
-            into = [f"{names[b]} (+{beta[i, c]:.6g} × {names[c]})" for i, b in enumerate(base) if abs(beta[i, c]) > 1e-9]
+            into = [f"{names[b]} (+{beta[i, c]:.6g} × {names[c]})"
+                    for i, b in enumerate(base) if abs(beta[i, c]) > 1e-9]
             notes.append(f"{names[c]}: confounded with {', '.join(into)}; estimated as 0")
     return np.array(base, dtype=int), beta, notes
 
