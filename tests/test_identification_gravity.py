@@ -308,3 +308,17 @@ def test_wam_study_numbers():
     assert study.calibrated_grouped[1, 1] == pytest.approx(-2.9589, abs=1e-4)
     assert study.model_grouped[1, 1] == pytest.approx(-2.3346, abs=1e-4)
     assert study.link_relative_difference[1] == pytest.approx(0.2134, abs=1e-3)
+
+
+def test_iterative_linear_map_is_the_iterative_method():
+    # The covariance of the iterative method uses its linear map K, propagated through eqs (26)–(28); applied to
+    # unit torque vectors, the method itself must give the same map.
+    from robodyn.identification.gravity import _iterative_map, _iterative_solve
+
+    robot = rd.load("puma560")
+    q = rd.calibration_poses(robot, 8, seed=5)
+    measured = np.arange(1, 6)
+    base = rd.gravity_parameter_structure(robot, offsets=True, joints=measured + 1).base
+    K = _iterative_map(robot, q, measured, True, base)
+    eye = np.eye(8 * 5).reshape(8, 5, 40)
+    assert np.allclose(_iterative_solve(robot, q, eye, measured, True, base)[base], K, rtol=0, atol=1e-12)

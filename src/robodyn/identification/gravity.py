@@ -585,6 +585,51 @@ def _iterative_solve(robot: Robot, q: np.ndarray, tau: np.ndarray, measured: np.
     return theta
 
 
+def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: bool,
+                   base: np.ndarray) -> np.ndarray:
+    """The linear map K (len(base), k n_meas) of the iterative method, θ_base = K τ_meas.ravel(), for its
+    covariance: the steps of :func:`_iterative_solve` applied to maps instead of numbers.  Per pose a, the moment
+    m̂_{j+1}(a) = L(a) τ(a) + G(a) θ depends on that pose's torques and on the parameters found so far."""
+    k, n = q.shape[0], robot.n
+    nm = measured.size
+    _, gj, A = _joint_frames_data(robot, q)
+    p = 4 * n if offsets else 3 * n
+    base_set = set(base.tolist())
+    pos = {j: i for i, j in enumerate(measured)}
+    K = np.zeros((p, k * nm))
+    L = np.zeros((k, 3, nm))
+    G = np.zeros((k, 3, p))
+    for r in range(n - 1, int(measured[0]) - 1, -1):
+        AL = A[:, r] @ L if r < n - 1 else np.zeros((k, 3, nm))
+        AG = A[:, r] @ G if r < n - 1 else np.zeros((k, 3, p))
+        local = -AL[:, 2, :]
+        local[:, pos[r]] += 1.0
+        cols, mats = [], []
+        for a, coef in ((0, -gj[:, r, 1]), (1, gj[:, r, 0])):
+            if 3 * r + a in base_set:
+                cols.append(3 * r + a)
+                mats.append(coef)
+        if offsets and 3 * n + r in base_set:
+            cols.append(3 * n + r)
+            mats.append(np.ones(k))
+        Gnew = AG.copy()
+        if cols:
+            P = np.linalg.pinv(np.stack(mats, axis=1))                          # (p_r, k)
+            K[cols] = (P[:, :, None] * local[None]).reshape(len(cols), k * nm) - (P @ AG[:, 2, :]) @ K
+            S = _skew(gj[:, r])
+            for c in cols:
+                if c < 3 * n:
+                    Gnew[:, :, c] += S[:, :, c - 3 * r]
+        Lnew = AL
+        Lnew[:, 2, :] = 0.0
+        Lnew[:, 2, pos[r]] = 1.0
+        Gnew[:, 2, :] = 0.0
+        if offsets and 3 * n + r in base_set:
+            Gnew[:, 2, 3 * n + r] = -1.0
+        L, G = Lnew, Gnew
+    return K[base]
+
+
 def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None,
                       offsets: bool = False) -> GravityCalibration:
     """Calibrate the cumulative first moments μ_j (Dellin eq. (14)) from torques measured in static poses.
@@ -664,14 +709,11 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         P = np.linalg.pinv(X[:, :, base].reshape(-1, base.size))        # (p_b, k m)
         K = np.einsum("pkm,kmj->pkj", P.reshape(base.size, k, -1), E).reshape(base.size, k * nm)
     else:
-        K = np.empty((base.size, k * nm))
-        eye_chunk = 1024
-        for start in range(0, k * nm, eye_chunk):
-            stop = min(start + eye_chunk, k * nm)
-            rhs = np.zeros((k * nm, stop - start))
-            rhs[np.arange(start, stop), np.arange(stop - start)] = 1.0
-            K[:, start:stop] = _iterative_solve(robot, q, rhs.reshape(k, nm, -1), measured, offsets, base)[base]
-    theta_b = K @ tau[:, measured].ravel()
+        K = _iterative_map(robot, q, measured, offsets, base)
+    if method == "iterative":
+        theta_b = _iterative_solve(robot, q, tau[:, measured, None], measured, offsets, base)[base, 0]
+    else:
+        theta_b = K @ tau[:, measured].ravel()
     theta = np.zeros(len(structure.names))
     theta[base] = theta_b
     mu = theta[: 3 * n].reshape(n, 3)
