@@ -392,9 +392,9 @@ class GravityCalibration:
             "offsets_std": _nan_to_none(self.offsets_std),
             "residual_rms": _nan_to_none(self.residual_rms),
             "notes": list(self.notes),
-            "robot_model": dumps(self.robot),
+            "robot_model": yaml.safe_load(dumps(self.robot)),
         }
-        text = yaml.safe_dump(doc, sort_keys=False, width=120)
+        text = yaml.safe_dump(doc, sort_keys=False, width=120, default_flow_style=None, allow_unicode=True)
         return write_atomically(path, lambda fh: fh.write(text), what="calibration file")
 
 
@@ -430,7 +430,7 @@ def load_gravity_calibration(path) -> GravityCalibration:
         raise InputError(f"{where}: not a gravity calibration (expected 'format: {_FORMAT}'); write one with "
                          "GravityCalibration.save or `robodyn calibrate-gravity --out`")
     try:
-        robot = loads(str(doc["robot_model"]), origin=f"{where}, field robot_model")
+        robot = loads(yaml.safe_dump(doc["robot_model"]), origin=f"{where}, field robot_model")
     except KeyError:
         raise InputError(f"{where}: field 'robot_model' is missing") from None
     except ModelFileError as exc:
@@ -462,12 +462,16 @@ def load_gravity_calibration(path) -> GravityCalibration:
     joints = doc.get("joints")
     if not isinstance(joints, list) or not all(isinstance(j, int) and 1 <= j <= n for j in joints):
         raise InputError(f"{where}: field 'joints' must list joint numbers 1..{n}")
+    try:
+        poses, cond = int(doc.get("poses", 0)), float(doc.get("condition_number", math.nan))
+    except (TypeError, ValueError):
+        raise InputError(f"{where}: fields 'poses' and 'condition_number' must be numbers") from None
     return GravityCalibration(
         robot=robot, mu=mu, offsets=array("offsets", (n,)), std=array("mu_std", (n, 3), allow_none=True),
         offsets_std=array("offsets_std", (n,), allow_none=True),
         residual_rms=array("residual_rms", (n,), allow_none=True), identifiable=identifiable,
         notes=tuple(str(x) for x in doc.get("notes") or ()), method=method, joints=tuple(joints),
-        poses=int(doc.get("poses", 0)), condition_number=float(doc.get("condition_number", math.nan)),
+        poses=poses, condition_number=cond,
         estimate_offsets=bool(doc.get("estimate_offsets", False)),
     )
 
