@@ -84,6 +84,11 @@ def test_bad_csv_one_line_error_nothing_written(tmp_path):
     data.write_text("q1,q2,tau1,tau2\n0.1,0.2,abc,1\n")
     res = runner.invoke(app, ["calibrate-gravity", "planar2r", str(data), "--out", str(out)])
     assert res.exit_code == 2 and "line 2, column tau1" in res.output and not out.exists()
+    _write(data, q, tau)
+    plot = tmp_path / "p.png"
+    res = runner.invoke(app, ["calibrate-gravity", "planar2r", str(data), "--out", str(tmp_path / "no" / "c.yaml"),
+                              "--plot", str(plot)])
+    assert res.exit_code == 2 and "does not exist" in res.output and not plot.exists()
     _write(data, q[:1], tau[:1])
     res = runner.invoke(app, ["calibrate-gravity", "planar2r", str(data), "--out", str(out)])
     assert res.exit_code == 2 and "undetermined" in res.output and not out.exists()

@@ -88,6 +88,11 @@ def calibrate_gravity_command(
         model = get_robot(robot)
         q, tau = read_poses(poses, model.n)
         cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints), offsets=offsets)
+        for option, path in (("--out", out), ("--plot", plot)):
+            # both folders checked before either file is written: an error leaves nothing behind
+            if path is not None and not path.parent.is_dir():
+                raise InputError(f"{option} {str(path)!r}: folder {str(path.parent)!r} does not exist; create it "
+                                 "or choose another path")
         if plot is not None:
             cal.plot(plot, q, tau)
         if out is not None:
