@@ -33,6 +33,8 @@ def test_regressor_times_first_moments_is_gravity_torque(name):
     assert _relerr(Y @ rd.first_moments(robot).ravel(), Q) < 1e-12
     assert _relerr(Y @ rd.first_moments(robot, grouped=True).ravel(), Q) < 1e-12
     assert np.array_equal(rd.gravity_regressor(robot, q[1, 3]), Y[1, 3])
+    Y32 = rd.gravity_regressor(robot, q.astype(np.float32))
+    assert Y32.dtype == np.float32 and np.allclose(Y32, Y, rtol=0, atol=1e-4 * np.abs(Y).max())
 
 
 @given(seed=st.integers(0, 2**31 - 1), fixed=st.booleans())
