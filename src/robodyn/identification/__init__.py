@@ -1,0 +1,23 @@
+"""Identification: estimating a robot's parameters from measurements.
+
+Gravity-compensation calibration (Dellin): cumulative first moments from static poses, and second moments from
+single-joint motions.
+"""
+
+# --- gravity-compensation calibration (Dellin) ---
+from robodyn.identification.gravity import (
+    GravityCalibration,
+    calibrate_gravity,
+    calibration_poses,
+    first_moments,
+    gravity_parameter_structure,
+    gravity_regressor,
+    load_gravity_calibration,
+)
+from robodyn.identification.second_moments import (
+    LockedBodyInertia,
+    identify_locked_inertia,
+    locked_body_inertia,
+)
+from robodyn.identification.wam import wam_gravity_study
+# --- end gravity-compensation calibration ---
