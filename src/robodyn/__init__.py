@@ -82,6 +82,20 @@ _LAZY = {
     "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
     "puma_line_study": ("robodyn.simulation", "puma_line_study"),
     "simulate": ("robodyn.simulation", "simulate"),
+    # identification, gravity-compensation calibration (Dellin; issue 9 section 1)
+    "identification": ("robodyn.identification", None),
+    "GravityCalibration": ("robodyn.identification", "GravityCalibration"),
+    "LockedBodyInertia": ("robodyn.identification", "LockedBodyInertia"),
+    "calibrate_gravity": ("robodyn.identification", "calibrate_gravity"),
+    "calibration_poses": ("robodyn.identification", "calibration_poses"),
+    "first_moments": ("robodyn.identification", "first_moments"),
+    "gravity_parameter_structure": ("robodyn.identification", "gravity_parameter_structure"),
+    "gravity_regressor": ("robodyn.identification", "gravity_regressor"),
+    "identify_locked_inertia": ("robodyn.identification", "identify_locked_inertia"),
+    "load_gravity_calibration": ("robodyn.identification", "load_gravity_calibration"),
+    "locked_body_inertia": ("robodyn.identification", "locked_body_inertia"),
+    "wam_gravity_study": ("robodyn.identification", "wam_gravity_study"),
+    # end gravity-compensation calibration
     # --- dynamic identification (issue 9, section 2) ---
     "ExcitationTrajectory": ("robodyn.identification.excitation", "ExcitationTrajectory"),
     "excitation_trajectory": ("robodyn.identification.excitation", "excitation_trajectory"),
@@ -136,6 +150,10 @@ __all__ = [
     # base parameters (issue 5)
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
+    # identification: gravity-compensation calibration (Dellin; issue 9 section 1)
+    "identification", "GravityCalibration", "LockedBodyInertia", "calibrate_gravity", "calibration_poses",
+    "first_moments", "gravity_parameter_structure", "gravity_regressor", "identify_locked_inertia",
+    "load_gravity_calibration", "locked_body_inertia", "wam_gravity_study",
     # dynamic identification (issue 9, section 2)
     "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
     "Identification", "IdentificationError", "identify", "pseudo_inertia",
