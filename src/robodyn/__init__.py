@@ -82,6 +82,15 @@ _LAZY = {
     "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
     "puma_line_study": ("robodyn.simulation", "puma_line_study"),
     "simulate": ("robodyn.simulation", "simulate"),
+    # --- issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains ---
+    "RestToRest": ("robodyn.simulation.trajectories", "RestToRest"),
+    "Trapezoidal": ("robodyn.simulation.trajectories", "Trapezoidal"),
+    "Spline": ("robodyn.simulation.trajectories", "Spline"),
+    "FourierSeries": ("robodyn.simulation.trajectories", "FourierSeries"),
+    "time_scale": ("robodyn.simulation.time_scaling", "time_scale"),
+    "time_optimal": ("robodyn.simulation.time_scaling", "time_optimal"),
+    "InfeasibleLimitsError": ("robodyn.simulation.time_scaling", "InfeasibleLimitsError"),
+    # --- end of issue 10 §3–5 (h10b) ---
 }
 
 
@@ -126,4 +135,6 @@ __all__ = [
     # base parameters (issue 5)
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
+    # issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains
+    "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
 ]

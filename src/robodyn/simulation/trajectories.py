@@ -159,7 +159,8 @@ class RestToRest(_ScalarLaw):
 
     ``profile="cubic"``: s = 3τ² − 2τ³ (zero velocity at both ends; the acceleration jumps at the ends);
     ``profile="quintic"``: s = 10τ³ − 15τ⁴ + 6τ⁵ (zero velocity and acceleration at both ends); τ = t/T.
-    Before t = 0 the motion rests at q0, after T at qf.
+    Before t = 0 the motion rests at q0, after T at qf; at t = 0 and T the derivatives are the one-sided values
+    from inside the motion (the cubic's acceleration jumps there).
 
     Parameters
     ----------
@@ -177,7 +178,7 @@ class RestToRest(_ScalarLaw):
     def _law(self, t):
         T = self.duration
         tau = np.clip(t / T, 0.0, 1.0)
-        inside = (t > 0) & (t < T)
+        inside = (t >= 0) & (t <= T)          # at 0 and T: the one-sided values from inside the motion
         if self.profile == "cubic":
             s = tau**2 * (3 - 2 * tau)
             sd = 6 * tau * (1 - tau) / T * inside
@@ -239,7 +240,7 @@ class Trapezoidal(_ScalarLaw):
                      np.where(fall, 1.0 - 0.5 * a * (T - tc) ** 2, (tc - 0.5 * ta) / D))
         sd = np.where(rise, a * tc, np.where(fall, a * (T - tc), 1.0 / D))
         sdd = np.where(rise, a, np.where(fall, -a, 0.0))
-        inside = (t > 0) & (t < T)
+        inside = (t >= 0) & (t <= T)
         return s, sd * inside, sdd * inside
 
 
@@ -247,7 +248,8 @@ class Spline(Trajectory):
     """Cubic spline through via points, at rest at both ends (clamped: q̇ = 0 at the first and last time).
 
     q(t) is C² (continuous acceleration) and passes through ``waypoints[k]`` at ``times[k]``; it rests at the
-    first / last waypoint outside [times[0], times[-1]]. Built on ``scipy.interpolate.CubicSpline``.
+    first / last waypoint outside [times[0], times[-1]] (at the end times the derivatives are the one-sided
+    values from inside). Built on ``scipy.interpolate.CubicSpline``.
 
     Parameters
     ----------
@@ -278,7 +280,7 @@ class Spline(Trajectory):
     def sample(self, t):
         t = _times(t)
         tc = np.clip(t, self.times[0], self.times[-1])
-        inside = ((t > self.times[0]) & (t < self.times[-1]))[..., None]
+        inside = ((t >= self.times[0]) & (t <= self.times[-1]))[..., None]
         return self._spline(tc), self._spline(tc, 1) * inside, self._spline(tc, 2) * inside
 
 
