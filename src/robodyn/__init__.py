@@ -90,6 +90,9 @@ _LAZY = {
     "time_scale": ("robodyn.simulation.time_scaling", "time_scale"),
     "time_optimal": ("robodyn.simulation.time_scaling", "time_optimal"),
     "InfeasibleLimitsError": ("robodyn.simulation.time_scaling", "InfeasibleLimitsError"),
+    "task_space_dynamics": ("robodyn.dynamics.task_space", "task_space_dynamics"),
+    "SingularConfigurationError": ("robodyn.dynamics.task_space", "SingularConfigurationError"),
+    "transform_dynamics": ("robodyn.dynamics.coordinates", "transform_dynamics"),
     # --- end of issue 10 §3–5 (h10b) ---
 }
 
@@ -137,4 +140,5 @@ __all__ = [
     "standard_parameter_names", "standard_parameter_vector",
     # issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains
     "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
+    "task_space_dynamics", "SingularConfigurationError", "transform_dynamics",
 ]
