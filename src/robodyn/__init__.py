@@ -93,6 +93,8 @@ _LAZY = {
     "task_space_dynamics": ("robodyn.dynamics.task_space", "task_space_dynamics"),
     "SingularConfigurationError": ("robodyn.dynamics.task_space", "SingularConfigurationError"),
     "transform_dynamics": ("robodyn.dynamics.coordinates", "transform_dynamics"),
+    "optimal_motion": ("robodyn.simulation.optimal", "optimal_motion"),
+    "OptimizationError": ("robodyn.simulation.optimal", "OptimizationError"),
     # --- end of issue 10 §3–5 (h10b) ---
 }
 
@@ -140,5 +142,5 @@ __all__ = [
     "standard_parameter_names", "standard_parameter_vector",
     # issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains
     "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
-    "task_space_dynamics", "SingularConfigurationError", "transform_dynamics",
+    "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
 ]
