@@ -95,6 +95,14 @@ _LAZY = {
     "transform_dynamics": ("robodyn.dynamics.coordinates", "transform_dynamics"),
     "optimal_motion": ("robodyn.simulation.optimal", "optimal_motion"),
     "OptimizationError": ("robodyn.simulation.optimal", "OptimizationError"),
+    "ClosedChainRobot": ("robodyn.model.closed_chain", "ClosedChainRobot"),
+    "LoopClosure": ("robodyn.model.closed_chain", "LoopClosure"),
+    "load_closed_chain": ("robodyn.model.closed_chain", "load_closed_chain"),
+    "close_loops": ("robodyn.dynamics.closed_chain", "close_loops"),
+    "closed_chain_inverse_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_inverse_dynamics"),
+    "closed_chain_forward_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_forward_dynamics"),
+    "closed_chain_model": ("robodyn.dynamics.closed_chain", "closed_chain_model"),
+    "LoopClosureError": ("robodyn.dynamics.closed_chain", "LoopClosureError"),
     # --- end of issue 10 §3–5 (h10b) ---
 }
 
@@ -143,4 +151,6 @@ __all__ = [
     # issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains
     "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
     "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
+    "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
+    "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
 ]
