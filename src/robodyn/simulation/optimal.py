@@ -24,7 +24,7 @@ from robodyn.dynamics.api import inertia_matrix
 from robodyn.dynamics.newton_euler import gravity_torques, inverse_dynamics
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
-from robodyn.simulation.time_scaling import InfeasibleLimitsError, _limits, time_scale
+from robodyn.simulation.time_scaling import InfeasibleLimitsError, _limits, save_figure, time_scale
 from robodyn.simulation.trajectories import RestToRest, _vector
 
 
@@ -61,6 +61,25 @@ class OptimalMotion:
     limits: np.ndarray
     kkt_residual: float
     iterations: int
+
+    def plot(self, path) -> None:
+        """Write a PNG: joint positions and torques over their limits against time (written atomically)."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7, 5.5))
+        ax1, ax2 = fig.subplots(2, 1, sharex=True)
+        for j in range(self.q.shape[-1]):
+            ax1.plot(self.t, self.q[:, j], "o-", ms=2, lw=1, label=f"q{j + 1}")
+            ax2.plot(self.t, self.torques[:, j] / self.limits[j], "o-", ms=2, lw=1, label=f"τ{j + 1} / L{j + 1}")
+        ax1.set_ylabel("q (rad)")
+        ax1.legend(fontsize=7)
+        ax2.set_ylabel("torque / limit")
+        ax2.set_xlabel("t (s)")
+        ax2.legend(fontsize=7)
+        what = "minimum time" if self.objective == "time" else "minimum energy"
+        fig.suptitle(f"{what}: T = {self.duration:.4g} s, E = ∫τᵀτ dt = {self.energy:.4g}")
+        fig.tight_layout()
+        save_figure(fig, path)
 
 
 class _Transcription:

@@ -21,10 +21,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._files import write_atomically
 from robodyn.dynamics.newton_euler import friction_torques, gravity_torques, inverse_dynamics
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
 from robodyn.simulation.trajectories import Trajectory
+
+
+def save_figure(fig, path) -> None:
+    """Write ``fig`` as a PNG to ``path`` atomically (no partial file)."""
+    write_atomically(path, lambda fh: fig.savefig(fh, dpi=120, format="png"), what="plot file", binary=True)
 
 
 class InfeasibleLimitsError(RobodynError, ValueError):
@@ -88,6 +94,7 @@ class TimeScaling:
     active_joint : int              0-based joint whose limit is reached
     active_time : float             time of the scaled motion at which it is reached (s)
     trajectory : ScaledTrajectory   the scaled motion, ``.sample(t)``
+    limits : ndarray (n,)           the torque limits (N m | N)
     """
 
     k: float
@@ -98,6 +105,28 @@ class TimeScaling:
     active_joint: int
     active_time: float
     trajectory: ScaledTrajectory
+    limits: np.ndarray
+
+    def plot(self, path) -> None:
+        """Write a PNG: the torques of the original and of the scaled motion against normalised time t/T, with
+        the limits (written atomically: no partial file)."""
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+
+        n = self.torques.shape[-1]
+        fig = Figure(figsize=(7, 2.4 * n))
+        axes = np.atleast_1d(fig.subplots(n, 1, sharex=True))
+        x = self.t / self.duration
+        for j, ax in enumerate(axes):
+            ax.plot(x, self.original_torques[:, j], "--", lw=1, label=f"original, T = {self.duration / self.k:.3g} s")
+            ax.plot(x, self.torques[:, j], "-", lw=1.5, label=f"scaled, k = {self.k:.4g}, T = {self.duration:.3g} s")
+            for sgn in (1, -1):
+                ax.axhline(sgn * self.limits[j], color="k", lw=0.8, ls=":")
+            ax.set_ylabel(f"τ{j + 1} (N m)")
+            ax.legend(fontsize=7)
+        axes[-1].set_xlabel("t / T")
+        fig.suptitle("uniform time scaling (De Luca): τ_s = (τ_d − g)/k² + g")
+        fig.tight_layout()
+        save_figure(fig, path)
 
 
 def _first_positive_root(a, b, c):
@@ -194,7 +223,7 @@ def time_scale(robot: Robot, trajectory, torque_limits, samples: int = 501, t=No
     tau_s = A * u_star**2 + B * u_star + C
     return TimeScaling(k=k, duration=k * trajectory.duration, t=k * t, torques=tau_s, original_torques=tau_d,
                        active_joint=int(j), active_time=float(k * t[i]),
-                       trajectory=ScaledTrajectory(trajectory, k))
+                       trajectory=ScaledTrajectory(trajectory, k), limits=L)
 
 
 # --- time-optimal path parameterisation (non-uniform scaling) ---
@@ -237,6 +266,27 @@ class TimeOptimal:
         sd = self.sd[i] + u * dt
         p, dp, ddp = self.path.sample(s)
         return p, dp * sd[..., None], ddp * (sd**2)[..., None] + dp * u[..., None]
+
+    def plot(self, path) -> None:
+        """Write a PNG: ṡ along the path with the boundary of the controllable set, and the torques over the
+        limits against time (written atomically)."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7, 6))
+        ax1, ax2 = fig.subplots(2, 1)
+        ax1.plot(self.s, np.sqrt(self.controllable[:, 1]), "k:", lw=1, label="controllable set, max ṡ")
+        ax1.plot(self.s, self.sd, "-", lw=1.5, label=f"time-optimal, T = {self.duration:.4g} s")
+        ax1.set_xlabel("s (path parameter)")
+        ax1.set_ylabel("ṡ")
+        ax1.legend(fontsize=7)
+        for j in range(self.torques.shape[-1]):
+            ax2.plot(self.t[:-1], self.torques[:, j] / self.limits[j], lw=1, label=f"τ{j + 1} / L{j + 1}")
+        ax2.set_xlabel("t (s)")
+        ax2.set_ylabel("torque / limit")
+        ax2.legend(fontsize=7)
+        fig.suptitle("time-optimal path parameterisation (reachability analysis)")
+        fig.tight_layout()
+        save_figure(fig, path)
 
 
 def path_dynamics(robot: Robot, path, s, friction: bool = True):
