@@ -266,13 +266,16 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
     ref = RestToRest(q0, qf, T0, profile="quintic")
     z0 = tr.pack(T0, ref.sample(t0)[0])
     if objective == "time":
-        fun, jac = tr.time, tr.time_grad
+        # T relative to the feasible initial duration T0: an objective of order one for SLSQP's line search
+        fun = lambda z: tr.time(z) / T0                 # noqa: E731
+        jac = lambda z: tr.time_grad(z) / T0            # noqa: E731
     else:
         # SLSQP's line search needs an objective of order one: E relative to T Σ L_j²
         scale = 1.0 / (duration * float(L @ L))
         fun = lambda z: scale * tr.energy(z)            # noqa: E731
         jac = lambda z: scale * tr.energy_grad(z)       # noqa: E731
-    bounds = [(1e-3 * T0, None)] + [(None, None)] * (tr.size - 1) if tr.free_T else None
+    # the initial motion is (nearly) admissible, so the optimum lies below T0; the bounds keep T in a sane range
+    bounds = [(1e-2 * T0, 2 * T0)] + [(None, None)] * (tr.size - 1) if tr.free_T else None
     constraints = [{"type": "ineq", "fun": tr.ineq, "jac": tr.ineq_jac}]
     res = minimize(fun, z0, jac=jac, method="SLSQP", bounds=bounds, constraints=constraints,
                    options={"maxiter": int(max_iter), "ftol": tol})
