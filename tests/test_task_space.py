@@ -4,6 +4,8 @@
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import robodyn as rd
 from robodyn.dynamics.coordinates import transform_dynamics
@@ -150,3 +152,21 @@ def test_cartesian_coordinates_agree_with_task_space():
     with pytest.raises(InputError, match="singular"):
         transform_dynamics(arm, [0.3, 0.0], qd, task_space_dynamics(arm, [0.3, 0.0], qd, rows=[0, 1],
                                                                     point=[1.0, 0, 0], damping=0.1).J)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
+def test_task_space_consistency_on_random_robots(seed, tree):
+    # any robot, any frame: with τ = Jᵀ F + N τ0 the task obeys Λ r̈ + μ + p = F (position task, 3 rows)
+    robot = random_robot(seed, nf=5, tree=tree, prismatic=True, special_angles=False)
+    rng = np.random.default_rng(seed)
+    frame = int(rng.integers(1, robot.nf + 1))
+    q, qd = rng.uniform(-2, 2, (2, robot.n)), rng.uniform(-1, 1, (2, robot.n))
+    J = rd.jacobian(robot, q, frame=frame)[..., :3, :]
+    assume(np.all(np.linalg.svd(J, compute_uv=False)[..., -1] > 1e-3))     # a full-rank position task
+    ts = task_space_dynamics(robot, q, qd, frame=frame, rows=[0, 1, 2])
+    F, tau0 = rng.normal(size=(2, 3)), rng.normal(size=(2, robot.n))
+    tau = (np.swapaxes(ts.J, -1, -2) @ F[..., None])[..., 0] + (ts.null_projector @ tau0[..., None])[..., 0]
+    rdd = (ts.J @ rd.forward_dynamics(robot, q, qd, tau)[..., None])[..., 0] + ts.Jdot_qd
+    scale = 1 + np.abs(F).max() + np.abs(ts.mu + ts.p).max()
+    np.testing.assert_allclose((ts.Lambda @ rdd[..., None])[..., 0] + ts.mu + ts.p, F, atol=1e-8 * scale)

@@ -2,11 +2,14 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import robodyn as rd
 from robodyn.errors import InputError, RobodynError
 from robodyn.simulation.time_scaling import InfeasibleLimitsError, time_optimal, time_scale
 from robodyn.simulation.trajectories import RestToRest, Spline
+from tests.support.random_robots import random_robot
 
 # De Luca's numerical example: 2R arm under gravity, cubic rest-to-rest from the downward equilibrium to link 1
 # horizontal and link 2 pointing up, in T = 0.5 s
@@ -125,3 +128,21 @@ def test_time_optimal_errors(path):
         time_optimal(r.replace(Fv=np.array([0.1, 0.1])), path, 60.0, grid=20)
     with pytest.raises(InputError, match="n = 3"):
         time_optimal(r, Spline([0, 1], [[0, 0, 0], [1, 1, 1]]), 60.0, grid=20)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
+def test_time_scale_exact_on_random_robots(seed, tree):
+    robot = random_robot(seed, nf=3, tree=tree, friction=True)
+    rng = np.random.default_rng(seed)
+    traj = RestToRest(rng.uniform(-1, 1, robot.n), rng.uniform(-1, 1, robot.n), 0.4, profile="quintic")
+    t = np.linspace(0, 0.4, 41)
+    g_peak = np.max(np.abs(rd.gravity_torques(robot, traj.sample(t)[0]) + robot.Foff[robot.joint_frames]), axis=0)
+    limits = g_peak + robot.Fc[robot.joint_frames] + rng.uniform(1.0, 20.0, robot.n)
+    res = time_scale(robot, traj, limits, t=t)
+    peak = np.max(np.abs(res.torques), axis=0)
+    assert peak[res.active_joint] == pytest.approx(limits[res.active_joint], rel=1e-10)
+    assert np.all(peak <= limits * (1 + 1e-10))
+    q, qd, qdd = res.trajectory.sample(res.t)
+    np.testing.assert_allclose(res.torques, rd.inverse_dynamics(robot, q, qd, qdd), rtol=1e-10,
+                               atol=1e-10 * np.max(np.abs(res.torques)))
