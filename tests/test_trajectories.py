@@ -125,6 +125,7 @@ def test_fourier_series_matches_symbolic():
     lambda: Trapezoidal.from_limits([0], [1], -1.0, 1.0),
     lambda: Spline([0, 0], [[0], [1]]),
     lambda: Spline([0, 1], [[0], [1], [2]]),
+    lambda: Spline([0.5, 1], [[0], [1]]),
     lambda: FourierSeries(1.0, np.ones((2, 3)), np.ones((2, 2)), [0, 0]),
     lambda: RestToRest([0], [np.nan], 1.0),
 ])

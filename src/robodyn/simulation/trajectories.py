@@ -253,7 +253,7 @@ class Spline(Trajectory):
 
     Parameters
     ----------
-    times : array_like (K,), strictly increasing, s (K ≥ 2)
+    times : array_like (K,), strictly increasing from times[0] = 0, s (K ≥ 2)
     waypoints : array_like (K, n), rad | m
     """
 
@@ -271,10 +271,12 @@ class Spline(Trajectory):
             raise InputError("arguments 'times' and 'waypoints' must be finite")
         if np.any(np.diff(times) <= 0):
             raise InputError("argument 'times' must be strictly increasing")
+        if times[0] != 0:
+            raise InputError(f"times[0] = {times[0]!r}; trajectories run on [0, duration], so the first via point "
+                             "is at time 0 (shift the times)")
         self.times, self.waypoints = times, W
         self.n = W.shape[1]
-        self.start = float(times[0])
-        self.duration = float(times[-1] - times[0])
+        self.duration = float(times[-1])
         self._spline = CubicSpline(times, W, axis=0, bc_type="clamped")
 
     def sample(self, t):
