@@ -132,7 +132,6 @@ class TimeScaling:
 def _first_positive_root(a, b, c):
     """Smallest u > 0 with a u² + b u + c = 0 where c ≤ 0 (the quadratic is ≤ 0 at u = 0); inf if none."""
     a, b, c = np.broadcast_arrays(a, b, c)
-    out = np.full(a.shape, np.inf)
     lin = a == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         root_lin = np.where(b > 0, -c / b, np.inf)
