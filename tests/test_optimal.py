@@ -67,3 +67,8 @@ def test_errors_name_the_limit(arm, fastest):
         optimal_motion(arm, DOWN, UP, L, objective="energy")
     with pytest.raises(InputError, match="objective"):
         optimal_motion(arm, DOWN, UP, L, objective="jerk")
+
+
+def test_plot_is_a_png_file(fastest, tmp_path):
+    fastest.plot(tmp_path / "fast.png")
+    assert (tmp_path / "fast.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

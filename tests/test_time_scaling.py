@@ -162,3 +162,12 @@ def test_time_optimal_torques_are_the_inverse_dynamics_of_the_motion(path):
     np.testing.assert_allclose(res.torques[1:][moving], rd.inverse_dynamics(r, q, qd, qdd)[moving], rtol=1e-10,
                                atol=1e-10)
     assert np.all(np.abs(res.torques) <= np.array([60.0, 30.0]) * (1 + 1e-9))
+
+
+def test_plots_are_png_files(arm, path, tmp_path):
+    res = time_scale(arm, RestToRest(DOWN, UP, 0.5, profile="cubic"), [25.0, 12.0], samples=51)
+    res.plot(tmp_path / "scaling.png")
+    time_optimal(rd.load("planar2r"), path, [60.0, 30.0], grid=20).plot(tmp_path / "topp.png")
+    for name in ("scaling.png", "topp.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scaling.png", "topp.png"]   # no temporary left over
