@@ -171,3 +171,29 @@ def test_plots_are_png_files(arm, path, tmp_path):
     for name in ("scaling.png", "topp.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scaling.png", "topp.png"]   # no temporary left over
+
+
+def test_controllable_sets_match_scipy_linprog(path):
+    # the vertex enumeration of the 2-variable LPs against scipy's HiGHS on the same data
+    from scipy.optimize import linprog
+
+    from robodyn.simulation.time_scaling import _controllable_sets, path_dynamics
+
+    r = rd.load("puma560")
+    z = np.zeros(r.nf)
+    r = r.replace(Fc=z, Fv=z, Foff=z, Fst=z)
+    rng = np.random.default_rng(5)
+    p6 = Spline([0.0, 0.5, 1.0], rng.uniform(-1, 1, (3, 6)))
+    s = np.linspace(0, 1, 41)
+    a, b, c = path_dynamics(r, p6, s)
+    L = 1.5 * np.max(np.abs(c), axis=0) + 5.0
+    delta = np.diff(s)
+    lo, hi, failed = _controllable_sets(a, b, c, L, delta)
+    assert failed == -1
+    for i in range(s.size - 1):
+        A_ub = np.vstack([np.column_stack([b[i], a[i]]), -np.column_stack([b[i], a[i]]),
+                          [[1.0, 2 * delta[i]]], [[-1.0, -2 * delta[i]]]])
+        b_ub = np.concatenate([L - c[i], L + c[i], [hi[i + 1]], [-lo[i + 1]]])
+        top = linprog([-1.0, 0.0], A_ub=A_ub, b_ub=b_ub, bounds=[(0, None), (None, None)], method="highs")
+        assert top.status == 0
+        assert hi[i] == pytest.approx(-top.fun, rel=1e-7, abs=1e-9)

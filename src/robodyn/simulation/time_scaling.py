@@ -315,25 +315,51 @@ def path_dynamics(robot: Robot, path, s, friction: bool = True):
     return a, b, c
 
 
-def _controllable_sets(a, b, c, L, delta, tol):
-    """Backward pass of reachability analysis: the interval [lo_i, hi_i] of x = ṡ² from which rest at the end
-    of the path can be reached, one 2-variable LP (x, u) per grid point and bound."""
-    from scipy.optimize import linprog
+def _x_range(P, Q, h, big):
+    """[min x, max x] over the polygon {(x, u): P x + Q u ≤ h, x ≥ 0, x ≤ big, |u| ≤ big}, or None if empty.
 
+    A linear program in two variables has its optimum at a vertex: every pair of constraint lines is
+    intersected and the feasible intersections are kept (a few hundred candidates for a 6-joint robot, in one
+    vectorised evaluation). A maximum at ``big`` means unbounded (returned as inf).
+    """
+    keep = np.isfinite(h)
+    P = np.concatenate([P[keep], [-1.0, 1.0, 0.0, 0.0]])
+    Q = np.concatenate([Q[keep], [0.0, 0.0, 1.0, -1.0]])
+    h = np.concatenate([h[keep], [0.0, big, big, big]])
+    nrm = np.hypot(P, Q)
+    if np.any((nrm == 0) & (h < -1e-12 * (1 + np.abs(h)))):
+        return None                                     # a constraint 0 ≤ h < 0: nothing is feasible
+    P, Q, h = P[nrm > 0] / nrm[nrm > 0], Q[nrm > 0] / nrm[nrm > 0], h[nrm > 0] / nrm[nrm > 0]
+    i, j = np.triu_indices(P.size, 1)
+    det = P[i] * Q[j] - P[j] * Q[i]
+    ok = np.abs(det) > 1e-12
+    i, j, det = i[ok], j[ok], det[ok]
+    x = (h[i] * Q[j] - h[j] * Q[i]) / det
+    u = (P[i] * h[j] - P[j] * h[i]) / det
+    slack = P[:, None] * x + Q[:, None] * u - h[:, None]
+    feasible = np.all(slack <= 1e-9 * (1.0 + np.abs(h)[:, None] + np.abs(x) + np.abs(u)), axis=0)
+    if not np.any(feasible):
+        return None
+    xs = x[feasible]
+    top = float(np.max(xs))
+    return max(float(np.min(xs)), 0.0), (np.inf if top >= 0.5 * big else top)
+
+
+def _controllable_sets(a, b, c, L, delta):
+    """Backward pass of reachability analysis: the interval [lo_i, hi_i] of x = ṡ² from which rest at the end
+    of the path can be reached, one 2-variable linear program (x, u) per grid point and bound:
+    |a_i u + b_i x + c_i| ≤ L and lo_{i+1} ≤ x + 2Δ_i u ≤ hi_{i+1}. Returns (lo, hi, i_failed or −1)."""
     N = delta.size
     lo, hi = np.zeros(N + 1), np.zeros(N + 1)
+    big = 1e12 * (1.0 + float(np.max(L)))
     for i in range(N - 1, -1, -1):
-        # |a_i u + b_i x + c_i| ≤ L  and  lo_{i+1} ≤ x + 2Δ u ≤ hi_{i+1}, in variables (x, u)
-        A_ub = np.vstack([np.column_stack([b[i], a[i]]), -np.column_stack([b[i], a[i]]),
-                          [[1.0, 2 * delta[i]]], [[-1.0, -2 * delta[i]]]])
-        b_ub = np.concatenate([L - c[i], L + c[i], [hi[i + 1] + tol], [-lo[i + 1] + tol]])
-        bounds = [(0, None), (None, None)]
-        top = linprog([-1.0, 0.0], A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
-        bot = linprog([1.0, 0.0], A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
-        if top.status not in (0, 3) or bot.status != 0:
+        P = np.concatenate([b[i], -b[i], [1.0, -1.0]])
+        Q = np.concatenate([a[i], -a[i], [2 * delta[i], -2 * delta[i]]])
+        h = np.concatenate([L - c[i], L + c[i], [hi[i + 1], -lo[i + 1]]])
+        rng = _x_range(P, Q, h, big)
+        if rng is None:
             return lo, hi, i
-        # unbounded (3): no torque acts along the path there (a = b = 0), any speed is controllable
-        hi[i], lo[i] = (np.inf if top.status == 3 else -top.fun), bot.fun
+        lo[i], hi[i] = rng
     return lo, hi, -1
 
 
@@ -344,7 +370,8 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
     path parameter). Along it τ = a(s) s̈ + b(s) ṡ² + c(s) (:func:`path_dynamics`); with x = ṡ² and u = s̈ the
     problem is linear in (x, u) at each grid point, and x_{i+1} = x_i + 2 Δ_i u_i on a grid of ``grid``
     intervals. Reachability analysis (TOPP-RA): a backward pass computes the controllable sets
-    K_i = [lo_i, hi_i] (x_N = 0), then a forward pass from x_0 = 0 takes at every point the largest u that keeps
+    K_i = [lo_i, hi_i] (x_N = 0; a two-variable linear program per point, solved at the vertices of its
+    polygon), then a forward pass from x_0 = 0 takes at every point the largest u that keeps
     x_{i+1} in K_{i+1} — the greedy choice, time-optimal on the grid. The time of interval i is
     2 Δ_i / (√x_i + √x_{i+1}). Torque limits are enforced at the grid points (collocation).
 
@@ -381,8 +408,7 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
             f"gravity{' and Coulomb friction' if friction else ''} alone need |τ_{j + 1}| = {abs(c[i, j]):.6g} > "
             f"limit {L[j]:.6g} at s = {s[i]:.6g} on the path; no timing can follow it (torque_limits[{j}])")
     delta = np.diff(s)
-    tol = 1e-12 * max(1.0, float(np.max(np.abs(b) @ np.ones(robot.n))))
-    lo, hi, failed = _controllable_sets(a, b, c, L, delta, tol)
+    lo, hi, failed = _controllable_sets(a, b, c, L, delta)
     if failed >= 0 or lo[0] > 0:
         where = s[max(failed, 0)]
         raise InfeasibleLimitsError(f"no admissible speed at s = {where:.6g} on the path: the torque limits "
