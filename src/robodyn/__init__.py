@@ -106,6 +106,28 @@ _LAZY = {
     "identify": ("robodyn.identification.dynamic", "identify"),
     "pseudo_inertia": ("robodyn.identification.dynamic", "pseudo_inertia"),
     # --- end of dynamic identification ---
+    # --- issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains ---
+    "RestToRest": ("robodyn.simulation.trajectories", "RestToRest"),
+    "Trapezoidal": ("robodyn.simulation.trajectories", "Trapezoidal"),
+    "Spline": ("robodyn.simulation.trajectories", "Spline"),
+    "FourierSeries": ("robodyn.simulation.trajectories", "FourierSeries"),
+    "time_scale": ("robodyn.simulation.time_scaling", "time_scale"),
+    "time_optimal": ("robodyn.simulation.time_scaling", "time_optimal"),
+    "InfeasibleLimitsError": ("robodyn.simulation.time_scaling", "InfeasibleLimitsError"),
+    "task_space_dynamics": ("robodyn.dynamics.task_space", "task_space_dynamics"),
+    "SingularConfigurationError": ("robodyn.dynamics.task_space", "SingularConfigurationError"),
+    "transform_dynamics": ("robodyn.dynamics.coordinates", "transform_dynamics"),
+    "optimal_motion": ("robodyn.simulation.optimal", "optimal_motion"),
+    "OptimizationError": ("robodyn.simulation.optimal", "OptimizationError"),
+    "ClosedChainRobot": ("robodyn.model.closed_chain", "ClosedChainRobot"),
+    "LoopClosure": ("robodyn.model.closed_chain", "LoopClosure"),
+    "load_closed_chain": ("robodyn.model.closed_chain", "load_closed_chain"),
+    "close_loops": ("robodyn.dynamics.closed_chain", "close_loops"),
+    "closed_chain_inverse_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_inverse_dynamics"),
+    "closed_chain_forward_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_forward_dynamics"),
+    "closed_chain_model": ("robodyn.dynamics.closed_chain", "closed_chain_model"),
+    "LoopClosureError": ("robodyn.dynamics.closed_chain", "LoopClosureError"),
+    # --- end of issue 10 §3–5 (h10b) ---
 }
 
 
@@ -157,4 +179,9 @@ __all__ = [
     # dynamic identification (issue 9, section 2)
     "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
     "Identification", "IdentificationError", "identify", "pseudo_inertia",
+    # issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains
+    "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
+    "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
+    "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
+    "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
 ]
