@@ -159,7 +159,7 @@ def test_simulate_free_fall_is_exact():
         simulate(robot, lambda t: 0.0, [0.0], [np.nan], t)
     with pytest.raises(rd.InputError, match="at least 2 finite times"):
         simulate(robot, lambda t: 0.0, [0.0], [0.0], [0.0, np.inf])
-    with pytest.raises(rd.InputError, match="integrator = 'Euler'; choose one of RK45, RK23, DOP853, Radau, BDF, LSODA"):
+    with pytest.raises(rd.InputError, match="integrator = 'Euler'; choose one of auto, RK45, RK23, DOP853, Radau, BDF, LSODA"):
         simulate(robot, lambda t: 0.0, [0.0], [0.0], t, integrator="Euler")
 
 
