@@ -82,6 +82,15 @@ _LAZY = {
     "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
     "puma_line_study": ("robodyn.simulation", "puma_line_study"),
     "simulate": ("robodyn.simulation", "simulate"),
+    # --- issue 10 (simulation with friction and control; derivatives, linearization, collision detection) ---
+    "control": ("robodyn.control", None),
+    "friction_models": ("robodyn.dynamics.friction_models", None),
+    "inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_derivatives"),
+    "forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "forward_dynamics_derivatives"),
+    "linearize": ("robodyn.dynamics.derivatives", "linearize"),
+    "momentum_observer": ("robodyn.dynamics.derivatives", "momentum_observer"),
+    "generalized_momentum": ("robodyn.dynamics.derivatives", "generalized_momentum"),
+    # --- end issue 10 ---
 }
 
 
@@ -126,4 +135,7 @@ __all__ = [
     # base parameters (issue 5)
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
+    # --- issue 10 ---
+    "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
+    "momentum_observer", "generalized_momentum",
 ]

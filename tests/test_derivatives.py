@@ -1,0 +1,155 @@
+"""Analytic derivatives of the dynamic model vs Pinocchio and complex-step differences; linearization."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import robodyn as rd
+from robodyn.dynamics.derivatives import _rnea_tangents
+from robodyn.dynamics.friction_models import DiscontinuousFriction, SmoothFriction, frictionless
+from tests.support.pin_bridge import PinRobot
+from tests.support.random_robots import random_robot, random_state
+
+
+def _rel(a, b):
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+
+
+def _pin_rnea_derivatives(pr, q, qd, qdd, wrenches=None):
+    args = (pr.model, pr.data, pr._in(q), pr._in(qd), pr._in(qdd))
+    if wrenches is not None:
+        args = args + (pr.fext(wrenches),)
+    dq, dv, _ = pin.computeRNEADerivatives(*args)
+    ix = np.ix_(pr.perm, pr.perm)
+    return np.asarray(dq)[ix], np.asarray(dv)[ix]
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
+def test_inverse_dynamics_derivatives_match_pinocchio(seed, tree):
+    """Random serial and tree robots (revolute, prismatic, fixed frames, rotor inertias, wrenches): ∂Γ/∂q and ∂Γ/∂q̇
+    equal Pinocchio's computeRNEADerivatives to 1e-9 relative (friction left out: Pinocchio has none)."""
+    robot = frictionless(random_robot(seed, tree=tree, fixed=True))
+    pr = PinRobot(robot)
+    q, qd, qdd = random_state(robot, seed, (3,))
+    W = np.random.default_rng(seed).normal(size=(3, robot.nf, 6))
+    dq, dqd = rd.inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=W)
+    assert dq.shape == dqd.shape == (3, robot.n, robot.n)
+    for s in range(3):
+        pq, pv = _pin_rnea_derivatives(pr, q[s], qd[s], qdd[s], W[s])
+        assert _rel(dq[s], pq) < 1e-9 and _rel(dqd[s], pv) < 1e-9
+        one = rd.inverse_dynamics_derivatives(robot, q[s], qd[s], qdd[s], wrenches=W[s])
+        assert _rel(one[0], dq[s]) < 1e-14 and _rel(one[1], dqd[s]) < 1e-14  # batch == per sample (round-off)
+
+
+@pytest.mark.parametrize("seed,tree", [(0, False), (1, True), (7, True)])
+def test_tangents_match_complex_step(seed, tree):
+    """The forward-mode recursion equals the complex-step derivative of the same recursion (step 1e-30: exact to
+    round-off), and the recursion itself equals rd.inverse_dynamics."""
+    robot = frictionless(random_robot(seed, tree=tree, fixed=True))
+    n = robot.n
+    q, qd, qdd = random_state(robot, seed, (2,))
+    tau, dtau = _rnea_tangents(robot, q, qd, qdd, robot.gravity, None)
+    assert _rel(tau + robot.Ia[robot.joint_frames] * qdd, rd.inverse_dynamics(robot, q, qd, qdd)) < 1e-13
+    h = 1e-30
+    for d in range(2 * n):
+        e = np.zeros(n)
+        e[d % n] = h
+        qc, qdc = (q + 1j * e, qd + 0j) if d < n else (q + 0j, qd + 1j * e)
+        cs = _rnea_tangents(robot, qc, qdc, qdd, robot.gravity, None, tangents=False)[0].imag / h
+        assert np.abs(dtau[:, d] - cs).max() <= 1e-12 * max(1.0, np.abs(cs).max())
+
+
+def test_friction_slope_is_in_dtau_dqd():
+    """∂Γ/∂q̇ includes diag(∂Γ_f/∂q̇): viscous + Stribeck for the robot's model, tanh slope for the smooth one,
+    each checked by complex step on the friction law."""
+    robot = rd.load("rx90").replace(Fst=[9.0, 10.0, 7.0, 3.0, 4.0, 0.4], kst=[5.0] * 6, Bst=[1.5] * 6)
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 4, 6))
+    base = rd.inverse_dynamics_derivatives(frictionless(robot), q, qd, qdd)[1]
+    for model in (DiscontinuousFriction(), SmoothFriction(width=0.05)):
+        dqd = rd.inverse_dynamics_derivatives(robot, q, qd, qdd, friction=model)[1]
+        slope = np.diagonal(dqd - base, axis1=-2, axis2=-1)
+        h = 1e-7  # central difference on the friction law alone (|q̇| > 0.02 here: away from the Coulomb step)
+        fd = (model.torque(robot, qd + h) - model.torque(robot, qd - h)) / (2 * h)
+        assert np.abs(qd).min() > 1e-3
+        assert _rel(slope, fd) < 1e-6
+        assert np.allclose(dqd - base - np.einsum("...i,ij->...ij", slope, np.eye(6)), 0, atol=1e-12)
+
+
+@settings(max_examples=5)
+@given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
+def test_forward_dynamics_derivatives_match_pinocchio(seed, tree):
+    robot = frictionless(random_robot(seed, tree=tree, fixed=True))
+    pr = PinRobot(robot)
+    q, qd, tau = random_state(robot, seed)
+    a, b, c = rd.forward_dynamics_derivatives(robot, q, qd, tau)
+    pa, pb, pc = pin.computeABADerivatives(pr.model, pr.data, pr._in(q), pr._in(qd), pr._in(tau))
+    ix = np.ix_(pr.perm, pr.perm)
+    assert _rel(a, np.asarray(pa)[ix]) < 1e-9 and _rel(b, np.asarray(pb)[ix]) < 1e-9
+    assert _rel(c, np.asarray(pc)[ix]) < 1e-9
+
+
+def test_linearize_at_equilibrium_is_de_lucas_form():
+    """At rest with the gravity torque as bias: A = [[0, I], [−M⁻¹G, 0]], B = [[0], [M⁻¹]], G = ∂Q/∂q checked by
+    complex step of the gravity recursion."""
+    robot = frictionless(rd.load("puma560"))
+    q = np.array([0.1, -0.4, 0.3, 0.2, 0.5, -0.1])
+    A, B = rd.linearize(robot, q)
+    n = 6
+    M = rd.inertia_matrix(robot, q)
+    h = 1e-30
+    G = np.stack([_rnea_tangents(robot, q + 1j * h * np.eye(n)[k], np.zeros(n, complex), np.zeros(n), robot.gravity,
+                                 None, tangents=False)[0].imag / h for k in range(n)], -1)
+    assert np.array_equal(A[:n, :n], np.zeros((n, n))) and np.array_equal(A[:n, n:], np.eye(n))
+    assert _rel(A[n:, :n], -np.linalg.solve(M, G)) < 1e-10
+    assert np.abs(A[n:, n:]).max() < 1e-12  # velocity terms are quadratic: nothing at q̇ = 0
+    assert _rel(B[n:], np.linalg.inv(M)) < 1e-12 and np.array_equal(B[:n], np.zeros((n, n)))
+
+
+def test_linearize_along_a_trajectory_matches_complex_step_of_the_state_equation():
+    """Time-varying A(t), B(t) along a quintic, batched over time, against complex-step derivatives of
+    f(x, u) = [q̇; A⁻¹(u − H)] computed with the complex-capable recursion."""
+    robot = frictionless(rd.load("planar3r"))
+    n = robot.n
+    ref = rd.control.QuinticReference(np.zeros(n), np.array([0.8, -0.5, 0.3]), 1.0)
+    t = np.array([0.2, 0.5, 0.7])
+    qd_, qdd_ = ref.sample(t)[1:]
+    q_ = ref.sample(t)[0]
+    A, B = rd.linearize(robot, q_, qd_, qdd=qdd_)
+    assert A.shape == (3, 2 * n, 2 * n) and B.shape == (3, 2 * n, n)
+    u = rd.inverse_dynamics(robot, q_, qd_, qdd_)
+
+    def f(x, uu):
+        qq, vv = x[:n], x[n:]
+        H = _rnea_tangents(robot, qq, vv, np.zeros(n), robot.gravity, None, tangents=False)[0]
+        # M(q) column by column from the complex-capable recursion (no gravity, no velocity)
+        M = np.stack([_rnea_tangents(robot, qq, np.zeros(n), np.eye(n)[k], np.zeros(3), None, tangents=False)[0]
+                      for k in range(n)], -1)
+        return np.concatenate([vv, np.linalg.solve(M, uu - H)])
+
+    h = 1e-30
+    for s in range(3):
+        x = np.concatenate([q_[s], qd_[s]])
+        Acs = np.stack([f(x + 1j * h * np.eye(2 * n)[k], u[s] + 0j).imag / h for k in range(2 * n)], -1)
+        Bcs = np.stack([f(x + 0j, u[s] + 1j * h * np.eye(n)[k]).imag / h for k in range(n)], -1)
+        assert _rel(A[s], Acs) < 1e-10 and _rel(B[s], Bcs) < 1e-10
+    # giving tau instead of qdd is the same operating point
+    A2, B2 = rd.linearize(robot, q_, qd_, tau=u)
+    assert _rel(A2, A) < 1e-10 and _rel(B2, B) < 1e-12
+
+
+def test_bad_input():
+    robot = rd.load("planar2r")
+    with pytest.raises(rd.InputError, match="argument 'qd' has shape"):
+        rd.inverse_dynamics_derivatives(robot, np.zeros(2), np.zeros(3), np.zeros(2))
+    with pytest.raises(rd.InputError, match="argument 'wrenches' has shape"):
+        rd.inverse_dynamics_derivatives(robot, np.zeros(2), np.zeros(2), np.zeros(2), wrenches=np.zeros((3, 6)))
+    with pytest.raises(rd.InputError, match="friction = 'stick'"):
+        rd.inverse_dynamics_derivatives(robot, np.zeros(2), np.zeros(2), np.zeros(2), friction="stick")
+    with pytest.raises(rd.InputError, match="friction = LuGre"):
+        rd.inverse_dynamics_derivatives(robot, np.zeros(2), np.zeros(2), np.zeros(2), friction="lugre")
+    with pytest.raises(rd.InputError, match="either tau"):
+        rd.linearize(robot, np.zeros(2), tau=np.zeros(2), qdd=np.zeros(2))
