@@ -14,7 +14,6 @@ import numpy as np
 from robodyn.control.reference import sample_reference
 from robodyn.dynamics import api
 from robodyn.dynamics.friction_models import LuGre, friction_model, frictionless
-from robodyn.dynamics.lagrange import coriolis_matrix
 from robodyn.dynamics.newton_euler import gravity_torques
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -128,8 +127,12 @@ class PassivityBased(_Controller):
         e, ed = qr - q, qdr - qd
         qd_r = qdr + e @ self.Lam.T
         qdd_r = qddr + ed @ self.Lam.T
-        A = api.inertia_matrix(self._rigid, q)
-        C = coriolis_matrix(self._rigid, q, qd)
+        # A q̈_r + C(q, q̇) q̇_r + Q: with Christoffel symbols C(q, a) b is a symmetric bilinear form B(a, b) whose
+        # diagonal B(v, v) = h(v) is the velocity part of the inverse dynamics, so by polarisation
+        # C(q, q̇) q̇_r = ¼ [h(q̇ + q̇_r) − h(q̇ − q̇_r)]: three Newton–Euler passes instead of forming A and C.
+        zero, g0 = np.zeros_like(q), np.zeros(3)
+        h_plus = api.inverse_dynamics(self._rigid, q, qd + qd_r, zero, gravity=g0)
+        h_minus = api.inverse_dynamics(self._rigid, q, qd - qd_r, zero, gravity=g0)
         s = qd_r - qd
-        return (np.einsum("...ij,...j->...i", A, qdd_r) + np.einsum("...ij,...j->...i", C, qd_r)
-                + gravity_torques(self._rigid, q) + self._friction(qd) + s @ self.Kd.T)
+        return (api.inverse_dynamics(self._rigid, q, zero, qdd_r) + 0.25 * (h_plus - h_minus)
+                + self._friction(qd) + s @ self.Kd.T)
