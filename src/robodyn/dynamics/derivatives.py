@@ -321,3 +321,76 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
     B = np.zeros(batch + (2 * n, n))
     B[..., n:, :] = Ainv
     return A, B
+
+
+def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:
+    """Generalized momentum p = A(q) q̇ (De Luca), (..., n), N m s | N s.
+
+    Its dynamics are ṗ = Γ + C(q, q̇)ᵀq̇ − Q(q) − Γ_f + Γ_ext (C with Christoffel symbols, so Ȧ = C + Cᵀ),
+    which needs no joint acceleration: the basis of the momentum residual (:func:`momentum_observer`).
+    """
+    from robodyn.dynamics import api
+
+    _, _, a = joint_arrays(robot, q=q, qd=qd)
+    return np.einsum("...ij,...j->...i", api.inertia_matrix(robot, a["q"]), a["qd"])
+
+
+def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> np.ndarray:
+    """Momentum-based residual for collision detection (De Luca) on uniformly sampled data.
+
+    r(t) = K (p(t) − p(0) − ∫₀ᵗ (Γ + Cᵀq̇ − Q − Γ_f + r) ds),  p = A(q) q̇,
+
+    so that ṙ = K (Γ_ext − r): each r_j is a first-order low-pass copy of the external joint torque
+    Γ_ext,j with time constant 1/K_j, and r = 0 while nothing touches the robot. Discretised by the trapezoidal
+    rule (∫β on the samples, and the implicit trapezoidal step for ∫r), which makes the recursion the Tustin
+    filter r_k = a r_{k−1} + c (w_k − w_{k−1}), w = p − p(0) − ∫β, a = (1 − K h/2)/(1 + K h/2), c = K/(1 + K h/2),
+    applied joint by joint (scipy.signal.lfilter).
+
+    Parameters
+    ----------
+    robot : Robot (the observer's model)
+    t : array_like (N,), uniformly spaced sample times (s)
+    q, qd, tau : array_like (N, n), measured positions, velocities and applied torques
+    gain : float or (n,), K_j > 0 (1/s)
+    tau_friction : array_like (N, n), optional, the friction torques Γ_f (model or estimate); default 0
+
+    Returns
+    -------
+    r : ndarray (N, n), residual (N m | N), r[0] = 0
+    """
+    from scipy.integrate import cumulative_trapezoid
+    from scipy.signal import lfilter
+
+    from robodyn.dynamics.lagrange import coriolis_matrix
+    from robodyn.dynamics.newton_euler import gravity_torques
+
+    t = np.asarray(t, dtype=float)
+    if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)):
+        raise InputError("t must be a 1-D array of at least 2 finite sample times (s)")
+    h = (t[-1] - t[0]) / (t.size - 1)
+    if not h > 0 or np.abs(np.diff(t) - h).max() > 1e-9 * max(h, abs(t[-1])):
+        raise InputError("t must be uniformly spaced and increasing (the residual is a discrete filter)")
+    n = robot.n
+    _, _, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    q, qd, tau = (np.asarray(a[k], float) for k in ("q", "qd", "tau"))
+    if q.shape != (t.size, n):
+        raise InputError(f"q, qd and tau must have shape ({t.size}, {n}): one row per sample time")
+    K = _per_joint_gain(gain, n)
+    tf = np.zeros_like(q) if tau_friction is None else np.broadcast_to(np.asarray(tau_friction, float), q.shape)
+    C = coriolis_matrix(robot, q, qd)
+    beta = tau + np.einsum("nji,nj->ni", C, qd) - gravity_torques(robot, q) - tf
+    p = generalized_momentum(robot, q, qd)
+    w = p - p[0] - cumulative_trapezoid(beta, dx=h, axis=0, initial=0)
+    r = np.empty_like(w)
+    for j in range(n):
+        den = 1 + K[j] * h / 2
+        c = K[j] / den
+        r[:, j] = lfilter([c, -c], [1.0, -(1 - K[j] * h / 2) / den], w[:, j])
+    return r
+
+
+def _per_joint_gain(gain, n: int) -> np.ndarray:
+    K = np.broadcast_to(np.asarray(gain, dtype=float), (n,)) if np.ndim(gain) == 0 else np.asarray(gain, float)
+    if K.shape != (n,) or not np.all(np.isfinite(K)) or np.any(K <= 0):
+        raise InputError(f"gain = {gain!r}; give a positive number or {n} positive numbers (1/s), one per joint")
+    return K
