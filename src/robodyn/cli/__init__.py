@@ -8,5 +8,6 @@ from robodyn.cli import model  # noqa: E402,F401  (model, fd, properties)
 from robodyn.cli import studies  # noqa: E402,F401
 from robodyn.cli import generate  # noqa: E402,F401
 from robodyn.cli import parameters  # noqa: E402,F401  (base-params, issue 5)
+from robodyn.cli import simulation  # noqa: E402,F401  (simulate, issue 10)
 
 __all__ = ["app"]
