@@ -24,6 +24,10 @@ SCRIPTS = {
         "bench_inertia_forward.py", [], ["--batch", "300", "--repeat", "2", "--loop", "100"]),
     "regressor vs pin.computeJointTorqueRegressor": ("bench_regressor.py", [], ["--batch", "300", "--repeat", "2"]),
     "compiled customized inverse dynamics (rd.compile) vs pin.rnea": ("bench_compiled.py", [], ["puma560"]),
+    "inverse-dynamics derivatives vs pin.computeRNEADerivatives": (
+        "bench_derivatives.py", [], ["--robots", "panda", "--batch", "1000", "--repeat", "2"]),
+    "simulation with friction (7 joints, 5 s at 1 kHz; every built-in robot over 2 s)": (
+        "bench_simulation.py", [], ["--duration", "1", "--all-duration", "0.5"]),
 }
 
 
