@@ -21,187 +21,6 @@ from robodyn.model.robot import Robot
 from robodyn.spatial import rot_x, rot_z
 
 
-def _cross(a, b):
-    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], -1)
-
-
-def _cross_z(a):
-    """a × z = (a_y, −a_x, 0)."""
-    return np.stack([a[..., 1], -a[..., 0], np.zeros_like(a[..., 0])], -1)
-
-
-def _z_cross(a):
-    """z × a = (−a_y, a_x, 0)."""
-    return np.stack([-a[..., 1], a[..., 0], np.zeros_like(a[..., 0])], -1)
-
-
-def _mv(A, v):
-    """A v with A (..., 3, 3), v (..., 3)."""
-    return np.einsum("...ab,...b->...a", A, v)
-
-
-def _mtv(A, v):
-    """Aᵀ v with A (..., 3, 3), v (..., 3)."""
-    return np.einsum("...ba,...b->...a", A, v)
-
-
-def _mv_d(A, v):
-    """A v for tangents v (..., D, 3) and A (..., 3, 3) or (3, 3)."""
-    return np.einsum("...ab,...db->...da", A, v) if A.ndim > 2 else v @ A.T
-
-
-def _mtv_d(A, v):
-    return np.einsum("...ba,...db->...da", A, v) if A.ndim > 2 else v @ A
-
-
-def _transforms(robot: Robot, q):
-    """Per frame (A, P): ^{a(j)}A_j (..., 3, 3) or (3, 3) and ^{a(j)}P_j (..., 3) or (3,); q may be complex."""
-    out, k = [], 0
-    for i in range(robot.nf):
-        C = rot_z(robot.gamma[i]) @ rot_x(robot.alpha[i])
-        p0 = rot_z(robot.gamma[i]) @ np.array([robot.d[i], 0.0, robot.b[i]])
-        r = robot.r[i]
-        if robot.sigma[i] == 0:
-            th = robot.theta[i] + q[..., k]
-            c, s = np.cos(th)[..., None], np.sin(th)[..., None]
-            A = np.stack([C[:, 0] * c + C[:, 1] * s, C[:, 1] * c - C[:, 0] * s,
-                          np.broadcast_to(C[:, 2], c.shape[:-1] + (3,))], -1)
-        else:
-            A = C @ rot_z(robot.theta[i])
-            if robot.sigma[i] == 1:
-                r = r + q[..., k]
-        k += robot.sigma[i] != 2
-        out.append((A, p0 + np.asarray(r)[..., None] * C[:, 2]))
-    return out
-
-
-def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool = True):
-    """Rigid-body Newton–Euler [9.84]–[9.94] (no friction, no rotor inertia) and its tangents.
-
-    Returns τ (..., n) and, if ``tangents``, dτ (..., 2n, n): row d is ∂τ/∂q_d (d < n) or ∂τ/∂q̇_{d−n}.
-    Works for complex inputs (used by the complex-step checks).
-    """
-    n, nf = robot.n, robot.nf
-    batch = q.shape[:-1]
-    dt = np.result_type(q, qd, qdd, float)
-    D = 2 * n
-    jf = {int(i): k for k, i in enumerate(robot.joint_frames)}
-    T = _transforms(robot, q)
-    z3 = np.zeros(batch + (3,), dt)
-    zD = np.zeros(batch + (D, 3), dt)
-    ez = np.array([0.0, 0.0, 1.0])
-    w, wd, vd = [None] * nf, [None] * nf, [None] * nf
-    dw, dwd, dvd = [None] * nf, [None] * nf, [None] * nf
-    F, Mo, dF, dMo = [None] * nf, [None] * nf, [None] * nf, [None] * nf
-    g = np.broadcast_to(np.asarray(gravity, dtype=float), batch + (3,))
-    J, MS, M = robot.J, robot.MS, robot.M
-    for i in range(nf):
-        p = int(robot.antecedent[i]) - 1
-        A, P = T[i]
-        if p < 0:
-            w_p, wd_p, vd_p = z3, z3, -g
-            dw_p = dwd_p = dvd_p = zD
-        else:
-            w_p, wd_p, vd_p, dw_p, dwd_p, dvd_p = w[p], wd[p], vd[p], dw[p], dwd[p], dvd[p]
-        wi = _mtv(A, w_p)
-        wdi = _mtv(A, wd_p)
-        UP = _cross(wd_p, P) + _cross(w_p, _cross(w_p, P))  # U_a P
-        X = vd_p + UP
-        RX = _mtv(A, X)
-        dwi = _mtv_d(A, dw_p) if tangents else None
-        dwdi = _mtv_d(A, dwd_p) if tangents else None
-        if tangents:
-            Pb = P[..., None, :]
-            dX = dvd_p + _cross(dwd_p, Pb) + _cross(dw_p, _cross(w_p, P)[..., None, :]) + _cross(w_p[..., None, :], _cross(dw_p, Pb))
-            dRX = _mtv_d(A, dX)
-        sig = robot.sigma[i]
-        if sig == 2:
-            w[i], wd[i], vd[i] = wi, wdi, RX
-            if tangents:
-                dw[i], dwd[i], dvd[i] = dwi, dwdi, dRX
-        else:
-            k = jf[i]
-            qdk, qddk = qd[..., k, None], qdd[..., k, None]
-            if sig == 0:
-                w[i] = wi + qdk * ez
-                wd[i] = wdi + qddk * ez + _cross_z(wi) * qdk
-                vd[i] = RX
-                if tangents:
-                    dwi = dwi.copy()
-                    dwi[..., k, :] += _cross_z(wi)
-                    dwdi = dwdi.copy()
-                    dwdi[..., k, :] += _cross_z(wdi)
-                    dRX = dRX.copy()
-                    dRX[..., k, :] += _cross_z(RX)
-                    dw_i = dwi.copy()
-                    dw_i[..., n + k, 2] += 1.0
-                    dwd_i = dwdi + _cross_z(dwi) * qdk[..., None]
-                    dwd_i[..., n + k, :] += _cross_z(wi)
-                    dw[i], dwd[i], dvd[i] = dw_i, dwd_i, dRX
-            else:
-                w[i], wd[i] = wi, wdi
-                vd[i] = RX + qddk * ez + 2 * _cross_z(wi) * qdk
-                if tangents:
-                    # ∂P/∂q_k = A a_k enters X through U_a P: U_a (A a_k), then rotated by Aᵀ
-                    Az = A[..., :, 2]
-                    UAz = _cross(wd_p, Az) + _cross(w_p, _cross(w_p, Az))
-                    dRX = dRX.copy()
-                    dRX[..., k, :] += _mtv(A, UAz)
-                    dvd_i = dRX + 2 * _cross_z(dwi) * qdk[..., None]
-                    dvd_i[..., n + k, :] += 2 * _cross_z(wi)
-                    dw[i], dwd[i], dvd[i] = dwi, dwdi, dvd_i
-        Jw = w[i] @ J[i].T
-        wMS = _cross(w[i], MS[i])
-        F[i] = M[i] * vd[i] + _cross(wd[i], MS[i]) + _cross(w[i], wMS)
-        Mo[i] = wd[i] @ J[i].T + _cross(w[i], Jw) + _cross(MS[i], vd[i])
-        if tangents:
-            wb = w[i][..., None, :]
-            dF[i] = M[i] * dvd[i] + _cross(dwd[i], MS[i]) + _cross(dw[i], wMS[..., None, :]) + _cross(wb, _cross(dw[i], MS[i]))
-            dMo[i] = (dwd[i] @ J[i].T + _cross(dw[i], Jw[..., None, :]) + _cross(wb, dw[i] @ J[i].T)
-                      + _cross(MS[i], dvd[i]))
-    f, m = list(F), list(Mo)
-    df, dm = list(dF), list(dMo)
-    if wrenches is not None:
-        for i in range(nf):
-            f[i] = f[i] + wrenches[..., i, :3]
-            m[i] = m[i] + wrenches[..., i, 3:]
-    tau = np.zeros(batch + (n,), dt)
-    dtau = np.zeros(batch + (D, n), dt) if tangents else None
-    for i in reversed(range(nf)):
-        sig = robot.sigma[i]
-        if sig != 2:
-            k = jf[i]
-            tau[..., k] = f[i][..., 2] if sig == 1 else m[i][..., 2]
-            if tangents:
-                dtau[..., k] = df[i][..., 2] if sig == 1 else dm[i][..., 2]
-        p = int(robot.antecedent[i]) - 1
-        if p < 0:
-            continue
-        A, P = T[i]
-        Af = _mv(A, f[i])
-        Am = _mv(A, m[i])
-        f[p] = f[p] + Af
-        m[p] = m[p] + Am + _cross(P, Af)
-        if tangents:
-            dAf = _mv_d(A, df[i])
-            dAm = _mv_d(A, dm[i])
-            if sig == 0:
-                k = jf[i]
-                dAf = dAf.copy()
-                dAf[..., k, :] += _mv(A, _z_cross(f[i]))
-                dAm = dAm.copy()
-                dAm[..., k, :] += _mv(A, _z_cross(m[i]))
-            dmp = dAm + _cross(P[..., None, :], dAf)
-            if sig == 1:
-                dmp = dmp.copy()
-                dmp[..., jf[i], :] += _cross(A[..., :, 2], Af)
-            df[p] = df[p] + dAf
-            dm[p] = dm[p] + dmp
-    return tau, dtau
-
-
 def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
     if not isinstance(robot, Robot):
         raise InputError("robot must be a robodyn Robot")
@@ -394,3 +213,248 @@ def _per_joint_gain(gain, n: int) -> np.ndarray:
     if K.shape != (n,) or not np.all(np.isfinite(K)) or np.any(K <= 0):
         raise InputError(f"gain = {gain!r}; give a positive number or {n} positive numbers (1/s), one per joint")
     return K
+
+
+# ---- component arithmetic with structural zeros ------------------------------------------------------------------
+# A vector is a list of 3 components, each None (an exact zero, skipped), a Python float (a constant of the
+# robot) or an array: (N, 1) for the values, (N, D) for the tangents. Skipping the zeros of the geometry and of
+# the inertial parameters, as customized symbolic models do, and working on contiguous component arrays
+# instead of (..., 3) stacks makes the batched recursion several times faster.
+
+def _nz(x):
+    return None if x is None or (isinstance(x, float) and x == 0.0) else x
+
+
+def _add(a, b):
+    a, b = _nz(a), _nz(b)
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _neg(a):
+    a = _nz(a)
+    return None if a is None else -a
+
+
+def _sub(a, b):
+    a, b = _nz(a), _nz(b)
+    if b is None:
+        return a
+    if a is None:
+        return -b
+    return a - b
+
+
+def _mul(a, b):
+    a, b = _nz(a), _nz(b)
+    if a is None or b is None:
+        return None
+    if isinstance(a, float) and a == 1.0:
+        return b
+    if isinstance(b, float) and b == 1.0:
+        return a
+    return a * b
+
+
+def _vadd(u, v):
+    return [_add(a, b) for a, b in zip(u, v)]
+
+
+def _vscale(s, v):
+    return [_mul(s, a) for a in v]
+
+
+def _lin(terms):
+    """Σ ± a b over ``terms`` = [(a, b, sign)], accumulating in place into arrays this function allocated
+    (large temporaries cost more than the arithmetic)."""
+    acc, own = None, False
+    for a, b, sign in terms:
+        t = _mul(a, b)
+        if t is None:
+            continue
+        fresh = t is not _nz(a) and t is not _nz(b)
+        if acc is None:
+            acc, own = (t, fresh) if sign > 0 else (-t, True)
+        elif (own and isinstance(acc, np.ndarray) and acc.shape == np.broadcast_shapes(acc.shape, np.shape(t))
+              and acc.dtype == np.result_type(acc, t)):
+            if sign > 0:
+                acc += t
+            else:
+                acc -= t
+        else:
+            acc, own = (acc + t if sign > 0 else acc - t), True
+    return acc
+
+
+def _vcross(a, b):
+    return [_lin([(a[1], b[2], 1), (a[2], b[1], -1)]),
+            _lin([(a[2], b[0], 1), (a[0], b[2], -1)]),
+            _lin([(a[0], b[1], 1), (a[1], b[0], -1)])]
+
+
+def _vcross_z(a):
+    """a × z."""
+    return [a[1], _neg(a[0]), None]
+
+
+def _vz_cross(a):
+    """z × a."""
+    return [_neg(a[1]), a[0], None]
+
+
+def _matvec(A, x):
+    return [_lin([(A[r][c], x[c], 1) for c in range(3)]) for r in range(3)]
+
+
+def _matTvec(A, x):
+    return [_lin([(A[r][c], x[r], 1) for r in range(3)]) for c in range(3)]
+
+
+def _bump(t, k, value, shape, dtype):
+    """t with ``value`` added to direction k (a new array; t is never modified in place)."""
+    value = _nz(value)
+    if value is None:
+        return t
+    out = np.zeros(shape, dtype) if t is None else t.copy()
+    out[:, k] += value[:, 0] if isinstance(value, np.ndarray) else value
+    return out
+
+
+def _const(M):
+    return [[float(M[r][c]) for c in range(3)] for r in range(3)]
+
+
+def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool = True):
+    """Rigid-body Newton–Euler [9.84]–[9.94] (no friction, no rotor inertia) and its tangents.
+
+    Returns τ (..., n) and, if ``tangents``, dτ (..., 2n, n): row d is ∂τ/∂q_d (d < n) or ∂τ/∂q̇_{d−n}.
+    Works for complex inputs (used by the complex-step checks). Component form with structural zeros (above).
+    """
+    n, nf = robot.n, robot.nf
+    batch = q.shape[:-1]
+    dt = np.result_type(q, qd, qdd, float)
+    q, qd, qdd = (np.broadcast_to(x, batch + (n,)).reshape(-1, n) for x in (q, qd, qdd))
+    N, D = q.shape[0], 2 * n
+    shape = (N, D)
+    jf = {int(i): k for k, i in enumerate(robot.joint_frames)}
+    Wf = None if wrenches is None else np.broadcast_to(wrenches, batch + (nf, 6)).reshape(-1, nf, 6)
+    # per-frame transforms: A = ᵃA_j entries (floats or (N, 1) arrays), P = ᵃP_j components, Az = A a_j
+    A_, P_ = [], []
+    for i in range(nf):
+        C = rot_z(robot.gamma[i]) @ rot_x(robot.alpha[i])
+        p0 = rot_z(robot.gamma[i]) @ np.array([robot.d[i], 0.0, robot.b[i]])
+        r = float(robot.r[i])
+        if robot.sigma[i] == 0:
+            th = robot.theta[i] + q[:, jf[i], None]
+            c, s = np.cos(th), np.sin(th)
+            A = [[_add(_mul(float(C[a, 0]), c), _mul(float(C[a, 1]), s)),
+                  _sub(_mul(float(C[a, 1]), c), _mul(float(C[a, 0]), s)), float(C[a, 2])] for a in range(3)]
+        else:
+            A = _const(C @ rot_z(robot.theta[i]))
+            if robot.sigma[i] == 1:
+                r = r + q[:, jf[i], None]
+        P = [_add(float(p0[a]), _mul(float(C[a, 2]), r)) for a in range(3)]
+        A_.append(A)
+        P_.append(P)
+    g = [float(x) for x in np.asarray(gravity, dtype=float)]
+    zero3 = [None, None, None]
+    w, wd, vd, dw, dwd, dvd = ([None] * nf for _ in range(6))
+    f, m, df, dm = ([None] * nf for _ in range(4))
+    for i in range(nf):
+        p = int(robot.antecedent[i]) - 1
+        A, P = A_[i], P_[i]
+        if p < 0:
+            w_p, wd_p, vd_p = zero3, zero3, [_neg(x) for x in g]
+            dw_p = dwd_p = dvd_p = zero3
+        else:
+            w_p, wd_p, vd_p, dw_p, dwd_p, dvd_p = w[p], wd[p], vd[p], dw[p], dwd[p], dvd[p]
+        wi, wdi = _matTvec(A, w_p), _matTvec(A, wd_p)
+        wP = _vcross(w_p, P)
+        X = _vadd(vd_p, _vadd(_vcross(wd_p, P), _vcross(w_p, wP)))
+        RX = _matTvec(A, X)
+        if tangents:
+            dwi, dwdi = _matTvec(A, dw_p), _matTvec(A, dwd_p)
+            dX = _vadd(dvd_p, _vadd(_vcross(dwd_p, P), _vadd(_vcross(dw_p, wP), _vcross(w_p, _vcross(dw_p, P)))))
+            dRX = _matTvec(A, dX)
+        sig = robot.sigma[i]
+        if sig == 2:
+            w[i], wd[i], vd[i] = wi, wdi, RX
+            if tangents:
+                dw[i], dwd[i], dvd[i] = dwi, dwdi, dRX
+        else:
+            k = jf[i]
+            qdk, qddk = qd[:, k, None], qdd[:, k, None]
+            if sig == 0:
+                w[i] = [wi[0], wi[1], _add(wi[2], qdk)]
+                wd[i] = _vadd([wdi[0], wdi[1], _add(wdi[2], qddk)], _vscale(qdk, _vcross_z(wi)))
+                vd[i] = RX
+                if tangents:
+                    own_w, own_wd, own_v = _vcross_z(wi), _vcross_z(wdi), _vcross_z(RX)
+                    dwi = [_bump(dwi[a], k, own_w[a], shape, dt) for a in range(3)]
+                    dwdi = [_bump(dwdi[a], k, own_wd[a], shape, dt) for a in range(3)]
+                    dvd[i] = [_bump(dRX[a], k, own_v[a], shape, dt) for a in range(3)]
+                    dw[i] = [dwi[0], dwi[1], _bump(dwi[2], n + k, 1.0, shape, dt)]
+                    dwd_i = _vadd(dwdi, _vscale(qdk, _vcross_z(dwi)))
+                    dwd[i] = [_bump(dwd_i[a], n + k, own_w[a], shape, dt) for a in range(3)]
+            else:
+                w[i], wd[i] = wi, wdi
+                cz = _vcross_z(wi)
+                vd[i] = _vadd([RX[0], RX[1], _add(RX[2], qddk)], _vscale(_mul(2.0, qdk), cz))
+                if tangents:
+                    Az = [A[a][2] for a in range(3)]
+                    own = _matTvec(A, _vadd(_vcross(wd_p, Az), _vcross(w_p, _vcross(w_p, Az))))
+                    dRX = [_bump(dRX[a], k, own[a], shape, dt) for a in range(3)]
+                    dvd_i = _vadd(dRX, _vscale(_mul(2.0, qdk), _vcross_z(dwi)))
+                    dvd[i] = [_bump(dvd_i[a], n + k, _mul(2.0, cz[a]), shape, dt) for a in range(3)]
+                    dw[i], dwd[i] = dwi, dwdi
+        J, MS, M = _const(robot.J[i]), [float(x) for x in robot.MS[i]], float(robot.M[i])
+        Jw = _matvec(J, w[i])
+        wMS = _vcross(w[i], MS)
+        f[i] = _vadd(_vscale(M, vd[i]), _vadd(_vcross(wd[i], MS), _vcross(w[i], wMS)))
+        m[i] = _vadd(_matvec(J, wd[i]), _vadd(_vcross(w[i], Jw), _vcross(MS, vd[i])))
+        if Wf is not None:
+            f[i] = [_add(f[i][a], Wf[:, i, a, None]) for a in range(3)]
+            m[i] = [_add(m[i][a], Wf[:, i, 3 + a, None]) for a in range(3)]
+        if tangents:
+            df[i] = _vadd(_vscale(M, dvd[i]), _vadd(_vcross(dwd[i], MS),
+                                                    _vadd(_vcross(dw[i], wMS), _vcross(w[i], _vcross(dw[i], MS)))))
+            dm[i] = _vadd(_matvec(J, dwd[i]), _vadd(_vcross(dw[i], Jw), _vadd(_vcross(w[i], _matvec(J, dw[i])),
+                                                                             _vcross(MS, dvd[i]))))
+    tau = np.zeros((N, n), dt)
+    dtau = np.zeros((N, D, n), dt) if tangents else None
+    for i in reversed(range(nf)):
+        sig = robot.sigma[i]
+        if sig != 2:
+            k = jf[i]
+            val = f[i][2] if sig == 1 else m[i][2]
+            if val is not None:
+                tau[:, k] = val[:, 0] if isinstance(val, np.ndarray) else val
+            if tangents:
+                dval = df[i][2] if sig == 1 else dm[i][2]
+                if dval is not None:
+                    dtau[:, :, k] = dval
+        p = int(robot.antecedent[i]) - 1
+        if p < 0:
+            continue
+        A, P = A_[i], P_[i]
+        Af, Am = _matvec(A, f[i]), _matvec(A, m[i])
+        f[p] = _vadd(f[p], Af)
+        m[p] = _vadd(m[p], _vadd(Am, _vcross(P, Af)))
+        if tangents:
+            dAf, dAm = _matvec(A, df[i]), _matvec(A, dm[i])
+            if sig == 0:
+                k = jf[i]
+                of, om = _matvec(A, _vz_cross(f[i])), _matvec(A, _vz_cross(m[i]))
+                dAf = [_bump(dAf[a], k, of[a], shape, dt) for a in range(3)]
+                dAm = [_bump(dAm[a], k, om[a], shape, dt) for a in range(3)]
+            dmp = _vadd(dAm, _vcross(P, dAf))
+            if sig == 1:
+                own = _vcross([A[a][2] for a in range(3)], Af)
+                dmp = [_bump(dmp[a], jf[i], own[a], shape, dt) for a in range(3)]
+            df[p] = _vadd(df[p], dAf)
+            dm[p] = _vadd(dm[p], dmp)
+    tau = tau.reshape(batch + (n,))
+    return tau, (None if dtau is None else dtau.reshape(batch + (D, n)))
