@@ -21,200 +21,6 @@ from robodyn.model.robot import Robot
 from robodyn.spatial import rot_x, rot_z
 
 
-def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
-    if not isinstance(robot, Robot):
-        raise InputError("robot must be a robodyn Robot")
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
-    g = robot.gravity if gravity is None else check_array("gravity", gravity, (3,), (), np.float64)
-    W = None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64)
-    return batch, (a["q"].astype(float), a["qd"].astype(float), a["qdd"].astype(float)), np.asarray(g, float), W
-
-
-def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction=None):
-    """∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94], analytically.
-
-    Forward-mode differentiation of the Newton–Euler recursion (module docstring). Friction contributes
-    diag(∂Γ_f/∂q̇) to ∂Γ/∂q̇; rotor inertias contribute nothing (I_a q̈ does not depend on q, q̇);
-    ∂Γ/∂q̈ is the inertia matrix A(q) (:func:`robodyn.inertia_matrix`). External wrenches, constant in the link
-    frames, enter through the recursion.
-
-    Parameters
-    ----------
-    robot : Robot (serial or tree; revolute, prismatic and fixed frames)
-    q, qd, qdd : array_like (..., n), rad | m, rad/s | m/s, rad/s² | m/s²
-    wrenches : array_like (..., nf, 6), optional, [f_ej; m_ej] exerted by link j on the environment, in R_j
-    gravity : array_like (3,), optional, base frame (m/s²); default ``robot.gravity``
-    friction : friction model of :mod:`robodyn.dynamics.friction_models` (default the robot's own [9.26]–[9.28],
-        whose derivative at q̇ = 0 leaves out the Dirac of the Coulomb step)
-
-    Returns
-    -------
-    dtau_dq, dtau_dqd : ndarray (..., n, n), [i, k] = ∂Γ_i/∂q_k, ∂Γ_i/∂q̇_k (N m/rad, N m s/rad | N/m, N s/m)
-    """
-    batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
-    n = robot.n
-    _, dtau = _rnea_tangents(robot, q, qd, qdd, g, W)
-    dq = np.swapaxes(dtau[..., :n, :], -1, -2)
-    dqd = np.swapaxes(dtau[..., n:, :], -1, -2).copy()
-    model = DiscontinuousFriction() if friction is None else friction_model(friction)
-    if not hasattr(model, "slope"):
-        raise InputError(f"friction = {type(model).__name__}: its torque depends on an internal state; give "
-                         "'smooth', 'discontinuous' or 'none'")
-    idx = np.arange(n)
-    dqd[..., idx, idx] += model.slope(robot, qd)
-    return dq, dqd
-
-
-def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction=None):
-    """∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ of the direct dynamic model q̈ = A⁻¹(Γ − H(q, q̇)) [9.96].
-
-    Differentiating A(q) q̈ + H(q, q̇) = Γ at q̈ = q̈(q, q̇, Γ): ∂q̈/∂q = −A⁻¹ ∂Γ/∂q|_q̈, ∂q̈/∂q̇ = −A⁻¹ ∂Γ/∂q̇|_q̈,
-    ∂q̈/∂Γ = A⁻¹, with ∂Γ/∂· from :func:`inverse_dynamics_derivatives` evaluated at the computed q̈.
-
-    Parameters
-    ----------
-    robot, wrenches, gravity, friction : as :func:`inverse_dynamics_derivatives`
-    q, qd, tau : array_like (..., n)
-
-    Returns
-    -------
-    dqdd_dq, dqdd_dqd, dqdd_dtau : ndarray (..., n, n)
-    """
-    from robodyn.dynamics import api
-
-    model = DiscontinuousFriction() if friction is None else friction_model(friction)
-    if not hasattr(model, "slope"):
-        raise InputError(f"friction = {type(model).__name__}: give 'smooth', 'discontinuous' or 'none'")
-    _, _, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
-    q, qd, tau = (a[k].astype(float) for k in ("q", "qd", "tau"))
-    from robodyn.dynamics.friction_models import frictionless
-
-    rigid = frictionless(robot)
-    qdd = api.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd), wrenches=wrenches, gravity=gravity)
-    dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity, friction=model)
-    Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
-    return -Ainv @ dq, -Ainv @ dqd, Ainv
-
-
-def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
-    """State-space linearization ẋ ≈ A Δx + B Δu of x = (q, q̇), u = Γ (De Luca, "Approximate linearization").
-
-    At an equilibrium (q_e, 0) with u_e = Q(q_e) (the gravity torque as input bias):
-    A = [[0, I], [−M⁻¹G, 0]], B = [[0], [M⁻¹]], G = ∂Q/∂q. Along a trajectory (q_d, q̇_d, q̈_d) with
-    u_d = M q̈_d + c + g: A(t) = [[0, I], [−M⁻¹D, −M⁻¹C₂]], B(t) = [[0], [M⁻¹]], D = ∂Γ/∂q, C₂ = ∂Γ/∂q̇
-    at (q_d, q̇_d, q̈_d) (De Luca's D(q_d, q̇_d, q̈_d) = G + C₁ + Σ ∂M_i/∂q q̈_d e_iᵀ).
-
-    Parameters
-    ----------
-    robot : Robot
-    q : array_like (..., n), operating points (a trajectory: leading axis = time)
-    qd : array_like (..., n), optional, default 0 (equilibrium)
-    tau : array_like (..., n), optional, the input u at the operating point; default u = Γ(q, q̇, q̈) with
-        q̈ = ``qdd`` (default 0, so u_e = H(q, q̇), = Q(q) at rest). Give either ``tau`` or ``qdd``.
-    qdd : array_like (..., n), optional, nominal accelerations q̈_d
-    friction : as :func:`inverse_dynamics_derivatives`
-
-    Returns
-    -------
-    A : ndarray (..., 2n, 2n);  B : ndarray (..., 2n, n)
-    """
-    from robodyn.dynamics import api
-
-    if tau is not None and qdd is not None:
-        raise InputError("give either tau (the input at the operating point) or qdd (the nominal accelerations)")
-    q = np.asarray(q, dtype=float)
-    qd = np.zeros_like(q) if qd is None else qd
-    if tau is None:
-        qdd = np.zeros_like(q) if qdd is None else qdd
-        dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, friction=friction)
-        Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
-        fq, fqd = -Ainv @ dq, -Ainv @ dqd
-    else:
-        fq, fqd, Ainv = forward_dynamics_derivatives(robot, q, qd, tau, friction=friction)
-    n = robot.n
-    batch = fq.shape[:-2]
-    A = np.zeros(batch + (2 * n, 2 * n))
-    A[..., :n, n:] = np.eye(n)
-    A[..., n:, :n] = fq
-    A[..., n:, n:] = fqd
-    B = np.zeros(batch + (2 * n, n))
-    B[..., n:, :] = Ainv
-    return A, B
-
-
-def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:
-    """Generalized momentum p = A(q) q̇ (De Luca), (..., n), N m s | N s.
-
-    Its dynamics are ṗ = Γ + C(q, q̇)ᵀq̇ − Q(q) − Γ_f + Γ_ext (C with Christoffel symbols, so Ȧ = C + Cᵀ),
-    which needs no joint acceleration: the basis of the momentum residual (:func:`momentum_observer`).
-    """
-    from robodyn.dynamics import api
-
-    _, _, a = joint_arrays(robot, q=q, qd=qd)
-    return np.einsum("...ij,...j->...i", api.inertia_matrix(robot, a["q"]), a["qd"])
-
-
-def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> np.ndarray:
-    """Momentum-based residual for collision detection (De Luca) on uniformly sampled data.
-
-    r(t) = K (p(t) − p(0) − ∫₀ᵗ (Γ + Cᵀq̇ − Q − Γ_f + r) ds),  p = A(q) q̇,
-
-    so that ṙ = K (Γ_ext − r): each r_j is a first-order low-pass copy of the external joint torque
-    Γ_ext,j with time constant 1/K_j, and r = 0 while nothing touches the robot. Discretised by the trapezoidal
-    rule (∫β on the samples, and the implicit trapezoidal step for ∫r), which makes the recursion the Tustin
-    filter r_k = a r_{k−1} + c (w_k − w_{k−1}), w = p − p(0) − ∫β, a = (1 − K h/2)/(1 + K h/2), c = K/(1 + K h/2),
-    applied joint by joint (scipy.signal.lfilter).
-
-    Parameters
-    ----------
-    robot : Robot (the observer's model)
-    t : array_like (N,), uniformly spaced sample times (s)
-    q, qd, tau : array_like (N, n), measured positions, velocities and applied torques
-    gain : float or (n,), K_j > 0 (1/s)
-    tau_friction : array_like (N, n), optional, the friction torques Γ_f (model or estimate); default 0
-
-    Returns
-    -------
-    r : ndarray (N, n), residual (N m | N), r[0] = 0
-    """
-    from scipy.integrate import cumulative_trapezoid
-    from scipy.signal import lfilter
-
-    from robodyn.dynamics.lagrange import coriolis_matrix
-    from robodyn.dynamics.newton_euler import gravity_torques
-
-    t = np.asarray(t, dtype=float)
-    if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)):
-        raise InputError("t must be a 1-D array of at least 2 finite sample times (s)")
-    h = (t[-1] - t[0]) / (t.size - 1)
-    if not h > 0 or np.abs(np.diff(t) - h).max() > 1e-9 * max(h, abs(t[-1])):
-        raise InputError("t must be uniformly spaced and increasing (the residual is a discrete filter)")
-    n = robot.n
-    _, _, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
-    q, qd, tau = (np.asarray(a[k], float) for k in ("q", "qd", "tau"))
-    if q.shape != (t.size, n):
-        raise InputError(f"q, qd and tau must have shape ({t.size}, {n}): one row per sample time")
-    K = _per_joint_gain(gain, n)
-    tf = np.zeros_like(q) if tau_friction is None else np.broadcast_to(np.asarray(tau_friction, float), q.shape)
-    C = coriolis_matrix(robot, q, qd)
-    beta = tau + np.einsum("nji,nj->ni", C, qd) - gravity_torques(robot, q) - tf
-    p = generalized_momentum(robot, q, qd)
-    w = p - p[0] - cumulative_trapezoid(beta, dx=h, axis=0, initial=0)
-    r = np.empty_like(w)
-    for j in range(n):
-        den = 1 + K[j] * h / 2
-        c = K[j] / den
-        r[:, j] = lfilter([c, -c], [1.0, -(1 - K[j] * h / 2) / den], w[:, j])
-    return r
-
-
-def _per_joint_gain(gain, n: int) -> np.ndarray:
-    K = np.broadcast_to(np.asarray(gain, dtype=float), (n,)) if np.ndim(gain) == 0 else np.asarray(gain, float)
-    if K.shape != (n,) or not np.all(np.isfinite(K)) or np.any(K <= 0):
-        raise InputError(f"gain = {gain!r}; give a positive number or {n} positive numbers (1/s), one per joint")
-    return K
-
-
 # ---- component arithmetic with structural zeros ------------------------------------------------------------------
 # A vector is a list of 3 components, each None (an exact zero, skipped), a Python float (a constant of the
 # robot) or an array: (N, 1) for the values, (N, D) for the tangents. Skipping the zeros of the geometry and of
@@ -458,3 +264,197 @@ def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool =
             dm[p] = _vadd(dm[p], dmp)
     tau = tau.reshape(batch + (n,))
     return tau, (None if dtau is None else dtau.reshape(batch + (D, n)))
+
+
+def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
+    if not isinstance(robot, Robot):
+        raise InputError("robot must be a robodyn Robot")
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    g = robot.gravity if gravity is None else check_array("gravity", gravity, (3,), (), np.float64)
+    W = None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64)
+    return batch, (a["q"].astype(float), a["qd"].astype(float), a["qdd"].astype(float)), np.asarray(g, float), W
+
+
+def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction=None):
+    """∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94], analytically.
+
+    Forward-mode differentiation of the Newton–Euler recursion (module docstring). Friction contributes
+    diag(∂Γ_f/∂q̇) to ∂Γ/∂q̇; rotor inertias contribute nothing (I_a q̈ does not depend on q, q̇);
+    ∂Γ/∂q̈ is the inertia matrix A(q) (:func:`robodyn.inertia_matrix`). External wrenches, constant in the link
+    frames, enter through the recursion.
+
+    Parameters
+    ----------
+    robot : Robot (serial or tree; revolute, prismatic and fixed frames)
+    q, qd, qdd : array_like (..., n), rad | m, rad/s | m/s, rad/s² | m/s²
+    wrenches : array_like (..., nf, 6), optional, [f_ej; m_ej] exerted by link j on the environment, in R_j
+    gravity : array_like (3,), optional, base frame (m/s²); default ``robot.gravity``
+    friction : friction model of :mod:`robodyn.dynamics.friction_models` (default the robot's own [9.26]–[9.28],
+        whose derivative at q̇ = 0 leaves out the Dirac of the Coulomb step)
+
+    Returns
+    -------
+    dtau_dq, dtau_dqd : ndarray (..., n, n), [i, k] = ∂Γ_i/∂q_k, ∂Γ_i/∂q̇_k (N m/rad, N m s/rad | N/m, N s/m)
+    """
+    batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
+    n = robot.n
+    _, dtau = _rnea_tangents(robot, q, qd, qdd, g, W)
+    dq = np.swapaxes(dtau[..., :n, :], -1, -2)
+    dqd = np.swapaxes(dtau[..., n:, :], -1, -2).copy()
+    model = DiscontinuousFriction() if friction is None else friction_model(friction)
+    if not hasattr(model, "slope"):
+        raise InputError(f"friction = {type(model).__name__}: its torque depends on an internal state; give "
+                         "'smooth', 'discontinuous' or 'none'")
+    idx = np.arange(n)
+    dqd[..., idx, idx] += model.slope(robot, qd)
+    return dq, dqd
+
+
+def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction=None):
+    """∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ of the direct dynamic model q̈ = A⁻¹(Γ − H(q, q̇)) [9.96].
+
+    Differentiating A(q) q̈ + H(q, q̇) = Γ at q̈ = q̈(q, q̇, Γ): ∂q̈/∂q = −A⁻¹ ∂Γ/∂q|_q̈, ∂q̈/∂q̇ = −A⁻¹ ∂Γ/∂q̇|_q̈,
+    ∂q̈/∂Γ = A⁻¹, with ∂Γ/∂· from :func:`inverse_dynamics_derivatives` evaluated at the computed q̈.
+
+    Parameters
+    ----------
+    robot, wrenches, gravity, friction : as :func:`inverse_dynamics_derivatives`
+    q, qd, tau : array_like (..., n)
+
+    Returns
+    -------
+    dqdd_dq, dqdd_dqd, dqdd_dtau : ndarray (..., n, n)
+    """
+    from robodyn.dynamics import api
+
+    model = DiscontinuousFriction() if friction is None else friction_model(friction)
+    if not hasattr(model, "slope"):
+        raise InputError(f"friction = {type(model).__name__}: give 'smooth', 'discontinuous' or 'none'")
+    _, _, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    q, qd, tau = (a[k].astype(float) for k in ("q", "qd", "tau"))
+    from robodyn.dynamics.friction_models import frictionless
+
+    rigid = frictionless(robot)
+    qdd = api.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd), wrenches=wrenches, gravity=gravity)
+    dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity, friction=model)
+    Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
+    return -Ainv @ dq, -Ainv @ dqd, Ainv
+
+
+def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
+    """State-space linearization ẋ ≈ A Δx + B Δu of x = (q, q̇), u = Γ (De Luca, "Approximate linearization").
+
+    At an equilibrium (q_e, 0) with u_e = Q(q_e) (the gravity torque as input bias):
+    A = [[0, I], [−M⁻¹G, 0]], B = [[0], [M⁻¹]], G = ∂Q/∂q. Along a trajectory (q_d, q̇_d, q̈_d) with
+    u_d = M q̈_d + c + g: A(t) = [[0, I], [−M⁻¹D, −M⁻¹C₂]], B(t) = [[0], [M⁻¹]], D = ∂Γ/∂q, C₂ = ∂Γ/∂q̇
+    at (q_d, q̇_d, q̈_d) (De Luca's D(q_d, q̇_d, q̈_d) = G + C₁ + Σ ∂M_i/∂q q̈_d e_iᵀ).
+
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (..., n), operating points (a trajectory: leading axis = time)
+    qd : array_like (..., n), optional, default 0 (equilibrium)
+    tau : array_like (..., n), optional, the input u at the operating point; default u = Γ(q, q̇, q̈) with
+        q̈ = ``qdd`` (default 0, so u_e = H(q, q̇), = Q(q) at rest). Give either ``tau`` or ``qdd``.
+    qdd : array_like (..., n), optional, nominal accelerations q̈_d
+    friction : as :func:`inverse_dynamics_derivatives`
+
+    Returns
+    -------
+    A : ndarray (..., 2n, 2n);  B : ndarray (..., 2n, n)
+    """
+    from robodyn.dynamics import api
+
+    if tau is not None and qdd is not None:
+        raise InputError("give either tau (the input at the operating point) or qdd (the nominal accelerations)")
+    q = np.asarray(q, dtype=float)
+    qd = np.zeros_like(q) if qd is None else qd
+    if tau is None:
+        qdd = np.zeros_like(q) if qdd is None else qdd
+        dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, friction=friction)
+        Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
+        fq, fqd = -Ainv @ dq, -Ainv @ dqd
+    else:
+        fq, fqd, Ainv = forward_dynamics_derivatives(robot, q, qd, tau, friction=friction)
+    n = robot.n
+    batch = fq.shape[:-2]
+    A = np.zeros(batch + (2 * n, 2 * n))
+    A[..., :n, n:] = np.eye(n)
+    A[..., n:, :n] = fq
+    A[..., n:, n:] = fqd
+    B = np.zeros(batch + (2 * n, n))
+    B[..., n:, :] = Ainv
+    return A, B
+
+
+def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:
+    """Generalized momentum p = A(q) q̇ (De Luca), (..., n), N m s | N s.
+
+    Its dynamics are ṗ = Γ + C(q, q̇)ᵀq̇ − Q(q) − Γ_f + Γ_ext (C with Christoffel symbols, so Ȧ = C + Cᵀ),
+    which needs no joint acceleration: the basis of the momentum residual (:func:`momentum_observer`).
+    """
+    from robodyn.dynamics import api
+
+    _, _, a = joint_arrays(robot, q=q, qd=qd)
+    return np.einsum("...ij,...j->...i", api.inertia_matrix(robot, a["q"]), a["qd"])
+
+
+def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> np.ndarray:
+    """Momentum-based residual for collision detection (De Luca) on uniformly sampled data.
+
+    r(t) = K (p(t) − p(0) − ∫₀ᵗ (Γ + Cᵀq̇ − Q − Γ_f + r) ds),  p = A(q) q̇,
+
+    so that ṙ = K (Γ_ext − r): each r_j is a first-order low-pass copy of the external joint torque
+    Γ_ext,j with time constant 1/K_j, and r = 0 while nothing touches the robot. Discretised by the trapezoidal
+    rule (∫β on the samples, and the implicit trapezoidal step for ∫r), which makes the recursion the Tustin
+    filter r_k = a r_{k−1} + c (w_k − w_{k−1}), w = p − p(0) − ∫β, a = (1 − K h/2)/(1 + K h/2), c = K/(1 + K h/2),
+    applied joint by joint (scipy.signal.lfilter).
+
+    Parameters
+    ----------
+    robot : Robot (the observer's model)
+    t : array_like (N,), uniformly spaced sample times (s)
+    q, qd, tau : array_like (N, n), measured positions, velocities and applied torques
+    gain : float or (n,), K_j > 0 (1/s)
+    tau_friction : array_like (N, n), optional, the friction torques Γ_f (model or estimate); default 0
+
+    Returns
+    -------
+    r : ndarray (N, n), residual (N m | N), r[0] = 0
+    """
+    from scipy.integrate import cumulative_trapezoid
+    from scipy.signal import lfilter
+
+    from robodyn.dynamics.lagrange import coriolis_matrix
+    from robodyn.dynamics.newton_euler import gravity_torques
+
+    t = np.asarray(t, dtype=float)
+    if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)):
+        raise InputError("t must be a 1-D array of at least 2 finite sample times (s)")
+    h = (t[-1] - t[0]) / (t.size - 1)
+    if not h > 0 or np.abs(np.diff(t) - h).max() > 1e-9 * max(h, abs(t[-1])):
+        raise InputError("t must be uniformly spaced and increasing (the residual is a discrete filter)")
+    n = robot.n
+    _, _, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    q, qd, tau = (np.asarray(a[k], float) for k in ("q", "qd", "tau"))
+    if q.shape != (t.size, n):
+        raise InputError(f"q, qd and tau must have shape ({t.size}, {n}): one row per sample time")
+    K = _per_joint_gain(gain, n)
+    tf = np.zeros_like(q) if tau_friction is None else np.broadcast_to(np.asarray(tau_friction, float), q.shape)
+    C = coriolis_matrix(robot, q, qd)
+    beta = tau + np.einsum("nji,nj->ni", C, qd) - gravity_torques(robot, q) - tf
+    p = generalized_momentum(robot, q, qd)
+    w = p - p[0] - cumulative_trapezoid(beta, dx=h, axis=0, initial=0)
+    r = np.empty_like(w)
+    for j in range(n):
+        den = 1 + K[j] * h / 2
+        c = K[j] / den
+        r[:, j] = lfilter([c, -c], [1.0, -(1 - K[j] * h / 2) / den], w[:, j])
+    return r
+
+
+def _per_joint_gain(gain, n: int) -> np.ndarray:
+    K = np.broadcast_to(np.asarray(gain, dtype=float), (n,)) if np.ndim(gain) == 0 else np.asarray(gain, float)
+    if K.shape != (n,) or not np.all(np.isfinite(K)) or np.any(K <= 0):
+        raise InputError(f"gain = {gain!r}; give a positive number or {n} positive numbers (1/s), one per joint")
+    return K
