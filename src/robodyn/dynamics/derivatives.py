@@ -133,6 +133,15 @@ def _const(M):
     return [[float(M[r][c]) for c in range(3)] for r in range(3)]
 
 
+def _widen(t, width: int):
+    """A tangent component with ``width`` columns: the given ones first, zeros after (None stays None)."""
+    if t is None or t.shape[1] == width:
+        return t
+    out = np.zeros((t.shape[0], width), t.dtype)
+    out[:, :t.shape[1]] = t
+    return out
+
+
 def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool = True):
     """Rigid-body Newton–Euler [9.84]–[9.94] (no friction, no rotor inertia) and its tangents.
 
@@ -146,6 +155,14 @@ def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool =
     N, D = q.shape[0], 2 * n
     shape = (N, D)
     jf = {int(i): k for k, i in enumerate(robot.joint_frames)}
+    # Directions are interleaved, 2k = q_k and 2k+1 = q̇_k. Joints are numbered so that a(j) < j, hence the
+    # velocities and accelerations of frame j depend only on directions below 2(k_j + 1), k_j the last joint on
+    # its path from the base: the forward recursion carries only that prefix of columns (width[i]).
+    width, last = [0] * nf, [-1] * nf
+    for i in range(nf):
+        above = last[int(robot.antecedent[i]) - 1] if robot.antecedent[i] > 0 else -1
+        last[i] = jf[i] if i in jf else above
+        width[i] = 2 * (last[i] + 1)
     Wf = None if wrenches is None else np.broadcast_to(wrenches, batch + (nf, 6)).reshape(-1, nf, 6)
     # per-frame transforms: A = ᵃA_j entries (floats or (N, 1) arrays), P = ᵃP_j components, Az = A a_j
     A_, P_ = [], []
@@ -182,6 +199,8 @@ def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool =
         X = _vadd(vd_p, _vadd(_vcross(wd_p, P), _vcross(w_p, wP)))
         RX = _matTvec(A, X)
         if tangents:
+            fshape = (N, width[i])
+            dw_p, dwd_p, dvd_p = ([_widen(x, width[i]) for x in v] for v in (dw_p, dwd_p, dvd_p))
             dwi, dwdi = _matTvec(A, dw_p), _matTvec(A, dwd_p)
             dX = _vadd(dvd_p, _vadd(_vcross(dwd_p, P), _vadd(_vcross(dw_p, wP), _vcross(w_p, _vcross(dw_p, P)))))
             dRX = _matTvec(A, dX)
@@ -199,12 +218,12 @@ def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool =
                 vd[i] = RX
                 if tangents:
                     own_w, own_wd, own_v = _vcross_z(wi), _vcross_z(wdi), _vcross_z(RX)
-                    dwi = [_bump(dwi[a], k, own_w[a], shape, dt) for a in range(3)]
-                    dwdi = [_bump(dwdi[a], k, own_wd[a], shape, dt) for a in range(3)]
-                    dvd[i] = [_bump(dRX[a], k, own_v[a], shape, dt) for a in range(3)]
-                    dw[i] = [dwi[0], dwi[1], _bump(dwi[2], n + k, 1.0, shape, dt)]
+                    dwi = [_bump(dwi[a], 2 * k, own_w[a], fshape, dt) for a in range(3)]
+                    dwdi = [_bump(dwdi[a], 2 * k, own_wd[a], fshape, dt) for a in range(3)]
+                    dvd[i] = [_bump(dRX[a], 2 * k, own_v[a], fshape, dt) for a in range(3)]
+                    dw[i] = [dwi[0], dwi[1], _bump(dwi[2], 2 * k + 1, 1.0, fshape, dt)]
                     dwd_i = _vadd(dwdi, _vscale(qdk, _vcross_z(dwi)))
-                    dwd[i] = [_bump(dwd_i[a], n + k, own_w[a], shape, dt) for a in range(3)]
+                    dwd[i] = [_bump(dwd_i[a], 2 * k + 1, own_w[a], fshape, dt) for a in range(3)]
             else:
                 w[i], wd[i] = wi, wdi
                 cz = _vcross_z(wi)
@@ -212,9 +231,9 @@ def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool =
                 if tangents:
                     Az = [A[a][2] for a in range(3)]
                     own = _matTvec(A, _vadd(_vcross(wd_p, Az), _vcross(w_p, _vcross(w_p, Az))))
-                    dRX = [_bump(dRX[a], k, own[a], shape, dt) for a in range(3)]
+                    dRX = [_bump(dRX[a], 2 * k, own[a], fshape, dt) for a in range(3)]
                     dvd_i = _vadd(dRX, _vscale(_mul(2.0, qdk), _vcross_z(dwi)))
-                    dvd[i] = [_bump(dvd_i[a], n + k, _mul(2.0, cz[a]), shape, dt) for a in range(3)]
+                    dvd[i] = [_bump(dvd_i[a], 2 * k + 1, _mul(2.0, cz[a]), fshape, dt) for a in range(3)]
                     dw[i], dwd[i] = dwi, dwdi
         J, MS, M = _const(robot.J[i]), [float(x) for x in robot.MS[i]], float(robot.M[i])
         Jw = _matvec(J, w[i])
@@ -229,6 +248,7 @@ def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool =
                                                     _vadd(_vcross(dw[i], wMS), _vcross(w[i], _vcross(dw[i], MS)))))
             dm[i] = _vadd(_matvec(J, dwd[i]), _vadd(_vcross(dw[i], Jw), _vadd(_vcross(w[i], _matvec(J, dw[i])),
                                                                              _vcross(MS, dvd[i]))))
+            df[i], dm[i] = [_widen(x, D) for x in df[i]], [_widen(x, D) for x in dm[i]]
     tau = np.zeros((N, n), dt)
     dtau = np.zeros((N, D, n), dt) if tangents else None
     for i in reversed(range(nf)):
@@ -254,16 +274,19 @@ def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool =
             if sig == 0:
                 k = jf[i]
                 of, om = _matvec(A, _vz_cross(f[i])), _matvec(A, _vz_cross(m[i]))
-                dAf = [_bump(dAf[a], k, of[a], shape, dt) for a in range(3)]
-                dAm = [_bump(dAm[a], k, om[a], shape, dt) for a in range(3)]
+                dAf = [_bump(dAf[a], 2 * k, of[a], shape, dt) for a in range(3)]
+                dAm = [_bump(dAm[a], 2 * k, om[a], shape, dt) for a in range(3)]
             dmp = _vadd(dAm, _vcross(P, dAf))
             if sig == 1:
                 own = _vcross([A[a][2] for a in range(3)], Af)
-                dmp = [_bump(dmp[a], jf[i], own[a], shape, dt) for a in range(3)]
+                dmp = [_bump(dmp[a], 2 * jf[i], own[a], shape, dt) for a in range(3)]
             df[p] = _vadd(df[p], dAf)
             dm[p] = _vadd(dm[p], dmp)
     tau = tau.reshape(batch + (n,))
-    return tau, (None if dtau is None else dtau.reshape(batch + (D, n)))
+    if dtau is None:
+        return tau, None
+    order = np.concatenate([np.arange(0, D, 2), np.arange(1, D, 2)])  # interleaved → q directions, then q̇
+    return tau, dtau[:, order].reshape(batch + (D, n))
 
 
 def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
