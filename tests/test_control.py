@@ -180,3 +180,12 @@ def test_bad_input(arm):
         PDGravity(arm, 1.0, 1.0, ref, friction="lugre")
     with pytest.raises(rd.InputError, match="duration"):
         QuinticReference([0, 0], [1, 1], -1.0)
+
+
+def test_callables_returning_wrong_shapes_are_named(arm):
+    with pytest.raises(rd.InputError, match=r"torque\(t\) returned \(3,\) at t = 0.0; it must return 2 finite"):
+        rd.simulate(arm, lambda t: np.zeros(3), [0, 0], [0, 0], [0, 1])
+    with pytest.raises(rd.InputError, match=r"controller\(t, q, qd\) returned NaN or inf"):
+        rd.simulate(arm, lambda t, q, qd: np.full(2, np.nan), [0, 0], [0, 0], [0, 1])
+    with pytest.raises(rd.InputError, match=r"wrenches\(t, q, qd\) returned shape \(6,\)"):
+        rd.simulate(arm, lambda t: np.zeros(2), [0, 0], [0, 0], [0, 1], wrenches=lambda t, q, qd: np.zeros(6))

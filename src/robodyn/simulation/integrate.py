@@ -237,6 +237,19 @@ def simulate(
         parts.append([tau @ qd, tau_f @ qd, tau_e @ qd])
         return np.concatenate(parts)
 
+    # one evaluation before integrating, so that a callable returning the wrong shape is reported by name
+    # instead of failing somewhere inside the integrator
+    first = command(t_eval[0], q0, qd0)
+    fits = first.ndim <= 1 and first.size in (1, n)
+    if not fits or not np.all(np.isfinite(first)):
+        what = "controller(t, q, qd)" if kind == "controller" else "torque(t)"
+        raise InputError(f"{what} returned {'NaN or inf' if fits else first.shape} at t = {t_eval[0]}; it must "
+                         f"return {n} finite torques (N m | N) for robot '{robot.name}'")
+    if wrenches is not None:
+        W0 = np.asarray(wrenches(t_eval[0], q0, qd0), dtype=float)
+        if W0.shape != (robot.nf, 6):
+            raise InputError(f"wrenches(t, q, qd) returned shape {W0.shape}; it must return ({robot.nf}, 6): one "
+                             "[f_ej; m_ej] row per frame")
     y0 = np.concatenate([q0, qd0, np.zeros(nz), np.zeros(3)])
     start = time.perf_counter()
     try:
