@@ -199,3 +199,34 @@ def test_momentum_residual_follows_the_external_torque_with_first_order_dynamics
         rd.momentum_observer(arm, sim.t**2, sim.q, sim.qd, sim.tau, K)
     with pytest.raises(rd.InputError, match="gain = -1"):
         rd.momentum_observer(arm, sim.t, sim.q, sim.qd, sim.tau, -1.0)
+
+
+def test_forward_dynamics_derivatives_with_friction_match_complex_step():
+    """rx90 with its Coulomb and viscous friction in the smooth model: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ against complex-step
+    derivatives of q̈ = A⁻¹(Γ − H_rigid − Γ_f(q̇)) built from the complex-capable recursion."""
+    robot = rd.load("rx90")
+    rigid = frictionless(robot)
+    model = SmoothFriction(width=0.05)
+    n = 6
+    q = np.array([0.3, -0.5, 0.8, 0.2, 0.6, -0.4])
+    qd = np.array([0.02, -0.3, 0.1, 0.04, -0.01, 0.5])  # some inside the tanh band, some outside
+    tau = np.array([5.0, 60.0, 10.0, 1.0, 2.0, 0.3])
+    a, b, c = rd.forward_dynamics_derivatives(robot, q, qd, tau, friction=model)
+    Ia = robot.Ia[robot.joint_frames]
+
+    def qdd(qq, vv, uu):
+        H = _rnea_tangents(rigid, qq, vv, np.zeros(n), robot.gravity, None, tangents=False)[0]
+        M = np.stack([_rnea_tangents(rigid, qq, np.zeros(n), np.eye(n)[k], np.zeros(3), None, tangents=False)[0]
+                      for k in range(n)], -1) + np.diag(Ia)
+        fr = Fc * np.tanh(vv / 0.05) + Fv * vv
+        return np.linalg.solve(M, uu - H - fr)
+
+    Fc, Fv = robot.Fc[robot.joint_frames], robot.Fv[robot.joint_frames]
+    h = 1e-30
+    E = np.eye(n) * 1j * h
+    cq = np.stack([qdd(q + E[k], qd + 0j, tau + 0j).imag / h for k in range(n)], -1)
+    cv = np.stack([qdd(q + 0j, qd + E[k], tau + 0j).imag / h for k in range(n)], -1)
+    cu = np.stack([qdd(q + 0j, qd + 0j, tau + E[k]).imag / h for k in range(n)], -1)
+    assert _rel(a, cq) < 1e-10 and _rel(b, cv) < 1e-10 and _rel(c, cu) < 1e-12
+    assert np.allclose(qdd(q, qd, tau), rd.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd)),
+                       rtol=1e-12, atol=1e-12)
