@@ -16,6 +16,8 @@ we offer
   deflection z per joint, ż = q̇ − σ₀ |q̇| z / g(q̇), g(q̇) = F_c + (F_s − F_c) exp(−(q̇/v_s)²),
   Γ_f = σ₀ z + σ₁ ż + F_v q̇ + F_off. It sticks for real (pre-sliding displacement ≈ F_c/σ₀) and reproduces
   the Stribeck effect and break-away.
+* :class:`StickSlipFriction` — [9.26] while sliding, exact sticking at rest: a switching model whose
+  transitions are integration events (the joint stops; the holding torque exceeds the break-away level).
 * :class:`DiscontinuousFriction` — [9.26] as is (what :func:`robodyn.inverse_dynamics` uses); fine while no
   joint comes to rest, it stalls the integrator when one does.
 
@@ -153,15 +155,39 @@ class LuGre:
         return np.where(active, s0 * z + s1 * zd, 0.0) + _joint(robot, "Fv") * qd + _joint(robot, "Foff")
 
 
+@dataclass(frozen=True)
+class StickSlipFriction(DiscontinuousFriction):
+    """Switching stick–slip model with events: [9.26]–[9.28] while a joint slides, true sticking at rest.
+
+    :func:`robodyn.simulate` integrates piecewise: a sliding joint whose velocity reaches zero is held
+    (q̇_j = q̈_j = 0) as long as the friction needed to hold it stays within the break-away level F_s (F_st where
+    the robot has a Stribeck term, F_c elsewhere); it slides again, in the direction of the net torque, when
+    that level is exceeded. Each switch is an integration event. Joints with F_c = 0 never stick.
+
+    Parameters
+    ----------
+    max_switches : int, limit on the number of stick/slip switches in one simulation (an error says when it is hit)
+    """
+
+    max_switches: int = 10_000
+
+
+def breakaway_levels(robot: Robot) -> np.ndarray:
+    """F_s per joint (n,): F_st where the robot has a Stribeck term, F_c elsewhere."""
+    Fc, Fst = _joint(robot, "Fc"), _joint(robot, "Fst")
+    return np.where(Fst != 0, Fst, Fc)
+
+
 def friction_model(spec) -> object:
-    """A friction model from a name ('smooth', 'lugre', 'discontinuous', 'none') or a model instance."""
+    """A friction model from a name ('smooth', 'lugre', 'stick-slip', 'discontinuous', 'none') or an instance."""
     if spec is None or isinstance(spec, (SmoothFriction, LuGre, DiscontinuousFriction, NoFriction)):
         return SmoothFriction() if spec is None else spec
-    names = {"smooth": SmoothFriction, "lugre": LuGre, "discontinuous": DiscontinuousFriction, "none": NoFriction}
+    names = {"smooth": SmoothFriction, "lugre": LuGre, "stick-slip": StickSlipFriction,
+             "discontinuous": DiscontinuousFriction, "none": NoFriction}
     if isinstance(spec, str) and spec in names:
         return names[spec]()
     raise InputError(f"friction = {spec!r}; give one of {', '.join(names)} or a SmoothFriction(width=...), "
-                     "LuGre(...) or DiscontinuousFriction() instance")
+                     "LuGre(...), StickSlipFriction() or DiscontinuousFriction() instance")
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from robodyn.dynamics import api
-from robodyn.dynamics.friction_models import LuGre, friction_model, frictionless
+from robodyn.dynamics.friction_models import (
+    LuGre, StickSlipFriction, _joint, _stribeck_factor, breakaway_levels, friction_model, frictionless,
+)
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
@@ -250,6 +252,9 @@ def simulate(
         if W0.shape != (robot.nf, 6):
             raise InputError(f"wrenches(t, q, qd) returned shape {W0.shape}; it must return ({robot.nf}, 6): one "
                              "[f_ej; m_ej] row per frame")
+    if isinstance(model, StickSlipFriction):
+        return _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol, integrator,
+                           max_evaluations)
     y0 = np.concatenate([q0, qd0, np.zeros(nz), np.zeros(3)])
     start = time.perf_counter()
     try:
@@ -277,3 +282,168 @@ def simulate(
         potential=potential_energy(robot, q), work_tau=works[0], work_friction=works[1], work_external=works[2],
         friction=model, robot=robot.name,
     )
+
+
+def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol, integrator,
+                max_evaluations) -> Simulation:
+    """Piecewise integration with the switching stick–slip model (:class:`StickSlipFriction`).
+
+    Mode of joint j: +1 or −1 sliding (Coulomb friction ±(F_c + Stribeck)), 0 stuck (q̇_j = q̈_j = 0, friction
+    whatever holds it), 2 free (no Coulomb friction on that joint). With S the stuck joints and F the others,
+    A_FF q̈_F = (Γ − H + Γ_ext − Γ_f)_F and the holding friction is Γ_f,S = (Γ − H + Γ_ext)_S − A_SF q̈_F.
+    Events end a segment when a sliding joint's velocity reaches zero or a stuck joint's holding friction
+    reaches its break-away level F_s; the modes are then decided again: every candidate joint (stuck, or just
+    stopped) is held, and the one whose holding friction exceeds F_s most is released, in the direction of that
+    friction, until the rest can be held.
+    """
+    n = robot.n
+    Fc, Fv, Foff = _joint(robot, "Fc"), _joint(robot, "Fv"), _joint(robot, "Foff")
+    Fs = breakaway_levels(robot)
+    coulomb = Fs > 0
+    if integrator == "auto":
+        integrator = "RK45"
+
+    def parts(t, q, qd, mode):
+        """q̈ (..., n), Γ (..., n), Γ_f (..., n) with the holding friction on stuck joints, Γ_ext (..., n)."""
+        tau = np.broadcast_to(command(t, q, qd), q.shape)
+        tau_e = external(t, q, qd)
+        strib, _ = _stribeck_factor(robot, qd)
+        s = np.where(mode == 2, 0.0, np.where(mode == 0, 0.0, mode))
+        tau_f = s * (Fc + strib) + Fv * qd + Foff
+        drive = tau - api.inverse_dynamics(rigid, q, qd, np.zeros_like(q), method="newton_euler") + tau_e
+        free, stuck = np.flatnonzero(mode != 0), np.flatnonzero(mode == 0)
+        qdd = np.zeros(q.shape)
+        if free.size:
+            A = api.inertia_matrix(rigid, q)
+            rhs = (drive - tau_f)[..., free]
+            qdd[..., free] = np.linalg.solve(A[..., free[:, None], free], rhs[..., None])[..., 0]
+            if stuck.size:
+                hold = drive[..., stuck] - np.einsum("...ij,...j->...i", A[..., stuck[:, None], free], qdd[..., free])
+                tau_f = tau_f.copy()
+                tau_f[..., stuck] = hold
+        elif stuck.size:
+            tau_f = tau_f.copy()
+            tau_f[..., stuck] = drive[..., stuck]
+        return qdd, tau, tau_f, tau_e
+
+    def decide(t, q, qd, candidates, released):
+        """Modes at (t, q, q̇): the candidate joints (at rest) held where friction can hold them; the joints in
+        ``released`` (j -> direction) slide, they have just broken away."""
+        mode = np.where(coulomb, np.sign(qd), 2).astype(float)
+        mode[candidates] = 0
+        for j, sign in released.items():
+            mode[j] = sign
+        for _ in range(n + 1):
+            stuck = np.flatnonzero(mode == 0)
+            if not stuck.size:
+                break
+            _, _, tau_f, _ = parts(t, q, np.where(mode == 0, 0.0, qd), mode)
+            ratio = np.abs(tau_f[stuck]) / Fs[stuck]
+            if ratio.max() <= 1.0:
+                break
+            j = stuck[int(np.argmax(ratio))]
+            mode[j] = np.sign(tau_f[j])
+        return mode
+
+    count = [0]
+    max_step = float(np.diff(t_eval).min())
+    y = np.concatenate([q0, qd0, np.zeros(3)])
+    candidates = np.flatnonzero(coulomb & (qd0 == 0))
+    released = {}
+    t_cur, nfev, switches = float(t_eval[0]), 0, 0
+    outputs = []  # (t, y, mode) per segment
+    done = 0  # t_eval entries already written
+    start = time.perf_counter()
+    while True:
+        mode = decide(t_cur, y[:n], y[n:2 * n], candidates, released)
+        y[n:2 * n][mode == 0] = 0.0
+
+        def rhs(t, yy, mode=mode):
+            count[0] += 1
+            if count[0] > max_evaluations:
+                raise _TooManyEvaluations
+            q, qd = yy[:n], yy[n:2 * n]
+            qdd, tau, tau_f, tau_e = parts(t, q, qd, mode)
+            return np.concatenate([qd, qdd, [tau @ qd, tau_f @ qd, tau_e @ qd]])
+
+        events, meaning = [], []
+        for j in np.flatnonzero((mode == 1) | (mode == -1)):
+            def stop(t, yy, j=j):
+                return yy[n + j]
+            stop.terminal, stop.direction = True, -mode[j]
+            events.append(stop)
+            meaning.append(("stop", j))
+        for j in np.flatnonzero(mode == 0):
+            def slip(t, yy, j=j, mode=mode):
+                return abs(parts(t, yy[:n], yy[n:2 * n], mode)[2][j]) - Fs[j]
+            slip.terminal, slip.direction = True, 1
+            events.append(slip)
+            meaning.append(("slip", j))
+        pending = t_eval[done:]
+        try:
+            # steps no longer than the output spacing, so that a switch condition that comes and goes between
+            # two step ends is not stepped over (events are located between step ends)
+            sol = solve_ivp(rhs, (t_cur, t_eval[-1]), y, method=integrator, t_eval=pending, rtol=rtol, atol=atol,
+                            events=events or None, max_step=max_step)
+        except _TooManyEvaluations:
+            raise RobodynError(
+                f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side evaluations "
+                f"before t = {t_eval[-1]} s (stick–slip model, {switches} switches); raise max_evaluations or "
+                "loosen rtol/atol"
+            ) from None
+        if not sol.success:
+            raise RobodynError(f"simulation with method '{method}' failed: {sol.message}")
+        nfev += int(sol.nfev)
+        if np.size(sol.t):
+            outputs.append((sol.t, sol.y, mode))
+            done += sol.t.size
+        if sol.status != 1:
+            break
+        switches += 1
+        if switches > model.max_switches:
+            raise RobodynError(
+                f"simulation of '{robot.name}' hit max_switches = {model.max_switches} stick–slip switches before "
+                f"t = {t_eval[-1]} s (at t = {t_cur:.6g} s); raise StickSlipFriction(max_switches=...) or use "
+                "SmoothFriction or LuGre"
+            )
+        fired = [meaning[k] for k, te in enumerate(sol.t_events) if te.size]
+        t_cur = float(max(te[-1] for te in sol.t_events if te.size))
+        y = next(ye[-1] for ye in sol.y_events if ye.size).copy()
+        stuck_now = set(np.flatnonzero(mode == 0).tolist())
+        released = {}
+        hold = parts(t_cur, y[:n], y[n:2 * n], mode)[2]
+        for kind, j in fired:
+            if kind == "stop":
+                stuck_now.add(int(j))
+            else:  # break-away: slide in the direction of the friction that no longer holds
+                stuck_now.discard(int(j))
+                released[int(j)] = float(np.sign(hold[j]))
+        candidates = np.array(sorted(stuck_now), dtype=int)
+        if done >= t_eval.size:  # an event after the last output time: nothing left to write
+            break
+    seconds = time.perf_counter() - start
+    ts, ys, modes = [], [], []
+    for t_seg, y_seg, mode in outputs:
+        ts.append(t_seg)
+        ys.append(y_seg)
+        modes.append(np.broadcast_to(mode, (t_seg.size, n)))
+    t_out, y_out, mode_out = np.concatenate(ts), np.concatenate(ys, axis=1), np.concatenate(modes)
+    q, qd = y_out[:n].T, y_out[n:2 * n].T
+    qdd, tau, tau_f, tau_e = _per_mode(parts, t_out, q, qd, mode_out)
+    return Simulation(
+        method=method, t=t_out, q=q, qd=qd, qdd=qdd, nfev=nfev, seconds=seconds, tau=np.array(tau),
+        tau_friction=tau_f, tau_external=tau_e, z=None, kinetic=kinetic_energy(robot, q, qd),
+        potential=potential_energy(robot, q), work_tau=y_out[2 * n], work_friction=y_out[2 * n + 1],
+        work_external=y_out[2 * n + 2], friction=model, robot=robot.name,
+    )
+
+
+def _per_mode(parts, t, q, qd, modes):
+    """``parts`` on the output samples, batched over the samples that share a mode vector."""
+    out = [np.zeros(q.shape) for _ in range(4)]
+    keys, inverse = np.unique(modes, axis=0, return_inverse=True)
+    for k, mode in enumerate(keys):
+        rows = np.flatnonzero(inverse.ravel() == k)
+        for dst, src in zip(out, parts(t[rows], q[rows], qd[rows], mode)):
+            dst[rows] = src
+    return tuple(out)
