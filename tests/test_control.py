@@ -189,3 +189,40 @@ def test_callables_returning_wrong_shapes_are_named(arm):
         rd.simulate(arm, lambda t, q, qd: np.full(2, np.nan), [0, 0], [0, 0], [0, 1])
     with pytest.raises(rd.InputError, match=r"wrenches\(t, q, qd\) returned shape \(6,\)"):
         rd.simulate(arm, lambda t: np.zeros(2), [0, 0], [0, 0], [0, 1], wrenches=lambda t, q, qd: np.zeros(6))
+
+
+def test_stick_slip_model_sticks_breaks_away_and_slides_like_the_closed_form():
+    """Slider (1 kg, F_c = 2, F_v = 0.5) under Γ = 3 sin(πt): stuck until 3 sin(πt) = F_s = 2, i.e.
+    t₁ = asin(2/3)/π (the event), then q̈ = Γ − F_c − F_v q̇ until q̇ returns to 0 — compared with an independent
+    integration of that one-dimensional law; held again until Γ = −2, then sliding backwards; the energy balance
+    holds throughout."""
+    from scipy.integrate import solve_ivp
+
+    robot = _slider()
+    t = np.linspace(0, 2, 201)
+    sim = rd.simulate(robot, lambda tt: 3.0 * np.sin(np.pi * np.asarray(tt))[..., None] * np.ones(1), [0.0], [0.0],
+                      t, friction="stick-slip", rtol=1e-11, atol=1e-13)
+    t1 = np.arcsin(2 / 3) / np.pi
+    assert np.all(sim.qd[t <= t1, 0] == 0) and np.all(sim.q[t <= t1, 0] == 0)
+    assert np.all(np.abs(sim.tau_friction[t <= t1, 0] - 3 * np.sin(np.pi * t[t <= t1])) < 1e-12)  # holding
+    slide = solve_ivp(lambda s, y: [y[1], 3 * np.sin(np.pi * s) - 2 - 0.5 * y[1]], (t1, 2), [0, 0], rtol=1e-12,
+                      atol=1e-14, dense_output=True, events=lambda s, y: y[1] if s > t1 + 1e-9 else 1.0)
+    t2 = slide.t_events[0][0]  # the slider stops again
+    moving = (t > t1) & (t < t2)
+    assert moving.sum() > 50 and np.all(sim.qd[moving, 0] > 0)
+    assert np.abs(sim.q[moving, 0] - slide.sol(t[moving])[0]).max() < 1e-8
+    held = (t > t2 + 1e-6) & (t <= 1 + t1)  # until 3 sin(πt) = −2: break-away backwards
+    assert held.sum() > 10 and np.all(sim.qd[held, 0] == 0)
+    assert np.all(sim.qd[t > 1 + t1 + 1e-6, 0] < 0)
+    assert _energy_ok(sim, 1e-9)
+
+
+def test_stick_slip_holds_rx90_under_a_load_below_breakaway():
+    """Where the smooth model creeps (docs/simulation-control.md), the stick–slip model holds exactly."""
+    robot = rd.load("rx90")
+    q0 = np.array([0.3, -0.5, 0.8, 0.2, 0.6, -0.4])
+    g = rd.gravity_torques(robot, q0) + 0.5 * robot.Fc[robot.joint_frames]
+    sim = rd.simulate(robot, lambda t: np.broadcast_to(g, np.shape(t) + (6,)), q0, np.zeros(6),
+                      np.linspace(0, 1, 6), friction="stick-slip")
+    assert np.array_equal(sim.q, np.broadcast_to(q0, (6, 6))) and np.array_equal(sim.qd, np.zeros((6, 6)))
+    assert np.allclose(sim.tau_friction, 0.5 * robot.Fc[robot.joint_frames], rtol=1e-9)
