@@ -12,7 +12,7 @@ from robodyn.cli._app import app
 from robodyn.cli._common import console, get_robot, parse_vector, print_json, user_errors
 
 _CONTROLLERS = ("pd-gravity", "computed-torque", "passivity")
-_FRICTION = ("smooth", "lugre", "none")
+_FRICTION = ("smooth", "lugre", "stick-slip", "none")
 
 
 @app.command("simulate")
@@ -26,7 +26,7 @@ def simulate_command(
     settle: float = typer.Option(0.5, help="simulated time after the motion ends (s)"),
     kp: float = typer.Option(100.0, help="K_P (N m/rad), or Λ (1/s) for passivity"),
     kd: float = typer.Option(20.0, help="K_D (N m s/rad)"),
-    friction: str = typer.Option("smooth", help="simulation friction model: smooth | lugre | none"),
+    friction: str = typer.Option("smooth", help="simulation friction model: smooth | lugre | stick-slip | none"),
     width: float = typer.Option(0.01, help="width v_s of the smooth Coulomb friction tanh(q̇/v_s) (rad/s | m/s)"),
     samples: int = typer.Option(201, help="output samples"),
     plot: Path = typer.Option(None, help="write q, q̇, Γ and the energy balance to this PNG file"),
@@ -39,7 +39,7 @@ def simulate_command(
     """
     from robodyn._progress import progress
     from robodyn.control import ComputedTorque, PassivityBased, PDGravity, QuinticReference
-    from robodyn.dynamics.friction_models import LuGre, NoFriction, SmoothFriction
+    from robodyn.dynamics.friction_models import LuGre, NoFriction, SmoothFriction, StickSlipFriction
     from robodyn.errors import InputError
     from robodyn.simulation import simulate
 
@@ -58,7 +58,8 @@ def simulate_command(
         q0 = parse_vector(start, model.n, "--from")
         qf = parse_vector(to, model.n, "--to")
         ref = QuinticReference(q0, qf, duration)
-        sim_friction = {"smooth": SmoothFriction(width=width), "lugre": LuGre(), "none": NoFriction()}[friction]
+        sim_friction = {"smooth": SmoothFriction(width=width), "lugre": LuGre(), "stick-slip": StickSlipFriction(),
+                        "none": NoFriction()}[friction]
         comp = NoFriction() if friction == "none" else SmoothFriction(width=width)
         ctl = {"pd-gravity": PDGravity, "computed-torque": ComputedTorque, "passivity": PassivityBased}[controller](
             model, kp, kd, ref, friction=comp)
