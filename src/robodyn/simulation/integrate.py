@@ -1,7 +1,8 @@
 """Open- and closed-loop simulation: integrate A(q) q̈ + H(q, q̇) = Γ − Γ_f + Γ_ext with scipy's solve_ivp.
 
 Friction is taken out of the robot and evaluated by a simulation friction model
-(:mod:`robodyn.dynamics.friction_models`): the rigid robot's direct dynamics [9.96] gives
+(:mod:`robodyn.dynamics.friction_models`; the switching stick–slip model is integrated piecewise between
+events, :func:`_stick_slip`): the rigid robot's direct dynamics [9.96] gives
 q̈ = A⁻¹(Γ − Γ_f − H_rigid + Γ_ext). The state also carries the LuGre bristle states (when that model is used)
 and three work integrals, W_Γ = ∫Γᵀq̇ dt, W_f = ∫Γ_fᵀq̇ dt, W_ext = ∫Γ_extᵀq̇ dt, so that every result can
 check its own energy balance E(t) − E(0) = W_Γ − W_f + W_ext (De Luca: the energy of a robot changes only
@@ -156,9 +157,11 @@ def simulate(
     rtol, atol : solve_ivp tolerances
     integrator : 'auto' (default: LSODA when the friction model is stiff and the robot has Coulomb friction,
         RK45 otherwise), a solve_ivp method name or an OdeSolver subclass
-    friction : None | 'smooth' | 'lugre' | 'discontinuous' | 'none' | a model instance
+    friction : None | 'smooth' | 'lugre' | 'stick-slip' | 'discontinuous' | 'none' | a model instance
         Simulation friction model (:mod:`robodyn.dynamics.friction_models`); default
         ``SmoothFriction(width=0.01)``, built from the robot's F_c, F_v, Stribeck and offset.
+        ``StickSlipFriction`` integrates piecewise between switching events (steps limited to the output
+        spacing; RK45 unless ``integrator`` says otherwise).
     torque_limits : array_like (n,), optional, |Γ_j| ≤ limit_j (N m | N): the command is saturated
     wrenches : callable(t, q, qd) → (nf, 6), optional, external wrenches [f_ej; m_ej] exerted by each link on
         the environment (frame R_j, about O_j, the convention of :func:`robodyn.inverse_dynamics`); batched
