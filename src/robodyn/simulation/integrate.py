@@ -161,7 +161,8 @@ def simulate(
         Simulation friction model (:mod:`robodyn.dynamics.friction_models`); default
         ``SmoothFriction(width=0.01)``, built from the robot's F_c, F_v, Stribeck and offset.
         ``StickSlipFriction`` integrates piecewise between switching events (steps limited to the output
-        spacing; RK45 unless ``integrator`` says otherwise).
+        spacing; RK45 unless ``integrator`` says otherwise; its accelerations come from the partitioned system
+        A_FF q̈_F = ..., not from ``method``).
     torque_limits : array_like (n,), optional, |Γ_j| ≤ limit_j (N m | N): the command is saturated
     wrenches : callable(t, q, qd) → (nf, 6), optional, external wrenches [f_ej; m_ej] exerted by each link on
         the environment (frame R_j, about O_j, the convention of :func:`robodyn.inverse_dynamics`); batched
