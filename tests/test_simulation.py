@@ -142,6 +142,9 @@ def test_short_horizon_simulation_tracks_reference(puma, tol):
     assert np.abs(sim.q - ref.q[::10]).max() < 10 * tol
     assert np.abs(sim.qd - ref.qd[::10]).max() < 10 * tol
     assert sim.nfev > 0 and sim.q.shape == (6, 6)
+    # energy balance E(t) − E(0) = W_Γ (no friction on this model) at the tolerance, relative to the work done
+    assert np.abs(sim.energy_error).max() < 10 * tol * max(1.0, np.abs(sim.work_tau).max())
+    assert np.array_equal(sim.work_friction, np.zeros(6)) and np.allclose(sim.tau, ref.torque(sim.t), rtol=1e-14)
 
 
 def test_simulate_free_fall_is_exact():
@@ -151,6 +154,7 @@ def test_simulate_free_fall_is_exact():
     sim = simulate(robot, lambda t: np.zeros(np.shape(t) + (1,)), [0.3], [1.0], t)
     assert np.allclose(sim.q[:, 0], 0.3 + t - 9.81 * t**2 / 2, atol=1e-12)
     assert np.allclose(sim.qdd[:, 0], -9.81)
+    assert np.abs(sim.energy_error).max() < 1e-12  # free fall: E constant, no work
     with pytest.raises(rd.InputError, match="t_eval"):
         simulate(robot, lambda t: 0.0, [0.0], [0.0], [1.0, 0.5])
     with pytest.raises(rd.InputError, match="q0 and qd0"):
@@ -159,7 +163,7 @@ def test_simulate_free_fall_is_exact():
         simulate(robot, lambda t: 0.0, [0.0], [np.nan], t)
     with pytest.raises(rd.InputError, match="at least 2 finite times"):
         simulate(robot, lambda t: 0.0, [0.0], [0.0], [0.0, np.inf])
-    with pytest.raises(rd.InputError, match="integrator = 'Euler'; choose one of RK45, RK23, DOP853, Radau, BDF, LSODA"):
+    with pytest.raises(rd.InputError, match="integrator = 'Euler'; choose one of auto, RK45, RK23, DOP853, Radau, BDF, LSODA"):
         simulate(robot, lambda t: 0.0, [0.0], [0.0], t, integrator="Euler")
 
 

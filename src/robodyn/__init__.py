@@ -128,6 +128,15 @@ _LAZY = {
     "closed_chain_model": ("robodyn.dynamics.closed_chain", "closed_chain_model"),
     "LoopClosureError": ("robodyn.dynamics.closed_chain", "LoopClosureError"),
     # --- end of issue 10 §3–5 (h10b) ---
+    # --- issue 10 (simulation with friction and control; derivatives, linearization, collision detection) ---
+    "control": ("robodyn.control", None),
+    "friction_models": ("robodyn.dynamics.friction_models", None),
+    "inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_derivatives"),
+    "forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "forward_dynamics_derivatives"),
+    "linearize": ("robodyn.dynamics.derivatives", "linearize"),
+    "momentum_observer": ("robodyn.dynamics.derivatives", "momentum_observer"),
+    "generalized_momentum": ("robodyn.dynamics.derivatives", "generalized_momentum"),
+    # --- end issue 10 ---
 }
 
 
@@ -184,4 +193,7 @@ __all__ = [
     "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
     "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
     "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
+    # --- issue 10 ---
+    "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
+    "momentum_observer", "generalized_momentum",
 ]

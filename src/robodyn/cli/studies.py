@@ -73,7 +73,7 @@ def puma_line_command(
     plot: Path = typer.Option(None, help="write the joint trajectories and tracking errors to this PNG file"),
     json_out: bool = _JSON,
 ) -> None:
-    """Straight-line motion of the PUMA, open-loop RK45 simulation per method (Mata et al. Tables 6 and 7)."""
+    """Straight-line motion of the PUMA, open-loop simulation per method (Mata et al. Tables 6 and 7); RK45, or LSODA with smooth Coulomb friction."""
     from robodyn.analysis.accuracy import available_methods
     from robodyn.simulation.puma_line import puma_line_study
 
@@ -110,7 +110,8 @@ def puma_line_command(
             if method != first:
                 rel = np.max(np.abs(errs - t6[first]) / np.maximum(np.abs(t6[first]), 1e-300))
                 console.print(f"Table 6 — {method}: every entry within {rel:.1e} (relative) of {first}'s")
-        table = Table("method", "time (s)", "RHS evaluations", title="Table 7 — RK45, rtol = atol = 1e-6")
+        integrator = "LSODA (smooth Coulomb friction)" if np.any(model.Fc > 0) else "RK45"
+        table = Table("method", "time (s)", "RHS evaluations", title=f"Table 7 — {integrator}, rtol = atol = 1e-6")
         for method, (seconds, nfev) in result.table7().items():
             table.add_row(method, f"{seconds:.3f}", str(nfev))
         console.print(table)

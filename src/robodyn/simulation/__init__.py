@@ -1,5 +1,6 @@
-"""Simulation: numerical inverse kinematics, task-space trajectories, forward-dynamics integration, and the
-PUMA straight-line study of Mata et al. (2002) §5.2."""
+"""Simulation: numerical inverse kinematics, task-space trajectories, open- and closed-loop forward-dynamics
+integration with friction models for simulation (:mod:`robodyn.dynamics.friction_models`) and controllers
+(:mod:`robodyn.control`), and the PUMA straight-line study of Mata et al. (2002) §5.2."""
 
 from robodyn.simulation.integrate import Simulation, simulate
 from robodyn.simulation.inverse_kinematics import inverse_kinematics, pose_error, tool_pose

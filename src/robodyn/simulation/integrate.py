@@ -1,14 +1,28 @@
-"""Open-loop simulation: integrate q̈ = forward_dynamics(q, q̇, Γ(t)) with scipy's solve_ivp."""
+"""Open- and closed-loop simulation: integrate A(q) q̈ + H(q, q̇) = Γ − Γ_f + Γ_ext with scipy's solve_ivp.
+
+Friction is taken out of the robot and evaluated by a simulation friction model
+(:mod:`robodyn.dynamics.friction_models`; the switching stick–slip model is integrated piecewise between
+events, :func:`_stick_slip`): the rigid robot's direct dynamics [9.96] gives
+q̈ = A⁻¹(Γ − Γ_f − H_rigid + Γ_ext). The state also carries the LuGre bristle states (when that model is used)
+and three work integrals, W_Γ = ∫Γᵀq̇ dt, W_f = ∫Γ_fᵀq̇ dt, W_ext = ∫Γ_extᵀq̇ dt, so that every result can
+check its own energy balance E(t) − E(0) = W_Γ − W_f + W_ext (De Luca: the energy of a robot changes only
+by the work of the non-conservative torques).
+"""
 
 from __future__ import annotations
 
+import inspect
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
 from robodyn.dynamics import api
+from robodyn.dynamics.friction_models import (
+    LuGre, StickSlipFriction, _joint, _stribeck_factor, breakaway_levels, friction_model, frictionless,
+)
+from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
 
@@ -21,9 +35,16 @@ class Simulation:
     ----------
     method : str            forward-dynamics method
     t : ndarray (N,)        output times (s)
-    q, qd, qdd : ndarray (N, n)  joint positions, velocities, accelerations at ``t`` (q̈ from the forward model)
+    q, qd, qdd : ndarray (N, n)  joint positions, velocities, accelerations at ``t``
     nfev : int              number of right-hand-side evaluations
     seconds : float         wall-clock time of the integration (s)
+    tau : ndarray (N, n)    applied joint torques Γ (after saturation), N m | N
+    tau_friction : ndarray (N, n)  friction torques Γ_f of the simulation friction model
+    tau_external : ndarray (N, n)  joint torques Γ_ext = −Jᵀ W of the external wrenches (zero without)
+    z : ndarray (N, n) or None     LuGre bristle states
+    kinetic, potential : ndarray (N,)   energies (J), rotors included
+    work_tau, work_friction, work_external : ndarray (N,)   ∫Γᵀq̇, ∫Γ_fᵀq̇, ∫Γ_extᵀq̇ from t[0] (J)
+    friction : object       the friction model used
     """
 
     method: str
@@ -33,29 +54,120 @@ class Simulation:
     qdd: np.ndarray
     nfev: int
     seconds: float
+    tau: np.ndarray | None = None
+    tau_friction: np.ndarray | None = None
+    tau_external: np.ndarray | None = None
+    z: np.ndarray | None = None
+    kinetic: np.ndarray | None = None
+    potential: np.ndarray | None = None
+    work_tau: np.ndarray | None = None
+    work_friction: np.ndarray | None = None
+    work_external: np.ndarray | None = None
+    friction: object = field(default=None)
+    robot: str = ""
+
+    @property
+    def energy(self) -> np.ndarray:
+        """Total energy E = kinetic + potential (N,), J."""
+        return self.kinetic + self.potential
+
+    @property
+    def energy_error(self) -> np.ndarray:
+        """E(t) − E(0) − (W_Γ − W_f + W_ext) (N,), J: zero up to the integrator tolerance."""
+        E = self.energy
+        return E - E[0] - (self.work_tau - self.work_friction + self.work_external)
+
+    def plot(self, path) -> None:
+        """PNG: q(t), q̇(t), Γ(t), and the energy balance (E − E0 and the works)."""
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+
+        from robodyn.analysis.accuracy import _save_figure
+
+        fig = Figure(figsize=(8, 9))
+        axes = fig.subplots(4, 1, sharex=True)
+        for j in range(self.q.shape[1]):
+            axes[0].plot(self.t, self.q[:, j], lw=1, label=f"q{j + 1}")
+            axes[1].plot(self.t, self.qd[:, j], lw=1)
+            axes[2].plot(self.t, self.tau[:, j], lw=1)
+        axes[0].set_ylabel("q (rad | m)")
+        axes[0].legend(fontsize=7, ncol=4)
+        axes[1].set_ylabel("q̇ (rad/s | m/s)")
+        axes[2].set_ylabel("Γ (N m | N)")
+        E = self.energy
+        axes[3].plot(self.t, E - E[0], "k-", lw=1.5, label="E − E(0)")
+        axes[3].plot(self.t, self.work_tau, "--", lw=1, label="W_Γ")
+        axes[3].plot(self.t, -self.work_friction, ":", lw=1, label="−W_f")
+        if np.any(self.work_external != 0):
+            axes[3].plot(self.t, self.work_external, "-.", lw=1, label="W_ext")
+        axes[3].set_ylabel("energy (J)")
+        axes[3].set_xlabel("t (s)")
+        axes[3].legend(fontsize=7)
+        fig.suptitle(f"{self.robot}: simulation ({type(self.friction).__name__})")
+        fig.tight_layout()
+        _save_figure(fig, path)
 
 
 #: solve_ivp's methods.
 _INTEGRATORS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 
 
+class _TooManyEvaluations(Exception):
+    pass
+
+
+def _kind(command) -> str:
+    """'torque' for Γ(t), 'controller' for Γ(t, q, q̇), decided by the number of required positional arguments."""
+    if not callable(command):
+        raise InputError("argument 'torque' must be a callable torque(t) or controller(t, q, qd)")
+    try:
+        sig = inspect.signature(command)
+    except (TypeError, ValueError):
+        raise InputError("cannot read the signature of the torque/controller callable; wrap it in a Python "
+                         "function torque(t) or controller(t, q, qd)") from None
+    positional = [p for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    if any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()) or len(positional) == 3:
+        return "controller"
+    if len(positional) == 1:
+        return "torque"
+    raise InputError(f"the torque/controller callable takes {len(positional)} required arguments; give "
+                     "torque(t) (open loop) or controller(t, q, qd) (closed loop)")
+
+
 def simulate(
     robot: Robot, torque, q0, qd0, t_eval, method: str = "recursive", rtol: float = 1e-6, atol: float = 1e-6,
-    integrator: str = "RK45",
+    integrator: str = "auto", friction=None, torque_limits=None, wrenches=None, max_evaluations: int = 200_000,
 ) -> Simulation:
-    """Integrate the direct dynamic model [9.96] from (q0, q̇0) under the torques Γ(t).
+    """Integrate the direct dynamic model [9.96] from (q0, q̇0), open loop Γ(t) or closed loop Γ(t, q, q̇).
 
-    The state is y = [q; q̇] and ẏ = [q̇; A⁻¹(Γ(t) − H(q, q̇))], evaluated by
-    ``rd.forward_dynamics(..., method=method)``.
+    The state is y = [q; q̇; z; W_Γ; W_f; W_ext] and
+    ẏ = [q̇; A⁻¹(Γ − Γ_f − H_rigid(q, q̇) + Γ_ext); ż; Γᵀq̇; Γ_fᵀq̇; Γ_extᵀq̇], the rigid-body part by
+    ``rd.forward_dynamics(frictionless robot, ..., method=method)``, the friction by ``friction``.
 
     Parameters
     ----------
-    torque : callable t -> (n,) array; it must also accept an array (N,) of times and return (N, n)
+    robot : Robot
+    torque : callable
+        ``torque(t)`` (open loop; t scalar → (n,), t (N,) → (N, n)) or ``controller(t, q, qd)`` (closed loop,
+        e.g. :class:`robodyn.control.ComputedTorque`; t scalar or (N,), q, qd (n,) or (N, n) → (n,) or (N, n)).
+        Told apart by the number of required positional arguments (1 or 3).
     q0, qd0 : array_like (n,)
     t_eval : array_like (N,), increasing output times, the first is the initial time (s)
     method : forward-dynamics method name
     rtol, atol : solve_ivp tolerances
-    integrator : solve_ivp method name (default RK45, Dormand–Prince 5(4)) or an OdeSolver subclass
+    integrator : 'auto' (default: LSODA when the friction model is stiff and the robot has Coulomb friction,
+        RK45 otherwise), a solve_ivp method name or an OdeSolver subclass
+    friction : None | 'smooth' | 'lugre' | 'stick-slip' | 'discontinuous' | 'none' | a model instance
+        Simulation friction model (:mod:`robodyn.dynamics.friction_models`); default
+        ``SmoothFriction(width=0.01)``, built from the robot's F_c, F_v, Stribeck and offset.
+        ``StickSlipFriction`` integrates piecewise between switching events (steps limited to the output
+        spacing; RK45 unless ``integrator`` says otherwise; its accelerations come from the partitioned system
+        A_FF q̈_F = ..., not from ``method``).
+    torque_limits : array_like (n,), optional, |Γ_j| ≤ limit_j (N m | N): the command is saturated
+    wrenches : callable(t, q, qd) → (nf, 6), optional, external wrenches [f_ej; m_ej] exerted by each link on
+        the environment (frame R_j, about O_j, the convention of :func:`robodyn.inverse_dynamics`); batched
+        like the controller
+    max_evaluations : int, limit on right-hand-side evaluations
 
     Returns
     -------
@@ -63,8 +175,10 @@ def simulate(
 
     Raises
     ------
+    InputError
+        Bad shapes, non-finite values, unknown integrator or friction model.
     RobodynError
-        When the integrator fails (the message is scipy's).
+        When the integrator fails (the message is scipy's) or hits ``max_evaluations``.
     """
     n = robot.n
     q0 = np.asarray(q0, dtype=float)
@@ -77,19 +191,263 @@ def simulate(
     t_eval = np.asarray(t_eval, dtype=float)
     if t_eval.ndim != 1 or t_eval.size < 2 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0):
         raise InputError("t_eval must be an increasing 1-D array of at least 2 finite times (s)")
-    if isinstance(integrator, str) and integrator not in _INTEGRATORS:  # an OdeSolver subclass is passed through
-        raise InputError(f"integrator = {integrator!r}; choose one of {', '.join(_INTEGRATORS)}")
+    if isinstance(integrator, str) and integrator not in _INTEGRATORS + ("auto",):
+        raise InputError(f"integrator = {integrator!r}; choose one of auto, {', '.join(_INTEGRATORS)}")
+    if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) or max_evaluations < 1:
+        raise InputError(f"max_evaluations = {max_evaluations!r}; give a positive integer")
+    model = friction_model(friction)
+    if torque_limits is not None:
+        limits = np.asarray(torque_limits, dtype=float)
+        if limits.shape != (n,) or np.any(~(limits > 0)):
+            raise InputError(f"torque_limits = {torque_limits!r}; give {n} positive numbers (N m | N), one per joint")
+    kind = _kind(torque)
+    has_coulomb = bool(np.any(np.asarray(robot.Fc)[robot.joint_frames] > 0))
+    if integrator == "auto":
+        integrator = "LSODA" if model.stiff and has_coulomb else "RK45"
+    rigid = frictionless(robot)
+    lugre = isinstance(model, LuGre)
+    nz = n if lugre else 0
+
+    def command(t, q, qd):
+        tau = np.asarray(torque(t, q, qd) if kind == "controller" else torque(t), dtype=float)
+        if torque_limits is not None:
+            tau = np.clip(tau, -limits, limits)
+        return tau
+
+    def external(t, q, qd):
+        if wrenches is None:
+            return np.zeros_like(q)
+        W = np.asarray(wrenches(t, q, qd), dtype=float)
+        # Γ = Jᵀ W is what the joints must supply for the links to exert W; the environment's reaction on the
+        # robot is −Jᵀ W ([9.91]–[9.93]); the wrench part of the recursion alone: q̇ = q̈ = 0, no gravity.
+        zero = np.zeros_like(q)
+        return -api.inverse_dynamics(rigid, q, zero, zero, wrenches=W, gravity=np.zeros(3))
+
+    def friction_of(qd, z):
+        return model.torque(robot, qd, z) if lugre else model.torque(robot, qd)
+
+    count = [0]
 
     def rhs(t, y):
-        qdd = api.forward_dynamics(robot, y[:n], y[n:], torque(t), method=method)
-        return np.concatenate([y[n:], qdd])
+        count[0] += 1
+        if count[0] > max_evaluations:
+            raise _TooManyEvaluations
+        q, qd, z = y[:n], y[n:2 * n], y[2 * n:2 * n + nz]
+        tau = command(t, q, qd)
+        tau_f = friction_of(qd, z)
+        tau_e = external(t, q, qd)
+        qdd = api.forward_dynamics(rigid, q, qd, tau - tau_f + tau_e, method=method)
+        parts = [qd, qdd]
+        if lugre:
+            parts.append(model.z_rate(robot, qd, z))
+        parts.append([tau @ qd, tau_f @ qd, tau_e @ qd])
+        return np.concatenate(parts)
 
+    # one evaluation before integrating, so that a callable returning the wrong shape is reported by name
+    # instead of failing somewhere inside the integrator
+    first = command(t_eval[0], q0, qd0)
+    fits = first.ndim <= 1 and first.size in (1, n)
+    if not fits or not np.all(np.isfinite(first)):
+        what = "controller(t, q, qd)" if kind == "controller" else "torque(t)"
+        raise InputError(f"{what} returned {'NaN or inf' if fits else first.shape} at t = {t_eval[0]}; it must "
+                         f"return {n} finite torques (N m | N) for robot '{robot.name}'")
+    if wrenches is not None:
+        W0 = np.asarray(wrenches(t_eval[0], q0, qd0), dtype=float)
+        if W0.shape != (robot.nf, 6):
+            raise InputError(f"wrenches(t, q, qd) returned shape {W0.shape}; it must return ({robot.nf}, 6): one "
+                             "[f_ej; m_ej] row per frame")
+    if isinstance(model, StickSlipFriction):
+        return _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol, integrator,
+                           max_evaluations)
+    y0 = np.concatenate([q0, qd0, np.zeros(nz), np.zeros(3)])
     start = time.perf_counter()
-    sol = solve_ivp(rhs, (t_eval[0], t_eval[-1]), np.concatenate([q0, qd0]), method=integrator, t_eval=t_eval,
-                    rtol=rtol, atol=atol)
+    try:
+        sol = solve_ivp(rhs, (t_eval[0], t_eval[-1]), y0, method=integrator, t_eval=t_eval, rtol=rtol, atol=atol)
+    except _TooManyEvaluations:
+        raise RobodynError(
+            f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side evaluations "
+            f"before t = {t_eval[-1]} s; raise max_evaluations, loosen rtol/atol, or use a smoother friction model "
+            "(SmoothFriction with a larger width) or a stiff integrator (integrator='LSODA' or 'Radau')"
+        ) from None
     seconds = time.perf_counter() - start
     if not sol.success:
         raise RobodynError(f"simulation with method '{method}' failed: {sol.message}")
-    q, qd = sol.y[:n].T, sol.y[n:].T
-    qdd = api.forward_dynamics(robot, q, qd, torque(sol.t), method=method)
-    return Simulation(method=method, t=sol.t, q=q, qd=qd, qdd=qdd, nfev=int(sol.nfev), seconds=seconds)
+    q, qd = sol.y[:n].T, sol.y[n:2 * n].T
+    z = sol.y[2 * n:2 * n + nz].T if lugre else None
+    tau = command(sol.t, q, qd)
+    tau = np.broadcast_to(tau, q.shape).copy()
+    tau_f = friction_of(qd, z)
+    tau_e = external(sol.t, q, qd)
+    qdd = api.forward_dynamics(rigid, q, qd, tau - tau_f + tau_e, method=method)
+    works = sol.y[2 * n + nz:]
+    return Simulation(
+        method=method, t=sol.t, q=q, qd=qd, qdd=qdd, nfev=int(sol.nfev), seconds=seconds, tau=tau,
+        tau_friction=tau_f, tau_external=tau_e, z=z, kinetic=kinetic_energy(robot, q, qd),
+        potential=potential_energy(robot, q), work_tau=works[0], work_friction=works[1], work_external=works[2],
+        friction=model, robot=robot.name,
+    )
+
+
+def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol, integrator,
+                max_evaluations) -> Simulation:
+    """Piecewise integration with the switching stick–slip model (:class:`StickSlipFriction`).
+
+    Mode of joint j: +1 or −1 sliding (Coulomb friction ±(F_c + Stribeck)), 0 stuck (q̇_j = q̈_j = 0, friction
+    whatever holds it), 2 free (no Coulomb friction on that joint). With S the stuck joints and F the others,
+    A_FF q̈_F = (Γ − H + Γ_ext − Γ_f)_F and the holding friction is Γ_f,S = (Γ − H + Γ_ext)_S − A_SF q̈_F.
+    Events end a segment when a sliding joint's velocity reaches zero or a stuck joint's holding friction
+    reaches its break-away level F_s; the modes are then decided again: every candidate joint (stuck, or just
+    stopped) is held, and the one whose holding friction exceeds F_s most is released, in the direction of that
+    friction, until the rest can be held.
+    """
+    n = robot.n
+    Fc, Fv, Foff = _joint(robot, "Fc"), _joint(robot, "Fv"), _joint(robot, "Foff")
+    Fs = breakaway_levels(robot)
+    coulomb = Fs > 0
+    if integrator == "auto":
+        integrator = "RK45"
+
+    def parts(t, q, qd, mode):
+        """q̈ (..., n), Γ (..., n), Γ_f (..., n) with the holding friction on stuck joints, Γ_ext (..., n)."""
+        tau = np.broadcast_to(command(t, q, qd), q.shape)
+        tau_e = external(t, q, qd)
+        strib, _ = _stribeck_factor(robot, qd)
+        s = np.where(mode == 2, 0.0, np.where(mode == 0, 0.0, mode))
+        tau_f = s * (Fc + strib) + Fv * qd + Foff
+        drive = tau - api.inverse_dynamics(rigid, q, qd, np.zeros_like(q), method="newton_euler") + tau_e
+        free, stuck = np.flatnonzero(mode != 0), np.flatnonzero(mode == 0)
+        qdd = np.zeros(q.shape)
+        if free.size:
+            A = api.inertia_matrix(rigid, q)
+            rhs = (drive - tau_f)[..., free]
+            qdd[..., free] = np.linalg.solve(A[..., free[:, None], free], rhs[..., None])[..., 0]
+            if stuck.size:
+                hold = drive[..., stuck] - np.einsum("...ij,...j->...i", A[..., stuck[:, None], free], qdd[..., free])
+                tau_f = tau_f.copy()
+                tau_f[..., stuck] = hold
+        elif stuck.size:
+            tau_f = tau_f.copy()
+            tau_f[..., stuck] = drive[..., stuck]
+        return qdd, tau, tau_f, tau_e
+
+    def decide(t, q, qd, candidates, released):
+        """Modes at (t, q, q̇): the candidate joints (at rest) held where friction can hold them; the joints in
+        ``released`` (j -> direction) slide, they have just broken away."""
+        mode = np.where(coulomb, np.sign(qd), 2).astype(float)
+        mode[candidates] = 0
+        for j, sign in released.items():
+            mode[j] = sign
+        for _ in range(n + 1):
+            stuck = np.flatnonzero(mode == 0)
+            if not stuck.size:
+                break
+            _, _, tau_f, _ = parts(t, q, np.where(mode == 0, 0.0, qd), mode)
+            ratio = np.abs(tau_f[stuck]) / Fs[stuck]
+            if ratio.max() <= 1.0:
+                break
+            j = stuck[int(np.argmax(ratio))]
+            mode[j] = np.sign(tau_f[j])
+        return mode
+
+    count = [0]
+    max_step = float(np.diff(t_eval).min())
+    y = np.concatenate([q0, qd0, np.zeros(3)])
+    candidates = np.flatnonzero(coulomb & (qd0 == 0))
+    released = {}
+    t_cur, nfev, switches = float(t_eval[0]), 0, 0
+    outputs = []  # (t, y, mode) per segment
+    done = 0  # t_eval entries already written
+    start = time.perf_counter()
+    while True:
+        mode = decide(t_cur, y[:n], y[n:2 * n], candidates, released)
+        y[n:2 * n][mode == 0] = 0.0
+
+        def rhs(t, yy, mode=mode):
+            count[0] += 1
+            if count[0] > max_evaluations:
+                raise _TooManyEvaluations
+            q, qd = yy[:n], yy[n:2 * n]
+            qdd, tau, tau_f, tau_e = parts(t, q, qd, mode)
+            return np.concatenate([qd, qdd, [tau @ qd, tau_f @ qd, tau_e @ qd]])
+
+        events, meaning = [], []
+        for j in np.flatnonzero((mode == 1) | (mode == -1)):
+            def stop(t, yy, j=j):
+                return yy[n + j]
+            stop.terminal, stop.direction = True, -mode[j]
+            events.append(stop)
+            meaning.append(("stop", j))
+        for j in np.flatnonzero(mode == 0):
+            def slip(t, yy, j=j, mode=mode):
+                return abs(parts(t, yy[:n], yy[n:2 * n], mode)[2][j]) - Fs[j]
+            slip.terminal, slip.direction = True, 1
+            events.append(slip)
+            meaning.append(("slip", j))
+        pending = t_eval[done:]
+        try:
+            # steps no longer than the output spacing, so that a switch condition that comes and goes between
+            # two step ends is not stepped over (events are located between step ends)
+            sol = solve_ivp(rhs, (t_cur, t_eval[-1]), y, method=integrator, t_eval=pending, rtol=rtol, atol=atol,
+                            events=events or None, max_step=max_step)
+        except _TooManyEvaluations:
+            raise RobodynError(
+                f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side evaluations "
+                f"before t = {t_eval[-1]} s (stick–slip model, {switches} switches); raise max_evaluations or "
+                "loosen rtol/atol"
+            ) from None
+        if not sol.success:
+            raise RobodynError(f"simulation with method '{method}' failed: {sol.message}")
+        nfev += int(sol.nfev)
+        if np.size(sol.t):
+            outputs.append((sol.t, sol.y, mode))
+            done += sol.t.size
+        if sol.status != 1:
+            break
+        switches += 1
+        if switches > model.max_switches:
+            raise RobodynError(
+                f"simulation of '{robot.name}' hit max_switches = {model.max_switches} stick–slip switches before "
+                f"t = {t_eval[-1]} s (at t = {t_cur:.6g} s); raise StickSlipFriction(max_switches=...) or use "
+                "SmoothFriction or LuGre"
+            )
+        fired = [meaning[k] for k, te in enumerate(sol.t_events) if te.size]
+        t_cur = float(max(te[-1] for te in sol.t_events if te.size))
+        y = next(ye[-1] for ye in sol.y_events if ye.size).copy()
+        stuck_now = set(np.flatnonzero(mode == 0).tolist())
+        released = {}
+        hold = parts(t_cur, y[:n], y[n:2 * n], mode)[2]
+        for kind, j in fired:
+            if kind == "stop":
+                stuck_now.add(int(j))
+            else:  # break-away: slide in the direction of the friction that no longer holds
+                stuck_now.discard(int(j))
+                released[int(j)] = float(np.sign(hold[j]))
+        candidates = np.array(sorted(stuck_now), dtype=int)
+        if done >= t_eval.size:  # an event after the last output time: nothing left to write
+            break
+    seconds = time.perf_counter() - start
+    ts, ys, modes = [], [], []
+    for t_seg, y_seg, mode in outputs:
+        ts.append(t_seg)
+        ys.append(y_seg)
+        modes.append(np.broadcast_to(mode, (t_seg.size, n)))
+    t_out, y_out, mode_out = np.concatenate(ts), np.concatenate(ys, axis=1), np.concatenate(modes)
+    q, qd = y_out[:n].T, y_out[n:2 * n].T
+    qdd, tau, tau_f, tau_e = _per_mode(parts, t_out, q, qd, mode_out)
+    return Simulation(
+        method=method, t=t_out, q=q, qd=qd, qdd=qdd, nfev=nfev, seconds=seconds, tau=np.array(tau),
+        tau_friction=tau_f, tau_external=tau_e, z=None, kinetic=kinetic_energy(robot, q, qd),
+        potential=potential_energy(robot, q), work_tau=y_out[2 * n], work_friction=y_out[2 * n + 1],
+        work_external=y_out[2 * n + 2], friction=model, robot=robot.name,
+    )
+
+
+def _per_mode(parts, t, q, qd, modes):
+    """``parts`` on the output samples, batched over the samples that share a mode vector."""
+    out = [np.zeros(q.shape) for _ in range(4)]
+    keys, inverse = np.unique(modes, axis=0, return_inverse=True)
+    for k, mode in enumerate(keys):
+        rows = np.flatnonzero(inverse.ravel() == k)
+        for dst, src in zip(out, parts(t[rows], q[rows], qd[rows], mode)):
+            dst[rows] = src
+    return tuple(out)

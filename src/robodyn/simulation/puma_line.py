@@ -7,8 +7,10 @@ reference accelerations are continuous.  Procedure (the seed's Fig. 4):
 
 1. inverse kinematics q*(t) on a dense grid (batched Newton, :func:`inverse_kinematics`), q̇* = J⁻¹ ẋ,
    q̈* = J⁻¹ (ẍ − J̇ q̇*);
-2. torques Γ*(t) = inverse dynamics (q*, q̇*, q̈*), interpolated between grid points by a cubic spline;
-3. open-loop integration of every forward-dynamics method with RK45 (rtol = atol = 1e-6) from
+2. torques Γ*(t) = inverse dynamics (q*, q̇*, q̈*) with the simulation's smooth friction model
+   (:class:`robodyn.dynamics.friction_models.SmoothFriction`, for robots with Coulomb friction), interpolated between grid points by a cubic spline;
+3. open-loop integration of every forward-dynamics method (RK45, or LSODA when the robot has Coulomb
+   friction; rtol = atol = 1e-6) from
    q*(0), q̇*(0) = 0; outputs every 0.1 s are compared with the reference.
 
 Tool frame: frame 6 of the model with the tool point at its origin (``point=None``), i.e. the wrist centre
@@ -23,6 +25,7 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from robodyn.dynamics import api
+from robodyn.dynamics.friction_models import SmoothFriction, frictionless
 from robodyn.errors import InputError
 from robodyn.kinematics import jacobian, jacobian_dot_qd
 from robodyn.model.robot import Robot
@@ -89,7 +92,8 @@ def line_reference(robot: Robot, samples: int = 501, duration: float = DURATION,
     J = jacobian(robot, q, point=point)
     qd = np.linalg.solve(J, xd[..., None])[..., 0]
     qdd = np.linalg.solve(J, (xdd - jacobian_dot_qd(robot, q, qd, point=point))[..., None])[..., 0]
-    tau = api.inverse_dynamics(robot, q, qd, qdd)
+    # the simulation's friction model (smooth Coulomb, rx90) so that the open-loop torques reproduce q* exactly
+    tau = api.inverse_dynamics(frictionless(robot), q, qd, qdd) + SmoothFriction().torque(robot, qd)
     return Reference(t=t, q=q, qd=qd, qdd=qdd, tau=tau, T=T)
 
 

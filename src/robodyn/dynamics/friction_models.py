@@ -1,0 +1,210 @@
+"""Friction models for simulation: the discontinuous model of Khalil & Dombre [9.26]–[9.28], its smooth
+regularisation, and the LuGre dynamic model.
+
+Khalil & Dombre's joint friction Γ_f = F_c sign(q̇) + F_v q̇ (+ Stribeck, offset) [9.26]–[9.28] is
+discontinuous at q̇ = 0. An ODE integrator that meets the discontinuity at rest (a joint holding a load,
+stiction) cannot step across it: the sign flips at every trial step and the step size collapses, so the
+integration stalls. De Luca lists the phenomena (viscous, Coulomb, stiction, Stribeck, LuGre); for simulation
+we offer
+
+* :class:`SmoothFriction` — sign(q̇) replaced by tanh(q̇ / v_s), v_s = ``width`` (rad/s | m/s). For
+  |q̇| ≫ v_s it equals [9.26]; near rest it is a steep viscous slope F_c / v_s, so a joint under a load below
+  F_c creeps at about v_s · Γ / F_c instead of sticking. The smaller the width, the closer to true stiction and
+  the stiffer the ODE (eigenvalues ≈ F_c / (v_s A_jj)), hence the implicit integrator used by
+  :func:`robodyn.simulate` when the friction is stiff.
+* :class:`LuGre` — the LuGre model of Canudas de Wit, Olsson, Åström and Lischinsky (1995): one bristle
+  deflection z per joint, ż = q̇ − σ₀ |q̇| z / g(q̇), g(q̇) = F_c + (F_s − F_c) exp(−(q̇/v_s)²),
+  Γ_f = σ₀ z + σ₁ ż + F_v q̇ + F_off. It sticks for real (pre-sliding displacement ≈ F_c/σ₀) and reproduces
+  the Stribeck effect and break-away.
+* :class:`StickSlipFriction` — [9.26] while sliding, exact sticking at rest: a switching model whose
+  transitions are integration events (the joint stops; the holding torque exceeds the break-away level).
+* :class:`DiscontinuousFriction` — [9.26] as is (what :func:`robodyn.inverse_dynamics` uses); fine while no
+  joint comes to rest, it stalls the integrator when one does.
+
+Every model's ``torque`` is batched (..., n) and its ``slope`` is ∂Γ_f/∂q̇ (the diagonal, (..., n)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn.errors import InputError
+from robodyn.model.robot import Robot
+
+
+def _joint(robot: Robot, key: str) -> np.ndarray:
+    return np.asarray(getattr(robot, key))[robot.joint_frames]
+
+
+def _per_joint(name: str, value, n: int) -> np.ndarray:
+    v = np.broadcast_to(np.asarray(value, dtype=float), (n,)) if np.ndim(value) == 0 else np.asarray(value, float)
+    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise InputError(f"{name} = {value!r}; give a positive number or {n} positive numbers, one per joint")
+    return v
+
+
+def _stribeck_factor(robot: Robot, qd: np.ndarray):
+    """(F_st − F_c) exp(−k |q̇|^B) where F_st ≠ 0 and 0 elsewhere, and its derivative w.r.t. |q̇|."""
+    Fc, Fst, k, B = (_joint(robot, key) for key in ("Fc", "Fst", "kst", "Bst"))
+    active = Fst != 0
+    a = np.abs(qd)
+    e = np.exp(-k * a**B) * active
+    with np.errstate(divide="ignore", invalid="ignore"):
+        de = np.where(active & (a > 0), -k * B * np.where(a > 0, a, 1.0) ** (B - 1) * e, 0.0)
+    return (Fst - Fc) * e, (Fst - Fc) * de
+
+
+@dataclass(frozen=True)
+class DiscontinuousFriction:
+    """Khalil & Dombre [9.26]–[9.28]: F_c sign(q̇) + F_v q̇ + Stribeck + F_off (the robot's own model)."""
+
+    stiff = False
+    states = 0
+
+    def torque(self, robot: Robot, qd) -> np.ndarray:
+        qd = np.asarray(qd, dtype=float)
+        s = np.sign(qd)
+        strib, _ = _stribeck_factor(robot, qd)
+        return (_joint(robot, "Fc") + strib) * s + _joint(robot, "Fv") * qd + _joint(robot, "Foff")
+
+    def slope(self, robot: Robot, qd) -> np.ndarray:
+        """∂Γ_f/∂q̇ away from q̇ = 0 (the Dirac at 0 is left out): F_v + sign(q̇) ∂Stribeck/∂|q̇| sign(q̇)."""
+        qd = np.asarray(qd, dtype=float)
+        _, dstrib = _stribeck_factor(robot, qd)
+        return _joint(robot, "Fv") + dstrib * (qd != 0)
+
+
+@dataclass(frozen=True)
+class SmoothFriction:
+    """[9.26] with sign(q̇) → tanh(q̇ / width): F_c tanh(q̇/v_s) + F_v q̇ + Stribeck · tanh(q̇/v_s) + F_off.
+
+    Parameters
+    ----------
+    width : float or array (n,), v_s > 0 (rad/s | m/s), default 0.01. The friction reaches 76 % of F_c at
+        q̇ = v_s and 99.9 % at 4 v_s; a joint loaded below F_c creeps at ≈ v_s Γ/F_c.
+    """
+
+    width: float | np.ndarray = 0.01
+    states = 0
+
+    @property
+    def stiff(self) -> bool:
+        return True
+
+    def torque(self, robot: Robot, qd) -> np.ndarray:
+        qd = np.asarray(qd, dtype=float)
+        w = _per_joint("width", self.width, robot.n)
+        strib, _ = _stribeck_factor(robot, qd)
+        return (_joint(robot, "Fc") + strib) * np.tanh(qd / w) + _joint(robot, "Fv") * qd + _joint(robot, "Foff")
+
+    def slope(self, robot: Robot, qd) -> np.ndarray:
+        """∂Γ_f/∂q̇ (..., n)."""
+        qd = np.asarray(qd, dtype=float)
+        w = _per_joint("width", self.width, robot.n)
+        strib, dstrib = _stribeck_factor(robot, qd)
+        th = np.tanh(qd / w)
+        return (_joint(robot, "Fc") + strib) * (1 - th**2) / w + dstrib * np.abs(th) + _joint(robot, "Fv")
+
+
+@dataclass(frozen=True)
+class LuGre:
+    """LuGre dynamic friction (Canudas de Wit et al. 1995), one bristle state z per joint.
+
+    ż = q̇ − σ₀ |q̇| z / g(q̇),   g(q̇) = F_c + (F_s − F_c) exp(−(q̇/v_s)²),
+    Γ_f = σ₀ z + σ₁ ż + F_v q̇ + F_off,
+
+    with F_c, F_v, F_off from the robot, F_s = F_st where the robot has a Stribeck term and F_c elsewhere.
+    Joints with F_c = 0 have no bristle force (z stays 0). In steady sliding z = g(q̇) sign(q̇)/σ₀ and
+    Γ_f = g(q̇) sign(q̇) + F_v q̇ + F_off: the static curve of [9.26] with a Gaussian Stribeck term.
+
+    Parameters
+    ----------
+    sigma0 : float or (n,), bristle stiffness (N m/rad | N/m), default 1e4
+    sigma1 : float or (n,), bristle damping (N m s/rad | N s/m), default 100
+    vs : float or (n,), Stribeck velocity (rad/s | m/s), default 0.01
+    """
+
+    sigma0: float | np.ndarray = 1e4
+    sigma1: float | np.ndarray = 100.0
+    vs: float | np.ndarray = 0.01
+    stiff = True
+    states = 1
+
+    def _parts(self, robot: Robot, qd):
+        n = robot.n
+        s0, s1, vs = (_per_joint(k, getattr(self, k), n) for k in ("sigma0", "sigma1", "vs"))
+        Fc, Fst = _joint(robot, "Fc"), _joint(robot, "Fst")
+        Fs = np.where(Fst != 0, Fst, Fc)
+        g = Fc + (Fs - Fc) * np.exp(-((qd / vs) ** 2))
+        active = Fc > 0
+        return s0, s1, g, active
+
+    def z_rate(self, robot: Robot, qd, z) -> np.ndarray:
+        """ż (..., n)."""
+        qd, z = np.asarray(qd, dtype=float), np.asarray(z, dtype=float)
+        s0, _, g, active = self._parts(robot, qd)
+        return np.where(active, qd - s0 * np.abs(qd) * z / np.where(active, g, 1.0), 0.0)
+
+    def torque(self, robot: Robot, qd, z) -> np.ndarray:
+        """Γ_f (..., n) from the velocities and the bristle states z (..., n)."""
+        qd, z = np.asarray(qd, dtype=float), np.asarray(z, dtype=float)
+        s0, s1, _, active = self._parts(robot, qd)
+        zd = self.z_rate(robot, qd, z)
+        return np.where(active, s0 * z + s1 * zd, 0.0) + _joint(robot, "Fv") * qd + _joint(robot, "Foff")
+
+
+@dataclass(frozen=True)
+class StickSlipFriction(DiscontinuousFriction):
+    """Switching stick–slip model with events: [9.26]–[9.28] while a joint slides, true sticking at rest.
+
+    :func:`robodyn.simulate` integrates piecewise: a sliding joint whose velocity reaches zero is held
+    (q̇_j = q̈_j = 0) as long as the friction needed to hold it stays within the break-away level F_s (F_st where
+    the robot has a Stribeck term, F_c elsewhere); it slides again, in the direction of the net torque, when
+    that level is exceeded. Each switch is an integration event. Joints with F_c = 0 never stick.
+
+    Parameters
+    ----------
+    max_switches : int, limit on the number of stick/slip switches in one simulation (an error says when it is hit)
+    """
+
+    max_switches: int = 10_000
+
+
+def breakaway_levels(robot: Robot) -> np.ndarray:
+    """F_s per joint (n,): F_st where the robot has a Stribeck term, F_c elsewhere."""
+    Fc, Fst = _joint(robot, "Fc"), _joint(robot, "Fst")
+    return np.where(Fst != 0, Fst, Fc)
+
+
+def friction_model(spec) -> object:
+    """A friction model from a name ('smooth', 'lugre', 'stick-slip', 'discontinuous', 'none') or an instance."""
+    if spec is None or isinstance(spec, (SmoothFriction, LuGre, DiscontinuousFriction, NoFriction)):
+        return SmoothFriction() if spec is None else spec
+    names = {"smooth": SmoothFriction, "lugre": LuGre, "stick-slip": StickSlipFriction,
+             "discontinuous": DiscontinuousFriction, "none": NoFriction}
+    if isinstance(spec, str) and spec in names:
+        return names[spec]()
+    raise InputError(f"friction = {spec!r}; give one of {', '.join(names)} or a SmoothFriction(width=...), "
+                     "LuGre(...), StickSlipFriction() or DiscontinuousFriction() instance")
+
+
+@dataclass(frozen=True)
+class NoFriction:
+    """No joint friction at all (the robot's F_c, F_v, Stribeck and offset are ignored)."""
+
+    stiff = False
+    states = 0
+
+    def torque(self, robot: Robot, qd) -> np.ndarray:
+        return np.zeros_like(np.asarray(qd, dtype=float))
+
+    def slope(self, robot: Robot, qd) -> np.ndarray:
+        return np.zeros_like(np.asarray(qd, dtype=float))
+
+
+def frictionless(robot: Robot) -> Robot:
+    """The same robot with every friction coefficient set to zero (rotor inertias kept)."""
+    zero = np.zeros(robot.nf)
+    return robot.replace(Fc=zero, Fv=zero, Foff=zero, Fst=zero)
