@@ -44,9 +44,15 @@ def test_existing_folder_needs_force(tmp_path):
     res = runner.invoke(app, ["generate", "planar2r", "--out", str(out)])
     assert res.exit_code == 2 and "--force" in res.output
     assert (out / "keep.txt").exists()
+    # --force replaces only a folder robodyn generate wrote: the user's file is never lost
     res = runner.invoke(app, ["generate", "planar2r", "--out", str(out), "--force", "--models", "idm"])
-    assert res.exit_code == 0
-    assert not (out / "keep.txt").exists() and (out / "planar2r_idm.py").exists()
+    assert res.exit_code == 2 and "did not write" in res.output and (out / "keep.txt").read_text() == "x"
+    (out / "keep.txt").unlink()
+    res = runner.invoke(app, ["generate", "planar2r", "--out", str(out), "--force", "--models", "idm"])
+    assert res.exit_code == 0 and (out / "planar2r_idm.py").exists()
+    res = runner.invoke(app, ["generate", "planar2r", "--out", str(out), "--force", "--models", "inm"])
+    assert res.exit_code == 0 and (out / "planar2r_inm.py").exists() and not (out / "planar2r_idm.py").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no .m.old or temporary folders left
 
 
 def test_no_partial_output_on_error(tmp_path, monkeypatch):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from robodyn.sanitize import comment
 from robodyn.symbolic.codegen.printer import Language, to_source
 
 SEED = Language("seed", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "**")
@@ -11,7 +12,7 @@ def listing(model, title: str) -> str:
     ops = model.operation_count()
     lines = [
         f"{title}",
-        f"Robot: {model.robot.name} ({''.join('RP-'[s] for s in model.robot.sigma)}), "
+        f"Robot: {comment(model.robot.name)} ({''.join('RP-'[s] for s in model.robot.sigma)}), "
         f"{model.parameters} inertial parameters",
         f"Inputs: {', '.join(a.name for a in model.arguments)}",
     ]
