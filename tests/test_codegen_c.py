@@ -65,7 +65,7 @@ def test_cache_reuses_library(tmp_path, monkeypatch):
     robot = rd.load("planar3r")
     rd.compile(robot, "idm")
     libs = sorted(p.name for p in tmp_path.iterdir())
-    assert len(libs) == 1 and libs[0].endswith(".so")
+    assert len(libs) == 3 and [p.rsplit(".", 1)[1] for p in libs] == ["lock", "sha256", "so"]  # lock, sidecar, library
     rd.compile(robot, "idm")
     assert sorted(p.name for p in tmp_path.iterdir()) == libs
 
@@ -151,7 +151,7 @@ def test_compiled_signature_is_the_numeric_one():
 
 def test_concurrent_compilation_into_one_cache(tmp_path, monkeypatch):
     """Threads compiling the same model into an empty cache all succeed and leave one library (each
-    compiles into its own temporary folder and renames the result into place)."""
+    builds under the model's lock, into its own temporary folder, and renames the result into place)."""
     from concurrent.futures import ThreadPoolExecutor
 
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
@@ -161,4 +161,4 @@ def test_concurrent_compilation_into_one_cache(tmp_path, monkeypatch):
         outs = list(pool.map(lambda _: rd.compile(robot, "idm")(q, qd, qdd), range(4)))
     for out in outs:
         close(out, rd.inverse_dynamics(robot, q, qd, qdd))
-    assert [p.suffix for p in tmp_path.iterdir()] == [".so"]
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".lock", ".sha256", ".so"]

@@ -11,11 +11,15 @@ on contiguous (N, n) blocks: the loop over samples runs in C.
 from __future__ import annotations
 
 import inspect
+import time
 
 import numpy as np
 
 from robodyn._arrays import working_dtype
-from robodyn.errors import InputError
+from robodyn._progress import progress
+from robodyn.errors import InputError, ModelError
+from robodyn.symbolic.codegen.build import CompileTimeoutError
+from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
 from robodyn.symbolic.models import SHORT, customized_model
 
 #: kind -> (joint arguments, takes wrenches, takes gravity): the numeric function's arguments after robot
@@ -39,12 +43,17 @@ def _as_real(name, value):
 class CompiledModel:
     """Callable compiled model; ``model`` is the underlying :class:`CustomizedModel` (no wrenches)."""
 
-    def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c"):
+    def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c",
+                 timeout: float | None = None):
         kind = SHORT.get(kind, kind)
         if kind not in _SIGNATURES:
             raise InputError(f"kind = {kind!r}; choose one of {', '.join(_SIGNATURES)}")
         if backend not in ("c", "numpy"):
             raise InputError(f"backend = {backend!r}; choose 'c' or 'numpy'")
+        if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+                                        and timeout > 0 and np.isfinite(timeout)):
+            raise InputError(f"timeout = {timeout!r}; give a positive number of seconds or None (no limit)")
+        self._timeout = timeout
         self.robot, self.kind, self.parameters, self.backend = robot, kind, parameters, backend
         self._joint, self._takes_wrenches, self._takes_gravity = _SIGNATURES[kind]
         self._variants = {}
@@ -62,16 +71,27 @@ class CompiledModel:
         if wrenches not in self._variants:
             # the regressor's columns: rd.regressor's (friction columns included) or base_parameters(robot)'s
             friction = self.kind != "regressor" or self.parameters == "standard"
-            m = customized_model(self.robot, self.kind, parameters=self.parameters,
-                                 gravity="input" if self._takes_gravity else "constant",
-                                 wrenches="all" if wrenches else "none", friction=friction)
-            self._variants[wrenches] = (m, *self._load(m))
+            start = time.monotonic()
+            with progress(f"generating the {self.kind} model", total=None):
+                m = customized_model(self.robot, self.kind, parameters=self.parameters,
+                                     gravity="input" if self._takes_gravity else "constant",
+                                     wrenches="all" if wrenches else "none", friction=friction)
+            left = None if self._timeout is None else self._timeout - (time.monotonic() - start)
+            if left is not None and left <= 0:
+                raise CompileTimeoutError(f"generating the {self.kind} model took more than timeout = "
+                                          f"{self._timeout:g} s; give a larger timeout or parameters='base'")
+            try:
+                self._variants[wrenches] = (m, *self._load(m, left))
+            except NonFiniteExpressionError as exc:
+                raise ModelError(f"robot '{self.robot.name}': cannot compile {self.kind}: {exc} (the model is singular for every q: a joint moves "
+                                 "no mass or inertia, so the inertia matrix is singular); give the links mass "
+                                 "and inertia, or rotor inertia Ia") from None
         return self._variants[wrenches]
 
-    def _load(self, m):
+    def _load(self, m, timeout=None):
         """(batched call(count, [(array, stride), ...]) -> (out, code), single-call entry or None)."""
         if self.backend == "numpy":
-            f = m.numpy_function()
+            f = m.numpy_function()  # also raises NonFiniteExpressionError for a singular model
 
             def call_numpy(count, blocks):
                 arrays = [a.reshape(-1, *arg.shape) if st == 0 else a.reshape(count, *arg.shape)
@@ -86,7 +106,8 @@ class CompiledModel:
         from robodyn.symbolic.codegen.build import compile_library
 
         name = "rd_model"
-        ffi, lib, module = compile_library(c_code.source(m, name, python_entry=True), c_code.declarations(m, name))
+        ffi, lib, module = compile_library(c_code.source(m, name, python_entry=True), c_code.declarations(m, name),
+                                           timeout=timeout, description=f"compiling {self.kind} ({self.parameters})")
         fn = getattr(lib, name + "_batch")
         buf = ffi.from_buffer
 
@@ -157,7 +178,8 @@ class CompiledModel:
         return f"CompiledModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, backend={self.backend!r})"
 
 
-def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c") -> CompiledModel:  # noqa: A001
+def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c",  # noqa: A001
+            timeout: float | None = None) -> CompiledModel:
     """Compile the customized model ``kind`` of ``robot`` (Khalil & Dombre §9.6) into a callable.
 
     Parameters
@@ -168,6 +190,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     parameters : "standard" | "base"
         Inertial parameters the generated model uses (results are the same up to rounding).
     backend : "c" (compiled with the machine's C compiler, cached) | "numpy" (generated NumPy code)
+    timeout : float or None
+        Seconds allowed for generating and compiling (None: no limit). The C compiler is killed when it is
+        reached; symbolic generation is checked when it ends. A spinner shows on a terminal past one second.
 
     Returns
     -------
@@ -194,5 +219,17 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     ------
     CompilerNotFoundError
         When backend="c" and no C compiler exists (message says to install one or use backend="numpy").
+    CompileTimeoutError
+        When ``timeout`` is reached.
+    CompileError
+        When the compiler fails or the cache folder (``ROBODYN_CACHE``) cannot be used.
+    ModelError
+        When the model is singular for every q (e.g. forward dynamics of a joint that moves no mass).
+
+    Notes
+    -----
+    Compiled libraries are cached by a hash of the generated source, compiler, flags and robodyn version, and
+    verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
+    The robot's name reaches the generated code only through :mod:`robodyn.sanitize`.
     """
-    return CompiledModel(robot, kind, parameters, backend)
+    return CompiledModel(robot, kind, parameters, backend, timeout)
