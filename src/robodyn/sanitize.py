@@ -8,8 +8,8 @@ identifiers and file names only through the functions of this module:
     A name usable as an identifier in Python, C99, MATLAB and Julia and as a file name. The rule:
 
     1. Unicode NFKD normalisation, then ASCII only (accents dropped: ``"Bräu"`` → ``"Brau"``);
-    2. every character outside ``[A-Za-z0-9_]`` becomes ``_``; runs of ``_`` shrink to one and ``_`` is
-       stripped at both ends (``"my-robot 2"`` → ``"my_robot_2"``);
+    2. every run of characters outside ``[A-Za-z0-9_]`` becomes one ``_``, and ``_`` is stripped at both ends
+       (``"my-robot 2"`` → ``"my_robot_2"``, ``"__init__"`` → ``"init"``);
     3. empty → ``"robot"``; a leading digit gets the prefix ``m_`` (``"6dof"`` → ``"m_6dof"``);
     4. longer than :data:`MAX_IDENTIFIER` + 9 (57) characters: cut to 48, then ``_`` and 8 hex digits of the SHA-256
        of the original text, so that two long names stay distinct;
@@ -74,7 +74,7 @@ def _ascii(text) -> str:
 def identifier(text, default: str = "robot") -> str:
     """A safe identifier for ``text`` (see the module docstring for the rule)."""
     s = _NOT_IDENT.sub("_", _ascii(text))
-    s = re.sub("_+", "_", s).strip("_") or default
+    s = s.strip("_") or default
     if s[0].isdigit():
         s = "m_" + s
     if len(s) > MAX_IDENTIFIER + 9:  # (+9: a result of this rule is left as it is: identifier is idempotent)

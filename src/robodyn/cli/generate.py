@@ -45,7 +45,7 @@ def write_models(robot, models, params, langs, out: Path, force: bool = False, p
 
         for short in models:
             m = customized_model(robot, _MODELS[short], parameters=params)
-            stem = f"{stem0}_{short}"
+            stem = identifier(f"{stem0}_{short}")  # the file stem is the function name (MATLAB needs both equal)
             put(f"{stem}.txt", str(m))
             for lang in langs:
                 put(f"{stem}{_LANGS[lang]}", {"python": m.numpy_source, "c": m.c_source, "matlab": m.matlab_source,

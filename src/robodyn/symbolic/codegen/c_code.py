@@ -193,6 +193,7 @@ def _python_entry(model, name, out_size):
         f"    Py_buffer b[{k + 1}];",
         "    long code = 0;",
         "    Py_ssize_t got = 0;",
+        "    (void)self;",
         f"    if (nargs != {k + 1}) return PyLong_FromLong(-1);",
         f"    for (; got < {k + 1}; ++got) {{",
         f"        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (got == {k} ? PyBUF_WRITABLE : 0);",
@@ -208,7 +209,8 @@ def _python_entry(model, name, out_size):
         "",
         'static PyMethodDef rd_methods[] = {{"single", (PyCFunction)(void (*)(void))rd_single, METH_FASTCALL, NULL},',
         "                                   {NULL, NULL, 0, NULL}};",
-        'static struct PyModuleDef rd_module = {PyModuleDef_HEAD_INIT, "rdmodel", NULL, -1, rd_methods};',
+        ('static struct PyModuleDef rd_module = {PyModuleDef_HEAD_INIT, "rdmodel", NULL, -1, rd_methods, NULL, NULL, '
+         'NULL, NULL};'),
         "PyMODINIT_FUNC PyInit_rdmodel(void) { return PyModule_Create(&rd_module); }",
         "#endif",
     ]
