@@ -13,18 +13,36 @@ from rich.console import Console
 from robodyn.errors import RobodynError
 from robodyn.model.io import load
 
-console = Console()
-err_console = Console(stderr=True)
+#: Rich markup is off everywhere: text from model files and messages (``[/x]``, ``[x, y, z]``) prints as it is;
+#: styles are given as ``style=`` arguments or ``rich.text.Text`` objects, never inside the text.
+console = Console(markup=False, highlight=False)
+err_console = Console(stderr=True, markup=False, highlight=False)
+
+
+def one_line(text) -> str:
+    """``text`` on one line (newlines and runs of spaces become one space)."""
+    return " ".join(str(text).split())
 
 
 @contextmanager
 def user_errors():
-    """Turn robodyn errors into a one-line message on stderr and exit code 2 (no traceback)."""
+    """Turn robodyn errors and file-system errors into one line on stderr and exit code 2 (no traceback)."""
     try:
         yield
     except RobodynError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        _fail(one_line(exc))
+    except OSError as exc:
+        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        _fail(f"cannot access{where}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        raise typer.Exit(130) from None
+
+
+def _fail(message: str):
+    sys.stdout.flush()
+    sys.stderr.write(f"error: {message}\n")
+    raise typer.Exit(2) from None
 
 
 def get_robot(name: str):
@@ -48,11 +66,24 @@ def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) ->
 
 
 def print_json(obj) -> None:
-    def default(o):
-        if isinstance(o, np.ndarray):
-            return o.tolist()
-        if isinstance(o, np.generic):
-            return o.item()
-        raise TypeError(type(o))
+    """Print ``obj`` as strict JSON (RFC 8259: no NaN or Infinity). A number that is not finite is an error
+    (one line naming the field, exit 2, nothing printed); callers write ``None`` (null) where a value is absent
+    on purpose (e.g. the limit of an unlimited joint)."""
 
-    sys.stdout.write(json.dumps(obj, default=default, indent=2) + "\n")
+    def plain(o, where):
+        if isinstance(o, np.ndarray):
+            return plain(o.tolist(), where)
+        if isinstance(o, np.generic):
+            return plain(o.item(), where)
+        if isinstance(o, float) and not np.isfinite(o):
+            _fail(f"the result {where or 'value'} is {o} (not finite), which JSON cannot hold; check the inputs "
+                  "for overflow")
+        if isinstance(o, dict):
+            return {str(k): plain(v, f"{where}.{k}" if where else str(k)) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [plain(v, f"{where}[{i}]") for i, v in enumerate(o)]
+        if o is None or isinstance(o, (str, int, float, bool)):
+            return o
+        return str(o)
+
+    sys.stdout.write(json.dumps(plain(obj, ""), indent=2, allow_nan=False) + "\n")

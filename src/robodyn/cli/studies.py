@@ -6,13 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from robodyn.cli._app import app
-from robodyn.cli._common import console, err_console, get_robot, print_json, user_errors
+from robodyn.cli._app import Typer, _Group, app
+from robodyn._progress import progress
+from robodyn.cli._common import console, get_robot, print_json, user_errors
 
-demo_app = typer.Typer(help="Demonstrations from the seeds (simulations).", no_args_is_help=True)
+demo_app = Typer(help="Demonstrations from Mata et al. (simulations).", no_args_is_help=True, rich_markup_mode=None,
+                 cls=_Group)
 app.add_typer(demo_app, name="demo")
 
 
@@ -23,10 +25,6 @@ def _methods(text: str | None):
 _JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
-def _progress() -> Progress:
-    """A transient progress bar on stderr (stdout stays clean for tables and JSON)."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                    TimeElapsedColumn(), console=err_console, transient=True)
 
 
 @app.command("accuracy")
@@ -60,7 +58,7 @@ def accuracy_command(
                       f"mean {result.cond.mean():.4g}")
         for m, dt in zip(result.methods, result.single_dtypes):
             if dt != "float32":
-                console.print(f"[yellow]warning:[/] method {m} returned {dt} for float32 inputs")
+                console.print(Text.assemble(("warning:", "yellow"), f" method {m} returned {dt} for float32 inputs"))
         if plot is not None:
             console.print(f"plot written to {plot}", highlight=False)
 
@@ -80,17 +78,16 @@ def puma_line_command(
     with user_errors():
         model = get_robot(robot)
         chosen = _methods(methods) or available_methods("forward")
-        with _progress() as bar:
-            task = bar.add_task("inverse kinematics", total=1 + len(chosen))
+        with progress("inverse kinematics", total=1 + len(chosen)) as bar:
 
-            def progress(stage: str) -> None:
+            def step(stage: str) -> None:
                 if stage != "reference":
-                    bar.advance(task)
-                what = "inverse kinematics + dynamics" if stage == "reference" else f"simulating {stage}"
-                bar.update(task, description=what)
+                    bar.advance()
+                bar.update(description="inverse kinematics + dynamics" if stage == "reference"
+                           else f"simulating {stage}")
 
-            result = puma_line_study(model, methods=chosen, samples=samples, progress=progress)
-            bar.advance(task)
+            result = puma_line_study(model, methods=chosen, samples=samples, progress=step)
+            bar.advance()
         if plot is not None:
             result.plot(plot)
         t6 = result.table6()
@@ -128,10 +125,9 @@ def opcount_command(
     from robodyn.analysis.opcount import OpcountReport, opcount_report
 
     with user_errors():
-        with _progress() as bar:
-            task = bar.add_task("counting", total=None)
+        with progress("counting", total=None) as bar:
             report = opcount_report(n_max, methods=_methods(methods),
-                                    progress=lambda s: bar.update(task, description=f"counting {s}"))
+                                    progress=lambda s: bar.update(description=f"counting {s}"))
         if json_out:
             print_json({"n": list(range(1, n_max + 1)),
                         "counts": [{"kind": c.kind, "method": c.method, "error": c.error or None,
