@@ -9,6 +9,7 @@ from contextlib import contextmanager
 import numpy as np
 import typer
 from rich.console import Console
+from rich.table import Table as _RichTable
 
 from robodyn.errors import RobodynError
 from robodyn.model.io import load
@@ -17,6 +18,14 @@ from robodyn.model.io import load
 #: styles are given as ``style=`` arguments or ``rich.text.Text`` objects, never inside the text.
 console = Console(markup=False, highlight=False)
 err_console = Console(stderr=True, markup=False, highlight=False)
+
+
+class Table(_RichTable):
+    """rich.table.Table whose cells wrap (fold) when the terminal is narrow, never cut to "recu…"."""
+
+    def add_column(self, *args, **kwargs):
+        kwargs.setdefault("overflow", "fold")
+        super().add_column(*args, **kwargs)
 
 
 def one_line(text) -> str:

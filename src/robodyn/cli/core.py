@@ -10,12 +10,11 @@ from pathlib import Path
 import numpy as np
 import typer
 from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from robodyn._files import write_atomically
 from robodyn.cli._app import app
-from robodyn.cli._common import console, get_robot, parse_vector, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
 from robodyn.dynamics.newton_euler import inverse_dynamics
 from robodyn.errors import InputError
 from robodyn.model.io import list_robots

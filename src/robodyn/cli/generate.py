@@ -126,4 +126,4 @@ def generate_command(
         folder = out if out is not None else Path(f"{identifier(r.name)}_models")
         with progress(f"generating {identifier(r.name)}", total=len(wanted)) as bar:
             files = write_models(r, wanted, params, langs, folder, force, progress=bar.advance)
-        console.print(f"wrote {len(files)} files to {folder}")
+        console.print(f"wrote {len(files)} files to {folder}", soft_wrap=True)

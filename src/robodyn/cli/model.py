@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from robodyn.cli._app import app
 from robodyn._progress import progress
-from robodyn.cli._common import console, get_robot, parse_vector, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
 
 _ROBOT = typer.Argument(..., help="Built-in robot name (see `robodyn list`) or path to a robot YAML file.")
 _JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")

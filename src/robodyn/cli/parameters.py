@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, get_robot, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
 from robodyn.parameters.regressor import LINK_PARAMETERS
 
 

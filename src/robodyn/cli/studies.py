@@ -6,12 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from robodyn.cli._app import Typer, _Group, app
 from robodyn._progress import progress
-from robodyn.cli._common import console, get_robot, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
 
 demo_app = Typer(help="Demonstrations from Mata et al. (simulations).", no_args_is_help=True, rich_markup_mode=None,
                  cls=_Group)
@@ -49,10 +48,16 @@ def accuracy_command(
                         "cond": {"min": result.cond.min(), "max": result.cond.max(), "mean": result.cond.mean()},
                         "plot": None if plot is None else str(plot)})
             return
-        header, rows = result.table()
-        table = Table(*header, title=f"{result.robot}: |q̈(float64) − q̈(float32)| over {steps} poses (rad/s²)")
-        for row in rows:
-            table.add_row(*row)
+        # a row per joint, a column per method: fits 80 columns for any n (Mata et al. Table 5, transposed)
+        console.print(f"{result.robot}: |q̈(float64) − q̈(float32)| over {steps} poses (rad/s²)")
+        for what, values in (("max", result.max_error), ("mean", result.mean_error)):
+            table = Table("joint", *result.methods, title=f"{what} |Δq̈|", title_justify="left")
+            for j in range(values.shape[1]):
+                table.add_row(str(j + 1), *(f"{v:.4g}" for v in values[:, j]))
+            console.print(table)
+        table = Table("method", "single dtype", "float64 spread", title="methods", title_justify="left")
+        for m, dt, spread in zip(result.methods, result.single_dtypes, result.method_spread):
+            table.add_row(m, dt, f"{spread:.2g}")
         console.print(table)
         console.print(f"cond(A): min {result.cond.min():.4g}, max {result.cond.max():.4g}, "
                       f"mean {result.cond.mean():.4g}")
