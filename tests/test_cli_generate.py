@@ -105,3 +105,35 @@ def test_main_job_without_compiler_and_fresh_cache(tmp_path, monkeypatch):
     assert "void rx90_idm(const double *q, const double *qd, const double *qdd, double *out)" in (
         out / "rx90_idm.c").read_text()
     assert not cache.exists()
+
+
+def test_one_operation_count_everywhere(tmp_path):
+    """robodyn generate (operations.json), rd.compile(...).operation_count() and the README's table agree."""
+    import re
+    from pathlib import Path
+
+    res = runner.invoke(app, ["generate", "rx90", "--models", "idm", "--lang", "python", "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    counts = json.loads((tmp_path / "m" / "operations.json").read_text())["idm"]
+    robot = rd.load("rx90")
+    assert rd.compile(robot, "idm", backend="numpy").operation_count() == counts
+    assert f"| idm | inverse_dynamics | {counts['mul']} | {counts['add']} |" in (tmp_path / "m" / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    row = re.search(r"^\| rx90 \| 6 \| (\d+) / (\d+) \|", readme, re.M)
+    assert row and (int(row.group(1)), int(row.group(2))) == (counts["mul"], counts["add"])
+
+
+def test_base_parameters_text_is_clean(tmp_path):
+    import re
+
+    res = runner.invoke(app, ["generate", "rx90", "--models", "gra", "--lang", "python", "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    lines = (tmp_path / "m" / "base_parameters.txt").read_text().splitlines()[2:]
+    bp = rd.base_parameters(rd.load("rx90"), method="symbolic")
+    assert len(lines) == len(bp.names)
+    for line, name, value in zip(lines, bp.names, bp.values):
+        parts = line.split(" = ")
+        assert parts[0] == name and len(set(parts)) == len(parts)  # no "XY2 = XY2 = 0.004"
+        number = parts[-1]
+        assert abs(float(number) - value) <= 1e-14 * abs(value) and number == repr(float(number))
+        assert len(re.sub(r"[-.]|e.*", "", number).strip("0")) <= 12  # no 0.37379999999999997 noise

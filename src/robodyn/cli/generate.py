@@ -65,9 +65,14 @@ def write_models(robot, models, params, langs, out: Path, force: bool = False, p
 
 
 def _clean(x: float) -> str:
-    """A number as people write it: 15 significant digits, shortest form (-0.3738, not -0.37379999999999997)."""
-    v = float(f"{float(x):.15g}")
-    return repr(v + 0.0)  # + 0.0: no "-0.0"
+    """A number as people write it: the shortest decimal within 1e-14 (relative) of ``x`` — the rounding
+    noise of the few operations that formed it — so -0.3738, not -0.37379999999999997 (repr of the result)."""
+    x = float(x)
+    for digits in range(1, 18):
+        v = float(f"{x:.{digits}g}")
+        if abs(v - x) <= 1e-14 * abs(x):
+            return repr(v + 0.0)  # + 0.0: no "-0.0"
+    return repr(x)
 
 
 def _base_parameters_text(robot) -> str:

@@ -174,6 +174,17 @@ class CompiledModel:
             raise InputError(f"argument '{list(arrays)[code - 1]}' contains NaN or inf; give finite values")
         return np.asarray(out).reshape(batch + m.output_shape).astype(dtype, copy=False)
 
+    def operation_count(self) -> dict:
+        """Operations per evaluation, by robodyn's one definition (docs/symbolic.md, "Operation counts"):
+        those of ``customized_model(robot, kind, parameters)``, the model ``robodyn generate`` writes, with the
+        robot's own gravity as constants and no external wrenches. The compiled function takes gravity as an
+        argument so that it can be changed per call; that costs a few more operations than counted here."""
+        if not hasattr(self, "_ops"):
+            friction = self.kind != "regressor" or self.parameters == "standard"
+            self._ops = customized_model(self.robot, self.kind, parameters=self.parameters,
+                                         friction=friction).operation_count()
+        return dict(self._ops)
+
     def __repr__(self) -> str:
         return f"CompiledModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, backend={self.backend!r})"
 
