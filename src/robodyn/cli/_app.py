@@ -31,16 +31,20 @@ class _Group(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        from typer import _click
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError
+        from typer.exceptions import Abort
 
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except _click.exceptions.ClickException as exc:
+        except NoArgsIsHelpError as exc:  # `robodyn` alone: the help, as usual
+            exc.show()
+            sys.exit(exc.exit_code)
+        except ClickException as exc:
             where = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else (prog_name or "robodyn")
             message = " ".join(exc.format_message().split())
             sys.stderr.write(f"error: {message} (see '{where} --help')\n")
             sys.exit(exc.exit_code)
-        except _click.exceptions.Abort:
+        except Abort:
             sys.stderr.write("aborted\n")
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)

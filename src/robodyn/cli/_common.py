@@ -21,7 +21,15 @@ err_console = Console(stderr=True, markup=False, highlight=False)
 
 
 class Table(_RichTable):
-    """rich.table.Table whose cells wrap (fold) when the terminal is narrow, never cut to "recu…"."""
+    """rich.table.Table whose cells wrap (fold) when the terminal is narrow, never cut to "recu…"; tables
+    without vertical lines drop their blank top and bottom edges (no stray blank lines)."""
+
+    def __init__(self, *headers, **kwargs):
+        from rich import box
+
+        if kwargs.get("box") is box.SIMPLE_HEAD:
+            kwargs.setdefault("show_edge", False)
+        super().__init__(*headers, **kwargs)
 
     def add_column(self, *args, **kwargs):
         kwargs.setdefault("overflow", "fold")
