@@ -20,7 +20,7 @@ def test_generate_writes_models(tmp_path):
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(["README.md", "operations.json", "base_parameters.txt"] + [f"rx90_{m}.{e}" for m in ("idm", "inm")
-                                                                for e in ("txt", "py", "c", "m", "jl")])
+                                                                for e in ("txt", "py", "c", "h", "m", "jl")])
     counts = json.loads((out / "operations.json").read_text())
     robot = rd.load("rx90")
     assert counts["idm"]["mul"] == rd.customized_model(robot, "idm").operation_count()["mul"]
@@ -101,7 +101,7 @@ def test_main_job_without_compiler_and_fresh_cache(tmp_path, monkeypatch):
     out = tmp_path / "rx90_models"
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["README.md", "operations.json", "base_parameters.txt"]
-        + [f"rx90_{m}.{e}" for m in ("idm", "inm", "ddm") for e in ("txt", "py", "c")])
+        + [f"rx90_{m}.{e}" for m in ("idm", "inm", "ddm") for e in ("txt", "py", "c", "h")])
     assert "void rx90_idm(const double *q, const double *qd, const double *qdd, double *out)" in (
         out / "rx90_idm.c").read_text()
     assert not cache.exists()

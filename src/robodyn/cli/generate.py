@@ -27,11 +27,15 @@ def _split(text: str, allowed, option: str) -> list[str]:
     return items
 
 
-def write_models(robot, models, params, langs, out: Path, force: bool = False, progress=None) -> list[Path]:
+def write_models(robot, models, params, langs, out: Path, force: bool = False, progress=None,
+                 parameters_input: bool = False) -> list[Path]:
     """Generate and write everything into the folder ``out``, all or nothing
     (:func:`robodyn._files.write_folder_atomically`: rules for existing folders, --force, locks, modes).
 
-    File names are ``identifier(robot.name)_SHORT.EXT`` (:mod:`robodyn.sanitize`): they stay inside ``out``."""
+    File names are ``identifier(robot.name)_SHORT.EXT`` (:mod:`robodyn.sanitize`): they stay inside ``out``.
+    C comes with a header ``.h``; with ``parameters_input`` the C functions read the nonzero inertial parameters
+    and friction coefficients from an extra argument ``params`` (order in the header and the listing)."""
+    from robodyn.symbolic.codegen import c_code
     from robodyn.symbolic import customized_model
 
     stem0 = identifier(robot.name)
@@ -44,11 +48,16 @@ def write_models(robot, models, params, langs, out: Path, force: bool = False, p
             files.append(name)
 
         for short in models:
-            m = customized_model(robot, _MODELS[short], parameters=params)
+            m = customized_model(robot, _MODELS[short], parameters=params, symbolic_inertia=parameters_input)
             stem = identifier(f"{stem0}_{short}")  # the file stem is the function name (MATLAB needs both equal)
             put(f"{stem}.txt", str(m))
+            cm = c_code.with_parameter_input(m) if parameters_input else m
             for lang in langs:
-                put(f"{stem}{_LANGS[lang]}", {"python": m.numpy_source, "c": m.c_source, "matlab": m.matlab_source,
+                if lang == "c":
+                    put(f"{stem}.c", c_code.source(cm, stem))
+                    put(f"{stem}.h", c_code.header(cm, stem))
+                    continue
+                put(f"{stem}{_LANGS[lang]}", {"python": m.numpy_source, "matlab": m.matlab_source,
                                               "julia": m.julia_source}[lang](stem))
             counts[short] = m.operation_count()
             if progress is not None:
@@ -105,7 +114,7 @@ Files: {', '.join(files)}, operations.json{', base_parameters.txt' if has_base e
 * `*.txt`: the model as Khalil & Dombre's listings print it (one intermediate variable a line).
 * `*.py`: NumPy functions evaluating whole batches, arguments (..., n); `*.c`: `void NAME(const double *q, ...,
   double *out)` plus `long NAME_batch(long count, const double *q, long q_stride, ..., double *out)`;
-  `*.m` / `*.jl`: MATLAB / Julia functions for one sample.
+  `*.h`: the C prototypes; `*.m` / `*.jl`: MATLAB / Julia functions for one sample.
 * Units: SI (rad, m, kg, N, N m); gravity as in the robot file; torques include rotor inertia and friction.
 """
 
@@ -117,6 +126,10 @@ def generate_command(
     params: str = typer.Option("standard", "--params", help="Inertial parameters: standard or base."),
     lang: str = typer.Option("python,c", "--lang", help="Comma-separated: " + ",".join(_LANGS)),
     out: Path = typer.Option(None, "--out", help="Output folder (default ./NAME_models, NAME the robot's name as an identifier); its parent must exist; written atomically."),
+    parameters_input: bool = typer.Option(
+        False, "--parameters-input",
+        help="C functions take the inertial parameters and friction coefficients as an argument params "
+        "(order in the .h file), so one compiled function serves identified parameters."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder that robodyn generate wrote (never a file, a link or a folder with other files)."),
 ) -> None:
     """Write the customized symbolic models of ROBOT, their operation counts, base parameters and a README."""
@@ -130,5 +143,6 @@ def generate_command(
             raise InputError(f"option --params = {params!r}: choose standard or base")
         folder = out if out is not None else Path(f"{identifier(r.name)}_models")
         with progress(f"generating {identifier(r.name)}", total=len(wanted)) as bar:
-            files = write_models(r, wanted, params, langs, folder, force, progress=bar.advance)
+            files = write_models(r, wanted, params, langs, folder, force, progress=bar.advance,
+                                 parameters_input=parameters_input)
         console.print(f"wrote {len(files)} files to {folder}", soft_wrap=True)

@@ -189,7 +189,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     """Compile ``source`` (C99) into the cache if needed, verify it, and load it.
 
     Returns ``(ffi, lib, module)``: the cffi handle of the library and its CPython module ``rdmodel``
-    (None when Python's headers are missing).
+    (None when Python's headers are missing or the source has no Python entry).
 
     Raises
     ------
@@ -221,7 +221,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
             except OSError as exc:
                 raise CompileError(f"cannot load the compiled model {lib_path} ({exc}); delete it and retry") from None
             module = None
-            if "-DRD_PYTHON" in flags:
+            if "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source:
                 loader = importlib.machinery.ExtensionFileLoader("rdmodel", str(lib_path))
                 spec = importlib.util.spec_from_file_location("rdmodel", str(lib_path), loader=loader)
                 module = importlib.util.module_from_spec(spec)
