@@ -137,3 +137,13 @@ def test_base_parameters_text_is_clean(tmp_path):
         number = parts[-1]
         assert abs(float(number) - value) <= 1e-14 * abs(value) and number == repr(float(number))
         assert len(re.sub(r"[-.]|e.*", "", number).strip("0")) <= 12  # no 0.37379999999999997 noise
+
+
+def test_parameters_input_flag(tmp_path):
+    res = runner.invoke(app, ["generate", "planar2r", "--models", "gra", "--lang", "c,python", "--parameters-input",
+                              "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    header = (tmp_path / "m" / "planar2r_gra.h").read_text()
+    assert "void planar2r_gra(const double *q, const double *params, double *out);" in header
+    assert "/* params: 0 M2, 1 MX1, 2 MX2 */" in header
+    assert "const double *params, long params_stride" in (tmp_path / "m" / "planar2r_gra.c").read_text()
