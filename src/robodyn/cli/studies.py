@@ -1,4 +1,4 @@
-"""Commands for the seeds' numerical studies: accuracy (Mata §5.1), demo puma-line (Mata §5.2), opcount."""
+"""Commands for the published numerical studies: accuracy (Mata et al. §5.1), demo puma-line (Mata et al. §5.2), opcount."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ _JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead 
 
 @app.command("accuracy")
 def accuracy_command(
-    robot: str = typer.Argument(..., help="built-in robot name or model file (the seed's: ascher2)"),
+    robot: str = typer.Argument(..., help="built-in robot name or model file (Mata et al. use ascher2)"),
     steps: int = typer.Option(180, help="poses over a full turn of the last joint (180: 2° steps)"),
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     plot: Path = typer.Option(None, help="write accelerations and cond(A) vs angle to this PNG file"),
@@ -126,7 +126,7 @@ def opcount_command(
     methods: str = typer.Option(None, help="comma-separated method names to count (default: all installed)"),
     json_out: bool = _JSON,
 ) -> None:
-    """Multiplications and additions per method vs n, next to the seeds' published formulas."""
+    """Multiplications and additions per method vs n, next to the published formulas (Khalil & Dombre, Featherstone, Mata et al.)."""
     from robodyn.analysis.opcount import OpcountReport, opcount_report
 
     with user_errors():
@@ -152,7 +152,7 @@ def opcount_command(
             counts.add_row(f"{c.kind} {c.method}", *(f"{t.mul}/{t.add}" for t in c.tallies),
                            f"{last.sin}, {last.cos} (n={n_max})")
         console.print(counts)
-        table = Table(*OpcountReport.HEADER, title="fitted counts vs the seeds' formulas")
+        table = Table(*OpcountReport.HEADER, title="fitted counts vs the published formulas")
         for row in report.rows():
             table.add_row(*row)
         console.print(table)

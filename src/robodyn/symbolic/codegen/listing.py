@@ -1,4 +1,4 @@
-"""The model as the seed's listings print it (Example 9.4, Appendix 7): one ``NAME = expression`` a line."""
+"""The model as Khalil & Dombre's listings print it (Example 9.4, Appendix 7): one ``NAME = expression`` a line."""
 
 from __future__ import annotations
 
