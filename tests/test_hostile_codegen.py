@@ -152,3 +152,21 @@ def test_any_name_gives_code_that_compiles(tmp_path_factory, name):
         assert "\0" not in text and "*/" not in text.split("\n", 3)[-1]
     for line in m.matlab_source(stem).splitlines() + m.julia_source(stem).splitlines():
         assert CODE_LINE.match(line), line
+
+
+@settings(max_examples=6, deadline=None)
+@given(NAMES)
+def test_generate_any_name_exits_0_or_2_and_runs_nothing(tmp_path_factory, name):
+    """The command line on arbitrary names: exit 0 with code that compiles (Python) inside --out, or one
+    error line and exit 2; never a traceback, never a file outside the working folder."""
+    work = tmp_path_factory.mktemp("gen")
+    path = model_file(work, name, joint=name)
+    out = work / "out"
+    res = runner.invoke(app, ["generate", str(path), "--models", "gra", "--lang", "python", "--out", str(out)])
+    assert res.exit_code in (0, 2) and "Traceback" not in res.output, res.output
+    if res.exit_code == 2:
+        assert len(res.output.strip().splitlines()) == 1 and not out.exists()
+        return
+    for py in out.glob("*.py"):
+        compile(py.read_text(), str(py), "exec")
+    assert sorted(p.name for p in work.iterdir()) == ["out", "robot.yaml"] and not list(work.rglob("PWNED"))
