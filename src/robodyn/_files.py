@@ -101,7 +101,7 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what:
     InputError
         When the folder does not exist, ``path`` is a folder, or no file can be created there (names the path
         and the fix).
-    Any error of ``write`` or of the rename, after the temporary file is removed.
+    Any error of ``write`` or of the rename (OSError: disk full, ...), after the temporary file is removed.
     """
     path = Path(path)
     folder = path.parent
@@ -121,10 +121,6 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what:
                 write(fh)
             os.chmod(tmp, mode)
             os.replace(tmp, path)
-        except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise InputError(f"{what} {str(path)!r}: cannot write the file ({exc.strerror or exc}); "
-                             "choose another path") from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
