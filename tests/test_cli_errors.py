@@ -164,3 +164,15 @@ def test_seed_zero_or_more_still_works():
     res = runner.invoke(app, ["base-params", "planar2r", "--method", "numeric", "--seed", "3", "--json"])
     assert res.exit_code == 0 and strict_json(res.output)["count"] == rd.base_parameters(rd.load("planar2r")).count
     assert np.isfinite(strict_json(res.output)["values"]).all()
+
+
+def test_terminal_escape_sequences_from_a_model_file_are_shown_escaped(tmp_path):
+    path = tmp_path / "r.yaml"
+    evil = "evil\x1b[2J\x1b]0;title\x07\u202eX\nY"
+    path.write_text(PLANAR2R.replace("name: planar2r", f"name: {json.dumps(evil)}").replace(
+        "{name: j1,", f"{{name: {json.dumps(evil)},", 1))
+    for command in (["info", str(path)], ["id", str(path)], ["id", str(path), "--json"], ["model", str(path)]):
+        res = runner.invoke(app, command)
+        assert res.exit_code == 0, res.output
+        assert "\x1b" not in res.output and "\x07" not in res.output and "\u202e" not in res.output
+        assert "evil" in res.output

@@ -51,3 +51,10 @@ def test_child_path_stays_in_the_folder(tmp_path):
     for bad in ("..", "../x", "/etc/x", "a/b", "", "."):
         with pytest.raises(rd.InputError, match="would leave the output folder"):
             child_path(tmp_path, bad)
+
+
+def test_printable_escapes_terminal_controls():
+    from robodyn.sanitize import printable
+
+    assert printable("a\x1b[31mb\tc\nd\u202ee") == "a\\x1b[31mb c d\\u202ee"
+    assert printable("Bräu [/] 日本") == "Bräu [/] 日本"

@@ -28,6 +28,11 @@ identifiers and file names only through the functions of this module:
     line splice can end the comment), whitespace runs become one space, at most :data:`MAX_COMMENT` (200)
     characters.
 
+``printable(text)``
+    Text safe to print on a terminal: tabs and line breaks become spaces, and every other control or format
+    character (escape sequences, bidirectional overrides, ...) is shown as ``\\xNN`` / ``\\uNNNN``. The
+    command line shows model-file text only through it.
+
 ``child_path(folder, name)``
     ``folder / name`` for a file name built by robodyn, checked to stay inside ``folder`` (one plain component:
     no separator, no ``..``, not absolute).
@@ -106,6 +111,20 @@ def comment(text, limit: int = MAX_COMMENT) -> str:
     if len(s) > limit:
         s = s[: limit - 3].rstrip() + "..."
     return s
+
+
+def printable(text) -> str:
+    """``text`` with tabs/line breaks as spaces and other control or format characters escaped (see above)."""
+    out = []
+    for ch in str(text):
+        if ch in "\t\n\r\v\f\u2028\u2029\x85":
+            out.append(" ")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000
+                       else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def child_path(folder: str | os.PathLike, name: str) -> Path:

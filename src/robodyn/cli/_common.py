@@ -37,8 +37,10 @@ class Table(_RichTable):
 
 
 def one_line(text) -> str:
-    """``text`` on one line (newlines and runs of spaces become one space)."""
-    return " ".join(str(text).split())
+    """``text`` on one line (newlines and runs of spaces become one space), control characters escaped."""
+    from robodyn.sanitize import printable
+
+    return " ".join(printable(text).split())
 
 
 @contextmanager
@@ -63,7 +65,18 @@ def _fail(message: str):
 
 
 def get_robot(name: str):
-    return load(name)
+    """The robot, with its name, joint names and source made :func:`robodyn.sanitize.printable` (no terminal
+    escape sequence from a model file reaches the screen)."""
+    import dataclasses
+
+    from robodyn.sanitize import printable
+
+    robot = load(name)
+    clean = dict(name=printable(robot.name), source=printable(robot.source),
+                 joint_names=tuple(printable(n) for n in robot.joint_names))
+    if all(getattr(robot, k) == v for k, v in clean.items()):
+        return robot
+    return dataclasses.replace(robot, **clean)
 
 
 def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) -> np.ndarray:
