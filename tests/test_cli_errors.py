@@ -176,3 +176,16 @@ def test_terminal_escape_sequences_from_a_model_file_are_shown_escaped(tmp_path)
         assert res.exit_code == 0, res.output
         assert "\x1b" not in res.output and "\x07" not in res.output and "\u202e" not in res.output
         assert "evil" in res.output
+
+
+def test_print_json_nan_is_an_error_unless_the_field_is_undefined_on_purpose(capsys):
+    import typer
+
+    from robodyn.cli._common import print_json
+
+    print_json({"std": [1.0, float("nan")], "x": 2}, undefined=("std",))
+    assert strict_json(capsys.readouterr().out) == {"std": [1.0, None], "x": 2}
+    with pytest.raises(typer.Exit):
+        print_json({"tau": np.array([1.0, np.inf])})
+    captured = capsys.readouterr()
+    assert captured.out == "" and "tau[1] is inf" in captured.err

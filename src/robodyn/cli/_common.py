@@ -95,23 +95,27 @@ def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) ->
     return values
 
 
-def print_json(obj) -> None:
+def print_json(obj, undefined=()) -> None:
     """Print ``obj`` as strict JSON (RFC 8259: no NaN or Infinity). A number that is not finite is an error
     (one line naming the field, exit 2, nothing printed); callers write ``None`` (null) where a value is absent
-    on purpose (e.g. the limit of an unlimited joint)."""
+    on purpose (e.g. the limit of an unlimited joint). ``undefined``: names of fields (at any depth) where NaN
+    means "not defined" (e.g. the standard deviation of an exact fit); their NaN entries print as null."""
 
-    def plain(o, where):
+    def plain(o, where, nan_ok=False):
         if isinstance(o, np.ndarray):
-            return plain(o.tolist(), where)
+            return plain(o.tolist(), where, nan_ok)
         if isinstance(o, np.generic):
-            return plain(o.item(), where)
+            return plain(o.item(), where, nan_ok)
+        if isinstance(o, float) and nan_ok and o != o:
+            return None
         if isinstance(o, float) and not np.isfinite(o):
             _fail(f"the result {where or 'value'} is {o} (not finite), which JSON cannot hold; check the inputs "
                   "for overflow")
         if isinstance(o, dict):
-            return {str(k): plain(v, f"{where}.{k}" if where else str(k)) for k, v in o.items()}
+            return {str(k): plain(v, f"{where}.{k}" if where else str(k), nan_ok or k in undefined)
+                    for k, v in o.items()}
         if isinstance(o, (list, tuple)):
-            return [plain(v, f"{where}[{i}]") for i, v in enumerate(o)]
+            return [plain(v, f"{where}[{i}]", nan_ok) for i, v in enumerate(o)]
         if o is None or isinstance(o, (str, int, float, bool)):
             return o
         return str(o)
