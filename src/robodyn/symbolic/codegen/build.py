@@ -180,7 +180,10 @@ def run_compiler(argv: list[str], cwd: Path, timeout: float | None = None, descr
 def _kill_group(proc) -> None:
     if proc.poll() is None:
         with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
+            if hasattr(os, "killpg"):
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:  # Windows: no process groups here; the compiler itself
+                proc.kill()
     with contextlib.suppress(Exception):
         proc.wait(timeout=5)
 
