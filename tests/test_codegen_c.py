@@ -212,3 +212,38 @@ def test_parameters_as_input_and_header(tmp_path, monkeypatch):
                           cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert subprocess.run(["./main"], cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_compile_with_parameters_as_input(backend, tmp_path, monkeypatch):
+    """rd.compile(..., parameters_input=True): params=None is the robot file; other params equal
+    rd.inverse_dynamics / rd.inertia_matrix of a robot with those values, batched over params too."""
+    import dataclasses
+    import re
+
+    if backend == "c" and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
+    robot = rd.load("rx90")
+    f = rd.compile(robot, "idm", backend=backend, parameters_input=True)
+    names = f.parameter_names
+    assert len(names) == len(f.nominal_parameters) and "ZZ1" in names and "FV1" in names
+    link = 0.7 + 0.1 * np.arange(robot.nf)
+    factor = {"IA": 1.1, "FS": 1.2, "FV": 1.3, "FO": 1.4}
+    split = [re.fullmatch(r"([A-Z]+)(\d+)", n).groups() for n in names]
+    scale = np.array([link[int(j) - 1] if p in rd.PARAMETER_NAMES else factor[p] for p, j in split])
+    scaled = dataclasses.replace(robot, params=robot.params * link[:, None], Ia=robot.Ia * 1.1, Fc=robot.Fc * 1.2,
+                                 Fv=robot.Fv * 1.3, Foff=robot.Foff * 1.4)
+    q, qd, qdd = random_state(robot, 3, (2,))
+    for params, reference in ((None, robot), (f.nominal_parameters * scale, scaled)):
+        expected = rd.inverse_dynamics(reference, q, qd, qdd)
+        np.testing.assert_allclose(f(q, qd, qdd, params=params), expected, rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(f(q[0], qd[0], qdd[0], params=params), expected[0], rtol=1e-11, atol=1e-11)
+    both = np.stack([f.nominal_parameters, f.nominal_parameters * scale])
+    np.testing.assert_allclose(f(q, qd, qdd, params=both),
+                               [rd.inverse_dynamics(robot, q[0], qd[0], qdd[0]),
+                                rd.inverse_dynamics(scaled, q[1], qd[1], qdd[1])], rtol=1e-11, atol=1e-11)
+    with pytest.raises(rd.InputError, match="argument 'params' has shape"):
+        f(q, qd, qdd, params=np.ones(3))
+    with pytest.raises(rd.InputError, match="regressor does not depend"):
+        rd.compile(robot, "regressor", backend=backend, parameters_input=True)

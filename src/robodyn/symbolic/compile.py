@@ -44,7 +44,7 @@ class CompiledModel:
     """Callable compiled model; ``model`` is the underlying :class:`CustomizedModel` (no wrenches)."""
 
     def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c",
-                 timeout: float | None = None):
+                 timeout: float | None = None, parameters_input: bool = False):
         kind = SHORT.get(kind, kind)
         if kind not in _SIGNATURES:
             raise InputError(f"kind = {kind!r}; choose one of {', '.join(_SIGNATURES)}")
@@ -54,18 +54,28 @@ class CompiledModel:
                                         and timeout > 0 and np.isfinite(timeout)):
             raise InputError(f"timeout = {timeout!r}; give a positive number of seconds or None (no limit)")
         self._timeout = timeout
+        if parameters_input and kind == "regressor":
+            raise InputError("parameters_input=True: the regressor does not depend on the inertial parameters; "
+                             "use it with the other kinds")
+        self.parameters_input = bool(parameters_input)
+        #: names of the ``params`` argument (parameters_input=True) and their values in the robot file
+        self.parameter_names: list = []
+        self.nominal_parameters = np.zeros(0)
         self.robot, self.kind, self.parameters, self.backend = robot, kind, parameters, backend
         self._joint, self._takes_wrenches, self._takes_gravity = _SIGNATURES[kind]
         self._variants = {}
         self.model, _, self._single = self._variant(False)
         self._out_shape = self.model.output_shape
         self._extra = (np.array(robot.gravity, dtype=np.float64),) if self._takes_gravity else ()
+        if self.parameters_input:
+            self._extra += (self.nominal_parameters,)
         self.__doc__ = f"Compiled {kind} of robot {robot.name} ({parameters} parameters, {backend})."
         P = inspect.Parameter
         self.__signature__ = inspect.Signature(
             [P(k, P.POSITIONAL_OR_KEYWORD) for k in self._joint]
             + [P(k, P.POSITIONAL_OR_KEYWORD, default=None) for k, on in (("wrenches", self._takes_wrenches),
-                                                                         ("gravity", self._takes_gravity)) if on])
+                                                                         ("gravity", self._takes_gravity),
+                                                                         ("params", self.parameters_input)) if on])
 
     def _variant(self, wrenches: bool):
         if wrenches not in self._variants:
@@ -75,7 +85,15 @@ class CompiledModel:
             with progress(f"generating the {self.kind} model", total=None):
                 m = customized_model(self.robot, self.kind, parameters=self.parameters,
                                      gravity="input" if self._takes_gravity else "constant",
-                                     wrenches="all" if wrenches else "none", friction=friction)
+                                     wrenches="all" if wrenches else "none", friction=friction,
+                                     symbolic_inertia=self.parameters_input)
+            if self.parameters_input:
+                from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
+
+                names = parameter_names(m)
+                values = {str(s): float(v) for s, v in m.constants.items()}
+                self.parameter_names, self.nominal_parameters = names, np.array([values[k] for k in names])
+                m = with_parameter_input(m)
             left = None if self._timeout is None else self._timeout - (time.monotonic() - start)
             if left is not None and left <= 0:
                 raise CompileTimeoutError(f"generating the {self.kind} model took more than timeout = "
@@ -133,9 +151,9 @@ class CompiledModel:
                              f"f{self.__signature__}: {e}") from None
         bound.apply_defaults()
         a = bound.arguments
-        return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"))
+        return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"), a.get("params"))
 
-    def _checked(self, args, wrenches, gravity):
+    def _checked(self, args, wrenches, gravity, params=None):
         names = self._joint
         arrays = {k: _as_real(k, v) for k, v in zip(names, args)}
         n = self.robot.n
@@ -147,7 +165,9 @@ class CompiledModel:
             arrays["gravity"] = _as_real("gravity", self.robot.gravity if gravity is None else gravity)
         if wrenches is not None:
             arrays["wrenches"] = _as_real("wrenches", wrenches)
-        tails = {"gravity": (3,), "wrenches": (self.robot.nf, 6)}
+        if self.parameters_input:
+            arrays["params"] = _as_real("params", self.nominal_parameters if params is None else params)
+        tails = {"gravity": (3,), "wrenches": (self.robot.nf, 6), "params": (len(self.parameter_names),)}
         shapes = []
         for k, a in arrays.items():
             tail = tails.get(k, (n,))
@@ -158,7 +178,7 @@ class CompiledModel:
             batch = np.broadcast_shapes(*shapes)
         except ValueError:
             raise InputError("batch axes do not broadcast: " + ", ".join(f"{k} {a.shape}" for k, a in arrays.items())) from None
-        dtype = working_dtype(*(args + ((gravity,) if gravity is not None else ()) + ((wrenches,) if wrenches is not None else ())))
+        dtype = working_dtype(*(args + tuple(x for x in (gravity, wrenches, params) if x is not None)))
         m, call, _ = self._variant(wrenches is not None)
         count = int(np.prod(batch))
         blocks = []
@@ -190,7 +210,7 @@ class CompiledModel:
 
 
 def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c",  # noqa: A001
-            timeout: float | None = None) -> CompiledModel:
+            timeout: float | None = None, parameters_input: bool = False) -> CompiledModel:
     """Compile the customized model ``kind`` of ``robot`` (Khalil & Dombre §9.6) into a callable.
 
     Parameters
@@ -204,6 +224,11 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     timeout : float or None
         Seconds allowed for generating and compiling (None: no limit). The C compiler is killed when it is
         reached; symbolic generation is checked when it ends. A spinner shows on a terminal past one second.
+    parameters_input : bool
+        Add an argument ``params`` (..., P) (default: the robot file's values): the nonzero inertial parameters
+        and friction coefficients named by ``.parameter_names`` (values ``.nominal_parameters``), so one
+        compiled function serves identified parameters. Parameters that are zero in the robot file stay zero.
+        Not for the regressor.
 
     Returns
     -------
@@ -243,4 +268,4 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     The robot's name reaches the generated code only through :mod:`robodyn.sanitize`.
     """
-    return CompiledModel(robot, kind, parameters, backend, timeout)
+    return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input)
