@@ -20,7 +20,7 @@ def test_generate_writes_models(tmp_path):
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(["README.md", "operations.json", "base_parameters.txt"] + [f"rx90_{m}.{e}" for m in ("idm", "inm")
-                                                                for e in ("txt", "py", "c", "m", "jl")])
+                                                                for e in ("txt", "py", "c", "h", "m", "jl")])
     counts = json.loads((out / "operations.json").read_text())
     robot = rd.load("rx90")
     assert counts["idm"]["mul"] == rd.customized_model(robot, "idm").operation_count()["mul"]
@@ -44,9 +44,15 @@ def test_existing_folder_needs_force(tmp_path):
     res = runner.invoke(app, ["generate", "planar2r", "--out", str(out)])
     assert res.exit_code == 2 and "--force" in res.output
     assert (out / "keep.txt").exists()
+    # --force replaces only a folder robodyn generate wrote: the user's file is never lost
     res = runner.invoke(app, ["generate", "planar2r", "--out", str(out), "--force", "--models", "idm"])
-    assert res.exit_code == 0
-    assert not (out / "keep.txt").exists() and (out / "planar2r_idm.py").exists()
+    assert res.exit_code == 2 and "did not write" in res.output and (out / "keep.txt").read_text() == "x"
+    (out / "keep.txt").unlink()
+    res = runner.invoke(app, ["generate", "planar2r", "--out", str(out), "--force", "--models", "idm"])
+    assert res.exit_code == 0 and (out / "planar2r_idm.py").exists()
+    res = runner.invoke(app, ["generate", "planar2r", "--out", str(out), "--force", "--models", "inm"])
+    assert res.exit_code == 0 and (out / "planar2r_inm.py").exists() and not (out / "planar2r_idm.py").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no .m.old or temporary folders left
 
 
 def test_no_partial_output_on_error(tmp_path, monkeypatch):
@@ -95,7 +101,49 @@ def test_main_job_without_compiler_and_fresh_cache(tmp_path, monkeypatch):
     out = tmp_path / "rx90_models"
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["README.md", "operations.json", "base_parameters.txt"]
-        + [f"rx90_{m}.{e}" for m in ("idm", "inm", "ddm") for e in ("txt", "py", "c")])
+        + [f"rx90_{m}.{e}" for m in ("idm", "inm", "ddm") for e in ("txt", "py", "c", "h")])
     assert "void rx90_idm(const double *q, const double *qd, const double *qdd, double *out)" in (
         out / "rx90_idm.c").read_text()
     assert not cache.exists()
+
+
+def test_one_operation_count_everywhere(tmp_path):
+    """robodyn generate (operations.json), rd.compile(...).operation_count() and the README's table agree."""
+    import re
+    from pathlib import Path
+
+    res = runner.invoke(app, ["generate", "rx90", "--models", "idm", "--lang", "python", "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    counts = json.loads((tmp_path / "m" / "operations.json").read_text())["idm"]
+    robot = rd.load("rx90")
+    assert rd.compile(robot, "idm", backend="numpy").operation_count() == counts
+    assert f"| idm | inverse_dynamics | {counts['mul']} | {counts['add']} |" in (tmp_path / "m" / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    row = re.search(r"^\| rx90 \| 6 \| (\d+) / (\d+) \|", readme, re.M)
+    assert row and (int(row.group(1)), int(row.group(2))) == (counts["mul"], counts["add"])
+
+
+def test_base_parameters_text_is_clean(tmp_path):
+    import re
+
+    res = runner.invoke(app, ["generate", "rx90", "--models", "gra", "--lang", "python", "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    lines = (tmp_path / "m" / "base_parameters.txt").read_text().splitlines()[2:]
+    bp = rd.base_parameters(rd.load("rx90"), method="symbolic")
+    assert len(lines) == len(bp.names)
+    for line, name, value in zip(lines, bp.names, bp.values):
+        parts = line.split(" = ")
+        assert parts[0] == name and len(set(parts)) == len(parts)  # no "XY2 = XY2 = 0.004"
+        number = parts[-1]
+        assert abs(float(number) - value) <= 1e-14 * abs(value) and number == repr(float(number))
+        assert len(re.sub(r"[-.]|e.*", "", number).strip("0")) <= 12  # no 0.37379999999999997 noise
+
+
+def test_parameters_input_flag(tmp_path):
+    res = runner.invoke(app, ["generate", "planar2r", "--models", "gra", "--lang", "c,python", "--parameters-input",
+                              "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    header = (tmp_path / "m" / "planar2r_gra.h").read_text()
+    assert "void planar2r_gra(const double *q, const double *params, double *out);" in header
+    assert "/* params: 0 M2, 1 MX1, 2 MX2 */" in header
+    assert "const double *params, long params_stride" in (tmp_path / "m" / "planar2r_gra.c").read_text()

@@ -22,9 +22,13 @@ def test_accuracy_prints_table_and_writes_plot(tmp_path):
     out = tmp_path / "acc.png"
     res = runner.invoke(app, ["accuracy", "ascher2", "--steps", "12", "--plot", str(out)])
     assert res.exit_code == 0, res.output
-    rows = {line.split("│")[1].strip(): line for line in res.output.splitlines() if line.startswith("│")}
+    methods = res.output.split("\nmethods")[1]  # the last table: a row per method, its single-precision dtype
+    rows = {line.split("│")[1].strip(): line for line in methods.splitlines() if line.startswith("│")}
     assert {"recursive", "cholesky"} <= set(rows)
     assert all("float32" in rows[m] for m in rows)
+    head = res.output.split("mean |Δq̈|")[0]
+    joints = [line.split("│")[1].strip() for line in head.splitlines() if line.startswith("│")]
+    assert joints == ["1", "2"]  # a row per joint of ascher2
     m = re.search(r"cond\(A\): min ([0-9.e+]+), max ([0-9.e+]+)", res.output)
     assert m and 1e4 < float(m.group(1)) < float(m.group(2)) < 1e5
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

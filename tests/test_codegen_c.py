@@ -1,5 +1,7 @@
 """Generated C, compiled on demand with cffi: agreement with the numeric algorithms, cache, errors."""
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -65,7 +67,7 @@ def test_cache_reuses_library(tmp_path, monkeypatch):
     robot = rd.load("planar3r")
     rd.compile(robot, "idm")
     libs = sorted(p.name for p in tmp_path.iterdir())
-    assert len(libs) == 1 and libs[0].endswith(".so")
+    assert len(libs) == 3 and [p.rsplit(".", 1)[1] for p in libs] == ["lock", "sha256", "so"]  # lock, sidecar, library
     rd.compile(robot, "idm")
     assert sorted(p.name for p in tmp_path.iterdir()) == libs
 
@@ -151,7 +153,7 @@ def test_compiled_signature_is_the_numeric_one():
 
 def test_concurrent_compilation_into_one_cache(tmp_path, monkeypatch):
     """Threads compiling the same model into an empty cache all succeed and leave one library (each
-    compiles into its own temporary folder and renames the result into place)."""
+    builds under the model's lock, into its own temporary folder, and renames the result into place)."""
     from concurrent.futures import ThreadPoolExecutor
 
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
@@ -161,4 +163,87 @@ def test_concurrent_compilation_into_one_cache(tmp_path, monkeypatch):
         outs = list(pool.map(lambda _: rd.compile(robot, "idm")(q, qd, qdd), range(4)))
     for out in outs:
         close(out, rd.inverse_dynamics(robot, q, qd, qdd))
-    assert [p.suffix for p in tmp_path.iterdir()] == [".so"]
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".lock", ".sha256", ".so"]
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_parameters_as_input_and_header(tmp_path, monkeypatch):
+    """One compiled function serves other parameter values: C with ``params`` equals rd.inverse_dynamics
+    of the robot with those values; a program that includes the header compiles under -Werror."""
+    import subprocess
+
+    from robodyn.symbolic.codegen import c_code
+
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path / "cache"))
+    robot = rd.load("planar3r")
+    m = c_code.with_parameter_input(rd.customized_model(robot, "idm", symbolic_inertia=True))
+    names = c_code.parameter_names(rd.customized_model(robot, "idm", symbolic_inertia=True))
+    nominal = np.array([float(v) for _, v in sorted(
+        rd.customized_model(robot, "idm", symbolic_inertia=True).constants.items(), key=lambda kv: str(kv[0]))
+        if str(_) in names])
+    assert [str(s) for _, s in m.arguments[-1].entries] == names and "M3" in names
+    ffi, lib, _ = build.compile_library(c_code.source(m, "p3"), c_code.declarations(m, "p3"))
+    q, qd, qdd = random_state(robot, 1, (5,))
+    # other physical values: each link's XX..M scaled by one factor (a scaled rigid body: the whole row, also
+    # the parameters without effect that the model dropped), Ia and friction by factors of their own
+    import dataclasses
+    import re
+
+    link = 0.7 + 0.4 * np.arange(robot.nf)
+    scaled = dataclasses.replace(robot, params=robot.params * link[:, None], Ia=robot.Ia * 1.1, Fc=robot.Fc * 1.2,
+                                 Fv=robot.Fv * 1.3, Foff=robot.Foff * 1.4)
+    factor = {"IA": 1.1, "FS": 1.2, "FV": 1.3, "FO": 1.4}
+    split = [re.fullmatch(r"([A-Z]+)(\d+)", n).groups() for n in names]
+    scale = np.array([link[int(j) - 1] if p in rd.PARAMETER_NAMES else factor[p] for p, j in split])
+    for values, reference in ((nominal, robot), (nominal * scale, scaled)):
+        out = np.empty((5, robot.n))
+        p = np.ascontiguousarray(values)
+        args = []
+        for a in (q, qd, qdd):
+            args += [ffi.from_buffer("double[]", np.ascontiguousarray(a)), robot.n]
+        assert lib.p3_batch(5, *args, ffi.from_buffer("double[]", p), 0, ffi.from_buffer("double[]", out)) == 0
+        expected = rd.inverse_dynamics(reference, q, qd, qdd)
+        np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+    (tmp_path / "p3.c").write_text(c_code.source(m, "p3"))
+    (tmp_path / "p3.h").write_text(c_code.header(m, "p3"))
+    (tmp_path / "main.c").write_text('#include "p3.h"\nint main(void) {\n    double z[3] = {0, 0, 0}, p[%d] = {0}, out[3];\n'
+                                     '    p3(z, z, z, p, out);\n    return (int)out[0];\n}\n' % len(names))
+    proc = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "main.c", "p3.c", "-lm", "-o", "main"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert subprocess.run(["./main"], cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_compile_with_parameters_as_input(backend, tmp_path, monkeypatch):
+    """rd.compile(..., parameters_input=True): params=None is the robot file; other params equal
+    rd.inverse_dynamics / rd.inertia_matrix of a robot with those values, batched over params too."""
+    import dataclasses
+    import re
+
+    if backend == "c" and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
+    robot = rd.load("rx90")
+    f = rd.compile(robot, "idm", backend=backend, parameters_input=True)
+    names = f.parameter_names
+    assert len(names) == len(f.nominal_parameters) and "ZZ1" in names and "FV1" in names
+    link = 0.7 + 0.1 * np.arange(robot.nf)
+    factor = {"IA": 1.1, "FS": 1.2, "FV": 1.3, "FO": 1.4}
+    split = [re.fullmatch(r"([A-Z]+)(\d+)", n).groups() for n in names]
+    scale = np.array([link[int(j) - 1] if p in rd.PARAMETER_NAMES else factor[p] for p, j in split])
+    scaled = dataclasses.replace(robot, params=robot.params * link[:, None], Ia=robot.Ia * 1.1, Fc=robot.Fc * 1.2,
+                                 Fv=robot.Fv * 1.3, Foff=robot.Foff * 1.4)
+    q, qd, qdd = random_state(robot, 3, (2,))
+    for params, reference in ((None, robot), (f.nominal_parameters * scale, scaled)):
+        expected = rd.inverse_dynamics(reference, q, qd, qdd)
+        np.testing.assert_allclose(f(q, qd, qdd, params=params), expected, rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(f(q[0], qd[0], qdd[0], params=params), expected[0], rtol=1e-11, atol=1e-11)
+    both = np.stack([f.nominal_parameters, f.nominal_parameters * scale])
+    np.testing.assert_allclose(f(q, qd, qdd, params=both),
+                               [rd.inverse_dynamics(robot, q[0], qd[0], qdd[0]),
+                                rd.inverse_dynamics(scaled, q[1], qd[1], qdd[1])], rtol=1e-11, atol=1e-11)
+    with pytest.raises(rd.InputError, match="argument 'params' has shape"):
+        f(q, qd, qdd, params=np.ones(3))
+    with pytest.raises(rd.InputError, match="regressor does not depend"):
+        rd.compile(robot, "regressor", backend=backend, parameters_input=True)

@@ -1,14 +1,71 @@
-"""The typer application shared by every command module."""
+"""The typer application shared by every command module.
+
+Help is plain text (fits any width, no markup), the usage line names arguments as ``ROBOT`` (not ``{robot}``),
+and every error — robodyn's (``user_errors``) and usage errors of the command line alike — is one line on
+standard error with exit status 2.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-app = typer.Typer(
+
+def _plain(piece: str) -> str:
+    m = re.fullmatch(r"\{(.*)\}(\.\.\.)?", piece)
+    return (m.group(1).upper() + (m.group(2) or "")) if m else piece
+
+
+class _Command(TyperCommand):
+    def collect_usage_pieces(self, ctx):
+        return [_plain(p) for p in super().collect_usage_pieces(ctx)]
+
+
+class _Group(TyperGroup):
+    def collect_usage_pieces(self, ctx):
+        return [_plain(p) for p in super().collect_usage_pieces(ctx)]
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError
+        from typer.exceptions import Abort
+
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:  # `robodyn` alone: the help, as usual
+            exc.show()
+            sys.exit(exc.exit_code)
+        except ClickException as exc:
+            where = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else (prog_name or "robodyn")
+            message = " ".join(exc.format_message().split())
+            sys.stderr.write(f"error: {message} (see '{where} --help')\n")
+            sys.exit(exc.exit_code)
+        except Abort:
+            sys.stderr.write("aborted\n")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+class Typer(typer.Typer):
+    """typer.Typer whose commands use the plain usage line (``ROBOT``, not ``{robot}``)."""
+
+    def command(self, *args, cls=None, **kwargs):
+        return super().command(*args, cls=cls or _Command, **kwargs)
+
+
+app = Typer(
     name="robodyn",
     help="Dynamics of robot manipulators (Khalil–Kleinfinger notation): models, inverse/direct dynamics, "
     "base parameters, symbolic models.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    cls=_Group,
 )
 
 

@@ -9,26 +9,74 @@ from contextlib import contextmanager
 import numpy as np
 import typer
 from rich.console import Console
+from rich.table import Table as _RichTable
 
 from robodyn.errors import RobodynError
 from robodyn.model.io import load
 
-console = Console()
-err_console = Console(stderr=True)
+#: Rich markup is off everywhere: text from model files and messages (``[/x]``, ``[x, y, z]``) prints as it is;
+#: styles are given as ``style=`` arguments or ``rich.text.Text`` objects, never inside the text.
+console = Console(markup=False, highlight=False)
+err_console = Console(stderr=True, markup=False, highlight=False)
+
+
+class Table(_RichTable):
+    """rich.table.Table whose cells wrap (fold) when the terminal is narrow, never cut to "recu…"; tables
+    without vertical lines drop their blank top and bottom edges (no stray blank lines)."""
+
+    def __init__(self, *headers, **kwargs):
+        from rich import box
+
+        if kwargs.get("box") is box.SIMPLE_HEAD:
+            kwargs.setdefault("show_edge", False)
+        super().__init__(*headers, **kwargs)
+
+    def add_column(self, *args, **kwargs):
+        kwargs.setdefault("overflow", "fold")
+        super().add_column(*args, **kwargs)
+
+
+def one_line(text) -> str:
+    """``text`` on one line (newlines and runs of spaces become one space), control characters escaped."""
+    from robodyn.sanitize import printable
+
+    return " ".join(printable(text).split())
 
 
 @contextmanager
 def user_errors():
-    """Turn robodyn errors into a one-line message on stderr and exit code 2 (no traceback)."""
+    """Turn robodyn errors and file-system errors into one line on stderr and exit code 2 (no traceback)."""
     try:
         yield
     except RobodynError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        _fail(one_line(exc))
+    except OSError as exc:
+        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        _fail(f"cannot access{where}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        raise typer.Exit(130) from None
+
+
+def _fail(message: str):
+    sys.stdout.flush()
+    sys.stderr.write(f"error: {message}\n")
+    raise typer.Exit(2) from None
 
 
 def get_robot(name: str):
-    return load(name)
+    """The robot, with its name, joint names and source made :func:`robodyn.sanitize.printable` (no terminal
+    escape sequence from a model file reaches the screen)."""
+    import dataclasses
+
+    from robodyn.sanitize import printable
+
+    robot = load(name)
+    clean = dict(name=printable(robot.name), source=printable(robot.source),
+                 joint_names=tuple(printable(n) for n in robot.joint_names))
+    if all(getattr(robot, k) == v for k, v in clean.items()):
+        return robot
+    return dataclasses.replace(robot, **clean)
 
 
 def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) -> np.ndarray:
@@ -47,12 +95,29 @@ def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) ->
     return values
 
 
-def print_json(obj) -> None:
-    def default(o):
-        if isinstance(o, np.ndarray):
-            return o.tolist()
-        if isinstance(o, np.generic):
-            return o.item()
-        raise TypeError(type(o))
+def print_json(obj, undefined=()) -> None:
+    """Print ``obj`` as strict JSON (RFC 8259: no NaN or Infinity). A number that is not finite is an error
+    (one line naming the field, exit 2, nothing printed); callers write ``None`` (null) where a value is absent
+    on purpose (e.g. the limit of an unlimited joint). ``undefined``: names of fields (at any depth) where NaN
+    means "not defined" (e.g. the standard deviation of an exact fit); their NaN entries print as null."""
 
-    sys.stdout.write(json.dumps(obj, default=default, indent=2) + "\n")
+    def plain(o, where, nan_ok=False):
+        if isinstance(o, np.ndarray):
+            return plain(o.tolist(), where, nan_ok)
+        if isinstance(o, np.generic):
+            return plain(o.item(), where, nan_ok)
+        if isinstance(o, float) and nan_ok and o != o:
+            return None
+        if isinstance(o, float) and not np.isfinite(o):
+            _fail(f"the result {where or 'value'} is {o} (not finite), which JSON cannot hold; check the inputs "
+                  "for overflow")
+        if isinstance(o, dict):
+            return {str(k): plain(v, f"{where}.{k}" if where else str(k), nan_ok or k in undefined)
+                    for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [plain(v, f"{where}[{i}]", nan_ok) for i, v in enumerate(o)]
+        if o is None or isinstance(o, (str, int, float, bool)):
+            return o
+        return str(o)
+
+    sys.stdout.write(json.dumps(plain(obj, ""), indent=2, allow_nan=False) + "\n")

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import typer
 from rich import box
-from rich.table import Table
+from rich.text import Text
 
 from robodyn._files import write_atomically
 from robodyn.cli._app import app
-from robodyn.cli._common import console, get_robot, parse_vector, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
 from robodyn.dynamics.newton_euler import inverse_dynamics
 from robodyn.errors import InputError
 from robodyn.model.io import list_robots
@@ -48,7 +48,7 @@ def _first_sentence(text: str, limit: int = 90) -> str:
 
 
 def _angle(x: float) -> str:
-    """An angle as the seed's tables print it: multiples of π/4 symbolically, other values in radians."""
+    """An angle as Khalil & Dombre's tables print it: multiples of π/4 symbolically, other values in radians."""
     k = x / (math.pi / 4)
     if abs(k - round(k)) < 1e-12:
         k = int(round(k))
@@ -103,10 +103,13 @@ def info_command(
         r = get_robot(robot)
         geo, inert = geometry_rows(r), inertial_rows(r)
         if json:
+            # an unlimited joint's qmin/qmax is null (strict JSON has no Infinity)
+            geometry = [{k: (v if k not in ("qmin", "qmax") or math.isfinite(v) else None) for k, v in g.items()
+                         if k != "q"} for g in geo]
             print_json({"name": r.name, "source": r.source, "n": r.n, "nf": r.nf, "gravity": r.gravity,
-                        "geometry": [{k: v for k, v in g.items() if k != "q"} for g in geo], "inertia": inert})
+                        "geometry": geometry, "inertia": inert})
             return
-        console.print(f"[bold]{r.name}[/]: {r.n} joints, {r.nf} frames ({'serial' if r.is_serial else 'tree'})")
+        console.print(Text.assemble((r.name, "bold"), f": {r.n} joints, {r.nf} frames ({'serial' if r.is_serial else 'tree'})"))
         console.print(f"source: {r.source}", highlight=False)
         console.print(f"gravity (base frame, m/s²): {_vector(r.gravity)}", highlight=False)
         has_tree = not r.is_serial or np.any(r.gamma) or np.any(r.b)
@@ -160,6 +163,10 @@ def read_states(path: Path, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"--states {path}: cannot read the file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"--states {path}: not a text file (UTF-8 CSV expected)") from None
+    if "\0" in text:
+        raise InputError(f"--states {path}: not a text file (it holds NUL bytes); give a CSV file")
     reader = csv.reader(io.StringIO(text))
     header = [h.strip() for h in next(reader, [])]
     missing = [c for c in names if c not in header]

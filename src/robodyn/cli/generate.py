@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import typer
-from rich.progress import Progress
 
 from robodyn.cli._app import app
 from robodyn.cli._common import console, user_errors
+from robodyn._progress import progress
+from robodyn._files import MARKER, write_folder_atomically
 from robodyn.errors import InputError
+from robodyn.sanitize import child_path, comment, identifier
 
 _MODELS = {"idm": "inverse_dynamics", "inm": "inertia_matrix", "ddm": "forward_dynamics", "gra": "gravity",
            "ccg": "bias", "dim": "regressor"}
@@ -28,46 +27,61 @@ def _split(text: str, allowed, option: str) -> list[str]:
     return items
 
 
-def write_models(robot, models, params, langs, out: Path, force: bool = False, progress=None) -> list[Path]:
-    """Generate and write everything into ``out`` atomically (temp folder, then rename)."""
+def write_models(robot, models, params, langs, out: Path, force: bool = False, progress=None,
+                 parameters_input: bool = False) -> list[Path]:
+    """Generate and write everything into the folder ``out``, all or nothing
+    (:func:`robodyn._files.write_folder_atomically`: rules for existing folders, --force, locks, modes).
+
+    File names are ``identifier(robot.name)_SHORT.EXT`` (:mod:`robodyn.sanitize`): they stay inside ``out``.
+    C comes with a header ``.h``; with ``parameters_input`` the C functions read the nonzero inertial parameters
+    and friction coefficients from an extra argument ``params`` (order in the header and the listing)."""
+    from robodyn.symbolic.codegen import c_code
     from robodyn.symbolic import customized_model
 
-    out = Path(out)
-    if out.exists() and not force:
-        raise InputError(f"output folder {out} exists; choose another --out or add --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    stem0 = identifier(robot.name)
+
+    def fill(tmp: Path) -> None:
         counts, files = {}, []
+
+        def put(name: str, text: str) -> None:
+            child_path(tmp, name).write_text(text, encoding="utf-8")
+            files.append(name)
+
         for short in models:
-            m = customized_model(robot, _MODELS[short], parameters=params)
-            stem = f"{robot.name}_{short}"
-            (tmp / f"{stem}.txt").write_text(str(m))
-            files.append(f"{stem}.txt")
+            m = customized_model(robot, _MODELS[short], parameters=params, symbolic_inertia=parameters_input)
+            stem = identifier(f"{stem0}_{short}")  # the file stem is the function name (MATLAB needs both equal)
+            put(f"{stem}.txt", str(m))
+            cm = c_code.with_parameter_input(m) if parameters_input else m
             for lang in langs:
-                text = {"python": m.numpy_source, "c": m.c_source, "matlab": m.matlab_source,
-                        "julia": m.julia_source}[lang](stem)
-                (tmp / f"{stem}{_LANGS[lang]}").write_text(text)
-                files.append(f"{stem}{_LANGS[lang]}")
+                if lang == "c":
+                    put(f"{stem}.c", c_code.source(cm, stem))
+                    put(f"{stem}.h", c_code.header(cm, stem))
+                    continue
+                put(f"{stem}{_LANGS[lang]}", {"python": m.numpy_source, "matlab": m.matlab_source,
+                                              "julia": m.julia_source}[lang](stem))
             counts[short] = m.operation_count()
             if progress is not None:
                 progress()
-        (tmp / "operations.json").write_text(json.dumps(counts, indent=2) + "\n")
+        listed = list(files)
         base = _base_parameters_text(robot)
         if base:
-            (tmp / "base_parameters.txt").write_text(base)
-        (tmp / "README.md").write_text(_readme(robot, models, params, langs, counts, files, bool(base)))
-        old = None
-        if out.exists():
-            old = out.with_name(f".{out.name}.old")
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return sorted(out.iterdir())
+            put("base_parameters.txt", base)
+        put("README.md", _readme(robot, models, params, langs, counts, listed, bool(base)))
+        put(MARKER, json.dumps(counts, indent=2) + "\n")
+
+    write_folder_atomically(out, fill, force=force)
+    return sorted(Path(out).iterdir())
+
+
+def _clean(x: float) -> str:
+    """A number as people write it: the shortest decimal within 1e-14 (relative) of ``x`` — the rounding
+    noise of the few operations that formed it — so -0.3738, not -0.37379999999999997 (repr of the result)."""
+    x = float(x)
+    for digits in range(1, 18):
+        v = float(f"{x:.{digits}g}")
+        if abs(v - x) <= 1e-14 * abs(x):
+            return repr(v + 0.0)  # + 0.0: no "-0.0"
+    return repr(x)
 
 
 def _base_parameters_text(robot) -> str:
@@ -76,18 +90,20 @@ def _base_parameters_text(robot) -> str:
     except ImportError:
         return ""
     bp = base_parameters(robot, method="symbolic")
-    lines = [f"Base inertial parameters of {robot.name} (Khalil & Dombre section 9.4): {len(bp.names)}", ""]
+    lines = [f"Base inertial parameters of {comment(robot.name)} (Khalil & Dombre section 9.4): {len(bp.names)}", ""]
     for name, expr, value in zip(bp.names, bp.expressions, bp.values):
-        lines.append(f"{name} = {expr} = {float(value)!r}")
+        expr = str(expr)
+        lines.append(f"{name} = {_clean(value)}" if expr == str(name) else f"{name} = {expr} = {_clean(value)}")
     return "\n".join(lines) + "\n"
 
 
 def _readme(robot, models, params, langs, counts, files, has_base) -> str:
     rows = "\n".join(f"| {s} | {_MODELS[s]} | {c['mul']} | {c['add']} | {c['sincos']} |" for s, c in counts.items())
-    return f"""# Customized symbolic models of {robot.name}
+    name, source = comment(robot.name), comment(robot.source or "n/a", limit=400)
+    return f"""# Customized symbolic models of {name}
 
 Generated by `robodyn generate` (Khalil & Dombre section 9.6, customized Newton-Euler; {params} inertial
-parameters).  Robot: {robot.name}, joints {''.join('RP-'[s] for s in robot.sigma)}, source: {robot.source or 'n/a'}.
+parameters).  Robot: {name}, joints {''.join('RP-'[s] for s in robot.sigma)}, source: {source}.
 
 | model | meaning | mult | add | sin/cos |
 |---|---|---|---|---|
@@ -95,10 +111,10 @@ parameters).  Robot: {robot.name}, joints {''.join('RP-'[s] for s in robot.sigma
 
 Files: {', '.join(files)}, operations.json{', base_parameters.txt' if has_base else ''}.
 
-* `*.txt`: the model as the seed's listings print it (one intermediate variable a line).
+* `*.txt`: the model as Khalil & Dombre's listings print it (one intermediate variable a line).
 * `*.py`: NumPy functions evaluating whole batches, arguments (..., n); `*.c`: `void NAME(const double *q, ...,
   double *out)` plus `long NAME_batch(long count, const double *q, long q_stride, ..., double *out)`;
-  `*.m` / `*.jl`: MATLAB / Julia functions for one sample.
+  `*.h`: the C prototypes; `*.m` / `*.jl`: MATLAB / Julia functions for one sample.
 * Units: SI (rad, m, kg, N, N m); gravity as in the robot file; torques include rotor inertia and friction.
 """
 
@@ -109,8 +125,12 @@ def generate_command(
     models: str = typer.Option("idm,inm,ddm", "--models", help="Comma-separated: " + ",".join(_MODELS)),
     params: str = typer.Option("standard", "--params", help="Inertial parameters: standard or base."),
     lang: str = typer.Option("python,c", "--lang", help="Comma-separated: " + ",".join(_LANGS)),
-    out: Path = typer.Option(None, "--out", help="Output folder (default ./ROBOT_models); written atomically."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
+    out: Path = typer.Option(None, "--out", help="Output folder (default ./NAME_models, NAME the robot's name as an identifier); its parent must exist; written atomically."),
+    parameters_input: bool = typer.Option(
+        False, "--parameters-input",
+        help="C functions take the inertial parameters and friction coefficients as an argument params "
+        "(order in the .h file), so one compiled function serves identified parameters."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output folder that robodyn generate wrote (never a file, a link or a folder with other files)."),
 ) -> None:
     """Write the customized symbolic models of ROBOT, their operation counts, base parameters and a README."""
     with user_errors():
@@ -121,8 +141,8 @@ def generate_command(
         langs = _split(lang, _LANGS, "--lang")
         if params not in ("standard", "base"):
             raise InputError(f"option --params = {params!r}: choose standard or base")
-        folder = out if out is not None else Path(f"{r.name}_models")
-        with Progress(console=console, transient=True) as bar:
-            task = bar.add_task(f"generating {r.name}", total=len(wanted))
-            files = write_models(r, wanted, params, langs, folder, force, progress=lambda: bar.advance(task))
-        console.print(f"wrote {len(files)} files to {folder}")
+        folder = out if out is not None else Path(f"{identifier(r.name)}_models")
+        with progress(f"generating {identifier(r.name)}", total=len(wanted)) as bar:
+            files = write_models(r, wanted, params, langs, folder, force, progress=bar.advance,
+                                 parameters_input=parameters_input)
+        console.print(f"wrote {len(files)} files to {folder}", soft_wrap=True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.text import Text
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, err_console, get_robot, parse_vector, print_json, user_errors
+from robodyn._progress import progress
+from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
 
 _ROBOT = typer.Argument(..., help="Built-in robot name (see `robodyn list`) or path to a robot YAML file.")
 _JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
@@ -53,7 +53,7 @@ def model_command(
         print_json({"robot": r.name, "q": qv, "qd": qdv, "A": A, "C": C, "Cqd": C @ qdv, "Q": Q, "H": H})
         return
     names = _joint_names(r)
-    console.print(f"[bold]{r.name}[/]  q = {np.array2string(qv, precision=6)}  qd = {np.array2string(qdv, precision=6)}")
+    console.print(Text.assemble((r.name, "bold"), f"  q = {np.array2string(qv, precision=6)}  qd = {np.array2string(qdv, precision=6)}"))
     console.print(_matrix_table("inertia matrix A(q)", A, names))
     console.print(_matrix_table("Coriolis/centrifugal matrix C(q, qd) [9.7]", C, names))
     console.print(_vector_table("torques", {"C qd": C @ qdv, "Q (gravity)": Q, "H (bias, friction incl.)": H}, names))
@@ -81,7 +81,7 @@ def fd_command(
     if json_out:
         print_json({"robot": r.name, "method": method, "q": qv, "qd": qdv, "tau": tv, "qdd": qdd})
         return
-    console.print(f"[bold]{r.name}[/]  direct dynamics, method {method}")
+    console.print(Text.assemble((r.name, "bold"), f"  direct dynamics, method {method}"))
     console.print(_vector_table("accelerations", {"tau": tv, "qdd": qdd}, _joint_names(r)))
 
 
@@ -89,7 +89,7 @@ def fd_command(
 def properties_command(
     robot: str = _ROBOT,
     samples: int = typer.Option(2000, "--samples", help="Joint-space samples for the bound estimates."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (results are reproducible)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Random seed, 0 or more (results are reproducible)."),
     prismatic_range: str = typer.Option(None, "--prismatic-range", help="lo,hi (m) for prismatic joints without limits."),
     json_out: bool = _JSON,
 ) -> None:
@@ -130,11 +130,9 @@ def properties_command(
             notes.append(f"bounds skipped: prismatic joint(s) {joints} have no finite limits, so ‖A‖, ‖C‖, ‖Q‖ grow "
                          "with |q|; give qmin/qmax in the robot file or --prismatic-range lo,hi")
         else:
-            with Progress(TextColumn("sampling joint space"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                          console=err_console, disable=json_out, transient=True) as bar:
-                task = bar.add_task("bounds", total=samples)
+            with progress("sampling joint space", total=samples) as bar:
                 bounds = dynamic_bounds(r, samples=samples, seed=seed, prismatic_range=pr,
-                                        progress=lambda done, total: bar.update(task, completed=done))
+                                        progress=lambda done, total: bar.update(completed=done, total=total))
     n = r.n
     inertia = [[cs.inertia_entry(i, j) for j in range(1, n + 1)] for i in range(1, n + 1)]
     gravity = [cs.gravity_entry(i) for i in range(1, n + 1)]
@@ -148,18 +146,18 @@ def properties_command(
     table = Table(*[f"col {j}" for j in range(1, n + 1)], show_header=False)
     for row in inertia:
         table.add_row(*row)
-    console.print(f"[bold]inertial couplings of {r.name}[/]: A(q) = \\[m_ij], m_ij(q_k) depends on q_k")
+    console.print(Text.assemble((f"inertial couplings of {r.name}", "bold"), ": A(q) = [m_ij], m_ij(q_k) depends on q_k"))
     console.print(table)
     console.print("gravity: " + ", ".join(gravity))
     checks_table = Table("property (64 random states)", "holds", title_justify="left")
     for name, ok in checks.items():
-        checks_table.add_row(name, "yes" if ok else "[red]NO[/]")
+        checks_table.add_row(name, "yes" if ok else Text("NO", style="red"))
     console.print(checks_table)
     for note in notes:
         console.print(note, highlight=False, soft_wrap=True)
     if bounds is None:
         return
-    console.print(f"[bold]bounds on dynamic terms[/] ({bounds.samples} samples, seed {seed}, 2-norms)")
+    console.print(Text.assemble(("bounds on dynamic terms", "bold"), f" ({bounds.samples} samples, seed {seed}, 2-norms)"))
     bt = Table("bound", "estimate")
     labels = {"alpha_min": "k0 = min ‖A‖", "alpha": "α = max ‖A‖", "lambda_min": "min λ(A)",
               "beta": "β: ‖C‖ ≤ β‖qd‖ (sampled)", "beta_upper": "β upper (Cauchy–Schwarz)", "gamma": "γ = max ‖Q‖"}

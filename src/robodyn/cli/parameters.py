@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
-from rich.table import Table
+from rich.text import Text
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, get_robot, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
 from robodyn.parameters.regressor import LINK_PARAMETERS
 
 
@@ -20,7 +18,7 @@ def base_params_command(
     drop_zero: bool = typer.Option(False, "--drop-zero", help="Treat parameters equal to 0 as known zeros."),
     friction: bool = typer.Option(False, "--friction", help="Add Fc, Fv, Foff of every joint."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
-    seed: Optional[int] = typer.Option(0, "--seed", help="Seed of the random states (numeric method)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the random states (numeric method), 0 or more."),
 ) -> None:
     """Base inertial parameters: Table 9.3 layout (a row per link, the grouped name or 0) and grouping equations."""
     from robodyn.parameters.base import base_parameters
@@ -55,12 +53,12 @@ def base_params_command(
     for j, row in enumerate(bp.table(), start=1):
         table.add_row(str(j), *row)
     console.print(table)
-    console.print("[bold]Grouping equations[/]")
+    console.print("Grouping equations", style="bold")
     import sympy
 
     lengths = sorted(bp.geometry, key=str)
     for eq in bp.equations:
-        rhs = sympy.collect(eq.rhs, lengths) if lengths else eq.rhs  # D3**2*(M3 + M4 + ...) as in the seed
+        rhs = sympy.collect(eq.rhs, lengths) if lengths else eq.rhs  # D3**2*(M3 + M4 + ...) as Khalil & Dombre print it
         console.print(f"  {eq.lhs} = {rhs}", highlight=False)
     if bp.friction:
         console.print("Friction: " + " ".join(n for n in bp.names if n.startswith(("Fc", "Fv", "Foff"))), highlight=False)
@@ -73,4 +71,4 @@ def base_params_command(
         f"{bp.count} base parameters ({bp.count_inertial} of the links; [9.61] gives b_m <= {formula})", highlight=False
     )
     if not bp.minimal:
-        console.print(f"[yellow]note:[/] {bp.note}", highlight=False)
+        console.print(Text.assemble(("note:", "yellow"), f" {bp.note}"))

@@ -1,4 +1,4 @@
-"""Commands for the seeds' numerical studies: accuracy (Mata §5.1), demo puma-line (Mata §5.2), opcount."""
+"""Commands for the published numerical studies: accuracy (Mata et al. §5.1), demo puma-line (Mata et al. §5.2), opcount."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.text import Text
 
-from robodyn.cli._app import app
-from robodyn.cli._common import console, err_console, get_robot, print_json, user_errors
+from robodyn.cli._app import Typer, _Group, app
+from robodyn._progress import progress
+from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
 
-demo_app = typer.Typer(help="Demonstrations from the seeds (simulations).", no_args_is_help=True)
+demo_app = Typer(help="Demonstrations from Mata et al. (simulations).", no_args_is_help=True, rich_markup_mode=None,
+                 cls=_Group)
 app.add_typer(demo_app, name="demo")
 
 
@@ -23,15 +24,11 @@ def _methods(text: str | None):
 _JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
-def _progress() -> Progress:
-    """A transient progress bar on stderr (stdout stays clean for tables and JSON)."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                    TimeElapsedColumn(), console=err_console, transient=True)
 
 
 @app.command("accuracy")
 def accuracy_command(
-    robot: str = typer.Argument(..., help="built-in robot name or model file (the seed's: ascher2)"),
+    robot: str = typer.Argument(..., help="built-in robot name or model file (Mata et al. use ascher2)"),
     steps: int = typer.Option(180, help="poses over a full turn of the last joint (180: 2° steps)"),
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     plot: Path = typer.Option(None, help="write accelerations and cond(A) vs angle to this PNG file"),
@@ -51,16 +48,22 @@ def accuracy_command(
                         "cond": {"min": result.cond.min(), "max": result.cond.max(), "mean": result.cond.mean()},
                         "plot": None if plot is None else str(plot)})
             return
-        header, rows = result.table()
-        table = Table(*header, title=f"{result.robot}: |q̈(float64) − q̈(float32)| over {steps} poses (rad/s²)")
-        for row in rows:
-            table.add_row(*row)
+        # a row per joint, a column per method: fits 80 columns for any n (Mata et al. Table 5, transposed)
+        console.print(f"{result.robot}: |q̈(float64) − q̈(float32)| over {steps} poses (rad/s²)")
+        for what, values in (("max", result.max_error), ("mean", result.mean_error)):
+            table = Table("joint", *result.methods, title=f"{what} |Δq̈|", title_justify="left")
+            for j in range(values.shape[1]):
+                table.add_row(str(j + 1), *(f"{v:.4g}" for v in values[:, j]))
+            console.print(table)
+        table = Table("method", "single dtype", "float64 spread", title="methods", title_justify="left")
+        for m, dt, spread in zip(result.methods, result.single_dtypes, result.method_spread):
+            table.add_row(m, dt, f"{spread:.2g}")
         console.print(table)
         console.print(f"cond(A): min {result.cond.min():.4g}, max {result.cond.max():.4g}, "
                       f"mean {result.cond.mean():.4g}")
         for m, dt in zip(result.methods, result.single_dtypes):
             if dt != "float32":
-                console.print(f"[yellow]warning:[/] method {m} returned {dt} for float32 inputs")
+                console.print(Text.assemble(("warning:", "yellow"), f" method {m} returned {dt} for float32 inputs"))
         if plot is not None:
             console.print(f"plot written to {plot}", highlight=False)
 
@@ -80,17 +83,16 @@ def puma_line_command(
     with user_errors():
         model = get_robot(robot)
         chosen = _methods(methods) or available_methods("forward")
-        with _progress() as bar:
-            task = bar.add_task("inverse kinematics", total=1 + len(chosen))
+        with progress("inverse kinematics", total=1 + len(chosen)) as bar:
 
-            def progress(stage: str) -> None:
+            def step(stage: str) -> None:
                 if stage != "reference":
-                    bar.advance(task)
-                what = "inverse kinematics + dynamics" if stage == "reference" else f"simulating {stage}"
-                bar.update(task, description=what)
+                    bar.advance()
+                bar.update(description="inverse kinematics + dynamics" if stage == "reference"
+                           else f"simulating {stage}")
 
-            result = puma_line_study(model, methods=chosen, samples=samples, progress=progress)
-            bar.advance(task)
+            result = puma_line_study(model, methods=chosen, samples=samples, progress=step)
+            bar.advance()
         if plot is not None:
             result.plot(plot)
         t6 = result.table6()
@@ -125,14 +127,13 @@ def opcount_command(
     methods: str = typer.Option(None, help="comma-separated method names to count (default: all installed)"),
     json_out: bool = _JSON,
 ) -> None:
-    """Multiplications and additions per method vs n, next to the seeds' published formulas."""
+    """Multiplications and additions per method vs n, next to the published formulas (Khalil & Dombre, Featherstone, Mata et al.)."""
     from robodyn.analysis.opcount import OpcountReport, opcount_report
 
     with user_errors():
-        with _progress() as bar:
-            task = bar.add_task("counting", total=None)
+        with progress("counting", total=None) as bar:
             report = opcount_report(n_max, methods=_methods(methods),
-                                    progress=lambda s: bar.update(task, description=f"counting {s}"))
+                                    progress=lambda s: bar.update(description=f"counting {s}"))
         if json_out:
             print_json({"n": list(range(1, n_max + 1)),
                         "counts": [{"kind": c.kind, "method": c.method, "error": c.error or None,
@@ -152,7 +153,7 @@ def opcount_command(
             counts.add_row(f"{c.kind} {c.method}", *(f"{t.mul}/{t.add}" for t in c.tallies),
                            f"{last.sin}, {last.cos} (n={n_max})")
         console.print(counts)
-        table = Table(*OpcountReport.HEADER, title="fitted counts vs the seeds' formulas")
+        table = Table(*OpcountReport.HEADER, title="fitted counts vs the published formulas")
         for row in report.rows():
             table.add_row(*row)
         console.print(table)

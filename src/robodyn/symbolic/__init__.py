@@ -8,9 +8,9 @@
 """
 
 from robodyn.symbolic.compile import CompiledModel, compile
-from robodyn.symbolic.codegen.build import CompilerNotFoundError
+from robodyn.symbolic.codegen.build import CompileError, CompilerNotFoundError, CompileTimeoutError
 from robodyn.symbolic.lagrange import ClosedForm, closed_form, parallelogram, planar_bodies
 from robodyn.symbolic.models import KINDS, CustomizedModel, customized_model
 
-__all__ = ["KINDS", "ClosedForm", "CompiledModel", "CompilerNotFoundError", "CustomizedModel", "closed_form",
+__all__ = ["KINDS", "ClosedForm", "CompileError", "CompileTimeoutError", "CompiledModel", "CompilerNotFoundError", "CustomizedModel", "closed_form",
            "compile", "customized_model", "parallelogram", "planar_bodies"]

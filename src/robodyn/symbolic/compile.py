@@ -11,11 +11,15 @@ on contiguous (N, n) blocks: the loop over samples runs in C.
 from __future__ import annotations
 
 import inspect
+import time
 
 import numpy as np
 
 from robodyn._arrays import working_dtype
-from robodyn.errors import InputError
+from robodyn._progress import progress
+from robodyn.errors import InputError, ModelError
+from robodyn.symbolic.codegen.build import CompileTimeoutError
+from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
 from robodyn.symbolic.models import SHORT, customized_model
 
 #: kind -> (joint arguments, takes wrenches, takes gravity): the numeric function's arguments after robot
@@ -39,39 +43,73 @@ def _as_real(name, value):
 class CompiledModel:
     """Callable compiled model; ``model`` is the underlying :class:`CustomizedModel` (no wrenches)."""
 
-    def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c"):
+    def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c",
+                 timeout: float | None = None, parameters_input: bool = False):
         kind = SHORT.get(kind, kind)
         if kind not in _SIGNATURES:
             raise InputError(f"kind = {kind!r}; choose one of {', '.join(_SIGNATURES)}")
         if backend not in ("c", "numpy"):
             raise InputError(f"backend = {backend!r}; choose 'c' or 'numpy'")
+        if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+                                        and timeout > 0 and np.isfinite(timeout)):
+            raise InputError(f"timeout = {timeout!r}; give a positive number of seconds or None (no limit)")
+        self._timeout = timeout
+        if parameters_input and kind == "regressor":
+            raise InputError("parameters_input=True: the regressor does not depend on the inertial parameters; "
+                             "use it with the other kinds")
+        self.parameters_input = bool(parameters_input)
+        #: names of the ``params`` argument (parameters_input=True) and their values in the robot file
+        self.parameter_names: list = []
+        self.nominal_parameters = np.zeros(0)
         self.robot, self.kind, self.parameters, self.backend = robot, kind, parameters, backend
         self._joint, self._takes_wrenches, self._takes_gravity = _SIGNATURES[kind]
         self._variants = {}
         self.model, _, self._single = self._variant(False)
         self._out_shape = self.model.output_shape
         self._extra = (np.array(robot.gravity, dtype=np.float64),) if self._takes_gravity else ()
+        if self.parameters_input:
+            self._extra += (self.nominal_parameters,)
         self.__doc__ = f"Compiled {kind} of robot {robot.name} ({parameters} parameters, {backend})."
         P = inspect.Parameter
         self.__signature__ = inspect.Signature(
             [P(k, P.POSITIONAL_OR_KEYWORD) for k in self._joint]
             + [P(k, P.POSITIONAL_OR_KEYWORD, default=None) for k, on in (("wrenches", self._takes_wrenches),
-                                                                         ("gravity", self._takes_gravity)) if on])
+                                                                         ("gravity", self._takes_gravity),
+                                                                         ("params", self.parameters_input)) if on])
 
     def _variant(self, wrenches: bool):
         if wrenches not in self._variants:
             # the regressor's columns: rd.regressor's (friction columns included) or base_parameters(robot)'s
             friction = self.kind != "regressor" or self.parameters == "standard"
-            m = customized_model(self.robot, self.kind, parameters=self.parameters,
-                                 gravity="input" if self._takes_gravity else "constant",
-                                 wrenches="all" if wrenches else "none", friction=friction)
-            self._variants[wrenches] = (m, *self._load(m))
+            start = time.monotonic()
+            with progress(f"generating the {self.kind} model", total=None):
+                m = customized_model(self.robot, self.kind, parameters=self.parameters,
+                                     gravity="input" if self._takes_gravity else "constant",
+                                     wrenches="all" if wrenches else "none", friction=friction,
+                                     symbolic_inertia=self.parameters_input)
+            if self.parameters_input:
+                from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
+
+                names = parameter_names(m)
+                values = {str(s): float(v) for s, v in m.constants.items()}
+                self.parameter_names, self.nominal_parameters = names, np.array([values[k] for k in names])
+                m = with_parameter_input(m)
+            left = None if self._timeout is None else self._timeout - (time.monotonic() - start)
+            if left is not None and left <= 0:
+                raise CompileTimeoutError(f"generating the {self.kind} model took more than timeout = "
+                                          f"{self._timeout:g} s; give a larger timeout or parameters='base'")
+            try:
+                self._variants[wrenches] = (m, *self._load(m, left))
+            except NonFiniteExpressionError as exc:
+                raise ModelError(f"robot '{self.robot.name}': cannot compile {self.kind}: {exc} (the model is singular for every q: a joint moves "
+                                 "no mass or inertia, so the inertia matrix is singular); give the links mass "
+                                 "and inertia, or rotor inertia Ia") from None
         return self._variants[wrenches]
 
-    def _load(self, m):
+    def _load(self, m, timeout=None):
         """(batched call(count, [(array, stride), ...]) -> (out, code), single-call entry or None)."""
         if self.backend == "numpy":
-            f = m.numpy_function()
+            f = m.numpy_function()  # also raises NonFiniteExpressionError for a singular model
 
             def call_numpy(count, blocks):
                 arrays = [a.reshape(-1, *arg.shape) if st == 0 else a.reshape(count, *arg.shape)
@@ -86,7 +124,8 @@ class CompiledModel:
         from robodyn.symbolic.codegen.build import compile_library
 
         name = "rd_model"
-        ffi, lib, module = compile_library(c_code.source(m, name, python_entry=True), c_code.declarations(m, name))
+        ffi, lib, module = compile_library(c_code.source(m, name, python_entry=True), c_code.declarations(m, name),
+                                           timeout=timeout, description=f"compiling {self.kind} ({self.parameters})")
         fn = getattr(lib, name + "_batch")
         buf = ffi.from_buffer
 
@@ -112,9 +151,9 @@ class CompiledModel:
                              f"f{self.__signature__}: {e}") from None
         bound.apply_defaults()
         a = bound.arguments
-        return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"))
+        return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"), a.get("params"))
 
-    def _checked(self, args, wrenches, gravity):
+    def _checked(self, args, wrenches, gravity, params=None):
         names = self._joint
         arrays = {k: _as_real(k, v) for k, v in zip(names, args)}
         n = self.robot.n
@@ -126,7 +165,9 @@ class CompiledModel:
             arrays["gravity"] = _as_real("gravity", self.robot.gravity if gravity is None else gravity)
         if wrenches is not None:
             arrays["wrenches"] = _as_real("wrenches", wrenches)
-        tails = {"gravity": (3,), "wrenches": (self.robot.nf, 6)}
+        if self.parameters_input:
+            arrays["params"] = _as_real("params", self.nominal_parameters if params is None else params)
+        tails = {"gravity": (3,), "wrenches": (self.robot.nf, 6), "params": (len(self.parameter_names),)}
         shapes = []
         for k, a in arrays.items():
             tail = tails.get(k, (n,))
@@ -137,7 +178,7 @@ class CompiledModel:
             batch = np.broadcast_shapes(*shapes)
         except ValueError:
             raise InputError("batch axes do not broadcast: " + ", ".join(f"{k} {a.shape}" for k, a in arrays.items())) from None
-        dtype = working_dtype(*(args + ((gravity,) if gravity is not None else ()) + ((wrenches,) if wrenches is not None else ())))
+        dtype = working_dtype(*(args + tuple(x for x in (gravity, wrenches, params) if x is not None)))
         m, call, _ = self._variant(wrenches is not None)
         count = int(np.prod(batch))
         blocks = []
@@ -153,11 +194,23 @@ class CompiledModel:
             raise InputError(f"argument '{list(arrays)[code - 1]}' contains NaN or inf; give finite values")
         return np.asarray(out).reshape(batch + m.output_shape).astype(dtype, copy=False)
 
+    def operation_count(self) -> dict:
+        """Operations per evaluation, by robodyn's one definition (docs/symbolic.md, "Operation counts"):
+        those of ``customized_model(robot, kind, parameters)``, the model ``robodyn generate`` writes, with the
+        robot's own gravity as constants and no external wrenches. The compiled function takes gravity as an
+        argument so that it can be changed per call; that costs a few more operations than counted here."""
+        if not hasattr(self, "_ops"):
+            friction = self.kind != "regressor" or self.parameters == "standard"
+            self._ops = customized_model(self.robot, self.kind, parameters=self.parameters,
+                                         friction=friction).operation_count()
+        return dict(self._ops)
+
     def __repr__(self) -> str:
         return f"CompiledModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, backend={self.backend!r})"
 
 
-def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c") -> CompiledModel:  # noqa: A001
+def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c",  # noqa: A001
+            timeout: float | None = None, parameters_input: bool = False) -> CompiledModel:
     """Compile the customized model ``kind`` of ``robot`` (Khalil & Dombre §9.6) into a callable.
 
     Parameters
@@ -168,6 +221,14 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     parameters : "standard" | "base"
         Inertial parameters the generated model uses (results are the same up to rounding).
     backend : "c" (compiled with the machine's C compiler, cached) | "numpy" (generated NumPy code)
+    timeout : float or None
+        Seconds allowed for generating and compiling (None: no limit). The C compiler is killed when it is
+        reached; symbolic generation is checked when it ends. A spinner shows on a terminal past one second.
+    parameters_input : bool
+        Add an argument ``params`` (..., P) (default: the robot file's values): the nonzero inertial parameters
+        and friction coefficients named by ``.parameter_names`` (values ``.nominal_parameters``), so one
+        compiled function serves identified parameters. Parameters that are zero in the robot file stay zero.
+        Not for the regressor.
 
     Returns
     -------
@@ -194,5 +255,17 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     ------
     CompilerNotFoundError
         When backend="c" and no C compiler exists (message says to install one or use backend="numpy").
+    CompileTimeoutError
+        When ``timeout`` is reached.
+    CompileError
+        When the compiler fails or the cache folder (``ROBODYN_CACHE``) cannot be used.
+    ModelError
+        When the model is singular for every q (e.g. forward dynamics of a joint that moves no mass).
+
+    Notes
+    -----
+    Compiled libraries are cached by a hash of the generated source, compiler, flags and robodyn version, and
+    verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
+    The robot's name reaches the generated code only through :mod:`robodyn.sanitize`.
     """
-    return CompiledModel(robot, kind, parameters, backend)
+    return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input)

@@ -1,24 +1,37 @@
 """Compile generated C on demand with the machine's C compiler and load it with cffi (ABI mode).
 
-The shared library lands in a cache directory (``$ROBODYN_CACHE``, else ``$XDG_CACHE_HOME/robodyn`` or
-``~/.cache/robodyn``), named by a hash of the source and compiler flags, so a model is compiled once per
-machine.  The library is written to a temporary name and renamed, so a crash never leaves half a file.
+The cache. Shared libraries land in a cache folder (``$ROBODYN_CACHE``, else ``$XDG_CACHE_HOME/robodyn`` or
+``~/.cache/robodyn``) under ``rd_KEY.so``, KEY the SHA-256 of the generated source, the compiler, its flags and
+the robodyn version, so a model is compiled once per machine. Each library has a sidecar ``rd_KEY.sha256``
+holding KEY and the SHA-256 of the library's bytes, written (atomically) only after the library was renamed
+into place. Before loading, the library's hash is checked against its sidecar: a corrupt, truncated or foreign
+file (another model's library copied over it) is rebuilt, never loaded. Builds and checks of one KEY hold an
+exclusive lock (``rd_KEY.lock``), so concurrent processes build a model once and never see half a file.
+
+The compiler. It runs in its own process group under a small shell that kills the whole group (driver, cc1,
+assembler, linker) when Python dies (Linux: ``PR_SET_PDEATHSIG``), when the ``timeout`` is reached, or on
+Ctrl-C. A compile that lasts more than a second shows a progress spinner on a terminal (:mod:`robodyn._progress`).
 When Python's headers are installed the library also carries a CPython entry point (``-DRD_PYTHON``) for
 low-latency single calls; without them only the cffi functions exist.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
+from robodyn._progress import progress
 from robodyn.errors import RobodynError
 
 FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
@@ -28,12 +41,32 @@ class CompilerNotFoundError(RobodynError):
     """No C compiler on this machine: use the NumPy code instead (``backend="numpy"``)."""
 
 
+class CompileError(RobodynError):
+    """The C compiler failed, ran out of time, or the compiled library could not be stored or loaded."""
+
+
+class CompileTimeoutError(CompileError, TimeoutError):
+    """Compiling took longer than the ``timeout`` given to ``rd.compile``."""
+
+
 def cache_dir() -> Path:
+    """The cache folder (created if needed); a ``ROBODYN_CACHE`` that cannot be used raises CompileError."""
     env = os.environ.get("ROBODYN_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "robodyn"
+    if env is not None:
+        if not env.strip() or "\0" in env:
+            raise CompileError(f"ROBODYN_CACHE={env!r} is not a folder name; set it to a writable folder or unset it")
+        folder, origin = Path(env).expanduser(), f"ROBODYN_CACHE={env!r}"
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder, origin = Path(base) / "robodyn", f"cache folder {str(Path(base) / 'robodyn')!r}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CompileError(f"{origin}: cannot create the folder ({exc.strerror or exc}); "
+                           "set ROBODYN_CACHE to a writable folder") from None
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise CompileError(f"{origin} is not a writable folder; set ROBODYN_CACHE to a writable folder")
+    return folder
 
 
 def find_compiler() -> str:
@@ -55,37 +88,148 @@ def _python_flags() -> list[str]:
     return []
 
 
-def compile_library(source: str, declarations: str):
-    """Compile ``source`` (C99) into the cache if needed.
+def cache_key(source: str, compiler: str, flags) -> str:
+    """SHA-256 (hex) of everything that determines the library: source, compiler, flags, robodyn version."""
+    from robodyn import __version__
+
+    text = "\0".join([source, compiler, " ".join(flags), __version__, sys.implementation.cache_tag or ""])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _valid(lib_path: Path, sidecar: Path, key: str) -> bool:
+    """True when the library's bytes hash to what its sidecar recorded for ``key``."""
+    try:
+        recorded = sidecar.read_text(encoding="ascii").split()
+        return recorded == [key, _file_sha256(lib_path)]
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+@contextlib.contextmanager
+def _lock(path: Path):
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the sidecar check still rejects half-written or foreign files
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _die_with_parent(parent: int):
+    """preexec_fn (Linux): ask the kernel for SIGTERM when the parent dies; exit at once if it already has."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+#: the shell between Python and the compiler (Linux): on SIGTERM (sent by the kernel when Python dies)
+#: it kills its whole process group, the compiler's helper processes included
+_GUARD = 'trap "kill -KILL 0" TERM; "$@" & wait $!'
+
+
+def run_compiler(argv: list[str], cwd: Path, timeout: float | None = None, description: str = "compiling") -> str:
+    """Run the compiler ``argv`` in ``cwd`` in its own process group; returns its standard error.
+
+    The whole group is killed on timeout (CompileTimeoutError), on Ctrl-C and when Python dies (Linux).
+    A failing compiler raises CompileError with the end of its messages.
+    """
+    linux = sys.platform.startswith("linux") and shutil.which("sh") is not None
+    cmd = ["sh", "-c", _GUARD, "sh", *argv] if linux else argv
+    kwargs = {"preexec_fn": (lambda p=os.getpid(): _die_with_parent(p))} if linux else {}
+    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True, **kwargs)
+    start = time.monotonic()
+    try:
+        with progress(description, total=None):
+            try:
+                _, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                raise CompileTimeoutError(
+                    f"compiling took more than timeout = {timeout:g} s (killed after {time.monotonic() - start:.1f} s); "
+                    "give a larger timeout, use parameters='base' (smaller model) or backend='numpy'") from None
+    except BaseException:
+        _kill_group(proc)
+        raise
+    err = err.decode("utf-8", "replace")
+    if proc.returncode != 0:
+        raise CompileError(f"C compiler {argv[0]} failed on the generated model (exit {proc.returncode}): "
+                           + " | ".join(err.strip().splitlines()[-8:]))
+    return err
+
+
+def _kill_group(proc) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(OSError):
+            if hasattr(os, "killpg"):
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:  # Windows: no process groups here; the compiler itself
+                proc.kill()
+    with contextlib.suppress(Exception):
+        proc.wait(timeout=5)
+
+
+def compile_library(source: str, declarations: str, timeout: float | None = None, description: str = "compiling"):
+    """Compile ``source`` (C99) into the cache if needed, verify it, and load it.
 
     Returns ``(ffi, lib, module)``: the cffi handle of the library and its CPython module ``rdmodel``
-    (None when Python's headers are missing).
+    (None when Python's headers are missing or the source has no Python entry).
+
+    Raises
+    ------
+    CompilerNotFoundError, CompileTimeoutError, CompileError
     """
     import cffi
 
     compiler = find_compiler()
     flags = list(FLAGS) + _python_flags()
-    key = hashlib.sha256((source + "\0" + " ".join(flags)).encode()).hexdigest()[:20]
+    key = cache_key(source, compiler, flags)
     folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    lib_path = folder / f"rd_{key}.so"
-    if not lib_path.exists():
-        with tempfile.TemporaryDirectory(dir=folder) as tmp:
-            c_file = Path(tmp) / "model.c"
-            c_file.write_text(source)
-            out = Path(tmp) / "model.so"
-            proc = subprocess.run([compiler, *flags, str(c_file), "-o", str(out), "-lm"], capture_output=True,
-                                  text=True)
-            if proc.returncode != 0:
-                raise RobodynError(f"C compiler {compiler} failed on the generated model:\n{proc.stderr[-2000:]}")
-            os.replace(out, lib_path)
-    ffi = cffi.FFI()
-    ffi.cdef(declarations)
-    lib = ffi.dlopen(str(lib_path))
-    module = None
-    if "-DRD_PYTHON" in flags:
-        loader = importlib.machinery.ExtensionFileLoader("rdmodel", str(lib_path))
-        spec = importlib.util.spec_from_file_location("rdmodel", str(lib_path), loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
+    lib_path, sidecar = folder / f"rd_{key[:32]}.so", folder / f"rd_{key[:32]}.sha256"
+    try:
+        with _lock(folder / f"rd_{key[:32]}.lock"):
+            if not _valid(lib_path, sidecar, key):
+                sidecar.unlink(missing_ok=True)
+                with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as tmp:
+                    (Path(tmp) / "model.c").write_text(source, encoding="utf-8")
+                    run_compiler([compiler, *flags, "model.c", "-o", "model.so", "-lm"], Path(tmp), timeout,
+                                 description)
+                    digest = _file_sha256(Path(tmp) / "model.so")
+                    os.replace(Path(tmp) / "model.so", lib_path)
+                    (Path(tmp) / "sidecar").write_text(f"{key}\n{digest}\n", encoding="ascii")
+                    os.replace(Path(tmp) / "sidecar", sidecar)
+            ffi = cffi.FFI()
+            ffi.cdef(declarations)
+            try:
+                lib = ffi.dlopen(str(lib_path))
+            except OSError as exc:
+                raise CompileError(f"cannot load the compiled model {lib_path} ({exc}); delete it and retry") from None
+            module = None
+            if "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source:
+                loader = importlib.machinery.ExtensionFileLoader("rdmodel", str(lib_path))
+                spec = importlib.util.spec_from_file_location("rdmodel", str(lib_path), loader=loader)
+                module = importlib.util.module_from_spec(spec)
+                loader.exec_module(module)
+    except OSError as exc:
+        raise CompileError(f"compile cache {str(folder)!r}: {exc.strerror or exc}; set ROBODYN_CACHE to a writable "
+                           "folder") from None
     return ffi, lib, module

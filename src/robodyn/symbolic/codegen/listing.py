@@ -1,7 +1,8 @@
-"""The model as the seed's listings print it (Example 9.4, Appendix 7): one ``NAME = expression`` a line."""
+"""The model as Khalil & Dombre's listings print it (Example 9.4, Appendix 7): one ``NAME = expression`` a line."""
 
 from __future__ import annotations
 
+from robodyn.sanitize import comment
 from robodyn.symbolic.codegen.printer import Language, to_source
 
 SEED = Language("seed", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "**")
@@ -11,7 +12,7 @@ def listing(model, title: str) -> str:
     ops = model.operation_count()
     lines = [
         f"{title}",
-        f"Robot: {model.robot.name} ({''.join('RP-'[s] for s in model.robot.sigma)}), "
+        f"Robot: {comment(model.robot.name)} ({''.join('RP-'[s] for s in model.robot.sigma)}), "
         f"{model.parameters} inertial parameters",
         f"Inputs: {', '.join(a.name for a in model.arguments)}",
     ]

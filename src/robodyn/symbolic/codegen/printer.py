@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import symengine as se
 
+from robodyn.errors import ModelError
+
 
 @dataclass(frozen=True)
 class Language:
@@ -24,6 +26,16 @@ MATLAB = Language("matlab", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": 
 JULIA = Language("julia", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "^")
 
 _PREC_ADD, _PREC_MUL, _PREC_POW, _PREC_ATOM = 1, 2, 3, 4
+
+
+class NonFiniteExpressionError(ModelError):
+    """A generated expression holds inf or NaN (a division by an exact zero, e.g. a singular inertia matrix)."""
+
+
+def _check_finite(x) -> None:
+    if type(x).__name__ in ("ComplexInfinity", "NaN", "Infinity", "NegativeInfinity"):
+        raise NonFiniteExpressionError(
+            f"a generated expression divides by an exact zero ({x})")
 
 
 def _number(x, lang: Language) -> str:
@@ -45,6 +57,7 @@ def _print(e, lang):
     if isinstance(e, se.Symbol):
         return str(e), _PREC_ATOM
     if isinstance(e, se.Number):
+        _check_finite(e)
         s = _number(e, lang)
         return s, (_PREC_ADD if s.startswith("-") else _PREC_ATOM)
     if isinstance(e, se.Add):
@@ -100,10 +113,14 @@ def _print(e, lang):
 
 def _negative(t) -> bool:
     if isinstance(t, se.Number):
+        _check_finite(t)
         return float(t) < 0
     if isinstance(t, se.Mul):
         c = t.args[0]
-        return isinstance(c, se.Number) and float(c) < 0
+        if isinstance(c, se.Number):
+            _check_finite(c)
+            return float(c) < 0
+        return False
     return False
 
 
