@@ -102,7 +102,8 @@ def calibrate_gravity_command(
                         "mu": cal.mu, "mu_std": cal.std, "identifiable": cal.identifiable,
                         "offsets": cal.offsets, "offsets_std": cal.offsets_std, "residual_rms": cal.residual_rms,
                         "condition_number": cal.condition_number, "notes": list(cal.notes),
-                        "out": None if out is None else str(out), "plot": None if plot is None else str(plot)})
+                        "out": None if out is None else str(out), "plot": None if plot is None else str(plot)},
+                       undefined=("mu_std", "offsets_std"))
             return
         table = Table("joint", "μx (kg m)", "μy (kg m)", "μz (kg m)", "offset (N m)", "residual RMS (N m)",
                       title=f"{model.name}: cumulative first moments, {cal.method} method, {cal.poses} poses "
@@ -160,7 +161,8 @@ def wam_gravity_command(json_out: bool = _JSON) -> None:
             print_json({"model_libbarrett": s.model_libbarrett, "calibrated_libbarrett": s.calibrated_libbarrett,
                         "model_grouped": s.model_grouped, "calibrated_grouped": s.calibrated_grouped,
                         "identifiable": s.identifiable, "link_relative_difference": s.link_relative_difference,
-                        "torque_rms": s.torque_rms, "torque_scale": s.torque_scale})
+                        "torque_rms": s.torque_rms, "torque_scale": s.torque_scale},
+                       undefined=("link_relative_difference",))
             return
         table = Table("link", "model μ (kg m)", "libbarrett μ (kg m)",
                       title="μ_j in libbarrett's frames (standard DH, frame j at the end of link j)")
