@@ -121,6 +121,8 @@ JSON_COMMANDS = [
     ["model", "planar2r", "--json"], ["fd", "planar2r", "--json"],
     ["properties", "planar2r", "--samples", "20", "--json"], ["base-params", "planar2r", "--json"],
     ["accuracy", "ascher2", "--steps", "4", "--json"], ["opcount", "--n-max", "2", "--methods", "recursive", "--json"],
+    ["simulate", "planar2r", "--to", "0.3,0.2", "--duration", "0.2", "--settle", "0.05", "--samples", "11", "--json"],
+    ["demo", "wam-gravity", "--json"],
 ]
 
 

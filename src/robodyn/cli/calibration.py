@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.table import Table
+
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, get_robot, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
 

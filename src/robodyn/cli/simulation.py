@@ -6,10 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.table import Table
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, get_robot, parse_vector, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
 
 _CONTROLLERS = ("pd-gravity", "computed-torque", "passivity")
 _FRICTION = ("smooth", "lugre", "stick-slip", "none")
