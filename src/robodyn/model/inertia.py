@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.errors import NonPhysicalInertiaError
+from robodyn.errors import InputError, NonPhysicalInertiaError
+
+#: Largest magnitude accepted for a standard inertial parameter (SI units) and a centre-of-mass distance (m):
+#: beyond these a model is a typo, and its products overflow in the dynamics.
+MAX_ABS_PARAMETER = 1e12
+MAX_COM_DISTANCE = 1e6
 
 
 def skew(v: np.ndarray) -> np.ndarray:
@@ -107,8 +112,24 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9) -> None:
             f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} are nonzero while M = 0; "
             "a first moment needs a mass (MS = M * centre of mass)"
         )
+    if np.any(np.abs(p) > MAX_ABS_PARAMETER):
+        i = int(np.argmax(np.abs(p) > MAX_ABS_PARAMETER))
+        raise NonPhysicalInertiaError(
+            f"{where}: field {names[i]} = {p[i]:g} exceeds {MAX_ABS_PARAMETER:g} in magnitude; give SI units (kg, kg m, kg m^2)"
+        )
+    if M > 0:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            dist = float(np.linalg.norm(p[6:9] / M))
+        if not dist <= MAX_COM_DISTANCE:
+            raise NonPhysicalInertiaError(
+                f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} with M = {M:g} put the centre of mass "
+                f"{dist:g} m from O_j (limit {MAX_COM_DISTANCE:g} m); MX..MZ are mass times position, check them and M"
+            )
     _, _, IG = com_from_standard(p)
-    lam = np.linalg.eigvalsh(IG)
+    try:
+        lam = np.linalg.eigvalsh(IG)
+    except np.linalg.LinAlgError:
+        raise NonPhysicalInertiaError(f"{where}: the inertia about the centre of mass cannot be evaluated; check XX..M") from None
     tol = rtol * max(1.0, float(np.max(np.abs(lam)))) if np.any(lam) else 0.0
     if lam[0] < -tol:
         raise NonPhysicalInertiaError(
