@@ -166,7 +166,7 @@ def elastic_inverse_dynamics(er: ElasticRobot, q, qd, qdd, q3, q4, gravity=None)
             f"elastic_inverse_dynamics: robot '{robot.name}' has a Stribeck friction term (Fst != 0) on the link side, "
             "whose time derivatives are not modelled; set Fst = 0"
         )
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, q3=q3, q4=q4)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, q3=q3, q4=q4, gravity=gravity)
     g = _gravity(robot, gravity, batch, np.float64)
     d = [a[k].astype(np.float64) for k in ("q", "qd", "qdd", "q3", "q4")]
     u0, u1, u2 = _rigid_torque_derivatives(robot, d, g)

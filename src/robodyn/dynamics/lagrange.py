@@ -178,7 +178,7 @@ def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (...,)
         U (J), zero at the base origin; float32 if every input is.
     """
-    dtype, batch, a = joint_arrays(robot, q=q)
+    dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
     g = _gravity(robot, gravity, batch, dtype)
     R0, P0 = base_poses(robot, a["q"], dtype)
     first = robot.M.astype(dtype)[:, None] * P0 + np.einsum("...jab,jb->...ja", R0, robot.MS.astype(dtype))
@@ -199,7 +199,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = _gravity(robot, gravity, batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
     H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + _friction(robot, a["qd"])

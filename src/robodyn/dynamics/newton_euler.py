@@ -152,7 +152,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
     tau = rnea(robot, a["q"], a["qd"], a["qdd"], _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
     return tau + _friction(robot, a["qd"])
 
@@ -173,7 +173,7 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
-    dtype, batch, a = joint_arrays(robot, q=q)
+    dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
     z = np.zeros_like(a["q"])
     return rnea(robot, a["q"], z, z, _gravity(robot, gravity, batch, dtype))
 
@@ -196,7 +196,7 @@ def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray
     ndarray (..., n)
         H (N m | N); float32 if every input is.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, gravity=gravity, wrenches=wrenches)
     z = np.zeros_like(a["qd"])
     tau = rnea(robot, a["q"], a["qd"], z, _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
     return tau + _friction(robot, a["qd"])

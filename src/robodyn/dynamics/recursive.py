@@ -84,7 +84,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = gravity_components(_gravity(robot, gravity, batch, dtype), batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
     tau = a["tau"] - _friction(robot, a["qd"])  # [9.106]

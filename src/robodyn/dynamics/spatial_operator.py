@@ -118,7 +118,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  torques (N m) / forces (N); float32 in, float32 out.
     """
-    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
     qd, qdd = arr["qd"], arr["qdd"]
     g = _gravity(robot, gravity, batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
@@ -234,7 +234,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
-    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = _gravity(robot, gravity, batch, dtype)
     AP = local_transforms(robot, arr["q"], dtype)
     nb, b = _velocity_biases(robot, AP, arr["qd"], _wrenches(robot, wrenches, batch, dtype), dtype)

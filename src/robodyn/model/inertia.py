@@ -67,12 +67,25 @@ def standard_from_com(mass: float, com, inertia_com) -> np.ndarray:
     ndarray, shape (10,)
         XX XY XZ YY YZ ZZ MX MY MZ M, with J_j = I_Gj - M_j Ŝ_j Ŝ_j and MS_j = M_j S_j.
     """
-    S = np.asarray(com, dtype=float).reshape(3)
-    IG = np.asarray(inertia_com, dtype=float)
-    IG = tensor_from_six(IG) if IG.shape == (6,) else IG.reshape(3, 3)
+    m = _real("mass", mass, ((),), "a number (kg)")
+    S = _real("com", com, ((3,),), "[x, y, z] in metres")
+    IG = _real("inertia_com", inertia_com, ((3, 3), (6,)), "a 3x3 matrix or [XX, XY, XZ, YY, YZ, ZZ] (kg m^2)")
+    IG = tensor_from_six(IG) if IG.shape == (6,) else IG
+    mass = float(m)
     Shat = skew(S)
     J = IG - mass * Shat @ Shat
     return np.concatenate([six_from_tensor(J), mass * S, [mass]])
+
+
+def _real(name, value, shapes, hint) -> np.ndarray:
+    """``value`` as a finite float array of one of ``shapes``, or :class:`InputError` naming ``name``."""
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):
+        a = np.asarray(None)
+    if a.dtype.kind not in "iuf" or a.shape not in shapes or not np.all(np.isfinite(a)):
+        raise InputError(f"argument '{name}' = {value!r} is not valid; give {hint}, finite real numbers")
+    return a.astype(float)
 
 
 def com_from_standard(params) -> tuple[float, np.ndarray, np.ndarray]:
@@ -80,7 +93,7 @@ def com_from_standard(params) -> tuple[float, np.ndarray, np.ndarray]:
 
     A massless link (M = 0) has no centre of mass: S is returned as zeros and I_G = J.
     """
-    p = np.asarray(params, dtype=float)
+    p = _real("params", params, ((10,),), "the 10 standard parameters XX XY XZ YY YZ ZZ MX MY MZ M")
     M = float(p[9])
     MS = p[6:9]
     J = tensor_from_six(p[:6])

@@ -140,7 +140,7 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     """
     from robodyn.dynamics.newton_euler import _gravity
 
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
     cols = flat_columns(a["q"], a["qd"], a["qdd"])
