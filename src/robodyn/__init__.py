@@ -104,8 +104,8 @@ def __dir__():
 __version__ = "0.1.0"
 
 __all__ = [
-    "InputError", "ModelError", "ModelFileError", "NonPhysicalInertiaError", "NumericOverflowError", "RobodynError",
-    "UnknownRobotError",
+    "InputError", "ModelError", "ModelFileError", "NonPhysicalInertiaError", "RobodynError", "UnknownRobotError",
+    "NumericOverflowError",
     "PARAMETER_NAMES", "Robot", "com_from_standard", "standard_from_com",
     "dumps", "list_robots", "load", "loads", "save",
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
