@@ -134,14 +134,15 @@ def _shown(value) -> str:
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 
 
-def finite_result(what: str, result):
-    """Return ``result`` (an array, or a tuple / named tuple / dataclass of arrays) when every entry is finite.
+def finite_result(what: str, *results):
+    """Return ``results`` (one or several arrays, tuples / named tuples / dataclasses of arrays; several come
+    back as a tuple) when every entry is finite.
 
     The inputs of every public numeric function are checked to be finite, so a NaN or inf here comes from
     floating-point overflow (e.g. q̇ = 1e155 squared in the centrifugal terms): raise
     :class:`NumericOverflowError` naming the function ``what`` instead of returning it.
     """
-    for a in _arrays_in(result):
+    for a in _arrays_in(results):
         if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
             limit = np.finfo(a.dtype).max
             raise NumericOverflowError(
@@ -149,7 +150,7 @@ def finite_result(what: str, result):
                 "although every input is finite; some input is too large (e.g. a velocity of 1e155), give values "
                 "of physical size" + (" or float64 inputs" if a.dtype == np.float32 else "")
             )
-    return result
+    return results[0] if len(results) == 1 else results
 
 
 def _arrays_in(result):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import finite_result, joint_arrays
 from robodyn.dynamics import composite
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
 from robodyn.errors import InputError, ModelError
@@ -111,7 +111,7 @@ def inertia_matrix_derivative(robot: Robot, q, qd) -> np.ndarray:
     ndarray (..., n, n)  (kg m²/s for revolute pairs).
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    return np.einsum("...ijk,...k->...ij", _partials(robot, a["q"], dtype), a["qd"])
+    return finite_result("inertia_matrix_derivative", np.einsum("...ijk,...k->...ij", _partials(robot, a["q"], dtype), a["qd"]))
 
 
 def christoffel_symbols(robot: Robot, q) -> np.ndarray:
@@ -137,7 +137,7 @@ def coriolis_matrix(robot: Robot, q, qd) -> np.ndarray:
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     dA = _partials(robot, a["q"], dtype)
     c = 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3))
-    return np.einsum("...ijk,...k->...ij", c, a["qd"])
+    return finite_result("coriolis_matrix", np.einsum("...ijk,...k->...ij", c, a["qd"]))
 
 
 def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
@@ -162,7 +162,7 @@ def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
     Jw = np.einsum("jab,...jb->...ja", J, w)
     links = np.sum(w * Jw, -1) + M * np.sum(V * V, -1) + 2 * np.sum(MS * cross(V, w), -1)
     rotors = robot.Ia[robot.joint_frames].astype(dtype) * a["qd"] ** 2
-    return 0.5 * (np.sum(links, -1) + np.sum(rotors, -1))
+    return finite_result("kinetic_energy", 0.5 * (np.sum(links, -1) + np.sum(rotors, -1)))
 
 
 def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
@@ -182,7 +182,7 @@ def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
     g = _gravity(robot, gravity, batch, dtype)
     R0, P0 = base_poses(robot, a["q"], dtype)
     first = robot.M.astype(dtype)[:, None] * P0 + np.einsum("...jab,jb->...ja", R0, robot.MS.astype(dtype))
-    return -np.einsum("...a,...ja->...", g, first)
+    return finite_result("potential_energy", -np.einsum("...a,...ja->...", g, first))
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
@@ -259,4 +259,4 @@ def state_derivative(robot: Robot, x, tau, method: str = "recursive", wrenches=N
     q, qd = xa[..., :n], xa[..., n:]
     qdd = dispatch(robot, q, qd, tau, wrenches=wrenches, gravity=gravity, method=method)
     dtype, batch, a = joint_arrays(robot, qd=qd, qdd=qdd)
-    return np.concatenate([a["qd"], a["qdd"]], -1)
+    return finite_result("state_derivative", np.concatenate([a["qd"], a["qdd"]], -1))
