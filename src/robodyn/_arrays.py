@@ -166,17 +166,13 @@ def _arrays_in(result):
         yield np.asarray(result)
 
 
-def singular_model_error(robot, frame: int | None, detail: str) -> ModelError:
-    """The one :class:`ModelError` every direct-dynamics formulation raises on a singular model.
-
-    ``frame`` is the 0-based frame of the joint found singular (None: not located), ``detail`` the
-    formulation's own evidence (pivot value).
-    """
-    joint = "" if frame is None else f" at joint {robot.joint_names[frame]}"
+def singular_model_error(robot_name: str, detail: str) -> ModelError:
+    """The one :class:`ModelError` every direct-dynamics formulation raises on a singular model; ``detail`` is
+    the formulation's own evidence (which pivot, its value)."""
     return ModelError(
-        f"robot '{robot.name}': the direct dynamic model is singular{joint} ({detail}): a joint moves only "
-        "massless links or point masses on its axis and has no rotor inertia Ia; give those links mass or inertia "
-        "about the axis, or the joint a rotor inertia Ia > 0"
+        f"robot '{robot_name}': {detail}: the direct dynamic model is singular, a joint moves only massless links "
+        "or point masses on its axis and has no rotor inertia Ia; give those links mass or inertia about the axis, "
+        "or the joint a rotor inertia Ia > 0"
     )
 
 

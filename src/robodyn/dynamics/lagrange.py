@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import finite_result, joint_arrays
+from robodyn._arrays import finite_result, joint_arrays, pivot_tolerance, singular_model_error
 from robodyn.dynamics import composite
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
-from robodyn.errors import InputError, ModelError
+from robodyn.errors import InputError
 from robodyn.kinematics import ancestors, base_poses, link_velocities
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -216,10 +216,13 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
     try:
         L = np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
-        raise ModelError(
-            f"robot '{robot_name}': the {what} is not positive definite, the direct model is singular "
-            "(some joint moves only massless links and has no rotor inertia Ia); give those links mass or Ia > 0"
-        ) from None
+        raise singular_model_error(robot_name, f"the {what} is not positive definite") from None
+    # A pivot that is rounding noise (exactly 0 in exact arithmetic) passes the factorisation: compare it with A.
+    pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
+    scale = np.max(np.abs(np.diagonal(A, axis1=-2, axis2=-1)), -1, keepdims=True)
+    if np.any(~(pivots > pivot_tolerance(L.dtype) * scale)):
+        k = int(np.flatnonzero(np.any(~(pivots > pivot_tolerance(L.dtype) * scale), axis=tuple(range(pivots.ndim - 1))))[0])
+        raise singular_model_error(robot_name, f"the {what} has Cholesky pivot {k + 1} = {float(np.min(pivots[..., k])):.3g}")
     n = b.shape[-1]
     y = np.empty_like(b)
     for i in range(n):

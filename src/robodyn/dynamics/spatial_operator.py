@@ -35,9 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import joint_arrays, pivot_tolerance, singular_model_error
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
-from robodyn.errors import ModelError
 from robodyn.kinematics import local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -249,10 +248,10 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         if i in joint_of:
             h = _axis(robot, i)
             D = P[i][..., h, h] + Ia[i]  # (3.49)
-            if np.any(~(D > 0)):
-                raise ModelError(
-                    f"robot '{robot.name}', joint {robot.joint_names[i]}: the articulated inertia about the joint "
-                    "axis is not positive; the joint moves no mass — give that link mass or a rotor inertia Ia > 0"
+            block = np.abs(np.diagonal(P[i], axis1=-2, axis2=-1)[..., h - 2 : h + 1])  # same-kind diagonal of P
+            if np.any(~(D > pivot_tolerance(D.dtype) * (np.max(block, -1) + Ia[i]))):
+                raise singular_model_error(
+                    robot.name, f"joint {robot.joint_names[i]}: articulated inertia D = {float(np.min(D)):.3g} (3.49)"
                 )
             G[i] = P[i][..., :, h] / D[..., None]  # (3.50)
             e = tau_eff[..., joint_of[i]] - z[i][..., h]  # (3.51)
