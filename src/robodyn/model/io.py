@@ -186,27 +186,60 @@ def list_robots() -> list[str]:
 
 
 def load(name_or_path: str | os.PathLike) -> Robot:
-    """Load a built-in robot by name (see :func:`list_robots`) or a model file ``*.yaml``.
+    """Load a built-in robot by name (see :func:`list_robots`) or a model file.
+
+    The rule: a ``str`` with no folder separator and no ``.yaml`` / ``.yml`` suffix that names a built-in
+    robot is that robot, whatever exists in the current folder (a folder ``rx90`` written by
+    ``robodyn generate rx90 --out rx90`` does not hide it); write ``./rx90`` to mean a file of that name.
+    Anything else (a ``os.PathLike``, a name with a separator or a suffix, an unknown bare name that is
+    an existing file) is read as a model file of at most :data:`MAX_FILE_BYTES` bytes of UTF-8 text.
 
     Raises
     ------
     UnknownRobotError
-        A name that is neither a built-in robot nor an existing file.
+        A bare name that is neither a built-in robot nor an existing file.
     ModelFileError
-        A malformed file; the message names the file, the row and the field.
+        A missing, unreadable or malformed file, or a folder; the message names the file, the row and the field.
     """
-    text = str(name_or_path)
-    path = Path(text)
-    if path.suffix.lower() in (".yaml", ".yml") or path.exists():
+    if isinstance(name_or_path, str) and _is_bare_name(name_or_path):
+        builtin = resources.files("robodyn.robots").joinpath(f"{name_or_path}.yaml")
+        if builtin.is_file():
+            return _from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'")
+        if not Path(name_or_path).exists():
+            raise UnknownRobotError(
+                f"unknown robot '{name_or_path}'; built-in robots are {', '.join(list_robots())}, "
+                "or give a path to a .yaml file"
+            )
+    elif not isinstance(name_or_path, (str, os.PathLike)):
+        raise ModelFileError(f"load: expected a robot name or a path, got {type(name_or_path).__name__}")
+    if not str(name_or_path):
+        raise UnknownRobotError("load: empty robot name; give a built-in robot name or a path to a .yaml file")
+    return _from_text(_read_model_file(Path(name_or_path), str(name_or_path)), str(name_or_path))
+
+
+def _is_bare_name(text: str) -> bool:
+    seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml")
+
+
+def _read_model_file(path: Path, label: str) -> str:
+    try:
+        if path.is_dir():
+            raise ModelFileError(f"{label}: is a folder, not a model file; give a .yaml file or a built-in robot name")
         if not path.is_file():
-            raise ModelFileError(f"{path}: no such model file")
-        return _from_text(path.read_text(encoding="utf-8"), str(path))
-    builtin = resources.files("robodyn.robots").joinpath(f"{text}.yaml")
-    if not builtin.is_file():
-        raise UnknownRobotError(
-            f"unknown robot '{text}'; built-in robots are {', '.join(list_robots())}, or give a path to a .yaml file"
-        )
-    return _from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{text}'")
+            raise ModelFileError(f"{label}: no such model file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ModelFileError(f"{label}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ModelFileError(f"{label}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ModelFileError(f"{label}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"{label}: not UTF-8 text (byte {exc.start}); a model file is YAML text") from None
 
 
 def loads(text: str, origin: str = "<string>") -> Robot:
