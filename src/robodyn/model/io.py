@@ -77,16 +77,14 @@ class _ModelLoader(yaml.SafeLoader):
         raise ModelFileError(f"{self.origin}{line}{where}: {message}")
 
     def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+        self.path.append(index.value if isinstance(index, yaml.ScalarNode) else index)
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
             self._fail(f"alias '*{event.anchor}' not allowed; model files may not use anchors and aliases, "
                        "write each value out", event.start_mark)
-        event = self.peek_event()
         if getattr(event, "anchor", None) is not None:
             self._fail(f"anchor '&{event.anchor}' not allowed; model files may not use anchors and aliases, "
                        "write each value out", event.start_mark)
-        key = index.value if isinstance(index, yaml.ScalarNode) else index
-        self.path.append(key)
         if len(self.path) > MAX_DEPTH:
             self._fail(f"nested more than {MAX_DEPTH} levels deep; a model file needs at most 5", event.start_mark)
         if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_SCALAR_CHARS:
