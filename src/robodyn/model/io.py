@@ -54,8 +54,16 @@ _INF_12 = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
 _NAN_12 = re.compile(r"\.(nan|NaN|NAN)\Z")
 
 
-class _ModelLoader(yaml.SafeLoader):
-    """PyYAML's safe loader restricted to what a model file needs.
+try:  # libyaml's event parser when PyYAML has it (5x faster); composing, checking and constructing stay in Python
+    from yaml._yaml import CParser as _CParser
+
+    _PARSER: tuple = (_CParser,)
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    _PARSER = (yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser)
+
+
+class _ModelLoader(yaml.composer.Composer, *_PARSER, yaml.constructor.SafeConstructor, yaml.resolver.BaseResolver):
+    """PyYAML's safe loading restricted to what a model file needs.
 
     Plain scalars are resolved as in the YAML 1.2 core schema (``yes``, ``on``, ``1:30`` and ``010`` stay
     strings, so they are reported instead of silently becoming ``True``, 90 or 8); anchors, aliases and
@@ -64,10 +72,18 @@ class _ModelLoader(yaml.SafeLoader):
     """
 
     yaml_implicit_resolvers: dict = {}
-    yaml_constructors = {}
+    yaml_constructors: dict = {}
 
     def __init__(self, stream, origin):
-        super().__init__(stream)
+        if _PARSER[0] is yaml.reader.Reader:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+        else:
+            _PARSER[0].__init__(self, stream)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.BaseResolver.__init__(self)
         self.origin = origin
         self.path: list = []
 
@@ -451,7 +467,24 @@ def dumps(robot: Robot) -> str:
         link.update({e: float(getattr(robot, e)[i]) for e in _LINK_EXTRA if getattr(robot, e)[i] != 0})
         links.append(link)
     doc = {"name": robot.name, "source": robot.source, "gravity": [float(g) for g in robot.gravity], "joints": joints, "links": links}
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=200)
+    return yaml.dump(doc, Dumper=_ModelDumper, sort_keys=False, default_flow_style=None, width=200, allow_unicode=False)
+
+
+class _ModelDumper(yaml.SafeDumper):
+    """Quotes every string that :class:`_ModelLoader` would read as something else (``1e5``, ``true``), so that
+    ``loads(dumps(robot))`` gives back the same names; never writes anchors or aliases."""
+
+    def ignore_aliases(self, data):
+        return True
+
+
+def _represent_str(dumper, data):
+    resolvers = _ModelLoader.yaml_implicit_resolvers.get(data[:1], []) + _ModelLoader.yaml_implicit_resolvers.get(None, [])
+    typed = any(tag != "tag:yaml.org,2002:str" and regexp.match(data) for tag, regexp in resolvers)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="'" if typed or not data else None)
+
+
+_ModelDumper.add_representer(str, _represent_str)
 
 
 def save(robot: Robot, path: str | os.PathLike) -> Path:
