@@ -202,6 +202,16 @@ def planar():
         (lambda r, q: rd.standard_from_com(None, com=[0, 0, 0], inertia_com=np.eye(3)), r"argument 'mass' = None"),
         (lambda r, q: rd.standard_from_com(1.0, com=[0, 0, 0], inertia_com=np.eye(2)), r"argument 'inertia_com'"),
         (lambda r, q: rd.com_from_standard([1, 2]), r"argument 'params'"),
+        (lambda r, q: rd.state_derivative("rx90", np.zeros(4), q), r"argument 'robot' is str 'rx90'"),
+        (lambda r, q: rd.state_derivative(r, [[0, 1, 2, 3], [1]], q), r"argument 'x' is a ragged"),
+        (lambda r, q: rd.elastic_energy(r, q, q, q, q), r"argument 'er' is Robot .*; give a ElasticRobot"),
+        (lambda r, q: rd.elastic_state_derivative(None, np.zeros(8), q), r"argument 'er' is NoneType None"),
+        (lambda r, q: rd.joint_from_motor(r, q), r"argument 'tr' is Robot .*; give a Transmission"),
+        (lambda r, q: rd.motor_inverse_dynamics("rx90", rd.Transmission.gears([1, 1], [0.1, 0.1]), q, q, q), r"argument 'robot' is str"),
+        (lambda r, q: rd.dumps(None), r"argument 'robot' is NoneType None"),
+        (lambda r, q: rd.save(r, None), r"argument 'path' is None"),
+        (lambda r, q: rd.to_craig_mdh("rx90"), r"argument 'robot' is str 'rx90'"),
+        (lambda r, q: rd.from_craig_mdh(alpha="rx90", a=[0], theta=[0], d=[0]), r"argument 'alpha' has dtype <U4"),
     ],
 )
 def test_bad_arguments_raise_input_error_naming_them(planar, call, match):

@@ -33,6 +33,13 @@ def check_robot(robot, name: str = "robot"):
     return robot
 
 
+def check_type(name: str, value, cls):
+    """Raise :class:`InputError` unless ``value`` is a ``cls``; returns ``value``."""
+    if not isinstance(value, cls):
+        raise InputError(f"argument '{name}' is {_shown(value)}; give a {cls.__name__}")
+    return value
+
+
 def as_real_array(name: str, value) -> np.ndarray:
     """``value`` as a real (integer or float) array, or :class:`InputError` naming ``name``.
 

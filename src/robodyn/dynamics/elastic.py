@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import finite_result, joint_arrays
+from robodyn._arrays import check_type, finite_result, joint_arrays
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
 from robodyn.dynamics.newton_euler import _friction, _gravity, rnea
@@ -126,6 +126,7 @@ def elastic_motor_torques(er: ElasticRobot, q, qm, qmd, qmdd) -> np.ndarray:
     -------
     ndarray (..., n), N m | N.
     """
+    check_type("er", er, ElasticRobot)
     dtype, _, a = joint_arrays(er.robot, q=q, qm=qm, qmd=qmd, qmdd=qmdd)
     spring = _spring(er, a["qm"] - a["q"])
     return finite_result("elastic_motor_torques", er.B_m.astype(dtype) * a["qmdd"] + _motor_friction(er, a["qmd"]) + spring)
@@ -160,7 +161,7 @@ def elastic_inverse_dynamics(er: ElasticRobot, q, qd, qdd, q3, q4, gravity=None)
     ElasticInverse with qm, qmd, qmdd (motor position, velocity, acceleration) and tau (motor torques),
     each (..., n).
     """
-    robot = er.robot
+    robot = check_type("er", er, ElasticRobot).robot
     if np.any(robot.Fst[robot.joint_frames] != 0):
         raise InputError(
             f"elastic_inverse_dynamics: robot '{robot.name}' has a Stribeck friction term (Fst != 0) on the link side, "
@@ -221,6 +222,7 @@ def elastic_forward_dynamics(er: ElasticRobot, q, qd, qm, qmd, tau, gravity=None
     -------
     (qdd, qmdd) : tuple of ndarray (..., n)
     """
+    check_type("er", er, ElasticRobot)
     dtype, _, a = joint_arrays(er.robot, q=q, qd=qd, qm=qm, qmd=qmd, tau=tau)
     spring = _spring(er, a["qm"] - a["q"])
     qdd = api.forward_dynamics(er.robot, a["q"], a["qd"], spring, gravity=gravity, method=method)
@@ -243,7 +245,7 @@ def elastic_state_derivative(er: ElasticRobot, x, tau, gravity=None, method: str
     -------
     ndarray (..., 4n) = [q̇, q̇_M, q̈, q̈_M].
     """
-    n = er.n
+    n = check_type("er", er, ElasticRobot).n
     x = np.asarray(x)
     if x.ndim == 0 or x.shape[-1] != 4 * n:
         raise InputError(f"argument 'x' has shape {x.shape}; the elastic state [q, qm, qd, qmd] needs shape (..., {4 * n})")
@@ -267,6 +269,7 @@ def elastic_energy(er: ElasticRobot, q, qd, qm, qmd, gravity=None) -> np.ndarray
     -------
     ndarray (...,)  total energy (J); float32 if every input is.
     """
+    check_type("er", er, ElasticRobot)
     dtype, _, a = joint_arrays(er.robot, q=q, qd=qd, qm=qm, qmd=qmd)
     Tq = kinetic_energy(er.robot, a["q"], a["qd"])
     Ug = potential_energy(er.robot, a["q"], gravity=gravity)

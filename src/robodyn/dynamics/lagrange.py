@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import finite_result, joint_arrays, pivot_tolerance, singular_model_error
+from robodyn._arrays import as_real_array, check_robot, finite_result, joint_arrays, pivot_tolerance, singular_model_error
 from robodyn.dynamics import composite
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
 from robodyn.errors import InputError
@@ -252,9 +252,9 @@ def state_derivative(robot: Robot, x, tau, method: str = "recursive", wrenches=N
     """
     from robodyn.dynamics.api import forward_dynamics as dispatch
 
-    n = robot.n
-    xa = np.asarray(x)
-    if xa.dtype.kind not in "biuf" or xa.ndim == 0 or xa.shape[-1] != 2 * n:
+    n = check_robot(robot).n
+    xa = as_real_array("x", x)
+    if xa.ndim == 0 or xa.shape[-1] != 2 * n:
         raise InputError(
             f"argument 'x' has shape {xa.shape}; robot '{robot.name}' has n = {n}, so the state x = [q, qd] "
             f"must have shape (..., {2 * n})"

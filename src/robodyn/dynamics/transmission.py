@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_array, finite_result, joint_arrays, working_dtype
+from robodyn._arrays import as_real_array, check_array, check_robot, check_type, finite_result, joint_arrays, working_dtype
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
@@ -249,6 +249,8 @@ def _rotor_torques(tr: Transmission, qmd: np.ndarray, qmdd: np.ndarray) -> np.nd
 
 
 def _check(robot: Robot, tr: Transmission) -> None:
+    check_robot(robot)
+    check_type("tr", tr, Transmission)
     if tr.n != robot.n:
         raise InputError(f"transmission has n = {tr.n} motors but robot '{robot.name}' has n = {robot.n} joints")
     if np.any(robot.Ia[robot.joint_frames] != 0):
@@ -259,7 +261,8 @@ def _check(robot: Robot, tr: Transmission) -> None:
 
 
 def _vec(tr: Transmission, name: str, v) -> np.ndarray:
-    a = np.asarray(v)
+    check_type("tr", tr, Transmission)
+    a = as_real_array(name, v)
     if a.ndim == 0 or a.shape[-1] != tr.n or a.dtype.kind not in "biuf":
         raise InputError(f"argument '{name}' has shape {a.shape}; give finite values of shape (..., {tr.n})")
     if not np.all(np.isfinite(a)):

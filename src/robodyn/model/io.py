@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from robodyn._arrays import check_robot
 from robodyn._files import write_atomically
-from robodyn.errors import ModelError, ModelFileError, UnknownRobotError
+from robodyn.errors import InputError, ModelError, ModelFileError, UnknownRobotError
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 
@@ -450,6 +451,7 @@ def _integer(value, where, field) -> int:
 
 def dumps(robot: Robot) -> str:
     """The YAML text of a robot in the standard-parameter form of the schema."""
+    check_robot(robot)
     joints, links = [], []
     k = 0
     for i in range(robot.nf):
@@ -490,4 +492,6 @@ _ModelDumper.add_representer(str, _represent_str)
 def save(robot: Robot, path: str | os.PathLike) -> Path:
     """Write ``robot`` to a YAML model file atomically (no partial file on error); returns the path."""
     text = dumps(robot)
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InputError(f"argument 'path' is {path!r}; give the path of the .yaml file to write")
     return write_atomically(path, lambda fh: fh.write(text), what="model file")
