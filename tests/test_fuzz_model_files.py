@@ -187,3 +187,31 @@ def test_fuzz_cases_include_valid_robots_and_errors(time_limit):
     """The mutations are not all rejected: an untouched file and a mild change still load."""
     assert rd.loads(BUILTIN["rx90"]).n == 6
     assert math.isclose(rd.loads(BUILTIN["planar2r"].replace("d: 1.0", "d: '1.0 + pi*0'")).d[1], 1.0)
+
+
+ROBOT_FIELDS = ["antecedent", "gamma", "b", "alpha", "d", "theta", "r", "params", "Ia", "Fc", "Fv", "Foff", "Fst",
+                "kst", "Bst", "qlim", "gravity", "joint_names"]
+field_value = st.one_of(
+    st.none(), st.booleans(), finite, st.floats(), st.text(max_size=5),
+    st.lists(st.one_of(finite, st.floats(), st.text(max_size=2), st.lists(finite, max_size=10)), max_size=4),
+    st.builds(np.full, st.sampled_from([(2,), (2, 10), (2, 2), (3,), (1,)]), st.sampled_from([0.0, 1.0, -1.0, 1e300, 1e-300, np.nan])),
+)
+
+
+@FUZZ
+@given(
+    sigma=st.one_of(st.sampled_from([[0, 1], [2, 2], [0], [], [3], [0.5, 0], "RR", None]), st.lists(st.integers(-1, 3), max_size=3)),
+    fields=st.dictionaries(st.sampled_from(ROBOT_FIELDS), field_value, max_size=4),
+)
+def test_robot_constructor_accepts_or_raises_robodyn_error(sigma, fields, time_limit):
+    """Robot(...) with hostile fields: a valid robot or a RobodynError, never a NumPy or Python exception."""
+    signal.alarm(PER_CASE_SECONDS)
+    try:
+        robot = rd.Robot(name="fuzz", sigma=sigma, **fields)
+    except rd.RobodynError:
+        event("refused")
+        return
+    finally:
+        signal.alarm(0)
+    event("built")
+    assert robot.n >= 1 and np.all(np.isfinite(robot.params)) and np.all(np.abs(robot.params) <= 1e12)

@@ -8,9 +8,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
 
 import robodyn as rd
 from robodyn.model import io
+from tests.support.random_robots import random_state, robots
 
 J1 = "joints: [{sigma: 0}]\n"
 L1 = "links: [{M: 1}]\n"
@@ -235,6 +237,21 @@ def test_gravity_batch_broadcasts_against_one_state(planar):
     np.testing.assert_allclose(Q[1], rd.gravity_torques(planar, q, gravity=G[1]), rtol=1e-12, atol=1e-12)
     assert rd.potential_energy(planar, q, gravity=G).shape == (4,)
     np.testing.assert_allclose(rd.bias_torques(planar, q, qd, gravity=G)[3], rd.bias_torques(planar, q, qd, gravity=G[3]), atol=1e-12)
+
+
+@given(robot=robots)
+def test_gravity_batch_equals_per_sample_on_random_robots(robot):
+    """Batch axes of gravity join those of the state: result k is the one-gravity result (trees, fixed frames)."""
+    q, qd, qdd = random_state(robot, 7)
+    G = np.random.default_rng(robot.n).normal(size=(3, 3)) * 9.81
+    for method in ("newton_euler", "gibbs_appell", "spatial_operator"):
+        tau = rd.inverse_dynamics(robot, q, qd, qdd, gravity=G, method=method)
+        ref = np.stack([rd.inverse_dynamics(robot, q, qd, qdd, gravity=g, method=method) for g in G])
+        np.testing.assert_allclose(tau, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+    for method in ("recursive", "cholesky", "gibbs_appell", "kalman"):
+        acc = rd.forward_dynamics(robot, q, qd, qdd, gravity=G, method=method)
+        ref = np.stack([rd.forward_dynamics(robot, q, qd, qdd, gravity=g, method=method) for g in G])
+        np.testing.assert_allclose(acc, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
 
 
 #: The public numeric entry points checked by robodyn._arrays.finite_result, with finite inputs that overflow.

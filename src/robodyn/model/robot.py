@@ -91,7 +91,7 @@ class Robot:
 
     def __post_init__(self) -> None:
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
-        sigma = np.asarray(self.sigma)
+        sigma = self._numbers("sigma", self.sigma)
         if sigma.ndim != 1 or sigma.size == 0:
             raise ModelError(f"robot '{self.name}': sigma must be a non-empty 1-D array, one entry per frame")
         nf = sigma.size
@@ -101,8 +101,8 @@ class Robot:
                 f"robot '{self.name}', frame {j}: sigma = {sigma[j - 1].item()!r}; use 0 (revolute), 1 (prismatic) or 2 (fixed)"
             )
         put("sigma", _frozen(sigma.astype(np.int64)))
-        ant = np.arange(nf) if self.antecedent is None else np.asarray(self.antecedent)
-        if ant.shape != (nf,) or not np.all(ant == np.round(ant)):
+        ant = np.arange(nf) if self.antecedent is None else self._numbers("antecedent", self.antecedent)
+        if ant.shape != (nf,) or not np.all(np.abs(ant) <= nf) or not np.all(ant == np.round(ant)):
             raise ModelError(f"robot '{self.name}': antecedent must hold {nf} integers, one per frame")
         ant = ant.astype(np.int64)
         for j in range(1, nf + 1):
@@ -135,11 +135,24 @@ class Robot:
         if qlim.shape != (n, 2) or np.any(np.isnan(qlim)) or np.any(qlim[:, 0] > qlim[:, 1]):
             raise ModelError(f"robot '{self.name}': qlim must be ({n}, 2) rows [min, max] with min <= max")
         put("qlim", _frozen(qlim))
-        names = tuple(f"j{j}" for j in range(1, nf + 1)) if self.joint_names is None else tuple(self.joint_names)
+        names = tuple(f"j{j}" for j in range(1, nf + 1)) if self.joint_names is None else self.joint_names
+        if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(x, str) for x in names):
+            raise ModelError(f"robot '{self.name}': joint_names must be a tuple of {nf} strings, got {names!r}")
+        names = tuple(names)
         if len(names) != nf:
             raise ModelError(f"robot '{self.name}': joint_names needs {nf} names, got {len(names)}")
         put("joint_names", names)
         self._check_links()
+
+    def _numbers(self, key: str, value) -> np.ndarray:
+        """``value`` as a numeric array of its own dtype (integers stay integers, for the messages)."""
+        try:
+            a = np.asarray(value)
+        except (TypeError, ValueError):
+            a = np.asarray(None)
+        if a.dtype.kind not in "biuf":
+            raise ModelError(f"robot '{self.name}': field {key} must be an array of numbers, got {value!r}")
+        return a
 
     def _floats(self, key: str, value) -> np.ndarray:
         try:
