@@ -92,6 +92,15 @@ def test_tags_and_other_types_are_refused():
         rd.loads(J1.encode() + L1.encode())
 
 
+def test_messages_escape_control_characters_from_the_file():
+    """Text from a model file never puts terminal escape sequences into a message."""
+    for text in ('joints: [{sigma: 0, "\\e[31mred": 1}]\n' + L1, 'joints: [{sigma: 0, d: "\\e[2J"}]\n' + L1,
+                 'name: "\\e[2J"\nname: x\n' + J1 + L1, '"\\e]0;x\\a": 1\n' + J1 + L1):
+        with pytest.raises(rd.ModelFileError) as err:
+            rd.loads(text, "hostile.yaml")
+        assert "\x1b" not in str(err.value) and "\x07" not in str(err.value)
+
+
 # ---- the expression grammar -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(

@@ -107,7 +107,7 @@ L1 = "links: [{M: 1, XX: 0.1, YY: 0.1, ZZ: 0.1}]\n"
 
 
 def test_malformed_files_name_file_row_and_field(tmp_path):
-    bad("joints: [\n", r"bad\.yaml: not valid YAML", tmp_path)
+    bad("joints: [\n", r"bad\.yaml, line \d+, column \d+: not valid YAML \(while parsing a flow node", tmp_path)
     bad("- 1\n- 2\n", r"bad\.yaml: expected a mapping with keys name, source, gravity, joints, links")
     bad("nme: x\n" + J1 + L1, r"bad\.yaml: unknown top-level key\(s\) \['nme'\]; allowed: name, source, gravity, joints, links")
     bad(J1, r"bad\.yaml: 'links' must be a non-empty list, one row per frame")

@@ -11,7 +11,9 @@ Schema (the contract users write; missing keys default to 0, antecedent to j −
       - {XX: 0, XY: 0, XZ: 0, YY: 0, YZ: 0, ZZ: 1.2, MX: 0, MY: 0, MZ: 0, M: 10, Ia: 0, Fc: 0, Fv: 0}
       # or: {mass: m, com: [x, y, z], inertia_com: [[..],[..],[..]], Ia: .., Fc: .., Fv: ..}
 
-Angles are in radians; a number may be written as an expression of ``pi`` (``pi/2``, ``-pi/2``).
+Angles are in radians; a number may be written as an expression of ``pi`` (``pi/2``, ``-pi/2``), within the
+small grammar of :func:`_expression`.  Files are read by a restricted YAML loader (:class:`_ModelLoader`): the
+limits are the ``MAX_*`` constants below, documented in docs/getting-started.md.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ class _ModelLoader(yaml.composer.Composer, *_PARSER, yaml.constructor.SafeConstr
                     self._fail("a key must be a plain name such as M or alpha, not a list or mapping", k.start_mark)
                 if (k.tag, k.value) in seen:
                     self.path.append(k.value)
-                    self._fail(f"duplicate key '{k.value}'; give each field once", k.start_mark)
+                    self._fail(f"duplicate key {_shown(k.value)}; give each field once", k.start_mark)
                 seen.add((k.tag, k.value))
         self.path.pop()
         return node
@@ -128,10 +130,20 @@ def _describe_path(path) -> str:
         if isinstance(p, int):
             parts.append(f"row {p + 1}" if i == 1 and steps[0] in ("joints", "links") else f"entry {p + 1}")
         else:
-            parts.append(f"field {p}" if i != 0 or len(steps) == 1 or not isinstance(steps[1], int) else str(p))
+            text = _shown(str(p))[1:-1]
+            parts.append(f"field {text}" if i != 0 or len(steps) == 1 or not isinstance(steps[1], int) else text)
     if len(parts) >= 2 and parts[1].startswith("row"):
         parts[:2] = [f"{parts[0]} {parts[1]}"]
     return "".join(", " + x for x in parts[:3]) + (", ..." if len(parts) > 3 else "")
+
+
+def _shown(value, limit: int = 60) -> str:
+    """A value from a model file as it may appear in a message: quoted, control characters escaped (no terminal
+    escape sequences reach the user's screen), long values cut."""
+    text = value if isinstance(value, str) else repr(value)
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"'{text}'" if isinstance(value, str) else text
 
 
 def _construct_int(loader, node):
@@ -191,7 +203,10 @@ def _parse_yaml(text, origin):
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
-        raise ModelFileError(f"{origin}: not valid YAML ({exc})") from None
+        mark = getattr(exc, "problem_mark", None)
+        line = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = " ".join(x for x in (getattr(exc, "context", None), getattr(exc, "problem", None)) if x) or str(exc)
+        raise ModelFileError(f"{origin}{line}: not valid YAML ({_shown(problem, 200)[1:-1]})") from None
 
 
 def list_robots() -> list[str]:
@@ -268,7 +283,8 @@ def _from_text(text: str, origin: str) -> Robot:
         raise ModelFileError(f"{origin}: expected a mapping with keys {', '.join(_TOP_KEYS)}")
     unknown = set(doc) - set(_TOP_KEYS)
     if unknown:
-        raise ModelFileError(f"{origin}: unknown top-level key(s) {sorted(unknown)}; allowed: {', '.join(_TOP_KEYS)}")
+        shown = ", ".join(_shown(k) for k in sorted(unknown, key=str))
+        raise ModelFileError(f"{origin}: unknown top-level key(s) [{shown}]; allowed: {', '.join(_TOP_KEYS)}")
     for key in ("joints", "links"):
         if not isinstance(doc.get(key), list) or not doc[key]:
             raise ModelFileError(f"{origin}: '{key}' must be a non-empty list, one row per frame")
@@ -325,10 +341,10 @@ def _from_text(text: str, origin: str) -> Robot:
 
 def _check_row(row, allowed, where):
     if not isinstance(row, dict):
-        raise ModelFileError(f"{where}: expected a mapping like {{{allowed[0]}: ...}}, got {row!r}")
+        raise ModelFileError(f"{where}: expected a mapping like {{{allowed[0]}: ...}}, got {_shown(row)}")
     unknown = [k for k in row if k not in allowed]
     if unknown:
-        raise ModelFileError(f"{where}: unknown field '{unknown[0]}'; allowed fields: {', '.join(allowed)}")
+        raise ModelFileError(f"{where}: unknown field {_shown(unknown[0])}; allowed fields: {', '.join(allowed)}")
 
 
 def _from_com(row, where):
@@ -365,12 +381,12 @@ def _number(value, where, field) -> float:
     elif isinstance(value, str):
         x = _expression(value, where, field)
     else:
-        raise ModelFileError(f"{where}: field {field} = {value!r} is not a number (a {type(value).__name__}); give {_HINT}")
+        raise ModelFileError(f"{where}: field {field} = {_shown(value)} is not a number (a {type(value).__name__}); give {_HINT}")
     if not math.isfinite(x):
-        raise ModelFileError(f"{where}: field {field} = {value!r} is not finite; give a finite number")
+        raise ModelFileError(f"{where}: field {field} = {_shown(value)} is not finite; give a finite number")
     if abs(x) > MAX_ABS_VALUE:
         raise ModelFileError(
-            f"{where}: field {field} = {value!r} exceeds {MAX_ABS_VALUE:g} in magnitude; model values are in SI units"
+            f"{where}: field {field} = {_shown(value)} exceeds {MAX_ABS_VALUE:g} in magnitude; model values are in SI units"
         )
     return x
 
@@ -378,9 +394,9 @@ def _number(value, where, field) -> float:
 def _expression(text, where, field) -> float:
     """Evaluate a numeric expression with :mod:`ast`, never ``eval``: numbers, ``pi``, + − * /, unary ±,
     parentheses and ``**`` with an exponent of magnitude <= MAX_POWER_EXPONENT; every step must stay finite."""
-    shown = text if len(text) <= 60 else text[:57] + "..."
+    shown = _shown(text)
     def bad(why):
-        return ModelFileError(f"{where}: field {field} = {shown!r} is not a number ({why}); give {_HINT}")
+        return ModelFileError(f"{where}: field {field} = {shown} is not a number ({why}); give {_HINT}")
     if len(text) > MAX_EXPRESSION_CHARS:
         raise bad(f"longer than {MAX_EXPRESSION_CHARS} characters")
     if re.fullmatch(r"\s*[-+]?[0-9]+(:[0-5]?[0-9])+(\.[0-9]*)?\s*", text):
@@ -438,14 +454,14 @@ def _limit(row, key, default, where) -> float:
 def _text(value, where, field) -> str:
     """A name or free text: a string (a plain number such as ``name: 560`` is read as its text)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ModelFileError(f"{where}: field {field} must be text, got {value!r}; quote it")
+        raise ModelFileError(f"{where}: field {field} must be text, got {_shown(value)}; quote it")
     return str(value)
 
 
 def _integer(value, where, field) -> int:
     x = _number(value, where, field)
     if x != int(x):
-        raise ModelFileError(f"{where}: field {field} = {value!r} must be an integer")
+        raise ModelFileError(f"{where}: field {field} = {_shown(value)} must be an integer")
     return int(x)
 
 
