@@ -205,6 +205,7 @@ def planar():
         (lambda r, q: rd.inverse_dynamics(r, [[0.1, 0.2], [0.3]], q, q), r"argument 'q' is a ragged or mixed sequence"),
         (lambda r, q: rd.gravity_torques(r, [True, False]), r"argument 'q' has dtype bool \(True/False is not a joint value\)"),
         (lambda r, q: rd.jacobian(r, "ab"), r"argument 'q' has dtype <U2"),
+        (lambda r, q: rd.jacobian(r, q, frame=True), r"frame = True; give a frame number 1\.\.2"),
         (lambda r, q: rd.inverse_dynamics(r, q, q, q, gravity=[[0, 0, 1]] * 4 + [[0, 1]]), r"argument 'gravity' is a ragged"),
         (lambda r, q: rd.inverse_dynamics(r, q, q, q, gravity=np.zeros((4, 2))), r"argument 'gravity' has shape \(4, 2\); expected \(\.\.\., 3\)"),
         (lambda r, q: rd.inverse_dynamics(r, np.zeros((5, 2)), q, q, gravity=np.zeros((4, 3))),

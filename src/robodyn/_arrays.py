@@ -131,7 +131,7 @@ def frame_index(robot, frame) -> int:
         if j not in robot.joint_names:
             raise InputError(f"frame '{j}' is not a frame of robot '{robot.name}'; frames: {list(robot.joint_names)}")
         return robot.joint_names.index(j)
-    if not (isinstance(j, (int, np.integer)) and 1 <= j <= robot.nf):
+    if isinstance(j, (bool, np.bool_)) or not (isinstance(j, (int, np.integer)) and 1 <= j <= robot.nf):
         raise InputError(f"frame = {frame!r}; give a frame number 1..{robot.nf} or a frame name")
     return int(j) - 1
 
