@@ -127,7 +127,7 @@ def energy_functions(robot: Robot, q, qd, gravity=None) -> np.ndarray:
     -------
     ndarray (..., nf, 10), units of energy per unit parameter.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, gravity=gravity)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     g = np.asarray(robot.gravity if gravity is None else gravity, dtype)
     w, V = link_velocities(robot, a["q"], a["qd"])
     R0, P0 = base_poses(robot, a["q"], dtype)
@@ -162,7 +162,7 @@ def energy_recursion(robot: Robot, q, qd, gravity=None) -> np.ndarray:
     The base ("link 0") has h_0 = [0 0 0 0 0 0 −g₁ −g₂ −g₃ 0] (it does not move; R_0 at the origin).
     Same arguments and result as :func:`energy_functions`, which evaluates [9.44] directly.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, gravity=gravity)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     g = np.asarray(robot.gravity if gravity is None else gravity, dtype)
     w, V = link_velocities(robot, a["q"], a["qd"])
     h0 = np.zeros(batch + (10,), dtype)
