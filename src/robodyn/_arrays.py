@@ -183,8 +183,15 @@ def singular_model_error(robot_name: str, detail: str) -> ModelError:
     )
 
 
-def pivot_tolerance(dtype) -> float:
-    """Relative size below which a pivot (articulated inertia about a joint axis, Cholesky pivot of A) counts
-    as zero: rounding leaves ~eps-sized remainders where the exact value is 0, and dividing by them gives
-    accelerations of 1e15 instead of an error."""
-    return 64 * float(np.finfo(dtype).eps)
+def pivot_too_small(pivot, scale) -> bool:
+    """True when a pivot (articulated inertia about a joint axis, Cholesky pivot of A), of any batch shape,
+    is not above 64 ε times ``scale()``, the size of the inertia it is taken from.
+
+    Rounding leaves ε-sized remainders where the exact pivot is 0, and dividing by them gives accelerations
+    of 1e15 instead of an error.  ``scale`` is a callable, evaluated for floating-point pivots only: traced
+    or symbolic values (operation counting) get the exact sign test and no extra operations.
+    """
+    a = np.asarray(pivot)
+    if a.dtype.kind != "f":
+        return not np.all(pivot > 0)
+    return bool(np.any(~(a > 64 * float(np.finfo(a.dtype).eps) * scale())))

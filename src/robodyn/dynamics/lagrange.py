@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_robot, finite_result, joint_arrays, pivot_tolerance, singular_model_error
+from robodyn._arrays import as_real_array, check_robot, finite_result, joint_arrays, pivot_too_small, singular_model_error
 from robodyn.dynamics import composite
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
 from robodyn.errors import InputError
@@ -219,10 +219,9 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
         raise singular_model_error(robot_name, f"the {what} is not positive definite") from None
     # A pivot that is rounding noise (exactly 0 in exact arithmetic) passes the factorisation: compare it with A.
     pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
-    scale = np.max(np.abs(np.diagonal(A, axis1=-2, axis2=-1)), -1, keepdims=True)
-    if np.any(~(pivots > pivot_tolerance(L.dtype) * scale)):
-        k = int(np.flatnonzero(np.any(~(pivots > pivot_tolerance(L.dtype) * scale), axis=tuple(range(pivots.ndim - 1))))[0])
-        raise singular_model_error(robot_name, f"the {what} has Cholesky pivot {k + 1} = {float(np.min(pivots[..., k])):.3g}")
+    for k in range(pivots.shape[-1]):
+        if pivot_too_small(pivots[..., k], lambda: np.max(np.abs(np.diagonal(A, axis1=-2, axis2=-1)), -1)):
+            raise singular_model_error(robot_name, f"the {what} has Cholesky pivot {k + 1} = {float(np.min(pivots[..., k])):.3g}")
     n = b.shape[-1]
     y = np.empty_like(b)
     for i in range(n):

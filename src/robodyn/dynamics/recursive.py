@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays, pivot_tolerance, singular_model_error
+from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
 from robodyn.dynamics.composite import _link_constants
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
@@ -149,9 +149,8 @@ def _backward(robot: Robot, tau, rot, gam, beta):
             side, row = _row(robot, j)
             Ja[j] = _axis_column(Js, robot.sigma[j])  # 𝕁*_j a_j
             H[j] = c_add(Ja[j][side][row], float(robot.Ia[j]))  # [9.116]
-            diag = Js[2 if robot.sigma[j] == 0 else 0]  # same-kind block of 𝕁*_j: its size sets the scale of H_j
-            scale = np.maximum(np.maximum(np.abs(diag[0]), np.abs(diag[3])), np.abs(diag[5])) + float(robot.Ia[j])
-            if not np.all(H[j] > pivot_tolerance(np.result_type(H[j])) * scale):
+            d = Js[2 if robot.sigma[j] == 0 else 0]  # same-kind diagonal block of 𝕁*_j: the scale of H_j
+            if pivot_too_small(H[j], lambda: np.maximum(np.maximum(abs(d[0]), abs(d[3])), abs(d[5])) + float(robot.Ia[j])):
                 raise singular_model_error(
                     robot.name, f"joint {robot.joint_names[j]}: articulated inertia H_j = {float(np.min(H[j])):.3g} [9.116]"
                 )

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays, pivot_tolerance, singular_model_error
+from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
 from robodyn.kinematics import local_transforms
 from robodyn.model.inertia import skew
@@ -248,8 +248,8 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         if i in joint_of:
             h = _axis(robot, i)
             D = P[i][..., h, h] + Ia[i]  # (3.49)
-            block = np.abs(np.diagonal(P[i], axis1=-2, axis2=-1)[..., h - 2 : h + 1])  # same-kind diagonal of P
-            if np.any(~(D > pivot_tolerance(D.dtype) * (np.max(block, -1) + Ia[i]))):
+            # scale: the same-kind (rotational or translational) diagonal of the articulated inertia P
+            if pivot_too_small(D, lambda: np.max(np.abs(np.diagonal(P[i], axis1=-2, axis2=-1)[..., h - 2 : h + 1]), -1) + Ia[i]):
                 raise singular_model_error(
                     robot.name, f"joint {robot.joint_names[i]}: articulated inertia D = {float(np.min(D)):.3g} (3.49)"
                 )
