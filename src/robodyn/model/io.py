@@ -105,7 +105,7 @@ class _ModelLoader(yaml.composer.Composer, *_PARSER, yaml.constructor.SafeConstr
             self._fail(f"anchor '&{event.anchor}' not allowed; model files may not use anchors and aliases, "
                        "write each value out", event.start_mark)
         if len(self.path) > MAX_DEPTH:
-            self._fail(f"nested more than {MAX_DEPTH} levels deep; a model file needs at most 5", event.start_mark)
+            self._fail(f"nested more than {MAX_DEPTH} levels deep; a model file needs at most 6", event.start_mark)
         if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_SCALAR_CHARS:
             self._fail(f"a value of {len(event.value)} characters; the limit is {MAX_SCALAR_CHARS}", event.start_mark)
         node = super().compose_node(parent, index)
