@@ -137,7 +137,7 @@ class Robot:
         put("qlim", _frozen(qlim))
         names = tuple(f"j{j}" for j in range(1, nf + 1)) if self.joint_names is None else self.joint_names
         if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(x, str) for x in names):
-            raise ModelError(f"robot '{self.name}': joint_names must be a tuple of {nf} strings, got {names!r}")
+            raise ModelError(f"robot '{self.name}': joint_names must be a tuple of {nf} strings, got {_short(names)}")
         names = tuple(names)
         if len(names) != nf:
             raise ModelError(f"robot '{self.name}': joint_names needs {nf} names, got {len(names)}")
@@ -151,14 +151,14 @@ class Robot:
         except (TypeError, ValueError):
             a = np.asarray(None)
         if a.dtype.kind not in "biuf":
-            raise ModelError(f"robot '{self.name}': field {key} must be an array of numbers, got {value!r}")
+            raise ModelError(f"robot '{self.name}': field {key} must be an array of numbers, got {_short(value)}")
         return a
 
     def _floats(self, key: str, value) -> np.ndarray:
         try:
             return np.array(value, dtype=float)
         except (TypeError, ValueError):
-            raise ModelError(f"robot '{self.name}': field {key} must be an array of real numbers, got {value!r}") from None
+            raise ModelError(f"robot '{self.name}': field {key} must be an array of real numbers, got {_short(value)}") from None
 
     def _vector(self, key: str, value, nf: int) -> np.ndarray:
         v = np.zeros(nf) if value is None else self._floats(key, value)
@@ -237,6 +237,11 @@ class Robot:
     def __repr__(self) -> str:
         kinds = "".join("RP-"[s] for s in self.sigma)
         return f"Robot({self.name!r}, {kinds}, n={self.n}, nf={self.nf}{'' if self.is_serial else ', tree'})"
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
