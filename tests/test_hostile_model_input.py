@@ -288,6 +288,9 @@ OVERFLOWING = {
     "link_accelerations": lambda r, q, b: rd.link_accelerations(r, q, b, q),
     "jacobian_dot_qd": lambda r, q, b: rd.jacobian_dot_qd(r, q, b),
     "regressor": lambda r, q, b: rd.regressor(r, q, b, q),
+    "joint_from_motor": lambda r, q, b: rd.joint_from_motor(rd.Transmission.gears([1e-10, 1], [1, 1]), [1e300, 0]),
+    "motor_from_joint": lambda r, q, b: rd.motor_from_joint(rd.Transmission.gears([1e10, 1], [1, 1]), [1e300, 0]),
+    "actuator_torques": lambda r, q, b: rd.actuator_torques(rd.Transmission.gears([1e-10, 1], [1, 1]), [1e300, 0]),
 }
 
 

@@ -105,7 +105,7 @@ def joint_from_motor(tr: Transmission, qm) -> np.ndarray:
     ndarray (..., n)  joint positions (rad | m) or rates; float32 if ``qm`` is.
     """
     a = _vec(tr, "qm", qm)
-    return a @ tr.J_qm.T.astype(a.dtype)
+    return finite_result("joint_from_motor", a @ tr.J_qm.T.astype(a.dtype))
 
 
 def motor_from_joint(tr: Transmission, q) -> np.ndarray:
@@ -121,7 +121,7 @@ def motor_from_joint(tr: Transmission, q) -> np.ndarray:
     ndarray (..., n)  motor positions (rad) or rates; float32 if ``q`` is.
     """
     a = _vec(tr, "q", q)
-    return a @ np.linalg.inv(tr.J_qm).T.astype(a.dtype)
+    return finite_result("motor_from_joint", a @ np.linalg.inv(tr.J_qm).T.astype(a.dtype))
 
 
 def actuator_torques(tr: Transmission, tau) -> np.ndarray:
@@ -137,7 +137,7 @@ def actuator_torques(tr: Transmission, tau) -> np.ndarray:
     ndarray (..., n)  motor torques (N m); float32 if ``tau`` is.
     """
     a = _vec(tr, "tau", tau)
-    return a @ tr.J_qm.astype(a.dtype)
+    return finite_result("actuator_torques", a @ tr.J_qm.astype(a.dtype))
 
 
 def motor_inertia_matrix(robot: Robot, tr: Transmission, qm, method: str = "composite") -> np.ndarray:
