@@ -107,7 +107,7 @@ L1 = "links: [{M: 1, XX: 0.1, YY: 0.1, ZZ: 0.1}]\n"
 
 
 def test_malformed_files_name_file_row_and_field(tmp_path):
-    bad("joints: [\n", r"bad\.yaml: not valid YAML", tmp_path)
+    bad("joints: [\n", r"bad\.yaml, line \d+, column \d+: not valid YAML \(while parsing a flow node", tmp_path)
     bad("- 1\n- 2\n", r"bad\.yaml: expected a mapping with keys name, source, gravity, joints, links")
     bad("nme: x\n" + J1 + L1, r"bad\.yaml: unknown top-level key\(s\) \['nme'\]; allowed: name, source, gravity, joints, links")
     bad(J1, r"bad\.yaml: 'links' must be a non-empty list, one row per frame")
@@ -116,7 +116,7 @@ def test_malformed_files_name_file_row_and_field(tmp_path):
     bad("joints: [{sigma: 0, alhpa: 1}]\n" + L1, r"bad\.yaml, joints row 1: unknown field 'alhpa'; allowed fields: name, antecedent, sigma")
     bad(J1 + "links: [{M: 1, Mx: 0}]\n", r"bad\.yaml, links row 1: unknown field 'Mx'")
     bad("joints: [{sigma: 0}, {sigma: 0, d: abc}]\nlinks: [{}, {}]\n",
-        r"bad\.yaml, joints row 2: field d = 'abc' is not a number \(an expression of pi such as pi/2 is allowed\)", tmp_path)
+        r"bad\.yaml, joints row 2: field d = 'abc' is not a number \(unknown name 'abc', the only name allowed is pi\); give a number or an expression", tmp_path)
     bad("joints: [{sigma: 0, d: __import__('os')}]\n" + L1, r"joints row 1: field d = .* is not a number")
     bad("joints: [{sigma: 0, alpha: true}]\n" + L1, r"joints row 1: field alpha = True is not a number")
     bad("joints: [{sigma: 0.5}]\n" + L1, r"joints row 1: field sigma = 0.5 must be an integer")

@@ -9,6 +9,7 @@ Quick use::
 
 from robodyn.errors import (
     InputError,
+    NumericOverflowError,
     ModelError,
     ModelFileError,
     NonPhysicalInertiaError,
@@ -159,6 +160,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "InputError", "ModelError", "ModelFileError", "NonPhysicalInertiaError", "RobodynError", "UnknownRobotError",
+    "NumericOverflowError",
     "PARAMETER_NAMES", "Robot", "com_from_standard", "standard_from_com",
     "dumps", "list_robots", "load", "loads", "save",
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from robodyn.errors import InputError
+from robodyn.errors import InputError, ModelError, NumericOverflowError
 
 
 def working_dtype(*arrays) -> np.dtype:
@@ -15,21 +17,63 @@ def working_dtype(*arrays) -> np.dtype:
     return np.dtype(np.float64)
 
 
+#: Auxiliary arguments that ``joint_arrays`` accepts besides joint-space ones: their trailing shape per robot.
+#: Their leading axes take part in the batch, so a gravity of shape (4, 3) with one state gives 4 results.
+_AUXILIARY = {"gravity": lambda robot: (3,), "wrenches": lambda robot: (robot.nf, 6)}
+
+
+def check_robot(robot, name: str = "robot"):
+    """Raise :class:`InputError` unless ``robot`` is a :class:`~robodyn.Robot`."""
+    from robodyn.model.robot import Robot
+
+    if not isinstance(robot, Robot):
+        raise InputError(
+            f"argument '{name}' is {_shown(robot)}; give a Robot, e.g. rd.load('rx90') or rd.Robot(...)"
+        )
+    return robot
+
+
+def check_type(name: str, value, cls):
+    """Raise :class:`InputError` unless ``value`` is a ``cls``; returns ``value``."""
+    if not isinstance(value, cls):
+        raise InputError(f"argument '{name}' is {_shown(value)}; give a {cls.__name__}")
+    return value
+
+
+def as_real_array(name: str, value) -> np.ndarray:
+    """``value`` as a real (integer or float) array, or :class:`InputError` naming ``name``.
+
+    Refused: None, strings, ragged nested lists, booleans (a ``True`` is not a joint position), complex.
+    """
+    if value is None:
+        raise InputError(f"argument '{name}' is None; give an array of real numbers")
+    try:
+        a = np.asarray(value)
+    except (ValueError, TypeError):
+        raise InputError(f"argument '{name}' is a ragged or mixed sequence; give a rectangular array of real numbers") from None
+    if a.dtype.kind not in "iuf":
+        what = " (True/False is not a joint value)" if a.dtype.kind == "b" else ""
+        raise InputError(f"argument '{name}' has dtype {a.dtype}{what}; give real numbers (integers or floats)")
+    return a
+
+
 def joint_arrays(robot, **arrays):
     """Check joint-space arguments of shape (..., n) and broadcast them to one batch shape.
 
     Returns ``(dtype, batch_shape, converted)`` where ``converted`` maps each name to an array of that
-    dtype and shape ``batch_shape + (n,)`` (None stays None).  Raises :class:`InputError` naming the
-    argument when the last axis is not ``robot.n`` or when an entry is NaN/inf.
+    dtype and shape ``batch_shape + (n,)``.  Raises :class:`InputError` naming the argument when ``robot``
+    is not a Robot, an argument is None, ragged, boolean or not real, its last axis is not ``robot.n``, or
+    an entry is NaN/inf.  ``gravity`` (..., 3) and ``wrenches`` (..., nf, 6) may be passed too (None: not
+    given): their leading axes join the batch and they come back broadcast to it.
     """
+    check_robot(robot)
     n = robot.n
-    given = {k: v for k, v in arrays.items() if v is not None}
+    aux = {k: v for k, v in arrays.items() if k in _AUXILIARY and v is not None}
+    joint = {k: v for k, v in arrays.items() if k not in _AUXILIARY}
+    given = {k: as_real_array(k, v) for k, v in joint.items()}
     dtype = working_dtype(*given.values())
     out, shapes = {}, []
-    for name, value in given.items():
-        a = np.asarray(value)
-        if a.dtype.kind not in "biuf":
-            raise InputError(f"argument '{name}' has dtype {a.dtype}; give real numbers")
+    for name, a in given.items():
         if a.ndim == 0 or a.shape[-1] != n:
             raise InputError(
                 f"argument '{name}' has shape {a.shape}; robot '{robot.name}' has n = {n} joint variables, "
@@ -39,22 +83,36 @@ def joint_arrays(robot, **arrays):
             raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
         out[name] = a.astype(dtype, copy=False)
         shapes.append(a.shape[:-1])
+    tails = {}
+    for name, value in aux.items():
+        tail = _AUXILIARY[name](robot)
+        a = as_real_array(name, value)
+        if a.ndim < len(tail) or a.shape[a.ndim - len(tail) :] != tail:
+            raise InputError(f"argument '{name}' has shape {a.shape}; expected (..., {', '.join(map(str, tail))})")
+        aux[name], tails[name] = a, tail
     try:
         batch = np.broadcast_shapes(*shapes) if shapes else ()
     except ValueError:
         raise InputError(
             "batch axes do not broadcast: " + ", ".join(f"{k} {np.shape(v)}" for k, v in given.items())
         ) from None
-    for name in arrays:
-        out[name] = None if arrays[name] is None else np.broadcast_to(out[name], batch + (n,))
+    for name, a in aux.items():
+        try:
+            batch = np.broadcast_shapes(batch, a.shape[: a.ndim - len(tails[name])])
+        except ValueError:
+            raise InputError(f"argument '{name}' with shape {a.shape} does not broadcast to batch {batch}") from None
+    for name in given:
+        out[name] = np.broadcast_to(out[name], batch + (n,))
+    for name, value in aux.items():
+        out[name] = check_array(name, value, tails[name], batch, dtype)
     return dtype, batch, out
 
 
 def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int, ...], dtype) -> np.ndarray:
     """Check an auxiliary argument of shape (..., *shape_tail) that must broadcast to ``batch``."""
-    a = np.asarray(value)
+    a = as_real_array(name, value)
     k = len(shape_tail)
-    if a.dtype.kind not in "biuf" or a.ndim < k or a.shape[a.ndim - k :] != shape_tail:
+    if a.ndim < k or a.shape[a.ndim - k :] != shape_tail:
         raise InputError(
             f"argument '{name}' has shape {a.shape}; expected (..., {', '.join(map(str, shape_tail))})"
         )
@@ -73,6 +131,67 @@ def frame_index(robot, frame) -> int:
         if j not in robot.joint_names:
             raise InputError(f"frame '{j}' is not a frame of robot '{robot.name}'; frames: {list(robot.joint_names)}")
         return robot.joint_names.index(j)
-    if not (isinstance(j, (int, np.integer)) and 1 <= j <= robot.nf):
+    if isinstance(j, (bool, np.bool_)) or not (isinstance(j, (int, np.integer)) and 1 <= j <= robot.nf):
         raise InputError(f"frame = {frame!r}; give a frame number 1..{robot.nf} or a frame name")
     return int(j) - 1
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def finite_result(what: str, *results):
+    """Return ``results`` (one or several arrays, tuples / named tuples / dataclasses of arrays; several come
+    back as a tuple) when every entry is finite.
+
+    The inputs of every public numeric function are checked to be finite, so a NaN or inf here comes from
+    floating-point overflow (e.g. q̇ = 1e155 squared in the centrifugal terms): raise
+    :class:`NumericOverflowError` naming the function ``what`` instead of returning it.
+    """
+    for a in _arrays_in(results):
+        if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+            limit = np.finfo(a.dtype).max
+            raise NumericOverflowError(
+                f"{what}: the result is not finite (floating-point overflow in {a.dtype}, largest {limit:.3g}) "
+                "although every input is finite; some input is too large (e.g. a velocity of 1e155), give values "
+                "of physical size" + (" or float64 inputs" if a.dtype == np.float32 else "")
+            )
+    return results[0] if len(results) == 1 else results
+
+
+def _arrays_in(result):
+    if isinstance(result, np.ndarray):
+        yield result
+    elif isinstance(result, (tuple, list)):
+        for r in result:
+            yield from _arrays_in(r)
+    elif dataclasses.is_dataclass(result) and not isinstance(result, type):
+        for f in dataclasses.fields(result):
+            yield from _arrays_in(getattr(result, f.name))
+    elif isinstance(result, (float, np.floating)):
+        yield np.asarray(result)
+
+
+def singular_model_error(robot_name: str, detail: str) -> ModelError:
+    """The one :class:`ModelError` every direct-dynamics formulation raises on a singular model; ``detail`` is
+    the formulation's own evidence (which pivot, its value)."""
+    return ModelError(
+        f"robot '{robot_name}': {detail}: the direct dynamic model is singular, a joint moves only massless links "
+        "or point masses on its axis and has no rotor inertia Ia; give those links mass or inertia about the axis, "
+        "or the joint a rotor inertia Ia > 0"
+    )
+
+
+def pivot_too_small(pivot, scale) -> bool:
+    """True when a pivot (articulated inertia about a joint axis, Cholesky pivot of A), of any batch shape,
+    is not above 64 ε times ``scale()``, the size of the inertia it is taken from.
+
+    Rounding leaves ε-sized remainders where the exact pivot is 0, and dividing by them gives accelerations
+    of 1e15 instead of an error.  ``scale`` is a callable, evaluated for floating-point pivots only: traced
+    or symbolic values (operation counting) get the exact sign test and no extra operations.
+    """
+    a = np.asarray(pivot)
+    if a.dtype.kind != "f":
+        return not np.all(pivot > 0)
+    return bool(np.any(~(a > 64 * float(np.finfo(a.dtype).eps) * scale())))

@@ -29,3 +29,7 @@ class UnknownRobotError(RobodynError, LookupError):
 
 class InputError(RobodynError, ValueError):
     """A numeric argument of an algorithm has the wrong shape or contains NaN/inf."""
+
+
+class NumericOverflowError(InputError, ArithmeticError):
+    """Finite inputs whose result overflows floating point (NaN/inf): the inputs are too large."""

@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from robodyn._arrays import check_array, frame_index, joint_arrays
+from robodyn._arrays import check_array, finite_result, frame_index, joint_arrays
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
     along_z,
@@ -105,7 +105,7 @@ def forward_kinematics(robot: Robot, q) -> np.ndarray:
     T[..., :3, :3] = R0
     T[..., :3, 3] = P0
     T[..., 3, 3] = 1
-    return T
+    return finite_result("forward_kinematics", T)
 
 
 def base_poses(robot: Robot, q: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -157,7 +157,7 @@ def link_velocities(robot: Robot, q, qd) -> tuple[np.ndarray, np.ndarray]:
         qdk = qd[..., k] if k is not None else np.zeros(batch, dtype)
         w[..., i, :] = mtv(A, wp) + (robot.sigma[i] == 0) * along_z(qdk)
         V[..., i, :] = mtv(A, Vp + cross(wp, P)) + (robot.sigma[i] == 1) * along_z(qdk)
-    return w, V
+    return finite_result("link_velocities", w, V)
 
 
 def _frames(robot: Robot, q: np.ndarray, dtype):
@@ -363,7 +363,7 @@ def link_accelerations(robot: Robot, q, qd, qdd) -> tuple[np.ndarray, np.ndarray
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     _, _, wd, Vd = forward_recursion(robot, a["q"], a["qd"], a["qdd"], np.zeros(3, dtype))
-    return np.stack(wd, -2), np.stack(Vd, -2)
+    return finite_result("link_accelerations", np.stack(wd, -2), np.stack(Vd, -2))
 
 
 def jacobian(robot: Robot, q, frame=None, point=None) -> np.ndarray:
@@ -400,7 +400,7 @@ def jacobian(robot: Robot, q, frame=None, point=None) -> np.ndarray:
             Jac[..., 3:, k] = z
         else:
             Jac[..., :3, k] = z
-    return Jac
+    return finite_result("jacobian", Jac)
 
 
 def jacobian_dot_qd(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
@@ -430,4 +430,4 @@ def jacobian_dot_qd(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
         acc = acc + cross(wdj, s) + cross(w[j], cross(w[j], s))
     R0, _ = base_poses(robot, a["q"], dtype)
     R = R0[..., j, :, :]
-    return np.concatenate([mv(R, acc), mv(R, wdj)], -1)
+    return finite_result("jacobian_dot_qd", np.concatenate([mv(R, acc), mv(R, wdj)], -1))

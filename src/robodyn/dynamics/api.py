@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from robodyn._arrays import finite_result
 from robodyn.errors import InputError
 
 _INVERSE = {
@@ -62,7 +63,7 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
     InputError
         A wrong shape, NaN/inf in an argument (named), or an unknown ``method`` (the choices are listed).
     """
-    return _pick(_INVERSE, method, "inverse_dynamics")(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
+    return finite_result("inverse_dynamics", _pick(_INVERSE, method, "inverse_dynamics")(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity))
 
 
 def inertia_matrix(robot, q, method: str = "composite"):
@@ -87,7 +88,7 @@ def inertia_matrix(robot, q, method: str = "composite"):
     InputError
         A wrong shape or NaN/inf in ``q``, or an unknown ``method`` (the choices are listed).
     """
-    return _pick(_INERTIA, method, "inertia_matrix")(robot, q)
+    return finite_result("inertia_matrix", _pick(_INERTIA, method, "inertia_matrix")(robot, q))
 
 
 def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive"):
@@ -121,4 +122,4 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     ModelError
         A singular model: a joint that moves only massless links and has no rotor inertia.
     """
-    return _pick(_FORWARD, method, "forward_dynamics")(robot, q, qd, tau, wrenches=wrenches, gravity=gravity)
+    return finite_result("forward_dynamics", _pick(_FORWARD, method, "forward_dynamics")(robot, q, qd, tau, wrenches=wrenches, gravity=gravity))

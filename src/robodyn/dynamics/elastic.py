@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import check_type, finite_result, joint_arrays
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
 from robodyn.dynamics.newton_euler import _friction, _gravity, rnea
@@ -126,9 +126,10 @@ def elastic_motor_torques(er: ElasticRobot, q, qm, qmd, qmdd) -> np.ndarray:
     -------
     ndarray (..., n), N m | N.
     """
+    check_type("er", er, ElasticRobot)
     dtype, _, a = joint_arrays(er.robot, q=q, qm=qm, qmd=qmd, qmdd=qmdd)
     spring = _spring(er, a["qm"] - a["q"])
-    return er.B_m.astype(dtype) * a["qmdd"] + _motor_friction(er, a["qmd"]) + spring
+    return finite_result("elastic_motor_torques", er.B_m.astype(dtype) * a["qmdd"] + _motor_friction(er, a["qmd"]) + spring)
 
 
 def elastic_inverse_dynamics(er: ElasticRobot, q, qd, qdd, q3, q4, gravity=None) -> ElasticInverse:
@@ -160,13 +161,13 @@ def elastic_inverse_dynamics(er: ElasticRobot, q, qd, qdd, q3, q4, gravity=None)
     ElasticInverse with qm, qmd, qmdd (motor position, velocity, acceleration) and tau (motor torques),
     each (..., n).
     """
-    robot = er.robot
+    robot = check_type("er", er, ElasticRobot).robot
     if np.any(robot.Fst[robot.joint_frames] != 0):
         raise InputError(
             f"elastic_inverse_dynamics: robot '{robot.name}' has a Stribeck friction term (Fst != 0) on the link side, "
             "whose time derivatives are not modelled; set Fst = 0"
         )
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, q3=q3, q4=q4)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, q3=q3, q4=q4, gravity=gravity)
     g = _gravity(robot, gravity, batch, np.float64)
     d = [a[k].astype(np.float64) for k in ("q", "qd", "qdd", "q3", "q4")]
     u0, u1, u2 = _rigid_torque_derivatives(robot, d, g)
@@ -179,7 +180,7 @@ def elastic_inverse_dynamics(er: ElasticRobot, q, qd, qdd, q3, q4, gravity=None)
     qmd = d[1] + u1 @ Kinv.T
     qmdd = d[2] + u2 @ Kinv.T
     tau = er.B_m * qmdd + _motor_friction(er, qmd) + u0
-    return ElasticInverse(*(x.astype(dtype) for x in (qm, qmd, qmdd, tau)))
+    return finite_result("elastic_inverse_dynamics", ElasticInverse(*(x.astype(dtype) for x in (qm, qmd, qmdd, tau))))
 
 
 _CONTOUR_POINTS = 16
@@ -221,11 +222,12 @@ def elastic_forward_dynamics(er: ElasticRobot, q, qd, qm, qmd, tau, gravity=None
     -------
     (qdd, qmdd) : tuple of ndarray (..., n)
     """
+    check_type("er", er, ElasticRobot)
     dtype, _, a = joint_arrays(er.robot, q=q, qd=qd, qm=qm, qmd=qmd, tau=tau)
     spring = _spring(er, a["qm"] - a["q"])
     qdd = api.forward_dynamics(er.robot, a["q"], a["qd"], spring, gravity=gravity, method=method)
     qmdd = (a["tau"] - _motor_friction(er, a["qmd"]) - spring) / er.B_m.astype(dtype)
-    return qdd, qmdd
+    return finite_result("elastic_forward_dynamics", qdd, qmdd)
 
 
 def elastic_state_derivative(er: ElasticRobot, x, tau, gravity=None, method: str = "recursive") -> np.ndarray:
@@ -243,13 +245,13 @@ def elastic_state_derivative(er: ElasticRobot, x, tau, gravity=None, method: str
     -------
     ndarray (..., 4n) = [q̇, q̇_M, q̈, q̈_M].
     """
-    n = er.n
+    n = check_type("er", er, ElasticRobot).n
     x = np.asarray(x)
     if x.ndim == 0 or x.shape[-1] != 4 * n:
         raise InputError(f"argument 'x' has shape {x.shape}; the elastic state [q, qm, qd, qmd] needs shape (..., {4 * n})")
     q, qm, qd, qmd = (x[..., k * n : (k + 1) * n] for k in range(4))
     qdd, qmdd = elastic_forward_dynamics(er, q, qd, qm, qmd, tau, gravity=gravity, method=method)
-    return np.concatenate(np.broadcast_arrays(qd, qmd, qdd, qmdd), -1).astype(qdd.dtype)
+    return finite_result("elastic_state_derivative", np.concatenate(np.broadcast_arrays(qd, qmd, qdd, qmdd), -1).astype(qdd.dtype))
 
 
 def elastic_energy(er: ElasticRobot, q, qd, qm, qmd, gravity=None) -> np.ndarray:
@@ -267,13 +269,14 @@ def elastic_energy(er: ElasticRobot, q, qd, qm, qmd, gravity=None) -> np.ndarray
     -------
     ndarray (...,)  total energy (J); float32 if every input is.
     """
+    check_type("er", er, ElasticRobot)
     dtype, _, a = joint_arrays(er.robot, q=q, qd=qd, qm=qm, qmd=qmd)
     Tq = kinetic_energy(er.robot, a["q"], a["qd"])
     Ug = potential_energy(er.robot, a["q"], gravity=gravity)
     Tm = 0.5 * np.sum(er.B_m.astype(dtype) * a["qmd"] ** 2, -1)
     e = a["q"] - a["qm"]
     Ue = 0.5 * np.sum(e * _spring(er, e), -1)
-    return Tq + Tm + Ug + Ue
+    return finite_result("elastic_energy", Tq + Tm + Ug + Ue)
 
 
 def _spring(er: ElasticRobot, e: np.ndarray) -> np.ndarray:

@@ -135,7 +135,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
     g = _gravity(robot, gravity, batch, dtype)
     tau = _torques(robot, a["q"], a["qd"], a["qdd"], g, _wrenches(robot, wrenches, batch, dtype))
     return tau + _friction(robot, a["qd"])
@@ -241,7 +241,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = _gravity(robot, gravity, batch, dtype)
     zero = np.zeros_like(a["qd"])
     C = _torques(robot, a["q"], a["qd"], zero, g, _wrenches(robot, wrenches, batch, dtype)) + _friction(robot, a["qd"])

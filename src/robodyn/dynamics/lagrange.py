@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import as_real_array, check_robot, finite_result, joint_arrays, pivot_too_small, singular_model_error
 from robodyn.dynamics import composite
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
-from robodyn.errors import InputError, ModelError
+from robodyn.errors import InputError
 from robodyn.kinematics import ancestors, base_poses, link_velocities
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -111,7 +111,7 @@ def inertia_matrix_derivative(robot: Robot, q, qd) -> np.ndarray:
     ndarray (..., n, n)  (kg m²/s for revolute pairs).
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    return np.einsum("...ijk,...k->...ij", _partials(robot, a["q"], dtype), a["qd"])
+    return finite_result("inertia_matrix_derivative", np.einsum("...ijk,...k->...ij", _partials(robot, a["q"], dtype), a["qd"]))
 
 
 def christoffel_symbols(robot: Robot, q) -> np.ndarray:
@@ -137,7 +137,7 @@ def coriolis_matrix(robot: Robot, q, qd) -> np.ndarray:
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     dA = _partials(robot, a["q"], dtype)
     c = 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3))
-    return np.einsum("...ijk,...k->...ij", c, a["qd"])
+    return finite_result("coriolis_matrix", np.einsum("...ijk,...k->...ij", c, a["qd"]))
 
 
 def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
@@ -162,7 +162,7 @@ def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
     Jw = np.einsum("jab,...jb->...ja", J, w)
     links = np.sum(w * Jw, -1) + M * np.sum(V * V, -1) + 2 * np.sum(MS * cross(V, w), -1)
     rotors = robot.Ia[robot.joint_frames].astype(dtype) * a["qd"] ** 2
-    return 0.5 * (np.sum(links, -1) + np.sum(rotors, -1))
+    return finite_result("kinetic_energy", 0.5 * (np.sum(links, -1) + np.sum(rotors, -1)))
 
 
 def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
@@ -178,11 +178,11 @@ def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (...,)
         U (J), zero at the base origin; float32 if every input is.
     """
-    dtype, batch, a = joint_arrays(robot, q=q)
+    dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
     g = _gravity(robot, gravity, batch, dtype)
     R0, P0 = base_poses(robot, a["q"], dtype)
     first = robot.M.astype(dtype)[:, None] * P0 + np.einsum("...jab,jb->...ja", R0, robot.MS.astype(dtype))
-    return -np.einsum("...a,...ja->...", g, first)
+    return finite_result("potential_energy", -np.einsum("...a,...ja->...", g, first))
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
@@ -199,7 +199,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = _gravity(robot, gravity, batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
     H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + _friction(robot, a["qd"])
@@ -216,10 +216,12 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
     try:
         L = np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
-        raise ModelError(
-            f"robot '{robot_name}': the {what} is not positive definite, the direct model is singular "
-            "(some joint moves only massless links and has no rotor inertia Ia); give those links mass or Ia > 0"
-        ) from None
+        raise singular_model_error(robot_name, f"the {what} is not positive definite") from None
+    # A pivot that is rounding noise (exactly 0 in exact arithmetic) passes the factorisation: compare it with A.
+    pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
+    for k in range(pivots.shape[-1]):
+        if pivot_too_small(pivots[..., k], lambda: np.max(np.abs(np.diagonal(A, axis1=-2, axis2=-1)), -1)):
+            raise singular_model_error(robot_name, f"the {what} has Cholesky pivot {k + 1} = {float(np.min(pivots[..., k])):.3g}")
     n = b.shape[-1]
     y = np.empty_like(b)
     for i in range(n):
@@ -249,9 +251,9 @@ def state_derivative(robot: Robot, x, tau, method: str = "recursive", wrenches=N
     """
     from robodyn.dynamics.api import forward_dynamics as dispatch
 
-    n = robot.n
-    xa = np.asarray(x)
-    if xa.dtype.kind not in "biuf" or xa.ndim == 0 or xa.shape[-1] != 2 * n:
+    n = check_robot(robot).n
+    xa = as_real_array("x", x)
+    if xa.ndim == 0 or xa.shape[-1] != 2 * n:
         raise InputError(
             f"argument 'x' has shape {xa.shape}; robot '{robot.name}' has n = {n}, so the state x = [q, qd] "
             f"must have shape (..., {2 * n})"
@@ -259,4 +261,4 @@ def state_derivative(robot: Robot, x, tau, method: str = "recursive", wrenches=N
     q, qd = xa[..., :n], xa[..., n:]
     qdd = dispatch(robot, q, qd, tau, wrenches=wrenches, gravity=gravity, method=method)
     dtype, batch, a = joint_arrays(robot, qd=qd, qdd=qdd)
-    return np.concatenate([a["qd"], a["qdd"]], -1)
+    return finite_result("state_derivative", np.concatenate([a["qd"], a["qdd"]], -1))

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from robodyn._arrays import check_array, joint_arrays
+from robodyn._arrays import check_array, finite_result, joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import vadd, vcross, vmat, vrz, vscale
@@ -107,7 +107,7 @@ def friction_torques(robot: Robot, qd) -> np.ndarray:
         Friction torques (N m) / forces (N); float32 if ``qd`` is.
     """
     _, _, a = joint_arrays(robot, qd=qd)
-    return _friction(robot, a["qd"])
+    return finite_result("friction_torques", _friction(robot, a["qd"]))
 
 
 def _friction(robot: Robot, qd: np.ndarray) -> np.ndarray:
@@ -152,9 +152,9 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
     tau = rnea(robot, a["q"], a["qd"], a["qdd"], _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
-    return tau + _friction(robot, a["qd"])
+    return finite_result("inverse_dynamics", tau + _friction(robot, a["qd"]))
 
 
 def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
@@ -173,9 +173,9 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
-    dtype, batch, a = joint_arrays(robot, q=q)
+    dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
     z = np.zeros_like(a["q"])
-    return rnea(robot, a["q"], z, z, _gravity(robot, gravity, batch, dtype))
+    return finite_result("gravity_torques", rnea(robot, a["q"], z, z, _gravity(robot, gravity, batch, dtype)))
 
 
 def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray:
@@ -196,7 +196,7 @@ def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray
     ndarray (..., n)
         H (N m | N); float32 if every input is.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, gravity=gravity, wrenches=wrenches)
     z = np.zeros_like(a["qd"])
     tau = rnea(robot, a["q"], a["qd"], z, _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
-    return tau + _friction(robot, a["qd"])
+    return finite_result("bias_torques", tau + _friction(robot, a["qd"]))

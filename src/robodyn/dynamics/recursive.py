@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
 from robodyn.dynamics.composite import _link_constants
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
-from robodyn.errors import ModelError
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
@@ -84,7 +83,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = gravity_components(_gravity(robot, gravity, batch, dtype), batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
     tau = a["tau"] - _friction(robot, a["qd"])  # [9.106]
@@ -150,11 +149,10 @@ def _backward(robot: Robot, tau, rot, gam, beta):
             side, row = _row(robot, j)
             Ja[j] = _axis_column(Js, robot.sigma[j])  # 𝕁*_j a_j
             H[j] = c_add(Ja[j][side][row], float(robot.Ia[j]))  # [9.116]
-            if not np.all(H[j] > 0):
-                raise ModelError(
-                    f"robot '{robot.name}', joint {robot.joint_names[j]}: articulated inertia H_j = "
-                    f"{float(np.min(H[j])):.3g} <= 0, the direct model is singular (the links it moves are massless "
-                    "and its rotor inertia Ia is 0); give those links mass or the joint a rotor inertia Ia"
+            d = Js[2 if robot.sigma[j] == 0 else 0]  # same-kind diagonal block of 𝕁*_j: the scale of H_j
+            if pivot_too_small(H[j], lambda: np.maximum(np.maximum(abs(d[0]), abs(d[3])), abs(d[5])) + float(robot.Ia[j])):
+                raise singular_model_error(
+                    robot.name, f"joint {robot.joint_names[j]}: articulated inertia H_j = {float(np.min(H[j])):.3g} [9.116]"
                 )
             Jg = tuple(tuple(c_div(x, H[j]) for x in v) for v in Ja[j])  # 𝕁*_j a_j / H_j
             K = _minus_outer(Js, Ja[j], Jg)  # [9.117]

@@ -35,9 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
-from robodyn.errors import ModelError
 from robodyn.kinematics import local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -118,7 +117,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  torques (N m) / forces (N); float32 in, float32 out.
     """
-    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
     qd, qdd = arr["qd"], arr["qdd"]
     g = _gravity(robot, gravity, batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
@@ -234,7 +233,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
-    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = _gravity(robot, gravity, batch, dtype)
     AP = local_transforms(robot, arr["q"], dtype)
     nb, b = _velocity_biases(robot, AP, arr["qd"], _wrenches(robot, wrenches, batch, dtype), dtype)
@@ -249,10 +248,10 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         if i in joint_of:
             h = _axis(robot, i)
             D = P[i][..., h, h] + Ia[i]  # (3.49)
-            if np.any(~(D > 0)):
-                raise ModelError(
-                    f"robot '{robot.name}', joint {robot.joint_names[i]}: the articulated inertia about the joint "
-                    "axis is not positive; the joint moves no mass — give that link mass or a rotor inertia Ia > 0"
+            # scale: the same-kind (rotational or translational) diagonal of the articulated inertia P
+            if pivot_too_small(D, lambda: np.max(np.abs(np.diagonal(P[i], axis1=-2, axis2=-1)[..., h - 2 : h + 1]), -1) + Ia[i]):
+                raise singular_model_error(
+                    robot.name, f"joint {robot.joint_names[i]}: articulated inertia D = {float(np.min(D)):.3g} (3.49)"
                 )
             G[i] = P[i][..., :, h] / D[..., None]  # (3.50)
             e = tau_eff[..., joint_of[i]] - z[i][..., h]  # (3.51)

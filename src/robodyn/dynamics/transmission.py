@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_array, joint_arrays, working_dtype
+from robodyn._arrays import as_real_array, check_array, check_robot, check_type, finite_result, joint_arrays, working_dtype
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
@@ -105,7 +105,7 @@ def joint_from_motor(tr: Transmission, qm) -> np.ndarray:
     ndarray (..., n)  joint positions (rad | m) or rates; float32 if ``qm`` is.
     """
     a = _vec(tr, "qm", qm)
-    return a @ tr.J_qm.T.astype(a.dtype)
+    return finite_result("joint_from_motor", a @ tr.J_qm.T.astype(a.dtype))
 
 
 def motor_from_joint(tr: Transmission, q) -> np.ndarray:
@@ -121,7 +121,7 @@ def motor_from_joint(tr: Transmission, q) -> np.ndarray:
     ndarray (..., n)  motor positions (rad) or rates; float32 if ``q`` is.
     """
     a = _vec(tr, "q", q)
-    return a @ np.linalg.inv(tr.J_qm).T.astype(a.dtype)
+    return finite_result("motor_from_joint", a @ np.linalg.inv(tr.J_qm).T.astype(a.dtype))
 
 
 def actuator_torques(tr: Transmission, tau) -> np.ndarray:
@@ -137,7 +137,7 @@ def actuator_torques(tr: Transmission, tau) -> np.ndarray:
     ndarray (..., n)  motor torques (N m); float32 if ``tau`` is.
     """
     a = _vec(tr, "tau", tau)
-    return a @ tr.J_qm.astype(a.dtype)
+    return finite_result("actuator_torques", a @ tr.J_qm.astype(a.dtype))
 
 
 def motor_inertia_matrix(robot: Robot, tr: Transmission, qm, method: str = "composite") -> np.ndarray:
@@ -157,7 +157,7 @@ def motor_inertia_matrix(robot: Robot, tr: Transmission, qm, method: str = "comp
     _check(robot, tr)
     A = api.inertia_matrix(robot, joint_from_motor(tr, qm), method=method)
     J = tr.J_qm.astype(A.dtype)
-    return np.swapaxes(J, 0, 1) @ A @ J + np.diag(tr.J_m).astype(A.dtype)
+    return finite_result("motor_inertia_matrix", np.swapaxes(J, 0, 1) @ A @ J + np.diag(tr.J_m).astype(A.dtype))
 
 
 def motor_inverse_dynamics(robot: Robot, tr: Transmission, qm, qmd, qmdd, wrenches=None, gravity=None) -> np.ndarray:
@@ -183,7 +183,7 @@ def motor_inverse_dynamics(robot: Robot, tr: Transmission, qm, qmd, qmdd, wrench
     dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, qmdd=qmdd)
     q, qd, qdd = (joint_from_motor(tr, a[k]) for k in ("qm", "qmd", "qmdd"))
     tau = inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
-    return (actuator_torques(tr, tau) + _rotor_torques(tr, a["qmd"], a["qmdd"])).astype(dtype)
+    return finite_result("motor_inverse_dynamics", (actuator_torques(tr, tau) + _rotor_torques(tr, a["qmd"], a["qmdd"])).astype(dtype))
 
 
 def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenches=None, gravity=None,
@@ -216,7 +216,7 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     H = bias_torques(robot, q, qd, wrenches=wrenches, gravity=gravity)
     rhs = a["tau_m"] - _rotor_torques(tr, a["qmd"], np.zeros_like(a["qmd"])) - actuator_torques(tr, H)
     A_m = motor_inertia_matrix(robot, tr, a["qm"], method=method)
-    return cholesky_solve(A_m, rhs, robot.name, what="motor-side inertia matrix").astype(dtype)
+    return finite_result("motor_forward_dynamics", cholesky_solve(A_m, rhs, robot.name, what="motor-side inertia matrix").astype(dtype))
 
 
 def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None) -> np.ndarray:
@@ -240,7 +240,7 @@ def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None) -> np.
     dtype, batch, a = joint_arrays(robot, q=q)
     L = check_array("wrench", wrench, (6,), batch, dtype)
     Jac = jacobian(robot, a["q"], frame=frame, point=point)
-    return np.einsum("...ik,...i->...k", Jac, L)
+    return finite_result("end_effector_torques", np.einsum("...ik,...i->...k", Jac, L))
 
 
 def _rotor_torques(tr: Transmission, qmd: np.ndarray, qmdd: np.ndarray) -> np.ndarray:
@@ -249,6 +249,8 @@ def _rotor_torques(tr: Transmission, qmd: np.ndarray, qmdd: np.ndarray) -> np.nd
 
 
 def _check(robot: Robot, tr: Transmission) -> None:
+    check_robot(robot)
+    check_type("tr", tr, Transmission)
     if tr.n != robot.n:
         raise InputError(f"transmission has n = {tr.n} motors but robot '{robot.name}' has n = {robot.n} joints")
     if np.any(robot.Ia[robot.joint_frames] != 0):
@@ -259,7 +261,8 @@ def _check(robot: Robot, tr: Transmission) -> None:
 
 
 def _vec(tr: Transmission, name: str, v) -> np.ndarray:
-    a = np.asarray(v)
+    check_type("tr", tr, Transmission)
+    a = as_real_array(name, v)
     if a.ndim == 0 or a.shape[-1] != tr.n or a.dtype.kind not in "biuf":
         raise InputError(f"argument '{name}' has shape {a.shape}; give finite values of shape (..., {tr.n})")
     if not np.all(np.isfinite(a)):

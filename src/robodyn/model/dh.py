@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn._arrays import as_real_array, check_robot
 from robodyn.errors import ModelError
 from robodyn.model.inertia import com_from_standard, standard_from_com, tensor_from_six
 from robodyn.model.robot import Robot
@@ -307,7 +308,7 @@ def _six(J: np.ndarray) -> np.ndarray:
 
 
 def _table(*pairs):
-    names, values = pairs[0::2], [np.asarray(v, dtype=float) for v in pairs[1::2]]
+    names, values = pairs[0::2], [as_real_array(n, v).astype(float) for n, v in zip(pairs[0::2], pairs[1::2])]
     n = values[0].size
     for name, v in zip(names, values):
         if v.ndim != 1 or v.size != n or n == 0:
@@ -338,6 +339,7 @@ def _pad(key, value, n, nf):
 
 
 def _require_serial(robot: Robot, what: str) -> None:
+    check_robot(robot)
     if not robot.is_serial:
         raise ModelError(f"robot '{robot.name}' is a tree (antecedent {robot.antecedent.tolist()}); {what} describes serial chains only")
     bad = np.flatnonzero((robot.gamma != 0) | (robot.b != 0))

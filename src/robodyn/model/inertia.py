@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.errors import NonPhysicalInertiaError
+from robodyn.errors import InputError, NonPhysicalInertiaError
+
+#: Largest magnitude accepted for a standard inertial parameter (SI units) and a centre-of-mass distance (m):
+#: beyond these a model is a typo, and its products overflow in the dynamics.
+MAX_ABS_PARAMETER = 1e12
+MAX_COM_DISTANCE = 1e6
 
 
 def skew(v: np.ndarray) -> np.ndarray:
@@ -62,12 +67,25 @@ def standard_from_com(mass: float, com, inertia_com) -> np.ndarray:
     ndarray, shape (10,)
         XX XY XZ YY YZ ZZ MX MY MZ M, with J_j = I_Gj - M_j Ŝ_j Ŝ_j and MS_j = M_j S_j.
     """
-    S = np.asarray(com, dtype=float).reshape(3)
-    IG = np.asarray(inertia_com, dtype=float)
-    IG = tensor_from_six(IG) if IG.shape == (6,) else IG.reshape(3, 3)
+    m = _real("mass", mass, ((),), "a number (kg)")
+    S = _real("com", com, ((3,),), "[x, y, z] in metres")
+    IG = _real("inertia_com", inertia_com, ((3, 3), (6,)), "a 3x3 matrix or [XX, XY, XZ, YY, YZ, ZZ] (kg m^2)")
+    IG = tensor_from_six(IG) if IG.shape == (6,) else IG
+    mass = float(m)
     Shat = skew(S)
     J = IG - mass * Shat @ Shat
     return np.concatenate([six_from_tensor(J), mass * S, [mass]])
+
+
+def _real(name, value, shapes, hint) -> np.ndarray:
+    """``value`` as a finite float array of one of ``shapes``, or :class:`InputError` naming ``name``."""
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):
+        a = np.asarray(None)
+    if a.dtype.kind not in "iuf" or a.shape not in shapes or not np.all(np.isfinite(a)):
+        raise InputError(f"argument '{name}' = {value!r} is not valid; give {hint}, finite real numbers")
+    return a.astype(float)
 
 
 def com_from_standard(params) -> tuple[float, np.ndarray, np.ndarray]:
@@ -75,7 +93,7 @@ def com_from_standard(params) -> tuple[float, np.ndarray, np.ndarray]:
 
     A massless link (M = 0) has no centre of mass: S is returned as zeros and I_G = J.
     """
-    p = np.asarray(params, dtype=float)
+    p = _real("params", params, ((10,),), "the 10 standard parameters XX XY XZ YY YZ ZZ MX MY MZ M")
     M = float(p[9])
     MS = p[6:9]
     J = tensor_from_six(p[:6])
@@ -107,8 +125,24 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9) -> None:
             f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} are nonzero while M = 0; "
             "a first moment needs a mass (MS = M * centre of mass)"
         )
+    if np.any(np.abs(p) > MAX_ABS_PARAMETER):
+        i = int(np.argmax(np.abs(p) > MAX_ABS_PARAMETER))
+        raise NonPhysicalInertiaError(
+            f"{where}: field {names[i]} = {p[i]:g} exceeds {MAX_ABS_PARAMETER:g} in magnitude; give SI units (kg, kg m, kg m^2)"
+        )
+    if M > 0:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            dist = float(np.linalg.norm(p[6:9] / M))
+        if not dist <= MAX_COM_DISTANCE:
+            raise NonPhysicalInertiaError(
+                f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} with M = {M:g} put the centre of mass "
+                f"{dist:g} m from O_j (limit {MAX_COM_DISTANCE:g} m); MX..MZ are mass times position, check them and M"
+            )
     _, _, IG = com_from_standard(p)
-    lam = np.linalg.eigvalsh(IG)
+    try:
+        lam = np.linalg.eigvalsh(IG)
+    except np.linalg.LinAlgError:
+        raise NonPhysicalInertiaError(f"{where}: the inertia about the centre of mass cannot be evaluated; check XX..M") from None
     tol = rtol * max(1.0, float(np.max(np.abs(lam)))) if np.any(lam) else 0.0
     if lam[0] < -tol:
         raise NonPhysicalInertiaError(

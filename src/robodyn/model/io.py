@@ -11,22 +11,27 @@ Schema (the contract users write; missing keys default to 0, antecedent to j −
       - {XX: 0, XY: 0, XZ: 0, YY: 0, YZ: 0, ZZ: 1.2, MX: 0, MY: 0, MZ: 0, M: 10, Ia: 0, Fc: 0, Fv: 0}
       # or: {mass: m, com: [x, y, z], inertia_com: [[..],[..],[..]], Ia: .., Fc: .., Fv: ..}
 
-Angles are in radians; a number may be written as an expression of ``pi`` (``pi/2``, ``-pi/2``).
+Angles are in radians; a number may be written as an expression of ``pi`` (``pi/2``, ``-pi/2``), within the
+small grammar of :func:`_expression`.  Files are read by a restricted YAML loader (:class:`_ModelLoader`): the
+limits are the ``MAX_*`` constants below, documented in docs/getting-started.md.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import operator
 import os
+import re
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import yaml
 
+from robodyn._arrays import check_robot
 from robodyn._files import write_atomically
-from robodyn.errors import ModelError, ModelFileError, UnknownRobotError
+from robodyn.errors import InputError, ModelError, ModelFileError, UnknownRobotError
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 
@@ -36,6 +41,174 @@ _COM_KEYS = ("mass", "com", "inertia_com")
 _TOP_KEYS = ("name", "source", "gravity", "joints", "links")
 
 
+# ---- hardened YAML reading: YAML 1.2 core scalars, no aliases, no duplicate keys, bounded size and depth ----
+
+#: Limits on model files and their values (documented in docs/getting-started.md, "Model files").
+MAX_FILE_BYTES = 1_000_000
+MAX_DEPTH = 8
+MAX_SCALAR_CHARS = 10_000
+MAX_EXPRESSION_CHARS = 200
+MAX_POWER_EXPONENT = 8
+MAX_ABS_VALUE = 1e12
+
+_INT_12 = re.compile(r"[-+]?(0|[1-9][0-9]*)\Z")
+_FLOAT_12 = re.compile(r"[-+]?(\.[0-9]+|(0|[1-9][0-9]*)(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+_INF_12 = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
+_NAN_12 = re.compile(r"\.(nan|NaN|NAN)\Z")
+
+
+try:  # libyaml's event parser when PyYAML has it (5x faster); composing, checking and constructing stay in Python
+    from yaml._yaml import CParser as _CParser
+
+    _PARSER: tuple = (_CParser,)
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    _PARSER = (yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser)
+
+
+class _ModelLoader(yaml.composer.Composer, *_PARSER, yaml.constructor.SafeConstructor, yaml.resolver.BaseResolver):
+    """PyYAML's safe loading restricted to what a model file needs.
+
+    Plain scalars are resolved as in the YAML 1.2 core schema (``yes``, ``on``, ``1:30`` and ``010`` stay
+    strings, so they are reported instead of silently becoming ``True``, 90 or 8); anchors, aliases and
+    merge keys are refused (no "billion laughs" expansion); duplicate keys are refused; nesting is limited
+    to :data:`MAX_DEPTH` levels and scalars to :data:`MAX_SCALAR_CHARS` characters.
+    """
+
+    yaml_implicit_resolvers: dict = {}
+    yaml_constructors: dict = {}
+
+    def __init__(self, stream, origin):
+        if _PARSER[0] is yaml.reader.Reader:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+        else:
+            _PARSER[0].__init__(self, stream)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.BaseResolver.__init__(self)
+        self.origin = origin
+        self.path: list = []
+
+    def _fail(self, message, mark=None):
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        where = _describe_path(self.path)
+        raise ModelFileError(f"{self.origin}{line}{where}: {message}")
+
+    def compose_node(self, parent, index):
+        self.path.append(index.value if isinstance(index, yaml.ScalarNode) else index)
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            self._fail(f"alias '*{event.anchor}' not allowed; model files may not use anchors and aliases, "
+                       "write each value out", event.start_mark)
+        if getattr(event, "anchor", None) is not None:
+            self._fail(f"anchor '&{event.anchor}' not allowed; model files may not use anchors and aliases, "
+                       "write each value out", event.start_mark)
+        if len(self.path) > MAX_DEPTH:
+            self._fail(f"nested more than {MAX_DEPTH} levels deep; a model file needs at most 6", event.start_mark)
+        if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_SCALAR_CHARS:
+            self._fail(f"a value of {len(event.value)} characters; the limit is {MAX_SCALAR_CHARS}", event.start_mark)
+        node = super().compose_node(parent, index)
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for k, _ in node.value:
+                if not isinstance(k, yaml.ScalarNode):
+                    self._fail("a key must be a plain name such as M or alpha, not a list or mapping", k.start_mark)
+                if (k.tag, k.value) in seen:
+                    self.path.append(k.value)
+                    self._fail(f"duplicate key {_shown(k.value)}; give each field once", k.start_mark)
+                seen.add((k.tag, k.value))
+        self.path.pop()
+        return node
+
+
+def _describe_path(path) -> str:
+    """', links row 3, field M' from the composer's path [None, 'links', 2, 'M'] (None: a key or the root)."""
+    steps = [p for p in path if p is not None]
+    parts = []
+    for i, p in enumerate(steps):
+        if isinstance(p, int):
+            parts.append(f"row {p + 1}" if i == 1 and steps[0] in ("joints", "links") else f"entry {p + 1}")
+        else:
+            text = _shown(str(p))[1:-1]
+            parts.append(f"field {text}" if i != 0 or len(steps) == 1 or not isinstance(steps[1], int) else text)
+    if len(parts) >= 2 and parts[1].startswith("row"):
+        parts[:2] = [f"{parts[0]} {parts[1]}"]
+    return "".join(", " + x for x in parts[:3]) + (", ..." if len(parts) > 3 else "")
+
+
+def _shown(value, limit: int = 60) -> str:
+    """A value from a model file as it may appear in a message: quoted, control characters escaped (no terminal
+    escape sequences reach the user's screen), long values cut."""
+    text = value if isinstance(value, str) else repr(value)
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"'{text}'" if isinstance(value, str) else text
+
+
+def _construct_int(loader, node):
+    value = loader.construct_scalar(node)
+    if not _INT_12.match(value):
+        raise yaml.constructor.ConstructorError(None, None, f"'{value}' is not a decimal integer", node.start_mark)
+    return int(value) if len(value) <= 30 else float(value)
+
+
+def _construct_float(loader, node):
+    value = loader.construct_scalar(node)
+    if _INF_12.match(value):
+        return -math.inf if value.startswith("-") else math.inf
+    if _NAN_12.match(value):
+        return math.nan
+    if not (_FLOAT_12.match(value) or _INT_12.match(value)):
+        raise yaml.constructor.ConstructorError(None, None, f"'{value}' is not a number", node.start_mark)
+    return float(value)
+
+
+def _construct_bool(loader, node):
+    return loader.construct_scalar(node) in ("true", "True", "TRUE")
+
+
+def _construct_undefined(loader, node):
+    raise yaml.constructor.ConstructorError(
+        None, None, f"tag {node.tag} not allowed; model files hold numbers, strings, lists and mappings", node.start_mark
+    )
+
+
+for _tag, _regexp, _first in (
+    ("tag:yaml.org,2002:null", r"(~|null|Null|NULL)?\Z", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"(true|True|TRUE|false|False|FALSE)\Z", list("tTfF")),
+    ("tag:yaml.org,2002:int", _INT_12.pattern, list("-+0123456789")),
+    ("tag:yaml.org,2002:float", rf"({_FLOAT_12.pattern[:-2]}|{_INF_12.pattern[:-2]}|{_NAN_12.pattern[:-2]})\Z", list("-+.0123456789")),
+):
+    _ModelLoader.add_implicit_resolver(_tag, re.compile(_regexp), _first)
+_ModelLoader.add_constructor("tag:yaml.org,2002:null", yaml.SafeLoader.construct_yaml_null)
+_ModelLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+_ModelLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_ModelLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+_ModelLoader.add_constructor("tag:yaml.org,2002:str", yaml.SafeLoader.construct_yaml_str)
+_ModelLoader.add_constructor("tag:yaml.org,2002:seq", yaml.SafeLoader.construct_yaml_seq)
+_ModelLoader.add_constructor("tag:yaml.org,2002:map", yaml.SafeLoader.construct_yaml_map)
+_ModelLoader.add_constructor(None, _construct_undefined)
+
+
+def _parse_yaml(text, origin):
+    if not isinstance(text, str):
+        raise ModelFileError(f"{origin}: model text must be a str, got {type(text).__name__}")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        raise ModelFileError(f"{origin}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
+    try:
+        loader = _ModelLoader(text, origin)
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = " ".join(x for x in (getattr(exc, "context", None), getattr(exc, "problem", None)) if x) or str(exc)
+        raise ModelFileError(f"{origin}{line}: not valid YAML ({_shown(problem, 200)[1:-1]})") from None
+
+
 def list_robots() -> list[str]:
     """Names of the built-in robots, sorted."""
     files = resources.files("robodyn.robots").iterdir()
@@ -43,27 +216,60 @@ def list_robots() -> list[str]:
 
 
 def load(name_or_path: str | os.PathLike) -> Robot:
-    """Load a built-in robot by name (see :func:`list_robots`) or a model file ``*.yaml``.
+    """Load a built-in robot by name (see :func:`list_robots`) or a model file.
+
+    The rule: a ``str`` with no folder separator and no ``.yaml`` / ``.yml`` suffix that names a built-in
+    robot is that robot, whatever exists in the current folder (a folder ``rx90`` written by
+    ``robodyn generate rx90 --out rx90`` does not hide it); write ``./rx90`` to mean a file of that name.
+    Anything else (a ``os.PathLike``, a name with a separator or a suffix, an unknown bare name that is
+    an existing file) is read as a model file of at most :data:`MAX_FILE_BYTES` bytes of UTF-8 text.
 
     Raises
     ------
     UnknownRobotError
-        A name that is neither a built-in robot nor an existing file.
+        A bare name that is neither a built-in robot nor an existing file.
     ModelFileError
-        A malformed file; the message names the file, the row and the field.
+        A missing, unreadable or malformed file, or a folder; the message names the file, the row and the field.
     """
-    text = str(name_or_path)
-    path = Path(text)
-    if path.suffix.lower() in (".yaml", ".yml") or path.exists():
+    if isinstance(name_or_path, str) and _is_bare_name(name_or_path):
+        builtin = resources.files("robodyn.robots").joinpath(f"{name_or_path}.yaml")
+        if builtin.is_file():
+            return _from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'")
+        if not Path(name_or_path).exists():
+            raise UnknownRobotError(
+                f"unknown robot '{name_or_path}'; built-in robots are {', '.join(list_robots())}, "
+                "or give a path to a .yaml file"
+            )
+    elif not isinstance(name_or_path, (str, os.PathLike)):
+        raise ModelFileError(f"load: expected a robot name or a path, got {type(name_or_path).__name__}")
+    if not str(name_or_path):
+        raise UnknownRobotError("load: empty robot name; give a built-in robot name or a path to a .yaml file")
+    return _from_text(_read_model_file(Path(name_or_path), str(name_or_path)), str(name_or_path))
+
+
+def _is_bare_name(text: str) -> bool:
+    seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml")
+
+
+def _read_model_file(path: Path, label: str) -> str:
+    try:
+        if path.is_dir():
+            raise ModelFileError(f"{label}: is a folder, not a model file; give a .yaml file or a built-in robot name")
         if not path.is_file():
-            raise ModelFileError(f"{path}: no such model file")
-        return _from_text(path.read_text(encoding="utf-8"), str(path))
-    builtin = resources.files("robodyn.robots").joinpath(f"{text}.yaml")
-    if not builtin.is_file():
-        raise UnknownRobotError(
-            f"unknown robot '{text}'; built-in robots are {', '.join(list_robots())}, or give a path to a .yaml file"
-        )
-    return _from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{text}'")
+            raise ModelFileError(f"{label}: no such model file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ModelFileError(f"{label}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ModelFileError(f"{label}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ModelFileError(f"{label}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"{label}: not UTF-8 text (byte {exc.start}); a model file is YAML text") from None
 
 
 def loads(text: str, origin: str = "<string>") -> Robot:
@@ -72,15 +278,13 @@ def loads(text: str, origin: str = "<string>") -> Robot:
 
 
 def _from_text(text: str, origin: str) -> Robot:
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ModelFileError(f"{origin}: not valid YAML ({exc})") from None
+    doc = _parse_yaml(text, origin)
     if not isinstance(doc, dict):
         raise ModelFileError(f"{origin}: expected a mapping with keys {', '.join(_TOP_KEYS)}")
     unknown = set(doc) - set(_TOP_KEYS)
     if unknown:
-        raise ModelFileError(f"{origin}: unknown top-level key(s) {sorted(unknown)}; allowed: {', '.join(_TOP_KEYS)}")
+        shown = ", ".join(_shown(k) for k in sorted(unknown, key=str))
+        raise ModelFileError(f"{origin}: unknown top-level key(s) [{shown}]; allowed: {', '.join(_TOP_KEYS)}")
     for key in ("joints", "links"):
         if not isinstance(doc.get(key), list) or not doc[key]:
             raise ModelFileError(f"{origin}: '{key}' must be a non-empty list, one row per frame")
@@ -93,13 +297,13 @@ def _from_text(text: str, origin: str) -> Robot:
     for j, row in enumerate(joints, start=1):
         where = f"{origin}, joints row {j}"
         _check_row(row, _JOINT_KEYS, where)
-        names.append(str(row.get("name", f"j{j}")))
+        names.append(_text(row.get("name", f"j{j}"), where, "name"))
         ant[j - 1] = _integer(row.get("antecedent", j - 1), where, "antecedent")
         sigma[j - 1] = _integer(row.get("sigma", 0), where, "sigma")
         for k in geo:
             geo[k][j - 1] = _number(row.get(k, 0), where, k)
         if sigma[j - 1] != 2:
-            qlim.append([_number(row.get("qmin", -math.inf), where, "qmin"), _number(row.get("qmax", math.inf), where, "qmax")])
+            qlim.append([_limit(row, "qmin", -math.inf, where), _limit(row, "qmax", math.inf, where)])
         elif "qmin" in row or "qmax" in row:
             raise ModelFileError(f"{where}: field qmin/qmax on a fixed frame (sigma: 2); remove it")
     params = np.zeros((nf, 10))
@@ -120,8 +324,8 @@ def _from_text(text: str, origin: str) -> Robot:
         raise ModelFileError(f"{origin}: field gravity must be a list of 3 numbers (m/s^2, base frame)")
     try:
         return Robot(
-            name=str(doc.get("name", Path(origin).stem)),
-            source=str(doc.get("source", "")),
+            name=_text(doc.get("name", Path(origin).stem), origin, "name"),
+            source=_text(doc.get("source", ""), origin, "source"),
             antecedent=ant,
             sigma=sigma,
             params=params,
@@ -137,10 +341,10 @@ def _from_text(text: str, origin: str) -> Robot:
 
 def _check_row(row, allowed, where):
     if not isinstance(row, dict):
-        raise ModelFileError(f"{where}: expected a mapping like {{{allowed[0]}: ...}}, got {row!r}")
+        raise ModelFileError(f"{where}: expected a mapping like {{{allowed[0]}: ...}}, got {_shown(row)}")
     unknown = [k for k in row if k not in allowed]
     if unknown:
-        raise ModelFileError(f"{where}: unknown field '{unknown[0]}'; allowed fields: {', '.join(allowed)}")
+        raise ModelFileError(f"{where}: unknown field {_shown(unknown[0])}; allowed fields: {', '.join(allowed)}")
 
 
 def _from_com(row, where):
@@ -163,33 +367,107 @@ def _from_com(row, where):
     return standard_from_com(mass, [_number(c, where, "com") for c in com], vals)
 
 
-_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd, ast.Load)
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_HINT = "a number or an expression of numbers and pi with + - * / ** and parentheses, e.g. pi/2 or 0.3**2 * 4"
 
 
 def _number(value, where, field) -> float:
-    if isinstance(value, bool):
-        raise ModelFileError(f"{where}: field {field} = {value!r} is not a number")
+    """A finite float from a YAML number or an expression string (grammar in docs/getting-started.md)."""
+    if isinstance(value, bool) or value is None:
+        shown = "empty" if value is None else repr(value)
+        raise ModelFileError(f"{where}: field {field} = {shown} is not a number; give {_HINT}")
     if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            tree = ast.parse(value.strip(), mode="eval")
-            if all(isinstance(n, _ALLOWED_NODES) for n in ast.walk(tree)) and all(n.id == "pi" for n in ast.walk(tree) if isinstance(n, ast.Name)):
-                return float(eval(compile(tree, "<model>", "eval"), {"__builtins__": {}}, {"pi": math.pi}))
-        except (SyntaxError, TypeError, ZeroDivisionError):
-            pass
-    raise ModelFileError(f"{where}: field {field} = {value!r} is not a number (an expression of pi such as pi/2 is allowed)")
+        x = float(value)
+    elif isinstance(value, str):
+        x = _expression(value, where, field)
+    else:
+        raise ModelFileError(f"{where}: field {field} = {_shown(value)} is not a number (a {type(value).__name__}); give {_HINT}")
+    if not math.isfinite(x):
+        raise ModelFileError(f"{where}: field {field} = {_shown(value)} is not finite; give a finite number")
+    if abs(x) > MAX_ABS_VALUE:
+        raise ModelFileError(
+            f"{where}: field {field} = {_shown(value)} exceeds {MAX_ABS_VALUE:g} in magnitude; model values are in SI units"
+        )
+    return x
+
+
+def _expression(text, where, field) -> float:
+    """Evaluate a numeric expression with :mod:`ast`, never ``eval``: numbers, ``pi``, + − * /, unary ±,
+    parentheses and ``**`` with an exponent of magnitude <= MAX_POWER_EXPONENT; every step must stay finite."""
+    shown = _shown(text)
+    def bad(why):
+        return ModelFileError(f"{where}: field {field} = {shown} is not a number ({why}); give {_HINT}")
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise bad(f"longer than {MAX_EXPRESSION_CHARS} characters")
+    if re.fullmatch(r"\s*[-+]?[0-9]+(:[0-5]?[0-9])+(\.[0-9]*)?\s*", text):
+        raise bad("a YAML 1.1 sexagesimal number such as 1:30 is not read")
+    if re.fullmatch(r"\s*[-+]?0[0-9]+\s*", text):
+        raise bad("a leading zero is octal in YAML 1.1 and decimal in YAML 1.2; write the number without it")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        raise bad("not an arithmetic expression") from None
+
+    def ev(node):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return float(node.value)
+        if isinstance(node, ast.Name) and node.id == "pi":
+            return math.pi
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            x = ev(node.operand)
+            return -x if isinstance(node.op, ast.USub) else x
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Div) and b == 0:
+                raise bad("division by zero")
+            return _BINARY[type(node.op)](a, b)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            a, b = ev(node.left), ev(node.right)
+            if abs(b) > MAX_POWER_EXPONENT:
+                raise bad(f"power {b:g}: exponents are limited to +-{MAX_POWER_EXPONENT}")
+            if a < 0 and b != int(b):
+                raise bad("a negative number to a fractional power")
+            if a == 0 and b < 0:
+                raise bad("division by zero")
+            try:
+                return math.pow(a, b)
+            except OverflowError:
+                raise bad("overflow") from None
+        if isinstance(node, ast.Name):
+            raise bad(f"unknown name '{node.id}', the only name allowed is pi")
+        raise bad("not an arithmetic expression")
+
+    x = ev(tree.body)
+    if not math.isfinite(x):
+        raise bad("overflow")
+    return x
+
+
+def _limit(row, key, default, where) -> float:
+    """A joint limit: a number as :func:`_number`, or +-inf (``.inf``) for no limit; default when absent."""
+    value = row.get(key, default)
+    if isinstance(value, float) and math.isinf(value):
+        return value
+    return _number(value, where, key)
+
+
+def _text(value, where, field) -> str:
+    """A name or free text: a string (a plain number such as ``name: 560`` is read as its text)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ModelFileError(f"{where}: field {field} must be text, got {_shown(value)}; quote it")
+    return str(value)
 
 
 def _integer(value, where, field) -> int:
     x = _number(value, where, field)
     if x != int(x):
-        raise ModelFileError(f"{where}: field {field} = {value!r} must be an integer")
+        raise ModelFileError(f"{where}: field {field} = {_shown(value)} must be an integer")
     return int(x)
 
 
 def dumps(robot: Robot) -> str:
     """The YAML text of a robot in the standard-parameter form of the schema."""
+    check_robot(robot)
     joints, links = [], []
     k = 0
     for i in range(robot.nf):
@@ -207,10 +485,29 @@ def dumps(robot: Robot) -> str:
         link.update({e: float(getattr(robot, e)[i]) for e in _LINK_EXTRA if getattr(robot, e)[i] != 0})
         links.append(link)
     doc = {"name": robot.name, "source": robot.source, "gravity": [float(g) for g in robot.gravity], "joints": joints, "links": links}
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=200)
+    return yaml.dump(doc, Dumper=_ModelDumper, sort_keys=False, default_flow_style=None, width=200, allow_unicode=False)
+
+
+class _ModelDumper(yaml.SafeDumper):
+    """Quotes every string that :class:`_ModelLoader` would read as something else (``1e5``, ``true``), so that
+    ``loads(dumps(robot))`` gives back the same names; never writes anchors or aliases."""
+
+    def ignore_aliases(self, data):
+        return True
+
+
+def _represent_str(dumper, data):
+    resolvers = _ModelLoader.yaml_implicit_resolvers.get(data[:1], []) + _ModelLoader.yaml_implicit_resolvers.get(None, [])
+    typed = any(tag != "tag:yaml.org,2002:str" and regexp.match(data) for tag, regexp in resolvers)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="'" if typed or not data else None)
+
+
+_ModelDumper.add_representer(str, _represent_str)
 
 
 def save(robot: Robot, path: str | os.PathLike) -> Path:
     """Write ``robot`` to a YAML model file atomically (no partial file on error); returns the path."""
     text = dumps(robot)
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InputError(f"argument 'path' is {path!r}; give the path of the .yaml file to write")
     return write_atomically(path, lambda fh: fh.write(text), what="model file")

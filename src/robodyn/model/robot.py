@@ -23,6 +23,9 @@ from robodyn.model.inertia import check_physical, tensor_from_six
 #: Order of the standard inertial parameters of one link (Khalil & Dombre §9.4.1), then rotor inertia.
 PARAMETER_NAMES: tuple[str, ...] = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
 
+#: Largest magnitude accepted for a geometric, joint or gravity value: beyond it a model is a typo and overflows.
+MAX_ABS_VALUE = 1e12
+
 _GEOMETRY = ("gamma", "b", "alpha", "d", "theta", "r")
 #: Per-frame joint quantities: rotor inertia, Coulomb, viscous, offset friction, Stribeck [9.26].
 _JOINT_PARAMS = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
@@ -88,7 +91,7 @@ class Robot:
 
     def __post_init__(self) -> None:
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
-        sigma = np.asarray(self.sigma)
+        sigma = self._numbers("sigma", self.sigma)
         if sigma.ndim != 1 or sigma.size == 0:
             raise ModelError(f"robot '{self.name}': sigma must be a non-empty 1-D array, one entry per frame")
         nf = sigma.size
@@ -98,8 +101,8 @@ class Robot:
                 f"robot '{self.name}', frame {j}: sigma = {sigma[j - 1].item()!r}; use 0 (revolute), 1 (prismatic) or 2 (fixed)"
             )
         put("sigma", _frozen(sigma.astype(np.int64)))
-        ant = np.arange(nf) if self.antecedent is None else np.asarray(self.antecedent)
-        if ant.shape != (nf,) or not np.all(ant == np.round(ant)):
+        ant = np.arange(nf) if self.antecedent is None else self._numbers("antecedent", self.antecedent)
+        if ant.shape != (nf,) or not np.all(np.abs(ant) <= nf) or not np.all(ant == np.round(ant)):
             raise ModelError(f"robot '{self.name}': antecedent must hold {nf} integers, one per frame")
         ant = ant.astype(np.int64)
         for j in range(1, nf + 1):
@@ -111,35 +114,65 @@ class Robot:
         put("antecedent", _frozen(ant))
         for key in _GEOMETRY + _JOINT_PARAMS:
             put(key, self._vector(key, getattr(self, key), nf))
-        params = np.zeros((nf, 10)) if self.params is None else np.array(self.params, dtype=float)
+        params = np.zeros((nf, 10)) if self.params is None else self._floats("params", self.params)
         if params.shape != (nf, 10):
             raise ModelError(
                 f"robot '{self.name}': params has shape {params.shape}; expected ({nf}, 10) = "
                 "XX XY XZ YY YZ ZZ MX MY MZ M per frame"
             )
         put("params", _frozen(params))
-        g = np.array(self.gravity, dtype=float)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise ModelError(f"robot '{self.name}': gravity must be 3 finite numbers (m/s^2, base frame)")
+        g = self._floats("gravity", self.gravity)
+        if g.shape != (3,) or not np.all(np.abs(g) <= MAX_ABS_VALUE):
+            raise ModelError(f"robot '{self.name}': gravity must be 3 finite numbers (m/s^2, base frame), each within {MAX_ABS_VALUE:g}")
         put("gravity", _frozen(g))
         n = int(np.count_nonzero(sigma != 2))
-        qlim = np.tile([-np.inf, np.inf], (n, 1)) if self.qlim is None else np.array(self.qlim, dtype=float)
+        if n == 0:
+            raise ModelError(
+                f"robot '{self.name}': no joint, every frame has sigma = 2 (fixed); a robot needs at least one "
+                "revolute (sigma = 0) or prismatic (sigma = 1) joint"
+            )
+        qlim = np.tile([-np.inf, np.inf], (n, 1)) if self.qlim is None else self._floats("qlim", self.qlim)
         if qlim.shape != (n, 2) or np.any(np.isnan(qlim)) or np.any(qlim[:, 0] > qlim[:, 1]):
             raise ModelError(f"robot '{self.name}': qlim must be ({n}, 2) rows [min, max] with min <= max")
         put("qlim", _frozen(qlim))
-        names = tuple(f"j{j}" for j in range(1, nf + 1)) if self.joint_names is None else tuple(self.joint_names)
+        names = tuple(f"j{j}" for j in range(1, nf + 1)) if self.joint_names is None else self.joint_names
+        if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(x, str) for x in names):
+            raise ModelError(f"robot '{self.name}': joint_names must be a tuple of {nf} strings, got {_short(names)}")
+        names = tuple(names)
         if len(names) != nf:
             raise ModelError(f"robot '{self.name}': joint_names needs {nf} names, got {len(names)}")
         put("joint_names", names)
         self._check_links()
 
+    def _numbers(self, key: str, value) -> np.ndarray:
+        """``value`` as a numeric array of its own dtype (integers stay integers, for the messages)."""
+        try:
+            a = np.asarray(value)
+        except (TypeError, ValueError):
+            a = np.asarray(None)
+        if a.dtype.kind not in "biuf":
+            raise ModelError(f"robot '{self.name}': field {key} must be an array of numbers, got {_short(value)}")
+        return a
+
+    def _floats(self, key: str, value) -> np.ndarray:
+        try:
+            return np.array(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ModelError(f"robot '{self.name}': field {key} must be an array of real numbers, got {_short(value)}") from None
+
     def _vector(self, key: str, value, nf: int) -> np.ndarray:
-        v = np.zeros(nf) if value is None else np.array(value, dtype=float)
+        v = np.zeros(nf) if value is None else self._floats(key, value)
         if v.shape != (nf,):
             raise ModelError(f"robot '{self.name}': {key} has shape {v.shape}; expected ({nf},), one per frame")
         if not np.all(np.isfinite(v)):
             j = int(np.flatnonzero(~np.isfinite(v))[0]) + 1
             raise ModelError(f"robot '{self.name}', frame {j}: field {key} is not finite; give a number")
+        if np.any(np.abs(v) > MAX_ABS_VALUE):
+            j = int(np.argmax(np.abs(v) > MAX_ABS_VALUE)) + 1
+            raise ModelError(
+                f"robot '{self.name}', frame {j}: field {key} = {v[j - 1]:g} exceeds {MAX_ABS_VALUE:g} in magnitude; "
+                "give SI units (m, rad, kg m^2, N m)"
+            )
         return _frozen(v)
 
     def _check_links(self) -> None:
@@ -204,6 +237,11 @@ class Robot:
     def __repr__(self) -> str:
         kinds = "".join("RP-"[s] for s in self.sigma)
         return f"Robot({self.name!r}, {kinds}, n={self.n}, nf={self.nf}{'' if self.is_serial else ', tree'})"
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import finite_result, joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 from robodyn.spatial import c_add, c_mul, c_sub, vadd, vcross, vdot, vmat_t, vrz_t
@@ -140,7 +140,7 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     """
     from robodyn.dynamics.newton_euler import _gravity
 
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
     cols = flat_columns(a["q"], a["qd"], a["qdd"])
@@ -165,7 +165,7 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
         D[..., k, c] = np.sign(a["qd"])
         D[..., k, c + 1] = a["qd"]
         D[..., k, c + 2] = 1
-    return D
+    return finite_result("regressor", D)
 
 
 def _float_dot(u, v):
