@@ -22,7 +22,6 @@ blocks of states; A = C Rot(z, θ) is applied as two rotations so that the exact
 
 from __future__ import annotations
 
-import weakref
 
 import numpy as np
 
@@ -67,9 +66,9 @@ def _composites(robot: Robot, q) -> tuple[list, list, list, list]:
     6-tuple (xx, xy, xz, yy, yz, zz), MS⁺ as a 3-tuple and M⁺ (a float: it does not depend on q).
     """
     rot = frame_rotations(robot, q)
-    J, MS, M = (list(x) for x in zip(*_link_constants(robot)))
+    J, MS, M = (list(x) for x in zip(*robot.derived.links_six))
     for k in range(robot.nf - 1, -1, -1):
-        j = robot.antecedent[k] - 1
+        j = robot.derived.parent[k]
         if j < 0:
             continue
         C, c, s, P = rot[k]
@@ -82,16 +81,6 @@ def _composites(robot: Robot, q) -> tuple[list, list, list, list]:
         MS[j] = vadd(MS[j], vadd(AMS, vscale(M[k], P)))
         J[j] = sym_add(J[j], sym_sub(sym_rotate(C, c, s, J[k]), parallel_axis))  # [9.12]
     return rot, J, MS, M
-
-
-_LINKS: "weakref.WeakKeyDictionary[Robot, list]" = weakref.WeakKeyDictionary()
-
-
-def _link_constants(robot: Robot) -> list[tuple]:
-    """Per link (J, MS, M) as Python floats (J as XX XY XZ YY YZ ZZ), cached per (immutable) robot."""
-    if robot not in _LINKS:
-        _LINKS[robot] = [(tuple(map(float, p[:6])), tuple(map(float, p[6:9])), float(p[9])) for p in robot.params]
-    return _LINKS[robot]
 
 
 def inertia_matrix(robot: Robot, q) -> np.ndarray:

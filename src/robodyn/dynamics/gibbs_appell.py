@@ -61,7 +61,7 @@ def _kinematics(robot: Robot, q, qd, qdd, gravity):
     w, wd, Om, sdd = [], [], [], []
     k = 0
     for i, (A, P) in enumerate(AP):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         wp, wdp, Omp, sddp = (w[p], wd[p], Om[p], sdd[p]) if p >= 0 else (zero, zero, zero33, zero - gravity)
         w_prev = mtv(A, wp)  # ^iω_{i-1}
         wd_i = mtv(A, wdp)
@@ -103,7 +103,7 @@ def _torques(robot: Robot, q, qd, qdd, gravity, wrenches) -> np.ndarray:
     # §4.1 step 3: φ_i = Σ_children ^iR_c (f_c + φ_c) (16); χ_i = ... + s̃_{i,c} ^iR_c(f_c + φ_c) + ^iR_c χ_c (15).
     phi = [np.zeros_like(x) for x in f]
     for i in range(robot.nf - 1, -1, -1):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             A, P = AP[i]
             F = mv(A, f[i] + phi[i])
@@ -152,7 +152,7 @@ def _mass_moments(robot: Robot, AP, dtype):
     phi = [x for x in robot.MS.astype(dtype)]
     psi = [x for x in robot.J.astype(dtype)]
     for i in range(robot.nf - 1, -1, -1):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             A, P = AP[i]
             S, F = skew(P), skew(mv(A, phi[i]))
@@ -199,7 +199,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     # Steps 2–3 for a tree: carry, for every joint k above frame i, (u_k, s_{k,i}) expressed in R_i.
     above: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
     for i in range(robot.nf):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         A, P = AP[i]
         carried = {} if p < 0 else {k: (mtv(A, u), mtv(A, s + P)) for k, (u, s) in above[p].items()}
         if i in joint_of:

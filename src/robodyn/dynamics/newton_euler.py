@@ -11,7 +11,6 @@ any antecedent array (tree) works.
 
 from __future__ import annotations
 
-import weakref
 
 import numpy as np
 
@@ -49,19 +48,6 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     return tau.reshape(batch + (n,)) + robot.Ia[robot.joint_frames].astype(dtype) * qdd
 
 
-_LINKS: "weakref.WeakKeyDictionary[Robot, list]" = weakref.WeakKeyDictionary()
-
-
-def _link_constants(robot: Robot) -> list[tuple]:
-    """Per link (J, MS, M) as Python floats, cached per (immutable) robot."""
-    if robot not in _LINKS:
-        _LINKS[robot] = [
-            (tuple(tuple(float(x) for x in row) for row in J), tuple(float(x) for x in MS), float(M))
-            for J, MS, M in zip(robot.J, robot.MS, robot.M)
-        ]
-    return _LINKS[robot]
-
-
 def _rnea_block(robot: Robot, q, qd, qdd, g, wr) -> list:
     """[9.84]–[9.94] on one block of B samples.
 
@@ -70,7 +56,7 @@ def _rnea_block(robot: Robot, q, qd, qdd, g, wr) -> list:
     """
     rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g)
     f, m = [], []
-    for i, (J, MS, M) in enumerate(_link_constants(robot)):
+    for i, (J, MS, M) in enumerate(robot.derived.links):
         F = vadd(vadd(vscale(M, Vd[i]), vcross(wd[i], MS)), vcross(w[i], vcross(w[i], MS)))  # [9.88], [9.90]
         N = vadd(vadd(vmat(J, wd[i]), vcross(w[i], vmat(J, w[i]))), vcross(MS, Vd[i]))  # [9.89]
         if wr is not None:
@@ -79,7 +65,7 @@ def _rnea_block(robot: Robot, q, qd, qdd, g, wr) -> list:
         f.append(F)
         m.append(N)
     for i in range(robot.nf - 1, -1, -1):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             C, c, s, P = rot[i]
             fp = vmat(C, vrz(c, s, f[i]))  # ^{a}f_j  [9.92]

@@ -33,7 +33,6 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
-from robodyn.dynamics.composite import _link_constants
 from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
 from robodyn.errors import ModelError
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
@@ -113,8 +112,8 @@ def _first_forward(robot: Robot, q, qd, fe):
     rot = frame_rotations(robot, q)
     gam, beta, w = [], [], []
     k = 0
-    for j, ((C, c, s, P), (J, MS, _)) in enumerate(zip(rot, _link_constants(robot))):
-        p = robot.antecedent[j] - 1
+    for j, ((C, c, s, P), (J, MS, _)) in enumerate(zip(rot, robot.derived.links_six)):
+        p = robot.derived.parent[j]
         wp = w[p] if p >= 0 else zero
         w_prev = vrz_t(c, s, vmat_t(C, wp))  # ^jω_{a(j)}
         lin, ang, w_j = vrz_t(c, s, vmat_t(C, vcross(wp, vcross(wp, P)))), zero, w_prev
@@ -138,7 +137,7 @@ def _first_forward(robot: Robot, q, qd, fe):
 def _backward(robot: Robot, tau, rot, gam, beta):
     """H_j [9.116] and 𝕁*_j a_j, 𝕁*_j and β*_j, with K_j [9.117] and α_j [9.118] passed to the antecedent
     [9.119]–[9.120]."""
-    Jstar = [_link_inertia(J, MS, M) for J, MS, M in _link_constants(robot)]
+    Jstar = [_link_inertia(J, MS, M) for J, MS, M in robot.derived.links_six]
     beta_star = list(beta)
     H, Ja = [None] * robot.nf, [None] * robot.nf
     k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
@@ -160,7 +159,7 @@ def _backward(robot: Robot, tau, rot, gam, beta):
             K = _minus_outer(Js, Ja[j], Jg)  # [9.117]
             u = c_add(tau[k_of[j]], bs[side][row])
             alpha = _sub(_add(_inertia_times(K, gam[j]), _scale(u, Jg)), bs)  # [9.118]
-        p = robot.antecedent[j] - 1
+        p = robot.derived.parent[j]
         if p >= 0:  # summed over all children of p: trees
             beta_star[p] = _sub(beta_star[p], _wrench_to_antecedent(rot[j], alpha))  # [9.119]
             Jstar[p] = _inertia_add(Jstar[p], _inertia_to_antecedent(rot[j], K))  # [9.120]
@@ -173,7 +172,7 @@ def _second_forward(robot: Robot, tau, g, rot, gam, H, Ja, beta_star) -> list:
     Vd = [None] * robot.nf
     Vd0 = ((-g[0], -g[1], -g[2]), (0.0, 0.0, 0.0))
     for j in range(robot.nf):
-        p = robot.antecedent[j] - 1
+        p = robot.derived.parent[j]
         acc = _add(_twist_from_antecedent(rot[j], Vd[p] if p >= 0 else Vd0), gam[j])  # ^jV̇_{a(j)} [9.121] + γ_j
         if robot.sigma[j] != 2:
             side, row = _row(robot, j)

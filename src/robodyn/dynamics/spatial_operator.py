@@ -130,7 +130,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     V, lam, x = [], [], []
     k = 0
     for i, (A, P) in enumerate(AP):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         Vp, lamp = (V[p], lam[p]) if p >= 0 else (zero6, base_acc)
         wa = Vp[..., :3]
         wa_j = mtv(A, wa)
@@ -155,7 +155,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         lam.append(lamj)
         x.append(xj)
     for i in _tip_to_base(robot):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             x[p] = x[p] + _down(*AP[i], x[i])  # (3.29)
     tau = np.empty(batch + (robot.n,), dtype)
@@ -177,7 +177,7 @@ def _velocity_biases(robot: Robot, AP, qd, wrenches, dtype):
     V, nb, b = [], [], []
     k = 0
     for i, (A, P) in enumerate(AP):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         Vplus = _up(A, P, V[p] if p >= 0 else zero6)  # (3.1), the positive side of joint k
         Vj, nj = Vplus, zero6
         if robot.sigma[i] != 2:
@@ -259,7 +259,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
             P[i] = P[i] - G[i][..., :, None] * P[i][..., None, h, :]  # (3.54)
             z[i] = z[i] + G[i] * e[..., None] + mv(P[i], nb[i])  # (3.52)
             e_plus[i] = e / D  # (3.53)
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             A, Pos = AP[i]
             X = _X(A, Pos)
@@ -269,7 +269,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     base_acc = np.concatenate([np.zeros(batch + (3,), dtype), -g], -1)
     qdd = np.empty(batch + (robot.n,), dtype)
     for i, (A, Pos) in enumerate(AP):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         lam_j = _up(A, Pos, lam[p] if p >= 0 else base_acc) + nb[i]  # (3.56), λ⁺ + n
         if i in joint_of:
             k = joint_of[i]

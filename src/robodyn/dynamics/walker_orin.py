@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
-from robodyn.dynamics.composite import _link_constants
 from robodyn.kinematics import flat_columns, frame_rotations, state_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import sym_mv, vadd, vcross, vmat, vmat_t, vrz, vrz_t, vscale
@@ -53,13 +52,13 @@ def _unit_acceleration_torques(robot: Robot, rot: list, i: int) -> list:
     wd, Vd, f, m = [], [], [], []
     k = 0
     first_moving = robot.joint_frames[i]  # the frames before it are at rest (a(j) < j)
-    for j, ((C, c, s, P), (J, MS, M)) in enumerate(zip(rot, _link_constants(robot))):
+    for j, ((C, c, s, P), (J, MS, M)) in enumerate(zip(rot, robot.derived.links_six)):
         if j < first_moving:
             for values in (wd, Vd, f, m):
                 values.append(zero)
             k += robot.sigma[j] != 2
             continue
-        p = robot.antecedent[j] - 1
+        p = robot.derived.parent[j]
         wdp, Vdp = (wd[p], Vd[p]) if p >= 0 else (zero, zero)
         wd_j = vrz_t(c, s, vmat_t(C, wdp))  # [9.86] with ω = 0
         Vd_j = vrz_t(c, s, vmat_t(C, vadd(Vdp, vcross(wdp, P))))  # [9.87] with ω = 0
@@ -74,7 +73,7 @@ def _unit_acceleration_torques(robot: Robot, rot: list, i: int) -> list:
         f.append(vadd(vscale(M, Vd_j), vcross(wd_j, MS)))  # [9.88], [9.90] with ω = 0
         m.append(vadd(sym_mv(J, wd_j), vcross(MS, Vd_j)))  # [9.89] with ω = 0
     for j in range(robot.nf - 1, -1, -1):
-        p = robot.antecedent[j] - 1
+        p = robot.derived.parent[j]
         if p >= 0 and not (f[j] is zero and m[j] is zero):  # a link at rest that carries no child's wrench
             C, c, s, P = rot[j]
             fp = vmat(C, vrz(c, s, f[j]))  # [9.92]

@@ -194,7 +194,7 @@ def _link_columns(robot: Robot, q, qd, qdd, g, dot=vdot):
     axes = [{} for _ in range(robot.nf)]  # axes[j][k] = s_kj: joint k seen at O_j, in R_j
     joint = 0  # joint-variable number of the next moving frame
     for j in range(robot.nf):
-        a = robot.antecedent[j] - 1
+        a = robot.derived.parent[j]
         if a >= 0:
             C, c, s, P = rot[j]
             for k, (v, om) in axes[a].items():
