@@ -106,7 +106,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         for (i, j), value in _entries(robot, q_block):
             Amat[sl, i, j] = value
             Amat[sl, j, i] = value
-    Ia = robot.Ia[robot.joint_frames].astype(dtype)
+    Ia = robot.derived.Ia.astype(dtype)
     return Amat.reshape(batch + (n, n)) + Ia * np.eye(n, dtype=dtype)
 
 

@@ -113,7 +113,7 @@ def _torques(robot: Robot, q, qd, qdd, gravity, wrenches) -> np.ndarray:
     for k, i in enumerate(robot.joint_frames):
         # eq (14): τ_j = (∂ω̇_j/∂q̈_j)ᵀ χ_j = z_jᵀ χ_j; prismatic, from (7e): z_jᵀ (f_j + φ_j).
         tau[..., k] = (f[i] + phi[i])[..., 2] if robot.sigma[i] == 1 else chi[i][..., 2]
-    return tau + robot.Ia[robot.joint_frames].astype(dtype) * qdd
+    return tau + robot.derived.Ia.astype(dtype) * qdd
 
 
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
@@ -222,7 +222,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
             D[..., j, k] = Djk
             D[..., k, j] = Djk
     idx = np.arange(n)
-    D[..., idx, idx] += robot.Ia[robot.joint_frames].astype(dtype)
+    D[..., idx, idx] += robot.derived.Ia.astype(dtype)
     return D
 
 

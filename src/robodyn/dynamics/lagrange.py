@@ -161,7 +161,7 @@ def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
     J, MS, M = (x.astype(dtype) for x in (robot.J, robot.MS, robot.M))
     Jw = np.einsum("jab,...jb->...ja", J, w)
     links = np.sum(w * Jw, -1) + M * np.sum(V * V, -1) + 2 * np.sum(MS * cross(V, w), -1)
-    rotors = robot.Ia[robot.joint_frames].astype(dtype) * a["qd"] ** 2
+    rotors = robot.derived.Ia.astype(dtype) * a["qd"] ** 2
     return 0.5 * (np.sum(links, -1) + np.sum(rotors, -1))
 
 

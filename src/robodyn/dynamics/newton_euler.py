@@ -45,7 +45,7 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
         for k, t in enumerate(_rnea_block(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), wr_b[0] if wr_b else None)):
             tau[sl, k] = t
-    return tau.reshape(batch + (n,)) + robot.Ia[robot.joint_frames].astype(dtype) * qdd
+    return tau.reshape(batch + (n,)) + robot.derived.Ia.astype(dtype) * qdd
 
 
 def _rnea_block(robot: Robot, q, qd, qdd, g, wr) -> list:

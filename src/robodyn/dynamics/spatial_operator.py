@@ -161,7 +161,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     tau = np.empty(batch + (robot.n,), dtype)
     for k, i in enumerate(robot.joint_frames):
         tau[..., k] = x[i][..., _axis(robot, i)]  # (3.30)
-    return tau + robot.Ia[robot.joint_frames].astype(dtype) * qdd + _friction(robot, qd)
+    return tau + robot.derived.Ia.astype(dtype) * qdd + _friction(robot, qd)
 
 
 def _velocity_biases(robot: Robot, AP, qd, wrenches, dtype):

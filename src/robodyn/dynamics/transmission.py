@@ -251,7 +251,7 @@ def _rotor_torques(tr: Transmission, qmd: np.ndarray, qmdd: np.ndarray) -> np.nd
 def _check(robot: Robot, tr: Transmission) -> None:
     if tr.n != robot.n:
         raise InputError(f"transmission has n = {tr.n} motors but robot '{robot.name}' has n = {robot.n} joints")
-    if np.any(robot.Ia[robot.joint_frames] != 0):
+    if np.any(robot.derived.Ia != 0):
         raise InputError(
             f"robot '{robot.name}' has rotor inertias Ia != 0 and a Transmission with motor inertias J_m; "
             "the rotors would count twice: use robot.replace(Ia=0)"

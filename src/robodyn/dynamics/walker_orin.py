@@ -38,7 +38,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         for i in range(n):
             for k, value in enumerate(_unit_acceleration_torques(robot, rot, i)):
                 Amat[sl, k, i] = value  # column i of A is Γ(q̈ = u_i) [9.97]
-    Ia = robot.Ia[robot.joint_frames].astype(dtype)
+    Ia = robot.derived.Ia.astype(dtype)
     return Amat.reshape(batch + (n, n)) + Ia * np.eye(n, dtype=dtype)
 
 
