@@ -7,13 +7,13 @@ right after the batch axes.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from robodyn._arrays import check_array, frame_index, joint_arrays
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
+    ScalarBackend,
+    backend_for,
     along_z,
     cross,
     mtv,
@@ -202,12 +202,14 @@ def frame_constants(robot: Robot) -> tuple:
     return robot.derived.frames
 
 
-def frame_rotations(robot: Robot, q) -> list[tuple]:
+def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> list[tuple]:
     """^{a}A_j = C Rot(z, θ_j + q_j) and ^{a}P_j of every frame, on component tuples.
 
     Parameters
     ----------
     q : n rows (one per joint variable), each a (B,) array or a scalar (see :func:`flat_columns`).
+    backend : ScalarBackend, optional
+        Where cos and sin come from; default: by the type of each q_j (:func:`~robodyn.spatial.backend_for`).
 
     Returns
     -------
@@ -221,7 +223,8 @@ def frame_rotations(robot: Robot, q) -> list[tuple]:
         sigma = robot.sigma[i]
         if sigma == 0:
             th = q[k] + theta if theta != 0.0 else q[k]
-            c, s = (math.cos(th), math.sin(th)) if isinstance(th, float) else (np.cos(th), np.sin(th))
+            be = backend or backend_for(th)
+            c, s = be.cos(th), be.sin(th)
         else:
             c, s = snap([[np.cos(theta), np.sin(theta)]])[0]
             if sigma == 1:
@@ -231,13 +234,15 @@ def frame_rotations(robot: Robot, q) -> list[tuple]:
     return rot
 
 
-def forward_components(robot: Robot, q, qd, qdd, g):
+def forward_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None):
     """The forward recursion [9.84]–[9.90] on component tuples (see :mod:`robodyn.spatial`).
 
     Parameters
     ----------
     q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`).
     g : 3-tuple of floats or (B,) arrays, gravity in R_0.
+    backend : ScalarBackend, optional
+        See :func:`frame_rotations`.
 
     Returns
     -------
@@ -246,7 +251,7 @@ def forward_components(robot: Robot, q, qd, qdd, g):
     w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
     """
     zero = (0.0, 0.0, 0.0)
-    rot = frame_rotations(robot, q)
+    rot = frame_rotations(robot, q, backend)
     w, wd, Vd = [], [], []
     k = 0
     for i, (C, c, s, P) in enumerate(rot):

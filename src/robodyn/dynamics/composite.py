@@ -26,9 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
+from robodyn.dynamics import fast
 from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
 from robodyn.model.robot import Robot
-from robodyn.spatial import c_mul, sym_add, sym_outer, sym_rotate, sym_sub, vadd, vcross, vdot, vmat, vrz, vscale
+from robodyn.spatial import ScalarBackend, c_mul, sym_add, sym_outer, sym_rotate, sym_sub, vadd, vcross, vdot, vmat, vrz, vscale
 
 
 def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, list, list]:
@@ -59,13 +60,13 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
 _SYM = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])  # 6-tuple index of each entry of a symmetric 3×3 tensor
 
 
-def _composites(robot: Robot, q) -> tuple[list, list, list, list]:
+def _composites(robot: Robot, q, backend: ScalarBackend | None = None) -> tuple[list, list, list, list]:
     """The backward accumulation of the module docstring on component tuples.
 
     q: n rows, each a (B,) array or a scalar.  Returns ``frame_rotations(robot, q)`` and, per frame, J⁺ as a
     6-tuple (xx, xy, xz, yy, yz, zz), MS⁺ as a 3-tuple and M⁺ (a float: it does not depend on q).
     """
-    rot = frame_rotations(robot, q)
+    rot = frame_rotations(robot, q, backend)
     J, MS, M = (list(x) for x in zip(*robot.derived.links_six))
     for k in range(robot.nf - 1, -1, -1):
         j = robot.derived.parent[k]
@@ -98,8 +99,11 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q.
         float32 input gives float32.
     """
-    dtype, batch, a = joint_arrays(robot, q=q)
     n = robot.n
+    values = fast.single_state(n, q)
+    if values is not None:
+        return fast.run(robot, "inertia_matrix", _kernel(robot), {"q": n}, values).reshape(n, n)
+    dtype, batch, a = joint_arrays(robot, q=q)
     (rows,) = flat_columns(a["q"])
     Amat = np.empty((rows.shape[1], n, n), dtype)
     for sl, (q_block,) in state_blocks(rows):
@@ -110,9 +114,21 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     return Amat.reshape(batch + (n, n)) + Ia * np.eye(n, dtype=dtype)
 
 
-def _entries(robot: Robot, q) -> list:
+def _kernel(robot: Robot):
+    def build(backend, q):
+        A = [[0.0] * robot.n for _ in range(robot.n)]
+        for (i, j), value in _entries(robot, q, backend):
+            A[i][j] = A[j][i] = value
+        for k, Ia in enumerate(robot.derived.Ia):
+            A[k][k] = A[k][k] + float(Ia)
+        return [x for row in A for x in row]
+
+    return build
+
+
+def _entries(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
     """((i, j), A_ij) for every pair of joints, i ⪯ j on the path to the base or 0 (other branch of a tree)."""
-    rot, J, MS, M = _composites(robot, q)
+    rot, J, MS, M = _composites(robot, q, backend)
     col = {int(f): k for k, f in enumerate(robot.joint_frames)}
     out = {(i, j): 0.0 for j in range(robot.n) for i in range(j + 1)}
     for j, f_j in enumerate(robot.joint_frames):

@@ -17,7 +17,8 @@ import numpy as np
 from robodyn._arrays import check_array, joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import Robot
-from robodyn.spatial import vadd, vcross, vmat, vrz, vscale
+from robodyn.dynamics import fast
+from robodyn.spatial import NUMPY, ScalarBackend, vadd, vcross, vmat, vrz, vscale
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -43,18 +44,28 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     tau = np.empty((size, n), dtype)
     # The loop is over blocks of states (kept in cache), never over single samples of a batch.
     for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
-        for k, t in enumerate(_rnea_block(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), wr_b[0] if wr_b else None)):
+        for k, t in enumerate(rnea_components(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), wr_b[0] if wr_b else None)):
             tau[sl, k] = t
     return tau.reshape(batch + (n,)) + robot.derived.Ia.astype(dtype) * qdd
 
 
-def _rnea_block(robot: Robot, q, qd, qdd, g, wr) -> list:
-    """[9.84]–[9.94] on one block of B samples.
+def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend | None = None) -> list:
+    """Newton–Euler [9.84]–[9.94] on component scalars: the one implementation every numeric path runs.
 
-    q, qd, qdd: n rows, each a (B,) array or a float; g: component tuple; wr: 6 nf rows or None.
-    Returns the n joint torques (each (B,) or a float), rotor inertia not included.
+    Parameters
+    ----------
+    q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats, traced JAX arrays or recording
+        scalars (see :mod:`robodyn.spatial`).
+    g : 3 scalars, gravity in R_0 (m/s²).
+    wr : sequence of 6 nf scalars or None, the rows of ``wrenches`` flattened ([f_ej; m_ej] per frame, in R_j).
+    backend : ScalarBackend, optional
+        cos and sin of the joint angles; default by the type of each q_j.
+
+    Returns
+    -------
+    list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
     """
-    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g)
+    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g, backend)
     f, m = [], []
     for i, (J, MS, M) in enumerate(robot.derived.links):
         F = vadd(vadd(vscale(M, Vd[i]), vcross(wd[i], MS)), vcross(w[i], vcross(w[i], MS)))  # [9.88], [9.90]
@@ -97,17 +108,21 @@ def friction_torques(robot: Robot, qd) -> np.ndarray:
 
 
 def _friction(robot: Robot, qd: np.ndarray) -> np.ndarray:
-    jf = robot.joint_frames
-    dt = qd.dtype
-    Fc, Fv, Foff = (getattr(robot, k)[jf].astype(dt) for k in ("Fc", "Fv", "Foff"))
-    s = np.sign(qd)
-    tau = Fc * s + Fv * qd + Foff
-    Fst = robot.Fst[jf]
-    if np.any(Fst != 0):
-        active = (Fst != 0).astype(dt)
-        stribeck = (Fst - robot.Fc[jf]).astype(dt) * s * np.exp(-robot.kst[jf].astype(dt) * np.abs(qd) ** robot.Bst[jf].astype(dt))
-        tau = tau + active * stribeck
-    return tau
+    rows = friction_components(robot, list(np.moveaxis(qd, -1, 0)), NUMPY)
+    return np.stack([np.broadcast_to(np.asarray(t, qd.dtype), qd.shape[:-1]) for t in rows], -1)
+
+
+def friction_components(robot: Robot, qd, backend: ScalarBackend) -> list:
+    """Γ_f of [9.26]–[9.28] on component scalars (one per joint variable), Stribeck term only where F_st ≠ 0."""
+    out = []
+    for k, j in enumerate(robot.joint_frames):
+        Fc, Fv, Foff, Fst = (float(getattr(robot, key)[j]) for key in ("Fc", "Fv", "Foff", "Fst"))
+        s = backend.sign(qd[k])
+        tau = Fc * s + Fv * qd[k] + Foff
+        if Fst != 0:
+            tau = tau + (Fst - Fc) * s * backend.exp(-float(robot.kst[j]) * abs(qd[k]) ** float(robot.Bst[j]))
+        out.append(tau)
+    return out
 
 
 def _gravity(robot: Robot, gravity, batch, dtype) -> np.ndarray:
@@ -138,9 +153,29 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
+    if wrenches is None:
+        values = fast.single_state(robot.n, q, qd, qdd, (robot.gravity if gravity is None else gravity, 3))
+        if values is not None:
+            return fast.run(robot, "inverse_dynamics", _inverse_kernel(robot), {"q": robot.n, "qd": robot.n, "qdd": robot.n, "g": 3}, values)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     tau = rnea(robot, a["q"], a["qd"], a["qdd"], _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
     return tau + _friction(robot, a["qd"])
+
+
+def _inverse_kernel(robot: Robot):
+    def build(backend, q, qd, qdd, g):
+        tau = rnea_components(robot, q, qd, qdd, g, backend=backend)
+        friction = friction_components(robot, qd, backend)
+        return [t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd, friction)]
+
+    return build
+
+
+def _gravity_kernel(robot: Robot):
+    def build(backend, q, g):
+        return rnea_components(robot, q, [0.0] * robot.n, [0.0] * robot.n, g, backend=backend)
+
+    return build
 
 
 def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
@@ -159,6 +194,9 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
+    values = fast.single_state(robot.n, q, (robot.gravity if gravity is None else gravity, 3))
+    if values is not None:
+        return fast.run(robot, "gravity_torques", _gravity_kernel(robot), {"q": robot.n, "g": 3}, values)
     dtype, batch, a = joint_arrays(robot, q=q)
     z = np.zeros_like(a["q"])
     return rnea(robot, a["q"], z, z, _gravity(robot, gravity, batch, dtype))

@@ -33,11 +33,13 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
-from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
+from robodyn.dynamics import fast
+from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, friction_components
 from robodyn.errors import ModelError
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
+    ScalarBackend,
     UPPER,
     c_add,
     c_div,
@@ -83,6 +85,12 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
+    if wrenches is None:
+        values = fast.single_state(robot.n, q, qd, tau, (robot.gravity if gravity is None else gravity, 3))
+        if values is not None:
+            qdd = fast.run(robot, "forward_dynamics", _kernel(robot), {"q": robot.n, "qd": robot.n, "tau": robot.n, "g": 3}, values)
+            if qdd is not None:
+                return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
     g = gravity_components(_gravity(robot, gravity, batch, dtype), batch, dtype)
     fe = _wrenches(robot, wrenches, batch, dtype)
@@ -100,16 +108,26 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     return qdd.reshape(batch + (robot.n,))
 
 
+def _kernel(robot: Robot):
+    def build(backend, q, qd, tau, g):
+        tau = [t - f for t, f in zip(tau, friction_components(robot, qd, backend))]  # [9.106]
+        rot, gam, beta = _first_forward(robot, q, qd, None, backend)
+        H, Ja, _, beta_star = _backward(robot, tau, rot, gam, beta)
+        return _second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
+
+    return build
+
+
 def _row(robot: Robot, j: int) -> tuple[int, int]:
     """Where the joint axis a_j = u_3 (prismatic) or u_6 (revolute) [9.23b] sits in a screw (linear, angular):
     (0, 2) or (1, 2)."""
     return (0, 2) if robot.sigma[j] == 1 else (1, 2)
 
 
-def _first_forward(robot: Robot, q, qd, fe):
+def _first_forward(robot: Robot, q, qd, fe, backend: ScalarBackend | None = None):
     """Rotations of every frame, γ_j [9.101] and β_j [9.103] (lists over frames of screws)."""
     zero = (0.0, 0.0, 0.0)
-    rot = frame_rotations(robot, q)
+    rot = frame_rotations(robot, q, backend)
     gam, beta, w = [], [], []
     k = 0
     for j, ((C, c, s, P), (J, MS, _)) in enumerate(zip(rot, robot.derived.links_six)):

@@ -10,7 +10,7 @@ build a new one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -51,6 +51,9 @@ class RobotData:
         J as three row tuples, MS as a tuple, M as a float.
     links_six : tuple over frames of (J6, MS, M)
         J6 = (XX, XY, XZ, YY, YZ, ZZ) as a tuple.
+    kernels : dict
+        Straight-line Python functions of this robot for single states (:mod:`robodyn.dynamics.fast`), each
+        generated on its first use and kept here, with the robot, for the robot's lifetime.
     """
 
     parent: tuple[int, ...]
@@ -63,6 +66,7 @@ class RobotData:
     transforms: tuple
     links: tuple
     links_six: tuple
+    kernels: dict = field(default_factory=dict, repr=False)
 
     def transforms_as(self, dtype) -> tuple:
         """:attr:`transforms` in ``dtype`` (float64 without a copy)."""
