@@ -30,6 +30,7 @@ from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynam
 
 # --- complete dynamic model: Lagrange form, energies, state equation ---
 from robodyn.dynamics.lagrange import (
+    christoffel_symbols,
     coriolis_matrix,
     inertia_matrix_derivative,
     kinetic_energy,
@@ -111,7 +112,7 @@ __all__ = [
     "bias_torques", "friction_torques", "gravity_torques",
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
     # complete dynamic model
-    "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
+    "christoffel_symbols", "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
     # extended models and analysis
     "ElasticRobot", "elastic_energy", "elastic_forward_dynamics", "elastic_inverse_dynamics", "elastic_motor_torques",
     "elastic_state_derivative",

@@ -115,7 +115,19 @@ def inertia_matrix_derivative(robot: Robot, q, qd) -> np.ndarray:
 
 
 def christoffel_symbols(robot: Robot, q) -> np.ndarray:
-    """c_ijk = ½(∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i) [9.7], (..., n, n, n) indexed [..., i, j, k]."""
+    """Christoffel symbols c_ijk = ½(∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i) [9.7] from the analytic ∂A/∂q.
+
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (..., n)
+        Joint positions (rad | m).
+
+    Returns
+    -------
+    ndarray (..., n, n, n)
+        c indexed [..., i, j, k], symmetric in j and k; C(q, q̇)_ij = Σ_k c_ijk q̇_k (kg m² or kg m, by joint types).
+    """
     dtype, batch, a = joint_arrays(robot, q=q)
     dA = _partials(robot, a["q"], dtype)
     return 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3))
@@ -135,9 +147,7 @@ def coriolis_matrix(robot: Robot, q, qd) -> np.ndarray:
     ndarray (..., n, n)
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    dA = _partials(robot, a["q"], dtype)
-    c = 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3))
-    return np.einsum("...ijk,...k->...ij", c, a["qd"])
+    return np.einsum("...ijk,...k->...ij", christoffel_symbols(robot, a["q"]), a["qd"])  # C_ij = Σ_k c_ijk q̇_k
 
 
 def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
