@@ -234,3 +234,18 @@ def test_bad_arguments():
         rd.inertia_matrix_derivative(robot, [0, 0], [np.inf, 0])
     with pytest.raises(rd.InputError, match="'gravity'"):
         rd.potential_energy(robot, [0, 0], gravity=[1, 2])
+
+
+def test_state_derivative_argument_order_and_the_deprecated_positional_one():
+    robot = rd.load("planar2r")
+    x, tau, g = np.array([0.3, -0.2, 0.5, 1.0]), np.array([1.0, 2.0]), np.array([0.0, -9.81, 0.0])
+    W = np.zeros((2, 6))
+    W[1, :3] = [1.0, 0.0, 0.0]
+    new = rd.state_derivative(robot, x, tau, wrenches=W, gravity=g, method="cholesky")
+    expected = rd.forward_dynamics(robot, x[:2], x[2:], tau, W, g, "recursive")  # same order as forward_dynamics
+    np.testing.assert_allclose(new, np.r_[x[2:], expected], rtol=1e-12)
+    with pytest.warns(DeprecationWarning, match="by keyword"):
+        old = rd.state_derivative(robot, x, tau, "cholesky", W, g)
+    np.testing.assert_array_equal(old, new)
+    with pytest.raises(rd.InputError, match="positional"):
+        rd.state_derivative(robot, x, tau, "cholesky", W, g, 1)

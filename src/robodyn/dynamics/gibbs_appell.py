@@ -30,7 +30,7 @@ import numpy as np
 
 from robodyn._arrays import joint_arrays
 from robodyn.dynamics.lagrange import cholesky_solve
-from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
+from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument
 from robodyn.kinematics import local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -136,9 +136,9 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
-    g = _gravity(robot, gravity, batch, dtype)
-    tau = _torques(robot, a["q"], a["qd"], a["qdd"], g, _wrenches(robot, wrenches, batch, dtype))
-    return tau + _friction(robot, a["qd"])
+    g = gravity_argument(robot, gravity, batch, dtype)
+    tau = _torques(robot, a["q"], a["qd"], a["qdd"], g, wrenches_argument(robot, wrenches, batch, dtype))
+    return tau + friction_of(robot, a["qd"])
 
 
 def _mass_moments(robot: Robot, AP, dtype):
@@ -242,7 +242,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
-    g = _gravity(robot, gravity, batch, dtype)
+    g = gravity_argument(robot, gravity, batch, dtype)
     zero = np.zeros_like(a["qd"])
-    C = _torques(robot, a["q"], a["qd"], zero, g, _wrenches(robot, wrenches, batch, dtype)) + _friction(robot, a["qd"])
+    C = _torques(robot, a["q"], a["qd"], zero, g, wrenches_argument(robot, wrenches, batch, dtype)) + friction_of(robot, a["qd"])
     return cholesky_solve(inertia_matrix(robot, a["q"]), a["tau"] - C, robot.name)

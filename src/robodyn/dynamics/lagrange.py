@@ -22,11 +22,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from robodyn._arrays import joint_arrays
 from robodyn.dynamics import composite
-from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
+from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument, rnea
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import ancestors, base_poses, link_velocities
 from robodyn.model.inertia import skew
@@ -189,7 +191,7 @@ def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
         U (J), zero at the base origin; float32 if every input is.
     """
     dtype, batch, a = joint_arrays(robot, q=q)
-    g = _gravity(robot, gravity, batch, dtype)
+    g = gravity_argument(robot, gravity, batch, dtype)
     R0, P0 = base_poses(robot, a["q"], dtype)
     first = robot.M.astype(dtype)[:, None] * P0 + np.einsum("...jab,jb->...ja", R0, robot.MS.astype(dtype))
     return -np.einsum("...a,...ja->...", g, first)
@@ -210,9 +212,9 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
-    g = _gravity(robot, gravity, batch, dtype)
-    fe = _wrenches(robot, wrenches, batch, dtype)
-    H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + _friction(robot, a["qd"])
+    g = gravity_argument(robot, gravity, batch, dtype)
+    fe = wrenches_argument(robot, wrenches, batch, dtype)
+    H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + friction_of(robot, a["qd"])
     return cholesky_solve(composite.inertia_matrix(robot, a["q"]), a["tau"] - H, robot.name)
 
 
@@ -240,7 +242,7 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
     return x
 
 
-def state_derivative(robot: Robot, x, tau, method: str = "recursive", wrenches=None, gravity=None) -> np.ndarray:
+def state_derivative(robot: Robot, x, tau, *args, wrenches=None, gravity=None, method: str = "recursive") -> np.ndarray:
     """Nonlinear state equation ẋ = [q̇; A⁻¹(Γ − H)] with x = [q; q̇] [9.98], for ODE integrators.
 
     Parameters
@@ -253,11 +255,21 @@ def state_derivative(robot: Robot, x, tau, method: str = "recursive", wrenches=N
         Any method of :func:`robodyn.forward_dynamics` ("recursive", "cholesky", ...).
     wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
 
+    The arguments follow the order of :func:`robodyn.forward_dynamics` (…, wrenches, gravity, method), by keyword;
+    the old positional order (x, tau, method, wrenches, gravity) still works, with a DeprecationWarning.
+
     Returns
     -------
     ndarray (..., 2n)  [q̇, q̈].
     """
     from robodyn.dynamics.api import forward_dynamics as dispatch
+
+    if args:
+        if len(args) > 3:
+            raise InputError(f"state_derivative takes x, tau and keyword arguments; got {2 + len(args)} positional ones")
+        warnings.warn("state_derivative(robot, x, tau, method, wrenches, gravity) positional arguments are "
+                      "deprecated; pass wrenches=, gravity=, method= by keyword", DeprecationWarning, stacklevel=2)
+        method, wrenches, gravity = args + (method, wrenches, gravity)[len(args):]
 
     n = robot.n
     xa = np.asarray(x)

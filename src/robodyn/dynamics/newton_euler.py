@@ -104,10 +104,11 @@ def friction_torques(robot: Robot, qd) -> np.ndarray:
         Friction torques (N m) / forces (N); float32 if ``qd`` is.
     """
     _, _, a = joint_arrays(robot, qd=qd)
-    return _friction(robot, a["qd"])
+    return friction_of(robot, a["qd"])
 
 
-def _friction(robot: Robot, qd: np.ndarray) -> np.ndarray:
+def friction_of(robot: Robot, qd: np.ndarray) -> np.ndarray:
+    """Γ_f(q̇) (..., n) of checked velocities (see :func:`friction_torques`), in their dtype."""
     rows = friction_components(robot, list(np.moveaxis(qd, -1, 0)), NUMPY)
     return np.stack([np.broadcast_to(np.asarray(t, qd.dtype), qd.shape[:-1]) for t in rows], -1)
 
@@ -125,12 +126,14 @@ def friction_components(robot: Robot, qd, backend: ScalarBackend) -> list:
     return out
 
 
-def _gravity(robot: Robot, gravity, batch, dtype) -> np.ndarray:
+def gravity_argument(robot: Robot, gravity, batch, dtype) -> np.ndarray:
+    """The ``gravity=`` argument of the dynamics functions, checked: (3,) or (..., 3), default ``robot.gravity``."""
     g = robot.gravity if gravity is None else gravity
     return check_array("gravity", g, (3,), batch, dtype)
 
 
-def _wrenches(robot: Robot, wrenches, batch, dtype):
+def wrenches_argument(robot: Robot, wrenches, batch, dtype):
+    """The ``wrenches=`` argument, checked: (..., nf, 6) rows [f_ej; m_ej] in R_j, or None."""
     return None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, dtype)
 
 
@@ -158,8 +161,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         if values is not None:
             return fast.run(robot, "inverse_dynamics", _inverse_kernel(robot), {"q": robot.n, "qd": robot.n, "qdd": robot.n, "g": 3}, values)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
-    tau = rnea(robot, a["q"], a["qd"], a["qdd"], _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
-    return tau + _friction(robot, a["qd"])
+    tau = rnea(robot, a["q"], a["qd"], a["qdd"], gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
+    return tau + friction_of(robot, a["qd"])
 
 
 def _inverse_kernel(robot: Robot):
@@ -199,7 +202,7 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
         return fast.run(robot, "gravity_torques", _gravity_kernel(robot), {"q": robot.n, "g": 3}, values)
     dtype, batch, a = joint_arrays(robot, q=q)
     z = np.zeros_like(a["q"])
-    return rnea(robot, a["q"], z, z, _gravity(robot, gravity, batch, dtype))
+    return rnea(robot, a["q"], z, z, gravity_argument(robot, gravity, batch, dtype))
 
 
 def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray:
@@ -222,5 +225,5 @@ def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     z = np.zeros_like(a["qd"])
-    tau = rnea(robot, a["q"], a["qd"], z, _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
-    return tau + _friction(robot, a["qd"])
+    tau = rnea(robot, a["q"], a["qd"], z, gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
+    return tau + friction_of(robot, a["qd"])

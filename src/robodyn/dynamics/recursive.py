@@ -34,7 +34,7 @@ import numpy as np
 
 from robodyn._arrays import joint_arrays
 from robodyn.dynamics import fast
-from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, friction_components
+from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument, friction_components
 from robodyn.errors import ModelError
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
 from robodyn.model.robot import Robot
@@ -92,9 +92,9 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
             if qdd is not None:
                 return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
-    g = gravity_components(_gravity(robot, gravity, batch, dtype), batch, dtype)
-    fe = _wrenches(robot, wrenches, batch, dtype)
-    tau = a["tau"] - _friction(robot, a["qd"])  # [9.106]
+    g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
+    fe = wrenches_argument(robot, wrenches, batch, dtype)
+    tau = a["tau"] - friction_of(robot, a["qd"])  # [9.106]
     cols = flat_columns(a["q"], a["qd"], tau)
     if fe is not None:
         cols += flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))

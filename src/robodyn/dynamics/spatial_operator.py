@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
-from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
+from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument
 from robodyn.errors import ModelError
 from robodyn.kinematics import local_transforms
 from robodyn.model.inertia import skew
@@ -120,8 +120,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     """
     dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     qd, qdd = arr["qd"], arr["qdd"]
-    g = _gravity(robot, gravity, batch, dtype)
-    fe = _wrenches(robot, wrenches, batch, dtype)
+    g = gravity_argument(robot, gravity, batch, dtype)
+    fe = wrenches_argument(robot, wrenches, batch, dtype)
     AP = local_transforms(robot, arr["q"], dtype)
     M = _spatial_inertia(robot, dtype)
     J, MS = robot.J.astype(dtype), robot.MS.astype(dtype)
@@ -161,7 +161,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     tau = np.empty(batch + (robot.n,), dtype)
     for k, i in enumerate(robot.joint_frames):
         tau[..., k] = x[i][..., _axis(robot, i)]  # (3.30)
-    return tau + robot.derived.Ia.astype(dtype) * qdd + _friction(robot, qd)
+    return tau + robot.derived.Ia.astype(dtype) * qdd + friction_of(robot, qd)
 
 
 def _velocity_biases(robot: Robot, AP, qd, wrenches, dtype):
@@ -235,10 +235,10 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
     dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, tau=tau)
-    g = _gravity(robot, gravity, batch, dtype)
+    g = gravity_argument(robot, gravity, batch, dtype)
     AP = local_transforms(robot, arr["q"], dtype)
-    nb, b = _velocity_biases(robot, AP, arr["qd"], _wrenches(robot, wrenches, batch, dtype), dtype)
-    tau_eff = arr["tau"] - _friction(robot, arr["qd"])
+    nb, b = _velocity_biases(robot, AP, arr["qd"], wrenches_argument(robot, wrenches, batch, dtype), dtype)
+    tau_eff = arr["tau"] - friction_of(robot, arr["qd"])
     Ia = robot.Ia.astype(dtype)
     Mk = _spatial_inertia(robot, dtype)
     joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}

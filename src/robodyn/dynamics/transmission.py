@@ -30,7 +30,8 @@ from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import jacobian
-from robodyn.model.robot import Robot, _frozen
+from robodyn.model.derived import frozen as _frozen
+from robodyn.model.robot import Robot
 
 
 @dataclass(frozen=True, eq=False)

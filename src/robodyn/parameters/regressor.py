@@ -138,13 +138,13 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
         ``regressor(robot, q, qd, qdd) @ standard_parameter_vector(robot)`` equals
         ``inverse_dynamics(robot, q, qd, qdd)`` when the robot has no Stribeck term.
     """
-    from robodyn.dynamics.newton_euler import _gravity
+    from robodyn.dynamics.newton_euler import gravity_argument
 
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
     cols = flat_columns(a["q"], a["qd"], a["qdd"])
-    g = gravity_components(_gravity(robot, gravity, batch, dtype), batch, dtype)
+    g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
     size = cols[0].shape[1]
     D = np.zeros((size, n, p), dtype)
     # The loop is over blocks of states (kept in cache), never over single samples of a batch.
