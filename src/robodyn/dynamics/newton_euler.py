@@ -109,21 +109,32 @@ def friction_torques(robot: Robot, qd) -> np.ndarray:
 
 def friction_of(robot: Robot, qd: np.ndarray) -> np.ndarray:
     """Γ_f(q̇) (..., n) of checked velocities (see :func:`friction_torques`), in their dtype."""
-    rows = friction_components(robot, list(np.moveaxis(qd, -1, 0)), NUMPY)
-    return np.stack([np.broadcast_to(np.asarray(t, qd.dtype), qd.shape[:-1]) for t in rows], -1)
+    jf, dt = robot.joint_frames, qd.dtype
+    Fc, Fv, Foff, Fst, kst, Bst = (getattr(robot, k)[jf] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
+    coefficients = (Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst)
+    return friction_law(qd, *(c.astype(dt) for c in coefficients), NUMPY)
 
 
 def friction_components(robot: Robot, qd, backend: ScalarBackend) -> list:
-    """Γ_f of [9.26]–[9.28] on component scalars (one per joint variable), Stribeck term only where F_st ≠ 0."""
+    """Γ_f of every joint on component scalars (one per joint variable), by :func:`friction_law`."""
     out = []
     for k, j in enumerate(robot.joint_frames):
-        Fc, Fv, Foff, Fst = (float(getattr(robot, key)[j]) for key in ("Fc", "Fv", "Foff", "Fst"))
-        s = backend.sign(qd[k])
-        tau = Fc * s + Fv * qd[k] + Foff
-        if Fst != 0:
-            tau = tau + (Fst - Fc) * s * backend.exp(-float(robot.kst[j]) * abs(qd[k]) ** float(robot.Bst[j]))
-        out.append(tau)
+        Fc, Fv, Foff, Fst, kst, Bst = (float(getattr(robot, key)[j]) for key in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
+        out.append(friction_law(qd[k], Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst, backend))
     return out
+
+
+def friction_law(qd, Fc, Fv, Foff, Fst, dF, kst, Bst, backend: ScalarBackend):
+    """Γ_f = F_c sign(q̇) + F_v q̇ + F_off + (F_st − F_c) sign(q̇) exp(−k_st |q̇|^B_st)  [9.26]–[9.28], elementwise.
+
+    The coefficients are arrays over the joints (with q̇ (..., n)) or scalars of one joint; ``dF`` = F_st − F_c.
+    The Stribeck term counts only where F_st ≠ 0.
+    """
+    s = backend.sign(qd)
+    tau = Fc * s + Fv * qd + Foff
+    if np.any(Fst != 0):
+        tau = tau + (Fst != 0) * (dF * s * backend.exp(-kst * abs(qd) ** Bst))
+    return tau
 
 
 def gravity_argument(robot: Robot, gravity, batch, dtype) -> np.ndarray:
