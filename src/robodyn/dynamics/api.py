@@ -21,14 +21,14 @@ _INVERSE = {
 }
 _INERTIA = {
     "composite": "robodyn.dynamics.composite",
-    "newton_euler": "robodyn.dynamics.walker_orin",
+    "walker_orin": "robodyn.dynamics.walker_orin",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
 }
 _FORWARD = {
     "recursive": "robodyn.dynamics.recursive",
     "cholesky": "robodyn.dynamics.lagrange",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
-    "kalman": "robodyn.dynamics.spatial_operator",
+    "spatial_operator": "robodyn.dynamics.spatial_operator",
 }
 
 
@@ -37,10 +37,10 @@ _FORWARD = {
 _NAMES = {
     "inverse_dynamics": {"newton_euler": "newton_euler", "rnea": "newton_euler", "gibbs_appell": "gibbs_appell",
                          "spatial_operator": "spatial_operator"},
-    "inertia_matrix": {"composite": "composite", "crba": "composite", "walker_orin": "newton_euler",
+    "inertia_matrix": {"composite": "composite", "crba": "composite", "walker_orin": "walker_orin",
                        "gibbs_appell": "gibbs_appell"},
     "forward_dynamics": {"recursive": "recursive", "aba": "recursive", "cholesky": "cholesky",
-                         "gibbs_appell": "gibbs_appell", "spatial_operator": "kalman"},
+                         "gibbs_appell": "gibbs_appell", "spatial_operator": "spatial_operator"},
 }
 #: Old names that keep working for one release, with a DeprecationWarning: (function, old) -> new name.
 _DEPRECATED = {
