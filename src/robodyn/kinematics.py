@@ -18,8 +18,6 @@ from robodyn.spatial import (
     cross,
     mtv,
     mv,
-    rot_x,
-    rot_z,
     snap,
     vadd,
     vcross,

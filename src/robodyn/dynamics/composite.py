@@ -43,7 +43,7 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
     """
     batch = q.shape[:-1]
     (rows,) = flat_columns(q)
-    _, J, MS, M = _composites(robot, list(rows))
+    _, J, MS, M = composite_links(robot, list(rows))
 
     def full(components, shape):
         if not any(isinstance(x, np.ndarray) for x in components):
@@ -60,7 +60,7 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
 _SYM = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])  # 6-tuple index of each entry of a symmetric 3×3 tensor
 
 
-def _composites(robot: Robot, q, backend: ScalarBackend | None = None) -> tuple[list, list, list, list]:
+def composite_links(robot: Robot, q, backend: ScalarBackend | None = None) -> tuple[list, list, list, list]:
     """The backward accumulation of the module docstring on component tuples.
 
     q: n rows, each a (B,) array or a scalar.  Returns ``frame_rotations(robot, q)`` and, per frame, J⁺ as a
@@ -128,7 +128,7 @@ def _kernel(robot: Robot):
 
 def _entries(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
     """((i, j), A_ij) for every pair of joints, i ⪯ j on the path to the base or 0 (other branch of a tree)."""
-    rot, J, MS, M = _composites(robot, q, backend)
+    rot, J, MS, M = composite_links(robot, q, backend)
     col = {int(f): k for k, f in enumerate(robot.joint_frames)}
     out = {(i, j): 0.0 for j in range(robot.n) for i in range(j + 1)}
     for j, f_j in enumerate(robot.joint_frames):
