@@ -43,7 +43,7 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
     """
     batch = q.shape[:-1]
     (rows,) = flat_columns(q)
-    _, J, MS, M = composite_links(robot, list(rows))
+    _, J, MS, M = composite_components(robot, list(rows))
 
     def full(components, shape):
         if not any(isinstance(x, np.ndarray) for x in components):
@@ -60,7 +60,7 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
 _SYM = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])  # 6-tuple index of each entry of a symmetric 3×3 tensor
 
 
-def composite_links(robot: Robot, q, backend: ScalarBackend | None = None) -> tuple[list, list, list, list]:
+def composite_components(robot: Robot, q, backend: ScalarBackend | None = None) -> tuple[list, list, list, list]:
     """The backward accumulation of the module docstring on component tuples.
 
     q: n rows, each a (B,) array or a scalar.  Returns ``frame_rotations(robot, q)`` and, per frame, J⁺ as a
@@ -99,19 +99,28 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q.
         float32 input gives float32.
     """
+    def entries(q_block):
+        for (i, j), value in _entries(robot, q_block):
+            yield (i, j), value
+            yield (j, i), value
+
+    return assemble_matrix(robot, q, "inertia_matrix", _kernel(robot), entries)
+
+
+def assemble_matrix(robot: Robot, q, name: str, kernel, entries) -> np.ndarray:
+    """A(q) (..., n, n) plus the rotor inertias on its diagonal, from ``entries(q_rows)``, which yields
+    ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` instead."""
     n = robot.n
     values = fast.single_state(n, q)
     if values is not None:
-        return fast.run(robot, "inertia_matrix", _kernel(robot), {"q": n}, values).reshape(n, n)
+        return fast.run(robot, name, kernel, {"q": n}, values).reshape(n, n)
     dtype, batch, a = joint_arrays(robot, q=q)
     (rows,) = flat_columns(a["q"])
     Amat = np.empty((rows.shape[1], n, n), dtype)
     for sl, (q_block,) in state_blocks(rows):
-        for (i, j), value in _entries(robot, q_block):
+        for (i, j), value in entries(q_block):
             Amat[sl, i, j] = value
-            Amat[sl, j, i] = value
-    Ia = robot.derived.Ia.astype(dtype)
-    return Amat.reshape(batch + (n, n)) + Ia * np.eye(n, dtype=dtype)
+    return Amat.reshape(batch + (n, n)) + robot.derived.Ia.astype(dtype) * np.eye(n, dtype=dtype)
 
 
 def _kernel(robot: Robot):
@@ -128,7 +137,7 @@ def _kernel(robot: Robot):
 
 def _entries(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
     """((i, j), A_ij) for every pair of joints, i ⪯ j on the path to the base or 0 (other branch of a tree)."""
-    rot, J, MS, M = composite_links(robot, q, backend)
+    rot, J, MS, M = composite_components(robot, q, backend)
     col = {int(f): k for k, f in enumerate(robot.joint_frames)}
     out = {(i, j): 0.0 for j in range(robot.n) for i in range(j + 1)}
     for j, f_j in enumerate(robot.joint_frames):

@@ -108,19 +108,18 @@ class _Var:
             return -self
         return self._op(other, "-", self) if self._base() is None else self._op(other, "+", self._base())
 
-    def __mul__(self, other):
+    def _times(self, other, left, right):
         if _is(other, 0.0):
             return 0.0
         if _is(other, 1.0):
             return self
-        return -self if _is(other, -1.0) else self._op(self, "*", other)
+        return -self if _is(other, -1.0) else self._op(left, "*", right)
+
+    def __mul__(self, other):
+        return self._times(other, self, other)
 
     def __rmul__(self, other):
-        if _is(other, 0.0):
-            return 0.0
-        if _is(other, 1.0):
-            return self
-        return -self if _is(other, -1.0) else self._op(other, "*", self)
+        return self._times(other, other, self)
 
     def __truediv__(self, other):
         return self if _is(other, 1.0) else self._op(self, "/", other)

@@ -32,7 +32,7 @@ from robodyn._arrays import joint_arrays
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument
 from robodyn.dynamics.composite import composite_links
-from robodyn.kinematics import flat_columns, forward_recursion, local_transforms
+from robodyn.kinematics import forward_recursion, local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
 from robodyn.spatial import cross, mtv, mv
@@ -128,22 +128,10 @@ def _mass_moments(robot: Robot, q, dtype):
     M_i = m_i + Σ_c M_c;  φ_i = m_i r_{i,i} + Σ_c (M_c s_{i,c} + ^iR_c φ_c)   (Mata: γ_i + ^iφ_{i+1});
     ψ_i = H_i + Σ_c (^iR_c ψ_c ^cR_i − M_c s̃_{i,c} s̃_{i,c} − s̃_{i,c} ^iφ̃_c − (s̃_{i,c} ^iφ̃_c)ᵀ)
     (Mata: E_i − s̃ φ̃ − (s̃ φ̃)ᵀ + R ψ Rᵀ with E_i = H_i − M_{i+1} s̃ s̃ and H_i the inertia about O_i).
-    These are Khalil & Dombre's composite links J⁺, MS⁺, M⁺ ([9.12]), computed by
-    :func:`robodyn.dynamics.composite.composite_links` and returned as arrays (..., 3, 3), (..., 3) and floats.
+    These are Khalil & Dombre's composite links M⁺, MS⁺, J⁺ ([9.12]): :func:`robodyn.dynamics.composite.composite_links`.
     """
-    batch = q.shape[:-1]
-    (rows,) = flat_columns(q)
-    _, J, MS, M = composite_links(robot, list(rows))
-
-    def full(components, shape):
-        out = np.empty((rows.shape[1],) + shape, dtype)
-        for index, x in zip(np.ndindex(shape), components):
-            out[(slice(None),) + index] = x
-        return out.reshape(batch + shape)
-
-    psi = [full([Ji[k] for k in (0, 1, 2, 1, 3, 4, 2, 4, 5)], (3, 3)) for Ji in J]
-    phi = [full(MSi, (3,)) for MSi in MS]
-    return [dtype.type(Mi) for Mi in M], phi, psi
+    _, psi, phi, Mc = composite_links(robot, q, dtype)
+    return Mc, phi, psi
 
 
 def inertia_matrix(robot: Robot, q) -> np.ndarray:
@@ -217,12 +205,15 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
 
     Parameters
     ----------
-    q, qd, tau : array_like (..., n)
+    q, qd : array_like (..., n)
+        Joint positions and velocities.
+    tau : array_like (..., n)
+        Joint torques (N m | N).
     wrenches, gravity : as in :func:`inverse_dynamics`.
 
     Returns
     -------
-    ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
+    ndarray (..., n)  q̈ (rad/s², m/s²), float32 for float32 inputs.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
     g = gravity_argument(robot, gravity, batch, dtype)

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
-from robodyn.dynamics import fast
+from robodyn.dynamics.composite import assemble_matrix
 from robodyn.dynamics.newton_euler import rnea_components
-from robodyn.kinematics import flat_columns, state_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import ScalarBackend
 
@@ -29,25 +27,19 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     ----------
     robot : Robot
     q : array_like (..., n)
-        Joint positions (rad | m).
+        Joint positions (rad | m), leading axes batch axes.
 
     Returns
     -------
-    ndarray (..., n, n), float32 for float32 input.
+    ndarray (..., n, n)
+        A (kg m², kg m or kg by joint types), symmetric; float32 for float32 input.
     """
-    n = robot.n
-    values = fast.single_state(n, q)
-    if values is not None:
-        return fast.run(robot, "inertia_matrix_walker_orin", _kernel(robot), {"q": n}, values).reshape(n, n)
-    dtype, batch, a = joint_arrays(robot, q=q)
-    (rows,) = flat_columns(a["q"])
-    Amat = np.empty((rows.shape[1], n, n), dtype)
-    for sl, (q_block,) in state_blocks(rows):
+    def entries(q_block):
         for i, column in enumerate(_columns(robot, q_block)):
             for k, value in enumerate(column):
-                Amat[sl, k, i] = value  # column i of A is Γ(q̈ = u_i) [9.97]
-    Ia = robot.derived.Ia.astype(dtype)
-    return Amat.reshape(batch + (n, n)) + Ia * np.eye(n, dtype=dtype)
+                yield (k, i), value  # column i of A is Γ(q̈ = u_i) [9.97]
+
+    return assemble_matrix(robot, q, "inertia_matrix_walker_orin", _kernel(robot), entries)
 
 
 def _columns(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
