@@ -15,7 +15,7 @@ from robodyn.dynamics.transmission import (
     motor_inertia_matrix,
     motor_inverse_dynamics,
 )
-from tests.support.random_robots import random_robot
+from tests.support.random_robots import random_robot, random_state
 
 RTOL = 1e-10
 
@@ -173,3 +173,21 @@ def test_end_effector_errors():
         end_effector_torques(robot, [0, 0], np.zeros(3))
     with pytest.raises(rd.InputError, match="frame"):
         end_effector_torques(robot, [0, 0], np.zeros(6), frame=5)
+
+
+def test_end_effector_torques_names_the_axes_of_its_wrench():
+    """A wrench in the link's axes gives the torques that the same row of ``wrenches=`` adds to Γ ([9.30], [9.91])."""
+    robot = random_robot(4, nf=5, tree=True, fixed=True)
+    q, qd, qdd = random_state(robot, 4, (3,))
+    L = np.random.default_rng(4).normal(size=(3, 6))
+    for frame in (2, robot.nf):
+        W = np.zeros((3, robot.nf, 6))
+        W[:, frame - 1] = L
+        added = rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W) - rd.inverse_dynamics(robot, q, qd, qdd)
+        np.testing.assert_allclose(rd.end_effector_torques(robot, q, L, frame=frame, expressed_in="link"), added,
+                                   rtol=1e-10, atol=1e-10)
+        R = rd.forward_kinematics(robot, q)[:, frame - 1, :3, :3]
+        L0 = np.concatenate([np.einsum("bij,bj->bi", R, L[:, :3]), np.einsum("bij,bj->bi", R, L[:, 3:])], -1)
+        np.testing.assert_allclose(rd.end_effector_torques(robot, q, L0, frame=frame), added, rtol=1e-10, atol=1e-10)
+    with pytest.raises(rd.InputError, match="expressed_in = 'tool'"):
+        rd.end_effector_torques(robot, q, L, expressed_in="tool")

@@ -24,14 +24,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_array, joint_arrays, working_dtype
+from robodyn._arrays import check_array, frame_index, joint_arrays, working_dtype
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
 from robodyn.errors import InputError, ModelError
-from robodyn.kinematics import jacobian
+from robodyn.kinematics import forward_kinematics, jacobian
 from robodyn.model.derived import frozen as _frozen
 from robodyn.model.robot import Robot
+from robodyn.spatial import mv
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,27 +221,35 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     return cholesky_solve(A_m, rhs, robot.name, what="motor-side inertia matrix").astype(dtype)
 
 
-def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None) -> np.ndarray:
+def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None, expressed_in: str = "base") -> np.ndarray:
     """Joint torques Γ_e = Jᵀ L_e needed to exert the wrench L_e on the environment, [9.30].
 
     Parameters
     ----------
     q : array_like (..., n)
     wrench : array_like (..., 6)
-        [f; m]: force (N) and moment (N m) exerted BY the robot ON the environment, projected on the base
-        frame R_0, the moment taken about the application point (the same sign convention as the
-        ``wrenches`` argument of :func:`robodyn.inverse_dynamics`).
+        [f; m]: force (N) and moment (N m) exerted BY the robot ON the environment, the moment taken about the
+        application point (the same sign convention as the ``wrenches`` argument of :func:`robodyn.inverse_dynamics`).
     frame : int or str, optional — the frame (1..nf or name) of the link that pushes; default the last.
     point : array_like (..., 3), optional — application point fixed to that link, in its frame R_j (m);
         default its origin O_j.
+    expressed_in : {"base", "link"}
+        The axes of ``wrench``: the base frame R_0 (default) or the pushing link's frame R_j, as the rows of
+        ``wrenches=`` are.
 
     Returns
     -------
     ndarray (..., n), to be added to the free-motion torques of [9.6].
     """
+    if expressed_in not in ("base", "link"):
+        raise InputError(f"expressed_in = {expressed_in!r}; choose 'base' (axes of R_0) or 'link' (axes of R_j)")
     dtype, batch, a = joint_arrays(robot, q=q)
     L = check_array("wrench", wrench, (6,), batch, dtype)
     Jac = jacobian(robot, a["q"], frame=frame, point=point)
+    if expressed_in == "link":
+        j = frame_index(robot, frame)
+        R = forward_kinematics(robot, a["q"])[..., j, :3, :3]
+        L = np.concatenate([mv(R, L[..., :3]), mv(R, L[..., 3:])], -1)
     return np.einsum("...ik,...i->...k", Jac, L)
 
 
