@@ -100,7 +100,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         float32 input gives float32.
     """
     def entries(q_block):
-        for (i, j), value in _entries(robot, q_block):
+        for (i, j), value in inertia_entries(robot, q_block):
             yield (i, j), value
             yield (j, i), value
 
@@ -126,7 +126,7 @@ def assemble_matrix(robot: Robot, q, name: str, kernel, entries) -> np.ndarray:
 def _kernel(robot: Robot):
     def build(backend, q):
         A = [[0.0] * robot.n for _ in range(robot.n)]
-        for (i, j), value in _entries(robot, q, backend):
+        for (i, j), value in inertia_entries(robot, q, backend):
             A[i][j] = A[j][i] = value
         for k, Ia in enumerate(robot.derived.Ia):
             A[k][k] = A[k][k] + float(Ia)
@@ -135,7 +135,7 @@ def _kernel(robot: Robot):
     return build
 
 
-def _entries(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
+def inertia_entries(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
     """((i, j), A_ij) for every pair of joints, i ⪯ j on the path to the base or 0 (other branch of a tree)."""
     rot, J, MS, M = composite_components(robot, q, backend)
     col = {int(f): k for k, f in enumerate(robot.joint_frames)}
