@@ -34,6 +34,10 @@ def test_jitted_and_vmapped_functions_equal_numpy():
                                rtol=1e-12, atol=1e-12)
     qdd_back = jax.jit(lambda *a: rj.forward_dynamics(ROBOT, *a))(q, qd, tau)
     np.testing.assert_allclose(qdd_back, qdd, rtol=1e-10, atol=1e-10)
+    D = jax.jit(lambda *a: rj.regressor(ROBOT, *a))(q, qd, qdd)
+    np.testing.assert_allclose(D, rd.regressor(ROBOT, q, qd, qdd), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rj.regressor(ROBOT, q, qd, qdd, friction=False), rd.regressor(ROBOT, q, qd, qdd, friction=False),
+                               rtol=1e-12, atol=1e-12)
     g = np.array([0.5, -1.0, -9.0])
     np.testing.assert_allclose(rj.gravity_torques(ROBOT, q, gravity=g), rd.gravity_torques(ROBOT, q, gravity=g),
                                rtol=1e-12, atol=1e-12)

@@ -16,9 +16,10 @@ import jax.numpy as jnp
 from robodyn.dynamics.composite import inertia_entries
 from robodyn.dynamics.newton_euler import friction_components, rnea_components
 from robodyn.model.robot import Robot
+from robodyn.parameters.regressor import link_columns
 from robodyn.spatial import jax_backend
 
-__all__ = ["inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics"]
+__all__ = ["inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor"]
 
 
 def _rows(x, n: int) -> list:
@@ -71,3 +72,19 @@ def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
     q, qd, tau = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(tau))
     H = inverse_dynamics(robot, q, qd, jnp.zeros_like(q), gravity)
     return jnp.linalg.solve(inertia_matrix(robot, q), (tau - H)[..., None])[..., 0]
+
+
+def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> jnp.ndarray:
+    """D(q, q̇, q̈) of Γ = D K [9.36], (..., n, 11 nf (+ 3 n)), columns as :func:`robodyn.regressor`."""
+    n, nf = robot.n, robot.nf
+    q, qd, qdd = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(qdd))
+    qd_rows, qdd_rows = _rows(qd, n), _rows(qdd, n)
+    D = [[0.0] * (11 * nf + (3 * n if friction else 0)) for _ in range(n)]
+    for k, col, value in link_columns(robot, _rows(q, n), qd_rows, qdd_rows, _gravity(robot, gravity),
+                                      backend=jax_backend()):
+        D[k][col] = value
+    for k, j in enumerate(robot.joint_frames):
+        D[k][11 * int(j) + 10] = qdd_rows[k]  # Ia_k q̈_k [9.94]
+        if friction:  # [9.26]–[9.28]
+            D[k][11 * nf + 3 * k: 11 * nf + 3 * k + 3] = [jnp.sign(qd_rows[k]), qd_rows[k], 1.0]
+    return jnp.stack([_stack(row, q) for row in D], -2)
