@@ -38,7 +38,7 @@ import numpy as np
 from robodyn._arrays import joint_arrays
 from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument
 from robodyn.errors import ModelError
-from robodyn.kinematics import local_transforms
+from robodyn.kinematics import forward_recursion, local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
 from robodyn.spatial import cross, mtv, mv
@@ -122,37 +122,18 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     qd, qdd = arr["qd"], arr["qdd"]
     g = gravity_argument(robot, gravity, batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
-    AP = local_transforms(robot, arr["q"], dtype)
+    # (3.24)–(3.27), (3.31)–(3.32): V_j = [ω_j; v_j] and λ_j = [ω̇_j; v̇_j] (λ_0 = [0; −g]) are Khalil & Dombre's
+    # forward recursion [9.84]–[9.90], computed once for every formulation; here only ω_j and λ_j are needed.
+    AP, w, wd, Vd = forward_recursion(robot, arr["q"], qd, qdd, g)
     M = _spatial_inertia(robot, dtype)
     J, MS = robot.J.astype(dtype), robot.MS.astype(dtype)
-    zero6 = np.zeros(batch + (6,), dtype)
-    base_acc = np.concatenate([np.zeros(batch + (3,), dtype), -g], -1)
-    V, lam, x = [], [], []
-    k = 0
-    for i, (A, P) in enumerate(AP):
-        p = robot.derived.parent[i]
-        Vp, lamp = (V[p], lam[p]) if p >= 0 else (zero6, base_acc)
-        wa = Vp[..., :3]
-        wa_j = mtv(A, wa)
-        abar = np.concatenate([np.zeros_like(wa), mtv(A, cross(wa, cross(wa, P)))], -1)
-        Vj, lamj = _up(A, P, Vp), _up(A, P, lamp)
-        if robot.sigma[i] != 2:
-            Hqd = _joint_rate(robot, i, k, qd)
-            if robot.sigma[i] == 0:
-                abar = abar + np.concatenate([cross(wa_j, Hqd[..., :3]), np.zeros_like(wa)], -1)  # (3.31)
-            else:
-                abar = abar + np.concatenate([np.zeros_like(wa), 2 * cross(wa_j, Hqd[..., 3:])], -1)  # (3.32)
-            Vj = Vj + Hqd  # (3.25)
-            lamj = lamj + _joint_rate(robot, i, k, qdd)
-            k += 1
-        lamj = lamj + abar  # (3.27)
-        w = Vj[..., :3]
-        bbar = np.concatenate([cross(w, mv(J[i], w)), cross(w, cross(w, MS[i]))], -1)  # (3.33)
+    x = []
+    for i in range(robot.nf):
+        lamj = np.concatenate([wd[i], Vd[i]], -1)  # [ω; v] order of the paper: the conversion is here
+        bbar = np.concatenate([cross(w[i], mv(J[i], w[i])), cross(w[i], cross(w[i], MS[i]))], -1)  # (3.33)
         xj = mv(M[i], lamj) + bbar  # (3.29), own terms
         if fe is not None:
             xj = xj + np.concatenate([fe[..., i, 3:], fe[..., i, :3]], -1)
-        V.append(Vj)
-        lam.append(lamj)
         x.append(xj)
     for i in _tip_to_base(robot):
         p = robot.derived.parent[i]
