@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from robodyn._arrays import joint_arrays
-from robodyn.dynamics import composite
+from robodyn.dynamics import composite, fast, newton_euler
 from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument, rnea
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import ancestors, base_poses, link_velocities
@@ -211,6 +211,10 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)
     """
+    if wrenches is None and fast.single_state(robot.n, q, qd, tau) is not None:
+        # one float64 state: A and H from the robot's straight-line kernels, then the same solve
+        H = newton_euler.inverse_dynamics(robot, q, qd, np.zeros(robot.n), gravity=gravity)
+        return cholesky_solve(composite.inertia_matrix(robot, q), tau - H, robot.name)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
     g = gravity_argument(robot, gravity, batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
