@@ -236,6 +236,10 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
             f"robot '{robot_name}': the {what} is not positive definite, the direct model is singular "
             "(some joint moves only massless links and has no rotor inertia Ia); give those links mass or Ia > 0"
         ) from None
+    if b.ndim == 1 and A.dtype == np.float64:  # one state: LAPACK's substitutions (potrs) on the same factor
+        from scipy.linalg import cho_solve
+
+        return cho_solve((L, True), b, check_finite=False)
     n = b.shape[-1]
     y = np.empty_like(b)
     for i in range(n):
