@@ -109,6 +109,9 @@ def test_wam_coupling_virtual_work_and_inverse_forward():
     close(tau_m, lhs)
     close(motor_forward_dynamics(robot, tr, qm, qmd, tau_m), qmdd)
     close(motor_forward_dynamics(robot, tr, qm[2], qmd[2], tau_m[2]), qmdd[2])  # batch == single
+    close(motor_forward_dynamics(robot, tr, qm, qmd, tau_m, inertia_method="walker_orin"), qmdd)
+    with pytest.warns(DeprecationWarning, match="inertia_method="):
+        close(motor_forward_dynamics(robot, tr, qm, qmd, tau_m, method="gibbs_appell"), qmdd)
 
 
 def test_motor_inertia_matrix_kinetic_energy():

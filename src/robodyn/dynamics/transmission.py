@@ -20,6 +20,7 @@ whose joint-side form has the reflected rotor inertia J_qm⁻ᵀ J_m J_qm⁻¹, 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -189,7 +190,7 @@ def motor_inverse_dynamics(robot: Robot, tr: Transmission, qm, qmd, qmdd, wrench
 
 
 def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenches=None, gravity=None,
-                           method: str = "composite") -> np.ndarray:
+                           method: str | None = None, inertia_method: str = "composite") -> np.ndarray:
     """Motor accelerations q̈_m (..., n) under motor torques τ_m: the motor-side model solved by Cholesky.
 
     (J_qmᵀ A J_qm + J_m) q̈_m = τ_m − F_vm q̇_m − F_cm sign(q̇_m) − J_qmᵀ H(q, q̇)    (H: [9.95], friction and wrenches included)
@@ -201,7 +202,9 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     qm, qmd : array_like (..., n) — motor positions (rad) and velocities (rad/s).
     tau_m : array_like (..., n) — motor torques (N m).
     wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
-    method : str — inertia-matrix method of :func:`robodyn.inertia_matrix`.
+    inertia_method : str — inertia-matrix method of :func:`robodyn.inertia_matrix` (the solve is Cholesky).
+    method : str, deprecated — the old name of ``inertia_method`` (elsewhere ``method=`` of a forward-dynamics
+        function names a direct-dynamics method, as in :func:`robodyn.elastic_forward_dynamics`).
 
     Returns
     -------
@@ -212,12 +215,16 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     ModelError
         The motor-side inertia matrix is singular (massless links, J_m = 0).
     """
+    if method is not None:
+        warnings.warn("motor_forward_dynamics(method=) is deprecated: it names the inertia-matrix method; use "
+                      "inertia_method=", DeprecationWarning, stacklevel=2)
+        inertia_method = method
     _check(robot, tr)
     dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, tau_m=tau_m)
     q, qd = joint_from_motor(tr, a["qm"]), joint_from_motor(tr, a["qmd"])
     H = bias_torques(robot, q, qd, wrenches=wrenches, gravity=gravity)
     rhs = a["tau_m"] - _rotor_torques(tr, a["qmd"], np.zeros_like(a["qmd"])) - actuator_torques(tr, H)
-    A_m = motor_inertia_matrix(robot, tr, a["qm"], method=method)
+    A_m = motor_inertia_matrix(robot, tr, a["qm"], method=inertia_method)
     return cholesky_solve(A_m, rhs, robot.name, what="motor-side inertia matrix").astype(dtype)
 
 
