@@ -197,3 +197,24 @@ def run(robot, name: str, build, counts: dict[str, int], values: list[float]) ->
         return np.array(kernel(robot, name, build, counts)(*values))
     except Fallback:
         return None
+
+
+def call(robot, name: str, build, arrays: dict, gravity) -> np.ndarray | None:
+    """The kernel result for one state, or None when the general path must run (see :func:`single_state`).
+
+    ``arrays`` maps the names of ``build``'s joint inputs to the caller's arguments; ``build(backend, **inputs, g=...)``
+    also takes gravity.  Without a ``gravity`` argument the robot's gravity is built into the kernel as constants
+    (its zero components then cost nothing, as in the batched path); with one, g is a fourth input (kernel
+    ``name + "_gravity"``).
+    """
+    n = robot.n
+    counts = dict.fromkeys(arrays, n)
+    if gravity is None:
+        values = single_state(n, *arrays.values())
+        g = tuple(robot.gravity.tolist())
+        key, generator = name, (lambda backend, **inputs: build(backend, g=g, **inputs))
+    else:
+        values = single_state(n, *arrays.values(), (gravity, 3))
+        counts["g"] = 3
+        key, generator = name + "_gravity", build
+    return None if values is None else run(robot, key, generator, counts, values)

@@ -168,9 +168,9 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
     if wrenches is None:
-        values = fast.single_state(robot.n, q, qd, qdd, (robot.gravity if gravity is None else gravity, 3))
-        if values is not None:
-            return fast.run(robot, "inverse_dynamics", _inverse_kernel(robot), {"q": robot.n, "qd": robot.n, "qdd": robot.n, "g": 3}, values)
+        tau = fast.call(robot, "inverse_dynamics", _inverse_kernel(robot), {"q": q, "qd": qd, "qdd": qdd}, gravity)
+        if tau is not None:
+            return tau
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     tau = rnea(robot, a["q"], a["qd"], a["qdd"], gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
     return tau + friction_of(robot, a["qd"])
@@ -208,9 +208,9 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
-    values = fast.single_state(robot.n, q, (robot.gravity if gravity is None else gravity, 3))
-    if values is not None:
-        return fast.run(robot, "gravity_torques", _gravity_kernel(robot), {"q": robot.n, "g": 3}, values)
+    tau = fast.call(robot, "gravity_torques", _gravity_kernel(robot), {"q": q}, gravity)
+    if tau is not None:
+        return tau
     dtype, batch, a = joint_arrays(robot, q=q)
     z = np.zeros_like(a["q"])
     return rnea(robot, a["q"], z, z, gravity_argument(robot, gravity, batch, dtype))

@@ -86,11 +86,9 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
     if wrenches is None:
-        values = fast.single_state(robot.n, q, qd, tau, (robot.gravity if gravity is None else gravity, 3))
-        if values is not None:
-            qdd = fast.run(robot, "forward_dynamics", _kernel(robot), {"q": robot.n, "qd": robot.n, "tau": robot.n, "g": 3}, values)
-            if qdd is not None:
-                return qdd
+        qdd = fast.call(robot, "forward_dynamics", _kernel(robot), {"q": q, "qd": qd, "tau": tau}, gravity)
+        if qdd is not None:
+            return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
     g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
