@@ -24,6 +24,10 @@ SCRIPTS = {
         "bench_inertia_forward.py", [], ["--batch", "300", "--repeat", "2", "--loop", "100"]),
     "regressor vs pin.computeJointTorqueRegressor": ("bench_regressor.py", [], ["--batch", "300", "--repeat", "2"]),
     "compiled customized inverse dynamics (rd.compile) vs pin.rnea": ("bench_compiled.py", [], ["puma560"]),
+    "dynamic identification (10^5 samples, 7 joints) and regressor vs pin.computeJointTorqueRegressor": (
+        "bench_identification.py", [], ["--samples", "20000", "--repeat", "1", "--pin-states", "2000"]),
+    "time-optimal path parameterisation (rd.time_optimal) vs toppra": (
+        "bench_time_scaling.py", [], ["--grid", "100", "--repeat", "1"]),
 }
 
 

@@ -84,6 +84,52 @@ _LAZY = {
     "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
     "puma_line_study": ("robodyn.simulation", "puma_line_study"),
     "simulate": ("robodyn.simulation", "simulate"),
+    # identification, gravity-compensation calibration (Dellin; issue 9 section 1)
+    "identification": ("robodyn.identification", None),
+    "GravityCalibration": ("robodyn.identification", "GravityCalibration"),
+    "LockedBodyInertia": ("robodyn.identification", "LockedBodyInertia"),
+    "calibrate_gravity": ("robodyn.identification", "calibrate_gravity"),
+    "calibration_poses": ("robodyn.identification", "calibration_poses"),
+    "first_moments": ("robodyn.identification", "first_moments"),
+    "gravity_parameter_structure": ("robodyn.identification", "gravity_parameter_structure"),
+    "gravity_regressor": ("robodyn.identification", "gravity_regressor"),
+    "identify_locked_inertia": ("robodyn.identification", "identify_locked_inertia"),
+    "load_gravity_calibration": ("robodyn.identification", "load_gravity_calibration"),
+    "locked_body_inertia": ("robodyn.identification", "locked_body_inertia"),
+    "wam_gravity_study": ("robodyn.identification", "wam_gravity_study"),
+    # end gravity-compensation calibration
+    # --- dynamic identification (issue 9, section 2) ---
+    "ExcitationTrajectory": ("robodyn.identification.excitation", "ExcitationTrajectory"),
+    "excitation_trajectory": ("robodyn.identification.excitation", "excitation_trajectory"),
+    "IdentificationData": ("robodyn.identification.data", "IdentificationData"),
+    "prepare_identification_data": ("robodyn.identification.data", "prepare_identification_data"),
+    "Identification": ("robodyn.identification.dynamic", "Identification"),
+    "IdentificationError": ("robodyn.identification.dynamic", "IdentificationError"),
+    "identify": ("robodyn.identification.dynamic", "identify"),
+    "pseudo_inertia": ("robodyn.identification.dynamic", "pseudo_inertia"),
+    # --- end of dynamic identification ---
+    # --- issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains ---
+    "RestToRest": ("robodyn.simulation.trajectories", "RestToRest"),
+    "Trapezoidal": ("robodyn.simulation.trajectories", "Trapezoidal"),
+    "Spline": ("robodyn.simulation.trajectories", "Spline"),
+    "FourierSeries": ("robodyn.simulation.trajectories", "FourierSeries"),
+    "time_scale": ("robodyn.simulation.time_scaling", "time_scale"),
+    "time_optimal": ("robodyn.simulation.time_scaling", "time_optimal"),
+    "InfeasibleLimitsError": ("robodyn.simulation.time_scaling", "InfeasibleLimitsError"),
+    "task_space_dynamics": ("robodyn.dynamics.task_space", "task_space_dynamics"),
+    "SingularConfigurationError": ("robodyn.dynamics.task_space", "SingularConfigurationError"),
+    "transform_dynamics": ("robodyn.dynamics.coordinates", "transform_dynamics"),
+    "optimal_motion": ("robodyn.simulation.optimal", "optimal_motion"),
+    "OptimizationError": ("robodyn.simulation.optimal", "OptimizationError"),
+    "ClosedChainRobot": ("robodyn.model.closed_chain", "ClosedChainRobot"),
+    "LoopClosure": ("robodyn.model.closed_chain", "LoopClosure"),
+    "load_closed_chain": ("robodyn.model.closed_chain", "load_closed_chain"),
+    "close_loops": ("robodyn.dynamics.closed_chain", "close_loops"),
+    "closed_chain_inverse_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_inverse_dynamics"),
+    "closed_chain_forward_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_forward_dynamics"),
+    "closed_chain_model": ("robodyn.dynamics.closed_chain", "closed_chain_model"),
+    "LoopClosureError": ("robodyn.dynamics.closed_chain", "LoopClosureError"),
+    # --- end of issue 10 §3–5 (h10b) ---
 }
 
 
@@ -128,4 +174,16 @@ __all__ = [
     # base parameters (issue 5)
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
+    # identification: gravity-compensation calibration (Dellin; issue 9 section 1)
+    "identification", "GravityCalibration", "LockedBodyInertia", "calibrate_gravity", "calibration_poses",
+    "first_moments", "gravity_parameter_structure", "gravity_regressor", "identify_locked_inertia",
+    "load_gravity_calibration", "locked_body_inertia", "wam_gravity_study",
+    # dynamic identification (issue 9, section 2)
+    "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
+    "Identification", "IdentificationError", "identify", "pseudo_inertia",
+    # issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains
+    "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
+    "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
+    "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
+    "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
 ]

@@ -83,3 +83,242 @@ def straight_line(p_start, p_end, rotation, duration: float, t):
     xd[..., :3] = sd[..., None] * delta
     xdd[..., :3] = sdd[..., None] * delta
     return T, xd, xdd
+
+
+# --- joint-space trajectories: rest-to-rest polynomials, trapezoidal velocity, splines, Fourier series ---
+
+
+def _vector(name: str, value, n: int | None = None) -> np.ndarray:
+    a = np.asarray(value, dtype=float)
+    if a.ndim != 1 or a.size == 0 or (n is not None and a.size != n):
+        want = f"{n} numbers" if n is not None else "a 1-D array of joint values"
+        raise InputError(f"argument '{name}' has shape {a.shape}; give {want}")
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
+    return a
+
+
+def _duration(name: str, value) -> float:
+    try:
+        T = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"argument '{name}' = {value!r}; give a positive finite time in seconds") from None
+    if not (T > 0 and np.isfinite(T)):
+        raise InputError(f"argument '{name}' = {value!r}; give a positive finite time in seconds")
+    return T
+
+
+def _times(t) -> np.ndarray:
+    t = np.asarray(t, dtype=float)
+    if not np.all(np.isfinite(t)):
+        raise InputError("argument 't' contains NaN or inf; give finite times (s)")
+    return t
+
+
+class Trajectory:
+    """A joint-space trajectory q(t) on [0, duration] with analytic first and second derivatives.
+
+    Subclasses define ``n``, ``duration`` and ``sample``; ``sample(t)`` takes times of any shape (...,) and
+    returns q, q̇, q̈ each of shape (..., n), in one vectorised evaluation (no loop over samples).
+    """
+
+    n: int
+    duration: float
+
+    def sample(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def __call__(self, t):
+        return self.sample(t)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={self.n}, duration={self.duration:g} s)"
+
+
+class _ScalarLaw(Trajectory):
+    """q(t) = q0 + s(t) (qf − q0) with a normalised time law s: [0, T] → [0, 1]; held constant outside [0, T]."""
+
+    def __init__(self, q0, qf, duration):
+        self.q0 = _vector("q0", q0)
+        self.qf = _vector("qf", qf, self.q0.size)
+        self.duration = _duration("duration", duration)
+        self.n = self.q0.size
+
+    def _law(self, t: np.ndarray):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def sample(self, t):
+        t = _times(t)
+        s, sd, sdd = self._law(t)
+        delta = self.qf - self.q0
+        return self.q0 + s[..., None] * delta, sd[..., None] * delta, sdd[..., None] * delta
+
+
+class RestToRest(_ScalarLaw):
+    """Rest-to-rest polynomial motion from q0 to qf in ``duration`` seconds, all joints on one time law.
+
+    ``profile="cubic"``: s = 3τ² − 2τ³ (zero velocity at both ends; the acceleration jumps at the ends);
+    ``profile="quintic"``: s = 10τ³ − 15τ⁴ + 6τ⁵ (zero velocity and acceleration at both ends); τ = t/T.
+    Before t = 0 the motion rests at q0, after T at qf; at t = 0 and T the derivatives are the one-sided values
+    from inside the motion (the cubic's acceleration jumps there).
+
+    Parameters
+    ----------
+    q0, qf : array_like (n,), rad | m
+    duration : float, T > 0 (s)
+    profile : "cubic" | "quintic"
+    """
+
+    def __init__(self, q0, qf, duration, profile: str = "quintic"):
+        super().__init__(q0, qf, duration)
+        if profile not in ("cubic", "quintic"):
+            raise InputError(f"profile = {profile!r}; give 'cubic' or 'quintic'")
+        self.profile = profile
+
+    def _law(self, t):
+        T = self.duration
+        tau = np.clip(t / T, 0.0, 1.0)
+        inside = (t >= 0) & (t <= T)          # at 0 and T: the one-sided values from inside the motion
+        if self.profile == "cubic":
+            s = tau**2 * (3 - 2 * tau)
+            sd = 6 * tau * (1 - tau) / T * inside
+            sdd = (6 - 12 * tau) / T**2 * inside
+            return s, sd, sdd
+        return quintic(t, T)
+
+
+class Trapezoidal(_ScalarLaw):
+    """Trapezoidal velocity profile from q0 to qf: constant acceleration for t_a, cruise, constant deceleration.
+
+    All joints share the time law (they start and stop together, straight line in joint space). The
+    acceleration time is t_a = ``blend`` · T, 0 < blend ≤ 1/2 (1/2: triangular profile, no cruise).
+    Use :meth:`from_limits` for the shortest such motion under per-joint velocity and acceleration limits.
+
+    Parameters
+    ----------
+    q0, qf : array_like (n,), rad | m
+    duration : float, T > 0 (s)
+    blend : float in (0, 0.5]
+    """
+
+    def __init__(self, q0, qf, duration, blend: float = 0.25):
+        super().__init__(q0, qf, duration)
+        if not (0 < blend <= 0.5):
+            raise InputError(f"blend = {blend!r}; give the acceleration time as a fraction of the duration, "
+                             "0 < blend <= 0.5")
+        self.blend = float(blend)
+        self.accel_time = self.blend * self.duration
+
+    @classmethod
+    def from_limits(cls, q0, qf, velocity_limits, acceleration_limits) -> "Trapezoidal":
+        """Shortest synchronised trapezoidal motion with |q̇_j| ≤ V_j and |q̈_j| ≤ A_j for every joint.
+
+        With D = T − t_a the peak joint velocity is |Δq_j|/D and the acceleration |Δq_j|/(t_a D); the minimum of
+        T = D + t_a under D ≥ max|Δq_j|/V_j, t_a D ≥ P = max|Δq_j|/A_j and t_a ≤ D is reached at
+        D = max(max|Δq_j|/V_j, √P), t_a = P/D (triangular when the velocity limit is not reached).
+        """
+        q0, qf = _vector("q0", q0), _vector("qf", qf)
+        V = np.broadcast_to(_vector("velocity_limits", np.atleast_1d(velocity_limits)), q0.shape)
+        A = np.broadcast_to(_vector("acceleration_limits", np.atleast_1d(acceleration_limits)), q0.shape)
+        if np.any(V <= 0) or np.any(A <= 0):
+            raise InputError("velocity_limits and acceleration_limits must be positive (rad/s, rad/s²)")
+        delta = np.abs(qf - q0)
+        if not np.any(delta > 0):
+            raise InputError("q0 and qf are equal; a rest-to-rest motion needs a displacement")
+        P = np.max(delta / A)
+        D = max(np.max(delta / V), np.sqrt(P))
+        ta = P / D
+        return cls(q0, qf, D + ta, blend=ta / (D + ta))
+
+    def _law(self, t):
+        T, ta = self.duration, self.accel_time
+        D = T - ta
+        a = 1.0 / (ta * D)                       # s̈ during the blends; ṡ_max = 1/D
+        tc = np.clip(t, 0.0, T)
+        rise, fall = tc < ta, tc > D
+        s = np.where(rise, 0.5 * a * tc**2,
+                     np.where(fall, 1.0 - 0.5 * a * (T - tc) ** 2, (tc - 0.5 * ta) / D))
+        sd = np.where(rise, a * tc, np.where(fall, a * (T - tc), 1.0 / D))
+        sdd = np.where(rise, a, np.where(fall, -a, 0.0))
+        inside = (t >= 0) & (t <= T)
+        return s, sd * inside, sdd * inside
+
+
+class Spline(Trajectory):
+    """Cubic spline through via points, at rest at both ends (clamped: q̇ = 0 at the first and last time).
+
+    q(t) is C² (continuous acceleration) and passes through ``waypoints[k]`` at ``times[k]``; it rests at the
+    first / last waypoint outside [times[0], times[-1]] (at the end times the derivatives are the one-sided
+    values from inside). Built on ``scipy.interpolate.CubicSpline``.
+
+    Parameters
+    ----------
+    times : array_like (K,), strictly increasing from times[0] = 0, s (K ≥ 2)
+    waypoints : array_like (K, n), rad | m
+    """
+
+    def __init__(self, times, waypoints):
+        from scipy.interpolate import CubicSpline
+
+        times = np.asarray(times, dtype=float)
+        W = np.asarray(waypoints, dtype=float)
+        if times.ndim != 1 or times.size < 2:
+            raise InputError(f"argument 'times' has shape {times.shape}; give at least 2 increasing times (s)")
+        if W.ndim != 2 or W.shape[0] != times.size:
+            raise InputError(f"argument 'waypoints' has shape {W.shape}; give one row of n joint values per "
+                             f"time, shape ({times.size}, n)")
+        if not (np.all(np.isfinite(times)) and np.all(np.isfinite(W))):
+            raise InputError("arguments 'times' and 'waypoints' must be finite")
+        if np.any(np.diff(times) <= 0):
+            raise InputError("argument 'times' must be strictly increasing")
+        if times[0] != 0:
+            raise InputError(f"times[0] = {times[0]!r}; trajectories run on [0, duration], so the first via point "
+                             "is at time 0 (shift the times)")
+        self.times, self.waypoints = times, W
+        self.n = W.shape[1]
+        self.duration = float(times[-1])
+        self._spline = CubicSpline(times, W, axis=0, bc_type="clamped")
+
+    def sample(self, t):
+        t = _times(t)
+        tc = np.clip(t, self.times[0], self.times[-1])
+        inside = ((t >= self.times[0]) & (t <= self.times[-1]))[..., None]
+        return self._spline(tc), self._spline(tc, 1) * inside, self._spline(tc, 2) * inside
+
+
+class FourierSeries(Trajectory):
+    """Finite Fourier series, the periodic excitation trajectory used in identification.
+
+    q_j(t) = q0_j + Σ_{l=1..L} [ a_jl/(l ω_f) sin(l ω_f t) − b_jl/(l ω_f) cos(l ω_f t) ]
+
+    so that q̇_j = Σ a_jl cos(l ω_f t) + b_jl sin(l ω_f t). ``duration`` is one period 2π/ω_f; the series is
+    evaluated at any t (periodic, not held).
+
+    Parameters
+    ----------
+    frequency : float, fundamental ω_f > 0 (rad/s)
+    a, b : array_like (n, L), velocity amplitudes (rad/s | m/s)
+    q0 : array_like (n,), offset (rad | m)
+    """
+
+    def __init__(self, frequency, a, b, q0):
+        self.frequency = _duration("frequency", frequency)
+        self.a, self.b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        self.q0 = _vector("q0", q0)
+        self.n = self.q0.size
+        if self.a.ndim != 2 or self.a.shape[0] != self.n or self.b.shape != self.a.shape:
+            raise InputError(f"arguments 'a' and 'b' have shapes {self.a.shape}, {self.b.shape}; give both "
+                             f"shape (n, L) = ({self.n}, number of harmonics)")
+        if not (np.all(np.isfinite(self.a)) and np.all(np.isfinite(self.b))):
+            raise InputError("arguments 'a' and 'b' must be finite")
+        self.duration = 2 * np.pi / self.frequency
+
+    def sample(self, t):
+        t = _times(t)
+        w = self.frequency * np.arange(1, self.a.shape[1] + 1)      # (L,)
+        ph = t[..., None] * w                                      # (..., L)
+        c, s = np.cos(ph), np.sin(ph)
+        q = self.q0 + (s / w) @ self.a.T - (c / w) @ self.b.T
+        qd = c @ self.a.T + s @ self.b.T
+        qdd = (-s * w) @ self.a.T + (c * w) @ self.b.T
+        return q, qd, qdd

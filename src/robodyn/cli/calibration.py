@@ -1,0 +1,184 @@
+"""Commands for gravity-compensation calibration (Dellin): calibrate-gravity, calibration-poses, demo wam-gravity."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from robodyn.cli._app import app
+from robodyn.cli._common import console, get_robot, print_json, user_errors
+from robodyn.cli.studies import demo_app
+from robodyn.errors import InputError
+
+_JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+
+
+def read_poses(path: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Read a CSV with header q1..qn, tau1..taun (any order, nothing else); returns q, tau (rows, n).
+
+    Empty cells and ``nan`` are read as NaN (``calibrate_gravity`` reports those rows); errors name the line.
+    """
+    names = [f"{p}{k}" for p in ("q", "tau") for k in range(1, n + 1)]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip() for h in next(reader, [])]
+    missing = [c for c in names if c not in header]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)}; the header must name q1..q{n}, "
+                         f"tau1..tau{n}")
+    unknown = [c for c in header if c not in names]
+    if unknown:
+        raise InputError(f"{path}: unknown column(s) {', '.join(unknown)}; allowed: q1..q{n}, tau1..tau{n}")
+    if len(set(header)) != len(header):
+        raise InputError(f"{path}: a column name appears twice in the header")
+    rows = []
+    for line, cells in enumerate(reader, start=2):
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise InputError(f"{path}, line {line}: {len(cells)} values for {len(header)} columns")
+        values = []
+        for col, cell in zip(header, cells):
+            try:
+                values.append(float(cell) if cell.strip() else math.nan)
+            except ValueError:
+                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()!r} is not a number") from None
+        rows.append(values)
+    if not rows:
+        raise InputError(f"{path}: no data rows after the header")
+    data = np.array(rows)
+    col = {c: header.index(c) for c in header}
+    q, tau = (data[:, [col[f"{p}{k}"] for k in range(1, n + 1)]] for p in ("q", "tau"))
+    return q, tau
+
+
+def _joints(text: str | None):
+    if text is None:
+        return None
+    try:
+        return [int(p) for p in text.replace(",", " ").split()]
+    except ValueError:
+        raise InputError(f"option --joints = {text!r}: give joint numbers separated by commas, e.g. 4,5,6,7") from None
+
+
+@app.command("calibrate-gravity")
+def calibrate_gravity_command(
+    robot: str = typer.Argument(..., help="built-in robot name or model file (its geometry is used)"),
+    poses: Path = typer.Argument(..., help="CSV with header q1..qn, tau1..taun: one static pose per row"),
+    method: str = typer.Option("coupled", help="coupled (Dellin eqs 21-25), iterative (eqs 26-28) or ols"),
+    joints: str = typer.Option(None, help="joints whose torques are used, e.g. 4,5,6,7 (default all)"),
+    offsets: bool = typer.Option(False, "--offsets", help="also estimate a constant torque offset per joint"),
+    out: Path = typer.Option(None, help="write the calibration (YAML) here"),
+    plot: Path = typer.Option(None, help="write measured vs compensation torques to this PNG file"),
+    json_out: bool = _JSON,
+) -> None:
+    """Calibrate the cumulative first moments μ_j (Dellin) from torques measured in static poses."""
+    from robodyn.identification.gravity import calibrate_gravity
+
+    with user_errors():
+        model = get_robot(robot)
+        q, tau = read_poses(poses, model.n)
+        cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints), offsets=offsets)
+        for option, path in (("--out", out), ("--plot", plot)):
+            # both folders checked before either file is written: an error leaves nothing behind
+            if path is not None and not path.parent.is_dir():
+                raise InputError(f"{option} {str(path)!r}: folder {str(path.parent)!r} does not exist; create it "
+                                 "or choose another path")
+        if plot is not None:
+            cal.plot(plot, q, tau)
+        if out is not None:
+            cal.save(out)
+        if json_out:
+            print_json({"robot": model.name, "method": cal.method, "poses": cal.poses, "joints": list(cal.joints),
+                        "mu": cal.mu, "mu_std": cal.std, "identifiable": cal.identifiable,
+                        "offsets": cal.offsets, "offsets_std": cal.offsets_std, "residual_rms": cal.residual_rms,
+                        "condition_number": cal.condition_number, "notes": list(cal.notes),
+                        "out": None if out is None else str(out), "plot": None if plot is None else str(plot)})
+            return
+        table = Table("joint", "μx (kg m)", "μy (kg m)", "μz (kg m)", "offset (N m)", "residual RMS (N m)",
+                      title=f"{model.name}: cumulative first moments, {cal.method} method, {cal.poses} poses "
+                            f"(± 1 std; '—': not identifiable)")
+        for j in range(model.n):
+            cells = [("—" if not cal.identifiable[j, a] else f"{cal.mu[j, a]:.6g} ± {cal.std[j, a]:.2g}")
+                     for a in range(3)]
+            off = f"{cal.offsets[j]:.4g} ± {cal.offsets_std[j]:.2g}" if np.isfinite(cal.offsets_std[j]) else "—"
+            rms = f"{cal.residual_rms[j]:.4g}" if np.isfinite(cal.residual_rms[j]) else "not used"
+            table.add_row(str(j + 1), *cells, off, rms)
+        console.print(table)
+        console.print(f"condition number of the stacked regressor: {cal.condition_number:.4g}", highlight=False)
+        for note in cal.notes:
+            console.print(f"  {note}", highlight=False)
+        for what, path in (("calibration", out), ("plot", plot)):
+            if path is not None:
+                console.print(f"{what} written to {path}", highlight=False)
+
+
+@app.command("calibration-poses")
+def calibration_poses_command(
+    robot: str = typer.Argument(..., help="built-in robot name or model file"),
+    count: int = typer.Option(..., "--count", help="number of static poses"),
+    out: Path = typer.Option(..., "--out", help="write the poses as CSV (q1..qn) here"),
+    seed: int = typer.Option(0, help="random seed (the poses are a deterministic function of it)"),
+    json_out: bool = _JSON,
+) -> None:
+    """Well-conditioned static poses inside the joint limits for `robodyn calibrate-gravity`."""
+    from robodyn.cli.core import write_csv_atomic
+    from robodyn.identification.gravity import calibration_poses, gravity_parameter_structure, gravity_regressor
+
+    with user_errors():
+        model = get_robot(robot)
+        q = calibration_poses(model, count, seed=seed)
+        base = gravity_parameter_structure(model).base
+        s = np.linalg.svd(gravity_regressor(model, q).reshape(-1, 3 * model.n)[:, base], compute_uv=False)
+        write_csv_atomic(out, [f"q{k}" for k in range(1, model.n + 1)], q)
+        if json_out:
+            print_json({"robot": model.name, "count": count, "seed": seed, "out": str(out),
+                        "condition_number": s[0] / s[-1], "min_singular_value": s[-1]})
+            return
+        console.print(f"{count} poses written to {out}: condition number {s[0] / s[-1]:.4g}, smallest singular "
+                      f"value {s[-1]:.4g} (stacked gravity regressor, {base.size} identifiable components)",
+                      highlight=False)
+
+
+@demo_app.command("wam-gravity")
+def wam_gravity_command(json_out: bool = _JSON) -> None:
+    """Barrett WAM: the wam7 model's cumulative first moments next to libbarrett's calibrated ones (Dellin)."""
+    from robodyn.identification.wam import wam_gravity_study
+
+    with user_errors():
+        s = wam_gravity_study()
+        if json_out:
+            print_json({"model_libbarrett": s.model_libbarrett, "calibrated_libbarrett": s.calibrated_libbarrett,
+                        "model_grouped": s.model_grouped, "calibrated_grouped": s.calibrated_grouped,
+                        "identifiable": s.identifiable, "link_relative_difference": s.link_relative_difference,
+                        "torque_rms": s.torque_rms, "torque_scale": s.torque_scale})
+            return
+        table = Table("link", "model μ (kg m)", "libbarrett μ (kg m)",
+                      title="μ_j in libbarrett's frames (standard DH, frame j at the end of link j)")
+        for j in range(7):
+            table.add_row(str(j + 1), _vec(s.model_libbarrett[j]), _vec(s.calibrated_libbarrett[j]))
+        console.print(table)
+        table = Table("link", "model (x, y)", "libbarrett (x, y)", "‖Δ‖/‖libbarrett‖", "gravity torque RMS Δ (N m)",
+                      "RMS torque (N m)",
+                      title="identifiable first moments, robodyn frame j (z components grouped into link j−1)")
+        for j in range(7):
+            ok = s.identifiable[j]
+            rel = s.link_relative_difference[j]
+            table.add_row(str(j + 1), _vec(s.model_grouped[j, :2]) if ok.any() else "—",
+                          _vec(s.calibrated_grouped[j, :2]) if ok.any() else "—",
+                          f"{rel:.1%}" if np.isfinite(rel) else "—", f"{s.torque_rms[j]:.3g}",
+                          f"{s.torque_scale[j]:.3g}")
+        console.print(table)
+
+
+def _vec(v) -> str:
+    return "(" + ", ".join(f"{x:+.4f}" for x in v) + ")"

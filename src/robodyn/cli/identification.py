@@ -1,0 +1,190 @@
+"""Commands ``identify`` and ``excite``: dynamic identification from a CSV of measurements (Khalil & Dombre
+§9.4, Gautier's least squares) and optimal excitation trajectories (Swevers)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from robodyn.cli._app import app
+from robodyn.cli._common import console, get_robot, print_json, user_errors
+from robodyn.errors import InputError
+
+
+def _check_folder(path: Path | None, option: str) -> None:
+    """Fail before any computation when an output folder does not exist (so nothing is written)."""
+    if path is not None and not Path(path).parent.is_dir():
+        raise InputError(f"{option} {str(path)!r}: folder {str(Path(path).parent)!r} does not exist; "
+                         "create it or choose another path")
+
+
+def read_measurements(path: Path, n: int) -> dict:
+    """Read a CSV with header ``t, q1..qn, tau1..taun`` (or ``[t,] q1..qn, qd1..qdn, qdd1..qddn, tau1..taun``).
+
+    Returns a dict of arrays: ``q``, ``tau`` (N, n), ``t`` (N,) or None, ``qd``, ``qdd`` (N, n) or None.
+    Errors name the file, the line and the column.
+    """
+    q_names = [f"q{k}" for k in range(1, n + 1)]
+    tau_names = [f"tau{k}" for k in range(1, n + 1)]
+    d_names = [f"{p}{k}" for p in ("qd", "qdd") for k in range(1, n + 1)]
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip() for h in next(reader, [])]
+    if len(set(header)) != len(header):
+        raise InputError(f"{path}: a column name appears twice in the header")
+    allowed = set(q_names + tau_names + d_names + ["t"])
+    unknown = [c for c in header if c not in allowed]
+    if unknown:
+        raise InputError(f"{path}: unknown column(s) {', '.join(unknown)}; the header must name t, q1..q{n}, "
+                         f"tau1..tau{n} (or q, qd, qdd and tau columns) for a robot with n = {n} joints")
+    has_d = any(c in header for c in d_names)
+    need = q_names + tau_names + (d_names if has_d else ["t"])
+    missing = [c for c in need if c not in header]
+    if missing:
+        raise InputError(
+            f"{path}: missing column(s) {', '.join(missing)}; give t, q1..q{n}, tau1..tau{n} (velocities and "
+            f"accelerations are then computed) or q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}")
+    rows = []
+    for line, cells in enumerate(reader, start=2):
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise InputError(f"{path}, line {line}: {len(cells)} values for {len(header)} columns")
+        values = []
+        for col, cell in zip(header, cells):
+            try:
+                x = float(cell)
+            except ValueError:
+                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()!r} is not a number") from None
+            if not math.isfinite(x):
+                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()} is not finite")
+            values.append(x)
+        rows.append(values)
+    if not rows:
+        raise InputError(f"{path}: no data rows after the header")
+    data = np.array(rows)
+    col = {c: i for i, c in enumerate(header)}
+    pick = lambda names: data[:, [col[c] for c in names]]  # noqa: E731
+    return {
+        "t": data[:, col["t"]] if "t" in col else None, "q": pick(q_names), "tau": pick(tau_names),
+        "qd": pick(d_names[:n]) if has_d else None, "qdd": pick(d_names[n:]) if has_d else None,
+    }
+
+
+@app.command("identify")
+def identify_command(
+    robot: str = typer.Argument(..., help="Built-in robot name or a robot file (.yaml): the geometry to identify."),
+    data: Path = typer.Argument(..., help="CSV: t, q1..qn, tau1..taun (or q, qd, qdd, tau columns); header required."),
+    method: str = typer.Option("ols", "--method", help="ols, wls (per-joint noise weights), irls (robust) or "
+                                                       "physical (consistent standard parameters)."),
+    friction: bool = typer.Option(True, "--friction/--no-friction", help="Identify Fc, Fv and offsets per joint."),
+    cutoff: float = typer.Option(None, "--cutoff", help="Low-pass cut-off (Hz) for q and tau; default rate/20."),
+    decimate: int = typer.Option(None, "--decimate", help="Decimation factor; default rate/(4 cutoff)."),
+    out: Path = typer.Option(None, "--out", help="Write the result as YAML here."),
+    plot: Path = typer.Option(None, "--plot", help="Write measured vs predicted torques to this PNG file."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Identify the base parameters (and friction) from measured positions and torques, by least squares."""
+    from robodyn.identification import identify, prepare_identification_data
+
+    with user_errors():
+        r = get_robot(robot)
+        _check_folder(out, "--out")
+        _check_folder(plot, "--plot")
+        m = read_measurements(data, r.n)
+        if m["qd"] is None:
+            d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff=cutoff, decimate=decimate)
+            t, q, qd, qdd, tau = d.t, d.q, d.qd, d.qdd, d.tau
+            prepared = {"cutoff_hz": d.cutoff, "decimate": d.decimate, "rate_hz": d.rate}
+        else:
+            if cutoff is not None or decimate is not None:
+                raise InputError("--cutoff and --decimate apply to t, q, tau data; this file gives qd and qdd")
+            t, q, qd, qdd, tau = m["t"], m["q"], m["qd"], m["qdd"], m["tau"]
+            prepared = None
+        res = identify(r, q, qd, qdd, tau, method=method, friction=friction)
+        pred = res.predict(q, qd, qdd)
+        tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
+        if out is not None:
+            res.save(out)
+        if plot is not None:
+            res.plot(plot, q, qd, qdd, tau, t=t)
+    fit = [{"joint": j + 1, "residual_rms": float(res.residual_rms[j]), "torque_rms": float(tau_rms[j]),
+            "relative_percent": float(100 * res.residual_rms[j] / tau_rms[j]) if tau_rms[j] > 0 else 0.0}
+           for j in range(r.n)]
+    if as_json:
+        print_json({**res.to_dict(), "fit": fit, "prepared": prepared, "samples_used": len(q),
+                    "max_abs_prediction_error": float(np.max(np.abs(pred - tau))),
+                    "out": None if out is None else str(out), "plot": None if plot is None else str(plot)})
+        return
+    table = Table("parameter", "value", "std", "%σ", title=f"{r.name}: identified parameters ({method}, "
+                  f"{len(q)} samples, cond(W) = {res.condition_number:.4g})")
+    for name, v, s, rel in zip(res.names, res.values, res.std, res.relative_std):
+        table.add_row(name, f"{v:.6g}", f"{s:.3g}", f"{rel:.3g}")
+    console.print(table)
+    fit_table = Table("joint", "residual RMS", "torque RMS", "relative %", title="fit per joint")
+    for row in fit:
+        fit_table.add_row(str(row["joint"]), f"{row['residual_rms']:.4g}", f"{row['torque_rms']:.4g}",
+                          f"{row['relative_percent']:.3g}")
+    console.print(fit_table)
+    if prepared is not None:
+        console.print(f"filtered at {prepared['cutoff_hz']:g} Hz (zero-phase Butterworth), decimated by "
+                      f"{prepared['decimate']} from {prepared['rate_hz']:g} Hz", highlight=False)
+    if res.message:
+        console.print(f"note: {res.message}", highlight=False)
+    if out is not None:
+        console.print(f"result written to {out}", highlight=False)
+    if plot is not None:
+        console.print(f"plot written to {plot}", highlight=False)
+
+
+@app.command("excite")
+def excite_command(
+    robot: str = typer.Argument(..., help="Built-in robot name or a robot file (.yaml)."),
+    duration: float = typer.Option(..., "--duration", help="Length of the trajectory (s)."),
+    out: Path = typer.Option(..., "--out", help="Write t, q1..qn, qd1..qdn, qdd1..qddn as CSV here."),
+    harmonics: int = typer.Option(5, "--harmonics", help="Harmonics per joint (finite Fourier series)."),
+    base_frequency: float = typer.Option(None, "--base-frequency", help="f_f (Hz); default 1/duration."),
+    rate: float = typer.Option(100.0, "--rate", help="Sampling rate of the CSV (Hz)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the starting coefficients."),
+    max_iterations: int = typer.Option(100, "--max-iterations", help="Iteration limit of the optimiser."),
+    friction: bool = typer.Option(True, "--friction/--no-friction", help="Include friction columns in cond(W)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """An excitation trajectory (Swevers): Fourier series minimising cond(W) of the base parameters within the
+    joint position, velocity and acceleration limits."""
+    from robodyn._files import write_atomically
+    from robodyn.identification import excitation_trajectory
+
+    with user_errors():
+        r = get_robot(robot)
+        _check_folder(out, "--out")
+        tr = excitation_trajectory(r, duration, harmonics=harmonics, base_frequency=base_frequency, seed=seed,
+                                   max_iterations=max_iterations, friction=friction)
+        t = tr.times(rate)
+        q, qd, qdd = tr.sample(t)
+        n = r.n
+        header = ["t"] + [f"{p}{k}" for p in ("q", "qd", "qdd") for k in range(1, n + 1)]
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(header)
+        w.writerows([[repr(float(x)) for x in row] for row in np.column_stack([t, q, qd, qdd])])
+        write_atomically(out, lambda fh: fh.write(buf.getvalue()), what="--out")
+    info = {"robot": r.name, "rows": len(t), "condition_number": tr.condition_number, "iterations": tr.iterations,
+            "converged": tr.converged, "message": tr.message, "base_frequency_hz": tr.base_frequency,
+            "harmonics": tr.harmonics, "out": str(out)}
+    if as_json:
+        print_json(info)
+        return
+    console.print(f"wrote {len(t)} samples ({tr.duration:g} s at {rate:g} Hz) to {out}; cond(W) = "
+                  f"{tr.condition_number:.4g} after {tr.iterations} iterations", highlight=False)
+    if not tr.converged:
+        console.print(f"note: {tr.message}", highlight=False)

@@ -1,0 +1,30 @@
+"""Identification: estimating a robot's parameters from measurements.
+
+Gravity-compensation calibration (Dellin): cumulative first moments from static poses, and second moments from
+single-joint motions.  Dynamic identification: excitation trajectories (Swevers), preparation of measured data,
+least-squares estimates of the base parameters and friction (Khalil & Dombre §9.4; Gautier).
+"""
+
+# --- gravity-compensation calibration (Dellin) ---
+from robodyn.identification.gravity import (
+    GravityCalibration,
+    calibrate_gravity,
+    calibration_poses,
+    first_moments,
+    gravity_parameter_structure,
+    gravity_regressor,
+    load_gravity_calibration,
+)
+from robodyn.identification.second_moments import (
+    LockedBodyInertia,
+    identify_locked_inertia,
+    locked_body_inertia,
+)
+from robodyn.identification.wam import wam_gravity_study
+# --- end gravity-compensation calibration ---
+
+# --- dynamic identification (issue 9, section 2): excitation, data preparation, least squares ---
+from robodyn.identification.excitation import ExcitationTrajectory, excitation_trajectory
+from robodyn.identification.data import IdentificationData, prepare_identification_data
+from robodyn.identification.dynamic import Identification, IdentificationError, identify, pseudo_inertia
+# --- end dynamic identification ---

@@ -1,0 +1,535 @@
+"""Dynamic identification by least squares on the base parameters (Khalil & Dombre §9.4, [9.36], [9.40]).
+
+The inverse dynamic model is linear in the base parameters K_B (and in the friction parameters Fc, Fv and the
+offsets Foff of [9.26]–[9.28]):  Γ = D_B(q, q̇, q̈) K_B.  Stacking N samples of the n joints gives the
+over-determined system  y = W K_B + ρ,  W (N n × b), which is solved
+
+- ``"ols"``: ordinary least squares, K̂ = W⁺ y;  σ² = ‖ρ‖² / (N n − b),  cov = σ² (WᵀW)⁻¹;
+- ``"wls"``: weighted least squares with the noise of each joint (Gautier): σ_j² = ‖ρ_j‖² / (N − b_j) from the
+  OLS residual ρ_j of joint j (b_j the parameters appearing in its equations), rows of joint j divided by σ_j,
+  cov = (Wᵀ Σ⁻¹ W)⁻¹;
+- ``"irls"``: iteratively re-weighted least squares, robust to outliers: residuals scaled per joint by their
+  median absolute deviation, Huber (c = 1.345) or bisquare (c = 4.685) weights, bounded iterations;
+- ``"physical"``: the standard parameters themselves, constrained to be physically consistent — every link's
+  4 × 4 pseudo-inertia matrix P_j = [[½ tr(J_j) 1 − J_j, MS_j], [MS_jᵀ, M_j]] positive semi-definite (which
+  contains M_j ≥ 0 and the triangle inequalities), rotor inertias and friction coefficients Fc, Fv ≥ 0 — a
+  semidefinite program (cvxpy) minimising the same least-squares fit of Γ = D_B Ψ K, Ψ the map from the standard
+  to the base parameters ([9.40]), plus a small regularisation towards the standard parameters of the model
+  given (the fit fixes only the base parameters; the regularisation picks the consistent set nearest the model).
+
+The samples are reduced block by block: for each joint, the Gram matrix of [W_j y_j] is accumulated and factored
+at the end (R_j, (b + 1) × (b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j]), so memory does not grow with N and
+‖y_j − W_j K‖ = ‖R_j [K; −1]‖.  The estimate is then solved from the triangular factor of the stacked R_j with
+the columns of W scaled to unit norm; its relative accuracy is about ε cond(W_scaled)², far below the noise of
+any measurement (1e-10 for the well-conditioned W of an excitation trajectory).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+
+from robodyn._progress import progress
+from robodyn.errors import InputError
+from robodyn.model.robot import Robot
+
+#: States per block when reducing the regressor (keeps the temporaries in memory small).
+BLOCK = 8192
+#: Relative tolerance of the identifiability test: a parameter whose (unit-norm) regressor column lies within
+#: this distance of the span of the columns before it is not excited by the data (cond(W) of the column-scaled
+#: observation matrix ≳ 1/RANK_TOL).  Above the √ε ≈ 1.5e-8 resolution of the accumulated Gram matrices.
+RANK_TOL = 1e-6
+
+
+class IdentificationError(InputError):
+    """Data that cannot identify the requested parameters (too few samples, unexcited parameters)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Identification:
+    """Result of :func:`identify`.
+
+    Attributes
+    ----------
+    model : Robot — the robot whose geometry (and, for "physical", prior parameters) was used.
+    method : str — "ols", "wls", "irls" or "physical".
+    friction : bool — whether Fc, Fv, Foff of every joint were identified.
+    base : BaseParameters — the base parameters identified (their names, regressor columns, true values of ``model``).
+    names : tuple of str (b,) — base parameter names (``ZZR1``, …, ``Fc1``, ``Fv1``, ``Foff1``, …).
+    values : ndarray (b,) — estimates (SI units of each parameter).
+    std : ndarray (b,) — standard deviations (for "physical": those of the OLS estimate).
+    covariance : ndarray (b, b)
+    condition_number : float — cond(W) of the observation matrix.
+    residual_rms : ndarray (n,) — RMS of the torque residual of each joint (N m | N).
+    noise : ndarray (n,) — σ_j estimated from the OLS residuals (N m | N).
+    samples : int — N.
+    iterations : int — IRLS iterations (1 otherwise).
+    converged : bool — False when IRLS hit its iteration limit (``message`` says so).
+    message : str
+    robot : Robot or None — "physical": the model with the identified standard parameters, rotor inertias and
+        friction (Stribeck terms removed); None for the other methods.
+    standard : ndarray (p,) or None — "physical": the identified standard parameter vector (order of
+        ``standard_parameter_names(model, friction)``).
+    """
+
+    model: Robot
+    method: str
+    friction: bool
+    base: object
+    names: tuple
+    values: np.ndarray
+    std: np.ndarray
+    covariance: np.ndarray
+    condition_number: float
+    residual_rms: np.ndarray
+    noise: np.ndarray
+    samples: int
+    iterations: int = 1
+    converged: bool = True
+    message: str = ""
+    robot: Robot | None = None
+    standard: np.ndarray | None = field(default=None)
+
+    @property
+    def relative_std(self) -> np.ndarray:
+        """100 σ / |value| (%); inf where the value is 0."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.values != 0, 100.0 * self.std / np.abs(self.values), np.inf)
+
+    def predict(self, q, qd, qdd) -> np.ndarray:
+        """Torques D_B(q, q̇, q̈) K̂ (..., n) of the identified model (friction included when identified)."""
+        q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
+        shape = np.broadcast_shapes(q.shape, qd.shape, qdd.shape)
+        n = self.model.n
+        if shape[-1:] != (n,):
+            raise InputError(f"q, qd, qdd have shape {shape}; the last axis must be n = {n}")
+        flat = [np.broadcast_to(x, shape).reshape(-1, n) for x in (q, qd, qdd)]
+        out = np.empty((flat[0].shape[0], n))
+        for s in range(0, out.shape[0], BLOCK):
+            blk = slice(s, s + BLOCK)
+            out[blk] = self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) @ self.values
+        return out.reshape(shape)
+
+    def plot(self, path, q, qd, qdd, tau, t=None, title: str | None = None) -> None:
+        """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the
+        residual.  Written to a temporary name and renamed: no partial file.
+
+        Parameters
+        ----------
+        path : str or PathLike
+        q, qd, qdd, tau : array (N, n) — the samples (e.g. a validation trajectory) and the measured torques.
+        t : array (N,) or None — times (s); None: sample index.
+        """
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+
+        from robodyn.analysis.accuracy import _save_figure
+
+        q, qd, qdd, tau = _samples(self.model, q, qd, qdd, tau)
+        x = np.arange(len(q)) if t is None else np.asarray(t, dtype=float)
+        if x.shape != (len(q),):
+            raise InputError(f"t has shape {np.shape(t)}; give one time per sample ({len(q)})")
+        pred = self.predict(q, qd, qdd)
+        n = self.model.n
+        fig = Figure(figsize=(8, 1.9 * n + 0.8))
+        axes = np.atleast_1d(fig.subplots(n, 1, sharex=True))
+        for j in range(n):
+            ax = axes[j]
+            ax.plot(x, tau[:, j], "-", color="0.6", lw=1.2, label="measured")
+            ax.plot(x, pred[:, j], "-", color="C0", lw=0.9, label="predicted")
+            ax.plot(x, tau[:, j] - pred[:, j], "-", color="C3", lw=0.6, label="residual")
+            rms = float(np.sqrt(np.mean((tau[:, j] - pred[:, j]) ** 2)))
+            ax.set_ylabel(f"τ{j + 1}")
+            ax.set_title(f"joint {j + 1}: residual RMS {rms:.3g}", fontsize=8, loc="right")
+        axes[0].legend(fontsize=7, ncol=3, loc="upper left")
+        axes[-1].set_xlabel("t (s)" if t is not None else "sample")
+        fig.suptitle(title or f"{self.model.name}: measured vs identified torques ({self.method})", fontsize=10)
+        fig.tight_layout()
+        _save_figure(fig, path)
+
+    def to_dict(self) -> dict:
+        """Plain Python data (what ``save`` writes)."""
+        d = {
+            "robot": self.model.name, "method": self.method, "friction": self.friction, "samples": self.samples,
+            "condition_number": float(self.condition_number),
+            "parameters": [
+                {"name": n, "value": float(v), "std": float(s), "relative_std_percent": float(r)}
+                for n, v, s, r in zip(self.names, self.values, self.std, self.relative_std)
+            ],
+            "residual_rms": [float(x) for x in self.residual_rms],
+            "noise_std": [float(x) for x in self.noise],
+            "iterations": self.iterations, "converged": self.converged,
+        }
+        if self.standard is not None:
+            from robodyn.parameters.regressor import standard_parameter_names
+
+            d["standard_parameters"] = dict(zip(standard_parameter_names(self.model, self.friction),
+                                                (float(x) for x in self.standard)))
+        return d
+
+    def save(self, path) -> None:
+        """Write the result as YAML (atomically: never a partial file)."""
+        import yaml
+
+        from robodyn._files import write_atomically
+
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
+        write_atomically(path, lambda fh: fh.write(text), what="identification file")
+
+
+def pseudo_inertia(params) -> np.ndarray:
+    """The 4 × 4 pseudo-inertia matrices P = [[½ tr(J) 1 − J, MS], [MSᵀ, M]] of links (..., 10) → (..., 4, 4).
+
+    P is positive semi-definite exactly when the parameters belong to a rigid body (a mass distribution),
+    which implies M ≥ 0, I_G ⪰ 0 and the triangle inequalities of the principal moments.
+    """
+    p = np.asarray(params, dtype=float)
+    XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = np.moveaxis(p, -1, 0)
+    J = np.stack([np.stack([XX, XY, XZ], -1), np.stack([XY, YY, YZ], -1), np.stack([XZ, YZ, ZZ], -1)], -2)
+    tr = XX + YY + ZZ
+    S = 0.5 * tr[..., None, None] * np.eye(3) - J
+    MS = np.stack([MX, MY, MZ], -1)
+    top = np.concatenate([S, MS[..., :, None]], -1)
+    bottom = np.concatenate([MS, M[..., None]], -1)[..., None, :]
+    return np.concatenate([top, bottom], -2)
+
+
+def _samples(robot: Robot, q, qd, qdd, tau):
+    from robodyn.identification.data import check_samples
+
+    n = robot.n
+    arrays = {}
+    for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
+        a = np.asarray(x, dtype=float)
+        if a.ndim == 1 and n == 1:
+            a = a[:, None]
+        if a.ndim != 2 or a.shape[1] != n:
+            raise InputError(f"{name} has shape {np.shape(x)}; give an (N, {n}) array (N samples, n = {n} joints)")
+        arrays[name] = a
+    rows = {k: v.shape[0] for k, v in arrays.items()}
+    if len(set(rows.values())) > 1:
+        raise InputError("q, qd, qdd, tau must have the same number of rows (samples); got "
+                         + ", ".join(f"{k}: {v}" for k, v in rows.items()))
+    check_samples(arrays["q"], arrays["qd"], ("q", "qd"))
+    check_samples(arrays["qdd"], arrays["tau"], ("qdd", "tau"))
+    return arrays["q"], arrays["qd"], arrays["qdd"], arrays["tau"]
+
+
+def _square(R: np.ndarray, m: int) -> np.ndarray:
+    out = np.zeros((m, m))
+    out[: R.shape[0]] = R[:m]
+    return out
+
+
+def _reduce(bp, q, qd, qdd, tau) -> np.ndarray:
+    """Per-joint square-root factors R_j ((n, b + 1, b + 1)), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j].
+
+    The Gram matrices are accumulated over blocks of samples (matrix products: the fast path for 10^5
+    samples and more) and factored once at the end.  Their square roots carry the information of the data to
+    about √ε of each column's norm, which sets the identifiability tolerance (``RANK_TOL``).
+    """
+    N, n = q.shape
+    m = bp.count + 1
+    G = np.zeros((n, m, m))
+    with progress("identification: regressor of the samples", total=N) as bar:
+        for s in range(0, N, BLOCK):
+            _accumulate(G, bp, q, qd, qdd, tau, slice(s, s + BLOCK))
+            bar.update(completed=min(s + BLOCK, N))
+    lam, V = np.linalg.eigh(0.5 * (G + np.swapaxes(G, -1, -2)))
+    return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2)
+
+
+def _accumulate(G, bp, q, qd, qdd, tau, blk) -> None:
+    """Add the Gram matrices of [W_j y_j] of the samples ``blk`` to G (n, b + 1, b + 1), in place."""
+    n = q.shape[1]
+    W = bp.regressor(q[blk], qd[blk], qdd[blk])  # (B, n, b)
+    A = np.empty((n, W.shape[0], W.shape[2] + 1))  # [W_j y_j] of every joint, contiguous for the products
+    A[..., :-1] = W.transpose(1, 0, 2)
+    A[..., -1] = tau[blk].T
+    for j in range(n):
+        G[j] += A[j].T @ A[j]
+
+
+def _stack(R: np.ndarray, weights=None) -> np.ndarray:
+    """The triangular factor of the whole (weighted) system from the per-joint factors."""
+    m = R.shape[-1]
+    w = np.ones(R.shape[0]) if weights is None else weights
+    return _square(scipy.linalg.qr((R * w[:, None, None]).reshape(-1, m), mode="r", check_finite=False)[0], m)
+
+
+def _check_rank(Rg: np.ndarray, names, tol: float) -> None:
+    b = len(names)
+    T = Rg[:b, :b]
+    scale = np.linalg.norm(T, axis=0)
+    top = scale.max(initial=0.0)
+    dead = scale <= tol * top if top > 0 else np.ones(b, bool)
+    Ts = T / np.where(dead, 1.0, scale)
+    diag = np.abs(np.diag(Ts))
+    bad = np.flatnonzero(dead | (diag <= tol))
+    if bad.size:
+        raise IdentificationError(
+            f"the data do not excite {bad.size} of the {b} parameters: {', '.join(names[k] for k in bad)} "
+            f"(their regressor columns are zero or combinations of the others); use an exciting trajectory "
+            f"(rd.excitation_trajectory) or identify fewer parameters (friction=False)")
+
+
+def _solve(Rg: np.ndarray, b: int):
+    T = Rg[:b, :b]
+    scale = np.linalg.norm(T, axis=0)  # the column norms of W: solve with unit columns
+    Ts = T / scale
+    theta = scipy.linalg.solve_triangular(Ts, Rg[:b, b]) / scale
+    Tinv = scipy.linalg.solve_triangular(Ts, np.eye(b)) / scale[:, None]
+    return theta, Tinv @ Tinv.T, abs(Rg[b, b])
+
+
+def _joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """‖y_j − W_j K‖ for every joint, from the per-joint factors."""
+    v = np.append(theta, -1.0)
+    return np.linalg.norm(R @ v, axis=-1)
+
+
+def identify(
+    robot: Robot,
+    q,
+    qd,
+    qdd,
+    tau,
+    method: str = "ols",
+    friction: bool = True,
+    base=None,
+    robust: str = "huber",
+    max_iterations: int = 50,
+    regularization: float = 1e-6,
+    min_mass: float = 0.0,
+    rank_tol: float = RANK_TOL,
+) -> Identification:
+    """Identify the base parameters (and friction) of ``robot`` from measured samples.
+
+    Parameters
+    ----------
+    robot : Robot
+        The model: its geometry defines the regressor; its parameters are the prior of ``"physical"``.
+    q, qd, qdd, tau : array (N, n)
+        Joint positions, velocities, accelerations (rad, rad/s, rad/s² | m, …) and torques (N m | N), e.g. from
+        :func:`prepare_identification_data`.
+    method : {"ols", "wls", "irls", "physical"}
+        See the module documentation.
+    friction : bool
+        Also identify Fc sign(q̇) + Fv q̇ + Foff of every joint ([9.26]–[9.28]).
+    base : BaseParameters or None
+        The base parameters to identify; default ``base_parameters(robot, friction=friction)`` (Khalil's rules;
+        the numeric QR set when the rules are not minimal).
+    robust : {"huber", "bisquare"}
+        Weight function of ``"irls"``.
+    max_iterations : int
+        Iteration limit of ``"irls"``.
+    regularization : float
+        ``"physical"``: weight of ‖K − K_model‖² (scaled) next to the normalised fit.
+    min_mass : float
+        ``"physical"``: lower bound on every link mass (kg).
+    rank_tol : float
+        Relative tolerance of the identifiability test (column-scaled W).
+
+    Returns
+    -------
+    Identification
+
+    Raises
+    ------
+    IdentificationError
+        Too few samples, or parameters the data do not excite (named).
+    InputError
+        Shapes, NaN rows (reported by row), unknown method.
+    """
+    from robodyn.parameters.base import base_parameters
+
+    if method not in ("ols", "wls", "irls", "physical"):
+        raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
+    if robust not in ("huber", "bisquare"):
+        raise InputError(f"robust = {robust!r}; choose 'huber' or 'bisquare'")
+    q, qd, qdd, tau = _samples(robot, q, qd, qdd, tau)
+    if base is None:
+        base = base_parameters(robot, friction=friction)
+        if not base.minimal:
+            base = base_parameters(robot, method="numeric", friction=friction)
+    elif base.robot is not robot or base.friction != friction:
+        raise InputError("base: give the BaseParameters of this robot with the same friction setting")
+    bp = base
+    N, n = q.shape
+    b = bp.count
+    if N * n <= b:
+        raise IdentificationError(f"{N} samples of {n} joints give {N * n} equations for {b} parameters; "
+                                  f"give more than {b // n + 1} samples")
+    names = tuple(bp.names)
+    R = _reduce(bp, q, qd, qdd, tau)
+    Rg = _stack(R)
+    _check_rank(Rg, names, rank_tol)
+    theta, inv, rnorm = _solve(Rg, b)
+    dof = max(N * n - b, 1)
+    cov = rnorm ** 2 / dof * inv
+    res_j = _joint_residuals(R, theta)
+    norms = np.linalg.norm(R[:, :b, :b], axis=1)  # (n, b): column norms of W_j
+    cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # parameters in the equations of joint j
+    noise = res_j / np.sqrt(np.maximum(N - cols.sum(1), 1))
+    cond = float(np.linalg.cond(Rg[:b, :b]))
+    iterations, converged, message, robot_out, standard = 1, True, "", None, None
+    if method == "wls":
+        sig = _floor(noise)
+        Rw = _stack(R, 1.0 / sig)
+        theta, inv, _ = _solve(Rw, b)
+        cov = inv
+    elif method == "irls":
+        theta, cov, iterations, converged, message = _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations)
+    elif method == "physical":
+        theta, standard, robot_out = _physical(robot, bp, Rg, regularization, min_mass)
+    res_j = _joint_residuals(R, theta)
+    return Identification(
+        model=robot, method=method, friction=friction, base=bp, names=names, values=theta,
+        std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
+        residual_rms=res_j / np.sqrt(N), noise=noise, samples=N, iterations=iterations, converged=converged,
+        message=message, robot=robot_out, standard=standard,
+    )
+
+
+def _floor(sig: np.ndarray) -> np.ndarray:
+    """Noise levels usable as weights: a joint fitted exactly gets the smallest positive level (or 1)."""
+    top = sig.max(initial=0.0)
+    if top <= 0:
+        return np.ones_like(sig)
+    return np.maximum(sig, 1e-12 * top)
+
+
+def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations):
+    """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale)."""
+    if int(max_iterations) != max_iterations or max_iterations < 1:
+        raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
+    N, n = q.shape
+    b = bp.count
+    W = np.empty((N, n, b))
+    for s in range(0, N, BLOCK):
+        blk = slice(s, s + BLOCK)
+        W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk])
+    c = 1.345 if robust == "huber" else 4.685
+    A, y = W.reshape(-1, b), tau.reshape(-1)
+    converged, it = False, 0
+    w = np.ones(N * n)
+    for it in range(1, int(max_iterations) + 1):
+        r = (y - A @ theta).reshape(N, n)
+        mad = 1.4826 * np.median(np.abs(r - np.median(r, axis=0)), axis=0)
+        if not np.any(mad > 0):
+            converged = True
+            break
+        u = np.abs(r) / _floor(mad)
+        if robust == "huber":
+            w = np.minimum(1.0, c / np.maximum(u, 1e-300))
+        else:
+            w = np.where(u < c, (1.0 - (u / c) ** 2) ** 2, 0.0)
+        w = w.reshape(-1)
+        sw = np.sqrt(w)
+        new = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)[0]
+        step = np.linalg.norm(new - theta)
+        theta = new
+        if step <= 1e-10 * (1.0 + np.linalg.norm(theta)):
+            converged = True
+            break
+    r = y - A @ theta
+    Aw = A * np.sqrt(w)[:, None]
+    s2 = float(np.sum(w * r ** 2)) / max(float(np.sum(w > 0)) - b, 1)
+    cov = s2 * np.linalg.pinv(Aw.T @ Aw)
+    message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
+    return theta, cov, it, converged, message
+
+
+def _standard_to_base(robot: Robot, bp) -> np.ndarray:
+    """Ψ (b, p) with K_B = Ψ K for every standard vector K ([9.40]), from the regressor at random states."""
+    from robodyn.parameters.numeric import stacked_regressor
+
+    Wf = stacked_regressor(robot, bp.friction, None, 1)
+    Wb = Wf[:, bp.columns]
+    psi = np.linalg.lstsq(Wb, Wf, rcond=None)[0]
+    psi[np.abs(psi) < 1e-10 * max(np.abs(psi).max(), 1.0)] = 0.0
+    return psi
+
+
+def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass: float):
+    """The semidefinite program of ``method="physical"``; returns (K_B, K, Robot)."""
+    import cvxpy as cp
+
+    from robodyn.parameters.regressor import standard_parameter_vector
+
+    b = bp.count
+    nf, n = robot.nf, robot.n
+    psi = _standard_to_base(robot, bp)
+    prior = standard_parameter_vector(robot, bp.friction)
+    P = [cp.Variable((4, 4), PSD=True) for _ in range(nf)]
+    Ia = cp.Variable(nf, nonneg=True)
+    parts = []
+    for j in range(nf):
+        S = P[j]
+        tr = S[0, 0] + S[1, 1] + S[2, 2]
+        parts += [tr - S[0, 0], -S[0, 1], -S[0, 2], tr - S[1, 1], -S[1, 2], tr - S[2, 2],
+                  S[0, 3], S[1, 3], S[2, 3], S[3, 3], Ia[j]]
+    cons = [P[j][3, 3] >= min_mass for j in range(nf)]
+    fixed = np.flatnonzero(robot.sigma == 2)
+    if fixed.size:
+        cons.append(Ia[fixed] == 0)
+    if bp.friction:
+        Fc, Fv, Foff = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True), cp.Variable(n)
+        for k in range(n):
+            parts += [Fc[k], Fv[k], Foff[k]]
+    K = cp.hstack(parts)
+    T, z = Rg[:b, :b], Rg[:b, b]
+    A = T @ psi
+    fit_scale = max(float(z @ z) + float(Rg[b, b] ** 2), 1e-300)
+    reg_scale = max(float(prior @ prior), 1.0)
+    # The norm (a second-order cone) rather than its square: the solver's tolerance then bounds the fit
+    # itself, not its square, so the parameters come out to ~1e-8 instead of ~1e-4.
+    objective = cp.norm(cp.hstack([(A @ K - z) / np.sqrt(fit_scale),
+                                   np.sqrt(regularization / reg_scale) * (K - prior)]))
+    problem = cp.Problem(cp.Minimize(objective), cons)
+    if "CLARABEL" in cp.installed_solvers():
+        solver, options = "CLARABEL", {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11}
+    else:
+        solver, options = "SCS", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}
+    problem.solve(solver=solver, **options)
+    if problem.status not in ("optimal", "optimal_inaccurate") or K.value is None:
+        raise IdentificationError(f"the physically consistent identification failed ({solver}: {problem.status})")
+    Kv = np.asarray(K.value, dtype=float)
+    params = Kv[: 11 * nf].reshape(nf, 11)
+    links = _nearest_consistent(params[:, :10])
+    Ia_v = np.maximum(params[:, 10], 0.0)
+    Ia_v[fixed] = 0.0
+    Kv[: 11 * nf] = np.column_stack([links, Ia_v]).ravel()
+    changes = dict(params=links, Ia=Ia_v, Fst=np.zeros(nf), kst=np.zeros(nf), Bst=np.zeros(nf),
+                   name=f"{robot.name}_identified", source=f"identified from measurements (physical), model {robot.name}")
+    if bp.friction:
+        fr = Kv[11 * nf:].reshape(n, 3)
+        fr[:, :2] = np.maximum(fr[:, :2], 0.0)
+        Kv[11 * nf:] = fr.ravel()
+        jf = robot.joint_frames
+        for key, col in (("Fc", 0), ("Fv", 1), ("Foff", 2)):
+            v = np.zeros(nf)
+            v[jf] = fr[:, col]
+            changes[key] = v
+    return psi @ Kv, Kv, robot.replace(**changes)
+
+
+def _nearest_consistent(params: np.ndarray) -> np.ndarray:
+    """Project each link's pseudo-inertia on the PSD cone (removes the solver's round-off, ~1e-9 of the largest
+    eigenvalue) and return the parameters (nf, 10); a link with a negligible mass gets exactly zero M and MS."""
+    P = pseudo_inertia(params)
+    lam, V = np.linalg.eigh(P)
+    P = (V * np.maximum(lam, 0.0)[..., None, :]) @ np.swapaxes(V, -1, -2)
+    P = 0.5 * (P + np.swapaxes(P, -1, -2))
+    out = np.empty_like(params)
+    S = P[..., :3, :3]
+    tr = np.trace(S, axis1=-2, axis2=-1)
+    J = tr[..., None, None] * np.eye(3) - S
+    out[:, 0], out[:, 1], out[:, 2] = J[:, 0, 0], J[:, 0, 1], J[:, 0, 2]
+    out[:, 3], out[:, 4], out[:, 5] = J[:, 1, 1], J[:, 1, 2], J[:, 2, 2]
+    out[:, 6:9] = P[:, :3, 3]
+    out[:, 9] = P[:, 3, 3]
+    tiny = out[:, 9] <= 1e-12 * max(out[:, 9].max(initial=0.0), 1e-300)
+    out[tiny, 6:10] = 0.0
+    return out

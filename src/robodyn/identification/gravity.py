@@ -1,0 +1,834 @@
+"""Gravity-compensation calibration by cumulative first moments (Dellin 2008), in Khalil–Kleinfinger frames.
+
+Dellin's static governing equation, eq. (14), written in the frames of this library: for a serial chain whose
+joints are all revolute, the moment m_j exerted on link j by link j−1 about O_j (in R_j) when the robot holds
+still satisfies
+
+    m_j − ^jA_{j+1} m_{j+1} = g^j × μ_j ,      μ_j = ^jMS_j + M_{j+1} ^jP_{j+1} ,      τ_j = z · m_j
+
+with g^j = ^0A_jᵀ g and M_{j+1} the total mass of links j+1..n.  μ_j is Dellin's *cumulative first moment*:
+the first moment of link j about a point of its joint axis plus the mass of every later link lumped at the next
+joint — pose independent, kg m.  (Dellin's frames are standard-DH, frame j at the *end* of link j with z along
+joint j+1; there μ_j = m_j r_cj − M_j r_mj is taken about joint j's point too, so the two differ only by a
+constant rotation and by shifts along the joint axes, which change only the components that static poses cannot
+see — see ``first_moments(grouped=True)``.)
+
+Prismatic joints: link j of a prismatic joint turns with link j−1, so its first moment is merged into μ_{j−1}
+(as fixed frames are merged into their antecedent), and row j of μ holds (0, 0, M_j): the derivative of the first
+moment of links j..n with respect to q_j (kg m per m of travel), which is what the force on that joint measures.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from robodyn._arrays import joint_arrays
+from robodyn._progress import progress
+from robodyn.errors import InputError, ModelError
+from robodyn.kinematics import base_poses, local_transforms
+from robodyn.model.robot import Robot
+
+_AXES = "xyz"
+_FORMAT = "robodyn gravity calibration"
+
+
+def _check_serial(robot: Robot, what: str) -> None:
+    if not robot.is_serial:
+        raise ModelError(
+            f"{what}: robot '{robot.name}' is a tree; Dellin's cumulative first moments are defined for serial "
+            "chains (one path from the base to the tip). Calibrate each branch as a serial robot of its own"
+        )
+
+
+def _subtree_masses(robot: Robot) -> np.ndarray:
+    """M_j = Σ_{k≥j} m_k for every frame of a serial chain (Dellin eq. (9))."""
+    return np.cumsum(robot.M[::-1])[::-1]
+
+
+def _raw_rows(robot: Robot) -> np.ndarray:
+    """μ°_j = MS_j + M_{j+1} ^jP̄_{j+1} per frame (P̄ at q_{j+1} = 0), before merging; (nf, 3)."""
+    Mc = np.append(_subtree_masses(robot), 0.0)
+    consts = local_transforms(robot, np.zeros(robot.n))
+    out = np.array(robot.MS, dtype=float)
+    for i in range(robot.nf - 1):
+        out[i] += Mc[i + 1] * np.asarray(consts[i + 1][1])
+    return out
+
+
+def first_moments(robot: Robot, grouped: bool = False) -> np.ndarray:
+    """Cumulative first moments μ_j of Dellin eq. (14) of the model, in joint coordinates.
+
+    Parameters
+    ----------
+    robot : Robot
+        A serial chain (revolute, prismatic and fixed frames).
+    grouped : bool
+        False: μ_j = ^jMS_j + M_{j+1} ^jP_{j+1} of every joint's link (fixed frames and prismatic links merged into
+        the link they turn with, see the module notes).  True: the identifiable form that
+        :func:`calibrate_gravity` estimates — every component that static poses cannot see is grouped into the
+        ones it is confounded with (as Khalil & Dombre §9.4 group standard parameters into base parameters) and
+        set to zero; :func:`gravity_parameter_structure` names them.
+
+    Returns
+    -------
+    ndarray (n, 3)
+        Row j: μ_j in R_j (kg m); prismatic rows (0, 0, M_j) (kg).
+
+    Raises
+    ------
+    ModelError
+        For a tree.
+    """
+    _check_serial(robot, "first_moments")
+    raw = _raw_rows(robot)
+    consts = local_transforms(robot, np.zeros(robot.n))
+    Mc = _subtree_masses(robot)
+    rows = raw.copy()
+    # From the tip inward: links that turn with their antecedent (fixed frames, prismatic joints) hand their
+    # first moment to it, through the constant rotation ^{a}A_j.
+    for i in range(robot.nf - 1, -1, -1):
+        if robot.sigma[i] == 0:
+            continue
+        if i > 0:
+            rows[i - 1] += np.asarray(consts[i][0]) @ rows[i]
+        rows[i] = (0.0, 0.0, Mc[i]) if robot.sigma[i] == 1 else 0.0
+    mu = rows[robot.joint_frames]
+    if grouped:
+        structure = gravity_parameter_structure(robot)
+        mu = structure.group(mu.ravel()).reshape(robot.n, 3)
+    return mu
+
+
+def gravity_regressor(robot: Robot, q) -> np.ndarray:
+    """Static gravity torques as a linear function of the cumulative first moments: τ_g = Y(q) μ.ravel().
+
+    Row r (revolute joint at frame i): Q_r = Σ_{k≥r} s_k (z_i × g)·(^0A_k μ_k), the z component of Dellin's
+    recursion eq. (14) summed from the tip, with s_k = 1 for a revolute joint k and s_k = q_k for a prismatic one
+    (its row μ_k = M_k z moves the lumped mass along the axis).  Prismatic joint r: Q_r = −g·(^0A_r μ_r).
+
+    Parameters
+    ----------
+    robot : Robot (serial)
+    q : array_like (..., n)
+
+    Returns
+    -------
+    ndarray (..., n, 3n)
+        Y such that ``Y @ first_moments(robot).ravel()`` equals ``rd.gravity_torques(robot, q)`` (N m | N).
+    """
+    _check_serial(robot, "gravity_regressor")
+    dtype, batch, a = joint_arrays(robot, q=q)
+    q = a["q"]
+    n = robot.n
+    R0, _ = base_poses(robot, q, dtype)
+    g = robot.gravity.astype(dtype)
+    frames = robot.joint_frames
+    Rj = R0[..., frames, :, :]                                     # (..., n, 3, 3)
+    Y = np.zeros(batch + (n, 3 * n), dtype)
+    scale = np.where(robot.sigma[frames] == 1, q, 1.0)              # s_k (..., n)
+    for r in range(n):
+        R = Rj[..., r, :, :]
+        if robot.sigma[frames[r]] == 1:
+            Y[..., r, 3 * r : 3 * r + 3] = -np.einsum("...ab,a->...b", R, g)
+            continue
+        zxg = np.cross(R[..., :, 2], g)                             # (..., 3)
+        rows = np.einsum("...kab,...a->...kb", Rj[..., r:, :, :], zxg) * scale[..., r:, None]
+        Y[..., r, 3 * r :] = rows.reshape(batch + (3 * (n - r),))
+    return Y
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# identifiability: which components (and combinations) of μ static poses excite (Khalil & Dombre §9.4, numeric QR)
+
+
+@dataclass(frozen=True)
+class GravityParameterStructure:
+    """Which components of μ (and torque offsets) static torques determine.
+
+    ``base`` lists the flat indices (into μ.ravel(), then offsets) of the identifiable columns; every other column
+    ``d`` is either unexcited (its regressor column is zero at every pose) or grouped: θ̄_base += beta[:, d] θ_d.
+    """
+
+    names: tuple[str, ...]
+    base: np.ndarray
+    beta: np.ndarray            # (len(base), p): grouping coefficients, identity on base columns
+    unexcited: tuple[str, ...]
+    grouped: tuple[str, ...]
+
+    def group(self, theta: np.ndarray) -> np.ndarray:
+        """Map full parameters (p,) to the grouped form: base columns hold their combinations, the others 0."""
+        out = np.zeros_like(theta, dtype=float)
+        out[self.base] = self.beta @ theta
+        return out
+
+    @property
+    def identifiable(self) -> np.ndarray:
+        mask = np.zeros(len(self.names), bool)
+        mask[self.base] = True
+        return mask
+
+    def describe(self) -> list[str]:
+        """One sentence per non-identifiable column."""
+        lines = [f"{name}: not excited by gravity at any pose (estimated as 0)" for name in self.unexcited]
+        for name in self.grouped:
+            d = self.names.index(name)
+            into = [f"{self.names[b]}" for b, c in zip(self.base, self.beta[:, d]) if abs(c) > 1e-12]
+            lines.append(f"{name}: confounded with {', '.join(into) or 'nothing'} (grouped into them, estimated as 0)")
+        return lines
+
+
+def parameter_names(robot: Robot, offsets: bool = False) -> tuple[str, ...]:
+    names = tuple(f"mu{r + 1}{ax}" for r in range(robot.n) for ax in _AXES)
+    return names + (tuple(f"c{r + 1}" for r in range(robot.n)) if offsets else ())
+
+
+def _sample_poses(robot: Robot, count: int, rng, limits=None) -> np.ndarray:
+    lo, hi = _limits(robot, limits)
+    return lo + (hi - lo) * rng.random((count, robot.n))
+
+
+def _limits(robot: Robot, limits) -> tuple[np.ndarray, np.ndarray]:
+    """Pose box: ``limits`` (n, 2) or the robot's qlim, unlimited revolute → ±π, unlimited prismatic → ±0.5 m."""
+    lim = np.array(robot.qlim if limits is None else limits, dtype=float)
+    if lim.shape != (robot.n, 2) or np.any(np.isnan(lim)) or np.any(lim[:, 0] > lim[:, 1]):
+        raise InputError(f"argument 'limits' must be ({robot.n}, 2) rows [min, max] with min <= max")
+    prismatic = robot.sigma[robot.joint_frames] == 1
+    default = np.where(prismatic, 0.5, np.pi)
+    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -default)
+    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], default)
+    return lo, hi
+
+
+def _stacked(robot: Robot, q: np.ndarray, offsets: bool, measured=None) -> np.ndarray:
+    """Rows of the measured joints of [Y(q) | I] (offsets only for measured joints; others' columns zero)."""
+    Y = gravity_regressor(robot, q)
+    if offsets:
+        Y = np.concatenate([Y, np.broadcast_to(np.eye(robot.n), Y.shape[:-1] + (robot.n,))], axis=-1)
+    if measured is not None:
+        Y = Y[..., measured, :]
+    return Y
+
+
+def _column_order(robot: Robot, offsets: bool) -> np.ndarray:
+    """Tip-first x, y components, then offsets, then the z components: the ones QR keeps first become the base
+    (the order in which Dellin's iterative method, eq. (28), determines them); z components, which eq. (14) only
+    sees through g × μ of earlier links, come last and are grouped."""
+    n = robot.n
+    xy = [3 * r + a for r in range(n - 1, -1, -1) for a in (0, 1)]
+    off = list(range(3 * n, 4 * n)) if offsets else []
+    z = [3 * r + 2 for r in range(n - 1, -1, -1)]
+    return np.array(xy + off + z)
+
+
+def gravity_parameter_structure(robot: Robot, offsets: bool = False, joints=None) -> GravityParameterStructure:
+    """The components of μ (and of the torque offsets) that static torques determine.
+
+    Numeric method of Khalil & Dombre §9.4 on the regressor of :func:`gravity_regressor` at random poses: scanning
+    the columns (tip-first x and y components, offsets, then z components), a column independent of those kept is
+    identifiable; a dependent one is grouped into them (coefficients ``beta``); a zero one is not excited.
+
+    Parameters
+    ----------
+    robot : Robot (serial)
+    offsets : bool — include one constant torque offset per joint.
+    joints : sequence of int, optional — 1-based joints whose torques are measured (default all).
+    """
+    _check_serial(robot, "gravity_parameter_structure")
+    measured = _measured(robot, joints)
+    # cached per (immutable) robot: the scan costs more than a calibration of a few dozen poses
+    key = (bool(offsets), tuple(measured.tolist()))
+    cached = _STRUCTURES.setdefault(robot, {})
+    if key not in cached:
+        cached[key] = _structure(robot, offsets, measured)
+    return cached[key]
+
+
+_STRUCTURES: "weakref.WeakKeyDictionary[Robot, dict]" = weakref.WeakKeyDictionary()
+
+
+def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityParameterStructure:
+    names = parameter_names(robot, offsets)
+    rng = np.random.default_rng(20080623)
+    q = _sample_poses(robot, 8 * robot.n + 16, rng, limits=np.tile([-np.inf, np.inf], (robot.n, 1)))
+    W = _stacked(robot, q, offsets, measured).reshape(-1, len(names))
+    if offsets:
+        W[:, 3 * robot.n + np.setdiff1d(np.arange(robot.n), measured)] = 0.0
+    order = _column_order(robot, offsets)
+    Wp = W[:, order]
+    scale = np.linalg.norm(Wp, axis=0)
+    tol = 1e-9 * max(scale.max(), 1e-300)
+    base_pos: list[int] = []
+    for c in range(Wp.shape[1]):
+        cols = base_pos + [c]
+        if scale[c] <= tol:
+            continue
+        s = np.linalg.svd(Wp[:, cols], compute_uv=False)
+        if s[-1] > 1e-9 * s[0]:
+            base_pos.append(c)
+    base = order[base_pos]
+    B = W[:, base]
+    # β: the least-squares expression of every column in the base columns (exact for grouped ones).
+    beta = np.linalg.lstsq(B, W, rcond=None)[0]
+    beta[np.abs(beta) < 1e-12] = 0.0
+    beta[:, base] = np.eye(len(base))
+    unexcited = tuple(names[c] for c in range(len(names)) if np.linalg.norm(W[:, c]) <= tol)
+    grouped = tuple(names[c] for c in range(len(names)) if c not in set(base) and names[c] not in unexcited)
+    base_sorted, beta = np.sort(base), beta[np.argsort(base)]
+    for a in (base_sorted, beta):
+        a.flags.writeable = False          # shared through the cache
+    return GravityParameterStructure(names, base_sorted, beta, unexcited, grouped)
+
+
+def _measured(robot: Robot, joints) -> np.ndarray:
+    """0-based indices of the joints whose torques are used."""
+    if joints is None:
+        return np.arange(robot.n)
+    try:
+        js = sorted({int(j) for j in np.atleast_1d(joints)})
+    except (TypeError, ValueError):
+        raise InputError(f"argument 'joints' = {joints!r}: give joint numbers 1..{robot.n}") from None
+    if not js or js[0] < 1 or js[-1] > robot.n:
+        raise InputError(f"argument 'joints' = {joints!r}: give joint numbers 1..{robot.n}")
+    return np.array(js) - 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# calibration
+
+
+@dataclass(frozen=True, eq=False)
+class GravityCalibration:
+    """Result of :func:`calibrate_gravity`: cumulative first moments, torque offsets, their uncertainty and fit.
+
+    Attributes
+    ----------
+    robot : Robot — the model whose geometry the calibration uses (its masses are not used).
+    mu : ndarray (n, 3) — estimated μ_j in R_j (kg m; prismatic rows: (0, 0, M_j) kg), grouped form: components
+        that static poses cannot determine are 0 and flagged in ``identifiable``.
+    offsets : ndarray (n,) — constant torque offsets c_j (N m | N); zeros when not estimated.
+    std : ndarray (n, 3) — standard deviation of each μ component (NaN where not identifiable).
+    offsets_std : ndarray (n,) — standard deviation of each offset (NaN where not estimated).
+    residual_rms : ndarray (n,) — RMS of measured − compensation torques per joint over the poses (NaN: unused joint).
+    identifiable : ndarray (n, 3) bool — components determined by the data.
+    notes : tuple of str — one sentence per component that is not identifiable (why, and what it is grouped into).
+    method : str, joints : tuple of int (1-based), poses : int, condition_number : float.
+    """
+
+    robot: Robot
+    mu: np.ndarray
+    offsets: np.ndarray
+    std: np.ndarray
+    offsets_std: np.ndarray
+    residual_rms: np.ndarray
+    identifiable: np.ndarray
+    notes: tuple[str, ...]
+    method: str
+    joints: tuple[int, ...]
+    poses: int
+    condition_number: float
+    estimate_offsets: bool = False
+
+    @property
+    def unidentifiable(self) -> tuple[str, ...]:
+        """Names ``mu<j><axis>`` of the μ components not determined by static torques."""
+        return tuple(f"mu{r + 1}{_AXES[a]}" for r, a in zip(*np.nonzero(~self.identifiable)))
+
+    def torques(self, q) -> np.ndarray:
+        """Gravity-compensation torques τ = Y(q) μ + c at poses q (..., n) → (..., n) (N m | N)."""
+        return gravity_regressor(self.robot, q) @ self.mu.ravel() + self.offsets
+
+    def plot(self, path, q, tau) -> Path:
+        """Write a PNG: measured torques and the compensation torques at the calibration poses, one panel per joint
+        (written to a temporary file and renamed: never a partial file)."""
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+
+        from robodyn._files import write_atomically
+
+        q, tau = np.asarray(q, dtype=float), np.asarray(tau, dtype=float)
+        comp = self.torques(q)
+        n = self.robot.n
+        fig = Figure(figsize=(8, 1.8 * n + 0.6))
+        axes = np.atleast_1d(fig.subplots(n, 1, sharex=True))
+        pose = np.arange(1, q.shape[0] + 1)
+        for j in range(n):
+            ax = axes[j]
+            ax.plot(pose, tau[:, j], "o", ms=3, label="measured")
+            ax.plot(pose, comp[:, j], "-", lw=1, label="compensation")
+            ax.set_ylabel(f"τ{j + 1} (N m)")
+            if j + 1 in self.joints:
+                ax.set_title(f"joint {j + 1}: residual RMS {self.residual_rms[j]:.3g} N m", fontsize=8)
+        axes[0].legend(fontsize=7, ncol=2)
+        axes[-1].set_xlabel("pose")
+        fig.suptitle(f"{self.robot.name}: gravity calibration ({self.method}, Dellin)", fontsize=9)
+        fig.tight_layout()
+        return write_atomically(path, lambda fh: fig.savefig(fh, format="png", dpi=110), what="plot file",
+                                binary=True)
+
+    def save(self, path) -> Path:
+        """Write the calibration as YAML (atomically; the robot model is embedded) and return the path."""
+        import yaml
+
+        from robodyn._files import write_atomically
+        from robodyn.model.io import dumps
+
+        doc = {
+            "format": _FORMAT,
+            "version": 1,
+            "robot": self.robot.name,
+            "method": self.method,
+            "joints": list(self.joints),
+            "poses": int(self.poses),
+            "condition_number": float(self.condition_number),
+            "estimate_offsets": bool(self.estimate_offsets),
+            "mu": self.mu.tolist(),
+            "mu_std": _nan_to_none(self.std),
+            "identifiable": self.identifiable.tolist(),
+            "offsets": self.offsets.tolist(),
+            "offsets_std": _nan_to_none(self.offsets_std),
+            "residual_rms": _nan_to_none(self.residual_rms),
+            "notes": list(self.notes),
+            "robot_model": yaml.safe_load(dumps(self.robot)),
+        }
+        text = yaml.safe_dump(doc, sort_keys=False, width=120, default_flow_style=None, allow_unicode=True)
+        return write_atomically(path, lambda fh: fh.write(text), what="calibration file")
+
+
+def _nan_to_none(a: np.ndarray):
+    return [None if not np.isfinite(v) else float(v) for v in np.ravel(a)] if a.ndim == 1 else \
+        [_nan_to_none(row) for row in a]
+
+
+def load_gravity_calibration(path) -> GravityCalibration:
+    """Read a calibration written by :meth:`GravityCalibration.save` (safe YAML, every field validated).
+
+    Raises
+    ------
+    InputError
+        Missing file, not YAML, or a missing / malformed field (the message names it).
+    """
+    import yaml
+
+    from robodyn.errors import ModelFileError
+    from robodyn.model.io import loads
+
+    path = Path(path)
+    where = f"calibration file {str(path)!r}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{where}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+        raise InputError(f"{where}: not a gravity calibration (expected 'format: {_FORMAT}'); write one with "
+                         "GravityCalibration.save or `robodyn calibrate-gravity --out`")
+    try:
+        robot = loads(yaml.safe_dump(doc["robot_model"]), origin=f"{where}, field robot_model")
+    except KeyError:
+        raise InputError(f"{where}: field 'robot_model' is missing") from None
+    except ModelFileError as exc:
+        raise InputError(str(exc)) from None
+    n = robot.n
+
+    def array(key, shape, dtype=float, allow_none=False):
+        if key not in doc:
+            raise InputError(f"{where}: field {key!r} is missing")
+        raw = doc[key]
+        try:
+            if allow_none:
+                raw = np.array(raw, dtype=object)
+                raw = np.where(raw == None, np.nan, raw)  # noqa: E711  (YAML null = not estimated)
+            a = np.array(raw, dtype=dtype)
+        except (TypeError, ValueError):
+            raise InputError(f"{where}: field {key!r} must hold numbers of shape {shape}") from None
+        if a.shape != shape:
+            raise InputError(f"{where}: field {key!r} has shape {a.shape}; expected {shape} for n = {n} joints")
+        if dtype is float and not allow_none and not np.all(np.isfinite(a)):
+            raise InputError(f"{where}: field {key!r} contains NaN or inf")
+        return a
+
+    mu = array("mu", (n, 3))
+    identifiable = array("identifiable", (n, 3), dtype=bool)
+    method = doc.get("method")
+    if method not in _METHODS:
+        raise InputError(f"{where}: field 'method' = {method!r}; expected one of {', '.join(_METHODS)}")
+    joints = doc.get("joints")
+    if not isinstance(joints, list) or not all(isinstance(j, int) and 1 <= j <= n for j in joints):
+        raise InputError(f"{where}: field 'joints' must list joint numbers 1..{n}")
+    try:
+        poses, cond = int(doc.get("poses", 0)), float(doc.get("condition_number", math.nan))
+    except (TypeError, ValueError):
+        raise InputError(f"{where}: fields 'poses' and 'condition_number' must be numbers") from None
+    return GravityCalibration(
+        robot=robot, mu=mu, offsets=array("offsets", (n,)), std=array("mu_std", (n, 3), allow_none=True),
+        offsets_std=array("offsets_std", (n,), allow_none=True),
+        residual_rms=array("residual_rms", (n,), allow_none=True), identifiable=identifiable,
+        notes=tuple(str(x) for x in doc.get("notes") or ()), method=method, joints=tuple(joints),
+        poses=poses, condition_number=cond,
+        estimate_offsets=bool(doc.get("estimate_offsets", False)),
+    )
+
+
+_METHODS = ("coupled", "iterative", "ols")
+
+
+def _check_data(robot: Robot, q, tau, measured: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    q = np.asarray(q, dtype=float) if np.asarray(q).dtype.kind in "biuf" else None
+    tau = np.asarray(tau, dtype=float) if np.asarray(tau).dtype.kind in "biuf" else None
+    n = robot.n
+    if q is None or q.ndim != 2 or q.shape[1] != n:
+        raise InputError(f"argument 'q' must be an array of poses of shape (N, {n}) for robot '{robot.name}'")
+    if tau is None or tau.ndim != 2 or tau.shape[1] != n:
+        raise InputError(f"argument 'tau' must be measured torques of shape (N, {n}), one column per joint")
+    if q.shape[0] != tau.shape[0]:
+        raise InputError(f"arguments 'q' and 'tau' have {q.shape[0]} and {tau.shape[0]} rows; give one torque "
+                         "row per pose")
+    bad = ~np.all(np.isfinite(q), axis=1) | ~np.all(np.isfinite(tau[:, measured]), axis=1)
+    if np.any(bad):
+        rows = np.flatnonzero(bad) + 1
+        shown = ", ".join(map(str, rows[:10])) + (" ..." if rows.size > 10 else "")
+        raise InputError(f"NaN or inf in pose rows {shown} (counting from 1) of 'q' / 'tau'; remove those rows")
+    return q, tau
+
+
+def _skew(v: np.ndarray) -> np.ndarray:
+    S = np.zeros(v.shape + (3,))
+    S[..., 0, 1], S[..., 0, 2] = -v[..., 2], v[..., 1]
+    S[..., 1, 0], S[..., 1, 2] = v[..., 2], -v[..., 0]
+    S[..., 2, 0], S[..., 2, 1] = -v[..., 1], v[..., 0]
+    return S
+
+
+def _joint_frames_data(robot: Robot, q: np.ndarray):
+    """^0A of every joint frame (k, n, 3, 3), g^j (k, n, 3) and ^jA_{j+1} (k, n−1, 3, 3) (fixed frames composed)."""
+    R0, _ = base_poses(robot, q, np.float64)
+    R = R0[:, robot.joint_frames]
+    gj = np.einsum("kjab,a->kjb", R, robot.gravity)
+    A = np.einsum("kjba,kjbc->kjac", R[:, :-1], R[:, 1:])
+    return R, gj, A
+
+
+def _coupled_matrices(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: bool):
+    """Dellin eqs (21)–(25) per pose, in R_j: y = G μ + O c0 + T p with y = D τ (measured joints).
+
+    Returns the rows left after eliminating the per-pose unknowns p (off-axis moments c_j of eq. (17), plus the
+    axial torque of unmeasured joints): X (k, m, 3n [+ n]) and E (k, m, n_meas) with X θ = E τ_meas.
+    """
+    k, n = q.shape[0], robot.n
+    _, gj, A = _joint_frames_data(robot, q)
+    L = np.eye(3)[:, :2]
+    Z = np.eye(3)[:, 2]
+    G = np.zeros((k, 3 * n, 3 * n))
+    D = np.zeros((k, 3 * n, n))            # column r: Z τ_r in block r, −^{r−1}A_r Z τ_r in block r−1 (eq. (23))
+    T = np.zeros((k, 3 * n, 2 * n))        # column pair r: −L c_r in block r, +^{r−1}A_r L c_r in block r−1 (eq. (22))
+    for r in range(n):
+        G[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = _skew(gj[:, r])
+        D[:, 3 * r : 3 * r + 3, r] = Z
+        T[:, 3 * r : 3 * r + 3, 2 * r : 2 * r + 2] = -L
+        if r > 0:
+            D[:, 3 * r - 3 : 3 * r, r] = -A[:, r - 1] @ Z
+            T[:, 3 * r - 3 : 3 * r, 2 * r : 2 * r + 2] = A[:, r - 1] @ L
+    unmeasured = np.setdiff1d(np.arange(n), measured)
+    nuisance = np.concatenate([T, D[:, :, unmeasured]], axis=2)
+    U = np.linalg.svd(nuisance, full_matrices=True)[0][:, :, nuisance.shape[2]:]   # left null space, per pose
+    Ut = np.swapaxes(U, 1, 2)
+    # offsets: τ = τ_meas − c0, so c0 enters like τ (eq. (23)) on the parameter side
+    Xfull = np.concatenate([G, D[:, :, measured]], axis=2) if offsets else G
+    X = Ut @ Xfull
+    if offsets:
+        X = np.concatenate([X[:, :, : 3 * n], np.zeros((k, X.shape[1], n))], axis=2)
+        X[:, :, 3 * n + measured] = (Ut @ D[:, :, measured])
+    return X, Ut @ D[:, :, measured]
+
+
+def _iterative_solve(robot: Robot, q: np.ndarray, tau: np.ndarray, measured: np.ndarray, offsets: bool,
+                     base: np.ndarray) -> np.ndarray:
+    """Dellin's iterative method, eqs (26)–(28), from the last link inward, for a stack of torque data.
+
+    tau : (k, n_meas, R) — R right-hand sides (the method is linear in the torques).  Returns θ (p, R) on the
+    full parameter layout (μ.ravel(), then offsets), zero outside ``base``.
+    """
+    k, n = q.shape[0], robot.n
+    _, gj, A = _joint_frames_data(robot, q)
+    R_ = tau.shape[2]
+    p = 4 * n if offsets else 3 * n
+    theta = np.zeros((p, R_))
+    base_set = set(base.tolist())
+    m_next = np.zeros((k, 3, R_))          # m̂_{j+1} in R_{j+1}: off-axis c_{j+1} of eq. (27) and its torque
+    pos = {j: i for i, j in enumerate(measured)}
+    for r in range(n - 1, int(measured[0]) - 1, -1):
+        carried = np.einsum("kab,kbR->kaR", A[:, r], m_next) if r < n - 1 else np.zeros((k, 3, R_))
+        lhs = tau[:, pos[r], :] - carried[:, 2, :]                       # z row of eq. (26)
+        cols, mats = [], []
+        for a, coef in ((0, -gj[:, r, 1]), (1, gj[:, r, 0])):           # z row of [g^j]× μ_j
+            if 3 * r + a in base_set:
+                cols.append(3 * r + a)
+                mats.append(coef)
+        if offsets and 3 * n + r in base_set:
+            cols.append(3 * n + r)
+            mats.append(np.ones(k))
+        if cols:
+            Xr = np.stack(mats, axis=1)
+            sol = np.linalg.lstsq(Xr, lhs, rcond=None)[0]
+            theta[cols] = sol
+        mu_r = np.zeros((3, R_))
+        for c, s_ in zip(cols, theta[cols]):
+            if c < 3 * n:
+                mu_r[c - 3 * r] = s_
+        m_r = carried + np.cross(gj[:, r][:, :, None], mu_r[None], axis=1)
+        off = theta[3 * n + r] if offsets else 0.0
+        m_r[:, 2, :] = tau[:, pos[r], :] - off                            # measured axial torque, eq. (17)
+        m_next = m_r
+    return theta
+
+
+def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: bool,
+                   base: np.ndarray) -> np.ndarray:
+    """The linear map K (len(base), k n_meas) of the iterative method, θ_base = K τ_meas.ravel(), for its
+    covariance: the steps of :func:`_iterative_solve` applied to maps instead of numbers.  Per pose a, the moment
+    m̂_{j+1}(a) = L(a) τ(a) + G(a) θ depends on that pose's torques and on the parameters found so far."""
+    k, n = q.shape[0], robot.n
+    nm = measured.size
+    _, gj, A = _joint_frames_data(robot, q)
+    p = 4 * n if offsets else 3 * n
+    base_set = set(base.tolist())
+    pos = {j: i for i, j in enumerate(measured)}
+    K = np.zeros((p, k * nm))
+    L = np.zeros((k, 3, nm))
+    G = np.zeros((k, 3, p))
+    for r in range(n - 1, int(measured[0]) - 1, -1):
+        AL = A[:, r] @ L if r < n - 1 else np.zeros((k, 3, nm))
+        AG = A[:, r] @ G if r < n - 1 else np.zeros((k, 3, p))
+        local = -AL[:, 2, :]
+        local[:, pos[r]] += 1.0
+        cols, mats = [], []
+        for a, coef in ((0, -gj[:, r, 1]), (1, gj[:, r, 0])):
+            if 3 * r + a in base_set:
+                cols.append(3 * r + a)
+                mats.append(coef)
+        if offsets and 3 * n + r in base_set:
+            cols.append(3 * n + r)
+            mats.append(np.ones(k))
+        Gnew = AG.copy()
+        if cols:
+            P = np.linalg.pinv(np.stack(mats, axis=1))                          # (p_r, k)
+            K[cols] = (P[:, :, None] * local[None]).reshape(len(cols), k * nm) - (P @ AG[:, 2, :]) @ K
+            S = _skew(gj[:, r])
+            for c in cols:
+                if c < 3 * n:
+                    Gnew[:, :, c] += S[:, :, c - 3 * r]
+        Lnew = AL
+        Lnew[:, 2, :] = 0.0
+        Lnew[:, 2, pos[r]] = 1.0
+        Gnew[:, 2, :] = 0.0
+        if offsets and 3 * n + r in base_set:
+            Gnew[:, 2, 3 * n + r] = -1.0
+        L, G = Lnew, Gnew
+    return K[base]
+
+
+def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None,
+                      offsets: bool = False) -> GravityCalibration:
+    """Calibrate the cumulative first moments μ_j (Dellin eq. (14)) from torques measured in static poses.
+
+    Parameters
+    ----------
+    robot : Robot
+        Serial chain; only its geometry (and gravity vector) is used.
+    q : array_like (N, n)
+        Static poses (rad | m).
+    tau : array_like (N, n)
+        Joint torques measured while holding each pose (N m | N).
+    method : {"coupled", "iterative", "ols"}
+        "coupled": Dellin's coupled regression, eqs (21)–(25): the moment equations of every link at every pose
+        in one least-squares problem whose per-pose unknowns p (the off-axis moments c_j of eq. (17)) are
+        eliminated exactly.  "iterative": Dellin §4, eqs (26)–(28): link by link from the last one inward, each
+        step using the off-axis moments c_{j+1} found by the previous one.  Both need revolute joints (fixed
+        frames allowed).  "ols": ordinary least squares on the joint-torque equations τ = Y(q) μ
+        (:func:`gravity_regressor`), any serial chain.
+    joints : sequence of int, optional
+        1-based joints whose torques are used (default all); the iterative method needs the last joints
+        (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
+    offsets : bool
+        Also estimate a constant torque offset per used joint (sensor bias), τ_meas = τ + c.
+
+    Returns
+    -------
+    GravityCalibration
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, mismatched row counts, NaN rows (listed), an unknown method, prismatic joints with a Dellin
+        method, or poses that leave some identifiable component undetermined (named; use
+        :func:`calibration_poses`).
+    ModelError
+        For a tree.
+
+    Notes
+    -----
+    Static torques see μ only through g^j × μ_j (eq. (14)); the component of μ_j along joint j's axis is
+    confounded with μ_{j−1} (Khalil & Dombre §9.4 grouping), and some components are not excited at all (μ_1
+    when joint 1 is vertical).  ``mu`` holds the grouped form (compare with ``first_moments(robot,
+    grouped=True)``); ``identifiable`` and ``notes`` say which components are not determined and why.
+    With noise, the coupled method weights the torques through eq. (25)'s moment equations; ``std`` comes from
+    the estimator's exact linear map and per-joint residual variances.
+    """
+    _check_serial(robot, "calibrate_gravity")
+    if method not in _METHODS:
+        raise InputError(f"argument 'method' = {method!r}; use one of {', '.join(_METHODS)}")
+    measured = _measured(robot, joints)
+    q, tau = _check_data(robot, q, tau, measured)
+    n, k = robot.n, q.shape[0]
+    if method != "ols" and np.any(robot.sigma[robot.joint_frames] == 1):
+        j = int(np.flatnonzero(robot.sigma[robot.joint_frames] == 1)[0]) + 1
+        raise InputError(f"method {method!r}: joint {j} is prismatic; Dellin's moment equations (16) are written "
+                         "for revolute joints; use method='ols'")
+    if method == "iterative" and not np.array_equal(measured, np.arange(measured[0], n)):
+        raise InputError(f"method 'iterative' works from the last link inward (Dellin §4) and needs the torques of "
+                         f"joints {int(measured[0]) + 1}..{n}; got joints={[int(j) + 1 for j in measured]}; use "
+                         "method='coupled'")
+    structure = gravity_parameter_structure(robot, offsets, joints=measured + 1)
+    base = structure.base
+    Ys = _stacked(robot, q, offsets, measured)                          # (k, n_meas, p)
+    if offsets:
+        Ys = Ys.copy()
+        Ys[..., 3 * n + np.setdiff1d(np.arange(n), measured)] = 0.0
+    Xb = Ys.reshape(-1, Ys.shape[-1])[:, base]
+    _require_rank(Xb, [structure.names[b] for b in base], k)
+    sv = np.linalg.svd(Xb, compute_uv=False)
+    cond = float(sv[0] / sv[-1]) if sv.size else math.nan
+    nm = measured.size
+    if method == "ols":
+        K = np.linalg.pinv(Xb)                                          # (p_b, k n_meas)
+    elif method == "coupled":
+        X, E = _coupled_matrices(robot, q, measured, offsets)
+        P = np.linalg.pinv(X[:, :, base].reshape(-1, base.size))        # (p_b, k m)
+        K = np.einsum("pkm,kmj->pkj", P.reshape(base.size, k, -1), E).reshape(base.size, k * nm)
+    else:
+        K = _iterative_map(robot, q, measured, offsets, base)
+    if method == "iterative":
+        theta_b = _iterative_solve(robot, q, tau[:, measured, None], measured, offsets, base)[base, 0]
+    else:
+        theta_b = K @ tau[:, measured].ravel()
+    theta = np.zeros(len(structure.names))
+    theta[base] = theta_b
+    mu = theta[: 3 * n].reshape(n, 3)
+    offs = theta[3 * n :] if offsets else np.zeros(n)
+    pred = (Ys @ theta)
+    resid = tau[:, measured] - pred
+    rms = np.full(n, np.nan)
+    rms[measured] = np.sqrt(np.mean(resid**2, axis=0))
+    dof = max(k - base.size / nm, 1.0)
+    var = np.sum(resid**2, axis=0) / dof                                # per measured joint
+    cov = (K * np.tile(var, k)) @ K.T
+    std_full = np.full(len(structure.names), np.nan)
+    std_full[base] = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    ident = structure.identifiable
+    offsets_std = std_full[3 * n :] if offsets else np.full(n, np.nan)
+    return GravityCalibration(
+        robot=robot, mu=mu, offsets=offs, std=std_full[: 3 * n].reshape(n, 3), offsets_std=offsets_std,
+        residual_rms=rms, identifiable=ident[: 3 * n].reshape(n, 3), notes=tuple(structure.describe()),
+        method=method, joints=tuple(int(j) + 1 for j in measured), poses=k, condition_number=cond,
+        estimate_offsets=offsets,
+    )
+
+
+def _require_rank(X: np.ndarray, names: list[str], poses: int) -> None:
+    """Raise naming the components the poses leave undetermined (null space of the stacked regressor)."""
+    if X.shape[1] == 0:
+        return
+    s, V = np.linalg.svd(X, full_matrices=X.shape[0] < X.shape[1])[1:]   # V complete: (p, p)
+    tol = 1e-9 * (s[0] if s.size else 1.0)
+    rank = int(np.sum(s > tol))
+    if rank == X.shape[1]:
+        return
+    null = V[rank:]
+    weak = [names[c] for c in np.flatnonzero(np.linalg.norm(null, axis=0) > 1e-6)]
+    raise InputError(
+        f"the {poses} poses determine only {rank} of the {X.shape[1]} identifiable components; undetermined: "
+        f"{', '.join(weak)}. Add poses that move these joints (e.g. rd.calibration_poses(robot, count))"
+    )
+
+
+def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, candidates: int | None = None,
+                      offsets: bool = False) -> np.ndarray:
+    """Static poses for gravity calibration that make the stacked regressor well conditioned.
+
+    From ``candidates`` random poses inside the limits (default 10 per pose asked, at least 600), a greedy
+    D-optimal selection (maximising log det of the information matrix YᵀY over the identifiable columns of
+    :func:`gravity_parameter_structure`) followed by one exchange pass that maximises its smallest eigenvalue,
+    i.e. the minimum singular value of the stacked regressor.
+
+    Parameters
+    ----------
+    robot : Robot (serial)
+    count : int — number of poses (at least enough rows for the identifiable components).
+    limits : array_like (n, 2), optional — [min, max] per joint; default the robot's joint limits, unlimited
+        revolute joints ±π, unlimited prismatic ±0.5 m.
+    seed : int — the result is a deterministic function of the seed.
+    candidates : int, optional — number of random candidate poses.
+    offsets : bool — design for a calibration that also estimates torque offsets.
+
+    Returns
+    -------
+    ndarray (count, n)
+    """
+    _check_serial(robot, "calibration_poses")
+    structure = gravity_parameter_structure(robot, offsets)
+    p = structure.base.size
+    if not isinstance(count, (int, np.integer)) or count < 1:
+        raise InputError(f"argument 'count' = {count!r}; give a positive number of poses")
+    if count * robot.n < p:
+        raise InputError(f"argument 'count' = {count}: {count} poses give {count * robot.n} torques for {p} "
+                         f"identifiable components; ask for at least {math.ceil(p / robot.n)}")
+    rng = np.random.default_rng(seed)
+    nc = int(candidates or max(600, 10 * count))
+    cand = _sample_poses(robot, nc, rng, limits)
+    Y = _stacked(robot, cand, offsets)[..., structure.base]             # (nc, n, p)
+    Fi = np.einsum("cna,cnb->cab", Y, Y)                                # per-candidate information
+    scale = np.trace(Fi.sum(0)) / (nc * p)
+    eps = 1e-6 * scale
+    info = eps * np.eye(p)
+    chosen: list[int] = []
+    with progress("calibration poses", total=2 * count) as bar:
+        info = _greedy(Y, Fi, info, chosen, count, robot.n, bar)
+        info -= eps * np.eye(p)
+        _exchange(Fi, info, chosen, count, bar)
+    return cand[np.array(chosen)]
+
+
+def _greedy(Y, Fi, info, chosen, count, n, bar):
+    """Greedy D-optimal selection: each step adds the candidate maximising log det of the information matrix."""
+    for _ in range(count):
+        # matrix determinant lemma, batched: log det(I + Yc info⁻¹ Ycᵀ)
+        Sinv = np.linalg.inv(info)
+        M = np.eye(n) + (Y @ Sinv) @ np.swapaxes(Y, 1, 2)
+        gain = np.linalg.slogdet(M)[1]
+        gain[chosen] = -np.inf
+        best = int(np.argmax(gain))
+        chosen.append(best)
+        info = info + Fi[best]
+        bar.advance()
+    return info
+
+
+def _exchange(Fi, info, chosen, count, bar):
+    """One exchange pass: replace each chosen pose by the candidate that most raises the smallest eigenvalue of
+    the information matrix (the squared minimum singular value of the stacked regressor), when it does."""
+    for i in range(count):
+        rest = info - Fi[chosen[i]]
+        trial = np.linalg.eigvalsh(rest[None] + Fi)[:, 0]
+        trial[chosen] = -np.inf
+        best = int(np.argmax(trial))
+        if trial[best] > np.linalg.eigvalsh(info)[0] * (1 + 1e-12):
+            chosen[i] = best
+            info = rest + Fi[best]
+        bar.advance()

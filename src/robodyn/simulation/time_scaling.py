@@ -1,0 +1,441 @@
+"""Dynamic time scaling of trajectories: uniform scaling (De Luca) and time-optimal path parameterisation.
+
+Uniform scaling (De Luca, "Dynamic scaling of trajectories"): the scaled motion q_s(kt) = q_d(t) runs the same
+path k times slower (k > 1) or faster (k < 1); q̇_s = q̇_d / k, q̈_s = q̈_d / k². Since the model is linear in q̈
+and quadratic in q̇, the torque along the scaled motion follows from the torques of the original one,
+
+    τ_s(kt) = (τ_d(t) − g(q_d(t))) / k² + g(q_d(t)),
+
+without a new inverse-dynamics computation. robodyn's model also has friction: Coulomb and offset terms do not
+scale (like gravity) and viscous friction scales as 1/k, so τ_s = A/k² + B/k + C per joint and sample, and the
+smallest admissible k is found exactly from the roots of these quadratics in 1/k.
+
+Non-uniform scaling: :func:`time_optimal` finds the fastest timing s(t) of a given path q(s) under torque limits
+by reachability analysis on a grid (Pham & Pham's TOPP-RA; the torque along the path is
+τ = a(s) s̈ + b(s) ṡ² + c(s) with a = M q', b = M q'' + C(q, q') q', c = g + Coulomb friction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn._files import write_atomically
+from robodyn.dynamics.newton_euler import friction_torques, gravity_torques, inverse_dynamics
+from robodyn.errors import InputError, RobodynError
+from robodyn.model.robot import Robot
+from robodyn.simulation.trajectories import Trajectory
+
+
+def save_figure(fig, path) -> None:
+    """Write ``fig`` as a PNG to ``path`` atomically (no partial file)."""
+    write_atomically(path, lambda fh: fig.savefig(fh, dpi=120, format="png"), what="plot file", binary=True)
+
+
+class InfeasibleLimitsError(RobodynError, ValueError):
+    """Torque limits that no timing of the given path can meet (the message names the joint and the time)."""
+
+
+def _limits(robot: Robot, torque_limits) -> np.ndarray:
+    L = np.broadcast_to(np.asarray(torque_limits, dtype=float), (robot.n,)) if np.ndim(torque_limits) == 0 \
+        else np.asarray(torque_limits, dtype=float)
+    if L.shape != (robot.n,) or not np.all(np.isfinite(L)) or np.any(L <= 0):
+        raise InputError(f"argument 'torque_limits' = {torque_limits!r}; give one positive finite limit per joint "
+                         f"({robot.n} numbers, N m | N) or a single number")
+    return L
+
+
+def _check_trajectory(trajectory, robot: Robot) -> None:
+    if not (hasattr(trajectory, "sample") and hasattr(trajectory, "duration")):
+        raise InputError("argument 'trajectory' must have .sample(t) -> (q, qd, qdd) and .duration, e.g. "
+                         "robodyn.simulation.trajectories.RestToRest")
+    if getattr(trajectory, "n", robot.n) != robot.n:
+        raise InputError(f"argument 'trajectory' has n = {trajectory.n} joints; robot '{robot.name}' has "
+                         f"n = {robot.n}")
+
+
+def _friction_parts(robot: Robot, friction: bool):
+    """Coulomb, viscous and offset coefficients of the joints, or zeros when friction is neglected."""
+    jf = robot.joint_frames
+    if not friction:
+        z = np.zeros(robot.n)
+        return z, z, z
+    if np.any(robot.Fst[jf] != 0):
+        raise InputError(f"robot '{robot.name}' has Stribeck friction (Fst), which does not scale in closed "
+                         "form; pass friction=False to neglect friction, as De Luca's scaling does")
+    return robot.Fc[jf].astype(float), robot.Fv[jf].astype(float), robot.Foff[jf].astype(float)
+
+
+class ScaledTrajectory(Trajectory):
+    """The trajectory ``base`` run k times slower: q_s(t) = q_d(t / k), q̇_s = q̇_d / k, q̈_s = q̈_d / k²."""
+
+    def __init__(self, base, k: float):
+        self.base, self.k = base, float(k)
+        self.n = base.n
+        self.duration = self.k * base.duration
+
+    def sample(self, t):
+        q, qd, qdd = self.base.sample(np.asarray(t, dtype=float) / self.k)
+        return q, qd / self.k, qdd / self.k**2
+
+
+@dataclass(frozen=True)
+class TimeScaling:
+    """Result of :func:`time_scale`.
+
+    Attributes
+    ----------
+    k : float                       scale factor: the scaled motion lasts k T (k > 1 slower, k < 1 faster)
+    duration : float                k T (s)
+    t : ndarray (N,)                sample times of the scaled motion, k t_d (s)
+    torques : ndarray (N, n)        τ_s at ``t`` (N m | N), friction included unless neglected
+    original_torques : ndarray (N, n)   τ_d along the original motion
+    active_joint : int              0-based joint whose limit is reached
+    active_time : float             time of the scaled motion at which it is reached (s)
+    trajectory : ScaledTrajectory   the scaled motion, ``.sample(t)``
+    limits : ndarray (n,)           the torque limits (N m | N)
+    """
+
+    k: float
+    duration: float
+    t: np.ndarray
+    torques: np.ndarray
+    original_torques: np.ndarray
+    active_joint: int
+    active_time: float
+    trajectory: ScaledTrajectory
+    limits: np.ndarray
+
+    def plot(self, path) -> None:
+        """Write a PNG: the torques of the original and of the scaled motion against normalised time t/T, with
+        the limits (written atomically: no partial file)."""
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+
+        n = self.torques.shape[-1]
+        fig = Figure(figsize=(7, 2.4 * n))
+        axes = np.atleast_1d(fig.subplots(n, 1, sharex=True))
+        x = self.t / self.duration
+        for j, ax in enumerate(axes):
+            ax.plot(x, self.original_torques[:, j], "--", lw=1, label=f"original, T = {self.duration / self.k:.3g} s")
+            ax.plot(x, self.torques[:, j], "-", lw=1.5, label=f"scaled, k = {self.k:.4g}, T = {self.duration:.3g} s")
+            for sgn in (1, -1):
+                ax.axhline(sgn * self.limits[j], color="k", lw=0.8, ls=":")
+            ax.set_ylabel(f"τ{j + 1} (N m)")
+            ax.legend(fontsize=7)
+        axes[-1].set_xlabel("t / T")
+        fig.suptitle("uniform time scaling (De Luca): τ_s = (τ_d − g)/k² + g")
+        fig.tight_layout()
+        save_figure(fig, path)
+
+
+def _first_positive_root(a, b, c):
+    """Smallest u > 0 with a u² + b u + c = 0 where c ≤ 0 (the quadratic is ≤ 0 at u = 0); inf if none."""
+    a, b, c = np.broadcast_arrays(a, b, c)
+    lin = a == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root_lin = np.where(b > 0, -c / b, np.inf)
+        disc = b * b - 4 * a * c
+        sq = np.sqrt(np.maximum(disc, 0.0))
+        # numerically stable pair of roots: q = −(b + sign(b) √disc)/2, roots q/a and c/q
+        qq = -0.5 * (b + np.where(b >= 0, sq, -sq))
+        r1, r2 = qq / a, np.where(qq != 0, c / qq, np.inf)
+    r = np.stack([r1, r2])
+    r = np.where((r > 0) & np.isfinite(r), r, np.inf).min(axis=0)
+    r = np.where(disc < 0, np.inf, r)
+    out = np.where(lin, root_lin, r)
+    return np.where(c == 0, np.where((b > 0) | ((b == 0) & (a > 0)), 0.0, out), out)
+
+
+def time_scale(robot: Robot, trajectory, torque_limits, samples: int = 501, t=None,
+               friction: bool = True) -> TimeScaling:
+    """Smallest uniform time scaling k of a trajectory that keeps every joint torque within its limit.
+
+    De Luca's uniform scaling: q_s(kt) = q_d(t), τ_s(kt) = (τ_d(t) − g(q_d))/k² + g(q_d). With robodyn's friction
+    model the velocity-dependent part is split off: per joint and sample, τ_s = A/k² + B/k + C with
+    A = τ_d − g − Γ_f(q̇_d), B = F_v q̇_d, C = g + F_c sign(q̇_d) + F_off. The returned k is the smallest value such
+    that |τ_s| ≤ L at every sample for every k' ≥ k (slower motions stay admissible); it is the first positive
+    root of one of the quadratics A u² + B u + C = ±L in u = 1/k, so at k the limit is met with equality on
+    ``active_joint`` (up to rounding). The limits are checked at the sample times only.
+
+    Parameters
+    ----------
+    robot : Robot
+    trajectory : Trajectory
+        Anything with ``.sample(t) -> (q, qd, qdd)`` and ``.duration`` (e.g. :class:`RestToRest`).
+    torque_limits : float or array_like (n,)
+        Symmetric limits |τ_j| ≤ L_j (N m | N).
+    samples : int
+        Number of equally spaced sample times on [0, T] when ``t`` is not given.
+    t : array_like (N,), optional
+        Sample times of the original trajectory (s).
+    friction : bool
+        Include Coulomb, viscous and offset friction (True) or neglect friction (False, as in De Luca).
+
+    Returns
+    -------
+    TimeScaling
+
+    Raises
+    ------
+    InfeasibleLimitsError
+        When gravity (and Coulomb friction) alone exceed a limit: no k, however large, helps.
+    """
+    _check_trajectory(trajectory, robot)
+    L = _limits(robot, torque_limits)
+    if t is None:
+        if int(samples) < 2:
+            raise InputError(f"samples = {samples!r}; give at least 2 sample times")
+        t = np.linspace(0.0, trajectory.duration, int(samples))
+    t = np.asarray(t, dtype=float)
+    if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)):
+        raise InputError("argument 't' must be a non-empty 1-D array of finite times (s)")
+    Fc, Fv, Foff = _friction_parts(robot, friction)
+    q, qd, qdd = trajectory.sample(t)
+    g = gravity_torques(robot, q)
+    fr = friction_torques(robot, qd) if friction else 0.0
+    tau_d = inverse_dynamics(robot, q, qd, qdd) - (0.0 if friction else friction_torques(robot, qd))
+    A = tau_d - g - fr
+    B = Fv * qd
+    C = g + Fc * np.sign(qd) + Foff
+    over = np.abs(C) > L
+    if np.any(over):
+        i, j = np.argwhere(over)[0]
+        raise InfeasibleLimitsError(
+            f"gravity{' and Coulomb friction' if friction else ''} alone need |τ_{j + 1}| = {abs(C[i, j]):.6g} "
+            f"> limit {L[j]:.6g} at t = {t[i]:.6g} s of the original trajectory; no time scaling can meet "
+            f"torque_limits[{j}]")
+    u_plus = _first_positive_root(A, B, C - L)
+    u_minus = _first_positive_root(-A, -B, -C - L)
+    u = np.minimum(u_plus, u_minus)
+    flat = int(np.argmin(u))
+    i, j = np.unravel_index(flat, u.shape)
+    u_star = u[i, j]
+    if not np.isfinite(u_star):
+        raise InputError("the trajectory needs no torque beyond gravity and friction at any speed (it does not "
+                         "move); there is no smallest scale factor")
+    if u_star == 0:
+        raise InfeasibleLimitsError(
+            f"joint {j + 1} is exactly at its limit {L[j]:.6g} under gravity and friction at t = {t[i]:.6g} s; "
+            "the motion can only be made admissible in infinite time")
+    k = 1.0 / u_star
+    tau_s = A * u_star**2 + B * u_star + C
+    return TimeScaling(k=k, duration=k * trajectory.duration, t=k * t, torques=tau_s, original_torques=tau_d,
+                       active_joint=int(j), active_time=float(k * t[i]),
+                       trajectory=ScaledTrajectory(trajectory, k), limits=L)
+
+
+# --- time-optimal path parameterisation (non-uniform scaling) ---
+
+
+@dataclass(frozen=True)
+class TimeOptimal:
+    """Result of :func:`time_optimal`: the fastest timing of a path under torque limits.
+
+    Attributes
+    ----------
+    duration : float            minimum time (s)
+    s : ndarray (N+1,)          grid of the path parameter (the path's own time, s)
+    sd : ndarray (N+1,)         ṡ at the grid points (ṡ = 1: the path's original speed)
+    sdd : ndarray (N,)          s̈, constant on each grid interval
+    t : ndarray (N+1,)          time at which each grid point is reached (s)
+    torques : ndarray (N, n)    τ = a u_i + b x_i + c at grid points 0..N−1 (N m | N), where the limits are imposed
+    limits : ndarray (n,)
+    controllable : ndarray (N+1, 2)  [lo_i, hi_i] bounds of ṡ² from which rest at the end is reachable
+    path : Trajectory           the path q(s)
+    """
+
+    duration: float
+    s: np.ndarray
+    sd: np.ndarray
+    sdd: np.ndarray
+    t: np.ndarray
+    torques: np.ndarray
+    limits: np.ndarray
+    controllable: np.ndarray
+    path: object
+
+    def sample(self, t):
+        """q, q̇, q̈ (..., n) of the time-optimal motion at times t (s): s̈ is constant on each grid interval."""
+        t = np.clip(np.asarray(t, dtype=float), 0.0, self.duration)
+        i = np.clip(np.searchsorted(self.t, t, side="right") - 1, 0, self.sdd.size - 1)
+        dt = t - self.t[i]
+        u = self.sdd[i]
+        s = self.s[i] + self.sd[i] * dt + 0.5 * u * dt**2
+        sd = self.sd[i] + u * dt
+        p, dp, ddp = self.path.sample(s)
+        return p, dp * sd[..., None], ddp * (sd**2)[..., None] + dp * u[..., None]
+
+    def plot(self, path) -> None:
+        """Write a PNG: ṡ along the path with the boundary of the controllable set, and the torques over the
+        limits against time (written atomically)."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7, 6))
+        ax1, ax2 = fig.subplots(2, 1)
+        ax1.plot(self.s, np.sqrt(self.controllable[:, 1]), "k:", lw=1, label="controllable set, max ṡ")
+        ax1.plot(self.s, self.sd, "-", lw=1.5, label=f"time-optimal, T = {self.duration:.4g} s")
+        ax1.set_xlabel("s (path parameter)")
+        ax1.set_ylabel("ṡ")
+        ax1.legend(fontsize=7)
+        for j in range(self.torques.shape[-1]):
+            ax2.plot(self.t[:-1], self.torques[:, j] / self.limits[j], lw=1, label=f"τ{j + 1} / L{j + 1}")
+        ax2.set_xlabel("t (s)")
+        ax2.set_ylabel("torque / limit")
+        ax2.legend(fontsize=7)
+        fig.suptitle("time-optimal path parameterisation (reachability analysis)")
+        fig.tight_layout()
+        save_figure(fig, path)
+
+
+def path_dynamics(robot: Robot, path, s, friction: bool = True):
+    """Coefficients of the torque along a path: τ = a(s) s̈ + b(s) ṡ² + c(s) for ṡ > 0.
+
+    a = M(q) q', b = M(q) q'' + C(q, q') q', c = g(q) + F_c sign(q') + F_off, with q' = dq/ds, q'' = d²q/ds²
+    (De Luca's q_s'' ṙ² + q_s' r̈ decomposition). Viscous and Stribeck friction are not of this form: a robot
+    that has them needs ``friction=False`` (friction neglected).
+
+    Returns
+    -------
+    a, b, c : ndarray (N, n)
+    """
+    jf = robot.joint_frames
+    if friction and (np.any(robot.Fv[jf] != 0) or np.any(robot.Fst[jf] != 0)):
+        raise InputError(f"robot '{robot.name}' has viscous or Stribeck friction, which the path dynamics "
+                         "τ = a s̈ + b ṡ² + c cannot hold; pass friction=False to neglect friction")
+    q, dq, ddq = path.sample(np.asarray(s, dtype=float))
+    zero_g = np.zeros(3)
+    z = np.zeros_like(q)
+    f0 = friction_torques(robot, z)
+    a = inverse_dynamics(robot, q, z, dq, gravity=zero_g) - f0
+    b = inverse_dynamics(robot, q, dq, ddq, gravity=zero_g) - friction_torques(robot, dq)
+    c = gravity_torques(robot, q)
+    if friction:
+        c = c + robot.Fc[jf] * np.sign(dq) + robot.Foff[jf]
+    return a, b, c
+
+
+def _x_range(P, Q, h, big):
+    """[min x, max x] over the polygon {(x, u): P x + Q u ≤ h, x ≥ 0, x ≤ big, |u| ≤ big}, or None if empty.
+
+    A linear program in two variables has its optimum at a vertex: every pair of constraint lines is
+    intersected and the feasible intersections are kept (a few hundred candidates for a 6-joint robot, in one
+    vectorised evaluation). A maximum at ``big`` means unbounded (returned as inf).
+    """
+    keep = np.isfinite(h)
+    P = np.concatenate([P[keep], [-1.0, 1.0, 0.0, 0.0]])
+    Q = np.concatenate([Q[keep], [0.0, 0.0, 1.0, -1.0]])
+    h = np.concatenate([h[keep], [0.0, big, big, big]])
+    nrm = np.hypot(P, Q)
+    if np.any((nrm == 0) & (h < -1e-12 * (1 + np.abs(h)))):
+        return None                                     # a constraint 0 ≤ h < 0: nothing is feasible
+    P, Q, h = P[nrm > 0] / nrm[nrm > 0], Q[nrm > 0] / nrm[nrm > 0], h[nrm > 0] / nrm[nrm > 0]
+    i, j = np.triu_indices(P.size, 1)
+    det = P[i] * Q[j] - P[j] * Q[i]
+    ok = np.abs(det) > 1e-12
+    i, j, det = i[ok], j[ok], det[ok]
+    x = (h[i] * Q[j] - h[j] * Q[i]) / det
+    u = (P[i] * h[j] - P[j] * h[i]) / det
+    slack = P[:, None] * x + Q[:, None] * u - h[:, None]
+    feasible = np.all(slack <= 1e-9 * (1.0 + np.abs(h)[:, None] + np.abs(x) + np.abs(u)), axis=0)
+    if not np.any(feasible):
+        return None
+    xs = x[feasible]
+    top = float(np.max(xs))
+    return max(float(np.min(xs)), 0.0), (np.inf if top >= 0.5 * big else top)
+
+
+def _controllable_sets(a, b, c, L, delta):
+    """Backward pass of reachability analysis: the interval [lo_i, hi_i] of x = ṡ² from which rest at the end
+    of the path can be reached, one 2-variable linear program (x, u) per grid point and bound:
+    |a_i u + b_i x + c_i| ≤ L and lo_{i+1} ≤ x + 2Δ_i u ≤ hi_{i+1}. Returns (lo, hi, i_failed or −1)."""
+    N = delta.size
+    lo, hi = np.zeros(N + 1), np.zeros(N + 1)
+    big = 1e12 * (1.0 + float(np.max(L)))
+    for i in range(N - 1, -1, -1):
+        P = np.concatenate([b[i], -b[i], [1.0, -1.0]])
+        Q = np.concatenate([a[i], -a[i], [2 * delta[i], -2 * delta[i]]])
+        h = np.concatenate([L - c[i], L + c[i], [hi[i + 1], -lo[i + 1]]])
+        rng = _x_range(P, Q, h, big)
+        if rng is None:
+            return lo, hi, i
+        lo[i], hi[i] = rng
+    return lo, hi, -1
+
+
+def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: bool = True) -> TimeOptimal:
+    """Minimum-time timing s(t) of a path q(s) under torque limits |τ_j| ≤ L_j, at rest at both ends.
+
+    The path is ``path.sample(s)`` for s ∈ [0, path.duration] (any :class:`Trajectory`: its time is used as the
+    path parameter). Along it τ = a(s) s̈ + b(s) ṡ² + c(s) (:func:`path_dynamics`); with x = ṡ² and u = s̈ the
+    problem is linear in (x, u) at each grid point, and x_{i+1} = x_i + 2 Δ_i u_i on a grid of ``grid``
+    intervals. Reachability analysis (TOPP-RA): a backward pass computes the controllable sets
+    K_i = [lo_i, hi_i] (x_N = 0; a two-variable linear program per point, solved at the vertices of its
+    polygon), then a forward pass from x_0 = 0 takes at every point the largest u that keeps
+    x_{i+1} in K_{i+1} — the greedy choice, time-optimal on the grid. The time of interval i is
+    2 Δ_i / (√x_i + √x_{i+1}). Torque limits are enforced at the grid points (collocation).
+
+    Parameters
+    ----------
+    robot : Robot
+    path : Trajectory
+    torque_limits : float or array_like (n,), N m | N
+    grid : int
+        Number of grid intervals N (the result converges as O(1/N) in the duration).
+    friction : bool
+        Coulomb and offset friction enter c(s); robots with viscous or Stribeck friction need ``False``.
+
+    Returns
+    -------
+    TimeOptimal
+
+    Raises
+    ------
+    InfeasibleLimitsError
+        When the path cannot be followed at any speed (gravity alone exceeds a limit somewhere, or the
+        controllable sets become empty), naming the joint and the path parameter.
+    """
+    _check_trajectory(path, robot)
+    L = _limits(robot, torque_limits)
+    if int(grid) < 2:
+        raise InputError(f"grid = {grid!r}; give at least 2 intervals")
+    s = np.linspace(0.0, path.duration, int(grid) + 1)
+    a, b, c = path_dynamics(robot, path, s, friction=friction)
+    over = np.abs(c) > L
+    if np.any(over):
+        i, j = np.argwhere(over)[0]
+        raise InfeasibleLimitsError(
+            f"gravity{' and Coulomb friction' if friction else ''} alone need |τ_{j + 1}| = {abs(c[i, j]):.6g} > "
+            f"limit {L[j]:.6g} at s = {s[i]:.6g} on the path; no timing can follow it (torque_limits[{j}])")
+    delta = np.diff(s)
+    lo, hi, failed = _controllable_sets(a, b, c, L, delta)
+    if failed >= 0 or lo[0] > 0:
+        where = s[max(failed, 0)]
+        raise InfeasibleLimitsError(f"no admissible speed at s = {where:.6g} on the path: the torque limits "
+                                    f"{L.tolist()} cannot hold the robot there at rest or in motion")
+    N = delta.size
+    x = np.zeros(N + 1)
+    u = np.zeros(N)
+    for i in range(N):
+        # interval of u allowed by the torque limits at point i with x_i fixed, then by K_{i+1}
+        rhs_hi, rhs_lo = L - b[i] * x[i] - c[i], -L - b[i] * x[i] - c[i]
+        nz = np.abs(a[i]) > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u1, u2 = rhs_lo[nz] / a[i][nz], rhs_hi[nz] / a[i][nz]
+        u_hi = min(np.min(np.maximum(u1, u2), initial=np.inf), (hi[i + 1] - x[i]) / (2 * delta[i]))
+        u_lo = max(np.max(np.minimum(u1, u2), initial=-np.inf), (lo[i + 1] - x[i]) / (2 * delta[i]))
+        # rounding may cross the bounds by ~tol; the controllable sets guarantee a non-empty interval
+        u[i] = max(u_hi, u_lo) if u_hi < u_lo else u_hi
+        x[i + 1] = max(x[i] + 2 * delta[i] * u[i], 0.0)
+    x[-1] = 0.0
+    sd = np.sqrt(x)
+    denom = sd[:-1] + sd[1:]
+    if np.any(denom == 0):
+        i = int(np.argmax(denom == 0))
+        raise InfeasibleLimitsError(f"the path stalls (ṡ = 0) on [{s[i]:.6g}, {s[i + 1]:.6g}]: the torque limits "
+                                    "do not let the robot move there")
+    dts = 2 * delta / denom
+    t = np.concatenate([[0.0], np.cumsum(dts)])
+    torques = a[:-1] * u[:, None] + b[:-1] * x[:-1, None] + c[:-1]
+    return TimeOptimal(duration=float(t[-1]), s=s, sd=sd, sdd=u, t=t, torques=torques, limits=L,
+                       controllable=np.column_stack([lo, hi]), path=path)

@@ -1,0 +1,134 @@
+"""The `robodyn excite` and `robodyn identify` commands: files written, numbers printed, errors (exit 2, nothing
+written)."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import robodyn as rd
+from robodyn.cli import app
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def robot():
+    moving = np.ones(3)
+    return rd.load("planar3r").replace(Fc=np.append(0.4 * moving, 0), Fv=np.append(0.2 * moving, 0),
+                                       Foff=np.append(0.1 * moving, 0))
+
+
+@pytest.fixture(scope="module")
+def files(robot, tmp_path_factory):
+    """A robot file, an excitation CSV from `robodyn excite`, and two measurement files made from it."""
+    folder = tmp_path_factory.mktemp("ident")
+    model = folder / "arm.yaml"
+    rd.save(robot, model)
+    traj = folder / "traj.csv"
+    res = run("excite", model, "--duration", 8, "--out", traj, "--harmonics", 3, "--rate", 200,
+              "--max-iterations", 5, "--json")
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.stdout)
+    data = np.genfromtxt(traj, delimiter=",", names=True)
+    n = robot.n
+    q, qd, qdd = (np.column_stack([data[f"{p}{k}"] for k in range(1, n + 1)]) for p in ("q", "qd", "qdd"))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    full = folder / "full.csv"
+    header = ["q1", "q2", "q3", "qd1", "qd2", "qd3", "qdd1", "qdd2", "qdd3", "tau1", "tau2", "tau3"]
+    with open(full, "w", newline="") as fh:
+        csv.writer(fh).writerows([header] + np.column_stack([q, qd, qdd, tau]).tolist())
+    measured = folder / "measured.csv"
+    with open(measured, "w", newline="") as fh:
+        csv.writer(fh).writerows([["t", "q1", "q2", "q3", "tau1", "tau2", "tau3"]]
+                                 + np.column_stack([data["t"], q, tau]).tolist())
+    return {"folder": folder, "model": model, "traj": traj, "info": info, "full": full, "measured": measured,
+            "data": data, "q": q}
+
+
+def test_excite_writes_the_trajectory(files):
+    info, data = files["info"], files["data"]
+    assert info["rows"] == 1601 and info["harmonics"] == 3 and info["base_frequency_hz"] == pytest.approx(1 / 8)
+    assert list(data.dtype.names) == ["t", "q1", "q2", "q3", "qd1", "qd2", "qd3", "qdd1", "qdd2", "qdd3"]
+    assert data["t"][-1] == pytest.approx(8.0)
+    assert np.max(np.abs([data[f"qd{k}"] for k in (1, 2, 3)])) <= 1.5 + 1e-12
+    assert np.max(np.abs([data[f"qdd{k}"] for k in (1, 2, 3)])) <= 5.0 + 1e-12
+    assert 1 < info["condition_number"] < 1e3
+
+
+def test_identify_exact_columns_recovers_the_base_parameters(robot, files):
+    out, plot = files["folder"] / "result.yaml", files["folder"] / "fit.png"
+    res = run("identify", files["model"], files["full"], "--out", out, "--plot", plot)
+    assert res.exit_code == 0, res.output
+    assert "ZZR1" in res.output and "fit per joint" in res.output and "%σ" in res.output
+    saved = yaml.safe_load(out.read_text())
+    truth = rd.base_parameters(robot, friction=True)
+    assert [p["name"] for p in saved["parameters"]] == list(truth.names)
+    values = np.array([p["value"] for p in saved["parameters"]])
+    assert np.max(np.abs(values - truth.values)) < 1e-8 * np.max(np.abs(truth.values))
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    res = run("identify", files["model"], files["full"], "--method", "wls", "--no-friction", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["method"] == "wls" and not out["friction"] and "Fc1" not in [p["name"] for p in out["parameters"]]
+    assert out["prepared"] is None and out["samples_used"] == 1601
+
+
+def test_identify_filters_and_differentiates_t_q_tau(robot, files):
+    res = run("identify", files["model"], files["measured"], "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["prepared"] == {"cutoff_hz": 10.0, "decimate": 5, "rate_hz": pytest.approx(200.0)}
+    values = np.array([p["value"] for p in out["parameters"]])
+    # the command is the library pipeline: prepare_identification_data, then identify
+    data = files["data"]
+    d = rd.prepare_identification_data(data["t"], files["q"], rd.inverse_dynamics(robot, files["q"], *(
+        np.column_stack([data[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("qd", "qdd"))))
+    ref = rd.identify(robot, d.q, d.qd, d.qdd, d.tau)
+    np.testing.assert_allclose(values, ref.values, rtol=1e-12, atol=1e-12)
+    # against the truth: the low-pass filter smooths the Coulomb steps of τ at velocity reversals while the
+    # model keeps sign(q̇) sharp, which biases Fc by ~1 % of the largest parameter here and, through it, the others by ~0.2 %
+    truth = rd.base_parameters(robot, friction=True).values
+    err = np.abs(values - truth) / np.max(np.abs(truth))
+    assert np.max(err) < 0.02
+    inertial = [not p["name"].startswith(("Fc", "Fv", "Foff")) for p in out["parameters"]]
+    assert np.max(err[inertial]) < 5e-3
+
+
+def test_errors_exit_2_and_write_nothing(files):
+    folder = files["folder"]
+    out, plot = folder / "never.yaml", folder / "never.png"
+    bad = folder / "bad.csv"
+    bad.write_text("t,q1,q2,q3,tau1,tau2\n0,0,0,0,0,0\n")
+    res = run("identify", files["model"], bad, "--out", out, "--plot", plot)
+    assert res.exit_code == 2 and "missing column(s) tau3" in res.output
+    bad.write_text("t,q1,q2,q3,tau1,tau2,tau3,torque\n")
+    res = run("identify", files["model"], bad, "--out", out)
+    assert res.exit_code == 2 and "unknown column(s) torque" in res.output
+    lines = files["full"].read_text().splitlines()
+    lines[5] = lines[5].replace(lines[5].split(",")[2], "nan", 1)
+    bad.write_text("\n".join(lines) + "\n")
+    res = run("identify", files["model"], bad, "--out", out)
+    assert res.exit_code == 2 and "line 6, column q3: nan is not finite" in res.output
+    still = folder / "still.csv"
+    rows = [r.split(",") for r in files["full"].read_text().splitlines()]
+    for r in rows[1:]:
+        r[2], r[5], r[8] = "0.2", "0.0", "0.0"  # joint 3 never moves
+    still.write_text("\n".join(",".join(r) for r in rows) + "\n")
+    res = run("identify", files["model"], still, "--out", out)
+    assert res.exit_code == 2 and "do not excite" in res.output and "Fv3" in res.output
+    assert len(res.output.strip().splitlines()) <= 3  # one message (wrapped by the terminal at most)
+    res = run("identify", files["model"], files["full"], "--out", folder / "missing" / "r.yaml", "--plot", plot)
+    assert res.exit_code == 2 and "does not exist" in res.output
+    res = run("identify", files["model"], files["full"], "--method", "lsq", "--out", out)
+    assert res.exit_code == 2 and "method = 'lsq'" in res.output
+    res = run("excite", files["model"], "--duration", -1, "--out", folder / "t.csv")
+    assert res.exit_code == 2 and "duration" in res.output
+    assert not out.exists() and not plot.exists() and not (folder / "t.csv").exists()

@@ -1,0 +1,305 @@
+"""Dynamic identification: excitation trajectories, data preparation, OLS / WLS / IRLS / physical estimates.
+
+References: the true robot's base parameters (rd.base_parameters) for synthetic data, closed-form derivatives of
+sinusoids for the data preparation, the regressor itself for cond(W), and statistics of least squares
+(z-scores of the estimates, the residual level) for noisy data.
+"""
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import robodyn as rd
+from robodyn.identification.excitation import _series
+from tests.support.random_robots import random_robot
+
+
+def with_friction(robot, fc=0.6, fv=0.3, foff=0.15):
+    moving = (robot.sigma != 2).astype(float)
+    return robot.replace(Fc=fc * moving, Fv=fv * moving, Foff=foff * moving, Fst=np.zeros(robot.nf))
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return with_friction(rd.load("planar3r"))
+
+
+@pytest.fixture(scope="module")
+def trajectory(robot):
+    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=40)
+
+
+@pytest.fixture(scope="module")
+def validation(robot):
+    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=11, max_iterations=5)
+
+
+def relative(a, b):
+    return np.max(np.abs(a - b)) / np.max(np.abs(b))
+
+
+# ---- excitation ------------------------------------------------------------------------------------------------
+
+def test_excitation_respects_limits_and_starts_at_rest(robot, trajectory):
+    t = np.linspace(0.0, 10.0, 20001)
+    q, qd, qdd = trajectory.sample(t)
+    lim = trajectory.limits
+    assert np.all(q >= lim["q"][:, 0] - 1e-12) and np.all(q <= lim["q"][:, 1] + 1e-12)
+    assert np.all(np.abs(qd) <= lim["qd"] + 1e-12) and np.all(np.abs(qdd) <= lim["qdd"] + 1e-12)
+    np.testing.assert_allclose(lim["qd"], 1.5) and np.testing.assert_allclose(lim["q"], [[-np.pi, np.pi]] * 3)
+    assert np.max(np.abs(qd[0])) < 1e-12 and np.max(np.abs(qdd[0])) < 1e-12
+    # periodic with period 1 / f_f = duration
+    np.testing.assert_allclose(np.stack(trajectory.sample(t + 10.0)), np.stack(trajectory.sample(t)), atol=1e-11)
+    assert trajectory.converged and trajectory.iterations <= 40
+
+
+def test_excitation_derivatives_match_finite_differences(trajectory):
+    t = np.linspace(1.0, 2.0, 11)
+    h = 1e-5
+    qp, qdp, _ = trajectory.sample(t + h)
+    qm, qdm, _ = trajectory.sample(t - h)
+    _, qd, qdd = trajectory.sample(t)
+    np.testing.assert_allclose((qp - qm) / (2 * h), qd, atol=1e-8)
+    np.testing.assert_allclose((qdp - qdm) / (2 * h), qdd, atol=1e-8)
+    batched = trajectory.sample(t.reshape(1, 11, 1))
+    assert batched[0].shape == (1, 11, 1, 3)
+    np.testing.assert_array_equal(batched[2][0, :, 0], qdd)
+
+
+def test_excitation_condition_number_is_that_of_the_base_observation_matrix(robot, trajectory):
+    bp = rd.base_parameters(robot, method="numeric", friction=True)
+    K = max(50, 2 * bp.count // robot.n + 10)
+    q, qd, qdd = trajectory.sample(np.arange(K) / K * 10.0)
+    W = rd.regressor(robot, q, qd, qdd, friction=True)[..., bp.columns].reshape(-1, bp.count)
+    assert trajectory.condition_number == pytest.approx(np.linalg.cond(W), rel=1e-9)
+    # the optimiser improves on its random start (same seed, one iteration less each time)
+    start = rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=1)
+    assert trajectory.condition_number < start.condition_number
+
+
+def test_excitation_is_deterministic_and_reports_the_iteration_limit(robot):
+    a = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2)
+    b = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2)
+    np.testing.assert_array_equal(a.a, b.a)
+    np.testing.assert_array_equal(a.b, b.b)
+    assert not a.converged and "iteration limit 2" in a.message
+    c = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=6, max_iterations=2)
+    assert not np.array_equal(a.a, c.a)
+
+
+def test_excitation_limits_from_argument_and_robot():
+    robot = rd.load("cartesian3p")
+    tr = rd.excitation_trajectory(robot, 5.0, harmonics=2, limits={"qd": 0.2, "qdd": [0.5, 0.5, 0.4]},
+                                  max_iterations=10)
+    np.testing.assert_array_equal(tr.limits["q"], robot.qlim)
+    q, qd, qdd = tr.sample(np.linspace(0, 5, 5001))
+    assert np.all(q >= robot.qlim[:, 0] - 1e-12) and np.all(q <= robot.qlim[:, 1] + 1e-12)
+    assert np.all(np.abs(qd) <= 0.2 + 1e-12) and np.all(np.abs(qdd) <= np.array([0.5, 0.5, 0.4]) + 1e-12)
+    with pytest.raises(rd.InputError, match=r"limits\['qd'\] of joint 1 must be > 0"):
+        rd.excitation_trajectory(robot, 5.0, limits={"qd": 0.0})
+    with pytest.raises(rd.InputError, match="unknown key"):
+        rd.excitation_trajectory(robot, 5.0, limits={"tau": 1.0})
+    with pytest.raises(rd.InputError, match="duration"):
+        rd.excitation_trajectory(robot, -1.0)
+
+
+# ---- data preparation ------------------------------------------------------------------------------------------
+
+def test_prepare_data_differentiates_and_filters():
+    rate, f = 1000.0, 0.5
+    t = np.arange(0, 10, 1 / rate)
+    w = 2 * np.pi * f
+    q = np.column_stack([np.sin(w * t), 0.3 * np.cos(2 * w * t)])
+    tau = np.column_stack([np.cos(w * t), np.sin(3 * w * t)])
+    noise = np.random.default_rng(0).normal(0, 1e-2, tau.shape)
+    data = rd.prepare_identification_data(t, q, tau + noise)
+    assert data.cutoff == 50.0 and data.decimate == 5 and data.rate == pytest.approx(1000.0)
+    assert data.q.shape == (2000, 2) and data.t[1] == pytest.approx(0.005)
+    inner = slice(50, -50)
+    tt = data.t[inner]
+    qd = np.column_stack([w * np.cos(w * tt), -0.6 * w * np.sin(2 * w * tt)])
+    qdd = np.column_stack([-w**2 * np.sin(w * tt), -1.2 * w**2 * np.cos(2 * w * tt)])
+    # central differences: relative error (h ω)² / 6 = 6.6e-6 per differentiation at ω = 2π rad/s, h = 1 ms;
+    # the 8th-order zero-phase Butterworth at 50 Hz leaves 1 Hz intact (gain 1 − 1e-13)
+    assert relative(data.qd[inner], qd) < 7e-6
+    assert relative(data.qdd[inner], qdd) < 1.4e-5
+    # the noise (white, 500 Hz wide) is reduced by about √(500 / 50)
+    resid = data.tau[inner] - np.column_stack([np.cos(w * tt), np.sin(3 * w * tt)])
+    assert np.std(resid) < 1e-2 / 2.5
+
+
+def test_prepare_data_errors():
+    t = np.arange(100) * 0.01
+    q = np.zeros((100, 2))
+    with pytest.raises(rd.InputError, match="t has 99 samples but q and tau have 100 rows"):
+        rd.prepare_identification_data(t[:-1], q, q)
+    with pytest.raises(rd.InputError, match=r"q has shape \(100, 2\) but tau has \(100, 3\)"):
+        rd.prepare_identification_data(t, q, np.zeros((100, 3)))
+    bad = q.copy()
+    bad[17, 1] = np.nan
+    with pytest.raises(rd.InputError, match=r"tau: row 17 \(0-based\), joint 2 is nan"):
+        rd.prepare_identification_data(t, q, bad)
+    tt = t.copy()
+    tt[40:] += 0.003
+    with pytest.raises(rd.InputError, match="not uniformly sampled.*row 40"):
+        rd.prepare_identification_data(tt, q, q)
+    with pytest.raises(rd.InputError, match="cutoff"):
+        rd.prepare_identification_data(t, q, q, cutoff=60.0)
+    with pytest.raises(rd.InputError, match="decimate"):
+        rd.prepare_identification_data(t, q, q, decimate=0)
+
+
+# ---- identification --------------------------------------------------------------------------------------------
+
+def campaign(robot, trajectory, rate=50.0, sigma=None, seed=0):
+    t = trajectory.times(rate)
+    q, qd, qdd = trajectory.sample(t)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    if sigma is not None:
+        tau = tau + np.random.default_rng(seed).normal(0, 1, tau.shape) * sigma
+    return q, qd, qdd, tau
+
+
+@pytest.mark.parametrize("method", ["ols", "wls", "irls", "physical"])
+def test_noise_free_recovers_base_parameters_and_friction(robot, trajectory, method):
+    truth = rd.base_parameters(robot, friction=True)
+    res = rd.identify(robot, *campaign(robot, trajectory), method=method)
+    assert res.names == truth.names and res.names[-3:] == ("Fc3", "Fv3", "Foff3")
+    assert relative(res.values, truth.values) < 1e-8
+    # residuals come from the accumulated Gram matrices: resolved to √ε of the torques (~1e-8 relative)
+    tau_rms = np.sqrt(np.mean(campaign(robot, trajectory)[3] ** 2, axis=0))
+    assert np.all(res.residual_rms < 1e-7 * tau_rms)
+    assert res.condition_number == pytest.approx(
+        np.linalg.cond(truth.regressor(*campaign(robot, trajectory)[:3]).reshape(-1, truth.count)), rel=1e-6)
+
+
+@settings(max_examples=3, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_noise_free_random_robots(seed):
+    robot = random_robot(seed, nf=int(np.random.default_rng(seed).integers(2, 4)), fixed=True)
+    robot = robot.replace(Foff=0.1 * (robot.sigma != 2))
+    rng = np.random.default_rng(seed)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 400, robot.n))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    truth = rd.base_parameters(robot, method="numeric", friction=True)
+    res = rd.identify(robot, q, qd, qdd, tau, base=truth)
+    assert relative(res.values, truth.values) < 1e-8
+    # batched prediction equals the model and equals per-sample prediction
+    np.testing.assert_allclose(res.predict(q, qd, qdd), tau, rtol=0, atol=1e-9 * np.abs(tau).max())
+    np.testing.assert_allclose(res.predict(q[5], qd[5], qdd[5]), res.predict(q, qd, qdd)[5], rtol=1e-13)
+
+
+def test_noisy_estimates_are_within_their_standard_deviations(robot, trajectory, validation):
+    # OLS assumes the same noise on every joint (its σ² is pooled); WLS estimates one level per joint (Gautier)
+    noise = {"ols": 0.03, "wls": np.array([0.05, 0.03, 0.02])}
+    truth = rd.base_parameters(robot, friction=True).values
+    b = truth.size
+    for method, sigma in noise.items():
+        z, d2 = [], []
+        for seed in range(20):
+            res = rd.identify(robot, *campaign(robot, trajectory, rate=40.0, sigma=sigma, seed=seed), method=method)
+            e = res.values - truth
+            z.append(e / res.std)
+            d2.append(e @ np.linalg.solve(res.covariance, e))  # Mahalanobis distance: χ²_b
+        z = np.concatenate(z)
+        assert np.mean(np.abs(z) < 3) > 0.98, method
+        assert 0.75 < np.mean(z**2) < 1.3, method
+        assert 0.75 < np.mean(d2) / b < 1.3, method
+    sigma = noise["wls"]
+    # the noise level is estimated per joint (Gautier's weights) and the validation RMS is the noise level
+    res = rd.identify(robot, *campaign(robot, trajectory, rate=100.0, sigma=sigma, seed=99), method="wls")
+    np.testing.assert_allclose(res.noise, sigma, rtol=0.1)
+    q, qd, qdd, tau = campaign(robot, validation, rate=100.0, sigma=sigma, seed=100)
+    rms = np.sqrt(np.mean((res.predict(q, qd, qdd) - tau) ** 2, axis=0))
+    np.testing.assert_allclose(rms, sigma, rtol=0.1)
+
+
+def test_irls_rejects_outliers(robot, trajectory):
+    truth = rd.base_parameters(robot, friction=True).values
+    q, qd, qdd, tau = campaign(robot, trajectory, rate=50.0, sigma=0.02, seed=1)
+    rng = np.random.default_rng(2)
+    rows = rng.choice(len(tau), len(tau) // 50, replace=False)
+    tau = tau.copy()
+    tau[rows, rng.integers(0, 3, rows.size)] += rng.choice([-1, 1], rows.size) * 2.0  # 100 σ spikes on 2 %
+    ols = rd.identify(robot, q, qd, qdd, tau, method="ols")
+    for robust in ("huber", "bisquare"):
+        irls = rd.identify(robot, q, qd, qdd, tau, method="irls", robust=robust)
+        assert irls.converged and 1 < irls.iterations < 50
+        err_ols, err_irls = np.abs(ols.values - truth), np.abs(irls.values - truth)
+        assert np.linalg.norm(err_irls) < np.linalg.norm(err_ols) / 5, robust
+        assert np.all(err_irls < 4 * irls.std), robust
+    capped = rd.identify(robot, q, qd, qdd, tau, method="irls", max_iterations=1)
+    assert not capped.converged and "iteration limit 1" in capped.message
+
+
+def test_physical_is_consistent_and_fits_as_well_as_the_noise_allows(robot, trajectory):
+    # the true rotor inertias Ia2, Ia3 are 0: with this much noise OLS estimates Ia2 < 0, which no motor has
+    sigma = 0.3
+    q, qd, qdd, tau = campaign(robot, trajectory, rate=20.0, sigma=sigma, seed=0)
+    ols = rd.identify(robot, q, qd, qdd, tau, method="ols")
+    phys = rd.identify(robot, q, qd, qdd, tau, method="physical")
+    k = ols.names.index("Ia2")
+    assert ols.values[k] < 0.0 <= phys.values[k]
+    P = rd.pseudo_inertia(phys.robot.params)
+    assert np.linalg.eigvalsh(P).min() >= -1e-9
+    assert np.all(phys.robot.M >= 0) and np.all(phys.robot.Fc >= 0) and np.all(phys.robot.Fv >= 0)
+    assert np.all(phys.robot.Ia >= 0)
+    # the identified robot is a Robot like any other: its dynamics are the identified base model
+    np.testing.assert_allclose(rd.inverse_dynamics(phys.robot, q, qd, qdd), phys.predict(q, qd, qdd),
+                               rtol=0, atol=1e-9 * np.abs(tau).max())
+    rss_ols = np.sum((ols.predict(q, qd, qdd) - tau) ** 2)
+    rss_phys = np.sum((phys.predict(q, qd, qdd) - tau) ** 2)
+    b = len(ols.names)
+    # the constraint is active (the fit is worse than OLS) but by less than the χ²_b spread of the noise
+    assert rss_ols < rss_phys <= rss_ols + (b + 5 * np.sqrt(2 * b)) * sigma**2
+    np.testing.assert_allclose(phys.values, rd.base_parameters(phys.robot, friction=True).values,
+                               rtol=0, atol=1e-9 * np.abs(phys.values).max())
+
+
+def test_predict_save_and_relative_std(robot, trajectory, tmp_path):
+    res = rd.identify(robot, *campaign(robot, trajectory, sigma=0.01), method="wls")
+    np.testing.assert_allclose(res.relative_std, 100 * res.std / np.abs(res.values))
+    path = tmp_path / "result.yaml"
+    res.save(path)
+    data = yaml.safe_load(path.read_text())
+    assert data["method"] == "wls" and [p["name"] for p in data["parameters"]] == list(res.names)
+    np.testing.assert_array_equal([p["value"] for p in data["parameters"]], res.values)
+    with pytest.raises(rd.InputError, match="does not exist"):
+        res.save(tmp_path / "missing" / "result.yaml")
+    assert not (tmp_path / "missing").exists()
+    phys = rd.identify(robot, *campaign(robot, trajectory), method="physical")
+    phys.save(path)
+    assert yaml.safe_load(path.read_text())["standard_parameters"]["M3"] == pytest.approx(robot.M[2], rel=1e-6)
+
+
+def test_bad_input(robot, trajectory):
+    q, qd, qdd, tau = campaign(robot, trajectory)
+    with pytest.raises(rd.InputError, match="same number of rows.*tau: 400"):
+        rd.identify(robot, q, qd, qdd, tau[:400])
+    bad = qd.copy()
+    bad[123, 0] = np.inf
+    with pytest.raises(rd.InputError, match=r"qd: row 123 \(0-based\), joint 1"):
+        rd.identify(robot, q, bad, qdd, tau)
+    with pytest.raises(rd.InputError, match=r"give an \(N, 3\) array"):
+        rd.identify(robot, q[:, :2], qd, qdd, tau)
+    with pytest.raises(rd.IdentificationError, match="give more than"):
+        rd.identify(robot, q[:5], qd[:5], qdd[:5], tau[:5])
+    with pytest.raises(rd.InputError, match="method = 'lsq'"):
+        rd.identify(robot, q, qd, qdd, tau, method="lsq")
+    # joint 3 never moves: its friction and the inertia it alone reveals are not excited
+    q3, qd3, qdd3 = q.copy(), qd.copy(), qdd.copy()
+    q3[:, 2], qd3[:, 2], qdd3[:, 2] = 0.3, 0.0, 0.0
+    with pytest.raises(rd.IdentificationError, match=r"do not excite .*Fc3, Fv3") as info:
+        rd.identify(robot, q3, qd3, qdd3, rd.inverse_dynamics(robot, q3, qd3, qdd3))
+    assert isinstance(info.value, rd.RobodynError)
+
+
+def test_series_is_the_fourier_form():
+    a, b, q0 = np.array([[0.3, -0.1]]), np.array([[0.2, 0.05]]), np.array([0.4])
+    w, t = 2 * np.pi * 0.2, np.array([0.0, 0.7, 1.9])
+    q, qd, qdd = _series(a, b, q0, w, t)
+    qe = 0.4 + sum(a[0, k] / (w * (k + 1)) * np.sin(w * (k + 1) * t) - b[0, k] / (w * (k + 1)) * np.cos(w * (k + 1) * t)
+                   for k in range(2))
+    np.testing.assert_allclose(q[:, 0], qe, rtol=1e-14)

@@ -1,0 +1,74 @@
+"""Optimal point-to-point motion of De Luca's 2R arm: minimum time (bang-bang, KKT) and minimum energy."""
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.errors import InputError
+from robodyn.simulation.optimal import OptimizationError, optimal_motion
+from robodyn.simulation.time_scaling import InfeasibleLimitsError, time_optimal, time_scale
+from robodyn.simulation.trajectories import RestToRest, Spline
+
+DOWN, UP = np.array([-np.pi / 2, 0.0]), np.array([0.0, np.pi / 2])
+L = np.array([60.0, 30.0])
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return rd.load("planar2r")
+
+
+@pytest.fixture(scope="module")
+def fastest(arm):
+    return optimal_motion(arm, DOWN, UP, L, nodes=16)
+
+
+def test_minimum_time_is_bang_bang_and_kkt(arm, fastest):
+    m = fastest
+    ratio = np.abs(m.torques) / L
+    assert np.all(ratio <= 1 + 1e-6)
+    # bang-bang structure: at every node at least one actuator is saturated
+    np.testing.assert_allclose(ratio.max(axis=1), 1.0, rtol=1e-6)
+    assert m.kkt_residual < 1e-8
+    # the nodes are at rest at A and B, and the torques are the inverse dynamics of the motion
+    np.testing.assert_array_equal(m.q[[0, -1]], [DOWN, UP])
+    np.testing.assert_allclose(m.qd[[0, -1]], 0.0, atol=1e-12)
+    np.testing.assert_allclose(m.torques, rd.inverse_dynamics(arm, m.q, m.qd, m.qdd), rtol=1e-14, atol=1e-12)
+    np.testing.assert_allclose(rd.forward_dynamics(arm, m.q, m.qd, m.torques), m.qdd, rtol=1e-9, atol=1e-9)
+
+
+def test_minimum_time_beats_every_timing_of_the_straight_path(arm, fastest):
+    # the best timing of one path (TOPP) and the best uniform scaling of a quintic are admissible motions too,
+    # so the optimum over all paths is not slower (up to the grids' discretisation)
+    straight = Spline([0.0, 1.0], [DOWN, UP])
+    topp = time_optimal(arm, straight, L, grid=200)
+    uniform = time_scale(arm, RestToRest(DOWN, UP, 1.0), L, samples=401)
+    assert fastest.duration < topp.duration < uniform.duration
+
+
+def test_minimum_energy(arm, fastest):
+    T = 1.5 * fastest.duration
+    e = optimal_motion(arm, DOWN, UP, L, objective="energy", duration=T, nodes=12)
+    assert e.duration == T and e.kkt_residual < 1e-4
+    assert np.all(np.abs(e.torques) <= L * (1 + 1e-6))
+    # lower energy than the minimum-time motion and than a quintic of the same duration
+    quintic = RestToRest(DOWN, UP, T, profile="quintic")
+    tq = rd.inverse_dynamics(arm, *quintic.sample(np.linspace(0, T, 2001)))
+    e_quintic = np.trapezoid(np.sum(tq**2, axis=1), dx=T / 2000)
+    assert e.energy < fastest.energy and e.energy < e_quintic
+
+
+def test_errors_name_the_limit(arm, fastest):
+    with pytest.raises(OptimizationError, match="torque_limits"):
+        optimal_motion(arm, DOWN, UP, L, objective="energy", duration=0.8 * fastest.duration, nodes=8)
+    with pytest.raises(InfeasibleLimitsError, match=r"torque_limits\[1\]"):
+        optimal_motion(arm, DOWN, UP, [60.0, 4.0], nodes=8)
+    with pytest.raises(InputError, match="duration"):
+        optimal_motion(arm, DOWN, UP, L, objective="energy")
+    with pytest.raises(InputError, match="objective"):
+        optimal_motion(arm, DOWN, UP, L, objective="jerk")
+
+
+def test_plot_is_a_png_file(fastest, tmp_path):
+    fastest.plot(tmp_path / "fast.png")
+    assert (tmp_path / "fast.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
