@@ -111,3 +111,13 @@ def test_compile_is_not_exported_by_star_import():
     exec("from robodyn import *", namespace)
     assert "compile" not in namespace and "with_parameters" in namespace
     assert callable(rd.compile) and rd.compile is not compile
+
+
+def test_no_module_level_caches_keyed_by_robots_in_the_sources():
+    """What depends on a robot lives on the robot (robot.derived), never in a module-level cache."""
+    import pathlib
+
+    src = pathlib.Path(rd.__file__).parent
+    offenders = [str(p.relative_to(src)) for p in src.rglob("*.py")
+                 if any(word in p.read_text(encoding="utf-8") for word in ("WeakKeyDictionary", "lru_cache", "functools.cache"))]
+    assert offenders == []
