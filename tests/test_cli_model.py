@@ -62,7 +62,7 @@ def test_fd_every_method():
 
 def test_fd_and_model_errors():
     res = run("fd", "planar2r", "--method", "gauss")
-    assert res.exit_code == 2 and "'gauss'" in res.output and "recursive, cholesky, gibbs_appell, kalman" in res.output
+    assert res.exit_code == 2 and "'gauss'" in res.output and "recursive, aba, cholesky, gibbs_appell, spatial_operator" in res.output
     res = run("model", "planar2r", "--q", "1")
     assert res.exit_code == 2 and "give 2" in res.output
     res = run("model", "no_such_robot")

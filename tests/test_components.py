@@ -50,16 +50,20 @@ def test_vector_and_tensor_products():
     np.testing.assert_array_equal(spatial.c_div(np.array([1.0, 2.0]), 2.0), [0.5, 1.0])
 
 
-def test_local_transforms_cache_is_per_dtype_and_read_only():
+def test_local_transforms_per_dtype_and_constant_ones_are_the_robots_read_only_data():
     robot = random_robot(3, nf=4, fixed=True)
     q = random_state(robot, 0, ())[0]
     for dtype in (np.float64, np.float32):
         AP = kinematics.local_transforms(robot, q.astype(dtype), dtype)
         assert all(A.dtype == dtype and P.dtype == dtype for A, P in AP)
-    for A, _ in kinematics.local_transforms(robot, q, np.float64):
-        if A.ndim == 2 and not A.flags.writeable:
-            with pytest.raises(ValueError):
-                A[0, 0] = 1.0
+    constant = [i for i in range(robot.nf) if robot.sigma[i] != 0]
+    assert constant, "the test robot needs a prismatic or fixed frame"
+    AP = kinematics.local_transforms(robot, q, np.float64)
+    for i in constant:
+        A = AP[i][0]
+        assert A is robot.derived.transforms[i][2]  # ^{a}A_j of a prismatic or fixed frame: no per-call copy
+        with pytest.raises(ValueError, match="read-only"):
+            A[0, 0] = 1.0
 
 
 def test_several_state_blocks_equal_one_state_at_a_time():

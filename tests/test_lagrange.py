@@ -45,6 +45,19 @@ def test_coriolis_closes_the_model(robot):
 
 
 @given(robots)
+def test_christoffel_symbols_from_pinocchio_partials(robot):
+    """c_ijk [9.7] against ∂A/∂q from Pinocchio's RNEA derivatives; symmetric in j, k; C = Σ_k c_ijk q̇_k."""
+    q, qd, _ = random_state(robot, 9, (2,))
+    c = rd.christoffel_symbols(robot, q)
+    assert c.shape == (2, robot.n, robot.n, robot.n)
+    for b in range(2):
+        dA = pin_inertia_partials(robot, q[b])  # [i, j, k] = ∂A_ij/∂q_k
+        assert_rel(c[b], 0.5 * (dA + dA.transpose(0, 2, 1) - dA.transpose(2, 1, 0)))
+    assert_rel(c, np.swapaxes(c, -1, -2))
+    assert_rel(rd.coriolis_matrix(robot, q, qd), np.einsum("...ijk,...k->...ij", c, qd))
+
+
+@given(robots)
 def test_coriolis_equals_pinocchio(robot):
     """Pinocchio's computeCoriolisMatrix is built from spatial algebra, not from ∂A/∂q; it gives the same C."""
     q, qd, _ = random_state(robot, 14, (2,))
@@ -120,9 +133,10 @@ def test_power_balance_exact(robot):
     A, Adot = composite.inertia_matrix(robot, q), rd.inertia_matrix_derivative(robot, q, qd)
     dT = np.einsum("...i,...ij,...j->...", qd, A, qdd) + 0.5 * np.einsum("...i,...ij,...j->...", qd, Adot, qd)
     power = np.sum(qd * (tau - rd.friction_torques(robot, qd)), -1)
-    scale = 1e-10 * max(1, np.abs(qd * tau).sum())
-    assert_rel(dT + dU_dt(robot, q, qd), power, scale)
-    assert_rel(dT, power - np.sum(qd * rd.gravity_torques(robot, q), -1), scale)  # dT/dt = q̇ᵀ(Γ − Q − Γ_f)
+    tol = 1e-10 * max(1, np.abs(qd * tau).sum())  # relative to the size of the power terms, scaled once
+    assert np.abs(dT + dU_dt(robot, q, qd) - power).max() <= tol
+    dT_expected = power - np.sum(qd * rd.gravity_torques(robot, q), -1)  # dT/dt = q̇ᵀ(Γ − Q − Γ_f)
+    assert np.abs(dT - dT_expected).max() <= tol
 
 
 def test_energy_balance_along_trajectory():
@@ -220,3 +234,18 @@ def test_bad_arguments():
         rd.inertia_matrix_derivative(robot, [0, 0], [np.inf, 0])
     with pytest.raises(rd.InputError, match="'gravity'"):
         rd.potential_energy(robot, [0, 0], gravity=[1, 2])
+
+
+def test_state_derivative_argument_order_and_the_deprecated_positional_one():
+    robot = rd.load("planar2r")
+    x, tau, g = np.array([0.3, -0.2, 0.5, 1.0]), np.array([1.0, 2.0]), np.array([0.0, -9.81, 0.0])
+    W = np.zeros((2, 6))
+    W[1, :3] = [1.0, 0.0, 0.0]
+    new = rd.state_derivative(robot, x, tau, wrenches=W, gravity=g, method="cholesky")
+    expected = rd.forward_dynamics(robot, x[:2], x[2:], tau, W, g, "recursive")  # same order as forward_dynamics
+    np.testing.assert_allclose(new, np.r_[x[2:], expected], rtol=1e-12)
+    with pytest.warns(DeprecationWarning, match="by keyword"):
+        old = rd.state_derivative(robot, x, tau, "cholesky", W, g)
+    np.testing.assert_array_equal(old, new)
+    with pytest.raises(rd.InputError, match="positional"):
+        rd.state_derivative(robot, x, tau, "cholesky", W, g, 1)

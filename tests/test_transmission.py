@@ -15,7 +15,7 @@ from robodyn.dynamics.transmission import (
     motor_inertia_matrix,
     motor_inverse_dynamics,
 )
-from tests.support.random_robots import random_robot
+from tests.support.random_robots import random_robot, random_state
 
 RTOL = 1e-10
 
@@ -109,6 +109,9 @@ def test_wam_coupling_virtual_work_and_inverse_forward():
     close(tau_m, lhs)
     close(motor_forward_dynamics(robot, tr, qm, qmd, tau_m), qmdd)
     close(motor_forward_dynamics(robot, tr, qm[2], qmd[2], tau_m[2]), qmdd[2])  # batch == single
+    close(motor_forward_dynamics(robot, tr, qm, qmd, tau_m, inertia_method="walker_orin"), qmdd)
+    with pytest.warns(DeprecationWarning, match="inertia_method="):
+        close(motor_forward_dynamics(robot, tr, qm, qmd, tau_m, method="gibbs_appell"), qmdd)
 
 
 def test_motor_inertia_matrix_kinetic_energy():
@@ -117,7 +120,7 @@ def test_motor_inertia_matrix_kinetic_energy():
     rng = np.random.default_rng(1)
     tr = Transmission.from_motor_matrix(WAM_J2MP, rng.uniform(1e-5, 1e-4, 7))
     qm, qmd = rng.uniform(-20, 20, (2, 3, 7))
-    Mm = motor_inertia_matrix(robot, tr, qm, method="newton_euler")
+    Mm = motor_inertia_matrix(robot, tr, qm, method="walker_orin")
     E = rd.kinetic_energy(robot, joint_from_motor(tr, qm), joint_from_motor(tr, qmd)) + 0.5 * np.sum(tr.J_m * qmd**2, -1)
     close(0.5 * np.einsum("...i,...ij,...j->...", qmd, Mm, qmd), E)
     close(Mm, np.swapaxes(Mm, -1, -2), rtol=1e-14)
@@ -173,3 +176,21 @@ def test_end_effector_errors():
         end_effector_torques(robot, [0, 0], np.zeros(3))
     with pytest.raises(rd.InputError, match="frame"):
         end_effector_torques(robot, [0, 0], np.zeros(6), frame=5)
+
+
+def test_end_effector_torques_names_the_axes_of_its_wrench():
+    """A wrench in the link's axes gives the torques that the same row of ``wrenches=`` adds to Γ ([9.30], [9.91])."""
+    robot = random_robot(4, nf=5, tree=True, fixed=True)
+    q, qd, qdd = random_state(robot, 4, (3,))
+    L = np.random.default_rng(4).normal(size=(3, 6))
+    for frame in (2, robot.nf):
+        W = np.zeros((3, robot.nf, 6))
+        W[:, frame - 1] = L
+        added = rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W) - rd.inverse_dynamics(robot, q, qd, qdd)
+        np.testing.assert_allclose(rd.end_effector_torques(robot, q, L, frame=frame, expressed_in="link"), added,
+                                   rtol=1e-10, atol=1e-10)
+        R = rd.forward_kinematics(robot, q)[:, frame - 1, :3, :3]
+        L0 = np.concatenate([np.einsum("bij,bj->bi", R, L[:, :3]), np.einsum("bij,bj->bi", R, L[:, 3:])], -1)
+        np.testing.assert_allclose(rd.end_effector_torques(robot, q, L0, frame=frame), added, rtol=1e-10, atol=1e-10)
+    with pytest.raises(rd.InputError, match="expressed_in = 'tool'"):
+        rd.end_effector_torques(robot, q, L, expressed_in="tool")

@@ -18,6 +18,7 @@ from robodyn.errors import (
 )
 from robodyn.model import PARAMETER_NAMES, Robot, com_from_standard, standard_from_com
 from robodyn.model.io import dumps, list_robots, load, loads, save
+from robodyn.model.robot import with_parameters
 from robodyn.kinematics import (
     forward_kinematics,
     jacobian,
@@ -30,6 +31,7 @@ from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynam
 
 # --- complete dynamic model: Lagrange form, energies, state equation ---
 from robodyn.dynamics.lagrange import (
+    christoffel_symbols,
     coriolis_matrix,
     inertia_matrix_derivative,
     kinetic_energy,
@@ -161,13 +163,13 @@ __version__ = "0.1.0"
 __all__ = [
     "InputError", "ModelError", "ModelFileError", "NonPhysicalInertiaError", "RobodynError", "UnknownRobotError",
     "NumericOverflowError",
-    "PARAMETER_NAMES", "Robot", "com_from_standard", "standard_from_com",
+    "PARAMETER_NAMES", "Robot", "com_from_standard", "standard_from_com", "with_parameters",
     "dumps", "list_robots", "load", "loads", "save",
     "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
     "bias_torques", "friction_torques", "gravity_torques",
     "forward_dynamics", "inertia_matrix", "inverse_dynamics",
     # complete dynamic model
-    "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
+    "christoffel_symbols", "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
     # extended models and analysis
     "ElasticRobot", "elastic_energy", "elastic_forward_dynamics", "elastic_inverse_dynamics", "elastic_motor_torques",
     "elastic_state_derivative",
@@ -179,7 +181,7 @@ __all__ = [
     # studies
     "accuracy_study", "opcount_report", "inverse_kinematics", "puma_line_study", "simulate",
     # symbolic (issue 6)
-    "symbolic", "CompiledModel", "compile", "customized_model", "parameters", "simulation",
+    "symbolic", "CompiledModel", "customized_model", "parameters", "simulation",
     # base parameters (issue 5)
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",

@@ -7,20 +7,17 @@ right after the batch axes.
 
 from __future__ import annotations
 
-import math
-import weakref
-
 import numpy as np
 
 from robodyn._arrays import check_array, finite_result, frame_index, joint_arrays
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
+    ScalarBackend,
+    backend_for,
     along_z,
     cross,
     mtv,
     mv,
-    rot_x,
-    rot_z,
     snap,
     vadd,
     vcross,
@@ -41,7 +38,7 @@ def local_transforms(robot: Robot, q: np.ndarray, dtype=np.float64) -> list[tupl
     """
     out = []
     k = 0
-    for i, (C, p0, A) in enumerate(_transform_constants(robot, dtype)):
+    for i, (C, p0, A) in enumerate(robot.derived.transforms_as(dtype)):
         r = robot.r[i]
         if robot.sigma[i] == 0:
             A = _c_rot_z(C, np.asarray(robot.theta[i] + q[..., k], dtype=dtype))
@@ -51,31 +48,6 @@ def local_transforms(robot: Robot, q: np.ndarray, dtype=np.float64) -> list[tupl
         P = p0 + np.asarray(r, dtype=dtype)[..., None] * C[:, 2]
         out.append((A, P))
     return out
-
-
-_TRANSFORMS: "weakref.WeakKeyDictionary[Robot, dict]" = weakref.WeakKeyDictionary()
-
-
-def _transform_constants(robot: Robot, dtype) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per frame (C, p0, A_θ): C = Rot(z, γ)Rot(x, α), p0 = Rot(z, γ)[d, 0, b] and the constant
-    C Rot(z, θ) (the whole ^{a}A_j of a prismatic or fixed frame), in ``dtype``, read-only.
-
-    Cached per (immutable) robot and dtype: they cost more than the joint-dependent part for small batches.
-    """
-    per_dtype = _TRANSFORMS.setdefault(robot, {})
-    key = np.dtype(dtype)
-    if key not in per_dtype:
-        out = []
-        for i in range(robot.nf):
-            Rg = rot_z(robot.gamma[i])
-            C = Rg @ rot_x(robot.alpha[i])
-            p0 = Rg @ np.array([robot.d[i], 0.0, robot.b[i]])
-            C, p0, A = (a.astype(dtype) for a in (C, p0, C @ rot_z(robot.theta[i])))
-            for a in (C, p0, A):
-                a.flags.writeable = False
-            out.append((C, p0, A))
-        per_dtype[key] = out
-    return per_dtype[key]
 
 
 def _c_rot_z(C: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -114,7 +86,7 @@ def base_poses(robot: Robot, q: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarr
     R0 = np.empty(batch + (robot.nf, 3, 3), dtype)
     P0 = np.empty(batch + (robot.nf, 3), dtype)
     for i, (A, P) in enumerate(local_transforms(robot, q, dtype)):
-        a = robot.antecedent[i] - 1
+        a = robot.derived.parent[i]
         if a < 0:
             R0[..., i, :, :], P0[..., i, :] = A, P
         else:
@@ -128,7 +100,7 @@ def ancestors(robot: Robot, i: int) -> list[int]:
     chain = []
     while i >= 0:
         chain.append(i)
-        i = robot.antecedent[i] - 1
+        i = robot.derived.parent[i]
     return chain
 
 
@@ -152,7 +124,7 @@ def link_velocities(robot: Robot, q, qd) -> tuple[np.ndarray, np.ndarray]:
     V = np.zeros(batch + (robot.nf, 3), dtype)
     zero = np.zeros(batch + (3,), dtype)
     for i, k, (A, P) in _frames(robot, a["q"], dtype):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         wp, Vp = (w[..., p, :], V[..., p, :]) if p >= 0 else (zero, zero)
         qdk = qd[..., k] if k is not None else np.zeros(batch, dtype)
         w[..., i, :] = mtv(A, wp) + (robot.sigma[i] == 0) * along_z(qdk)
@@ -223,33 +195,19 @@ def gravity_components(gravity: np.ndarray, batch: tuple[int, ...], dtype) -> tu
     return tuple(np.ascontiguousarray(g[:, c]) for c in range(3))
 
 
-_CONSTANTS: "weakref.WeakKeyDictionary[Robot, list]" = weakref.WeakKeyDictionary()
+def frame_constants(robot: Robot) -> tuple:
+    """Per frame (C, p0, z): see :attr:`robodyn.model.derived.RobotData.frames` (computed when the robot is built)."""
+    return robot.derived.frames
 
 
-def frame_constants(robot: Robot) -> list[tuple]:
-    """Per frame: (C, p0, z) with C = Rot(z, γ)Rot(x, α) as :func:`~robodyn.spatial.snap` floats,
-    p0 = Rot(z, γ)[d, 0, b] and z = C[:, 2] (the direction along which r_j displaces O_j).
-
-    Cached per robot (robots are immutable), so that small batches do not pay for it at every call.
-    """
-    if robot in _CONSTANTS:
-        return _CONSTANTS[robot]
-    out = []
-    for i in range(robot.nf):
-        Rg = rot_z(robot.gamma[i])
-        C = snap(Rg @ rot_x(robot.alpha[i]))
-        p0 = tuple(float(x) for x in Rg @ np.array([robot.d[i], 0.0, robot.b[i]]))
-        out.append((C, p0, (C[0][2], C[1][2], C[2][2])))
-    _CONSTANTS[robot] = out
-    return out
-
-
-def frame_rotations(robot: Robot, q) -> list[tuple]:
+def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> list[tuple]:
     """^{a}A_j = C Rot(z, θ_j + q_j) and ^{a}P_j of every frame, on component tuples.
 
     Parameters
     ----------
     q : n rows (one per joint variable), each a (B,) array or a scalar (see :func:`flat_columns`).
+    backend : ScalarBackend, optional
+        Where cos and sin come from; default: by the type of each q_j (:func:`~robodyn.spatial.backend_for`).
 
     Returns
     -------
@@ -263,7 +221,8 @@ def frame_rotations(robot: Robot, q) -> list[tuple]:
         sigma = robot.sigma[i]
         if sigma == 0:
             th = q[k] + theta if theta != 0.0 else q[k]
-            c, s = (math.cos(th), math.sin(th)) if isinstance(th, float) else (np.cos(th), np.sin(th))
+            be = backend or backend_for(th)
+            c, s = be.cos(th), be.sin(th)
         else:
             c, s = snap([[np.cos(theta), np.sin(theta)]])[0]
             if sigma == 1:
@@ -273,13 +232,15 @@ def frame_rotations(robot: Robot, q) -> list[tuple]:
     return rot
 
 
-def forward_components(robot: Robot, q, qd, qdd, g):
+def forward_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None):
     """The forward recursion [9.84]–[9.90] on component tuples (see :mod:`robodyn.spatial`).
 
     Parameters
     ----------
     q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`).
     g : 3-tuple of floats or (B,) arrays, gravity in R_0.
+    backend : ScalarBackend, optional
+        See :func:`frame_rotations`.
 
     Returns
     -------
@@ -288,12 +249,12 @@ def forward_components(robot: Robot, q, qd, qdd, g):
     w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
     """
     zero = (0.0, 0.0, 0.0)
-    rot = frame_rotations(robot, q)
+    rot = frame_rotations(robot, q, backend)
     w, wd, Vd = [], [], []
     k = 0
     for i, (C, c, s, P) in enumerate(rot):
         sigma = robot.sigma[i]
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             wp, wdp = w[p], wd[p]
             u = vadd(vadd(Vd[p], vcross(wdp, P)), vcross(wp, vcross(wp, P)))  # ^{a}U_{a} ^{a}P_j

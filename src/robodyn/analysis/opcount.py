@@ -100,7 +100,7 @@ SEED_FORMULAS: dict[tuple[str, str], list[Formula]] = {
     ("forward", "gibbs_appell"): [
         Formula("Mata Table 3, G-A total", (1 / 6, 13, 695 / 6, -157), (1 / 6, 10, 683 / 6, -174)),
     ],
-    ("forward", "kalman"): [
+    ("forward", "spatial_operator"): [
         Formula("Kozlowski Table 2, filter+smoother (mult + 6n-10 div)", (270, -359), (264, -411)),
     ],
 }

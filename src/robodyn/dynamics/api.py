@@ -6,11 +6,15 @@ only dispatches, so every algorithm stays a pure function of (robot, arrays).
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 
 from robodyn._arrays import finite_result
 from robodyn.errors import InputError
 
+from robodyn.dynamics import composite, newton_euler, recursive
+
+#: method -> module, the tables the analysis tools iterate over (keys kept for their reports).
 _INVERSE = {
     "newton_euler": "robodyn.dynamics.newton_euler",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
@@ -18,21 +22,49 @@ _INVERSE = {
 }
 _INERTIA = {
     "composite": "robodyn.dynamics.composite",
-    "newton_euler": "robodyn.dynamics.walker_orin",
+    "walker_orin": "robodyn.dynamics.walker_orin",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
 }
 _FORWARD = {
     "recursive": "robodyn.dynamics.recursive",
     "cholesky": "robodyn.dynamics.lagrange",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
-    "kalman": "robodyn.dynamics.spatial_operator",
+    "spatial_operator": "robodyn.dynamics.spatial_operator",
 }
 
 
-def _pick(table: dict[str, str], method: str, what: str):
-    if method not in table:
-        raise InputError(f"{what}: unknown method '{method}'; choose one of {', '.join(table)}")
-    return getattr(import_module(table[method]), what)
+#: The names users call each formulation by (one per formulation across inverse, inertia and forward dynamics,
+#: Pinocchio's names as aliases) -> key of the dispatch tables above.
+_NAMES = {
+    "inverse_dynamics": {"newton_euler": "newton_euler", "rnea": "newton_euler", "gibbs_appell": "gibbs_appell",
+                         "spatial_operator": "spatial_operator"},
+    "inertia_matrix": {"composite": "composite", "crba": "composite", "walker_orin": "walker_orin",
+                       "gibbs_appell": "gibbs_appell"},
+    "forward_dynamics": {"recursive": "recursive", "aba": "recursive", "cholesky": "cholesky",
+                         "gibbs_appell": "gibbs_appell", "spatial_operator": "spatial_operator"},
+}
+#: Old names that keep working for one release, with a DeprecationWarning: (function, old) -> new name.
+_DEPRECATED = {
+    ("inertia_matrix", "newton_euler"): "walker_orin",  # it runs Walker–Orin, not the Newton–Euler recursion
+    ("forward_dynamics", "kalman"): "spatial_operator",  # the Kozłowski formulation has one name
+}
+_TABLES = {"inverse_dynamics": _INVERSE, "inertia_matrix": _INERTIA, "forward_dynamics": _FORWARD}
+
+
+def method_key(what: str, method: str) -> str:
+    """The dispatch-table key of ``method`` for function ``what`` (aliases resolved, old names warned about)."""
+    names = _NAMES[what]
+    if method in names:
+        return names[method]
+    new = _DEPRECATED.get((what, method))
+    if new is not None:
+        warnings.warn(f"{what}(method={method!r}) is deprecated; use method={new!r}", DeprecationWarning, stacklevel=4)
+        return names[new]
+    raise InputError(f"{what}: unknown method {method!r}; choose one of {', '.join(names)}")
+
+
+def _pick(what: str, method: str):
+    return getattr(import_module(_TABLES[what][method_key(what, method)]), what)
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler"):
@@ -50,8 +82,8 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
     gravity : array_like (3,) or (..., 3), optional
         g in the base frame R_0 (m/s²); default ``robot.gravity``.
     method : str
-        ``"newton_euler"`` (Khalil & Dombre [9.84]–[9.94]), ``"gibbs_appell"`` (Mata et al. eqs 14–16) or
-        ``"spatial_operator"`` (Rodriguez–Kozłowski eqs 3.24–3.33).  All give the same torques.
+        ``"newton_euler"`` or ``"rnea"`` (Khalil & Dombre [9.84]–[9.94]), ``"gibbs_appell"`` (Mata et al.
+        eqs 14–16) or ``"spatial_operator"`` (Rodriguez–Kozłowski eqs 3.24–3.33).  All give the same torques.
 
     Returns
     -------
@@ -63,7 +95,10 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
     InputError
         A wrong shape, NaN/inf in an argument (named), or an unknown ``method`` (the choices are listed).
     """
-    return finite_result("inverse_dynamics", _pick(_INVERSE, method, "inverse_dynamics")(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity))
+    if method == "newton_euler":  # the default: straight to the function (which checks its result), no dispatch cost
+        return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
+    return finite_result("inverse_dynamics",
+                         _pick("inverse_dynamics", method)(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity))
 
 
 def inertia_matrix(robot, q, method: str = "composite"):
@@ -75,8 +110,9 @@ def inertia_matrix(robot, q, method: str = "composite"):
     q : array_like (..., n)
         Joint positions (rad | m); leading axes are batch axes.
     method : str
-        ``"composite"`` (composite links, Khalil & Dombre Appendix 8), ``"newton_euler"`` (Walker–Orin columns,
-        [9.97]) or ``"gibbs_appell"`` (Hessian of the Gibbs function, Mata et al. eq 22).
+        ``"composite"`` or ``"crba"`` (composite links, Khalil & Dombre Appendix 8), ``"walker_orin"`` (columns
+        Γ(q, 0, u_i) by Newton–Euler, [9.97]; ``"newton_euler"`` is its deprecated name) or ``"gibbs_appell"``
+        (Hessian of the Gibbs function, Mata et al. eq 22).
 
     Returns
     -------
@@ -88,7 +124,9 @@ def inertia_matrix(robot, q, method: str = "composite"):
     InputError
         A wrong shape or NaN/inf in ``q``, or an unknown ``method`` (the choices are listed).
     """
-    return finite_result("inertia_matrix", _pick(_INERTIA, method, "inertia_matrix")(robot, q))
+    if method == "composite":
+        return finite_result("inertia_matrix", composite.inertia_matrix(robot, q))
+    return finite_result("inertia_matrix", _pick("inertia_matrix", method)(robot, q))
 
 
 def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive"):
@@ -106,9 +144,10 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     gravity : array_like (3,) or (..., 3), optional
         g in the base frame R_0 (m/s²); default ``robot.gravity``.
     method : str
-        ``"recursive"`` (O(n), Khalil & Dombre §9.7.2, [9.100]–[9.124]), ``"cholesky"`` (A and H then Cholesky,
-        [9.95]–[9.96]), ``"gibbs_appell"`` (Mata et al. §3, eq 17) or ``"kalman"`` (Kozłowski, Kalman filter and
-        Bryson–Frazier smoother, eqs 3.45–3.58).
+        ``"recursive"`` or ``"aba"`` (O(n), Khalil & Dombre §9.7.2, [9.100]–[9.124]), ``"cholesky"`` (A and H
+        then Cholesky, [9.95]–[9.96]), ``"gibbs_appell"`` (Mata et al. §3, eq 17) or ``"spatial_operator"``
+        (Kozłowski, Kalman filter and Bryson–Frazier smoother, eqs 3.45–3.58; ``"kalman"`` is its deprecated
+        name).
 
     Returns
     -------
@@ -122,4 +161,8 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     ModelError
         A singular model: a joint that moves only massless links and has no rotor inertia.
     """
-    return finite_result("forward_dynamics", _pick(_FORWARD, method, "forward_dynamics")(robot, q, qd, tau, wrenches=wrenches, gravity=gravity))
+    if method == "recursive":
+        return finite_result("forward_dynamics",
+                             recursive.forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity))
+    return finite_result("forward_dynamics",
+                         _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches=wrenches, gravity=gravity))

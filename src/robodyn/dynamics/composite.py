@@ -22,14 +22,14 @@ blocks of states; A = C Rot(z, θ) is applied as two rotations so that the exact
 
 from __future__ import annotations
 
-import weakref
 
 import numpy as np
 
 from robodyn._arrays import joint_arrays
+from robodyn.dynamics import fast
 from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
 from robodyn.model.robot import Robot
-from robodyn.spatial import c_mul, sym_add, sym_outer, sym_rotate, sym_sub, vadd, vcross, vdot, vmat, vrz, vscale
+from robodyn.spatial import ScalarBackend, c_mul, sym_add, sym_outer, sym_rotate, sym_sub, vadd, vcross, vdot, vmat, vrz, vscale
 
 
 def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, list, list]:
@@ -43,7 +43,7 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
     """
     batch = q.shape[:-1]
     (rows,) = flat_columns(q)
-    _, J, MS, M = _composites(robot, list(rows))
+    _, J, MS, M = composite_components(robot, list(rows))
 
     def full(components, shape):
         if not any(isinstance(x, np.ndarray) for x in components):
@@ -60,16 +60,16 @@ def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, lis
 _SYM = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])  # 6-tuple index of each entry of a symmetric 3×3 tensor
 
 
-def _composites(robot: Robot, q) -> tuple[list, list, list, list]:
+def composite_components(robot: Robot, q, backend: ScalarBackend | None = None) -> tuple[list, list, list, list]:
     """The backward accumulation of the module docstring on component tuples.
 
     q: n rows, each a (B,) array or a scalar.  Returns ``frame_rotations(robot, q)`` and, per frame, J⁺ as a
     6-tuple (xx, xy, xz, yy, yz, zz), MS⁺ as a 3-tuple and M⁺ (a float: it does not depend on q).
     """
-    rot = frame_rotations(robot, q)
-    J, MS, M = (list(x) for x in zip(*_link_constants(robot)))
+    rot = frame_rotations(robot, q, backend)
+    J, MS, M = (list(x) for x in zip(*robot.derived.links_six))
     for k in range(robot.nf - 1, -1, -1):
-        j = robot.antecedent[k] - 1
+        j = robot.derived.parent[k]
         if j < 0:
             continue
         C, c, s, P = rot[k]
@@ -82,16 +82,6 @@ def _composites(robot: Robot, q) -> tuple[list, list, list, list]:
         MS[j] = vadd(MS[j], vadd(AMS, vscale(M[k], P)))
         J[j] = sym_add(J[j], sym_sub(sym_rotate(C, c, s, J[k]), parallel_axis))  # [9.12]
     return rot, J, MS, M
-
-
-_LINKS: "weakref.WeakKeyDictionary[Robot, list]" = weakref.WeakKeyDictionary()
-
-
-def _link_constants(robot: Robot) -> list[tuple]:
-    """Per link (J, MS, M) as Python floats (J as XX XY XZ YY YZ ZZ), cached per (immutable) robot."""
-    if robot not in _LINKS:
-        _LINKS[robot] = [(tuple(map(float, p[:6])), tuple(map(float, p[6:9])), float(p[9])) for p in robot.params]
-    return _LINKS[robot]
 
 
 def inertia_matrix(robot: Robot, q) -> np.ndarray:
@@ -109,21 +99,45 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q.
         float32 input gives float32.
     """
-    dtype, batch, a = joint_arrays(robot, q=q)
+    def entries(q_block):
+        for (i, j), value in inertia_entries(robot, q_block):
+            yield (i, j), value
+            yield (j, i), value
+
+    return assemble_matrix(robot, q, "inertia_matrix", _kernel(robot), entries)
+
+
+def assemble_matrix(robot: Robot, q, name: str, kernel, entries) -> np.ndarray:
+    """A(q) (..., n, n) plus the rotor inertias on its diagonal, from ``entries(q_rows)``, which yields
+    ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` instead."""
     n = robot.n
+    values = fast.single_state(n, q)
+    if values is not None:
+        return fast.run(robot, name, kernel, {"q": n}, values).reshape(n, n)
+    dtype, batch, a = joint_arrays(robot, q=q)
     (rows,) = flat_columns(a["q"])
     Amat = np.empty((rows.shape[1], n, n), dtype)
     for sl, (q_block,) in state_blocks(rows):
-        for (i, j), value in _entries(robot, q_block):
+        for (i, j), value in entries(q_block):
             Amat[sl, i, j] = value
-            Amat[sl, j, i] = value
-    Ia = robot.Ia[robot.joint_frames].astype(dtype)
-    return Amat.reshape(batch + (n, n)) + Ia * np.eye(n, dtype=dtype)
+    return Amat.reshape(batch + (n, n)) + robot.derived.Ia.astype(dtype) * np.eye(n, dtype=dtype)
 
 
-def _entries(robot: Robot, q) -> list:
+def _kernel(robot: Robot):
+    def build(backend, q):
+        A = [[0.0] * robot.n for _ in range(robot.n)]
+        for (i, j), value in inertia_entries(robot, q, backend):
+            A[i][j] = A[j][i] = value
+        for k, Ia in enumerate(robot.derived.Ia):
+            A[k][k] = A[k][k] + float(Ia)
+        return [x for row in A for x in row]
+
+    return build
+
+
+def inertia_entries(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
     """((i, j), A_ij) for every pair of joints, i ⪯ j on the path to the base or 0 (other branch of a tree)."""
-    rot, J, MS, M = _composites(robot, q)
+    rot, J, MS, M = composite_components(robot, q, backend)
     col = {int(f): k for k, f in enumerate(robot.joint_frames)}
     out = {(i, j): 0.0 for j in range(robot.n) for i in range(j + 1)}
     for j, f_j in enumerate(robot.joint_frames):

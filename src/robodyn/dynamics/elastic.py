@@ -23,10 +23,11 @@ import numpy as np
 from robodyn._arrays import check_type, finite_result, joint_arrays
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
-from robodyn.dynamics.newton_euler import _friction, _gravity, rnea
+from robodyn.dynamics.newton_euler import friction_of, gravity_argument, rnea
 from robodyn.dynamics.transmission import motor_vector
 from robodyn.errors import InputError, ModelError
-from robodyn.model.robot import Robot, _frozen
+from robodyn.model.derived import frozen as _frozen
+from robodyn.model.robot import Robot
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,11 +169,11 @@ def elastic_inverse_dynamics(er: ElasticRobot, q, qd, qdd, q3, q4, gravity=None)
             "whose time derivatives are not modelled; set Fst = 0"
         )
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, q3=q3, q4=q4, gravity=gravity)
-    g = _gravity(robot, gravity, batch, np.float64)
+    g = gravity_argument(robot, gravity, batch, np.float64)
     d = [a[k].astype(np.float64) for k in ("q", "qd", "qdd", "q3", "q4")]
     u0, u1, u2 = _rigid_torque_derivatives(robot, d, g)
     Fv = robot.Fv[robot.joint_frames]
-    u0 = u0 + _friction(robot, d[1])
+    u0 = u0 + friction_of(robot, d[1])
     u1 = u1 + Fv * d[2]
     u2 = u2 + Fv * d[3]
     Kinv = np.linalg.inv(er.K)

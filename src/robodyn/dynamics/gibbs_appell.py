@@ -30,11 +30,12 @@ import numpy as np
 
 from robodyn._arrays import joint_arrays
 from robodyn.dynamics.lagrange import cholesky_solve
-from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
-from robodyn.kinematics import local_transforms
+from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument
+from robodyn.dynamics.composite import composite_links
+from robodyn.kinematics import forward_recursion, local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import along_z, cross, cross_z, mtv, mv
+from robodyn.spatial import cross, mtv, mv
 
 
 def _vee(S: np.ndarray) -> np.ndarray:
@@ -52,34 +53,14 @@ def _kinematics(robot: Robot, q, qd, qdd, gravity):
     """§4.1 step 1: ω_i, ω̇_i, Ω_i = ω̇̃_i + ω̃_i² (eq 12) and s̈_i, the acceleration of O_i minus g, in R_i.
 
     s̈_i = ^iR_{i-1}[s̈_{i-1} + Ω_{i-1} s_{i-1,i}] (+ 2 ω_i × z_i q̇_i + z_i q̈_i for a prismatic joint, the
-    relative acceleration that (7e) differentiates); gravity enters as s̈_0 = −g (Luh et al.).
+    relative acceleration that (7e) differentiates), s̈_0 = −g (Luh et al.): the forward recursion of Khalil &
+    Dombre [9.84]–[9.90] (V̇_j = s̈_j), run by :func:`~robodyn.kinematics.forward_recursion`.
     """
-    batch, dtype = q.shape[:-1], q.dtype
-    zero = np.zeros(batch + (3,), dtype)
-    zero33 = np.zeros(batch + (3, 3), dtype)
-    AP = local_transforms(robot, q, dtype)
-    w, wd, Om, sdd = [], [], [], []
-    k = 0
-    for i, (A, P) in enumerate(AP):
-        p = robot.antecedent[i] - 1
-        wp, wdp, Omp, sddp = (w[p], wd[p], Om[p], sdd[p]) if p >= 0 else (zero, zero, zero33, zero - gravity)
-        w_prev = mtv(A, wp)  # ^iω_{i-1}
-        wd_i = mtv(A, wdp)
-        sdd_i = mtv(A, sddp + mv(Omp, P))
-        w_i = w_prev
-        if robot.sigma[i] != 2:
-            qdk, qddk = qd[..., k], qdd[..., k]
-            k += 1
-            if robot.sigma[i] == 0:
-                w_i = w_prev + along_z(qdk)
-                wd_i = wd_i + along_z(qddk) + cross_z(w_prev, qdk)
-            else:
-                sdd_i = sdd_i + along_z(qddk) + 2 * cross_z(w_prev, qdk)
+    AP, w, wd, sdd = forward_recursion(robot, q, qd, qdd, gravity)
+    Om = []
+    for w_i, wd_i in zip(w, wd):
         W = skew(w_i)
-        w.append(w_i)
-        wd.append(wd_i)
         Om.append(skew(wd_i) + W @ W)  # eq (12)
-        sdd.append(sdd_i)
     return AP, Om, sdd
 
 
@@ -103,7 +84,7 @@ def _torques(robot: Robot, q, qd, qdd, gravity, wrenches) -> np.ndarray:
     # §4.1 step 3: φ_i = Σ_children ^iR_c (f_c + φ_c) (16); χ_i = ... + s̃_{i,c} ^iR_c(f_c + φ_c) + ^iR_c χ_c (15).
     phi = [np.zeros_like(x) for x in f]
     for i in range(robot.nf - 1, -1, -1):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             A, P = AP[i]
             F = mv(A, f[i] + phi[i])
@@ -113,7 +94,7 @@ def _torques(robot: Robot, q, qd, qdd, gravity, wrenches) -> np.ndarray:
     for k, i in enumerate(robot.joint_frames):
         # eq (14): τ_j = (∂ω̇_j/∂q̈_j)ᵀ χ_j = z_jᵀ χ_j; prismatic, from (7e): z_jᵀ (f_j + φ_j).
         tau[..., k] = (f[i] + phi[i])[..., 2] if robot.sigma[i] == 1 else chi[i][..., 2]
-    return tau + robot.Ia[robot.joint_frames].astype(dtype) * qdd
+    return tau + robot.derived.Ia.astype(dtype) * qdd
 
 
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
@@ -136,30 +117,20 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    g = _gravity(robot, gravity, batch, dtype)
-    tau = _torques(robot, a["q"], a["qd"], a["qdd"], g, _wrenches(robot, wrenches, batch, dtype))
-    return tau + _friction(robot, a["qd"])
+    g = gravity_argument(robot, gravity, batch, dtype)
+    tau = _torques(robot, a["q"], a["qd"], a["qdd"], g, wrenches_argument(robot, wrenches, batch, dtype))
+    return tau + friction_of(robot, a["qd"])
 
 
-def _mass_moments(robot: Robot, AP, dtype):
+def _mass_moments(robot: Robot, q, dtype):
     """§4.2 steps 1, 4, 5: composite mass M_i, first moment φ_i and inertia ψ_i of the subtree of frame i, about O_i.
 
     M_i = m_i + Σ_c M_c;  φ_i = m_i r_{i,i} + Σ_c (M_c s_{i,c} + ^iR_c φ_c)   (Mata: γ_i + ^iφ_{i+1});
     ψ_i = H_i + Σ_c (^iR_c ψ_c ^cR_i − M_c s̃_{i,c} s̃_{i,c} − s̃_{i,c} ^iφ̃_c − (s̃_{i,c} ^iφ̃_c)ᵀ)
     (Mata: E_i − s̃ φ̃ − (s̃ φ̃)ᵀ + R ψ Rᵀ with E_i = H_i − M_{i+1} s̃ s̃ and H_i the inertia about O_i).
+    These are Khalil & Dombre's composite links M⁺, MS⁺, J⁺ ([9.12]): :func:`robodyn.dynamics.composite.composite_links`.
     """
-    Mc = list(robot.M.astype(dtype))
-    phi = [x for x in robot.MS.astype(dtype)]
-    psi = [x for x in robot.J.astype(dtype)]
-    for i in range(robot.nf - 1, -1, -1):
-        p = robot.antecedent[i] - 1
-        if p >= 0:
-            A, P = AP[i]
-            S, F = skew(P), skew(mv(A, phi[i]))
-            Mc[p] = Mc[p] + Mc[i]
-            phi[p] = phi[p] + Mc[i] * P + mv(A, phi[i])
-            SF = S @ F
-            psi[p] = psi[p] + A @ psi[i] @ np.swapaxes(A, -1, -2) - Mc[i] * (S @ S) - SF - np.swapaxes(SF, -1, -2)
+    _, psi, phi, Mc = composite_links(robot, q, dtype)
     return Mc, phi, psi
 
 
@@ -190,7 +161,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     dtype, batch, a = joint_arrays(robot, q=q)
     n = robot.n
     AP = local_transforms(robot, a["q"], dtype)
-    Mc, phi, psi = _mass_moments(robot, AP, dtype)
+    Mc, phi, psi = _mass_moments(robot, a["q"], dtype)
     z = np.zeros(3, dtype)
     z[2] = 1
     zb = np.broadcast_to(z, batch + (3,))
@@ -199,7 +170,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     # Steps 2–3 for a tree: carry, for every joint k above frame i, (u_k, s_{k,i}) expressed in R_i.
     above: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
     for i in range(robot.nf):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         A, P = AP[i]
         carried = {} if p < 0 else {k: (mtv(A, u), mtv(A, s + P)) for k, (u, s) in above[p].items()}
         if i in joint_of:
@@ -222,7 +193,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
             D[..., j, k] = Djk
             D[..., k, j] = Djk
     idx = np.arange(n)
-    D[..., idx, idx] += robot.Ia[robot.joint_frames].astype(dtype)
+    D[..., idx, idx] += robot.derived.Ia.astype(dtype)
     return D
 
 
@@ -234,15 +205,18 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
 
     Parameters
     ----------
-    q, qd, tau : array_like (..., n)
+    q, qd : array_like (..., n)
+        Joint positions and velocities.
+    tau : array_like (..., n)
+        Joint torques (N m | N).
     wrenches, gravity : as in :func:`inverse_dynamics`.
 
     Returns
     -------
-    ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
+    ndarray (..., n)  q̈ (rad/s², m/s²), float32 for float32 inputs.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    g = _gravity(robot, gravity, batch, dtype)
+    g = gravity_argument(robot, gravity, batch, dtype)
     zero = np.zeros_like(a["qd"])
-    C = _torques(robot, a["q"], a["qd"], zero, g, _wrenches(robot, wrenches, batch, dtype)) + _friction(robot, a["qd"])
+    C = _torques(robot, a["q"], a["qd"], zero, g, wrenches_argument(robot, wrenches, batch, dtype)) + friction_of(robot, a["qd"])
     return cholesky_solve(inertia_matrix(robot, a["q"]), a["tau"] - C, robot.name)

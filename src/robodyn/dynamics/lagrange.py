@@ -22,11 +22,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from robodyn._arrays import as_real_array, check_robot, finite_result, joint_arrays, pivot_too_small, singular_model_error
-from robodyn.dynamics import composite
-from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches, rnea
+from robodyn.dynamics import composite, fast, newton_euler
+from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument, rnea
 from robodyn.errors import InputError
 from robodyn.kinematics import ancestors, base_poses, link_velocities
 from robodyn.model.inertia import skew
@@ -115,7 +117,19 @@ def inertia_matrix_derivative(robot: Robot, q, qd) -> np.ndarray:
 
 
 def christoffel_symbols(robot: Robot, q) -> np.ndarray:
-    """c_ijk = ½(∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i) [9.7], (..., n, n, n) indexed [..., i, j, k]."""
+    """Christoffel symbols c_ijk = ½(∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i) [9.7] from the analytic ∂A/∂q.
+
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (..., n)
+        Joint positions (rad | m).
+
+    Returns
+    -------
+    ndarray (..., n, n, n)
+        c indexed [..., i, j, k], symmetric in j and k; C(q, q̇)_ij = Σ_k c_ijk q̇_k (kg m² or kg m, by joint types).
+    """
     dtype, batch, a = joint_arrays(robot, q=q)
     dA = _partials(robot, a["q"], dtype)
     return 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3))
@@ -135,9 +149,8 @@ def coriolis_matrix(robot: Robot, q, qd) -> np.ndarray:
     ndarray (..., n, n)
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    dA = _partials(robot, a["q"], dtype)
-    c = 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3))
-    return finite_result("coriolis_matrix", np.einsum("...ijk,...k->...ij", c, a["qd"]))
+    C = np.einsum("...ijk,...k->...ij", christoffel_symbols(robot, a["q"]), a["qd"])  # C_ij = Σ_k c_ijk q̇_k
+    return finite_result("coriolis_matrix", C)
 
 
 def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
@@ -161,7 +174,7 @@ def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
     J, MS, M = (x.astype(dtype) for x in (robot.J, robot.MS, robot.M))
     Jw = np.einsum("jab,...jb->...ja", J, w)
     links = np.sum(w * Jw, -1) + M * np.sum(V * V, -1) + 2 * np.sum(MS * cross(V, w), -1)
-    rotors = robot.Ia[robot.joint_frames].astype(dtype) * a["qd"] ** 2
+    rotors = robot.derived.Ia.astype(dtype) * a["qd"] ** 2
     return finite_result("kinetic_energy", 0.5 * (np.sum(links, -1) + np.sum(rotors, -1)))
 
 
@@ -179,7 +192,7 @@ def potential_energy(robot: Robot, q, gravity=None) -> np.ndarray:
         U (J), zero at the base origin; float32 if every input is.
     """
     dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
-    g = _gravity(robot, gravity, batch, dtype)
+    g = gravity_argument(robot, gravity, batch, dtype)
     R0, P0 = base_poses(robot, a["q"], dtype)
     first = robot.M.astype(dtype)[:, None] * P0 + np.einsum("...jab,jb->...ja", R0, robot.MS.astype(dtype))
     return finite_result("potential_energy", -np.einsum("...a,...ja->...", g, first))
@@ -199,10 +212,14 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)
     """
+    if wrenches is None and fast.single_state(check_robot(robot).n, q, qd, tau) is not None:
+        # one float64 state: A and H from the robot's straight-line kernels, then the same solve
+        H = newton_euler.inverse_dynamics(robot, q, qd, np.zeros(robot.n), gravity=gravity)
+        return cholesky_solve(composite.inertia_matrix(robot, q), tau - H, robot.name)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    g = _gravity(robot, gravity, batch, dtype)
-    fe = _wrenches(robot, wrenches, batch, dtype)
-    H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + _friction(robot, a["qd"])
+    g = gravity_argument(robot, gravity, batch, dtype)
+    fe = wrenches_argument(robot, wrenches, batch, dtype)
+    H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + friction_of(robot, a["qd"])
     return cholesky_solve(composite.inertia_matrix(robot, a["q"]), a["tau"] - H, robot.name)
 
 
@@ -222,6 +239,10 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
     for k in range(pivots.shape[-1]):
         if pivot_too_small(pivots[..., k], lambda: np.max(np.abs(np.diagonal(A, axis1=-2, axis2=-1)), -1)):
             raise singular_model_error(robot_name, f"the {what} has Cholesky pivot {k + 1} = {float(np.min(pivots[..., k])):.3g}")
+    if b.ndim == 1 and A.dtype == np.float64:  # one state: LAPACK's substitutions (potrs) on the same factor
+        from scipy.linalg import cho_solve
+
+        return cho_solve((L, True), b, check_finite=False)
     n = b.shape[-1]
     y = np.empty_like(b)
     for i in range(n):
@@ -232,7 +253,7 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
     return x
 
 
-def state_derivative(robot: Robot, x, tau, method: str = "recursive", wrenches=None, gravity=None) -> np.ndarray:
+def state_derivative(robot: Robot, x, tau, *args, wrenches=None, gravity=None, method: str = "recursive") -> np.ndarray:
     """Nonlinear state equation ẋ = [q̇; A⁻¹(Γ − H)] with x = [q; q̇] [9.98], for ODE integrators.
 
     Parameters
@@ -245,11 +266,21 @@ def state_derivative(robot: Robot, x, tau, method: str = "recursive", wrenches=N
         Any method of :func:`robodyn.forward_dynamics` ("recursive", "cholesky", ...).
     wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
 
+    The arguments follow the order of :func:`robodyn.forward_dynamics` (…, wrenches, gravity, method), by keyword;
+    the old positional order (x, tau, method, wrenches, gravity) still works, with a DeprecationWarning.
+
     Returns
     -------
     ndarray (..., 2n)  [q̇, q̈].
     """
     from robodyn.dynamics.api import forward_dynamics as dispatch
+
+    if args:
+        if len(args) > 3:
+            raise InputError(f"state_derivative takes x, tau and keyword arguments; got {2 + len(args)} positional ones")
+        warnings.warn("state_derivative(robot, x, tau, method, wrenches, gravity) positional arguments are "
+                      "deprecated; pass wrenches=, gravity=, method= by keyword", DeprecationWarning, stacklevel=2)
+        method, wrenches, gravity = args + (method, wrenches, gravity)[len(args):]
 
     n = check_robot(robot).n
     xa = as_real_array("x", x)

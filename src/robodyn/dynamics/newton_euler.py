@@ -11,14 +11,14 @@ any antecedent array (tree) works.
 
 from __future__ import annotations
 
-import weakref
 
 import numpy as np
 
 from robodyn._arrays import check_array, finite_result, joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import Robot
-from robodyn.spatial import vadd, vcross, vmat, vrz, vscale
+from robodyn.dynamics import fast
+from robodyn.spatial import NUMPY, ScalarBackend, vadd, vcross, vmat, vrz, vscale
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -44,33 +44,30 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     tau = np.empty((size, n), dtype)
     # The loop is over blocks of states (kept in cache), never over single samples of a batch.
     for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
-        for k, t in enumerate(_rnea_block(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), wr_b[0] if wr_b else None)):
+        for k, t in enumerate(rnea_components(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), wr_b[0] if wr_b else None)):
             tau[sl, k] = t
-    return tau.reshape(batch + (n,)) + robot.Ia[robot.joint_frames].astype(dtype) * qdd
+    return tau.reshape(batch + (n,)) + robot.derived.Ia.astype(dtype) * qdd
 
 
-_LINKS: "weakref.WeakKeyDictionary[Robot, list]" = weakref.WeakKeyDictionary()
+def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend | None = None) -> list:
+    """Newton–Euler [9.84]–[9.94] on component scalars: the one implementation every numeric path runs.
 
+    Parameters
+    ----------
+    q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats, traced JAX arrays or recording
+        scalars (see :mod:`robodyn.spatial`).
+    g : 3 scalars, gravity in R_0 (m/s²).
+    wr : sequence of 6 nf scalars or None, the rows of ``wrenches`` flattened ([f_ej; m_ej] per frame, in R_j).
+    backend : ScalarBackend, optional
+        cos and sin of the joint angles; default by the type of each q_j.
 
-def _link_constants(robot: Robot) -> list[tuple]:
-    """Per link (J, MS, M) as Python floats, cached per (immutable) robot."""
-    if robot not in _LINKS:
-        _LINKS[robot] = [
-            (tuple(tuple(float(x) for x in row) for row in J), tuple(float(x) for x in MS), float(M))
-            for J, MS, M in zip(robot.J, robot.MS, robot.M)
-        ]
-    return _LINKS[robot]
-
-
-def _rnea_block(robot: Robot, q, qd, qdd, g, wr) -> list:
-    """[9.84]–[9.94] on one block of B samples.
-
-    q, qd, qdd: n rows, each a (B,) array or a float; g: component tuple; wr: 6 nf rows or None.
-    Returns the n joint torques (each (B,) or a float), rotor inertia not included.
+    Returns
+    -------
+    list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
     """
-    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g)
+    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g, backend)
     f, m = [], []
-    for i, (J, MS, M) in enumerate(_link_constants(robot)):
+    for i, (J, MS, M) in enumerate(robot.derived.links):
         F = vadd(vadd(vscale(M, Vd[i]), vcross(wd[i], MS)), vcross(w[i], vcross(w[i], MS)))  # [9.88], [9.90]
         N = vadd(vadd(vmat(J, wd[i]), vcross(w[i], vmat(J, w[i]))), vcross(MS, Vd[i]))  # [9.89]
         if wr is not None:
@@ -79,7 +76,7 @@ def _rnea_block(robot: Robot, q, qd, qdd, g, wr) -> list:
         f.append(F)
         m.append(N)
     for i in range(robot.nf - 1, -1, -1):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             C, c, s, P = rot[i]
             fp = vmat(C, vrz(c, s, f[i]))  # ^{a}f_j  [9.92]
@@ -107,29 +104,47 @@ def friction_torques(robot: Robot, qd) -> np.ndarray:
         Friction torques (N m) / forces (N); float32 if ``qd`` is.
     """
     _, _, a = joint_arrays(robot, qd=qd)
-    return finite_result("friction_torques", _friction(robot, a["qd"]))
+    return finite_result("friction_torques", friction_of(robot, a["qd"]))
 
 
-def _friction(robot: Robot, qd: np.ndarray) -> np.ndarray:
-    jf = robot.joint_frames
-    dt = qd.dtype
-    Fc, Fv, Foff = (getattr(robot, k)[jf].astype(dt) for k in ("Fc", "Fv", "Foff"))
-    s = np.sign(qd)
+def friction_of(robot: Robot, qd: np.ndarray) -> np.ndarray:
+    """Γ_f(q̇) (..., n) of checked velocities (see :func:`friction_torques`), in their dtype."""
+    jf, dt = robot.joint_frames, qd.dtype
+    Fc, Fv, Foff, Fst, kst, Bst = (getattr(robot, k)[jf] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
+    coefficients = (Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst)
+    return friction_law(qd, *(c.astype(dt) for c in coefficients), NUMPY)
+
+
+def friction_components(robot: Robot, qd, backend: ScalarBackend) -> list:
+    """Γ_f of every joint on component scalars (one per joint variable), by :func:`friction_law`."""
+    out = []
+    for k, j in enumerate(robot.joint_frames):
+        Fc, Fv, Foff, Fst, kst, Bst = (float(getattr(robot, key)[j]) for key in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
+        out.append(friction_law(qd[k], Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst, backend))
+    return out
+
+
+def friction_law(qd, Fc, Fv, Foff, Fst, dF, kst, Bst, backend: ScalarBackend):
+    """Γ_f = F_c sign(q̇) + F_v q̇ + F_off + (F_st − F_c) sign(q̇) exp(−k_st |q̇|^B_st)  [9.26]–[9.28], elementwise.
+
+    The coefficients are arrays over the joints (with q̇ (..., n)) or scalars of one joint; ``dF`` = F_st − F_c.
+    The Stribeck term counts only where F_st ≠ 0.
+    """
+    s = backend.sign(qd)
     tau = Fc * s + Fv * qd + Foff
-    Fst = robot.Fst[jf]
     if np.any(Fst != 0):
-        active = (Fst != 0).astype(dt)
-        stribeck = (Fst - robot.Fc[jf]).astype(dt) * s * np.exp(-robot.kst[jf].astype(dt) * np.abs(qd) ** robot.Bst[jf].astype(dt))
-        tau = tau + active * stribeck
+        tau = tau + (Fst != 0) * (dF * s * backend.exp(-kst * abs(qd) ** Bst))
     return tau
 
 
-def _gravity(robot: Robot, gravity, batch, dtype) -> np.ndarray:
+def gravity_argument(robot: Robot, gravity, batch, dtype) -> np.ndarray:
+    """The ``gravity=`` argument of the dynamics functions, checked: (3,) or (..., 3), default ``robot.gravity``."""
     g = robot.gravity if gravity is None else gravity
     return check_array("gravity", g, (3,), batch, dtype)
 
 
-def _wrenches(robot: Robot, wrenches, batch, dtype):
+def wrenches_argument(robot: Robot, wrenches, batch, dtype):
+    """The ``wrenches=`` argument, checked: (..., nf, 6) rows [f_ej; m_ej] in R_j, or None."""
     return None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, dtype)
 
 
@@ -152,9 +167,29 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
+    if wrenches is None:
+        tau = fast.call(robot, "inverse_dynamics", _inverse_kernel(robot), {"q": q, "qd": qd, "qdd": qdd}, gravity)
+        if tau is not None:
+            return finite_result("inverse_dynamics", tau)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    tau = rnea(robot, a["q"], a["qd"], a["qdd"], _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
-    return finite_result("inverse_dynamics", tau + _friction(robot, a["qd"]))
+    tau = rnea(robot, a["q"], a["qd"], a["qdd"], gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
+    return finite_result("inverse_dynamics", tau + friction_of(robot, a["qd"]))
+
+
+def _inverse_kernel(robot: Robot):
+    def build(backend, q, qd, qdd, g):
+        tau = rnea_components(robot, q, qd, qdd, g, backend=backend)
+        friction = friction_components(robot, qd, backend)
+        return [t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd, friction)]
+
+    return build
+
+
+def _gravity_kernel(robot: Robot):
+    def build(backend, q, g):
+        return rnea_components(robot, q, [0.0] * robot.n, [0.0] * robot.n, g, backend=backend)
+
+    return build
 
 
 def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
@@ -173,9 +208,12 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
+    tau = fast.call(robot, "gravity_torques", _gravity_kernel(robot), {"q": q}, gravity)
+    if tau is not None:
+        return finite_result("gravity_torques", tau)
     dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
     z = np.zeros_like(a["q"])
-    return finite_result("gravity_torques", rnea(robot, a["q"], z, z, _gravity(robot, gravity, batch, dtype)))
+    return finite_result("gravity_torques", rnea(robot, a["q"], z, z, gravity_argument(robot, gravity, batch, dtype)))
 
 
 def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray:
@@ -198,5 +236,5 @@ def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, gravity=gravity, wrenches=wrenches)
     z = np.zeros_like(a["qd"])
-    tau = rnea(robot, a["q"], a["qd"], z, _gravity(robot, gravity, batch, dtype), _wrenches(robot, wrenches, batch, dtype))
-    return finite_result("bias_torques", tau + _friction(robot, a["qd"]))
+    tau = rnea(robot, a["q"], a["qd"], z, gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
+    return finite_result("bias_torques", tau + friction_of(robot, a["qd"]))

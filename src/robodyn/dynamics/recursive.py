@@ -33,11 +33,12 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
-from robodyn.dynamics.composite import _link_constants
-from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
+from robodyn.dynamics import fast
+from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument, friction_components
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
+    ScalarBackend,
     UPPER,
     c_add,
     c_div,
@@ -83,10 +84,14 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
+    if wrenches is None:
+        qdd = fast.call(robot, "forward_dynamics", _kernel(robot), {"q": q, "qd": qd, "tau": tau}, gravity)
+        if qdd is not None:
+            return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    g = gravity_components(_gravity(robot, gravity, batch, dtype), batch, dtype)
-    fe = _wrenches(robot, wrenches, batch, dtype)
-    tau = a["tau"] - _friction(robot, a["qd"])  # [9.106]
+    g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
+    fe = wrenches_argument(robot, wrenches, batch, dtype)
+    tau = a["tau"] - friction_of(robot, a["qd"])  # [9.106]
     cols = flat_columns(a["q"], a["qd"], tau)
     if fe is not None:
         cols += flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))
@@ -100,20 +105,30 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     return qdd.reshape(batch + (robot.n,))
 
 
+def _kernel(robot: Robot):
+    def build(backend, q, qd, tau, g):
+        tau = [t - f for t, f in zip(tau, friction_components(robot, qd, backend))]  # [9.106]
+        rot, gam, beta = _first_forward(robot, q, qd, None, backend)
+        H, Ja, _, beta_star = _backward(robot, tau, rot, gam, beta)
+        return _second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
+
+    return build
+
+
 def _row(robot: Robot, j: int) -> tuple[int, int]:
     """Where the joint axis a_j = u_3 (prismatic) or u_6 (revolute) [9.23b] sits in a screw (linear, angular):
     (0, 2) or (1, 2)."""
     return (0, 2) if robot.sigma[j] == 1 else (1, 2)
 
 
-def _first_forward(robot: Robot, q, qd, fe):
+def _first_forward(robot: Robot, q, qd, fe, backend: ScalarBackend | None = None):
     """Rotations of every frame, γ_j [9.101] and β_j [9.103] (lists over frames of screws)."""
     zero = (0.0, 0.0, 0.0)
-    rot = frame_rotations(robot, q)
+    rot = frame_rotations(robot, q, backend)
     gam, beta, w = [], [], []
     k = 0
-    for j, ((C, c, s, P), (J, MS, _)) in enumerate(zip(rot, _link_constants(robot))):
-        p = robot.antecedent[j] - 1
+    for j, ((C, c, s, P), (J, MS, _)) in enumerate(zip(rot, robot.derived.links_six)):
+        p = robot.derived.parent[j]
         wp = w[p] if p >= 0 else zero
         w_prev = vrz_t(c, s, vmat_t(C, wp))  # ^jω_{a(j)}
         lin, ang, w_j = vrz_t(c, s, vmat_t(C, vcross(wp, vcross(wp, P)))), zero, w_prev
@@ -137,7 +152,7 @@ def _first_forward(robot: Robot, q, qd, fe):
 def _backward(robot: Robot, tau, rot, gam, beta):
     """H_j [9.116] and 𝕁*_j a_j, 𝕁*_j and β*_j, with K_j [9.117] and α_j [9.118] passed to the antecedent
     [9.119]–[9.120]."""
-    Jstar = [_link_inertia(J, MS, M) for J, MS, M in _link_constants(robot)]
+    Jstar = [_link_inertia(J, MS, M) for J, MS, M in robot.derived.links_six]
     beta_star = list(beta)
     H, Ja = [None] * robot.nf, [None] * robot.nf
     k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
@@ -158,7 +173,7 @@ def _backward(robot: Robot, tau, rot, gam, beta):
             K = _minus_outer(Js, Ja[j], Jg)  # [9.117]
             u = c_add(tau[k_of[j]], bs[side][row])
             alpha = _sub(_add(_inertia_times(K, gam[j]), _scale(u, Jg)), bs)  # [9.118]
-        p = robot.antecedent[j] - 1
+        p = robot.derived.parent[j]
         if p >= 0:  # summed over all children of p: trees
             beta_star[p] = _sub(beta_star[p], _wrench_to_antecedent(rot[j], alpha))  # [9.119]
             Jstar[p] = _inertia_add(Jstar[p], _inertia_to_antecedent(rot[j], K))  # [9.120]
@@ -171,7 +186,7 @@ def _second_forward(robot: Robot, tau, g, rot, gam, H, Ja, beta_star) -> list:
     Vd = [None] * robot.nf
     Vd0 = ((-g[0], -g[1], -g[2]), (0.0, 0.0, 0.0))
     for j in range(robot.nf):
-        p = robot.antecedent[j] - 1
+        p = robot.derived.parent[j]
         acc = _add(_twist_from_antecedent(rot[j], Vd[p] if p >= 0 else Vd0), gam[j])  # ^jV̇_{a(j)} [9.121] + γ_j
         if robot.sigma[j] != 2:
             side, row = _row(robot, j)

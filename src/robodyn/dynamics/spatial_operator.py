@@ -36,8 +36,8 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
-from robodyn.dynamics.newton_euler import _friction, _gravity, _wrenches
-from robodyn.kinematics import local_transforms
+from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument
+from robodyn.kinematics import forward_recursion, local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
 from robodyn.spatial import cross, mtv, mv
@@ -119,48 +119,29 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     """
     dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
     qd, qdd = arr["qd"], arr["qdd"]
-    g = _gravity(robot, gravity, batch, dtype)
-    fe = _wrenches(robot, wrenches, batch, dtype)
-    AP = local_transforms(robot, arr["q"], dtype)
+    g = gravity_argument(robot, gravity, batch, dtype)
+    fe = wrenches_argument(robot, wrenches, batch, dtype)
+    # (3.24)–(3.27), (3.31)–(3.32): V_j = [ω_j; v_j] and λ_j = [ω̇_j; v̇_j] (λ_0 = [0; −g]) are Khalil & Dombre's
+    # forward recursion [9.84]–[9.90], computed once for every formulation; here only ω_j and λ_j are needed.
+    AP, w, wd, Vd = forward_recursion(robot, arr["q"], qd, qdd, g)
     M = _spatial_inertia(robot, dtype)
     J, MS = robot.J.astype(dtype), robot.MS.astype(dtype)
-    zero6 = np.zeros(batch + (6,), dtype)
-    base_acc = np.concatenate([np.zeros(batch + (3,), dtype), -g], -1)
-    V, lam, x = [], [], []
-    k = 0
-    for i, (A, P) in enumerate(AP):
-        p = robot.antecedent[i] - 1
-        Vp, lamp = (V[p], lam[p]) if p >= 0 else (zero6, base_acc)
-        wa = Vp[..., :3]
-        wa_j = mtv(A, wa)
-        abar = np.concatenate([np.zeros_like(wa), mtv(A, cross(wa, cross(wa, P)))], -1)
-        Vj, lamj = _up(A, P, Vp), _up(A, P, lamp)
-        if robot.sigma[i] != 2:
-            Hqd = _joint_rate(robot, i, k, qd)
-            if robot.sigma[i] == 0:
-                abar = abar + np.concatenate([cross(wa_j, Hqd[..., :3]), np.zeros_like(wa)], -1)  # (3.31)
-            else:
-                abar = abar + np.concatenate([np.zeros_like(wa), 2 * cross(wa_j, Hqd[..., 3:])], -1)  # (3.32)
-            Vj = Vj + Hqd  # (3.25)
-            lamj = lamj + _joint_rate(robot, i, k, qdd)
-            k += 1
-        lamj = lamj + abar  # (3.27)
-        w = Vj[..., :3]
-        bbar = np.concatenate([cross(w, mv(J[i], w)), cross(w, cross(w, MS[i]))], -1)  # (3.33)
+    x = []
+    for i in range(robot.nf):
+        lamj = np.concatenate([wd[i], Vd[i]], -1)  # [ω; v] order of the paper: the conversion is here
+        bbar = np.concatenate([cross(w[i], mv(J[i], w[i])), cross(w[i], cross(w[i], MS[i]))], -1)  # (3.33)
         xj = mv(M[i], lamj) + bbar  # (3.29), own terms
         if fe is not None:
             xj = xj + np.concatenate([fe[..., i, 3:], fe[..., i, :3]], -1)
-        V.append(Vj)
-        lam.append(lamj)
         x.append(xj)
     for i in _tip_to_base(robot):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             x[p] = x[p] + _down(*AP[i], x[i])  # (3.29)
     tau = np.empty(batch + (robot.n,), dtype)
     for k, i in enumerate(robot.joint_frames):
         tau[..., k] = x[i][..., _axis(robot, i)]  # (3.30)
-    return tau + robot.Ia[robot.joint_frames].astype(dtype) * qdd + _friction(robot, qd)
+    return tau + robot.derived.Ia.astype(dtype) * qdd + friction_of(robot, qd)
 
 
 def _velocity_biases(robot: Robot, AP, qd, wrenches, dtype):
@@ -176,7 +157,7 @@ def _velocity_biases(robot: Robot, AP, qd, wrenches, dtype):
     V, nb, b = [], [], []
     k = 0
     for i, (A, P) in enumerate(AP):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         Vplus = _up(A, P, V[p] if p >= 0 else zero6)  # (3.1), the positive side of joint k
         Vj, nj = Vplus, zero6
         if robot.sigma[i] != 2:
@@ -234,10 +215,10 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
     dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    g = _gravity(robot, gravity, batch, dtype)
+    g = gravity_argument(robot, gravity, batch, dtype)
     AP = local_transforms(robot, arr["q"], dtype)
-    nb, b = _velocity_biases(robot, AP, arr["qd"], _wrenches(robot, wrenches, batch, dtype), dtype)
-    tau_eff = arr["tau"] - _friction(robot, arr["qd"])
+    nb, b = _velocity_biases(robot, AP, arr["qd"], wrenches_argument(robot, wrenches, batch, dtype), dtype)
+    tau_eff = arr["tau"] - friction_of(robot, arr["qd"])
     Ia = robot.Ia.astype(dtype)
     Mk = _spatial_inertia(robot, dtype)
     joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
@@ -258,7 +239,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
             P[i] = P[i] - G[i][..., :, None] * P[i][..., None, h, :]  # (3.54)
             z[i] = z[i] + G[i] * e[..., None] + mv(P[i], nb[i])  # (3.52)
             e_plus[i] = e / D  # (3.53)
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         if p >= 0:
             A, Pos = AP[i]
             X = _X(A, Pos)
@@ -268,7 +249,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     base_acc = np.concatenate([np.zeros(batch + (3,), dtype), -g], -1)
     qdd = np.empty(batch + (robot.n,), dtype)
     for i, (A, Pos) in enumerate(AP):
-        p = robot.antecedent[i] - 1
+        p = robot.derived.parent[i]
         lam_j = _up(A, Pos, lam[p] if p >= 0 else base_acc) + nb[i]  # (3.56), λ⁺ + n
         if i in joint_of:
             k = joint_of[i]

@@ -20,17 +20,22 @@ whose joint-side form has the reflected rotor inertia J_qm⁻ᵀ J_m J_qm⁻¹, 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_array, check_robot, check_type, finite_result, joint_arrays, working_dtype
+from robodyn._arrays import (
+    as_real_array, check_array, check_robot, check_type, finite_result, frame_index, joint_arrays, working_dtype,
+)
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics
 from robodyn.errors import InputError, ModelError
-from robodyn.kinematics import jacobian
-from robodyn.model.robot import Robot, _frozen
+from robodyn.kinematics import forward_kinematics, jacobian
+from robodyn.model.derived import frozen as _frozen
+from robodyn.model.robot import Robot
+from robodyn.spatial import mv
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,7 +192,7 @@ def motor_inverse_dynamics(robot: Robot, tr: Transmission, qm, qmd, qmdd, wrench
 
 
 def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenches=None, gravity=None,
-                           method: str = "composite") -> np.ndarray:
+                           method: str | None = None, inertia_method: str = "composite") -> np.ndarray:
     """Motor accelerations q̈_m (..., n) under motor torques τ_m: the motor-side model solved by Cholesky.
 
     (J_qmᵀ A J_qm + J_m) q̈_m = τ_m − F_vm q̇_m − F_cm sign(q̇_m) − J_qmᵀ H(q, q̇)    (H: [9.95], friction and wrenches included)
@@ -199,7 +204,9 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     qm, qmd : array_like (..., n) — motor positions (rad) and velocities (rad/s).
     tau_m : array_like (..., n) — motor torques (N m).
     wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
-    method : str — inertia-matrix method of :func:`robodyn.inertia_matrix`.
+    inertia_method : str — inertia-matrix method of :func:`robodyn.inertia_matrix` (the solve is Cholesky).
+    method : str, deprecated — the old name of ``inertia_method`` (elsewhere ``method=`` of a forward-dynamics
+        function names a direct-dynamics method, as in :func:`robodyn.elastic_forward_dynamics`).
 
     Returns
     -------
@@ -210,36 +217,49 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     ModelError
         The motor-side inertia matrix is singular (massless links, J_m = 0).
     """
+    if method is not None:
+        warnings.warn("motor_forward_dynamics(method=) is deprecated: it names the inertia-matrix method; use "
+                      "inertia_method=", DeprecationWarning, stacklevel=2)
+        inertia_method = method
     _check(robot, tr)
     dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, tau_m=tau_m)
     q, qd = joint_from_motor(tr, a["qm"]), joint_from_motor(tr, a["qmd"])
     H = bias_torques(robot, q, qd, wrenches=wrenches, gravity=gravity)
     rhs = a["tau_m"] - _rotor_torques(tr, a["qmd"], np.zeros_like(a["qmd"])) - actuator_torques(tr, H)
-    A_m = motor_inertia_matrix(robot, tr, a["qm"], method=method)
-    return finite_result("motor_forward_dynamics", cholesky_solve(A_m, rhs, robot.name, what="motor-side inertia matrix").astype(dtype))
+    A_m = motor_inertia_matrix(robot, tr, a["qm"], method=inertia_method)
+    return finite_result("motor_forward_dynamics",
+                         cholesky_solve(A_m, rhs, robot.name, what="motor-side inertia matrix").astype(dtype))
 
 
-def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None) -> np.ndarray:
+def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None, expressed_in: str = "base") -> np.ndarray:
     """Joint torques Γ_e = Jᵀ L_e needed to exert the wrench L_e on the environment, [9.30].
 
     Parameters
     ----------
     q : array_like (..., n)
     wrench : array_like (..., 6)
-        [f; m]: force (N) and moment (N m) exerted BY the robot ON the environment, projected on the base
-        frame R_0, the moment taken about the application point (the same sign convention as the
-        ``wrenches`` argument of :func:`robodyn.inverse_dynamics`).
+        [f; m]: force (N) and moment (N m) exerted BY the robot ON the environment, the moment taken about the
+        application point (the same sign convention as the ``wrenches`` argument of :func:`robodyn.inverse_dynamics`).
     frame : int or str, optional — the frame (1..nf or name) of the link that pushes; default the last.
     point : array_like (..., 3), optional — application point fixed to that link, in its frame R_j (m);
         default its origin O_j.
+    expressed_in : {"base", "link"}
+        The axes of ``wrench``: the base frame R_0 (default) or the pushing link's frame R_j, as the rows of
+        ``wrenches=`` are.
 
     Returns
     -------
     ndarray (..., n), to be added to the free-motion torques of [9.6].
     """
+    if expressed_in not in ("base", "link"):
+        raise InputError(f"expressed_in = {expressed_in!r}; choose 'base' (axes of R_0) or 'link' (axes of R_j)")
     dtype, batch, a = joint_arrays(robot, q=q)
     L = check_array("wrench", wrench, (6,), batch, dtype)
     Jac = jacobian(robot, a["q"], frame=frame, point=point)
+    if expressed_in == "link":
+        j = frame_index(robot, frame)
+        R = forward_kinematics(robot, a["q"])[..., j, :3, :3]
+        L = np.concatenate([mv(R, L[..., :3]), mv(R, L[..., 3:])], -1)
     return finite_result("end_effector_torques", np.einsum("...ik,...i->...k", Jac, L))
 
 
@@ -253,7 +273,7 @@ def _check(robot: Robot, tr: Transmission) -> None:
     check_type("tr", tr, Transmission)
     if tr.n != robot.n:
         raise InputError(f"transmission has n = {tr.n} motors but robot '{robot.name}' has n = {robot.n} joints")
-    if np.any(robot.Ia[robot.joint_frames] != 0):
+    if np.any(robot.derived.Ia != 0):
         raise InputError(
             f"robot '{robot.name}' has rotor inertias Ia != 0 and a Transmission with motor inertias J_m; "
             "the rotors would count twice: use robot.replace(Ia=0)"

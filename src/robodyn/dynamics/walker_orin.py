@@ -1,83 +1,58 @@
 """Inertia matrix column by column from Newton–Euler (Walker & Orin), Khalil & Dombre [9.97].
 
 Column i of A is the torque Γ of the inverse dynamic model with q̈ = u_i, q̇ = 0, g = 0, no friction and no
-external wrenches [9.97].  Each column is one batched Newton–Euler pass with ω = 0; the link
-rotations are computed once for all columns, and the links that q̈ = u_i leaves at rest are exact zeros whose
-terms are skipped (see :mod:`robodyn.spatial`).
+external wrenches [9.97].  Each column is one batched pass of the Newton–Euler recursion itself
+(:func:`~robodyn.dynamics.newton_euler.rnea_components`) with q̇ = 0 given as exact float zeros: ω = 0 and the
+links that q̈ = u_i leaves at rest are exact zeros whose terms are skipped (see :mod:`robodyn.spatial`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
-from robodyn.dynamics.composite import _link_constants
-from robodyn.kinematics import flat_columns, frame_rotations, state_blocks
+from robodyn.dynamics.composite import assemble_matrix
+from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.model.robot import Robot
-from robodyn.spatial import sym_mv, vadd, vcross, vmat, vmat_t, vrz, vrz_t, vscale
+from robodyn.spatial import ScalarBackend
 
 
 def inertia_matrix(robot: Robot, q) -> np.ndarray:
     """Inertia matrix A(q) (..., n, n) from n Newton–Euler evaluations [9.97], rotor inertias included.
 
+    Column i of A is Γ(q, q̇ = 0, q̈ = u_i) with g = 0: :func:`~robodyn.dynamics.newton_euler.rnea_components`
+    itself, on exact float zeros for q̇, g and the other accelerations, so the terms of the links at rest are
+    skipped rather than computed.
+
     Parameters
     ----------
     robot : Robot
     q : array_like (..., n)
-        Joint positions (rad | m).
+        Joint positions (rad | m), leading axes batch axes.
 
     Returns
     -------
-    ndarray (..., n, n), float32 for float32 input.
+    ndarray (..., n, n)
+        A (kg m², kg m or kg by joint types), symmetric; float32 for float32 input.
     """
-    dtype, batch, a = joint_arrays(robot, q=q)
-    n = robot.n
-    (rows,) = flat_columns(a["q"])
-    Amat = np.empty((rows.shape[1], n, n), dtype)
-    for sl, (q_block,) in state_blocks(rows):
-        rot = frame_rotations(robot, q_block)
-        for i in range(n):
-            for k, value in enumerate(_unit_acceleration_torques(robot, rot, i)):
-                Amat[sl, k, i] = value  # column i of A is Γ(q̈ = u_i) [9.97]
-    Ia = robot.Ia[robot.joint_frames].astype(dtype)
-    return Amat.reshape(batch + (n, n)) + Ia * np.eye(n, dtype=dtype)
+    def entries(q_block):
+        for i, column in enumerate(_columns(robot, q_block)):
+            for k, value in enumerate(column):
+                yield (k, i), value  # column i of A is Γ(q̈ = u_i) [9.97]
+
+    return assemble_matrix(robot, q, "inertia_matrix_walker_orin", _kernel(robot), entries)
 
 
-def _unit_acceleration_torques(robot: Robot, rot: list, i: int) -> list:
-    """Γ_rigid for q̈ = u_i, q̇ = 0, g = 0: the Newton–Euler recursions [9.84]–[9.94] with ω_j = 0.
+def _columns(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
+    """The n columns Γ_rigid(q, 0, u_i), g = 0 [9.97], each a list of n scalars."""
+    n, zeros = robot.n, [0.0] * robot.n
+    return [rnea_components(robot, q, zeros, [float(k == i) for k in range(n)], (0.0, 0.0, 0.0), backend=backend)
+            for i in range(n)]
 
-    rot: :func:`~robodyn.kinematics.frame_rotations` of the state.  Exact float zeros stand for the links that do
-    not move (the frames before joint i and outside its subtree), so their terms are skipped.
-    """
-    zero = (0.0, 0.0, 0.0)
-    wd, Vd, f, m = [], [], [], []
-    k = 0
-    first_moving = robot.joint_frames[i]  # the frames before it are at rest (a(j) < j)
-    for j, ((C, c, s, P), (J, MS, M)) in enumerate(zip(rot, _link_constants(robot))):
-        if j < first_moving:
-            for values in (wd, Vd, f, m):
-                values.append(zero)
-            k += robot.sigma[j] != 2
-            continue
-        p = robot.antecedent[j] - 1
-        wdp, Vdp = (wd[p], Vd[p]) if p >= 0 else (zero, zero)
-        wd_j = vrz_t(c, s, vmat_t(C, wdp))  # [9.86] with ω = 0
-        Vd_j = vrz_t(c, s, vmat_t(C, vadd(Vdp, vcross(wdp, P))))  # [9.87] with ω = 0
-        if robot.sigma[j] != 2:
-            if k == i and robot.sigma[j] == 0:  # q̈_j = 1 about z_j [9.86]
-                wd_j = vadd(wd_j, (0.0, 0.0, 1.0))
-            elif k == i:  # q̈_j = 1 along z_j [9.87]
-                Vd_j = vadd(Vd_j, (0.0, 0.0, 1.0))
-            k += 1
-        wd.append(wd_j)
-        Vd.append(Vd_j)
-        f.append(vadd(vscale(M, Vd_j), vcross(wd_j, MS)))  # [9.88], [9.90] with ω = 0
-        m.append(vadd(sym_mv(J, wd_j), vcross(MS, Vd_j)))  # [9.89] with ω = 0
-    for j in range(robot.nf - 1, -1, -1):
-        p = robot.antecedent[j] - 1
-        if p >= 0 and not (f[j] is zero and m[j] is zero):  # a link at rest that carries no child's wrench
-            C, c, s, P = rot[j]
-            fp = vmat(C, vrz(c, s, f[j]))  # [9.92]
-            f[p] = vadd(f[p], fp)  # [9.91]
-            m[p] = vadd(vadd(m[p], vmat(C, vrz(c, s, m[j]))), vcross(P, fp))  # [9.93]
-    return [f[j][2] if robot.sigma[j] == 1 else m[j][2] for j in robot.joint_frames]  # [9.94]
+
+def _kernel(robot: Robot):
+    def build(backend, q):
+        cols = _columns(robot, q, backend)
+        Ia = robot.derived.Ia
+        return [cols[i][k] + (float(Ia[k]) if i == k else 0.0) for k in range(robot.n) for i in range(robot.n)]
+
+    return build

@@ -21,7 +21,6 @@ moment of links j..n with respect to q_j (kg m per m of travel), which is what t
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -240,15 +239,12 @@ def gravity_parameter_structure(robot: Robot, offsets: bool = False, joints=None
     """
     _check_serial(robot, "gravity_parameter_structure")
     measured = _measured(robot, joints)
-    # cached per (immutable) robot: the scan costs more than a calibration of a few dozen poses
-    key = (bool(offsets), tuple(measured.tolist()))
-    cached = _STRUCTURES.setdefault(robot, {})
-    if key not in cached:
-        cached[key] = _structure(robot, offsets, measured)
-    return cached[key]
-
-
-_STRUCTURES: "weakref.WeakKeyDictionary[Robot, dict]" = weakref.WeakKeyDictionary()
+    # kept with the (immutable) robot: the scan costs more than a calibration of a few dozen poses
+    key = ("gravity_parameter_structure", bool(offsets), tuple(measured.tolist()))
+    memo = robot.derived.memo
+    if key not in memo:
+        memo[key] = _structure(robot, offsets, measured)
+    return memo[key]
 
 
 def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityParameterStructure:

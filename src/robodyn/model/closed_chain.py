@@ -21,7 +21,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from robodyn.errors import ModelError, ModelFileError

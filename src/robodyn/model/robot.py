@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robodyn.errors import ModelError
-from robodyn.model.inertia import check_physical, tensor_from_six
+from robodyn.model.derived import RobotData, derive, frozen
+from robodyn.model.inertia import check_physical
 
 #: Order of the standard inertial parameters of one link (Khalil & Dombre §9.4.1), then rotor inertia.
 PARAMETER_NAMES: tuple[str, ...] = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
@@ -143,6 +144,7 @@ class Robot:
             raise ModelError(f"robot '{self.name}': joint_names needs {nf} names, got {len(names)}")
         put("joint_names", names)
         self._check_links()
+        put("_derived", derive(self))
 
     def _numbers(self, key: str, value) -> np.ndarray:
         """``value`` as a numeric array of its own dtype (integers stay integers, for the messages)."""
@@ -197,14 +199,19 @@ class Robot:
         return int(self.sigma.size)
 
     @property
+    def derived(self) -> RobotData:
+        """Constants every algorithm derives from this robot, computed once when it was built."""
+        return self._derived
+
+    @property
     def joint_frames(self) -> np.ndarray:
-        """0-based indices of the frames with a joint (σ ≠ 2), in the order of q."""
-        return np.flatnonzero(self.sigma != 2)
+        """0-based indices of the frames with a joint (σ ≠ 2), in the order of q (read-only)."""
+        return self._derived.joint_frames
 
     @property
     def n(self) -> int:
         """Number of joint variables (frames with σ ≠ 2)."""
-        return int(np.count_nonzero(self.sigma != 2))
+        return int(self._derived.joint_frames.size)
 
     @property
     def is_serial(self) -> bool:
@@ -212,8 +219,8 @@ class Robot:
 
     @property
     def J(self) -> np.ndarray:
-        """Inertia tensors ^jJ_j about O_j, shape (nf, 3, 3)."""
-        return tensor_from_six(self.params[:, :6])
+        """Inertia tensors ^jJ_j about O_j, shape (nf, 3, 3) (read-only)."""
+        return self._derived.J
 
     @property
     def MS(self) -> np.ndarray:
@@ -228,11 +235,15 @@ class Robot:
     @property
     def children(self) -> tuple[tuple[int, ...], ...]:
         """0-based child frame indices of each frame."""
-        return tuple(tuple(int(k) for k in np.flatnonzero(self.antecedent == i + 1)) for i in range(self.nf))
+        return self._derived.children
 
     def replace(self, **changes) -> "Robot":
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+    def __reduce__(self):
+        # Rebuilt through the constructor, so that an unpickled or copied robot is validated and read-only again.
+        return (_rebuild, ({f.name: getattr(self, f.name) for f in dataclasses.fields(self)},))
 
     def __repr__(self) -> str:
         kinds = "".join("RP-"[s] for s in self.sigma)
@@ -245,6 +256,67 @@ def _short(value) -> str:
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a)
-    a.setflags(write=False)
-    return a
+    return frozen(np.array(a))
+
+
+def _rebuild(fields: dict) -> Robot:
+    return Robot(**fields)
+
+
+def with_parameters(robot: Robot, link: int | None = None, **values) -> Robot:
+    """A new robot with some inertial, rotor or friction parameters changed (``robot`` itself cannot change).
+
+    Parameters
+    ----------
+    robot : Robot
+    link : int, optional
+        Frame number j (1..nf) whose parameters change; the values are then scalars.  Without it, each value is a
+        whole per-frame array (``params`` (nf, 10), or a named column such as ``M`` (nf,)).
+    **values
+        Standard inertial parameters by name (XX XY XZ YY YZ ZZ MX MY MZ M, Khalil & Dombre §9.4.1), ``params``,
+        or joint quantities Ia Fc Fv Foff Fst kst Bst [9.26], [9.29].
+
+    Returns
+    -------
+    Robot
+        Validated again, like any robot.
+
+    Examples
+    --------
+    >>> heavier = with_parameters(robot, 2, M=2 * robot.M[1])   # doubles the mass of link 2
+    """
+    unknown = sorted(set(values) - set(PARAMETER_NAMES) - set(_JOINT_PARAMS) - {"params"})
+    if unknown:
+        raise ModelError(
+            f"with_parameters: unknown parameter {unknown[0]!r}; use one of {', '.join(PARAMETER_NAMES + _JOINT_PARAMS)} or params"
+        )
+    if link is not None and not (isinstance(link, (int, np.integer)) and 1 <= link <= robot.nf):
+        raise ModelError(f"with_parameters: link = {link!r}; give a frame number from 1 to {robot.nf}")
+    params = np.array(robot.params)
+    changes = {}
+    for key, value in values.items():
+        try:
+            _set_values(params, changes, robot, key, value, link)
+        except (ValueError, TypeError) as exc:
+            shape = "a number" if link is not None else ("an (nf, 10) array" if key == "params" else f"{robot.nf} numbers")
+            raise ModelError(f"with_parameters: {key} = {value!r} does not fit ({exc}); give {shape}") from None
+    return robot.replace(params=params, **changes)
+
+
+def _set_values(params: np.ndarray, changes: dict, robot: Robot, key: str, value, link: int | None) -> None:
+    if key == "params":
+        target = params if link is None else params[link - 1]
+        target[...] = np.asarray(value, dtype=float)
+    elif key in PARAMETER_NAMES:
+        col = PARAMETER_NAMES.index(key)
+        if link is None:
+            params[:, col] = value
+        else:
+            params[link - 1, col] = value
+    else:
+        column = np.array(changes.get(key, getattr(robot, key)))
+        if link is None:
+            column[...] = value
+        else:
+            column[link - 1] = value
+        changes[key] = column

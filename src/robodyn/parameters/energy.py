@@ -175,7 +175,7 @@ def energy_recursion(robot: Robot, q, qd, gravity=None) -> np.ndarray:
         else:
             qi, qdi = a["q"][..., k], a["qd"][..., k]
             k += 1
-        parent = robot.antecedent[i] - 1
+        parent = robot.derived.parent[i]
         hp = h[parent] if parent >= 0 else h0
         lam = frame_lambda(robot, i, qi)
         h.append(np.einsum("...k,...kl->...l", hp, lam) + qdi[..., None] * eta(robot.sigma[i], w[..., i, :], V[..., i, :], qdi))

@@ -14,7 +14,7 @@ D is computed from the Newton–Euler forward recursion [9.84]–[9.90]: the wre
     [F_j; M_j] = Φ_j(ω_j, ω̇_j, V̇_j) ^jK_j,     Φ_j a (6 × 10) matrix,
 
 and the backward recursion [9.91]–[9.93] is linear too: the block of joint k and link j (j in the subtree of
-k) is s_kjᵀ Φ_j, s_kj the axis of joint k carried to O_j (see :func:`_link_columns`).
+k) is s_kjᵀ Φ_j, s_kj the axis of joint k carried to O_j (see :func:`link_columns`).
 
 Implementation: as the inverse dynamics (:mod:`robodyn.dynamics.newton_euler`), vectors are component tuples
 over blocks of states, exact zeros cost nothing, and one state runs on Python floats.
@@ -138,19 +138,19 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
         ``regressor(robot, q, qd, qdd) @ standard_parameter_vector(robot)`` equals
         ``inverse_dynamics(robot, q, qd, qdd)`` when the robot has no Stribeck term.
     """
-    from robodyn.dynamics.newton_euler import _gravity
+    from robodyn.dynamics.newton_euler import gravity_argument
 
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
     cols = flat_columns(a["q"], a["qd"], a["qdd"])
-    g = gravity_components(_gravity(robot, gravity, batch, dtype), batch, dtype)
+    g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
     size = cols[0].shape[1]
     D = np.zeros((size, n, p), dtype)
     # The loop is over blocks of states (kept in cache), never over single samples of a batch.
     for sl, (q_b, qd_b, qdd_b) in state_blocks(*cols):
         dot = _float_dot if size == 1 else vdot
-        entries = list(_link_columns(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), dot))
+        entries = list(link_columns(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), dot))
         if size == 1 and entries:  # Python floats: one indexed write for all of them
             k, col, x = zip(*entries)
             D[0, k, col] = x
@@ -173,7 +173,7 @@ def _float_dot(u, v):
     return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
 
 
-def _link_columns(robot: Robot, q, qd, qdd, g, dot=vdot):
+def link_columns(robot: Robot, q, qd, qdd, g, dot=vdot, backend=None):
     """The entries of D on the link columns, for one block of states (see :func:`~robodyn.kinematics.state_blocks`).
 
     The backward recursion [9.91]–[9.93] is linear: the torque of joint k is a_kᵀ [f_k; m_k] (first term of
@@ -186,15 +186,15 @@ def _link_columns(robot: Robot, q, qd, qdd, g, dot=vdot):
     starting from the axis of joint k: (v, ω) = (0, z) (revolute) or (z, 0) (prismatic), in R_k.  That is a
     6-vector per (joint, link below it) instead of the 6 × 10 block Φ_j carried to every joint.
 
-    ``dot`` is the dot product of component tuples.  Yields ``(k, column, value)`` for every entry that is not
-    an exact zero; values are (B,) arrays or scalars.
+    ``dot`` is the dot product of component tuples, ``backend`` the scalar backend (see :mod:`robodyn.spatial`).
+    Yields ``(k, column, value)`` for every entry that is not an exact zero; values are (B,) arrays or scalars.
     """
-    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g)  # [9.84]–[9.90]
+    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g, backend)  # [9.84]–[9.90]
     z, zero = (0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
     axes = [{} for _ in range(robot.nf)]  # axes[j][k] = s_kj: joint k seen at O_j, in R_j
     joint = 0  # joint-variable number of the next moving frame
     for j in range(robot.nf):
-        a = robot.antecedent[j] - 1
+        a = robot.derived.parent[j]
         if a >= 0:
             C, c, s, P = rot[j]
             for k, (v, om) in axes[a].items():

@@ -1,0 +1,101 @@
+"""Benchmark: one state per call, robodyn from Python vs Pinocchio from Python, every method, ratios printed.
+
+Run:  PYTHONPATH=src:. python benchmarks/bench_single_state.py [robot ...] [--repeat 7] [--compiled]
+
+A 1-D float64 state takes robodyn's single-state path: straight-line Python generated once per robot from the
+same recursions as the batched path (``robot.derived.kernels``).  Pinocchio runs the same robot (built by
+tests/support/pin_bridge.py) through its raw Python bindings, ``pin.rnea(model, data, q, v, a)`` etc., one call per
+state.  Each time is the best over ``--repeat`` runs of a timing loop, in µs per call; ratio = robodyn / Pinocchio
+(the targets: inverse_dynamics, gravity_torques, inertia_matrix ≤ 5× rnea / computeGeneralizedGravity / crba,
+forward_dynamics ≤ 5× aba, every other method ≤ 10×).  ``--compiled`` also times ``rd.compile`` (needs a C
+compiler) with and without ``gravity=`` and ``wrenches=``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import timeit
+
+import numpy as np
+import pinocchio as pin
+
+import robodyn as rd
+from tests.support.pin_bridge import PinRobot
+
+
+def best_us(fn, repeat: int) -> float:
+    """Best time of one call (µs) over ``repeat`` timing loops of about 20 ms each."""
+    timer = timeit.Timer(fn)
+    number, _ = timer.autorange()
+    number = max(1, number // 10)
+    return min(timer.repeat(repeat, number)) / number * 1e6
+
+
+def rows_for(name: str, repeat: int, compiled: bool) -> list[tuple]:
+    robot = rd.load(name)
+    pr = PinRobot(robot)
+    model, data = pr.model, pr.data
+    rng = np.random.default_rng(0)
+    q, qd, qdd = (rng.uniform(-1, 1, robot.n) for _ in range(3))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    pq, pv, pa = pr._in(q), pr._in(qd), pr._in(qdd)
+    pt = pr._in(tau - rd.friction_torques(robot, qd))
+    # the numbers agree before they are timed
+    np.testing.assert_allclose(rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd),
+                               pr.rnea(q, qd, qdd), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(rd.forward_dynamics(robot, q, qd, tau), qdd, rtol=1e-9, atol=1e-9)
+    pin_t = {
+        "rnea": best_us(lambda: pin.rnea(model, data, pq, pv, pa), repeat),
+        "gravity": best_us(lambda: pin.computeGeneralizedGravity(model, data, pq), repeat),
+        "crba": best_us(lambda: pin.crba(model, data, pq), repeat),
+        "aba": best_us(lambda: pin.aba(model, data, pq, pv, pt), repeat),
+    }
+    cases = [
+        ("inverse_dynamics", "newton_euler", "rnea", 5, lambda: rd.inverse_dynamics(robot, q, qd, qdd)),
+        ("inverse_dynamics", "gibbs_appell", "rnea", 10,
+         lambda: rd.inverse_dynamics(robot, q, qd, qdd, method="gibbs_appell")),
+        ("inverse_dynamics", "spatial_operator", "rnea", 10,
+         lambda: rd.inverse_dynamics(robot, q, qd, qdd, method="spatial_operator")),
+        ("gravity_torques", "newton_euler", "gravity", 5, lambda: rd.gravity_torques(robot, q)),
+        ("inertia_matrix", "composite", "crba", 5, lambda: rd.inertia_matrix(robot, q)),
+        ("inertia_matrix", "walker_orin", "crba", 10, lambda: rd.inertia_matrix(robot, q, method="walker_orin")),
+        ("inertia_matrix", "gibbs_appell", "crba", 10, lambda: rd.inertia_matrix(robot, q, method="gibbs_appell")),
+        ("forward_dynamics", "recursive", "aba", 5, lambda: rd.forward_dynamics(robot, q, qd, tau)),
+        ("forward_dynamics", "cholesky", "aba", 10, lambda: rd.forward_dynamics(robot, q, qd, tau, method="cholesky")),
+        ("forward_dynamics", "gibbs_appell", "aba", 10,
+         lambda: rd.forward_dynamics(robot, q, qd, tau, method="gibbs_appell")),
+        ("forward_dynamics", "spatial_operator", "aba", 10,
+         lambda: rd.forward_dynamics(robot, q, qd, tau, method="spatial_operator")),
+    ]
+    if compiled:
+        f = rd.compile(robot, "inverse_dynamics")
+        g, W = np.array([0.0, 0.0, -9.81]), np.zeros((robot.nf, 6))
+        cases += [
+            ("rd.compile", "plain", "rnea", 0.5, lambda: f(q, qd, qdd)),
+            ("rd.compile", "gravity=", "rnea", 0.5, lambda: f(q, qd, qdd, gravity=g)),
+            ("rd.compile", "wrenches=", "rnea", 0.5, lambda: f(q, qd, qdd, wrenches=W)),
+        ]
+    rows = []
+    for fn_name, method, ref, target, call in cases:
+        call()  # the first call generates the robot's kernel
+        t = best_us(call, repeat)
+        rows.append((name, fn_name, method, t, ref, pin_t[ref], t / pin_t[ref], target))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("robots", nargs="*", default=["puma560", "rx90", "wam7"])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--compiled", action="store_true")
+    args = parser.parse_args()
+    print(f"{'robot':8} {'function':17} {'method':17} {'robodyn µs':>10} {'pin':>8} {'pin µs':>7} {'ratio':>6} "
+          f"{'target':>6}")
+    for name in args.robots:
+        for robot, fn, method, t, ref, tp, ratio, target in rows_for(name, args.repeat, args.compiled):
+            flag = "" if ratio <= target else "  (above target)"
+            print(f"{robot:8} {fn:17} {method:17} {t:10.2f} {ref:>8} {tp:7.2f} {ratio:6.1f} {target:6}{flag}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""Single states without a compiler: straight-line Python code generated per robot from the same recursions.
+
+For one state, each NumPy operation costs about a microsecond whatever the batch size, and even the component
+recursions on Python floats spend most of their time deciding which products are zero.  So for a 1-D float64 state
+the public functions call a *kernel*: the very recursion the batched path runs (``rnea_components``, the composite
+links, the recursive direct model), executed once on recording scalars that write each operation as a line of
+Python, with the robot's zeros and ones folded away and repeated expressions computed once.  The result is
+compiled by Python's own ``compile`` into a function of floats, kept on the robot (``robot.derived.kernels``, no
+global cache) and reused for every later single state.  It computes the same operations in the same order as the
+general path, so both give the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from robodyn.model.robot import Robot
+from robodyn.spatial import FLOAT, ScalarBackend
+
+_F64 = np.dtype(np.float64)
+
+
+class Fallback(Exception):
+    """Raised by a kernel for a state it does not handle (a singular direct model): the general path then runs and
+    reports it with its full message."""
+
+
+class _Recorder:
+    """Collects the lines of a kernel; equal right-hand sides share one variable."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str | None, str]] = []  # (assigned name or None for a check, code)
+        self.names: dict[str, str] = {}
+        self.negated: dict[str, "_Var"] = {}  # name of −x → x
+
+    def emit(self, expr: str) -> "_Var":
+        name = self.names.get(expr)
+        if name is None:
+            name = self.names[expr] = f"t{len(self.names)}"
+            self.lines.append((name, f"{name} = {expr}"))
+        return _Var(self, name)
+
+    def check(self, condition: str) -> None:
+        self.lines.append((None, f"if not {condition}: raise _Fallback"))
+
+    def body(self, outputs) -> str:
+        """The lines that the outputs and the checks need (a negation folded into a later − may be unused)."""
+        used = {o.name for o in outputs if isinstance(o, _Var)}
+        kept = []
+        for name, line in reversed(self.lines):
+            if name is None or name in used:
+                kept.append("    " + line)
+                used.update(re.findall(r"\bt\d+\b", line))
+        return "\n".join(reversed(kept))
+
+    def inputs(self, prefix: str, count: int) -> list["_Var"]:
+        return [_Var(self, f"{prefix}{k}") for k in range(count)]
+
+
+def _code(x) -> str:
+    if isinstance(x, _Var):
+        return x.name
+    return repr(float(x))
+
+
+def _is(x, value: float) -> bool:
+    return not isinstance(x, _Var) and x == value
+
+
+class _Var:
+    """A recording scalar: arithmetic on it appends a line to its recorder (constants 0 and ±1 fold away)."""
+
+    __slots__ = ("rec", "name")
+
+    def __init__(self, rec: _Recorder, name: str) -> None:
+        self.rec, self.name = rec, name
+
+    def _op(self, left, op: str, right) -> "_Var":
+        return self.rec.emit(f"{_code(left)} {op} {_code(right)}")
+
+    def _base(self):
+        """x when this is −x, else None."""
+        return self.rec.negated.get(self.name)
+
+    def __add__(self, other):
+        if _is(other, 0.0):
+            return self
+        if isinstance(other, _Var) and other._base() is not None:
+            return self._op(self, "-", other._base())  # x + (−y) = x − y
+        return self._op(self, "+", other) if self._base() is None else self._op(other, "-", self._base())
+
+    def __radd__(self, other):
+        if _is(other, 0.0):
+            return self
+        return self._op(other, "+", self) if self._base() is None else self._op(other, "-", self._base())
+
+    def __sub__(self, other):
+        if _is(other, 0.0):
+            return self
+        if isinstance(other, _Var) and other._base() is not None:
+            return self + other._base()  # x − (−y) = x + y
+        return self._op(self, "-", other)
+
+    def __rsub__(self, other):
+        if _is(other, 0.0):
+            return -self
+        return self._op(other, "-", self) if self._base() is None else self._op(other, "+", self._base())
+
+    def _times(self, other, left, right):
+        if _is(other, 0.0):
+            return 0.0
+        if _is(other, 1.0):
+            return self
+        return -self if _is(other, -1.0) else self._op(left, "*", right)
+
+    def __mul__(self, other):
+        return self._times(other, self, other)
+
+    def __rmul__(self, other):
+        return self._times(other, other, self)
+
+    def __truediv__(self, other):
+        return self if _is(other, 1.0) else self._op(self, "/", other)
+
+    def __rtruediv__(self, other):
+        return 0.0 if _is(other, 0.0) else self._op(other, "/", self)
+
+    def __pow__(self, other):
+        return self._op(self, "**", other)
+
+    def __neg__(self):
+        if self._base() is not None:
+            return self._base()
+        out = self.rec.emit(f"-{self.name}")
+        self.rec.negated[out.name] = self
+        return out
+
+    def __abs__(self):
+        return self.rec.emit(f"abs({self.name})")
+
+    def __gt__(self, other) -> bool:
+        # a condition of the algorithm (H_j > 0): checked at run time, the general path reports a failure
+        self.rec.check(f"{self.name} > {_code(other)}")
+        return True
+
+
+def _recording(rec: _Recorder) -> ScalarBackend:
+    def call(fn: str):
+        return lambda x: rec.emit(f"{fn}({x.name})") if isinstance(x, _Var) else getattr(FLOAT, fn[1:])(x)
+
+    return ScalarBackend("recording", call("_cos"), call("_sin"), call("_exp"), call("_sign"))
+
+
+def generate(name: str, build, counts: dict[str, int]):
+    """Trace ``build(backend, **inputs)`` (lists of recording scalars named by ``counts``) into a Python function.
+
+    Returns the function, of the inputs' floats in the order of ``counts``, giving a tuple of floats.
+    """
+    rec = _Recorder()
+    inputs = {key: rec.inputs(key, k) for key, k in counts.items()}
+    outputs = build(_recording(rec), **inputs)
+    args = ", ".join(v.name for vs in inputs.values() for v in vs)
+    source = f"def {name}({args}):\n" + rec.body(outputs) + f"\n    return ({''.join(_code(o) + ', ' for o in outputs)})\n"
+    namespace = {"_cos": math.cos, "_sin": math.sin, "_exp": math.exp, "_sign": FLOAT.sign, "_Fallback": Fallback}
+    exec(compile(source, f"<robodyn kernel {name}>", "exec"), namespace)  # code generated above from the recursions
+    return namespace[name]
+
+
+def kernel(robot, name: str, build, counts: dict[str, int]):
+    """The kernel ``name`` of ``robot``, generated on first use and kept in ``robot.derived.kernels``."""
+    fn = robot.derived.kernels.get(name)
+    if fn is None:
+        fn = robot.derived.kernels[name] = generate(name, build, counts)
+    return fn
+
+
+def single_state(n: int, *arrays) -> list[float] | None:
+    """The floats of 1-D float64 arrays of length n (``None`` for an optional argument left out, given as a
+    ``(value, size)`` pair), or None when any is something else (a batch, another dtype, NaN/inf): the general path,
+    with its full checks and messages, then handles the call."""
+    out: list[float] = []
+    for a in arrays:
+        size = n
+        if type(a) is tuple:
+            a, size = a
+        if type(a) is not np.ndarray or a.dtype != _F64 or a.shape != (size,):
+            return None
+        out += a.tolist()
+    return out if math.isfinite(sum(out)) else None
+
+
+def run(robot, name: str, build, counts: dict[str, int], values: list[float]) -> np.ndarray | None:
+    """Call kernel ``name`` on ``values``; None when the kernel hands the state to the general path."""
+    try:
+        return np.array(kernel(robot, name, build, counts)(*values))
+    except Fallback:
+        return None
+
+
+def call(robot, name: str, build, arrays: dict, gravity) -> np.ndarray | None:
+    """The kernel result for one state, or None when the general path must run (see :func:`single_state`).
+
+    ``arrays`` maps the names of ``build``'s joint inputs to the caller's arguments; ``build(backend, **inputs, g=...)``
+    also takes gravity.  Without a ``gravity`` argument the robot's gravity is built into the kernel as constants
+    (its zero components then cost nothing, as in the batched path); with one, g is a fourth input (kernel
+    ``name + "_gravity"``).
+    """
+    if not isinstance(robot, Robot):  # the general path names the argument in its error
+        return None
+    n = robot.n
+    counts = dict.fromkeys(arrays, n)
+    if gravity is None:
+        values = single_state(n, *arrays.values())
+        g = tuple(robot.gravity.tolist())
+        key, generator = name, (lambda backend, **inputs: build(backend, g=g, **inputs))
+    else:
+        values = single_state(n, *arrays.values(), (gravity, 3))
+        counts["g"] = 3
+        key, generator = name + "_gravity", build
+    return None if values is None else run(robot, key, generator, counts, values)

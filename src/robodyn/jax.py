@@ -1,0 +1,90 @@
+"""Pure JAX versions of the main dynamics functions, traceable by ``jax.jit``, ``jax.vmap`` and ``jax.grad``.
+
+They run robodyn's own recursions (:func:`robodyn.dynamics.newton_euler.rnea_components`, the composite links of
+:mod:`robodyn.dynamics.composite`) with the JAX scalar backend (:func:`robodyn.spatial.jax_backend`), so they give
+the NumPy functions' numbers (enable 64-bit floats with ``jax.config.update("jax_enable_x64", True)`` to compare at
+float64 precision).  Install with the ``jax`` extra: ``pip install 'robodyn[jax]'``.
+
+Every function takes joint arrays of shape (..., n) (leading batch axes broadcast) and returns JAX arrays; there is
+no argument checking beyond what JAX does, since these are meant to be traced.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from robodyn.dynamics.composite import inertia_entries
+from robodyn.dynamics.newton_euler import friction_components, rnea_components
+from robodyn.model.robot import Robot
+from robodyn.parameters.regressor import link_columns
+from robodyn.spatial import jax_backend
+
+__all__ = ["inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor"]
+
+
+def _rows(x, n: int) -> list:
+    x = jnp.asarray(x)
+    return [x[..., k] for k in range(n)]
+
+
+def _gravity(robot: Robot, gravity) -> tuple:
+    g = robot.gravity if gravity is None else gravity
+    g = jnp.asarray(g)
+    return (g[..., 0], g[..., 1], g[..., 2])
+
+
+def _stack(values, like) -> jnp.ndarray:
+    shape = jnp.shape(like)[:-1]
+    return jnp.stack([jnp.broadcast_to(jnp.asarray(v, dtype=jnp.asarray(like).dtype), shape) for v in values], -1)
+
+
+def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=None) -> jnp.ndarray:
+    """Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) by Newton–Euler, Khalil & Dombre [9.84]–[9.94], (..., n)."""
+    n, backend = robot.n, jax_backend()
+    q, qd, qdd = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(qdd))
+    qd_rows, qdd_rows = _rows(qd, n), _rows(qdd, n)
+    tau = rnea_components(robot, _rows(q, n), qd_rows, qdd_rows, _gravity(robot, gravity), backend=backend)
+    friction = friction_components(robot, qd_rows, backend)
+    return _stack([t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd_rows, friction)], q)
+
+
+def gravity_torques(robot: Robot, q, gravity=None) -> jnp.ndarray:
+    """Q(q) = Γ(q, 0, 0) without friction, [9.8], (..., n)."""
+    n = robot.n
+    zeros = [0.0] * n
+    tau = rnea_components(robot, _rows(q, n), zeros, zeros, _gravity(robot, gravity), backend=jax_backend())
+    return _stack(tau, jnp.asarray(q))
+
+
+def inertia_matrix(robot: Robot, q) -> jnp.ndarray:
+    """A(q) by composite links (Khalil & Dombre Appendix 8, [9.12]), rotor inertias on the diagonal, (..., n, n)."""
+    n, q = robot.n, jnp.asarray(q)
+    A = [[0.0] * n for _ in range(n)]
+    for (i, j), value in inertia_entries(robot, _rows(q, n), jax_backend()):
+        A[i][j] = A[j][i] = value
+    for k, Ia in enumerate(robot.derived.Ia):
+        A[k][k] = A[k][k] + float(Ia)
+    return jnp.stack([_stack(row, q) for row in A], -2)
+
+
+def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
+    """q̈ = A⁻¹(Γ − H(q, q̇)) [9.95]–[9.96], A by composite links and H by Newton–Euler, (..., n)."""
+    q, qd, tau = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(tau))
+    H = inverse_dynamics(robot, q, qd, jnp.zeros_like(q), gravity)
+    return jnp.linalg.solve(inertia_matrix(robot, q), (tau - H)[..., None])[..., 0]
+
+
+def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> jnp.ndarray:
+    """D(q, q̇, q̈) of Γ = D K [9.36], (..., n, 11 nf (+ 3 n)), columns as :func:`robodyn.regressor`."""
+    n, nf = robot.n, robot.nf
+    q, qd, qdd = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(qdd))
+    qd_rows, qdd_rows = _rows(qd, n), _rows(qdd, n)
+    D = [[0.0] * (11 * nf + (3 * n if friction else 0)) for _ in range(n)]
+    for k, col, value in link_columns(robot, _rows(q, n), qd_rows, qdd_rows, _gravity(robot, gravity),
+                                      backend=jax_backend()):
+        D[k][col] = value
+    for k, j in enumerate(robot.joint_frames):
+        D[k][11 * int(j) + 10] = qdd_rows[k]  # Ia_k q̈_k [9.94]
+        if friction:  # [9.26]–[9.28]
+            D[k][11 * nf + 3 * k: 11 * nf + 3 * k + 3] = [jnp.sign(qd_rows[k]), qd_rows[k], 1.0]
+    return jnp.stack([_stack(row, q) for row in D], -2)

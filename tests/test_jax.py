@@ -1,0 +1,59 @@
+"""robodyn.jax: the NumPy functions' numbers through jit and vmap, gradients against complex steps."""
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.dynamics.newton_euler import rnea_components
+from robodyn.spatial import NUMPY
+from tests.support.random_robots import random_robot, random_state
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+rj = pytest.importorskip("robodyn.jax")
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64():
+        yield
+
+
+ROBOT = random_robot(12, nf=5, tree=True, fixed=True)
+
+
+def test_jitted_and_vmapped_functions_equal_numpy():
+    q, qd, qdd = random_state(ROBOT, 12, (4,))
+    tau = rd.inverse_dynamics(ROBOT, q, qd, qdd)
+    np.testing.assert_allclose(jax.jit(lambda *a: rj.inverse_dynamics(ROBOT, *a))(q, qd, qdd), tau, rtol=1e-12, atol=1e-12)
+    one = jax.vmap(lambda a, b, c: rj.inverse_dynamics(ROBOT, a, b, c))(q, qd, qdd)
+    np.testing.assert_allclose(one, tau, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(jax.jit(lambda a: rj.gravity_torques(ROBOT, a))(q), rd.gravity_torques(ROBOT, q),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(jax.jit(lambda a: rj.inertia_matrix(ROBOT, a))(q), rd.inertia_matrix(ROBOT, q),
+                               rtol=1e-12, atol=1e-12)
+    qdd_back = jax.jit(lambda *a: rj.forward_dynamics(ROBOT, *a))(q, qd, tau)
+    np.testing.assert_allclose(qdd_back, qdd, rtol=1e-10, atol=1e-10)
+    D = jax.jit(lambda *a: rj.regressor(ROBOT, *a))(q, qd, qdd)
+    np.testing.assert_allclose(D, rd.regressor(ROBOT, q, qd, qdd), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rj.regressor(ROBOT, q, qd, qdd, friction=False), rd.regressor(ROBOT, q, qd, qdd, friction=False),
+                               rtol=1e-12, atol=1e-12)
+    g = np.array([0.5, -1.0, -9.0])
+    np.testing.assert_allclose(rj.gravity_torques(ROBOT, q, gravity=g), rd.gravity_torques(ROBOT, q, gravity=g),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_gradient_with_respect_to_q_matches_a_complex_step():
+    """∂(wᵀΓ_rigid)/∂q by jax.grad against Im(wᵀΓ_rigid(q + i h e_k))/h, h = 1e-30 (exact to round-off)."""
+    q, qd, qdd = (x[0] for x in random_state(ROBOT, 3, (1,)))
+    w = np.random.default_rng(3).normal(size=ROBOT.n)
+    grad = jax.grad(lambda a: jnp.dot(w, rj.inverse_dynamics(ROBOT, a, qd, qdd)))(jnp.asarray(q))
+    g = tuple(ROBOT.gravity.tolist())
+    h = 1e-30
+    step = []
+    for k in range(ROBOT.n):
+        qc = q.astype(complex)
+        qc[k] += 1j * h
+        tau = np.array(rnea_components(ROBOT, list(qc), list(qd), list(qdd), g, backend=NUMPY), dtype=complex)
+        step.append(np.dot(w, tau.imag) / h)
+    np.testing.assert_allclose(grad, step, rtol=1e-10, atol=1e-10)

@@ -1,0 +1,136 @@
+"""Single states (generated straight-line kernels), method names and aliases, the scalar-backend hook."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import robodyn as rd
+from robodyn.dynamics import fast
+from robodyn.dynamics.newton_euler import rnea_components
+from robodyn.spatial import NUMPY, jax_backend
+from tests.support.checks import assert_close
+from tests.support.pin_bridge import PinRobot
+from tests.support.random_robots import random_robot, random_state, robots
+
+
+@settings(max_examples=10)
+@given(robots)
+def test_single_state_kernels_equal_the_batched_path(robot):
+    """The kernel runs the batched path's operations in the same order: equal to the last bit."""
+    q, qd, qdd = random_state(robot, 4)
+    one = lambda f, *a: (f(robot, *a), f(robot, *(x[None] for x in a))[0])  # noqa: E731
+    for f, args in ((rd.inverse_dynamics, (q, qd, qdd)), (rd.gravity_torques, (q,)), (rd.inertia_matrix, (q,)),
+                    (rd.forward_dynamics, (q, qd, qdd))):
+        single, batched = one(f, *args)
+        np.testing.assert_array_equal(single, batched)
+        assert single.dtype == np.float64 and single.shape == batched.shape
+    assert set(robot.derived.kernels) == {"inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics"}
+    single, batched = one(lambda r, a: rd.inertia_matrix(r, a, method="walker_orin"), q)
+    np.testing.assert_array_equal(single, batched)
+    # Cholesky: A and H from the kernels, one state solved by LAPACK's substitutions on the same factor
+    single, batched = one(lambda r, *a: rd.forward_dynamics(r, *a, method="cholesky"), q, qd, qdd)
+    assert_close(single, batched)
+
+
+def test_single_state_matches_pinocchio_and_takes_gravity():
+    robot = random_robot(5, nf=6, tree=True, fixed=True)
+    q, qd, qdd = random_state(robot, 5)
+    pr = PinRobot(robot)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    assert_close(tau - rd.friction_torques(robot, qd), pr.rnea(q, qd, qdd))
+    assert_close(rd.inertia_matrix(robot, q), pr.crba(q))
+    assert_close(rd.forward_dynamics(robot, q, qd, tau), qdd)
+    g = np.array([1.0, -2.0, -9.0])
+    assert_close(rd.gravity_torques(robot, q, gravity=g), rd.gravity_torques(robot, q[None], gravity=g)[0])
+    assert_close(rd.inverse_dynamics(robot, q, qd, qdd, gravity=g),
+                 rd.inverse_dynamics(robot.replace(gravity=g), q[None], qd, qdd)[0])
+
+
+def test_single_states_that_the_kernels_do_not_take_go_the_general_way():
+    robot = rd.load("planar2r")
+    q = np.array([0.3, -0.2])
+    # float32 stays float32; a list, NaN and a wrong shape get the general checks and messages
+    assert rd.inverse_dynamics(robot, q.astype(np.float32), q, q).dtype == np.float64
+    assert rd.gravity_torques(robot, q.astype(np.float32)).dtype == np.float32
+    np.testing.assert_array_equal(rd.gravity_torques(robot, [0.3, -0.2]), rd.gravity_torques(robot, q))
+    with pytest.raises(rd.InputError, match="'q'.*NaN"):
+        rd.inverse_dynamics(robot, np.array([np.nan, 0.0]), q, q)
+    with pytest.raises(rd.InputError, match="'qd' has shape \\(3,\\)"):
+        rd.forward_dynamics(robot, q, np.zeros(3), q)
+    # a singular direct model: the kernel hands over, the general path names the joint
+    massless = rd.Robot(name="m", sigma=[0, 0], d=[0, 1.0], params=np.zeros((2, 10)))
+    with pytest.raises(rd.ModelError, match="singular"):
+        rd.forward_dynamics(massless, q, q, q)
+    assert fast.single_state(2, q, q) == [0.3, -0.2, 0.3, -0.2]
+    assert fast.single_state(2, q, np.array([np.inf, 0.0])) is None
+
+
+def test_kernels_live_on_the_robot_not_in_a_global_cache():
+    a, b = rd.load("rx90"), rd.load("rx90")
+    q = np.zeros(6)
+    rd.gravity_torques(a, q)
+    assert "gravity_torques" in a.derived.kernels and not b.derived.kernels
+    heavier = rd.with_parameters(a, 3, M=10.0)
+    assert not heavier.derived.kernels
+    assert not np.allclose(rd.gravity_torques(heavier, q + 0.3), rd.gravity_torques(a, q + 0.3))
+
+
+def test_method_names_aliases_and_deprecated_names():
+    robot = random_robot(8, nf=5, tree=True, fixed=True)
+    q, qd, qdd = random_state(robot, 8, (3,))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(rd.inverse_dynamics(robot, q, qd, qdd, method="rnea"), tau)
+        A = rd.inertia_matrix(robot, q)
+        np.testing.assert_array_equal(rd.inertia_matrix(robot, q, method="crba"), A)
+        assert_close(rd.inertia_matrix(robot, q, method="walker_orin"), A)
+        np.testing.assert_array_equal(rd.forward_dynamics(robot, q, qd, tau, method="aba"),
+                                      rd.forward_dynamics(robot, q, qd, tau))
+        new = rd.forward_dynamics(robot, q, qd, tau, method="spatial_operator")
+        assert_close(new, qdd)
+    with pytest.warns(DeprecationWarning, match="method='walker_orin'") as rec:
+        old = rd.inertia_matrix(robot, q, method="newton_euler")
+    assert rec[0].filename == __file__  # the warning points at the caller
+    np.testing.assert_array_equal(old, rd.inertia_matrix(robot, q, method="walker_orin"))
+    with pytest.warns(DeprecationWarning, match="method='spatial_operator'"):
+        np.testing.assert_array_equal(rd.forward_dynamics(robot, q, qd, tau, method="kalman"), new)
+    with pytest.raises(rd.InputError, match="unknown method 'featherstone'; choose one of recursive, aba, cholesky"):
+        rd.forward_dynamics(robot, q, qd, tau, method="featherstone")
+
+
+def test_rnea_components_on_python_floats_and_numpy_rows_through_the_backend_hook():
+    robot = random_robot(2, nf=4, tree=True, fixed=True)
+    q, qd, qdd = random_state(robot, 2, (5,))
+    g = tuple(robot.gravity.tolist())
+    rows = [list(x.T) for x in (q, qd, qdd)]
+    tau = np.stack(rnea_components(robot, *rows, g, backend=NUMPY), -1)
+    expected = rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd) - robot.derived.Ia * qdd
+    assert_close(tau, expected)
+    first = rnea_components(robot, *(r_[0].tolist() for r_ in (q, qd, qdd)), g)
+    assert all(type(t) is float for t in first)
+    assert_close(np.array(first), expected[0])
+
+
+def test_jax_jit_traces_inverse_dynamics_through_the_backend_hook():
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    x64 = jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64()
+    with x64:
+        robot = random_robot(6, nf=5, tree=True, fixed=True)
+        q, qd, qdd = random_state(robot, 6, (4,))
+        backend = jax_backend()
+        g = tuple(robot.gravity.tolist())
+
+        def rigid(q, qd, qdd):
+            return jnp.stack(rnea_components(robot, list(q), list(qd), list(qdd), g, backend=backend))
+
+        batched = jax.jit(jax.vmap(rigid))(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(qdd))
+        expected = rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd) - robot.derived.Ia * qdd
+        np.testing.assert_allclose(np.asarray(batched), expected, rtol=1e-12, atol=1e-12)
+        # gradient of the torques with respect to q̈ is the inertia matrix (without rotor inertias)
+        A = jax.jacfwd(rigid, argnums=2)(jnp.asarray(q[0]), jnp.asarray(qd[0]), jnp.asarray(qdd[0]))
+        np.testing.assert_allclose(np.asarray(A), rd.inertia_matrix(robot, q[0]) - np.diag(robot.derived.Ia),
+                                   rtol=1e-10, atol=1e-12)
