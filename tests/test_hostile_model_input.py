@@ -239,7 +239,7 @@ def test_gravity_batch_broadcasts_against_one_state(planar):
         assert tau.shape == (4, 2)
         for k in range(4):
             np.testing.assert_allclose(tau[k], rd.inverse_dynamics(planar, q, qd, qdd, gravity=G[k], method=method), rtol=1e-12, atol=1e-12)
-    for method in ("recursive", "cholesky", "gibbs_appell", "kalman"):
+    for method in ("recursive", "cholesky", "gibbs_appell", "spatial_operator"):
         acc = rd.forward_dynamics(planar, q, qd, qdd, gravity=G, method=method)
         assert acc.shape == (4, 2)
         np.testing.assert_allclose(acc[2], rd.forward_dynamics(planar, q, qd, qdd, gravity=G[2], method=method), rtol=1e-12, atol=1e-12)
@@ -258,7 +258,7 @@ def test_gravity_batch_equals_per_sample_on_random_robots(robot):
         tau = rd.inverse_dynamics(robot, q, qd, qdd, gravity=G, method=method)
         ref = np.stack([rd.inverse_dynamics(robot, q, qd, qdd, gravity=g, method=method) for g in G])
         np.testing.assert_allclose(tau, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
-    for method in ("recursive", "cholesky", "gibbs_appell", "kalman"):
+    for method in ("recursive", "cholesky", "gibbs_appell", "spatial_operator"):
         acc = rd.forward_dynamics(robot, q, qd, qdd, gravity=G, method=method)
         ref = np.stack([rd.forward_dynamics(robot, q, qd, qdd, gravity=g, method=method) for g in G])
         np.testing.assert_allclose(acc, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
@@ -275,7 +275,7 @@ OVERFLOWING = {
     "forward_dynamics/recursive": lambda r, q, b: rd.forward_dynamics(r, q, b, q),
     "forward_dynamics/cholesky": lambda r, q, b: rd.forward_dynamics(r, q, b, q, method="cholesky"),
     "forward_dynamics/gibbs_appell": lambda r, q, b: rd.forward_dynamics(r, q, b, q, method="gibbs_appell"),
-    "forward_dynamics/kalman": lambda r, q, b: rd.forward_dynamics(r, q, b, q, method="kalman"),
+    "forward_dynamics/spatial_operator": lambda r, q, b: rd.forward_dynamics(r, q, b, q, method="spatial_operator"),
     "bias_torques": lambda r, q, b: rd.bias_torques(r, q, b),
     "gravity_torques": lambda r, q, b: rd.gravity_torques(r, q, gravity=[0, 1e308, 1e308]),
     "friction_torques": lambda r, q, b: rd.friction_torques(r.replace(Fv=[1e12, 1e12]), np.array([1e300, 1.0])),
@@ -318,13 +318,15 @@ links:
 """
 
 
-@pytest.mark.parametrize("method", ["recursive", "cholesky", "gibbs_appell", "kalman"])
+@pytest.mark.parametrize("method", ["recursive", "cholesky", "gibbs_appell", "spatial_operator"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_singular_model_same_error_from_every_formulation(method, dtype):
     robot = rd.loads(SINGULAR)
     q = np.array([[0.3, 0.2], [-1.0, 2.0]], dtype)
     with pytest.raises(rd.ModelError, match=r"robot 'singular': .*: the direct dynamic model is singular, a joint moves only massless"):
         rd.forward_dynamics(robot, q, q, q, method=method)
+    with pytest.raises(rd.ModelError, match=r"the direct dynamic model is singular"):  # one state: its own fast path
+        rd.forward_dynamics(robot, q[0], q[0], q[0], method=method)
     with pytest.raises(rd.ModelError, match=r"the direct dynamic model is singular"):
         rd.state_derivative(robot, np.concatenate([q, q], -1), q, method=method)
 
@@ -336,8 +338,8 @@ def test_no_false_singular_on_builtin_robots(name):
     rng = np.random.default_rng(3)
     q, qd, tau = (rng.uniform(-1.5, 1.5, (4, robot.n)) for _ in range(3))
     ref = rd.forward_dynamics(robot, q, qd, tau)
-    for method in ("cholesky", "gibbs_appell", "kalman"):
+    for method in ("cholesky", "gibbs_appell", "spatial_operator"):
         np.testing.assert_allclose(rd.forward_dynamics(robot, q, qd, tau, method=method), ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max())
-    for method in ("recursive", "cholesky", "gibbs_appell", "kalman"):
+    for method in ("recursive", "cholesky", "gibbs_appell", "spatial_operator"):
         acc32 = rd.forward_dynamics(robot, *(x.astype(np.float32) for x in (q, qd, tau)), method=method)
         assert acc32.dtype == np.float32 and np.all(np.isfinite(acc32))

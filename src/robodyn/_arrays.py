@@ -188,10 +188,21 @@ def pivot_too_small(pivot, scale) -> bool:
     is not above 64 ε times ``scale()``, the size of the inertia it is taken from.
 
     Rounding leaves ε-sized remainders where the exact pivot is 0, and dividing by them gives accelerations
-    of 1e15 instead of an error.  ``scale`` is a callable, evaluated for floating-point pivots only: traced
-    or symbolic values (operation counting) get the exact sign test and no extra operations.
+    of 1e15 instead of an error.  ``scale`` is a callable.  A scalar of a single-state kernel being generated
+    (robodyn.dynamics.fast, ``records_checks``) records the same test, evaluated when the kernel runs (64 ε of
+    float64).  Other traced or symbolic values (operation counting) get the exact sign test and no extra
+    operations, and so does a constant pivot whose scale is traced.
     """
+    if getattr(pivot, "records_checks", False):
+        return not (pivot > _PIVOT_EPS * float(np.finfo(np.float64).eps) * scale())
     a = np.asarray(pivot)
     if a.dtype.kind != "f":
         return not np.all(pivot > 0)
-    return bool(np.any(~(a > 64 * float(np.finfo(a.dtype).eps) * scale())))
+    s = np.asarray(scale())
+    if s.dtype.kind != "f":
+        return not np.all(a > 0)
+    return bool(np.any(~(a > _PIVOT_EPS * float(np.finfo(a.dtype).eps) * s)))
+
+
+#: A pivot is singular below this many machine epsilons of its scale.
+_PIVOT_EPS = 64

@@ -74,6 +74,8 @@ class _Var:
     """A recording scalar: arithmetic on it appends a line to its recorder (constants 0 and ±1 fold away)."""
 
     __slots__ = ("rec", "name")
+    #: comparisons record a run-time check (robodyn._arrays.pivot_too_small)
+    records_checks = True
 
     def __init__(self, rec: _Recorder, name: str) -> None:
         self.rec, self.name = rec, name
