@@ -17,6 +17,7 @@ import numpy as np
 
 from robodyn._arrays import working_dtype
 from robodyn._progress import progress
+from robodyn._threads import run_chunks, thread_count
 from robodyn.errors import InputError, ModelError
 from robodyn.symbolic.codegen.build import CompileTimeoutError
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
@@ -44,7 +45,7 @@ class CompiledModel:
     """Callable compiled model; ``model`` is the underlying :class:`CustomizedModel` (no wrenches)."""
 
     def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c",
-                 timeout: float | None = None, parameters_input: bool = False):
+                 timeout: float | None = None, parameters_input: bool = False, threads: int | None = None):
         kind = SHORT.get(kind, kind)
         if kind not in _SIGNATURES:
             raise InputError(f"kind = {kind!r}; choose one of {', '.join(_SIGNATURES)}")
@@ -54,6 +55,8 @@ class CompiledModel:
                                         and timeout > 0 and np.isfinite(timeout)):
             raise InputError(f"timeout = {timeout!r}; give a positive number of seconds or None (no limit)")
         self._timeout = timeout
+        #: threads for batched calls (None: every core); the C code runs without the GIL
+        self.threads = thread_count(threads)
         if parameters_input and kind == "regressor":
             raise InputError("parameters_input=True: the regressor does not depend on the inertial parameters; "
                              "use it with the other kinds")
@@ -131,10 +134,18 @@ class CompiledModel:
 
         def call_c(count, blocks):
             out = np.empty((count,) + m.output_shape)
-            args = []
-            for a, st in blocks:
-                args += [buf("double[]", a), st]
-            return out, fn(count, *args, buf("double[]", out))
+            codes = []
+
+            def chunk(lo, hi):  # states [lo, hi): consecutive slices, so the result does not depend on threads
+                args = []
+                for a, st in blocks:
+                    args += [buf("double[]", a[lo * st:] if st else a), st]
+                code = fn(hi - lo, *args, buf("double[]", out[lo:hi]))
+                if code:
+                    codes.append(code)
+
+            run_chunks(count, chunk, self.threads)
+            return out, min(codes, default=0)
 
         return call_c, (module.single if module is not None else None)
 
@@ -210,7 +221,7 @@ class CompiledModel:
 
 
 def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c",  # noqa: A001
-            timeout: float | None = None, parameters_input: bool = False) -> CompiledModel:
+            timeout: float | None = None, parameters_input: bool = False, threads: int | None = None) -> CompiledModel:
     """Compile the customized model ``kind`` of ``robot`` (Khalil & Dombre §9.6) into a callable.
 
     Parameters
@@ -229,6 +240,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         and friction coefficients named by ``.parameter_names`` (values ``.nominal_parameters``), so one
         compiled function serves identified parameters. Parameters that are zero in the robot file stay zero.
         Not for the regressor.
+    threads : int or None
+        Threads over which batched calls split their states (None: every core). The compiled C code runs
+        without Python's GIL; states are cut in consecutive chunks, so any thread count gives the same numbers.
 
     Returns
     -------
@@ -268,4 +282,4 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     The robot's name reaches the generated code only through :mod:`robodyn.sanitize`.
     """
-    return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input)
+    return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input, threads)
