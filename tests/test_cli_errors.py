@@ -34,7 +34,8 @@ def fails_in_one_line(res, *fragments):
 
 
 def test_markup_in_user_text_is_printed_as_it_is(tmp_path):
-    fails_in_one_line(runner.invoke(app, ["info", "[/x]"]), "unknown robot '[/x]'")
+    fails_in_one_line(runner.invoke(app, ["info", "[/x]"]), "[/x]: no such model file")  # a path: it has a "/"
+    fails_in_one_line(runner.invoke(app, ["info", "[x]"]), "unknown robot '[x]'")
     path = tmp_path / "r.yaml"
     path.write_text(PLANAR2R.replace("{name: j1,", '{name: "[/]",', 1).replace("name: planar2r", 'name: "[bold]x[/]"'))
     res = runner.invoke(app, ["info", str(path)])

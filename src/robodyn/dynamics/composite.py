@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
+from robodyn import native
 from robodyn.dynamics import fast
 from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
 from robodyn.model.robot import Robot
@@ -104,17 +105,20 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
             yield (i, j), value
             yield (j, i), value
 
-    return assemble_matrix(robot, q, "inertia_matrix", _kernel(robot), entries)
+    return assemble_matrix(robot, q, "inertia_matrix", _kernel(robot), entries, native.inertia_matrix)
 
 
-def assemble_matrix(robot: Robot, q, name: str, kernel, entries) -> np.ndarray:
+def assemble_matrix(robot: Robot, q, name: str, kernel, entries, compiled=None) -> np.ndarray:
     """A(q) (..., n, n) plus the rotor inertias on its diagonal, from ``entries(q_rows)``, which yields
-    ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` instead."""
+    ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` instead,
+    and a large float64 batch ``compiled(robot, q)`` (robodyn.native) when given."""
     n = robot.n
     values = fast.single_state(n, q)
     if values is not None:
         return fast.run(robot, name, kernel, {"q": n}, values).reshape(n, n)
     dtype, batch, a = joint_arrays(robot, q=q)
+    if compiled is not None and native.takes_batch(dtype, batch):
+        return compiled(robot, a["q"])
     (rows,) = flat_columns(a["q"])
     Amat = np.empty((rows.shape[1], n, n), dtype)
     for sl, (q_block,) in state_blocks(rows):

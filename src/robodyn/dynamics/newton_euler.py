@@ -17,6 +17,7 @@ import numpy as np
 from robodyn._arrays import check_array, finite_result, joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import Robot
+from robodyn import native
 from robodyn.dynamics import fast
 from robodyn.spatial import NUMPY, ScalarBackend, vadd, vcross, vmat, vrz, vscale
 
@@ -172,6 +173,9 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         if tau is not None:
             return finite_result("inverse_dynamics", tau)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
+    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel, every core
+        return finite_result("inverse_dynamics", native.inverse_dynamics(robot, a["q"], a["qd"], a["qdd"],
+                                                                          wrenches=wrenches, gravity=gravity))
     tau = rnea(robot, a["q"], a["qd"], a["qdd"], gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
     return finite_result("inverse_dynamics", tau + friction_of(robot, a["qd"]))
 
@@ -212,6 +216,8 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     if tau is not None:
         return finite_result("gravity_torques", tau)
     dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
+    if native.takes_batch(dtype, batch):
+        return finite_result("gravity_torques", native.gravity_torques(robot, a["q"], gravity=gravity))
     z = np.zeros_like(a["q"])
     return finite_result("gravity_torques", rnea(robot, a["q"], z, z, gravity_argument(robot, gravity, batch, dtype)))
 

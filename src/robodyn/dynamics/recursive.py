@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
+from robodyn import native
 from robodyn.dynamics import fast
 from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument, friction_components
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
@@ -89,6 +90,8 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         if qdd is not None:
             return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
+    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled articulated-body recursion
+        return native.forward_dynamics(robot, a["q"], a["qd"], a["tau"], wrenches=wrenches, gravity=gravity)
     g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
     tau = a["tau"] - friction_of(robot, a["qd"])  # [9.106]

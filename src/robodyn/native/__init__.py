@@ -52,8 +52,11 @@ int rd_regressor(const rd_model *m, long count, const double *q, const double *q
 """
 _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 _LOCK = threading.Lock()
-#: The loaded (ffi, lib), once per process.
+#: The loaded (ffi, lib), once per process; or the reason it cannot be built here.
 _LIBRARY: list = []
+_UNAVAILABLE: list[str] = []
+#: Smallest number of float64 states for which robodyn's default algorithms hand a batch to these kernels.
+MIN_BATCH = 128
 
 
 class NativeUnavailableError(RobodynError):
@@ -114,12 +117,26 @@ def _verified(lib_path: Path, sum_path: Path) -> bool:
 
 
 def available() -> bool:
-    """True when the generic kernels are built (or can be built) and loaded on this machine."""
+    """True when the generic kernels are built (or can be built) and loaded on this machine (tried once)."""
+    if _LIBRARY:
+        return True
+    if _UNAVAILABLE:
+        return False
     try:
         _load()
-    except NativeUnavailableError:
+    except NativeUnavailableError as exc:
+        _UNAVAILABLE.append(str(exc))
         return False
     return True
+
+
+def takes_batch(dtype, batch: tuple[int, ...]) -> bool:
+    """Whether a default algorithm (``rd.inverse_dynamics``, ``gravity_torques``, ``inertia_matrix``,
+    ``forward_dynamics``, ``regressor``) runs a batch of this dtype and shape on these kernels: float64, at least
+    ``MIN_BATCH`` states, the kernels available, and the environment variable ROBODYN_NATIVE not set to 0."""
+    if np.dtype(dtype) != np.float64 or int(np.prod(batch, dtype=np.int64)) < MIN_BATCH:
+        return False
+    return os.environ.get("ROBODYN_NATIVE", "").strip() != "0" and available()
 
 
 class _Model:
@@ -300,5 +317,5 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, thr
     return out.reshape(batch + (n, cols))
 
 
-__all__ = ["NativeUnavailableError", "available", "forward_dynamics", "gravity_torques", "inertia_matrix",
+__all__ = ["MIN_BATCH", "NativeUnavailableError", "available", "takes_batch", "forward_dynamics", "gravity_torques", "inertia_matrix",
            "inverse_dynamics", "regressor"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn import native
 from robodyn._arrays import finite_result, joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -141,6 +142,9 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     from robodyn.dynamics.newton_euler import gravity_argument
 
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
+    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel, every core
+        return finite_result("regressor", native.regressor(robot, a["q"], a["qd"], a["qdd"], friction=friction,
+                                                           gravity=gravity))
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
     cols = flat_columns(a["q"], a["qd"], a["qdd"])
