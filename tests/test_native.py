@@ -88,6 +88,17 @@ def test_threads_give_identical_results(threads):
         np.testing.assert_array_equal(native.inverse_dynamics(robot, q, qd, qdd, threads=threads), one)
         np.testing.assert_array_equal(native.inertia_matrix(robot, q, threads=threads),
                                       native.inertia_matrix(robot, q, threads=1))
+        # per-state gravity and wrenches are offset per chunk like the states
+        rng = np.random.default_rng(size)
+        g, W = rng.normal(size=(size, 3)), rng.normal(size=(size, robot.nf, 6))
+        tau = native.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=g, threads=threads)
+        np.testing.assert_allclose(tau, rd.dynamics.newton_euler.rnea(robot, q, qd, qdd, g, W)
+                                   + rd.friction_torques(robot, qd), rtol=1e-13, atol=1e-12)
+        acc = native.forward_dynamics(robot, q, qd, tau, wrenches=W, gravity=g, threads=threads)
+        np.testing.assert_allclose(acc, qdd, rtol=1e-9, atol=1e-9)
+        D = native.regressor(robot, q, qd, qdd, gravity=g, threads=threads)
+        np.testing.assert_allclose(D @ rd.standard_parameter_vector(robot),
+                                   native.inverse_dynamics(robot, q, qd, qdd, gravity=g), rtol=1e-12, atol=1e-11)
 
 
 def test_batch_shapes_and_non_contiguous_inputs():

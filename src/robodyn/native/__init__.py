@@ -215,7 +215,7 @@ def _gravity(robot: Robot, gravity, batch: tuple[int, ...]):
     g = np.asarray(gravity)
     if g.shape == (3,):
         return check_array("gravity", g, (3,), (), np.float64).copy(), 0
-    return _flat(check_array("gravity", g, (3,), batch, np.float64), (3,)), 3
+    return _flat(check_array("gravity", g, (3,), batch, np.float64), (3,)).reshape(-1), 3  # flat: offset lo * 3
 
 
 def _wrenches(robot: Robot, wrenches, batch: tuple[int, ...]):

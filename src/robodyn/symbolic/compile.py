@@ -221,7 +221,8 @@ class CompiledModel:
 
 
 def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c",  # noqa: A001
-            timeout: float | None = None, parameters_input: bool = False, threads: int | None = None) -> CompiledModel:
+            timeout: float | None = None, parameters_input: bool = False, threads: int | None = None,
+            dtype: str = "float64"):
     """Compile the customized model ``kind`` of ``robot`` (Khalil & Dombre §9.6) into a callable.
 
     Parameters
@@ -231,7 +232,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         (or idm, ccg, gra, inm, ddm, dim).
     parameters : "standard" | "base"
         Inertial parameters the generated model uses (results are the same up to rounding).
-    backend : "c" (compiled with the machine's C compiler, cached) | "numpy" (generated NumPy code)
+    backend : "c" (compiled with the machine's C compiler, cached) | "numpy" (generated NumPy code) | "cuda"
+        (a CUDA kernel compiled by NVRTC through CuPy, one thread per state: see :class:`robodyn.symbolic.cuda.
+        CudaModel`; needs ``robodyn[cuda]`` and an NVIDIA GPU; parameters are always a kernel input there)
     timeout : float or None
         Seconds allowed for generating and compiling (None: no limit). The C compiler is killed when it is
         reached; symbolic generation is checked when it ends. A spinner shows on a terminal past one second.
@@ -243,6 +246,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     threads : int or None
         Threads over which batched calls split their states (None: every core). The compiled C code runs
         without Python's GIL; states are cut in consecutive chunks, so any thread count gives the same numbers.
+    dtype : "float64" | "float32"
+        Precision of the CUDA kernel (backend="cuda" only; the C code always computes in float64).
 
     Returns
     -------
@@ -282,4 +287,10 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     The robot's name reaches the generated code only through :mod:`robodyn.sanitize`.
     """
+    if backend == "cuda":
+        from robodyn.symbolic.cuda import CudaModel
+
+        return CudaModel(robot, kind, parameters, dtype)
+    if dtype != "float64":
+        raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the C and NumPy backends compute in float64")
     return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input, threads)

@@ -1,0 +1,137 @@
+"""``rd.compile(robot, kind, backend="cuda")``: a customized model as a CUDA kernel (NVRTC through CuPy).
+
+One thread evaluates one state; arrays live on the GPU in structure-of-arrays layout (entry k of state i at
+``k*count + i``), so the threads of a warp read and write consecutive addresses. The inertial parameters (and
+friction coefficients) are an input of the kernel, so one compiled kernel serves nominal and identified
+parameters (identification sweeps): ``f(q, qd, qdd, params=P)`` with P of shape (P,) or (..., P).
+
+CuPy (``pip install robodyn[cuda]``) and an NVIDIA GPU are needed to run it; the kernel source itself is
+generated and tested everywhere (:func:`robodyn.symbolic.codegen.cuda_code.host_shim_source` runs it on the CPU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn.errors import InputError, RobodynError
+from robodyn.symbolic.codegen import cuda_code
+from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
+from robodyn.symbolic.models import SHORT, customized_model
+
+#: kind -> (joint arguments, takes gravity)
+_SIGNATURES = {
+    "inverse_dynamics": ("q", "qd", "qdd"),
+    "bias": ("q", "qd"),
+    "gravity": ("q",),
+    "inertia_matrix": ("q",),
+    "forward_dynamics": ("q", "qd", "tau"),
+    "regressor": ("q", "qd", "qdd"),
+}
+#: threads per block
+BLOCK = 128
+
+
+class CudaUnavailableError(RobodynError):
+    """CuPy or a CUDA device is missing: install ``robodyn[cuda]`` on a machine with an NVIDIA GPU."""
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        raise CudaUnavailableError("backend='cuda' needs CuPy and an NVIDIA GPU: pip install 'robodyn[cuda]' "
+                                   "(or cupy-cuda12x); use backend='c' on the CPU") from None
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # CuPy raises its own runtime errors when no driver or device is present
+        raise CudaUnavailableError(f"backend='cuda': no usable CUDA device ({exc}); use backend='c'") from None
+    return cupy
+
+
+class CudaModel:
+    """Callable customized model evaluated on the GPU; results are CuPy arrays (NumPy inputs are copied over).
+
+    Attributes
+    ----------
+    model : CustomizedModel
+        The generated model (gravity as an input, parameters as an input except for the regressor).
+    source : str
+        The CUDA source of the kernel.
+    parameter_names : list of str, nominal_parameters : ndarray
+        Names and robot-file values of the ``params`` argument.
+    """
+
+    def __init__(self, robot, kind: str, parameters: str = "standard", dtype: str = "float64"):
+        kind = SHORT.get(kind, kind)
+        if kind not in _SIGNATURES:
+            raise InputError(f"kind = {kind!r}; choose one of {', '.join(_SIGNATURES)}")
+        if dtype not in ("float64", "float32"):
+            raise InputError(f"dtype = {dtype!r}; choose 'float64' or 'float32'")
+        cp = _cupy()
+        self.robot, self.kind, self.parameters, self.dtype = robot, kind, parameters, np.dtype(dtype)
+        self._joint = _SIGNATURES[kind]
+        takes_params = kind != "regressor"
+        friction = kind != "regressor" or parameters == "standard"
+        m = customized_model(robot, kind, parameters=parameters, gravity="constant" if kind == "inertia_matrix"
+                             else "input", friction=friction, symbolic_inertia=takes_params)
+        self.parameter_names, self.nominal_parameters = [], np.zeros(0)
+        if takes_params:
+            values = {str(s): float(v) for s, v in m.constants.items()}
+            self.parameter_names = parameter_names(m)
+            self.nominal_parameters = np.array([values[k] for k in self.parameter_names])
+            m = with_parameter_input(m)
+        self.model = m
+        self.source = cuda_code.kernel_source(m, "rd_kernel", dtype)
+        self._kernel = cp.RawKernel(self.source, "rd_kernel", options=("--std=c++14",))
+        self._cp = cp
+
+    def soa(self, *arrays):
+        """Evaluate on structure-of-arrays device arrays, one per model argument in order (q, …, gravity,
+        params): shape (m, count) for per-state values or (m,) for one value shared by all states. Returns the
+        output as (output size, count). No checks, no copies: the fastest path, for data kept on the GPU."""
+        cp = self._cp
+        count = next(a.shape[1] for a in arrays if a.ndim == 2)
+        out = cp.empty((cuda_code.output_size(self.model), count), dtype=self.dtype)
+        args = [np.int64(count)]
+        for a in arrays:
+            args += [a, np.int32(a.ndim == 2)]
+        grid = (count + BLOCK - 1) // BLOCK
+        if grid:
+            self._kernel((grid,), (BLOCK,), tuple(args) + (out,))
+        return out
+
+    def __call__(self, *args, gravity=None, params=None):
+        cp = self._cp
+        if len(args) != len(self._joint):
+            raise InputError(f"CUDA {self.kind} of robot '{self.robot.name}' takes ({', '.join(self._joint)}"
+                             f"{', gravity=None' if self.kind != 'inertia_matrix' else ''}"
+                             f"{', params=None' if self.parameter_names else ''})")
+        n = self.robot.n
+        joint = [cp.asarray(a, dtype=self.dtype) for a in args]
+        for name, a in zip(self._joint, joint):
+            if a.ndim == 0 or a.shape[-1] != n:
+                raise InputError(f"argument '{name}' has shape {a.shape}; it must have shape (..., {n})")
+        batch = np.broadcast_shapes(*(a.shape[:-1] for a in joint))
+        count = int(np.prod(batch))
+        arrays = [cp.ascontiguousarray(cp.broadcast_to(a, batch + (n,)).reshape(count, n).T) for a in joint]
+        extra = []
+        if self.kind != "inertia_matrix":
+            g = cp.asarray(self.robot.gravity if gravity is None else gravity, dtype=self.dtype)
+            extra.append(("gravity", g, 3))
+        if self.parameter_names:
+            p = cp.asarray(self.nominal_parameters if params is None else params, dtype=self.dtype)
+            extra.append(("params", p, len(self.parameter_names)))
+        for name, a, size in extra:
+            if a.shape[-1:] != (size,):
+                raise InputError(f"argument '{name}' has shape {a.shape}; expected (..., {size})")
+            if a.ndim == 1:
+                arrays.append(a)
+            else:
+                arrays.append(cp.ascontiguousarray(cp.broadcast_to(a, batch + (size,)).reshape(count, size).T))
+        if not all(bool(cp.all(cp.isfinite(a))) for a in arrays):
+            raise InputError("an argument contains NaN or inf; give finite values")
+        out = self.soa(*arrays)
+        return out.T.reshape(batch + tuple(self.model.output_shape))
+
+    def __repr__(self) -> str:
+        return f"CudaModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, dtype={self.dtype.name!r})"
