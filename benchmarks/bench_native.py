@@ -2,7 +2,7 @@
 robodyn's NumPy path, for n = 6 … 100 joints and the five batched quantities (inverse dynamics, gravity, inertia
 matrix, forward dynamics, regressor).
 
-Run:  PYTHONPATH=src:. python benchmarks/bench_native.py [--states 1000] [--sizes 6,25,100] [--repeat 5]
+Run:  PYTHONPATH=src:. python benchmarks/bench_native.py [--states 1000] [--sizes 6,25,100] [--repeat 5] [--threads N]
 
 Robots: puma560 for n = 6, random revolute serial chains (tests/support/random_robots.py) for larger n. Pinocchio
 runs the same robot through tests/support/pin_bridge.py, one C++ call per state in a Python loop (its regressor is
@@ -23,6 +23,21 @@ import robodyn as rd
 from robodyn import native
 from tests.support.pin_bridge import PinRobot
 from tests.support.random_robots import random_robot
+
+
+def numpy_path(f):
+    """f run with robodyn's NumPy algorithms (ROBODYN_NATIVE=0: batches are not handed to robodyn.native)."""
+    def run():
+        old = os.environ.get("ROBODYN_NATIVE")
+        os.environ["ROBODYN_NATIVE"] = "0"
+        try:
+            return f()
+        finally:
+            if old is None:
+                del os.environ["ROBODYN_NATIVE"]
+            else:
+                os.environ["ROBODYN_NATIVE"] = old
+    return run
 
 
 def best(f, repeat: int) -> float:
@@ -80,6 +95,7 @@ def main() -> None:
                           pin_loop(pin.computeJointTorqueRegressor, q, qd, qdd)),
         }
         for name, (fn, fnp, fpin) in cases.items():
+            fnp = numpy_path(fnp)
             a, b = np.asarray(fn()), np.asarray(fnp())
             if name == "regressor":  # Pinocchio's regressor has other columns: compare with robodyn's NumPy one
                 ref = b
