@@ -173,3 +173,23 @@ def test_compiled_model_threads_give_identical_results():
         two(bad, qd, qdd)
     with pytest.raises(InputError, match="threads"):
         rd.compile(robot, "gravity", threads=0)
+
+
+def test_compiled_single_state_with_gravity_and_wrenches():
+    """One 1-D state with gravity= and wrenches= takes the compiled low-latency path and equals rd."""
+    robot = rd.load("rx90")
+    idm = rd.compile(robot, "inverse_dynamics")
+    q, qd, qdd = states(robot, 1, 5)[:, 0]
+    g = np.array([0.5, -1.0, -9.7])
+    W = np.random.default_rng(5).normal(size=(robot.nf, 6))
+    np.testing.assert_allclose(idm(q, qd, qdd, gravity=g), rd.inverse_dynamics(robot, q, qd, qdd, gravity=g),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(idm(q, qd, qdd, wrenches=W, gravity=g),
+                               rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=g), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(idm(q, qd, qdd, wrenches=W), rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W),
+                               rtol=1e-12, atol=1e-12)
+    assert idm._single_state((q, qd, qdd), g, W) is not None  # the fast path served these calls
+    with pytest.raises(InputError, match="'gravity' contains NaN"):
+        idm(q, qd, qdd, gravity=np.array([0.0, np.nan, -9.81]))
+    gra = rd.compile(robot, "gravity")
+    np.testing.assert_allclose(gra(q, gravity=g), rd.gravity_torques(robot, q, gravity=g), rtol=1e-12, atol=1e-12)

@@ -150,10 +150,9 @@ class CompiledModel:
         return call_c, (module.single if module is not None else None)
 
     def __call__(self, *args, **kwargs):
-        if self._single is not None and not kwargs and len(args) == len(self._joint):
-            # low-latency path: 1-D float64 arrays of the right length, checked in C
-            out = np.empty(self._out_shape)
-            if self._single(*args, *self._extra, out) == 0:
+        if self._single is not None and len(args) == len(self._joint) and kwargs.keys() <= {"gravity", "wrenches"}:
+            out = self._single_state(args, kwargs.get("gravity"), kwargs.get("wrenches"))
+            if out is not None:
                 return out
         try:
             bound = self.__signature__.bind(*args, **kwargs)
@@ -163,6 +162,24 @@ class CompiledModel:
         bound.apply_defaults()
         a = bound.arguments
         return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"), a.get("params"))
+
+    def _single_state(self, args, gravity, wrenches):
+        """Low-latency path for one state: 1-D float64 arrays of the right sizes (gravity (3,), wrenches (nf, 6)
+        C-contiguous), checked in C; None when the call needs the general path (a batch, other dtypes, NaN)."""
+        extra, single = self._extra, self._single
+        if gravity is not None:
+            if not self._takes_gravity:
+                return None
+            extra = (gravity,) + extra[1:]
+        if wrenches is not None:
+            if not self._takes_wrenches or type(wrenches) is not np.ndarray or not wrenches.flags.c_contiguous:
+                return None
+            single = self._variant(True)[2]
+            if single is None:
+                return None
+            extra = extra[:1] + (wrenches.reshape(-1),) + extra[1:] if self._takes_gravity else (wrenches.reshape(-1),) + extra
+        out = np.empty(self._out_shape)
+        return out if single(*args, *extra, out) == 0 else None
 
     def _checked(self, args, wrenches, gravity, params=None):
         names = self._joint
