@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 
 import robodyn as rd
+from robodyn import native
 from robodyn.dynamics import fast
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.spatial import NUMPY, jax_backend
@@ -18,7 +19,14 @@ from tests.support.random_robots import random_robot, random_state, robots
 @settings(max_examples=10)
 @given(robots)
 def test_single_state_kernels_equal_the_batched_path(robot):
-    """The kernel runs the batched path's operations in the same order: equal to the last bit."""
+    """The Python kernel runs the batched path's operations in the same order: equal to the last bit (the compiled
+    single-state entry of robodyn.native, used first when available, is switched off here and tested below)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        _python_kernels_equal_the_batched_path(robot)
+
+
+def _python_kernels_equal_the_batched_path(robot):
     q, qd, qdd = random_state(robot, 4)
     one = lambda f, *a: (f(robot, *a), f(robot, *(x[None] for x in a))[0])  # noqa: E731
     for f, args in ((rd.inverse_dynamics, (q, qd, qdd)), (rd.gravity_torques, (q,)), (rd.inertia_matrix, (q,)),
@@ -70,10 +78,14 @@ def test_single_states_that_the_kernels_do_not_take_go_the_general_way():
 def test_kernels_live_on_the_robot_not_in_a_global_cache():
     a, b = rd.load("rx90"), rd.load("rx90")
     q = np.zeros(6)
-    rd.gravity_torques(a, q)
+    with pytest.MonkeyPatch.context() as mp:  # the Python kernels (robodyn.native's entry keeps its data there too)
+        mp.setenv("ROBODYN_NATIVE", "0")
+        rd.gravity_torques(a, q)
     assert "gravity_torques" in a.derived.kernels and not b.derived.kernels
+    rd.gravity_torques(b, q)
+    assert not native.available() or ("native_single" in b.derived.memo and "native_single" not in a.derived.memo)
     heavier = rd.with_parameters(a, 3, M=10.0)
-    assert not heavier.derived.kernels
+    assert not heavier.derived.kernels and not heavier.derived.memo
     assert not np.allclose(rd.gravity_torques(heavier, q + 0.3), rd.gravity_torques(a, q + 0.3))
 
 
@@ -134,3 +146,21 @@ def test_jax_jit_traces_inverse_dynamics_through_the_backend_hook():
         A = jax.jacfwd(rigid, argnums=2)(jnp.asarray(q[0]), jnp.asarray(qd[0]), jnp.asarray(qdd[0]))
         np.testing.assert_allclose(np.asarray(A), rd.inertia_matrix(robot, q[0]) - np.diag(robot.derived.Ia),
                                    rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native unavailable")
+@pytest.mark.parametrize("robot", [rd.load("puma560"), random_robot(7, nf=6, tree=True, fixed=True)], ids=str)
+def test_compiled_single_state_equals_the_batched_path(robot):
+    """One 1-D float64 state goes through the compiled generic kernels (about 1 µs of overhead): the batched
+    NumPy path's numbers to rounding; anything it cannot take (float32, a Stribeck term, NaN) gets the general path."""
+    q, qd, qdd = random_state(robot, 6)
+    for f, args in ((rd.inverse_dynamics, (q, qd, qdd)), (rd.gravity_torques, (q,)), (rd.inertia_matrix, (q,)),
+                    (rd.forward_dynamics, (q, qd, qdd))):
+        assert native.single_state(robot, f.__name__, *args) is not None
+        assert_close(f(robot, *args), f(robot, *(x[None] for x in args))[0])
+    assert native.single_state(robot, "inverse_dynamics", q.astype(np.float32), qd, qdd) is None
+    assert native.single_state(robot, "gravity_torques", np.full(robot.n, np.nan)) is None
+    stribeck = robot.replace(Fst=np.where(robot.sigma != 2, 2.0, 0.0), Fc=np.where(robot.sigma != 2, 1.0, 0.0),
+                             kst=np.where(robot.sigma != 2, 1.0, 0.0), Bst=np.where(robot.sigma != 2, 1.0, 0.0))
+    assert native.single_state(stribeck, "inverse_dynamics", q, qd, qdd) is None
+    assert_close(rd.inverse_dynamics(stribeck, q, qd, qdd), rd.inverse_dynamics(stribeck, q[None], qd, qdd)[0])

@@ -124,8 +124,8 @@ def inertia_matrix(robot, q, method: str = "composite"):
     InputError
         A wrong shape or NaN/inf in ``q``, or an unknown ``method`` (the choices are listed).
     """
-    if method == "composite":
-        return finite_result("inertia_matrix", composite.inertia_matrix(robot, q))
+    if method == "composite":  # the default: straight to the function (which checks its result)
+        return composite.inertia_matrix(robot, q)
     return finite_result("inertia_matrix", _pick("inertia_matrix", method)(robot, q))
 
 
@@ -161,8 +161,7 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     ModelError
         A singular model: a joint that moves only massless links and has no rotor inertia.
     """
-    if method == "recursive":
-        return finite_result("forward_dynamics",
-                             recursive.forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity))
+    if method == "recursive":  # the default: straight to the function (which checks its result)
+        return recursive.forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity)
     return finite_result("forward_dynamics",
                          _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches=wrenches, gravity=gravity))

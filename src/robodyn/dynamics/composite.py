@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import finite_result, joint_arrays
 from robodyn import native
 from robodyn.dynamics import fast
 from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
@@ -113,18 +113,22 @@ def assemble_matrix(robot: Robot, q, name: str, kernel, entries, compiled=None) 
     ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` instead,
     and a large float64 batch ``compiled(robot, q)`` (robodyn.native) when given."""
     n = robot.n
+    if compiled is not None:
+        A = native.single_state(robot, "inertia_matrix", q)
+        if A is not None:
+            return A
     values = fast.single_state(n, q)
     if values is not None:
-        return fast.run(robot, name, kernel, {"q": n}, values).reshape(n, n)
+        return finite_result(name, fast.run(robot, name, kernel, {"q": n}, values).reshape(n, n))
     dtype, batch, a = joint_arrays(robot, q=q)
     if compiled is not None and native.takes_batch(dtype, batch):
-        return compiled(robot, a["q"])
+        return finite_result(name, compiled(robot, a["q"]))
     (rows,) = flat_columns(a["q"])
     Amat = np.empty((rows.shape[1], n, n), dtype)
     for sl, (q_block,) in state_blocks(rows):
         for (i, j), value in entries(q_block):
             Amat[sl, i, j] = value
-    return Amat.reshape(batch + (n, n)) + robot.derived.Ia.astype(dtype) * np.eye(n, dtype=dtype)
+    return finite_result(name, Amat.reshape(batch + (n, n)) + robot.derived.Ia.astype(dtype) * np.eye(n, dtype=dtype))
 
 
 def _kernel(robot: Robot):

@@ -168,7 +168,10 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
-    if wrenches is None:
+    if wrenches is None:  # one float64 state: the compiled kernel, else the robot's straight-line Python kernel
+        tau = native.single_state(robot, "inverse_dynamics", q, qd, qdd, gravity)  # finite, checked in C
+        if tau is not None:
+            return tau
         tau = fast.call(robot, "inverse_dynamics", _inverse_kernel(robot), {"q": q, "qd": qd, "qdd": qdd}, gravity)
         if tau is not None:
             return finite_result("inverse_dynamics", tau)
@@ -212,6 +215,9 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
+    tau = native.single_state(robot, "gravity_torques", q, gravity=gravity)  # finite, checked in C
+    if tau is not None:
+        return tau
     tau = fast.call(robot, "gravity_torques", _gravity_kernel(robot), {"q": q}, gravity)
     if tau is not None:
         return finite_result("gravity_torques", tau)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
+from robodyn._arrays import finite_result, joint_arrays, pivot_too_small, singular_model_error
 from robodyn import native
 from robodyn.dynamics import fast
 from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument, friction_components
@@ -86,12 +86,16 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
     if wrenches is None:
-        qdd = fast.call(robot, "forward_dynamics", _kernel(robot), {"q": q, "qd": qd, "tau": tau}, gravity)
+        qdd = native.single_state(robot, "forward_dynamics", q, qd, tau, gravity)  # finite, checked in C
         if qdd is not None:
             return qdd
+        qdd = fast.call(robot, "forward_dynamics", _kernel(robot), {"q": q, "qd": qd, "tau": tau}, gravity)
+        if qdd is not None:
+            return finite_result("forward_dynamics", qdd)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     if native.takes_batch(dtype, batch):  # large float64 batches: the compiled articulated-body recursion
-        return native.forward_dynamics(robot, a["q"], a["qd"], a["tau"], wrenches=wrenches, gravity=gravity)
+        return finite_result("forward_dynamics", native.forward_dynamics(robot, a["q"], a["qd"], a["tau"],
+                                                                         wrenches=wrenches, gravity=gravity))
     g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
     tau = a["tau"] - friction_of(robot, a["qd"])  # [9.106]
@@ -105,7 +109,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         H, Ja, Jstar, beta_star = _backward(robot, tau_b, rot, gam, beta)
         for k, value in enumerate(_second_forward(robot, tau_b, block_of(g, sl, size), rot, gam, H, Ja, beta_star)):
             qdd[sl, k] = value
-    return qdd.reshape(batch + (robot.n,))
+    return finite_result("forward_dynamics", qdd.reshape(batch + (robot.n,)))
 
 
 def _kernel(robot: Robot):

@@ -20,6 +20,8 @@ it is loaded; :func:`available` says whether it can be used.
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import tempfile
@@ -54,6 +56,7 @@ _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 _LOCK = threading.Lock()
 #: The loaded (ffi, lib), once per process; or the reason it cannot be built here.
 _LIBRARY: list = []
+_MODULE: list = []  # the CPython module of the same library (None without Python's headers)
 _UNAVAILABLE: list[str] = []
 #: Smallest number of float64 states for which robodyn's default algorithms hand a batch to these kernels.
 MIN_BATCH = 128
@@ -74,15 +77,16 @@ def _load():
             return _LIBRARY[0]
         import cffi
 
-        from robodyn.symbolic.codegen.build import cache_dir, find_compiler
+        from robodyn.symbolic.codegen.build import _python_flags, cache_dir, find_compiler
 
         try:
             compiler = find_compiler()
         except RobodynError as exc:
             raise NativeUnavailableError(str(exc)) from None
         source = _source()
+        flags = list(_FLAGS) + _python_flags()  # with Python's headers: also the module rdgeneric (single states)
         version = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
-        key = hashlib.sha256("\0".join([source, " ".join(_FLAGS), version]).encode()).hexdigest()[:24]
+        key = hashlib.sha256("\0".join([source, " ".join(flags), version]).encode()).hexdigest()[:24]
         folder = Path(cache_dir())
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -94,7 +98,7 @@ def _load():
             with tempfile.TemporaryDirectory(dir=folder) as tmp:
                 c_file, out = Path(tmp) / "kernels.c", Path(tmp) / "kernels.so"
                 c_file.write_text(source, encoding="utf-8")
-                proc = subprocess.run([compiler, *_FLAGS, str(c_file), "-o", str(out), "-lm"],
+                proc = subprocess.run([compiler, *flags, str(c_file), "-o", str(out), "-lm"],
                                       capture_output=True, text=True)
                 if proc.returncode != 0:
                     raise NativeUnavailableError(f"{compiler} failed on robodyn's generic kernels:\n{proc.stderr[-2000:]}")
@@ -104,7 +108,14 @@ def _load():
                 os.replace(Path(tmp) / "sum", sum_path)
         ffi = cffi.FFI()
         ffi.cdef(_DECLARATIONS)
+        module = None
+        if "-DRD_PYTHON" in flags:
+            loader = importlib.machinery.ExtensionFileLoader("rdgeneric", str(lib_path))
+            spec = importlib.util.spec_from_file_location("rdgeneric", str(lib_path), loader=loader)
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
         _LIBRARY.append((ffi, ffi.dlopen(str(lib_path))))
+        _MODULE.append(module)
         return _LIBRARY[0]
 
 
@@ -144,6 +155,17 @@ class _Model:
 
     def __init__(self, ffi, robot: Robot):
         nf = robot.nf
+        self.arrays = self.arrays_of(robot)
+        self.struct = ffi.new("rd_model *")
+        self.struct.nf, self.struct.n = nf, robot.n
+        for name, a in self.arrays.items():
+            setattr(self.struct, name, ffi.cast("const int *" if a.dtype == np.int32 else "const double *",
+                                                ffi.from_buffer(a)))
+
+    @staticmethod
+    def arrays_of(robot: Robot) -> dict:
+        """The fields of rd_model as contiguous int32 / float64 arrays."""
+        nf = robot.nf
         joint = np.full(nf, -1, dtype=np.int32)
         joint[robot.joint_frames] = np.arange(robot.n, dtype=np.int32)
         cg, sg, ca, sa = np.cos(robot.gamma), np.sin(robot.gamma), np.cos(robot.alpha), np.sin(robot.alpha)
@@ -153,18 +175,13 @@ class _Model:
         for exact in (0.0, 1.0, -1.0):
             RA[np.abs(RA - exact) < 1e-15] = exact
         pA = np.stack([robot.d * cg, robot.d * sg, robot.b], -1)
-        self.arrays = {
+        arrays = {
             "parent": (robot.antecedent - 1).astype(np.int32), "sigma": robot.sigma.astype(np.int32),
             "joint": joint, "RA": RA, "pA": pA, "theta": robot.theta, "r": robot.r, "J": robot.J,
             "MS": robot.MS, "M": robot.M, "Ia": robot.Ia,
         }
-        self.arrays = {k: np.ascontiguousarray(v, dtype=np.int32 if v.dtype.kind == "i" else np.float64)
-                       for k, v in self.arrays.items()}
-        self.struct = ffi.new("rd_model *")
-        self.struct.nf, self.struct.n = nf, robot.n
-        for name, a in self.arrays.items():
-            setattr(self.struct, name, ffi.cast("const int *" if a.dtype == np.int32 else "const double *",
-                                                ffi.from_buffer(a)))
+        return {k: np.ascontiguousarray(v, dtype=np.int32 if v.dtype.kind == "i" else np.float64)
+                for k, v in arrays.items()}
 
 
 def _run(robot: Robot, kernel: str, count: int, inputs: list, out: np.ndarray, threads: int | None, extra=()):
@@ -202,6 +219,52 @@ def _run(robot: Robot, kernel: str, count: int, inputs: list, out: np.ndarray, t
             "it moves are massless and its rotor inertia Ia is 0); give those links mass or the joint a rotor "
             "inertia Ia"
         )
+
+
+#: kinds of the single-state entry
+_SINGLE = {"inverse_dynamics": 0, "gravity_torques": 1, "inertia_matrix": 2, "forward_dynamics": 3}
+
+
+def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
+    """One state through the compiled kernels with about a microsecond of call overhead, or None.
+
+    ``kind``: "inverse_dynamics" (q, qd, qdd), "gravity_torques" (q), "inertia_matrix" (q) or
+    "forward_dynamics" (q, qd, tau); friction of [9.26]–[9.28] and rotor inertias included as in robodyn's
+    functions. Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's);
+    anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
+    overflows) returns None, and the caller's general path handles the call with its checks and messages.
+    """
+    if not isinstance(robot, Robot) or os.environ.get("ROBODYN_NATIVE", "").strip() == "0":
+        return None
+    if (not _MODULE and not available()) or _MODULE[0] is None:
+        return None
+    memo = robot.derived.memo
+    cap = memo.get("native_single")
+    if cap is None:
+        if np.any(robot.Fst != 0):
+            memo["native_single"] = cap = False
+        else:
+            cap = memo["native_single"] = _pack(robot)
+    if cap is False:
+        return None
+    n = robot.n
+    out = np.empty((n, n) if kind == "inertia_matrix" else n)
+    g = memo.get("native_gravity")
+    if g is None:
+        g = memo["native_gravity"] = np.array(robot.gravity, dtype=np.float64)
+    code = _MODULE[0].single(cap, _SINGLE[kind], q, q if b is None else b, q if c is None else c,
+                             g if gravity is None else gravity, out)
+    return out if code == 0 else None
+
+
+def _pack(robot: Robot):
+    """The robot as a capsule of the single-state entry (copied arrays; see kernels.c)."""
+    m = _Model.arrays_of(robot)
+    jf = robot.joint_frames
+    ints = np.concatenate([[robot.nf, robot.n], m["parent"], m["sigma"], m["joint"]]).astype(np.int32)
+    doubles = np.concatenate([m[k].reshape(-1) for k in ("RA", "pA", "theta", "r", "J", "MS", "M", "Ia")]
+                             + [robot.Fc[jf], robot.Fv[jf], robot.Foff[jf]]).astype(np.float64)
+    return _MODULE[0].model(ints, doubles)
 
 
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:

@@ -10,8 +10,16 @@
  *   with the constant part RA = Rz(g) Rx(al), pA = (d cos g, d sin g, b) given by the caller:
  *   R = a(j)R_j = RA Rz(th),   p = a(j)P_j = pA + r RA e3.
  *
- * The functions return 0, or k + 1 when joint variable k is singular (articulated inertia <= 0). */
+ * The functions return 0, or k + 1 when joint variable k is singular (articulated inertia <= 0).
+ *
+ * With -DRD_PYTHON the library is also the CPython module rdgeneric, whose single() evaluates one state from
+ * 1-D float64 buffers with the friction of Khalil & Dombre [9.26]-[9.28] (no Stribeck term), for low-latency
+ * single calls. */
 
+#ifdef RD_PYTHON
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,3 +452,112 @@ int rd_regressor(const rd_model *m, long count, const double *q, const double *q
     free(inside);
     return 0;
 }
+
+#ifdef RD_PYTHON
+/* ---- CPython entry for one state -------------------------------------------------------------------------
+ * model(ints, doubles) -> capsule: ints = [nf, n, parent(nf), sigma(nf), joint(nf)] (int32), doubles = [RA(9nf),
+ * pA(3nf), theta(nf), r(nf), J(9nf), MS(3nf), M(nf), Ia(nf), Fc(n), Fv(n), Foff(n)] (float64), copied.
+ * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (a buffer of another
+ * type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
+ * kind 0: inverse dynamics (q, qd, qdd) with friction and Ia; 1: gravity torques (q; b, c ignored);
+ * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction. */
+typedef struct { rd_model m; int *ints; double *doubles; const double *Fc, *Fv, *Foff; } rd_packed;
+
+static void rd_capsule_free(PyObject *cap) {
+    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(cap, "robodyn.rd_model");
+    if (p) { free(p->ints); free(p->doubles); free(p); }
+}
+
+static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer bi, bd;
+    if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "model(ints, doubles)"); return NULL; }
+    if (PyObject_GetBuffer(args[0], &bi, PyBUF_C_CONTIGUOUS) != 0) return NULL;
+    if (PyObject_GetBuffer(args[1], &bd, PyBUF_C_CONTIGUOUS) != 0) { PyBuffer_Release(&bi); return NULL; }
+    rd_packed *p = calloc(1, sizeof(rd_packed));
+    int ok = p != NULL && bi.len >= 2 * (Py_ssize_t)sizeof(int);
+    if (ok) {
+        p->ints = malloc(bi.len); p->doubles = malloc(bd.len > 0 ? bd.len : 1);
+        ok = p->ints && p->doubles;
+    }
+    if (ok) {
+        memcpy(p->ints, bi.buf, bi.len); memcpy(p->doubles, bd.buf, bd.len);
+        int nf = p->ints[0], n = p->ints[1];
+        ok = bi.len == (Py_ssize_t)sizeof(int) * (2 + 3 * nf)
+             && bd.len == (Py_ssize_t)sizeof(double) * (28 * nf + 3 * n);
+        if (ok) {
+            double *d = p->doubles;
+            p->m.nf = nf; p->m.n = n;
+            p->m.parent = p->ints + 2; p->m.sigma = p->ints + 2 + nf; p->m.joint = p->ints + 2 + 2 * nf;
+            p->m.RA = d; p->m.pA = d + 9 * nf; p->m.theta = d + 12 * nf; p->m.r = d + 13 * nf;
+            p->m.J = d + 14 * nf; p->m.MS = d + 23 * nf; p->m.M = d + 26 * nf; p->m.Ia = d + 27 * nf;
+            p->Fc = d + 28 * nf; p->Fv = p->Fc + n; p->Foff = p->Fv + n;
+        }
+    }
+    PyBuffer_Release(&bi); PyBuffer_Release(&bd);
+    if (!ok) {
+        if (p) { free(p->ints); free(p->doubles); free(p); }
+        PyErr_SetString(PyExc_ValueError, "model(): inconsistent buffers");
+        return NULL;
+    }
+    return PyCapsule_New(p, "robodyn.rd_model", rd_capsule_free);
+}
+
+static int rd_all_finite(const double *a, long n) {
+    int ok = 1;
+    for (long k = 0; k < n; ++k) ok &= (a[k] - a[k] == 0.0);
+    return ok;
+}
+
+static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7) return PyLong_FromLong(-1);
+    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(args[0], "robodyn.rd_model");
+    if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    long kind = PyLong_AsLong(args[1]);
+    int n = p->m.n;
+    Py_ssize_t sizes[5] = {n, n, n, 3, kind == 2 ? (Py_ssize_t)n * n : n};
+    int used[5] = {1, kind == 0 || kind == 3, kind == 0 || kind == 3, kind != 2, 1};
+    Py_buffer b[5];
+    long code = 0;
+    int got = 0;
+    for (; got < 5; ++got) {
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (got == 4 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(args[2 + got], &b[got], flags) != 0) { PyErr_Clear(); code = -1; break; }
+        if (!used[got]) continue;
+        if (b[got].itemsize != 8 || b[got].format == NULL || b[got].format[0] != 'd' || b[got].format[1] != 0
+            || b[got].len != sizes[got] * 8 || (got < 4 && b[got].ndim != 1)) { ++got; code = -1; break; }
+        if (got < 4 && !rd_all_finite((const double *)b[got].buf, sizes[got])) { ++got; code = -2; break; }
+    }
+    if (code == 0) {
+        const double *q = b[0].buf, *x = b[1].buf, *y = b[2].buf, *g = b[3].buf;
+        double *out = b[4].buf;
+        if (kind == 0) {
+            code = rd_rnea(&p->m, 1, q, x, y, g, 0, NULL, out);
+            for (int k = 0; k < n; ++k) out[k] += p->Fc[k] * (double)((x[k] > 0) - (x[k] < 0)) + p->Fv[k] * x[k] + p->Foff[k];
+        } else if (kind == 1) {
+            code = rd_gravity(&p->m, 1, q, g, 0, out);
+        } else if (kind == 2) {
+            memset(out, 0, sizeof(double) * (size_t)n * n);
+            code = rd_crba(&p->m, 1, q, out);
+        } else if (kind == 3) {
+            double *rhs = malloc(sizeof(double) * (n > 0 ? n : 1));
+            if (!rhs) code = -1;
+            else {
+                for (int k = 0; k < n; ++k)
+                    rhs[k] = y[k] - (p->Fc[k] * (double)((x[k] > 0) - (x[k] < 0)) + p->Fv[k] * x[k] + p->Foff[k]);
+                code = rd_aba(&p->m, 1, q, x, rhs, g, 0, NULL, out);
+                free(rhs);
+            }
+        } else code = -1;
+        if (code == 0 && !rd_all_finite(out, sizes[4])) code = -2;
+    }
+    for (int i = 0; i < got && i < 5; ++i) PyBuffer_Release(&b[i]);
+    return PyLong_FromLong(code);
+}
+
+static PyMethodDef rd_generic_methods[] = {
+    {"model", (PyCFunction)(void (*)(void))rd_py_model, METH_FASTCALL, NULL},
+    {"single", (PyCFunction)(void (*)(void))rd_py_single, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL}};
+static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, "rdgeneric", NULL, -1, rd_generic_methods};
+PyMODINIT_FUNC PyInit_rdgeneric(void) { return PyModule_Create(&rd_generic_module); }
+#endif
