@@ -355,10 +355,13 @@ int rd_aba(const rd_model *m, long count, const double *q, const double *qd, con
                 double scale = fabs(Ii[0]) + fabs(Ii[7]) + fabs(Ii[14]) + fabs(Ii[21]) + fabs(Ii[28]) + fabs(Ii[35]) + m->Ia[i];
                 if (!(D[i] > 1e-13 * scale) || !(D[i] > 0.0)) { status = k + 1; break; }
                 u[i] = taus[k] - pa[axis];
+                D[i] = 1.0 / D[i];  /* kept as 1/D: one division per joint */
+                double Ud[6];
+                for (int r = 0; r < 6; r++) Ud[r] = Ui[r] * D[i];
                 for (int r = 0; r < 6; r++)
-                    for (int cc = 0; cc < 6; cc++) Ii[6 * r + cc] -= Ui[r] * Ui[cc] / D[i];
+                    for (int cc = 0; cc < 6; cc++) Ii[6 * r + cc] -= Ud[r] * Ui[cc];
                 inertia_times(Ii, ci, Ic);
-                for (int r = 0; r < 6; r++) pa[r] += Ic[r] + Ui[r] * u[i] / D[i];
+                for (int r = 0; r < 6; r++) pa[r] += Ic[r] + Ud[r] * u[i];
             }
             if (a >= 0) {
                 inertia_to_parent(Ii, R + 9 * i, p + 3 * i, IA + 36 * a);
@@ -375,7 +378,7 @@ int rd_aba(const rd_model *m, long count, const double *q, const double *qd, con
                 const double *Ui = U + 6 * i;
                 double Ua = 0.0;
                 for (int r = 0; r < 6; r++) Ua += Ui[r] * ai[r];
-                double x = (u[i] - Ua) / D[i];
+                double x = (u[i] - Ua) * D[i];
                 qdd[s * n + k] = x;
                 ai[m->sigma[i] == 0 ? 2 : 5] += x;
             }
