@@ -42,8 +42,11 @@ def list_robots() -> list[str]:
     return sorted(Path(f.name).stem for f in files if f.name.endswith(".yaml"))
 
 
-def load(name_or_path: str | os.PathLike) -> Robot:
-    """Load a built-in robot by name (see :func:`list_robots`) or a model file ``*.yaml``.
+def load(name_or_path: str | os.PathLike, strict: bool = True) -> Robot:
+    """Load a built-in robot by name (see :func:`list_robots`), a model file ``*.yaml`` or a ``*.urdf`` file.
+
+    ``strict=False`` accepts published inertias that violate the triangle inequality, with a warning.
+    A URDF file is read by :func:`robodyn.from_urdf` (whole tree, default options).
 
     Raises
     ------
@@ -54,16 +57,20 @@ def load(name_or_path: str | os.PathLike) -> Robot:
     """
     text = str(name_or_path)
     path = Path(text)
+    if path.suffix.lower() == ".urdf":
+        from robodyn.model.urdf import from_urdf
+
+        return from_urdf(path, strict=strict)
     if path.suffix.lower() in (".yaml", ".yml") or path.exists():
         if not path.is_file():
             raise ModelFileError(f"{path}: no such model file")
-        return _from_text(path.read_text(encoding="utf-8"), str(path))
+        return _from_text(path.read_text(encoding="utf-8"), str(path), strict)
     builtin = resources.files("robodyn.robots").joinpath(f"{text}.yaml")
     if not builtin.is_file():
         raise UnknownRobotError(
             f"unknown robot '{text}'; built-in robots are {', '.join(list_robots())}, or give a path to a .yaml file"
         )
-    return _from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{text}'")
+    return _from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{text}'", strict)
 
 
 def loads(text: str, origin: str = "<string>") -> Robot:
@@ -71,7 +78,7 @@ def loads(text: str, origin: str = "<string>") -> Robot:
     return _from_text(text, origin)
 
 
-def _from_text(text: str, origin: str) -> Robot:
+def _from_text(text: str, origin: str, strict: bool = True) -> Robot:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -128,6 +135,7 @@ def _from_text(text: str, origin: str) -> Robot:
             gravity=[_number(g, origin, "gravity") for g in gravity],
             joint_names=tuple(names),
             qlim=np.array(qlim).reshape(-1, 2),
+            strict=strict,
             **geo,
             **extra,
         )
@@ -211,6 +219,11 @@ def dumps(robot: Robot) -> str:
 
 
 def save(robot: Robot, path: str | os.PathLike) -> Path:
-    """Write ``robot`` to a YAML model file atomically (no partial file on error); returns the path."""
-    text = dumps(robot)
+    """Write ``robot`` to a YAML model file (or URDF for ``*.urdf``) atomically; returns the path."""
+    if Path(path).suffix.lower() == ".urdf":
+        from robodyn.model.urdf import to_urdf
+
+        text = to_urdf(robot)
+    else:
+        text = dumps(robot)
     return write_atomically(path, lambda fh: fh.write(text), what="model file")

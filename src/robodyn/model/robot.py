@@ -56,6 +56,8 @@ class Robot:
     joint_names : tuple of str (nf,)
     source : str
         Where the numbers come from.
+    strict : bool
+        False accepts published inertias that violate the triangle inequality, with a warning (default True).
 
     Notes
     -----
@@ -85,6 +87,7 @@ class Robot:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     joint_names: tuple[str, ...] | None = None
     source: str = ""
+    strict: bool = True
 
     def __post_init__(self) -> None:
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
@@ -145,7 +148,7 @@ class Robot:
     def _check_links(self) -> None:
         for i in range(self.nf):
             where = f"robot '{self.name}', link {i + 1} ({self.joint_names[i]})"
-            check_physical(self.params[i], where)
+            check_physical(self.params[i], where, strict=self.strict)
             for key in ("Ia", "Fc", "Fv", "Fst", "kst", "Bst"):
                 if getattr(self, key)[i] < 0:
                     raise ModelError(f"{where}: field {key} = {getattr(self, key)[i]} is negative; it must be >= 0")
@@ -196,6 +199,18 @@ class Robot:
     def children(self) -> tuple[tuple[int, ...], ...]:
         """0-based child frame indices of each frame."""
         return tuple(tuple(int(k) for k in np.flatnonzero(self.antecedent == i + 1)) for i in range(self.nf))
+
+    # ---- names of frames and joint variables (URDF joint names are kept as frame names) ----
+    @property
+    def q_names(self) -> tuple[str, ...]:
+        """Names of the joint variables, in the order of q (the frames of ``joint_frames``)."""
+        return tuple(self.joint_names[i] for i in self.joint_frames)
+
+    def frame_index(self, name: str) -> int:
+        """Frame number j (1..nf, for ``frame=`` arguments) of the frame called ``name``."""
+        if name not in self.joint_names:
+            raise ModelError(f"robot '{self.name}': no frame named {name!r}; frames: {', '.join(self.joint_names)}")
+        return self.joint_names.index(name) + 1
 
     def replace(self, **changes) -> "Robot":
         """A copy with some fields changed (validated again)."""
