@@ -59,6 +59,10 @@ from robodyn import analysis
 
 # --- robots: DH table converters (Craig modified DH, standard DH) ---
 from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
+# --- URDF, Pinocchio and MuJoCo interop, plotting (issue 14) ---
+from robodyn.model.urdf import from_urdf, to_urdf
+from robodyn.interop import to_mujoco_xml, to_pinocchio
+
 # --- heavier parts (sympy, scipy.integrate) are imported on first use, so `import robodyn` and the CLI stay quick ---
 _LAZY = {
     # symbolic: customized models and code generation (issue 6)
@@ -82,6 +86,8 @@ _LAZY = {
     "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
     "puma_line_study": ("robodyn.simulation", "puma_line_study"),
     "simulate": ("robodyn.simulation", "simulate"),
+    # plotting (issue 14): matplotlib is imported on first use
+    "plot": ("robodyn.plot", None),
 }
 
 
@@ -126,4 +132,6 @@ __all__ = [
     # base parameters (issue 5)
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
+    # URDF and interop, plotting (issue 14)
+    "from_urdf", "to_urdf", "to_mujoco_xml", "to_pinocchio", "plot",
 ]
