@@ -9,8 +9,8 @@ antecedent frame is ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x
 frame, with the URDF joint's name; no extra frame is needed for the dynamics.  The converter fixes the two free
 choices of each moving frame (origin on the axis, direction of x) as Khalil & Dombre do:
 
-* x_j along the common normal of joint j's axis and the axis of its only moving successor, origin at the foot of
-  that normal on axis j (then that successor has γ = b = 0, as in a table of a serial robot);
+* x_j along the common normal of joint j's axis and the axis of its only moving successor (fixed successors
+  do not count), origin at the foot of that normal on axis j (then that successor has γ = b = 0, as in a table of a serial robot);
 * when the axes are parallel the normal is taken through the projection of the antecedent's origin (r_j = 0);
 * a joint with no single moving successor (the last joint, a branching joint) keeps the URDF link's x axis,
   projected on the plane normal to z_j, with its origin at the projection of the antecedent's origin.
@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn.errors import ModelError, ModelFileError, RobodynError
+from robodyn.errors import ModelError, ModelFileError, NonPhysicalInertiaError, RobodynError
 from robodyn.model.inertia import com_from_standard, standard_from_com
 from robodyn.model.robot import Robot
 
@@ -69,12 +69,19 @@ def _parse(source):
     yourdfpy = _yourdfpy()
     text = source if isinstance(source, str) else None
     if text is not None and text.lstrip().startswith("<"):
-        handle, origin = io.BytesIO(text.encode("utf-8")), "<URDF string>"
+        origin = "<URDF string>"
     else:
         path = Path(source)
         if not path.is_file():
             raise ModelFileError(f"{path}: no such URDF file")
-        handle, origin = str(path), str(path)
+        text, origin = path.read_text(encoding="utf-8"), str(path)
+    data = text.encode("utf-8")
+    # yourdfpy recovers silently from malformed XML; a broken file must be an error, so check it first.
+    try:
+        ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise ModelFileError(f"{origin}: not a readable URDF (malformed XML: {exc})") from None
+    handle = io.BytesIO(data)
     try:
         urdf = yourdfpy.URDF.load(
             handle, build_scene_graph=False, build_collision_scene_graph=False, load_meshes=False,
@@ -361,6 +368,8 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             qlim=np.array(qlim, dtype=float).reshape(-1, 2), gravity=gravity, joint_names=tuple(names),
             strict=strict, **geo,
         )
+    except NonPhysicalInertiaError as exc:
+        raise NonPhysicalInertiaError(f"{origin}: {exc}") from None
     except ModelError as exc:
         raise ModelFileError(f"{origin}: {exc}") from None
 
@@ -371,7 +380,7 @@ def _moving_frame(j, Fa, axis_line, successors, link_pose):
     Oa = Fa[:3, 3]
     projection = p + ((Oa - p) @ z) * z
     moving = [k for k in successors if k.type != "fixed"]
-    if len(moving) == 1 and len(successors) == 1:
+    if len(moving) == 1:
         k = moving[0]
         pk, w = axis_line[k.name]
         c = np.cross(z, w)
