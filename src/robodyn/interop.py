@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn.errors import RobodynError
+from robodyn.errors import ModelError, RobodynError
 from robodyn.model.inertia import com_from_standard
 from robodyn.model.robot import Robot
 from robodyn.model.urdf import kk_transform
@@ -143,7 +143,9 @@ def to_mujoco_xml(robot: Robot) -> str:
     (σ = 0) or ``slide`` (σ = 1) joint about z with ``armature`` = Ia, ``damping`` = Fv, ``frictionloss`` = Fc
     and ``range`` = qlim where finite; an ``inertial`` with the mass, centre of mass and ``fullinertia`` about
     it.  Gravity is the robot's; the model has no geoms, hence no contacts.  Joint and body names are the
-    frame names.  MuJoCo's qpos order is depth-first: it equals robodyn's q order when frames are numbered
+    frame names.  A link with mass or inertia needs M > 0 and a positive-definite inertia about its centre of
+    mass in MuJoCo (a massless lumped inertia such as PUMA 560 link 1 raises :class:`ModelError`).
+    MuJoCo's qpos order is depth-first: it equals robodyn's q order when frames are numbered
     depth-first (as :func:`robodyn.from_urdf` numbers them); ``model.joint(name)`` finds a joint otherwise.
 
     Returns
@@ -165,6 +167,13 @@ def to_mujoco_xml(robot: Robot) -> str:
         body[i + 1] = el
         M, S, IG = com_from_standard(robot.params[i])
         if M > 0 or np.any(IG != 0):
+            if not (M > 0 and np.linalg.eigvalsh(IG)[0] > 0):
+                raise ModelError(
+                    f"robot '{robot.name}', link {i + 1} ({robot.joint_names[i]}): MuJoCo needs a positive mass and "
+                    f"a positive-definite inertia about the centre of mass (M = {M}, principal moments "
+                    f"{np.linalg.eigvalsh(IG).tolist()}); move a massless rotor inertia into Ia, or give the link "
+                    "a small mass and inertia"
+                )
             ET.SubElement(el, "inertial", pos=" ".join(_num(x) for x in S), mass=_num(M),
                           fullinertia=" ".join(_num(IG[a, b]) for a, b in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))))
         if robot.sigma[i] != 2:
