@@ -27,8 +27,26 @@ def user_errors():
         raise typer.Exit(2) from None
 
 
-def get_robot(name: str):
-    return load(name)
+#: Set by the global option ``robodyn --no-strict COMMAND ...``: accept published inertias that violate the
+#: triangle inequality (with a warning) in every command that loads a robot.
+_loading = {"strict": True}
+
+
+def set_strict(strict: bool) -> None:
+    """Make :func:`get_robot` strict (default) or lenient about non-physical published inertias."""
+    _loading["strict"] = bool(strict)
+
+
+def get_robot(name: str, strict: bool | None = None):
+    """The robot ``name`` (built-in, ``.yaml`` or ``.urdf``); ``strict`` defaults to the ``--no-strict`` setting."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        robot = load(name, strict=_loading["strict"] if strict is None else strict)
+    for w in caught:
+        err_console.print(f"[bold yellow]warning:[/] {w.message}", highlight=False, soft_wrap=True)
+    return robot
 
 
 def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) -> np.ndarray:
