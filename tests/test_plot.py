@@ -67,7 +67,8 @@ def test_ellipsoid_axes_are_the_eigen_decomposition(kind):
         Jv = rd.jacobian(robot, q[s], frame=3)[:3]
         E = Jv @ Jv.T if kind == "manipulability" else Jv @ np.linalg.solve(rd.inertia_matrix(robot, q[s]), Jv.T)
         # each drawn semi-axis w satisfies E w = λ w with |w| = 0.5 √λ: together they rebuild E
-        W = np.array([np.array(line.get_data_3d())[:, 1] - np.array(line.get_data_3d())[:, 0] for line in axis_lines[3 * s : 3 * s + 3]])
+        ends = [np.array(line.get_data_3d()) for line in axis_lines[3 * s : 3 * s + 3]]
+        W = [e[:, 1] - e[:, 0] for e in ends]
         np.testing.assert_allclose(4 * sum(np.outer(w, w) for w in W), E, atol=1e-12)
         centre = np.array(axis_lines[3 * s].get_data_3d())[:, 0]
         np.testing.assert_allclose(centre, rd.forward_kinematics(robot, q[s])[2, :3, 3], atol=1e-14)

@@ -167,15 +167,14 @@ def test_save_and_load_urdf_file(tmp_path):
 
 
 def test_panda_urdf_gives_franka_craig_table():
-    """The Panda URDF follows Franka's Craig table: the converter finds γ = b = 0 and the published α, d, r."""
+    """The Panda URDF follows Franka's Craig table: the converter finds the built-in Panda's table
+    (γ = b = 0, θ = 0, the published α, d, r and the flange) from the URDF's geometry alone."""
     robot = rd.from_urdf(_erd(ARMS[0]), tip="panda_link8")
+    builtin = rd.load("panda")
     assert robot.q_names == tuple(f"panda_joint{k}" for k in range(1, 8))
-    assert robot.joint_names[-1] == "panda_joint8" and robot.sigma[-1] == 2
-    np.testing.assert_array_equal(robot.gamma, 0)
-    np.testing.assert_array_equal(robot.b, 0)
-    np.testing.assert_allclose(np.abs(robot.alpha), [0] + [np.pi / 2] * 6 + [0], atol=1e-12)
-    np.testing.assert_allclose(np.abs(robot.d), [0, 0, 0, 0.0825, 0.0825, 0, 0.088, 0], atol=1e-12)
-    np.testing.assert_allclose(robot.r, [0.333, 0, 0.316, 0, 0.384, 0, 0, 0.107], atol=1e-12)
+    assert robot.joint_names[-1] == "panda_joint8" and robot.sigma.tolist() == builtin.sigma.tolist()
+    for key in ("gamma", "b", "alpha", "d", "theta", "r"):
+        np.testing.assert_allclose(getattr(robot, key), getattr(builtin, key), rtol=0, atol=1e-12, err_msg=key)
     assert "common normal" in robot.source and "panda.urdf" in robot.source
 
 

@@ -128,4 +128,6 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9, strict: bool
         if not strict:
             warnings.warn(message + " (loaded with strict=False)", UserWarning, stacklevel=2)
             return
-        raise NonPhysicalInertiaError(message + "; load with strict=False (command line: robodyn --no-strict ...) to accept a published model as it is")
+        raise NonPhysicalInertiaError(
+            message + "; load with strict=False (command line: robodyn --no-strict ...) to accept a published model as it is"
+        )

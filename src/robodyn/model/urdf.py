@@ -10,7 +10,9 @@ frame, with the URDF joint's name; no extra frame is needed for the dynamics.  T
 choices of each moving frame (origin on the axis, direction of x) as Khalil & Dombre do:
 
 * x_j along the common normal of joint j's axis and the axis of its only moving successor (fixed successors
-  do not count), origin at the foot of that normal on axis j (then that successor has γ = b = 0, as in a table of a serial robot);
+  do not count), origin at the foot of that normal on axis j (then that successor has γ = b = 0, as in the
+  table of a serial robot); of its two senses, the one closer to the URDF link's x axis, so that a URDF written
+  from a DH table gives that table back (θ_j = 0 included);
 * when the axes are parallel the normal is taken through the projection of the antecedent's origin (r_j = 0);
 * a joint with no single moving successor (the last joint, a branching joint) keeps the URDF link's x axis,
   projected on the plane normal to z_j, with its origin at the projection of the antecedent's origin.
@@ -392,14 +394,20 @@ def _moving_frame(j, Fa, axis_line, successors, link_pose):
             x = _perpendicular(foot_k - O, z)
             if x is None:
                 x = c / np.linalg.norm(c)
-            return _frame(z, x, O), f"x along the common normal to the axis of {k.name}"
+            return _frame(z, _toward(x, link_pose), O), f"x along the common normal to the axis of {k.name}"
         x = _perpendicular(pk - projection, z)
         if x is not None:
-            return _frame(z, x, projection), f"x along the common normal to the (parallel) axis of {k.name}"
+            return (_frame(z, _toward(x, link_pose), projection),
+                    f"x along the common normal to the (parallel) axis of {k.name}")
     x = _perpendicular(link_pose[:3, 0], z)
     if x is None:
         x = _perpendicular(link_pose[:3, 1], z)
     return _frame(z, x, projection), "x from the URDF link's x axis"
+
+
+def _toward(x, link_pose):
+    """±x, the sign that makes it closer to the URDF link's x axis (θ_j = 0 for URDFs written from a DH table)."""
+    return -x if x @ link_pose[:3, 0] < -_TOL else x
 
 
 # ---------------------------------------------------------------------------------------------------- export
