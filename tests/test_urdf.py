@@ -312,3 +312,21 @@ def test_builtin_robot_through_urdf_keeps_its_dynamics():
     q, qd, qdd = _states(robot, 4, seed=5)
     assert_rel(rd.inverse_dynamics(again, q, qd, qdd), rd.inverse_dynamics(robot, q, qd, qdd))
     assert_rel(rd.forward_kinematics(again, q)[..., -1, :3, 3], rd.forward_kinematics(robot, q)[..., -1, :3, 3])
+
+
+def test_mimic_coupling_agrees_with_pinocchio_mimic_joints():
+    path = _erd(ARMS[0])
+    robot = rd.from_urdf(path)
+    c = rd.mimic_coupling(path, robot)
+    assert c.independent == robot.q_names[:-1] and c.G.shape == (9, 8)
+    assert c.G[8, 7] == 1.0 and c.offset[8] == 0.0
+    model = pin.buildModelFromUrdf(path, mimic=True)
+    data = model.createData()
+    assert model.nv == 8
+    qa, qda, qdda = np.random.default_rng(4).uniform(-1, 1, (3, 8))
+    qa[7] = 0.02  # finger opening within its limits
+    q, qd, qdd = c.q(qa), c.qd(qda), c.qd(qdda)
+    tau = c.torques(rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd))
+    assert_rel(tau, pin.rnea(model, data, qa, qda, qdda))
+    M = pin.crba(model, data, qa)
+    assert_rel(c.inertia_matrix(rd.inertia_matrix(robot, q)), np.triu(M) + np.triu(M, 1).T)

@@ -60,7 +60,7 @@ from robodyn import analysis
 # --- robots: DH table converters (Craig modified DH, standard DH) ---
 from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
 # --- URDF, Pinocchio and MuJoCo interop, plotting (issue 14) ---
-from robodyn.model.urdf import from_urdf, to_urdf
+from robodyn.model.urdf import MimicCoupling, from_urdf, mimic_coupling, to_urdf
 from robodyn.interop import to_mujoco_xml, to_pinocchio
 
 # --- heavier parts (sympy, scipy.integrate) are imported on first use, so `import robodyn` and the CLI stay quick ---
@@ -133,5 +133,5 @@ __all__ = [
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
     # URDF and interop, plotting (issue 14)
-    "from_urdf", "to_urdf", "to_mujoco_xml", "to_pinocchio", "plot",
+    "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
 ]

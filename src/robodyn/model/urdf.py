@@ -41,6 +41,7 @@ import io
 import math
 import os
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -226,6 +227,11 @@ def from_urdf(
     strict : bool
         False: inertias that violate the triangle inequality warn instead of raising.
 
+    Notes
+    -----
+    Mimic joints are loaded as independent joints, as Pinocchio does by default; :func:`mimic_coupling` gives
+    the coupling q = G q_a + offset that their ``<mimic>`` tags impose.
+
     Returns
     -------
     Robot
@@ -279,6 +285,77 @@ def from_urdf(
     if not order:
         raise ModelFileError(f"{origin}: no joint below base link {base!r}")
     return _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict)
+
+
+@dataclass(frozen=True)
+class MimicCoupling:
+    """Joint variables of a robot with URDF mimic joints as functions of its independent ones.
+
+    q = G q_a + offset,  q̇ = G q̇_a,  q̈ = G q̈_a;  by the principle of virtual work the generalized forces on
+    the independent joints are τ_a = Gᵀ τ and their inertia matrix is Gᵀ A G.
+
+    Attributes
+    ----------
+    G : array (n, m)
+        ∂q/∂q_a; row k of a mimic joint holds its multiplier in the column of the joint it follows.
+    offset : array (n,)
+        Mimic offsets (rad | m).
+    independent : tuple of m str
+        Names of the independent joints, in the order of q_a.
+    """
+
+    G: np.ndarray
+    offset: np.ndarray
+    independent: tuple[str, ...]
+
+    def q(self, qa):
+        """Full joint positions (..., n) from independent ones (..., m)."""
+        return np.asarray(qa, dtype=float) @ self.G.T + self.offset
+
+    def qd(self, qda):
+        """Full joint velocities or accelerations (..., n) from independent ones (..., m)."""
+        return np.asarray(qda, dtype=float) @ self.G.T
+
+    def torques(self, tau):
+        """Generalized forces on the independent joints, Gᵀ τ (..., m), from joint torques τ (..., n)."""
+        return np.asarray(tau, dtype=float) @ self.G
+
+    def inertia_matrix(self, A):
+        """Gᵀ A G (..., m, m) from the inertia matrix A (..., n, n) of the independent joints' robot."""
+        return self.G.T @ np.asarray(A, dtype=float) @ self.G
+
+
+def mimic_coupling(source: str | os.PathLike, robot: Robot) -> MimicCoupling:
+    """The coupling that URDF ``<mimic>`` tags impose on the joints of ``robot`` (loaded from ``source``).
+
+    :func:`from_urdf` loads mimic joints as independent joints, as Pinocchio does by default; this gives the
+    constraint q_k = multiplier · q_m + offset for each of them (chains of mimic joints are followed), so that
+    ``rd.inverse_dynamics`` of the full robot at ``c.q(qa)``, ``c.qd(qda)``, ``c.qd(qdda)`` reduced by
+    ``c.torques`` is the inverse dynamics of the coupled mechanism.
+
+    Raises
+    ------
+    ModelFileError
+        A mimic joint that follows a joint that is not among ``robot.q_names``.
+    """
+    urdf, origin = _parse(source)
+    rule = {j.name: (j.mimic.joint, _float(j.mimic.multiplier, 1.0), _float(j.mimic.offset))
+            for j in urdf.joints if j.mimic is not None and j.name in robot.q_names}
+    independent = tuple(name for name in robot.q_names if name not in rule)
+    G, offset = np.zeros((robot.n, len(independent))), np.zeros(robot.n)
+    for k, name in enumerate(robot.q_names):
+        gain, shift, seen = 1.0, 0.0, set()
+        while name in rule:
+            if name in seen:
+                raise ModelFileError(f"{origin}, joint {name!r}: mimic tags form a cycle")
+            seen.add(name)
+            leader, multiplier, off = rule[name]
+            gain, shift, name = gain * multiplier, shift + gain * off, leader
+        if name not in independent:
+            raise ModelFileError(f"{origin}: a mimic joint follows {name!r}, which is not a joint of robot '{robot.name}'")
+        G[k, independent.index(name)] = gain
+        offset[k] = shift
+    return MimicCoupling(G=G, offset=offset, independent=independent)
 
 
 def _base_gravity(by_child, root, base, origin) -> np.ndarray:
@@ -362,7 +439,8 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
     mimic = [j.name for j in order if j.mimic is not None]
     summary = "Khalil–Kleinfinger frames from URDF joints (z on the joint axis): " + "; ".join(notes)
     if mimic:
-        summary += f". Mimic joints loaded as independent joints (as Pinocchio does): {', '.join(mimic)}"
+        summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.mimic_coupling couples "
+                    f"them): {', '.join(mimic)}")
     source = f"URDF {Path(origin).name if origin != '<URDF string>' else 'string'}, robot {urdf.name!r}. {summary}."
     try:
         return Robot(
