@@ -70,10 +70,14 @@ def _link_of_frame(path, robot):
     urdf = yourdfpy.URDF.load(path, build_scene_graph=False, load_meshes=False,
                               build_collision_scene_graph=False, load_collision_meshes=False).robot
     joints = {j.name: j for j in urdf.joints}
+    links = {link.name for link in urdf.links}
     out = {}
     for i, name in enumerate(robot.joint_names):
         if name not in joints:
-            out[i] = name  # an extra fixed frame named after its link
+            if name in links:
+                out[i] = name  # an extra fixed frame named after its link
+            else:
+                assert name.endswith("_offset")  # an extra frame before a nearly parallel axis
         elif joints[name].type == "fixed" or joints[name].child not in robot.joint_names:
             out[i] = joints[name].child
     return out
@@ -330,3 +334,13 @@ def test_mimic_coupling_agrees_with_pinocchio_mimic_joints():
     assert_rel(tau, pin.rnea(model, data, qa, qda, qdda))
     M = pin.crba(model, data, qa)
     assert_rel(c.inertia_matrix(rd.inertia_matrix(robot, q)), np.triu(M) + np.triu(M, 1).T)
+
+
+def test_nearly_parallel_axes_get_an_offset_frame_not_kilometre_lengths():
+    """so100's base and shoulder axes are 2.7e-6 rad from parallel (a CAD export): one Khalil–Kleinfinger
+    placement would need r ≈ 7 km; an extra fixed frame carries the offset instead (still exact: see the
+    Pinocchio test above)."""
+    robot = rd.from_urdf(_erd("so_arm_description/urdf/so100.urdf"))
+    assert "shoulder_pan_offset" in robot.joint_names and robot.sigma[robot.frame_index("shoulder_pan_offset") - 1] == 2
+    assert np.abs(np.c_[robot.b, robot.d, robot.r]).max() < 0.2
+    assert "nearly parallel" in robot.source

@@ -6,14 +6,17 @@ A URDF joint places its child link on its parent link by ``<origin xyz rpy>`` fo
 along) ``<axis>``.  A Khalil–Kleinfinger frame j needs its z axis on the joint axis, and its placement on the
 antecedent frame is ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j) Rot(z, θ_j) Trans(z, r_j)
 (Khalil & Dombre ch. 3).  The six parameters describe any placement, so every URDF joint becomes exactly one
-frame, with the URDF joint's name; no extra frame is needed for the dynamics.  The converter fixes the two free
+frame, with the URDF joint's name.  The one exception is an axis so nearly parallel to its antecedent's (CAD
+exports) that a single placement would need lengths far beyond the robot's size: an extra fixed frame
+``<joint>_offset`` then carries the offset and the joint's own frame only the tilt.  The converter fixes the two free
 choices of each moving frame (origin on the axis, direction of x) as Khalil & Dombre do:
 
-* x_j along the common normal of joint j's axis and the axis of its only moving successor (fixed successors
-  do not count), origin at the foot of that normal on axis j (then that successor has γ = b = 0, as in the
+* x_j along the common normal of joint j's axis and the axis of its only moving successor (reached directly or
+  through fixed joints), origin at the foot of that normal on axis j (then that successor has γ = b = 0, as in the
   table of a serial robot); of its two senses, the one closer to the URDF link's x axis, so that a URDF written
   from a DH table gives that table back (θ_j = 0 included);
-* when the axes are parallel the normal is taken through the projection of the antecedent's origin (r_j = 0);
+* when the axes are parallel (or so nearly parallel that the common normal lies more than ten robot sizes away)
+  the normal is taken through the projection of the antecedent's origin (r_j = 0);
 * a joint with no single moving successor (the last joint, a branching joint) keeps the URDF link's x axis,
   projected on the plane normal to z_j, with its origin at the projection of the antecedent's origin.
 
@@ -136,9 +139,10 @@ def kk_parameters(T: np.ndarray, scale: float = 1.0) -> tuple[float, float, floa
     """
     R, P = T[:3, :3], T[:3, 3]
     s = math.hypot(R[0, 2], R[1, 2])
-    if s < _TOL:
+    if s < _SNAP:
+        # z_j parallel to z_a(j): only γ + θ and b + r cos α are defined; take b = 0 and γ from the origin
         alpha = 0.0 if R[2, 2] > 0 else math.pi
-        if abs(P[1]) <= _TOL * scale:
+        if abs(P[1]) <= _SNAP * scale:
             gamma, d = 0.0, float(P[0])
         else:
             gamma, d = math.atan2(P[1], P[0]), math.hypot(P[0], P[1])
@@ -146,12 +150,16 @@ def kk_parameters(T: np.ndarray, scale: float = 1.0) -> tuple[float, float, floa
         theta = math.atan2(M[1, 0], M[0, 0]) if alpha == 0.0 else math.atan2(-M[1, 0], M[0, 0])
         b, r = 0.0, float(P[2]) * (1.0 if alpha == 0.0 else -1.0)
     else:
-        gamma, alpha = math.atan2(R[0, 2], -R[1, 2]), math.atan2(s, R[2, 2])
+        gamma = math.atan2(R[0, 2], -R[1, 2])
         if abs(gamma) > math.pi / 2 + _TOL:
-            gamma, alpha = gamma - math.copysign(math.pi, gamma), -alpha
-        sa = math.sin(alpha)
-        theta = math.atan2(R[2, 0] / sa, R[2, 1] / sa)
+            gamma -= math.copysign(math.pi, gamma)
+        # α and θ from Rz(−γ) R = Rx(α) Rz(θ), whose first row and last column are well conditioned even for a
+        # small α: the rotation is reproduced to rounding whatever the (ill-conditioned) γ of nearly parallel axes.
+        M = _rz(-gamma) @ R
+        alpha = math.atan2(-M[1, 2], M[2, 2])
+        theta = math.atan2(-M[0, 1], M[0, 0])
         Pg = _rz(-gamma) @ P
+        sa = math.sin(alpha)
         d, r = float(Pg[0]), float(-Pg[1] / sa)
         b = float(Pg[2] - math.cos(alpha) * r)
     return (_wrap(gamma), _snap(b, scale), _wrap(alpha), _snap(d, scale), _wrap(theta), _snap(r, scale))
@@ -388,14 +396,13 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             axis_line[j.name] = (place[:3, 3], place[:3, :3] @ _unit(j.axis, f"{origin}, joint {j.name!r}"))
     scale = max([1.0] + [float(np.abs(T[:3, 3]).max()) for T in world.values()])
     frame_of_link = {base: np.eye(4)}
-    successors = {j.name: [k for k in order if k.parent == j.child] for j in order}
     kk = []  # (joint, frame pose in base, how)
     for j in order:
         Fa = frame_of_link[j.parent]
         if j.type == "fixed":
             F, how = world[j.child], "fixed: the URDF link frame"
         else:
-            F, how = _moving_frame(j, Fa, axis_line, successors[j.name], world[j.child])
+            F, how = _moving_frame(j, Fa, axis_line, _moving_successors(j, order), world[j.child], scale)
         kk.append((j, F, how))
         frame_of_link[j.child] = F
     rows, notes = [], []
@@ -408,17 +415,15 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             E = _inv(F) @ world[j.child]
             if not np.allclose(E, np.eye(4), rtol=0, atol=_SNAP * scale):
                 rows.append((j.child, index[j.child], None, world[j.child], None))
+    rows, table = _with_tilt_frames(rows, scale, notes)
     nf = len(rows)
     geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
     sigma, ant, params = np.zeros(nf, int), np.zeros(nf, int), np.zeros((nf, 10))
     Fv, Fc, qlim, names = np.zeros(nf), np.zeros(nf), [], []
-    pose = {0: np.eye(4)}
     for i, (frame_name, a, j, F, child) in enumerate(rows):
-        pose[i + 1] = F
         names.append(frame_name)
         ant[i] = a
-        values = kk_parameters(_inv(pose[a]) @ F, scale)
-        for key, v in zip(geo, values):
+        for key, v in zip(geo, table[i]):
             geo[key][i] = v
         kind = "fixed" if j is None else j.type
         sigma[i] = {"revolute": 0, "continuous": 0, "prismatic": 1, "fixed": 2}[kind]
@@ -454,24 +459,64 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         raise ModelFileError(f"{origin}: {exc}") from None
 
 
-def _moving_frame(j, Fa, axis_line, successors, link_pose):
+def _moving_successors(j, order):
+    """The moving joints that follow joint j directly or through fixed joints."""
+    out, links = [], [j.child]
+    while links:
+        link = links.pop()
+        for k in order:
+            if k.parent == link:
+                if k.type == "fixed":
+                    links.append(k.child)
+                else:
+                    out.append(k)
+    return out
+
+
+def _with_tilt_frames(rows, scale, notes):
+    """Rows with an extra fixed frame before each frame whose axis is so nearly parallel to its antecedent's
+    that one Khalil–Kleinfinger placement needs lengths far beyond the robot's size (a tilt α of 1e-6 turns a
+    millimetre offset into r ≈ 1 km): the extra frame keeps the antecedent's axes and carries the offset, the
+    frame itself then only tilts.  Returns (rows, table of (γ, b, α, d, θ, r) per row)."""
+    out, table, new_index, pose = [], [], {0: 0}, {0: np.eye(4)}
+    for i, (frame_name, a, j, F, child) in enumerate(rows, start=1):
+        parent = new_index[a]
+        values = kk_parameters(_inv(pose[parent]) @ F, scale)
+        if max(abs(values[1]), abs(values[3]), abs(values[5])) > 10 * scale:
+            mid = pose[parent].copy()
+            mid[:3, 3] = F[:3, 3]
+            out.append((f"{frame_name}_offset", parent, None, mid, None))
+            table.append(kk_parameters(_inv(pose[parent]) @ mid, scale))
+            parent = len(out)
+            pose[parent] = mid
+            notes.append(f"{frame_name}_offset: an extra fixed frame, as {frame_name}'s axis is nearly parallel to its "
+                         "antecedent's")
+            values = kk_parameters(_inv(mid) @ F, scale)
+        out.append((frame_name, parent, j, F, child))
+        table.append(values)
+        new_index[i] = len(out)
+        pose[len(out)] = F
+    return out, table
+
+
+def _moving_frame(j, Fa, axis_line, moving, link_pose, scale):
     """Pose (4, 4) of the Khalil–Kleinfinger frame of moving joint j and a phrase saying how it was chosen."""
     p, z = axis_line[j.name]
     Oa = Fa[:3, 3]
     projection = p + ((Oa - p) @ z) * z
-    moving = [k for k in successors if k.type != "fixed"]
     if len(moving) == 1:
         k = moving[0]
         pk, w = axis_line[k.name]
         c = np.cross(z, w)
-        if np.linalg.norm(c) > _TOL:
-            zw = z @ w
-            t = ((pk - p) @ (z - zw * w)) / (1 - zw * zw)
+        zw = z @ w
+        t = ((pk - p) @ (z - zw * w)) / (1 - zw * zw) if np.linalg.norm(c) > _TOL else math.inf
+        # Nearly parallel axes (CAD exports) put the foot of the common normal kilometres away; they are
+        # treated as parallel so that the table keeps lengths of the robot's size (it stays exact either way).
+        if abs(t - (projection - p) @ z) <= 10 * scale:
             O = p + t * z
-            foot_k = pk + ((O - pk) @ w) * w
-            x = _perpendicular(foot_k - O, z)
-            if x is None:
-                x = c / np.linalg.norm(c)
+            # the common normal is along z_j × z_k: better conditioned than the difference of the two feet
+            # when the axes nearly intersect
+            x = c / np.linalg.norm(c)
             return _frame(z, _toward(x, link_pose), O), f"x along the common normal to the axis of {k.name}"
         x = _perpendicular(pk - projection, z)
         if x is not None:
