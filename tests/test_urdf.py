@@ -344,3 +344,16 @@ def test_nearly_parallel_axes_get_an_offset_frame_not_kilometre_lengths():
     assert "shoulder_pan_offset" in robot.joint_names and robot.sigma[robot.frame_index("shoulder_pan_offset") - 1] == 2
     assert np.abs(np.c_[robot.b, robot.d, robot.r]).max() < 0.2
     assert "nearly parallel" in robot.source
+
+
+def test_cli_info_on_a_urdf_explains_the_frames(tmp_path):
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    path = rd.save(rd.load("panda"), tmp_path / "panda.urdf")
+    result = CliRunner().invoke(app, ["info", str(path)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "URDF panda.urdf" in text and "j1: x along the common normal to the axis of j2" in text
+    assert "flange: fixed: the URDF link frame" in text
