@@ -112,7 +112,7 @@ def test_example_robot_data_agrees_with_pinocchio(rel):
             assert_rel(T[s, i], data.oMf[model.getFrameId(link, pin.FrameType.BODY)].homogeneous)
 
 
-@pytest.mark.parametrize("rel", ARMS[:8], ids=lambda r: Path(r).stem)
+@pytest.mark.parametrize("rel", ARMS, ids=lambda r: Path(r).stem)
 def test_example_robot_data_agrees_with_mujoco(rel):
     mujoco = pytest.importorskip("mujoco")
     robot = rd.from_urdf(_erd(rel))

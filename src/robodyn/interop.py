@@ -139,7 +139,8 @@ def _num(x: float) -> str:
 def to_mujoco_xml(robot: Robot) -> str:
     """An MJCF model (XML text) of ``robot`` for MuJoCo.
 
-    One body per frame, nested as the tree, placed by ^{a(j)}T_j at q = 0 (``pos`` and ``quat``); a ``hinge``
+    One body per frame, nested as the tree, placed by ^{a(j)}T_j at q = 0 (``pos`` and ``quat``); the mass of a
+    fixed frame is merged into the body of its moving ancestor (MuJoCo refuses point masses); a ``hinge``
     (σ = 0) or ``slide`` (σ = 1) joint about z with ``armature`` = Ia, ``damping`` = Fv, ``frictionloss`` = Fc
     and ``range`` = qlim where finite; an ``inertial`` with the mass, centre of mass and ``fullinertia`` about
     it.  Gravity is the robot's; the model has no geoms, hence no contacts.  Joint and body names are the
@@ -160,12 +161,13 @@ def to_mujoco_xml(robot: Robot) -> str:
     world = ET.SubElement(root, "worldbody")
     body = {0: world}
     k = {int(f): i for i, f in enumerate(robot.joint_frames)}
+    params = _welded_into_moving_bodies(robot)
     for i in _depth_first(robot):
         T = _transform(robot, i)
         el = ET.SubElement(body[int(robot.antecedent[i])], "body", name=robot.joint_names[i],
                            pos=" ".join(_num(x) for x in T[:3, 3]), quat=" ".join(_num(x) for x in _quat(T[:3, :3])))
         body[i + 1] = el
-        M, S, IG = com_from_standard(robot.params[i])
+        M, S, IG = com_from_standard(params[i])
         if M > 0 or np.any(IG != 0):
             if not (M > 0 and np.linalg.eigvalsh(IG)[0] > 0):
                 raise ModelError(
@@ -185,6 +187,34 @@ def to_mujoco_xml(robot: Robot) -> str:
             ET.SubElement(el, "joint", **attrs)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _welded_into_moving_bodies(robot: Robot) -> np.ndarray:
+    """Standard parameters (nf, 10) with the mass of every fixed frame moved into its moving ancestor (rows of
+    fixed frames become zero; a fixed frame carried by the base does not move and is dropped).
+
+    A body of mass M with first moment MS_f and inertia J_f about O_f in R_f, placed by (R, t) in R_m, has
+    MS_m = M t + R MS_f and J_m = R J_f Rᵀ + M (tᵀt 1 − t tᵀ) + 2 (tᵀc) 1 − t cᵀ − c tᵀ about O_m, c = R MS_f
+    (the parallel-axis theorem of [9.12] for a body whose centre of mass is not at O_f).
+    """
+    params = np.array(robot.params, dtype=float)
+    for i in range(robot.nf):
+        if robot.sigma[i] != 2:
+            continue
+        params[i] = 0.0
+        T, m = _transform(robot, i), int(robot.antecedent[i])
+        while m > 0 and robot.sigma[m - 1] == 2:
+            T = _transform(robot, m - 1) @ T
+            m = int(robot.antecedent[m - 1])
+        if m == 0:
+            continue
+        p = robot.params[i]
+        R, t, M = T[:3, :3], T[:3, 3], p[9]
+        c = R @ p[6:9]
+        J = R @ robot.J[i] @ R.T + M * (t @ t * np.eye(3) - np.outer(t, t)) + 2 * (t @ c) * np.eye(3) \
+            - np.outer(t, c) - np.outer(c, t)
+        params[m - 1] += np.concatenate([J[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], M * t + c, [M]])
+    return params
 
 
 def _quat(R: np.ndarray) -> np.ndarray:
