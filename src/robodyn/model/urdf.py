@@ -230,8 +230,9 @@ def from_urdf(
     name : str, optional
         Robot name (default: the URDF ``<robot name>``).
     link_frames : bool
-        Also add a fixed frame, named after the URDF child link, wherever that link's frame differs from the
-        joint's Khalil–Kleinfinger frame (forward kinematics then gives every URDF link frame).
+        Also add a fixed frame, named after the URDF child link (``<link>_link`` if a joint has that name),
+        wherever that link's frame differs from the joint's Khalil–Kleinfinger frame (forward kinematics then
+        gives every URDF link frame).
     strict : bool
         False: inertias that violate the triangle inequality warn instead of raising.
 
@@ -414,7 +415,8 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         if link_frames and j.type != "fixed":
             E = _inv(F) @ world[j.child]
             if not np.allclose(E, np.eye(4), rtol=0, atol=_SNAP * scale):
-                rows.append((j.child, index[j.child], None, world[j.child], None))
+                label = j.child if j.child not in {k.name for k in order} else f"{j.child}_link"
+                rows.append((label, index[j.child], None, world[j.child], None))
     rows, table = _with_tilt_frames(rows, scale, notes)
     nf = len(rows)
     geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
