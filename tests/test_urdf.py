@@ -76,6 +76,8 @@ def _link_of_frame(path, robot):
         if name not in joints:
             if name in links:
                 out[i] = name  # an extra fixed frame named after its link
+            elif name.endswith("_link") and name[:-5] in links and name[:-5] in joints:
+                out[i] = name[:-5]  # ... renamed as a joint has the link's name (so100's "gripper")
             else:
                 assert name.endswith("_offset")  # an extra frame before a nearly parallel axis
         elif joints[name].type == "fixed" or joints[name].child not in robot.joint_names:
