@@ -59,10 +59,6 @@ from robodyn import analysis
 
 # --- robots: DH table converters (Craig modified DH, standard DH) ---
 from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
-# --- URDF, Pinocchio and MuJoCo interop, plotting (issue 14) ---
-from robodyn.model.urdf import MimicCoupling, from_urdf, mimic_coupling, to_urdf
-from robodyn.interop import to_mujoco_xml, to_pinocchio
-
 # --- heavier parts (sympy, scipy.integrate) are imported on first use, so `import robodyn` and the CLI stay quick ---
 _LAZY = {
     # symbolic: customized models and code generation (issue 6)
@@ -86,7 +82,13 @@ _LAZY = {
     "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
     "puma_line_study": ("robodyn.simulation", "puma_line_study"),
     "simulate": ("robodyn.simulation", "simulate"),
-    # plotting (issue 14): matplotlib is imported on first use
+    # URDF, Pinocchio and MuJoCo interop, plotting (issue 14)
+    "from_urdf": ("robodyn.model.urdf", "from_urdf"),
+    "to_urdf": ("robodyn.model.urdf", "to_urdf"),
+    "mimic_coupling": ("robodyn.model.urdf", "mimic_coupling"),
+    "MimicCoupling": ("robodyn.model.urdf", "MimicCoupling"),
+    "to_pinocchio": ("robodyn.interop", "to_pinocchio"),
+    "to_mujoco_xml": ("robodyn.interop", "to_mujoco_xml"),
     "plot": ("robodyn.plot", None),
 }
 
