@@ -48,7 +48,7 @@ def _first_sentence(text: str, limit: int = 90) -> str:
 
 
 def _angle(x: float) -> str:
-    """An angle as the seed's tables print it: multiples of π/4 symbolically, other values in radians."""
+    """An angle as Khalil & Dombre's tables print it: multiples of π/4 symbolically, other values in radians."""
     k = x / (math.pi / 4)
     if abs(k - round(k)) < 1e-12:
         k = int(round(k))

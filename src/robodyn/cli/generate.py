@@ -95,7 +95,7 @@ parameters).  Robot: {robot.name}, joints {''.join('RP-'[s] for s in robot.sigma
 
 Files: {', '.join(files)}, operations.json{', base_parameters.txt' if has_base else ''}.
 
-* `*.txt`: the model as the seed's listings print it (one intermediate variable a line).
+* `*.txt`: the model as Khalil & Dombre's listings print it (one intermediate variable a line).
 * `*.py`: NumPy functions evaluating whole batches, arguments (..., n); `*.c`: `void NAME(const double *q, ...,
   double *out)` plus `long NAME_batch(long count, const double *q, long q_stride, ..., double *out)`;
   `*.m` / `*.jl`: MATLAB / Julia functions for one sample.

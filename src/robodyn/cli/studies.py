@@ -1,4 +1,4 @@
-"""Commands for the seeds' numerical studies: accuracy (Mata §5.1), demo puma-line (Mata §5.2), opcount."""
+"""Commands for the published numerical studies: accuracy (Mata §5.1), demo puma-line (Mata §5.2), opcount."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.table import Table
 from robodyn.cli._app import app
 from robodyn.cli._common import console, err_console, get_robot, print_json, user_errors
 
-demo_app = typer.Typer(help="Demonstrations from the seeds (simulations).", no_args_is_help=True)
+demo_app = typer.Typer(help="Demonstrations from the literature (Mata et al.'s simulations).", no_args_is_help=True)
 app.add_typer(demo_app, name="demo")
 
 
@@ -31,7 +31,7 @@ def _progress() -> Progress:
 
 @app.command("accuracy")
 def accuracy_command(
-    robot: str = typer.Argument(..., help="built-in robot name or model file (the seed's: ascher2)"),
+    robot: str = typer.Argument(..., help="built-in robot name or model file (Mata et al.'s: ascher2)"),
     steps: int = typer.Option(180, help="poses over a full turn of the last joint (180: 2° steps)"),
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     plot: Path = typer.Option(None, help="write accelerations and cond(A) vs angle to this PNG file"),
@@ -124,7 +124,7 @@ def opcount_command(
     methods: str = typer.Option(None, help="comma-separated method names to count (default: all installed)"),
     json_out: bool = _JSON,
 ) -> None:
-    """Multiplications and additions per method vs n, next to the seeds' published formulas."""
+    """Multiplications and additions per method vs n, next to the published formulas."""
     from robodyn.analysis.opcount import OpcountReport, opcount_report
 
     with user_errors():
@@ -151,7 +151,7 @@ def opcount_command(
             counts.add_row(f"{c.kind} {c.method}", *(f"{t.mul}/{t.add}" for t in c.tallies),
                            f"{last.sin}, {last.cos} (n={n_max})")
         console.print(counts)
-        table = Table(*OpcountReport.HEADER, title="fitted counts vs the seeds' formulas")
+        table = Table(*OpcountReport.HEADER, title="fitted counts vs the published formulas")
         for row in report.rows():
             table.add_row(*row)
         console.print(table)

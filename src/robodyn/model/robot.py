@@ -7,7 +7,7 @@ Frame j (j = 1..nf) is placed relative to its antecedent a(j) (0 is the fixed ba
 (Khalil & Dombre, ch. 3 and §9.5).  σ_j = 0: revolute, q adds to θ_j; σ_j = 1: prismatic, q adds to r_j;
 σ_j = 2: fixed frame (no joint variable).  A serial robot has a(j) = j − 1 and γ = b = 0; any antecedent
 array with a(j) < j describes a tree.  In the arrays of this class, index i = j − 1 holds frame j and
-``antecedent`` holds a(j) with the seed's numbering (0 = base).
+``antecedent`` holds a(j) with Khalil & Dombre's numbering (0 = base).
 """
 
 from __future__ import annotations

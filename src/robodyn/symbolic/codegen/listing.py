@@ -1,10 +1,10 @@
-"""The model as the seed's listings print it (Example 9.4, Appendix 7): one ``NAME = expression`` a line."""
+"""The model as Khalil & Dombre's listings print it (Example 9.4, Appendix 7): one ``NAME = expression`` a line."""
 
 from __future__ import annotations
 
 from robodyn.symbolic.codegen.printer import Language, to_source
 
-SEED = Language("seed", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "**")
+SEED = Language("listing", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "**")
 
 
 def listing(model, title: str) -> str:
