@@ -99,7 +99,7 @@ def test_study_commands_json(tmp_path):
     out = json.loads(res.stdout)
     ne = next(c for c in out["counts"] if (c["kind"], c["method"]) == ("inverse", "newton_euler"))
     assert out["n"] == [1, 2, 3] and ne["sin"] == [1, 2, 3] and ne["mul"][1] > 0
-    assert any(row["seed formula"] == "137n − 22" for row in out["comparison"])
+    assert any(row["published formula"] == "137n − 22" for row in out["comparison"])
     plot = tmp_path / "puma.png"
     res = runner.invoke(app, ["demo", "puma-line", "--methods", "recursive", "--samples", "101", "--json",
                               "--plot", str(plot)])

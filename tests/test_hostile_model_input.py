@@ -343,3 +343,19 @@ def test_no_false_singular_on_builtin_robots(name):
     for method in ("recursive", "cholesky", "gibbs_appell", "spatial_operator"):
         acc32 = rd.forward_dynamics(robot, *(x.astype(np.float32) for x in (q, qd, tau)), method=method)
         assert acc32.dtype == np.float32 and np.all(np.isfinite(acc32))
+
+
+def test_urdf_with_entities_or_a_dtd_is_refused(tmp_path):
+    """External entities would read local files into the model and nested ones expand without bound."""
+    pytest.importorskip("yourdfpy")
+    xxe = ('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+           '<robot name="&x;"><link name="base"/></robot>')
+    laughs = ('<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+              '<robot name="&b;"><link name="base"/></robot>')
+    for text in (xxe, laughs):
+        with pytest.raises(rd.ModelFileError, match="DOCTYPE"):
+            rd.from_urdf(text)
+        path = tmp_path / "r.urdf"
+        path.write_text(text)
+        with pytest.raises(rd.ModelFileError, match="DOCTYPE"):
+            rd.load(str(path))

@@ -140,6 +140,14 @@ _LAZY = {
     "momentum_observer": ("robodyn.dynamics.derivatives", "momentum_observer"),
     "generalized_momentum": ("robodyn.dynamics.derivatives", "generalized_momentum"),
     # --- end issue 10 ---
+    # URDF, Pinocchio and MuJoCo interop, plotting (issue 14)
+    "from_urdf": ("robodyn.model.urdf", "from_urdf"),
+    "to_urdf": ("robodyn.model.urdf", "to_urdf"),
+    "mimic_coupling": ("robodyn.model.urdf", "mimic_coupling"),
+    "MimicCoupling": ("robodyn.model.urdf", "MimicCoupling"),
+    "to_pinocchio": ("robodyn.interop", "to_pinocchio"),
+    "to_mujoco_xml": ("robodyn.interop", "to_mujoco_xml"),
+    "plot": ("robodyn.plot", None),
 }
 
 
@@ -200,4 +208,6 @@ __all__ = [
     # --- issue 10 ---
     "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
     "momentum_observer", "generalized_momentum",
+    # URDF and interop, plotting (issue 14)
+    "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
 ]

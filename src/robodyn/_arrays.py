@@ -125,7 +125,7 @@ def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int,
 
 
 def frame_index(robot, frame) -> int:
-    """0-based index of frame ``frame`` given in the seed's numbering 1..nf (default: the last frame)."""
+    """0-based index of frame ``frame`` given in Khalil & Dombre's numbering 1..nf (default: the last frame)."""
     j = robot.nf if frame is None else frame
     if isinstance(j, str):
         if j not in robot.joint_names:

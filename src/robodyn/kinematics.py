@@ -1,7 +1,7 @@
 """Kinematics in Khalil–Kleinfinger notation, batched over leading axes.
 
 Every function takes joint arrays of shape (..., n) and loops over frames only.
-Frames are numbered as in the seed, j = 1..nf; arrays of per-frame results have the frame axis
+Frames are numbered as in Khalil & Dombre, j = 1..nf; arrays of per-frame results have the frame axis
 right after the batch axes.
 """
 
@@ -310,7 +310,7 @@ def block_of(v: tuple, sl: slice, size: int) -> tuple:
 def link_accelerations(robot: Robot, q, qd, qdd) -> tuple[np.ndarray, np.ndarray]:
     """Angular acceleration ^jω̇_j and linear acceleration ^jV̇_j of O_j for every frame, in R_j.
 
-    ^jV̇_j is the acceleration of the origin O_j in the base, projected on R_j (the seed's convention
+    ^jV̇_j is the acceleration of the origin O_j in the base, projected on R_j (Khalil & Dombre's convention
     below [9.90]); gravity is not included.
 
     Parameters
@@ -337,7 +337,7 @@ def jacobian(robot: Robot, q, frame=None, point=None) -> np.ndarray:
     Parameters
     ----------
     q : (..., n)
-    frame : int or str, default last frame — frame number j = 1..nf (seed numbering) or its name.
+    frame : int or str, default last frame — frame number j = 1..nf (Khalil & Dombre's numbering) or its name.
     point : (..., 3), optional — a point fixed to link j, coordinates in R_j (m); default O_j.
 
     Returns
@@ -374,7 +374,7 @@ def jacobian_dot_qd(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
     ----------
     robot : Robot
     q, qd : array_like (..., n) — joint positions (rad | m) and velocities (rad/s | m/s).
-    frame : int or str, default last frame — frame number j = 1..nf (seed numbering) or its name.
+    frame : int or str, default last frame — frame number j = 1..nf (Khalil & Dombre's numbering) or its name.
     point : array_like (..., 3), optional — a point fixed to link j, coordinates in R_j (m); default O_j.
 
     Returns

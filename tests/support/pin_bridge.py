@@ -1,4 +1,5 @@
-"""Test-only bridge: a robodyn Robot as a Pinocchio model (the independent cross-check).
+"""Test-only bridge: a robodyn Robot as a Pinocchio model (the independent cross-check), built by
+:func:`robodyn.to_pinocchio`.
 
 Frame j's placement relative to its antecedent is Rz(γ)Tz(b)Rx(α)Tx(d)Rz(θ)Tz(r) with the joint at zero;
 the joint (revolute or prismatic about z) follows, since Rz(θ+q)Tz(r) = Rz(θ)Tz(r)Rz(q) and
@@ -6,7 +7,8 @@ Tz(r+q) = Tz(r)Tz(q).  Fixed frames (σ = 2) are merged into their moving ancest
 Joints are added to Pinocchio in depth-first order (its CRBA assumes that numbering on trees); ``perm``
 maps robodyn's joint order to Pinocchio's velocity indices and every method permutes in and out.
 Pinocchio's dynamic parameters [m, mc, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz] are about the frame origin,
-i.e. robodyn's standard parameters reordered.  Rotor inertia maps to Pinocchio's armature.
+i.e. robodyn's standard parameters reordered.  Rotor inertia maps to Pinocchio's armature; friction stays on
+robodyn's side (the bridge compares the rigid-body model plus armature).
 """
 
 from __future__ import annotations
@@ -14,28 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from robodyn.spatial import rot_x, rot_z
-
-
-def _placement(robot, i) -> pin.SE3:
-    T = np.eye(4)
-    for M in (
-        _h(rot_z(robot.gamma[i]), [0, 0, 0]),
-        _h(np.eye(3), [0, 0, robot.b[i]]),
-        _h(rot_x(robot.alpha[i]), [0, 0, 0]),
-        _h(np.eye(3), [robot.d[i], 0, 0]),
-        _h(rot_z(robot.theta[i]), [0, 0, 0]),
-        _h(np.eye(3), [0, 0, robot.r[i]]),
-    ):
-        T = T @ M
-    return pin.SE3(T[:3, :3].copy(), T[:3, 3].copy())
-
-
-def _h(R, p):
-    T = np.eye(4)
-    T[:3, :3] = R
-    T[:3, 3] = p
-    return T
+import robodyn as rd
 
 
 class PinRobot:
@@ -43,44 +24,13 @@ class PinRobot:
 
     def __init__(self, robot):
         self.robot = robot
-        model = pin.Model()
-        model.gravity = pin.Motion(np.asarray(robot.gravity, float), np.zeros(3))
-        where = {0: (0, pin.SE3.Identity())}  # seed frame number -> (pin joint id, placement in that joint)
-        self.joint_of = [0] * robot.nf
-        self.in_joint = [None] * robot.nf
-        order, stack = [], [i for i in range(robot.nf) if robot.antecedent[i] == 0][::-1]
-        while stack:
-            i = stack.pop()
-            order.append(i)
-            stack.extend([c for c in range(robot.nf) if robot.antecedent[c] == i + 1][::-1])
-        for i in order:
-            pj, pplace = where[int(robot.antecedent[i])]
-            place = pplace * _placement(robot, i)
-            if robot.sigma[i] == 2:
-                jid, local = pj, place
-            else:
-                jm = pin.JointModelRZ() if robot.sigma[i] == 0 else pin.JointModelPZ()
-                jid = model.addJoint(pj, jm, place, robot.joint_names[i])
-                local = pin.SE3.Identity()
-            p = robot.params[i]
-            dyn = np.array([p[9], p[6], p[7], p[8], p[0], p[1], p[3], p[2], p[4], p[5]])
-            # FromDynamicParameters divides by the mass: a massless body (PUMA 560 link 1) gets its
-            # rotational inertia directly.
-            inertia = pin.Inertia.FromDynamicParameters(dyn) if p[9] > 0 else pin.Inertia(0.0, np.zeros(3), robot.J[i])
-            if jid > 0:
-                model.appendBodyToJoint(jid, inertia, local)
-            where[i + 1] = (jid, local)
-            self.joint_of[i] = jid
-            self.in_joint[i] = local
-        self.frame_ids = []
-        for i in range(robot.nf):
-            jid, local = self.joint_of[i], self.in_joint[i]
-            fid = model.addFrame(pin.Frame(f"F{i + 1}", jid, local, pin.FrameType.OP_FRAME))
-            self.frame_ids.append(fid)
-        self.perm = np.array([model.joints[self.joint_of[f]].idx_v for f in robot.joint_frames], dtype=int)
-        armature = np.zeros(model.nv)
-        armature[self.perm] = robot.Ia[robot.joint_frames]
-        model.armature = armature
+        model, mapping = rd.to_pinocchio(robot)
+        model.damping = np.zeros(model.nv)
+        model.friction = np.zeros(model.nv)
+        self.frame_ids = [int(f) for f in mapping.frame_ids]
+        self.joint_of = [int(model.frames[f].parentJoint) for f in self.frame_ids]
+        self.in_joint = [model.frames[f].placement for f in self.frame_ids]
+        self.perm = np.asarray(mapping.v_index, dtype=int)
         self.model = model
         self.data = model.createData()
 

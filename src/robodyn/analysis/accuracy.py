@@ -83,7 +83,7 @@ class AccuracyResult:
         return np.abs(self.qdd_double - self.qdd_double[:1]).max(axis=(1, 2))
 
     def table(self) -> tuple[list[str], list[list[str]]]:
-        """The seed's Table 5 for every joint: header and rows (one per method) of formatted numbers."""
+        """Mata et al.'s Table 5 for every joint: header and rows (one per method) of formatted numbers."""
         n = self.qdd_double.shape[-1]
         header = ["method", "dtype"]
         header += [f"max |Δq̈{j + 1}|" for j in range(n)] + [f"mean |Δq̈{j + 1}|" for j in range(n)]
@@ -151,7 +151,7 @@ def accuracy_study(robot: Robot, methods=None, steps: int = 180) -> AccuracyResu
     AccuracyResult
     """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 2:
-        raise InputError(f"steps = {steps!r}; give an integer >= 2 (180 gives the seed's 2° steps)")
+        raise InputError(f"steps = {steps!r}; give an integer >= 2 (180 gives Mata et al.'s 2° steps)")
     methods = available_methods("forward") if methods is None else tuple(methods)
     if not methods:
         raise InputError("no forward-dynamics method to compare; give methods=[...] or install one")

@@ -3,9 +3,9 @@
 Every joint input is a :class:`~robodyn.analysis.traced.Traced` number (an object array of them goes through the
 same batched NumPy code as float arrays); the counting rules are in :mod:`robodyn.analysis.traced`.
 
-The counting robots (:func:`counting_robot`) are general serial arms with revolute joints only (the seeds'
+The counting robots (:func:`counting_robot`) are general serial arms with revolute joints only (the published
 "worst case"): random non-special twist angles α and lengths d, r, full inertia tensors and first moments,
-θ offsets 0 (an offset only shifts q), no rotor inertia and no friction (the seeds' models have neither),
+θ offsets 0 (an offset only shifts q), no rotor inertia and no friction (the published models have neither),
 gravity along −z_0.  The counts depend on that structure only, never on the random values.
 """
 
@@ -72,7 +72,7 @@ def count_operations(robot: Robot, kind: str, method: str, seed: int = 1) -> tup
     return tally, values(traced), fn(robot, *args)
 
 
-# --- the seeds' published formulas -----------------------------------------------------------------------------
+# --- the published formulas ------ -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Formula:
     """A published operation count: mul(n), add(n) as polynomial coefficients (highest power first)."""
@@ -86,7 +86,7 @@ class Formula:
         return m, (None if self.add is None else float(np.polyval(self.add, n)))
 
 
-#: Seed formulas compared with each (kind, method).  Divisions are counted as multiplications everywhere.
+#: Published formulas compared with each (kind, method).  Divisions are counted as multiplications everywhere.
 SEED_FORMULAS: dict[tuple[str, str], list[Formula]] = {
     ("inverse", "newton_euler"): [
         Formula("Khalil Table 9.5, Luh et al. N-E", (137, -22), (101, -11)),
@@ -186,8 +186,8 @@ class OpcountReport:
     counts: tuple[MethodCount, ...] = field(default_factory=tuple)
 
     def rows(self) -> list[list[str]]:
-        """Two rows (mult, add) per (method, published count): our exact fit and value at n = 6, the seed's
-        formula and value at n = 6, and the difference ours − seed at n = 6."""
+        """Two rows (mult, add) per (method, published count): our exact fit and value at n = 6, the published
+        formula and value at n = 6, and the difference ours − published at n = 6."""
         rows = []
         for c in self.counts:
             name = f"{c.kind} {c.method}"
@@ -217,7 +217,7 @@ class OpcountReport:
                     ])
         return rows
 
-    HEADER = ("method", "op", "ours (exact fit)", "ours n=6", "seed", "seed formula", "seed n=6", "ours − seed n=6")
+    HEADER = ("method", "op", "ours (exact fit)", "ours n=6", "published", "published formula", "published n=6", "ours − published n=6")
 
 
 def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), methods=None,

@@ -11,7 +11,7 @@ to a tally:
 Conventions (stated so the numbers can be compared with hand counts):
 
 * Operations between constants of the robot (plain Python numbers) are not counted: they can be done
-  off-line, as every seed assumes.
+  off-line, as every published count assumes.
 * An operation with an exact constant 0 or ±1 is not counted and folds to its result (x·0 = 0, x·1 = x,
   x + 0 = x, x·(−1) = −x): the structural zeros of rotation matrices, joint axes z = [0, 0, 1], zero initial
   velocities, etc., cost nothing, as in a customized or hand-optimised implementation.  Negation is free.

@@ -10,6 +10,7 @@ import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table as _RichTable
+from rich.text import Text
 
 from robodyn.errors import RobodynError
 from robodyn.model.io import load
@@ -64,14 +65,30 @@ def _fail(message: str):
     raise typer.Exit(2) from None
 
 
-def get_robot(name: str):
-    """The robot, with its name, joint names and source made :func:`robodyn.sanitize.printable` (no terminal
-    escape sequence from a model file reaches the screen)."""
+#: Set by the global option ``robodyn --no-strict COMMAND ...``: accept published inertias that violate the
+#: triangle inequality (with a warning) in every command that loads a robot.
+_loading = {"strict": True}
+
+
+def set_strict(strict: bool) -> None:
+    """Make :func:`get_robot` strict (default) or lenient about non-physical published inertias."""
+    _loading["strict"] = bool(strict)
+
+
+def get_robot(name: str, strict: bool | None = None):
+    """The robot ``name`` (built-in, ``.yaml`` or ``.urdf``; ``strict`` defaults to the ``--no-strict`` setting),
+    with its name, joint names and source made :func:`robodyn.sanitize.printable` (no terminal escape sequence
+    from a model file reaches the screen)."""
     import dataclasses
+    import warnings
 
     from robodyn.sanitize import printable
 
-    robot = load(name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        robot = load(name, strict=_loading["strict"] if strict is None else strict)
+    for w in caught:
+        err_console.print(Text("warning: ", style="bold yellow") + Text(printable(str(w.message))), soft_wrap=True)
     clean = dict(name=printable(robot.name), source=printable(robot.source),
                  joint_names=tuple(printable(n) for n in robot.joint_names))
     if all(getattr(robot, k) == v for k, v in clean.items()):

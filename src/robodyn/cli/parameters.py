@@ -58,7 +58,7 @@ def base_params_command(
 
     lengths = sorted(bp.geometry, key=str)
     for eq in bp.equations:
-        rhs = sympy.collect(eq.rhs, lengths) if lengths else eq.rhs  # D3**2*(M3 + M4 + ...) as Khalil & Dombre print it
+        rhs = sympy.collect(eq.rhs, lengths) if lengths else eq.rhs  # D3**2*(M3 + M4 + ...) as in Khalil & Dombre
         console.print(f"  {eq.lhs} = {rhs}", highlight=False)
     if bp.friction:
         console.print("Friction: " + " ".join(n for n in bp.names if n.startswith(("Fc", "Fv", "Foff"))), highlight=False)

@@ -12,7 +12,7 @@ from robodyn.cli._app import Typer, _Group, app
 from robodyn._progress import progress
 from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
 
-demo_app = Typer(help="Demonstrations from Mata et al. (simulations).", no_args_is_help=True, rich_markup_mode=None,
+demo_app = Typer(help="Demonstrations from the literature (Mata et al.'s simulations, Dellin's WAM calibration).", no_args_is_help=True, rich_markup_mode=None,
                  cls=_Group)
 app.add_typer(demo_app, name="demo")
 

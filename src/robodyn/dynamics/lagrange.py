@@ -156,7 +156,7 @@ def coriolis_matrix(robot: Robot, q, qd) -> np.ndarray:
 def kinetic_energy(robot: Robot, q, qd) -> np.ndarray:
     """Kinetic energy E, link by link [9.16]–[9.18] plus rotors ½ Ia q̇².
 
-    E_j = ½ [ωᵀ J_j ω + M_j VᵀV + 2 MS_jᵀ(V × ω)], everything in R_j ([9.16]; the seed's [9.13] prints ω̇ for ω).
+    E_j = ½ [ωᵀ J_j ω + M_j VᵀV + 2 MS_jᵀ(V × ω)], everything in R_j ([9.16]; Khalil & Dombre's [9.13] prints ω̇ for ω).
 
     Parameters
     ----------

@@ -23,7 +23,7 @@ so that exact zeros (joint axes, aligned frames, constant P) cost nothing.
 
 τ_j = Γ_j − Γ_fj(q̇_j) (friction [9.26]–[9.28] and offset, [9.106]).
 
-Seed typography fixed here: [9.104] and [9.107] print (^n𝕋_{n−1})⁻¹ where [9.100] gives ^n𝕋_{n−1}, and
+Typography of Khalil & Dombre fixed here: [9.104] and [9.107] print (^n𝕋_{n−1})⁻¹ where [9.100] gives ^n𝕋_{n−1}, and
 [9.107] misplaces a parenthesis; the consistent forms are [9.121]–[9.122], used below.  [9.112] prints
 "+ 𝕋ᵀ f" where [9.102] gives "−"; the sign of [9.102] and [9.115]/[9.119] is used.
 """

@@ -35,7 +35,7 @@ from robodyn.spatial import rot_x
 
 #: Robot fields with one entry per joint variable (σ ≠ 2).
 _JOINT_FIELDS = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
-_PASS_FIELDS = ("name", "source", "gravity", "qlim")
+_PASS_FIELDS = ("name", "source", "gravity", "qlim", "strict")
 
 
 def from_craig_mdh(alpha, a, theta, d, sigma=None, *, masses=None, coms=None, inertias_com=None, **robot_fields) -> Robot:

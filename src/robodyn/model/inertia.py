@@ -11,6 +11,8 @@ They relate to the inertia about the centre of mass G_j by [9.12]:  J_j = I_Gj -
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from robodyn.errors import InputError, NonPhysicalInertiaError
@@ -104,13 +106,15 @@ def com_from_standard(params) -> tuple[float, np.ndarray, np.ndarray]:
     return M, S, J + M * Shat @ Shat
 
 
-def check_physical(params, where: str = "link", rtol: float = 1e-9) -> None:
+def check_physical(params, where: str = "link", rtol: float = 1e-9, strict: bool = True) -> None:
     """Raise :class:`NonPhysicalInertiaError` unless ``params`` (10,) can belong to a rigid body.
 
     Conditions: M ≥ 0; a massless body has zero first moments; the inertia about the centre of mass,
     I_G = J + MŜŜ (from [9.12]), is positive semi-definite and its principal moments satisfy the
     triangle inequality I1 + I2 ≥ I3 (for M > 0). ``rtol`` scales the tolerance by the largest principal moment.
     A massless body may keep a rotational inertia (e.g. PUMA 560 link 1 as published: m = 0, ZZ = 0.35).
+    ``strict=False`` turns a triangle-inequality violation into a :class:`UserWarning` (published models
+    such as Corke's PUMA 560 link 3 have one).
     """
     p = np.asarray(params, dtype=float)
     names = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
@@ -153,7 +157,11 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9) -> None:
     # A massless body (M = 0) is an idealisation (a lumped rotating inertia, as PUMA 560 link 1): only
     # positive semi-definiteness applies to it, the triangle inequality needs a mass distribution.
     if M > 0 and lam[0] + lam[1] < lam[2] - tol:
+        message = (f"{where}: principal moments {lam.tolist()} of the inertia about the centre of mass violate "
+                   "the triangle inequality I1 + I2 >= I3; no rigid body has this inertia")
+        if not strict:
+            warnings.warn(message + " (loaded with strict=False)", UserWarning, stacklevel=2)
+            return
         raise NonPhysicalInertiaError(
-            f"{where}: principal moments {lam.tolist()} of the inertia about the centre of mass violate "
-            "the triangle inequality I1 + I2 >= I3; no rigid body has this inertia"
+            message + "; load with strict=False (command line: robodyn --no-strict ...) to accept a published model as it is"
         )

@@ -215,14 +215,16 @@ def list_robots() -> list[str]:
     return sorted(Path(f.name).stem for f in files if f.name.endswith(".yaml"))
 
 
-def load(name_or_path: str | os.PathLike) -> Robot:
-    """Load a built-in robot by name (see :func:`list_robots`) or a model file.
+def load(name_or_path: str | os.PathLike, strict: bool = True) -> Robot:
+    """Load a built-in robot by name (see :func:`list_robots`), a model file ``*.yaml`` or a URDF file ``*.urdf``.
 
-    The rule: a ``str`` with no folder separator and no ``.yaml`` / ``.yml`` suffix that names a built-in
-    robot is that robot, whatever exists in the current folder (a folder ``rx90`` written by
+    The rule: a ``str`` with no folder separator and no ``.yaml`` / ``.yml`` / ``.urdf`` suffix that names a
+    built-in robot is that robot, whatever exists in the current folder (a folder ``rx90`` written by
     ``robodyn generate rx90 --out rx90`` does not hide it); write ``./rx90`` to mean a file of that name.
     Anything else (a ``os.PathLike``, a name with a separator or a suffix, an unknown bare name that is
-    an existing file) is read as a model file of at most :data:`MAX_FILE_BYTES` bytes of UTF-8 text.
+    an existing file) is read as a model file of at most :data:`MAX_FILE_BYTES` bytes of UTF-8 text; a
+    ``.urdf`` file goes to :func:`robodyn.from_urdf` (whole tree, default options).
+    ``strict=False`` accepts published inertias that violate the triangle inequality, with a warning.
 
     Raises
     ------
@@ -234,7 +236,7 @@ def load(name_or_path: str | os.PathLike) -> Robot:
     if isinstance(name_or_path, str) and _is_bare_name(name_or_path):
         builtin = resources.files("robodyn.robots").joinpath(f"{name_or_path}.yaml")
         if builtin.is_file():
-            return _from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'")
+            return _from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'", strict)
         if not Path(name_or_path).exists():
             raise UnknownRobotError(
                 f"unknown robot '{name_or_path}'; built-in robots are {', '.join(list_robots())}, "
@@ -244,12 +246,17 @@ def load(name_or_path: str | os.PathLike) -> Robot:
         raise ModelFileError(f"load: expected a robot name or a path, got {type(name_or_path).__name__}")
     if not str(name_or_path):
         raise UnknownRobotError("load: empty robot name; give a built-in robot name or a path to a .yaml file")
-    return _from_text(_read_model_file(Path(name_or_path), str(name_or_path)), str(name_or_path))
+    text = _read_model_file(Path(name_or_path), str(name_or_path))
+    if Path(name_or_path).suffix.lower() == ".urdf":
+        from robodyn.model.urdf import from_urdf
+
+        return from_urdf(text, strict=strict, name=Path(name_or_path).stem)
+    return _from_text(text, str(name_or_path), strict)
 
 
 def _is_bare_name(text: str) -> bool:
     seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
-    return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml")
+    return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml", ".urdf")
 
 
 def _read_model_file(path: Path, label: str) -> str:
@@ -277,7 +284,7 @@ def loads(text: str, origin: str = "<string>") -> Robot:
     return _from_text(text, origin)
 
 
-def _from_text(text: str, origin: str) -> Robot:
+def _from_text(text: str, origin: str, strict: bool = True) -> Robot:
     doc = _parse_yaml(text, origin)
     if not isinstance(doc, dict):
         raise ModelFileError(f"{origin}: expected a mapping with keys {', '.join(_TOP_KEYS)}")
@@ -332,6 +339,7 @@ def _from_text(text: str, origin: str) -> Robot:
             gravity=[_number(g, origin, "gravity") for g in gravity],
             joint_names=tuple(names),
             qlim=np.array(qlim).reshape(-1, 2),
+            strict=strict,
             **geo,
             **extra,
         )
@@ -506,8 +514,14 @@ _ModelDumper.add_representer(str, _represent_str)
 
 
 def save(robot: Robot, path: str | os.PathLike) -> Path:
-    """Write ``robot`` to a YAML model file atomically (no partial file on error); returns the path."""
-    text = dumps(robot)
+    """Write ``robot`` to a YAML model file (or URDF for ``*.urdf``) atomically (no partial file on error);
+    returns the path."""
     if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise InputError(f"argument 'path' is {path!r}; give the path of the .yaml file to write")
+        raise InputError(f"argument 'path' is {path!r}; give the path of the .yaml or .urdf file to write")
+    if Path(path).suffix.lower() == ".urdf":
+        from robodyn.model.urdf import to_urdf
+
+        text = to_urdf(robot)
+    else:
+        text = dumps(robot)
     return write_atomically(path, lambda fh: fh.write(text), what="model file")

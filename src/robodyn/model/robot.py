@@ -7,7 +7,7 @@ Frame j (j = 1..nf) is placed relative to its antecedent a(j) (0 is the fixed ba
 (Khalil & Dombre, ch. 3 and §9.5).  σ_j = 0: revolute, q adds to θ_j; σ_j = 1: prismatic, q adds to r_j;
 σ_j = 2: fixed frame (no joint variable).  A serial robot has a(j) = j − 1 and γ = b = 0; any antecedent
 array with a(j) < j describes a tree.  In the arrays of this class, index i = j − 1 holds frame j and
-``antecedent`` holds a(j) with the seed's numbering (0 = base).
+``antecedent`` holds a(j) with Khalil & Dombre's numbering (0 = base).
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ class Robot:
     joint_names : tuple of str (nf,)
     source : str
         Where the numbers come from.
+    strict : bool
+        False accepts published inertias that violate the triangle inequality, with a warning (default True).
 
     Notes
     -----
@@ -89,6 +91,7 @@ class Robot:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     joint_names: tuple[str, ...] | None = None
     source: str = ""
+    strict: bool = True
 
     def __post_init__(self) -> None:
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
@@ -180,7 +183,7 @@ class Robot:
     def _check_links(self) -> None:
         for i in range(self.nf):
             where = f"robot '{self.name}', link {i + 1} ({self.joint_names[i]})"
-            check_physical(self.params[i], where)
+            check_physical(self.params[i], where, strict=self.strict)
             for key in ("Ia", "Fc", "Fv", "Fst", "kst", "Bst"):
                 if getattr(self, key)[i] < 0:
                     raise ModelError(f"{where}: field {key} = {getattr(self, key)[i]} is negative; it must be >= 0")
@@ -236,6 +239,18 @@ class Robot:
     def children(self) -> tuple[tuple[int, ...], ...]:
         """0-based child frame indices of each frame."""
         return self._derived.children
+
+    # ---- names of frames and joint variables (URDF joint names are kept as frame names) ----
+    @property
+    def q_names(self) -> tuple[str, ...]:
+        """Names of the joint variables, in the order of q (the frames of ``joint_frames``)."""
+        return tuple(self.joint_names[i] for i in self.joint_frames)
+
+    def frame_index(self, name: str) -> int:
+        """Frame number j (1..nf, for ``frame=`` arguments) of the frame called ``name``."""
+        if name not in self.joint_names:
+            raise ModelError(f"robot '{self.name}': no frame named {name!r}; frames: {', '.join(self.joint_names)}")
+        return self.joint_names.index(name) + 1
 
     def replace(self, **changes) -> "Robot":
         """A copy with some fields changed (validated again)."""

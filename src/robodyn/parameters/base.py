@@ -22,7 +22,7 @@ _NAME = re.compile(r"^([A-Za-z]+?)(\d+)$")
 
 
 def grouped_name(standard: str) -> str:
-    """``ZZ1`` -> ``ZZR1``: the seed's name of a standard parameter that received grouped terms."""
+    """``ZZ1`` -> ``ZZR1``: Khalil & Dombre's name of a standard parameter that received grouped terms."""
     head, j = _NAME.match(standard).groups()
     return f"{head}R{j}"
 
@@ -121,7 +121,7 @@ class BaseParameters:
 def _group_friction(res, W: np.ndarray, index: dict, tol: float) -> None:
     """Friction columns that depend on the kept inertial columns, grouped by a numerical test (in place).
 
-    The closed-form rules of the seed cover the inertial parameters only.  A friction offset Foff_k (column
+    The closed-form rules of Khalil & Dombre cover the inertial parameters only.  A friction offset Foff_k (column
     e_k) is dependent when joint k carries a constant gravity force of a single parameter: e.g. the first
     prismatic joint p1, not orthogonal to g, behind revolute axes parallel to it, has
     D_{M_p1} = D_{Ia_p1} − gᵀa_p1 e_p1 + (columns of link a(p1)).  Such a column is grouped as in [9.40].

@@ -1,9 +1,9 @@
 """Base parameters by the numerical QR method (Gautier 91; Khalil & Dombre §9.4.1, [9.37]–[9.40]).
 
-The regressor is evaluated at random states and stacked into W (r × p).  Following the seed, the parameters
+The regressor is evaluated at random states and stacked into W (r × p).  Following Khalil & Dombre, the parameters
 with the highest subscripts are eliminated first: column k of W is kept when it is independent of the columns
 before it.  With W = Q R the QR decomposition *without* pivoting, |R_kk| is the distance of column k from the
-span of columns 0..k−1, so the kept set is {k : |R_kk| > tol} — the search of the seed "from the last column
+span of columns 0..k−1, so the kept set is {k : |R_kk| > tol} — the search of Khalil & Dombre "from the last column
 backwards" for dependent columns, done in one factorization.  Then
 
     Γ = [D1 D2] [K1; K2] = D1 (K1 + β K2) = D1 K_B,     D2 = D1 β                          [9.39]–[9.40]
@@ -51,7 +51,7 @@ def stacked_regressor(robot: Robot, friction: bool = False, samples: int | None 
 
 
 def independent_columns(W: np.ndarray, tol: float = DEFAULT_TOL) -> np.ndarray:
-    """Indices of the columns of W independent of all columns before them (the seed's choice of K1), sorted.
+    """Indices of the columns of W independent of all columns before them (Khalil & Dombre's choice of K1), sorted.
 
     Raises :class:`ModelError` when the count disagrees with the numerical rank (too few samples or an
     ill-conditioned W): take more samples or another tolerance.

@@ -12,7 +12,7 @@ For j = nf, …, 1 (frames in reverse order, so every child is treated before it
 6. prismatic j < r1: MX_j, MY_j, MZ_j have no effect;
 rotors: Ia_r1 → ZZ_r1 [9.65]; Ia_r2 → ZZ_r2 if a_r2 ⊥ a_r1 [9.67]; Ia_p1 → M_p1 [9.68] if a_p1 ⊥ g and every
 revolute axis before p1 is parallel to a_p1 — and likewise for a later prismatic joint whose earlier prismatic
-axes are all orthogonal to it (an extension: the same derivation, not in the seed).  The seed asks for axes "aligned" (on one line); with parallel
+axes are all orthogonal to it (an extension: the same derivation, not in Khalil & Dombre).  Khalil & Dombre ask for axes "aligned" (on one line); with parallel
 axes the energy of link p1 is h_M,p1 = h_{a} ^{a}λ^{10}|_{r=0} + ½q̇² + const (the point O_p1 at q = 0 moves with
 link a), so Ia_p1 also enters KR_a with −^{a}λ^{10}|_{r=0}; for aligned axes that correction only reaches
 parameters without effect, which is why [9.68] omits it (checked against the QR method in the tests).
@@ -23,7 +23,7 @@ only on the motion of that link, i.e. on its ancestors — and groupings go to t
 into the base (a(j) = 0) means "no effect" (h_0 is constant).
 
 A parameter removed by grouping is reported as *grouped* when it still appears in a base parameter's
-expression and as *without effect* otherwise (the seed's MZ2, M2 of Example 9.2).  Axis tests (parallel,
+expression and as *without effect* otherwise (Khalil & Dombre's MZ2, M2 of Example 9.2).  Axis tests (parallel,
 orthogonal, collinear) use the numbers of the robot with tolerance 1e-9; lengths may be symbols.
 """
 
@@ -65,7 +65,7 @@ def exact_angle(x: float) -> sympy.Expr:
 def geometry_symbols(robot: Robot, symbolic_geometry: bool = False):
     """Per frame the geometric parameters as sympy expressions, and the map symbol -> value.
 
-    With ``symbolic_geometry`` the non-zero lengths become symbols named as in SYMORO / the seed:
+    With ``symbolic_geometry`` the non-zero lengths become symbols named as in SYMORO / Khalil & Dombre:
     d_j -> D<j>, r_j -> RL<j> (constant r only: not for prismatic joints), b_j -> B<j>.  Angles are exact
     multiples of π/12 where they are, floats otherwise.
     """
@@ -284,8 +284,8 @@ def _chop(e: sympy.Expr) -> sympy.Expr:
 
 def _rotor_of_prismatic(chain: _Chain, i: int) -> bool:
     """[9.68] for prismatic joint i: a_i ⊥ g, revolute axes before i parallel to a_i, prismatic axes before i
-    orthogonal to it.  For i = p1 this is the seed's rule; for a later prismatic joint the same derivation holds
-    (ω ∥ a_i and a_iᵀV' = 0 make h_M,i − ½q̇_i² a combination of h_{a(i)}), an extension beyond the seed."""
+    orthogonal to it.  For i = p1 this is Khalil & Dombre's rule; for a later prismatic joint the same derivation holds
+    (ω ∥ a_i and a_iᵀV' = 0 make h_M,i − ½q̇_i² a combination of h_{a(i)}), an extension beyond Khalil & Dombre."""
     robot = chain.robot
     if chain.g is None or abs(chain.z[i] @ chain.g) >= _TOL:
         return False

@@ -1,9 +1,9 @@
 """The PUMA straight-line simulation of Mata et al. (2002) §5.2, Tables 6 and 7.
 
 The tool frame follows the segment (0.50, 0.00, 0.05) m → (0.62, 0.30, 0.11) m in 5 s at the constant
-orientation ZYZ (0°, 90°, 180°).  The seed moves at constant speed; we use the quintic time law
+orientation ZYZ (0°, 90°, 180°).  Mata et al. move at constant speed; we use the quintic time law
 (:func:`robodyn.simulation.trajectories.quintic`) so that the motion starts and ends at rest and the
-reference accelerations are continuous.  Procedure (the seed's Fig. 4):
+reference accelerations are continuous.  Procedure (Mata et al.'s Fig. 4):
 
 1. inverse kinematics q*(t) on a dense grid (batched Newton, :func:`inverse_kinematics`), q̇* = J⁻¹ ẋ,
    q̈* = J⁻¹ (ẍ − J̇ q̇*);
@@ -154,10 +154,10 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
 
     Parameters
     ----------
-    robot : Robot        a 6-joint arm (the seed's: ``rd.load("puma560")``)
+    robot : Robot        a 6-joint arm (Mata et al.'s: ``rd.load("puma560")``)
     methods : sequence of str, optional   default every installed method of :func:`robodyn.forward_dynamics`
     samples : int        reference grid size over [0, duration]
-    output_interval : float   spacing of the compared outputs (s; the seed's 0.1 s)
+    output_interval : float   spacing of the compared outputs (s; Mata et al.'s 0.1 s)
     rtol, atol : RK45 tolerances
     duration : float     length of the motion (s)
     progress : callable(str), optional   called with a message before each stage (for a progress bar)

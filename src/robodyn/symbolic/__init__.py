@@ -1,7 +1,7 @@
 """Customized symbolic models and code generation (Khalil & Dombre §9.6, the SYMORO method).
 
     m = rd.symbolic.customized_model(robot, "inverse_dynamics", parameters="base")
-    print(m)                      # the model as the seed's listings print it
+    print(m)                      # the model as Khalil & Dombre's listings print it
     m.operation_count()           # {"mul": ..., "add": ..., "sincos": ...}
     m.c_source(); m.numpy_function(); m.matlab_source(); m.julia_source()
     f = rd.compile(robot, "inverse_dynamics")   # compiled C, same call as rd.inverse_dynamics

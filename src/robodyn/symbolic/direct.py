@@ -48,7 +48,7 @@ def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = Tru
     """Direct dynamics by the O(n) recursive Newton–Euler algorithm, [9.100]–[9.124] (§9.7.2).
 
     Spatial vectors are [linear; angular]; ^jT_a = [[Aᵀ, −Aᵀ P̂], [0, Aᵀ]] [2.63]; the spatial inertia
-    𝕁 = [[M 1, −M̂S], [M̂S, J]] [9.21].  First forward pass: ω, ^jγ_j [9.101] (γ, the seed's ^jr_j),
+    𝕁 = [[M 1, −M̂S], [M̂S, J]] [9.21].  First forward pass: ω, ^jγ_j [9.101] (γ, Khalil & Dombre's ^jr_j),
     ^jβ_j [9.103]; backward pass: H_j, 𝕂_j, α_j, 𝕁*, β* [9.116]–[9.120]; second forward pass: q̈_j and
     ^jV̇_j [9.121]–[9.124].  Names: JS (𝕁*), BS (β*), H, JD (1/H), JU (𝕁* a / H), GK (𝕂), AP (α),
     GAMMA (γ), TAU (τ − friction), VR (^jV̇ before the joint), QDD.

@@ -154,7 +154,7 @@ class Program:
 def count_ops(e: Expr) -> dict:
     """Multiplications, additions and sin/cos (and other functions) needed to evaluate ``e`` as written.
 
-    Divisions count as multiplications and subtractions as additions (the seed's convention, Tables 9.5
+    Divisions count as multiplications and subtractions as additions (Khalil & Dombre's convention, Tables 9.5
     and 9.6); a sign change is free.  ``x**k`` costs k − 1 multiplications.
     """
     c = {"mul": 0, "add": 0, "sincos": 0, "other": 0}

@@ -1,7 +1,7 @@
 """Customized symbolic models (Khalil & Dombre §9.6): the public :func:`customized_model`.
 
 A :class:`CustomizedModel` is a pruned straight-line program plus the description of its inputs
-(q, q̇, q̈, τ, g, external wrenches) and outputs.  ``str(model)`` prints it as the seed's listings do;
+(q, q̇, q̈, τ, g, external wrenches) and outputs.  ``str(model)`` prints it as Khalil & Dombre's listings do;
 ``operation_count()`` gives the cost of Tables 9.5–9.6; the ``*_source`` methods emit NumPy, C99,
 MATLAB and Julia code.
 """

@@ -1,7 +1,7 @@
 """Customized Newton–Euler inverse dynamics (Khalil & Dombre §9.5.3 with ^jU_j, §9.6.2), as assignments.
 
 Forward recursion [9.84]–[9.90] and backward recursion [9.91]–[9.94], expanded element by element into a
-:class:`~robodyn.symbolic.engine.Program`.  Variable names follow the seed and SYMORO: WI (^jω_{a(j)}),
+:class:`~robodyn.symbolic.engine.Program`.  Variable names follow Khalil & Dombre and SYMORO: WI (^jω_{a(j)}),
 W (^jω_j), WP (^jω̇_j), DV (products ω_k ω_l), U (^jU_j), VSP (^{a}V̇_a + ^aU_a ^aP_j), VP (^jV̇_j),
 F, N (link wrench [9.88]–[9.89]), FJ, NJ (joint wrench ^jf_j, ^jm_j), FDI (^{a}f_j),
 GAM (joint torque).

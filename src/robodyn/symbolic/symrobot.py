@@ -2,7 +2,7 @@
 
 Geometric constants that are exactly 0, ±π/2 or π are used as numbers, so that their sines and cosines are
 0 and ±1 and vanish from the model (§9.6.2).  With ``symbolic_geometry`` every other geometric constant is
-a symbol named as the seed does (D3, RL4, ...), otherwise its value; with ``symbolic_inertia`` every
+a symbol named as Khalil & Dombre do (D3, RL4, ...), otherwise its value; with ``symbolic_inertia`` every
 nonzero inertial parameter is a symbol (XX1, MY2, IA3, FV1, ...) and zeros stay zeros.  The symbols and
 their values are collected in ``constants`` so that generated code can bind them.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from robodyn.sanitize import comment
 from robodyn.symbolic.codegen.printer import Language, to_source
 
-SEED = Language("seed", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "**")
+SEED = Language("listing", {"sin": "sin", "cos": "cos", "sign": "sign", "exp": "exp", "abs": "abs"}, "**")
 
 
 def listing(model, title: str) -> str:

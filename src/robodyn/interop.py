@@ -1,0 +1,237 @@
+"""Hand a robot to Pinocchio or MuJoCo: the same frames, masses, rotor inertias and friction.
+
+Frame j sits on its antecedent at ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j) Rot(z, θ_j)
+Trans(z, r_j) with the joint at zero, and its joint turns about (slides along) z_j, since
+Rot(z, θ + q) Trans(z, r) = Rot(z, θ) Trans(z, r) Rot(z, q) and Trans(z, r + q) = Trans(z, r) Trans(z, q).
+Both exports therefore put one body per moving frame, placed by that constant transform, with a joint about z.
+Fixed frames (σ = 2) are merged into the body of their moving ancestor (Pinocchio) or welded bodies (MuJoCo).
+
+Pinocchio's dynamic parameters are about the body frame's origin, i.e. robodyn's standard parameters reordered;
+MuJoCo wants the mass, the centre of mass and the inertia about it ([9.12] backwards).  Rotor inertia Ia becomes
+the armature, Fv the damping; Fc becomes Pinocchio's ``friction`` and MuJoCo's ``frictionloss`` (a dry-friction
+constraint in MuJoCo, equal to Fc·sign(q̇) only while the joint slides).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn.errors import ModelError, RobodynError
+from robodyn.model.inertia import com_from_standard
+from robodyn.model.robot import Robot
+from robodyn.model.urdf import kk_transform
+
+
+def _transform(robot: Robot, i: int) -> np.ndarray:
+    return kk_transform(*(float(getattr(robot, g)[i]) for g in ("gamma", "b", "alpha", "d", "theta", "r")))
+
+
+def _depth_first(robot: Robot) -> list[int]:
+    """0-based frame indices in depth-first order (Pinocchio requires that joint numbering on trees)."""
+    order, stack = [], [i for i in range(robot.nf) if robot.antecedent[i] == 0][::-1]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend([c for c in range(robot.nf) if robot.antecedent[c] == i + 1][::-1])
+    return order
+
+
+@dataclass(frozen=True)
+class PinocchioMapping:
+    """Where robodyn's joints and frames are in a Pinocchio model made by :func:`to_pinocchio`.
+
+    Attributes
+    ----------
+    v_index : int array (n,)
+        Pinocchio velocity index of robodyn joint k (q order); q, q̇, q̈ and τ all use it (nq = nv here).
+    joint_ids : int array (n,)
+        Pinocchio joint id of robodyn joint k.
+    frame_ids : int array (nf,)
+        Pinocchio frame id (an OP_FRAME named after the robodyn frame) of frame j = 1..nf at index j − 1.
+    """
+
+    v_index: np.ndarray
+    joint_ids: np.ndarray
+    frame_ids: np.ndarray
+
+    def to_pinocchio(self, x) -> np.ndarray:
+        """A robodyn joint vector (..., n) in Pinocchio's order (..., nv)."""
+        x = np.asarray(x, dtype=float)
+        y = np.empty_like(x)
+        y[..., self.v_index] = x
+        return y
+
+    def from_pinocchio(self, y) -> np.ndarray:
+        """A Pinocchio joint vector (..., nv) in robodyn's order (..., n)."""
+        return np.asarray(y, dtype=float)[..., self.v_index]
+
+    def matrix_from_pinocchio(self, M) -> np.ndarray:
+        """A Pinocchio (nv, nv) matrix (mass matrix, Jacobian columns...) in robodyn's joint order."""
+        M = np.asarray(M, dtype=float)
+        return M[np.ix_(self.v_index, self.v_index)]
+
+
+def to_pinocchio(robot: Robot):
+    """A ``pinocchio.Model`` of ``robot`` and the :class:`PinocchioMapping` between the two.
+
+    Joints are revolute (``JointModelRZ``) or prismatic (``JointModelPZ``) about z of the Khalil–Kleinfinger
+    frame; fixed frames are merged into their moving ancestor's body and added as OP_FRAMEs.  Gravity,
+    armature (Ia), damping (Fv), friction (Fc) and joint limits (``qlim``) are set.
+
+    Returns
+    -------
+    (pinocchio.Model, PinocchioMapping)
+
+    Raises
+    ------
+    RobodynError
+        Pinocchio is not installed (``pip install 'robodyn[pinocchio]'``).
+    """
+    try:
+        import pinocchio as pin
+    except ImportError:
+        raise RobodynError("to_pinocchio needs Pinocchio; install it with: pip install 'robodyn[pinocchio]'") from None
+    model = pin.Model()
+    model.name = robot.name
+    model.gravity = pin.Motion(np.asarray(robot.gravity, float), np.zeros(3))
+    where = {0: (0, pin.SE3.Identity())}  # frame number -> (Pinocchio joint id, placement in that joint)
+    joint_of, in_joint = [0] * robot.nf, [None] * robot.nf
+    for i in _depth_first(robot):
+        pj, pplace = where[int(robot.antecedent[i])]
+        T = _transform(robot, i)
+        place = pplace * pin.SE3(T[:3, :3].copy(), T[:3, 3].copy())
+        if robot.sigma[i] == 2:
+            jid, local = pj, place
+        else:
+            jm = pin.JointModelRZ() if robot.sigma[i] == 0 else pin.JointModelPZ()
+            jid = model.addJoint(pj, jm, place, robot.joint_names[i])
+            local = pin.SE3.Identity()
+        p = robot.params[i]
+        # FromDynamicParameters divides by the mass: a massless body gets its rotational inertia directly.
+        dyn = np.array([p[9], p[6], p[7], p[8], p[0], p[1], p[3], p[2], p[4], p[5]])
+        inertia = pin.Inertia.FromDynamicParameters(dyn) if p[9] > 0 else pin.Inertia(0.0, np.zeros(3), robot.J[i])
+        if jid > 0:
+            model.appendBodyToJoint(jid, inertia, local)
+        where[i + 1] = (jid, local)
+        joint_of[i], in_joint[i] = jid, local
+    frame_ids = [
+        model.addFrame(pin.Frame(robot.joint_names[i], joint_of[i], in_joint[i], pin.FrameType.OP_FRAME))
+        for i in range(robot.nf)
+    ]
+    joint_ids = np.array([joint_of[f] for f in robot.joint_frames], dtype=int)
+    v_index = np.array([model.joints[int(j)].idx_v for j in joint_ids], dtype=int)
+    mapping = PinocchioMapping(v_index=v_index, joint_ids=joint_ids, frame_ids=np.array(frame_ids, dtype=int))
+    jf = robot.joint_frames
+    for key, values in (("armature", robot.Ia[jf]), ("damping", robot.Fv[jf]), ("friction", robot.Fc[jf])):
+        setattr(model, key, mapping.to_pinocchio(values))
+    big = np.finfo(float).max
+    model.lowerPositionLimit = mapping.to_pinocchio(np.maximum(robot.qlim[:, 0], -big))
+    model.upperPositionLimit = mapping.to_pinocchio(np.minimum(robot.qlim[:, 1], big))
+    return model, mapping
+
+
+def _num(x: float) -> str:
+    return repr(float(x)) if x != 0 else "0"
+
+
+def to_mujoco_xml(robot: Robot) -> str:
+    """An MJCF model (XML text) of ``robot`` for MuJoCo.
+
+    One body per frame, nested as the tree, placed by ^{a(j)}T_j at q = 0 (``pos`` and ``quat``); the mass of a
+    fixed frame is merged into the body of its moving ancestor (MuJoCo refuses point masses); a ``hinge``
+    (σ = 0) or ``slide`` (σ = 1) joint about z with ``armature`` = Ia, ``damping`` = Fv, ``frictionloss`` = Fc
+    and ``range`` = qlim where finite; an ``inertial`` with the mass, centre of mass and ``fullinertia`` about
+    it.  Gravity is the robot's; the model has no geoms, hence no contacts.  Joint and body names are the
+    frame names.  A link with mass or inertia needs M > 0 and a positive-definite inertia about its centre of
+    mass in MuJoCo (a massless lumped inertia such as PUMA 560 link 1 raises :class:`ModelError`).
+    MuJoCo's qpos order is depth-first: it equals robodyn's q order when frames are numbered
+    depth-first (as :func:`robodyn.from_urdf` numbers them); ``model.joint(name)`` finds a joint otherwise.
+
+    Returns
+    -------
+    str
+    """
+    import xml.etree.ElementTree as ET
+
+    root = ET.Element("mujoco", model=robot.name)
+    ET.SubElement(root, "compiler", angle="radian", inertiafromgeom="false", autolimits="true")
+    ET.SubElement(root, "option", gravity=" ".join(_num(g) for g in robot.gravity))
+    world = ET.SubElement(root, "worldbody")
+    body = {0: world}
+    k = {int(f): i for i, f in enumerate(robot.joint_frames)}
+    params = _welded_into_moving_bodies(robot)
+    for i in _depth_first(robot):
+        T = _transform(robot, i)
+        el = ET.SubElement(body[int(robot.antecedent[i])], "body", name=robot.joint_names[i],
+                           pos=" ".join(_num(x) for x in T[:3, 3]), quat=" ".join(_num(x) for x in _quat(T[:3, :3])))
+        body[i + 1] = el
+        M, S, IG = com_from_standard(params[i])
+        if M > 0 or np.any(IG != 0):
+            if not (M > 0 and np.linalg.eigvalsh(IG)[0] > 0):
+                raise ModelError(
+                    f"robot '{robot.name}', link {i + 1} ({robot.joint_names[i]}): MuJoCo needs a positive mass and "
+                    f"a positive-definite inertia about the centre of mass (M = {M}, principal moments "
+                    f"{np.linalg.eigvalsh(IG).tolist()}); move a massless rotor inertia into Ia, or give the link "
+                    "a small mass and inertia"
+                )
+            ET.SubElement(el, "inertial", pos=" ".join(_num(x) for x in S), mass=_num(M),
+                          fullinertia=" ".join(_num(IG[a, b]) for a, b in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))))
+        if robot.sigma[i] != 2:
+            lo, hi = robot.qlim[k[i]]
+            attrs = {"name": robot.joint_names[i], "type": "hinge" if robot.sigma[i] == 0 else "slide", "axis": "0 0 1",
+                     "armature": _num(robot.Ia[i]), "damping": _num(robot.Fv[i]), "frictionloss": _num(robot.Fc[i])}
+            if np.isfinite(lo) and np.isfinite(hi):
+                attrs["range"] = f"{_num(lo)} {_num(hi)}"
+            ET.SubElement(el, "joint", **attrs)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _welded_into_moving_bodies(robot: Robot) -> np.ndarray:
+    """Standard parameters (nf, 10) with the mass of every fixed frame moved into its moving ancestor (rows of
+    fixed frames become zero; a fixed frame carried by the base does not move and is dropped).
+
+    A body of mass M with first moment MS_f and inertia J_f about O_f in R_f, placed by (R, t) in R_m, has
+    MS_m = M t + R MS_f and J_m = R J_f Rᵀ + M (tᵀt 1 − t tᵀ) + 2 (tᵀc) 1 − t cᵀ − c tᵀ about O_m, c = R MS_f
+    (the parallel-axis theorem of [9.12] for a body whose centre of mass is not at O_f).
+    """
+    params = np.array(robot.params, dtype=float)
+    for i in range(robot.nf):
+        if robot.sigma[i] != 2:
+            continue
+        params[i] = 0.0
+        T, m = _transform(robot, i), int(robot.antecedent[i])
+        while m > 0 and robot.sigma[m - 1] == 2:
+            T = _transform(robot, m - 1) @ T
+            m = int(robot.antecedent[m - 1])
+        if m == 0:
+            continue
+        p = robot.params[i]
+        R, t, M = T[:3, :3], T[:3, 3], p[9]
+        c = R @ p[6:9]
+        J = R @ robot.J[i] @ R.T + M * (t @ t * np.eye(3) - np.outer(t, t)) + 2 * (t @ c) * np.eye(3) \
+            - np.outer(t, c) - np.outer(c, t)
+        params[m - 1] += np.concatenate([J[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], M * t + c, [M]])
+    return params
+
+
+def _quat(R: np.ndarray) -> np.ndarray:
+    """Unit quaternion (w, x, y, z) of a rotation matrix (Shepperd's method, stable for every rotation)."""
+    t = np.trace(R)
+    i = int(np.argmax([t, R[0, 0], R[1, 1], R[2, 2]]))
+    if i == 0:
+        s = 2.0 * np.sqrt(1.0 + t)
+        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
+    elif i == 1:
+        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q = [(R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s]
+    elif i == 2:
+        s = 2.0 * np.sqrt(1.0 - R[0, 0] + R[1, 1] - R[2, 2])
+        q = [(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 - R[0, 0] - R[1, 1] + R[2, 2])
+        q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
+    q = np.array(q)
+    return q / np.linalg.norm(q)

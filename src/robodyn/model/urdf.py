@@ -1,0 +1,616 @@
+"""URDF robot descriptions ↔ :class:`Robot` in Khalil–Kleinfinger notation.
+
+Import (:func:`from_urdf`)
+--------------------------
+A URDF joint places its child link on its parent link by ``<origin xyz rpy>`` followed by a motion about (or
+along) ``<axis>``.  A Khalil–Kleinfinger frame j needs its z axis on the joint axis, and its placement on the
+antecedent frame is ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j) Rot(z, θ_j) Trans(z, r_j)
+(Khalil & Dombre ch. 3).  The six parameters describe any placement, so every URDF joint becomes exactly one
+frame, with the URDF joint's name.  The one exception is an axis so nearly parallel to its antecedent's (CAD
+exports) that a single placement would need lengths far beyond the robot's size: an extra fixed frame
+``<joint>_offset`` then carries the offset and the joint's own frame only the tilt.  The converter fixes the two free
+choices of each moving frame (origin on the axis, direction of x) as Khalil & Dombre do:
+
+* x_j along the common normal of joint j's axis and the axis of its only moving successor (reached directly or
+  through fixed joints), origin at the foot of that normal on axis j (then that successor has γ = b = 0, as in the
+  table of a serial robot); of its two senses, the one closer to the URDF link's x axis, so that a URDF written
+  from a DH table gives that table back (θ_j = 0 included);
+* when the axes are parallel (or so nearly parallel that the common normal lies more than ten robot sizes away)
+  the normal is taken through the projection of the antecedent's origin (r_j = 0);
+* a joint with no single moving successor (the last joint, a branching joint) keeps the URDF link's x axis,
+  projected on the plane normal to z_j, with its origin at the projection of the antecedent's origin.
+
+A fixed URDF joint becomes a fixed frame (σ = 2) equal to the URDF child link frame.  ``link_frames=True``
+also adds, after each moving frame whose URDF link frame differs from it, a fixed frame named after that link,
+so that forward kinematics gives the URDF link frames exactly.  Inertial tags (mass, origin xyz/rpy, inertia
+about the centre of mass) become standard parameters of the frame by [9.12]:  J_j = I_Gj − M_j Ŝ_j Ŝ_j about
+O_j in R_j.  ``<dynamics damping friction>`` become Fv and Fc; limits become ``qlim`` (``continuous``: ±inf).
+Gravity is [0, 0, −9.81] in the URDF root frame, expressed in the base frame.
+
+Export (:func:`to_urdf`)
+------------------------
+One URDF link per frame, in the frame R_j itself: joint j has ``<origin>`` = ^{a(j)}T_j at q = 0 and axis
+``0 0 1``; link j has its mass, centre of mass and inertia about it (in R_j axes).  Reading that URDF back gives
+the same frames, so URDF → Robot → URDF → Robot reproduces the numbers.
+
+The parser is yourdfpy (maintained, typed dataclasses for every URDF element, validates and reads mimic and
+dynamics tags, loads without meshes).  The writer uses the standard library's ``xml.etree`` so that every
+number is written with 17 significant digits (exact round trips).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from robodyn.errors import ModelError, ModelFileError, NonPhysicalInertiaError, RobodynError
+from robodyn.model.inertia import com_from_standard, standard_from_com
+from robodyn.model.robot import Robot
+
+_G = np.array([0.0, 0.0, -9.81])
+#: Tolerance (m, rad, cosines) under which geometric quantities are treated as zero (parallel axes, d = 0...).
+_TOL = 1e-9
+#: Values smaller than this are written as exact zeros in the frame table.
+_SNAP = 1e-12
+
+
+def _yourdfpy():
+    try:
+        import yourdfpy
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise RobodynError(
+            "reading URDF needs the package yourdfpy; install it with: pip install 'robodyn[urdf]'"
+        ) from None
+    return yourdfpy
+
+
+def _parse(source):
+    """(yourdfpy.Robot, origin text) from a path or an XML string."""
+    yourdfpy = _yourdfpy()
+    text = source if isinstance(source, str) else None
+    if text is not None and text.lstrip().startswith("<"):
+        origin = "<URDF string>"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise ModelFileError(f"{path}: no such URDF file")
+        text, origin = path.read_text(encoding="utf-8"), str(path)
+    data = text.encode("utf-8")
+    from robodyn.model.io import MAX_FILE_BYTES
+
+    if len(data) > MAX_FILE_BYTES:
+        raise ModelFileError(f"{origin}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
+    # A URDF needs no document type: a DTD could define entities that expand (billion laughs) or read local
+    # files into the model (external entities), so any is refused before an XML parser sees the text.
+    if "<!doctype" in text.lower() or "<!entity" in text.lower():
+        raise ModelFileError(f"{origin}: a URDF may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
+    # yourdfpy recovers silently from malformed XML; a broken file must be an error, so check it first.
+    try:
+        ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise ModelFileError(f"{origin}: not a readable URDF (malformed XML: {exc})") from None
+    handle = io.BytesIO(data)
+    try:
+        urdf = yourdfpy.URDF.load(
+            handle, build_scene_graph=False, build_collision_scene_graph=False, load_meshes=False,
+            load_collision_meshes=False,
+        )
+    except Exception as exc:  # the parser raises lxml, ValueError, AttributeError... on malformed files
+        raise ModelFileError(f"{origin}: not a readable URDF ({type(exc).__name__}: {exc})") from None
+    return urdf.robot, origin
+
+
+def _float(value, default: float = 0.0) -> float:
+    return default if value is None else float(value)
+
+
+def _unit(v, where: str) -> np.ndarray:
+    v = np.asarray(v, dtype=float)
+    norm = float(np.linalg.norm(v))
+    if not norm > 0:
+        raise ModelFileError(f"{where}: joint axis {v.tolist()} is zero; give a direction such as '0 0 1'")
+    return v / norm
+
+
+def _wrap(angle: float) -> float:
+    """Angle in (−π, π]; values within _SNAP of −π become π (so that a round trip keeps the same sign)."""
+    a = math.remainder(angle, 2 * math.pi)
+    if a <= -math.pi + _SNAP:
+        a += 2 * math.pi
+    return 0.0 if abs(a) < _SNAP else a
+
+
+def _snap(x: float, scale: float = 1.0) -> float:
+    return 0.0 if abs(x) < _SNAP * scale else float(x)
+
+
+def kk_parameters(T: np.ndarray, scale: float = 1.0) -> tuple[float, float, float, float, float, float]:
+    """(γ, b, α, d, θ, r) with Rot(z, γ) Trans(z, b) Rot(x, α) Trans(x, d) Rot(z, θ) Trans(z, r) = T.
+
+    Parameters
+    ----------
+    T : array (4, 4)
+        Homogeneous transform ^{a(j)}T_j at q = 0.
+    scale : float
+        Length scale (m) of the robot, for the tolerances.
+
+    Notes
+    -----
+    Among the solutions it picks |γ| ≤ π/2 (α takes the sign that allows it) and, when z_j is parallel to
+    z_{a(j)}, b = 0 and γ = 0 when the origin lies on the x axis of the antecedent.
+    """
+    R, P = T[:3, :3], T[:3, 3]
+    s = math.hypot(R[0, 2], R[1, 2])
+    if s < _SNAP:
+        # z_j parallel to z_a(j): only γ + θ and b + r cos α are defined; take b = 0 and γ from the origin
+        alpha = 0.0 if R[2, 2] > 0 else math.pi
+        if abs(P[1]) <= _SNAP * scale:
+            gamma, d = 0.0, float(P[0])
+        else:
+            gamma, d = math.atan2(P[1], P[0]), math.hypot(P[0], P[1])
+        M = _rz(-gamma) @ R
+        theta = math.atan2(M[1, 0], M[0, 0]) if alpha == 0.0 else math.atan2(-M[1, 0], M[0, 0])
+        b, r = 0.0, float(P[2]) * (1.0 if alpha == 0.0 else -1.0)
+    else:
+        gamma = math.atan2(R[0, 2], -R[1, 2])
+        if abs(gamma) > math.pi / 2 + _TOL:
+            gamma -= math.copysign(math.pi, gamma)
+        # α and θ from Rz(−γ) R = Rx(α) Rz(θ), whose first row and last column are well conditioned even for a
+        # small α: the rotation is reproduced to rounding whatever the (ill-conditioned) γ of nearly parallel axes.
+        M = _rz(-gamma) @ R
+        alpha = math.atan2(-M[1, 2], M[2, 2])
+        theta = math.atan2(-M[0, 1], M[0, 0])
+        Pg = _rz(-gamma) @ P
+        sa = math.sin(alpha)
+        d, r = float(Pg[0]), float(-Pg[1] / sa)
+        b = float(Pg[2] - math.cos(alpha) * r)
+    return (_wrap(gamma), _snap(b, scale), _wrap(alpha), _snap(d, scale), _wrap(theta), _snap(r, scale))
+
+
+def kk_transform(gamma, b, alpha, d, theta, r) -> np.ndarray:
+    """Rot(z, γ) Trans(z, b) Rot(x, α) Trans(x, d) Rot(z, θ) Trans(z, r) as a (4, 4) array."""
+    T = np.eye(4)
+    for R, p in ((_rz(gamma), (0.0, 0.0, b)), (_rx(alpha), (d, 0.0, 0.0)), (_rz(theta), (0.0, 0.0, r))):
+        step = np.eye(4)
+        step[:3, :3] = R
+        step[:3, 3] = R @ np.asarray(p)
+        T = T @ step
+    return T
+
+
+def _rz(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _rx(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def _inv(T):
+    out = np.eye(4)
+    out[:3, :3] = T[:3, :3].T
+    out[:3, 3] = -T[:3, :3].T @ T[:3, 3]
+    return out
+
+
+def _frame(z, x, origin) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, 0], T[:3, 1], T[:3, 2], T[:3, 3] = x, np.cross(z, x), z, origin
+    return T
+
+
+def _perpendicular(v, z):
+    """Unit component of v normal to z, or None when v is (nearly) along z."""
+    w = v - (v @ z) * z
+    n = float(np.linalg.norm(w))
+    return None if n < _TOL else w / n
+
+
+def from_urdf(
+    source: str | os.PathLike,
+    *,
+    base: str | None = None,
+    tip: str | None = None,
+    name: str | None = None,
+    link_frames: bool = False,
+    strict: bool = True,
+) -> Robot:
+    """A :class:`Robot` from a URDF file or string (fixed base).
+
+    Parameters
+    ----------
+    source : str or PathLike
+        Path of a ``.urdf`` file, or the URDF XML text itself.
+    base : str, optional
+        Link that is the fixed base R_0 (default: the URDF root link).  The joints between the root and it
+        must be fixed; gravity is expressed in its frame.
+    tip : str, optional
+        Keep only the chain of joints from ``base`` to this link (a serial robot); other branches, and their
+        masses, are dropped.  Default: every joint below ``base`` (chains and trees).
+    name : str, optional
+        Robot name (default: the URDF ``<robot name>``).
+    link_frames : bool
+        Also add a fixed frame, named after the URDF child link (``<link>_link`` if a joint has that name),
+        wherever that link's frame differs from the joint's Khalil–Kleinfinger frame (forward kinematics then
+        gives every URDF link frame).
+    strict : bool
+        False: inertias that violate the triangle inequality warn instead of raising.
+
+    Notes
+    -----
+    Mimic joints are loaded as independent joints, as Pinocchio does by default; :func:`mimic_coupling` gives
+    the coupling q = G q_a + offset that their ``<mimic>`` tags impose.
+
+    Returns
+    -------
+    Robot
+        Frames in depth-first order of the URDF tree (Pinocchio's joint order), named after the URDF joints;
+        ``source`` says which file it came from and how each frame was placed.
+
+    Raises
+    ------
+    ModelFileError
+        Unreadable file, unknown ``base``/``tip`` link, floating or planar joints, a zero axis.
+    """
+    urdf, origin = _parse(source)
+    joints = list(urdf.joints)
+    by_child = {j.child: j for j in joints}
+    links = {link.name: link for link in urdf.links}
+    roots = [link.name for link in urdf.links if link.name not in by_child]
+    if len(roots) != 1:
+        raise ModelFileError(f"{origin}: expected one root link (not the child of any joint), found {roots}")
+    root = roots[0]
+    base = root if base is None else base
+    for arg, link in (("base", base), ("tip", tip)):
+        if link is not None and link not in links:
+            raise ModelFileError(f"{origin}: {arg} = {link!r} is not a link of this URDF; links: {', '.join(links)}")
+    gravity = _base_gravity(by_child, root, base, origin)
+    children: dict[str, list] = {}
+    for j in joints:
+        children.setdefault(j.parent, []).append(j)
+    keep = None
+    if tip is not None:
+        keep, link = set(), tip
+        while link != base:
+            if link not in by_child:
+                raise ModelFileError(f"{origin}: tip link {tip!r} is not below base link {base!r}")
+            keep.add(by_child[link].name)
+            link = by_child[link].parent
+    order = []
+    stack = list(reversed(children.get(base, [])))
+    while stack:
+        j = stack.pop()
+        if keep is not None and j.name not in keep:
+            continue
+        if j.type in ("floating", "planar"):
+            raise ModelFileError(
+                f"{origin}, joint {j.name!r}: type {j.type!r} is not supported; robodyn models fixed-base "
+                "manipulators with revolute, continuous, prismatic and fixed joints (pick base/tip below it)"
+            )
+        if j.type not in ("revolute", "continuous", "prismatic", "fixed"):
+            raise ModelFileError(f"{origin}, joint {j.name!r}: unknown joint type {j.type!r}")
+        order.append(j)
+        stack.extend(reversed(children.get(j.child, [])))
+    if not order:
+        raise ModelFileError(f"{origin}: no joint below base link {base!r}")
+    return _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict)
+
+
+@dataclass(frozen=True)
+class MimicCoupling:
+    """Joint variables of a robot with URDF mimic joints as functions of its independent ones.
+
+    q = G q_a + offset,  q̇ = G q̇_a,  q̈ = G q̈_a;  by the principle of virtual work the generalized forces on
+    the independent joints are τ_a = Gᵀ τ and their inertia matrix is Gᵀ A G.
+
+    Attributes
+    ----------
+    G : array (n, m)
+        ∂q/∂q_a; row k of a mimic joint holds its multiplier in the column of the joint it follows.
+    offset : array (n,)
+        Mimic offsets (rad | m).
+    independent : tuple of m str
+        Names of the independent joints, in the order of q_a.
+    """
+
+    G: np.ndarray
+    offset: np.ndarray
+    independent: tuple[str, ...]
+
+    def q(self, qa):
+        """Full joint positions (..., n) from independent ones (..., m)."""
+        return np.asarray(qa, dtype=float) @ self.G.T + self.offset
+
+    def qd(self, qda):
+        """Full joint velocities or accelerations (..., n) from independent ones (..., m)."""
+        return np.asarray(qda, dtype=float) @ self.G.T
+
+    def torques(self, tau):
+        """Generalized forces on the independent joints, Gᵀ τ (..., m), from joint torques τ (..., n)."""
+        return np.asarray(tau, dtype=float) @ self.G
+
+    def inertia_matrix(self, A):
+        """Gᵀ A G (..., m, m) from the inertia matrix A (..., n, n) of the independent joints' robot."""
+        return self.G.T @ np.asarray(A, dtype=float) @ self.G
+
+
+def mimic_coupling(source: str | os.PathLike, robot: Robot) -> MimicCoupling:
+    """The coupling that URDF ``<mimic>`` tags impose on the joints of ``robot`` (loaded from ``source``).
+
+    :func:`from_urdf` loads mimic joints as independent joints, as Pinocchio does by default; this gives the
+    constraint q_k = multiplier · q_m + offset for each of them (chains of mimic joints are followed), so that
+    ``rd.inverse_dynamics`` of the full robot at ``c.q(qa)``, ``c.qd(qda)``, ``c.qd(qdda)`` reduced by
+    ``c.torques`` is the inverse dynamics of the coupled mechanism.
+
+    Raises
+    ------
+    ModelFileError
+        A mimic joint that follows a joint that is not among ``robot.q_names``.
+    """
+    urdf, origin = _parse(source)
+    rule = {j.name: (j.mimic.joint, _float(j.mimic.multiplier, 1.0), _float(j.mimic.offset))
+            for j in urdf.joints if j.mimic is not None and j.name in robot.q_names}
+    independent = tuple(name for name in robot.q_names if name not in rule)
+    G, offset = np.zeros((robot.n, len(independent))), np.zeros(robot.n)
+    for k, name in enumerate(robot.q_names):
+        gain, shift, seen = 1.0, 0.0, set()
+        while name in rule:
+            if name in seen:
+                raise ModelFileError(f"{origin}, joint {name!r}: mimic tags form a cycle")
+            seen.add(name)
+            leader, multiplier, off = rule[name]
+            gain, shift, name = gain * multiplier, shift + gain * off, leader
+        if name not in independent:
+            raise ModelFileError(f"{origin}: a mimic joint follows {name!r}, which is not a joint of robot '{robot.name}'")
+        G[k, independent.index(name)] = gain
+        offset[k] = shift
+    return MimicCoupling(G=G, offset=offset, independent=independent)
+
+
+def _base_gravity(by_child, root, base, origin) -> np.ndarray:
+    R = np.eye(3)
+    link = base
+    while link != root:
+        j = by_child[link]
+        if j.type != "fixed":
+            raise ModelFileError(
+                f"{origin}: base link {base!r} sits on the moving joint {j.name!r}; choose a base that the root "
+                "carries through fixed joints only"
+            )
+        R = _origin(j)[:3, :3] @ R
+        link = j.parent
+    return R.T @ _G
+
+
+def _origin(joint_or_inertial) -> np.ndarray:
+    T = joint_or_inertial.origin
+    return np.eye(4) if T is None else np.asarray(T, dtype=float)
+
+
+def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict) -> Robot:
+    world = {base: np.eye(4)}  # URDF link frames at q = 0, in the base frame
+    axis_line = {}
+    for j in order:
+        place = world[j.parent] @ _origin(j)
+        world[j.child] = place
+        if j.type != "fixed":
+            axis_line[j.name] = (place[:3, 3], place[:3, :3] @ _unit(j.axis, f"{origin}, joint {j.name!r}"))
+    scale = max([1.0] + [float(np.abs(T[:3, 3]).max()) for T in world.values()])
+    frame_of_link = {base: np.eye(4)}
+    kk = []  # (joint, frame pose in base, how)
+    for j in order:
+        Fa = frame_of_link[j.parent]
+        if j.type == "fixed":
+            F, how = world[j.child], "fixed: the URDF link frame"
+        else:
+            F, how = _moving_frame(j, Fa, axis_line, _moving_successors(j, order), world[j.child], scale)
+        kk.append((j, F, how))
+        frame_of_link[j.child] = F
+    rows, notes = [], []
+    index = {}
+    for j, F, how in kk:
+        index[j.child] = len(rows) + 1
+        rows.append((j.name, index.get(j.parent, 0), j, F, j.child))
+        notes.append(f"{j.name}: {how}")
+        if link_frames and j.type != "fixed":
+            E = _inv(F) @ world[j.child]
+            if not np.allclose(E, np.eye(4), rtol=0, atol=_SNAP * scale):
+                label = j.child if j.child not in {k.name for k in order} else f"{j.child}_link"
+                rows.append((label, index[j.child], None, world[j.child], None))
+    rows, table = _with_tilt_frames(rows, scale, notes)
+    nf = len(rows)
+    geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
+    sigma, ant, params = np.zeros(nf, int), np.zeros(nf, int), np.zeros((nf, 10))
+    Fv, Fc, qlim, names = np.zeros(nf), np.zeros(nf), [], []
+    for i, (frame_name, a, j, F, child) in enumerate(rows):
+        names.append(frame_name)
+        ant[i] = a
+        for key, v in zip(geo, table[i]):
+            geo[key][i] = v
+        kind = "fixed" if j is None else j.type
+        sigma[i] = {"revolute": 0, "continuous": 0, "prismatic": 1, "fixed": 2}[kind]
+        if sigma[i] != 2:
+            dyn = j.dynamics
+            Fv[i] = _float(getattr(dyn, "damping", None))
+            Fc[i] = _float(getattr(dyn, "friction", None))
+            lim = j.limit
+            if kind == "continuous" or lim is None:
+                qlim.append([-math.inf, math.inf])
+            else:
+                qlim.append([_float(lim.lower, -math.inf), _float(lim.upper, math.inf)])
+        inertial = links[child].inertial if child is not None else None
+        if inertial is not None and inertial.mass is not None:
+            T = _inv(F) @ world[child] @ _origin(inertial)
+            I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
+            params[i] = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
+    mimic = [j.name for j in order if j.mimic is not None]
+    summary = "Khalil–Kleinfinger frames from URDF joints (z on the joint axis): " + "; ".join(notes)
+    if mimic:
+        summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.mimic_coupling couples "
+                    f"them): {', '.join(mimic)}")
+    source = f"URDF {Path(origin).name if origin != '<URDF string>' else 'string'}, robot {urdf.name!r}. {summary}."
+    try:
+        return Robot(
+            name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc,
+            qlim=np.array(qlim, dtype=float).reshape(-1, 2), gravity=gravity, joint_names=tuple(names),
+            strict=strict, **geo,
+        )
+    except NonPhysicalInertiaError as exc:
+        raise NonPhysicalInertiaError(f"{origin}: {exc}") from None
+    except ModelError as exc:
+        raise ModelFileError(f"{origin}: {exc}") from None
+
+
+def _moving_successors(j, order):
+    """The moving joints that follow joint j directly or through fixed joints."""
+    out, links = [], [j.child]
+    while links:
+        link = links.pop()
+        for k in order:
+            if k.parent == link:
+                if k.type == "fixed":
+                    links.append(k.child)
+                else:
+                    out.append(k)
+    return out
+
+
+def _with_tilt_frames(rows, scale, notes):
+    """Rows with an extra fixed frame before each frame whose axis is so nearly parallel to its antecedent's
+    that one Khalil–Kleinfinger placement needs lengths far beyond the robot's size (a tilt α of 1e-6 turns a
+    millimetre offset into r ≈ 1 km): the extra frame keeps the antecedent's axes and carries the offset, the
+    frame itself then only tilts.  Returns (rows, table of (γ, b, α, d, θ, r) per row)."""
+    out, table, new_index, pose = [], [], {0: 0}, {0: np.eye(4)}
+    for i, (frame_name, a, j, F, child) in enumerate(rows, start=1):
+        parent = new_index[a]
+        values = kk_parameters(_inv(pose[parent]) @ F, scale)
+        if max(abs(values[1]), abs(values[3]), abs(values[5])) > 10 * scale:
+            mid = pose[parent].copy()
+            mid[:3, 3] = F[:3, 3]
+            out.append((f"{frame_name}_offset", parent, None, mid, None))
+            table.append(kk_parameters(_inv(pose[parent]) @ mid, scale))
+            parent = len(out)
+            pose[parent] = mid
+            notes.append(f"{frame_name}_offset: an extra fixed frame, as {frame_name}'s axis is nearly parallel to its "
+                         "antecedent's")
+            values = kk_parameters(_inv(mid) @ F, scale)
+        out.append((frame_name, parent, j, F, child))
+        table.append(values)
+        new_index[i] = len(out)
+        pose[len(out)] = F
+    return out, table
+
+
+def _moving_frame(j, Fa, axis_line, moving, link_pose, scale):
+    """Pose (4, 4) of the Khalil–Kleinfinger frame of moving joint j and a phrase saying how it was chosen."""
+    p, z = axis_line[j.name]
+    Oa = Fa[:3, 3]
+    projection = p + ((Oa - p) @ z) * z
+    if len(moving) == 1:
+        k = moving[0]
+        pk, w = axis_line[k.name]
+        c = np.cross(z, w)
+        zw = z @ w
+        t = ((pk - p) @ (z - zw * w)) / (1 - zw * zw) if np.linalg.norm(c) > _TOL else math.inf
+        # Nearly parallel axes (CAD exports) put the foot of the common normal kilometres away; they are
+        # treated as parallel so that the table keeps lengths of the robot's size (it stays exact either way).
+        if abs(t - (projection - p) @ z) <= 10 * scale:
+            O = p + t * z
+            # the common normal is along z_j × z_k: better conditioned than the difference of the two feet
+            # when the axes nearly intersect
+            x = c / np.linalg.norm(c)
+            return _frame(z, _toward(x, link_pose), O), f"x along the common normal to the axis of {k.name}"
+        x = _perpendicular(pk - projection, z)
+        if x is not None:
+            return (_frame(z, _toward(x, link_pose), projection),
+                    f"x along the common normal to the (parallel) axis of {k.name}")
+    x = _perpendicular(link_pose[:3, 0], z)
+    if x is None:
+        x = _perpendicular(link_pose[:3, 1], z)
+    return _frame(z, x, projection), "x from the URDF link's x axis"
+
+
+def _toward(x, link_pose):
+    """±x, the sign that makes it closer to the URDF link's x axis (θ_j = 0 for URDFs written from a DH table)."""
+    return -x if x @ link_pose[:3, 0] < -_TOL else x
+
+
+# ---------------------------------------------------------------------------------------------------- export
+def _num(x: float) -> str:
+    return repr(float(x)) if x != 0 else "0"
+
+
+def _vec(v) -> str:
+    return " ".join(_num(x) for x in v)
+
+
+def _rpy(R: np.ndarray) -> tuple[float, float, float]:
+    """URDF roll-pitch-yaw (R = Rz(yaw) Ry(pitch) Rx(roll))."""
+    pitch = math.atan2(-R[2, 0], math.hypot(R[0, 0], R[1, 0]))
+    if math.hypot(R[0, 0], R[1, 0]) < 1e-12:
+        return math.atan2(-R[1, 2], R[1, 1]), pitch, 0.0
+    return math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0])
+
+
+def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
+    """The URDF text of ``robot``: one link per frame, in the frame R_j (see the module notes).
+
+    Rotor inertia Ia, the friction offset Foff and the Stribeck terms have no URDF element: a robot with any
+    of them nonzero raises (remove them with ``robot.replace(...)`` to export the rest).  Gravity other than
+    [0, 0, −9.81] has no URDF element either and raises.
+
+    Returns
+    -------
+    str
+        URDF XML; joint j is named ``robot.joint_names[j-1]``, its child link ``<joint name>_link``.
+    """
+    lost = [k for k in ("Ia", "Foff", "Fst") if np.any(getattr(robot, k) != 0)]
+    if lost:
+        raise ModelError(
+            f"robot '{robot.name}': field(s) {', '.join(lost)} are nonzero and URDF has no element for them; "
+            f"export robot.replace({'=None, '.join(lost)}=None) instead"
+        )
+    if not np.allclose(robot.gravity, _G, rtol=0, atol=1e-12):
+        raise ModelError(
+            f"robot '{robot.name}': gravity {robot.gravity.tolist()} differs from [0, 0, -9.81], which URDF assumes "
+            "in the base frame; export robot.replace(gravity=[0, 0, -9.81]) and rotate the base when mounting it"
+        )
+    root = ET.Element("robot", name=robot.name)
+    links = [base_link] + [f"{n}_link" for n in robot.joint_names]
+    ET.SubElement(root, "link", name=base_link)
+    k = 0
+    for i in range(robot.nf):
+        T = kk_transform(*(getattr(robot, g)[i] for g in ("gamma", "b", "alpha", "d", "theta", "r")))
+        kind = ("revolute", "prismatic", "fixed")[robot.sigma[i]]
+        if robot.sigma[i] != 2:
+            lo, hi = robot.qlim[k]
+            k += 1
+            if kind == "revolute" and np.isinf(lo) and np.isinf(hi):
+                kind = "continuous"
+        joint = ET.SubElement(root, "joint", name=robot.joint_names[i], type=kind)
+        ET.SubElement(joint, "parent", link=links[robot.antecedent[i]])
+        ET.SubElement(joint, "child", link=links[i + 1])
+        ET.SubElement(joint, "origin", xyz=_vec(T[:3, 3]), rpy=_vec(_rpy(T[:3, :3])))
+        if robot.sigma[i] != 2:
+            ET.SubElement(joint, "axis", xyz="0 0 1")
+            if np.isfinite(lo) or np.isfinite(hi):
+                ET.SubElement(joint, "limit", lower=_num(lo), upper=_num(hi), effort="0", velocity="0")
+            if robot.Fv[i] or robot.Fc[i]:
+                ET.SubElement(joint, "dynamics", damping=_num(robot.Fv[i]), friction=_num(robot.Fc[i]))
+        link = ET.SubElement(root, "link", name=links[i + 1])
+        M, S, IG = com_from_standard(robot.params[i])
+        inertial = ET.SubElement(link, "inertial")
+        ET.SubElement(inertial, "origin", xyz=_vec(S), rpy="0 0 0")
+        ET.SubElement(inertial, "mass", value=_num(M))
+        ET.SubElement(inertial, "inertia", ixx=_num(IG[0, 0]), ixy=_num(IG[0, 1]), ixz=_num(IG[0, 2]),
+                      iyy=_num(IG[1, 1]), iyz=_num(IG[1, 2]), izz=_num(IG[2, 2]))
+    ET.indent(root)
+    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,106 @@
+"""rd.to_pinocchio and rd.to_mujoco_xml on random serial and tree robots (frames not numbered depth-first,
+fixed frames, rotor inertia, damping), and the URDF export of random robots."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import robodyn as rd
+from tests.support.pin_compare import assert_rel
+from tests.support.random_robots import random_state, robots
+
+pin = pytest.importorskip("pinocchio")
+
+
+@given(robots)
+@settings(max_examples=10)
+def test_to_pinocchio_agrees_with_robodyn(robot):
+    model, mapping = rd.to_pinocchio(robot)
+    data = model.createData()
+    assert model.nv == robot.n and model.names[int(mapping.joint_ids[0])] == robot.q_names[0]
+    assert_rel(mapping.from_pinocchio(model.armature), robot.Ia[robot.joint_frames], 1e-15)
+    assert_rel(mapping.from_pinocchio(model.damping), robot.Fv[robot.joint_frames], 1e-15)
+    q, qd, qdd = random_state(robot, 1, (2,))
+    # Pinocchio's RNEA has the armature but no friction
+    tau = rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd)
+    A = rd.inertia_matrix(robot, q)
+    T = rd.forward_kinematics(robot, q)
+    for s in range(2):
+        qp, vp, ap = (mapping.to_pinocchio(x[s]) for x in (q, qd, qdd))
+        assert_rel(tau[s], mapping.from_pinocchio(pin.rnea(model, data, qp, vp, ap)))
+        M = pin.crba(model, data, qp)
+        assert_rel(A[s], mapping.matrix_from_pinocchio(np.triu(M) + np.triu(M, 1).T))
+        pin.framesForwardKinematics(model, data, qp)
+        for j in range(robot.nf):
+            assert_rel(T[s, j], data.oMf[int(mapping.frame_ids[j])].homogeneous)
+
+
+@given(robots)
+@settings(max_examples=10)
+def test_to_mujoco_xml_agrees_with_robodyn(robot):
+    mujoco = pytest.importorskip("mujoco")
+    robot = robot.replace(Fc=None)  # MuJoCo's frictionloss is a constraint, not Fc·sign(q̇) in mj_inverse
+    model = mujoco.MjModel.from_xml_string(rd.to_mujoco_xml(robot))
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    data = mujoco.MjData(model)
+    adr = np.array([model.joint(n).qposadr[0] for n in robot.q_names])
+    assert_rel(model.dof_armature[adr], robot.Ia[robot.joint_frames], 1e-15)
+    assert_rel(model.dof_damping[adr], robot.Fv[robot.joint_frames], 1e-15)
+    q, qd, qdd = random_state(robot, 2, (2,))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    A = rd.inertia_matrix(robot, q)
+    for s in range(2):
+        data.qpos[adr], data.qvel[adr], data.qacc[adr] = q[s], qd[s], qdd[s]
+        mujoco.mj_inverse(model, data)
+        assert_rel(tau[s], data.qfrc_inverse[adr])
+        M = np.zeros((model.nv, model.nv))
+        mujoco.mj_fullM(model, data, M)
+        assert_rel(A[s], M[np.ix_(adr, adr)])
+
+
+def test_mujoco_xml_has_ranges_and_frictionloss():
+    robot = rd.load("panda")
+    robot = robot.replace(Fc=np.linspace(0.1, 0.6, robot.nf) * (robot.sigma != 2))
+    xml = rd.to_mujoco_xml(robot)
+    assert xml.count('type="hinge"') == 7 and 'frictionloss="' + repr(float(robot.Fc[0])) + '"' in xml
+    mujoco = pytest.importorskip("mujoco")
+    model = mujoco.MjModel.from_xml_string(xml)
+    np.testing.assert_array_equal(model.jnt_range, robot.qlim)
+    np.testing.assert_array_equal(model.dof_frictionloss, robot.Fc[:7])
+    with pytest.raises(rd.ModelError, match=r"link 1 \(j1\): MuJoCo needs a positive mass"):
+        rd.to_mujoco_xml(rd.load("puma560"))  # link 1: massless rotor inertia ZZ1 = 0.35 as published
+
+
+@given(robots)
+@settings(max_examples=10)
+def test_robot_to_urdf_and_back_keeps_dynamics(robot):
+    robot = robot.replace(Ia=None, gravity=[0, 0, -9.81])
+    again = rd.from_urdf(rd.to_urdf(robot))
+    # the import numbers frames depth-first: compare joint by joint and frame by frame through the names
+    assert sorted(again.joint_names) == sorted(robot.joint_names)
+    perm = np.array([robot.q_names.index(n) for n in again.q_names])
+    frames = np.array([robot.joint_names.index(n) for n in again.joint_names])
+    assert all(robot.joint_names[frames[i]] == again.joint_names[i] for i in range(robot.nf))
+    q, qd, qdd = random_state(robot, 3, (3,))
+    qa, qda, qdda = q[..., perm], qd[..., perm], qdd[..., perm]
+    assert_rel(rd.inverse_dynamics(again, qa, qda, qdda), rd.inverse_dynamics(robot, q, qd, qdd)[..., perm])
+    assert_rel(rd.inertia_matrix(again, qa), rd.inertia_matrix(robot, q)[..., perm[:, None], perm])
+    # the same joint axes in the base frame (frames may differ by a rotation about, or a shift along, z)
+    Ta, Tr = rd.forward_kinematics(again, qa), rd.forward_kinematics(robot, q)
+    assert_rel(Ta[..., :3, 2], Tr[:, frames][..., :3, 2])
+    third = rd.from_urdf(rd.to_urdf(again))
+    for key in ("gamma", "b", "alpha", "d", "theta", "r", "params", "Fv", "Fc"):
+        np.testing.assert_allclose(getattr(third, key), getattr(again, key), rtol=1e-12, atol=1e-12, err_msg=key)
+
+
+def test_missing_optional_packages_give_install_hints(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pinocchio", None)
+    with pytest.raises(rd.RobodynError, match=r"pip install 'robodyn\[pinocchio\]'"):
+        rd.to_pinocchio(rd.load("planar2r"))
+    monkeypatch.setitem(sys.modules, "yourdfpy", None)
+    with pytest.raises(rd.RobodynError, match=r"pip install 'robodyn\[urdf\]'"):
+        rd.from_urdf("<robot name='x'/>")

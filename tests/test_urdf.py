@@ -1,0 +1,361 @@
+"""URDF import/export against descriptions nobody here wrote (example-robot-data), Pinocchio's own URDF parser
+and MuJoCo; the converter's choices; the round trip URDF → Robot → URDF → Robot."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.model.urdf import kk_parameters, kk_transform
+from tests.support.pin_compare import assert_rel
+
+pin = pytest.importorskip("pinocchio")
+yourdfpy = pytest.importorskip("yourdfpy")
+
+
+def _erd(rel: str) -> str:
+    """Path of a URDF shipped by the example-robot-data wheel (data only, under cmeel.prefix/share)."""
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("example-robot-data is not installed")
+    path = Path(dist.locate_file(f"cmeel.prefix/share/example-robot-data/robots/{rel}"))
+    if not path.is_file():
+        pytest.skip(f"example-robot-data has no {rel}")
+    return str(path)
+
+
+#: Every fixed-base arm (or arm-like chain/tree) of example-robot-data with inertial data.
+ARMS = [
+    "panda_description/urdf/panda.urdf",
+    "ur_description/urdf/ur3_robot.urdf",
+    "ur_description/urdf/ur5_robot.urdf",
+    "ur_description/urdf/ur10_robot.urdf",
+    "kinova_description/robots/kinova.urdf",
+    "xarm_description/urdf/xarm7.urdf",
+    "z1_description/urdf/z1.urdf",
+    "so_arm_description/urdf/so100.urdf",
+    "so_arm_description/urdf/so101.urdf",
+    "double_pendulum_description/urdf/double_pendulum_continuous.urdf",
+    "asr_twodof_description/urdf/TwoDofs.urdf",
+    "finger_edu_description/robots/finger_edu.urdf",
+    "talos_data/robots/talos_left_arm.urdf",
+    "baxter_description/urdf/baxter.urdf",
+]
+
+
+def _states(robot, count=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1.5, 1.5, (3, count, robot.n))
+
+
+def _pin_q(model, robot, q):
+    """Pinocchio configuration (nq,) from robodyn q (n,): continuous joints take (cos q, sin q)."""
+    out = pin.neutral(model)
+    for name, x in zip(robot.q_names, q):
+        j = model.joints[model.getJointId(name)]
+        if j.nq == 2:
+            out[j.idx_q : j.idx_q + 2] = np.cos(x), np.sin(x)
+        else:
+            out[j.idx_q] = x
+    return out
+
+
+def _link_of_frame(path, robot):
+    """URDF link whose frame each robodyn frame (loaded with link_frames=True) carries."""
+    urdf = yourdfpy.URDF.load(path, build_scene_graph=False, load_meshes=False,
+                              build_collision_scene_graph=False, load_collision_meshes=False).robot
+    joints = {j.name: j for j in urdf.joints}
+    links = {link.name for link in urdf.links}
+    out = {}
+    for i, name in enumerate(robot.joint_names):
+        if name not in joints:
+            if name in links:
+                out[i] = name  # an extra fixed frame named after its link
+            elif name.endswith("_link") and name[:-5] in links and name[:-5] in joints:
+                out[i] = name[:-5]  # ... renamed as a joint has the link's name (so100's "gripper")
+            else:
+                assert name.endswith("_offset")  # an extra frame before a nearly parallel axis
+        elif joints[name].type == "fixed" or joints[name].child not in robot.joint_names:
+            out[i] = joints[name].child
+    return out
+
+
+@pytest.mark.parametrize("rel", ARMS, ids=lambda r: Path(r).stem)
+def test_example_robot_data_agrees_with_pinocchio(rel):
+    path = _erd(rel)
+    robot = rd.from_urdf(path, link_frames=True)
+    model = pin.buildModelFromUrdf(path)
+    data = model.createData()
+    assert model.nv == robot.n and set(robot.q_names) == {model.names[i] for i in range(1, model.njoints)}
+    v = np.array([model.joints[model.getJointId(n)].idx_v for n in robot.q_names])
+    # friction and damping are read: Pinocchio keeps them on the model
+    assert_rel(robot.Fv[robot.joint_frames], model.damping[v], 1e-15)
+    assert_rel(robot.Fc[robot.joint_frames], model.friction[v], 1e-15)
+    q, qd, qdd = _states(robot)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd)
+    A = rd.inertia_matrix(robot, q)
+    T = rd.forward_kinematics(robot, q)
+    links = _link_of_frame(path, robot)
+    assert len(set(links.values())) == len(links)
+    for s in range(q.shape[0]):
+        qp, vp, ap = _pin_q(model, robot, q[s]), np.zeros(model.nv), np.zeros(model.nv)
+        vp[v], ap[v] = qd[s], qdd[s]
+        assert_rel(tau[s], pin.rnea(model, data, qp, vp, ap)[v])
+        M = pin.crba(model, data, qp)
+        M = np.triu(M) + np.triu(M, 1).T
+        assert_rel(A[s], M[np.ix_(v, v)])
+        pin.framesForwardKinematics(model, data, qp)
+        for i, link in links.items():
+            assert_rel(T[s, i], data.oMf[model.getFrameId(link, pin.FrameType.BODY)].homogeneous)
+
+
+@pytest.mark.parametrize("rel", ARMS, ids=lambda r: Path(r).stem)
+def test_example_robot_data_agrees_with_mujoco(rel):
+    mujoco = pytest.importorskip("mujoco")
+    robot = rd.from_urdf(_erd(rel))
+    jf = robot.joint_frames
+    # rotor inertia and damping on every joint, to check armature and damping; MuJoCo's frictionloss is a
+    # dry-friction constraint (not Fc·sign(q̇) in mj_inverse), so Fc is set to 0 here.
+    Ia, Fv = np.zeros(robot.nf), np.zeros(robot.nf)
+    Ia[jf], Fv[jf] = np.linspace(0.1, 0.3, robot.n), np.linspace(0.5, 1.0, robot.n)
+    robot = robot.replace(Ia=Ia, Fv=Fv, Fc=None)
+    model = mujoco.MjModel.from_xml_string(rd.to_mujoco_xml(robot))
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
+    assert_rel(model.opt.gravity, robot.gravity, 1e-15)
+    data = mujoco.MjData(model)
+    adr = np.array([model.joint(n).qposadr[0] for n in robot.q_names])
+    body = np.array([model.body(n).id for n in robot.joint_names])
+    q, qd, qdd = _states(robot, seed=1)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    A = rd.inertia_matrix(robot, q)
+    T = rd.forward_kinematics(robot, q)
+    for s in range(q.shape[0]):
+        data.qpos[adr], data.qvel[adr], data.qacc[adr] = q[s], qd[s], qdd[s]
+        mujoco.mj_inverse(model, data)
+        assert_rel(tau[s], data.qfrc_inverse[adr])
+        M = np.zeros((model.nv, model.nv))
+        mujoco.mj_fullM(model, data, M)
+        assert_rel(A[s], M[np.ix_(adr, adr)])
+        assert_rel(T[s, :, :3, 3], data.xpos[body])
+        assert_rel(T[s, :, :3, :3], data.xmat[body].reshape(-1, 3, 3))
+
+
+@pytest.mark.parametrize("rel", ARMS, ids=lambda r: Path(r).stem)
+def test_round_trip_urdf_robot_urdf_robot_is_exact(rel):
+    first = rd.from_urdf(_erd(rel))
+    second = rd.from_urdf(rd.to_urdf(first))
+    assert second.joint_names == first.joint_names and second.name == first.name
+    for key in ("antecedent", "sigma", "params", "Fv", "Fc", "qlim", "gravity"):
+        np.testing.assert_allclose(getattr(second, key), getattr(first, key), rtol=1e-12, atol=1e-12, err_msg=key)
+    geometry = ("gamma", "b", "alpha", "d", "theta", "r")
+    for i in range(first.nf):
+        T1, T2 = (kk_transform(*(getattr(r, g)[i] for g in geometry)) for r in (first, second))
+        np.testing.assert_allclose(T2, T1, rtol=0, atol=1e-12)
+        # With z_j nearly parallel to z_a(j) (so101 writes α = 3.14159 for π: sin α = 2.7e-6), γ and θ are
+        # ill-conditioned (an error of 1e-16 in the rotation moves them by 1e-16 / sin α); elsewhere the
+        # table itself is reproduced.
+        if np.sin(first.alpha[i]) == 0 or abs(np.sin(first.alpha[i])) > 1e-3:
+            for g in geometry:
+                np.testing.assert_allclose(getattr(second, g)[i], getattr(first, g)[i], rtol=1e-12, atol=1e-12, err_msg=g)
+
+
+def test_save_and_load_urdf_file(tmp_path):
+    robot = rd.from_urdf(_erd(ARMS[0]))
+    path = rd.save(robot, tmp_path / "panda.urdf")
+    again = rd.load(path)
+    np.testing.assert_allclose(again.params, robot.params, rtol=1e-12, atol=1e-12)
+    assert again.q_names == robot.q_names
+
+
+def test_panda_urdf_gives_franka_craig_table():
+    """The Panda URDF follows Franka's Craig table: the converter finds the built-in Panda's table
+    (γ = b = 0, θ = 0, the published α, d, r and the flange) from the URDF's geometry alone."""
+    robot = rd.from_urdf(_erd(ARMS[0]), tip="panda_link8")
+    builtin = rd.load("panda")
+    assert robot.q_names == tuple(f"panda_joint{k}" for k in range(1, 8))
+    assert robot.joint_names[-1] == "panda_joint8" and robot.sigma.tolist() == builtin.sigma.tolist()
+    for key in ("gamma", "b", "alpha", "d", "theta", "r"):
+        np.testing.assert_allclose(getattr(robot, key), getattr(builtin, key), rtol=0, atol=1e-12, err_msg=key)
+    assert "common normal" in robot.source and "panda.urdf" in robot.source
+
+
+# ---- the converter on hand-written descriptions -----------------------------------------------------------
+
+_LINK = '<link name="{n}"><inertial><origin xyz="{c}" rpy="{rpy}"/><mass value="{m}"/>' \
+        '<inertia ixx="0.03" ixy="0.001" ixz="-0.002" iyy="0.04" iyz="0.003" izz="0.05"/></inertial></link>'
+
+
+def _urdf(joints, extra_links=()):
+    links = ["base"] + [j[3] for j in joints] + list(extra_links)
+    body = "".join(_LINK.format(n=n, c="0.1 -0.05 0.2", rpy="0.3 -0.2 0.7", m=1.5 + k) for k, n in enumerate(links))
+    js = "".join(
+        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>{more}</joint>'
+        for name, kind, parent, child, xyz, rpy, axis, more in joints
+    )
+    return f'<robot name="test">{body}{js}</robot>'
+
+
+SKEW = _urdf([
+    ("a", "revolute", "base", "l1", "0.1 0.2 0.3", "0.4 -0.5 0.6", "1 1 0",
+     '<limit lower="-1" upper="2" effort="1" velocity="1"/><dynamics damping="0.7" friction="0.2"/>'),
+    ("b", "prismatic", "l1", "l2", "0 0.3 0", "1.2 0 -0.3", "0 -1 0", '<limit lower="0" upper="0.5" effort="1" velocity="1"/>'),
+    ("c", "continuous", "l2", "l3", "0.2 0 0.1", "0 0.5 0", "0 0 -2", ""),
+    ("f", "fixed", "l3", "l4", "0 0 0.1", "0.1 0.2 0.3", "1 0 0", ""),
+    ("d", "revolute", "l1", "l5", "-0.2 0 0", "0 0 0", "0 1 0", '<limit lower="-1" upper="1" effort="1" velocity="1"/>'),
+])
+
+
+def test_skewed_axes_tree_agrees_with_pinocchio():
+    robot = rd.from_urdf(SKEW, link_frames=True)
+    model = pin.buildModelFromXML(SKEW)
+    data = model.createData()
+    assert robot.joint_names[:2] == ("a", "l1") and robot.antecedent.tolist()[:3] == [0, 1, 1]
+    assert robot.q_names == ("a", "b", "c", "d")
+    np.testing.assert_array_equal(robot.qlim, [[-1, 2], [0, 0.5], [-np.inf, np.inf], [-1, 1]])
+    assert robot.Fv[0] == 0.7 and robot.Fc[0] == 0.2
+    v = np.array([model.joints[model.getJointId(n)].idx_v for n in robot.q_names])
+    links = {robot.frame_index(n) - 1: n for n in ("l1", "l2", "l3", "l5") if n in robot.joint_names}
+    links[robot.frame_index("f") - 1] = "l4"
+    q, qd, qdd = _states(robot, seed=3)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd)
+    T = rd.forward_kinematics(robot, q)
+    for s in range(q.shape[0]):
+        qp = _pin_q(model, robot, q[s])
+        vp, ap = np.zeros(model.nv), np.zeros(model.nv)
+        vp[v], ap[v] = qd[s], qdd[s]
+        assert_rel(tau[s], pin.rnea(model, data, qp, vp, ap)[v])
+        pin.framesForwardKinematics(model, data, qp)
+        for i, link in links.items():
+            assert_rel(T[s, i], data.oMf[model.getFrameId(link, pin.FrameType.BODY)].homogeneous)
+    again = rd.from_urdf(rd.to_urdf(robot))
+    np.testing.assert_allclose(again.params, robot.params, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(again.theta, robot.theta, rtol=1e-12, atol=1e-12)
+
+
+def test_base_and_tip_select_a_chain_and_rotate_gravity():
+    urdf = _urdf([
+        ("mount", "fixed", "base", "l1", "0 0 1", "1.5707963267948966 0 0", "1 0 0", ""),
+        ("a", "revolute", "l1", "l2", "0 0 0.2", "0 0 0", "0 0 1", '<limit lower="-1" upper="1" effort="1" velocity="1"/>'),
+        ("b", "revolute", "l2", "l3", "0.3 0 0", "0 0 0", "0 0 1", '<limit lower="-1" upper="1" effort="1" velocity="1"/>'),
+        ("c", "revolute", "l2", "l4", "0 0.3 0", "0 0 0", "1 0 0", '<limit lower="-1" upper="1" effort="1" velocity="1"/>'),
+    ])
+    robot = rd.from_urdf(urdf, base="l1", tip="l3")
+    assert robot.joint_names == ("a", "b") and robot.is_serial
+    np.testing.assert_allclose(robot.gravity, [0, -9.81, 0], atol=1e-15)  # Rx(π/2)ᵀ [0, 0, −9.81]
+    whole = rd.from_urdf(urdf)
+    assert whole.joint_names == ("mount", "a", "b", "c") and not whole.is_serial
+    with pytest.raises(rd.ModelFileError, match="tip = 'nope' is not a link"):
+        rd.from_urdf(urdf, tip="nope")
+    with pytest.raises(rd.ModelFileError, match="sits on the moving joint 'a'"):
+        rd.from_urdf(urdf, base="l2")
+
+
+@pytest.mark.parametrize("kind", ["floating", "planar"])
+def test_floating_and_planar_joints_are_refused(kind):
+    urdf = _urdf([("free", kind, "base", "l1", "0 0 0", "0 0 0", "0 0 1", "")])
+    with pytest.raises(rd.ModelFileError, match=f"joint 'free': type '{kind}' is not supported"):
+        rd.from_urdf(urdf)
+
+
+def test_mimic_joints_load_as_independent_joints():
+    robot = rd.from_urdf(_erd(ARMS[0]))
+    assert "panda_finger_joint2" in robot.q_names
+    assert "Mimic joints loaded as independent joints" in robot.source and "panda_finger_joint2" in robot.source
+
+
+def test_bad_files_raise_model_file_errors(tmp_path):
+    with pytest.raises(rd.ModelFileError, match="no such URDF file"):
+        rd.from_urdf(tmp_path / "missing.urdf")
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("<robot name='x'><link name='a'>")
+    with pytest.raises(rd.ModelFileError, match="bad.urdf: not a readable URDF"):
+        rd.load(bad)
+    with pytest.raises(rd.ModelFileError, match="joint axis"):
+        rd.from_urdf(_urdf([("a", "continuous", "base", "l1", "0 0 0", "0 0 0", "0 0 0", "")]))
+
+
+def test_non_physical_urdf_inertia_needs_strict_false():
+    urdf = _urdf([("a", "continuous", "base", "l1", "0 0 0", "0 0 0", "0 0 1", "")]).replace(
+        'izz="0.05"', 'izz="0.09"')
+    with pytest.raises(rd.NonPhysicalInertiaError, match="triangle inequality.*strict=False"):
+        rd.from_urdf(urdf)
+    with pytest.warns(UserWarning, match="triangle inequality"):
+        robot = rd.from_urdf(urdf, strict=False)
+    assert robot.strict is False and robot.params[0, 9] == 2.5
+
+
+def test_kk_parameters_invert_kk_transform():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        g, a, t = rng.uniform(-np.pi / 2, np.pi / 2), rng.uniform(-3, 3), rng.uniform(-3, 3)
+        b, d, r = rng.uniform(-1, 1, 3)
+        T = kk_transform(g, b, a, d, t, r)
+        assert_rel(kk_transform(*kk_parameters(T)), T, 1e-13)
+    # parallel axes: b = 0, and γ = 0 when the origin is on the antecedent's x axis
+    p = kk_parameters(kk_transform(0, 0, 0, 0.4, 0.3, 0.2))
+    np.testing.assert_allclose(p, [0, 0, 0, 0.4, 0.3, 0.2], atol=1e-15)
+    p = kk_parameters(kk_transform(0, 0, np.pi, 0.4, 0.3, 0.2))
+    np.testing.assert_allclose(p, [0, 0, np.pi, 0.4, 0.3, 0.2], atol=1e-15)
+
+
+def test_to_urdf_refuses_what_urdf_cannot_hold():
+    robot = rd.load("rx90")
+    with pytest.raises(rd.ModelError, match="Ia"):
+        rd.to_urdf(robot)
+    with pytest.raises(rd.ModelError, match="gravity"):
+        rd.to_urdf(rd.load("planar2r"))
+
+
+def test_builtin_robot_through_urdf_keeps_its_dynamics():
+    robot = rd.load("rx90").replace(Ia=None)
+    again = rd.from_urdf(rd.to_urdf(robot))
+    q, qd, qdd = _states(robot, 4, seed=5)
+    assert_rel(rd.inverse_dynamics(again, q, qd, qdd), rd.inverse_dynamics(robot, q, qd, qdd))
+    assert_rel(rd.forward_kinematics(again, q)[..., -1, :3, 3], rd.forward_kinematics(robot, q)[..., -1, :3, 3])
+
+
+def test_mimic_coupling_agrees_with_pinocchio_mimic_joints():
+    path = _erd(ARMS[0])
+    robot = rd.from_urdf(path)
+    c = rd.mimic_coupling(path, robot)
+    assert c.independent == robot.q_names[:-1] and c.G.shape == (9, 8)
+    assert c.G[8, 7] == 1.0 and c.offset[8] == 0.0
+    model = pin.buildModelFromUrdf(path, mimic=True)
+    data = model.createData()
+    assert model.nv == 8
+    qa, qda, qdda = np.random.default_rng(4).uniform(-1, 1, (3, 8))
+    qa[7] = 0.02  # finger opening within its limits
+    q, qd, qdd = c.q(qa), c.qd(qda), c.qd(qdda)
+    tau = c.torques(rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd))
+    assert_rel(tau, pin.rnea(model, data, qa, qda, qdda))
+    M = pin.crba(model, data, qa)
+    assert_rel(c.inertia_matrix(rd.inertia_matrix(robot, q)), np.triu(M) + np.triu(M, 1).T)
+
+
+def test_nearly_parallel_axes_get_an_offset_frame_not_kilometre_lengths():
+    """so100's base and shoulder axes are 2.7e-6 rad from parallel (a CAD export): one Khalil–Kleinfinger
+    placement would need r ≈ 7 km; an extra fixed frame carries the offset instead (still exact: see the
+    Pinocchio test above)."""
+    robot = rd.from_urdf(_erd("so_arm_description/urdf/so100.urdf"))
+    assert "shoulder_pan_offset" in robot.joint_names and robot.sigma[robot.frame_index("shoulder_pan_offset") - 1] == 2
+    assert np.abs(np.c_[robot.b, robot.d, robot.r]).max() < 0.2
+    assert "nearly parallel" in robot.source
+
+
+def test_cli_info_on_a_urdf_explains_the_frames(tmp_path):
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    path = rd.save(rd.load("panda"), tmp_path / "panda.urdf")
+    result = CliRunner().invoke(app, ["info", str(path)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "URDF panda.urdf" in text and "j1: x along the common normal to the axis of j2" in text
+    assert "flange: fixed: the URDF link frame" in text
