@@ -64,12 +64,12 @@ from robodyn import analysis
 from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
 # --- heavier parts (sympy, scipy.integrate) are imported on first use, so `import robodyn` and the CLI stay quick ---
 _LAZY = {
-    # symbolic: customized models and code generation (issue 6)
+    # symbolic: customized models and code generation
     "symbolic": ("robodyn.symbolic", None),
     "CompiledModel": ("robodyn.symbolic", "CompiledModel"),
     "compile": ("robodyn.symbolic", "compile"),
     "customized_model": ("robodyn.symbolic", "customized_model"),
-    # base parameters (issue 5): regressor, energy functions, base inertial parameters
+    # base parameters: regressor, energy functions, base inertial parameters
     "parameters": ("robodyn.parameters", None),
     "BaseParameters": ("robodyn.parameters", "BaseParameters"),
     "base_parameters": ("robodyn.parameters", "base_parameters"),
@@ -85,7 +85,7 @@ _LAZY = {
     "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
     "puma_line_study": ("robodyn.simulation", "puma_line_study"),
     "simulate": ("robodyn.simulation", "simulate"),
-    # identification, gravity-compensation calibration (Dellin; issue 9 section 1)
+    # identification: gravity-compensation calibration (Dellin)
     "identification": ("robodyn.identification", None),
     "GravityCalibration": ("robodyn.identification", "GravityCalibration"),
     "LockedBodyInertia": ("robodyn.identification", "LockedBodyInertia"),
@@ -98,8 +98,7 @@ _LAZY = {
     "load_gravity_calibration": ("robodyn.identification", "load_gravity_calibration"),
     "locked_body_inertia": ("robodyn.identification", "locked_body_inertia"),
     "wam_gravity_study": ("robodyn.identification", "wam_gravity_study"),
-    # end gravity-compensation calibration
-    # --- dynamic identification (issue 9, section 2) ---
+    # dynamic identification
     "ExcitationTrajectory": ("robodyn.identification.excitation", "ExcitationTrajectory"),
     "excitation_trajectory": ("robodyn.identification.excitation", "excitation_trajectory"),
     "IdentificationData": ("robodyn.identification.data", "IdentificationData"),
@@ -108,8 +107,7 @@ _LAZY = {
     "IdentificationError": ("robodyn.identification.dynamic", "IdentificationError"),
     "identify": ("robodyn.identification.dynamic", "identify"),
     "pseudo_inertia": ("robodyn.identification.dynamic", "pseudo_inertia"),
-    # --- end of dynamic identification ---
-    # --- issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains ---
+    # trajectories, time scaling, optimal motion, task space, coordinates, closed chains
     "RestToRest": ("robodyn.simulation.trajectories", "RestToRest"),
     "Trapezoidal": ("robodyn.simulation.trajectories", "Trapezoidal"),
     "Spline": ("robodyn.simulation.trajectories", "Spline"),
@@ -130,8 +128,7 @@ _LAZY = {
     "closed_chain_forward_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_forward_dynamics"),
     "closed_chain_model": ("robodyn.dynamics.closed_chain", "closed_chain_model"),
     "LoopClosureError": ("robodyn.dynamics.closed_chain", "LoopClosureError"),
-    # --- end of issue 10 §3–5 (h10b) ---
-    # --- issue 10 (simulation with friction and control; derivatives, linearization, collision detection) ---
+    # simulation with friction and control; derivatives, linearization, collision detection
     "control": ("robodyn.control", None),
     "friction_models": ("robodyn.dynamics.friction_models", None),
     "inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_derivatives"),
@@ -139,8 +136,7 @@ _LAZY = {
     "linearize": ("robodyn.dynamics.derivatives", "linearize"),
     "momentum_observer": ("robodyn.dynamics.derivatives", "momentum_observer"),
     "generalized_momentum": ("robodyn.dynamics.derivatives", "generalized_momentum"),
-    # --- end issue 10 ---
-    # URDF, Pinocchio and MuJoCo interop, plotting (issue 14)
+    # URDF, Pinocchio and MuJoCo interop, plotting
     "from_urdf": ("robodyn.model.urdf", "from_urdf"),
     "to_urdf": ("robodyn.model.urdf", "to_urdf"),
     "mimic_coupling": ("robodyn.model.urdf", "mimic_coupling"),
@@ -188,26 +184,26 @@ __all__ = [
     "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
     # studies
     "accuracy_study", "opcount_report", "inverse_kinematics", "puma_line_study", "simulate",
-    # symbolic (issue 6)
+    # symbolic
     "symbolic", "CompiledModel", "customized_model", "parameters", "simulation",
-    # base parameters (issue 5)
+    # base parameters
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
-    # identification: gravity-compensation calibration (Dellin; issue 9 section 1)
+    # identification: gravity-compensation calibration (Dellin)
     "identification", "GravityCalibration", "LockedBodyInertia", "calibrate_gravity", "calibration_poses",
     "first_moments", "gravity_parameter_structure", "gravity_regressor", "identify_locked_inertia",
     "load_gravity_calibration", "locked_body_inertia", "wam_gravity_study",
-    # dynamic identification (issue 9, section 2)
+    # dynamic identification
     "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
     "Identification", "IdentificationError", "identify", "pseudo_inertia",
-    # issue 10 §3–5 (h10b): trajectories, time scaling, optimal motion, task space, coordinates, closed chains
+    # trajectories, time scaling, optimal motion, task space, coordinates, closed chains
     "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
     "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
     "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
     "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
-    # --- issue 10 ---
+    # simulation with friction and control; derivatives
     "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
     "momentum_observer", "generalized_momentum",
-    # URDF and interop, plotting (issue 14)
+    # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
 ]

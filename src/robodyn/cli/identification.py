@@ -154,7 +154,7 @@ def excite_command(
     harmonics: int = typer.Option(5, "--harmonics", help="Harmonics per joint (finite Fourier series)."),
     base_frequency: float = typer.Option(None, "--base-frequency", help="f_f (Hz); default 1/duration."),
     rate: float = typer.Option(100.0, "--rate", help="Sampling rate of the CSV (Hz)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the starting coefficients."),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the starting coefficients."),
     max_iterations: int = typer.Option(100, "--max-iterations", help="Iteration limit of the optimiser."),
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Include friction columns in cond(W)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),

@@ -23,7 +23,7 @@ from robodyn.identification.second_moments import (
 from robodyn.identification.wam import wam_gravity_study
 # --- end gravity-compensation calibration ---
 
-# --- dynamic identification (issue 9, section 2): excitation, data preparation, least squares ---
+# dynamic identification: excitation, data preparation, least squares
 from robodyn.identification.excitation import ExcitationTrajectory, excitation_trajectory
 from robodyn.identification.data import IdentificationData, prepare_identification_data
 from robodyn.identification.dynamic import Identification, IdentificationError, identify, pseudo_inertia

@@ -162,7 +162,7 @@ def excitation_trajectory(
         entries come from the robot's finite ``qlim``, else: revolute ±π rad, 1.5 rad/s, 5 rad/s²;
         prismatic ±0.5 m, 0.5 m/s, 2 m/s².
     seed : int
-        Seed of the random starting coefficients; the result is deterministic for a seed.
+        Seed of the random starting coefficients; the result is deterministic for a given random seed.
     friction : bool
         Include the friction columns Fc, Fv, Foff in W (as :func:`identify` with ``friction=True``).
     points : int or None

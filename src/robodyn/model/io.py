@@ -250,7 +250,7 @@ def load(name_or_path: str | os.PathLike, strict: bool = True) -> Robot:
     if Path(name_or_path).suffix.lower() == ".urdf":
         from robodyn.model.urdf import from_urdf
 
-        return from_urdf(text, strict=strict, name=Path(name_or_path).stem)
+        return from_urdf(Path(name_or_path), strict=strict)  # (text read above: size and encoding checked)
     return _from_text(text, str(name_or_path), strict)
 
 

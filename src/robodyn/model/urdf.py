@@ -57,7 +57,7 @@ _G = np.array([0.0, 0.0, -9.81])
 #: Tolerance (m, rad, cosines) under which geometric quantities are treated as zero (parallel axes, d = 0...).
 _TOL = 1e-9
 #: Values smaller than this are written as exact zeros in the frame table.
-_SNAP = 1e-12
+_SNAP = 1e-10  # above the round-off of the frame conversions (about 1e-12 on long chains)
 
 
 def _yourdfpy():

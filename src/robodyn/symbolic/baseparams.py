@@ -1,4 +1,4 @@
-"""Base inertial parameters (Khalil & Dombre §9.4, issue 5) laid out for the customizing engine (§9.6.3).
+"""Base inertial parameters (Khalil & Dombre §9.4) laid out for the customizing engine (§9.6.3).
 
 Each base parameter takes the place of the standard parameter whose column of D it keeps (XXR2 in place
 of XX2, ...); eliminated and grouped-away parameters become zeros, so the customized model drops them.
