@@ -138,3 +138,65 @@ def print_json(obj, undefined=()) -> None:
         return str(o)
 
     sys.stdout.write(json.dumps(plain(obj, ""), indent=2, allow_nan=False) + "\n")
+
+
+def read_csv_columns(path, allowed, what: str, missing_values: bool = False, required=(), hint: str = "") -> dict:
+    """The numeric columns of a CSV file with a header, as ``{name: (rows,) array}``.
+
+    ``allowed``: the column names the file may have (any order); ``what``: how messages name the file (e.g.
+    ``"--states states.csv"``). Blank lines are skipped. Without ``missing_values`` every cell must be a finite
+    number; with it an empty cell or ``nan`` is NaN (the caller reports those rows). Errors (InputError) name the
+    file, the line and the column. ``required`` columns are checked first (message ending with ``hint``).
+    """
+    import csv
+    import io
+    import math
+    from pathlib import Path
+
+    from robodyn.errors import InputError
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{what}: cannot read the file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what}: not a text file (UTF-8 CSV expected)") from None
+    if "\0" in text:
+        raise InputError(f"{what}: not a text file (it holds NUL bytes); give a CSV file")
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip() for h in next(reader, [])]
+    if len(set(header)) != len(header):
+        raise InputError(f"{what}: a column name appears twice in the header")
+    require_columns(dict.fromkeys(header), required, what, hint)
+    unknown = [c for c in header if c not in allowed]
+    if unknown:
+        raise InputError(f"{what}: unknown column(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+    rows = []
+    for line, cells in enumerate(reader, start=2):
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise InputError(f"{what}, line {line}: {len(cells)} values for {len(header)} columns")
+        values = []
+        for col, cell in zip(header, cells):
+            try:
+                x = float(cell) if cell.strip() or not missing_values else math.nan
+            except ValueError:
+                raise InputError(f"{what}, line {line}, column {col}: {cell.strip()!r} is not a number") from None
+            if not missing_values and not math.isfinite(x):
+                raise InputError(f"{what}, line {line}, column {col}: {cell.strip()} is not finite")
+            values.append(x)
+        rows.append(values)
+    if not rows:
+        raise InputError(f"{what}: no data rows after the header")
+    data = np.array(rows)
+    return {c: data[:, i] for i, c in enumerate(header)}
+
+
+def require_columns(columns: dict, names, what: str, hint: str) -> None:
+    """InputError naming the missing columns of a CSV read by :func:`read_csv_columns`."""
+    from robodyn.errors import InputError
+
+    missing = [c for c in names if c not in columns]
+    if missing:
+        raise InputError(f"{what}: missing column(s) {', '.join(missing)}; {hint}")

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +9,7 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, print_json, read_csv_columns, user_errors
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
 
@@ -25,39 +22,9 @@ def read_poses(path: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
     Empty cells and ``nan`` are read as NaN (``calibrate_gravity`` reports those rows); errors name the line.
     """
     names = [f"{p}{k}" for p in ("q", "tau") for k in range(1, n + 1)]
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip() for h in next(reader, [])]
-    missing = [c for c in names if c not in header]
-    if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)}; the header must name q1..q{n}, "
-                         f"tau1..tau{n}")
-    unknown = [c for c in header if c not in names]
-    if unknown:
-        raise InputError(f"{path}: unknown column(s) {', '.join(unknown)}; allowed: q1..q{n}, tau1..tau{n}")
-    if len(set(header)) != len(header):
-        raise InputError(f"{path}: a column name appears twice in the header")
-    rows = []
-    for line, cells in enumerate(reader, start=2):
-        if not cells or all(not c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            raise InputError(f"{path}, line {line}: {len(cells)} values for {len(header)} columns")
-        values = []
-        for col, cell in zip(header, cells):
-            try:
-                values.append(float(cell) if cell.strip() else math.nan)
-            except ValueError:
-                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()!r} is not a number") from None
-        rows.append(values)
-    if not rows:
-        raise InputError(f"{path}: no data rows after the header")
-    data = np.array(rows)
-    col = {c: header.index(c) for c in header}
-    q, tau = (data[:, [col[f"{p}{k}"] for k in range(1, n + 1)]] for p in ("q", "tau"))
+    cols = read_csv_columns(path, names, str(path), missing_values=True, required=names,
+                            hint=f"the header must name q1..q{n}, tau1..tau{n}")
+    q, tau = (np.stack([cols[f"{p}{k}"] for k in range(1, n + 1)], -1) for p in ("q", "tau"))
     return q, tau
 
 

@@ -14,7 +14,9 @@ from rich.text import Text
 
 from robodyn._files import write_atomically
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
+from robodyn.cli._common import (
+    Table, console, get_robot, parse_vector, print_json, read_csv_columns, user_errors,
+)
 from robodyn.dynamics.newton_euler import inverse_dynamics
 from robodyn.errors import InputError
 from robodyn.model.io import list_robots
@@ -159,46 +161,11 @@ def read_states(path: Path, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     Returns q, qd, qdd of shape (rows, n) and the t column or None.  Errors name the file, row and column.
     """
     names = [f"{p}{k}" for p in ("q", "qd", "qdd") for k in range(1, n + 1)]
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"--states {path}: cannot read the file ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"--states {path}: not a text file (UTF-8 CSV expected)") from None
-    if "\0" in text:
-        raise InputError(f"--states {path}: not a text file (it holds NUL bytes); give a CSV file")
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip() for h in next(reader, [])]
-    missing = [c for c in names if c not in header]
-    if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)}; the header must name q1..q{n}, qd1..qd{n}, qdd1..qdd{n}")
-    unknown = [c for c in header if c not in names and c != "t"]
-    if unknown:
-        raise InputError(f"{path}: unknown column(s) {', '.join(unknown)}; allowed: t, q1..q{n}, qd1..qd{n}, qdd1..qdd{n}")
-    if len(set(header)) != len(header):
-        raise InputError(f"{path}: a column name appears twice in the header")
-    rows = []
-    for line, cells in enumerate(reader, start=2):
-        if not cells or all(not c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            raise InputError(f"{path}, line {line}: {len(cells)} values for {len(header)} columns")
-        values = []
-        for col, cell in zip(header, cells):
-            try:
-                x = float(cell)
-            except ValueError:
-                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()!r} is not a number") from None
-            if not math.isfinite(x):
-                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()} is not finite")
-            values.append(x)
-        rows.append(values)
-    if not rows:
-        raise InputError(f"{path}: no data rows after the header")
-    data = np.array(rows)
-    col = {c: header.index(c) for c in header}
-    q, qd, qdd = (data[:, [col[f"{p}{k}"] for k in range(1, n + 1)]] for p in ("q", "qd", "qdd"))
-    return q, qd, qdd, (data[:, col["t"]] if "t" in col else None)
+    what = f"--states {path}"
+    cols = read_csv_columns(path, ["t"] + names, what, required=names,
+                            hint=f"the header must name q1..q{n}, qd1..qd{n}, qdd1..qdd{n}")
+    q, qd, qdd = (np.stack([cols[f"{p}{k}"] for k in range(1, n + 1)], -1) for p in ("q", "qd", "qdd"))
+    return q, qd, qdd, cols.get("t")
 
 
 def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +12,7 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, print_json, read_csv_columns, require_columns, user_errors
 from robodyn.errors import InputError
 
 
@@ -33,49 +32,14 @@ def read_measurements(path: Path, n: int) -> dict:
     q_names = [f"q{k}" for k in range(1, n + 1)]
     tau_names = [f"tau{k}" for k in range(1, n + 1)]
     d_names = [f"{p}{k}" for p in ("qd", "qdd") for k in range(1, n + 1)]
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip() for h in next(reader, [])]
-    if len(set(header)) != len(header):
-        raise InputError(f"{path}: a column name appears twice in the header")
-    allowed = set(q_names + tau_names + d_names + ["t"])
-    unknown = [c for c in header if c not in allowed]
-    if unknown:
-        raise InputError(f"{path}: unknown column(s) {', '.join(unknown)}; the header must name t, q1..q{n}, "
-                         f"tau1..tau{n} (or q, qd, qdd and tau columns) for a robot with n = {n} joints")
-    has_d = any(c in header for c in d_names)
-    need = q_names + tau_names + (d_names if has_d else ["t"])
-    missing = [c for c in need if c not in header]
-    if missing:
-        raise InputError(
-            f"{path}: missing column(s) {', '.join(missing)}; give t, q1..q{n}, tau1..tau{n} (velocities and "
-            f"accelerations are then computed) or q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}")
-    rows = []
-    for line, cells in enumerate(reader, start=2):
-        if not cells or all(not c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            raise InputError(f"{path}, line {line}: {len(cells)} values for {len(header)} columns")
-        values = []
-        for col, cell in zip(header, cells):
-            try:
-                x = float(cell)
-            except ValueError:
-                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()!r} is not a number") from None
-            if not math.isfinite(x):
-                raise InputError(f"{path}, line {line}, column {col}: {cell.strip()} is not finite")
-            values.append(x)
-        rows.append(values)
-    if not rows:
-        raise InputError(f"{path}: no data rows after the header")
-    data = np.array(rows)
-    col = {c: i for i, c in enumerate(header)}
-    pick = lambda names: data[:, [col[c] for c in names]]  # noqa: E731
+    cols = read_csv_columns(path, q_names + tau_names + d_names + ["t"], str(path))
+    has_d = any(c in cols for c in d_names)
+    require_columns(cols, q_names + tau_names + (d_names if has_d else ["t"]), str(path),
+                    f"give t, q1..q{n}, tau1..tau{n} (velocities and accelerations are then computed) or "
+                    f"q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}")
+    pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
     return {
-        "t": data[:, col["t"]] if "t" in col else None, "q": pick(q_names), "tau": pick(tau_names),
+        "t": cols.get("t"), "q": pick(q_names), "tau": pick(tau_names),
         "qd": pick(d_names[:n]) if has_d else None, "qdd": pick(d_names[n:]) if has_d else None,
     }
 

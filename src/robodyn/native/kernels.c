@@ -116,6 +116,23 @@ static void forward_recursion(const rd_model *m, const double *q, const double *
     }
 }
 
+/* Backward recursion [9.91]-[9.93]: the wrenches f, mo of every link (about O_j in R_j) summed from the leaves
+ * to the base (children have larger indices), and each joint's torque, its axis component [9.93] (+ Ia q̈ when
+ * qdd is given). f and mo are overwritten with the wrenches transmitted by the joints. */
+static void backward_recursion(const rd_model *m, const double *R, const double *p, double *f, double *mo,
+                               const double *qdd, double *tau) {
+    for (int i = m->nf - 1; i >= 0; i--) {
+        int a = m->parent[i], k = m->joint[i];
+        double *fi = f + 3 * i, *mi = mo + 3 * i;
+        if (k >= 0) tau[k] = (m->sigma[i] == 0 ? mi[2] : fi[2]) + (qdd ? m->Ia[i] * qdd[k] : 0.0);
+        if (a >= 0) {
+            double Rf[3], Rm[3], pf[3];
+            mat_vec(R + 9 * i, fi, Rf); mat_vec(R + 9 * i, mi, Rm); cross(p + 3 * i, Rf, pf);
+            for (int c = 0; c < 3; c++) { f[3 * a + c] += Rf[c]; mo[3 * a + c] += Rm[c] + pf[c]; }
+        }
+    }
+}
+
 /* Newton-Euler inverse dynamics [9.84]-[9.94] without friction: tau = Γ_rigid + Ia q̈. */
 int rd_rnea(const rd_model *m, long count, const double *q, const double *qd, const double *qdd,
             const double *g, long g_stride, const double *wrench, double *tau) {
@@ -141,16 +158,7 @@ int rd_rnea(const rd_model *m, long count, const double *q, const double *qd, co
                 for (int c = 0; c < 3; c++) { f[3 * i + c] += e[c]; mo[3 * i + c] += e[3 + c]; }
             }
         }
-        for (int i = nf - 1; i >= 0; i--) {                                /* [9.91]-[9.93] */
-            int a = m->parent[i], k = m->joint[i];
-            double *fi = f + 3 * i, *mi = mo + 3 * i;
-            if (k >= 0) tau[s * n + k] = (m->sigma[i] == 0 ? mi[2] : fi[2]) + m->Ia[i] * qdds[k];
-            if (a >= 0) {
-                double Rf[3], Rm[3], pf[3];
-                mat_vec(R + 9 * i, fi, Rf); mat_vec(R + 9 * i, mi, Rm); cross(p + 3 * i, Rf, pf);
-                for (int c = 0; c < 3; c++) { f[3 * a + c] += Rf[c]; mo[3 * a + c] += Rm[c] + pf[c]; }
-            }
-        }
+        backward_recursion(m, R, p, f, mo, qdds, tau + s * n);
     }
     free(work);
     return 0;
@@ -173,16 +181,7 @@ int rd_gravity(const rd_model *m, long count, const double *q, const double *g, 
             for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * Vd[3 * i + c];
             cross(m->MS + 3 * i, Vd + 3 * i, mo + 3 * i);
         }
-        for (int i = nf - 1; i >= 0; i--) {
-            int a = m->parent[i], k = m->joint[i];
-            double *fi = f + 3 * i, *mi = mo + 3 * i;
-            if (k >= 0) tau[s * n + k] = m->sigma[i] == 0 ? mi[2] : fi[2];
-            if (a >= 0) {
-                double Rf[3], Rm[3], pf[3];
-                mat_vec(R + 9 * i, fi, Rf); mat_vec(R + 9 * i, mi, Rm); cross(p + 3 * i, Rf, pf);
-                for (int c = 0; c < 3; c++) { f[3 * a + c] += Rf[c]; mo[3 * a + c] += Rm[c] + pf[c]; }
-            }
-        }
+        backward_recursion(m, R, p, f, mo, NULL, tau + s * n);
     }
     free(work);
     return 0;
