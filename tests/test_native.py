@@ -193,3 +193,19 @@ def test_compiled_single_state_with_gravity_and_wrenches():
         idm(q, qd, qdd, gravity=np.array([0.0, np.nan, -9.81]))
     gra = rd.compile(robot, "gravity")
     np.testing.assert_allclose(gra(q, gravity=g), rd.gravity_torques(robot, q, gravity=g), rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_source_compiles_without_warnings(tmp_path):
+    """robodyn's generic kernels compile under -Wall -Wextra -Werror, with and without the CPython entry."""
+    import shutil
+    import subprocess
+    import sysconfig
+    from importlib import resources
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    src = tmp_path / "kernels.c"
+    src.write_text(resources.files("robodyn.native").joinpath("kernels.c").read_text())
+    for extra in ([], ["-DRD_PYTHON", "-I" + sysconfig.get_paths()["include"]]):
+        proc = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", *extra, str(src)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr

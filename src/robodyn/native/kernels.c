@@ -471,6 +471,7 @@ static void rd_capsule_free(PyObject *cap) {
 }
 
 static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
     Py_buffer bi, bd;
     if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "model(ints, doubles)"); return NULL; }
     if (PyObject_GetBuffer(args[0], &bi, PyBUF_C_CONTIGUOUS) != 0) return NULL;
@@ -511,6 +512,7 @@ static int rd_all_finite(const double *a, long n) {
 }
 
 static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
     if (nargs != 7) return PyLong_FromLong(-1);
     rd_packed *p = (rd_packed *)PyCapsule_GetPointer(args[0], "robodyn.rd_model");
     if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
@@ -560,6 +562,7 @@ static PyMethodDef rd_generic_methods[] = {
     {"model", (PyCFunction)(void (*)(void))rd_py_model, METH_FASTCALL, NULL},
     {"single", (PyCFunction)(void (*)(void))rd_py_single, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL}};
-static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, "rdgeneric", NULL, -1, rd_generic_methods};
+static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, "rdgeneric", NULL, -1, rd_generic_methods,
+                                               NULL, NULL, NULL, NULL};
 PyMODINIT_FUNC PyInit_rdgeneric(void) { return PyModule_Create(&rd_generic_module); }
 #endif
