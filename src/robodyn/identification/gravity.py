@@ -769,7 +769,7 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
     count : int — number of poses (at least enough rows for the identifiable components).
     limits : array_like (n, 2), optional — [min, max] per joint; default the robot's joint limits, unlimited
         revolute joints ±π, unlimited prismatic ±0.5 m.
-    seed : int — the result is a deterministic function of the seed.
+    seed : int — random seed; the result is a deterministic function of it.
     candidates : int, optional — number of random candidate poses.
     offsets : bool — design for a calibration that also estimates torque offsets.
 
