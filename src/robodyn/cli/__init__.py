@@ -11,5 +11,6 @@ from robodyn.cli import parameters  # noqa: E402,F401  (base-params, issue 5)
 from robodyn.cli import calibration  # noqa: E402,F401  (calibrate-gravity, calibration-poses, demo wam-gravity)
 from robodyn.cli import identification  # noqa: E402,F401  (identify, excite; issue 9)
 from robodyn.cli import simulation  # noqa: E402,F401  (simulate, issue 10)
+from robodyn.cli import kozlowski  # noqa: E402,F401  (demo kozlowski-puma, issue 15)
 
 __all__ = ["app"]
