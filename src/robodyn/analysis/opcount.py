@@ -126,7 +126,7 @@ def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
     included and friction excluded, as Table 9.5 counts:
 
     * ``general``: every inertial parameter non-zero (full ^jJ_j, three first-moment components; physically
-      consistent values drawn with ``seed``, the count depends only on which parameters are zero);
+      consistent random values; the count depends only on which parameters are zero);
     * ``simplified``: ^jJ_j diagonal and two first-moment components zero (Table 9.5, footnote *): the
       diagonal of the robot's own ^jJ_j and, per link, its largest first-moment component;
     * ``built-in``: the robot's own parameters (no published figure).
