@@ -6,11 +6,11 @@ from robodyn.cli._app import app
 from robodyn.cli import core  # noqa: E402,F401
 from robodyn.cli import model  # noqa: E402,F401  (model, fd, properties)
 from robodyn.cli import studies  # noqa: E402,F401
+from robodyn.cli import kozlowski  # noqa: E402,F401  (demo kozlowski-puma)
 from robodyn.cli import generate  # noqa: E402,F401
 from robodyn.cli import parameters  # noqa: E402,F401  (base-params, issue 5)
 from robodyn.cli import calibration  # noqa: E402,F401  (calibrate-gravity, calibration-poses, demo wam-gravity)
 from robodyn.cli import identification  # noqa: E402,F401  (identify, excite; issue 9)
 from robodyn.cli import simulation  # noqa: E402,F401  (simulate, issue 10)
-from robodyn.cli import kozlowski  # noqa: E402,F401  (demo kozlowski-puma, issue 15)
 
 __all__ = ["app"]
