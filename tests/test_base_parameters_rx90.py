@@ -5,6 +5,7 @@ import pytest
 import sympy
 
 from robodyn import Robot, base_parameters, inverse_dynamics
+from robodyn import load as rd_load
 from robodyn.dynamics.newton_euler import friction_torques
 from robodyn.parameters.numeric import random_states
 from tests.support.random_robots import random_inertia
@@ -157,3 +158,55 @@ def test_example_9_3_numeric_method_agrees():
     bn = base_parameters(robot, method="numeric", drop_zero=True)
     assert bn.count == 19 and bn.names == bs.names
     np.testing.assert_allclose(bn.values, bs.values, rtol=1e-12)
+
+
+# --- the built-in rx90_simplified (Example 9.3 with illustrative numbers) ----------------------------------------
+def test_builtin_rx90_simplified_is_example_9_3():
+    """The built-in robot has exactly the zeros of Example 9.3: diagonal ^jJ_j, the listed first moments."""
+    robot = rd_load("rx90_simplified")
+    reference = rx90()
+    np.testing.assert_array_equal(robot.alpha, reference.alpha)
+    np.testing.assert_array_equal(robot.d, reference.d)
+    np.testing.assert_array_equal(robot.r, reference.r)
+    P = robot.params
+    assert np.all(P[:, [1, 2, 4]] == 0)  # XY, XZ, YZ: ^jJ_j diagonal
+    nonzero_ms = [set(np.flatnonzero(P[j, 6:9])) for j in range(6)]
+    assert nonzero_ms == [{2}, {0, 1}, {1}, {2}, {1}, {2}]  # MZ1; MX2, MY2; MY3; MZ4; MY5; MZ6
+
+
+def test_builtin_rx90_simplified_table_9_4():
+    """Table 9.4 exactly: 19 base parameters, names as printed (exact comparison of strings); the grouped
+    values are those of Example 9.2's grouping equations at D3 = RL4 = 0.45 (tolerance 1e-12 relative: the
+    same sums computed in another order) and the base model reproduces inverse dynamics (1e-10, float64)."""
+    robot = rd_load("rx90_simplified")
+    b = base_parameters(robot, drop_zero=True, symbolic_geometry=True)
+    assert b.count == 19
+    assert b.table() == TABLE_9_4
+    assert b.names == ("ZZR1", "XXR2", "ZZR2", "MXR2", "MY2", "XXR3", "ZZR3", "MYR3", "Ia3", "XXR4", "ZZR4",
+                       "Ia4", "XXR5", "ZZR5", "MYR5", "Ia5", "XXR6", "ZZ6", "Ia6")
+    values = {}
+    for j in range(6):
+        for k, p in enumerate(("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")):
+            values[S(f"{p}{j + 1}")] = robot.params[j, k]
+        values[Ia[j + 1]] = robot.Ia[j]
+    values[D3] = values[RL4] = 0.45
+    got = dict(zip(b.names, b.values))
+    for name, rhs in SEED_EQUATIONS.items():
+        if name in got:
+            assert got[name] == pytest.approx(float(rhs.xreplace(values)), rel=1e-12), name
+    q, qd, qdd = random_states(robot, 10, seed=5)
+    tau = inverse_dynamics(robot, q, qd, qdd) - friction_torques(robot, qd)
+    np.testing.assert_allclose(b.regressor(q, qd, qdd) @ b.values, tau, rtol=1e-10, atol=1e-10 * np.abs(tau).max())
+
+
+@pytest.mark.parametrize("parameters, published", [("standard", (202, 153)), ("base", (160, 113))])
+def test_builtin_rx90_simplified_table_9_6(parameters, published):
+    """Table 9.6, simplified inertial parameters: the customized inverse dynamics of the built-in robot
+    (terminal wrench included, friction excluded, as Khalil & Dombre count) costs exactly the published
+    multiplications and additions (operation counts are integers: exact)."""
+    from robodyn.symbolic import customized_model
+
+    m = customized_model(rd_load("rx90_simplified"), "inverse_dynamics", parameters=parameters,
+                         symbolic_geometry=True, symbolic_inertia=True, wrenches="terminal", friction=False)
+    count = m.operation_count()
+    assert (count["mul"], count["add"]) == published

@@ -12,7 +12,7 @@ from tests.support.pin_bridge import PinRobot
 
 NAMES = [
     "ascher2", "cartesian3p", "panda", "planar2r", "planar3r", "pr",
-    "puma560", "puma560_corke", "rx90", "stanford", "wam7",
+    "puma560", "puma560_corke", "rx90", "rx90_simplified", "stanford", "wam7",
 ]
 RTOL = 1e-10
 
@@ -32,7 +32,7 @@ def states(robot, seed, count=3):
     return q, qd, qdd
 
 
-def test_list_robots_is_exactly_the_eleven():
+def test_list_robots_is_exactly_the_twelve():
     assert rd.list_robots() == NAMES
 
 

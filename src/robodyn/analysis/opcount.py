@@ -111,6 +111,56 @@ SEED_N6: dict[tuple[str, str], tuple[str, int, int]] = {
 }
 
 
+#: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler with the base inertial
+#: parameters, terminal-link wrench included, friction excluded), column "2RP(3R) Stanford": (mult, add).
+#: "simplified": the matrices ^jJ_j diagonal and two components of each first moment zero (footnote *).
+TABLE_9_5_STANFORD = {"general": (240, 227), "simplified": (142, 99)}
+
+
+def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
+    """Khalil & Dombre Table 9.5, Stanford column: customized inverse dynamics of the Stanford arm, counted.
+
+    Three inertial variants on the geometry of ``robot`` (default: the built-in ``stanford``), each the
+    customized symbolic model of Khalil & Dombre §9.6 with base parameters, the geometric and inertial
+    parameters as symbols that are zero where the variant's parameters are zero, the terminal-link wrench
+    included and friction excluded, as Table 9.5 counts:
+
+    * ``general``: every inertial parameter non-zero (full ^jJ_j, three first-moment components; physically
+      consistent random values; the count depends only on which parameters are zero);
+    * ``simplified``: ^jJ_j diagonal and two first-moment components zero (Table 9.5, footnote *): the
+      diagonal of the robot's own ^jJ_j and, per link, its largest first-moment component;
+    * ``built-in``: the robot's own parameters (no published figure).
+
+    Returns
+    -------
+    list of dict with keys variant, mul, add, published_mul, published_add (None where none is published)
+    """
+    from robodyn.model.io import load
+    from robodyn.symbolic import customized_model
+
+    robot = load("stanford") if robot is None else robot
+    rng = np.random.default_rng(seed)
+    general = []
+    for _ in range(robot.n):
+        R = rot_z(rng.uniform(-3, 3)) @ rot_x(rng.uniform(-3, 3)) @ rot_z(rng.uniform(-3, 3))
+        a, b, c = rng.uniform(0.01, 0.5, 3)
+        inertia_com = R @ np.diag([a + b, b + c, a + c]) @ R.T
+        general.append(standard_from_com(rng.uniform(0.5, 5), rng.uniform(0.05, 0.3, 3), inertia_com))
+    simplified = np.zeros_like(robot.params)
+    for j, p in enumerate(robot.params):
+        k = int(np.argmax(np.abs(p[6:9])))
+        simplified[j, [0, 3, 5, 6 + k, 9]] = p[[0, 3, 5, 6 + k, 9]]
+    rows = []
+    for variant, params in (("general", np.array(general)), ("simplified", simplified), ("built-in", robot.params)):
+        model = customized_model(robot.replace(params=params), "inverse_dynamics", parameters="base",
+                                 symbolic_geometry=True, symbolic_inertia=True, wrenches="terminal", friction=False)
+        count = model.operation_count()
+        published = TABLE_9_5_STANFORD.get(variant, (None, None))
+        rows.append({"variant": variant, "mul": count["mul"], "add": count["add"],
+                     "published_mul": published[0], "published_add": published[1]})
+    return rows
+
+
 def fit_polynomial(ns, counts, max_degree: int = 3) -> tuple[Fraction, ...] | None:
     """Lowest-degree polynomial with coefficients in (1/6)ℤ that reproduces ``counts`` EXACTLY at ``ns``
     (highest power first), or None (needs at least degree + 2 points so that the fit is a check)."""
@@ -266,6 +316,7 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
 
 __all__ = [
     "Tally", "Traced", "counting", "traced_array", "values",  # re-exported from robodyn.analysis.traced
-    "counting_robot", "count_operations", "Formula", "SEED_FORMULAS", "SEED_N6", "fit_polynomial", "format_polynomial",
+    "counting_robot", "count_operations", "Formula", "SEED_FORMULAS", "SEED_N6", "TABLE_9_5_STANFORD",
+    "stanford_table_9_5", "fit_polynomial", "format_polynomial",
     "MethodCount", "OpcountReport", "opcount_report",
 ]

@@ -6,6 +6,7 @@ from robodyn.cli._app import app
 from robodyn.cli import core  # noqa: E402,F401
 from robodyn.cli import model  # noqa: E402,F401  (model, fd, properties)
 from robodyn.cli import studies  # noqa: E402,F401
+from robodyn.cli import kozlowski  # noqa: E402,F401  (demo kozlowski-puma)
 from robodyn.cli import generate  # noqa: E402,F401
 from robodyn.cli import parameters  # noqa: E402,F401  (base-params)
 from robodyn.cli import calibration  # noqa: E402,F401  (calibrate-gravity, calibration-poses, demo wam-gravity)

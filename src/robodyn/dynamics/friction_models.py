@@ -18,6 +18,8 @@ we offer
   the Stribeck effect and break-away.
 * :class:`StickSlipFriction` — [9.26] while sliding, exact sticking at rest: a switching model whose
   transitions are integration events (the joint stops; the holding torque exceeds the break-away level).
+* :class:`PiecewiseLinearFriction` — the piecewise-linear approximation of Khalil & Dombre's Fig. 9.2d:
+  a line through the origin up to the break-away level, a linear Stribeck decrease, then [9.27].
 * :class:`DiscontinuousFriction` — [9.26] as is (what :func:`robodyn.inverse_dynamics` uses); fine while no
   joint comes to rest, it stalls the integrator when one does.
 
@@ -109,6 +111,70 @@ class SmoothFriction:
 
 
 @dataclass(frozen=True)
+class PiecewiseLinearFriction:
+    """The piecewise-linear approximation of [9.26]–[9.28] (Khalil & Dombre §9.3.4, Fig. 9.2d).
+
+    Per joint, with a = |q̇|, F_s the break-away level (F_st where the robot has a Stribeck term, F_c
+    elsewhere), v_0 = ``width`` and v_1 the end of the Stribeck decrease:
+
+        Γ_f = g(a) sign(q̇) + F_v q̇ + F_off,
+        g(a) = F_s a / v_0                                     0 ≤ a ≤ v_0     (through the origin)
+        g(a) = F_s + (F_c − F_s)(a − v_0) / (v_1 − v_0)        v_0 < a ≤ v_1   (Stribeck decrease, F_st ≠ 0)
+        g(a) = F_c                                             a > v_1         (Coulomb + viscous, [9.27])
+
+    Without a Stribeck term (F_st = 0) it is [9.27] with sign(q̇) replaced by the saturation
+    sat(q̇ / v_0): equal to [9.27] for |q̇| ≥ v_0. With one, v_1 defaults to the velocity where the
+    exponential of [9.26] has decayed to e⁻³ (5 %), v_1 = (3 / k)^(1/B); k = 0 (no decay) keeps F_s.
+    Continuous, so an integrator can cross q̇ = 0; the slope F_s / v_0 near rest makes it stiff like
+    :class:`SmoothFriction`.
+
+    Parameters
+    ----------
+    width : float or (n,), v_0 > 0 (rad/s | m/s), default 0.01
+    stribeck_end : float or (n,), optional, v_1 > v_0 (rad/s | m/s) where the robot has a Stribeck term
+    """
+
+    width: float | np.ndarray = 0.01
+    stribeck_end: float | np.ndarray | None = None
+    stiff = True
+    states = 0
+
+    def _levels(self, robot: Robot):
+        """v_0, v_1, F_s, F_c (n,) each; v_1 = v_0 where there is no Stribeck decrease."""
+        n = robot.n
+        v0 = _per_joint("width", self.width, n)
+        Fc, Fst, k, B = (_joint(robot, key) for key in ("Fc", "Fst", "kst", "Bst"))
+        active = Fst != 0
+        if self.stribeck_end is None:
+            with np.errstate(divide="ignore"):
+                v1 = np.where(active, np.where(k > 0, (3.0 / np.where(k > 0, k, 1.0)) ** (1.0 / B), np.inf), v0)
+        else:
+            v1 = np.where(active, _per_joint("stribeck_end", self.stribeck_end, n), v0)
+        if np.any(active & (v1 <= v0)):
+            j = int(np.flatnonzero(active & (v1 <= v0))[0]) + 1
+            raise InputError(f"stribeck_end: joint {j} ends its Stribeck decrease at {v1[j - 1]:g}, not beyond "
+                             f"width = {v0[j - 1]:g}; give stribeck_end > width (or a smaller width)")
+        return v0, v1, np.where(active, Fst, Fc), Fc
+
+    def torque(self, robot: Robot, qd) -> np.ndarray:
+        qd = np.asarray(qd, dtype=float)
+        v0, v1, Fs, Fc = self._levels(robot)
+        a = np.abs(qd)
+        with np.errstate(invalid="ignore"):  # v1 = inf: the decrease never starts, (a − v0)/inf = 0
+            fall = np.where(np.isinf(v1), 0.0, (a - v0) / np.where(v1 > v0, v1 - v0, 1.0))
+        g = np.where(a <= v0, Fs * a / v0, np.where(a <= v1, Fs + (Fc - Fs) * fall, Fc))
+        return g * np.sign(qd) + _joint(robot, "Fv") * qd + _joint(robot, "Foff")
+
+    def slope(self, robot: Robot, qd) -> np.ndarray:
+        """∂Γ_f/∂q̇ (..., n), one-sided at the break points."""
+        qd = np.asarray(qd, dtype=float)
+        v0, v1, Fs, Fc = self._levels(robot)
+        a = np.abs(qd)
+        falling = np.where(np.isinf(v1) | (v1 <= v0), 0.0, (Fc - Fs) / np.where(v1 > v0, v1 - v0, 1.0))
+        return np.where(a <= v0, Fs / v0, np.where(a <= v1, falling, 0.0)) + _joint(robot, "Fv")
+
+
+@dataclass(frozen=True)
 class LuGre:
     """LuGre dynamic friction (Canudas de Wit et al. 1995), one bristle state z per joint.
 
@@ -179,15 +245,17 @@ def breakaway_levels(robot: Robot) -> np.ndarray:
 
 
 def friction_model(spec) -> object:
-    """A friction model from a name ('smooth', 'lugre', 'stick-slip', 'discontinuous', 'none') or an instance."""
-    if spec is None or isinstance(spec, (SmoothFriction, LuGre, DiscontinuousFriction, NoFriction)):
+    """A friction model from a name ('smooth', 'lugre', 'stick-slip', 'discontinuous', 'piecewise-linear', 'none')
+    or an instance."""
+    if spec is None or isinstance(spec, (SmoothFriction, LuGre, DiscontinuousFriction, NoFriction,
+                                         PiecewiseLinearFriction)):
         return SmoothFriction() if spec is None else spec
     names = {"smooth": SmoothFriction, "lugre": LuGre, "stick-slip": StickSlipFriction,
-             "discontinuous": DiscontinuousFriction, "none": NoFriction}
+             "discontinuous": DiscontinuousFriction, "piecewise-linear": PiecewiseLinearFriction, "none": NoFriction}
     if isinstance(spec, str) and spec in names:
         return names[spec]()
     raise InputError(f"friction = {spec!r}; give one of {', '.join(names)} or a SmoothFriction(width=...), "
-                     "LuGre(...), StickSlipFriction() or DiscontinuousFriction() instance")
+                     "LuGre(...), StickSlipFriction(), DiscontinuousFriction() or PiecewiseLinearFriction(width=...) instance")
 
 
 @dataclass(frozen=True)
