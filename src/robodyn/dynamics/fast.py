@@ -17,6 +17,7 @@ import re
 
 import numpy as np
 
+from robodyn._arrays import pivot_too_small
 from robodyn.model.robot import Robot
 from robodyn.spatial import FLOAT, ScalarBackend
 
@@ -223,3 +224,47 @@ def call(robot, name: str, build, arrays: dict, gravity) -> np.ndarray | None:
         counts["g"] = 3
         key, generator = name + "_gravity", build
     return None if values is None else run(robot, key, generator, counts, values)
+
+
+def cholesky_components(A, b) -> list:
+    """x with A x = b for a symmetric positive-definite A (n rows of n scalars) and b (n scalars): the square-root-free
+    Cholesky factorisation A = L D Lᵀ, then L y = b, Lᵀ x = D⁻¹ y (Khalil & Dombre [9.96]; Mata et al. Table 3).
+
+    On a kernel's recording scalars every pivot d_k records the relative test of
+    :func:`robodyn._arrays.pivot_too_small`, against Σ|A_ii| (never below the max|A_ii| of the batched test, so a
+    state the kernel accepts the batched path accepts too); a pivot that fails it raises :class:`Fallback`, and the
+    general path reports the singular model.  Structural zeros of A (other branches of a tree) cost nothing.
+    """
+    n = len(b)
+    scale = None
+    L = [[0.0] * n for _ in range(n)]
+    LD = [[0.0] * n for _ in range(n)]  # L_ij d_j
+    d = []
+    for k in range(n):
+        dk = A[k][k]
+        for j in range(k):
+            dk = dk - L[k][j] * LD[k][j]
+        if scale is None:
+            scale = sum((abs(A[i][i]) for i in range(1, n)), abs(A[0][0]))
+        if pivot_too_small(dk, lambda: scale):
+            raise Fallback
+        d.append(dk)
+        for i in range(k + 1, n):
+            t = A[i][k]
+            for j in range(k):
+                t = t - L[i][j] * LD[k][j]
+            LD[i][k] = t
+            L[i][k] = t / dk
+    y = []
+    for i in range(n):
+        t = b[i]
+        for j in range(i):
+            t = t - L[i][j] * y[j]
+        y.append(t)
+    x = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        t = y[i] / d[i]
+        for j in range(i + 1, n):
+            t = t - L[j][i] * x[j]
+        x[i] = t
+    return x
