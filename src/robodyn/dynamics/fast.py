@@ -29,6 +29,11 @@ class Fallback(Exception):
     reports it with its full message."""
 
 
+_NAME = re.compile(r"\bt\d+\b")
+#: longest expression written into its use (Python's parser limits the nesting of parentheses)
+_INLINE_CHARS = 400
+
+
 class _Recorder:
     """Collects the lines of a kernel; equal right-hand sides share one variable."""
 
@@ -48,14 +53,31 @@ class _Recorder:
         self.lines.append((None, f"if not {condition}: raise _Fallback"))
 
     def body(self, outputs) -> str:
-        """The lines that the outputs and the checks need (a negation folded into a later − may be unused)."""
-        used = {o.name for o in outputs if isinstance(o, _Var)}
+        """The lines that the outputs and the checks need (a negation folded into a later − may be unused), with
+        every variable used once written into its single use, parenthesised: the same operations in the same
+        order, without a store and a load per operation (about a third of the time of a kernel)."""
+        results = {o.name for o in outputs if isinstance(o, _Var)}
+        used = set(results)
         kept = []
         for name, line in reversed(self.lines):
             if name is None or name in used:
-                kept.append("    " + line)
-                used.update(re.findall(r"\bt\d+\b", line))
-        return "\n".join(reversed(kept))
+                kept.append((name, line))
+                used.update(_NAME.findall(line))
+        kept.reverse()
+        uses: dict[str, int] = {}
+        for name, line in kept:
+            for ref in _NAME.findall(line if name is None else line.split(" = ", 1)[1]):
+                uses[ref] = uses.get(ref, 0) + 1
+        inline: dict[str, str] = {}
+        out = []
+        for name, line in kept:
+            code = line if name is None else line.split(" = ", 1)[1]
+            code = _NAME.sub(lambda m: inline.pop(m.group(0), m.group(0)), code)
+            if name is not None and uses.get(name) == 1 and name not in results and len(code) < _INLINE_CHARS:
+                inline[name] = f"({code})"
+            else:
+                out.append("    " + (code if name is None else f"{name} = {code}"))
+        return "\n".join(out)
 
     def inputs(self, prefix: str, count: int) -> list["_Var"]:
         return [_Var(self, f"{prefix}{k}") for k in range(count)]
