@@ -248,6 +248,19 @@ def call(robot, name: str, build, arrays: dict, gravity) -> np.ndarray | None:
     return None if values is None else run(robot, key, generator, counts, values)
 
 
+def torque_kernel(robot, rigid):
+    """``build`` of an inverse-dynamics kernel: Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) [9.94], with Γ_rigid from
+    ``rigid(robot, q, qd, qdd, g, backend=...)`` (the formulation's own recursion on component scalars)."""
+    from robodyn.dynamics.newton_euler import friction_components  # newton_euler imports this module
+
+    def build(backend, q, qd, qdd, g):
+        tau = rigid(robot, q, qd, qdd, g, backend=backend)
+        friction = friction_components(robot, qd, backend)
+        return [t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd, friction)]
+
+    return build
+
+
 def cholesky_components(A, b) -> list:
     """x with A x = b for a symmetric positive-definite A (n rows of n scalars) and b (n scalars): the square-root-free
     Cholesky factorisation A = L D Lᵀ, then L y = b, Lᵀ x = D⁻¹ y (Khalil & Dombre [9.96]; Mata et al. Table 3).

@@ -119,7 +119,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
     """
     if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
-        tau = fast.call(robot, "gibbs_appell_inverse", _inverse_kernel(robot), {"q": q, "qd": qd, "qdd": qdd}, gravity)
+        kernel = fast.torque_kernel(robot, torque_components)
+        tau = fast.call(robot, "gibbs_appell_inverse", kernel, {"q": q, "qd": qd, "qdd": qdd}, gravity)
         if tau is not None:
             return tau
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
@@ -275,15 +276,6 @@ def torque_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None
             phi[p] = vadd(phi[p], F)
             chi[p] = vadd(vadd(chi[p], vcross(P, F)), vmat(C, vrz(c, s, chi[i])))
     return [vadd(f[i], phi[i])[2] if robot.sigma[i] == 1 else chi[i][2] for i in robot.joint_frames]  # eq (14)
-
-
-def _inverse_kernel(robot: Robot):
-    def build(backend, q, qd, qdd, g):
-        tau = torque_components(robot, q, qd, qdd, g, backend)
-        friction = friction_components(robot, qd, backend)
-        return [t + float(Ia) * a + fr for t, Ia, a, fr in zip(tau, robot.derived.Ia, qdd, friction)]
-
-    return build
 
 
 def inertia_components(robot: Robot, q, backend: ScalarBackend | None = None) -> list:

@@ -218,7 +218,8 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         n = robot.n
         H = newton_euler.inverse_dynamics(robot, q, qd, np.zeros(n), gravity=gravity)
         A = composite.inertia_matrix(robot, q)
-        qdd = fast.run(robot, "cholesky_solve", _solve_kernel(n), {"A": n * n, "b": n}, A.ravel().tolist() + (tau - H).tolist())
+        values = A.ravel().tolist() + (tau - H).tolist()
+        qdd = fast.run(robot, "cholesky_solve", _solve_kernel(n), {"A": n * n, "b": n}, values)
         if qdd is not None:
             return qdd
         return cholesky_solve(A, tau - H, robot.name)  # a pivot failed the test: this names it

@@ -122,8 +122,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)  torques (N m) / forces (N); float32 in, float32 out.
     """
     if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
-        tau = fast.call(robot, "spatial_operator_inverse", _inverse_kernel(robot), {"q": q, "qd": qd, "qdd": qdd},
-                        gravity)
+        kernel = fast.torque_kernel(robot, inverse_components)
+        tau = fast.call(robot, "spatial_operator_inverse", kernel, {"q": q, "qd": qd, "qdd": qdd}, gravity)
         if tau is not None:
             return tau
     dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
@@ -303,15 +303,6 @@ def inverse_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | Non
         if p >= 0:
             x[p] = _add(x[p], _wrench_to_antecedent(rot[i], x[i]))  # (3.29)
     return [x[i][_side(robot, i)][2] for i in robot.joint_frames]  # (3.30)
-
-
-def _inverse_kernel(robot: Robot):
-    def build(backend, q, qd, qdd, g):
-        tau = inverse_components(robot, q, qd, qdd, g, backend)
-        friction = friction_components(robot, qd, backend)
-        return [t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd, friction)]
-
-    return build
 
 
 def _velocity_bias_components(robot: Robot, rot, qd):
