@@ -8,6 +8,12 @@ Python, with the robot's zeros and ones folded away and repeated expressions com
 compiled by Python's own ``compile`` into a function of floats, kept on the robot (``robot.derived.kernels``, no
 global cache) and reused for every later single state.  It computes the same operations in the same order as the
 general path, so both give the same numbers.
+
+Every formulation has its kernels: Newton–Euler, composite links and the recursive direct model (the defaults,
+behind robodyn.native's compiled entry when it is available), Walker–Orin, Gibbs–Appell (Mata et al.), Kozłowski's
+spatial operators with the Kalman filter and Bryson–Frazier smoother, and the Cholesky method's solve
+(:func:`cholesky_components`).  A temporary used once is written into its use, so a kernel costs about one Python
+operation per floating-point operation.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@
   steps 1–7.
 * Forward dynamics: D q̈ = τ − C, with C from the inverse dynamics at q̈ = 0 (§3, after Walker & Orin) and a
   Cholesky factorisation (§4.2, Table 3).
+* One 1-D float64 state: the same steps on component scalars (:func:`torque_components`,
+  :func:`inertia_components`), traced once per robot into straight-line kernels (robodyn.dynamics.fast); the
+  forward kernel solves D q̈ = τ − C by the square-root-free Cholesky factorisation L D Lᵀ.
 
 Conversions from the paper (derivations in docs/formulations.md):
 

@@ -5,6 +5,8 @@ filter in robot dynamics"), batched, revolute/prismatic/fixed frames, trees incl
 * Forward dynamics: the two-point boundary-value problem (3.8)–(3.14) solved by the sweep x_k = z_k + P_k λ_k
   (3.45): a Kalman filter from the tip to the base (3.46)–(3.54), then a Bryson–Frazier smoother from the base to
   the tip (3.55)–(3.58).
+* One 1-D float64 state: the same equations on component scalars (:func:`inverse_components`,
+  :func:`kalman_components`), traced once per robot into straight-line kernels (robodyn.dynamics.fast).
 
 Conventions.  The paper numbers links from the tip (k = 1) to the base (k = n + 1 fixed); joint k joins links k and
 k + 1; frame k sits on joint k, fixed to link k.  robodyn numbers frames from the base: paper link k is robodyn
