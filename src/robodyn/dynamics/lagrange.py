@@ -212,7 +212,8 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)
     """
-    if wrenches is None and fast.single_state(check_robot(robot).n, q, qd, tau) is not None:
+    single = () if gravity is None else ((gravity, 3),)  # a batch of gravity vectors makes a batch
+    if wrenches is None and fast.single_state(check_robot(robot).n, q, qd, tau, *single) is not None:
         # one float64 state: A and H from the single-state paths (compiled or straight-line), then the
         # square-root-free factorisation as a straight-line kernel of its own (relative pivot test recorded)
         n = robot.n
