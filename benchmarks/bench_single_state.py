@@ -5,7 +5,8 @@ Run:  PYTHONPATH=src:. python benchmarks/bench_single_state.py [robot ...] [--re
 A 1-D float64 state takes robodyn's single-state path: straight-line Python generated once per robot from the
 same recursions as the batched path (``robot.derived.kernels``).  Pinocchio runs the same robot (built by
 tests/support/pin_bridge.py) through its raw Python bindings, ``pin.rnea(model, data, q, v, a)`` etc., one call per
-state.  Each time is the best over ``--repeat`` runs of a timing loop, in µs per call; ratio = robodyn / Pinocchio
+state, timed right before the robodyn case it is compared with.  Each time is the best over ``--repeat`` runs of a
+timing loop, in µs per call; ratio = robodyn / Pinocchio
 (the targets: inverse_dynamics, gravity_torques, inertia_matrix ≤ 5× rnea / computeGeneralizedGravity / crba,
 forward_dynamics ≤ 5× aba, every other method ≤ 10×).  ``--compiled`` also times ``rd.compile`` (needs a C
 compiler) with and without ``gravity=`` and ``wrenches=``.
@@ -44,11 +45,11 @@ def rows_for(name: str, repeat: int, compiled: bool) -> list[tuple]:
     np.testing.assert_allclose(rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd),
                                pr.rnea(q, qd, qdd), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(rd.forward_dynamics(robot, q, qd, tau), qdd, rtol=1e-9, atol=1e-9)
-    pin_t = {
-        "rnea": best_us(lambda: pin.rnea(model, data, pq, pv, pa), repeat),
-        "gravity": best_us(lambda: pin.computeGeneralizedGravity(model, data, pq), repeat),
-        "crba": best_us(lambda: pin.crba(model, data, pq), repeat),
-        "aba": best_us(lambda: pin.aba(model, data, pq, pv, pt), repeat),
+    pin_calls = {
+        "rnea": lambda: pin.rnea(model, data, pq, pv, pa),
+        "gravity": lambda: pin.computeGeneralizedGravity(model, data, pq),
+        "crba": lambda: pin.crba(model, data, pq),
+        "aba": lambda: pin.aba(model, data, pq, pv, pt),
     }
     cases = [
         ("inverse_dynamics", "newton_euler", "rnea", 5, lambda: rd.inverse_dynamics(robot, q, qd, qdd)),
@@ -78,8 +79,10 @@ def rows_for(name: str, repeat: int, compiled: bool) -> list[tuple]:
     rows = []
     for fn_name, method, ref, target, call in cases:
         call()  # the first call generates the robot's kernel
+        # Pinocchio timed right before each case: on a shared machine the load changes within a run
+        tp = best_us(pin_calls[ref], repeat)
         t = best_us(call, repeat)
-        rows.append((name, fn_name, method, t, ref, pin_t[ref], t / pin_t[ref], target))
+        rows.append((name, fn_name, method, t, ref, tp, t / tp, target))
     return rows
 
 

@@ -164,3 +164,95 @@ def test_compiled_single_state_equals_the_batched_path(robot):
                              kst=np.where(robot.sigma != 2, 1.0, 0.0), Bst=np.where(robot.sigma != 2, 1.0, 0.0))
     assert native.single_state(stribeck, "inverse_dynamics", q, qd, qdd) is None
     assert_close(rd.inverse_dynamics(stribeck, q, qd, qdd), rd.inverse_dynamics(stribeck, q[None], qd, qdd)[0])
+
+
+#: Every formulation that is not the default, by function: each has a straight-line kernel of its own equations.
+_OTHER_METHODS = (
+    ("inverse_dynamics", "gibbs_appell", "gibbs_appell_inverse"),
+    ("inverse_dynamics", "spatial_operator", "spatial_operator_inverse"),
+    ("inertia_matrix", "walker_orin", "inertia_matrix_walker_orin"),
+    ("inertia_matrix", "gibbs_appell", "gibbs_appell_inertia"),
+    ("forward_dynamics", "cholesky", "cholesky_solve"),
+    ("forward_dynamics", "gibbs_appell", "gibbs_appell_forward"),
+    ("forward_dynamics", "spatial_operator", "spatial_operator_forward"),
+)
+
+
+def _every_method_single_equals_batched(robot, seed, gravity=None):
+    q, qd, qdd = random_state(robot, seed)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    kw = {} if gravity is None else {"gravity": gravity}
+    for what, method, kernel in _OTHER_METHODS:
+        f = getattr(rd, what)
+        args = {"inverse_dynamics": (q, qd, qdd), "inertia_matrix": (q,), "forward_dynamics": (q, qd, tau)}[what]
+        extra = kw if what != "inertia_matrix" else {}
+        single = f(robot, *args, method=method, **extra)
+        batched = f(robot, *(a[None] for a in args), method=method, **extra)[0]
+        assert single.dtype == np.float64 and single.shape == batched.shape, (what, method)
+        assert_close(single, batched, rtol=1e-13)
+        suffix = "_gravity" if gravity is not None and what != "inertia_matrix" and method != "cholesky" else ""
+        assert kernel + suffix in robot.derived.kernels, (what, method)  # the single state took its kernel
+    if gravity is None:  # and the formulations agree with each other (the default ones as reference)
+        assert_close(rd.inverse_dynamics(robot, q, qd, qdd, method="gibbs_appell"), tau)
+        assert_close(rd.forward_dynamics(robot, q, qd, tau, method="spatial_operator"), qdd, rtol=1e-9)
+
+
+@settings(max_examples=8)
+@given(robots)
+def test_every_method_single_state_equals_its_batched_path(robot):
+    """Gibbs–Appell, Kozłowski's filter and smoother, Walker–Orin and the Cholesky solve on one 1-D float64 state
+    run their own traced kernels, and give the batched NumPy path's numbers (to rounding: 1e-13 relative)."""
+    _every_method_single_equals_batched(robot, 3)
+
+
+def test_every_method_single_state_with_gravity_and_without_the_compiled_entry():
+    robot = random_robot(11, nf=6, tree=True, fixed=True)
+    _every_method_single_equals_batched(robot, 4, gravity=np.array([0.5, -3.0, -9.0]))
+    with pytest.MonkeyPatch.context() as mp:  # Cholesky then takes A and H from the Python kernels
+        mp.setenv("ROBODYN_NATIVE", "0")
+        other = random_robot(12, nf=5, tree=False, fixed=True)
+        _every_method_single_equals_batched(other, 5)
+    # wrenches= and float32 still take the general path
+    q, qd, qdd = random_state(robot, 6)
+    W = np.random.default_rng(1).normal(size=(robot.nf, 6))
+    for method in ("gibbs_appell", "spatial_operator"):
+        assert_close(rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W, method=method),
+                     rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W))
+        assert rd.inverse_dynamics(robot, q.astype(np.float32), qd.astype(np.float32), qdd.astype(np.float32),
+                                   method=method).dtype == np.float32
+
+
+@pytest.mark.parametrize("method", ["cholesky", "gibbs_appell", "spatial_operator"])
+def test_a_singular_single_state_hands_over_and_the_general_path_names_it(method):
+    """The kernels record the relative pivot test: a pivot that is rounding noise is not divided by."""
+    q = np.array([0.3, -0.2])
+    massless = rd.Robot(name="m", sigma=[0, 0], d=[0, 1.0], params=np.zeros((2, 10)))
+    with pytest.raises(rd.ModelError, match="singular"):
+        rd.forward_dynamics(massless, q, q, q, method=method)
+    # a point mass on the axis of joint 2 (no inertia about it): A is singular up to rounding only
+    params = np.zeros((2, 10))
+    params[:, 9] = 1.0
+    params[0, [0, 3, 5]] = 1.0
+    point = rd.Robot(name="p", sigma=[0, 0], d=[0, 1.0], params=params)
+    with pytest.raises(rd.ModelError, match="singular"):
+        rd.forward_dynamics(point, q, q, q, method=method)
+
+
+def test_the_ldl_solve_of_the_kernels():
+    rng = np.random.default_rng(3)
+    B = rng.normal(size=(5, 5))
+    A, b = B @ B.T + 5 * np.eye(5), rng.normal(size=5)
+    x = fast.cholesky_components(A.tolist(), b.tolist())
+    np.testing.assert_allclose(np.array(x), np.linalg.solve(A, b), rtol=1e-13, atol=0)
+    A[4] = A[:, 4] = A[3] * 1.0  # a repeated row: the last pivot is rounding noise
+    A[4, 4] = A[3, 3]
+    with pytest.raises(fast.Fallback):
+        fast.cholesky_components(A.tolist(), b.tolist())
+
+
+def test_kernels_write_single_uses_into_their_use():
+    """Every temporary used once is written into its use: fewer lines, the same numbers to the last bit."""
+    fn = fast.generate("k", lambda backend, x: [(x[0] * x[1] + x[2]) * x[0], x[0] * x[1] - 1.0], {"x": 3})
+    assert fn(2.0, 3.0, 4.0) == ((2.0 * 3.0 + 4.0) * 2.0, 5.0)
+    # x0, x1, x2, the shared x0 * x1 and the two results: the sum x0 * x1 + x2 has no variable of its own
+    assert fn.__code__.co_nlocals == 6

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -149,6 +150,10 @@ def finite_result(what: str, *results):
     floating-point overflow (e.g. q̇ = 1e155 squared in the centrifugal terms): raise
     :class:`NumericOverflowError` naming the function ``what`` instead of returning it.
     """
+    one = results[0]
+    if len(results) == 1 and type(one) is np.ndarray and one.size <= 64 and one.dtype.kind == "f":
+        if math.isfinite(sum(one.ravel().tolist())):  # a single state: NaN and ±inf propagate into the sum
+            return one
     for a in _arrays_in(results):
         if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
             limit = np.finfo(a.dtype).max

@@ -89,7 +89,7 @@ def _base_parameters_text(robot) -> str:
         from robodyn import base_parameters
     except ImportError:
         return ""
-    bp = base_parameters(robot, method="symbolic")
+    bp = base_parameters(robot, method="symbolic", friction=False)
     lines = [f"Base inertial parameters of {comment(robot.name)} (Khalil & Dombre section 9.4): {len(bp.names)}", ""]
     for name, expr, value in zip(bp.names, bp.expressions, bp.values):
         expr = str(expr)

@@ -5,6 +5,9 @@
   steps 1–7.
 * Forward dynamics: D q̈ = τ − C, with C from the inverse dynamics at q̈ = 0 (§3, after Walker & Orin) and a
   Cholesky factorisation (§4.2, Table 3).
+* One 1-D float64 state: the same steps on component scalars (:func:`torque_components`,
+  :func:`inertia_components`), traced once per robot into straight-line kernels (robodyn.dynamics.fast); the
+  forward kernel solves D q̈ = τ − C by the square-root-free Cholesky factorisation L D Lᵀ.
 
 Conversions from the paper (derivations in docs/formulations.md):
 
@@ -29,13 +32,15 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays
+from robodyn.dynamics import fast
 from robodyn.dynamics.lagrange import cholesky_solve
-from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument
-from robodyn.dynamics.composite import composite_links
-from robodyn.kinematics import forward_recursion, local_transforms
+from robodyn.dynamics.newton_euler import friction_components, friction_of, gravity_argument, wrenches_argument
+from robodyn.dynamics.composite import composite_components, composite_links
+from robodyn.kinematics import forward_components, forward_recursion, local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import cross, mtv, mv
+from robodyn.spatial import (ScalarBackend, c_mul, cross, mat_mv, mtv, mv, sym_rows, vadd, vcross, vdot, vmat,
+                             vmat_t, vrz, vrz_t, vscale, vsub)
 
 
 def _vee(S: np.ndarray) -> np.ndarray:
@@ -116,6 +121,11 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
     """
+    if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
+        kernel = fast.torque_kernel(robot, torque_components)
+        tau = fast.call(robot, "gibbs_appell_inverse", kernel, {"q": q, "qd": qd, "qdd": qdd}, gravity)
+        if tau is not None:
+            return tau
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
     g = gravity_argument(robot, gravity, batch, dtype)
     tau = _torques(robot, a["q"], a["qd"], a["qdd"], g, wrenches_argument(robot, wrenches, batch, dtype))
@@ -158,6 +168,11 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     -------
     ndarray (..., n, n)  (kg m², kg m, kg); float32 in, float32 out.
     """
+    if isinstance(robot, Robot):  # one float64 state: the robot's straight-line kernel of steps 1–7
+        values = fast.single_state(robot.n, q)
+        if values is not None:
+            return fast.run(robot, "gibbs_appell_inertia", _inertia_kernel(robot), {"q": robot.n}, values).reshape(
+                robot.n, robot.n)
     dtype, batch, a = joint_arrays(robot, q=q)
     n = robot.n
     AP = local_transforms(robot, a["q"], dtype)
@@ -215,8 +230,105 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  q̈ (rad/s², m/s²), float32 for float32 inputs.
     """
+    if wrenches is None:  # one float64 state: C, D and the factorisation in one straight-line kernel
+        qdd = fast.call(robot, "gibbs_appell_forward", _forward_kernel(robot), {"q": q, "qd": qd, "tau": tau}, gravity)
+        if qdd is not None:
+            return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = gravity_argument(robot, gravity, batch, dtype)
     zero = np.zeros_like(a["qd"])
     C = _torques(robot, a["q"], a["qd"], zero, g, wrenches_argument(robot, wrenches, batch, dtype)) + friction_of(robot, a["qd"])
     return cholesky_solve(inertia_matrix(robot, a["q"]), a["tau"] - C, robot.name)
+
+
+# ---- single states: the same steps on component scalars, traced into straight-line code (robodyn.dynamics.fast) ----
+
+
+def _skew_squared_plus(wd, w) -> tuple:
+    """Ω = ω̇̃ + ω̃ ω̃ (eq 12) as three rows of components; ω̃ ω̃ = ω ωᵀ − (ω·ω) 1."""
+    ww = vdot(w, w)
+    rows = []
+    for r in range(3):
+        row = [c_mul(w[r], w[c]) for c in range(3)]
+        row[r] = row[r] - ww
+        rows.append(row)
+    (x, y, z) = wd
+    cross_rows = ((0.0, -z, y), (z, 0.0, -x), (-y, x, 0.0))
+    return tuple(tuple(a + b for a, b in zip(cr, row)) for cr, row in zip(cross_rows, rows))
+
+
+def torque_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None) -> list:
+    """Rigid-body torques by eqs (14)–(16) on component scalars (as :func:`_torques`, without rotor inertia):
+    lists of n scalars in, n scalars out (see :mod:`robodyn.spatial`)."""
+    rot, w, wd, sdd = forward_components(robot, q, qd, qdd, g, backend)  # §4.1 step 1
+    f, chi = [], []
+    for i, (J, MS, M) in enumerate(robot.derived.links_six):
+        Om = _skew_squared_plus(wd[i], w[i])
+        half = 0.5 * (J[0] + J[3] + J[5])
+        E = tuple(tuple((half if r == c else 0.0) - x for c, x in enumerate(row)) for r, row in enumerate(sym_rows(J)))
+        OE = [[vdot(Om[r], (E[0][c], E[1][c], E[2][c])) for c in range(3)] for r in range(3)]
+        vee = (OE[2][1] - OE[1][2], OE[0][2] - OE[2][0], OE[1][0] - OE[0][1])
+        f.append(vadd(vscale(M, sdd[i]), mat_mv(Om, MS)))  # eq (9)
+        chi.append(vadd(vcross(MS, sdd[i]), vee))  # eq (10), about O_i
+    phi = [(0.0, 0.0, 0.0)] * robot.nf
+    for i in range(robot.nf - 1, -1, -1):  # §4.1 step 3, eqs (15)–(16)
+        p = robot.derived.parent[i]
+        if p >= 0:
+            C, c, s, P = rot[i]
+            F = vmat(C, vrz(c, s, vadd(f[i], phi[i])))
+            phi[p] = vadd(phi[p], F)
+            chi[p] = vadd(vadd(chi[p], vcross(P, F)), vmat(C, vrz(c, s, chi[i])))
+    return [vadd(f[i], phi[i])[2] if robot.sigma[i] == 1 else chi[i][2] for i in robot.joint_frames]  # eq (14)
+
+
+def inertia_components(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
+    """D (n rows of n scalars) by §4.2 steps 1–7 on component scalars, as :func:`inertia_matrix` (rotor inertias
+    included)."""
+    n = robot.n
+    rot, psi, phi, Mc = composite_components(robot, q, backend)  # steps 1, 4, 5
+    joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
+    z, zero = (0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
+    D = [[0.0] * n for _ in range(n)]
+    above: list[dict] = []
+    for i in range(robot.nf):  # steps 2–3: (u_k, s_{k,i}) of every joint k above frame i, in R_i
+        p = robot.derived.parent[i]
+        C, c, s, P = rot[i]
+        carried = {} if p < 0 else {k: (vrz_t(c, s, vmat_t(C, u)), vrz_t(c, s, vmat_t(C, vadd(sk, P))))
+                                    for k, (u, sk) in above[p].items()}
+        if i in joint_of:
+            carried[joint_of[i]] = (z, zero)
+        above.append(carried)
+        if i not in joint_of:
+            continue
+        j = joint_of[i]
+        for k, (u, sk) in carried.items():
+            kf = robot.joint_frames[k]
+            if robot.sigma[i] == 0 and robot.sigma[kf] == 0:  # steps 6–7: u_kᵀ [ψ − s̃ φ̃] z
+                Djk = vdot(u, vsub((psi[i][2], psi[i][4], psi[i][5]), vcross(sk, vcross(phi[i], z))))
+            elif robot.sigma[i] == 0:
+                Djk = vdot(u, vcross(z, phi[i]))
+            elif robot.sigma[kf] == 0:
+                Djk = vcross(u, vadd(vscale(Mc[i], sk), phi[i]))[2]
+            else:
+                Djk = c_mul(Mc[i], u[2])
+            D[j][k] = D[k][j] = Djk
+    for k, Ia in enumerate(robot.derived.Ia):
+        D[k][k] = D[k][k] + float(Ia)
+    return D
+
+
+def _inertia_kernel(robot: Robot):
+    def build(backend, q):
+        return [x for row in inertia_components(robot, q, backend) for x in row]
+
+    return build
+
+
+def _forward_kernel(robot: Robot):
+    def build(backend, q, qd, tau, g):
+        zero = [0.0] * robot.n
+        C = [t + fr for t, fr in zip(torque_components(robot, q, qd, zero, g, backend),
+                                     friction_components(robot, qd, backend))]
+        return fast.cholesky_components(inertia_components(robot, q, backend), [t - c for t, c in zip(tau, C)])
+
+    return build

@@ -184,12 +184,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
 
 
 def _inverse_kernel(robot: Robot):
-    def build(backend, q, qd, qdd, g):
-        tau = rnea_components(robot, q, qd, qdd, g, backend=backend)
-        friction = friction_components(robot, qd, backend)
-        return [t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd, friction)]
-
-    return build
+    return fast.torque_kernel(robot, rnea_components)
 
 
 def _gravity_kernel(robot: Robot):

@@ -5,6 +5,8 @@ filter in robot dynamics"), batched, revolute/prismatic/fixed frames, trees incl
 * Forward dynamics: the two-point boundary-value problem (3.8)–(3.14) solved by the sweep x_k = z_k + P_k λ_k
   (3.45): a Kalman filter from the tip to the base (3.46)–(3.54), then a Bryson–Frazier smoother from the base to
   the tip (3.55)–(3.58).
+* One 1-D float64 state: the same equations on component scalars (:func:`inverse_components`,
+  :func:`kalman_components`), traced once per robot into straight-line kernels (robodyn.dynamics.fast).
 
 Conventions.  The paper numbers links from the tip (k = 1) to the base (k = n + 1 fixed); joint k joins links k and
 k + 1; frame k sits on joint k, fixed to link k.  robodyn numbers frames from the base: paper link k is robodyn
@@ -36,11 +38,15 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
-from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument
-from robodyn.kinematics import forward_recursion, local_transforms
+from robodyn.dynamics import fast
+from robodyn.dynamics.newton_euler import friction_components, friction_of, gravity_argument, wrenches_argument
+from robodyn.dynamics.recursive import (_add, _axis_column, _inertia_add, _inertia_times, _inertia_to_antecedent,
+                                        _link_inertia, _minus_outer, _scale, _twist_from_antecedent,
+                                        _wrench_to_antecedent)
+from robodyn.kinematics import forward_components, forward_recursion, frame_rotations, local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import cross, mtv, mv
+from robodyn.spatial import ScalarBackend, c_add, c_div, c_sub, cross, mtv, mv, sym_mv, vadd, vcross, vdot
 
 
 def _tip_to_base(robot: Robot) -> range:
@@ -117,6 +123,11 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  torques (N m) / forces (N); float32 in, float32 out.
     """
+    if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
+        kernel = fast.torque_kernel(robot, inverse_components)
+        tau = fast.call(robot, "spatial_operator_inverse", kernel, {"q": q, "qd": qd, "qdd": qdd}, gravity)
+        if tau is not None:
+            return tau
     dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
     qd, qdd = arr["qd"], arr["qdd"]
     g = gravity_argument(robot, gravity, batch, dtype)
@@ -214,6 +225,11 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
+    if wrenches is None:  # one float64 state: the filter and smoother traced into straight-line code
+        qdd = fast.call(robot, "spatial_operator_forward", _forward_kernel(robot), {"q": q, "qd": qd, "tau": tau},
+                        gravity)
+        if qdd is not None:
+            return qdd
     dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = gravity_argument(robot, gravity, batch, dtype)
     AP = local_transforms(robot, arr["q"], dtype)
@@ -257,3 +273,111 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
             lam_j = lam_j + _joint_rate(robot, i, k, qdd)  # (3.58)
         lam.append(lam_j)
     return qdd
+
+
+# ---- single states: the same equations on component scalars, traced into straight-line code (robodyn.dynamics.fast).
+# Here spatial vectors are robodyn's screws, (linear, angular) pairs of 3-tuples, and spatial inertias the blocks
+# (𝕁₁₁, 𝕁₁₂, 𝕁₂₂) of robodyn.dynamics.recursive, whose transformation primitives they share:
+#   V = [ω; v] → (v, ω),  λ = [ω̇; v̇] → (v̇, ω̇),  x = [T; F] → (F, T),  M_k → 𝕁_j,
+#   X_j V → ^j𝕋_{a(j)} V,  X_jᵀ x → ^j𝕋_{a(j)}ᵀ x,  X_jᵀ P X_j → ^j𝕋_{a(j)}ᵀ P ^j𝕋_{a(j)}.
+# H_k is a unit screw: (side, row) = (1, 2) (revolute, [z; 0]) or (0, 2) (prismatic, [0; z]).
+
+
+def _side(robot: Robot, i: int) -> int:
+    return 1 if robot.sigma[i] == 0 else 0
+
+
+def _with_joint_rate(V, side: int, rate):
+    """V + H_kᵀ rate."""
+    part = (V[side][0], V[side][1], c_add(V[side][2], rate))
+    return (part, V[1]) if side == 0 else (V[0], part)
+
+
+def inverse_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None) -> list:
+    """(3.24)–(3.33) on component scalars (rigid-body torques, rotor inertia and friction not included)."""
+    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g, backend)  # (3.24)–(3.27), (3.31)–(3.32)
+    x = []
+    for i, (J, MS, M) in enumerate(robot.derived.links_six):
+        bbar = (vcross(w[i], vcross(w[i], MS)), vcross(w[i], sym_mv(J, w[i])))  # (3.33)
+        x.append(_add(_inertia_times(_link_inertia(J, MS, M), (Vd[i], wd[i])), bbar))  # (3.29), own terms
+    for i in _tip_to_base(robot):
+        p = robot.derived.parent[i]
+        if p >= 0:
+            x[p] = _add(x[p], _wrench_to_antecedent(rot[i], x[i]))  # (3.29)
+    return [x[i][_side(robot, i)][2] for i in robot.joint_frames]  # (3.30)
+
+
+def _velocity_bias_components(robot: Robot, rot, qd):
+    """n_j (3.7), (3.7') and b_j (3.14) of :func:`_velocity_biases` on component scalars."""
+    zero = (0.0, 0.0, 0.0)
+    V, nb, b = [], [], []
+    k = 0
+    for i, (J, MS, M) in enumerate(robot.derived.links_six):
+        p = robot.derived.parent[i]
+        Vplus = _twist_from_antecedent(rot[i], V[p]) if p >= 0 else (zero, zero)  # (3.1)
+        Vj, nj = Vplus, (zero, zero)
+        if robot.sigma[i] != 2:
+            hq = (0.0, 0.0, qd[k])
+            k += 1
+            if robot.sigma[i] == 0:
+                nj = (vcross(Vplus[0], hq), vcross(Vplus[1], hq))  # (3.7)
+            else:
+                nj = (vcross(Vplus[1], hq), zero)  # (3.7')
+            Vj = _with_joint_rate(Vplus, _side(robot, i), qd[k - 1])  # (3.2)
+        v, w = Vj
+        wv = vcross(w, v)
+        bj = (vadd(tuple(M * x for x in wv) if M != 1.0 else wv, vcross(w, vcross(w, MS))),
+              vadd(vcross(w, sym_mv(J, w)), vcross(MS, wv)))  # (3.14)
+        V.append(Vj)
+        nb.append(nj)
+        b.append(bj)
+    return nb, b
+
+
+def kalman_components(robot: Robot, q, qd, tau, g, backend: ScalarBackend | None = None) -> list:
+    """The Kalman filter (3.46)–(3.54) and Bryson–Frazier smoother (3.55)–(3.58) on component scalars; ``tau`` is
+    τ − Γ_f(q̇).  A pivot D_j that fails the relative test raises :class:`robodyn.dynamics.fast.Fallback` (the
+    general path then names the joint)."""
+    rot = frame_rotations(robot, q, backend)
+    nb, b = _velocity_bias_components(robot, rot, qd)
+    joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
+    z = list(b)
+    P = [_link_inertia(J, MS, M) for J, MS, M in robot.derived.links_six]
+    G, e_plus = {}, {}
+    for i in _tip_to_base(robot):
+        if i in joint_of:
+            side = _side(robot, i)
+            PH = _axis_column(P[i], robot.sigma[i])
+            Ia = float(robot.Ia[i])
+            D = c_add(PH[side][2], Ia)  # (3.49)
+            d = P[i][2 - 2 * side]  # same-kind diagonal block of P: the scale of D (as in the batched test, summed)
+            if pivot_too_small(D, lambda: abs(d[0]) + abs(d[3]) + abs(d[5]) + Ia):
+                raise fast.Fallback
+            G[i] = tuple(tuple(c_div(x, D) for x in part) for part in PH)  # (3.50)
+            e = c_sub(tau[joint_of[i]], z[i][side][2])  # (3.51)
+            P[i] = _minus_outer(P[i], PH, G[i])  # (3.54)
+            z[i] = _add(_add(z[i], _scale(e, G[i])), _inertia_times(P[i], nb[i]))  # (3.52)
+            e_plus[i] = c_div(e, D)  # (3.53)
+        p = robot.derived.parent[i]
+        if p >= 0:
+            z[p] = _add(z[p], _wrench_to_antecedent(rot[i], z[i]))  # (3.47)
+            P[p] = _inertia_add(P[p], _inertia_to_antecedent(rot[i], P[i]))  # (3.48)
+    qdd = []
+    lam = [None] * robot.nf
+    base = ((-g[0], -g[1], -g[2]), (0.0, 0.0, 0.0))  # λ_0 = [0; −g] (3.55)
+    for i in range(robot.nf):
+        p = robot.derived.parent[i]
+        lam_j = _add(_twist_from_antecedent(rot[i], lam[p] if p >= 0 else base), nb[i])  # (3.56), λ⁺ + n
+        if i in joint_of:
+            qdd.append(c_sub(e_plus[i], c_add(vdot(G[i][0], lam_j[0]), vdot(G[i][1], lam_j[1]))))  # (3.57)
+            lam_j = _with_joint_rate(lam_j, _side(robot, i), qdd[-1])  # (3.58)
+        lam[i] = lam_j
+    return qdd
+
+
+def _forward_kernel(robot: Robot):
+    def build(backend, q, qd, tau, g):
+        tau = [t - f for t, f in zip(tau, friction_components(robot, qd, backend))]  # (3.51): τ − Γ_f
+        return kalman_components(robot, q, qd, tau, g, backend)
+
+    return build

@@ -36,8 +36,9 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     """
     def entries(q_block):
         for i, column in enumerate(_columns(robot, q_block)):
-            for k, value in enumerate(column):
-                yield (k, i), value  # column i of A is Γ(q̈ = u_i) [9.97]
+            for k in range(i, robot.n):  # column i of A is Γ(q̈ = u_i) [9.97]; A is symmetric
+                yield (k, i), column[k]
+                yield (i, k), column[k]
 
     return assemble_matrix(robot, q, "inertia_matrix_walker_orin", _kernel(robot), entries)
 
@@ -53,6 +54,9 @@ def _kernel(robot: Robot):
     def build(backend, q):
         cols = _columns(robot, q, backend)
         Ia = robot.derived.Ia
-        return [cols[i][k] + (float(Ia[k]) if i == k else 0.0) for k in range(robot.n) for i in range(robot.n)]
+        # entries k ≥ i from column i: the torques above joint i are then unused, and the kernel drops their
+        # backward recursion (half the work)
+        return [cols[min(i, k)][max(i, k)] + (float(Ia[k]) if i == k else 0.0)
+                for k in range(robot.n) for i in range(robot.n)]
 
     return build

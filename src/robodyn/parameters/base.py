@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -172,7 +173,7 @@ def base_parameters(
     method: str = "symbolic",
     drop_zero: bool = False,
     symbolic_geometry: bool = False,
-    friction: bool = False,
+    friction: bool | None = None,
     samples: int | None = None,
     seed: int = 0,
     tol: float = DEFAULT_TOL,
@@ -190,7 +191,11 @@ def base_parameters(
     symbolic_geometry : bool
         Lengths as symbols D<j>, RL<j>, B<j> in the expressions (symbolic method only).
     friction : bool
-        Also model the friction Fc sign(q̇) + Fv q̇ + Foff of every joint (3 base parameters per joint).
+        Also model the friction Fc sign(q̇) + Fv q̇ + Foff of every joint (3 base parameters per joint), as
+        :func:`robodyn.regressor` does by default.  Left out, it is False in this release, with a
+        DeprecationWarning: the default becomes True, the one of :func:`robodyn.regressor` and of
+        :func:`robodyn.inverse_dynamics` (friction included); pass ``friction=False`` for the rigid-body
+        parameters only.
     samples, seed, tol :
         Random states used by the numeric method (and by the minimality check of the symbolic one),
         and the rank tolerance (see :mod:`robodyn.parameters.numeric`).
@@ -205,6 +210,14 @@ def base_parameters(
 
     from robodyn.parameters.symbolic import symbolic_base_parameters
 
+    if friction is None:
+        warnings.warn(
+            "base_parameters(robot) without friction= gives the rigid-body base parameters only (friction=False) "
+            "in this release; the default becomes friction=True, as in rd.regressor and rd.inverse_dynamics. "
+            "Pass friction=False to keep the rigid-body parameters, or friction=True to add Fc, Fv, Foff per joint",
+            DeprecationWarning, stacklevel=2,
+        )
+        friction = False
     if method not in ("symbolic", "numeric"):
         raise InputError(f"method = {method!r}; choose 'symbolic' or 'numeric'")
     if symbolic_geometry and method != "symbolic":

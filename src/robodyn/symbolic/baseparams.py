@@ -23,7 +23,7 @@ def base_inertia(robot, symbolic_geometry: bool = False):
     """
     from robodyn.parameters import base_parameters
 
-    bp = base_parameters(robot, method="symbolic", symbolic_geometry=symbolic_geometry)
+    bp = base_parameters(robot, method="symbolic", symbolic_geometry=symbolic_geometry, friction=False)
     values = np.zeros((robot.nf, 11))
     names = [[f"{p}{j}" for p in PARAMETER_NAMES + ("IA",)] for j in range(1, robot.nf + 1)]
     for name, std, value in zip(bp.names, bp.standard, bp.values):
