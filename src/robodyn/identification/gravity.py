@@ -49,11 +49,15 @@ def _subtree_masses(robot: Robot) -> np.ndarray:
     return np.cumsum(robot.M[::-1])[::-1]
 
 
-def _raw_rows(robot: Robot) -> np.ndarray:
-    """μ°_j = MS_j + M_{j+1} ^jP̄_{j+1} per frame (P̄ at q_{j+1} = 0), before merging; (nf, 3)."""
-    Mc = np.append(_subtree_masses(robot), 0.0)
+def _raw_rows(robot: Robot, MS=None, M=None) -> np.ndarray:
+    """μ°_j = MS_j + M_{j+1} ^jP̄_{j+1} per frame (P̄ at q_{j+1} = 0), before merging; (nf, 3).
+
+    ``MS`` (nf, 3) and ``M`` (nf,) replace the model's first moments and masses (μ is linear in them)."""
+    MS = robot.MS if MS is None else MS
+    M = robot.M if M is None else M
+    Mc = np.append(np.cumsum(M[::-1])[::-1], 0.0)
     consts = local_transforms(robot, np.zeros(robot.n))
-    out = np.array(robot.MS, dtype=float)
+    out = np.array(MS, dtype=float)
     for i in range(robot.nf - 1):
         out[i] += Mc[i + 1] * np.asarray(consts[i + 1][1])
     return out
@@ -84,9 +88,18 @@ def first_moments(robot: Robot, grouped: bool = False) -> np.ndarray:
         For a tree.
     """
     _check_serial(robot, "first_moments")
-    raw = _raw_rows(robot)
+    mu = _first_moments_of(robot, robot.MS, robot.M)
+    if grouped:
+        structure = gravity_parameter_structure(robot)
+        mu = structure.group(mu.ravel()).reshape(robot.n, 3)
+    return mu
+
+
+def _first_moments_of(robot: Robot, MS: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """μ (n, 3) of :func:`first_moments` for first moments ``MS`` (nf, 3) and masses ``M`` (nf,) (linear in them)."""
+    raw = _raw_rows(robot, MS, M)
     consts = local_transforms(robot, np.zeros(robot.n))
-    Mc = _subtree_masses(robot)
+    Mc = np.cumsum(M[::-1])[::-1]
     rows = raw.copy()
     # From the tip inward: links that turn with their antecedent (fixed frames, prismatic joints) hand their
     # first moment to it, through the constant rotation ^{a}A_j.
@@ -96,11 +109,7 @@ def first_moments(robot: Robot, grouped: bool = False) -> np.ndarray:
         if i > 0:
             rows[i - 1] += np.asarray(consts[i][0]) @ rows[i]
         rows[i] = (0.0, 0.0, Mc[i]) if robot.sigma[i] == 1 else 0.0
-    mu = rows[robot.joint_frames]
-    if grouped:
-        structure = gravity_parameter_structure(robot)
-        mu = structure.group(mu.ravel()).reshape(robot.n, 3)
-    return mu
+    return rows[robot.joint_frames]
 
 
 def gravity_regressor(robot: Robot, q) -> np.ndarray:
