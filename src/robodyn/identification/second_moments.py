@@ -433,6 +433,9 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
     A = np.vstack(rows + [mu_rows])
     y = np.concatenate(ys + [mu_y])
     Sigma = block_diag(*covs, np.diag(mu_std**2))
+    # Rotations by multiples of π/2 leave entries of order 1e-16 where the exact map has zeros; column scaling
+    # below would turn them into spurious information.
+    A = np.where(np.abs(A) > 1e-12 * np.abs(A).max(axis=1, keepdims=True), A, 0.0)
     norms = np.linalg.norm(A, axis=0)
     scale = np.where(norms > 0, norms, 1.0)
     U, s, Vt = np.linalg.svd(A / scale, full_matrices=False)
