@@ -85,9 +85,10 @@ def test_noisy_estimates_within_three_standard_deviations():
 
 
 @settings(max_examples=5, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1))
-def test_random_robots_noise_free(seed):
-    robot = random_robot(seed, nf=int(np.random.default_rng(seed).integers(2, 5)), friction=False)
+@given(seed=st.integers(0, 2**31 - 1), fixed=st.booleans())
+def test_random_robots_noise_free(seed, fixed):
+    # revolute, prismatic and fixed frames; only revolute joints are moved alone
+    robot = random_robot(seed, nf=int(np.random.default_rng(seed).integers(2, 5)), friction=False, fixed=fixed)
     if np.all(robot.sigma == 1):
         robot = robot.replace(sigma=np.zeros(robot.nf, int))
     qs = rd.calibration_poses(robot, 15, seed=seed)
