@@ -528,18 +528,33 @@ def _coupled_matrices(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets
     """
     k, n = q.shape[0], robot.n
     _, gj, A = _joint_frames_data(robot, q)
+    prismatic = np.flatnonzero(robot.sigma[robot.joint_frames] == 1)
     L = np.eye(3)[:, :2]
     Z = np.eye(3)[:, 2]
-    G = np.zeros((k, 3 * n, 3 * n))
-    D = np.zeros((k, 3 * n, n))            # column r: Z τ_r in block r, −^{r−1}A_r Z τ_r in block r−1 (eq. (23))
-    T = np.zeros((k, 3 * n, 2 * n))        # column pair r: −L c_r in block r, +^{r−1}A_r L c_r in block r−1 (eq. (22))
+    I3 = np.eye(3)
+    rows = 3 * n + prismatic.size          # moment equations of every link, then the force of each prismatic joint
+    G = np.zeros((k, rows, 3 * n))
+    D = np.zeros((k, rows, n))             # column r: Z τ_r in block r, −^{r−1}A_r Z τ_r in block r−1 (eq. (23))
+    T = np.zeros((k, rows, 3 * n))         # off-axis moments c_r: 2 per revolute joint (eq. (22)), 3 per prismatic
     for r in range(n):
+        if robot.sigma[robot.joint_frames[r]] == 1:
+            # prismatic: m_r − ^rA_{r+1} m_{r+1} = q_r g^r × μ_r, the whole moment m_r = c_r carried by the slide;
+            # the measured force is τ_r = −g^r · μ_r (the subtree's mass times the axial component of gravity)
+            G[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = q[:, r, None, None] * _skew(gj[:, r])
+            T[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = -I3
+            if r > 0:
+                T[:, 3 * r - 3 : 3 * r, 3 * r : 3 * r + 3] = A[:, r - 1]
+            f = 3 * n + int(np.searchsorted(prismatic, r))
+            D[:, f, r] = 1.0
+            G[:, f, 3 * r : 3 * r + 3] = -gj[:, r]
+            continue
         G[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = _skew(gj[:, r])
         D[:, 3 * r : 3 * r + 3, r] = Z
-        T[:, 3 * r : 3 * r + 3, 2 * r : 2 * r + 2] = -L
+        T[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 2] = -L
         if r > 0:
             D[:, 3 * r - 3 : 3 * r, r] = -A[:, r - 1] @ Z
-            T[:, 3 * r - 3 : 3 * r, 2 * r : 2 * r + 2] = A[:, r - 1] @ L
+            T[:, 3 * r - 3 : 3 * r, 3 * r : 3 * r + 2] = A[:, r - 1] @ L
+    T = T[:, :, np.any(T != 0, axis=(0, 1))]
     unmeasured = np.setdiff1d(np.arange(n), measured)
     nuisance = np.concatenate([T, D[:, :, unmeasured]], axis=2)
     U = np.linalg.svd(nuisance, full_matrices=True)[0][:, :, nuisance.shape[2]:]   # left null space, per pose
@@ -568,11 +583,17 @@ def _iterative_solve(robot: Robot, q: np.ndarray, tau: np.ndarray, measured: np.
     base_set = set(base.tolist())
     m_next = np.zeros((k, 3, R_))          # m̂_{j+1} in R_{j+1}: off-axis c_{j+1} of eq. (27) and its torque
     pos = {j: i for i, j in enumerate(measured)}
+    prismatic = robot.sigma[robot.joint_frames] == 1
     for r in range(n - 1, int(measured[0]) - 1, -1):
         carried = np.einsum("kab,kbR->kaR", A[:, r], m_next) if r < n - 1 else np.zeros((k, 3, R_))
-        lhs = tau[:, pos[r], :] - carried[:, 2, :]                       # z row of eq. (26)
         cols, mats = [], []
-        for a, coef in ((0, -gj[:, r, 1]), (1, gj[:, r, 0])):           # z row of [g^j]× μ_j
+        if prismatic[r]:
+            lhs = tau[:, pos[r], :]                                      # τ_r = −g^r · μ_r
+            terms = [(a, -gj[:, r, a]) for a in range(3)]
+        else:
+            lhs = tau[:, pos[r], :] - carried[:, 2, :]                   # z row of eq. (26)
+            terms = [(0, -gj[:, r, 1]), (1, gj[:, r, 0])]                # z row of [g^j]× μ_j
+        for a, coef in terms:
             if 3 * r + a in base_set:
                 cols.append(3 * r + a)
                 mats.append(coef)
@@ -587,6 +608,10 @@ def _iterative_solve(robot: Robot, q: np.ndarray, tau: np.ndarray, measured: np.
         for c, s_ in zip(cols, theta[cols]):
             if c < 3 * n:
                 mu_r[c - 3 * r] = s_
+        if prismatic[r]:
+            # the slide carries the whole moment: m_r = ^rA_{r+1} m_{r+1} + q_r g^r × μ_r, nothing measured
+            m_next = carried + q[:, r, None, None] * np.cross(gj[:, r][:, :, None], mu_r[None], axis=1)
+            continue
         m_r = carried + np.cross(gj[:, r][:, :, None], mu_r[None], axis=1)
         off = theta[3 * n + r] if offsets else 0.0
         m_r[:, 2, :] = tau[:, pos[r], :] - off                            # measured axial torque, eq. (17)
@@ -608,13 +633,21 @@ def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: b
     K = np.zeros((p, k * nm))
     L = np.zeros((k, 3, nm))
     G = np.zeros((k, 3, p))
+    prismatic = robot.sigma[robot.joint_frames] == 1
     for r in range(n - 1, int(measured[0]) - 1, -1):
         AL = A[:, r] @ L if r < n - 1 else np.zeros((k, 3, nm))
         AG = A[:, r] @ G if r < n - 1 else np.zeros((k, 3, p))
-        local = -AL[:, 2, :]
+        if prismatic[r]:                                    # τ_r = −g^r · μ_r: no moment carried in
+            local = np.zeros((k, nm))
+            known = np.zeros((k, p))
+            terms = [(a, -gj[:, r, a]) for a in range(3)]
+        else:
+            local = -AL[:, 2, :]
+            known = AG[:, 2, :]
+            terms = [(0, -gj[:, r, 1]), (1, gj[:, r, 0])]
         local[:, pos[r]] += 1.0
         cols, mats = [], []
-        for a, coef in ((0, -gj[:, r, 1]), (1, gj[:, r, 0])):
+        for a, coef in terms:
             if 3 * r + a in base_set:
                 cols.append(3 * r + a)
                 mats.append(coef)
@@ -624,11 +657,14 @@ def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: b
         Gnew = AG.copy()
         if cols:
             P = np.linalg.pinv(np.stack(mats, axis=1))                          # (p_r, k)
-            K[cols] = (P[:, :, None] * local[None]).reshape(len(cols), k * nm) - (P @ AG[:, 2, :]) @ K
-            S = _skew(gj[:, r])
+            K[cols] = (P[:, :, None] * local[None]).reshape(len(cols), k * nm) - (P @ known) @ K
+            S = _skew(gj[:, r]) * (q[:, r, None, None] if prismatic[r] else 1.0)
             for c in cols:
                 if c < 3 * n:
                     Gnew[:, :, c] += S[:, :, c - 3 * r]
+        if prismatic[r]:
+            L, G = AL, Gnew
+            continue
         Lnew = AL
         Lnew[:, 2, :] = 0.0
         Lnew[:, 2, pos[r]] = 1.0
@@ -692,10 +728,6 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     measured = _measured(robot, joints)
     q, tau = _check_data(robot, q, tau, measured)
     n, k = robot.n, q.shape[0]
-    if method != "ols" and np.any(robot.sigma[robot.joint_frames] == 1):
-        j = int(np.flatnonzero(robot.sigma[robot.joint_frames] == 1)[0]) + 1
-        raise InputError(f"method {method!r}: joint {j} is prismatic; Dellin's moment equations (16) are written "
-                         "for revolute joints; use method='ols'")
     if method == "iterative" and not np.array_equal(measured, np.arange(measured[0], n)):
         raise InputError(f"method 'iterative' works from the last link inward (Dellin §4) and needs the torques of "
                          f"joints {int(measured[0]) + 1}..{n}; got joints={[int(j) + 1 for j in measured]}; use "
