@@ -691,9 +691,10 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         "coupled": Dellin's coupled regression, eqs (21)–(25): the moment equations of every link at every pose
         in one least-squares problem whose per-pose unknowns p (the off-axis moments c_j of eq. (17)) are
         eliminated exactly.  "iterative": Dellin §4, eqs (26)–(28): link by link from the last one inward, each
-        step using the off-axis moments c_{j+1} found by the previous one.  Both need revolute joints (fixed
-        frames allowed).  "ols": ordinary least squares on the joint-torque equations τ = Y(q) μ
-        (:func:`gravity_regressor`), any serial chain.
+        step using the off-axis moments c_{j+1} found by the previous one.  A prismatic joint j (Notes) adds
+        the force equation τ_j = −g^j · μ_j and carries its whole moment.  "ols": ordinary least squares on the
+        joint-torque equations τ = Y(q) μ (:func:`gravity_regressor`).  All three accept revolute, prismatic
+        and fixed frames.
     joints : sequence of int, optional
         1-based joints whose torques are used (default all); the iterative method needs the last joints
         (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
@@ -707,8 +708,8 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     Raises
     ------
     InputError
-        Wrong shapes, mismatched row counts, NaN rows (listed), an unknown method, prismatic joints with a Dellin
-        method, or poses that leave some identifiable component undetermined (named; use
+        Wrong shapes, mismatched row counts, NaN rows (listed), an unknown method, or poses that leave some
+        identifiable component undetermined (named; use
         :func:`calibration_poses`).
     ModelError
         For a tree.
@@ -719,6 +720,11 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     confounded with μ_{j−1} (Khalil & Dombre §9.4 grouping), and some components are not excited at all (μ_1
     when joint 1 is vertical).  ``mu`` holds the grouped form (compare with ``first_moments(robot,
     grouped=True)``); ``identifiable`` and ``notes`` say which components are not determined and why.
+    Prismatic joint j (Dellin's equations extended): the moment recursion becomes
+    m_j − ^jA_{j+1} m_{j+1} = q_j g^j × μ_j (the subtree mass M_j = μ_j·z moves with the slide), the slide
+    carries all three components of m_j (three per-pose unknowns instead of eq. (17)'s two) and the measured
+    force is the mass moment along the axis, τ_j = −g^j · μ_j = −M_j g·z_j.  The iterative step for j solves that
+    force equation for μ_j and passes m_j on to link j−1 without a measured component.
     With noise, the coupled method weights the torques through eq. (25)'s moment equations; ``std`` comes from
     the estimator's exact linear map and per-joint residual variances.
     """
