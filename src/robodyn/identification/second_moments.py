@@ -14,6 +14,11 @@ j < k (Dellin §5.4, eqs (68)–(73)) see B's reaction, the moving one (§5.5, e
 its own axis.  J_B enters only through its third column u = J_B z_k = (XZ, YZ, ZZ) in R_k, so a motion of joint k
 at one upper pose X (q_{k+1..n} held) determines u(X), the rotor inertia Ia_k and, optionally, Coulomb and viscous
 friction of joint k, by linear least squares over samples taken at any lower poses (Dellin eq. (117)).
+
+:func:`identify_link_inertias` then separates the links (Dellin §5.8, eqs (114)–(120)): u_k(X) is link k's own
+third column plus the outer links' contribution, which depends on X; with several upper poses per joint and the
+calibrated μ, the standard parameters of every link follow by one linear least squares, and those the
+experiments cannot determine alone are reported, not set.
 """
 
 from __future__ import annotations
@@ -369,8 +374,8 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
         A parameter is reported (``identifiable``) only if the experiments determine it alone: its unit vector
         lies in the row space of the stacked equations.  The others have NaN values and a note; more joints and
         upper poses, and the calibration, make more of them identifiable.  What single-joint motions can never
-        give, whatever the poses: components about axes that no joint's motion turns (for a vertical joint 1,
-        link 1's XX, XY, YY, XZ, YZ and its first moments), and a link's mass without a lever arm.
+        give, whatever the poses: what no joint's rotation excites (for a vertical joint 1 under vertical gravity,
+        every parameter of link 1 but the sum ZZ_1 + Ia_1, which is reported as a combination).
 
     Raises
     ------
