@@ -95,6 +95,8 @@ _LAZY = {
     "gravity_parameter_structure": ("robodyn.identification", "gravity_parameter_structure"),
     "gravity_regressor": ("robodyn.identification", "gravity_regressor"),
     "identify_locked_inertia": ("robodyn.identification", "identify_locked_inertia"),
+    "identify_link_inertias": ("robodyn.identification", "identify_link_inertias"),
+    "LinkInertias": ("robodyn.identification", "LinkInertias"),
     "load_gravity_calibration": ("robodyn.identification", "load_gravity_calibration"),
     "locked_body_inertia": ("robodyn.identification", "locked_body_inertia"),
     "wam_gravity_study": ("robodyn.identification", "wam_gravity_study"),
@@ -193,6 +195,7 @@ __all__ = [
     "identification", "GravityCalibration", "LockedBodyInertia", "calibrate_gravity", "calibration_poses",
     "first_moments", "gravity_parameter_structure", "gravity_regressor", "identify_locked_inertia",
     "load_gravity_calibration", "locked_body_inertia", "wam_gravity_study",
+    "identify_link_inertias", "LinkInertias",
     # dynamic identification
     "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
     "Identification", "IdentificationError", "identify", "pseudo_inertia",

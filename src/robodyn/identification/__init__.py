@@ -16,7 +16,9 @@ from robodyn.identification.gravity import (
     load_gravity_calibration,
 )
 from robodyn.identification.second_moments import (
+    LinkInertias,
     LockedBodyInertia,
+    identify_link_inertias,
     identify_locked_inertia,
     locked_body_inertia,
 )

@@ -49,11 +49,15 @@ def _subtree_masses(robot: Robot) -> np.ndarray:
     return np.cumsum(robot.M[::-1])[::-1]
 
 
-def _raw_rows(robot: Robot) -> np.ndarray:
-    """μ°_j = MS_j + M_{j+1} ^jP̄_{j+1} per frame (P̄ at q_{j+1} = 0), before merging; (nf, 3)."""
-    Mc = np.append(_subtree_masses(robot), 0.0)
+def _raw_rows(robot: Robot, MS=None, M=None) -> np.ndarray:
+    """μ°_j = MS_j + M_{j+1} ^jP̄_{j+1} per frame (P̄ at q_{j+1} = 0), before merging; (nf, 3).
+
+    ``MS`` (nf, 3) and ``M`` (nf,) replace the model's first moments and masses (μ is linear in them)."""
+    MS = robot.MS if MS is None else MS
+    M = robot.M if M is None else M
+    Mc = np.append(np.cumsum(M[::-1])[::-1], 0.0)
     consts = local_transforms(robot, np.zeros(robot.n))
-    out = np.array(robot.MS, dtype=float)
+    out = np.array(MS, dtype=float)
     for i in range(robot.nf - 1):
         out[i] += Mc[i + 1] * np.asarray(consts[i + 1][1])
     return out
@@ -84,9 +88,18 @@ def first_moments(robot: Robot, grouped: bool = False) -> np.ndarray:
         For a tree.
     """
     _check_serial(robot, "first_moments")
-    raw = _raw_rows(robot)
+    mu = _first_moments_of(robot, robot.MS, robot.M)
+    if grouped:
+        structure = gravity_parameter_structure(robot)
+        mu = structure.group(mu.ravel()).reshape(robot.n, 3)
+    return mu
+
+
+def _first_moments_of(robot: Robot, MS: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """μ (n, 3) of :func:`first_moments` for first moments ``MS`` (nf, 3) and masses ``M`` (nf,) (linear in them)."""
+    raw = _raw_rows(robot, MS, M)
     consts = local_transforms(robot, np.zeros(robot.n))
-    Mc = _subtree_masses(robot)
+    Mc = np.cumsum(M[::-1])[::-1]
     rows = raw.copy()
     # From the tip inward: links that turn with their antecedent (fixed frames, prismatic joints) hand their
     # first moment to it, through the constant rotation ^{a}A_j.
@@ -96,11 +109,7 @@ def first_moments(robot: Robot, grouped: bool = False) -> np.ndarray:
         if i > 0:
             rows[i - 1] += np.asarray(consts[i][0]) @ rows[i]
         rows[i] = (0.0, 0.0, Mc[i]) if robot.sigma[i] == 1 else 0.0
-    mu = rows[robot.joint_frames]
-    if grouped:
-        structure = gravity_parameter_structure(robot)
-        mu = structure.group(mu.ravel()).reshape(robot.n, 3)
-    return mu
+    return rows[robot.joint_frames]
 
 
 def gravity_regressor(robot: Robot, q) -> np.ndarray:
@@ -519,18 +528,33 @@ def _coupled_matrices(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets
     """
     k, n = q.shape[0], robot.n
     _, gj, A = _joint_frames_data(robot, q)
+    prismatic = np.flatnonzero(robot.sigma[robot.joint_frames] == 1)
     L = np.eye(3)[:, :2]
     Z = np.eye(3)[:, 2]
-    G = np.zeros((k, 3 * n, 3 * n))
-    D = np.zeros((k, 3 * n, n))            # column r: Z τ_r in block r, −^{r−1}A_r Z τ_r in block r−1 (eq. (23))
-    T = np.zeros((k, 3 * n, 2 * n))        # column pair r: −L c_r in block r, +^{r−1}A_r L c_r in block r−1 (eq. (22))
+    I3 = np.eye(3)
+    rows = 3 * n + prismatic.size          # moment equations of every link, then the force of each prismatic joint
+    G = np.zeros((k, rows, 3 * n))
+    D = np.zeros((k, rows, n))             # column r: Z τ_r in block r, −^{r−1}A_r Z τ_r in block r−1 (eq. (23))
+    T = np.zeros((k, rows, 3 * n))         # off-axis moments c_r: 2 per revolute joint (eq. (22)), 3 per prismatic
     for r in range(n):
+        if robot.sigma[robot.joint_frames[r]] == 1:
+            # prismatic: m_r − ^rA_{r+1} m_{r+1} = q_r g^r × μ_r, the whole moment m_r = c_r carried by the slide;
+            # the measured force is τ_r = −g^r · μ_r (the subtree's mass times the axial component of gravity)
+            G[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = q[:, r, None, None] * _skew(gj[:, r])
+            T[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = -I3
+            if r > 0:
+                T[:, 3 * r - 3 : 3 * r, 3 * r : 3 * r + 3] = A[:, r - 1]
+            f = 3 * n + int(np.searchsorted(prismatic, r))
+            D[:, f, r] = 1.0
+            G[:, f, 3 * r : 3 * r + 3] = -gj[:, r]
+            continue
         G[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = _skew(gj[:, r])
         D[:, 3 * r : 3 * r + 3, r] = Z
-        T[:, 3 * r : 3 * r + 3, 2 * r : 2 * r + 2] = -L
+        T[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 2] = -L
         if r > 0:
             D[:, 3 * r - 3 : 3 * r, r] = -A[:, r - 1] @ Z
-            T[:, 3 * r - 3 : 3 * r, 2 * r : 2 * r + 2] = A[:, r - 1] @ L
+            T[:, 3 * r - 3 : 3 * r, 3 * r : 3 * r + 2] = A[:, r - 1] @ L
+    T = T[:, :, np.any(T != 0, axis=(0, 1))]
     unmeasured = np.setdiff1d(np.arange(n), measured)
     nuisance = np.concatenate([T, D[:, :, unmeasured]], axis=2)
     U = np.linalg.svd(nuisance, full_matrices=True)[0][:, :, nuisance.shape[2]:]   # left null space, per pose
@@ -559,11 +583,17 @@ def _iterative_solve(robot: Robot, q: np.ndarray, tau: np.ndarray, measured: np.
     base_set = set(base.tolist())
     m_next = np.zeros((k, 3, R_))          # m̂_{j+1} in R_{j+1}: off-axis c_{j+1} of eq. (27) and its torque
     pos = {j: i for i, j in enumerate(measured)}
+    prismatic = robot.sigma[robot.joint_frames] == 1
     for r in range(n - 1, int(measured[0]) - 1, -1):
         carried = np.einsum("kab,kbR->kaR", A[:, r], m_next) if r < n - 1 else np.zeros((k, 3, R_))
-        lhs = tau[:, pos[r], :] - carried[:, 2, :]                       # z row of eq. (26)
         cols, mats = [], []
-        for a, coef in ((0, -gj[:, r, 1]), (1, gj[:, r, 0])):           # z row of [g^j]× μ_j
+        if prismatic[r]:
+            lhs = tau[:, pos[r], :]                                      # τ_r = −g^r · μ_r
+            terms = [(a, -gj[:, r, a]) for a in range(3)]
+        else:
+            lhs = tau[:, pos[r], :] - carried[:, 2, :]                   # z row of eq. (26)
+            terms = [(0, -gj[:, r, 1]), (1, gj[:, r, 0])]                # z row of [g^j]× μ_j
+        for a, coef in terms:
             if 3 * r + a in base_set:
                 cols.append(3 * r + a)
                 mats.append(coef)
@@ -578,6 +608,10 @@ def _iterative_solve(robot: Robot, q: np.ndarray, tau: np.ndarray, measured: np.
         for c, s_ in zip(cols, theta[cols]):
             if c < 3 * n:
                 mu_r[c - 3 * r] = s_
+        if prismatic[r]:
+            # the slide carries the whole moment: m_r = ^rA_{r+1} m_{r+1} + q_r g^r × μ_r, nothing measured
+            m_next = carried + q[:, r, None, None] * np.cross(gj[:, r][:, :, None], mu_r[None], axis=1)
+            continue
         m_r = carried + np.cross(gj[:, r][:, :, None], mu_r[None], axis=1)
         off = theta[3 * n + r] if offsets else 0.0
         m_r[:, 2, :] = tau[:, pos[r], :] - off                            # measured axial torque, eq. (17)
@@ -599,13 +633,21 @@ def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: b
     K = np.zeros((p, k * nm))
     L = np.zeros((k, 3, nm))
     G = np.zeros((k, 3, p))
+    prismatic = robot.sigma[robot.joint_frames] == 1
     for r in range(n - 1, int(measured[0]) - 1, -1):
         AL = A[:, r] @ L if r < n - 1 else np.zeros((k, 3, nm))
         AG = A[:, r] @ G if r < n - 1 else np.zeros((k, 3, p))
-        local = -AL[:, 2, :]
+        if prismatic[r]:                                    # τ_r = −g^r · μ_r: no moment carried in
+            local = np.zeros((k, nm))
+            known = np.zeros((k, p))
+            terms = [(a, -gj[:, r, a]) for a in range(3)]
+        else:
+            local = -AL[:, 2, :]
+            known = AG[:, 2, :]
+            terms = [(0, -gj[:, r, 1]), (1, gj[:, r, 0])]
         local[:, pos[r]] += 1.0
         cols, mats = [], []
-        for a, coef in ((0, -gj[:, r, 1]), (1, gj[:, r, 0])):
+        for a, coef in terms:
             if 3 * r + a in base_set:
                 cols.append(3 * r + a)
                 mats.append(coef)
@@ -615,11 +657,14 @@ def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: b
         Gnew = AG.copy()
         if cols:
             P = np.linalg.pinv(np.stack(mats, axis=1))                          # (p_r, k)
-            K[cols] = (P[:, :, None] * local[None]).reshape(len(cols), k * nm) - (P @ AG[:, 2, :]) @ K
-            S = _skew(gj[:, r])
+            K[cols] = (P[:, :, None] * local[None]).reshape(len(cols), k * nm) - (P @ known) @ K
+            S = _skew(gj[:, r]) * (q[:, r, None, None] if prismatic[r] else 1.0)
             for c in cols:
                 if c < 3 * n:
                     Gnew[:, :, c] += S[:, :, c - 3 * r]
+        if prismatic[r]:
+            L, G = AL, Gnew
+            continue
         Lnew = AL
         Lnew[:, 2, :] = 0.0
         Lnew[:, 2, pos[r]] = 1.0
@@ -646,9 +691,10 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         "coupled": Dellin's coupled regression, eqs (21)–(25): the moment equations of every link at every pose
         in one least-squares problem whose per-pose unknowns p (the off-axis moments c_j of eq. (17)) are
         eliminated exactly.  "iterative": Dellin §4, eqs (26)–(28): link by link from the last one inward, each
-        step using the off-axis moments c_{j+1} found by the previous one.  Both need revolute joints (fixed
-        frames allowed).  "ols": ordinary least squares on the joint-torque equations τ = Y(q) μ
-        (:func:`gravity_regressor`), any serial chain.
+        step using the off-axis moments c_{j+1} found by the previous one.  A prismatic joint j (Notes) adds
+        the force equation τ_j = −g^j · μ_j and carries its whole moment.  "ols": ordinary least squares on the
+        joint-torque equations τ = Y(q) μ (:func:`gravity_regressor`).  All three accept revolute, prismatic
+        and fixed frames.
     joints : sequence of int, optional
         1-based joints whose torques are used (default all); the iterative method needs the last joints
         (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
@@ -662,8 +708,8 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     Raises
     ------
     InputError
-        Wrong shapes, mismatched row counts, NaN rows (listed), an unknown method, prismatic joints with a Dellin
-        method, or poses that leave some identifiable component undetermined (named; use
+        Wrong shapes, mismatched row counts, NaN rows (listed), an unknown method, or poses that leave some
+        identifiable component undetermined (named; use
         :func:`calibration_poses`).
     ModelError
         For a tree.
@@ -674,6 +720,11 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     confounded with μ_{j−1} (Khalil & Dombre §9.4 grouping), and some components are not excited at all (μ_1
     when joint 1 is vertical).  ``mu`` holds the grouped form (compare with ``first_moments(robot,
     grouped=True)``); ``identifiable`` and ``notes`` say which components are not determined and why.
+    Prismatic joint j (Dellin's equations extended): the moment recursion becomes
+    m_j − ^jA_{j+1} m_{j+1} = q_j g^j × μ_j (the subtree mass M_j = μ_j·z moves with the slide), the slide
+    carries all three components of m_j (three per-pose unknowns instead of eq. (17)'s two) and the measured
+    force is the mass moment along the axis, τ_j = −g^j · μ_j = −M_j g·z_j.  The iterative step for j solves that
+    force equation for μ_j and passes m_j on to link j−1 without a measured component.
     With noise, the coupled method weights the torques through eq. (25)'s moment equations; ``std`` comes from
     the estimator's exact linear map and per-joint residual variances.
     """
@@ -683,10 +734,6 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     measured = _measured(robot, joints)
     q, tau = _check_data(robot, q, tau, measured)
     n, k = robot.n, q.shape[0]
-    if method != "ols" and np.any(robot.sigma[robot.joint_frames] == 1):
-        j = int(np.flatnonzero(robot.sigma[robot.joint_frames] == 1)[0]) + 1
-        raise InputError(f"method {method!r}: joint {j} is prismatic; Dellin's moment equations (16) are written "
-                         "for revolute joints; use method='ols'")
     if method == "iterative" and not np.array_equal(measured, np.arange(measured[0], n)):
         raise InputError(f"method 'iterative' works from the last link inward (Dellin §4) and needs the torques of "
                          f"joints {int(measured[0]) + 1}..{n}; got joints={[int(j) + 1 for j in measured]}; use "

@@ -14,6 +14,11 @@ j < k (Dellin §5.4, eqs (68)–(73)) see B's reaction, the moving one (§5.5, e
 its own axis.  J_B enters only through its third column u = J_B z_k = (XZ, YZ, ZZ) in R_k, so a motion of joint k
 at one upper pose X (q_{k+1..n} held) determines u(X), the rotor inertia Ia_k and, optionally, Coulomb and viscous
 friction of joint k, by linear least squares over samples taken at any lower poses (Dellin eq. (117)).
+
+:func:`identify_link_inertias` then separates the links (Dellin §5.8, eqs (114)–(120)): u_k(X) is link k's own
+third column plus the outer links' contribution, which depends on X; with several upper poses per joint and the
+calibrated μ, the standard parameters of every link follow by one linear least squares, and those the
+experiments cannot determine alone are reported, not set.
 """
 
 from __future__ import annotations
@@ -21,12 +26,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import block_diag
 
 from robodyn._arrays import joint_arrays
 from robodyn.errors import InputError
-from robodyn.identification.gravity import GravityCalibration, _check_serial, gravity_regressor
+from robodyn.identification.gravity import (
+    GravityCalibration,
+    _check_serial,
+    _first_moments_of,
+    gravity_parameter_structure,
+    gravity_regressor,
+)
 from robodyn.kinematics import base_poses
-from robodyn.model.robot import Robot
+from robodyn.model.robot import PARAMETER_NAMES, Robot
 
 
 def locked_body_inertia(robot: Robot, q, joint: int) -> np.ndarray:
@@ -51,17 +63,24 @@ def locked_body_inertia(robot: Robot, q, joint: int) -> np.ndarray:
     dtype, batch, a = joint_arrays(robot, q=q)
     R0, P0 = base_poses(robot, a["q"], dtype)
     fk = robot.joint_frames[k]
+    return _locked_tensor(R0, P0, fk, robot.J, robot.MS, robot.M)
+
+
+def _locked_tensor(R0, P0, fk: int, Js, MSs, Ms) -> np.ndarray:
+    """Inertia of frames fk..nf−1 about O_fk in R_fk for inertias ``Js`` (nf, 3, 3), ``MSs`` (nf, 3), ``Ms`` (nf,).
+
+    Linear in (Js, MSs, Ms): :func:`identify_link_inertias` evaluates it on unit parameter vectors."""
     Ok = P0[..., fk, :]
-    J = np.zeros(batch + (3, 3), dtype)
+    J = np.zeros(R0.shape[:-3] + (3, 3), R0.dtype)
     eye = np.eye(3)
-    for i in range(fk, robot.nf):
+    for i in range(fk, R0.shape[-3]):
         R = R0[..., i, :, :]
-        Ji = R @ robot.J[i] @ np.swapaxes(R, -1, -2)
-        h = np.einsum("...ab,b->...a", R, robot.MS[i])
+        Ji = R @ Js[i] @ np.swapaxes(R, -1, -2)
+        h = np.einsum("...ab,b->...a", R, MSs[i])
         d = P0[..., i, :] - Ok
         dd = np.einsum("...a,...a->...", d, d)[..., None, None]
         dh = np.einsum("...a,...a->...", d, h)[..., None, None]
-        J = J + Ji + robot.M[i] * (dd * eye - d[..., :, None] * d[..., None, :]) + 2 * dh * eye \
+        J = J + Ji + Ms[i] * (dd * eye - d[..., :, None] * d[..., None, :]) + 2 * dh * eye \
             - d[..., :, None] * h[..., None, :] - h[..., :, None] * d[..., None, :]
     Rk = R0[..., fk, :, :]
     return np.swapaxes(Rk, -1, -2) @ J @ Rk
@@ -90,6 +109,9 @@ class LockedBodyInertia:
     values, std : ndarray — estimates and standard deviations (NaN where not identifiable).
     identifiable : ndarray bool — which names the data determine; ``notes`` say how the others are grouped.
     residual_rms : ndarray (k,) — per joint 1..k, N m.
+    grouping : ndarray (len(names), len(names)) — row i: the combination of the true (XZ, YZ, ZZ, Ia[, Fc, Fv])
+        that ``values[i]`` estimates (a unit row for an identifiable name alone, zero for a name not identified).
+    covariance : ndarray (len(names), len(names)) — covariance of ``values`` (zero rows where not identifiable).
     """
 
     joint: int
@@ -100,6 +122,8 @@ class LockedBodyInertia:
     identifiable: np.ndarray
     notes: tuple[str, ...]
     residual_rms: np.ndarray
+    grouping: np.ndarray
+    covariance: np.ndarray
 
     def as_dict(self) -> dict[str, float]:
         return {n: float(v) for n, v in zip(self.names, self.values)}
@@ -222,9 +246,14 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
     std[base] = np.sqrt(np.clip(np.diag(cov), 0, None))
     ident = np.zeros(len(names), bool)
     ident[base] = True
+    grouping = np.zeros((len(names), len(names)))
+    grouping[base] = beta
+    covariance = np.zeros((len(names), len(names)))
+    covariance[np.ix_(base, base)] = cov
     return LockedBodyInertia(joint=int(joint), upper_pose=q[0, k + 1 :].copy(), names=names, values=values,
                              std=std, identifiable=ident, notes=tuple(notes),
-                             residual_rms=np.sqrt(np.mean(resid**2, axis=0)))
+                             residual_rms=np.sqrt(np.mean(resid**2, axis=0)), grouping=grouping,
+                             covariance=covariance)
 
 
 def _scan(W: np.ndarray, names, order) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -252,3 +281,183 @@ def _scan(W: np.ndarray, names, order) -> tuple[np.ndarray, np.ndarray, list[str
             notes.append(f"{names[c]}: confounded with {', '.join(into)}; estimated as 0")
     return np.array(base, dtype=int), beta, notes
 
+
+
+@dataclass(frozen=True, eq=False)
+class LinkInertias:
+    """Result of :func:`identify_link_inertias`: per-link standard inertial parameters from single-joint motions.
+
+    Attributes
+    ----------
+    names : tuple of str — ``XX1 XY1 XZ1 YY1 YZ1 ZZ1 MX1 MY1 MZ1 M1`` for every frame j = 1..nf (Khalil & Dombre
+        §9.4.1: inertia about O_j in R_j, kg m²; first moment, kg m; mass, kg), then ``Ia<j>`` for every joint's
+        frame j (rotor inertia, kg m²).
+    values, std : ndarray (p,) — estimates and standard deviations; NaN where not identifiable.
+    identifiable : ndarray bool (p,) — parameters the experiments determine one by one.
+    notes : tuple of str — one sentence per parameter that is not identifiable.
+    rank : int — rank of the stacked equations (the number of independent combinations they determine).
+    residual_rms : float — RMS of the stacked equations' residuals (kg m² and kg m mixed; ≈ 0 for exact data).
+    """
+
+    names: tuple[str, ...]
+    values: np.ndarray
+    std: np.ndarray
+    identifiable: np.ndarray
+    notes: tuple[str, ...]
+    rank: int
+    residual_rms: float
+
+    def as_dict(self) -> dict[str, float]:
+        """The identifiable parameters by name."""
+        return {n: float(v) for n, v, ok in zip(self.names, self.values, self.identifiable) if ok}
+
+    def link(self, frame: int) -> dict[str, float]:
+        """The identifiable parameters of frame ``frame`` (1-based), without the frame number in their names."""
+        suffix = str(int(frame))
+        return {n[: -len(suffix)]: v for n, v in self.as_dict().items()
+                if n[-len(suffix):] == suffix and n[: -len(suffix)].isalpha()}
+
+
+def _calibration_rows(robot: Robot, calibration):
+    """Rows (values, std, map (m, 4·nf)) of the calibrated grouped μ components in (MS, M) of every frame."""
+    n, nf = robot.n, robot.nf
+    if isinstance(calibration, GravityCalibration):
+        structure = gravity_parameter_structure(robot, calibration.estimate_offsets, joints=calibration.joints)
+        mu, std = calibration.mu.ravel(), calibration.std.ravel()
+    else:
+        mu = np.asarray(calibration, dtype=float)
+        if mu.shape != (n, 3) or not np.all(np.isfinite(mu)):
+            raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({n}, 3)")
+        structure = gravity_parameter_structure(robot)
+        mu, std = structure.group(mu.ravel()), np.zeros(3 * n)
+    cols = np.zeros((3 * n, 4 * nf))
+    for c in range(4 * nf):
+        MS, M = np.zeros((nf, 3)), np.zeros(nf)
+        if c < 3 * nf:
+            MS[c // 3, c % 3] = 1.0
+        else:
+            M[c - 3 * nf] = 1.0
+        cols[:, c] = _first_moments_of(robot, MS, M).ravel()
+    rows = [i for i, b in enumerate(structure.base) if b < 3 * n and not np.any(structure.beta[i, 3 * n :])]
+    base = structure.base[rows]
+    return mu[base], std[base], structure.beta[rows, : 3 * n] @ cols
+
+
+def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInertias:
+    """Standard inertial parameters of every link from single-joint motions and the calibrated μ (Dellin §5).
+
+    Each experiment is a motion of one revolute joint k with the others locked, already reduced by
+    :func:`identify_locked_inertia` to the third column u_k(X) = (XZ, YZ, ZZ) of the inertia of links k..n about
+    O_k in R_k at the upper pose X = q_{k+1..n}, and the rotor inertia Ia_k — Dellin's torque equation for
+    single-joint motion, eqs (104)–(105) with the inertia rewritten linearly as in eqs (111)–(112), solved per
+    upper pose as in eq. (117).  Dellin then works from the last link inward (§5.8, eqs (114)–(120)): u_n is link
+    n's own (XZ_n, YZ_n, ZZ_n); u_k(X) is link k's own third column plus the contribution of links k+1..n,
+    turned into R_k and moved to O_k (parallel-axis theorem with the links' masses and first moments: the terms
+    W_k η_kj of eq. (105)), which depends on X.  Several upper poses X for the same k therefore separate link k's
+    parameters from the outer links'.  Here that subtraction is done for all links at once: every u_k(X) is a
+    linear function of the standard parameters (J_i, MS_i, M_i) of links i ≥ k, the calibrated grouped μ
+    (Dellin eq. (14)) is a linear function of the (MS_i, M_i), and the stacked equations are solved by least
+    squares.  The vectors η of eq. (105), which Dellin §5.9 (eqs (121)–(122)) leaves as future work to solve
+    for, are thus not separate unknowns: they are expressed through the links' masses and first moments.
+
+    Parameters
+    ----------
+    robot : Robot (serial) — geometry.
+    calibration : GravityCalibration or array_like (n, 3) — calibrated cumulative first moments μ
+        (:func:`calibrate_gravity`); an array is taken as exact.
+    experiments : sequence of LockedBodyInertia — results of :func:`identify_locked_inertia`, for several
+        joints and, per joint, several upper poses.
+
+    Returns
+    -------
+    LinkInertias
+        A parameter is reported (``identifiable``) only if the experiments determine it alone: its unit vector
+        lies in the row space of the stacked equations.  The others have NaN values and a note; more joints and
+        upper poses, and the calibration, make more of them identifiable.  What single-joint motions can never
+        give, whatever the poses: what no joint's rotation excites (for a vertical joint 1 under vertical gravity,
+        every parameter of link 1 but the sum ZZ_1 + Ia_1, which is reported as a combination).
+
+    Raises
+    ------
+    InputError
+        An empty ``experiments`` or items that are not LockedBodyInertia results for this robot.
+    ModelError
+        For a tree.
+
+    Notes
+    -----
+    The standard deviations propagate each experiment's covariance (``LockedBodyInertia.covariance``) and the
+    calibration's ``std`` through the exact least-squares map; experiments and calibration are treated as
+    independent.
+    """
+    _check_serial(robot, "identify_link_inertias")
+    n, nf = robot.n, robot.nf
+    experiments = list(experiments)
+    if not experiments:
+        raise InputError("argument 'experiments' is empty; give LockedBodyInertia results from "
+                         "rd.identify_locked_inertia for several joints and upper poses")
+    for i, e in enumerate(experiments):
+        if not isinstance(e, LockedBodyInertia) or not 1 <= e.joint <= n or len(e.upper_pose) != n - e.joint:
+            raise InputError(f"argument 'experiments', item {i + 1}: expected a LockedBodyInertia of "
+                             f"rd.identify_locked_inertia for this {n}-joint robot")
+    P = 10 * nf + n
+    frames = robot.joint_frames
+    names = tuple(f"{p}{j + 1}" for j in range(nf) for p in PARAMETER_NAMES) + tuple(f"Ia{f + 1}" for f in frames)
+    rows, ys, covs = [], [], []
+    for k in range(n):
+        group = [e for e in experiments if e.joint == k + 1]
+        if not group:
+            continue
+        q = np.zeros((len(group), n))
+        q[:, k + 1 :] = np.array([e.upper_pose for e in group]).reshape(len(group), n - k - 1)
+        R0, P0 = base_poses(robot, q, np.float64)
+        phi = np.zeros((len(group), 3, P))                      # u_k(X) = phi θ
+        for c in range(frames[k] * 10, 10 * nf):
+            Js, MSs, Ms = np.zeros((nf, 3, 3)), np.zeros((nf, 3)), np.zeros(nf)
+            i, p = divmod(c, 10)
+            if p < 6:
+                a, b = _INERTIA_INDEX[p]
+                Js[i, a, b] = Js[i, b, a] = 1.0
+            elif p < 9:
+                MSs[i, p - 6] = 1.0
+            else:
+                Ms[i] = 1.0
+            phi[:, :, c] = _locked_tensor(R0, P0, frames[k], Js, MSs, Ms)[:, :, 2]
+        for e, ph in zip(group, phi):
+            model = np.zeros((4, P))
+            model[:3] = ph
+            model[3, 10 * nf + k] = 1.0
+            use = [i for i in np.flatnonzero(e.identifiable) if i < 4 and not np.any(e.grouping[i, 4:])]
+            rows.append(e.grouping[use, :4] @ model)
+            ys.append(e.values[use])
+            covs.append(e.covariance[np.ix_(use, use)])
+    mu_y, mu_std, mu_map = _calibration_rows(robot, calibration)
+    mu_rows = np.zeros((len(mu_y), P))
+    ms_cols = [10 * i + 6 + a for i in range(nf) for a in range(3)] + [10 * i + 9 for i in range(nf)]
+    mu_rows[:, ms_cols] = mu_map
+    A = np.vstack(rows + [mu_rows])
+    y = np.concatenate(ys + [mu_y])
+    Sigma = block_diag(*covs, np.diag(mu_std**2))
+    # Rotations by multiples of π/2 leave entries of order 1e-16 where the exact map has zeros; column scaling
+    # below would turn them into spurious information.
+    A = np.where(np.abs(A) > 1e-12 * np.abs(A).max(axis=1, keepdims=True), A, 0.0)
+    norms = np.linalg.norm(A, axis=0)
+    scale = np.where(norms > 0, norms, 1.0)
+    U, s, Vt = np.linalg.svd(A / scale, full_matrices=False)
+    r = int(np.sum(s > 1e-10 * s[0]))
+    U, s, Vt = U[:, :r], s[:r], Vt[:r]
+    K = (Vt.T / s) @ U.T / scale[:, None]                       # θ = K y, minimum-norm in scaled parameters
+    theta = K @ y
+    cov = K @ Sigma @ K.T
+    ident = (np.abs(1.0 - np.sum(Vt**2, axis=0)) < 1e-8) & (norms > 0)
+    values = np.where(ident, theta, np.nan)
+    std = np.where(ident, np.sqrt(np.clip(np.diag(cov), 0, None)), np.nan)
+    notes = tuple(f"{nm}: not excited by these single-joint motions" if norms[c] == 0
+                  else f"{nm}: enters only in combinations with other parameters; more joints or upper poses may "
+                       "separate it" for c, nm in enumerate(names) if not ident[c])
+    resid = y - A @ theta
+    return LinkInertias(names=names, values=values, std=std, identifiable=ident, notes=notes, rank=r,
+                        residual_rms=float(np.sqrt(np.mean(resid**2))))
+
+
+_INERTIA_INDEX = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))

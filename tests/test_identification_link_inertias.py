@@ -1,0 +1,113 @@
+"""Per-link second moments from single-joint motions (Dellin §5): rd.identify_link_inertias."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import robodyn as rd
+from robodyn.parameters.regressor import standard_parameter_vector
+from tests.support.random_robots import random_robot
+
+
+def _truth(robot):
+    """The model's parameters in the order of LinkInertias.names (10 per frame, then Ia of each joint's frame)."""
+    K = standard_parameter_vector(robot, friction=False).reshape(robot.nf, 11)
+    return np.concatenate([K[:, :10].ravel(), K[robot.joint_frames, 10]])
+
+
+def _experiments(robot, cal, rng, uppers=4, samples=16, noise=0.0):
+    """Single-joint motions of every revolute joint at several upper poses, torques from rd.inverse_dynamics."""
+    n, out = robot.n, []
+    revolute = np.flatnonzero(robot.sigma[robot.joint_frames] == 0) + 1
+    for k in revolute:
+        for _ in range(uppers if k < n else 1):
+            q = np.tile(rng.uniform(-2, 2, n), (samples, 1))
+            q[:, : k - 1] = rng.uniform(-2, 2, (samples, k - 1))       # lower poses vary (Dellin eq. (117))
+            q[:, k - 1] = rng.uniform(-2, 2, samples)
+            qd, qdd = np.zeros_like(q), np.zeros_like(q)
+            qd[:, k - 1] = rng.normal(size=samples)
+            qdd[:, k - 1] = rng.normal(size=samples)
+            tau = rd.inverse_dynamics(robot, q, qd, qdd) + noise * rng.normal(size=q.shape)
+            out.append(rd.identify_locked_inertia(robot, cal, q, qd, qdd, tau, joint=int(k)))
+    return out
+
+
+def _scale(robot):
+    """Per parameter, the size of its link's parameters of the same kind (inertia, first moment, mass, Ia)."""
+    P = np.abs(robot.params)
+    per = np.concatenate([P[:, :6].max(1, keepdims=True).repeat(6, 1), P[:, 6:9].max(1, keepdims=True).repeat(3, 1),
+                          P[:, 9:]], axis=1).ravel()
+    jf = robot.joint_frames                 # Ia adds to ZZ of the joint's link: compare with that link's inertia
+    return np.concatenate([per, np.maximum(np.abs(robot.Ia[jf]), P[jf, :6].max(1))])
+
+
+def test_wam_noise_free_recovers_every_identifiable_parameter():
+    robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
+    qs = rd.calibration_poses(robot, 12)
+    cal = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs))
+    res = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(0)))
+    truth, m = _truth(robot), res.identifiable
+    assert len(res.names) == 77 and res.names[:3] == ("XX1", "XY1", "XZ1") and res.names[-1] == "Ia7"
+    err = np.abs(res.values[m] - truth[m])
+    assert np.all(err <= 1e-8 * np.maximum(np.abs(truth[m]), _scale(robot)[m]))
+    assert res.residual_rms < 1e-12
+    # link 7 turns about its own axis: its third column is seen directly; link 1 (vertical axis) only through ZZ1+Ia1
+    assert all(res.identifiable[res.names.index(x)] for x in ("XZ7", "YZ7", "ZZ7", "Ia7", "XZ2", "YZ2", "MX2"))
+    for name in ("XX1", "M1", "MX1", "ZZ1", "Ia1"):
+        c = res.names.index(name)
+        assert not res.identifiable[c] and np.isnan(res.values[c]) and np.isnan(res.std[c])
+        assert any(note.startswith(name + ":") for note in res.notes)
+    assert len(res.notes) == int(np.sum(~m))
+    assert res.link(7)["ZZ"] == pytest.approx(robot.params[6, 5], rel=1e-8)
+    assert set(res.as_dict()) == {nm for nm, ok in zip(res.names, m) if ok}
+
+
+def test_more_upper_poses_identify_more():
+    robot = rd.load("wam7")
+    cal = rd.first_moments(robot)
+    few = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(1), uppers=1))
+    many = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(1), uppers=4))
+    assert few.rank < many.rank
+    assert np.all(many.identifiable[few.identifiable])
+
+
+def test_noisy_estimates_within_three_standard_deviations():
+    robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
+    rng = np.random.default_rng(7)
+    qs = rd.calibration_poses(robot, 30)
+    cal = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs) + 0.01 * rng.normal(size=qs.shape))
+    res = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, rng, samples=60, noise=0.01))
+    m = res.identifiable
+    assert m.sum() >= 20 and np.all(res.std[m] > 0)
+    z = np.abs(res.values[m] - _truth(robot)[m]) / res.std[m]
+    assert np.all(z < 3), dict(zip(np.array(res.names)[m][z >= 3], z[z >= 3]))
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), fixed=st.booleans())
+def test_random_robots_noise_free(seed, fixed):
+    # revolute, prismatic and fixed frames; only revolute joints are moved alone
+    robot = random_robot(seed, nf=int(np.random.default_rng(seed).integers(2, 5)), friction=False, fixed=fixed)
+    if not np.any(robot.sigma == 0):      # at least one revolute joint to move
+        robot = robot.replace(sigma=np.where(robot.sigma == 1, 0, robot.sigma))
+    qs = rd.calibration_poses(robot, 15, seed=seed)
+    cal = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs), method="ols")
+    res = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(seed)))
+    m, truth = res.identifiable, _truth(robot)
+    assert len(res.notes) == int(np.sum(~m)) and np.all(np.isnan(res.values[~m]))
+    assert np.all(np.abs(res.values[m] - truth[m]) <= 1e-8 * np.maximum(np.abs(truth[m]), _scale(robot)[m]))
+
+
+def test_bad_input():
+    robot = rd.load("wam7")
+    mu = rd.first_moments(robot)
+    with pytest.raises(rd.InputError, match="'experiments' is empty"):
+        rd.identify_link_inertias(robot, mu, [])
+    exp = _experiments(robot, mu, np.random.default_rng(0), uppers=1)
+    with pytest.raises(rd.InputError, match="'experiments', item 2"):
+        rd.identify_link_inertias(robot, mu, [exp[0], "x"])
+    with pytest.raises(rd.InputError, match="'calibration'"):
+        rd.identify_link_inertias(robot, mu[:3], exp)
+    with pytest.raises(rd.InputError, match="'experiments', item 1"):
+        rd.identify_link_inertias(rd.load("puma560"), rd.first_moments(rd.load("puma560")), exp)
