@@ -2,7 +2,8 @@
 
 The cache. Shared libraries land in a cache folder (``$ROBODYN_CACHE``, else ``$XDG_CACHE_HOME/robodyn`` or
 ``~/.cache/robodyn``) under ``rd_KEY.so``, KEY the SHA-256 of the generated source, the compiler, its flags and
-the robodyn version, so a model is compiled once per machine. Each library has a sidecar ``rd_KEY.sha256``
+the robodyn version, so a model is compiled once per machine. ``rd.compile`` generates that source without the
+robot's name, so the key depends on the robot's content only (a renamed robot reuses the library). Each library has a sidecar ``rd_KEY.sha256``
 holding KEY and the SHA-256 of the library's bytes, written (atomically) only after the library was renamed
 into place. Before loading, the library's hash is checked against its sidecar: a corrupt, truncated or foreign
 file (another model's library copied over it) is rebuilt, never loaded. Builds and checks of one KEY hold an
