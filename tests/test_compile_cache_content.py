@@ -74,3 +74,27 @@ print(os.stat(os.path.join(sys.argv[1], lib)).st_ino)
     inodes = {out.split()[-1] for out, _, _ in results}
     assert len(inodes) == 1 and len(list(cache.glob("rd_*.so"))) == 1
     assert not list(cache.glob(".build-*"))  # no half-built folder left behind
+
+
+@needs_cc
+def test_large_model_path_equals_the_lane_path(tmp_path, monkeypatch):
+    """Models above c_code.LANES_LIMIT assignments get no lane version, a non-inlined body and -O1 (fast to
+    compile); forced here on a small robot, the result equals the lane version bit for bit and rd's."""
+    from robodyn.symbolic.codegen import build
+
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
+    robot = rd.load("puma560")
+    rng = np.random.default_rng(3)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 9, robot.n))  # 9 states: two lane blocks and a remainder
+    fast = rd.compile(robot, "inverse_dynamics")(q, qd, qdd)
+    monkeypatch.setattr(c_code, "LANES_LIMIT", 0)
+    monkeypatch.setattr(build, "LARGE_SOURCE", 0)
+    m = customized_model(robot, "inverse_dynamics", gravity="input")
+    src = c_code.source(m, "rd_model", python_entry=True, robot_name=False)
+    assert "rd_model_lanes" not in src and "RD_NOINLINE void rd_model_body" in src
+    assert build.flags_for(src)[0] == "-O1"
+    big = rd.compile(robot, "inverse_dynamics")
+    np.testing.assert_array_equal(big(q, qd, qdd), fast)
+    np.testing.assert_allclose(fast, rd.inverse_dynamics(robot, q, qd, qdd), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(big(q[0], qd[0], qdd[0]), fast[0])  # the single-state entry
+    assert len(list(tmp_path.glob("rd_*.so"))) == 2
