@@ -80,6 +80,11 @@ static inline double rd_cos(double x) {
 LANES_LIMIT = 1500
 
 
+#: statements per function in the body of a model above LANES_LIMIT: the compiler's register allocation
+#: grows faster than the length of a function, so the body is cut into functions of this many statements
+CHUNK = 500
+
+
 def size(a) -> int:
     return int(np.prod(a.shape))
 
@@ -175,10 +180,13 @@ def source(model, name: str, python_entry: bool = False, robot_name: bool = True
         "",
         "static inline double rd_sign(double x) { return (double)((x > 0) - (x < 0)); }",
         TRIG,
-        signature(model, name).replace(f"void {name}(", f"{'RD_ALWAYS_INLINE' if lanes else 'RD_NOINLINE'} void {name}_body(") + " {",
     ]
-    lines += statements(model, C, lambda a, k, s: f"const double {s} = {a}[{k}];", lambda k, e: f"out[{k}] = {e};",
-                        "const double {s} = {v!r};", "const double {s} = {e};")
+    if lanes:
+        lines.append(signature(model, name).replace(f"void {name}(", f"RD_ALWAYS_INLINE void {name}_body(") + " {")
+        lines += statements(model, C, lambda a, k, s: f"const double {s} = {a}[{k}];", lambda k, e: f"out[{k}] = {e};",
+                            "const double {s} = {v!r};", "const double {s} = {e};")
+    else:
+        lines += _chunked_body(model, name)
     args = ", ".join(a.name for a in model.arguments)
     lines += ["}", "", signature(model, name) + " {", f"    {name}_body({args}, out);", "}", "", "static int rd_finite(const double *a, long n) {",
               "    int ok = 1;", "    for (long k = 0; k < n; ++k) ok &= (a[k] - a[k] == 0.0);", "    return ok;", "}", ""]
@@ -201,6 +209,47 @@ def source(model, name: str, python_entry: bool = False, robot_name: bool = True
     if python_entry:
         lines += _python_entry(model, name, out_size)
     return "\n".join(lines) + "\n"
+
+
+def _chunked_body(model, name):
+    """The one-sample body of a large model as functions of :data:`CHUNK` statements (assignments, then
+    outputs) called in order; a value used after the cut where it is computed goes through a scratch array
+    ``rd_v`` on the stack. Same operations in the same order as one function: the same result bit for bit.
+    Ends open: the caller closes the body function."""
+    params = signature(model, name)
+    params = params[params.index("(") + 1:-1]
+    call = ", ".join(a.name for a in model.arguments) + ", out, rd_v"
+    items = [(str(s), e) for s, e in model.program.assignments] + [(k, o) for k, o in enumerate(model.outputs)]
+    chunks = [items[i:i + CHUNK] for i in range(0, len(items), CHUNK)]
+    inputs = {str(s): (a.name, k) for a in model.arguments for k, s in a.entries}
+    defined = {s: c for c, chunk in enumerate(chunks) for s, _ in chunk if isinstance(s, str)}
+    used = [sorted({str(x) for _, e in chunk for x in e.free_symbols}) for chunk in chunks]
+    slot = {}
+    for c, names in enumerate(used):
+        for u in names:
+            if u in defined and defined[u] < c and u not in slot:
+                slot[u] = len(slot)
+    lines = [f"static const double {k} = {v!r};" for k, v in sorted(model.constants.items(), key=lambda kv: str(kv[0]))]
+    for c, chunk in enumerate(chunks):
+        lines += ["", f"RD_NOINLINE void {name}_part{c}({params}, double *rd_v) {{"]
+        lines += [f"    (void){a.name};" for a in model.arguments] + ["    (void)out;", "    (void)rd_v;"]
+        for u in used[c]:
+            if u in inputs:
+                lines.append(f"    const double {u} = {inputs[u][0]}[{inputs[u][1]}];")
+            elif u in slot and defined[u] < c:
+                lines.append(f"    const double {u} = rd_v[{slot[u]}];")
+        for s, e in chunk:
+            if isinstance(s, str):
+                lines.append(f"    const double {s} = {to_source(e, C)};")
+                if s in slot:
+                    lines.append(f"    rd_v[{slot[s]}] = {s};")
+            else:
+                lines.append(f"    out[{s}] = {to_source(e, C)};")
+        lines.append("}")
+    lines += ["", signature(model, name).replace(f"void {name}(", f"RD_NOINLINE void {name}_body(") + " {",
+              f"    double rd_v[{max(len(slot), 1)}];"]
+    lines += [f"    {name}_part{c}({call});" for c in range(len(chunks))]
+    return lines
 
 
 def _lanes(model, name):
