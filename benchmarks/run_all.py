@@ -33,6 +33,8 @@ SCRIPTS = {
     "simulation with friction (7 joints, 5 s at 1 kHz; every built-in robot over 2 s)": (
         "bench_simulation.py", [], ["--duration", "1", "--all-duration", "0.5"]),
     "single states (straight-line kernels) vs Pinocchio from Python": ("bench_single_state.py", [], []),
+    "customized models: generation + compile time from a cold and a warm cache": (
+        "bench_generate.py", [], ["--cases", "wam7:inverse_dynamics"]),
     "generic compiled kernels (robodyn.native, threaded) vs Pinocchio loops, n = 6 ... 100": (
         "bench_native.py", [], ["--sizes", "6,25", "--repeat", "2"]),
 }

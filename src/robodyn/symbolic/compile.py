@@ -127,7 +127,7 @@ class CompiledModel:
         from robodyn.symbolic.codegen.build import compile_library
 
         name = "rd_model"
-        ffi, lib, module = compile_library(c_code.source(m, name, python_entry=True), c_code.declarations(m, name),
+        ffi, lib, module = compile_library(c_code.source(m, name, python_entry=True, robot_name=False), c_code.declarations(m, name),
                                            timeout=timeout, description=f"compiling {self.kind} ({self.parameters})")
         fn = getattr(lib, name + "_batch")
         buf = ffi.from_buffer
@@ -300,9 +300,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
 
     Notes
     -----
-    Compiled libraries are cached by a hash of the generated source, compiler, flags and robodyn version, and
+    Compiled libraries are cached by a hash of the generated source (which holds the robot's numbers but not its
+    name, so a renamed copy of a robot reuses the library), compiler, flags and robodyn version, and
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
-    The robot's name reaches the generated code only through :mod:`robodyn.sanitize`.
     """
     if backend == "cuda":
         from robodyn.symbolic.cuda import CudaModel

@@ -2,7 +2,8 @@
 
 The cache. Shared libraries land in a cache folder (``$ROBODYN_CACHE``, else ``$XDG_CACHE_HOME/robodyn`` or
 ``~/.cache/robodyn``) under ``rd_KEY.so``, KEY the SHA-256 of the generated source, the compiler, its flags and
-the robodyn version, so a model is compiled once per machine. Each library has a sidecar ``rd_KEY.sha256``
+the robodyn version, so a model is compiled once per machine. ``rd.compile`` generates that source without the
+robot's name, so the key depends on the robot's content only (a renamed robot reuses the library). Each library has a sidecar ``rd_KEY.sha256``
 holding KEY and the SHA-256 of the library's bytes, written (atomically) only after the library was renamed
 into place. Before loading, the library's hash is checked against its sidecar: a corrupt, truncated or foreign
 file (another model's library copied over it) is rebuilt, never loaded. Builds and checks of one KEY hold an
@@ -35,6 +36,18 @@ from robodyn._progress import progress
 from robodyn.errors import RobodynError
 
 FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
+
+#: sources longer than this (characters) are compiled with -O1 instead of -O3: on long straight-line code
+#: -O3's extra passes cost most of the compile time and gain little (no loops to vectorize or unroll)
+LARGE_SOURCE = 200_000
+
+
+def flags_for(source: str) -> list[str]:
+    """Compiler flags for ``source``: :data:`FLAGS`, -O1 above :data:`LARGE_SOURCE` characters."""
+    flags = list(FLAGS)
+    if len(source) > LARGE_SOURCE:
+        flags[0] = "-O1"
+    return flags
 
 
 class CompilerNotFoundError(RobodynError):
@@ -201,7 +214,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     import cffi
 
     compiler = find_compiler()
-    flags = list(FLAGS) + _python_flags()
+    flags = flags_for(source) + _python_flags()
     key = cache_key(source, compiler, flags)
     folder = cache_dir()
     lib_path, sidecar = folder / f"rd_{key[:32]}.so", folder / f"rd_{key[:32]}.sha256"
