@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import as_real_array, joint_arrays
 from robodyn.dynamics.api import inertia_matrix
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
@@ -47,7 +47,7 @@ class CoordinateDynamics:
 
 
 def _square(name: str, value, n: int, batch, what: str) -> np.ndarray:
-    a = np.asarray(value, dtype=float)
+    a = as_real_array(name, value).astype(float)
     if a.shape[-2:] != (n, n):
         raise InputError(f"argument '{name}' has shape {a.shape}; give {what}, shape (..., {n}, {n})")
     if not np.all(np.isfinite(a)):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, joint_arrays
+from robodyn._arrays import check_array, check_robot, finite_array, joint_arrays
 from robodyn.dynamics.friction_models import DiscontinuousFriction, friction_model
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -445,13 +445,14 @@ def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> n
     -------
     r : ndarray (N, n), residual (N m | N), r[0] = 0
     """
+    check_robot(robot)
     from scipy.integrate import cumulative_trapezoid
     from scipy.signal import lfilter
 
     from robodyn.dynamics.lagrange import coriolis_matrix
     from robodyn.dynamics.newton_euler import gravity_torques
 
-    t = np.asarray(t, dtype=float)
+    t = finite_array("t", t)
     if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)):
         raise InputError("t must be a 1-D array of at least 2 finite sample times (s)")
     h = (t[-1] - t[0]) / (t.size - 1)
@@ -477,7 +478,7 @@ def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> n
 
 
 def _per_joint_gain(gain, n: int) -> np.ndarray:
-    K = np.broadcast_to(np.asarray(gain, dtype=float), (n,)) if np.ndim(gain) == 0 else np.asarray(gain, float)
+    K = np.broadcast_to(g, (n,)) if (g := finite_array("gain", gain)).ndim == 0 else g
     if K.shape != (n,) or not np.all(np.isfinite(K)) or np.any(K <= 0):
         raise InputError(f"gain = {gain!r}; give a positive number or {n} positive numbers (1/s), one per joint")
     return K

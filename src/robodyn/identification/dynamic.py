@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
+from robodyn._arrays import as_real_array, check_robot, finite_array
 from robodyn._progress import progress
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -184,7 +185,7 @@ def pseudo_inertia(params) -> np.ndarray:
     P is positive semi-definite exactly when the parameters belong to a rigid body (a mass distribution),
     which implies M ≥ 0, I_G ⪰ 0 and the triangle inequalities of the principal moments.
     """
-    p = np.asarray(params, dtype=float)
+    p = finite_array("params", params)
     XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = np.moveaxis(p, -1, 0)
     J = np.stack([np.stack([XX, XY, XZ], -1), np.stack([XY, YY, YZ], -1), np.stack([XZ, YZ, ZZ], -1)], -2)
     tr = XX + YY + ZZ
@@ -201,7 +202,7 @@ def _samples(robot: Robot, q, qd, qdd, tau):
     n = robot.n
     arrays = {}
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
-        a = np.asarray(x, dtype=float)
+        a = as_real_array(name, x).astype(float)
         if a.ndim == 1 and n == 1:
             a = a[:, None]
         if a.ndim != 2 or a.shape[1] != n:
@@ -342,6 +343,7 @@ def identify(
     InputError
         Shapes, NaN rows (reported by row), unknown method.
     """
+    check_robot(robot)
     from robodyn.parameters.base import base_parameters
 
     if method not in ("ols", "wls", "irls", "physical"):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robodyn._arrays import check_robot
 from robodyn.errors import ModelError
 from robodyn.model.derived import RobotData, derive, frozen
 from robodyn.model.inertia import check_physical
@@ -300,6 +301,7 @@ def with_parameters(robot: Robot, link: int | None = None, **values) -> Robot:
     --------
     >>> heavier = with_parameters(robot, 2, M=2 * robot.M[1])   # doubles the mass of link 2
     """
+    check_robot(robot)
     unknown = sorted(set(values) - set(PARAMETER_NAMES) - set(_JOINT_PARAMS) - {"params"})
     if unknown:
         raise ModelError(

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn._arrays import check_array, joint_arrays
+from robodyn._arrays import as_real_array, check_array, joint_arrays
 from robodyn._threads import run_chunks
 from robodyn.errors import ModelError, RobodynError
 from robodyn.model.robot import Robot
@@ -234,7 +234,8 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
     overflows) returns None, and the caller's general path handles the call with its checks and messages.
     """
-    if not isinstance(robot, Robot) or os.environ.get("ROBODYN_NATIVE", "").strip() == "0":
+    if not isinstance(robot, Robot) or os.environ.get("ROBODYN_NATIVE", "").strip() == "0" or \
+            (kind in ("inverse_dynamics", "forward_dynamics") and (b is None or c is None)):
         return None
     if (not _MODULE and not available()) or _MODULE[0] is None:
         return None
@@ -275,7 +276,7 @@ def _gravity(robot: Robot, gravity, batch: tuple[int, ...]):
     """(array, stride): one vector for all states (stride 0) or one per state (stride 3)."""
     if gravity is None:
         return np.ascontiguousarray(robot.gravity, dtype=np.float64), 0
-    g = np.asarray(gravity)
+    g = as_real_array("gravity", gravity)
     if g.shape == (3,):
         return check_array("gravity", g, (3,), (), np.float64).copy(), 0
     return _flat(check_array("gravity", g, (3,), batch, np.float64), (3,)).reshape(-1), 3  # flat: offset lo * 3

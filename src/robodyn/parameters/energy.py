@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import check_array, finite_array, joint_arrays
 from robodyn.kinematics import base_poses, link_velocities
 from robodyn.model.robot import Robot
 
@@ -49,6 +49,8 @@ def lambda_matrix(alpha, d, theta, r):
     tensor with the parallel-axis theorem and rotate it) in tests/test_regressor.py.
     """
     sym = any(_is_sympy(x) for x in (alpha, d, theta, r))
+    alpha, d, theta, r = (x if _is_sympy(x) else finite_array(k, x)
+                          for k, x in zip(("alpha", "d", "theta", "r"), (alpha, d, theta, r)))
     Ca, Sa = _trig(alpha)
     Ct, St = _trig(theta)
     CCt, SSt, CSt = Ct * Ct, St * St, Ct * St
@@ -128,7 +130,7 @@ def energy_functions(robot: Robot, q, qd, gravity=None) -> np.ndarray:
     ndarray (..., nf, 10), units of energy per unit parameter.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    g = np.asarray(robot.gravity if gravity is None else gravity, dtype)
+    g = np.asarray(robot.gravity, dtype) if gravity is None else check_array("gravity", gravity, (3,), (), dtype)
     w, V = link_velocities(robot, a["q"], a["qd"])
     R0, P0 = base_poses(robot, a["q"], dtype)
     w1, w2, w3 = w[..., 0], w[..., 1], w[..., 2]
@@ -163,7 +165,7 @@ def energy_recursion(robot: Robot, q, qd, gravity=None) -> np.ndarray:
     Same arguments and result as :func:`energy_functions`, which evaluates [9.44] directly.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    g = np.asarray(robot.gravity if gravity is None else gravity, dtype)
+    g = np.asarray(robot.gravity, dtype) if gravity is None else check_array("gravity", gravity, (3,), (), dtype)
     w, V = link_velocities(robot, a["q"], a["qd"])
     h0 = np.zeros(batch + (10,), dtype)
     h0[..., 6:9] = -g

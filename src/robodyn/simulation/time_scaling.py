@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import as_real_array
 from robodyn._files import write_atomically
 from robodyn.dynamics.newton_euler import friction_torques, gravity_torques, inverse_dynamics
 from robodyn.errors import InputError, RobodynError
@@ -38,8 +39,8 @@ class InfeasibleLimitsError(RobodynError, ValueError):
 
 
 def _limits(robot: Robot, torque_limits) -> np.ndarray:
-    L = np.broadcast_to(np.asarray(torque_limits, dtype=float), (robot.n,)) if np.ndim(torque_limits) == 0 \
-        else np.asarray(torque_limits, dtype=float)
+    L = as_real_array("torque_limits", torque_limits).astype(float)
+    L = np.broadcast_to(L, (robot.n,)) if L.ndim == 0 else L
     if L.shape != (robot.n,) or not np.all(np.isfinite(L)) or np.any(L <= 0):
         raise InputError(f"argument 'torque_limits' = {torque_limits!r}; give one positive finite limit per joint "
                          f"({robot.n} numbers, N m | N) or a single number")
