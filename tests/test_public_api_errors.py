@@ -177,15 +177,17 @@ HUGE = np.full(N, 1e155)
         lambda: rd.inverse_dynamics_derivatives(ROBOT, np.zeros(N), HUGE, np.zeros(N)),
         lambda: rd.forward_dynamics_derivatives(ROBOT, np.zeros(N), HUGE, np.zeros(N)),
         lambda: rd.generalized_momentum(ROBOT, np.zeros(N), HUGE * 1e153),
-        lambda: rd.task_space_dynamics(ROBOT, np.full(N, 0.5), HUGE),
+        lambda: rd.task_space_dynamics(ROBOT, np.full(N, 0.5), HUGE, rows=[0, 1]),
         lambda: rd.state_derivative(ROBOT, np.concatenate([np.zeros(N), HUGE]), np.zeros(N)),
         lambda: rd.link_accelerations(ROBOT, np.zeros(N), HUGE, np.zeros(N)),
         lambda: rd.jacobian_dot_qd(ROBOT, np.full(N, 0.5), HUGE),
-        lambda: rd.simulate(ROBOT, np.zeros(N), np.zeros(N), HUGE, np.linspace(0.0, 1e-3, 3)),
+        lambda: rd.linearize(ROBOT, np.zeros(N), HUGE),
+        lambda: rd.transform_dynamics(ROBOT, np.zeros(N), HUGE, np.eye(N)),
+        lambda: rd.simulate(ROBOT, lambda t: np.zeros(N), np.zeros(N), HUGE, np.linspace(0.0, 1e-3, 3)),
     ],
     ids=["inverse_dynamics", "forward_dynamics", "kinetic_energy", "coriolis_matrix", "energy_functions",
          "regressor", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "generalized_momentum",
-         "task_space_dynamics", "state_derivative", "link_accelerations", "jacobian_dot_qd", "simulate"],
+         "task_space_dynamics", "state_derivative", "link_accelerations", "jacobian_dot_qd", "linearize", "transform_dynamics", "simulate"],
 )
 def test_huge_velocities_give_overflow_error(call):
     """q̇ = 1e155 is finite but its square overflows float64: an error naming the overflow, never NaN/inf."""

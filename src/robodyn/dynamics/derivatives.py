@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, check_robot, finite_array, joint_arrays
+from robodyn._arrays import check_array, check_robot, finite_array, finite_result, joint_arrays
 from robodyn.dynamics.friction_models import DiscontinuousFriction, friction_model
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -330,7 +330,7 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
                          "'smooth', 'discontinuous' or 'none'")
     idx = np.arange(n)
     dqd[..., idx, idx] += model.slope(robot, qd)
-    return dq, dqd
+    return finite_result("inverse_dynamics_derivatives", dq, dqd)
 
 
 def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction=None):
@@ -361,7 +361,7 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     qdd = api.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd), wrenches=wrenches, gravity=gravity)
     dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity, friction=model)
     Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
-    return -Ainv @ dq, -Ainv @ dqd, Ainv
+    return finite_result("forward_dynamics_derivatives", -Ainv @ dq, -Ainv @ dqd, Ainv)
 
 
 def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
@@ -407,7 +407,7 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
     A[..., n:, n:] = fqd
     B = np.zeros(batch + (2 * n, n))
     B[..., n:, :] = Ainv
-    return A, B
+    return finite_result("linearize", A, B)
 
 
 def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:
@@ -419,7 +419,8 @@ def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:
     from robodyn.dynamics import api
 
     _, _, a = joint_arrays(robot, q=q, qd=qd)
-    return np.einsum("...ij,...j->...i", api.inertia_matrix(robot, a["q"]), a["qd"])
+    return finite_result("generalized_momentum",
+                         np.einsum("...ij,...j->...i", api.inertia_matrix(robot, a["q"]), a["qd"]))
 
 
 def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> np.ndarray:
@@ -474,7 +475,7 @@ def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> n
         den = 1 + K[j] * h / 2
         c = K[j] / den
         r[:, j] = lfilter([c, -c], [1.0, -(1 - K[j] * h / 2) / den], w[:, j])
-    return r
+    return finite_result("momentum_observer", r)
 
 
 def _per_joint_gain(gain, n: int) -> np.ndarray:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from robodyn._arrays import as_real_array, check_robot, finite_array
+from robodyn._arrays import as_real_array, check_robot, finite_array, finite_result
 from robodyn._progress import progress
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -111,7 +111,7 @@ class Identification:
         for s in range(0, out.shape[0], BLOCK):
             blk = slice(s, s + BLOCK)
             out[blk] = self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) @ self.values
-        return out.reshape(shape)
+        return finite_result("Identification.predict", out.reshape(shape))
 
     def plot(self, path, q, qd, qdd, tau, t=None, title: str | None = None) -> None:
         """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, finite_array, joint_arrays
+from robodyn._arrays import check_array, finite_array, finite_result, joint_arrays
 from robodyn.kinematics import base_poses, link_velocities
 from robodyn.model.robot import Robot
 
@@ -136,7 +136,7 @@ def energy_functions(robot: Robot, q, qd, gravity=None) -> np.ndarray:
     w1, w2, w3 = w[..., 0], w[..., 1], w[..., 2]
     V1, V2, V3 = V[..., 0], V[..., 1], V[..., 2]
     gA = np.einsum("i,...ij->...j", g, R0)  # gᵀ [s n a]
-    return np.stack(
+    return finite_result("energy_functions", np.stack(
         [
             0.5 * w1 * w1, w1 * w2, w1 * w3, 0.5 * w2 * w2, w2 * w3, 0.5 * w3 * w3,
             w3 * V2 - w2 * V3 - gA[..., 0],
@@ -145,7 +145,7 @@ def energy_functions(robot: Robot, q, qd, gravity=None) -> np.ndarray:
             0.5 * np.sum(V * V, -1) - P0 @ g,
         ],
         -1,
-    )
+    ))
 
 
 def eta(sigma: int, w, V, qd):
@@ -181,4 +181,4 @@ def energy_recursion(robot: Robot, q, qd, gravity=None) -> np.ndarray:
         hp = h[parent] if parent >= 0 else h0
         lam = frame_lambda(robot, i, qi)
         h.append(np.einsum("...k,...kl->...l", hp, lam) + qdi[..., None] * eta(robot.sigma[i], w[..., i, :], V[..., i, :], qdi))
-    return np.stack(h, -2)
+    return finite_result("energy_recursion", np.stack(h, -2))
