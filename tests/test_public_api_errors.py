@@ -21,6 +21,8 @@ import robodyn.parameters
 import robodyn.simulation
 from robodyn._arrays import _arrays_in
 from robodyn.errors import NumericOverflowError, RobodynError
+from robodyn.model.closed_chain import closed_chain_from_text
+from tests.test_closed_chain import PARALLELOGRAM
 
 SUBPACKAGES = (rd.native, rd.identification, rd.control, rd.simulation, rd.analysis, rd.parameters)
 
@@ -57,13 +59,17 @@ PUBLIC = _public_callables()
 
 ROBOT = rd.load("planar2r")
 N = ROBOT.n
-#: Parameters that take a robot-like object, and the class each wants.
-ROBOT_PARAMETERS = {"robot", "er", "tr", "cc", "tree", "model"}
+#: Parameters that take a robot-like object, and a good value of each.
+ELASTIC = rd.ElasticRobot(ROBOT.replace(Ia=np.zeros(ROBOT.nf)), [100.0, 200.0], [0.5, 0.3])
+TRANSMISSION = rd.Transmission(np.eye(N), np.ones(N))
+CC = closed_chain_from_text(PARALLELOGRAM, "parallelogram.yaml")
+Q_CC = rd.close_loops(CC, [0.3, 0.5])
+ROBOT_PARAMETERS = {"robot": ROBOT, "er": ELASTIC, "tr": TRANSMISSION, "cc": CC, "tree": ROBOT, "model": ROBOT}
 #: Joint-space arrays of shape (n,) (one state), and the other array arguments with their good value.
 JOINT = {"q", "qd", "qdd", "tau", "q0", "qd0", "qf", "qm", "qmd", "qmdd", "tau_m", "q3", "q4", "q_start",
-         "q_goal", "q_active", "qd_active", "qdd_active", "torque_limits", "K", "B_m", "J_m", "gain"}
+         "q_goal", "q_active", "qd_active", "qdd_active", "K", "B_m", "J_m", "gain"}
 GOOD = {
-    "x": np.zeros(2 * N), "gravity": np.array([0.0, 0.0, -9.81]), "wrench": np.zeros(6), "com": np.zeros(3),
+    "x": np.zeros(2 * N), "torque_limits": np.full(N, 50.0), "gravity": np.array([0.0, 0.0, -9.81]), "wrench": np.zeros(6), "com": np.zeros(3),
     "inertia_com": np.eye(3), "mass": 1.0, "params": np.array([1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
     "J_qm": np.eye(N), "target": np.eye(4), "t": np.linspace(0.0, 0.1, 5), "t_eval": np.linspace(0.0, 0.01, 3),
     "duration": 1.0, "Kp": 10.0, "Kd": 2.0, "Lam": 5.0, "jacobian": np.eye(N), "count": 3, "joint": 1,
@@ -72,25 +78,43 @@ GOOD = {
     "Vd": np.zeros(3), "target_pose": np.eye(4), "pose": np.eye(4), "rotation": np.eye(3),
     "p_start": np.zeros(3), "p_end": np.ones(3), "phi": 0.0, "psi": 0.0,
 }
-ARRAYS = JOINT | {"x", "gravity", "wrench", "com", "inertia_com", "params", "J_qm", "target", "t", "t_eval",
+ARRAYS = JOINT | {"torque_limits", "x", "gravity", "wrench", "com", "inertia_com", "params", "J_qm", "target", "t", "t_eval",
                   "jacobian", "times", "waypoints", "a", "b", "w", "wd", "Vd", "pose", "rotation", "p_start",
                   "p_end", "alpha", "d", "theta", "r", "phi", "psi"}
-#: Per-callable good values that differ from the table above.
+#: Samples for the functions that take data (N, n): random states and their exact torques.
+_RNG = np.random.default_rng(0)
+QS, QDS, QDDS = (_RNG.uniform(-1.0, 1.0, (40, N)) for _ in range(3))
+TAUS = rd.inverse_dynamics(ROBOT, QS, QDS, QDDS)
+OMIT = object()  # leave the argument at its default
+#: Per-callable good values (by name, for the top-level and the subpackage spellings alike).
 SPECIAL = {
-    "rd.identify": {"q": np.zeros((40, N)), "qd": np.zeros((40, N)), "qdd": np.zeros((40, N)),
-                    "tau": np.zeros((40, N))},
-    "rd.calibrate_gravity": {"q": np.zeros((40, N)), "tau": np.zeros((40, N))},
-    "rd.prepare_identification_data": {"t": np.linspace(0, 1, 50), "q": np.zeros((50, N)),
-                                       "tau": np.zeros((50, N))},
-    "rd.momentum_observer": {"q": np.zeros((5, N)), "qd": np.zeros((5, N)), "tau": np.zeros((5, N))},
-    "rd.excitation_trajectory": {"duration": 1.0},
-    "rd.time_scale": {"trajectory": None, "torque_limits": np.full(N, 50.0)},
-    "rd.time_optimal": {"path": None, "torque_limits": np.full(N, 50.0)},
-    "rd.FourierSeries": {"q0": np.zeros(N)},
-    "rd.standard_from_com": {"inertia_com": np.eye(3)},
-    "rd.from_craig_mdh": {"alpha": np.zeros(N), "a": np.ones(N), "theta": np.zeros(N), "d": np.zeros(N)},
-    "rd.from_standard_dh": {"alpha": np.zeros(N), "a": np.ones(N), "theta": np.zeros(N), "d": np.zeros(N)},
+    "identify": {"q": QS, "qd": QDS, "qdd": QDDS, "tau": TAUS},
+    "identify_locked_inertia": {"calibration": np.zeros((N, 3)), "q": QS, "qd": QDS, "qdd": QDDS, "tau": TAUS},
+    "calibrate_gravity": {"q": QS, "tau": rd.gravity_torques(ROBOT, QS)},
+    "prepare_identification_data": {"t": np.linspace(0, 1, 40), "q": QS, "tau": TAUS},
+    "momentum_observer": {"t": np.linspace(0, 0.04, 5), "q": QS[:5], "qd": QDS[:5], "tau": TAUS[:5], "gain": 5.0},
+    "time_scale": {"trajectory": rd.RestToRest(np.zeros(N), np.full(N, 0.5), 1.0)},
+    "time_optimal": {"path": rd.RestToRest(np.zeros(N), np.full(N, 0.5), 1.0)},
+    "FourierSeries": {"a": np.zeros((N, 1)), "b": np.zeros((N, 1))},
+    "ElasticRobot": {"K": np.array([100.0, 200.0]), "B_m": np.array([0.5, 0.3])},
+    "elastic_state_derivative": {"x": np.zeros(4 * N)},
+    "linearize": {"qdd": OMIT},
+    "task_space_dynamics": {"rows": [0, 1], "q": np.array([0.3, 0.5]), "point": np.array([1.0, 0.0, 0.0])},
+    "optimal_motion": {"duration": OMIT, "q_goal": np.full(N, 0.5)},
+    "simulate": {"torque": lambda t: np.zeros(N)},
+    "CompiledModel": {"kind": "gravity"},
+    "Robot": {"name": "two", "sigma": np.zeros(N), "b": np.zeros(N), "params": np.zeros((N, 10)), "alpha": np.zeros(N), "d": np.array([0.0, 1.0]),
+              "theta": np.zeros(N), "r": np.zeros(N)},
+    "from_craig_mdh": {"alpha": np.zeros(N), "a": np.ones(N), "theta": np.zeros(N), "d": np.zeros(N)},
+    "from_standard_dh": {"alpha": np.zeros(N), "a": np.ones(N), "theta": np.zeros(N), "d": np.zeros(N)},
+    "closed_chain_inverse_dynamics": {"q": Q_CC},
+    "closed_chain_forward_dynamics": {"q": Q_CC},
+    "closed_chain_model": {"q": Q_CC},
+    "inverse_kinematics": {"target": rd.forward_kinematics(ROBOT, np.array([0.3, 0.5]))[-1]},
+    "standard_from_com": {"inertia_com": np.eye(3)},
 }
+for _controller in ("ComputedTorque", "PDGravity", "PassivityBased"):
+    SPECIAL[_controller] = {"reference": rd.control.QuinticReference(np.zeros(N), np.full(N, 0.5), 1.0)}
 
 #: Required arguments where None is documented as zeros.
 NONE_MEANS_ZERO = {("rd.Transmission", "J_m")}
@@ -106,15 +130,18 @@ BAD_ARRAYS = {
 
 def _good_arguments(qualname, fn):
     """Keyword arguments for every required parameter (and every known array), or None to skip."""
-    special = SPECIAL.get(qualname, {})
+    special = SPECIAL.get(qualname.rsplit(".", 1)[1], {})
     kwargs = {}
     for p in inspect.signature(fn).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         if p.name in special:
-            kwargs[p.name] = special[p.name]
+            if special[p.name] is not OMIT:
+                kwargs[p.name] = special[p.name]
+        elif isinstance(p.default, (str, bool)):
+            continue  # an option: its default
         elif p.name in ROBOT_PARAMETERS:
-            kwargs[p.name] = ROBOT
+            kwargs[p.name] = ROBOT_PARAMETERS[p.name]
         elif p.name in JOINT:
             kwargs[p.name] = np.zeros(N)
         elif p.name in GOOD:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import finite_result
+from robodyn._arrays import as_real_array, finite_result
 from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
@@ -37,7 +37,7 @@ def _check(cc) -> None:
 
 
 def _array(name: str, value, size: int, what: str) -> np.ndarray:
-    a = np.asarray(value, dtype=float)
+    a = as_real_array(name, value).astype(float)
     if a.ndim == 0 or a.shape[-1] != size:
         raise InputError(f"argument '{name}' has shape {a.shape}; give {what}, shape (..., {size})")
     if not np.all(np.isfinite(a)):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, check_robot, finite_array, finite_result, joint_arrays
+from robodyn._arrays import as_real_array, check_array, check_robot, finite_array, finite_result, joint_arrays
 from robodyn.dynamics.friction_models import DiscontinuousFriction, friction_model
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -390,7 +390,7 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
 
     if tau is not None and qdd is not None:
         raise InputError("give either tau (the input at the operating point) or qdd (the nominal accelerations)")
-    q = np.asarray(q, dtype=float)
+    q = as_real_array("q", q).astype(float)
     qd = np.zeros_like(q) if qd is None else qd
     if tau is None:
         qdd = np.zeros_like(q) if qdd is None else qdd

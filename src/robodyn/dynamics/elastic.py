@@ -247,7 +247,7 @@ def elastic_state_derivative(er: ElasticRobot, x, tau, gravity=None, method: str
     ndarray (..., 4n) = [q̇, q̇_M, q̈, q̈_M].
     """
     n = check_type("er", er, ElasticRobot).n
-    x = np.asarray(x)
+    x = as_real_array("x", x)
     if x.ndim == 0 or x.shape[-1] != 4 * n:
         raise InputError(f"argument 'x' has shape {x.shape}; the elastic state [q, qm, qd, qmd] needs shape (..., {4 * n})")
     q, qm, qd, qmd = (x[..., k * n : (k + 1) * n] for k in range(4))

@@ -162,6 +162,8 @@ class Robot:
 
     def _floats(self, key: str, value) -> np.ndarray:
         try:
+            if np.asarray(value).dtype.kind == "b":  # True/False is not a length or an angle
+                raise TypeError(key)
             return np.array(value, dtype=float)
         except (TypeError, ValueError):
             raise ModelError(f"robot '{self.name}': field {key} must be an array of real numbers, got {_short(value)}") from None

@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn._arrays import check_robot
-from robodyn.errors import ModelError, ModelFileError, NonPhysicalInertiaError, RobodynError
+from robodyn.errors import InputError, ModelError, ModelFileError, NonPhysicalInertiaError, RobodynError
 from robodyn.model.inertia import com_from_standard, standard_from_com
 from robodyn.model.robot import Robot
 
@@ -73,6 +73,8 @@ def _yourdfpy():
 
 def _parse(source):
     """(yourdfpy.Robot, origin text) from a path or an XML string."""
+    if not isinstance(source, (str, os.PathLike)):
+        raise InputError(f"argument 'source' is {type(source).__name__}; give a URDF file path or the URDF XML text")
     yourdfpy = _yourdfpy()
     text = source if isinstance(source, str) else None
     if text is not None and text.lstrip().startswith("<"):
