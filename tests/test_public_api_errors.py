@@ -1,6 +1,7 @@
 """Every public callable fails only with a RobodynError on a bad robot or a bad array argument (issue 13).
 
-The callables are found by introspection (``rd.__all__`` and the public names of the subpackages), so a
+The callables are found by introspection (``rd.__all__``, the lazily imported names such as ``rd.compile``,
+and the public names of the subpackages), so a
 function added later without argument checks fails here.  Each is called with one bad argument at a time,
 the others taken from a table of good values for the two-joint planar arm.
 """
@@ -39,7 +40,7 @@ NO_CHECKED_ARGUMENTS = {"list_robots", "available", "takes_batch", "opcount_repo
 
 def _public_callables():
     seen = {}
-    for owner, names in [("rd", rd.__all__)] + [
+    for owner, names in [("rd", sorted(set(rd.__all__) | set(rd._LAZY)))] + [
         (m.__name__, getattr(m, "__all__", [n for n in dir(m) if not n.startswith("_")])) for m in SUBPACKAGES
     ]:
         module = rd if owner == "rd" else next(m for m in SUBPACKAGES if m.__name__ == owner)
@@ -225,3 +226,12 @@ def test_huge_velocities_give_overflow_error(call):
         return
     arrays = list(_arrays_in(result))
     assert arrays and all(np.all(np.isfinite(a)) for a in arrays)
+
+
+def test_identified_model_prediction_checks_arguments_and_overflow():
+    ident = rd.identify(ROBOT, QS, QDS, QDDS, TAUS)
+    np.testing.assert_allclose(ident.predict(QS, QDS, QDDS), TAUS, rtol=1e-9, atol=1e-9)
+    with pytest.raises(rd.InputError, match="'qd'"):
+        ident.predict(np.zeros(N), [[0.0, 1.0], [2.0]], np.zeros(N))
+    with pytest.raises(NumericOverflowError, match="overflow"):
+        ident.predict(np.zeros(N), HUGE, np.zeros(N))

@@ -101,7 +101,7 @@ class Identification:
 
     def predict(self, q, qd, qdd) -> np.ndarray:
         """Torques D_B(q, q̇, q̈) K̂ (..., n) of the identified model (friction included when identified)."""
-        q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
+        q, qd, qdd = (finite_array(k, x) for k, x in (("q", q), ("qd", qd), ("qdd", qdd)))
         shape = np.broadcast_shapes(q.shape, qd.shape, qdd.shape)
         n = self.model.n
         if shape[-1:] != (n,):
