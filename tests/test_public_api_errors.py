@@ -70,7 +70,8 @@ ROBOT_PARAMETERS = {"robot": ROBOT, "er": ELASTIC, "tr": TRANSMISSION, "cc": CC,
 JOINT = {"q", "qd", "qdd", "tau", "q0", "qd0", "qf", "qm", "qmd", "qmdd", "tau_m", "q3", "q4", "q_start",
          "q_goal", "q_active", "qd_active", "qdd_active", "K", "B_m", "J_m", "gain"}
 GOOD = {
-    "x": np.zeros(2 * N), "torque_limits": np.full(N, 50.0), "gravity": np.array([0.0, 0.0, -9.81]), "wrench": np.zeros(6), "com": np.zeros(3),
+    "x": np.zeros(2 * N), "torque_limits": np.full(N, 50.0), "gravity": np.array([0.0, 0.0, -9.81]),
+    "wrench": np.zeros(6), "com": np.zeros(3),
     "inertia_com": np.eye(3), "mass": 1.0, "params": np.array([1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
     "J_qm": np.eye(N), "target": np.eye(4), "t": np.linspace(0.0, 0.1, 5), "t_eval": np.linspace(0.0, 0.01, 3),
     "duration": 1.0, "Kp": 10.0, "Kd": 2.0, "Lam": 5.0, "jacobian": np.eye(N), "count": 3, "joint": 1,
@@ -79,9 +80,10 @@ GOOD = {
     "Vd": np.zeros(3), "target_pose": np.eye(4), "pose": np.eye(4), "rotation": np.eye(3),
     "p_start": np.zeros(3), "p_end": np.ones(3), "phi": 0.0, "psi": 0.0,
 }
-ARRAYS = JOINT | {"torque_limits", "x", "gravity", "wrench", "com", "inertia_com", "params", "J_qm", "target", "t", "t_eval",
-                  "jacobian", "times", "waypoints", "a", "b", "w", "wd", "Vd", "pose", "rotation", "p_start",
-                  "p_end", "alpha", "d", "theta", "r", "phi", "psi"}
+ARRAYS = JOINT | {"Kp", "Kd", "Lam", "point", "wrenches", "tau_friction", "torque_limits", "x", "gravity",
+                  "wrench", "com", "inertia_com", "params", "J_qm", "target", "t", "t_eval", "jacobian", "times",
+                  "waypoints", "a", "b", "w", "wd", "Vd", "pose", "rotation", "p_start", "p_end", "alpha", "d",
+                  "theta", "r", "phi", "psi"}
 #: Samples for the functions that take data (N, n): random states and their exact torques.
 _RNG = np.random.default_rng(0)
 QS, QDS, QDDS = (_RNG.uniform(-1.0, 1.0, (40, N)) for _ in range(3))
@@ -104,7 +106,8 @@ SPECIAL = {
     "optimal_motion": {"duration": OMIT, "q_goal": np.full(N, 0.5)},
     "simulate": {"torque": lambda t: np.zeros(N)},
     "CompiledModel": {"kind": "gravity"},
-    "Robot": {"name": "two", "sigma": np.zeros(N), "b": np.zeros(N), "params": np.zeros((N, 10)), "alpha": np.zeros(N), "d": np.array([0.0, 1.0]),
+    "Robot": {"name": "two", "sigma": np.zeros(N), "b": np.zeros(N), "params": np.zeros((N, 10)),
+              "alpha": np.zeros(N), "d": np.array([0.0, 1.0]),
               "theta": np.zeros(N), "r": np.zeros(N)},
     "from_craig_mdh": {"alpha": np.zeros(N), "a": np.ones(N), "theta": np.zeros(N), "d": np.zeros(N)},
     "from_standard_dh": {"alpha": np.zeros(N), "a": np.ones(N), "theta": np.zeros(N), "d": np.zeros(N)},
@@ -215,7 +218,8 @@ HUGE = np.full(N, 1e155)
     ],
     ids=["inverse_dynamics", "forward_dynamics", "kinetic_energy", "coriolis_matrix", "energy_functions",
          "regressor", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "generalized_momentum",
-         "task_space_dynamics", "state_derivative", "link_accelerations", "jacobian_dot_qd", "linearize", "transform_dynamics", "simulate"],
+         "task_space_dynamics", "state_derivative", "link_accelerations", "jacobian_dot_qd", "linearize",
+         "transform_dynamics", "simulate"],
 )
 def test_huge_velocities_give_overflow_error(call):
     """q̇ = 1e155 is finite but its square overflows float64: an error naming the overflow, never NaN/inf."""

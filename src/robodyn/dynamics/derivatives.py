@@ -465,7 +465,8 @@ def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> n
     if q.shape != (t.size, n):
         raise InputError(f"q, qd and tau must have shape ({t.size}, {n}): one row per sample time")
     K = _per_joint_gain(gain, n)
-    tf = np.zeros_like(q) if tau_friction is None else np.broadcast_to(np.asarray(tau_friction, float), q.shape)
+    tf = np.zeros_like(q) if tau_friction is None else \
+        np.broadcast_to(finite_array("tau_friction", tau_friction), q.shape)
     C = coriolis_matrix(robot, q, qd)
     beta = tau + np.einsum("nji,nj->ni", C, qd) - gravity_torques(robot, q) - tf
     p = generalized_momentum(robot, q, qd)

@@ -254,6 +254,9 @@ def simulate(
         raise InputError(f"{what} returned {'NaN or inf' if fits else first.shape} at t = {t_eval[0]}; it must "
                          f"return {n} finite torques (N m | N) for robot '{robot.name}'")
     if wrenches is not None:
+        if not callable(wrenches):
+            raise InputError(f"argument 'wrenches' is {type(wrenches).__name__}; give a function "
+                             f"(t, q, qd) -> ({robot.nf}, 6)")
         W0 = np.asarray(wrenches(t_eval[0], q0, qd0), dtype=float)
         if W0.shape != (robot.nf, 6):
             raise InputError(f"wrenches(t, q, qd) returned shape {W0.shape}; it must return ({robot.nf}, 6): one "
