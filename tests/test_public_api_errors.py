@@ -1,9 +1,9 @@
 """Every public callable fails only with a RobodynError on a bad robot or a bad array argument (issue 13).
 
 The callables are found by introspection (``rd.__all__``, the lazily imported names such as ``rd.compile``,
-and the public names of the subpackages), so a
-function added later without argument checks fails here.  Each is called with one bad argument at a time,
-the others taken from a table of good values for the two-joint planar arm.
+and the public names of the subpackages), so a function added later without argument checks fails here.
+Each is called with one bad argument at a time (chosen by parameter name), the others taken from a table of
+good values for the two-joint planar arm.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ RECORDS = {
 }
 #: Callables without a robot or array argument, or whose only argument is a path / text / option.
 NO_CHECKED_ARGUMENTS = {"list_robots", "available", "takes_batch", "opcount_report", "from_urdf", "load",
-                        "loads", "load_closed_chain", "load_gravity_calibration", "frame_lambda", "eta"}
+                        "loads", "load_closed_chain", "load_gravity_calibration"}
 
 
 def _public_callables():

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, finite_array, finite_result, joint_arrays
+from robodyn._arrays import (
+    as_real_array, check_array, check_robot, finite_array, finite_result, joint_arrays, working_dtype,
+)
 from robodyn.kinematics import base_poses, link_velocities
 from robodyn.model.robot import Robot
 
@@ -96,6 +98,7 @@ def frame_lambda(robot: Robot, i: int, q_i=0.0, symbols: dict | None = None):
         Overrides of the geometric parameters by name ('gamma', 'b', 'alpha', 'd', 'theta', 'r') with
         sympy expressions (symbolic geometry).
     """
+    check_robot(robot)
     geo = {k: getattr(robot, k)[i] for k in ("gamma", "b", "alpha", "d", "theta", "r")}
     geo.update(symbols or {})
     theta, r = geo["theta"], geo["r"]
@@ -150,6 +153,9 @@ def energy_functions(robot: Robot, q, qd, gravity=None) -> np.ndarray:
 
 def eta(sigma: int, w, V, qd):
     """η_j of [9.47] (..., 10) from ^jω_j, ^jV_j (..., 3) and q̇_j (...,); zero for a fixed frame."""
+    w, V, qd = (as_real_array(k, x) for k, x in (("w", w), ("V", V), ("qd", qd)))
+    w, V = (check_array(k, x, (3,), None, working_dtype(x)) for k, x in (("w", w), ("V", V)))
+    qd = finite_array("qd", qd, working_dtype(qd))
     z = np.zeros_like(qd)
     if sigma == 0:
         return np.stack([z, z, w[..., 0], z, w[..., 1], w[..., 2] - 0.5 * qd, V[..., 1], -V[..., 0], z, z], -1)
