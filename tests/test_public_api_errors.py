@@ -239,3 +239,26 @@ def test_identified_model_prediction_checks_arguments_and_overflow():
         ident.predict(np.zeros(N), [[0.0, 1.0], [2.0]], np.zeros(N))
     with pytest.raises(NumericOverflowError, match="overflow"):
         ident.predict(np.zeros(N), HUGE, np.zeros(N))
+
+
+HUGE_ARGUMENTS = ("qd", "qd0", "qmd", "qd_active", "qdd", "tau")
+
+
+@pytest.mark.parametrize(
+    ("qualname", "fn", "argument"),
+    [pytest.param(q, f, a, id=f"{q}-{a}") for q, f in PUBLIC for a in HUGE_ARGUMENTS
+     if a in inspect.signature(f).parameters],
+)
+def test_huge_finite_inputs_give_finite_results_or_a_robodyn_error(qualname, fn, argument):
+    """Every public callable given 1e155 (finite, but its square overflows) returns finite numbers or raises a
+    RobodynError (NumericOverflowError when the cause is the overflow), never NaN/inf or a raw numpy error."""
+    kwargs = _good_arguments(qualname, fn)
+    if kwargs.get(argument) is None:
+        pytest.skip(f"{argument} is left at its default here")
+    kwargs[argument] = np.full(np.shape(kwargs[argument]), 1e155)
+    with np.errstate(all="ignore"):
+        try:
+            result = fn(**kwargs)
+        except RobodynError:
+            return
+    assert all(np.all(np.isfinite(a)) for a in _arrays_in(result))

@@ -237,7 +237,7 @@ def _reduce(bp, q, qd, qdd, tau) -> np.ndarray:
         for s in range(0, N, BLOCK):
             _accumulate(G, bp, q, qd, qdd, tau, slice(s, s + BLOCK))
             bar.update(completed=min(s + BLOCK, N))
-    lam, V = np.linalg.eigh(0.5 * (G + np.swapaxes(G, -1, -2)))
+    lam, V = np.linalg.eigh(0.5 * (finite_result("identify", G) + np.swapaxes(G, -1, -2)))
     return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_robot, joint_arrays
+from robodyn._arrays import as_real_array, check_robot, finite_result, joint_arrays
 from robodyn._progress import progress
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import base_poses, local_transforms
@@ -729,6 +729,7 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     std_full[base] = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     ident = structure.identifiable
     offsets_std = std_full[3 * n :] if offsets else np.full(n, np.nan)
+    finite_result("calibrate_gravity", mu, offs, rms)  # std is NaN where unidentifiable, by design
     return GravityCalibration(
         robot=robot, mu=mu, offsets=offs, std=std_full[: 3 * n].reshape(n, 3), offsets_std=offsets_std,
         residual_rms=rms, identifiable=ident[: 3 * n].reshape(n, 3), notes=tuple(structure.describe()),
