@@ -729,7 +729,7 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     std_full[base] = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     ident = structure.identifiable
     offsets_std = std_full[3 * n :] if offsets else np.full(n, np.nan)
-    finite_result("calibrate_gravity", mu, offs, rms)  # std is NaN where unidentifiable, by design
+    finite_result("calibrate_gravity", rms[measured])  # NaN marks unmeasured joints and unidentifiable stds
     return GravityCalibration(
         robot=robot, mu=mu, offsets=offs, std=std_full[: 3 * n].reshape(n, 3), offsets_std=offsets_std,
         residual_rms=rms, identifiable=ident[: 3 * n].reshape(n, 3), notes=tuple(structure.describe()),
