@@ -71,8 +71,7 @@ JOINT = {"q", "qd", "qdd", "tau", "q0", "qd0", "qf", "qm", "qmd", "qmdd", "tau_m
          "q_goal", "q_active", "qd_active", "qdd_active", "K", "B_m", "J_m", "gain"}
 GOOD = {
     "x": np.zeros(2 * N), "torque_limits": np.full(N, 50.0), "gravity": np.array([0.0, 0.0, -9.81]),
-    "wrench": np.zeros(6), "com": np.zeros(3),
-    "inertia_com": np.eye(3), "mass": 1.0, "params": np.array([1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
+    "wrench": np.zeros(6), "com": np.zeros(3), "inertia_com": np.eye(3), "mass": 1.0, "params": np.array([1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
     "J_qm": np.eye(N), "target": np.eye(4), "t": np.linspace(0.0, 0.1, 5), "t_eval": np.linspace(0.0, 0.01, 3),
     "duration": 1.0, "Kp": 10.0, "Kd": 2.0, "Lam": 5.0, "jacobian": np.eye(N), "count": 3, "joint": 1,
     "times": np.array([0.0, 1.0]), "waypoints": np.zeros((2, N)), "frequency": 1.0, "a": np.zeros((1, N)),
@@ -107,8 +106,7 @@ SPECIAL = {
     "simulate": {"torque": lambda t: np.zeros(N)},
     "CompiledModel": {"kind": "gravity"},
     "Robot": {"name": "two", "sigma": np.zeros(N), "b": np.zeros(N), "params": np.zeros((N, 10)),
-              "alpha": np.zeros(N), "d": np.array([0.0, 1.0]),
-              "theta": np.zeros(N), "r": np.zeros(N)},
+              "alpha": np.zeros(N), "d": np.array([0.0, 1.0]), "theta": np.zeros(N), "r": np.zeros(N)},
     "from_craig_mdh": {"alpha": np.zeros(N), "a": np.ones(N), "theta": np.zeros(N), "d": np.zeros(N)},
     "from_standard_dh": {"alpha": np.zeros(N), "a": np.ones(N), "theta": np.zeros(N), "d": np.zeros(N)},
     "closed_chain_inverse_dynamics": {"q": Q_CC},
@@ -133,7 +131,7 @@ BAD_ARRAYS = {
 
 
 def _good_arguments(qualname, fn):
-    """Keyword arguments for every required parameter (and every known array), or None to skip."""
+    """Keyword arguments: every required parameter and every known array, from SPECIAL, the tables, or 1.0."""
     special = SPECIAL.get(qualname.rsplit(".", 1)[1], {})
     kwargs = {}
     for p in inspect.signature(fn).parameters.values():
