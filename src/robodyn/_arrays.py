@@ -58,6 +58,14 @@ def as_real_array(name: str, value) -> np.ndarray:
     return a
 
 
+def finite_array(name: str, value, dtype=np.float64) -> np.ndarray:
+    """``value`` as a finite real array of ``dtype`` (:func:`as_real_array`, then NaN/inf refused)."""
+    a = as_real_array(name, value)
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
+    return a.astype(dtype, copy=False)
+
+
 def joint_arrays(robot, **arrays):
     """Check joint-space arguments of shape (..., n) and broadcast them to one batch shape.
 
@@ -110,13 +118,14 @@ def joint_arrays(robot, **arrays):
 
 
 def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int, ...], dtype) -> np.ndarray:
-    """Check an auxiliary argument of shape (..., *shape_tail) that must broadcast to ``batch``."""
+    """Check an auxiliary argument of shape (..., *shape_tail) that must broadcast to ``batch`` (None: any)."""
     a = as_real_array(name, value)
     k = len(shape_tail)
     if a.ndim < k or a.shape[a.ndim - k :] != shape_tail:
         raise InputError(
             f"argument '{name}' has shape {a.shape}; expected (..., {', '.join(map(str, shape_tail))})"
         )
+    batch = a.shape[: a.ndim - k] if batch is None else batch  # None: the argument's own leading axes
     if not np.all(np.isfinite(a)):
         raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
     try:

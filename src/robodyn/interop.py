@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import check_robot
 from robodyn.errors import ModelError, RobodynError
 from robodyn.model.inertia import com_from_standard
 from robodyn.model.robot import Robot
@@ -89,6 +90,7 @@ def to_pinocchio(robot: Robot):
     RobodynError
         Pinocchio is not installed (``pip install 'robodyn[pinocchio]'``).
     """
+    check_robot(robot)
     try:
         import pinocchio as pin
     except ImportError:
@@ -153,6 +155,7 @@ def to_mujoco_xml(robot: Robot) -> str:
     -------
     str
     """
+    check_robot(robot)
     import xml.etree.ElementTree as ET
 
     root = ET.Element("mujoco", model=robot.name)

@@ -15,6 +15,7 @@ from importlib import util as import_util
 
 import numpy as np
 
+from robodyn._arrays import check_robot
 from robodyn._files import write_atomically
 from robodyn.dynamics import api
 from robodyn.errors import InputError
@@ -150,6 +151,7 @@ def accuracy_study(robot: Robot, methods=None, steps: int = 180) -> AccuracyResu
     -------
     AccuracyResult
     """
+    check_robot(robot)
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 2:
         raise InputError(f"steps = {steps!r}; give an integer >= 2 (180 gives Mata et al.'s 2° steps)")
     methods = available_methods("forward") if methods is None else tuple(methods)

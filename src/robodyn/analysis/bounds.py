@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import check_robot
 from robodyn.analysis.coupling import joint_ranges
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import christoffel_symbols
@@ -66,6 +67,7 @@ def dynamic_bounds(robot: Robot, samples: int = 2000, seed: int = 0, prismatic_r
     -------
     BoundEstimates
     """
+    check_robot(robot)
     if int(samples) < 1 or int(chunk) < 1:
         raise InputError(f"samples = {samples}, chunk = {chunk}; give positive integers")
     n, S = robot.n, int(samples)

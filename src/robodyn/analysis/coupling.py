@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import check_robot
 from robodyn.dynamics import api
 from robodyn.dynamics.newton_euler import gravity_torques
 from robodyn.errors import InputError
@@ -123,6 +124,7 @@ def inertial_couplings(robot: Robot, samples: int = 16, seed: int = 0, rtol: flo
     -------
     CouplingStructure
     """
+    check_robot(robot)
     if int(samples) < 2:
         raise InputError(f"samples = {samples}; give at least 2 configurations")
     n, S = robot.n, int(samples)

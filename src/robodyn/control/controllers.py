@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn._arrays import as_real_array
 from robodyn.control.reference import sample_reference
 from robodyn.dynamics import api
 from robodyn.dynamics.friction_models import LuGre, friction_model, frictionless
@@ -21,7 +22,7 @@ from robodyn.model.robot import Robot
 
 def _gain(name: str, value, n: int) -> np.ndarray:
     """A gain as an (n, n) matrix from a scalar, a vector (n,) (diagonal) or a matrix; symmetric positive definite."""
-    K = np.asarray(value, dtype=float)
+    K = as_real_array(name, value).astype(float)
     if K.ndim == 0:
         K = K * np.eye(n)
     elif K.shape == (n,):

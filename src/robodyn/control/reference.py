@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import finite_array
 from robodyn.errors import InputError
 
 
@@ -24,7 +25,7 @@ class QuinticReference:
     duration: float
 
     def __post_init__(self):
-        q0, qf = np.asarray(self.q0, dtype=float), np.asarray(self.qf, dtype=float)
+        q0, qf = finite_array("q0", self.q0), finite_array("qf", self.qf)
         if q0.ndim != 1 or q0.shape != qf.shape or not (np.all(np.isfinite(q0)) and np.all(np.isfinite(qf))):
             raise InputError("q0 and qf must be finite 1-D arrays of the same length (rad | m), one per joint")
         if not (self.duration > 0 and np.isfinite(self.duration)):

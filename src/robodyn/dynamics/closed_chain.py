@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import as_real_array, finite_result
 from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
@@ -36,7 +37,7 @@ def _check(cc) -> None:
 
 
 def _array(name: str, value, size: int, what: str) -> np.ndarray:
-    a = np.asarray(value, dtype=float)
+    a = as_real_array(name, value).astype(float)
     if a.ndim == 0 or a.shape[-1] != size:
         raise InputError(f"argument '{name}' has shape {a.shape}; give {what}, shape (..., {size})")
     if not np.all(np.isfinite(a)):
@@ -204,8 +205,9 @@ def closed_chain_inverse_dynamics(cc: ClosedChainRobot, q, qd_active, qdd_active
     qdd = (W @ qdda[..., None])[..., 0] + w0
     tau_tree = inverse_dynamics(cc.tree, q, qd, qdd)
     tau = (np.swapaxes(W, -1, -2) @ tau_tree[..., None])[..., 0]
-    return ClosedChainMotion(tau=tau, qdd_active=np.broadcast_to(qdda, tau.shape).copy(), qd=qd, qdd=qdd,
-                             multipliers=_multipliers(cc, G, tau_tree))
+    return finite_result("closed_chain_inverse_dynamics",
+                         ClosedChainMotion(tau=tau, qdd_active=np.broadcast_to(qdda, tau.shape).copy(), qd=qd, qdd=qdd,
+                                           multipliers=_multipliers(cc, G, tau_tree)))
 
 
 def closed_chain_forward_dynamics(cc: ClosedChainRobot, q, qd_active, tau, tol: float = 1e-9) -> ClosedChainMotion:
@@ -233,8 +235,9 @@ def closed_chain_forward_dynamics(cc: ClosedChainRobot, q, qd_active, tau, tol: 
     qdda = np.linalg.solve(Ar, rhs[..., None])[..., 0]
     qdd = (W @ qdda[..., None])[..., 0] + w0
     tau_tree = (A @ qdd[..., None])[..., 0] + H
-    return ClosedChainMotion(tau=np.broadcast_to(tau, qdda.shape).copy(), qdd_active=qdda, qd=qd, qdd=qdd,
-                             multipliers=_multipliers(cc, G, tau_tree))
+    return finite_result("closed_chain_forward_dynamics",
+                         ClosedChainMotion(tau=np.broadcast_to(tau, qdda.shape).copy(), qdd_active=qdda, qd=qd, qdd=qdd,
+                                           multipliers=_multipliers(cc, G, tau_tree)))
 
 
 def closed_chain_model(cc: ClosedChainRobot, q, tol: float = 1e-9):

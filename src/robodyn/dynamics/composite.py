@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import finite_result, joint_arrays
+from robodyn._arrays import check_robot, finite_result, joint_arrays
 from robodyn import native
 from robodyn.dynamics import fast
 from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
@@ -100,6 +100,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q.
         float32 input gives float32.
     """
+    check_robot(robot)
     def entries(q_block):
         for (i, j), value in inertia_entries(robot, q_block):
             yield (i, j), value

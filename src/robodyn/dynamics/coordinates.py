@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import as_real_array, finite_result, joint_arrays
 from robodyn.dynamics.api import inertia_matrix
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
@@ -47,7 +47,7 @@ class CoordinateDynamics:
 
 
 def _square(name: str, value, n: int, batch, what: str) -> np.ndarray:
-    a = np.asarray(value, dtype=float)
+    a = as_real_array(name, value).astype(float)
     if a.shape[-2:] != (n, n):
         raise InputError(f"argument '{name}' has shape {a.shape}; give {what}, shape (..., {n}, {n})")
     if not np.all(np.isfinite(a)):
@@ -97,4 +97,5 @@ def transform_dynamics(robot: Robot, q, qd, jacobian, jacobian_dot=None, rcond: 
     # J̇ J⁻¹ ṗ = J̇ q̇
     c_p = (JinvT @ c[..., None])[..., 0] - (M_p @ (Jd @ qd[..., None]))[..., 0]
     g_p = (JinvT @ g[..., None])[..., 0]
-    return CoordinateDynamics(M_p=M_p, c_p=c_p, g_p=g_p, pd=pd, jacobian_inverse=Jinv)
+    return finite_result("transform_dynamics",
+                         CoordinateDynamics(M_p=M_p, c_p=c_p, g_p=g_p, pd=pd, jacobian_inverse=Jinv))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, joint_arrays
+from robodyn._arrays import as_real_array, check_array, check_robot, finite_array, finite_result, joint_arrays
 from robodyn.dynamics.friction_models import DiscontinuousFriction, friction_model
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -330,7 +330,7 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
                          "'smooth', 'discontinuous' or 'none'")
     idx = np.arange(n)
     dqd[..., idx, idx] += model.slope(robot, qd)
-    return dq, dqd
+    return finite_result("inverse_dynamics_derivatives", dq, dqd)
 
 
 def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction=None):
@@ -361,7 +361,7 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     qdd = api.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd), wrenches=wrenches, gravity=gravity)
     dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity, friction=model)
     Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
-    return -Ainv @ dq, -Ainv @ dqd, Ainv
+    return finite_result("forward_dynamics_derivatives", -Ainv @ dq, -Ainv @ dqd, Ainv)
 
 
 def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
@@ -390,7 +390,7 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
 
     if tau is not None and qdd is not None:
         raise InputError("give either tau (the input at the operating point) or qdd (the nominal accelerations)")
-    q = np.asarray(q, dtype=float)
+    q = as_real_array("q", q).astype(float)
     qd = np.zeros_like(q) if qd is None else qd
     if tau is None:
         qdd = np.zeros_like(q) if qdd is None else qdd
@@ -407,7 +407,7 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
     A[..., n:, n:] = fqd
     B = np.zeros(batch + (2 * n, n))
     B[..., n:, :] = Ainv
-    return A, B
+    return finite_result("linearize", A, B)
 
 
 def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:
@@ -419,7 +419,8 @@ def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:
     from robodyn.dynamics import api
 
     _, _, a = joint_arrays(robot, q=q, qd=qd)
-    return np.einsum("...ij,...j->...i", api.inertia_matrix(robot, a["q"]), a["qd"])
+    return finite_result("generalized_momentum",
+                         np.einsum("...ij,...j->...i", api.inertia_matrix(robot, a["q"]), a["qd"]))
 
 
 def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> np.ndarray:
@@ -445,13 +446,14 @@ def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> n
     -------
     r : ndarray (N, n), residual (N m | N), r[0] = 0
     """
+    check_robot(robot)
     from scipy.integrate import cumulative_trapezoid
     from scipy.signal import lfilter
 
     from robodyn.dynamics.lagrange import coriolis_matrix
     from robodyn.dynamics.newton_euler import gravity_torques
 
-    t = np.asarray(t, dtype=float)
+    t = finite_array("t", t)
     if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)):
         raise InputError("t must be a 1-D array of at least 2 finite sample times (s)")
     h = (t[-1] - t[0]) / (t.size - 1)
@@ -463,7 +465,8 @@ def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> n
     if q.shape != (t.size, n):
         raise InputError(f"q, qd and tau must have shape ({t.size}, {n}): one row per sample time")
     K = _per_joint_gain(gain, n)
-    tf = np.zeros_like(q) if tau_friction is None else np.broadcast_to(np.asarray(tau_friction, float), q.shape)
+    tf = np.zeros_like(q) if tau_friction is None else \
+        np.broadcast_to(finite_array("tau_friction", tau_friction), q.shape)
     C = coriolis_matrix(robot, q, qd)
     beta = tau + np.einsum("nji,nj->ni", C, qd) - gravity_torques(robot, q) - tf
     p = generalized_momentum(robot, q, qd)
@@ -473,11 +476,11 @@ def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> n
         den = 1 + K[j] * h / 2
         c = K[j] / den
         r[:, j] = lfilter([c, -c], [1.0, -(1 - K[j] * h / 2) / den], w[:, j])
-    return r
+    return finite_result("momentum_observer", r)
 
 
 def _per_joint_gain(gain, n: int) -> np.ndarray:
-    K = np.broadcast_to(np.asarray(gain, dtype=float), (n,)) if np.ndim(gain) == 0 else np.asarray(gain, float)
+    K = np.broadcast_to(g, (n,)) if (g := finite_array("gain", gain)).ndim == 0 else g
     if K.shape != (n,) or not np.all(np.isfinite(K)) or np.any(K <= 0):
         raise InputError(f"gain = {gain!r}; give a positive number or {n} positive numbers (1/s), one per joint")
     return K

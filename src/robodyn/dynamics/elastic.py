@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_type, finite_result, joint_arrays
+from robodyn._arrays import as_real_array, check_type, finite_result, joint_arrays
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
 from robodyn.dynamics.newton_euler import friction_of, gravity_argument, rnea
@@ -63,7 +63,7 @@ class ElasticRobot:
                 f"ElasticRobot of '{name}': robot.Ia is not zero; in the elastic model the rotor inertia is B_m "
                 "(motor side), so give robot.replace(Ia=0) or use ElasticRobot.from_rigid(robot, K)"
             )
-        K = np.array(self.K, dtype=float)
+        K = as_real_array("K", self.K).astype(float)
         if K.shape == (n,):
             K = np.diag(K)
         if K.shape != (n, n) or not np.all(np.isfinite(K)):
@@ -247,7 +247,7 @@ def elastic_state_derivative(er: ElasticRobot, x, tau, gravity=None, method: str
     ndarray (..., 4n) = [q̇, q̇_M, q̈, q̈_M].
     """
     n = check_type("er", er, ElasticRobot).n
-    x = np.asarray(x)
+    x = as_real_array("x", x)
     if x.ndim == 0 or x.shape[-1] != 4 * n:
         raise InputError(f"argument 'x' has shape {x.shape}; the elastic state [q, qm, qd, qmd] needs shape (..., {4 * n})")
     q, qm, qd, qmd = (x[..., k * n : (k + 1) * n] for k in range(4))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import finite_result, joint_arrays
 from robodyn.dynamics.api import inertia_matrix
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
@@ -141,5 +141,6 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     mu = (Lam @ ((JAinv @ (n_all - g)[..., None])[..., 0] - Jdq)[..., None])[..., 0]
     p = (Lam @ (JAinv @ g[..., None]))[..., 0]
     N = np.eye(robot.n) - np.swapaxes(J, -1, -2) @ np.swapaxes(Jbar, -1, -2)
-    return TaskSpaceDynamics(Lambda=Lam.astype(dtype, copy=False), mu=mu.astype(dtype, copy=False),
-                             p=p.astype(dtype, copy=False), J=J, Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
+    return finite_result("task_space_dynamics", TaskSpaceDynamics(
+        Lambda=Lam.astype(dtype, copy=False), mu=mu.astype(dtype, copy=False), p=p.astype(dtype, copy=False), J=J,
+        Jdot_qd=Jdq, Jbar=Jbar, null_projector=N))

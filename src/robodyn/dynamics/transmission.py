@@ -60,7 +60,7 @@ class Transmission:
 
     def __post_init__(self) -> None:
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
-        J = np.array(self.J_qm, dtype=float)
+        J = as_real_array("J_qm", self.J_qm).astype(float)
         if J.ndim != 2 or J.shape[0] != J.shape[1] or J.shape[0] == 0 or not np.all(np.isfinite(J)):
             raise ModelError(f"Transmission: J_qm has shape {J.shape}; give a finite square (n, n) matrix dq/dq_m")
         n = J.shape[0]
@@ -293,7 +293,7 @@ def _vec(tr: Transmission, name: str, v) -> np.ndarray:
 def motor_vector(owner: str, key: str, value, n: int, positive: bool) -> np.ndarray:
     """A read-only (n,) float vector of motor constants (0 when ``value`` is None), every entry finite and > 0
     (``positive``) or >= 0; :class:`ModelError` naming ``owner`` and ``key`` otherwise."""
-    v = np.zeros(n) if value is None else np.array(value, dtype=float)
+    v = np.zeros(n) if value is None else as_real_array(key, value).astype(float)
     bound = "> 0" if positive else ">= 0"
     if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v <= 0 if positive else v < 0):
         raise ModelError(f"{owner}: {key} = {np.asarray(value).tolist()}; give {n} finite numbers, every entry must be {bound}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import as_real_array
 from robodyn.errors import InputError
 
 #: Default Butterworth order (the forward-backward pass doubles it and squares the magnitude response).
@@ -47,7 +48,7 @@ def check_samples(q, tau, names=("q", "tau")) -> tuple[np.ndarray, np.ndarray]:
     """Arrays (N, n) of equal shapes without NaN/inf; errors name the argument and the first bad row."""
     arrays = []
     for name, x in zip(names, (q, tau)):
-        a = np.asarray(x, dtype=float)
+        a = as_real_array(name, x).astype(float)
         if a.ndim == 1:
             a = a[:, None]
         if a.ndim != 2 or a.shape[0] == 0:
@@ -97,7 +98,7 @@ def prepare_identification_data(t, q, tau, cutoff: float | None = None, decimate
     """
     from scipy.signal import butter, filtfilt
 
-    tt = np.asarray(t, dtype=float)
+    tt = as_real_array("t", t).astype(float)
     if tt.ndim != 1:
         raise InputError(f"t has shape {tt.shape}; give a 1-D array of sampling instants (s)")
     qq, tq = check_samples(q, tau)

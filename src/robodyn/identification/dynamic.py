@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
+from robodyn._arrays import as_real_array, check_robot, finite_array, finite_result
 from robodyn._progress import progress
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -100,7 +101,7 @@ class Identification:
 
     def predict(self, q, qd, qdd) -> np.ndarray:
         """Torques D_B(q, q̇, q̈) K̂ (..., n) of the identified model (friction included when identified)."""
-        q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
+        q, qd, qdd = (finite_array(k, x) for k, x in (("q", q), ("qd", qd), ("qdd", qdd)))
         shape = np.broadcast_shapes(q.shape, qd.shape, qdd.shape)
         n = self.model.n
         if shape[-1:] != (n,):
@@ -110,7 +111,7 @@ class Identification:
         for s in range(0, out.shape[0], BLOCK):
             blk = slice(s, s + BLOCK)
             out[blk] = self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) @ self.values
-        return out.reshape(shape)
+        return finite_result("Identification.predict", out.reshape(shape))
 
     def plot(self, path, q, qd, qdd, tau, t=None, title: str | None = None) -> None:
         """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the
@@ -184,7 +185,7 @@ def pseudo_inertia(params) -> np.ndarray:
     P is positive semi-definite exactly when the parameters belong to a rigid body (a mass distribution),
     which implies M ≥ 0, I_G ⪰ 0 and the triangle inequalities of the principal moments.
     """
-    p = np.asarray(params, dtype=float)
+    p = finite_array("params", params)
     XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = np.moveaxis(p, -1, 0)
     J = np.stack([np.stack([XX, XY, XZ], -1), np.stack([XY, YY, YZ], -1), np.stack([XZ, YZ, ZZ], -1)], -2)
     tr = XX + YY + ZZ
@@ -201,7 +202,7 @@ def _samples(robot: Robot, q, qd, qdd, tau):
     n = robot.n
     arrays = {}
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
-        a = np.asarray(x, dtype=float)
+        a = as_real_array(name, x).astype(float)
         if a.ndim == 1 and n == 1:
             a = a[:, None]
         if a.ndim != 2 or a.shape[1] != n:
@@ -236,7 +237,7 @@ def _reduce(bp, q, qd, qdd, tau) -> np.ndarray:
         for s in range(0, N, BLOCK):
             _accumulate(G, bp, q, qd, qdd, tau, slice(s, s + BLOCK))
             bar.update(completed=min(s + BLOCK, N))
-    lam, V = np.linalg.eigh(0.5 * (G + np.swapaxes(G, -1, -2)))
+    lam, V = np.linalg.eigh(0.5 * (finite_result("identify", G) + np.swapaxes(G, -1, -2)))
     return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2)
 
 
@@ -342,6 +343,7 @@ def identify(
     InputError
         Shapes, NaN rows (reported by row), unknown method.
     """
+    check_robot(robot)
     from robodyn.parameters.base import base_parameters
 
     if method not in ("ols", "wls", "irls", "physical"):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import check_robot
 from robodyn._progress import progress
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -175,6 +176,7 @@ def excitation_trajectory(
     ExcitationTrajectory
         ``.sample(t)`` → (q, q̇, q̈), ``.condition_number``.
     """
+    check_robot(robot)
     from scipy.optimize import minimize
 
     from robodyn.parameters.base import base_parameters

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import as_real_array, check_robot, finite_result, joint_arrays
 from robodyn._progress import progress
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import base_poses, local_transforms
@@ -37,6 +37,7 @@ _FORMAT = "robodyn gravity calibration"
 
 
 def _check_serial(robot: Robot, what: str) -> None:
+    check_robot(robot)
     if not robot.is_serial:
         raise ModelError(
             f"{what}: robot '{robot.name}' is a tree; Dellin's cumulative first moments are defined for serial "
@@ -485,8 +486,7 @@ _METHODS = ("coupled", "iterative", "ols")
 
 
 def _check_data(robot: Robot, q, tau, measured: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    q = np.asarray(q, dtype=float) if np.asarray(q).dtype.kind in "biuf" else None
-    tau = np.asarray(tau, dtype=float) if np.asarray(tau).dtype.kind in "biuf" else None
+    q, tau = as_real_array("q", q).astype(float), as_real_array("tau", tau).astype(float)
     n = robot.n
     if q is None or q.ndim != 2 or q.shape[1] != n:
         raise InputError(f"argument 'q' must be an array of poses of shape (N, {n}) for robot '{robot.name}'")
@@ -776,6 +776,7 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     std_full[base] = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     ident = structure.identifiable
     offsets_std = std_full[3 * n :] if offsets else np.full(n, np.nan)
+    finite_result("calibrate_gravity", rms[measured])  # NaN marks unmeasured joints and unidentifiable stds
     return GravityCalibration(
         robot=robot, mu=mu, offsets=offs, std=std_full[: 3 * n].reshape(n, 3), offsets_std=offsets_std,
         residual_rms=rms, identifiable=ident[: 3 * n].reshape(n, 3), notes=tuple(structure.describe()),

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import block_diag
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import as_real_array, joint_arrays
 from robodyn.errors import InputError
 from robodyn.identification.gravity import (
     GravityCalibration,
@@ -169,7 +169,7 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
             raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({n}, 3)")
     arrays = {}
     for name, value in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
-        a = np.asarray(value, dtype=float)
+        a = as_real_array(name, value).astype(float)
         if a.ndim != 2 or a.shape[1] != n:
             raise InputError(f"argument '{name}' must have shape (N, {n}), one row per sample")
         arrays[name] = a

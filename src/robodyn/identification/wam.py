@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import check_robot
+from robodyn.errors import InputError
 from robodyn.identification.gravity import first_moments, gravity_parameter_structure, gravity_regressor
 from robodyn.kinematics import base_poses
 from robodyn.model.robot import Robot
@@ -121,6 +123,8 @@ def wam_gravity_study(robot: Robot | None = None, poses: int = 2000, seed: int =
     from robodyn.model.io import load
 
     robot = load("wam7") if robot is None else robot
+    if check_robot(robot).n != 7:
+        raise InputError(f"robot '{robot.name}' has n = {robot.n} joints; the WAM study needs the 7-joint WAM (wam7)")
     structure = gravity_parameter_structure(robot)
     model_g = first_moments(robot, grouped=True)
     calib_g = structure.group(libbarrett_to_robodyn(robot, LIBBARRETT_MUS).ravel()).reshape(7, 3)

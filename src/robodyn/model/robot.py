@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robodyn._arrays import check_robot
 from robodyn.errors import ModelError
 from robodyn.model.derived import RobotData, derive, frozen
 from robodyn.model.inertia import check_physical
@@ -161,6 +162,8 @@ class Robot:
 
     def _floats(self, key: str, value) -> np.ndarray:
         try:
+            if np.asarray(value).dtype.kind == "b":  # True/False is not a length or an angle
+                raise TypeError(key)
             return np.array(value, dtype=float)
         except (TypeError, ValueError):
             raise ModelError(f"robot '{self.name}': field {key} must be an array of real numbers, got {_short(value)}") from None
@@ -300,6 +303,7 @@ def with_parameters(robot: Robot, link: int | None = None, **values) -> Robot:
     --------
     >>> heavier = with_parameters(robot, 2, M=2 * robot.M[1])   # doubles the mass of link 2
     """
+    check_robot(robot)
     unknown = sorted(set(values) - set(PARAMETER_NAMES) - set(_JOINT_PARAMS) - {"params"})
     if unknown:
         raise ModelError(

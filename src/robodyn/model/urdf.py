@@ -49,7 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn.errors import ModelError, ModelFileError, NonPhysicalInertiaError, RobodynError
+from robodyn._arrays import check_robot
+from robodyn.errors import InputError, ModelError, ModelFileError, NonPhysicalInertiaError, RobodynError
 from robodyn.model.inertia import com_from_standard, standard_from_com
 from robodyn.model.robot import Robot
 
@@ -72,6 +73,8 @@ def _yourdfpy():
 
 def _parse(source):
     """(yourdfpy.Robot, origin text) from a path or an XML string."""
+    if not isinstance(source, (str, os.PathLike)):
+        raise InputError(f"argument 'source' is {type(source).__name__}; give a URDF file path or the URDF XML text")
     yourdfpy = _yourdfpy()
     text = source if isinstance(source, str) else None
     if text is not None and text.lstrip().startswith("<"):
@@ -355,6 +358,7 @@ def mimic_coupling(source: str | os.PathLike, robot: Robot) -> MimicCoupling:
     ModelFileError
         A mimic joint that follows a joint that is not among ``robot.q_names``.
     """
+    check_robot(robot)
     urdf, origin = _parse(source)
     rule = {j.name: (j.mimic.joint, _float(j.mimic.multiplier, 1.0), _float(j.mimic.offset))
             for j in urdf.joints if j.mimic is not None and j.name in robot.q_names}
@@ -572,6 +576,7 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
     str
         URDF XML; joint j is named ``robot.joint_names[j-1]``, its child link ``<joint name>_link``.
     """
+    check_robot(robot)
     lost = [k for k in ("Ia", "Foff", "Fst") if np.any(getattr(robot, k) != 0)]
     if lost:
         raise ModelError(

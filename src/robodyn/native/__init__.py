@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn._arrays import check_array, joint_arrays
+from robodyn._arrays import as_real_array, check_array, finite_result, joint_arrays
 from robodyn._threads import run_chunks
 from robodyn.errors import ModelError, RobodynError
 from robodyn.model.robot import Robot
@@ -234,7 +234,8 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
     overflows) returns None, and the caller's general path handles the call with its checks and messages.
     """
-    if not isinstance(robot, Robot) or os.environ.get("ROBODYN_NATIVE", "").strip() == "0":
+    if not isinstance(robot, Robot) or os.environ.get("ROBODYN_NATIVE", "").strip() == "0" or \
+            (kind in ("inverse_dynamics", "forward_dynamics") and (b is None or c is None)):
         return None
     if (not _MODULE and not available()) or _MODULE[0] is None:
         return None
@@ -275,7 +276,7 @@ def _gravity(robot: Robot, gravity, batch: tuple[int, ...]):
     """(array, stride): one vector for all states (stride 0) or one per state (stride 3)."""
     if gravity is None:
         return np.ascontiguousarray(robot.gravity, dtype=np.float64), 0
-    g = np.asarray(gravity)
+    g = as_real_array("gravity", gravity)
     if g.shape == (3,):
         return check_array("gravity", g, (3,), (), np.float64).copy(), 0
     return _flat(check_array("gravity", g, (3,), batch, np.float64), (3,)).reshape(-1), 3  # flat: offset lo * 3
@@ -304,7 +305,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, thre
     ins = [_flat(a[k], (n,)) for k in ("q", "qd", "qdd")]
     _run(robot, "rd_rnea", count, ins + [_gravity(robot, gravity, batch), _wrenches(robot, wrenches, batch)], out,
          threads)
-    return out.reshape(batch + (n,)) + friction_torques(robot, a["qd"].astype(np.float64))
+    return finite_result("inverse_dynamics",
+                         out.reshape(batch + (n,)) + friction_torques(robot, a["qd"].astype(np.float64)))
 
 
 def gravity_torques(robot: Robot, q, gravity=None, threads: int | None = None) -> np.ndarray:
@@ -317,7 +319,7 @@ def gravity_torques(robot: Robot, q, gravity=None, threads: int | None = None) -
     count = int(np.prod(batch, dtype=np.int64))
     out = np.empty((count, n))
     _run(robot, "rd_gravity", count, [_flat(a["q"], (n,)), _gravity(robot, gravity, batch)], out, threads)
-    return out.reshape(batch + (n,))
+    return finite_result("gravity_torques", out.reshape(batch + (n,)))
 
 
 def inertia_matrix(robot: Robot, q, threads: int | None = None) -> np.ndarray:
@@ -330,7 +332,7 @@ def inertia_matrix(robot: Robot, q, threads: int | None = None) -> np.ndarray:
     count = int(np.prod(batch, dtype=np.int64))
     out = np.zeros((count, n, n))
     _run(robot, "rd_crba", count, [_flat(a["q"], (n,))], out, threads)
-    return out.reshape(batch + (n, n))
+    return finite_result("inertia_matrix", out.reshape(batch + (n, n)))
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, threads: int | None = None) -> np.ndarray:
@@ -354,7 +356,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, thre
     ins = [_flat(a["q"], (n,)), _flat(qd64, (n,)), rhs]
     _run(robot, "rd_aba", count, ins + [_gravity(robot, gravity, batch), _wrenches(robot, wrenches, batch)], out,
          threads)
-    return out.reshape(batch + (n,))
+    return finite_result("forward_dynamics", out.reshape(batch + (n,)))
 
 
 def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, threads: int | None = None) -> np.ndarray:
@@ -377,7 +379,7 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, thr
         out[:, k, 11 * nf + 3 * k] = np.sign(qd64)
         out[:, k, 11 * nf + 3 * k + 1] = qd64
         out[:, k, 11 * nf + 3 * k + 2] = 1.0
-    return out.reshape(batch + (n, cols))
+    return finite_result("regressor", out.reshape(batch + (n, cols)))
 
 
 __all__ = ["MIN_BATCH", "NativeUnavailableError", "available", "takes_batch", "forward_dynamics", "gravity_torques", "inertia_matrix",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robodyn._arrays import check_robot
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 from robodyn.parameters.numeric import (
@@ -154,6 +155,7 @@ def _group_friction(res, W: np.ndarray, index: dict, tol: float) -> None:
 
 def count_formula(robot: Robot) -> int | None:
     """b_m ≤ 7 n_r + 4 n_p − 3 − σ̄_1 − 2 n_g0  [9.61] for a serial robot (None for a tree)."""
+    check_robot(robot)
     if not robot.is_serial or robot.n == 0:
         return None
     jf = robot.joint_frames
@@ -206,6 +208,7 @@ def base_parameters(
         ``bp.regressor(q, qd, qdd) @ bp.values`` equals ``inverse_dynamics(robot, q, qd, qdd)`` minus the
         friction torques (``friction=False``) or minus the Stribeck term only (``friction=True``).
     """
+    check_robot(robot)
     import sympy
 
     from robodyn.parameters.symbolic import symbolic_base_parameters

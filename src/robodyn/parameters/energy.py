@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn._arrays import (
+    as_real_array, check_array, check_robot, finite_array, finite_result, joint_arrays, working_dtype,
+)
 from robodyn.kinematics import base_poses, link_velocities
 from robodyn.model.robot import Robot
 
@@ -49,6 +51,8 @@ def lambda_matrix(alpha, d, theta, r):
     tensor with the parallel-axis theorem and rotate it) in tests/test_regressor.py.
     """
     sym = any(_is_sympy(x) for x in (alpha, d, theta, r))
+    alpha, d, theta, r = (x if _is_sympy(x) else finite_array(k, x)
+                          for k, x in zip(("alpha", "d", "theta", "r"), (alpha, d, theta, r)))
     Ca, Sa = _trig(alpha)
     Ct, St = _trig(theta)
     CCt, SSt, CSt = Ct * Ct, St * St, Ct * St
@@ -94,6 +98,7 @@ def frame_lambda(robot: Robot, i: int, q_i=0.0, symbols: dict | None = None):
         Overrides of the geometric parameters by name ('gamma', 'b', 'alpha', 'd', 'theta', 'r') with
         sympy expressions (symbolic geometry).
     """
+    check_robot(robot)
     geo = {k: getattr(robot, k)[i] for k in ("gamma", "b", "alpha", "d", "theta", "r")}
     geo.update(symbols or {})
     theta, r = geo["theta"], geo["r"]
@@ -128,13 +133,13 @@ def energy_functions(robot: Robot, q, qd, gravity=None) -> np.ndarray:
     ndarray (..., nf, 10), units of energy per unit parameter.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    g = np.asarray(robot.gravity if gravity is None else gravity, dtype)
+    g = np.asarray(robot.gravity, dtype) if gravity is None else check_array("gravity", gravity, (3,), (), dtype)
     w, V = link_velocities(robot, a["q"], a["qd"])
     R0, P0 = base_poses(robot, a["q"], dtype)
     w1, w2, w3 = w[..., 0], w[..., 1], w[..., 2]
     V1, V2, V3 = V[..., 0], V[..., 1], V[..., 2]
     gA = np.einsum("i,...ij->...j", g, R0)  # gᵀ [s n a]
-    return np.stack(
+    return finite_result("energy_functions", np.stack(
         [
             0.5 * w1 * w1, w1 * w2, w1 * w3, 0.5 * w2 * w2, w2 * w3, 0.5 * w3 * w3,
             w3 * V2 - w2 * V3 - gA[..., 0],
@@ -143,11 +148,14 @@ def energy_functions(robot: Robot, q, qd, gravity=None) -> np.ndarray:
             0.5 * np.sum(V * V, -1) - P0 @ g,
         ],
         -1,
-    )
+    ))
 
 
 def eta(sigma: int, w, V, qd):
     """η_j of [9.47] (..., 10) from ^jω_j, ^jV_j (..., 3) and q̇_j (...,); zero for a fixed frame."""
+    w, V, qd = (as_real_array(k, x) for k, x in (("w", w), ("V", V), ("qd", qd)))
+    w, V = (check_array(k, x, (3,), None, working_dtype(x)) for k, x in (("w", w), ("V", V)))
+    qd = finite_array("qd", qd, working_dtype(qd))
     z = np.zeros_like(qd)
     if sigma == 0:
         return np.stack([z, z, w[..., 0], z, w[..., 1], w[..., 2] - 0.5 * qd, V[..., 1], -V[..., 0], z, z], -1)
@@ -163,7 +171,7 @@ def energy_recursion(robot: Robot, q, qd, gravity=None) -> np.ndarray:
     Same arguments and result as :func:`energy_functions`, which evaluates [9.44] directly.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    g = np.asarray(robot.gravity if gravity is None else gravity, dtype)
+    g = np.asarray(robot.gravity, dtype) if gravity is None else check_array("gravity", gravity, (3,), (), dtype)
     w, V = link_velocities(robot, a["q"], a["qd"])
     h0 = np.zeros(batch + (10,), dtype)
     h0[..., 6:9] = -g
@@ -179,4 +187,4 @@ def energy_recursion(robot: Robot, q, qd, gravity=None) -> np.ndarray:
         hp = h[parent] if parent >= 0 else h0
         lam = frame_lambda(robot, i, qi)
         h.append(np.einsum("...k,...kl->...l", hp, lam) + qdi[..., None] * eta(robot.sigma[i], w[..., i, :], V[..., i, :], qdi))
-    return np.stack(h, -2)
+    return finite_result("energy_recursion", np.stack(h, -2))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn import native
-from robodyn._arrays import finite_result, joint_arrays
+from robodyn._arrays import check_robot, finite_array, finite_result, joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 from robodyn.spatial import c_add, c_mul, c_sub, vadd, vcross, vdot, vmat_t, vrz_t
@@ -41,6 +41,7 @@ def standard_parameter_names(robot: Robot, friction: bool = True) -> list[str]:
 
     Link numbers are frame numbers j = 1..nf; friction numbers are joint-variable numbers k = 1..n.
     """
+    check_robot(robot)
     names = [f"{p}{j}" for j in range(1, robot.nf + 1) for p in LINK_PARAMETERS]
     if friction:
         names += [f"{p}{k}" for k in range(1, robot.n + 1) for p in FRICTION_PARAMETERS]
@@ -49,6 +50,7 @@ def standard_parameter_names(robot: Robot, friction: bool = True) -> list[str]:
 
 def standard_parameter_vector(robot: Robot, friction: bool = True) -> np.ndarray:
     """The standard parameter vector K of [9.36], in the order of :func:`standard_parameter_names`, (p,)."""
+    check_robot(robot)
     K = np.concatenate([robot.params, robot.Ia[:, None]], axis=1).reshape(-1)
     if friction:
         jf = robot.joint_frames
@@ -70,7 +72,7 @@ def link_wrench_matrix(w: np.ndarray, wd: np.ndarray, Vd: np.ndarray) -> np.ndar
     -------
     ndarray (..., 6, 10): rows F (3) then M (3), about O_j in R_j.
     """
-    w, wd, Vd = (np.asarray(x) for x in (w, wd, Vd))
+    w, wd, Vd = (finite_array(k, x) for k, x in (("w", w), ("wd", wd), ("Vd", Vd)))
     batch = np.broadcast_shapes(w.shape, wd.shape, Vd.shape)[:-1]
     Phi = np.zeros(batch + (6, 10), np.result_type(w, wd, Vd))
     parts = (tuple(x[..., c] for c in range(3)) for x in (w, wd, Vd))

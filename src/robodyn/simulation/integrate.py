@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from robodyn._arrays import as_real_array, check_robot, finite_array
 from robodyn.dynamics import api
 from robodyn.dynamics.friction_models import (
     LuGre, StickSlipFriction, _joint, _stribeck_factor, breakaway_levels, friction_model, frictionless,
@@ -180,15 +181,16 @@ def simulate(
     RobodynError
         When the integrator fails (the message is scipy's) or hits ``max_evaluations``.
     """
+    check_robot(robot)
     n = robot.n
-    q0 = np.asarray(q0, dtype=float)
-    qd0 = np.asarray(qd0, dtype=float)
+    q0 = finite_array("q0", q0)
+    qd0 = finite_array("qd0", qd0)
     if q0.shape != (n,) or qd0.shape != (n,):
         raise InputError(f"q0 and qd0 must have shape ({n},) for robot '{robot.name}'")
     for name, value in (("q0", q0), ("qd0", qd0)):
         if not np.all(np.isfinite(value)):
             raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
-    t_eval = np.asarray(t_eval, dtype=float)
+    t_eval = as_real_array("t_eval", t_eval).astype(float)
     if t_eval.ndim != 1 or t_eval.size < 2 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0):
         raise InputError("t_eval must be an increasing 1-D array of at least 2 finite times (s)")
     if isinstance(integrator, str) and integrator not in _INTEGRATORS + ("auto",):
@@ -197,7 +199,7 @@ def simulate(
         raise InputError(f"max_evaluations = {max_evaluations!r}; give a positive integer")
     model = friction_model(friction)
     if torque_limits is not None:
-        limits = np.asarray(torque_limits, dtype=float)
+        limits = as_real_array("torque_limits", torque_limits).astype(float)
         if limits.shape != (n,) or np.any(~(limits > 0)):
             raise InputError(f"torque_limits = {torque_limits!r}; give {n} positive numbers (N m | N), one per joint")
     kind = _kind(torque)
@@ -252,6 +254,9 @@ def simulate(
         raise InputError(f"{what} returned {'NaN or inf' if fits else first.shape} at t = {t_eval[0]}; it must "
                          f"return {n} finite torques (N m | N) for robot '{robot.name}'")
     if wrenches is not None:
+        if not callable(wrenches):
+            raise InputError(f"argument 'wrenches' is {type(wrenches).__name__}; give a function "
+                             f"(t, q, qd) -> ({robot.nf}, 6)")
         W0 = np.asarray(wrenches(t_eval[0], q0, qd0), dtype=float)
         if W0.shape != (robot.nf, 6):
             raise InputError(f"wrenches(t, q, qd) returned shape {W0.shape}; it must return ({robot.nf}, 6): one "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, frame_index, joint_arrays
+from robodyn._arrays import as_real_array, check_array, frame_index, joint_arrays
 from robodyn.errors import InputError
 from robodyn.kinematics import base_poses, jacobian
 from robodyn.model.robot import Robot
@@ -21,6 +21,7 @@ def pose_error(target: np.ndarray, pose: np.ndarray) -> np.ndarray:
     -------
     ndarray (..., 6): position error (m) and orientation error (rad), base frame.
     """
+    target, pose = (check_array(k, v, (4, 4), None, np.float64) for k, v in (("target", target), ("pose", pose)))
     Re = target[..., :3, :3] @ np.swapaxes(pose[..., :3, :3], -1, -2)
     dphi = 0.5 * np.stack(
         [Re[..., 2, 1] - Re[..., 1, 2], Re[..., 0, 2] - Re[..., 2, 0], Re[..., 1, 0] - Re[..., 0, 1]], -1
@@ -78,8 +79,8 @@ def inverse_kinematics(
     InputError
         When some target is not reached within ``max_iter`` iterations (unreachable, or q0 too far).
     """
-    T = check_array("target", target, (4, 4), np.shape(target)[:-2], np.float64)
-    _, batch, a = joint_arrays(robot, q0=np.broadcast_to(q0, T.shape[:-2] + np.shape(q0)[-1:]))
+    T = check_array("target", target, (4, 4), None, np.float64)
+    _, batch, a = joint_arrays(robot, q0=np.broadcast_to(as_real_array("q0", q0), T.shape[:-2] + np.shape(q0)[-1:]))
     q = np.array(a["q0"], dtype=np.float64)
     n = robot.n
     for _ in range(max_iter):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import check_robot
 from robodyn.dynamics.api import inertia_matrix
 from robodyn.dynamics.newton_euler import gravity_torques, inverse_dynamics
 from robodyn.errors import InputError, RobodynError
@@ -230,6 +231,7 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
         No feasible solution found (e.g. ``duration`` shorter than the minimum time) or the iteration limit was
         hit; the message names the torque limit that is violated most.
     """
+    check_robot(robot)
     from scipy.optimize import minimize
 
     q0 = _vector("q_start", q_start, robot.n)

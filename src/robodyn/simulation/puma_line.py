@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 from scipy.interpolate import CubicSpline
 
+from robodyn._arrays import check_robot
 from robodyn.dynamics import api
 from robodyn.dynamics.friction_models import SmoothFriction, frictionless
 from robodyn.errors import InputError
@@ -78,6 +79,7 @@ def line_reference(robot: Robot, samples: int = 501, duration: float = DURATION,
     -------
     Reference (q* continuous along the line, starting from the branch selected by ``q_guess``)
     """
+    check_robot(robot)
     if robot.n != 6:
         raise InputError(f"robot '{robot.name}' has n = {robot.n} joints; the straight-line demo needs a 6-joint arm")
     if t is None:

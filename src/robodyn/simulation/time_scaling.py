@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn._arrays import as_real_array, check_robot
 from robodyn._files import write_atomically
 from robodyn.dynamics.newton_euler import friction_torques, gravity_torques, inverse_dynamics
 from robodyn.errors import InputError, RobodynError
@@ -38,8 +39,8 @@ class InfeasibleLimitsError(RobodynError, ValueError):
 
 
 def _limits(robot: Robot, torque_limits) -> np.ndarray:
-    L = np.broadcast_to(np.asarray(torque_limits, dtype=float), (robot.n,)) if np.ndim(torque_limits) == 0 \
-        else np.asarray(torque_limits, dtype=float)
+    L = as_real_array("torque_limits", torque_limits).astype(float)
+    L = np.broadcast_to(L, (robot.n,)) if L.ndim == 0 else L
     if L.shape != (robot.n,) or not np.all(np.isfinite(L)) or np.any(L <= 0):
         raise InputError(f"argument 'torque_limits' = {torque_limits!r}; give one positive finite limit per joint "
                          f"({robot.n} numbers, N m | N) or a single number")
@@ -47,6 +48,7 @@ def _limits(robot: Robot, torque_limits) -> np.ndarray:
 
 
 def _check_trajectory(trajectory, robot: Robot) -> None:
+    check_robot(robot)
     if not (hasattr(trajectory, "sample") and hasattr(trajectory, "duration")):
         raise InputError("argument 'trajectory' must have .sample(t) -> (q, qd, qdd) and .duration, e.g. "
                          "robodyn.simulation.trajectories.RestToRest")
@@ -187,7 +189,7 @@ def time_scale(robot: Robot, trajectory, torque_limits, samples: int = 501, t=No
         if int(samples) < 2:
             raise InputError(f"samples = {samples!r}; give at least 2 sample times")
         t = np.linspace(0.0, trajectory.duration, int(samples))
-    t = np.asarray(t, dtype=float)
+    t = as_real_array("t", t).astype(float)
     if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)):
         raise InputError("argument 't' must be a non-empty 1-D array of finite times (s)")
     Fc, Fv, Foff = _friction_parts(robot, friction)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn._arrays import as_real_array, finite_array
 from robodyn.errors import InputError
 from robodyn.spatial import rot_z
 
@@ -24,7 +25,7 @@ def quintic(t, duration: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     if not (duration > 0 and np.isfinite(duration)):
         raise InputError(f"duration = {duration!r}; give a positive finite time in seconds")
-    if not np.all(np.isfinite(np.asarray(t, dtype=float))):
+    if not np.all(np.isfinite(as_real_array("t", t).astype(float))):
         raise InputError("argument 't' contains NaN or inf; give finite times (s)")
     tau = np.clip(np.asarray(t, dtype=float) / duration, 0.0, 1.0)
     inside = (np.asarray(t) > 0) & (np.asarray(t) < duration)
@@ -43,7 +44,7 @@ def rot_y(angle) -> np.ndarray:
 
 def zyz_matrix(phi, theta, psi) -> np.ndarray:
     """Rotation matrix of ZYZ Euler angles (rad): Rot(z, φ) Rot(y, θ) Rot(z, ψ), (..., 3, 3)."""
-    return rot_z(phi) @ rot_y(theta) @ rot_z(psi)
+    return rot_z(finite_array("phi", phi)) @ rot_y(finite_array("theta", theta)) @ rot_z(finite_array("psi", psi))
 
 
 def straight_line(p_start, p_end, rotation, duration: float, t):
@@ -65,13 +66,13 @@ def straight_line(p_start, p_end, rotation, duration: float, t):
     xd : ndarray (N, 6)    [v; ω] (m/s, rad/s), base frame
     xdd : ndarray (N, 6)   [a; ω̇] (m/s², rad/s²), base frame
     """
-    p0, p1 = np.asarray(p_start, dtype=float), np.asarray(p_end, dtype=float)
-    R = np.asarray(rotation, dtype=float)
+    p0, p1 = finite_array("p_start", p_start), finite_array("p_end", p_end)
+    R = finite_array("rotation", rotation)
     if p0.shape != (3,) or p1.shape != (3,):
         raise InputError("p_start and p_end must be 3 numbers (m, base frame)")
     if R.shape != (3, 3) or not np.allclose(R @ R.T, np.eye(3), atol=1e-12) or np.linalg.det(R) < 0:
         raise InputError("rotation must be a 3x3 rotation matrix (orthonormal, det = +1)")
-    t = np.atleast_1d(np.asarray(t, dtype=float))
+    t = np.atleast_1d(finite_array("t", t))
     s, sd, sdd = quintic(t, duration)
     delta = p1 - p0
     T = np.zeros(t.shape + (4, 4))
@@ -89,7 +90,7 @@ def straight_line(p_start, p_end, rotation, duration: float, t):
 
 
 def _vector(name: str, value, n: int | None = None) -> np.ndarray:
-    a = np.asarray(value, dtype=float)
+    a = as_real_array(name, value).astype(float)
     if a.ndim != 1 or a.size == 0 or (n is not None and a.size != n):
         want = f"{n} numbers" if n is not None else "a 1-D array of joint values"
         raise InputError(f"argument '{name}' has shape {a.shape}; give {want}")
@@ -260,8 +261,8 @@ class Spline(Trajectory):
     def __init__(self, times, waypoints):
         from scipy.interpolate import CubicSpline
 
-        times = np.asarray(times, dtype=float)
-        W = np.asarray(waypoints, dtype=float)
+        times = as_real_array("times", times).astype(float)
+        W = as_real_array("waypoints", waypoints).astype(float)
         if times.ndim != 1 or times.size < 2:
             raise InputError(f"argument 'times' has shape {times.shape}; give at least 2 increasing times (s)")
         if W.ndim != 2 or W.shape[0] != times.size:
@@ -303,7 +304,7 @@ class FourierSeries(Trajectory):
 
     def __init__(self, frequency, a, b, q0):
         self.frequency = _duration("frequency", frequency)
-        self.a, self.b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        self.a, self.b = finite_array("a", a), finite_array("b", b)
         self.q0 = _vector("q0", q0)
         self.n = self.q0.size
         if self.a.ndim != 2 or self.a.shape[0] != self.n or self.b.shape != self.a.shape:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import symengine as se
 
+from robodyn._arrays import check_robot
 from robodyn.errors import InputError
 from robodyn.symbolic import composite, newton_euler as ne
 from robodyn.symbolic.engine import Program, total_ops
@@ -178,6 +179,7 @@ def customized_model(
     -------
     CustomizedModel
     """
+    check_robot(robot)
     kind = SHORT.get(kind, kind)
     if kind not in KINDS:
         raise InputError(f"kind = {kind!r}; choose one of {', '.join(KINDS)} (or {', '.join(SHORT)})")
