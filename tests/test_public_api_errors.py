@@ -29,7 +29,7 @@ SUBPACKAGES = (rd.native, rd.identification, rd.control, rd.simulation, rd.analy
 
 #: Records built by robodyn and returned to the user (results of a computation): not entry points.
 RECORDS = {
-    "BaseParameters", "GravityCalibration", "LockedBodyInertia", "ExcitationTrajectory", "IdentificationData",
+    "BaseParameters", "GravityCalibration", "LockedBodyInertia", "LinkInertias", "ExcitationTrajectory", "IdentificationData",
     "Identification", "Simulation", "PumaLineResult", "Reference", "BoundEstimates", "CouplingStructure",
     "InertiaCheck", "PassivityCheck", "SkewCheck", "MimicCoupling", "LoopClosure", "ClosedChainRobot",
 }
