@@ -586,20 +586,13 @@ def _iterative_solve(robot: Robot, q: np.ndarray, tau: np.ndarray, measured: np.
     prismatic = robot.sigma[robot.joint_frames] == 1
     for r in range(n - 1, int(measured[0]) - 1, -1):
         carried = np.einsum("kab,kbR->kaR", A[:, r], m_next) if r < n - 1 else np.zeros((k, 3, R_))
-        cols, mats = [], []
         if prismatic[r]:
             lhs = tau[:, pos[r], :]                                      # τ_r = −g^r · μ_r
             terms = [(a, -gj[:, r, a]) for a in range(3)]
         else:
             lhs = tau[:, pos[r], :] - carried[:, 2, :]                   # z row of eq. (26)
             terms = [(0, -gj[:, r, 1]), (1, gj[:, r, 0])]                # z row of [g^j]× μ_j
-        for a, coef in terms:
-            if 3 * r + a in base_set:
-                cols.append(3 * r + a)
-                mats.append(coef)
-        if offsets and 3 * n + r in base_set:
-            cols.append(3 * n + r)
-            mats.append(np.ones(k))
+        cols, mats = _step_unknowns(r, terms, base_set, offsets, n, k)
         if cols:
             Xr = np.stack(mats, axis=1)
             sol = np.linalg.lstsq(Xr, lhs, rcond=None)[0]
@@ -617,6 +610,20 @@ def _iterative_solve(robot: Robot, q: np.ndarray, tau: np.ndarray, measured: np.
         m_r[:, 2, :] = tau[:, pos[r], :] - off                            # measured axial torque, eq. (17)
         m_next = m_r
     return theta
+
+
+def _step_unknowns(r: int, terms, base_set: set, offsets: bool, n: int, k: int) -> tuple[list, list]:
+    """The unknowns of joint r's step of the iterative method (eqs 26–28) that are base parameters: their columns
+    in θ and their coefficients over the k poses (the μ_r components of ``terms``, then the offset c_r)."""
+    cols, mats = [], []
+    for a, coef in terms:
+        if 3 * r + a in base_set:
+            cols.append(3 * r + a)
+            mats.append(coef)
+    if offsets and 3 * n + r in base_set:
+        cols.append(3 * n + r)
+        mats.append(np.ones(k))
+    return cols, mats
 
 
 def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: bool,
@@ -646,14 +653,7 @@ def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: b
             known = AG[:, 2, :]
             terms = [(0, -gj[:, r, 1]), (1, gj[:, r, 0])]
         local[:, pos[r]] += 1.0
-        cols, mats = [], []
-        for a, coef in terms:
-            if 3 * r + a in base_set:
-                cols.append(3 * r + a)
-                mats.append(coef)
-        if offsets and 3 * n + r in base_set:
-            cols.append(3 * n + r)
-            mats.append(np.ones(k))
+        cols, mats = _step_unknowns(r, terms, base_set, offsets, n, k)
         Gnew = AG.copy()
         if cols:
             P = np.linalg.pinv(np.stack(mats, axis=1))                          # (p_r, k)
