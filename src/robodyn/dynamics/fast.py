@@ -23,7 +23,8 @@ import re
 
 import numpy as np
 
-from robodyn._arrays import pivot_too_small
+from robodyn import native
+from robodyn._arrays import finite_result, pivot_too_small
 from robodyn.model.robot import Robot
 from robodyn.spatial import FLOAT, ScalarBackend
 
@@ -309,3 +310,14 @@ def cholesky_components(A, b) -> list:
             t = t - L[j][i] * x[j]
         x[i] = t
     return x
+
+
+def default_single(robot, name: str, build, arrays: dict, gravity) -> np.ndarray | None:
+    """One 1-D float64 state of the default method ``name``: robodyn.native's compiled entry (its result is checked
+    finite in C), else the robot's straight-line Python kernel (:func:`call`, result checked finite); None when the
+    general path must run (a batch, another dtype, NaN/inf, a state a kernel hands back)."""
+    out = native.single_state(robot, name, *arrays.values(), gravity=gravity)
+    if out is not None:
+        return out
+    out = call(robot, name, build, arrays, gravity)
+    return None if out is None else finite_result(name, out)

@@ -168,17 +168,14 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
-    if wrenches is None:  # one float64 state: the compiled kernel, else the robot's straight-line Python kernel
-        tau = native.single_state(robot, "inverse_dynamics", q, qd, qdd, gravity)  # finite, checked in C
+    if wrenches is None:
+        tau = fast.default_single(robot, "inverse_dynamics", _inverse_kernel(robot), {"q": q, "qd": qd, "qdd": qdd},
+                                  gravity)
         if tau is not None:
             return tau
-        tau = fast.call(robot, "inverse_dynamics", _inverse_kernel(robot), {"q": q, "qd": qd, "qdd": qdd}, gravity)
-        if tau is not None:
-            return finite_result("inverse_dynamics", tau)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel, every core
-        return finite_result("inverse_dynamics", native.inverse_dynamics(robot, a["q"], a["qd"], a["qdd"],
-                                                                          wrenches=wrenches, gravity=gravity))
+    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
+        return native.inverse_dynamics(robot, a["q"], a["qd"], a["qdd"], wrenches=wrenches, gravity=gravity)
     tau = rnea(robot, a["q"], a["qd"], a["qdd"], gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
     return finite_result("inverse_dynamics", tau + friction_of(robot, a["qd"]))
 
@@ -210,15 +207,12 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
-    tau = native.single_state(robot, "gravity_torques", q, gravity=gravity)  # finite, checked in C
+    tau = fast.default_single(robot, "gravity_torques", _gravity_kernel(robot), {"q": q}, gravity)
     if tau is not None:
         return tau
-    tau = fast.call(robot, "gravity_torques", _gravity_kernel(robot), {"q": q}, gravity)
-    if tau is not None:
-        return finite_result("gravity_torques", tau)
     dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
     if native.takes_batch(dtype, batch):
-        return finite_result("gravity_torques", native.gravity_torques(robot, a["q"], gravity=gravity))
+        return native.gravity_torques(robot, a["q"], gravity=gravity)
     z = np.zeros_like(a["q"])
     return finite_result("gravity_torques", rnea(robot, a["q"], z, z, gravity_argument(robot, gravity, batch, dtype)))
 

@@ -86,16 +86,12 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
     if wrenches is None:
-        qdd = native.single_state(robot, "forward_dynamics", q, qd, tau, gravity)  # finite, checked in C
+        qdd = fast.default_single(robot, "forward_dynamics", _kernel(robot), {"q": q, "qd": qd, "tau": tau}, gravity)
         if qdd is not None:
             return qdd
-        qdd = fast.call(robot, "forward_dynamics", _kernel(robot), {"q": q, "qd": qd, "tau": tau}, gravity)
-        if qdd is not None:
-            return finite_result("forward_dynamics", qdd)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     if native.takes_batch(dtype, batch):  # large float64 batches: the compiled articulated-body recursion
-        return finite_result("forward_dynamics", native.forward_dynamics(robot, a["q"], a["qd"], a["tau"],
-                                                                         wrenches=wrenches, gravity=gravity))
+        return native.forward_dynamics(robot, a["q"], a["qd"], a["tau"], wrenches=wrenches, gravity=gravity)
     g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
     tau = a["tau"] - friction_of(robot, a["qd"])  # [9.106]

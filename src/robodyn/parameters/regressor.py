@@ -144,9 +144,8 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     from robodyn.dynamics.newton_euler import gravity_argument
 
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
-    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel, every core
-        return finite_result("regressor", native.regressor(robot, a["q"], a["qd"], a["qdd"], friction=friction,
-                                                           gravity=gravity))
+    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
+        return native.regressor(robot, a["q"], a["qd"], a["qdd"], friction=friction, gravity=gravity)
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
     cols = flat_columns(a["q"], a["qd"], a["qdd"])
