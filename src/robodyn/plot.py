@@ -220,12 +220,17 @@ def ellipsoids(robot, q, *, kind: str = "manipulability", frame: int | str | Non
             ax.plot([c[0], tip[0]], [c[1], tip[1]], [c[2], tip[2]], color=f"C{i + 1}", linewidth=1.5,
                     gid="semi-axis")
     ax.plot(centre[:, 0], centre[:, 1], centre[:, 2], "k.-", linewidth=0.8)
+    _base_frame_axes(ax, title or f"{kind} ellipsoids of frame {robot.joint_names[frame_index(robot, frame)]}")
+    return _finish(fig, path)
+
+
+def _base_frame_axes(ax, title: str) -> None:
+    """3-D axes in the base frame R_0: labelled in metres, equal scales, titled."""
     ax.set_xlabel("x0 (m)")
     ax.set_ylabel("y0 (m)")
     ax.set_zlabel("z0 (m)")
-    ax.set_title(title or f"{kind} ellipsoids of frame {robot.joint_names[frame_index(robot, frame)]}")
+    ax.set_title(title)
     ax.set_aspect("equal")
-    return _finish(fig, path)
 
 
 def workspace(robot, *, samples: int = 2000, frame: int | str | None = None, seed: int = 0,
@@ -254,9 +259,5 @@ def workspace(robot, *, samples: int = 2000, frame: int | str | None = None, see
     fig = Figure(figsize=(6.5, 6), layout="constrained")
     ax = fig.add_subplot(projection="3d")
     ax.scatter(p[:, 0], p[:, 1], p[:, 2], s=2, c=p[:, 2], cmap="viridis")
-    ax.set_xlabel("x0 (m)")
-    ax.set_ylabel("y0 (m)")
-    ax.set_zlabel("z0 (m)")
-    ax.set_title(title or f"workspace of frame {robot.joint_names[j]} ({int(samples)} samples)")
-    ax.set_aspect("equal")
+    _base_frame_axes(ax, title or f"workspace of frame {robot.joint_names[j]} ({int(samples)} samples)")
     return _finish(fig, path)
