@@ -312,12 +312,13 @@ def cholesky_components(A, b) -> list:
     return x
 
 
-def default_single(robot, name: str, build, arrays: dict, gravity) -> np.ndarray | None:
+def default_single(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity) -> np.ndarray | None:
     """One 1-D float64 state of the default method ``name``: robodyn.native's compiled entry (its result is checked
-    finite in C), else the robot's straight-line Python kernel (:func:`call`, result checked finite); None when the
-    general path must run (a batch, another dtype, NaN/inf, a state a kernel hands back)."""
-    out = native.single_state(robot, name, *arrays.values(), gravity=gravity)
+    finite in C), else the robot's straight-line Python kernel ``kernel_of(robot)`` (:func:`call` with the inputs
+    ``names``, result checked finite); None when the general path must run (a batch, another dtype, NaN/inf, a
+    state a kernel hands back). The Python kernel's inputs are only assembled when the compiled entry declines."""
+    out = native.single_state(robot, name, *arrays, gravity=gravity)
     if out is not None:
         return out
-    out = call(robot, name, build, arrays, gravity)
+    out = call(robot, name, kernel_of(robot), dict(zip(names, arrays)), gravity)
     return None if out is None else finite_result(name, out)

@@ -169,8 +169,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
     if wrenches is None:
-        tau = fast.default_single(robot, "inverse_dynamics", _inverse_kernel(robot), {"q": q, "qd": qd, "qdd": qdd},
-                                  gravity)
+        tau = fast.default_single(robot, "inverse_dynamics", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd), gravity)
         if tau is not None:
             return tau
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
@@ -207,7 +206,7 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
-    tau = fast.default_single(robot, "gravity_torques", _gravity_kernel(robot), {"q": q}, gravity)
+    tau = fast.default_single(robot, "gravity_torques", _gravity_kernel, ("q",), (q,), gravity)
     if tau is not None:
         return tau
     dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)

@@ -86,7 +86,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
     if wrenches is None:
-        qdd = fast.default_single(robot, "forward_dynamics", _kernel(robot), {"q": q, "qd": qd, "tau": tau}, gravity)
+        qdd = fast.default_single(robot, "forward_dynamics", _kernel, ("q", "qd", "tau"), (q, qd, tau), gravity)
         if qdd is not None:
             return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
