@@ -136,19 +136,21 @@ def test_bad_input_and_singular_model():
 
 
 def test_cached_library_is_verified(tmp_path, monkeypatch):
-    """A tampered cached library is rebuilt, never loaded."""
+    """A tampered cached library is rebuilt, never loaded; the loaded library lives in sys.modules only."""
+    import sys
+
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
-    monkeypatch.setattr(native, "_LIBRARY", [])
-    native._load()
+    monkeypatch.delitem(sys.modules, native._MODULE_NAME)
+    native._module()
     (lib,) = tmp_path.glob("rdgeneric_*.so")
     (digest,) = tmp_path.glob("rdgeneric_*.sha256")
     assert native._verified(lib, digest)
     lib.unlink()  # a new file, as a foreign or corrupt entry would arrive (the loaded one stays mapped)
     lib.write_bytes(b"not a library")
     assert not native._verified(lib, digest)
-    monkeypatch.setattr(native, "_LIBRARY", [])
-    native._load()
-    assert native._verified(lib, digest)
+    del sys.modules[native._MODULE_NAME]
+    module = native._module()
+    assert native._verified(lib, digest) and sys.modules[native._MODULE_NAME] is module
     robot = rd.load("planar2r")
     assert rel(native.gravity_torques(robot, [0.3, 0.2]), rd.gravity_torques(robot, [0.3, 0.2])) < 1e-14
 
@@ -196,7 +198,7 @@ def test_compiled_single_state_with_gravity_and_wrenches():
 
 
 def test_kernel_source_compiles_without_warnings(tmp_path):
-    """robodyn's generic kernels compile under -Wall -Wextra -Werror, with and without the CPython entry."""
+    """robodyn's generic kernels compile under -Wall -Wextra -Werror, with and without threads."""
     import shutil
     import subprocess
     import sysconfig
@@ -205,7 +207,8 @@ def test_kernel_source_compiles_without_warnings(tmp_path):
     cc = shutil.which("cc") or shutil.which("gcc")
     src = tmp_path / "kernels.c"
     src.write_text(resources.files("robodyn.native").joinpath("kernels.c").read_text())
-    for extra in ([], ["-DRD_PYTHON", "-I" + sysconfig.get_paths()["include"]]):
-        proc = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", *extra, str(src)],
+    for extra in ([], ["-DRD_THREADS", "-pthread"]):
+        proc = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", *extra,
+                               "-I" + sysconfig.get_paths()["include"], str(src)],
                               capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr

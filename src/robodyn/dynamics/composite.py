@@ -106,13 +106,13 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
             yield (i, j), value
             yield (j, i), value
 
-    return assemble_matrix(robot, q, "inertia_matrix", _kernel(robot), entries, native.inertia_matrix)
+    return assemble_matrix(robot, q, "inertia_matrix", _kernel(robot), entries, native.run_checked)
 
 
 def assemble_matrix(robot: Robot, q, name: str, kernel, entries, compiled=None) -> np.ndarray:
     """A(q) (..., n, n) plus the rotor inertias on its diagonal, from ``entries(q_rows)``, which yields
     ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` instead,
-    and a large float64 batch ``compiled(robot, q)`` (robodyn.native) when given."""
+    and a large float64 batch ``compiled(robot, name, batch, checked)`` (robodyn.native.run_checked) when given."""
     n = robot.n
     if compiled is not None:
         A = native.single_state(robot, "inertia_matrix", q)
@@ -123,7 +123,7 @@ def assemble_matrix(robot: Robot, q, name: str, kernel, entries, compiled=None) 
         return finite_result(name, fast.run(robot, name, kernel, {"q": n}, values).reshape(n, n))
     dtype, batch, a = joint_arrays(robot, q=q)
     if compiled is not None and native.takes_batch(dtype, batch):
-        return compiled(robot, a["q"])  # robodyn.native checks its result
+        return compiled(robot, name, batch, a)  # robodyn.native checks its result
     (rows,) = flat_columns(a["q"])
     Amat = np.empty((rows.shape[1], n, n), dtype)
     for sl, (q_block,) in state_blocks(rows):

@@ -174,7 +174,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
             return tau
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
     if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
-        return native.inverse_dynamics(robot, a["q"], a["qd"], a["qdd"], wrenches=wrenches, gravity=gravity)
+        return native.run_checked(robot, "inverse_dynamics", batch, a)
     tau = rnea(robot, a["q"], a["qd"], a["qdd"], gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
     return finite_result("inverse_dynamics", tau + friction_of(robot, a["qd"]))
 
@@ -211,7 +211,7 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
         return tau
     dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
     if native.takes_batch(dtype, batch):
-        return native.gravity_torques(robot, a["q"], gravity=gravity)
+        return native.run_checked(robot, "gravity_torques", batch, a)
     z = np.zeros_like(a["q"])
     return finite_result("gravity_torques", rnea(robot, a["q"], z, z, gravity_argument(robot, gravity, batch, dtype)))
 

@@ -91,7 +91,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
             return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     if native.takes_batch(dtype, batch):  # large float64 batches: the compiled articulated-body recursion
-        return native.forward_dynamics(robot, a["q"], a["qd"], a["tau"], wrenches=wrenches, gravity=gravity)
+        return native.run_checked(robot, "forward_dynamics", batch, a)
     g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
     tau = a["tau"] - friction_of(robot, a["qd"])  # [9.106]

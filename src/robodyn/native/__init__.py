@@ -2,8 +2,10 @@
 
 Unlike :func:`robodyn.compile` (a customized model generated and compiled for one robot), these kernels are one
 C library (``kernels.c``, shipped with robodyn) that reads the robot as plain data, so they serve any robot and
-any number of joints without a per-robot compile, and they split batches of states over threads (the C code runs
-without the GIL). They implement:
+any number of joints without a per-robot compile. They evaluate four states side by side in SIMD lanes and split
+a batch of states over threads inside C (POSIX threads started for the call and never left waiting; results are
+identical bit for bit for any thread count; serial where the system has no POSIX threads), without Python's GIL.
+They implement:
 
 - inverse dynamics by Newton–Euler, Khalil & Dombre [9.84]–[9.94] (:func:`inverse_dynamics`, :func:`gravity_torques`),
 - the inertia matrix by composite links, Khalil & Dombre Appendix 8 (:func:`inertia_matrix`),
@@ -12,9 +14,11 @@ without the GIL). They implement:
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
-The library is built on first use with the machine's C compiler into robodyn's cache folder (``$ROBODYN_CACHE``,
-else ``~/.cache/robodyn``), keyed by a hash of the source, flags and compiler, and verified by its SHA-256 before
-it is loaded; :func:`available` says whether it can be used.
+The library is a CPython extension module built on first use with the machine's C compiler into robodyn's
+cache folder (``$ROBODYN_CACHE``, else ``~/.cache/robodyn``), keyed by a hash of the source, flags and compiler,
+and verified by its SHA-256 before it is loaded. Once loaded it lives in Python's module table ``sys.modules``
+under a name that carries the hash of its source; robodyn keeps no cache of its own. :func:`available` says
+whether it can be used (a C compiler and Python's C headers are needed).
 """
 
 from __future__ import annotations
@@ -24,99 +28,110 @@ import importlib.machinery
 import importlib.util
 import os
 import subprocess
+import sys
 import tempfile
-import threading
+import types
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_array, finite_result, joint_arrays
-from robodyn._threads import run_chunks
-from robodyn.errors import ModelError, RobodynError
+from robodyn._arrays import joint_arrays
+from robodyn._threads import thread_count
+from robodyn.errors import ModelError, NumericOverflowError, RobodynError
 from robodyn.model.robot import Robot
 
-_DECLARATIONS = """
-typedef struct {
-    int nf, n;
-    const int *parent; const int *sigma; const int *joint;
-    const double *RA; const double *pA; const double *theta; const double *r;
-    const double *J; const double *MS; const double *M; const double *Ia;
-} rd_model;
-int rd_rnea(const rd_model *m, long count, const double *q, const double *qd, const double *qdd,
-            const double *g, long g_stride, const double *wrench, double *tau);
-int rd_gravity(const rd_model *m, long count, const double *q, const double *g, long g_stride, double *tau);
-int rd_crba(const rd_model *m, long count, const double *q, double *A);
-int rd_aba(const rd_model *m, long count, const double *q, const double *qd, const double *tau,
-           const double *g, long g_stride, const double *wrench, double *qdd);
-int rd_regressor(const rd_model *m, long count, const double *q, const double *qd, const double *qdd,
-                 const double *g, long g_stride, double *D, long stride);
-"""
 _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
-_LOCK = threading.Lock()
-#: The loaded (ffi, lib), once per process; or the reason it cannot be built here.
-_LIBRARY: list = []
-_MODULE: list = []  # the CPython module of the same library (None without Python's headers)
-_UNAVAILABLE: list[str] = []
 #: Smallest number of float64 states for which robodyn's default algorithms hand a batch to these kernels.
 MIN_BATCH = 128
-
-
-class NativeUnavailableError(RobodynError):
-    """The generic kernels cannot be built here (no C compiler, or the build failed); use the NumPy functions."""
+#: kinds of the C entries (kernels.c: rd_run)
+_KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor")
 
 
 def _source() -> str:
     return resources.files("robodyn.native").joinpath("kernels.c").read_text(encoding="utf-8")
 
 
+#: Name of the loaded library in ``sys.modules``: it carries the hash of the source, so an edited source is a
+#: new module (the C init function is named after it, ``-DRD_MODULE``).
+_MODULE_NAME = "robodyn.native._rdgeneric_" + hashlib.sha256(_source().encode()).hexdigest()[:20]
+_MODULE_SHORT = _MODULE_NAME.rsplit(".", 1)[1]
+
+
+class NativeUnavailableError(RobodynError):
+    """The generic kernels cannot be built here (no C compiler, no Python headers, or the build failed); use the
+    NumPy functions."""
+
+
+def _module():
+    """The loaded kernel module (built once per machine, loaded once per process into ``sys.modules``)."""
+    module = sys.modules.get(_MODULE_NAME)
+    if module is None:
+        try:
+            module = _load()
+        except NativeUnavailableError as exc:  # remembered in the module table, as a failed import would be
+            module = types.ModuleType(_MODULE_NAME, "robodyn's generic kernels: unavailable")
+            module.error = str(exc)
+        module = sys.modules.setdefault(_MODULE_NAME, module)
+    error = getattr(module, "error", None)
+    if error is not None:
+        raise NativeUnavailableError(error)
+    return module
+
+
 def _load():
-    """Build (once per machine) and load (once per process) the kernel library."""
-    with _LOCK:
-        if _LIBRARY:
-            return _LIBRARY[0]
-        import cffi
+    """Build the library into the cache when needed (with POSIX threads where the system has them), verify, and
+    load it."""
+    from robodyn.symbolic.codegen.build import _python_flags, cache_dir, find_compiler
 
-        from robodyn.symbolic.codegen.build import _python_flags, cache_dir, find_compiler
-
-        try:
-            compiler = find_compiler()
-        except RobodynError as exc:
-            raise NativeUnavailableError(str(exc)) from None
-        source = _source()
-        flags = list(_FLAGS) + _python_flags()  # with Python's headers: also the module rdgeneric (single states)
-        version = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
-        key = hashlib.sha256("\0".join([source, " ".join(flags), version]).encode()).hexdigest()[:24]
+    try:
+        compiler = find_compiler()
         folder = Path(cache_dir())
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise NativeUnavailableError(f"cache folder {str(folder)!r} cannot be created ({exc.strerror}); "
-                                         "set ROBODYN_CACHE to a writable folder") from None
+    except RobodynError as exc:
+        raise NativeUnavailableError(str(exc)) from None
+    python = [f for f in _python_flags() if f != "-DRD_PYTHON"]
+    if not python:
+        raise NativeUnavailableError("Python's C headers (Python.h) are not installed; robodyn's generic kernels "
+                                     "are a Python extension module (install the python3-dev package)")
+    source = _source()
+    version = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
+    errors = []
+    for threads in (["-DRD_THREADS", "-pthread"], []):
+        flags = list(_FLAGS) + threads + python
+        key = hashlib.sha256("\0".join([source, " ".join(flags), version]).encode()).hexdigest()[:24]
         lib_path, sum_path = folder / f"rdgeneric_{key}.so", folder / f"rdgeneric_{key}.sha256"
+        failed = folder / f"rdgeneric_{key}.failed"
+        if failed.exists():  # this compiler cannot build it with these flags (e.g. no POSIX threads): the next flags
+            errors.append(failed.read_text(encoding="utf-8", errors="replace"))
+            continue
         if not _verified(lib_path, sum_path):
-            with tempfile.TemporaryDirectory(dir=folder) as tmp:
-                c_file, out = Path(tmp) / "kernels.c", Path(tmp) / "kernels.so"
-                c_file.write_text(source, encoding="utf-8")
-                proc = subprocess.run([compiler, *flags, str(c_file), "-o", str(out), "-lm"],
-                                      capture_output=True, text=True)
-                if proc.returncode != 0:
-                    raise NativeUnavailableError(f"{compiler} failed on robodyn's generic kernels:\n{proc.stderr[-2000:]}")
-                digest = hashlib.sha256(out.read_bytes()).hexdigest()
-                (Path(tmp) / "sum").write_text(digest)
-                os.replace(out, lib_path)
-                os.replace(Path(tmp) / "sum", sum_path)
-        ffi = cffi.FFI()
-        ffi.cdef(_DECLARATIONS)
-        module = None
-        if "-DRD_PYTHON" in flags:
-            loader = importlib.machinery.ExtensionFileLoader("rdgeneric", str(lib_path))
-            spec = importlib.util.spec_from_file_location("rdgeneric", str(lib_path), loader=loader)
-            module = importlib.util.module_from_spec(spec)
-            loader.exec_module(module)
-        _LIBRARY.append((ffi, ffi.dlopen(str(lib_path))))
-        _MODULE.append(module)
-        return _LIBRARY[0]
+            error = _build(compiler, flags, source, folder, lib_path, sum_path)
+            if error is not None:
+                failed.write_text(error, encoding="utf-8")
+                errors.append(error)
+                continue
+        loader = importlib.machinery.ExtensionFileLoader(_MODULE_NAME, str(lib_path))
+        spec = importlib.util.spec_from_file_location(_MODULE_NAME, str(lib_path), loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        return module
+    raise NativeUnavailableError(f"{compiler} failed on robodyn's generic kernels:\n{errors[-1][-2000:]}")
+
+
+def _build(compiler: str, flags: list, source: str, folder: Path, lib_path: Path, sum_path: Path) -> str | None:
+    """Compile into the cache (atomic renames); the compiler's messages when it fails."""
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        c_file, out = Path(tmp) / "kernels.c", Path(tmp) / "kernels.so"
+        c_file.write_text(source, encoding="utf-8")
+        proc = subprocess.run([compiler, *flags, f"-DRD_MODULE={_MODULE_SHORT}", str(c_file), "-o", str(out), "-lm"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            return proc.stderr or f"exit status {proc.returncode}"
+        digest = hashlib.sha256(out.read_bytes()).hexdigest()
+        (Path(tmp) / "sum").write_text(digest)
+        os.replace(out, lib_path)
+        os.replace(Path(tmp) / "sum", sum_path)
+    return None
 
 
 def _verified(lib_path: Path, sum_path: Path) -> bool:
@@ -128,17 +143,17 @@ def _verified(lib_path: Path, sum_path: Path) -> bool:
 
 
 def available() -> bool:
-    """True when the generic kernels are built (or can be built) and loaded on this machine (tried once)."""
-    if _LIBRARY:
-        return True
-    if _UNAVAILABLE:
-        return False
+    """True when the generic kernels are built (or can be built) and loaded in this process (tried once)."""
     try:
-        _load()
-    except NativeUnavailableError as exc:
-        _UNAVAILABLE.append(str(exc))
+        _module()
+    except NativeUnavailableError:
         return False
     return True
+
+
+def threaded() -> bool:
+    """True when the loaded kernels split batches over threads (POSIX threads); False when they run serially."""
+    return bool(_module().threaded())
 
 
 def takes_batch(dtype, batch: tuple[int, ...]) -> bool:
@@ -150,79 +165,39 @@ def takes_batch(dtype, batch: tuple[int, ...]) -> bool:
     return os.environ.get("ROBODYN_NATIVE", "").strip() != "0" and available()
 
 
-class _Model:
-    """The robot as the C struct ``rd_model`` (arrays kept alive by this object)."""
-
-    def __init__(self, ffi, robot: Robot):
-        nf = robot.nf
-        self.arrays = self.arrays_of(robot)
-        self.struct = ffi.new("rd_model *")
-        self.struct.nf, self.struct.n = nf, robot.n
-        for name, a in self.arrays.items():
-            setattr(self.struct, name, ffi.cast("const int *" if a.dtype == np.int32 else "const double *",
-                                                ffi.from_buffer(a)))
-
-    @staticmethod
-    def arrays_of(robot: Robot) -> dict:
-        """The fields of rd_model as contiguous int32 / float64 arrays."""
-        nf = robot.nf
-        joint = np.full(nf, -1, dtype=np.int32)
-        joint[robot.joint_frames] = np.arange(robot.n, dtype=np.int32)
-        cg, sg, ca, sa = np.cos(robot.gamma), np.sin(robot.gamma), np.cos(robot.alpha), np.sin(robot.alpha)
-        zero = np.zeros(nf)
-        # Rot(z, γ) Rot(x, α), with round-off around 0 and ±1 snapped as the NumPy path does (cos(π/2) = 0)
-        RA = np.stack([cg, -sg * ca, sg * sa, sg, cg * ca, -cg * sa, zero, sa, ca], -1)
-        for exact in (0.0, 1.0, -1.0):
-            RA[np.abs(RA - exact) < 1e-15] = exact
-        pA = np.stack([robot.d * cg, robot.d * sg, robot.b], -1)
-        arrays = {
-            "parent": (robot.antecedent - 1).astype(np.int32), "sigma": robot.sigma.astype(np.int32),
-            "joint": joint, "RA": RA, "pA": pA, "theta": robot.theta, "r": robot.r, "J": robot.J,
-            "MS": robot.MS, "M": robot.M, "Ia": robot.Ia,
-        }
-        return {k: np.ascontiguousarray(v, dtype=np.int32 if v.dtype.kind == "i" else np.float64)
-                for k, v in arrays.items()}
+def _arrays_of(robot: Robot) -> dict:
+    """The fields of the C model as contiguous int32 / float64 arrays."""
+    nf = robot.nf
+    joint = np.full(nf, -1, dtype=np.int32)
+    joint[robot.joint_frames] = np.arange(robot.n, dtype=np.int32)
+    cg, sg, ca, sa = np.cos(robot.gamma), np.sin(robot.gamma), np.cos(robot.alpha), np.sin(robot.alpha)
+    zero = np.zeros(nf)
+    # Rot(z, γ) Rot(x, α), with round-off around 0 and ±1 snapped as the NumPy path does (cos(π/2) = 0)
+    RA = np.stack([cg, -sg * ca, sg * sa, sg, cg * ca, -cg * sa, zero, sa, ca], -1)
+    for exact in (0.0, 1.0, -1.0):
+        RA[np.abs(RA - exact) < 1e-15] = exact
+    pA = np.stack([robot.d * cg, robot.d * sg, robot.b], -1)
+    arrays = {
+        "parent": (robot.antecedent - 1).astype(np.int32), "sigma": robot.sigma.astype(np.int32),
+        "joint": joint, "RA": RA, "pA": pA, "theta": robot.theta, "r": robot.r, "J": robot.J,
+        "MS": robot.MS, "M": robot.M, "Ia": robot.Ia,
+    }
+    return {k: np.ascontiguousarray(v, dtype=np.int32 if v.dtype.kind == "i" else np.float64)
+            for k, v in arrays.items()}
 
 
-def _run(robot: Robot, kernel: str, count: int, inputs: list, out: np.ndarray, threads: int | None, extra=()):
-    """Call ``kernel`` on ``count`` states split into chunks over threads (robodyn._threads).
-
-    ``inputs``: per-state arrays (count, ...) or (None / (array, stride) pairs for gravity); ``out``: (count, ...).
-    """
-    ffi, lib = _load()
-    model = _Model(ffi, robot)
-    fn = getattr(lib, kernel)
-    status = []
-
-    def call(lo: int, hi: int) -> None:
-        args = []
-        for item in inputs:
-            if item is None:
-                args.append(ffi.NULL)
-            elif isinstance(item, tuple):  # (gravity array, stride per state)
-                g, stride = item
-                args += [ffi.cast("const double *", ffi.from_buffer(g[lo * stride:] if stride else g)), stride]
-            else:
-                args.append(ffi.cast("const double *", ffi.from_buffer(item[lo:hi])))
-        res = fn(model.struct, hi - lo, *args, ffi.cast("double *", ffi.from_buffer(out[lo:hi])), *extra)
-        if res:
-            status.append(res)
-
-    run_chunks(count, call, threads)
-    if any(s < 0 for s in status):
-        raise MemoryError("robodyn generic kernels: out of memory")
-    if status:
-        k = min(status) - 1
-        name = robot.joint_names[robot.joint_frames[k]]
-        raise ModelError(
-            f"robot '{robot.name}', joint {name}: articulated inertia <= 0, the direct model is singular (the links "
-            "it moves are massless and its rotor inertia Ia is 0); give those links mass or the joint a rotor "
-            "inertia Ia"
-        )
-
-
-#: kinds of the single-state entry
-_SINGLE = {"inverse_dynamics": 0, "gravity_torques": 1, "inertia_matrix": 2, "forward_dynamics": 3}
+def _capsule(robot: Robot, module):
+    """The robot as the C model (a capsule holding copies of its arrays), kept in the robot's derived data."""
+    memo = robot.derived.memo
+    cap = memo.get("native_model")
+    if cap is None:
+        m = _arrays_of(robot)
+        jf = robot.joint_frames
+        ints = np.concatenate([[robot.nf, robot.n], m["parent"], m["sigma"], m["joint"]]).astype(np.int32)
+        doubles = np.concatenate([m[k].reshape(-1) for k in ("RA", "pA", "theta", "r", "J", "MS", "M", "Ia")]
+                                 + [robot.Fc[jf], robot.Fv[jf], robot.Foff[jf]]).astype(np.float64)
+        cap = memo["native_model"] = module.model(ints, doubles)
+    return cap
 
 
 def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
@@ -237,15 +212,13 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     if not isinstance(robot, Robot) or os.environ.get("ROBODYN_NATIVE", "").strip() == "0" or \
             (kind in ("inverse_dynamics", "forward_dynamics") and (b is None or c is None)):
         return None
-    if (not _MODULE and not available()) or _MODULE[0] is None:
-        return None
     memo = robot.derived.memo
     cap = memo.get("native_single")
     if cap is None:
-        if np.any(robot.Fst != 0):
+        if np.any(robot.Fst != 0) or not available():
             memo["native_single"] = cap = False
         else:
-            cap = memo["native_single"] = _pack(robot)
+            cap = memo["native_single"] = _capsule(robot, _module())
     if cap is False:
         return None
     n = robot.n
@@ -253,39 +226,81 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     g = memo.get("native_gravity")
     if g is None:
         g = memo["native_gravity"] = np.array(robot.gravity, dtype=np.float64)
-    code = _MODULE[0].single(cap, _SINGLE[kind], q, q if b is None else b, q if c is None else c,
-                             g if gravity is None else gravity, out)
+    code = sys.modules[_MODULE_NAME].single(cap, _KINDS.index(kind), q, q if b is None else b, q if c is None else c,
+                                            g if gravity is None else gravity, out)
     return out if code == 0 else None
 
 
-def _pack(robot: Robot):
-    """The robot as a capsule of the single-state entry (copied arrays; see kernels.c)."""
-    m = _Model.arrays_of(robot)
-    jf = robot.joint_frames
-    ints = np.concatenate([[robot.nf, robot.n], m["parent"], m["sigma"], m["joint"]]).astype(np.int32)
-    doubles = np.concatenate([m[k].reshape(-1) for k in ("RA", "pA", "theta", "r", "J", "MS", "M", "Ia")]
-                             + [robot.Fc[jf], robot.Fv[jf], robot.Foff[jf]]).astype(np.float64)
-    return _MODULE[0].model(ints, doubles)
-
-
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
-    return np.ascontiguousarray(a.reshape((-1,) + tail), dtype=np.float64)
+    """(count, *tail) float64 C-contiguous (a copy only when ``a`` is not already that)."""
+    return np.ascontiguousarray(a, dtype=np.float64).reshape((-1,) + tail)
 
 
-def _gravity(robot: Robot, gravity, batch: tuple[int, ...]):
-    """(array, stride): one vector for all states (stride 0) or one per state (stride 3)."""
-    if gravity is None:
-        return np.ascontiguousarray(robot.gravity, dtype=np.float64), 0
-    g = as_real_array("gravity", gravity)
-    if g.shape == (3,):
-        return check_array("gravity", g, (3,), (), np.float64).copy(), 0
-    return _flat(check_array("gravity", g, (3,), batch, np.float64), (3,)).reshape(-1), 3  # flat: offset lo * 3
+def _gravity_block(robot: Robot, checked, batch: tuple[int, ...]) -> np.ndarray:
+    """Gravity for the C entry: (3,) for every state, or (count, 3) when it varies per state."""
+    if checked is None:
+        return np.ascontiguousarray(robot.gravity, dtype=np.float64)
+    if not any(checked.strides[:len(batch)]):  # one vector broadcast over the batch
+        return np.ascontiguousarray(checked[(0,) * len(batch)], dtype=np.float64)
+    return _flat(checked, (3,))
 
 
-def _wrenches(robot: Robot, wrenches, batch: tuple[int, ...]):
-    if wrenches is None:
-        return None
-    return _flat(check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64), (robot.nf, 6))
+def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction: bool = True,
+                threads: int | None = None) -> np.ndarray:
+    """``kind`` on a batch already checked by :func:`robodyn._arrays.joint_arrays` (``a``: its arrays, float64,
+    with "gravity" / "wrenches" when given); the default algorithms call this for large float64 batches.
+
+    ``friction``: Γ_f of [9.26]–[9.28] added to the inverse dynamics / subtracted from the torque of the direct
+    dynamics, or the regressor's friction columns. Returns float64 batch + (n,), (n, n) or (n, p).
+    """
+    module = _module()
+    n, nf = robot.n, robot.nf
+    count = int(np.prod(batch, dtype=np.int64))
+    code = _KINDS.index(kind)
+    stribeck = kind in ("inverse_dynamics", "forward_dynamics") and friction and bool(np.any(robot.Fst != 0))
+    if kind == "inverse_dynamics":
+        names, tail = ("q", "qd", "qdd"), (n,)
+    elif kind == "forward_dynamics":
+        names, tail = ("q", "qd", "tau"), (n,)
+    elif kind == "regressor":
+        names, tail = ("q", "qd", "qdd"), (n, 11 * nf + (3 * n if friction else 0))
+    else:
+        names, tail = ("q",), (n, n) if kind == "inertia_matrix" else (n,)
+    if count == 0:
+        return np.empty(batch + tail)
+    ins = [_flat(a[k], (n,)) for k in names]
+    if stribeck:  # the C entry has no Stribeck term: the whole friction law in NumPy
+        from robodyn.dynamics.newton_euler import friction_of
+
+        if kind == "forward_dynamics":
+            ins[2] = _flat(ins[2] - friction_of(robot, ins[1]), (n,))
+    ins += [None] * (3 - len(ins))
+    g = None if kind == "inertia_matrix" else _gravity_block(robot, a.get("gravity"), batch)
+    W = a.get("wrenches")
+    W = None if W is None else _flat(W, (nf, 6))
+    out = np.empty((count,) + tail)
+    status = module.batch(_capsule(robot, module), code, thread_count(threads), friction and not stribeck, *ins, g, W, out)
+    if status == -1:
+        raise RuntimeError(f"robodyn generic kernels: inconsistent buffers for {kind}")  # a bug, not an input error
+    if status == -3:
+        raise MemoryError("robodyn generic kernels: out of memory")
+    if status > 0:
+        name = robot.joint_names[robot.joint_frames[status - 1]]
+        raise ModelError(
+            f"robot '{robot.name}', joint {name}: articulated inertia <= 0, the direct model is singular (the links "
+            "it moves are massless and its rotor inertia Ia is 0); give those links mass or the joint a rotor "
+            "inertia Ia"
+        )
+    if stribeck and kind == "inverse_dynamics":
+        from robodyn.dynamics.newton_euler import friction_of
+
+        out += friction_of(robot, ins[1])
+    if status == -2 or (stribeck and not np.all(np.isfinite(out))):
+        raise NumericOverflowError(
+            f"{kind}: the result is not finite (floating-point overflow in float64, largest "
+            f"{np.finfo(np.float64).max:.3g}) although every input is finite; some input is too large (e.g. a velocity "
+            "of 1e155), give values of physical size")
+    return out.reshape(batch + tail)
 
 
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, threads: int | None = None) -> np.ndarray:
@@ -296,17 +311,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, thre
     (..., nf, 6) exerted by link j on the environment, in R_j; gravity (3,) or (..., 3) in R_0 (m/s²).
     Returns float64 (..., n).
     """
-    from robodyn import friction_torques
-
-    _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
-    n = robot.n
-    count = int(np.prod(batch, dtype=np.int64))
-    out = np.empty((count, n))
-    ins = [_flat(a[k], (n,)) for k in ("q", "qd", "qdd")]
-    _run(robot, "rd_rnea", count, ins + [_gravity(robot, gravity, batch), _wrenches(robot, wrenches, batch)], out,
-         threads)
-    return finite_result("inverse_dynamics",
-                         out.reshape(batch + (n,)) + friction_torques(robot, a["qd"].astype(np.float64)))
+    _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
+    return run_checked(robot, "inverse_dynamics", batch, a, threads=threads)
 
 
 def gravity_torques(robot: Robot, q, gravity=None, threads: int | None = None) -> np.ndarray:
@@ -314,12 +320,8 @@ def gravity_torques(robot: Robot, q, gravity=None, threads: int | None = None) -
 
     q (..., n) → (..., n) float64 (N m | N).
     """
-    _, batch, a = joint_arrays(robot, q=q)
-    n = robot.n
-    count = int(np.prod(batch, dtype=np.int64))
-    out = np.empty((count, n))
-    _run(robot, "rd_gravity", count, [_flat(a["q"], (n,)), _gravity(robot, gravity, batch)], out, threads)
-    return finite_result("gravity_torques", out.reshape(batch + (n,)))
+    _, batch, a = joint_arrays(robot, q=q, gravity=gravity)
+    return run_checked(robot, "gravity_torques", batch, a, threads=threads)
 
 
 def inertia_matrix(robot: Robot, q, threads: int | None = None) -> np.ndarray:
@@ -328,11 +330,7 @@ def inertia_matrix(robot: Robot, q, threads: int | None = None) -> np.ndarray:
     q (..., n) → (..., n, n) float64.
     """
     _, batch, a = joint_arrays(robot, q=q)
-    n = robot.n
-    count = int(np.prod(batch, dtype=np.int64))
-    out = np.zeros((count, n, n))
-    _run(robot, "rd_crba", count, [_flat(a["q"], (n,))], out, threads)
-    return finite_result("inertia_matrix", out.reshape(batch + (n, n)))
+    return run_checked(robot, "inertia_matrix", batch, a, threads=threads)
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, threads: int | None = None) -> np.ndarray:
@@ -345,18 +343,8 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, thre
     ModelError
         A singular model (a joint that moves only massless links and has no rotor inertia).
     """
-    from robodyn import friction_torques
-
-    _, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
-    n = robot.n
-    count = int(np.prod(batch, dtype=np.int64))
-    qd64 = a["qd"].astype(np.float64)
-    rhs = _flat(a["tau"] - friction_torques(robot, qd64), (n,))
-    out = np.empty((count, n))
-    ins = [_flat(a["q"], (n,)), _flat(qd64, (n,)), rhs]
-    _run(robot, "rd_aba", count, ins + [_gravity(robot, gravity, batch), _wrenches(robot, wrenches, batch)], out,
-         threads)
-    return finite_result("forward_dynamics", out.reshape(batch + (n,)))
+    _, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
+    return run_checked(robot, "forward_dynamics", batch, a, threads=threads)
 
 
 def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, threads: int | None = None) -> np.ndarray:
@@ -365,22 +353,9 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, thr
     Same columns as :func:`robodyn.regressor` (11 per frame: XX XY XZ YY YZ ZZ MX MY MZ M Ia, then Fc Fv Foff
     per joint with ``friction=True``). q, qd, qdd (..., n) → (..., n, 11 nf [+ 3 n]) float64.
     """
-    _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
-    n, nf = robot.n, robot.nf
-    count = int(np.prod(batch, dtype=np.int64))
-    cols = 11 * nf + (3 * n if friction else 0)
-    out = np.zeros((count, n, cols))
-    ins = [_flat(a[k], (n,)) for k in ("q", "qd", "qdd")]
-    _run(robot, "rd_regressor", count, ins + [_gravity(robot, gravity, batch)], out, threads, extra=(cols,))
-    k = np.arange(n)
-    out[:, k, 11 * robot.joint_frames + 10] = _flat(a["qdd"], (n,))
-    if friction:
-        qd64 = _flat(a["qd"], (n,))
-        out[:, k, 11 * nf + 3 * k] = np.sign(qd64)
-        out[:, k, 11 * nf + 3 * k + 1] = qd64
-        out[:, k, 11 * nf + 3 * k + 2] = 1.0
-    return finite_result("regressor", out.reshape(batch + (n, cols)))
+    _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
+    return run_checked(robot, "regressor", batch, a, friction=bool(friction), threads=threads)
 
 
-__all__ = ["MIN_BATCH", "NativeUnavailableError", "available", "takes_batch", "forward_dynamics", "gravity_torques", "inertia_matrix",
-           "inverse_dynamics", "regressor"]
+__all__ = ["MIN_BATCH", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
+           "inertia_matrix", "inverse_dynamics", "regressor", "run_checked", "takes_batch", "threaded"]

@@ -1,28 +1,65 @@
 /* robodyn generic kernels: the recursive algorithms for any robot, compiled once per machine.
  *
- * Every function evaluates one algorithm on a block of `count` states; the robot is plain data
+ * Every algorithm evaluates blocks of RD_LANES = 4 states side by side: each state-dependent scalar of the
+ * recursion is a GCC/Clang vector of 4 doubles (one lane per state), so that the compiler computes the states
+ * with SIMD instructions (an AVX2 clone is selected at load time where the CPU has it).  Lane arithmetic is
+ * IEEE element by element, so a state's result does not depend on its lane or block.  A last, partial block
+ * repeats its last state in the unused lanes, whose results are not stored.  The robot is plain data
  * (rd_model).  Frames are numbered 0..nf-1 here (frame j of Khalil & Dombre is index j-1) and
- * parent[i] = a(j) - 1, -1 for the base.  Vectors of one frame are expressed in that frame,
- * about its origin O_j.  Spatial 6-vectors inside this file are [angular; linear] (Featherstone's
- * order); the wrench rows given by the caller are robodyn's [f; m], converted where read.
+ * parent[i] = a(j) - 1, -1 for the base.  Vectors of one frame are expressed in that frame, about its
+ * origin O_j.  Spatial 6-vectors inside this file are [angular; linear] (Featherstone's order); the wrench
+ * rows given by the caller are robodyn's [f; m], converted where read.
  *
  * Frame transform (Khalil-Kleinfinger):  a(j)T_j = Rot(z,g) Trans(z,b) Rot(x,al) Trans(x,d) Rot(z,th) Trans(z,r)
  *   with the constant part RA = Rz(g) Rx(al), pA = (d cos g, d sin g, b) given by the caller:
  *   R = a(j)R_j = RA Rz(th),   p = a(j)P_j = pA + r RA e3.
  *
- * The functions return 0, or k + 1 when joint variable k is singular (articulated inertia <= 0).
+ * Threads: the blocks of a call are shared by the calling thread and helper threads started for the call
+ * (POSIX threads, built with -DRD_THREADS -pthread; serial otherwise): see rd_run.
  *
- * With -DRD_PYTHON the library is also the CPython module rdgeneric, whose single() evaluates one state from
- * 1-D float64 buffers with the friction of Khalil & Dombre [9.26]-[9.28] (no Stribeck term), for low-latency
- * single calls. */
+ * The library is the CPython extension module RD_MODULE (its name carries a hash of this source):
+ *   model(ints, doubles) -> capsule        the robot (see rd_py_model)
+ *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code   many states, GIL released
+ *   single(capsule, kind, a, b, c, g, out) -> code                               one state, low latency */
 
-#ifdef RD_PYTHON
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if !defined(__GNUC__)
+#error "robodyn's generic kernels use GCC/Clang vector extensions"
+#endif
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+#ifdef RD_THREADS
+#include <pthread.h>
+#endif
+#ifndef RD_MODULE
+#define RD_MODULE rdgeneric
+#endif
+#define RD_CAT2(a, b) a##b
+#define RD_CAT(a, b) RD_CAT2(a, b)
+#define RD_STR2(a) #a
+#define RD_STR(a) RD_STR2(a)
+
+#if defined(__x86_64__) && defined(__linux__)
+#define RD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define RD_CLONES
+#endif
+#define RD_INLINE static inline __attribute__((always_inline))
+
+#define RD_LANES 4
+typedef double real __attribute__((vector_size(RD_LANES * sizeof(double))));
+typedef long long lmask __attribute__((vector_size(RD_LANES * sizeof(double))));
+
+/* results of a block / of a call */
+#define RD_NONFINITE (-2)
+#define RD_NOMEM (-3)
 
 typedef struct {
     int nf, n;
@@ -37,216 +74,309 @@ typedef struct {
     const double *MS;    /* nf*3 */
     const double *M;     /* nf */
     const double *Ia;    /* nf */
+    const double *Fc, *Fv, *Foff;   /* n: friction of [9.26]-[9.28] without the Stribeck term */
 } rd_model;
 
-/* ---- 3-vector helpers --------------------------------------------------------------------- */
-static void cross(const double *a, const double *b, double *out) {
-    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
+/* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
+ * state or NULL; out per state at + s*out_size.  friction: add (rnea) / subtract (aba) Γ_f, or write the
+ * friction columns (regressor). */
+typedef struct {
+    const rd_model *m;
+    long count;
+    const double *q, *qd, *x, *g, *wrench;
+    long g_stride, cols;
+    double *out;
+    int friction;
+} rd_job;
+
+/* ---- lanes -------------------------------------------------------------------------------------------- */
+RD_INLINE real splat(double x) { real v = {x, x, x, x}; return v; }
+RD_INLINE real vabs(real x) {
+    lmask m = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+    return (real)((lmask)x & m);
+}
+RD_INLINE real vsign(real x) {   /* sign(x) lane by lane: comparisons give -1 (true) or 0 */
+    return __builtin_convertvector(x < 0.0, real) - __builtin_convertvector(x > 0.0, real);
+}
+RD_INLINE real vselect(lmask m, real a, real b) { return (real)((m & (lmask)a) | (~m & (lmask)b)); }
+
+/* in[k][l] = a[s_l * stride + k] for k < width, s_l = s0 + l clamped to the last state */
+RD_INLINE void load_lanes(const double *a, long s0, long count, long stride, int width, real *in) {
+    const double *row[RD_LANES];
+    for (int l = 0; l < RD_LANES; l++) row[l] = a + (s0 + l < count ? s0 + l : count - 1) * stride;
+    for (int k = 0; k < width; k++) {
+        real v = {row[0][k], row[1][k], row[2][k], row[3][k]};
+        in[k] = v;
+    }
+}
+RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long width, const real *v) {
+    for (int l = 0; l < RD_LANES && s0 + l < count; l++) {
+        double *row = a + (s0 + l) * stride;
+        for (long k = 0; k < width; k++) row[k] = v[k][l];
+    }
+}
+/* 0 in every lane when every value is finite (x * 0 is NaN for ±inf and NaN) */
+RD_INLINE int all_finite(const real *v, long width) {
+    real acc = splat(0.0);
+    for (long k = 0; k < width; k++) acc += v[k] * 0.0;
+    return acc[0] == 0.0 && acc[1] == 0.0 && acc[2] == 0.0 && acc[3] == 0.0;
+}
+
+/* sin and cos of every lane: the argument reduction x = k π/2 + r with π/2 split in three parts (exact
+ * products for |k| < 2^20) and fdlibm's minimax kernels on |r| <= π/4, branch-free; libm for |x| >= 1e5. */
+RD_INLINE real ksin(real r, real z) {
+    return r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03 + z * (-1.98412698298579493134e-04
+           + z * (2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))));
+}
+RD_INLINE real kcos(real z) {
+    real hz = 0.5 * z, w = 1.0 - hz;
+    return w + (((1.0 - w) - hz) + z * z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03
+           + z * (2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
+           + z * -1.13596475577881948265e-11))))));
+}
+RD_INLINE void vsincos(real x, real *s, real *c) {
+    real ax = vabs(x);
+    if (!(ax[0] < 1e5 && ax[1] < 1e5 && ax[2] < 1e5 && ax[3] < 1e5)) {
+        for (int l = 0; l < RD_LANES; l++) { (*s)[l] = sin(x[l]); (*c)[l] = cos(x[l]); }
+        return;
+    }
+    const double magic = 6755399441055744.0;  /* 1.5 * 2^52: adding it rounds to an integer */
+    real k = (x * 0.63661977236758134308 + magic) - magic;
+    real r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
+    real z = r * r, vs = ksin(r, z), vc = kcos(z);
+    lmask n = __builtin_convertvector(k, lmask);
+    lmask odd = (n & 1) != 0;
+    real sv = vselect(odd, vc, vs), cv = vselect(odd, vs, vc);
+    *s = (real)((lmask)sv ^ ((n & 2) << 62));
+    *c = (real)((lmask)cv ^ (((n + 1) & 2) << 62));
+}
+
+/* ---- 3-vectors of lanes ------------------------------------------------------------------------------- */
+RD_INLINE void cross(const real *a, const real *b, real *out) {
+    real x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
     out[0] = x; out[1] = y; out[2] = z;
 }
-static void mat_vec(const double *A, const double *v, double *out) {      /* out = A v */
-    double x = A[0] * v[0] + A[1] * v[1] + A[2] * v[2];
-    double y = A[3] * v[0] + A[4] * v[1] + A[5] * v[2];
-    double z = A[6] * v[0] + A[7] * v[1] + A[8] * v[2];
+RD_INLINE void ccross(const double *a, const real *b, real *out) {        /* constant a */
+    real x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
     out[0] = x; out[1] = y; out[2] = z;
 }
-static void mat_t_vec(const double *A, const double *v, double *out) {    /* out = A^T v */
-    double x = A[0] * v[0] + A[3] * v[1] + A[6] * v[2];
-    double y = A[1] * v[0] + A[4] * v[1] + A[7] * v[2];
-    double z = A[2] * v[0] + A[5] * v[1] + A[8] * v[2];
+RD_INLINE void mat_vec(const real *A, const real *v, real *out) {         /* out = A v */
+    real x = A[0] * v[0] + A[1] * v[1] + A[2] * v[2];
+    real y = A[3] * v[0] + A[4] * v[1] + A[5] * v[2];
+    real z = A[6] * v[0] + A[7] * v[1] + A[8] * v[2];
     out[0] = x; out[1] = y; out[2] = z;
 }
-static void mat_mul(const double *A, const double *B, double *out) {      /* out = A B (3x3) */
-    double t[9];
+RD_INLINE void cmat_vec(const double *A, const real *v, real *out) {      /* constant A */
+    real x = A[0] * v[0] + A[1] * v[1] + A[2] * v[2];
+    real y = A[3] * v[0] + A[4] * v[1] + A[5] * v[2];
+    real z = A[6] * v[0] + A[7] * v[1] + A[8] * v[2];
+    out[0] = x; out[1] = y; out[2] = z;
+}
+RD_INLINE void mat_t_vec(const real *A, const real *v, real *out) {       /* out = A^T v */
+    real x = A[0] * v[0] + A[3] * v[1] + A[6] * v[2];
+    real y = A[1] * v[0] + A[4] * v[1] + A[7] * v[2];
+    real z = A[2] * v[0] + A[5] * v[1] + A[8] * v[2];
+    out[0] = x; out[1] = y; out[2] = z;
+}
+RD_INLINE void mat_mul(const real *A, const real *B, real *out) {         /* out = A B (3x3) */
+    real t[9];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             t[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
     memcpy(out, t, sizeof t);
 }
-static void mat_mul_t(const double *A, const double *B, double *out) {    /* out = A B^T */
-    double t[9];
+RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {       /* out = A B^T */
+    real t[9];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             t[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
     memcpy(out, t, sizeof t);
 }
-static void skew(const double *v, double *S) {
-    S[0] = 0; S[1] = -v[2]; S[2] = v[1];
-    S[3] = v[2]; S[4] = 0; S[5] = -v[0];
-    S[6] = -v[1]; S[7] = v[0]; S[8] = 0;
-}
 
 /* a(j)R_j and a(j)P_j of frame i for joint value qi (ignored on fixed frames). */
-static void frame_transform(const rd_model *m, int i, double qi, double *R, double *p) {
+RD_INLINE void frame_transform(const rd_model *m, int i, real qi, real *R, real *p) {
     const double *RA = m->RA + 9 * i, *pA = m->pA + 3 * i;
-    double th = m->theta[i] + (m->sigma[i] == 0 ? qi : 0.0);
-    double r = m->r[i] + (m->sigma[i] == 1 ? qi : 0.0);
-    double c = cos(th), s = sin(th);
+    real th = m->sigma[i] == 0 ? m->theta[i] + qi : splat(m->theta[i]);
+    real r = m->sigma[i] == 1 ? m->r[i] + qi : splat(m->r[i]);
+    real c, s;
+    vsincos(th, &s, &c);
     for (int row = 0; row < 3; row++) {
         R[3 * row] = c * RA[3 * row] + s * RA[3 * row + 1];
         R[3 * row + 1] = -s * RA[3 * row] + c * RA[3 * row + 1];
-        R[3 * row + 2] = RA[3 * row + 2];
+        R[3 * row + 2] = splat(RA[3 * row + 2]);
         p[row] = pA[row] + r * RA[3 * row + 2];
     }
 }
+RD_INLINE real joint_value(const rd_model *m, int i, const real *Q) {
+    return m->joint[i] >= 0 ? Q[m->joint[i]] : splat(0.0);
+}
+RD_INLINE real friction_of(const rd_model *m, int k, real qd) {   /* Γ_f of [9.26]-[9.28], no Stribeck term */
+    return m->Fc[k] * vsign(qd) + m->Fv[k] * qd + m->Foff[k];
+}
 
-/* Forward recursion [9.84]-[9.90] for one state: w, wd, Vd of every frame (V̇_0 = -g, [9.80]). */
-static void forward_recursion(const rd_model *m, const double *q, const double *qd, const double *qdd,
-                              const double *g, double *R, double *p, double *w, double *wd, double *Vd) {
+/* Forward recursion [9.84]-[9.90]: w, wd, Vd of every frame (V̇_0 = -g, [9.80]). */
+RD_INLINE void forward_recursion(const rd_model *m, const real *Q, const real *QD, const real *QDD, const real *G,
+                                 real *R, real *p, real *w, real *wd, real *Vd) {
     for (int i = 0; i < m->nf; i++) {
         int a = m->parent[i], k = m->joint[i];
-        double *Ri = R + 9 * i, *pi = p + 3 * i, *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i;
-        frame_transform(m, i, k >= 0 ? q[k] : 0.0, Ri, pi);
-        double wa[3] = {0, 0, 0}, wda[3] = {0, 0, 0}, Vda[3] = {-g[0], -g[1], -g[2]};
-        if (a >= 0) {
-            memcpy(wa, w + 3 * a, sizeof wa); memcpy(wda, wd + 3 * a, sizeof wda); memcpy(Vda, Vd + 3 * a, sizeof Vda);
-        }
-        double t[3], u[3];
+        real *Ri = R + 9 * i, *pi = p + 3 * i, *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i;
+        frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
+        real zero[3] = {{0}, {0}, {0}}, minus_g[3] = {-G[0], -G[1], -G[2]};
+        const real *wa = a >= 0 ? w + 3 * a : zero, *wda = a >= 0 ? wd + 3 * a : zero,
+                   *Vda = a >= 0 ? Vd + 3 * a : minus_g;
+        real t[3], u[3];
         cross(wda, pi, t); cross(wa, pi, u); cross(wa, u, u);           /* U_a P_j = ω̇ × P + ω × (ω × P) */
         for (int c = 0; c < 3; c++) t[c] += Vda[c] + u[c];
         mat_t_vec(Ri, t, Vdi);                                           /* [9.86] */
         mat_t_vec(Ri, wa, wi);                                           /* jω_{a(j)} */
         mat_t_vec(Ri, wda, wdi);
         if (m->sigma[i] == 0) {                                          /* [9.84], [9.85] */
-            wdi[0] += wi[1] * qd[k]; wdi[1] -= wi[0] * qd[k]; wdi[2] += qdd[k];
-            wi[2] += qd[k];
+            wdi[0] += wi[1] * QD[k]; wdi[1] -= wi[0] * QD[k]; wdi[2] += QDD[k];
+            wi[2] += QD[k];
         } else if (m->sigma[i] == 1) {                                   /* [9.86]: q̈ z + 2 ω × q̇ z */
-            Vdi[0] += 2.0 * wi[1] * qd[k]; Vdi[1] -= 2.0 * wi[0] * qd[k]; Vdi[2] += qdd[k];
+            Vdi[0] += 2.0 * wi[1] * QD[k]; Vdi[1] -= 2.0 * wi[0] * QD[k]; Vdi[2] += QDD[k];
         }
     }
 }
 
 /* Backward recursion [9.91]-[9.93]: the wrenches f, mo of every link (about O_j in R_j) summed from the leaves
  * to the base (children have larger indices), and each joint's torque, its axis component [9.93] (+ Ia q̈ when
- * qdd is given). f and mo are overwritten with the wrenches transmitted by the joints. */
-static void backward_recursion(const rd_model *m, const double *R, const double *p, double *f, double *mo,
-                               const double *qdd, double *tau) {
+ * QDD is given). */
+RD_INLINE void backward_recursion(const rd_model *m, const real *R, const real *p, real *f, real *mo,
+                                  const real *QDD, real *T) {
     for (int i = m->nf - 1; i >= 0; i--) {
         int a = m->parent[i], k = m->joint[i];
-        double *fi = f + 3 * i, *mi = mo + 3 * i;
-        if (k >= 0) tau[k] = (m->sigma[i] == 0 ? mi[2] : fi[2]) + (qdd ? m->Ia[i] * qdd[k] : 0.0);
+        real *fi = f + 3 * i, *mi = mo + 3 * i;
+        if (k >= 0) T[k] = (m->sigma[i] == 0 ? mi[2] : fi[2]) + (QDD ? m->Ia[i] * QDD[k] : splat(0.0));
         if (a >= 0) {
-            double Rf[3], Rm[3], pf[3];
+            real Rf[3], Rm[3], pf[3];
             mat_vec(R + 9 * i, fi, Rf); mat_vec(R + 9 * i, mi, Rm); cross(p + 3 * i, Rf, pf);
             for (int c = 0; c < 3; c++) { f[3 * a + c] += Rf[c]; mo[3 * a + c] += Rm[c] + pf[c]; }
         }
     }
 }
 
-/* Newton-Euler inverse dynamics [9.84]-[9.94] without friction: tau = Γ_rigid + Ia q̈. */
-int rd_rnea(const rd_model *m, long count, const double *q, const double *qd, const double *qdd,
-            const double *g, long g_stride, const double *wrench, double *tau) {
+/* Newton-Euler inverse dynamics [9.84]-[9.94]: Γ_rigid + Ia q̈ (+ Γ_f with friction). */
+static long rnea_work(const rd_model *m) { return 27 * (long)m->nf + 4 * (long)m->n + 3 + 6; }
+RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    double *work = malloc(sizeof(double) * 27 * (size_t)nf);
-    if (!work) return -1;
-    double *R = work, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf,
-           *f = Vd + 3 * nf, *mo = f + 3 * nf;
-    for (long s = 0; s < count; s++) {
-        const double *qs = q + s * n, *qds = qd + s * n, *qdds = qdd + s * n;
-        forward_recursion(m, qs, qds, qdds, g + s * g_stride, R, p, w, wd, Vd);
-        for (int i = 0; i < nf; i++) {
-            const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
-            double *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i, t[3], u[3];
-            cross(wi, MS, u); cross(wi, u, u); cross(wdi, MS, t);          /* [9.88] */
-            for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * Vdi[c] + t[c] + u[c];
-            mat_vec(J, wi, u); cross(wi, u, u); mat_vec(J, wdi, t);        /* [9.89] */
-            double v[3];
-            cross(MS, Vdi, v);
-            for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
-            if (wrench) {
-                const double *e = wrench + (s * nf + i) * 6;
-                for (int c = 0; c < 3; c++) { f[3 * i + c] += e[c]; mo[3 * i + c] += e[3 + c]; }
-            }
+    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
+         *mo = f + 3 * nf, *Q = mo + 3 * nf, *QD = Q + n, *QDD = QD + n, *T = QDD + n, *G = T + n, *E = G + 3;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, QDD);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
+    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
+    for (int i = 0; i < nf; i++) {
+        const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
+        real *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i, t[3], u[3], v[3];
+        real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])};
+        cross(wi, MSv, u); cross(wi, u, u); cross(wdi, MSv, t);          /* [9.88] */
+        for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * Vdi[c] + t[c] + u[c];
+        cmat_vec(J, wi, u); cross(wi, u, u); cmat_vec(J, wdi, t);        /* [9.89] */
+        ccross(MS, Vdi, v);
+        for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
+        if (job->wrench) {
+            load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
+            for (int c = 0; c < 3; c++) { f[3 * i + c] += E[c]; mo[3 * i + c] += E[3 + c]; }
         }
-        backward_recursion(m, R, p, f, mo, qdds, tau + s * n);
     }
-    free(work);
-    return 0;
+    backward_recursion(m, R, p, f, mo, QDD, T);
+    if (job->friction)
+        for (int k = 0; k < n; k++) T[k] += friction_of(m, k, QD[k]);
+    store_lanes(job->out, s0, job->count, n, n, T);
+    return all_finite(T, n) ? 0 : RD_NONFINITE;
 }
 
 /* Gravity torques Q(q) [9.8]: the Newton-Euler recursion at rest, where ω = ω̇ = 0 leaves V̇_j = jR_a V̇_a
  * (V̇_0 = -g), F_j = M_j V̇_j and N_j = MS_j × V̇_j. */
-int rd_gravity(const rd_model *m, long count, const double *q, const double *g, long g_stride, double *tau) {
+static long gravity_work(const rd_model *m) { return 21 * (long)m->nf + 2 * (long)m->n + 6; }
+RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    double *work = malloc(sizeof(double) * 21 * (size_t)nf);
-    if (!work) return -1;
-    double *R = work, *p = R + 9 * nf, *Vd = p + 3 * nf, *f = Vd + 3 * nf, *mo = f + 3 * nf;
-    for (long s = 0; s < count; s++) {
-        const double *qs = q + s * n, *gs = g + s * g_stride;
-        for (int i = 0; i < nf; i++) {
-            int a = m->parent[i], k = m->joint[i];
-            double minus_g[3] = {-gs[0], -gs[1], -gs[2]};
-            frame_transform(m, i, k >= 0 ? qs[k] : 0.0, R + 9 * i, p + 3 * i);
-            mat_t_vec(R + 9 * i, a >= 0 ? Vd + 3 * a : minus_g, Vd + 3 * i);
-            for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * Vd[3 * i + c];
-            cross(m->MS + 3 * i, Vd + 3 * i, mo + 3 * i);
-        }
-        backward_recursion(m, R, p, f, mo, NULL, tau + s * n);
+    real *R = W, *p = R + 9 * nf, *Vd = p + 3 * nf, *f = Vd + 3 * nf, *mo = f + 3 * nf, *Q = mo + 3 * nf,
+         *T = Q + n, *G = T + n;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
+    real minus_g[3] = {-G[0], -G[1], -G[2]};
+    for (int i = 0; i < nf; i++) {
+        int a = m->parent[i];
+        frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
+        mat_t_vec(R + 9 * i, a >= 0 ? Vd + 3 * a : minus_g, Vd + 3 * i);
+        for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * Vd[3 * i + c];
+        ccross(m->MS + 3 * i, Vd + 3 * i, mo + 3 * i);
     }
-    free(work);
-    return 0;
+    backward_recursion(m, R, p, f, mo, NULL, T);
+    store_lanes(job->out, s0, job->count, n, n, T);
+    return all_finite(T, n) ? 0 : RD_NONFINITE;
 }
 
-/* Composite-link inertia matrix (Khalil & Dombre Appendix 8; Featherstone's CRBA), Ia on the diagonal. */
-int rd_crba(const rd_model *m, long count, const double *q, double *A) {
+/* Inertia matrix by composite links (Khalil & Dombre Appendix 8; Featherstone's CRBA), Ia on the diagonal:
+ * the composite inertia of each subtree is summed into its antecedent ([9.12] shifts), then the wrench of a
+ * unit acceleration of joint k is carried down to each ancestor, whose axis component is A_jk. */
+static long crba_work(const rd_model *m) { return 25 * (long)m->nf + (long)m->n * m->n + m->n; }
+RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    double *work = malloc(sizeof(double) * 25 * (size_t)nf);
-    if (!work) return -1;
-    double *R = work, *p = R + 9 * nf, *Jc = p + 3 * nf, *MSc = Jc + 9 * nf, *Mc = MSc + 3 * nf;
-    for (long s = 0; s < count; s++) {
-        const double *qs = q + s * n;
-        double *As = A + s * n * n;
-        memcpy(Jc, m->J, sizeof(double) * 9 * nf);
-        memcpy(MSc, m->MS, sizeof(double) * 3 * nf);
-        memcpy(Mc, m->M, sizeof(double) * nf);
-        for (int i = 0; i < nf; i++) frame_transform(m, i, m->joint[i] >= 0 ? qs[m->joint[i]] : 0.0, R + 9 * i, p + 3 * i);
-        for (int i = nf - 1; i >= 0; i--) {      /* composite link of the subtree of i, summed into a(i) */
-            int a = m->parent[i];
-            if (a < 0) continue;
-            double *Ri = R + 9 * i, *pi = p + 3 * i, h[3], JR[9], Jr[9];
-            mat_vec(Ri, MSc + 3 * i, h);                        /* R MS */
-            mat_mul(Ri, Jc + 9 * i, JR); mat_mul_t(JR, Ri, Jr); /* R J R^T */
-            double Mi = Mc[i], ph = pi[0] * h[0] + pi[1] * h[1] + pi[2] * h[2];
-            double pp = pi[0] * pi[0] + pi[1] * pi[1] + pi[2] * pi[2];
-            /* parallel-axis shift [9.12]: J - M p̂p̂ - p̂ĥ - ĥp̂ with âb̂ = b aᵀ - (a·b) 1 */
-            for (int r = 0; r < 3; r++)
-                for (int c = 0; c < 3; c++)
-                    Jc[9 * a + 3 * r + c] += Jr[3 * r + c] - Mi * pi[r] * pi[c] - h[r] * pi[c] - pi[r] * h[c]
-                                             + (r == c ? Mi * pp + 2.0 * ph : 0.0);
-            for (int c = 0; c < 3; c++) MSc[3 * a + c] += h[c] + Mi * pi[c];
-            Mc[a] += Mi;
+    real *R = W, *p = R + 9 * nf, *Jc = p + 3 * nf, *MSc = Jc + 9 * nf, *Mc = MSc + 3 * nf, *A = Mc + nf,
+         *Q = A + (long)n * n;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    memset(A, 0, sizeof(real) * (size_t)n * n);
+    for (int i = 0; i < nf; i++) {
+        frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
+        for (int c = 0; c < 9; c++) Jc[9 * i + c] = splat(m->J[9 * i + c]);
+        for (int c = 0; c < 3; c++) MSc[3 * i + c] = splat(m->MS[3 * i + c]);
+        Mc[i] = splat(m->M[i]);
+    }
+    for (int i = nf - 1; i >= 0; i--) {      /* composite link of the subtree of i, summed into a(i) */
+        int a = m->parent[i];
+        if (a < 0) continue;
+        real *Ri = R + 9 * i, *pi = p + 3 * i, h[3], JR[9], Jr[9];
+        mat_vec(Ri, MSc + 3 * i, h);                        /* R MS */
+        mat_mul(Ri, Jc + 9 * i, JR); mat_mul_t(JR, Ri, Jr); /* R J R^T */
+        real Mi = Mc[i], ph = pi[0] * h[0] + pi[1] * h[1] + pi[2] * h[2];
+        real pp = pi[0] * pi[0] + pi[1] * pi[1] + pi[2] * pi[2];
+        /* parallel-axis shift [9.12]: J - M p̂p̂ - p̂ĥ - ĥp̂ with âb̂ = b aᵀ - (a·b) 1 */
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++)
+                Jc[9 * a + 3 * r + c] += Jr[3 * r + c] - Mi * pi[r] * pi[c] - h[r] * pi[c] - pi[r] * h[c]
+                                         + (r == c ? Mi * pp + 2.0 * ph : splat(0.0));
+        for (int c = 0; c < 3; c++) MSc[3 * a + c] += h[c] + Mi * pi[c];
+        Mc[a] += Mi;
+    }
+    for (int i = 0; i < nf; i++) {
+        int k = m->joint[i];
+        if (k < 0) continue;
+        real F[3], N[3];
+        const real *J = Jc + 9 * i, *h = MSc + 3 * i;
+        real zero = splat(0.0);
+        if (m->sigma[i] == 0) {   /* unit ω̇ about z: F = z × MS, N = J z */
+            F[0] = -h[1]; F[1] = h[0]; F[2] = zero;
+            N[0] = J[2]; N[1] = J[5]; N[2] = J[8];
+        } else {                  /* unit V̇ along z: F = M z, N = MS × z */
+            F[0] = zero; F[1] = zero; F[2] = Mc[i];
+            N[0] = h[1]; N[1] = -h[0]; N[2] = zero;
         }
-        for (int i = 0; i < nf; i++) {
-            int k = m->joint[i];
-            if (k < 0) continue;
-            double F[3], N[3];
-            const double *J = Jc + 9 * i, *h = MSc + 3 * i;
-            if (m->sigma[i] == 0) {   /* unit ω̇ about z: F = z × MS, N = J z */
-                F[0] = -h[1]; F[1] = h[0]; F[2] = 0.0;
-                N[0] = J[2]; N[1] = J[5]; N[2] = J[8];
-            } else {                  /* unit V̇ along z: F = M z, N = MS × z */
-                F[0] = 0.0; F[1] = 0.0; F[2] = Mc[i];
-                N[0] = h[1]; N[1] = -h[0]; N[2] = 0.0;
-            }
-            As[k * n + k] = (m->sigma[i] == 0 ? N[2] : F[2]) + m->Ia[i];
-            for (int j = i; m->parent[j] >= 0; j = m->parent[j]) {   /* carry the wrench to each ancestor */
-                double Rf[3], Rn[3], pf[3];
-                mat_vec(R + 9 * j, F, Rf); mat_vec(R + 9 * j, N, Rn); cross(p + 3 * j, Rf, pf);
-                for (int c = 0; c < 3; c++) { F[c] = Rf[c]; N[c] = Rn[c] + pf[c]; }
-                int a = m->parent[j], ka = m->joint[a];
-                if (ka >= 0) As[ka * n + k] = As[k * n + ka] = (m->sigma[a] == 0 ? N[2] : F[2]);
-            }
+        A[k * n + k] = (m->sigma[i] == 0 ? N[2] : F[2]) + m->Ia[i];
+        for (int j = i; m->parent[j] >= 0; j = m->parent[j]) {   /* carry the wrench to each ancestor */
+            real Rf[3], Rn[3], pf[3];
+            mat_vec(R + 9 * j, F, Rf); mat_vec(R + 9 * j, N, Rn); cross(p + 3 * j, Rf, pf);
+            for (int c = 0; c < 3; c++) { F[c] = Rf[c]; N[c] = Rn[c] + pf[c]; }
+            int a = m->parent[j], ka = m->joint[a];
+            if (ka >= 0) A[ka * n + k] = A[k * n + ka] = (m->sigma[a] == 0 ? N[2] : F[2]);
         }
     }
-    free(work);
-    return 0;
+    store_lanes(job->out, s0, job->count, (long)n * n, (long)n * n, A);
+    return all_finite(A, (long)n * n) ? 0 : RD_NONFINITE;
 }
 
-/* ---- spatial algebra for the articulated-body algorithm, [angular; linear] ---------------- */
-/* X^T I X for X = jX_{a(j)}: I (6x6 row-major, about O_j in R_j) expressed about O_a in R_a.
- * Rotation: blocks A, B, C -> R A R^T, R B R^T, R C R^T; shift by p: A - B p̂ + p̂ Bᵀ - p̂ C p̂, B + p̂ C, C. */
-static void inertia_to_parent(const double *I, const double *R, const double *p, double *out) {
-    double A[9], B[9], C[9], T[9], P[9];
+/* ---- spatial algebra for the articulated-body algorithm, [angular; linear] ---------------------------- */
+/* X^T I X for X = jX_{a(j)}: I (6x6 row-major, about O_j in R_j) expressed about O_a in R_a, added to out.
+ * Rotation: blocks A, B, C -> R A R^T, R B R^T, R C R^T; shift by p: A - B p̂ + p̂ Bᵀ - p̂ C p̂, B + p̂ C, C.
+ * A and C are symmetric: only their upper triangles are computed. */
+RD_INLINE void inertia_to_parent(const real *I, const real *R, const real *p, real *out) {
+    real A[9], B[9], C[9], T[9];
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) {
             A[3 * r + c] = I[6 * r + c]; B[3 * r + c] = I[6 * r + 3 + c]; C[3 * r + c] = I[6 * (r + 3) + 3 + c];
@@ -254,216 +384,395 @@ static void inertia_to_parent(const double *I, const double *R, const double *p,
     mat_mul(R, A, T); mat_mul_t(T, R, A);
     mat_mul(R, B, T); mat_mul_t(T, R, B);
     mat_mul(R, C, T); mat_mul_t(T, R, C);
-    skew(p, P);
-    double BP[9], PBt[9], PC[9], PCP[9];
-    mat_mul(B, P, BP);
+    /* p̂ M for a 3x3 M: row r of p̂ is (p × e_r)... written out: (p̂ M)_rc = p_{r+1} M_{r+2,c} - p_{r+2} M_{r+1,c} */
+    real PC[9], BP[9], PBt[9], PCP[9];
+    for (int c = 0; c < 3; c++) {
+        PC[c] = p[1] * C[6 + c] - p[2] * C[3 + c];
+        PC[3 + c] = p[2] * C[c] - p[0] * C[6 + c];
+        PC[6 + c] = p[0] * C[3 + c] - p[1] * C[c];
+    }
+    for (int r = 0; r < 3; r++) {   /* (M p̂)_rc = (p̂ᵀ Mᵀ)ᵀ: row r of M crossed with p: (M p̂)_r = M_r × p */
+        const real *Br = B + 3 * r, *Pr = PC + 3 * r;
+        BP[3 * r] = Br[1] * p[2] - Br[2] * p[1]; BP[3 * r + 1] = Br[2] * p[0] - Br[0] * p[2];
+        BP[3 * r + 2] = Br[0] * p[1] - Br[1] * p[0];
+        PCP[3 * r] = Pr[1] * p[2] - Pr[2] * p[1]; PCP[3 * r + 1] = Pr[2] * p[0] - Pr[0] * p[2];
+        PCP[3 * r + 2] = Pr[0] * p[1] - Pr[1] * p[0];
+    }
     for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) PBt[3 * r + c] = P[3 * r] * B[3 * c] + P[3 * r + 1] * B[3 * c + 1] + P[3 * r + 2] * B[3 * c + 2];
-    mat_mul(P, C, PC); mat_mul(PC, P, PCP);
+        for (int c = 0; c < 3; c++) PBt[3 * r + c] = -BP[3 * c + r];   /* p̂ Bᵀ = -(B p̂)ᵀ since p̂ᵀ = -p̂ */
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) {
-            double a = A[3 * r + c] - BP[3 * r + c] + PBt[3 * r + c] - PCP[3 * r + c];
-            double b = B[3 * r + c] + PC[3 * r + c];
-            out[6 * r + c] += a;
+            real b = B[3 * r + c] + PC[3 * r + c];
             out[6 * r + 3 + c] += b;
             out[6 * (c + 3) + r] += b;
+            if (c < r) continue;
+            real a = A[3 * r + c] - BP[3 * r + c] + PBt[3 * r + c] - PCP[3 * r + c];
+            out[6 * r + c] += a;
             out[6 * (r + 3) + 3 + c] += C[3 * r + c];
+            if (c > r) { out[6 * c + r] += a; out[6 * (c + 3) + 3 + r] += C[3 * r + c]; }
         }
 }
 /* Force [n; f] about O_j in R_j -> about O_a in R_a: f_a = R f, n_a = R n + p × R f. */
-static void force_to_parent(const double *F, const double *R, const double *p, double *out) {
-    double n[3], f[3], pf[3];
+RD_INLINE void force_to_parent(const real *F, const real *R, const real *p, real *out) {
+    real n[3], f[3], pf[3];
     mat_vec(R, F, n); mat_vec(R, F + 3, f); cross(p, f, pf);
     for (int c = 0; c < 3; c++) { out[c] += n[c] + pf[c]; out[3 + c] += f[c]; }
 }
 /* Motion [ω; v] about O_a in R_a -> about O_j in R_j: ω_j = Rᵀ ω, v_j = Rᵀ (v + ω × p). */
-static void motion_from_parent(const double *V, const double *R, const double *p, double *out) {
-    double t[3];
+RD_INLINE void motion_from_parent(const real *V, const real *R, const real *p, real *out) {
+    real t[3];
     cross(V, p, t);
     for (int c = 0; c < 3; c++) t[c] += V[3 + c];
     mat_t_vec(R, V, out); mat_t_vec(R, t, out + 3);
 }
-static void inertia_times(const double *I, const double *v, double *out) {
+RD_INLINE void inertia_times(const real *I, const real *v, real *out) {
     for (int r = 0; r < 6; r++) {
-        double s = 0.0;
-        for (int c = 0; c < 6; c++) s += I[6 * r + c] * v[c];
+        real s = I[6 * r] * v[0];
+        for (int c = 1; c < 6; c++) s += I[6 * r + c] * v[c];
         out[r] = s;
     }
 }
 
 /* Articulated-body forward dynamics (Featherstone's ABA; Khalil & Dombre §9.7.2 [9.100]-[9.124] is the same
- * recursion in their notation).  tau excludes friction (the caller subtracts Γ_f(q̇)). */
-int rd_aba(const rd_model *m, long count, const double *q, const double *qd, const double *tau,
-           const double *g, long g_stride, const double *wrench, double *qdd) {
-    int nf = m->nf, n = m->n;
-    double *work = malloc(sizeof(double) * 82 * (size_t)nf);
-    if (!work) return -1;
-    double *R = work, *p = R + 9 * nf, *v = p + 3 * nf, *c = v + 6 * nf, *IA = c + 6 * nf, *pA = IA + 36 * nf,
-           *U = pA + 6 * nf, *D = U + 6 * nf, *u = D + nf, *acc = u + nf;
-    int status = 0;
-    for (long s = 0; s < count && !status; s++) {
-        const double *qs = q + s * n, *qds = qd + s * n, *taus = tau + s * n, *gs = g + s * g_stride;
-        for (int i = 0; i < nf; i++) {
-            int a = m->parent[i], k = m->joint[i];
-            double *Ri = R + 9 * i, *pi = p + 3 * i, *vi = v + 6 * i, *ci = c + 6 * i, *Ii = IA + 36 * i;
-            frame_transform(m, i, k >= 0 ? qs[k] : 0.0, Ri, pi);
-            if (a >= 0) motion_from_parent(v + 6 * a, Ri, pi, vi); else memset(vi, 0, 6 * sizeof(double));
-            memset(ci, 0, 6 * sizeof(double));
-            if (k >= 0) {
-                double qdk = qds[k];
-                if (m->sigma[i] == 0) {   /* c = v ×m (z q̇) */
-                    ci[0] = vi[1] * qdk; ci[1] = -vi[0] * qdk;
-                    ci[3] = vi[4] * qdk; ci[4] = -vi[3] * qdk;
-                    vi[2] += qdk;
-                } else {
-                    ci[3] = vi[1] * qdk; ci[4] = -vi[0] * qdk;
-                    vi[5] += qdk;
-                }
-            }
-            /* rigid-body spatial inertia [[J, MŜ], [MŜᵀ, M 1]] about O_j */
-            const double *J = m->J + 9 * i, *h = m->MS + 3 * i;
-            double H[9];
-            skew(h, H);
-            memset(Ii, 0, 36 * sizeof(double));
-            for (int r = 0; r < 3; r++)
-                for (int cc = 0; cc < 3; cc++) {
-                    Ii[6 * r + cc] = J[3 * r + cc];
-                    Ii[6 * r + 3 + cc] = H[3 * r + cc];
-                    Ii[6 * (r + 3) + cc] = H[3 * cc + r];
-                }
-            for (int r = 3; r < 6; r++) Ii[6 * r + r] = m->M[i];
-            /* bias pA = v ×* (I v) + wrench by the link on the environment */
-            double Iv[6], *pa = pA + 6 * i, t[3], t2[3];
-            inertia_times(Ii, vi, Iv);
-            cross(vi, Iv, t); cross(vi + 3, Iv + 3, t2);
-            for (int r = 0; r < 3; r++) pa[r] = t[r] + t2[r];
-            cross(vi, Iv + 3, pa + 3);
-            if (wrench) {
-                const double *e = wrench + (s * nf + i) * 6;
-                for (int r = 0; r < 3; r++) { pa[r] += e[3 + r]; pa[3 + r] += e[r]; }
+ * recursion in their notation).  The torque is Γ - Γ_f with friction (Γ_f subtracted here, [9.106]). */
+static long aba_work(const rd_model *m) { return 82 * (long)m->nf + 4 * (long)m->n + 3 + 6; }
+RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n, status = 0;
+    real *R = W, *p = R + 9 * nf, *v = p + 3 * nf, *c = v + 6 * nf, *IA = c + 6 * nf, *pA = IA + 36 * nf,
+         *U = pA + 6 * nf, *D = U + 6 * nf, *u = D + nf, *acc = u + nf, *Q = acc + 6 * nf, *QD = Q + n,
+         *TAU = QD + n, *X = TAU + n, *G = X + n, *E = G + 3;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, TAU);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
+    if (job->friction)
+        for (int k = 0; k < n; k++) TAU[k] -= friction_of(m, k, QD[k]);
+    for (int i = 0; i < nf; i++) {
+        int a = m->parent[i], k = m->joint[i];
+        real *Ri = R + 9 * i, *pi = p + 3 * i, *vi = v + 6 * i, *ci = c + 6 * i, *Ii = IA + 36 * i;
+        frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
+        if (a >= 0) motion_from_parent(v + 6 * a, Ri, pi, vi); else memset(vi, 0, 6 * sizeof(real));
+        memset(ci, 0, 6 * sizeof(real));
+        if (k >= 0) {
+            real qdk = QD[k];
+            if (m->sigma[i] == 0) {   /* c = v ×m (z q̇) */
+                ci[0] = vi[1] * qdk; ci[1] = -vi[0] * qdk;
+                ci[3] = vi[4] * qdk; ci[4] = -vi[3] * qdk;
+                vi[2] += qdk;
+            } else {
+                ci[3] = vi[1] * qdk; ci[4] = -vi[0] * qdk;
+                vi[5] += qdk;
             }
         }
-        for (int i = nf - 1; i >= 0; i--) {
-            int a = m->parent[i], k = m->joint[i];
-            double *Ii = IA + 36 * i, *pa = pA + 6 * i, *ci = c + 6 * i, Ic[6];
-            if (k >= 0) {
-                int axis = m->sigma[i] == 0 ? 2 : 5;
-                double *Ui = U + 6 * i;
-                for (int r = 0; r < 6; r++) Ui[r] = Ii[6 * r + axis];
-                D[i] = Ui[axis] + m->Ia[i];
-                double scale = fabs(Ii[0]) + fabs(Ii[7]) + fabs(Ii[14]) + fabs(Ii[21]) + fabs(Ii[28]) + fabs(Ii[35]) + m->Ia[i];
-                if (!(D[i] > 1e-13 * scale) || !(D[i] > 0.0)) { status = k + 1; break; }
-                u[i] = taus[k] - pa[axis];
-                D[i] = 1.0 / D[i];  /* kept as 1/D: one division per joint */
-                double Ud[6];
-                for (int r = 0; r < 6; r++) Ud[r] = Ui[r] * D[i];
-                for (int r = 0; r < 6; r++)
-                    for (int cc = 0; cc < 6; cc++) Ii[6 * r + cc] -= Ud[r] * Ui[cc];
-                inertia_times(Ii, ci, Ic);
-                for (int r = 0; r < 6; r++) pa[r] += Ic[r] + Ud[r] * u[i];
+        /* rigid-body spatial inertia [[J, MŜ], [MŜᵀ, M 1]] about O_j */
+        const double *J = m->J + 9 * i, *h = m->MS + 3 * i;
+        double H[9] = {0, -h[2], h[1], h[2], 0, -h[0], -h[1], h[0], 0};
+        for (int r = 0; r < 3; r++)
+            for (int cc = 0; cc < 3; cc++) {
+                Ii[6 * r + cc] = splat(J[3 * r + cc]);
+                Ii[6 * r + 3 + cc] = splat(H[3 * r + cc]);
+                Ii[6 * (r + 3) + cc] = splat(H[3 * cc + r]);
+                Ii[6 * (r + 3) + 3 + cc] = splat(r == cc ? m->M[i] : 0.0);
             }
-            if (a >= 0) {
-                inertia_to_parent(Ii, R + 9 * i, p + 3 * i, IA + 36 * a);
-                force_to_parent(pa, R + 9 * i, p + 3 * i, pA + 6 * a);
-            }
-        }
-        if (status) break;
-        for (int i = 0; i < nf; i++) {
-            int a = m->parent[i], k = m->joint[i];
-            double *ai = acc + 6 * i, base[6] = {0, 0, 0, -gs[0], -gs[1], -gs[2]};   /* V̇_0 = -g [9.80] */
-            motion_from_parent(a >= 0 ? acc + 6 * a : base, R + 9 * i, p + 3 * i, ai);
-            for (int r = 0; r < 6; r++) ai[r] += c[6 * i + r];
-            if (k >= 0) {
-                const double *Ui = U + 6 * i;
-                double Ua = 0.0;
-                for (int r = 0; r < 6; r++) Ua += Ui[r] * ai[r];
-                double x = (u[i] - Ua) * D[i];
-                qdd[s * n + k] = x;
-                ai[m->sigma[i] == 0 ? 2 : 5] += x;
-            }
+        /* bias pA = v ×* (I v) + wrench by the link on the environment */
+        real Iv[6], *pa = pA + 6 * i, t[3], t2[3];
+        inertia_times(Ii, vi, Iv);
+        cross(vi, Iv, t); cross(vi + 3, Iv + 3, t2);
+        for (int r = 0; r < 3; r++) pa[r] = t[r] + t2[r];
+        cross(vi, Iv + 3, pa + 3);
+        if (job->wrench) {
+            load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
+            for (int r = 0; r < 3; r++) { pa[r] += E[3 + r]; pa[3 + r] += E[r]; }
         }
     }
-    free(work);
-    return status;
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], k = m->joint[i];
+        real *Ii = IA + 36 * i, *pa = pA + 6 * i, *ci = c + 6 * i, Ic[6];
+        if (k >= 0) {
+            int axis = m->sigma[i] == 0 ? 2 : 5;
+            real *Ui = U + 6 * i;
+            for (int r = 0; r < 6; r++) Ui[r] = Ii[6 * r + axis];
+            real Dk = Ui[axis] + m->Ia[i];
+            real scale = vabs(Ii[0]) + vabs(Ii[7]) + vabs(Ii[14]) + vabs(Ii[21]) + vabs(Ii[28]) + vabs(Ii[35]) + m->Ia[i];
+            lmask ok = (Dk > 1e-13 * scale) & (Dk > 0.0);
+            if (!status && !(ok[0] && ok[1] && ok[2] && ok[3])) status = k + 1;
+            u[i] = TAU[k] - pa[axis];
+            D[i] = 1.0 / Dk;  /* kept as 1/D: one division per joint */
+            real Ud[6];
+            for (int r = 0; r < 6; r++) Ud[r] = Ui[r] * D[i];
+            for (int r = 0; r < 6; r++)
+                for (int cc = 0; cc < 6; cc++) Ii[6 * r + cc] -= Ud[r] * Ui[cc];
+            inertia_times(Ii, ci, Ic);
+            for (int r = 0; r < 6; r++) pa[r] += Ic[r] + Ud[r] * u[i];
+        }
+        if (a >= 0) {
+            inertia_to_parent(Ii, R + 9 * i, p + 3 * i, IA + 36 * a);
+            force_to_parent(pa, R + 9 * i, p + 3 * i, pA + 6 * a);
+        }
+    }
+    real base[6] = {{0}, {0}, {0}, -G[0], -G[1], -G[2]};   /* V̇_0 = -g [9.80] */
+    for (int i = 0; i < nf; i++) {
+        int a = m->parent[i], k = m->joint[i];
+        real *ai = acc + 6 * i;
+        motion_from_parent(a >= 0 ? acc + 6 * a : base, R + 9 * i, p + 3 * i, ai);
+        for (int r = 0; r < 6; r++) ai[r] += c[6 * i + r];
+        if (k >= 0) {
+            const real *Ui = U + 6 * i;
+            real Ua = Ui[0] * ai[0];
+            for (int r = 1; r < 6; r++) Ua += Ui[r] * ai[r];
+            real x = (u[i] - Ua) * D[i];
+            X[k] = x;
+            ai[m->sigma[i] == 0 ? 2 : 5] += x;
+        }
+    }
+    if (status) return status;
+    store_lanes(job->out, s0, job->count, n, n, X);
+    return all_finite(X, n) ? 0 : RD_NONFINITE;
 }
 
-/* Regressor of the 10 standard parameters of every frame (Khalil & Dombre [9.36]): D[s, k, stride*i + c].
+/* Regressor of the standard parameters (Khalil & Dombre [9.36]): row k of state s at out + (s n + k) cols,
+ * 11 columns per frame (XX XY XZ YY YZ ZZ MX MY MZ M Ia), then with friction Fc Fv Foff per joint.
  * Link i's wrench is [F; N] = Φ_i K_i ([9.88]-[9.89]); the block of joint k and link i (i in the subtree of k)
- * is s_ki^T Φ_i with s_ki = [v; ω], the motion of O_i in R_i for a unit velocity of joint k.  The caller zeroes
- * D and fills the Ia and friction columns. */
-int rd_regressor(const rd_model *m, long count, const double *q, const double *qd, const double *qdd,
-                 const double *g, long g_stride, double *Dout, long stride) {
+ * is s_ki^T Φ_i with s_ki = [v; ω], the motion of O_i in R_i for a unit velocity of joint k.  Only the
+ * non-zero blocks are computed; the rest of each row is zeroed. */
+static long regressor_work(const rd_model *m) { return 87 * (long)m->nf + 15 * (long)m->nf + 3 * (long)m->n + 3 + m->nf; }
+RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    double *work = malloc(sizeof(double) * (81 + 6) * (size_t)nf + sizeof(double) * 15 * (size_t)nf);
-    char *inside = malloc((size_t)nf);
-    if (!work || !inside) { free(work); free(inside); return -1; }
-    double *R = work, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf,
-           *Phi = Vd + 3 * nf, *sv = Phi + 60 * nf;
-    for (long s = 0; s < count; s++) {
-        forward_recursion(m, q + s * n, qd + s * n, qdd + s * n, g + s * g_stride, R, p, w, wd, Vd);
-        for (int i = 0; i < nf; i++) {
-            const double *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i;
-            double *P = Phi + 60 * i;   /* rows F (3) then N (3); columns XX XY XZ YY YZ ZZ MX MY MZ M */
-            memset(P, 0, 60 * sizeof(double));
-            static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-            for (int col = 0; col < 6; col++) {      /* N = J ω̇ + ω × (J ω) for a unit entry of J */
-                double E[9] = {0}, t[3], u2[3];
-                E[3 * idx[col][0] + idx[col][1]] = 1.0; E[3 * idx[col][1] + idx[col][0]] = 1.0;
-                mat_vec(E, wdi, t); mat_vec(E, wi, u2); cross(wi, u2, u2);
-                for (int r = 0; r < 3; r++) P[10 * (3 + r) + col] = t[r] + u2[r];
-            }
-            for (int col = 0; col < 3; col++) {      /* F = ω̇ × MS + ω × (ω × MS), N = MS × V̇ */
-                double e[3] = {0, 0, 0}, t[3], u2[3], v2[3];
-                e[col] = 1.0;
-                cross(wdi, e, t); cross(wi, e, u2); cross(wi, u2, u2); cross(e, Vdi, v2);
-                for (int r = 0; r < 3; r++) { P[10 * r + 6 + col] = t[r] + u2[r]; P[10 * (3 + r) + 6 + col] = v2[r]; }
-            }
-            for (int r = 0; r < 3; r++) P[10 * r + 9] = Vdi[r];
+    long cols = job->cols, size = (long)n * cols;
+    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *Phi = Vd + 3 * nf,
+         *sv = Phi + 60 * nf, *Q = sv + 6 * nf, *QD = Q + n, *QDD = QD + n, *G = QDD + n;
+    char *inside = (char *)(G + 3);
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, QDD);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
+    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
+    real check = splat(0.0);
+    for (int i = 0; i < nf; i++) {
+        const real *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i;
+        real *P = Phi + 60 * i;   /* rows F (3) then N (3); columns XX XY XZ YY YZ ZZ MX MY MZ M */
+        real z = splat(0.0);
+        for (int r = 0; r < 3; r++) for (int col = 0; col < 6; col++) P[10 * r + col] = z;
+        /* N = J ω̇ + ω × (J ω) for a unit entry of J: columns XX XY XZ YY YZ ZZ */
+        real w0 = wi[0], w1 = wi[1], w2 = wi[2];
+        real E[6][3] = {{w0, z, z}, {w1, w0, z}, {w2, z, w0}, {z, w1, z}, {z, w2, w1}, {z, z, w2}};
+        real Ed[6][3] = {{wdi[0], z, z}, {wdi[1], wdi[0], z}, {wdi[2], z, wdi[0]}, {z, wdi[1], z},
+                         {z, wdi[2], wdi[1]}, {z, z, wdi[2]}};
+        for (int col = 0; col < 6; col++) {
+            real u2[3];
+            cross(wi, E[col], u2);
+            for (int r = 0; r < 3; r++) P[10 * (3 + r) + col] = Ed[col][r] + u2[r];
         }
-        double *Ds = Dout + s * n * stride;
-        for (int kf = 0; kf < nf; kf++) {
-            int k = m->joint[kf];
-            if (k < 0) continue;
-            memset(inside, 0, (size_t)nf);
-            for (int i = kf; i < nf; i++) {
-                double *si = sv + 6 * i;
-                if (i == kf) {
-                    memset(si, 0, 6 * sizeof(double));
-                    if (m->sigma[i] == 0) si[5] = 1.0; else si[2] = 1.0;   /* [v; ω] */
-                } else {
-                    int a = m->parent[i];
-                    if (a < kf || !inside[a]) continue;
-                    double *sa = sv + 6 * a, t[3];
-                    cross(sa + 3, p + 3 * i, t);
-                    for (int c2 = 0; c2 < 3; c2++) t[c2] += sa[c2];
-                    mat_t_vec(R + 9 * i, t, si);
-                    mat_t_vec(R + 9 * i, sa + 3, si + 3);
-                }
-                inside[i] = 1;
-                const double *P = Phi + 60 * i;
-                double *row = Ds + k * stride + 11 * i;
-                for (int col = 0; col < 10; col++) {
-                    double x = 0.0;
-                    for (int r = 0; r < 6; r++) x += si[r] * P[10 * r + col];
-                    row[col] = x;
-                }
+        /* F = ω̇ × MS + ω × (ω × MS), N = MS × V̇ for a unit MS along e_col */
+        real wdw[3][3] = {{z, wdi[2], -wdi[1]}, {-wdi[2], z, wdi[0]}, {wdi[1], -wdi[0], z}};   /* ω̇ × e_col */
+        for (int col = 0; col < 3; col++) {
+            real e[3] = {z, z, z}, u2[3], v2[3];
+            e[col] = splat(1.0);
+            cross(wi, e, u2); cross(wi, u2, u2); cross(e, Vdi, v2);
+            for (int r = 0; r < 3; r++) { P[10 * r + 6 + col] = wdw[col][r] + u2[r]; P[10 * (3 + r) + 6 + col] = v2[r]; }
+        }
+        for (int r = 0; r < 3; r++) { P[10 * r + 9] = Vdi[r]; P[10 * (3 + r) + 9] = z; }
+    }
+    for (int l = 0; l < RD_LANES && s0 + l < job->count; l++) memset(job->out + (s0 + l) * size, 0, sizeof(double) * size);
+    for (int kf = 0; kf < nf; kf++) {
+        int k = m->joint[kf];
+        if (k < 0) continue;
+        memset(inside, 0, (size_t)nf);
+        for (int i = kf; i < nf; i++) {
+            real *si = sv + 6 * i;
+            if (i == kf) {
+                memset(si, 0, 6 * sizeof(real));
+                if (m->sigma[i] == 0) si[5] = splat(1.0); else si[2] = splat(1.0);   /* [v; ω] */
+            } else {
+                int a = m->parent[i];
+                if (a < kf || !inside[a]) continue;
+                real *sa = sv + 6 * a, t[3];
+                cross(sa + 3, p + 3 * i, t);
+                for (int c2 = 0; c2 < 3; c2++) t[c2] += sa[c2];
+                mat_t_vec(R + 9 * i, t, si);
+                mat_t_vec(R + 9 * i, sa + 3, si + 3);
+            }
+            inside[i] = 1;
+            const real *P = Phi + 60 * i;
+            real row[10];
+            for (int col = 0; col < 10; col++) {
+                real x = si[0] * P[col];
+                for (int r = 1; r < 6; r++) x += si[r] * P[10 * r + col];
+                row[col] = x;
+                check += x * 0.0;
+            }
+            for (int l = 0; l < RD_LANES && s0 + l < job->count; l++) {
+                double *out = job->out + (s0 + l) * size + k * cols + 11 * i;
+                for (int col = 0; col < 10; col++) out[col] = row[col][l];
+            }
+        }
+        for (int l = 0; l < RD_LANES && s0 + l < job->count; l++) {
+            double *out = job->out + (s0 + l) * size + k * cols;
+            out[11 * kf + 10] = QDD[k][l];
+            if (job->friction) {
+                double qd = QD[k][l];
+                out[11 * nf + 3 * k] = (double)((qd > 0) - (qd < 0));
+                out[11 * nf + 3 * k + 1] = qd;
+                out[11 * nf + 3 * k + 2] = 1.0;
             }
         }
     }
-    free(work);
-    free(inside);
-    return 0;
+    return all_finite(&check, 1) ? 0 : RD_NONFINITE;
 }
 
-#ifdef RD_PYTHON
-/* ---- CPython entry for one state -------------------------------------------------------------------------
+/* ---- the driver: blocks of RD_LANES states over threads ------------------------------------------------ */
+typedef int (*rd_block)(const rd_job *, long, real *);
+static const rd_block rd_blocks[5] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block};
+static long rd_work(int kind, const rd_model *m) {
+    switch (kind) {
+    case 0: return rnea_work(m);
+    case 1: return gravity_work(m);
+    case 2: return crba_work(m);
+    case 3: return aba_work(m);
+    default: return regressor_work(m);
+    }
+}
+
+/* Threads (POSIX threads, -DRD_THREADS): the caller and threads-1 helper threads take chunks of blocks from an
+ * atomic counter until none is left; the caller returns once every block is computed.  Helpers are detached and
+ * share a reference-counted record with the caller, so a helper that the system starts late, when the others
+ * have taken every block, touches only that record: the call never waits for a thread that has no work, and no
+ * thread outlives its work by spinning.  Each state is computed by the same instructions whichever thread and
+ * block take it, so results are identical bit for bit for any thread count. */
+typedef struct {
+    const rd_job *job;
+    rd_block block;
+    size_t bytes;
+    long blocks, next, chunk, done;
+    int singular, nonfinite, nomem, refs;
+#ifdef RD_THREADS
+    pthread_mutex_t lock;
+    pthread_cond_t finished;
+#endif
+} rd_shared;
+
+static void rd_take_blocks(rd_shared *sh) {
+    char *raw = NULL;
+    real *work = NULL;
+    int singular = 0, nonfinite = 0, nomem = 0;
+    long done = 0;
+    for (;;) {
+        long b0 = __atomic_fetch_add(&sh->next, sh->chunk, __ATOMIC_RELAXED);
+        if (b0 >= sh->blocks) break;
+        long b1 = b0 + sh->chunk < sh->blocks ? b0 + sh->chunk : sh->blocks;
+        if (!work && !nomem) {
+            raw = malloc(sh->bytes + 32);   /* aligned below for the vector type: 32 bytes */
+            work = raw ? (real *)(((size_t)raw + 31) & ~(size_t)31) : NULL;
+            nomem = raw == NULL;
+        }
+        for (long b = b0; b < b1 && work; b++) {
+            int code = sh->block(sh->job, b * RD_LANES, work);
+            if (code == RD_NONFINITE) nonfinite = 1;
+            else if (code > 0 && (!singular || code < singular)) singular = code;
+        }
+        done += b1 - b0;
+    }
+    free(raw);
+#ifdef RD_THREADS
+    pthread_mutex_lock(&sh->lock);
+#endif
+    sh->done += done;
+    sh->nonfinite |= nonfinite;
+    sh->nomem |= nomem;
+    if (singular && (!sh->singular || singular < sh->singular)) sh->singular = singular;
+#ifdef RD_THREADS
+    if (sh->done == sh->blocks) pthread_cond_broadcast(&sh->finished);
+    pthread_mutex_unlock(&sh->lock);
+#endif
+}
+
+#ifdef RD_THREADS
+static void rd_release(rd_shared *sh) {
+    pthread_mutex_lock(&sh->lock);
+    int last = --sh->refs == 0;
+    pthread_mutex_unlock(&sh->lock);
+    if (last) {
+        pthread_mutex_destroy(&sh->lock);
+        pthread_cond_destroy(&sh->finished);
+        free(sh);
+    }
+}
+static void *rd_helper(void *arg) {
+    rd_take_blocks((rd_shared *)arg);
+    rd_release((rd_shared *)arg);
+    return NULL;
+}
+#endif
+
+/* Run kind (0 inverse dynamics, 1 gravity, 2 inertia matrix, 3 direct dynamics, 4 regressor) on every state
+ * of the job with up to `threads` threads (fewer when each would get less than about 2000 frame-states, where
+ * starting a thread costs more than it saves).  Returns 0; k + 1 for the first singular joint k met (direct
+ * dynamics); RD_NONFINITE when a result is NaN/inf; RD_NOMEM. */
+static int rd_run(int kind, const rd_job *job, int threads) {
+    long blocks = (job->count + RD_LANES - 1) / RD_LANES;
+    if (blocks == 0) return 0;
+    long useful = job->count * (job->m->nf > 0 ? job->m->nf : 1) / 2000;
+    if (threads > useful) threads = (int)useful;
+    if (threads > blocks) threads = (int)blocks;
+    if (threads < 1) threads = 1;
+    rd_shared *sh = calloc(1, sizeof(rd_shared));
+    if (!sh) return RD_NOMEM;
+    sh->job = job;
+    sh->block = rd_blocks[kind];
+    sh->bytes = sizeof(real) * (size_t)(rd_work(kind, job->m) + 1);
+    sh->blocks = blocks;
+    sh->chunk = threads > 1 ? (blocks + 8 * threads - 1) / (8 * threads) : blocks;
+    sh->refs = 1;
+#ifdef RD_THREADS
+    pthread_mutex_init(&sh->lock, NULL);
+    pthread_cond_init(&sh->finished, NULL);
+    if (threads > 1) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        for (int t = 1; t < threads; t++) {
+            pthread_t tid;
+            pthread_mutex_lock(&sh->lock);
+            sh->refs++;
+            pthread_mutex_unlock(&sh->lock);
+            if (pthread_create(&tid, &attr, rd_helper, sh) != 0) {   /* no thread: the caller does its share */
+                rd_release(sh);
+                break;
+            }
+        }
+        pthread_attr_destroy(&attr);
+    }
+    rd_take_blocks(sh);
+    pthread_mutex_lock(&sh->lock);
+    while (sh->done < sh->blocks) pthread_cond_wait(&sh->finished, &sh->lock);
+    pthread_mutex_unlock(&sh->lock);
+#else
+    rd_take_blocks(sh);
+#endif
+    int code = sh->nomem ? RD_NOMEM : sh->singular ? sh->singular : sh->nonfinite ? RD_NONFINITE : 0;
+#ifdef RD_THREADS
+    rd_release(sh);
+#else
+    free(sh);
+#endif
+    return code;
+}
+
+/* ---- CPython module ------------------------------------------------------------------------------------
  * model(ints, doubles) -> capsule: ints = [nf, n, parent(nf), sigma(nf), joint(nf)] (int32), doubles = [RA(9nf),
  * pA(3nf), theta(nf), r(nf), J(9nf), MS(3nf), M(nf), Ia(nf), Fc(n), Fv(n), Foff(n)] (float64), copied.
+ * batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code: count states (out's length
+ * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
+ * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6); out writable,
+ * (count, n), (count, n, n) or (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction).  The GIL is
+ * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.
  * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (a buffer of another
  * type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
  * kind 0: inverse dynamics (q, qd, qdd) with friction and Ia; 1: gravity torques (q; b, c ignored);
  * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction. */
-typedef struct { rd_model m; int *ints; double *doubles; const double *Fc, *Fv, *Foff; } rd_packed;
+typedef struct { rd_model m; int *ints; double *doubles; } rd_packed;
 
 static void rd_capsule_free(PyObject *cap) {
     rd_packed *p = (rd_packed *)PyCapsule_GetPointer(cap, "robodyn.rd_model");
@@ -485,15 +794,15 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (ok) {
         memcpy(p->ints, bi.buf, bi.len); memcpy(p->doubles, bd.buf, bd.len);
         int nf = p->ints[0], n = p->ints[1];
-        ok = bi.len == (Py_ssize_t)sizeof(int) * (2 + 3 * nf)
-             && bd.len == (Py_ssize_t)sizeof(double) * (28 * nf + 3 * n);
+        ok = nf >= 0 && n >= 0 && bi.len == (Py_ssize_t)sizeof(int) * (2 + 3 * (Py_ssize_t)nf)
+             && bd.len == (Py_ssize_t)sizeof(double) * (28 * (Py_ssize_t)nf + 3 * (Py_ssize_t)n);
         if (ok) {
             double *d = p->doubles;
             p->m.nf = nf; p->m.n = n;
             p->m.parent = p->ints + 2; p->m.sigma = p->ints + 2 + nf; p->m.joint = p->ints + 2 + 2 * nf;
             p->m.RA = d; p->m.pA = d + 9 * nf; p->m.theta = d + 12 * nf; p->m.r = d + 13 * nf;
             p->m.J = d + 14 * nf; p->m.MS = d + 23 * nf; p->m.M = d + 26 * nf; p->m.Ia = d + 27 * nf;
-            p->Fc = d + 28 * nf; p->Fv = p->Fc + n; p->Foff = p->Fv + n;
+            p->m.Fc = d + 28 * nf; p->m.Fv = p->m.Fc + n; p->m.Foff = p->m.Fv + n;
         }
     }
     PyBuffer_Release(&bi); PyBuffer_Release(&bd);
@@ -503,6 +812,61 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     return PyCapsule_New(p, "robodyn.rd_model", rd_capsule_free);
+}
+
+/* a float64 buffer of `len` doubles (C-contiguous; writable for out), or none when obj is None and allowed */
+static int rd_buffer(PyObject *obj, Py_buffer *b, int writable, int *held) {
+    *held = 0;
+    if (PyObject_GetBuffer(obj, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    *held = 1;
+    return b->itemsize == 8 && b->format != NULL && b->format[0] == 'd' && b->format[1] == 0;
+}
+
+static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 10) return PyLong_FromLong(-1);
+    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(args[0], "robodyn.rd_model");
+    if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    long kind = PyLong_AsLong(args[1]), threads = PyLong_AsLong(args[2]);
+    int friction = PyObject_IsTrue(args[3]);
+    if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    if (kind < 0 || kind > 4 || threads < 1 || friction < 0) return PyLong_FromLong(-1);
+    const rd_model *m = &p->m;
+    long n = m->n, nf = m->nf, cols = 11 * nf + (friction ? 3 * n : 0);
+    long per = kind == 2 ? n * n : kind == 4 ? n * cols : n;
+    Py_buffer b[6];
+    int held[6] = {0}, ok = 1;
+    /* q qd x g wrench out */
+    int used[6] = {1, kind == 0 || kind == 3 || kind == 4, kind == 0 || kind == 3 || kind == 4, kind != 2, 1, 1};
+    for (int i = 0; i < 6 && ok; i++) {
+        PyObject *obj = args[4 + i];
+        if (!used[i] || (i == 4 && obj == Py_None)) continue;
+        ok = rd_buffer(obj, &b[i], i == 5, &held[i]);
+    }
+    long count = 0;
+    if (ok) {
+        long len_out = (long)(b[5].len / 8);
+        count = per > 0 ? len_out / per : 0;
+        ok = per > 0 ? count * per == len_out : len_out == 0;
+        for (int i = 0; i < 3 && ok; i++)
+            if (used[i]) ok = b[i].len / 8 == count * n;
+        if (ok && used[3]) ok = b[3].len / 8 == 3 || b[3].len / 8 == 3 * count;
+        if (ok && held[4]) ok = kind == 0 || kind == 3 ? b[4].len / 8 == count * 6 * nf : 0;
+    }
+    int code = -1;
+    if (ok) {
+        rd_job job = {m, count, held[0] ? b[0].buf : NULL, held[1] ? b[1].buf : NULL, held[2] ? b[2].buf : NULL,
+                      held[3] ? b[3].buf : NULL, held[4] ? b[4].buf : NULL,
+                      held[3] && b[3].len / 8 != 3 ? 3 : 0, cols, b[5].buf, friction};
+        Py_BEGIN_ALLOW_THREADS
+        code = rd_run((int)kind, &job, (int)threads);
+        Py_END_ALLOW_THREADS
+    }
+    for (int i = 0; i < 6; i++) if (held[i]) PyBuffer_Release(&b[i]);
+    return PyLong_FromLong(code);
 }
 
 static int rd_all_finite(const double *a, long n) {
@@ -531,38 +895,29 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
             || b[got].len != sizes[got] * 8 || (got < 4 && b[got].ndim != 1)) { ++got; code = -1; break; }
         if (got < 4 && !rd_all_finite((const double *)b[got].buf, sizes[got])) { ++got; code = -2; break; }
     }
-    if (code == 0) {
-        const double *q = b[0].buf, *x = b[1].buf, *y = b[2].buf, *g = b[3].buf;
-        double *out = b[4].buf;
-        if (kind == 0) {
-            code = rd_rnea(&p->m, 1, q, x, y, g, 0, NULL, out);
-            for (int k = 0; k < n; ++k) out[k] += p->Fc[k] * (double)((x[k] > 0) - (x[k] < 0)) + p->Fv[k] * x[k] + p->Foff[k];
-        } else if (kind == 1) {
-            code = rd_gravity(&p->m, 1, q, g, 0, out);
-        } else if (kind == 2) {
-            memset(out, 0, sizeof(double) * (size_t)n * n);
-            code = rd_crba(&p->m, 1, q, out);
-        } else if (kind == 3) {
-            double *rhs = malloc(sizeof(double) * (n > 0 ? n : 1));
-            if (!rhs) code = -1;
-            else {
-                for (int k = 0; k < n; ++k)
-                    rhs[k] = y[k] - (p->Fc[k] * (double)((x[k] > 0) - (x[k] < 0)) + p->Fv[k] * x[k] + p->Foff[k]);
-                code = rd_aba(&p->m, 1, q, x, rhs, g, 0, NULL, out);
-                free(rhs);
-            }
-        } else code = -1;
-        if (code == 0 && !rd_all_finite(out, sizes[4])) code = -2;
-    }
+    if (code == 0 && kind >= 0 && kind <= 3) {
+        rd_job job = {&p->m, 1, b[0].buf, b[1].buf, b[2].buf, b[3].buf, NULL, 0, 0, b[4].buf, 1};
+        code = rd_run((int)kind, &job, 1);
+    } else if (code == 0) code = -1;
     for (int i = 0; i < got && i < 5; ++i) PyBuffer_Release(&b[i]);
     return PyLong_FromLong(code);
 }
 
+static PyObject *rd_py_threaded(PyObject *self, PyObject *args) {
+    (void)self; (void)args;
+#ifdef RD_THREADS
+    Py_RETURN_TRUE;
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyMethodDef rd_generic_methods[] = {
     {"model", (PyCFunction)(void (*)(void))rd_py_model, METH_FASTCALL, NULL},
+    {"batch", (PyCFunction)(void (*)(void))rd_py_batch, METH_FASTCALL, NULL},
     {"single", (PyCFunction)(void (*)(void))rd_py_single, METH_FASTCALL, NULL},
+    {"threaded", rd_py_threaded, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
-static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, "rdgeneric", NULL, -1, rd_generic_methods,
-                                               NULL, NULL, NULL, NULL};
-PyMODINIT_FUNC PyInit_rdgeneric(void) { return PyModule_Create(&rd_generic_module); }
-#endif
+static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, RD_STR(RD_MODULE), NULL, -1,
+                                               rd_generic_methods, NULL, NULL, NULL, NULL};
+PyMODINIT_FUNC RD_CAT(PyInit_, RD_MODULE)(void) { return PyModule_Create(&rd_generic_module); }

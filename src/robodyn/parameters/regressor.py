@@ -145,7 +145,7 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
 
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
     if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
-        return native.regressor(robot, a["q"], a["qd"], a["qdd"], friction=friction, gravity=gravity)
+        return native.run_checked(robot, "regressor", batch, a, friction=bool(friction))
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
     cols = flat_columns(a["q"], a["qd"], a["qdd"])
