@@ -17,7 +17,7 @@ import numpy as np
 
 from robodyn._arrays import working_dtype
 from robodyn._progress import progress
-from robodyn._threads import run_chunks, thread_count
+from robodyn._threads import thread_count
 from robodyn.errors import InputError, ModelError
 from robodyn.symbolic.codegen.build import CompileTimeoutError
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
@@ -127,25 +127,23 @@ class CompiledModel:
         from robodyn.symbolic.codegen.build import compile_library
 
         name = "rd_model"
-        ffi, lib, module = compile_library(c_code.source(m, name, python_entry=True, robot_name=False), c_code.declarations(m, name),
+        # the batched entry NAME_threads splits the states over threads in C (no GIL, nothing left running)
+        ffi, lib, module = compile_library(c_code.source(m, name, python_entry=True, robot_name=False)
+                                           + c_code.threads_source(m, name),
+                                           c_code.declarations(m, name) + c_code.threads_signature(m, name) + ";\n",
                                            timeout=timeout, description=f"compiling {self.kind} ({self.parameters})")
-        fn = getattr(lib, name + "_batch")
+        fn = getattr(lib, name + "_threads")
         buf = ffi.from_buffer
 
         def call_c(count, blocks):
             out = np.empty((count,) + m.output_shape)
-            codes = []
-
-            def chunk(lo, hi):  # states [lo, hi): consecutive slices, so the result does not depend on threads
-                args = []
-                for a, st in blocks:
-                    args += [buf("double[]", a[lo * st:] if st else a), st]
-                code = fn(hi - lo, *args, buf("double[]", out[lo:hi]))
-                if code:
-                    codes.append(code)
-
-            run_chunks(count, chunk, self.threads)
-            return out, min(codes, default=0)
+            args = []
+            for a, st in blocks:
+                args += [buf("double[]", a), st]
+            code = fn(count, self.threads, *args, buf("double[]", out))
+            if code < 0:
+                raise MemoryError(f"compiled {self.kind}: out of memory")
+            return out, code
 
         return call_c, (module.single if module is not None else None)
 
