@@ -86,7 +86,7 @@ def test_counting_undoes_a_half_done_setup(monkeypatch):
     with pytest.raises(AttributeError, match="no_such_function"):
         with counting():
             pass
-    assert _swappable() == original and traced._DEPTH == 0 and not traced._SWAPPED
+    assert _swappable() == original and not traced._TALLIES.get()
 
 
 def test_nested_counting_keeps_the_outer_block_active():

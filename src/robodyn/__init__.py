@@ -7,6 +7,8 @@ Quick use::
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
 """
 
+from types import MappingProxyType as _MappingProxyType
+
 from robodyn.errors import (
     InputError,
     NumericOverflowError,
@@ -63,7 +65,7 @@ from robodyn import analysis
 # --- robots: DH table converters (Craig modified DH, standard DH) ---
 from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
 # --- heavier parts (sympy, scipy.integrate) are imported on first use, so `import robodyn` and the CLI stay quick ---
-_LAZY = {
+_LAZY = _MappingProxyType({
     # symbolic: customized models and code generation
     "symbolic": ("robodyn.symbolic", None),
     "CompiledModel": ("robodyn.symbolic", "CompiledModel"),
@@ -146,7 +148,7 @@ _LAZY = {
     "to_pinocchio": ("robodyn.interop", "to_pinocchio"),
     "to_mujoco_xml": ("robodyn.interop", "to_mujoco_xml"),
     "plot": ("robodyn.plot", None),
-}
+})
 
 
 def __getattr__(name: str):
@@ -166,7 +168,7 @@ def __dir__():
 
 __version__ = "0.1.0"
 
-__all__ = [
+__all__ = (
     "InputError", "ModelError", "ModelFileError", "NonPhysicalInertiaError", "RobodynError", "UnknownRobotError",
     "NumericOverflowError",
     "PARAMETER_NAMES", "Robot", "com_from_standard", "standard_from_com", "with_parameters",
@@ -209,4 +211,4 @@ __all__ = [
     "momentum_observer", "generalized_momentum",
     # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
-]
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 import dataclasses
 import math
 
@@ -20,7 +21,7 @@ def working_dtype(*arrays) -> np.dtype:
 
 #: Auxiliary arguments that ``joint_arrays`` accepts besides joint-space ones: their trailing shape per robot.
 #: Their leading axes take part in the batch, so a gravity of shape (4, 3) with one state gives 4 results.
-_AUXILIARY = {"gravity": lambda robot: (3,), "wrenches": lambda robot: (robot.nf, 6)}
+_AUXILIARY = MappingProxyType({"gravity": lambda robot: (3,), "wrenches": lambda robot: (robot.nf, 6)})
 
 
 def check_robot(robot, name: str = "robot"):

@@ -19,7 +19,7 @@ from robodyn.model.robot import Robot
 from robodyn.parameters.regressor import link_columns
 from robodyn.spatial import jax_backend
 
-__all__ = ["inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor"]
+__all__ = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor")
 
 
 def _rows(x, n: int) -> list:

@@ -26,7 +26,7 @@ from robodyn._arrays import frame_index
 from robodyn._files import write_atomically
 from robodyn.errors import InputError
 
-__all__ = ["torques", "trajectory", "simulation", "identification", "ellipsoids", "ellipsoid_axes", "workspace"]
+__all__ = ("torques", "trajectory", "simulation", "identification", "ellipsoids", "ellipsoid_axes", "workspace")
 
 
 def _series(t, y, name: str):

@@ -15,8 +15,8 @@ from robodyn.analysis.properties import (
     check_skew_symmetry,
 )
 
-__all__ = [
+__all__ = (
     "BoundEstimates", "dynamic_bounds",
     "CouplingStructure", "inertial_couplings",
     "InertiaCheck", "PassivityCheck", "SkewCheck", "check_inertia_matrix", "check_passivity", "check_skew_symmetry",
-]
+)

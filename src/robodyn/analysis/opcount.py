@@ -11,6 +11,7 @@ gravity along −z_0.  The counts depend on that structure only, never on the ra
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import import_module
@@ -42,11 +43,11 @@ def counting_robot(n: int, seed: int = 0) -> Robot:
 
 
 #: (kind, method) -> function name in the method's module and its joint arguments.
-_KINDS = {
+_KINDS = MappingProxyType({
     "inverse": (api._INVERSE, "inverse_dynamics", ("q", "qd", "qdd")),
     "inertia": (api._INERTIA, "inertia_matrix", ("q",)),
     "forward": (api._FORWARD, "forward_dynamics", ("q", "qd", "tau")),
-}
+})
 
 
 def count_operations(robot: Robot, kind: str, method: str, seed: int = 1) -> tuple[Tally, np.ndarray, np.ndarray]:
@@ -87,7 +88,7 @@ class Formula:
 
 
 #: Published formulas compared with each (kind, method).  Divisions are counted as multiplications everywhere.
-SEED_FORMULAS: dict[tuple[str, str], list[Formula]] = {
+SEED_FORMULAS: MappingProxyType[tuple[str, str], list[Formula]] = MappingProxyType({
     ("inverse", "newton_euler"): [
         Formula("Khalil Table 9.5, Luh et al. N-E", (137, -22), (101, -11)),
         Formula("Mata Table 1, Luh et al. N-E", (150, -48), (131, -48)),
@@ -103,18 +104,18 @@ SEED_FORMULAS: dict[tuple[str, str], list[Formula]] = {
     ("forward", "spatial_operator"): [
         Formula("Kozlowski Table 2, filter+smoother (mult + 6n-10 div)", (270, -359), (264, -411)),
     ],
-}
+})
 #: Published totals for n = 6 only (Mata Table 4; its G-A entry, 1042 | 905, is Table 3's total at n = 6).
-SEED_N6: dict[tuple[str, str], tuple[str, int, int]] = {
+SEED_N6: MappingProxyType[tuple[str, str], tuple[str, int, int]] = MappingProxyType({
     ("forward", "cholesky"): ("Mata Table 4, Walker-Orin CRBA", 1627, 1261),
     ("forward", "recursive"): ("Mata Table 4, Featherstone ABA", 1533, 1415),
-}
+})
 
 
 #: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler with the base inertial
 #: parameters, terminal-link wrench included, friction excluded), column "2RP(3R) Stanford": (mult, add).
 #: "simplified": the matrices ^jJ_j diagonal and two components of each first moment zero (footnote *).
-TABLE_9_5_STANFORD = {"general": (240, 227), "simplified": (142, 99)}
+TABLE_9_5_STANFORD = MappingProxyType({"general": (240, 227), "simplified": (142, 99)})
 
 
 def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
@@ -314,9 +315,9 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
     return OpcountReport(n_max=n_max, counts=tuple(out))
 
 
-__all__ = [
+__all__ = (
     "Tally", "Traced", "counting", "traced_array", "values",  # re-exported from robodyn.analysis.traced
     "counting_robot", "count_operations", "Formula", "SEED_FORMULAS", "SEED_N6", "TABLE_9_5_STANFORD",
     "stanford_table_9_5", "fit_polynomial", "format_polynomial",
     "MethodCount", "OpcountReport", "opcount_report",
-]
+)

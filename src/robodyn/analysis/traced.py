@@ -39,9 +39,11 @@ import numbers
 import sys
 import threading
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import import_module
 from importlib import util as import_util
+from types import MappingProxyType
 
 import numpy as np
 
@@ -61,12 +63,14 @@ class Tally:
     other: int = 0
 
 
-_STACK: list[Tally] = []
+#: The tallies of the active counting blocks, innermost last (a tuple per context, no shared container).
+_TALLIES: ContextVar[tuple] = ContextVar("robodyn_tallies", default=())
 
 
 def _count(kind: str) -> None:
-    if _STACK:
-        setattr(_STACK[-1], kind, getattr(_STACK[-1], kind) + 1)
+    tallies = _TALLIES.get()
+    if tallies:
+        setattr(tallies[-1], kind, getattr(tallies[-1], kind) + 1)
 
 
 #: Constants closer than this to 0 or ±1 are taken as exactly 0 or ±1: they are structural zeros/ones left
@@ -291,27 +295,26 @@ def _object_ufunc(name: str):
     return ufunc
 
 
-_UFUNCS = {name: _object_ufunc(name) for name in ("sin", "cos", "sqrt")}
+_UFUNCS = MappingProxyType({name: _object_ufunc(name) for name in ("sin", "cos", "sqrt")})
 
 # --- the counting context ----------------------------------------------------------------------------------------
 _LOCK = threading.RLock()  # serialises counting blocks; reentrant so that blocks nest in one thread
-_DEPTH = 0  # number of active counting blocks (guarded by _LOCK)
-_SWAPPED: list[tuple[object, str, object]] = []  # (owner, attribute, previous value), in the order made
 
 
-def _swap(owner, attr: str, new) -> None:
-    _SWAPPED.append((owner, attr, getattr(owner, attr)))
+def _swap(swapped: list, owner, attr: str, new) -> None:
+    swapped.append((owner, attr, getattr(owner, attr)))
     setattr(owner, attr, new)
 
 
-def _restore() -> None:
-    while _SWAPPED:
-        owner, attr, previous = _SWAPPED.pop()
+def _restore(swapped: list) -> None:
+    while swapped:
+        owner, attr, previous = swapped.pop()
         setattr(owner, attr, previous)
 
 
-def _install() -> None:
-    """Make every swap of the module docstring, recording each; on any error undo those made and re-raise."""
+def _install(swapped: list) -> None:
+    """Make every swap of the module docstring, recording each in ``swapped`` as (owner, attribute, previous
+    value); on any error undo those made and re-raise."""
     from robodyn.dynamics import api
 
     try:
@@ -324,12 +327,12 @@ def _install() -> None:
                 for attr, original, new in (("joint_arrays", _ORIGINAL_JOINT_ARRAYS, _joint_arrays),
                                             ("check_array", _ORIGINAL_CHECK_ARRAY, _check_array)):
                     if getattr(mod, attr, None) is original:
-                        _swap(mod, attr, new)
-        _swap(np.linalg, "cholesky", _cholesky)
+                        _swap(swapped, mod, attr, new)
+        _swap(swapped, np.linalg, "cholesky", _cholesky)
         for name, fn in _UFUNCS.items():
-            _swap(np, name, fn)
+            _swap(swapped, np, name, fn)
     except BaseException:
-        _restore()
+        _restore(swapped)
         raise
 
 
@@ -341,17 +344,15 @@ def counting():
     outermost block and undone on its exit, also when the block raises.  Nested blocks count into their own
     tally only.  Blocks of different threads run one after the other.
     """
-    global _DEPTH
     tally = Tally()
     with _LOCK:
-        if _DEPTH == 0:
-            _install()
-        _DEPTH += 1
-        _STACK.append(tally)
+        outer = _TALLIES.get()
+        swapped: list = []  # the swaps made by the outermost block, undone when it ends
+        if not outer:
+            _install(swapped)
+        token = _TALLIES.set(outer + (tally,))
         try:
             yield tally
         finally:
-            _STACK.pop()
-            _DEPTH -= 1
-            if _DEPTH == 0:
-                _restore()
+            _TALLIES.reset(token)
+            _restore(swapped)

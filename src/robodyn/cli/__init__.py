@@ -13,4 +13,4 @@ from robodyn.cli import calibration  # noqa: E402,F401  (calibrate-gravity, cali
 from robodyn.cli import identification  # noqa: E402,F401  (identify, excite)
 from robodyn.cli import simulation  # noqa: E402,F401  (simulate)
 
-__all__ = ["app"]
+__all__ = ("app",)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 import typer
@@ -67,12 +68,13 @@ def _fail(message: str):
 
 #: Set by the global option ``robodyn --no-strict COMMAND ...``: accept published inertias that violate the
 #: triangle inequality (with a warning) in every command that loads a robot.
-_loading = {"strict": True}
+_STRICT: ContextVar[bool] = ContextVar("robodyn_cli_strict", default=True)
 
 
 def set_strict(strict: bool) -> None:
-    """Make :func:`get_robot` strict (default) or lenient about non-physical published inertias."""
-    _loading["strict"] = bool(strict)
+    """Make :func:`get_robot` strict (default) or lenient about non-physical published inertias (for the
+    command run in this context)."""
+    _STRICT.set(bool(strict))
 
 
 def get_robot(name: str, strict: bool | None = None):
@@ -86,7 +88,7 @@ def get_robot(name: str, strict: bool | None = None):
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        robot = load(name, strict=_loading["strict"] if strict is None else strict)
+        robot = load(name, strict=_STRICT.get() if strict is None else strict)
     for w in caught:
         err_console.print(Text("warning: ", style="bold yellow") + Text(printable(str(w.message))), soft_wrap=True)
     clean = dict(name=printable(robot.name), source=printable(robot.source),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 import json
 from pathlib import Path
 
@@ -14,9 +15,9 @@ from robodyn._files import MARKER, write_folder_atomically
 from robodyn.errors import InputError
 from robodyn.sanitize import child_path, comment, identifier
 
-_MODELS = {"idm": "inverse_dynamics", "inm": "inertia_matrix", "ddm": "forward_dynamics", "gra": "gravity",
-           "ccg": "bias", "dim": "regressor"}
-_LANGS = {"python": ".py", "c": ".c", "matlab": ".m", "julia": ".jl"}
+_MODELS = MappingProxyType({"idm": "inverse_dynamics", "inm": "inertia_matrix", "ddm": "forward_dynamics", "gra": "gravity",
+           "ccg": "bias", "dim": "regressor"})
+_LANGS = MappingProxyType({"python": ".py", "c": ".c", "matlab": ".m", "julia": ".jl"})
 
 
 def _split(text: str, allowed, option: str) -> list[str]:

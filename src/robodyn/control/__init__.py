@@ -3,4 +3,4 @@
 from robodyn.control.controllers import ComputedTorque, PassivityBased, PDGravity
 from robodyn.control.reference import QuinticReference
 
-__all__ = ["ComputedTorque", "PassivityBased", "PDGravity", "QuinticReference"]
+__all__ = ("ComputedTorque", "PassivityBased", "PDGravity", "QuinticReference")

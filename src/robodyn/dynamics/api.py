@@ -6,6 +6,7 @@ only dispatches, so every algorithm stays a pure function of (robot, arrays).
 
 from __future__ import annotations
 
+from types import MappingProxyType
 import warnings
 from importlib import import_module
 
@@ -15,40 +16,40 @@ from robodyn.errors import InputError
 from robodyn.dynamics import composite, newton_euler, recursive
 
 #: method -> module, the tables the analysis tools iterate over (keys kept for their reports).
-_INVERSE = {
+_INVERSE = MappingProxyType({
     "newton_euler": "robodyn.dynamics.newton_euler",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
     "spatial_operator": "robodyn.dynamics.spatial_operator",
-}
-_INERTIA = {
+})
+_INERTIA = MappingProxyType({
     "composite": "robodyn.dynamics.composite",
     "walker_orin": "robodyn.dynamics.walker_orin",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
-}
-_FORWARD = {
+})
+_FORWARD = MappingProxyType({
     "recursive": "robodyn.dynamics.recursive",
     "cholesky": "robodyn.dynamics.lagrange",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
     "spatial_operator": "robodyn.dynamics.spatial_operator",
-}
+})
 
 
 #: The names users call each formulation by (one per formulation across inverse, inertia and forward dynamics,
 #: Pinocchio's names as aliases) -> key of the dispatch tables above.
-_NAMES = {
+_NAMES = MappingProxyType({
     "inverse_dynamics": {"newton_euler": "newton_euler", "rnea": "newton_euler", "gibbs_appell": "gibbs_appell",
                          "spatial_operator": "spatial_operator"},
     "inertia_matrix": {"composite": "composite", "crba": "composite", "walker_orin": "walker_orin",
                        "gibbs_appell": "gibbs_appell"},
     "forward_dynamics": {"recursive": "recursive", "aba": "recursive", "cholesky": "cholesky",
                          "gibbs_appell": "gibbs_appell", "spatial_operator": "spatial_operator"},
-}
+})
 #: Old names that keep working for one release, with a DeprecationWarning: (function, old) -> new name.
-_DEPRECATED = {
+_DEPRECATED = MappingProxyType({
     ("inertia_matrix", "newton_euler"): "walker_orin",  # it runs Walker–Orin, not the Newton–Euler recursion
     ("forward_dynamics", "kalman"): "spatial_operator",  # the Kozłowski formulation has one name
-}
-_TABLES = {"inverse_dynamics": _INVERSE, "inertia_matrix": _INERTIA, "forward_dynamics": _FORWARD}
+})
+_TABLES = MappingProxyType({"inverse_dynamics": _INVERSE, "inertia_matrix": _INERTIA, "forward_dynamics": _FORWARD})
 
 
 def method_key(what: str, method: str) -> str:

@@ -290,7 +290,7 @@ def _motor_friction(er: ElasticRobot, qmd: np.ndarray) -> np.ndarray:
     return er.Fv_m.astype(dt) * qmd + er.Fc_m.astype(dt) * np.sign(qmd)
 
 
-__all__ = [
+__all__ = (
     "ElasticRobot", "ElasticInverse", "elastic_motor_torques", "elastic_inverse_dynamics", "elastic_forward_dynamics",
     "elastic_state_derivative", "elastic_energy",
-]
+)

@@ -17,6 +17,7 @@ scales a joint's oscillation down if it exceeds a limit between grid points.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,9 +28,9 @@ from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 
 #: Default limits where the robot gives none: position (rad | m), velocity (rad/s | m/s), acceleration.
-DEFAULT_POSITION_LIMIT = {0: np.pi, 1: 0.5}
-DEFAULT_VELOCITY_LIMIT = {0: 1.5, 1: 0.5}
-DEFAULT_ACCELERATION_LIMIT = {0: 5.0, 1: 2.0}
+DEFAULT_POSITION_LIMIT = MappingProxyType({0: np.pi, 1: 0.5})
+DEFAULT_VELOCITY_LIMIT = MappingProxyType({0: 1.5, 1: 0.5})
+DEFAULT_ACCELERATION_LIMIT = MappingProxyType({0: 5.0, 1: 2.0})
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,4 +7,4 @@ from robodyn.model.inertia import (
     check_physical,
 )
 
-__all__ = ["PARAMETER_NAMES", "Robot", "standard_from_com", "com_from_standard", "check_physical"]
+__all__ = ("PARAMETER_NAMES", "Robot", "standard_from_com", "com_from_standard", "check_physical")

@@ -18,6 +18,7 @@ limits are the ``MAX_*`` constants below, documented in docs/getting-started.md.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 import ast
 import math
 import operator
@@ -375,7 +376,7 @@ def _from_com(row, where):
     return standard_from_com(mass, [_number(c, where, "com") for c in com], vals)
 
 
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_BINARY = MappingProxyType({ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv})
 _HINT = "a number or an expression of numbers and pi with + - * / ** and parentheses, e.g. pi/2 or 0.3**2 * 4"
 
 

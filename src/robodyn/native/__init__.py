@@ -357,5 +357,5 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, thr
     return run_checked(robot, "regressor", batch, a, friction=bool(friction), threads=threads)
 
 
-__all__ = ["MIN_BATCH", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
-           "inertia_matrix", "inverse_dynamics", "regressor", "run_checked", "takes_batch", "threaded"]
+__all__ = ("MIN_BATCH", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
+           "inertia_matrix", "inverse_dynamics", "regressor", "takes_batch", "threaded")

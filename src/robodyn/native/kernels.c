@@ -98,7 +98,6 @@ RD_INLINE real vabs(real x) {
 RD_INLINE real vsign(real x) {   /* sign(x) lane by lane: comparisons give -1 (true) or 0 */
     return __builtin_convertvector(x < 0.0, real) - __builtin_convertvector(x > 0.0, real);
 }
-RD_INLINE real vselect(lmask m, real a, real b) { return (real)((m & (lmask)a) | (~m & (lmask)b)); }
 
 /* in[k][l] = a[s_l * stride + k] for k < width, s_l = s0 + l clamped to the last state */
 RD_INLINE void load_lanes(const double *a, long s0, long count, long stride, int width, real *in) {
@@ -122,33 +121,11 @@ RD_INLINE int all_finite(const real *v, long width) {
     return acc[0] == 0.0 && acc[1] == 0.0 && acc[2] == 0.0 && acc[3] == 0.0;
 }
 
-/* sin and cos of every lane: the argument reduction x = k π/2 + r with π/2 split in three parts (exact
- * products for |k| < 2^20) and fdlibm's minimax kernels on |r| <= π/4, branch-free; libm for |x| >= 1e5. */
-RD_INLINE real ksin(real r, real z) {
-    return r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03 + z * (-1.98412698298579493134e-04
-           + z * (2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))));
-}
-RD_INLINE real kcos(real z) {
-    real hz = 0.5 * z, w = 1.0 - hz;
-    return w + (((1.0 - w) - hz) + z * z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03
-           + z * (2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
-           + z * -1.13596475577881948265e-11))))));
-}
+/* sin and cos of every lane by the C library (GCC merges the pair into one sincos call): the values NumPy's
+ * np.sin / np.cos give, so the kernels follow robodyn's NumPy path to the last bit in the trigonometry (a
+ * polynomial on the lanes was faster but differed by an ulp, enough to steer iterative users elsewhere). */
 RD_INLINE void vsincos(real x, real *s, real *c) {
-    real ax = vabs(x);
-    if (!(ax[0] < 1e5 && ax[1] < 1e5 && ax[2] < 1e5 && ax[3] < 1e5)) {
-        for (int l = 0; l < RD_LANES; l++) { (*s)[l] = sin(x[l]); (*c)[l] = cos(x[l]); }
-        return;
-    }
-    const double magic = 6755399441055744.0;  /* 1.5 * 2^52: adding it rounds to an integer */
-    real k = (x * 0.63661977236758134308 + magic) - magic;
-    real r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
-    real z = r * r, vs = ksin(r, z), vc = kcos(z);
-    lmask n = __builtin_convertvector(k, lmask);
-    lmask odd = (n & 1) != 0;
-    real sv = vselect(odd, vc, vs), cv = vselect(odd, vs, vc);
-    *s = (real)((lmask)sv ^ ((n & 2) << 62));
-    *c = (real)((lmask)cv ^ (((n + 1) & 2) << 62));
+    for (int l = 0; l < RD_LANES; l++) { (*s)[l] = sin(x[l]); (*c)[l] = cos(x[l]); }
 }
 
 /* ---- 3-vectors of lanes ------------------------------------------------------------------------------- */

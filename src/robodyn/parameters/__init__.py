@@ -14,8 +14,8 @@ from robodyn.parameters.regressor import (
 from robodyn.parameters.energy import energy_functions, energy_recursion, eta, frame_lambda, lambda_matrix
 from robodyn.parameters.base import BaseParameters, base_parameters, count_formula
 
-__all__ = [
+__all__ = (
     "link_wrench_matrix", "regressor", "standard_parameter_names", "standard_parameter_vector",
     "energy_functions", "energy_recursion", "eta", "frame_lambda", "lambda_matrix",
     "BaseParameters", "base_parameters", "count_formula",
-]
+)

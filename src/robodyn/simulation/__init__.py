@@ -7,7 +7,7 @@ from robodyn.simulation.inverse_kinematics import inverse_kinematics, pose_error
 from robodyn.simulation.puma_line import PumaLineResult, Reference, line_reference, puma_line_study
 from robodyn.simulation.trajectories import quintic, straight_line, zyz_matrix
 
-__all__ = [
+__all__ = (
     "Simulation", "simulate", "inverse_kinematics", "pose_error", "tool_pose",
     "PumaLineResult", "Reference", "line_reference", "puma_line_study", "quintic", "straight_line", "zyz_matrix",
-]
+)

@@ -12,5 +12,5 @@ from robodyn.symbolic.codegen.build import CompileError, CompilerNotFoundError, 
 from robodyn.symbolic.lagrange import ClosedForm, closed_form, parallelogram, planar_bodies
 from robodyn.symbolic.models import KINDS, CustomizedModel, customized_model
 
-__all__ = ["KINDS", "ClosedForm", "CompileError", "CompileTimeoutError", "CompiledModel", "CompilerNotFoundError", "CustomizedModel", "closed_form",
-           "compile", "customized_model", "parallelogram", "planar_bodies"]
+__all__ = ("KINDS", "ClosedForm", "CompileError", "CompileTimeoutError", "CompiledModel", "CompilerNotFoundError", "CustomizedModel", "closed_form",
+           "compile", "customized_model", "parallelogram", "planar_bodies")

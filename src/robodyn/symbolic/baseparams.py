@@ -6,11 +6,12 @@ of XX2, ...); eliminated and grouped-away parameters become zeros, so the custom
 
 from __future__ import annotations
 
+from types import MappingProxyType
 import numpy as np
 
 from robodyn.model.robot import PARAMETER_NAMES
 
-_COLUMNS = {p: k for k, p in enumerate(PARAMETER_NAMES + ("Ia",))}
+_COLUMNS = MappingProxyType({p: k for k, p in enumerate(PARAMETER_NAMES + ("Ia",))})
 
 
 def base_inertia(robot, symbolic_geometry: bool = False):

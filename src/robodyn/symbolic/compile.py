@@ -10,6 +10,7 @@ on contiguous (N, n) blocks: the loop over samples runs in C.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 import inspect
 import time
 
@@ -24,14 +25,14 @@ from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
 from robodyn.symbolic.models import SHORT, customized_model
 
 #: kind -> (joint arguments, takes wrenches, takes gravity): the numeric function's arguments after robot
-_SIGNATURES = {
+_SIGNATURES = MappingProxyType({
     "inverse_dynamics": (("q", "qd", "qdd"), True, True),
     "bias": (("q", "qd"), True, True),
     "gravity": (("q",), False, True),
     "inertia_matrix": (("q",), False, False),
     "forward_dynamics": (("q", "qd", "tau"), True, True),
     "regressor": (("q", "qd", "qdd"), False, True),
-}
+})
 
 
 def _as_real(name, value):

@@ -11,6 +11,7 @@ generated and tested everywhere (:func:`robodyn.symbolic.codegen.cuda_code.host_
 
 from __future__ import annotations
 
+from types import MappingProxyType
 import numpy as np
 
 from robodyn.errors import InputError, RobodynError
@@ -19,14 +20,14 @@ from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_inpu
 from robodyn.symbolic.models import SHORT, customized_model
 
 #: kind -> (joint arguments, takes gravity)
-_SIGNATURES = {
+_SIGNATURES = MappingProxyType({
     "inverse_dynamics": ("q", "qd", "qdd"),
     "bias": ("q", "qd"),
     "gravity": ("q",),
     "inertia_matrix": ("q",),
     "forward_dynamics": ("q", "qd", "tau"),
     "regressor": ("q", "qd", "qdd"),
-}
+})
 #: threads per block
 BLOCK = 128
 

@@ -8,6 +8,7 @@ MATLAB and Julia code.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from dataclasses import dataclass, field
 
 import symengine as se
@@ -21,16 +22,16 @@ from robodyn.symbolic.symrobot import WRENCH_NAMES, build, inertia_table
 
 KINDS = ("inverse_dynamics", "inertia_matrix", "gravity", "bias", "regressor", "forward_dynamics")
 #: Short names used by the CLI and file names (SYMORO's: idm, inm, ddm, ...).
-SHORT = {"idm": "inverse_dynamics", "inm": "inertia_matrix", "ddm": "forward_dynamics", "gra": "gravity",
-         "ccg": "bias", "dim": "regressor"}
-_TITLES = {
+SHORT = MappingProxyType({"idm": "inverse_dynamics", "inm": "inertia_matrix", "ddm": "forward_dynamics", "gra": "gravity",
+         "ccg": "bias", "dim": "regressor"})
+_TITLES = MappingProxyType({
     "inverse_dynamics": "Inverse dynamic model using the customized Newton-Euler algorithm [9.84]-[9.94]",
     "inertia_matrix": "Inertia matrix using composite links (Appendix 8)",
     "gravity": "Gravity torques Q(q): Newton-Euler with qd = qdd = 0",
     "bias": "H(q, qd) = C qd + Q + friction + external: Newton-Euler with qdd = 0 [9.95]",
     "regressor": "Dynamic identification model (regressor) Gamma = Phi K [9.36]",
     "forward_dynamics": "Direct dynamic model by the recursive Newton-Euler algorithm (section 9.7.2)",
-}
+})
 
 
 @dataclass(frozen=True)
