@@ -77,28 +77,75 @@ def test_pinocchio_agrees_on_a_long_chain():
         assert rel(native.inertia_matrix(robot, q[i]), p.crba(q[i])) < 1e-12
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3, 8])
-def test_threads_give_identical_results(threads):
-    """Any thread count gives the single-threaded numbers bit for bit, for batch sizes around the chunk size."""
-    robot = rd.load("puma560")
-    for size in (0, 1, 255, 256, 257, 1000):
-        q, qd, qdd = states(robot, size)
-        one = native.inverse_dynamics(robot, q, qd, qdd, threads=1)
-        assert one.shape == (size, robot.n)
-        np.testing.assert_array_equal(native.inverse_dynamics(robot, q, qd, qdd, threads=threads), one)
-        np.testing.assert_array_equal(native.inertia_matrix(robot, q, threads=threads),
-                                      native.inertia_matrix(robot, q, threads=1))
-        # per-state gravity and wrenches are offset per chunk like the states
-        rng = np.random.default_rng(size)
-        g, W = rng.normal(size=(size, 3)), rng.normal(size=(size, robot.nf, 6))
-        tau = native.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=g, threads=threads)
-        np.testing.assert_allclose(tau, rd.dynamics.newton_euler.rnea(robot, q, qd, qdd, g, W)
-                                   + rd.friction_torques(robot, qd), rtol=1e-13, atol=1e-12)
-        acc = native.forward_dynamics(robot, q, qd, tau, wrenches=W, gravity=g, threads=threads)
-        np.testing.assert_allclose(acc, qdd, rtol=1e-9, atol=1e-9)
-        D = native.regressor(robot, q, qd, qdd, gravity=g, threads=threads)
-        np.testing.assert_allclose(D @ rd.standard_parameter_vector(robot),
-                                   native.inverse_dynamics(robot, q, qd, qdd, gravity=g), rtol=1e-12, atol=1e-11)
+def _all_kinds(robot, q, qd, qdd, tau, W, g, threads):
+    return [native.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=g, threads=threads),
+            native.gravity_torques(robot, q, gravity=g, threads=threads),
+            native.inertia_matrix(robot, q, threads=threads),
+            native.forward_dynamics(robot, q, qd, tau, wrenches=W, gravity=g, threads=threads),
+            native.regressor(robot, q, qd, qdd, gravity=g, threads=threads)]
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 1000])
+def test_threads_give_identical_results(size):
+    """Any thread count gives the single-threaded numbers bit for bit, every kind, batch sizes around the four
+    lanes and the threading threshold; a tree with prismatic and fixed frames, wrenches and per-state gravity."""
+    robot = random_robot(21, nf=9, tree=True, fixed=True)
+    assert set(robot.sigma) == {0, 1, 2} and np.any(robot.antecedent[1:] != np.arange(1, robot.nf))
+    q, qd, qdd = states(robot, size)
+    rng = np.random.default_rng(size)
+    W, g = rng.normal(size=(size, robot.nf, 6)), rng.normal(size=(size, 3)) * 9.81
+    tau = rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=g)
+    one = _all_kinds(robot, q, qd, qdd, tau, W, g, 1)
+    for threads in (2, 3, 7):
+        for a, b in zip(_all_kinds(robot, q, qd, qdd, tau, W, g, threads), one):
+            np.testing.assert_array_equal(a, b)
+    n, p = robot.n, 11 * robot.nf + 3 * robot.n
+    assert [a.shape for a in one] == [(size, n), (size, n), (size, n, n), (size, n), (size, n, p)]
+    if size:  # against the NumPy algorithms, state by state for the first few
+        for k in range(min(size, 3)):
+            assert rel(one[0][k], rd.dynamics.newton_euler.rnea(robot, q[k], qd[k], qdd[k], g[k], W[k])
+                       + rd.friction_torques(robot, qd[k])) < 1e-13
+            assert rel(one[2][k], rd.inertia_matrix(robot, q[k])) < 1e-13
+            assert rel(one[4][k], rd.regressor(robot, q[k], qd[k], qdd[k], gravity=g[k])) < 1e-13
+        residual = rd.inverse_dynamics(robot, q, qd, one[3], wrenches=W, gravity=g) - tau
+        assert np.max(np.abs(residual)) / np.max(np.abs(tau)) < 1e-11
+
+
+def test_default_functions_use_the_kernels_from_min_batch():
+    """rd.* hand float64 batches of MIN_BATCH states and more to the kernels: equal to them bit for bit, and to
+    the NumPy path (ROBODYN_NATIVE=0) to rounding; smaller batches and float32 stay on NumPy."""
+    robot = random_robot(5, nf=6, tree=True, fixed=True)
+    q, qd, qdd = states(robot, native.MIN_BATCH)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    np.testing.assert_array_equal(tau, native.inverse_dynamics(robot, q, qd, qdd))
+    np.testing.assert_array_equal(rd.gravity_torques(robot, q), native.gravity_torques(robot, q))
+    np.testing.assert_array_equal(rd.inertia_matrix(robot, q), native.inertia_matrix(robot, q))
+    np.testing.assert_array_equal(rd.forward_dynamics(robot, q, qd, tau), native.forward_dynamics(robot, q, qd, tau))
+    np.testing.assert_array_equal(rd.regressor(robot, q, qd, qdd, friction=False),
+                                  native.regressor(robot, q, qd, qdd, friction=False))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        assert rel(rd.inverse_dynamics(robot, q, qd, qdd), tau) < 1e-13
+        assert rel(rd.regressor(robot, q, qd, qdd, friction=False), native.regressor(robot, q, qd, qdd, friction=False)) < 1e-13
+    assert not native.takes_batch(np.float64, (native.MIN_BATCH - 1,)) and not native.takes_batch(np.float32, (10**4,))
+    assert native.takes_batch(np.float64, (native.MIN_BATCH,))
+
+
+def test_stribeck_friction_and_overflow():
+    """A Stribeck term (not in C) is added by the NumPy friction law; an overflowing result raises."""
+    robot = rd.load("rx90")
+    jf = robot.joint_frames
+    Fst = np.zeros(robot.nf)
+    Fst[jf] = 1.5 * robot.Fc[jf] + 0.3
+    stribeck = robot.replace(Fst=Fst, kst=np.full(robot.nf, 2.0), Bst=np.full(robot.nf, 1.0))
+    q, qd, qdd = states(robot, 200)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        tau = rd.inverse_dynamics(stribeck, q, qd, qdd)
+    assert rel(native.inverse_dynamics(stribeck, q, qd, qdd), tau) < 1e-13
+    assert rel(native.forward_dynamics(stribeck, q, qd, tau), qdd) < 1e-10
+    with pytest.raises(rd.NumericOverflowError, match="inverse_dynamics"):
+        native.inverse_dynamics(robot, q, np.full_like(qd, 1e160), qdd)
 
 
 def test_batch_shapes_and_non_contiguous_inputs():
@@ -112,9 +159,17 @@ def test_batch_shapes_and_non_contiguous_inputs():
     np.testing.assert_array_equal(native.inverse_dynamics(robot, q[::3], qd[::3], qdd[::3]), tau[::3])
     qT = np.asfortranarray(q)
     np.testing.assert_array_equal(native.inertia_matrix(robot, qT), native.inertia_matrix(robot, q))
-    # broadcasting: one velocity for every state
-    np.testing.assert_allclose(native.inverse_dynamics(robot, q, qd[0], qdd),
-                               rd.inverse_dynamics(robot, q, qd[0], qdd), rtol=0, atol=1e-12)
+    # broadcasting: one velocity for every state, one gravity for every state, a strided gravity per state
+    np.testing.assert_array_equal(native.inverse_dynamics(robot, q, qd[0], qdd),
+                                  native.inverse_dynamics(robot, q, np.tile(qd[0], (24, 1)), qdd))
+    g = np.array([0.3, -0.2, -9.7])
+    G = np.zeros((24, 6))
+    G[:, ::2] = g
+    G = G[:, ::2]
+    assert not G.flags.c_contiguous
+    np.testing.assert_array_equal(native.gravity_torques(robot, q, gravity=g), native.gravity_torques(robot, q, gravity=G))
+    np.testing.assert_array_equal(native.regressor(robot, q[::2], qd[::2], qdd[::2], gravity=G[::2]),
+                                  native.regressor(robot, q, qd, qdd, gravity=g)[::2])
 
 
 def test_bad_input_and_singular_model():
@@ -131,8 +186,10 @@ def test_bad_input_and_singular_model():
     point = rd.standard_from_com(mass=1.0, com=[0.0, 0.0, 0.3], inertia_com=np.zeros((3, 3)))
     link = rd.standard_from_com(mass=1.0, com=[0.2, 0.0, 0.0], inertia_com=np.diag([0.01, 0.02, 0.02]))
     singular = rd.Robot(name="singular", sigma=[0, 0], alpha=[0.0, np.pi / 2], params=[link, point])
-    with pytest.raises(ModelError, match="singular"):
+    with pytest.raises(ModelError, match="joint j2: .*singular"):
         native.forward_dynamics(singular, np.zeros(2), np.zeros(2), np.ones(2))
+    with pytest.raises(ModelError, match="joint j2: .*singular"):
+        rd.forward_dynamics(singular, np.zeros((300, 2)), np.zeros((300, 2)), np.ones((300, 2)))
 
 
 def test_cached_library_is_verified(tmp_path, monkeypatch):
@@ -156,15 +213,21 @@ def test_cached_library_is_verified(tmp_path, monkeypatch):
 
 
 def test_compiled_model_threads_give_identical_results():
-    """rd.compile's batched calls split states over threads; any count gives the single-threaded numbers."""
+    """rd.compile's batched calls split states over threads in C; any count gives the single-threaded numbers
+    (batch sizes around the 4 lanes and 256 states per thread; a strided view; gravity per state)."""
     robot = rd.load("planar3r")
-    one, two = rd.compile(robot, "inverse_dynamics", threads=1), rd.compile(robot, "inverse_dynamics", threads=2)
-    assert (one.threads, two.threads) == (1, 2)
-    for size in (0, 1, 300, 1025):
+    models = {t: rd.compile(robot, "inverse_dynamics", threads=t) for t in (1, 2, 3, 7)}
+    assert [f.threads for f in models.values()] == [1, 2, 3, 7]
+    one = models[1]
+    for size in (0, 1, 127, 128, 1000, 2051):
         q, qd, qdd = states(robot, size)
         ref = one(q, qd, qdd)
-        np.testing.assert_array_equal(two(q, qd, qdd), ref)
+        assert ref.shape == (size, robot.n)
+        for f in models.values():
+            np.testing.assert_array_equal(f(q, qd, qdd), ref)
         np.testing.assert_allclose(ref, rd.inverse_dynamics(robot, q, qd, qdd), rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(models[7](q[::2], qd[::2], qdd[::2]), ref[::2])
+    two = models[2]
     g = np.random.default_rng(2).normal(size=(300, 3))
     q, qd, qdd = states(robot, 300)
     np.testing.assert_allclose(two(q, qd, qdd, gravity=g), rd.inverse_dynamics(robot, q, qd, qdd, gravity=g),
