@@ -1,13 +1,16 @@
-"""Benchmark: robodyn's generic compiled kernels (robodyn.native, threaded) vs a Python loop of Pinocchio and vs
-robodyn's NumPy path, for n = 6 … 100 joints and the five batched quantities (inverse dynamics, gravity, inertia
-matrix, forward dynamics, regressor).
+"""Benchmark: robodyn's default batched call (``rd.inverse_dynamics(robot, Q, QD, QDD)`` etc., which hands float64
+batches of 128 states and more to the generic compiled kernels of robodyn.native) vs a Python loop of Pinocchio
+and vs robodyn's NumPy path, for n = 6 … 100 joints and the five batched quantities (inverse dynamics, gravity,
+inertia matrix, forward dynamics, regressor), plus the kernels on 1 thread and on every core (the scaling).
 
-Run:  PYTHONPATH=src:. python benchmarks/bench_native.py [--states 1000] [--sizes 6,25,100] [--repeat 5] [--threads N]
+Run:  PYTHONPATH=src:. python benchmarks/bench_native.py [--states 1000] [--sizes 6,25,100] [--repeat 5]
 
 Robots: puma560 for n = 6, random revolute serial chains (tests/support/random_robots.py) for larger n. Pinocchio
 runs the same robot through tests/support/pin_bridge.py, one C++ call per state in a Python loop (its regressor is
-computeJointTorqueRegressor). Each quantity is first checked to agree (relative difference printed), then timed:
-best wall time of --repeat runs, µs per state. Ratios are Pinocchio / robodyn: > 1 means robodyn is faster.
+computeJointTorqueRegressor). Each quantity is first checked to agree (relative difference printed), then timed,
+every variant interleaved in each round: best wall time of --repeat rounds, µs per state. "Pin/rd" is Pinocchio's
+time over the default call's: > 1 means robodyn is faster (the target is >= 3). "1->N thr" is the kernels' time on
+1 thread over their time on every core this process may use.
 """
 
 from __future__ import annotations
@@ -40,15 +43,6 @@ def numpy_path(f):
     return run
 
 
-def best(f, repeat: int) -> float:
-    t_best = np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        t_best = min(t_best, time.perf_counter() - t)
-    return t_best
-
-
 def robot_of_size(n: int) -> rd.Robot:
     if n == 6:
         return rd.load("puma560")
@@ -60,11 +54,12 @@ def main() -> None:
     ap.add_argument("--states", type=int, default=1000)
     ap.add_argument("--sizes", default="6,25,100")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=None)
     args = ap.parse_args()
-    threads = args.threads or len(os.sched_getaffinity(0))
-    print(f"robodyn.native with {threads} thread(s), {args.states} states per call; µs per state")
-    print(f"{'n':>4} {'quantity':<16} {'native':>9} {'NumPy':>9} {'Pin loop':>9} {'Pin/native':>10} {'max rel diff':>12}")
+    cores = len(os.sched_getaffinity(0))
+    print(f"{args.states} states per call, µs per state; robodyn.native threaded: {native.threaded()}, "
+          f"{cores} core(s); pin {pin.__version__}")
+    print(f"{'n':>4} {'quantity':<15} {'rd default':>10} {'1 thread':>9} {f'{cores} thr':>9} {'1->N thr':>8} "
+          f"{'NumPy':>9} {'Pin loop':>9} {'Pin/rd':>7} {'max rel diff':>12}")
     for n in (int(s) for s in args.sizes.split(",")):
         robot = robot_of_size(n)
         p = PinRobot(robot)
@@ -78,25 +73,25 @@ def main() -> None:
             return lambda: [fn(model, data, *(x[i] for x in arrays)) for i in range(args.states)]
 
         cases = {
-            "inverse dyn.": (lambda: native.inverse_dynamics(robot, q, qd, qdd, threads=threads),
+            "inverse dyn.": (lambda t: native.inverse_dynamics(robot, q, qd, qdd, threads=t),
                              lambda: rd.inverse_dynamics(robot, q, qd, qdd),
                              pin_loop(pin.rnea, q, qd, qdd)),
-            "gravity": (lambda: native.gravity_torques(robot, q, threads=threads),
+            "gravity": (lambda t: native.gravity_torques(robot, q, threads=t),
                         lambda: rd.gravity_torques(robot, q),
                         pin_loop(pin.computeGeneralizedGravity, q)),
-            "inertia matrix": (lambda: native.inertia_matrix(robot, q, threads=threads),
+            "inertia matrix": (lambda t: native.inertia_matrix(robot, q, threads=t),
                                lambda: rd.inertia_matrix(robot, q),
                                pin_loop(pin.crba, q)),
-            "forward dyn.": (lambda: native.forward_dynamics(robot, q, qd, tau, threads=threads),
+            "forward dyn.": (lambda t: native.forward_dynamics(robot, q, qd, tau, threads=t),
                              lambda: rd.forward_dynamics(robot, q, qd, tau),
                              pin_loop(pin.aba, q, qd, tau)),
-            "regressor": (lambda: native.regressor(robot, q, qd, qdd, threads=threads),
+            "regressor": (lambda t: native.regressor(robot, q, qd, qdd, threads=t),
                           lambda: rd.regressor(robot, q, qd, qdd),
                           pin_loop(pin.computeJointTorqueRegressor, q, qd, qdd)),
         }
-        for name, (fn, fnp, fpin) in cases.items():
-            fnp = numpy_path(fnp)
-            a, b = np.asarray(fn()), np.asarray(fnp())
+        for name, (fn, fdefault, fpin) in cases.items():
+            fnp = numpy_path(fdefault)
+            a, b = np.asarray(fdefault()), np.asarray(fnp())
             if name == "regressor":  # Pinocchio's regressor has other columns: compare with robodyn's NumPy one
                 ref = b
             else:
@@ -104,9 +99,16 @@ def main() -> None:
                 if name == "inertia matrix":  # Pinocchio fills the upper triangle
                     ref = np.triu(ref) + np.swapaxes(np.triu(ref, 1), -1, -2)
             diff = np.max(np.abs(a - ref)) / max(1.0, np.max(np.abs(ref)))
-            t_native, t_np, t_pin = (best(f, args.repeat) * 1e6 / args.states for f in (fn, fnp, fpin))
-            print(f"{robot.n:>4} {name:<16} {t_native:>9.3f} {t_np:>9.3f} {t_pin:>9.3f} {t_pin / t_native:>10.2f} "
-                  f"{diff:>12.1e}")
+            variants = (fdefault, lambda: fn(1), lambda: fn(cores), fnp, fpin)
+            times = [np.inf] * len(variants)
+            for _ in range(args.repeat):  # interleaved: a burst of load on the machine hits every variant alike
+                for k, f in enumerate(variants):
+                    t = time.perf_counter()
+                    f()
+                    times[k] = min(times[k], time.perf_counter() - t)
+            t_rd, t_one, t_all, t_np, t_pin = (t * 1e6 / args.states for t in times)
+            print(f"{robot.n:>4} {name:<15} {t_rd:>10.3f} {t_one:>9.3f} {t_all:>9.3f} {t_one / t_all:>8.2f} "
+                  f"{t_np:>9.3f} {t_pin:>9.3f} {t_pin / t_rd:>7.2f} {diff:>12.1e}", flush=True)
 
 
 if __name__ == "__main__":
