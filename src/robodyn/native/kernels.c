@@ -108,10 +108,29 @@ RD_INLINE void load_lanes(const double *a, long s0, long count, long stride, int
         in[k] = v;
     }
 }
+#if defined(__clang__)
+#define RD_SHUFFLE(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define RD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (lmask){i, j, k, l})
+#endif
+/* a[s_l * stride + k] = v[k][l] for the states of the block; a full block is transposed 4 x 4 at a time (vector
+ * shuffles, whole-row stores), the large results (inertia matrix, regressor) being bound by this store */
 RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long width, const real *v) {
+    long k = 0;
+    if (s0 + RD_LANES <= count) {
+        double *r0 = a + s0 * stride, *r1 = r0 + stride, *r2 = r1 + stride, *r3 = r2 + stride;
+        for (; k + 4 <= width; k += 4) {
+            real t0 = RD_SHUFFLE(v[k], v[k + 1], 0, 4, 2, 6), t1 = RD_SHUFFLE(v[k], v[k + 1], 1, 5, 3, 7);
+            real t2 = RD_SHUFFLE(v[k + 2], v[k + 3], 0, 4, 2, 6), t3 = RD_SHUFFLE(v[k + 2], v[k + 3], 1, 5, 3, 7);
+            real o0 = RD_SHUFFLE(t0, t2, 0, 1, 4, 5), o1 = RD_SHUFFLE(t1, t3, 0, 1, 4, 5);
+            real o2 = RD_SHUFFLE(t0, t2, 2, 3, 6, 7), o3 = RD_SHUFFLE(t1, t3, 2, 3, 6, 7);
+            memcpy(r0 + k, &o0, sizeof o0); memcpy(r1 + k, &o1, sizeof o1);
+            memcpy(r2 + k, &o2, sizeof o2); memcpy(r3 + k, &o3, sizeof o3);
+        }
+    }
     for (int l = 0; l < RD_LANES && s0 + l < count; l++) {
         double *row = a + (s0 + l) * stride;
-        for (long k = 0; k < width; k++) row[k] = v[k][l];
+        for (long j = k; j < width; j++) row[j] = v[j][l];
     }
 }
 /* 0 in every lane when every value is finite (x * 0 is NaN for ±inf and NaN) */
@@ -289,22 +308,45 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
     return all_finite(T, n) ? 0 : RD_NONFINITE;
 }
 
-/* Inertia matrix by composite links (Khalil & Dombre Appendix 8; Featherstone's CRBA), Ia on the diagonal:
- * the composite inertia of each subtree is summed into its antecedent ([9.12] shifts), then the wrench of a
- * unit acceleration of joint k is carried down to each ancestor, whose axis component is A_jk. */
-static long crba_work(const rd_model *m) { return 25 * (long)m->nf + (long)m->n * m->n + m->n; }
+/* Inertia matrix by composite links (Khalil & Dombre Appendix 8; Featherstone's CRBA), Ia on the diagonal.
+ * The composite inertia of each subtree is summed into its antecedent ([9.12] shifts, local frames); the wrench
+ * [N; F] of a unit acceleration of joint k on its composite link gives A_kk in its own frame.  For the other
+ * entries that wrench is expressed once in R_0 about O_0 and projected on the axis of each ancestor joint j,
+ * also in R_0 about O_0: A_jk = s_j^T w_k with s_j = [z_j; P_j × z_j] (revolute) or [0; z_j] (prismatic), six
+ * products per pair instead of carrying the wrench frame by frame (Featherstone, "Rigid Body Dynamics
+ * Algorithms", §6.2, the composite-rigid-body algorithm with quantities in base coordinates). */
+static long crba_work(const rd_model *m) { return 49 * (long)m->nf + (long)m->n * m->n + m->n; }
 RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    real *R = W, *p = R + 9 * nf, *Jc = p + 3 * nf, *MSc = Jc + 9 * nf, *Mc = MSc + 3 * nf, *A = Mc + nf,
-         *Q = A + (long)n * n;
+    real *R = W, *p = R + 9 * nf, *Jc = p + 3 * nf, *MSc = Jc + 9 * nf, *Mc = MSc + 3 * nf, *R0 = Mc + nf,
+         *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *A = Wr + 6 * nf, *Q = A + (long)n * n;
     load_lanes(job->q, s0, job->count, n, n, Q);
     memset(A, 0, sizeof(real) * (size_t)n * n);
     for (int i = 0; i < nf; i++) {
-        frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
+        int a = m->parent[i];
+        real *Ri = R + 9 * i, *pi = p + 3 * i, *R0i = R0 + 9 * i, *P0i = P0 + 3 * i, *Si = S + 6 * i;
+        frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
         for (int c = 0; c < 9; c++) Jc[9 * i + c] = splat(m->J[9 * i + c]);
         for (int c = 0; c < 3; c++) MSc[3 * i + c] = splat(m->MS[3 * i + c]);
         Mc[i] = splat(m->M[i]);
+        if (a < 0) {                                   /* 0T_i = 0T_a a(i)T_i */
+            memcpy(R0i, Ri, 9 * sizeof(real));
+            memcpy(P0i, pi, 3 * sizeof(real));
+        } else {
+            real t[3];
+            mat_mul(R0 + 9 * a, Ri, R0i);
+            mat_vec(R0 + 9 * a, pi, t);
+            for (int c = 0; c < 3; c++) P0i[c] = P0[3 * a + c] + t[c];
+        }
+        real z[3] = {R0i[2], R0i[5], R0i[8]};
+        if (m->sigma[i] == 0) {
+            memcpy(Si, z, sizeof z);
+            cross(P0i, z, Si + 3);
+        } else {
+            memset(Si, 0, 3 * sizeof(real));
+            memcpy(Si + 3, z, sizeof z);
+        }
     }
     for (int i = nf - 1; i >= 0; i--) {      /* composite link of the subtree of i, summed into a(i) */
         int a = m->parent[i];
@@ -325,7 +367,7 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     for (int i = 0; i < nf; i++) {
         int k = m->joint[i];
         if (k < 0) continue;
-        real F[3], N[3];
+        real F[3], N[3], f0[3], n0[3], pf[3];
         const real *J = Jc + 9 * i, *h = MSc + 3 * i;
         real zero = splat(0.0);
         if (m->sigma[i] == 0) {   /* unit ω̇ about z: F = z × MS, N = J z */
@@ -336,12 +378,20 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
             N[0] = h[1]; N[1] = -h[0]; N[2] = zero;
         }
         A[k * n + k] = (m->sigma[i] == 0 ? N[2] : F[2]) + m->Ia[i];
-        for (int j = i; m->parent[j] >= 0; j = m->parent[j]) {   /* carry the wrench to each ancestor */
-            real Rf[3], Rn[3], pf[3];
-            mat_vec(R + 9 * j, F, Rf); mat_vec(R + 9 * j, N, Rn); cross(p + 3 * j, Rf, pf);
-            for (int c = 0; c < 3; c++) { F[c] = Rf[c]; N[c] = Rn[c] + pf[c]; }
-            int a = m->parent[j], ka = m->joint[a];
-            if (ka >= 0) A[ka * n + k] = A[k * n + ka] = (m->sigma[a] == 0 ? N[2] : F[2]);
+        mat_vec(R0 + 9 * i, F, f0); mat_vec(R0 + 9 * i, N, n0); cross(P0 + 3 * i, f0, pf);
+        real *w = Wr + 6 * i;
+        for (int c = 0; c < 3; c++) { w[c] = n0[c] + pf[c]; w[3 + c] = f0[c]; }
+    }
+    for (int i = 0; i < nf; i++) {
+        int k = m->joint[i];
+        if (k < 0) continue;
+        const real *w = Wr + 6 * i;
+        for (int j = m->parent[i]; j >= 0; j = m->parent[j]) {   /* every ancestor joint: A_jk = s_j^T w_k */
+            int kj = m->joint[j];
+            if (kj < 0) continue;
+            const real *sj = S + 6 * j;
+            real x = sj[0] * w[0] + sj[1] * w[1] + sj[2] * w[2] + sj[3] * w[3] + sj[4] * w[4] + sj[5] * w[5];
+            A[kj * n + k] = A[k * n + kj] = x;
         }
     }
     store_lanes(job->out, s0, job->count, (long)n * n, (long)n * n, A);
