@@ -144,6 +144,11 @@ RD_INLINE int all_finite(const real *v, long width) {
  * np.sin / np.cos give, so the kernels follow robodyn's NumPy path to the last bit in the trigonometry (a
  * polynomial on the lanes was faster but differed by an ulp, enough to steer iterative users elsewhere). */
 RD_INLINE void vsincos(real x, real *s, real *c) {
+    if (x[1] == x[0] && x[2] == x[0] && x[3] == x[0]) {   /* one state in every lane (a single state) */
+        *s = splat(sin(x[0]));
+        *c = splat(cos(x[0]));
+        return;
+    }
     for (int l = 0; l < RD_LANES; l++) { (*s)[l] = sin(x[l]); (*c)[l] = cos(x[l]); }
 }
 
@@ -703,15 +708,17 @@ static void rd_take_blocks(rd_shared *sh) {
     }
     free(raw);
 #ifdef RD_THREADS
-    pthread_mutex_lock(&sh->lock);
+    if (sh->chunk < sh->blocks) pthread_mutex_lock(&sh->lock);   /* several takers: the record is shared */
 #endif
     sh->done += done;
     sh->nonfinite |= nonfinite;
     sh->nomem |= nomem;
     if (singular && (!sh->singular || singular < sh->singular)) sh->singular = singular;
 #ifdef RD_THREADS
-    if (sh->done == sh->blocks) pthread_cond_broadcast(&sh->finished);
-    pthread_mutex_unlock(&sh->lock);
+    if (sh->chunk < sh->blocks) {
+        if (sh->done == sh->blocks) pthread_cond_broadcast(&sh->finished);
+        pthread_mutex_unlock(&sh->lock);
+    }
 #endif
 }
 
@@ -744,6 +751,14 @@ static int rd_run(int kind, const rd_job *job, int threads) {
     if (threads > useful) threads = (int)useful;
     if (threads > blocks) threads = (int)blocks;
     if (threads < 1) threads = 1;
+    if (threads == 1) {   /* no shared record, no lock: the single-state entry's path */
+        rd_shared one;
+        memset(&one, 0, sizeof one);
+        one.job = job; one.block = rd_blocks[kind]; one.blocks = one.chunk = blocks; one.refs = 1;
+        one.bytes = sizeof(real) * (size_t)(rd_work(kind, job->m) + 1);
+        rd_take_blocks(&one);
+        return one.nomem ? RD_NOMEM : one.singular ? one.singular : one.nonfinite ? RD_NONFINITE : 0;
+    }
     rd_shared *sh = calloc(1, sizeof(rd_shared));
     if (!sh) return RD_NOMEM;
     sh->job = job;
