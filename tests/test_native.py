@@ -96,7 +96,7 @@ def test_threads_give_identical_results(size):
     W, g = rng.normal(size=(size, robot.nf, 6)), rng.normal(size=(size, 3)) * 9.81
     tau = rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=g)
     one = _all_kinds(robot, q, qd, qdd, tau, W, g, 1)
-    for threads in (2, 3, 7):
+    for threads in (2, 3, 7, 10**9):  # beyond a C int: as many threads as are useful
         for a, b in zip(_all_kinds(robot, q, qd, qdd, tau, W, g, threads), one):
             np.testing.assert_array_equal(a, b)
     n, p = robot.n, 11 * robot.nf + 3 * robot.n
@@ -216,8 +216,8 @@ def test_compiled_model_threads_give_identical_results():
     """rd.compile's batched calls split states over threads in C; any count gives the single-threaded numbers
     (batch sizes around the 4 lanes and 256 states per thread; a strided view; gravity per state)."""
     robot = rd.load("planar3r")
-    models = {t: rd.compile(robot, "inverse_dynamics", threads=t) for t in (1, 2, 3, 7)}
-    assert [f.threads for f in models.values()] == [1, 2, 3, 7]
+    models = {t: rd.compile(robot, "inverse_dynamics", threads=t) for t in (1, 2, 3, 7, 10**9)}
+    assert [f.threads for f in models.values()] == [1, 2, 3, 7, 10**9]
     one = models[1]
     for size in (0, 1, 127, 128, 1000, 2051):
         q, qd, qdd = states(robot, size)

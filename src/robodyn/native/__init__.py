@@ -279,7 +279,8 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     W = a.get("wrenches")
     W = None if W is None else _flat(W, (nf, 6))
     out = np.empty((count,) + tail)
-    status = module.batch(_capsule(robot, module), code, thread_count(threads), friction and not stribeck, *ins, g, W, out)
+    status = module.batch(_capsule(robot, module), code, min(thread_count(threads), 4096), friction and not stribeck, *ins, g,
+                          W, out)
     if status == -1:
         raise RuntimeError(f"robodyn generic kernels: inconsistent buffers for {kind}")  # a bug, not an input error
     if status == -3:

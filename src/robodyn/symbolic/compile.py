@@ -141,7 +141,7 @@ class CompiledModel:
             args = []
             for a, st in blocks:
                 args += [buf("double[]", a), st]
-            code = fn(count, self.threads, *args, buf("double[]", out))
+            code = fn(count, min(self.threads, 4096), *args, buf("double[]", out))  # a C int; more threads gain nothing
             if code < 0:
                 raise MemoryError(f"compiled {self.kind}: out of memory")
             return out, code
