@@ -62,7 +62,7 @@ def bench(name: str, sizes: list[int]) -> list[dict]:
 
         t_all, t_one, t_pin_b, t_np = interleaved([lambda: f(Q, QD, QDD), lambda: f1(Q, QD, QDD), pin_loop,
                                                     lambda: rd.inverse_dynamics(robot, Q, QD, QDD)])
-        rows.append(dict(robot=name, n=robot.n, ops=f.model.operation_count(), single_rd_us=t_rd * 1e6,
+        rows.append(dict(robot=name, n=robot.n, ops=f.operation_count(), single_rd_us=t_rd * 1e6,
                          single_pin_us=t_pin * 1e6, batch=batch, batch_rd_ms=t_all * 1e3, batch_rd1_ms=t_one * 1e3,
                          batch_pin_loop_ms=t_pin_b * 1e3, batch_default_ms=t_np * 1e3,
                          speedup_batched=t_pin_b / t_all, scaling=t_one / t_all, cores=cores))
@@ -71,7 +71,7 @@ def bench(name: str, sizes: list[int]) -> list[dict]:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("robots", nargs="*", default=["puma560", "panda", "wam7"])
+    ap.add_argument("robots", nargs="*", default=["rx90", "puma560", "panda", "wam7"])
     ap.add_argument("--states", default="10000,100000")
     args = ap.parse_args()
     sizes = [int(s) for s in args.states.split(",")]

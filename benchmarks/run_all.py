@@ -23,7 +23,8 @@ SCRIPTS = {
     "inertia matrix and forward dynamics vs pin.crba/aba and RTB inertia/accel": (
         "bench_inertia_forward.py", [], ["--batch", "300", "--repeat", "2", "--loop", "100"]),
     "regressor vs pin.computeJointTorqueRegressor": ("bench_regressor.py", [], ["--batch", "300", "--repeat", "2"]),
-    "compiled customized inverse dynamics (rd.compile) vs pin.rnea": ("bench_compiled.py", [], ["puma560", "--states", "10000"]),
+    "compiled customized inverse dynamics (rd.compile) vs pin.rnea": (
+        "bench_compiled.py", [], ["puma560", "--states", "10000"]),
     "dynamic identification (10^5 samples, 7 joints) and regressor vs pin.computeJointTorqueRegressor": (
         "bench_identification.py", [], ["--samples", "20000", "--repeat", "1", "--pin-states", "2000"]),
     "time-optimal path parameterisation (rd.time_optimal) vs toppra": (

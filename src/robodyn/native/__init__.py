@@ -278,7 +278,8 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     g = None if kind == "inertia_matrix" else _gravity_block(robot, a.get("gravity"), batch)
     W = a.get("wrenches")
     W = None if W is None else _flat(W, (nf, 6))
-    out = np.empty((count,) + tail)
+    # the regressor's C writes only its non-zero blocks: np.zeros gives fresh zero pages at no cost
+    out = (np.zeros if kind == "regressor" else np.empty)((count,) + tail)
     status = module.batch(_capsule(robot, module), code, min(thread_count(threads), 4096), friction and not stribeck, *ins, g,
                           W, out)
     if status == -1:

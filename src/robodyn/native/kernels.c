@@ -567,7 +567,7 @@ RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
  * 11 columns per frame (XX XY XZ YY YZ ZZ MX MY MZ M Ia), then with friction Fc Fv Foff per joint.
  * Link i's wrench is [F; N] = Φ_i K_i ([9.88]-[9.89]); the block of joint k and link i (i in the subtree of k)
  * is s_ki^T Φ_i with s_ki = [v; ω], the motion of O_i in R_i for a unit velocity of joint k.  Only the
- * non-zero blocks are computed; the rest of each row is zeroed. */
+ * non-zero blocks are written: the caller gives `out` filled with zeros (fresh zero pages cost no pass here). */
 static long regressor_work(const rd_model *m) { return 87 * (long)m->nf + 15 * (long)m->nf + 3 * (long)m->n + 3 + m->nf; }
 RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
@@ -607,7 +607,6 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
         }
         for (int r = 0; r < 3; r++) { P[10 * r + 9] = Vdi[r]; P[10 * (3 + r) + 9] = z; }
     }
-    for (int l = 0; l < RD_LANES && s0 + l < job->count; l++) memset(job->out + (s0 + l) * size, 0, sizeof(double) * size);
     for (int kf = 0; kf < nf; kf++) {
         int k = m->joint[kf];
         if (k < 0) continue;
@@ -808,7 +807,7 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code: count states (out's length
  * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
  * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6); out writable,
- * (count, n), (count, n, n) or (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction).  The GIL is
+ * (count, n), (count, n, n) or (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out zeroed).  The GIL is
  * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.
  * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (a buffer of another
  * type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
