@@ -32,20 +32,40 @@ def accuracy_command(
     steps: int = typer.Option(180, help="poses over a full turn of the last joint (180: 2° steps)"),
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     plot: Path = typer.Option(None, help="write accelerations and cond(A) vs angle to this PNG file"),
+    solver: str = typer.Option(None, help="solver of the methods that form A: cholesky, ldlt or gauss_jordan "
+                               "(Mata et al.'s); default: each method's own (Cholesky)"),
+    m2: float = typer.Option(None, help="mass of link 2 (kg) of the ascher2 arm, garbled in Mata et al.'s text "
+                             "(the built-in has 1.0)"),
+    stages: str = typer.Option(None, help="also print, for this method, the error with one stage at a time in "
+                               "float32 (angles, inertia matrix, bias, storage of A, solve)"),
     json_out: bool = _JSON,
 ) -> None:
     """Single- vs double-precision forward dynamics over a turn of the last joint (Mata et al. Table 5)."""
-    from robodyn.analysis.accuracy import accuracy_study
+    from robodyn.analysis.accuracy import accuracy_study, ascher_arm, stage_study
+    from robodyn.errors import InputError
 
     with user_errors():
-        result = accuracy_study(get_robot(robot), methods=_methods(methods), steps=steps)
+        if m2 is not None:
+            if robot != "ascher2":
+                raise InputError(f"--m2 is the mass of link 2 of the ascher2 arm; robot = {robot!r}: give ascher2 "
+                                 "or leave --m2 out")
+            model = ascher_arm(m2)
+        else:
+            model = get_robot(robot)
+        result = accuracy_study(model, methods=_methods(methods), steps=steps, solver=solver)
+        staged = None if stages is None else stage_study(model, stages, steps=steps, solver=solver)
         if plot is not None:
             result.plot(plot)
         if json_out:
-            print_json({"robot": result.robot, "steps": steps, "methods": list(result.methods),
+            print_json({"robot": result.robot, "steps": steps, "methods": list(result.methods), "solver": solver,
                         "single_dtypes": list(result.single_dtypes), "max_error": result.max_error,
                         "mean_error": result.mean_error, "float64_spread": result.method_spread,
                         "cond": {"min": result.cond.min(), "max": result.cond.max(), "mean": result.cond.mean()},
+                        "mata_table5": result.mata_table5(),
+                        "stages": None if staged is None else {
+                            "method": staged.method,
+                            "max_error": dict(zip(staged.stages, staged.max_error)),
+                            "mean_error": dict(zip(staged.stages, staged.mean_error))},
                         "plot": None if plot is None else str(plot)})
             return
         # a row per joint, a column per method: fits 80 columns for any n (Mata et al. Table 5, transposed)
@@ -61,6 +81,23 @@ def accuracy_command(
         console.print(table)
         console.print(f"cond(A): min {result.cond.min():.4g}, max {result.cond.max():.4g}, "
                       f"mean {result.cond.mean():.4g}")
+        comparison = result.mata_table5()
+        if comparison:
+            table = Table("Mata et al.", "robodyn method", "max (paper)", "max (robodyn)", "mean (paper)",
+                          "mean (robodyn)", title=f"Table 5, |Δq̈{model.n}| (rad/s²), solver {solver or 'cholesky'}",
+                          title_justify="left")
+            for name, row in comparison.items():
+                table.add_row(name, row["method"], f"{row['paper'][0]:.4g}", f"{row['robodyn'][0]:.4g}",
+                              f"{row['paper'][1]:.4g}", f"{row['robodyn'][1]:.4g}")
+            console.print(table)
+        if staged is not None:
+            table = Table("float32 stage", *(f"max |Δq̈{j + 1}|" for j in range(model.n)),
+                          *(f"mean |Δq̈{j + 1}|" for j in range(model.n)),
+                          title=f"{staged.method}: one stage in float32, the rest in float64", title_justify="left")
+            for k, stage in enumerate(staged.stages):
+                table.add_row(stage, *(f"{v:.3g}" for v in staged.max_error[k]),
+                              *(f"{v:.3g}" for v in staged.mean_error[k]))
+            console.print(table)
         for m, dt in zip(result.methods, result.single_dtypes):
             if dt != "float32":
                 console.print(Text.assemble(("warning:", "yellow"), f" method {m} returned {dt} for float32 inputs"))
