@@ -358,11 +358,18 @@ def _parts(robot: Robot, q, method: str):
 
 def _forward(robot: Robot, q, method: str, solver: str | None) -> np.ndarray:
     """q̈ at Γ = 0, q̇ = 0 by ``method``; with ``solver``, the A-forming methods assemble A and H and solve."""
-    if solver is None or method not in _A_FORMING:
+    if solver is None or _key(method) not in _A_FORMING:
         zero = np.zeros_like(q)
         return api.forward_dynamics(robot, q, zero, zero, method=method)
-    A, H = _parts(robot, q, method)
+    A, H = _parts(robot, q, _key(method))
     return solve_linear(A, -H, solver)
+
+
+def _key(method) -> str:
+    """The dispatch name of a forward-dynamics method (aliases such as ``"aba"`` resolved)."""
+    if not isinstance(method, str):
+        raise InputError(f"method = {method!r}; give a method name such as 'recursive'")
+    return api.method_key("forward_dynamics", method)
 
 
 #: The stages of :func:`stage_study`, in order.
@@ -431,8 +438,9 @@ def stage_study(robot: Robot, method: str = "gibbs_appell", steps: int = 180, so
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 2:
         raise InputError(f"steps = {steps!r}; give an integer >= 2 (180 gives Mata et al.'s 2° steps)")
     _check_solver(solver, allow_none=True)
-    if method not in available_methods("forward"):
+    if not isinstance(method, str) or api._NAMES["forward_dynamics"].get(method) not in available_methods("forward"):
         raise InputError(f"method = {method!r}; choose one of {', '.join(available_methods('forward'))}")
+    method = _key(method)
     q = turn_poses(robot, steps)
     q32 = q.astype(np.float32)
     single = {"angles": lambda: _forward(robot, q32.astype(np.float64), method, solver),

@@ -75,12 +75,6 @@ def accuracy_command(
             for j in range(values.shape[1]):
                 table.add_row(str(j + 1), *(f"{v:.4g}" for v in values[:, j]))
             console.print(table)
-        table = Table("method", "single dtype", "float64 spread", title="methods", title_justify="left")
-        for m, dt, spread in zip(result.methods, result.single_dtypes, result.method_spread):
-            table.add_row(m, dt, f"{spread:.2g}")
-        console.print(table)
-        console.print(f"cond(A): min {result.cond.min():.4g}, max {result.cond.max():.4g}, "
-                      f"mean {result.cond.mean():.4g}")
         comparison = result.mata_table5()
         if comparison:
             table = Table("Mata et al.", "robodyn method", "max (paper)", "max (robodyn)", "mean (paper)",
@@ -98,6 +92,12 @@ def accuracy_command(
                 table.add_row(stage, *(f"{v:.3g}" for v in staged.max_error[k]),
                               *(f"{v:.3g}" for v in staged.mean_error[k]))
             console.print(table)
+        table = Table("method", "single dtype", "float64 spread", title="methods", title_justify="left")
+        for m, dt, spread in zip(result.methods, result.single_dtypes, result.method_spread):
+            table.add_row(m, dt, f"{spread:.2g}")
+        console.print(table)
+        console.print(f"cond(A): min {result.cond.min():.4g}, max {result.cond.max():.4g}, "
+                      f"mean {result.cond.mean():.4g}")
         for m, dt in zip(result.methods, result.single_dtypes):
             if dt != "float32":
                 console.print(Text.assemble(("warning:", "yellow"), f" method {m} returned {dt} for float32 inputs"))
