@@ -111,11 +111,16 @@ def puma_line_command(
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     samples: int = typer.Option(501, help="reference grid points over the 5 s motion"),
     plot: Path = typer.Option(None, help="write the joint trajectories and tracking errors to this PNG file"),
+    rtol: float = typer.Option(1e-6, help="relative tolerance of the integrator (Mata et al.: 1e-6)"),
+    atol: float = typer.Option(1e-6, help="absolute tolerance of the integrator"),
+    interpolation: str = typer.Option("cubic", help="torques between the reference grid times: cubic or linear"),
+    rotor_inertia: bool = typer.Option(True, "--rotor-inertia/--no-rotor-inertia",
+                                       help="keep the robot's rotor inertias (Mata et al.'s model has none)"),
     json_out: bool = _JSON,
 ) -> None:
     """Straight-line motion of the PUMA, open-loop simulation per method (Mata et al. Tables 6 and 7); RK45, or LSODA with smooth Coulomb friction."""
     from robodyn.analysis.accuracy import available_methods
-    from robodyn.simulation.puma_line import puma_line_study
+    from robodyn.simulation.puma_line import MATA_TABLE_6, MATA_TABLE_7, joint_ranking, puma_line_study
 
     with user_errors():
         model = get_robot(robot)
@@ -128,32 +133,40 @@ def puma_line_command(
                 bar.update(description="inverse kinematics + dynamics" if stage == "reference"
                            else f"simulating {stage}")
 
-            result = puma_line_study(model, methods=chosen, samples=samples, progress=step)
+            result = puma_line_study(model, methods=chosen, samples=samples, progress=step, rtol=rtol, atol=atol,
+                                     interpolation=interpolation, rotor_inertia=rotor_inertia)
             bar.advance()
         if plot is not None:
             result.plot(plot)
         t6 = result.table6()
         if json_out:
-            print_json({"robot": model.name, "samples": samples,
+            print_json({"robot": model.name, "samples": samples, "rtol": rtol, "atol": atol,
+                        "interpolation": interpolation, "rotor_inertia": rotor_inertia,
+                        "joint_ranking": list(result.joint_ranking()),
                         "table6": {m: {"q": e[:, 0], "qd": e[:, 1], "qdd": e[:, 2]} for m, e in t6.items()},
                         "table7": {m: {"seconds": sec, "rhs_evaluations": nfev} for m, (sec, nfev) in result.table7().items()},
                         "plot": None if plot is None else str(plot)})
             return
         first = next(iter(t6))
         table = Table("joint", "avg |q − q*| (rad)", "avg |q̇ − q̇*| (rad/s)", "avg |q̈ − q̈*| (rad/s²)",
-                      title=f"Table 6 — {first}")
+                      "Mata et al. |q − q*|", title=f"Table 6 — {first}")
         for j, row in enumerate(t6[first]):
-            table.add_row(str(j + 1), *(f"{v:.6e}" for v in row))
+            table.add_row(str(j + 1), *(f"{v:.6e}" for v in row), f"{MATA_TABLE_6[j, 0]:.3e}")
         console.print(table)
+        console.print("joints by avg |q − q*|: robodyn " + ", ".join(map(str, result.joint_ranking()))
+                      + "; Mata et al. " + ", ".join(map(str, joint_ranking(MATA_TABLE_6))), highlight=False)
         for method, errs in t6.items():
             if method != first:
                 rel = np.max(np.abs(errs - t6[first]) / np.maximum(np.abs(t6[first]), 1e-300))
                 console.print(f"Table 6 — {method}: every entry within {rel:.1e} (relative) of {first}'s")
         integrator = "LSODA (smooth Coulomb friction)" if np.any(model.Fc > 0) else "RK45"
-        table = Table("method", "time (s)", "RHS evaluations",
-                      title=f"Table 7 — {integrator}, rtol = atol = 1e-6, restarted every 0.1 s as Mata et al. do")
+        table = Table("method", "time (s)", "RHS evaluations", "ms per evaluation",
+                      title=f"Table 7 — {integrator}, rtol = {rtol:g}, atol = {atol:g}, restarted every 0.1 s "
+                            "as Mata et al. do")
         for method, (seconds, nfev) in result.table7().items():
-            table.add_row(method, f"{seconds:.3f}", str(nfev))
+            table.add_row(method, f"{seconds:.3f}", str(nfev), f"{1e3 * seconds / nfev:.3f}")
+        for name, (seconds, nfev) in MATA_TABLE_7.items():
+            table.add_row(f"Mata et al. {name}", f"{seconds:.2f}", str(nfev), f"{1e3 * seconds / nfev:.3f}")
         console.print(table)
         if plot is not None:
             console.print(f"plot written to {plot}", highlight=False)

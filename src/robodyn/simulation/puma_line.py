@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
-from scipy.interpolate import CubicSpline
+from scipy.interpolate import CubicSpline, make_interp_spline
 
 from robodyn._arrays import check_robot
 from robodyn.dynamics import api
@@ -44,6 +44,24 @@ DURATION = 5.0
 #: Initial guess of the inverse kinematics at t = 0 (rad); the solution is wrapped into (−π, π].
 Q_GUESS = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
+#: Mata et al.'s Table 6: average |q − q*| (rad), |q̇ − q̇*| (rad/s), |q̈ − q̈*| (rad/s²) per joint (rows 1–6), GA.
+MATA_TABLE_6 = np.array([
+    [6.91878269e-4, 1.28209533e-3, 2.84439095e-3],
+    [1.73972101e-2, 1.66087380e-3, 9.22318761e-2],
+    [8.54693990e-4, 1.66087459e-3, 3.13261587e-3],
+    [1.73972067e-2, 4.05637323e-2, 9.22318581e-2],
+    [1.78259578e-2, 4.17630699e-2, 9.54221869e-3],
+    [6.91878269e-4, 1.21908065e-3, 2.43724278e-3],
+])
+MATA_TABLE_6.flags.writeable = False
+
+#: Mata et al.'s Table 7 (FORTRAN, 400 MHz Pentium II): method → (processing time s, function evaluations);
+#: the paper's column "ABM" is the ABA.
+MATA_TABLE_7 = {"CRBA": (0.65, 1122), "ABA": (0.71, 1089), "GA": (0.59, 1092)}
+
+#: How the grid torques Γ* are applied between grid points (:attr:`Reference.torque`).
+INTERPOLATIONS = ("cubic", "linear")
+
 
 @dataclass(frozen=True)
 class Reference:
@@ -55,14 +73,19 @@ class Reference:
     qdd: np.ndarray
     tau: np.ndarray
     T: np.ndarray
+    interpolation: str = "cubic"
 
     def torque(self, t):
-        """Γ*(t) by cubic-spline interpolation of the grid torques, (..., n)."""
+        """Γ*(t) interpolated between the grid torques, (..., n): a cubic spline (default) or piecewise linear
+        (``interpolation = "linear"``: what a program that solves the inverse dynamics only at the grid times and
+        interpolates between them applies)."""
+        if self.interpolation == "linear":
+            return make_interp_spline(self.t, self.tau, k=1, axis=0)(t)
         return CubicSpline(self.t, self.tau, axis=0)(t)
 
 
 def line_reference(robot: Robot, samples: int = 501, duration: float = DURATION, point=None, q_guess=Q_GUESS,
-                   p_start=P_START, p_end=P_END, zyz_deg=ZYZ_DEG, t=None) -> Reference:
+                   p_start=P_START, p_end=P_END, zyz_deg=ZYZ_DEG, t=None, interpolation: str = "cubic") -> Reference:
     """q*, q̇*, q̈*, Γ* on ``samples`` equally spaced times in [0, duration] (step 1 of the module docstring).
 
     Parameters
@@ -74,12 +97,15 @@ def line_reference(robot: Robot, samples: int = 501, duration: float = DURATION,
     q_guess : (6,), initial guess of the inverse kinematics at t = 0 (selects the solution branch)
     p_start, p_end : (3,) m;  zyz_deg : (3,) ZYZ Euler angles of the tool frame (degrees)
     t : array_like (N,), optional, explicit times (s) instead of the uniform grid
+    interpolation : {"cubic", "linear"}, how :meth:`Reference.torque` interpolates Γ* between grid times
 
     Returns
     -------
     Reference (q* continuous along the line, starting from the branch selected by ``q_guess``)
     """
     check_robot(robot)
+    if interpolation not in INTERPOLATIONS:
+        raise InputError(f"interpolation = {interpolation!r}; choose one of {', '.join(INTERPOLATIONS)}")
     if robot.n != 6:
         raise InputError(f"robot '{robot.name}' has n = {robot.n} joints; the straight-line demo needs a 6-joint arm")
     if t is None:
@@ -99,7 +125,7 @@ def line_reference(robot: Robot, samples: int = 501, duration: float = DURATION,
     qdd = np.linalg.solve(J, (xdd - jacobian_dot_qd(robot, q, qd, point=point))[..., None])[..., 0]
     # the simulation's friction model (smooth Coulomb, rx90) so that the open-loop torques reproduce q* exactly
     tau = api.inverse_dynamics(frictionless(robot), q, qd, qdd) + SmoothFriction().torque(robot, qd)
-    return Reference(t=t, q=q, qd=qd, qdd=qdd, tau=tau, T=T)
+    return Reference(t=t, q=q, qd=qd, qdd=qdd, tau=tau, T=T, interpolation=interpolation)
 
 
 @dataclass(frozen=True)
@@ -120,6 +146,13 @@ class PumaLineResult:
             cols = [np.abs(getattr(sim, k) - self._at_outputs(sim, k)).mean(0) for k in ("q", "qd", "qdd")]
             out[sim.method] = np.stack(cols, -1)
         return out
+
+    def joint_ranking(self, method: str | None = None) -> tuple[int, ...]:
+        """Joints (1-based) by decreasing average |q − q*| of ``method`` (default the first simulated); Mata et
+        al.'s Table 6 ranks 5, 2, 4, 3, 1, 6 (``joint_ranking`` of :data:`MATA_TABLE_6`)."""
+        t6 = self.table6()
+        errors = t6[method if method is not None else next(iter(t6))][:, 0]
+        return tuple(int(j) + 1 for j in np.argsort(-errors, kind="stable"))
 
     def table7(self) -> dict[str, tuple[float, int]]:
         """Wall-clock time (s) and number of right-hand-side evaluations per method (Mata et al. Table 7: with
@@ -203,7 +236,8 @@ def integrate_by_intervals(robot: Robot, torque, q0, qd0, t_eval, method: str, r
 
 def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_interval: float = 0.1,
                     rtol: float = 1e-6, atol: float = 1e-6, duration: float = DURATION, point=None,
-                    progress=None, restart: bool = True) -> PumaLineResult:
+                    progress=None, restart: bool = True, interpolation: str = "cubic",
+                    rotor_inertia: bool = True) -> PumaLineResult:
     """Run the whole study (module docstring) for every forward-dynamics method.
 
     Parameters
@@ -217,6 +251,9 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
     progress : callable(str), optional   called with a message before each stage (for a progress bar)
     restart : bool       restart the integrator at every output (default, Mata et al.'s procedure and
                          Table 7's count, :func:`integrate_by_intervals`) or integrate once (False)
+    interpolation : {"cubic", "linear"}   torques between the reference grid times (:meth:`Reference.torque`)
+    rotor_inertia : bool  keep the robot's rotor inertias Ia (default) or set them to 0 (Mata et al.'s
+                         Gibbs–Appell model has no rotor term)
 
     Returns
     -------
@@ -232,9 +269,13 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
     count = int(round(duration / output_interval)) if output_interval > 0 else 0
     if count < 1 or not np.isclose(count * output_interval, duration):
         raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
+    if not isinstance(rotor_inertia, bool):
+        raise InputError(f"rotor_inertia = {rotor_inertia!r}; give True or False")
+    if not rotor_inertia:
+        robot = robot.replace(Ia=np.zeros_like(robot.Ia))
     if progress:
         progress("reference")
-    ref = line_reference(robot, samples=samples, duration=duration, point=point)
+    ref = line_reference(robot, samples=samples, duration=duration, point=point, interpolation=interpolation)
     t_eval = np.linspace(0.0, duration, count + 1)
     sims = []
     for m in methods:
@@ -243,3 +284,41 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
         run = integrate_by_intervals if restart else simulate
         sims.append(run(robot, ref.torque, ref.q[0], ref.qd[0], t_eval, method=m, rtol=rtol, atol=atol))
     return PumaLineResult(robot=robot.name, reference=ref, simulations=tuple(sims))
+
+
+def joint_ranking(table6) -> tuple[int, ...]:
+    """Joints (1-based) by decreasing first column (average |q − q*|) of a Table 6 array (n, 3), e.g.
+    :data:`MATA_TABLE_6` → (5, 2, 4, 3, 1, 6)."""
+    return tuple(int(j) + 1 for j in np.argsort(-np.asarray(table6)[:, 0], kind="stable"))
+
+
+def evaluation_counts(robot: Robot, tolerances, samples: int = 501, method: str = "recursive",
+                      output_interval: float = 0.1, duration: float = DURATION) -> np.ndarray:
+    """Table 7's count against the integrator's settings: right-hand-side evaluations of RK45 over the line,
+    restarted every ``output_interval`` (:func:`integrate_by_intervals`) and integrated once, for each
+    (rtol, atol).
+
+    Parameters
+    ----------
+    robot : Robot (6 joints)
+    tolerances : array_like (k, 2)
+        (rtol, atol) pairs.
+    samples, method, output_interval, duration : as :func:`puma_line_study`
+
+    Returns
+    -------
+    ndarray (k, 2) of int: evaluations restarted, evaluations integrated once.
+    """
+    tol = np.asarray(tolerances, dtype=float)
+    if tol.ndim != 2 or tol.shape[1] != 2 or not np.all(tol > 0):
+        raise InputError(f"tolerances has shape {tol.shape}; give (rtol, atol) pairs, each > 0")
+    count = int(round(duration / output_interval)) if output_interval > 0 else 0
+    if count < 1 or not np.isclose(count * output_interval, duration):
+        raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
+    ref = line_reference(robot, samples=samples, duration=duration)
+    t_eval = np.linspace(0.0, duration, count + 1)
+    out = np.empty((len(tol), 2), dtype=int)
+    for k, (rtol, atol) in enumerate(tol):  # one integration per setting: the counts are what is measured
+        for i, run in enumerate((integrate_by_intervals, simulate)):
+            out[k, i] = run(robot, ref.torque, ref.q[0], ref.qd[0], t_eval, method=method, rtol=rtol, atol=atol).nfev
+    return out

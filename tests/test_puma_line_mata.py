@@ -1,0 +1,82 @@
+"""Mata et al.'s Tables 6 and 7 next to robodyn's PUMA straight line: the joint ranking and what sets it, and
+the evaluation count against the integrator's tolerances (each tolerance of a test says why)."""
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.simulation.puma_line import (
+    MATA_TABLE_6,
+    MATA_TABLE_7,
+    evaluation_counts,
+    joint_ranking,
+    line_reference,
+    puma_line_study,
+)
+
+
+@pytest.fixture(scope="module")
+def puma():
+    return rd.load("puma560")
+
+
+def test_published_table6_ranking_and_its_repeated_values():
+    """Mata et al.'s ranking by average |q − q*| is 5, 2, 4, 3, 1, 6, but rows repeat each other far beyond what
+    two joints can share: joints 2 and 4 agree to 3e-7 (relative) in q and in q̈, joints 1 and 6 exactly in q,
+    joints 2 and 3 to 5e-7 in q̇ — the ranking of joints 2 and 4 rests on copied numbers."""
+    assert joint_ranking(MATA_TABLE_6) == (5, 2, 4, 3, 1, 6)
+    rel = lambda a, b: abs(a - b) / abs(b)  # noqa: E731
+    assert rel(MATA_TABLE_6[1, 0], MATA_TABLE_6[3, 0]) < 3e-7 and rel(MATA_TABLE_6[1, 2], MATA_TABLE_6[3, 2]) < 3e-7
+    assert MATA_TABLE_6[0, 0] == MATA_TABLE_6[5, 0]
+    assert rel(MATA_TABLE_6[1, 1], MATA_TABLE_6[2, 1]) < 5e-7
+
+
+@pytest.mark.parametrize("settings", [{}, {"samples": 51, "interpolation": "linear"}, {"rtol": 1e-9, "atol": 1e-9}])
+def test_with_rotor_inertia_the_elbow_drifts_most(puma, settings):
+    """AKB's PUMA with its rotor inertias: joint 3 leads the ranking whatever the integrator tolerance and the
+    torque grid (0.02 s cubic, 0.1 s linear: the latter brings the errors to the paper's 1e-2 rad size)."""
+    kw = {"samples": 101, **settings}
+    res = puma_line_study(puma, methods=["recursive"], **kw)
+    assert res.joint_ranking()[0] == 3
+    assert res.joint_ranking()[:2] == (3, 2)
+
+
+@pytest.mark.parametrize("tol", [1e-6, 1e-9])
+def test_without_rotor_inertia_the_wrist_drifts_most_as_in_the_paper(puma, tol):
+    """Mata et al.'s Gibbs–Appell model has no rotor term; without AKB's Ia the light wrist is the least stable
+    part of the open loop and joint 5 leads the ranking, as in the paper's Table 6 (5 first); the rest of the
+    published order is not reproduced (exact ranking compared, only the first joint asserted)."""
+    res = puma_line_study(puma, methods=["recursive"], samples=101, rotor_inertia=False, rtol=tol, atol=tol)
+    assert res.joint_ranking()[0] == joint_ranking(MATA_TABLE_6)[0] == 5
+    assert res.joint_ranking() != joint_ranking(MATA_TABLE_6)
+
+
+def test_linear_torques_follow_the_grid(puma):
+    ref = line_reference(puma, samples=11, interpolation="linear")
+    mid = 0.5 * (ref.t[3] + ref.t[4])
+    np.testing.assert_allclose(ref.torque(mid), 0.5 * (ref.tau[3] + ref.tau[4]), rtol=1e-13)
+    np.testing.assert_allclose(ref.torque(ref.t), ref.tau, rtol=1e-13)
+    with pytest.raises(rd.InputError, match="interpolation = 'spline'"):
+        line_reference(puma, samples=11, interpolation="spline")
+    with pytest.raises(rd.InputError, match="rotor_inertia = 1"):
+        puma_line_study(puma, methods=["recursive"], samples=11, rotor_inertia=1)
+
+
+def test_table7_count_brackets_the_paper_between_two_absolute_tolerances(puma):
+    """Restarted every 0.1 s, RK45's count does not move between tolerances 1e-6 and 1e-7 (two steps per
+    interval is the floor set by the first-step choice) and rises once atol tightens: at rtol = 1e-6 the paper's
+    1089–1122 evaluations lie strictly between our counts for atol = 1e-9 and 1e-10.  Integrated once, the
+    count stays far below (the restarts dominate the paper's count)."""
+    counts = evaluation_counts(puma, [(1e-6, 1e-6), (1e-7, 1e-7), (1e-6, 1e-9), (1e-6, 1e-10)], samples=101)
+    assert counts[0, 0] == counts[1, 0] == 712
+    published = [nfev for _, nfev in MATA_TABLE_7.values()]
+    assert counts[2, 0] < min(published) and max(published) < counts[3, 0]
+    assert np.all(counts[:, 1] < counts[:, 0] / 2)
+    assert np.all(np.diff(counts[:, 0]) >= 0)  # tighter tolerances never need fewer evaluations here
+
+
+def test_evaluation_counts_bad_input(puma):
+    with pytest.raises(rd.InputError, match="tolerances has shape"):
+        evaluation_counts(puma, [1e-6, 1e-6])
+    with pytest.raises(rd.InputError, match="output_interval = 0.3"):
+        evaluation_counts(puma, [(1e-6, 1e-6)], output_interval=0.3)
