@@ -99,14 +99,17 @@ class AccuracyResult:
 
     def mata_table5(self) -> dict[str, dict]:
         """Mata et al.'s Table 5 next to ours: for each of their methods present here (ABA, CRBA, GA →
-        :data:`MATA_METHODS`), ``{"method": ours, "paper": (max, mean), "robodyn": (max, mean)}`` of |Δq̈| of the
-        last joint (their q̈₂), rad/s²."""
+        :data:`MATA_METHODS`; the planar ABA of :data:`STUDY_METHODS` as "ABA, link frame" and "ABA, base
+        frame"), ``{"method": ours, "paper": (max, mean), "robodyn": (max, mean)}`` of |Δq̈| of the last joint
+        (their q̈₂), rad/s²."""
+        rows = [(name, name, method) for name, method in MATA_METHODS.items()]
+        rows[1:1] = [("ABA, link frame", "ABA", "aba_link_frame"), ("ABA, base frame", "ABA", "aba_base_frame")]
         out = {}
-        for name, method in MATA_METHODS.items():
+        for label, paper, method in rows:
             if method in self.methods:
                 k = self.methods.index(method)
-                out[name] = {"method": method, "paper": MATA_TABLE_5[name],
-                             "robodyn": (float(self.max_error[k, -1]), float(self.mean_error[k, -1]))}
+                out[label] = {"method": method, "paper": MATA_TABLE_5[paper],
+                              "robodyn": (float(self.max_error[k, -1]), float(self.mean_error[k, -1]))}
         return out
 
     def plot(self, path: str | os.PathLike) -> None:
@@ -155,7 +158,9 @@ def accuracy_study(robot: Robot, methods=None, steps: int = 180, solver: str | N
     ----------
     robot : Robot
     methods : sequence of str, optional
-        Methods of :func:`robodyn.forward_dynamics`; default every installed one (:func:`available_methods`).
+        Methods of :func:`robodyn.forward_dynamics`, or the study's planar articulated-body variants
+        ``"aba_link_frame"``, ``"aba_base_frame"`` (:func:`planar_articulated_body`, planar chains only);
+        default every installed method of :func:`robodyn.forward_dynamics` (:func:`available_methods`).
     steps : int
         Number of poses (≥ 2).
     solver : {None, "cholesky", "ldlt", "gauss_jordan"}
@@ -358,6 +363,8 @@ def _parts(robot: Robot, q, method: str):
 
 def _forward(robot: Robot, q, method: str, solver: str | None) -> np.ndarray:
     """q̈ at Γ = 0, q̇ = 0 by ``method``; with ``solver``, the A-forming methods assemble A and H and solve."""
+    if method in STUDY_METHODS:
+        return planar_articulated_body(robot, q, frame=STUDY_METHODS[method])
     if solver is None or _key(method) not in _A_FORMING:
         zero = np.zeros_like(q)
         return api.forward_dynamics(robot, q, zero, zero, method=method)
@@ -529,3 +536,120 @@ def mass_scan(m2_values, steps: int = 180, solver: str = "gauss_jordan") -> Mass
     return MassScan(m2=m2_values, cond_min=np.array(cmin), cond_max=np.array(cmax), floor_max=np.array(fmax),
                     floor_mean=np.array(fmean), max_error={k: np.array(v) for k, v in emax.items()},
                     mean_error={k: np.array(v) for k, v in emean.items()}, solver=solver)
+
+
+# ---- the articulated-body algorithm in link frames and in the base frame (planar chains) -------------------------
+
+#: Frames in which :func:`planar_articulated_body` expresses the articulated inertias.
+ABA_FRAMES = ("link", "base")
+
+#: Study-only forward-dynamics methods of :func:`accuracy_study`: the planar ABA in each frame.
+STUDY_METHODS = {"aba_link_frame": "link", "aba_base_frame": "base"}
+
+
+def _check_planar(robot: Robot) -> None:
+    problems = []
+    if np.any(robot.sigma != 0):
+        problems.append("a joint is not revolute")
+    if np.any(robot.alpha != 0) or (robot.gamma is not None and np.any(robot.gamma != 0)):
+        problems.append("a joint axis is not parallel to z0 (α or γ ≠ 0)")
+    if not robot.is_serial or robot.nf != robot.n:
+        problems.append("it is not a serial chain of joints")
+    if problems:
+        raise InputError(f"robot '{robot.name}' is not a planar revolute chain ({'; '.join(problems)}); the planar "
+                         "articulated-body study needs parallel revolute axes (e.g. ascher2, planar2r)")
+
+
+def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> np.ndarray:
+    """q̈ at q̇ = 0 by Featherstone's articulated-body algorithm for a planar revolute chain, in the dtype of q.
+
+    Planar spatial vectors (ω_z, v_x, v_y); only ZZ_j, MX_j, MY_j, M_j and Ia_j enter (every axis along z₀).
+    Backward pass U_j = I^A_j S_j, D_j = S_jᵀ U_j + Ia_j, I^A_{j−1} += I^A_j − U_j U_jᵀ / D_j (Featherstone's
+    textbook update), forward pass q̈_j = (Γ_j − S_jᵀ p^A_j − U_jᵀ a_{j−1}) / D_j from a₀ = −g.
+
+    ``frame = "link"``: every quantity in frame j at O_j, where S_j = (1, 0, 0) — the ω–ω entry of
+    I^A_j − U_j U_jᵀ / D_j is D_j − D_j² / D_j, exactly 0 or one rounding, and the elimination of joint j loses
+    nothing (the form of Khalil & Dombre [9.117] and of robodyn's ``recursive``).  ``frame = "base"``: every
+    quantity in R₀ at O₀, where S_j = (1, p_y, −p_x) for the axis through p = O_j: D_{j−1} then comes out of
+    I^A_{j−1,ωω} − U_{j,ω}² / D_j, a difference of nearly equal numbers for an ill-conditioned A(q) — the
+    cancellation of the composite-rigid-body method (Ascher, Pai & Cloutier), inside an O(n) recursion.
+
+    Parameters
+    ----------
+    robot : Robot
+        Serial chain of revolute joints with parallel axes (all α, γ = 0).
+    q : array_like (..., n)
+        Joint angles (rad); float32 in, float32 arithmetic throughout.
+    tau : array_like (..., n), optional
+        Joint torques (N m), default 0.
+    frame : {"link", "base"}
+
+    Returns
+    -------
+    ndarray (..., n)  q̈ (rad/s²) at zero joint velocities.
+    """
+    check_robot(robot)
+    _check_planar(robot)
+    if frame not in ABA_FRAMES:
+        raise InputError(f"frame = {frame!r}; choose one of {', '.join(ABA_FRAMES)}")
+    q = np.asarray(q)
+    dtype = np.float32 if q.dtype == np.float32 else np.float64
+    q = q.astype(dtype)
+    if q.shape[-1:] != (robot.n,):
+        raise InputError(f"q has shape {q.shape}; give (..., {robot.n}) joint angles")
+    tau = np.zeros_like(q) if tau is None else np.broadcast_to(np.asarray(tau, dtype=dtype), q.shape)
+    n = robot.n
+    P = robot.params
+    th = q + robot.theta.astype(dtype)
+    one, zero = np.ones_like(th[..., 0]), np.zeros_like(th[..., 0])
+    S, I, X = [], [], []
+    angle, px, py = zero, zero, zero  # base frame: orientation and origin of frame j
+    for j in range(n):  # loops over joints only
+        zz, mx, my, m, d = (dtype(v) for v in (P[j, 5], P[j, 6], P[j, 7], P[j, 9], robot.d[j]))
+        c, s = np.cos(th[..., j]), np.sin(th[..., j])
+        if frame == "link":
+            # motion transform from frame j−1 to j: v' = E (v + ω ẑ × d x̂), E the rotation by −θ_j
+            T = np.zeros(th.shape[:-1] + (3, 3), dtype)
+            T[..., 0, 0] = 1
+            T[..., 1, 0], T[..., 1, 1], T[..., 1, 2] = s * d, c, s
+            T[..., 2, 0], T[..., 2, 1], T[..., 2, 2] = c * d, -s, c
+            X.append(T)
+            S.append(np.stack([one, zero, zero], -1))
+            hx, hy, izz = mx * one, my * one, zz * one
+        else:
+            px, py = px + np.cos(angle) * d, py + np.sin(angle) * d
+            angle = angle + th[..., j]
+            ca, sa = np.cos(angle), np.sin(angle)
+            S.append(np.stack([one, py, -px], -1))
+            hx0, hy0 = ca * mx - sa * my, sa * mx + ca * my  # first moment about O_j, base axes
+            izz = zz + 2 * (px * hx0 + py * hy0) + m * (px * px + py * py)  # about O₀ (parallel axes)
+            hx, hy = hx0 + m * px, hy0 + m * py
+        M = np.zeros(th.shape[:-1] + (3, 3), dtype)
+        M[..., 0, 0] = izz
+        M[..., 0, 1] = M[..., 1, 0] = -hy
+        M[..., 0, 2] = M[..., 2, 0] = hx
+        M[..., 1, 1] = M[..., 2, 2] = m
+        I.append(M)
+    IA, pA = I, [np.zeros(th.shape[:-1] + (3,), dtype) for _ in range(n)]
+    U, D, u = [None] * n, [None] * n, [None] * n
+    for j in range(n - 1, -1, -1):
+        U[j] = np.einsum("...ab,...b->...a", IA[j], S[j])
+        D[j] = np.sum(S[j] * U[j], -1) + dtype(robot.Ia[j])
+        u[j] = tau[..., j] - np.sum(S[j] * pA[j], -1)
+        if j > 0:
+            Ia = IA[j] - U[j][..., :, None] * U[j][..., None, :] / D[j][..., None, None]
+            pa = pA[j] + U[j] * (u[j] / D[j])[..., None]
+            if frame == "link":  # to frame j−1: Xᵀ I X, Xᵀ p
+                XT = np.swapaxes(X[j], -1, -2)
+                Ia, pa = XT @ Ia @ X[j], np.einsum("...ab,...b->...a", XT, pa)
+            IA[j - 1] = IA[j - 1] + Ia
+            pA[j - 1] = pA[j - 1] + pa
+    g = robot.gravity.astype(dtype)
+    a = np.broadcast_to(np.array([0, -g[0], -g[1]], dtype), th.shape[:-1] + (3,))
+    qdd = np.empty_like(th)
+    for j in range(n):
+        if frame == "link":
+            a = np.einsum("...ab,...b->...a", X[j], a)
+        qdd[..., j] = (u[j] - np.sum(U[j] * a, -1)) / D[j]
+        a = a + S[j] * qdd[..., j][..., None]
+    return qdd
