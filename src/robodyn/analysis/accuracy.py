@@ -5,6 +5,12 @@ turns through a full revolution in equal steps with zero joint torques and zero 
 forward-dynamics method computes q̈ in float32 (float32 inputs, float32 arithmetic) and in float64.  The
 float64 result stands in for the exact one; |q̈_double − q̈_single| measures how much each elimination
 method amplifies round-off.  The condition number of A(q) along the turn explains where the errors peak.
+
+Mata et al.'s set-up as options: the arm for any m₂ (:func:`ascher_arm`, garbled in their text) and its
+condition number in closed form (:func:`ascher_condition`, :func:`mass_scan`); their Gauss–Jordan solve for the
+methods that form A (:func:`solve_linear`, ``accuracy_study(solver=...)``); one stage at a time in float32
+(:func:`stage_study`); the articulated-body algorithm with its inertias in link frames or in the base frame
+(:func:`planar_articulated_body`); their Table 5 (:data:`MATA_TABLE_5`, :meth:`AccuracyResult.mata_table5`).
 """
 
 from __future__ import annotations
@@ -307,6 +313,11 @@ def solve_linear(A, b, solver: str = "gauss_jordan") -> np.ndarray:
     Returns
     -------
     ndarray (..., n), float32 when A and b are float32, float64 otherwise.
+
+    Raises
+    ------
+    InputError
+        A zero pivot (singular A) or, for the factorisations, a non-positive one.
     """
     _check_solver(solver)
     A, b = np.asarray(A), np.asarray(b)
@@ -317,6 +328,17 @@ def solve_linear(A, b, solver: str = "gauss_jordan") -> np.ndarray:
     n = A.shape[-1]
     A = np.broadcast_to(A, batch + (n, n)).astype(dtype)  # a writable copy
     b = np.broadcast_to(b, batch + (n,)).astype(dtype)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x, pivots_ok = _solve(A, b, solver, dtype, batch, n)
+    if not (pivots_ok and np.all(np.isfinite(x))):
+        raise InputError(f"solve_linear: A is singular{'' if solver == 'gauss_jordan' else ' or not positive definite'}"
+                         f" for solver {solver!r} (a zero or negative pivot); check A, or use gauss_jordan for a "
+                         "non-symmetric A")
+    return x
+
+
+def _solve(A, b, solver, dtype, batch, n):
+    """(x, every pivot usable) by ``solver``; loops over the rows only."""
     if solver == "gauss_jordan":
         M = np.concatenate([A, b[..., None]], axis=-1)
         rows = np.arange(n)
@@ -330,7 +352,7 @@ def solve_linear(A, b, solver: str = "gauss_jordan") -> np.ndarray:
             for i in range(n):
                 if i != k:
                     M[..., i, :] = M[..., i, :] - M[..., i, k][..., None] * M[..., k, :]
-        return M[..., n]
+        return M[..., n], True
     L = np.zeros_like(A)
     D = np.zeros(batch + (n,), dtype)
     for j in range(n):  # column j of L (and D_j)
@@ -351,7 +373,7 @@ def solve_linear(A, b, solver: str = "gauss_jordan") -> np.ndarray:
     x = np.zeros_like(b)
     for i in range(n - 1, -1, -1):  # Lᵀ x = y
         x[..., i] = (y[..., i] - np.sum(L[..., i + 1:, i] * x[..., i + 1:], axis=-1)) / L[..., i, i]
-    return x
+    return x, solver == "cholesky" or bool(np.all(D > 0))
 
 
 def _parts(robot: Robot, q, method: str):
