@@ -102,3 +102,46 @@ def test_demo_prints_the_paper_next_to_ours():
             if line.startswith("│ Mata et al.")}
     assert [c.strip() for c in rows["Mata et al. CRBA"]] == ["0.65", "1122", "0.579"]
     assert set(rows) == {"Mata et al. CRBA", "Mata et al. ABA", "Mata et al. GA"}
+
+
+def test_rkf45_is_fehlbergs_fifth_order_pair():
+    """Fixed steps (first_step = max_step = h, tolerances never binding) on y' = −y + sin t, y(0) = 1, whose
+    solution is ½(sin t − cos t) + 3/2 e^(−t): halving h divides the global error by 2⁵ (ratio in [28, 40]:
+    the asymptotic 32 up to higher-order terms) and the cubic Hermite dense output's by 2⁴ ([13, 19]); six
+    evaluations a step plus one to start."""
+    from scipy.integrate import solve_ivp
+
+    from robodyn.simulation.puma_line import RKF45
+
+    f = lambda t, y: -y + np.sin(t)  # noqa: E731
+    exact = lambda t: 0.5 * (np.sin(t) - np.cos(t)) + 1.5 * np.exp(-t)  # noqa: E731
+    end, dense = [], []
+    for h in (0.2, 0.1, 0.05):
+        opts = dict(method=RKF45, first_step=h, max_step=h, rtol=1e3, atol=1e3)
+        sol = solve_ivp(f, (0, 2), [1.0], **opts)
+        assert sol.nfev == 1 + 6 * (len(sol.t) - 1)
+        end.append(abs(sol.y[0, -1] - exact(2.0)))
+        mid = solve_ivp(f, (0, 2), [1.0], t_eval=np.arange(h / 2, 2, h), **opts)
+        dense.append(np.abs(mid.y[0] - exact(mid.t)).max())
+    assert all(28 < a / b < 40 for a, b in zip(end, end[1:]))
+    assert all(13 < a / b < 19 for a, b in zip(dense, dense[1:]))
+
+
+def test_table7_count_against_first_step_and_pair(puma):
+    """With the first step given, each restart costs one evaluation and the count is 50 + 6 × steps; a first
+    step of one interval needs the fewest (380), 1e-3 s the most; Fehlberg's pair (RKF45) with a first step of
+    1e-3 s and atol = 1e-8 comes within 2 % of the paper's 1089 (1076): the paper's count is that of a
+    controller that restarts every interval from a small step."""
+    counts = {}
+    for integrator in ("RK45", "RKF45"):
+        for first in (0.1, 1e-3):
+            counts[integrator, first] = evaluation_counts(puma, [(1e-6, 1e-6), (1e-6, 1e-8)], samples=101,
+                                                          first_step=first, integrator=integrator)[:, 0]
+    assert all((c - 50) % 6 == 0 for v in counts.values() for c in v)
+    assert counts["RK45", 0.1][0] == counts["RKF45", 0.1][0] == 380
+    assert counts["RK45", 1e-3][0] > counts["RK45", 0.1][0]
+    assert abs(counts["RKF45", 1e-3][1] - 1089) <= 0.02 * 1089
+    with pytest.raises(rd.InputError, match="integrator = 'euler'"):
+        evaluation_counts(puma, [(1e-6, 1e-6)], integrator="euler")
+    with pytest.raises(rd.InputError, match="first_step = 0.5"):
+        evaluation_counts(puma, [(1e-6, 1e-6)], first_step=0.5)

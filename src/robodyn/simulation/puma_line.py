@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
+from scipy.integrate import RK45
+from scipy.integrate._ivp.rk import RungeKutta
 from scipy.interpolate import CubicSpline, make_interp_spline
 
 from robodyn._arrays import check_robot
@@ -191,7 +193,7 @@ _CUMULATIVE = ("work_tau", "work_friction", "work_external")  # integrals from t
 
 
 def integrate_by_intervals(robot: Robot, torque, q0, qd0, t_eval, method: str, rtol: float = 1e-6,
-                           atol: float = 1e-6) -> Simulation:
+                           atol: float = 1e-6, integrator="auto") -> Simulation:
     """:func:`simulate` restarted at every output time (Mata et al. §5.2, "an interval of 0.1 s").
 
     Each interval [t_k, t_k+1] is a fresh initial-value problem from the state reached at t_k, so the
@@ -201,7 +203,7 @@ def integrate_by_intervals(robot: Robot, torque, q0, qd0, t_eval, method: str, r
 
     Parameters
     ----------
-    robot, torque, q0, qd0, method, rtol, atol : as :func:`simulate`
+    robot, torque, q0, qd0, method, rtol, atol, integrator : as :func:`simulate`
     t_eval : array_like (N,), N ≥ 2, increasing output times (s); the restarts are at t_eval[1:-1]
 
     Returns
@@ -214,7 +216,8 @@ def integrate_by_intervals(robot: Robot, torque, q0, qd0, t_eval, method: str, r
     pieces = []
     q, qd = q0, qd0
     for k in range(t_eval.size - 1):  # a loop over time intervals: each starts where the previous ended
-        piece = simulate(robot, torque, q, qd, t_eval[k:k + 2], method=method, rtol=rtol, atol=atol)
+        piece = simulate(robot, torque, q, qd, t_eval[k:k + 2], method=method, rtol=rtol, atol=atol,
+                         integrator=integrator)
         q, qd = piece.q[-1], piece.qd[-1]
         pieces.append(piece)
     merged = {}
@@ -292,11 +295,52 @@ def joint_ranking(table6) -> tuple[int, ...]:
     return tuple(int(j) + 1 for j in np.argsort(-np.asarray(table6)[:, 0], kind="stable"))
 
 
+class RKF45(RungeKutta):
+    """Fehlberg's 4(5) pair as a :func:`scipy.integrate.solve_ivp` method: six evaluations a step, the
+    fifth-order solution propagated (local extrapolation, as the classic FORTRAN RKF45 of Shampine & Watts),
+    the error estimated by the difference of the two orders; dense output by cubic Hermite interpolation.
+    The "fourth/fifth order Runge–Kutta" of Mata et al.'s FORTRAN program may be this pair or Dormand–Prince
+    (scipy's RK45); :func:`evaluation_counts` compares them."""
+
+    order = 5
+    error_estimator_order = 4
+    n_stages = 6
+    C = np.array([0, 1 / 4, 3 / 8, 12 / 13, 1, 1 / 2])
+    A = np.array([
+        [0, 0, 0, 0, 0],
+        [1 / 4, 0, 0, 0, 0],
+        [3 / 32, 9 / 32, 0, 0, 0],
+        [1932 / 2197, -7200 / 2197, 7296 / 2197, 0, 0],
+        [439 / 216, -8, 3680 / 513, -845 / 4104, 0],
+        [-8 / 27, 2, -3544 / 2565, 1859 / 4104, -11 / 40],
+    ])
+    B = np.array([16 / 135, 0, 6656 / 12825, 28561 / 56430, -9 / 50, 2 / 55])
+    E = np.append(B - np.array([25 / 216, 0, 1408 / 2565, 2197 / 4104, -1 / 5, 0]), 0.0)
+    # y(t + θh) = y + h (θ f₀ + θ² (3Δ − 2f₀ − f₁) + θ³ (f₀ + f₁ − 2Δ)), Δ = Σ B_s K_s, f₁ = K[-1]
+    _first, _last, _B = np.eye(7)[0], np.eye(7)[6], np.append(B, 0.0)
+    P = np.stack([_first, 3 * _B - 2 * _first - _last, _first + _last - 2 * _B], axis=1)
+
+
+#: Integrators of :func:`evaluation_counts`.
+COUNT_INTEGRATORS = {"RK45": "RK45", "RKF45": RKF45}
+
+
+def _with_first_step(integrator, first_step):
+    """``integrator`` (a solve_ivp name or class) starting every integration with the step ``first_step``."""
+    base = {"RK45": RK45}.get(integrator, integrator)
+
+    def __init__(self, fun, t0, y0, t_bound, **kwargs):
+        # an output interval of 0.1 s is 0.1 only up to rounding: never ask for more than the interval
+        base.__init__(self, fun, t0, y0, t_bound, first_step=min(first_step, abs(t_bound - t0)), **kwargs)
+
+    return type(f"{base.__name__}FirstStep", (base,), {"__init__": __init__})
+
+
 def evaluation_counts(robot: Robot, tolerances, samples: int = 501, method: str = "recursive",
-                      output_interval: float = 0.1, duration: float = DURATION) -> np.ndarray:
-    """Table 7's count against the integrator's settings: right-hand-side evaluations of RK45 over the line,
-    restarted every ``output_interval`` (:func:`integrate_by_intervals`) and integrated once, for each
-    (rtol, atol).
+                      output_interval: float = 0.1, duration: float = DURATION, first_step: float | None = None,
+                      integrator: str = "RK45") -> np.ndarray:
+    """Table 7's count against the integrator's settings: right-hand-side evaluations over the line, restarted
+    every ``output_interval`` (:func:`integrate_by_intervals`) and integrated once, for each (rtol, atol).
 
     Parameters
     ----------
@@ -304,6 +348,10 @@ def evaluation_counts(robot: Robot, tolerances, samples: int = 501, method: str 
     tolerances : array_like (k, 2)
         (rtol, atol) pairs.
     samples, method, output_interval, duration : as :func:`puma_line_study`
+    first_step : float, optional
+        First step of every integration (s); default solve_ivp's choice (two evaluations: f and one probe).
+    integrator : {"RK45", "RKF45"}
+        Dormand–Prince (scipy's RK45) or Fehlberg's pair (:class:`RKF45`).
 
     Returns
     -------
@@ -312,6 +360,13 @@ def evaluation_counts(robot: Robot, tolerances, samples: int = 501, method: str 
     tol = np.asarray(tolerances, dtype=float)
     if tol.ndim != 2 or tol.shape[1] != 2 or not np.all(tol > 0):
         raise InputError(f"tolerances has shape {tol.shape}; give (rtol, atol) pairs, each > 0")
+    if integrator not in COUNT_INTEGRATORS:
+        raise InputError(f"integrator = {integrator!r}; choose one of {', '.join(COUNT_INTEGRATORS)}")
+    solver = COUNT_INTEGRATORS[integrator]
+    if first_step is not None:
+        if not (isinstance(first_step, (int, float)) and 0 < first_step <= output_interval):
+            raise InputError(f"first_step = {first_step!r}; give a step in (0, output_interval] seconds, or None")
+        solver = _with_first_step(solver, float(first_step))
     count = int(round(duration / output_interval)) if output_interval > 0 else 0
     if count < 1 or not np.isclose(count * output_interval, duration):
         raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
@@ -320,5 +375,6 @@ def evaluation_counts(robot: Robot, tolerances, samples: int = 501, method: str 
     out = np.empty((len(tol), 2), dtype=int)
     for k, (rtol, atol) in enumerate(tol):  # one integration per setting: the counts are what is measured
         for i, run in enumerate((integrate_by_intervals, simulate)):
-            out[k, i] = run(robot, ref.torque, ref.q[0], ref.qd[0], t_eval, method=method, rtol=rtol, atol=atol).nfev
+            out[k, i] = run(robot, ref.torque, ref.q[0], ref.qd[0], t_eval, method=method, rtol=rtol, atol=atol,
+                            integrator=solver).nfev
     return out
