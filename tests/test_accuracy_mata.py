@@ -189,6 +189,17 @@ def test_no_m2_brings_ga_to_the_paper_while_crba_stays_there():
     assert np.all(scan.max_error["ABA"] < 1e-3)
 
 
+def test_mass_scan_plot_is_written_atomically(tmp_path):
+    scan = mass_scan([0.1, 10.0], steps=12)
+    path = tmp_path / "m2.png"
+    scan.plot(path)
+    assert path.read_bytes()[:4] == b"\x89PNG" and sorted(p.name for p in tmp_path.iterdir()) == ["m2.png"]
+    with pytest.raises(rd.InputError, match="does not exist"):
+        scan.plot(tmp_path / "nope" / "m2.png")
+    with pytest.raises(rd.InputError, match="m2_values has shape"):
+        mass_scan(np.ones((2, 2)))
+
+
 def planar_aba(robot, q, dtype):
     """Featherstone's articulated-body algorithm for a planar revolute chain (α = 0, q̇ = 0, Γ = 0), written
     out independently in (ω, v_x, v_y) planar spatial vectors with the textbook update I − U Uᵀ / D: a second

@@ -516,6 +516,31 @@ class MassScan:
     mean_error: dict
     solver: str
 
+    def plot(self, path: str | os.PathLike) -> None:
+        """Write a PNG: cond(A) vs q₂ for each candidate m₂ (closed form, :func:`ascher_condition`; Mata et al.'s
+        Fig. 2 draws one of these curves), and the mean |Δq̈₂| vs m₂ of each method and of the storage floor,
+        with Mata et al.'s Table 5 means as horizontal lines.  Written atomically."""
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+
+        fig = Figure(figsize=(8, 7))
+        top, bottom = fig.subplots(2, 1)
+        deg = np.arange(0.0, 360.0, 2.0)
+        for m2 in self.m2:
+            top.semilogy(deg, ascher_condition(m2, np.radians(deg)), lw=1, label=f"m₂ = {m2:g} kg")
+        top.set_xlabel("q₂ (deg)")
+        top.set_ylabel("cond(A)")
+        top.legend(fontsize=7, ncol=2)
+        for name, values in self.mean_error.items():
+            line, = bottom.loglog(self.m2, values, "o-", lw=1, label=f"{name} (robodyn)")
+            bottom.axhline(MATA_TABLE_5[name][1], color=line.get_color(), ls="--", lw=1, label=f"{name} (Mata et al.)")
+        bottom.loglog(self.m2, self.floor_mean, "k:", lw=1, label="exact A stored in float32")
+        bottom.set_xlabel("m₂ (kg)")
+        bottom.set_ylabel(f"mean |Δq̈₂| (rad/s²), solver {self.solver}")
+        bottom.legend(fontsize=7, ncol=2)
+        fig.suptitle("Ascher–Pai–Cloutier arm: condition number and single-precision error vs m₂")
+        fig.tight_layout()
+        _save_figure(fig, path)
+
 
 def mass_scan(m2_values, steps: int = 180, solver: str = "gauss_jordan") -> MassScan:
     """Table 5 and the condition number of :func:`ascher_arm` for candidate values of the garbled m₂.
