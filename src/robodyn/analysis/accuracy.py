@@ -110,10 +110,11 @@ class AccuracyResult:
         (their q̈₂), rad/s²."""
         rows = [(name, name, method) for name, method in MATA_METHODS.items()]
         rows[1:1] = [("ABA, link frame", "ABA", "aba_link_frame"), ("ABA, base frame", "ABA", "aba_base_frame")]
+        keys = [api._NAMES["forward_dynamics"].get(m, m) for m in self.methods]  # aliases ("aba") resolved
         out = {}
         for label, paper, method in rows:
-            if method in self.methods:
-                k = self.methods.index(method)
+            if method in keys:
+                k = keys.index(method)
                 out[label] = {"method": method, "paper": MATA_TABLE_5[paper],
                               "robodyn": (float(self.max_error[k, -1]), float(self.mean_error[k, -1]))}
         return out
