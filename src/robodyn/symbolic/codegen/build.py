@@ -228,7 +228,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     compiler = find_compiler()
     flags = flags_for(source) + _python_flags()
     entry = "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source
-    if entry:
+    if entry and "numpy/arrayobject.h" in source:  # an entry on NumPy's C API: none without its headers
         flags += _numpy_flags()
         entry = "-DRD_NUMPY" in flags
     key = cache_key(source, compiler, flags)
