@@ -13,7 +13,7 @@ import pytest
 import robodyn as rd
 from robodyn.symbolic.codegen import build
 from robodyn.symbolic.compile import CompiledModel
-from tests.support.random_robots import random_state
+from tests.support.random_robots import random_robot, random_state
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 
@@ -285,3 +285,21 @@ def test_numpy_backend_has_no_entry():
     q = random_state(robot, 4)[0]
     assert type(f) is CompiledModel and f._entry is None
     close(f(q), rd.gravity_torques(robot, q))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_robots_single_state_with_wrenches_and_gravity(seed):
+    """Random robots (a tree with a fixed frame for seed 0, a serial chain with a fixed frame for seed 1; the
+    models test_codegen_c compiles): one state with wrenches= (nf, 6) and gravity= equals the batch row and
+    rd.inverse_dynamics."""
+    robot = random_robot(seed, tree=seed % 2 == 0, fixed=True)
+    q, qd, qdd = random_state(robot, seed, (2,))
+    rng = np.random.default_rng(seed)
+    W, g = rng.normal(size=(2, robot.nf, 6)), rng.normal(size=3)
+    f = rd.compile(robot, "idm")
+    batch = f(q, qd, qdd, wrenches=W, gravity=g)
+    for k in range(2):
+        single = f(q[k], qd[k], qdd[k], wrenches=W[k], gravity=g)
+        np.testing.assert_array_equal(f._single_state((q[k], qd[k], qdd[k]), g, W[k]), single)
+        close(single, batch[k])
+        close(single, rd.inverse_dynamics(robot, q[k], qd[k], qdd[k], wrenches=W[k], gravity=g))
