@@ -247,6 +247,12 @@ def test_parameters_input_single_state():
     close(f(q, qd, qdd), rd.inverse_dynamics(robot, q, qd, qdd))
     close(f(q, qd, qdd, params=p), 1.3 * rd.inverse_dynamics(robot, q, qd, qdd))
     close(f(q, qd, qdd, params=p), f(q[None], qd[None], qdd[None], params=p)[0])
+    W = np.random.default_rng(2).normal(size=(robot.nf, 6))
+    with_w = f(q, qd, qdd, wrenches=W, params=p)  # builds the wrench variant; its params come from the keyword too
+    assert f._entry.fast(q, qd, qdd, wrenches=W, params=p) is not None
+    close(with_w, f(q[None], qd[None], qdd[None], wrenches=W[None], params=p[None])[0])
+    close(f(q, qd, qdd, wrenches=W) - f(q, qd, qdd), rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W)
+          - rd.inverse_dynamics(robot, q, qd, qdd))
     with pytest.raises(rd.InputError, match=r"argument 'params' has shape \(3,\)"):
         f(q, qd, qdd, params=np.ones(3))
 
