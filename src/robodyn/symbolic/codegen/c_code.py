@@ -432,6 +432,10 @@ static PyObject *rd_entry_call(PyObject *obj, PyObject *args, PyObject *kwargs) 
     PyObject *out = NULL;
     int done = rd_fast(self, args, kwargs, &out);
     if (done != 0) return done > 0 ? out : NULL;
+    if (self->general == NULL) {  /* cleared by the garbage collector */
+        PyErr_SetString(PyExc_RuntimeError, "this compiled model was garbage-collected");
+        return NULL;
+    }
     return PyObject_Call(self->general, args, kwargs);
 }
 
