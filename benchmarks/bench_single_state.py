@@ -69,12 +69,23 @@ def rows_for(name: str, repeat: int, compiled: bool) -> list[tuple]:
          lambda: rd.forward_dynamics(robot, q, qd, tau, method="spatial_operator")),
     ]
     if compiled:
-        f = rd.compile(robot, "inverse_dynamics")
+        # rd.compile's call is C for one 1-D float64 state (target: half Pinocchio's time or less); the other
+        # kinds against Pinocchio's function for the same quantity
+        pin_calls["nle"] = lambda: pin.nonLinearEffects(model, data, pq, pv)
+        pin_calls["regressor"] = lambda: pin.computeJointTorqueRegressor(model, data, pq, pv, pa)
+        f, fb, fg, fm, fd, fr = (rd.compile(robot, kind) for kind in ("inverse_dynamics", "bias", "gravity",
+                                                                      "inertia_matrix", "forward_dynamics",
+                                                                      "regressor"))
         g, W = np.array([0.0, 0.0, -9.81]), np.zeros((robot.nf, 6))
         cases += [
             ("rd.compile", "plain", "rnea", 0.5, lambda: f(q, qd, qdd)),
             ("rd.compile", "gravity=", "rnea", 0.5, lambda: f(q, qd, qdd, gravity=g)),
             ("rd.compile", "wrenches=", "rnea", 0.5, lambda: f(q, qd, qdd, wrenches=W)),
+            ("rd.compile", "bias", "nle", 0.5, lambda: fb(q, qd)),
+            ("rd.compile", "gravity", "gravity", 0.5, lambda: fg(q)),
+            ("rd.compile", "inertia_matrix", "crba", 0.5, lambda: fm(q)),
+            ("rd.compile", "forward_dynamics", "aba", 0.5, lambda: fd(q, qd, tau)),
+            ("rd.compile", "regressor", "regressor", 0.5, lambda: fr(q, qd, qdd)),
         ]
     rows = []
     for fn_name, method, ref, target, call in cases:
