@@ -431,7 +431,7 @@ MODELS = {
 
 def _build(robot, name: str):
     """build(backend, phase, **inputs) of model ``name`` (rigid body: no rotor inertia, no friction)."""
-    from robodyn.dynamics import composite, recursive, spatial_operator
+    from robodyn.dynamics import recursive
     from robodyn.dynamics.newton_euler import rnea_components
 
     g = tuple(float(x) for x in robot.gravity)
@@ -466,7 +466,7 @@ def _build(robot, name: str):
     if name == "kozlowski_inverse":
         return lambda backend, phase, q, qd, qdd: kozlowski_torques(robot, q, qd, qdd, g, backend, phase)
     if name == "kozlowski_forward":
-        return lambda backend, phase, q, qd, tau: spatial_operator.kalman_components(robot, q, qd, tau, g, backend)
+        return lambda backend, phase, q, qd, tau: kozlowski_forward(robot, q, qd, tau, g, backend, phase)
     raise InputError(f"model = {name!r}; choose one of {', '.join(MODELS)}")
 
 
@@ -492,3 +492,199 @@ def recorded_model(robot, name: str):
         raise InputError(f"model = {name!r}; choose one of {', '.join(MODELS)}")
     rigid = robot.replace(Ia=None, Fc=None, Fv=None, Foff=None, Fst=None)
     return record(_build(rigid, name), {k: robot.n for k in MODELS[name][1]})
+
+
+# ---- Kozłowski (3.46)–(3.58): Kalman filter and Bryson–Frazier smoother -----------------------------------------
+#: The rows of Kozłowski's Table 2, as :func:`kozlowski_forward` announces them to ``phase``.
+KOZLOWSKI_TABLE_2 = ("b_k, n_k (3.7), (3.14)", "state propagation (3.47)", "inertia propagation (3.48)",
+                     "Kalman gain (3.50)", "innovations (3.51)", "residuals (3.53)", "state update (3.52)",
+                     "inertia update (3.54)", "costate propagation (3.56)", "joint acceleration (3.57)",
+                     "costate update (3.58)")
+
+
+def _sym_get(P, r, c):
+    return P.get((r, c) if r <= c else (c, r), 0.0)
+
+
+def _planar_general(B, x, y, z, ss, cs, c, s):
+    """R B Rᵀ of a general 3x3 B (dict {(row, col): value}) for the planar rotation (c, s) in the plane (x, y):
+    in the plane the skew part and the trace are invariant, so with d = B_xx − B_yy, e = B_xy + B_yx:
+    m = s² d + cs e, t = cs d − s² e, B'_xx = B_xx − m, B'_yy = B_yy + m, B'_xy = B_xy + t, B'_yx = B_yx + t;
+    (B_xz, B_yz) and (B_zx, B_zy) rotate as vectors; B_zz is unchanged (12 products, against 24)."""
+    g = B.get
+    d = g((x, x), 0.0) - g((y, y), 0.0)
+    e = g((x, y), 0.0) + g((y, x), 0.0)
+    m = ss * d + cs * e
+    t = cs * d - ss * e
+    out = dict(B)
+    out[(x, x)] = g((x, x), 0.0) - m
+    out[(y, y)] = g((y, y), 0.0) + m
+    out[(x, y)] = g((x, y), 0.0) + t
+    out[(y, x)] = g((y, x), 0.0) + t
+    a, b = g((x, z), 0.0), g((y, z), 0.0)
+    out[(x, z)], out[(y, z)] = c * a - s * b, s * a + c * b
+    a, b = g((z, x), 0.0), g((z, y), 0.0)
+    out[(z, x)], out[(z, y)] = c * a - s * b, s * a + c * b
+    return out
+
+
+def _rotate_inertia(rot, P):
+    """diag(R, R) P diag(R, R)ᵀ of a symmetric 6x6 P (dict {(r, c): value}, r ≤ c; 0–2 angular, 3–5 linear),
+    R = ^{a}A_j = Rot(z, γ) Rot(x, α) Rot(z, θ + q): each block one planar rotation at a time (the symmetric
+    blocks by :func:`_planar`, the coupling block by :func:`_planar_general`)."""
+    C, c, s, _ = rot
+    blocks = []
+    for off in (0, 3):
+        blocks.append({(a, b): _sym_get(P, a + off, b + off) for a, b in _KEYS})
+    coupling = {(a, b): _sym_get(P, a, b + 3) for a in range(3) for b in range(3)}
+    ss, cs = s * s, c * s
+    S2, C2 = opaque(2.0 * cs), opaque(1.0 - 2.0 * ss)
+    planes = [((0, 1, 2), (ss, cs, S2, C2, c, s))]
+    if C[0] == (1.0, 0.0, 0.0):
+        ca, sa = C[1][1], C[2][1]
+        planes.append(((1, 2, 0), (sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)))
+    else:
+        raise InputError("the customized Kalman filter takes frames with γ_j = 0 (Rot(z, γ) not supported)")
+    for (x, y, z), (pss, pcs, pS2, pC2, pc, ps) in planes:
+        blocks = [_planar(b, x, y, z, pss, pcs, pS2, pC2, pc, ps) for b in blocks]
+        coupling = _planar_general(coupling, x, y, z, pss, pcs, pc, ps)
+    out = {}
+    for off, blk in zip((0, 3), blocks):
+        for (a, b), v in blk.items():
+            out[(a + off, b + off)] = v
+    for (a, b), v in coupling.items():
+        out[(a, b + 3)] = v
+    return out
+
+
+def _translate_inertia(P, l):
+    """φ P φᵀ with φ = [[1, l̂], [0, 1]] (Kozłowski's transition matrix, l = ^{a}P_j constant):
+    P'_al = P_al + l̂ P_ll, P'_aa = P_aa + l̂ P_la + P'_al l̂ᵀ, P'_ll = P_ll."""
+    def hat_times(rowfun):  # (l̂ M)_rc = l_{r+1} M_{r+2, c} − l_{r+2} M_{r+1, c}
+        return {(r, cc): l[(r + 1) % 3] * rowfun((r + 2) % 3, cc) - l[(r + 2) % 3] * rowfun((r + 1) % 3, cc)
+                for r in range(3) for cc in range(3)}
+
+    Pll = lambda a, b: _sym_get(P, a + 3, b + 3)  # noqa: E731
+    Pla = lambda a, b: _sym_get(P, b, a + 3)  # noqa: E731  (P_la = P_alᵀ)
+    Y = hat_times(Pll)
+    Y = {(r, cc): _sym_get(P, r, cc + 3) + v for (r, cc), v in Y.items()}  # P'_al
+    lP = hat_times(Pla)
+    out = dict(P)
+    for r in range(3):
+        for cc in range(3):
+            out[(r, cc + 3)] = Y[(r, cc)]
+    for a, b in _KEYS:
+        # (Y l̂ᵀ)_ab = −(Y l̂)_ab = Y_{a, b+2} l_{b+1} − Y_{a, b+1} l_{b+2}
+        Yl = Y[(a, (b + 2) % 3)] * l[(b + 1) % 3] - Y[(a, (b + 1) % 3)] * l[(b + 2) % 3]
+        out[(a, b)] = _sym_get(P, a, b) + lP[(a, b)] + Yl
+    return out
+
+
+def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
+    """q̈ by Kozłowski's Kalman filter (3.46)–(3.54) and Bryson–Frazier smoother (3.55)–(3.58), in robodyn's frames
+    (links from the base; the filter runs tip to base), each step announced to ``phase`` with its row of Kozłowski's
+    Table 2.  ``tau`` is the rigid-body torque (no rotor inertia, no friction).
+
+    Spatial quantities of frame j are kept in R_j about O_j, [angular; linear] as Kozłowski writes them.  The bias
+    terms are those of (3.31)–(3.33) (ā_k, b̄_k: no linear velocity needed; Kozłowski proves them equivalent to
+    n_k, b_k), ā_k split into its part in R_j (ω × h q̇) and the centripetal ω × (ω × l) turned into R_j.  The
+    inertia update P⁺ = P⁻ − G Hᵀ P⁻ has the joint axis' row and column exactly zero (H P⁺ = 0), the state update
+    z⁺ has τ on the axis, and the orientation A_k and the transition φ are applied to P⁺ block by block, one planar
+    rotation at a time.
+    """
+    phase = phase or _noop
+    rot = frame_rotations(robot, q, backend)
+    nf = robot.nf
+    parent = robot.derived.parent
+    if any(int(s) == 2 for s in robot.sigma):
+        raise InputError("the customized Kalman filter takes robots without fixed frames")
+    T2 = dict(zip(("bias", "sprop", "iprop", "gain", "innov", "resid", "supd", "iupd", "cprop", "qdd", "cupd"),
+                  KOZLOWSKI_TABLE_2))
+    phase(T2["bias"])
+    w, abar, bbar, ax = [None] * nf, [None] * nf, [None] * nf, [None] * nf
+    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
+        p = parent[i]
+        a = qd[i]
+        if p >= 0:
+            w_in = _to_child(rot[i], w[p])
+            lin = _to_child(rot[i], _cross(w[p], _cross(w[p], rot[i][3])))
+        else:
+            w_in, lin = ZERO, ZERO
+        if robot.sigma[i] == 0:
+            w[i] = (w_in[0], w_in[1], w_in[2] + a)
+            ang = (w_in[1] * a, -(w_in[0] * a), 0.0)
+            ax[i] = 2
+        else:
+            w[i] = w_in
+            ang = ZERO
+            lin = (lin[0] + 2.0 * (w_in[1] * a), lin[1] - 2.0 * (w_in[0] * a), lin[2])
+            ax[i] = 5
+        abar[i] = ang + lin
+        xx, xy, xz, yy, yz, zz = J6
+        wj = w[i]
+        Jw = (xx * wj[0] + xy * wj[1] + xz * wj[2], xy * wj[0] + yy * wj[1] + yz * wj[2],
+              xz * wj[0] + yz * wj[1] + zz * wj[2])
+        bbar[i] = _cross(wj, Jw) + _cross(wj, _cross(wj, MS))
+    # M_k = [[I, m p̂], [−m p̂, m 1]] about O_k, [angular; linear]: constants
+    z = [list(b) for b in bbar]
+    P = []
+    for J6, MS, M in robot.derived.links_six:
+        Pk = {(a + 0, b + 0): v for (a, b), v in zip(_KEYS, J6)}
+        msx = ((0.0, -MS[2], MS[1]), (MS[2], 0.0, -MS[0]), (-MS[1], MS[0], 0.0))
+        for a in range(3):
+            for b in range(3):
+                Pk[(a, b + 3)] = msx[a][b]
+        for a, b in _KEYS:
+            Pk[(a + 3, b + 3)] = M if a == b else 0.0
+        P.append(Pk)
+    G, e_plus = [None] * nf, [None] * nf
+    for i in range(nf - 1, -1, -1):
+        k = ax[i]
+        Pi = P[i]
+        PH = [_sym_get(Pi, r, k) for r in range(6)]
+        D = PH[k]  # (3.49)
+        phase(T2["gain"])
+        G[i] = [1.0 if r == k else PH[r] / D for r in range(6)]  # (3.50)
+        phase(T2["innov"])
+        e = tau[i] - z[i][k]  # (3.51)
+        phase(T2["resid"])
+        e_plus[i] = e / D  # (3.53)
+        phase(T2["iupd"])
+        Pp = {}
+        for (r, c) in Pi:
+            Pp[(r, c)] = 0.0 if (r == k or c == k) else Pi[(r, c)] - G[i][r] * PH[c]  # (3.54), H P⁺ = 0
+        phase(T2["supd"])
+        zp = [tau[i] if r == k else z[i][r] + G[i][r] * e for r in range(6)]
+        Pn = [sum((_sym_get(Pp, r, c) * abar[i][c] for c in range(6)), 0.0) for r in range(6)]
+        zp = [zp[r] + Pn[r] for r in range(6)]  # (3.52), before the orientation A_k
+        p = parent[i]
+        if p >= 0:
+            T, F = _to_parent(rot[i], zp[:3]), _to_parent(rot[i], zp[3:])  # (3.52): A_k
+            phase(T2["sprop"])
+            T = _add(T, _cross(rot[i][3], F))  # (3.47): φ z⁺
+            z[p] = [a + b for a, b in zip(z[p], T + F)]
+            phase(T2["iupd"])
+            Pr = _rotate_inertia(rot[i], Pp)  # (3.54): A_k P⁺ A_k⁻¹
+            phase(T2["iprop"])
+            Pt = _translate_inertia(Pr, rot[i][3])  # (3.48): φ P⁺ φᵀ + M
+            P[p] = {key: P[p][key] + _sym_get(Pt, *key) for key in P[p]}
+    qdd = [None] * nf
+    lam = [None] * nf
+    for i in range(nf):
+        p = parent[i]
+        phase(T2["cprop"])
+        if p >= 0:
+            wd_p, vd_p = lam[p][:3], lam[p][3:]
+            vd_p = _add(vd_p, _cross(wd_p, rot[i][3]))  # (3.56): φᵀ λ
+        else:
+            wd_p, vd_p = ZERO, (-g[0], -g[1], -g[2])  # λ_{n+1} = g (3.55)
+        phase(T2["cupd"])
+        lam_i = list(_to_child(rot[i], wd_p) + _to_child(rot[i], vd_p))  # (3.58): A⁻¹ λ⁺
+        lam_i = [a + b for a, b in zip(lam_i, abar[i])]  # + n
+        phase(T2["qdd"])
+        k = ax[i]
+        qdd[i] = e_plus[i] - sum((G[i][r] * lam_i[r] for r in range(6)), 0.0)  # (3.57), G_k = 1
+        phase(T2["cupd"])
+        lam_i[k] = lam_i[k] + qdd[i]  # (3.58): + Hᵀ q̈
+        lam[i] = lam_i
+    return [qdd[i] for i in robot.joint_frames]

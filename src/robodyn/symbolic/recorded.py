@@ -283,23 +283,16 @@ class Program:
         return sorted(need)
 
     def count(self) -> dict:
-        """{"mul", "add", "sin", "cos", "sqrt", "other"}: operations of the nodes that reach the outputs."""
-        out = dict.fromkeys(("mul", "add", "sin", "cos", "sqrt", "other"), 0)
-        for k in self.reachable():
-            kind = _COST[self.graph.ops[k][0]]
-            if kind is not None:
-                out[kind] += 1
-        return out
+        """{"mul", "add", "sin", "cos", "sqrt", "other", "div"}: operations of the nodes that reach the outputs
+        (``mul`` includes the divisions, ``div`` counts them alone)."""
+        return _tally(self.graph, self.reachable())
 
     def count_by_phase(self) -> dict:
         """{phase: count dict} over the nodes that reach the outputs (a node counts in the phase that made it)."""
-        out: dict = {}
+        by_phase: dict = {}
         for k in self.reachable():
-            kind = _COST[self.graph.ops[k][0]]
-            if kind is not None:
-                c = out.setdefault(self.graph.phases[k], dict.fromkeys(("mul", "add", "sin", "cos", "sqrt", "other"), 0))
-                c[kind] += 1
-        return out
+            by_phase.setdefault(self.graph.phases[k], []).append(k)
+        return {name: _tally(self.graph, ks) for name, ks in by_phase.items()}
 
     def evaluate(self, **inputs) -> np.ndarray:
         """The outputs at other input values: each input name maps to an array (..., size) (broadcast); returns
@@ -333,6 +326,17 @@ class Program:
         shape = np.broadcast_shapes(*(np.shape(np.asarray(v))[:-1] for v in inputs.values()))
         cols = [np.broadcast_to(o.s * vals[o.k] if isinstance(o, Rec) else float(o), shape) for o in self.outputs]
         return np.stack(cols, axis=-1)
+
+
+def _tally(graph: Graph, nodes) -> dict:
+    out = dict.fromkeys(("mul", "add", "sin", "cos", "sqrt", "other", "div"), 0)
+    for k in nodes:
+        op = graph.ops[k][0]
+        kind = _COST[op]
+        if kind is not None:
+            out[kind] += 1
+            out["div"] += op in ("div", "rdiv")
+    return out
 
 
 def _args(op: tuple) -> list[int]:
