@@ -540,14 +540,26 @@ def _rotate_inertia(rot, P):
     ss, cs = s * s, c * s
     S2, C2 = opaque(2.0 * cs), opaque(1.0 - 2.0 * ss)
     planes = [((0, 1, 2), (ss, cs, S2, C2, c, s))]
-    if C[0] == (1.0, 0.0, 0.0):
+    general = None
+    if C[0] == (1.0, 0.0, 0.0):  # C = Rot(x, α): one more planar rotation, constant coefficients
         ca, sa = C[1][1], C[2][1]
         planes.append(((1, 2, 0), (sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)))
-    else:
-        raise InputError("the customized Kalman filter takes frames with γ_j = 0 (Rot(z, γ) not supported)")
+    else:  # a tree's Rot(z, γ) Rot(x, α): applied as a constant matrix
+        general = C
     for (x, y, z), (pss, pcs, pS2, pC2, pc, ps) in planes:
         blocks = [_planar(b, x, y, z, pss, pcs, pS2, pC2, pc, ps) for b in blocks]
         coupling = _planar_general(coupling, x, y, z, pss, pcs, pc, ps)
+    if general is not None:
+        def conj(get):
+            M = [[get(a, b) for b in range(3)] for a in range(3)]
+            cols = [vmat(general, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
+            CM = [[cols[k][r] for k in range(3)] for r in range(3)]
+            return [vmat(general, CM[r]) for r in range(3)]
+
+        blocks = [(lambda R: {(a, b): R[a][b] for a, b in _KEYS})(conj(lambda a, b, B=blk: B[(min(a, b), max(a, b))]))
+                  for blk in blocks]
+        R = conj(lambda a, b: coupling[(a, b)])
+        coupling = {(a, b): R[a][b] for a in range(3) for b in range(3)}
     out = {}
     for off, blk in zip((0, 3), blocks):
         for (a, b), v in blk.items():
@@ -596,15 +608,14 @@ def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
     rot = frame_rotations(robot, q, backend)
     nf = robot.nf
     parent = robot.derived.parent
-    if any(int(s) == 2 for s in robot.sigma):
-        raise InputError("the customized Kalman filter takes robots without fixed frames")
     T2 = dict(zip(("bias", "sprop", "iprop", "gain", "innov", "resid", "supd", "iupd", "cprop", "qdd", "cupd"),
                   KOZLOWSKI_TABLE_2))
     phase(T2["bias"])
     w, abar, bbar, ax = [None] * nf, [None] * nf, [None] * nf, [None] * nf
+    joint = {int(f): k for k, f in enumerate(robot.joint_frames)}
     for i, (J6, MS, M) in enumerate(robot.derived.links_six):
         p = parent[i]
-        a = qd[i]
+        a = qd[joint[i]] if i in joint else 0.0
         if p >= 0:
             w_in = _to_child(rot[i], w[p])
             lin = _to_child(rot[i], _cross(w[p], _cross(w[p], rot[i][3])))
@@ -617,8 +628,9 @@ def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
         else:
             w[i] = w_in
             ang = ZERO
-            lin = (lin[0] + 2.0 * (w_in[1] * a), lin[1] - 2.0 * (w_in[0] * a), lin[2])
-            ax[i] = 5
+            if robot.sigma[i] == 1:
+                lin = (lin[0] + 2.0 * (w_in[1] * a), lin[1] - 2.0 * (w_in[0] * a), lin[2])
+                ax[i] = 5
         abar[i] = ang + lin
         xx, xy, xz, yy, yz, zz = J6
         wj = w[i]
@@ -641,20 +653,24 @@ def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
     for i in range(nf - 1, -1, -1):
         k = ax[i]
         Pi = P[i]
-        PH = [_sym_get(Pi, r, k) for r in range(6)]
-        D = PH[k]  # (3.49)
-        phase(T2["gain"])
-        G[i] = [1.0 if r == k else PH[r] / D for r in range(6)]  # (3.50)
-        phase(T2["innov"])
-        e = tau[i] - z[i][k]  # (3.51)
-        phase(T2["resid"])
-        e_plus[i] = e / D  # (3.53)
-        phase(T2["iupd"])
-        Pp = {}
-        for (r, c) in Pi:
-            Pp[(r, c)] = 0.0 if (r == k or c == k) else Pi[(r, c)] - G[i][r] * PH[c]  # (3.54), H P⁺ = 0
+        if k is None:  # a fixed frame: no joint, P⁺ = P⁻, z⁺ = z⁻ + P⁻ ā
+            Pp, zp = Pi, z[i]
+        else:
+            PH = [_sym_get(Pi, r, k) for r in range(6)]
+            D = PH[k]  # (3.49)
+            phase(T2["gain"])
+            G[i] = [1.0 if r == k else PH[r] / D for r in range(6)]  # (3.50)
+            phase(T2["innov"])
+            e = tau[joint[i]] - z[i][k]  # (3.51)
+            phase(T2["resid"])
+            e_plus[i] = e / D  # (3.53)
+            phase(T2["iupd"])
+            Pp = {}
+            for (r, c) in Pi:
+                Pp[(r, c)] = 0.0 if (r == k or c == k) else Pi[(r, c)] - G[i][r] * PH[c]  # (3.54), H P⁺ = 0
+            phase(T2["supd"])
+            zp = [tau[joint[i]] if r == k else z[i][r] + G[i][r] * e for r in range(6)]
         phase(T2["supd"])
-        zp = [tau[i] if r == k else z[i][r] + G[i][r] * e for r in range(6)]
         Pn = [sum((_sym_get(Pp, r, c) * abar[i][c] for c in range(6)), 0.0) for r in range(6)]
         zp = [zp[r] + Pn[r] for r in range(6)]  # (3.52), before the orientation A_k
         p = parent[i]
@@ -681,10 +697,11 @@ def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
         phase(T2["cupd"])
         lam_i = list(_to_child(rot[i], wd_p) + _to_child(rot[i], vd_p))  # (3.58): A⁻¹ λ⁺
         lam_i = [a + b for a, b in zip(lam_i, abar[i])]  # + n
-        phase(T2["qdd"])
         k = ax[i]
-        qdd[i] = e_plus[i] - sum((G[i][r] * lam_i[r] for r in range(6)), 0.0)  # (3.57), G_k = 1
-        phase(T2["cupd"])
-        lam_i[k] = lam_i[k] + qdd[i]  # (3.58): + Hᵀ q̈
+        if k is not None:
+            phase(T2["qdd"])
+            qdd[i] = e_plus[i] - sum((G[i][r] * lam_i[r] for r in range(6)), 0.0)  # (3.57), G_k = 1
+            phase(T2["cupd"])
+            lam_i[k] = lam_i[k] + qdd[i]  # (3.58): + Hᵀ q̈
         lam[i] = lam_i
     return [qdd[i] for i in robot.joint_frames]
