@@ -133,7 +133,7 @@ def opcount_command(
 ) -> None:
     """Multiplications and additions per method vs n, next to the published formulas (Khalil & Dombre, Featherstone, Mata et al., Kozłowski)."""
     from robodyn.analysis.opcount import (
-        OpcountReport, customized_report, kozlowski_table_1, opcount_report, table_9_5,
+        OpcountReport, customized_report, kozlowski_table_1, kozlowski_table_2, opcount_report, table_9_5,
     )
 
     with user_errors():
@@ -142,8 +142,10 @@ def opcount_command(
                                     progress=lambda s: bar.update(description=f"counting {s}"))
             if customized:
                 bar.update(description="counting the customized models")
-                custom, koz, t95 = customized_report(n_fit=n_max), kozlowski_table_1(), table_9_5()
-        extra = {"customized": custom, "kozlowski_table_1": koz, "table_9_5": t95} if customized else {}
+                custom, koz, koz2 = customized_report(n_fit=n_max), kozlowski_table_1(), kozlowski_table_2()
+                t95 = table_9_5()
+        extra = ({"customized": custom, "kozlowski_table_1": koz, "kozlowski_table_2": koz2, "table_9_5": t95}
+                 if customized else {})
         if json_out:
             print_json({"n": list(range(1, n_max + 1)),
                         "counts": [{"kind": c.kind, "method": c.method, "error": c.error or None,
@@ -170,10 +172,10 @@ def opcount_command(
         console.print("Counted: one evaluation (batch of 1) on a general nR arm; operations with exact 0/±1 and "
                       "between robot constants are free; sin/cos separate. See docs/studies.md.")
         if customized:
-            _print_customized(custom, koz, t95)
+            _print_customized(custom, koz, koz2, t95)
 
 
-def _print_customized(custom, koz, t95) -> None:
+def _print_customized(custom, koz, koz2, t95) -> None:
     def num(x):
         return "—" if x is None else f"{x:g}"
 
@@ -191,6 +193,13 @@ def _print_customized(custom, koz, t95) -> None:
         table.add_row(r["recursion"], r["robot"], f"{r['mul']}/{r['add']}", r["published"],
                       f"{num(r['published_mul'])}/{num(r['published_add'])}",
                       f"{r['published_mul_formula']} / {r['published_add_formula']}")
+    console.print(table)
+    table = Table("recursion", "ours mul (div)/add", "published mul + div/add", "published mul / add / div",
+                  title="Kozłowski Table 2 per recursion, general 6R (n = 6)")
+    for r in koz2:
+        table.add_row(r["recursion"], f"{r['mul']} ({r['div']})/{r['add']}",
+                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
+                      f"{r['published_mul_formula']} / {r['published_add_formula']} / {r['published_div_formula']}")
     console.print(table)
     table = Table("robot", "inertial parameters", "ours mul/add", "Khalil & Dombre mul/add",
                   title="Khalil & Dombre Table 9.5, presented method (customized Newton–Euler, base parameters)")
