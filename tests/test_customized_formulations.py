@@ -198,6 +198,8 @@ def test_gibbs_appell_inertia_needs_a_serial_revolute_chain():
         recorded_model(robot, "gibbs_appell_inertia")
     with pytest.raises(rd.InputError, match="model = 'magic'; choose one of newton_euler"):
         recorded_model(robot, "magic")
+    with pytest.raises(rd.RobodynError, match="robot"):
+        recorded_model("puma560", "aba")
 
 
 def test_counts_depend_on_structure_not_on_values():
@@ -248,6 +250,14 @@ def test_recorder_drops_what_the_outputs_do_not_need_and_names_opaque_values():
     assert isinstance(p, Program) and isinstance(p.graph, Graph)
     x = np.array([0.3, 2.0, -1.0])
     assert np.allclose(p.evaluate(x=x), [1.2, -0.6, np.sin(0.3) * np.cos(0.3)])
+
+
+def test_recorder_functions_of_negated_values():
+    p = _prog(lambda b, ph, x: [b.exp(-x[0]), b.sin(-x[0]), b.cos(-x[0]), b.sign(-x[0]), abs(-x[0])], x=1)
+    x = np.array([[0.7], [-1.3]])
+    assert np.allclose(p.evaluate(x=x), np.c_[np.exp(-x), np.sin(-x), np.cos(-x), np.sign(-x), np.abs(x)])
+    c = p.count()
+    assert (c["sin"], c["cos"], c["other"], c["mul"], c["add"]) == (1, 1, 1, 0, 0)
 
 
 def test_cli_opcount_json_carries_the_customized_rows():

@@ -486,8 +486,10 @@ def recorded_model(robot, name: str):
     computes the rigid-body model. Returns a :class:`robodyn.symbolic.recorded.Program`; its ``count()`` gives
     the operations, ``count_by_phase()`` the operations per recursion, ``evaluate(q=..., ...)`` the values.
     """
+    from robodyn._arrays import check_robot
     from robodyn.symbolic.recorded import record
 
+    check_robot(robot)
     if name not in MODELS:
         raise InputError(f"model = {name!r}; choose one of {', '.join(MODELS)}")
     rigid = robot.replace(Ia=None, Fc=None, Fv=None, Foff=None, Fst=None)

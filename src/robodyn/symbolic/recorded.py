@@ -11,8 +11,8 @@ takes a :class:`~robodyn.spatial.ScalarBackend`) run once on :class:`Rec` scalar
 * x·0 = 0, x·(±1) = ±x, x + 0 = x; negation is free (the sign travels with the value);
 * c₁(c₂ x) = (c₁c₂) x, (c₁ x)(c₂ y) = (c₁c₂)(x y) and c₁ x + c₂ x = (c₁ + c₂) x: constant coefficients merge
   (their products and sums are constants of the robot);
-* x − x = 0, and x + y, y + x, −(y − x) are one node (commutative, sign-normalised keys): every repeated
-  expression is one node (hash-consing);
+* x − x = 0, x / x = 1, and x + y, y + x, −(y − x) are one node (commutative, sign-normalised keys): every
+  repeated expression is one node (hash-consing); constants within 1e-12 of 0 or ±1 are 0 or ±1;
 * only the nodes that reach the outputs are counted (the backward scan of §9.6.2).
 
 The count uses robodyn's one definition (docs/symbolic.md, "Operation counts"): ``mul`` = multiplications and
@@ -208,9 +208,6 @@ class Rec:
         return self._fn("abs", abs)
 
     # --- comparisons use the traced value (the branch a recursion takes at that state) -------------------
-    def __float__(self):
-        return self.v
-
     def __gt__(self, o):
         return self.v > float(o)
 
@@ -234,27 +231,24 @@ def opaque(x):
     return Rec(x.g, x.g.node(("let", x.k, x.s), x.v), 1)
 
 
-def _unary(name: str, fn):
+def _unary(name: str, fn, parity: int):
+    """The backend function ``name``: ``fn`` of a float; on a Rec a node (cos even, sin and sign odd: the sign of
+    the argument travels; any other function of −x takes −x as a value of its own)."""
     def f(x):
         if not isinstance(x, Rec):
             return fn(x)
-        if name == "cos":
-            return Rec(x.g, x.g.node(("cos", x.k), math.cos(x.g.vals[x.k])), 1)
-        if name == "sin":
-            r = Rec(x.g, x.g.node(("sin", x.k), math.sin(x.g.vals[x.k])), 1)
-            return r if x.s == 1 else -r
-        if name == "sign":
-            r = Rec(x.g, x.g.node(("sign", x.k), float(np.sign(x.g.vals[x.k]))), 1)
-            return r if x.s == 1 else -r
-        return Rec(x.g, x.g.node((name, x.k if x.s == 1 else x.k), fn(x.v)), 1)
+        if x.s == -1 and parity == 0:
+            x = opaque(x)
+        r = Rec(x.g, x.g.node((name, x.k), fn(x.g.vals[x.k])), 1)
+        return -r if (x.s == -1 and parity == -1) else r
 
     return f
 
 
 def recording_backend() -> ScalarBackend:
     """A :class:`ScalarBackend` whose functions record on :class:`Rec` scalars (floats pass to ``math``)."""
-    return ScalarBackend("recording-symbolic", _unary("cos", math.cos), _unary("sin", math.sin),
-                         _unary("exp", math.exp), _unary("sign", lambda v: float(np.sign(v))))
+    return ScalarBackend("recording-symbolic", _unary("cos", math.cos, 1), _unary("sin", math.sin, -1),
+                         _unary("exp", math.exp, 0), _unary("sign", lambda v: float(np.sign(v)), -1))
 
 
 @dataclass
