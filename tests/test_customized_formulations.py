@@ -39,19 +39,20 @@ PUBLISHED_N6 = {
 #: Kozłowski Table 1, parallel/perpendicular axes: 106n − 113, 89n − 102 at n = 6.
 KOZLOWSKI_PARALLEL_N6 = (523, 432)
 
-#: Our exact counts (mul, add) at n = 6: general robot, PUMA-like robot.
+#: Our exact counts (mul, add) at n = 6: general robot, PUMA-like robot, built-in PUMA 560 (rigid).
 OURS = {
-    "newton_euler": ((573, 421), (393, 308)),
-    "gibbs_appell_inverse": ((470, 397), (315, 299)),
-    "gibbs_appell_bias": ((461, 382), (300, 272)),
-    "gibbs_appell_inertia": ((455, 377), (213, 192)),
-    "gibbs_appell_forward": ((1002, 830), (599, 535)),
-    "crba_inertia": ((475, 370), (196, 169)),
-    "crba_forward": ((1117, 843), (654, 524)),
-    "aba": ((1353, 994), (792, 600)),
-    "kozlowski_inverse": ((573, 421), (393, 308)),
-    "kozlowski_forward": ((1143, 957), (677, 589)),
+    "newton_euler": ((573, 421), (393, 308), (275, 199)),
+    "gibbs_appell_inverse": ((470, 397), (315, 299), (231, 191)),
+    "gibbs_appell_bias": ((461, 382), (300, 272), (216, 164)),
+    "gibbs_appell_inertia": ((455, 377), (213, 192), (111, 99)),
+    "gibbs_appell_forward": ((1002, 830), (599, 535), (419, 332)),
+    "crba_inertia": ((475, 370), (196, 169), (150, 109)),
+    "crba_forward": ((1117, 843), (654, 524), (492, 355)),
+    "aba": ((1353, 994), (792, 600), (538, 388)),
+    "kozlowski_inverse": ((573, 421), (393, 308), (275, 199)),
+    "kozlowski_forward": ((1143, 957), (677, 589), (461, 378)),
 }
+ROBOT_LABELS = ("general", "PUMA-like", "PUMA 560")
 
 
 @pytest.fixture(scope="module")
@@ -63,19 +64,19 @@ def test_published_figures_are_the_papers(report):
     for model, refs in PUBLISHED_N6.items():
         rows = [r for r in report if r["model"] == model and r["robot"] == "general"]
         assert [(r["published"], r["published_mul"], r["published_add"]) for r in rows] == refs, model
-    puma = next(r for r in report if r["model"] == "kozlowski_inverse" and r["robot"] == "PUMA-like")
-    assert (puma["published_mul"], puma["published_add"]) == KOZLOWSKI_PARALLEL_N6
+    for label in ("PUMA-like", "PUMA 560"):
+        puma = next(r for r in report if r["model"] == "kozlowski_inverse" and r["robot"] == label)
+        assert (puma["published_mul"], puma["published_add"]) == KOZLOWSKI_PARALLEL_N6
     assert CUSTOMIZED_PUBLISHED["gibbs_appell_inverse"][0][0].mul == (96, -101)
     assert CUSTOMIZED_PUBLISHED["gibbs_appell_inertia"][0][0].add == (8.5, 31.5, -69)
 
 
 def test_every_customized_count_at_or_below_the_published_one(report):
-    """General 6R and PUMA-like 6R: every row at or below the published figure (the PUMA-like robot against the
+    """General 6R, PUMA-like 6R, PUMA 560: every row at or below the published figure (the PUMA robots against the
     general figure, except Kozłowski Table 1's own parallel/perpendicular column)."""
-    assert len(report) == 2 * sum(len(v) for v in PUBLISHED_N6.values())
+    assert len(report) == 3 * sum(len(v) for v in PUBLISHED_N6.values())
     for r in report:
-        general, puma = OURS[r["model"]]
-        assert (r["mul"], r["add"]) == (general if r["robot"] == "general" else puma), r
+        assert (r["mul"], r["add"]) == OURS[r["model"]][ROBOT_LABELS.index(r["robot"])], r
         assert r["mul"] <= r["published_mul"] and r["add"] <= r["published_add"] and r["at_or_below"], r
         assert r["robot_description"] and r["published_counts"]
 
@@ -168,8 +169,9 @@ def _rigid(robot):
 
 @pytest.mark.parametrize("model", list(MODELS))
 def test_programs_equal_rd_at_random_states(model):
-    """General and PUMA-like 6R, five random states each: the straight-line program equals rd.* to 1e-10."""
-    for robot in (counting_robot(6), puma_like_robot()):
+    """General, PUMA-like 6R and the PUMA 560, five random states each: the straight-line program equals rd.* of
+    the rigid robot to 1e-10."""
+    for robot in (counting_robot(6), puma_like_robot(), _rigid(rd.load("puma560"))):
         rng = np.random.default_rng(7)
         a = {k: rng.uniform(-2, 2, (5, 6)) for k in MODELS[model][1]}
         ref = _reference(robot, model, a)

@@ -209,6 +209,8 @@ ROBOTS = {
     "general": "general 6R: every α, d, r non-zero, full inertia tensors and first moments, gravity −z₀, no rotor "
                "inertia, no friction (counting_robot(6))",
     "PUMA-like": "PUMA 560 geometry (α ∈ {0, ±π/2}, its zero d and r) with the general 6R's full inertias",
+    "PUMA 560": "built-in puma560 (Armstrong, Khatib & Burdick): its geometry and inertial parameters, their zeros "
+                "included; rigid (rotor inertia and friction left out)",
 }
 
 
@@ -313,14 +315,16 @@ def customized_report(n_fit: int = 8) -> list[dict]:
     """
     from robodyn.symbolic.formulations import MODELS, recorded_model
 
-    robots = {"general": counting_robot(6), "PUMA-like": puma_like_robot()}
+    from robodyn.model.io import load
+
+    robots = {"general": counting_robot(6), "PUMA-like": puma_like_robot(), "PUMA 560": load("puma560")}
     rows = []
     for model, refs in CUSTOMIZED_PUBLISHED.items():
         fm, fa, n0 = customized_fit(model, n_fit) if n_fit else (None, None, 0)
         for label, robot in robots.items():
             c = recorded_model(robot, model).count()
             for general_ref, special_ref in refs:
-                ref = special_ref if (label == "PUMA-like" and special_ref is not None) else general_ref
+                ref = special_ref if (label != "general" and special_ref is not None) else general_ref
                 pm, pa = ref.at(6)
                 rows.append({
                     "model": model, "formulation": MODELS[model][0], "robot": label,
