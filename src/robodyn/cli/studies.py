@@ -207,7 +207,7 @@ def _print_customized(custom, koz, koz2, t95) -> None:
         table.add_row(r["robot"], r["variant"], f"{r['mul']}/{r['add']}",
                       f"{num(r['published_mul'])}/{num(r['published_add'])}")
     console.print(table)
-    console.print("Robots: general = " + custom[0]["robot_description"] + "; PUMA-like = "
-                  + next(r["robot_description"] for r in custom if r["robot"] == "PUMA-like")
+    robots = dict((r["robot"], r["robot_description"]) for r in custom)
+    console.print("Robots: " + "; ".join(f"{k} = {v}" for k, v in robots.items())
                   + ". Customized: SYMORO's rules (0/±1 folded, constants off-line, repeated expressions shared, "
                   "unused ones dropped). See docs/formulations.md.", highlight=False)
