@@ -149,8 +149,12 @@ def kozlowski_table_2(n: int = 6) -> list[dict]:
                      "published_mul_formula": "—" if pm is None else format_polynomial(pm),
                      "published_add_formula": "—" if pa is None else format_polynomial(pa),
                      "published_div_formula": "—" if pd is None else format_polynomial(pd),
-                     "published": "Kozłowski Table 2"})
+                     "published": "Kozłowski Table 2", "note": _TABLE_2_NOTES.get(name, "")})
     return rows
+
+
+_TABLE_2_NOTES = {"inertia propagation (3.48)": "additions printed as 22n − 115; 62n − 115 makes the rows add up to "
+                                                "the printed total 264n − 411 (docs/formulations.md §3)"}
 
 
 #: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler with the base inertial
@@ -399,8 +403,12 @@ def kozlowski_table_2(n: int = 6) -> list[dict]:
                      "published_mul_formula": "—" if pm is None else format_polynomial(pm),
                      "published_add_formula": "—" if pa is None else format_polynomial(pa),
                      "published_div_formula": "—" if pd is None else format_polynomial(pd),
-                     "published": "Kozłowski Table 2"})
+                     "published": "Kozłowski Table 2", "note": _TABLE_2_NOTES.get(name, "")})
     return rows
+
+
+_TABLE_2_NOTES = {"inertia propagation (3.48)": "additions printed as 22n − 115; 62n − 115 makes the rows add up to "
+                                                "the printed total 264n − 411 (docs/formulations.md §3)"}
 
 
 #: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler, base parameters, terminal
