@@ -24,7 +24,8 @@ from tests.support.random_robots import random_robot
 #: model -> [(source, published mul, published add)] for the general 6-joint robot.
 PUBLISHED_N6 = {
     "newton_euler": [("Mata et al. Table 1, Luh et al. N-E", 852, 738),  # 150n − 48, 131n − 48
-                     ("Khalil & Dombre Table 9.5, Luh et al. N-E", 800, 595)],  # 137n − 22, 101n − 11
+                     ("Khalil & Dombre Table 9.5, Luh et al. N-E", 800, 595),  # 137n − 22, 101n − 11
+                     ("Kozłowski §4.1, Khosla's customized N-E", 678, 521)],  # parallel/perpendicular: 500, 403
     "gibbs_appell_inverse": [("Mata et al. Table 1, G-A", 475, 404)],  # 96n − 101, 84n − 100
     "gibbs_appell_bias": [("Mata et al. Table 3, bias vector", 468, 393)],  # 96n − 108, 83n − 105
     "gibbs_appell_inertia": [("Mata et al. Table 2, G-A", 482, 426)],  # 11.5n² + 19.5n − 49, 8.5n² + 31.5n − 69
@@ -67,6 +68,9 @@ def test_published_figures_are_the_papers(report):
     for label in ("PUMA-like", "PUMA 560"):
         puma = next(r for r in report if r["model"] == "kozlowski_inverse" and r["robot"] == label)
         assert (puma["published_mul"], puma["published_add"]) == KOZLOWSKI_PARALLEL_N6
+        khosla = next(r for r in report if r["model"] == "newton_euler" and r["robot"] == label
+                      and "Khosla" in r["published"])
+        assert (khosla["published_mul"], khosla["published_add"]) == (500, 403)
     assert CUSTOMIZED_PUBLISHED["gibbs_appell_inverse"][0][0].mul == (96, -101)
     assert CUSTOMIZED_PUBLISHED["gibbs_appell_inertia"][0][0].add == (8.5, 31.5, -69)
 

@@ -257,6 +257,8 @@ CUSTOMIZED_PUBLISHED: dict[str, list] = {
         (Published("Mata et al. Table 1, Luh et al. N-E", (150, -48), (131, -48), _MATA), None),
         (Published("Khalil & Dombre Table 9.5, Luh et al. N-E", (137, -22), (101, -11),
                    "multiplications, additions (Khalil & Dombre Table 9.5)"), None),
+        (Published("Kozłowski §4.1, Khosla's customized N-E", (678,), (521,), _KOZ1, True),
+         Published("Kozłowski §4.1, Khosla's N-E, parallel/perpendicular axes", (500,), (403,), _KOZ1, True)),
     ],
     "gibbs_appell_inverse": [(Published("Mata et al. Table 1, G-A", (96, -101), (84, -100), _MATA), None)],
     "gibbs_appell_bias": [(Published("Mata et al. Table 3, bias vector", (96, -108), (83, -105), _MATA), None)],
