@@ -321,7 +321,7 @@ def gibbs_appell_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list
 
 # ---- Kozłowski (3.24)–(3.33): spatial-operator inverse dynamics ------------------------------------------------
 #: The rows of Kozłowski's Table 1, in the order :func:`kozlowski_torques` announces them to ``phase``.
-KOZLOWSKI_TABLE_1 = ("b_k, n_k (3.7), (3.14)", "costate propagation (3.10)", "costate update (3.11)",
+KOZLOWSKI_TABLE_1_ROWS = ("b_k, n_k (3.7), (3.14)", "costate propagation (3.10)", "costate update (3.11)",
                      "state propagation (3.8), (3.12)", "state update (3.9)")
 
 
@@ -343,7 +343,7 @@ def kozlowski_torques(robot, q, qd, qdd, g, backend=None, phase=None) -> list:
     rot = frame_rotations(robot, q, backend)
     nf = robot.nf
     parent = robot.derived.parent
-    bias_row, prop_row, upd_row, sprop_row, supd_row = KOZLOWSKI_TABLE_1
+    bias_row, prop_row, upd_row, sprop_row, supd_row = KOZLOWSKI_TABLE_1_ROWS
     w, wd, vd = [None] * nf, [None] * nf, [None] * nf
     k = 0
     for i in range(nf):
@@ -498,7 +498,7 @@ def recorded_model(robot, name: str):
 
 # ---- Kozłowski (3.46)–(3.58): Kalman filter and Bryson–Frazier smoother -----------------------------------------
 #: The rows of Kozłowski's Table 2, as :func:`kozlowski_forward` announces them to ``phase``.
-KOZLOWSKI_TABLE_2 = ("b_k, n_k (3.7), (3.14)", "state propagation (3.47)", "inertia propagation (3.48)",
+KOZLOWSKI_TABLE_2_ROWS = ("b_k, n_k (3.7), (3.14)", "state propagation (3.47)", "inertia propagation (3.48)",
                      "Kalman gain (3.50)", "innovations (3.51)", "residuals (3.53)", "state update (3.52)",
                      "inertia update (3.54)", "costate propagation (3.56)", "joint acceleration (3.57)",
                      "costate update (3.58)")
@@ -611,7 +611,7 @@ def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
     nf = robot.nf
     parent = robot.derived.parent
     T2 = dict(zip(("bias", "sprop", "iprop", "gain", "innov", "resid", "supd", "iupd", "cprop", "qdd", "cupd"),
-                  KOZLOWSKI_TABLE_2))
+                  KOZLOWSKI_TABLE_2_ROWS))
     phase(T2["bias"])
     w, abar, bbar, ax = [None] * nf, [None] * nf, [None] * nf, [None] * nf
     joint = {int(f): k for k, f in enumerate(robot.joint_frames)}
