@@ -176,15 +176,26 @@ def puma_line_command(
 def opcount_command(
     n_max: int = typer.Option(8, help="count for n = 1..n_max revolute joints"),
     methods: str = typer.Option(None, help="comma-separated method names to count (default: all installed)"),
+    customized: bool = typer.Option(True, "--customized/--no-customized",
+                                    help="also count the customized models of each formulation against the "
+                                         "published figures (Mata et al., Kozłowski, Khalil & Dombre Table 9.5)"),
     json_out: bool = _JSON,
 ) -> None:
-    """Multiplications and additions per method vs n, next to the published formulas (Khalil & Dombre, Featherstone, Mata et al.)."""
-    from robodyn.analysis.opcount import OpcountReport, opcount_report
+    """Multiplications and additions per method vs n, next to the published formulas (Khalil & Dombre, Featherstone, Mata et al., Kozłowski)."""
+    from robodyn.analysis.opcount import (
+        OpcountReport, customized_report, kozlowski_table_1, kozlowski_table_2, opcount_report, table_9_5,
+    )
 
     with user_errors():
         with progress("counting", total=None) as bar:
             report = opcount_report(n_max, methods=_methods(methods),
                                     progress=lambda s: bar.update(description=f"counting {s}"))
+            if customized:
+                bar.update(description="counting the customized models")
+                custom, koz, koz2 = customized_report(n_fit=n_max), kozlowski_table_1(), kozlowski_table_2()
+                t95 = table_9_5()
+        extra = ({"customized": custom, "kozlowski_table_1": koz, "kozlowski_table_2": koz2, "table_9_5": t95}
+                 if customized else {})
         if json_out:
             print_json({"n": list(range(1, n_max + 1)),
                         "counts": [{"kind": c.kind, "method": c.method, "error": c.error or None,
@@ -192,7 +203,7 @@ def opcount_command(
                                     "add": c.series("add") if not c.error else None,
                                     "sin": c.series("sin") if not c.error else None,
                                     "cos": c.series("cos") if not c.error else None} for c in report.counts],
-                        "comparison": [dict(zip(OpcountReport.HEADER, row)) for row in report.rows()]})
+                        "comparison": [dict(zip(OpcountReport.HEADER, row)) for row in report.rows()], **extra})
             return
         counts = Table("method", *(f"n={n}" for n in range(1, n_max + 1)), "sin, cos",
                        title="multiplications (divisions included) / additions (subtractions included)")
@@ -210,3 +221,43 @@ def opcount_command(
         console.print(table)
         console.print("Counted: one evaluation (batch of 1) on a general nR arm; operations with exact 0/±1 and "
                       "between robot constants are free; sin/cos separate. See docs/studies.md.")
+        if customized:
+            _print_customized(custom, koz, koz2, t95)
+
+
+def _print_customized(custom, koz, koz2, t95) -> None:
+    def num(x):
+        return "—" if x is None else f"{x:g}"
+
+    table = Table("model", "robot", "ours mul/add", "ours (exact fit, general robot)", "published",
+                  "published mul/add", "published formula", "≤", title="customized models (n = 6) vs the published counts")
+    for r in custom:
+        fits = f"{r['ours_mul_formula']} / {r['ours_add_formula']}" if r["ours_mul_formula"] else ""
+        table.add_row(r["model"], r["robot"], f"{r['mul']}/{r['add']}", fits, r["published"],
+                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
+                      f"{r['published_mul_formula']} / {r['published_add_formula']}", "yes" if r["at_or_below"] else "NO")
+    console.print(table)
+    table = Table("recursion", "robot", "ours mul/add", "published", "published mul/add", "published formula",
+                  title="Kozłowski Table 1 per recursion (n = 6)")
+    for r in koz:
+        table.add_row(r["recursion"], r["robot"], f"{r['mul']}/{r['add']}", r["published"],
+                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
+                      f"{r['published_mul_formula']} / {r['published_add_formula']}")
+    console.print(table)
+    table = Table("recursion", "ours mul (div)/add", "published mul + div/add", "published mul / add / div",
+                  title="Kozłowski Table 2 per recursion, general 6R (n = 6)")
+    for r in koz2:
+        table.add_row(r["recursion"], f"{r['mul']} ({r['div']})/{r['add']}",
+                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
+                      f"{r['published_mul_formula']} / {r['published_add_formula']} / {r['published_div_formula']}")
+    console.print(table)
+    table = Table("robot", "inertial parameters", "ours mul/add", "Khalil & Dombre mul/add",
+                  title="Khalil & Dombre Table 9.5, presented method (customized Newton–Euler, base parameters)")
+    for r in t95:
+        table.add_row(r["robot"], r["variant"], f"{r['mul']}/{r['add']}",
+                      f"{num(r['published_mul'])}/{num(r['published_add'])}")
+    console.print(table)
+    robots = dict((r["robot"], r["robot_description"]) for r in custom)
+    console.print("Robots: " + "; ".join(f"{k} = {v}" for k, v in robots.items())
+                  + ". Customized: SYMORO's rules (0/±1 folded, constants off-line, repeated expressions shared, "
+                  "unused ones dropped). See docs/formulations.md.", highlight=False)
