@@ -19,11 +19,13 @@ operation per floating-point operation.
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import numpy as np
 
 from robodyn import native
+from robodyn.dynamics import fast_c
 from robodyn._arrays import finite_result, pivot_too_small
 from robodyn.model.robot import Robot
 from robodyn.spatial import FLOAT, ScalarBackend
@@ -41,36 +43,49 @@ _NAME = re.compile(r"\bt\d+\b")
 _INLINE_CHARS = 400
 
 
+#: each recorded operation as Python; :mod:`robodyn.dynamics.fast_c` writes the same operations as C
+_PYTHON = {"+": "{} + {}", "-": "{} - {}", "*": "{} * {}", "/": "{} / {}", "**": "{} ** {}", "neg": "-{}",
+           "abs": "abs({})", "_cos": "_cos({})", "_sin": "_sin({})", "_exp": "_exp({})", "_sign": "_sign({})",
+           "check": "if not {} > {}: raise _Fallback"}
+
+
 class _Recorder:
-    """Collects the lines of a kernel; equal right-hand sides share one variable."""
+    """Collects the operations of a kernel; equal right-hand sides share one variable."""
 
     def __init__(self) -> None:
-        self.lines: list[tuple[str | None, str]] = []  # (assigned name or None for a check, code)
+        #: (assigned name or None for a check, Python line, (operation, *operand codes))
+        self.lines: list[tuple[str | None, str, tuple]] = []
         self.names: dict[str, str] = {}
         self.negated: dict[str, "_Var"] = {}  # name of −x → x
 
-    def emit(self, expr: str) -> "_Var":
+    def emit(self, op: str, *args: str) -> "_Var":
+        expr = _PYTHON[op].format(*args)
         name = self.names.get(expr)
         if name is None:
             name = self.names[expr] = f"t{len(self.names)}"
-            self.lines.append((name, f"{name} = {expr}"))
+            self.lines.append((name, f"{name} = {expr}", (op, *args)))
         return _Var(self, name)
 
-    def check(self, condition: str) -> None:
-        self.lines.append((None, f"if not {condition}: raise _Fallback"))
+    def check(self, left: str, right: str) -> None:
+        self.lines.append((None, _PYTHON["check"].format(left, right), ("check", left, right)))
+
+    def kept(self, outputs) -> list[tuple[str | None, str, tuple]]:
+        """The lines that the outputs and the checks need (a negation folded into a later − may be unused)."""
+        used = {o.name for o in outputs if isinstance(o, _Var)}
+        kept = []
+        for line in reversed(self.lines):
+            if line[0] is None or line[0] in used:
+                kept.append(line)
+                used.update(a for a in line[2][1:] if _NAME.fullmatch(a))
+        kept.reverse()
+        return kept
 
     def body(self, outputs) -> str:
-        """The lines that the outputs and the checks need (a negation folded into a later − may be unused), with
-        every variable used once written into its single use, parenthesised: the same operations in the same
-        order, without a store and a load per operation (about a third of the time of a kernel)."""
+        """The Python lines of :meth:`kept`, with every variable used once written into its single use,
+        parenthesised: the same operations in the same order, without a store and a load per operation (about a
+        third of the time of a kernel)."""
         results = {o.name for o in outputs if isinstance(o, _Var)}
-        used = set(results)
-        kept = []
-        for name, line in reversed(self.lines):
-            if name is None or name in used:
-                kept.append((name, line))
-                used.update(_NAME.findall(line))
-        kept.reverse()
+        kept = [(name, line) for name, line, _ in self.kept(outputs)]
         uses: dict[str, int] = {}
         for name, line in kept:
             for ref in _NAME.findall(line if name is None else line.split(" = ", 1)[1]):
@@ -111,7 +126,7 @@ class _Var:
         self.rec, self.name = rec, name
 
     def _op(self, left, op: str, right) -> "_Var":
-        return self.rec.emit(f"{_code(left)} {op} {_code(right)}")
+        return self.rec.emit(op, _code(left), _code(right))
 
     def _base(self):
         """x when this is −x, else None."""
@@ -166,24 +181,31 @@ class _Var:
     def __neg__(self):
         if self._base() is not None:
             return self._base()
-        out = self.rec.emit(f"-{self.name}")
+        out = self.rec.emit("neg", self.name)
         self.rec.negated[out.name] = self
         return out
 
     def __abs__(self):
-        return self.rec.emit(f"abs({self.name})")
+        return self.rec.emit("abs", self.name)
 
     def __gt__(self, other) -> bool:
         # a condition of the algorithm (H_j > 0): checked at run time, the general path reports a failure
-        self.rec.check(f"{self.name} > {_code(other)}")
+        self.rec.check(self.name, _code(other))
         return True
 
 
 def _recording(rec: _Recorder) -> ScalarBackend:
     def call(fn: str):
-        return lambda x: rec.emit(f"{fn}({x.name})") if isinstance(x, _Var) else getattr(FLOAT, fn[1:])(x)
+        return lambda x: rec.emit(fn, x.name) if isinstance(x, _Var) else getattr(FLOAT, fn[1:])(x)
 
     return ScalarBackend("recording", call("_cos"), call("_sin"), call("_exp"), call("_sign"))
+
+
+def _trace(build, counts: dict[str, int]):
+    """Run ``build(backend, **inputs)`` on recording scalars: (recorder, inputs, outputs)."""
+    rec = _Recorder()
+    inputs = {key: rec.inputs(key, k) for key, k in counts.items()}
+    return rec, inputs, build(_recording(rec), **inputs)
 
 
 def generate(name: str, build, counts: dict[str, int]):
@@ -191,14 +213,19 @@ def generate(name: str, build, counts: dict[str, int]):
 
     Returns the function, of the inputs' floats in the order of ``counts``, giving a tuple of floats.
     """
-    rec = _Recorder()
-    inputs = {key: rec.inputs(key, k) for key, k in counts.items()}
-    outputs = build(_recording(rec), **inputs)
+    rec, inputs, outputs = _trace(build, counts)
     args = ", ".join(v.name for vs in inputs.values() for v in vs)
     source = f"def {name}({args}):\n" + rec.body(outputs) + f"\n    return ({''.join(_code(o) + ', ' for o in outputs)})\n"
     namespace = {"_cos": math.cos, "_sin": math.sin, "_exp": math.exp, "_sign": FLOAT.sign, "_Fallback": Fallback}
     exec(compile(source, f"<robodyn kernel {name}>", "exec"), namespace)  # code generated above from the recursions
     return namespace[name]
+
+
+def generate_c(name: str, build, counts: dict[str, int]) -> str:
+    """The C99 source of the same kernel (:mod:`robodyn.dynamics.fast_c`): the operations of :func:`generate`'s
+    function, in the same order, as one C function with a CPython entry ``single(*inputs, out)``."""
+    rec, _, outputs = _trace(build, counts)
+    return fast_c.source(rec.kept(outputs), counts, [_code(o) for o in outputs], name)
 
 
 def kernel(robot, name: str, build, counts: dict[str, int]):
@@ -207,6 +234,22 @@ def kernel(robot, name: str, build, counts: dict[str, int]):
     if fn is None:
         fn = robot.derived.kernels[name] = generate(name, build, counts)
     return fn
+
+
+def compiled_kernel(robot, name: str, build, counts: dict[str, int]):
+    """The compiled kernel ``name`` of ``robot`` (its ``single`` entry), or None where C cannot be used (no C
+    compiler — :func:`robodyn.native.available` —, no Python headers, a failed build); built on first use (compiled
+    once per machine, in robodyn's compile cache) and kept in ``robot.derived.compiled`` (False: not available)."""
+    entry = robot.derived.compiled.get(name)
+    if entry is None:
+        entry = False
+        if native.available():
+            try:
+                entry = fast_c.load(generate_c(name, build, counts), len(counts)) or False
+            except fast_c.NotWritable:  # an operand C cannot spell (never expected): the Python kernel
+                entry = False
+        robot.derived.compiled[name] = entry
+    return entry or None
 
 
 def single_state(n: int, *arrays) -> list[float] | None:
@@ -225,34 +268,78 @@ def single_state(n: int, *arrays) -> list[float] | None:
 
 
 def run(robot, name: str, build, counts: dict[str, int], values: list[float]) -> np.ndarray | None:
-    """Call kernel ``name`` on ``values``; None when the kernel hands the state to the general path."""
+    """Call the Python kernel ``name`` on ``values``; None when the kernel hands the state to the general path."""
     try:
         return np.array(kernel(robot, name, build, counts)(*values))
     except Fallback:
         return None
 
 
-def call(robot, name: str, build, arrays: dict, gravity) -> np.ndarray | None:
-    """The kernel result for one state, or None when the general path must run (see :func:`single_state`).
+#: codes of a compiled kernel's entry after which the general path runs: a failed check of the algorithm (the
+#: Python kernel's Fallback) and NaN/inf in an argument; other nonzero codes (a buffer it does not take, a result
+#: that is not finite) run the Python kernel, as without a compiler
+_GENERAL = (1, -2)
 
-    ``arrays`` maps the names of ``build``'s joint inputs to the caller's arguments; ``build(backend, **inputs, g=...)``
-    also takes gravity.  Without a ``gravity`` argument the robot's gravity is built into the kernel as constants
-    (its zero components then cost nothing, as in the batched path); with one, g is a fourth input (kernel
-    ``name + "_gravity"``).
+
+def _single(robot, key: str, spec, arrays: tuple, shape: tuple, use_c: bool = True) -> np.ndarray | None:
+    """One state through kernel ``key``: compiled (``use_c`` and robodyn.native allowed), else Python.
+
+    ``spec()`` gives ``(build, counts)``, called only to generate a kernel; ``arrays`` are the caller's arguments in
+    the order of ``counts``; the result has ``shape``.  None when the general path must run.
+    """
+    if use_c and os.environ.get("ROBODYN_NATIVE", "").strip() != "0":
+        entry = robot.derived.compiled.get(key)
+        if entry is None:
+            entry = compiled_kernel(robot, key, *spec())
+        if entry:
+            out = np.empty(shape)
+            code = entry(*arrays, out)
+            if code == 0:
+                return out
+            if code in _GENERAL:
+                return None
+    build, counts = spec()
+    values = single_state(0, *zip(arrays, counts.values()))
+    if values is None:
+        return None
+    out = run(robot, key, build, counts, values)
+    return None if out is None else out.reshape(shape)
+
+
+def call(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity, use_c: bool = True) -> np.ndarray | None:
+    """The kernel result (n,) for one state, or None when the general path must run (see :func:`single_state`).
+
+    ``kernel_of(robot)`` gives ``build(backend, **inputs, g=...)``, whose joint inputs ``names`` (n scalars each)
+    are the caller's ``arrays``; it also takes gravity.  Without a ``gravity`` argument the robot's gravity is built
+    into the kernel as constants (its zero components then cost nothing, as in the batched path); with one, g is
+    one more input (kernel ``name + "_gravity"``).  The compiled kernel runs when it can (``use_c``), else the
+    Python kernel.
     """
     if not isinstance(robot, Robot):  # the general path names the argument in its error
         return None
     n = robot.n
-    counts = dict.fromkeys(arrays, n)
     if gravity is None:
-        values = single_state(n, *arrays.values())
-        g = tuple(robot.gravity.tolist())
-        key, generator = name, (lambda backend, **inputs: build(backend, g=g, **inputs))
+        key = name
+
+        def spec():
+            build, g = kernel_of(robot), tuple(robot.gravity.tolist())
+            return (lambda backend, **inputs: build(backend, g=g, **inputs)), dict.fromkeys(names, n)
     else:
-        values = single_state(n, *arrays.values(), (gravity, 3))
-        counts["g"] = 3
-        key, generator = name + "_gravity", build
-    return None if values is None else run(robot, key, generator, counts, values)
+        key, arrays = name + "_gravity", (*arrays, gravity)
+
+        def spec():
+            return kernel_of(robot), {**dict.fromkeys(names, n), "g": 3}
+    return _single(robot, key, spec, arrays, (n,), use_c)
+
+
+def call_fixed(robot, name: str, kernel_of, counts: dict[str, int], arrays: tuple, shape: tuple,
+               use_c: bool = True) -> np.ndarray | None:
+    """The result (``shape``) of kernel ``name`` = ``kernel_of(robot)`` (``build(backend, **inputs)``, inputs of the
+    sizes ``counts``, no gravity) on ``arrays`` (1-D float64), compiled when it can (``use_c``); None when the
+    general path must run."""
+    if not isinstance(robot, Robot):
+        return None
+    return _single(robot, name, lambda: (kernel_of(robot), counts), arrays, shape, use_c)
 
 
 def torque_kernel(robot, rigid):
@@ -315,10 +402,11 @@ def cholesky_components(A, b) -> list:
 def default_single(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity) -> np.ndarray | None:
     """One 1-D float64 state of the default method ``name``: robodyn.native's compiled entry (its result is checked
     finite in C), else the robot's straight-line Python kernel ``kernel_of(robot)`` (:func:`call` with the inputs
-    ``names``, result checked finite); None when the general path must run (a batch, another dtype, NaN/inf, a
-    state a kernel hands back). The Python kernel's inputs are only assembled when the compiled entry declines."""
+    ``names``, result checked finite; the default methods have no kernel of their own in C: robodyn.native serves
+    them); None when the general path must run (a batch, another dtype, NaN/inf, a state a kernel hands back).
+    The Python kernel's inputs are only assembled when the compiled entry declines."""
     out = native.single_state(robot, name, *arrays, gravity=gravity)
     if out is not None:
         return out
-    out = call(robot, name, kernel_of(robot), dict(zip(names, arrays)), gravity)
+    out = call(robot, name, kernel_of, names, arrays, gravity, use_c=False)
     return None if out is None else finite_result(name, out)

@@ -215,15 +215,16 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     single = () if gravity is None else ((gravity, 3),)  # a batch of gravity vectors makes a batch
     if wrenches is None and fast.single_state(check_robot(robot).n, q, qd, tau, *single) is not None:
         # one float64 state: A and H from the single-state paths (compiled or straight-line), then the
-        # square-root-free factorisation as a straight-line kernel of its own (relative pivot test recorded)
+        # square-root-free factorisation as a straight-line kernel of its own (relative pivot test recorded),
+        # compiled when it can be
         n = robot.n
         H = newton_euler.inverse_dynamics(robot, q, qd, np.zeros(n), gravity=gravity)
         A = composite.inertia_matrix(robot, q)
-        values = A.ravel().tolist() + (tau - H).tolist()
-        qdd = fast.run(robot, "cholesky_solve", _solve_kernel(n), {"A": n * n, "b": n}, values)
+        b = tau - H
+        qdd = fast.call_fixed(robot, "cholesky_solve", _solve_kernel, {"A": n * n, "b": n}, (A.reshape(n * n), b), (n,))
         if qdd is not None:
             return qdd
-        return cholesky_solve(A, tau - H, robot.name)  # a pivot failed the test: this names it
+        return cholesky_solve(A, b, robot.name)  # a pivot failed the test: this names it
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = gravity_argument(robot, gravity, batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
@@ -231,7 +232,9 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     return cholesky_solve(composite.inertia_matrix(robot, a["q"]), a["tau"] - H, robot.name)
 
 
-def _solve_kernel(n: int):
+def _solve_kernel(robot: Robot):
+    n = robot.n
+
     def build(backend, A, b):
         return fast.cholesky_components([A[i * n:(i + 1) * n] for i in range(n)], b)
 
