@@ -246,6 +246,8 @@ def compiled_kernel(robot, name: str, build, counts: dict[str, int]):
         if native.available():
             try:
                 entry = fast_c.load(generate_c(name, build, counts), len(counts)) or False
+            except Fallback:  # a check that fails whatever the state (a massless joint): the general path says so
+                entry = False
             except fast_c.NotWritable:  # an operand C cannot spell (never expected): the Python kernel
                 entry = False
         robot.derived.compiled[name] = entry
@@ -275,22 +277,51 @@ def run(robot, name: str, build, counts: dict[str, int], values: list[float]) ->
         return None
 
 
+#: a kernel of a method that robodyn.native does not serve runs in Python for this many single states of a robot,
+#: then is compiled to C (or loaded from the compile cache): compiling costs 0.2–0.6 s per kernel, the time of
+#: thousands of calls of the Python kernel (5–100 µs), so a few calls (a test, a command) do not pay for it
+#: and a loop (a simulation, an optimisation) gets the compiled kernel after a few milliseconds
+COMPILE_AFTER = 16
+
 #: codes of a compiled kernel's entry after which the general path runs: a failed check of the algorithm (the
 #: Python kernel's Fallback) and NaN/inf in an argument; other nonzero codes (a buffer it does not take, a result
 #: that is not finite) run the Python kernel, as without a compiler
 _GENERAL = (1, -2)
 
+#: returned by :func:`call` with ``python=False`` when the compiled kernel did not run (no compiler, an argument
+#: it does not take): the caller's own single-state path decides
+UNTRIED = object()
 
-def _single(robot, key: str, spec, arrays: tuple, shape: tuple, use_c: bool = True) -> np.ndarray | None:
-    """One state through kernel ``key``: compiled (``use_c`` and robodyn.native allowed), else Python.
+#: os.environ's own mapping and the key of ROBODYN_NATIVE in it: reading it costs 30 ns where os.environ.get costs
+#: 700 ns (it raises and catches a KeyError when the variable is unset), twice a compiled kernel's own time
+_ENVIRON = getattr(os.environ, "_data", None)
+_SWITCH = os.environ.encodekey("ROBODYN_NATIVE") if _ENVIRON is not None else None
+
+
+def compiled_allowed() -> bool:
+    """False when the environment variable ROBODYN_NATIVE is 0 (compiled code switched off), read at every call."""
+    if _ENVIRON is None:
+        return os.environ.get("ROBODYN_NATIVE", "").strip() != "0"
+    value = _ENVIRON.get(_SWITCH)
+    return value is None or os.environ.decodevalue(value).strip() != "0"
+
+
+def _single(robot, key: str, spec, arrays: tuple, shape, use_c: bool, python: bool, finite: str | None = None):
+    """One state through kernel ``key``: compiled (``use_c`` and :func:`compiled_allowed`), else Python
+    (``python``; else :data:`UNTRIED`).
 
     ``spec()`` gives ``(build, counts)``, called only to generate a kernel; ``arrays`` are the caller's arguments in
-    the order of ``counts``; the result has ``shape``.  None when the general path must run.
+    the order of ``counts``; the result has ``shape``.  None when the general path must run.  With ``finite`` (the
+    name of the public function), a Python kernel's result is checked finite (:func:`robodyn._arrays.finite_result`;
+    the compiled kernel's entry checks its own).
     """
-    if use_c and os.environ.get("ROBODYN_NATIVE", "").strip() != "0":
-        entry = robot.derived.compiled.get(key)
-        if entry is None:
-            entry = compiled_kernel(robot, key, *spec())
+    if use_c and compiled_allowed():
+        compiled = robot.derived.compiled
+        entry = compiled.get(key)
+        if entry is None:  # a kernel is compiled (or loaded from the cache) at its COMPILE_AFTER-th single state
+            calls = compiled[key, "calls"] = compiled.get((key, "calls"), 0) + 1
+            if calls >= COMPILE_AFTER:
+                entry = compiled_kernel(robot, key, *spec())
         if entry:
             out = np.empty(shape)
             code = entry(*arrays, out)
@@ -298,48 +329,62 @@ def _single(robot, key: str, spec, arrays: tuple, shape: tuple, use_c: bool = Tr
                 return out
             if code in _GENERAL:
                 return None
+    if not python:
+        return UNTRIED
     build, counts = spec()
     values = single_state(0, *zip(arrays, counts.values()))
     if values is None:
         return None
     out = run(robot, key, build, counts, values)
-    return None if out is None else out.reshape(shape)
+    if out is None:
+        return None
+    return out.reshape(shape) if finite is None else finite_result(finite, out.reshape(shape))
 
 
-def call(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity, use_c: bool = True) -> np.ndarray | None:
+def call(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity, use_c: bool = True,
+         python: bool = True):
     """The kernel result (n,) for one state, or None when the general path must run (see :func:`single_state`).
 
     ``kernel_of(robot)`` gives ``build(backend, **inputs, g=...)``, whose joint inputs ``names`` (n scalars each)
     are the caller's ``arrays``; it also takes gravity.  Without a ``gravity`` argument the robot's gravity is built
     into the kernel as constants (its zero components then cost nothing, as in the batched path); with one, g is
     one more input (kernel ``name + "_gravity"``).  The compiled kernel runs when it can (``use_c``), else the
-    Python kernel.
+    Python kernel (``python``; else the result is :data:`UNTRIED`).
     """
     if not isinstance(robot, Robot):  # the general path names the argument in its error
         return None
-    n = robot.n
-    if gravity is None:
-        key = name
+    if gravity is not None:
+        name, arrays = name + "_gravity", (*arrays, gravity)
+    if use_c and compiled_allowed():  # the common case first, without building the generator
+        entry = robot.derived.compiled.get(name)
+        if entry:
+            # n from the first argument (cheaper than robot.n); one of another length is declined by the entry
+            out = np.empty(len(arrays[0]) if type(arrays[0]) is np.ndarray else 0)
+            code = entry(*arrays, out)
+            if code == 0:
+                return out
+            if code in _GENERAL:
+                return None
+            use_c = False
 
-        def spec():
-            build, g = kernel_of(robot), tuple(robot.gravity.tolist())
-            return (lambda backend, **inputs: build(backend, g=g, **inputs)), dict.fromkeys(names, n)
-    else:
-        key, arrays = name + "_gravity", (*arrays, gravity)
+    def spec():
+        n, build = robot.n, kernel_of(robot)
+        if gravity is not None:
+            return build, {**dict.fromkeys(names, n), "g": 3}
+        g = tuple(robot.gravity.tolist())
+        return (lambda backend, **inputs: build(backend, g=g, **inputs)), dict.fromkeys(names, n)
 
-        def spec():
-            return kernel_of(robot), {**dict.fromkeys(names, n), "g": 3}
-    return _single(robot, key, spec, arrays, (n,), use_c)
+    return _single(robot, name, spec, arrays, (robot.n,), use_c, python)
 
 
 def call_fixed(robot, name: str, kernel_of, counts: dict[str, int], arrays: tuple, shape: tuple,
-               use_c: bool = True) -> np.ndarray | None:
+               use_c: bool = True, finite: str | None = None) -> np.ndarray | None:
     """The result (``shape``) of kernel ``name`` = ``kernel_of(robot)`` (``build(backend, **inputs)``, inputs of the
-    sizes ``counts``, no gravity) on ``arrays`` (1-D float64), compiled when it can (``use_c``); None when the
-    general path must run."""
+    sizes ``counts``, no gravity) on ``arrays`` (1-D float64), compiled when it can (``use_c``), the result checked
+    finite (``finite``: see :func:`_single`); None when the general path must run."""
     if not isinstance(robot, Robot):
         return None
-    return _single(robot, name, lambda: (kernel_of(robot), counts), arrays, shape, use_c)
+    return _single(robot, name, lambda: (kernel_of(robot), counts), arrays, shape, use_c, True, finite)
 
 
 def torque_kernel(robot, rigid):
