@@ -85,7 +85,7 @@ def source(kept: list, counts: dict[str, int], outputs: list[str], title: str) -
         "#endif",
         "#include <math.h>",
         "",
-        "static double rd_sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }",
+        "static inline double rd_sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }",
         "",
         *(["#if defined(__GNUC__) && !defined(__clang__)", '__attribute__((optimize("O1")))', "#endif"]
           if optimize else []),
