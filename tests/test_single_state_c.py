@@ -76,6 +76,30 @@ def test_compiled_kernel_equals_python_kernel_and_batched_path(compile_now, robo
         assert_close(single(), c, rtol=0)  # and the next call is the same
 
 
+def test_long_kernels_cut_into_parts_give_the_same_numbers(compile_now):
+    """A kernel longer than fast_c.CHUNK statements is compiled as functions called in order, values crossing a cut
+    passed through a scratch array: the same numbers, and a check in any part still hands the state over."""
+    compile_now.setattr(fast_c, "CHUNK", 25)
+    robot = random_robot(22, nf=5, tree=True, prismatic=True, fixed=True)
+    for what, method, key, single, batched in _calls(robot, 9):
+        c = single()
+        assert robot.derived.compiled[key], (what, method)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("ROBODYN_NATIVE", "0")
+            assert_close(c, single(), rtol=1e-12)
+    params = np.zeros((2, 10))
+    params[1, 9] = 1.0
+    slider = rd.Robot(name="slider", sigma=[0, 1], alpha=[0, np.pi / 2], d=[0, 0.0], params=params)
+    compile_now.setattr(fast_c, "CHUNK", 8)
+    parts = fast.generate_c("k", lagrange._forward_kernel(slider), {"q": 2, "qd": 2, "tau": 2, "g": 3}).split(
+        "static int rd_part")
+    assert len(parts) > 3 and any("if (!(" in part for part in parts[2:])  # a pivot test after the first cut
+    with pytest.raises(rd.ModelError, match="singular"):
+        rd.forward_dynamics(slider, np.array([0.3, 0.0]), np.array([0.1, 0.2]), np.ones(2), method="cholesky",
+                            gravity=np.array([0.0, 0.0, -9.81]))
+    assert slider.derived.compiled["cholesky_forward_gravity"]
+
+
 def test_cholesky_kernel_equals_its_python_trace(compile_now):
     """The one kernel whose Python form is not what runs without a compiler: its own trace, run in Python."""
     robot = random_robot(23, nf=5, tree=True, fixed=True)
@@ -201,11 +225,12 @@ def test_generated_c_is_warning_free_and_holds_no_robot_text(tmp_path, monkeypat
         sources.append(fast.generate_c("gibbs_appell_forward", lambda b, **i: build_(b, g=g, **i),
                                        {"q": n, "qd": n, "tau": n}))
     assert sources[0] == sources[1] and "rm -rf" not in sources[1] and "random" not in sources[1]
-    monkeypatch.setattr(fast_c, "LONG_BODY", 0)  # the -O1 attribute of long bodies too
-    long_body = fast.generate_c("gibbs_appell_inertia", gibbs_appell._inertia_kernel(evil), {"q": n})
-    assert 'optimize("O1")' in long_body
+    assert 'optimize("O1")' in sources[1]
+    monkeypatch.setattr(fast_c, "CHUNK", 30)  # and a kernel cut into parts
+    inertia = fast.generate_c("gibbs_appell_inertia", gibbs_appell._inertia_kernel(evil), {"q": n})
+    assert "rd_part3" in inertia
     include = sysconfig.get_paths()["include"]
-    for k, text in enumerate([sources[1], long_body]):
+    for k, text in enumerate([sources[1], inertia]):
         (tmp_path / f"k{k}.c").write_text(text)
         for python in ([], ["-DRD_PYTHON", f"-I{include}"]):
             res = subprocess.run([build.find_compiler(), "-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic",
