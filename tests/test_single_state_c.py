@@ -154,6 +154,27 @@ def test_singular_state_goes_to_the_general_path_with_its_message(compile_now, m
     assert messages[0] == messages[1]
 
 
+def test_arguments_the_compiled_entry_does_not_take(compile_now):
+    """A strided 1-D view runs the Python kernel (the entry takes contiguous buffers only); float32, a batch of one
+    and a list take the general path: each the same numbers, in the caller's dtype and shape."""
+    robot = random_robot(30, nf=4, tree=True, fixed=True)
+    q, qd, qdd = random_state(robot, 6)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd, method="spatial_operator")
+    assert robot.derived.compiled["spatial_operator_inverse"]
+    strided = np.repeat(q, 2)[::2]
+    assert not strided.flags.c_contiguous
+    assert_close(rd.inverse_dynamics(robot, strided, qd, qdd, method="spatial_operator"), tau, rtol=1e-12)
+    single = rd.inverse_dynamics(robot, *(x.astype(np.float32) for x in (q, qd, qdd)), method="spatial_operator")
+    assert single.dtype == np.float32 and single.shape == (robot.n,)
+    assert_close(single, tau, rtol=1e-5)
+    batch = rd.inverse_dynamics(robot, q[None], qd, qdd, method="spatial_operator")
+    assert batch.shape == (1, robot.n)
+    assert_close(batch[0], tau, rtol=1e-12)
+    assert_close(rd.inverse_dynamics(robot, list(q), qd, qdd, method="spatial_operator"), tau, rtol=1e-12)
+    with pytest.raises(rd.InputError, match="'qd'"):
+        rd.inverse_dynamics(robot, q, qd[:-1], qdd, method="spatial_operator")
+
+
 def test_native_switched_off_uses_the_python_kernel(compile_now):
     robot = random_robot(25, nf=4, tree=True)
     q, qd, qdd = random_state(robot, 3)

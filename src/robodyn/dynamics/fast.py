@@ -1,4 +1,4 @@
-"""Single states without a compiler: straight-line Python code generated per robot from the same recursions.
+"""Single states: straight-line code generated per robot from the same recursions, run in Python or compiled to C.
 
 For one state, each NumPy operation costs about a microsecond whatever the batch size, and even the component
 recursions on Python floats spend most of their time deciding which products are zero.  So for a 1-D float64 state
@@ -11,9 +11,17 @@ general path, so both give the same numbers.
 
 Every formulation has its kernels: Newton–Euler, composite links and the recursive direct model (the defaults,
 behind robodyn.native's compiled entry when it is available), Walker–Orin, Gibbs–Appell (Mata et al.), Kozłowski's
-spatial operators with the Kalman filter and Bryson–Frazier smoother, and the Cholesky method's solve
-(:func:`cholesky_components`).  A temporary used once is written into its use, so a kernel costs about one Python
-operation per floating-point operation.
+spatial operators with the Kalman filter and Bryson–Frazier smoother, and the Cholesky method (Khalil & Dombre
+[9.95]–[9.96]: H, A and the solve of :func:`cholesky_components`).  A temporary used once is written into its use,
+so a Python kernel costs about one Python operation per floating-point operation.
+
+The methods that robodyn.native does not serve also have their kernels written as C
+(:mod:`robodyn.dynamics.fast_c`: the recorded operations, same order, same folding) and compiled through
+robodyn's compile cache once a robot has run :data:`COMPILE_AFTER` single states of that kernel (or, in a new
+process, loaded from the cache); the compiled entry is kept in ``robot.derived.compiled`` and costs about a
+microsecond per call, 10–40 times less than the Python kernel.  Without a C compiler, with ``ROBODYN_NATIVE=0`` or
+after a failed build, the Python kernel runs; a state the compiled kernel declines (NaN/inf, a singular pivot)
+takes the general path and its message, as a state the Python kernel declines does.
 """
 
 from __future__ import annotations
@@ -358,8 +366,7 @@ def call(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity, use_
     if use_c and compiled_allowed():  # the common case first, without building the generator
         entry = robot.derived.compiled.get(name)
         if entry:
-            # n from the first argument (cheaper than robot.n); one of another length is declined by the entry
-            out = np.empty(len(arrays[0]) if type(arrays[0]) is np.ndarray else 0)
+            out = np.empty(robot.n)
             code = entry(*arrays, out)
             if code == 0:
                 return out
