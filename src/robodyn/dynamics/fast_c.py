@@ -1,8 +1,9 @@
 """The single-state kernels of :mod:`robodyn.dynamics.fast` written as C and compiled, for every ``method=``.
 
 A kernel traced by :mod:`robodyn.dynamics.fast` is a list of scalar operations (the formulation's own equations,
-the robot's zeros and ones folded away).  :func:`source` writes the same operations, in the same order, as one C99
-function of a small CPython extension module, so the compiled kernel gives the Python kernel's numbers to rounding
+the robot's zeros and ones folded away).  :func:`source` writes the same operations, in the same order, as a C99
+function (a long kernel as functions of :data:`CHUNK` statements called in order) of a small CPython extension
+module, so the compiled kernel gives the Python kernel's numbers to rounding
 (the same IEEE operations; cos, sin, exp and pow from the same C library).  Its entry ``single(a, ..., out)``
 (``METH_FASTCALL``) takes the kernel's inputs as 1-D float64 buffers and writes ``out``; it returns
 
@@ -40,7 +41,7 @@ _OPERAND = re.compile(r"[A-Za-z]+[0-9]+|-?[0-9]+\.[0-9]+(e[-+][0-9]+)?|-?[0-9]+e
 OPTIMIZE = "O1"
 
 #: statements per C function of a long kernel: the C compiler's time grows faster than the length of a function
-#: (a 25-joint arm's 12 000-operation kernel: 12 s in one function, about 1 s in functions of this many statements)
+#: (a 25-joint arm's 12 000-operation kernel: 12 s in one function, 2–3 s in functions of this many statements)
 CHUNK = 400
 
 #: longest compile of one kernel (s); longer: the Python kernel is used
