@@ -231,7 +231,7 @@ def generate(name: str, build, counts: dict[str, int]):
 
 def generate_c(name: str, build, counts: dict[str, int]) -> str:
     """The C99 source of the same kernel (:mod:`robodyn.dynamics.fast_c`): the operations of :func:`generate`'s
-    function, in the same order, as one C function with a CPython entry ``single(*inputs, out)``."""
+    function, in the same order, as C with a CPython entry ``single(*inputs, out)``."""
     rec, _, outputs = _trace(build, counts)
     return fast_c.source(rec.kept(outputs), counts, [_code(o) for o in outputs], name)
 
@@ -246,8 +246,9 @@ def kernel(robot, name: str, build, counts: dict[str, int]):
 
 def compiled_kernel(robot, name: str, build, counts: dict[str, int]):
     """The compiled kernel ``name`` of ``robot`` (its ``single`` entry), or None where C cannot be used (no C
-    compiler — :func:`robodyn.native.available` —, no Python headers, a failed build); built on first use (compiled
-    once per machine, in robodyn's compile cache) and kept in ``robot.derived.compiled`` (False: not available)."""
+    compiler — :func:`robodyn.native.available` —, no Python headers, a failed build); built at the first call
+    (compiled once per machine, in robodyn's compile cache) and kept in ``robot.derived.compiled`` (False: not
+    available)."""
     entry = robot.derived.compiled.get(name)
     if entry is None:
         entry = False
@@ -286,9 +287,9 @@ def run(robot, name: str, build, counts: dict[str, int], values: list[float]) ->
 
 
 #: a kernel of a method that robodyn.native does not serve runs in Python for this many single states of a robot,
-#: then is compiled to C (or loaded from the compile cache): compiling costs 0.2–0.6 s per kernel, the time of
-#: thousands of calls of the Python kernel (5–100 µs), so a few calls (a test, a command) do not pay for it
-#: and a loop (a simulation, an optimisation) gets the compiled kernel after a few milliseconds
+#: then is compiled to C (or loaded from the compile cache): compiling costs 0.3–0.8 s per kernel of a 6–7-joint
+#: arm, the time of thousands of calls of the Python kernel (20–150 µs), so a few calls (a test, a command) do not
+#: pay for it, and a loop (a simulation, an optimisation) gets the compiled kernel after a few milliseconds
 COMPILE_AFTER = 16
 
 #: codes of a compiled kernel's entry after which the general path runs: a failed check of the algorithm (the
