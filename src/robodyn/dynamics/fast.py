@@ -287,8 +287,8 @@ def run(robot, name: str, build, counts: dict[str, int], values: list[float]) ->
 
 
 #: a kernel of a method that robodyn.native does not serve runs in Python for this many single states of a robot,
-#: then is compiled to C (or loaded from the compile cache): compiling costs 0.3–0.8 s per kernel of a 6–7-joint
-#: arm, the time of thousands of calls of the Python kernel (20–150 µs), so a few calls (a test, a command) do not
+#: then is compiled to C (or loaded from the compile cache): compiling costs 0.1–0.8 s per kernel of a 6–7-joint
+#: arm, the time of thousands of calls of the Python kernel (10–150 µs), so a few calls (a test, a command) do not
 #: pay for it, and a loop (a simulation, an optimisation) gets the compiled kernel after a few milliseconds
 COMPILE_AFTER = 16
 
