@@ -367,52 +367,6 @@ def kozlowski_table_1(n: int = 6) -> list[dict]:
     return rows
 
 
-#: Kozłowski Table 2 (general axes), per recursion: row -> (multiplications, additions, divisions), each a
-#: polynomial in n (None: "—" in the table).  Its printed total of additions is 264n − 411; the rows add up to
-#: 224n − 411.
-KOZLOWSKI_TABLE_2 = {
-    "b_k, n_k (3.7), (3.14)": ((74, -83), (44, -58), None),
-    "state propagation (3.47)": ((6, -10), (12, -21), None),
-    "inertia propagation (3.48)": ((56, -104), (22, -115), None),
-    "Kalman gain (3.50)": (None, None, (5, -10)),
-    "innovations (3.51)": (None, (1, 0), None),
-    "residuals (3.53)": (None, None, (1, 0)),
-    "state update (3.52)": ((46, -56), (39, -47), None),
-    "inertia update (3.54)": ((55, -56), (85, -139), None),
-    "costate propagation (3.56)": ((6, -10), (6, -10), None),
-    "joint acceleration (3.57)": ((5, -2), (6, -3), None),
-    "costate update (3.58)": ((16, -28), (9, -18), None),
-}
-
-
-def kozlowski_table_2(n: int = 6) -> list[dict]:
-    """Kozłowski's Table 2 per recursion: our customized Kalman filter and smoother
-    (:func:`robodyn.symbolic.formulations.kozlowski_forward`) on the general robot, ``n`` joints; ``mul``
-    includes the divisions, ``div`` counts them alone; ``published_mul`` is Kozłowski's multiplications plus
-    divisions of the row."""
-    from robodyn.symbolic.formulations import recorded_model
-
-    phases = recorded_model(counting_robot(n), "kozlowski_forward").count_by_phase()
-
-    def at(poly):
-        return 0.0 if poly is None else float(np.polyval(poly, n))
-
-    rows = []
-    for name, (pm, pa, pd) in KOZLOWSKI_TABLE_2.items():
-        c = phases.get(name, {"mul": 0, "add": 0, "div": 0})
-        rows.append({"recursion": name, "robot": "general", "mul": c["mul"], "add": c["add"], "div": c["div"],
-                     "published_mul": at(pm) + at(pd), "published_add": at(pa), "published_div": at(pd),
-                     "published_mul_formula": "—" if pm is None else format_polynomial(pm),
-                     "published_add_formula": "—" if pa is None else format_polynomial(pa),
-                     "published_div_formula": "—" if pd is None else format_polynomial(pd),
-                     "published": "Kozłowski Table 2", "note": _TABLE_2_NOTES.get(name, "")})
-    return rows
-
-
-_TABLE_2_NOTES = {"inertia propagation (3.48)": "additions printed as 22n − 115; 62n − 115 makes the rows add up to "
-                                                "the printed total 264n − 411 (docs/formulations.md §3)"}
-
-
 #: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler, base parameters, terminal
 #: wrench): robot -> {variant: (mult, add)}.  TH8 is not a built-in robot of robodyn.
 TABLE_9_5_PRESENTED = {"general 6R (r1 = d1 = α1 = r6 = 0)": {"general": (425, 369)},

@@ -408,14 +408,15 @@ def torque_kernel(robot, rigid):
     return build
 
 
-def cholesky_components(A, b) -> list:
+def cholesky_components(A, b, check: bool = True) -> list:
     """x with A x = b for a symmetric positive-definite A (n rows of n scalars) and b (n scalars): the square-root-free
     Cholesky factorisation A = L D Lᵀ, then L y = b, Lᵀ x = D⁻¹ y (Khalil & Dombre [9.96]; Mata et al. Table 3).
 
     On a kernel's recording scalars every pivot d_k records the relative test of
     :func:`robodyn._arrays.pivot_too_small`, against Σ|A_ii| (never below the max|A_ii| of the batched test, so a
     state the kernel accepts the batched path accepts too); a pivot that fails it raises :class:`Fallback`, and the
-    general path reports the singular model.  Structural zeros of A (other branches of a tree) cost nothing.
+    general path reports the singular model (``check=False``: no test, for symbolic scalars that cannot be
+    compared).  Structural zeros of A (other branches of a tree) cost nothing.
     """
     n = len(b)
     scale = None
@@ -426,9 +427,9 @@ def cholesky_components(A, b) -> list:
         dk = A[k][k]
         for j in range(k):
             dk = dk - L[k][j] * LD[k][j]
-        if scale is None:
+        if check and scale is None:
             scale = sum((abs(A[i][i]) for i in range(1, n)), abs(A[0][0]))
-        if pivot_too_small(dk, lambda: scale):
+        if check and pivot_too_small(dk, lambda: scale):
             raise Fallback
         d.append(dk)
         for i in range(k + 1, n):

@@ -18,6 +18,7 @@ attribute each operation to a row of Kozłowski's Tables 1–2.
 
 from __future__ import annotations
 
+from robodyn.dynamics.fast import cholesky_components
 from robodyn.errors import InputError
 from robodyn.kinematics import frame_rotations
 from robodyn.spatial import vmat, vmat_t, vrz, vrz_t
@@ -278,34 +279,7 @@ def rotate_symmetric(rot, trig, S6):
 def ldlt_solve(A, b) -> list:
     """x with A x = b, A symmetric positive definite (n rows of n scalars): square-root-free A = L D Lᵀ, then
     L y = b, D z = y, Lᵀ x = z (Mata et al. Table 3's "Cholesky dec." and "Linear system solving")."""
-    n = len(b)
-    L = [[0.0] * n for _ in range(n)]
-    LD = [[0.0] * n for _ in range(n)]
-    d = []
-    for k in range(n):
-        dk = A[k][k]
-        for j in range(k):
-            dk = dk - L[k][j] * LD[k][j]
-        d.append(dk)
-        for i in range(k + 1, n):
-            t = A[i][k]
-            for j in range(k):
-                t = t - L[i][j] * LD[k][j]
-            LD[i][k] = t
-            L[i][k] = t / dk
-    y = []
-    for i in range(n):
-        t = b[i]
-        for j in range(i):
-            t = t - L[i][j] * y[j]
-        y.append(t)
-    x = [0.0] * n
-    for i in range(n - 1, -1, -1):
-        t = y[i] / d[i]
-        for j in range(i + 1, n):
-            t = t - L[j][i] * x[j]
-        x[i] = t
-    return x
+    return cholesky_components(A, b, check=False)
 
 
 def gibbs_appell_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
