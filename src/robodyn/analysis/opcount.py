@@ -112,6 +112,52 @@ SEED_N6: MappingProxyType[tuple[str, str], tuple[str, int, int]] = MappingProxyT
 })
 
 
+#: Kozłowski Table 2 (general axes), per recursion: row -> (multiplications, additions, divisions), each a
+#: polynomial in n (None: "—" in the table).  Its printed total of additions is 264n − 411; the rows add up to
+#: 224n − 411.
+KOZLOWSKI_TABLE_2 = MappingProxyType({
+    "b_k, n_k (3.7), (3.14)": ((74, -83), (44, -58), None),
+    "state propagation (3.47)": ((6, -10), (12, -21), None),
+    "inertia propagation (3.48)": ((56, -104), (22, -115), None),
+    "Kalman gain (3.50)": (None, None, (5, -10)),
+    "innovations (3.51)": (None, (1, 0), None),
+    "residuals (3.53)": (None, None, (1, 0)),
+    "state update (3.52)": ((46, -56), (39, -47), None),
+    "inertia update (3.54)": ((55, -56), (85, -139), None),
+    "costate propagation (3.56)": ((6, -10), (6, -10), None),
+    "joint acceleration (3.57)": ((5, -2), (6, -3), None),
+    "costate update (3.58)": ((16, -28), (9, -18), None),
+})
+
+
+def kozlowski_table_2(n: int = 6) -> list[dict]:
+    """Kozłowski's Table 2 per recursion: our customized Kalman filter and smoother
+    (:func:`robodyn.symbolic.formulations.kozlowski_forward`) on the general robot, ``n`` joints; ``mul``
+    includes the divisions, ``div`` counts them alone; ``published_mul`` is Kozłowski's multiplications plus
+    divisions of the row."""
+    from robodyn.symbolic.formulations import recorded_model
+
+    phases = recorded_model(counting_robot(n), "kozlowski_forward").count_by_phase()
+
+    def at(poly):
+        return 0.0 if poly is None else float(np.polyval(poly, n))
+
+    rows = []
+    for name, (pm, pa, pd) in KOZLOWSKI_TABLE_2.items():
+        c = phases.get(name, {"mul": 0, "add": 0, "div": 0})
+        rows.append({"recursion": name, "robot": "general", "mul": c["mul"], "add": c["add"], "div": c["div"],
+                     "published_mul": at(pm) + at(pd), "published_add": at(pa), "published_div": at(pd),
+                     "published_mul_formula": "—" if pm is None else format_polynomial(pm),
+                     "published_add_formula": "—" if pa is None else format_polynomial(pa),
+                     "published_div_formula": "—" if pd is None else format_polynomial(pd),
+                     "published": "Kozłowski Table 2", "note": _TABLE_2_NOTES.get(name, "")})
+    return rows
+
+
+_TABLE_2_NOTES = MappingProxyType({"inertia propagation (3.48)": "additions printed as 22n − 115; 62n − 115 makes the rows add up to "
+                                                "the printed total 264n − 411 (docs/formulations.md §3)"})
+
+
 #: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler with the base inertial
 #: parameters, terminal-link wrench included, friction excluded), column "2RP(3R) Stanford": (mult, add).
 #: "simplified": the matrices ^jJ_j diagonal and two components of each first moment zero (footnote *).
@@ -159,6 +205,216 @@ def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
         published = TABLE_9_5_STANFORD.get(variant, (None, None))
         rows.append({"variant": variant, "mul": count["mul"], "add": count["add"],
                      "published_mul": published[0], "published_add": published[1]})
+    return rows
+
+
+# --- customized models of the other formulations, counted as their authors count -----------------------------
+#: The robots of the customized counts (:func:`customized_report`), as stated in every row.
+ROBOTS = MappingProxyType({
+    "general": "general 6R: every α, d, r non-zero, full inertia tensors and first moments, gravity −z₀, no rotor "
+               "inertia, no friction (counting_robot(6))",
+    "PUMA-like": "PUMA 560 geometry (α ∈ {0, ±π/2}, its zero d and r) with the general 6R's full inertias",
+    "PUMA 560": "built-in puma560 (Armstrong, Khatib & Burdick): its geometry and inertial parameters, their zeros "
+                "included; rigid (rotor inertia and friction left out)",
+})
+
+
+def puma_like_robot(seed: int = 0) -> Robot:
+    """The PUMA 560's geometry (built-in ``puma560``) with the full inertias of :func:`counting_robot` (6)."""
+    from robodyn.model.io import load
+
+    puma = load("puma560")
+    general = counting_robot(6, seed=seed)
+    return general.replace(name="puma_like", alpha=puma.alpha, d=puma.d, r=puma.r, theta=puma.theta,
+                           gamma=puma.gamma, b=puma.b)
+
+
+@dataclass(frozen=True)
+class Published:
+    """A published count: ``mul``/``add`` polynomial coefficients in n (highest power first) or, with
+    ``n6_only``, the n = 6 figures; ``counts`` says what the authors count."""
+
+    source: str
+    mul: tuple
+    add: tuple
+    counts: str
+    n6_only: bool = False
+
+    def at(self, n: int) -> tuple[float, float]:
+        if self.n6_only:
+            return float(self.mul[0]), float(self.add[0])
+        return float(np.polyval(self.mul, n)), float(np.polyval(self.add, n))
+
+    def text(self, op: str) -> str:
+        return "(n = 6 only)" if self.n6_only else format_polynomial(getattr(self, op))
+
+
+_MATA = "products and sums of the steps of Mata et al. §4 (sines and cosines not counted)"
+_KOZ1 = "multiplications, additions/subtractions (Kozłowski §4.1; sines and cosines not counted)"
+#: model (robodyn.symbolic.formulations.MODELS) -> [(published count for the general robot, for the PUMA-like
+#: robot or None when the general figure is the one to compare with)].
+CUSTOMIZED_PUBLISHED: MappingProxyType[str, list] = MappingProxyType({
+    "newton_euler": [
+        (Published("Mata et al. Table 1, Luh et al. N-E", (150, -48), (131, -48), _MATA), None),
+        (Published("Khalil & Dombre Table 9.5, Luh et al. N-E", (137, -22), (101, -11),
+                   "multiplications, additions (Khalil & Dombre Table 9.5)"), None),
+        (Published("Kozłowski §4.1, Khosla's customized N-E", (678,), (521,), _KOZ1, True),
+         Published("Kozłowski §4.1, Khosla's N-E, parallel/perpendicular axes", (500,), (403,), _KOZ1, True)),
+    ],
+    "gibbs_appell_inverse": [(Published("Mata et al. Table 1, G-A", (96, -101), (84, -100), _MATA), None)],
+    "gibbs_appell_bias": [(Published("Mata et al. Table 3, bias vector", (96, -108), (83, -105), _MATA), None)],
+    "gibbs_appell_inertia": [
+        (Published("Mata et al. Table 2, G-A", (11.5, 19.5, -49), (8.5, 31.5, -69), _MATA), None)],
+    "crba_inertia": [
+        (Published("Mata et al. Table 2, Walker & Orin CRBA", (12, 56, -27), (7, 67, -56), _MATA), None)],
+    "gibbs_appell_forward": [
+        (Published("Mata et al. Tables 3-4, G-A total", (1 / 6, 13, 695 / 6, -157), (1 / 6, 10, 683 / 6, -174),
+                   _MATA + "; Cholesky n³/6 + n²/2 + n/3 each, solve n² and n² − n"), None)],
+    "crba_forward": [(Published("Mata et al. Table 4, Walker & Orin CRBA", (1627,), (1261,), _MATA, True), None)],
+    "aba": [(Published("Mata et al. Table 4, Featherstone ABA", (1533,), (1415,), _MATA, True), None)],
+    "kozlowski_inverse": [
+        (Published("Kozłowski Table 1, general axes", (142, -151), (109, -134), _KOZ1),
+         Published("Kozłowski Table 1, parallel/perpendicular axes", (106, -113), (89, -102), _KOZ1))],
+    "kozlowski_forward": [
+        (Published("Kozłowski Table 2, multiplications + divisions", (270, -359), (264, -411),
+                   "multiplications 264n − 349 plus divisions 6n − 10 (counted here as multiplications); "
+                   "additions/subtractions 264n − 411 as printed (its rows add up to 224n − 411)"), None)],
+})
+
+#: Kozłowski Table 1, per recursion: row -> ((mul, add) general axes, (mul, add) parallel/perpendicular axes).
+KOZLOWSKI_TABLE_1 = MappingProxyType({
+    "b_k, n_k (3.7), (3.14)": (((74, -83), (44, -58)), ((58, -66), (36, -42))),
+    "costate propagation (3.10)": (((6, -10), (6, -10)), ((4, -6), (4, -6))),
+    "costate update (3.11)": (((16, -11), (15, -15)), ((8, -6), (11, -11))),
+    "state propagation (3.8), (3.12)": (((30, -31), (36, -43)), ((28, -27), (34, -39))),
+    "state update (3.9)": (((16, -16), (8, -8)), ((8, -8), (4, -4))),
+})
+
+
+def customized_fit(model: str, n_max: int = 8) -> tuple[tuple | None, tuple | None, int]:
+    """Exact polynomials (mul, add) in n of the customized ``model`` on :func:`counting_robot` (n, seed=n) for
+    n = 1..n_max, and the n from which they hold (as :meth:`MethodCount.fit`)."""
+    from robodyn.symbolic.formulations import recorded_model
+
+    counts = [recorded_model(counting_robot(n, seed=n), model).count() for n in range(1, n_max + 1)]
+    ns = np.arange(1, n_max + 1)
+    for n0 in (2, 3, 4):
+        keep = ns >= n0
+        fits = [fit_polynomial(ns[keep], np.array([c[op] for c in counts])[keep]) for op in ("mul", "add")]
+        if all(f is not None for f in fits):
+            return fits[0], fits[1], n0
+    return None, None, 0
+
+
+def customized_report(n_fit: int = 8) -> list[dict]:
+    """Customized models of every formulation counted next to the published figures (n = 6).
+
+    For each model of :data:`robodyn.symbolic.formulations.MODELS` with a published count and each robot of
+    :data:`ROBOTS`, one row: our multiplications and additions (divisions as multiplications, sin/cos apart),
+    our exact polynomial in n (general robot, n = 1..``n_fit``), the published figure and what it counts, and
+    whether ours is at or below it.  Every program is checked against ``rd.*`` elsewhere (tests).
+
+    Returns
+    -------
+    list of dict with keys model, formulation, robot, robot_description, mul, add, sin, cos, ours_mul_formula,
+    ours_add_formula, published, published_mul, published_add, published_mul_formula, published_add_formula,
+    published_counts, at_or_below.
+    """
+    from robodyn.symbolic.formulations import MODELS, recorded_model
+
+    from robodyn.model.io import load
+
+    robots = {"general": counting_robot(6), "PUMA-like": puma_like_robot(), "PUMA 560": load("puma560")}
+    rows = []
+    for model, refs in CUSTOMIZED_PUBLISHED.items():
+        fm, fa, n0 = customized_fit(model, n_fit) if n_fit else (None, None, 0)
+        for label, robot in robots.items():
+            c = recorded_model(robot, model).count()
+            for general_ref, special_ref in refs:
+                ref = special_ref if (label != "general" and special_ref is not None) else general_ref
+                pm, pa = ref.at(6)
+                rows.append({
+                    "model": model, "formulation": MODELS[model][0], "robot": label,
+                    "robot_description": ROBOTS[label], "mul": c["mul"], "add": c["add"], "sin": c["sin"],
+                    "cos": c["cos"],
+                    "ours_mul_formula": (format_polynomial(fm) + f" (n ≥ {n0})") if label == "general" and fm else None,
+                    "ours_add_formula": (format_polynomial(fa) + f" (n ≥ {n0})") if label == "general" and fa else None,
+                    "published": ref.source, "published_mul": pm, "published_add": pa,
+                    "published_mul_formula": ref.text("mul"), "published_add_formula": ref.text("add"),
+                    "published_counts": ref.counts, "at_or_below": bool(c["mul"] <= pm and c["add"] <= pa),
+                })
+    return rows
+
+
+def kozlowski_table_1(n: int = 6) -> list[dict]:
+    """Kozłowski's Table 1 per recursion: our customized (3.24)–(3.33) (:func:`robodyn.symbolic.formulations.
+    kozlowski_torques`), each operation attributed to the recursion that makes it, on the general robot (against
+    the general-axes columns) and the PUMA-like robot (against the parallel/perpendicular columns), at ``n``
+    joints (the PUMA-like robot has 6)."""
+    from robodyn.symbolic.formulations import recorded_model
+
+    rows = []
+    for label, robot, col in (("general", counting_robot(n), 0), ("PUMA-like", puma_like_robot(), 1)):
+        phases = recorded_model(robot, "kozlowski_inverse").count_by_phase()
+        nn = robot.n
+        for name, cols in KOZLOWSKI_TABLE_1.items():
+            (pm, pa) = cols[col]
+            c = phases.get(name, {"mul": 0, "add": 0})
+            rows.append({"recursion": name, "robot": label, "mul": c["mul"], "add": c["add"],
+                         "published_mul": float(np.polyval(pm, nn)), "published_add": float(np.polyval(pa, nn)),
+                         "published_mul_formula": format_polynomial(pm), "published_add_formula": format_polynomial(pa),
+                         "published": "Kozłowski Table 1, " + ("general axes" if col == 0 else
+                                                                "parallel/perpendicular axes")})
+    return rows
+
+
+#: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler, base parameters, terminal
+#: wrench): robot -> {variant: (mult, add)}.  TH8 is not a built-in robot of robodyn.
+TABLE_9_5_PRESENTED = MappingProxyType({"general 6R (r1 = d1 = α1 = r6 = 0)": {"general": (425, 369)},
+                       "Stanford 2RP(3R)": {"general": (240, 227), "simplified": (142, 99)},
+                       "Stäubli RX-90": {"general": (253, 238), "simplified": (159, 113)}})
+
+
+def _general_inertias(rng, n):
+    out = []
+    for _ in range(n):
+        R = rot_z(rng.uniform(-3, 3)) @ rot_x(rng.uniform(-3, 3)) @ rot_z(rng.uniform(-3, 3))
+        a, b, c = rng.uniform(0.01, 0.5, 3)
+        out.append(standard_from_com(rng.uniform(0.5, 5), rng.uniform(0.05, 0.3, 3), R @ np.diag([a + b, b + c, a + c]) @ R.T))
+    return np.array(out)
+
+
+def table_9_5(seed: int = 0) -> list[dict]:
+    """Khalil & Dombre Table 9.5, "presented method" rows that robodyn's robots allow: robodyn's customized
+    Newton–Euler model (docs/symbolic.md: base parameters, geometric and inertial parameters as symbols, terminal
+    wrench, rotor inertias, no friction) of the general 6R robot of §9.6.3 (r1 = d1 = α1 = r6 = 0), the Stanford
+    arm (:func:`stanford_table_9_5`) and the RX-90 (general full inertias; simplified: built-in
+    ``rx90_simplified``, Example 9.3).  Returns dicts with keys robot, variant, mul, add, published_mul,
+    published_add."""
+    from robodyn.model.io import load
+    from robodyn.symbolic import customized_model
+
+    def count(robot):
+        c = customized_model(robot, "inverse_dynamics", parameters="base", symbolic_geometry=True,
+                             symbolic_inertia=True, wrenches="terminal", friction=False).operation_count()
+        return c["mul"], c["add"]
+
+    rng = np.random.default_rng(seed)
+    general = Robot(name="general6R", sigma=np.zeros(6, int), alpha=np.r_[0, rng.uniform(0.2, 1.2, 5)],
+                    d=np.r_[0, rng.uniform(0.1, 0.5, 5)], r=np.r_[0, rng.uniform(0.1, 0.5, 4), 0],
+                    params=_general_inertias(rng, 6), Ia=np.full(6, 0.1))
+    rx90 = load("rx90")
+    rx90_general = rx90.replace(params=_general_inertias(rng, 6), Fc=None, Fv=None, Foff=None, Fst=None)
+    rows = []
+    for robot_name, variant, robot in (("general 6R (r1 = d1 = α1 = r6 = 0)", "general", general),
+                                       ("Stäubli RX-90", "general", rx90_general),
+                                       ("Stäubli RX-90", "simplified", load("rx90_simplified"))):
+        m, a = count(robot)
+        pm, pa = TABLE_9_5_PRESENTED[robot_name][variant]
+        rows.append({"robot": robot_name, "variant": variant, "mul": m, "add": a, "published_mul": pm, "published_add": pa})
+    for r in stanford_table_9_5():
+        rows.append({"robot": "Stanford 2RP(3R)", "variant": r["variant"], "mul": r["mul"], "add": r["add"],
+                     "published_mul": r["published_mul"], "published_add": r["published_add"]})
     return rows
 
 
@@ -320,4 +576,7 @@ __all__ = (
     "counting_robot", "count_operations", "Formula", "SEED_FORMULAS", "SEED_N6", "TABLE_9_5_STANFORD",
     "stanford_table_9_5", "fit_polynomial", "format_polynomial",
     "MethodCount", "OpcountReport", "opcount_report",
+    "ROBOTS", "puma_like_robot", "Published", "CUSTOMIZED_PUBLISHED", "KOZLOWSKI_TABLE_1", "customized_fit",
+    "customized_report", "kozlowski_table_1", "KOZLOWSKI_TABLE_2", "kozlowski_table_2", "TABLE_9_5_PRESENTED",
+    "table_9_5",
 )

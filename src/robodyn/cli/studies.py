@@ -32,20 +32,40 @@ def accuracy_command(
     steps: int = typer.Option(180, help="poses over a full turn of the last joint (180: 2° steps)"),
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     plot: Path = typer.Option(None, help="write accelerations and cond(A) vs angle to this PNG file"),
+    solver: str = typer.Option(None, help="solver of the methods that form A: cholesky, ldlt or gauss_jordan "
+                               "(Mata et al.'s); default: each method's own (Cholesky)"),
+    m2: float = typer.Option(None, help="mass of link 2 (kg) of the ascher2 arm, garbled in Mata et al.'s text "
+                             "(the built-in has 1.0)"),
+    stages: str = typer.Option(None, help="also print, for this method, the error with one stage at a time in "
+                               "float32 (angles, inertia matrix, bias, storage of A, solve)"),
     json_out: bool = _JSON,
 ) -> None:
     """Single- vs double-precision forward dynamics over a turn of the last joint (Mata et al. Table 5)."""
-    from robodyn.analysis.accuracy import accuracy_study
+    from robodyn.analysis.accuracy import accuracy_study, ascher_arm, stage_study
+    from robodyn.errors import InputError
 
     with user_errors():
-        result = accuracy_study(get_robot(robot), methods=_methods(methods), steps=steps)
+        if m2 is not None:
+            if robot != "ascher2":
+                raise InputError(f"--m2 is the mass of link 2 of the ascher2 arm; robot = {robot!r}: give ascher2 "
+                                 "or leave --m2 out")
+            model = ascher_arm(m2)
+        else:
+            model = get_robot(robot)
+        result = accuracy_study(model, methods=_methods(methods), steps=steps, solver=solver)
+        staged = None if stages is None else stage_study(model, stages, steps=steps, solver=solver)
         if plot is not None:
             result.plot(plot)
         if json_out:
-            print_json({"robot": result.robot, "steps": steps, "methods": list(result.methods),
+            print_json({"robot": result.robot, "steps": steps, "methods": list(result.methods), "solver": solver,
                         "single_dtypes": list(result.single_dtypes), "max_error": result.max_error,
                         "mean_error": result.mean_error, "float64_spread": result.method_spread,
                         "cond": {"min": result.cond.min(), "max": result.cond.max(), "mean": result.cond.mean()},
+                        "mata_table5": result.mata_table5(),
+                        "stages": None if staged is None else {
+                            "method": staged.method,
+                            "max_error": dict(zip(staged.stages, staged.max_error)),
+                            "mean_error": dict(zip(staged.stages, staged.mean_error))},
                         "plot": None if plot is None else str(plot)})
             return
         # a row per joint, a column per method: fits 80 columns for any n (Mata et al. Table 5, transposed)
@@ -54,6 +74,23 @@ def accuracy_command(
             table = Table("joint", *result.methods, title=f"{what} |Δq̈|", title_justify="left")
             for j in range(values.shape[1]):
                 table.add_row(str(j + 1), *(f"{v:.4g}" for v in values[:, j]))
+            console.print(table)
+        comparison = result.mata_table5()
+        if comparison:
+            table = Table("Mata et al.", "robodyn method", "max (paper)", "max (robodyn)", "mean (paper)",
+                          "mean (robodyn)", title=f"Table 5, |Δq̈{model.n}| (rad/s²), solver {solver or 'cholesky'}",
+                          title_justify="left")
+            for name, row in comparison.items():
+                table.add_row(name, row["method"], f"{row['paper'][0]:.4g}", f"{row['robodyn'][0]:.4g}",
+                              f"{row['paper'][1]:.4g}", f"{row['robodyn'][1]:.4g}")
+            console.print(table)
+        if staged is not None:
+            table = Table("float32 stage", *(f"max |Δq̈{j + 1}|" for j in range(model.n)),
+                          *(f"mean |Δq̈{j + 1}|" for j in range(model.n)),
+                          title=f"{staged.method}: one stage in float32, the rest in float64", title_justify="left")
+            for k, stage in enumerate(staged.stages):
+                table.add_row(stage, *(f"{v:.3g}" for v in staged.max_error[k]),
+                              *(f"{v:.3g}" for v in staged.mean_error[k]))
             console.print(table)
         table = Table("method", "single dtype", "float64 spread", title="methods", title_justify="left")
         for m, dt, spread in zip(result.methods, result.single_dtypes, result.method_spread):
@@ -74,11 +111,16 @@ def puma_line_command(
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     samples: int = typer.Option(501, help="reference grid points over the 5 s motion"),
     plot: Path = typer.Option(None, help="write the joint trajectories and tracking errors to this PNG file"),
+    rtol: float = typer.Option(1e-6, help="relative tolerance of the integrator (Mata et al.: 1e-6)"),
+    atol: float = typer.Option(1e-6, help="absolute tolerance of the integrator"),
+    interpolation: str = typer.Option("cubic", help="torques between the reference grid times: cubic or linear"),
+    rotor_inertia: bool = typer.Option(True, "--rotor-inertia/--no-rotor-inertia",
+                                       help="keep the robot's rotor inertias (Mata et al.'s model has none)"),
     json_out: bool = _JSON,
 ) -> None:
     """Straight-line motion of the PUMA, open-loop simulation per method (Mata et al. Tables 6 and 7); RK45, or LSODA with smooth Coulomb friction."""
     from robodyn.analysis.accuracy import available_methods
-    from robodyn.simulation.puma_line import puma_line_study
+    from robodyn.simulation.puma_line import MATA_TABLE_6, MATA_TABLE_7, joint_ranking, puma_line_study
 
     with user_errors():
         model = get_robot(robot)
@@ -91,32 +133,40 @@ def puma_line_command(
                 bar.update(description="inverse kinematics + dynamics" if stage == "reference"
                            else f"simulating {stage}")
 
-            result = puma_line_study(model, methods=chosen, samples=samples, progress=step)
+            result = puma_line_study(model, methods=chosen, samples=samples, progress=step, rtol=rtol, atol=atol,
+                                     interpolation=interpolation, rotor_inertia=rotor_inertia)
             bar.advance()
         if plot is not None:
             result.plot(plot)
         t6 = result.table6()
         if json_out:
-            print_json({"robot": model.name, "samples": samples,
+            print_json({"robot": model.name, "samples": samples, "rtol": rtol, "atol": atol,
+                        "interpolation": interpolation, "rotor_inertia": rotor_inertia,
+                        "joint_ranking": list(result.joint_ranking()),
                         "table6": {m: {"q": e[:, 0], "qd": e[:, 1], "qdd": e[:, 2]} for m, e in t6.items()},
                         "table7": {m: {"seconds": sec, "rhs_evaluations": nfev} for m, (sec, nfev) in result.table7().items()},
                         "plot": None if plot is None else str(plot)})
             return
         first = next(iter(t6))
         table = Table("joint", "avg |q − q*| (rad)", "avg |q̇ − q̇*| (rad/s)", "avg |q̈ − q̈*| (rad/s²)",
-                      title=f"Table 6 — {first}")
+                      "Mata et al. |q − q*|", title=f"Table 6 — {first}")
         for j, row in enumerate(t6[first]):
-            table.add_row(str(j + 1), *(f"{v:.6e}" for v in row))
+            table.add_row(str(j + 1), *(f"{v:.6e}" for v in row), f"{MATA_TABLE_6[j, 0]:.3e}")
         console.print(table)
+        console.print("joints by avg |q − q*|: robodyn " + ", ".join(map(str, result.joint_ranking()))
+                      + "; Mata et al. " + ", ".join(map(str, joint_ranking(MATA_TABLE_6))), highlight=False)
         for method, errs in t6.items():
             if method != first:
                 rel = np.max(np.abs(errs - t6[first]) / np.maximum(np.abs(t6[first]), 1e-300))
                 console.print(f"Table 6 — {method}: every entry within {rel:.1e} (relative) of {first}'s")
         integrator = "LSODA (smooth Coulomb friction)" if np.any(model.Fc > 0) else "RK45"
-        table = Table("method", "time (s)", "RHS evaluations",
-                      title=f"Table 7 — {integrator}, rtol = atol = 1e-6, restarted every 0.1 s as Mata et al. do")
+        table = Table("method", "time (s)", "RHS evaluations", "ms per evaluation",
+                      title=f"Table 7 — {integrator}, rtol = {rtol:g}, atol = {atol:g}, restarted every 0.1 s "
+                            "as Mata et al. do")
         for method, (seconds, nfev) in result.table7().items():
-            table.add_row(method, f"{seconds:.3f}", str(nfev))
+            table.add_row(method, f"{seconds:.3f}", str(nfev), f"{1e3 * seconds / nfev:.3f}")
+        for name, (seconds, nfev) in MATA_TABLE_7.items():
+            table.add_row(f"Mata et al. {name}", f"{seconds:.2f}", str(nfev), f"{1e3 * seconds / nfev:.3f}")
         console.print(table)
         if plot is not None:
             console.print(f"plot written to {plot}", highlight=False)
@@ -126,15 +176,26 @@ def puma_line_command(
 def opcount_command(
     n_max: int = typer.Option(8, help="count for n = 1..n_max revolute joints"),
     methods: str = typer.Option(None, help="comma-separated method names to count (default: all installed)"),
+    customized: bool = typer.Option(True, "--customized/--no-customized",
+                                    help="also count the customized models of each formulation against the "
+                                         "published figures (Mata et al., Kozłowski, Khalil & Dombre Table 9.5)"),
     json_out: bool = _JSON,
 ) -> None:
-    """Multiplications and additions per method vs n, next to the published formulas (Khalil & Dombre, Featherstone, Mata et al.)."""
-    from robodyn.analysis.opcount import OpcountReport, opcount_report
+    """Multiplications and additions per method vs n, next to the published formulas (Khalil & Dombre, Featherstone, Mata et al., Kozłowski)."""
+    from robodyn.analysis.opcount import (
+        OpcountReport, customized_report, kozlowski_table_1, kozlowski_table_2, opcount_report, table_9_5,
+    )
 
     with user_errors():
         with progress("counting", total=None) as bar:
             report = opcount_report(n_max, methods=_methods(methods),
                                     progress=lambda s: bar.update(description=f"counting {s}"))
+            if customized:
+                bar.update(description="counting the customized models")
+                custom, koz, koz2 = customized_report(n_fit=n_max), kozlowski_table_1(), kozlowski_table_2()
+                t95 = table_9_5()
+        extra = ({"customized": custom, "kozlowski_table_1": koz, "kozlowski_table_2": koz2, "table_9_5": t95}
+                 if customized else {})
         if json_out:
             print_json({"n": list(range(1, n_max + 1)),
                         "counts": [{"kind": c.kind, "method": c.method, "error": c.error or None,
@@ -142,7 +203,7 @@ def opcount_command(
                                     "add": c.series("add") if not c.error else None,
                                     "sin": c.series("sin") if not c.error else None,
                                     "cos": c.series("cos") if not c.error else None} for c in report.counts],
-                        "comparison": [dict(zip(OpcountReport.HEADER, row)) for row in report.rows()]})
+                        "comparison": [dict(zip(OpcountReport.HEADER, row)) for row in report.rows()], **extra})
             return
         counts = Table("method", *(f"n={n}" for n in range(1, n_max + 1)), "sin, cos",
                        title="multiplications (divisions included) / additions (subtractions included)")
@@ -160,3 +221,43 @@ def opcount_command(
         console.print(table)
         console.print("Counted: one evaluation (batch of 1) on a general nR arm; operations with exact 0/±1 and "
                       "between robot constants are free; sin/cos separate. See docs/studies.md.")
+        if customized:
+            _print_customized(custom, koz, koz2, t95)
+
+
+def _print_customized(custom, koz, koz2, t95) -> None:
+    def num(x):
+        return "—" if x is None else f"{x:g}"
+
+    table = Table("model", "robot", "ours mul/add", "ours (exact fit, general robot)", "published",
+                  "published mul/add", "published formula", "≤", title="customized models (n = 6) vs the published counts")
+    for r in custom:
+        fits = f"{r['ours_mul_formula']} / {r['ours_add_formula']}" if r["ours_mul_formula"] else ""
+        table.add_row(r["model"], r["robot"], f"{r['mul']}/{r['add']}", fits, r["published"],
+                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
+                      f"{r['published_mul_formula']} / {r['published_add_formula']}", "yes" if r["at_or_below"] else "NO")
+    console.print(table)
+    table = Table("recursion", "robot", "ours mul/add", "published", "published mul/add", "published formula",
+                  title="Kozłowski Table 1 per recursion (n = 6)")
+    for r in koz:
+        table.add_row(r["recursion"], r["robot"], f"{r['mul']}/{r['add']}", r["published"],
+                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
+                      f"{r['published_mul_formula']} / {r['published_add_formula']}")
+    console.print(table)
+    table = Table("recursion", "ours mul (div)/add", "published mul + div/add", "published mul / add / div",
+                  title="Kozłowski Table 2 per recursion, general 6R (n = 6)")
+    for r in koz2:
+        table.add_row(r["recursion"], f"{r['mul']} ({r['div']})/{r['add']}",
+                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
+                      f"{r['published_mul_formula']} / {r['published_add_formula']} / {r['published_div_formula']}")
+    console.print(table)
+    table = Table("robot", "inertial parameters", "ours mul/add", "Khalil & Dombre mul/add",
+                  title="Khalil & Dombre Table 9.5, presented method (customized Newton–Euler, base parameters)")
+    for r in t95:
+        table.add_row(r["robot"], r["variant"], f"{r['mul']}/{r['add']}",
+                      f"{num(r['published_mul'])}/{num(r['published_add'])}")
+    console.print(table)
+    robots = dict((r["robot"], r["robot_description"]) for r in custom)
+    console.print("Robots: " + "; ".join(f"{k} = {v}" for k, v in robots.items())
+                  + ". Customized: SYMORO's rules (0/±1 folded, constants off-line, repeated expressions shared, "
+                  "unused ones dropped). See docs/formulations.md.", highlight=False)

@@ -6,6 +6,7 @@ only dispatches, so every algorithm stays a pure function of (robot, arrays).
 
 from __future__ import annotations
 
+import sys
 from types import MappingProxyType
 import warnings
 from importlib import import_module
@@ -65,7 +66,9 @@ def method_key(what: str, method: str) -> str:
 
 
 def _pick(what: str, method: str):
-    return getattr(import_module(_TABLES[what][method_key(what, method)]), what)
+    name = _TABLES[what][method_key(what, method)]
+    module = sys.modules.get(name) or import_module(name)  # Python's own import table: no import machinery per call
+    return getattr(module, what)
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler"):

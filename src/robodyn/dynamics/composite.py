@@ -106,21 +106,23 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
             yield (i, j), value
             yield (j, i), value
 
-    return assemble_matrix(robot, q, "inertia_matrix", _kernel(robot), entries, native.run_checked)
+    return assemble_matrix(robot, q, "inertia_matrix", inertia_kernel, entries, native.run_checked)
 
 
-def assemble_matrix(robot: Robot, q, name: str, kernel, entries, compiled=None) -> np.ndarray:
+def assemble_matrix(robot: Robot, q, name: str, kernel_of, entries, compiled=None) -> np.ndarray:
     """A(q) (..., n, n) plus the rotor inertias on its diagonal, from ``entries(q_rows)``, which yields
-    ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` instead,
-    and a large float64 batch ``compiled(robot, name, batch, checked)`` (robodyn.native.run_checked) when given."""
+    ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` (built by
+    ``kernel_of(robot)``, see :func:`robodyn.dynamics.fast.call_fixed`) instead, and a large float64 batch
+    ``compiled(robot, name, batch, checked)`` (robodyn.native.run_checked) when given."""
     n = robot.n
     if compiled is not None:
         A = native.single_state(robot, "inertia_matrix", q)
         if A is not None:
             return A
-    values = fast.single_state(n, q)
-    if values is not None:
-        return finite_result(name, fast.run(robot, name, kernel, {"q": n}, values).reshape(n, n))
+    # the default method's Python kernel stands behind robodyn.native; any other method's is compiled when it can be
+    A = fast.call_fixed(robot, name, kernel_of, {"q": n}, (q,), (n, n), use_c=compiled is None, finite=name)
+    if A is not None:
+        return A
     dtype, batch, a = joint_arrays(robot, q=q)
     if compiled is not None and native.takes_batch(dtype, batch):
         return compiled(robot, name, batch, a)  # robodyn.native checks its result
@@ -132,7 +134,8 @@ def assemble_matrix(robot: Robot, q, name: str, kernel, entries, compiled=None) 
     return finite_result(name, Amat.reshape(batch + (n, n)) + robot.derived.Ia.astype(dtype) * np.eye(n, dtype=dtype))
 
 
-def _kernel(robot: Robot):
+def inertia_kernel(robot: Robot):
+    """``build(backend, q)`` of the single-state kernel: A (n² scalars, row-major) with Ia on the diagonal."""
     def build(backend, q):
         A = [[0.0] * robot.n for _ in range(robot.n)]
         for (i, j), value in inertia_entries(robot, q, backend):

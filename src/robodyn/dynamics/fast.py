@@ -1,4 +1,4 @@
-"""Single states without a compiler: straight-line Python code generated per robot from the same recursions.
+"""Single states: straight-line code generated per robot from the same recursions, run in Python or compiled to C.
 
 For one state, each NumPy operation costs about a microsecond whatever the batch size, and even the component
 recursions on Python floats spend most of their time deciding which products are zero.  So for a 1-D float64 state
@@ -11,19 +11,30 @@ general path, so both give the same numbers.
 
 Every formulation has its kernels: Newton–Euler, composite links and the recursive direct model (the defaults,
 behind robodyn.native's compiled entry when it is available), Walker–Orin, Gibbs–Appell (Mata et al.), Kozłowski's
-spatial operators with the Kalman filter and Bryson–Frazier smoother, and the Cholesky method's solve
-(:func:`cholesky_components`).  A temporary used once is written into its use, so a kernel costs about one Python
-operation per floating-point operation.
+spatial operators with the Kalman filter and Bryson–Frazier smoother, and the Cholesky method (Khalil & Dombre
+[9.95]–[9.96]: H, A and the solve of :func:`cholesky_components`).  A temporary used once is written into its use,
+so a Python kernel costs about one Python operation per floating-point operation.
+
+The methods that robodyn.native does not serve also have their kernels written as C
+(:mod:`robodyn.dynamics.fast_c`: the recorded operations, same order, same folding) and compiled through
+robodyn's compile cache once a robot has run :data:`COMPILE_AFTER` single states of that kernel (or, in a new
+process, loaded from the cache); the compiled entry is kept in ``robot.derived.compiled`` and costs about a
+microsecond per call, 10–40 times less than the Python kernel.  Without a C compiler, with ``ROBODYN_NATIVE=0`` or
+after a failed build, the Python kernel runs; a state the compiled kernel declines (NaN/inf, a singular pivot)
+takes the general path and its message, as a state the Python kernel declines does.
 """
 
 from __future__ import annotations
 
+from types import MappingProxyType
 import math
+import os
 import re
 
 import numpy as np
 
 from robodyn import native
+from robodyn.dynamics import fast_c
 from robodyn._arrays import finite_result, pivot_too_small
 from robodyn.model.robot import Robot
 from robodyn.spatial import FLOAT, ScalarBackend
@@ -41,36 +52,49 @@ _NAME = re.compile(r"\bt\d+\b")
 _INLINE_CHARS = 400
 
 
+#: each recorded operation as Python; :mod:`robodyn.dynamics.fast_c` writes the same operations as C
+_PYTHON = MappingProxyType({"+": "{} + {}", "-": "{} - {}", "*": "{} * {}", "/": "{} / {}", "**": "{} ** {}", "neg": "-{}",
+           "abs": "abs({})", "_cos": "_cos({})", "_sin": "_sin({})", "_exp": "_exp({})", "_sign": "_sign({})",
+           "check": "if not {} > {}: raise _Fallback"})
+
+
 class _Recorder:
-    """Collects the lines of a kernel; equal right-hand sides share one variable."""
+    """Collects the operations of a kernel; equal right-hand sides share one variable."""
 
     def __init__(self) -> None:
-        self.lines: list[tuple[str | None, str]] = []  # (assigned name or None for a check, code)
+        #: (assigned name or None for a check, Python line, (operation, *operand codes))
+        self.lines: list[tuple[str | None, str, tuple]] = []
         self.names: dict[str, str] = {}
         self.negated: dict[str, "_Var"] = {}  # name of −x → x
 
-    def emit(self, expr: str) -> "_Var":
+    def emit(self, op: str, *args: str) -> "_Var":
+        expr = _PYTHON[op].format(*args)
         name = self.names.get(expr)
         if name is None:
             name = self.names[expr] = f"t{len(self.names)}"
-            self.lines.append((name, f"{name} = {expr}"))
+            self.lines.append((name, f"{name} = {expr}", (op, *args)))
         return _Var(self, name)
 
-    def check(self, condition: str) -> None:
-        self.lines.append((None, f"if not {condition}: raise _Fallback"))
+    def check(self, left: str, right: str) -> None:
+        self.lines.append((None, _PYTHON["check"].format(left, right), ("check", left, right)))
+
+    def kept(self, outputs) -> list[tuple[str | None, str, tuple]]:
+        """The lines that the outputs and the checks need (a negation folded into a later − may be unused)."""
+        used = {o.name for o in outputs if isinstance(o, _Var)}
+        kept = []
+        for line in reversed(self.lines):
+            if line[0] is None or line[0] in used:
+                kept.append(line)
+                used.update(a for a in line[2][1:] if _NAME.fullmatch(a))
+        kept.reverse()
+        return kept
 
     def body(self, outputs) -> str:
-        """The lines that the outputs and the checks need (a negation folded into a later − may be unused), with
-        every variable used once written into its single use, parenthesised: the same operations in the same
-        order, without a store and a load per operation (about a third of the time of a kernel)."""
+        """The Python lines of :meth:`kept`, with every variable used once written into its single use,
+        parenthesised: the same operations in the same order, without a store and a load per operation (about a
+        third of the time of a kernel)."""
         results = {o.name for o in outputs if isinstance(o, _Var)}
-        used = set(results)
-        kept = []
-        for name, line in reversed(self.lines):
-            if name is None or name in used:
-                kept.append((name, line))
-                used.update(_NAME.findall(line))
-        kept.reverse()
+        kept = [(name, line) for name, line, _ in self.kept(outputs)]
         uses: dict[str, int] = {}
         for name, line in kept:
             for ref in _NAME.findall(line if name is None else line.split(" = ", 1)[1]):
@@ -111,7 +135,7 @@ class _Var:
         self.rec, self.name = rec, name
 
     def _op(self, left, op: str, right) -> "_Var":
-        return self.rec.emit(f"{_code(left)} {op} {_code(right)}")
+        return self.rec.emit(op, _code(left), _code(right))
 
     def _base(self):
         """x when this is −x, else None."""
@@ -166,24 +190,31 @@ class _Var:
     def __neg__(self):
         if self._base() is not None:
             return self._base()
-        out = self.rec.emit(f"-{self.name}")
+        out = self.rec.emit("neg", self.name)
         self.rec.negated[out.name] = self
         return out
 
     def __abs__(self):
-        return self.rec.emit(f"abs({self.name})")
+        return self.rec.emit("abs", self.name)
 
     def __gt__(self, other) -> bool:
         # a condition of the algorithm (H_j > 0): checked at run time, the general path reports a failure
-        self.rec.check(f"{self.name} > {_code(other)}")
+        self.rec.check(self.name, _code(other))
         return True
 
 
 def _recording(rec: _Recorder) -> ScalarBackend:
     def call(fn: str):
-        return lambda x: rec.emit(f"{fn}({x.name})") if isinstance(x, _Var) else getattr(FLOAT, fn[1:])(x)
+        return lambda x: rec.emit(fn, x.name) if isinstance(x, _Var) else getattr(FLOAT, fn[1:])(x)
 
     return ScalarBackend("recording", call("_cos"), call("_sin"), call("_exp"), call("_sign"))
+
+
+def _trace(build, counts: dict[str, int]):
+    """Run ``build(backend, **inputs)`` on recording scalars: (recorder, inputs, outputs)."""
+    rec = _Recorder()
+    inputs = {key: rec.inputs(key, k) for key, k in counts.items()}
+    return rec, inputs, build(_recording(rec), **inputs)
 
 
 def generate(name: str, build, counts: dict[str, int]):
@@ -191,14 +222,19 @@ def generate(name: str, build, counts: dict[str, int]):
 
     Returns the function, of the inputs' floats in the order of ``counts``, giving a tuple of floats.
     """
-    rec = _Recorder()
-    inputs = {key: rec.inputs(key, k) for key, k in counts.items()}
-    outputs = build(_recording(rec), **inputs)
+    rec, inputs, outputs = _trace(build, counts)
     args = ", ".join(v.name for vs in inputs.values() for v in vs)
     source = f"def {name}({args}):\n" + rec.body(outputs) + f"\n    return ({''.join(_code(o) + ', ' for o in outputs)})\n"
     namespace = {"_cos": math.cos, "_sin": math.sin, "_exp": math.exp, "_sign": FLOAT.sign, "_Fallback": Fallback}
     exec(compile(source, f"<robodyn kernel {name}>", "exec"), namespace)  # code generated above from the recursions
     return namespace[name]
+
+
+def generate_c(name: str, build, counts: dict[str, int]) -> str:
+    """The C99 source of the same kernel (:mod:`robodyn.dynamics.fast_c`): the operations of :func:`generate`'s
+    function, in the same order, as C with a CPython entry ``single(*inputs, out)``."""
+    rec, _, outputs = _trace(build, counts)
+    return fast_c.source(rec.kept(outputs), counts, [_code(o) for o in outputs], name)
 
 
 def kernel(robot, name: str, build, counts: dict[str, int]):
@@ -207,6 +243,25 @@ def kernel(robot, name: str, build, counts: dict[str, int]):
     if fn is None:
         fn = robot.derived.kernels[name] = generate(name, build, counts)
     return fn
+
+
+def compiled_kernel(robot, name: str, build, counts: dict[str, int]):
+    """The compiled kernel ``name`` of ``robot`` (its ``single`` entry), or None where C cannot be used (no C
+    compiler — :func:`robodyn.native.available` —, no Python headers, a failed build); built at the first call
+    (compiled once per machine, in robodyn's compile cache) and kept in ``robot.derived.compiled`` (False: not
+    available)."""
+    entry = robot.derived.compiled.get(name)
+    if entry is None:
+        entry = False
+        if native.available():
+            try:
+                entry = fast_c.load(generate_c(name, build, counts), len(counts)) or False
+            except Fallback:  # a check that fails whatever the state (a massless joint): the general path says so
+                entry = False
+            except fast_c.NotWritable:  # an operand C cannot spell (never expected): the Python kernel
+                entry = False
+        robot.derived.compiled[name] = entry
+    return entry or None
 
 
 def single_state(n: int, *arrays) -> list[float] | None:
@@ -225,34 +280,120 @@ def single_state(n: int, *arrays) -> list[float] | None:
 
 
 def run(robot, name: str, build, counts: dict[str, int], values: list[float]) -> np.ndarray | None:
-    """Call kernel ``name`` on ``values``; None when the kernel hands the state to the general path."""
+    """Call the Python kernel ``name`` on ``values``; None when the kernel hands the state to the general path."""
     try:
         return np.array(kernel(robot, name, build, counts)(*values))
     except Fallback:
         return None
 
 
-def call(robot, name: str, build, arrays: dict, gravity) -> np.ndarray | None:
-    """The kernel result for one state, or None when the general path must run (see :func:`single_state`).
+#: a kernel of a method that robodyn.native does not serve runs in Python for this many single states of a robot,
+#: then is compiled to C (or loaded from the compile cache): compiling costs 0.1–0.8 s per kernel of a 6–7-joint
+#: arm, the time of thousands of calls of the Python kernel (10–150 µs), so a few calls (a test, a command) do not
+#: pay for it, and a loop (a simulation, an optimisation) gets the compiled kernel after a few milliseconds
+COMPILE_AFTER = 16
 
-    ``arrays`` maps the names of ``build``'s joint inputs to the caller's arguments; ``build(backend, **inputs, g=...)``
-    also takes gravity.  Without a ``gravity`` argument the robot's gravity is built into the kernel as constants
-    (its zero components then cost nothing, as in the batched path); with one, g is a fourth input (kernel
-    ``name + "_gravity"``).
+#: codes of a compiled kernel's entry after which the general path runs: a failed check of the algorithm (the
+#: Python kernel's Fallback) and NaN/inf in an argument; other nonzero codes (a buffer it does not take, a result
+#: that is not finite) run the Python kernel, as without a compiler
+_GENERAL = (1, -2)
+
+#: returned by :func:`call` with ``python=False`` when the compiled kernel did not run (no compiler, an argument
+#: it does not take): the caller's own single-state path decides
+UNTRIED = object()
+
+#: os.environ's own mapping and the key of ROBODYN_NATIVE in it: reading it costs 30 ns where os.environ.get costs
+#: 700 ns (it raises and catches a KeyError when the variable is unset), twice a compiled kernel's own time
+_ENVIRON = getattr(os.environ, "_data", None)
+_SWITCH = os.environ.encodekey("ROBODYN_NATIVE") if _ENVIRON is not None else None
+
+
+def compiled_allowed() -> bool:
+    """False when the environment variable ROBODYN_NATIVE is 0 (compiled code switched off), read at every call."""
+    if _ENVIRON is None:
+        return os.environ.get("ROBODYN_NATIVE", "").strip() != "0"
+    value = _ENVIRON.get(_SWITCH)
+    return value is None or os.environ.decodevalue(value).strip() != "0"
+
+
+def _single(robot, key: str, spec, arrays: tuple, shape, use_c: bool, python: bool, finite: str | None = None):
+    """One state through kernel ``key``: compiled (``use_c`` and :func:`compiled_allowed`), else Python
+    (``python``; else :data:`UNTRIED`).
+
+    ``spec()`` gives ``(build, counts)``, called only to generate a kernel; ``arrays`` are the caller's arguments in
+    the order of ``counts``; the result has ``shape``.  None when the general path must run.  With ``finite`` (the
+    name of the public function), a Python kernel's result is checked finite (:func:`robodyn._arrays.finite_result`;
+    the compiled kernel's entry checks its own).
+    """
+    if use_c and compiled_allowed():
+        compiled = robot.derived.compiled
+        entry = compiled.get(key)
+        if entry is None:  # a kernel is compiled (or loaded from the cache) at its COMPILE_AFTER-th single state
+            calls = compiled[key, "calls"] = compiled.get((key, "calls"), 0) + 1
+            if calls >= COMPILE_AFTER:
+                entry = compiled_kernel(robot, key, *spec())
+        if entry:
+            out = np.empty(shape)
+            code = entry(*arrays, out)
+            if code == 0:
+                return out
+            if code in _GENERAL:
+                return None
+    if not python:
+        return UNTRIED
+    build, counts = spec()
+    values = single_state(0, *zip(arrays, counts.values()))
+    if values is None:
+        return None
+    out = run(robot, key, build, counts, values)
+    if out is None:
+        return None
+    return out.reshape(shape) if finite is None else finite_result(finite, out.reshape(shape))
+
+
+def call(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity, use_c: bool = True,
+         python: bool = True):
+    """The kernel result (n,) for one state, or None when the general path must run (see :func:`single_state`).
+
+    ``kernel_of(robot)`` gives ``build(backend, **inputs, g=...)``, whose joint inputs ``names`` (n scalars each)
+    are the caller's ``arrays``; it also takes gravity.  Without a ``gravity`` argument the robot's gravity is built
+    into the kernel as constants (its zero components then cost nothing, as in the batched path); with one, g is
+    one more input (kernel ``name + "_gravity"``).  The compiled kernel runs when it can (``use_c``), else the
+    Python kernel (``python``; else the result is :data:`UNTRIED`).
     """
     if not isinstance(robot, Robot):  # the general path names the argument in its error
         return None
-    n = robot.n
-    counts = dict.fromkeys(arrays, n)
-    if gravity is None:
-        values = single_state(n, *arrays.values())
+    if gravity is not None:
+        name, arrays = name + "_gravity", (*arrays, gravity)
+    if use_c and compiled_allowed():  # the common case first, without building the generator
+        entry = robot.derived.compiled.get(name)
+        if entry:
+            out = np.empty(robot.n)
+            code = entry(*arrays, out)
+            if code == 0:
+                return out
+            if code in _GENERAL:
+                return None
+            use_c = False
+
+    def spec():
+        n, build = robot.n, kernel_of(robot)
+        if gravity is not None:
+            return build, {**dict.fromkeys(names, n), "g": 3}
         g = tuple(robot.gravity.tolist())
-        key, generator = name, (lambda backend, **inputs: build(backend, g=g, **inputs))
-    else:
-        values = single_state(n, *arrays.values(), (gravity, 3))
-        counts["g"] = 3
-        key, generator = name + "_gravity", build
-    return None if values is None else run(robot, key, generator, counts, values)
+        return (lambda backend, **inputs: build(backend, g=g, **inputs)), dict.fromkeys(names, n)
+
+    return _single(robot, name, spec, arrays, (robot.n,), use_c, python)
+
+
+def call_fixed(robot, name: str, kernel_of, counts: dict[str, int], arrays: tuple, shape: tuple,
+               use_c: bool = True, finite: str | None = None) -> np.ndarray | None:
+    """The result (``shape``) of kernel ``name`` = ``kernel_of(robot)`` (``build(backend, **inputs)``, inputs of the
+    sizes ``counts``, no gravity) on ``arrays`` (1-D float64), compiled when it can (``use_c``), the result checked
+    finite (``finite``: see :func:`_single`); None when the general path must run."""
+    if not isinstance(robot, Robot):
+        return None
+    return _single(robot, name, lambda: (kernel_of(robot), counts), arrays, shape, use_c, True, finite)
 
 
 def torque_kernel(robot, rigid):
@@ -268,14 +409,15 @@ def torque_kernel(robot, rigid):
     return build
 
 
-def cholesky_components(A, b) -> list:
+def cholesky_components(A, b, check: bool = True) -> list:
     """x with A x = b for a symmetric positive-definite A (n rows of n scalars) and b (n scalars): the square-root-free
     Cholesky factorisation A = L D Lᵀ, then L y = b, Lᵀ x = D⁻¹ y (Khalil & Dombre [9.96]; Mata et al. Table 3).
 
     On a kernel's recording scalars every pivot d_k records the relative test of
     :func:`robodyn._arrays.pivot_too_small`, against Σ|A_ii| (never below the max|A_ii| of the batched test, so a
     state the kernel accepts the batched path accepts too); a pivot that fails it raises :class:`Fallback`, and the
-    general path reports the singular model.  Structural zeros of A (other branches of a tree) cost nothing.
+    general path reports the singular model (``check=False``: no test, for symbolic scalars that cannot be
+    compared).  Structural zeros of A (other branches of a tree) cost nothing.
     """
     n = len(b)
     scale = None
@@ -286,9 +428,9 @@ def cholesky_components(A, b) -> list:
         dk = A[k][k]
         for j in range(k):
             dk = dk - L[k][j] * LD[k][j]
-        if scale is None:
+        if check and scale is None:
             scale = sum((abs(A[i][i]) for i in range(1, n)), abs(A[0][0]))
-        if pivot_too_small(dk, lambda: scale):
+        if check and pivot_too_small(dk, lambda: scale):
             raise Fallback
         d.append(dk)
         for i in range(k + 1, n):
@@ -315,10 +457,11 @@ def cholesky_components(A, b) -> list:
 def default_single(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity) -> np.ndarray | None:
     """One 1-D float64 state of the default method ``name``: robodyn.native's compiled entry (its result is checked
     finite in C), else the robot's straight-line Python kernel ``kernel_of(robot)`` (:func:`call` with the inputs
-    ``names``, result checked finite); None when the general path must run (a batch, another dtype, NaN/inf, a
-    state a kernel hands back). The Python kernel's inputs are only assembled when the compiled entry declines."""
+    ``names``, result checked finite; the default methods have no kernel of their own in C: robodyn.native serves
+    them); None when the general path must run (a batch, another dtype, NaN/inf, a state a kernel hands back).
+    The Python kernel's inputs are only assembled when the compiled entry declines."""
     out = native.single_state(robot, name, *arrays, gravity=gravity)
     if out is not None:
         return out
-    out = call(robot, name, kernel_of(robot), dict(zip(names, arrays)), gravity)
+    out = call(robot, name, kernel_of, names, arrays, gravity, use_c=False)
     return None if out is None else finite_result(name, out)

@@ -122,8 +122,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
     """
     if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
-        kernel = fast.torque_kernel(robot, torque_components)
-        tau = fast.call(robot, "gibbs_appell_inverse", kernel, {"q": q, "qd": qd, "qdd": qdd}, gravity)
+        tau = fast.call(robot, "gibbs_appell_inverse", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd), gravity)
         if tau is not None:
             return tau
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
@@ -169,10 +168,9 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     ndarray (..., n, n)  (kg m², kg m, kg); float32 in, float32 out.
     """
     if isinstance(robot, Robot):  # one float64 state: the robot's straight-line kernel of steps 1–7
-        values = fast.single_state(robot.n, q)
-        if values is not None:
-            return fast.run(robot, "gibbs_appell_inertia", _inertia_kernel(robot), {"q": robot.n}, values).reshape(
-                robot.n, robot.n)
+        D = fast.call_fixed(robot, "gibbs_appell_inertia", _inertia_kernel, {"q": robot.n}, (q,), (robot.n, robot.n))
+        if D is not None:
+            return D
     dtype, batch, a = joint_arrays(robot, q=q)
     n = robot.n
     AP = local_transforms(robot, a["q"], dtype)
@@ -231,7 +229,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)  q̈ (rad/s², m/s²), float32 for float32 inputs.
     """
     if wrenches is None:  # one float64 state: C, D and the factorisation in one straight-line kernel
-        qdd = fast.call(robot, "gibbs_appell_forward", _forward_kernel(robot), {"q": q, "qd": qd, "tau": tau}, gravity)
+        qdd = fast.call(robot, "gibbs_appell_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau), gravity)
         if qdd is not None:
             return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
@@ -315,6 +313,10 @@ def inertia_components(robot: Robot, q, backend: ScalarBackend | None = None) ->
     for k, Ia in enumerate(robot.derived.Ia):
         D[k][k] = D[k][k] + float(Ia)
     return D
+
+
+def _inverse_kernel(robot: Robot):
+    return fast.torque_kernel(robot, torque_components)
 
 
 def _inertia_kernel(robot: Robot):

@@ -212,18 +212,25 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)
     """
+    qdd = fast.UNTRIED
+    if wrenches is None:  # one float64 state: H, A and the factorisation in one compiled kernel, when it can be
+        qdd = fast.call(check_robot(robot), "cholesky_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau),
+                        gravity, python=False)
+        if qdd is not None and qdd is not fast.UNTRIED:
+            return qdd
     single = () if gravity is None else ((gravity, 3),)  # a batch of gravity vectors makes a batch
-    if wrenches is None and fast.single_state(check_robot(robot).n, q, qd, tau, *single) is not None:
-        # one float64 state: A and H from the single-state paths (compiled or straight-line), then the
+    if wrenches is None and qdd is fast.UNTRIED and fast.single_state(robot.n, q, qd, tau, *single) is not None:
+        # one float64 state without the compiled kernel: A and H from the single-state paths, then the
         # square-root-free factorisation as a straight-line kernel of its own (relative pivot test recorded)
         n = robot.n
         H = newton_euler.inverse_dynamics(robot, q, qd, np.zeros(n), gravity=gravity)
         A = composite.inertia_matrix(robot, q)
-        values = A.ravel().tolist() + (tau - H).tolist()
-        qdd = fast.run(robot, "cholesky_solve", _solve_kernel(n), {"A": n * n, "b": n}, values)
+        b = tau - H
+        qdd = fast.call_fixed(robot, "cholesky_solve", _solve_kernel, {"A": n * n, "b": n}, (A.reshape(n * n), b), (n,),
+                              use_c=False)
         if qdd is not None:
             return qdd
-        return cholesky_solve(A, tau - H, robot.name)  # a pivot failed the test: this names it
+        return cholesky_solve(A, b, robot.name)  # a pivot failed the test: this names it
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     g = gravity_argument(robot, gravity, batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
@@ -231,7 +238,23 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     return cholesky_solve(composite.inertia_matrix(robot, a["q"]), a["tau"] - H, robot.name)
 
 
-def _solve_kernel(n: int):
+def _forward_kernel(robot: Robot):
+    """``build`` of the Cholesky method for one state: H = Γ(q, q̇, 0) + Γ_f(q̇) by Newton–Euler, A by composite
+    links with Ia, then A q̈ = Γ − H by the square-root-free factorisation [9.95]–[9.96] (Mata et al. Table 3)."""
+    n = robot.n
+
+    def build(backend, q, qd, tau, g):
+        H = [h + f for h, f in zip(newton_euler.rnea_components(robot, q, qd, [0.0] * n, g, backend=backend),
+                                   newton_euler.friction_components(robot, qd, backend))]
+        A = composite.inertia_kernel(robot)(backend, q)
+        return fast.cholesky_components([A[i * n:(i + 1) * n] for i in range(n)], [t - h for t, h in zip(tau, H)])
+
+    return build
+
+
+def _solve_kernel(robot: Robot):
+    n = robot.n
+
     def build(backend, A, b):
         return fast.cholesky_components([A[i * n:(i + 1) * n] for i in range(n)], b)
 

@@ -124,8 +124,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)  torques (N m) / forces (N); float32 in, float32 out.
     """
     if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
-        kernel = fast.torque_kernel(robot, inverse_components)
-        tau = fast.call(robot, "spatial_operator_inverse", kernel, {"q": q, "qd": qd, "qdd": qdd}, gravity)
+        tau = fast.call(robot, "spatial_operator_inverse", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd),
+                        gravity)
         if tau is not None:
             return tau
     dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
@@ -226,7 +226,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
     if wrenches is None:  # one float64 state: the filter and smoother traced into straight-line code
-        qdd = fast.call(robot, "spatial_operator_forward", _forward_kernel(robot), {"q": q, "qd": qd, "tau": tau},
+        qdd = fast.call(robot, "spatial_operator_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau),
                         gravity)
         if qdd is not None:
             return qdd
@@ -373,6 +373,10 @@ def kalman_components(robot: Robot, q, qd, tau, g, backend: ScalarBackend | None
             lam_j = _with_joint_rate(lam_j, _side(robot, i), qdd[-1])  # (3.58)
         lam[i] = lam_j
     return qdd
+
+
+def _inverse_kernel(robot: Robot):
+    return fast.torque_kernel(robot, inverse_components)
 
 
 def _forward_kernel(robot: Robot):

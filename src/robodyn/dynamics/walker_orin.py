@@ -40,7 +40,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
                 yield (k, i), column[k]
                 yield (i, k), column[k]
 
-    return assemble_matrix(robot, q, "inertia_matrix_walker_orin", _kernel(robot), entries)
+    return assemble_matrix(robot, q, "inertia_matrix_walker_orin", _kernel, entries)
 
 
 def _columns(robot: Robot, q, backend: ScalarBackend | None = None) -> list:

@@ -54,6 +54,9 @@ class RobotData:
     kernels : dict
         Straight-line Python functions of this robot for single states (:mod:`robodyn.dynamics.fast`), each
         generated on its first use and kept here, with the robot, for the robot's lifetime.
+    compiled : dict
+        The same kernels compiled to C (:mod:`robodyn.dynamics.fast_c`) for the methods that robodyn.native does not
+        serve: each kernel's CPython entry, loaded on its first use (False where C cannot be used).
     memo : dict
         Other results that depend on the robot alone, computed on first use by the modules that need them
         (keys start with the name of the function that stores them), instead of module-level caches.
@@ -70,6 +73,7 @@ class RobotData:
     links: tuple
     links_six: tuple
     kernels: dict = field(default_factory=dict, repr=False)
+    compiled: dict = field(default_factory=dict, repr=False)
     memo: dict = field(default_factory=dict, repr=False)
 
     def transforms_as(self, dtype) -> tuple:

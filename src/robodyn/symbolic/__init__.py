@@ -5,12 +5,14 @@
     m.operation_count()           # {"mul": ..., "add": ..., "sincos": ...}
     m.c_source(); m.numpy_function(); m.matlab_source(); m.julia_source()
     f = rd.compile(robot, "inverse_dynamics")   # compiled C, same call as rd.inverse_dynamics
+    p = rd.symbolic.recorded_model(robot, "gibbs_appell_inverse")   # other formulations, customized and counted
 """
 
 from robodyn.symbolic.compile import CompiledModel, compile
 from robodyn.symbolic.codegen.build import CompileError, CompilerNotFoundError, CompileTimeoutError
 from robodyn.symbolic.lagrange import ClosedForm, closed_form, parallelogram, planar_bodies
 from robodyn.symbolic.models import KINDS, CustomizedModel, customized_model
+from robodyn.symbolic.formulations import MODELS as RECORDED_MODELS, recorded_model
 
 __all__ = ("KINDS", "ClosedForm", "CompileError", "CompileTimeoutError", "CompiledModel", "CompilerNotFoundError", "CustomizedModel", "closed_form",
-           "compile", "customized_model", "parallelogram", "planar_bodies")
+           "compile", "customized_model", "parallelogram", "planar_bodies", "RECORDED_MODELS", "recorded_model")

@@ -12,8 +12,8 @@ exclusive lock (``rd_KEY.lock``), so concurrent processes build a model once and
 The compiler. It runs in its own process group under a small shell that kills the whole group (driver, cc1,
 assembler, linker) when Python dies (Linux: ``PR_SET_PDEATHSIG``), when the ``timeout`` is reached, or on
 Ctrl-C. A compile that lasts more than a second shows a progress spinner on a terminal (:mod:`robodyn._progress`).
-When Python's headers are installed the library also carries a CPython entry point (``-DRD_PYTHON``) for
-low-latency single calls; without them only the cffi functions exist.
+When Python's and NumPy's headers are installed the library also carries a CPython entry point (``-DRD_PYTHON
+-DRD_NUMPY``) for low-latency single calls; without them only the cffi functions exist.
 """
 
 from __future__ import annotations
@@ -99,6 +99,18 @@ def _python_flags() -> list[str]:
     if inc and os.path.exists(os.path.join(inc, "Python.h")):
         return ["-DRD_PYTHON", f"-I{inc}"]
     return []
+
+
+def _numpy_flags() -> list[str]:
+    """``-DRD_NUMPY`` and the folder of NumPy's C headers (a compiled model's CPython entry allocates its result
+    with NumPy's C API), with NumPy's version in the flags and so in the cache key: a library built against one
+    NumPy is not loaded by another. [] without the headers (then the model has no CPython entry)."""
+    import numpy as np
+
+    inc = np.get_include()
+    if not os.path.exists(os.path.join(inc, "numpy", "arrayobject.h")):
+        return []
+    return ["-DRD_NUMPY", f"-I{inc}", "-DRD_NUMPY_VERSION=" + "".join(c if c.isalnum() else "_" for c in np.__version__)]
 
 
 def cache_key(source: str, compiler: str, flags) -> str:
@@ -215,6 +227,10 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
 
     compiler = find_compiler()
     flags = flags_for(source) + _python_flags()
+    entry = "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source
+    if entry and "numpy/arrayobject.h" in source:  # an entry on NumPy's C API: none without its headers
+        flags += _numpy_flags()
+        entry = "-DRD_NUMPY" in flags
     key = cache_key(source, compiler, flags)
     folder = cache_dir()
     lib_path, sidecar = folder / f"rd_{key[:32]}.so", folder / f"rd_{key[:32]}.sha256"
@@ -237,7 +253,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
             except OSError as exc:
                 raise CompileError(f"cannot load the compiled model {lib_path} ({exc}); delete it and retry") from None
             module = None
-            if "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source:
+            if entry:
                 loader = importlib.machinery.ExtensionFileLoader("rdmodel", str(lib_path))
                 spec = importlib.util.spec_from_file_location("rdmodel", str(lib_path), loader=loader)
                 module = importlib.util.module_from_spec(spec)

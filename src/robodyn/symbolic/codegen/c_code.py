@@ -6,9 +6,9 @@ CPython entry point for low-latency single calls.
 
 The batched version reads sample i of argument a at ``a + i*a_stride`` (stride 0 broadcasts one value to
 every sample), checks that the inputs are finite and returns 0, or 1 + the index of the first argument
-holding NaN/inf (then ``out`` is incomplete).  With ``-DRD_PYTHON`` the file also defines the Python
-module ``rdmodel`` whose ``single(*arrays, out)`` evaluates one sample from 1-D float64 buffers
-(return 0), or returns −1 when an argument is not such a buffer and 1 + index for a non-finite argument.
+holding NaN/inf (then ``out`` is incomplete).  With ``-DRD_PYTHON -DRD_NUMPY`` the file also defines the
+Python module ``rdmodel`` (:data:`ENTRY`): a description of the function (capsule ``variant``) and the type
+``Entry``, the call of ``rd.compile``'s models for one state.
 """
 
 from __future__ import annotations
@@ -373,37 +373,253 @@ def _lanes(model, name):
     return lines
 
 
+#: the CPython entry of a compiled model (``-DRD_PYTHON -DRD_NUMPY``), the same text in every model: the
+#: module ``rdmodel`` holds ``variant`` (a capsule describing the model's C function: argument names and shapes,
+#: result shape) and the type ``Entry``. An Entry is built per CompiledModel with that model's general path
+#: (a Python callable) and the variants it may call (without, and once built, with external wrenches); calling
+#: it evaluates one state in C when every argument is an aligned, native-order, C-contiguous float64 array of
+#: exactly its shape with finite values and the keywords are among those of the kind, and otherwise calls the
+#: general path with the same arguments, so every error and every other case behaves as there.
+ENTRY = r"""
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#define RD_MAXARGS 8
+#define RD_SLOTS 3
+#define RD_VARIANT_CAPSULE "robodyn.rdmodel.variant.1"
+typedef struct { const char *name; int ndim; npy_intp shape[2]; } rd_arg;
+typedef struct {
+    int nargs;
+    rd_arg args[RD_MAXARGS];
+    int out_ndim;
+    npy_intp out_shape[2];
+    void (*fn)(const double *const *in, double *out);
+} rd_variant;
+
+/* the keyword arguments a compiled model may take, as they are named in the C function */
+static const char *const rd_slot_name[RD_SLOTS] = {"gravity", "wrenches", "params"};
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *general;                 /* called with the same arguments when the entry declines */
+    PyObject *capsule[2];              /* variants without / with external wrenches (NULL: not loaded) */
+    const rd_variant *variant[2];
+    int source[2][RD_MAXARGS];         /* argument k of variant w: positional index, or RD_MAXARGS + slot */
+    int joints;                        /* positional arguments of the fast case */
+    PyObject *keyword[RD_SLOTS];       /* interned names of the keywords of the kind (NULL: not taken) */
+    PyObject *fallback[RD_SLOTS];      /* value for a keyword absent or None (NULL: none) */
+} rd_entry;
+
+static int rd_slot(const rd_entry *self, PyObject *key) {
+    for (int s = 0; s < RD_SLOTS; ++s)
+        if (self->keyword[s] != NULL && key == self->keyword[s]) return s;
+    if (!PyUnicode_Check(key)) return -1;
+    for (int s = 0; s < RD_SLOTS; ++s)
+        if (self->keyword[s] != NULL && PyUnicode_Compare(key, self->keyword[s]) == 0) return s;
+    return -1;
+}
+
+/* the values of obj when it is an aligned, native-order, C-contiguous float64 array of exactly arg's shape
+   holding finite numbers; else NULL */
+static const double *rd_data(PyObject *obj, const rd_arg *arg) {
+    if (!PyArray_Check(obj)) return NULL;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    if (PyArray_NDIM(a) != arg->ndim || PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNOTSWAPPED(a)
+        || !PyArray_CHKFLAGS(a, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED)) return NULL;
+    long size = 1;
+    for (int d = 0; d < arg->ndim; ++d) {
+        if (PyArray_DIM(a, d) != arg->shape[d]) return NULL;
+        size *= (long)arg->shape[d];
+    }
+    const double *x = (const double *)PyArray_DATA(a);
+    return rd_finite(x, size) ? x : NULL;
+}
+
+/* 1: one state evaluated into *result; 0: declined (the general path decides); -1: an error is set */
+static int rd_fast(const rd_entry *self, PyObject *args, PyObject *kwargs, PyObject **result) {
+    PyObject *kw[RD_SLOTS] = {NULL, NULL, NULL};
+    if (PyTuple_GET_SIZE(args) != self->joints) return 0;
+    if (kwargs != NULL) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(kwargs, &pos, &key, &value)) {
+            int s = rd_slot(self, key);
+            if (s < 0) return 0;
+            if (value != Py_None) kw[s] = value;
+        }
+    }
+    int w = kw[1] != NULL;
+    const rd_variant *v = self->variant[w];
+    if (v == NULL) return 0;
+    const double *in[RD_MAXARGS];
+    for (int k = 0; k < v->nargs; ++k) {
+        int src = self->source[w][k];
+        PyObject *a = src < RD_MAXARGS ? PyTuple_GET_ITEM(args, src)
+                      : kw[src - RD_MAXARGS] != NULL ? kw[src - RD_MAXARGS] : self->fallback[src - RD_MAXARGS];
+        if (a == NULL || (in[k] = rd_data(a, &v->args[k])) == NULL) return 0;
+    }
+    PyObject *out = PyArray_SimpleNew(v->out_ndim, (npy_intp *)v->out_shape, NPY_DOUBLE);
+    if (out == NULL) return -1;
+    v->fn(in, (double *)PyArray_DATA((PyArrayObject *)out));
+    *result = out;
+    return 1;
+}
+
+static PyObject *rd_entry_call(PyObject *obj, PyObject *args, PyObject *kwargs) {
+    rd_entry *self = (rd_entry *)obj;
+    PyObject *out = NULL;
+    int done = rd_fast(self, args, kwargs, &out);
+    if (done != 0) return done > 0 ? out : NULL;
+    if (self->general == NULL) {  /* cleared by the garbage collector */
+        PyErr_SetString(PyExc_RuntimeError, "this compiled model was garbage-collected");
+        return NULL;
+    }
+    return PyObject_Call(self->general, args, kwargs);
+}
+
+static PyObject *rd_entry_fast(PyObject *obj, PyObject *args, PyObject *kwargs) {
+    PyObject *out = NULL;
+    int done = rd_fast((rd_entry *)obj, args, kwargs, &out);
+    if (done != 0) return done > 0 ? out : NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *rd_entry_set_variant(PyObject *obj, PyObject *args) {
+    rd_entry *self = (rd_entry *)obj;
+    int w;
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "iO:set_variant", &w, &cap)) return NULL;
+    const rd_variant *v = (const rd_variant *)PyCapsule_GetPointer(cap, RD_VARIANT_CAPSULE);
+    if (v == NULL) return NULL;
+    if (w < 0 || w > 1 || v->nargs > RD_MAXARGS || v->nargs < self->joints) {
+        PyErr_SetString(PyExc_ValueError, "set_variant: variant does not fit this entry");
+        return NULL;
+    }
+    for (int k = 0; k < v->nargs; ++k) {
+        int src = -1;
+        if (k < self->joints) src = k;
+        else
+            for (int s = 0; s < RD_SLOTS; ++s)
+                if (strcmp(v->args[k].name, rd_slot_name[s]) == 0 && self->keyword[s] != NULL) src = RD_MAXARGS + s;
+        if (src < 0) {
+            PyErr_Format(PyExc_ValueError, "set_variant: argument %s is not taken by this entry", v->args[k].name);
+            return NULL;
+        }
+        self->source[w][k] = src;
+    }
+    Py_INCREF(cap);
+    Py_XSETREF(self->capsule[w], cap);
+    self->variant[w] = v;
+    Py_RETURN_NONE;
+}
+
+static int rd_entry_traverse(PyObject *obj, visitproc visit, void *arg) {
+    rd_entry *self = (rd_entry *)obj;
+    Py_VISIT(self->general);
+    for (int w = 0; w < 2; ++w) Py_VISIT(self->capsule[w]);
+    for (int s = 0; s < RD_SLOTS; ++s) { Py_VISIT(self->keyword[s]); Py_VISIT(self->fallback[s]); }
+    return 0;
+}
+
+static int rd_entry_clear(PyObject *obj) {
+    rd_entry *self = (rd_entry *)obj;
+    Py_CLEAR(self->general);
+    for (int w = 0; w < 2; ++w) { Py_CLEAR(self->capsule[w]); self->variant[w] = NULL; }
+    for (int s = 0; s < RD_SLOTS; ++s) { Py_CLEAR(self->keyword[s]); Py_CLEAR(self->fallback[s]); }
+    return 0;
+}
+
+static void rd_entry_dealloc(PyObject *obj) {
+    PyObject_GC_UnTrack(obj);
+    rd_entry_clear(obj);
+    Py_TYPE(obj)->tp_free(obj);
+}
+
+/* Entry(general, joints, fallbacks): fallbacks maps each keyword the kind takes to its value for None */
+static PyObject *rd_entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *general, *fallbacks;
+    int joints;
+    static char *names[] = {"general", "joints", "fallbacks", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OiO!:Entry", names, &general, &joints, &PyDict_Type, &fallbacks))
+        return NULL;
+    if (joints < 1 || joints > RD_MAXARGS) {
+        PyErr_SetString(PyExc_ValueError, "Entry: joints out of range");
+        return NULL;
+    }
+    rd_entry *self = (rd_entry *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    Py_INCREF(general);
+    self->general = general;
+    self->joints = joints;
+    for (int s = 0; s < RD_SLOTS; ++s) {
+        PyObject *value = PyDict_GetItemString(fallbacks, rd_slot_name[s]);
+        if (value == NULL) continue;
+        self->keyword[s] = PyUnicode_InternFromString(rd_slot_name[s]);
+        if (self->keyword[s] == NULL) { Py_DECREF(self); return NULL; }
+        if (value != Py_None) { Py_INCREF(value); self->fallback[s] = value; }
+    }
+    return (PyObject *)self;
+}
+
+static PyMethodDef rd_entry_methods[] = {
+    {"fast", (PyCFunction)(void (*)(void))rd_entry_fast, METH_VARARGS | METH_KEYWORDS,
+     "The result of the fast case, or None where a call would take the general path."},
+    {"set_variant", rd_entry_set_variant, METH_VARARGS, "set_variant(w, capsule): the model without (0) or with (1) wrenches."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject rd_entry_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rdmodel.Entry",
+    .tp_basicsize = sizeof(rd_entry),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "One compiled model's call: one state in C, anything else through the general path.",
+    .tp_new = rd_entry_new,
+    .tp_dealloc = rd_entry_dealloc,
+    .tp_traverse = rd_entry_traverse,
+    .tp_clear = rd_entry_clear,
+    .tp_call = rd_entry_call,
+    .tp_methods = rd_entry_methods,
+};
+
+static struct PyModuleDef rd_module = {PyModuleDef_HEAD_INIT, "rdmodel", NULL, -1, NULL, NULL, NULL, NULL, NULL};
+"""
+
+
 def _python_entry(model, name, out_size):
+    """The CPython module ``rdmodel`` of one model: :data:`ENTRY` and this model's ``variant``."""
     k = len(model.arguments)
-    sizes = ", ".join(str(size(a)) for a in model.arguments) + f", {out_size}"
-    call = ", ".join(f"(const double *)b[{i}].buf" for i in range(k)) + f", (double *)b[{k}].buf"
+    inputs = ", ".join(f"in[{i}]" for i in range(k))
+
+    def shape(s):  # "ndim, {d0, d1}": arguments and results have at most two axes
+        s = tuple(s)
+        assert len(s) <= 2
+        return f"{len(s)}, {{{', '.join(map(str, s + (1,) * (2 - len(s))))}}}"
+
+    # argument names are robodyn's own (q, qd, qdd, tau, gravity, wrenches, params), never a model file's
+    assert all(a.name.isidentifier() and a.name.isascii() for a in model.arguments)
+    args = ", ".join(f'{{"{a.name}", {shape(a.shape)}}}' for a in model.arguments)
     return [
         "",
-        "#ifdef RD_PYTHON",
-        "static PyObject *rd_single(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {",
-        f"    static const Py_ssize_t sizes[{k + 1}] = {{{sizes}}};",
-        f"    Py_buffer b[{k + 1}];",
-        "    long code = 0;",
-        "    Py_ssize_t got = 0;",
-        "    (void)self;",
-        f"    if (nargs != {k + 1}) return PyLong_FromLong(-1);",
-        f"    for (; got < {k + 1}; ++got) {{",
-        f"        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (got == {k} ? PyBUF_WRITABLE : 0);",
-        "        if (PyObject_GetBuffer(args[got], &b[got], flags) != 0) { PyErr_Clear(); code = -1; break; }",
-        "        if (b[got].ndim != 1 || b[got].itemsize != 8 || b[got].format == NULL || b[got].format[0] != 'd'",
-        "            || b[got].format[1] != 0 || b[got].shape[0] != sizes[got]) { ++got; code = -1; break; }",
-        f"        if (got < {k} && !rd_finite((const double *)b[got].buf, sizes[got])) {{ code = got + 1; ++got; break; }}",
-        "    }",
-        f"    if (code == 0) {name}({call});",
-        "    for (Py_ssize_t i = 0; i < got; ++i) PyBuffer_Release(&b[i]);",
-        "    return PyLong_FromLong(code);",
-        "}",
+        "#if defined(RD_PYTHON) && defined(RD_NUMPY)",
+        ENTRY,
+        f"static void rd_packed(const double *const *in, double *out) {{ {name}({inputs}, out); }}",
+        f"static const rd_variant rd_this = {{{k}, {{{args}}}, {shape(model.output_shape)}, rd_packed}};",
         "",
-        'static PyMethodDef rd_methods[] = {{"single", (PyCFunction)(void (*)(void))rd_single, METH_FASTCALL, NULL},',
-        "                                   {NULL, NULL, 0, NULL}};",
-        ('static struct PyModuleDef rd_module = {PyModuleDef_HEAD_INIT, "rdmodel", NULL, -1, rd_methods, NULL, NULL, '
-         'NULL, NULL};'),
-        "PyMODINIT_FUNC PyInit_rdmodel(void) { return PyModule_Create(&rd_module); }",
+        "PyMODINIT_FUNC PyInit_rdmodel(void) {",
+        "    import_array();",
+        "    if (PyType_Ready(&rd_entry_type) < 0) return NULL;",
+        "    PyObject *m = PyModule_Create(&rd_module);",
+        "    if (m == NULL) return NULL;",
+        "    PyObject *cap = PyCapsule_New((void *)&rd_this, RD_VARIANT_CAPSULE, NULL);",
+        "    if (cap == NULL || PyModule_AddObjectRef(m, \"variant\", cap) < 0",
+        "        || PyModule_AddObjectRef(m, \"Entry\", (PyObject *)&rd_entry_type) < 0) {",
+        "        Py_XDECREF(cap);",
+        "        Py_DECREF(m);",
+        "        return NULL;",
+        "    }",
+        "    Py_DECREF(cap);",
+        "    return m;",
+        "}",
         "#endif",
     ]
 

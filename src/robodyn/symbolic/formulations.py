@@ -1,0 +1,684 @@
+"""Customized recursions of Mata et al. (Gibbs–Appell) and Kozłowski (spatial operators), as the authors count them.
+
+Each function takes the joint inputs as lists of scalars and works on any scalar type (floats, or the recording
+scalars of :mod:`robodyn.symbolic.recorded`, which turn it into a customized straight-line program).  Robot
+constants are Python floats, so every product or sum of constants (Mata's off-line step 1, Kozłowski's constant
+M_k) is done once, before the model runs.  The forms are the ones the authors count:
+
+* rotations applied as the planar rotations Rot(x, α) and Rot(z, θ) in turn (Mata §4.1: "trigonometric
+  identities ... make the calculation of the components of the rotation matrix unnecessary"; Kozłowski §4:
+  "the direction cosine matrix can be split up into two planar rotation matrices");
+* the angular-acceleration tensor Ω = ω̇̃ + ω̃² of Mata eq. (12) through the six products ω_a ω_b;
+* the moment of Mata eq. (10), vee(ΩJ − (ΩJ)ᵀ), in which the −|ω|² 1 part of ω̃² cancels: five products a
+  component (Khalil & Dombre use the same form for [9.89]).
+
+``phase`` (a callable or None) is told the name of each recursion as it starts, so that a recording can
+attribute each operation to a row of Kozłowski's Tables 1–2.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from robodyn.dynamics.fast import cholesky_components
+from robodyn.errors import InputError
+from robodyn.kinematics import frame_rotations
+from robodyn.spatial import vmat, vmat_t, vrz, vrz_t
+from robodyn.symbolic.recorded import opaque
+
+ZERO = (0.0, 0.0, 0.0)
+
+
+def _noop(name: str) -> None:
+    return None
+
+
+def _to_child(rot, v):
+    """^jA_{a(j)} v: Rot(z, γ)Rot(x, α) transposed (constant), then Rot(z, θ + q) transposed."""
+    C, c, s, _ = rot
+    return vrz_t(c, s, vmat_t(C, v))
+
+
+def _to_parent(rot, v):
+    """^{a(j)}A_j v."""
+    C, c, s, _ = rot
+    return vmat(C, vrz(c, s, v))
+
+
+def _add(*vs):
+    return tuple(sum(x, 0.0) for x in zip(*vs))
+
+
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _scale(s, v):
+    return tuple(s * x for x in v)
+
+
+def _products(w):
+    """DV_ab = ω_a ω_b (a ≤ b), as a symmetric 3x3 of scalars."""
+    dv = [[None] * 3 for _ in range(3)]
+    for a in range(3):
+        for b in range(a, 3):
+            dv[a][b] = dv[b][a] = w[a] * w[b]
+    return dv
+
+
+def omega_tensor(w, wd):
+    """Ω = ω̇̃ + ω̃ω̃ (Mata et al. eq. (12), Khalil & Dombre's U [9.90]) as rows, and the products DV."""
+    dv = _products(w)
+    U = ((-dv[1][1] - dv[2][2], dv[0][1] - wd[2], dv[0][2] + wd[1]),
+         (dv[0][1] + wd[2], -dv[0][0] - dv[2][2], dv[1][2] - wd[0]),
+         (dv[0][2] - wd[1], dv[1][2] + wd[0], -dv[0][0] - dv[1][1]))
+    return U, dv
+
+
+def _mv(U, v):
+    return tuple(U[r][0] * v[0] + U[r][1] * v[1] + U[r][2] * v[2] for r in range(3))
+
+
+def euler_moment(J6, wd, dv, U):
+    """vee(ΩJ − (ΩJ)ᵀ) of Mata et al. eq. (10) = J ω̇ + ω × (J ω), J about the frame origin, component a with
+    (a, b, c) cyclic: J_aa ω̇_a − J_ab U_ca + J_ac U_ba + J_bc (DV_bb − DV_cc) + (J_cc − J_bb) DV_bc (the −|ω|² 1
+    part of ω̃² cancels in ΩJ − (ΩJ)ᵀ)."""
+    xx, xy, xz, yy, yz, zz = J6
+    J = ((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
+    out = []
+    for a in range(3):
+        b, c = (a + 1) % 3, (a + 2) % 3
+        out.append(J[a][a] * wd[a] - J[a][b] * U[c][a] + J[a][c] * U[b][a] + J[b][c] * (dv[b][b] - dv[c][c])
+                   + (J[c][c] - J[b][b]) * dv[b][c])
+    return tuple(out)
+
+
+# ---- Mata et al. §4.1: inverse dynamics -------------------------------------------------------------------------
+def gibbs_appell_torques(robot, q, qd, qdd, g, backend=None, phase=None) -> list:
+    """Rigid-body joint torques by Mata et al. §4.1, steps 1–3 (eqs (9)–(16)); q̈ = 0 gives their bias vector.
+
+    Step 1: ^iω_i, ^iω̇_i, Ω_i (12) and the acceleration of the origin ^i s̈_i (gravity as the base acceleration,
+    Luh et al.); step 2: f_i (9) and the moment t_i (10) with the first moments about O_i; step 3: φ_i (16) and
+    χ_i (15) from the tip, τ_j = z_jᵀ χ_j (14) (prismatic joints: z_jᵀ (f_j + φ_j)).
+    Rotor inertia and friction are not included (the authors' models have neither).
+    """
+    phase = phase or _noop
+    rot = frame_rotations(robot, q, backend)
+    nf = robot.nf
+    parent = robot.derived.parent
+    w, wd, U, dv, sdd = [None] * nf, [None] * nf, [None] * nf, [None] * nf, [None] * nf
+    k = 0
+    phase("step 1: velocities and accelerations")
+    for i in range(nf):
+        p = parent[i]
+        if p >= 0:
+            wi = _to_child(rot[i], w[p])
+            wdi = _to_child(rot[i], wd[p])
+            si = _to_child(rot[i], _add(sdd[p], _mv(U[p], rot[i][3])))
+        else:
+            wi, wdi, si = ZERO, ZERO, _to_child(rot[i], (-g[0], -g[1], -g[2]))
+        w_j = wi
+        if robot.sigma[i] != 2:
+            a, b = qd[k], qdd[k]
+            k += 1
+            if robot.sigma[i] == 0:
+                w_j = (wi[0], wi[1], wi[2] + a)
+                wdi = (wdi[0] + wi[1] * a, wdi[1] - wi[0] * a, wdi[2] + b)
+            else:
+                si = (si[0] + 2.0 * (wi[1] * a), si[1] - 2.0 * (wi[0] * a), si[2] + b)
+        w[i], wd[i], sdd[i] = w_j, wdi, si
+        U[i], dv[i] = omega_tensor(w_j, wdi)
+    phase("step 2: link forces and moments")
+    f, chi = [None] * nf, [None] * nf
+    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
+        f[i] = _add(_scale(M, sdd[i]), _mv(U[i], MS))  # eq (9), m r̈ = M s̈ + Ω MS
+        chi[i] = _add(euler_moment(J6, wd[i], dv[i], U[i]), _cross(MS, sdd[i]))  # eq (10), about O_i
+    phase("step 3: backward recursion")
+    phi = [ZERO] * nf
+    for i in range(nf - 1, -1, -1):
+        p = parent[i]
+        if p >= 0:
+            F = _to_parent(rot[i], _add(f[i], phi[i]))  # eq (16)
+            phi[p] = _add(phi[p], F)
+            chi[p] = _add(chi[p], _cross(rot[i][3], F), _to_parent(rot[i], chi[i]))  # eq (15)
+    return [(f[i][2] + phi[i][2]) if robot.sigma[i] == 1 else chi[i][2] for i in robot.joint_frames]  # eq (14)
+
+
+# ---- Mata et al. §4.2: the inertia matrix as the Hessian of the Gibbs function -----------------------------------
+def _serial_revolute(robot, what: str) -> None:
+    parent = robot.derived.parent
+    if any(int(s) != 0 for s in robot.sigma) or any(int(parent[i]) != i - 1 for i in range(robot.nf)):
+        raise InputError(f"robot {robot.name!r}: {what} is Mata et al.'s algorithm for serial chains of revolute "
+                         "joints only; use rd.inertia_matrix for other robots")
+
+
+def gibbs_appell_inertia(robot, q, backend=None, phase=None) -> list:
+    """D(q) (n rows of n scalars) by Mata et al. §4.2, steps 1–7 (eq (22)), rotor inertia not included.
+
+    Step 1 (constants): composite masses M_i, ^iγ_i = MS_i + M_{i+1} ^iP_{i+1}, E_i = J_i − M_{i+1} P̃ P̃;
+    step 2: ^j s_{k,j} (origin of frame k to origin of frame j, in R_j); step 3: the axes u_k = ∂^jω̇_j/∂q̈_k
+    in R_j; step 4: ^iφ_i = γ_i + ^iR_{i+1} φ_{i+1} (first moment of links i..n about O_i); step 5: ψ_i (their
+    inertia about O_i); steps 6–7: D_jj = ψ_j(3,3), D_jk = u_kᵀ [ψ_j − s̃_{k,j} φ̃_j] z_j.
+    """
+    _serial_revolute(robot, "the Gibbs–Appell inertia matrix")
+    phase = phase or _noop
+    n = robot.n
+    rot = frame_rotations(robot, q, backend)
+    links = robot.derived.links_six
+    phase("step 1: constants")
+    Mc = [0.0] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        Mc[i] = links[i][2] + Mc[i + 1]
+    P = [tuple(float(x) for x in rot[i][3]) for i in range(n)]  # ^{i−1}P_i: constant for revolute joints
+    gamma, E = [], []
+    for i in range(n):
+        J6, MS, _ = links[i]
+        if i + 1 < n:
+            s, m = P[i + 1], Mc[i + 1]
+            gamma.append(tuple(MS[a] + m * s[a] for a in range(3)))
+            ss = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]  # −s̃s̃ = |s|² 1 − s sᵀ
+            E.append(tuple(J6[t] + m * ((ss if a == b else 0.0) - s[a] * s[b])
+                           for t, (a, b) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)))))
+        else:
+            gamma.append(tuple(MS))
+            E.append(tuple(J6))
+    phase("step 2: position vectors")
+    s_kj = [dict() for _ in range(n)]  # s_kj[j][k] = ^j s_{k,j}, k < j
+    for j in range(1, n):
+        for k in range(j):
+            prev = s_kj[j - 1][k] if k < j - 1 else ZERO
+            s_kj[j][k] = _to_child(rot[j], _add(prev, P[j]))
+    phase("step 3: joint axes")
+    u = [dict() for _ in range(n)]  # u[j][k] = ∂^jω̇_j/∂q̈_k in R_j
+    for j in range(n):
+        u[j][j] = (0.0, 0.0, 1.0)
+        for k in range(j):
+            u[j][k] = _to_child(rot[j], u[j - 1][k])
+    phase("step 4: first moments")
+    phi = [None] * n
+    phi_in = [None] * n  # ^iR_{i+1} φ_{i+1}
+    for i in range(n - 1, -1, -1):
+        phi_in[i] = _to_parent(rot[i + 1], phi[i + 1]) if i + 1 < n else ZERO
+        phi[i] = _add(gamma[i], phi_in[i])
+    phase("step 5: composite inertias")
+    psi = [None] * n
+    for i in range(n - 1, -1, -1):
+        if i + 1 < n:
+            Rpsi = rotate_symmetric(rot[i + 1], joint_trig(rot[i + 1][1], rot[i + 1][2]), psi[i + 1])
+            s, fm = P[i + 1], phi_in[i]
+            sf = s[0] * fm[0] + s[1] * fm[1] + s[2] * fm[2]
+            # −(s̃φ̃ + φ̃s̃) = 2(s·φ) 1 − (s φᵀ + φ sᵀ)
+            psi[i] = tuple(E[i][t] + Rpsi[t] + ((2.0 * sf) if a == b else 0.0) - (s[a] * fm[b] + fm[a] * s[b])
+                           for t, (a, b) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))))
+        else:
+            psi[i] = E[i]
+    phase("steps 6-7: inertia matrix")
+    D = [[0.0] * n for _ in range(n)]
+    for j in range(n):
+        D[j][j] = psi[j][5]
+        col = (psi[j][2], psi[j][4], psi[j][5])  # ψ_j z
+        for k in range(j):
+            s, ph, uk = s_kj[j][k], phi[j], u[j][k]
+            # [ψ − s̃φ̃] z = ψ z − (s_z φ_x, s_z φ_y, −(s_x φ_x + s_y φ_y))
+            v = (col[0] - s[2] * ph[0], col[1] - s[2] * ph[1], col[2] + (s[0] * ph[0] + s[1] * ph[1]))
+            D[j][k] = D[k][j] = uk[0] * v[0] + uk[1] * v[1] + uk[2] * v[2]
+    return D
+
+
+def joint_trig(c, s):
+    """Per joint, for :func:`rotate_symmetric`: (c, s, s², c s, sin 2θ, cos 2θ) of the joint angle."""
+    ss = s * s
+    cs = c * s
+    return c, s, ss, cs, opaque(2.0 * cs), opaque(1.0 - 2.0 * ss)
+
+
+def _planar(S, x, y, z, ss, cs, S2, C2, c, s):
+    """R S Rᵀ for the planar rotation R by an angle (c, s) in the plane (x, y) (z its axis), S a dict
+    {(a, b): value, a ≤ b}.  The invariants of a planar rotation (Kozłowski §4) give it in 8 products:
+    m = s² (S_xx − S_yy) + sin 2θ S_xy, S'_xx = S_xx − m, S'_yy = S_yy + m,
+    S'_xy = cs (S_xx − S_yy) + cos 2θ S_xy; (S_xz, S_yz) rotate as a vector; S_zz is unchanged."""
+    def get(a, b):
+        return S[(a, b) if a <= b else (b, a)]
+
+    def put(out, a, b, v):
+        out[(a, b) if a <= b else (b, a)] = v
+
+    d = get(x, x) - get(y, y)
+    xy = get(x, y)
+    m = ss * d + S2 * xy
+    out = dict(S)
+    put(out, x, x, get(x, x) - m)
+    put(out, y, y, get(y, y) + m)
+    put(out, x, y, cs * d + C2 * xy)
+    xz, yz = get(x, z), get(y, z)
+    put(out, x, z, c * xz - s * yz)
+    put(out, y, z, s * xz + c * yz)
+    return out
+
+
+_KEYS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+
+
+def rotate_symmetric(rot, trig, S6):
+    """^{a}A_j S ^jA_{a} of a symmetric S = (xx, xy, xz, yy, yz, zz): Rot(z, θ + q) by its invariants
+    (``trig`` = :func:`joint_trig` of the joint), then Rot(x, α) the same way with constant coefficients (a
+    general Rot(z, γ) Rot(x, α) is applied as a matrix)."""
+    C = rot[0]
+    c, s, ss, cs, S2, C2 = trig
+    S = dict(zip(_KEYS, S6))
+    S = _planar(S, 0, 1, 2, ss, cs, S2, C2, c, s)
+    if C[0] == (1.0, 0.0, 0.0):  # C = Rot(x, α)
+        ca, sa = C[1][1], C[2][1]
+        S = _planar(S, 1, 2, 0, sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)
+        return tuple(S[k] for k in _KEYS)
+    M = [[S[(min(a, b), max(a, b))] for b in range(3)] for a in range(3)]
+    cols = [vmat(C, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
+    CM = [[cols[k][r] for k in range(3)] for r in range(3)]
+    out = [vmat(C, CM[r]) for r in range(3)]
+    return tuple(out[a][b] for a, b in _KEYS)
+
+
+def ldlt_solve(A, b) -> list:
+    """x with A x = b, A symmetric positive definite (n rows of n scalars): square-root-free A = L D Lᵀ, then
+    L y = b, D z = y, Lᵀ x = z (Mata et al. Table 3's "Cholesky dec." and "Linear system solving")."""
+    return cholesky_components(A, b, check=False)
+
+
+def gibbs_appell_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
+    """q̈ = D⁻¹ (τ − C − G) (Mata et al. eq. (17), Table 3): D by §4.2, the bias vector by §4.1 with q̈ = 0, then
+    the square-root-free Cholesky factorisation and the two triangular solves."""
+    phase = phase or _noop
+    D = gibbs_appell_inertia(robot, q, backend, phase)
+    phase("bias vector")
+    bias = gibbs_appell_torques(robot, q, qd, [0.0] * robot.n, g, backend)
+    phase("Cholesky factorisation and solve")
+    return ldlt_solve(D, [t - c for t, c in zip(tau, bias)])
+
+
+# ---- Kozłowski (3.24)–(3.33): spatial-operator inverse dynamics ------------------------------------------------
+#: The rows of Kozłowski's Table 1, in the order :func:`kozlowski_torques` announces them to ``phase``.
+KOZLOWSKI_TABLE_1_ROWS = ("b_k, n_k (3.7), (3.14)", "costate propagation (3.10)", "costate update (3.11)",
+                     "state propagation (3.8), (3.12)", "state update (3.9)")
+
+
+def kozlowski_torques(robot, q, qd, qdd, g, backend=None, phase=None) -> list:
+    """Rigid-body joint torques by Kozłowski's (3.24)–(3.33) in robodyn's frames (links numbered from the base;
+    Kozłowski numbers them from the tip, the recursions are the same), each recursion announced to ``phase`` with
+    the name of its row of Kozłowski's Table 1:
+
+    * ``b_k, n_k``: the angular velocities (3.25) (the linear ones are not needed) and the bias terms ā_k
+      (3.31)–(3.32), b̄_k (3.33);
+    * costate propagation (3.10): λ⁺ = φᵀ λ, the acceleration carried from O_{a(j)} to O_j, v̇ + ω̇ × l;
+    * costate update (3.11): the orientation A_k⁻¹ across the joint, + H_kᵀ q̈_k + ā_k (3.27);
+    * state propagation (3.8), (3.12): x_k = φ x + M_k λ_k + b̄_k (3.29);
+    * state update (3.9): the spatial force turned into the antecedent's frame (A_k).
+
+    Gravity enters as the base acceleration λ = g (Kozłowski's λ_n⁺ = g). τ_k = H_k x_k (3.30).
+    """
+    phase = phase or _noop
+    rot = frame_rotations(robot, q, backend)
+    nf = robot.nf
+    parent = robot.derived.parent
+    bias_row, prop_row, upd_row, sprop_row, supd_row = KOZLOWSKI_TABLE_1_ROWS
+    w, wd, vd = [None] * nf, [None] * nf, [None] * nf
+    k = 0
+    for i in range(nf):
+        p = parent[i]
+        P = rot[i][3]
+        phase(bias_row)
+        if p >= 0:
+            w_in = _to_child(rot[i], w[p])
+            centripetal = _cross(w[p], _cross(w[p], P))  # second row of ā (3.31), in R_{a(j)}
+        else:
+            w_in, centripetal = ZERO, ZERO
+        w_j, a_ang, a_lin = w_in, ZERO, ZERO
+        if robot.sigma[i] != 2:
+            a, b = qd[k], qdd[k]
+            k += 1
+            if robot.sigma[i] == 0:
+                w_j = (w_in[0], w_in[1], w_in[2] + a)  # (3.25)
+                a_ang = (w_in[1] * a, -(w_in[0] * a), 0.0)  # ω × h q̇ (3.31)
+            else:
+                a_lin = (2.0 * (w_in[1] * a), -2.0 * (w_in[0] * a), 0.0)  # 2 ω × h q̇ (3.32)
+        w[i] = w_j
+        phase(prop_row)
+        if p >= 0:
+            lin = _add(vd[p], _cross(wd[p], P))  # φᵀ λ (3.10)
+            ang = wd[p]
+        else:
+            lin, ang = (-g[0], -g[1], -g[2]), ZERO
+        phase(upd_row)
+        ang = _to_child(rot[i], ang)
+        lin = _to_child(rot[i], _add(lin, centripetal))
+        ang = _add(ang, a_ang)
+        lin = _add(lin, a_lin)
+        if robot.sigma[i] == 0:
+            ang = (ang[0], ang[1], ang[2] + qdd[k - 1])
+        elif robot.sigma[i] == 1:
+            lin = (lin[0], lin[1], lin[2] + qdd[k - 1])
+        wd[i], vd[i] = ang, lin
+    phase(bias_row)
+    force, moment = [None] * nf, [None] * nf
+    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
+        xx, xy, xz, yy, yz, zz = J6
+        Jw = (xx * w[i][0] + xy * w[i][1] + xz * w[i][2], xy * w[i][0] + yy * w[i][1] + yz * w[i][2],
+              xz * w[i][0] + yz * w[i][1] + zz * w[i][2])
+        force[i] = _cross(w[i], _cross(w[i], MS))  # b̄ (3.33)
+        moment[i] = _cross(w[i], Jw)
+    phase(sprop_row)
+    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
+        xx, xy, xz, yy, yz, zz = J6
+        a = wd[i]
+        Ja = (xx * a[0] + xy * a[1] + xz * a[2], xy * a[0] + yy * a[1] + yz * a[2], xz * a[0] + yz * a[1] + zz * a[2])
+        force[i] = _add(force[i], _scale(M, vd[i]), _cross(a, MS))  # M_k λ_k + b̄_k (3.29)
+        moment[i] = _add(moment[i], Ja, _cross(MS, vd[i]))
+    for i in range(nf - 1, -1, -1):
+        p = parent[i]
+        if p >= 0:
+            phase(supd_row)
+            F = _to_parent(rot[i], force[i])  # (3.9) with the orientation A_k
+            N = _to_parent(rot[i], moment[i])
+            phase(sprop_row)
+            force[p] = _add(force[p], F)  # φ x (3.29)
+            moment[p] = _add(moment[p], N, _cross(rot[i][3], F))
+    return [force[i][2] if robot.sigma[i] == 1 else moment[i][2] for i in robot.joint_frames]  # (3.30)
+
+
+# ---- the customized programs of each formulation ---------------------------------------------------------------
+#: name → (what it computes, its joint inputs); see :func:`recorded_model`.
+MODELS = MappingProxyType({
+    "newton_euler": ("inverse dynamics, Newton–Euler (Khalil & Dombre [9.84]–[9.94], robodyn's recursion)",
+                     ("q", "qd", "qdd")),
+    "gibbs_appell_inverse": ("inverse dynamics, Gibbs–Appell (Mata et al. §4.1)", ("q", "qd", "qdd")),
+    "gibbs_appell_bias": ("bias vector C + G, Gibbs–Appell with q̈ = 0 (Mata et al. §3)", ("q", "qd")),
+    "gibbs_appell_inertia": ("inertia matrix, Gibbs–Appell Hessian (Mata et al. §4.2)", ("q",)),
+    "gibbs_appell_forward": ("forward dynamics, Gibbs–Appell D, bias and Cholesky (Mata et al. Table 3)",
+                             ("q", "qd", "tau")),
+    "crba_inertia": ("inertia matrix, composite rigid bodies (Khalil & Dombre Appendix 8, robodyn's recursion)",
+                     ("q",)),
+    "crba_forward": ("forward dynamics, composite rigid bodies + Newton–Euler bias + Cholesky (§9.7.1)",
+                     ("q", "qd", "tau")),
+    "aba": ("forward dynamics, articulated bodies (Khalil & Dombre §9.7.2, robodyn's recursion)", ("q", "qd", "tau")),
+    "kozlowski_inverse": ("inverse dynamics, spatial operators (Kozłowski (3.24)–(3.33))", ("q", "qd", "qdd")),
+    "kozlowski_forward": ("forward dynamics, Kalman filter + Bryson–Frazier smoother (Kozłowski (3.46)–(3.58), "
+                          "robodyn's recursion)", ("q", "qd", "tau")),
+})
+
+
+def _build(robot, name: str):
+    """build(backend, phase, **inputs) of model ``name`` (rigid body: no rotor inertia, no friction)."""
+    from robodyn.dynamics import recursive
+    from robodyn.dynamics.newton_euler import rnea_components
+
+    g = tuple(float(x) for x in robot.gravity)
+    n = robot.n
+    if name == "newton_euler":
+        return lambda backend, phase, q, qd, qdd: rnea_components(robot, q, qd, qdd, g, backend=backend)
+    if name == "gibbs_appell_inverse":
+        return lambda backend, phase, q, qd, qdd: gibbs_appell_torques(robot, q, qd, qdd, g, backend, phase)
+    if name == "gibbs_appell_bias":
+        return lambda backend, phase, q, qd: gibbs_appell_torques(robot, q, qd, [0.0] * n, g, backend, phase)
+    if name == "gibbs_appell_inertia":
+        return lambda backend, phase, q: [x for row in gibbs_appell_inertia(robot, q, backend, phase) for x in row]
+    if name == "gibbs_appell_forward":
+        return lambda backend, phase, q, qd, tau: gibbs_appell_forward(robot, q, qd, tau, g, backend, phase)
+    if name == "crba_inertia":
+        return lambda backend, phase, q: [x for row in _crba(robot, q, backend) for x in row]
+    if name == "crba_forward":
+        def crba_forward(backend, phase, q, qd, tau):
+            phase("inertia matrix")
+            A = _crba(robot, q, backend)
+            phase("bias vector")
+            bias = rnea_components(robot, q, qd, [0.0] * n, g, backend=backend)
+            phase("Cholesky factorisation and solve")
+            return ldlt_solve(A, [t - c for t, c in zip(tau, bias)])
+        return crba_forward
+    if name == "aba":
+        def aba(backend, phase, q, qd, tau):
+            rot, gam, beta = recursive._first_forward(robot, q, qd, None, backend)
+            H, Ja, _, beta_star = recursive._backward(robot, tau, rot, gam, beta)
+            return recursive._second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
+        return aba
+    if name == "kozlowski_inverse":
+        return lambda backend, phase, q, qd, qdd: kozlowski_torques(robot, q, qd, qdd, g, backend, phase)
+    if name == "kozlowski_forward":
+        return lambda backend, phase, q, qd, tau: kozlowski_forward(robot, q, qd, tau, g, backend, phase)
+    raise InputError(f"model = {name!r}; choose one of {', '.join(MODELS)}")
+
+
+def _crba(robot, q, backend):
+    from robodyn.dynamics.composite import inertia_entries
+
+    A = [[0.0] * robot.n for _ in range(robot.n)]
+    for (i, j), value in inertia_entries(robot, q, backend):
+        A[i][j] = A[j][i] = value
+    return A
+
+
+def recorded_model(robot, name: str):
+    """The customized straight-line program of model ``name`` (a key of :data:`MODELS`) for ``robot``.
+
+    The robot's rotor inertias and friction are ignored (the published counts have neither): the program
+    computes the rigid-body model. Returns a :class:`robodyn.symbolic.recorded.Program`; its ``count()`` gives
+    the operations, ``count_by_phase()`` the operations per recursion, ``evaluate(q=..., ...)`` the values.
+    """
+    from robodyn._arrays import check_robot
+    from robodyn.symbolic.recorded import record
+
+    check_robot(robot)
+    if name not in MODELS:
+        raise InputError(f"model = {name!r}; choose one of {', '.join(MODELS)}")
+    rigid = robot.replace(Ia=None, Fc=None, Fv=None, Foff=None, Fst=None)
+    return record(_build(rigid, name), {k: robot.n for k in MODELS[name][1]})
+
+
+# ---- Kozłowski (3.46)–(3.58): Kalman filter and Bryson–Frazier smoother -----------------------------------------
+#: The rows of Kozłowski's Table 2, as :func:`kozlowski_forward` announces them to ``phase``.
+KOZLOWSKI_TABLE_2_ROWS = ("b_k, n_k (3.7), (3.14)", "state propagation (3.47)", "inertia propagation (3.48)",
+                     "Kalman gain (3.50)", "innovations (3.51)", "residuals (3.53)", "state update (3.52)",
+                     "inertia update (3.54)", "costate propagation (3.56)", "joint acceleration (3.57)",
+                     "costate update (3.58)")
+
+
+def _sym_get(P, r, c):
+    return P.get((r, c) if r <= c else (c, r), 0.0)
+
+
+def _planar_general(B, x, y, z, ss, cs, c, s):
+    """R B Rᵀ of a general 3x3 B (dict {(row, col): value}) for the planar rotation (c, s) in the plane (x, y):
+    in the plane the skew part and the trace are invariant, so with d = B_xx − B_yy, e = B_xy + B_yx:
+    m = s² d + cs e, t = cs d − s² e, B'_xx = B_xx − m, B'_yy = B_yy + m, B'_xy = B_xy + t, B'_yx = B_yx + t;
+    (B_xz, B_yz) and (B_zx, B_zy) rotate as vectors; B_zz is unchanged (12 products, against 24)."""
+    g = B.get
+    d = g((x, x), 0.0) - g((y, y), 0.0)
+    e = g((x, y), 0.0) + g((y, x), 0.0)
+    m = ss * d + cs * e
+    t = cs * d - ss * e
+    out = dict(B)
+    out[(x, x)] = g((x, x), 0.0) - m
+    out[(y, y)] = g((y, y), 0.0) + m
+    out[(x, y)] = g((x, y), 0.0) + t
+    out[(y, x)] = g((y, x), 0.0) + t
+    a, b = g((x, z), 0.0), g((y, z), 0.0)
+    out[(x, z)], out[(y, z)] = c * a - s * b, s * a + c * b
+    a, b = g((z, x), 0.0), g((z, y), 0.0)
+    out[(z, x)], out[(z, y)] = c * a - s * b, s * a + c * b
+    return out
+
+
+def _rotate_inertia(rot, P):
+    """diag(R, R) P diag(R, R)ᵀ of a symmetric 6x6 P (dict {(r, c): value}, r ≤ c; 0–2 angular, 3–5 linear),
+    R = ^{a}A_j = Rot(z, γ) Rot(x, α) Rot(z, θ + q): each block one planar rotation at a time (the symmetric
+    blocks by :func:`_planar`, the coupling block by :func:`_planar_general`)."""
+    C, c, s, _ = rot
+    blocks = []
+    for off in (0, 3):
+        blocks.append({(a, b): _sym_get(P, a + off, b + off) for a, b in _KEYS})
+    coupling = {(a, b): _sym_get(P, a, b + 3) for a in range(3) for b in range(3)}
+    ss, cs = s * s, c * s
+    S2, C2 = opaque(2.0 * cs), opaque(1.0 - 2.0 * ss)
+    planes = [((0, 1, 2), (ss, cs, S2, C2, c, s))]
+    general = None
+    if C[0] == (1.0, 0.0, 0.0):  # C = Rot(x, α): one more planar rotation, constant coefficients
+        ca, sa = C[1][1], C[2][1]
+        planes.append(((1, 2, 0), (sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)))
+    else:  # a tree's Rot(z, γ) Rot(x, α): applied as a constant matrix
+        general = C
+    for (x, y, z), (pss, pcs, pS2, pC2, pc, ps) in planes:
+        blocks = [_planar(b, x, y, z, pss, pcs, pS2, pC2, pc, ps) for b in blocks]
+        coupling = _planar_general(coupling, x, y, z, pss, pcs, pc, ps)
+    if general is not None:
+        def conj(get):
+            M = [[get(a, b) for b in range(3)] for a in range(3)]
+            cols = [vmat(general, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
+            CM = [[cols[k][r] for k in range(3)] for r in range(3)]
+            return [vmat(general, CM[r]) for r in range(3)]
+
+        blocks = [(lambda R: {(a, b): R[a][b] for a, b in _KEYS})(conj(lambda a, b, B=blk: B[(min(a, b), max(a, b))]))
+                  for blk in blocks]
+        R = conj(lambda a, b: coupling[(a, b)])
+        coupling = {(a, b): R[a][b] for a in range(3) for b in range(3)}
+    out = {}
+    for off, blk in zip((0, 3), blocks):
+        for (a, b), v in blk.items():
+            out[(a + off, b + off)] = v
+    for (a, b), v in coupling.items():
+        out[(a, b + 3)] = v
+    return out
+
+
+def _translate_inertia(P, l):
+    """φ P φᵀ with φ = [[1, l̂], [0, 1]] (Kozłowski's transition matrix, l = ^{a}P_j constant):
+    P'_al = P_al + l̂ P_ll, P'_aa = P_aa + l̂ P_la + P'_al l̂ᵀ, P'_ll = P_ll."""
+    def hat_times(rowfun):  # (l̂ M)_rc = l_{r+1} M_{r+2, c} − l_{r+2} M_{r+1, c}
+        return {(r, cc): l[(r + 1) % 3] * rowfun((r + 2) % 3, cc) - l[(r + 2) % 3] * rowfun((r + 1) % 3, cc)
+                for r in range(3) for cc in range(3)}
+
+    Pll = lambda a, b: _sym_get(P, a + 3, b + 3)  # noqa: E731
+    Pla = lambda a, b: _sym_get(P, b, a + 3)  # noqa: E731  (P_la = P_alᵀ)
+    Y = hat_times(Pll)
+    Y = {(r, cc): _sym_get(P, r, cc + 3) + v for (r, cc), v in Y.items()}  # P'_al
+    lP = hat_times(Pla)
+    out = dict(P)
+    for r in range(3):
+        for cc in range(3):
+            out[(r, cc + 3)] = Y[(r, cc)]
+    for a, b in _KEYS:
+        # (Y l̂ᵀ)_ab = −(Y l̂)_ab = Y_{a, b+2} l_{b+1} − Y_{a, b+1} l_{b+2}
+        Yl = Y[(a, (b + 2) % 3)] * l[(b + 1) % 3] - Y[(a, (b + 1) % 3)] * l[(b + 2) % 3]
+        out[(a, b)] = _sym_get(P, a, b) + lP[(a, b)] + Yl
+    return out
+
+
+def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
+    """q̈ by Kozłowski's Kalman filter (3.46)–(3.54) and Bryson–Frazier smoother (3.55)–(3.58), in robodyn's frames
+    (links from the base; the filter runs tip to base), each step announced to ``phase`` with its row of Kozłowski's
+    Table 2.  ``tau`` is the rigid-body torque (no rotor inertia, no friction).
+
+    Spatial quantities of frame j are kept in R_j about O_j, [angular; linear] as Kozłowski writes them.  The bias
+    terms are those of (3.31)–(3.33) (ā_k, b̄_k: no linear velocity needed; Kozłowski proves them equivalent to
+    n_k, b_k), ā_k split into its part in R_j (ω × h q̇) and the centripetal ω × (ω × l) turned into R_j.  The
+    inertia update P⁺ = P⁻ − G Hᵀ P⁻ has the joint axis' row and column exactly zero (H P⁺ = 0), the state update
+    z⁺ has τ on the axis, and the orientation A_k and the transition φ are applied to P⁺ block by block, one planar
+    rotation at a time.
+    """
+    phase = phase or _noop
+    rot = frame_rotations(robot, q, backend)
+    nf = robot.nf
+    parent = robot.derived.parent
+    T2 = dict(zip(("bias", "sprop", "iprop", "gain", "innov", "resid", "supd", "iupd", "cprop", "qdd", "cupd"),
+                  KOZLOWSKI_TABLE_2_ROWS))
+    phase(T2["bias"])
+    w, abar, bbar, ax = [None] * nf, [None] * nf, [None] * nf, [None] * nf
+    joint = {int(f): k for k, f in enumerate(robot.joint_frames)}
+    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
+        p = parent[i]
+        a = qd[joint[i]] if i in joint else 0.0
+        if p >= 0:
+            w_in = _to_child(rot[i], w[p])
+            lin = _to_child(rot[i], _cross(w[p], _cross(w[p], rot[i][3])))
+        else:
+            w_in, lin = ZERO, ZERO
+        if robot.sigma[i] == 0:
+            w[i] = (w_in[0], w_in[1], w_in[2] + a)
+            ang = (w_in[1] * a, -(w_in[0] * a), 0.0)
+            ax[i] = 2
+        else:
+            w[i] = w_in
+            ang = ZERO
+            if robot.sigma[i] == 1:
+                lin = (lin[0] + 2.0 * (w_in[1] * a), lin[1] - 2.0 * (w_in[0] * a), lin[2])
+                ax[i] = 5
+        abar[i] = ang + lin
+        xx, xy, xz, yy, yz, zz = J6
+        wj = w[i]
+        Jw = (xx * wj[0] + xy * wj[1] + xz * wj[2], xy * wj[0] + yy * wj[1] + yz * wj[2],
+              xz * wj[0] + yz * wj[1] + zz * wj[2])
+        bbar[i] = _cross(wj, Jw) + _cross(wj, _cross(wj, MS))
+    # M_k = [[I, m p̂], [−m p̂, m 1]] about O_k, [angular; linear]: constants
+    z = [list(b) for b in bbar]
+    P = []
+    for J6, MS, M in robot.derived.links_six:
+        Pk = {(a + 0, b + 0): v for (a, b), v in zip(_KEYS, J6)}
+        msx = ((0.0, -MS[2], MS[1]), (MS[2], 0.0, -MS[0]), (-MS[1], MS[0], 0.0))
+        for a in range(3):
+            for b in range(3):
+                Pk[(a, b + 3)] = msx[a][b]
+        for a, b in _KEYS:
+            Pk[(a + 3, b + 3)] = M if a == b else 0.0
+        P.append(Pk)
+    G, e_plus = [None] * nf, [None] * nf
+    for i in range(nf - 1, -1, -1):
+        k = ax[i]
+        Pi = P[i]
+        if k is None:  # a fixed frame: no joint, P⁺ = P⁻, z⁺ = z⁻ + P⁻ ā
+            Pp, zp = Pi, z[i]
+        else:
+            PH = [_sym_get(Pi, r, k) for r in range(6)]
+            D = PH[k]  # (3.49)
+            phase(T2["gain"])
+            G[i] = [1.0 if r == k else PH[r] / D for r in range(6)]  # (3.50)
+            phase(T2["innov"])
+            e = tau[joint[i]] - z[i][k]  # (3.51)
+            phase(T2["resid"])
+            e_plus[i] = e / D  # (3.53)
+            phase(T2["iupd"])
+            Pp = {}
+            for (r, c) in Pi:
+                Pp[(r, c)] = 0.0 if (r == k or c == k) else Pi[(r, c)] - G[i][r] * PH[c]  # (3.54), H P⁺ = 0
+            phase(T2["supd"])
+            zp = [tau[joint[i]] if r == k else z[i][r] + G[i][r] * e for r in range(6)]
+        phase(T2["supd"])
+        Pn = [sum((_sym_get(Pp, r, c) * abar[i][c] for c in range(6)), 0.0) for r in range(6)]
+        zp = [zp[r] + Pn[r] for r in range(6)]  # (3.52), before the orientation A_k
+        p = parent[i]
+        if p >= 0:
+            T, F = _to_parent(rot[i], zp[:3]), _to_parent(rot[i], zp[3:])  # (3.52): A_k
+            phase(T2["sprop"])
+            T = _add(T, _cross(rot[i][3], F))  # (3.47): φ z⁺
+            z[p] = [a + b for a, b in zip(z[p], T + F)]
+            phase(T2["iupd"])
+            Pr = _rotate_inertia(rot[i], Pp)  # (3.54): A_k P⁺ A_k⁻¹
+            phase(T2["iprop"])
+            Pt = _translate_inertia(Pr, rot[i][3])  # (3.48): φ P⁺ φᵀ + M
+            P[p] = {key: P[p][key] + _sym_get(Pt, *key) for key in P[p]}
+    qdd = [None] * nf
+    lam = [None] * nf
+    for i in range(nf):
+        p = parent[i]
+        phase(T2["cprop"])
+        if p >= 0:
+            wd_p, vd_p = lam[p][:3], lam[p][3:]
+            vd_p = _add(vd_p, _cross(wd_p, rot[i][3]))  # (3.56): φᵀ λ
+        else:
+            wd_p, vd_p = ZERO, (-g[0], -g[1], -g[2])  # λ_{n+1} = g (3.55)
+        phase(T2["cupd"])
+        lam_i = list(_to_child(rot[i], wd_p) + _to_child(rot[i], vd_p))  # (3.58): A⁻¹ λ⁺
+        lam_i = [a + b for a, b in zip(lam_i, abar[i])]  # + n
+        k = ax[i]
+        if k is not None:
+            phase(T2["qdd"])
+            qdd[i] = e_plus[i] - sum((G[i][r] * lam_i[r] for r in range(6)), 0.0)  # (3.57), G_k = 1
+            phase(T2["cupd"])
+            lam_i[k] = lam_i[k] + qdd[i]  # (3.58): + Hᵀ q̈
+        lam[i] = lam_i
+    return [qdd[i] for i in robot.joint_frames]

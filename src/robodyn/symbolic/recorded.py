@@ -1,0 +1,358 @@
+"""Customized straight-line programs recorded from robodyn's own recursions (SYMORO's rules on a light scalar).
+
+Khalil & Dombre's customizing method (§9.6.2) expands a recursion into scalar assignments, folds the products by
+0 and ±1, evaluates the constants of the robot off-line, shares every repeated expression and drops what does not
+reach the outputs.  Here the *same* component recursions that robodyn runs on floats (Gibbs–Appell of Mata et al.,
+Kozłowski's spatial operators and Kalman filter, the articulated bodies, the composite links, Newton–Euler; each
+takes a :class:`~robodyn.spatial.ScalarBackend`) run once on :class:`Rec` scalars.  A :class:`Rec` is a node of a
+:class:`Graph` times a sign; arithmetic on it creates nodes with these rules:
+
+* a robot constant is a Python float: an operation between constants is done at once (off-line, not counted);
+* x·0 = 0, x·(±1) = ±x, x + 0 = x; negation is free (the sign travels with the value);
+* c₁(c₂ x) = (c₁c₂) x, (c₁ x)(c₂ y) = (c₁c₂)(x y) and c₁ x + c₂ x = (c₁ + c₂) x: constant coefficients merge
+  (their products and sums are constants of the robot);
+* x − x = 0, x / x = 1, and x + y, y + x, −(y − x) are one node (commutative, sign-normalised keys): every
+  repeated expression is one node (hash-consing); constants within 1e-12 of 0 or ±1 are 0 or ±1;
+* only the nodes that reach the outputs are counted (the backward scan of §9.6.2).
+
+The count uses robodyn's one definition (docs/symbolic.md, "Operation counts"): ``mul`` = multiplications and
+divisions, ``add`` = additions and subtractions, sine and cosine apart, negation free.  Each node records its
+value at the state it was traced with, so comparisons in the recursions (pivot tests) take their branch; the
+program is then evaluated at any state (:meth:`Program.evaluate`) to check it against the numeric functions.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn.spatial import ScalarBackend
+
+#: Node operations and their cost kind ("mul", "add", "sin", "cos", "sqrt", "other" or None: free).
+_COST = MappingProxyType({"in": None, "mul": "mul", "cmul": "mul", "div": "mul", "rdiv": "mul", "add": "add", "addc": "add",
+         "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other", "abs": None, "sign": None})
+
+
+class Graph:
+    """The nodes of one recording: ``ops[k]`` = (operation, arguments), ``vals[k]`` its value at the traced state."""
+
+    def __init__(self) -> None:
+        self.ops: list[tuple] = []
+        self.vals: list[float] = []
+        self._index: dict[tuple, int] = {}
+        self.inputs: dict[str, list[int]] = {}
+        self.phases: list[str] = []  # the phase in which each node was first made
+        self.phase = ""
+
+    def set_phase(self, name: str) -> None:
+        """Attribute the nodes made from now on to ``name`` (a row of a published per-recursion table)."""
+        self.phase = name
+
+    def node(self, op: tuple, value: float) -> int:
+        # A constant in a key is rounded to 12 significant digits: equal constants of the robot reached by
+        # different off-line arithmetic (a b c as (a b) c or a (b c)) differ in their last bits, and must still
+        # share one node (else a count would depend on the rounding of random values).
+        key = tuple(float(f"{x:.12g}") if type(x) is float else x for x in op)
+        k = self._index.get(key)
+        if k is None:
+            k = self._index[key] = len(self.ops)
+            self.ops.append(op)
+            self.vals.append(value)
+            self.phases.append(self.phase)
+        return k
+
+    def input(self, name: str, values) -> list["Rec"]:
+        """Input scalars ``name[0..]`` with the given trace values."""
+        ids = [self.node(("in", f"{name}{k}"), float(v)) for k, v in enumerate(values)]
+        self.inputs[name] = ids
+        return [Rec(self, k, 1) for k in ids]
+
+
+def _const(x) -> bool:
+    return isinstance(x, numbers.Number) and not isinstance(x, Rec)
+
+
+#: Constants within this of 0 or ±1 are exactly 0 or ±1: structural zeros and ones that the off-line constant
+#: arithmetic leaves inexact by round-off (e.g. cos²α + sin²α − 1 when coefficients merge), as in the counter of
+#: robodyn.analysis.traced.  Without it a count would depend on the random values of a counting robot.
+_CONST_TOL = 1e-12
+
+
+def _snap(c: float) -> float:
+    c = float(c)
+    if abs(c) < _CONST_TOL:
+        return 0.0
+    if abs(abs(c) - 1.0) < _CONST_TOL:
+        return 1.0 if c > 0 else -1.0
+    return c
+
+
+class Rec:
+    """sign × node ``k`` of ``graph``: a recording scalar (see the module docstring for the rules)."""
+
+    __slots__ = ("g", "k", "s")
+
+    def __init__(self, g: Graph, k: int, s: int) -> None:
+        self.g, self.k, self.s = g, k, s
+
+    # --- helpers ---------------------------------------------------------------------------------------------
+    @property
+    def v(self) -> float:
+        return self.s * self.g.vals[self.k]
+
+    def _op(self):
+        return self.g.ops[self.k]
+
+    def _coef(self):
+        """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple)."""
+        op = self._op()
+        if op[0] == "cmul":
+            return self.s * op[1], op[2]
+        return float(self.s), self.k
+
+    def _make(self, coef: float, k: int):
+        """coef · node k as a Rec (or a constant for coef = 0)."""
+        coef = _snap(coef)
+        if coef == 0.0:
+            return 0.0
+        if abs(coef) == 1.0:
+            return Rec(self.g, k, 1 if coef > 0 else -1)
+        sign = 1 if coef > 0 else -1
+        c = abs(float(coef))
+        return Rec(self.g, self.g.node(("cmul", c, k), c * self.g.vals[k]), sign)
+
+    # --- arithmetic ------------------------------------------------------------------------------------------
+    def __neg__(self):
+        return Rec(self.g, self.k, -self.s)
+
+    def __pos__(self):
+        return self
+
+    def __add__(self, o):
+        if _const(o):
+            if _snap(o) == 0.0:
+                return self
+            # (s x) + c = s (x + s c)
+            c = float(o) * self.s
+            return Rec(self.g, self.g.node(("addc", c, self.k), self.g.vals[self.k] + c), self.s)
+        if not isinstance(o, Rec):
+            return NotImplemented
+        ca, a = self._coef()
+        cb, b = o._coef()
+        if a == b:  # c₁ x + c₂ x = (c₁ + c₂) x
+            return self._make(ca + cb, a)
+        (s1, x), (s2, y) = sorted(((self.s, self.k), (o.s, o.k)), key=lambda t: t[1])
+        # s1 x + s2 y = s1 (x + s1 s2 y)
+        rel = s1 * s2
+        k = self.g.node(("add", x, rel, y), self.g.vals[x] + rel * self.g.vals[y])
+        return Rec(self.g, k, s1)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self + (-o)
+
+    def __rsub__(self, o):
+        return (-self) + o
+
+    def __mul__(self, o):
+        if _const(o):
+            ca, a = self._coef()
+            return self._make(ca * float(o), a)
+        if not isinstance(o, Rec):
+            return NotImplemented
+        ca, a = self._coef()
+        cb, b = o._coef()
+        x, y = sorted((a, b))
+        k = self.g.node(("mul", x, y), self.g.vals[x] * self.g.vals[y])
+        return Rec(self.g, k, 1)._make_scaled(ca * cb)
+
+    __rmul__ = __mul__
+
+    def _make_scaled(self, coef: float):
+        return self._make(coef, self.k) if self.s == 1 else self._make(-coef, self.k)
+
+    def __truediv__(self, o):
+        if _const(o):
+            return self * (1.0 / float(o))
+        if not isinstance(o, Rec):
+            return NotImplemented
+        ca, a = self._coef()
+        cb, b = o._coef()
+        if a == b:  # (c₁ x) / (c₂ x) = c₁ / c₂
+            return _snap(ca / cb)
+        k = self.g.node(("div", a, b), self.g.vals[a] / self.g.vals[b])
+        return Rec(self.g, k, 1)._make_scaled(ca / cb)
+
+    def __rtruediv__(self, o):
+        if not _const(o):
+            return NotImplemented
+        if o == 0:
+            return 0.0
+        cb, b = self._coef()
+        k = self.g.node(("rdiv", b), 1.0 / self.g.vals[b])
+        return Rec(self.g, k, 1)._make_scaled(float(o) / cb)
+
+    def __pow__(self, p):
+        if p == 2:
+            return self * self
+        raise TypeError(f"Rec ** {p!r}: only squares are recorded")
+
+    def _fn(self, name: str, fn):
+        return Rec(self.g, self.g.node((name, self.k), fn(self.g.vals[self.k])), 1)
+
+    def __abs__(self):
+        return self._fn("abs", abs)
+
+    # --- comparisons use the traced value (the branch a recursion takes at that state) -------------------
+    def __gt__(self, o):
+        return self.v > float(o)
+
+    def __ge__(self, o):
+        return self.v >= float(o)
+
+    def __lt__(self, o):
+        return self.v < float(o)
+
+    def __le__(self, o):
+        return self.v <= float(o)
+
+    __hash__ = None
+
+
+def opaque(x):
+    """``x`` as a variable of its own (SYMORO's named intermediate, e.g. S2 = 2 S C): later products use it as it
+    is instead of merging its constant factor into theirs.  Free; a float passes unchanged."""
+    if not isinstance(x, Rec):
+        return x
+    return Rec(x.g, x.g.node(("let", x.k, x.s), x.v), 1)
+
+
+def _unary(name: str, fn, parity: int):
+    """The backend function ``name``: ``fn`` of a float; on a Rec a node (cos even, sin and sign odd: the sign of
+    the argument travels; any other function of −x takes −x as a value of its own)."""
+    def f(x):
+        if not isinstance(x, Rec):
+            return fn(x)
+        if x.s == -1 and parity == 0:
+            x = opaque(x)
+        r = Rec(x.g, x.g.node((name, x.k), fn(x.g.vals[x.k])), 1)
+        return -r if (x.s == -1 and parity == -1) else r
+
+    return f
+
+
+def recording_backend() -> ScalarBackend:
+    """A :class:`ScalarBackend` whose functions record on :class:`Rec` scalars (floats pass to ``math``)."""
+    return ScalarBackend("recording-symbolic", _unary("cos", math.cos, 1), _unary("sin", math.sin, -1),
+                         _unary("exp", math.exp, 0), _unary("sign", lambda v: float(np.sign(v)), -1))
+
+
+@dataclass
+class Program:
+    """A recorded straight-line program: the graph, the output scalars and what is counted.
+
+    Attributes
+    ----------
+    graph : Graph
+    outputs : list of Rec or float — the outputs, row-major.
+    """
+
+    graph: Graph
+    outputs: list
+
+    def reachable(self) -> list[int]:
+        """Nodes the outputs need, in evaluation order (backward scan, Khalil & Dombre §9.6.2)."""
+        need = set()
+        stack = [o.k for o in self.outputs if isinstance(o, Rec)]
+        while stack:
+            k = stack.pop()
+            if k in need:
+                continue
+            need.add(k)
+            stack.extend(_args(self.graph.ops[k]))
+        return sorted(need)
+
+    def count(self) -> dict:
+        """{"mul", "add", "sin", "cos", "sqrt", "other", "div"}: operations of the nodes that reach the outputs
+        (``mul`` includes the divisions, ``div`` counts them alone)."""
+        return _tally(self.graph, self.reachable())
+
+    def count_by_phase(self) -> dict:
+        """{phase: count dict} over the nodes that reach the outputs (a node counts in the phase that made it)."""
+        by_phase: dict = {}
+        for k in self.reachable():
+            by_phase.setdefault(self.graph.phases[k], []).append(k)
+        return {name: _tally(self.graph, ks) for name, ks in by_phase.items()}
+
+    def evaluate(self, **inputs) -> np.ndarray:
+        """The outputs at other input values: each input name maps to an array (..., size) (broadcast); returns
+        (..., n_outputs)."""
+        vals: dict[int, np.ndarray] = {}
+        for name, ids in self.graph.inputs.items():
+            a = np.asarray(inputs[name], dtype=float)
+            for j, k in enumerate(ids):
+                vals[k] = a[..., j]
+        for k in self.reachable():
+            op = self.graph.ops[k]
+            kind = op[0]
+            if kind == "in":
+                continue
+            if kind == "mul":
+                vals[k] = vals[op[1]] * vals[op[2]]
+            elif kind == "cmul":
+                vals[k] = op[1] * vals[op[2]]
+            elif kind == "add":
+                vals[k] = vals[op[1]] + op[2] * vals[op[3]]
+            elif kind == "addc":
+                vals[k] = vals[op[2]] + op[1]
+            elif kind == "div":
+                vals[k] = vals[op[1]] / vals[op[2]]
+            elif kind == "let":
+                vals[k] = op[2] * vals[op[1]]
+            elif kind == "rdiv":
+                vals[k] = 1.0 / vals[op[1]]
+            else:
+                vals[k] = getattr(np, kind)(vals[op[1]])
+        shape = np.broadcast_shapes(*(np.shape(np.asarray(v))[:-1] for v in inputs.values()))
+        cols = [np.broadcast_to(o.s * vals[o.k] if isinstance(o, Rec) else float(o), shape) for o in self.outputs]
+        return np.stack(cols, axis=-1)
+
+
+def _tally(graph: Graph, nodes) -> dict:
+    out = dict.fromkeys(("mul", "add", "sin", "cos", "sqrt", "other", "div"), 0)
+    for k in nodes:
+        op = graph.ops[k][0]
+        kind = _COST[op]
+        if kind is not None:
+            out[kind] += 1
+            out["div"] += op in ("div", "rdiv")
+    return out
+
+
+def _args(op: tuple) -> list[int]:
+    kind = op[0]
+    if kind == "in":
+        return []
+    if kind == "mul" or kind == "div":
+        return [op[1], op[2]]
+    if kind == "cmul" or kind == "addc":
+        return [op[2]]
+    if kind == "add":
+        return [op[1], op[3]]
+    return [op[1]]
+
+
+def record(build, sizes: dict, seed: int = 0) -> Program:
+    """Run ``build(backend, phase, **inputs)`` once on :class:`Rec` inputs (``sizes``: name → count, traced at
+    random values from ``seed``; ``phase(name)`` attributes what follows to a named recursion) and return the
+    :class:`Program` of its outputs."""
+    g = Graph()
+    rng = np.random.default_rng(seed)
+    inputs = {name: g.input(name, rng.uniform(-1.5, 1.5, size)) for name, size in sizes.items()}
+    outputs = build(recording_backend(), g.set_phase, **inputs)
+    return Program(g, [o if isinstance(o, Rec) else float(o) for o in outputs])
