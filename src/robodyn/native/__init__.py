@@ -280,8 +280,8 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     W = None if W is None else _flat(W, (nf, 6))
     # the regressor's C writes only its non-zero blocks: np.zeros gives fresh zero pages at no cost
     out = (np.zeros if kind == "regressor" else np.empty)((count,) + tail)
-    status = module.batch(_capsule(robot, module), code, min(thread_count(threads), 4096), friction and not stribeck, *ins, g,
-                          W, out)
+    threads = min(thread_count(threads), 4096)  # a C int; more threads than states gain nothing
+    status = module.batch(_capsule(robot, module), code, threads, friction and not stribeck, *ins, g, W, out)
     if status == -1:
         raise RuntimeError(f"robodyn generic kernels: inconsistent buffers for {kind}")  # a bug, not an input error
     if status == -3:

@@ -416,14 +416,14 @@ RD_INLINE void inertia_to_parent(const real *I, const real *R, const real *p, re
     mat_mul(R, A, T); mat_mul_t(T, R, A);
     mat_mul(R, B, T); mat_mul_t(T, R, B);
     mat_mul(R, C, T); mat_mul_t(T, R, C);
-    /* p̂ M for a 3x3 M: row r of p̂ is (p × e_r)... written out: (p̂ M)_rc = p_{r+1} M_{r+2,c} - p_{r+2} M_{r+1,c} */
+    /* (p̂ M)_rc = p_{r+1} M_{r+2,c} - p_{r+2} M_{r+1,c} (indices mod 3); (M p̂)_r = M_r × p for row M_r */
     real PC[9], BP[9], PBt[9], PCP[9];
     for (int c = 0; c < 3; c++) {
         PC[c] = p[1] * C[6 + c] - p[2] * C[3 + c];
         PC[3 + c] = p[2] * C[c] - p[0] * C[6 + c];
         PC[6 + c] = p[0] * C[3 + c] - p[1] * C[c];
     }
-    for (int r = 0; r < 3; r++) {   /* (M p̂)_rc = (p̂ᵀ Mᵀ)ᵀ: row r of M crossed with p: (M p̂)_r = M_r × p */
+    for (int r = 0; r < 3; r++) {
         const real *Br = B + 3 * r, *Pr = PC + 3 * r;
         BP[3 * r] = Br[1] * p[2] - Br[2] * p[1]; BP[3 * r + 1] = Br[2] * p[0] - Br[0] * p[2];
         BP[3 * r + 2] = Br[0] * p[1] - Br[1] * p[0];
@@ -568,7 +568,8 @@ RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
  * Link i's wrench is [F; N] = Φ_i K_i ([9.88]-[9.89]); the block of joint k and link i (i in the subtree of k)
  * is s_ki^T Φ_i with s_ki = [v; ω], the motion of O_i in R_i for a unit velocity of joint k.  Only the
  * non-zero blocks are written: the caller gives `out` filled with zeros (fresh zero pages cost no pass here). */
-static long regressor_work(const rd_model *m) { return 87 * (long)m->nf + 15 * (long)m->nf + 3 * (long)m->n + 3 + m->nf; }
+/* R p w wd Vd (21 nf), Phi (60 nf), s (6 nf), Q QD QDD (3 n), G (3), `inside` (nf bytes) */
+static long regressor_work(const rd_model *m) { return 88 * (long)m->nf + 3 * (long)m->n + 3; }
 RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
