@@ -265,11 +265,10 @@ def test_kernel_source_compiles_without_warnings(tmp_path):
     import shutil
     import subprocess
     import sysconfig
-    from importlib import resources
 
     cc = shutil.which("cc") or shutil.which("gcc")
     src = tmp_path / "kernels.c"
-    src.write_text(resources.files("robodyn.native").joinpath("kernels.c").read_text())
+    src.write_text(native._source())  # the text the build compiles: kernels.c with parallel.h written in
     for extra in ([], ["-DRD_THREADS", "-pthread"]):
         proc = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", *extra,
                                "-I" + sysconfig.get_paths()["include"], str(src)],

@@ -48,8 +48,19 @@ MIN_BATCH = 128
 _KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor")
 
 
+def _text(name: str) -> str:
+    return resources.files("robodyn.native").joinpath(name).read_text(encoding="utf-8")
+
+
+def parallel_source() -> str:
+    """The C thread driver ``rd_parallel`` (``parallel.h``), shared by these kernels and every rd.compile
+    library; needs ``<stdlib.h>``, and ``<pthread.h>`` with ``RD_THREADS`` defined for threads."""
+    return _text("parallel.h")
+
+
 def _source() -> str:
-    return resources.files("robodyn.native").joinpath("kernels.c").read_text(encoding="utf-8")
+    """kernels.c with its ``#include "parallel.h"`` written out, so that the build and its cache key see one text."""
+    return _text("kernels.c").replace('#include "parallel.h"\n', parallel_source(), 1)
 
 
 #: Name of the loaded library in ``sys.modules``: it carries the hash of the source, so an edited source is a

@@ -667,139 +667,33 @@ static long rd_work(int kind, const rd_model *m) {
     }
 }
 
-/* Threads (POSIX threads, -DRD_THREADS): the caller and threads-1 helper threads take chunks of blocks from an
- * atomic counter until none is left; the caller returns once every block is computed.  Helpers are detached and
- * share a reference-counted record with the caller, so a helper that the system starts late, when the others
- * have taken every block, touches only that record: the call never waits for a thread that has no work, and no
- * thread outlives its work by spinning.  Each state is computed by the same instructions whichever thread and
- * block take it, so results are identical bit for bit for any thread count. */
-typedef struct {
-    const rd_job *job;
-    rd_block block;
-    size_t bytes;
-    long blocks, next, chunk, done;
-    int singular, nonfinite, nomem, refs;
-#ifdef RD_THREADS
-    pthread_mutex_t lock;
-    pthread_cond_t finished;
-#endif
-} rd_shared;
+#include "parallel.h"
 
-static void rd_take_blocks(rd_shared *sh) {
-    char *raw = NULL;
-    real *work = NULL;
-    int singular = 0, nonfinite = 0, nomem = 0;
-    long done = 0;
-    for (;;) {
-        long b0 = __atomic_fetch_add(&sh->next, sh->chunk, __ATOMIC_RELAXED);
-        if (b0 >= sh->blocks) break;
-        long b1 = b0 + sh->chunk < sh->blocks ? b0 + sh->chunk : sh->blocks;
-        if (!work && !nomem) {
-            raw = malloc(sh->bytes + 32);   /* aligned below for the vector type: 32 bytes */
-            work = raw ? (real *)(((size_t)raw + 31) & ~(size_t)31) : NULL;
-            nomem = raw == NULL;
-        }
-        for (long b = b0; b < b1 && work; b++) {
-            int code = sh->block(sh->job, b * RD_LANES, work);
-            if (code == RD_NONFINITE) nonfinite = 1;
-            else if (code > 0 && (!singular || code < singular)) singular = code;
-        }
-        done += b1 - b0;
-    }
+/* Blocks [b0, b1) of one kind with one work buffer: the first problem met, in rd_parallel's order (a singular
+ * joint k + 1, then RD_NOMEM, then RD_NONFINITE). */
+typedef struct { const rd_job *job; rd_block block; size_t bytes; } rd_task;
+static long rd_task_blocks(void *arg, long b0, long b1) {
+    const rd_task *task = (const rd_task *)arg;
+    char *raw = malloc(task->bytes + 32);   /* aligned below for the vector type: 32 bytes */
+    if (!raw) return RD_NOMEM;
+    real *work = (real *)(((size_t)raw + 31) & ~(size_t)31);
+    long code = 0;
+    for (long b = b0; b < b1; b++) code = rd_first_code(code, task->block(task->job, b * RD_LANES, work));
     free(raw);
-#ifdef RD_THREADS
-    if (sh->chunk < sh->blocks) pthread_mutex_lock(&sh->lock);   /* several takers: the record is shared */
-#endif
-    sh->done += done;
-    sh->nonfinite |= nonfinite;
-    sh->nomem |= nomem;
-    if (singular && (!sh->singular || singular < sh->singular)) sh->singular = singular;
-#ifdef RD_THREADS
-    if (sh->chunk < sh->blocks) {
-        if (sh->done == sh->blocks) pthread_cond_broadcast(&sh->finished);
-        pthread_mutex_unlock(&sh->lock);
-    }
-#endif
+    return code;
 }
-
-#ifdef RD_THREADS
-static void rd_release(rd_shared *sh) {
-    pthread_mutex_lock(&sh->lock);
-    int last = --sh->refs == 0;
-    pthread_mutex_unlock(&sh->lock);
-    if (last) {
-        pthread_mutex_destroy(&sh->lock);
-        pthread_cond_destroy(&sh->finished);
-        free(sh);
-    }
-}
-static void *rd_helper(void *arg) {
-    rd_take_blocks((rd_shared *)arg);
-    rd_release((rd_shared *)arg);
-    return NULL;
-}
-#endif
 
 /* Run kind (0 inverse dynamics, 1 gravity, 2 inertia matrix, 3 direct dynamics, 4 regressor) on every state
  * of the job with up to `threads` threads (fewer when each would get less than about 2000 frame-states, where
  * starting a thread costs more than it saves).  Returns 0; k + 1 for the first singular joint k met (direct
- * dynamics); RD_NONFINITE when a result is NaN/inf; RD_NOMEM. */
+ * dynamics); RD_NOMEM; RD_NONFINITE when a result is NaN/inf. */
 static int rd_run(int kind, const rd_job *job, int threads) {
     long blocks = (job->count + RD_LANES - 1) / RD_LANES;
-    if (blocks == 0) return 0;
     long useful = job->count * (job->m->nf > 0 ? job->m->nf : 1) / 2000;
     if (threads > useful) threads = (int)useful;
-    if (threads > blocks) threads = (int)blocks;
-    if (threads < 1) threads = 1;
-    if (threads == 1) {   /* no shared record, no lock: the single-state entry's path */
-        rd_shared one;
-        memset(&one, 0, sizeof one);
-        one.job = job; one.block = rd_blocks[kind]; one.blocks = one.chunk = blocks; one.refs = 1;
-        one.bytes = sizeof(real) * (size_t)(rd_work(kind, job->m) + 1);
-        rd_take_blocks(&one);
-        return one.nomem ? RD_NOMEM : one.singular ? one.singular : one.nonfinite ? RD_NONFINITE : 0;
-    }
-    rd_shared *sh = calloc(1, sizeof(rd_shared));
-    if (!sh) return RD_NOMEM;
-    sh->job = job;
-    sh->block = rd_blocks[kind];
-    sh->bytes = sizeof(real) * (size_t)(rd_work(kind, job->m) + 1);
-    sh->blocks = blocks;
-    sh->chunk = threads > 1 ? (blocks + 8 * threads - 1) / (8 * threads) : blocks;
-    sh->refs = 1;
-#ifdef RD_THREADS
-    pthread_mutex_init(&sh->lock, NULL);
-    pthread_cond_init(&sh->finished, NULL);
-    if (threads > 1) {
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        for (int t = 1; t < threads; t++) {
-            pthread_t tid;
-            pthread_mutex_lock(&sh->lock);
-            sh->refs++;
-            pthread_mutex_unlock(&sh->lock);
-            if (pthread_create(&tid, &attr, rd_helper, sh) != 0) {   /* no thread: the caller does its share */
-                rd_release(sh);
-                break;
-            }
-        }
-        pthread_attr_destroy(&attr);
-    }
-    rd_take_blocks(sh);
-    pthread_mutex_lock(&sh->lock);
-    while (sh->done < sh->blocks) pthread_cond_wait(&sh->finished, &sh->lock);
-    pthread_mutex_unlock(&sh->lock);
-#else
-    rd_take_blocks(sh);
-#endif
-    int code = sh->nomem ? RD_NOMEM : sh->singular ? sh->singular : sh->nonfinite ? RD_NONFINITE : 0;
-#ifdef RD_THREADS
-    rd_release(sh);
-#else
-    free(sh);
-#endif
-    return code;
+    rd_task task = {job, rd_blocks[kind], sizeof(real) * (size_t)(rd_work(kind, job->m) + 1)};
+    long code = rd_parallel(rd_task_blocks, &task, blocks, threads, 1);
+    return code == -1 ? RD_NOMEM : (int)code;
 }
 
 /* ---- CPython module ------------------------------------------------------------------------------------

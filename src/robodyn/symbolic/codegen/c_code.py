@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn.native import parallel_source
 from robodyn.sanitize import comment, identifier
 from robodyn.symbolic.codegen.printer import C, Language, statements, to_source
 
@@ -624,94 +625,15 @@ def _python_entry(model, name, out_size):
     ]
 
 
-#: The thread driver of ``NAME_threads`` (POSIX threads where <pthread.h> exists, serial otherwise): the caller
-#: and threads-1 detached helper threads take chunks of states from an atomic counter until none is left; the
-#: caller returns once every state is computed, and a helper the system starts late (every chunk taken) touches
-#: only the reference-counted record it shares with the caller. No thread spins or outlives its work.
-THREADS = r"""
+#: Threads for ``NAME_threads``: POSIX threads where <pthread.h> exists, serial otherwise; the driver itself is
+#: robodyn.native's (:func:`robodyn.native.parallel_source`).
+_PTHREADS = """
 #if defined(__has_include)
 #if __has_include(<pthread.h>)
 #include <pthread.h>
 #define RD_THREADS 1
 #endif
 #endif
-typedef long (*rd_chunk_fn)(void *args, long lo, long hi);
-typedef struct {
-    rd_chunk_fn fn;
-    void *args;
-    long count, next, chunk, done, code;
-    int refs;
-#ifdef RD_THREADS
-    pthread_mutex_t lock;
-    pthread_cond_t finished;
-#endif
-} rd_shared;
-static void rd_take(rd_shared *sh) {
-    long code = 0, done = 0;
-    for (;;) {
-        long lo = __atomic_fetch_add(&sh->next, sh->chunk, __ATOMIC_RELAXED);
-        if (lo >= sh->count) break;
-        long hi = lo + sh->chunk < sh->count ? lo + sh->chunk : sh->count;
-        long c = sh->fn(sh->args, lo, hi);
-        if (c && (!code || c < code)) code = c;
-        done += hi - lo;
-    }
-#ifdef RD_THREADS
-    pthread_mutex_lock(&sh->lock);
-#endif
-    sh->done += done;
-    if (code && (!sh->code || code < sh->code)) sh->code = code;
-#ifdef RD_THREADS
-    if (sh->done == sh->count) pthread_cond_broadcast(&sh->finished);
-    pthread_mutex_unlock(&sh->lock);
-#endif
-}
-#ifdef RD_THREADS
-static void rd_release(rd_shared *sh) {
-    pthread_mutex_lock(&sh->lock);
-    int last = --sh->refs == 0;
-    pthread_mutex_unlock(&sh->lock);
-    if (last) { pthread_mutex_destroy(&sh->lock); pthread_cond_destroy(&sh->finished); free(sh); }
-}
-static void *rd_helper(void *arg) { rd_take((rd_shared *)arg); rd_release((rd_shared *)arg); return NULL; }
-#endif
-/* fn on [0, count) in chunks (multiples of 4 states) over up to `threads` threads, each given >= 256 states;
- * returns the smallest nonzero code of a chunk (the first argument holding NaN/inf), -1 out of memory */
-static long rd_parallel(rd_chunk_fn fn, void *args, long count, int threads) {
-    if (count <= 0) return 0;
-    if (threads > count / 256) threads = (int)(count / 256);
-    if (threads < 1) return fn(args, 0, count);
-    rd_shared *sh = (rd_shared *)calloc(1, sizeof(rd_shared));
-    if (!sh) return -1;
-    sh->fn = fn; sh->args = args; sh->count = count; sh->refs = 1;
-    sh->chunk = ((count + 8 * threads - 1) / (8 * threads) + 3) / 4 * 4;
-#ifdef RD_THREADS
-    pthread_mutex_init(&sh->lock, NULL);
-    pthread_cond_init(&sh->finished, NULL);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    for (int t = 1; t < threads; t++) {
-        pthread_t tid;
-        pthread_mutex_lock(&sh->lock);
-        sh->refs++;
-        pthread_mutex_unlock(&sh->lock);
-        if (pthread_create(&tid, &attr, rd_helper, sh) != 0) { rd_release(sh); break; }
-    }
-    pthread_attr_destroy(&attr);
-    rd_take(sh);
-    pthread_mutex_lock(&sh->lock);
-    while (sh->done < sh->count) pthread_cond_wait(&sh->finished, &sh->lock);
-    pthread_mutex_unlock(&sh->lock);
-    long code = sh->code;
-    rd_release(sh);
-#else
-    rd_take(sh);
-    long code = sh->code;
-    free(sh);
-#endif
-    return code;
-}
 """
 
 
@@ -733,7 +655,7 @@ def threads_source(model, name: str) -> str:
     init = ", ".join(f"{a.name}, {a.name}_stride" for a in model.arguments)
     return "\n".join([
         "#include <stdlib.h>",
-        THREADS,
+        _PTHREADS + parallel_source(),
         f"typedef struct {{ {fields} double *out; }} {name}_args;",
         f"static long {name}_chunk(void *p, long lo, long hi) {{",
         f"    const {name}_args *x = ({name}_args *)p;",
@@ -741,7 +663,7 @@ def threads_source(model, name: str) -> str:
         "}",
         threads_signature(model, name) + " {",
         f"    {name}_args x = {{{init}, out}};",
-        f"    return rd_parallel({name}_chunk, &x, count, threads);",
+        f"    return rd_parallel({name}_chunk, &x, count, count / 256 < threads ? (int)(count / 256) : threads, 4);",
         "}",
         "",
     ])
