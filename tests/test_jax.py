@@ -96,3 +96,13 @@ def test_sharded_batch_over_several_devices():
     """)
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_float32_stays_float32_and_batch_axes_broadcast():
+    q, qd, qdd = random_state(ROBOT, 3, (2, 3))
+    tau = rj.inverse_dynamics(ROBOT, q.astype(np.float32), qd[0, 0].astype(np.float32), qdd.astype(np.float32))
+    assert tau.dtype == jnp.float32 and tau.shape == (2, 3, ROBOT.n)
+    ref = rd.inverse_dynamics(ROBOT, q, np.broadcast_to(qd[0, 0], q.shape), qdd)
+    np.testing.assert_allclose(tau, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())  # float32 rounding
+    g = rj.gravity_torques(ROBOT, q.astype(np.float32))
+    assert g.dtype == jnp.float32 and g.shape == (2, 3, ROBOT.n)

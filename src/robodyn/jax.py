@@ -33,9 +33,25 @@ def _gravity(robot: Robot, gravity) -> tuple:
     return (g[..., 0], g[..., 1], g[..., 2])
 
 
-def _stack(values, like) -> jnp.ndarray:
-    shape = jnp.shape(like)[:-1]
-    return jnp.stack([jnp.broadcast_to(jnp.asarray(v, dtype=jnp.asarray(like).dtype), shape) for v in values], -1)
+def _vector(values, like) -> jnp.ndarray:
+    """n scalars as one array (..., n) with the batch axes and dtype of ``like``, written entry by entry into zeros.
+    Not ``jnp.stack``: stacking the n torques of one recursion (long expressions that share most of their terms)
+    makes XLA's CPU fusion emitters generate code about 100× slower (measured with jax 0.10: 5e3 instead of 1e6
+    states/s for a 7-joint inverse dynamics)."""
+    like = jnp.asarray(like)
+    out = jnp.zeros(like.shape[:-1] + (len(values),), like.dtype)
+    for k, v in enumerate(values):
+        out = out.at[..., k].set(v)
+    return out
+
+
+def _matrix(rows, like) -> jnp.ndarray:
+    """Rows of scalars as one array (..., rows, columns).  Stacked: for the entries of A(q) and of the regressor,
+    which share few terms, XLA compiles a stack 2–5× faster than entry-wise writes."""
+    like = jnp.asarray(like)
+    shape, dtype = like.shape[:-1], like.dtype
+    return jnp.stack([jnp.stack([jnp.broadcast_to(jnp.asarray(v, dtype=dtype), shape) for v in row], -1)
+                      for row in rows], -2)
 
 
 def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=None) -> jnp.ndarray:
@@ -45,7 +61,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=None) -> jnp.ndarray:
     qd_rows, qdd_rows = _rows(qd, n), _rows(qdd, n)
     tau = rnea_components(robot, _rows(q, n), qd_rows, qdd_rows, _gravity(robot, gravity), backend=backend)
     friction = friction_components(robot, qd_rows, backend)
-    return _stack([t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd_rows, friction)], q)
+    return _vector([t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd_rows, friction)], q)
 
 
 def gravity_torques(robot: Robot, q, gravity=None) -> jnp.ndarray:
@@ -53,7 +69,7 @@ def gravity_torques(robot: Robot, q, gravity=None) -> jnp.ndarray:
     n = robot.n
     zeros = [0.0] * n
     tau = rnea_components(robot, _rows(q, n), zeros, zeros, _gravity(robot, gravity), backend=jax_backend())
-    return _stack(tau, jnp.asarray(q))
+    return _vector(tau, q)
 
 
 def inertia_matrix(robot: Robot, q) -> jnp.ndarray:
@@ -64,7 +80,7 @@ def inertia_matrix(robot: Robot, q) -> jnp.ndarray:
         A[i][j] = A[j][i] = value
     for k, Ia in enumerate(robot.derived.Ia):
         A[k][k] = A[k][k] + float(Ia)
-    return jnp.stack([_stack(row, q) for row in A], -2)
+    return _matrix(A, q)
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
@@ -87,4 +103,4 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
         D[k][11 * int(j) + 10] = qdd_rows[k]  # Ia_k q̈_k [9.94]
         if friction:  # [9.26]–[9.28]
             D[k][11 * nf + 3 * k: 11 * nf + 3 * k + 3] = [jnp.sign(qd_rows[k]), qd_rows[k], 1.0]
-    return jnp.stack([_stack(row, q) for row in D], -2)
+    return _matrix(D, q)
