@@ -257,3 +257,16 @@ def test_round_off_of_beta_is_not_a_grouping():
     zz1 = dict(zip(bn.names, bn.expressions))["ZZR1"]
     assert zz1.coeff(sympy.Symbol("M3")) == sympy.Rational(2025, 10000)
     assert all(abs(float(c)) >= 1e-12 for e in bn.expressions for c in sympy.Poly(e).coeffs())
+
+
+def test_grouping_coefficient_below_1e_12_is_zero_in_both_methods():
+    """R R R R R along g, α5 = 0.05, r5 = 10 µm: M5 would enter ZZR4 with r5² sin²α5 ≈ 2.5e-13, below the common
+    cut-off of 1e-12, so both methods report M5 without effect (the QR method used to stop here with ModelError
+    while this rule was being written); MZ5 enters with 2 r5 sin²α5 ≈ 5e-8 in both."""
+    r = robot([0] * 5, [0, 0, 0, 0, 0.05], [0] * 5, [0] * 5, [0, 0, 0, 0, 1e-5])
+    bs = assert_rules_match_qr(r)
+    bn = base_parameters(r, method="numeric", friction=False)
+    for bp in (bs, bn):
+        assert "M5" in bp.no_effect
+        zz4 = dict(zip(bp.names, bp.expressions))["ZZR4"]
+        assert float(zz4.coeff(sympy.Symbol("MZ5"))) == pytest.approx(2e-5 * np.sin(0.05) ** 2, rel=1e-8)

@@ -114,11 +114,11 @@ def grouping_matrix(W: np.ndarray, kept: np.ndarray) -> np.ndarray:
     for e in np.flatnonzero(~dead):
         B[:, e] = _zero_round_off(A, E[:, e], B[:, e])
     beta = B * scale[elim][None, :] / scale[kept][:, None]
-    beta[np.abs(beta) < CHOP] = 0.0  # the closed-form rules drop the same coefficients
     residual = np.linalg.norm(W[:, kept] @ beta - W[:, elim], axis=0)
     bad = ~dead & (residual > 1e-8 * np.linalg.norm(W[:, elim], axis=0) + 1e-12)
     if np.any(bad):
         raise ModelError("numerical base parameters: D2 = D1 β does not hold to 1e-8; use more samples")
+    beta[np.abs(beta) < CHOP] = 0.0  # the closed-form rules drop the same coefficients
     return snap(beta)
 
 
