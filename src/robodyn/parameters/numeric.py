@@ -15,7 +15,7 @@ decimal with at most 6 digits is snapped to it, so that exact combinations of th
 come out clean.  Which entries of β are zero is decided on the residual, not on their size: the smallest
 entries of a column of β (|β̃| ≤ 1e-6 on the scaled columns, smallest first) are set to 0 and the column is solved
 again on the other kept columns; as many zeros stand as that fit still reproduces the eliminated column to
-``ZERO_RESIDUAL`` (1e-12 of its norm), i.e. those that were round-off (an ill-conditioned W, nearly parallel
+``ZERO_RESIDUAL`` (1e-12 of its norm, or twice the least-squares residual), i.e. those that were round-off (an ill-conditioned W, nearly parallel
 axes).  A small but true grouping coefficient — d_3 r_3 sin α_3 M_3 in XYR_2 with d_3 = r_3 = 10 µm — changes the
 residual by about its own size and is kept, as the closed-form rules keep it.  A column below the rank tolerance
 that lies in the span of the kept ones (M_3 of a planar chain with d_3 = 10 µm: ZZR_2 = ZZ_2 + d_3² M_3) is grouped
@@ -97,8 +97,9 @@ def grouping_matrix(W: np.ndarray, kept: np.ndarray) -> np.ndarray:
 
     An entry of β is 0 only when the column of D2 is reproduced without it: per eliminated column the most of
     its smallest entries (scaled, ≤ 1e-6, smallest first) are dropped such that the column fitted again on the
-    remaining kept columns has a residual of at most ``ZERO_RESIDUAL`` (relative).  Zeroing every entry below a fixed size instead would drop true groupings of short lengths (d² M
-    with d = 10 µm), which the closed-form rules keep.
+    remaining kept columns has a residual of at most ``ZERO_RESIDUAL`` (relative), or twice that of the full
+    least-squares column when W is ill-conditioned.  Zeroing every entry below a fixed size instead would drop
+    true groupings of short lengths (d² M with d = 10 µm), which the closed-form rules keep.
     """
     elim = np.setdiff1d(np.arange(W.shape[1]), kept)
     scale = np.linalg.norm(W, axis=0)
@@ -124,9 +125,11 @@ def grouping_matrix(W: np.ndarray, kept: np.ndarray) -> np.ndarray:
 
 def _zero_round_off(A: np.ndarray, e: np.ndarray, b: np.ndarray) -> np.ndarray:
     """b (k,) with the most of its smallest entries set to 0 such that A b, refitted on the others, still gives the
-    column e to ``ZERO_RESIDUAL`` (A has unit-norm columns; the smallest-first prefix is found by bisection)."""
+    column e to ``ZERO_RESIDUAL`` or to twice the residual of b (A has unit-norm columns; the smallest-first prefix
+    is found by bisection)."""
     order = np.argsort(np.abs(b))
     m = int(np.count_nonzero(np.abs(b) <= _ZERO_CANDIDATE))
+    limit = max(ZERO_RESIDUAL * np.linalg.norm(e), 2.0 * np.linalg.norm(A @ b - e), 1e-300)
 
     def fit(count):
         keep = np.ones(b.size, bool)
@@ -134,7 +137,7 @@ def _zero_round_off(A: np.ndarray, e: np.ndarray, b: np.ndarray) -> np.ndarray:
         out = np.zeros(b.size)
         if keep.any():
             out[keep] = np.linalg.lstsq(A[:, keep], e, rcond=None)[0]
-        return out, np.linalg.norm(A @ out - e) <= ZERO_RESIDUAL * max(np.linalg.norm(e), 1e-300)
+        return out, np.linalg.norm(A @ out - e) <= limit
 
     lo, hi, best = 0, m, b
     while lo < hi:  # the largest count whose zeros are round-off
