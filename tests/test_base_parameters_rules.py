@@ -52,6 +52,16 @@ def with_gravity_along_first_axis(robot: Robot) -> Robot:
     return robot.replace(gravity=-9.81 * R0[robot.joint_frames[0], :, 2])
 
 
+def well_posed(robot: Robot) -> bool:
+    """No angle within 1e-2 rad of a multiple of π/2 without being one: axes that are *nearly* parallel or
+    orthogonal make the rank of the regressor depend on the tolerance (α2 = π − 1e-4 gives 8 base parameters by
+    QR, 9 by the rules) and the values ill-conditioned (α2 = π − 3.8e-4: K_B differs by 1e-8 along a direction
+    the regressor does not see, both reproducing the inverse dynamics to 1e-15)."""
+    angles = np.concatenate([robot.alpha, robot.theta, robot.gamma]) / (PI / 2)
+    off = np.abs(angles - np.round(angles)) * PI / 2
+    return bool(np.all((off < 1e-12) | (off > 1e-2)))
+
+
 random_robots = st.builds(
     lambda seed, tree, fixed, along: (lambda r: with_gravity_along_first_axis(r) if along else r)(
         random_robot(seed, tree=tree, fixed=fixed)
@@ -60,7 +70,7 @@ random_robots = st.builds(
     tree=st.booleans(),
     fixed=st.booleans(),
     along=st.booleans(),
-)
+).filter(well_posed)
 
 
 @given(random_robots)
