@@ -139,7 +139,12 @@ def _zero_round_off(A: np.ndarray, e: np.ndarray, b: np.ndarray) -> np.ndarray:
             out[keep] = np.linalg.lstsq(A[:, keep], e, rcond=None)[0]
         return out, np.linalg.norm(A @ out - e) <= limit
 
-    lo, hi, best = 0, m, b
+    if m == 0:
+        return b
+    trial, ok = fit(m)
+    if ok:  # the usual case: every small entry is round-off
+        return trial
+    lo, hi, best = 0, m - 1, b
     while lo < hi:  # the largest count whose zeros are round-off
         mid = (lo + hi + 1) // 2
         trial, ok = fit(mid)
