@@ -12,7 +12,14 @@ Tolerance: columns are scaled to unit norm first (zero columns have no effect, [
 |R_kk| > ``tol`` (default 1e-8 ≈ √ε), and the rank is cross-checked against the singular values of the scaled W
 (σ_i > tol σ_1).  β is solved by least squares on the scaled columns; an entry within 1e-11 (relative) of a
 decimal with at most 6 digits is snapped to it, so that exact combinations of the geometry (D3² = 0.2025)
-come out clean; entries below 1e-9 are round-off and set to 0.
+come out clean.  Which entries of β are zero is decided on the residual, not on their size: the smallest
+entries of a column of β (|β̃| ≤ 1e-6 on the scaled columns, smallest first) are set to 0 and the column is solved
+again on the other kept columns; as many zeros stand as that fit still reproduces the eliminated column to
+``ZERO_RESIDUAL`` (1e-12 of its norm, or twice the least-squares residual), i.e. those that were round-off (an ill-conditioned W, nearly parallel
+axes).  A small but true grouping coefficient — d_3 r_3 sin α_3 M_3 in XYR_2 with d_3 = r_3 = 10 µm — changes the
+residual by about its own size and is kept, as the closed-form rules keep it.  A column below the rank tolerance
+that lies in the span of the kept ones (M_3 of a planar chain with d_3 = 10 µm: ZZR_2 = ZZ_2 + d_3² M_3) is grouped
+too.  Coefficients below ``CHOP`` = 1e-12 are 0, as in the closed-form rules.
 """
 
 from __future__ import annotations
@@ -26,6 +33,17 @@ from robodyn.parameters.regressor import regressor
 
 #: Default tolerance on |R_kk| of the column-scaled stacked regressor.
 DEFAULT_TOL = 1e-8
+
+#: Largest residual (relative to the scaled column's unit norm) of D2 = D1 β at which entries of β set to 0 are
+#: accepted as round-off; a true coefficient larger than this (relative) is kept, as the closed-form rules keep it.
+ZERO_RESIDUAL = 1e-12
+
+#: Grouping coefficients below this (absolute, SI units) are 0 in both methods: the closed-form rules drop such
+#: terms as the round-off of float angles (cos(π/2) of a float), the QR method as round-off of β.
+CHOP = 1e-12
+
+#: Entries of β on the scaled columns up to this size are tried as zeros (see :func:`grouping_matrix`).
+_ZERO_CANDIDATE = 1e-6
 
 
 def random_states(robot: Robot, count: int, seed: int = 0):
@@ -75,27 +93,76 @@ def independent_columns(W: np.ndarray, tol: float = DEFAULT_TOL) -> np.ndarray:
 
 
 def grouping_matrix(W: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """β (b, p − b) of [9.40], D2 = D1 β, with entries snapped to clean decimals where they are exact."""
+    """β (b, p − b) of [9.40], D2 = D1 β, with entries snapped to clean decimals where they are exact.
+
+    An entry of β is 0 only when the column of D2 is reproduced without it: per eliminated column the most of
+    its smallest entries (scaled, ≤ 1e-6, smallest first) are dropped such that the column fitted again on the
+    remaining kept columns has a residual of at most ``ZERO_RESIDUAL`` (relative), or twice that of the full
+    least-squares column when W is ill-conditioned.  Zeroing every entry below a fixed size instead would drop
+    true groupings of short lengths (d² M with d = 10 µm), which the closed-form rules keep.
+    """
     elim = np.setdiff1d(np.arange(W.shape[1]), kept)
     scale = np.linalg.norm(W, axis=0)
     scale = np.where(scale > 0, scale, 1.0)
-    B, *_ = np.linalg.lstsq(W[:, kept] / scale[kept], W[:, elim] / scale[elim], rcond=None)
+    A = W[:, kept] / scale[kept]
+    E = W[:, elim] / scale[elim]
+    B, *_ = np.linalg.lstsq(A, E, rcond=None)
+    # A column below the rank tolerance (d_3² M_3 with d_3 = 10 µm) still groups into the kept ones when it lies in
+    # their span to 1e-8 of its own norm; otherwise it is round-off and has no effect ([9.37]).
+    dead = scale[elim] <= DEFAULT_TOL * max(scale.max(initial=0.0), np.finfo(float).tiny)
+    dead &= np.linalg.norm(A @ B - E, axis=0) > 1e-8
+    B[:, dead] = 0.0
+    for e in np.flatnonzero(~dead):
+        B[:, e] = _zero_round_off(A, E[:, e], B[:, e])
     beta = B * scale[elim][None, :] / scale[kept][:, None]
     residual = np.linalg.norm(W[:, kept] @ beta - W[:, elim], axis=0)
-    if np.any(residual > 1e-8 * np.maximum(np.linalg.norm(W[:, elim], axis=0), 1e-300) + 1e-12):
+    bad = ~dead & (residual > 1e-8 * np.linalg.norm(W[:, elim], axis=0) + 1e-12)
+    if np.any(bad):
         raise ModelError("numerical base parameters: D2 = D1 β does not hold to 1e-8; use more samples")
+    beta[np.abs(beta) < CHOP] = 0.0  # the closed-form rules drop the same coefficients
     return snap(beta)
 
 
-def snap(x: np.ndarray, digits: int = 6, rtol: float = 1e-11, zero: float = 1e-9) -> np.ndarray:
-    """Replace each entry within ``rtol`` (relative, or absolute below 1) of a decimal with ≤ ``digits`` digits,
-    and entries below ``zero`` by 0 (round-off of β when W is ill-conditioned, e.g. nearly parallel axes)."""
+def _zero_round_off(A: np.ndarray, e: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """b (k,) with the most of its smallest entries set to 0 such that A b, refitted on the others, still gives the
+    column e to ``ZERO_RESIDUAL`` or to twice the residual of b (A has unit-norm columns; the smallest-first prefix
+    is found by bisection)."""
+    order = np.argsort(np.abs(b))
+    m = int(np.count_nonzero(np.abs(b) <= _ZERO_CANDIDATE))
+    limit = max(ZERO_RESIDUAL * np.linalg.norm(e), 2.0 * np.linalg.norm(A @ b - e), 1e-300)
+
+    def fit(count):
+        keep = np.ones(b.size, bool)
+        keep[order[:count]] = False
+        out = np.zeros(b.size)
+        if keep.any():
+            out[keep] = np.linalg.lstsq(A[:, keep], e, rcond=None)[0]
+        return out, np.linalg.norm(A @ out - e) <= limit
+
+    if m == 0:
+        return b
+    trial, ok = fit(m)
+    if ok:  # the usual case: every small entry is round-off
+        return trial
+    lo, hi, best = 0, m - 1, b
+    while lo < hi:  # the largest count whose zeros are round-off
+        mid = (lo + hi + 1) // 2
+        trial, ok = fit(mid)
+        if ok:
+            lo, best = mid, trial
+        else:
+            hi = mid - 1
+    return best
+
+
+def snap(x: np.ndarray, digits: int = 6, rtol: float = 1e-11) -> np.ndarray:
+    """Replace each non-zero entry within ``rtol`` (relative, or absolute below 1) of a non-zero decimal with
+    ≤ ``digits`` digits by that decimal.  Zeros are not made here: a small entry stays (see :func:`grouping_matrix`)."""
     out = np.array(x, dtype=float)
-    out[np.abs(out) < zero] = 0.0
-    done = np.zeros(out.shape, bool)
+    done = out == 0
     for k in range(digits + 1):
         c = np.round(out, k)
-        hit = ~done & (np.abs(out - c) <= rtol * np.maximum(1.0, np.abs(out)))
+        hit = ~done & (c != 0) & (np.abs(out - c) <= rtol * np.maximum(1.0, np.abs(out)))
         out = np.where(hit, c, out)
         done |= hit
     return out

@@ -37,6 +37,7 @@ import sympy
 from robodyn.kinematics import base_poses
 from robodyn.model.robot import Robot
 from robodyn.parameters.energy import frame_lambda
+from robodyn.parameters.numeric import CHOP
 from robodyn.parameters.regressor import LINK_PARAMETERS, standard_parameter_names, standard_parameter_vector
 
 _TOL = 1e-9
@@ -276,9 +277,10 @@ def symbolic_base_parameters(
 
 
 def _chop(e: sympy.Expr) -> sympy.Expr:
-    """Drop terms whose float coefficient is round-off (|c| < 1e-12, e.g. cos(π/2) of a float angle)."""
+    """Drop terms whose float coefficient is round-off (|c| < ``CHOP`` = 1e-12, e.g. cos(π/2) of a float angle);
+    the QR method zeroes the same coefficients of β."""
     terms = sympy.Add.make_args(e)
-    keep = [t for t in terms if not (t.as_coeff_Mul()[0].is_Float and abs(float(t.as_coeff_Mul()[0])) < 1e-12)]
+    keep = [t for t in terms if not (t.as_coeff_Mul()[0].is_Float and abs(float(t.as_coeff_Mul()[0])) < CHOP)]
     return sympy.Add(*keep)
 
 
