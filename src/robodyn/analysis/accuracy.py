@@ -43,8 +43,22 @@ def available_methods(kind: str = "forward") -> tuple[str, ...]:
     return tuple(m for m, module in tables[kind].items() if import_util.find_spec(module) is not None)
 
 
+class _OverTheTurn:
+    """Maximum and mean of ``error`` (rows, steps, n) over the turn's steps."""
+
+    @property
+    def max_error(self) -> np.ndarray:
+        """Maximum of ``error`` over the turn, (methods or stages, n)."""
+        return self.error.max(axis=1)
+
+    @property
+    def mean_error(self) -> np.ndarray:
+        """Average of ``error`` over the turn, (methods or stages, n)."""
+        return self.error.mean(axis=1)
+
+
 @dataclass(frozen=True)
-class AccuracyResult:
+class AccuracyResult(_OverTheTurn):
     """Results of :func:`accuracy_study`.
 
     Attributes
@@ -74,15 +88,6 @@ class AccuracyResult:
         """|q̈_double − q̈_single|, (methods, steps, n)."""
         return np.abs(self.qdd_double - self.qdd_single)
 
-    @property
-    def max_error(self) -> np.ndarray:
-        """Maximum of :attr:`error` over the turn, (methods, n)."""
-        return self.error.max(axis=1)
-
-    @property
-    def mean_error(self) -> np.ndarray:
-        """Average of :attr:`error` over the turn, (methods, n)."""
-        return self.error.mean(axis=1)
 
     @property
     def method_spread(self) -> np.ndarray:
@@ -408,7 +413,7 @@ STAGES = ("angles", "inertia matrix", "bias", "storage of A", "solve", "all")
 
 
 @dataclass(frozen=True)
-class StageResult:
+class StageResult(_OverTheTurn):
     """Results of :func:`stage_study`: the error when one stage at a time is done in float32.
 
     Attributes
@@ -427,15 +432,6 @@ class StageResult:
     stages: tuple[str, ...]
     error: np.ndarray
 
-    @property
-    def max_error(self) -> np.ndarray:
-        """(stages, n)."""
-        return self.error.max(axis=1)
-
-    @property
-    def mean_error(self) -> np.ndarray:
-        """(stages, n)."""
-        return self.error.mean(axis=1)
 
 
 def stage_study(robot: Robot, method: str = "gibbs_appell", steps: int = 180, solver: str | None = None) -> StageResult:
