@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,15 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import robodyn as rd  # noqa: E402
 from robodyn.dynamics.friction_models import frictionless  # noqa: E402
+from _timing import best_time  # noqa: E402
 
-
-def best_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> int:

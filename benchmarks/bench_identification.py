@@ -20,22 +20,14 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
 import robodyn as rd  # noqa: E402
 from tests.support.pin_bridge import PinRobot  # noqa: E402
+from _timing import best_time  # noqa: E402
 
-
-def best(f, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:
@@ -64,13 +56,13 @@ def main() -> None:
           f"robodyn D K vs pin.rnea, relative difference {agree:.1e}")
     assert err < 1e-8 and agree < 1e-10
 
-    t_id = best(lambda: rd.identify(robot, q, qd, qdd, tau, base=bp), args.repeat)
-    t_bp = best(lambda: rd.base_parameters(robot, friction=True), args.repeat)
-    t_reg = best(lambda: [rd.regressor(robot, q[s:s + 8192], qd[s:s + 8192], qdd[s:s + 8192], friction=False)
+    t_id = best_time(lambda: rd.identify(robot, q, qd, qdd, tau, base=bp), args.repeat)
+    t_bp = best_time(lambda: rd.base_parameters(robot, friction=True), args.repeat)
+    t_reg = best_time(lambda: [rd.regressor(robot, q[s:s + 8192], qd[s:s + 8192], qdd[s:s + 8192], friction=False)
                           for s in range(0, N, 8192)], args.repeat)
     P = min(args.pin_states, N)
     m, d = pr.model, pr.data
-    t_pin = best(lambda: [pin.computeJointTorqueRegressor(m, d, q[k], qd[k], qdd[k]) for k in range(P)],
+    t_pin = best_time(lambda: [pin.computeJointTorqueRegressor(m, d, q[k], qd[k], qdd[k]) for k in range(P)],
                  args.repeat) / P * N
     print(f"\n{robot.name}, n = {n}, {N} samples, {bp.count} base parameters (with friction)\n")
     print("| step | time (s) | µs per sample |")

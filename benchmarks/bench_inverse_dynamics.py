@@ -17,7 +17,6 @@ import argparse
 import os
 import platform
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -27,16 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import robodyn as rd  # noqa: E402
 from robodyn.model.inertia import com_from_standard  # noqa: E402
+from _timing import best_time  # noqa: E402
 
-
-def best_time(fn, repeat: int) -> float:
-    """Smallest wall time of ``repeat`` runs of ``fn()`` (s): the least disturbed by other processes."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def pinocchio_model(robot):

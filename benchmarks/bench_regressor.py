@@ -10,7 +10,6 @@ computes one torque per joint).  Times are microseconds per state, best of --rep
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pinocchio as pin
@@ -19,15 +18,8 @@ from robodyn import inverse_dynamics, regressor
 from tests.support.pin_bridge import PinRobot
 from tests.support.random_robots import random_robot
 from tests.test_base_parameters_rx90 import rx90
+from _timing import best_time
 
-
-def best(f, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:
@@ -44,11 +36,11 @@ def main() -> None:
             rng = np.random.default_rng(0)
             q, qd, qdd = (rng.uniform(-2, 2, (B, robot.n)) for _ in range(3))
             one = min(B, 50)
-            single = best(lambda: [regressor(robot, q[k], qd[k], qdd[k], friction=False) for k in range(one)],
+            single = best_time(lambda: [regressor(robot, q[k], qd[k], qdd[k], friction=False) for k in range(one)],
                           args.repeat)
-            batch = best(lambda: regressor(robot, q, qd, qdd, friction=False), args.repeat) / B
-            idyn = best(lambda: inverse_dynamics(robot, q, qd, qdd), args.repeat) / B
-            pin_loop = best(lambda: [pin.computeJointTorqueRegressor(m, d, q[k], qd[k], qdd[k]) for k in range(B)],
+            batch = best_time(lambda: regressor(robot, q, qd, qdd, friction=False), args.repeat) / B
+            idyn = best_time(lambda: inverse_dynamics(robot, q, qd, qdd), args.repeat) / B
+            pin_loop = best_time(lambda: [pin.computeJointTorqueRegressor(m, d, q[k], qd[k], qdd[k]) for k in range(B)],
                             args.repeat) / B
             print(f"{robot.name:<10}{robot.n:>3}{B:>8}  {single / one * 1e6:>16.1f}  {batch * 1e6:>14.2f}  "
                   f"{idyn * 1e6:>16.2f}  {pin_loop * 1e6:>15.2f}")

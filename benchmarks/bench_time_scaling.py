@@ -10,7 +10,6 @@ difference (robodyn must not be slower than toppra by more than 1 %), then wall-
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import toppra as ta
@@ -18,15 +17,8 @@ import toppra.algorithm as algo
 import toppra.constraint as constraint
 
 import robodyn as rd
+from _timing import best_time_and_result
 
-
-def best(f, repeat):
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t)
-    return min(times), out
 
 
 def main() -> None:
@@ -51,13 +43,13 @@ def main() -> None:
         cons = constraint.JointTorqueConstraint(lambda q, qd, qdd: rd.inverse_dynamics(robot, q, qd, qdd),
                                                 np.column_stack([-limits, limits]), np.zeros(robot.n))
         for N in args.grid:
-            t_rd, ours = best(lambda: rd.time_optimal(robot, path, limits, grid=N), args.repeat)
+            t_rd, ours = best_time_and_result(lambda: rd.time_optimal(robot, path, limits, grid=N), args.repeat)
 
             def run_toppra():
                 inst = algo.TOPPRA([cons], tpath, gridpoints=np.linspace(0, 1, N + 1), solver_wrapper="seidel")
                 return inst.compute_trajectory(0, 0).duration
 
-            t_ta, theirs = best(run_toppra, args.repeat)
+            t_ta, theirs = best_time_and_result(run_toppra, args.repeat)
             print(f"{name:<10}{robot.n:>3}{N:>6}  {ours.duration:>14.6f}  {theirs:>13.6f}  "
                   f"{ours.duration / theirs - 1:>10.1e}  {t_rd:>10.3f}  {t_ta:>9.3f}")
 
