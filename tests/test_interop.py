@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 
 import robodyn as rd
+from tests.support.mujoco_compare import assert_mujoco_dynamics
 from tests.support.pin_compare import assert_rel
 from tests.support.random_robots import random_state, robots
 
@@ -46,20 +47,9 @@ def test_to_mujoco_xml_agrees_with_robodyn(robot):
     robot = robot.replace(Fc=None)  # MuJoCo's frictionloss is a constraint, not Fc·sign(q̇) in mj_inverse
     model = mujoco.MjModel.from_xml_string(rd.to_mujoco_xml(robot))
     model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
-    data = mujoco.MjData(model)
-    adr = np.array([model.joint(n).qposadr[0] for n in robot.q_names])
+    adr = assert_mujoco_dynamics(robot, model, *random_state(robot, 2, (2,)))
     assert_rel(model.dof_armature[adr], robot.Ia[robot.joint_frames], 1e-15)
     assert_rel(model.dof_damping[adr], robot.Fv[robot.joint_frames], 1e-15)
-    q, qd, qdd = random_state(robot, 2, (2,))
-    tau = rd.inverse_dynamics(robot, q, qd, qdd)
-    A = rd.inertia_matrix(robot, q)
-    for s in range(2):
-        data.qpos[adr], data.qvel[adr], data.qacc[adr] = q[s], qd[s], qdd[s]
-        mujoco.mj_inverse(model, data)
-        assert_rel(tau[s], data.qfrc_inverse[adr])
-        M = np.zeros((model.nv, model.nv))
-        mujoco.mj_fullM(model, data, M)
-        assert_rel(A[s], M[np.ix_(adr, adr)])
 
 
 def test_mujoco_xml_has_ranges_and_frictionloss():

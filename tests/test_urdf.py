@@ -11,6 +11,7 @@ import pytest
 
 import robodyn as rd
 from robodyn.model.urdf import kk_parameters, kk_transform
+from tests.support.mujoco_compare import assert_mujoco_dynamics
 from tests.support.pin_compare import assert_rel
 
 pin = pytest.importorskip("pinocchio")
@@ -127,23 +128,15 @@ def test_example_robot_data_agrees_with_mujoco(rel):
     model = mujoco.MjModel.from_xml_string(rd.to_mujoco_xml(robot))
     model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
     assert_rel(model.opt.gravity, robot.gravity, 1e-15)
-    data = mujoco.MjData(model)
-    adr = np.array([model.joint(n).qposadr[0] for n in robot.q_names])
     body = np.array([model.body(n).id for n in robot.joint_names])
     q, qd, qdd = _states(robot, seed=1)
-    tau = rd.inverse_dynamics(robot, q, qd, qdd)
-    A = rd.inertia_matrix(robot, q)
     T = rd.forward_kinematics(robot, q)
-    for s in range(q.shape[0]):
-        data.qpos[adr], data.qvel[adr], data.qacc[adr] = q[s], qd[s], qdd[s]
-        mujoco.mj_inverse(model, data)
-        assert_rel(tau[s], data.qfrc_inverse[adr])
-        M = np.zeros((model.nv, model.nv))
-        mujoco.mj_fullM(model, data, M)
-        assert_rel(A[s], M[np.ix_(adr, adr)])
+
+    def frames_agree(s, data, adr):
         assert_rel(T[s, :, :3, 3], data.xpos[body])
         assert_rel(T[s, :, :3, :3], data.xmat[body].reshape(-1, 3, 3))
 
+    assert_mujoco_dynamics(robot, model, q, qd, qdd, each=frames_agree)
 
 @pytest.mark.parametrize("rel", ARMS, ids=lambda r: Path(r).stem)
 def test_round_trip_urdf_robot_urdf_robot_is_exact(rel):

@@ -48,3 +48,4 @@ def assert_rel(actual, expected, tol=1e-10):
     scale = max(1.0, float(np.max(np.abs(expected))))
     err = float(np.max(np.abs(np.asarray(actual) - expected)))
     assert err <= tol * scale, f"error {err:.3e} > {tol:.1e} x {scale:.3e}"
+
