@@ -14,3 +14,11 @@ def _compiled_models_in_a_temporary_cache(tmp_path_factory, monkeypatch):
     """Models compiled by a test (rd.compile, docs examples) go to the test session's temporary folder, never to
     the user's ~/.cache/robodyn; tests that need their own cache set ROBODYN_CACHE again."""
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path_factory.getbasetemp() / "robodyn-cache"))
+
+
+@pytest.fixture
+def wide_console(monkeypatch):
+    """Rich wraps tables at the terminal width; a wide console keeps each table row of the CLI's output on one line."""
+    from robodyn.cli._common import console
+
+    monkeypatch.setattr(console, "_width", 250)

@@ -8,14 +8,11 @@ from typer.testing import CliRunner
 
 import robodyn as rd
 from robodyn.cli import app
-from robodyn.cli._common import console
 
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    monkeypatch.setattr(console, "_width", 250)
+pytestmark = pytest.mark.usefixtures("wide_console")
 
 
 def _write(path, q, tau, header=None):

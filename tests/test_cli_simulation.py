@@ -7,14 +7,11 @@ import pytest
 from typer.testing import CliRunner
 
 from robodyn.cli import app
-from robodyn.cli._common import console
 
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    monkeypatch.setattr(console, "_width", 250)
+pytestmark = pytest.mark.usefixtures("wide_console")
 
 
 def test_simulate_json_computed_torque_tracks(tmp_path):

@@ -7,15 +7,11 @@ import pytest
 from typer.testing import CliRunner
 
 from robodyn.cli import app
-from robodyn.cli._common import console
 
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    # Rich wraps tables at the terminal width; a wide console keeps each table row on one line.
-    monkeypatch.setattr(console, "_width", 250)
+pytestmark = pytest.mark.usefixtures("wide_console")
 
 
 def test_accuracy_prints_table_and_writes_plot(tmp_path):

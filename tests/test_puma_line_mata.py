@@ -82,20 +82,14 @@ def test_evaluation_counts_bad_input(puma):
         evaluation_counts(puma, [(1e-6, 1e-6)], output_interval=0.3)
 
 
-def test_demo_prints_the_paper_next_to_ours():
+def test_demo_prints_the_paper_next_to_ours(wide_console):
     """The command's Table 6 carries the paper's |q − q*| column and both rankings; its Table 7 the paper's three
     rows with their time per evaluation (0.65 s / 1122 = 0.579 ms, printed to 3 decimals)."""
     from typer.testing import CliRunner
 
     from robodyn.cli import app
-    from robodyn.cli._common import console
 
-    width = console._width
-    console._width = 250  # one table row per line
-    try:
-        res = CliRunner().invoke(app, ["demo", "puma-line", "--methods", "recursive", "--samples", "101"])
-    finally:
-        console._width = width
+    res = CliRunner().invoke(app, ["demo", "puma-line", "--methods", "recursive", "--samples", "101"])
     assert res.exit_code == 0, res.output
     assert "joints by avg |q − q*|: robodyn 3, 2, 1, 5, 4, 6; Mata et al. 5, 2, 4, 3, 1, 6" in res.output
     rows = {line.split("│")[1].strip(): line.split("│")[2:5] for line in res.output.splitlines()
