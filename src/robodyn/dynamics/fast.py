@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from types import MappingProxyType
 import math
-import os
 import re
 
 import numpy as np
@@ -302,22 +301,8 @@ _GENERAL = (1, -2)
 #: it does not take): the caller's own single-state path decides
 UNTRIED = object()
 
-#: os.environ's own mapping and the key of ROBODYN_NATIVE in it: reading it costs 30 ns where os.environ.get costs
-#: 700 ns (it raises and catches a KeyError when the variable is unset), twice a compiled kernel's own time
-_ENVIRON = getattr(os.environ, "_data", None)
-_SWITCH = os.environ.encodekey("ROBODYN_NATIVE") if _ENVIRON is not None else None
-
-
-def compiled_allowed() -> bool:
-    """False when the environment variable ROBODYN_NATIVE is 0 (compiled code switched off), read at every call."""
-    if _ENVIRON is None:
-        return os.environ.get("ROBODYN_NATIVE", "").strip() != "0"
-    value = _ENVIRON.get(_SWITCH)
-    return value is None or os.environ.decodevalue(value).strip() != "0"
-
-
 def _single(robot, key: str, spec, arrays: tuple, shape, use_c: bool, python: bool, finite: str | None = None):
-    """One state through kernel ``key``: compiled (``use_c`` and :func:`compiled_allowed`), else Python
+    """One state through kernel ``key``: compiled (``use_c`` and :func:`robodyn.native.enabled`), else Python
     (``python``; else :data:`UNTRIED`).
 
     ``spec()`` gives ``(build, counts)``, called only to generate a kernel; ``arrays`` are the caller's arguments in
@@ -325,7 +310,7 @@ def _single(robot, key: str, spec, arrays: tuple, shape, use_c: bool, python: bo
     name of the public function), a Python kernel's result is checked finite (:func:`robodyn._arrays.finite_result`;
     the compiled kernel's entry checks its own).
     """
-    if use_c and compiled_allowed():
+    if use_c and native.enabled():
         compiled = robot.derived.compiled
         entry = compiled.get(key)
         if entry is None:  # a kernel is compiled (or loaded from the cache) at its COMPILE_AFTER-th single state
@@ -365,7 +350,7 @@ def call(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity, use_
         return None
     if gravity is not None:
         name, arrays = name + "_gravity", (*arrays, gravity)
-    if use_c and compiled_allowed():  # the common case first, without building the generator
+    if use_c and native.enabled():  # the common case first, without building the generator
         entry = robot.derived.compiled.get(name)
         if entry:
             out = np.empty(robot.n)

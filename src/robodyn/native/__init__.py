@@ -153,6 +153,21 @@ def _verified(lib_path: Path, sum_path: Path) -> bool:
         return False
 
 
+#: os.environ's own mapping and the key of ROBODYN_NATIVE in it: reading it costs 30 ns where os.environ.get costs
+#: 700 ns (it raises and catches a KeyError when the variable is unset), more than a compiled single state's work
+_ENVIRON = getattr(os.environ, "_data", None)
+_SWITCH = os.environ.encodekey("ROBODYN_NATIVE") if _ENVIRON is not None else None
+
+
+def enabled() -> bool:
+    """False when the environment variable ROBODYN_NATIVE is 0: robodyn's compiled code (these kernels and the
+    single-state kernels of every method) switched off.  Read at every call."""
+    if _ENVIRON is None:
+        return os.environ.get("ROBODYN_NATIVE", "").strip() != "0"
+    value = _ENVIRON.get(_SWITCH)
+    return value is None or os.environ.decodevalue(value).strip() != "0"
+
+
 def available() -> bool:
     """True when the generic kernels are built (or can be built) and loaded in this process (tried once)."""
     try:
@@ -173,7 +188,7 @@ def takes_batch(dtype, batch: tuple[int, ...]) -> bool:
     ``MIN_BATCH`` states, the kernels available, and the environment variable ROBODYN_NATIVE not set to 0."""
     if np.dtype(dtype) != np.float64 or int(np.prod(batch, dtype=np.int64)) < MIN_BATCH:
         return False
-    return os.environ.get("ROBODYN_NATIVE", "").strip() != "0" and available()
+    return enabled() and available()
 
 
 def _arrays_of(robot: Robot) -> dict:
@@ -220,7 +235,7 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
     overflows) returns None, and the caller's general path handles the call with its checks and messages.
     """
-    if not isinstance(robot, Robot) or os.environ.get("ROBODYN_NATIVE", "").strip() == "0" or \
+    if not isinstance(robot, Robot) or not enabled() or \
             (kind in ("inverse_dynamics", "forward_dynamics") and (b is None or c is None)):
         return None
     memo = robot.derived.memo
