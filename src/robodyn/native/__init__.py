@@ -27,9 +27,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
-import subprocess
 import sys
-import tempfile
 import types
 from importlib import resources
 from pathlib import Path
@@ -91,66 +89,41 @@ def _module():
 
 
 def _load():
-    """Build the library into the cache when needed (with POSIX threads where the system has them), verify, and
-    load it."""
-    from robodyn.symbolic.codegen.build import _python_flags, cache_dir, find_compiler
+    """Build the library into the cache when needed (with POSIX threads where the system has them) through
+    robodyn's one build path (:func:`robodyn.symbolic.codegen.build.build_library`: lock, SHA-256-verified cache,
+    compiler killed with Python), and load it."""
+    from robodyn.symbolic.codegen.build import (CompileError, _python_flags, build_library, cache_dir, cache_key,
+                                                find_compiler)
 
-    try:
-        compiler = find_compiler()
-        folder = Path(cache_dir())
-    except RobodynError as exc:
-        raise NativeUnavailableError(str(exc)) from None
     python = [f for f in _python_flags() if f != "-DRD_PYTHON"]
     if not python:
         raise NativeUnavailableError("Python's C headers (Python.h) are not installed; robodyn's generic kernels "
                                      "are a Python extension module (install the python3-dev package)")
     source = _source()
-    version = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
     errors = []
     for threads in (["-DRD_THREADS", "-pthread"], []):
-        flags = list(_FLAGS) + threads + python
-        key = hashlib.sha256("\0".join([source, " ".join(flags), version]).encode()).hexdigest()[:24]
-        lib_path, sum_path = folder / f"rdgeneric_{key}.so", folder / f"rdgeneric_{key}.sha256"
-        failed = folder / f"rdgeneric_{key}.failed"
-        if failed.exists():  # this compiler cannot build it with these flags (e.g. no POSIX threads): the next flags
-            errors.append(failed.read_text(encoding="utf-8", errors="replace"))
-            continue
-        if not _verified(lib_path, sum_path):
-            error = _build(compiler, flags, source, folder, lib_path, sum_path)
-            if error is not None:
-                failed.write_text(error, encoding="utf-8")
-                errors.append(error)
+        flags = [*_FLAGS, *threads, *python, f"-DRD_MODULE={_MODULE_SHORT}"]
+        try:
+            # a build this compiler cannot do (e.g. no POSIX threads) is remembered, not retried in every process
+            failed = Path(cache_dir()) / f"rdgeneric_{cache_key(source, find_compiler(), flags)[:32]}.failed"
+            if failed.exists():
+                errors.append(failed.read_text(encoding="utf-8", errors="replace"))
                 continue
+            try:
+                lib_path = build_library(source, flags, description="building robodyn's generic kernels",
+                                         prefix="rdgeneric")
+            except CompileError as exc:
+                failed.write_text(str(exc), encoding="utf-8")
+                errors.append(str(exc))
+                continue
+        except RobodynError as exc:
+            raise NativeUnavailableError(str(exc)) from None
         loader = importlib.machinery.ExtensionFileLoader(_MODULE_NAME, str(lib_path))
         spec = importlib.util.spec_from_file_location(_MODULE_NAME, str(lib_path), loader=loader)
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
         return module
-    raise NativeUnavailableError(f"{compiler} failed on robodyn's generic kernels:\n{errors[-1][-2000:]}")
-
-
-def _build(compiler: str, flags: list, source: str, folder: Path, lib_path: Path, sum_path: Path) -> str | None:
-    """Compile into the cache (atomic renames); the compiler's messages when it fails."""
-    with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        c_file, out = Path(tmp) / "kernels.c", Path(tmp) / "kernels.so"
-        c_file.write_text(source, encoding="utf-8")
-        proc = subprocess.run([compiler, *flags, f"-DRD_MODULE={_MODULE_SHORT}", str(c_file), "-o", str(out), "-lm"],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            return proc.stderr or f"exit status {proc.returncode}"
-        digest = hashlib.sha256(out.read_bytes()).hexdigest()
-        (Path(tmp) / "sum").write_text(digest)
-        os.replace(out, lib_path)
-        os.replace(Path(tmp) / "sum", sum_path)
-    return None
-
-
-def _verified(lib_path: Path, sum_path: Path) -> bool:
-    """True when the cached library exists and its SHA-256 is the one recorded when it was built."""
-    try:
-        return hashlib.sha256(lib_path.read_bytes()).hexdigest() == sum_path.read_text().strip()
-    except OSError:
-        return False
+    raise NativeUnavailableError(f"the C compiler failed on robodyn's generic kernels: {errors[-1][-2000:]}")
 
 
 #: os.environ's own mapping and the key of ROBODYN_NATIVE in it: reading it costs 30 ns where os.environ.get costs

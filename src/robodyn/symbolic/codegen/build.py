@@ -213,6 +213,42 @@ def _kill_group(proc) -> None:
         proc.wait(timeout=5)
 
 
+def build_library(source: str, flags: list[str], timeout: float | None = None, description: str = "compiling",
+                  prefix: str = "rd") -> Path:
+    """Compile ``source`` (C99) with ``flags`` into the cache unless a verified copy is there; the library's path,
+    ``PREFIX_KEY.so`` in the cache folder.
+
+    The cache key covers the source, the compiler, the flags and robodyn's version; the build runs under an
+    exclusive lock in a temporary folder (:func:`run_compiler`) and the library is moved in with a sidecar holding
+    its SHA-256, checked before every use: a corrupt or foreign file is rebuilt, never loaded.
+
+    Raises
+    ------
+    CompilerNotFoundError, CompileTimeoutError, CompileError (also for a cache folder that cannot be written)
+    """
+    compiler = find_compiler()
+    key = cache_key(source, compiler, flags)
+    folder = cache_dir()
+    stem = f"{prefix}_{key[:32]}"
+    lib_path, sidecar = folder / f"{stem}.so", folder / f"{stem}.sha256"
+    try:
+        with _lock(folder / f"{stem}.lock"):
+            if not _valid(lib_path, sidecar, key):
+                sidecar.unlink(missing_ok=True)
+                with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as tmp:
+                    (Path(tmp) / "model.c").write_text(source, encoding="utf-8")
+                    run_compiler([compiler, *flags, "model.c", "-o", "model.so", "-lm"], Path(tmp), timeout,
+                                 description)
+                    digest = _file_sha256(Path(tmp) / "model.so")
+                    os.replace(Path(tmp) / "model.so", lib_path)
+                    (Path(tmp) / "sidecar").write_text(f"{key}\n{digest}\n", encoding="ascii")
+                    os.replace(Path(tmp) / "sidecar", sidecar)
+    except OSError as exc:
+        raise CompileError(f"compile cache {str(folder)!r}: {exc.strerror or exc}; set ROBODYN_CACHE to a writable "
+                           "folder") from None
+    return lib_path
+
+
 def compile_library(source: str, declarations: str, timeout: float | None = None, description: str = "compiling"):
     """Compile ``source`` (C99) into the cache if needed, verify it, and load it.
 
@@ -225,40 +261,22 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     """
     import cffi
 
-    compiler = find_compiler()
     flags = flags_for(source) + _python_flags()
     entry = "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source
     if entry and "numpy/arrayobject.h" in source:  # an entry on NumPy's C API: none without its headers
         flags += _numpy_flags()
         entry = "-DRD_NUMPY" in flags
-    key = cache_key(source, compiler, flags)
-    folder = cache_dir()
-    lib_path, sidecar = folder / f"rd_{key[:32]}.so", folder / f"rd_{key[:32]}.sha256"
+    lib_path = build_library(source, flags, timeout, description)
+    ffi = cffi.FFI()
+    ffi.cdef(declarations)
     try:
-        with _lock(folder / f"rd_{key[:32]}.lock"):
-            if not _valid(lib_path, sidecar, key):
-                sidecar.unlink(missing_ok=True)
-                with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as tmp:
-                    (Path(tmp) / "model.c").write_text(source, encoding="utf-8")
-                    run_compiler([compiler, *flags, "model.c", "-o", "model.so", "-lm"], Path(tmp), timeout,
-                                 description)
-                    digest = _file_sha256(Path(tmp) / "model.so")
-                    os.replace(Path(tmp) / "model.so", lib_path)
-                    (Path(tmp) / "sidecar").write_text(f"{key}\n{digest}\n", encoding="ascii")
-                    os.replace(Path(tmp) / "sidecar", sidecar)
-            ffi = cffi.FFI()
-            ffi.cdef(declarations)
-            try:
-                lib = ffi.dlopen(str(lib_path))
-            except OSError as exc:
-                raise CompileError(f"cannot load the compiled model {lib_path} ({exc}); delete it and retry") from None
-            module = None
-            if entry:
-                loader = importlib.machinery.ExtensionFileLoader("rdmodel", str(lib_path))
-                spec = importlib.util.spec_from_file_location("rdmodel", str(lib_path), loader=loader)
-                module = importlib.util.module_from_spec(spec)
-                loader.exec_module(module)
+        lib = ffi.dlopen(str(lib_path))
     except OSError as exc:
-        raise CompileError(f"compile cache {str(folder)!r}: {exc.strerror or exc}; set ROBODYN_CACHE to a writable "
-                           "folder") from None
+        raise CompileError(f"cannot load the compiled model {lib_path} ({exc}); delete it and retry") from None
+    module = None
+    if entry:
+        loader = importlib.machinery.ExtensionFileLoader("rdmodel", str(lib_path))
+        spec = importlib.util.spec_from_file_location("rdmodel", str(lib_path), loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
     return ffi, lib, module
