@@ -89,7 +89,7 @@ def test_main_job_without_compiler_and_fresh_cache(tmp_path, monkeypatch):
     """The README's main job, ``robodyn generate rx90 --out rx90_models``, from a fresh cache folder and on
     a machine without a C compiler: the sources are written (generate never compiles) and the cache is
     not touched."""
-    from robodyn.symbolic.codegen import build
+    from robodyn.native import build
 
     cache = tmp_path / "fresh-cache"
     monkeypatch.setenv("ROBODYN_CACHE", str(cache))

@@ -7,7 +7,7 @@ import pytest
 
 import robodyn as rd
 from robodyn.symbolic import CompilerNotFoundError
-from robodyn.symbolic.codegen import build
+from robodyn.native import build
 from tests.support.checks import assert_accelerations_close
 from tests.support.random_robots import random_robot, random_state
 

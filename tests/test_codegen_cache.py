@@ -15,7 +15,7 @@ import pytest
 
 import robodyn as rd
 from robodyn.symbolic import CompileError, CompileTimeoutError
-from robodyn.symbolic.codegen import build
+from robodyn.native import build
 
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
@@ -139,7 +139,7 @@ def test_compiler_dies_with_its_parent(tmp_path):
 import sys
 sys.path.insert(0, {SRC!r})
 from pathlib import Path
-from robodyn.symbolic.codegen import build
+from robodyn.native import build
 build.run_compiler(["sh", "-c", "sleep 53.25 & sleep 53.5; wait"], Path({str(tmp_path)!r}))
 """
     parent = subprocess.Popen([sys.executable, "-c", script])

@@ -80,7 +80,7 @@ print(os.stat(os.path.join(sys.argv[1], lib)).st_ino)
 def test_large_model_path_equals_the_lane_path(tmp_path, monkeypatch):
     """Models above c_code.LANES_LIMIT assignments get no lane version, a non-inlined body and -O1 (fast to
     compile); forced here on a small robot, the result equals the lane version bit for bit and rd's."""
-    from robodyn.symbolic.codegen import build
+    from robodyn.native import build
 
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     robot = rd.load("puma560")

@@ -8,7 +8,7 @@ import pytest
 
 import robodyn as rd
 from robodyn.symbolic.codegen import cuda_code
-from robodyn.symbolic.codegen.build import compile_library
+from robodyn.native.build import compile_library
 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
 from robodyn.symbolic.models import customized_model
 

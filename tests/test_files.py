@@ -1,11 +1,11 @@
-"""Atomic output files (robodyn._files.write_atomically): all or nothing, errors that name the file."""
+"""Atomic output files (robodyn.files.write_atomically): all or nothing, errors that name the file."""
 
 import os
 
 import pytest
 
 import robodyn as rd
-from robodyn._files import write_atomically
+from robodyn.files import write_atomically
 
 
 def test_replaces_the_whole_file_or_nothing(tmp_path):
@@ -45,7 +45,7 @@ import threading  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from robodyn._files import MARKER, write_folder_atomically  # noqa: E402
+from robodyn.files import MARKER, write_folder_atomically  # noqa: E402
 
 SRC = str(Path(rd.__file__).parents[1])
 
@@ -131,7 +131,7 @@ def test_sigterm_leaves_no_temporary_files(tmp_path, kind):
 import sys, time
 sys.path.insert(0, {SRC!r})
 from pathlib import Path
-from robodyn._files import write_atomically, write_folder_atomically
+from robodyn.files import write_atomically, write_folder_atomically
 def fill(folder):
     (folder / "part").write_text("x")
     print("ready", flush=True)

@@ -264,7 +264,7 @@ def test_gravity_batch_equals_per_sample_on_random_robots(robot):
         np.testing.assert_allclose(acc, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
 
 
-#: The public numeric entry points checked by robodyn._arrays.finite_result, with finite inputs that overflow.
+#: The public numeric entry points checked by robodyn.arrays.finite_result, with finite inputs that overflow.
 #: (inertia_matrix is checked too but cannot overflow: model values are bounded by 1e12 and q enters through
 #: sines and cosines.)
 _BIG = 1e155

@@ -2,7 +2,7 @@
 
 import io
 
-from robodyn._progress import progress, progress_enabled
+from robodyn.progress import progress, progress_enabled
 
 
 def test_no_display_on_a_pipe(monkeypatch, capsys):

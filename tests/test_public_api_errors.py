@@ -20,7 +20,7 @@ import robodyn.identification
 import robodyn.native
 import robodyn.parameters
 import robodyn.simulation
-from robodyn._arrays import _arrays_in
+from robodyn.arrays import _arrays_in
 from robodyn.errors import NumericOverflowError, RobodynError
 from robodyn.model.closed_chain import closed_chain_from_text
 from tests.test_closed_chain import PARALLELOGRAM

@@ -2,11 +2,14 @@
 
 import warnings
 
+import uuid
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 
 import robodyn as rd
+from robodyn.model.workspace import WORKSPACE
 from robodyn import native
 from robodyn.dynamics import fast
 from robodyn.dynamics.newton_euler import rnea_components
@@ -14,6 +17,17 @@ from robodyn.spatial import NUMPY, jax_backend
 from tests.support.checks import assert_close
 from tests.support.pin_bridge import PinRobot
 from tests.support.random_robots import random_robot, random_state, robots
+
+
+def _stored(robot, kind):
+    """What the per-robot workspace holds for ``robot`` under keys (kind, name): name -> value."""
+    return {k[1]: v for k, v in WORKSPACE.stored(robot).items() if type(k) is tuple and k[0] == kind}
+
+
+def _fresh(robot):
+    """An equal-but-for-its-name robot with nothing in the workspace yet (equal robots share one entry)."""
+    return robot.replace(name=f"{robot.name}-{uuid.uuid4().hex}")
+
 
 
 @settings(max_examples=10)
@@ -34,7 +48,7 @@ def _python_kernels_equal_the_batched_path(robot):
         single, batched = one(f, *args)
         np.testing.assert_array_equal(single, batched)
         assert single.dtype == np.float64 and single.shape == batched.shape
-    assert set(robot.derived.kernels) == {"inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics"}
+    assert {"inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics"} <= set(_stored(robot, "kernel"))
     single, batched = one(lambda r, a: rd.inertia_matrix(r, a, method="walker_orin"), q)
     np.testing.assert_array_equal(single, batched)
     # Cholesky: A and H from the kernels, one state solved by LAPACK's substitutions on the same factor
@@ -75,18 +89,23 @@ def test_single_states_that_the_kernels_do_not_take_go_the_general_way():
     assert fast.single_state(2, q, np.array([np.inf, 0.0])) is None
 
 
-def test_kernels_live_on_the_robot_not_in_a_global_cache():
-    a, b = rd.load("rx90"), rd.load("rx90")
+def test_kernels_live_in_the_workspace_keyed_by_content():
+    """Equal robots share one workspace entry (kernels, the native model); an edited robot is a new robot with
+    its own; nothing on the robot holds a kernel."""
+    a = _fresh(rd.load("rx90"))
+    b = a.replace()  # another object, equal by content
+    assert a == b and a is not b and hash(a) == hash(b)
     q = np.zeros(6)
     with pytest.MonkeyPatch.context() as mp:  # the Python kernels (robodyn.native's entry keeps its data there too)
         mp.setenv("ROBODYN_NATIVE", "0")
         rd.gravity_torques(a, q)
-    assert "gravity_torques" in a.derived.kernels and not b.derived.kernels
+    assert "gravity_torques" in _stored(b, "kernel")
     rd.gravity_torques(b, q)
-    assert not native.available() or ("native_single" in b.derived.memo and "native_single" not in a.derived.memo)
+    assert not native.available() or "native_single" in WORKSPACE.stored(a)
     heavier = rd.with_parameters(a, 3, M=10.0)
-    assert not heavier.derived.kernels and not heavier.derived.memo
+    assert heavier != a and not WORKSPACE.stored(heavier)
     assert not np.allclose(rd.gravity_torques(heavier, q + 0.3), rd.gravity_torques(a, q + 0.3))
+    assert not any(isinstance(v, dict) for v in vars(a.derived).values())
 
 
 def test_method_names_aliases_and_deprecated_names():
@@ -191,7 +210,7 @@ def _every_method_single_equals_batched(robot, seed, gravity=None):
         assert single.dtype == np.float64 and single.shape == batched.shape, (what, method)
         assert_close(single, batched, rtol=1e-13)
         suffix = "_gravity" if gravity is not None and what != "inertia_matrix" and method != "cholesky" else ""
-        assert kernel + suffix in robot.derived.kernels, (what, method)  # the single state took its kernel
+        assert kernel + suffix in _stored(robot, "kernel"), (what, method)  # the single state took its kernel
     if gravity is None:  # and the formulations agree with each other (the default ones as reference)
         assert_close(rd.inverse_dynamics(robot, q, qd, qdd, method="gibbs_appell"), tau)
         assert_close(rd.forward_dynamics(robot, q, qd, tau, method="spatial_operator"), qdd, rtol=1e-9)

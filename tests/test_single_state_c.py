@@ -10,15 +10,29 @@ import os
 import subprocess
 import sysconfig
 
+import uuid
+
 import numpy as np
 import pytest
 
 import robodyn as rd
+from robodyn.model.workspace import WORKSPACE
 from robodyn import native
 from robodyn.dynamics import fast, fast_c, gibbs_appell, lagrange
-from robodyn.symbolic.codegen import build
+from robodyn.native import build
 from tests.support.checks import assert_close
 from tests.support.random_robots import random_robot, random_state
+
+
+def _stored(robot, kind):
+    """What the per-robot workspace holds for ``robot`` under keys (kind, name): name -> value."""
+    return {k[1]: v for k, v in WORKSPACE.stored(robot).items() if type(k) is tuple and k[0] == kind}
+
+
+def _fresh(robot):
+    """An equal-but-for-its-name robot with nothing in the workspace yet (equal robots share one entry)."""
+    return robot.replace(name=f"{robot.name}-{uuid.uuid4().hex}")
+
 
 _HEADERS = os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
 pytestmark = pytest.mark.skipif(not (_HEADERS and native.available()),
@@ -69,7 +83,7 @@ def test_compiled_kernel_equals_python_kernel_and_batched_path(compile_now, robo
     assert any(robot.sigma == 1)  # prismatic joints included
     for what, method, key, single, batched in _calls(robot, 7, gravity):
         c = single()
-        assert key in robot.derived.compiled and robot.derived.compiled[key], (what, method)  # the C entry ran
+        assert key in _stored(robot, "compiled") and _stored(robot, "compiled")[key], (what, method)  # the C entry ran
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("ROBODYN_NATIVE", "0")
             python = single()  # the Python kernel (Cholesky: A, H and the solve as separate kernels)
@@ -87,7 +101,7 @@ def test_long_kernels_cut_into_parts_give_the_same_numbers(compile_now):
     robot = random_robot(22, nf=5, tree=True, prismatic=True, fixed=True)
     for what, method, key, single, batched in _calls(robot, 9):
         c = single()
-        assert robot.derived.compiled[key], (what, method)
+        assert _stored(robot, "compiled")[key], (what, method)
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("ROBODYN_NATIVE", "0")
             assert_close(c, single(), rtol=1e-12)
@@ -101,7 +115,7 @@ def test_long_kernels_cut_into_parts_give_the_same_numbers(compile_now):
     with pytest.raises(rd.ModelError, match="singular"):
         rd.forward_dynamics(slider, np.array([0.3, 0.0]), np.array([0.1, 0.2]), np.ones(2), method="cholesky",
                             gravity=np.array([0.0, 0.0, -9.81]))
-    assert slider.derived.compiled["cholesky_forward_gravity"]
+    assert _stored(slider, "compiled")["cholesky_forward_gravity"]
 
 
 def test_cholesky_kernel_equals_its_python_trace(compile_now):
@@ -111,11 +125,11 @@ def test_cholesky_kernel_equals_its_python_trace(compile_now):
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     args = (robot, "cholesky_forward", lagrange._forward_kernel, ("q", "qd", "tau"), (q, qd, tau), None)
     c = fast.call(*args)
-    assert robot.derived.compiled["cholesky_forward"]
+    assert _stored(robot, "compiled")["cholesky_forward"]
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROBODYN_NATIVE", "0")
         python = fast.call(*args)
-    assert "cholesky_forward" in robot.derived.kernels
+    assert "cholesky_forward" in _stored(robot, "kernel")
     assert_close(c, python, rtol=1e-13)
     assert_close(c, qdd, rtol=1e-10)
 
@@ -126,7 +140,7 @@ def test_nan_goes_to_the_general_path_with_its_message(compile_now, what, method
     q = np.array([0.1, np.nan, 0.3])
     args = (q,) if what == "inertia_matrix" else (q, q, q)
     getattr(rd, what)(robot, *((np.zeros(3),) * len(args)), method=method)  # the kernel is compiled
-    assert robot.derived.compiled[kernel]
+    assert _stored(robot, "compiled")[kernel]
     with pytest.raises(rd.InputError) as compiled:
         getattr(rd, what)(robot, *args, method=method)
     with pytest.MonkeyPatch.context() as mp:
@@ -146,7 +160,7 @@ def test_singular_state_goes_to_the_general_path_with_its_message(compile_now, m
     slider = rd.Robot(name="slider", sigma=[0, 1], alpha=[0, np.pi / 2], d=[0, 0.0], params=params)
     qd, tau = np.array([0.1, 0.2]), np.array([1.0, 2.0])
     assert_close(rd.forward_dynamics(slider, np.array([0.3, 0.5]), qd, tau, method=method), [3.92, 2.005], rtol=1e-14)
-    assert slider.derived.compiled[kernel]
+    assert _stored(slider, "compiled")[kernel]
     messages = []
     for switch in (None, "0"):
         with pytest.MonkeyPatch.context() as mp:
@@ -164,7 +178,7 @@ def test_arguments_the_compiled_entry_does_not_take(compile_now):
     robot = random_robot(30, nf=4, tree=True, fixed=True)
     q, qd, qdd = random_state(robot, 6)
     tau = rd.inverse_dynamics(robot, q, qd, qdd, method="spatial_operator")
-    assert robot.derived.compiled["spatial_operator_inverse"]
+    assert _stored(robot, "compiled")["spatial_operator_inverse"]
     strided = np.repeat(q, 2)[::2]
     assert not strided.flags.c_contiguous
     assert_close(rd.inverse_dynamics(robot, strided, qd, qdd, method="spatial_operator"), tau, rtol=1e-12)
@@ -180,25 +194,25 @@ def test_arguments_the_compiled_entry_does_not_take(compile_now):
 
 
 def test_native_switched_off_uses_the_python_kernel(compile_now):
-    robot = random_robot(25, nf=4, tree=True)
+    robot = _fresh(random_robot(25, nf=4, tree=True))
     q, qd, qdd = random_state(robot, 3)
     compile_now.setenv("ROBODYN_NATIVE", "0")
     tau = rd.inverse_dynamics(robot, q, qd, qdd, method="gibbs_appell")
-    assert not robot.derived.compiled and "gibbs_appell_inverse" in robot.derived.kernels
+    assert not _stored(robot, "compiled") and "gibbs_appell_inverse" in _stored(robot, "kernel")
     compile_now.delenv("ROBODYN_NATIVE")
     assert_close(rd.inverse_dynamics(robot, q, qd, qdd, method="gibbs_appell"), tau, rtol=1e-12)
-    assert robot.derived.compiled["gibbs_appell_inverse"]
+    assert _stored(robot, "compiled")["gibbs_appell_inverse"]
 
 
 def test_kernels_are_compiled_after_compile_after_single_states(monkeypatch, tmp_path):
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
-    robot = random_robot(26, nf=3)
+    robot = _fresh(random_robot(26, nf=3))
     q = random_state(robot, 1)[0]
     for _ in range(fast.COMPILE_AFTER - 1):
         rd.inertia_matrix(robot, q, method="gibbs_appell")
-    assert "gibbs_appell_inertia" not in robot.derived.compiled
+    assert "gibbs_appell_inertia" not in _stored(robot, "compiled")
     rd.inertia_matrix(robot, q, method="gibbs_appell")
-    assert robot.derived.compiled["gibbs_appell_inertia"]
+    assert _stored(robot, "compiled")["gibbs_appell_inertia"]
 
 
 @pytest.mark.parametrize("failure", ["no compiler", "failing compiler"])
@@ -208,26 +222,27 @@ def test_without_a_working_compiler_the_python_kernel_runs(compile_now, tmp_path
         compile_now.setattr(fast.native, "available", lambda: False)
     else:
         compile_now.setenv("CC", "false")  # exits 1: the build fails, the kernel stays Python
-    robot = random_robot(27, nf=4, tree=True)
+    robot = _fresh(random_robot(27, nf=4, tree=True))
     q, qd, qdd = random_state(robot, 4)
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     qdd_c = rd.forward_dynamics(robot, q, qd, tau, method="spatial_operator")
-    assert robot.derived.compiled == {"spatial_operator_forward": False, ("spatial_operator_forward", "calls"): 1}
-    assert "spatial_operator_forward" in robot.derived.kernels
+    assert _stored(robot, "compiled") == {"spatial_operator_forward": False}
+    assert _stored(robot, "calls") == {"spatial_operator_forward": 1}
+    assert "spatial_operator_forward" in _stored(robot, "kernel")
     assert_close(qdd_c, qdd, rtol=1e-10)
     assert not list(tmp_path.glob("rd_*.so"))
 
 
 def test_corrupt_cached_kernel_is_rebuilt(compile_now, tmp_path):
     compile_now.setenv("ROBODYN_CACHE", str(tmp_path))
-    robot = random_robot(28, nf=3)
+    robot = _fresh(random_robot(28, nf=3))
     q = random_state(robot, 5)[0]
     A = rd.inertia_matrix(robot, q, method="walker_orin")
     (lib,) = tmp_path.glob("rd_*.so")
     garbage = tmp_path / "garbage"
     garbage.write_bytes(b"\x7fELF garbage")
     garbage.replace(lib)  # a new file: this process keeps its mapping of the old one
-    again = random_robot(28, nf=3)  # a new robot: its kernels are loaded again, through the cache's check
+    again = _fresh(random_robot(28, nf=3))  # a new robot: its kernels are loaded again, through the cache's check
     np.testing.assert_array_equal(rd.inertia_matrix(again, q, method="walker_orin"), A)
     key, digest = lib.with_suffix(".sha256").read_text().split()
     assert lib.read_bytes()[:4] == b"\x7fELF" and len(lib.read_bytes()) > 1000 and len(key) == 64

@@ -38,8 +38,8 @@ from robodyn.dynamics.lagrange import (
     inertia_matrix_derivative,
     kinetic_energy,
     potential_energy,
-    state_derivative,
 )
+from robodyn.dynamics.api import state_derivative
 
 # --- extended models (elastic joints, motors and transmissions, end-effector wrench) and analysis ---
 from robodyn.dynamics.elastic import (
@@ -166,7 +166,7 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-__version__ = "0.1.0"
+from robodyn.version import __version__  # noqa: E402
 
 __all__ = (
     "InputError", "ModelError", "ModelFileError", "NonPhysicalInertiaError", "RobodynError", "UnknownRobotError",

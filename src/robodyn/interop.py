@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_robot
+from robodyn.model.robot import check_robot
 from robodyn.errors import ModelError, RobodynError
 from robodyn.model.inertia import com_from_standard
 from robodyn.model.robot import Robot

@@ -14,7 +14,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from robodyn.dynamics.composite import inertia_entries
-from robodyn.dynamics.newton_euler import friction_components, rnea_components
+from robodyn.dynamics.newton_euler import rnea_components
+from robodyn.model.friction import friction_components
 from robodyn.model.robot import Robot
 from robodyn.parameters.regressor import link_columns
 from robodyn.spatial import jax_backend

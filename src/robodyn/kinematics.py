@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, finite_result, frame_index, joint_arrays
+from robodyn.arrays import check_array, finite_result
+from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
     ScalarBackend,

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from robodyn._arrays import frame_index
-from robodyn._files import write_atomically
+from robodyn.model.arguments import frame_index
+from robodyn.files import write_atomically
 from robodyn.errors import InputError
 
 __all__ = ("torques", "trajectory", "simulation", "identification", "ellipsoids", "ellipsoid_axes", "workspace")

@@ -22,8 +22,8 @@ from importlib import util as import_util
 
 import numpy as np
 
-from robodyn._arrays import check_robot
-from robodyn._files import write_atomically
+from robodyn.model.robot import check_robot
+from robodyn.files import save_figure
 from robodyn.dynamics import api
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -37,7 +37,7 @@ def available_methods(kind: str = "forward") -> tuple[str, ...]:
     ----------
     kind : {"forward", "inverse", "inertia"}
     """
-    tables = {"forward": api._FORWARD, "inverse": api._INVERSE, "inertia": api._INERTIA}
+    tables = {"forward": api.FORWARD, "inverse": api.INVERSE, "inertia": api.INERTIA}
     if kind not in tables:
         raise InputError(f"kind = {kind!r}; choose one of {', '.join(tables)}")
     return tuple(m for m, module in tables[kind].items() if import_util.find_spec(module) is not None)
@@ -116,7 +116,7 @@ class AccuracyResult(_OverTheTurn):
         (their q̈₂), rad/s²."""
         rows = [(name, name, method) for name, method in MATA_METHODS.items()]
         rows[1:1] = [("ABA, link frame", "ABA", "aba_link_frame"), ("ABA, base frame", "ABA", "aba_base_frame")]
-        keys = [api._NAMES["forward_dynamics"].get(m, m) for m in self.methods]  # aliases ("aba") resolved
+        keys = [api.NAMES["forward_dynamics"].get(m, m) for m in self.methods]  # aliases ("aba") resolved
         out = {}
         for label, paper, method in rows:
             if method in keys:
@@ -153,12 +153,7 @@ class AccuracyResult(_OverTheTurn):
         axes[-1].set_xlabel(f"q{n} (deg)")
         fig.suptitle(f"{self.robot}: forward dynamics in single vs double precision")
         fig.tight_layout()
-        _save_figure(fig, path)
-
-
-def _save_figure(fig, path) -> None:
-    """Write ``fig`` as a PNG to ``path`` atomically (no partial file)."""
-    write_atomically(path, lambda fh: fig.savefig(fh, dpi=120, format="png"), what="plot file", binary=True)
+        save_figure(fig, path)
 
 
 def accuracy_study(robot: Robot, methods=None, steps: int = 180, solver: str | None = None) -> AccuracyResult:
@@ -465,7 +460,7 @@ def stage_study(robot: Robot, method: str = "gibbs_appell", steps: int = 180, so
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 2:
         raise InputError(f"steps = {steps!r}; give an integer >= 2 (180 gives Mata et al.'s 2° steps)")
     _check_solver(solver, allow_none=True)
-    if not isinstance(method, str) or api._NAMES["forward_dynamics"].get(method) not in available_methods("forward"):
+    if not isinstance(method, str) or api.NAMES["forward_dynamics"].get(method) not in available_methods("forward"):
         raise InputError(f"method = {method!r}; choose one of {', '.join(available_methods('forward'))}")
     method = _key(method)
     q = turn_poses(robot, steps)
@@ -537,7 +532,7 @@ class MassScan:
         bottom.legend(fontsize=7, ncol=2)
         fig.suptitle("Ascher–Pai–Cloutier arm: condition number and single-precision error vs m₂")
         fig.tight_layout()
-        _save_figure(fig, path)
+        save_figure(fig, path)
 
 
 def mass_scan(m2_values, steps: int = 180, solver: str = "gauss_jordan") -> MassScan:

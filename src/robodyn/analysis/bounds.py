@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_robot
+from robodyn.model.robot import check_robot
 from robodyn.analysis.coupling import joint_ranges
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import christoffel_symbols

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_robot
+from robodyn.model.robot import check_robot
 from robodyn.dynamics import api
 from robodyn.dynamics.newton_euler import gravity_torques
 from robodyn.errors import InputError

@@ -44,9 +44,9 @@ def counting_robot(n: int, seed: int = 0) -> Robot:
 
 #: (kind, method) -> function name in the method's module and its joint arguments.
 _KINDS = MappingProxyType({
-    "inverse": (api._INVERSE, "inverse_dynamics", ("q", "qd", "qdd")),
-    "inertia": (api._INERTIA, "inertia_matrix", ("q",)),
-    "forward": (api._FORWARD, "forward_dynamics", ("q", "qd", "tau")),
+    "inverse": (api.INVERSE, "inverse_dynamics", ("q", "qd", "qdd")),
+    "inertia": (api.INERTIA, "inertia_matrix", ("q",)),
+    "forward": (api.FORWARD, "forward_dynamics", ("q", "qd", "tau")),
 })
 
 

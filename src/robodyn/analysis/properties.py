@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import coriolis_matrix, inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import friction_torques

@@ -17,38 +17,24 @@ Conventions (stated so the numbers can be compared with hand counts):
   velocities, etc., cost nothing, as in a customized or hand-optimised implementation.  Negation is free.
 * Operations on a (state-dependent) constant that happens to be non-zero are counted.
 
-How the counting reaches NumPy and robodyn (:func:`counting`): while a ``with counting()`` block is active,
-
-* robodyn's argument checks accept object arrays: ``joint_arrays`` and ``check_array`` are swapped in every
-  loaded robodyn module (every method module of ``robodyn.dynamics.api`` is imported first, so all are loaded);
-* ``np.linalg.cholesky`` accepts object arrays (the textbook algorithm, counted);
-* ``np.sin``/``np.cos``/``np.sqrt`` accept object arrays mixing Traced numbers and plain constants.
-
-Each replacement hands float arrays to the original unchanged, so other code keeps working during the block.
-Every swap is recorded as it is made and undone in reverse order on exit, also when the block (or the setup
-itself) raises.  Blocks nest (the swaps are made by the outermost one; counts go to the innermost tally).
-Thread safety: one lock serialises the ``counting`` blocks of all threads (a second thread waits), but the swaps
-are process-wide: another thread doing Traced arithmetic or calling the swapped functions on object arrays
-during a block is counted too.  Use it from one thread at a time.
+How the counting reaches NumPy and robodyn, with nothing replaced anywhere: an object array of Traced numbers is
+a valid argument of robodyn's functions (:func:`robodyn.arrays.as_real_array` accepts arrays of *counting scalars*,
+types with ``counting_scalar = True``); NumPy's ufuncs call the elements' own ``sin``/``cos``/``sqrt``/``exp``
+methods on object arrays; :func:`robodyn.arrays.cholesky` (used by the Cholesky method) runs the textbook
+algorithm on object arrays.  The counts go to the tally of the innermost active :func:`counting` block of the
+current thread (or asyncio task): a context variable, so blocks in other threads count separately and outside a
+block Traced numbers count nothing.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import sys
-import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from importlib import import_module
-from importlib import util as import_util
-from types import MappingProxyType
 
 import numpy as np
-
-from robodyn import _arrays
-from robodyn.errors import InputError
 
 
 @dataclass
@@ -95,6 +81,8 @@ class Traced:
     """A float that counts the arithmetic done on it (see the module docstring for the rules)."""
 
     __slots__ = ("v",)
+    #: accepted by robodyn's argument checks inside object arrays (robodyn.arrays.as_real_array)
+    counting_scalar = True
 
     def __init__(self, value: float):
         self.v = float(value)
@@ -236,123 +224,16 @@ def values(a) -> np.ndarray:
     return np.vectorize(lambda x: float(_value(x)), otypes=[float])(a) if a.size else np.zeros(a.shape)
 
 
-# --- letting object arrays through the argument checks and NumPy while counting -----------------------------
-_ORIGINAL_JOINT_ARRAYS = _arrays.joint_arrays
-_ORIGINAL_CHECK_ARRAY = _arrays.check_array
-_ORIGINAL_CHOLESKY = np.linalg.cholesky
-
-
-def _joint_arrays(robot, **arrays):
-    given = {k: np.asarray(v) for k, v in arrays.items() if v is not None}
-    if not any(a.dtype == object for a in given.values()):
-        return _ORIGINAL_JOINT_ARRAYS(robot, **arrays)
-    for name, a in given.items():
-        if a.ndim == 0 or a.shape[-1] != robot.n:
-            raise InputError(f"argument '{name}' has shape {a.shape}; expected (..., {robot.n})")
-    batch = np.broadcast_shapes(*(a.shape[:-1] for a in given.values()))
-    out = {k: None if v is None else np.broadcast_to(np.asarray(v).astype(object), batch + (robot.n,))
-           for k, v in arrays.items()}
-    return np.dtype(object), batch, out
-
-
-def _check_array(name, value, shape_tail, batch, dtype):
-    if np.dtype(dtype) != object:
-        return _ORIGINAL_CHECK_ARRAY(name, value, shape_tail, batch, dtype)
-    return np.broadcast_to(np.asarray(value).astype(object), tuple(batch) + tuple(shape_tail))
-
-
-def _cholesky(A):
-    """Textbook Cholesky A = L Lᵀ on object arrays (one matrix), so that its operations are counted."""
-    A = np.asarray(A)
-    if A.dtype != object:
-        return _ORIGINAL_CHOLESKY(A)
-    n = A.shape[-1]
-    L = np.zeros(A.shape, dtype=object)
-    for j in range(n):
-        s = A[..., j, j]
-        for k in range(j):
-            s = s - L[..., j, k] * L[..., j, k]
-        L[..., j, j] = _UFUNCS["sqrt"](s)
-        for i in range(j + 1, n):
-            s = A[..., i, j]
-            for k in range(j):
-                s = s - L[..., i, k] * L[..., j, k]
-            L[..., i, j] = s / L[..., j, j]
-    return L
-
-
-def _object_ufunc(name: str):
-    """np.<name> that also takes object arrays mixing Traced numbers (counted) and plain constants (not
-    counted: e.g. cos θ_j of a prismatic joint's constant θ_j), elementwise."""
-    original = getattr(np, name)
-    scalar = getattr(math, name)
-    elementwise = np.frompyfunc(lambda x: getattr(x, name)() if isinstance(x, Traced) else scalar(x), 1, 1)
-
-    def ufunc(x, *args, **kwargs):
-        a = np.asarray(x)
-        return elementwise(a) if a.dtype == object and not args and not kwargs else original(x, *args, **kwargs)
-
-    return ufunc
-
-
-_UFUNCS = MappingProxyType({name: _object_ufunc(name) for name in ("sin", "cos", "sqrt")})
-
 # --- the counting context ----------------------------------------------------------------------------------------
-_LOCK = threading.RLock()  # serialises counting blocks; reentrant so that blocks nest in one thread
-
-
-def _swap(swapped: list, owner, attr: str, new) -> None:
-    swapped.append((owner, attr, getattr(owner, attr)))
-    setattr(owner, attr, new)
-
-
-def _restore(swapped: list) -> None:
-    while swapped:
-        owner, attr, previous = swapped.pop()
-        setattr(owner, attr, previous)
-
-
-def _install(swapped: list) -> None:
-    """Make every swap of the module docstring, recording each in ``swapped`` as (owner, attribute, previous
-    value); on any error undo those made and re-raise."""
-    from robodyn.dynamics import api
-
-    try:
-        for table in (api._INVERSE, api._INERTIA, api._FORWARD):  # load every method module, so all get swapped
-            for module in table.values():
-                if import_util.find_spec(module) is not None:
-                    import_module(module)
-        for name, mod in list(sys.modules.items()):
-            if name == "robodyn" or name.startswith("robodyn."):
-                for attr, original, new in (("joint_arrays", _ORIGINAL_JOINT_ARRAYS, _joint_arrays),
-                                            ("check_array", _ORIGINAL_CHECK_ARRAY, _check_array)):
-                    if getattr(mod, attr, None) is original:
-                        _swap(swapped, mod, attr, new)
-        _swap(swapped, np.linalg, "cholesky", _cholesky)
-        for name, fn in _UFUNCS.items():
-            _swap(swapped, np, name, fn)
-    except BaseException:
-        _restore(swapped)
-        raise
-
-
 @contextmanager
 def counting():
     """Count the operations done inside the ``with`` block on Traced numbers; yields the :class:`Tally`.
 
-    The swaps that let object arrays through robodyn and NumPy (module docstring) are made on entry of the
-    outermost block and undone on its exit, also when the block raises.  Nested blocks count into their own
-    tally only.  Blocks of different threads run one after the other.
+    Nested blocks count into their own tally only; blocks of different threads count separately.
     """
     tally = Tally()
-    with _LOCK:
-        outer = _TALLIES.get()
-        swapped: list = []  # the swaps made by the outermost block, undone when it ends
-        if not outer:
-            _install(swapped)
-        token = _TALLIES.set(outer + (tally,))
-        try:
-            yield tally
-        finally:
-            _TALLIES.reset(token)
-            _restore(swapped)
+    token = _TALLIES.set(_TALLIES.get() + (tally,))
+    try:
+        yield tally
+    finally:
+        _TALLIES.reset(token)

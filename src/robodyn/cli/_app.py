@@ -24,7 +24,7 @@ class _Command(TyperCommand):
         return [_plain(p) for p in super().collect_usage_pieces(ctx)]
 
 
-class _Group(TyperGroup):
+class Group(TyperGroup):
     def collect_usage_pieces(self, ctx):
         return [_plain(p) for p in super().collect_usage_pieces(ctx)]
 
@@ -65,7 +65,7 @@ app = Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
-    cls=_Group,
+    cls=Group,
 )
 
 

@@ -12,7 +12,7 @@ import typer
 from rich import box
 from rich.text import Text
 
-from robodyn._files import write_atomically
+from robodyn.files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import (
     Table, console, get_robot, parse_vector, print_json, read_csv_columns, user_errors,

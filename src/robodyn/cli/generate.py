@@ -10,8 +10,8 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import console, user_errors
-from robodyn._progress import progress
-from robodyn._files import MARKER, write_folder_atomically
+from robodyn.progress import progress
+from robodyn.files import MARKER, write_folder_atomically
 from robodyn.errors import InputError
 from robodyn.sanitize import child_path, comment, identifier
 
@@ -31,7 +31,7 @@ def _split(text: str, allowed, option: str) -> list[str]:
 def write_models(robot, models, params, langs, out: Path, force: bool = False, progress=None,
                  parameters_input: bool = False) -> list[Path]:
     """Generate and write everything into the folder ``out``, all or nothing
-    (:func:`robodyn._files.write_folder_atomically`: rules for existing folders, --force, locks, modes).
+    (:func:`robodyn.files.write_folder_atomically`: rules for existing folders, --force, locks, modes).
 
     File names are ``identifier(robot.name)_SHORT.EXT`` (:mod:`robodyn.sanitize`): they stay inside ``out``.
     C comes with a header ``.h``; with ``parameters_input`` the C functions read the nonzero inertial parameters

@@ -125,7 +125,7 @@ def excite_command(
 ) -> None:
     """An excitation trajectory (Swevers): Fourier series minimising cond(W) of the base parameters within the
     joint position, velocity and acceleration limits."""
-    from robodyn._files import write_atomically
+    from robodyn.files import write_atomically
     from robodyn.identification import excitation_trajectory
 
     with user_errors():

@@ -15,7 +15,7 @@ import numpy as np
 import typer
 
 from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
-from robodyn.cli.studies import _JSON, demo_app
+from robodyn.cli.studies import JSON_OPTION, demo_app
 from robodyn.errors import InputError
 
 #: The trajectory q_j(t) = Q0_j + AMPLITUDE_j sin(2π t / PERIOD_j), one period per joint so that the joints
@@ -75,7 +75,7 @@ def kozlowski_puma_command(
     robot: str = typer.Option("puma560", help="robot with at most 6 joints (built-in name or model file)"),
     duration: float = typer.Option(5.0, help="length of the trajectory in seconds"),
     samples: int = typer.Option(201, help="states along the trajectory, evaluated in one batch"),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """Kozłowski's inverse dynamics then Kalman/Bryson–Frazier forward dynamics: round-trip error, agreement with Newton–Euler."""
     with user_errors():

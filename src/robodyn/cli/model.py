@@ -7,7 +7,7 @@ import typer
 from rich.text import Text
 
 from robodyn.cli._app import app
-from robodyn._progress import progress
+from robodyn.progress import progress
 from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
 
 _ROBOT = typer.Argument(..., help="Built-in robot name (see `robodyn list`) or path to a robot YAML file.")

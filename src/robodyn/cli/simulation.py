@@ -36,7 +36,7 @@ def simulate_command(
     The controller uses the robot's model and compensates its friction with the smooth model; the simulated
     robot has the chosen friction model. Prints the tracking errors and the energy balance.
     """
-    from robodyn._progress import progress
+    from robodyn.progress import progress
     from robodyn.control import ComputedTorque, PassivityBased, PDGravity, QuinticReference
     from robodyn.dynamics.friction_models import LuGre, NoFriction, SmoothFriction, StickSlipFriction
     from robodyn.errors import InputError

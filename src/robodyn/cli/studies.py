@@ -8,12 +8,12 @@ import numpy as np
 import typer
 from rich.text import Text
 
-from robodyn.cli._app import Typer, _Group, app
-from robodyn._progress import progress
+from robodyn.cli._app import Typer, Group, app
+from robodyn.progress import progress
 from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
 
 demo_app = Typer(help="Demonstrations from the literature (Mata et al.'s simulations, Dellin's WAM calibration).", no_args_is_help=True, rich_markup_mode=None,
-                 cls=_Group)
+                 cls=Group)
 app.add_typer(demo_app, name="demo")
 
 
@@ -21,7 +21,7 @@ def _methods(text: str | None):
     return None if text is None else tuple(m.strip() for m in text.split(",") if m.strip())
 
 
-_JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
 
@@ -38,7 +38,7 @@ def accuracy_command(
                              "(the built-in has 1.0)"),
     stages: str = typer.Option(None, help="also print, for this method, the error with one stage at a time in "
                                "float32 (angles, inertia matrix, bias, storage of A, solve)"),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """Single- vs double-precision forward dynamics over a turn of the last joint (Mata et al. Table 5)."""
     from robodyn.analysis.accuracy import accuracy_study, ascher_arm, stage_study
@@ -116,7 +116,7 @@ def puma_line_command(
     interpolation: str = typer.Option("cubic", help="torques between the reference grid times: cubic or linear"),
     rotor_inertia: bool = typer.Option(True, "--rotor-inertia/--no-rotor-inertia",
                                        help="keep the robot's rotor inertias (Mata et al.'s model has none)"),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """Straight-line motion of the PUMA, open-loop simulation per method (Mata et al. Tables 6 and 7); RK45, or LSODA with smooth Coulomb friction."""
     from robodyn.analysis.accuracy import available_methods
@@ -179,7 +179,7 @@ def opcount_command(
     customized: bool = typer.Option(True, "--customized/--no-customized",
                                     help="also count the customized models of each formulation against the "
                                          "published figures (Mata et al., Kozłowski, Khalil & Dombre Table 9.5)"),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """Multiplications and additions per method vs n, next to the published formulas (Khalil & Dombre, Featherstone, Mata et al., Kozłowski)."""
     from robodyn.analysis.opcount import (

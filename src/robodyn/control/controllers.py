@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import as_real_array
+from robodyn.arrays import as_real_array
 from robodyn.control.reference import sample_reference
 from robodyn.dynamics import api
 from robodyn.dynamics.friction_models import LuGre, friction_model, frictionless

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import finite_array
+from robodyn.arrays import finite_array
 from robodyn.errors import InputError
 
 

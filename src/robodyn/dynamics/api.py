@@ -11,23 +11,27 @@ from types import MappingProxyType
 import warnings
 from importlib import import_module
 
-from robodyn._arrays import finite_result
+import numpy as np
+
+from robodyn.arrays import as_real_array, finite_result
 from robodyn.errors import InputError
+from robodyn.model.arguments import joint_arrays
+from robodyn.model.robot import Robot, check_robot
 
 from robodyn.dynamics import composite, newton_euler, recursive
 
 #: method -> module, the tables the analysis tools iterate over (keys kept for their reports).
-_INVERSE = MappingProxyType({
+INVERSE = MappingProxyType({
     "newton_euler": "robodyn.dynamics.newton_euler",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
     "spatial_operator": "robodyn.dynamics.spatial_operator",
 })
-_INERTIA = MappingProxyType({
+INERTIA = MappingProxyType({
     "composite": "robodyn.dynamics.composite",
     "walker_orin": "robodyn.dynamics.walker_orin",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
 })
-_FORWARD = MappingProxyType({
+FORWARD = MappingProxyType({
     "recursive": "robodyn.dynamics.recursive",
     "cholesky": "robodyn.dynamics.lagrange",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
@@ -37,7 +41,7 @@ _FORWARD = MappingProxyType({
 
 #: The names users call each formulation by (one per formulation across inverse, inertia and forward dynamics,
 #: Pinocchio's names as aliases) -> key of the dispatch tables above.
-_NAMES = MappingProxyType({
+NAMES = MappingProxyType({
     "inverse_dynamics": {"newton_euler": "newton_euler", "rnea": "newton_euler", "gibbs_appell": "gibbs_appell",
                          "spatial_operator": "spatial_operator"},
     "inertia_matrix": {"composite": "composite", "crba": "composite", "walker_orin": "walker_orin",
@@ -50,12 +54,12 @@ _DEPRECATED = MappingProxyType({
     ("inertia_matrix", "newton_euler"): "walker_orin",  # it runs Walker–Orin, not the Newton–Euler recursion
     ("forward_dynamics", "kalman"): "spatial_operator",  # the Kozłowski formulation has one name
 })
-_TABLES = MappingProxyType({"inverse_dynamics": _INVERSE, "inertia_matrix": _INERTIA, "forward_dynamics": _FORWARD})
+_TABLES = MappingProxyType({"inverse_dynamics": INVERSE, "inertia_matrix": INERTIA, "forward_dynamics": FORWARD})
 
 
 def method_key(what: str, method: str) -> str:
     """The dispatch-table key of ``method`` for function ``what`` (aliases resolved, old names warned about)."""
-    names = _NAMES[what]
+    names = NAMES[what]
     if method in names:
         return names[method]
     new = _DEPRECATED.get((what, method))
@@ -169,3 +173,43 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
         return recursive.forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity)
     return finite_result("forward_dynamics",
                          _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches=wrenches, gravity=gravity))
+
+
+def state_derivative(robot: Robot, x, tau, *args, wrenches=None, gravity=None, method: str = "recursive") -> np.ndarray:
+    """Nonlinear state equation ẋ = [q̇; A⁻¹(Γ − H)] with x = [q; q̇] [9.98], for ODE integrators.
+
+    Parameters
+    ----------
+    x : array_like (..., 2n)
+        State [q, q̇].
+    tau : array_like (..., n)
+        Joint torques Γ.
+    method : str
+        Any method of :func:`robodyn.forward_dynamics` ("recursive", "cholesky", ...).
+    wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
+
+    The arguments follow the order of :func:`robodyn.forward_dynamics` (…, wrenches, gravity, method), by keyword;
+    the old positional order (x, tau, method, wrenches, gravity) still works, with a DeprecationWarning.
+
+    Returns
+    -------
+    ndarray (..., 2n)  [q̇, q̈].
+    """
+    if args:
+        if len(args) > 3:
+            raise InputError(f"state_derivative takes x, tau and keyword arguments; got {2 + len(args)} positional ones")
+        warnings.warn("state_derivative(robot, x, tau, method, wrenches, gravity) positional arguments are "
+                      "deprecated; pass wrenches=, gravity=, method= by keyword", DeprecationWarning, stacklevel=2)
+        method, wrenches, gravity = args + (method, wrenches, gravity)[len(args):]
+
+    n = check_robot(robot).n
+    xa = as_real_array("x", x)
+    if xa.ndim == 0 or xa.shape[-1] != 2 * n:
+        raise InputError(
+            f"argument 'x' has shape {xa.shape}; robot '{robot.name}' has n = {n}, so the state x = [q, qd] "
+            f"must have shape (..., {2 * n})"
+        )
+    q, qd = xa[..., :n], xa[..., n:]
+    qdd = forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity, method=method)
+    dtype, batch, a = joint_arrays(robot, qd=qd, qdd=qdd)
+    return finite_result("state_derivative", np.concatenate([a["qd"], a["qdd"]], -1))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, finite_result
+from robodyn.arrays import as_real_array, finite_result
 from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError

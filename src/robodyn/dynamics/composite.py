@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_robot, finite_result, joint_arrays
+from robodyn.arrays import finite_result
+from robodyn.model.arguments import joint_arrays
+from robodyn.model.robot import check_robot
 from robodyn import native
 from robodyn.dynamics import fast
 from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_array, check_robot, finite_array, finite_result, joint_arrays
+from robodyn.arrays import as_real_array, check_array, finite_array, finite_result
+from robodyn.model.arguments import joint_arrays
+from robodyn.model.robot import check_robot
 from robodyn.dynamics.friction_models import DiscontinuousFriction, friction_model
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot

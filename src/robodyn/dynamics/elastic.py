@@ -20,10 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_type, finite_result, joint_arrays
+from robodyn.arrays import as_real_array, check_type, finite_result
+from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
-from robodyn.dynamics.newton_euler import friction_of, gravity_argument, rnea
+from robodyn.dynamics.newton_euler import gravity_argument, rnea
+from robodyn.model.friction import friction_of
 from robodyn.dynamics.transmission import motor_vector
 from robodyn.errors import InputError, ModelError
 from robodyn.model.derived import frozen as _frozen

@@ -5,8 +5,8 @@ recursions on Python floats spend most of their time deciding which products are
 the public functions call a *kernel*: the very recursion the batched path runs (``rnea_components``, the composite
 links, the recursive direct model), executed once on recording scalars that write each operation as a line of
 Python, with the robot's zeros and ones folded away and repeated expressions computed once.  The result is
-compiled by Python's own ``compile`` into a function of floats, kept on the robot (``robot.derived.kernels``, no
-global cache) and reused for every later single state.  It computes the same operations in the same order as the
+compiled by Python's own ``compile`` into a function of floats, kept in the per-robot workspace
+(:mod:`robodyn.model.workspace`, keyed by the robot's content) and reused for every later single state.  It computes the same operations in the same order as the
 general path, so both give the same numbers.
 
 Every formulation has its kernels: Newton–Euler, composite links and the recursive direct model (the defaults,
@@ -18,7 +18,7 @@ so a Python kernel costs about one Python operation per floating-point operation
 The methods that robodyn.native does not serve also have their kernels written as C
 (:mod:`robodyn.dynamics.fast_c`: the recorded operations, same order, same folding) and compiled through
 robodyn's compile cache once a robot has run :data:`COMPILE_AFTER` single states of that kernel (or, in a new
-process, loaded from the cache); the compiled entry is kept in ``robot.derived.compiled`` and costs about a
+process, loaded from the cache); the compiled entry is kept in the workspace too and costs about a
 microsecond per call, 10–40 times less than the Python kernel.  Without a C compiler, with ``ROBODYN_NATIVE=0`` or
 after a failed build, the Python kernel runs; a state the compiled kernel declines (NaN/inf, a singular pivot)
 takes the general path and its message, as a state the Python kernel declines does.
@@ -34,8 +34,10 @@ import numpy as np
 
 from robodyn import native
 from robodyn.dynamics import fast_c
-from robodyn._arrays import finite_result, pivot_too_small
+from robodyn.arrays import finite_result, pivot_too_small
+from robodyn.model.friction import friction_components
 from robodyn.model.robot import Robot
+from robodyn.model.workspace import WORKSPACE
 from robodyn.spatial import FLOAT, ScalarBackend
 
 _F64 = np.dtype(np.float64)
@@ -127,7 +129,7 @@ class _Var:
     """A recording scalar: arithmetic on it appends a line to its recorder (constants 0 and ±1 fold away)."""
 
     __slots__ = ("rec", "name")
-    #: comparisons record a run-time check (robodyn._arrays.pivot_too_small)
+    #: comparisons record a run-time check (robodyn.arrays.pivot_too_small)
     records_checks = True
 
     def __init__(self, rec: _Recorder, name: str) -> None:
@@ -237,30 +239,28 @@ def generate_c(name: str, build, counts: dict[str, int]) -> str:
 
 
 def kernel(robot, name: str, build, counts: dict[str, int]):
-    """The kernel ``name`` of ``robot``, generated on first use and kept in ``robot.derived.kernels``."""
-    fn = robot.derived.kernels.get(name)
-    if fn is None:
-        fn = robot.derived.kernels[name] = generate(name, build, counts)
-    return fn
+    """The kernel ``name`` of ``robot``, generated on first use and kept in the per-robot workspace
+    (:mod:`robodyn.model.workspace`, key ``("kernel", name)``)."""
+    return WORKSPACE.value(robot, ("kernel", name), lambda: generate(name, build, counts))
 
 
 def compiled_kernel(robot, name: str, build, counts: dict[str, int]):
     """The compiled kernel ``name`` of ``robot`` (its ``single`` entry), or None where C cannot be used (no C
     compiler — :func:`robodyn.native.available` —, no Python headers, a failed build); built at the first call
-    (compiled once per machine, in robodyn's compile cache) and kept in ``robot.derived.compiled`` (False: not
-    available)."""
-    entry = robot.derived.compiled.get(name)
-    if entry is None:
-        entry = False
-        if native.available():
-            try:
-                entry = fast_c.load(generate_c(name, build, counts), len(counts)) or False
-            except Fallback:  # a check that fails whatever the state (a massless joint): the general path says so
-                entry = False
-            except fast_c.NotWritable:  # an operand C cannot spell (never expected): the Python kernel
-                entry = False
-        robot.derived.compiled[name] = entry
-    return entry or None
+    (compiled once per machine, in robodyn's compile cache) and kept in the per-robot workspace (key
+    ``("compiled", name)``; False: not available)."""
+    return WORKSPACE.value(robot, ("compiled", name), lambda: _compiled(name, build, counts)) or None
+
+
+def _compiled(name: str, build, counts: dict[str, int]):
+    if not native.available():
+        return False
+    try:
+        return fast_c.load(generate_c(name, build, counts), len(counts)) or False
+    except Fallback:  # a check that fails whatever the state (a massless joint): the general path says so
+        return False
+    except fast_c.NotWritable:  # an operand C cannot spell (never expected): the Python kernel
+        return False
 
 
 def single_state(n: int, *arrays) -> list[float] | None:
@@ -307,15 +307,13 @@ def _single(robot, key: str, spec, arrays: tuple, shape, use_c: bool, python: bo
 
     ``spec()`` gives ``(build, counts)``, called only to generate a kernel; ``arrays`` are the caller's arguments in
     the order of ``counts``; the result has ``shape``.  None when the general path must run.  With ``finite`` (the
-    name of the public function), a Python kernel's result is checked finite (:func:`robodyn._arrays.finite_result`;
+    name of the public function), a Python kernel's result is checked finite (:func:`robodyn.arrays.finite_result`;
     the compiled kernel's entry checks its own).
     """
     if use_c and native.enabled():
-        compiled = robot.derived.compiled
-        entry = compiled.get(key)
+        entry = WORKSPACE.get(robot, ("compiled", key))
         if entry is None:  # a kernel is compiled (or loaded from the cache) at its COMPILE_AFTER-th single state
-            calls = compiled[key, "calls"] = compiled.get((key, "calls"), 0) + 1
-            if calls >= COMPILE_AFTER:
+            if WORKSPACE.count(robot, ("calls", key)) >= COMPILE_AFTER:
                 entry = compiled_kernel(robot, key, *spec())
         if entry:
             out = np.empty(shape)
@@ -351,7 +349,7 @@ def call(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity, use_
     if gravity is not None:
         name, arrays = name + "_gravity", (*arrays, gravity)
     if use_c and native.enabled():  # the common case first, without building the generator
-        entry = robot.derived.compiled.get(name)
+        entry = WORKSPACE.get(robot, ("compiled", name))
         if entry:
             out = np.empty(robot.n)
             code = entry(*arrays, out)
@@ -384,7 +382,7 @@ def call_fixed(robot, name: str, kernel_of, counts: dict[str, int], arrays: tupl
 def torque_kernel(robot, rigid):
     """``build`` of an inverse-dynamics kernel: Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) [9.94], with Γ_rigid from
     ``rigid(robot, q, qd, qdd, g, backend=...)`` (the formulation's own recursion on component scalars)."""
-    from robodyn.dynamics.newton_euler import friction_components  # newton_euler imports this module
+    from robodyn.model.friction import friction_components
 
     def build(backend, q, qd, qdd, g):
         tau = rigid(robot, q, qd, qdd, g, backend=backend)
@@ -399,7 +397,7 @@ def cholesky_components(A, b, check: bool = True) -> list:
     Cholesky factorisation A = L D Lᵀ, then L y = b, Lᵀ x = D⁻¹ y (Khalil & Dombre [9.96]; Mata et al. Table 3).
 
     On a kernel's recording scalars every pivot d_k records the relative test of
-    :func:`robodyn._arrays.pivot_too_small`, against Σ|A_ii| (never below the max|A_ii| of the batched test, so a
+    :func:`robodyn.arrays.pivot_too_small`, against Σ|A_ii| (never below the max|A_ii| of the batched test, so a
     state the kernel accepts the batched path accepts too); a pivot that fails it raises :class:`Fallback`, and the
     general path reports the singular model (``check=False``: no test, for symbolic scalars that cannot be
     compared).  Structural zeros of A (other branches of a tree) cost nothing.

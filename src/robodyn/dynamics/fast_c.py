@@ -16,7 +16,7 @@ module, so the compiled kernel gives the Python kernel's numbers to rounding
 
 The C holds no text from the robot: the operands are the kernel's own variable names (``t12``, ``q0``) and the
 robot's constants as ``repr`` literals (the shortest decimal that reads back as the same double).  It is compiled
-by :func:`robodyn.symbolic.codegen.build.compile_library` (content-keyed cache, SHA-256 verified before loading,
+by :func:`robodyn.native.build.compile_library` (content-keyed cache, SHA-256 verified before loading,
 compiler in its own process group, lock, timeout), so a kernel is compiled once per machine.
 """
 
@@ -25,6 +25,8 @@ from __future__ import annotations
 from types import MappingProxyType
 import re
 
+from robodyn.errors import RobodynError
+from robodyn.native.build import compile_library
 from robodyn.sanitize import comment
 
 #: each recorded operation as C (:data:`robodyn.dynamics.fast._PYTHON` is the same list in Python)
@@ -192,9 +194,6 @@ def _functions(items: list, inputs: dict, nargs: int) -> list[str]:
 def load(source_text: str, nargs: int):
     """Compile (once per machine) and load ``source_text``; returns its ``single`` entry, or None where it cannot be
     used here (no C compiler, no Python headers, a failed or timed-out build, an unusable cache folder)."""
-    from robodyn.errors import RobodynError
-    from robodyn.symbolic.codegen.build import compile_library
-
     declaration = f"int rd_kernel({', '.join(['const double *'] * nargs)}, double *out);"
     try:
         _, _, module = compile_library(source_text, declaration, timeout=TIMEOUT,

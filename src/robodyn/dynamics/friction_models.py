@@ -36,7 +36,7 @@ from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 
 
-def _joint(robot: Robot, key: str) -> np.ndarray:
+def joint_column(robot: Robot, key: str) -> np.ndarray:
     return np.asarray(getattr(robot, key))[robot.joint_frames]
 
 
@@ -47,9 +47,9 @@ def _per_joint(name: str, value, n: int) -> np.ndarray:
     return v
 
 
-def _stribeck_factor(robot: Robot, qd: np.ndarray):
+def stribeck_factor(robot: Robot, qd: np.ndarray):
     """(F_st − F_c) exp(−k |q̇|^B) where F_st ≠ 0 and 0 elsewhere, and its derivative w.r.t. |q̇|."""
-    Fc, Fst, k, B = (_joint(robot, key) for key in ("Fc", "Fst", "kst", "Bst"))
+    Fc, Fst, k, B = (joint_column(robot, key) for key in ("Fc", "Fst", "kst", "Bst"))
     active = Fst != 0
     a = np.abs(qd)
     e = np.exp(-k * a**B) * active
@@ -68,14 +68,14 @@ class DiscontinuousFriction:
     def torque(self, robot: Robot, qd) -> np.ndarray:
         qd = np.asarray(qd, dtype=float)
         s = np.sign(qd)
-        strib, _ = _stribeck_factor(robot, qd)
-        return (_joint(robot, "Fc") + strib) * s + _joint(robot, "Fv") * qd + _joint(robot, "Foff")
+        strib, _ = stribeck_factor(robot, qd)
+        return (joint_column(robot, "Fc") + strib) * s + joint_column(robot, "Fv") * qd + joint_column(robot, "Foff")
 
     def slope(self, robot: Robot, qd) -> np.ndarray:
         """∂Γ_f/∂q̇ away from q̇ = 0 (the Dirac at 0 is left out): F_v + sign(q̇) ∂Stribeck/∂|q̇| sign(q̇)."""
         qd = np.asarray(qd, dtype=float)
-        _, dstrib = _stribeck_factor(robot, qd)
-        return _joint(robot, "Fv") + dstrib * (qd != 0)
+        _, dstrib = stribeck_factor(robot, qd)
+        return joint_column(robot, "Fv") + dstrib * (qd != 0)
 
 
 @dataclass(frozen=True)
@@ -98,16 +98,16 @@ class SmoothFriction:
     def torque(self, robot: Robot, qd) -> np.ndarray:
         qd = np.asarray(qd, dtype=float)
         w = _per_joint("width", self.width, robot.n)
-        strib, _ = _stribeck_factor(robot, qd)
-        return (_joint(robot, "Fc") + strib) * np.tanh(qd / w) + _joint(robot, "Fv") * qd + _joint(robot, "Foff")
+        strib, _ = stribeck_factor(robot, qd)
+        return (joint_column(robot, "Fc") + strib) * np.tanh(qd / w) + joint_column(robot, "Fv") * qd + joint_column(robot, "Foff")
 
     def slope(self, robot: Robot, qd) -> np.ndarray:
         """∂Γ_f/∂q̇ (..., n)."""
         qd = np.asarray(qd, dtype=float)
         w = _per_joint("width", self.width, robot.n)
-        strib, dstrib = _stribeck_factor(robot, qd)
+        strib, dstrib = stribeck_factor(robot, qd)
         th = np.tanh(qd / w)
-        return (_joint(robot, "Fc") + strib) * (1 - th**2) / w + dstrib * np.abs(th) + _joint(robot, "Fv")
+        return (joint_column(robot, "Fc") + strib) * (1 - th**2) / w + dstrib * np.abs(th) + joint_column(robot, "Fv")
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ class PiecewiseLinearFriction:
         """v_0, v_1, F_s, F_c (n,) each; v_1 = v_0 where there is no Stribeck decrease."""
         n = robot.n
         v0 = _per_joint("width", self.width, n)
-        Fc, Fst, k, B = (_joint(robot, key) for key in ("Fc", "Fst", "kst", "Bst"))
+        Fc, Fst, k, B = (joint_column(robot, key) for key in ("Fc", "Fst", "kst", "Bst"))
         active = Fst != 0
         if self.stribeck_end is None:
             with np.errstate(divide="ignore"):
@@ -163,7 +163,7 @@ class PiecewiseLinearFriction:
         with np.errstate(invalid="ignore"):  # v1 = inf: the decrease never starts, (a − v0)/inf = 0
             fall = np.where(np.isinf(v1), 0.0, (a - v0) / np.where(v1 > v0, v1 - v0, 1.0))
         g = np.where(a <= v0, Fs * a / v0, np.where(a <= v1, Fs + (Fc - Fs) * fall, Fc))
-        return g * np.sign(qd) + _joint(robot, "Fv") * qd + _joint(robot, "Foff")
+        return g * np.sign(qd) + joint_column(robot, "Fv") * qd + joint_column(robot, "Foff")
 
     def slope(self, robot: Robot, qd) -> np.ndarray:
         """∂Γ_f/∂q̇ (..., n), one-sided at the break points."""
@@ -171,7 +171,7 @@ class PiecewiseLinearFriction:
         v0, v1, Fs, Fc = self._levels(robot)
         a = np.abs(qd)
         falling = np.where(np.isinf(v1) | (v1 <= v0), 0.0, (Fc - Fs) / np.where(v1 > v0, v1 - v0, 1.0))
-        return np.where(a <= v0, Fs / v0, np.where(a <= v1, falling, 0.0)) + _joint(robot, "Fv")
+        return np.where(a <= v0, Fs / v0, np.where(a <= v1, falling, 0.0)) + joint_column(robot, "Fv")
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ class LuGre:
     def _parts(self, robot: Robot, qd):
         n = robot.n
         s0, s1, vs = (_per_joint(k, getattr(self, k), n) for k in ("sigma0", "sigma1", "vs"))
-        Fc, Fst = _joint(robot, "Fc"), _joint(robot, "Fst")
+        Fc, Fst = joint_column(robot, "Fc"), joint_column(robot, "Fst")
         Fs = np.where(Fst != 0, Fst, Fc)
         g = Fc + (Fs - Fc) * np.exp(-((qd / vs) ** 2))
         active = Fc > 0
@@ -218,7 +218,7 @@ class LuGre:
         qd, z = np.asarray(qd, dtype=float), np.asarray(z, dtype=float)
         s0, s1, _, active = self._parts(robot, qd)
         zd = self.z_rate(robot, qd, z)
-        return np.where(active, s0 * z + s1 * zd, 0.0) + _joint(robot, "Fv") * qd + _joint(robot, "Foff")
+        return np.where(active, s0 * z + s1 * zd, 0.0) + joint_column(robot, "Fv") * qd + joint_column(robot, "Foff")
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,7 @@ class StickSlipFriction(DiscontinuousFriction):
 
 def breakaway_levels(robot: Robot) -> np.ndarray:
     """F_s per joint (n,): F_st where the robot has a Stribeck term, F_c elsewhere."""
-    Fc, Fst = _joint(robot, "Fc"), _joint(robot, "Fst")
+    Fc, Fst = joint_column(robot, "Fc"), joint_column(robot, "Fst")
     return np.where(Fst != 0, Fst, Fc)
 
 

@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
+from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import fast
 from robodyn.dynamics.lagrange import cholesky_solve
-from robodyn.dynamics.newton_euler import friction_components, friction_of, gravity_argument, wrenches_argument
+from robodyn.dynamics.newton_euler import gravity_argument, wrenches_argument
+from robodyn.model.friction import friction_components, friction_of
 from robodyn.dynamics.composite import composite_components, composite_links
 from robodyn.kinematics import forward_components, forward_recursion, local_transforms
 from robodyn.model.inertia import skew

@@ -22,14 +22,14 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_robot, finite_result, joint_arrays, pivot_too_small, singular_model_error
+from robodyn.arrays import cholesky, finite_result, pivot_too_small, singular_model_error
+from robodyn.model.arguments import joint_arrays
+from robodyn.model.robot import check_robot
 from robodyn.dynamics import composite, fast, newton_euler
-from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument, rnea
-from robodyn.errors import InputError
+from robodyn.dynamics.newton_euler import gravity_argument, rnea, wrenches_argument
+from robodyn.model.friction import friction_components, friction_of
 from robodyn.kinematics import ancestors, base_poses, link_velocities
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -245,7 +245,7 @@ def _forward_kernel(robot: Robot):
 
     def build(backend, q, qd, tau, g):
         H = [h + f for h, f in zip(newton_euler.rnea_components(robot, q, qd, [0.0] * n, g, backend=backend),
-                                   newton_euler.friction_components(robot, qd, backend))]
+                                   friction_components(robot, qd, backend))]
         A = composite.inertia_kernel(robot)(backend, q)
         return fast.cholesky_components([A[i * n:(i + 1) * n] for i in range(n)], [t - h for t, h in zip(tau, H)])
 
@@ -269,7 +269,7 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
     raises :class:`ModelError` naming ``robot_name`` and ``what`` (the matrix), with the usual cause and fix.
     """
     try:
-        L = np.linalg.cholesky(A)
+        L = cholesky(A)
     except np.linalg.LinAlgError:
         raise singular_model_error(robot_name, f"the {what} is not positive definite") from None
     # A pivot that is rounding noise (exactly 0 in exact arithmetic) passes the factorisation: compare it with A.
@@ -289,45 +289,3 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
     for i in range(n - 1, -1, -1):
         x[..., i] = (y[..., i] - np.sum(L[..., i + 1 :, i] * x[..., i + 1 :], -1)) / L[..., i, i]
     return x
-
-
-def state_derivative(robot: Robot, x, tau, *args, wrenches=None, gravity=None, method: str = "recursive") -> np.ndarray:
-    """Nonlinear state equation ẋ = [q̇; A⁻¹(Γ − H)] with x = [q; q̇] [9.98], for ODE integrators.
-
-    Parameters
-    ----------
-    x : array_like (..., 2n)
-        State [q, q̇].
-    tau : array_like (..., n)
-        Joint torques Γ.
-    method : str
-        Any method of :func:`robodyn.forward_dynamics` ("recursive", "cholesky", ...).
-    wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
-
-    The arguments follow the order of :func:`robodyn.forward_dynamics` (…, wrenches, gravity, method), by keyword;
-    the old positional order (x, tau, method, wrenches, gravity) still works, with a DeprecationWarning.
-
-    Returns
-    -------
-    ndarray (..., 2n)  [q̇, q̈].
-    """
-    from robodyn.dynamics.api import forward_dynamics as dispatch
-
-    if args:
-        if len(args) > 3:
-            raise InputError(f"state_derivative takes x, tau and keyword arguments; got {2 + len(args)} positional ones")
-        warnings.warn("state_derivative(robot, x, tau, method, wrenches, gravity) positional arguments are "
-                      "deprecated; pass wrenches=, gravity=, method= by keyword", DeprecationWarning, stacklevel=2)
-        method, wrenches, gravity = args + (method, wrenches, gravity)[len(args):]
-
-    n = check_robot(robot).n
-    xa = as_real_array("x", x)
-    if xa.ndim == 0 or xa.shape[-1] != 2 * n:
-        raise InputError(
-            f"argument 'x' has shape {xa.shape}; robot '{robot.name}' has n = {n}, so the state x = [q, qd] "
-            f"must have shape (..., {2 * n})"
-        )
-    q, qd = xa[..., :n], xa[..., n:]
-    qdd = dispatch(robot, q, qd, tau, wrenches=wrenches, gravity=gravity, method=method)
-    dtype, batch, a = joint_arrays(robot, qd=qd, qdd=qdd)
-    return finite_result("state_derivative", np.concatenate([a["qd"], a["qdd"]], -1))

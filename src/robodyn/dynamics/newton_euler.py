@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import check_array, finite_result, joint_arrays
+from robodyn.arrays import check_array, finite_result
+from robodyn.model.arguments import joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
+from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
 from robodyn import native
 from robodyn.dynamics import fast
-from robodyn.spatial import NUMPY, ScalarBackend, vadd, vcross, vmat, vrz, vscale
+from robodyn.spatial import ScalarBackend, vadd, vcross, vmat, vrz, vscale
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -106,36 +108,6 @@ def friction_torques(robot: Robot, qd) -> np.ndarray:
     """
     _, _, a = joint_arrays(robot, qd=qd)
     return finite_result("friction_torques", friction_of(robot, a["qd"]))
-
-
-def friction_of(robot: Robot, qd: np.ndarray) -> np.ndarray:
-    """Γ_f(q̇) (..., n) of checked velocities (see :func:`friction_torques`), in their dtype."""
-    jf, dt = robot.joint_frames, qd.dtype
-    Fc, Fv, Foff, Fst, kst, Bst = (getattr(robot, k)[jf] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
-    coefficients = (Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst)
-    return friction_law(qd, *(c.astype(dt) for c in coefficients), NUMPY)
-
-
-def friction_components(robot: Robot, qd, backend: ScalarBackend) -> list:
-    """Γ_f of every joint on component scalars (one per joint variable), by :func:`friction_law`."""
-    out = []
-    for k, j in enumerate(robot.joint_frames):
-        Fc, Fv, Foff, Fst, kst, Bst = (float(getattr(robot, key)[j]) for key in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
-        out.append(friction_law(qd[k], Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst, backend))
-    return out
-
-
-def friction_law(qd, Fc, Fv, Foff, Fst, dF, kst, Bst, backend: ScalarBackend):
-    """Γ_f = F_c sign(q̇) + F_v q̇ + F_off + (F_st − F_c) sign(q̇) exp(−k_st |q̇|^B_st)  [9.26]–[9.28], elementwise.
-
-    The coefficients are arrays over the joints (with q̇ (..., n)) or scalars of one joint; ``dF`` = F_st − F_c.
-    The Stribeck term counts only where F_st ≠ 0.
-    """
-    s = backend.sign(qd)
-    tau = Fc * s + Fv * qd + Foff
-    if np.any(Fst != 0):
-        tau = tau + (Fst != 0) * (dF * s * backend.exp(-kst * abs(qd) ** Bst))
-    return tau
 
 
 def gravity_argument(robot: Robot, gravity, batch, dtype) -> np.ndarray:

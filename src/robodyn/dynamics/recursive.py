@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import finite_result, joint_arrays, pivot_too_small, singular_model_error
+from robodyn.arrays import finite_result, pivot_too_small, singular_model_error
+from robodyn.model.arguments import joint_arrays
 from robodyn import native
 from robodyn.dynamics import fast
-from robodyn.dynamics.newton_euler import friction_of, gravity_argument, wrenches_argument, friction_components
+from robodyn.dynamics.newton_euler import gravity_argument, wrenches_argument
+from robodyn.model.friction import friction_components, friction_of
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
@@ -101,9 +103,9 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     size = cols[0].shape[1]
     qdd = np.empty((size, robot.n), dtype)
     for sl, (q_b, qd_b, tau_b, *fe_b) in state_blocks(*cols):
-        rot, gam, beta = _first_forward(robot, q_b, qd_b, fe_b[0] if fe_b else None)
-        H, Ja, Jstar, beta_star = _backward(robot, tau_b, rot, gam, beta)
-        for k, value in enumerate(_second_forward(robot, tau_b, block_of(g, sl, size), rot, gam, H, Ja, beta_star)):
+        rot, gam, beta = first_forward(robot, q_b, qd_b, fe_b[0] if fe_b else None)
+        H, Ja, Jstar, beta_star = backward(robot, tau_b, rot, gam, beta)
+        for k, value in enumerate(second_forward(robot, tau_b, block_of(g, sl, size), rot, gam, H, Ja, beta_star)):
             qdd[sl, k] = value
     return finite_result("forward_dynamics", qdd.reshape(batch + (robot.n,)))
 
@@ -111,9 +113,9 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
 def _kernel(robot: Robot):
     def build(backend, q, qd, tau, g):
         tau = [t - f for t, f in zip(tau, friction_components(robot, qd, backend))]  # [9.106]
-        rot, gam, beta = _first_forward(robot, q, qd, None, backend)
-        H, Ja, _, beta_star = _backward(robot, tau, rot, gam, beta)
-        return _second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
+        rot, gam, beta = first_forward(robot, q, qd, None, backend)
+        H, Ja, _, beta_star = backward(robot, tau, rot, gam, beta)
+        return second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
 
     return build
 
@@ -124,7 +126,7 @@ def _row(robot: Robot, j: int) -> tuple[int, int]:
     return (0, 2) if robot.sigma[j] == 1 else (1, 2)
 
 
-def _first_forward(robot: Robot, q, qd, fe, backend: ScalarBackend | None = None):
+def first_forward(robot: Robot, q, qd, fe, backend: ScalarBackend | None = None):
     """Rotations of every frame, γ_j [9.101] and β_j [9.103] (lists over frames of screws)."""
     zero = (0.0, 0.0, 0.0)
     rot = frame_rotations(robot, q, backend)
@@ -152,20 +154,20 @@ def _first_forward(robot: Robot, q, qd, fe, backend: ScalarBackend | None = None
     return rot, gam, beta
 
 
-def _backward(robot: Robot, tau, rot, gam, beta):
+def backward(robot: Robot, tau, rot, gam, beta):
     """H_j [9.116] and 𝕁*_j a_j, 𝕁*_j and β*_j, with K_j [9.117] and α_j [9.118] passed to the antecedent
     [9.119]–[9.120]."""
-    Jstar = [_link_inertia(J, MS, M) for J, MS, M in robot.derived.links_six]
+    Jstar = [link_inertia(J, MS, M) for J, MS, M in robot.derived.links_six]
     beta_star = list(beta)
     H, Ja = [None] * robot.nf, [None] * robot.nf
     k_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
     for j in range(robot.nf - 1, -1, -1):
         Js, bs = Jstar[j], beta_star[j]
         if robot.sigma[j] == 2:  # no joint: the wrench follows the antecedent's acceleration rigidly
-            K, alpha = Js, _sub(_inertia_times(Js, gam[j]), bs)
+            K, alpha = Js, _sub(inertia_times(Js, gam[j]), bs)
         else:
             side, row = _row(robot, j)
-            Ja[j] = _axis_column(Js, robot.sigma[j])  # 𝕁*_j a_j
+            Ja[j] = axis_column(Js, robot.sigma[j])  # 𝕁*_j a_j
             H[j] = c_add(Ja[j][side][row], float(robot.Ia[j]))  # [9.116]
             d = Js[2 if robot.sigma[j] == 0 else 0]  # same-kind diagonal block of 𝕁*_j: the scale of H_j
             if pivot_too_small(H[j], lambda: abs(d[0]) + abs(d[3]) + abs(d[5]) + float(robot.Ia[j])):
@@ -173,24 +175,24 @@ def _backward(robot: Robot, tau, rot, gam, beta):
                     robot.name, f"joint {robot.joint_names[j]}: articulated inertia H_j = {float(np.min(H[j])):.3g} [9.116]"
                 )
             Jg = tuple(tuple(c_div(x, H[j]) for x in v) for v in Ja[j])  # 𝕁*_j a_j / H_j
-            K = _minus_outer(Js, Ja[j], Jg)  # [9.117]
+            K = minus_outer(Js, Ja[j], Jg)  # [9.117]
             u = c_add(tau[k_of[j]], bs[side][row])
-            alpha = _sub(_add(_inertia_times(K, gam[j]), _scale(u, Jg)), bs)  # [9.118]
+            alpha = _sub(screw_add(inertia_times(K, gam[j]), screw_scale(u, Jg)), bs)  # [9.118]
         p = robot.derived.parent[j]
         if p >= 0:  # summed over all children of p: trees
-            beta_star[p] = _sub(beta_star[p], _wrench_to_antecedent(rot[j], alpha))  # [9.119]
-            Jstar[p] = _inertia_add(Jstar[p], _inertia_to_antecedent(rot[j], K))  # [9.120]
+            beta_star[p] = _sub(beta_star[p], wrench_to_antecedent(rot[j], alpha))  # [9.119]
+            Jstar[p] = inertia_add(Jstar[p], inertia_to_antecedent(rot[j], K))  # [9.120]
     return H, Ja, Jstar, beta_star
 
 
-def _second_forward(robot: Robot, tau, g, rot, gam, H, Ja, beta_star) -> list:
+def second_forward(robot: Robot, tau, g, rot, gam, H, Ja, beta_star) -> list:
     """q̈ (one entry per joint variable) from V̇_0 = [−g; 0] by [9.121]–[9.124]."""
     qdd = []
     Vd = [None] * robot.nf
     Vd0 = ((-g[0], -g[1], -g[2]), (0.0, 0.0, 0.0))
     for j in range(robot.nf):
         p = robot.derived.parent[j]
-        acc = _add(_twist_from_antecedent(rot[j], Vd[p] if p >= 0 else Vd0), gam[j])  # ^jV̇_{a(j)} [9.121] + γ_j
+        acc = screw_add(twist_from_antecedent(rot[j], Vd[p] if p >= 0 else Vd0), gam[j])  # ^jV̇_{a(j)} [9.121] + γ_j
         if robot.sigma[j] != 2:
             side, row = _row(robot, j)
             u = c_add(tau[len(qdd)], beta_star[j][side][row])
@@ -205,7 +207,7 @@ def _second_forward(robot: Robot, tau, g, rot, gam, H, Ja, beta_star) -> list:
 # ---- screws (linear, angular) and spatial inertias (𝕁₁₁, 𝕁₁₂, 𝕁₂₂) on component tuples -------------------------
 
 
-def _add(U, V):
+def screw_add(U, V):
     return vadd(U[0], V[0]), vadd(U[1], V[1])
 
 
@@ -213,24 +215,24 @@ def _sub(U, V):
     return vsub(U[0], V[0]), vsub(U[1], V[1])
 
 
-def _scale(s, V):
+def screw_scale(s, V):
     return vscale(s, V[0]), vscale(s, V[1])
 
 
-def _link_inertia(J, MS, M):
+def link_inertia(J, MS, M):
     """𝕁_j = [[M 1, −M̂S], [M̂S, J]] from the link's standard parameters."""
     x, y, z = MS
     return (M, 0.0, 0.0, M, 0.0, M), ((0.0, z, -y), (-z, 0.0, x), (y, -x, 0.0)), J
 
 
-def _inertia_times(I, V):
+def inertia_times(I, V):
     """𝕁 V = [𝕁₁₁ v + 𝕁₁₂ ω; 𝕁₁₂ᵀ v + 𝕁₂₂ ω]."""
     S11, M12, S22 = I
     v, w = V
     return vadd(sym_mv(S11, v), mat_mv(M12, w)), vadd(mat_tmv(M12, v), sym_mv(S22, w))
 
 
-def _axis_column(I, sigma):
+def axis_column(I, sigma):
     """𝕁 a_j: column 6 (revolute) or 3 (prismatic) of 𝕁 [9.23b]."""
     S11, M12, S22 = I
     if sigma == 0:
@@ -238,7 +240,7 @@ def _axis_column(I, sigma):
     return (S11[2], S11[4], S11[5]), M12[2]
 
 
-def _minus_outer(I, U, V):
+def minus_outer(I, U, V):
     """𝕁 − U Vᵀ for screws U, V with U Vᵀ symmetric ([9.117]: U = 𝕁 a_j, V = U / H_j)."""
     S11, M12, S22 = I
     return (
@@ -248,25 +250,25 @@ def _minus_outer(I, U, V):
     )
 
 
-def _inertia_add(I, K):
+def inertia_add(I, K):
     return sym_add(I[0], K[0]), tuple(vadd(a, b) for a, b in zip(I[1], K[1])), sym_add(I[2], K[2])
 
 
-def _wrench_to_antecedent(rot, F):
+def wrench_to_antecedent(rot, F):
     """^j𝕋_{a(j)}ᵀ F = [A f; A m + P × A f]: the wrench F of R_j at O_j in R_{a(j)} at O_{a(j)} ([9.92]–[9.93])."""
     C, c, s, P = rot
     f = vmat(C, vrz(c, s, F[0]))
     return f, vadd(vmat(C, vrz(c, s, F[1])), vcross(P, f))
 
 
-def _twist_from_antecedent(rot, V):
+def twist_from_antecedent(rot, V):
     """^j𝕋_{a(j)} V = [Aᵀ (v + ω × P); Aᵀ ω] ([9.100], [9.121])."""
     C, c, s, P = rot
     v, w = V
     return vrz_t(c, s, vmat_t(C, vadd(v, vcross(w, P)))), vrz_t(c, s, vmat_t(C, w))
 
 
-def _inertia_to_antecedent(rot, K):
+def inertia_to_antecedent(rot, K):
     """^j𝕋_{a(j)}ᵀ K ^j𝕋_{a(j)} [9.120] with 𝕋ᵀ = [[A, 0], [P̂A, A]] and R_xy = A K_xy Aᵀ:
 
     [[R₁₁, R₁₂ − R₁₁P̂], [·, R₂₂ + P̂R₁₂ − R₁₂ᵀP̂ − P̂R₁₁P̂]],  the last block written R₂₂ + P̂X₁₂ + (P̂R₁₂)ᵀ with

@@ -37,12 +37,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays, pivot_too_small, singular_model_error
+from robodyn.arrays import pivot_too_small, singular_model_error
+from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import fast
-from robodyn.dynamics.newton_euler import friction_components, friction_of, gravity_argument, wrenches_argument
-from robodyn.dynamics.recursive import (_add, _axis_column, _inertia_add, _inertia_times, _inertia_to_antecedent,
-                                        _link_inertia, _minus_outer, _scale, _twist_from_antecedent,
-                                        _wrench_to_antecedent)
+from robodyn.dynamics.newton_euler import gravity_argument, wrenches_argument
+from robodyn.model.friction import friction_components, friction_of
+from robodyn.dynamics.recursive import (screw_add, axis_column, inertia_add, inertia_times, inertia_to_antecedent,
+                                        link_inertia, minus_outer, screw_scale, twist_from_antecedent,
+                                        wrench_to_antecedent)
 from robodyn.kinematics import forward_components, forward_recursion, frame_rotations, local_transforms
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -299,11 +301,11 @@ def inverse_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | Non
     x = []
     for i, (J, MS, M) in enumerate(robot.derived.links_six):
         bbar = (vcross(w[i], vcross(w[i], MS)), vcross(w[i], sym_mv(J, w[i])))  # (3.33)
-        x.append(_add(_inertia_times(_link_inertia(J, MS, M), (Vd[i], wd[i])), bbar))  # (3.29), own terms
+        x.append(screw_add(inertia_times(link_inertia(J, MS, M), (Vd[i], wd[i])), bbar))  # (3.29), own terms
     for i in _tip_to_base(robot):
         p = robot.derived.parent[i]
         if p >= 0:
-            x[p] = _add(x[p], _wrench_to_antecedent(rot[i], x[i]))  # (3.29)
+            x[p] = screw_add(x[p], wrench_to_antecedent(rot[i], x[i]))  # (3.29)
     return [x[i][_side(robot, i)][2] for i in robot.joint_frames]  # (3.30)
 
 
@@ -314,7 +316,7 @@ def _velocity_bias_components(robot: Robot, rot, qd):
     k = 0
     for i, (J, MS, M) in enumerate(robot.derived.links_six):
         p = robot.derived.parent[i]
-        Vplus = _twist_from_antecedent(rot[i], V[p]) if p >= 0 else (zero, zero)  # (3.1)
+        Vplus = twist_from_antecedent(rot[i], V[p]) if p >= 0 else (zero, zero)  # (3.1)
         Vj, nj = Vplus, (zero, zero)
         if robot.sigma[i] != 2:
             hq = (0.0, 0.0, qd[k])
@@ -342,12 +344,12 @@ def kalman_components(robot: Robot, q, qd, tau, g, backend: ScalarBackend | None
     nb, b = _velocity_bias_components(robot, rot, qd)
     joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
     z = list(b)
-    P = [_link_inertia(J, MS, M) for J, MS, M in robot.derived.links_six]
+    P = [link_inertia(J, MS, M) for J, MS, M in robot.derived.links_six]
     G, e_plus = {}, {}
     for i in _tip_to_base(robot):
         if i in joint_of:
             side = _side(robot, i)
-            PH = _axis_column(P[i], robot.sigma[i])
+            PH = axis_column(P[i], robot.sigma[i])
             Ia = float(robot.Ia[i])
             D = c_add(PH[side][2], Ia)  # (3.49)
             d = P[i][2 - 2 * side]  # same-kind diagonal block of P: the scale of D (as in the batched test, summed)
@@ -355,19 +357,19 @@ def kalman_components(robot: Robot, q, qd, tau, g, backend: ScalarBackend | None
                 raise fast.Fallback
             G[i] = tuple(tuple(c_div(x, D) for x in part) for part in PH)  # (3.50)
             e = c_sub(tau[joint_of[i]], z[i][side][2])  # (3.51)
-            P[i] = _minus_outer(P[i], PH, G[i])  # (3.54)
-            z[i] = _add(_add(z[i], _scale(e, G[i])), _inertia_times(P[i], nb[i]))  # (3.52)
+            P[i] = minus_outer(P[i], PH, G[i])  # (3.54)
+            z[i] = screw_add(screw_add(z[i], screw_scale(e, G[i])), inertia_times(P[i], nb[i]))  # (3.52)
             e_plus[i] = c_div(e, D)  # (3.53)
         p = robot.derived.parent[i]
         if p >= 0:
-            z[p] = _add(z[p], _wrench_to_antecedent(rot[i], z[i]))  # (3.47)
-            P[p] = _inertia_add(P[p], _inertia_to_antecedent(rot[i], P[i]))  # (3.48)
+            z[p] = screw_add(z[p], wrench_to_antecedent(rot[i], z[i]))  # (3.47)
+            P[p] = inertia_add(P[p], inertia_to_antecedent(rot[i], P[i]))  # (3.48)
     qdd = []
     lam = [None] * robot.nf
     base = ((-g[0], -g[1], -g[2]), (0.0, 0.0, 0.0))  # λ_0 = [0; −g] (3.55)
     for i in range(robot.nf):
         p = robot.derived.parent[i]
-        lam_j = _add(_twist_from_antecedent(rot[i], lam[p] if p >= 0 else base), nb[i])  # (3.56), λ⁺ + n
+        lam_j = screw_add(twist_from_antecedent(rot[i], lam[p] if p >= 0 else base), nb[i])  # (3.56), λ⁺ + n
         if i in joint_of:
             qdd.append(c_sub(e_plus[i], c_add(vdot(G[i][0], lam_j[0]), vdot(G[i][1], lam_j[1]))))  # (3.57)
             lam_j = _with_joint_rate(lam_j, _side(robot, i), qdd[-1])  # (3.58)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import finite_result, joint_arrays
+from robodyn.arrays import finite_result
+from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics.api import inertia_matrix
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError

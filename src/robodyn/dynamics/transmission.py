@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import (
-    as_real_array, check_array, check_robot, check_type, finite_result, frame_index, joint_arrays, working_dtype,
-)
+from robodyn.arrays import as_real_array, check_array, check_type, finite_result, working_dtype
+from robodyn.model.arguments import frame_index, joint_arrays
+from robodyn.model.robot import check_robot
 from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import bias_torques, inverse_dynamics

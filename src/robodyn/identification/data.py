@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import as_real_array
+from robodyn.arrays import as_real_array
 from robodyn.errors import InputError
 
 #: Default Butterworth order (the forward-backward pass doubles it and squares the magnitude response).

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from robodyn._arrays import as_real_array, check_robot, finite_array, finite_result
-from robodyn._progress import progress
+from robodyn.arrays import as_real_array, finite_array, finite_result
+from robodyn.model.robot import check_robot
+from robodyn.progress import progress
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 
@@ -125,7 +126,7 @@ class Identification:
         """
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
 
-        from robodyn.analysis.accuracy import _save_figure
+        from robodyn.files import save_figure
 
         q, qd, qdd, tau = _samples(self.model, q, qd, qdd, tau)
         x = np.arange(len(q)) if t is None else np.asarray(t, dtype=float)
@@ -147,7 +148,7 @@ class Identification:
         axes[-1].set_xlabel("t (s)" if t is not None else "sample")
         fig.suptitle(title or f"{self.model.name}: measured vs identified torques ({self.method})", fontsize=10)
         fig.tight_layout()
-        _save_figure(fig, path)
+        save_figure(fig, path)
 
     def to_dict(self) -> dict:
         """Plain Python data (what ``save`` writes)."""
@@ -173,7 +174,7 @@ class Identification:
         """Write the result as YAML (atomically: never a partial file)."""
         import yaml
 
-        from robodyn._files import write_atomically
+        from robodyn.files import write_atomically
 
         text = yaml.safe_dump(self.to_dict(), sort_keys=False)
         write_atomically(path, lambda fh: fh.write(text), what="identification file")

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_robot
-from robodyn._progress import progress
+from robodyn.model.robot import check_robot
+from robodyn.progress import progress
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 

@@ -26,17 +26,20 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_robot, finite_result, joint_arrays
-from robodyn._progress import progress
+from robodyn.arrays import as_real_array, finite_result
+from robodyn.model.arguments import joint_arrays
+from robodyn.model.robot import check_robot
+from robodyn.progress import progress
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import base_poses, local_transforms
 from robodyn.model.robot import Robot
+from robodyn.model.workspace import WORKSPACE
 
 _AXES = "xyz"
 _FORMAT = "robodyn gravity calibration"
 
 
-def _check_serial(robot: Robot, what: str) -> None:
+def check_serial(robot: Robot, what: str) -> None:
     check_robot(robot)
     if not robot.is_serial:
         raise ModelError(
@@ -88,15 +91,15 @@ def first_moments(robot: Robot, grouped: bool = False) -> np.ndarray:
     ModelError
         For a tree.
     """
-    _check_serial(robot, "first_moments")
-    mu = _first_moments_of(robot, robot.MS, robot.M)
+    check_serial(robot, "first_moments")
+    mu = first_moments_of(robot, robot.MS, robot.M)
     if grouped:
         structure = gravity_parameter_structure(robot)
         mu = structure.group(mu.ravel()).reshape(robot.n, 3)
     return mu
 
 
-def _first_moments_of(robot: Robot, MS: np.ndarray, M: np.ndarray) -> np.ndarray:
+def first_moments_of(robot: Robot, MS: np.ndarray, M: np.ndarray) -> np.ndarray:
     """μ (n, 3) of :func:`first_moments` for first moments ``MS`` (nf, 3) and masses ``M`` (nf,) (linear in them)."""
     raw = _raw_rows(robot, MS, M)
     consts = local_transforms(robot, np.zeros(robot.n))
@@ -130,7 +133,7 @@ def gravity_regressor(robot: Robot, q) -> np.ndarray:
     ndarray (..., n, 3n)
         Y such that ``Y @ first_moments(robot).ravel()`` equals ``rd.gravity_torques(robot, q)`` (N m | N).
     """
-    _check_serial(robot, "gravity_regressor")
+    check_serial(robot, "gravity_regressor")
     dtype, batch, a = joint_arrays(robot, q=q)
     q = a["q"]
     n = robot.n
@@ -247,14 +250,11 @@ def gravity_parameter_structure(robot: Robot, offsets: bool = False, joints=None
     offsets : bool — include one constant torque offset per joint.
     joints : sequence of int, optional — 1-based joints whose torques are measured (default all).
     """
-    _check_serial(robot, "gravity_parameter_structure")
+    check_serial(robot, "gravity_parameter_structure")
     measured = _measured(robot, joints)
-    # kept with the (immutable) robot: the scan costs more than a calibration of a few dozen poses
+    # kept in the per-robot workspace: the scan costs more than a calibration of a few dozen poses
     key = ("gravity_parameter_structure", bool(offsets), tuple(measured.tolist()))
-    memo = robot.derived.memo
-    if key not in memo:
-        memo[key] = _structure(robot, offsets, measured)
-    return memo[key]
+    return WORKSPACE.value(robot, key, lambda: _structure(robot, offsets, measured))
 
 
 def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityParameterStructure:
@@ -353,7 +353,7 @@ class GravityCalibration:
         (written to a temporary file and renamed: never a partial file)."""
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
 
-        from robodyn._files import write_atomically
+        from robodyn.files import write_atomically
 
         q, tau = np.asarray(q, dtype=float), np.asarray(tau, dtype=float)
         comp = self.torques(q)
@@ -379,7 +379,7 @@ class GravityCalibration:
         """Write the calibration as YAML (atomically; the robot model is embedded) and return the path."""
         import yaml
 
-        from robodyn._files import write_atomically
+        from robodyn.files import write_atomically
         from robodyn.model.io import dumps
 
         doc = {
@@ -728,7 +728,7 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     With noise, the coupled method weights the torques through eq. (25)'s moment equations; ``std`` comes from
     the estimator's exact linear map and per-joint residual variances.
     """
-    _check_serial(robot, "calibrate_gravity")
+    check_serial(robot, "calibrate_gravity")
     if method not in _METHODS:
         raise InputError(f"argument 'method' = {method!r}; use one of {', '.join(_METHODS)}")
     measured = _measured(robot, joints)
@@ -825,7 +825,7 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
     -------
     ndarray (count, n)
     """
-    _check_serial(robot, "calibration_poses")
+    check_serial(robot, "calibration_poses")
     structure = gravity_parameter_structure(robot, offsets)
     p = structure.base.size
     if not isinstance(count, (int, np.integer)) or count < 1:

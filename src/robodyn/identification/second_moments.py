@@ -28,12 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import block_diag
 
-from robodyn._arrays import as_real_array, joint_arrays
+from robodyn.arrays import as_real_array
+from robodyn.model.arguments import joint_arrays
 from robodyn.errors import InputError
 from robodyn.identification.gravity import (
     GravityCalibration,
-    _check_serial,
-    _first_moments_of,
+    check_serial,
+    first_moments_of,
     gravity_parameter_structure,
     gravity_regressor,
 )
@@ -58,7 +59,7 @@ def locked_body_inertia(robot: Robot, q, joint: int) -> np.ndarray:
     -------
     ndarray (..., 3, 3) (kg m²)
     """
-    _check_serial(robot, "locked_body_inertia")
+    check_serial(robot, "locked_body_inertia")
     k = _joint(robot, joint)
     dtype, batch, a = joint_arrays(robot, q=q)
     R0, P0 = base_poses(robot, a["q"], dtype)
@@ -157,7 +158,7 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
     InputError
         Wrong shapes, NaN, other joints moving or the upper pose changing (rows named), or too few samples.
     """
-    _check_serial(robot, "identify_locked_inertia")
+    check_serial(robot, "identify_locked_inertia")
     k = _joint(robot, joint)
     n = robot.n
     if isinstance(calibration, GravityCalibration):
@@ -337,7 +338,7 @@ def _calibration_rows(robot: Robot, calibration):
             MS[c // 3, c % 3] = 1.0
         else:
             M[c - 3 * nf] = 1.0
-        cols[:, c] = _first_moments_of(robot, MS, M).ravel()
+        cols[:, c] = first_moments_of(robot, MS, M).ravel()
     rows = [i for i, b in enumerate(structure.base) if b < 3 * n and not np.any(structure.beta[i, 3 * n :])]
     base = structure.base[rows]
     return mu[base], std[base], structure.beta[rows, : 3 * n] @ cols
@@ -390,7 +391,7 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
     calibration's ``std`` through the exact least-squares map; experiments and calibration are treated as
     independent.
     """
-    _check_serial(robot, "identify_link_inertias")
+    check_serial(robot, "identify_link_inertias")
     n, nf = robot.n, robot.nf
     experiments = list(experiments)
     if not experiments:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_robot
+from robodyn.model.robot import check_robot
 from robodyn.errors import InputError
 from robodyn.identification.gravity import first_moments, gravity_parameter_structure, gravity_regressor
 from robodyn.kinematics import base_poses

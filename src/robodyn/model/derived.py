@@ -2,7 +2,8 @@
 
 A robot is immutable data, so what depends only on it — the 0-based antecedent and joint indices, the constant part
 of each frame transform, the link constants as Python floats — is computed in its constructor and stored on it
-(``robot.derived``) instead of being recomputed at every call or kept in module-level caches.  Every array here and
+(``robot.derived``, immutable too) instead of being recomputed at every call; what is computed later, on first
+use (kernels, compiled entries), lives in :mod:`robodyn.model.workspace`.  Every array here and
 on the robot is a view of an immutable ``bytes`` buffer: NumPy refuses to make it writeable again, so no algorithm
 (and no user) can change a robot after it is built; :meth:`Robot.replace` and :func:`robodyn.with_parameters`
 build a new one.
@@ -10,7 +11,7 @@ build a new one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,15 +52,9 @@ class RobotData:
         J as three row tuples, MS as a tuple, M as a float.
     links_six : tuple over frames of (J6, MS, M)
         J6 = (XX, XY, XZ, YY, YZ, ZZ) as a tuple.
-    kernels : dict
-        Straight-line Python functions of this robot for single states (:mod:`robodyn.dynamics.fast`), each
-        generated on its first use and kept here, with the robot, for the robot's lifetime.
-    compiled : dict
-        The same kernels compiled to C (:mod:`robodyn.dynamics.fast_c`) for the methods that robodyn.native does not
-        serve: each kernel's CPython entry, loaded on its first use (False where C cannot be used).
-    memo : dict
-        Other results that depend on the robot alone, computed on first use by the modules that need them
-        (keys start with the name of the function that stores them), instead of module-level caches.
+
+    What robodyn computes lazily from a robot (kernels, compiled entries, memos) is not kept here but in the
+    workspace of :mod:`robodyn.model.workspace`, keyed by the robot's content.
     """
 
     parent: tuple[int, ...]
@@ -72,9 +67,6 @@ class RobotData:
     transforms: tuple
     links: tuple
     links_six: tuple
-    kernels: dict = field(default_factory=dict, repr=False)
-    compiled: dict = field(default_factory=dict, repr=False)
-    memo: dict = field(default_factory=dict, repr=False)
 
     def transforms_as(self, dtype) -> tuple:
         """:attr:`transforms` in ``dtype`` (float64 without a copy)."""

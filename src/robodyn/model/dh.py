@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_robot
+from robodyn.arrays import as_real_array
+from robodyn.model.robot import check_robot
 from robodyn.errors import ModelError
 from robodyn.model.inertia import com_from_standard, standard_from_com, tensor_from_six
 from robodyn.model.robot import Robot

@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from robodyn._arrays import check_robot
-from robodyn._files import write_atomically
+from robodyn.model.robot import check_robot
+from robodyn.files import MAX_FILE_BYTES, write_atomically
 from robodyn.errors import InputError, ModelError, ModelFileError, UnknownRobotError
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -44,8 +44,8 @@ _TOP_KEYS = ("name", "source", "gravity", "joints", "links")
 
 # ---- hardened YAML reading: YAML 1.2 core scalars, no aliases, no duplicate keys, bounded size and depth ----
 
-#: Limits on model files and their values (documented in docs/getting-started.md, "Model files").
-MAX_FILE_BYTES = 1_000_000
+#: Limits on model files and their values (documented in docs/getting-started.md, "Model files"; MAX_FILE_BYTES in
+#: robodyn.files, shared with the URDF reader).
 MAX_DEPTH = 8
 MAX_SCALAR_CHARS = 10_000
 MAX_EXPRESSION_CHARS = 200

@@ -13,12 +13,13 @@ array with a(j) < j describes a tree.  In the arrays of this class, index i = j 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from robodyn._arrays import check_robot
-from robodyn.errors import ModelError
+from robodyn.arrays import shown
+from robodyn.errors import InputError, ModelError
 from robodyn.model.derived import RobotData, derive, frozen
 from robodyn.model.inertia import check_physical
 
@@ -149,6 +150,7 @@ class Robot:
         put("joint_names", names)
         self._check_links()
         put("_derived", derive(self))
+        put("_content_key", _content_key(self))
 
     def _numbers(self, key: str, value) -> np.ndarray:
         """``value`` as a numeric array of its own dtype (integers stay integers, for the messages)."""
@@ -203,6 +205,19 @@ class Robot:
     def nf(self) -> int:
         """Number of frames (links), fixed frames included."""
         return int(self.sigma.size)
+
+    @property
+    def content_key(self) -> bytes:
+        """SHA-256 digest of every field (name, geometry, parameters, limits, gravity, ...): equal robots have
+        equal keys.  Robots compare and hash by it, and robodyn's per-robot workspace
+        (:mod:`robodyn.model.workspace`) is keyed by it."""
+        return self._content_key
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other._content_key == self._content_key
+
+    def __hash__(self) -> int:
+        return hash(self._content_key)
 
     @property
     def derived(self) -> RobotData:
@@ -273,6 +288,19 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _content_key(robot: Robot) -> bytes:
+    h = hashlib.sha256()
+    for f in dataclasses.fields(robot):
+        value = getattr(robot, f.name)
+        h.update(f.name.encode() + b"\0")
+        if isinstance(value, np.ndarray):
+            h.update(f"{value.dtype.str}{value.shape}".encode() + np.ascontiguousarray(value).tobytes())
+        else:
+            h.update(repr(value).encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.digest()
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     return frozen(np.array(a))
 
@@ -339,3 +367,13 @@ def _set_values(params: np.ndarray, changes: dict, robot: Robot, key: str, value
         else:
             column[link - 1] = value
         changes[key] = column
+
+
+def check_robot(robot, name: str = "robot"):
+    """Raise :class:`InputError` unless ``robot`` is a :class:`~robodyn.Robot`."""
+    if not isinstance(robot, Robot):
+        raise InputError(
+            f"argument '{name}' is {shown(robot)}; give a Robot, e.g. rd.load('rx90') or rd.Robot(...)"
+        )
+    return robot
+

@@ -49,8 +49,9 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn._arrays import check_robot
+from robodyn.model.robot import check_robot
 from robodyn.errors import InputError, ModelError, ModelFileError, NonPhysicalInertiaError, RobodynError
+from robodyn.files import MAX_FILE_BYTES
 from robodyn.model.inertia import com_from_standard, standard_from_com
 from robodyn.model.robot import Robot
 
@@ -85,8 +86,6 @@ def _parse(source):
             raise ModelFileError(f"{path}: no such URDF file")
         text, origin = path.read_text(encoding="utf-8"), str(path)
     data = text.encode("utf-8")
-    from robodyn.model.io import MAX_FILE_BYTES
-
     if len(data) > MAX_FILE_BYTES:
         raise ModelFileError(f"{origin}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
     # A URDF needs no document type: a DTD could define entities that expand (billion laughs) or read local

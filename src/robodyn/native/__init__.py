@@ -34,10 +34,13 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn._arrays import joint_arrays
-from robodyn._threads import thread_count
+from robodyn.model.arguments import joint_arrays
+from robodyn.threads import thread_count
 from robodyn.errors import ModelError, NumericOverflowError, RobodynError
+from robodyn.model.friction import friction_of
+from robodyn.native.build import CompileError, build_library, cache_dir, cache_key, find_compiler, python_flags
 from robodyn.model.robot import Robot
+from robodyn.model.workspace import WORKSPACE
 
 _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 #: Smallest number of float64 states for which robodyn's default algorithms hand a batch to these kernels.
@@ -72,6 +75,10 @@ class NativeUnavailableError(RobodynError):
     NumPy functions."""
 
 
+class KernelError(RobodynError):
+    """The generic kernels failed on valid input (out of memory, or a robodyn bug)."""
+
+
 def _module():
     """The loaded kernel module (built once per machine, loaded once per process into ``sys.modules``)."""
     module = sys.modules.get(_MODULE_NAME)
@@ -90,12 +97,9 @@ def _module():
 
 def _load():
     """Build the library into the cache when needed (with POSIX threads where the system has them) through
-    robodyn's one build path (:func:`robodyn.symbolic.codegen.build.build_library`: lock, SHA-256-verified cache,
+    robodyn's one build path (:func:`robodyn.native.build.build_library`: lock, SHA-256-verified cache,
     compiler killed with Python), and load it."""
-    from robodyn.symbolic.codegen.build import (CompileError, _python_flags, build_library, cache_dir, cache_key,
-                                                find_compiler)
-
-    python = [f for f in _python_flags() if f != "-DRD_PYTHON"]
+    python = [f for f in python_flags() if f != "-DRD_PYTHON"]
     if not python:
         raise NativeUnavailableError("Python's C headers (Python.h) are not installed; robodyn's generic kernels "
                                      "are a Python extension module (install the python3-dev package)")
@@ -186,17 +190,17 @@ def _arrays_of(robot: Robot) -> dict:
 
 
 def _capsule(robot: Robot, module):
-    """The robot as the C model (a capsule holding copies of its arrays), kept in the robot's derived data."""
-    memo = robot.derived.memo
-    cap = memo.get("native_model")
-    if cap is None:
-        m = _arrays_of(robot)
-        jf = robot.joint_frames
-        ints = np.concatenate([[robot.nf, robot.n], m["parent"], m["sigma"], m["joint"]]).astype(np.int32)
-        doubles = np.concatenate([m[k].reshape(-1) for k in ("RA", "pA", "theta", "r", "J", "MS", "M", "Ia")]
-                                 + [robot.Fc[jf], robot.Fv[jf], robot.Foff[jf]]).astype(np.float64)
-        cap = memo["native_model"] = module.model(ints, doubles)
-    return cap
+    """The robot as the C model (a capsule holding copies of its arrays), kept in the per-robot workspace."""
+    return WORKSPACE.value(robot, "native_model", lambda: _new_capsule(robot, module))
+
+
+def _new_capsule(robot: Robot, module):
+    m = _arrays_of(robot)
+    jf = robot.joint_frames
+    ints = np.concatenate([[robot.nf, robot.n], m["parent"], m["sigma"], m["joint"]]).astype(np.int32)
+    doubles = np.concatenate([m[k].reshape(-1) for k in ("RA", "pA", "theta", "r", "J", "MS", "M", "Ia")]
+                             + [robot.Fc[jf], robot.Fv[jf], robot.Foff[jf]]).astype(np.float64)
+    return module.model(ints, doubles)
 
 
 def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
@@ -211,42 +215,45 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     if not isinstance(robot, Robot) or not enabled() or \
             (kind in ("inverse_dynamics", "forward_dynamics") and (b is None or c is None)):
         return None
-    memo = robot.derived.memo
-    cap = memo.get("native_single")
-    if cap is None:
-        if np.any(robot.Fst != 0) or not available():
-            memo["native_single"] = cap = False
-        else:
-            cap = memo["native_single"] = _capsule(robot, _module())
-    if cap is False:
+    single = WORKSPACE.get(robot, "native_single")
+    if single is None:
+        single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
         return None
+    cap, g = single
     n = robot.n
     out = np.empty((n, n) if kind == "inertia_matrix" else n)
-    g = memo.get("native_gravity")
-    if g is None:
-        g = memo["native_gravity"] = np.array(robot.gravity, dtype=np.float64)
     code = sys.modules[_MODULE_NAME].single(cap, _KINDS.index(kind), q, q if b is None else b, q if c is None else c,
                                             g if gravity is None else gravity, out)
     return out if code == 0 else None
 
 
+def _single_model(robot: Robot):
+    """(capsule, gravity) of the single-state entry, or False where it cannot serve this robot (a Stribeck term, no
+    kernels here)."""
+    if np.any(robot.Fst != 0) or not available():
+        return False
+    return _capsule(robot, _module()), np.array(robot.gravity, dtype=np.float64)
+
+
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
-    """(count, *tail) float64 C-contiguous (a copy only when ``a`` is not already that)."""
-    return np.ascontiguousarray(a, dtype=np.float64).reshape((-1,) + tail)
+    """(count, *tail) float64 in native byte order, C-contiguous and aligned (a copy only when ``a`` is not already
+    that: an array from ``np.frombuffer`` with an offset, a memory map, a big-endian or strided array is copied)."""
+    return np.require(a, np.float64, ("C", "A")).reshape((-1,) + tail)
 
 
 def _gravity_block(robot: Robot, checked, batch: tuple[int, ...]) -> np.ndarray:
     """Gravity for the C entry: (3,) for every state, or (count, 3) when it varies per state."""
     if checked is None:
-        return np.ascontiguousarray(robot.gravity, dtype=np.float64)
+        return np.require(robot.gravity, np.float64, ("C", "A"))
     if not any(checked.strides[:len(batch)]):  # one vector broadcast over the batch
-        return np.ascontiguousarray(checked[(0,) * len(batch)], dtype=np.float64)
+        return np.require(checked[(0,) * len(batch)], np.float64, ("C", "A"))
     return _flat(checked, (3,))
 
 
 def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction: bool = True,
                 threads: int | None = None) -> np.ndarray:
-    """``kind`` on a batch already checked by :func:`robodyn._arrays.joint_arrays` (``a``: its arrays, float64,
+    """``kind`` on a batch already checked by :func:`robodyn.arrays.joint_arrays` (``a``: its arrays, float64,
     with "gravity" / "wrenches" when given); the default algorithms call this for large float64 batches.
 
     ``friction``: Γ_f of [9.26]–[9.28] added to the inverse dynamics / subtracted from the torque of the direct
@@ -269,8 +276,6 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
         return np.empty(batch + tail)
     ins = [_flat(a[k], (n,)) for k in names]
     if stribeck:  # the C entry has no Stribeck term: the whole friction law in NumPy
-        from robodyn.dynamics.newton_euler import friction_of
-
         if kind == "forward_dynamics":
             ins[2] = _flat(ins[2] - friction_of(robot, ins[1]), (n,))
     ins += [None] * (3 - len(ins))
@@ -281,10 +286,12 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     out = (np.zeros if kind == "regressor" else np.empty)((count,) + tail)
     threads = min(thread_count(threads), 4096)  # a C int; more threads than states gain nothing
     status = module.batch(_capsule(robot, module), code, threads, friction and not stribeck, *ins, g, W, out)
-    if status == -1:
-        raise RuntimeError(f"robodyn generic kernels: inconsistent buffers for {kind}")  # a bug, not an input error
+    if status == -1:  # every buffer is made float64, C-contiguous and aligned above: a bug, not an input error
+        raise KernelError(f"{kind}: robodyn's generic kernels refused their buffers (a robodyn bug, please report "
+                          "it); set the environment variable ROBODYN_NATIVE=0 to use the NumPy path meanwhile")
     if status == -3:
-        raise MemoryError("robodyn generic kernels: out of memory")
+        raise KernelError(f"{kind}: robodyn's generic kernels ran out of memory for {count} states; give fewer "
+                          "states per call")
     if status > 0:
         name = robot.joint_names[robot.joint_frames[status - 1]]
         raise ModelError(
@@ -293,8 +300,6 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
             "inertia Ia"
         )
     if stribeck and kind == "inverse_dynamics":
-        from robodyn.dynamics.newton_euler import friction_of
-
         out += friction_of(robot, ins[1])
     if status == -2 or (stribeck and not np.all(np.isfinite(out))):
         raise NumericOverflowError(
@@ -358,5 +363,5 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, thr
     return run_checked(robot, "regressor", batch, a, friction=bool(friction), threads=threads)
 
 
-__all__ = ("MIN_BATCH", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
+__all__ = ("MIN_BATCH", "KernelError", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
            "inertia_matrix", "inverse_dynamics", "regressor", "takes_batch", "threaded")

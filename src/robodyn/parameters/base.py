@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from robodyn._arrays import check_robot
+from robodyn.model.robot import check_robot
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 from robodyn.parameters.numeric import (

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import (
-    as_real_array, check_array, check_robot, finite_array, finite_result, joint_arrays, working_dtype,
-)
+from robodyn.arrays import as_real_array, check_array, finite_array, finite_result, working_dtype
+from robodyn.model.arguments import joint_arrays
+from robodyn.model.robot import check_robot
 from robodyn.kinematics import base_poses, link_velocities
 from robodyn.model.robot import Robot
 

@@ -25,7 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn import native
-from robodyn._arrays import check_robot, finite_array, finite_result, joint_arrays
+from robodyn.arrays import finite_array, finite_result
+from robodyn.model.arguments import joint_arrays
+from robodyn.model.robot import check_robot
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 from robodyn.spatial import c_add, c_mul, c_sub, vadd, vcross, vdot, vmat_t, vrz_t

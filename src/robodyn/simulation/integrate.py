@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from robodyn._arrays import as_real_array, check_robot, finite_array
+from robodyn.arrays import as_real_array, finite_array
+from robodyn.model.robot import check_robot
 from robodyn.dynamics import api
 from robodyn.dynamics.friction_models import (
-    LuGre, StickSlipFriction, _joint, _stribeck_factor, breakaway_levels, friction_model, frictionless,
+    LuGre, StickSlipFriction, joint_column, stribeck_factor, breakaway_levels, friction_model, frictionless,
 )
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
 from robodyn.errors import InputError, RobodynError
@@ -82,7 +83,7 @@ class Simulation:
         """PNG: q(t), q̇(t), Γ(t), and the energy balance (E − E0 and the works)."""
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
 
-        from robodyn.analysis.accuracy import _save_figure
+        from robodyn.files import save_figure
 
         fig = Figure(figsize=(8, 9))
         axes = fig.subplots(4, 1, sharex=True)
@@ -105,7 +106,7 @@ class Simulation:
         axes[3].legend(fontsize=7)
         fig.suptitle(f"{self.robot}: simulation ({type(self.friction).__name__})")
         fig.tight_layout()
-        _save_figure(fig, path)
+        save_figure(fig, path)
 
 
 #: solve_ivp's methods.
@@ -306,7 +307,7 @@ def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method,
     friction, until the rest can be held.
     """
     n = robot.n
-    Fc, Fv, Foff = _joint(robot, "Fc"), _joint(robot, "Fv"), _joint(robot, "Foff")
+    Fc, Fv, Foff = joint_column(robot, "Fc"), joint_column(robot, "Fv"), joint_column(robot, "Foff")
     Fs = breakaway_levels(robot)
     coulomb = Fs > 0
     if integrator == "auto":
@@ -316,7 +317,7 @@ def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method,
         """q̈ (..., n), Γ (..., n), Γ_f (..., n) with the holding friction on stuck joints, Γ_ext (..., n)."""
         tau = np.broadcast_to(command(t, q, qd), q.shape)
         tau_e = external(t, q, qd)
-        strib, _ = _stribeck_factor(robot, qd)
+        strib, _ = stribeck_factor(robot, qd)
         s = np.where(mode == 2, 0.0, np.where(mode == 0, 0.0, mode))
         tau_f = s * (Fc + strib) + Fv * qd + Foff
         drive = tau - api.inverse_dynamics(rigid, q, qd, np.zeros_like(q), method="newton_euler") + tau_e

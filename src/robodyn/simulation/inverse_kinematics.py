@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_array, frame_index, joint_arrays
+from robodyn.arrays import as_real_array, check_array
+from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn.errors import InputError
 from robodyn.kinematics import base_poses, jacobian
 from robodyn.model.robot import Robot

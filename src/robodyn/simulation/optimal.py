@@ -20,13 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_robot
+from robodyn.model.robot import check_robot
 from robodyn.dynamics.api import inertia_matrix
 from robodyn.dynamics.newton_euler import gravity_torques, inverse_dynamics
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
-from robodyn.simulation.time_scaling import InfeasibleLimitsError, _limits, save_figure, time_scale
-from robodyn.simulation.trajectories import RestToRest, _vector
+from robodyn.simulation.time_scaling import InfeasibleLimitsError, torque_limits_of, save_figure, time_scale
+from robodyn.simulation.trajectories import RestToRest, vector_argument
 
 
 class OptimizationError(RobodynError, RuntimeError):
@@ -234,9 +234,9 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
     check_robot(robot)
     from scipy.optimize import minimize
 
-    q0 = _vector("q_start", q_start, robot.n)
-    qf = _vector("q_goal", q_goal, robot.n)
-    L = _limits(robot, torque_limits)
+    q0 = vector_argument("q_start", q_start, robot.n)
+    qf = vector_argument("q_goal", q_goal, robot.n)
+    L = torque_limits_of(robot, torque_limits)
     if objective not in ("time", "energy"):
         raise InputError(f"objective = {objective!r}; give 'time' or 'energy'")
     if objective == "energy":

@@ -30,7 +30,7 @@ from scipy.integrate import RK45
 from scipy.integrate._ivp.rk import RungeKutta
 from scipy.interpolate import CubicSpline, make_interp_spline
 
-from robodyn._arrays import check_robot
+from robodyn.model.robot import check_robot
 from robodyn.dynamics import api
 from robodyn.dynamics.friction_models import SmoothFriction, frictionless
 from robodyn.errors import InputError
@@ -166,7 +166,7 @@ class PumaLineResult:
         """PNG: reference joint trajectories q*(t) with the simulated ones, and |q − q*| per method (log scale)."""
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
 
-        from robodyn.analysis.accuracy import _save_figure
+        from robodyn.files import save_figure
 
         ref = self.reference
         fig = Figure(figsize=(8, 8))
@@ -186,7 +186,7 @@ class PumaLineResult:
         ax2.legend(fontsize=7)
         fig.suptitle(f"{self.robot}: straight line, open-loop RK45 simulation")
         fig.tight_layout()
-        _save_figure(fig, path)
+        save_figure(fig, path)
 
 
 

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_robot
-from robodyn._files import write_atomically
+from robodyn.arrays import as_real_array
+from robodyn.model.robot import check_robot
+from robodyn.files import write_atomically
 from robodyn.dynamics.newton_euler import friction_torques, gravity_torques, inverse_dynamics
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
@@ -38,7 +39,7 @@ class InfeasibleLimitsError(RobodynError, ValueError):
     """Torque limits that no timing of the given path can meet (the message names the joint and the time)."""
 
 
-def _limits(robot: Robot, torque_limits) -> np.ndarray:
+def torque_limits_of(robot: Robot, torque_limits) -> np.ndarray:
     L = as_real_array("torque_limits", torque_limits).astype(float)
     L = np.broadcast_to(L, (robot.n,)) if L.ndim == 0 else L
     if L.shape != (robot.n,) or not np.all(np.isfinite(L)) or np.any(L <= 0):
@@ -184,7 +185,7 @@ def time_scale(robot: Robot, trajectory, torque_limits, samples: int = 501, t=No
         When gravity (and Coulomb friction) alone exceed a limit: no k, however large, helps.
     """
     _check_trajectory(trajectory, robot)
-    L = _limits(robot, torque_limits)
+    L = torque_limits_of(robot, torque_limits)
     if t is None:
         if int(samples) < 2:
             raise InputError(f"samples = {samples!r}; give at least 2 sample times")
@@ -398,7 +399,7 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
         controllable sets become empty), naming the joint and the path parameter.
     """
     _check_trajectory(path, robot)
-    L = _limits(robot, torque_limits)
+    L = torque_limits_of(robot, torque_limits)
     if int(grid) < 2:
         raise InputError(f"grid = {grid!r}; give at least 2 intervals")
     s = np.linspace(0.0, path.duration, int(grid) + 1)

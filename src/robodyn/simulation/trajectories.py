@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, finite_array
+from robodyn.arrays import as_real_array, finite_array
 from robodyn.errors import InputError
 from robodyn.spatial import rot_z
 
@@ -89,7 +89,7 @@ def straight_line(p_start, p_end, rotation, duration: float, t):
 # --- joint-space trajectories: rest-to-rest polynomials, trapezoidal velocity, splines, Fourier series ---
 
 
-def _vector(name: str, value, n: int | None = None) -> np.ndarray:
+def vector_argument(name: str, value, n: int | None = None) -> np.ndarray:
     a = as_real_array(name, value).astype(float)
     if a.ndim != 1 or a.size == 0 or (n is not None and a.size != n):
         want = f"{n} numbers" if n is not None else "a 1-D array of joint values"
@@ -140,8 +140,8 @@ class _ScalarLaw(Trajectory):
     """q(t) = q0 + s(t) (qf − q0) with a normalised time law s: [0, T] → [0, 1]; held constant outside [0, T]."""
 
     def __init__(self, q0, qf, duration):
-        self.q0 = _vector("q0", q0)
-        self.qf = _vector("qf", qf, self.q0.size)
+        self.q0 = vector_argument("q0", q0)
+        self.qf = vector_argument("qf", qf, self.q0.size)
         self.duration = _duration("duration", duration)
         self.n = self.q0.size
 
@@ -218,9 +218,9 @@ class Trapezoidal(_ScalarLaw):
         T = D + t_a under D ≥ max|Δq_j|/V_j, t_a D ≥ P = max|Δq_j|/A_j and t_a ≤ D is reached at
         D = max(max|Δq_j|/V_j, √P), t_a = P/D (triangular when the velocity limit is not reached).
         """
-        q0, qf = _vector("q0", q0), _vector("qf", qf)
-        V = np.broadcast_to(_vector("velocity_limits", np.atleast_1d(velocity_limits)), q0.shape)
-        A = np.broadcast_to(_vector("acceleration_limits", np.atleast_1d(acceleration_limits)), q0.shape)
+        q0, qf = vector_argument("q0", q0), vector_argument("qf", qf)
+        V = np.broadcast_to(vector_argument("velocity_limits", np.atleast_1d(velocity_limits)), q0.shape)
+        A = np.broadcast_to(vector_argument("acceleration_limits", np.atleast_1d(acceleration_limits)), q0.shape)
         if np.any(V <= 0) or np.any(A <= 0):
             raise InputError("velocity_limits and acceleration_limits must be positive (rad/s, rad/s²)")
         delta = np.abs(qf - q0)
@@ -305,7 +305,7 @@ class FourierSeries(Trajectory):
     def __init__(self, frequency, a, b, q0):
         self.frequency = _duration("frequency", frequency)
         self.a, self.b = finite_array("a", a), finite_array("b", b)
-        self.q0 = _vector("q0", q0)
+        self.q0 = vector_argument("q0", q0)
         self.n = self.q0.size
         if self.a.ndim != 2 or self.a.shape[0] != self.n or self.b.shape != self.a.shape:
             raise InputError(f"arguments 'a' and 'b' have shapes {self.a.shape}, {self.b.shape}; give both "

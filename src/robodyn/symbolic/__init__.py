@@ -9,7 +9,7 @@
 """
 
 from robodyn.symbolic.compile import CompiledModel, compile
-from robodyn.symbolic.codegen.build import CompileError, CompilerNotFoundError, CompileTimeoutError
+from robodyn.native.build import CompileError, CompilerNotFoundError, CompileTimeoutError
 from robodyn.symbolic.lagrange import ClosedForm, closed_form, parallelogram, planar_bodies
 from robodyn.symbolic.models import KINDS, CustomizedModel, customized_model
 from robodyn.symbolic.formulations import MODELS as RECORDED_MODELS, recorded_model

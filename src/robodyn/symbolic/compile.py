@@ -18,11 +18,11 @@ import time
 
 import numpy as np
 
-from robodyn._arrays import working_dtype
-from robodyn._progress import progress
-from robodyn._threads import thread_count
+from robodyn.arrays import working_dtype
+from robodyn.progress import progress
+from robodyn.threads import thread_count
 from robodyn.errors import InputError, ModelError
-from robodyn.symbolic.codegen.build import CompileTimeoutError
+from robodyn.native.build import CompileTimeoutError
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
 from robodyn.symbolic.models import SHORT, customized_model
 
@@ -158,7 +158,7 @@ class CompiledModel:
 
             return call_numpy, None
         from robodyn.symbolic.codegen import c_code
-        from robodyn.symbolic.codegen.build import compile_library
+        from robodyn.native.build import compile_library
 
         name = "rd_model"
         # the batched entry NAME_threads splits the states over threads in C (no GIL, nothing left running)

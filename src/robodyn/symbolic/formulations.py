@@ -434,9 +434,9 @@ def _build(robot, name: str):
         return crba_forward
     if name == "aba":
         def aba(backend, phase, q, qd, tau):
-            rot, gam, beta = recursive._first_forward(robot, q, qd, None, backend)
-            H, Ja, _, beta_star = recursive._backward(robot, tau, rot, gam, beta)
-            return recursive._second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
+            rot, gam, beta = recursive.first_forward(robot, q, qd, None, backend)
+            H, Ja, _, beta_star = recursive.backward(robot, tau, rot, gam, beta)
+            return recursive.second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
         return aba
     if name == "kozlowski_inverse":
         return lambda backend, phase, q, qd, qdd: kozlowski_torques(robot, q, qd, qdd, g, backend, phase)
@@ -461,7 +461,7 @@ def recorded_model(robot, name: str):
     computes the rigid-body model. Returns a :class:`robodyn.symbolic.recorded.Program`; its ``count()`` gives
     the operations, ``count_by_phase()`` the operations per recursion, ``evaluate(q=..., ...)`` the values.
     """
-    from robodyn._arrays import check_robot
+    from robodyn.model.robot import check_robot
     from robodyn.symbolic.recorded import record
 
     check_robot(robot)

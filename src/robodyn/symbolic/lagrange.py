@@ -19,7 +19,7 @@ import numpy as np
 import sympy as sp
 
 from robodyn.errors import InputError
-from robodyn.symbolic.symrobot import _quarter_turns
+from robodyn.symbolic.symrobot import quarter_turns
 
 
 @dataclass
@@ -51,7 +51,7 @@ class ClosedForm:
 
 
 def _angle(value: float, name: str, symbolic: bool):
-    k = _quarter_turns(value)
+    k = quarter_turns(value)
     if k is not None:
         return sp.pi * sp.Rational(k, 2) if k != 3 else -sp.pi / 2
     return sp.Symbol(name) if symbolic else sp.Float(value)

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 import symengine as se
 
-from robodyn._arrays import check_robot
+from robodyn.model.robot import check_robot
 from robodyn.errors import InputError
 from robodyn.symbolic import composite, newton_euler as ne
+from robodyn.symbolic.codegen.printer import Argument
 from robodyn.symbolic.engine import Program, total_ops
 from robodyn.symbolic.regressor import regressor
 from robodyn.symbolic.symrobot import WRENCH_NAMES, build, inertia_table
@@ -32,16 +33,6 @@ _TITLES = MappingProxyType({
     "regressor": "Dynamic identification model (regressor) Gamma = Phi K [9.36]",
     "forward_dynamics": "Direct dynamic model by the recursive Newton-Euler algorithm (section 9.7.2)",
 })
-
-
-@dataclass(frozen=True)
-class Argument:
-    """One array argument of a generated function: ``name`` of shape (..., *shape); ``entries`` maps
-    flat indices (row-major) to the program's input symbols (missing entries are not used)."""
-
-    name: str
-    shape: tuple
-    entries: tuple  # ((flat index, Symbol), ...)
 
 
 @dataclass

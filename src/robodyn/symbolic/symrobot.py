@@ -23,7 +23,7 @@ from robodyn.symbolic.engine import Program, matmul, number
 WRENCH_NAMES = ("FX", "FY", "FZ", "CX", "CY", "CZ")
 
 
-def _quarter_turns(value: float) -> int | None:
+def quarter_turns(value: float) -> int | None:
     """k when value = k π/2 (mod 2π) to 1e-12, else None."""
     k = value / (np.pi / 2)
     kr = round(k)
@@ -126,7 +126,7 @@ def build(
 
     def trig(name: str, value: float, symbolic: bool):
         """(sin, cos) of a constant angle: numbers for k π/2, else constants S{name}/C{name} or values."""
-        k = _quarter_turns(value)
+        k = quarter_turns(value)
         if k is not None:
             return se.Integer(_SIN[k]), se.Integer(_COS[k])
         if symbolic:
@@ -153,7 +153,7 @@ def build(
         th = robot.theta[i]
         r = const(f"RL{j}", robot.r[i], symbolic_geometry)
         if robot.sigma[i] == 0:
-            k = _quarter_turns(th)
+            k = quarter_turns(th)
             if k is not None:
                 s0 = program.let(f"S{j}", se.sin(q[i]))
                 c0 = program.let(f"C{j}", se.cos(q[i]))

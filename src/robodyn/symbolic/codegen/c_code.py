@@ -17,7 +17,7 @@ import numpy as np
 
 from robodyn.native import parallel_source
 from robodyn.sanitize import comment, identifier
-from robodyn.symbolic.codegen.printer import C, Language, statements, to_source
+from robodyn.symbolic.codegen.printer import C, Argument, Language, statements, to_source
 
 #: the lane version's spelling of functions (lane-wise helpers defined in the generated file)
 VEC = Language("c", {"sin": "rd_v4sin", "cos": "rd_v4cos", "sign": "rd_v4sign", "exp": "rd_v4exp",
@@ -118,8 +118,6 @@ def with_parameter_input(model):
     defaults), so one compiled function serves nominal and identified parameters. Parameters that are zero
     in the robot file were folded away when the model was generated and stay zero."""
     import dataclasses
-
-    from robodyn.symbolic.models import Argument
 
     names = parameter_names(model)
     by_name = {str(s): s for s in model.constants}

@@ -141,3 +141,13 @@ def statements(model, lang: Language, argument, output, constant="{s} = {v!r}", 
     lines += [assignment.format(s=s, e=to_source(e, lang)) for s, e in model.program.assignments]
     lines += [output(k, to_source(o, lang)) for k, o in enumerate(model.outputs)]
     return ["    " + line for line in lines]
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One array argument of a generated function: ``name`` of shape (..., *shape); ``entries`` maps
+    flat indices (row-major) to the program's input symbols (missing entries are not used)."""
+
+    name: str
+    shape: tuple
+    entries: tuple  # ((flat index, Symbol), ...)

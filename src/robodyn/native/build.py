@@ -11,7 +11,7 @@ exclusive lock (``rd_KEY.lock``), so concurrent processes build a model once and
 
 The compiler. It runs in its own process group under a small shell that kills the whole group (driver, cc1,
 assembler, linker) when Python dies (Linux: ``PR_SET_PDEATHSIG``), when the ``timeout`` is reached, or on
-Ctrl-C. A compile that lasts more than a second shows a progress spinner on a terminal (:mod:`robodyn._progress`).
+Ctrl-C. A compile that lasts more than a second shows a progress spinner on a terminal (:mod:`robodyn.progress`).
 When Python's and NumPy's headers are installed the library also carries a CPython entry point (``-DRD_PYTHON
 -DRD_NUMPY``) for low-latency single calls; without them only the cffi functions exist.
 """
@@ -32,8 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from robodyn._progress import progress
+from robodyn.progress import progress
 from robodyn.errors import RobodynError
+from robodyn.version import __version__
 
 FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 
@@ -94,7 +95,7 @@ def find_compiler() -> str:
     )
 
 
-def _python_flags() -> list[str]:
+def python_flags() -> list[str]:
     inc = sysconfig.get_paths().get("include")
     if inc and os.path.exists(os.path.join(inc, "Python.h")):
         return ["-DRD_PYTHON", f"-I{inc}"]
@@ -115,8 +116,6 @@ def _numpy_flags() -> list[str]:
 
 def cache_key(source: str, compiler: str, flags) -> str:
     """SHA-256 (hex) of everything that determines the library: source, compiler, flags, robodyn version."""
-    from robodyn import __version__
-
     text = "\0".join([source, compiler, " ".join(flags), __version__, sys.implementation.cache_tag or ""])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -261,7 +260,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     """
     import cffi
 
-    flags = flags_for(source) + _python_flags()
+    flags = flags_for(source) + python_flags()
     entry = "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source
     if entry and "numpy/arrayobject.h" in source:  # an entry on NumPy's C API: none without its headers
         flags += _numpy_flags()

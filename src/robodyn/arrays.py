@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
 import dataclasses
 import math
 
@@ -14,31 +13,17 @@ from robodyn.errors import InputError, ModelError, NumericOverflowError
 def working_dtype(*arrays) -> np.dtype:
     """float32 when every floating input is float32, float64 otherwise (integers count as float64)."""
     kinds = [np.asarray(a).dtype for a in arrays if a is not None]
+    if any(k == object for k in kinds):  # arrays of counting scalars (as_real_array)
+        return np.dtype(object)
     if kinds and all(k == np.float32 for k in kinds):
         return np.dtype(np.float32)
     return np.dtype(np.float64)
 
 
-#: Auxiliary arguments that ``joint_arrays`` accepts besides joint-space ones: their trailing shape per robot.
-#: Their leading axes take part in the batch, so a gravity of shape (4, 3) with one state gives 4 results.
-_AUXILIARY = MappingProxyType({"gravity": lambda robot: (3,), "wrenches": lambda robot: (robot.nf, 6)})
-
-
-def check_robot(robot, name: str = "robot"):
-    """Raise :class:`InputError` unless ``robot`` is a :class:`~robodyn.Robot`."""
-    from robodyn.model.robot import Robot
-
-    if not isinstance(robot, Robot):
-        raise InputError(
-            f"argument '{name}' is {_shown(robot)}; give a Robot, e.g. rd.load('rx90') or rd.Robot(...)"
-        )
-    return robot
-
-
 def check_type(name: str, value, cls):
     """Raise :class:`InputError` unless ``value`` is a ``cls``; returns ``value``."""
     if not isinstance(value, cls):
-        raise InputError(f"argument '{name}' is {_shown(value)}; give a {cls.__name__}")
+        raise InputError(f"argument '{name}' is {shown(value)}; give a {cls.__name__}")
     return value
 
 
@@ -46,6 +31,8 @@ def as_real_array(name: str, value) -> np.ndarray:
     """``value`` as a real (integer or float) array, or :class:`InputError` naming ``name``.
 
     Refused: None, strings, ragged nested lists, booleans (a ``True`` is not a joint position), complex.
+    An object array passes when it holds counting scalars (a type with ``counting_scalar = True``, e.g.
+    :class:`robodyn.analysis.traced.Traced`) and real numbers only: the operation counter runs the algorithms on it.
     """
     if value is None:
         raise InputError(f"argument '{name}' is None; give an array of real numbers")
@@ -53,6 +40,8 @@ def as_real_array(name: str, value) -> np.ndarray:
         a = np.asarray(value)
     except (ValueError, TypeError):
         raise InputError(f"argument '{name}' is a ragged or mixed sequence; give a rectangular array of real numbers") from None
+    if a.dtype == object and a.size and _counting(a):
+        return a
     if a.dtype.kind not in "iuf":
         what = " (True/False is not a joint value)" if a.dtype.kind == "b" else ""
         raise InputError(f"argument '{name}' has dtype {a.dtype}{what}; give real numbers (integers or floats)")
@@ -62,60 +51,23 @@ def as_real_array(name: str, value) -> np.ndarray:
 def finite_array(name: str, value, dtype=np.float64) -> np.ndarray:
     """``value`` as a finite real array of ``dtype`` (:func:`as_real_array`, then NaN/inf refused)."""
     a = as_real_array(name, value)
-    if not np.all(np.isfinite(a)):
+    if not all_finite(a):
         raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
     return a.astype(dtype, copy=False)
 
 
-def joint_arrays(robot, **arrays):
-    """Check joint-space arguments of shape (..., n) and broadcast them to one batch shape.
+def _counting(a: np.ndarray) -> bool:
+    """An object array of counting scalars and real numbers, with at least one counting scalar."""
+    flat = a.ravel().tolist()
+    scalars = [getattr(type(x), "counting_scalar", False) is True for x in flat]
+    return any(scalars) and all(s or (type(x) in (int, float)) for s, x in zip(scalars, flat))
 
-    Returns ``(dtype, batch_shape, converted)`` where ``converted`` maps each name to an array of that
-    dtype and shape ``batch_shape + (n,)``.  Raises :class:`InputError` naming the argument when ``robot``
-    is not a Robot, an argument is None, ragged, boolean or not real, its last axis is not ``robot.n``, or
-    an entry is NaN/inf.  ``gravity`` (..., 3) and ``wrenches`` (..., nf, 6) may be passed too (None: not
-    given): their leading axes join the batch and they come back broadcast to it.
-    """
-    check_robot(robot)
-    n = robot.n
-    aux = {k: v for k, v in arrays.items() if k in _AUXILIARY and v is not None}
-    joint = {k: v for k, v in arrays.items() if k not in _AUXILIARY}
-    given = {k: as_real_array(k, v) for k, v in joint.items()}
-    dtype = working_dtype(*given.values())
-    out, shapes = {}, []
-    for name, a in given.items():
-        if a.ndim == 0 or a.shape[-1] != n:
-            raise InputError(
-                f"argument '{name}' has shape {a.shape}; robot '{robot.name}' has n = {n} joint variables, "
-                f"so '{name}' must have shape (..., {n})"
-            )
-        if not np.all(np.isfinite(a)):
-            raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
-        out[name] = a.astype(dtype, copy=False)
-        shapes.append(a.shape[:-1])
-    tails = {}
-    for name, value in aux.items():
-        tail = _AUXILIARY[name](robot)
-        a = as_real_array(name, value)
-        if a.ndim < len(tail) or a.shape[a.ndim - len(tail) :] != tail:
-            raise InputError(f"argument '{name}' has shape {a.shape}; expected (..., {', '.join(map(str, tail))})")
-        aux[name], tails[name] = a, tail
-    try:
-        batch = np.broadcast_shapes(*shapes) if shapes else ()
-    except ValueError:
-        raise InputError(
-            "batch axes do not broadcast: " + ", ".join(f"{k} {np.shape(v)}" for k, v in given.items())
-        ) from None
-    for name, a in aux.items():
-        try:
-            batch = np.broadcast_shapes(batch, a.shape[: a.ndim - len(tails[name])])
-        except ValueError:
-            raise InputError(f"argument '{name}' with shape {a.shape} does not broadcast to batch {batch}") from None
-    for name in given:
-        out[name] = np.broadcast_to(out[name], batch + (n,))
-    for name, value in aux.items():
-        out[name] = check_array(name, value, tails[name], batch, dtype)
-    return dtype, batch, out
+
+def all_finite(a: np.ndarray) -> bool:
+    """No NaN/inf in a real array (or an object array of counting scalars, by their float values)."""
+    if a.dtype == object:
+        return all(math.isfinite(float(x)) for x in a.ravel().tolist())
+    return bool(np.all(np.isfinite(a)))
 
 
 def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int, ...], dtype) -> np.ndarray:
@@ -127,7 +79,7 @@ def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int,
             f"argument '{name}' has shape {a.shape}; expected (..., {', '.join(map(str, shape_tail))})"
         )
     batch = a.shape[: a.ndim - k] if batch is None else batch  # None: the argument's own leading axes
-    if not np.all(np.isfinite(a)):
+    if not all_finite(a):
         raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
     try:
         return np.broadcast_to(a.astype(dtype, copy=False), batch + shape_tail)
@@ -135,19 +87,8 @@ def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int,
         raise InputError(f"argument '{name}' with shape {a.shape} does not broadcast to batch {batch}") from None
 
 
-def frame_index(robot, frame) -> int:
-    """0-based index of frame ``frame`` given in Khalil & Dombre's numbering 1..nf (default: the last frame)."""
-    j = robot.nf if frame is None else frame
-    if isinstance(j, str):
-        if j not in robot.joint_names:
-            raise InputError(f"frame '{j}' is not a frame of robot '{robot.name}'; frames: {list(robot.joint_names)}")
-        return robot.joint_names.index(j)
-    if isinstance(j, (bool, np.bool_)) or not (isinstance(j, (int, np.integer)) and 1 <= j <= robot.nf):
-        raise InputError(f"frame = {frame!r}; give a frame number 1..{robot.nf} or a frame name")
-    return int(j) - 1
-
-
-def _shown(value) -> str:
+def shown(value) -> str:
+    """``value`` for a message: its type and its repr, cut at 40 characters."""
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 
@@ -221,3 +162,26 @@ def pivot_too_small(pivot, scale) -> bool:
 
 #: A pivot is singular below this many machine epsilons of its scale.
 _PIVOT_EPS = 64
+
+
+def cholesky(A: np.ndarray) -> np.ndarray:
+    """L with A = L Lᵀ (..., n, n): ``np.linalg.cholesky``, or for an object array (counting scalars, see
+    :func:`as_real_array`) the textbook algorithm, so that its operations are counted (n square roots,
+    n(n − 1)/2 divisions)."""
+    A = np.asarray(A)
+    if A.dtype != object:
+        return np.linalg.cholesky(A)
+    sqrt = np.frompyfunc(lambda x: x.sqrt() if hasattr(x, "sqrt") else math.sqrt(x), 1, 1)
+    n = A.shape[-1]
+    L = np.zeros(A.shape, dtype=object)
+    for j in range(n):
+        s = A[..., j, j]
+        for k in range(j):
+            s = s - L[..., j, k] * L[..., j, k]
+        L[..., j, j] = sqrt(s)
+        for i in range(j + 1, n):
+            s = A[..., i, j]
+            for k in range(j):
+                s = s - L[..., i, k] * L[..., j, k]
+            L[..., i, j] = s / L[..., j, j]
+    return L

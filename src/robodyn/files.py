@@ -27,6 +27,9 @@ from robodyn.errors import InputError
 #: the file robodyn generate writes in every output folder; --force replaces only folders that hold it
 MARKER = "operations.json"
 
+#: Largest model file (YAML or URDF) robodyn reads, in bytes (documented in docs/getting-started.md).
+MAX_FILE_BYTES = 1_000_000
+
 
 def _umask() -> int:
     try:  # Linux: read without changing it (os.umask is process-wide and not thread-safe)
@@ -229,3 +232,8 @@ def write_folder_atomically(out: str | os.PathLike, fill: Callable[[Path], None]
         finally:
             shutil.rmtree(tmp, ignore_errors=True)  # the old folder after a swap, or the unfinished new one
     return out
+
+
+def save_figure(fig, path) -> None:
+    """Write the Matplotlib figure ``fig`` as a PNG to ``path`` atomically (no partial file)."""
+    write_atomically(path, lambda fh: fig.savefig(fh, dpi=120, format="png"), what="plot file", binary=True)

@@ -1,0 +1,40 @@
+"""The joint friction law of the model, Γ_f(q̇) of Khalil & Dombre [9.26]–[9.28] (Coulomb, viscous, offset and
+Stribeck terms), on checked arrays or on component scalars of any backend: the one statement of the law, used by
+every formulation, the native kernels' callers and the single-state kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn.model.robot import Robot
+from robodyn.spatial import NUMPY, ScalarBackend
+
+
+def friction_of(robot: Robot, qd: np.ndarray) -> np.ndarray:
+    """Γ_f(q̇) (..., n) of checked velocities (see :func:`friction_torques`), in their dtype."""
+    jf, dt = robot.joint_frames, qd.dtype
+    Fc, Fv, Foff, Fst, kst, Bst = (getattr(robot, k)[jf] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
+    coefficients = (Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst)
+    return friction_law(qd, *(c.astype(dt) for c in coefficients), NUMPY)
+
+
+def friction_components(robot: Robot, qd, backend: ScalarBackend) -> list:
+    """Γ_f of every joint on component scalars (one per joint variable), by :func:`friction_law`."""
+    out = []
+    for k, j in enumerate(robot.joint_frames):
+        Fc, Fv, Foff, Fst, kst, Bst = (float(getattr(robot, key)[j]) for key in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
+        out.append(friction_law(qd[k], Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst, backend))
+    return out
+
+
+def friction_law(qd, Fc, Fv, Foff, Fst, dF, kst, Bst, backend: ScalarBackend):
+    """Γ_f = F_c sign(q̇) + F_v q̇ + F_off + (F_st − F_c) sign(q̇) exp(−k_st |q̇|^B_st)  [9.26]–[9.28], elementwise.
+
+    The coefficients are arrays over the joints (with q̇ (..., n)) or scalars of one joint; ``dF`` = F_st − F_c.
+    The Stribeck term counts only where F_st ≠ 0.
+    """
+    s = backend.sign(qd)
+    tau = Fc * s + Fv * qd + Foff
+    if np.any(Fst != 0):
+        tau = tau + (Fst != 0) * (dF * s * backend.exp(-kst * abs(qd) ** Bst))
+    return tau
