@@ -3,7 +3,7 @@
 Run:  PYTHONPATH=src:. python benchmarks/bench_single_state.py [robot ...] [--repeat 7] [--compiled] [--cold]
 
 A 1-D float64 state takes robodyn's single-state path: the default methods robodyn.native's compiled entry, every
-other method the kernel traced from its own equations, compiled to C after ``fast.COMPILE_AFTER`` single states
+other method the kernel traced from its own equations, compiled to C after ``executor.COMPILE_AFTER`` single states
 (``robot.derived.compiled``; the column ``path`` says which ran: native, C or Python).  Pinocchio runs the same
 robot (built by tests/support/pin_bridge.py) through its raw Python bindings, ``pin.rnea(model, data, q, v, a)``
 etc., one call per state, timed right before the robodyn case it is compared with.  Each time is the best over
@@ -28,7 +28,7 @@ import pinocchio as pin
 
 import robodyn as rd
 from robodyn import native
-from robodyn.dynamics import fast
+from robodyn.dynamics import executor
 from tests.support.pin_bridge import PinRobot
 
 
@@ -99,7 +99,7 @@ def rows_for(name: str, repeat: int, compiled: bool) -> list[tuple]:
     for fn_name, method, ref, target, call in cases:
         before = set(robot.derived.compiled)
         first_c = None
-        for _ in range(fast.COMPILE_AFTER):  # the Python kernel, then the compiled one (built or loaded)
+        for _ in range(executor.COMPILE_AFTER):  # the Python kernel, then the compiled one (built or loaded)
             start = time.perf_counter()
             call()
             first_c = time.perf_counter() - start

@@ -14,6 +14,7 @@ import pytest
 
 import robodyn as rd
 from robodyn import native
+from robodyn.dynamics import executor
 from tests.support.checks import assert_close
 from tests.support.random_robots import random_robot
 
@@ -83,7 +84,7 @@ def _states(batch, count, seed=1):
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
-@pytest.mark.parametrize("batch", [(), (3,), (native.MIN_BATCH + 5,)], ids=["single", "small", "large"])
+@pytest.mark.parametrize("batch", [(), (3,), (executor.MIN_BATCH + 5,)], ids=["single", "small", "large"])
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_every_layout_gives_the_plain_result(name, batch, layout, tmp_path):
     f, count = FUNCTIONS[name]
@@ -99,9 +100,9 @@ def test_every_layout_gives_the_plain_result(name, batch, layout, tmp_path):
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_gravity_and_wrenches_of_every_layout(layout, tmp_path):
-    q, qd, qdd = _states((native.MIN_BATCH + 1,), 3, seed=2)
+    q, qd, qdd = _states((executor.MIN_BATCH + 1,), 3, seed=2)
     g = np.array([0.3, -1.0, -9.7])
-    W = np.random.default_rng(3).normal(size=(native.MIN_BATCH + 1, ROBOT.nf, 6))
+    W = np.random.default_rng(3).normal(size=(executor.MIN_BATCH + 1, ROBOT.nf, 6))
     expected = rd.inverse_dynamics(ROBOT, q, qd, qdd, wrenches=W, gravity=g)
     got = rd.inverse_dynamics(ROBOT, q, qd, qdd, wrenches=LAYOUTS[layout](W, tmp_path / "w.bin"),
                               gravity=LAYOUTS[layout](g, tmp_path / "g.bin"))

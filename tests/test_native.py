@@ -8,6 +8,7 @@ from hypothesis import given, strategies as st
 
 import robodyn as rd
 from robodyn import native
+from robodyn.dynamics import executor
 from robodyn.errors import InputError, ModelError
 from tests.support.random_robots import random_robot
 
@@ -115,7 +116,7 @@ def test_default_functions_use_the_kernels_from_min_batch():
     """rd.* hand float64 batches of MIN_BATCH states and more to the kernels: equal to them bit for bit, and to
     the NumPy path (ROBODYN_NATIVE=0) to rounding; smaller batches and float32 stay on NumPy."""
     robot = random_robot(5, nf=6, tree=True, fixed=True)
-    q, qd, qdd = states(robot, native.MIN_BATCH)
+    q, qd, qdd = states(robot, executor.MIN_BATCH)
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     np.testing.assert_array_equal(tau, native.inverse_dynamics(robot, q, qd, qdd))
     np.testing.assert_array_equal(rd.gravity_torques(robot, q), native.gravity_torques(robot, q))
@@ -127,8 +128,8 @@ def test_default_functions_use_the_kernels_from_min_batch():
         mp.setenv("ROBODYN_NATIVE", "0")
         assert rel(rd.inverse_dynamics(robot, q, qd, qdd), tau) < 1e-13
         assert rel(rd.regressor(robot, q, qd, qdd, friction=False), native.regressor(robot, q, qd, qdd, friction=False)) < 1e-13
-    assert not native.takes_batch(np.float64, (native.MIN_BATCH - 1,)) and not native.takes_batch(np.float32, (10**4,))
-    assert native.takes_batch(np.float64, (native.MIN_BATCH,))
+    assert not executor.takes_batch(np.float64, (executor.MIN_BATCH - 1,)) and not executor.takes_batch(np.float32, (10**4,))
+    assert executor.takes_batch(np.float64, (executor.MIN_BATCH,))
 
 
 def test_stribeck_friction_and_overflow():

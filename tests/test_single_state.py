@@ -11,7 +11,7 @@ from hypothesis import given, settings
 import robodyn as rd
 from robodyn.model.workspace import WORKSPACE
 from robodyn import native
-from robodyn.dynamics import fast
+from robodyn.dynamics import executor, fast
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.spatial import NUMPY, jax_backend
 from tests.support.checks import assert_close
@@ -85,8 +85,8 @@ def test_single_states_that_the_kernels_do_not_take_go_the_general_way():
     massless = rd.Robot(name="m", sigma=[0, 0], d=[0, 1.0], params=np.zeros((2, 10)))
     with pytest.raises(rd.ModelError, match="singular"):
         rd.forward_dynamics(massless, q, q, q)
-    assert fast.single_state(2, q, q) == [0.3, -0.2, 0.3, -0.2]
-    assert fast.single_state(2, q, np.array([np.inf, 0.0])) is None
+    assert executor.single_state(2, q, q) == [0.3, -0.2, 0.3, -0.2]
+    assert executor.single_state(2, q, np.array([np.inf, 0.0])) is None
 
 
 def test_kernels_live_in_the_workspace_keyed_by_content():

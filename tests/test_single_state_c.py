@@ -18,7 +18,7 @@ import pytest
 import robodyn as rd
 from robodyn.model.workspace import WORKSPACE
 from robodyn import native
-from robodyn.dynamics import fast, fast_c, gibbs_appell, lagrange
+from robodyn.dynamics import executor, fast, fast_c, gibbs_appell, lagrange
 from robodyn.native import build
 from tests.support.checks import assert_close
 from tests.support.random_robots import random_robot, random_state
@@ -52,8 +52,8 @@ METHODS = (
 
 @pytest.fixture
 def compile_now(monkeypatch, tmp_path_factory):
-    """Kernels compiled at their first single state (instead of after fast.COMPILE_AFTER), in a cache of this run."""
-    monkeypatch.setattr(fast, "COMPILE_AFTER", 1)
+    """Kernels compiled at their first single state (instead of after executor.COMPILE_AFTER), in a cache of this run."""
+    monkeypatch.setattr(executor, "COMPILE_AFTER", 1)
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path_factory.getbasetemp() / "fast_c_cache"))
     monkeypatch.setenv("ROBODYN_PROGRESS", "0")
     monkeypatch.delenv("ROBODYN_NATIVE", raising=False)
@@ -124,11 +124,11 @@ def test_cholesky_kernel_equals_its_python_trace(compile_now):
     q, qd, qdd = random_state(robot, 2)
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     args = (robot, "cholesky_forward", lagrange._forward_kernel, ("q", "qd", "tau"), (q, qd, tau), None)
-    c = fast.call(*args)
+    c = executor.call(*args)
     assert _stored(robot, "compiled")["cholesky_forward"]
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROBODYN_NATIVE", "0")
-        python = fast.call(*args)
+        python = executor.call(*args)
     assert "cholesky_forward" in _stored(robot, "kernel")
     assert_close(c, python, rtol=1e-13)
     assert_close(c, qdd, rtol=1e-10)
@@ -208,7 +208,7 @@ def test_kernels_are_compiled_after_compile_after_single_states(monkeypatch, tmp
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     robot = _fresh(random_robot(26, nf=3))
     q = random_state(robot, 1)[0]
-    for _ in range(fast.COMPILE_AFTER - 1):
+    for _ in range(executor.COMPILE_AFTER - 1):
         rd.inertia_matrix(robot, q, method="gibbs_appell")
     assert "gibbs_appell_inertia" not in _stored(robot, "compiled")
     rd.inertia_matrix(robot, q, method="gibbs_appell")
@@ -219,7 +219,7 @@ def test_kernels_are_compiled_after_compile_after_single_states(monkeypatch, tmp
 def test_without_a_working_compiler_the_python_kernel_runs(compile_now, tmp_path, failure):
     compile_now.setenv("ROBODYN_CACHE", str(tmp_path))
     if failure == "no compiler":
-        compile_now.setattr(fast.native, "available", lambda: False)
+        compile_now.setattr(executor.native, "available", lambda: False)
     else:
         compile_now.setenv("CC", "false")  # exits 1: the build fails, the kernel stays Python
     robot = _fresh(random_robot(27, nf=4, tree=True))

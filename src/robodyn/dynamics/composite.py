@@ -28,8 +28,7 @@ import numpy as np
 from robodyn.arrays import finite_result
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import check_robot
-from robodyn import native
-from robodyn.dynamics import fast
+from robodyn.dynamics import executor
 from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import ScalarBackend, c_mul, sym_add, sym_outer, sym_rotate, sym_sub, vadd, vcross, vdot, vmat, vrz, vscale
@@ -108,25 +107,25 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
             yield (i, j), value
             yield (j, i), value
 
-    return assemble_matrix(robot, q, "inertia_matrix", inertia_kernel, entries, native.run_checked)
+    return assemble_matrix(robot, q, "inertia_matrix", inertia_kernel, entries, executor.run_batch)
 
 
 def assemble_matrix(robot: Robot, q, name: str, kernel_of, entries, compiled=None) -> np.ndarray:
     """A(q) (..., n, n) plus the rotor inertias on its diagonal, from ``entries(q_rows)``, which yields
     ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` (built by
-    ``kernel_of(robot)``, see :func:`robodyn.dynamics.fast.call_fixed`) instead, and a large float64 batch
-    ``compiled(robot, name, batch, checked)`` (robodyn.native.run_checked) when given."""
+    ``kernel_of(robot)``, see :func:`robodyn.dynamics.executor.call_fixed`) instead, and a large float64 batch
+    ``compiled(robot, name, batch, checked)`` (robodyn.dynamics.executor.run_batch) when given."""
     n = robot.n
     if compiled is not None:
-        A = native.single_state(robot, "inertia_matrix", q)
+        A = executor.native_single(robot, "inertia_matrix", q)
         if A is not None:
             return A
     # the default method's Python kernel stands behind robodyn.native; any other method's is compiled when it can be
-    A = fast.call_fixed(robot, name, kernel_of, {"q": n}, (q,), (n, n), use_c=compiled is None, finite=name)
+    A = executor.call_fixed(robot, name, kernel_of, {"q": n}, (q,), (n, n), use_c=compiled is None, finite=name)
     if A is not None:
         return A
     dtype, batch, a = joint_arrays(robot, q=q)
-    if compiled is not None and native.takes_batch(dtype, batch):
+    if compiled is not None and executor.takes_batch(dtype, batch):
         return compiled(robot, name, batch, a)  # robodyn.native checks its result
     (rows,) = flat_columns(a["q"])
     Amat = np.empty((rows.shape[1], n, n), dtype)

@@ -6,8 +6,9 @@ the public functions call a *kernel*: the very recursion the batched path runs (
 links, the recursive direct model), executed once on recording scalars that write each operation as a line of
 Python, with the robot's zeros and ones folded away and repeated expressions computed once.  The result is
 compiled by Python's own ``compile`` into a function of floats, kept in the per-robot workspace
-(:mod:`robodyn.model.workspace`, keyed by the robot's content) and reused for every later single state.  It computes the same operations in the same order as the
-general path, so both give the same numbers.
+(:mod:`robodyn.model.workspace`, keyed by the robot's content) and reused for every later single state.  It
+computes the same operations in the same order as the general path, so both give the same numbers.  This module
+is the tracer; :mod:`robodyn.dynamics.executor` decides when a kernel runs, in Python or compiled.
 
 Every formulation has its kernels: Newton–Euler, composite links and the recursive direct model (the defaults,
 behind robodyn.native's compiled entry when it is available), Walker–Orin, Gibbs–Appell (Mata et al.), Kozłowski's
@@ -17,7 +18,7 @@ so a Python kernel costs about one Python operation per floating-point operation
 
 The methods that robodyn.native does not serve also have their kernels written as C
 (:mod:`robodyn.dynamics.fast_c`: the recorded operations, same order, same folding) and compiled through
-robodyn's compile cache once a robot has run :data:`COMPILE_AFTER` single states of that kernel (or, in a new
+robodyn's compile cache once a robot has run ``executor.COMPILE_AFTER`` single states of that kernel (or, in a new
 process, loaded from the cache); the compiled entry is kept in the workspace too and costs about a
 microsecond per call, 10–40 times less than the Python kernel.  Without a C compiler, with ``ROBODYN_NATIVE=0`` or
 after a failed build, the Python kernel runs; a state the compiled kernel declines (NaN/inf, a singular pivot)
@@ -30,17 +31,10 @@ from types import MappingProxyType
 import math
 import re
 
-import numpy as np
-
-from robodyn import native
 from robodyn.dynamics import fast_c
-from robodyn.arrays import finite_result, pivot_too_small
+from robodyn.arrays import pivot_too_small
 from robodyn.model.friction import friction_components
-from robodyn.model.robot import Robot
-from robodyn.model.workspace import WORKSPACE
 from robodyn.spatial import FLOAT, ScalarBackend
-
-_F64 = np.dtype(np.float64)
 
 
 class Fallback(Exception):
@@ -238,147 +232,6 @@ def generate_c(name: str, build, counts: dict[str, int]) -> str:
     return fast_c.source(rec.kept(outputs), counts, [_code(o) for o in outputs], name)
 
 
-def kernel(robot, name: str, build, counts: dict[str, int]):
-    """The kernel ``name`` of ``robot``, generated on first use and kept in the per-robot workspace
-    (:mod:`robodyn.model.workspace`, key ``("kernel", name)``)."""
-    return WORKSPACE.value(robot, ("kernel", name), lambda: generate(name, build, counts))
-
-
-def compiled_kernel(robot, name: str, build, counts: dict[str, int]):
-    """The compiled kernel ``name`` of ``robot`` (its ``single`` entry), or None where C cannot be used (no C
-    compiler — :func:`robodyn.native.available` —, no Python headers, a failed build); built at the first call
-    (compiled once per machine, in robodyn's compile cache) and kept in the per-robot workspace (key
-    ``("compiled", name)``; False: not available)."""
-    return WORKSPACE.value(robot, ("compiled", name), lambda: _compiled(name, build, counts)) or None
-
-
-def _compiled(name: str, build, counts: dict[str, int]):
-    if not native.available():
-        return False
-    try:
-        return fast_c.load(generate_c(name, build, counts), len(counts)) or False
-    except Fallback:  # a check that fails whatever the state (a massless joint): the general path says so
-        return False
-    except fast_c.NotWritable:  # an operand C cannot spell (never expected): the Python kernel
-        return False
-
-
-def single_state(n: int, *arrays) -> list[float] | None:
-    """The floats of 1-D float64 arrays of length n (``None`` for an optional argument left out, given as a
-    ``(value, size)`` pair), or None when any is something else (a batch, another dtype, NaN/inf): the general path,
-    with its full checks and messages, then handles the call."""
-    out: list[float] = []
-    for a in arrays:
-        size = n
-        if type(a) is tuple:
-            a, size = a
-        if type(a) is not np.ndarray or a.dtype != _F64 or a.shape != (size,):
-            return None
-        out += a.tolist()
-    return out if math.isfinite(sum(out)) else None
-
-
-def run(robot, name: str, build, counts: dict[str, int], values: list[float]) -> np.ndarray | None:
-    """Call the Python kernel ``name`` on ``values``; None when the kernel hands the state to the general path."""
-    try:
-        return np.array(kernel(robot, name, build, counts)(*values))
-    except Fallback:
-        return None
-
-
-#: a kernel of a method that robodyn.native does not serve runs in Python for this many single states of a robot,
-#: then is compiled to C (or loaded from the compile cache): compiling costs 0.1–0.8 s per kernel of a 6–7-joint
-#: arm, the time of thousands of calls of the Python kernel (10–150 µs), so a few calls (a test, a command) do not
-#: pay for it, and a loop (a simulation, an optimisation) gets the compiled kernel after a few milliseconds
-COMPILE_AFTER = 16
-
-#: codes of a compiled kernel's entry after which the general path runs: a failed check of the algorithm (the
-#: Python kernel's Fallback) and NaN/inf in an argument; other nonzero codes (a buffer it does not take, a result
-#: that is not finite) run the Python kernel, as without a compiler
-_GENERAL = (1, -2)
-
-#: returned by :func:`call` with ``python=False`` when the compiled kernel did not run (no compiler, an argument
-#: it does not take): the caller's own single-state path decides
-UNTRIED = object()
-
-def _single(robot, key: str, spec, arrays: tuple, shape, use_c: bool, python: bool, finite: str | None = None):
-    """One state through kernel ``key``: compiled (``use_c`` and :func:`robodyn.native.enabled`), else Python
-    (``python``; else :data:`UNTRIED`).
-
-    ``spec()`` gives ``(build, counts)``, called only to generate a kernel; ``arrays`` are the caller's arguments in
-    the order of ``counts``; the result has ``shape``.  None when the general path must run.  With ``finite`` (the
-    name of the public function), a Python kernel's result is checked finite (:func:`robodyn.arrays.finite_result`;
-    the compiled kernel's entry checks its own).
-    """
-    if use_c and native.enabled():
-        entry = WORKSPACE.get(robot, ("compiled", key))
-        if entry is None:  # a kernel is compiled (or loaded from the cache) at its COMPILE_AFTER-th single state
-            if WORKSPACE.count(robot, ("calls", key)) >= COMPILE_AFTER:
-                entry = compiled_kernel(robot, key, *spec())
-        if entry:
-            out = np.empty(shape)
-            code = entry(*arrays, out)
-            if code == 0:
-                return out
-            if code in _GENERAL:
-                return None
-    if not python:
-        return UNTRIED
-    build, counts = spec()
-    values = single_state(0, *zip(arrays, counts.values()))
-    if values is None:
-        return None
-    out = run(robot, key, build, counts, values)
-    if out is None:
-        return None
-    return out.reshape(shape) if finite is None else finite_result(finite, out.reshape(shape))
-
-
-def call(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity, use_c: bool = True,
-         python: bool = True):
-    """The kernel result (n,) for one state, or None when the general path must run (see :func:`single_state`).
-
-    ``kernel_of(robot)`` gives ``build(backend, **inputs, g=...)``, whose joint inputs ``names`` (n scalars each)
-    are the caller's ``arrays``; it also takes gravity.  Without a ``gravity`` argument the robot's gravity is built
-    into the kernel as constants (its zero components then cost nothing, as in the batched path); with one, g is
-    one more input (kernel ``name + "_gravity"``).  The compiled kernel runs when it can (``use_c``), else the
-    Python kernel (``python``; else the result is :data:`UNTRIED`).
-    """
-    if not isinstance(robot, Robot):  # the general path names the argument in its error
-        return None
-    if gravity is not None:
-        name, arrays = name + "_gravity", (*arrays, gravity)
-    if use_c and native.enabled():  # the common case first, without building the generator
-        entry = WORKSPACE.get(robot, ("compiled", name))
-        if entry:
-            out = np.empty(robot.n)
-            code = entry(*arrays, out)
-            if code == 0:
-                return out
-            if code in _GENERAL:
-                return None
-            use_c = False
-
-    def spec():
-        n, build = robot.n, kernel_of(robot)
-        if gravity is not None:
-            return build, {**dict.fromkeys(names, n), "g": 3}
-        g = tuple(robot.gravity.tolist())
-        return (lambda backend, **inputs: build(backend, g=g, **inputs)), dict.fromkeys(names, n)
-
-    return _single(robot, name, spec, arrays, (robot.n,), use_c, python)
-
-
-def call_fixed(robot, name: str, kernel_of, counts: dict[str, int], arrays: tuple, shape: tuple,
-               use_c: bool = True, finite: str | None = None) -> np.ndarray | None:
-    """The result (``shape``) of kernel ``name`` = ``kernel_of(robot)`` (``build(backend, **inputs)``, inputs of the
-    sizes ``counts``, no gravity) on ``arrays`` (1-D float64), compiled when it can (``use_c``), the result checked
-    finite (``finite``: see :func:`_single`); None when the general path must run."""
-    if not isinstance(robot, Robot):
-        return None
-    return _single(robot, name, lambda: (kernel_of(robot), counts), arrays, shape, use_c, True, finite)
-
-
 def torque_kernel(robot, rigid):
     """``build`` of an inverse-dynamics kernel: Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) [9.94], with Γ_rigid from
     ``rigid(robot, q, qd, qdd, g, backend=...)`` (the formulation's own recursion on component scalars)."""
@@ -435,16 +288,3 @@ def cholesky_components(A, b, check: bool = True) -> list:
             t = t - L[j][i] * x[j]
         x[i] = t
     return x
-
-
-def default_single(robot, name: str, kernel_of, names: tuple, arrays: tuple, gravity) -> np.ndarray | None:
-    """One 1-D float64 state of the default method ``name``: robodyn.native's compiled entry (its result is checked
-    finite in C), else the robot's straight-line Python kernel ``kernel_of(robot)`` (:func:`call` with the inputs
-    ``names``, result checked finite; the default methods have no kernel of their own in C: robodyn.native serves
-    them); None when the general path must run (a batch, another dtype, NaN/inf, a state a kernel hands back).
-    The Python kernel's inputs are only assembled when the compiled entry declines."""
-    out = native.single_state(robot, name, *arrays, gravity=gravity)
-    if out is not None:
-        return out
-    out = call(robot, name, kernel_of, names, arrays, gravity, use_c=False)
-    return None if out is None else finite_result(name, out)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.model.arguments import joint_arrays
-from robodyn.dynamics import fast
+from robodyn.dynamics import executor, fast
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.newton_euler import gravity_argument, wrenches_argument
 from robodyn.model.friction import friction_components, friction_of
@@ -123,7 +123,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
     """
     if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
-        tau = fast.call(robot, "gibbs_appell_inverse", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd), gravity)
+        tau = executor.call(robot, "gibbs_appell_inverse", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd), gravity)
         if tau is not None:
             return tau
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
@@ -169,7 +169,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     ndarray (..., n, n)  (kg m², kg m, kg); float32 in, float32 out.
     """
     if isinstance(robot, Robot):  # one float64 state: the robot's straight-line kernel of steps 1–7
-        D = fast.call_fixed(robot, "gibbs_appell_inertia", _inertia_kernel, {"q": robot.n}, (q,), (robot.n, robot.n))
+        D = executor.call_fixed(robot, "gibbs_appell_inertia", _inertia_kernel, {"q": robot.n}, (q,), (robot.n, robot.n))
         if D is not None:
             return D
     dtype, batch, a = joint_arrays(robot, q=q)
@@ -230,7 +230,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)  q̈ (rad/s², m/s²), float32 for float32 inputs.
     """
     if wrenches is None:  # one float64 state: C, D and the factorisation in one straight-line kernel
-        qdd = fast.call(robot, "gibbs_appell_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau), gravity)
+        qdd = executor.call(robot, "gibbs_appell_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau), gravity)
         if qdd is not None:
             return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)

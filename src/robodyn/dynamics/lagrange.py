@@ -27,7 +27,7 @@ import numpy as np
 from robodyn.arrays import cholesky, finite_result, pivot_too_small, singular_model_error
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import check_robot
-from robodyn.dynamics import composite, fast, newton_euler
+from robodyn.dynamics import composite, executor, fast, newton_euler
 from robodyn.dynamics.newton_euler import gravity_argument, rnea, wrenches_argument
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.kinematics import ancestors, base_poses, link_velocities
@@ -212,21 +212,21 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)
     """
-    qdd = fast.UNTRIED
+    qdd = executor.UNTRIED
     if wrenches is None:  # one float64 state: H, A and the factorisation in one compiled kernel, when it can be
-        qdd = fast.call(check_robot(robot), "cholesky_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau),
+        qdd = executor.call(check_robot(robot), "cholesky_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau),
                         gravity, python=False)
-        if qdd is not None and qdd is not fast.UNTRIED:
+        if qdd is not None and qdd is not executor.UNTRIED:
             return qdd
     single = () if gravity is None else ((gravity, 3),)  # a batch of gravity vectors makes a batch
-    if wrenches is None and qdd is fast.UNTRIED and fast.single_state(robot.n, q, qd, tau, *single) is not None:
+    if wrenches is None and qdd is executor.UNTRIED and executor.single_state(robot.n, q, qd, tau, *single) is not None:
         # one float64 state without the compiled kernel: A and H from the single-state paths, then the
         # square-root-free factorisation as a straight-line kernel of its own (relative pivot test recorded)
         n = robot.n
         H = newton_euler.inverse_dynamics(robot, q, qd, np.zeros(n), gravity=gravity)
         A = composite.inertia_matrix(robot, q)
         b = tau - H
-        qdd = fast.call_fixed(robot, "cholesky_solve", _solve_kernel, {"A": n * n, "b": n}, (A.reshape(n * n), b), (n,),
+        qdd = executor.call_fixed(robot, "cholesky_solve", _solve_kernel, {"A": n * n, "b": n}, (A.reshape(n * n), b), (n,),
                               use_c=False)
         if qdd is not None:
             return qdd

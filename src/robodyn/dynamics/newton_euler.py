@@ -19,8 +19,7 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
-from robodyn import native
-from robodyn.dynamics import fast
+from robodyn.dynamics import executor, fast
 from robodyn.spatial import ScalarBackend, vadd, vcross, vmat, vrz, vscale
 
 
@@ -141,12 +140,12 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
     if wrenches is None:
-        tau = fast.default_single(robot, "inverse_dynamics", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd), gravity)
+        tau = executor.default_single(robot, "inverse_dynamics", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd), gravity)
         if tau is not None:
             return tau
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
-        return native.run_checked(robot, "inverse_dynamics", batch, a)
+    if executor.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
+        return executor.run_batch(robot, "inverse_dynamics", batch, a)
     tau = rnea(robot, a["q"], a["qd"], a["qdd"], gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
     return finite_result("inverse_dynamics", tau + friction_of(robot, a["qd"]))
 
@@ -178,12 +177,12 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
-    tau = fast.default_single(robot, "gravity_torques", _gravity_kernel, ("q",), (q,), gravity)
+    tau = executor.default_single(robot, "gravity_torques", _gravity_kernel, ("q",), (q,), gravity)
     if tau is not None:
         return tau
     dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
-    if native.takes_batch(dtype, batch):
-        return native.run_checked(robot, "gravity_torques", batch, a)
+    if executor.takes_batch(dtype, batch):
+        return executor.run_batch(robot, "gravity_torques", batch, a)
     z = np.zeros_like(a["q"])
     return finite_result("gravity_torques", rnea(robot, a["q"], z, z, gravity_argument(robot, gravity, batch, dtype)))
 

@@ -34,8 +34,7 @@ import numpy as np
 
 from robodyn.arrays import finite_result, pivot_too_small, singular_model_error
 from robodyn.model.arguments import joint_arrays
-from robodyn import native
-from robodyn.dynamics import fast
+from robodyn.dynamics import executor
 from robodyn.dynamics.newton_euler import gravity_argument, wrenches_argument
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
@@ -88,12 +87,12 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
     if wrenches is None:
-        qdd = fast.default_single(robot, "forward_dynamics", _kernel, ("q", "qd", "tau"), (q, qd, tau), gravity)
+        qdd = executor.default_single(robot, "forward_dynamics", _kernel, ("q", "qd", "tau"), (q, qd, tau), gravity)
         if qdd is not None:
             return qdd
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled articulated-body recursion
-        return native.run_checked(robot, "forward_dynamics", batch, a)
+    if executor.takes_batch(dtype, batch):  # large float64 batches: the compiled articulated-body recursion
+        return executor.run_batch(robot, "forward_dynamics", batch, a)
     g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
     fe = wrenches_argument(robot, wrenches, batch, dtype)
     tau = a["tau"] - friction_of(robot, a["qd"])  # [9.106]

@@ -39,7 +39,7 @@ import numpy as np
 
 from robodyn.arrays import pivot_too_small, singular_model_error
 from robodyn.model.arguments import joint_arrays
-from robodyn.dynamics import fast
+from robodyn.dynamics import executor, fast
 from robodyn.dynamics.newton_euler import gravity_argument, wrenches_argument
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.dynamics.recursive import (screw_add, axis_column, inertia_add, inertia_times, inertia_to_antecedent,
@@ -126,7 +126,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)  torques (N m) / forces (N); float32 in, float32 out.
     """
     if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
-        tau = fast.call(robot, "spatial_operator_inverse", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd),
+        tau = executor.call(robot, "spatial_operator_inverse", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd),
                         gravity)
         if tau is not None:
             return tau
@@ -228,7 +228,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
     if wrenches is None:  # one float64 state: the filter and smoother traced into straight-line code
-        qdd = fast.call(robot, "spatial_operator_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau),
+        qdd = executor.call(robot, "spatial_operator_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau),
                         gravity)
         if qdd is not None:
             return qdd

@@ -18,16 +18,20 @@ The library is a CPython extension module built on first use with the machine's 
 cache folder (``$ROBODYN_CACHE``, else ``~/.cache/robodyn``), keyed by a hash of the source, flags and compiler,
 and verified by its SHA-256 before it is loaded. Once loaded it lives in Python's module table ``sys.modules``
 under a name that carries the hash of its source; robodyn keeps no cache of its own. :func:`available` says
-whether it can be used (a C compiler and Python's C headers are needed).
+whether it can be used (a C compiler and Python's C headers are needed); a failed build is tried again by the next
+process (a failed *threaded* build of one compiler binary is skipped for :data:`FAILED_TTL`, then tried again).
+Whether robodyn's own functions hand a call to these kernels is decided by :mod:`robodyn.dynamics.executor`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
 import os
 import sys
+import time
 import types
 from importlib import resources
 from pathlib import Path
@@ -38,13 +42,12 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.threads import thread_count
 from robodyn.errors import ModelError, NumericOverflowError, RobodynError
 from robodyn.model.friction import friction_of
-from robodyn.native.build import CompileError, build_library, cache_dir, cache_key, find_compiler, python_flags
+from robodyn.native.build import (CompileError, CompileTimeoutError, build_library, cache_dir, cache_key, find_compiler,
+                                  python_flags)
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
 
 _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
-#: Smallest number of float64 states for which robodyn's default algorithms hand a batch to these kernels.
-MIN_BATCH = 128
 #: kinds of the C entries (kernels.c: rd_run)
 _KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor")
 
@@ -95,6 +98,36 @@ def _module():
     return module
 
 
+#: How long a failed threaded build of the generic kernels is remembered (s): later processes then build serially
+#: without trying threads again; after it (or with another compiler binary) the threaded build is tried again.
+FAILED_TTL = 24 * 3600.0
+
+
+def _failed_marker(source: str, flags: list) -> Path:
+    """The file remembering a failed build of ``flags`` by this compiler binary (its path, size and time stamp, so
+    that an updated compiler is a new key)."""
+    compiler = find_compiler()
+    try:
+        st = os.stat(compiler)
+        identity = f"{compiler}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        identity = compiler
+    return Path(cache_dir()) / f"rdgeneric_{cache_key(source, identity, flags)[:32]}.failed"
+
+
+def _recent(marker: Path) -> bool:
+    """Whether ``marker`` exists and is younger than :data:`FAILED_TTL` (an older one is removed)."""
+    try:
+        age = time.time() - marker.stat().st_mtime
+    except OSError:
+        return False
+    if 0 <= age < FAILED_TTL:
+        return True
+    with contextlib.suppress(OSError):
+        marker.unlink()
+    return False
+
+
 def _load():
     """Build the library into the cache when needed (with POSIX threads where the system has them) through
     robodyn's one build path (:func:`robodyn.native.build.build_library`: lock, SHA-256-verified cache,
@@ -108,16 +141,21 @@ def _load():
     for threads in (["-DRD_THREADS", "-pthread"], []):
         flags = [*_FLAGS, *threads, *python, f"-DRD_MODULE={_MODULE_SHORT}"]
         try:
-            # a build this compiler cannot do (e.g. no POSIX threads) is remembered, not retried in every process
-            failed = Path(cache_dir()) / f"rdgeneric_{cache_key(source, find_compiler(), flags)[:32]}.failed"
-            if failed.exists():
+            # a threaded build this compiler failed (e.g. no POSIX threads) is skipped for FAILED_TTL, then tried
+            # again; the serial build is never skipped: a failure of it lasts for this process only
+            failed = _failed_marker(source, flags) if threads else None
+            if failed is not None and _recent(failed):
                 errors.append(failed.read_text(encoding="utf-8", errors="replace"))
                 continue
             try:
                 lib_path = build_library(source, flags, description="building robodyn's generic kernels",
                                          prefix="rdgeneric")
+            except CompileTimeoutError as exc:  # transient (a loaded machine): not remembered
+                errors.append(str(exc))
+                continue
             except CompileError as exc:
-                failed.write_text(str(exc), encoding="utf-8")
+                if failed is not None:
+                    failed.write_text(str(exc), encoding="utf-8")
                 errors.append(str(exc))
                 continue
         except RobodynError as exc:
@@ -128,21 +166,6 @@ def _load():
         loader.exec_module(module)
         return module
     raise NativeUnavailableError(f"the C compiler failed on robodyn's generic kernels: {errors[-1][-2000:]}")
-
-
-#: os.environ's own mapping and the key of ROBODYN_NATIVE in it: reading it costs 30 ns where os.environ.get costs
-#: 700 ns (it raises and catches a KeyError when the variable is unset), more than a compiled single state's work
-_ENVIRON = getattr(os.environ, "_data", None)
-_SWITCH = os.environ.encodekey("ROBODYN_NATIVE") if _ENVIRON is not None else None
-
-
-def enabled() -> bool:
-    """False when the environment variable ROBODYN_NATIVE is 0: robodyn's compiled code (these kernels and the
-    single-state kernels of every method) switched off.  Read at every call."""
-    if _ENVIRON is None:
-        return os.environ.get("ROBODYN_NATIVE", "").strip() != "0"
-    value = _ENVIRON.get(_SWITCH)
-    return value is None or os.environ.decodevalue(value).strip() != "0"
 
 
 def available() -> bool:
@@ -157,15 +180,6 @@ def available() -> bool:
 def threaded() -> bool:
     """True when the loaded kernels split batches over threads (POSIX threads); False when they run serially."""
     return bool(_module().threaded())
-
-
-def takes_batch(dtype, batch: tuple[int, ...]) -> bool:
-    """Whether a default algorithm (``rd.inverse_dynamics``, ``gravity_torques``, ``inertia_matrix``,
-    ``forward_dynamics``, ``regressor``) runs a batch of this dtype and shape on these kernels: float64, at least
-    ``MIN_BATCH`` states, the kernels available, and the environment variable ROBODYN_NATIVE not set to 0."""
-    if np.dtype(dtype) != np.float64 or int(np.prod(batch, dtype=np.int64)) < MIN_BATCH:
-        return False
-    return enabled() and available()
 
 
 def _arrays_of(robot: Robot) -> dict:
@@ -212,7 +226,7 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
     overflows) returns None, and the caller's general path handles the call with its checks and messages.
     """
-    if not isinstance(robot, Robot) or not enabled() or \
+    if not isinstance(robot, Robot) or \
             (kind in ("inverse_dynamics", "forward_dynamics") and (b is None or c is None)):
         return None
     single = WORKSPACE.get(robot, "native_single")
@@ -363,5 +377,5 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, thr
     return run_checked(robot, "regressor", batch, a, friction=bool(friction), threads=threads)
 
 
-__all__ = ("MIN_BATCH", "KernelError", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
-           "inertia_matrix", "inverse_dynamics", "regressor", "takes_batch", "threaded")
+__all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
+           "inertia_matrix", "inverse_dynamics", "regressor", "threaded")

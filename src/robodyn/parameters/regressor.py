@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn import native
 from robodyn.arrays import finite_array, finite_result
 from robodyn.model.arguments import joint_arrays
+from robodyn.dynamics import executor
 from robodyn.model.robot import check_robot
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -146,8 +146,8 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
     from robodyn.dynamics.newton_euler import gravity_argument
 
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
-    if native.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
-        return native.run_checked(robot, "regressor", batch, a, friction=bool(friction))
+    if executor.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
+        return executor.run_batch(robot, "regressor", batch, a, friction=bool(friction))
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
     cols = flat_columns(a["q"], a["qd"], a["qdd"])
