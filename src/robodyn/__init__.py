@@ -148,6 +148,10 @@ _LAZY = _MappingProxyType({
     "to_pinocchio": ("robodyn.interop", "to_pinocchio"),
     "to_mujoco_xml": ("robodyn.interop", "to_mujoco_xml"),
     "plot": ("robodyn.plot", None),
+    # seeing the robot: 3-D web viewer, animations
+    "viewer": ("robodyn.viewer", None),
+    "view": ("robodyn.viewer", "view"),
+    "animate": ("robodyn.viewer", "animate"),
 })
 
 
@@ -211,4 +215,6 @@ __all__ = (
     "momentum_observer", "generalized_momentum",
     # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
+    # viewer
+    "viewer", "view", "animate",
 )

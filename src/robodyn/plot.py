@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from robodyn.model.arguments import frame_index
 from robodyn.files import write_atomically
@@ -100,14 +101,18 @@ def trajectory(t, q, qd=None, qdd=None, *, names=None, title: str | None = None,
 
 
 def simulation(result, *, names=None, title: str | None = None, path: str | os.PathLike | None = None) -> Figure:
-    """A simulation result: panels for its ``q``, ``qd`` and ``tau`` against ``t`` (those it has).
+    """A simulation result: panels for its ``q``, the tracking error ``q − q_r``, ``qd`` and ``tau`` against ``t``
+    (those it has).
 
-    ``result`` is anything with attributes ``t`` (T,) and ``q`` (T, n), optionally ``qd`` and ``tau``
-    (e.g. what :func:`robodyn.simulate` returns).
+    ``result`` is anything with attributes ``t`` (T,) and ``q`` (T, n), optionally ``q_reference``, ``qd`` and
+    ``tau`` (e.g. what :func:`robodyn.simulate` returns).
     """
     if not hasattr(result, "t") or not hasattr(result, "q"):
         raise InputError("argument 'result' needs attributes t (T,) and q (T, n), e.g. the value of rd.simulate")
-    rows = [("q", result.q, "position (rad | m)"), ("qd", getattr(result, "qd", None), "velocity (rad/s | m/s)"),
+    reference = getattr(result, "q_reference", None)
+    error = None if reference is None else np.asarray(result.q) - np.asarray(reference)
+    rows = [("q", result.q, "position (rad | m)"), ("q - q_r", error, "tracking error (rad | m)"),
+            ("qd", getattr(result, "qd", None), "velocity (rad/s | m/s)"),
             ("tau", getattr(result, "tau", None), "torque / force (N m | N)")]
     return _panels(result.t, [r for r in rows if r[1] is not None], names, title or "simulation", path)
 
@@ -231,6 +236,10 @@ def _base_frame_axes(ax, title: str) -> None:
     ax.set_zlabel("z0 (m)")
     ax.set_title(title)
     ax.set_aspect("equal")
+    # Equal scales squeeze the tick labels of a 3-D box together: at most four ticks per axis keep them apart.
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+        axis.set_major_locator(MaxNLocator(nbins=4))
+    ax.set_box_aspect(None, zoom=0.85)  # room for the z label inside the figure
 
 
 def workspace(robot, *, samples: int = 2000, frame: int | str | None = None, seed: int = 0,

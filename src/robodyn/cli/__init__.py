@@ -12,5 +12,6 @@ from robodyn.cli import parameters  # noqa: E402,F401  (base-params)
 from robodyn.cli import calibration  # noqa: E402,F401  (calibrate-gravity, calibration-poses, demo wam-gravity)
 from robodyn.cli import identification  # noqa: E402,F401  (identify, excite)
 from robodyn.cli import simulation  # noqa: E402,F401  (simulate)
+from robodyn.cli import view  # noqa: E402,F401  (view)
 
 __all__ = ("app",)

@@ -23,7 +23,7 @@ err_console = Console(stderr=True, markup=False, highlight=False)
 
 
 class Table(_RichTable):
-    """rich.table.Table whose cells wrap (fold) when the terminal is narrow, never cut to "recu…"; tables
+    """rich.table.Table whose cells wrap between words when the terminal is narrow, never cut to "recu…"; tables
     without vertical lines drop their blank top and bottom edges (no stray blank lines)."""
 
     def __init__(self, *headers, **kwargs):
@@ -36,6 +36,28 @@ class Table(_RichTable):
     def add_column(self, *args, **kwargs):
         kwargs.setdefault("overflow", "fold")
         super().add_column(*args, **kwargs)
+
+    def add_row(self, *cells, **kwargs):
+        super().add_row(*cells, **kwargs)
+        widest = self.__dict__.setdefault("widest_words", [max(map(len, str(c.header).split()), default=0)
+                                                           for c in self.columns])
+        for i, cell in enumerate(cells[:len(widest)]):
+            text = cell.plain if hasattr(cell, "plain") else cell if isinstance(cell, str) else ""
+            widest[i] = max(widest[i], max(map(len, text.split()), default=0))
+
+    def __rich_console__(self, console, options):
+        # Each column at least as wide as its longest word when the table fits that way: a narrow or piped
+        # terminal then wraps between words and never splits a name or a number ("-2.897" / "3").  A table too
+        # wide even so keeps folding, so that no column is cropped away.
+        widest = self.__dict__.get("widest_words", [])
+        _, right, _, left = self.padding
+        cols = len(widest)
+        needed = sum(widest) + (left + right) * cols - (0 if self.pad_edge else left + right) \
+            + ((cols - 1) + 2 * self.show_edge if self.box else 0)
+        if widest and needed <= options.max_width:
+            for column, width in zip(self.columns, widest):
+                column.min_width = max(column.min_width or 0, width)
+        yield from super().__rich_console__(console, options)
 
 
 def one_line(text) -> str:

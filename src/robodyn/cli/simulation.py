@@ -70,7 +70,7 @@ def simulate_command(
                     bar.update(completed=100 * float(tt) / t_end)
                 return ctl(tt, q, qd)
 
-            sim = simulate(model, tracked, q0, np.zeros(model.n), t, friction=sim_friction)
+            sim = simulate(model, tracked, q0, np.zeros(model.n), t, friction=sim_friction, reference=ref)
         if plot is not None:
             sim.plot(plot)
         qr = ref.sample(sim.t)[0]

@@ -270,6 +270,71 @@ class Robot:
             raise ModelError(f"robot '{self.name}': no frame named {name!r}; frames: {', '.join(self.joint_names)}")
         return self.joint_names.index(name) + 1
 
+    # ---- joints: the unit of every per-joint quantity a user reads or sets ----------------------------------
+    def joint_number(self, joint) -> int:
+        """Joint number k (1..n, the position in q) of ``joint``: a joint number, or the name of a joint's frame.
+
+        Joints are numbered 1..n in the order of q; frames 1..nf in the order of the Khalil–Kleinfinger table.
+        The two agree on a serial robot without fixed frames; ``joint(k).frame`` maps one to the other.
+        """
+        if isinstance(joint, str):
+            if joint not in self.q_names:
+                kind = "a fixed frame, not a joint" if joint in self.joint_names else "not a joint"
+                raise ModelError(f"robot '{self.name}': {joint!r} is {kind}; joints: {', '.join(self.q_names)}")
+            return self.q_names.index(joint) + 1
+        if isinstance(joint, (bool, np.bool_)) or not (isinstance(joint, (int, np.integer)) and 1 <= joint <= self.n):
+            raise ModelError(f"robot '{self.name}': joint = {joint!r}; give a joint number 1..{self.n} or a joint name")
+        return int(joint)
+
+    def joint(self, joint) -> "Joint":
+        """The joint ``joint`` (number 1..n or name) with its frame, type, rotor inertia, friction and limits."""
+        k = self.joint_number(joint)
+        i = int(self.joint_frames[k - 1])
+        return Joint(number=k, frame=i + 1, name=self.joint_names[i], sigma=int(self.sigma[i]),
+                     **{key: float(getattr(self, key)[i]) for key in _JOINT_PARAMS},
+                     qmin=float(self.qlim[k - 1, 0]), qmax=float(self.qlim[k - 1, 1]))
+
+    @property
+    def joints(self) -> tuple["Joint", ...]:
+        """Every joint, in the order of q (see :meth:`joint`)."""
+        return tuple(self.joint(k) for k in range(1, self.n + 1))
+
+    def joint_values(self, key: str) -> np.ndarray:
+        """A per-joint quantity (Ia, Fc, Fv, Foff, Fst, kst, Bst) as an (n,) array in the order of q (copy)."""
+        if key not in _JOINT_PARAMS:
+            raise ModelError(f"joint_values: unknown quantity {key!r}; use one of {', '.join(_JOINT_PARAMS)}")
+        return np.array(getattr(self, key)[self.joint_frames])
+
+    def with_joint_parameters(self, **values) -> "Robot":
+        """A new robot with per-joint quantities set from arrays of n values, one per joint in the order of q.
+
+        ``values``: any of Ia Fc Fv Foff Fst kst Bst [9.26], [9.29] as (n,) arrays (or scalars for every joint),
+        and ``qlim`` as (n, 2).  Fixed frames keep their zeros: users never count them.
+
+        Examples
+        --------
+        >>> robot.with_joint_parameters(Fc=[1.0, 0.8, 0.5], Fv=0.1)
+        """
+        unknown = sorted(set(values) - set(_JOINT_PARAMS) - {"qlim"})
+        if unknown:
+            raise ModelError(f"with_joint_parameters: unknown quantity {unknown[0]!r}; use one of "
+                             f"{', '.join(_JOINT_PARAMS)} or qlim")
+        changes = {}
+        for key, value in values.items():
+            shape = (self.n, 2) if key == "qlim" else (self.n,)
+            try:
+                per_joint = np.broadcast_to(np.asarray(value, dtype=float), shape)
+            except (TypeError, ValueError):
+                raise ModelError(f"with_joint_parameters: {key} = {_short(value)}; give {self.n} numbers, one per "
+                                 "joint in the order of q" + (" ([min, max] each)" if key == "qlim" else "")) from None
+            if key == "qlim":
+                changes[key] = per_joint
+            else:
+                column = np.array(getattr(self, key))
+                column[self.joint_frames] = per_joint
+                changes[key] = column
+        return self.replace(**changes)
+
     def replace(self, **changes) -> "Robot":
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
@@ -281,6 +346,37 @@ class Robot:
     def __repr__(self) -> str:
         kinds = "".join("RP-"[s] for s in self.sigma)
         return f"Robot({self.name!r}, {kinds}, n={self.n}, nf={self.nf}{'' if self.is_serial else ', tree'})"
+
+
+@dataclass(frozen=True)
+class Joint:
+    """One joint of a robot, as users count them (see :meth:`Robot.joint`).
+
+    Attributes
+    ----------
+    number : int        k, 1..n: its position in q
+    frame : int         j, 1..nf: its frame in the Khalil–Kleinfinger table (``frame=`` arguments)
+    name : str          the frame's name (the URDF joint name for a URDF robot)
+    sigma : int         0 revolute, 1 prismatic
+    Ia : float          rotor inertia reflected on the joint [9.29] (kg m² | kg)
+    Fc, Fv, Foff : float   Coulomb (N m | N), viscous (N m s/rad | N s/m) friction, torque offset (N m | N)
+    Fst, kst, Bst : float  Stribeck term of [9.26]
+    qmin, qmax : float  joint limits (rad | m; ±inf where unlimited)
+    """
+
+    number: int
+    frame: int
+    name: str
+    sigma: int
+    Ia: float
+    Fc: float
+    Fv: float
+    Foff: float
+    Fst: float
+    kst: float
+    Bst: float
+    qmin: float
+    qmax: float
 
 
 def _short(value) -> str:

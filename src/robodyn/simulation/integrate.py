@@ -11,6 +11,7 @@ by the work of the non-conservative torques).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ class Simulation:
     kinetic, potential : ndarray (N,)   energies (J), rotors included
     work_tau, work_friction, work_external : ndarray (N,)   ∫Γᵀq̇, ∫Γ_fᵀq̇, ∫Γ_extᵀq̇ from t[0] (J)
     friction : object       the friction model used
+    q_reference : ndarray (N, n) or None   the reference q_r(t) a controller tracked (rad | m)
     """
 
     method: str
@@ -67,6 +69,7 @@ class Simulation:
     work_external: np.ndarray | None = None
     friction: object = field(default=None)
     robot: str = ""
+    q_reference: np.ndarray | None = None
 
     @property
     def energy(self) -> np.ndarray:
@@ -80,19 +83,27 @@ class Simulation:
         return E - E[0] - (self.work_tau - self.work_friction + self.work_external)
 
     def plot(self, path) -> None:
-        """PNG: q(t), q̇(t), Γ(t), and the energy balance (E − E0 and the works)."""
+        """PNG: q(t) (with the reference q_r(t) dashed when a controller tracked one), the tracking error
+        q − q_r, q̇(t), Γ(t), and the energy balance (E − E0 and the works)."""
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
 
         from robodyn.files import save_figure
 
-        fig = Figure(figsize=(8, 9))
-        axes = fig.subplots(4, 1, sharex=True)
+        tracked = self.q_reference is not None
+        fig = Figure(figsize=(8, 11 if tracked else 9))
+        axes = list(fig.subplots(5 if tracked else 4, 1, sharex=True))
+        ax_q, ax_e = axes[0], (axes.pop(1) if tracked else None)
         for j in range(self.q.shape[1]):
-            axes[0].plot(self.t, self.q[:, j], lw=1, label=f"q{j + 1}")
+            line, = ax_q.plot(self.t, self.q[:, j], lw=1, label=f"q{j + 1}")
+            if tracked:
+                ax_q.plot(self.t, self.q_reference[:, j], "--", lw=0.8, color=line.get_color())
+                ax_e.plot(self.t, self.q[:, j] - self.q_reference[:, j], lw=1, color=line.get_color())
             axes[1].plot(self.t, self.qd[:, j], lw=1)
             axes[2].plot(self.t, self.tau[:, j], lw=1)
-        axes[0].set_ylabel("q (rad | m)")
-        axes[0].legend(fontsize=7, ncol=4)
+        ax_q.set_ylabel("q (rad | m)")
+        ax_q.legend(fontsize=7, ncol=4, title="dashed: reference q_r" if tracked else None, title_fontsize=7)
+        if tracked:
+            ax_e.set_ylabel("q − q_r (rad | m)")
         axes[1].set_ylabel("q̇ (rad/s | m/s)")
         axes[2].set_ylabel("Γ (N m | N)")
         E = self.energy
@@ -104,7 +115,7 @@ class Simulation:
         axes[3].set_ylabel("energy (J)")
         axes[3].set_xlabel("t (s)")
         axes[3].legend(fontsize=7)
-        fig.suptitle(f"{self.robot}: simulation ({type(self.friction).__name__})")
+        fig.suptitle(f"{self.robot}: simulation ({type(self.friction).__name__})".replace("$", r"\$"))
         fig.tight_layout()
         save_figure(fig, path)
 
@@ -139,6 +150,7 @@ def _kind(command) -> str:
 def simulate(
     robot: Robot, torque, q0, qd0, t_eval, method: str = "recursive", rtol: float = 1e-6, atol: float = 1e-6,
     integrator: str = "auto", friction=None, torque_limits=None, wrenches=None, max_evaluations: int = 200_000,
+    reference=None,
 ) -> Simulation:
     """Integrate the direct dynamic model [9.96] from (q0, q̇0), open loop Γ(t) or closed loop Γ(t, q, q̇).
 
@@ -170,6 +182,9 @@ def simulate(
         the environment (frame R_j, about O_j, the convention of :func:`robodyn.inverse_dynamics`); batched
         like the controller
     max_evaluations : int, limit on right-hand-side evaluations
+    reference : object with ``sample(t) -> (q_r, q̇_r, q̈_r)``, optional
+        The reference the controller tracks, kept on the result as ``q_reference`` (and drawn by ``plot`` with
+        the tracking error); default: the controller's own ``reference`` when it has one.
 
     Returns
     -------
@@ -229,6 +244,40 @@ def simulate(
     def friction_of(qd, z):
         return model.torque(robot, qd, z) if lugre else model.torque(robot, qd)
 
+    # one evaluation before integrating, so that a callable returning the wrong shape is reported by name
+    # instead of failing somewhere inside the integrator
+    first = command(t_eval[0], q0, qd0)
+    fits = first.ndim <= 1 and first.size in (1, n)
+    if not fits or not np.all(np.isfinite(first)):
+        what = "controller(t, q, qd)" if kind == "controller" else "torque(t)"
+        raise InputError(f"{what} returned {'NaN or inf' if fits else first.shape} at t = {t_eval[0]}; it must "
+                         f"return {n} finite torques (N m | N) for robot '{robot.name}'")
+    if wrenches is not None:
+        if not callable(wrenches):
+            raise InputError(f"argument 'wrenches' is {type(wrenches).__name__}; give a function "
+                             f"(t, q, qd) -> ({robot.nf}, 6)")
+        W0 = np.asarray(wrenches(t_eval[0], q0, qd0), dtype=float)
+        if W0.shape != (robot.nf, 6):
+            raise InputError(f"wrenches(t, q, qd) returned shape {W0.shape}; it must return ({robot.nf}, 6): one "
+                             "[f_ej; m_ej] row per frame")
+    reference = getattr(torque, "reference", None) if reference is None else reference
+    if reference is not None and not callable(getattr(reference, "sample", None)):
+        raise InputError("argument 'reference' must have a method sample(t) -> (q, qd, qdd), e.g. QuinticReference")
+    if isinstance(model, StickSlipFriction):
+        result = _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol,
+                             integrator, max_evaluations)
+    else:
+        result = _smooth(robot, rigid, model, command, external, friction_of, q0, qd0, t_eval, method, rtol, atol,
+                         integrator, max_evaluations, nz, lugre)
+    if reference is None:
+        return result
+    return dataclasses.replace(result, q_reference=np.asarray(reference.sample(result.t)[0], dtype=float))
+
+
+def _smooth(robot, rigid, model, command, external, friction_of, q0, qd0, t_eval, method, rtol, atol, integrator,
+            max_evaluations, nz, lugre) -> Simulation:
+    """One solve_ivp run over the whole interval (every friction model but the switching stick–slip one)."""
+    n = robot.n
     count = [0]
 
     def rhs(t, y):
@@ -246,25 +295,6 @@ def simulate(
         parts.append([tau @ qd, tau_f @ qd, tau_e @ qd])
         return np.concatenate(parts)
 
-    # one evaluation before integrating, so that a callable returning the wrong shape is reported by name
-    # instead of failing somewhere inside the integrator
-    first = command(t_eval[0], q0, qd0)
-    fits = first.ndim <= 1 and first.size in (1, n)
-    if not fits or not np.all(np.isfinite(first)):
-        what = "controller(t, q, qd)" if kind == "controller" else "torque(t)"
-        raise InputError(f"{what} returned {'NaN or inf' if fits else first.shape} at t = {t_eval[0]}; it must "
-                         f"return {n} finite torques (N m | N) for robot '{robot.name}'")
-    if wrenches is not None:
-        if not callable(wrenches):
-            raise InputError(f"argument 'wrenches' is {type(wrenches).__name__}; give a function "
-                             f"(t, q, qd) -> ({robot.nf}, 6)")
-        W0 = np.asarray(wrenches(t_eval[0], q0, qd0), dtype=float)
-        if W0.shape != (robot.nf, 6):
-            raise InputError(f"wrenches(t, q, qd) returned shape {W0.shape}; it must return ({robot.nf}, 6): one "
-                             "[f_ej; m_ej] row per frame")
-    if isinstance(model, StickSlipFriction):
-        return _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol, integrator,
-                           max_evaluations)
     y0 = np.concatenate([q0, qd0, np.zeros(nz), np.zeros(3)])
     start = time.perf_counter()
     try:

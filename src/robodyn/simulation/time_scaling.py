@@ -124,7 +124,7 @@ class TimeScaling:
             ax.plot(x, self.torques[:, j], "-", lw=1.5, label=f"scaled, k = {self.k:.4g}, T = {self.duration:.3g} s")
             for sgn in (1, -1):
                 ax.axhline(sgn * self.limits[j], color="k", lw=0.8, ls=":")
-            ax.set_ylabel(f"τ{j + 1} (N m)")
+            ax.set_ylabel(f"τ{j + 1} (N m | N)")
             ax.legend(fontsize=7)
         axes[-1].set_xlabel("t / T")
         fig.suptitle("uniform time scaling (De Luca): τ_s = (τ_d − g)/k² + g")
@@ -278,13 +278,16 @@ class TimeOptimal:
         ax1, ax2 = fig.subplots(2, 1)
         ax1.plot(self.s, np.sqrt(self.controllable[:, 1]), "k:", lw=1, label="controllable set, max ṡ")
         ax1.plot(self.s, self.sd, "-", lw=1.5, label=f"time-optimal, T = {self.duration:.4g} s")
-        ax1.set_xlabel("s (path parameter)")
-        ax1.set_ylabel("ṡ")
+        # The controllable set's bound is unbounded where the path leaves rest (s = 0, 1: q' -> 0): clip the
+        # axis to the motion so that the profile is not squashed against zero.
+        ax1.set_ylim(0.0, 1.5 * max(float(np.max(self.sd)), 1e-12))
+        ax1.set_xlabel("s (path parameter, 0 to 1)")
+        ax1.set_ylabel("ṡ (1/s)")
         ax1.legend(fontsize=7)
         for j in range(self.torques.shape[-1]):
             ax2.plot(self.t[:-1], self.torques[:, j] / self.limits[j], lw=1, label=f"τ{j + 1} / L{j + 1}")
         ax2.set_xlabel("t (s)")
-        ax2.set_ylabel("torque / limit")
+        ax2.set_ylabel("torque / limit (-)")
         ax2.legend(fontsize=7)
         fig.suptitle("time-optimal path parameterisation (reachability analysis)")
         fig.tight_layout()

@@ -1,0 +1,62 @@
+"""``robodyn view``: the robot in a local 3-D web page, or an animation file of a motion."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from robodyn.cli._app import app
+from robodyn.cli._common import console, get_robot, parse_vector, user_errors
+
+
+@app.command("view")
+def view_command(
+    robot: str = typer.Argument(..., help="built-in robot name, YAML model file or URDF"),
+    q: str = typer.Option(None, "--q", help="configuration to show, comma-separated (rad | m; default 0)"),
+    to: str = typer.Option(None, "--to", help="with --animate: the goal of a rest-to-rest quintic motion from --q"),
+    duration: float = typer.Option(2.0, help="with --animate: duration of the motion (s)"),
+    animate: Path = typer.Option(None, help="write an animation (.gif, or .mp4 with ffmpeg) instead of serving"),
+    host: str = typer.Option("127.0.0.1", help="address to serve the page on (loopback: this machine only)"),
+    port: int = typer.Option(None, help="TCP port (default: a free one)"),
+    seconds: float = typer.Option(None, help="serve this long, then exit (s; default: until Ctrl-C)"),
+) -> None:
+    """Show the robot in the browser: links along the Khalil–Kleinfinger geometry, frames, one slider per joint.
+
+    Prints the page's address and serves until Ctrl-C.  With --animate, writes the motion from --q to --to as an
+    animation file instead.
+    """
+    from robodyn.errors import InputError
+
+    with user_errors():
+        model = get_robot(robot)
+        q0 = parse_vector(q, model.n, "--q")
+        if seconds is not None and not (np.isfinite(seconds) and 0 <= seconds <= 1e7):
+            raise InputError(f"--seconds {seconds!r}; give a time in [0, 1e7] s")
+        if port is not None and not 0 < port < 65536:
+            raise InputError(f"--port {port!r}; give a TCP port in 1..65535")
+        if animate is not None:
+            from robodyn.control import QuinticReference
+            from robodyn.viewer import animate as write_animation
+
+            if not (np.isfinite(duration) and 0 < duration <= 3600):
+                raise InputError(f"--duration {duration!r}; give a time in (0, 3600] s")
+            qf = parse_vector(to, model.n, "--to") if to is not None else q0
+            t = np.linspace(0.0, duration, max(2, int(duration * 50)))
+            path = write_animation(model, t, QuinticReference(q0, qf, duration).sample(t)[0], animate)
+            console.print(f"wrote {path}")
+            return
+        from robodyn.viewer import view
+
+        viewer = view(model, q0, host=host, port=port)
+    try:
+        console.print(f"robodyn view: {model.name} at {viewer.url} (Ctrl-C to stop)")
+        deadline = np.inf if seconds is None else time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        viewer.close()
