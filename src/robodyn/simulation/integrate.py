@@ -81,6 +81,7 @@ class Simulation:
     def plot(self, path) -> None:
         """PNG: q(t), q̇(t), Γ(t), and the energy balance (E − E0 and the works)."""
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+        from robodyn.sanitize import figure_text  # model-file names shown, never parsed as math text
 
         from robodyn.analysis.accuracy import _save_figure
 
@@ -103,7 +104,7 @@ class Simulation:
         axes[3].set_ylabel("energy (J)")
         axes[3].set_xlabel("t (s)")
         axes[3].legend(fontsize=7)
-        fig.suptitle(f"{self.robot}: simulation ({type(self.friction).__name__})")
+        fig.suptitle(f"{figure_text(self.robot)}: simulation ({type(self.friction).__name__})")
         fig.tight_layout()
         _save_figure(fig, path)
 
