@@ -301,6 +301,8 @@ def test_math_text_names_do_not_break_plots(tmp_path):
     rd.plot.workspace(robot, samples=20, frame=1, path=tmp_path / "w.png")
     rd.plot.ellipsoids(robot, [0.1, 0.2], frame=1, path=tmp_path / "e.png")
     assert (tmp_path / "w.png").read_bytes().startswith(b"\x89PNG")
+    fig = rd.plot.torques([0.0, 1.0], [[1.0, 2.0], [3.0, 4.0]], names=robot.q_names, path=tmp_path / "t.png")
+    assert fig.axes[0].get_legend().get_texts()[0].get_text() == "\\$\\frac{\\$"
 
 
 def test_math_text_robot_name_in_cli_plots(tmp_path):

@@ -45,7 +45,7 @@ def _series(t, y, name: str):
 def _names(names, n: int) -> list[str]:
     if names is None:
         return [f"joint {k}" for k in range(1, n + 1)]
-    names = [str(s) for s in names]
+    names = [figure_text(s) for s in names]  # often a model file's joint names: shown as they are
     if len(names) != n:
         raise InputError(f"argument 'names' has {len(names)} entries; give {n}, one per joint")
     return names
@@ -70,7 +70,8 @@ def torques(t, tau, *, names=None, title: str | None = None, ylabel: str = "join
     tau : array (T, n)
         Joint torques (N m) or forces (N).
     names : sequence of n str, optional
-        Legend entries (default "joint 1".."joint n"; e.g. ``robot.q_names``).
+        Legend entries (default "joint 1".."joint n"; e.g. ``robot.q_names``), shown as they are: a ``$`` is
+        a dollar sign, not math text (``title`` is Matplotlib text, math included).
     """
     t, tau = _series(t, tau, "tau")
     fig = Figure(figsize=(8, 4.5), layout="constrained")
