@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import stat
 import subprocess
@@ -251,6 +250,14 @@ def test_sigkill_leftovers_are_removed_by_the_next_run(tmp_path, kind):
         write_atomically(target, lambda fh: fh.write("1"))
     assert sorted(os.listdir(tmp_path)) == sorted([target.name, mine_alive.name, other_host.name, old_style.name])
     assert remove_stale_temporaries(tmp_path, target.name) == []
+
+
+@posix
+def test_long_names_still_fit(tmp_path):
+    target = tmp_path / ("x" * 240 + ".csv")
+    write_atomically(target, lambda fh: fh.write("1"))
+    write_folder_atomically(tmp_path / ("y" * 250), lambda f: (f / "a").write_text("1"))
+    assert sorted(len(p) for p in os.listdir(tmp_path)) == [244, 250]
 
 
 # ---- 11. names from model files in README.md and figures --------------------------------------------------------

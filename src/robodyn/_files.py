@@ -109,8 +109,9 @@ def _writer_tag() -> str:
     return hashlib.sha256(f"{socket.gethostname()}\0{namespace}".encode("utf-8", "replace")).hexdigest()[:8]
 
 
-def _temp_prefix(name: str) -> str:
-    return f".{name}.robodyn-{_writer_tag()}-{os.getpid()}-"
+def _temp_prefix(name: str, pid: int | None = None) -> str:
+    """``.NAME.robodyn-TAG-PID-`` (NAME cut to 100 characters: the whole stays within the usual 255)."""
+    return f".{name[:100]}.robodyn-{_writer_tag()}-" + ("" if pid is None else f"{pid}-")
 
 
 def _alive(pid: int) -> bool:
@@ -131,7 +132,7 @@ def remove_stale_temporaries(folder: Path, name: str) -> list[Path]:
     """
     if os.name != "posix":  # os.kill(pid, 0) would end the process on Windows
         return []
-    prefix = f".{name}.robodyn-{_writer_tag()}-"
+    prefix = _temp_prefix(name)
     try:
         entries = [e for e in os.listdir(folder) if e.startswith(prefix) and e.endswith(".tmp")]
     except OSError:
@@ -268,7 +269,7 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what:
     remove_stale_temporaries(folder, path.name)
     with _sigterm_as_exit():
         try:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temp_prefix(path.name), suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temp_prefix(path.name, os.getpid()), suffix=".tmp")
         except OSError as exc:
             raise InputError(
                 f"{what} {str(path)!r}: cannot write in folder {str(folder)!r} ({exc.strerror or exc}); "
@@ -449,7 +450,7 @@ def write_folder_atomically(out: str | os.PathLike, fill: Callable[[Path], None]
     mode = 0o777 & ~_umask()
     with _sigterm_as_exit():
         try:
-            tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(out.name), suffix=".tmp", dir=parent))
+            tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(out.name, os.getpid()), suffix=".tmp", dir=parent))
         except OSError as exc:
             raise InputError(f"{what} {str(out)!r}: cannot write in folder {str(parent)!r} "
                              f"({exc.strerror or exc}); choose another path") from None
