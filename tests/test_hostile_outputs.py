@@ -192,6 +192,28 @@ def test_character_device_is_written_into_not_replaced(tmp_path):
     assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
 
 
+@posix
+def test_cli_checks_every_output_before_writing_any(tmp_path):
+    poses = tmp_path / "poses.csv"
+    assert runner.invoke(app, ["calibration-poses", "planar2r", "--count", "6", "--out", str(poses)]).exit_code == 0
+    import numpy as np
+
+    q = np.loadtxt(poses, delimiter=",", skiprows=1)
+    tau = rd.gravity_torques(rd.load("planar2r"), q)
+    data = tmp_path / "data.csv"
+    data.write_text("q1,q2,tau1,tau2\n" + "".join(",".join(repr(float(x)) for x in row) + "\n" for row in np.hstack([q, tau])))
+    sock = tmp_path / "s"
+    with socket.socket(socket.AF_UNIX) as s:
+        try:
+            s.bind(str(sock))
+        except OSError:
+            pytest.skip("path too long for a socket")
+        res = runner.invoke(app, ["calibrate-gravity", "planar2r", str(data), "--plot", str(tmp_path / "p.png"),
+                                  "--out", str(sock)])
+        assert res.exit_code == 2 and "--out" in res.output and "is a socket" in res.output, res.output
+        assert not (tmp_path / "p.png").exists()
+
+
 @root
 def test_block_device_is_refused(tmp_path):
     blk = tmp_path / "blk"

@@ -225,6 +225,21 @@ def _existing_special(path: Path) -> int | None:
     return st.st_mode
 
 
+def check_output(path: str | os.PathLike, what: str = "output file") -> Path:
+    """Raise the InputError :func:`write_atomically` would raise for ``path`` before anything is written (a
+    missing folder, a folder, a block device, a socket), so that a command writing several files checks all of
+    them first: an error then leaves nothing behind. Returns ``Path(path)``."""
+    path = Path(path)
+    _check_folder(path, path.parent, what)
+    special = _existing_special(path)
+    if special is not None and not (stat.S_ISCHR(special) or stat.S_ISFIFO(special)):
+        raise InputError(f"{what} {str(path)!r} is a {_special_kind(special)}; it is left untouched: "
+                         "choose another path")
+    if special is None and path.is_dir() and not path.is_symlink():
+        raise InputError(f"{what} {str(path)!r} is a folder; give a file name (e.g. {str(path / 'out.csv')!r})")
+    return path
+
+
 def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what: str = "output file",
                      binary: bool = False) -> Path:
     """Call ``write(fh)`` to fill a temporary file next to ``path``, then rename it to ``path``.
@@ -254,17 +269,10 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what:
         a FIFO, a FIFO has no reader, or no file can be created there (names the path and the fix).
     Any error of ``write`` or of the rename (OSError: disk full, ...), after the temporary file is removed.
     """
-    path = Path(path)
+    path = check_output(path, what)
     folder = path.parent
-    _check_folder(path, folder, what)
-    special = _existing_special(path)
-    if special is not None or _descriptor_link(path):
-        if special is not None and not (stat.S_ISCHR(special) or stat.S_ISFIFO(special)):
-            raise InputError(f"{what} {str(path)!r} is a {_special_kind(special)}; it is left untouched: "
-                             "choose another path")
+    if _existing_special(path) is not None or _descriptor_link(path):
         return _write_into(path, write, what, binary)
-    if path.is_dir() and not path.is_symlink():
-        raise InputError(f"{what} {str(path)!r} is a folder; give a file name (e.g. {str(path / 'out.csv')!r})")
     mode = _mode_for(path, 0o666)
     remove_stale_temporaries(folder, path.name)
     with _sigterm_as_exit():
