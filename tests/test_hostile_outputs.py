@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import robodyn as rd
@@ -308,6 +310,20 @@ def test_markdown_sanitiser():
     for text in (XSS, "a\\b", "|x|y|", "# h", "*", "[x]: http://e"):
         m = markdown(text)
         assert re.fullmatch(r"([A-Za-z0-9 ]|\\[!-/:-@\[-`{-~])*", m) and m.replace("\\", "") == comment(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60) | st.text(alphabet="<>&*_`[]()!#|~\\ -=a", max_size=40))
+def test_markdown_renders_as_the_comment_text(text):
+    """CommonMark shows markdown(text) as exactly comment(text): no markup of any kind."""
+    import html
+
+    markdown_it = pytest.importorskip("markdown_it")
+    from robodyn.sanitize import comment, markdown
+
+    rendered = markdown_it.MarkdownIt("commonmark").render(markdown(text)).strip()
+    expected = comment(text)
+    assert rendered == (f"<p>{html.escape(expected, quote=False)}</p>" if expected else "")
 
 
 MATH = r"$\frac{$"
