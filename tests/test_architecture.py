@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("robodyn.parameters", "robodyn.identification"),
     ("robodyn.symbolic",),
     ("robodyn.simulation", "robodyn.analysis", "robodyn.control", "robodyn.interop", "robodyn.jax",
-     "robodyn.plot"),
+     "robodyn.plot", "robodyn.viewer"),
     ("robodyn",),
     ("robodyn.cli",),
 )

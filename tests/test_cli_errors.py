@@ -154,7 +154,7 @@ def test_every_command_fits_80_columns(command, monkeypatch):
 
 def test_generate_on_a_pipe_prints_one_line(tmp_path):
     res = runner.invoke(app, ["generate", "planar2r", "--models", "gra", "--out", str(tmp_path / "m")])
-    assert res.exit_code == 0 and res.output == f"wrote 7 files to {tmp_path / 'm'}\n"
+    assert res.exit_code == 0 and res.output == f"wrote 8 files to {tmp_path / 'm'}\n"
 
 
 def test_json_flag_in_help_is_a_plain_flag():

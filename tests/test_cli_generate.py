@@ -19,7 +19,7 @@ def test_generate_writes_models(tmp_path):
                               "--out", str(out)])
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted(["README.md", "operations.json", "base_parameters.txt"] + [f"rx90_{m}.{e}" for m in ("idm", "inm")
+    assert names == sorted(["README.md", "operations.json", "base_parameters.txt", "MANIFEST.sha256"] + [f"rx90_{m}.{e}" for m in ("idm", "inm")
                                                                 for e in ("txt", "py", "c", "h", "m", "jl")])
     counts = json.loads((out / "operations.json").read_text())
     robot = rd.load("rx90")
@@ -46,7 +46,7 @@ def test_existing_folder_needs_force(tmp_path):
     assert (out / "keep.txt").exists()
     # --force replaces only a folder robodyn generate wrote: the user's file is never lost
     res = runner.invoke(app, ["generate", "planar2r", "--out", str(out), "--force", "--models", "idm"])
-    assert res.exit_code == 2 and "did not write" in res.output and (out / "keep.txt").read_text() == "x"
+    assert res.exit_code == 2 and "has no robodyn manifest" in res.output and (out / "keep.txt").read_text() == "x"
     (out / "keep.txt").unlink()
     res = runner.invoke(app, ["generate", "planar2r", "--out", str(out), "--force", "--models", "idm"])
     assert res.exit_code == 0 and (out / "planar2r_idm.py").exists()
@@ -100,7 +100,7 @@ def test_main_job_without_compiler_and_fresh_cache(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     out = tmp_path / "rx90_models"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["README.md", "operations.json", "base_parameters.txt"]
+        ["README.md", "operations.json", "base_parameters.txt", "MANIFEST.sha256"]
         + [f"rx90_{m}.{e}" for m in ("idm", "inm", "ddm") for e in ("txt", "py", "c", "h")])
     assert "void rx90_idm(const double *q, const double *qd, const double *qdd, double *out)" in (
         out / "rx90_idm.c").read_text()

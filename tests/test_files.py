@@ -45,7 +45,7 @@ import threading  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from robodyn.files import MARKER, write_folder_atomically  # noqa: E402
+from robodyn.files import MANIFEST, write_folder_atomically, write_manifest  # noqa: E402
 
 SRC = str(Path(rd.__file__).parents[1])
 
@@ -78,18 +78,18 @@ def _fill(files):
 
 def test_folder_rules(tmp_path, umask_022):
     out = tmp_path / "m"
-    write_folder_atomically(out, _fill({MARKER: "{}", "a.py": "1"}))
+    write_folder_atomically(out, _fill({"a.py": "1"}))
     assert out.stat().st_mode & 0o777 == 0o755 and (out / "a.py").stat().st_mode & 0o777 == 0o644
     with pytest.raises(rd.InputError, match="exists; choose another --out or add --force"):
-        write_folder_atomically(out, _fill({MARKER: "{}"}))
-    write_folder_atomically(out, _fill({MARKER: "{}", "b.py": "2"}), force=True)
-    assert sorted(p.name for p in out.iterdir()) == sorted([MARKER, "b.py"])
-    (out / MARKER).unlink()
-    with pytest.raises(rd.InputError, match="did not write"):
-        write_folder_atomically(out, _fill({MARKER: "{}"}), force=True)
+        write_folder_atomically(out, _fill({"c.py": "3"}))
+    write_folder_atomically(out, _fill({"b.py": "2"}), force=True)
+    assert sorted(p.name for p in out.iterdir()) == sorted([MANIFEST, "b.py"])
+    (out / MANIFEST).unlink()
+    with pytest.raises(rd.InputError, match="has no robodyn manifest"):
+        write_folder_atomically(out, _fill({"c.py": "3"}), force=True)
     assert sorted(p.name for p in out.iterdir()) == ["b.py"]
     # a failing fill leaves the old folder and no temporary folder
-    (out / MARKER).write_text("{}")
+    write_manifest(out)
 
     def failing(folder):
         (folder / "half").write_text("x")
@@ -107,7 +107,7 @@ def test_concurrent_writers_do_not_both_succeed(tmp_path):
     def writer(k):
         def fill(folder):
             time.sleep(0.2)
-            _fill({MARKER: "{}", f"w{k}.txt": str(k)})(folder)
+            _fill({f"w{k}.txt": str(k)})(folder)
         try:
             write_folder_atomically(out, fill)
             results.append(k)
@@ -120,7 +120,7 @@ def test_concurrent_writers_do_not_both_succeed(tmp_path):
     for t in threads:
         t.join()
     winners = [k for k in results if k is not None]
-    assert len(winners) == 1 and sorted(p.name for p in out.iterdir()) == sorted([MARKER, f"w{winners[0]}.txt"])
+    assert len(winners) == 1 and sorted(p.name for p in out.iterdir()) == sorted([MANIFEST, f"w{winners[0]}.txt"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
 
 

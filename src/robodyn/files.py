@@ -1,20 +1,32 @@
 """Output files and folders written atomically, with the modes the user's umask gives.
 
 ``write_atomically`` fills a temporary file in the target's folder and renames it over the target at the end, so
-a reader never sees a partial file and an error leaves the previous file (or none) in place.
+a reader never sees a partial file and an error leaves the previous file (or none) in place. A target that
+exists and is not a regular file is never replaced: a character device or a FIFO (``/dev/null``, a pipe,
+``/dev/stdout``) is written into, like the shell's ``>``, with the whole content produced first; a block device,
+a socket or another special file is refused.
 ``write_folder_atomically`` does the same for a whole folder (``robodyn generate``): the new folder is filled
 under a hidden temporary name next to the target and then renamed into place (swapped with the old one on
 ``--force``), under a lock, so that concurrent writers are serialised and at most one of several runs without
-``--force`` succeeds. Both remove their temporary files on any error, on Ctrl-C and on SIGTERM.
+``--force`` succeeds. Every folder it writes holds a manifest (:data:`MANIFEST`: the SHA-256 and name of each
+file, the format of ``sha256sum``), and ``--force`` replaces a folder only while it holds exactly the files its
+manifest lists, unchanged. Both remove their temporary files on any error, on Ctrl-C and on SIGTERM; the
+temporaries a killed process (SIGKILL, power loss) left are removed by the next write of the same target
+(their names carry the writer's host and process id: only those of dead processes of this host are removed).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
+import hashlib
+import io
 import os
 import shutil
 import signal
+import socket
+import stat
 import sys
 import tempfile
 import threading
@@ -23,9 +35,17 @@ from pathlib import Path
 from typing import IO
 
 from robodyn.errors import InputError
+from robodyn.sanitize import printable
 
-#: the file robodyn generate writes in every output folder; --force replaces only folders that hold it
-MARKER = "operations.json"
+#: the manifest in every folder write_folder_atomically writes: a comment line, then ``SHA256  NAME`` per file
+#: (``sha256sum -c MANIFEST.sha256`` checks it); --force replaces only folders that hold exactly what it lists
+MANIFEST = "MANIFEST.sha256"
+_MANIFEST_HEADER = "# robodyn manifest 1: the files robodyn wrote here; --force replaces this folder only while " \
+                   "it holds exactly these files, unchanged"
+#: a manifest is at most this long (bytes); robodyn writes a few hundred
+_MANIFEST_LIMIT = 1 << 20
+#: at most this many file names in an error message
+_SHOWN = 5
 
 #: Largest model file (YAML or URDF) robodyn reads, in bytes (documented in docs/getting-started.md).
 MAX_FILE_BYTES = 1_000_000
@@ -81,12 +101,158 @@ def _check_folder(path: Path, folder: Path, what: str) -> None:
         raise InputError(f"{what} {str(path)!r}: folder {str(folder)!r} does not exist; create it or choose another path")
 
 
+# ---- temporaries: named after their writer, so that those of killed processes can be found and removed ----------
+
+def _writer_tag() -> str:
+    """8 hex digits naming this host and PID namespace: process ids are compared only where they mean the same."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = ""
+    return hashlib.sha256(f"{socket.gethostname()}\0{namespace}".encode("utf-8", "replace")).hexdigest()[:8]
+
+
+def _temp_prefix(name: str, pid: int | None = None) -> str:
+    """``.NAME.robodyn-TAG-PID-`` (NAME cut to 100 characters: the whole stays within the usual 255)."""
+    return f".{name[:100]}.robodyn-{_writer_tag()}-" + ("" if pid is None else f"{pid}-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, another user's
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: Path, name: str) -> list[Path]:
+    """Remove the temporaries of target ``name`` in ``folder`` that a killed robodyn process left; their paths.
+
+    Only entries named ``.NAME.robodyn-TAG-PID-XXXX.tmp`` with this host's TAG, owned by this user, whose process
+    PID has ended are removed (folders without following symbolic links); anything else is left alone.
+    """
+    if os.name != "posix":  # os.kill(pid, 0) would end the process on Windows
+        return []
+    prefix = _temp_prefix(name)
+    try:
+        entries = [e for e in os.listdir(folder) if e.startswith(prefix) and e.endswith(".tmp")]
+    except OSError:
+        return []
+    removed = []
+    for entry in entries:
+        pid, _, rest = entry[len(prefix):-len(".tmp")].partition("-")
+        if not pid.isdigit() or not rest or int(pid) <= 0 or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        path = folder / entry
+        try:
+            st = os.lstat(path)
+            if st.st_uid != os.geteuid():
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(path)
+            elif stat.S_ISREG(st.st_mode):
+                path.unlink()
+            else:
+                continue
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
+# ---- single files ----------------------------------------------------------------------------------------------
+
+def _descriptor_link(path: Path) -> bool:
+    """True for a link to an open descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N): written into, never
+    replaced, whatever it points to."""
+    try:
+        if not path.is_symlink():
+            return False
+        return os.readlink(path).startswith("/proc/") or os.path.realpath(path.parent).startswith("/proc/")
+    except OSError:
+        return False
+
+
+def _special_kind(mode: int) -> str:
+    return ("block device" if stat.S_ISBLK(mode) else "socket" if stat.S_ISSOCK(mode)
+            else "character device" if stat.S_ISCHR(mode) else "FIFO" if stat.S_ISFIFO(mode) else "special file")
+
+
+def _write_into(path: Path, write: Callable[[IO], None], what: str, binary: bool) -> Path:
+    """Write the whole content into the existing device, FIFO or descriptor ``path`` (like the shell's ``>``).
+
+    The content is produced first (an error then writes nothing); a FIFO that no process reads is an error,
+    not a wait."""
+    buffer = io.BytesIO() if binary else io.StringIO()
+    write(buffer)
+    data = buffer.getvalue()
+    data = data if binary else data.encode("utf-8")
+    flags = os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        fifo = _existing_special(path)
+        no_reader = exc.errno == errno.ENXIO and fifo is not None and stat.S_ISFIFO(fifo)
+        why = "a FIFO that no process reads" if no_reader else (exc.strerror or str(exc))
+        raise InputError(f"{what} {str(path)!r}: cannot write into it ({why}); choose another path") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+            raise InputError(f"{what} {str(path)!r} is a {_special_kind(mode)}; it is left untouched: "
+                             "choose another path")
+        os.set_blocking(fd, True)
+        if stat.S_ISREG(mode):  # a descriptor link to a file: the shell's > truncates it
+            os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise InputError(f"{what} {str(path)!r}: cannot write into it ({exc.strerror or exc}); "
+                         "choose another path") from None
+    finally:
+        os.close(fd)
+    return path
+
+
+def _existing_special(path: Path) -> int | None:
+    """The mode of the non-regular file ``path`` is or points to; None for a regular file, a folder, nothing or a
+    symbolic link to those (replaced as usual)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return None
+    return st.st_mode
+
+
+def check_output(path: str | os.PathLike, what: str = "output file") -> Path:
+    """Raise the InputError :func:`write_atomically` would raise for ``path`` before anything is written (a
+    missing folder, a folder, a block device, a socket), so that a command writing several files checks all of
+    them first: an error then leaves nothing behind. Returns ``Path(path)``."""
+    path = Path(path)
+    _check_folder(path, path.parent, what)
+    special = _existing_special(path)
+    if special is not None and not (stat.S_ISCHR(special) or stat.S_ISFIFO(special)):
+        raise InputError(f"{what} {str(path)!r} is a {_special_kind(special)}; it is left untouched: "
+                         "choose another path")
+    if special is None and path.is_dir() and not path.is_symlink():
+        raise InputError(f"{what} {str(path)!r} is a folder; give a file name (e.g. {str(path / 'out.csv')!r})")
+    return path
+
+
 def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what: str = "output file",
                      binary: bool = False) -> Path:
     """Call ``write(fh)`` to fill a temporary file next to ``path``, then rename it to ``path``.
 
     The file gets the mode of the file it replaces, else 0666 minus the umask (like any new file). A symbolic
-    link at ``path`` is replaced by the file (its target is left alone).
+    link at ``path`` is replaced by the file (its target is left alone), except a link to an open descriptor
+    (``/dev/stdout``, ``/dev/fd/N``). A target that is (or links to) a character device or a FIFO
+    (``/dev/null``, a named pipe) is never replaced: the whole content is produced first and then written into
+    it, like the shell's ``>``; a FIFO that no process reads is an error, never a wait. Block devices, sockets
+    and other special files are refused.
 
     Parameters
     ----------
@@ -102,19 +268,19 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what:
     Raises
     ------
     InputError
-        When the folder does not exist, ``path`` is a folder, or no file can be created there (names the path
-        and the fix).
+        When the folder does not exist, ``path`` is a folder or a special file other than a character device or
+        a FIFO, a FIFO has no reader, or no file can be created there (names the path and the fix).
     Any error of ``write`` or of the rename (OSError: disk full, ...), after the temporary file is removed.
     """
-    path = Path(path)
+    path = check_output(path, what)
     folder = path.parent
-    _check_folder(path, folder, what)
-    if path.is_dir() and not path.is_symlink():
-        raise InputError(f"{what} {str(path)!r} is a folder; give a file name (e.g. {str(path / 'out.csv')!r})")
+    if _existing_special(path) is not None or _descriptor_link(path):
+        return _write_into(path, write, what, binary)
     mode = _mode_for(path, 0o666)
+    remove_stale_temporaries(folder, path.name)
     with _sigterm_as_exit():
         try:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temp_prefix(path.name, os.getpid()), suffix=".tmp")
         except OSError as exc:
             raise InputError(
                 f"{what} {str(path)!r}: cannot write in folder {str(folder)!r} ({exc.strerror or exc}); "
@@ -123,11 +289,99 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what:
             with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as fh:
                 write(fh)
             os.chmod(tmp, mode)
+            special = _existing_special(path)  # again: it may have appeared meanwhile
+            if special is not None:
+                raise InputError(f"{what} {str(path)!r} became a {_special_kind(special)} while robodyn wrote; "
+                                 "it is left untouched: write again or choose another path")
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
     return path
+
+
+# ---- the manifest of a written folder --------------------------------------------------------------------------
+
+def _sha256(path: Path) -> str | None:
+    """SHA-256 (hex) of the regular file ``path`` (not followed if a link); None when it is not one."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        h = hashlib.sha256()
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_manifest(folder: Path) -> None:
+    """Write :data:`MANIFEST` into ``folder``: the SHA-256 and name of every regular file in it, sorted."""
+    lines = [_MANIFEST_HEADER]
+    for name in sorted(os.listdir(folder)):
+        digest = _sha256(folder / name)
+        if name == MANIFEST or digest is None or "\n" in name or "\\" in name:
+            raise InputError(f"file {name!r} cannot be listed in the manifest of {str(folder)!r}; "
+                             "this is a bug in robodyn")
+        lines.append(f"{digest}  {name}")
+    (folder / MANIFEST).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _read_manifest(folder: Path) -> dict[str, str] | None:
+    """{name: sha256} that the manifest of ``folder`` lists; None without a valid manifest."""
+    path = folder / MANIFEST
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        with os.fdopen(os.open(path, flags), "rb") as fh:
+            raw = fh.read(_MANIFEST_LIMIT + 1)
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.splitlines()
+    if len(raw) > _MANIFEST_LIMIT or not lines or lines[0] != _MANIFEST_HEADER:
+        return None
+    listed = {}
+    for line in lines[1:]:
+        digest, sep, name = line.partition("  ")
+        if (not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or not name
+                or name in (".", "..", MANIFEST) or "/" in name or "\0" in name):
+            return None
+        listed[name] = digest
+    return listed
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(repr(printable(n)) for n in names[:_SHOWN])
+    return shown + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
+
+
+def check_replaceable(out: Path, what: str = "--out", shown: Path | None = None) -> None:
+    """Raise InputError unless the existing folder ``out`` is empty or holds exactly what its manifest lists,
+    unchanged (the rule of ``--force``); the message names the foreign or changed files, and the folder as
+    ``shown`` (default ``out``)."""
+    entries = os.listdir(out)
+    label = str(shown if shown is not None else out)
+    if not entries:
+        return
+    listed = _read_manifest(out)
+    if listed is None:
+        raise InputError(f"{what} {label!r} has no robodyn manifest ({MANIFEST}): it was not written by robodyn "
+                         "or by an older version; --force replaces only what robodyn wrote: nothing was replaced, "
+                         "remove it yourself or choose another --out")
+    foreign = sorted(e for e in entries if e != MANIFEST and e not in listed)
+    changed = sorted(n for n in listed if n in entries and _sha256(out / n) != listed[n])
+    if foreign or changed:
+        parts = ([f"files robodyn did not write: {_names(foreign)}"] if foreign else []) + \
+                ([f"files changed since robodyn wrote them: {_names(changed)}"] if changed else [])
+        raise InputError(f"{what} {label!r} holds {'; '.join(parts)}; --force replaces only what robodyn wrote: "
+                         "nothing was replaced, move them away or choose another --out")
 
 
 _RENAME_EXCHANGE = 2
@@ -170,18 +424,21 @@ def _locked(folder: Path):
 
 def write_folder_atomically(out: str | os.PathLike, fill: Callable[[Path], None], force: bool = False,
                             what: str = "--out") -> Path:
-    """Create the folder ``out`` with the files ``fill(tmp_folder)`` writes, all or nothing.
+    """Create the folder ``out`` with the files ``fill(tmp_folder)`` writes and their manifest, all or nothing.
 
     Rules (each violation an InputError naming ``out`` and the fix; ``out`` is then untouched):
 
     * the parent folder must exist (it is not created, as for every other ``--out``);
-    * ``out`` must not exist, or (with ``force``) be a folder that ``robodyn generate`` wrote (it holds
-      ``operations.json``) or an empty folder: an existing file, a symbolic link or a folder with other
-      files is never replaced;
+    * ``fill`` writes regular files only; :data:`MANIFEST` (name and SHA-256 of each) is added after it;
+    * ``out`` must not exist, or (with ``force``) be an empty folder or one that holds exactly the files its
+      manifest lists, unchanged (:func:`check_replaceable`): an existing file, a symbolic link, a folder without
+      a manifest (not written by robodyn, or by an older version) or with other or changed files is never
+      replaced, and the error names those files;
     * the new folder is renamed into place at the end, swapped atomically with the old one where the system
       can (Linux), under an exclusive lock on the parent folder: concurrent runs are serialised, and of
       several runs without ``force`` exactly one succeeds;
-    * folders get mode 0777 minus the umask; temporary folders are removed on any error, Ctrl-C or SIGTERM.
+    * folders get mode 0777 minus the umask; temporary folders are removed on any error, Ctrl-C or SIGTERM, and
+      those of killed runs (:func:`remove_stale_temporaries`) at the next write of ``out``.
     """
     out = Path(out)
     parent = out.parent
@@ -197,25 +454,31 @@ def write_folder_atomically(out: str | os.PathLike, fill: Callable[[Path], None]
         if out.is_dir():
             if not force:
                 raise InputError(f"output folder {str(out)!r} exists; choose another --out or add --force to replace it")
-            if any(out.iterdir()) and not (out / MARKER).is_file():
-                raise InputError(f"{what} {str(out)!r} holds files robodyn generate did not write (no {MARKER}); "
-                                 "--force replaces only generated folders: remove it yourself or choose another --out")
+            check_replaceable(out, what)
 
     check_target()
+    remove_stale_temporaries(parent, out.name)
     mode = 0o777 & ~_umask()
     with _sigterm_as_exit():
         try:
-            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent))
+            tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(out.name, os.getpid()), suffix=".tmp", dir=parent))
         except OSError as exc:
             raise InputError(f"{what} {str(out)!r}: cannot write in folder {str(parent)!r} "
                              f"({exc.strerror or exc}); choose another path") from None
         try:
             fill(tmp)
+            write_manifest(tmp)
             os.chmod(tmp, mode)
             with _locked(parent):
                 check_target()  # again: another process may have written it meanwhile
                 if out.is_dir():
-                    if not _exchange(tmp, out):
+                    if _exchange(tmp, out):
+                        try:  # the old folder, now at tmp: a file put there since the check must not be lost
+                            check_replaceable(tmp, what, shown=out)
+                        except InputError:
+                            _exchange(tmp, out)
+                            raise
+                    else:
                         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=parent))
                         os.replace(out, old / "x")
                         try:

@@ -26,6 +26,7 @@ from matplotlib.ticker import MaxNLocator
 from robodyn.model.arguments import frame_index
 from robodyn.files import write_atomically
 from robodyn.errors import InputError
+from robodyn.sanitize import figure_text
 
 __all__ = ("torques", "trajectory", "simulation", "identification", "ellipsoids", "ellipsoid_axes", "workspace")
 
@@ -45,7 +46,7 @@ def _series(t, y, name: str):
 def _names(names, n: int) -> list[str]:
     if names is None:
         return [f"joint {k}" for k in range(1, n + 1)]
-    names = [str(s) for s in names]
+    names = [figure_text(s) for s in names]  # often a model file's joint names: shown as they are
     if len(names) != n:
         raise InputError(f"argument 'names' has {len(names)} entries; give {n}, one per joint")
     return names
@@ -70,7 +71,8 @@ def torques(t, tau, *, names=None, title: str | None = None, ylabel: str = "join
     tau : array (T, n)
         Joint torques (N m) or forces (N).
     names : sequence of n str, optional
-        Legend entries (default "joint 1".."joint n"; e.g. ``robot.q_names``).
+        Legend entries (default "joint 1".."joint n"; e.g. ``robot.q_names``), shown as they are: a ``$`` is
+        a dollar sign, not math text (``title`` is Matplotlib text, math included).
     """
     t, tau = _series(t, tau, "tau")
     fig = Figure(figsize=(8, 4.5), layout="constrained")
@@ -225,7 +227,7 @@ def ellipsoids(robot, q, *, kind: str = "manipulability", frame: int | str | Non
             ax.plot([c[0], tip[0]], [c[1], tip[1]], [c[2], tip[2]], color=f"C{i + 1}", linewidth=1.5,
                     gid="semi-axis")
     ax.plot(centre[:, 0], centre[:, 1], centre[:, 2], "k.-", linewidth=0.8)
-    _base_frame_axes(ax, title or f"{kind} ellipsoids of frame {robot.joint_names[frame_index(robot, frame)]}")
+    _base_frame_axes(ax, title or f"{kind} ellipsoids of frame {figure_text(robot.joint_names[frame_index(robot, frame)])}")
     return _finish(fig, path)
 
 
@@ -268,5 +270,5 @@ def workspace(robot, *, samples: int = 2000, frame: int | str | None = None, see
     fig = Figure(figsize=(6.5, 6), layout="constrained")
     ax = fig.add_subplot(projection="3d")
     ax.scatter(p[:, 0], p[:, 1], p[:, 2], s=2, c=p[:, 2], cmap="viridis")
-    _base_frame_axes(ax, title or f"workspace of frame {robot.joint_names[j]} ({int(samples)} samples)")
+    _base_frame_axes(ax, title or f"workspace of frame {figure_text(robot.joint_names[j])} ({int(samples)} samples)")
     return _finish(fig, path)

@@ -28,6 +28,16 @@ identifiers and file names only through the functions of this module:
     line splice can end the comment), whitespace runs become one space, at most :data:`MAX_COMMENT` (200)
     characters.
 
+``markdown(text)``
+    Text safe inside Markdown and HTML (the ``README.md`` robodyn generate writes): ``comment(text)`` with every
+    ASCII punctuation character escaped by a backslash, as CommonMark allows for each of them (``<img>`` →
+    ``\\<img\\>``): no tag, entity, link, emphasis, code span or table cell can start; a renderer shows the
+    text of ``comment(text)``.
+
+``figure_text(text)``
+    Text shown literally in a Matplotlib figure (titles, labels): every ``$`` becomes ``\\$``, so Matplotlib
+    never parses math text in it (a robot named ``$\\frac{$`` would otherwise make drawing fail).
+
 ``printable(text)``
     Text safe to print on a terminal: tabs and line breaks become spaces, and every other control or format
     character (escape sequences, bidirectional overrides, ...) is shown as ``\\xNN`` / ``\\uNNNN``. The
@@ -70,6 +80,7 @@ RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset
 
 _NOT_IDENT = re.compile(r"[^A-Za-z0-9_]+")
 _NOT_COMMENT = re.compile(r"[^A-Za-z0-9 _\-.,:;()+=<>'!@&|~^/]")
+_MARKDOWN_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
 
 
 def _ascii(text) -> str:
@@ -111,6 +122,16 @@ def comment(text, limit: int = MAX_COMMENT) -> str:
     if len(s) > limit:
         s = s[: limit - 3].rstrip() + "..."
     return s
+
+
+def markdown(text, limit: int = MAX_COMMENT) -> str:
+    """``comment(text)`` with every ASCII punctuation character backslash-escaped (see the module docstring)."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\g<0>", comment(text, limit))
+
+
+def figure_text(text) -> str:
+    """``text`` shown literally in a Matplotlib figure: every ``$`` escaped, so no math text is parsed."""
+    return str(text).replace("$", "\\$")
 
 
 def printable(text) -> str:

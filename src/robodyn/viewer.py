@@ -26,8 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn._arrays import check_robot, finite_array, frame_index
-from robodyn._files import write_atomically
+from robodyn.arrays import check_robot, finite_array, frame_index
+from robodyn.files import write_atomically
+from robodyn.sanitize import figure_text
 from robodyn.errors import InputError
 from robodyn.kinematics import forward_kinematics
 
@@ -343,7 +344,7 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
     ax.set_ylabel("y0 (m)")
     ax.set_zlabel("z0 (m)")
     heading = robot.name if title is None else str(title)
-    ax.set_title(heading.replace("$", r"\$"))  # a name is text, never matplotlib math
+    ax.set_title(figure_text(heading))  # a name is text, never matplotlib math
     lines = [ax.plot([], [], [], "-", lw=3, color="tab:blue", solid_capstyle="round")[0] for _ in range(robot.nf)]
     joints = ax.plot([], [], [], "o", color="0.3", ms=4)[0]
     clock = ax.text2D(0.02, 0.95, "", transform=ax.transAxes)

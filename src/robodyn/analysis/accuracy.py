@@ -132,6 +132,7 @@ class AccuracyResult(_OverTheTurn):
         The file is written to a temporary name and renamed, so no partial file is ever left behind.
         """
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+        from robodyn.sanitize import figure_text  # model-file names shown, never parsed as math text
 
         n = self.qdd_double.shape[-1]
         deg = np.degrees(self.angles)
@@ -151,7 +152,7 @@ class AccuracyResult(_OverTheTurn):
         axes[-1].semilogy(deg, self.cond, "k-")
         axes[-1].set_ylabel("cond(A)")
         axes[-1].set_xlabel(f"q{n} (deg)")
-        fig.suptitle(f"{self.robot}: forward dynamics in single vs double precision")
+        fig.suptitle(f"{figure_text(self.robot)}: forward dynamics in single vs double precision")
         fig.tight_layout()
         save_figure(fig, path)
 

@@ -8,6 +8,7 @@ import numpy as np
 import typer
 
 
+from robodyn.files import check_output
 from robodyn.cli._app import app
 from robodyn.cli._common import Table, console, get_robot, print_json, read_csv_columns, user_errors
 from robodyn.cli.studies import demo_app
@@ -56,10 +57,9 @@ def calibrate_gravity_command(
         q, tau = read_poses(poses, model.n)
         cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints), offsets=offsets)
         for option, path in (("--out", out), ("--plot", plot)):
-            # both folders checked before either file is written: an error leaves nothing behind
-            if path is not None and not path.parent.is_dir():
-                raise InputError(f"{option} {str(path)!r}: folder {str(path.parent)!r} does not exist; create it "
-                                 "or choose another path")
+            # both checked before either file is written: an error leaves nothing behind
+            if path is not None:
+                check_output(path, option)
         if plot is not None:
             cal.plot(plot, q, tau)
         if out is not None:

@@ -17,10 +17,12 @@ from robodyn.errors import InputError
 
 
 def _check_folder(path: Path | None, option: str) -> None:
-    """Fail before any computation when an output folder does not exist (so nothing is written)."""
-    if path is not None and not Path(path).parent.is_dir():
-        raise InputError(f"{option} {str(path)!r}: folder {str(Path(path).parent)!r} does not exist; "
-                         "create it or choose another path")
+    """Fail before any computation when an output cannot be written (missing folder, a folder, a socket...):
+    nothing is written."""
+    from robodyn.files import check_output
+
+    if path is not None:
+        check_output(path, option)
 
 
 def read_measurements(path: Path, n: int) -> dict:

@@ -125,6 +125,7 @@ class Identification:
         t : array (N,) or None — times (s); None: sample index.
         """
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+        from robodyn.sanitize import figure_text  # model-file names shown, never parsed as math text
 
         from robodyn.files import save_figure
 
@@ -146,7 +147,7 @@ class Identification:
             ax.set_title(f"joint {j + 1}: residual RMS {rms:.3g}", fontsize=8, loc="right")
         axes[0].legend(fontsize=7, ncol=3, loc="upper left")
         axes[-1].set_xlabel("t (s)" if t is not None else "sample")
-        fig.suptitle(title or f"{self.model.name}: measured vs identified torques ({self.method})", fontsize=10)
+        fig.suptitle(title or f"{figure_text(self.model.name)}: measured vs identified torques ({self.method})", fontsize=10)
         fig.tight_layout()
         save_figure(fig, path)
 

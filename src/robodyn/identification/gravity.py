@@ -352,6 +352,7 @@ class GravityCalibration:
         """Write a PNG: measured torques and the compensation torques at the calibration poses, one panel per joint
         (written to a temporary file and renamed: never a partial file)."""
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+        from robodyn.sanitize import figure_text  # model-file names shown, never parsed as math text
 
         from robodyn.files import write_atomically
 
@@ -370,7 +371,7 @@ class GravityCalibration:
                 ax.set_title(f"joint {j + 1}: residual RMS {self.residual_rms[j]:.3g} N m", fontsize=8)
         axes[0].legend(fontsize=7, ncol=2)
         axes[-1].set_xlabel("pose")
-        fig.suptitle(f"{self.robot.name}: gravity calibration ({self.method}, Dellin)", fontsize=9)
+        fig.suptitle(f"{figure_text(self.robot.name)}: gravity calibration ({self.method}, Dellin)", fontsize=9)
         fig.tight_layout()
         return write_atomically(path, lambda fh: fig.savefig(fh, format="png", dpi=110), what="plot file",
                                 binary=True)

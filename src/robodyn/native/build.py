@@ -8,6 +8,12 @@ holding KEY and the SHA-256 of the library's bytes, written (atomically) only af
 into place. Before loading, the library's hash is checked against its sidecar: a corrupt, truncated or foreign
 file (another model's library copied over it) is rebuilt, never loaded. Builds and checks of one KEY hold an
 exclusive lock (``rd_KEY.lock``), so concurrent processes build a model once and never see half a file.
+The hashes protect against accidents, not against someone who can write the cache (the key derives from public
+inputs, so a forged library comes with a matching sidecar): like ssh and pip, robodyn uses a cache folder only
+when this user owns it and neither group nor others can write it (it creates it with mode 0700), and a cached
+library or sidecar only when it is a regular file with the same owner and mode rule; otherwise CompileError says
+which and how to fix it. Libraries are stored with mode 0700, sidecars 0600. A library that ``dlopen`` or the
+import of its CPython entry rejects is a CompileError too.
 
 The compiler. It runs in its own process group under a small shell that kills the whole group (driver, cc1,
 assembler, linker) when Python dies (Linux: ``PR_SET_PDEATHSIG``), when the ``timeout`` is reached, or on
@@ -25,6 +31,7 @@ import importlib.util
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -64,7 +71,8 @@ class CompileTimeoutError(CompileError, TimeoutError):
 
 
 def cache_dir() -> Path:
-    """The cache folder (created if needed); a ``ROBODYN_CACHE`` that cannot be used raises CompileError."""
+    """The cache folder (created private, mode 0700, if needed); a ``ROBODYN_CACHE`` that cannot be used, or a
+    folder not owned by this user or writable by others (:func:`check_private`), raises CompileError."""
     env = os.environ.get("ROBODYN_CACHE")
     if env is not None:
         if not env.strip() or "\0" in env:
@@ -74,13 +82,41 @@ def cache_dir() -> Path:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         folder, origin = Path(base) / "robodyn", f"cache folder {str(Path(base) / 'robodyn')!r}"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise CompileError(f"{origin}: cannot create the folder ({exc.strerror or exc}); "
                            "set ROBODYN_CACHE to a writable folder") from None
     if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
         raise CompileError(f"{origin} is not a writable folder; set ROBODYN_CACHE to a writable folder")
+    check_private(folder, origin)
     return folder
+
+
+def check_private(path: Path, what: str, follow: bool = True) -> None:
+    """Raise CompileError unless ``path`` is owned by this user and not writable by its group or others.
+
+    Whoever can write the cache can plant a library that robodyn loads (its constructor runs) together with a
+    matching sidecar: like ssh and pip, robodyn then refuses the cache instead of trusting it. ``follow=False``
+    checks a link itself (a cached file must be a regular file, not a link). No check where the system has no
+    owners (Windows)."""
+    if not hasattr(os, "geteuid"):
+        return
+    try:
+        st = os.stat(path) if follow else os.lstat(path)
+    except OSError as exc:
+        raise CompileError(f"{what}: cannot check it ({exc.strerror or exc}); set ROBODYN_CACHE to a private "
+                           "folder") from None
+    me = os.geteuid()
+    if not follow and not stat.S_ISREG(st.st_mode):
+        problem = "is not a regular file"
+    elif st.st_uid != me:
+        problem = f"is owned by user id {st.st_uid}, not by you ({me})"
+    elif st.st_mode & 0o022:
+        problem = f"is writable by {'its group' if st.st_mode & 0o020 else 'others'} (mode {st.st_mode & 0o7777:o})"
+    else:
+        return
+    raise CompileError(f"{what} {problem}: robodyn loads compiled code only from a cache that you alone can write; "
+                       "remove it or run chmod go-w on it, or set ROBODYN_CACHE to a private folder (mode 0700)")
 
 
 def find_compiler() -> str:
@@ -144,7 +180,7 @@ def _lock(path: Path):
     except ImportError:  # not POSIX: the sidecar check still rejects half-written or foreign files
         yield
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -232,15 +268,20 @@ def build_library(source: str, flags: list[str], timeout: float | None = None, d
     lib_path, sidecar = folder / f"{stem}.so", folder / f"{stem}.sha256"
     try:
         with _lock(folder / f"{stem}.lock"):
+            for path in (lib_path, sidecar):
+                if os.path.lexists(path):
+                    check_private(path, f"cached file {str(path)!r}", follow=False)
             if not _valid(lib_path, sidecar, key):
                 sidecar.unlink(missing_ok=True)
                 with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as tmp:
                     (Path(tmp) / "model.c").write_text(source, encoding="utf-8")
                     run_compiler([compiler, *flags, "model.c", "-o", "model.so", "-lm"], Path(tmp), timeout,
                                  description)
+                    os.chmod(Path(tmp) / "model.so", 0o700)  # (the compiler's mode follows the umask: maybe g+w)
                     digest = _file_sha256(Path(tmp) / "model.so")
                     os.replace(Path(tmp) / "model.so", lib_path)
                     (Path(tmp) / "sidecar").write_text(f"{key}\n{digest}\n", encoding="ascii")
+                    os.chmod(Path(tmp) / "sidecar", 0o600)
                     os.replace(Path(tmp) / "sidecar", sidecar)
     except OSError as exc:
         raise CompileError(f"compile cache {str(folder)!r}: {exc.strerror or exc}; set ROBODYN_CACHE to a writable "
@@ -276,6 +317,9 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     if entry:
         loader = importlib.machinery.ExtensionFileLoader("rdmodel", str(lib_path))
         spec = importlib.util.spec_from_file_location("rdmodel", str(lib_path), loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
+        try:
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+        except ImportError as exc:
+            raise CompileError(f"cannot load the compiled model {lib_path} ({exc}); delete it and retry") from None
     return ffi, lib, module

@@ -86,6 +86,7 @@ class Simulation:
         """PNG: q(t) (with the reference q_r(t) dashed when a controller tracked one), the tracking error
         q − q_r, q̇(t), Γ(t), and the energy balance (E − E0 and the works)."""
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+        from robodyn.sanitize import figure_text  # model-file names shown, never parsed as math text
 
         from robodyn.files import save_figure
 
@@ -115,7 +116,7 @@ class Simulation:
         axes[3].set_ylabel("energy (J)")
         axes[3].set_xlabel("t (s)")
         axes[3].legend(fontsize=7)
-        fig.suptitle(f"{self.robot}: simulation ({type(self.friction).__name__})".replace("$", r"\$"))
+        fig.suptitle(f"{figure_text(self.robot)}: simulation ({type(self.friction).__name__})")
         fig.tight_layout()
         save_figure(fig, path)
 

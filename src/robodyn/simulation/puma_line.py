@@ -165,6 +165,7 @@ class PumaLineResult:
     def plot(self, path) -> None:
         """PNG: reference joint trajectories q*(t) with the simulated ones, and |q − q*| per method (log scale)."""
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
+        from robodyn.sanitize import figure_text  # model-file names shown, never parsed as math text
 
         from robodyn.files import save_figure
 
@@ -184,7 +185,7 @@ class PumaLineResult:
         ax2.set_ylabel("max_j |q_j − q*_j| (rad)")
         ax2.set_xlabel("t (s)")
         ax2.legend(fontsize=7)
-        fig.suptitle(f"{self.robot}: straight line, open-loop RK45 simulation")
+        fig.suptitle(f"{figure_text(self.robot)}: straight line, open-loop RK45 simulation")
         fig.tight_layout()
         save_figure(fig, path)
 
