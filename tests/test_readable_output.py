@@ -33,10 +33,10 @@ def test_simulation_keeps_and_draws_the_reference():
 
 
 def test_simulation_plot_has_the_tracking_panel(tmp_path, monkeypatch):
-    import robodyn.analysis.accuracy as accuracy
+    import robodyn.files as files
 
     figures = []
-    monkeypatch.setattr(accuracy, "_save_figure", lambda fig, path: figures.append(fig))
+    monkeypatch.setattr(files, "save_figure", lambda fig, path: figures.append(fig))
     robot = rd.load("planar2r")
     ref = QuinticReference(np.zeros(2), np.array([0.5, -0.4]), 0.5)
     sim = rd.simulate(robot, ComputedTorque(robot, 100.0, 20.0, ref), np.zeros(2), np.zeros(2),

@@ -26,7 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from robodyn.arrays import check_robot, finite_array, frame_index
+from robodyn.model.robot import check_robot
+from robodyn.arrays import finite_array
+from robodyn.model.arguments import frame_index
 from robodyn.files import write_atomically
 from robodyn.sanitize import figure_text
 from robodyn.errors import InputError
