@@ -120,6 +120,8 @@ _LAZY = _MappingProxyType({
     "time_optimal": ("robodyn.simulation.time_scaling", "time_optimal"),
     "InfeasibleLimitsError": ("robodyn.simulation.time_scaling", "InfeasibleLimitsError"),
     "task_space_dynamics": ("robodyn.dynamics.task_space", "task_space_dynamics"),
+    "null_space_dynamics": ("robodyn.dynamics.task_space", "null_space_dynamics"),
+    "jacobian_derivative": ("robodyn.dynamics.task_space", "jacobian_derivative"),
     "SingularConfigurationError": ("robodyn.dynamics.task_space", "SingularConfigurationError"),
     "transform_dynamics": ("robodyn.dynamics.coordinates", "transform_dynamics"),
     "optimal_motion": ("robodyn.simulation.optimal", "optimal_motion"),
@@ -204,6 +206,7 @@ __all__ = (
     # trajectories, time scaling, optimal motion, task space, coordinates, closed chains
     "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
     "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
+    "null_space_dynamics", "jacobian_derivative",
     "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
     "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
     # simulation with friction and control; derivatives
