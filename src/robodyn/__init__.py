@@ -129,6 +129,9 @@ _LAZY = _MappingProxyType({
     "momentum_state_derivative": ("robodyn.dynamics.momentum", "momentum_state_derivative"),
     "velocity_state": ("robodyn.dynamics.momentum", "velocity_state"),
     "simulate_momentum": ("robodyn.simulation.momentum", "simulate_momentum"),
+    "counter_masses": ("robodyn.analysis.balancing", "counter_masses"),
+    "spring_balance": ("robodyn.analysis.balancing", "spring_balance"),
+    "spring_torques": ("robodyn.analysis.balancing", "spring_torques"),
     "optimal_motion": ("robodyn.simulation.optimal", "optimal_motion"),
     "OptimizationError": ("robodyn.simulation.optimal", "OptimizationError"),
     "ClosedChainRobot": ("robodyn.model.closed_chain", "ClosedChainRobot"),
@@ -213,6 +216,7 @@ __all__ = (
     "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
     "null_space_dynamics", "jacobian_derivative",
     "transformed_factorization", "momentum_state", "momentum_state_derivative", "velocity_state", "simulate_momentum",
+    "counter_masses", "spring_balance", "spring_torques",
     "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
     "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
     # simulation with friction and control; derivatives
