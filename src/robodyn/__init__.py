@@ -130,6 +130,8 @@ _LAZY = _MappingProxyType({
     "velocity_state": ("robodyn.dynamics.momentum", "velocity_state"),
     "simulate_momentum": ("robodyn.simulation.momentum", "simulate_momentum"),
     "counter_masses": ("robodyn.analysis.balancing", "counter_masses"),
+    "planar_five_bar": ("robodyn.model.five_bar", "planar_five_bar"),
+    "spatial_five_bar": ("robodyn.model.five_bar", "spatial_five_bar"),
     "spring_balance": ("robodyn.analysis.balancing", "spring_balance"),
     "spring_torques": ("robodyn.analysis.balancing", "spring_torques"),
     "optimal_motion": ("robodyn.simulation.optimal", "optimal_motion"),
@@ -216,7 +218,7 @@ __all__ = (
     "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
     "null_space_dynamics", "jacobian_derivative",
     "transformed_factorization", "momentum_state", "momentum_state_derivative", "velocity_state", "simulate_momentum",
-    "counter_masses", "spring_balance", "spring_torques",
+    "counter_masses", "spring_balance", "spring_torques", "planar_five_bar", "spatial_five_bar",
     "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
     "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
     # simulation with friction and control; derivatives
