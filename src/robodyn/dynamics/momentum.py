@@ -68,9 +68,9 @@ def velocity_state(robot: Robot, x) -> np.ndarray:
         [q, q̇].
     """
     q, p = _state(robot, x, "momentum state x = [q, p]")
-    dtype, batch, a = joint_arrays(robot, q=q, qd=p)
+    dtype, batch, a = joint_arrays(robot, q=q, p=p)
     q = np.broadcast_to(a["q"], batch + (robot.n,))
-    qd = cholesky_solve(inertia_matrix(robot, q), a["qd"], robot.name)
+    qd = cholesky_solve(inertia_matrix(robot, q), a["p"], robot.name)
     return finite_result("velocity_state", np.concatenate([q, qd], -1))
 
 
@@ -98,11 +98,11 @@ def momentum_state_derivative(robot: Robot, x, tau, gravity=None) -> np.ndarray:
         [q̇, ṗ].
     """
     q, p = _state(robot, x, "momentum state x = [q, p]")
-    dtype, batch, a = joint_arrays(robot, q=q, p=p, tau=tau)
+    dtype, batch, a = joint_arrays(robot, q=q, p=p, tau=tau, gravity=gravity)
     q = np.broadcast_to(a["q"], batch + (robot.n,))
     qd = cholesky_solve(inertia_matrix(robot, q), a["p"], robot.name)
     dA = inertia_matrix_partials(robot, q)                       # [..., i, j, k] = ∂A_ij/∂q_k
     half_dT = 0.5 * np.einsum("...i,...ijk,...j->...k", qd, dA, qd)
-    g = gravity_torques(robot, q, gravity=gravity)
+    g = gravity_torques(robot, q, gravity=a.get("gravity"))
     pd = a["tau"] - g + half_dT - friction_of(robot, qd)
     return finite_result("momentum_state_derivative", np.concatenate([qd, pd], -1).astype(dtype, copy=False))
