@@ -5,6 +5,7 @@ Khalil & Dombre §9.3.3.3 and De Luca, "Dynamic model of robots: analysis, prope
 """
 
 from robodyn.analysis.bounds import BoundEstimates, dynamic_bounds
+from robodyn.analysis.bounds import polynomial_bounds
 from robodyn.analysis.coupling import CouplingStructure, inertial_couplings
 from robodyn.analysis.properties import (
     InertiaCheck,
@@ -17,6 +18,7 @@ from robodyn.analysis.properties import (
 
 __all__ = (
     "BoundEstimates", "dynamic_bounds",
+    "polynomial_bounds",
     "CouplingStructure", "inertial_couplings",
     "InertiaCheck", "PassivityCheck", "SkewCheck", "check_inertia_matrix", "check_passivity", "check_skew_symmetry",
 )

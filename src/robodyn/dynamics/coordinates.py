@@ -4,6 +4,10 @@ With ṗ = J(q) q̇ (J = ∂f/∂q, square and invertible) and, by virtual work,
 A(q) q̈ + c(q, q̇) + g(q) = u_q becomes
 
     M_p p̈ + c_p + g_p = u_p,   M_p = J⁻ᵀ A J⁻¹,   c_p = J⁻ᵀ c − M_p J̇ J⁻¹ ṗ,   g_p = J⁻ᵀ g.
+
+De Luca: c_p = S_p ṗ with Ṁ_p − 2 S_p skew-symmetric.  From the Christoffel factorization c = C q̇ [9.7]
+(Ȧ − 2C skew), S_p = J⁻ᵀ (C − A J⁻¹ J̇) J⁻¹ = J⁻ᵀ C J⁻¹ − X with X = M_p J̇ J⁻¹, and
+Ṁ_p = J⁻ᵀ Ȧ J⁻¹ − Xᵀ − X, so Ṁ_p − 2 S_p = J⁻ᵀ (Ȧ − 2C) J⁻¹ + X − Xᵀ (:func:`transformed_factorization`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import numpy as np
 from robodyn.arrays import as_real_array, finite_result
 from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics.api import inertia_matrix
+from robodyn.dynamics.lagrange import coriolis_matrix, inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
@@ -100,3 +105,65 @@ def transform_dynamics(robot: Robot, q, qd, jacobian, jacobian_dot=None, rcond: 
     g_p = (JinvT @ g[..., None])[..., 0]
     return finite_result("transform_dynamics",
                          CoordinateDynamics(M_p=M_p, c_p=c_p, g_p=g_p, pd=pd, jacobian_inverse=Jinv))
+
+
+@dataclass(frozen=True)
+class TransformedFactorization:
+    """Result of :func:`transformed_factorization` (batch axes first).
+
+    Attributes
+    ----------
+    S_p : (..., n, n)       factorization of the Coriolis/centrifugal terms in p: S_p ṗ = c_p (without friction)
+    M_p_dot : (..., n, n)   Ṁ_p, the time derivative of M_p = J⁻ᵀ A J⁻¹
+    """
+
+    S_p: np.ndarray
+    M_p_dot: np.ndarray
+
+    @property
+    def skew(self) -> np.ndarray:
+        """Ṁ_p − 2 S_p (..., n, n), skew-symmetric (De Luca)."""
+        return self.M_p_dot - 2.0 * self.S_p
+
+
+def transformed_factorization(robot: Robot, q, qd, jacobian, jacobian_dot=None,
+                              rcond: float = 1e-10) -> TransformedFactorization:
+    """The factorization c_p = S_p ṗ in coordinates p = f(q) with Ṁ_p − 2 S_p skew-symmetric (De Luca,
+    "Robot dynamic model after coordinate transformation").
+
+    S_p = J⁻ᵀ (C − A J⁻¹ J̇) J⁻¹ with C the Christoffel matrix [9.7] of the joint-space model, and
+    Ṁ_p = J⁻ᵀ Ȧ J⁻¹ − (M_p J̇ J⁻¹)ᵀ − M_p J̇ J⁻¹.  Friction is not part of S_p (it is not a velocity-quadratic term).
+
+    Parameters
+    ----------
+    robot : Robot
+    q, qd : array_like (..., n)
+        Joint positions and velocities.
+    jacobian, jacobian_dot : array_like (..., n, n)
+        J = ∂f/∂q and J̇ at (q, q̇), as in :func:`transform_dynamics` (J̇ omitted: J constant).
+    rcond : float
+        Threshold on the reciprocal condition number of J.
+
+    Returns
+    -------
+    TransformedFactorization
+        S_p, Ṁ_p and ``.skew`` = Ṁ_p − 2 S_p.
+    """
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    n = robot.n
+    q, qd = np.broadcast_to(a["q"], batch + (n,)), np.broadcast_to(a["qd"], batch + (n,))
+    J = _square("jacobian", jacobian, n, batch, "the Jacobian ∂f/∂q of the new coordinates")
+    Jd = np.zeros_like(J) if jacobian_dot is None else _square("jacobian_dot", jacobian_dot, n, batch,
+                                                               "the time derivative of the Jacobian")
+    sv = np.linalg.svd(J, compute_uv=False)
+    if np.any(sv[..., -1] < rcond * sv[..., 0]):
+        raise InputError("argument 'jacobian' is singular (or nearly) at some configuration: p = f(q) is not a "
+                         "valid change of coordinates there; choose coordinates with an invertible Jacobian")
+    A = inertia_matrix(robot, q)
+    Jinv = np.linalg.inv(J)
+    JinvT = np.swapaxes(Jinv, -1, -2)
+    M_p = JinvT @ A @ Jinv
+    X = M_p @ Jd @ Jinv
+    S_p = JinvT @ coriolis_matrix(robot, q, qd) @ Jinv - X
+    M_p_dot = JinvT @ inertia_matrix_derivative(robot, q, qd) @ Jinv - X - np.swapaxes(X, -1, -2)
+    return finite_result("transformed_factorization", TransformedFactorization(S_p=S_p, M_p_dot=M_p_dot))

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn.arrays import finite_result
-from robodyn.model.arguments import joint_arrays
+from robodyn.arrays import check_array, finite_result
+from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn.dynamics.api import inertia_matrix
+from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
-from robodyn.kinematics import jacobian, jacobian_dot_qd
+from robodyn.kinematics import ancestors, base_poses, jacobian, jacobian_dot_qd, link_velocities
 from robodyn.model.robot import Robot
 
 
@@ -145,3 +146,198 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     return finite_result("task_space_dynamics", TaskSpaceDynamics(
         Lambda=Lam.astype(dtype, copy=False), mu=mu.astype(dtype, copy=False), p=p.astype(dtype, copy=False), J=J,
         Jdot_qd=Jdq, Jbar=Jbar, null_projector=N))
+
+
+def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
+    """J̇(q, q̇) of :func:`robodyn.jacobian`, the whole (6 × n) matrix (J̇ q̇ alone is ``rd.jacobian_dot_qd``).
+
+    Column k of J is [z_f × (p − p_f); z_f] (revolute joint on frame f) or [z_f; 0] (prismatic); with
+    ż_f = ω_f × z_f (z_f is fixed in frame f, ω_f its angular velocity in R_0), ṗ and ṗ_f the velocities of the point
+    and of O_f:  J̇_k = [ż_f × (p − p_f) + z_f × (ṗ − ṗ_f); ż_f]  or  [ż_f; 0].
+
+    Parameters
+    ----------
+    robot : Robot
+    q, qd : array_like (..., n)
+        Joint positions (rad | m) and velocities (rad/s | m/s).
+    frame : int or str, optional
+        Frame j = 1..nf or its name; default the last frame.
+    point : array_like (3,) or (..., 3), optional
+        A point fixed to frame j, coordinates in R_j (m); default O_j.
+
+    Returns
+    -------
+    ndarray (..., 6, n)
+        J̇ in R_0 (rows [v; ω]); J̇ q̇ equals ``rd.jacobian_dot_qd``.
+    """
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    q = np.broadcast_to(a["q"], batch + (robot.n,))
+    j = frame_index(robot, frame)
+    R0, P0 = base_poses(robot, q, dtype)
+    w_loc, v_loc = link_velocities(robot, q, a["qd"])
+    w0 = (R0 @ w_loc[..., None])[..., 0]                        # ω_f in R_0
+    v0 = (R0 @ v_loc[..., None])[..., 0]                        # velocity of O_f in R_0
+    p, pd = P0[..., j, :], v0[..., j, :]
+    if point is not None:
+        s = (R0[..., j, :, :] @ check_array("point", point, (3,), batch, dtype)[..., None])[..., 0]
+        p, pd = p + s, pd + np.cross(w0[..., j, :], s)
+    Jd = np.zeros(batch + (6, robot.n), dtype)
+    chain = set(ancestors(robot, j))
+    for k, f in enumerate(robot.joint_frames):
+        if f not in chain:
+            continue
+        z = R0[..., f, :, 2]
+        zd = np.cross(w0[..., f, :], z)
+        if robot.sigma[f] == 0:
+            Jd[..., :3, k] = np.cross(zd, p - P0[..., f, :]) + np.cross(z, pd - v0[..., f, :])
+            Jd[..., 3:, k] = zd
+        else:
+            Jd[..., :3, k] = zd
+    return finite_result("jacobian_derivative", Jd)
+
+
+@dataclass(frozen=True)
+class NullSpaceDynamics:
+    """Result of :func:`null_space_dynamics`; unpacks as ``Lambda_n, mu_n, p_n = ...``.
+
+    Attributes (batch axes first; m task rows, n joints, r = n − m)
+    ----------
+    Lambda_n : (..., r, r)  null-space inertia Λ_n = Z A Zᵀ
+    mu_n : (..., r)         velocity (and friction) terms Z (n − g) − Λ_n Ż̄ q̇
+    p_n : (..., r)          gravity Z g
+    Z : (..., r, n)         null-space basis, J Zᵀ = 0: the self-motions are q̇ = Zᵀ v_n
+    Zbar : (..., r, n)      dynamically consistent null-space map Z̄ = Λ_n⁻¹ Z A, v_n = Z̄ q̇
+    v_n : (..., r)          null-space velocity Z̄ q̇
+    Zbar_dot_qd : (..., r)  Ż̄ q̇, so that v̇_n = Z̄ q̈ + Ż̄ q̇
+    task : TaskSpaceDynamics   the decoupled task dynamics Λ r̈ + μ + p = F
+    """
+
+    Lambda_n: np.ndarray
+    mu_n: np.ndarray
+    p_n: np.ndarray
+    Z: np.ndarray
+    Zbar: np.ndarray
+    v_n: np.ndarray
+    Zbar_dot_qd: np.ndarray
+    task: TaskSpaceDynamics
+
+    def __iter__(self):
+        return iter((self.Lambda_n, self.mu_n, self.p_n))
+
+    def torques(self, F, F_n) -> np.ndarray:
+        """τ = Jᵀ F + Z̄ᵀ F_n (..., n) from a task force F (..., m) and a null-space force F_n (..., r).
+
+        F then gives the task acceleration and F_n the null-space acceleration, each through its own equation."""
+        J, Zb = self.task.J, self.Zbar
+        return ((np.swapaxes(J, -1, -2) @ np.asarray(F, dtype=float)[..., None])[..., 0]
+                + (np.swapaxes(Zb, -1, -2) @ np.asarray(F_n, dtype=float)[..., None])[..., 0])
+
+
+def _independent(robot: Robot, independent, m: int) -> np.ndarray:
+    r = robot.n - m
+    if independent is None:
+        return np.arange(m, robot.n)
+    idx = np.atleast_1d(np.asarray(independent))
+    if idx.ndim != 1 or idx.size != r or idx.dtype.kind not in "iu" or np.any((idx < 0) | (idx >= robot.n)) \
+            or np.unique(idx).size != idx.size:
+        raise InputError(f"independent = {independent!r}; give n − m = {r} distinct joint indices 0..{robot.n - 1} "
+                         f"whose velocities parameterize the self-motion")
+    return idx
+
+
+def _suggest_independent(J: np.ndarray) -> list[int]:
+    """n − m joints whose complement gives the best-conditioned J_d over the batch (greedy column choice)."""
+    m, n = J.shape[-2:]
+    dep: list[int] = []
+    for _ in range(m):
+        best, best_k = -1.0, 0
+        for k in sorted(set(range(n)) - set(dep)):
+            sv = np.linalg.svd(J[..., :, dep + [k]], compute_uv=False)
+            worst = float(np.min(sv[..., -1] / np.maximum(sv[..., 0], np.finfo(float).tiny)))
+            if worst > best:
+                best, best_k = worst, k
+        dep.append(best_k)
+    return sorted(set(range(n)) - set(dep))
+
+
+def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, independent=None,
+                        rcond: float = 1e-8) -> NullSpaceDynamics:
+    """Self-motion dynamics of a redundant robot, decoupled from the task dynamics (De Luca, "Robot dynamic model
+    in the task/Cartesian space, with redundancy", step 7: "an additional (N − M)-dimensional second-order
+    dynamics is needed to describe the full robot").
+
+    The r = n − m self-motions q̇ = Zᵀ v_n span the null space of J.  Z is the basis of the partitioned Jacobian
+    J = [J_d  J_i] (dependent columns d, independent i):  Zᵀ has rows −J_d⁻¹ J_i on d and the identity on i,
+    smooth wherever J_d is invertible.  With the dynamically consistent v_n = Z̄ q̇, Z̄ = Λ_n⁻¹ Z A, the extended
+    Jacobian E = [J; Z̄] has the inverse [J̄  Zᵀ] and Eᵀ⁻¹ A E⁻¹ = diag(Λ, Λ_n): the coordinates (ṙ, v_n) are
+    inertially decoupled, and A q̈ + n = τ splits into (De Luca's transformation of coordinates applied to E)
+
+        Λ r̈ + μ + p = F = J̄ᵀ τ                       (the task dynamics of :func:`task_space_dynamics`)
+        Λ_n v̇_n + μ_n + p_n = F_n = Z τ,   Λ_n = Z A Zᵀ,   μ_n = Z (n − g) − Λ_n Ż̄ q̇,   p_n = Z g.
+
+    Conversely τ = Jᵀ F + Z̄ᵀ F_n (:meth:`NullSpaceDynamics.torques`), where Z̄ᵀ F_n = N Z̄ᵀ F_n lies in the
+    range of the null projector N of :func:`task_space_dynamics` (it gives no task acceleration).
+
+    Parameters
+    ----------
+    robot : Robot
+    q, qd : array_like (..., n)
+        Joint positions (rad | m) and velocities.
+    frame, point, rows
+        The task, as in :func:`task_space_dynamics` (m = len(rows) < n).
+    independent : sequence of int, optional
+        The n − m joints (0-based) whose velocities are the self-motion parameters; default the last n − m.
+        The other m columns of J must be invertible.
+    rcond : float
+        Singularity threshold for the task (as in :func:`task_space_dynamics`) and for J_d.
+
+    Returns
+    -------
+    NullSpaceDynamics
+        ``Lambda_n, mu_n, p_n = null_space_dynamics(...)``; ``.task`` holds Λ, μ, p of the task.
+    """
+    task = task_space_dynamics(robot, q, qd, frame=frame, point=point, rows=rows, rcond=rcond)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    n = robot.n
+    q, qd = np.broadcast_to(a["q"], batch + (n,)), np.broadcast_to(a["qd"], batch + (n,))
+    r_rows = _rows(rows)
+    m = r_rows.size
+    if m >= n:
+        raise InputError(f"the task has m = {m} rows and robot '{robot.name}' n = {n} joints: there is no null "
+                         f"space; choose fewer rows with rows=[...]")
+    ind = _independent(robot, independent, m)
+    dep = np.setdiff1d(np.arange(n), ind)
+    J = task.J
+    Jdot = jacobian_derivative(robot, q, qd, frame=frame, point=point)[..., r_rows, :]
+    Jd = J[..., :, dep]
+    sv = np.linalg.svd(Jd, compute_uv=False)
+    if np.any(sv[..., -1] < rcond * sv[..., 0]):
+        raise SingularConfigurationError(
+            f"robot '{robot.name}': the task Jacobian columns of joints {dep.tolist()} are singular at some "
+            f"configuration, so the self-motion cannot be parameterized by joints {ind.tolist()}; pass "
+            f"independent={_suggest_independent(J)} (best-conditioned choice here) or another set")
+    ZT = np.zeros(batch + (n, n - m))
+    ZT[..., dep, :] = -np.linalg.solve(Jd, J[..., :, ind])
+    ZT[..., ind, :] = np.eye(n - m)
+    # d/dt(Zᵀ) on the dependent rows: −J_d⁻¹ J̇ Zᵀ (differentiate J Zᵀ = 0 with the constant identity block)
+    ZTd = np.zeros_like(ZT)
+    ZTd[..., dep, :] = -np.linalg.solve(Jd, Jdot @ ZT)
+    Z, Zd = np.swapaxes(ZT, -1, -2), np.swapaxes(ZTd, -1, -2)
+    A = inertia_matrix(robot, q)
+    Ad = inertia_matrix_derivative(robot, q, qd)
+    ZA = Z @ A
+    Lam_n = ZA @ ZT
+    Lam_n = 0.5 * (Lam_n + np.swapaxes(Lam_n, -1, -2))
+    Zbar = np.linalg.solve(Lam_n, ZA)
+    v_n = (Zbar @ qd[..., None])[..., 0]
+    # Ż̄ q̇ = Λ_n⁻¹ [(Ż A + Z Ȧ) q̇ − Λ̇_n v_n],  Λ̇_n = Ż A Zᵀ + Z Ȧ Zᵀ + Z A Żᵀ
+    ZAd = Zd @ A + Z @ Ad
+    Lam_n_dot = ZAd @ ZT + ZA @ ZTd
+    Zbd_qd = np.linalg.solve(Lam_n, ((ZAd @ qd[..., None]) - Lam_n_dot @ v_n[..., None]))[..., 0]
+    n_all = bias_torques(robot, q, qd)
+    g = gravity_torques(robot, q)
+    p_n = (Z @ g[..., None])[..., 0]
+    mu_n = (Z @ (n_all - g)[..., None])[..., 0] - (Lam_n @ Zbd_qd[..., None])[..., 0]
+    return finite_result("null_space_dynamics", NullSpaceDynamics(
+        Lambda_n=Lam_n.astype(dtype, copy=False), mu_n=mu_n.astype(dtype, copy=False),
+        p_n=p_n.astype(dtype, copy=False), Z=Z, Zbar=Zbar, v_n=v_n, Zbar_dot_qd=Zbd_qd, task=task))

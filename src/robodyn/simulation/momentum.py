@@ -1,0 +1,96 @@
+"""Dynamic simulation in the momentum-form state x̃ = [q, p], p = A(q) q̇ (De Luca, "State equations"), with the
+right-hand side of :func:`robodyn.dynamics.momentum.momentum_state_derivative`.
+
+The same motion as :func:`robodyn.simulate` in the velocity form [q, q̇]; the momentum form needs no Coriolis
+terms and no joint acceleration, and its state is what a momentum observer measures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from robodyn.arrays import as_real_array, finite_array
+from robodyn.model.robot import check_robot
+from robodyn.dynamics.momentum import momentum_state, momentum_state_derivative, velocity_state
+from robodyn.errors import InputError, RobodynError
+from robodyn.model.robot import Robot
+
+
+@dataclass(frozen=True)
+class MomentumSimulation:
+    """Result of :func:`simulate_momentum`.
+
+    Attributes
+    ----------
+    t : ndarray (N,)         output times (s)
+    q, qd, p : ndarray (N, n)  joint positions, velocities (q̇ = A⁻¹ p) and generalized momenta
+    nfev : int               number of right-hand-side evaluations
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    p: np.ndarray
+    nfev: int
+
+
+def simulate_momentum(robot: Robot, torque, q0, qd0, t_eval, rtol: float = 1e-8, atol: float = 1e-8,
+                      integrator: str = "RK45") -> MomentumSimulation:
+    """Integrate q̇ = A⁻¹ p, ṗ = τ + ½ ∂(q̇ᵀAq̇)/∂q − g − Γ_f from (q0, A(q0) q̇0) (De Luca's momentum state).
+
+    Parameters
+    ----------
+    robot : Robot
+        Its friction Γ_f(q̇) ([9.26]–[9.28]) is used as it is (discontinuous at q̇ = 0 when F_c ≠ 0).
+    torque : callable or None
+        ``torque(t, q, qd)`` → (n,) joint torques (N m | N); None: zero torque (free motion under gravity).
+    q0, qd0 : array_like (n,)
+        Initial positions and velocities.
+    t_eval : array_like (N,)
+        Increasing output times (s); the first is the initial time.
+    rtol, atol : float
+        scipy ``solve_ivp`` tolerances.
+    integrator : str
+        A ``solve_ivp`` method name.
+
+    Returns
+    -------
+    MomentumSimulation
+    """
+    check_robot(robot)
+    n = robot.n
+    q0, qd0 = finite_array("q0", q0), finite_array("qd0", qd0)
+    if q0.shape != (n,) or qd0.shape != (n,):
+        raise InputError(f"q0 and qd0 must have shape ({n},) for robot '{robot.name}'")
+    t_eval = as_real_array("t_eval", t_eval).astype(float)
+    if t_eval.ndim != 1 or t_eval.size < 2 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0):
+        raise InputError("t_eval must be an increasing 1-D array of at least 2 finite times (s)")
+    if torque is not None and not callable(torque):
+        raise InputError("argument 'torque' must be None or a callable torque(t, q, qd) -> (n,)")
+    if integrator not in ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"):
+        raise InputError(f"integrator = {integrator!r}; choose one of RK45, RK23, DOP853, Radau, BDF, LSODA")
+
+    def command(t, q, qd):
+        if torque is None:
+            return np.zeros(n)
+        tau = np.asarray(torque(t, q, qd), dtype=float)
+        if tau.shape != (n,) or not np.all(np.isfinite(tau)):
+            raise InputError(f"torque(t, q, qd) returned shape {tau.shape} or non-finite values at t = {t}; it "
+                             f"must return {n} finite torques (N m | N) for robot '{robot.name}'")
+        return tau
+
+    def rhs(t, x):
+        q, qd = x[:n], velocity_state(robot, x)[n:]
+        return momentum_state_derivative(robot, x, command(t, q, qd))
+
+    command(t_eval[0], q0, qd0)
+    x0 = momentum_state(robot, q0, qd0)
+    sol = solve_ivp(rhs, (t_eval[0], t_eval[-1]), x0, method=integrator, t_eval=t_eval, rtol=rtol, atol=atol)
+    if not sol.success:
+        raise RobodynError(f"momentum-form simulation of '{robot.name}' failed: {sol.message}")
+    x = sol.y.T
+    v = velocity_state(robot, x)
+    return MomentumSimulation(t=sol.t, q=x[:, :n], qd=v[:, n:], p=x[:, n:], nfev=int(sol.nfev))
