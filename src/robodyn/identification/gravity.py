@@ -21,6 +21,7 @@ moment of links j..n with respect to q_j (kg m per m of travel), which is what t
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -410,35 +411,33 @@ def _nan_to_none(a: np.ndarray):
 
 
 def load_gravity_calibration(path) -> GravityCalibration:
-    """Read a calibration written by :meth:`GravityCalibration.save` (safe YAML, every field validated).
+    """Read a calibration written by :meth:`GravityCalibration.save` (every field validated).
+
+    The file goes through robodyn's one hardened YAML reader (:func:`robodyn.model.io.read_yaml_file`: size,
+    encoding, depth, no aliases, no duplicate keys, YAML 1.2 scalars), as model files do.
 
     Raises
     ------
     InputError
         Missing file, not YAML, or a missing / malformed field (the message names it).
     """
-    import yaml
-
     from robodyn.errors import ModelFileError
-    from robodyn.model.io import loads
+    from robodyn.model.io import read_yaml_file, robot_from_document
 
-    path = Path(path)
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InputError(f"load_gravity_calibration: expected the path of a .yaml file, got {type(path).__name__}")
     where = f"calibration file {str(path)!r}"
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{where}: cannot read it ({exc.strerror or exc})") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        doc = read_yaml_file(path, where, kind="calibration file")
+    except ModelFileError as exc:
+        raise InputError(str(exc)) from None
     if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
         raise InputError(f"{where}: not a gravity calibration (expected 'format: {_FORMAT}'); write one with "
                          "GravityCalibration.save or `robodyn calibrate-gravity --out`")
+    if "robot_model" not in doc:
+        raise InputError(f"{where}: field 'robot_model' is missing")
     try:
-        robot = loads(yaml.safe_dump(doc["robot_model"]), origin=f"{where}, field robot_model")
-    except KeyError:
-        raise InputError(f"{where}: field 'robot_model' is missing") from None
+        robot = robot_from_document(doc["robot_model"], f"{where}, field robot_model")
     except ModelFileError as exc:
         raise InputError(str(exc)) from None
     n = robot.n
