@@ -126,6 +126,8 @@ _SCALARS = MappingProxyType({
 })
 #: Attributes holding a 3-vector, per element.
 _VECTORS = MappingProxyType({"origin": ("xyz", "rpy"), "axis": ("xyz",)})
+#: Characters that XML 1.0 cannot carry (a name holding one would make a URDF no parser reads back).
+_XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _DECIMAL = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
 
 
@@ -449,7 +451,7 @@ def from_urdf(
             "Coulomb (Fc) friction, which robodyn's inverse dynamics includes (Pinocchio's rnea does not); "
             "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=2,
         )
-    return _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped)
+    return _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction)
 
 
 def _is_massless(link) -> bool:
@@ -571,7 +573,7 @@ def _origin(joint_or_inertial) -> np.ndarray:
     return np.eye(4) if T is None else np.asarray(T, dtype=float)
 
 
-def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped) -> Robot:
+def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction) -> Robot:
     world = {base: np.eye(4)}  # URDF link frames at q = 0, in the base frame
     axis_line = {}
     for j in order:
@@ -635,6 +637,9 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
     if dropped:
         summary += (f". Fixed massless side branches dropped (prune=True; tip= or link_frames=True keeps them): "
                     f"{', '.join(dropped)}")
+    if friction:
+        summary += (f". URDF <dynamics> read as viscous friction Fv (damping) and Coulomb friction Fc (friction), "
+                    f"included in the inverse dynamics: {', '.join(friction)}")
     if mimic:
         summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.mimic_coupling couples "
                     f"them): {', '.join(mimic)}")
@@ -747,12 +752,30 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
     of them nonzero raises (remove them with ``robot.replace(...)`` to export the rest).  Gravity other than
     [0, 0, −9.81] has no URDF element either and raises.
 
+    Every URDF written here reads back with :func:`from_urdf`: frame names must be unique (two frames of one
+    name would make a link its own parent) and hold no character that XML cannot carry (control characters),
+    else ModelError names them; the base link is called ``base_link`` unless a frame's link has that name (a
+    frame called ``base``), then ``base_link_0``, ``base_link_1``...
+
     Returns
     -------
     str
         URDF XML; joint j is named ``robot.joint_names[j-1]``, its child link ``<joint name>_link``.
     """
     check_robot(robot)
+    if not isinstance(base_link, str) or not base_link:
+        raise InputError(f"argument 'base_link' is {base_link!r}; give the name of the URDF base link")
+    for what, text in [("robot name", robot.name), ("base_link", base_link)] + [
+            (f"frame {j + 1} name", n) for j, n in enumerate(robot.joint_names)]:
+        if not text or _XML_BAD.search(text):
+            raise ModelError(f"robot '{_q(robot.name)[1:-1]}': {what} {_q(text)} is empty or holds characters XML "
+                             "cannot carry (control characters); rename it before export")
+    first: dict = {}
+    for j, n in enumerate(robot.joint_names, start=1):
+        if n in first:
+            raise ModelError(f"robot '{_q(robot.name)[1:-1]}': frames {first[n]} and {j} are both named {_q(n)}; a URDF "
+                             "needs unique joint names: export robot.replace(joint_names=...) with unique names")
+        first[n] = j
     lost = [k for k in ("Ia", "Foff", "Fst") if np.any(getattr(robot, k) != 0)]
     if lost:
         raise ModelError(
@@ -765,8 +788,12 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
             "in the base frame; export robot.replace(gravity=[0, 0, -9.81]) and rotate the base when mounting it"
         )
     root = ET.Element("robot", name=robot.name)
-    links = [base_link] + [f"{n}_link" for n in robot.joint_names]
-    ET.SubElement(root, "link", name=base_link)
+    children = {f"{n}_link" for n in robot.joint_names}  # distinct, as the frame names are
+    base, k = base_link, 0
+    while base in children:
+        base, k = f"{base_link}_{k}", k + 1
+    links = [base] + [f"{n}_link" for n in robot.joint_names]
+    ET.SubElement(root, "link", name=base)
     k = 0
     for i in range(robot.nf):
         T = kk_transform(*(getattr(robot, g)[i] for g in ("gamma", "b", "alpha", "d", "theta", "r")))
