@@ -446,6 +446,8 @@ def load_gravity_calibration(path) -> GravityCalibration:
         if key not in doc:
             raise InputError(f"{where}: field {key!r} is missing")
         raw = doc[key]
+        if dtype is bool and not all(isinstance(x, bool) for x in np.ravel(np.array(raw, dtype=object))):
+            raise InputError(f"{where}: field {key!r} must hold true/false values of shape {shape}")
         try:
             if allow_none:
                 raw = np.array(raw, dtype=object)
@@ -465,19 +467,23 @@ def load_gravity_calibration(path) -> GravityCalibration:
     if method not in _METHODS:
         raise InputError(f"{where}: field 'method' = {method!r}; expected one of {', '.join(_METHODS)}")
     joints = doc.get("joints")
-    if not isinstance(joints, list) or not all(isinstance(j, int) and 1 <= j <= n for j in joints):
+    if not isinstance(joints, list) or not all(isinstance(j, int) and not isinstance(j, bool) and 1 <= j <= n
+                                               for j in joints):
         raise InputError(f"{where}: field 'joints' must list joint numbers 1..{n}")
-    try:
-        poses, cond = int(doc.get("poses", 0)), float(doc.get("condition_number", math.nan))
-    except (TypeError, ValueError):
-        raise InputError(f"{where}: fields 'poses' and 'condition_number' must be numbers") from None
+    poses, cond = doc.get("poses", 0), doc.get("condition_number", math.nan)
+    if isinstance(poses, bool) or not isinstance(poses, int) or poses < 0:
+        raise InputError(f"{where}: field 'poses' = {poses!r:.40} must be a number of poses (an integer >= 0)")
+    if isinstance(cond, bool) or not isinstance(cond, (int, float)):
+        raise InputError(f"{where}: field 'condition_number' = {cond!r:.40} must be a number")
+    offsets_flag = doc.get("estimate_offsets", False)
+    if not isinstance(offsets_flag, bool):
+        raise InputError(f"{where}: field 'estimate_offsets' = {offsets_flag!r:.40} must be true or false")
     return GravityCalibration(
         robot=robot, mu=mu, offsets=array("offsets", (n,)), std=array("mu_std", (n, 3), allow_none=True),
         offsets_std=array("offsets_std", (n,), allow_none=True),
         residual_rms=array("residual_rms", (n,), allow_none=True), identifiable=identifiable,
         notes=tuple(str(x) for x in doc.get("notes") or ()), method=method, joints=tuple(joints),
-        poses=poses, condition_number=cond,
-        estimate_offsets=bool(doc.get("estimate_offsets", False)),
+        poses=poses, condition_number=float(cond), estimate_offsets=offsets_flag,
     )
 
 

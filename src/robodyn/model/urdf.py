@@ -83,7 +83,7 @@ def _parse(source):
 
     yourdfpy = _yourdfpy()
     text = source if isinstance(source, str) else None
-    if text is not None and text.lstrip().startswith("<"):
+    if text is not None and ("<" in text or "\n" in text):  # XML text (a cut one included), not a file name
         origin = "<URDF string>"
         if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
             raise ModelFileError(f"{origin}: larger than {MAX_FILE_BYTES} bytes, the limit for a URDF file")
@@ -355,7 +355,7 @@ def from_urdf(
     Parameters
     ----------
     source : str or PathLike
-        Path of a ``.urdf`` file, or the URDF XML text itself.
+        Path of a ``.urdf`` file, or the URDF XML text itself (a ``str`` holding ``<`` or a line break).
     base : str, optional
         Link that is the fixed base R_0 (default: the URDF root link).  The joints between the root and it
         must be fixed; gravity is expressed in its frame.
