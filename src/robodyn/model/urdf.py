@@ -81,7 +81,6 @@ def _parse(source):
         raise InputError(f"argument 'source' is {type(source).__name__}; give a URDF file path or the URDF XML text")
     from robodyn.model.io import MAX_FILE_BYTES, read_text_file
 
-    yourdfpy = _yourdfpy()
     text = source if isinstance(source, str) else None
     if text is not None and ("<" in text or "\n" in text):  # XML text (a cut one included), not a file name
         origin = "<URDF string>"
@@ -104,6 +103,7 @@ def _parse(source):
     except ET.ParseError as exc:
         raise ModelFileError(f"{origin}: not a readable URDF (malformed XML: {exc})") from None
     _check_tree(tree, origin)
+    yourdfpy = _yourdfpy()
     handle = io.BytesIO(data)
     try:
         urdf = yourdfpy.URDF.load(
