@@ -89,6 +89,7 @@ def _parse(source):
     else:
         origin = str(source)
         text = read_text_file(source, origin, kind="URDF file")  # size checked before reading, no FIFO/device
+    yourdfpy = _yourdfpy()  # after the file is read: a FIFO or a huge file is refused without importing it
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
@@ -103,7 +104,6 @@ def _parse(source):
     except ET.ParseError as exc:
         raise ModelFileError(f"{origin}: not a readable URDF (malformed XML: {exc})") from None
     _check_tree(tree, origin)
-    yourdfpy = _yourdfpy()
     handle = io.BytesIO(data)
     try:
         urdf = yourdfpy.URDF.load(
