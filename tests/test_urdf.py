@@ -405,7 +405,6 @@ def _with(extra="", replace=()):
     (_with(replace=[('lower="-1"', 'lower="1e999"')]), r"<limit lower='1e999'> is not a finite number"),
     (_with(replace=[("</joint>", '<mimic joint="a" multiplier="inf"/></joint>')]), r"<mimic multiplier='inf'>"),
     (_with(replace=[("</joint>", '<mimic joint="a" offset="nan"/></joint>')]), r"<mimic offset='nan'>"),
-    (_with(replace=[("</joint>", '<mimic joint="ghost"/></joint>')]), r"<mimic joint='ghost'> names no joint"),
     (_with(replace=[('type="revolute"', 'type="spherical"')]), r"joint 'a': unknown joint type 'spherical'"),
     ('<model name="x"><link name="a"/></model>', r"the top element is <model>, not <robot>"),
 ])
@@ -413,6 +412,14 @@ def test_malformed_graphs_raise_one_line_naming_the_element(text, message):
     with pytest.raises(rd.ModelFileError, match=message) as info:
         rd.from_urdf(text)
     assert "\n" not in str(info.value) and str(info.value).startswith("<URDF string>")
+
+
+def test_a_mimic_tag_naming_no_joint_loads_and_mimic_coupling_reports_it():
+    """alex_psyonic_hands.urdf (example-robot-data) has such a tag: the joints load, the coupling is refused."""
+    text = _with(replace=[("</joint>", '<mimic joint="ghost"/></joint>')])
+    robot = rd.from_urdf(text)
+    with pytest.raises(rd.ModelFileError, match="a mimic joint follows 'ghost', which is not a joint"):
+        rd.mimic_coupling(text, robot)
 
 
 def test_a_cycle_never_spins_whatever_base_and_tip(tmp_path):

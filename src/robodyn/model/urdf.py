@@ -203,9 +203,6 @@ def _check_tree(robot_el, origin: str) -> None:
                                  "robodyn.load_closed_chain)")
         parent_joint[child] = name
         children.setdefault(parent, []).append(child)
-        mimic = el.find("mimic")
-        if mimic is not None and mimic.get("joint") not in joints:
-            raise ModelFileError(f"{where}: <mimic joint={_q(mimic.get('joint'))}> names no joint of this URDF")
     if not links:
         raise ModelFileError(f"{origin}: no <link> element; not a URDF robot")
     roots = [name for name in links if name not in parent_joint]
@@ -382,7 +379,8 @@ def from_urdf(
     -----
     The file is checked first, as urdfdom and Pinocchio do: unique link and joint names, every joint's parent
     and child link defined, at most one parent joint per link, one root, no cycle, exactly three finite numbers
-    in each ``xyz``/``rpy``, finite masses, inertias, limits and mimic factors.  ``<dynamics damping friction>``
+    in each ``xyz``/``rpy``, finite masses, inertias, limits and mimic factors (a ``<mimic>`` naming no joint,
+    found in published files, is reported by :func:`mimic_coupling`, which uses it).  ``<dynamics damping friction>``
     become Fv and Fc (a UserWarning names the joints: Pinocchio's ``rnea`` leaves friction out).
 
     Mimic joints are loaded as independent joints, as Pinocchio does by default; :func:`mimic_coupling` gives
