@@ -535,14 +535,22 @@ def test_ur5_fixed_massless_branches_are_dropped_so_it_loads_as_a_serial_6r_chai
 def test_a_single_massless_tool_frame_is_kept_and_massive_fixed_branches_stay():
     tool = ("tool", "fixed", "l2", "t", "0 0 0.1", "0 0 0", "1 0 0", "")
     text = _urdf(_CHAIN + [tool])
-    massive = '<link name="t"><inertial><origin xyz="0.1 -0.05 0.2" rpy="0.3 -0.2 0.7"/><mass value="4.5"/>'
-    assert massive in text
-    robot = rd.from_urdf(text.replace(massive, '<link name="t"><inertial><mass value="0"/>'))
+    start = text.index('<link name="t">')
+    robot = rd.from_urdf(text[:start] + '<link name="t"/>' + text[text.index("</link>", start) + len("</link>"):])
     assert robot.joint_names == ("a", "b", "tool") and robot.is_serial and robot.M[2] == 0
     # a fixed branch that carries mass beside the chain is kept (its mass counts): the robot is a tree
     payload = ("payload", "fixed", "l1", "p", "0 0.2 0", "0 0 0", "1 0 0", "")
     tree = rd.from_urdf(_urdf(_CHAIN + [payload]))
     assert "payload" in tree.joint_names and not tree.is_serial
+    # a side branch without mass but with an inertia tensor changes the dynamics: kept too
+    text = _urdf(_CHAIN + [payload])
+    massive = '<link name="p"><inertial><origin xyz="0.1 -0.05 0.2" rpy="0.3 -0.2 0.7"/><mass value="4.5"/>'
+    assert massive in text
+    spinning = rd.from_urdf(text.replace(massive, massive.replace('value="4.5"', 'value="0"')), strict=False)
+    assert "payload" in spinning.joint_names and spinning.M[spinning.frame_index("payload") - 1] == 0
+    start = text.index('<link name="p">')
+    bare = text[:start] + '<link name="p"/>' + text[text.index("</link>", start) + len("</link>"):]
+    assert "payload" not in rd.from_urdf(bare).joint_names
 
 
 def test_end_frame_is_the_tip_of_the_longest_movable_chain():

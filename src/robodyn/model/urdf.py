@@ -401,7 +401,8 @@ def from_urdf(
     """
     for arg, value in (("base", base), ("tip", tip), ("name", name)):
         if value is not None and not isinstance(value, str):
-            raise InputError(f"argument '{arg}' is {type(value).__name__}; give a link name (str) or None")
+            raise InputError(f"argument '{arg}' is {type(value).__name__}; give a "
+                             f"{'robot name' if arg == 'name' else 'link name'} (str) or None")
     urdf, origin = _parse(source)
     joints = list(urdf.joints)
     by_child = {j.child: j for j in joints}  # a tree (checked by _parse): one parent joint per link, one root
@@ -453,8 +454,12 @@ def from_urdf(
 
 
 def _is_massless(link) -> bool:
+    """No mass and no rotational inertia (a massless link with an inertia tensor still changes the dynamics)."""
     inertial = link.inertial
-    return inertial is None or inertial.mass is None or float(inertial.mass) == 0
+    if inertial is None:
+        return True
+    mass = 0.0 if inertial.mass is None else float(inertial.mass)
+    return mass == 0 and (inertial.inertia is None or not np.any(np.asarray(inertial.inertia, dtype=float)))
 
 
 def _without_massless_branches(order, children, links):
