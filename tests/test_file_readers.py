@@ -9,6 +9,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import robodyn as rd
@@ -184,3 +186,46 @@ def test_csv_size_is_checked_before_reading(tmp_path, time_limit):
     start = time.perf_counter()
     _one_line_exit_2(runner.invoke(app, ["id", "planar2r", "--states", str(path)]), f"larger than {MAX_CSV_BYTES} bytes")
     assert time.perf_counter() - start < 2.0
+
+
+# ---- fuzz: every reader answers with a robodyn error or a result, in bounded time -------------------------
+
+FUZZ = settings(max_examples=500 if os.environ.get("CI") else 80, derandomize=True, database=None, deadline=None,
+                suppress_health_check=list(HealthCheck))
+TOKENS = ["&a", "*a", "<<: *a", "yes", "no", "1:30", "010", ".nan", "-.inf", "1e999", "!!python/object:os.system",
+          "[" * 50, "{", "}", "\t", "\x00", "\ufeff", "é", "- ", ": ", "'", '"', "\n", "#", ",", "0x1F", "~"]
+
+
+def _mutated(draw, text):
+    for _ in range(draw(st.integers(1, 4))):
+        i = draw(st.integers(0, len(text)))
+        if draw(st.booleans()):
+            text = text[:i] + draw(st.one_of(st.sampled_from(TOKENS), st.text(max_size=6))) + text[i:]
+        else:
+            text = text[:i] + text[i + draw(st.integers(1, 40)):]
+    return text
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzzed_closed_chain_files_load_or_raise_model_file_error(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("cc") / "chain.yaml"
+    path.write_bytes(_mutated(data.draw, PARALLELOGRAM).encode("utf-8", "surrogatepass"))
+    start = time.perf_counter()
+    try:
+        rd.load_closed_chain(path)
+    except rd.RobodynError as exc:
+        assert "\n" not in str(exc)
+    assert time.perf_counter() - start < 5
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzzed_csv_states_give_a_result_or_one_line(tmp_path_factory, data):
+    rows = HEADER + "0.1,0.2,0,0,0,0\n0.3,0.4,1,1,1,1\n"
+    path = tmp_path_factory.mktemp("csv") / "states.csv"
+    path.write_bytes(_mutated(data.draw, rows).encode("utf-8", "surrogatepass"))
+    result = runner.invoke(app, ["id", "planar2r", "--states", str(path)])
+    assert result.exit_code in (0, 2) and "Traceback" not in result.output, result.output
+    if result.exit_code == 2:
+        assert result.output.count("\n") == 1
