@@ -4,6 +4,7 @@ and MuJoCo; the converter's choices; the round trip URDF → Robot → URDF → 
 from __future__ import annotations
 
 import importlib.metadata
+import os
 from pathlib import Path
 
 import numpy as np
@@ -226,7 +227,8 @@ def test_skewed_axes_tree_agrees_with_pinocchio():
         pin.framesForwardKinematics(model, data, qp)
         for i, link in links.items():
             assert_rel(T[s, i], data.oMf[model.getFrameId(link, pin.FrameType.BODY)].homogeneous)
-    again = rd.from_urdf(rd.to_urdf(robot))
+    # the link frames are fixed massless side branches: prune=False keeps them
+    again = rd.from_urdf(rd.to_urdf(robot), prune=False)
     np.testing.assert_allclose(again.params, robot.params, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(again.theta, robot.theta, rtol=1e-12, atol=1e-12)
 
@@ -352,3 +354,236 @@ def test_cli_info_on_a_urdf_explains_the_frames(tmp_path):
     text = " ".join(result.output.split())
     assert "URDF panda.urdf" in text and "j1: x along the common normal to the axis of j2" in text
     assert "flange: fixed: the URDF link frame" in text
+
+
+# ---- the kinematic graph is checked before anything is built (issue 25 item 3, issue 21 §1) ---------------
+
+_CHAIN = [
+    ("a", "revolute", "base", "l1", "0 0 0.1", "0 0 0", "0 0 1", '<limit lower="-1" upper="1" effort="1" velocity="1"/>'),
+    ("b", "revolute", "l1", "l2", "0.3 0 0", "0 0 0", "0 0 1", '<limit lower="-1" upper="1" effort="1" velocity="1"/>'),
+]
+
+
+def _joint(name, parent, child, kind="revolute", more=""):
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<axis xyz="0 0 1"/>{more}</joint>')
+
+
+def _with(extra="", replace=()):
+    text = _urdf(_CHAIN)
+    for old, new in replace:
+        assert old in text
+        text = text.replace(old, new, 1)
+    return text.replace("</robot>", extra + "</robot>")
+
+
+@pytest.mark.parametrize("text, message", [
+    # issue 21 §1: a joint naming an undefined child raised a raw KeyError
+    (_with(_joint("c", "l2", "b")), r"joint 'c': child link 'b' is not defined"),
+    (_with(_joint("c", "ghost", "l3"), ), r"joint 'c': parent link 'ghost' is not defined"),
+    # cycles: l1 -> l2 -> l1 (every link a child: no root), and a cycle beside a valid root
+    ('<robot name="r"><link name="l1"/><link name="l2"/>' + _joint("a", "l1", "l2") + _joint("b", "l2", "l1")
+     + "</robot>", r"joints 'a', 'b' form a cycle|joints 'b', 'a' form a cycle"),
+    (_with(replace=[('<parent link="base"/><child link="l1"/>', '<parent link="l2"/><child link="l1"/>')]),
+     r"joints 'a', 'b' form a cycle|joints 'b', 'a' form a cycle"),
+    (_with(_joint("c", "l2", "l2")), r"joint 'c': connects link 'l2' to itself"),
+    # two parents: masses would be counted twice
+    (_with(_joint("c", "base", "l2")), r"joint 'c': link 'l2' is already the child of joint 'b'"),
+    # duplicate names
+    (_with('<link name="l1"/>'), r"link 'l1': defined twice"),
+    (_with(_joint("a", "l2", "l9") + '<link name="l9"/>'), r"joint 'a': defined twice"),
+    (_with('<link/>'), r"a <link> element without a name"),
+    # several roots, no joint element ends
+    (_with('<link name="loose"/>'), r"expected one root link .* found 2: 'base', 'loose'"),
+    (_with(replace=[('<parent link="base"/>', '')]), r"joint 'a': needs exactly one <parent"),
+    (_with(replace=[('<child link="l1"/>', '<child link="l1"/><child link="l2"/>')]), r"needs exactly one <child"),
+    # vector arity and finite numbers
+    (_with(replace=[('xyz="0 0 0.1"', 'xyz="0 0 0.1 7"')]), r"joint 'a': <origin xyz='0 0 0.1 7'> has 4 numbers"),
+    (_with(replace=[('rpy="0 0 0"', 'rpy="0 0"')]), r"<origin rpy='0 0'> has 2 numbers; give exactly 3"),
+    (_with(replace=[('<axis xyz="0 0 1"/>', '<axis xyz="0 nan 1"/>')]), r"<axis xyz='0 nan 1'> holds a value that is not"),
+    (_with(replace=[('<mass value="1.5"/>', '<mass value="inf"/>')]), r"link 'base': <mass value='inf'> is not a finite"),
+    (_with(replace=[('lower="-1"', 'lower="1e999"')]), r"<limit lower='1e999'> is not a finite number"),
+    (_with(replace=[("</joint>", '<mimic joint="a" multiplier="inf"/></joint>')]), r"<mimic multiplier='inf'>"),
+    (_with(replace=[("</joint>", '<mimic joint="a" offset="nan"/></joint>')]), r"<mimic offset='nan'>"),
+    (_with(replace=[('type="revolute"', 'type="spherical"')]), r"joint 'a': unknown joint type 'spherical'"),
+    ('<model name="x"><link name="a"/></model>', r"the top element is <model>, not <robot>"),
+])
+def test_malformed_graphs_raise_one_line_naming_the_element(text, message):
+    with pytest.raises(rd.ModelFileError, match=message) as info:
+        rd.from_urdf(text)
+    assert "\n" not in str(info.value) and str(info.value).startswith("<URDF string>")
+
+
+def test_a_mimic_tag_naming_no_joint_loads_and_mimic_coupling_reports_it():
+    """alex_psyonic_hands.urdf (example-robot-data) has such a tag: the joints load, the coupling is refused."""
+    text = _with(replace=[("</joint>", '<mimic joint="ghost"/></joint>')])
+    robot = rd.from_urdf(text)
+    with pytest.raises(rd.ModelFileError, match="a mimic joint follows 'ghost', which is not a joint"):
+        rd.mimic_coupling(text, robot)
+
+
+def test_a_cycle_never_spins_whatever_base_and_tip(tmp_path):
+    """The 1 KB URDF whose joints form a cycle made `robodyn info` grow without bound and tip=/base= spin."""
+    import time
+
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    cyclic = _with(replace=[('<parent link="base"/><child link="l1"/>', '<parent link="l2"/><child link="l1"/>')])
+    start = time.perf_counter()
+    for base, tip in [(None, None), (None, "l2"), ("l1", None), ("l2", "l1"), ("base", "l2")]:
+        with pytest.raises(rd.ModelFileError, match="form a cycle"):
+            rd.from_urdf(cyclic, base=base, tip=tip)
+    path = tmp_path / "cycle.urdf"
+    path.write_text(cyclic)
+    result = CliRunner().invoke(app, ["info", str(path)])
+    assert result.exit_code == 2 and "form a cycle" in result.output and "Traceback" not in result.output
+    assert time.perf_counter() - start < 10
+
+
+def test_undefined_child_in_the_cli_is_one_line_exit_2(tmp_path):
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    path = tmp_path / "r.urdf"
+    path.write_text(_with(_joint("c", "l2", "b")))
+    result = CliRunner().invoke(app, ["info", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and "child link 'b' is not defined" in result.output
+
+
+def test_urdf_files_are_read_bounded_and_decoded_with_model_file_errors(tmp_path):
+    import time
+
+    sparse = tmp_path / "huge.urdf"
+    with open(sparse, "wb") as fh:
+        fh.truncate(3 * 10**9)  # a sparse 3 GB file: refused from its size, never read
+    start = time.perf_counter()
+    for load in (rd.from_urdf, rd.load):
+        with pytest.raises(rd.ModelFileError, match=r"huge\.urdf: larger than 1000000 bytes, the limit for a URDF"):
+            load(sparse)
+    assert time.perf_counter() - start < 2
+    latin = tmp_path / "latin.urdf"
+    latin.write_bytes(_urdf(_CHAIN).replace('name="test"', 'name="bras articulé"').encode("latin-1"))
+    for load in (rd.from_urdf, rd.load):
+        with pytest.raises(rd.ModelFileError, match=r"latin\.urdf: not UTF-8 text \(byte \d+\)") as info:
+            load(latin)
+        assert "YAML" not in str(info.value)
+    folder = tmp_path / "folder.urdf"
+    folder.mkdir()
+    with pytest.raises(rd.ModelFileError, match="is a folder, not a URDF file"):
+        rd.from_urdf(folder)
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "pipe.urdf"
+        os.mkfifo(fifo)
+        for load in (rd.from_urdf, rd.load):  # nothing writes to the FIFO: reading it would block for ever
+            with pytest.raises(rd.ModelFileError, match="not a regular file"):
+                load(fifo)
+    with pytest.raises(rd.InputError, match="argument 'tip' is int"):
+        rd.from_urdf(_urdf(_CHAIN), tip=3)
+
+
+# ---- what robodyn writes, robodyn reads back (issue 25 item 11) ----------------------------------------------
+
+def test_to_urdf_refuses_duplicate_names_and_renames_a_clashing_base_link(tmp_path):
+    robot = rd.load("planar2r").replace(gravity=[0, 0, -9.81])
+    twice = robot.replace(joint_names=("j", "j"))
+    with pytest.raises(rd.ModelError, match="frames 1 and 2 are both named 'j'"):
+        rd.to_urdf(twice)
+    with pytest.raises(rd.ModelError, match="both named"):
+        rd.save(twice, tmp_path / "twice.urdf")
+    assert not list(tmp_path.iterdir())  # nothing written
+    with pytest.raises(rd.ModelError, match="characters XML cannot carry"):
+        rd.to_urdf(robot.replace(joint_names=("j\x01", "k")))
+    based = robot.replace(joint_names=("base", "elbow"))
+    text = rd.to_urdf(based)
+    assert text.count('<link name="base_link"') == 1 and '<link name="base_link_0"' in text
+    again = rd.from_urdf(text)
+    assert again.joint_names == ("base", "elbow")
+    np.testing.assert_allclose(again.params, based.params, rtol=1e-12, atol=1e-12)
+
+
+# ---- URDF robots that just work (issue 21 §3) -------------------------------------------------------------
+
+def test_ur5_fixed_massless_branches_are_dropped_so_it_loads_as_a_serial_6r_chain():
+    path = _erd("ur_description/urdf/ur5_robot.urdf")
+    ur5 = rd.from_urdf(path)
+    assert ur5.is_serial and ur5.n == 6 and ur5.nf == 7 and ur5.sigma.tolist() == [2] + [0] * 6
+    assert ur5.joint_names[-1] == "wrist_3_joint"
+    assert "side branches dropped" in ur5.source and "base_link-base_fixed_joint" in ur5.source
+    whole = rd.from_urdf(path, prune=False)
+    assert not whole.is_serial and whole.nf == 10
+    # dropping massless fixed frames changes no dynamics and no remaining frame
+    q, qd, qdd = _states(ur5, 4, seed=8)
+    assert_rel(rd.inverse_dynamics(ur5, q, qd, qdd), rd.inverse_dynamics(whole, q, qd, qdd), 1e-13)
+    assert_rel(rd.inertia_matrix(ur5, q), rd.inertia_matrix(whole, q), 1e-13)
+    T, Tw = rd.forward_kinematics(ur5, q), rd.forward_kinematics(whole, q)
+    for i, name in enumerate(ur5.joint_names):
+        assert_rel(T[:, i], Tw[:, whole.frame_index(name) - 1], 1e-13)
+    # a serial chain: Dellin's gravity calibration accepts it (it refuses trees)
+    poses = rd.calibration_poses(ur5, 10, seed=0)
+    cal = rd.calibrate_gravity(ur5, poses, rd.gravity_torques(ur5, poses))
+    assert_rel(cal.torques(poses), rd.gravity_torques(ur5, poses), 1e-9)
+    # tip= keeps the fixed tool frame on the chain, link_frames=True every link frame
+    tool = rd.from_urdf(path, tip="tool0")
+    assert tool.is_serial and tool.joint_names[-1] == "wrist_3_link-tool0_fixed_joint"
+    assert "ee_fixed_joint" in rd.from_urdf(path, link_frames=True).joint_names
+
+
+def test_a_single_massless_tool_frame_is_kept_and_massive_fixed_branches_stay():
+    tool = ("tool", "fixed", "l2", "t", "0 0 0.1", "0 0 0", "1 0 0", "")
+    text = _urdf(_CHAIN + [tool])
+    start = text.index('<link name="t">')
+    robot = rd.from_urdf(text[:start] + '<link name="t"/>' + text[text.index("</link>", start) + len("</link>"):])
+    assert robot.joint_names == ("a", "b", "tool") and robot.is_serial and robot.M[2] == 0
+    # a fixed branch that carries mass beside the chain is kept (its mass counts): the robot is a tree
+    payload = ("payload", "fixed", "l1", "p", "0 0.2 0", "0 0 0", "1 0 0", "")
+    tree = rd.from_urdf(_urdf(_CHAIN + [payload]))
+    assert "payload" in tree.joint_names and not tree.is_serial
+    # a side branch without mass but with an inertia tensor changes the dynamics: kept too
+    text = _urdf(_CHAIN + [payload])
+    massive = '<link name="p"><inertial><origin xyz="0.1 -0.05 0.2" rpy="0.3 -0.2 0.7"/><mass value="4.5"/>'
+    assert massive in text
+    spinning = rd.from_urdf(text.replace(massive, massive.replace('value="4.5"', 'value="0"')), strict=False)
+    assert "payload" in spinning.joint_names and spinning.M[spinning.frame_index("payload") - 1] == 0
+    start = text.index('<link name="p">')
+    bare = text[:start] + '<link name="p"/>' + text[text.index("</link>", start) + len("</link>"):]
+    assert "payload" not in rd.from_urdf(bare).joint_names
+
+
+def test_end_frame_is_the_tip_of_the_longest_movable_chain():
+    from robodyn.model.derived import end_frame
+
+    for name in ("rx90", "panda", "planar2r"):
+        robot = rd.load(name)
+        assert end_frame(robot) == robot.nf  # serial: the last frame, fixed flange included
+    whole = rd.from_urdf(_erd("ur_description/urdf/ur5_robot.urdf"), prune=False)
+    # frame 10 (base_link-base_fixed_joint) is last but hangs beside joint 1; the tip is tool0 after wrist 3
+    assert whole.joint_names[end_frame(whole) - 1] == "wrist_3_link-tool0_fixed_joint"
+    # SKEW: a -> b -> c -> f (fixed) and a -> d: the last frame d ends a 2-joint branch, f the 3-joint chain
+    skew = rd.from_urdf(SKEW)
+    assert skew.joint_names[-1] == "d" and skew.joint_names[end_frame(skew) - 1] == "f"
+
+
+def test_urdf_friction_is_announced_on_load_and_in_robodyn_info(tmp_path):
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    with pytest.warns(UserWarning, match=r"joint\(s\) 'a' become viscous \(Fv\) and Coulomb \(Fc\) friction") as record:
+        robot = rd.from_urdf(SKEW)
+    assert len([w for w in record if "friction" in str(w.message)]) == 1  # once per load
+    assert robot.Fv[0] == 0.7 and "read as viscous friction Fv" in robot.source
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rd.from_urdf(_urdf(_CHAIN))  # no <dynamics>: no warning
+    path = tmp_path / "skew.urdf"
+    path.write_text(SKEW)
+    result = CliRunner().invoke(app, ["info", str(path)])
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "warning:" in text and "read as viscous friction Fv (damping) and Coulomb friction Fc" in text

@@ -164,6 +164,10 @@ def print_json(obj, undefined=()) -> None:
     sys.stdout.write(json.dumps(plain(obj, ""), indent=2, allow_nan=False) + "\n")
 
 
+#: Largest CSV file (bytes) that the commands read (states, measurements, logs): checked before reading.
+MAX_CSV_BYTES = 256 * 2**20
+
+
 def read_csv_columns(path, allowed, what: str, missing_values: bool = False, required=(), hint: str = "") -> dict:
     """The numeric columns of a CSV file with a header, as ``{name: (rows,) array}``.
 
@@ -171,23 +175,40 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
     ``"--states states.csv"``). Blank lines are skipped. Without ``missing_values`` every cell must be a finite
     number; with it an empty cell or ``nan`` is NaN (the caller reports those rows). Errors (InputError) name the
     file, the line and the column. ``required`` columns are checked first (message ending with ``hint``).
+
+    The file is read through robodyn's one bounded reader (:func:`robodyn.model.io.read_file_bytes`): at most
+    :data:`MAX_CSV_BYTES` bytes, checked before reading; a FIFO or device (``/dev/zero``) is refused at once. A
+    UTF-8 byte-order mark (spreadsheet exports) is dropped; a cell longer than the csv module's field limit is a
+    one-line error, as any other malformed CSV.
     """
     import csv
     import io
-    import math
-    from pathlib import Path
+    import os
 
     from robodyn.errors import InputError
+    from robodyn.model.io import read_file_bytes
 
+    if isinstance(path, (str, os.PathLike)) and not os.path.lexists(path):
+        raise InputError(f"{what}: cannot read the file (no such file)")
+    data = read_file_bytes(path, what, kind="CSV file", limit=MAX_CSV_BYTES, error=InputError)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{what}: cannot read the file ({exc.strerror or exc})") from None
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"{what}: not a text file (UTF-8 CSV expected)") from None
     if "\0" in text:
         raise InputError(f"{what}: not a text file (it holds NUL bytes); give a CSV file")
     reader = csv.reader(io.StringIO(text))
+    try:
+        return _csv_columns(reader, allowed, what, missing_values, required, hint)
+    except csv.Error as exc:
+        raise InputError(f"{what}, line {reader.line_num}: not a readable CSV file ({exc})") from None
+
+
+def _csv_columns(reader, allowed, what, missing_values, required, hint) -> dict:
+    import math
+
+    from robodyn.errors import InputError
+
     header = [h.strip() for h in next(reader, [])]
     if len(set(header)) != len(header):
         raise InputError(f"{what}: a column name appears twice in the header")
@@ -206,9 +227,10 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
             try:
                 x = float(cell) if cell.strip() or not missing_values else math.nan
             except ValueError:
-                raise InputError(f"{what}, line {line}, column {col}: {cell.strip()!r} is not a number") from None
+                shown = cell.strip() if len(cell.strip()) <= 40 else cell.strip()[:37] + "..."
+                raise InputError(f"{what}, line {line}, column {col}: {shown!r} is not a number") from None
             if not missing_values and not math.isfinite(x):
-                raise InputError(f"{what}, line {line}, column {col}: {cell.strip()} is not finite")
+                raise InputError(f"{what}, line {line}, column {col}: {cell.strip()[:40]} is not finite")
             values.append(x)
         rows.append(values)
     if not rows:

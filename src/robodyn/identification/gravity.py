@@ -21,6 +21,7 @@ moment of links j..n with respect to q_j (kg m per m of travel), which is what t
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -411,35 +412,33 @@ def _nan_to_none(a: np.ndarray):
 
 
 def load_gravity_calibration(path) -> GravityCalibration:
-    """Read a calibration written by :meth:`GravityCalibration.save` (safe YAML, every field validated).
+    """Read a calibration written by :meth:`GravityCalibration.save` (every field validated).
+
+    The file goes through robodyn's one hardened YAML reader (:func:`robodyn.model.io.read_yaml_file`: size,
+    encoding, depth, no aliases, no duplicate keys, YAML 1.2 scalars), as model files do.
 
     Raises
     ------
     InputError
         Missing file, not YAML, or a missing / malformed field (the message names it).
     """
-    import yaml
-
     from robodyn.errors import ModelFileError
-    from robodyn.model.io import loads
+    from robodyn.model.io import read_yaml_file, robot_from_document
 
-    path = Path(path)
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InputError(f"load_gravity_calibration: expected the path of a .yaml file, got {type(path).__name__}")
     where = f"calibration file {str(path)!r}"
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{where}: cannot read it ({exc.strerror or exc})") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        doc = read_yaml_file(path, where, kind="calibration file")
+    except ModelFileError as exc:
+        raise InputError(str(exc)) from None
     if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
         raise InputError(f"{where}: not a gravity calibration (expected 'format: {_FORMAT}'); write one with "
                          "GravityCalibration.save or `robodyn calibrate-gravity --out`")
+    if "robot_model" not in doc:
+        raise InputError(f"{where}: field 'robot_model' is missing")
     try:
-        robot = loads(yaml.safe_dump(doc["robot_model"]), origin=f"{where}, field robot_model")
-    except KeyError:
-        raise InputError(f"{where}: field 'robot_model' is missing") from None
+        robot = robot_from_document(doc["robot_model"], f"{where}, field robot_model")
     except ModelFileError as exc:
         raise InputError(str(exc)) from None
     n = robot.n
@@ -448,6 +447,8 @@ def load_gravity_calibration(path) -> GravityCalibration:
         if key not in doc:
             raise InputError(f"{where}: field {key!r} is missing")
         raw = doc[key]
+        if dtype is bool and not all(isinstance(x, bool) for x in np.ravel(np.array(raw, dtype=object))):
+            raise InputError(f"{where}: field {key!r} must hold true/false values of shape {shape}")
         try:
             if allow_none:
                 raw = np.array(raw, dtype=object)
@@ -467,19 +468,23 @@ def load_gravity_calibration(path) -> GravityCalibration:
     if method not in _METHODS:
         raise InputError(f"{where}: field 'method' = {method!r}; expected one of {', '.join(_METHODS)}")
     joints = doc.get("joints")
-    if not isinstance(joints, list) or not all(isinstance(j, int) and 1 <= j <= n for j in joints):
+    if not isinstance(joints, list) or not all(isinstance(j, int) and not isinstance(j, bool) and 1 <= j <= n
+                                               for j in joints):
         raise InputError(f"{where}: field 'joints' must list joint numbers 1..{n}")
-    try:
-        poses, cond = int(doc.get("poses", 0)), float(doc.get("condition_number", math.nan))
-    except (TypeError, ValueError):
-        raise InputError(f"{where}: fields 'poses' and 'condition_number' must be numbers") from None
+    poses, cond = doc.get("poses", 0), doc.get("condition_number", math.nan)
+    if isinstance(poses, bool) or not isinstance(poses, int) or poses < 0:
+        raise InputError(f"{where}: field 'poses' = {poses!r:.40} must be a number of poses (an integer >= 0)")
+    if isinstance(cond, bool) or not isinstance(cond, (int, float)):
+        raise InputError(f"{where}: field 'condition_number' = {cond!r:.40} must be a number")
+    offsets_flag = doc.get("estimate_offsets", False)
+    if not isinstance(offsets_flag, bool):
+        raise InputError(f"{where}: field 'estimate_offsets' = {offsets_flag!r:.40} must be true or false")
     return GravityCalibration(
         robot=robot, mu=mu, offsets=array("offsets", (n,)), std=array("mu_std", (n, 3), allow_none=True),
         offsets_std=array("offsets_std", (n,), allow_none=True),
         residual_rms=array("residual_rms", (n,), allow_none=True), identifiable=identifiable,
         notes=tuple(str(x) for x in doc.get("notes") or ()), method=method, joints=tuple(joints),
-        poses=poses, condition_number=cond,
-        estimate_offsets=bool(doc.get("estimate_offsets", False)),
+        poses=poses, condition_number=float(cond), estimate_offsets=offsets_flag,
     )
 
 

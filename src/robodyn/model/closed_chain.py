@@ -19,12 +19,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
-
-import yaml
 
 from robodyn.errors import ModelError, ModelFileError
-from robodyn.model.io import loads
+from robodyn.model.io import parse_yaml, read_yaml_file, robot_from_document
 from robodyn.model.robot import Robot
 
 _LOOP_KEYS = ("name", "frame", "point", "to", "to_point", "rows")
@@ -90,12 +87,7 @@ class ClosedChainRobot:
                 f"loops={len(self.loops)})")
 
 
-def _read_document(text: str, origin: str) -> dict:
-    """The YAML document, read with the safe loader that robodyn.model.io uses for model files."""
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ModelFileError(f"{origin}: not valid YAML ({exc})") from None
+def _check_document(doc, origin: str) -> dict:
     if not isinstance(doc, dict):
         raise ModelFileError(f"{origin}: expected a mapping with keys name, gravity, joints, links, loops, active")
     return doc
@@ -125,7 +117,11 @@ def _point(value, where: str, name: str) -> tuple:
 
 def closed_chain_from_text(text: str, origin: str = "<string>") -> ClosedChainRobot:
     """Parse a closed-chain model file (the tree's usual sections plus ``loops`` and ``active``)."""
-    doc = _read_document(text, origin)
+    return _from_document(parse_yaml(text, origin), origin)
+
+
+def _from_document(doc, origin: str) -> ClosedChainRobot:
+    doc = _check_document(doc, origin)
     loops_doc, active_doc = doc.pop("loops", None), doc.pop("active", None)
     if not isinstance(loops_doc, list) or not loops_doc:
         raise ModelFileError(f"{origin}: 'loops' must be a non-empty list of loop closures "
@@ -133,7 +129,7 @@ def closed_chain_from_text(text: str, origin: str = "<string>") -> ClosedChainRo
     if not isinstance(active_doc, list) or not active_doc:
         raise ModelFileError(f"{origin}: 'active' must be a non-empty list of joint names or frame numbers")
     # the tree goes through the ordinary model-file parser (same checks and messages, rows numbered as written)
-    tree = loads(yaml.safe_dump(doc, sort_keys=False), origin)
+    tree = robot_from_document(doc, origin)
     loops = []
     for k, row in enumerate(loops_doc, start=1):
         where = f"{origin}, loops row {k}"
@@ -160,8 +156,16 @@ def closed_chain_from_text(text: str, origin: str = "<string>") -> ClosedChainRo
 
 
 def load_closed_chain(path: str | os.PathLike) -> ClosedChainRobot:
-    """Load a closed-chain model file ``*.yaml`` (see the module docstring for the ``loops`` section)."""
-    p = Path(path)
-    if not p.is_file():
-        raise ModelFileError(f"{p}: no such model file")
-    return closed_chain_from_text(p.read_text(encoding="utf-8"), str(p))
+    """Load a closed-chain model file ``*.yaml`` (see the module docstring for the ``loops`` section).
+
+    The file is read by robodyn's one hardened YAML reader (:func:`robodyn.model.io.read_yaml_file`: size,
+    encoding, depth, no aliases, no duplicate keys, YAML 1.2 scalars), as model files are.
+
+    Raises
+    ------
+    ModelFileError
+        A missing, unreadable or malformed file; the message names the file, the row and the field.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ModelFileError(f"load_closed_chain: expected the path of a .yaml file, got {type(path).__name__} {str(path)[:40]!r}")
+    return _from_document(read_yaml_file(path, str(path)), str(path))

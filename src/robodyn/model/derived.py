@@ -109,3 +109,22 @@ def derive(robot) -> RobotData:
         links=links,
         links_six=links_six,
     )
+
+
+def end_frame(robot) -> int:
+    """Frame number j (1..nf) of the robot's end frame: the tip of its longest movable chain.
+
+    Among the paths from the base, the one through the most joints (σ ≠ 2) wins, then the one through the most
+    frames (a fixed tool frame after the last joint counts), then the higher frame number: for a serial robot
+    this is frame nf, as before; for a tree it is the tip of the main arm, not a sensor or CAD frame hung
+    beside it.  Task-space functions take it as their default ``frame``.  Computed once per robot (memo).
+    """
+    memo = robot.derived.memo
+    if "end_frame" not in memo:
+        parent, sigma = robot.derived.parent, robot.sigma
+        depth = []  # (joints, frames) on the path from the base to each frame; antecedents come first
+        for i in range(len(parent)):
+            joints, frames = depth[parent[i]] if parent[i] >= 0 else (0, 0)
+            depth.append((joints + (sigma[i] != 2), frames + 1))
+        memo["end_frame"] = max(range(len(depth)), key=lambda i: (depth[i], i)) + 1
+    return memo["end_frame"]

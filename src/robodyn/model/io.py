@@ -24,6 +24,7 @@ import math
 import operator
 import os
 import re
+import stat
 from importlib import resources
 from pathlib import Path
 
@@ -192,7 +193,17 @@ _ModelLoader.add_constructor("tag:yaml.org,2002:map", yaml.SafeLoader.construct_
 _ModelLoader.add_constructor(None, _construct_undefined)
 
 
-def _parse_yaml(text, origin):
+def parse_yaml(text: str, origin: str):
+    """The document of YAML text read by the hardened loader of model files (:class:`_ModelLoader`): at most
+    :data:`MAX_FILE_BYTES` bytes and :data:`MAX_DEPTH` levels, no anchors or aliases (no "billion laughs"), no
+    duplicate keys, YAML 1.2 core scalars (``yes``/``no`` stay strings).  Every YAML file robodyn reads (model
+    files, closed chains, gravity calibrations) goes through it.
+
+    Raises
+    ------
+    ModelFileError
+        One line naming ``origin``, the line and the field.
+    """
     if not isinstance(text, str):
         raise ModelFileError(f"{origin}: model text must be a str, got {type(text).__name__}")
     if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
@@ -247,12 +258,12 @@ def load(name_or_path: str | os.PathLike, strict: bool = True) -> Robot:
         raise ModelFileError(f"load: expected a robot name or a path, got {type(name_or_path).__name__}")
     if not str(name_or_path):
         raise UnknownRobotError("load: empty robot name; give a built-in robot name or a path to a .yaml file")
-    text = _read_model_file(Path(name_or_path), str(name_or_path))
     if Path(name_or_path).suffix.lower() == ".urdf":
         from robodyn.model.urdf import from_urdf
 
-        return from_urdf(Path(name_or_path), strict=strict)  # (text read above: size and encoding checked)
-    return _from_text(text, str(name_or_path), strict)
+        return from_urdf(Path(name_or_path), strict=strict)
+    label = str(name_or_path)
+    return _from_text(read_text_file(name_or_path, label), label, strict)
 
 
 def _is_bare_name(text: str) -> bool:
@@ -260,24 +271,76 @@ def _is_bare_name(text: str) -> bool:
     return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml", ".urdf")
 
 
-def _read_model_file(path: Path, label: str) -> str:
+def read_file_bytes(path: str | os.PathLike, label: str, *, kind: str = "model file",
+                    limit: int = MAX_FILE_BYTES, error: type[Exception] = ModelFileError) -> bytes:
+    """The bytes of the regular file ``path``, read through one bounded path: every file robodyn reads comes here.
+
+    The file is opened without blocking and checked with ``fstat`` before anything is read: a folder, a FIFO, a
+    socket or a device (``/dev/zero``) is refused with one line instead of hanging or reading without end, and a
+    file larger than ``limit`` bytes (a sparse file of gigabytes included) is refused before it is read; at most
+    ``limit + 1`` bytes are ever read (a file that grows meanwhile is refused too).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file.
+    label : str
+        How messages name it (e.g. the path as the user wrote it).
+    kind : str
+        What it should be, for messages ("model file", "URDF file", "CSV file", ...).
+    limit : int
+        Largest size accepted, in bytes.
+    error : exception class
+        Raised (with a one-line message) for every refusal: ModelFileError for models, InputError for data.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
-        if path.is_dir():
-            raise ModelFileError(f"{label}: is a folder, not a model file; give a .yaml file or a built-in robot name")
-        if not path.is_file():
-            raise ModelFileError(f"{label}: no such model file")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ModelFileError(f"{label}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise error(f"{label}: no such {kind}") from None
+    except IsADirectoryError:
+        raise error(f"{label}: is a folder, not a {kind}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
+        raise error(f"{label}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise error(f"{label}: is a folder, not a {kind}")
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{label}: not a regular file (a FIFO, socket or device); give a {kind}")
+        if info.st_size > limit:
+            raise error(f"{label}: larger than {limit} bytes, the limit for a {kind}")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
     except OSError as exc:
-        raise ModelFileError(f"{label}: cannot be read ({exc.strerror or exc})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ModelFileError(f"{label}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
+        raise error(f"{label}: cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise error(f"{label}: larger than {limit} bytes, the limit for a {kind}")
+    return b"".join(chunks)
+
+
+def read_text_file(path: str | os.PathLike, label: str, *, kind: str = "model file", limit: int = MAX_FILE_BYTES,
+                   error: type[Exception] = ModelFileError) -> str:
+    """The UTF-8 text (a leading byte-order mark dropped) of a file read by :func:`read_file_bytes`; bytes that
+    are not UTF-8 (Latin-1 text, binary data) raise ``error`` naming the first bad byte."""
+    data = read_file_bytes(path, label, kind=kind, limit=limit, error=error)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ModelFileError(f"{label}: not UTF-8 text (byte {exc.start}); a model file is YAML text") from None
+        raise error(f"{label}: not UTF-8 text (byte {exc.start}); save the {kind} as UTF-8") from None
+
+
+def read_yaml_file(path: str | os.PathLike, label: str, *, kind: str = "model file"):
+    """The YAML document of a file, read by :func:`read_text_file` and parsed by :func:`parse_yaml` (size,
+    encoding, depth, aliases, duplicate keys, YAML 1.2 scalars); raises :class:`ModelFileError`."""
+    return parse_yaml(read_text_file(path, label, kind=kind), label)
 
 
 def loads(text: str, origin: str = "<string>") -> Robot:
@@ -286,7 +349,12 @@ def loads(text: str, origin: str = "<string>") -> Robot:
 
 
 def _from_text(text: str, origin: str, strict: bool = True) -> Robot:
-    doc = _parse_yaml(text, origin)
+    return robot_from_document(parse_yaml(text, origin), origin, strict)
+
+
+def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
+    """A :class:`Robot` from a parsed model-file document (the mapping of :func:`parse_yaml`); every field
+    checked, errors (:class:`ModelFileError`) name ``origin``, the row and the field."""
     if not isinstance(doc, dict):
         raise ModelFileError(f"{origin}: expected a mapping with keys {', '.join(_TOP_KEYS)}")
     unknown = set(doc) - set(_TOP_KEYS)

@@ -31,7 +31,8 @@ Export (:func:`to_urdf`)
 ------------------------
 One URDF link per frame, in the frame R_j itself: joint j has ``<origin>`` = ^{a(j)}T_j at q = 0 and axis
 ``0 0 1``; link j has its mass, centre of mass and inertia about it (in R_j axes).  Reading that URDF back gives
-the same frames, so URDF → Robot → URDF → Robot reproduces the numbers.
+the same frames (with ``prune=False`` when the robot has fixed massless side frames, such as those of
+``link_frames=True``), so URDF → Robot → URDF → Robot reproduces the numbers.
 
 The parser is yourdfpy (maintained, typed dataclasses for every URDF element, validates and reads mimic and
 dynamics tags, loads without meshes).  The writer uses the standard library's ``xml.etree`` so that every
@@ -43,9 +44,12 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
+import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
@@ -73,30 +77,34 @@ def _yourdfpy():
 
 
 def _parse(source):
-    """(yourdfpy.Robot, origin text) from a path or an XML string."""
+    """(yourdfpy.Robot, origin text) from a path or an XML string, after :func:`_check_tree`."""
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"argument 'source' is {type(source).__name__}; give a URDF file path or the URDF XML text")
-    yourdfpy = _yourdfpy()
+    from robodyn.model.io import read_text_file  # io loads URDFs through this module: imported on use
+
     text = source if isinstance(source, str) else None
-    if text is not None and text.lstrip().startswith("<"):
+    if text is not None and ("<" in text or "\n" in text):  # XML text (a cut one included), not a file name
         origin = "<URDF string>"
+        if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+            raise ModelFileError(f"{origin}: larger than {MAX_FILE_BYTES} bytes, the limit for a URDF file")
     else:
-        path = Path(source)
-        if not path.is_file():
-            raise ModelFileError(f"{path}: no such URDF file")
-        text, origin = path.read_text(encoding="utf-8"), str(path)
-    data = text.encode("utf-8")
-    if len(data) > MAX_FILE_BYTES:
-        raise ModelFileError(f"{origin}: larger than {MAX_FILE_BYTES} bytes, the limit for a model file")
+        origin = str(source)
+        text = read_text_file(source, origin, kind="URDF file")  # size checked before reading, no FIFO/device
+    yourdfpy = _yourdfpy()  # after the file is read: a FIFO or a huge file is refused without importing it
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ModelFileError(f"{origin}: not a readable URDF (lone surrogate characters in the text)") from None
     # A URDF needs no document type: a DTD could define entities that expand (billion laughs) or read local
     # files into the model (external entities), so any is refused before an XML parser sees the text.
     if "<!doctype" in text.lower() or "<!entity" in text.lower():
         raise ModelFileError(f"{origin}: a URDF may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
     # yourdfpy recovers silently from malformed XML; a broken file must be an error, so check it first.
     try:
-        ET.fromstring(data)
+        tree = ET.fromstring(data)
     except ET.ParseError as exc:
         raise ModelFileError(f"{origin}: not a readable URDF (malformed XML: {exc})") from None
+    _check_tree(tree, origin)
     handle = io.BytesIO(data)
     try:
         urdf = yourdfpy.URDF.load(
@@ -106,6 +114,120 @@ def _parse(source):
     except Exception as exc:  # the parser raises lxml, ValueError, AttributeError... on malformed files
         raise ModelFileError(f"{origin}: not a readable URDF ({type(exc).__name__}: {exc})") from None
     return urdf.robot, origin
+
+
+# ---- the kinematic graph, checked before anything is built (as urdfdom and Pinocchio do) ----
+
+_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+#: Attributes holding one number, per element (URDF specification); each must be a finite decimal number.
+_SCALARS = MappingProxyType({
+    "mass": ("value",), "inertia": ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"),
+    "limit": ("lower", "upper", "effort", "velocity"), "dynamics": ("damping", "friction"),
+    "mimic": ("multiplier", "offset"),
+})
+#: Attributes holding a 3-vector, per element.
+_VECTORS = MappingProxyType({"origin": ("xyz", "rpy"), "axis": ("xyz",)})
+#: Characters that XML 1.0 cannot carry (a name holding one would make a URDF no parser reads back).
+_XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_DECIMAL = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
+
+
+def _q(name) -> str:
+    """A name from the file as a message shows it: quoted, escaped (repr), cut to 60 characters."""
+    text = repr(str(name))
+    return text if len(text) <= 60 else text[:56] + "...'"
+
+
+def _listed(names, limit: int = 5) -> str:
+    names = [_q(n) for n in names]
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _check_numbers(element, where: str) -> None:
+    """Every number the converter reads under ``element``: one finite decimal, or exactly three for vectors."""
+    for el in element.iter():
+        for attr in _SCALARS.get(el.tag, ()):
+            value = el.get(attr)
+            if value is not None and not (_DECIMAL.match(value.strip()) and math.isfinite(float(value))):
+                raise ModelFileError(f"{where}: <{el.tag} {attr}={_q(value)}> is not a finite number")
+        for attr in _VECTORS.get(el.tag, ()):
+            value = el.get(attr)
+            if value is None:
+                continue
+            parts = value.split()
+            if len(parts) != 3:
+                raise ModelFileError(f"{where}: <{el.tag} {attr}={_q(value)}> has {len(parts)} numbers; give exactly 3")
+            if not all(_DECIMAL.match(x) and math.isfinite(float(x)) for x in parts):
+                raise ModelFileError(f"{where}: <{el.tag} {attr}={_q(value)}> holds a value that is not a finite number")
+
+
+def _check_tree(robot_el, origin: str) -> None:
+    """Refuse, naming the element, every URDF whose links and joints do not form one tree: names missing or
+    defined twice, a joint whose parent or child link is not defined, a link that is the child of two joints,
+    no root or several, a cycle; and numbers that are not finite or vectors without exactly 3 numbers.
+    Iterative and linear in the size of the file (nothing here can spin on a malformed graph)."""
+    if robot_el.tag != "robot":
+        raise ModelFileError(f"{origin}: the top element is <{_q(robot_el.tag)[1:-1]}>, not <robot>; not a URDF")
+    links, joints = {}, {}
+    for el in robot_el:
+        if el.tag not in ("link", "joint"):
+            continue
+        name = el.get("name")
+        what = "link" if el.tag == "link" else "joint"
+        if not name:
+            raise ModelFileError(f"{origin}: a <{what}> element without a name; give each {what} a unique name")
+        table = links if el.tag == "link" else joints
+        if name in table:
+            raise ModelFileError(f"{origin}, {what} {_q(name)}: defined twice; {what} names must be unique")
+        table[name] = el
+        _check_numbers(el, f"{origin}, {what} {_q(name)}")
+    parent_joint, children = {}, {}
+    for name, el in joints.items():
+        where = f"{origin}, joint {_q(name)}"
+        kind = el.get("type")
+        if kind not in _JOINT_TYPES:
+            raise ModelFileError(f"{where}: unknown joint type {_q(kind)}; URDF types are {', '.join(_JOINT_TYPES)}")
+        ends = {}
+        for end in ("parent", "child"):
+            found = el.findall(end)
+            if len(found) != 1 or not found[0].get("link"):
+                raise ModelFileError(f"{where}: needs exactly one <{end} link=\"...\"/>, found {len(found)}")
+            ends[end] = found[0].get("link")
+            if ends[end] not in links:
+                raise ModelFileError(f"{where}: {end} link {_q(ends[end])} is not defined (no <link name=...> of that name)")
+        parent, child = ends["parent"], ends["child"]
+        if parent == child:
+            raise ModelFileError(f"{where}: connects link {_q(child)} to itself")
+        if child in parent_joint:
+            raise ModelFileError(f"{where}: link {_q(child)} is already the child of joint {_q(parent_joint[child])}; "
+                                 "a link has at most one parent joint (a URDF is a tree; close loops with "
+                                 "robodyn.load_closed_chain)")
+        parent_joint[child] = name
+        children.setdefault(parent, []).append(child)
+    if not links:
+        raise ModelFileError(f"{origin}: no <link> element; not a URDF robot")
+    roots = [name for name in links if name not in parent_joint]
+    if len(roots) > 1:
+        raise ModelFileError(f"{origin}: expected one root link (not the child of any joint), found {len(roots)}: "
+                             f"{_listed(roots)}; connect them with joints")
+    reached = set(roots)
+    stack = list(roots)
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in reached:
+                reached.add(child)
+                stack.append(child)
+    if len(reached) != len(links):
+        # every link left out sits on a cycle or below one: follow parent joints (at most one each) until a link
+        # comes back; that loop is the cycle
+        link = next(name for name in links if name not in reached)
+        seen: dict = {}  # link -> its position on the walk (a dict: membership in O(1))
+        while link not in seen:
+            seen[link] = len(seen)
+            link = joints[parent_joint[link]].find("parent").get("link")
+        cycle = [parent_joint[x] for x in list(seen)[seen[link]:]]
+        raise ModelFileError(f"{origin}: joints {_listed(cycle[::-1])} form a cycle; a URDF is a tree (close loops "
+                             "with robodyn.load_closed_chain)")
 
 
 def _float(value, default: float = 0.0) -> float:
@@ -224,13 +346,14 @@ def from_urdf(
     name: str | None = None,
     link_frames: bool = False,
     strict: bool = True,
+    prune: bool = True,
 ) -> Robot:
     """A :class:`Robot` from a URDF file or string (fixed base).
 
     Parameters
     ----------
     source : str or PathLike
-        Path of a ``.urdf`` file, or the URDF XML text itself.
+        Path of a ``.urdf`` file, or the URDF XML text itself (a ``str`` holding ``<`` or a line break).
     base : str, optional
         Link that is the fixed base R_0 (default: the URDF root link).  The joints between the root and it
         must be fixed; gravity is expressed in its frame.
@@ -245,9 +368,22 @@ def from_urdf(
         gives every URDF link frame).
     strict : bool
         False: inertias that violate the triangle inequality warn instead of raising.
+    prune : bool
+        Drop the fixed massless side branches: a fixed joint whose subtree has only fixed joints and massless
+        links (sensor, tool and CAD frames) and whose parent link has other child joints.  Kept, they make a
+        serial arm a tree (the UR5 of example-robot-data: ``base`` beside the first joint, ``ee_link`` beside
+        ``tool0``); dropped, it loads as a serial 6R chain with the same dynamics.  Nothing is dropped with
+        ``link_frames=True`` or ``tip=...`` (give ``tip="tool0"`` to end the chain at a tool frame) or
+        ``prune=False``; ``source`` names the joints dropped.
 
     Notes
     -----
+    The file is checked first, as urdfdom and Pinocchio do: unique link and joint names, every joint's parent
+    and child link defined, at most one parent joint per link, one root, no cycle, exactly three finite numbers
+    in each ``xyz``/``rpy``, finite masses, inertias, limits and mimic factors (a ``<mimic>`` naming no joint,
+    found in published files, is reported by :func:`mimic_coupling`, which uses it).  ``<dynamics damping friction>``
+    become Fv and Fc (a UserWarning names the joints: Pinocchio's ``rnea`` leaves friction out).
+
     Mimic joints are loaded as independent joints, as Pinocchio does by default; :func:`mimic_coupling` gives
     the coupling q = G q_a + offset that their ``<mimic>`` tags impose.
 
@@ -260,20 +396,23 @@ def from_urdf(
     Raises
     ------
     ModelFileError
-        Unreadable file, unknown ``base``/``tip`` link, floating or planar joints, a zero axis.
+        Unreadable file (missing, not a regular file, over the size limit, not UTF-8, malformed XML), a
+        kinematic graph that is not one tree, a malformed number, unknown ``base``/``tip`` link, floating or
+        planar joints, a zero axis; one line naming the element.
     """
+    for arg, value in (("base", base), ("tip", tip), ("name", name)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"argument '{arg}' is {type(value).__name__}; give a "
+                             f"{'robot name' if arg == 'name' else 'link name'} (str) or None")
     urdf, origin = _parse(source)
     joints = list(urdf.joints)
-    by_child = {j.child: j for j in joints}
+    by_child = {j.child: j for j in joints}  # a tree (checked by _parse): one parent joint per link, one root
     links = {link.name: link for link in urdf.links}
-    roots = [link.name for link in urdf.links if link.name not in by_child]
-    if len(roots) != 1:
-        raise ModelFileError(f"{origin}: expected one root link (not the child of any joint), found {roots}")
-    root = roots[0]
+    root = next(link for link in links if link not in by_child)
     base = root if base is None else base
     for arg, link in (("base", base), ("tip", tip)):
         if link is not None and link not in links:
-            raise ModelFileError(f"{origin}: {arg} = {link!r} is not a link of this URDF; links: {', '.join(links)}")
+            raise ModelFileError(f"{origin}: {arg} = {link!r} is not a link of this URDF; links: {_listed(links, 20)}")
     gravity = _base_gravity(by_child, root, base, origin)
     children: dict[str, list] = {}
     for j in joints:
@@ -281,7 +420,7 @@ def from_urdf(
     keep = None
     if tip is not None:
         keep, link = set(), tip
-        while link != base:
+        while link != base:  # at most one step per joint: the graph is a tree
             if link not in by_child:
                 raise ModelFileError(f"{origin}: tip link {tip!r} is not below base link {base!r}")
             keep.add(by_child[link].name)
@@ -297,13 +436,53 @@ def from_urdf(
                 f"{origin}, joint {j.name!r}: type {j.type!r} is not supported; robodyn models fixed-base "
                 "manipulators with revolute, continuous, prismatic and fixed joints (pick base/tip below it)"
             )
-        if j.type not in ("revolute", "continuous", "prismatic", "fixed"):
-            raise ModelFileError(f"{origin}, joint {j.name!r}: unknown joint type {j.type!r}")
         order.append(j)
         stack.extend(reversed(children.get(j.child, [])))
+    dropped = []
+    if prune and not link_frames and keep is None:
+        order, dropped = _without_massless_branches(order, children, links)
     if not order:
         raise ModelFileError(f"{origin}: no joint below base link {base!r}")
-    return _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict)
+    friction = [j.name for j in order if j.type != "fixed" and j.dynamics is not None
+                and (_float(j.dynamics.damping) != 0 or _float(j.dynamics.friction) != 0)]
+    if friction:
+        warnings.warn(
+            f"{origin}: the URDF <dynamics damping friction> of joint(s) {_listed(friction)} become viscous (Fv) and "
+            "Coulomb (Fc) friction, which robodyn's inverse dynamics includes (Pinocchio's rnea does not); "
+            "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=2,
+        )
+    return _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction)
+
+
+def _is_massless(link) -> bool:
+    """No mass and no rotational inertia (a massless link with an inertia tensor still changes the dynamics)."""
+    inertial = link.inertial
+    if inertial is None:
+        return True
+    mass = 0.0 if inertial.mass is None else float(inertial.mass)
+    return mass == 0 and (inertial.inertia is None or not np.any(np.asarray(inertial.inertia, dtype=float)))
+
+
+def _without_massless_branches(order, children, links):
+    """``order`` without its fixed massless side branches, and the names of the joints dropped.
+
+    A side branch is a fixed joint whose whole subtree has only fixed joints and massless links (sensor, tool and
+    CAD frames) and whose parent link has other child joints: kept, it would make a serial arm a tree (the UR5 of
+    example-robot-data hangs ``base`` beside its first joint and ``ee_link`` beside ``tool0``).  Dropping it
+    changes no dynamics (no mass, no joint) and no other frame."""
+    inert = {}  # joint name -> its subtree is fixed and massless
+    for j in reversed(order):  # depth-first order: every joint comes after its parent, so children are done first
+        inert[j.name] = (j.type == "fixed" and _is_massless(links[j.child])
+                         and all(inert.get(k.name, False) for k in children.get(j.child, ())))
+    drop = {j.name for j in order if inert[j.name] and len(children.get(j.parent, ())) > 1}
+    kept, dropped, gone = [], [], set()  # gone: links below a dropped joint
+    for j in order:
+        if j.name in drop or j.parent in gone:
+            dropped.append(j.name)
+            gone.add(j.child)
+        else:
+            kept.append(j)
+    return kept, dropped
 
 
 @dataclass(frozen=True)
@@ -398,7 +577,7 @@ def _origin(joint_or_inertial) -> np.ndarray:
     return np.eye(4) if T is None else np.asarray(T, dtype=float)
 
 
-def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict) -> Robot:
+def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction) -> Robot:
     world = {base: np.eye(4)}  # URDF link frames at q = 0, in the base frame
     axis_line = {}
     for j in order:
@@ -408,17 +587,20 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             axis_line[j.name] = (place[:3, 3], place[:3, :3] @ _unit(j.axis, f"{origin}, joint {j.name!r}"))
     scale = max([1.0] + [float(np.abs(T[:3, 3]).max()) for T in world.values()])
     frame_of_link = {base: np.eye(4)}
+    below: dict[str, list] = {}  # link -> the joints of ``order`` it carries
+    for j in order:
+        below.setdefault(j.parent, []).append(j)
     kk = []  # (joint, frame pose in base, how)
     for j in order:
         Fa = frame_of_link[j.parent]
         if j.type == "fixed":
             F, how = world[j.child], "fixed: the URDF link frame"
         else:
-            F, how = _moving_frame(j, Fa, axis_line, _moving_successors(j, order), world[j.child], scale)
+            F, how = _moving_frame(j, Fa, axis_line, _moving_successors(j, below), world[j.child], scale)
         kk.append((j, F, how))
         frame_of_link[j.child] = F
     rows, notes = [], []
-    index = {}
+    index, joint_names = {}, {k.name for k in order}
     for j, F, how in kk:
         index[j.child] = len(rows) + 1
         rows.append((j.name, index.get(j.parent, 0), j, F, j.child))
@@ -426,7 +608,7 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         if link_frames and j.type != "fixed":
             E = _inv(F) @ world[j.child]
             if not np.allclose(E, np.eye(4), rtol=0, atol=_SNAP * scale):
-                label = j.child if j.child not in {k.name for k in order} else f"{j.child}_link"
+                label = j.child if j.child not in joint_names else f"{j.child}_link"
                 rows.append((label, index[j.child], None, world[j.child], None))
     rows, table = _with_tilt_frames(rows, scale, notes)
     nf = len(rows)
@@ -456,6 +638,12 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             params[i] = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
     mimic = [j.name for j in order if j.mimic is not None]
     summary = "Khalil–Kleinfinger frames from URDF joints (z on the joint axis): " + "; ".join(notes)
+    if dropped:
+        summary += (f". Fixed massless side branches dropped (prune=True; tip= or link_frames=True keeps them): "
+                    f"{', '.join(dropped)}")
+    if friction:
+        summary += (f". URDF <dynamics> read as viscous friction Fv (damping) and Coulomb friction Fc (friction), "
+                    f"included in the inverse dynamics: {', '.join(friction)}")
     if mimic:
         summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.mimic_coupling couples "
                     f"them): {', '.join(mimic)}")
@@ -472,17 +660,15 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         raise ModelFileError(f"{origin}: {exc}") from None
 
 
-def _moving_successors(j, order):
-    """The moving joints that follow joint j directly or through fixed joints."""
+def _moving_successors(j, below):
+    """The moving joints that follow joint j directly or through fixed joints (``below``: link -> its joints)."""
     out, links = [], [j.child]
     while links:
-        link = links.pop()
-        for k in order:
-            if k.parent == link:
-                if k.type == "fixed":
-                    links.append(k.child)
-                else:
-                    out.append(k)
+        for k in below.get(links.pop(), ()):
+            if k.type == "fixed":
+                links.append(k.child)
+            else:
+                out.append(k)
     return out
 
 
@@ -570,12 +756,30 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
     of them nonzero raises (remove them with ``robot.replace(...)`` to export the rest).  Gravity other than
     [0, 0, −9.81] has no URDF element either and raises.
 
+    Every URDF written here reads back with :func:`from_urdf`: frame names must be unique (two frames of one
+    name would make a link its own parent) and hold no character that XML cannot carry (control characters),
+    else ModelError names them; the base link is called ``base_link`` unless a frame's link has that name (a
+    frame called ``base``), then ``base_link_0``, ``base_link_1``...
+
     Returns
     -------
     str
         URDF XML; joint j is named ``robot.joint_names[j-1]``, its child link ``<joint name>_link``.
     """
     check_robot(robot)
+    if not isinstance(base_link, str) or not base_link:
+        raise InputError(f"argument 'base_link' is {base_link!r}; give the name of the URDF base link")
+    for what, text in [("robot name", robot.name), ("base_link", base_link)] + [
+            (f"frame {j + 1} name", n) for j, n in enumerate(robot.joint_names)]:
+        if not text or _XML_BAD.search(text):
+            raise ModelError(f"robot '{_q(robot.name)[1:-1]}': {what} {_q(text)} is empty or holds characters XML "
+                             "cannot carry (control characters); rename it before export")
+    first: dict = {}
+    for j, n in enumerate(robot.joint_names, start=1):
+        if n in first:
+            raise ModelError(f"robot '{_q(robot.name)[1:-1]}': frames {first[n]} and {j} are both named {_q(n)}; a URDF "
+                             "needs unique joint names: export robot.replace(joint_names=...) with unique names")
+        first[n] = j
     lost = [k for k in ("Ia", "Foff", "Fst") if np.any(getattr(robot, k) != 0)]
     if lost:
         raise ModelError(
@@ -588,8 +792,12 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
             "in the base frame; export robot.replace(gravity=[0, 0, -9.81]) and rotate the base when mounting it"
         )
     root = ET.Element("robot", name=robot.name)
-    links = [base_link] + [f"{n}_link" for n in robot.joint_names]
-    ET.SubElement(root, "link", name=base_link)
+    children = {f"{n}_link" for n in robot.joint_names}  # distinct, as the frame names are
+    base, k = base_link, 0
+    while base in children:
+        base, k = f"{base_link}_{k}", k + 1
+    links = [base] + [f"{n}_link" for n in robot.joint_names]
+    ET.SubElement(root, "link", name=base)
     k = 0
     for i in range(robot.nf):
         T = kk_transform(*(getattr(robot, g)[i] for g in ("gamma", "b", "alpha", "d", "theta", "r")))
