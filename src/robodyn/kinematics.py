@@ -338,7 +338,7 @@ def jacobian(robot: Robot, q, frame=None, point=None) -> np.ndarray:
     Parameters
     ----------
     q : (..., n)
-    frame : int or str, default last frame — frame number j = 1..nf (Khalil & Dombre's numbering) or its name.
+    frame : int or str, default the end frame (tip of the longest movable chain) — frame number j = 1..nf (Khalil & Dombre's numbering) or its name.
     point : (..., 3), optional — a point fixed to link j, coordinates in R_j (m); default O_j.
 
     Returns
@@ -375,7 +375,7 @@ def jacobian_dot_qd(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
     ----------
     robot : Robot
     q, qd : array_like (..., n) — joint positions (rad | m) and velocities (rad/s | m/s).
-    frame : int or str, default last frame — frame number j = 1..nf (Khalil & Dombre's numbering) or its name.
+    frame : int or str, default the end frame (tip of the longest movable chain) — frame number j = 1..nf (Khalil & Dombre's numbering) or its name.
     point : array_like (..., 3), optional — a point fixed to link j, coordinates in R_j (m); default O_j.
 
     Returns

@@ -173,7 +173,7 @@ def identification(t, tau_measured, tau_predicted, *, names=None, title: str | N
 def ellipsoid_axes(robot, q, kind: str = "manipulability", frame: int | None = None):
     """Centres (..., 3), semi-axis lengths (..., 3) and directions (..., 3, 3) (columns) of the ellipsoids.
 
-    See the module notes for the two kinds; ``frame`` defaults to the last frame.
+    See the module notes for the two kinds; ``frame`` defaults to the end frame (tip of the longest movable chain).
     """
     from robodyn.dynamics.api import inertia_matrix
     from robodyn.kinematics import forward_kinematics, jacobian
@@ -204,7 +204,7 @@ def ellipsoids(robot, q, *, kind: str = "manipulability", frame: int | str | Non
     kind : "manipulability" or "inertia"
         See the module notes.
     frame : int (1..nf) or frame name, optional
-        Default: the last frame.
+        Default: the end frame (tip of the longest movable chain; frame nf on a serial robot).
     scale : float
         Display factor applied to the semi-axes (m per m/s).
 
@@ -255,7 +255,7 @@ def workspace(robot, *, samples: int = 2000, frame: int | str | None = None, see
     samples : int
         Number of random configurations (uniform in the limits, generator seeded by ``seed``).
     frame : int (1..nf) or frame name, optional
-        Default: the last frame.
+        Default: the end frame (tip of the longest movable chain; frame nf on a serial robot).
     """
     from robodyn.kinematics import forward_kinematics
 

@@ -176,7 +176,7 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
     number; with it an empty cell or ``nan`` is NaN (the caller reports those rows). Errors (InputError) name the
     file, the line and the column. ``required`` columns are checked first (message ending with ``hint``).
 
-    The file is read through robodyn's one bounded reader (:func:`robodyn.model.io.read_file_bytes`): at most
+    The file is read through robodyn's one bounded reader (:func:`robodyn.files.read_file_bytes`): at most
     :data:`MAX_CSV_BYTES` bytes, checked before reading; a FIFO or device (``/dev/zero``) is refused at once. A
     UTF-8 byte-order mark (spreadsheet exports) is dropped; a cell longer than the csv module's field limit is a
     one-line error, as any other malformed CSV.
@@ -186,7 +186,7 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
     import os
 
     from robodyn.errors import InputError
-    from robodyn.model.io import read_file_bytes
+    from robodyn.files import read_file_bytes
 
     if isinstance(path, (str, os.PathLike)) and not os.path.lexists(path):
         raise InputError(f"{what}: cannot read the file (no such file)")

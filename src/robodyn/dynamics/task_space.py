@@ -88,7 +88,8 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     q, qd : array_like (..., n)
         Joint positions (rad | m) and velocities.
     frame : int or str, optional
-        Frame j = 1..nf (Khalil–Kleinfinger numbering) or its name; default the last frame.
+        Frame j = 1..nf (Khalil–Kleinfinger numbering) or its name; default the end frame (tip of the longest
+        movable chain; frame nf on a serial robot).
     point : array_like (3,) or (..., 3), optional
         A point fixed to frame j, coordinates in R_j (m); default the origin O_j.
     rows : sequence of int, optional
@@ -128,7 +129,7 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         if np.any(bad):
             idx = tuple(int(i) for i in np.argwhere(np.atleast_1d(bad))[0]) if batch else ()
             raise SingularConfigurationError(
-                f"robot '{robot.name}': the task Jacobian of frame {frame if frame is not None else robot.nf} "
+                f"robot '{robot.name}': the task Jacobian of frame {frame if frame is not None else robot.derived.end_frame} "
                 f"(rows {r.tolist()}) is singular at q{list(idx) if idx else ''} = "
                 f"{np.round(q[idx] if batch else q, 6).tolist()} (eigenvalue ratio of J A⁻¹ Jᵀ {float(np.min(ratio)):.3g} "
                 f"< rcond = {rcond:g}); move away from the singularity, remove dependent rows, or pass damping > 0")
@@ -161,7 +162,8 @@ def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarr
     q, qd : array_like (..., n)
         Joint positions (rad | m) and velocities (rad/s | m/s).
     frame : int or str, optional
-        Frame j = 1..nf or its name; default the last frame.
+        Frame j = 1..nf or its name; default the end frame (tip of the longest movable chain; frame nf on a
+        serial robot).
     point : array_like (3,) or (..., 3), optional
         A point fixed to frame j, coordinates in R_j (m); default O_j.
 

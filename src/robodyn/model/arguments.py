@@ -67,8 +67,10 @@ def joint_arrays(robot, **arrays):
 
 
 def frame_index(robot, frame) -> int:
-    """0-based index of frame ``frame`` given in Khalil & Dombre's numbering 1..nf (default: the last frame)."""
-    j = robot.nf if frame is None else frame
+    """0-based index of frame ``frame`` given in Khalil & Dombre's numbering 1..nf or by name (default: the end
+    frame, the tip of the longest movable chain, :func:`robodyn.model.derived.end_frame`; frame nf on a serial
+    robot)."""
+    j = robot.derived.end_frame if frame is None else frame
     if isinstance(j, str):
         if j not in robot.joint_names:
             raise InputError(f"frame '{j}' is not a frame of robot '{robot.name}'; frames: {list(robot.joint_names)}")

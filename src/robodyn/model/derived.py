@@ -52,6 +52,8 @@ class RobotData:
         J as three row tuples, MS as a tuple, M as a float.
     links_six : tuple over frames of (J6, MS, M)
         J6 = (XX, XY, XZ, YY, YZ, ZZ) as a tuple.
+    end_frame : int
+        Frame number j (1..nf) of the tip of the longest movable chain (:func:`end_frame`).
 
     What robodyn computes lazily from a robot (kernels, compiled entries, memos) is not kept here but in the
     workspace of :mod:`robodyn.model.workspace`, keyed by the robot's content.
@@ -67,6 +69,7 @@ class RobotData:
     transforms: tuple
     links: tuple
     links_six: tuple
+    end_frame: int
 
     def transforms_as(self, dtype) -> tuple:
         """:attr:`transforms` in ``dtype`` (float64 without a copy)."""
@@ -108,6 +111,7 @@ def derive(robot) -> RobotData:
         transforms=tuple(transforms),
         links=links,
         links_six=links_six,
+        end_frame=_end_frame(parent, robot.sigma),
     )
 
 
@@ -117,14 +121,14 @@ def end_frame(robot) -> int:
     Among the paths from the base, the one through the most joints (σ ≠ 2) wins, then the one through the most
     frames (a fixed tool frame after the last joint counts), then the higher frame number: for a serial robot
     this is frame nf, as before; for a tree it is the tip of the main arm, not a sensor or CAD frame hung
-    beside it.  Task-space functions take it as their default ``frame``.  Computed once per robot (memo).
+    beside it.  Computed once, when the robot is built (``robot.derived.end_frame``).
     """
-    memo = robot.derived.memo
-    if "end_frame" not in memo:
-        parent, sigma = robot.derived.parent, robot.sigma
-        depth = []  # (joints, frames) on the path from the base to each frame; antecedents come first
-        for i in range(len(parent)):
-            joints, frames = depth[parent[i]] if parent[i] >= 0 else (0, 0)
-            depth.append((joints + (sigma[i] != 2), frames + 1))
-        memo["end_frame"] = max(range(len(depth)), key=lambda i: (depth[i], i)) + 1
-    return memo["end_frame"]
+    return robot.derived.end_frame
+
+
+def _end_frame(parent, sigma) -> int:
+    depth = []  # (joints, frames) on the path from the base to each frame; antecedents come first
+    for i in range(len(parent)):
+        joints, frames = depth[parent[i]] if parent[i] >= 0 else (0, 0)
+        depth.append((joints + (sigma[i] != 2), frames + 1))
+    return max(range(len(depth)), key=lambda i: (depth[i], i)) + 1

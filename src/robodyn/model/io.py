@@ -32,7 +32,7 @@ import numpy as np
 import yaml
 
 from robodyn.model.robot import check_robot
-from robodyn.files import MAX_FILE_BYTES, write_atomically
+from robodyn.files import MAX_FILE_BYTES, read_text_file, write_atomically
 from robodyn.errors import InputError, ModelError, ModelFileError, UnknownRobotError
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -269,72 +269,6 @@ def load(name_or_path: str | os.PathLike, strict: bool = True) -> Robot:
 def _is_bare_name(text: str) -> bool:
     seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
     return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml", ".urdf")
-
-
-def read_file_bytes(path: str | os.PathLike, label: str, *, kind: str = "model file",
-                    limit: int = MAX_FILE_BYTES, error: type[Exception] = ModelFileError) -> bytes:
-    """The bytes of the regular file ``path``, read through one bounded path: every file robodyn reads comes here.
-
-    The file is opened without blocking and checked with ``fstat`` before anything is read: a folder, a FIFO, a
-    socket or a device (``/dev/zero``) is refused with one line instead of hanging or reading without end, and a
-    file larger than ``limit`` bytes (a sparse file of gigabytes included) is refused before it is read; at most
-    ``limit + 1`` bytes are ever read (a file that grows meanwhile is refused too).
-
-    Parameters
-    ----------
-    path : str or PathLike
-        The file.
-    label : str
-        How messages name it (e.g. the path as the user wrote it).
-    kind : str
-        What it should be, for messages ("model file", "URDF file", "CSV file", ...).
-    limit : int
-        Largest size accepted, in bytes.
-    error : exception class
-        Raised (with a one-line message) for every refusal: ModelFileError for models, InputError for data.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise error(f"{label}: no such {kind}") from None
-    except IsADirectoryError:
-        raise error(f"{label}: is a folder, not a {kind}") from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
-        raise error(f"{label}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise error(f"{label}: is a folder, not a {kind}")
-        if not stat.S_ISREG(info.st_mode):
-            raise error(f"{label}: not a regular file (a FIFO, socket or device); give a {kind}")
-        if info.st_size > limit:
-            raise error(f"{label}: larger than {limit} bytes, the limit for a {kind}")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise error(f"{label}: cannot be read ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
-    if size > limit:
-        raise error(f"{label}: larger than {limit} bytes, the limit for a {kind}")
-    return b"".join(chunks)
-
-
-def read_text_file(path: str | os.PathLike, label: str, *, kind: str = "model file", limit: int = MAX_FILE_BYTES,
-                   error: type[Exception] = ModelFileError) -> str:
-    """The UTF-8 text (a leading byte-order mark dropped) of a file read by :func:`read_file_bytes`; bytes that
-    are not UTF-8 (Latin-1 text, binary data) raise ``error`` naming the first bad byte."""
-    data = read_file_bytes(path, label, kind=kind, limit=limit, error=error)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise error(f"{label}: not UTF-8 text (byte {exc.start}); save the {kind} as UTF-8") from None
 
 
 def read_yaml_file(path: str | os.PathLike, label: str, *, kind: str = "model file"):

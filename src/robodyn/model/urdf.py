@@ -55,7 +55,7 @@ import numpy as np
 
 from robodyn.model.robot import check_robot
 from robodyn.errors import InputError, ModelError, ModelFileError, NonPhysicalInertiaError, RobodynError
-from robodyn.files import MAX_FILE_BYTES
+from robodyn.files import MAX_FILE_BYTES, read_text_file
 from robodyn.model.inertia import com_from_standard, standard_from_com
 from robodyn.model.robot import Robot
 
@@ -80,8 +80,6 @@ def _parse(source):
     """(yourdfpy.Robot, origin text) from a path or an XML string, after :func:`_check_tree`."""
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"argument 'source' is {type(source).__name__}; give a URDF file path or the URDF XML text")
-    from robodyn.model.io import read_text_file  # io loads URDFs through this module: imported on use
-
     text = source if isinstance(source, str) else None
     if text is not None and ("<" in text or "\n" in text):  # XML text (a cut one included), not a file name
         origin = "<URDF string>"
