@@ -148,6 +148,11 @@ _LAZY = _MappingProxyType({
     "to_pinocchio": ("robodyn.interop", "to_pinocchio"),
     "to_mujoco_xml": ("robodyn.interop", "to_mujoco_xml"),
     "plot": ("robodyn.plot", None),
+    # beyond one machine (Dask) and joint logs (ROS bags, CSV, HDF5, Parquet)
+    "distributed": ("robodyn.distributed", None),
+    "simulate_many": ("robodyn.distributed", "simulate_many"),
+    "read_joint_log": ("robodyn.logs", "read_joint_log"),
+    "JointLog": ("robodyn.logs", "JointLog"),
 })
 
 
@@ -211,4 +216,6 @@ __all__ = (
     "momentum_observer", "generalized_momentum",
     # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
+    # beyond one machine, joint logs
+    "distributed", "simulate_many", "read_joint_log", "JointLog",
 )

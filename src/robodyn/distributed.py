@@ -84,11 +84,21 @@ def _shipped(value):
 
 # ---------------------------------------------------------------- batched dynamics
 
+def _aligned(*arrays) -> list:
+    """The blocks, each copied when its data is not aligned.
+
+    A block received from another worker can lie at an address that is not a multiple of 8 (a slice of a network
+    frame); NumPy exports such a buffer with the format "=d", which robodyn.native's buffer check refuses.
+    """
+    return [a if not isinstance(a, np.ndarray) or a.flags.aligned else a.copy() for a in arrays]
+
+
 def _run(name: str, robot, *arrays, stack: int = 0, **kwargs):
     """The in-memory function ``name`` on one block; tuples of results stacked on a new axis −3 (``stack`` > 0)."""
     from importlib import import_module
 
     module, attr = _FUNCTIONS[name]
+    arrays = _aligned(*arrays)
     out = getattr(import_module(module), attr)(robot, *arrays, **kwargs)
     return np.stack(out, axis=-3) if stack else out
 
@@ -410,6 +420,7 @@ def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, r
 
     The Gram partial sums are returned as (sum, compensation) pairs for :func:`_merge`.
     """
+    q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
     N, n = q.shape
     m = bp.count + 1
     acc = np.zeros((2, n, m, m))
@@ -552,7 +563,7 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     qd, qdd, tau : dask.array or array (N, n)
     method : {"ols", "wls", "irls"} — as :func:`robodyn.identify`. "irls" reads the samples twice per iteration
         (residuals, then the weighted reduction); its per-joint median absolute deviations are exact
-        (:func:`quantiles`).
+        (:func:`median`).
     friction, base, robust, max_iterations, rank_tol : as :func:`robodyn.identify`.
     reduction : {"gram", "tsqr"} — see the module documentation (normal equations with compensated sums, the
         in-memory reduction; or a communication-avoiding QR, accuracy ε cond(W) for ill-conditioned data).
@@ -638,6 +649,7 @@ def _joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
 
 
 def _residual_block(bp, q, qd, qdd, tau, theta) -> np.ndarray:
+    q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
     out = np.empty_like(tau)
     for s in range(0, q.shape[0], BLOCK):
         blk = slice(s, s + BLOCK)
@@ -655,8 +667,8 @@ def _irls(base, bp_d, blocks, arrays, theta, robust, max_iterations, reduction, 
     for it in range(1, max_iterations + 1):
         r = da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], theta, dtype=float,
                           chunks=q.rechunk({1: -1}).chunks).persist()
-        med = _median(r)
-        mad = 1.4826 * _median(abs(r - med))
+        med = median(r)
+        mad = 1.4826 * median(abs(r - med))
         if not np.any(mad > 0):
             converged = True
             break
@@ -706,8 +718,16 @@ def _ulps_below(h: float, count: int) -> np.ndarray:
     return out
 
 
-def _kth(x, k: int) -> np.ndarray:
-    """The k-th smallest value (0-based) of every column of a persisted (N, n) dask array, exactly.
+def _stats(x: np.ndarray) -> np.ndarray:
+    """(2, n): the minimum and maximum of each column of a block."""
+    if x.shape[0] == 0:
+        return np.array([np.full(x.shape[1], np.inf), np.full(x.shape[1], -np.inf)])
+    return np.array([x.min(axis=0), x.max(axis=0)])
+
+
+def _kth(x, ks) -> np.ndarray:
+    """The k-th smallest values (0-based ranks ``ks``) of every column of a persisted (N, n) dask array
+    (N > GATHER), exactly: (len(ks), n).
 
     Bisection by counts: each pass counts, block by block, the values below ``PIVOTS`` pivots spread over the
     bracket (lo, hi] of each column that holds the answer, and narrows the bracket; once it holds at most
@@ -716,42 +736,70 @@ def _kth(x, k: int) -> np.ndarray:
     """
     dask, _ = _dask()
     blocks = x.to_delayed().ravel().tolist()
+    parts = dask.compute(*[dask.delayed(_stats)(blk) for blk in blocks])
+    return np.stack([_kth_bisect(x, blocks, k, np.min([p[0] for p in parts], axis=0),
+                                 np.max([p[1] for p in parts], axis=0)) for k in ks])
+
+
+def _kth_bisect(x, blocks, k: int, xmin: np.ndarray, xmax: np.ndarray) -> np.ndarray:
+    dask, _ = _dask()
     n = x.shape[1]
-    lo = np.nextafter(x.min(axis=0).compute(), -np.inf)  # #(x ≤ lo) = 0 ≤ k
-    hi = x.max(axis=0).compute()  # #(x ≤ hi) = N > k
+    lo = np.nextafter(xmin, -np.inf)  # #(x ≤ lo) = 0 ≤ k
+    hi = xmax.copy()  # #(x ≤ hi) = N > k
     below = np.zeros(n, dtype=np.int64)  # #(x ≤ lo)
     exact = np.zeros(n, bool)
     out = np.empty(n)
     active = np.ones(n, bool)
     while active.any():
-        piv = np.linspace(lo, hi, PIVOTS + 1)[1:-1]
+        # the bracket's interior, and hi, 0 with the numbers just below them: a value repeated more than GATHER
+        # times at one of these (zeros, the bracket's top) is found in this pass
+        piv = np.concatenate([np.linspace(lo, hi, PIVOTS + 1)[1:-1], [hi, np.nextafter(hi, -np.inf)],
+                              np.zeros((1, n)), np.full((1, n), -np.nextafter(0.0, 1.0))])
         for j in np.flatnonzero(exact):
-            piv[:, j] = _ulps_below(hi[j], PIVOTS - 1)
+            piv[: PIVOTS - 1, j] = _ulps_below(hi[j], PIVOTS - 1)
         c = np.sum(dask.compute(*[dask.delayed(_counts)(blk, piv) for blk in blocks]), axis=0)
         for j in np.flatnonzero(active):
-            over = np.flatnonzero(c[:, j] > k)
-            if exact[j]:
-                out[j], active[j] = (piv[over[0], j] if over.size else hi[j]), False
+            order = np.argsort(piv[:, j], kind="stable")
+            pj, cj = piv[order, j], c[order, j]
+            over, under = np.flatnonzero(cj > k), np.flatnonzero(cj <= k)
+            first = pj[over[0]]  # the smallest pivot with more than k values at or below it
+            if exact[j] or (under.size and pj[under[-1]] == np.nextafter(first, -np.inf)):
+                out[j], active[j] = first, False
                 continue
-            under = np.flatnonzero(c[:, j] <= k)
-            new_lo, new_below = (piv[under[-1], j], int(c[under[-1], j])) if under.size else (lo[j], below[j])
-            new_hi = piv[over[0], j] if over.size else hi[j]
-            exact[j] = new_lo == lo[j] and new_hi == hi[j]
-            lo[j], hi[j], below[j] = new_lo, new_hi, new_below
-            if over.size and int(c[over[0], j]) - below[j] <= GATHER:
+            if under.size and pj[under[-1]] > lo[j]:
+                new_lo, new_below = pj[under[-1]], int(cj[under[-1]])
+            else:
+                new_lo, new_below = lo[j], below[j]
+            exact[j] = new_lo == lo[j] and first == hi[j]
+            lo[j], hi[j], below[j] = new_lo, first, new_below
+            if int(cj[over[0]]) - below[j] <= GATHER:
                 vals = np.concatenate(dask.compute(*[dask.delayed(_inside)(blk, lo, hi, j) for blk in blocks]))
                 out[j], active[j] = np.partition(vals, k - below[j])[k - below[j]], False
     return out
 
 
-def _median(x) -> np.ndarray:
-    """Exact median of every column (``numpy.median``'s: the mean of the two middle values for even N)."""
+def median(x) -> np.ndarray:
+    """The exact median of every column of a chunked (N, n) dask array, as ``numpy.median(x, axis=0)`` gives it
+    (the mean of the two middle values for even N), without gathering the columns when N > ``GATHER``:
+    bisection by counts over the persisted blocks (a few passes).
+
+    Returns
+    -------
+    ndarray (n,)
+    """
+    _, da = _dask()
+    if not isinstance(x, da.Array) or x.ndim != 2:
+        raise InputError("median: give a 2-D dask array (N, n)")
     x = x.persist()
     if np.isnan(x.shape[0]):
         x.compute_chunk_sizes()
     N = int(x.shape[0])
-    a = _kth(x, (N - 1) // 2)
-    return a if N % 2 else 0.5 * (a + _kth(x, N // 2))
+    if N == 0:
+        raise InputError("median: the array has no rows")
+    if N <= GATHER:
+        return np.median(x.compute(), axis=0)
+    a = _kth(x, sorted({(N - 1) // 2, N // 2}))
+    return 0.5 * (a[0] + a[-1])
 
 
 # ---------------------------------------------------------------- simulation sweeps
