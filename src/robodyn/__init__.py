@@ -152,7 +152,6 @@ _LAZY = _MappingProxyType({
     "distributed": ("robodyn.distributed", None),
     "simulate_many": ("robodyn.distributed", "simulate_many"),
     "read_joint_log": ("robodyn.logs", "read_joint_log"),
-    "JointLog": ("robodyn.logs", "JointLog"),
 })
 
 
@@ -217,5 +216,5 @@ __all__ = (
     # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
     # beyond one machine, joint logs
-    "distributed", "simulate_many", "read_joint_log", "JointLog",
+    "distributed", "simulate_many", "read_joint_log",
 )

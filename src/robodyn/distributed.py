@@ -892,7 +892,9 @@ def simulate_many(robot, cases, progress: bool | None = None, **common) -> Simul
     """
     _check_robot(robot)
     dask, _ = _dask()
-    cases = list(cases) if not isinstance(cases, dict) else None
+    if isinstance(cases, (dict, str, bytes)) or not hasattr(cases, "__iter__"):
+        raise InputError(f"cases is a {type(cases).__name__}; give a sequence of dicts of rd.simulate arguments")
+    cases = list(cases)
     if not cases:
         raise InputError("cases: give a non-empty sequence of dicts of rd.simulate arguments")
     for i, case in enumerate(cases):

@@ -157,10 +157,10 @@ def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: in
     RobodynError
         The reader package of the format is not installed (names the extra to install).
     """
-    from robodyn._arrays import check_robot
+    from robodyn.model.robot import Robot
 
-    if robot is not None:
-        check_robot(robot)
+    if robot is not None and not isinstance(robot, Robot):
+        raise InputError(f"robot must be a robodyn Robot (rd.load(...)) or None, got {type(robot).__name__}")
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"read_joint_log: path must be a str or path, got {type(path).__name__}")
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
