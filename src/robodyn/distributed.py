@@ -342,9 +342,9 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
 
 
 def _read_hdf5(path, n: int, chunk: int) -> Samples:
-    from robodyn.logs import _need  # noqa: PLC2701 (same package layer: the one install hint)
+    from robodyn.logs import reader_module
 
-    h5py = _need("hdf5")
+    h5py = reader_module("hdf5")
     dask, _ = _dask()
     try:
         with h5py.File(path, "r") as f:
@@ -384,9 +384,9 @@ def _read_zarr(path, n: int, chunk: int) -> Samples:
 
 
 def _read_parquet(path, n: int) -> Samples:
-    from robodyn.logs import _need  # noqa: PLC2701
+    from robodyn.logs import reader_module
 
-    _need("parquet")
+    reader_module("parquet")
     import pyarrow.parquet as pq
 
     dask, _ = _dask()

@@ -82,8 +82,9 @@ def log_format(path) -> str:
     return fmt
 
 
-def _need(fmt: str):
-    """The reader module of ``fmt``; RobodynError naming the extra to install when it is missing."""
+def reader_module(fmt: str):
+    """The package that reads ``fmt`` ("ros1", "ros2", "hdf5", "parquet"), imported; RobodynError naming the extra
+    to install when it is missing."""
     from importlib import import_module
 
     name = _MODULE[fmt]
@@ -184,7 +185,7 @@ def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: in
 # ---- ROS bags ----
 
 def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
-    _need(fmt)
+    reader_module(fmt)
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
 
@@ -300,7 +301,7 @@ def _csv_columns(path: Path) -> dict:
 
 
 def _parquet_columns(path: Path) -> dict:
-    _need("parquet")
+    reader_module("parquet")
     import pyarrow.parquet as pq
 
     try:
@@ -360,7 +361,7 @@ def _checked(t, arrays: dict, names, label: str, source: str) -> JointLog:
 
 
 def _read_hdf5(path: Path, robot) -> JointLog:
-    h5py = _need("hdf5")
+    h5py = reader_module("hdf5")
     label = printable(str(path))
     try:
         with h5py.File(path, "r") as f:
