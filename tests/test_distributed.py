@@ -194,7 +194,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_result_is_the_same(client, 
     assert victim not in client.run(os.getpid).values()
 
 
-def test_samples_from_hdf5_parquet_and_a_folder_of_logs(client, robot, base, data, tmp_path):
+def test_samples_from_hdf5_parquet_zarr_and_a_folder_of_logs(client, robot, base, data, tmp_path):
     h5py = pytest.importorskip("h5py")
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
@@ -217,7 +217,17 @@ def test_samples_from_hdf5_parquet_and_a_folder_of_logs(client, robot, base, dat
             (logs / name).write_text(text)
         else:
             pq.write_table(pa.table(part), logs / name)
-    for source in (tmp_path / "s.h5", tmp_path / "s.parquet", logs):
+    sources = [tmp_path / "s.h5", tmp_path / "s.parquet", logs]
+    try:
+        import zarr
+    except ImportError:
+        pass
+    else:
+        group = zarr.open_group(str(tmp_path / "s.zarr"), mode="w")
+        for k, x in zip(("q", "qd", "qdd", "tau"), data):
+            group.create_array(k, data=x, chunks=(64, robot.n))
+        sources.append(tmp_path / "s.zarr")
+    for source in sources:
         samples = dd.read_samples(source, robot, chunk=64)
         _close(dd.identify(robot, samples, base=base), ref)
     assert len(dd.read_samples(logs, robot).sources) == 2

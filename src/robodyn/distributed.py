@@ -372,7 +372,7 @@ def _read_zarr(path, n: int, chunk: int) -> Samples:
     try:
         import zarr
     except ImportError:
-        raise RobodynError("reading Zarr needs the package zarr; install it with: pip install zarr") from None
+        raise RobodynError("reading Zarr needs the package zarr; install it with: pip install 'robodyn[zarr]'") from None
     try:
         group = zarr.open_group(str(path), mode="r")
         shapes = {k: group[k].shape if k in group else None for k in ("q", "qd", "qdd", "tau")}
