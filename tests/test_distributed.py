@@ -199,7 +199,7 @@ def test_samples_from_hdf5_parquet_zarr_and_a_folder_of_logs(client, robot, base
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
-    q, qd, qdd, tau = data
+    q = data[0]
     ref = rd.identify(robot, *data, base=base)
     with h5py.File(tmp_path / "s.h5", "w") as f:
         for k, x in zip(("q", "qd", "qdd", "tau"), data):

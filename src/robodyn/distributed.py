@@ -10,7 +10,7 @@ extra: ``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask.
   :func:`inverse_dynamics_derivatives`, :func:`forward_dynamics_derivatives` take ``dask.array`` (or NumPy)
   arrays of shape (..., n), chunked along the batch axes, and return ``dask.array`` results lazily: each block is
   computed by robodyn's own function of the same name (``map_blocks``), so results equal the in-memory functions
-  bit for bit. The robot is one task of the graph (plain frozen data): a worker receives it once, whatever the
+  to rounding. The robot is one task of the graph (plain frozen data): a worker receives it once, whatever the
   number of blocks, and builds the compiled kernels (:mod:`robodyn.native`) once per process.
 - :func:`identify`: the least-squares identification of :func:`robodyn.identify` ("ols", "wls", "irls") on
   samples that need not fit in memory, read chunk-wise with :func:`read_samples` (Parquet, HDF5, Zarr, or a folder
@@ -21,13 +21,15 @@ extra: ``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask.
 [W_j y_j]ᵀ [W_j y_j] ((b + 1) × (b + 1)) of its regressor rows W_j and torques y_j — the reduction
 :func:`robodyn.identify` uses in memory — and only these n small matrices leave the worker. They are added in a
 tree with compensated (TwoSum) addition, so the merge adds no rounding error whatever the number of chunks; the
-sum is factored once, as in memory (an eigendecomposition gives R_j with R_jᵀ R_j = G_j, then a QR of the stacked
-R_j). The estimate thus equals the in-memory one to rounding, and its relative accuracy is ε cond(W_s)² (W_s: W
-with unit columns), the same as in memory — 1e-10 for the cond(W_s) ≲ 10³ of an excitation trajectory, far below
-measurement noise. ``reduction="tsqr"`` replaces the Gram matrices by a communication-avoiding tall-skinny QR
+sum is factored once (an eigendecomposition of G_j with its columns scaled to unit norm gives R_j with
+R_jᵀ R_j = G_j, then a QR of the stacked R_j). The estimate equals the in-memory one to rounding; its relative
+accuracy is ε cond(W_s)² (W_s: W with unit columns) — 1e-10 for the cond(W_s) ≲ 10³ of an excitation
+trajectory, far below measurement noise — and residual norms carry ε (‖y‖ / ‖y − W θ‖)². ``reduction="tsqr"`` replaces the Gram matrices by a communication-avoiding tall-skinny QR
 (Demmel et al. 2012: a Householder R factor of [W_j y_j] per chunk, merged by QR of stacked pairs): accuracy
 ε cond(W_s), for ill-conditioned data, at about 6 times the reduction's cost (a QR of a chunk against a matrix
 product). Neither ever forms W: the standard deviations and cond(W) come from the (b + 1) × (b + 1) factor.
+``method="physical"`` is not offered here yet: its semidefinite program needs only the stacked factor, but
+:func:`robodyn.identify`'s solver takes samples.
 """
 
 from __future__ import annotations
@@ -309,7 +311,6 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
     from pathlib import Path
 
     _check_robot(robot)
-    _, da = _dask()
     dask, _ = _dask()
     n = robot.n
     if isinstance(source, (str, os.PathLike)):
@@ -368,7 +369,7 @@ def _common_rows(path, shapes: dict, n: int) -> int:
 
 
 def _read_zarr(path, n: int, chunk: int) -> Samples:
-    dask, da = _dask()
+    _, da = _dask()
     try:
         import zarr
     except ImportError:
@@ -578,7 +579,7 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     IdentificationError, InputError — as :func:`robodyn.identify`; "physical" is refused (see docs/scaling.md).
     """
     _check_robot(robot)
-    dask, da = _dask()
+    _, da = _dask()
     from robodyn.parameters.base import base_parameters
 
     if method == "physical":
