@@ -266,3 +266,27 @@ def test_bad_input(robot, data):
         dd.gravity_torques("rx90", np.zeros((2, 6)))
     with pytest.raises(InputError, match="give either Samples or the arrays"):
         dd.identify(robot, dd.Samples(*[da.zeros((10, 6))] * 4, sources=()), data[1])
+
+
+def _run_python(code: str) -> str:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(rd.__file__).resolve().parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_dask_is_imported_on_first_use_and_its_absence_names_the_extra():
+    assert _run_python("import sys, robodyn, robodyn.distributed, robodyn.logs; print('dask' in sys.modules)") \
+        == "False"
+    out = _run_python(
+        "import sys; sys.modules['dask'] = None\n"  # this child process only: `import dask` fails there
+        "import numpy as np, robodyn as rd\n"
+        "try:\n"
+        "    rd.distributed.gravity_torques(rd.load('planar2r'), np.zeros((3, 2)))\n"
+        "except rd.RobodynError as e:\n"
+        "    print(e)\n")
+    assert out == "robodyn.distributed needs Dask; install it with: pip install 'robodyn[dask]'"

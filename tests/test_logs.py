@@ -196,3 +196,24 @@ def test_hdf5_by_joint_name(tmp_path, robot):
         f["q"] = arrays["q"]
     with pytest.raises(InputError, match="no dataset t"):
         read_joint_log(tmp_path / "short.h5")
+
+
+def test_a_missing_reader_names_the_extra(tmp_path):
+    import subprocess
+    import sys
+
+    bag = write_bag(tmp_path / "x.bag", "ros1", ("a",), _samples(1, np.random.default_rng(8)))
+    code = ("import sys; sys.modules['rosbags'] = None; sys.modules['h5py'] = None\n"  # this child process only
+            "import robodyn as rd\n"
+            f"for path in ({str(bag)!r}, {str(tmp_path / 'x.h5')!r}):\n"
+            "    try:\n"
+            "        rd.read_joint_log(path)\n"
+            "    except rd.RobodynError as e:\n"
+            "        print(e)\n")
+    (tmp_path / "x.h5").write_bytes(b"")
+    src = str(Path(rd.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.stdout.splitlines() == [
+        "reading ros1 logs needs the package rosbags; install it with: pip install 'robodyn[ros]'",
+        "reading hdf5 logs needs the package h5py; install it with: pip install 'robodyn[hdf5]'"], done.stderr
