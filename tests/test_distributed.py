@@ -249,6 +249,11 @@ def test_simulate_many_equals_simulate(client):
         sim = rd.simulate(case.pop("robot", robot), **case, rtol=1e-8, atol=1e-8)
         np.testing.assert_array_equal(sweep.q[i], sim.q)
         np.testing.assert_array_equal(sweep.tau[i], sim.tau)
+    shown = rd.simulate_many(robot, cases[:1], rtol=1e-8, atol=1e-8, progress=True)  # distributed.progress's bar
+    np.testing.assert_array_equal(shown.q[0], sweep.q[0])
+    with dask.config.set(scheduler="threads"):  # no cluster: dask.diagnostics.ProgressBar
+        local = rd.simulate_many(robot, cases[1:], rtol=1e-8, atol=1e-8, progress=True)
+    np.testing.assert_array_equal(local.q, sweep.q[1:])
     with pytest.raises(InputError, match="case 1: "):
         rd.simulate_many(robot, [cases[0], {**cases[0], "q0": [0.0]}], progress=False)
     with pytest.raises(InputError, match="different numbers of times"):

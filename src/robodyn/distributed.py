@@ -857,7 +857,10 @@ def _show_progress(progress) -> bool:
 
 
 def _client():
-    """The active dask.distributed client, or None (local scheduler)."""
+    """The active dask.distributed client, or None (no client, or another scheduler chosen by dask.config)."""
+    dask, _ = _dask()
+    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+        return None
     try:
         from distributed import default_client
     except ImportError:
