@@ -217,3 +217,34 @@ def test_a_missing_reader_names_the_extra(tmp_path):
     assert done.stdout.splitlines() == [
         "reading ros1 logs needs the package rosbags; install it with: pip install 'robodyn[ros]'",
         "reading hdf5 logs needs the package h5py; install it with: pip install 'robodyn[hdf5]'"], done.stderr
+
+
+def test_inconsistent_messages_are_named(tmp_path):
+    data = _samples(2, np.random.default_rng(9))
+    sec, nsec, q, qd, tau = data
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    Msg, Header, Time = (ts.types[k] for k in (JS, "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
+
+    def bag(name, messages):
+        with Writer2(tmp_path / name, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+            c = w.add_connection("/joint_states", JS, typestore=ts)
+            for i, m in enumerate(messages):
+                w.write(c, i, ts.serialize_cdr(m, JS))
+        return tmp_path / name
+
+    def msg(i, effort=True, stamp=None, names=("a", "b")):
+        s = Time(sec=int(sec[i]), nanosec=int(nsec[i])) if stamp is None else stamp
+        return Msg(header=Header(stamp=s, frame_id=""), name=list(names), position=q[i, :len(names)],
+                   velocity=np.zeros(0), effort=tau[i, :len(names)] if effort else np.zeros(0))
+
+    with pytest.raises(InputError, match="message 1 has no effort values although others have"):
+        read_joint_log(bag("e", [msg(0), msg(1, effort=False)]))
+    same = Time(sec=5, nanosec=0)
+    with pytest.raises(InputError, match="same time stamp 5000000000 ns"):
+        read_joint_log(bag("d", [msg(0, stamp=same), msg(1, stamp=same)]))
+    with pytest.raises(InputError, match=r"message 1 lacks joint\(s\) b of the first message \(it lists a, c\)"):
+        read_joint_log(bag("o", [msg(0), msg(1, names=("a", "c"))]))
+    with pytest.raises(InputError, match="message 0: a joint name appears twice"):
+        read_joint_log(bag("t", [msg(0, names=("a", "a"))]))
+    late = read_joint_log(bag("r", [msg(1), msg(0)]))  # recorded out of order: sorted by stamp
+    np.testing.assert_array_equal(late.q, q[:2])
