@@ -36,10 +36,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("robodyn.native.build",),
     ("robodyn.native",),
     ("robodyn.dynamics",),
-    ("robodyn.parameters", "robodyn.identification"),
+    ("robodyn.parameters", "robodyn.identification", "robodyn.logs"),
     ("robodyn.symbolic",),
     ("robodyn.simulation", "robodyn.analysis", "robodyn.control", "robodyn.interop", "robodyn.jax",
-     "robodyn.plot", "robodyn.viewer"),
+     "robodyn.plot", "robodyn.viewer", "robodyn.distributed"),
     ("robodyn",),
     ("robodyn.cli",),
 )

@@ -164,6 +164,10 @@ _LAZY = _MappingProxyType({
     "viewer": ("robodyn.viewer", None),
     "view": ("robodyn.viewer", "view"),
     "animate": ("robodyn.viewer", "animate"),
+    # beyond one machine (Dask) and joint logs (ROS bags, CSV, HDF5, Parquet)
+    "distributed": ("robodyn.distributed", None),
+    "simulate_many": ("robodyn.distributed", "simulate_many"),
+    "read_joint_log": ("robodyn.logs", "read_joint_log"),
 })
 
 
@@ -232,4 +236,6 @@ __all__ = (
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
     # viewer
     "viewer", "view", "animate",
+    # beyond one machine, joint logs
+    "distributed", "simulate_many", "read_joint_log",
 )

@@ -1,0 +1,931 @@
+"""Batches, identification and simulation sweeps beyond one machine's memory, on Dask.
+
+Dask (``dask.array``, ``dask.distributed``) is the engine: with nothing configured the functions here run on
+Dask's local threaded scheduler; after ``distributed.Client(address)`` (a laptop's ``LocalCluster``, a SLURM/PBS
+cluster through dask-jobqueue, Kubernetes, a cloud) the same calls run on that cluster. Install with the ``dask``
+extra: ``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask.
+
+- Batched dynamics: :func:`inverse_dynamics`, :func:`forward_dynamics`, :func:`inertia_matrix`,
+  :func:`gravity_torques`, :func:`bias_torques`, :func:`regressor`, :func:`jacobian`,
+  :func:`inverse_dynamics_derivatives`, :func:`forward_dynamics_derivatives` take ``dask.array`` (or NumPy)
+  arrays of shape (..., n), chunked along the batch axes, and return ``dask.array`` results lazily: each block is
+  computed by robodyn's own function of the same name (``map_blocks``), so results equal the in-memory functions
+  to rounding. The robot is one task of the graph (plain frozen data): a worker receives it once, whatever the
+  number of blocks, and builds the compiled kernels (:mod:`robodyn.native`) once per process.
+- :func:`identify`: the least-squares identification of :func:`robodyn.identify` ("ols", "wls", "irls") on
+  samples that need not fit in memory, read chunk-wise with :func:`read_samples` (Parquet, HDF5, Zarr, or a folder
+  of joint logs).
+- :func:`simulate_many`: a sweep of :func:`robodyn.simulate` runs as Dask tasks, gathered into one NumPy structure.
+
+**Reduction of the identification.** Each chunk of samples gives, for every joint j, the Gram matrix
+[W_j y_j]ᵀ [W_j y_j] ((b + 1) × (b + 1)) of its regressor rows W_j and torques y_j — the reduction
+:func:`robodyn.identify` uses in memory — and only these n small matrices leave the worker. They are added in a
+tree with compensated (TwoSum) addition, so the merge adds no rounding error whatever the number of chunks; the
+sum is factored once (an eigendecomposition of G_j with its columns scaled to unit norm gives R_j with
+R_jᵀ R_j = G_j, then a QR of the stacked R_j). The estimate equals the in-memory one to rounding; its relative
+accuracy is ε cond(W_s)² (W_s: W with unit columns) — 1e-10 for the cond(W_s) ≲ 10³ of an excitation
+trajectory, far below measurement noise — and residual norms carry ε (‖y‖ / ‖y − W θ‖)². ``reduction="tsqr"`` replaces the Gram matrices by a communication-avoiding tall-skinny QR
+(Demmel et al. 2012: a Householder R factor of [W_j y_j] per chunk, merged by QR of stacked pairs): accuracy
+ε cond(W_s), for ill-conditioned data, at about 6 times the reduction's cost (a QR of a chunk against a matrix
+product). Neither ever forms W: the standard deviations and cond(W) come from the (b + 1) × (b + 1) factor.
+``method="physical"`` is not offered here yet: its semidefinite program needs only the stacked factor, but
+:func:`robodyn.identify`'s solver takes samples.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from robodyn.errors import InputError, RobodynError
+from robodyn.identification.dynamic import BLOCK, RANK_TOL, Identification, IdentificationError
+from robodyn.model.robot import Robot
+
+#: Default rows (states) per Dask chunk when NumPy arrays are given.
+CHUNK = 1 << 17
+#: Factors merged per task of the reduction tree.
+FAN_IN = 8
+#: The batched functions: name → (module, attribute) of the in-memory function each block runs.
+_FUNCTIONS = MappingProxyType({
+    "inverse_dynamics": ("robodyn.dynamics.api", "inverse_dynamics"),
+    "forward_dynamics": ("robodyn.dynamics.api", "forward_dynamics"),
+    "inertia_matrix": ("robodyn.dynamics.api", "inertia_matrix"),
+    "gravity_torques": ("robodyn.dynamics.newton_euler", "gravity_torques"),
+    "bias_torques": ("robodyn.dynamics.newton_euler", "bias_torques"),
+    "regressor": ("robodyn.parameters.regressor", "regressor"),
+    "jacobian": ("robodyn.kinematics", "jacobian"),
+    "inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_derivatives"),
+    "forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "forward_dynamics_derivatives"),
+})
+
+
+def _dask():
+    """dask.array, or RobodynError naming the extra to install."""
+    try:
+        import dask
+        import dask.array as da
+    except ImportError:
+        raise RobodynError("robodyn.distributed needs Dask; install it with: pip install 'robodyn[dask]'") from None
+    return dask, da
+
+
+def _check_robot(robot) -> None:
+    if not isinstance(robot, Robot):
+        raise InputError(f"robot must be a robodyn Robot (rd.load(...)), got {type(robot).__name__}")
+
+
+def _shipped(value):
+    """``value`` as one task of the graph (the same key for equal values): sent once to each worker that needs it."""
+    dask, _ = _dask()
+    return dask.delayed(value, pure=True, traverse=False)
+
+
+# ---------------------------------------------------------------- batched dynamics
+
+def _aligned(*arrays) -> list:
+    """The blocks, each copied when its data is not aligned.
+
+    A block received from another worker can lie at an address that is not a multiple of 8 (a slice of a network
+    frame); NumPy exports such a buffer with the format "=d", which robodyn.native's buffer check refuses.
+    """
+    return [a if not isinstance(a, np.ndarray) or a.flags.aligned else a.copy() for a in arrays]
+
+
+def _run(name: str, robot, *arrays, stack: int = 0, **kwargs):
+    """The in-memory function ``name`` on one block; tuples of results stacked on a new axis −3 (``stack`` > 0)."""
+    from importlib import import_module
+
+    module, attr = _FUNCTIONS[name]
+    arrays = _aligned(*arrays)
+    out = getattr(import_module(module), attr)(robot, *arrays, **kwargs)
+    return np.stack(out, axis=-3) if stack else out
+
+
+def _joint_inputs(robot, names, values, chunk):
+    """The arrays as dask arrays of one common shape (..., n), the joint axis in one chunk."""
+    _, da = _dask()
+    n = robot.n
+    arrays = []
+    for name, x in zip(names, values):
+        if not isinstance(x, da.Array):
+            x = np.asarray(x)
+            if x.dtype.kind not in "biuf":
+                raise InputError(f"{name} has dtype {x.dtype}; give real numbers")
+            x = da.from_array(x, chunks=(chunk,) * (x.ndim - 1) + (-1,) if x.ndim else ())
+        if x.ndim == 0 or x.shape[-1] != n:
+            raise InputError(f"{name} has shape {x.shape}; the last axis must be the n = {n} joints of robot "
+                             f"'{robot.name}'")
+        arrays.append(x)
+    try:
+        arrays = da.broadcast_arrays(*arrays)
+    except ValueError:
+        raise InputError(f"{', '.join(names)} have shapes {', '.join(str(a.shape) for a in arrays)}, which do not "
+                         "broadcast") from None
+    first = arrays[0].rechunk({arrays[0].ndim - 1: -1})
+    return [first] + [a.rechunk(first.chunks) for a in arrays[1:]]
+
+
+def _batched(name: str, robot, names, values, tail=None, outputs: int = 0, chunk: int = CHUNK, **kwargs):
+    """A lazy dask array: the in-memory function ``name`` on each block of the batch axes.
+
+    ``tail``: the core shape of one result ((n,) when None); ``outputs``: the number of stacked results of a
+    function returning a tuple (0: one array).
+    """
+    _check_robot(robot)
+    _, da = _dask()
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise InputError(f"chunk = {chunk!r}; give a positive number of states per chunk")
+    arrays = _joint_inputs(robot, names, values, int(chunk))
+    batch = arrays[0].chunks[:-1]
+    tail = (robot.n,) if tail is None else tuple(tail)
+    core = ((outputs,),) if outputs else ()
+    chunks = batch + core + tuple((t,) for t in tail)
+    ndim_in = arrays[0].ndim
+    extra = len(chunks) - ndim_in
+    kw = dict(stack=outputs, **kwargs)
+    if extra == 0:
+        return da.map_blocks(_run, name, _shipped(robot), *arrays, dtype=float, chunks=chunks, **kw)
+    return da.map_blocks(_run, name, _shipped(robot), *arrays, dtype=float, chunks=chunks,
+                         new_axis=list(range(ndim_in - 1, ndim_in - 1 + extra)), **kw)
+
+
+def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
+                     chunk: int = CHUNK):
+    """:func:`robodyn.inverse_dynamics` lazily on Dask blocks: Γ (..., n) [9.84]–[9.94].
+
+    Parameters
+    ----------
+    robot : Robot
+    q, qd, qdd : dask.array or array_like (..., n), chunked along the batch axes (the joint axis is rechunked to
+        one chunk); NumPy arrays are split into ``chunk`` states per block.
+    wrenches, gravity, method : as :func:`robodyn.inverse_dynamics`; wrenches (nf, 6) and gravity (3,) are the same
+        for every state (each block receives them whole).
+    chunk : int — states per block for NumPy inputs.
+
+    Returns
+    -------
+    dask.array (..., n), float64; ``.compute()`` gives what :func:`robodyn.inverse_dynamics` gives.
+    """
+    return _batched("inverse_dynamics", robot, ("q", "qd", "qdd"), (q, qd, qdd), chunk=chunk, wrenches=wrenches,
+                    gravity=gravity, method=method)
+
+
+def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive", chunk: int = CHUNK):
+    """:func:`robodyn.forward_dynamics` lazily on Dask blocks: q̈ (..., n) [9.96] (arguments as
+    :func:`inverse_dynamics`)."""
+    return _batched("forward_dynamics", robot, ("q", "qd", "tau"), (q, qd, tau), chunk=chunk, wrenches=wrenches,
+                    gravity=gravity, method=method)
+
+
+def inertia_matrix(robot, q, method: str = "composite", chunk: int = CHUNK):
+    """:func:`robodyn.inertia_matrix` lazily on Dask blocks: A(q) (..., n, n) [9.5]."""
+    return _batched("inertia_matrix", robot, ("q",), (q,), tail=(robot.n, robot.n) if isinstance(robot, Robot)
+                    else None, chunk=chunk, method=method)
+
+
+def gravity_torques(robot, q, gravity=None, chunk: int = CHUNK):
+    """:func:`robodyn.gravity_torques` lazily on Dask blocks: Q(q) (..., n) [9.8]."""
+    return _batched("gravity_torques", robot, ("q",), (q,), chunk=chunk, gravity=gravity)
+
+
+def bias_torques(robot, q, qd, wrenches=None, gravity=None, chunk: int = CHUNK):
+    """:func:`robodyn.bias_torques` lazily on Dask blocks: H(q, q̇) (..., n) [9.95]."""
+    return _batched("bias_torques", robot, ("q", "qd"), (q, qd), chunk=chunk, wrenches=wrenches, gravity=gravity)
+
+
+def regressor(robot, q, qd, qdd, friction: bool = True, gravity=None, chunk: int = CHUNK):
+    """:func:`robodyn.regressor` lazily on Dask blocks: D(q, q̇, q̈) (..., n, 11 nf [+ 3 n]) [9.36]."""
+    _check_robot(robot)
+    p = 11 * robot.nf + (3 * robot.n if friction else 0)
+    return _batched("regressor", robot, ("q", "qd", "qdd"), (q, qd, qdd), tail=(robot.n, p), chunk=chunk,
+                    friction=friction, gravity=gravity)
+
+
+def jacobian(robot, q, frame=None, point=None, chunk: int = CHUNK):
+    """:func:`robodyn.jacobian` lazily on Dask blocks: J (..., 6, n) of ``frame`` in R_0."""
+    _check_robot(robot)
+    return _batched("jacobian", robot, ("q",), (q,), tail=(6, robot.n), chunk=chunk, frame=frame, point=point)
+
+
+def inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=None, gravity=None, friction=None, chunk: int = CHUNK):
+    """:func:`robodyn.inverse_dynamics_derivatives` lazily on Dask blocks: (∂Γ/∂q, ∂Γ/∂q̇), each (..., n, n)."""
+    _check_robot(robot)
+    both = _batched("inverse_dynamics_derivatives", robot, ("q", "qd", "qdd"), (q, qd, qdd),
+                    tail=(robot.n, robot.n), outputs=2, chunk=chunk, wrenches=wrenches, gravity=gravity,
+                    friction=friction)
+    return both[..., 0, :, :], both[..., 1, :, :]
+
+
+def forward_dynamics_derivatives(robot, q, qd, tau, wrenches=None, gravity=None, friction=None, chunk: int = CHUNK):
+    """:func:`robodyn.forward_dynamics_derivatives` lazily on Dask blocks: (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ), each
+    (..., n, n)."""
+    _check_robot(robot)
+    three = _batched("forward_dynamics_derivatives", robot, ("q", "qd", "tau"), (q, qd, tau),
+                     tail=(robot.n, robot.n), outputs=3, chunk=chunk, wrenches=wrenches, gravity=gravity,
+                     friction=friction)
+    return three[..., 0, :, :], three[..., 1, :, :], three[..., 2, :, :]
+
+
+# ---------------------------------------------------------------- samples read chunk-wise
+
+@dataclass(frozen=True, eq=False)
+class Samples:
+    """Identification samples as dask arrays, one row per sample, chunked along the rows.
+
+    Attributes
+    ----------
+    q, qd, qdd, tau : dask.array (N, n) — positions, velocities, accelerations, torques (SI units); N may be
+        unknown (NaN) until computed when the rows come from log files.
+    sources : tuple of str — the files read.
+    """
+
+    q: object
+    qd: object
+    qdd: object
+    tau: object
+    sources: tuple
+
+
+def _hdf5_rows(path: str, start: int, stop: int) -> np.ndarray:
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return np.stack([np.asarray(f[k][start:stop], dtype=float) for k in ("q", "qd", "qdd", "tau")])
+
+
+def _parquet_rows(path: str, group: int, n: int) -> np.ndarray:
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(path).read_row_group(group)
+    return np.stack([np.column_stack([table.column(f"{p}{k}").to_numpy().astype(float) for k in range(1, n + 1)])
+                     for p in ("q", "qd", "qdd", "tau")])
+
+
+def _log_rows(path: str, robot, topic: str, cutoff, decimate) -> np.ndarray:
+    from robodyn.identification.data import prepare_identification_data
+    from robodyn.logs import read_joint_log
+
+    log = read_joint_log(path, topic=topic, robot=robot)
+    if log.qd is not None and log.qdd is not None and log.tau is not None and cutoff is None and decimate is None:
+        return np.stack([log.q, log.qd, log.qdd, log.tau])
+    if log.tau is None:
+        raise InputError(f"log {path!r} has no efforts (torques); identification needs them")
+    d = prepare_identification_data(log.t, log.q, log.tau, cutoff=cutoff, decimate=decimate)
+    return np.stack([d.q, d.qd, d.qdd, d.tau])
+
+
+def _stacked(parts, sizes, n: int, sources) -> Samples:
+    """Samples from delayed (4, rows, n) blocks of known (or NaN) row counts."""
+    _, da = _dask()
+    blocks = [da.from_delayed(p, shape=(4, s, n), dtype=float) for p, s in zip(parts, sizes)]
+    whole = da.concatenate(blocks, axis=1)
+    return Samples(*(whole[k] for k in range(4)), sources=tuple(sources))
+
+
+def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states", cutoff=None,
+                 decimate=None) -> Samples:
+    """Identification samples from files, as dask arrays read chunk-wise (nothing is read until computed).
+
+    Parameters
+    ----------
+    source : str, PathLike or a sequence of them
+        - ``*.h5`` / ``*.hdf5``: datasets ``q``, ``qd``, ``qdd``, ``tau`` (N, n), read ``chunk`` rows per task;
+        - ``*.zarr``: a Zarr group with the same arrays (needs ``zarr``);
+        - ``*.parquet`` / ``*.pq``: columns ``q1..qn, qd1..qdn, qdd1..qddn, tau1..taun``, one task per row group;
+        - a folder holding none of these suffixes, or a sequence of paths: joint logs read by
+          :func:`robodyn.read_joint_log` (ROS 1/2 bags, CSV, HDF5, Parquet), one task per log, one robot or a
+          fleet of the same model. A log with positions and efforts only is filtered and differentiated by
+          :func:`robodyn.prepare_identification_data` (``cutoff``, ``decimate``), in its task.
+    robot : Robot — the model (its n, and its joint names for the logs).
+    chunk : int — rows per task for HDF5 and Zarr.
+    topic, cutoff, decimate : for joint logs.
+
+    Returns
+    -------
+    Samples
+    """
+    from pathlib import Path
+
+    _check_robot(robot)
+    dask, _ = _dask()
+    n = robot.n
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        suffix = path.suffix.lower()
+        if suffix in (".h5", ".hdf5"):
+            return _read_hdf5(path, n, int(chunk))
+        if suffix == ".zarr":
+            return _read_zarr(path, n, int(chunk))
+        if suffix in (".parquet", ".pq"):
+            return _read_parquet(path, n)
+        if not path.is_dir():
+            raise InputError(f"source {str(path)!r}: give an HDF5 (.h5), Zarr (.zarr) or Parquet file, a folder of "
+                             "joint logs or a list of log files")
+        from robodyn.logs import FORMATS
+
+        if (path / "metadata.yaml").exists():
+            paths = [path]
+        else:
+            paths = sorted(p for p in path.iterdir() if p.suffix.lower() in FORMATS or (p / "metadata.yaml").exists())
+        if not paths:
+            raise InputError(f"folder {str(path)!r} holds no joint logs ({', '.join(FORMATS)} or ROS 2 bag folders)")
+    else:
+        paths = [Path(p) for p in source]
+        if not paths:
+            raise InputError("source is an empty list; give log files")
+    robot_d = _shipped(robot)
+    parts = [dask.delayed(_log_rows, pure=True)(str(p), robot_d, topic, cutoff, decimate) for p in paths]
+    return _stacked(parts, [np.nan] * len(parts), n, [str(p) for p in paths])
+
+
+def _read_hdf5(path, n: int, chunk: int) -> Samples:
+    from robodyn.logs import reader_module
+
+    h5py = reader_module("hdf5")
+    dask, _ = _dask()
+    try:
+        with h5py.File(path, "r") as f:
+            shapes = {k: f[k].shape if k in f else None for k in ("q", "qd", "qdd", "tau")}
+    except OSError as exc:
+        raise InputError(f"source {str(path)!r}: not a readable HDF5 file ({exc})") from None
+    N = _common_rows(path, shapes, n)
+    starts = range(0, N, chunk)
+    parts = [dask.delayed(_hdf5_rows, pure=True)(str(path), s, min(s + chunk, N)) for s in starts]
+    return _stacked(parts, [min(s + chunk, N) - s for s in starts], n, [str(path)])
+
+
+def _common_rows(path, shapes: dict, n: int) -> int:
+    missing = [k for k, s in shapes.items() if s is None]
+    if missing:
+        raise InputError(f"source {str(path)!r}: no array {', '.join(missing)}; give q, qd, qdd, tau (N, {n})")
+    bad = {k: s for k, s in shapes.items() if len(s) != 2 or s[1] != n or s[0] != shapes["q"][0]}
+    if bad:
+        raise InputError(f"source {str(path)!r}: arrays of shapes {bad}; give q, qd, qdd, tau of one shape (N, {n})")
+    return int(shapes["q"][0])
+
+
+def _read_zarr(path, n: int, chunk: int) -> Samples:
+    _, da = _dask()
+    try:
+        import zarr
+    except ImportError:
+        raise RobodynError("reading Zarr needs the package zarr; install it with: pip install 'robodyn[zarr]'") from None
+    try:
+        group = zarr.open_group(str(path), mode="r")
+        shapes = {k: group[k].shape if k in group else None for k in ("q", "qd", "qdd", "tau")}
+    except Exception as exc:  # zarr raises its own error types for foreign folders
+        raise InputError(f"source {str(path)!r}: not a readable Zarr group ({exc})") from None
+    _common_rows(path, shapes, n)
+    arrays = [da.from_zarr(str(path), component=k).rechunk((chunk, -1)).astype(float) for k in ("q", "qd", "qdd", "tau")]
+    return Samples(*arrays, sources=(str(path),))
+
+
+def _read_parquet(path, n: int) -> Samples:
+    from robodyn.logs import reader_module
+
+    reader_module("parquet")
+    import pyarrow.parquet as pq
+
+    dask, _ = _dask()
+    try:
+        meta = pq.ParquetFile(path).metadata
+        names = set(pq.ParquetFile(path).schema_arrow.names)
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged files
+        raise InputError(f"source {str(path)!r}: not a readable Parquet file ({exc})") from None
+    need = [f"{p}{k}" for p in ("q", "qd", "qdd", "tau") for k in range(1, n + 1)]
+    missing = [c for c in need if c not in names]
+    if missing:
+        raise InputError(f"source {str(path)!r}: missing column(s) {', '.join(missing[:8])}; give q1..q{n}, "
+                         f"qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}")
+    groups = range(meta.num_row_groups)
+    parts = [dask.delayed(_parquet_rows, pure=True)(str(path), g, n) for g in groups]
+    return _stacked(parts, [meta.row_group(g).num_rows for g in groups], n, [str(path)])
+
+
+# ---------------------------------------------------------------- identification
+
+def _weights(r: np.ndarray, scale: np.ndarray, robust: str) -> np.ndarray:
+    """Huber (c = 1.345) or bisquare (c = 4.685) weights of residuals r (B, n) scaled per joint."""
+    u = np.abs(r) / scale
+    if robust == "huber":
+        return np.minimum(1.0, 1.345 / np.maximum(u, 1e-300))
+    return np.where(u < 4.685, (1.0 - (u / 4.685) ** 2) ** 2, 0.0)
+
+
+def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, robust=None):
+    """One chunk: per-joint Gram matrices or R factors of [√w W_j  √w y_j], the rows, #(w > 0) per joint.
+
+    The Gram partial sums are returned as (sum, compensation) pairs for :func:`_merge`.
+    """
+    q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
+    N, n = q.shape
+    m = bp.count + 1
+    acc = np.zeros((2, n, m, m))
+    used = np.zeros(n)
+    for s in range(0, N, BLOCK):
+        blk = slice(s, s + BLOCK)
+        W = bp.regressor(q[blk], qd[blk], qdd[blk])
+        A = np.empty((n, W.shape[0], m))
+        A[..., :-1] = W.transpose(1, 0, 2)
+        A[..., -1] = tau[blk].T
+        if theta is not None:
+            r = tau[blk] - W @ theta
+            w = _weights(r, scale, robust)
+            used += np.sum(w > 0, axis=0)
+            A *= np.sqrt(w.T)[..., None]
+        if reduction == "gram":
+            part = np.zeros((2, n, m, m))
+            part[0] = np.swapaxes(A, -1, -2) @ A
+            acc = _merge_gram(acc, part)
+        else:
+            acc[0] = _qr_stack([acc[0], A], m)
+    return acc, N, used
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _merge_gram(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    s, err = _two_sum(x[0], y[0])
+    return np.stack([s, x[1] + y[1] + err])
+
+
+def _qr_stack(factors, m: int) -> np.ndarray:
+    """Per joint: the R factor (m × m) of the rows of all ``factors`` stacked (n, rows, m each)."""
+    import scipy.linalg
+
+    rows = np.concatenate(factors, axis=1)
+    out = np.zeros((rows.shape[0], m, m))
+    for j in range(rows.shape[0]):
+        R = scipy.linalg.qr(rows[j], mode="r", check_finite=False)[0]
+        out[j, : min(R.shape[0], m)] = R[:m]
+    return out
+
+
+def _merge(reduction: str, *parts):
+    """Merge chunk results of :func:`_block_reduce` (one node of the reduction tree)."""
+    acc, N, used = parts[0]
+    m = acc.shape[-1]
+    for other in parts[1:]:
+        acc = _merge_gram(acc, other[0]) if reduction == "gram" else np.stack(
+            [_qr_stack([acc[0], other[0][0]], m), acc[1]])
+        N, used = N + other[1], used + other[2]
+    return acc, N, used
+
+
+def _tree(reduction: str, tasks):
+    dask, _ = _dask()
+    merge = dask.delayed(_merge, pure=True)
+    while len(tasks) > 1:
+        tasks = [merge(reduction, *tasks[k:k + FAN_IN]) for k in range(0, len(tasks), FAN_IN)]
+    return tasks[0]
+
+
+def _aligned_blocks(samples):
+    """The four (N, n) dask arrays in common row chunks, joint axis whole: lists of delayed blocks."""
+    arrays = [a.rechunk({1: -1}) for a in samples]
+    if not any(np.isnan(c) for c in arrays[0].chunks[0]):
+        arrays = [arrays[0]] + [a.rechunk(arrays[0].chunks) for a in arrays[1:]]
+    blocks = [a.to_delayed().ravel().tolist() for a in arrays]
+    if len({len(b) for b in blocks}) != 1:
+        raise InputError("q, qd, qdd, tau have different row chunks; give arrays of one chunking")
+    return list(zip(*blocks))
+
+
+def _reduce(bp_d, blocks, reduction, theta=None, scale=None, robust=None):
+    dask, _ = _dask()
+    task = dask.delayed(_block_reduce, pure=True)
+    return _tree(reduction, [task(bp_d, *b, reduction, theta, scale, robust) for b in blocks])
+
+
+def _factor(acc: np.ndarray, reduction: str):
+    """Per-joint square-root factors R_j ((n, m, m), R_jᵀ R_j = G_j) of the merged chunk results, and the column
+    norms of each [W_j y_j] ((n, m)), exact: from the Gram diagonal, or the columns of the Householder factor
+    (those of the eigendecomposition's factor carry its rounding, about √ε of the largest, not the zeros of
+    columns that do not appear in a joint's equations)."""
+    if reduction == "tsqr":
+        return acc[0], np.linalg.norm(acc[0], axis=1)
+    G = acc[0] + acc[1]
+    norms = np.sqrt(np.maximum(np.diagonal(G, axis1=-2, axis2=-1), 0.0))
+    d = np.where(norms > 0, norms, 1.0)
+    Gs = G / d[..., :, None] / d[..., None, :]  # unit columns: the factor's rounding is relative to each column
+    lam, V = np.linalg.eigh(0.5 * (Gs + np.swapaxes(Gs, -1, -2)))
+    return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2) * d[..., None, :], norms
+
+
+def _stack(R: np.ndarray, weights=None) -> np.ndarray:
+    m = R.shape[-1]
+    w = np.ones(R.shape[0]) if weights is None else weights
+    return _qr_stack([(R * w[:, None, None]).reshape(1, -1, m)], m)[0]
+
+
+def _solve(Rg: np.ndarray, names, tol: float):
+    """θ, (Wᵀ W)⁻¹ and ‖y − W θ‖ from the stacked factor (columns scaled to unit norm); rank test first."""
+    import scipy.linalg
+
+    b = len(names)
+    T = Rg[:b, :b]
+    scale = np.linalg.norm(T, axis=0)
+    top = scale.max(initial=0.0)
+    dead = scale <= tol * top if top > 0 else np.ones(b, bool)
+    Ts = T / np.where(dead, 1.0, scale)
+    bad = np.flatnonzero(dead | (np.abs(np.diag(Ts)) <= tol))
+    if bad.size:
+        raise IdentificationError(
+            f"the data do not excite {bad.size} of the {b} parameters: {', '.join(names[k] for k in bad)} "
+            "(their regressor columns are zero or combinations of the others); use an exciting trajectory "
+            "(rd.excitation_trajectory) or identify fewer parameters (friction=False)")
+    theta = scipy.linalg.solve_triangular(Ts, Rg[:b, b]) / scale
+    Tinv = scipy.linalg.solve_triangular(Ts, np.eye(b)) / scale[:, None]
+    return theta, Tinv @ Tinv.T, abs(Rg[b, b])
+
+
+def _compute(*tasks):
+    dask, _ = _dask()
+    return dask.compute(*tasks)
+
+
+def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
+             robust: str = "huber", max_iterations: int = 50, rank_tol: float = RANK_TOL,
+             reduction: str = "gram", chunk: int = CHUNK) -> Identification:
+    """:func:`robodyn.identify` on out-of-core samples: the regressor is computed and reduced chunk by chunk.
+
+    Parameters
+    ----------
+    robot : Robot
+    q : dask.array or array (N, n), or :class:`Samples` (then qd, qdd, tau are not given)
+    qd, qdd, tau : dask.array or array (N, n)
+    method : {"ols", "wls", "irls"} — as :func:`robodyn.identify`. "irls" reads the samples twice per iteration
+        (residuals, then the weighted reduction); its per-joint median absolute deviations are exact
+        (:func:`median`).
+    friction, base, robust, max_iterations, rank_tol : as :func:`robodyn.identify`.
+    reduction : {"gram", "tsqr"} — see the module documentation (normal equations with compensated sums, the
+        in-memory reduction; or a communication-avoiding QR, accuracy ε cond(W) for ill-conditioned data).
+    chunk : int — rows per task when NumPy arrays are given.
+
+    Returns
+    -------
+    Identification — equal to that of :func:`robodyn.identify` on the same samples, to rounding.
+
+    Raises
+    ------
+    IdentificationError, InputError — as :func:`robodyn.identify`; "physical" is refused (see docs/scaling.md).
+    """
+    _check_robot(robot)
+    _, da = _dask()
+    from robodyn.parameters.base import base_parameters
+
+    if method == "physical":
+        raise InputError("method = 'physical' is not available on out-of-core data yet; identify with 'ols' here, "
+                         "or run rd.identify(..., method='physical') on a sample that fits in memory")
+    if method not in ("ols", "wls", "irls"):
+        raise InputError(f"method = {method!r}; choose 'ols', 'wls' or 'irls'")
+    if robust not in ("huber", "bisquare"):
+        raise InputError(f"robust = {robust!r}; choose 'huber' or 'bisquare'")
+    if reduction not in ("gram", "tsqr"):
+        raise InputError(f"reduction = {reduction!r}; choose 'gram' or 'tsqr'")
+    if method == "irls" and (isinstance(max_iterations, bool) or int(max_iterations) != max_iterations
+                             or max_iterations < 1):
+        raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
+    if isinstance(q, Samples):
+        if not (qd is None and qdd is None and tau is None):
+            raise InputError("give either Samples or the arrays q, qd, qdd, tau")
+        arrays = [q.q, q.qd, q.qdd, q.tau]
+    else:
+        if qd is None or qdd is None or tau is None:
+            raise InputError("give q, qd, qdd and tau (N, n), or Samples from read_samples")
+        arrays = [x if isinstance(x, da.Array) else da.from_array(np.asarray(x, dtype=float), chunks=(chunk, -1))
+                  for x in (q, qd, qdd, tau)]
+    n = robot.n
+    for name, a in zip(("q", "qd", "qdd", "tau"), arrays):
+        if a.ndim != 2 or a.shape[1] != n:
+            raise InputError(f"{name} has shape {a.shape}; give an (N, {n}) array (N samples, n = {n} joints)")
+    if base is None:
+        base = base_parameters(robot, friction=friction)
+        if not base.minimal:
+            base = base_parameters(robot, method="numeric", friction=friction)
+    elif base.robot is not robot or base.friction != friction:
+        raise InputError("base: give the BaseParameters of this robot with the same friction setting")
+    names = tuple(base.names)
+    b = base.count
+    bp_d = _shipped(base)
+    blocks = _aligned_blocks(arrays)
+    acc, N, _ = _compute(_reduce(bp_d, blocks, reduction))[0]
+    if N * n <= b:
+        raise IdentificationError(f"{N} samples of {n} joints give {N * n} equations for {b} parameters; "
+                                  f"give more than {b // n + 1} samples")
+    R, norms = _factor(acc, reduction)
+    Rg = _stack(R)
+    theta, inv, rnorm = _solve(Rg, names, rank_tol)
+    cov = rnorm ** 2 / max(N * n - b, 1) * inv
+    norms = norms[:, :b]
+    cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # the parameters in the equations of joint j
+    noise = _joint_residuals(R, theta) / np.sqrt(np.maximum(N - cols.sum(1), 1))
+    cond = float(np.linalg.cond(Rg[:b, :b]))
+    iterations, converged, message = 1, True, ""
+    if method == "wls":
+        top = noise.max(initial=0.0)
+        sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
+        theta, cov, _ = _solve(_stack(R, 1.0 / sig), names, 0.0)
+    elif method == "irls":
+        theta, cov, iterations, converged, message = _irls(base, bp_d, blocks, arrays, theta, robust,
+                                                           int(max_iterations), reduction, R, N)
+    res = _joint_residuals(R, theta)
+    return Identification(
+        model=robot, method=method, friction=friction, base=base, names=names, values=theta,
+        std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
+        residual_rms=res / np.sqrt(N), noise=noise, samples=int(N), iterations=iterations, converged=converged,
+        message=message)
+
+
+def _joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(R @ np.append(theta, -1.0), axis=-1)
+
+
+def _residual_block(bp, q, qd, qdd, tau, theta) -> np.ndarray:
+    q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
+    out = np.empty_like(tau)
+    for s in range(0, q.shape[0], BLOCK):
+        blk = slice(s, s + BLOCK)
+        out[blk] = tau[blk] - bp.regressor(q[blk], qd[blk], qdd[blk]) @ theta
+    return out
+
+
+def _irls(base, bp_d, blocks, arrays, theta, robust, max_iterations, reduction, R, N):
+    """Iteratively re-weighted least squares as :func:`robodyn.identify` (per-joint MAD scale, exact medians)."""
+    _, da = _dask()
+    names, b = tuple(base.names), base.count
+    q = arrays[0]
+    converged, it = False, 0
+    Rw, used = R, np.full(R.shape[0], float(N))  # unit weights until a robust step (all MADs 0: exact OLS fit)
+    for it in range(1, max_iterations + 1):
+        r = da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], theta, dtype=float,
+                          chunks=q.rechunk({1: -1}).chunks).persist()
+        med = median(r)
+        mad = 1.4826 * median(abs(r - med))
+        if not np.any(mad > 0):
+            converged = True
+            break
+        top = mad.max(initial=0.0)
+        scale = np.maximum(mad, 1e-12 * top)
+        acc, _, used = _compute(_reduce(bp_d, blocks, reduction, theta, scale, robust))[0]
+        Rw = _factor(acc, reduction)[0]
+        new, _, _ = _solve(_stack(Rw), names, 0.0)
+        step = np.linalg.norm(new - theta)
+        theta = new
+        if step <= 1e-10 * (1.0 + np.linalg.norm(theta)):
+            converged = True
+            break
+    Rs = _stack(Rw)
+    _, inv, _ = _solve(Rs, names, 0.0)
+    s2 = float(np.sum(_joint_residuals(Rw, theta) ** 2)) / max(float(np.sum(used)) - b, 1)
+    message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
+    return theta, s2 * inv, it, converged, message
+
+
+# ---------------------------------------------------------------- exact quantiles of a chunked array
+
+#: Values per joint gathered to the client once the quantile is bracketed.
+GATHER = 1 << 16
+#: Pivots per bracketing pass.
+PIVOTS = 256
+
+
+def _counts(x: np.ndarray, pivots: np.ndarray) -> np.ndarray:
+    """#(x[:, j] ≤ pivots[:, j]) of one block, (P, n)."""
+    xs = np.sort(x, axis=0)
+    return np.stack([np.searchsorted(xs[:, j], pivots[:, j], side="right") for j in range(x.shape[1])], -1)
+
+
+def _inside(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, j: int) -> np.ndarray:
+    col = x[:, j]
+    return col[(col > lo[j]) & (col <= hi[j])]
+
+
+def _ulps_below(h: float, count: int) -> np.ndarray:
+    """The ``count`` floating-point numbers just below ``h``, ascending."""
+    out = np.empty(count)
+    v = h
+    for i in range(count - 1, -1, -1):
+        v = np.nextafter(v, -np.inf)
+        out[i] = v
+    return out
+
+
+def _stats(x: np.ndarray) -> np.ndarray:
+    """(2, n): the minimum and maximum of each column of a block."""
+    if x.shape[0] == 0:
+        return np.array([np.full(x.shape[1], np.inf), np.full(x.shape[1], -np.inf)])
+    return np.array([x.min(axis=0), x.max(axis=0)])
+
+
+def _kth(x, ks) -> np.ndarray:
+    """The k-th smallest values (0-based ranks ``ks``) of every column of a persisted (N, n) dask array
+    (N > GATHER), exactly: (len(ks), n).
+
+    Bisection by counts: each pass counts, block by block, the values below ``PIVOTS`` pivots spread over the
+    bracket (lo, hi] of each column that holds the answer, and narrows the bracket; once it holds at most
+    ``GATHER`` values they are gathered and the answer selected. A bracket that stops narrowing spans fewer than
+    ``PIVOTS`` floating-point numbers (ties): the next pass counts at each of them, which decides exactly.
+    """
+    dask, _ = _dask()
+    blocks = x.to_delayed().ravel().tolist()
+    parts = dask.compute(*[dask.delayed(_stats)(blk) for blk in blocks])
+    return np.stack([_kth_bisect(x, blocks, k, np.min([p[0] for p in parts], axis=0),
+                                 np.max([p[1] for p in parts], axis=0)) for k in ks])
+
+
+def _kth_bisect(x, blocks, k: int, xmin: np.ndarray, xmax: np.ndarray) -> np.ndarray:
+    dask, _ = _dask()
+    n = x.shape[1]
+    lo = np.nextafter(xmin, -np.inf)  # #(x ≤ lo) = 0 ≤ k
+    hi = xmax.copy()  # #(x ≤ hi) = N > k
+    below = np.zeros(n, dtype=np.int64)  # #(x ≤ lo)
+    exact = np.zeros(n, bool)
+    out = np.empty(n)
+    active = np.ones(n, bool)
+    while active.any():
+        # the bracket's interior, and hi, 0 with the numbers just below them: a value repeated more than GATHER
+        # times at one of these (zeros, the bracket's top) is found in this pass
+        piv = np.concatenate([np.linspace(lo, hi, PIVOTS + 1)[1:-1], [hi, np.nextafter(hi, -np.inf)],
+                              np.zeros((1, n)), np.full((1, n), -np.nextafter(0.0, 1.0))])
+        for j in np.flatnonzero(exact):
+            piv[: PIVOTS - 1, j] = _ulps_below(hi[j], PIVOTS - 1)
+        c = np.sum(dask.compute(*[dask.delayed(_counts)(blk, piv) for blk in blocks]), axis=0)
+        for j in np.flatnonzero(active):
+            order = np.argsort(piv[:, j], kind="stable")
+            pj, cj = piv[order, j], c[order, j]
+            over, under = np.flatnonzero(cj > k), np.flatnonzero(cj <= k)
+            first = pj[over[0]]  # the smallest pivot with more than k values at or below it
+            if exact[j] or (under.size and pj[under[-1]] == np.nextafter(first, -np.inf)):
+                out[j], active[j] = first, False
+                continue
+            if under.size and pj[under[-1]] > lo[j]:
+                new_lo, new_below = pj[under[-1]], int(cj[under[-1]])
+            else:
+                new_lo, new_below = lo[j], below[j]
+            exact[j] = new_lo == lo[j] and first == hi[j]
+            lo[j], hi[j], below[j] = new_lo, first, new_below
+            if int(cj[over[0]]) - below[j] <= GATHER:
+                vals = np.concatenate(dask.compute(*[dask.delayed(_inside)(blk, lo, hi, j) for blk in blocks]))
+                out[j], active[j] = np.partition(vals, k - below[j])[k - below[j]], False
+    return out
+
+
+def median(x) -> np.ndarray:
+    """The exact median of every column of a chunked (N, n) dask array, as ``numpy.median(x, axis=0)`` gives it
+    (the mean of the two middle values for even N), without gathering the columns when N > ``GATHER``:
+    bisection by counts over the persisted blocks (a few passes).
+
+    Returns
+    -------
+    ndarray (n,)
+    """
+    _, da = _dask()
+    if not isinstance(x, da.Array) or x.ndim != 2:
+        raise InputError("median: give a 2-D dask array (N, n)")
+    x = x.persist()
+    if np.isnan(x.shape[0]):
+        x.compute_chunk_sizes()
+    N = int(x.shape[0])
+    if N == 0:
+        raise InputError("median: the array has no rows")
+    if N <= GATHER:
+        return np.median(x.compute(), axis=0)
+    a = _kth(x, sorted({(N - 1) // 2, N // 2}))
+    return 0.5 * (a[0] + a[-1])
+
+
+# ---------------------------------------------------------------- simulation sweeps
+
+@dataclass(frozen=True, eq=False)
+class SimulationSweep:
+    """Result of :func:`simulate_many`: the cases' :class:`robodyn.simulation.Simulation` arrays stacked.
+
+    Attributes
+    ----------
+    t : ndarray (C, N) — output times of each case (s).
+    q, qd, qdd, tau, tau_friction : ndarray (C, N, n) — as :class:`robodyn.simulation.Simulation`.
+    kinetic, potential : ndarray (C, N) — energies (J).
+    nfev : ndarray (C,) — right-hand-side evaluations of each case.
+    seconds : ndarray (C,) — wall-clock time of each integration (s).
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    tau_friction: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    nfev: np.ndarray
+    seconds: np.ndarray
+
+
+_SWEEP_FIELDS = ("t", "q", "qd", "qdd", "tau", "tau_friction", "kinetic", "potential", "nfev", "seconds")
+
+
+def _simulate_case(index: int, robot, case: dict) -> dict:
+    from robodyn.simulation.integrate import simulate
+
+    case = dict(case)
+    model = case.pop("robot", robot)
+    try:
+        sim = simulate(model, **case)
+    except RobodynError as exc:
+        raise type(exc)(f"case {index}: {exc}") from None
+    return {k: np.asarray(getattr(sim, k)) for k in _SWEEP_FIELDS}
+
+
+def _show_progress(progress) -> bool:
+    if progress is not None:
+        return bool(progress)
+    if os.environ.get("ROBODYN_PROGRESS", "").strip() == "0":
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _client():
+    """The active dask.distributed client, or None (no client, or another scheduler chosen by dask.config)."""
+    dask, _ = _dask()
+    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+        return None
+    try:
+        from distributed import default_client
+    except ImportError:
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def simulate_many(robot, cases, progress: bool | None = None, **common) -> SimulationSweep:
+    """Run :func:`robodyn.simulate` for every case as a Dask task and stack the results.
+
+    Parameters
+    ----------
+    robot : Robot — the model of every case without its own ``"robot"``.
+    cases : sequence of dict — keyword arguments of :func:`robodyn.simulate` for each case (``torque``, ``q0``,
+        ``qd0``, ``t_eval``, ...), optionally ``"robot"`` (e.g. a payload or parameter sample). Callables (torque
+        laws, controllers) must be picklable by cloudpickle when a distributed cluster runs the sweep.
+    progress : bool or None — draw Dask's progress bar (``dask.diagnostics.ProgressBar``, or
+        ``distributed.progress`` under a client); None: when standard error is a terminal and
+        ``ROBODYN_PROGRESS`` is not 0.
+    **common : keyword arguments shared by every case (a case's own value wins).
+
+    Returns
+    -------
+    SimulationSweep — arrays with a leading case axis (C, ...). Every case must give the same number of times.
+
+    Raises
+    ------
+    InputError — no cases, a case that is not a dict, cases of different lengths; the errors of
+        :func:`robodyn.simulate`, prefixed with the case number.
+    """
+    _check_robot(robot)
+    dask, _ = _dask()
+    if isinstance(cases, (dict, str, bytes)) or not hasattr(cases, "__iter__"):
+        raise InputError(f"cases is a {type(cases).__name__}; give a sequence of dicts of rd.simulate arguments")
+    cases = list(cases)
+    if not cases:
+        raise InputError("cases: give a non-empty sequence of dicts of rd.simulate arguments")
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict):
+            raise InputError(f"case {i} is a {type(case).__name__}; give a dict of rd.simulate arguments")
+        if "robot" in case and not isinstance(case["robot"], Robot):
+            raise InputError(f"case {i}: 'robot' must be a Robot")
+    robot_d = _shipped(robot)
+    tasks = [dask.delayed(_simulate_case, pure=True)(i, robot_d, {**common, **case}) for i, case in enumerate(cases)]
+    show = _show_progress(progress)
+    client = _client()
+    if client is not None:
+        futures = client.compute(tasks)
+        if show:
+            from distributed import progress as distributed_progress
+
+            distributed_progress(futures)
+        results = client.gather(futures)
+    elif show:
+        from dask.diagnostics import ProgressBar
+
+        with ProgressBar(out=sys.stderr):
+            results = dask.compute(*tasks)
+    else:
+        results = dask.compute(*tasks)
+    lengths = {len(r["t"]) for r in results}
+    if len(lengths) != 1:
+        raise InputError(f"the cases give different numbers of times ({sorted(lengths)}); give every case a t_eval "
+                         "of the same length")
+    return SimulationSweep(**{k: np.stack([r[k] for r in results]) for k in _SWEEP_FIELDS})

@@ -1,0 +1,403 @@
+"""Joint logs from robots: ROS 1 / ROS 2 bags of ``sensor_msgs/JointState``, CSV, HDF5 and Parquet files.
+
+:func:`read_joint_log` reads one recording into a :class:`JointLog` (times, positions, velocities, efforts, joint
+names), reordered to a robot's joint order by name when a robot is given. ROS bags are read with the pure-Python
+``rosbags`` library (no ROS installation): ROS 1 ``.bag`` files and ROS 2 bags (a folder with ``metadata.yaml``,
+or its ``.db3`` (sqlite3) or ``.mcap`` storage file). HDF5 needs ``h5py``, Parquet needs ``pyarrow``.
+
+Before anything is parsed, every file is checked to be a regular file (never a FIFO, device or socket, which
+could block the reader forever) of at most ``max_bytes`` bytes. Names read from a file appear in messages only
+through :func:`robodyn.sanitize.printable`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+
+from robodyn.errors import InputError, RobodynError
+from robodyn.sanitize import printable
+
+#: Default size limit of one log (bytes, all files of a ROS 2 bag together): 16 GiB.
+MAX_LOG_BYTES = 16 * 2**30
+#: File suffixes and the format they select.
+FORMATS = MappingProxyType({".bag": "ros1", ".db3": "ros2", ".mcap": "ros2", ".csv": "csv", ".h5": "hdf5",
+                            ".hdf5": "hdf5", ".parquet": "parquet", ".pq": "parquet"})
+_EXTRA = MappingProxyType({"ros1": "ros", "ros2": "ros", "hdf5": "hdf5", "parquet": "parquet"})
+_MODULE = MappingProxyType({"ros1": "rosbags", "ros2": "rosbags", "hdf5": "h5py", "parquet": "pyarrow"})
+_JOINT_STATE = ("sensor_msgs/msg/JointState", "sensor_msgs/JointState")
+
+
+@dataclass(frozen=True, eq=False)
+class JointLog:
+    """A joint recording, one row per message (sample).
+
+    Attributes
+    ----------
+    t : ndarray (N,) — time of each sample (s) from the first one; strictly increasing.
+    q : ndarray (N, n) — joint positions (rad | m).
+    qd : ndarray (N, n) or None — joint velocities (rad/s | m/s); None when the log has none.
+    tau : ndarray (N, n) or None — joint efforts, torques or forces (N m | N); None when the log has none.
+    joint_names : tuple of str (n,) — the joints of the columns (the robot's ``q_names`` when a robot was given).
+    start_ns : int — absolute time of the first sample (ns; for bags, since the Unix epoch).
+    time_source : str — "header" (message header stamps), "receive" (bag record times: every header stamp was 0)
+        or "file" (the ``t`` column / dataset).
+    source : str — the file read.
+    qdd : ndarray (N, n) or None — accelerations, when a CSV/HDF5/Parquet file gives them (bags never do).
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray | None
+    tau: np.ndarray | None
+    joint_names: tuple
+    start_ns: int
+    time_source: str
+    source: str
+    qdd: np.ndarray | None = None
+
+    @property
+    def samples(self) -> int:
+        """N, the number of samples."""
+        return int(self.t.shape[0])
+
+
+def log_format(path) -> str:
+    """The format :func:`read_joint_log` reads ``path`` as: "ros1", "ros2", "csv", "hdf5" or "parquet".
+
+    A folder is a ROS 2 bag (it must hold ``metadata.yaml``); otherwise the suffix decides (see ``FORMATS``).
+    """
+    p = Path(path)
+    if p.is_dir():
+        return "ros2"
+    fmt = FORMATS.get(p.suffix.lower())
+    if fmt is None:
+        raise InputError(f"log {printable(str(p))!r}: unknown format {printable(p.suffix) or '(no suffix)'}; give a "
+                         f"ROS 2 bag folder or a file ending in {', '.join(FORMATS)}")
+    return fmt
+
+
+def reader_module(fmt: str):
+    """The package that reads ``fmt`` ("ros1", "ros2", "hdf5", "parquet"), imported; RobodynError naming the extra
+    to install when it is missing."""
+    from importlib import import_module
+
+    name = _MODULE[fmt]
+    try:
+        return import_module(name)
+    except ImportError:
+        raise RobodynError(f"reading {fmt} logs needs the package {name}; install it with: "
+                           f"pip install 'robodyn[{_EXTRA[fmt]}]'") from None
+
+
+def _regular_files(path: Path, fmt: str, max_bytes: int) -> list[Path]:
+    """The files of the log, each checked to be a regular file; their total size at most ``max_bytes``."""
+    label = printable(str(path))
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise InputError(f"log {label!r}: cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        if fmt != "ros2" or not (path / "metadata.yaml").exists():
+            raise InputError(f"log {label!r} is a folder without metadata.yaml; give a ROS 2 bag folder or a log file")
+        files = sorted(p for p in path.iterdir())
+    else:
+        files = [path]
+    total = 0
+    for f in files:
+        try:
+            fs = os.stat(f)
+        except OSError as exc:
+            raise InputError(f"log {printable(str(f))!r}: cannot be read ({exc.strerror or exc})") from None
+        if not stat.S_ISREG(fs.st_mode):
+            raise InputError(f"log {printable(str(f))!r} is not a regular file (a FIFO, device, socket or folder); "
+                             "give a file")
+        total += fs.st_size
+    if total > max_bytes:
+        raise InputError(f"log {label!r} has {total} bytes, more than max_bytes = {max_bytes}; raise max_bytes if "
+                         "the file is trusted")
+    return files
+
+
+def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: int = MAX_LOG_BYTES) -> JointLog:
+    """Read a joint recording: a ROS bag of ``sensor_msgs/JointState``, or a CSV, HDF5 or Parquet file.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        - ``*.bag``: ROS 1 bag; a folder with ``metadata.yaml``, ``*.db3`` or ``*.mcap``: ROS 2 bag (sqlite3 or
+          MCAP storage). Messages of ``topic`` give one sample each: t from the header stamps (the bag's record
+          times when every stamp is 0), q = position, q̇ = velocity, τ = effort. Messages may list the joints in
+          any order and may carry other joints (e.g. a gripper's); each is mapped by name.
+        - ``*.csv``: a header ``t, q1..qn[, qd1..qdn][, qdd1..qddn][, tau1..taun]`` (the layout of
+          ``robodyn identify``), columns in the robot's joint order; ``*.h5``/``*.hdf5``: datasets ``t`` (N,) and
+          ``q``, ``qd``, ``qdd``, ``tau`` (N, n) (``qd``, ``qdd``, ``tau`` optional), an optional attribute
+          ``joint_names``; ``*.parquet``/``*.pq``: the CSV columns.
+    topic : str
+        Topic of the JointState messages (bags only).
+    robot : Robot or None
+        When given, the columns follow ``robot.q_names`` (bags and HDF5 with ``joint_names``: by name; CSV and
+        Parquet: n must match).
+    max_bytes : int
+        Size limit of the log (all files of a ROS 2 bag together).
+
+    Returns
+    -------
+    JointLog
+
+    Raises
+    ------
+    InputError
+        Missing, non-regular or too large file; unknown format; no message on ``topic`` (the topics present are
+        named); a joint of the robot absent from a message (named); inconsistent arrays; non-increasing stamps.
+    RobodynError
+        The reader package of the format is not installed (names the extra to install).
+    """
+    from robodyn.model.robot import Robot
+
+    if robot is not None and not isinstance(robot, Robot):
+        raise InputError(f"robot must be a robodyn Robot (rd.load(...)) or None, got {type(robot).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"read_joint_log: path must be a str or path, got {type(path).__name__}")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
+        raise InputError(f"max_bytes = {max_bytes!r}; give a positive integer")
+    path = Path(path)
+    fmt = log_format(path)
+    _regular_files(path, fmt, int(max_bytes))
+    if fmt in ("ros1", "ros2"):
+        if not isinstance(topic, str) or not topic:
+            raise InputError(f"topic = {topic!r}; give a topic name such as '/joint_states'")
+        return _read_bag(path, fmt, topic, robot)
+    if fmt == "csv":
+        columns = _csv_columns(path)
+    elif fmt == "parquet":
+        columns = _parquet_columns(path)
+    else:
+        return _read_hdf5(path, robot)
+    return _from_columns(columns, path, robot)
+
+
+# ---- ROS bags ----
+
+def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
+    reader_module(fmt)
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import Stores, get_typestore
+
+    label = printable(str(path))
+    stamps, receive, rows = [], [], []
+    try:
+        with AnyReader([path], default_typestore=get_typestore(Stores.ROS2_HUMBLE)) as reader:
+            connections = [c for c in reader.connections if c.topic == topic]
+            if not connections:
+                present = ", ".join(sorted({printable(c.topic) for c in reader.connections})) or "none"
+                raise InputError(f"log {label!r}: no topic {printable(topic)!r}; topics in the bag: {present}")
+            wrong = [c.msgtype for c in connections if c.msgtype not in _JOINT_STATE]
+            if wrong:
+                raise InputError(f"log {label!r}: topic {printable(topic)!r} carries {printable(wrong[0])}, not "
+                                 "sensor_msgs/JointState")
+            for connection, timestamp, raw in reader.messages(connections=connections):
+                msg = reader.deserialize(raw, connection.msgtype)
+                stamp = msg.header.stamp
+                stamps.append(int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec))
+                receive.append(int(timestamp))
+                rows.append((tuple(msg.name), msg.position, msg.velocity, msg.effort))
+    except InputError:
+        raise
+    except Exception as exc:  # rosbags raises its own error types for damaged or foreign files
+        raise InputError(f"log {label!r}: not a readable {'ROS 1' if fmt == 'ros1' else 'ROS 2'} bag "
+                         f"({printable(type(exc).__name__)}: {printable(str(exc))[:200]})") from None
+    if not rows:
+        raise InputError(f"log {label!r}: topic {printable(topic)!r} has no messages")
+    time_source = "header"
+    ns = np.array(stamps, dtype=np.int64)
+    if not ns.any():
+        ns, time_source = np.array(receive, dtype=np.int64), "receive"
+    names = tuple(robot.q_names) if robot is not None else rows[0][0]
+    q, qd, tau = _joint_columns(rows, names, label, robot is not None)
+    order = np.argsort(ns, kind="stable")
+    ns = ns[order]
+    step = np.diff(ns)
+    if np.any(step <= 0):
+        k = int(np.flatnonzero(step <= 0)[0])
+        raise InputError(f"log {label!r}: two messages on {printable(topic)!r} have the same time stamp "
+                         f"{int(ns[k])} ns (samples {int(order[k])} and {int(order[k + 1])}); remove the duplicate")
+    pick = (lambda a: None if a is None else a[order])
+    return JointLog(t=(ns - ns[0]) * 1e-9, q=q[order], qd=pick(qd), tau=pick(tau), joint_names=tuple(names),
+                    start_ns=int(ns[0]), time_source=time_source, source=str(path))
+
+
+def _joint_columns(rows, names, label: str, by_robot: bool):
+    """(N, n) arrays of position, velocity, effort in the order ``names``; velocity/effort None when absent."""
+    n, N = len(names), len(rows)
+    out = {k: np.full((N, n), np.nan) for k in ("position", "velocity", "effort")}
+    present = {"position": np.zeros(N, bool), "velocity": np.zeros(N, bool), "effort": np.zeros(N, bool)}
+    maps = {}  # (per distinct name list) the columns of ``names`` in the message
+    for i, (msg_names, *values) in enumerate(rows):
+        if msg_names not in maps:
+            index = {name: k for k, name in enumerate(msg_names)}
+            if len(index) != len(msg_names):
+                raise InputError(f"log {label!r}, message {i}: a joint name appears twice")
+            missing = [name for name in names if name not in index]
+            if missing or (not by_robot and len(msg_names) != n):
+                what = (f"lacks joint(s) {', '.join(printable(m) for m in missing)} of the "
+                        f"{'robot' if by_robot else 'first message'}" if missing else
+                        "lists other joints than the first message")
+                raise InputError(f"log {label!r}, message {i} {what} (it lists "
+                                 f"{', '.join(printable(x) for x in msg_names) or 'none'}); give a robot whose "
+                                 "joint names match the log, or a log of this robot")
+            maps[msg_names] = np.array([index[name] for name in names], dtype=np.intp)
+        cols = maps[msg_names]
+        for key, value in zip(("position", "velocity", "effort"), values):
+            value = np.asarray(value, dtype=float)
+            if value.size == 0:
+                continue
+            if value.shape != (len(msg_names),):
+                raise InputError(f"log {label!r}, message {i}: {value.size} {key} values for {len(msg_names)} "
+                                 "joint names; each must have one per name (or none)")
+            out[key][i] = value[cols]
+            present[key][i] = True
+    if not present["position"].all():
+        i = int(np.flatnonzero(~present["position"])[0])
+        raise InputError(f"log {label!r}, message {i} has no positions; every JointState sample needs them")
+    result = [out["position"]]
+    for key in ("velocity", "effort"):
+        if not present[key].any():
+            result.append(None)
+            continue
+        if not present[key].all():
+            i = int(np.flatnonzero(~present[key])[0])
+            raise InputError(f"log {label!r}, message {i} has no {key} values although others have; give "
+                             f"{key} in every message or in none")
+        result.append(out[key])
+    return tuple(result)
+
+
+# ---- tables: CSV, Parquet, HDF5 ----
+
+def _csv_columns(path: Path) -> dict:
+    label = printable(str(path))
+    try:
+        with open(path, "rb") as fh:
+            header = fh.readline().decode("utf-8").strip()
+            data = np.loadtxt(fh, delimiter=",", ndmin=2, dtype=float)
+    except UnicodeDecodeError:
+        raise InputError(f"log {label!r}: not UTF-8 text; a CSV log is text") from None
+    except ValueError as exc:
+        raise InputError(f"log {label!r}: {printable(str(exc))[:200]}; every cell must be a number") from None
+    except OSError as exc:
+        raise InputError(f"log {label!r}: cannot be read ({exc.strerror or exc})") from None
+    names = [h.strip() for h in header.split(",")]
+    if data.size == 0:
+        raise InputError(f"log {label!r}: no data rows after the header")
+    if data.shape[1] != len(names):
+        raise InputError(f"log {label!r}: {data.shape[1]} values per row for {len(names)} header columns")
+    return {name: data[:, k] for k, name in enumerate(names)}
+
+
+def _parquet_columns(path: Path) -> dict:
+    reader_module("parquet")
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged files
+        raise InputError(f"log {printable(str(path))!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
+    columns = {}
+    for name in table.column_names:
+        try:
+            columns[name] = table.column(name).to_numpy().astype(float)
+        except (TypeError, ValueError):
+            raise InputError(f"log {printable(str(path))!r}: column {printable(name)!r} is not numeric") from None
+    return columns
+
+
+def _from_columns(columns: dict, path: Path, robot) -> JointLog:
+    """A JointLog from the columns t, q1..qn, qd1..qdn, qdd1..qddn, tau1..taun of a table."""
+    label = printable(str(path))
+    n = sum(1 for k in range(1, len(columns) + 1) if f"q{k}" in columns)
+    if n == 0:
+        raise InputError(f"log {label!r}: no column q1; give columns t, q1..qn[, qd1..qdn][, tau1..taun]")
+    if robot is not None and n != robot.n:
+        raise InputError(f"log {label!r} has {n} position columns q1..q{n}; robot '{robot.name}' has n = {robot.n}")
+    known = {"t"} | {f"{p}{k}" for p in ("q", "qd", "qdd", "tau") for k in range(1, n + 1)}
+    unknown = sorted(set(columns) - known)
+    if unknown:
+        raise InputError(f"log {label!r}: unknown column(s) {', '.join(printable(u) for u in unknown)}; allowed: "
+                         f"t, q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}")
+    if "t" not in columns:
+        raise InputError(f"log {label!r}: no column t (s)")
+    arrays = {}
+    for prefix in ("q", "qd", "qdd", "tau"):
+        have = [f"{prefix}{k}" in columns for k in range(1, n + 1)]
+        if any(have) and not all(have):
+            raise InputError(f"log {label!r}: give all of {prefix}1..{prefix}{n} or none")
+        arrays[prefix] = np.column_stack([columns[f"{prefix}{k}"] for k in range(1, n + 1)]) if all(have) else None
+    names = tuple(robot.q_names) if robot is not None else tuple(f"q{k}" for k in range(1, n + 1))
+    return _checked(columns["t"], arrays, names, label, str(path))
+
+
+def _checked(t, arrays: dict, names, label: str, source: str) -> JointLog:
+    t = np.asarray(t, dtype=float)
+    for key, a in (("t", t), *arrays.items()):
+        if a is None:
+            continue
+        if a.shape[0] != t.shape[0]:
+            raise InputError(f"log {label!r}: {key} has {a.shape[0]} rows but t has {t.shape[0]}")
+        bad = ~np.isfinite(a)
+        if bad.any():
+            row = int(np.flatnonzero(bad.reshape(a.shape[0], -1).any(axis=1))[0])
+            raise InputError(f"log {label!r}: {key} is not finite at row {row} (0-based); repair or remove it")
+    if t.ndim != 1 or np.any(np.diff(t) <= 0):
+        raise InputError(f"log {label!r}: t must be one column of strictly increasing times (s)")
+    start = int(round(t[0] * 1e9))
+    return JointLog(t=t - t[0], q=arrays["q"], qd=arrays["qd"], tau=arrays["tau"], qdd=arrays["qdd"],
+                    joint_names=tuple(names), start_ns=start, time_source="file", source=source)
+
+
+def _read_hdf5(path: Path, robot) -> JointLog:
+    h5py = reader_module("hdf5")
+    label = printable(str(path))
+    try:
+        with h5py.File(path, "r") as f:
+            missing = [k for k in ("t", "q") if k not in f]
+            if missing:
+                raise InputError(f"log {label!r}: no dataset {', '.join(missing)}; give datasets t (N,), q (N, n) "
+                                 "and optionally qd, qdd, tau (N, n)")
+            data = {k: np.asarray(f[k][...], dtype=float) if k in f else None for k in ("t", "q", "qd", "qdd", "tau")}
+            names = f.attrs.get("joint_names")
+            names = None if names is None else tuple(x.decode() if isinstance(x, bytes) else str(x) for x in names)
+    except InputError:
+        raise
+    except Exception as exc:  # h5py raises OSError/KeyError/TypeError for damaged or foreign files
+        raise InputError(f"log {label!r}: not a readable HDF5 file ({printable(str(exc))[:200]})") from None
+    q = data["q"]
+    if q.ndim != 2:
+        raise InputError(f"log {label!r}: dataset q has shape {q.shape}; give (N, n)")
+    n = q.shape[1]
+    for key in ("qd", "qdd", "tau"):
+        if data[key] is not None and data[key].shape != q.shape:
+            raise InputError(f"log {label!r}: dataset {key} has shape {data[key].shape}; q has {q.shape}")
+    if names is not None and len(names) != n:
+        raise InputError(f"log {label!r}: attribute joint_names has {len(names)} names for {n} columns of q")
+    if robot is not None:
+        if names is None:
+            if n != robot.n:
+                raise InputError(f"log {label!r}: q has {n} columns; robot '{robot.name}' has n = {robot.n}")
+            order = np.arange(n)
+        else:
+            missing = [x for x in robot.q_names if x not in names]
+            if missing:
+                raise InputError(f"log {label!r} lacks joint(s) {', '.join(printable(m) for m in missing)} of robot "
+                                 f"'{robot.name}' (it has {', '.join(printable(x) for x in names)})")
+            order = np.array([names.index(x) for x in robot.q_names])
+        names = tuple(robot.q_names)
+        data = {k: (v if v is None or k == "t" else v[:, order]) for k, v in data.items()}
+    elif names is None:
+        names = tuple(f"q{k}" for k in range(1, n + 1))
+    return _checked(data["t"], {k: data[k] for k in ("q", "qd", "qdd", "tau")}, names, label, str(path))

@@ -1,0 +1,297 @@
+"""robodyn.distributed on a real dask.distributed LocalCluster (2 worker processes): results equal the in-memory
+functions, a regressor larger than a worker's memory limit is identified chunk by chunk, a worker killed in the
+middle of a job is replaced and the result is the same."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.errors import InputError
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+import dask.array as da  # noqa: E402
+
+from robodyn import distributed as dd  # noqa: E402
+
+#: Memory limit of each worker: the regressor of the chunking test is larger (about 1.7 of it).
+WORKER_MEMORY = 400 * 2**20
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    src = str(Path(rd.__file__).resolve().parents[1])  # workers import this robodyn, whatever is installed
+    env = {"PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
+           "ROBODYN_CACHE": str(tmp_path_factory.getbasetemp() / "robodyn-cache")}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=WORKER_MEMORY,
+                                  dashboard_address=None, env=env) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return rd.load("rx90")
+
+
+@pytest.fixture(scope="module")
+def base(robot):
+    return rd.base_parameters(robot, friction=True)
+
+
+@pytest.fixture(scope="module")
+def data(robot):
+    """Random states (odd N: the medians of IRLS are single values), torques with noise and outliers."""
+    rng = np.random.default_rng(0)
+    N = 601
+    q, qd, qdd = rng.uniform(-2, 2, (N, robot.n)), rng.uniform(-2, 2, (N, robot.n)), rng.uniform(-5, 5, (N, robot.n))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd) + 0.05 * rng.standard_normal(q.shape)
+    tau[::37, 1] += 4.0
+    return q, qd, qdd, tau
+
+
+def test_batched_functions_equal_the_in_memory_ones(client, robot):
+    rng = np.random.default_rng(1)
+    q, qd, qdd = (rng.uniform(-1, 1, (4, 150, 6)) for _ in range(3))
+    Q, QD, QDD = (da.from_array(x, chunks=(2, 75, 3)) for x in (q, qd, qdd))  # joint axis split: rechunked
+    cases = [
+        (dd.inverse_dynamics(robot, Q, QD, QDD), rd.inverse_dynamics(robot, q, qd, qdd)),
+        (dd.forward_dynamics(robot, Q, QD, QDD), rd.forward_dynamics(robot, q, qd, qdd)),
+        (dd.inertia_matrix(robot, Q), rd.inertia_matrix(robot, q)),
+        (dd.gravity_torques(robot, Q), rd.gravity_torques(robot, q)),
+        (dd.bias_torques(robot, Q, QD), rd.bias_torques(robot, q, qd)),
+        (dd.regressor(robot, Q, QD, qdd), rd.regressor(robot, q, qd, qdd)),  # NumPy and Dask mixed
+        (dd.jacobian(robot, Q, frame=3), rd.jacobian(robot, q, frame=3)),
+        *zip(dd.inverse_dynamics_derivatives(robot, Q, QD, QDD), rd.inverse_dynamics_derivatives(robot, q, qd, qdd)),
+        *zip(dd.forward_dynamics_derivatives(robot, Q, QD, QDD), rd.forward_dynamics_derivatives(robot, q, qd, qdd)),
+    ]
+    lazy = [c[0] for c in cases]
+    assert all(isinstance(x, da.Array) for x in lazy)
+    values = dask.compute(*lazy)  # on the cluster
+    for (x, ref), v in zip(cases, values):
+        assert x.shape == ref.shape == v.shape and x.chunks[0] == ((2, 2))
+        np.testing.assert_allclose(v, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+    local = dd.inverse_dynamics(robot, q, qd, qdd, chunk=64).compute(scheduler="threads")  # embedded default
+    np.testing.assert_allclose(local, cases[0][1], rtol=1e-12, atol=1e-12 * np.abs(cases[0][1]).max())
+
+
+def test_the_robot_is_one_task_of_the_graph(robot):
+    Q = da.zeros((1000, 6), chunks=(100, 6))
+    graph = dict(dd.inverse_dynamics(robot, Q, Q, Q).__dask_graph__())
+    shipped = [k for k, v in graph.items() if v is robot or getattr(v, "value", None) is robot]
+    assert len(shipped) == 1
+
+
+def _close(res, ref, std=1e-9):
+    """Identifications equal: estimates to 1e-12 of the largest, the rest relatively to `std`: standard deviations
+    and residuals come from residual norms ‖y − W θ‖ taken from the factor of [W y]ᵀ[W y], whose relative rounding
+    is ε (‖y‖ / ‖y − W θ‖)² (about 1e-10 for torques 10³ times the noise); the in-memory path also factors it
+    without scaling the columns."""
+    assert np.abs(res.values - ref.values).max() <= 1e-12 * np.abs(ref.values).max()
+    np.testing.assert_allclose(res.std, ref.std, rtol=std)
+    assert res.samples == ref.samples and res.names == ref.names
+    assert res.condition_number == pytest.approx(ref.condition_number, rel=1e-12)
+    np.testing.assert_allclose(res.residual_rms, ref.residual_rms, rtol=std)
+
+
+def _dense(base, q, qd, qdd, tau, weights=None):
+    """Independent reference: W materialised, numpy.linalg.lstsq; estimate, standard deviations, σ_j."""
+    W = base.regressor(q, qd, qdd)
+    N, n, b = W.shape
+    w = np.ones(N * n) if weights is None else np.tile(weights, N)
+    A, y = W.reshape(-1, b) * w[:, None], tau.reshape(-1) * w
+    theta = np.linalg.lstsq(A, y, rcond=None)[0]
+    cov = np.linalg.inv(A.T @ A) * (1.0 if weights is not None else np.sum((y - A @ theta) ** 2) / (N * n - b))
+    norms = np.linalg.norm(W, axis=0)  # (n, b); a column of rounding only (cos 90° = 6e-17) is not present
+    bj = (norms > 1e-12 * norms.max(axis=1, keepdims=True)).sum(axis=1)  # b_j: parameters in joint j's equations
+    rho = np.linalg.norm(tau - W @ theta, axis=0)
+    return theta, np.sqrt(np.diag(cov)), rho / np.sqrt(N - bj), rho / np.sqrt(N)
+
+
+@pytest.mark.parametrize("reduction", ["gram", "tsqr"])
+def test_ols_equals_the_in_memory_identification(client, robot, base, data, reduction):
+    ref = rd.identify(robot, *data, base=base)
+    res = dd.identify(robot, *data, base=base, chunk=97, reduction=reduction)
+    _close(res, ref)
+    theta, std, _, rms = _dense(base, *data)
+    assert np.abs(res.values - theta).max() <= 1e-13 * np.abs(theta).max()
+    # (see _close: the Gram reduction's residual norm carries ε (‖y‖/‖ρ‖)², the QR's ε ‖y‖/‖ρ‖)
+    tol = 1e-9 if reduction == "gram" else 1e-12
+    np.testing.assert_allclose(res.std, std, rtol=tol)
+    np.testing.assert_allclose(res.residual_rms, rms, rtol=tol)
+
+
+def test_wls_equals_a_dense_weighted_least_squares(client, robot, base, data):
+    """Gautier's per-joint noise σ_j = ‖ρ_j‖ / √(N − b_j) from the OLS residual, b_j the parameters present in joint
+    j's equations. (The in-memory path counts b_j from its factor's columns, which carry rounding where W_j's
+    columns are zero, so its σ_j differ by ~1e-4: checked here against the definition instead.)"""
+    res = dd.identify(robot, *data, base=base, method="wls", chunk=128)
+    sig = _dense(base, *data)[2]
+    np.testing.assert_allclose(res.noise, sig, rtol=1e-9)  # (see _close)
+    theta, std, _, _ = _dense(base, *data, weights=1.0 / res.noise)
+    assert np.abs(res.values - theta).max() <= 1e-13 * np.abs(theta).max()
+    np.testing.assert_allclose(res.std, std, rtol=1e-12)
+
+
+def test_irls_equals_the_in_memory_identification(client, robot, base, data):
+    """Six iterations (of the 13 to convergence), each a pass of residuals, two exact medians and a weighted
+    reduction on the cluster: the same weights and estimates as in memory, iteration by iteration."""
+    ref = rd.identify(robot, *data, base=base, method="irls", max_iterations=6)
+    res = dd.identify(robot, *data, base=base, method="irls", max_iterations=6, chunk=301)
+    assert res.iterations == ref.iterations == 6 and not res.converged and res.message == ref.message
+    _close(res, ref)
+
+
+def test_exact_medians_of_a_chunked_array(client):
+    """Large enough for the bisection by counts (N > GATHER), with > GATHER ties at the median (column 1) and
+    ties everywhere (column 2); small (gathered at once); one row."""
+    assert 140_001 > dd.GATHER
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((140_001, 3))
+    x[:100_000, 1] = 0.0
+    x[:, 2] = np.round(x[:, 2], 1)
+    for rows in (140_001, 140_000, 601, 1):
+        got = dd.median(da.from_array(x[:rows], chunks=(30_000, 3)))
+        np.testing.assert_array_equal(got, np.median(x[:rows], axis=0))
+
+
+def test_a_regressor_larger_than_a_workers_memory_is_identified_in_chunks(client, robot, base):
+    N = 160_000  # regressor N n b float64: 160000 * 6 * 58 * 8 B = 445 MB > 400 MiB per worker
+    assert N * robot.n * base.count * 8 > WORKER_MEMORY
+    g = da.random.default_rng(4)
+    q, qd, qdd = (g.uniform(-2, 2, (N, robot.n), chunks=(16_384, robot.n)) for _ in range(3))
+    tau = dd.inverse_dynamics(robot, q, qd, qdd)  # never leaves the workers
+    pids = client.run(os.getpid)
+    res = dd.identify(robot, q, qd, qdd, tau, base=base)
+    assert client.run(os.getpid) == pids  # no worker died (and none was restarted)
+    assert res.samples == N
+    np.testing.assert_allclose(res.values, base.values, rtol=1e-9, atol=1e-9 * np.abs(base.values).max())
+
+
+def test_a_worker_killed_mid_job_is_replaced_and_the_result_is_the_same(client, robot, base, data):
+    big = [np.tile(x, (40, 1)) for x in data]
+    expected = rd.identify(robot, *big, base=base)
+    pids = client.run(os.getpid)
+    out = {}
+    job = threading.Thread(target=lambda: out.setdefault("res", dd.identify(robot, *big, base=base, chunk=1024)),
+                           daemon=True)
+    job.start()
+    deadline = time.monotonic() + 20
+    while not any(client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    victim = next(iter(pids.values()))
+    os.kill(victim, signal.SIGKILL)  # a worker process this test's cluster started
+    job.join(timeout=45)
+    assert not job.is_alive(), "the identification did not finish within 45 s of the worker's death"
+    _close(out["res"], expected)
+    assert victim not in client.run(os.getpid).values()
+
+
+def test_samples_from_hdf5_parquet_zarr_and_a_folder_of_logs(client, robot, base, data, tmp_path):
+    h5py = pytest.importorskip("h5py")
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    q = data[0]
+    ref = rd.identify(robot, *data, base=base)
+    with h5py.File(tmp_path / "s.h5", "w") as f:
+        for k, x in zip(("q", "qd", "qdd", "tau"), data):
+            f[k] = x
+    cols = {f"{p}{k + 1}": x[:, k] for p, x in zip(("q", "qd", "qdd", "tau"), data) for k in range(robot.n)}
+    pq.write_table(pa.table(cols), tmp_path / "s.parquet", row_group_size=100)
+    logs = tmp_path / "fleet"
+    logs.mkdir()
+    half = len(q) // 2
+    for name, rows in (("a.csv", slice(0, half)), ("b.parquet", slice(half, None))):
+        part = {"t": 0.01 * np.arange(len(q))[rows], **{c: v[rows] for c, v in cols.items()}}
+        if name.endswith(".csv"):
+            text = ",".join(part) + "\n" + "\n".join(",".join(repr(float(part[c][i])) for c in part)
+                                                     for i in range(len(part["t"]))) + "\n"
+            (logs / name).write_text(text)
+        else:
+            pq.write_table(pa.table(part), logs / name)
+    sources = [tmp_path / "s.h5", tmp_path / "s.parquet", logs]
+    try:
+        import zarr
+    except ImportError:
+        pass
+    else:
+        group = zarr.open_group(str(tmp_path / "s.zarr"), mode="w")
+        for k, x in zip(("q", "qd", "qdd", "tau"), data):
+            group.create_array(k, data=x, chunks=(64, robot.n))
+        sources.append(tmp_path / "s.zarr")
+    for source in sources:
+        samples = dd.read_samples(source, robot, chunk=64)
+        _close(dd.identify(robot, samples, base=base), ref)
+    assert len(dd.read_samples(logs, robot).sources) == 2
+
+
+def test_simulate_many_equals_simulate(client):
+    from robodyn.control import ComputedTorque, QuinticReference
+
+    robot = rd.load("planar2r")
+    t = np.linspace(0.0, 0.5, 26)
+    cases = [{"torque": ComputedTorque(robot, kp, 10.0, QuinticReference([0.1, -0.2], [1.0, 0.7], duration=0.5)),
+              "q0": [0.1, -0.2], "qd0": [0.0, 0.0], "t_eval": t} for kp in (50.0, 100.0)]
+    heavy = robot.replace(params=robot.params * 1.5)
+    cases.append({**cases[0], "robot": heavy})
+    sweep = rd.simulate_many(robot, cases, rtol=1e-8, atol=1e-8, progress=False)
+    assert sweep.q.shape == (3, 26, 2) and sweep.nfev.shape == (3,)
+    for i, case in enumerate(cases):
+        case = dict(case)
+        sim = rd.simulate(case.pop("robot", robot), **case, rtol=1e-8, atol=1e-8)
+        np.testing.assert_array_equal(sweep.q[i], sim.q)
+        np.testing.assert_array_equal(sweep.tau[i], sim.tau)
+    shown = rd.simulate_many(robot, cases[:1], rtol=1e-8, atol=1e-8, progress=True)  # distributed.progress's bar
+    np.testing.assert_array_equal(shown.q[0], sweep.q[0])
+    with dask.config.set(scheduler="threads"):  # no cluster: dask.diagnostics.ProgressBar
+        local = rd.simulate_many(robot, cases[1:], rtol=1e-8, atol=1e-8, progress=True)
+    np.testing.assert_array_equal(local.q, sweep.q[1:])
+    with pytest.raises(InputError, match="case 1: "):
+        rd.simulate_many(robot, [cases[0], {**cases[0], "q0": [0.0]}], progress=False)
+    with pytest.raises(InputError, match="different numbers of times"):
+        rd.simulate_many(robot, [cases[0], {**cases[0], "t_eval": t[:5]}], progress=False)
+
+
+def test_bad_input(robot, data):
+    with pytest.raises(InputError, match="last axis must be the n = 6 joints"):
+        dd.inverse_dynamics(robot, np.zeros((3, 5)), np.zeros((3, 5)), np.zeros((3, 5)))
+    with pytest.raises(InputError, match="'physical' is not available on out-of-core data"):
+        dd.identify(robot, *data, method="physical")
+    with pytest.raises(InputError, match="reduction = 'svd'"):
+        dd.identify(robot, *data, reduction="svd")
+    with pytest.raises(InputError, match="robot must be a robodyn Robot"):
+        dd.gravity_torques("rx90", np.zeros((2, 6)))
+    with pytest.raises(InputError, match="give either Samples or the arrays"):
+        dd.identify(robot, dd.Samples(*[da.zeros((10, 6))] * 4, sources=()), data[1])
+
+
+def _run_python(code: str) -> str:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(rd.__file__).resolve().parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_dask_is_imported_on_first_use_and_its_absence_names_the_extra():
+    assert _run_python("import sys, robodyn, robodyn.distributed, robodyn.logs; print('dask' in sys.modules)") \
+        == "False"
+    out = _run_python(
+        "import sys; sys.modules['dask'] = None\n"  # this child process only: `import dask` fails there
+        "import numpy as np, robodyn as rd\n"
+        "try:\n"
+        "    rd.distributed.gravity_torques(rd.load('planar2r'), np.zeros((3, 2)))\n"
+        "except rd.RobodynError as e:\n"
+        "    print(e)\n")
+    assert out == "robodyn.distributed needs Dask; install it with: pip install 'robodyn[dask]'"
