@@ -225,8 +225,9 @@ def from_urdf(
     name: str | None = None,
     link_frames: bool = False,
     strict: bool = True,
+    floating: bool = False,
 ) -> Robot:
-    """A :class:`Robot` from a URDF file or string (fixed base).
+    """A :class:`Robot` from a URDF file or string (fixed base, or floating with ``floating=True``).
 
     Parameters
     ----------
@@ -246,6 +247,10 @@ def from_urdf(
         gives every URDF link frame).
     strict : bool
         False: inertias that violate the triangle inequality warn instead of raising.
+    floating : bool
+        A free-floating base (legged robots, humanoids): the root link becomes the base body, its inertial tag
+        its ``base_params`` in the root link frame R_0, and ``gravity`` is in the world frame (as Pinocchio's
+        ``buildModelFromUrdf(path, JointModelFreeFlyer())``).  ``base`` must then be the root link.
 
     Notes
     -----
@@ -271,6 +276,8 @@ def from_urdf(
     if len(roots) != 1:
         raise ModelFileError(f"{origin}: expected one root link (not the child of any joint), found {roots}")
     root = roots[0]
+    if floating and base not in (None, root):
+        raise InputError(f"from_urdf: floating=True makes the root link {root!r} the floating base; drop base={base!r}")
     base = root if base is None else base
     for arg, link in (("base", base), ("tip", tip)):
         if link is not None and link not in links:
@@ -304,7 +311,22 @@ def from_urdf(
         stack.extend(reversed(children.get(j.child, [])))
     if not order:
         raise ModelFileError(f"{origin}: no joint below base link {base!r}")
-    return _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict)
+    robot = _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict)
+    return _floating_base(robot, links[root], origin) if floating else robot
+
+
+def _floating_base(robot: Robot, link, origin) -> Robot:
+    """``robot`` with a floating base whose body is the URDF root ``link`` (standard parameters in its frame)."""
+    inertial = link.inertial
+    params = np.zeros(10)
+    if inertial is not None and inertial.mass is not None:
+        T = _origin(inertial)
+        I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
+        params = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
+    try:
+        return robot.replace(base="floating", base_params=params)
+    except ModelError as exc:
+        raise ModelFileError(f"{origin}: root link {link.name!r}: {exc}") from None
 
 
 @dataclass(frozen=True)
