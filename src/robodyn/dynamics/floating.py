@@ -36,6 +36,7 @@ robot is built once per robot (kept with it) and runs the same code, compiled ke
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -59,32 +60,36 @@ def augmented_robot(robot: Robot) -> Robot:
     robot (``robot.derived.memo``): built once.
     """
     memo = robot.derived.memo
-    key = "augmented_robot"
-    if key not in memo:
-        nv = len(_VIRTUAL)
+    if "augmented_robot" not in memo:
+        with warnings.catch_warnings():  # the robot's own links were checked (and warned about) when it was built
+            warnings.simplefilter("ignore", UserWarning)
+            memo["augmented_robot"] = _augmented(robot)
+    return memo["augmented_robot"]
 
-        def joined(values, virtual=0.0):
-            return np.concatenate([np.full(nv, virtual), np.asarray(values, dtype=float)])
 
-        params = np.zeros((robot.nf + nv, 10))
-        params[nv - 1] = robot.base_params
-        params[nv:] = robot.params
-        antecedent = np.concatenate([np.arange(nv), np.where(robot.antecedent == 0, nv, robot.antecedent + nv)])
-        memo[key] = Robot(
-            name=robot.name,
-            sigma=np.concatenate([[1, 1, 1, 0, 0, 0], robot.sigma]),
-            antecedent=antecedent,
-            gamma=joined(robot.gamma, math.pi / 2),
-            alpha=joined(robot.alpha, math.pi / 2),
-            **{k: joined(getattr(robot, k)) for k in ("b", "d", "theta", "r", "Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")},
-            params=params,
-            qlim=np.concatenate([np.tile([-np.inf, np.inf], (nv, 1)), robot.qlim]),
-            gravity=robot.gravity,
-            joint_names=_VIRTUAL + robot.joint_names,
-            source=robot.source,
-            strict=robot.strict,
-        )
-    return memo[key]
+def _augmented(robot: Robot) -> Robot:
+    nv = len(_VIRTUAL)
+
+    def joined(values, virtual=0.0):
+        return np.concatenate([np.full(nv, virtual), np.asarray(values, dtype=float)])
+
+    params = np.zeros((robot.nf + nv, 10))
+    params[nv - 1] = robot.base_params
+    params[nv:] = robot.params
+    return Robot(
+        name=robot.name,
+        sigma=np.concatenate([[1, 1, 1, 0, 0, 0], robot.sigma]),
+        antecedent=np.concatenate([np.arange(nv), np.where(robot.antecedent == 0, nv, robot.antecedent + nv)]),
+        gamma=joined(robot.gamma, math.pi / 2),
+        alpha=joined(robot.alpha, math.pi / 2),
+        **{k: joined(getattr(robot, k)) for k in ("b", "d", "theta", "r", "Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")},
+        params=params,
+        qlim=np.concatenate([np.tile([-np.inf, np.inf], (nv, 1)), robot.qlim]),
+        gravity=robot.gravity,
+        joint_names=_VIRTUAL + robot.joint_names,
+        source=robot.source,
+        strict=robot.strict,
+    )
 
 
 def quaternion_matrix(quat: np.ndarray) -> np.ndarray:

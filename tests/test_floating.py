@@ -1,0 +1,330 @@
+"""Floating and mobile bases (robodyn.dynamics.floating) against Pinocchio's free flyer, MuJoCo's free joint,
+momentum conservation and the mobile-base identity; the model fields, files and errors."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import robodyn as rd
+from robodyn.dynamics import floating as fl
+from tests.support.pin_compare import assert_rel
+from tests.support.random_robots import random_inertia, random_robot
+
+pin = pytest.importorskip("pinocchio")
+
+
+def _example_robot_data() -> dict:
+    """URDF file name -> path in the installed example-robot-data package (empty when it is not installed)."""
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        return {}
+    return {str(f).split("/")[-1]: str(dist.locate_file(f)) for f in dist.files or () if str(f).endswith(".urdf")}
+
+
+URDFS = _example_robot_data()
+#: Legged robots and humanoids of example-robot-data (anymal, go1 and hyq publish inertias that violate the triangle
+#: inequality by round-off: loaded with strict=False).
+LEGGED = ("solo12.urdf", "anymal.urdf", "go1.urdf", "hyq_no_sensors.urdf", "talos_reduced.urdf", "icub_reduced.urdf")
+
+
+def random_free_state(n: int, seed: int, batch=()):
+    rng = np.random.default_rng(seed)
+    quat = rng.normal(size=batch + (4,))
+    quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
+    q = np.concatenate([rng.normal(size=batch + (3,)), quat, rng.uniform(-2, 2, batch + (n,))], -1)
+    return q, rng.normal(size=batch + (n + 6,)), rng.normal(size=batch + (n + 6,))
+
+
+class PinFree:
+    """A Pinocchio free-flyer model and the permutation of its velocity vector into robodyn's order."""
+
+    def __init__(self, robot, model):
+        self.model, self.data = model, model.createData()
+        idx = np.array([model.joints[model.getJointId(name)].idx_v for name in robot.q_names])
+        self.idx, self.perm = idx, np.concatenate([np.arange(6), idx])
+
+    def q(self, q):
+        out = np.empty(self.model.nq)
+        out[:7], out[self.idx + 1] = q[:7], q[7:]
+        return out
+
+    def v(self, v):
+        out = np.empty(self.model.nv)
+        out[self.perm] = v
+        return out
+
+    def check(self, robot, q, v, a, gravity=None):
+        """Every floating-base quantity of robodyn at the states (S, ·) equals Pinocchio's, 1e-10 relative."""
+        tau = fl.floating_inverse_dynamics(robot, q, v, a, gravity=gravity)
+        M = fl.floating_inertia_matrix(robot, q)
+        com, Jc, Ag = rd.center_of_mass(robot, q), rd.center_of_mass_jacobian(robot, q), rd.centroidal_momentum_matrix(robot, q)
+        m, d, p = self.model, self.data, self.perm
+        for s in range(q.shape[0]):
+            qp, vp, ap = self.q(q[s]), self.v(v[s]), self.v(a[s])
+            tp = pin.rnea(m, d, qp, vp, ap)
+            assert_rel(tau[s], tp[p])
+            Mp = pin.crba(m, d, qp)
+            Mp = np.triu(Mp) + np.triu(Mp, 1).T
+            assert_rel(M[s], Mp[np.ix_(p, p)])
+            assert_rel(fl.floating_forward_dynamics(robot, q[s], v[s], tau[s]), pin.aba(m, d, qp, vp, tp)[p])
+            assert_rel(com[s], pin.centerOfMass(m, d, qp))
+            assert_rel(Jc[s], pin.jacobianCenterOfMass(m, d, qp)[:, p])
+            assert_rel(Ag[s], pin.computeCentroidalMap(m, d, qp)[:, p])
+        assert_rel(fl.floating_forward_dynamics(robot, q, v, tau, gravity=gravity), a, 1e-9)  # batched ABA inverts RNEA
+
+
+@pytest.mark.parametrize("name", LEGGED)
+def test_example_robot_data_against_pinocchio_free_flyer(name):
+    if name not in URDFS:
+        pytest.skip(f"{name} is not in the installed example-robot-data")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        robot = rd.load(URDFS[name], floating=True, strict=False)
+        assert robot.floating and robot.base_params[9] >= 0
+        robot = robot.replace(Fv=None, Fc=None)  # Pinocchio's rnea/aba leave the URDF damping and friction out
+    model = pin.buildModelFromUrdf(URDFS[name], pin.JointModelFreeFlyer())
+    assert model.nv == robot.n + 6
+    q, v, a = random_free_state(robot.n, 7, (3,))
+    PinFree(robot, model).check(robot, q, v, a)
+
+
+def _random_floating(seed: int, tree: bool = True, base: str = "floating"):
+    robot = random_robot(seed, tree=tree, fixed=True, friction=False)
+    return robot.replace(base=base, base_params=random_inertia(np.random.default_rng(seed + 1)))
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
+def test_random_robots_against_pinocchio_free_flyer(seed, tree):
+    robot = _random_floating(seed, tree)
+    model, mapping = rd.to_pinocchio(robot)
+    q, v, a = random_free_state(robot.n, seed, (2,))
+    PinFree(robot, model).check(robot, q, v, a)
+    # rd.to_pinocchio's own conversions agree with the permutation by names
+    assert_rel(mapping.v_from_pinocchio_floating(mapping.v_to_pinocchio_floating(v)), v, 0)
+    assert np.array_equal(mapping.q_to_pinocchio_floating(q[0]), PinFree(robot, model).q(q[0]))
+
+
+def test_rotor_inertia_and_friction_enter_the_joint_rows():
+    robot = _random_floating(3)
+    robot = robot.replace(Ia=np.where(robot.sigma != 2, 0.25, 0.0), Fv=np.where(robot.sigma != 2, 0.5, 0.0))
+    q, v, a = random_free_state(robot.n, 11)
+    bare = robot.replace(Ia=None, Fv=None)
+    diff = fl.floating_inverse_dynamics(robot, q, v, a) - fl.floating_inverse_dynamics(bare, q, v, a)
+    assert_rel(diff, np.concatenate([np.zeros(6), 0.25 * a[6:] + 0.5 * v[6:]]))
+    M, Mb = fl.floating_inertia_matrix(robot, q), fl.floating_inertia_matrix(bare, q)
+    assert_rel(M - Mb, np.diag(np.concatenate([np.zeros(6), np.full(robot.n, 0.25)])))
+    tau = fl.floating_inverse_dynamics(robot, q, v, a)
+    assert_rel(fl.floating_forward_dynamics(robot, q, v, tau), a, 1e-9)
+
+
+def test_locked_block_is_the_composite_inertia_and_independent_of_the_base_pose():
+    robot = _random_floating(5)
+    q, _, _ = random_free_state(robot.n, 5, (2,))
+    q[1, 7:] = q[0, 7:]
+    M = fl.floating_inertia_matrix(robot, q)
+    assert_rel(M[0], M[1], 1e-13)
+    mass = robot.base_params[9] + robot.M.sum()
+    assert_rel(M[0, :3, :3], mass * np.eye(3), 1e-13)
+    assert np.all(np.linalg.eigvalsh(M) > 0)
+
+
+def test_batched_equals_one_state_at_a_time():
+    robot = _random_floating(8)
+    q, v, a = random_free_state(robot.n, 8, (2, 3))
+    tau = fl.floating_inverse_dynamics(robot, q, v, a)
+    assert tau.shape == (2, 3, robot.n + 6)
+    assert fl.floating_inertia_matrix(robot, q).shape == (2, 3, robot.n + 6, robot.n + 6)
+    assert rd.centroidal_momentum_matrix(robot, q).shape == (2, 3, 6, robot.n + 6)
+    assert rd.center_of_mass_jacobian(robot, q).shape == (2, 3, 3, robot.n + 6)
+    for i in range(2):
+        for j in range(3):
+            assert_rel(tau[i, j], fl.floating_inverse_dynamics(robot, q[i, j], v[i, j], a[i, j]), 1e-13)
+    # one configuration broadcast against a batch of velocities
+    assert fl.floating_inverse_dynamics(robot, q[0, 0], v, a).shape == (2, 3, robot.n + 6)
+
+
+def test_mobile_base_equals_the_floating_system_with_its_motion_imposed():
+    floating = _random_floating(13)
+    mobile = floating.replace(base="mobile")
+    q, v, a = random_free_state(floating.n, 13, (4,))
+    tau = fl.floating_inverse_dynamics(floating, q, v, a)
+    assert_rel(fl.floating_inverse_dynamics(mobile, q, v, a), tau, 0)
+    # the floating system driven by the wrench tau[:6] moves its base with a[:6]; the mobile base given that motion
+    # (joint torques only, q̈ by the joint-space inertia matrix) moves its joints as the floating one does (ABA)
+    acc = fl.floating_forward_dynamics(mobile, q, v, tau[..., 6:], base_acceleration=a[..., :6])
+    assert_rel(acc, a, 1e-9)
+    assert_rel(acc, fl.floating_forward_dynamics(floating, q, v, tau), 1e-9)
+
+
+def test_fixed_base_center_of_mass_from_forward_kinematics():
+    robot = random_robot(21, tree=True, fixed=True)
+    q = np.random.default_rng(21).uniform(-2, 2, (3, robot.n))
+    T = rd.forward_kinematics(robot, q)
+    weighted = np.einsum("...jab,jb->...a", T[..., :3, :3], robot.MS) + np.einsum("...ja,j->...a", T[..., :3, 3], robot.M)
+    assert_rel(rd.center_of_mass(robot, q), weighted / robot.M.sum())
+    J = rd.center_of_mass_jacobian(robot, q)
+    assert J.shape == (3, 3, robot.n)
+    # columns: the CoM's velocity, by a central difference of the CoM along each joint
+    h, k = 1e-6, 1
+    dq = np.zeros(robot.n)
+    dq[k] = h
+    fd = (rd.center_of_mass(robot, q + dq) - rd.center_of_mass(robot, q - dq)) / (2 * h)
+    assert_rel(J[..., k], fd, 1e-8)
+
+
+def _quat_rate(quat, w):
+    """d/dt of (x, y, z, w) for the angular velocity w in the body frame: ½ q ⊗ (w, 0)."""
+    xyz, s = quat[:3], quat[3]
+    return 0.5 * np.concatenate([s * w + np.cross(xyz, w), [-xyz @ w]])
+
+
+def test_free_floating_robot_conserves_momentum_and_energy():
+    """No gravity, no contact: linear and angular momentum about the centre of mass (world axes) stay constant
+    whatever the joint torques, and the energy stays constant without them (DOP853, rtol 1e-12: drift < 1e-9)."""
+    from scipy.integrate import solve_ivp
+
+    robot = _random_floating(31, tree=True).replace(gravity=[0.0, 0.0, 0.0], Fv=None, Fc=None)
+    n = robot.n
+    q0, v0, _ = random_free_state(n, 31)
+    torques = (np.random.default_rng(31).normal(size=n), np.zeros(n))
+    for tau_joints in torques:
+        tau = np.concatenate([np.zeros(6), tau_joints])
+
+        def rhs(_, x):
+            q, v = x[: n + 7], x[n + 7:]
+            q = q.copy()
+            q[3:7] /= np.linalg.norm(q[3:7])
+            R = fl.quaternion_matrix(q[3:7])
+            qdot = np.concatenate([R @ v[:3], _quat_rate(q[3:7], v[3:6]), v[6:]])
+            return np.concatenate([qdot, fl.floating_forward_dynamics(robot, q, v, tau)])
+
+        sol = solve_ivp(rhs, (0.0, 1.0), np.concatenate([q0, v0]), method="DOP853", rtol=1e-12, atol=1e-12,
+                        dense_output=False, t_eval=np.linspace(0, 1, 11))
+        assert sol.success
+        X = sol.y.T
+        qs, vs = X[:, : n + 7].copy(), X[:, n + 7:]
+        qs[:, 3:7] /= np.linalg.norm(qs[:, 3:7], axis=-1, keepdims=True)
+        h = np.einsum("sij,sj->si", rd.centroidal_momentum_matrix(robot, qs), vs)
+        assert np.max(np.abs(h - h[0])) < 1e-9 * max(1.0, np.max(np.abs(h[0])))
+        if not np.any(tau_joints):
+            E = 0.5 * np.einsum("si,sij,sj->s", vs, fl.floating_inertia_matrix(robot, qs), vs)
+            assert np.max(np.abs(E - E[0])) < 1e-9 * E[0]
+
+
+def test_mujoco_free_joint_agrees():
+    mujoco = pytest.importorskip("mujoco")
+    robot = _random_floating(41).replace(Ia=None)
+    model = mujoco.MjModel.from_xml_string(rd.to_mujoco_xml(robot))
+    data = mujoco.MjData(model)
+    assert model.nq == robot.n + 7 and model.nv == robot.n + 6
+    adr = np.array([model.joint(name).qposadr[0] for name in robot.q_names])
+    vadr = np.array([model.joint(name).dofadr[0] for name in robot.q_names])
+    q, v, a = random_free_state(robot.n, 41, (3,))
+    tau = fl.floating_inverse_dynamics(robot, q, v, a)
+    M = fl.floating_inertia_matrix(robot, q)
+    for s in range(3):
+        R = fl.quaternion_matrix(q[s, 3:7])
+        # MuJoCo's free joint: quaternion (w, x, y, z); linear velocity, acceleration and force in world axes
+        data.qpos[:3], data.qpos[3:7], data.qpos[adr] = q[s, :3], np.roll(q[s, 3:7], 1), q[s, 7:]
+        vl, w = v[s, :3], v[s, 3:6]
+        data.qvel[:3], data.qvel[3:6], data.qvel[vadr] = R @ vl, w, v[s, 6:]
+        data.qacc[:3], data.qacc[3:6], data.qacc[vadr] = R @ (a[s, :3] + np.cross(w, vl)), a[s, 3:6], a[s, 6:]
+        mujoco.mj_inverse(model, data)
+        f = data.qfrc_inverse
+        assert_rel(np.concatenate([R.T @ f[:3], f[3:6], f[vadr]]), tau[s])
+        Mm = np.zeros((model.nv, model.nv))
+        mujoco.mj_fullM(model, data, Mm)
+        k = np.concatenate([np.arange(6), vadr])
+        T = np.eye(robot.n + 6)
+        T[:3, :3] = R  # qvel = T v
+        assert_rel(T.T @ Mm[np.ix_(k, k)] @ T, M[s])
+
+
+# ---- model, files, errors -----------------------------------------------------------------------------------------
+
+
+def test_robot_base_fields_repr_and_validation():
+    robot = rd.load("rx90")
+    assert robot.base == "fixed" and not robot.floating and np.array_equal(robot.base_params, np.zeros(10))
+    flo = rd.load("rx90", floating=True)
+    assert flo.floating and "base=floating" in repr(flo) and "base" not in repr(robot)
+    with pytest.raises(rd.ModelError, match="base"):
+        robot.replace(base="flying")
+    with pytest.raises(rd.ModelError, match="base_params"):
+        robot.replace(base_params=np.zeros(9))
+    with pytest.raises(rd.NonPhysicalInertiaError, match="base body"):
+        robot.replace(base_params=[0, 0, 0, 0, 0, 0, 0, 0, 0, -1.0])
+    with pytest.raises(ValueError, match="read-only"):
+        flo.base_params[0] = 1.0  # read-only like every array of a robot
+    import pickle
+
+    again = pickle.loads(pickle.dumps(flo.replace(base_params=random_inertia(np.random.default_rng(0)))))
+    assert again.floating and again.base_params[9] > 0
+
+
+def test_model_file_round_trip_and_errors():
+    robot = _random_floating(51)
+    again = rd.loads(rd.dumps(robot))
+    assert again.base == "floating"
+    np.testing.assert_array_equal(again.base_params, robot.base_params)
+    assert rd.loads(rd.dumps(robot.replace(base="mobile"))).base == "mobile"
+    text = "name: f\nfloating: true\nbase_link: {mass: 2, com: [0.1, 0, 0], inertia_com: [0.1, 0, 0, 0.2, 0, 0.3]}\n" \
+           "joints: [{sigma: 0}]\nlinks: [{M: 1, XX: 0.1, YY: 0.1, ZZ: 0.1}]\n"
+    r = rd.loads(text)
+    assert r.floating
+    assert_rel(r.base_params, rd.standard_from_com(2.0, [0.1, 0, 0], [0.1, 0, 0, 0.2, 0, 0.3]), 0)
+    for bad, match in (("floating: yes", "floating"), ("base: flying", "base"), ("base: fixed\nfloating: true", "floating"),
+                       ("base_link: {M: 1, mass: 2, com: [0,0,0], inertia_com: [1,0,0,1,0,1]}", "either"),
+                       ("base_link: {Ia: 1}", "unknown field")):
+        with pytest.raises(rd.ModelFileError, match=match):
+            rd.loads(bad + "\njoints: [{sigma: 0}]\nlinks: [{M: 1, XX: 0.1, YY: 0.1, ZZ: 0.1}]\n")
+
+
+def test_urdf_root_link_becomes_the_base_body():
+    urdf = """<robot name="hop">
+      <link name="torso"><inertial><origin xyz="0.1 0 0.05" rpy="0 0 0.3"/><mass value="3"/>
+        <inertia ixx="0.2" ixy="0" ixz="0" iyy="0.3" iyz="0" izz="0.4"/></inertial></link>
+      <link name="leg"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+      <joint name="hip" type="revolute"><parent link="torso"/><child link="leg"/><origin xyz="0 0.1 -0.2"/>
+        <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+    </robot>"""
+    fixed, floating = rd.from_urdf(urdf), rd.from_urdf(urdf, floating=True)
+    assert not np.any(fixed.base_params) and floating.floating
+    R = np.array([[np.cos(0.3), -np.sin(0.3), 0], [np.sin(0.3), np.cos(0.3), 0], [0, 0, 1]])
+    assert_rel(floating.base_params, rd.standard_from_com(3.0, [0.1, 0, 0.05], R @ np.diag([0.2, 0.3, 0.4]) @ R.T), 1e-15)
+    with pytest.raises(rd.InputError, match="floating"):
+        rd.from_urdf(urdf, floating=True, base="leg")
+
+
+def test_bad_inputs_raise_named_errors():
+    robot = _random_floating(61)
+    n = robot.n
+    q, v, a = random_free_state(n, 61)
+    with pytest.raises(rd.InputError, match="quaternion"):
+        fl.floating_inverse_dynamics(robot, np.concatenate([q[:3], 2 * q[3:7], q[7:]]), v, a)
+    with pytest.raises(rd.InputError, match=rf"\(\.\.\., {n + 7}\)"):
+        fl.floating_inverse_dynamics(robot, q[:-1], v, a)
+    with pytest.raises(rd.InputError, match="'v'"):
+        fl.floating_inverse_dynamics(robot, q, v[:-1], a)
+    with pytest.raises(rd.InputError, match="NaN"):
+        fl.floating_inertia_matrix(robot, np.where(np.arange(n + 7) == 0, np.nan, q))
+    with pytest.raises(rd.InputError, match="fixed base"):
+        fl.floating_inverse_dynamics(rd.load("rx90"), q, v, a)
+    with pytest.raises(rd.InputError, match="base_acceleration"):
+        fl.floating_forward_dynamics(robot.replace(base="mobile"), q, v, np.zeros(n))
+    with pytest.raises(rd.InputError, match="mobile"):
+        fl.floating_forward_dynamics(robot, q, v, np.zeros(n + 6), base_acceleration=np.zeros(6))
+    with pytest.raises(rd.InputError):
+        rd.center_of_mass(robot, q[7:])
+    # a quaternion within the tolerance is normalised: the same result
+    q2 = q.copy()
+    q2[3:7] *= 1 + 1e-8
+    assert_rel(fl.floating_inverse_dynamics(robot, q2, v, a), fl.floating_inverse_dynamics(robot, q, v, a), 1e-7)
