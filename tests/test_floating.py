@@ -328,3 +328,74 @@ def test_bad_inputs_raise_named_errors():
     q2 = q.copy()
     q2[3:7] *= 1 + 1e-8
     assert_rel(fl.floating_inverse_dynamics(robot, q2, v, a), fl.floating_inverse_dynamics(robot, q, v, a), 1e-7)
+
+
+# ---- frames and rigid contacts --------------------------------------------------------------------------------------
+
+
+def _pin_contact(P, frame_ids, q, v, tau, rows):
+    """Pinocchio's frame Jacobians, J̇v (classical, world-aligned) and constrained forward dynamics."""
+    m, d = P.model, P.data
+    qp, vp = P.q(q), P.v(v)
+    pin.computeJointJacobians(m, d, qp)
+    pin.forwardKinematics(m, d, qp, vp, np.zeros(m.nv))
+    pin.updateFramePlacements(m, d)
+    J = np.concatenate([pin.getFrameJacobian(m, d, f, pin.LOCAL_WORLD_ALIGNED)[:rows] for f in frame_ids])
+    gam = []
+    for f in frame_ids:
+        acc = pin.getFrameClassicalAcceleration(m, d, f, pin.LOCAL_WORLD_ALIGNED)
+        gam.append(np.concatenate([acc.linear, acc.angular])[:rows])
+    a = pin.forwardDynamics(m, d, qp, vp, P.v(tau), J, np.concatenate(gam))
+    return J[:, P.perm], np.concatenate(gam), a[P.perm], np.array(d.lambda_c)
+
+
+@pytest.mark.parametrize("kind", ["point", "6d"])
+def test_random_robot_contacts_against_pinocchio(kind):
+    robot = _random_floating(71, tree=True)
+    model, mapping = rd.to_pinocchio(robot)
+    P = PinFree(robot, model)
+    q, v, _ = random_free_state(robot.n, 71)
+    tau = np.concatenate([np.zeros(6), np.random.default_rng(71).normal(size=robot.n)])
+    frames = [robot.nf] if kind == "6d" else [robot.nf, 1]
+    ids = [int(mapping.frame_ids[f - 1]) for f in frames]
+    rows = 3 if kind == "point" else 6
+    J, gam, a, lam = _pin_contact(P, ids, q, v, tau, rows)
+    assert_rel(np.concatenate([fl.frame_jacobian(robot, q, f)[:rows] for f in frames]), J)
+    res = fl.contact_forward_dynamics(robot, q, v, tau, frames, kind=kind)
+    assert_rel(res.acceleration, a, 1e-9)
+    assert_rel(res.forces.reshape(-1), lam, 1e-9)
+    # the contact origins do not accelerate, and the inverse dynamics with the contact wrenches gives Γ back
+    assert_rel(J @ res.acceleration + gam, np.zeros(rows * len(frames)), 1e-9)
+    w = fl.wrenches_at_frames(robot, q, frames, res.forces)
+    assert_rel(fl.floating_inverse_dynamics(robot, q, v, res.acceleration, wrenches=w), tau, 1e-9)
+
+
+def test_quadruped_standing_on_four_feet_against_pinocchio():
+    if "solo12.urdf" not in URDFS:
+        pytest.skip("solo12 is not in the installed example-robot-data")
+    robot = rd.load(URDFS["solo12.urdf"], floating=True).replace(Fv=None, Fc=None)
+    model = pin.buildModelFromUrdf(URDFS["solo12.urdf"], pin.JointModelFreeFlyer())
+    P = PinFree(robot, model)
+    feet = ["FL_ANKLE", "FR_ANKLE", "HL_ANKLE", "HR_ANKLE"]
+    q, v, _ = random_free_state(robot.n, 81, (2,))
+    tau = np.concatenate([np.zeros((2, 6)), np.random.default_rng(81).normal(size=(2, robot.n))], -1)
+    res = fl.contact_forward_dynamics(robot, q, v, tau, feet)
+    assert res.acceleration.shape == (2, robot.n + 6) and res.forces.shape == (2, 4, 3)
+    for s in range(2):
+        _, _, a, lam = _pin_contact(P, [model.getFrameId(f) for f in feet], q[s], v[s], tau[s], 3)
+        assert_rel(res.acceleration[s], a, 1e-9)
+        assert_rel(res.forces[s].reshape(-1), lam, 1e-9)
+
+
+def test_contact_errors():
+    robot = _random_floating(91)
+    q, v, _ = random_free_state(robot.n, 91)
+    tau = np.zeros(robot.n + 6)
+    with pytest.raises(rd.InputError, match="kind"):
+        fl.contact_forward_dynamics(robot, q, v, tau, [1], kind="line")
+    with pytest.raises(rd.InputError, match="frame"):
+        fl.contact_forward_dynamics(robot, q, v, tau, ["no such frame"])
+    with pytest.raises(rd.ModelError, match="redundant"):
+        fl.contact_forward_dynamics(robot, q, v, tau, [1, 1], kind="6d")
+    with pytest.raises(rd.InputError, match="forces"):
+        fl.wrenches_at_frames(robot, q, [1], np.zeros((2, 3)))

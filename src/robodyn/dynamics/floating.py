@@ -37,12 +37,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import as_real_array, check_robot, finite_result, working_dtype
+from robodyn._arrays import as_real_array, check_robot, finite_result, frame_index, working_dtype
 from robodyn.dynamics import composite, newton_euler, recursive
 from robodyn.errors import InputError, ModelError
+from robodyn.kinematics import base_poses, jacobian, link_accelerations
 from robodyn.model.robot import Robot
 from robodyn.spatial import cross, mtv, mv
 
@@ -383,3 +385,176 @@ def centroidal_momentum_matrix(robot: Robot, q) -> np.ndarray:
     lin = rows[..., :3, :]
     ang = rows[..., 3:, :] - cross(c[..., None, :], np.swapaxes(lin, -1, -2)).swapaxes(-1, -2)
     return finite_result("centroidal_momentum_matrix", _result_columns(robot, np.concatenate([R @ lin, R @ ang], -2)))
+
+
+# ---- frames and rigid contacts ----------------------------------------------------------------------------------
+
+
+def _frame_numbers(robot: Robot, frames, what: str) -> list[int]:
+    """0-based frame indices of ``frames`` (names or numbers 1..nf, Khalil & Dombre's numbering)."""
+    if isinstance(frames, (str, int, np.integer)):
+        frames = [frames]
+    try:
+        frames = list(frames)
+    except TypeError:
+        raise InputError(f"{what}: frames = {frames!r}; give a list of frame names or numbers 1..{robot.nf}") from None
+    if not frames:
+        raise InputError(f"{what}: frames is empty; give at least one frame name or number 1..{robot.nf}")
+    return [frame_index(robot, f) for f in frames]
+
+
+def _world_poses(robot: Robot, full: np.ndarray, R: np.ndarray):
+    """(^wR_j (..., nf, 3, 3), ^wP_j (..., nf, 3)) of the robot's frames from a free-flyer configuration."""
+    dtype = full.dtype
+    qa = np.concatenate([np.zeros(full.shape[:-1] + (6,), dtype), full[..., 7:]], -1)
+    R0, P0 = base_poses(augmented_robot(robot), qa, dtype)
+    Rj = R[..., None, :, :] @ R0[..., 6:, :, :]
+    return Rj, full[..., None, :3] + mv(R[..., None, :, :], P0[..., 6:, :])
+
+
+def frame_jacobian(robot: Robot, q, frame=None) -> np.ndarray:
+    """Jacobian of frame ``frame`` of a floating or mobile base robot: [v; ω] = J v, the velocity of its origin
+    O_j and its angular velocity in world axes (Pinocchio's frame Jacobian, ``LOCAL_WORLD_ALIGNED``).
+
+    It is the Jacobian of the augmented robot (module notes, columns of the virtual joints = the base's) rotated
+    from R_0 to the world: J = diag(R, R) ^0J.
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base)
+    q : array_like (..., n + 7)
+    frame : int or str, default last frame — frame number j = 1..nf or its name.
+
+    Returns
+    -------
+    ndarray (..., 6, n + 6)
+    """
+    what = "frame_jacobian"
+    robot = _moving(robot, what)
+    dtype, batch, arr, R = _arrays(robot, what, q=q)
+    j = frame_index(robot, frame)
+    qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
+    J = jacobian(augmented_robot(robot), qa, frame=j + 7)
+    return finite_result(what, np.concatenate([R @ J[..., :3, :], R @ J[..., 3:, :]], -2))
+
+
+def _frame_accelerations(robot: Robot, arr, R, j: list[int]):
+    """Classical accelerations [a; ω̇] (..., k, 6) in world axes of the origins of frames ``j`` when a = 0, with
+    their rotations ^wR_j (..., k, 3, 3)."""
+    dtype, batch = arr["q"].dtype, arr["q"].shape[:-1]
+    aug = augmented_robot(robot)
+    qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
+    qdda = _virtual_acceleration(arr["v"], np.zeros_like(arr["v"]))
+    wd, Vd = link_accelerations(aug, qa, arr["v"], qdda)
+    R0, _ = base_poses(aug, qa, dtype)
+    k = [i + 6 for i in j]
+    Rw = R[..., None, :, :] @ R0[..., k, :, :]
+    return np.concatenate([mv(Rw, Vd[..., k, :]), mv(Rw, wd[..., k, :])], -1), Rw
+
+
+def wrenches_at_frames(robot: Robot, q, frames, forces) -> np.ndarray:
+    """The ``wrenches`` (..., nf, 6) argument of the dynamics functions from wrenches that the environment exerts
+    ON the robot at the origins of named frames, in world axes (Pinocchio's external forces, world-aligned).
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base)
+    q : array_like (..., n + 7)
+    frames : sequence of k frame names or numbers 1..nf
+    forces : array_like (..., k, 3) forces or (..., k, 6) [force; moment about O_j], world axes (N, N m)
+
+    Returns
+    -------
+    ndarray (..., nf, 6): row j = −[^jR_w f; ^jR_w m], exerted BY link j ON the environment in R_j ([9.91]–[9.93]).
+    """
+    what = "wrenches_at_frames"
+    robot = _moving(robot, what)
+    idx = _frame_numbers(robot, frames, what)
+    dtype, batch, arr, R = _arrays(robot, what, q=q)
+    f = as_real_array("forces", forces)
+    if f.ndim < 2 or f.shape[-2:] not in ((len(idx), 3), (len(idx), 6)) or not np.all(np.isfinite(f)):
+        raise InputError(f"{what}: argument 'forces' has shape {f.shape}; give finite (..., {len(idx)}, 3) or (..., {len(idx)}, 6)")
+    if f.shape[-1] == 3:
+        f = np.concatenate([f, np.zeros_like(f)], -1)
+    try:
+        batch = np.broadcast_shapes(batch, f.shape[:-2])
+    except ValueError:
+        raise InputError(f"{what}: 'forces' with shape {f.shape} does not broadcast to batch {batch}") from None
+    Rw, _ = _world_poses(robot, arr["q"], R)
+    out = np.zeros(batch + (robot.nf, 6), dtype)
+    for c, i in enumerate(idx):
+        Ri = np.broadcast_to(Rw[..., i, :, :], batch + (3, 3))
+        out[..., i, :3] -= mtv(Ri, f[..., c, :3])
+        out[..., i, 3:] -= mtv(Ri, f[..., c, 3:])
+    return out
+
+
+@dataclass(frozen=True)
+class ContactDynamics:
+    """Result of :func:`contact_forward_dynamics`.
+
+    Attributes
+    ----------
+    acceleration : ndarray (..., n + 6)
+        a = [v̇_0, ω̇_0, q̈] (free-flyer conventions).
+    forces : ndarray (..., k, 3) or (..., k, 6)
+        Force (and moment about O_j) that the environment exerts ON the robot at each contact frame, world axes.
+    """
+
+    acceleration: np.ndarray
+    forces: np.ndarray
+
+
+def contact_forward_dynamics(robot: Robot, q, v, tau, frames, kind: str = "point", gravity=None) -> ContactDynamics:
+    """Forward dynamics of a floating-base robot under rigid contacts, as equality constraints (KKT system).
+
+        [M  Jᵀ] [ a ]   [Γ − H]                        M a + H = Γ + Jᵀ λ
+        [J  0 ] [−λ ] = [ −γ  ]   i.e.                  J a + γ = 0
+
+    M the free-flyer inertia matrix, H the bias (:func:`floating_inverse_dynamics` with a = 0: Coriolis,
+    centrifugal, gravity, friction), J the stacked contact Jacobians (:func:`frame_jacobian`, world axes; the
+    linear rows only for ``kind="point"``) and γ = J̇ v the classical acceleration of the contact origins when a = 0
+    (Featherstone, Rigid Body Dynamics Algorithms, §11.1; Pinocchio's ``forwardDynamics`` with contacts).
+
+    Parameters
+    ----------
+    robot : Robot (floating base)
+    q : array_like (..., n + 7)
+    v, tau : array_like (..., n + 6)
+    frames : sequence of k frame names or numbers 1..nf (their origins are the contact points)
+    kind : "point" (3 constraints per contact: the origin does not accelerate) or "6d" (6: the frame is welded)
+    gravity : array_like (3,) or (..., 3), optional — g in the world frame.
+
+    Returns
+    -------
+    ContactDynamics
+        ``acceleration`` (..., n + 6) and ``forces`` λ (..., k, 3 | 6), on the robot, world axes.
+
+    Raises
+    ------
+    ModelError
+        Redundant contacts (J not of full row rank): the KKT matrix is singular.
+    """
+    what = "contact_forward_dynamics"
+    robot = _moving(robot, what)
+    if kind not in ("point", "6d"):
+        raise InputError(f"{what}: kind = {kind!r}; use 'point' (3 constraints per contact) or '6d' (6)")
+    idx = _frame_numbers(robot, frames, what)
+    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, tau=tau)
+    rows = 3 if kind == "point" else 6
+    M = floating_inertia_matrix(robot, arr["q"])
+    H = floating_inverse_dynamics(robot, arr["q"], arr["v"], np.zeros_like(arr["v"]), gravity=gravity)
+    J = np.concatenate([frame_jacobian(robot, arr["q"], i + 1)[..., :rows, :] for i in idx], -2)
+    gamma, _ = _frame_accelerations(robot, arr, R, idx)
+    gamma = gamma[..., :rows].reshape(batch + (rows * len(idx),))
+    N, m = robot.n + 6, rows * len(idx)
+    K = np.zeros(batch + (N + m, N + m), dtype)
+    K[..., :N, :N], K[..., :N, N:], K[..., N:, :N] = M, np.swapaxes(J, -1, -2), J
+    rhs = np.concatenate([arr["tau"] - H, -gamma], -1)
+    try:
+        x = np.linalg.solve(K, rhs[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise ModelError(f"robot '{robot.name}': contacts at {list(frames)} are redundant (singular KKT matrix); "
+                         "drop some or use kind='point'") from None
+    out = finite_result(what, x)
+    return ContactDynamics(acceleration=out[..., :N], forces=-out[..., N:].reshape(batch + (len(idx), rows)))
