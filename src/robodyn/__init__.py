@@ -147,6 +147,9 @@ _LAZY = _MappingProxyType({
     "center_of_mass": ("robodyn.dynamics.floating", "center_of_mass"),
     "center_of_mass_jacobian": ("robodyn.dynamics.floating", "center_of_mass_jacobian"),
     "centroidal_momentum_matrix": ("robodyn.dynamics.floating", "centroidal_momentum_matrix"),
+    "floating_jacobian": ("robodyn.dynamics.floating", "floating_jacobian"),
+    "wrenches_at_frames": ("robodyn.dynamics.floating", "wrenches_at_frames"),
+    "contact_forward_dynamics": ("robodyn.dynamics.floating", "contact_forward_dynamics"),
     # URDF, Pinocchio and MuJoCo interop, plotting
     "from_urdf": ("robodyn.model.urdf", "from_urdf"),
     "to_urdf": ("robodyn.model.urdf", "to_urdf"),
@@ -218,7 +221,8 @@ __all__ = (
     "momentum_observer", "generalized_momentum",
     # floating and mobile bases
     "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics", "center_of_mass",
-    "center_of_mass_jacobian", "centroidal_momentum_matrix",
+    "center_of_mass_jacobian", "centroidal_momentum_matrix", "floating_jacobian", "wrenches_at_frames",
+    "contact_forward_dynamics",
     # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
 )

@@ -412,7 +412,7 @@ def _world_poses(robot: Robot, full: np.ndarray, R: np.ndarray):
     return Rj, full[..., None, :3] + mv(R[..., None, :, :], P0[..., 6:, :])
 
 
-def frame_jacobian(robot: Robot, q, frame=None) -> np.ndarray:
+def floating_jacobian(robot: Robot, q, frame=None) -> np.ndarray:
     """Jacobian of frame ``frame`` of a floating or mobile base robot: [v; ω] = J v, the velocity of its origin
     O_j and its angular velocity in world axes (Pinocchio's frame Jacobian, ``LOCAL_WORLD_ALIGNED``).
 
@@ -429,7 +429,7 @@ def frame_jacobian(robot: Robot, q, frame=None) -> np.ndarray:
     -------
     ndarray (..., 6, n + 6)
     """
-    what = "frame_jacobian"
+    what = "floating_jacobian"
     robot = _moving(robot, what)
     dtype, batch, arr, R = _arrays(robot, what, q=q)
     j = frame_index(robot, frame)
@@ -512,7 +512,7 @@ def contact_forward_dynamics(robot: Robot, q, v, tau, frames, kind: str = "point
         [J  0 ] [−λ ] = [ −γ  ]   i.e.                  J a + γ = 0
 
     M the free-flyer inertia matrix, H the bias (:func:`floating_inverse_dynamics` with a = 0: Coriolis,
-    centrifugal, gravity, friction), J the stacked contact Jacobians (:func:`frame_jacobian`, world axes; the
+    centrifugal, gravity, friction), J the stacked contact Jacobians (:func:`floating_jacobian`, world axes; the
     linear rows only for ``kind="point"``) and γ = J̇ v the classical acceleration of the contact origins when a = 0
     (Featherstone, Rigid Body Dynamics Algorithms, §11.1; Pinocchio's ``forwardDynamics`` with contacts).
 
@@ -544,7 +544,7 @@ def contact_forward_dynamics(robot: Robot, q, v, tau, frames, kind: str = "point
     rows = 3 if kind == "point" else 6
     M = floating_inertia_matrix(robot, arr["q"])
     H = floating_inverse_dynamics(robot, arr["q"], arr["v"], np.zeros_like(arr["v"]), gravity=gravity)
-    J = np.concatenate([frame_jacobian(robot, arr["q"], i + 1)[..., :rows, :] for i in idx], -2)
+    J = np.concatenate([floating_jacobian(robot, arr["q"], i + 1)[..., :rows, :] for i in idx], -2)
     gamma, _ = _frame_accelerations(robot, arr, R, idx)
     gamma = gamma[..., :rows].reshape(batch + (rows * len(idx),))
     N, m = robot.n + 6, rows * len(idx)
