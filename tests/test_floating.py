@@ -399,3 +399,46 @@ def test_contact_errors():
         fl.contact_forward_dynamics(robot, q, v, tau, [1, 1], kind="6d")
     with pytest.raises(rd.InputError, match="forces"):
         fl.wrenches_at_frames(robot, q, [1], np.zeros((2, 3)))
+
+
+# ---- regressor and base-only identification -------------------------------------------------------------------------
+
+
+def test_floating_regressor_times_parameters_is_the_inverse_dynamics():
+    robot = _random_floating(101)
+    robot = robot.replace(Ia=np.where(robot.sigma != 2, 0.2, 0.0), Fv=np.where(robot.sigma != 2, 0.3, 0.0),
+                          Fc=np.where(robot.sigma != 2, 0.1, 0.0), Foff=np.where(robot.sigma != 2, -0.05, 0.0))
+    q, v, a = random_free_state(robot.n, 101, (5,))
+    Y = rd.floating_regressor(robot, q, v, a)
+    K = rd.floating_parameter_vector(robot)
+    assert Y.shape == (5, robot.n + 6, K.size) and len(rd.floating_parameter_names(robot)) == K.size
+    assert rd.floating_parameter_names(robot)[:10] == [f"{p}0" for p in rd.PARAMETER_NAMES]
+    assert_rel(Y @ K, fl.floating_inverse_dynamics(robot, q, v, a))
+    # the base rows hold no rotor inertia, friction or joint-torque terms
+    from robodyn.parameters.regressor import standard_parameter_names
+    names = rd.floating_parameter_names(robot)
+    joint_terms = [k for k, nm in enumerate(names) if nm.startswith(("Ia", "Fc", "Fv", "Foff"))]
+    assert np.all(Y[:, :6, joint_terms] == 0) and len(names) == 10 + len(standard_parameter_names(robot))
+
+
+def test_quadruped_base_only_identification_from_contact_wrenches():
+    """Ayusawa et al.: the base's six equations with measured contact wrenches, no joint torque, determine every
+    inertial parameter that the whole model determines (same rank), and noise-free data recover them to 1e-8."""
+    from robodyn.identification.floating import _inertial_columns, inertial_parameter_vector
+
+    if "solo12.urdf" not in URDFS:
+        pytest.skip("solo12 is not in the installed example-robot-data")
+    robot = rd.load(URDFS["solo12.urdf"], floating=True)
+    feet = ["FL_ANKLE", "FR_ANKLE", "HL_ANKLE", "HR_ANKLE"]
+    S = 30
+    q, v, _ = random_free_state(robot.n, 111, (S,))
+    tau = np.concatenate([np.zeros((S, 6)), np.random.default_rng(111).normal(size=(S, robot.n))], -1)
+    motion = fl.contact_forward_dynamics(robot, q, v, tau, feet)  # physically consistent data: zero base wrench
+    ident = rd.identify_from_base(robot, q, v, motion.acceleration, feet, motion.forces)
+    truth = ident.base_values(inertial_parameter_vector(robot))
+    assert_rel(ident.values, truth, 1e-8)
+    assert ident.residual < 1e-9
+    Y = rd.floating_regressor(robot, q, v, motion.acceleration, friction=False)[..., _inertial_columns(robot)]
+    assert np.linalg.matrix_rank(Y.reshape(-1, Y.shape[-1])) == len(ident.names)
+    with pytest.raises(rd.InputError, match="together"):
+        rd.identify_from_base(robot, q, v, motion.acceleration, feet)

@@ -150,6 +150,10 @@ _LAZY = _MappingProxyType({
     "floating_jacobian": ("robodyn.dynamics.floating", "floating_jacobian"),
     "wrenches_at_frames": ("robodyn.dynamics.floating", "wrenches_at_frames"),
     "contact_forward_dynamics": ("robodyn.dynamics.floating", "contact_forward_dynamics"),
+    "floating_regressor": ("robodyn.parameters.floating", "floating_regressor"),
+    "floating_parameter_names": ("robodyn.parameters.floating", "floating_parameter_names"),
+    "floating_parameter_vector": ("robodyn.parameters.floating", "floating_parameter_vector"),
+    "identify_from_base": ("robodyn.identification.floating", "identify_from_base"),
     # URDF, Pinocchio and MuJoCo interop, plotting
     "from_urdf": ("robodyn.model.urdf", "from_urdf"),
     "to_urdf": ("robodyn.model.urdf", "to_urdf"),
@@ -222,7 +226,8 @@ __all__ = (
     # floating and mobile bases
     "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics", "center_of_mass",
     "center_of_mass_jacobian", "centroidal_momentum_matrix", "floating_jacobian", "wrenches_at_frames",
-    "contact_forward_dynamics",
+    "contact_forward_dynamics", "floating_regressor", "floating_parameter_names", "floating_parameter_vector",
+    "identify_from_base",
     # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
 )

@@ -175,6 +175,29 @@ def _virtual_acceleration(v: np.ndarray, a: np.ndarray) -> np.ndarray:
     return np.concatenate([a[..., :3] + cross(w, vl), a[..., 3:6] - _coupling(w), a[..., 6:]], -1)
 
 
+def augmented_state(robot: Robot, q, v, a, gravity=None, what: str = "augmented_state"):
+    """The state of :func:`augmented_robot` at a free-flyer state (module notes), for algorithms written for fixed
+    bases (the regressor of :mod:`robodyn.parameters.floating`).
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base)
+    q : array_like (..., n + 7);  v, a : array_like (..., n + 6)
+    gravity : array_like (3,) or (..., 3), optional — g in the world frame.
+
+    Returns
+    -------
+    q_a, qd_a, qdd_a : ndarray (..., n + 6)
+        Virtual joints at zero, then the joints; q̇_a = v; q̈_a from a.
+    g : ndarray (..., 3)
+        Gravity in R_0.
+    """
+    robot = _moving(robot, what)
+    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, a=a)
+    qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
+    return qa, qda, _virtual_acceleration(arr["v"], arr["a"]), g
+
+
 def _wrenches(robot: Robot, wrenches, batch, dtype):
     fe = newton_euler.wrenches_argument(robot, wrenches, batch, dtype)
     if fe is None:
