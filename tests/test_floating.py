@@ -424,7 +424,7 @@ def test_floating_regressor_times_parameters_is_the_inverse_dynamics():
 def test_quadruped_base_only_identification_from_contact_wrenches():
     """Ayusawa et al.: the base's six equations with measured contact wrenches, no joint torque, determine every
     inertial parameter that the whole model determines (same rank), and noise-free data recover them to 1e-8."""
-    from robodyn.identification.floating import _inertial_columns, inertial_parameter_vector
+    from robodyn.identification.floating import inertial_columns, inertial_parameter_vector
 
     if "solo12.urdf" not in URDFS:
         pytest.skip("solo12 is not in the installed example-robot-data")
@@ -438,7 +438,7 @@ def test_quadruped_base_only_identification_from_contact_wrenches():
     truth = ident.base_values(inertial_parameter_vector(robot))
     assert_rel(ident.values, truth, 1e-8)
     assert ident.residual < 1e-9
-    Y = rd.floating_regressor(robot, q, v, motion.acceleration, friction=False)[..., _inertial_columns(robot)]
+    Y = rd.floating_regressor(robot, q, v, motion.acceleration, friction=False)[..., inertial_columns(robot)]
     assert np.linalg.matrix_rank(Y.reshape(-1, Y.shape[-1])) == len(ident.names)
     with pytest.raises(rd.InputError, match="together"):
         rd.identify_from_base(robot, q, v, motion.acceleration, feet)

@@ -42,7 +42,7 @@ def inertial_parameter_vector(robot: Robot) -> np.ndarray:
     return np.concatenate([robot.base_params, robot.params.reshape(-1)])
 
 
-def _inertial_columns(robot: Robot) -> np.ndarray:
+def inertial_columns(robot: Robot) -> np.ndarray:
     """Columns of :func:`floating_regressor` (friction=False) that hold inertial parameters (not Ia)."""
     return np.concatenate([np.arange(10), 10 + np.arange(11 * robot.nf).reshape(robot.nf, 11)[:, :10].reshape(-1)])
 
@@ -107,7 +107,7 @@ def identify_from_base(robot: Robot, q, v, a, frames=None, forces=None, base_wre
     if Y.ndim != 3:
         raise InputError("identify_from_base: q, v, a must be stacked samples (S, n + 7), (S, n + 6)")
     S = Y.shape[0]
-    W = Y[:, :6, :][..., _inertial_columns(robot)].reshape(6 * S, -1)
+    W = Y[:, :6, :][..., inertial_columns(robot)].reshape(6 * S, -1)
     massless = robot.replace(params=None, base_params=None, Ia=None, Fc=None, Fv=None, Foff=None, Fst=None,
                              kst=None, Bst=None, strict=False)
     if (frames is None) != (forces is None):
