@@ -137,15 +137,18 @@ def _arrays(robot: Robot, what: str, **given):
                 f"n = {n} joints, so '{name}' must have shape (..., {size})"
                 + (f" = {layout[name]}" if name in layout else "")
             )
-        if not np.all(np.isfinite(a)):
+        # a single state: NaN and ±inf propagate into the sum (cheaper than isfinite on a few numbers)
+        if not (math.isfinite(sum(a.tolist())) if a.ndim == 1 else np.all(np.isfinite(a))):
             raise InputError(f"{what}: argument '{name}' contains NaN or inf; give finite values")
         arrays[name] = a.astype(dtype, copy=False)
         shapes.append(a.shape[:-1])
-    try:
-        batch = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise InputError(f"{what}: batch axes do not broadcast: " + ", ".join(f"{k} {v.shape}" for k, v in arrays.items())) from None
-    arrays = {k: np.broadcast_to(v, batch + v.shape[-1:]) for k, v in arrays.items()}
+    if any(shape != shapes[0] for shape in shapes):
+        try:
+            batch = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise InputError(f"{what}: batch axes do not broadcast: " + ", ".join(f"{k} {v.shape}" for k, v in arrays.items())) from None
+        arrays = {k: np.broadcast_to(v, batch + v.shape[-1:]) for k, v in arrays.items()}
+    batch = shapes[0] if shapes else ()
     quat = arrays["q"][..., 3:7]
     norm = np.sqrt(np.sum(quat * quat, -1))
     if np.any(np.abs(norm - 1) > QUATERNION_TOLERANCE):
