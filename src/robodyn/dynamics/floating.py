@@ -142,13 +142,13 @@ def _arrays(robot: Robot, what: str, **given):
             raise InputError(f"{what}: argument '{name}' contains NaN or inf; give finite values")
         arrays[name] = a.astype(dtype, copy=False)
         shapes.append(a.shape[:-1])
-    if any(shape != shapes[0] for shape in shapes):
+    batch = shapes[0]
+    if any(shape != batch for shape in shapes):
         try:
             batch = np.broadcast_shapes(*shapes)
         except ValueError:
             raise InputError(f"{what}: batch axes do not broadcast: " + ", ".join(f"{k} {v.shape}" for k, v in arrays.items())) from None
         arrays = {k: np.broadcast_to(v, batch + v.shape[-1:]) for k, v in arrays.items()}
-    batch = shapes[0] if shapes else ()
     quat = arrays["q"][..., 3:7]
     norm = np.sqrt(np.sum(quat * quat, -1))
     if np.any(np.abs(norm - 1) > QUATERNION_TOLERANCE):
