@@ -303,7 +303,8 @@ def from_urdf(
         if j.type in ("floating", "planar"):
             raise ModelFileError(
                 f"{origin}, joint {j.name!r}: type {j.type!r} is not supported; robodyn models fixed-base "
-                "manipulators with revolute, continuous, prismatic and fixed joints (pick base/tip below it)"
+                "manipulators with revolute, continuous, prismatic and fixed joints (pick base/tip below it; "
+                "a floating root link loads with floating=True)"
             )
         if j.type not in ("revolute", "continuous", "prismatic", "fixed"):
             raise ModelFileError(f"{origin}, joint {j.name!r}: unknown joint type {j.type!r}")
