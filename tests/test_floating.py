@@ -442,3 +442,58 @@ def test_quadruped_base_only_identification_from_contact_wrenches():
     assert np.linalg.matrix_rank(Y.reshape(-1, Y.shape[-1])) == len(ident.names)
     with pytest.raises(rd.InputError, match="together"):
         rd.identify_from_base(robot, q, v, motion.acceleration, feet)
+
+
+def test_reduced_inverse_dynamics_is_the_floating_forward_dynamics_inverted():
+    """Joint torques from joint accelerations with the base free (Khalil's floating-base Newton–Euler): the ABA
+    under those torques and a zero base wrench gives the same joint accelerations and base acceleration."""
+    robot = _random_floating(121)
+    robot = robot.replace(Fv=np.where(robot.sigma != 2, 0.3, 0.0), Ia=np.where(robot.sigma != 2, 0.1, 0.0))
+    q, v, a = random_free_state(robot.n, 121, (3,))
+    acc, tau = rd.reduced_inverse_dynamics(robot, q, v, a[..., 6:])
+    assert acc.shape == (3, robot.n + 6) and tau.shape == (3, robot.n)
+    assert_rel(acc[..., 6:], a[..., 6:], 0)
+    full = np.concatenate([np.zeros((3, 6)), tau], -1)
+    assert_rel(fl.floating_forward_dynamics(robot, q, v, full), acc, 1e-9)
+    assert_rel(fl.floating_inverse_dynamics(robot, q, v, acc)[..., :6], np.zeros((3, 6)), 1e-9)
+
+
+def test_standing_quadruped_conserves_energy_under_rigid_contacts():
+    """solo12 held at its four feet (bilateral point contacts), gravity, no joint torque and no friction: the contact
+    forces do no work, so kinetic plus potential energy stays constant (DOP853, 0.3 s, drift < 1e-7 relative) and the
+    feet stay where they are."""
+    from scipy.integrate import solve_ivp
+
+    if "solo12.urdf" not in URDFS:
+        pytest.skip("solo12 is not in the installed example-robot-data")
+    robot = rd.load(URDFS["solo12.urdf"], floating=True).replace(Fv=None, Fc=None)
+    feet = ["FL_ANKLE", "FR_ANKLE", "HL_ANKLE", "HR_ANKLE"]
+    n = robot.n
+    q0, v0, _ = random_free_state(n, 131)
+    q0[7:] = np.tile([0.0, 0.8, -1.6], 4)
+    J = np.concatenate([fl.floating_jacobian(robot, q0, f)[:3] for f in feet])
+    v0 = 0.5 * (v0 - np.linalg.pinv(J) @ (J @ v0))  # a velocity the contacts allow
+    g = robot.gravity
+    mass = robot.base_params[9] + robot.M.sum()
+
+    def energy(q, v):
+        return 0.5 * v @ fl.floating_inertia_matrix(robot, q) @ v - mass * g @ rd.center_of_mass(robot, q)
+
+    def rhs(_, x):
+        q, v = x[: n + 7].copy(), x[n + 7:]
+        q[3:7] /= np.linalg.norm(q[3:7])
+        R = fl.quaternion_matrix(q[3:7])
+        qdot = np.concatenate([R @ v[:3], _quat_rate(q[3:7], v[3:6]), v[6:]])
+        return np.concatenate([qdot, fl.contact_forward_dynamics(robot, q, v, np.zeros(n + 6), feet).acceleration])
+
+    sol = solve_ivp(rhs, (0.0, 0.3), np.concatenate([q0, v0]), method="DOP853", rtol=1e-11, atol=1e-12,
+                    t_eval=[0.0, 0.15, 0.3])
+    assert sol.success
+    qs = sol.y[: n + 7].T.copy()
+    qs[:, 3:7] /= np.linalg.norm(qs[:, 3:7], axis=-1, keepdims=True)
+    E = [energy(qs[k], sol.y[n + 7:, k]) for k in range(3)]
+    assert max(abs(e - E[0]) for e in E) < 1e-7 * abs(E[0])
+    idx = [robot.frame_index(f) - 1 for f in feet]
+    T = rd.forward_kinematics(robot, qs[:, 7:])[:, idx, :3, 3]  # feet in R_0
+    P = qs[:, None, :3] + np.einsum("sab,skb->ska", fl.quaternion_matrix(qs[:, 3:7]), T)
+    assert np.max(np.abs(P - P[0])) < 1e-6  # m

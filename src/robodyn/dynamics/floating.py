@@ -312,6 +312,50 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
     return finite_result(what, out)
 
 
+def reduced_inverse_dynamics(robot: Robot, q, v, qdd, wrenches=None, gravity=None) -> tuple[np.ndarray, np.ndarray]:
+    """Joint torques of a free-floating robot from its joint accelerations alone, the base moving as it must.
+
+    Khalil's floating-base Newton–Euler method (Khalil, Gallot and Boyer 2007, see docs/floating-base.md): with
+    the base unactuated, its equations M_bb a_b + M_bj q̈ + H_b = 0 give its acceleration from the wrench
+    w_0 = M_bj q̈ + H_b that a first Newton–Euler pass with a_b = 0 needs on the base,
+
+        a_b = −M_bb⁻¹ w_0      (M_bb the locked inertia of the whole robot in R_0 about O_0),
+
+    and a second pass with a_b gives the joint torques.
+
+    Parameters
+    ----------
+    robot : Robot (floating base)
+    q : array_like (..., n + 7);  v : array_like (..., n + 6)
+    qdd : array_like (..., n) — joint accelerations.
+    wrenches, gravity : as in :func:`floating_inverse_dynamics`.
+
+    Returns
+    -------
+    a : ndarray (..., n + 6)
+        [v̇_0, ω̇_0, q̈].
+    tau : ndarray (..., n)
+        Joint torques (friction and rotor inertia included).
+    """
+    what = "reduced_inverse_dynamics"
+    robot = _moving(robot, what)
+    dtype, batch, arr, _ = _arrays(robot, what, q=q, v=v)
+    qdd = as_real_array("qdd", qdd)
+    if qdd.ndim == 0 or qdd.shape[-1] != robot.n or not np.all(np.isfinite(qdd)):
+        raise InputError(f"{what}: argument 'qdd' must be finite with shape (..., {robot.n}), the joint accelerations")
+    try:
+        batch = np.broadcast_shapes(batch, qdd.shape[:-1])
+    except ValueError:
+        raise InputError(f"{what}: 'qdd' with shape {qdd.shape} does not broadcast to batch {batch}") from None
+    a = np.concatenate([np.zeros(batch + (6,), dtype), np.broadcast_to(qdd.astype(dtype), batch + (robot.n,))], -1)
+    q_, v_ = (np.broadcast_to(arr[k], batch + arr[k].shape[-1:]) for k in ("q", "v"))
+    w0 = floating_inverse_dynamics(robot, q_, v_, a, wrenches=wrenches, gravity=gravity)[..., :6]
+    Mbb = floating_inertia_matrix(robot, q_)[..., :6, :6]
+    a[..., :6] = -np.linalg.solve(Mbb, w0[..., None])[..., 0]
+    tau = floating_inverse_dynamics(robot, q_, v_, a, wrenches=wrenches, gravity=gravity)
+    return finite_result(what, a, tau[..., 6:])
+
+
 def _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration):
     what = "forward_dynamics"
     dtype, batch, arr, _ = _arrays(robot, what, q=q, v=v, tau=tau, base_acceleration=base_acceleration)
