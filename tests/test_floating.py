@@ -494,6 +494,6 @@ def test_standing_quadruped_conserves_energy_under_rigid_contacts():
     E = [energy(qs[k], sol.y[n + 7:, k]) for k in range(3)]
     assert max(abs(e - E[0]) for e in E) < 1e-7 * abs(E[0])
     idx = [robot.frame_index(f) - 1 for f in feet]
-    T = rd.forward_kinematics(robot, qs[:, 7:])[:, idx, :3, 3]  # feet in R_0
+    T = rd.forward_kinematics(robot, qs[:, 7:])[:, idx][..., :3, 3]  # feet in R_0
     P = qs[:, None, :3] + np.einsum("sab,skb->ska", fl.quaternion_matrix(qs[:, 3:7]), T)
     assert np.max(np.abs(P - P[0])) < 1e-6  # m
