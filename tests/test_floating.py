@@ -497,3 +497,23 @@ def test_standing_quadruped_conserves_energy_under_rigid_contacts():
     T = rd.forward_kinematics(robot, qs[:, 7:])[:, idx][..., :3, 3]  # feet in R_0
     P = qs[:, None, :3] + np.einsum("sab,skb->ska", fl.quaternion_matrix(qs[:, 3:7]), T)
     assert np.max(np.abs(P - P[0])) < 1e-6  # m
+
+
+def test_quadruped_identification_from_joint_torques_and_contact_wrenches():
+    from robodyn.identification.floating import identify_floating
+
+    if "solo12.urdf" not in URDFS:
+        pytest.skip("solo12 is not in the installed example-robot-data")
+    robot = rd.load(URDFS["solo12.urdf"], floating=True)
+    moving = robot.sigma != 2
+    robot = robot.replace(Ia=0.01 * moving, Fv=0.05 * moving, Fc=0.02 * moving, Foff=-0.01 * moving)
+    feet = ["FL_ANKLE", "FR_ANKLE", "HL_ANKLE", "HR_ANKLE"]
+    S = 30
+    q, v, _ = random_free_state(robot.n, 141, (S,))
+    tau = np.concatenate([np.zeros((S, 6)), np.random.default_rng(141).normal(size=(S, robot.n))], -1)
+    motion = fl.contact_forward_dynamics(robot, q, v, tau, feet)
+    ident = identify_floating(robot, q, v, motion.acceleration, tau, feet, motion.forces)
+    assert_rel(ident.values, ident.base_values(rd.floating_parameter_vector(robot)), 1e-8)
+    assert {"Ia1", "Fv1", "Fc1", "Foff1"} <= set(rd.floating_parameter_names(robot)) and "Fv1" in ident.names
+    base_only = rd.identify_from_base(robot, q, v, motion.acceleration, feet, motion.forces)
+    assert len(ident.names) == len(base_only.names) + 4 * robot.n  # + Ia, Fc, Fv, Foff of every joint

@@ -13,7 +13,8 @@ is needed, and these rows determine every inertial parameter that the whole mode
 Nakamura, "Identifiability and identification of inertial parameters using the underactuated base-link dynamics
 for legged multibody systems", Int. J. Robotics Research 33(3), 2014).  The identifiable combinations (base
 parameters) come from the stacked Y_b by the QR method of Gautier (Khalil & Dombre §9.4.1, [9.37]–[9.40],
-:mod:`robodyn.parameters.numeric`), and are estimated by least squares.
+:mod:`robodyn.parameters.numeric`), and are estimated by least squares.  :func:`identify_floating` uses every row,
+with measured joint torques as well (rotor inertias and friction then enter too).
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn._arrays import check_robot
+from robodyn._arrays import check_robot, finite_array
 from robodyn.dynamics.floating import floating_inverse_dynamics, wrenches_at_frames
 from robodyn.errors import InputError
 from robodyn.model.robot import PARAMETER_NAMES, Robot
-from robodyn.parameters.floating import floating_regressor
+from robodyn.parameters.floating import floating_parameter_names, floating_regressor
 from robodyn.parameters.numeric import DEFAULT_TOL, grouping_matrix, independent_columns
 
 
@@ -49,7 +50,7 @@ def inertial_columns(robot: Robot) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BaseOnlyIdentification:
-    """Result of :func:`identify_from_base`.
+    """Result of :func:`identify_from_base` and :func:`identify_floating`.
 
     Attributes
     ----------
@@ -60,7 +61,8 @@ class BaseOnlyIdentification:
     beta : ndarray (b, p − b)
         Grouping coefficients of the eliminated parameters K2 into K1.
     kept : ndarray (b,)
-        Indices of K1 in the order of :func:`inertial_parameter_names` (p = 10 (nf + 1) parameters).
+        Indices of K1 among the p parameters (:func:`inertial_parameter_names` for :func:`identify_from_base`,
+        :func:`robodyn.floating_parameter_names` for :func:`identify_floating`).
     residual : float
         Root mean square of Y_b K̂ + C_b − τ_b over the samples (N, N m).
     """
@@ -101,26 +103,59 @@ def identify_from_base(robot: Robot, q, v, a, frames=None, forces=None, base_wre
     Returns
     -------
     BaseOnlyIdentification
+        ``names`` and ``kept`` refer to :func:`inertial_parameter_names` (10 (nf + 1) parameters).
     """
+    return _identify(robot, q, v, a, frames, forces, base_wrench, None, gravity, tol)
+
+
+def identify_floating(robot: Robot, q, v, a, tau, frames=None, forces=None, gravity=None,
+                      tol: float = DEFAULT_TOL) -> BaseOnlyIdentification:
+    """Base parameters of a floating-base robot from joint torques plus contact wrenches (every row of the model).
+
+    As :func:`identify_from_base` with the joint rows too: Y(q, v, a) K_f + C(q, λ) = [τ_b; Γ], K_f the vector of
+    :func:`robodyn.floating_parameter_vector` (base body, then 11 parameters per frame and Fc, Fv, Foff per joint).
+
+    Parameters
+    ----------
+    tau : array_like (S, n + 6) — [wrench on the base in R_0 (zero for a floating base), measured joint torques].
+    Other parameters as :func:`identify_from_base`.
+
+    Returns
+    -------
+    BaseOnlyIdentification
+        ``names`` and ``kept`` refer to :func:`robodyn.floating_parameter_names`.
+    """
+    if tau is None:
+        raise InputError("identify_floating: tau (S, n + 6) is required; identify_from_base needs no joint torque")
+    return _identify(robot, q, v, a, frames, forces, None, tau, gravity, tol)
+
+
+def _identify(robot, q, v, a, frames, forces, base_wrench, tau, gravity, tol) -> BaseOnlyIdentification:
     check_robot(robot)
-    Y = floating_regressor(robot, q, v, a, friction=False, gravity=gravity)
+    whole = tau is not None
+    Y = floating_regressor(robot, q, v, a, friction=whole, gravity=gravity)
     if Y.ndim != 3:
         raise InputError("identify_from_base: q, v, a must be stacked samples (S, n + 7), (S, n + 6)")
     S = Y.shape[0]
-    W = Y[:, :6, :][..., inertial_columns(robot)].reshape(6 * S, -1)
+    W = Y.reshape(S * (robot.n + 6), -1) if whole else Y[:, :6, :][..., inertial_columns(robot)].reshape(6 * S, -1)
     massless = robot.replace(params=None, base_params=None, Ia=None, Fc=None, Fv=None, Foff=None, Fst=None,
                              kst=None, Bst=None, strict=False)
     if (frames is None) != (forces is None):
         raise InputError("identify_from_base: give frames and forces together (contact wrenches), or neither")
     wrenches = None if frames is None else wrenches_at_frames(massless, q, frames, forces)
     C = floating_inverse_dynamics(massless, q, v, np.zeros_like(np.asarray(v, dtype=float)), wrenches=wrenches,
-                                  gravity=gravity)[..., :6]
-    tau_b = np.zeros((S, 6)) if base_wrench is None else np.broadcast_to(np.asarray(base_wrench, dtype=float), (S, 6))
-    y = (tau_b - C).reshape(-1)
-    kept = independent_columns(W, tol)
+                                  gravity=gravity)
+    if whole:
+        measured = np.broadcast_to(finite_array("tau", tau), C.shape)
+    else:
+        C = C[..., :6]
+        measured = np.zeros((S, 6)) if base_wrench is None else np.broadcast_to(finite_array("base_wrench", base_wrench), (S, 6))
+    y = (measured - C).reshape(-1)
+    live = np.flatnonzero(np.any(W != 0, axis=0))  # columns the data never excite (a fixed frame's Ia) carry nothing
+    kept = live[independent_columns(W[:, live], tol)]
     beta = grouping_matrix(W, kept)
     values, *_ = np.linalg.lstsq(W[:, kept], y, rcond=None)
-    names = inertial_parameter_names(robot)
+    names = floating_parameter_names(robot) if whole else inertial_parameter_names(robot)
     residual = float(np.sqrt(np.mean((W[:, kept] @ values - y) ** 2)))
     return BaseOnlyIdentification(names=tuple(names[k] for k in kept), values=values, beta=beta, kept=kept,
                                   residual=residual)
