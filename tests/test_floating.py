@@ -517,3 +517,22 @@ def test_quadruped_identification_from_joint_torques_and_contact_wrenches():
     assert {"Ia1", "Fv1", "Fc1", "Foff1"} <= set(rd.floating_parameter_names(robot)) and "Fv1" in ident.names
     base_only = rd.identify_from_base(robot, q, v, motion.acceleration, feet, motion.forces)
     assert len(ident.names) == len(base_only.names) + 4 * robot.n  # + Ia, Fc, Fv, Foff of every joint
+
+
+def test_jax_floating_functions_equal_numpy_and_differentiate():
+    jax = pytest.importorskip("jax")
+    rj = pytest.importorskip("robodyn.jax")
+    robot = _random_floating(151)
+    q, v, a = random_free_state(robot.n, 151, (3,))
+    tau = fl.floating_inverse_dynamics(robot, q, v, a)
+    with jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64():
+        assert_rel(jax.jit(lambda *x: rj.floating_inverse_dynamics(robot, *x))(q, v, a), tau, 1e-12)
+        assert_rel(rj.floating_inertia_matrix(robot, q), fl.floating_inertia_matrix(robot, q), 1e-12)
+        assert_rel(rj.floating_forward_dynamics(robot, q, v, tau), a, 1e-9)
+        # ∂τ/∂v (the first row) against a central difference of the NumPy function
+        Jv = jax.jacfwd(lambda x: rj.floating_inverse_dynamics(robot, q[0], x, a[0]))(v[0])
+        h = 1e-6
+        e = np.zeros(robot.n + 6)
+        e[4] = h
+        fd = (fl.floating_inverse_dynamics(robot, q[0], v[0] + e, a[0]) - fl.floating_inverse_dynamics(robot, q[0], v[0] - e, a[0])) / (2 * h)
+        assert_rel(np.asarray(Jv)[:, 4], fd, 1e-7)
