@@ -147,6 +147,12 @@ def test_batched_equals_one_state_at_a_time():
     for i in range(2):
         for j in range(3):
             assert_rel(tau[i, j], fl.floating_inverse_dynamics(robot, q[i, j], v[i, j], a[i, j]), 1e-13)
+    M, acc = fl.floating_inertia_matrix(robot, q), fl.floating_forward_dynamics(robot, q, v, tau)
+    for i, j in ((0, 0), (1, 2)):  # one float64 state runs its own path (Python floats around the kernels)
+        assert_rel(fl.floating_inertia_matrix(robot, q[i, j]), M[i, j], 1e-13)
+        assert_rel(fl.floating_forward_dynamics(robot, q[i, j], v[i, j], tau[i, j]), acc[i, j], 1e-12)
+        assert_rel(fl.floating_inverse_dynamics(robot, q[i, j], v[i, j], a[i, j], gravity=np.array([1.0, 2.0, -3.0])),
+                   fl.floating_inverse_dynamics(robot, q[i:i + 1, j], v[i:i + 1, j], a[i:i + 1, j], gravity=[1.0, 2.0, -3.0])[0], 1e-13)
     # one configuration broadcast against a batch of velocities
     assert fl.floating_inverse_dynamics(robot, q[0, 0], v, a).shape == (2, 3, robot.n + 6)
 

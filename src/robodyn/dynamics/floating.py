@@ -167,6 +167,43 @@ def _virtual_state(robot: Robot, q, v, R, gravity, batch, dtype):
     return np.concatenate([zeros, q[..., 7:]], -1), v, mtv(R, np.broadcast_to(g, batch + (3,)))
 
 
+def _one_state(robot: Robot, q, v=None, a=None, gravity=None, tau=False):
+    """(q_a, q̇_a, q̈_a, g_0) of the augmented robot for one float64 state, by Python floats (the checks of
+    :func:`_arrays` included; ``a`` is a generalized force (n + 6) passed through when ``tau``); None for anything
+    else (batches, other dtypes, NaN, a bad quaternion: the general path then runs and reports)."""
+    n = robot.n
+    for x, size in ((q, n + 7), (v, n + 6), (a, n + 6)):
+        if x is not None and (type(x) is not np.ndarray or x.shape != (size,) or x.dtype != np.float64):
+            return None
+    if gravity is not None and not (type(gravity) is np.ndarray and gravity.shape == (3,) and gravity.dtype == np.float64):
+        return None
+    ql = q.tolist()
+    vl = [] if v is None else v.tolist()
+    al = [] if a is None else a.tolist()
+    gl = (robot.gravity if gravity is None else gravity).tolist()
+    if not math.isfinite(sum(ql) + sum(vl) + sum(al) + sum(gl)):
+        return None
+    x, y, z, w = ql[3:7]
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    if abs(norm - 1) > QUATERNION_TOLERANCE:
+        return None
+    qa = np.array([0.0] * 6 + ql[7:])
+    if v is None:
+        return qa, None, None, None
+    x, y, z, w = x / norm, y / norm, z / norm, w / norm
+    gx, gy, gz = gl
+    # ^0R_w g = Rᵀ g, R of the quaternion (x, y, z, w) as in quaternion_matrix
+    g0 = np.array([(1 - 2 * (y * y + z * z)) * gx + 2 * (x * y + z * w) * gy + 2 * (x * z - y * w) * gz,
+                   2 * (x * y - z * w) * gx + (1 - 2 * (x * x + z * z)) * gy + 2 * (y * z + x * w) * gz,
+                   2 * (x * z + y * w) * gx + 2 * (y * z - x * w) * gy + (1 - 2 * (x * x + y * y)) * gz])
+    if tau or a is None:
+        return qa, v, a, g0
+    u, o = vl[:3], vl[3:6]
+    qdd = [al[0] + o[1] * u[2] - o[2] * u[1], al[1] + o[2] * u[0] - o[0] * u[2], al[2] + o[0] * u[1] - o[1] * u[0],
+           al[3] - o[1] * o[2], al[4] + o[0] * o[2], al[5] - o[0] * o[1]]
+    return qa, v, np.array(qdd + al[6:]), g0
+
+
 def _coupling(w: np.ndarray) -> np.ndarray:
     """(ω_y ω_z, −ω_x ω_z, ω_x ω_y): the velocity products of the three virtual revolute joints (module notes)."""
     return np.stack([w[..., 1] * w[..., 2], -w[..., 0] * w[..., 2], w[..., 0] * w[..., 1]], -1)
@@ -234,6 +271,10 @@ def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None
     """
     what = "inverse_dynamics"
     robot = _moving(robot, what)
+    one = _one_state(robot, q, v, a, gravity) if wrenches is None else None
+    if one is not None:  # one float64 state: the augmented robot's single-state kernel, no array bookkeeping
+        qa, qda, qdda, g = one
+        return newton_euler.inverse_dynamics(augmented_robot(robot), qa, qda, qdda, gravity=g)
     dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, a=a)
     qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
     tau = newton_euler.inverse_dynamics(augmented_robot(robot), qa, qda, _virtual_acceleration(arr["v"], arr["a"]),
@@ -259,6 +300,9 @@ def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
     """
     what = "inertia_matrix"
     robot = _moving(robot, what)
+    one = _one_state(robot, q)
+    if one is not None:
+        return composite.inertia_matrix(augmented_robot(robot), one[0])
     dtype, batch, arr, _ = _arrays(robot, what, q=q)
     qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
     return composite.inertia_matrix(augmented_robot(robot), qa)
@@ -303,6 +347,14 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
         return _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration)
     if base_acceleration is not None:
         raise InputError(f"{what}: base_acceleration is for a mobile base; a floating base's acceleration is computed")
+    one = _one_state(robot, q, v, tau, gravity, tau=True) if wrenches is None else None
+    if one is not None:
+        qa, qda, tau_a, g = one
+        x = recursive.forward_dynamics(augmented_robot(robot), qa, qda, tau_a, gravity=g).tolist()
+        u, o = qda[:3].tolist(), qda[3:6].tolist()
+        base = [x[0] - o[1] * u[2] + o[2] * u[1], x[1] - o[2] * u[0] + o[0] * u[2], x[2] - o[0] * u[1] + o[1] * u[0],
+                x[3] + o[1] * o[2], x[4] - o[0] * o[2], x[5] + o[0] * o[1]]
+        return np.array(base + x[6:])
     dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, tau=tau)
     qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
     qdd = recursive.forward_dynamics(augmented_robot(robot), qa, qda, arr["tau"],
