@@ -31,7 +31,8 @@ def _example_robot_data() -> dict:
 URDFS = _example_robot_data()
 #: Legged robots and humanoids of example-robot-data (anymal, go1 and hyq publish inertias that violate the triangle
 #: inequality by round-off: loaded with strict=False).
-LEGGED = ("solo12.urdf", "anymal.urdf", "go1.urdf", "hyq_no_sensors.urdf", "talos_reduced.urdf", "icub_reduced.urdf")
+LEGGED = ("solo12.urdf", "anymal.urdf", "go1.urdf", "a1.urdf", "hyq_no_sensors.urdf", "talos_reduced.urdf", "icub_reduced.urdf",
+          "g1_29dof_rev_1_0.urdf")
 
 
 def random_free_state(n: int, seed: int, batch=()):
