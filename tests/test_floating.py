@@ -543,3 +543,20 @@ def test_jax_floating_functions_equal_numpy_and_differentiate():
         e[4] = h
         fd = (fl.floating_inverse_dynamics(robot, q[0], v[0] + e, a[0]) - fl.floating_inverse_dynamics(robot, q[0], v[0] - e, a[0])) / (2 * h)
         assert_rel(np.asarray(Jv)[:, 4], fd, 1e-7)
+
+
+def test_robodyn_info_shows_the_base(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    path = rd.save(_random_floating(161), tmp_path / "floating.yaml")
+    out = CliRunner().invoke(app, ["info", str(path), "--json"])
+    assert out.exit_code == 0
+    doc = json.loads(out.stdout)
+    assert doc["base"] == "floating" and doc["base_params"]["M"] > 0
+    text = CliRunner().invoke(app, ["info", str(path)]).stdout
+    assert "base: floating" in text and "world frame" in text
+    assert json.loads(CliRunner().invoke(app, ["info", "rx90", "--json"]).stdout)["base"] == "fixed"
