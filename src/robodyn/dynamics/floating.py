@@ -439,7 +439,7 @@ def _full_configuration(robot: Robot, q, what: str):
 
 
 def _momentum_rows(robot: Robot, q, what: str):
-    """(M[:6, :] of the free-flyer inertia matrix, R, base position, dtype): the rows that give the spatial
+    """(M[:6, :] of the free-flyer inertia matrix, ^wR_0, base position): the rows that give the spatial
     momentum of the whole robot in R_0 about O_0 (∂T/∂v_0, ∂T/∂ω_0)."""
     dtype, batch, full, R = _full_configuration(robot, q, what)
     qa = np.concatenate([np.zeros(batch + (6,), dtype), full[..., 7:]], -1)
@@ -525,13 +525,12 @@ def _frame_numbers(robot: Robot, frames, what: str) -> list[int]:
     return [frame_index(robot, f) for f in frames]
 
 
-def _world_poses(robot: Robot, full: np.ndarray, R: np.ndarray):
-    """(^wR_j (..., nf, 3, 3), ^wP_j (..., nf, 3)) of the robot's frames from a free-flyer configuration."""
+def _world_rotations(robot: Robot, full: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """^wR_j (..., nf, 3, 3) of the robot's frames from a free-flyer configuration and ^wR_0."""
     dtype = full.dtype
     qa = np.concatenate([np.zeros(full.shape[:-1] + (6,), dtype), full[..., 7:]], -1)
-    R0, P0 = base_poses(augmented_robot(robot), qa, dtype)
-    Rj = R[..., None, :, :] @ R0[..., 6:, :, :]
-    return Rj, full[..., None, :3] + mv(R[..., None, :, :], P0[..., 6:, :])
+    R0, _ = base_poses(augmented_robot(robot), qa, dtype)
+    return R[..., None, :, :] @ R0[..., 6:, :, :]
 
 
 def floating_jacobian(robot: Robot, q, frame=None) -> np.ndarray:
@@ -602,7 +601,7 @@ def wrenches_at_frames(robot: Robot, q, frames, forces) -> np.ndarray:
         batch = np.broadcast_shapes(batch, f.shape[:-2])
     except ValueError:
         raise InputError(f"{what}: 'forces' with shape {f.shape} does not broadcast to batch {batch}") from None
-    Rw, _ = _world_poses(robot, arr["q"], R)
+    Rw = _world_rotations(robot, arr["q"], R)
     out = np.zeros(batch + (robot.nf, 6), dtype)
     for c, i in enumerate(idx):
         Ri = np.broadcast_to(Rw[..., i, :, :], batch + (3, 3))
