@@ -38,6 +38,8 @@ SCRIPTS = {
         "bench_generate.py", [], ["--cases", "wam7:inverse_dynamics"]),
     "generic compiled kernels (robodyn.native, threaded) vs Pinocchio loops, n = 6 ... 100": (
         "bench_native.py", [], ["--sizes", "6,25", "--repeat", "2"]),
+    "floating-base rnea/crba/aba vs Pinocchio's free flyer (solo12, talos)": (
+        "bench_floating.py", [], ["--batch", "300", "--repeat", "2"]),
 }
 
 

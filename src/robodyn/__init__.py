@@ -152,6 +152,22 @@ _LAZY = _MappingProxyType({
     "linearize": ("robodyn.dynamics.derivatives", "linearize"),
     "momentum_observer": ("robodyn.dynamics.derivatives", "momentum_observer"),
     "generalized_momentum": ("robodyn.dynamics.derivatives", "generalized_momentum"),
+    # floating and mobile bases (Pinocchio's free-flyer conventions)
+    "floating_inverse_dynamics": ("robodyn.dynamics.floating", "floating_inverse_dynamics"),
+    "floating_inertia_matrix": ("robodyn.dynamics.floating", "floating_inertia_matrix"),
+    "floating_forward_dynamics": ("robodyn.dynamics.floating", "floating_forward_dynamics"),
+    "center_of_mass": ("robodyn.dynamics.floating", "center_of_mass"),
+    "center_of_mass_jacobian": ("robodyn.dynamics.floating", "center_of_mass_jacobian"),
+    "centroidal_momentum_matrix": ("robodyn.dynamics.floating", "centroidal_momentum_matrix"),
+    "floating_jacobian": ("robodyn.dynamics.floating", "floating_jacobian"),
+    "wrenches_at_frames": ("robodyn.dynamics.floating", "wrenches_at_frames"),
+    "contact_forward_dynamics": ("robodyn.dynamics.floating", "contact_forward_dynamics"),
+    "reduced_inverse_dynamics": ("robodyn.dynamics.floating", "reduced_inverse_dynamics"),
+    "floating_regressor": ("robodyn.parameters.floating", "floating_regressor"),
+    "floating_parameter_names": ("robodyn.parameters.floating", "floating_parameter_names"),
+    "floating_parameter_vector": ("robodyn.parameters.floating", "floating_parameter_vector"),
+    "identify_from_base": ("robodyn.identification.floating", "identify_from_base"),
+    "identify_floating": ("robodyn.identification.floating", "identify_floating"),
     # URDF, Pinocchio and MuJoCo interop, plotting
     "from_urdf": ("robodyn.model.urdf", "from_urdf"),
     "to_urdf": ("robodyn.model.urdf", "to_urdf"),
@@ -232,6 +248,11 @@ __all__ = (
     # simulation with friction and control; derivatives
     "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
     "momentum_observer", "generalized_momentum",
+    # floating and mobile bases
+    "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics", "center_of_mass",
+    "center_of_mass_jacobian", "centroidal_momentum_matrix", "floating_jacobian", "wrenches_at_frames",
+    "contact_forward_dynamics", "floating_regressor", "floating_parameter_names", "floating_parameter_vector",
+    "identify_from_base", "identify_floating", "reduced_inverse_dynamics",
     # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
     # viewer

@@ -46,7 +46,10 @@ class PinocchioMapping:
     Attributes
     ----------
     v_index : int array (n,)
-        Pinocchio velocity index of robodyn joint k (q order); q, q̇, q̈ and τ all use it (nq = nv here).
+        Pinocchio velocity index of robodyn joint k (q order); q, q̇, q̈ and τ all use it (nq = nv for a fixed
+        base).  A floating or mobile base is Pinocchio's joint 1 (``JointModelFreeFlyer``), at q[0:7], v[0:6]:
+        joint k is then at q index ``v_index[k] + 1``, and the ``*_floating`` methods convert whole free-flyer
+        vectors.
     joint_ids : int array (n,)
         Pinocchio joint id of robodyn joint k.
     frame_ids : int array (nf,)
@@ -73,13 +76,42 @@ class PinocchioMapping:
         M = np.asarray(M, dtype=float)
         return M[np.ix_(self.v_index, self.v_index)]
 
+    def _floating_index(self) -> np.ndarray:
+        return np.concatenate([np.arange(6), self.v_index])
+
+    def q_to_pinocchio_floating(self, q) -> np.ndarray:
+        """A robodyn free-flyer configuration (..., n + 7) in Pinocchio's order (same layout, joints permuted)."""
+        q = np.asarray(q, dtype=float)
+        y = np.empty_like(q)
+        y[..., :7] = q[..., :7]
+        y[..., self.v_index + 1] = q[..., 7:]
+        return y
+
+    def v_to_pinocchio_floating(self, v) -> np.ndarray:
+        """A robodyn free-flyer velocity, acceleration or force (..., n + 6) in Pinocchio's order."""
+        v = np.asarray(v, dtype=float)
+        y = np.empty_like(v)
+        y[..., self._floating_index()] = v
+        return y
+
+    def v_from_pinocchio_floating(self, y) -> np.ndarray:
+        """A Pinocchio free-flyer vector (..., nv) in robodyn's order (..., n + 6)."""
+        return np.asarray(y, dtype=float)[..., self._floating_index()]
+
+    def matrix_from_pinocchio_floating(self, M) -> np.ndarray:
+        """A Pinocchio (nv, nv) free-flyer matrix in robodyn's order (..., n + 6, n + 6)."""
+        k = self._floating_index()
+        return np.asarray(M, dtype=float)[np.ix_(k, k)]
+
 
 def to_pinocchio(robot: Robot):
     """A ``pinocchio.Model`` of ``robot`` and the :class:`PinocchioMapping` between the two.
 
     Joints are revolute (``JointModelRZ``) or prismatic (``JointModelPZ``) about z of the Khalil–Kleinfinger
     frame; fixed frames are merged into their moving ancestor's body and added as OP_FRAMEs.  Gravity,
-    armature (Ia), damping (Fv), friction (Fc) and joint limits (``qlim``) are set.
+    armature (Ia), damping (Fv), friction (Fc) and joint limits (``qlim``) are set.  A floating or mobile base
+    is a ``JointModelFreeFlyer`` (joint 1) carrying the base body (``robot.base_params``) and every frame whose
+    antecedent is 0; robodyn's free-flyer vectors then have Pinocchio's layout.
 
     Returns
     -------
@@ -98,7 +130,11 @@ def to_pinocchio(robot: Robot):
     model = pin.Model()
     model.name = robot.name
     model.gravity = pin.Motion(np.asarray(robot.gravity, float), np.zeros(3))
-    where = {0: (0, pin.SE3.Identity())}  # frame number -> (Pinocchio joint id, placement in that joint)
+    root = 0
+    if robot.base != "fixed":
+        root = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root_joint")
+        model.appendBodyToJoint(root, _pinocchio_inertia(pin, robot.base_params), pin.SE3.Identity())
+    where = {0: (root, pin.SE3.Identity())}  # frame number -> (Pinocchio joint id, placement in that joint)
     joint_of, in_joint = [0] * robot.nf, [None] * robot.nf
     for i in _depth_first(robot):
         pj, pplace = where[int(robot.antecedent[i])]
@@ -110,12 +146,8 @@ def to_pinocchio(robot: Robot):
             jm = pin.JointModelRZ() if robot.sigma[i] == 0 else pin.JointModelPZ()
             jid = model.addJoint(pj, jm, place, robot.joint_names[i])
             local = pin.SE3.Identity()
-        p = robot.params[i]
-        # FromDynamicParameters divides by the mass: a massless body gets its rotational inertia directly.
-        dyn = np.array([p[9], p[6], p[7], p[8], p[0], p[1], p[3], p[2], p[4], p[5]])
-        inertia = pin.Inertia.FromDynamicParameters(dyn) if p[9] > 0 else pin.Inertia(0.0, np.zeros(3), robot.J[i])
         if jid > 0:
-            model.appendBodyToJoint(jid, inertia, local)
+            model.appendBodyToJoint(jid, _pinocchio_inertia(pin, robot.params[i]), local)
         where[i + 1] = (jid, local)
         joint_of[i], in_joint[i] = jid, local
     frame_ids = [
@@ -126,12 +158,31 @@ def to_pinocchio(robot: Robot):
     v_index = np.array([model.joints[int(j)].idx_v for j in joint_ids], dtype=int)
     mapping = PinocchioMapping(v_index=v_index, joint_ids=joint_ids, frame_ids=np.array(frame_ids, dtype=int))
     jf = robot.joint_frames
-    for key, values in (("armature", robot.Ia[jf]), ("damping", robot.Fv[jf]), ("friction", robot.Fc[jf])):
-        setattr(model, key, mapping.to_pinocchio(values))
     big = np.finfo(float).max
-    model.lowerPositionLimit = mapping.to_pinocchio(np.maximum(robot.qlim[:, 0], -big))
-    model.upperPositionLimit = mapping.to_pinocchio(np.minimum(robot.qlim[:, 1], big))
+    if robot.base == "fixed":
+        for key, values in (("armature", robot.Ia[jf]), ("damping", robot.Fv[jf]), ("friction", robot.Fc[jf])):
+            setattr(model, key, mapping.to_pinocchio(values))
+        model.lowerPositionLimit = mapping.to_pinocchio(np.maximum(robot.qlim[:, 0], -big))
+        model.upperPositionLimit = mapping.to_pinocchio(np.minimum(robot.qlim[:, 1], big))
+        return model, mapping
+    for key, values in (("armature", robot.Ia[jf]), ("damping", robot.Fv[jf]), ("friction", robot.Fc[jf])):
+        setattr(model, key, mapping.v_to_pinocchio_floating(np.concatenate([np.zeros(6), values])))
+    # the base position is unlimited; its quaternion lies in [-1, 1] (Pinocchio's own bounds for a free flyer)
+    lower = np.concatenate([np.full(3, -big), -np.ones(4), np.maximum(robot.qlim[:, 0], -big)])
+    upper = np.concatenate([np.full(3, big), np.ones(4), np.minimum(robot.qlim[:, 1], big)])
+    model.lowerPositionLimit = mapping.q_to_pinocchio_floating(lower)
+    model.upperPositionLimit = mapping.q_to_pinocchio_floating(upper)
     return model, mapping
+
+
+def _pinocchio_inertia(pin, p: np.ndarray):
+    """A ``pinocchio.Inertia`` from standard parameters (10,); Pinocchio's dynamic parameters are about the
+    body frame's origin too, reordered.  FromDynamicParameters divides by the mass: a massless body gets its
+    rotational inertia directly."""
+    dyn = np.array([p[9], p[6], p[7], p[8], p[0], p[1], p[3], p[2], p[4], p[5]])
+    if p[9] > 0:
+        return pin.Inertia.FromDynamicParameters(dyn)
+    return pin.Inertia(0.0, np.zeros(3), np.array([[p[0], p[1], p[2]], [p[1], p[3], p[4]], [p[2], p[4], p[5]]]))
 
 
 def _num(x: float) -> str:
@@ -150,6 +201,9 @@ def to_mujoco_xml(robot: Robot) -> str:
     mass in MuJoCo (a massless lumped inertia such as PUMA 560 link 1 raises :class:`ModelError`).
     MuJoCo's qpos order is depth-first: it equals robodyn's q order when frames are numbered
     depth-first (as :func:`robodyn.from_urdf` numbers them); ``model.joint(name)`` finds a joint otherwise.
+    A floating or mobile base is a body ``base`` with a ``free`` joint ``root_joint`` (qpos [p, quaternion w x y z],
+    qvel [linear velocity in the world frame, angular velocity in R_0]), the base body's inertial
+    (``robot.base_params``, with the fixed frames it carries) and the root frames as its children.
 
     Returns
     -------
@@ -164,23 +218,17 @@ def to_mujoco_xml(robot: Robot) -> str:
     world = ET.SubElement(root, "worldbody")
     body = {0: world}
     k = {int(f): i for i, f in enumerate(robot.joint_frames)}
-    params = _welded_into_moving_bodies(robot)
+    params, base_params = _welded_into_moving_bodies(robot)
+    if robot.base != "fixed":
+        body[0] = ET.SubElement(world, "body", name="base", pos="0 0 0")
+        ET.SubElement(body[0], "freejoint", name="root_joint")
+        _mujoco_inertial(body[0], base_params, f"robot '{robot.name}', base body (link 0)")
     for i in _depth_first(robot):
         T = _transform(robot, i)
         el = ET.SubElement(body[int(robot.antecedent[i])], "body", name=robot.joint_names[i],
                            pos=" ".join(_num(x) for x in T[:3, 3]), quat=" ".join(_num(x) for x in _quat(T[:3, :3])))
         body[i + 1] = el
-        M, S, IG = com_from_standard(params[i])
-        if M > 0 or np.any(IG != 0):
-            if not (M > 0 and np.linalg.eigvalsh(IG)[0] > 0):
-                raise ModelError(
-                    f"robot '{robot.name}', link {i + 1} ({robot.joint_names[i]}): MuJoCo needs a positive mass and "
-                    f"a positive-definite inertia about the centre of mass (M = {M}, principal moments "
-                    f"{np.linalg.eigvalsh(IG).tolist()}); move a massless rotor inertia into Ia, or give the link "
-                    "a small mass and inertia"
-                )
-            ET.SubElement(el, "inertial", pos=" ".join(_num(x) for x in S), mass=_num(M),
-                          fullinertia=" ".join(_num(IG[a, b]) for a, b in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))))
+        _mujoco_inertial(el, params[i], f"robot '{robot.name}', link {i + 1} ({robot.joint_names[i]})")
         if robot.sigma[i] != 2:
             lo, hi = robot.qlim[k[i]]
             attrs = {"name": robot.joint_names[i], "type": "hinge" if robot.sigma[i] == 0 else "slide", "axis": "0 0 1",
@@ -192,15 +240,33 @@ def to_mujoco_xml(robot: Robot) -> str:
     return ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _welded_into_moving_bodies(robot: Robot) -> np.ndarray:
+def _mujoco_inertial(el, p: np.ndarray, where: str) -> None:
+    """The ``inertial`` element of a body with standard parameters ``p`` (none for a body without mass)."""
+    M, S, IG = com_from_standard(p)
+    if M > 0 or np.any(IG != 0):
+        if not (M > 0 and np.linalg.eigvalsh(IG)[0] > 0):
+            raise ModelError(
+                f"{where}: MuJoCo needs a positive mass and a positive-definite inertia about the centre of mass "
+                f"(M = {M}, principal moments {np.linalg.eigvalsh(IG).tolist()}); move a massless rotor inertia "
+                "into Ia, or give the link a small mass and inertia"
+            )
+        import xml.etree.ElementTree as ET
+
+        ET.SubElement(el, "inertial", pos=" ".join(_num(x) for x in S), mass=_num(M),
+                      fullinertia=" ".join(_num(IG[a, b]) for a, b in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))))
+
+
+def _welded_into_moving_bodies(robot: Robot) -> tuple[np.ndarray, np.ndarray]:
     """Standard parameters (nf, 10) with the mass of every fixed frame moved into its moving ancestor (rows of
-    fixed frames become zero; a fixed frame carried by the base does not move and is dropped).
+    fixed frames become zero), and those of the base body (10,): ``robot.base_params`` plus the fixed frames
+    that the base carries (they do not move with a fixed base, which ignores them).
 
     A body of mass M with first moment MS_f and inertia J_f about O_f in R_f, placed by (R, t) in R_m, has
     MS_m = M t + R MS_f and J_m = R J_f Rᵀ + M (tᵀt 1 − t tᵀ) + 2 (tᵀc) 1 − t cᵀ − c tᵀ about O_m, c = R MS_f
     (the parallel-axis theorem of [9.12] for a body whose centre of mass is not at O_f).
     """
     params = np.array(robot.params, dtype=float)
+    base = np.array(robot.base_params, dtype=float)
     for i in range(robot.nf):
         if robot.sigma[i] != 2:
             continue
@@ -209,15 +275,17 @@ def _welded_into_moving_bodies(robot: Robot) -> np.ndarray:
         while m > 0 and robot.sigma[m - 1] == 2:
             T = _transform(robot, m - 1) @ T
             m = int(robot.antecedent[m - 1])
-        if m == 0:
-            continue
         p = robot.params[i]
         R, t, M = T[:3, :3], T[:3, 3], p[9]
         c = R @ p[6:9]
         J = R @ robot.J[i] @ R.T + M * (t @ t * np.eye(3) - np.outer(t, t)) + 2 * (t @ c) * np.eye(3) \
             - np.outer(t, c) - np.outer(c, t)
-        params[m - 1] += np.concatenate([J[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], M * t + c, [M]])
-    return params
+        welded = np.concatenate([J[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], M * t + c, [M]])
+        if m == 0:
+            base += welded
+        else:
+            params[m - 1] += welded
+    return params, base
 
 
 def _quat(R: np.ndarray) -> np.ndarray:

@@ -109,11 +109,17 @@ def info_command(
             geometry = [{k: (v if k not in ("qmin", "qmax") or math.isfinite(v) else None) for k, v in g.items()
                          if k != "q"} for g in geo]
             print_json({"name": r.name, "source": r.source, "n": r.n, "nf": r.nf, "gravity": r.gravity,
+                        "base": r.base, "base_params": dict(zip(PARAMETER_NAMES, r.base_params.tolist())),
                         "geometry": geometry, "inertia": inert})
             return
         console.print(Text.assemble((r.name, "bold"), f": {r.n} joints, {r.nf} frames ({'serial' if r.is_serial else 'tree'})"))
         console.print(f"source: {r.source}", highlight=False)
-        console.print(f"gravity (base frame, m/s²): {_vector(r.gravity)}", highlight=False)
+        if r.base == "fixed":
+            console.print(f"gravity (base frame, m/s²): {_vector(r.gravity)}", highlight=False)
+        else:
+            console.print(f"base: {r.base} (free-flyer q = [p, quaternion x y z w, joints]); base body "
+                          f"XX..M = {_vector(r.base_params)}", highlight=False)
+            console.print(f"gravity (world frame, m/s²): {_vector(r.gravity)}", highlight=False)
         has_tree = not r.is_serial or np.any(r.gamma) or np.any(r.b)
         cols = ["j", "name", "a(j)", "σ"] + (["γ", "b"] if has_tree else []) + ["α", "d", "θ", "r", "qmin", "qmax"]
         table = Table(*cols, title="Geometric parameters (rad, m)", box=box.SIMPLE_HEAD, pad_edge=False)

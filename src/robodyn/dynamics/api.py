@@ -18,7 +18,8 @@ from robodyn.errors import InputError
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import Robot, check_robot
 
-from robodyn.dynamics import composite, newton_euler, recursive
+from robodyn.model.friction import with_friction
+from robodyn.dynamics import composite, floating, newton_euler, recursive
 
 #: method -> module, the tables the analysis tools iterate over (keys kept for their reports).
 INVERSE = MappingProxyType({
@@ -75,7 +76,8 @@ def _pick(what: str, method: str):
     return getattr(module, what)
 
 
-def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler"):
+def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
+                     friction: bool = True):
     """Inverse dynamic model Γ = A(q) q̈ + C(q, q̇) q̇ + Q(q) + Γ_f(q̇) + Ia q̈ − (wrench terms)  [9.6], [9.94].
 
     Parameters
@@ -92,17 +94,26 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
     method : str
         ``"newton_euler"`` or ``"rnea"`` (Khalil & Dombre [9.84]–[9.94]), ``"gibbs_appell"`` (Mata et al.
         eqs 14–16) or ``"spatial_operator"`` (Rodriguez–Kozłowski eqs 3.24–3.33).  All give the same torques.
+    friction : bool
+        False leaves the robot's joint friction Γ_f [9.26]–[9.28] out (rotor inertias stay), e.g. to compare
+        with Pinocchio's rnea on a URDF robot whose <dynamics> gave it friction.
 
     Returns
     -------
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included; float32 if every input is.
+        For a robot with a floating or mobile base (``robot.base``), the free-flyer arrays of
+        :func:`robodyn.floating_inverse_dynamics`: q (..., n + 7), qd, qdd (..., n + 6) → (..., n + 6).
 
     Raises
     ------
     InputError
         A wrong shape, NaN/inf in an argument (named), or an unknown ``method`` (the choices are listed).
     """
+    if friction is not True:
+        robot = with_friction(robot, friction)
+    if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays (docs/floating-base.md)
+        return floating.floating_inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
     if method == "newton_euler":  # the default: straight to the function (which checks its result), no dispatch cost
         return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
     return finite_result("inverse_dynamics",
@@ -126,18 +137,22 @@ def inertia_matrix(robot, q, method: str = "composite"):
     -------
     ndarray (..., n, n)
         Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q; float32 if q is.
+        For a robot with a floating base: (..., n + 6, n + 6) of q (..., n + 7) (free-flyer arrays).
 
     Raises
     ------
     InputError
         A wrong shape or NaN/inf in ``q``, or an unknown ``method`` (the choices are listed).
     """
+    if getattr(robot, "base", "fixed") != "fixed":
+        return floating.floating_inertia_matrix(robot, q)
     if method == "composite":  # the default: straight to the function (which checks its result)
         return composite.inertia_matrix(robot, q)
     return finite_result("inertia_matrix", _pick("inertia_matrix", method)(robot, q))
 
 
-def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive"):
+def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive",
+                     friction: bool = True):
     """Direct dynamic model q̈ = A⁻¹(q) (Γ − H(q, q̇))  [9.96], H with friction and wrenches [9.95].
 
     Parameters
@@ -156,11 +171,14 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
         then Cholesky, [9.95]–[9.96]), ``"gibbs_appell"`` (Mata et al. §3, eq 17) or ``"spatial_operator"``
         (Kozłowski, Kalman filter and Bryson–Frazier smoother, eqs 3.45–3.58; ``"kalman"`` is its deprecated
         name).
+    friction : bool
+        False leaves the robot's joint friction out (as in :func:`inverse_dynamics`).
 
     Returns
     -------
     ndarray (..., n)
-        Joint accelerations (rad/s² | m/s²); float32 if every input is.
+        Joint accelerations (rad/s² | m/s²); float32 if every input is.  For a robot with a floating base, the
+        free-flyer arrays of :func:`robodyn.floating_forward_dynamics` (q (..., n + 7), qd, tau (..., n + 6)).
 
     Raises
     ------
@@ -169,6 +187,10 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     ModelError
         A singular model: a joint that moves only massless links and has no rotor inertia.
     """
+    if friction is not True:
+        robot = with_friction(robot, friction)
+    if getattr(robot, "base", "fixed") != "fixed":
+        return floating.floating_forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity)
     if method == "recursive":  # the default: straight to the function (which checks its result)
         return recursive.forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity)
     return finite_result("forward_dynamics",

@@ -17,7 +17,7 @@ import numpy as np
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import joint_arrays
 from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
-from robodyn.model.friction import friction_of
+from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor, fast
 from robodyn.spatial import ScalarBackend, vadd, vcross, vmat, vrz, vscale
@@ -187,7 +187,7 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     return finite_result("gravity_torques", rnea(robot, a["q"], z, z, gravity_argument(robot, gravity, batch, dtype)))
 
 
-def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray:
+def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None, friction: bool = True) -> np.ndarray:
     """H(q, q̇) = Γ(q, q̇, q̈ = 0): Coriolis, centrifugal, gravity, friction and wrench torques ([9.95]).
 
     Parameters
@@ -199,12 +199,15 @@ def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None) -> np.ndarray
         As in :func:`inverse_dynamics`: exerted BY link j ON the environment, in R_j, moment about O_j.
     gravity : array_like (3,) or (..., 3), optional
         g in the base frame R_0 (m/s²); default ``robot.gravity``.
+    friction : bool
+        False leaves the joint friction Γ_f out of H.
 
     Returns
     -------
     ndarray (..., n)
         H (N m | N); float32 if every input is.
     """
+    robot = with_friction(robot, friction) if friction is not True else robot
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, gravity=gravity, wrenches=wrenches)
     z = np.zeros_like(a["qd"])
     tau = rnea(robot, a["q"], a["qd"], z, gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))

@@ -6,8 +6,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn.errors import InputError
 from robodyn.model.robot import Robot
+from robodyn.model.workspace import WORKSPACE
 from robodyn.spatial import NUMPY, ScalarBackend
+
+
+def with_friction(robot: Robot, friction) -> Robot:
+    """``robot`` itself for ``friction=True``; for ``friction=False`` the same robot with every friction coefficient
+    (F_c, F_v, F_off, Stribeck) zero and the rotor inertias kept, built once per robot (the ``friction=`` switch
+    of the dynamics functions: a URDF's <dynamics> friction, which Pinocchio's rnea leaves out, switched off)."""
+    if friction is True:
+        return robot
+    if friction is not False:
+        raise InputError(f"argument 'friction' = {friction!r}; give True (the robot's friction) or False (none)")
+    return WORKSPACE.value(robot, "without_friction", lambda: _without_friction(robot))
+
+
+def _without_friction(robot: Robot) -> Robot:
+    zero = np.zeros(robot.nf)
+    return robot.replace(Fc=zero, Fv=zero, Foff=zero, Fst=zero)
 
 
 def friction_of(robot: Robot, qd: np.ndarray) -> np.ndarray:

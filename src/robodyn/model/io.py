@@ -40,7 +40,7 @@ from robodyn.model.robot import PARAMETER_NAMES, Robot
 _JOINT_KEYS = ("name", "antecedent", "sigma", "gamma", "b", "alpha", "d", "theta", "r", "qmin", "qmax")
 _LINK_EXTRA = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
 _COM_KEYS = ("mass", "com", "inertia_com")
-_TOP_KEYS = ("name", "source", "gravity", "joints", "links")
+_TOP_KEYS = ("name", "source", "gravity", "joints", "links", "base", "floating", "base_link")
 
 
 # ---- hardened YAML reading: YAML 1.2 core scalars, no aliases, no duplicate keys, bounded size and depth ----
@@ -227,7 +227,7 @@ def list_robots() -> list[str]:
     return sorted(Path(f.name).stem for f in files if f.name.endswith(".yaml"))
 
 
-def load(name_or_path: str | os.PathLike, strict: bool = True) -> Robot:
+def load(name_or_path: str | os.PathLike, strict: bool = True, floating: bool = False) -> Robot:
     """Load a built-in robot by name (see :func:`list_robots`), a model file ``*.yaml`` or a URDF file ``*.urdf``.
 
     The rule: a ``str`` with no folder separator and no ``.yaml`` / ``.yml`` / ``.urdf`` suffix that names a
@@ -237,6 +237,8 @@ def load(name_or_path: str | os.PathLike, strict: bool = True) -> Robot:
     an existing file) is read as a model file of at most :data:`MAX_FILE_BYTES` bytes of UTF-8 text; a
     ``.urdf`` file goes to :func:`robodyn.from_urdf` (whole tree, default options).
     ``strict=False`` accepts published inertias that violate the triangle inequality, with a warning.
+    ``floating=True`` gives the robot a floating base (``base="floating"``); a URDF's root link then becomes the
+    base body (:func:`robodyn.from_urdf`).
 
     Raises
     ------
@@ -248,7 +250,7 @@ def load(name_or_path: str | os.PathLike, strict: bool = True) -> Robot:
     if isinstance(name_or_path, str) and _is_bare_name(name_or_path):
         builtin = resources.files("robodyn.robots").joinpath(f"{name_or_path}.yaml")
         if builtin.is_file():
-            return _from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'", strict)
+            return _floating(_from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'", strict), floating)
         if not Path(name_or_path).exists():
             raise UnknownRobotError(
                 f"unknown robot '{name_or_path}'; built-in robots are {', '.join(list_robots())}, "
@@ -261,9 +263,16 @@ def load(name_or_path: str | os.PathLike, strict: bool = True) -> Robot:
     if Path(name_or_path).suffix.lower() == ".urdf":
         from robodyn.model.urdf import from_urdf
 
-        return from_urdf(Path(name_or_path), strict=strict)
+        return from_urdf(Path(name_or_path), strict=strict, floating=floating)
     label = str(name_or_path)
-    return _from_text(read_text_file(name_or_path, label), label, strict)
+    return _floating(_from_text(read_text_file(name_or_path, label), label, strict), floating)
+
+
+def _floating(robot: Robot, floating: bool) -> Robot:
+    """``robot`` with a floating base when ``floating`` (``load(..., floating=True)``)."""
+    if not isinstance(floating, bool):
+        raise InputError(f"load: floating = {floating!r}; give True or False")
+    return robot.replace(base="floating") if floating and robot.base != "floating" else robot
 
 
 def _is_bare_name(text: str) -> bool:
@@ -329,6 +338,7 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
             params[j - 1] = [_number(row.get(k, 0), where, k) for k in PARAMETER_NAMES]
         for k in _LINK_EXTRA:
             extra[k][j - 1] = _number(row.get(k, 0), where, k)
+    base, base_params = _base_fields(doc, origin)
     gravity = doc.get("gravity", [0, 0, -9.81])
     if not isinstance(gravity, list) or len(gravity) != 3:
         raise ModelFileError(f"{origin}: field gravity must be a list of 3 numbers (m/s^2, base frame)")
@@ -343,11 +353,33 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
             joint_names=tuple(names),
             qlim=np.array(qlim).reshape(-1, 2),
             strict=strict,
+            base=base,
+            base_params=base_params,
             **geo,
             **extra,
         )
     except ModelError as exc:
         raise ModelFileError(f"{origin}: {exc}") from None
+
+
+def _base_fields(doc, origin) -> tuple[str, np.ndarray]:
+    """``base`` (fixed | mobile | floating; ``floating: true`` is short for ``base: floating``) and the standard
+    parameters of the base body, ``base_link`` (a links row without joint quantities), of a model file."""
+    base = doc.get("base", "fixed")
+    if base not in ("fixed", "mobile", "floating"):
+        raise ModelFileError(f"{origin}: field base = {_shown(base)}; use fixed, mobile or floating")
+    floating = doc.get("floating", base == "floating")
+    if not isinstance(floating, bool) or ("base" in doc and floating != (base == "floating")):
+        raise ModelFileError(f"{origin}: field floating = {_shown(floating)}; give true or false, agreeing with base")
+    base = "floating" if floating else base
+    row = doc.get("base_link", {})
+    where = f"{origin}, base_link"
+    _check_row(row, PARAMETER_NAMES + _COM_KEYS, where)
+    if any(k in row for k in _COM_KEYS):
+        if any(k in row for k in PARAMETER_NAMES):
+            raise ModelFileError(f"{where}: give either standard parameters (XX..M) or mass/com/inertia_com, not both")
+        return base, _from_com(row, where)
+    return base, np.array([_number(row.get(k, 0), where, k) for k in PARAMETER_NAMES])
 
 
 def _check_row(row, allowed, where):
@@ -496,6 +528,10 @@ def dumps(robot: Robot) -> str:
         link.update({e: float(getattr(robot, e)[i]) for e in _LINK_EXTRA if getattr(robot, e)[i] != 0})
         links.append(link)
     doc = {"name": robot.name, "source": robot.source, "gravity": [float(g) for g in robot.gravity], "joints": joints, "links": links}
+    if robot.base != "fixed":
+        doc["base"] = robot.base
+    if np.any(robot.base_params != 0):
+        doc["base_link"] = {p: float(v) for p, v in zip(PARAMETER_NAMES, robot.base_params)}
     return yaml.dump(doc, Dumper=_ModelDumper, sort_keys=False, default_flow_style=None, width=200, allow_unicode=False)
 
 

@@ -29,6 +29,9 @@ PARAMETER_NAMES: tuple[str, ...] = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "M
 #: Largest magnitude accepted for a geometric, joint or gravity value: beyond it a model is a typo and overflows.
 MAX_ABS_VALUE = 1e12
 
+#: Kinds of base R_0: fixed (inertial), mobile (given motion), floating (free body).
+BASE_KINDS: tuple[str, ...] = ("fixed", "mobile", "floating")
+
 _GEOMETRY = ("gamma", "b", "alpha", "d", "theta", "r")
 #: Per-frame joint quantities: rotor inertia, Coulomb, viscous, offset friction, Stribeck [9.26].
 _JOINT_PARAMS = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
@@ -64,6 +67,15 @@ class Robot:
         Where the numbers come from.
     strict : bool
         False accepts published inertias that violate the triangle inequality, with a warning (default True).
+    base : {"fixed", "mobile", "floating"}
+        The base R_0: ``"fixed"`` (default) is the inertial frame; ``"mobile"`` moves with a given motion (its
+        velocity and acceleration are inputs); ``"floating"`` is a free body whose motion the dynamics gives
+        (legged robots, humanoids, space robots).  A mobile or floating base uses Pinocchio's free-flyer
+        conventions, see :mod:`robodyn.dynamics.floating` and docs/floating-base.md; ``gravity`` is then in the
+        world frame.
+    base_params : float array (10,)
+        Standard inertial parameters XX XY XZ YY YZ ZZ MX MY MZ M of the base body (link 0) in R_0 about O_0
+        (default zeros).  Unused by a fixed base.
 
     Notes
     -----
@@ -94,6 +106,8 @@ class Robot:
     joint_names: tuple[str, ...] | None = None
     source: str = ""
     strict: bool = True
+    base: str = "fixed"
+    base_params: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
@@ -148,6 +162,16 @@ class Robot:
         if len(names) != nf:
             raise ModelError(f"robot '{self.name}': joint_names needs {nf} names, got {len(names)}")
         put("joint_names", names)
+        if not isinstance(self.base, str) or self.base not in BASE_KINDS:
+            raise ModelError(f"robot '{self.name}': base = {_short(self.base)}; use one of {', '.join(BASE_KINDS)}")
+        base_params = np.zeros(10) if self.base_params is None else self._floats("base_params", self.base_params)
+        if base_params.shape != (10,):
+            raise ModelError(
+                f"robot '{self.name}': base_params has shape {base_params.shape}; expected (10,) = "
+                "XX XY XZ YY YZ ZZ MX MY MZ M of the base body in R_0"
+            )
+        check_physical(base_params, f"robot '{self.name}', base body (link 0)", strict=self.strict)
+        put("base_params", _frozen(base_params))
         self._check_links()
         put("_derived", derive(self))
         put("_content_key", _content_key(self))
@@ -233,6 +257,11 @@ class Robot:
     def n(self) -> int:
         """Number of joint variables (frames with σ ≠ 2)."""
         return int(self._derived.joint_frames.size)
+
+    @property
+    def floating(self) -> bool:
+        """True for a free-floating base (``base == "floating"``)."""
+        return self.base == "floating"
 
     @property
     def is_serial(self) -> bool:
@@ -345,7 +374,8 @@ class Robot:
 
     def __repr__(self) -> str:
         kinds = "".join("RP-"[s] for s in self.sigma)
-        return f"Robot({self.name!r}, {kinds}, n={self.n}, nf={self.nf}{'' if self.is_serial else ', tree'})"
+        base = "" if self.base == "fixed" else f", base={self.base}"
+        return f"Robot({self.name!r}, {kinds}, n={self.n}, nf={self.nf}{'' if self.is_serial else ', tree'}{base})"
 
 
 @dataclass(frozen=True)

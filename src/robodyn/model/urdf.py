@@ -345,8 +345,9 @@ def from_urdf(
     link_frames: bool = False,
     strict: bool = True,
     prune: bool = True,
+    floating: bool = False,
 ) -> Robot:
-    """A :class:`Robot` from a URDF file or string (fixed base).
+    """A :class:`Robot` from a URDF file or string (fixed base, or floating with ``floating=True``).
 
     Parameters
     ----------
@@ -373,6 +374,10 @@ def from_urdf(
         ``tool0``); dropped, it loads as a serial 6R chain with the same dynamics.  Nothing is dropped with
         ``link_frames=True`` or ``tip=...`` (give ``tip="tool0"`` to end the chain at a tool frame) or
         ``prune=False``; ``source`` names the joints dropped.
+    floating : bool
+        A free-floating base (legged robots, humanoids): the root link becomes the base body, its inertial tag
+        its ``base_params`` in the root link frame R_0, and ``gravity`` is in the world frame (as Pinocchio's
+        ``buildModelFromUrdf(path, JointModelFreeFlyer())``).  ``base`` must then be the root link.
 
     Notes
     -----
@@ -407,6 +412,8 @@ def from_urdf(
     by_child = {j.child: j for j in joints}  # a tree (checked by _parse): one parent joint per link, one root
     links = {link.name: link for link in urdf.links}
     root = next(link for link in links if link not in by_child)
+    if floating and base not in (None, root):
+        raise InputError(f"from_urdf: floating=True makes the root link {root!r} the floating base; drop base={base!r}")
     base = root if base is None else base
     for arg, link in (("base", base), ("tip", tip)):
         if link is not None and link not in links:
@@ -432,7 +439,8 @@ def from_urdf(
         if j.type in ("floating", "planar"):
             raise ModelFileError(
                 f"{origin}, joint {j.name!r}: type {j.type!r} is not supported; robodyn models fixed-base "
-                "manipulators with revolute, continuous, prismatic and fixed joints (pick base/tip below it)"
+                "manipulators with revolute, continuous, prismatic and fixed joints (pick base/tip below it; "
+                "a floating root link loads with floating=True)"
             )
         order.append(j)
         stack.extend(reversed(children.get(j.child, [])))
@@ -449,7 +457,8 @@ def from_urdf(
             "Coulomb (Fc) friction, which robodyn's inverse dynamics includes (Pinocchio's rnea does not); "
             "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=2,
         )
-    return _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction)
+    robot = _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction)
+    return _floating_base(robot, links[root], origin) if floating else robot
 
 
 def _is_massless(link) -> bool:
@@ -481,6 +490,20 @@ def _without_massless_branches(order, children, links):
         else:
             kept.append(j)
     return kept, dropped
+
+
+def _floating_base(robot: Robot, link, origin) -> Robot:
+    """``robot`` with a floating base whose body is the URDF root ``link`` (standard parameters in its frame)."""
+    inertial = link.inertial
+    params = np.zeros(10)
+    if inertial is not None and inertial.mass is not None:
+        T = _origin(inertial)
+        I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
+        params = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
+    try:
+        return robot.replace(base="floating", base_params=params)
+    except ModelError as exc:
+        raise ModelFileError(f"{origin}: root link {link.name!r}: {exc}") from None
 
 
 @dataclass(frozen=True)

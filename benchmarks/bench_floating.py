@@ -1,0 +1,88 @@
+"""Benchmark: floating-base inverse dynamics (rnea), inertia matrix (crba) and forward dynamics (aba) of robodyn vs
+Pinocchio's free flyer, on legged robots and humanoids of example-robot-data, single state and batched.
+
+Run:  PYTHONPATH=src:. python benchmarks/bench_floating.py [--batch 1000] [--repeat 9] [--robots solo12.urdf ...]
+(docs/floating-base.md)
+
+Both load the same URDF (robodyn with ``floating=True``, Pinocchio with ``JointModelFreeFlyer``).  Pinocchio runs a
+Python loop over the states of a batch (one C++ call per state); robodyn takes the whole batch in one call.  Times
+are best wall times of ``--repeat`` runs in µs per state; the ratio is Pinocchio / robodyn (> 1: robodyn faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+import robodyn as rd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import best_time  # noqa: E402
+
+
+def urdf_paths() -> dict:
+    dist = importlib.metadata.distribution("example-robot-data")
+    return {str(f).split("/")[-1]: str(dist.locate_file(f)) for f in dist.files or () if str(f).endswith(".urdf")}
+
+
+def states(n: int, batch: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    quat = rng.normal(size=(batch, 4))
+    quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
+    q = np.concatenate([rng.normal(size=(batch, 3)), quat, rng.uniform(-1, 1, (batch, n))], -1)
+    return q, rng.normal(size=(batch, n + 6)), rng.normal(size=(batch, n + 6))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--robots", nargs="*", default=["solo12.urdf", "talos_reduced.urdf"])
+    args = ap.parse_args(argv)
+    paths = urdf_paths()
+    print(f"{'robot':<20}{'nv':>4}  {'function':<6}{'states':>7}{'robodyn µs':>12}{'Pinocchio µs':>14}{'ratio':>8}")
+    for name in args.robots:
+        if name not in paths:
+            print(f"{name}: not in the installed example-robot-data, skipped")
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            robot = rd.load(paths[name], floating=True, strict=False).replace(Fv=None, Fc=None)
+        model = pin.buildModelFromUrdf(paths[name], pin.JointModelFreeFlyer())
+        data = model.createData()
+        idx = np.array([model.joints[model.getJointId(j)].idx_v for j in robot.q_names])
+        perm = np.concatenate([np.arange(6), idx])
+        q, v, a = states(robot.n, args.batch)
+        qp = np.empty((args.batch, model.nq))
+        qp[:, :7], qp[:, idx + 1] = q[:, :7], q[:, 7:]
+        vp, ap_ = np.empty((args.batch, model.nv)), np.empty((args.batch, model.nv))
+        vp[:, perm], ap_[:, perm] = v, a
+        tau = rd.floating_inverse_dynamics(robot, q, v, a)
+        taup = np.empty_like(vp)
+        taup[:, perm] = tau
+        ours = {
+            "rnea": lambda s: rd.floating_inverse_dynamics(robot, q[s], v[s], a[s]),
+            "crba": lambda s: rd.floating_inertia_matrix(robot, q[s]),
+            "aba": lambda s: rd.floating_forward_dynamics(robot, q[s], v[s], tau[s]),
+        }
+        theirs = {
+            "rnea": lambda i: pin.rnea(model, data, qp[i], vp[i], ap_[i]),
+            "crba": lambda i: pin.crba(model, data, qp[i]),
+            "aba": lambda i: pin.aba(model, data, qp[i], vp[i], taup[i]),
+        }
+        for fn in ours:
+            for size, sl in (("1", 0), (str(args.batch), slice(None))):
+                count = 1 if sl == 0 else args.batch
+                t_rd = best_time(lambda: ours[fn](sl), args.repeat) / count
+                t_pin = best_time(lambda: [theirs[fn](i) for i in range(count)], args.repeat) / count
+                print(f"{name:<20}{model.nv:>4}  {fn:<6}{size:>7}{1e6 * t_rd:>12.2f}{1e6 * t_pin:>14.2f}{t_pin / t_rd:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,685 @@
+"""Mobile and floating bases with Pinocchio's free-flyer conventions, on the fixed-base recursions.
+
+Conventions (those of Pinocchio's ``JointModelFreeFlyer``), for a robot with n joint variables:
+
+* configuration ``q`` (..., n + 7) = [p (3), quaternion (x, y, z, w), joint positions]: p the position of the base
+  origin O_0 in the world, the quaternion the orientation ^wR_0 of the base frame R_0;
+* velocity ``v`` (..., n + 6) = [v_0 (3), ω_0 (3), q̇]: velocity of O_0 and angular velocity of the base, both
+  expressed in R_0;
+* acceleration ``a`` (..., n + 6) = dv/dt: [v̇_0, ω̇_0, q̈], the derivative of the base-frame components (the
+  acceleration of O_0 is v̇_0 + ω_0 × v_0 in R_0);
+* generalized forces (..., n + 6) = [f_0 (3), m_0 (3), Γ]: the wrench that the base joint exerts on the base, in R_0,
+  moment about O_0, then the joint torques.
+
+``robot.gravity`` is then in the world frame, and ``robot.base_params`` are the standard parameters of the base
+body (link 0) in R_0 about O_0.
+
+Method.  At one instant the dynamics do not depend on which inertial frame is the world: take the one that
+coincides with R_0 at that instant.  In it the free motion of the base is that of six virtual joints with their
+variables at zero — three prismatic joints along x, y, z of R_0, then three revolute joints about x, y, z — whose
+last frame is R_0 and carries the base body; the robot's frames whose antecedent is 0 hang on it.  At zero angles
+the virtual velocities are exactly (v_0, ω_0), the virtual joint forces are exactly (f_0, m_0), and the virtual
+accelerations are
+
+    q̈_lin = v̇_0 + ω_0 × v_0,          q̈_rot = ω̇_0 − (ω_y ω_z, −ω_x ω_z, ω_x ω_y)
+
+(the second term is the velocity product ω_{j−1} × q̇_j z_j of [9.86] accumulated over the three revolute
+joints), with gravity ^0R_w g.  The inverse dynamics of this augmented robot is the Newton–Euler algorithm
+[9.84]–[9.94] with the base's own Newton–Euler equations as its last step (the floating-base Newton–Euler of Khalil,
+Gallot and Boyer, whose base acceleration is the initial condition of the forward recursion); its inertia matrix
+(composite links, Appendix 8) is the (n + 6) × (n + 6) free-flyer inertia matrix whose 6 × 6 block is the locked
+(composite) inertia of the whole robot; its articulated-body forward dynamics (§9.7.2) is Featherstone's ABA with
+a floating base.  No angle is ever away from zero, so there is no singularity of a parametrisation.  The augmented
+robot is built once per robot (kept with it) and runs the same code, compiled kernels included, as any robot.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn.arrays import as_real_array, finite_result, working_dtype
+from robodyn.model.robot import check_robot
+from robodyn.model.workspace import WORKSPACE
+from robodyn.model.arguments import frame_index
+from robodyn.dynamics import composite, newton_euler, recursive
+from robodyn.errors import InputError, ModelError
+from robodyn.kinematics import base_poses, jacobian, link_accelerations
+from robodyn.model.robot import Robot
+from robodyn.spatial import cross, mtv, mv
+
+#: Names of the six virtual joints of the base (never seen by a user: their columns are the base's).
+_VIRTUAL = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+#: Largest accepted deviation of the quaternion's norm from 1; within it the quaternion is normalised.
+QUATERNION_TOLERANCE = 1e-6
+
+
+def augmented_robot(robot: Robot) -> Robot:
+    """The fixed-base robot whose first six joints are the virtual joints of the base (module notes).
+
+    Every virtual frame has γ = α = π/2, so that z_1..z_6 point along x, y, z, x, y, z of R_0 and frame 6 is R_0
+    itself; frame 6 carries ``robot.base_params`` and is the antecedent of the robot's root frames.  Kept with the
+    robot in the per-robot workspace (:mod:`robodyn.model.workspace`): built once.
+    """
+    return WORKSPACE.value(robot, "augmented_robot", lambda: _augmented_quietly(robot))
+
+
+def _augmented_quietly(robot: Robot) -> Robot:
+    with warnings.catch_warnings():  # the robot's own links were checked (and warned about) when it was built
+        warnings.simplefilter("ignore", UserWarning)
+        return _augmented(robot)
+
+
+def _augmented(robot: Robot) -> Robot:
+    nv = len(_VIRTUAL)
+
+    def joined(values, virtual=0.0):
+        return np.concatenate([np.full(nv, virtual), np.asarray(values, dtype=float)])
+
+    params = np.zeros((robot.nf + nv, 10))
+    params[nv - 1] = robot.base_params
+    params[nv:] = robot.params
+    return Robot(
+        name=robot.name,
+        sigma=np.concatenate([[1, 1, 1, 0, 0, 0], robot.sigma]),
+        antecedent=np.concatenate([np.arange(nv), np.where(robot.antecedent == 0, nv, robot.antecedent + nv)]),
+        gamma=joined(robot.gamma, math.pi / 2),
+        alpha=joined(robot.alpha, math.pi / 2),
+        **{k: joined(getattr(robot, k)) for k in ("b", "d", "theta", "r", "Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")},
+        params=params,
+        qlim=np.concatenate([np.tile([-np.inf, np.inf], (nv, 1)), robot.qlim]),
+        gravity=robot.gravity,
+        joint_names=_VIRTUAL + robot.joint_names,
+        source=robot.source,
+        strict=robot.strict,
+    )
+
+
+def quaternion_matrix(quat: np.ndarray) -> np.ndarray:
+    """Rotation matrix (..., 3, 3) of unit quaternions (..., 4) in the order (x, y, z, w)."""
+    x, y, z, w = (quat[..., i] for i in range(4))
+    R = np.empty(quat.shape[:-1] + (3, 3), quat.dtype)
+    R[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    R[..., 0, 1] = 2 * (x * y - z * w)
+    R[..., 0, 2] = 2 * (x * z + y * w)
+    R[..., 1, 0] = 2 * (x * y + z * w)
+    R[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    R[..., 1, 2] = 2 * (y * z - x * w)
+    R[..., 2, 0] = 2 * (x * z - y * w)
+    R[..., 2, 1] = 2 * (y * z + x * w)
+    R[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return R
+
+
+def _moving(robot: Robot, what: str) -> Robot:
+    check_robot(robot)
+    if robot.base == "fixed":
+        raise InputError(
+            f"{what}: robot '{robot.name}' has a fixed base; use the fixed-base function with q of shape (..., n), "
+            "or robot.replace(base='floating')"
+        )
+    return robot
+
+
+def _arrays(robot: Robot, what: str, **given):
+    """Check free-flyer arrays: ``q`` (..., n + 7), the others (..., n + 6) (``base_acceleration`` (..., 6),
+    ``tau`` of a mobile base (..., n)); broadcast them to one batch.  Returns (dtype, batch, arrays, R)."""
+    n = robot.n
+    width = {"q": n + 7, "base_acceleration": 6}
+    arrays = {k: as_real_array(k, v) for k, v in given.items() if v is not None}
+    dtype = working_dtype(*arrays.values())
+    shapes = []
+    for name, a in arrays.items():
+        size = width.get(name, n if (name == "tau" and robot.base == "mobile") else n + 6)
+        if a.ndim == 0 or a.shape[-1] != size:
+            layout = {"q": "[position (3), quaternion (x, y, z, w), joints]", "base_acceleration": "[dv_0, dw_0] in R_0"}
+            raise InputError(
+                f"{what}: argument '{name}' has shape {a.shape}; robot '{robot.name}' has a {robot.base} base and "
+                f"n = {n} joints, so '{name}' must have shape (..., {size})"
+                + (f" = {layout[name]}" if name in layout else "")
+            )
+        # a single state: NaN and ±inf propagate into the sum (cheaper than isfinite on a few numbers)
+        if not (math.isfinite(sum(a.tolist())) if a.ndim == 1 else np.all(np.isfinite(a))):
+            raise InputError(f"{what}: argument '{name}' contains NaN or inf; give finite values")
+        arrays[name] = a.astype(dtype, copy=False)
+        shapes.append(a.shape[:-1])
+    batch = shapes[0]
+    if any(shape != batch for shape in shapes):
+        try:
+            batch = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise InputError(f"{what}: batch axes do not broadcast: " + ", ".join(f"{k} {v.shape}" for k, v in arrays.items())) from None
+        arrays = {k: np.broadcast_to(v, batch + v.shape[-1:]) for k, v in arrays.items()}
+    quat = arrays["q"][..., 3:7]
+    norm = np.sqrt(np.sum(quat * quat, -1))
+    if np.any(np.abs(norm - 1) > QUATERNION_TOLERANCE):
+        worst = float(np.max(np.abs(norm - 1)))
+        raise InputError(
+            f"{what}: argument 'q': the base quaternion q[3:7] (x, y, z, w) has a norm off 1 by {worst:.3g} "
+            f"(tolerance {QUATERNION_TOLERANCE:g}); give a unit quaternion"
+        )
+    return dtype, batch, arrays, quaternion_matrix(quat / norm[..., None])
+
+
+def _virtual_state(robot: Robot, q, v, R, gravity, batch, dtype):
+    """q, q̇ of the augmented robot and gravity in R_0 (module notes)."""
+    zeros = np.zeros(batch + (6,), dtype)
+    g = newton_euler.gravity_argument(robot, gravity, batch, dtype)
+    return np.concatenate([zeros, q[..., 7:]], -1), v, mtv(R, np.broadcast_to(g, batch + (3,)))
+
+
+def _one_state(robot: Robot, q, v=None, a=None, gravity=None, tau=False):
+    """(q_a, q̇_a, q̈_a, g_0) of the augmented robot for one float64 state, by Python floats (the checks of
+    :func:`_arrays` included; ``a`` is a generalized force (n + 6) passed through when ``tau``); None for anything
+    else (batches, other dtypes, NaN, a bad quaternion: the general path then runs and reports)."""
+    n = robot.n
+    for x, size in ((q, n + 7), (v, n + 6), (a, n + 6)):
+        if x is not None and (type(x) is not np.ndarray or x.shape != (size,) or x.dtype != np.float64):
+            return None
+    if gravity is not None and not (type(gravity) is np.ndarray and gravity.shape == (3,) and gravity.dtype == np.float64):
+        return None
+    ql = q.tolist()
+    vl = [] if v is None else v.tolist()
+    al = [] if a is None else a.tolist()
+    gl = (robot.gravity if gravity is None else gravity).tolist()
+    if not math.isfinite(sum(ql) + sum(vl) + sum(al) + sum(gl)):
+        return None
+    x, y, z, w = ql[3:7]
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    if abs(norm - 1) > QUATERNION_TOLERANCE:
+        return None
+    qa = np.array([0.0] * 6 + ql[7:])
+    if v is None:
+        return qa, None, None, None
+    x, y, z, w = x / norm, y / norm, z / norm, w / norm
+    gx, gy, gz = gl
+    # ^0R_w g = Rᵀ g, R of the quaternion (x, y, z, w) as in quaternion_matrix
+    g0 = np.array([(1 - 2 * (y * y + z * z)) * gx + 2 * (x * y + z * w) * gy + 2 * (x * z - y * w) * gz,
+                   2 * (x * y - z * w) * gx + (1 - 2 * (x * x + z * z)) * gy + 2 * (y * z + x * w) * gz,
+                   2 * (x * z + y * w) * gx + 2 * (y * z - x * w) * gy + (1 - 2 * (x * x + y * y)) * gz])
+    if tau or a is None:
+        return qa, v, a, g0
+    u, o = vl[:3], vl[3:6]
+    qdd = [al[0] + o[1] * u[2] - o[2] * u[1], al[1] + o[2] * u[0] - o[0] * u[2], al[2] + o[0] * u[1] - o[1] * u[0],
+           al[3] - o[1] * o[2], al[4] + o[0] * o[2], al[5] - o[0] * o[1]]
+    return qa, v, np.array(qdd + al[6:]), g0
+
+
+def _coupling(w: np.ndarray) -> np.ndarray:
+    """(ω_y ω_z, −ω_x ω_z, ω_x ω_y): the velocity products of the three virtual revolute joints (module notes)."""
+    return np.stack([w[..., 1] * w[..., 2], -w[..., 0] * w[..., 2], w[..., 0] * w[..., 1]], -1)
+
+
+def _virtual_acceleration(v: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """q̈ of the augmented robot from the free-flyer acceleration ``a`` (module notes)."""
+    vl, w = v[..., :3], v[..., 3:6]
+    return np.concatenate([a[..., :3] + cross(w, vl), a[..., 3:6] - _coupling(w), a[..., 6:]], -1)
+
+
+def augmented_state(robot: Robot, q, v, a, gravity=None, what: str = "augmented_state"):
+    """The state of :func:`augmented_robot` at a free-flyer state (module notes), for algorithms written for fixed
+    bases (the regressor of :mod:`robodyn.parameters.floating`).
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base)
+    q : array_like (..., n + 7);  v, a : array_like (..., n + 6)
+    gravity : array_like (3,) or (..., 3), optional — g in the world frame.
+
+    Returns
+    -------
+    q_a, qd_a, qdd_a : ndarray (..., n + 6)
+        Virtual joints at zero, then the joints; q̇_a = v; q̈_a from a.
+    g : ndarray (..., 3)
+        Gravity in R_0.
+    """
+    robot = _moving(robot, what)
+    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, a=a)
+    qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
+    return qa, qda, _virtual_acceleration(arr["v"], arr["a"]), g
+
+
+def _wrenches(robot: Robot, wrenches, batch, dtype):
+    fe = newton_euler.wrenches_argument(robot, wrenches, batch, dtype)
+    if fe is None:
+        return None
+    out = np.zeros(fe.shape[:-2] + (robot.nf + 6, 6), dtype)
+    out[..., 6:, :] = fe
+    return out
+
+
+def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None) -> np.ndarray:
+    """Inverse dynamics of a floating or mobile base robot: base wrench and joint torques (Pinocchio's ``rnea``).
+
+    Parameters
+    ----------
+    robot : Robot
+        ``robot.base`` is ``"floating"`` or ``"mobile"``.
+    q : array_like (..., n + 7)
+        [base position in the world (m), base quaternion (x, y, z, w), joint positions (rad | m)].
+    v, a : array_like (..., n + 6)
+        [v_0, ω_0 in R_0, q̇] and its derivative [v̇_0, ω̇_0, q̈] (module notes).
+    wrenches : array_like (..., nf, 6), optional
+        As in :func:`robodyn.inverse_dynamics`: exerted BY link j ON the environment, in R_j, moment about O_j.
+    gravity : array_like (3,) or (..., 3), optional
+        g in the world frame (m/s²); default ``robot.gravity``.
+
+    Returns
+    -------
+    ndarray (..., n + 6)
+        [f_0 (N), m_0 (N m)]: the wrench on the base in R_0 about O_0 (zero for a free base moving by its
+        dynamics), then the joint torques Γ with friction and rotor inertia ([9.94]).
+    """
+    what = "inverse_dynamics"
+    robot = _moving(robot, what)
+    one = _one_state(robot, q, v, a, gravity) if wrenches is None else None
+    if one is not None:  # one float64 state: the augmented robot's single-state kernel, no array bookkeeping
+        qa, qda, qdda, g = one
+        return newton_euler.inverse_dynamics(augmented_robot(robot), qa, qda, qdda, gravity=g)
+    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, a=a)
+    qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
+    tau = newton_euler.inverse_dynamics(augmented_robot(robot), qa, qda, _virtual_acceleration(arr["v"], arr["a"]),
+                                        wrenches=_wrenches(robot, wrenches, batch, dtype), gravity=g)
+    return finite_result(what, tau)
+
+
+def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
+    """Inertia matrix (..., n + 6, n + 6) of the kinetic energy ½ vᵀ M v (Pinocchio's ``crba``).
+
+    The upper-left 6 × 6 block is the locked (composite) inertia of the whole robot in R_0 about O_0,
+    [[m 1, −m ĉ], [m ĉ, J]] (linear first); it depends on the joint positions only, not on the base pose.
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base)
+    q : array_like (..., n + 7)
+
+    Returns
+    -------
+    ndarray (..., n + 6, n + 6)
+        Symmetric positive definite (for a robot with mass), rotor inertias on the joint diagonal.
+    """
+    what = "inertia_matrix"
+    robot = _moving(robot, what)
+    one = _one_state(robot, q)
+    if one is not None:
+        return composite.inertia_matrix(augmented_robot(robot), one[0])
+    dtype, batch, arr, _ = _arrays(robot, what, q=q)
+    qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
+    return composite.inertia_matrix(augmented_robot(robot), qa)
+
+
+def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=None, base_acceleration=None) -> np.ndarray:
+    """Forward dynamics with a floating base (Pinocchio's ``aba``) or a mobile base of given acceleration.
+
+    Floating base: the articulated-body algorithm of §9.7.2 ([9.100]–[9.124]) on the augmented robot (module
+    notes), O(n).  Mobile base: q̈ = A(q)⁻¹ (Γ − H), H the joint torques of :func:`floating_inverse_dynamics` with
+    the base acceleration imposed and q̈ = 0, A the joint-space inertia matrix ([9.95]–[9.96]).
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base)
+    q : array_like (..., n + 7)
+    v : array_like (..., n + 6)
+    tau : array_like (..., n + 6) for a floating base: [wrench on the base in R_0 about O_0, joint torques];
+        (..., n) for a mobile base: joint torques.
+    wrenches, gravity : as in :func:`floating_inverse_dynamics`.
+    base_acceleration : array_like (..., 6), mobile base only (required)
+        [v̇_0, ω̇_0] of the base, in R_0.
+
+    Returns
+    -------
+    ndarray (..., n + 6)
+        a = [v̇_0, ω̇_0, q̈] (for a mobile base its first six entries are ``base_acceleration``).
+
+    Raises
+    ------
+    ModelError
+        A singular model (a joint or the base moving only massless bodies).
+    """
+    what = "forward_dynamics"
+    robot = _moving(robot, what)
+    if robot.base == "mobile":
+        if base_acceleration is None:
+            raise InputError(
+                f"{what}: robot '{robot.name}' has a mobile base, whose motion is given; pass base_acceleration "
+                "(..., 6) = [dv_0, dw_0] in R_0 to robodyn.floating_forward_dynamics"
+            )
+        return _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration)
+    if base_acceleration is not None:
+        raise InputError(f"{what}: base_acceleration is for a mobile base; a floating base's acceleration is computed")
+    one = _one_state(robot, q, v, tau, gravity, tau=True) if wrenches is None else None
+    if one is not None:
+        qa, qda, tau_a, g = one
+        x = recursive.forward_dynamics(augmented_robot(robot), qa, qda, tau_a, gravity=g).tolist()
+        u, o = qda[:3].tolist(), qda[3:6].tolist()
+        base = [x[0] - o[1] * u[2] + o[2] * u[1], x[1] - o[2] * u[0] + o[0] * u[2], x[2] - o[0] * u[1] + o[1] * u[0],
+                x[3] + o[1] * o[2], x[4] - o[0] * o[2], x[5] + o[0] * o[1]]
+        return np.array(base + x[6:])
+    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, tau=tau)
+    qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
+    qdd = recursive.forward_dynamics(augmented_robot(robot), qa, qda, arr["tau"],
+                                     wrenches=_wrenches(robot, wrenches, batch, dtype), gravity=g)
+    vl, w = arr["v"][..., :3], arr["v"][..., 3:6]
+    out = np.concatenate([qdd[..., :3] - cross(w, vl), qdd[..., 3:6] + _coupling(w), qdd[..., 6:]], -1)
+    return finite_result(what, out)
+
+
+def reduced_inverse_dynamics(robot: Robot, q, v, qdd, wrenches=None, gravity=None) -> tuple[np.ndarray, np.ndarray]:
+    """Joint torques of a free-floating robot from its joint accelerations alone, the base moving as it must.
+
+    Khalil's floating-base Newton–Euler method (Khalil, Gallot and Boyer 2007, see docs/floating-base.md): with
+    the base unactuated, its equations M_bb a_b + M_bj q̈ + H_b = 0 give its acceleration from the wrench
+    w_0 = M_bj q̈ + H_b that a first Newton–Euler pass with a_b = 0 needs on the base,
+
+        a_b = −M_bb⁻¹ w_0      (M_bb the locked inertia of the whole robot in R_0 about O_0),
+
+    and a second pass with a_b gives the joint torques.
+
+    Parameters
+    ----------
+    robot : Robot (floating base)
+    q : array_like (..., n + 7);  v : array_like (..., n + 6)
+    qdd : array_like (..., n) — joint accelerations.
+    wrenches, gravity : as in :func:`floating_inverse_dynamics`.
+
+    Returns
+    -------
+    a : ndarray (..., n + 6)
+        [v̇_0, ω̇_0, q̈].
+    tau : ndarray (..., n)
+        Joint torques (friction and rotor inertia included).
+    """
+    what = "reduced_inverse_dynamics"
+    robot = _moving(robot, what)
+    dtype, batch, arr, _ = _arrays(robot, what, q=q, v=v)
+    qdd = as_real_array("qdd", qdd)
+    if qdd.ndim == 0 or qdd.shape[-1] != robot.n or not np.all(np.isfinite(qdd)):
+        raise InputError(f"{what}: argument 'qdd' must be finite with shape (..., {robot.n}), the joint accelerations")
+    try:
+        batch = np.broadcast_shapes(batch, qdd.shape[:-1])
+    except ValueError:
+        raise InputError(f"{what}: 'qdd' with shape {qdd.shape} does not broadcast to batch {batch}") from None
+    a = np.concatenate([np.zeros(batch + (6,), dtype), np.broadcast_to(qdd.astype(dtype), batch + (robot.n,))], -1)
+    q_, v_ = (np.broadcast_to(arr[k], batch + arr[k].shape[-1:]) for k in ("q", "v"))
+    w0 = floating_inverse_dynamics(robot, q_, v_, a, wrenches=wrenches, gravity=gravity)[..., :6]
+    Mbb = floating_inertia_matrix(robot, q_)[..., :6, :6]
+    a[..., :6] = -np.linalg.solve(Mbb, w0[..., None])[..., 0]
+    tau = floating_inverse_dynamics(robot, q_, v_, a, wrenches=wrenches, gravity=gravity)
+    return finite_result(what, a, tau[..., 6:])
+
+
+def _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration):
+    what = "forward_dynamics"
+    dtype, batch, arr, _ = _arrays(robot, what, q=q, v=v, tau=tau, base_acceleration=base_acceleration)
+    a0 = np.concatenate([arr["base_acceleration"], np.zeros(batch + (robot.n,), dtype)], -1)
+    H = floating_inverse_dynamics(robot, arr["q"], arr["v"], a0, wrenches=wrenches, gravity=gravity)[..., 6:]
+    A = composite.inertia_matrix(robot, arr["q"][..., 7:])
+    try:
+        qdd = np.linalg.solve(A, (arr["tau"] - H)[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise ModelError(f"robot '{robot.name}': the joint-space inertia matrix is singular; give the links mass") from None
+    return finite_result(what, np.concatenate([arr["base_acceleration"], qdd], -1))
+
+
+def _full_configuration(robot: Robot, q, what: str):
+    """(dtype, batch, q (..., n + 7), R): a fixed base's q (..., n) is placed at the world origin."""
+    check_robot(robot)
+    if robot.base != "fixed":
+        dtype, batch, arr, R = _arrays(robot, what, q=q)
+        return dtype, batch, arr["q"], R
+    qj = as_real_array("q", q)
+    if qj.ndim == 0 or qj.shape[-1] != robot.n or not np.all(np.isfinite(qj)):
+        raise InputError(f"{what}: argument 'q' must be finite with shape (..., {robot.n}) for fixed-base robot '{robot.name}'")
+    dtype = working_dtype(qj)
+    batch = qj.shape[:-1]
+    base = np.zeros(batch + (7,), dtype)
+    base[..., 6] = 1
+    full = np.concatenate([base, qj.astype(dtype)], -1)
+    return dtype, batch, full, np.broadcast_to(np.eye(3, dtype=dtype), batch + (3, 3))
+
+
+def _momentum_rows(robot: Robot, q, what: str):
+    """(M[:6, :] of the free-flyer inertia matrix, ^wR_0, base position): the rows that give the spatial
+    momentum of the whole robot in R_0 about O_0 (∂T/∂v_0, ∂T/∂ω_0)."""
+    dtype, batch, full, R = _full_configuration(robot, q, what)
+    qa = np.concatenate([np.zeros(batch + (6,), dtype), full[..., 7:]], -1)
+    M = composite.inertia_matrix(augmented_robot(robot), qa)
+    return M[..., :6, :], R, full[..., :3]
+
+
+def _mass_and_com(robot: Robot, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Total mass (...,) and centre of mass in R_0 (..., 3) from the locked block [[m 1, −m ĉ], [m ĉ, J]]."""
+    m = rows[..., 0, 0]
+    if np.any(m <= 0):
+        raise ModelError(f"robot '{robot.name}': the robot has no mass, so no centre of mass; give its links mass")
+    ms = np.stack([rows[..., 1, 5], rows[..., 2, 3], rows[..., 0, 4]], -1)  # entries of −m ĉ
+    return m, ms / m[..., None]
+
+
+def _result_columns(robot: Robot, X: np.ndarray) -> np.ndarray:
+    return X if robot.base != "fixed" else X[..., 6:]
+
+
+def center_of_mass(robot: Robot, q) -> np.ndarray:
+    """Centre of mass of the whole robot, base body included, in the world frame (Pinocchio's
+    ``centerOfMass``).
+
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (..., n + 7) for a floating or mobile base, (..., n) for a fixed base (then in R_0)
+
+    Returns
+    -------
+    ndarray (..., 3) (m)
+    """
+    rows, R, p = _momentum_rows(robot, q, "center_of_mass")
+    _, c = _mass_and_com(robot, rows)
+    return finite_result("center_of_mass", p + mv(R, c))
+
+
+def center_of_mass_jacobian(robot: Robot, q) -> np.ndarray:
+    """J_G with v_G = J_G v, the velocity of the centre of mass in the world frame (Pinocchio's
+    ``jacobianCenterOfMass``): R_0's rows of linear momentum, R (M[:3, :] / m).
+
+    Returns
+    -------
+    ndarray (..., 3, n + 6) for a floating or mobile base, (..., 3, n) for a fixed base.
+    """
+    rows, R, _ = _momentum_rows(robot, q, "center_of_mass_jacobian")
+    m, _ = _mass_and_com(robot, rows)
+    return finite_result("center_of_mass_jacobian", _result_columns(robot, R @ rows[..., :3, :] / m[..., None, None]))
+
+
+def centroidal_momentum_matrix(robot: Robot, q) -> np.ndarray:
+    """Centroidal momentum matrix A_G: h_G = A_G v, linear momentum then angular momentum about the centre of
+    mass, both in world axes (Orin, Goswami and Lee 2013; Pinocchio's ``ccrba`` ``Ag``).
+
+    A_G = [[R, 0], [−R ĉ, R]] M[:6, :], with M the free-flyer inertia matrix (whose first six rows give the
+    momentum in R_0 about O_0) and c the centre of mass in R_0.
+
+    Returns
+    -------
+    ndarray (..., 6, n + 6) for a floating or mobile base, (..., 6, n) for a fixed base.
+    """
+    rows, R, _ = _momentum_rows(robot, q, "centroidal_momentum_matrix")
+    _, c = _mass_and_com(robot, rows)
+    lin = rows[..., :3, :]
+    ang = rows[..., 3:, :] - cross(c[..., None, :], np.swapaxes(lin, -1, -2)).swapaxes(-1, -2)
+    return finite_result("centroidal_momentum_matrix", _result_columns(robot, np.concatenate([R @ lin, R @ ang], -2)))
+
+
+# ---- frames and rigid contacts ----------------------------------------------------------------------------------
+
+
+def _frame_numbers(robot: Robot, frames, what: str) -> list[int]:
+    """0-based frame indices of ``frames`` (names or numbers 1..nf, Khalil & Dombre's numbering)."""
+    if isinstance(frames, (str, int, np.integer)):
+        frames = [frames]
+    try:
+        frames = list(frames)
+    except TypeError:
+        raise InputError(f"{what}: frames = {frames!r}; give a list of frame names or numbers 1..{robot.nf}") from None
+    if not frames:
+        raise InputError(f"{what}: frames is empty; give at least one frame name or number 1..{robot.nf}")
+    return [frame_index(robot, f) for f in frames]
+
+
+def _world_rotations(robot: Robot, full: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """^wR_j (..., nf, 3, 3) of the robot's frames from a free-flyer configuration and ^wR_0."""
+    dtype = full.dtype
+    qa = np.concatenate([np.zeros(full.shape[:-1] + (6,), dtype), full[..., 7:]], -1)
+    R0, _ = base_poses(augmented_robot(robot), qa, dtype)
+    return R[..., None, :, :] @ R0[..., 6:, :, :]
+
+
+def floating_jacobian(robot: Robot, q, frame=None) -> np.ndarray:
+    """Jacobian of frame ``frame`` of a floating or mobile base robot: [v; ω] = J v, the velocity of its origin
+    O_j and its angular velocity in world axes (Pinocchio's frame Jacobian, ``LOCAL_WORLD_ALIGNED``).
+
+    It is the Jacobian of the augmented robot (module notes, columns of the virtual joints = the base's) rotated
+    from R_0 to the world: J = diag(R, R) ^0J.
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base)
+    q : array_like (..., n + 7)
+    frame : int or str, default last frame — frame number j = 1..nf or its name.
+
+    Returns
+    -------
+    ndarray (..., 6, n + 6)
+    """
+    what = "floating_jacobian"
+    robot = _moving(robot, what)
+    dtype, batch, arr, R = _arrays(robot, what, q=q)
+    j = frame_index(robot, frame)
+    qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
+    J = jacobian(augmented_robot(robot), qa, frame=j + 7)
+    return finite_result(what, np.concatenate([R @ J[..., :3, :], R @ J[..., 3:, :]], -2))
+
+
+def _frame_accelerations(robot: Robot, arr, R, j: list[int]):
+    """Classical accelerations [a; ω̇] (..., k, 6) in world axes of the origins of frames ``j`` when a = 0, with
+    their rotations ^wR_j (..., k, 3, 3)."""
+    dtype, batch = arr["q"].dtype, arr["q"].shape[:-1]
+    aug = augmented_robot(robot)
+    qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
+    qdda = _virtual_acceleration(arr["v"], np.zeros_like(arr["v"]))
+    wd, Vd = link_accelerations(aug, qa, arr["v"], qdda)
+    R0, _ = base_poses(aug, qa, dtype)
+    k = [i + 6 for i in j]
+    Rw = R[..., None, :, :] @ R0[..., k, :, :]
+    return np.concatenate([mv(Rw, Vd[..., k, :]), mv(Rw, wd[..., k, :])], -1), Rw
+
+
+def wrenches_at_frames(robot: Robot, q, frames, forces) -> np.ndarray:
+    """The ``wrenches`` (..., nf, 6) argument of the dynamics functions from wrenches that the environment exerts
+    ON the robot at the origins of named frames, in world axes (Pinocchio's external forces, world-aligned).
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base)
+    q : array_like (..., n + 7)
+    frames : sequence of k frame names or numbers 1..nf
+    forces : array_like (..., k, 3) forces or (..., k, 6) [force; moment about O_j], world axes (N, N m)
+
+    Returns
+    -------
+    ndarray (..., nf, 6): row j = −[^jR_w f; ^jR_w m], exerted BY link j ON the environment in R_j ([9.91]–[9.93]).
+    """
+    what = "wrenches_at_frames"
+    robot = _moving(robot, what)
+    idx = _frame_numbers(robot, frames, what)
+    dtype, batch, arr, R = _arrays(robot, what, q=q)
+    f = as_real_array("forces", forces)
+    if f.ndim < 2 or f.shape[-2:] not in ((len(idx), 3), (len(idx), 6)) or not np.all(np.isfinite(f)):
+        raise InputError(f"{what}: argument 'forces' has shape {f.shape}; give finite (..., {len(idx)}, 3) or (..., {len(idx)}, 6)")
+    if f.shape[-1] == 3:
+        f = np.concatenate([f, np.zeros_like(f)], -1)
+    try:
+        batch = np.broadcast_shapes(batch, f.shape[:-2])
+    except ValueError:
+        raise InputError(f"{what}: 'forces' with shape {f.shape} does not broadcast to batch {batch}") from None
+    Rw = _world_rotations(robot, arr["q"], R)
+    out = np.zeros(batch + (robot.nf, 6), dtype)
+    for c, i in enumerate(idx):
+        Ri = np.broadcast_to(Rw[..., i, :, :], batch + (3, 3))
+        out[..., i, :3] -= mtv(Ri, f[..., c, :3])
+        out[..., i, 3:] -= mtv(Ri, f[..., c, 3:])
+    return out
+
+
+@dataclass(frozen=True)
+class ContactDynamics:
+    """Result of :func:`contact_forward_dynamics`.
+
+    Attributes
+    ----------
+    acceleration : ndarray (..., n + 6)
+        a = [v̇_0, ω̇_0, q̈] (free-flyer conventions).
+    forces : ndarray (..., k, 3) or (..., k, 6)
+        Force (and moment about O_j) that the environment exerts ON the robot at each contact frame, world axes.
+    """
+
+    acceleration: np.ndarray
+    forces: np.ndarray
+
+
+def contact_forward_dynamics(robot: Robot, q, v, tau, frames, kind: str = "point", gravity=None) -> ContactDynamics:
+    """Forward dynamics of a floating-base robot under rigid contacts, as equality constraints (KKT system).
+
+        [M  Jᵀ] [ a ]   [Γ − H]                        M a + H = Γ + Jᵀ λ
+        [J  0 ] [−λ ] = [ −γ  ]   i.e.                  J a + γ = 0
+
+    M the free-flyer inertia matrix, H the bias (:func:`floating_inverse_dynamics` with a = 0: Coriolis,
+    centrifugal, gravity, friction), J the stacked contact Jacobians (:func:`floating_jacobian`, world axes; the
+    linear rows only for ``kind="point"``) and γ = J̇ v the classical acceleration of the contact origins when a = 0
+    (Featherstone, Rigid Body Dynamics Algorithms, §11.1; Pinocchio's ``forwardDynamics`` with contacts).
+
+    Parameters
+    ----------
+    robot : Robot (floating base)
+    q : array_like (..., n + 7)
+    v, tau : array_like (..., n + 6)
+    frames : sequence of k frame names or numbers 1..nf (their origins are the contact points)
+    kind : "point" (3 constraints per contact: the origin does not accelerate) or "6d" (6: the frame is welded)
+    gravity : array_like (3,) or (..., 3), optional — g in the world frame.
+
+    Returns
+    -------
+    ContactDynamics
+        ``acceleration`` (..., n + 6) and ``forces`` λ (..., k, 3 | 6), on the robot, world axes.
+
+    Raises
+    ------
+    ModelError
+        Redundant contacts (J not of full row rank): the KKT matrix is singular.
+    """
+    what = "contact_forward_dynamics"
+    robot = _moving(robot, what)
+    if kind not in ("point", "6d"):
+        raise InputError(f"{what}: kind = {kind!r}; use 'point' (3 constraints per contact) or '6d' (6)")
+    idx = _frame_numbers(robot, frames, what)
+    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, tau=tau)
+    rows = 3 if kind == "point" else 6
+    M = floating_inertia_matrix(robot, arr["q"])
+    H = floating_inverse_dynamics(robot, arr["q"], arr["v"], np.zeros_like(arr["v"]), gravity=gravity)
+    J = np.concatenate([floating_jacobian(robot, arr["q"], i + 1)[..., :rows, :] for i in idx], -2)
+    gamma, _ = _frame_accelerations(robot, arr, R, idx)
+    gamma = gamma[..., :rows].reshape(batch + (rows * len(idx),))
+    N, m = robot.n + 6, rows * len(idx)
+    K = np.zeros(batch + (N + m, N + m), dtype)
+    K[..., :N, :N], K[..., :N, N:], K[..., N:, :N] = M, np.swapaxes(J, -1, -2), J
+    rhs = np.concatenate([arr["tau"] - H, -gamma], -1)
+    try:
+        x = np.linalg.solve(K, rhs[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise ModelError(f"robot '{robot.name}': contacts at {list(frames)} are redundant (singular KKT matrix); "
+                         "drop some or use kind='point'") from None
+    out = finite_result(what, x)
+    return ContactDynamics(acceleration=out[..., :N], forces=-out[..., N:].reshape(batch + (len(idx), rows)))

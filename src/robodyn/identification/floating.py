@@ -1,0 +1,162 @@
+"""Identification of a floating-base robot from its base's equations alone (Ayusawa, Venture and Nakamura).
+
+The first six rows of the floating-base inverse dynamic model (:mod:`robodyn.parameters.floating`) are the
+Newton–Euler equations of the whole robot about the base.  The base is not actuated: the wrench on it is zero for
+a floating base (or measured, for a mobile one), so that with the contact wrenches λ measured (force plates, foot
+sensors)
+
+    Y_b(q, v, a) K + C_b(q, λ) = τ_b          (τ_b = 0 for a floating base)
+
+with K the inertial parameters of every body, base included (10 + 10 nf; rotor inertia and friction do not enter
+these rows) and C_b the base rows of the inverse dynamics of the same robot without mass under λ.  No joint torque
+is needed, and these rows determine every inertial parameter that the whole model determines (Ayusawa, Venture and
+Nakamura, "Identifiability and identification of inertial parameters using the underactuated base-link dynamics
+for legged multibody systems", Int. J. Robotics Research 33(3), 2014).  The identifiable combinations (base
+parameters) come from the stacked Y_b by the QR method of Gautier (Khalil & Dombre §9.4.1, [9.37]–[9.40],
+:mod:`robodyn.parameters.numeric`), and are estimated by least squares.  :func:`identify_floating` uses every row,
+with measured joint torques as well (rotor inertias and friction then enter too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn.model.robot import check_robot
+from robodyn.arrays import finite_array
+from robodyn.dynamics.floating import floating_inverse_dynamics, wrenches_at_frames
+from robodyn.errors import InputError
+from robodyn.model.robot import PARAMETER_NAMES, Robot
+from robodyn.parameters.floating import floating_parameter_names, floating_regressor
+from robodyn.parameters.numeric import DEFAULT_TOL, grouping_matrix, independent_columns
+
+
+def inertial_parameter_names(robot: Robot) -> list[str]:
+    """``XX0 .. M0`` (base body) then ``XX1 .. M1``, ..., ``M<nf>``: the 10 (nf + 1) inertial parameters."""
+    check_robot(robot)
+    return [f"{p}{j}" for j in range(robot.nf + 1) for p in PARAMETER_NAMES]
+
+
+def inertial_parameter_vector(robot: Robot) -> np.ndarray:
+    """The 10 (nf + 1) inertial parameters in the order of :func:`inertial_parameter_names`."""
+    check_robot(robot)
+    return np.concatenate([robot.base_params, robot.params.reshape(-1)])
+
+
+def inertial_columns(robot: Robot) -> np.ndarray:
+    """Columns of :func:`floating_regressor` (friction=False) that hold inertial parameters (not Ia)."""
+    return np.concatenate([np.arange(10), 10 + np.arange(11 * robot.nf).reshape(robot.nf, 11)[:, :10].reshape(-1)])
+
+
+@dataclass(frozen=True)
+class BaseOnlyIdentification:
+    """Result of :func:`identify_from_base` and :func:`identify_floating`.
+
+    Attributes
+    ----------
+    names : tuple of str (b,)
+        The inertial parameters kept (K1): each base parameter is one of them plus its grouping.
+    values : ndarray (b,)
+        Estimated base parameters K_B = K1 + β K2 ([9.39]–[9.40]).
+    beta : ndarray (b, p − b)
+        Grouping coefficients of the eliminated parameters K2 into K1.
+    kept : ndarray (b,)
+        Indices of K1 among the p parameters (:func:`inertial_parameter_names` for :func:`identify_from_base`,
+        :func:`robodyn.floating_parameter_names` for :func:`identify_floating`).
+    residual : float
+        Root mean square of Y_b K̂ + C_b − τ_b over the samples (N, N m).
+    """
+
+    names: tuple[str, ...]
+    values: np.ndarray
+    beta: np.ndarray
+    kept: np.ndarray
+    residual: float
+
+    def base_values(self, K) -> np.ndarray:
+        """K_B = K1 + β K2 of a vector of inertial parameters (p,), e.g. :func:`inertial_parameter_vector`."""
+        K = np.asarray(K, dtype=float)
+        elim = np.setdiff1d(np.arange(K.size), self.kept)
+        return K[self.kept] + self.beta @ K[elim]
+
+
+def identify_from_base(robot: Robot, q, v, a, frames=None, forces=None, base_wrench=None, gravity=None,
+                       tol: float = DEFAULT_TOL) -> BaseOnlyIdentification:
+    """Base parameters of a floating-base robot from its motion and contact wrenches, no joint torque.
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base); its inertial parameters are not used.
+    q : array_like (S, n + 7);  v, a : array_like (S, n + 6)
+        Measured states (free-flyer conventions), S samples.
+    frames : sequence of k frame names or numbers, optional
+        Where the environment touches the robot (feet).
+    forces : array_like (S, k, 3) or (S, k, 6), optional
+        Measured wrenches ON the robot at those frames' origins, world axes (as
+        :func:`robodyn.dynamics.floating.wrenches_at_frames`).
+    base_wrench : array_like (S, 6), optional
+        Wrench on the base in R_0 (a mobile base's drive); default zero (floating base).
+    gravity : array_like (3,), optional — g in the world frame.
+    tol : float
+        Rank tolerance of the QR method (:mod:`robodyn.parameters.numeric`).
+
+    Returns
+    -------
+    BaseOnlyIdentification
+        ``names`` and ``kept`` refer to :func:`inertial_parameter_names` (10 (nf + 1) parameters).
+    """
+    return _identify(robot, q, v, a, frames, forces, base_wrench, None, gravity, tol)
+
+
+def identify_floating(robot: Robot, q, v, a, tau, frames=None, forces=None, gravity=None,
+                      tol: float = DEFAULT_TOL) -> BaseOnlyIdentification:
+    """Base parameters of a floating-base robot from joint torques plus contact wrenches (every row of the model).
+
+    As :func:`identify_from_base` with the joint rows too: Y(q, v, a) K_f + C(q, λ) = [τ_b; Γ], K_f the vector of
+    :func:`robodyn.floating_parameter_vector` (base body, then 11 parameters per frame and Fc, Fv, Foff per joint).
+
+    Parameters
+    ----------
+    tau : array_like (S, n + 6) — [wrench on the base in R_0 (zero for a floating base), measured joint torques].
+    Other parameters as :func:`identify_from_base`.
+
+    Returns
+    -------
+    BaseOnlyIdentification
+        ``names`` and ``kept`` refer to :func:`robodyn.floating_parameter_names`.
+    """
+    if tau is None:
+        raise InputError("identify_floating: tau (S, n + 6) is required; identify_from_base needs no joint torque")
+    return _identify(robot, q, v, a, frames, forces, None, tau, gravity, tol)
+
+
+def _identify(robot, q, v, a, frames, forces, base_wrench, tau, gravity, tol) -> BaseOnlyIdentification:
+    check_robot(robot)
+    whole = tau is not None
+    Y = floating_regressor(robot, q, v, a, friction=whole, gravity=gravity)
+    if Y.ndim != 3:
+        raise InputError("identify_from_base: q, v, a must be stacked samples (S, n + 7), (S, n + 6)")
+    S = Y.shape[0]
+    W = Y.reshape(S * (robot.n + 6), -1) if whole else Y[:, :6, :][..., inertial_columns(robot)].reshape(6 * S, -1)
+    massless = robot.replace(params=None, base_params=None, Ia=None, Fc=None, Fv=None, Foff=None, Fst=None,
+                             kst=None, Bst=None, strict=False)
+    if (frames is None) != (forces is None):
+        raise InputError("identify_from_base: give frames and forces together (contact wrenches), or neither")
+    wrenches = None if frames is None else wrenches_at_frames(massless, q, frames, forces)
+    C = floating_inverse_dynamics(massless, q, v, np.zeros_like(np.asarray(v, dtype=float)), wrenches=wrenches,
+                                  gravity=gravity)
+    if whole:
+        measured = np.broadcast_to(finite_array("tau", tau), C.shape)
+    else:
+        C = C[..., :6]
+        measured = np.zeros((S, 6)) if base_wrench is None else np.broadcast_to(finite_array("base_wrench", base_wrench), (S, 6))
+    y = (measured - C).reshape(-1)
+    live = np.flatnonzero(np.any(W != 0, axis=0))  # columns the data never excite (a fixed frame's Ia) carry nothing
+    kept = live[independent_columns(W[:, live], tol)]
+    beta = grouping_matrix(W, kept)
+    values, *_ = np.linalg.lstsq(W[:, kept], y, rcond=None)
+    names = floating_parameter_names(robot) if whole else inertial_parameter_names(robot)
+    residual = float(np.sqrt(np.mean((W[:, kept] @ values - y) ** 2)))
+    return BaseOnlyIdentification(names=tuple(names[k] for k in kept), values=values, beta=beta, kept=kept,
+                                  residual=residual)
