@@ -145,7 +145,7 @@ def _load():
             # again; the serial build is never skipped: a failure of it lasts for this process only
             failed = _failed_marker(source, flags) if threads else None
             if failed is not None and _recent(failed):
-                errors.append(failed.read_text(encoding="utf-8", errors="replace"))
+                errors.append(f"a threaded build failed less than {FAILED_TTL / 3600:g} h ago ({failed})")
                 continue
             try:
                 lib_path = build_library(source, flags, description="building robodyn's generic kernels",
@@ -155,7 +155,8 @@ def _load():
                 continue
             except CompileError as exc:
                 if failed is not None:
-                    failed.write_text(str(exc), encoding="utf-8")
+                    with contextlib.suppress(OSError):  # not remembered: the next process tries threads again
+                        failed.write_text(str(exc), encoding="utf-8")
                 errors.append(str(exc))
                 continue
         except RobodynError as exc:
