@@ -4,7 +4,7 @@ Run:  PYTHONPATH=src:. python benchmarks/bench_single_state.py [robot ...] [--re
 
 A 1-D float64 state takes robodyn's single-state path: the default methods robodyn.native's compiled entry, every
 other method the kernel traced from its own equations, compiled to C after ``executor.COMPILE_AFTER`` single states
-(``robot.derived.compiled``; the column ``path`` says which ran: native, C or Python).  Pinocchio runs the same
+(kept in robodyn's per-robot workspace; the column ``path`` says which ran: native, C or Python).  Pinocchio runs the same
 robot (built by tests/support/pin_bridge.py) through its raw Python bindings, ``pin.rnea(model, data, q, v, a)``
 etc., one call per state, timed right before the robodyn case it is compared with.  Each time is the best over
 ``--repeat`` runs of a timing loop, in µs per call; ratio = robodyn / Pinocchio (the targets: inverse_dynamics,
@@ -29,7 +29,13 @@ import pinocchio as pin
 import robodyn as rd
 from robodyn import native
 from robodyn.dynamics import executor
+from robodyn.model.workspace import WORKSPACE
 from tests.support.pin_bridge import PinRobot
+
+
+def _compiled(robot) -> dict:
+    """The compiled single-state kernels of ``robot`` in the workspace: name -> entry (False: not available)."""
+    return {k[1]: v for k, v in WORKSPACE.stored(robot).items() if type(k) is tuple and k[0] == "compiled"}
 
 
 def best_us(fn, repeat: int) -> float:
@@ -97,17 +103,18 @@ def rows_for(name: str, repeat: int, compiled: bool) -> list[tuple]:
         ]
     rows = []
     for fn_name, method, ref, target, call in cases:
-        before = set(robot.derived.compiled)
+        before = set(_compiled(robot))
         first_c = None
         for _ in range(executor.COMPILE_AFTER):  # the Python kernel, then the compiled one (built or loaded)
             start = time.perf_counter()
             call()
             first_c = time.perf_counter() - start
-        new = [k for k in robot.derived.compiled if isinstance(k, str) and k not in before]
+        compiled = _compiled(robot)
+        new = [k for k in compiled if k not in before]
         if fn_name == "rd.compile":
             path, first_c = "compiled", None
         elif new:
-            path = "C" if all(robot.derived.compiled[k] for k in new) else "Python"
+            path = "C" if all(compiled[k] for k in new) else "Python"
         else:
             path, first_c = ("native" if native.available() else "Python"), None
         python = None

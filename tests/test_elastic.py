@@ -14,7 +14,8 @@ from robodyn.dynamics.elastic import (
     elastic_motor_torques,
     elastic_state_derivative,
 )
-from robodyn.dynamics.lagrange import inertia_matrix_derivative, state_derivative
+from robodyn.dynamics.api import state_derivative
+from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from tests.support.random_robots import random_robot
 
 RTOL = 1e-10

@@ -30,7 +30,7 @@ def test_a_kernel_cannot_be_replaced_through_the_robot(monkeypatch):
     with pytest.raises(dataclasses.FrozenInstanceError):
         robot.derived.kernels = {"inverse_dynamics": lambda *a: (0.0,) * 6}
     with pytest.raises(dataclasses.FrozenInstanceError):
-        robot._content_key = b"x"
+        robot.content_key = b"x"
     np.testing.assert_array_equal(rd.inverse_dynamics(robot, q, qd, qdd), tau)
     assert np.abs(tau).max() > 1.0
     # what the workspace hands out is a copy: changing it changes nothing

@@ -223,8 +223,9 @@ def default_single(robot, name: str, kernel_of, names: tuple, arrays: tuple, gra
     ``names``, result checked finite; the default methods have no kernel of their own in C: robodyn.native serves
     them); None when the general path must run (a batch, another dtype, NaN/inf, a state a kernel hands back).
     The Python kernel's inputs are only assembled when the compiled entry declines."""
-    out = native_single(robot, name, *arrays, gravity=gravity)
-    if out is not None:
-        return out
+    if enabled():
+        out = native.single_state(robot, name, *arrays, gravity=gravity)
+        if out is not None:
+            return out
     out = call(robot, name, kernel_of, names, arrays, gravity, use_c=False)
     return None if out is None else finite_result(name, out)

@@ -235,7 +235,6 @@ def generate_c(name: str, build, counts: dict[str, int]) -> str:
 def torque_kernel(robot, rigid):
     """``build`` of an inverse-dynamics kernel: Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) [9.94], with Γ_rigid from
     ``rigid(robot, q, qd, qdd, g, backend=...)`` (the formulation's own recursion on component scalars)."""
-    from robodyn.model.friction import friction_components
 
     def build(backend, q, qd, qdd, g):
         tau = rigid(robot, q, qd, qdd, g, backend=backend)

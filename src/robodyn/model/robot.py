@@ -81,7 +81,9 @@ class Robot:
     -----
     Joint variables ``q`` have one entry per frame with σ ≠ 2, in frame order (``joint_frames``).
     Every numeric argument is copied and made read-only: algorithms cannot alter a robot.
-    Use :meth:`replace` to derive a modified robot.
+    Use :meth:`replace` to derive a modified robot.  Robots compare and hash by content: ``content_key`` (bytes,
+    set by the constructor) is the SHA-256 digest of every field above, and robodyn's per-robot workspace
+    (:mod:`robodyn.model.workspace`) is keyed by it.
     """
 
     name: str
@@ -174,7 +176,7 @@ class Robot:
         put("base_params", _frozen(base_params))
         self._check_links()
         put("_derived", derive(self))
-        put("_content_key", _content_key(self))
+        put("content_key", _content_key(self))
 
     def _numbers(self, key: str, value) -> np.ndarray:
         """``value`` as a numeric array of its own dtype (integers stay integers, for the messages)."""
@@ -230,18 +232,11 @@ class Robot:
         """Number of frames (links), fixed frames included."""
         return int(self.sigma.size)
 
-    @property
-    def content_key(self) -> bytes:
-        """SHA-256 digest of every field (name, geometry, parameters, limits, gravity, ...): equal robots have
-        equal keys.  Robots compare and hash by it, and robodyn's per-robot workspace
-        (:mod:`robodyn.model.workspace`) is keyed by it."""
-        return self._content_key
-
     def __eq__(self, other) -> bool:
-        return type(other) is type(self) and other._content_key == self._content_key
+        return type(other) is type(self) and other.content_key == self.content_key
 
     def __hash__(self) -> int:
-        return hash(self._content_key)
+        return hash(self.content_key)
 
     @property
     def derived(self) -> RobotData:

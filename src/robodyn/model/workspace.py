@@ -1,7 +1,7 @@
 """The one workspace of per-robot results: generated kernels, loaded compiled entries, native models, memos.
 
 A :class:`~robodyn.model.robot.Robot` is plain frozen data, equal and hashed by content
-(:attr:`Robot.content_key`).  What robodyn computes from a robot alone and keeps for later calls — the
+(``robot.content_key``).  What robodyn computes from a robot alone and keeps for later calls — the
 straight-line single-state kernels, their compiled entries, the native kernels' model, scans that cost more than a
 call — lives here, outside the robot, in one explicit process-wide store (the Pinocchio Model / Data lesson: the
 model holds no caches):
@@ -60,6 +60,9 @@ class Workspace:
 
     def get(self, robot, key: Hashable):
         """The value of ``key`` for ``robot``, or None when none is stored."""
+        last = self._last
+        if last[0] is robot.content_key:  # the hot path of single states: no lookup, no lock
+            return last[1].get(key)
         return self._entry(robot).get(key)
 
     def value(self, robot, key: Hashable, make: Callable[[], object]):

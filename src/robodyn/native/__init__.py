@@ -145,7 +145,7 @@ def _load():
             # again; the serial build is never skipped: a failure of it lasts for this process only
             failed = _failed_marker(source, flags) if threads else None
             if failed is not None and _recent(failed):
-                errors.append(failed.read_text(encoding="utf-8", errors="replace"))
+                errors.append(f"a threaded build failed less than {FAILED_TTL / 3600:g} h ago ({failed})")
                 continue
             try:
                 lib_path = build_library(source, flags, description="building robodyn's generic kernels",
@@ -155,7 +155,8 @@ def _load():
                 continue
             except CompileError as exc:
                 if failed is not None:
-                    failed.write_text(str(exc), encoding="utf-8")
+                    with contextlib.suppress(OSError):  # not remembered: the next process tries threads again
+                        failed.write_text(str(exc), encoding="utf-8")
                 errors.append(str(exc))
                 continue
         except RobodynError as exc:
@@ -234,20 +235,20 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
         single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
     if single is False:
         return None
-    cap, g = single
-    n = robot.n
+    cap, g, entry, n = single
     out = np.empty((n, n) if kind == "inertia_matrix" else n)
-    code = sys.modules[_MODULE_NAME].single(cap, _KINDS.index(kind), q, q if b is None else b, q if c is None else c,
-                                            g if gravity is None else gravity, out)
+    code = entry(cap, _KINDS.index(kind), q, q if b is None else b, q if c is None else c,
+                 g if gravity is None else gravity, out)
     return out if code == 0 else None
 
 
 def _single_model(robot: Robot):
-    """(capsule, gravity) of the single-state entry, or False where it cannot serve this robot (a Stribeck term, no
-    kernels here)."""
+    """(capsule, gravity, the C entry, n) of the single-state entry, or False where it cannot serve this robot (a
+    Stribeck term, no kernels here)."""
     if np.any(robot.Fst != 0) or not available():
         return False
-    return _capsule(robot, _module()), np.array(robot.gravity, dtype=np.float64)
+    module = _module()
+    return _capsule(robot, module), np.array(robot.gravity, dtype=np.float64), module.single, robot.n
 
 
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
