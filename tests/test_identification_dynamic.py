@@ -114,7 +114,7 @@ def test_prepare_data_differentiates_and_filters():
     q = np.column_stack([np.sin(w * t), 0.3 * np.cos(2 * w * t)])
     tau = np.column_stack([np.cos(w * t), np.sin(3 * w * t)])
     noise = np.random.default_rng(0).normal(0, 1e-2, tau.shape)
-    data = rd.prepare_identification_data(t, q, tau + noise)
+    data = rd.prepare_identification_data(t, q, tau + noise, cutoff=50.0, trim=False)
     assert data.cutoff == 50.0 and data.decimate == 5 and data.rate == pytest.approx(1000.0)
     assert data.q.shape == (2000, 2) and data.t[1] == pytest.approx(0.005)
     inner = slice(50, -50)
@@ -142,9 +142,15 @@ def test_prepare_data_errors():
     with pytest.raises(rd.InputError, match=r"tau: row 17 \(0-based\), joint 2 is nan"):
         rd.prepare_identification_data(t, q, bad)
     tt = t.copy()
-    tt[40:] += 0.003
-    with pytest.raises(rd.InputError, match="not uniformly sampled.*row 40"):
+    tt[40:] += 0.1
+    with pytest.raises(rd.InputError, match=r"t has a gap of 0.11 s before row 40 \(0-based\), 11 times the median"):
         rd.prepare_identification_data(tt, q, q)
+    tt = t.copy()
+    tt[40] = tt[39]
+    with pytest.raises(rd.InputError, match=r"t must increase strictly; row 40"):
+        rd.prepare_identification_data(tt, q, q)
+    with pytest.raises(rd.InputError, match="cutoff = 'fast'; give a frequency in Hz or 'auto'"):
+        rd.prepare_identification_data(t, q, q, cutoff="fast")
     with pytest.raises(rd.InputError, match="cutoff"):
         rd.prepare_identification_data(t, q, q, cutoff=60.0)
     with pytest.raises(rd.InputError, match="decimate"):
