@@ -165,6 +165,8 @@ def excite_command(
     seed: int = typer.Option(0, "--seed", help="Random seed of the starting coefficients."),
     max_iterations: int = typer.Option(100, "--max-iterations", help="Iteration limit of the optimiser."),
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Include friction columns in cond(W)."),
+    unlimited: bool = typer.Option(False, "--unlimited", help="Accept a robot without joint limits (±π rad / "
+                                                              "±0.5 m: may be unsafe on hardware)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """An excitation trajectory (Swevers): Fourier series minimising cond(W) of the base parameters within the
@@ -176,7 +178,7 @@ def excite_command(
         r = get_robot(robot)
         _check_folder(out, "--out")
         tr = excitation_trajectory(r, duration, harmonics=harmonics, base_frequency=base_frequency, seed=seed,
-                                   max_iterations=max_iterations, friction=friction)
+                                   max_iterations=max_iterations, friction=friction, unlimited=unlimited)
         t = tr.times(rate)
         q, qd, qdd = tr.sample(t)
         n = r.n

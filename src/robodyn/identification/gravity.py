@@ -803,7 +803,7 @@ def _require_rank(X: np.ndarray, names: list[str], poses: int) -> None:
 
 
 def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, candidates: int | None = None,
-                      offsets: bool = False) -> np.ndarray:
+                      offsets: bool = False, unlimited: bool = False) -> np.ndarray:
     """Static poses for gravity calibration that make the stacked regressor well conditioned.
 
     From ``candidates`` random poses inside the limits (default 10 per pose asked, at least 600), a greedy
@@ -820,12 +820,18 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
     seed : int — random seed; the result is a deterministic function of it.
     candidates : int, optional — number of random candidate poses.
     offsets : bool — design for a calibration that also estimates torque offsets.
+    unlimited : bool — a robot without finite joint limits is refused unless ``limits`` is given or this is
+        True (then ±π / ±0.5 m: possibly unsafe on hardware).
 
     Returns
     -------
     ndarray (count, n)
     """
+    from robodyn.identification.excitation import require_joint_limits
+
     _check_serial(robot, "calibration_poses")
+    if limits is None:
+        require_joint_limits(robot, "calibration_poses", "limits (n, 2)", unlimited)
     structure = gravity_parameter_structure(robot, offsets)
     p = structure.base.size
     if not isinstance(count, (int, np.integer)) or count < 1:
