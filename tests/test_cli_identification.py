@@ -33,7 +33,7 @@ def files(robot, tmp_path_factory):
     model = folder / "arm.yaml"
     rd.save(robot, model)
     traj = folder / "traj.csv"
-    res = run("excite", model, "--duration", 8, "--out", traj, "--harmonics", 3, "--rate", 200,
+    res = run("excite", model, "--duration", 8, "--out", traj, "--harmonics", 3, "--rate", 200, "--unlimited",
               "--max-iterations", 5, "--json")
     assert res.exit_code == 0, res.output
     info = json.loads(res.stdout)

@@ -28,12 +28,12 @@ def robot():
 
 @pytest.fixture(scope="module")
 def trajectory(robot):
-    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=40)
+    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=40, unlimited=True)
 
 
 @pytest.fixture(scope="module")
 def validation(robot):
-    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=11, max_iterations=5)
+    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=11, max_iterations=5, unlimited=True)
 
 
 def relative(a, b):
@@ -75,34 +75,34 @@ def test_excitation_condition_number_is_that_of_the_base_observation_matrix(robo
     W = rd.regressor(robot, q, qd, qdd, friction=True)[..., bp.columns].reshape(-1, bp.count)
     assert trajectory.condition_number == pytest.approx(np.linalg.cond(W), rel=1e-9)
     # the optimiser improves on its random start (same seed, one iteration less each time)
-    start = rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=1)
+    start = rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=1, unlimited=True)
     assert trajectory.condition_number < start.condition_number
 
 
 def test_excitation_is_deterministic_and_reports_the_iteration_limit(robot):
-    a = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2)
-    b = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2)
+    a = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2, unlimited=True)
+    b = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2, unlimited=True)
     np.testing.assert_array_equal(a.a, b.a)
     np.testing.assert_array_equal(a.b, b.b)
     assert not a.converged and "iteration limit 2" in a.message
-    c = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=6, max_iterations=2)
+    c = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=6, max_iterations=2, unlimited=True)
     assert not np.array_equal(a.a, c.a)
 
 
 def test_excitation_limits_from_argument_and_robot():
     robot = rd.load("cartesian3p")
     tr = rd.excitation_trajectory(robot, 5.0, harmonics=2, limits={"qd": 0.2, "qdd": [0.5, 0.5, 0.4]},
-                                  max_iterations=10)
+                                  max_iterations=10, unlimited=True)
     np.testing.assert_array_equal(tr.limits["q"], robot.qlim)
     q, qd, qdd = tr.sample(np.linspace(0, 5, 5001))
     assert np.all(q >= robot.qlim[:, 0] - 1e-12) and np.all(q <= robot.qlim[:, 1] + 1e-12)
     assert np.all(np.abs(qd) <= 0.2 + 1e-12) and np.all(np.abs(qdd) <= np.array([0.5, 0.5, 0.4]) + 1e-12)
     with pytest.raises(rd.InputError, match=r"limits\['qd'\] of joint 1 must be > 0"):
-        rd.excitation_trajectory(robot, 5.0, limits={"qd": 0.0})
+        rd.excitation_trajectory(robot, 5.0, limits={"qd": 0.0}, unlimited=True)
     with pytest.raises(rd.InputError, match="unknown key"):
-        rd.excitation_trajectory(robot, 5.0, limits={"tau": 1.0})
+        rd.excitation_trajectory(robot, 5.0, limits={"tau": 1.0}, unlimited=True)
     with pytest.raises(rd.InputError, match="duration"):
-        rd.excitation_trajectory(robot, -1.0)
+        rd.excitation_trajectory(robot, -1.0, unlimited=True)
 
 
 # ---- data preparation ------------------------------------------------------------------------------------------
