@@ -625,7 +625,7 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
     params = Kv[: 11 * nf].reshape(nf, 11)
     violation = float(max([0.0] + [-np.linalg.eigvalsh(pseudo_inertia(params[j, :10])).min() for j in range(nf)]
                           + [-params[:, 10].min()] + [min_mass - params[:, 9].min()]))
-    links = _nearest_consistent(params[:, :10])
+    links = nearest_consistent(params[:, :10])
     Ia_v = np.maximum(params[:, 10], 0.0)
     Ia_v[fixed] = 0.0
     Kv[: 11 * nf] = np.column_stack([links, Ia_v]).ravel()
@@ -662,7 +662,7 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
     return psi @ Kv, Kv, robot.replace(**changes), motors, report
 
 
-def _nearest_consistent(params: np.ndarray) -> np.ndarray:
+def nearest_consistent(params: np.ndarray) -> np.ndarray:
     """Project each link's pseudo-inertia on the PSD cone (removes the solver's round-off, ~1e-9 of the largest
     eigenvalue) and return the parameters (nf, 10); a link with a negligible mass gets exactly zero M and MS."""
     P = pseudo_inertia(params)
@@ -680,3 +680,108 @@ def _nearest_consistent(params: np.ndarray) -> np.ndarray:
     tiny = out[:, 9] <= 1e-12 * max(out[:, 9].max(initial=0.0), 1e-300)
     out[tiny, 6:10] = 0.0
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class EssentialParameters:
+    """Result of :func:`essential_parameters` (Pham & Gautier; Khalil & Dombre §9.4 / ch. 12).
+
+    Attributes
+    ----------
+    names, values, std : tuple / ndarray (e,) — the essential parameters, their OLS estimates on the data and σ.
+    removed : tuple of str — the base parameters eliminated, in the order of elimination.
+    relative_error : float — ‖y − W_e K_e‖ / ‖y‖ of the essential set (weighted as the identification).
+    full_relative_error : float — the same for all the base parameters.
+    history : tuple of (str, float, float) — per step: the parameter removed, its %σ then, the relative error after.
+    tolerance : float — the largest relative growth of the error allowed.
+    """
+
+    names: tuple
+    values: np.ndarray
+    std: np.ndarray
+    removed: tuple
+    relative_error: float
+    full_relative_error: float
+    history: tuple
+    tolerance: float
+
+    @property
+    def relative_std(self) -> np.ndarray:
+        """100 σ / |value| (%)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.values != 0, 100.0 * self.std / np.abs(self.values), np.inf)
+
+
+def _subset_fit(Rg: np.ndarray, cols, b: int, dof_rows: int):
+    """OLS on the columns ``cols`` of the stacked factor: (θ, σ, residual norm)."""
+    M = Rg[:, list(cols) + [b]]
+    scale = np.linalg.norm(M[:, :-1], axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    R2 = _square(scipy.linalg.qr(M / np.append(scale, 1.0), mode="r", check_finite=False)[0], len(cols) + 1)
+    k = len(cols)
+    T = R2[:k, :k]
+    theta = scipy.linalg.solve_triangular(T, R2[:k, k]) / scale
+    rnorm = abs(R2[k, k])
+    Tinv = scipy.linalg.solve_triangular(T, np.eye(k)) / scale[:, None]
+    cov = rnorm ** 2 / max(dof_rows - k, 1) * (Tinv @ Tinv.T)
+    return theta, np.sqrt(np.maximum(np.diag(cov), 0.0)), rnorm
+
+
+def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: float = 0.05,
+                         max_relative_std: float | None = None) -> EssentialParameters:
+    """The essential parameters (Pham & Gautier 1991): a subset of the base parameters that explains the data.
+
+    Starting from every base parameter of ``result``, the parameter with the largest relative standard deviation
+    of the least-squares estimate is removed and the others re-estimated, as long as the relative error of the fit
+    ‖y − W_e K_e‖ / ‖y‖ stays within (1 + ``tolerance``) times that of the full set (default: 5 % growth) and,
+    when ``max_relative_std`` is given, until every remaining %σ is below it.  The estimate is OLS, with the rows
+    of each joint weighted by 1/σ_j for a ``"wls"`` result (Gautier's weights) and by ``result.weights``.
+
+    Parameters
+    ----------
+    result : Identification — from :func:`identify` (its base parameters, transmission, weights).
+    q, qd, qdd, tau : array (N, n) — the data (usually those of the identification).
+    tolerance : float — relative growth of the fit error allowed (> 0).
+    max_relative_std : float or None — stop early once every remaining parameter has %σ below this (%).
+
+    Returns
+    -------
+    EssentialParameters
+    """
+    if not isinstance(result, Identification):
+        raise InputError(f"result is {type(result).__name__}; give the Identification returned by rd.identify")
+    if not (np.isfinite(tolerance) and tolerance > 0):
+        raise InputError(f"tolerance = {tolerance!r}; give a relative growth > 0, e.g. 0.05")
+    bp = result.base
+    q, qd, qdd, tau = _samples(result.model, q, qd, qdd, tau)
+    N, n = q.shape
+    b = bp.count
+    R = _reduce(bp, q, qd, qdd, tau)
+    w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
+    if result.method == "wls":
+        w = w / _floor(result.noise)
+    Rg = _stack(R, w)
+    ynorm = float(np.linalg.norm(Rg[:, b]))
+    if ynorm == 0:
+        raise IdentificationError("the torques are all zero; nothing to explain")
+    cols = list(range(b))
+    theta, std, rnorm = _subset_fit(Rg, cols, b, N * n)
+    full = rnorm / ynorm
+    removed, history = [], []
+    while len(cols) > 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(theta != 0, 100.0 * std / np.abs(theta), np.inf)
+        if max_relative_std is not None and np.all(rel < max_relative_std):
+            break
+        k = int(np.argmax(rel))
+        trial = cols[:k] + cols[k + 1:]
+        t2, s2, r2 = _subset_fit(Rg, trial, b, N * n)
+        if r2 / ynorm > (1.0 + tolerance) * full + 1e-12:
+            break
+        removed.append(bp.names[cols[k]])
+        history.append((bp.names[cols[k]], float(rel[k]), float(r2 / ynorm)))
+        cols, theta, std, rnorm = trial, t2, s2, r2
+    return EssentialParameters(
+        names=tuple(bp.names[c] for c in cols), values=theta, std=std, removed=tuple(removed),
+        relative_error=float(rnorm / ynorm), full_relative_error=float(full), history=tuple(history),
+        tolerance=float(tolerance))
