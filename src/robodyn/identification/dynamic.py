@@ -17,6 +17,12 @@ over-determined system  y = W K_B + ρ,  W (N n × b), which is solved
   to the base parameters ([9.40]), plus a small regularisation towards the standard parameters of the model
   given (the fit fixes only the base parameters; the regularisation picks the consistent set nearest the model).
 
+With a transmission (``transmission=``), the rotor inertia and the viscous and Coulomb friction of every motor on
+q̇_m = J_mq q̇ are parameters too (De Luca; [9.29]–[9.33]), grouped with the link parameters by
+:func:`robodyn.base_parameters`.  ``min_velocity`` drops the rows of a joint's equation where that joint is too slow
+for the sign of its Coulomb friction to be trusted; ``weights`` weight the joints' equations.
+:func:`essential_parameters` reduces the base set to the parameters the data need (Pham & Gautier).
+
 The samples are reduced block by block: for each joint, the Gram matrix of [W_j y_j] is accumulated and factored
 at the end (R_j, (b + 1) × (b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j]), so memory does not grow with N and
 ‖y_j − W_j K‖ = ‖R_j [K; −1]‖.  The estimate is then solved from the triangular factor of the stacked R_j with
