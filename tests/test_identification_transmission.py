@@ -253,3 +253,40 @@ def test_cli_motor_side_errors_write_nothing(motor_files, tmp_path):
         assert res.exit_code == 2, res.output
         assert message in " ".join(res.output.split()), res.output
         assert not out.exists()
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from robodyn.parameters.numeric import random_states  # noqa: E402
+from tests.support.random_robots import random_robot, random_state  # noqa: E402
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
+def test_random_robots_and_couplings_regressor_equals_motor_model(seed, tree):
+    """Any robot, any invertible coupling: D_tr K_tr = J_mqᵀ τ_m of motor_inverse_dynamics, and noise-free
+    identification with the transmission reproduces the torques."""
+    robot = random_robot(seed, tree=tree)
+    links = robot.replace(Ia=np.zeros(robot.nf))
+    n = robot.n
+    rng = np.random.default_rng(seed)
+    J = np.diag(rng.uniform(5, 100, n) * rng.choice([-1, 1], n)) + np.triu(rng.uniform(-20, 20, (n, n)) *
+                                                                           (rng.random((n, n)) < 0.3), 1)
+    tr = Transmission.from_motor_matrix(J, J_m=rng.uniform(1e-5, 1e-3, n), Fv_m=rng.uniform(0, 1e-2, n),
+                                        Fc_m=rng.uniform(0, 0.1, n))
+    q, qd, qdd = random_state(links, seed + 1, (6,))
+    tau_m = motor_inverse_dynamics(links, tr, q @ J.T, qd @ J.T, qdd @ J.T)
+    ref = joint_torques_from_motor(tr, tau_m)
+    D = rd.regressor(links, q, qd, qdd, transmission=tr)
+    np.testing.assert_allclose(D @ rd.standard_parameter_vector(links, transmission=tr), ref, rtol=0,
+                               atol=1e-10 * max(np.abs(ref).max(), 1.0))
+    # noise-free identification with the transmission reproduces the torques of the motor-side model
+    qs, qds, qdds = random_states(links, 200, seed + 2)  # the distribution of the numeric base parameters
+    taus = joint_torques_from_motor(tr, motor_inverse_dynamics(links, tr, qs @ J.T, qds @ J.T, qdds @ J.T))
+    bp = rd.base_parameters(links, method="numeric", friction=True, transmission=tr)
+    res = rd.identify(links, qs, qds, qdds, taus, base=bp, transmission=tr)
+    # the documented accuracy, ε cond(W_scaled)² (these random robots are often badly scaled)
+    W = bp.regressor(qs, qds, qdds).reshape(-1, bp.count)
+    cond = np.linalg.cond(W / np.linalg.norm(W, axis=0))
+    tol = max(1e-10, 10 * np.finfo(float).eps * cond ** 2)
+    np.testing.assert_allclose(res.predict(qs, qds, qdds), taus, rtol=0, atol=tol * max(np.abs(taus).max(), 1.0))

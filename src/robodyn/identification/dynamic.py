@@ -253,27 +253,37 @@ def _reduce(bp, q, qd, qdd, tau, use=None) -> np.ndarray:
 
     The Gram matrices are accumulated over blocks of samples (matrix products: the fast path for 10^5
     samples and more) and factored once at the end.  Their square roots carry the information of the data to
-    about √ε of each column's norm, which sets the identifiability tolerance (``RANK_TOL``).
+    about √ε of the largest column's norm, which sets the identifiability tolerance (``RANK_TOL``); the columns
+    are therefore accumulated scaled by their norms over the first block (the rotor columns of a transmission,
+    N² q̈_m, are 10^4 to 10^8 times those of a wrist's products of inertia), and the factors scaled back.
     """
     N, n = q.shape
     m = bp.count + 1
     G = np.zeros((n, m, m))
+    scale = None
     with progress("identification: regressor of the samples", total=N) as bar:
         for s in range(0, N, BLOCK):
-            _accumulate(G, bp, q, qd, qdd, tau, slice(s, s + BLOCK), use)
+            blk = slice(s, s + BLOCK)
+            if scale is None:
+                norms = np.append(np.linalg.norm(bp.regressor(q[blk], qd[blk], qdd[blk]), axis=(0, 1)),
+                                  np.linalg.norm(tau[blk]))
+                scale = np.where(norms > 0, norms, 1.0)
+            _accumulate(G, bp, q, qd, qdd, tau, blk, use, scale)
             bar.update(completed=min(s + BLOCK, N))
     lam, V = np.linalg.eigh(0.5 * (finite_result("identify", G) + np.swapaxes(G, -1, -2)))
-    return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2)
+    return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2) * scale
 
 
-def _accumulate(G, bp, q, qd, qdd, tau, blk, use=None) -> None:
-    """Add the Gram matrices of [W_j y_j] of the samples ``blk`` to G (n, b + 1, b + 1), in place; ``use``
+def _accumulate(G, bp, q, qd, qdd, tau, blk, use=None, scale=None) -> None:
+    """Add the Gram matrices of [W_j y_j] / scale of the samples ``blk`` to G (n, b + 1, b + 1), in place; ``use``
     (N, n) bool, if given, selects the rows of each joint's equations."""
     n = q.shape[1]
     W = bp.regressor(q[blk], qd[blk], qdd[blk])  # (B, n, b)
     A = np.empty((n, W.shape[0], W.shape[2] + 1))  # [W_j y_j] of every joint, contiguous for the products
     A[..., :-1] = W.transpose(1, 0, 2)
     A[..., -1] = tau[blk].T
+    if scale is not None:
+        A /= scale
     for j in range(n):
         Aj = A[j] if use is None else A[j][use[blk, j]]
         G[j] += Aj.T @ Aj
@@ -291,7 +301,9 @@ def _check_rank(Rg: np.ndarray, names, tol: float) -> None:
     T = Rg[:b, :b]
     scale = np.linalg.norm(T, axis=0)
     top = scale.max(initial=0.0)
-    dead = scale <= tol * top if top > 0 else np.ones(b, bool)
+    # a zero column (the factors resolve each column to ~√ε of its own norm, see _reduce): far below ``tol``, since
+    # the columns of one model may differ by 10^8 in norm (rotor columns N² q̈_m next to a wrist's XY)
+    dead = scale <= 1e-12 * top if top > 0 else np.ones(b, bool)
     Ts = T / np.where(dead, 1.0, scale)
     diag = np.abs(np.diag(Ts))
     bad = np.flatnonzero(dead | (diag <= tol))
