@@ -290,3 +290,20 @@ def test_random_robots_and_couplings_regressor_equals_motor_model(seed, tree):
     cond = np.linalg.cond(W / np.linalg.norm(W, axis=0))
     tol = max(1e-10, 10 * np.finfo(float).eps * cond ** 2)
     np.testing.assert_allclose(res.predict(qs, qds, qdds), taus, rtol=0, atol=tol * max(np.abs(taus).max(), 1.0))
+
+
+def test_calibrate_gravity_from_motor_torques():
+    """Static poses with motor-side torques of a coupled wrist: the same calibration as from joint torques."""
+    wam = rd.load("wam7")
+    tr = Transmission.from_motor_matrix(np.array([
+        [-42.0, 0, 0, 0, 0, 0, 0], [0, 28.25, -16.8155, 0, 0, 0, 0], [0, -28.25, -16.8155, 0, 0, 0, 0],
+        [0, 0, 0, -18.0, 0, 0, 0], [0, 0, 0, 0, 9.7, -9.7, 0], [0, 0, 0, 0, 9.7, 9.7, 0], [0, 0, 0, 0, 0, 0, -14.93]]),
+        gains=np.full(7, 0.5))
+    q = rd.calibration_poses(wam, 20, seed=0)
+    tau = rd.gravity_torques(wam, q)
+    u = rd.actuator_torques(tr, tau) / tr.gains
+    a = rd.calibrate_gravity(wam, q, tau)
+    b = rd.calibrate_gravity(wam, q, u, transmission=tr)
+    np.testing.assert_allclose(b.mu, a.mu, rtol=0, atol=1e-10)
+    with pytest.raises(rd.InputError, match="transmission has 2 motors"):
+        rd.calibrate_gravity(wam, q, u, transmission=Transmission.gears([1.0, 2.0]))

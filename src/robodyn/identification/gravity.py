@@ -676,7 +676,7 @@ def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: b
 
 
 def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None,
-                      offsets: bool = False) -> GravityCalibration:
+                      offsets: bool = False, transmission=None) -> GravityCalibration:
     """Calibrate the cumulative first moments μ_j (Dellin eq. (14)) from torques measured in static poses.
 
     Parameters
@@ -700,6 +700,10 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
     offsets : bool
         Also estimate a constant torque offset per used joint (sensor bias), τ_meas = τ + c.
+    transmission : Transmission, optional
+        ``tau`` holds motor-side torques (or drive commands, with the transmission's gains): they are taken to the
+        joints first, Γ = J_mqᵀ (k ⊙ τ_m) (:func:`robodyn.joint_torques_from_motor`); at rest the rotors and the
+        motor friction play no part.  ``q`` stays joint-side (:func:`robodyn.joint_from_motor`).
 
     Returns
     -------
@@ -728,6 +732,12 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     With noise, the coupled method weights the torques through eq. (25)'s moment equations; ``std`` comes from
     the estimator's exact linear map and per-joint residual variances.
     """
+    if transmission is not None:
+        from robodyn.dynamics.transmission import joint_torques_from_motor
+        from robodyn.parameters.regressor import standard_parameter_names
+
+        standard_parameter_names(robot, False, transmission)  # type and size of the transmission
+        tau = joint_torques_from_motor(transmission, tau)
     _check_serial(robot, "calibrate_gravity")
     if method not in _METHODS:
         raise InputError(f"argument 'method' = {method!r}; use one of {', '.join(_METHODS)}")
