@@ -267,7 +267,7 @@ def _reduce(bp, q, qd, qdd, tau, use=None) -> np.ndarray:
             if scale is None:
                 norms = np.append(np.linalg.norm(bp.regressor(q[blk], qd[blk], qdd[blk]), axis=(0, 1)),
                                   np.linalg.norm(tau[blk]))
-                scale = np.where(norms > 0, norms, 1.0)
+                scale = np.where(finite_result("identify", norms) > 0, norms, 1.0)
             _accumulate(G, bp, q, qd, qdd, tau, blk, use, scale)
             bar.update(completed=min(s + BLOCK, N))
     lam, V = np.linalg.eigh(0.5 * (finite_result("identify", G) + np.swapaxes(G, -1, -2)))
