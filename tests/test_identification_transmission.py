@@ -77,7 +77,7 @@ def test_diagonal_transmission_gives_todays_result_exactly(arm, samples):
     assert renamed["Ia5"] == "IaR5" and renamed["Fc1"] == "FcR1" and "ZZR1" not in renamed
     assert all(b[:-1] + "" == a[:-1].rstrip("R") + "R" or b == a.rstrip("0123456789") + "R" + a[len(a.rstrip("0123456789")):]
                for a, b in renamed.items())
-    for method in ("ols", "wls"):
+    for method in ("ols", "wls", "irls"):
         a = rd.identify(arm, q, qd, qdd, tau, method=method, base=plain)
         b = rd.identify(arm, q, qd, qdd, tau, method=method, transmission=gears, base=geared)
         for key in ("values", "std", "covariance", "residual_rms", "noise"):
