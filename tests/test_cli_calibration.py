@@ -48,7 +48,7 @@ def test_poses_then_calibrate_recovers_the_model(tmp_path):
 
 def test_calibrate_prints_table_residuals_and_notes(tmp_path):
     robot = rd.load("wam7")
-    q = rd.calibration_poses(robot, 10, seed=3)
+    q = rd.calibration_poses(robot, 10, seed=3, unlimited=True)
     data = tmp_path / "data.csv"
     _write(data, q, rd.gravity_torques(robot, q) + 0.5)
     res = runner.invoke(app, ["calibrate-gravity", "wam7", str(data), "--offsets"])
@@ -62,7 +62,7 @@ def test_calibrate_prints_table_residuals_and_notes(tmp_path):
 
 def test_bad_csv_one_line_error_nothing_written(tmp_path):
     robot = rd.load("planar2r")
-    q = rd.calibration_poses(robot, 6)
+    q = rd.calibration_poses(robot, 6, unlimited=True)
     tau = rd.gravity_torques(robot, q)
     out = tmp_path / "calib.yaml"
     data = tmp_path / "bad.csv"

@@ -33,7 +33,7 @@ def files(robot, tmp_path_factory):
     model = folder / "arm.yaml"
     rd.save(robot, model)
     traj = folder / "traj.csv"
-    res = run("excite", model, "--duration", 8, "--out", traj, "--harmonics", 3, "--rate", 200,
+    res = run("excite", model, "--duration", 8, "--out", traj, "--harmonics", 3, "--rate", 200, "--unlimited",
               "--max-iterations", 5, "--json")
     assert res.exit_code == 0, res.output
     info = json.loads(res.stdout)
@@ -85,7 +85,10 @@ def test_identify_filters_and_differentiates_t_q_tau(robot, files):
     res = run("identify", files["model"], files["measured"], "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["prepared"] == {"cutoff_hz": 10.0, "decimate": 5, "rate_hz": pytest.approx(200.0)}
+    prep = out["prepared"]
+    # noise-free q: the automatic cut-off is its ceiling, 0.2 x the rate; 1601 samples are all kept (< 2000)
+    assert (prep["cutoff_hz"], prep["decimate"], prep["rate_hz"]) == (40.0, 1, pytest.approx(200.0))
+    assert prep["cutoff_rule"].startswith("auto: at most 0.2 x the rate") and prep["resampled"] == ""
     values = np.array([p["value"] for p in out["parameters"]])
     # the command is the library pipeline: prepare_identification_data, then identify
     data = files["data"]

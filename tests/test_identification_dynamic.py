@@ -28,12 +28,12 @@ def robot():
 
 @pytest.fixture(scope="module")
 def trajectory(robot):
-    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=40)
+    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=40, unlimited=True)
 
 
 @pytest.fixture(scope="module")
 def validation(robot):
-    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=11, max_iterations=5)
+    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=11, max_iterations=5, unlimited=True)
 
 
 def relative(a, b):
@@ -75,34 +75,34 @@ def test_excitation_condition_number_is_that_of_the_base_observation_matrix(robo
     W = rd.regressor(robot, q, qd, qdd, friction=True)[..., bp.columns].reshape(-1, bp.count)
     assert trajectory.condition_number == pytest.approx(np.linalg.cond(W), rel=1e-9)
     # the optimiser improves on its random start (same seed, one iteration less each time)
-    start = rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=1)
+    start = rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=1, unlimited=True)
     assert trajectory.condition_number < start.condition_number
 
 
 def test_excitation_is_deterministic_and_reports_the_iteration_limit(robot):
-    a = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2)
-    b = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2)
+    a = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2, unlimited=True)
+    b = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=5, max_iterations=2, unlimited=True)
     np.testing.assert_array_equal(a.a, b.a)
     np.testing.assert_array_equal(a.b, b.b)
     assert not a.converged and "iteration limit 2" in a.message
-    c = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=6, max_iterations=2)
+    c = rd.excitation_trajectory(robot, 4.0, harmonics=2, seed=6, max_iterations=2, unlimited=True)
     assert not np.array_equal(a.a, c.a)
 
 
 def test_excitation_limits_from_argument_and_robot():
     robot = rd.load("cartesian3p")
     tr = rd.excitation_trajectory(robot, 5.0, harmonics=2, limits={"qd": 0.2, "qdd": [0.5, 0.5, 0.4]},
-                                  max_iterations=10)
+                                  max_iterations=10, unlimited=True)
     np.testing.assert_array_equal(tr.limits["q"], robot.qlim)
     q, qd, qdd = tr.sample(np.linspace(0, 5, 5001))
     assert np.all(q >= robot.qlim[:, 0] - 1e-12) and np.all(q <= robot.qlim[:, 1] + 1e-12)
     assert np.all(np.abs(qd) <= 0.2 + 1e-12) and np.all(np.abs(qdd) <= np.array([0.5, 0.5, 0.4]) + 1e-12)
     with pytest.raises(rd.InputError, match=r"limits\['qd'\] of joint 1 must be > 0"):
-        rd.excitation_trajectory(robot, 5.0, limits={"qd": 0.0})
+        rd.excitation_trajectory(robot, 5.0, limits={"qd": 0.0}, unlimited=True)
     with pytest.raises(rd.InputError, match="unknown key"):
-        rd.excitation_trajectory(robot, 5.0, limits={"tau": 1.0})
+        rd.excitation_trajectory(robot, 5.0, limits={"tau": 1.0}, unlimited=True)
     with pytest.raises(rd.InputError, match="duration"):
-        rd.excitation_trajectory(robot, -1.0)
+        rd.excitation_trajectory(robot, -1.0, unlimited=True)
 
 
 # ---- data preparation ------------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def test_prepare_data_differentiates_and_filters():
     q = np.column_stack([np.sin(w * t), 0.3 * np.cos(2 * w * t)])
     tau = np.column_stack([np.cos(w * t), np.sin(3 * w * t)])
     noise = np.random.default_rng(0).normal(0, 1e-2, tau.shape)
-    data = rd.prepare_identification_data(t, q, tau + noise)
+    data = rd.prepare_identification_data(t, q, tau + noise, cutoff=50.0, trim=False)
     assert data.cutoff == 50.0 and data.decimate == 5 and data.rate == pytest.approx(1000.0)
     assert data.q.shape == (2000, 2) and data.t[1] == pytest.approx(0.005)
     inner = slice(50, -50)
@@ -142,9 +142,15 @@ def test_prepare_data_errors():
     with pytest.raises(rd.InputError, match=r"tau: row 17 \(0-based\), joint 2 is nan"):
         rd.prepare_identification_data(t, q, bad)
     tt = t.copy()
-    tt[40:] += 0.003
-    with pytest.raises(rd.InputError, match="not uniformly sampled.*row 40"):
+    tt[40:] += 0.1
+    with pytest.raises(rd.InputError, match=r"t has a gap of 0.11 s before row 40 \(0-based\), 11 times the median"):
         rd.prepare_identification_data(tt, q, q)
+    tt = t.copy()
+    tt[40] = tt[39]
+    with pytest.raises(rd.InputError, match=r"t must increase strictly; row 40"):
+        rd.prepare_identification_data(tt, q, q)
+    with pytest.raises(rd.InputError, match="cutoff = 'fast'; give a frequency in Hz or 'auto'"):
+        rd.prepare_identification_data(t, q, q, cutoff="fast")
     with pytest.raises(rd.InputError, match="cutoff"):
         rd.prepare_identification_data(t, q, q, cutoff=60.0)
     with pytest.raises(rd.InputError, match="decimate"):

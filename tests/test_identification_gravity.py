@@ -85,7 +85,7 @@ def test_structure_names_what_static_poses_cannot_see():
 @pytest.mark.parametrize("name", ["wam7", "puma560", "planar3r", "stanford"])
 def test_noise_free_recovery_all_methods_agree(name):
     robot = rd.load(name)
-    q = rd.calibration_poses(robot, 12, seed=2)
+    q = rd.calibration_poses(robot, 12, seed=2, unlimited=True)
     off = np.linspace(-0.4, 0.3, robot.n)
     tau = rd.gravity_torques(robot, q) + off
     truth = rd.first_moments(robot, grouped=True)
@@ -104,7 +104,7 @@ def test_noise_free_recovery_all_methods_agree(name):
 @given(seed=st.integers(0, 2**31 - 1), prismatic=st.booleans(), fixed=st.booleans())
 def test_noise_free_recovery_random_serial_robots(seed, prismatic, fixed):
     robot = random_robot(seed, prismatic=prismatic, fixed=fixed)
-    q = rd.calibration_poses(robot, robot.n + 3, seed=seed, candidates=200)
+    q = rd.calibration_poses(robot, robot.n + 3, seed=seed, candidates=200, unlimited=True)
     tau = rd.gravity_torques(robot, q)
     truth = rd.first_moments(robot, grouped=True)
     for method in ("ols", "coupled", "iterative"):                 # prismatic joints included
@@ -116,7 +116,7 @@ def test_noise_free_recovery_random_serial_robots(seed, prismatic, fixed):
 def test_dellin_methods_with_prismatic_joints(name):
     # A prismatic joint measures the force −g^j·μ_j (μ_j = M_j z) and carries its whole moment (3 unknowns c_j).
     robot = rd.load(name)
-    q = rd.calibration_poses(robot, 12, seed=1)
+    q = rd.calibration_poses(robot, 12, seed=1, unlimited=True)
     tau = rd.gravity_torques(robot, q)
     truth = rd.first_moments(robot, grouped=True)
     cals = {m: rd.calibrate_gravity(robot, q, tau, method=m) for m in ("coupled", "iterative", "ols")}
@@ -139,7 +139,7 @@ def test_dellin_methods_with_prismatic_joints(name):
 def test_prismatic_noisy_estimates_within_three_std():
     robot = rd.load("stanford")
     rng = np.random.default_rng(11)
-    q = rd.calibration_poses(robot, 40, seed=2)
+    q = rd.calibration_poses(robot, 40, seed=2, unlimited=True)
     tau = rd.gravity_torques(robot, q) + 0.05 * rng.standard_normal(q.shape)
     truth = rd.first_moments(robot, grouped=True)
     for m in ("coupled", "iterative"):
@@ -150,7 +150,7 @@ def test_prismatic_noisy_estimates_within_three_std():
 
 def test_joint_subset_calibrates_the_last_links():
     robot = rd.load("wam7")
-    q = rd.calibration_poses(robot, 15, seed=4)
+    q = rd.calibration_poses(robot, 15, seed=4, unlimited=True)
     tau = rd.gravity_torques(robot, q)
     tau[:, :3] = np.nan                                            # joints 1..3 not measured
     truth = rd.first_moments(robot, grouped=True)
@@ -165,7 +165,7 @@ def test_joint_subset_calibrates_the_last_links():
 
 def test_noisy_estimates_within_three_std():
     robot = rd.load("puma560")
-    q = rd.calibration_poses(robot, 20, seed=0)
+    q = rd.calibration_poses(robot, 20, seed=0, unlimited=True)
     clean = rd.gravity_torques(robot, q)
     truth = rd.first_moments(robot, grouped=True)
     rng = np.random.default_rng(1234)
@@ -183,7 +183,7 @@ def test_noisy_estimates_within_three_std():
 
 def test_bad_input_is_specific():
     robot = rd.load("puma560")
-    q = rd.calibration_poses(robot, 10, seed=0)
+    q = rd.calibration_poses(robot, 10, seed=0, unlimited=True)
     tau = rd.gravity_torques(robot, q)
     with pytest.raises(rd.InputError, match="10 and 9 rows"):
         rd.calibrate_gravity(robot, q, tau[:9])
@@ -205,7 +205,7 @@ def test_bad_input_is_specific():
 
 def test_save_load_round_trip_and_errors(tmp_path):
     robot = rd.load("wam7")
-    q = rd.calibration_poses(robot, 12, seed=1)
+    q = rd.calibration_poses(robot, 12, seed=1, unlimited=True)
     tau = rd.gravity_torques(robot, q) + 0.01 * np.random.default_rng(0).standard_normal((12, 7))
     cal = rd.calibrate_gravity(robot, q, tau, method="iterative", offsets=True)
     path = cal.save(tmp_path / "calib.yaml")
@@ -245,7 +245,7 @@ def test_calibration_poses_deterministic_inside_limits_and_better_than_random():
     random_best = max(smin(rng.uniform(-1.5, 1.2, (10, 6))) for _ in range(20))
     assert smin(a) > random_best
     with pytest.raises(rd.InputError, match="at least"):
-        rd.calibration_poses(robot, 1)
+        rd.calibration_poses(robot, 1, unlimited=True)
 
 
 # ---- second moments (Dellin §5) --------------------------------------------------------------------------------
@@ -275,7 +275,7 @@ def test_locked_body_inertia_matches_the_inertia_matrix():
 def test_single_joint_motion_recovers_locked_inertia(k):
     robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7), Fc=np.full(7, 0.3), Fv=np.full(7, 0.2))
     rng = np.random.default_rng(k)
-    qs = rd.calibration_poses(robot, 12)
+    qs = rd.calibration_poses(robot, 12, unlimited=True)
     cal = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs))
     q, qd, qdd = _single_joint_motion(robot, k, 30, rng)
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
@@ -349,7 +349,7 @@ def test_iterative_linear_map_is_the_iterative_method():
     from robodyn.identification.gravity import _iterative_map, _iterative_solve
 
     robot = rd.load("puma560")
-    q = rd.calibration_poses(robot, 8, seed=5)
+    q = rd.calibration_poses(robot, 8, seed=5, unlimited=True)
     measured = np.arange(1, 6)
     base = rd.gravity_parameter_structure(robot, offsets=True, joints=measured + 1).base
     K = _iterative_map(robot, q, measured, True, base)

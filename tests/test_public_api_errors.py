@@ -32,10 +32,11 @@ RECORDS = {
     "BaseParameters", "GravityCalibration", "LockedBodyInertia", "LinkInertias", "ExcitationTrajectory", "IdentificationData",
     "Identification", "Simulation", "PumaLineResult", "Reference", "BoundEstimates", "CouplingStructure",
     "InertiaCheck", "PassivityCheck", "SkewCheck", "MimicCoupling", "LoopClosure", "ClosedChainRobot",
+    "EssentialParameters", "Payload", "DriveGains",
 }
 #: Callables without a robot or array argument, or whose only argument is a path / text / option.
 NO_CHECKED_ARGUMENTS = {"list_robots", "available", "takes_batch", "threaded", "opcount_report", "from_urdf", "load",
-                        "loads", "load_closed_chain", "load_gravity_calibration"}
+                        "loads", "load_closed_chain", "load_gravity_calibration", "load_transmission"}
 
 
 def _public_callables():
@@ -91,6 +92,11 @@ OMIT = object()  # leave the argument at its default
 #: Per-callable good values (by name, for the top-level and the subpackage spellings alike).
 SPECIAL = {
     "identify": {"q": QS, "qd": QDS, "qdd": QDDS, "tau": TAUS},
+    "essential_parameters": {"result": rd.identify(ROBOT, QS, QDS, QDDS, TAUS), "q": QS, "qd": QDS, "qdd": QDDS,
+                             "tau": TAUS},
+    "identify_payload": {"q": QS, "qd": QDS, "qdd": QDDS, "tau": TAUS},
+    "identify_drive_gains": {"q": QS, "qd": QDS, "qdd": QDDS, "u": TAUS, "loaded": np.arange(40) % 2 == 0,
+                             "payload_mass": 1.0},
     "identify_locked_inertia": {"calibration": np.zeros((N, 3)), "q": QS, "qd": QDS, "qdd": QDDS, "tau": TAUS},
     "calibrate_gravity": {"q": QS, "tau": rd.gravity_torques(ROBOT, QS)},
     "prepare_identification_data": {"t": np.linspace(0, 1, 40), "q": QS, "tau": TAUS},

@@ -55,10 +55,13 @@ from robodyn.dynamics.transmission import (
     actuator_torques,
     end_effector_torques,
     joint_from_motor,
+    joint_torques_from_motor,
+    load_transmission,
     motor_forward_dynamics,
     motor_from_joint,
     motor_inertia_matrix,
     motor_inverse_dynamics,
+    transmission_torques,
 )
 from robodyn import analysis
 
@@ -111,6 +114,12 @@ _LAZY = _MappingProxyType({
     "IdentificationError": ("robodyn.identification.dynamic", "IdentificationError"),
     "identify": ("robodyn.identification.dynamic", "identify"),
     "pseudo_inertia": ("robodyn.identification.dynamic", "pseudo_inertia"),
+    "EssentialParameters": ("robodyn.identification.dynamic", "EssentialParameters"),
+    "essential_parameters": ("robodyn.identification.dynamic", "essential_parameters"),
+    "Payload": ("robodyn.identification.payload", "Payload"),
+    "identify_payload": ("robodyn.identification.payload", "identify_payload"),
+    "DriveGains": ("robodyn.identification.payload", "DriveGains"),
+    "identify_drive_gains": ("robodyn.identification.payload", "identify_drive_gains"),
     # trajectories, time scaling, optimal motion, task space, coordinates, closed chains
     "RestToRest": ("robodyn.simulation.trajectories", "RestToRest"),
     "Trapezoidal": ("robodyn.simulation.trajectories", "Trapezoidal"),
@@ -237,6 +246,8 @@ __all__ = (
     # dynamic identification
     "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
     "Identification", "IdentificationError", "identify", "pseudo_inertia",
+    "EssentialParameters", "essential_parameters", "Payload", "identify_payload", "DriveGains", "identify_drive_gains",
+    "joint_torques_from_motor", "transmission_torques", "load_transmission",
     # trajectories, time scaling, optimal motion, task space, coordinates, closed chains
     "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
     "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",

@@ -28,7 +28,8 @@ from robodyn.files import write_atomically
 from robodyn.errors import InputError
 from robodyn.sanitize import figure_text
 
-__all__ = ("torques", "trajectory", "simulation", "identification", "ellipsoids", "ellipsoid_axes", "workspace")
+__all__ = ("torques", "trajectory", "simulation", "identification", "spectrum", "ellipsoids", "ellipsoid_axes",
+           "workspace")
 
 
 def _series(t, y, name: str):
@@ -167,6 +168,46 @@ def identification(t, tau_measured, tau_predicted, *, names=None, title: str | N
     axes[-1].set_xlabel("time (s)")
     if title:
         fig.suptitle(title)
+    return _finish(fig, path)
+
+
+def spectrum(t, q, tau=None, *, cutoff=None, names=None, title: str | None = None,
+             path: str | os.PathLike | None = None) -> Figure:
+    """Power spectral densities of measured q (and τ) with the low-pass cut-off: the diagnostic of
+    :func:`robodyn.prepare_identification_data`'s ``cutoff="auto"`` (the motion's band, the noise floor above it).
+
+    Parameters
+    ----------
+    t : array (T,) s, uniform
+    q : array (T, n) — measured positions;  tau : array (T, n), optional — measured torques.
+    cutoff : float, "auto" or None — the cut-off to mark (Hz); ``"auto"``: the one the automatic rule chooses.
+    """
+    from robodyn.identification.data import auto_cutoff, position_spectrum
+
+    t, q = _series(t, q, "q")
+    panels = [("q", q, "PSD of q (rad² / Hz)")]
+    if tau is not None:
+        _, tau = _series(t, tau, "tau")
+        if tau.shape != q.shape:
+            raise InputError(f"argument 'tau' has shape {tau.shape}; expected {q.shape} like q")
+        panels.append(("tau", tau, "PSD of τ ((N m)² / Hz)"))
+    if t.size < 8 or not np.all(np.diff(t) > 0):
+        raise InputError("argument 't': give at least 8 strictly increasing, uniform times")
+    fc = auto_cutoff(t, q)[0] if isinstance(cutoff, str) and cutoff == "auto" else cutoff
+    labels = _names(names, q.shape[1])
+    fig = Figure(figsize=(8, 3.2 * len(panels) + 0.6), layout="constrained")
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (_, x, ylabel) in zip(axes, panels):
+        f, P = position_spectrum(t, x)
+        for k, label in enumerate(labels):
+            ax.loglog(f[1:], np.maximum(P[1:, k], 1e-300), label=label, lw=0.8)
+        if fc is not None:
+            ax.axvline(float(fc), color="k", linestyle="--", lw=1.0, label=f"cut-off {float(fc):.3g} Hz")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(loc="best", fontsize="small")
+    axes[-1].set_xlabel("frequency (Hz)")
+    axes[0].set_title(title or "spectra of the measured signals")
     return _finish(fig, path)
 
 

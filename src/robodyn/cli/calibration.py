@@ -96,6 +96,8 @@ def calibration_poses_command(
     count: int = typer.Option(..., "--count", help="number of static poses"),
     out: Path = typer.Option(..., "--out", help="write the poses as CSV (q1..qn) here"),
     seed: int = typer.Option(0, help="random seed (the poses are a deterministic function of it)"),
+    unlimited: bool = typer.Option(False, "--unlimited", help="accept a robot without joint limits (poses within "
+                                                              "±π rad / ±0.5 m: may be unsafe on hardware)"),
     json_out: bool = _JSON,
 ) -> None:
     """Well-conditioned static poses inside the joint limits for `robodyn calibrate-gravity`."""
@@ -104,7 +106,7 @@ def calibration_poses_command(
 
     with user_errors():
         model = get_robot(robot)
-        q = calibration_poses(model, count, seed=seed)
+        q = calibration_poses(model, count, seed=seed, unlimited=unlimited)
         base = gravity_parameter_structure(model).base
         s = np.linalg.svd(gravity_regressor(model, q).reshape(-1, 3 * model.n)[:, base], compute_uv=False)
         write_csv_atomic(out, [f"q{k}" for k in range(1, model.n + 1)], q)

@@ -25,58 +25,99 @@ def _check_folder(path: Path | None, option: str) -> None:
         check_output(path, option)
 
 
-def read_measurements(path: Path, n: int) -> dict:
-    """Read a CSV with header ``t, q1..qn, tau1..taun`` (or ``[t,] q1..qn, qd1..qdn, qdd1..qddn, tau1..taun``).
+def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
+    """Read a CSV with header ``t, q1..qn, tau1..taun`` (or ``[t,] q1..qn, qd1..qdn, qdd1..qddn, tau1..taun``;
+    with ``motor``, also motor-side ``t, qm1..qmn, taum1..taumn``).
 
-    Returns a dict of arrays: ``q``, ``tau`` (N, n), ``t`` (N,) or None, ``qd``, ``qdd`` (N, n) or None.
-    Errors name the file, the line and the column.
+    Returns a dict of arrays: ``q``, ``tau`` (N, n), ``t`` (N,) or None, ``qd``, ``qdd`` (N, n) or None, and
+    ``motor`` (whether ``q``, ``tau`` hold the motor-side qm, taum).  Errors name the file, the line and the column.
     """
     q_names = [f"q{k}" for k in range(1, n + 1)]
     tau_names = [f"tau{k}" for k in range(1, n + 1)]
     d_names = [f"{p}{k}" for p in ("qd", "qdd") for k in range(1, n + 1)]
-    cols = read_csv_columns(path, q_names + tau_names + d_names + ["t"], str(path))
+    m_names = [f"{p}{k}" for p in ("qm", "taum") for k in range(1, n + 1)]
+    cols = read_csv_columns(path, q_names + tau_names + d_names + ["t"] + m_names, str(path))
+    has_m = [c for c in m_names if c in cols]
+    if has_m:
+        if not motor:
+            raise InputError(f"{path}: motor-side columns ({', '.join(has_m[:3])}...) need the coupling: give "
+                             "--transmission tr.yaml, or joint-side columns q1.., tau1..")
+        joint_side = [c for c in q_names + tau_names + d_names if c in cols]
+        if joint_side:
+            raise InputError(f"{path}: both motor-side (qm, taum) and joint-side ({', '.join(joint_side[:3])}) "
+                             "columns; give one side only")
+        require_columns(cols, m_names + ["t"], str(path),
+                        f"motor-side data need t, qm1..qm{n}, taum1..taum{n} (one motor per joint)")
+        pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
+        return {"t": cols["t"], "q": pick(m_names[:n]), "tau": pick(m_names[n:]), "qd": None, "qdd": None,
+                "motor": True}
     has_d = any(c in cols for c in d_names)
     require_columns(cols, q_names + tau_names + (d_names if has_d else ["t"]), str(path),
                     f"give t, q1..q{n}, tau1..tau{n} (velocities and accelerations are then computed) or "
-                    f"q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}")
+                    f"q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}"
+                    + (f", or motor-side t, qm1..qm{n}, taum1..taum{n}" if motor else ""))
     pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
     return {
         "t": cols.get("t"), "q": pick(q_names), "tau": pick(tau_names),
-        "qd": pick(d_names[:n]) if has_d else None, "qdd": pick(d_names[n:]) if has_d else None,
+        "qd": pick(d_names[:n]) if has_d else None, "qdd": pick(d_names[n:]) if has_d else None, "motor": False,
     }
+
+
+def _float_or_auto(text: str | None, option: str):
+    if text is None or text == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{option} {text!r}: give a frequency in Hz or 'auto'") from None
+    return value
 
 
 @app.command("identify")
 def identify_command(
     robot: str = typer.Argument(..., help="Built-in robot name or a robot file (.yaml): the geometry to identify."),
-    data: Path = typer.Argument(..., help="CSV: t, q1..qn, tau1..taun (or q, qd, qdd, tau columns); header required."),
+    data: Path = typer.Argument(..., help="CSV: t, q1..qn, tau1..taun (or q, qd, qdd, tau columns; or motor-side "
+                                          "t, qm1..qmn, taum1..taumn with --transmission); header required."),
     method: str = typer.Option("ols", "--method", help="ols, wls (per-joint noise weights), irls (robust) or "
                                                        "physical (consistent standard parameters)."),
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Identify Fc, Fv and offsets per joint."),
-    cutoff: float = typer.Option(None, "--cutoff", help="Low-pass cut-off (Hz) for q and tau; default rate/20."),
-    decimate: int = typer.Option(None, "--decimate", help="Decimation factor; default rate/(4 cutoff)."),
+    cutoff: str = typer.Option(None, "--cutoff", help="Low-pass cut-off (Hz) for q and tau, or 'auto' (default: "
+                                                      "from the spectrum of q, see docs/identification.md)."),
+    decimate: int = typer.Option(None, "--decimate", help="Decimation factor; default rate/(4 cutoff), at least "
+                                                          "the samples the fit needs."),
+    transmission: Path = typer.Option(None, "--transmission", help="Transmission file (YAML: gear_ratios, coupling, "
+                                                                    "drive_gains): identify every motor's rotor "
+                                                                    "inertia and friction; accepts motor-side CSVs."),
+    min_velocity: float = typer.Option(None, "--min-velocity", help="Drop a joint's equations where |qd| is below "
+                                                                    "this (rad/s)."),
     out: Path = typer.Option(None, "--out", help="Write the result as YAML here."),
     plot: Path = typer.Option(None, "--plot", help="Write measured vs predicted torques to this PNG file."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Identify the base parameters (and friction) from measured positions and torques, by least squares."""
+    from robodyn.dynamics.transmission import joint_from_motor, joint_torques_from_motor, load_transmission
     from robodyn.identification import identify, prepare_identification_data
 
     with user_errors():
         r = get_robot(robot)
         _check_folder(out, "--out")
         _check_folder(plot, "--plot")
-        m = read_measurements(data, r.n)
+        tr = None if transmission is None else load_transmission(transmission, r.n)
+        m = read_measurements(data, r.n, motor=tr is not None)
+        if m["motor"]:
+            m["q"], m["tau"] = joint_from_motor(tr, m["q"]), joint_torques_from_motor(tr, m["tau"])
         if m["qd"] is None:
-            d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff=cutoff, decimate=decimate)
+            d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff=_float_or_auto(cutoff, "--cutoff"),
+                                            decimate=decimate)
             t, q, qd, qdd, tau = d.t, d.q, d.qd, d.qdd, d.tau
-            prepared = {"cutoff_hz": d.cutoff, "decimate": d.decimate, "rate_hz": d.rate}
+            prepared = d.report()
         else:
             if cutoff is not None or decimate is not None:
                 raise InputError("--cutoff and --decimate apply to t, q, tau data; this file gives qd and qdd")
             t, q, qd, qdd, tau = m["t"], m["q"], m["qd"], m["qdd"], m["tau"]
             prepared = None
-        res = identify(r, q, qd, qdd, tau, method=method, friction=friction)
+        res = identify(r, q, qd, qdd, tau, method=method, friction=friction, transmission=tr,
+                       min_velocity=min_velocity)
         pred = res.predict(q, qd, qdd)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         if out is not None:
@@ -88,6 +129,7 @@ def identify_command(
            for j in range(r.n)]
     if as_json:
         print_json({**res.to_dict(), "fit": fit, "prepared": prepared, "samples_used": len(q),
+                    "motor_side_data": m["motor"],
                     "max_abs_prediction_error": float(np.max(np.abs(pred - tau))),
                     "out": None if out is None else str(out), "plot": None if plot is None else str(plot)})
         return
@@ -102,8 +144,10 @@ def identify_command(
                           f"{row['relative_percent']:.3g}")
     console.print(fit_table)
     if prepared is not None:
-        console.print(f"filtered at {prepared['cutoff_hz']:g} Hz (zero-phase Butterworth), decimated by "
-                      f"{prepared['decimate']} from {prepared['rate_hz']:g} Hz", highlight=False)
+        console.print(prepared["summary"], highlight=False)
+    if res.solver is not None:
+        console.print(f"solver {res.solver['name']}: {res.solver['status']} after {res.solver['iterations']} "
+                      f"iterations, constraint violation {res.solver['constraint_violation']:.2g}", highlight=False)
     if res.message:
         console.print(f"note: {res.message}", highlight=False)
     if out is not None:
@@ -123,6 +167,8 @@ def excite_command(
     seed: int = typer.Option(0, "--seed", help="Random seed of the starting coefficients."),
     max_iterations: int = typer.Option(100, "--max-iterations", help="Iteration limit of the optimiser."),
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Include friction columns in cond(W)."),
+    unlimited: bool = typer.Option(False, "--unlimited", help="Accept a robot without joint limits (±π rad / "
+                                                              "±0.5 m: may be unsafe on hardware)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """An excitation trajectory (Swevers): Fourier series minimising cond(W) of the base parameters within the
@@ -134,7 +180,7 @@ def excite_command(
         r = get_robot(robot)
         _check_folder(out, "--out")
         tr = excitation_trajectory(r, duration, harmonics=harmonics, base_frequency=base_frequency, seed=seed,
-                                   max_iterations=max_iterations, friction=friction)
+                                   max_iterations=max_iterations, friction=friction, unlimited=unlimited)
         t = tr.times(rate)
         q, qd, qdd = tr.sample(t)
         n = r.n

@@ -21,7 +21,7 @@ whose joint-side form has the reflected rotor inertia J_qm⁻ᵀ J_m J_qm⁻¹, 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,16 +47,28 @@ class Transmission:
     J_qm : array_like (n, n)
         ∂q/∂q_m [9.31], invertible.  Use :meth:`gears` for diagonal gear ratios and :meth:`from_motor_matrix`
         for a joint-to-motor matrix (q_m = J_mq q, e.g. libbarrett's ``j2mp``).
-    J_m : array_like (n,)
-        Rotor (and transmission) inertias on the motor side (kg m²), ≥ 0.
+    J_m : array_like (n,), optional
+        Rotor (and transmission) inertias on the motor side (kg m²), ≥ 0 (default 0: unknown, e.g. the
+        parameters that :func:`robodyn.identify` estimates with ``transmission=``).
     Fv_m, Fc_m : array_like (n,), optional
         Motor-side viscous (N m s/rad) and Coulomb (N m) friction, ≥ 0 (default 0).
+    gains : array_like (n,), optional
+        Drive gains k_i > 0: the motor torque is τ_mi = k_i u_i for a drive command u_i (a current, A → N m/A);
+        default 1 (the data are motor torques).  Used by :func:`joint_torques_from_motor`.
+
+    Attributes
+    ----------
+    J_mq : ndarray (n, n)
+        q_m = J_mq q, the inverse of J_qm (exactly the matrix given to :meth:`from_motor_matrix` or ``diag(N)`` of
+        :meth:`gears`).
     """
 
     J_qm: np.ndarray
-    J_m: np.ndarray
+    J_m: np.ndarray | None = None
     Fv_m: np.ndarray | None = None
     Fc_m: np.ndarray | None = None
+    gains: np.ndarray | None = None
+    J_mq: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
@@ -67,34 +79,64 @@ class Transmission:
         if np.linalg.matrix_rank(J) < n:
             raise ModelError("Transmission: J_qm is singular; every joint must be driven, give an invertible dq/dq_m")
         put("J_qm", _frozen(J))
+        put("J_mq", _frozen(np.linalg.inv(J)))
         for key in ("J_m", "Fv_m", "Fc_m"):
             put(key, motor_vector("Transmission", key, getattr(self, key), n, positive=False))
+        put("gains", motor_vector("Transmission", "gains", np.ones(n) if self.gains is None else self.gains, n,
+                                  positive=True))
 
     @property
     def n(self) -> int:
         return int(self.J_qm.shape[0])
 
+    @property
+    def coupled(self) -> np.ndarray:
+        """bool (n,): motor i drives more than one joint (row i of J_mq has more than one nonzero entry)."""
+        return np.count_nonzero(self.J_mq, axis=1) > 1
+
     @classmethod
-    def gears(cls, N, J_m, Fv_m=None, Fc_m=None) -> "Transmission":
+    def gears(cls, N, J_m=None, Fv_m=None, Fc_m=None, gains=None) -> "Transmission":
         """Independent gears with ratios N_j = q̇_mj / q̇_j (nonzero; sign gives the rotation sense)."""
         N = np.array(N, dtype=float)
         if N.ndim != 1 or np.any(N == 0) or not np.all(np.isfinite(N)):
             raise ModelError(f"Transmission.gears: N = {N.tolist()}; give one finite nonzero ratio per joint")
-        return cls(np.diag(1.0 / N), J_m, Fv_m, Fc_m)
+        return _with_motor_matrix(cls(np.diag(1.0 / N), J_m, Fv_m, Fc_m, gains), np.diag(N))
 
     @classmethod
-    def from_motor_matrix(cls, J_mq, J_m, Fv_m=None, Fc_m=None) -> "Transmission":
-        """From the joint-to-motor matrix q_m = J_mq q (libbarrett's ``j2mp``): J_qm = J_mq⁻¹."""
-        J_mq = np.array(J_mq, dtype=float)
-        if J_mq.ndim != 2 or J_mq.shape[0] != J_mq.shape[1] or np.linalg.matrix_rank(J_mq) < J_mq.shape[0]:
-            raise ModelError(f"Transmission.from_motor_matrix: J_mq has shape {J_mq.shape}; give an invertible square matrix")
-        return cls(np.linalg.inv(J_mq), J_m, Fv_m, Fc_m)
+    def from_motor_matrix(cls, J_mq, J_m=None, Fv_m=None, Fc_m=None, gains=None) -> "Transmission":
+        """From the joint-to-motor matrix q_m = J_mq q (libbarrett's ``j2mp``): J_qm = J_mq⁻¹.
+
+        The motor constants are optional (default 0): they are what identification with ``transmission=``
+        estimates.  A singular or ill-conditioned J_mq (cond > 1e12) is refused.
+        """
+        J_mq = as_real_array("J_mq", J_mq).astype(float)
+        if J_mq.ndim != 2 or J_mq.shape[0] != J_mq.shape[1] or J_mq.shape[0] == 0 or not np.all(np.isfinite(J_mq)):
+            raise ModelError(f"Transmission.from_motor_matrix: J_mq has shape {J_mq.shape}; give a finite square "
+                             "(n, n) matrix, q_m = J_mq q")
+        if np.linalg.matrix_rank(J_mq) < J_mq.shape[0] or np.linalg.cond(J_mq) > 1e12:
+            raise ModelError("Transmission.from_motor_matrix: J_mq is singular (a motor is a combination of the "
+                             "others, or a joint is driven by no motor); give an invertible joint-to-motor matrix")
+        return _with_motor_matrix(cls(np.linalg.inv(J_mq), J_m, Fv_m, Fc_m, gains), J_mq)
 
     @property
     def reflected_inertia(self) -> np.ndarray:
         """Rotor inertia seen from the joints, J_qm⁻ᵀ J_m J_qm⁻¹ (n, n); diag(N² J_m) = Ia for gears [9.29]."""
-        Jinv = np.linalg.inv(self.J_qm)
-        return Jinv.T @ np.diag(self.J_m) @ Jinv
+        return self.J_mq.T @ np.diag(self.J_m) @ self.J_mq
+
+    def replace(self, **changes) -> "Transmission":
+        """A copy with some of J_m, Fv_m, Fc_m, gains changed (the coupling matrix is kept exactly)."""
+        unknown = set(changes) - {"J_m", "Fv_m", "Fc_m", "gains"}
+        if unknown:
+            raise InputError(f"Transmission.replace: unknown field(s) {', '.join(sorted(unknown))}; "
+                             "give J_m, Fv_m, Fc_m or gains")
+        values = {k: getattr(self, k) for k in ("J_m", "Fv_m", "Fc_m", "gains")} | changes
+        return _with_motor_matrix(Transmission(self.J_qm, **values), self.J_mq)
+
+
+def _with_motor_matrix(tr: Transmission, J_mq: np.ndarray) -> Transmission:
+    """``tr`` holding the joint-to-motor matrix exactly as given (not the round-off of inv(inv(J_mq)))."""
+    object.__setattr__(tr, "J_mq", _frozen(np.array(J_mq, dtype=float)))
+    return tr
 
 
 def joint_from_motor(tr: Transmission, qm) -> np.ndarray:
@@ -126,7 +168,7 @@ def motor_from_joint(tr: Transmission, q) -> np.ndarray:
     ndarray (..., n)  motor positions (rad) or rates; float32 if ``q`` is.
     """
     a = _vec(tr, "q", q)
-    return finite_result("motor_from_joint", a @ np.linalg.inv(tr.J_qm).T.astype(a.dtype))
+    return finite_result("motor_from_joint", a @ tr.J_mq.T.astype(a.dtype))
 
 
 def actuator_torques(tr: Transmission, tau) -> np.ndarray:
@@ -143,6 +185,44 @@ def actuator_torques(tr: Transmission, tau) -> np.ndarray:
     """
     a = _vec(tr, "tau", tau)
     return finite_result("actuator_torques", a @ tr.J_qm.astype(a.dtype))
+
+
+def joint_torques_from_motor(tr: Transmission, tau_m) -> np.ndarray:
+    """Joint torques Γ = J_mqᵀ (k ⊙ τ_m) from motor torques (or drive commands), the inverse of
+    :func:`actuator_torques` [9.32]–[9.33].
+
+    Parameters
+    ----------
+    tr : Transmission
+    tau_m : array_like (..., n)
+        Motor torques (N m) — or drive commands u (e.g. currents, A) when ``tr.gains`` holds the drive gains k
+        (N m per unit of u): τ_m = k ⊙ u.
+
+    Returns
+    -------
+    ndarray (..., n)  joint torques (N m) / forces (N); float32 if ``tau_m`` is.
+    """
+    a = _vec(tr, "tau_m", tau_m)
+    return finite_result("joint_torques_from_motor", (a * tr.gains.astype(a.dtype)) @ tr.J_mq.astype(a.dtype))
+
+
+def transmission_torques(tr: Transmission, qd, qdd) -> np.ndarray:
+    """Joint-side torques of the rotors and motor friction, J_mqᵀ (J_m q̈_m + F_vm q̇_m + F_cm sign(q̇_m)),
+    with q̇_m = J_mq q̇ (the terms :func:`motor_inverse_dynamics` adds, seen from the joints).
+
+    Parameters
+    ----------
+    tr : Transmission
+    qd, qdd : array_like (..., n) — joint velocities and accelerations.
+
+    Returns
+    -------
+    ndarray (..., n) (N m | N); ``inverse_dynamics(robot, q, qd, qdd) + transmission_torques(tr, qd, qdd)`` is
+    J_mqᵀ τ_m of :func:`motor_inverse_dynamics` (for ``robot.Ia = 0``).
+    """
+    qd, qdd = _vec(tr, "qd", qd), _vec(tr, "qdd", qdd)
+    J = tr.J_mq.astype(np.result_type(qd, qdd))
+    return finite_result("transmission_torques", _rotor_torques(tr, qd @ J.T, qdd @ J.T) @ J)
 
 
 def motor_inertia_matrix(robot: Robot, tr: Transmission, qm, method: str = "composite") -> np.ndarray:
@@ -298,3 +378,95 @@ def motor_vector(owner: str, key: str, value, n: int, positive: bool) -> np.ndar
     if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v <= 0 if positive else v < 0):
         raise ModelError(f"{owner}: {key} = {np.asarray(value).tolist()}; give {n} finite numbers, every entry must be {bound}")
     return _frozen(v)
+
+
+#: Keys of a transmission file (see :func:`load_transmission`).
+TRANSMISSION_KEYS = ("gear_ratios", "coupling", "motor_matrix", "drive_gains", "rotor_inertia", "viscous", "coulomb")
+
+
+def load_transmission(path, n: int | None = None) -> Transmission:
+    """Read a transmission file (YAML, through the hardened model-file reader of :mod:`robodyn.model.io`).
+
+    Format (every key optional except one of ``gear_ratios`` / ``motor_matrix``)::
+
+        gear_ratios: [100, 100, 100, 80, 80, 50]    # N_i: q_mi = N_i q_i + coupling terms (J_mq's diagonal)
+        coupling:                                   # off-diagonal entries of J_mq (motor and joint numbered from 1)
+          - {motor: 6, joint: 5, value: 50}         # motor 6 also turns with q5: q_m6 = 50 q5 + 50 q6
+        drive_gains: [0.2, 0.2, 0.2, 0.1, 0.1, 0.1] # k_i (N m per unit of the drive command): τ_mi = k_i u_i
+        rotor_inertia: [...]                        # J_m (kg m²), viscous Fv_m, coulomb Fc_m: known motor constants
+
+    or ``motor_matrix: [[...], ...]``, the whole J_mq (q_m = J_mq q), instead of ``gear_ratios`` and ``coupling``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+    n : int, optional — the number of joints of the robot; a file of another size is refused.
+
+    Raises
+    ------
+    ModelFileError
+        Unreadable file, not valid YAML, an unknown key, a malformed entry (the message names the key and entry).
+    ModelError
+        A singular coupling matrix, a non-positive drive gain.
+    """
+    from robodyn.errors import ModelFileError
+    from robodyn.model.io import read_yaml_file
+
+    where = f"transmission file {str(path)!r}"
+    doc = read_yaml_file(path, where)
+    if not isinstance(doc, dict):
+        raise ModelFileError(f"{where}: expected a mapping with keys {', '.join(TRANSMISSION_KEYS)}")
+    unknown = sorted(str(k) for k in doc if k not in TRANSMISSION_KEYS)
+    if unknown:
+        raise ModelFileError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
+                             f"{', '.join(TRANSMISSION_KEYS)}")
+
+    def numbers(key, shape=None):
+        try:
+            a = np.array(doc[key], dtype=float)
+        except (TypeError, ValueError):
+            raise ModelFileError(f"{where}: {key} must hold numbers") from None
+        if (shape is not None and a.shape != shape) or not np.all(np.isfinite(a)):
+            want = "finite numbers" if shape is None else f"{shape[0]} finite numbers" if len(shape) == 1 else \
+                f"a {shape[0]} x {shape[1]} matrix of finite numbers"
+            raise ModelFileError(f"{where}: {key} has shape {a.shape}; give {want}")
+        return a
+
+    if ("motor_matrix" in doc) == ("gear_ratios" in doc):
+        raise ModelFileError(f"{where}: give either gear_ratios (with optional coupling) or motor_matrix")
+    if "motor_matrix" in doc:
+        if "coupling" in doc:
+            raise ModelFileError(f"{where}: coupling goes with gear_ratios; motor_matrix already holds every entry")
+        J = numbers("motor_matrix")
+        if J.ndim != 2 or J.shape[0] != J.shape[1]:
+            raise ModelFileError(f"{where}: motor_matrix has shape {J.shape}; give a square matrix, one row per motor")
+    else:
+        N = numbers("gear_ratios")
+        if N.ndim != 1 or N.size == 0:
+            raise ModelFileError(f"{where}: gear_ratios has shape {N.shape}; give one ratio per joint")
+        J = np.diag(N)
+        entries = doc.get("coupling") or []
+        if not isinstance(entries, list):
+            raise ModelFileError(f"{where}: coupling must be a list of {{motor: i, joint: j, value: x}}")
+        for k, e in enumerate(entries, 1):
+            if not isinstance(e, dict) or set(e) != {"motor", "joint", "value"}:
+                raise ModelFileError(f"{where}: coupling entry {k} must be {{motor: i, joint: j, value: x}}")
+            i, j, v = e["motor"], e["joint"], e["value"]
+            size = N.size
+            if not (isinstance(i, int) and isinstance(j, int) and 1 <= i <= size and 1 <= j <= size) or i == j:
+                raise ModelFileError(f"{where}: coupling entry {k}: motor {i!r}, joint {j!r}; give two different "
+                                     f"numbers from 1 to {size} (the diagonal is gear_ratios)")
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v):
+                raise ModelFileError(f"{where}: coupling entry {k}: value {v!r} is not a finite number")
+            J[i - 1, j - 1] = v
+    size = J.shape[0]
+    if n is not None and size != n:
+        raise ModelFileError(f"{where}: {size} motors but the robot has n = {n} joints; give one gear ratio per joint")
+    extra = {}
+    for key, arg in (("drive_gains", "gains"), ("rotor_inertia", "J_m"), ("viscous", "Fv_m"), ("coulomb", "Fc_m")):
+        if key in doc:
+            extra[arg] = numbers(key, (size,))
+    try:
+        return Transmission.from_motor_matrix(J, **extra)
+    except ModelError as exc:
+        raise ModelError(f"{where}: {exc}") from None

@@ -28,5 +28,13 @@ from robodyn.identification.wam import wam_gravity_study
 # dynamic identification: excitation, data preparation, least squares
 from robodyn.identification.excitation import ExcitationTrajectory, excitation_trajectory
 from robodyn.identification.data import IdentificationData, prepare_identification_data
-from robodyn.identification.dynamic import Identification, IdentificationError, identify, pseudo_inertia
+from robodyn.identification.dynamic import (
+    EssentialParameters,
+    Identification,
+    IdentificationError,
+    essential_parameters,
+    identify,
+    pseudo_inertia,
+)
+from robodyn.identification.payload import DriveGains, Payload, identify_drive_gains, identify_payload
 # --- end dynamic identification ---

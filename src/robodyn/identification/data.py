@@ -20,9 +20,25 @@ from robodyn.errors import InputError
 DEFAULT_ORDER = 4
 
 
+#: ``cutoff="auto"``: the cut-off is at least this many times the bandwidth of the measured positions (Gautier's
+#: rule of thumb: the filter's cut-off at 5 to 10 times the bandwidth of the motion, so that it passes intact).
+AUTO_FACTOR = 5.0
+#: ``cutoff="auto"``: q_j holds signal up to the highest frequency where its (smoothed) periodogram exceeds this
+#: many times its noise floor.
+AUTO_SNR = 10.0
+#: ``cutoff="auto"``: the bandwidth of q is the frequency below which this fraction of its energy lies.
+AUTO_ENERGY = 0.99
+#: ``cutoff="auto"``: upper bound as a fraction of the sampling rate (0.4 × the Nyquist frequency).
+AUTO_MAX_FRACTION = 0.2
+#: Default decimation never keeps fewer samples than this (or all of them, when there are fewer).
+MIN_KEPT = 2000
+#: A row is at standstill when every joint's |q̇| is below this fraction of its largest |q̇| in the run.
+STANDSTILL = 0.01
+
+
 @dataclass(frozen=True, eq=False)
 class IdentificationData:
-    """Filtered, differentiated and decimated data.
+    """Filtered, differentiated and decimated data, and what was done to them.
 
     Attributes
     ----------
@@ -31,7 +47,13 @@ class IdentificationData:
     tau : ndarray (N, n) — torques (N m | N), filtered with the same filter as q
     cutoff : float — cut-off frequency used (Hz)
     decimate : int — decimation factor used
-    rate : float — sampling rate of the input (Hz)
+    rate : float — sampling rate (Hz) of the filtered signal (after resampling, if any)
+    cutoff_rule : str — how the cut-off was chosen (the value given, or the automatic rule and its numbers)
+    bandwidth : float — the frequency below which 99 % of the energy of the measured q lies (Hz, largest joint)
+    trimmed : tuple (int, int) — samples removed at the start and at the end (filter transients and standstill),
+        counted at the input (resampled) rate
+    standstill : tuple (int, int) — of those, the samples of standstill before the motion starts and after it ends
+    resampled : str — "" for uniform time stamps, else the resampling done (method, step, jitter)
     """
 
     t: np.ndarray
@@ -42,6 +64,23 @@ class IdentificationData:
     cutoff: float
     decimate: int
     rate: float
+    cutoff_rule: str = ""
+    bandwidth: float = float("nan")
+    trimmed: tuple = (0, 0)
+    standstill: tuple = (0, 0)
+    resampled: str = ""
+
+    def report(self) -> dict:
+        """Plain data of the preparation (what the ``identify`` command prints), with a one-line ``summary``."""
+        summary = (f"filtered at {self.cutoff:g} Hz ({self.cutoff_rule}; zero-phase Butterworth), decimated by "
+                   f"{self.decimate} from {self.rate:g} Hz; trimmed {self.trimmed[0]} + {self.trimmed[1]} samples "
+                   f"(filter transients; standstill {self.standstill[0]} + {self.standstill[1]})")
+        if self.resampled:
+            summary += f"; {self.resampled}"
+        return {"cutoff_hz": self.cutoff, "decimate": self.decimate, "rate_hz": self.rate,
+                "cutoff_rule": self.cutoff_rule, "bandwidth_hz": self.bandwidth,
+                "trimmed": list(self.trimmed), "standstill": list(self.standstill), "resampled": self.resampled,
+                "samples": int(self.t.size), "summary": summary}
 
 
 def check_samples(q, tau, names=("q", "tau")) -> tuple[np.ndarray, np.ndarray]:
@@ -66,35 +105,144 @@ def check_samples(q, tau, names=("q", "tau")) -> tuple[np.ndarray, np.ndarray]:
     return arrays[0], arrays[1]
 
 
-def prepare_identification_data(t, q, tau, cutoff: float | None = None, decimate: int | None = None,
-                                order: int = DEFAULT_ORDER) -> IdentificationData:
-    """Filter q and τ (zero-phase Butterworth), differentiate q, decimate.
+def position_bandwidth(t, q, energy: float = AUTO_ENERGY) -> float:
+    """The frequency (Hz) below which ``energy`` (default 99 %) of the energy of q lies, largest over the joints.
+
+    Periodogram (``scipy.signal.periodogram``, Hann window, linear trend removed: a motion that does not end
+    where it started leaks no 1/f² tail) of each joint's measured q on a uniform grid ``t``.
 
     Parameters
     ----------
-    t : array (N,) s — sampling instants, uniformly spaced (relative spread of the steps ≤ 1e-6).
-    q : array (N, n) — measured positions (rad | m).
-    tau : array (N, n) — measured torques (N m | N).
-    cutoff : float or None
-        Cut-off frequency of the low-pass filter (Hz).  Default: rate / 20 (a tenth of the Nyquist frequency:
-        50 Hz at 1 kHz), well above the bandwidth of an excitation trajectory (H f_f, a few Hz) and low enough
-        that the differentiated noise of q̈ stays small.
-    decimate : int or None
-        Keep one sample in ``decimate`` after filtering.  Default: the largest factor whose new Nyquist
-        frequency is still twice the cut-off, ⌊rate / (4 cutoff)⌋ (5 with the default cut-off).
-    order : int
-        Butterworth order (default 4); the forward-backward pass (scipy.signal.filtfilt) gives zero phase and
-        twice the order.
+    t : array (N,) s, uniform;  q : array (N, n)
 
     Returns
     -------
-    IdentificationData with t, q, qd, qdd, tau (decimated, N' rows).
+    float (Hz); the first non-zero frequency of the periodogram for a joint that does not move.
+    """
+    f, P = position_spectrum(t, q)
+    cum = np.cumsum(P[1:], axis=0)
+    total = cum[-1]
+    out = f[1]
+    for j in range(P.shape[1]):
+        if total[j] > 0:
+            k = int(np.searchsorted(cum[:, j], energy * total[j]))
+            out = max(out, float(f[1 + min(k, len(f) - 2)]))
+    return out
+
+
+def noise_frequency(t, q, snr: float = AUTO_SNR) -> float:
+    """The frequency (Hz) above which the measured q is noise, largest over the joints.
+
+    For each joint: the noise floor is the median of the periodogram of q_j over the upper half of the band
+    (where a measured position holds only sensor noise and quantisation); q_j carries signal up to the highest
+    frequency where its periodogram, smoothed over 9 bins, exceeds ``snr`` (10) times that floor.
+    """
+    from scipy.ndimage import uniform_filter1d
+
+    f, P = position_spectrum(t, q)
+    out = float(f[1])
+    for j in range(P.shape[1]):
+        floor = float(np.median(P[len(f) // 2:, j]))
+        above = np.flatnonzero(uniform_filter1d(P[:, j], 9) > snr * floor)
+        if above.size:
+            out = max(out, float(f[above[-1]]))
+    return out
+
+
+def auto_cutoff(t, q) -> tuple[float, str, float]:
+    """The cut-off of ``cutoff="auto"``: (Hz, the rule with its numbers, the bandwidth of q in Hz).
+
+    cutoff = clip(f_noise, AUTO_FACTOR × f_99, 0.2 × rate): f_noise the frequency above which q is noise
+    (:func:`noise_frequency`), f_99 the bandwidth of q (:func:`position_bandwidth`).  Filtering at the noise
+    frequency keeps every part of the motion that the encoders resolve and removes the noise that the double
+    differentiation amplifies by ω² (Gautier); the floor keeps the motion itself intact (cut-off ≥ 5 × its
+    bandwidth, Gautier's rule of thumb), the ceiling leaves the filter a transition band below Nyquist.
+    """
+    tt = np.asarray(t, dtype=float)
+    rate = (tt.size - 1) / (tt[-1] - tt[0])
+    band, fn = position_bandwidth(tt, q), noise_frequency(tt, q)
+    lo, hi = AUTO_FACTOR * band, AUTO_MAX_FRACTION * rate
+    fc = min(max(fn, lo), hi)
+    why = ("q is noise above it" if fc == fn else f"at least {AUTO_FACTOR:g} x the {band:.3g} Hz bandwidth of q"
+           if fc == lo else f"at most {AUTO_MAX_FRACTION:g} x the rate")
+    return fc, f"auto: {why}; noise above {fn:.3g} Hz, 99 % of the energy of q below {band:.3g} Hz", band
+
+
+def position_spectrum(t, x) -> tuple[np.ndarray, np.ndarray]:
+    """(f (F,) Hz, power spectral density (F, n)) of each column of x sampled at the uniform times t."""
+    from scipy.signal import periodogram
+
+    tt = np.asarray(t, dtype=float)
+    xx = np.asarray(x, dtype=float)
+    if xx.ndim == 1:
+        xx = xx[:, None]
+    rate = (tt.size - 1) / (tt[-1] - tt[0])
+    f, P = periodogram(xx, fs=rate, window="hann", detrend="linear", axis=0)
+    return f, P
+
+
+def _uniform(tt: np.ndarray, qq: np.ndarray, tq: np.ndarray):
+    """Uniform time stamps, or jittered ones resampled onto a uniform grid: (t, q, tau, h, note)."""
+    dt = np.diff(tt)
+    if np.any(dt <= 0):
+        row = int(np.flatnonzero(dt <= 0)[0]) + 1
+        raise InputError(f"t must increase strictly; row {row} (0-based) is not after the one before")
+    h = float(np.mean(dt))
+    spread = float(np.max(np.abs(dt - h))) / h
+    if spread <= 1e-6:
+        return tt, qq, tq, h, ""
+    from scipy.interpolate import CubicSpline
+
+    step = float(np.median(dt))
+    gap = int(np.argmax(dt))
+    if dt[gap] > 5 * step:
+        raise InputError(f"t has a gap of {dt[gap]:g} s before row {gap + 1} (0-based), {dt[gap] / step:.3g} times "
+                         f"the median step {step:g} s; split the log there and prepare each part on its own")
+    grid = tt[0] + step * np.arange(int(np.floor((tt[-1] - tt[0]) / step + 1e-9)) + 1)
+    # one linear operator on both sides of Γ = D K, as the filter ("parallel" preparation)
+    qs, ts = CubicSpline(tt, qq, axis=0)(grid), CubicSpline(tt, tq, axis=0)(grid)
+    note = (f"non-uniform time stamps (steps {dt.min():g} to {dt.max():g} s) resampled by cubic spline onto a "
+            f"uniform grid of {step:g} s (the median step), {grid.size} samples")
+    return grid, qs, ts, step, note
+
+
+def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", decimate: int | None = None,
+                                order: int = DEFAULT_ORDER, trim: bool = True) -> IdentificationData:
+    """Filter q and τ (zero-phase Butterworth), differentiate q, trim transients and standstill, decimate.
+
+    Parameters
+    ----------
+    t : array (N,) s — sampling instants, strictly increasing.  Uniform steps (relative spread ≤ 1e-6) are used as
+        they are; jittered steps (a controller log stepping by 10 or 12 ms) are resampled by a cubic spline of q and
+        τ onto a uniform grid at the median step (reported in ``resampled``); a gap of more than 5 median steps is
+        refused.
+    q : array (N, n) — measured positions (rad | m).
+    tau : array (N, n) — measured torques (N m | N).
+    cutoff : float, "auto" or None
+        Cut-off frequency of the low-pass filter (Hz).  ``"auto"`` (default; None means the same): from the
+        spectrum of the measured q (:func:`auto_cutoff`): the frequency above which q is noise (its periodogram
+        within 10× its noise floor), at least 5 × the bandwidth of q (99 % of its energy; Gautier's rule of
+        thumb of a cut-off 5 to 10 times the bandwidth of the motion), at most 0.2 × the sampling rate.
+        ``cutoff_rule`` on the result states the numbers.
+    decimate : int or None
+        Keep one sample in ``decimate`` after filtering.  Default: ⌊rate / (4 cutoff)⌋ (the decimated data still
+        have a Nyquist frequency of twice the cut-off), reduced so that at least ``MIN_KEPT`` (2000) samples
+        remain (all of them when there are fewer).
+    order : int
+        Butterworth order (default 4); the forward-backward pass (scipy.signal.filtfilt) gives zero phase and
+        twice the order.
+    trim : bool
+        Remove the filter's edge transients — 3 × order / (2π cutoff) seconds at each end, a few time
+        constants of the filter — and the standstill before the motion starts and after it ends (rows where every
+        joint's |q̇| is below 1 % of its largest |q̇|); reported in ``trimmed`` and ``standstill``.
+
+    Returns
+    -------
+    IdentificationData with t, q, qd, qdd, tau (trimmed and decimated, N' rows) and the report of what was done.
 
     Notes
     -----
-    q̇ and q̈ are central differences of the filtered q (second order, ``numpy.gradient``; one-sided at the
-    ends).  The first and last ``3 (order + 1)`` samples of the filtered signals carry the filter's edge
-    transients (they are kept; trim them if the measurement starts or ends abruptly).
+    q̇ and q̈ are central differences of the filtered q (second order, ``numpy.gradient``; one-sided at the ends).
     """
     from scipy.signal import butter, filtfilt
 
@@ -107,32 +255,51 @@ def prepare_identification_data(t, q, tau, cutoff: float | None = None, decimate
     if not np.all(np.isfinite(tt)):
         row = int(np.flatnonzero(~np.isfinite(tt))[0])
         raise InputError(f"t: row {row} (0-based) is {tt[row]}; give finite times")
+    if int(order) != order or order < 1:
+        raise InputError(f"order = {order!r}; give an integer >= 1")
     pad = 3 * (int(order) + 1)
     if tt.size <= pad + 2:
         raise InputError(f"{tt.size} samples are too few to filter with order {order}; give more than {pad + 2}")
-    dt = np.diff(tt)
-    h = float(np.mean(dt))
-    if not h > 0 or np.any(dt <= 0):
-        row = int(np.flatnonzero(dt <= 0)[0]) + 1 if np.any(dt <= 0) else 1
-        raise InputError(f"t must increase strictly; row {row} (0-based) is not after the one before")
-    spread = float(np.max(np.abs(dt - h))) / h
-    if spread > 1e-6:
-        row = int(np.argmax(np.abs(dt - h))) + 1
-        raise InputError(f"t is not uniformly sampled (step before row {row} differs from the mean step {h:g} s by "
-                         f"{spread:.2g} relative); resample the data on a uniform grid first")
+    tt, qq, tq, h, resampled = _uniform(tt, qq, tq)
     rate = 1.0 / h
-    fc = rate / 20.0 if cutoff is None else float(cutoff)
+    if cutoff is None or (isinstance(cutoff, str) and cutoff == "auto"):
+        fc, rule, bandwidth = auto_cutoff(tt, qq)
+    else:
+        bandwidth = position_bandwidth(tt, qq)
+        if isinstance(cutoff, str):
+            raise InputError(f"cutoff = {cutoff!r}; give a frequency in Hz or 'auto'")
+        fc = float(as_real_array("cutoff", cutoff))
+        rule = "given"
     if not (np.isfinite(fc) and 0 < fc < rate / 2):
         raise InputError(f"cutoff = {cutoff!r} Hz; give a frequency between 0 and the Nyquist frequency {rate / 2:g} Hz")
-    r = max(1, int(np.floor(rate / (4 * fc)))) if decimate is None else decimate
-    if int(r) != r or r < 1:
-        raise InputError(f"decimate = {decimate!r}; give an integer >= 1")
-    r = int(r)
     b, a = butter(int(order), fc / (rate / 2))
     qf = filtfilt(b, a, qq, axis=0)
     tf = filtfilt(b, a, tq, axis=0)
     qd = np.gradient(qf, h, axis=0, edge_order=2)
     qdd = np.gradient(qd, h, axis=0, edge_order=2)
-    keep = slice(None, None, r)
+    N = tt.size
+    first, last, still = 0, N, (0, 0)
+    if trim:
+        edge = int(np.ceil(3 * int(order) / (2 * np.pi * fc) * rate))
+        top = np.abs(qd).max(axis=0)
+        moving = np.any(np.abs(qd) > STANDSTILL * np.where(top > 0, top, np.inf), axis=1)
+        idx = np.flatnonzero(moving)
+        lo, hi = (int(idx[0]), int(idx[-1]) + 1) if idx.size else (0, N)
+        still = (lo, N - hi)
+        first, last = max(edge, lo), min(N - edge, hi)
+        if last - first < max(pad, 3):
+            raise InputError(f"after trimming the filter transients ({edge} samples at each end) and the standstill "
+                             f"({still[0]} + {still[1]} samples), {max(last - first, 0)} samples remain; give a "
+                             f"longer measurement or trim=False")
+    kept = last - first
+    if decimate is None:
+        r = max(1, min(int(np.floor(rate / (4 * fc))), kept // MIN_KEPT))
+    else:
+        r = decimate
+        if isinstance(r, bool) or int(r) != r or r < 1:
+            raise InputError(f"decimate = {decimate!r}; give an integer >= 1")
+    r = int(r)
+    keep = slice(first, last, r)
     return IdentificationData(t=tt[keep], q=qf[keep], qd=qd[keep], qdd=qdd[keep], tau=tf[keep], cutoff=fc,
-                              decimate=r, rate=rate)
+                              decimate=r, rate=rate, cutoff_rule=rule, bandwidth=bandwidth,
+                              trimmed=(first, N - last), standstill=still, resampled=resampled)

@@ -17,6 +17,12 @@ over-determined system  y = W K_B + ρ,  W (N n × b), which is solved
   to the base parameters ([9.40]), plus a small regularisation towards the standard parameters of the model
   given (the fit fixes only the base parameters; the regularisation picks the consistent set nearest the model).
 
+With a transmission (``transmission=``), the rotor inertia and the viscous and Coulomb friction of every motor on
+q̇_m = J_mq q̇ are parameters too (De Luca; [9.29]–[9.33]), grouped with the link parameters by
+:func:`robodyn.base_parameters`.  ``min_velocity`` drops the rows of a joint's equation where that joint is too slow
+for the sign of its Coulomb friction to be trusted; ``weights`` weight the joints' equations.
+:func:`essential_parameters` reduces the base set to the parameters the data need (Pham & Gautier).
+
 The samples are reduced block by block: for each joint, the Gram matrix of [W_j y_j] is accumulated and factored
 at the end (R_j, (b + 1) × (b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j]), so memory does not grow with N and
 ‖y_j − W_j K‖ = ‖R_j [K; −1]‖.  The estimate is then solved from the triangular factor of the stacked R_j with
@@ -73,7 +79,15 @@ class Identification:
     robot : Robot or None — "physical": the model with the identified standard parameters, rotor inertias and
         friction (Stribeck terms removed); None for the other methods.
     standard : ndarray (p,) or None — "physical": the identified standard parameter vector (order of
-        ``standard_parameter_names(model, friction)``).
+        ``standard_parameter_names(model, friction, transmission)``).
+    transmission : Transmission or None — the transmission given (its motors' parameters are in ``names``).
+    identified_transmission : Transmission or None — "physical" with a transmission: the same coupling with the
+        identified rotor inertias J_m, viscous and Coulomb friction F_vm, F_cm of every motor.
+    equations : ndarray (n,) — equations (rows) of each joint used by the fit (``min_velocity`` drops some).
+    weights : ndarray (n,) — the user's per-joint weights of the fit (1 by default).
+    solver : dict or None — "physical": the conic solver, its status, iterations, the largest violation of the
+        constraints (pseudo-inertias ⪰ 0, bounds; after the final projection it is 0) and the solver's own
+        primal residual before it.
     """
 
     model: Robot
@@ -93,6 +107,11 @@ class Identification:
     message: str = ""
     robot: Robot | None = None
     standard: np.ndarray | None = field(default=None)
+    transmission: object = None
+    identified_transmission: object = None
+    equations: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    solver: dict | None = None
 
     @property
     def relative_std(self) -> np.ndarray:
@@ -164,10 +183,16 @@ class Identification:
             "noise_std": [float(x) for x in self.noise],
             "iterations": self.iterations, "converged": self.converged,
         }
+        if self.equations is not None:
+            d["equations_per_joint"] = [int(x) for x in self.equations]
+        if self.solver is not None:
+            d["solver"] = {k: (v if isinstance(v, (str, int)) else float(v)) for k, v in self.solver.items()}
+        if self.transmission is not None:
+            d["transmission"] = {"motor_matrix": [[float(x) for x in row] for row in self.transmission.J_mq]}
         if self.standard is not None:
             from robodyn.parameters.regressor import standard_parameter_names
 
-            d["standard_parameters"] = dict(zip(standard_parameter_names(self.model, self.friction),
+            d["standard_parameters"] = dict(zip(standard_parameter_names(self.model, self.friction, self.transmission),
                                                 (float(x) for x in self.standard)))
         return d
 
@@ -225,33 +250,45 @@ def _square(R: np.ndarray, m: int) -> np.ndarray:
     return out
 
 
-def _reduce(bp, q, qd, qdd, tau) -> np.ndarray:
+def _reduce(bp, q, qd, qdd, tau, use=None) -> np.ndarray:
     """Per-joint square-root factors R_j ((n, b + 1, b + 1)), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j].
 
     The Gram matrices are accumulated over blocks of samples (matrix products: the fast path for 10^5
     samples and more) and factored once at the end.  Their square roots carry the information of the data to
-    about √ε of each column's norm, which sets the identifiability tolerance (``RANK_TOL``).
+    about √ε of the largest column's norm, which sets the identifiability tolerance (``RANK_TOL``); the columns
+    are therefore accumulated scaled by their norms over the first block (the rotor columns of a transmission,
+    N² q̈_m, are 10^4 to 10^8 times those of a wrist's products of inertia), and the factors scaled back.
     """
     N, n = q.shape
     m = bp.count + 1
     G = np.zeros((n, m, m))
+    scale = None
     with progress("identification: regressor of the samples", total=N) as bar:
         for s in range(0, N, BLOCK):
-            _accumulate(G, bp, q, qd, qdd, tau, slice(s, s + BLOCK))
+            blk = slice(s, s + BLOCK)
+            if scale is None:
+                norms = np.append(np.linalg.norm(bp.regressor(q[blk], qd[blk], qdd[blk]), axis=(0, 1)),
+                                  np.linalg.norm(tau[blk]))
+                scale = np.where(finite_result("identify", norms) > 0, norms, 1.0)
+            _accumulate(G, bp, q, qd, qdd, tau, blk, use, scale)
             bar.update(completed=min(s + BLOCK, N))
     lam, V = np.linalg.eigh(0.5 * (finite_result("identify", G) + np.swapaxes(G, -1, -2)))
-    return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2)
+    return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2) * scale
 
 
-def _accumulate(G, bp, q, qd, qdd, tau, blk) -> None:
-    """Add the Gram matrices of [W_j y_j] of the samples ``blk`` to G (n, b + 1, b + 1), in place."""
+def _accumulate(G, bp, q, qd, qdd, tau, blk, use=None, scale=None) -> None:
+    """Add the Gram matrices of [W_j y_j] / scale of the samples ``blk`` to G (n, b + 1, b + 1), in place; ``use``
+    (N, n) bool, if given, selects the rows of each joint's equations."""
     n = q.shape[1]
     W = bp.regressor(q[blk], qd[blk], qdd[blk])  # (B, n, b)
     A = np.empty((n, W.shape[0], W.shape[2] + 1))  # [W_j y_j] of every joint, contiguous for the products
     A[..., :-1] = W.transpose(1, 0, 2)
     A[..., -1] = tau[blk].T
+    if scale is not None:
+        A /= scale
     for j in range(n):
-        G[j] += A[j].T @ A[j]
+        Aj = A[j] if use is None else A[j][use[blk, j]]
+        G[j] += Aj.T @ Aj
 
 
 def _stack(R: np.ndarray, weights=None) -> np.ndarray:
@@ -266,7 +303,9 @@ def _check_rank(Rg: np.ndarray, names, tol: float) -> None:
     T = Rg[:b, :b]
     scale = np.linalg.norm(T, axis=0)
     top = scale.max(initial=0.0)
-    dead = scale <= tol * top if top > 0 else np.ones(b, bool)
+    # a zero column (the factors resolve each column to ~√ε of its own norm, see _reduce): far below ``tol``, since
+    # the columns of one model may differ by 10^8 in norm (rotor columns N² q̈_m next to a wrist's XY)
+    dead = scale <= 1e-12 * top if top > 0 else np.ones(b, bool)
     Ts = T / np.where(dead, 1.0, scale)
     diag = np.abs(np.diag(Ts))
     bad = np.flatnonzero(dead | (diag <= tol))
@@ -306,6 +345,9 @@ def identify(
     regularization: float = 1e-6,
     min_mass: float = 0.0,
     rank_tol: float = RANK_TOL,
+    transmission=None,
+    min_velocity=None,
+    weights=None,
 ) -> Identification:
     """Identify the base parameters (and friction) of ``robot`` from measured samples.
 
@@ -315,14 +357,16 @@ def identify(
         The model: its geometry defines the regressor; its parameters are the prior of ``"physical"``.
     q, qd, qdd, tau : array (N, n)
         Joint positions, velocities, accelerations (rad, rad/s, rad/s² | m, …) and torques (N m | N), e.g. from
-        :func:`prepare_identification_data`.
+        :func:`prepare_identification_data`; joint-side (motor-side data: :func:`robodyn.joint_from_motor`,
+        :func:`robodyn.joint_torques_from_motor`).
     method : {"ols", "wls", "irls", "physical"}
         See the module documentation.
     friction : bool
-        Also identify Fc sign(q̇) + Fv q̇ + Foff of every joint ([9.26]–[9.28]).
+        Also identify Fc sign(q̇) + Fv q̇ + Foff of every joint ([9.26]–[9.28]) (and the motor friction with a
+        ``transmission``).
     base : BaseParameters or None
-        The base parameters to identify; default ``base_parameters(robot, friction=friction)`` (Khalil's rules;
-        the numeric QR set when the rules are not minimal).
+        The base parameters to identify; default ``base_parameters(robot, friction=friction,
+        transmission=transmission)`` (Khalil's rules; the numeric QR set when the rules are not minimal).
     robust : {"huber", "bisquare"}
         Weight function of ``"irls"``.
     max_iterations : int
@@ -333,6 +377,18 @@ def identify(
         ``"physical"``: lower bound on every link mass (kg).
     rank_tol : float
         Relative tolerance of the identifiability test (column-scaled W).
+    transmission : Transmission or None
+        The robot's motors and (coupled) transmissions: the rotor inertia ``Iam<i>`` and, with friction, the
+        Coulomb and viscous friction ``Fcm<i>``, ``Fvm<i>`` of every motor on q̇_m = J_mq q̇ are identified too
+        (grouped with the link parameters as :func:`robodyn.base_parameters` states; for ``"physical"`` they are
+        ≥ 0 and ``identified_transmission`` carries them).  A diagonal transmission gives the same estimates as
+        none.
+    min_velocity : float or array (n,) or None
+        Drop the rows of joint j's equation where |q̇_j| < min_velocity_j (rad/s | m/s): near a velocity
+        reversal the sign of the Coulomb friction in the model cannot be trusted.  Default: keep every row.
+    weights : array (n,) or None
+        Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
+        ``"wls"`` they multiply Gautier's 1/σ_j².  Default 1.
 
     Returns
     -------
@@ -341,9 +397,10 @@ def identify(
     Raises
     ------
     IdentificationError
-        Too few samples, or parameters the data do not excite (named).
+        Too few samples, or parameters the data do not excite (named); ``"physical"``: the solver did not
+        converge.
     InputError
-        Shapes, NaN rows (reported by row), unknown method.
+        Shapes, NaN rows (reported by row), unknown method, a transmission of the wrong size, bad weights.
     """
     check_robot(robot)
     from robodyn.parameters.base import base_parameters
@@ -353,47 +410,103 @@ def identify(
     if robust not in ("huber", "bisquare"):
         raise InputError(f"robust = {robust!r}; choose 'huber' or 'bisquare'")
     q, qd, qdd, tau = _samples(robot, q, qd, qdd, tau)
+    if transmission is not None:
+        from robodyn.parameters.regressor import standard_parameter_names
+
+        standard_parameter_names(robot, friction, transmission)  # checks the type and size of the transmission
     if base is None:
-        base = base_parameters(robot, friction=friction)
+        base = base_parameters(robot, friction=friction, transmission=transmission)
         if not base.minimal:
-            base = base_parameters(robot, method="numeric", friction=friction)
-    elif base.robot is not robot or base.friction != friction:
-        raise InputError("base: give the BaseParameters of this robot with the same friction setting")
+            base = base_parameters(robot, method="numeric", friction=friction, transmission=transmission)
+    elif base.robot is not robot or base.friction != friction or base.transmission is not transmission:
+        raise InputError("base: give the BaseParameters of this robot with the same friction setting and transmission")
     bp = base
     N, n = q.shape
     b = bp.count
-    if N * n <= b:
-        raise IdentificationError(f"{N} samples of {n} joints give {N * n} equations for {b} parameters; "
-                                  f"give more than {b // n + 1} samples")
+    use = _rows_used(qd, min_velocity)
+    wj = _user_weights(weights, n)
+    counts = np.full(n, N) if use is None else use.sum(axis=0)
+    neq = int(counts.sum())
+    if neq <= b:
+        raise IdentificationError(f"{N} samples of {n} joints give {neq} equations for {b} parameters; "
+                                  f"give more than {b // n + 1} samples" + ("" if use is None else
+                                  " or a lower min_velocity"))
     names = tuple(bp.names)
-    R = _reduce(bp, q, qd, qdd, tau)
+    R = _reduce(bp, q, qd, qdd, tau, use)
     Rg = _stack(R)
     _check_rank(Rg, names, rank_tol)
     theta, inv, rnorm = _solve(Rg, b)
-    dof = max(N * n - b, 1)
+    dof = max(neq - b, 1)
     cov = rnorm ** 2 / dof * inv
     res_j = _joint_residuals(R, theta)
     norms = np.linalg.norm(R[:, :b, :b], axis=1)  # (n, b): column norms of W_j
     cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # parameters in the equations of joint j
-    noise = res_j / np.sqrt(np.maximum(N - cols.sum(1), 1))
+    noise = res_j / np.sqrt(np.maximum(counts - cols.sum(1), 1))
     cond = float(np.linalg.cond(Rg[:b, :b]))
-    iterations, converged, message, robot_out, standard = 1, True, "", None, None
+    iterations, converged, message, robot_out, standard, motors, solver = 1, True, "", None, None, None, None
+    if weights is not None and method in ("ols", "physical"):
+        theta, _, _ = _solve(_stack(R, np.sqrt(wj)), b)
+        cov = _sandwich(R, wj, _floor(noise), b)
     if method == "wls":
         sig = _floor(noise)
-        Rw = _stack(R, 1.0 / sig)
-        theta, inv, _ = _solve(Rw, b)
-        cov = inv
+        theta, inv, _ = _solve(_stack(R, np.sqrt(wj) / sig), b)
+        cov = inv if weights is None else _sandwich(R, wj / sig ** 2, sig, b)
     elif method == "irls":
-        theta, cov, iterations, converged, message = _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations)
+        theta, cov, iterations, converged, message = _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations,
+                                                           use, wj)
     elif method == "physical":
-        theta, standard, robot_out = _physical(robot, bp, Rg, regularization, min_mass)
+        Rp = Rg if weights is None else _stack(R, np.sqrt(wj))
+        theta, standard, robot_out, motors, solver = _physical(robot, bp, Rp, regularization, min_mass)
     res_j = _joint_residuals(R, theta)
     return Identification(
         model=robot, method=method, friction=friction, base=bp, names=names, values=theta,
         std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
-        residual_rms=res_j / np.sqrt(N), noise=noise, samples=N, iterations=iterations, converged=converged,
-        message=message, robot=robot_out, standard=standard,
+        residual_rms=res_j / np.sqrt(np.maximum(counts, 1)), noise=noise, samples=N, iterations=iterations,
+        converged=converged, message=message, robot=robot_out, standard=standard, transmission=transmission,
+        identified_transmission=motors, equations=counts, weights=wj, solver=solver,
     )
+
+
+def _sandwich(R: np.ndarray, lam: np.ndarray, sig: np.ndarray, b: int) -> np.ndarray:
+    """Covariance of the estimate weighted by λ_j per joint under noise σ_j: M⁻¹ (Σ λ_j² σ_j² G_j) M⁻¹,
+    M = Σ λ_j G_j, G_j = W_jᵀ W_j (from the per-joint factors)."""
+    T = R[:, :b, :b]
+    G = np.swapaxes(T, -1, -2) @ T
+    M = np.einsum("j,jab->ab", lam, G)
+    S = np.einsum("j,jab->ab", lam ** 2 * sig ** 2, G)
+    Minv = np.linalg.pinv(M, hermitian=True)
+    return Minv @ S @ Minv
+
+
+def _rows_used(qd: np.ndarray, min_velocity):
+    """(N, n) bool of the rows kept by ``min_velocity`` (None: all)."""
+    if min_velocity is None:
+        return None
+    n = qd.shape[1]
+    v = as_real_array("min_velocity", min_velocity).astype(float)
+    if v.ndim == 0:
+        v = np.full(n, float(v))
+    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
+        raise InputError(f"min_velocity = {np.asarray(min_velocity).tolist()}; give one finite speed >= 0 "
+                         f"or {n} of them (one per joint)")
+    use = np.abs(qd) >= v
+    empty = np.flatnonzero(~use.any(axis=0))
+    if empty.size:
+        j = int(empty[0])
+        raise IdentificationError(f"min_velocity: no sample of joint {j + 1} moves at {v[j]:g} or faster "
+                                  f"(max |qd{j + 1}| = {np.abs(qd[:, j]).max():g}); lower min_velocity")
+    return use
+
+
+def _user_weights(weights, n: int) -> np.ndarray:
+    if weights is None:
+        return np.ones(n)
+    w = as_real_array("weights", weights).astype(float)
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise InputError(f"weights = {np.asarray(weights).tolist()}; give {n} finite weights > 0, one per joint")
+    return w
 
 
 def _floor(sig: np.ndarray) -> np.ndarray:
@@ -404,7 +517,7 @@ def _floor(sig: np.ndarray) -> np.ndarray:
     return np.maximum(sig, 1e-12 * top)
 
 
-def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations):
+def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None):
     """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale)."""
     if int(max_iterations) != max_iterations or max_iterations < 1:
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
@@ -416,11 +529,16 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations):
         W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk])
     c = 1.345 if robust == "huber" else 4.685
     A, y = W.reshape(-1, b), tau.reshape(-1)
+    prior = np.broadcast_to(np.ones(n) if wj is None else wj, (N, n)).astype(float)
+    if use is not None:
+        prior = np.where(use, prior, 0.0)
+    prior = prior.reshape(-1)
     converged, it = False, 0
-    w = np.ones(N * n)
+    w = prior.copy()
     for it in range(1, int(max_iterations) + 1):
         r = (y - A @ theta).reshape(N, n)
-        mad = 1.4826 * np.median(np.abs(r - np.median(r, axis=0)), axis=0)
+        rm = np.where(prior.reshape(N, n) > 0, r, np.nan)
+        mad = 1.4826 * np.nanmedian(np.abs(rm - np.nanmedian(rm, axis=0)), axis=0)
         if not np.any(mad > 0):
             converged = True
             break
@@ -429,7 +547,7 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations):
             w = np.minimum(1.0, c / np.maximum(u, 1e-300))
         else:
             w = np.where(u < c, (1.0 - (u / c) ** 2) ** 2, 0.0)
-        w = w.reshape(-1)
+        w = w.reshape(-1) * prior
         sw = np.sqrt(w)
         new = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)[0]
         step = np.linalg.norm(new - theta)
@@ -447,32 +565,45 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations):
 
 def _standard_to_base(robot: Robot, bp) -> np.ndarray:
     """Ψ (b, p) with K_B = Ψ K for every standard vector K ([9.40]), from the regressor at random states."""
-    from robodyn.parameters.numeric import stacked_regressor
+    from robodyn.parameters.numeric import random_states
+    from robodyn.parameters.regressor import regressor, standard_parameter_names
 
-    Wf = stacked_regressor(robot, bp.friction, None, 1)
+    p = len(standard_parameter_names(robot, bp.friction, bp.transmission))
+    q, qd, qdd = random_states(robot, 2 * p // max(robot.n, 1) + 20, 1)
+    Wf = regressor(robot, q, qd, qdd, friction=bp.friction, transmission=bp.transmission).reshape(-1, p)
     Wb = Wf[:, bp.columns]
     psi = np.linalg.lstsq(Wb, Wf, rcond=None)[0]
     psi[np.abs(psi) < 1e-10 * max(np.abs(psi).max(), 1.0)] = 0.0
     return psi
 
 
+#: Conic solver settings of ``method="physical"``: Clarabel (interior point, converges to the tolerance in a few
+#: tens of iterations) at 1e-10, below which its own check flags round-off as "inaccurate"; SCS (first-order)
+#: only when Clarabel is not installed.
+SOLVERS = (("CLARABEL", {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 500}),
+           ("SCS", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}))
+
+
 def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass: float):
-    """The semidefinite program of ``method="physical"``; returns (K_B, K, Robot)."""
+    """The semidefinite program of ``method="physical"``; returns (K_B, K, Robot, Transmission, solver report)."""
+    import warnings
+
     import cvxpy as cp
 
     from robodyn.parameters.regressor import standard_parameter_vector
 
     b = bp.count
     nf, n = robot.nf, robot.n
+    tr = bp.transmission
     psi = _standard_to_base(robot, bp)
-    prior = standard_parameter_vector(robot, bp.friction)
+    prior = standard_parameter_vector(robot, bp.friction, tr)
     P = [cp.Variable((4, 4), PSD=True) for _ in range(nf)]
     Ia = cp.Variable(nf, nonneg=True)
     parts = []
     for j in range(nf):
         S = P[j]
-        tr = S[0, 0] + S[1, 1] + S[2, 2]
-        parts += [tr - S[0, 0], -S[0, 1], -S[0, 2], tr - S[1, 1], -S[1, 2], tr - S[2, 2],
+        tr_j = S[0, 0] + S[1, 1] + S[2, 2]
+        parts += [tr_j - S[0, 0], -S[0, 1], -S[0, 2], tr_j - S[1, 1], -S[1, 2], tr_j - S[2, 2],
                   S[0, 3], S[1, 3], S[2, 3], S[3, 3], Ia[j]]
     cons = [P[j][3, 3] >= min_mass for j in range(nf)]
     fixed = np.flatnonzero(robot.sigma == 2)
@@ -482,6 +613,11 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
         Fc, Fv, Foff = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True), cp.Variable(n)
         for k in range(n):
             parts += [Fc[k], Fv[k], Foff[k]]
+    m = 3 if bp.friction else 1
+    if tr is not None:  # Iam, Fcm, Fvm of every motor, all >= 0
+        motor = cp.Variable((n, m), nonneg=True)
+        for i in range(n):
+            parts += [motor[i, c] for c in range(m)]
     K = cp.hstack(parts)
     T, z = Rg[:b, :b], Rg[:b, b]
     A = T @ psi
@@ -492,34 +628,61 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
     objective = cp.norm(cp.hstack([(A @ K - z) / np.sqrt(fit_scale),
                                    np.sqrt(regularization / reg_scale) * (K - prior)]))
     problem = cp.Problem(cp.Minimize(objective), cons)
-    if "CLARABEL" in cp.installed_solvers():
-        solver, options = "CLARABEL", {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11}
-    else:
-        solver, options = "SCS", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}
-    problem.solve(solver=solver, **options)
+    installed = cp.installed_solvers()
+    solver, options = next((x for x in SOLVERS if x[0] in installed), SOLVERS[-1])
+    with warnings.catch_warnings(record=True) as caught:  # reported on the result instead of printed
+        warnings.simplefilter("always")
+        try:
+            problem.solve(solver=solver, **options)
+        except cp.error.SolverError as exc:
+            raise IdentificationError(f"the physically consistent identification failed: {solver} stopped "
+                                      f"({exc}); try method='wls', or scale the data") from None
     if problem.status not in ("optimal", "optimal_inaccurate") or K.value is None:
-        raise IdentificationError(f"the physically consistent identification failed ({solver}: {problem.status})")
+        raise IdentificationError(f"the physically consistent identification failed: {solver} ended with status "
+                                  f"'{problem.status}' (not converged); try method='wls', a larger "
+                                  f"regularization, or check the data and the model's units")
     Kv = np.asarray(K.value, dtype=float)
     params = Kv[: 11 * nf].reshape(nf, 11)
-    links = _nearest_consistent(params[:, :10])
+    violation = float(max([0.0] + [-np.linalg.eigvalsh(pseudo_inertia(params[j, :10])).min() for j in range(nf)]
+                          + [-params[:, 10].min()] + [min_mass - params[:, 9].min()]))
+    links = nearest_consistent(params[:, :10])
     Ia_v = np.maximum(params[:, 10], 0.0)
     Ia_v[fixed] = 0.0
     Kv[: 11 * nf] = np.column_stack([links, Ia_v]).ravel()
     changes = dict(params=links, Ia=Ia_v, Fst=np.zeros(nf), kst=np.zeros(nf), Bst=np.zeros(nf),
                    name=f"{robot.name}_identified", source=f"identified from measurements (physical), model {robot.name}")
+    off = 11 * nf
     if bp.friction:
-        fr = Kv[11 * nf:].reshape(n, 3)
+        fr = Kv[off: off + 3 * n].reshape(n, 3)
+        violation = max(violation, float(-fr[:, :2].min()))
         fr[:, :2] = np.maximum(fr[:, :2], 0.0)
-        Kv[11 * nf:] = fr.ravel()
+        Kv[off: off + 3 * n] = fr.ravel()
+        off += 3 * n
         jf = robot.joint_frames
         for key, col in (("Fc", 0), ("Fv", 1), ("Foff", 2)):
             v = np.zeros(nf)
             v[jf] = fr[:, col]
             changes[key] = v
-    return psi @ Kv, Kv, robot.replace(**changes)
+    motors = None
+    if tr is not None:
+        mv_ = Kv[off:].reshape(n, m)
+        violation = max(violation, float(-mv_.min()))
+        mv_[:] = np.maximum(mv_, 0.0)
+        Kv[off:] = mv_.ravel()
+        extra = {"J_m": mv_[:, 0]} | ({"Fc_m": mv_[:, 1], "Fv_m": mv_[:, 2]} if bp.friction else {})
+        motors = tr.replace(**extra)
+    stats = problem.solver_stats
+    report = {"name": solver, "status": problem.status, "iterations": int(stats.num_iters or 0),
+              "constraint_violation": violation, "objective": float(problem.value),
+              "warnings": "; ".join(str(w.message) for w in caught)}
+    if problem.status != "optimal":
+        raise IdentificationError(f"the physically consistent identification did not converge: {solver} reports "
+                                  f"'{problem.status}' after {report['iterations']} iterations (largest constraint "
+                                  f"violation {violation:.2g}); try a larger regularization or method='wls'")
+    return psi @ Kv, Kv, robot.replace(**changes), motors, report
 
 
-def _nearest_consistent(params: np.ndarray) -> np.ndarray:
+def nearest_consistent(params: np.ndarray) -> np.ndarray:
     """Project each link's pseudo-inertia on the PSD cone (removes the solver's round-off, ~1e-9 of the largest
     eigenvalue) and return the parameters (nf, 10); a link with a negligible mass gets exactly zero M and MS."""
     P = pseudo_inertia(params)
@@ -537,3 +700,108 @@ def _nearest_consistent(params: np.ndarray) -> np.ndarray:
     tiny = out[:, 9] <= 1e-12 * max(out[:, 9].max(initial=0.0), 1e-300)
     out[tiny, 6:10] = 0.0
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class EssentialParameters:
+    """Result of :func:`essential_parameters` (Pham & Gautier; Khalil & Dombre §9.4 / ch. 12).
+
+    Attributes
+    ----------
+    names, values, std : tuple / ndarray (e,) — the essential parameters, their OLS estimates on the data and σ.
+    removed : tuple of str — the base parameters eliminated, in the order of elimination.
+    relative_error : float — ‖y − W_e K_e‖ / ‖y‖ of the essential set (weighted as the identification).
+    full_relative_error : float — the same for all the base parameters.
+    history : tuple of (str, float, float) — per step: the parameter removed, its %σ then, the relative error after.
+    tolerance : float — the largest relative growth of the error allowed.
+    """
+
+    names: tuple
+    values: np.ndarray
+    std: np.ndarray
+    removed: tuple
+    relative_error: float
+    full_relative_error: float
+    history: tuple
+    tolerance: float
+
+    @property
+    def relative_std(self) -> np.ndarray:
+        """100 σ / |value| (%)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.values != 0, 100.0 * self.std / np.abs(self.values), np.inf)
+
+
+def _subset_fit(Rg: np.ndarray, cols, b: int, dof_rows: int):
+    """OLS on the columns ``cols`` of the stacked factor: (θ, σ, residual norm)."""
+    M = Rg[:, list(cols) + [b]]
+    scale = np.linalg.norm(M[:, :-1], axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    R2 = _square(scipy.linalg.qr(M / np.append(scale, 1.0), mode="r", check_finite=False)[0], len(cols) + 1)
+    k = len(cols)
+    T = R2[:k, :k]
+    theta = scipy.linalg.solve_triangular(T, R2[:k, k]) / scale
+    rnorm = abs(R2[k, k])
+    Tinv = scipy.linalg.solve_triangular(T, np.eye(k)) / scale[:, None]
+    cov = rnorm ** 2 / max(dof_rows - k, 1) * (Tinv @ Tinv.T)
+    return theta, np.sqrt(np.maximum(np.diag(cov), 0.0)), rnorm
+
+
+def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: float = 0.05,
+                         max_relative_std: float | None = None) -> EssentialParameters:
+    """The essential parameters (Pham & Gautier 1991): a subset of the base parameters that explains the data.
+
+    Starting from every base parameter of ``result``, the parameter with the largest relative standard deviation
+    of the least-squares estimate is removed and the others re-estimated, as long as the relative error of the fit
+    ‖y − W_e K_e‖ / ‖y‖ stays within (1 + ``tolerance``) times that of the full set (default: 5 % growth) and,
+    when ``max_relative_std`` is given, until every remaining %σ is below it.  The estimate is OLS, with the rows
+    of each joint weighted by 1/σ_j for a ``"wls"`` result (Gautier's weights) and by ``result.weights``.
+
+    Parameters
+    ----------
+    result : Identification — from :func:`identify` (its base parameters, transmission, weights).
+    q, qd, qdd, tau : array (N, n) — the data (usually those of the identification).
+    tolerance : float — relative growth of the fit error allowed (> 0).
+    max_relative_std : float or None — stop early once every remaining parameter has %σ below this (%).
+
+    Returns
+    -------
+    EssentialParameters
+    """
+    if not isinstance(result, Identification):
+        raise InputError(f"result is {type(result).__name__}; give the Identification returned by rd.identify")
+    if not (np.isfinite(tolerance) and tolerance > 0):
+        raise InputError(f"tolerance = {tolerance!r}; give a relative growth > 0, e.g. 0.05")
+    bp = result.base
+    q, qd, qdd, tau = _samples(result.model, q, qd, qdd, tau)
+    N, n = q.shape
+    b = bp.count
+    R = _reduce(bp, q, qd, qdd, tau)
+    w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
+    if result.method == "wls":
+        w = w / _floor(result.noise)
+    Rg = _stack(R, w)
+    ynorm = float(np.linalg.norm(Rg[:, b]))
+    if ynorm == 0:
+        raise IdentificationError("the torques are all zero; nothing to explain")
+    cols = list(range(b))
+    theta, std, rnorm = _subset_fit(Rg, cols, b, N * n)
+    full = rnorm / ynorm
+    removed, history = [], []
+    while len(cols) > 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(theta != 0, 100.0 * std / np.abs(theta), np.inf)
+        if max_relative_std is not None and np.all(rel < max_relative_std):
+            break
+        k = int(np.argmax(rel))
+        trial = cols[:k] + cols[k + 1:]
+        t2, s2, r2 = _subset_fit(Rg, trial, b, N * n)
+        if r2 / ynorm > (1.0 + tolerance) * full + 1e-12:
+            break
+        removed.append(bp.names[cols[k]])
+        history.append((bp.names[cols[k]], float(rel[k]), float(r2 / ynorm)))
+        cols, theta, std, rnorm = trial, t2, s2, r2
+    return EssentialParameters(
+        names=tuple(bp.names[c] for c in cols), values=theta, std=std, removed=tuple(removed),
+        relative_error=float(rnorm / ynorm), full_relative_error=float(full), history=tuple(history),
+        tolerance=float(tolerance))

@@ -136,6 +136,17 @@ def resolve_limits(robot: Robot, limits: dict | None) -> dict:
     return out
 
 
+def require_joint_limits(robot: Robot, what: str, option: str, unlimited: bool) -> None:
+    """InputError when ``robot`` has joints without finite limits (qlim) and the caller did not opt out: motions
+    and poses designed for hardware must stay inside the manufacturer's limits."""
+    free = np.flatnonzero(~np.all(np.isfinite(robot.qlim), axis=1))
+    if free.size and not unlimited:
+        joints = ", ".join(str(int(j) + 1) for j in free)
+        raise InputError(f"{what}: robot '{robot.name}' has no joint limits for joint(s) {joints}; give {option} "
+                         f"(rad | m, from the manufacturer's data) or unlimited=True to use ±π rad (revolute) "
+                         f"/ ±0.5 m (prismatic), which may be unsafe on hardware")
+
+
 def excitation_trajectory(
     robot: Robot,
     duration: float,
@@ -146,6 +157,7 @@ def excitation_trajectory(
     friction: bool = True,
     points: int | None = None,
     max_iterations: int = 100,
+    unlimited: bool = False,
 ) -> ExcitationTrajectory:
     """An excitation trajectory minimising cond(W) of the base-parameter observation matrix (Swevers).
 
@@ -171,6 +183,9 @@ def excitation_trajectory(
         K, the optimisation points in one period (default max(50, 2 b / n + 10), b the number of base parameters).
     max_iterations : int
         Iteration limit of SLSQP; when hit, ``converged`` is False and ``message`` says so.
+    unlimited : bool
+        A robot without finite joint limits (``qlim``) is refused unless ``limits["q"]`` is given or this is True
+        (then revolute joints swing within ±π rad, prismatic within ±0.5 m: not a safe motion for hardware).
 
     Returns
     -------
@@ -192,6 +207,8 @@ def excitation_trajectory(
         raise InputError(f"base_frequency = {base_frequency!r}; give a positive frequency in Hz")
     if int(max_iterations) != max_iterations or max_iterations < 1:
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
+    if not (isinstance(limits, dict) and "q" in limits):
+        require_joint_limits(robot, "excitation_trajectory", "limits={'q': ...}", unlimited)
     lim = resolve_limits(robot, limits)
     n = robot.n
     w = 2 * np.pi * ff

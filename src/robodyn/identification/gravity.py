@@ -682,7 +682,7 @@ def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: b
 
 
 def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None,
-                      offsets: bool = False) -> GravityCalibration:
+                      offsets: bool = False, transmission=None) -> GravityCalibration:
     """Calibrate the cumulative first moments μ_j (Dellin eq. (14)) from torques measured in static poses.
 
     Parameters
@@ -706,6 +706,10 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
     offsets : bool
         Also estimate a constant torque offset per used joint (sensor bias), τ_meas = τ + c.
+    transmission : Transmission, optional
+        ``tau`` holds motor-side torques (or drive commands, with the transmission's gains): they are taken to the
+        joints first, Γ = J_mqᵀ (k ⊙ τ_m) (:func:`robodyn.joint_torques_from_motor`); at rest the rotors and the
+        motor friction play no part.  ``q`` stays joint-side (:func:`robodyn.joint_from_motor`).
 
     Returns
     -------
@@ -734,6 +738,12 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     With noise, the coupled method weights the torques through eq. (25)'s moment equations; ``std`` comes from
     the estimator's exact linear map and per-joint residual variances.
     """
+    if transmission is not None:
+        from robodyn.dynamics.transmission import joint_torques_from_motor
+        from robodyn.parameters.regressor import standard_parameter_names
+
+        standard_parameter_names(robot, False, transmission)  # type and size of the transmission
+        tau = joint_torques_from_motor(transmission, tau)
     check_serial(robot, "calibrate_gravity")
     if method not in _METHODS:
         raise InputError(f"argument 'method' = {method!r}; use one of {', '.join(_METHODS)}")
@@ -809,7 +819,7 @@ def _require_rank(X: np.ndarray, names: list[str], poses: int) -> None:
 
 
 def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, candidates: int | None = None,
-                      offsets: bool = False) -> np.ndarray:
+                      offsets: bool = False, unlimited: bool = False) -> np.ndarray:
     """Static poses for gravity calibration that make the stacked regressor well conditioned.
 
     From ``candidates`` random poses inside the limits (default 10 per pose asked, at least 600), a greedy
@@ -826,12 +836,18 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
     seed : int — random seed; the result is a deterministic function of it.
     candidates : int, optional — number of random candidate poses.
     offsets : bool — design for a calibration that also estimates torque offsets.
+    unlimited : bool — a robot without finite joint limits is refused unless ``limits`` is given or this is
+        True (then ±π / ±0.5 m: possibly unsafe on hardware).
 
     Returns
     -------
     ndarray (count, n)
     """
+    from robodyn.identification.excitation import require_joint_limits
+
     check_serial(robot, "calibration_poses")
+    if limits is None:
+        require_joint_limits(robot, "calibration_poses", "limits (n, 2)", unlimited)
     structure = gravity_parameter_structure(robot, offsets)
     p = structure.base.size
     if not isinstance(count, (int, np.integer)) or count < 1:

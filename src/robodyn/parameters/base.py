@@ -7,6 +7,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 
 from robodyn.model.robot import check_robot
 from robodyn.errors import InputError
@@ -61,6 +62,11 @@ class BaseParameters:
         False when the closed-form rules left dependent columns that the QR method groups further.
     note : str
         Says so when ``minimal`` is False.
+    transmission : Transmission or None
+        With a transmission, the motor parameters ``Iam<i>``, ``Fcm<i>``, ``Fvm<i>`` (columns after the standard
+        ones, see :func:`~robodyn.parameters.regressor.motor_columns`) are base parameters where their columns
+        are independent (motors that drive several joints) and grouped into Ia_j, Fc_j, Fv_j (or the link
+        parameter that holds Ia_j) where the motor drives joint j alone.
     """
 
     robot: Robot
@@ -79,6 +85,7 @@ class BaseParameters:
     count_formula: int | None = None
     minimal: bool = True
     note: str = ""
+    transmission: object = None
 
     @property
     def count(self) -> int:
@@ -94,7 +101,7 @@ class BaseParameters:
     def eliminated(self) -> tuple:
         """Every standard parameter that is not a base parameter, in the order of K."""
         gone = set(self.grouped) | set(self.no_effect) | set(self.zero)
-        return tuple(n for n in standard_parameter_names(self.robot, self.friction) if n in gone)
+        return tuple(n for n in standard_parameter_names(self.robot, self.friction, self.transmission) if n in gone)
 
     @property
     def equations(self) -> list:
@@ -109,7 +116,7 @@ class BaseParameters:
 
     def regressor(self, q, qd, qdd, gravity=None) -> np.ndarray:
         """D_B (..., n, b): the columns of D for the base parameters; D_B @ values = Γ  [9.40]."""
-        D = regressor(self.robot, q, qd, qdd, friction=self.friction, gravity=gravity)
+        D = regressor(self.robot, q, qd, qdd, friction=self.friction, gravity=gravity, transmission=self.transmission)
         return D[..., self.columns]
 
     def table(self) -> list[list[str]]:
@@ -179,6 +186,7 @@ def base_parameters(
     samples: int | None = None,
     seed: int = 0,
     tol: float = DEFAULT_TOL,
+    transmission=None,
 ) -> BaseParameters:
     """Base inertial parameters of a robot (Khalil & Dombre §9.4).
 
@@ -201,6 +209,17 @@ def base_parameters(
     samples, seed, tol :
         Random states used by the numeric method (and by the minimality check of the symbolic one),
         and the rank tolerance (see :mod:`robodyn.parameters.numeric`).
+    transmission : Transmission, optional
+        Also model the motors of a (coupled) transmission: rotor inertia ``Iam<i>`` and, with friction, Coulomb
+        and viscous friction ``Fcm<i>``, ``Fvm<i>`` on q̇_m = J_mq q̇ (joint-side image J_mqᵀ (…), see
+        :func:`~robodyn.parameters.regressor.motor_columns`).  The link and joint-friction base parameters are
+        found first, exactly as without a transmission; then every motor column is tested against them by the
+        same sequential QR (Khalil & Dombre [9.39]–[9.40]): a column in their span (a motor that drives one
+        joint alone: its columns are N² times that of Ia_j or Fv_j, |N| times that of Fc_j) is grouped into
+        them, e.g. IaR5 = Ia5 + N5² Iam5; an independent column (a motor that turns with several joints, such
+        as a coupled wrist) is a new base parameter.  With a diagonal transmission the kept columns, hence the
+        identification, are those without it; only the names of the parameters that received motor terms
+        get Khalil's "R".
 
     Returns
     -------
@@ -271,10 +290,58 @@ def base_parameters(
             if status[name] == "no effect" and drop_zero and k in kept:
                 status[name] = "zero"
         rules, geometry, minimal, note = {}, {}, True, ""
+    if transmission is not None:
+        standard, columns, exprs, all_names = _group_motors(
+            robot, friction, transmission, standard, columns, exprs, status, rules, samples, seed, tol)
+        K = standard_parameter_vector(robot, friction, transmission)
+        subs = {sympy.Symbol(n): float(v) for n, v in zip(all_names, K)}
+        subs.update(geometry)
+        values = np.array([float(e.xreplace(subs)) for e in exprs])
     names = tuple(n if sympy.Symbol(n) == e else grouped_name(n) for n, e in zip(standard, exprs))
     pick = lambda how: tuple(n for n in all_names if status.get(n) == how)  # noqa: E731
     return BaseParameters(
         robot=robot, method=method, friction=friction, names=names, standard=standard, columns=columns,
         expressions=exprs, values=values, grouped=pick("grouped"), no_effect=pick("no effect"), zero=pick("zero"),
         rules=rules, geometry=geometry, count_formula=count_formula(robot), minimal=minimal, note=note,
+        transmission=transmission,
     )
+
+
+def _group_motors(robot, friction, transmission, standard, columns, exprs, status, rules, samples, seed, tol):
+    """Add the motor parameters of ``transmission`` to a base set: independent motor columns become base
+    parameters, the others are grouped into the kept columns (D_motor = D_1 β, [9.40]).  Updates ``status`` and
+    ``rules``; returns (standard, columns, expressions, all names)."""
+    import sympy
+
+    from robodyn.parameters.numeric import random_states
+
+    all_names = standard_parameter_names(robot, friction, transmission)
+    p0 = len(standard_parameter_names(robot, friction))
+    motor = np.arange(p0, len(all_names))
+    count = samples if samples is not None else 2 * len(all_names) // max(robot.n, 1) + 20
+    q, qd, qdd = random_states(robot, count, seed)
+    W = regressor(robot, q, qd, qdd, friction=friction, transmission=transmission).reshape(-1, len(all_names))
+    cols = np.concatenate([columns, motor])
+    scale = np.linalg.norm(W[:, cols], axis=0)
+    live = scale > tol * max(scale.max(initial=0.0), np.finfo(float).tiny)
+    Ws = np.where(live, W[:, cols] / np.where(live, scale, 1.0), 0.0)
+    diag = np.abs(np.diag(scipy.linalg.qr(Ws, mode="r")[0][: cols.size]))
+    new = motor[(diag[columns.size:] > tol) & live[columns.size:]]
+    dependent = np.setdiff1d(motor, new)
+    kept = np.concatenate([columns, new])
+    exprs = list(exprs) + [sympy.Symbol(all_names[k]) for k in new]
+    if dependent.size:
+        beta = grouping_matrix(W[:, np.concatenate([kept, dependent])], np.arange(kept.size))
+        for i in range(kept.size):
+            extra = [sympy_number(b) * sympy.Symbol(all_names[d]) for b, d in zip(beta[i], dependent) if b != 0]
+            if extra:
+                exprs[i] = sympy.Add(exprs[i], *extra)
+        used = set().union(*(e.free_symbols for e in exprs))
+        for d in dependent:
+            name = all_names[d]
+            if sympy.Symbol(name) in used:
+                status[name], rules[name] = "grouped", "motor drives one joint: its column is a multiple of a kept one"
+            else:
+                status[name], rules[name] = "no effect", "motor column is zero"
+    standard = tuple(standard) + tuple(all_names[k] for k in new)
+    return standard, kept, tuple(exprs), all_names

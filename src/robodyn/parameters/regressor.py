@@ -36,10 +36,30 @@ from robodyn.spatial import c_add, c_mul, c_sub, vadd, vcross, vdot, vmat_t, vrz
 LINK_PARAMETERS: tuple[str, ...] = PARAMETER_NAMES + ("Ia",)
 #: Names of the 3 friction parameters of one joint, in the order of D's columns.
 FRICTION_PARAMETERS: tuple[str, ...] = ("Fc", "Fv", "Foff")
+#: Names of the parameters of one motor of a transmission (rotor inertia, Coulomb and viscous friction on q̇_m).
+MOTOR_PARAMETERS: tuple[str, ...] = ("Iam", "Fcm", "Fvm")
 
 
-def standard_parameter_names(robot: Robot, friction: bool = True) -> list[str]:
-    """Names of the columns of D: ``XX1 .. Ia1, XX2 .. Ia<nf>`` then ``Fc1, Fv1, Foff1, .. Foff<n>``.
+def _motor_names(friction: bool) -> tuple[str, ...]:
+    return MOTOR_PARAMETERS if friction else MOTOR_PARAMETERS[:1]
+
+
+def _check_transmission(robot: Robot, transmission):
+    from robodyn.arrays import check_type
+    from robodyn.dynamics.transmission import Transmission
+    from robodyn.errors import InputError
+
+    check_type("transmission", transmission, Transmission)
+    if transmission.n != robot.n:
+        raise InputError(f"transmission has {transmission.n} motors but robot '{robot.name}' has n = {robot.n} "
+                         f"joints; give a Transmission with one motor per joint")
+    return transmission
+
+
+def standard_parameter_names(robot: Robot, friction: bool = True, transmission=None) -> list[str]:
+    """Names of the columns of D: ``XX1 .. Ia1, XX2 .. Ia<nf>`` then ``Fc1, Fv1, Foff1, .. Foff<n>``, then with a
+    ``transmission`` the parameters of every motor i = 1..n: ``Iam<i>`` (rotor inertia) and, with friction,
+    ``Fcm<i>, Fvm<i>`` (Coulomb and viscous friction on q̇_mi).
 
     Link numbers are frame numbers j = 1..nf; friction numbers are joint-variable numbers k = 1..n.
     """
@@ -47,17 +67,40 @@ def standard_parameter_names(robot: Robot, friction: bool = True) -> list[str]:
     names = [f"{p}{j}" for j in range(1, robot.nf + 1) for p in LINK_PARAMETERS]
     if friction:
         names += [f"{p}{k}" for k in range(1, robot.n + 1) for p in FRICTION_PARAMETERS]
+    if transmission is not None:
+        _check_transmission(robot, transmission)
+        names += [f"{p}{i}" for i in range(1, robot.n + 1) for p in _motor_names(friction)]
     return names
 
 
-def standard_parameter_vector(robot: Robot, friction: bool = True) -> np.ndarray:
+def standard_parameter_vector(robot: Robot, friction: bool = True, transmission=None) -> np.ndarray:
     """The standard parameter vector K of [9.36], in the order of :func:`standard_parameter_names`, (p,)."""
     check_robot(robot)
     K = np.concatenate([robot.params, robot.Ia[:, None]], axis=1).reshape(-1)
     if friction:
         jf = robot.joint_frames
         K = np.concatenate([K, np.stack([robot.Fc[jf], robot.Fv[jf], robot.Foff[jf]], -1).reshape(-1)])
+    if transmission is not None:
+        tr = _check_transmission(robot, transmission)
+        motors = np.stack([tr.J_m, tr.Fc_m, tr.Fv_m], -1)[:, : len(_motor_names(friction))]
+        K = np.concatenate([K, motors.reshape(-1)])
     return K
+
+
+def motor_columns(transmission, qd, qdd, friction: bool = True) -> np.ndarray:
+    """The regressor columns of the motor parameters of a transmission, (..., n, m n), m = 3 (1 without friction).
+
+    The joint-side image of the motor terms of the motor-side model (De Luca; Khalil & Dombre [9.29]–[9.33]) is
+    Γ_m = J_mqᵀ (J_m q̈_m + F_cm sign(q̇_m) + F_vm q̇_m) with q̇_m = J_mq q̇, linear in the constants of every motor i:
+    its columns are J_mq[i, :]ᵀ q̈_mi, J_mq[i, :]ᵀ sign(q̇_mi), J_mq[i, :]ᵀ q̇_mi (order of ``MOTOR_PARAMETERS``).
+    A motor that drives one joint only (a plain gear N) gives N² q̈ e_j, |N| sign(q̇_j) e_j, N² q̇ e_j: the
+    columns of Ia_j, Fc_j, Fv_j scaled, which the base parameters regroup.
+    """
+    J = np.asarray(transmission.J_mq)
+    qmd, qmdd = qd @ J.T, qdd @ J.T  # (..., n motors)
+    parts = [qmdd] + ([np.sign(qmd), qmd] if friction else [])
+    cols = np.stack([J.T * x[..., None, :] for x in parts], -1)  # (..., joint k, motor i, parameter)
+    return cols.reshape(cols.shape[:-2] + (-1,))
 
 
 def link_wrench_matrix(w: np.ndarray, wd: np.ndarray, Vd: np.ndarray) -> np.ndarray:
@@ -124,7 +167,7 @@ def _wrench_columns(w, wd, Vd) -> tuple:
     return inertia, first_moments, Vd  # F = M V̇ [9.88]
 
 
-def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> np.ndarray:
+def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, transmission=None) -> np.ndarray:
     """Regressor D(q, q̇, q̈) of the inverse dynamic model, Γ = D K  [9.36], batched.
 
     Parameters
@@ -136,13 +179,25 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
         Append the 3 n friction columns sign(q̇_k), q̇_k, 1 (parameters Fc_k, Fv_k, Foff_k).
     gravity : array_like (3,) or (..., 3), optional
         Overrides ``robot.gravity`` (base frame, m/s²).
+    transmission : Transmission, optional
+        Append the columns of the motor parameters ``Iam<i>`` (and ``Fcm<i>, Fvm<i>`` with friction) of every
+        motor, the joint-side image J_mqᵀ (J_m q̈_m + F_cm sign(q̇_m) + F_vm q̇_m) of the rotors (see
+        :func:`motor_columns`); joint-side data.
 
     Returns
     -------
-    ndarray (..., n, p), p = 11 nf (+ 3 n): columns as :func:`standard_parameter_names`.
-        ``regressor(robot, q, qd, qdd) @ standard_parameter_vector(robot)`` equals
-        ``inverse_dynamics(robot, q, qd, qdd)`` when the robot has no Stribeck term.
+    ndarray (..., n, p), p = 11 nf (+ 3 n) (+ 3 n or n with a transmission): columns as
+        :func:`standard_parameter_names`.  ``regressor(robot, q, qd, qdd) @ standard_parameter_vector(robot)``
+        equals ``inverse_dynamics(robot, q, qd, qdd)`` when the robot has no Stribeck term (plus
+        ``transmission_torques(tr, qd, qdd)`` with a transmission).
     """
+    if transmission is not None:
+        tr = _check_transmission(robot, transmission)
+        D = regressor(robot, q, qd, qdd, friction=friction, gravity=gravity)
+        _, _, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+        M = motor_columns(tr, np.broadcast_to(a["qd"], D.shape[:-1]), np.broadcast_to(a["qdd"], D.shape[:-1]),
+                          friction)
+        return finite_result("regressor", np.concatenate([D, M.astype(D.dtype)], -1))
     from robodyn.dynamics.newton_euler import gravity_argument
 
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)

@@ -1,0 +1,294 @@
+"""Payload and drive-gain identification with a known arm (Khalil & Dombre §9.4; Khalil, Gautier & Lemoine 2007).
+
+A payload rigidly attached to link j adds its 10 standard parameters φ = [XX XY XZ YY YZ ZZ MX MY MZ M] (in R_j,
+about O_j) to those of the link, and the joint torques are linear in them through the 10 link columns of the
+regressor of [9.36]:
+
+    Γ − Γ_arm(q, q̇, q̈) = D_j(q, q̇, q̈) φ.
+
+From motion, the 10 parameters are estimated under the constraint that φ is a rigid body (its 4 × 4
+pseudo-inertia ⪰ 0, a semidefinite program; Wensing et al.).  From static poses (q̇ = q̈ = 0) only the gravity
+terms act: the mass and the first moments (hence the centre of mass) are estimated, the inertia is left 0.
+
+Drive gains: motor torques come from commands u (currents) through unknown gains, Γ = k ⊙ u.  The arm's
+identification on u alone determines K/k only up to a scale per joint; a payload of known mass fixes it: with the
+payload on for some samples (``loaded``), D_B K − diag(u) k = −D_j φ_L is linear in (K_B, k) and identifiable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn.arrays import as_real_array
+from robodyn.model.robot import check_robot
+from robodyn.model.arguments import frame_index
+from robodyn.errors import InputError
+from robodyn.model.robot import Robot
+
+
+@dataclass(frozen=True, eq=False)
+class Payload:
+    """Result of :func:`identify_payload`.
+
+    Attributes
+    ----------
+    frame : int — the frame (1..nf) the payload is attached to.
+    params : ndarray (10,) — XX, XY, XZ, YY, YZ, ZZ (kg m², about O_j), MX, MY, MZ (kg m), M (kg), in R_j.
+    std : ndarray (10,) — σ of the unconstrained least-squares estimate (0 for the parameters not estimated).
+    mass : float (kg);  com : ndarray (3,) m, in R_j;  inertia : ndarray (3, 3) kg m² about the centre of mass.
+    static : bool — from static poses: mass and first moments only; the inertia is that of a point mass at the
+        centre of mass (``inertia`` = 0), so that ``robot`` stays physically consistent.
+    residual_rms : ndarray (n,) — RMS of the torque residual per joint (N m | N).
+    robot : Robot — the arm with the payload added to link ``frame``.
+    solver : dict or None — the conic solver's name and status (motion data).
+    """
+
+    frame: int
+    params: np.ndarray
+    std: np.ndarray
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    static: bool
+    residual_rms: np.ndarray
+    robot: Robot
+    solver: dict | None = None
+
+
+def _columns(robot: Robot, j: int, q, qd, qdd) -> np.ndarray:
+    from robodyn.parameters.regressor import regressor
+
+    return regressor(robot, q, qd, qdd, friction=False)[..., 11 * j: 11 * j + 10]
+
+
+def _data(robot: Robot, q, qd, qdd, tau):
+    from robodyn.identification.data import check_samples
+
+    n = robot.n
+    q, tau = check_samples(q, tau, ("q", "tau"))
+    if q.shape[1] != n:
+        raise InputError(f"q has shape {q.shape}; give (N, {n}) joint positions")
+    if qd is None and qdd is None:
+        return q, np.zeros_like(q), np.zeros_like(q), tau, True
+    if qd is None or qdd is None:
+        raise InputError("give both qd and qdd (motion) or neither (static poses)")
+    qd, qdd = check_samples(qd, qdd, ("qd", "qdd"))
+    if qd.shape != q.shape:
+        raise InputError(f"qd has shape {qd.shape} but q has {q.shape}; give one row per sample")
+    return q, qd, qdd, tau, False
+
+
+def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
+                     regularization: float = 0.0) -> Payload:
+    """Identify a payload attached to a known arm from measured joint torques (motion or static poses).
+
+    Parameters
+    ----------
+    robot : Robot — the arm without the payload (its parameters, friction included, are known).
+    q : array (N, n) — joint positions.
+    qd, qdd : array (N, n) or None — velocities and accelerations of a motion; None (both) for static poses
+        (then only the mass and the first moments are identified).
+    tau : array (N, n) — measured joint torques with the payload (N m | N).
+    frame : int or str, optional — the frame (1..nf or its name) carrying the payload; default the last.
+    regularization : float — weight of ‖φ‖² next to the normalised fit (motion; default 0).
+
+    Returns
+    -------
+    Payload
+
+    Raises
+    ------
+    IdentificationError
+        The data do not excite the payload's parameters (e.g. static poses that all point the payload the same
+        way), or the solver failed.
+    """
+    from robodyn.dynamics.newton_euler import inverse_dynamics
+    from robodyn.identification.dynamic import IdentificationError
+
+    check_robot(robot)
+    if tau is None:
+        raise InputError("tau: give the measured joint torques (N, n)")
+    q, qd, qdd, tau, static = _data(robot, q, qd, qdd, tau)
+    j = frame_index(robot, frame)
+    y = (tau - inverse_dynamics(robot, q, qd, qdd)).reshape(-1)
+    A = _columns(robot, j, q, qd, qdd).reshape(-1, 10)
+    active = np.arange(6, 10) if static else np.arange(10)
+    A_act = A[:, active]
+    scale = np.linalg.norm(A_act, axis=0)
+    if np.any(scale <= 1e-12 * max(scale.max(initial=0.0), 1e-300)):
+        raise IdentificationError(f"the data do not excite the payload of frame {j + 1}: its regressor columns "
+                                  "are zero; move the joints that carry it")
+    theta, *_ = np.linalg.lstsq(A_act / scale, y, rcond=None)
+    theta /= scale
+    sv = np.linalg.svd(A_act / scale, compute_uv=False)
+    if sv[-1] <= 1e-8 * sv[0]:
+        names = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
+        raise IdentificationError(
+            f"the data do not identify every payload parameter ({', '.join(names[k] for k in active)}): "
+            f"cond = {sv[0] / max(sv[-1], 1e-300):.3g}; use poses or motions that turn frame {j + 1} in several "
+            f"directions relative to gravity")
+    N, n = q.shape
+    r = y - A_act @ theta
+    s2 = float(r @ r) / max(N * n - active.size, 1)
+    cov = s2 * np.linalg.pinv(A_act.T @ A_act)
+    std = np.zeros(10)
+    std[active] = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    params = np.zeros(10)
+    solver = None
+    if static:  # a point mass at the centre of mass: J about O_j = m (|c|² 1 − c cᵀ), consistent
+        m = max(float(theta[3]), 0.0)
+        c = theta[:3] / m if m > 0 else np.zeros(3)
+        J = m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+        params = np.array([J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *(m * c), m])
+    else:
+        params, solver = _consistent(A, y, theta, regularization)
+    residual = (y - A @ params).reshape(N, n)
+    mass = float(params[9])
+    com = params[6:9] / mass if mass > 0 else np.zeros(3)
+    J = np.array([[params[0], params[1], params[2]], [params[1], params[3], params[4]],
+                  [params[2], params[4], params[5]]])
+    inertia = J - mass * (np.dot(com, com) * np.eye(3) - np.outer(com, com))
+    new = np.array(robot.params, dtype=float)
+    new[j] += params
+    loaded = robot.replace(params=new, name=f"{robot.name}_with_payload")
+    return Payload(frame=j + 1, params=params, std=std, mass=mass, com=com, inertia=inertia, static=static,
+                   residual_rms=np.sqrt(np.mean(residual ** 2, axis=0)), robot=loaded, solver=solver)
+
+
+def _consistent(A: np.ndarray, y: np.ndarray, start: np.ndarray, regularization: float):
+    """φ minimising ‖A φ − y‖ with the payload's pseudo-inertia ⪰ 0 (a semidefinite program, Clarabel)."""
+    import warnings
+
+    import cvxpy as cp
+
+    from robodyn.identification.dynamic import IdentificationError, SOLVERS, nearest_consistent
+
+    P = cp.Variable((4, 4), PSD=True)
+    tr = P[0, 0] + P[1, 1] + P[2, 2]
+    phi = cp.hstack([tr - P[0, 0], -P[0, 1], -P[0, 2], tr - P[1, 1], -P[1, 2], tr - P[2, 2],
+                     P[0, 3], P[1, 3], P[2, 3], P[3, 3]])
+    scale = max(float(np.linalg.norm(y)), 1e-300)
+    terms = [(A @ phi - y) / scale]
+    if regularization > 0:
+        terms.append(np.sqrt(regularization) * phi / max(float(np.linalg.norm(start)), 1.0))
+    problem = cp.Problem(cp.Minimize(cp.norm(cp.hstack(terms))))
+    installed = cp.installed_solvers()
+    name, options = next((x for x in SOLVERS if x[0] in installed), SOLVERS[-1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        problem.solve(solver=name, **options)
+    if problem.status != "optimal" or phi.value is None:
+        raise IdentificationError(f"the payload identification did not converge: {name} reports "
+                                  f"'{problem.status}'; check the data and the arm's model")
+    params = nearest_consistent(np.asarray(phi.value, dtype=float)[None])[0]
+    return params, {"name": name, "status": problem.status, "warnings": "; ".join(str(w.message) for w in caught)}
+
+
+@dataclass(frozen=True, eq=False)
+class DriveGains:
+    """Result of :func:`identify_drive_gains`.
+
+    Attributes
+    ----------
+    gains : ndarray (n,) — k_j with Γ_j = k_j u_j (N m per unit of the command u).
+    std : ndarray (n,) — their standard deviations.
+    names, values : the arm's base parameters (and friction) identified together with the gains.
+    residual_rms : ndarray (n,) — RMS torque residual per joint (N m | N).
+    """
+
+    gains: np.ndarray
+    std: np.ndarray
+    names: tuple
+    values: np.ndarray
+    residual_rms: np.ndarray
+
+
+def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: float, frame=None,
+                         payload_com=(0.0, 0.0, 0.0), friction: bool = True, torque=None) -> DriveGains:
+    """Drive gains k (Γ = k ⊙ u) and the arm's base parameters from commands u, with a payload of known mass.
+
+    Khalil, Gautier & Lemoine (2007): with the payload (a point mass ``payload_mass`` at ``payload_com`` in
+    R_frame) attached during the samples where ``loaded`` is True, D_B K_B − diag(u) k = −D_frame φ_L holds for
+    every sample, linear in (K_B, k) and identifiable (without a known payload, k and K_B are known only up to a
+    scale per joint).  Solved by least squares.  With ``torque`` (N, n), the measured torques of joint-torque
+    sensors, each gain is instead the least-squares ratio k_j = Σ τ_j u_j / Σ u_j² (no payload needed:
+    pass ``loaded=None``, ``payload_mass=0``).
+
+    Parameters
+    ----------
+    robot : Robot — the geometry (its parameters are not used, except as the model of the base parameters).
+    q, qd, qdd, u : array (N, n) — joint states and drive commands (e.g. currents, A).
+    loaded : bool array (N,) — samples measured with the payload on (some True, some False).
+    payload_mass : float — kg, > 0.
+    frame : int or str, optional — the frame carrying the payload (default the last).
+    payload_com : array (3,) — the payload's centre of mass in R_frame (m).
+    friction : bool — also identify Fc, Fv, Foff per joint (in units of torque).
+    torque : array (N, n), optional — joint-torque sensor readings.
+
+    Returns
+    -------
+    DriveGains
+    """
+    from robodyn.identification.data import check_samples
+    from robodyn.identification.dynamic import IdentificationError
+    from robodyn.parameters.base import base_parameters
+
+    check_robot(robot)
+    q, u = check_samples(q, u, ("q", "u"))
+    n = robot.n
+    if q.shape[1] != n:
+        raise InputError(f"q has shape {q.shape}; give (N, {n}) joint positions")
+    if torque is not None:
+        tq, uu = check_samples(torque, u, ("torque", "u"))
+        den = np.sum(uu ** 2, axis=0)
+        if np.any(den == 0):
+            raise IdentificationError("u is zero for joint(s) "
+                                      + ", ".join(str(k + 1) for k in np.flatnonzero(den == 0)))
+        k = np.sum(tq * uu, axis=0) / den
+        res = tq - k * uu
+        std = np.sqrt(np.sum(res ** 2, axis=0) / max(len(uu) - 1, 1) / den)
+        return DriveGains(gains=k, std=std, names=(), values=np.zeros(0),
+                          residual_rms=np.sqrt(np.mean(res ** 2, axis=0)))
+    qd, qdd = check_samples(qd, qdd, ("qd", "qdd"))
+    if qd.shape != q.shape:
+        raise InputError(f"qd has shape {qd.shape} but q has {q.shape}; give one row per sample")
+    mask = np.asarray(loaded) if loaded is not None else np.zeros(0)
+    if mask.dtype.kind != "b" or mask.shape != (q.shape[0],) or mask.all() or not mask.any():
+        raise InputError(f"loaded must be a bool array ({q.shape[0]},) with samples with and without the payload")
+    m = float(payload_mass)
+    if not (np.isfinite(m) and m > 0):
+        raise InputError(f"payload_mass = {payload_mass!r}; give the known mass in kg (> 0)")
+    c = as_real_array("payload_com", payload_com).astype(float)
+    if c.shape != (3,) or not np.all(np.isfinite(c)):
+        raise InputError("payload_com: give 3 finite coordinates (m) in the frame carrying the payload")
+    j = frame_index(robot, frame)
+    phi = np.zeros(10)
+    phi[[0, 3, 5]] = m * np.array([c[1] ** 2 + c[2] ** 2, c[0] ** 2 + c[2] ** 2, c[0] ** 2 + c[1] ** 2])
+    phi[[1, 2, 4]] = -m * np.array([c[0] * c[1], c[0] * c[2], c[1] * c[2]])
+    phi[6:9], phi[9] = m * c, m
+    bp = base_parameters(robot, friction=friction)
+    if not bp.minimal:
+        bp = base_parameters(robot, method="numeric", friction=friction)
+    W = bp.regressor(q, qd, qdd)                                        # (N, n, b)
+    U = np.zeros(q.shape + (n,))
+    U[:, np.arange(n), np.arange(n)] = -u                               # −diag(u)
+    A = np.concatenate([W, U], -1).reshape(-1, bp.count + n)
+    y = -(_columns(robot, j, q, qd, qdd) @ phi * mask[:, None]).reshape(-1)
+    scale = np.linalg.norm(A, axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    sv = np.linalg.svd(A / scale, compute_uv=False)
+    if sv[-1] <= 1e-8 * sv[0]:
+        raise IdentificationError("the data do not identify the drive gains with the arm's parameters "
+                                  f"(cond = {sv[0] / max(sv[-1], 1e-300):.3g}); excite every joint, with and "
+                                  "without the payload")
+    x, *_ = np.linalg.lstsq(A / scale, y, rcond=None)
+    x /= scale
+    r = y - A @ x
+    s2 = float(r @ r) / max(A.shape[0] - A.shape[1], 1)
+    cov = s2 * np.linalg.pinv(A.T @ A)
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    b = bp.count
+    return DriveGains(gains=x[b:], std=std[b:], names=tuple(bp.names), values=x[:b],
+                      residual_rms=np.sqrt(np.mean(r.reshape(q.shape) ** 2, axis=0)))

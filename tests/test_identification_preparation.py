@@ -1,0 +1,183 @@
+"""Data preparation a user can trust (automatic cut-off, trimming, jittered time stamps, decimation), per-joint
+sample selection and weights, the solver report of "physical", and joint limits of the built-in real robots."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import robodyn as rd
+from robodyn.cli import app
+from robodyn.identification.data import auto_cutoff, noise_frequency, position_bandwidth
+
+
+def motion(t):
+    """Two joints: harmonics of 0.2 Hz up to 0.8 Hz, at rest at t = 0 (a Swevers-like excitation)."""
+    w = 2 * np.pi * 0.2
+    q = np.column_stack([0.5 * (1 - np.cos(w * t)) + 0.1 * np.sin(4 * w * t) ** 2, 0.3 * np.sin(2 * w * t) ** 2])
+    return q
+
+
+def rich(t):
+    """Harmonics of 0.25 Hz up to 10 Hz with amplitudes 1/l³: the encoders resolve more of them the less noisy
+    they are."""
+    phase = np.linspace(0, 2, 40)
+    q = sum(np.sin(2 * np.pi * 0.25 * l * t + phase[l - 1]) / l ** 3 for l in range(1, 41))
+    return np.column_stack([q, 0.5 * q])
+
+
+def test_auto_cutoff_follows_the_noise_floor_of_q():
+    rng = np.random.default_rng(0)
+    t = np.arange(0, 20, 1 / 500.0)
+    q = rich(t)
+    assert position_bandwidth(t, q) < 1.0
+    cuts = []
+    for sigma in (1e-5, 1e-3, 3e-3):  # more encoder noise, lower cut-off
+        qn = q + rng.normal(0, sigma, q.shape)
+        fc, rule, band = auto_cutoff(t, qn)
+        assert 5 * band <= fc <= 100.0 and fc == pytest.approx(max(noise_frequency(t, qn), 5 * band))
+        cuts.append(fc)
+        d = rd.prepare_identification_data(t, qn, qn)
+        assert d.cutoff == fc and d.cutoff_rule == rule and d.bandwidth == band
+    assert cuts[0] > cuts[1] > cuts[2]
+    # noise-free q: the ceiling, 0.2 x the rate
+    d = rd.prepare_identification_data(t, q, q)
+    assert d.cutoff == pytest.approx(100.0) and d.cutoff_rule.startswith("auto: at most 0.2 x the rate")
+    # a given cut-off is used as it is
+    assert rd.prepare_identification_data(t, q, q, cutoff=12.5).cutoff_rule == "given"
+
+
+def test_trimming_of_transients_and_standstill_and_decimation_default():
+    rate = 200.0
+    t = np.arange(0, 30, 1 / rate)
+    q = motion(t - 5.0)
+    q[t < 5.0] = q[np.searchsorted(t, 5.0)]  # 5 s at rest before the motion starts
+    d = rd.prepare_identification_data(t, q, q, cutoff=10.0)
+    edge = int(np.ceil(3 * 4 / (2 * np.pi * 10.0) * rate))
+    assert d.trimmed[1] == max(edge, d.standstill[1])
+    assert 0.95 * 5 * rate <= d.standstill[0] <= 5 * rate + 1 and d.trimmed[0] == d.standstill[0]
+    assert d.t[0] >= 4.9
+    kept = t.size - sum(d.trimmed)
+    # ⌊rate / (4 fc)⌋ = 5 would keep ~1000 samples: reduced to keep at least 2000
+    assert d.decimate == max(1, min(5, kept // 2000)) == 2
+    rep = d.report()
+    assert rep["trimmed"] == list(d.trimmed) and "standstill" in rep["summary"]
+    full = rd.prepare_identification_data(t, q, q, cutoff=10.0, trim=False, decimate=1)
+    assert full.t.size == t.size and full.trimmed == (0, 0)
+
+
+def test_jittered_time_stamps_are_resampled():
+    """A controller log stepping by 10 or 12 ms: resampled by cubic spline onto the median step."""
+    rng = np.random.default_rng(1)
+    t = np.concatenate([[0.0], np.cumsum(rng.choice([0.010, 0.012], size=2000))])
+    q = motion(t)
+    d = rd.prepare_identification_data(t, q, q, cutoff=5.0, trim=False, decimate=1)
+    step = float(np.median(np.diff(t)))
+    assert d.rate == pytest.approx(1 / step) and "resampled by cubic spline" in d.resampled
+    np.testing.assert_allclose(np.diff(d.t), step, rtol=0, atol=1e-12)
+    inner = slice(50, -50)
+    # the filtered, resampled q against the exact motion at the new instants (the motion is below 1 Hz)
+    np.testing.assert_allclose(d.q[inner], motion(d.t[inner]), rtol=0, atol=1e-4)
+
+
+def test_min_velocity_drops_rows_per_joint_and_weights_scale_the_fit():
+    robot = rd.load("planar2r").replace(Fc=[0.5, 0.3], Fv=[0.2, 0.1])
+    q, qd, qdd = np.random.default_rng(2).uniform(-2, 2, size=(3, 400, 2))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    res = rd.identify(robot, q, qd, qdd, tau, min_velocity=[0.5, 1.0])
+    assert list(res.equations) == [int(np.sum(np.abs(qd[:, 0]) >= 0.5)), int(np.sum(np.abs(qd[:, 1]) >= 1.0))]
+    truth = rd.base_parameters(robot, friction=True).values
+    np.testing.assert_allclose(res.values, truth, rtol=0, atol=1e-9 * np.abs(truth).max())
+    # a corrupted torque where joint 1 is slow: dropped by min_velocity, so the estimate stays exact
+    bad = tau.copy()
+    slow = np.abs(qd[:, 0]) < 0.5
+    bad[slow, 0] += 3.0
+    assert np.max(np.abs(rd.identify(robot, q, qd, qdd, bad).values - truth)) > 1e-3
+    for method in ("ols", "wls", "irls", "physical"):
+        est = rd.identify(robot, q, qd, qdd, bad, min_velocity=[0.5, 0.0], method=method)
+        np.testing.assert_allclose(est.values, truth, rtol=0, atol=1e-6 * np.abs(truth).max(), err_msg=method)
+    # per-joint weights: exact data are fitted exactly whatever the weights; noisy data follow the weights
+    w = rd.identify(robot, q, qd, qdd, tau, weights=[1.0, 100.0])
+    np.testing.assert_allclose(w.values, truth, rtol=0, atol=1e-9 * np.abs(truth).max())
+    noisy = tau + np.random.default_rng(3).normal(0, [0.01, 0.5], tau.shape)
+    plain = rd.identify(robot, q, qd, qdd, noisy)
+    gautier = rd.identify(robot, q, qd, qdd, noisy, weights=1 / np.array([0.01, 0.5]) ** 2)
+    wls = rd.identify(robot, q, qd, qdd, noisy, method="wls")
+    np.testing.assert_allclose(gautier.values, wls.values, rtol=0, atol=0.05 * np.abs(truth).max())
+    assert np.linalg.norm(gautier.values - truth) < np.linalg.norm(plain.values - truth)
+    z = np.abs(gautier.values - truth) / gautier.std
+    assert np.all(z < 3), z
+    with pytest.raises(rd.InputError, match=r"weights = \[1.0, -1.0\]; give 2 finite weights > 0"):
+        rd.identify(robot, q, qd, qdd, tau, weights=[1.0, -1.0])
+    with pytest.raises(rd.IdentificationError, match="no sample of joint 2 moves at 5 or faster"):
+        rd.identify(robot, q, qd, qdd, tau, min_velocity=[0.0, 5.0])
+
+
+def test_physical_reports_a_converged_solver_without_warnings():
+    robot = rd.load("planar2r").replace(Fc=[0.5, 0.3], Fv=[0.2, 0.1])
+    q, qd, qdd = np.random.default_rng(2).uniform(-2, 2, size=(3, 400, 2))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd) + np.random.default_rng(4).normal(0, 0.05, q.shape)
+    res = rd.identify(robot, q, qd, qdd, tau, method="physical")
+    assert res.solver["status"] == "optimal" and res.solver["warnings"] == ""
+    assert res.solver["name"] == "CLARABEL" and res.solver["iterations"] > 0
+    assert res.to_dict()["solver"]["status"] == "optimal"
+
+
+def test_real_robots_carry_joint_limits_and_designs_stay_inside():
+    for name in ("wam7", "puma560", "rx90", "panda", "puma560_corke"):
+        lim = rd.load(name).qlim
+        assert np.all(np.isfinite(lim)) and np.all(lim[:, 0] < lim[:, 1]), name
+    wam = rd.load("wam7")
+    assert wam.qlim[1, 1] == pytest.approx(1.98)  # the WAM's shoulder: about ±2 rad, not ±π
+    q = rd.calibration_poses(wam, 12, seed=0)
+    assert np.all(q >= wam.qlim[:, 0]) and np.all(q <= wam.qlim[:, 1])
+    toy = rd.load("planar2r")
+    with pytest.raises(rd.InputError, match="calibration_poses: robot 'planar2r' has no joint limits for "
+                                            r"joint\(s\) 1, 2; give limits"):
+        rd.calibration_poses(toy, 4)
+    with pytest.raises(rd.InputError, match="excitation_trajectory: robot 'planar2r' has no joint limits"):
+        rd.excitation_trajectory(toy, 4.0, harmonics=2, max_iterations=1)
+    assert rd.calibration_poses(toy, 4, limits=[[-1, 1], [-0.5, 0.5]]).shape == (4, 2)
+    tr = rd.excitation_trajectory(toy, 4.0, harmonics=2, max_iterations=2, limits={"q": [[-1, 1], [-0.5, 0.5]]})
+    qs, _, _ = tr.sample(tr.times(100.0))
+    assert np.all(np.abs(qs[:, 0]) <= 1 + 1e-9) and np.all(np.abs(qs[:, 1]) <= 0.5 + 1e-9)
+
+
+def test_cli_refuses_a_robot_without_limits(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "poses.csv"
+    res = runner.invoke(app, ["calibration-poses", "planar3r", "--count", "6", "--out", str(out)])
+    assert res.exit_code == 2 and "has no joint limits" in res.output and not out.exists()
+    res = runner.invoke(app, ["calibration-poses", "planar3r", "--count", "6", "--out", str(out), "--unlimited"])
+    assert res.exit_code == 0 and out.exists()
+    traj = tmp_path / "traj.csv"
+    res = runner.invoke(app, ["excite", "planar3r", "--duration", "4", "--out", str(traj), "--harmonics", "2",
+                              "--max-iterations", "1"])
+    assert res.exit_code == 2 and "has no joint limits" in res.output and not traj.exists()
+
+
+def test_cli_reports_the_preparation(tmp_path):
+    robot = rd.load("planar2r")
+    t = np.arange(0, 20, 0.005)
+    q = motion(t)
+    qd = np.gradient(q, t, axis=0)
+    qdd = np.gradient(qd, t, axis=0)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    data = tmp_path / "m.csv"
+    np.savetxt(data, np.column_stack([t, q, tau]), delimiter=",", header="t,q1,q2,tau1,tau2", comments="")
+    res = CliRunner().invoke(app, ["identify", "planar2r", str(data), "--json", "--no-friction"])
+    assert res.exit_code == 0, res.output
+    prep = json.loads(res.stdout)["prepared"]
+    assert prep["cutoff_rule"].startswith("auto") and prep["samples"] == json.loads(res.stdout)["samples_used"]
+
+
+def test_spectrum_plot_marks_the_cutoff():
+    t = np.arange(0, 20, 1 / 500.0)
+    q = motion(t) + np.random.default_rng(0).normal(0, 1e-4, (t.size, 2))
+    fig = rd.plot.spectrum(t, q, q, cutoff="auto")
+    assert len(fig.axes) == 2
+    line = [ln for ln in fig.axes[0].lines if ln.get_label().startswith("cut-off")][0]
+    assert line.get_xdata()[0] == pytest.approx(auto_cutoff(t, q)[0])
+    with pytest.raises(rd.InputError, match="tau"):
+        rd.plot.spectrum(t, q, q[:, :1])
