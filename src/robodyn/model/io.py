@@ -564,15 +564,3 @@ def save(robot: Robot, path: str | os.PathLike) -> Path:
     else:
         text = dumps(robot)
     return write_atomically(path, lambda fh: fh.write(text), what="model file")
-
-
-def read_yaml_file(path: str | os.PathLike, label: str):
-    """A YAML document read by the hardened reader of model files (size, encoding, no aliases or tags, YAML 1.2
-    scalars): for the small configuration files of other modules (e.g. transmission files).
-
-    Raises
-    ------
-    ModelFileError
-        Missing, unreadable, too large, not UTF-8 or not valid YAML; the message starts with ``label``.
-    """
-    return _parse_yaml(_read_model_file(Path(path), label), label)
