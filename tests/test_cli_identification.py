@@ -86,9 +86,9 @@ def test_identify_filters_and_differentiates_t_q_tau(robot, files):
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     prep = out["prepared"]
-    # noise-free q: the automatic cut-off is 20 x the bandwidth of q; 1601 samples are all kept (< 2000)
-    assert (prep["cutoff_hz"], prep["decimate"], prep["rate_hz"]) == (pytest.approx(20 * prep["bandwidth_hz"]), 1, pytest.approx(200.0))
-    assert "at most 20 x" in prep["cutoff_rule"] and prep["resampled"] == ""
+    # noise-free q: the automatic cut-off is 10 x the bandwidth of q; 1601 samples are all kept (< 2000)
+    assert (prep["cutoff_hz"], prep["decimate"], prep["rate_hz"]) == (pytest.approx(10 * prep["bandwidth_hz"]), 1, pytest.approx(200.0))
+    assert "at most 10 x" in prep["cutoff_rule"] and prep["resampled"] == ""
     values = np.array([p["value"] for p in out["parameters"]])
     # the command is the library pipeline: prepare_identification_data, then identify
     data = files["data"]

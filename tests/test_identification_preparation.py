@@ -37,15 +37,15 @@ def test_auto_cutoff_follows_the_noise_floor_of_q():
     for sigma in (1e-5, 1e-3, 3e-3):  # more encoder noise, lower cut-off
         qn = q + rng.normal(0, sigma, q.shape)
         fc, rule, band = auto_cutoff(t, qn)
-        assert 5 * band <= fc <= 20 * band
-        assert fc == pytest.approx(min(max(noise_frequency(t, qn), 5 * band), 20 * band))
+        assert 5 * band <= fc <= 10 * band
+        assert fc == pytest.approx(min(max(noise_frequency(t, qn), 5 * band), 10 * band))
         cuts.append(fc)
         d = rd.prepare_identification_data(t, qn, qn)
         assert d.cutoff == fc and d.cutoff_rule == rule and d.bandwidth == band
     assert cuts[0] >= cuts[1] >= cuts[2] and cuts[0] > cuts[2]
-    # noise-free q (or encoders that resolve servo ripple): 20 x the bandwidth, never the ceiling of 0.2 x the rate
+    # noise-free q (or encoders that resolve servo ripple): 10 x the bandwidth, never the ceiling of 0.2 x the rate
     d = rd.prepare_identification_data(t, q, q)
-    assert d.cutoff == pytest.approx(20 * d.bandwidth) and "at most 20 x" in d.cutoff_rule
+    assert d.cutoff == pytest.approx(10 * d.bandwidth) and "at most 10 x" in d.cutoff_rule
     # a fast motion sampled slowly: the ceiling, 0.2 x the rate
     slow = np.arange(0, 20, 1 / 20.0)
     d = rd.prepare_identification_data(slow, rich(slow), rich(slow))

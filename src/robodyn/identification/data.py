@@ -23,12 +23,11 @@ DEFAULT_ORDER = 4
 #: ``cutoff="auto"``: the cut-off is at least this many times the bandwidth of the measured positions (Gautier's
 #: rule of thumb: the filter's cut-off at 5 to 10 times the bandwidth of the motion, so that it passes intact).
 AUTO_FACTOR = 5.0
-#: ``cutoff="auto"``: and at most this many times that bandwidth — twice the upper end of the rule of thumb, so that
-#: the Coulomb steps of τ at velocity reversals keep their width (a narrower band biases F_c and F_v).  What q holds
+#: ``cutoff="auto"``: and at most this many times that bandwidth, the upper end of the rule of thumb.  What q holds
 #: above it is not the excited rigid-body motion but servo ripple and structural vibration, which the rigid model
 #: cannot explain: on a measured Staubli TX40 run at 5 kHz, a 1 kHz cut-off gave 3.3 times the held-out torque error
-#: of this rule, 100 Hz 1.3 times (docs/identification.md, "Measured data").
-AUTO_FACTOR_MAX = 20.0
+#: of this rule, 100 Hz 1.4 times (docs/identification.md, "Real measured data").
+AUTO_FACTOR_MAX = 10.0
 #: ``cutoff="auto"``: q_j holds signal up to the highest frequency where its (smoothed) periodogram exceeds this
 #: many times its noise floor.
 AUTO_SNR = 10.0
@@ -158,13 +157,12 @@ def noise_frequency(t, q, snr: float = AUTO_SNR) -> float:
 def auto_cutoff(t, q) -> tuple[float, str, float]:
     """The cut-off of ``cutoff="auto"``: (Hz, the rule with its numbers, the bandwidth of q in Hz).
 
-    cutoff = min(max(f_noise, 5 f_99), 20 f_99, 0.2 × rate): f_noise the frequency above which q is noise
+    cutoff = min(max(f_noise, 5 f_99), 10 f_99, 0.2 × rate): f_noise the frequency above which q is noise
     (:func:`noise_frequency`), f_99 the bandwidth of q (:func:`position_bandwidth`).  Gautier's rule of thumb puts
-    the cut-off at 5 to 10 times the bandwidth of the motion; robodyn takes up to 20 × f_99 (the Coulomb steps of τ
-    keep their width) when the encoders resolve q beyond it — what q holds above is servo ripple and structural
-    vibration, not the excited rigid-body motion —, down to the noise frequency when noise starts earlier (the
-    double differentiation amplifies it by ω²), never below 5 × f_99 (the motion itself passes intact); the
-    ceiling leaves the filter a transition band below Nyquist.
+    the cut-off at 5 to 10 times the bandwidth of the motion: 10 × f_99 when the encoders resolve q beyond it —
+    what q holds above is servo ripple and structural vibration, not the excited rigid-body motion —, down to the
+    noise frequency when noise starts earlier (the double differentiation amplifies it by ω²), never below
+    5 × f_99 (the motion itself passes intact); the ceiling leaves the filter a transition band below Nyquist.
     """
     tt = np.asarray(t, dtype=float)
     rate = (tt.size - 1) / (tt[-1] - tt[0])
@@ -229,8 +227,8 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     tau : array (N, n) — measured torques (N m | N).
     cutoff : float, "auto" or None
         Cut-off frequency of the low-pass filter (Hz).  ``"auto"`` (default; None means the same): from the
-        spectrum of the measured q (:func:`auto_cutoff`): 20 × the bandwidth of q (99 % of its energy; Gautier's
-        rule of thumb is a cut-off 5 to 10 times the bandwidth of the motion), lowered to the frequency above
+        spectrum of the measured q (:func:`auto_cutoff`): 10 × the bandwidth of q (99 % of its energy; Gautier's
+        rule of thumb of a cut-off 5 to 10 times the bandwidth of the motion), lowered to the frequency above
         which q is noise (its periodogram within 10× its noise floor) but not below 5 × the bandwidth, at most
         0.2 × the sampling rate.
         ``cutoff_rule`` on the result states the numbers.
