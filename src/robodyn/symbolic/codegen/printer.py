@@ -44,7 +44,10 @@ def literal(value) -> str:
     language (C, Python, MATLAB, Julia). inf and NaN have no literal in C (``inf`` is an undeclared name in C
     and in generated Python): raise :class:`NonFiniteExpressionError` rather than write a file that does not
     compile or a function that raises NameError."""
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an exact integer or rational beyond the doubles
+        v = math.inf
     if not math.isfinite(v):
         raise NonFiniteExpressionError(f"a generated constant is {v} (a model value overflowed, e.g. the inverse "
                                        "of a subnormal mass); give the model values of physical size")
