@@ -15,8 +15,8 @@ from robodyn.cli import _limits
 
 runner = CliRunner()
 
-FLOATS = ["0", "-1", "1e-300", "1e300", "nan", "inf", "-inf"]
-COUNTS = ["0", "-1", str(10**9), str(10**12), "1e8"]
+FLOATS = ["0", "-1", "1e-300", "1e300", "nan", "-inf"]
+COUNTS = ["0", "-1", str(10**12), "1e8"]
 VECTORS = ["1e300,1e300", "nan,0", "inf,1", "1e155,1e155"]
 
 
