@@ -178,7 +178,7 @@ def test_calibrate_gravity_json_with_unused_joints_is_strict_json(tmp_path):
     rows = np.column_stack([q, rd.gravity_torques(r, q)])
     path = tmp_path / "poses.csv"
     names = [f"q{k}" for k in range(1, 7)] + [f"tau{k}" for k in range(1, 7)]
-    path.write_text(",".join(names) + "\n" + "\n".join(",".join(map(repr, row)) for row in rows) + "\n")
+    path.write_text(",".join(names) + "\n" + "\n".join(",".join(repr(float(x)) for x in row) for row in rows) + "\n")
     res = runner.invoke(app, ["calibrate-gravity", "rx90", str(path), "--joints", "2,3,4,5,6", "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.output, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))

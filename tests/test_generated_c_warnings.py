@@ -29,7 +29,8 @@ def _compile_all(folder: Path, tmp_path: Path) -> None:
         for src in sources + [main]:
             res = subprocess.run([cc, *FLAGS, f"-I{folder}", str(src), "-o", str(tmp_path / "x.o")],
                                  capture_output=True, text=True, timeout=600)
-            assert res.returncode == 0 and not res.stderr, f"{cc} {src.name}:\n{res.stderr[:2000]}"
+            # -Werror: a warning fails the compile; GCC's "note: the ABI for passing parameters ... changed" is not one
+            assert res.returncode == 0 and "warning" not in res.stderr, f"{cc} {src.name}:\n{res.stderr[:2000]}"
 
 
 def _generate(robot: str, out: Path) -> None:
