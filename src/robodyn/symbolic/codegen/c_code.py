@@ -405,7 +405,7 @@ def _lanes(model, name):
         "#endif",
         f"static int {name}_lanes(long i0, {', '.join(args)}) {{",
     ]
-    lines += [f"    (void){a.name}_stride;" for a in model.arguments]
+    lines += [f"    (void){a.name}; (void){a.name}_stride;" for a in model.arguments]
     for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0])):
         lines.append(f"    const double {s} = {literal(v)};")
     used = used_symbols(model)
