@@ -102,7 +102,7 @@ def test_main_job_without_compiler_and_fresh_cache(tmp_path, monkeypatch):
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["README.md", "operations.json", "base_parameters.txt", "MANIFEST.sha256"]
         + [f"rx90_{m}.{e}" for m in ("idm", "inm", "ddm") for e in ("txt", "py", "c", "h")])
-    assert "void rx90_idm(const double *q, const double *qd, const double *qdd, double *out)" in (
+    assert "int rx90_idm(const double *q, const double *qd, const double *qdd, double *out)" in (
         out / "rx90_idm.c").read_text()
     assert not cache.exists()
 
@@ -144,6 +144,6 @@ def test_parameters_input_flag(tmp_path):
                               "--out", str(tmp_path / "m")])
     assert res.exit_code == 0, res.output
     header = (tmp_path / "m" / "planar2r_gra.h").read_text()
-    assert "void planar2r_gra(const double *q, const double *params, double *out);" in header
+    assert "int planar2r_gra(const double *q, const double *params, double *out);" in header
     assert "/* params: 0 M2, 1 MX1, 2 MX2 */" in header
     assert "const double *params, long params_stride" in (tmp_path / "m" / "planar2r_gra.c").read_text()

@@ -78,8 +78,8 @@ def test_demo_text_fits_80_columns(monkeypatch):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--samples", "1"], "option --samples = 1: give at least 2 samples"),
-    (["--duration", "0"], "option --duration = 0.0: give a positive number of seconds"),
+    (["--samples", "1"], "option --samples = 1: give an integer >= 2"),
+    (["--duration", "0"], "option --duration = 0.0: give a number > 0 and <= 1e+06 s"),
     (["--robot", "wam7"], "has n = 7 joints"),
     (["--robot", "nosuchrobot"], "unknown robot 'nosuchrobot'"),
 ])

@@ -84,7 +84,7 @@ def test_missing_compiler_message(monkeypatch, tmp_path):
 def test_c_source_has_plain_and_batched_functions():
     m = rd.customized_model(rd.load("planar2r"), "idm")
     src = m.c_source("idm")
-    assert "void idm(const double *q, const double *qd, const double *qdd, double *out)" in src
+    assert "int idm(const double *q, const double *qd, const double *qdd, double *out)" in src
     assert ("long idm_batch(long count, const double *q, long q_stride, const double *qd, long qd_stride, "
             "const double *qdd, long qdd_stride, double *out)") in src
 

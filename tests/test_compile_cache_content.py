@@ -92,7 +92,7 @@ def test_large_model_path_equals_the_lane_path(tmp_path, monkeypatch):
     monkeypatch.setattr(c_code, "CHUNK", 40)  # 183 assignments and 6 outputs: 5 functions
     m = customized_model(robot, "inverse_dynamics", gravity="input")
     src = c_code.source(m, "rd_model", python_entry=True, robot_name=False)
-    assert "rd_model_lanes" not in src and "RD_NOINLINE void rd_model_body" in src and "rd_model_part4(" in src
+    assert "rd_model_lanes" not in src and "RD_NOINLINE int rd_model_body" in src and "rd_model_part4(" in src
     assert build.flags_for(src)[0] == "-O1"
     big = rd.compile(robot, "inverse_dynamics")
     np.testing.assert_array_equal(big(q, qd, qdd), fast)

@@ -263,3 +263,31 @@ def test_claims_in_comments_are_compared_to_the_printed_digits(comment, value, h
                                      "a built-in robot by name (rd.list_robots())", "{method: (6, 3) array}"])
 def test_prose_comments_are_not_claims(comment):
     assert claim_of(comment) is None
+
+
+def test_every_cli_command_is_in_the_readme_table():
+    """README's command table names every command of `robodyn` (sub-commands of `demo` included)."""
+    import typer
+
+    from robodyn.cli import app
+
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    section = text.split("### Command line", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `robodyn")]
+    commands = []
+
+    def walk(cmd, path):
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                walk(sub, path + [name])
+        else:
+            commands.append(" ".join(path))
+
+    walk(typer.main.get_command(app), [])
+    missing = [c for c in commands if not any(f"`robodyn {c} " in row or f"`robodyn {c}`" in row for row in rows)]
+    assert len(commands) >= 16 and not missing, missing
+
+
+def test_readme_counts_the_built_in_robots():
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    assert f"{len(rd.list_robots())} built-in robots" in text

@@ -69,14 +69,30 @@ app = Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from robodyn import __version__
+
+        sys.stdout.write(f"robodyn {__version__}\n")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _main(
     no_strict: bool = typer.Option(
         False, "--no-strict", help="Load published models whose inertias violate the triangle inequality "
         "(Corke's PUMA 560 link 3, the Stanford arm link 5, UR10 link 6) with a warning instead of an error."
     ),
+    allow_large: bool = typer.Option(
+        False, "--allow-large", help="Lift the limits on the memory (4 GiB) and estimated time (10 min) of a "
+        "command and on the joints of symbolic models (60); same as ROBODYN_ALLOW_LARGE=1."
+    ),
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                 help="Print robodyn's version and exit."),
 ) -> None:
     """robodyn: dynamics of robot manipulators."""
     from robodyn.cli._common import set_strict
+    from robodyn.cli._limits import set_allow_large
 
     set_strict(not no_strict)
+    set_allow_large(allow_large)

@@ -69,9 +69,20 @@ def one_line(text) -> str:
 
 @contextmanager
 def user_errors():
-    """Turn robodyn errors and file-system errors into one line on stderr and exit code 2 (no traceback)."""
+    """Turn robodyn errors and file-system errors into one line on stderr and exit code 2 (no traceback).
+
+    NumPy's floating-point RuntimeWarnings are silenced inside: an overflow that matters is an error of its own
+    (NumericOverflowError, one line), and the warnings would add lines of source code to that one line. A
+    MemoryError that the command's estimate (robodyn.cli._limits) did not foresee is one line too."""
+    import warnings
+
     try:
-        yield
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
+    except MemoryError:
+        _fail("out of memory: the command asks for more than this machine has; give smaller sizes (samples, "
+              "steps, count, duration, rate)")
     except RobodynError as exc:
         _fail(one_line(exc))
     except OSError as exc:

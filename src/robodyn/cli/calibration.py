@@ -11,6 +11,7 @@ import typer
 from robodyn.files import check_output
 from robodyn.cli._app import app
 from robodyn.cli._common import Table, console, get_robot, print_json, read_csv_columns, user_errors
+from robodyn.cli._limits import check_work, count as check_count, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
 
@@ -29,18 +30,27 @@ def read_poses(path: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
     return q, tau
 
 
-def _joints(text: str | None):
+def _joints(text: str | None, n: int):
     if text is None:
         return None
     try:
-        return [int(p) for p in text.replace(",", " ").split()]
+        joints = [int(p) for p in text.replace(",", " ").split()]
     except ValueError:
         raise InputError(f"option --joints = {text!r}: give joint numbers separated by commas, e.g. 4,5,6,7") from None
+    if not joints:
+        raise InputError(f"option --joints = {text!r}: give at least one joint number")
+    bad = [j for j in joints if not 1 <= j <= n]
+    if bad:
+        raise InputError(f"option --joints = {text!r}: joint {bad[0]} does not exist; give numbers from 1 to {n}")
+    twice = sorted({j for j in joints if joints.count(j) > 1})
+    if twice:
+        raise InputError(f"option --joints = {text!r}: joint {twice[0]} is given twice; name each joint once")
+    return joints
 
 
 @app.command("calibrate-gravity")
 def calibrate_gravity_command(
-    robot: str = typer.Argument(..., help="built-in robot name or model file (its geometry is used)"),
+    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF (its geometry is used)."),
     poses: Path = typer.Argument(..., help="CSV with header q1..qn, tau1..taun: one static pose per row"),
     method: str = typer.Option("coupled", help="coupled (Dellin eqs 21-25), iterative (eqs 26-28) or ols"),
     joints: str = typer.Option(None, help="joints whose torques are used, e.g. 4,5,6,7 (default all)"),
@@ -55,7 +65,7 @@ def calibrate_gravity_command(
     with user_errors():
         model = get_robot(robot)
         q, tau = read_poses(poses, model.n)
-        cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints), offsets=offsets)
+        cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints, model.n), offsets=offsets)
         for option, path in (("--out", out), ("--plot", plot)):
             # both checked before either file is written: an error leaves nothing behind
             if path is not None:
@@ -70,7 +80,7 @@ def calibrate_gravity_command(
                         "offsets": cal.offsets, "offsets_std": cal.offsets_std, "residual_rms": cal.residual_rms,
                         "condition_number": cal.condition_number, "notes": list(cal.notes),
                         "out": None if out is None else str(out), "plot": None if plot is None else str(plot)},
-                       undefined=("mu_std", "offsets_std"))
+                       undefined=("mu_std", "offsets_std", "residual_rms"))  # NaN: not defined (e.g. unused joints)
             return
         table = Table("joint", "μx (kg m)", "μy (kg m)", "μz (kg m)", "offset (N m)", "residual RMS (N m)",
                       title=f"{model.name}: cumulative first moments, {cal.method} method, {cal.poses} poses "
@@ -92,8 +102,8 @@ def calibrate_gravity_command(
 
 @app.command("calibration-poses")
 def calibration_poses_command(
-    robot: str = typer.Argument(..., help="built-in robot name or model file"),
-    count: int = typer.Option(..., "--count", help="number of static poses"),
+    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    count: int = typer.Option(..., "--count", help="number of static poses, 1 or more"),
     out: Path = typer.Option(..., "--out", help="write the poses as CSV (q1..qn) here"),
     seed: int = typer.Option(0, help="random seed (the poses are a deterministic function of it)"),
     unlimited: bool = typer.Option(False, "--unlimited", help="accept a robot without joint limits (poses within "
@@ -106,6 +116,14 @@ def calibration_poses_command(
 
     with user_errors():
         model = get_robot(robot)
+        check_count(count, "--count")
+        check_seed(seed)
+        n = model.n
+        # the D-optimal search (identification.gravity.calibration_poses): max(600, 10 count) candidates, each
+        # with a 3n x 3n information matrix, visited twice per chosen pose
+        candidates = max(600, 10 * count)
+        check_work(f"calibration-poses --count {count} (n = {n})", nbytes=8.0 * candidates * 9 * n * n * 4,
+                   flops=100.0 * count * candidates * n**3, hint="give a smaller --count")
         q = calibration_poses(model, count, seed=seed, unlimited=unlimited)
         base = gravity_parameter_structure(model).base
         s = np.linalg.svd(gravity_regressor(model, q).reshape(-1, 3 * model.n)[:, base], compute_uv=False)

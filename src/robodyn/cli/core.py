@@ -97,7 +97,7 @@ def inertial_rows(robot: Robot) -> list[dict]:
 
 @app.command("info")
 def info_command(
-    robot: str = typer.Argument(..., help="Built-in robot name (see `robodyn list`) or a model file .yaml"),
+    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
     json: bool = typer.Option(False, "--json", help="Print the model as JSON instead of tables."),
 ) -> None:
     """Geometric and inertial parameter tables of a robot (Khalil–Kleinfinger modified DH, SI units)."""
@@ -185,7 +185,7 @@ def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:
 
 @app.command("id")
 def id_command(
-    robot: str = typer.Argument(..., help="Built-in robot name (see `robodyn list`) or a model file .yaml"),
+    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
     q: str = typer.Option(None, "--q", help="Joint positions q1..qn (rad | m), comma separated; default 0."),
     qd: str = typer.Option(None, "--qd", help="Joint velocities (rad/s | m/s); default 0."),
     qdd: str = typer.Option(None, "--qdd", help="Joint accelerations (rad/s² | m/s²); default 0."),

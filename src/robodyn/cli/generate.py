@@ -124,9 +124,16 @@ exactly these files, unchanged.
 """
 
 
+def _check_size(robot) -> None:
+    """Refuse, before generating anything, a robot too large for symbolic models (robodyn.cli._limits)."""
+    from robodyn.cli._limits import check_symbolic
+
+    check_symbolic(robot, "generate")
+
+
 @app.command("generate")
 def generate_command(
-    robot: str = typer.Argument(..., help="Built-in robot name or path to a .yaml model file."),
+    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
     models: str = typer.Option("idm,inm,ddm", "--models", help="Comma-separated: " + ",".join(_MODELS)),
     params: str = typer.Option("standard", "--params", help="Inertial parameters: standard or base."),
     lang: str = typer.Option("python,c", "--lang", help="Comma-separated: " + ",".join(_LANGS)),
@@ -146,6 +153,7 @@ def generate_command(
         langs = _split(lang, _LANGS, "--lang")
         if params not in ("standard", "base"):
             raise InputError(f"option --params = {params!r}: choose standard or base")
+        _check_size(r)
         folder = out if out is not None else Path(f"{identifier(r.name)}_models")
         with progress(f"generating {identifier(r.name)}", total=len(wanted)) as bar:
             files = write_models(r, wanted, params, langs, folder, force, progress=bar.advance,

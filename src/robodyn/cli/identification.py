@@ -13,6 +13,7 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import Table, console, get_robot, print_json, read_csv_columns, require_columns, user_errors
+from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
 
 
@@ -70,12 +71,12 @@ def _float_or_auto(text: str | None, option: str):
         value = float(text)
     except ValueError:
         raise InputError(f"{option} {text!r}: give a frequency in Hz or 'auto'") from None
-    return value
+    return number(value, option, 0.0, above=True, unit="Hz")
 
 
 @app.command("identify")
 def identify_command(
-    robot: str = typer.Argument(..., help="Built-in robot name or a robot file (.yaml): the geometry to identify."),
+    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF (the geometry to identify)."),
     data: Path = typer.Argument(..., help="CSV: t, q1..qn, tau1..taun (or q, qd, qdd, tau columns; or motor-side "
                                           "t, qm1..qmn, taum1..taumn with --transmission); header required."),
     method: str = typer.Option("ols", "--method", help="ols, wls (per-joint noise weights), irls (robust) or "
@@ -100,6 +101,8 @@ def identify_command(
 
     with user_errors():
         r = get_robot(robot)
+        cutoff_hz = _float_or_auto(cutoff, "--cutoff")
+        count(decimate, "--decimate", 1)
         _check_folder(out, "--out")
         _check_folder(plot, "--plot")
         tr = None if transmission is None else load_transmission(transmission, r.n)
@@ -107,7 +110,7 @@ def identify_command(
         if m["motor"]:
             m["q"], m["tau"] = joint_from_motor(tr, m["q"]), joint_torques_from_motor(tr, m["tau"])
         if m["qd"] is None:
-            d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff=_float_or_auto(cutoff, "--cutoff"),
+            d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff=cutoff_hz,
                                             decimate=decimate)
             t, q, qd, qdd, tau = d.t, d.q, d.qd, d.qdd, d.tau
             prepared = d.report()
@@ -156,16 +159,43 @@ def identify_command(
         console.print(f"plot written to {plot}", highlight=False)
 
 
+def _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, max_iterations) -> None:
+    """Ranges of excite's numbers, the Nyquist condition and the size of the CSV, before anything is computed."""
+    number(duration, "--duration", 0.0, 1e6, above=True, unit="s")
+    count(harmonics, "--harmonics", 1, 1000)
+    number(base_frequency, "--base-frequency", 0.0, 1e6, above=True, unit="Hz")
+    number(rate, "--rate", 0.0, 1e6, above=True, unit="Hz")
+    check_seed(seed)
+    count(max_iterations, "--max-iterations", 1, 10**6)
+    ff = 1.0 / duration if base_frequency is None else base_frequency
+    if not harmonics * ff < rate / 2:
+        raise InputError(f"the highest harmonic, {harmonics} x {ff:.6g} Hz = {harmonics * ff:.6g} Hz, is not below the "
+                         f"Nyquist frequency rate/2 = {rate / 2:.6g} Hz: the CSV could not represent it; give a higher "
+                         "--rate, fewer --harmonics, a lower --base-frequency or a longer --duration")
+    rows = duration * rate + 1
+    if rows < 2:
+        raise InputError(f"--duration {duration:g} s at --rate {rate:g} Hz gives fewer than 2 samples; give a longer "
+                         "--duration or a higher --rate")
+    n = r.n
+    check_work(f"excite ({rows:.3g} rows of {3 * n + 1} columns)", nbytes=rows * (3 * n + 1) * 40,
+               hint="give a shorter --duration or a lower --rate")
+    # the optimiser: a batched regressor of (2H + 1) n perturbed trajectories of ~30 points, ~10 n columns each
+    check_work(f"excite of robot '{r.name}' (n = {n}, {harmonics} harmonics)",
+               nbytes=2400.0 * (2 * harmonics + 1) * n**3,
+               flops=6000.0 * max_iterations * (2 * harmonics + 1) * n**3, hint="give fewer --harmonics")
+
+
 @app.command("excite")
 def excite_command(
-    robot: str = typer.Argument(..., help="Built-in robot name or a robot file (.yaml)."),
-    duration: float = typer.Option(..., "--duration", help="Length of the trajectory (s)."),
+    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    duration: float = typer.Option(..., "--duration", help="Length of the trajectory (s), above 0 and at most 1e6."),
     out: Path = typer.Option(..., "--out", help="Write t, q1..qn, qd1..qdn, qdd1..qddn as CSV here."),
-    harmonics: int = typer.Option(5, "--harmonics", help="Harmonics per joint (finite Fourier series)."),
-    base_frequency: float = typer.Option(None, "--base-frequency", help="f_f (Hz); default 1/duration."),
-    rate: float = typer.Option(100.0, "--rate", help="Sampling rate of the CSV (Hz)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed of the starting coefficients."),
-    max_iterations: int = typer.Option(100, "--max-iterations", help="Iteration limit of the optimiser."),
+    harmonics: int = typer.Option(5, "--harmonics", help="Harmonics per joint (finite Fourier series), 1 to 1000."),
+    base_frequency: float = typer.Option(None, "--base-frequency", help="f_f (Hz); default 1/duration. The highest "
+                                         "harmonic, harmonics f_f, must be below the Nyquist frequency rate/2."),
+    rate: float = typer.Option(100.0, "--rate", help="Sampling rate of the CSV (Hz), above 0 and at most 1e6."),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the starting coefficients (0 or more)."),
+    max_iterations: int = typer.Option(100, "--max-iterations", help="Iteration limit of the optimiser, 1 to 1e6."),
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Include friction columns in cond(W)."),
     unlimited: bool = typer.Option(False, "--unlimited", help="Accept a robot without joint limits (±π rad / "
                                                               "±0.5 m: may be unsafe on hardware)."),
@@ -179,8 +209,12 @@ def excite_command(
     with user_errors():
         r = get_robot(robot)
         _check_folder(out, "--out")
+        _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, max_iterations)
         tr = excitation_trajectory(r, duration, harmonics=harmonics, base_frequency=base_frequency, seed=seed,
                                    max_iterations=max_iterations, friction=friction, unlimited=unlimited)
+        if not np.isfinite(tr.condition_number):
+            raise InputError(f"the optimised trajectory does not excite every base parameter (cond(W) = "
+                             f"{tr.condition_number}); give more --harmonics, another --seed or a longer --duration")
         t = tr.times(rate)
         q, qd, qdd = tr.sample(t)
         n = r.n

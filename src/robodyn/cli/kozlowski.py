@@ -15,6 +15,7 @@ import numpy as np
 import typer
 
 from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
+from robodyn.cli._limits import check_work, count, number
 from robodyn.cli.studies import JSON_OPTION, demo_app
 from robodyn.errors import InputError
 
@@ -64,15 +65,16 @@ def round_trip(robot, duration: float = 5.0, samples: int = 201) -> RoundTrip:
 
 
 def _positive_options(duration: float, samples: int) -> None:
-    if not np.isfinite(duration) or duration <= 0:
-        raise InputError(f"option --duration = {duration}: give a positive number of seconds")
-    if samples < 2:
-        raise InputError(f"option --samples = {samples}: give at least 2 samples")
+    number(duration, "--duration", 0.0, 1e6, above=True, unit="s")
+    count(samples, "--samples", 2)
+    # one batch of every state: q, q̇, q̈, Γ and the recursions' per-link quantities (~200 doubles per state)
+    check_work(f"demo kozlowski-puma with --samples {samples}", nbytes=8.0 * 200 * 6 * samples,
+               flops=2e4 * samples, hint="give fewer --samples")
 
 
 @demo_app.command("kozlowski-puma")
 def kozlowski_puma_command(
-    robot: str = typer.Option("puma560", help="robot with at most 6 joints (built-in name or model file)"),
+    robot: str = typer.Option("puma560", help="robot with at most 6 joints: built-in name (see `robodyn list`), YAML model file or URDF"),
     duration: float = typer.Option(5.0, help="length of the trajectory in seconds"),
     samples: int = typer.Option(201, help="states along the trajectory, evaluated in one batch"),
     json_out: bool = JSON_OPTION,

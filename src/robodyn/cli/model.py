@@ -9,8 +9,9 @@ from rich.text import Text
 from robodyn.cli._app import app
 from robodyn.progress import progress
 from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
+from robodyn.cli._limits import check_work, count, seed as check_seed
 
-_ROBOT = typer.Argument(..., help="Built-in robot name (see `robodyn list`) or path to a robot YAML file.")
+_ROBOT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF.")
 _JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
@@ -46,6 +47,9 @@ def model_command(
 
     with user_errors():
         r = get_robot(robot)
+        n = r.n
+        # C(q, q̇) goes through the Christoffel symbols, n^3 of them (and their partial derivatives)
+        check_work(f"model of robot '{r.name}' (n = {n})", nbytes=40.0 * n**3, flops=100.0 * n**3)
         qv, qdv = parse_vector(q, r.n, "--q"), parse_vector(qd, r.n, "--qd")
         A, C = inertia_matrix(r, qv), coriolis_matrix(r, qv, qdv)
         Q, H = gravity_torques(r, qv), bias_torques(r, qv, qdv)
@@ -67,7 +71,8 @@ def fd_command(
     tau: str = typer.Option(None, "--tau", help="Joint torques/forces, n numbers (N m | N), default zeros."),
     method: str = typer.Option(
         "recursive", "--method",
-        help="recursive (O(n), §9.7.2), cholesky ([9.95]–[9.96]), gibbs_appell (Mata et al.) or kalman (Kozłowski).",
+        help="recursive (O(n), §9.7.2), cholesky ([9.95]–[9.96]), gibbs_appell (Mata et al.) or spatial_operator "
+        "(Kozłowski).",
     ),
     json_out: bool = _JSON,
 ) -> None:
@@ -76,6 +81,11 @@ def fd_command(
 
     with user_errors():
         r = get_robot(robot)
+        if method != "recursive":
+            # the other formulations form and factor the n x n inertia matrix, and a single state first builds
+            # the robot's straight-line kernel (robodyn.dynamics.fast): ~1e-5 n^3 s (70 s at n = 200)
+            check_work(f"fd --method {method} of robot '{r.name}' (n = {r.n})", nbytes=48.0 * r.n**2,
+                       flops=1e4 * r.n**3, hint="use --method recursive (O(n))")
         qv, qdv, tv = parse_vector(q, r.n, "--q"), parse_vector(qd, r.n, "--qd"), parse_vector(tau, r.n, "--tau")
         qdd = forward_dynamics(r, qv, qdv, tv, method=method)
     if json_out:
@@ -88,7 +98,7 @@ def fd_command(
 @app.command("properties")
 def properties_command(
     robot: str = _ROBOT,
-    samples: int = typer.Option(2000, "--samples", help="Joint-space samples for the bound estimates."),
+    samples: int = typer.Option(2000, "--samples", help="Joint-space samples for the bound estimates (1 or more)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Random seed, 0 or more (results are reproducible)."),
     prismatic_range: str = typer.Option(None, "--prismatic-range", help="lo,hi (m) for prismatic joints without limits."),
     json_out: bool = _JSON,
@@ -109,6 +119,14 @@ def properties_command(
 
     with user_errors():
         r = get_robot(robot)
+        count(samples, "--samples")
+        check_seed(seed)
+        n = r.n
+        # inertial_couplings: A(q) at 16 (n + 1) states; dynamic_bounds: the Christoffel symbols (and partials)
+        # of 256 states at a time, n^3 each
+        check_work(f"properties of robot '{r.name}' (n = {n}, {samples} samples)",
+                   nbytes=8.0 * n**3 * (16 * 3 + 4 * min(samples, 256)), flops=100.0 * n**3 * (samples + 16 * n + 128),
+                   hint="give fewer --samples")
         pr = None if prismatic_range is None else tuple(parse_vector(prismatic_range, 2, "--prismatic-range"))
         cs = inertial_couplings(r, seed=seed, prismatic_range=pr)
         lo, hi = joint_ranges(r, pr).T

@@ -7,12 +7,13 @@ from rich.text import Text
 
 from robodyn.cli._app import app
 from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
+from robodyn.cli._limits import check_symbolic, check_work
 from robodyn.parameters.regressor import LINK_PARAMETERS
 
 
 @app.command("base-params")
 def base_params_command(
-    robot: str = typer.Argument(..., help="Built-in robot name or path of a robot file."),
+    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
     method: str = typer.Option("symbolic", "--method", help="symbolic (closed-form rules) or numeric (QR)."),
     symbolic_geometry: bool = typer.Option(False, "--symbolic-geometry", help="Lengths as symbols D3, RL4, ..."),
     drop_zero: bool = typer.Option(False, "--drop-zero", help="Treat parameters equal to 0 as known zeros."),
@@ -25,6 +26,11 @@ def base_params_command(
 
     with user_errors():
         r = get_robot(robot)
+        if method == "symbolic":
+            check_symbolic(r, "base-params --method symbolic")
+        # the numeric method: a regressor of ~2 (11 + 3) n rows per state over many states, and its QR
+        check_work(f"base-params of robot '{r.name}' (n = {r.n})", nbytes=8.0 * 14 * r.n * 600 * r.n * 4,
+                   flops=1e4 * 14.0 * r.n**3 * 60)
         bp = base_parameters(
             r, method=method, drop_zero=drop_zero, symbolic_geometry=symbolic_geometry, friction=friction, seed=seed
         )

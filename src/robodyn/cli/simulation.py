@@ -9,6 +9,7 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
+from robodyn.cli._limits import check_work, count, number
 
 _CONTROLLERS = ("pd-gravity", "computed-torque", "passivity")
 _FRICTION = ("smooth", "lugre", "stick-slip", "none")
@@ -16,18 +17,19 @@ _FRICTION = ("smooth", "lugre", "stick-slip", "none")
 
 @app.command("simulate")
 def simulate_command(
-    robot: str = typer.Argument(..., help="built-in robot name or model file"),
+    robot: str = typer.Argument(..., help="robot: built-in name (see `robodyn list`), YAML model file or URDF"),
     controller: str = typer.Option("computed-torque", help="pd-gravity | computed-torque | passivity"),
     trajectory: str = typer.Option("quintic", help="reference trajectory (quintic: rest-to-rest quintic)"),
     start: str = typer.Option(None, "--from", help="start configuration q0, comma-separated (default 0)"),
     to: str = typer.Option(..., "--to", help="goal configuration q_f, comma-separated (rad | m)"),
-    duration: float = typer.Option(2.0, help="duration T of the motion (s)"),
-    settle: float = typer.Option(0.5, help="simulated time after the motion ends (s)"),
-    kp: float = typer.Option(100.0, help="K_P (N m/rad), or Λ (1/s) for passivity"),
-    kd: float = typer.Option(20.0, help="K_D (N m s/rad)"),
+    duration: float = typer.Option(2.0, help="duration T of the motion (s), above 0 and at most 1e4"),
+    settle: float = typer.Option(0.5, help="simulated time after the motion ends (s), 0 to 1e4"),
+    kp: float = typer.Option(100.0, help="K_P (N m/rad), or Λ (1/s) for passivity; 0 to 1e6"),
+    kd: float = typer.Option(20.0, help="K_D (N m s/rad); 0 to 1e6"),
     friction: str = typer.Option("smooth", help="simulation friction model: smooth | lugre | stick-slip | none"),
-    width: float = typer.Option(0.01, help="width v_s of the smooth Coulomb friction tanh(q̇/v_s) (rad/s | m/s)"),
-    samples: int = typer.Option(201, help="output samples"),
+    width: float = typer.Option(0.01, help="width v_s of the smooth Coulomb friction tanh(q̇/v_s) (rad/s | m/s); "
+                                "1e-6 to 1e3"),
+    samples: int = typer.Option(201, help="output samples, 2 or more"),
     plot: Path = typer.Option(None, help="write q, q̇, Γ and the energy balance to this PNG file"),
     json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables."),
 ) -> None:
@@ -50,10 +52,16 @@ def simulate_command(
             raise InputError(f"--trajectory {trajectory!r}; the available trajectory is 'quintic'")
         if friction not in _FRICTION:
             raise InputError(f"--friction {friction!r}; choose one of {', '.join(_FRICTION)}")
-        if not settle >= 0:
-            raise InputError(f"--settle {settle!r}; give a time >= 0 (s)")
-        if isinstance(samples, bool) or samples < 2:
-            raise InputError(f"--samples {samples!r}; give an integer >= 2")
+        # the integrator's steps grow with the simulated time, the gains (stiffness) and 1/width: bounded, so
+        # that no value makes a step overflow (1e300 s) or the run endless
+        number(duration, "--duration", 0.0, 1e4, above=True, unit="s")
+        number(settle, "--settle", 0.0, 1e4, unit="s")
+        number(kp, "--kp", 0.0, 1e6)
+        number(kd, "--kd", 0.0, 1e6)
+        number(width, "--width", 1e-6, 1e3)
+        count(samples, "--samples", 2)
+        check_work(f"simulate with --samples {samples} (n = {model.n})", nbytes=8.0 * samples * model.n * 16,
+                   hint="give fewer --samples")
         q0 = parse_vector(start, model.n, "--from")
         qf = parse_vector(to, model.n, "--to")
         ref = QuinticReference(q0, qf, duration)

@@ -11,6 +11,8 @@ from rich.text import Text
 from robodyn.cli._app import Typer, Group, app
 from robodyn.progress import progress
 from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
+from robodyn.cli._limits import MAX_SYMBOLIC_JOINTS, allow_large, check_work, count, number
+from robodyn.errors import InputError
 
 demo_app = Typer(help="Demonstrations from the literature (Mata et al.'s simulations, Dellin's WAM calibration).", no_args_is_help=True, rich_markup_mode=None,
                  cls=Group)
@@ -28,23 +30,24 @@ JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON in
 
 @app.command("accuracy")
 def accuracy_command(
-    robot: str = typer.Argument(..., help="built-in robot name or model file (Mata et al. use ascher2)"),
-    steps: int = typer.Option(180, help="poses over a full turn of the last joint (180: 2° steps)"),
+    robot: str = typer.Argument(..., help="robot: built-in name (see `robodyn list`), YAML model file or URDF (Mata et al. use ascher2)"),
+    steps: int = typer.Option(180, help="poses over a full turn of the last joint (180: 2° steps), 1 or more"),
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
     plot: Path = typer.Option(None, help="write accelerations and cond(A) vs angle to this PNG file"),
     solver: str = typer.Option(None, help="solver of the methods that form A: cholesky, ldlt or gauss_jordan "
                                "(Mata et al.'s); default: each method's own (Cholesky)"),
     m2: float = typer.Option(None, help="mass of link 2 (kg) of the ascher2 arm, garbled in Mata et al.'s text "
-                             "(the built-in has 1.0)"),
+                             "(the built-in has 1.0); 1e-6 to 1e6"),
     stages: str = typer.Option(None, help="also print, for this method, the error with one stage at a time in "
                                "float32 (angles, inertia matrix, bias, storage of A, solve)"),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Single- vs double-precision forward dynamics over a turn of the last joint (Mata et al. Table 5)."""
     from robodyn.analysis.accuracy import accuracy_study, ascher_arm, stage_study
-    from robodyn.errors import InputError
 
     with user_errors():
+        count(steps, "--steps")
+        number(m2, "--m2", 1e-6, 1e6, unit="kg")
         if m2 is not None:
             if robot != "ascher2":
                 raise InputError(f"--m2 is the mass of link 2 of the ascher2 arm; robot = {robot!r}: give ascher2 "
@@ -52,6 +55,10 @@ def accuracy_command(
             model = ascher_arm(m2)
         else:
             model = get_robot(robot)
+        n = model.n
+        # every method in float64 and float32 at every pose: A (n x n), its factors and the accelerations
+        check_work(f"accuracy with --steps {steps} (n = {n})", nbytes=8.0 * steps * (n * n + n) * 60,
+                   flops=2000.0 * steps * n**3, hint="give fewer --steps")
         result = accuracy_study(model, methods=_methods(methods), steps=steps, solver=solver)
         staged = None if stages is None else stage_study(model, stages, steps=steps, solver=solver)
         if plot is not None:
@@ -107,12 +114,12 @@ def accuracy_command(
 
 @demo_app.command("puma-line")
 def puma_line_command(
-    robot: str = typer.Option("puma560", help="6-joint robot (built-in name or model file)"),
+    robot: str = typer.Option("puma560", help="6-joint robot: built-in name (see `robodyn list`), YAML model file or URDF"),
     methods: str = typer.Option(None, help="comma-separated forward-dynamics methods (default: all installed)"),
-    samples: int = typer.Option(501, help="reference grid points over the 5 s motion"),
+    samples: int = typer.Option(501, help="reference grid points over the 5 s motion, 2 or more"),
     plot: Path = typer.Option(None, help="write the joint trajectories and tracking errors to this PNG file"),
-    rtol: float = typer.Option(1e-6, help="relative tolerance of the integrator (Mata et al.: 1e-6)"),
-    atol: float = typer.Option(1e-6, help="absolute tolerance of the integrator"),
+    rtol: float = typer.Option(1e-6, help="relative tolerance of the integrator (Mata et al.: 1e-6), 1e-12 to 0.1"),
+    atol: float = typer.Option(1e-6, help="absolute tolerance of the integrator, 1e-14 to 1"),
     interpolation: str = typer.Option("cubic", help="torques between the reference grid times: cubic or linear"),
     rotor_inertia: bool = typer.Option(True, "--rotor-inertia/--no-rotor-inertia",
                                        help="keep the robot's rotor inertias (Mata et al.'s model has none)"),
@@ -123,6 +130,12 @@ def puma_line_command(
     from robodyn.simulation.puma_line import MATA_TABLE_6, MATA_TABLE_7, joint_ranking, puma_line_study
 
     with user_errors():
+        count(samples, "--samples", 2)
+        number(rtol, "--rtol", 1e-12, 0.1)
+        number(atol, "--atol", 1e-14, 1.0)
+        # inverse kinematics and dynamics at every grid point, and the torque interpolant over them
+        check_work(f"demo puma-line with --samples {samples}", nbytes=8.0 * samples * 6 * 200,
+                   flops=1e5 * samples, hint="give fewer --samples")
         model = get_robot(robot)
         chosen = _methods(methods) or available_methods("forward")
         with progress("inverse kinematics", total=1 + len(chosen)) as bar:
@@ -174,7 +187,7 @@ def puma_line_command(
 
 @app.command("opcount")
 def opcount_command(
-    n_max: int = typer.Option(8, help="count for n = 1..n_max revolute joints"),
+    n_max: int = typer.Option(8, help="count for n = 1..n_max revolute joints, 1 or more"),
     methods: str = typer.Option(None, help="comma-separated method names to count (default: all installed)"),
     customized: bool = typer.Option(True, "--customized/--no-customized",
                                     help="also count the customized models of each formulation against the "
@@ -187,6 +200,13 @@ def opcount_command(
     )
 
     with user_errors():
+        count(n_max, "--n-max")
+        if customized and n_max > MAX_SYMBOLIC_JOINTS and not allow_large():
+            raise InputError(f"--n-max {n_max} with --customized: the customized models are symbolic, limited to "
+                             f"n <= {MAX_SYMBOLIC_JOINTS}; give --no-customized or run `robodyn --allow-large ...`")
+        # the counts trace every formulation for n = 1..n_max (about n^2 traced operations each)
+        check_work(f"opcount --n-max {n_max}", nbytes=1e4 * n_max**2, flops=1e7 * n_max**2,
+                   hint="give a smaller --n-max")
         with progress("counting", total=None) as bar:
             report = opcount_report(n_max, methods=_methods(methods),
                                     progress=lambda s: bar.update(description=f"counting {s}"))

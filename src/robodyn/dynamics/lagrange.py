@@ -132,7 +132,7 @@ def christoffel_symbols(robot: Robot, q) -> np.ndarray:
     """
     dtype, batch, a = joint_arrays(robot, q=q)
     dA = _partials(robot, a["q"], dtype)
-    return 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3))
+    return finite_result("christoffel_symbols", 0.5 * (dA + np.swapaxes(dA, -1, -2) - np.moveaxis(dA, -1, -3)))
 
 
 def coriolis_matrix(robot: Robot, q, qd) -> np.ndarray:

@@ -152,7 +152,7 @@ def gravity_regressor(robot: Robot, q) -> np.ndarray:
         zxg = np.cross(R[..., :, 2], g)                             # (..., 3)
         rows = np.einsum("...kab,...a->...kb", Rj[..., r:, :, :], zxg) * scale[..., r:, None]
         Y[..., r, 3 * r :] = rows.reshape(batch + (3 * (n - r),))
-    return Y
+    return finite_result("gravity_regressor", Y)
 
 
 # ---------------------------------------------------------------------------------------------------------------

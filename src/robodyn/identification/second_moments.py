@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import block_diag
 
-from robodyn.arrays import as_real_array
+from robodyn.arrays import as_real_array, finite_result
 from robodyn.model.arguments import joint_arrays
 from robodyn.errors import InputError
 from robodyn.identification.gravity import (
@@ -64,7 +64,7 @@ def locked_body_inertia(robot: Robot, q, joint: int) -> np.ndarray:
     dtype, batch, a = joint_arrays(robot, q=q)
     R0, P0 = base_poses(robot, a["q"], dtype)
     fk = robot.joint_frames[k]
-    return _locked_tensor(R0, P0, fk, robot.J, robot.MS, robot.M)
+    return finite_result("locked_body_inertia", _locked_tensor(R0, P0, fk, robot.J, robot.MS, robot.M))
 
 
 def _locked_tensor(R0, P0, fk: int, Js, MSs, Ms) -> np.ndarray:

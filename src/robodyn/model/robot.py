@@ -142,6 +142,7 @@ class Robot:
                 f"robot '{self.name}': params has shape {params.shape}; expected ({nf}, 10) = "
                 "XX XY XZ YY YZ ZZ MX MY MZ M per frame"
             )
+        self._not_subnormal("params", params, PARAMETER_NAMES)
         put("params", _frozen(params))
         g = self._floats("gravity", self.gravity)
         if g.shape != (3,) or not np.all(np.abs(g) <= MAX_ABS_VALUE):
@@ -209,7 +210,18 @@ class Robot:
                 f"robot '{self.name}', frame {j}: field {key} = {v[j - 1]:g} exceeds {MAX_ABS_VALUE:g} in magnitude; "
                 "give SI units (m, rad, kg m^2, N m)"
             )
+        self._not_subnormal(key, v)
         return _frozen(v)
+
+    def _not_subnormal(self, key: str, v: np.ndarray, columns=None) -> None:
+        """Refuse subnormal values (nonzero, below 2.2e-308 in magnitude): they are underflow or typos, and their
+        inverses (1/M in the generated models, the pivots of direct dynamics) are inf."""
+        bad = (v != 0) & (np.abs(v) < np.finfo(np.float64).tiny)
+        if np.any(bad):
+            at = np.argwhere(bad)[0]
+            field = key if columns is None else f"{key} ({columns[at[1]]})"
+            raise ModelError(f"robot '{self.name}', frame {int(at[0]) + 1}: field {field} = {float(v[tuple(at)]):g} is "
+                             "subnormal (nonzero below 2.2e-308); give 0 or a value of physical size (SI units)")
 
     def _check_links(self) -> None:
         for i in range(self.nf):

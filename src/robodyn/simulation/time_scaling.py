@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn.arrays import as_real_array
+from robodyn.arrays import as_real_array, finite_result
 from robodyn.model.robot import check_robot
 from robodyn.files import write_atomically
 from robodyn.dynamics.newton_euler import friction_torques, gravity_torques, inverse_dynamics
@@ -39,12 +39,20 @@ class InfeasibleLimitsError(RobodynError, ValueError):
     """Torque limits that no timing of the given path can meet (the message names the joint and the time)."""
 
 
+#: largest torque limit accepted (N m | N): the scalings square the limits and multiply them by the path's
+#: coefficients, so limits near the float64 maximum (1e308) overflow to inf and NaN instead of meaning "no limit"
+LIMIT_MAX = 1e100
+
+
 def torque_limits_of(robot: Robot, torque_limits) -> np.ndarray:
     L = as_real_array("torque_limits", torque_limits).astype(float)
     L = np.broadcast_to(L, (robot.n,)) if L.ndim == 0 else L
     if L.shape != (robot.n,) or not np.all(np.isfinite(L)) or np.any(L <= 0):
         raise InputError(f"argument 'torque_limits' = {torque_limits!r}; give one positive finite limit per joint "
                          f"({robot.n} numbers, N m | N) or a single number")
+    if np.any(L > LIMIT_MAX):
+        raise InputError(f"argument 'torque_limits' has {float(np.max(L)):.3g} (N m | N), above {LIMIT_MAX:g}: "
+                         "give limits of physical size (the computation squares them and would overflow)")
     return L
 
 
@@ -222,7 +230,9 @@ def time_scale(robot: Robot, trajectory, torque_limits, samples: int = 501, t=No
             f"joint {j + 1} is exactly at its limit {L[j]:.6g} under gravity and friction at t = {t[i]:.6g} s; "
             "the motion can only be made admissible in infinite time")
     k = 1.0 / u_star
-    tau_s = A * u_star**2 + B * u_star + C
+    with np.errstate(over="ignore", invalid="ignore"):  # reported by finite_result
+        tau_s = A * u_star**2 + B * u_star + C
+    finite_result("time_scale", np.array([k, k * trajectory.duration]), tau_s)
     return TimeScaling(k=k, duration=k * trajectory.duration, t=k * t, torques=tau_s, original_torques=tau_d,
                        active_joint=int(j), active_time=float(k * t[i]),
                        trajectory=ScaledTrajectory(trajectory, k), limits=L)
@@ -407,6 +417,9 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
         raise InputError(f"grid = {grid!r}; give at least 2 intervals")
     s = np.linspace(0.0, path.duration, int(grid) + 1)
     a, b, c = path_dynamics(robot, path, s, friction=friction)
+    if not np.any(a) and not np.any(b):
+        raise InputError("argument 'path' does not move (q(s) is constant): there is no timing to optimise; give "
+                         "a path between two different poses")
     over = np.abs(c) > L
     if np.any(over):
         i, j = np.argwhere(over)[0]
@@ -443,5 +456,6 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
     dts = 2 * delta / denom
     t = np.concatenate([[0.0], np.cumsum(dts)])
     torques = a[:-1] * u[:, None] + b[:-1] * x[:-1, None] + c[:-1]
+    finite_result("time_optimal", t, sd, u, torques)
     return TimeOptimal(duration=float(t[-1]), s=s, sd=sd, sdd=u, t=t, torques=torques, limits=L,
                        controllable=np.column_stack([lo, hi]), path=path)

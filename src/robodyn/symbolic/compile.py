@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
-from robodyn.arrays import working_dtype
+from robodyn.arrays import singular_model_error, working_dtype
 from robodyn.progress import progress
 from robodyn.threads import thread_count
-from robodyn.errors import InputError, ModelError
+from robodyn.errors import InputError, ModelError, NumericOverflowError
 from robodyn.native.build import CompileTimeoutError
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
 from robodyn.symbolic.models import SHORT, customized_model
@@ -145,8 +145,12 @@ class CompiledModel:
 
     def _load(self, m, timeout=None):
         """(batched call(count, [(array, stride), ...]) -> (out, code), CPython module ``rdmodel`` or None)."""
+        from robodyn.symbolic.codegen import c_code
+
         if self.backend == "numpy":
-            f = m.numpy_function()  # also raises NonFiniteExpressionError for a singular model
+            from robodyn.symbolic.codegen import numpy_code
+
+            f = numpy_code.function(m, checks=True)  # also raises NonFiniteExpressionError for a singular model
 
             def call_numpy(count, blocks):
                 arrays = [a.reshape(-1, *arg.shape) if st == 0 else a.reshape(count, *arg.shape)
@@ -154,7 +158,13 @@ class CompiledModel:
                 for k, a in enumerate(arrays):
                     if not np.all(np.isfinite(a)):
                         return None, k + 1
-                return np.broadcast_to(f(*arrays), (count,) + m.output_shape), 0
+                with np.errstate(all="ignore"):  # overflow is reported below, as the C back end does
+                    out, singular = f(*arrays)
+                if singular >= 0:
+                    return None, c_code.SINGULAR + singular
+                if not np.all(np.isfinite(out)):
+                    return None, c_code.OVERFLOW
+                return np.broadcast_to(out, (count,) + m.output_shape), 0
 
             return call_numpy, None
         from robodyn.symbolic.codegen import c_code
@@ -175,8 +185,6 @@ class CompiledModel:
             for a, st in blocks:
                 args += [buf("double[]", a), st]
             code = fn(count, min(self.threads, 4096), *args, buf("double[]", out))  # a C int; more threads gain nothing
-            if code < 0:
-                raise MemoryError(f"compiled {self.kind}: out of memory")
             return out, code
 
         return call_c, module
@@ -241,8 +249,25 @@ class CompiledModel:
                 blocks.append((np.ascontiguousarray(full, dtype=np.float64).reshape(-1), per))
         out, code = call(count, blocks)
         if code:
-            raise InputError(f"argument '{list(arrays)[code - 1]}' contains NaN or inf; give finite values")
+            self._raise(code, list(arrays), m)
         return np.asarray(out).reshape(batch + m.output_shape).astype(dtype, copy=False)
+
+    def _raise(self, code, names, m):
+        """The error of the numeric API for a status code of the generated C (or of the NumPy back end)."""
+        from robodyn.symbolic.codegen import c_code
+
+        if 1 <= code <= len(names):
+            raise InputError(f"argument '{names[code - 1]}' contains NaN or inf; give finite values")
+        if c_code.SINGULAR <= code < c_code.SINGULAR + len(m.checks):
+            joint = m.checks[code - c_code.SINGULAR][0]
+            raise singular_model_error(self.robot.name, f"compiled {self.kind}: joint {joint}: the pivot (articulated "
+                                       "inertia H_j [9.116]) is below 64 ε of its scale at some state")
+        if code == c_code.OVERFLOW:
+            raise NumericOverflowError(
+                f"compiled {self.kind} of robot '{self.robot.name}': the result is not finite (floating-point "
+                "overflow in float64) although every input is finite; some input is too large (e.g. a velocity "
+                "of 1e155), give values of physical size")
+        raise MemoryError(f"compiled {self.kind}: out of memory")  # rd_parallel's negative codes
 
     def operation_count(self) -> dict:
         """Operations per evaluation, by robodyn's one definition (docs/symbolic.md, "Operation counts"):

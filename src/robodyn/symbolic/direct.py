@@ -15,8 +15,16 @@ from robodyn.symbolic.engine import Program, cross, matmul, matvec, transpose
 from robodyn.symbolic.symrobot import SymRobot
 
 
+#: a pivot is singular below this many machine epsilons of its scale: the numeric formulations' relative test
+#: (robodyn._arrays.pivot_too_small), evaluated by the generated code on every call
+PIVOT_EPS = 64
+
+
 def forward_dynamics(prog: Program, sr: SymRobot, friction: bool = True):
-    """Outputs QDD1..QDDn; the torques are inputs TAU{j} (added to ``sr.inputs['tau']``)."""
+    """(outputs QDD1..QDDn, pivot checks); the torques are inputs TAU{j} (added to ``sr.inputs['tau']``).
+
+    Each check is (frame index, pivot D_j, scale Σ_k |A_kk|): the LDLᵀ pivot must exceed 64 ε times the scale,
+    the relative test of the numeric formulations (the single-state kernels' Σ|A_ii|)."""
     joints = [i for i, s in enumerate(sr.sigma) if s != 2]
     n = len(joints)
     tau = [se.Symbol(f"TAU{i + 1}") for i in joints]
@@ -26,6 +34,7 @@ def forward_dynamics(prog: Program, sr: SymRobot, friction: bool = True):
     A = [A[r * n:(r + 1) * n] for r in range(n)]
     H = ne.inverse_dynamics(prog, sr, qdd=ne.zeros_like(sr.qdd), friction=friction, name="H")
     num = [j + 1 for j in joints]
+    trace = sum((se.Abs(A[k][k]) for k in range(n)), se.Integer(0))
     L = [[se.Integer(0)] * n for _ in range(n)]
     D = [se.Integer(0)] * n
     for j in range(n):
@@ -41,11 +50,14 @@ def forward_dynamics(prog: Program, sr: SymRobot, friction: bool = True):
     for i in range(n - 1, -1, -1):
         z = y[i] * prog.let(f"JD{num[i]}", 1 / D[i]) - sum((L[k][i] * x[k] for k in range(i + 1, n)), se.Integer(0))
         x[i] = prog.force(f"QDD{num[i]}", z)
-    return x
+    return x, [(joints[j], D[j], trace) for j in range(n)]
 
 
 def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = True):
     """Direct dynamics by the O(n) recursive Newton–Euler algorithm, [9.100]–[9.124] (§9.7.2).
+
+    Returns (outputs, pivot checks): each check is (frame index, H_j, scale): H_j must exceed 64 ε times the
+    trace of the same-kind diagonal block of 𝕁*_j plus Ia_j, the relative test of rd.forward_dynamics.
 
     Spatial vectors are [linear; angular]; ^jT_a = [[Aᵀ, −Aᵀ P̂], [0, Aᵀ]] [2.63]; the spatial inertia
     𝕁 = [[M 1, −M̂S], [M̂S, J]] [9.21].  First forward pass: ω, ^jγ_j [9.101] (γ, Khalil & Dombre's ^jr_j),
@@ -97,6 +109,7 @@ def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = Tru
         T.append([At[r] + AtP[r] for r in range(3)] + [[se.Integer(0)] * 3 + At[r] for r in range(3)])
         axis.append(None if s == 2 else (2 if s == 1 else 5))
     K, alpha, Hinv, JU, TAUr = [None] * nf, [None] * nf, [None] * nf, [None] * nf, [None] * nf
+    checks = []
     for i in range(nf - 1, -1, -1):
         j = i + 1
         Js[i] = prog.mat("JS{r}{c}" + str(j), Js[i], "", symmetric=True)
@@ -106,8 +119,10 @@ def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = Tru
             K[i] = Js[i]
             alpha[i] = [e - b for e, b in zip(matvec(Js[i], gamma[i]), beta[i])]
         else:
-            H = Js[i][ax][ax] + sr.Ia[i]
-            Hinv[i] = prog.let(f"JD{j}", 1 / prog.let(f"H{j}", H))
+            H = prog.let(f"H{j}", Js[i][ax][ax] + sr.Ia[i])
+            block = range(3, 6) if ax == 5 else range(3)  # same-kind diagonal block of 𝕁*_j: the scale of H_j
+            checks.append((i, H, sum((se.Abs(Js[i][k][k]) for k in block), se.Integer(0)) + sr.Ia[i]))
+            Hinv[i] = prog.let(f"JD{j}", 1 / H)
             ja = [Js[i][r][ax] for r in range(6)]
             JU[i] = prog.vec("JU{k}" + str(j), [e * Hinv[i] for e in ja], "")
             f = sr.friction[i] if friction else 0
@@ -142,4 +157,4 @@ def forward_dynamics_recursive(prog: Program, sr: SymRobot, friction: bool = Tru
         out[i] = qdd
         vg[ax] = vg[ax] + qdd
         Vd[i] = prog.vec("VP{k}" + str(j), vg[:3], "") + prog.vec("WP{k}" + str(j), vg[3:], "")
-    return [out[i] for i in joints]
+    return [out[i] for i in joints], checks  # in the order computed: the first that fails is the cause

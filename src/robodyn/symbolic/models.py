@@ -48,6 +48,9 @@ class CustomizedModel:
     program : Program — the assignments, pruned to what reaches the outputs.
     constants : dict Symbol -> float — values of the geometric/inertial symbols.
     column_names : list of str — regressor columns (parameter names), else empty.
+    checks : list of (str, Expr, Expr) — forward dynamics: (joint name, pivot, scale) per joint; the generated
+        code tests pivot > 64 ε scale (:data:`robodyn.symbolic.direct.PIVOT_EPS`), the relative pivot test of the
+        numeric formulations, and reports a singular model where it fails.
     """
 
     robot: object
@@ -60,6 +63,7 @@ class CustomizedModel:
     constants: dict
     column_names: list = field(default_factory=list)
     options: dict = field(default_factory=dict)
+    checks: list = field(default_factory=list)
 
     # ---- reports ---------------------------------------------------------------------------------------
     def operation_count(self) -> dict:
@@ -193,6 +197,7 @@ def customized_model(
     n = robot.n
     zeros = ne.zeros_like(sr.qd)
     columns: list = []
+    checks: list = []
     names = ["q", "qd", "qdd"]
     if kind == "inverse_dynamics":
         outs = ne.inverse_dynamics(prog, sr, friction=friction)
@@ -214,7 +219,8 @@ def customized_model(
         from robodyn.symbolic import direct
 
         algo = direct.forward_dynamics_recursive if ddm_method == "recursive" else direct.forward_dynamics
-        outs = algo(prog, sr, friction=friction)
+        outs, pivots = algo(prog, sr, friction=friction)
+        checks = [(robot.joint_names[i], p, s) for i, p, s in pivots]
         shape, names = (n,), ["q", "qd", "tau"]
     args = [Argument(k, (n,), tuple(enumerate(sr.inputs[k]))) for k in names]
     if "gravity" in sr.inputs and kind not in ("inertia_matrix",):
@@ -225,15 +231,15 @@ def customized_model(
                for s in sr.inputs["wrenches"]]
         args.append(Argument("wrenches", (nf, 6), tuple(zip(ent, sr.inputs["wrenches"]))))
     used = set()
-    pruned = prog.pruned(outs)
+    pruned = prog.pruned(list(outs) + [e for _, p, s in checks for e in (p, s)])
     for _, e in pruned.assignments:
         used |= e.free_symbols
-    for o in outs:
+    for o in list(outs) + [e for _, p, s in checks for e in (p, s)]:
         used |= se.sympify(o).free_symbols
     constants = {s: v for s, v in sr.constants.items() if s in used}
     return CustomizedModel(
         robot=robot, kind=kind, parameters=parameters, arguments=args, output_shape=shape, outputs=list(outs),
-        program=pruned, constants=constants, column_names=columns,
+        program=pruned, constants=constants, column_names=columns, checks=checks,
         options=dict(symbolic_geometry=symbolic_geometry, symbolic_inertia=symbolic_inertia, gravity=gravity,
                      wrenches=wrenches, friction=friction, ddm_method=ddm_method),
     )

@@ -63,7 +63,7 @@ def kernel_source(model, name: str, dtype: str = "float64") -> str:
         return f"const real {s} = {a}[{a}_per_state ? {k}*count + i : {k}];"
 
     body = statements(model, C, read, lambda k, e: f"out[{k}*count + i] = {e};",
-                      "const real {s} = {v!r};", "const real {s} = {e};")
+                      "const real {s} = {v};", "const real {s} = {e};")
     if dtype == "float32":
         body = [_FLOAT_LITERAL.sub(lambda m: m.group(1) + "f", line) for line in body]
     lines += body

@@ -21,7 +21,7 @@ def listing(model, title: str) -> str:
     lines.append("")
     if model.constants:
         lines.append("Constants:")
-        lines += [f"    {s} = {v!r}" for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0]))]
+        lines += [f"    {s} = {v}" for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0]))]
         lines.append("")
     lines.append("Equations:")
     lines += [f"{s} = {to_source(e, SEED)}" for s, e in model.program.assignments]

@@ -9,13 +9,17 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.sanitize import comment, identifier
-from robodyn.symbolic.codegen.printer import PYTHON, statements
+from robodyn.symbolic.codegen.printer import PYTHON, literal, statements
+from robodyn.symbolic.direct import PIVOT_EPS
 
 
-def source(model, name: str) -> str:
+def source(model, name: str, checks: bool = False) -> str:
     """Python source of ``def name(<arguments>)`` returning an array (..., *output_shape).
 
-    ``name`` and the robot's name pass through :mod:`robodyn.sanitize` (identifier and docstring text)."""
+    ``name`` and the robot's name pass through :mod:`robodyn.sanitize` (identifier and docstring text).
+    With ``checks`` the function returns (array, k): k = -1, or the index of the first of ``model.checks``
+    (the pivots of forward dynamics) whose relative test fails at some state (``rd.compile``'s NumPy back end
+    raises the numeric formulations' ModelError on it)."""
     name = identifier(name)
     args = [a.name for a in model.arguments]
     out_size = int(np.prod(model.output_shape))
@@ -35,16 +39,27 @@ def source(model, name: str) -> str:
         if len(a.shape) > 1:
             lines.append(f"    {a.name} = {a.name}.reshape({a.name}.shape[:-{len(a.shape)}] + (-1,))")
     lines.append("    batch = np.broadcast_shapes(" + "".join(f"{a}.shape[:-1], " for a in args) + ")")
-    body = statements(model, PYTHON, lambda a, k, s: f"{s} = {a}[..., {k}]", lambda k, e: f"out[..., {k}] = {e}")
+    bound = literal(PIVOT_EPS * np.finfo(np.float64).eps)
+
+    def check(k, pivot, scale):
+        return f"rd_singular = {k} if rd_singular < 0 and not np.all({pivot} > {bound}*({scale})) else rd_singular"
+
+    body = statements(model, PYTHON, lambda a, k, s: f"{s} = {a}[..., {k}]", lambda k, e: f"out[..., {k}] = {e}",
+                      check=check if checks else None)
     first_output = len(body) - len(model.outputs)
+    if checks:
+        first_check = first_output - len(model.checks)
+        body = body[:first_check] + ["    rd_singular = -1"] + body[first_check:]
+        first_output += 1
     lines += body[:first_output] + [f"    out = np.empty(batch + ({out_size},))"] + body[first_output:]
-    lines.append(f"    return out.reshape(batch + {tuple(model.output_shape)!r})")
+    result = f"out.reshape(batch + {tuple(model.output_shape)!r})"
+    lines.append(f"    return {result}, rd_singular" if checks else f"    return {result}")
     return "\n".join(lines) + "\n"
 
 
-def function(model):
-    """Compile the NumPy source in memory and return the function."""
+def function(model, checks: bool = False):
+    """Compile the NumPy source in memory and return the function (see :func:`source` for ``checks``)."""
     name = "generated"
     namespace: dict = {}
-    exec(compile(source(model, name), f"<robodyn {identifier(model.name)}>", "exec"), namespace)  # noqa: S102 (our own code)
+    exec(compile(source(model, name, checks), f"<robodyn {identifier(model.name)}>", "exec"), namespace)  # noqa: S102 (our own code)
     return namespace[name]

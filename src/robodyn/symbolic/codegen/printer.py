@@ -7,6 +7,7 @@ target language's spelling of functions, powers and numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 
 import symengine as se
 
@@ -38,14 +39,33 @@ def _check_finite(x) -> None:
             f"a generated expression divides by an exact zero ({x})")
 
 
+def literal(value) -> str:
+    """The shortest decimal text of the float ``value`` that reads back as the same double, in every target
+    language (C, Python, MATLAB, Julia). inf and NaN have no literal in C (``inf`` is an undeclared name in C
+    and in generated Python): raise :class:`NonFiniteExpressionError` rather than write a file that does not
+    compile or a function that raises NameError."""
+    try:
+        v = float(value)
+    except OverflowError:  # an exact integer or rational beyond the doubles
+        v = math.inf
+    if not math.isfinite(v):
+        raise NonFiniteExpressionError(f"a generated constant is {v} (a model value overflowed, e.g. the inverse "
+                                       "of a subnormal mass); give the model values of physical size")
+    return repr(v)
+
+
 def _number(x, lang: Language) -> str:
     if isinstance(x, se.Integer):
         v = int(x)
+        if abs(v) >= 2**53:  # beyond exact doubles: the target's parser would round it anyway (or overflow)
+            return literal(v)
         return f"{v}.0" if lang.name == "c" else str(v)
     if isinstance(x, se.Rational):
         p, q = (int(a) for a in x.get_num_den())
+        if max(abs(p), abs(q)) >= 2**53:
+            return literal(p / q)
         return f"({p}.0/{q}.0)"
-    return repr(float(x))
+    return literal(x)
 
 
 def to_source(e, lang: Language) -> str:
@@ -129,16 +149,31 @@ def _wrap(e, lang, prec):
     return s if p >= prec else f"({s})"
 
 
-def statements(model, lang: Language, argument, output, constant="{s} = {v!r}", assignment="{s} = {e}") -> list:
-    """The body of a generated function, indented by 4: constants, arguments unpacked into the input
-    symbols, the assignments in order, then the outputs.
+def used_symbols(model) -> set:
+    """Names of the symbols the model's assignments, outputs and checks read: an input entry outside this set
+    is not unpacked (an unused variable fails ``-Wall -Wextra -Werror``)."""
+    used = set()
+    for e in [e for _, e in model.program.assignments] + list(model.outputs) \
+            + [x for _, p, sc in getattr(model, "checks", ()) for x in (p, sc)]:
+        used |= {str(x) for x in se.sympify(e).free_symbols}
+    return used
 
-    ``argument(array_name, flat_index, symbol)`` and ``output(flat_index, text)`` spell one line;
-    ``constant`` and ``assignment`` are format strings with fields ``s``, ``v`` / ``s``, ``e``.
+
+def statements(model, lang: Language, argument, output, constant="{s} = {v}", assignment="{s} = {e}",
+               check=None) -> list:
+    """The body of a generated function, indented by 4: constants, arguments unpacked into the input
+    symbols (those used), the assignments in order, the pivot checks, then the outputs.
+
+    ``argument(array_name, flat_index, symbol)``, ``output(flat_index, text)`` and ``check(index, pivot text,
+    scale text)`` spell one line (no ``check``: no check lines); ``constant`` and ``assignment`` are format
+    strings with fields ``s``, ``v`` (the value's :func:`literal`) / ``s``, ``e``.
     """
-    lines = [constant.format(s=s, v=v) for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0]))]
-    lines += [argument(a.name, k, s) for a in model.arguments for k, s in a.entries]
+    used = used_symbols(model)
+    lines = [constant.format(s=s, v=literal(v)) for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0]))]
+    lines += [argument(a.name, k, s) for a in model.arguments for k, s in a.entries if str(s) in used]
     lines += [assignment.format(s=s, e=to_source(e, lang)) for s, e in model.program.assignments]
+    if check is not None:
+        lines += [check(k, to_source(p, lang), to_source(sc, lang)) for k, (_, p, sc) in enumerate(model.checks)]
     lines += [output(k, to_source(o, lang)) for k, o in enumerate(model.outputs)]
     return ["    " + line for line in lines]
 

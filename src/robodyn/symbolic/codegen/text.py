@@ -34,7 +34,7 @@ def matlab(model, name: str) -> str:
     lines += ["    " + s for s in _header(model, "%")]
     shape = model.output_shape if len(model.output_shape) == 2 else (model.output_shape[0], 1)
     body = statements(model, MATLAB, lambda a, k, s: f"{s} = {a}({k + 1});",
-                      lambda k, e: f"out({_out_index(model, k)}) = {e};", "{s} = {v!r};", "{s} = {e};")
+                      lambda k, e: f"out({_out_index(model, k)}) = {e};", "{s} = {v};", "{s} = {e};")
     first_output = len(body) - len(model.outputs)
     lines += body[:first_output] + [f"    out = zeros({shape[0]}, {shape[1]});"] + body[first_output:] + ["end"]
     return "\n".join(lines) + "\n"

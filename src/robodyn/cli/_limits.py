@@ -1,0 +1,115 @@
+"""Checks the CLI makes before it computes: numeric options in range, and the work a command asks for.
+
+A 37 KB model file can describe a thousand joints, and ``--samples 100000000`` is easy to type: without these
+checks the commands allocate tens of GiB (or run for hours) and end in a raw MemoryError. Every numeric option
+is checked to be a finite number within the range its help states, and the memory a command needs is estimated
+from n (joints), samples, steps, states and rows before anything is allocated. A request above the limits
+(:data:`MAX_BYTES`, :data:`MAX_SECONDS` of estimated work, :data:`MAX_SYMBOLIC_JOINTS`) is refused in one line
+naming the estimate; ``robodyn --allow-large COMMAND ...`` or the environment variable ``ROBODYN_ALLOW_LARGE=1``
+lifts them for users who mean it (docs/getting-started.md, "Limits of the command line").
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from contextvars import ContextVar
+
+from robodyn.errors import InputError
+
+#: largest memory a command may plan to use (bytes) without --allow-large
+MAX_BYTES = 4 * 2**30
+#: largest estimated run time (s) of a command without --allow-large, at ~1e9 floating-point operations per second
+MAX_SECONDS = 600.0
+_FLOPS_PER_SECOND = 1e9
+#: largest number of joint variables of a symbolic model (generate, symbolic base parameters, opcount) without
+#: --allow-large: symbolic expansion grows faster than n^2 in memory and time
+MAX_SYMBOLIC_JOINTS = 60
+#: environment variable with the effect of --allow-large
+ALLOW_ENV = "ROBODYN_ALLOW_LARGE"
+
+_ALLOW: ContextVar[bool] = ContextVar("robodyn_cli_allow_large", default=False)
+
+
+def set_allow_large(allow: bool) -> None:
+    """Lift (or restore) the limits for the command run in this context (``robodyn --allow-large``)."""
+    _ALLOW.set(bool(allow))
+
+
+def allow_large() -> bool:
+    return _ALLOW.get() or os.environ.get(ALLOW_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.3g} bytes"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 86400:
+        return f"{seconds / 86400:.3g} days"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.3g} hours"
+    return f"{seconds:.3g} s"
+
+
+_OVERRIDE = f"run `robodyn --allow-large ...` (or set {ALLOW_ENV}=1) if you mean it"
+
+
+def check_work(what: str, nbytes: float = 0.0, flops: float = 0.0, hint: str = "") -> None:
+    """Refuse ``what`` (e.g. "properties of robot 'x' (n = 1000)") when its estimated memory ``nbytes`` or work
+    ``flops`` is above the limits, unless they are lifted. ``hint`` says how to ask for less."""
+    if allow_large():
+        return
+    hint = f"{hint}, or " if hint else ""
+    if not nbytes <= MAX_BYTES:
+        raise InputError(f"{what} needs about {_size(nbytes)} of memory, above the limit of {_size(MAX_BYTES)}; "
+                         f"{hint}{_OVERRIDE}")
+    seconds = flops / _FLOPS_PER_SECOND
+    if not seconds <= MAX_SECONDS:
+        raise InputError(f"{what} would take about {_duration(seconds)}, above the limit of "
+                         f"{_duration(MAX_SECONDS)}; {hint}{_OVERRIDE}")
+
+
+def check_symbolic(robot, what: str) -> None:
+    """Refuse a symbolic model of more than :data:`MAX_SYMBOLIC_JOINTS` joints unless limits are lifted."""
+    if robot.n > MAX_SYMBOLIC_JOINTS and not allow_large():
+        raise InputError(f"{what} of robot '{robot.name}' with n = {robot.n} joints: symbolic models are limited to "
+                         f"n <= {MAX_SYMBOLIC_JOINTS} (memory and time grow faster than n^2); {_OVERRIDE}")
+
+
+def number(value, option: str, low: float | None = None, high: float | None = None, *, above: bool = False,
+           unit: str = "") -> float:
+    """``value`` of option ``option`` as a float: finite, >= ``low`` (> ``low`` with ``above``) and <= ``high``."""
+    if value is None:
+        return value
+    x = float(value)
+    unit = f" {unit}" if unit else ""
+    if math.isfinite(x) and (low is None or (x > low if above else x >= low)) and (high is None or x <= high):
+        return x
+    if low is None and high is None:
+        wanted = "a finite number"
+    elif high is None:
+        wanted = f"a number {'>' if above else '>='} {low:g}{unit}"
+    elif low is None:
+        wanted = f"a number <= {high:g}{unit}"
+    else:
+        wanted = f"a number {'>' if above else '>='} {low:g} and <= {high:g}{unit}"
+    raise InputError(f"option {option} = {value!r}: give {wanted}")
+
+
+def count(value, option: str, low: int = 1, high: int | None = None) -> int:
+    """``value`` of option ``option`` as an int within [low, high] (high: a hard ceiling, not lifted)."""
+    if value is None:
+        return value
+    if isinstance(value, bool) or int(value) != value or value < low or (high is not None and value > high):
+        top = f" and <= {high}" if high is not None else ""
+        raise InputError(f"option {option} = {value!r}: give an integer >= {low}{top}")
+    return int(value)
+
+
+def seed(value, option: str = "--seed") -> int:
+    """A random seed: an integer from 0 to 2^63 - 1 (what NumPy's generators take)."""
+    return count(value, option, 0, 2**63 - 1)
