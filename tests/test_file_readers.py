@@ -47,7 +47,7 @@ def time_limit():
 @pytest.fixture(scope="module")
 def calibration_text(tmp_path_factory):
     robot = rd.load("planar3r") if rd.load("planar3r").is_serial else rd.load("planar2r")
-    q = rd.calibration_poses(robot, 8, seed=0)
+    q = rd.calibration_poses(robot, 8, seed=0, unlimited=True)
     cal = rd.calibrate_gravity(robot, q, rd.gravity_torques(robot, q))
     path = cal.save(tmp_path_factory.mktemp("cal") / "cal.yaml")
     return path.read_text(encoding="utf-8")

@@ -197,7 +197,7 @@ def test_character_device_is_written_into_not_replaced(tmp_path):
 @posix
 def test_cli_checks_every_output_before_writing_any(tmp_path):
     poses = tmp_path / "poses.csv"
-    assert runner.invoke(app, ["calibration-poses", "planar2r", "--count", "6", "--out", str(poses)]).exit_code == 0
+    assert runner.invoke(app, ["calibration-poses", "planar2r", "--count", "6", "--unlimited", "--out", str(poses)]).exit_code == 0
     import numpy as np
 
     q = np.loadtxt(poses, delimiter=",", skiprows=1)
