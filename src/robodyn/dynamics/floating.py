@@ -45,7 +45,7 @@ from robodyn.arrays import as_real_array, finite_result, working_dtype
 from robodyn.model.robot import check_robot
 from robodyn.model.workspace import WORKSPACE
 from robodyn.model.arguments import frame_index
-from robodyn.dynamics import composite, derivatives, newton_euler, recursive
+from robodyn.dynamics import composite, newton_euler, recursive
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import base_poses, jacobian, link_accelerations
 from robodyn.model.robot import Robot
@@ -410,111 +410,6 @@ def reduced_inverse_dynamics(robot: Robot, q, v, qdd, wrenches=None, gravity=Non
     a[..., :6] = -np.linalg.solve(Mbb, w0[..., None])[..., 0]
     tau = floating_inverse_dynamics(robot, q_, v_, a, wrenches=wrenches, gravity=gravity)
     return finite_result(what, a, tau[..., 6:])
-
-
-def _cross_matrix(x: np.ndarray) -> np.ndarray:
-    """[x]_× (..., 3, 3): [x]_× y = x × y."""
-    z = np.zeros_like(x[..., 0])
-    return np.stack([np.stack([z, -x[..., 2], x[..., 1]], -1), np.stack([x[..., 2], z, -x[..., 0]], -1),
-                     np.stack([-x[..., 1], x[..., 0], z], -1)], -2)
-
-
-def _virtual_acceleration_jacobian(v: np.ndarray) -> np.ndarray:
-    """∂q̈_a/∂v (..., n + 6, n + 6) of :func:`_virtual_acceleration` at a fixed ``a`` (zero joint rows)."""
-    vl, w = v[..., :3], v[..., 3:6]
-    out = np.zeros(v.shape + v.shape[-1:], v.dtype)
-    out[..., :3, :3] = _cross_matrix(w)            # ∂(ω × v_0)/∂v_0
-    out[..., :3, 3:6] = -_cross_matrix(vl)         # ∂(ω × v_0)/∂ω
-    wx, wy, wz = w[..., 0], w[..., 1], w[..., 2]   # −∂(ω_y ω_z, −ω_x ω_z, ω_x ω_y)/∂ω
-    out[..., 3, 4], out[..., 3, 5] = -wz, -wy
-    out[..., 4, 3], out[..., 4, 5] = wz, wx
-    out[..., 5, 3], out[..., 5, 4] = -wy, -wx
-    return out
-
-
-def _floating_derivatives(robot: Robot, arr, R, wrenches, gravity, what: str):
-    """(∂τ/∂q, ∂τ/∂v, M) at the free-flyer state ``arr`` (q, v, a), tangent-space configuration derivative."""
-    q, v = arr["q"], arr["v"]
-    dtype, batch = q.dtype, q.shape[:-1]
-    aug = augmented_robot(robot)
-    qa, qda, g0 = _virtual_state(robot, q, v, R, gravity, batch, dtype)
-    # Gravity g_0 in R_0 varies with the state, the recursion takes one constant g: a uniform field is a
-    # prismatic acceleration −g_0 of the virtual joints along x, y, z of R_0 (they do not rotate anything).
-    qdda = _virtual_acceleration(v, arr["a"])
-    qdda[..., :3] -= g0
-    dq, dv = derivatives.inverse_dynamics_derivatives(aug, qa, qda, qdda, wrenches=_wrenches(robot, wrenches, batch, dtype),
-                                                      gravity=np.zeros(3))
-    M = composite.inertia_matrix(aug, qa)
-    # Configuration: the dynamics are invariant under a motion of the whole system (left-invariance) except for
-    # gravity seen from R_0.  R' = R Exp(δθ) gives g_0' = Exp(−δθ) g_0 ≈ g_0 + [g_0]_× δθ, and ∂τ/∂g_0 = −M[:, :3]
-    # (g_0 is the virtual prismatic acceleration −g_0 above): ∂τ/∂δp = 0, ∂τ/∂δθ = −M[:, :3] [g_0]_×.  The joint
-    # columns are the augmented robot's, whose virtual joints stay at zero.
-    dq[..., :3] = 0.0
-    dq[..., 3:6] = -M[..., :, :3] @ _cross_matrix(g0)
-    # Velocity: q̇_a = v, and q̈_a depends on v through the velocity products of the virtual joints.
-    dv = dv + M @ _virtual_acceleration_jacobian(v)
-    return dq, dv, M
-
-
-def floating_inverse_dynamics_derivatives(robot: Robot, q, v, a, wrenches=None, gravity=None):
-    """∂τ/∂q and ∂τ/∂v of :func:`floating_inverse_dynamics` (Pinocchio's ``computeRNEADerivatives``).
-
-    The configuration derivative is taken in the tangent space of the free flyer, as Pinocchio's: column k is
-    the derivative along dq = [δp, δθ, δq] (n + 6) with the base pose moved by its local twist increment,
-    ^wT_0' = ^wT_0 Exp(δp, δθ), δp and δθ in R_0.  The joint columns and ∂τ/∂v come from the forward-mode
-    Newton–Euler derivatives (:func:`robodyn.inverse_dynamics_derivatives`, [9.84]–[9.94]) of the augmented
-    robot (module notes), plus M ∂q̈_a/∂v for the velocity products of the virtual joints; the base columns from
-    left-invariance: only gravity in R_0 changes with the base pose, so ∂τ/∂δp = 0 and ∂τ/∂δθ = −M[:, :3] [g_0]_×,
-    g_0 = ^0R_w g (see docs/floating-base.md).  ∂τ/∂a is the inertia matrix (:func:`floating_inertia_matrix`).
-
-    Parameters
-    ----------
-    robot : Robot (floating or mobile base)
-    q : array_like (..., n + 7);  v, a : array_like (..., n + 6)
-    wrenches, gravity : as in :func:`floating_inverse_dynamics`.
-
-    Returns
-    -------
-    dtau_dq, dtau_dv : ndarray (..., n + 6, n + 6)
-        [i, k] = ∂τ_i/∂dq_k, ∂τ_i/∂v_k (joint friction slope on the joint diagonal of ∂τ/∂v, the derivative of
-        the Coulomb step at q̇ = 0 left out).
-    """
-    what = "inverse_dynamics_derivatives"
-    robot = _moving(robot, what)
-    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, a=a)
-    arr = {k: x.astype(float) for k, x in arr.items()}
-    dq, dv, _ = _floating_derivatives(robot, arr, R.astype(float), wrenches, gravity, what)
-    return finite_result(what, dq, dv)
-
-
-def floating_forward_dynamics_derivatives(robot: Robot, q, v, tau, wrenches=None, gravity=None):
-    """∂a/∂q, ∂a/∂v, ∂a/∂τ of :func:`floating_forward_dynamics` (Pinocchio's ``computeABADerivatives``).
-
-    Differentiating M(q) a + H(q, v) = τ at a = a(q, v, τ): ∂a/∂q = −M⁻¹ ∂τ/∂q, ∂a/∂v = −M⁻¹ ∂τ/∂v, ∂a/∂τ = M⁻¹,
-    with ∂τ/∂· of :func:`floating_inverse_dynamics_derivatives` at the computed a (the same tangent-space
-    configuration derivative).
-
-    Parameters
-    ----------
-    robot : Robot (floating base)
-    q : array_like (..., n + 7);  v, tau : array_like (..., n + 6)
-    wrenches, gravity : as in :func:`floating_inverse_dynamics`.
-
-    Returns
-    -------
-    da_dq, da_dv, da_dtau : ndarray (..., n + 6, n + 6)
-    """
-    what = "forward_dynamics_derivatives"
-    robot = _moving(robot, what)
-    if robot.base != "floating":
-        raise InputError(f"{what}: robot '{robot.name}' has a {robot.base} base, whose motion is given; the forward "
-                         "dynamics derivatives are for a floating base (use robot.replace(base='floating'))")
-    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, tau=tau)
-    arr = {k: x.astype(float) for k, x in arr.items()}
-    arr["a"] = floating_forward_dynamics(robot, arr["q"], arr["v"], arr["tau"], wrenches=wrenches, gravity=gravity)
-    dq, dv, M = _floating_derivatives(robot, arr, R.astype(float), wrenches, gravity, what)
-    Minv = np.linalg.inv(M)
-    return finite_result(what, -Minv @ dq, -Minv @ dv, Minv)
 
 
 def _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration):

@@ -334,7 +334,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         if backend == "cuda" or dtype != "float64" or parameters_input:
             raise InputError(f"robot '{robot.name}' has a {robot.base} base: rd.compile makes its C or NumPy model "
                              "(float64, no parameters_input); backend='cuda' is for fixed-base robots")
-        return FloatingCompiledModel(robot, kind, parameters, backend, timeout, threads)
+        return FloatingCompiledModel(
+            robot, kind, lambda augmented, k: CompiledModel(augmented, k, parameters, backend, timeout, False, threads),
+            parameters, backend)
     if backend == "cuda":
         from robodyn.symbolic.cuda import CudaModel
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from robodyn.dynamics.floating import augmented_robot, augmented_state
 from robodyn.errors import InputError
-from robodyn.symbolic.compile import CompiledModel
 
 #: kinds compiled for a moving base
 FLOATING_KINDS = ("inverse_dynamics", "inertia_matrix")
@@ -27,11 +26,11 @@ FLOATING_KINDS = ("inverse_dynamics", "inertia_matrix")
 class FloatingCompiledModel:
     """Compiled inverse dynamics or inertia matrix of a floating or mobile base robot (module notes).
 
-    ``model`` is the :class:`CompiledModel` of ``augmented_robot(robot)``, whose C code takes the augmented arrays.
+    ``model`` is the :class:`robodyn.symbolic.CompiledModel` of ``augmented_robot(robot)``, whose C code takes the
+    augmented arrays; ``build(augmented_robot, kind)`` makes it (``rd.compile`` passes its own options).
     """
 
-    def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c",
-                 timeout: float | None = None, threads: int | None = None):
+    def __init__(self, robot, kind: str, build, parameters: str = "standard", backend: str = "c"):
         from robodyn.symbolic.models import SHORT
 
         kind = SHORT.get(kind, kind)
@@ -39,7 +38,7 @@ class FloatingCompiledModel:
             raise InputError(f"kind = {kind!r}: robot '{robot.name}' has a {robot.base} base; rd.compile makes "
                              f"{' and '.join(FLOATING_KINDS)} of a moving base (rd.floating_forward_dynamics for the rest)")
         self.robot, self.kind, self.parameters, self.backend = robot, kind, parameters, backend
-        self.model = CompiledModel(augmented_robot(robot), kind, parameters, backend, timeout, False, threads)
+        self.model = build(augmented_robot(robot), kind)
         P = inspect.Parameter
         names = ("q", "v", "a", "wrenches", "gravity") if kind == "inverse_dynamics" else ("q",)
         self.__signature__ = inspect.Signature([P(k, P.POSITIONAL_OR_KEYWORD, **({} if k in ("q", "v", "a") else
