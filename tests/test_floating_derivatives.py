@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import robodyn as rd
@@ -54,9 +56,10 @@ def test_legged_robots_against_pinocchio_rnea_and_aba_derivatives(name):
     _check_against_pinocchio(robot, pin.buildModelFromUrdf(URDFS[name], pin.JointModelFreeFlyer()), 11)
 
 
-@pytest.mark.parametrize("seed", [3, 4, 5])
-def test_random_trees_against_pinocchio(seed):
-    robot = _random_floating(seed, tree=seed % 2 == 1)
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
+def test_random_robots_against_pinocchio(seed, tree):
+    robot = _random_floating(seed, tree=tree)
     model, _ = rd.to_pinocchio(robot)
     _check_against_pinocchio(robot, model, seed)
 
