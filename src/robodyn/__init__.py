@@ -172,6 +172,8 @@ _LAZY = _MappingProxyType({
     "wrenches_at_frames": ("robodyn.dynamics.floating", "wrenches_at_frames"),
     "contact_forward_dynamics": ("robodyn.dynamics.floating", "contact_forward_dynamics"),
     "reduced_inverse_dynamics": ("robodyn.dynamics.floating", "reduced_inverse_dynamics"),
+    "floating_inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "floating_inverse_dynamics_derivatives"),
+    "floating_forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "floating_forward_dynamics_derivatives"),
     "floating_regressor": ("robodyn.parameters.floating", "floating_regressor"),
     "floating_parameter_names": ("robodyn.parameters.floating", "floating_parameter_names"),
     "floating_parameter_vector": ("robodyn.parameters.floating", "floating_parameter_vector"),
@@ -264,6 +266,7 @@ __all__ = (
     "center_of_mass_jacobian", "centroidal_momentum_matrix", "floating_jacobian", "wrenches_at_frames",
     "contact_forward_dynamics", "floating_regressor", "floating_parameter_names", "floating_parameter_vector",
     "identify_from_base", "identify_floating", "reduced_inverse_dynamics",
+    "floating_inverse_dynamics_derivatives", "floating_forward_dynamics_derivatives",
     # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
     # viewer

@@ -183,6 +183,47 @@ def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:
     write_atomically(path, lambda fh: fh.write(buf.getvalue()), what="--out")
 
 
+#: names of the six base rows of a free-flyer velocity and of its generalized forces
+BASE_VELOCITY_NAMES = ("base vx", "base vy", "base vz", "base wx", "base wy", "base wz")
+BASE_FORCE_NAMES = ("base fx", "base fy", "base fz", "base mx", "base my", "base mz")
+
+
+def free_flyer_vector(robot: Robot, text: str | None, option: str) -> np.ndarray:
+    """A free-flyer vector of a floating or mobile base robot from the command line: ``--q`` has n + 7 numbers
+    [position (3), quaternion x y z w (4), joints] (default: the base at the origin, level, joints at 0), the
+    others n + 6 [base linear, base angular (R_0), joints] (default 0)."""
+    n = robot.n
+    size, layout = ((n + 7, f"[base position (3), base quaternion x y z w (4), joints ({n})]") if option == "--q"
+                    else (n + 6, f"[base linear (3), base angular (3) in the base frame, joints ({n})]"))
+    if text is None:
+        out = np.zeros(size)
+        if option == "--q":
+            out[6] = 1.0
+        return out
+    count = len([p for p in text.replace(",", " ").split() if p])
+    if count != size:
+        raise InputError(f"option {option} has {count} numbers; robot '{robot.name}' has a {robot.base} base and "
+                         f"n = {n} joints, so {option} takes {size} numbers {layout}")
+    return parse_vector(text, size, option)
+
+
+def _floating_id(r: Robot, q, qd, qdd, json: bool) -> None:
+    from robodyn.dynamics.floating import floating_inverse_dynamics
+
+    Q, V, A = (free_flyer_vector(r, v, opt) for v, opt in ((q, "--q"), (qd, "--qd"), (qdd, "--qdd")))
+    tau = floating_inverse_dynamics(r, Q, V, A)
+    if json:
+        print_json({"robot": r.name, "base": r.base, "q": Q, "v": V, "a": A, "tau": tau})
+        return
+    console.print(f"base: {r.base}; q = {_vector(Q)} (position, quaternion x y z w, joints)", highlight=False)
+    table = Table("coordinate", "v", "a", "tau", title=f"Inverse dynamics of {r.name}, base wrench in R_0 (SI units)")
+    joints = [r.joint_names[i] for i in r.joint_frames]
+    for k, name in enumerate(list(BASE_FORCE_NAMES) + joints):
+        unit = ("N" if k < 3 else "N m") if k < 6 else ("N m" if r.sigma[r.joint_frames[k - 6]] == 0 else "N")
+        table.add_row(name, _num(V[k]), _num(A[k]), f"{tau[k]:.10g} {unit}")
+    console.print(table)
+
+
 @app.command("id")
 def id_command(
     robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
@@ -193,10 +234,21 @@ def id_command(
     out: Path = typer.Option(None, "--out", help="With --states: write the torques as CSV (t, tau1..taun) here."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Inverse dynamics Γ = f(q, q̇, q̈) by Newton–Euler (friction and rotor inertia included; N m | N)."""
+    """Inverse dynamics Γ = f(q, q̇, q̈) by Newton–Euler (friction and rotor inertia included; N m | N).
+
+    A floating or mobile base robot takes free-flyer vectors: --q n + 7 numbers [base position, quaternion
+    x y z w, joints], --qd and --qdd n + 6 [base linear, base angular in R_0, joints]; it prints the base wrench
+    (in R_0, moment about O_0) then the joint torques.
+    """
     with user_errors():
         r = get_robot(robot)
         n = r.n
+        if r.base != "fixed":
+            if states is not None or out is not None:
+                raise InputError(f"--states/--out are for fixed-base robots; robot '{r.name}' has a {r.base} base: "
+                                 "give one state with --q (n + 7 numbers), --qd, --qdd (n + 6)")
+            _floating_id(r, q, qd, qdd, json)
+            return
         if states is not None:
             if any(x is not None for x in (q, qd, qdd)):
                 raise InputError("give either --states FILE or --q/--qd/--qdd, not both")

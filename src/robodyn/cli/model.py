@@ -40,7 +40,11 @@ def model_command(
     qd: str = typer.Option(None, "--qd", help="Joint velocities, n numbers (rad/s | m/s), default zeros."),
     json_out: bool = _JSON,
 ) -> None:
-    """Print the Lagrange form Γ = A q̈ + C q̇ + Q + Γ_f at a state: A(q), C(q, q̇), Q(q), H = C q̇ + Q + Γ_f."""
+    """Print the Lagrange form Γ = A q̈ + C q̇ + Q + Γ_f at a state: A(q), C(q, q̇), Q(q), H = C q̇ + Q + Γ_f.
+
+    A floating or mobile base robot takes --q with n + 7 numbers [base position, quaternion x y z w, joints] and
+    --qd with n + 6 [base linear, base angular in R_0, joints]; it prints M(q) (n + 6)², G and H (no C).
+    """
     from robodyn.dynamics.api import inertia_matrix
     from robodyn.dynamics.lagrange import coriolis_matrix
     from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
@@ -50,6 +54,9 @@ def model_command(
         n = r.n
         # C(q, q̇) goes through the Christoffel symbols, n^3 of them (and their partial derivatives)
         check_work(f"model of robot '{r.name}' (n = {n})", nbytes=40.0 * n**3, flops=100.0 * n**3)
+        if r.base != "fixed":
+            _floating_model(r, q, qd, json_out)
+            return
         qv, qdv = parse_vector(q, r.n, "--q"), parse_vector(qd, r.n, "--qd")
         A, C = inertia_matrix(r, qv), coriolis_matrix(r, qv, qdv)
         Q, H = gravity_torques(r, qv), bias_torques(r, qv, qdv)
@@ -61,6 +68,26 @@ def model_command(
     console.print(_matrix_table("inertia matrix A(q)", A, names))
     console.print(_matrix_table("Coriolis/centrifugal matrix C(q, qd) [9.7]", C, names))
     console.print(_vector_table("torques", {"C qd": C @ qdv, "Q (gravity)": Q, "H (bias, friction incl.)": H}, names))
+
+
+def _floating_model(r, q, qd, json_out: bool) -> None:
+    """`robodyn model` of a floating or mobile base robot: M(q) (n + 6)², gravity and bias generalized forces."""
+    from robodyn.cli.core import BASE_VELOCITY_NAMES, free_flyer_vector
+    from robodyn.dynamics.floating import floating_inertia_matrix, floating_inverse_dynamics
+
+    qv, v = free_flyer_vector(r, q, "--q"), free_flyer_vector(r, qd, "--qd")
+    zero = np.zeros(r.n + 6)
+    M = floating_inertia_matrix(r, qv)
+    G = floating_inverse_dynamics(r, qv, zero, zero)
+    H = floating_inverse_dynamics(r, qv, v, zero)
+    if json_out:
+        print_json({"robot": r.name, "base": r.base, "q": qv, "v": v, "M": M, "G": G, "H": H})
+        return
+    names = list(BASE_VELOCITY_NAMES) + _joint_names(r)
+    console.print(Text.assemble((r.name, "bold"), f"  {r.base} base  q = {np.array2string(qv, precision=6)}  "
+                                f"v = {np.array2string(v, precision=6)}"))
+    console.print(_matrix_table("free-flyer inertia matrix M(q) (base rows: R_0, about O_0)", M, names))
+    console.print(_vector_table("generalized forces", {"G (gravity)": G, "H (bias, friction incl.)": H}, names))
 
 
 @app.command("fd")
@@ -76,7 +103,11 @@ def fd_command(
     ),
     json_out: bool = _JSON,
 ) -> None:
-    """Direct dynamics: print the joint accelerations q̈ = A⁻¹(Γ − H) [9.96]."""
+    """Direct dynamics: print the joint accelerations q̈ = A⁻¹(Γ − H) [9.96].
+
+    A floating base robot takes --q with n + 7 numbers [base position, quaternion x y z w, joints], --qd and --tau
+    with n + 6 (base wrench in R_0, then joint torques) and prints a = [v̇_0, ω̇_0, q̈].
+    """
     from robodyn.dynamics.api import forward_dynamics
 
     with user_errors():
@@ -86,6 +117,9 @@ def fd_command(
             # the robot's straight-line kernel (robodyn.dynamics.fast): ~1e-5 n^3 s (70 s at n = 200)
             check_work(f"fd --method {method} of robot '{r.name}' (n = {r.n})", nbytes=48.0 * r.n**2,
                        flops=1e4 * r.n**3, hint="use --method recursive (O(n))")
+        if r.base != "fixed":
+            _floating_fd(r, q, qd, tau, method, json_out)
+            return
         qv, qdv, tv = parse_vector(q, r.n, "--q"), parse_vector(qd, r.n, "--qd"), parse_vector(tau, r.n, "--tau")
         qdd = forward_dynamics(r, qv, qdv, tv, method=method)
     if json_out:
@@ -182,3 +216,25 @@ def properties_command(
     for key, label in labels.items():
         bt.add_row(label, f"{b[key]:.6g}")
     console.print(bt)
+
+
+def _floating_fd(r, q, qd, tau, method: str, json_out: bool) -> None:
+    """`robodyn fd` of a floating base robot: a = [v̇_0, ω̇_0, q̈] by the articulated-body algorithm."""
+    from robodyn.cli.core import BASE_VELOCITY_NAMES, free_flyer_vector
+    from robodyn.dynamics.floating import floating_forward_dynamics
+    from robodyn.errors import InputError
+
+    if r.base != "floating":
+        raise InputError(f"robot '{r.name}' has a {r.base} base, whose motion is given: its forward dynamics needs "
+                         "the base acceleration (robodyn.floating_forward_dynamics(..., base_acceleration=...))")
+    if method != "recursive":
+        raise InputError(f"--method {method}: a floating base robot's forward dynamics is the recursive "
+                         "(articulated-body) algorithm; leave --method out")
+    qv, v, tv = (free_flyer_vector(r, x, opt) for x, opt in ((q, "--q"), (qd, "--qd"), (tau, "--tau")))
+    a = floating_forward_dynamics(r, qv, v, tv)
+    if json_out:
+        print_json({"robot": r.name, "base": r.base, "method": method, "q": qv, "v": v, "tau": tv, "a": a})
+        return
+    console.print(Text.assemble((r.name, "bold"), "  direct dynamics, floating base (articulated-body algorithm)"))
+    console.print(_vector_table("accelerations (base rows: R_0)", {"tau": tv, "a": a},
+                                list(BASE_VELOCITY_NAMES) + _joint_names(r)))

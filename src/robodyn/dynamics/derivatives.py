@@ -486,3 +486,113 @@ def _per_joint_gain(gain, n: int) -> np.ndarray:
     if K.shape != (n,) or not np.all(np.isfinite(K)) or np.any(K <= 0):
         raise InputError(f"gain = {gain!r}; give a positive number or {n} positive numbers (1/s), one per joint")
     return K
+
+
+# ---- floating and mobile bases (Pinocchio's free flyer, robodyn.dynamics.floating) ------------------------------
+
+
+def _cross_matrix(x: np.ndarray) -> np.ndarray:
+    """[x]_× (..., 3, 3): [x]_× y = x × y."""
+    z = np.zeros_like(x[..., 0])
+    return np.stack([np.stack([z, -x[..., 2], x[..., 1]], -1), np.stack([x[..., 2], z, -x[..., 0]], -1),
+                     np.stack([-x[..., 1], x[..., 0], z], -1)], -2)
+
+
+def _virtual_acceleration_jacobian(v: np.ndarray) -> np.ndarray:
+    """∂q̈_a/∂v (..., n + 6, n + 6) of the augmented robot's accelerations q̈_a = [v̇_0 + ω_0 × v_0,
+    ω̇_0 − (ω_y ω_z, −ω_x ω_z, ω_x ω_y), q̈] (robodyn.dynamics.floating) at a fixed a; zero joint rows."""
+    vl, w = v[..., :3], v[..., 3:6]
+    out = np.zeros(v.shape + v.shape[-1:], v.dtype)
+    out[..., :3, :3] = _cross_matrix(w)            # ∂(ω × v_0)/∂v_0
+    out[..., :3, 3:6] = -_cross_matrix(vl)         # ∂(ω × v_0)/∂ω
+    wx, wy, wz = w[..., 0], w[..., 1], w[..., 2]   # −∂(ω_y ω_z, −ω_x ω_z, ω_x ω_y)/∂ω
+    out[..., 3, 4], out[..., 3, 5] = -wz, -wy
+    out[..., 4, 3], out[..., 4, 5] = wz, wx
+    out[..., 5, 3], out[..., 5, 4] = -wy, -wx
+    return out
+
+
+def _floating_derivatives(robot: Robot, q, v, a, wrenches, gravity, what: str):
+    """(∂τ/∂q, ∂τ/∂v, M) at a free-flyer state, the configuration derivative in the tangent space."""
+    from robodyn.dynamics import composite
+    from robodyn.dynamics.floating import augmented_robot, augmented_state
+
+    qa, qda, qdda, g0 = (x.astype(float) for x in augmented_state(robot, q, v, a, gravity=gravity, what=what))
+    aug = augmented_robot(robot)
+    # g_0 in R_0 varies with the state and the recursion takes one constant g: a uniform field is the prismatic
+    # acceleration −g_0 of the virtual joints along x, y, z of R_0 (they rotate nothing).
+    qdda[..., :3] -= g0
+    if wrenches is not None:
+        W = check_array("wrenches", wrenches, (robot.nf, 6), qa.shape[:-1], np.float64)
+        wrenches = np.concatenate([np.zeros(W.shape[:-2] + (6, 6)), W], -2)  # the virtual frames carry none
+    dq, dv = inverse_dynamics_derivatives(aug, qa, qda, qdda, wrenches=wrenches, gravity=np.zeros(3))
+    M = composite.inertia_matrix(aug, qa)
+    # Configuration: moving the whole system changes nothing but gravity seen from R_0 (left-invariance).
+    # ^wR_0' = ^wR_0 Exp(δθ) gives g_0' ≈ g_0 + [g_0]_× δθ, and ∂τ/∂g_0 = −M[:, :3] (the prismatic acceleration
+    # above): ∂τ/∂δp = 0, ∂τ/∂δθ = −M[:, :3] [g_0]_×.  The joint columns are the augmented robot's, its virtual
+    # joints staying at zero.
+    dq[..., :3] = 0.0
+    dq[..., 3:6] = -M[..., :, :3] @ _cross_matrix(g0)
+    # Velocity: q̇_a = v, and q̈_a depends on v through the velocity products of the virtual joints.
+    dv = dv + M @ _virtual_acceleration_jacobian(qda)
+    return dq, dv, M
+
+
+def floating_inverse_dynamics_derivatives(robot: Robot, q, v, a, wrenches=None, gravity=None):
+    """∂τ/∂q and ∂τ/∂v of :func:`robodyn.floating_inverse_dynamics` (Pinocchio's ``computeRNEADerivatives``).
+
+    The configuration derivative is taken in the tangent space of the free flyer, as Pinocchio's: column k is the
+    derivative along dq = [δp, δθ, δq] (n + 6), the base pose moved by its local twist increment,
+    ^wT_0' = ^wT_0 Exp(δp, δθ), δp and δθ in R_0.  The joint columns and ∂τ/∂v come from the forward-mode
+    Newton–Euler derivatives (:func:`inverse_dynamics_derivatives`, [9.84]–[9.94]) of the augmented robot of
+    :mod:`robodyn.dynamics.floating`, plus M ∂q̈_a/∂v for the velocity products of its virtual joints; the base
+    columns from left-invariance: only gravity in R_0 changes with the base pose, so ∂τ/∂δp = 0 and
+    ∂τ/∂δθ = −M[:, :3] [g_0]_×, g_0 = ^0R_w g (docs/floating-base.md, "Derivatives").  ∂τ/∂a is the inertia
+    matrix (:func:`robodyn.floating_inertia_matrix`).
+
+    Parameters
+    ----------
+    robot : Robot (floating or mobile base)
+    q : array_like (..., n + 7);  v, a : array_like (..., n + 6)
+    wrenches, gravity : as in :func:`robodyn.floating_inverse_dynamics`.
+
+    Returns
+    -------
+    dtau_dq, dtau_dv : ndarray (..., n + 6, n + 6)
+        [i, k] = ∂τ_i/∂dq_k, ∂τ_i/∂v_k (joint friction slope on the joint diagonal of ∂τ/∂v, the Dirac of the
+        Coulomb step at q̇ = 0 left out).
+    """
+    what = "inverse_dynamics_derivatives"
+    dq, dv, _ = _floating_derivatives(robot, q, v, a, wrenches, gravity, what)
+    return finite_result(what, dq, dv)
+
+
+def floating_forward_dynamics_derivatives(robot: Robot, q, v, tau, wrenches=None, gravity=None):
+    """∂a/∂q, ∂a/∂v, ∂a/∂τ of :func:`robodyn.floating_forward_dynamics` (Pinocchio's ``computeABADerivatives``).
+
+    Differentiating M(q) a + H(q, v) = τ at a = a(q, v, τ): ∂a/∂q = −M⁻¹ ∂τ/∂q, ∂a/∂v = −M⁻¹ ∂τ/∂v, ∂a/∂τ = M⁻¹,
+    with ∂τ/∂· of :func:`floating_inverse_dynamics_derivatives` at the computed a (the same tangent-space
+    configuration derivative).
+
+    Parameters
+    ----------
+    robot : Robot (floating base)
+    q : array_like (..., n + 7);  v, tau : array_like (..., n + 6)
+    wrenches, gravity : as in :func:`robodyn.floating_inverse_dynamics`.
+
+    Returns
+    -------
+    da_dq, da_dv, da_dtau : ndarray (..., n + 6, n + 6)
+    """
+    from robodyn.dynamics.floating import floating_forward_dynamics
+
+    what = "forward_dynamics_derivatives"
+    check_robot(robot)
+    if robot.base != "floating":
+        raise InputError(f"{what}: robot '{robot.name}' has a {robot.base} base; the forward dynamics derivatives "
+                         "are for a floating base (a mobile base's motion is given; a fixed base: "
+                         "robodyn.forward_dynamics_derivatives)")
+    a = floating_forward_dynamics(robot, q, v, tau, wrenches=wrenches, gravity=gravity)
+    dq, dv, M = _floating_derivatives(robot, q, v, a, wrenches, gravity, what)
+    Minv = np.linalg.inv(M)
+    return finite_result(what, -Minv @ dq, -Minv @ dv, Minv)

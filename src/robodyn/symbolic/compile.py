@@ -353,6 +353,15 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     name, so a renamed copy of a robot reuses the library), compiler, flags and robodyn version, and
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     """
+    if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays through the augmented robot's model
+        from robodyn.symbolic.floating import FloatingCompiledModel
+
+        if backend == "cuda" or dtype != "float64" or parameters_input:
+            raise InputError(f"robot '{robot.name}' has a {robot.base} base: rd.compile makes its C or NumPy model "
+                             "(float64, no parameters_input); backend='cuda' is for fixed-base robots")
+        return FloatingCompiledModel(
+            robot, kind, lambda augmented, k: CompiledModel(augmented, k, parameters, backend, timeout, False, threads),
+            parameters, backend)
     if backend == "cuda":
         from robodyn.symbolic.cuda import CudaModel
 
