@@ -112,3 +112,71 @@ def test_bad_input():
         rd.identify_link_inertias(robot, mu[:3], exp)
     with pytest.raises(rd.InputError, match="'experiments', item 1"):
         rd.identify_link_inertias(rd.load("puma560"), rd.first_moments(rd.load("puma560")), exp)
+
+
+def _locked_body_motion(robot, k, rng, samples=40, noise=0.0):
+    """Joint k moves alone at one upper pose, lower joints at random poses; torques from rd.inverse_dynamics."""
+    n = robot.n
+    q = np.tile(rng.uniform(-2, 2, n), (samples, 1))
+    q[:, : k - 1] = rng.uniform(-2, 2, (samples, k - 1))
+    q[:, k - 1] = rng.uniform(-2, 2, samples)
+    qd, qdd = np.zeros_like(q), np.zeros_like(q)
+    qd[:, k - 1] = rng.normal(size=samples)
+    qdd[:, k - 1] = rng.normal(size=samples)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd) + noise * rng.normal(size=q.shape)
+    return q, qd, qdd, tau
+
+
+def _locked_body_truth(robot, q0, k):
+    """(XZ, YZ, ZZ, Ia, CX, CY, CZ, μ_1..μ_{k-1}) of the model at upper pose q0, C from the links' own MS and M."""
+    from robodyn.kinematics import base_poses
+    R0, P0 = base_poses(robot, q0[None], np.float64)
+    fk = robot.joint_frames[k - 1]
+    Ok = P0[0, fk]
+    # first moment of links k..n about O_k from the standard parameters (independent of the cumulative μ)
+    C0 = sum(R0[0, i] @ robot.MS[i] + robot.M[i] * (P0[0, i] - Ok) for i in range(fk, robot.nf))
+    u = rd.locked_body_inertia(robot, q0, k)[:, 2]
+    return np.concatenate([u, [robot.Ia[fk]], R0[0, fk].T @ C0, rd.first_moments(robot)[: k - 1].ravel()])
+
+
+@pytest.mark.parametrize("k", [2, 4, 7])
+def test_locked_body_noise_free_first_and_second_moments_together(k):
+    """Dellin eq. (120): μ, the body's first moment C and its second moments from one motion, no calibration."""
+    robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
+    q, qd, qdd, tau = _locked_body_motion(robot, k, np.random.default_rng(k))
+    res = rd.identify_locked_body(robot, q, qd, qdd, tau, joint=k)
+    assert res.names[:7] == ("XZ", "YZ", "ZZ", "Ia", "CX", "CY", "CZ") and len(res.names) == 7 + 3 * (k - 1)
+    truth = _locked_body_truth(robot, q[0], k)
+    m = res.identifiable
+    assert np.all(np.abs(res.values[m] - res.grouping[m] @ truth) <= 1e-8 * np.maximum(np.abs(truth).max(), 1))
+    assert np.all(res.residual_rms < 1e-10)
+    # the lower links' first moments: those static torques see, as rd.calibrate_gravity finds them
+    assert all(res.identifiable[res.names.index(x)] for x in ("XZ", "YZ", "ZZ", "CX", "CY"))
+    assert not res.identifiable[res.names.index("mu1x")]     # joint 1 never carries a static torque here
+    # with μ known, identify_locked_inertia gives the same second moments
+    old = rd.identify_locked_inertia(robot, rd.first_moments(robot), q, qd, qdd, tau, joint=k)
+    for name in ("XZ", "YZ", "ZZ"):
+        assert res.values[res.names.index(name)] == pytest.approx(old.values[old.names.index(name)], abs=1e-9)
+
+
+def test_locked_body_noisy_within_three_standard_deviations():
+    robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
+    rng = np.random.default_rng(11)
+    for k in (3, 6):
+        q, qd, qdd, tau = _locked_body_motion(robot, k, rng, samples=200, noise=0.01)
+        res = rd.identify_locked_body(robot, q, qd, qdd, tau, joint=k, friction=False)
+        m = res.identifiable
+        err = np.abs(res.values[m] - res.grouping[m] @ _locked_body_truth(robot, q[0], k))
+        assert np.all(err <= 3 * res.std[m]), (k, err / res.std[m])
+        assert np.all(res.std[m] > 0)
+
+
+def test_locked_body_bad_input():
+    robot = rd.load("wam7")
+    q, qd, qdd, tau = _locked_body_motion(robot, 3, np.random.default_rng(0))
+    with pytest.raises(rd.InputError, match="joints other than 3 move"):
+        rd.identify_locked_body(robot, q, qd + 1.0, qdd, tau, joint=3)
+    with pytest.raises(rd.InputError, match="'joint'"):
+        rd.identify_locked_body(robot, q, qd, qdd, tau, joint=8)
+    with pytest.raises(rd.InputError, match="do not determine"):
+        rd.identify_locked_body(robot, q[:2], qd[:2], qdd[:2], tau[:2], joint=3)

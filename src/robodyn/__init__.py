@@ -100,6 +100,7 @@ _LAZY = _MappingProxyType({
     "gravity_parameter_structure": ("robodyn.identification", "gravity_parameter_structure"),
     "gravity_regressor": ("robodyn.identification", "gravity_regressor"),
     "identify_locked_inertia": ("robodyn.identification", "identify_locked_inertia"),
+    "identify_locked_body": ("robodyn.identification", "identify_locked_body"),
     "identify_link_inertias": ("robodyn.identification", "identify_link_inertias"),
     "LinkInertias": ("robodyn.identification", "LinkInertias"),
     "load_gravity_calibration": ("robodyn.identification", "load_gravity_calibration"),
@@ -243,6 +244,7 @@ __all__ = (
     "first_moments", "gravity_parameter_structure", "gravity_regressor", "identify_locked_inertia",
     "load_gravity_calibration", "locked_body_inertia", "wam_gravity_study",
     "identify_link_inertias", "LinkInertias",
+    "identify_locked_body",
     # dynamic identification
     "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
     "Identification", "IdentificationError", "identify", "pseudo_inertia",

@@ -20,6 +20,7 @@ from robodyn.identification.second_moments import (
     LockedBodyInertia,
     identify_link_inertias,
     identify_locked_inertia,
+    identify_locked_body,
     locked_body_inertia,
 )
 from robodyn.identification.wam import wam_gravity_study

@@ -168,6 +168,79 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
         offsets = np.zeros(n)
         if mu.shape != (n, 3) or not np.all(np.isfinite(mu)):
             raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({n}, 3)")
+    q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, joint)
+    X, F, names = _locked_columns(robot, q, qd, qdd, k, friction)
+    known = gravity_regressor(robot, q) @ mu.ravel() + offsets
+    y = tau[:, : k + 1] - known[:, : k + 1]
+    C = np.einsum("kab,kb->ka", np.swapaxes(F[2], -1, -2), _body_first_moment(robot, q, mu, k))
+    y -= np.einsum("kjc,kc->kj", F[0], C)
+    order = [2, 0, 1, 4, 5, 3] if friction else [2, 0, 1, 3]
+    return _solve(X, y, names, order, joint, q[0, k + 1 :])
+
+
+def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int, friction: bool = False) -> LockedBodyInertia:
+    """First and second moments together from a motion of joint k alone, without a gravity calibration.
+
+    Dellin §5.8, eqs (119)–(120): the first moment μ_j joins the second moments among the unknowns of the
+    single-joint torque equation, so that one experiment needs no static calibration first.  Dellin writes
+    eq. (120) for one link's vector torque equation, with the bearing moments c_j of every lower pose as further
+    unknowns; here, as in :func:`identify_locked_inertia`, only the measured joint torques τ_1..τ_k are used
+    (the projections on the joint axes, in which the bearing moments do not appear), with links k..n locked
+    into one body B.  Linear unknowns per upper pose X:
+
+    * u = (XZ, YZ, ZZ): third column of B's inertia about O_k in R_k (Dellin's A_j I_j, eqs (111)–(112)),
+    * Ia_k (and joint k's friction),
+    * C = (CX, CY, CZ): B's first moment about O_k in R_k, the sum Σ_{i≥k} R_i^k μ_i of Dellin eq. (72) — the
+      quantity his vectors η_kj of eq. (105) are made of (for a locked link j < k, η_kj = −C × r_mj, eq. (72)):
+      this is the η solve of Dellin §5.9 (eqs (121)–(123)), done through C,
+    * μ_1..μ_{k−1}: the cumulative first moments of the locked lower links (the same unknowns as in
+      :func:`calibrate_gravity`, Dellin eq. (14)); the lower poses A, B, ... of eq. (117) excite them.
+
+    Torque of joint j ≤ k (revolute; a prismatic j sees only the force terms):
+
+        τ_j = Σ_{i<k} Y_{j,i}(q) μ_i + (z_j × g)·R_k C + z_j · [ (O_k − O_j) × F(R_k C) ]
+              + z_j · [ q̈_k R_k u + q̇_k² z_k × R_k u ] (+ Ia_k q̈_k for j = k),
+        F(v) = q̈_k z_k × v + q̇_k² z_k × (z_k × v)
+
+    with Y the gravity regressor (:func:`gravity_regressor`).
+
+    Parameters
+    ----------
+    robot : Robot (serial) — geometry only.
+    q, qd, qdd, tau : array_like (N, n) — as for :func:`identify_locked_inertia`: joint k alone moves, joints
+        k+1..n hold one upper pose, joints 1..k−1 take several lower poses (needed for the μ of the lower links
+        and for the components of C that joint k's own torque does not see).
+    joint : int — k, 1-based, revolute.
+    friction : bool — also estimate joint k's Coulomb and viscous friction.
+
+    Returns
+    -------
+    LockedBodyInertia
+        ``names`` = ``XZ YZ ZZ Ia`` [``Fc Fv``] ``CX CY CZ`` (kg m) then ``mu<j>x mu<j>y mu<j>z`` for j < k (kg m,
+        frame j, as :func:`calibrate_gravity`).  ``grouping`` row i gives the combination of the true parameters
+        (in the order of ``names``) that ``values[i]`` estimates; unexcited or confounded names are explained in
+        ``notes``.  :func:`identify_link_inertias` uses its XZ, YZ, ZZ, Ia where they are identifiable alone.
+
+    Raises
+    ------
+    InputError
+        As :func:`identify_locked_inertia`.
+    """
+    check_serial(robot, "identify_locked_body")
+    k = _joint(robot, joint)
+    q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, joint)
+    X, F, names = _locked_columns(robot, q, qd, qdd, k, friction)
+    m = len(names)
+    G = gravity_regressor(robot, q)[:, : k + 1, : 3 * k]
+    X = np.concatenate([X, F[0] + F[1], G], axis=2)
+    names = names + ("CX", "CY", "CZ") + tuple(f"mu{j + 1}{ax}" for j in range(k) for ax in "xyz")
+    order = ([2, 0, 1, 4, 5] if friction else [2, 0, 1]) + list(range(m, len(names))) + [3]
+    return _solve(X, tau[:, : k + 1].copy(), names, order, joint, q[0, k + 1 :])
+
+
+def _motion(robot: Robot, q, qd, qdd, tau, k: int, joint):
+    """Checked (N, n) arrays of a single-joint motion of joint k (0-based) at one upper pose."""
+    n = robot.n
     arrays = {}
     for name, value in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
         a = as_real_array(name, value).astype(float)
@@ -195,41 +268,61 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
         rows = np.flatnonzero(drift)[:10] + 1
         raise InputError(f"rows {', '.join(map(str, rows))} (counting from 1): the upper pose q{k + 2}..q{n} differs "
                          "from row 1; identify each upper pose separately (Dellin eq. (117) holds it fixed)")
+    return q, qd, qdd, tau
 
+
+def _body_first_moment(robot: Robot, q: np.ndarray, mu: np.ndarray, k: int) -> np.ndarray:
+    """B's first moment about O_k in the base frame, Σ_{i≥k} s_i ^0A_i μ_i (the sum of Dellin eq. (72)), (N, 3)."""
+    R0, _ = base_poses(robot, q, np.float64)
+    frames = robot.joint_frames
+    s = np.where(robot.sigma[frames] == 1, q, 1.0)
+    return np.einsum("kiab,kib->ka", R0[:, frames][:, k:], mu[k:] * s[:, k:, None])
+
+
+def _locked_columns(robot: Robot, q, qd, qdd, k: int, friction: bool):
+    """Columns of the torques τ_1..τ_k: X (N, k+1, m) for u, Ia [, Fc, Fv]; (FC, FG, R_k); names.
+
+    Per unit component c of B's first moment C in R_k, FC[:, j, c] is τ_j from B's inertial force,
+    z_j·(O_k − O_j) × F(R_k e_c), and FG[:, j, c] from its gravity, (z_j × g)·R_k e_c (the gravity regressor's
+    columns of links k..n summed, Dellin eq. (14)), both (N, k+1, 3)."""
+    N = q.shape[0]
     R0, P0 = base_poses(robot, q, np.float64)
     frames = robot.joint_frames
-    Rj = R0[:, frames]
     fk = frames[k]
     e = R0[:, fk, :, 2]
     Ok = P0[:, fk]
-    s = np.where(robot.sigma[frames] == 1, q, 1.0)
-    C = np.einsum("kiab,kib->ka", Rj[:, k:], mu[k:] * s[:, k:, None])          # Dellin eq. (72) sum
+    Rk = R0[:, fk]
+    g = robot.gravity.astype(float)
     wd, w2 = qdd[:, k], qd[:, k] ** 2
-    F = wd[:, None] * np.cross(e, C) + w2[:, None] * np.cross(e, np.cross(e, C))
-    known = gravity_regressor(robot, q) @ mu.ravel() + offsets
     names = ("XZ", "YZ", "ZZ", "Ia") + (("Fc", "Fv") if friction else ())
     X = np.zeros((N, k + 1, len(names)))
-    y = tau[:, : k + 1] - known[:, : k + 1]
-    Rk = R0[:, fk]
+    FC = np.zeros((N, k + 1, 3))
+    FG = np.zeros((N, k + 1, 3))
     for c in range(3):
         v = Rk[:, :, c]                                                         # R_k e_c: J_B z_k = Σ u_c R_k e_c
         col = wd[:, None] * v + w2[:, None] * np.cross(e, v)
+        F = wd[:, None] * np.cross(e, v) + w2[:, None] * np.cross(e, np.cross(e, v))
         for j in range(k + 1):
+            zj = R0[:, frames[j], :, 2]
             if robot.sigma[frames[j]] == 0:
-                X[:, j, c] = np.einsum("ka,ka->k", R0[:, frames[j], :, 2], col)
-    for j in range(k + 1):
-        zj = R0[:, frames[j], :, 2]
-        if robot.sigma[frames[j]] == 0:
-            arm = Ok - P0[:, frames[j]]
-            y[:, j] -= np.einsum("ka,ka->k", zj, np.cross(arm, F))
-        else:
-            y[:, j] -= np.einsum("ka,ka->k", zj, F)
+                X[:, j, c] = np.einsum("ka,ka->k", zj, col)
+                arm = Ok - P0[:, frames[j]]
+                FG[:, j, c] = np.einsum("ka,ka->k", np.cross(zj, g), v)
+                FC[:, j, c] = np.einsum("ka,ka->k", zj, np.cross(arm, F))
+            else:
+                FC[:, j, c] = np.einsum("ka,ka->k", zj, F)
     X[:, k, 3] = wd
     if friction:
         X[:, k, 4] = np.sign(qd[:, k])
         X[:, k, 5] = qd[:, k]
-    W = X.reshape(-1, len(names))
-    base, beta, notes = _scan(W, names, order=[2, 0, 1, 4, 5, 3][: len(names)] if friction else [2, 0, 1, 3])
+    return X, (FC, FG, Rk), names
+
+
+def _solve(X: np.ndarray, y: np.ndarray, names, order, joint, upper) -> LockedBodyInertia:
+    """Least squares of y (N, k+1) on X (N, k+1, m) over the independent columns, with per-joint noise variances."""
+    N, rows, m = X.shape
+    W = X.reshape(-1, m)
+    base, beta, notes = _scan(W, names, order=order)
     Wb = W[:, base]
     s_ = np.linalg.svd(Wb, compute_uv=False)
     if Wb.shape[0] < Wb.shape[1] or s_[-1] <= 1e-9 * s_[0]:
@@ -237,22 +330,22 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
                          f"different accelerations and velocities of joint {joint}")
     K = np.linalg.pinv(Wb)
     theta_b = K @ y.ravel()
-    resid = y - (Wb @ theta_b).reshape(N, k + 1)
-    dof = max(N - len(base) / (k + 1), 1.0)
+    resid = y - (Wb @ theta_b).reshape(N, rows)
+    dof = max(N - len(base) / rows, 1.0)
     var = np.sum(resid**2, axis=0) / dof
     cov = (K * np.tile(var, N)) @ K.T
-    values = np.zeros(len(names))
-    std = np.full(len(names), np.nan)
+    values = np.zeros(m)
+    std = np.full(m, np.nan)
     values[base] = theta_b
     std[base] = np.sqrt(np.clip(np.diag(cov), 0, None))
-    ident = np.zeros(len(names), bool)
+    ident = np.zeros(m, bool)
     ident[base] = True
-    grouping = np.zeros((len(names), len(names)))
+    grouping = np.zeros((m, m))
     grouping[base] = beta
-    covariance = np.zeros((len(names), len(names)))
+    covariance = np.zeros((m, m))
     covariance[np.ix_(base, base)] = cov
-    return LockedBodyInertia(joint=int(joint), upper_pose=q[0, k + 1 :].copy(), names=names, values=values,
-                             std=std, identifiable=ident, notes=tuple(notes),
+    return LockedBodyInertia(joint=int(joint), upper_pose=np.array(upper, dtype=float), names=tuple(names),
+                             values=values, std=std, identifiable=ident, notes=tuple(notes),
                              residual_rms=np.sqrt(np.mean(resid**2, axis=0)), grouping=grouping,
                              covariance=covariance)
 
