@@ -180,3 +180,26 @@ def test_locked_body_bad_input():
         rd.identify_locked_body(robot, q, qd, qdd, tau, joint=8)
     with pytest.raises(rd.InputError, match="do not determine"):
         rd.identify_locked_body(robot, q[:2], qd[:2], qdd[:2], tau[:2], joint=3)
+
+
+def test_link_inertias_from_locked_bodies_need_less_calibration():
+    """The η solve (Dellin §5.9) through C: the moving bodies' first moments replace most of the static calibration."""
+    robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
+    qs = rd.calibration_poses(robot, 12, unlimited=True)
+    cal7 = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs), joints=[7])   # joint 7's torques only
+
+    def experiments(body):
+        rng, out = np.random.default_rng(0), []
+        for k in range(1, 8):
+            for _ in range(4 if k < 7 else 1):
+                q, qd, qdd, tau = _locked_body_motion(robot, k, rng, samples=16)
+                out.append(rd.identify_locked_body(robot, q, qd, qdd, tau, joint=k) if body
+                           else rd.identify_locked_inertia(robot, rd.first_moments(robot), q, qd, qdd, tau, joint=k))
+        return out
+
+    plain = rd.identify_link_inertias(robot, cal7, experiments(False))
+    body = rd.identify_link_inertias(robot, cal7, experiments(True))
+    assert plain.rank < body.rank and np.all(body.identifiable[plain.identifiable])
+    truth, m = _truth(robot), body.identifiable
+    assert np.all(np.abs(body.values[m] - truth[m]) <= 1e-8 * np.maximum(np.abs(truth[m]), _scale(robot)[m]))
+    assert body.residual_rms < 1e-12

@@ -87,6 +87,17 @@ def _locked_tensor(R0, P0, fk: int, Js, MSs, Ms) -> np.ndarray:
     return np.swapaxes(Rk, -1, -2) @ J @ Rk
 
 
+def _locked_first_moment(R0, P0, fk: int, MSs, Ms) -> np.ndarray:
+    """First moment of frames fk..nf−1 about O_fk in R_fk, Σ R_i^k (MS_i + M_i d_i), d_i = O_i − O_fk: (..., 3).
+
+    The sum Σ_{i≥k} R_i^k μ_i of Dellin eq. (72), here from the links' own first moments and masses."""
+    Ok = P0[..., fk, :]
+    C = np.zeros(R0.shape[:-3] + (3,), R0.dtype)
+    for i in range(fk, R0.shape[-3]):
+        C = C + np.einsum("...ab,b->...a", R0[..., i, :, :], MSs[i]) + Ms[i] * (P0[..., i, :] - Ok)
+    return np.einsum("...ba,...b->...a", R0[..., fk, :, :], C)
+
+
 def _joint(robot: Robot, joint) -> int:
     if not isinstance(joint, (int, np.integer)) or not 1 <= joint <= robot.n:
         raise InputError(f"argument 'joint' = {joint!r}; give the moving joint's number 1..{robot.n}")
@@ -412,6 +423,20 @@ class LinkInertias:
                 if n[-len(suffix):] == suffix and n[: -len(suffix)].isalpha()}
 
 
+def _mu_map(robot: Robot) -> np.ndarray:
+    """The cumulative first moments μ.ravel() (Dellin eq. (14)) as a linear map of (MS of every frame, M): (3n, 4·nf)."""
+    nf = robot.nf
+    cols = np.zeros((3 * robot.n, 4 * nf))
+    for c in range(4 * nf):
+        MS, M = np.zeros((nf, 3)), np.zeros(nf)
+        if c < 3 * nf:
+            MS[c // 3, c % 3] = 1.0
+        else:
+            M[c - 3 * nf] = 1.0
+        cols[:, c] = first_moments_of(robot, MS, M).ravel()
+    return cols
+
+
 def _calibration_rows(robot: Robot, calibration):
     """Rows (values, std, map (m, 4·nf)) of the calibrated grouped μ components in (MS, M) of every frame."""
     n, nf = robot.n, robot.nf
@@ -424,14 +449,7 @@ def _calibration_rows(robot: Robot, calibration):
             raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({n}, 3)")
         structure = gravity_parameter_structure(robot)
         mu, std = structure.group(mu.ravel()), np.zeros(3 * n)
-    cols = np.zeros((3 * n, 4 * nf))
-    for c in range(4 * nf):
-        MS, M = np.zeros((nf, 3)), np.zeros(nf)
-        if c < 3 * nf:
-            MS[c // 3, c % 3] = 1.0
-        else:
-            M[c - 3 * nf] = 1.0
-        cols[:, c] = first_moments_of(robot, MS, M).ravel()
+    cols = _mu_map(robot)
     rows = [i for i, b in enumerate(structure.base) if b < 3 * n and not np.any(structure.beta[i, 3 * n :])]
     base = structure.base[rows]
     return mu[base], std[base], structure.beta[rows, : 3 * n] @ cols
@@ -498,6 +516,8 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
     frames = robot.joint_frames
     names = tuple(f"{p}{j + 1}" for j in range(nf) for p in PARAMETER_NAMES) + tuple(f"Ia{f + 1}" for f in frames)
     rows, ys, covs = [], [], []
+    ms_cols = [10 * i + 6 + a for i in range(nf) for a in range(3)] + [10 * i + 9 for i in range(nf)]
+    mu_cols = _mu_map(robot)
     for k in range(n):
         group = [e for e in experiments if e.joint == k + 1]
         if not group:
@@ -506,6 +526,7 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
         q[:, k + 1 :] = np.array([e.upper_pose for e in group]).reshape(len(group), n - k - 1)
         R0, P0 = base_poses(robot, q, np.float64)
         phi = np.zeros((len(group), 3, P))                      # u_k(X) = phi θ
+        chi = np.zeros((len(group), 3, P))                      # C_k(X) = chi θ (links k..n's first moment)
         for c in range(frames[k] * 10, 10 * nf):
             Js, MSs, Ms = np.zeros((nf, 3, 3)), np.zeros((nf, 3)), np.zeros(nf)
             i, p = divmod(c, 10)
@@ -517,17 +538,25 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
             else:
                 Ms[i] = 1.0
             phi[:, :, c] = _locked_tensor(R0, P0, frames[k], Js, MSs, Ms)[:, :, 2]
-        for e, ph in zip(group, phi):
-            model = np.zeros((4, P))
+            if p >= 6:
+                chi[:, :, c] = _locked_first_moment(R0, P0, frames[k], MSs, Ms)
+        for e, ph, ch in zip(group, phi, chi):
+            model = np.zeros((len(e.names), P))
             model[:3] = ph
             model[3, 10 * nf + k] = 1.0
-            use = [i for i in np.flatnonzero(e.identifiable) if i < 4 and not np.any(e.grouping[i, 4:])]
-            rows.append(e.grouping[use, :4] @ model)
+            known = np.zeros(len(e.names), bool)
+            known[:4] = True
+            if "CX" in e.names:                                 # rd.identify_locked_body: C and the lower μ too
+                c0 = e.names.index("CX")
+                model[c0 : c0 + 3] = ch
+                model[c0 + 3 :, ms_cols] = mu_cols[: 3 * k]
+                known[c0:] = True
+            use = [i for i in np.flatnonzero(e.identifiable) if known[i] and not np.any(e.grouping[i, ~known])]
+            rows.append(e.grouping[use][:, known] @ model[known])
             ys.append(e.values[use])
             covs.append(e.covariance[np.ix_(use, use)])
     mu_y, mu_std, mu_map = _calibration_rows(robot, calibration)
     mu_rows = np.zeros((len(mu_y), P))
-    ms_cols = [10 * i + 6 + a for i in range(nf) for a in range(3)] + [10 * i + 9 for i in range(nf)]
     mu_rows[:, ms_cols] = mu_map
     A = np.vstack(rows + [mu_rows])
     y = np.concatenate(ys + [mu_y])
