@@ -19,6 +19,9 @@ friction of joint k, by linear least squares over samples taken at any lower pos
 third column plus the outer links' contribution, which depends on X; with several upper poses per joint and the
 calibrated μ, the standard parameters of every link follow by one linear least squares, and those the
 experiments cannot determine alone are reported, not set.
+
+:func:`identify_locked_body` estimates C, the lower links' μ and the second moments together from one motion,
+without a calibration (Dellin eqs (119)–(120)); C(X) carries Dellin's η (§5.9).
 """
 
 from __future__ import annotations
@@ -471,6 +474,9 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
     (Dellin eq. (14)) is a linear function of the (MS_i, M_i), and the stacked equations are solved by least
     squares.  The vectors η of eq. (105), which Dellin §5.9 (eqs (121)–(122)) leaves as future work to solve
     for, are thus not separate unknowns: they are expressed through the links' masses and first moments.
+    Experiments of :func:`identify_locked_body` add their moving body's first moment C(X) = Σ_{i≥k} R_i^k μ_i
+    (of which η is made, eq. (72)) and the lower links' μ as equations in the links' (MS, M): that solve for η
+    through C lets the motions stand in for most of the static calibration.
 
     Parameters
     ----------
