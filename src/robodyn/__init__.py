@@ -115,6 +115,8 @@ _LAZY = _MappingProxyType({
     "IdentificationError": ("robodyn.identification.dynamic", "IdentificationError"),
     "identify": ("robodyn.identification.dynamic", "identify"),
     "pseudo_inertia": ("robodyn.identification.dynamic", "pseudo_inertia"),
+    "physical_fit": ("robodyn.identification.dynamic", "physical_fit"),
+    "PhysicalFit": ("robodyn.identification.dynamic", "PhysicalFit"),
     "EssentialParameters": ("robodyn.identification.dynamic", "EssentialParameters"),
     "essential_parameters": ("robodyn.identification.dynamic", "essential_parameters"),
     "Payload": ("robodyn.identification.payload", "Payload"),
@@ -248,6 +250,7 @@ __all__ = (
     # dynamic identification
     "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
     "Identification", "IdentificationError", "identify", "pseudo_inertia",
+    "physical_fit", "PhysicalFit",
     "EssentialParameters", "essential_parameters", "Payload", "identify_payload", "DriveGains", "identify_drive_gains",
     "joint_torques_from_motor", "transmission_torques", "load_transmission",
     # trajectories, time scaling, optimal motion, task space, coordinates, closed chains

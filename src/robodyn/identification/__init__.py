@@ -35,6 +35,8 @@ from robodyn.identification.dynamic import (
     IdentificationError,
     essential_parameters,
     identify,
+    PhysicalFit,
+    physical_fit,
     pseudo_inertia,
 )
 from robodyn.identification.payload import DriveGains, Payload, identify_drive_gains, identify_payload
