@@ -203,3 +203,21 @@ def test_link_inertias_from_locked_bodies_need_less_calibration():
     truth, m = _truth(robot), body.identifiable
     assert np.all(np.abs(body.values[m] - truth[m]) <= 1e-8 * np.maximum(np.abs(truth[m]), _scale(robot)[m]))
     assert body.residual_rms < 1e-12
+
+
+def test_the_moving_joint_by_name():
+    """joint= takes a joint's name as well as its number (robot.joint_number); an unknown name is an InputError."""
+    robot = rd.load("wam7")
+    assert robot.q_names[3] == "elbow"
+    q, qd, qdd, tau = _locked_body_motion(robot, 4, np.random.default_rng(3))
+    mu = rd.first_moments(robot)
+    by_name = rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint="elbow")
+    by_number = rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=4)
+    assert by_name.joint == 4
+    np.testing.assert_array_equal(by_name.values, by_number.values)
+    body = rd.identify_locked_body(robot, q, qd, qdd, tau, joint="elbow")
+    np.testing.assert_array_equal(body.values, rd.identify_locked_body(robot, q, qd, qdd, tau, joint=4).values)
+    np.testing.assert_array_equal(rd.locked_body_inertia(robot, q[0], "elbow"), rd.locked_body_inertia(robot, q[0], 4))
+    for bad in ("knee", 0, 8, 4.0, True):
+        with pytest.raises(rd.InputError, match="argument 'joint'.*elbow"):
+            rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=bad)

@@ -33,7 +33,7 @@ from scipy.linalg import block_diag
 
 from robodyn.arrays import as_real_array
 from robodyn.model.arguments import joint_arrays
-from robodyn.errors import InputError
+from robodyn.errors import InputError, ModelError
 from robodyn.identification.gravity import (
     GravityCalibration,
     check_serial,
@@ -45,7 +45,7 @@ from robodyn.kinematics import base_poses
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 
 
-def locked_body_inertia(robot: Robot, q, joint: int) -> np.ndarray:
+def locked_body_inertia(robot: Robot, q, joint: int | str) -> np.ndarray:
     """Inertia tensor of links k..n, locked at pose q, about O_k in R_k (from the model's standard parameters).
 
     Each link's tensor ^iJ_i about O_i is turned into the base frame and moved to O_k with the parallel-axis
@@ -56,7 +56,7 @@ def locked_body_inertia(robot: Robot, q, joint: int) -> np.ndarray:
     ----------
     robot : Robot (serial)
     q : array_like (..., n)
-    joint : int — k, 1-based.
+    joint : int or str — k, 1-based, or the joint's name (``robot.joint_number``).
 
     Returns
     -------
@@ -102,9 +102,12 @@ def _locked_first_moment(R0, P0, fk: int, MSs, Ms) -> np.ndarray:
 
 
 def _joint(robot: Robot, joint) -> int:
-    if not isinstance(joint, (int, np.integer)) or not 1 <= joint <= robot.n:
-        raise InputError(f"argument 'joint' = {joint!r}; give the moving joint's number 1..{robot.n}")
-    k = int(joint) - 1
+    """0-based index in q of the moving joint, given by number 1..n or name; InputError as for any argument."""
+    try:
+        k = robot.joint_number(joint) - 1
+    except ModelError:
+        raise InputError(f"argument 'joint' = {joint!r}; give the moving joint's number 1..{robot.n} or its name "
+                         f"({', '.join(robot.q_names)})") from None
     if robot.sigma[robot.joint_frames[k]] != 0:
         raise InputError(f"argument 'joint' = {joint}: joint {joint} is prismatic; single-joint motion "
                          "identification (Dellin §5) rotates links about a revolute joint")
@@ -144,7 +147,7 @@ class LockedBodyInertia:
         return {n: float(v) for n, v in zip(self.names, self.values)}
 
 
-def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: int,
+def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: int | str,
                             friction: bool = False) -> LockedBodyInertia:
     """Identify the inertia of links k..n about joint k's axis from a motion of joint k alone (Dellin §5).
 
@@ -158,7 +161,7 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
         Samples of the motion: only joint k moves (q̇_j = q̈_j = 0 for j ≠ k); joints k+1..n hold one upper
         pose; joints 1..k−1 may differ between samples (Dellin's lower poses A, B, ... of eq. (117)).
     tau : array_like (N, n) — measured torques; columns 1..k are used.
-    joint : int — k, 1-based, revolute.
+    joint : int or str — k, 1-based, or the joint's name; revolute.
     friction : bool — also estimate joint k's Coulomb and viscous friction (Khalil & Dombre [9.26]).
 
     Returns
@@ -182,17 +185,17 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
         offsets = np.zeros(n)
         if mu.shape != (n, 3) or not np.all(np.isfinite(mu)):
             raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({n}, 3)")
-    q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, joint)
+    q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, k + 1)
     X, F, names = _locked_columns(robot, q, qd, qdd, k, friction)
     known = gravity_regressor(robot, q) @ mu.ravel() + offsets
     y = tau[:, : k + 1] - known[:, : k + 1]
     C = np.einsum("kab,kb->ka", np.swapaxes(F[2], -1, -2), _body_first_moment(robot, q, mu, k))
     y -= np.einsum("kjc,kc->kj", F[0], C)
     order = [2, 0, 1, 4, 5, 3] if friction else [2, 0, 1, 3]
-    return _solve(X, y, names, order, joint, q[0, k + 1 :])
+    return _solve(X, y, names, order, k + 1, q[0, k + 1 :])
 
 
-def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int, friction: bool = False) -> LockedBodyInertia:
+def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int | str, friction: bool = False) -> LockedBodyInertia:
     """First and second moments together from a motion of joint k alone, without a gravity calibration.
 
     Dellin §5.8, eqs (119)–(120): the first moment μ_j joins the second moments among the unknowns of the
@@ -224,7 +227,7 @@ def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int, friction: bo
     q, qd, qdd, tau : array_like (N, n) — as for :func:`identify_locked_inertia`: joint k alone moves, joints
         k+1..n hold one upper pose, joints 1..k−1 take several lower poses (needed for the μ of the lower links
         and for the components of C that joint k's own torque does not see).
-    joint : int — k, 1-based, revolute.
+    joint : int or str — k, 1-based, or the joint's name; revolute.
     friction : bool — also estimate joint k's Coulomb and viscous friction.
 
     Returns
@@ -242,14 +245,14 @@ def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int, friction: bo
     """
     check_serial(robot, "identify_locked_body")
     k = _joint(robot, joint)
-    q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, joint)
+    q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, k + 1)
     X, F, names = _locked_columns(robot, q, qd, qdd, k, friction)
     m = len(names)
     G = gravity_regressor(robot, q)[:, : k + 1, : 3 * k]
     X = np.concatenate([X, F[0] + F[1], G], axis=2)
     names = names + ("CX", "CY", "CZ") + tuple(f"mu{j + 1}{ax}" for j in range(k) for ax in "xyz")
     order = ([2, 0, 1, 4, 5] if friction else [2, 0, 1]) + list(range(m, len(names))) + [3]
-    return _solve(X, tau[:, : k + 1].copy(), names, order, joint, q[0, k + 1 :])
+    return _solve(X, tau[:, : k + 1].copy(), names, order, k + 1, q[0, k + 1 :])
 
 
 def _motion(robot: Robot, q, qd, qdd, tau, k: int, joint):
