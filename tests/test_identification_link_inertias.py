@@ -152,7 +152,7 @@ def test_locked_body_noise_free_first_and_second_moments_together(k):
     assert np.all(res.residual_rms < 1e-10)
     # the lower links' first moments: those static torques see, as rd.calibrate_gravity finds them
     assert all(res.identifiable[res.names.index(x)] for x in ("XZ", "YZ", "ZZ", "CX", "CY"))
-    assert not res.identifiable[res.names.index("mu1x")]     # joint 1 never carries a static torque here
+    assert not res.identifiable[res.names.index("mu1x")]     # the WAM's joint 1 is vertical: no gravity torque
     # with μ known, identify_locked_inertia gives the same second moments
     old = rd.identify_locked_inertia(robot, rd.first_moments(robot), q, qd, qdd, tau, joint=k)
     for name in ("XZ", "YZ", "ZZ"):
@@ -221,3 +221,18 @@ def test_the_moving_joint_by_name():
     for bad in ("knee", 0, 8, 4.0, True):
         with pytest.raises(rd.InputError, match="argument 'joint'.*elbow"):
             rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=bad)
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), fixed=st.booleans())
+def test_locked_body_random_robots_noise_free(seed, fixed):
+    """Revolute, prismatic and fixed frames: every revolute joint moved alone, C and μ estimated with the inertia."""
+    robot = random_robot(seed, nf=int(np.random.default_rng(seed).integers(2, 5)), friction=False, fixed=fixed)
+    if not np.any(robot.sigma == 0):
+        robot = robot.replace(sigma=np.where(robot.sigma == 1, 0, robot.sigma))
+    rng = np.random.default_rng(seed)
+    for k in np.flatnonzero(robot.sigma[robot.joint_frames] == 0) + 1:
+        q, qd, qdd, tau = _locked_body_motion(robot, int(k), rng, samples=30)
+        res = rd.identify_locked_body(robot, q, qd, qdd, tau, joint=int(k))
+        truth, m = _locked_body_truth(robot, q[0], int(k)), res.identifiable
+        assert np.all(np.abs(res.values[m] - res.grouping[m] @ truth) <= 1e-8 * np.maximum(np.abs(truth).max(), 1))
