@@ -183,7 +183,7 @@ def test_locked_body_bad_input():
 
 
 def test_link_inertias_from_locked_bodies_need_less_calibration():
-    """The η solve (Dellin §5.9) through C: the moving bodies' first moments replace most of the static calibration."""
+    """The η solve (Dellin §5.9) through C: the moving bodies' first moments replace most of the calibration."""
     robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
     qs = rd.calibration_poses(robot, 12, unlimited=True)
     cal7 = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs), joints=[7])   # joint 7's torques only

@@ -708,8 +708,8 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         joint-torque equations τ = Y(q) μ (:func:`gravity_regressor`).  All three accept revolute, prismatic
         and fixed frames.
     joints : sequence of int or str, optional
-        Joints whose torques are used, by number 1..n or name (``robot.joint_number``; default all); the iterative method needs the last joints
-        (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
+        Joints whose torques are used, by number 1..n or name (``robot.joint_number``; default all); the
+        iterative method needs the last joints (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
     offsets : bool
         Also estimate a constant torque offset per used joint (sensor bias), τ_meas = τ + c.
     transmission : Transmission, optional

@@ -430,7 +430,7 @@ class LinkInertias:
 
 
 def _mu_map(robot: Robot) -> np.ndarray:
-    """The cumulative first moments μ.ravel() (Dellin eq. (14)) as a linear map of (MS of every frame, M): (3n, 4·nf)."""
+    """The cumulative first moments μ.ravel() (Dellin eq. (14)), linear in (MS of every frame, M): (3n, 4·nf)."""
     nf = robot.nf
     cols = np.zeros((3 * robot.n, 4 * nf))
     for c in range(4 * nf):
