@@ -249,7 +249,7 @@ def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int | str, fricti
     # torques: only the axis projections (free of c_j) are used.  Eq. (120)'s S(g^j) μ_j is eq. (118)'s S(μ_j) g^j
     # moved across the equals sign (μ × g = −g × μ), not a misprint.  Dellin's eq. (121), "for j > k" in the
     # extracted text, is his eq. (102) for j = k: the M_j (r_mj × R_j^k r_mj) term it drops vanishes there since
-    # R_k^k = 1, and what remains, −(Σ_{i>k} R_i^k μ_i) × r_mk, is again made of C.
+    # R_k^k = 1, and what remains is −(Σ_{i>k} R_i^k μ_i) × r_mk = −(C − μ_k) × r_mk.
     k = _joint(robot, joint)
     q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, k + 1)
     X, F, names = _locked_columns(robot, q, qd, qdd, k, friction)
