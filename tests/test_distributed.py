@@ -149,6 +149,20 @@ def test_irls_equals_the_in_memory_identification(client, robot, base, data):
     _close(res, ref)
 
 
+def test_physical_equals_the_in_memory_identification(robot, base, data):
+    """The semidefinite program on the reduced (b + 1) × (b + 1) factor (local threaded scheduler: the solve is on
+    the client). The two factors agree to rounding; the conic solver stops at a duality gap of 1e-10 (SOLVERS in
+    robodyn.identification.dynamic), which bounds the estimates' agreement at ~1e-8 of their size."""
+    ref = rd.identify(robot, *data, base=base, method="physical")
+    with dask.config.set(scheduler="threads"):
+        res = dd.identify(robot, *data, base=base, method="physical", chunk=151)
+    assert res.method == "physical" and res.solver["status"] == "optimal"
+    assert np.abs(res.values - ref.values).max() <= 1e-8 * np.abs(ref.values).max()  # 1e-14 seen
+    assert np.abs(res.standard - ref.standard).max() <= 1e-8 * np.abs(ref.standard).max()
+    np.testing.assert_allclose(res.robot.params, ref.robot.params, atol=1e-8 * np.abs(ref.robot.params).max())
+    np.testing.assert_allclose(res.std, ref.std, rtol=1e-9)
+
+
 def test_exact_medians_of_a_chunked_array(client):
     """Large enough for the bisection by counts (N > GATHER), with > GATHER ties at the median (column 1) and
     ties everywhere (column 2); small (gathered at once); one row."""
@@ -263,8 +277,8 @@ def test_simulate_many_equals_simulate(client):
 def test_bad_input(robot, data):
     with pytest.raises(InputError, match="last axis must be the n = 6 joints"):
         dd.inverse_dynamics(robot, np.zeros((3, 5)), np.zeros((3, 5)), np.zeros((3, 5)))
-    with pytest.raises(InputError, match="'physical' is not available on out-of-core data"):
-        dd.identify(robot, *data, method="physical")
+    with pytest.raises(InputError, match="method = 'lasso'"):
+        dd.identify(robot, *data, method="lasso")
     with pytest.raises(InputError, match="reduction = 'svd'"):
         dd.identify(robot, *data, reduction="svd")
     with pytest.raises(InputError, match="robot must be a robodyn Robot"):

@@ -264,6 +264,31 @@ def test_physical_is_consistent_and_fits_as_well_as_the_noise_allows(robot, traj
                                rtol=0, atol=1e-9 * np.abs(phys.values).max())
 
 
+def test_physical_fit_on_a_dense_qr_equals_identify_physical(robot, trajectory):
+    """rd.physical_fit needs only R, Qᵀy and the residual norm: from a dense Householder QR of the stacked base
+    regressor (an independent reduction) it gives the in-memory physical estimate, to the conic solver's
+    tolerance (duality gap 1e-10: the estimates to ~1e-8 of their size)."""
+    q, qd, qdd, tau = campaign(robot, trajectory, rate=20.0, sigma=0.3, seed=0)
+    ref = rd.identify(robot, q, qd, qdd, tau, method="physical")
+    W = ref.base.regressor(q, qd, qdd).reshape(-1, ref.base.count)
+    y = tau.ravel()
+    Q, R = np.linalg.qr(W)
+    qty = Q.T @ y
+    fit = rd.physical_fit(robot, ref.base, R, qty, np.linalg.norm(y - Q @ qty))
+    assert isinstance(fit, rd.PhysicalFit) and fit.solver["status"] == "optimal"
+    assert np.abs(fit.values - ref.values).max() <= 1e-8 * np.abs(ref.values).max()
+    np.testing.assert_allclose(fit.robot.params, ref.robot.params, atol=1e-8 * np.abs(ref.robot.params).max())
+    assert fit.transmission is None
+    with pytest.raises(rd.InputError, match="shapes"):
+        rd.physical_fit(robot, ref.base, R[:-1], qty)
+    with pytest.raises(rd.InputError, match="'qty' has NaN"):
+        rd.physical_fit(robot, ref.base, R, np.full_like(qty, np.nan))
+    with pytest.raises(rd.InputError, match="'base'"):
+        rd.physical_fit(robot, rd.base_parameters(rd.load("rx90"), friction=True), R, qty)
+    with pytest.raises(rd.InputError, match="regularization"):
+        rd.physical_fit(robot, ref.base, R, qty, regularization=-1.0)
+
+
 def test_predict_save_and_relative_std(robot, trajectory, tmp_path):
     res = rd.identify(robot, *campaign(robot, trajectory, sigma=0.01), method="wls")
     np.testing.assert_allclose(res.relative_std, 100 * res.std / np.abs(res.values))

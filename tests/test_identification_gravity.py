@@ -312,6 +312,25 @@ def test_single_joint_motion_bad_input():
         rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=8)
 
 
+def test_joints_by_name():
+    """joints= takes joint names as well as numbers (robot.joint_number); an unknown one is an InputError."""
+    robot = rd.load("wam7")
+    q = rd.calibration_poses(robot, 20, unlimited=True)
+    tau = rd.gravity_torques(robot, q)
+    names = list(robot.q_names[3:])                                # elbow, wrist_yaw, wrist_pitch, wrist_twist
+    by_name = rd.calibrate_gravity(robot, q, tau, joints=names)
+    by_number = rd.calibrate_gravity(robot, q, tau, joints=[4, 5, 6, 7])
+    assert by_name.joints == by_number.joints == (4, 5, 6, 7)
+    np.testing.assert_array_equal(by_name.mu, by_number.mu)
+    mixed = rd.gravity_parameter_structure(robot, joints=["elbow", 5, np.int64(6), "wrist_twist"])
+    np.testing.assert_array_equal(mixed.base, rd.gravity_parameter_structure(robot, joints=[4, 5, 6, 7]).base)
+    assert rd.gravity_parameter_structure(robot, joints="wrist_twist").base.tolist() == \
+        rd.gravity_parameter_structure(robot, joints=7).base.tolist()
+    for bad in (["knee"], [0], [8], [], [True]):
+        with pytest.raises(rd.InputError, match="argument 'joints'"):
+            rd.calibrate_gravity(robot, q, tau, joints=bad)
+
+
 # ---- the Barrett WAM study ---------------------------------------------------------------------------------------
 
 

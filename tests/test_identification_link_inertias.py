@@ -112,3 +112,127 @@ def test_bad_input():
         rd.identify_link_inertias(robot, mu[:3], exp)
     with pytest.raises(rd.InputError, match="'experiments', item 1"):
         rd.identify_link_inertias(rd.load("puma560"), rd.first_moments(rd.load("puma560")), exp)
+
+
+def _locked_body_motion(robot, k, rng, samples=40, noise=0.0):
+    """Joint k moves alone at one upper pose, lower joints at random poses; torques from rd.inverse_dynamics."""
+    n = robot.n
+    q = np.tile(rng.uniform(-2, 2, n), (samples, 1))
+    q[:, : k - 1] = rng.uniform(-2, 2, (samples, k - 1))
+    q[:, k - 1] = rng.uniform(-2, 2, samples)
+    qd, qdd = np.zeros_like(q), np.zeros_like(q)
+    qd[:, k - 1] = rng.normal(size=samples)
+    qdd[:, k - 1] = rng.normal(size=samples)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd) + noise * rng.normal(size=q.shape)
+    return q, qd, qdd, tau
+
+
+def _locked_body_truth(robot, q0, k):
+    """(XZ, YZ, ZZ, Ia, CX, CY, CZ, μ_1..μ_{k-1}) of the model at upper pose q0, C from the links' own MS and M."""
+    from robodyn.kinematics import base_poses
+    R0, P0 = base_poses(robot, q0[None], np.float64)
+    fk = robot.joint_frames[k - 1]
+    Ok = P0[0, fk]
+    # first moment of links k..n about O_k from the standard parameters (independent of the cumulative μ)
+    C0 = sum(R0[0, i] @ robot.MS[i] + robot.M[i] * (P0[0, i] - Ok) for i in range(fk, robot.nf))
+    u = rd.locked_body_inertia(robot, q0, k)[:, 2]
+    return np.concatenate([u, [robot.Ia[fk]], R0[0, fk].T @ C0, rd.first_moments(robot)[: k - 1].ravel()])
+
+
+@pytest.mark.parametrize("k", [2, 4, 7])
+def test_locked_body_noise_free_first_and_second_moments_together(k):
+    """Dellin eq. (120): μ, the body's first moment C and its second moments from one motion, no calibration."""
+    robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
+    q, qd, qdd, tau = _locked_body_motion(robot, k, np.random.default_rng(k))
+    res = rd.identify_locked_body(robot, q, qd, qdd, tau, joint=k)
+    assert res.names[:7] == ("XZ", "YZ", "ZZ", "Ia", "CX", "CY", "CZ") and len(res.names) == 7 + 3 * (k - 1)
+    truth = _locked_body_truth(robot, q[0], k)
+    m = res.identifiable
+    assert np.all(np.abs(res.values[m] - res.grouping[m] @ truth) <= 1e-8 * np.maximum(np.abs(truth).max(), 1))
+    assert np.all(res.residual_rms < 1e-10)
+    # the lower links' first moments: those static torques see, as rd.calibrate_gravity finds them
+    assert all(res.identifiable[res.names.index(x)] for x in ("XZ", "YZ", "ZZ", "CX", "CY"))
+    assert not res.identifiable[res.names.index("mu1x")]     # the WAM's joint 1 is vertical: no gravity torque
+    # with μ known, identify_locked_inertia gives the same second moments
+    old = rd.identify_locked_inertia(robot, rd.first_moments(robot), q, qd, qdd, tau, joint=k)
+    for name in ("XZ", "YZ", "ZZ"):
+        assert res.values[res.names.index(name)] == pytest.approx(old.values[old.names.index(name)], abs=1e-9)
+
+
+def test_locked_body_noisy_within_three_standard_deviations():
+    robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
+    rng = np.random.default_rng(11)
+    for k in (3, 6):
+        q, qd, qdd, tau = _locked_body_motion(robot, k, rng, samples=200, noise=0.01)
+        res = rd.identify_locked_body(robot, q, qd, qdd, tau, joint=k, friction=False)
+        m = res.identifiable
+        err = np.abs(res.values[m] - res.grouping[m] @ _locked_body_truth(robot, q[0], k))
+        assert np.all(err <= 3 * res.std[m]), (k, err / res.std[m])
+        assert np.all(res.std[m] > 0)
+
+
+def test_locked_body_bad_input():
+    robot = rd.load("wam7")
+    q, qd, qdd, tau = _locked_body_motion(robot, 3, np.random.default_rng(0))
+    with pytest.raises(rd.InputError, match="joints other than 3 move"):
+        rd.identify_locked_body(robot, q, qd + 1.0, qdd, tau, joint=3)
+    with pytest.raises(rd.InputError, match="'joint'"):
+        rd.identify_locked_body(robot, q, qd, qdd, tau, joint=8)
+    with pytest.raises(rd.InputError, match="do not determine"):
+        rd.identify_locked_body(robot, q[:2], qd[:2], qdd[:2], tau[:2], joint=3)
+
+
+def test_link_inertias_from_locked_bodies_need_less_calibration():
+    """The η solve (Dellin §5.9) through C: the moving bodies' first moments replace most of the calibration."""
+    robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
+    qs = rd.calibration_poses(robot, 12, unlimited=True)
+    cal7 = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs), joints=[7])   # joint 7's torques only
+
+    def experiments(body):
+        rng, out = np.random.default_rng(0), []
+        for k in range(1, 8):
+            for _ in range(4 if k < 7 else 1):
+                q, qd, qdd, tau = _locked_body_motion(robot, k, rng, samples=16)
+                out.append(rd.identify_locked_body(robot, q, qd, qdd, tau, joint=k) if body
+                           else rd.identify_locked_inertia(robot, rd.first_moments(robot), q, qd, qdd, tau, joint=k))
+        return out
+
+    plain = rd.identify_link_inertias(robot, cal7, experiments(False))
+    body = rd.identify_link_inertias(robot, cal7, experiments(True))
+    assert plain.rank < body.rank and np.all(body.identifiable[plain.identifiable])
+    truth, m = _truth(robot), body.identifiable
+    assert np.all(np.abs(body.values[m] - truth[m]) <= 1e-8 * np.maximum(np.abs(truth[m]), _scale(robot)[m]))
+    assert body.residual_rms < 1e-12
+
+
+def test_the_moving_joint_by_name():
+    """joint= takes a joint's name as well as its number (robot.joint_number); an unknown name is an InputError."""
+    robot = rd.load("wam7")
+    assert robot.q_names[3] == "elbow"
+    q, qd, qdd, tau = _locked_body_motion(robot, 4, np.random.default_rng(3))
+    mu = rd.first_moments(robot)
+    by_name = rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint="elbow")
+    by_number = rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=4)
+    assert by_name.joint == 4
+    np.testing.assert_array_equal(by_name.values, by_number.values)
+    body = rd.identify_locked_body(robot, q, qd, qdd, tau, joint="elbow")
+    np.testing.assert_array_equal(body.values, rd.identify_locked_body(robot, q, qd, qdd, tau, joint=4).values)
+    np.testing.assert_array_equal(rd.locked_body_inertia(robot, q[0], "elbow"), rd.locked_body_inertia(robot, q[0], 4))
+    for bad in ("knee", 0, 8, 4.0, True):
+        with pytest.raises(rd.InputError, match="argument 'joint'.*elbow"):
+            rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=bad)
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), fixed=st.booleans())
+def test_locked_body_random_robots_noise_free(seed, fixed):
+    """Revolute, prismatic and fixed frames: every revolute joint moved alone, C and μ estimated with the inertia."""
+    robot = random_robot(seed, nf=int(np.random.default_rng(seed).integers(2, 5)), friction=False, fixed=fixed)
+    if not np.any(robot.sigma == 0):
+        robot = robot.replace(sigma=np.where(robot.sigma == 1, 0, robot.sigma))
+    rng = np.random.default_rng(seed)
+    for k in np.flatnonzero(robot.sigma[robot.joint_frames] == 0) + 1:
+        q, qd, qdd, tau = _locked_body_motion(robot, int(k), rng, samples=30)
+        res = rd.identify_locked_body(robot, q, qd, qdd, tau, joint=int(k))
+        truth, m = _locked_body_truth(robot, q[0], int(k)), res.identifiable
+        assert np.all(np.abs(res.values[m] - res.grouping[m] @ truth) <= 1e-8 * np.maximum(np.abs(truth).max(), 1))

@@ -33,6 +33,7 @@ RECORDS = {
     "Identification", "Simulation", "PumaLineResult", "Reference", "BoundEstimates", "CouplingStructure",
     "InertiaCheck", "PassivityCheck", "SkewCheck", "MimicCoupling", "LoopClosure", "ClosedChainRobot",
     "EssentialParameters", "Payload", "DriveGains",
+    "PhysicalFit",
 }
 #: Callables without a robot or array argument, or whose only argument is a path / text / option.
 NO_CHECKED_ARGUMENTS = {"list_robots", "available", "takes_batch", "threaded", "opcount_report", "from_urdf", "load",
@@ -98,6 +99,7 @@ SPECIAL = {
     "identify_drive_gains": {"q": QS, "qd": QDS, "qdd": QDDS, "u": TAUS, "loaded": np.arange(40) % 2 == 0,
                              "payload_mass": 1.0},
     "identify_locked_inertia": {"calibration": np.zeros((N, 3)), "q": QS, "qd": QDS, "qdd": QDDS, "tau": TAUS},
+    "identify_locked_body": {"q": QS, "qd": QDS, "qdd": QDDS, "tau": TAUS},
     "calibrate_gravity": {"q": QS, "tau": rd.gravity_torques(ROBOT, QS)},
     "prepare_identification_data": {"t": np.linspace(0, 1, 40), "q": QS, "tau": TAUS},
     "momentum_observer": {"t": np.linspace(0, 0.04, 5), "q": QS[:5], "qd": QDS[:5], "tau": TAUS[:5], "gain": 5.0},

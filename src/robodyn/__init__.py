@@ -100,6 +100,7 @@ _LAZY = _MappingProxyType({
     "gravity_parameter_structure": ("robodyn.identification", "gravity_parameter_structure"),
     "gravity_regressor": ("robodyn.identification", "gravity_regressor"),
     "identify_locked_inertia": ("robodyn.identification", "identify_locked_inertia"),
+    "identify_locked_body": ("robodyn.identification", "identify_locked_body"),
     "identify_link_inertias": ("robodyn.identification", "identify_link_inertias"),
     "LinkInertias": ("robodyn.identification", "LinkInertias"),
     "load_gravity_calibration": ("robodyn.identification", "load_gravity_calibration"),
@@ -114,6 +115,8 @@ _LAZY = _MappingProxyType({
     "IdentificationError": ("robodyn.identification.dynamic", "IdentificationError"),
     "identify": ("robodyn.identification.dynamic", "identify"),
     "pseudo_inertia": ("robodyn.identification.dynamic", "pseudo_inertia"),
+    "physical_fit": ("robodyn.identification.dynamic", "physical_fit"),
+    "PhysicalFit": ("robodyn.identification.dynamic", "PhysicalFit"),
     "EssentialParameters": ("robodyn.identification.dynamic", "EssentialParameters"),
     "essential_parameters": ("robodyn.identification.dynamic", "essential_parameters"),
     "Payload": ("robodyn.identification.payload", "Payload"),
@@ -245,9 +248,11 @@ __all__ = (
     "first_moments", "gravity_parameter_structure", "gravity_regressor", "identify_locked_inertia",
     "load_gravity_calibration", "locked_body_inertia", "wam_gravity_study",
     "identify_link_inertias", "LinkInertias",
+    "identify_locked_body",
     # dynamic identification
     "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
     "Identification", "IdentificationError", "identify", "pseudo_inertia",
+    "physical_fit", "PhysicalFit",
     "EssentialParameters", "essential_parameters", "Payload", "identify_payload", "DriveGains", "identify_drive_gains",
     "joint_torques_from_motor", "transmission_torques", "load_transmission",
     # trajectories, time scaling, optimal motion, task space, coordinates, closed chains

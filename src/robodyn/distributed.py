@@ -28,8 +28,8 @@ trajectory, far below measurement noise — and residual norms carry ε (‖y‖
 (Demmel et al. 2012: a Householder R factor of [W_j y_j] per chunk, merged by QR of stacked pairs): accuracy
 ε cond(W_s), for ill-conditioned data, at about 6 times the reduction's cost (a QR of a chunk against a matrix
 product). Neither ever forms W: the standard deviations and cond(W) come from the (b + 1) × (b + 1) factor.
-``method="physical"`` is not offered here yet: its semidefinite program needs only the stacked factor, but
-:func:`robodyn.identify`'s solver takes samples.
+``method="physical"`` solves its semidefinite program on that factor alone
+(:func:`robodyn.identification.dynamic.physical_fit`): its size does not grow with the samples.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from types import MappingProxyType
 import numpy as np
 
 from robodyn.errors import InputError, RobodynError
-from robodyn.identification.dynamic import BLOCK, RANK_TOL, Identification, IdentificationError
+from robodyn.identification.dynamic import BLOCK, RANK_TOL, Identification, IdentificationError, physical_fit
 from robodyn.model.robot import Robot
 
 #: Default rows (states) per Dask chunk when NumPy arrays are given.
@@ -554,7 +554,8 @@ def _compute(*tasks):
 
 def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
              robust: str = "huber", max_iterations: int = 50, rank_tol: float = RANK_TOL,
-             reduction: str = "gram", chunk: int = CHUNK) -> Identification:
+             reduction: str = "gram", chunk: int = CHUNK, regularization: float = 1e-6,
+             min_mass: float = 0.0) -> Identification:
     """:func:`robodyn.identify` on out-of-core samples: the regressor is computed and reduced chunk by chunk.
 
     Parameters
@@ -562,10 +563,11 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     robot : Robot
     q : dask.array or array (N, n), or :class:`Samples` (then qd, qdd, tau are not given)
     qd, qdd, tau : dask.array or array (N, n)
-    method : {"ols", "wls", "irls"} — as :func:`robodyn.identify`. "irls" reads the samples twice per iteration
-        (residuals, then the weighted reduction); its per-joint median absolute deviations are exact
-        (:func:`median`).
-    friction, base, robust, max_iterations, rank_tol : as :func:`robodyn.identify`.
+    method : {"ols", "wls", "irls", "physical"} — as :func:`robodyn.identify`. "irls" reads the samples twice
+        per iteration (residuals, then the weighted reduction); its per-joint median absolute deviations are
+        exact (:func:`median`).  "physical" solves the semidefinite program on the stacked (b + 1) × (b + 1)
+        factor (:func:`robodyn.identification.dynamic.physical_fit`), as the in-memory method does.
+    friction, base, robust, max_iterations, rank_tol, regularization, min_mass : as :func:`robodyn.identify`.
     reduction : {"gram", "tsqr"} — see the module documentation (normal equations with compensated sums, the
         in-memory reduction; or a communication-avoiding QR, accuracy ε cond(W) for ill-conditioned data).
     chunk : int — rows per task when NumPy arrays are given.
@@ -576,17 +578,14 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
 
     Raises
     ------
-    IdentificationError, InputError — as :func:`robodyn.identify`; "physical" is refused (see docs/scaling.md).
+    IdentificationError, InputError — as :func:`robodyn.identify`.
     """
     _check_robot(robot)
     _, da = _dask()
     from robodyn.parameters.base import base_parameters
 
-    if method == "physical":
-        raise InputError("method = 'physical' is not available on out-of-core data yet; identify with 'ols' here, "
-                         "or run rd.identify(..., method='physical') on a sample that fits in memory")
-    if method not in ("ols", "wls", "irls"):
-        raise InputError(f"method = {method!r}; choose 'ols', 'wls' or 'irls'")
+    if method not in ("ols", "wls", "irls", "physical"):
+        raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
     if robust not in ("huber", "bisquare"):
         raise InputError(f"robust = {robust!r}; choose 'huber' or 'bisquare'")
     if reduction not in ("gram", "tsqr"):
@@ -629,8 +628,11 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # the parameters in the equations of joint j
     noise = _joint_residuals(R, theta) / np.sqrt(np.maximum(N - cols.sum(1), 1))
     cond = float(np.linalg.cond(Rg[:b, :b]))
-    iterations, converged, message = 1, True, ""
-    if method == "wls":
+    iterations, converged, message, fit = 1, True, "", None
+    if method == "physical":
+        fit = physical_fit(robot, base, Rg[:b, :b], Rg[:b, b], abs(Rg[b, b]), regularization, min_mass)
+        theta = fit.values
+    elif method == "wls":
         top = noise.max(initial=0.0)
         sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
         theta, cov, _ = _solve(_stack(R, 1.0 / sig), names, 0.0)
@@ -642,7 +644,9 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         model=robot, method=method, friction=friction, base=base, names=names, values=theta,
         std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
         residual_rms=res / np.sqrt(N), noise=noise, samples=int(N), iterations=iterations, converged=converged,
-        message=message)
+        message=message, robot=None if fit is None else fit.robot, standard=None if fit is None else fit.standard,
+        identified_transmission=None if fit is None else fit.transmission,
+        solver=None if fit is None else fit.solver)
 
 
 def _joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from robodyn.identification.second_moments import (
     LockedBodyInertia,
     identify_link_inertias,
     identify_locked_inertia,
+    identify_locked_body,
     locked_body_inertia,
 )
 from robodyn.identification.wam import wam_gravity_study
@@ -34,6 +35,8 @@ from robodyn.identification.dynamic import (
     IdentificationError,
     essential_parameters,
     identify,
+    PhysicalFit,
+    physical_fit,
     pseudo_inertia,
 )
 from robodyn.identification.payload import DriveGains, Payload, identify_drive_gains, identify_payload

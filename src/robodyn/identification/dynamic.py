@@ -584,6 +584,81 @@ SOLVERS = (("CLARABEL", {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas":
            ("SCS", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}))
 
 
+@dataclass(frozen=True, eq=False)
+class PhysicalFit:
+    """Result of :func:`physical_fit`.
+
+    Attributes
+    ----------
+    values : ndarray (b,) — base parameters K_B = Ψ K of the consistent standard parameters (units of
+        ``base.names``).
+    standard : ndarray (p,) — the standard parameters K (11 per frame, then friction and motor terms as in
+        ``rd.standard_parameter_names``), projected onto the consistent set (Wensing et al. 2018).
+    robot : Robot — the model carrying them (name ``<name>_identified``).
+    transmission : Transmission or None — with the identified motor inertias (and friction), if ``base`` has one.
+    solver : dict — name, status, iterations, constraint_violation, objective, warnings.
+    """
+
+    values: np.ndarray
+    standard: np.ndarray
+    robot: Robot
+    transmission: object
+    solver: dict
+
+
+def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularization: float = 1e-6,
+                 min_mass: float = 0.0) -> PhysicalFit:
+    """Physically consistent base parameters from the triangular factor of the least-squares problem.
+
+    Solves the semidefinite program of ``rd.identify(..., method="physical")`` (Sousa & Cortesão 2014; Wensing,
+    Kim & Slotine 2018: every link's 4×4 pseudo-inertia positive semidefinite, rotor inertias and friction
+    coefficients ≥ 0) on the reduced problem: with W = Q R the QR factorization of the base regressor of all
+    samples, ‖W Ψ K − y‖² = ‖R Ψ K − Qᵀy‖² + ‖y‖² − ‖Qᵀy‖², so only R (b × b), Qᵀy (b,) and the residual norm
+    enter, whatever the number of samples (``robodyn.distributed.identify`` reduces out-of-core samples to them).
+
+    Parameters
+    ----------
+    robot : Robot — the model (its parameters are the prior of the regularization).
+    base : BaseParameters — of ``robot``; its friction setting and transmission choose the unknowns.
+    R : array_like (b, b) — upper-triangular factor of the (weighted) base regressor, Rᵀ R = Wᵀ W.
+    qty : array_like (b,) — Qᵀ y, the measured torques projected on Q.
+    residual : float — ‖y − Q Qᵀ y‖, the least-squares residual norm (only scales the objective).
+    regularization : float — weight of the pull towards the model's parameters, relative to the fit (≥ 0).
+    min_mass : float — lower bound on every link's mass, kg.
+
+    Returns
+    -------
+    PhysicalFit
+
+    Raises
+    ------
+    InputError
+        Shapes that do not match ``base.count``, non-finite entries, negative ``regularization``.
+    IdentificationError
+        The conic solver fails or does not converge.
+    """
+    from robodyn.parameters.base import BaseParameters
+
+    if not isinstance(base, BaseParameters) or base.robot is not robot:
+        raise InputError("argument 'base': give the BaseParameters of this robot (rd.base_parameters(robot))")
+    b = base.count
+    R = as_real_array("R", R).astype(float)
+    qty = as_real_array("qty", qty).astype(float)
+    if R.shape != (b, b) or qty.shape != (b,):
+        raise InputError(f"arguments 'R' and 'qty' must have shapes ({b}, {b}) and ({b},) for the {b} base "
+                         f"parameters; got {R.shape} and {qty.shape}")
+    for name, v in (("R", R), ("qty", qty), ("residual", residual), ("regularization", regularization),
+                    ("min_mass", min_mass)):
+        if not np.all(np.isfinite(v)):
+            raise InputError(f"argument '{name}' has NaN or inf entries; give finite values")
+    if regularization < 0:
+        raise InputError(f"regularization = {regularization!r}; give a value >= 0")
+    Rg = np.zeros((b + 1, b + 1))
+    Rg[:b, :b], Rg[:b, b], Rg[b, b] = R, qty, float(residual)
+    Kb, K, robot_out, motors, report = _physical(robot, base, Rg, float(regularization), float(min_mass))
+    return PhysicalFit(values=Kb, standard=K, robot=robot_out, transmission=motors, solver=report)
+
+
 def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass: float):
     """The semidefinite program of ``method="physical"``; returns (K_B, K, Robot, Transmission, solver report)."""
     import warnings

@@ -249,7 +249,8 @@ def gravity_parameter_structure(robot: Robot, offsets: bool = False, joints=None
     ----------
     robot : Robot (serial)
     offsets : bool — include one constant torque offset per joint.
-    joints : sequence of int, optional — 1-based joints whose torques are measured (default all).
+    joints : sequence of int or str, optional — joints whose torques are measured, by number 1..n or name
+        (``robot.joint_number``; default all).
     """
     check_serial(robot, "gravity_parameter_structure")
     measured = _measured(robot, joints)
@@ -295,12 +296,17 @@ def _measured(robot: Robot, joints) -> np.ndarray:
     """0-based indices of the joints whose torques are used."""
     if joints is None:
         return np.arange(robot.n)
+    items = [joints] if isinstance(joints, (str, int, np.integer)) else joints
     try:
-        js = sorted({int(j) for j in np.atleast_1d(joints)})
-    except (TypeError, ValueError):
-        raise InputError(f"argument 'joints' = {joints!r}: give joint numbers 1..{robot.n}") from None
-    if not js or js[0] < 1 or js[-1] > robot.n:
-        raise InputError(f"argument 'joints' = {joints!r}: give joint numbers 1..{robot.n}")
+        items = list(np.asarray(items, dtype=object).ravel())
+        # a whole float (a joint number read from a file) counts as that number; names through robot.joint_number
+        js = sorted({robot.joint_number(int(j) if isinstance(j, (float, np.floating)) and float(j).is_integer()
+                                        else j) for j in items})
+    except (TypeError, ValueError, ModelError):
+        raise InputError(f"argument 'joints' = {joints!r}: give joint numbers 1..{robot.n} or joint names "
+                         f"({', '.join(robot.q_names)})") from None
+    if not js:
+        raise InputError(f"argument 'joints' = {joints!r}: give joint numbers 1..{robot.n} or joint names")
     return np.array(js) - 1
 
 
@@ -701,9 +707,9 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         the force equation τ_j = −g^j · μ_j and carries its whole moment.  "ols": ordinary least squares on the
         joint-torque equations τ = Y(q) μ (:func:`gravity_regressor`).  All three accept revolute, prismatic
         and fixed frames.
-    joints : sequence of int, optional
-        1-based joints whose torques are used (default all); the iterative method needs the last joints
-        (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
+    joints : sequence of int or str, optional
+        Joints whose torques are used, by number 1..n or name (``robot.joint_number``; default all); the
+        iterative method needs the last joints (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
     offsets : bool
         Also estimate a constant torque offset per used joint (sensor bias), τ_meas = τ + c.
     transmission : Transmission, optional

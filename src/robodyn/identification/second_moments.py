@@ -19,6 +19,9 @@ friction of joint k, by linear least squares over samples taken at any lower pos
 third column plus the outer links' contribution, which depends on X; with several upper poses per joint and the
 calibrated μ, the standard parameters of every link follow by one linear least squares, and those the
 experiments cannot determine alone are reported, not set.
+
+:func:`identify_locked_body` estimates C, the lower links' μ and the second moments together from one motion,
+without a calibration (Dellin eqs (119)–(120)); C(X) carries Dellin's η (§5.9).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from scipy.linalg import block_diag
 
 from robodyn.arrays import as_real_array, finite_result
 from robodyn.model.arguments import joint_arrays
-from robodyn.errors import InputError
+from robodyn.errors import InputError, ModelError
 from robodyn.identification.gravity import (
     GravityCalibration,
     check_serial,
@@ -42,7 +45,7 @@ from robodyn.kinematics import base_poses
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 
 
-def locked_body_inertia(robot: Robot, q, joint: int) -> np.ndarray:
+def locked_body_inertia(robot: Robot, q, joint: int | str) -> np.ndarray:
     """Inertia tensor of links k..n, locked at pose q, about O_k in R_k (from the model's standard parameters).
 
     Each link's tensor ^iJ_i about O_i is turned into the base frame and moved to O_k with the parallel-axis
@@ -53,7 +56,7 @@ def locked_body_inertia(robot: Robot, q, joint: int) -> np.ndarray:
     ----------
     robot : Robot (serial)
     q : array_like (..., n)
-    joint : int — k, 1-based.
+    joint : int or str — k, 1-based, or the joint's name (``robot.joint_number``).
 
     Returns
     -------
@@ -87,10 +90,24 @@ def _locked_tensor(R0, P0, fk: int, Js, MSs, Ms) -> np.ndarray:
     return np.swapaxes(Rk, -1, -2) @ J @ Rk
 
 
+def _locked_first_moment(R0, P0, fk: int, MSs, Ms) -> np.ndarray:
+    """First moment of frames fk..nf−1 about O_fk in R_fk, Σ R_i^k (MS_i + M_i d_i), d_i = O_i − O_fk: (..., 3).
+
+    The sum Σ_{i≥k} R_i^k μ_i of Dellin eq. (72), here from the links' own first moments and masses."""
+    Ok = P0[..., fk, :]
+    C = np.zeros(R0.shape[:-3] + (3,), R0.dtype)
+    for i in range(fk, R0.shape[-3]):
+        C = C + np.einsum("...ab,b->...a", R0[..., i, :, :], MSs[i]) + Ms[i] * (P0[..., i, :] - Ok)
+    return np.einsum("...ba,...b->...a", R0[..., fk, :, :], C)
+
+
 def _joint(robot: Robot, joint) -> int:
-    if not isinstance(joint, (int, np.integer)) or not 1 <= joint <= robot.n:
-        raise InputError(f"argument 'joint' = {joint!r}; give the moving joint's number 1..{robot.n}")
-    k = int(joint) - 1
+    """0-based index in q of the moving joint, given by number 1..n or name; InputError as for any argument."""
+    try:
+        k = robot.joint_number(joint) - 1
+    except ModelError:
+        raise InputError(f"argument 'joint' = {joint!r}; give the moving joint's number 1..{robot.n} or its name "
+                         f"({', '.join(robot.q_names)})") from None
     if robot.sigma[robot.joint_frames[k]] != 0:
         raise InputError(f"argument 'joint' = {joint}: joint {joint} is prismatic; single-joint motion "
                          "identification (Dellin §5) rotates links about a revolute joint")
@@ -130,7 +147,7 @@ class LockedBodyInertia:
         return {n: float(v) for n, v in zip(self.names, self.values)}
 
 
-def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: int,
+def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: int | str,
                             friction: bool = False) -> LockedBodyInertia:
     """Identify the inertia of links k..n about joint k's axis from a motion of joint k alone (Dellin §5).
 
@@ -144,7 +161,7 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
         Samples of the motion: only joint k moves (q̇_j = q̈_j = 0 for j ≠ k); joints k+1..n hold one upper
         pose; joints 1..k−1 may differ between samples (Dellin's lower poses A, B, ... of eq. (117)).
     tau : array_like (N, n) — measured torques; columns 1..k are used.
-    joint : int — k, 1-based, revolute.
+    joint : int or str — k, 1-based, or the joint's name; revolute.
     friction : bool — also estimate joint k's Coulomb and viscous friction (Khalil & Dombre [9.26]).
 
     Returns
@@ -168,6 +185,85 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
         offsets = np.zeros(n)
         if mu.shape != (n, 3) or not np.all(np.isfinite(mu)):
             raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({n}, 3)")
+    q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, k + 1)
+    X, F, names = _locked_columns(robot, q, qd, qdd, k, friction)
+    known = gravity_regressor(robot, q) @ mu.ravel() + offsets
+    y = tau[:, : k + 1] - known[:, : k + 1]
+    C = np.einsum("kab,kb->ka", np.swapaxes(F[2], -1, -2), _body_first_moment(robot, q, mu, k))
+    y -= np.einsum("kjc,kc->kj", F[0], C)
+    order = [2, 0, 1, 4, 5, 3] if friction else [2, 0, 1, 3]
+    return _solve(X, y, names, order, k + 1, q[0, k + 1 :])
+
+
+def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int | str, friction: bool = False) -> LockedBodyInertia:
+    """First and second moments together from a motion of joint k alone, without a gravity calibration.
+
+    Dellin §5.8, eqs (119)–(120): the first moment μ_j joins the second moments among the unknowns of the
+    single-joint torque equation, so that one experiment needs no static calibration first.  Dellin writes
+    eq. (120) for one link's vector torque equation, with the bearing moments c_j of every lower pose as further
+    unknowns; here, as in :func:`identify_locked_inertia`, only the measured joint torques τ_1..τ_k are used
+    (the projections on the joint axes, in which the bearing moments do not appear), with links k..n locked
+    into one body B.  Linear unknowns per upper pose X:
+
+    * u = (XZ, YZ, ZZ): third column of B's inertia about O_k in R_k (Dellin's A_j I_j, eqs (111)–(112)),
+    * Ia_k (and joint k's friction),
+    * C = (CX, CY, CZ): B's first moment about O_k in R_k, the sum Σ_{i≥k} R_i^k μ_i of Dellin eq. (72) — the
+      quantity his vectors η_kj of eq. (105) are made of (for a locked link j < k, η_kj = −C × r_mj, eq. (72)):
+      this is the η solve of Dellin §5.9 (eqs (121)–(123)), done through C,
+    * μ_1..μ_{k−1}: the cumulative first moments of the locked lower links (the same unknowns as in
+      :func:`calibrate_gravity`, Dellin eq. (14)); the lower poses A, B, ... of eq. (117) excite them.
+
+    Torque of joint j ≤ k (revolute; a prismatic j sees only the force terms):
+
+        τ_j = Σ_{i<k} Y_{j,i}(q) μ_i + (z_j × g)·R_k C + z_j · [ (O_k − O_j) × F(R_k C) ]
+              + z_j · [ q̈_k R_k u + q̇_k² z_k × R_k u ] (+ Ia_k q̈_k for j = k),
+        F(v) = q̈_k z_k × v + q̇_k² z_k × (z_k × v)
+
+    with Y the gravity regressor (:func:`gravity_regressor`).
+
+    Parameters
+    ----------
+    robot : Robot (serial) — geometry only.
+    q, qd, qdd, tau : array_like (N, n) — as for :func:`identify_locked_inertia`: joint k alone moves, joints
+        k+1..n hold one upper pose, joints 1..k−1 take several lower poses (needed for the μ of the lower links
+        and for the components of C that joint k's own torque does not see).
+    joint : int or str — k, 1-based, or the joint's name; revolute.
+    friction : bool — also estimate joint k's Coulomb and viscous friction.
+
+    Returns
+    -------
+    LockedBodyInertia
+        ``names`` = ``XZ YZ ZZ Ia`` [``Fc Fv``] ``CX CY CZ`` (kg m) then ``mu<j>x mu<j>y mu<j>z`` for j < k (kg m,
+        frame j, as :func:`calibrate_gravity`).  ``grouping`` row i gives the combination of the true parameters
+        (in the order of ``names``) that ``values[i]`` estimates; unexcited or confounded names are explained in
+        ``notes``.  :func:`identify_link_inertias` uses its XZ, YZ, ZZ, Ia where they are identifiable alone.
+
+    Raises
+    ------
+    InputError
+        As :func:`identify_locked_inertia`.
+    """
+    check_serial(robot, "identify_locked_body")
+    # Dellin's eq. (120) keeps one bearing moment c_j per lower pose, constant during the oscillation; the moment
+    # the bearing of a moving joint carries changes with q̇_k² and q̈_k, so those rows would not hold for exact
+    # torques: only the axis projections (free of c_j) are used.  Eq. (120)'s S(g^j) μ_j is eq. (118)'s S(μ_j) g^j
+    # moved across the equals sign (μ × g = −g × μ), not a misprint.  Dellin's eq. (121), "for j > k" in the
+    # extracted text, is his eq. (102) for j = k: the M_j (r_mj × R_j^k r_mj) term it drops vanishes there since
+    # R_k^k = 1, and what remains is −(Σ_{i>k} R_i^k μ_i) × r_mk = −(C − μ_k) × r_mk.
+    k = _joint(robot, joint)
+    q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, k + 1)
+    X, F, names = _locked_columns(robot, q, qd, qdd, k, friction)
+    m = len(names)
+    G = gravity_regressor(robot, q)[:, : k + 1, : 3 * k]
+    X = np.concatenate([X, F[0] + F[1], G], axis=2)
+    names = names + ("CX", "CY", "CZ") + tuple(f"mu{j + 1}{ax}" for j in range(k) for ax in "xyz")
+    order = ([2, 0, 1, 4, 5] if friction else [2, 0, 1]) + list(range(m, len(names))) + [3]
+    return _solve(X, tau[:, : k + 1].copy(), names, order, k + 1, q[0, k + 1 :])
+
+
+def _motion(robot: Robot, q, qd, qdd, tau, k: int, joint):
+    """Checked (N, n) arrays of a single-joint motion of joint k (0-based) at one upper pose."""
+    n = robot.n
     arrays = {}
     for name, value in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
         a = as_real_array(name, value).astype(float)
@@ -195,41 +291,61 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
         rows = np.flatnonzero(drift)[:10] + 1
         raise InputError(f"rows {', '.join(map(str, rows))} (counting from 1): the upper pose q{k + 2}..q{n} differs "
                          "from row 1; identify each upper pose separately (Dellin eq. (117) holds it fixed)")
+    return q, qd, qdd, tau
 
+
+def _body_first_moment(robot: Robot, q: np.ndarray, mu: np.ndarray, k: int) -> np.ndarray:
+    """B's first moment about O_k in the base frame, Σ_{i≥k} s_i ^0A_i μ_i (the sum of Dellin eq. (72)), (N, 3)."""
+    R0, _ = base_poses(robot, q, np.float64)
+    frames = robot.joint_frames
+    s = np.where(robot.sigma[frames] == 1, q, 1.0)
+    return np.einsum("kiab,kib->ka", R0[:, frames][:, k:], mu[k:] * s[:, k:, None])
+
+
+def _locked_columns(robot: Robot, q, qd, qdd, k: int, friction: bool):
+    """Columns of the torques τ_1..τ_k: X (N, k+1, m) for u, Ia [, Fc, Fv]; (FC, FG, R_k); names.
+
+    Per unit component c of B's first moment C in R_k, FC[:, j, c] is τ_j from B's inertial force,
+    z_j·(O_k − O_j) × F(R_k e_c), and FG[:, j, c] from its gravity, (z_j × g)·R_k e_c (the gravity regressor's
+    columns of links k..n summed, Dellin eq. (14)), both (N, k+1, 3)."""
+    N = q.shape[0]
     R0, P0 = base_poses(robot, q, np.float64)
     frames = robot.joint_frames
-    Rj = R0[:, frames]
     fk = frames[k]
     e = R0[:, fk, :, 2]
     Ok = P0[:, fk]
-    s = np.where(robot.sigma[frames] == 1, q, 1.0)
-    C = np.einsum("kiab,kib->ka", Rj[:, k:], mu[k:] * s[:, k:, None])          # Dellin eq. (72) sum
+    Rk = R0[:, fk]
+    g = robot.gravity.astype(float)
     wd, w2 = qdd[:, k], qd[:, k] ** 2
-    F = wd[:, None] * np.cross(e, C) + w2[:, None] * np.cross(e, np.cross(e, C))
-    known = gravity_regressor(robot, q) @ mu.ravel() + offsets
     names = ("XZ", "YZ", "ZZ", "Ia") + (("Fc", "Fv") if friction else ())
     X = np.zeros((N, k + 1, len(names)))
-    y = tau[:, : k + 1] - known[:, : k + 1]
-    Rk = R0[:, fk]
+    FC = np.zeros((N, k + 1, 3))
+    FG = np.zeros((N, k + 1, 3))
     for c in range(3):
         v = Rk[:, :, c]                                                         # R_k e_c: J_B z_k = Σ u_c R_k e_c
         col = wd[:, None] * v + w2[:, None] * np.cross(e, v)
+        F = wd[:, None] * np.cross(e, v) + w2[:, None] * np.cross(e, np.cross(e, v))
         for j in range(k + 1):
+            zj = R0[:, frames[j], :, 2]
             if robot.sigma[frames[j]] == 0:
-                X[:, j, c] = np.einsum("ka,ka->k", R0[:, frames[j], :, 2], col)
-    for j in range(k + 1):
-        zj = R0[:, frames[j], :, 2]
-        if robot.sigma[frames[j]] == 0:
-            arm = Ok - P0[:, frames[j]]
-            y[:, j] -= np.einsum("ka,ka->k", zj, np.cross(arm, F))
-        else:
-            y[:, j] -= np.einsum("ka,ka->k", zj, F)
+                X[:, j, c] = np.einsum("ka,ka->k", zj, col)
+                arm = Ok - P0[:, frames[j]]
+                FG[:, j, c] = np.einsum("ka,ka->k", np.cross(zj, g), v)
+                FC[:, j, c] = np.einsum("ka,ka->k", zj, np.cross(arm, F))
+            else:
+                FC[:, j, c] = np.einsum("ka,ka->k", zj, F)
     X[:, k, 3] = wd
     if friction:
         X[:, k, 4] = np.sign(qd[:, k])
         X[:, k, 5] = qd[:, k]
-    W = X.reshape(-1, len(names))
-    base, beta, notes = _scan(W, names, order=[2, 0, 1, 4, 5, 3][: len(names)] if friction else [2, 0, 1, 3])
+    return X, (FC, FG, Rk), names
+
+
+def _solve(X: np.ndarray, y: np.ndarray, names, order, joint, upper) -> LockedBodyInertia:
+    """Least squares of y (N, k+1) on X (N, k+1, m) over the independent columns, with per-joint noise variances."""
+    N, rows, m = X.shape
+    W = X.reshape(-1, m)
+    base, beta, notes = _scan(W, names, order=order)
     Wb = W[:, base]
     s_ = np.linalg.svd(Wb, compute_uv=False)
     if Wb.shape[0] < Wb.shape[1] or s_[-1] <= 1e-9 * s_[0]:
@@ -237,22 +353,22 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
                          f"different accelerations and velocities of joint {joint}")
     K = np.linalg.pinv(Wb)
     theta_b = K @ y.ravel()
-    resid = y - (Wb @ theta_b).reshape(N, k + 1)
-    dof = max(N - len(base) / (k + 1), 1.0)
+    resid = y - (Wb @ theta_b).reshape(N, rows)
+    dof = max(N - len(base) / rows, 1.0)
     var = np.sum(resid**2, axis=0) / dof
     cov = (K * np.tile(var, N)) @ K.T
-    values = np.zeros(len(names))
-    std = np.full(len(names), np.nan)
+    values = np.zeros(m)
+    std = np.full(m, np.nan)
     values[base] = theta_b
     std[base] = np.sqrt(np.clip(np.diag(cov), 0, None))
-    ident = np.zeros(len(names), bool)
+    ident = np.zeros(m, bool)
     ident[base] = True
-    grouping = np.zeros((len(names), len(names)))
+    grouping = np.zeros((m, m))
     grouping[base] = beta
-    covariance = np.zeros((len(names), len(names)))
+    covariance = np.zeros((m, m))
     covariance[np.ix_(base, base)] = cov
-    return LockedBodyInertia(joint=int(joint), upper_pose=q[0, k + 1 :].copy(), names=names, values=values,
-                             std=std, identifiable=ident, notes=tuple(notes),
+    return LockedBodyInertia(joint=int(joint), upper_pose=np.array(upper, dtype=float), names=tuple(names),
+                             values=values, std=std, identifiable=ident, notes=tuple(notes),
                              residual_rms=np.sqrt(np.mean(resid**2, axis=0)), grouping=grouping,
                              covariance=covariance)
 
@@ -319,6 +435,20 @@ class LinkInertias:
                 if n[-len(suffix):] == suffix and n[: -len(suffix)].isalpha()}
 
 
+def _mu_map(robot: Robot) -> np.ndarray:
+    """The cumulative first moments μ.ravel() (Dellin eq. (14)), linear in (MS of every frame, M): (3n, 4·nf)."""
+    nf = robot.nf
+    cols = np.zeros((3 * robot.n, 4 * nf))
+    for c in range(4 * nf):
+        MS, M = np.zeros((nf, 3)), np.zeros(nf)
+        if c < 3 * nf:
+            MS[c // 3, c % 3] = 1.0
+        else:
+            M[c - 3 * nf] = 1.0
+        cols[:, c] = first_moments_of(robot, MS, M).ravel()
+    return cols
+
+
 def _calibration_rows(robot: Robot, calibration):
     """Rows (values, std, map (m, 4·nf)) of the calibrated grouped μ components in (MS, M) of every frame."""
     n, nf = robot.n, robot.nf
@@ -331,14 +461,7 @@ def _calibration_rows(robot: Robot, calibration):
             raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({n}, 3)")
         structure = gravity_parameter_structure(robot)
         mu, std = structure.group(mu.ravel()), np.zeros(3 * n)
-    cols = np.zeros((3 * n, 4 * nf))
-    for c in range(4 * nf):
-        MS, M = np.zeros((nf, 3)), np.zeros(nf)
-        if c < 3 * nf:
-            MS[c // 3, c % 3] = 1.0
-        else:
-            M[c - 3 * nf] = 1.0
-        cols[:, c] = first_moments_of(robot, MS, M).ravel()
+    cols = _mu_map(robot)
     rows = [i for i, b in enumerate(structure.base) if b < 3 * n and not np.any(structure.beta[i, 3 * n :])]
     base = structure.base[rows]
     return mu[base], std[base], structure.beta[rows, : 3 * n] @ cols
@@ -360,6 +483,9 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
     (Dellin eq. (14)) is a linear function of the (MS_i, M_i), and the stacked equations are solved by least
     squares.  The vectors η of eq. (105), which Dellin §5.9 (eqs (121)–(122)) leaves as future work to solve
     for, are thus not separate unknowns: they are expressed through the links' masses and first moments.
+    Experiments of :func:`identify_locked_body` add their moving body's first moment C(X) = Σ_{i≥k} R_i^k μ_i
+    (of which η is made, eq. (72)) and the lower links' μ as equations in the links' (MS, M): that solve for η
+    through C lets the motions stand in for most of the static calibration.
 
     Parameters
     ----------
@@ -405,6 +531,8 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
     frames = robot.joint_frames
     names = tuple(f"{p}{j + 1}" for j in range(nf) for p in PARAMETER_NAMES) + tuple(f"Ia{f + 1}" for f in frames)
     rows, ys, covs = [], [], []
+    ms_cols = [10 * i + 6 + a for i in range(nf) for a in range(3)] + [10 * i + 9 for i in range(nf)]
+    mu_cols = _mu_map(robot)
     for k in range(n):
         group = [e for e in experiments if e.joint == k + 1]
         if not group:
@@ -413,6 +541,7 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
         q[:, k + 1 :] = np.array([e.upper_pose for e in group]).reshape(len(group), n - k - 1)
         R0, P0 = base_poses(robot, q, np.float64)
         phi = np.zeros((len(group), 3, P))                      # u_k(X) = phi θ
+        chi = np.zeros((len(group), 3, P))                      # C_k(X) = chi θ (links k..n's first moment)
         for c in range(frames[k] * 10, 10 * nf):
             Js, MSs, Ms = np.zeros((nf, 3, 3)), np.zeros((nf, 3)), np.zeros(nf)
             i, p = divmod(c, 10)
@@ -424,17 +553,25 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
             else:
                 Ms[i] = 1.0
             phi[:, :, c] = _locked_tensor(R0, P0, frames[k], Js, MSs, Ms)[:, :, 2]
-        for e, ph in zip(group, phi):
-            model = np.zeros((4, P))
+            if p >= 6:
+                chi[:, :, c] = _locked_first_moment(R0, P0, frames[k], MSs, Ms)
+        for e, ph, ch in zip(group, phi, chi):
+            model = np.zeros((len(e.names), P))
             model[:3] = ph
             model[3, 10 * nf + k] = 1.0
-            use = [i for i in np.flatnonzero(e.identifiable) if i < 4 and not np.any(e.grouping[i, 4:])]
-            rows.append(e.grouping[use, :4] @ model)
+            known = np.zeros(len(e.names), bool)
+            known[:4] = True
+            if "CX" in e.names:                                 # rd.identify_locked_body: C and the lower μ too
+                c0 = e.names.index("CX")
+                model[c0 : c0 + 3] = ch
+                model[c0 + 3 :, ms_cols] = mu_cols[: 3 * k]
+                known[c0:] = True
+            use = [i for i in np.flatnonzero(e.identifiable) if known[i] and not np.any(e.grouping[i, ~known])]
+            rows.append(e.grouping[use][:, known] @ model[known])
             ys.append(e.values[use])
             covs.append(e.covariance[np.ix_(use, use)])
     mu_y, mu_std, mu_map = _calibration_rows(robot, calibration)
     mu_rows = np.zeros((len(mu_y), P))
-    ms_cols = [10 * i + 6 + a for i in range(nf) for a in range(3)] + [10 * i + 9 for i in range(nf)]
     mu_rows[:, ms_cols] = mu_map
     A = np.vstack(rows + [mu_rows])
     y = np.concatenate(ys + [mu_y])
