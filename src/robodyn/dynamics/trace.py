@@ -1,18 +1,48 @@
-"""Customized straight-line programs recorded from robodyn's own recursions (SYMORO's rules on a light scalar).
+"""The tracer: recording scalars that write one straight-line program (the IR) for every reader.
 
+The IR
+------
+A :class:`Tape` is a list of assignments ``t_k = op(args)``, ``k = 0, 1, …``, each made once (equal right-hand
+sides share one ``k``, hash-consing), with the value ``vals[k]`` it had at the state it was traced with and the
+``phases[k]`` (named recursion) that made it.  ``ops[k]`` is a tuple ``(op, *args)``; an ``int`` argument is an
+earlier assignment ``t_j``, a ``float`` a constant of the robot (done off-line), ``sign`` ±1:
+
+=========================  =================================  =========================
+``("in", name)``           an input scalar (``q0``, ``qd3``)   free
+``("mul", j, k)``          t_j · t_k  (j ≤ k)                   mul
+``("cmul", c, k)``         c · t_k  (c > 0)                     mul
+``("div", j, k)``          t_j / t_k                            mul (and div)
+``("rdiv", k)``            1 / t_k                              mul (and div)
+``("add", j, sign, k)``    t_j + sign · t_k  (j ≤ k)            add
+``("addc", c, k)``         t_k + c                              add
+``("let", k, sign)``       sign · t_k as a variable of its own  free
+``(fn, k)``                fn(t_k), fn ∈ sin cos sqrt exp       sin / cos / sqrt / other
+``("abs", k)``             |t_k|, ``("sign", k)`` sign(t_k)     free
+=========================  =================================  =========================
+
+An output is ``sign · t_k`` (a :class:`Rec`) or a constant.  The readers: :meth:`Program.evaluate` (NumPy,
+any batch), :meth:`Program.count` / :meth:`Program.count_by_phase` (the one operation counter, :func:`tally`,
+over the assignments that reach the outputs), the customized models of :mod:`robodyn.symbolic.formulations`.
+
+The constants: :data:`SNAP_TOL` is robodyn's one tolerance for taking a constant of the robot as exactly 0 or ±1
+(:func:`snap`); the counting scalars of :mod:`robodyn.analysis.traced` use it too.  The straight-line kernels of
+:mod:`robodyn.dynamics.fast` fold only *exact* 0 and ±1 (they must give the batched path's numbers bit for bit).
+
+The recording scalar
+--------------------
 Khalil & Dombre's customizing method (§9.6.2) expands a recursion into scalar assignments, folds the products by
 0 and ±1, evaluates the constants of the robot off-line, shares every repeated expression and drops what does not
 reach the outputs.  Here the *same* component recursions that robodyn runs on floats (Gibbs–Appell of Mata et al.,
 Kozłowski's spatial operators and Kalman filter, the articulated bodies, the composite links, Newton–Euler; each
 takes a :class:`~robodyn.spatial.ScalarBackend`) run once on :class:`Rec` scalars.  A :class:`Rec` is a node of a
-:class:`Graph` times a sign; arithmetic on it creates nodes with these rules:
+:class:`Tape` times a sign; arithmetic on it creates nodes with these rules:
 
 * a robot constant is a Python float: an operation between constants is done at once (off-line, not counted);
 * x·0 = 0, x·(±1) = ±x, x + 0 = x; negation is free (the sign travels with the value);
 * c₁(c₂ x) = (c₁c₂) x, (c₁ x)(c₂ y) = (c₁c₂)(x y) and c₁ x + c₂ x = (c₁ + c₂) x: constant coefficients merge
   (their products and sums are constants of the robot);
 * x − x = 0, x / x = 1, and x + y, y + x, −(y − x) are one node (commutative, sign-normalised keys): every
-  repeated expression is one node (hash-consing); constants within 1e-12 of 0 or ±1 are 0 or ±1;
+  repeated expression is one node (hash-consing); constants within :data:`SNAP_TOL` of 0 or ±1 are 0 or ±1;
 * only the nodes that reach the outputs are counted (the backward scan of §9.6.2).
 
 The count uses robodyn's one definition (docs/symbolic.md, "Operation counts"): ``mul`` = multiplications and
@@ -32,13 +62,45 @@ import numpy as np
 
 from robodyn.spatial import ScalarBackend
 
-#: Node operations and their cost kind ("mul", "add", "sin", "cos", "sqrt", "other" or None: free).
-_COST = MappingProxyType({"in": None, "mul": "mul", "cmul": "mul", "div": "mul", "rdiv": "mul", "add": "add", "addc": "add",
-         "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other", "abs": None, "sign": None})
+#: The cost kind of each operation of the IR ("mul", "add", "sin", "cos", "sqrt", "other" or None: free),
+#: the one table of robodyn's operation counts.
+COST = MappingProxyType({"in": None, "mul": "mul", "cmul": "mul", "div": "mul", "rdiv": "mul", "add": "add",
+                         "addc": "add", "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other",
+                         "abs": None, "sign": None})
+
+#: The counted kinds, in the order of a count: ``mul`` includes the divisions, ``div`` counts them alone.
+KINDS = ("mul", "add", "sin", "cos", "sqrt", "other", "div")
+
+#: Constants within this of 0 or ±1 are exactly 0 or ±1: structural zeros and ones that the off-line constant
+#: arithmetic leaves inexact by round-off (cos²α + sin²α − 1 when coefficients merge, the articulated inertia
+#: K_j a_j = 0 of the last link).  Without it a count would depend on the random values of a counting robot.
+SNAP_TOL = 1e-12
 
 
-class Graph:
-    """The nodes of one recording: ``ops[k]`` = (operation, arguments), ``vals[k]`` its value at the traced state."""
+def snap(c: float) -> float:
+    """``c`` as a float, exactly 0 or ±1 when within :data:`SNAP_TOL` of them."""
+    c = float(c)
+    if abs(c) < SNAP_TOL:
+        return 0.0
+    if abs(abs(c) - 1.0) < SNAP_TOL:
+        return 1.0 if c > 0 else -1.0
+    return c
+
+
+def tally(ops) -> dict:
+    """The operation count of the IR operations ``ops`` (the ``op`` names of the assignments counted):
+    {"mul", "add", "sin", "cos", "sqrt", "other", "div"}, :data:`COST`'s kinds plus ``div`` for the divisions."""
+    out = dict.fromkeys(KINDS, 0)
+    for op in ops:
+        kind = COST[op]
+        if kind is not None:
+            out[kind] += 1
+            out["div"] += op in ("div", "rdiv")
+    return out
+
+
+class Tape:
+    """The IR of one recording (see the module docstring): ``ops[k]`` = (operation, arguments), ``vals[k]`` its value at the traced state."""
 
     def __init__(self) -> None:
         self.ops: list[tuple] = []
@@ -76,27 +138,12 @@ def _const(x) -> bool:
     return isinstance(x, numbers.Number) and not isinstance(x, Rec)
 
 
-#: Constants within this of 0 or ±1 are exactly 0 or ±1: structural zeros and ones that the off-line constant
-#: arithmetic leaves inexact by round-off (e.g. cos²α + sin²α − 1 when coefficients merge), as in the counter of
-#: robodyn.analysis.traced.  Without it a count would depend on the random values of a counting robot.
-_CONST_TOL = 1e-12
-
-
-def _snap(c: float) -> float:
-    c = float(c)
-    if abs(c) < _CONST_TOL:
-        return 0.0
-    if abs(abs(c) - 1.0) < _CONST_TOL:
-        return 1.0 if c > 0 else -1.0
-    return c
-
-
 class Rec:
     """sign × node ``k`` of ``graph``: a recording scalar (see the module docstring for the rules)."""
 
     __slots__ = ("g", "k", "s")
 
-    def __init__(self, g: Graph, k: int, s: int) -> None:
+    def __init__(self, g: Tape, k: int, s: int) -> None:
         self.g, self.k, self.s = g, k, s
 
     # --- helpers ---------------------------------------------------------------------------------------------
@@ -116,7 +163,7 @@ class Rec:
 
     def _make(self, coef: float, k: int):
         """coef · node k as a Rec (or a constant for coef = 0)."""
-        coef = _snap(coef)
+        coef = snap(coef)
         if coef == 0.0:
             return 0.0
         if abs(coef) == 1.0:
@@ -134,7 +181,7 @@ class Rec:
 
     def __add__(self, o):
         if _const(o):
-            if _snap(o) == 0.0:
+            if snap(o) == 0.0:
                 return self
             # (s x) + c = s (x + s c)
             c = float(o) * self.s
@@ -184,7 +231,7 @@ class Rec:
         ca, a = self._coef()
         cb, b = o._coef()
         if a == b:  # (c₁ x) / (c₂ x) = c₁ / c₂
-            return _snap(ca / cb)
+            return snap(ca / cb)
         k = self.g.node(("div", a, b), self.g.vals[a] / self.g.vals[b])
         return Rec(self.g, k, 1)._make_scaled(ca / cb)
 
@@ -258,11 +305,11 @@ class Program:
 
     Attributes
     ----------
-    graph : Graph
+    graph : Tape
     outputs : list of Rec or float — the outputs, row-major.
     """
 
-    graph: Graph
+    graph: Tape
     outputs: list
 
     def reachable(self) -> list[int]:
@@ -280,14 +327,14 @@ class Program:
     def count(self) -> dict:
         """{"mul", "add", "sin", "cos", "sqrt", "other", "div"}: operations of the nodes that reach the outputs
         (``mul`` includes the divisions, ``div`` counts them alone)."""
-        return _tally(self.graph, self.reachable())
+        return tally(self.graph.ops[k][0] for k in self.reachable())
 
     def count_by_phase(self) -> dict:
         """{phase: count dict} over the nodes that reach the outputs (a node counts in the phase that made it)."""
         by_phase: dict = {}
         for k in self.reachable():
             by_phase.setdefault(self.graph.phases[k], []).append(k)
-        return {name: _tally(self.graph, ks) for name, ks in by_phase.items()}
+        return {name: tally(self.graph.ops[k][0] for k in ks) for name, ks in by_phase.items()}
 
     def evaluate(self, **inputs) -> np.ndarray:
         """The outputs at other input values: each input name maps to an array (..., size) (broadcast); returns
@@ -323,17 +370,6 @@ class Program:
         return np.stack(cols, axis=-1)
 
 
-def _tally(graph: Graph, nodes) -> dict:
-    out = dict.fromkeys(("mul", "add", "sin", "cos", "sqrt", "other", "div"), 0)
-    for k in nodes:
-        op = graph.ops[k][0]
-        kind = _COST[op]
-        if kind is not None:
-            out[kind] += 1
-            out["div"] += op in ("div", "rdiv")
-    return out
-
-
 def _args(op: tuple) -> list[int]:
     kind = op[0]
     if kind == "in":
@@ -351,7 +387,7 @@ def record(build, sizes: dict, seed: int = 0) -> Program:
     """Run ``build(backend, phase, **inputs)`` once on :class:`Rec` inputs (``sizes``: name → count, traced at
     random values from ``seed``; ``phase(name)`` attributes what follows to a named recursion) and return the
     :class:`Program` of its outputs."""
-    g = Graph()
+    g = Tape()
     rng = np.random.default_rng(seed)
     inputs = {name: g.input(name, rng.uniform(-1.5, 1.5, size)) for name, size in sizes.items()}
     outputs = build(recording_backend(), g.set_phase, **inputs)
