@@ -17,6 +17,7 @@ earlier assignment ``t_j``, a ``float`` a constant of the robot (done off-line),
 ``("addc", c, k)``         t_k + c                              add
 ``("let", k, sign)``       sign · t_k as a variable of its own  free
 ``(fn, k)``                fn(t_k), fn ∈ sin cos sqrt exp       sin / cos / sqrt / other
+``("pow", k, p)``          t_k ** p (counting scalars only)     other
 ``("abs", k)``             |t_k|, ``("sign", k)`` sign(t_k)     free
 =========================  =================================  =========================
 
@@ -66,7 +67,7 @@ from robodyn.spatial import ScalarBackend
 #: the one table of robodyn's operation counts.
 COST = MappingProxyType({"in": None, "mul": "mul", "cmul": "mul", "div": "mul", "rdiv": "mul", "add": "add",
                          "addc": "add", "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other",
-                         "abs": None, "sign": None})
+                         "pow": "other", "abs": None, "sign": None})
 
 #: The counted kinds, in the order of a count: ``mul`` includes the divisions, ``div`` counts them alone.
 KINDS = ("mul", "add", "sin", "cos", "sqrt", "other", "div")
