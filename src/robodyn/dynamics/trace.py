@@ -13,12 +13,15 @@ earlier assignment ``t_j``, a ``float`` a constant of the robot (done off-line),
 ``("cmul", c, k)``         c · t_k  (c > 0)                     mul
 ``("div", j, k)``          t_j / t_k                            mul (and div)
 ``("rdiv", k)``            1 / t_k                              mul (and div)
+``("divc", k, c)``         t_k / c  (exact tapes)               mul (and div)
+``("cdiv", c, k)``         c / t_k  (exact tapes)               mul (and div)
 ``("add", j, sign, k)``    t_j + sign · t_k  (j ≤ k)            add
 ``("addc", c, k)``         t_k + c                              add
 ``("let", k, sign)``       sign · t_k as a variable of its own  free
 ``(fn, k)``                fn(t_k), fn ∈ sin cos sqrt exp       sin / cos / sqrt / other
 ``("pow", k, p)``          t_k ** p (counting scalars only)     other
 ``("abs", k)``             |t_k|, ``("sign", k)`` sign(t_k)     free
+``("check", a, b)``        run-time test a > b (exact tapes)    free
 =========================  =================================  =========================
 
 An output is ``sign · t_k`` (a :class:`Rec`) or a constant.  The readers: :meth:`Program.evaluate` (NumPy,
@@ -66,7 +69,7 @@ from robodyn.spatial import ScalarBackend
 #: The cost kind of each operation of the IR ("mul", "add", "sin", "cos", "sqrt", "other" or None: free),
 #: the one table of robodyn's operation counts.
 COST = MappingProxyType({"in": None, "mul": "mul", "cmul": "mul", "div": "mul", "rdiv": "mul", "add": "add",
-                         "addc": "add", "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other",
+                         "addc": "add", "divc": "mul", "cdiv": "mul", "check": None, "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other",
                          "pow": "other", "abs": None, "sign": None})
 
 #: The counted kinds, in the order of a count: ``mul`` includes the divisions, ``div`` counts them alone.
@@ -96,14 +99,22 @@ def tally(ops) -> dict:
         kind = COST[op]
         if kind is not None:
             out[kind] += 1
-            out["div"] += op in ("div", "rdiv")
+            out["div"] += op in ("div", "rdiv", "divc", "cdiv")
     return out
 
 
 class Tape:
-    """The IR of one recording (see the module docstring): ``ops[k]`` = (operation, arguments), ``vals[k]`` its value at the traced state."""
+    """The IR of one recording (see the module docstring): ``ops[k]`` = (operation, arguments), ``vals[k]`` its
+    value at the traced state.
 
-    def __init__(self) -> None:
+    ``exact=True``: the rules of a kernel (:func:`trace_kernel`): only operations that give the same IEEE result
+    are rewritten (commuted operands, a sign moved through a product or a sum, exact 0 and ±1 folded); no
+    constant coefficients merge, no snapping, constants keyed bit for bit, and a comparison ``x > y`` records a
+    run-time check (``("check", a, b)``) instead of taking a branch.
+    """
+
+    def __init__(self, exact: bool = False) -> None:
+        self.exact = exact
         self.ops: list[tuple] = []
         self.vals: list[float] = []
         self._index: dict[tuple, int] = {}
@@ -119,7 +130,7 @@ class Tape:
         # A constant in a key is rounded to 12 significant digits: equal constants of the robot reached by
         # different off-line arithmetic (a b c as (a b) c or a (b c)) differ in their last bits, and must still
         # share one node (else a count would depend on the rounding of random values).
-        key = tuple(float(f"{x:.12g}") if type(x) is float else x for x in op)
+        key = op if self.exact else tuple(float(f"{x:.12g}") if type(x) is float else x for x in op)
         k = self._index.get(key)
         if k is None:
             k = self._index[key] = len(self.ops)
@@ -155,16 +166,25 @@ class Rec:
     def _op(self):
         return self.g.ops[self.k]
 
+    @property
+    def records_checks(self) -> bool:
+        """A comparison records a run-time check (a kernel's tape; :func:`robodyn.arrays.pivot_too_small`)."""
+        return self.g.exact
+
+    def _snap(self, c: float) -> float:
+        return float(c) if self.g.exact else snap(c)
+
     def _coef(self):
-        """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple)."""
+        """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple; always
+        ±1 on an exact tape, whose coefficients never merge)."""
         op = self._op()
-        if op[0] == "cmul":
+        if op[0] == "cmul" and not self.g.exact:
             return self.s * op[1], op[2]
         return float(self.s), self.k
 
     def _make(self, coef: float, k: int):
         """coef · node k as a Rec (or a constant for coef = 0)."""
-        coef = snap(coef)
+        coef = self._snap(coef)
         if coef == 0.0:
             return 0.0
         if abs(coef) == 1.0:
@@ -182,7 +202,7 @@ class Rec:
 
     def __add__(self, o):
         if _const(o):
-            if snap(o) == 0.0:
+            if self._snap(o) == 0.0:
                 return self
             # (s x) + c = s (x + s c)
             c = float(o) * self.s
@@ -191,7 +211,7 @@ class Rec:
             return NotImplemented
         ca, a = self._coef()
         cb, b = o._coef()
-        if a == b:  # c₁ x + c₂ x = (c₁ + c₂) x
+        if a == b and not self.g.exact:  # c₁ x + c₂ x = (c₁ + c₂) x
             return self._make(ca + cb, a)
         (s1, x), (s2, y) = sorted(((self.s, self.k), (o.s, o.k)), key=lambda t: t[1])
         # s1 x + s2 y = s1 (x + s1 s2 y)
@@ -226,12 +246,16 @@ class Rec:
 
     def __truediv__(self, o):
         if _const(o):
-            return self * (1.0 / float(o))
+            if not self.g.exact:
+                return self * (1.0 / float(o))
+            if abs(float(o)) == 1.0:
+                return self * float(o)
+            return Rec(self.g, self.g.node(("divc", self.k, float(o)), self.g.vals[self.k] / float(o)), self.s)
         if not isinstance(o, Rec):
             return NotImplemented
         ca, a = self._coef()
         cb, b = o._coef()
-        if a == b:  # (c₁ x) / (c₂ x) = c₁ / c₂
+        if a == b and not self.g.exact:  # (c₁ x) / (c₂ x) = c₁ / c₂
             return snap(ca / cb)
         k = self.g.node(("div", a, b), self.g.vals[a] / self.g.vals[b])
         return Rec(self.g, k, 1)._make_scaled(ca / cb)
@@ -241,6 +265,8 @@ class Rec:
             return NotImplemented
         if o == 0:
             return 0.0
+        if self.g.exact:  # c / (s x) = s (c / x)
+            return Rec(self.g, self.g.node(("cdiv", float(o), self.k), float(o) / self.g.vals[self.k]), self.s)
         cb, b = self._coef()
         k = self.g.node(("rdiv", b), 1.0 / self.g.vals[b])
         return Rec(self.g, k, 1)._make_scaled(float(o) / cb)
@@ -248,7 +274,10 @@ class Rec:
     def __pow__(self, p):
         if p == 2:
             return self * self
-        raise TypeError(f"Rec ** {p!r}: only squares are recorded")
+        if not (self.g.exact and _const(p)):
+            raise TypeError(f"Rec ** {p!r}: only squares are recorded")
+        x = opaque(self) if self.s == -1 else self
+        return Rec(self.g, self.g.node(("pow", x.k, float(p)), x.g.vals[x.k] ** float(p)), 1)
 
     def _fn(self, name: str, fn):
         return Rec(self.g, self.g.node((name, self.k), fn(self.g.vals[self.k])), 1)
@@ -256,20 +285,36 @@ class Rec:
     def __abs__(self):
         return self._fn("abs", abs)
 
-    # --- comparisons use the traced value (the branch a recursion takes at that state) -------------------
+    # --- comparisons use the traced value (the branch a recursion takes at that state); on an exact tape
+    # x > y is a condition of the algorithm (a pivot H_j > 0), checked when the kernel runs -------------------
     def __gt__(self, o):
+        if self.g.exact:
+            self.g.node(("check", _operand(self), _operand(o)), math.nan)
+            return True
         return self.v > float(o)
 
+    def _value_of(self, o) -> float:
+        if self.g.exact:
+            raise TypeError("a kernel records the comparison x > y only")
+        return float(o)
+
     def __ge__(self, o):
-        return self.v >= float(o)
+        return self.v >= self._value_of(o)
 
     def __lt__(self, o):
-        return self.v < float(o)
+        return self.v < self._value_of(o)
 
     def __le__(self, o):
-        return self.v <= float(o)
+        return self.v <= self._value_of(o)
 
     __hash__ = None
+
+
+def _operand(x):
+    """An IR operand: a node (a sign −1 made a node of its own) or a float constant."""
+    if not isinstance(x, Rec):
+        return float(x)
+    return x.k if x.s == 1 else opaque(x).k
 
 
 def opaque(x):
@@ -315,15 +360,7 @@ class Program:
 
     def reachable(self) -> list[int]:
         """Nodes the outputs need, in evaluation order (backward scan, Khalil & Dombre §9.6.2)."""
-        need = set()
-        stack = [o.k for o in self.outputs if isinstance(o, Rec)]
-        while stack:
-            k = stack.pop()
-            if k in need:
-                continue
-            need.add(k)
-            stack.extend(_args(self.graph.ops[k]))
-        return sorted(need)
+        return needed(self.graph, [o.k for o in self.outputs if isinstance(o, Rec)])
 
     def count(self) -> dict:
         """{"mul", "add", "sin", "cos", "sqrt", "other", "div"}: operations of the nodes that reach the outputs
@@ -377,11 +414,38 @@ def _args(op: tuple) -> list[int]:
         return []
     if kind == "mul" or kind == "div":
         return [op[1], op[2]]
-    if kind == "cmul" or kind == "addc":
+    if kind == "cmul" or kind == "addc" or kind == "cdiv":
         return [op[2]]
     if kind == "add":
         return [op[1], op[3]]
+    if kind == "check":
+        return [a for a in op[1:] if type(a) is int]
     return [op[1]]
+
+
+def needed(tape: Tape, roots) -> list[int]:
+    """The nodes that the nodes ``roots`` need, themselves included, in tape (evaluation) order: the backward
+    scan of Khalil & Dombre §9.6.2."""
+    need = set()
+    stack = list(roots)
+    while stack:
+        k = stack.pop()
+        if k in need:
+            continue
+        need.add(k)
+        stack.extend(_args(tape.ops[k]))
+    return sorted(need)
+
+
+def trace_kernel(build, counts: dict):
+    """Run ``build(backend, **inputs)`` once on the :class:`Rec` inputs of an exact tape (``counts``: name →
+    number of scalars; the values are NaN: nothing may depend on them) and return (tape, outputs, kept): the
+    outputs as nodes or float constants, and the nodes that the outputs and the run-time checks need, in order."""
+    tape = Tape(exact=True)
+    inputs = {name: tape.input(name, [math.nan] * size) for name, size in counts.items()}
+    outputs = [_operand(o) for o in build(recording_backend(), **inputs)]
+    checks = [k for k, op in enumerate(tape.ops) if op[0] == "check"]
+    return tape, outputs, needed(tape, [o for o in outputs if type(o) is int] + checks)
 
 
 def record(build, sizes: dict, seed: int = 0) -> Program:
