@@ -108,7 +108,8 @@ class Tape:
     value at the traced state.
 
     ``exact=True``: the rules of a kernel (:func:`trace_kernel`): only operations that give the same IEEE result
-    are rewritten (commuted operands, a sign moved through a product or a sum, exact 0 and ±1 folded); no
+    are rewritten (a sign moved through a product or a sum, exact 0 and ±1 folded; the operands stay in the
+    order of the recursion, which keeps the Python kernels as fast as the recursion's own order); no
     constant coefficients merge, no snapping, constants keyed bit for bit, and a comparison ``x > y`` records a
     run-time check (``("check", a, b)``) instead of taking a branch.
     """
@@ -213,7 +214,8 @@ class Rec:
         cb, b = o._coef()
         if a == b and not self.g.exact:  # c₁ x + c₂ x = (c₁ + c₂) x
             return self._make(ca + cb, a)
-        (s1, x), (s2, y) = sorted(((self.s, self.k), (o.s, o.k)), key=lambda t: t[1])
+        pair = ((self.s, self.k), (o.s, o.k))
+        (s1, x), (s2, y) = pair if self.g.exact else sorted(pair, key=lambda t: t[1])
         # s1 x + s2 y = s1 (x + s1 s2 y)
         rel = s1 * s2
         k = self.g.node(("add", x, rel, y), self.g.vals[x] + rel * self.g.vals[y])
@@ -235,7 +237,7 @@ class Rec:
             return NotImplemented
         ca, a = self._coef()
         cb, b = o._coef()
-        x, y = sorted((a, b))
+        x, y = (a, b) if self.g.exact else sorted((a, b))
         k = self.g.node(("mul", x, y), self.g.vals[x] * self.g.vals[y])
         return Rec(self.g, k, 1)._make_scaled(ca * cb)
 
