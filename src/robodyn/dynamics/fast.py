@@ -55,6 +55,12 @@ _PYTHON = MappingProxyType({"+": "{} + {}", "-": "{} - {}", "*": "{} * {}", "/":
            "check": "if not {} > {}: raise _Fallback"})
 
 
+#: each operation of an exact tape (:mod:`robodyn.dynamics.trace`) as a kernel operation, its operands in order
+_KERNEL_OP = MappingProxyType({"mul": "*", "cmul": "*", "div": "/", "divc": "/", "cdiv": "/", "pow": "**",
+                               "abs": "abs", "cos": "_cos", "sin": "_sin", "exp": "_exp", "sign": "_sign",
+                               "check": "check"})
+
+
 def _statements(build, counts: dict[str, int]):
     """Trace ``build`` on an exact tape (:func:`robodyn.dynamics.trace.trace_kernel`) and write its IR as kernel
     operations: (the kept lines (name or None for a check, Python line, (operation, *operand codes)), the
@@ -68,35 +74,21 @@ def _statements(build, counts: dict[str, int]):
     lines = []
     for k in kept:
         op, *a = tape.ops[k]
-        if op == "in":
-            code[k] = a[0]
+        if op == "in" or (op == "let" and a[1] == 1):
+            code[k] = a[0] if op == "in" else code[a[0]]
             continue
-        if op == "let" and a[1] == 1:
-            code[k] = code[a[0]]
-            continue
-        if op == "mul" or op == "div":
-            stmt = ("*" if op == "mul" else "/", c(a[0]), c(a[1]))
-        elif op == "cmul":
-            stmt = ("*", c(a[0]), c(a[1]))
-        elif op == "add":
+        if op == "add":
             stmt = ("+" if a[1] == 1 else "-", c(a[0]), c(a[2]))
         elif op == "addc":
             stmt = ("+", c(a[1]), c(a[0])) if a[0] > 0 else ("-", c(a[1]), c(-a[0]))
-        elif op == "divc":
-            stmt = ("/", c(a[0]), c(a[1]))
-        elif op == "cdiv":
-            stmt = ("/", c(a[0]), c(a[1]))
-        elif op == "let":
-            stmt = ("neg", c(a[0]))
-        elif op == "pow":
-            stmt = ("**", c(a[0]), c(a[1]))
-        elif op == "check":
-            lines.append((None, _PYTHON["check"].format(c(a[0]), c(a[1])), ("check", c(a[0]), c(a[1]))))
-            continue
-        else:  # abs, cos, sin, exp, sign
-            stmt = ("abs" if op == "abs" else "_" + op, c(a[0]))
-        name = code[k] = f"t{k}"
-        lines.append((name, f"{name} = " + _PYTHON[stmt[0]].format(*stmt[1:]), stmt))
+        else:  # the operands in the IR's order
+            stmt = ("neg", c(a[0])) if op == "let" else (_KERNEL_OP[op], *map(c, a))
+        line = _PYTHON[stmt[0]].format(*stmt[1:])
+        if op == "check":
+            lines.append((None, line, stmt))
+        else:
+            name = code[k] = f"t{k}"
+            lines.append((name, f"{name} = {line}", stmt))
     return lines, [c(o) for o in outputs]
 
 
