@@ -21,6 +21,7 @@ earlier assignment ``t_j``, a ``float`` a constant of the robot (done off-line),
 ``(fn, k)``                fn(t_k), fn ∈ sin cos sqrt exp       sin / cos / sqrt / other
 ``("pow", k, p)``          t_k ** p (counting scalars only)     other
 ``("abs", k)``             |t_k|, ``("sign", k)`` sign(t_k)     free
+``("fn", name, k)``        another function (symbolic counts)   other
 ``("check", a, b)``        run-time test a > b (exact tapes)    free
 =========================  =================================  =========================
 
@@ -70,7 +71,7 @@ from robodyn.spatial import ScalarBackend
 #: the one table of robodyn's operation counts.
 COST = MappingProxyType({"in": None, "mul": "mul", "cmul": "mul", "div": "mul", "rdiv": "mul", "add": "add",
                          "addc": "add", "divc": "mul", "cdiv": "mul", "check": None, "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other",
-                         "pow": "other", "abs": None, "sign": None})
+                         "pow": "other", "fn": "other", "abs": None, "sign": None})
 
 #: The counted kinds, in the order of a count: ``mul`` includes the divisions, ``div`` counts them alone.
 KINDS = ("mul", "add", "sin", "cos", "sqrt", "other", "div")
