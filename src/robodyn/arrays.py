@@ -145,7 +145,7 @@ def pivot_too_small(pivot, scale) -> bool:
 
     Rounding leaves ε-sized remainders where the exact pivot is 0, and dividing by them gives accelerations
     of 1e15 instead of an error.  ``scale`` is a callable.  A scalar of a single-state kernel being generated
-    (robodyn.dynamics.fast, ``records_checks``) records the same test, evaluated when the kernel runs (64 ε of
+    (an exact tape of robodyn.dynamics.trace, ``records_checks``) records the same test, evaluated when the kernel runs (64 ε of
     float64).  Other traced or symbolic values (operation counting) get the exact sign test and no extra
     operations, and so does a constant pivot whose scale is traced.
     """

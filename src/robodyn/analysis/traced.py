@@ -4,16 +4,21 @@ A :class:`Traced` number is a float that counts the arithmetic done on it; an ob
 the same batched NumPy code as float arrays.  Each arithmetic operation between two state-dependent values adds
 to a tally:
 
-* ``mul``: multiplications and divisions (x**2 counts one multiplication);
+* ``mul``: multiplications and divisions (x**2 counts one multiplication), ``div``: the divisions alone;
 * ``add``: additions and subtractions;
 * ``sin``/``cos``: calls of those functions, ``sqrt``: square roots (Cholesky), ``other``: anything else.
+
+Each counted operation is written as the operation of the IR of :mod:`robodyn.dynamics.trace` that it is
+(``mul``, ``div``, ``rdiv``, ``add``, ``sin``, …), and a block's :class:`Tally` is robodyn's one operation counter,
+:func:`robodyn.dynamics.trace.tally`, over the operations the block executed (every executed operation: the
+generic code as it runs, without the sharing and the dead-code scan of a customized program).
 
 Conventions (stated so the numbers can be compared with hand counts):
 
 * Operations between constants of the robot (plain Python numbers) are not counted: they can be done
   off-line, as every published count assumes.
-* An operation with an exact constant 0 or ±1 is not counted and folds to its result (x·0 = 0, x·1 = x,
-  x + 0 = x, x·(−1) = −x): the structural zeros of rotation matrices, joint axes z = [0, 0, 1], zero initial
+* An operation with a constant 0 or ±1 (to :data:`robodyn.dynamics.trace.SNAP_TOL`, the one snap tolerance) is
+  not counted and folds to its result (x·0 = 0, x·1 = x, x + 0 = x, x·(−1) = −x): the structural zeros of rotation matrices, joint axes z = [0, 0, 1], zero initial
   velocities, etc., cost nothing, as in a customized or hand-optimised implementation.  Negation is free.
 * Operations on a (state-dependent) constant that happens to be non-zero are counted.
 
@@ -36,6 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn.dynamics.trace import snap, tally as count_ops
+
 
 @dataclass
 class Tally:
@@ -47,21 +54,18 @@ class Tally:
     cos: int = 0
     sqrt: int = 0
     other: int = 0
+    div: int = 0
 
 
-#: The tallies of the active counting blocks, innermost last (a tuple per context, no shared container).
-_TALLIES: ContextVar[tuple] = ContextVar("robodyn_tallies", default=())
+#: The operations executed in the active counting blocks, innermost last (a tuple per context of lists that
+#: belong to their blocks, no shared container).
+_BLOCKS: ContextVar[tuple] = ContextVar("robodyn_counting_blocks", default=())
 
 
-def _count(kind: str) -> None:
-    tallies = _TALLIES.get()
-    if tallies:
-        setattr(tallies[-1], kind, getattr(tallies[-1], kind) + 1)
-
-
-#: Constants closer than this to 0 or ±1 are taken as exactly 0 or ±1: they are structural zeros/ones left
-#: inexact by round-off in constant sub-expressions (e.g. the articulated inertia K_j a_j = 0 of the last link).
-_CONST_TOL = 1e-12
+def _count(op: str) -> None:
+    blocks = _BLOCKS.get()
+    if blocks:
+        blocks[-1].append(op)
 
 
 def _is_const(x) -> bool:
@@ -70,7 +74,7 @@ def _is_const(x) -> bool:
 
 def _is(x, target: int) -> bool:
     """x is a plain constant equal to ``target`` (0, 1 or −1) up to round-off."""
-    return _is_const(x) and abs(x - target) < _CONST_TOL
+    return _is_const(x) and snap(x) == target
 
 
 def _value(x) -> float:
@@ -137,7 +141,7 @@ class Traced:
             return self if _is(o, 1) else -self
         if not isinstance(o, (Traced, numbers.Number)):
             return NotImplemented
-        _count("mul")
+        _count("div")
         return Traced(self.v / _value(o))
 
     def __rtruediv__(self, o):
@@ -145,14 +149,14 @@ class Traced:
             return NotImplemented
         if _is(o, 0):
             return 0
-        _count("mul")
+        _count("rdiv")
         return Traced(o / self.v)
 
     def __pow__(self, p):
         if p == 2:
             _count("mul")
             return Traced(self.v * self.v)
-        _count("other")
+        _count("pow")
         return Traced(self.v ** _value(p))
 
     # --- free operations -------------------------------------------------------------------------------
@@ -202,7 +206,7 @@ class Traced:
         return Traced(math.sqrt(self.v))
 
     def exp(self):
-        _count("other")
+        _count("exp")
         return Traced(math.exp(self.v))
 
     def sign(self):
@@ -231,9 +235,11 @@ def counting():
 
     Nested blocks count into their own tally only; blocks of different threads count separately.
     """
-    tally = Tally()
-    token = _TALLIES.set(_TALLIES.get() + (tally,))
+    tally, ops = Tally(), []
+    token = _BLOCKS.set(_BLOCKS.get() + (ops,))
     try:
         yield tally
     finally:
-        _TALLIES.reset(token)
+        _BLOCKS.reset(token)
+        for kind, k in count_ops(ops).items():
+            setattr(tally, kind, k)

@@ -3,12 +3,13 @@
 For one state, each NumPy operation costs about a microsecond whatever the batch size, and even the component
 recursions on Python floats spend most of their time deciding which products are zero.  So for a 1-D float64 state
 the public functions call a *kernel*: the very recursion the batched path runs (``rnea_components``, the composite
-links, the recursive direct model), executed once on recording scalars that write each operation as a line of
-Python, with the robot's zeros and ones folded away and repeated expressions computed once.  The result is
+links, the recursive direct model), executed once on the recording scalars of :mod:`robodyn.dynamics.trace`
+(an exact tape: the robot's exact zeros and ones folded away, repeated expressions computed once, only
+rewritings that keep every IEEE result), whose straight-line IR this module writes as lines of Python.  The result is
 compiled by Python's own ``compile`` into a function of floats, kept in the per-robot workspace
 (:mod:`robodyn.model.workspace`, keyed by the robot's content) and reused for every later single state.  It
 computes the same operations in the same order as the general path, so both give the same numbers.  This module
-is the tracer; :mod:`robodyn.dynamics.executor` decides when a kernel runs, in Python or compiled.
+is the kernel emitter; :mod:`robodyn.dynamics.executor` decides when a kernel runs, in Python or compiled.
 
 Every formulation has its kernels: Newton–Euler, composite links and the recursive direct model (the defaults,
 behind robodyn.native's compiled entry when it is available), Walker–Orin, Gibbs–Appell (Mata et al.), Kozłowski's
@@ -34,7 +35,8 @@ import re
 from robodyn.dynamics import fast_c
 from robodyn.arrays import pivot_too_small
 from robodyn.model.friction import friction_components
-from robodyn.spatial import FLOAT, ScalarBackend
+from robodyn.dynamics.trace import trace_kernel
+from robodyn.spatial import FLOAT
 
 
 class Fallback(Exception):
@@ -47,169 +49,68 @@ _NAME = re.compile(r"\bt\d+\b")
 _INLINE_CHARS = 400
 
 
-#: each recorded operation as Python; :mod:`robodyn.dynamics.fast_c` writes the same operations as C
+#: each kernel operation as Python; :mod:`robodyn.dynamics.fast_c` writes the same operations as C
 _PYTHON = MappingProxyType({"+": "{} + {}", "-": "{} - {}", "*": "{} * {}", "/": "{} / {}", "**": "{} ** {}", "neg": "-{}",
            "abs": "abs({})", "_cos": "_cos({})", "_sin": "_sin({})", "_exp": "_exp({})", "_sign": "_sign({})",
            "check": "if not {} > {}: raise _Fallback"})
 
 
-class _Recorder:
-    """Collects the operations of a kernel; equal right-hand sides share one variable."""
-
-    def __init__(self) -> None:
-        #: (assigned name or None for a check, Python line, (operation, *operand codes))
-        self.lines: list[tuple[str | None, str, tuple]] = []
-        self.names: dict[str, str] = {}
-        self.negated: dict[str, "_Var"] = {}  # name of −x → x
-
-    def emit(self, op: str, *args: str) -> "_Var":
-        expr = _PYTHON[op].format(*args)
-        name = self.names.get(expr)
-        if name is None:
-            name = self.names[expr] = f"t{len(self.names)}"
-            self.lines.append((name, f"{name} = {expr}", (op, *args)))
-        return _Var(self, name)
-
-    def check(self, left: str, right: str) -> None:
-        self.lines.append((None, _PYTHON["check"].format(left, right), ("check", left, right)))
-
-    def kept(self, outputs) -> list[tuple[str | None, str, tuple]]:
-        """The lines that the outputs and the checks need (a negation folded into a later − may be unused)."""
-        used = {o.name for o in outputs if isinstance(o, _Var)}
-        kept = []
-        for line in reversed(self.lines):
-            if line[0] is None or line[0] in used:
-                kept.append(line)
-                used.update(a for a in line[2][1:] if _NAME.fullmatch(a))
-        kept.reverse()
-        return kept
-
-    def body(self, outputs) -> str:
-        """The Python lines of :meth:`kept`, with every variable used once written into its single use,
-        parenthesised: the same operations in the same order, without a store and a load per operation (about a
-        third of the time of a kernel)."""
-        results = {o.name for o in outputs if isinstance(o, _Var)}
-        kept = [(name, line) for name, line, _ in self.kept(outputs)]
-        uses: dict[str, int] = {}
-        for name, line in kept:
-            for ref in _NAME.findall(line if name is None else line.split(" = ", 1)[1]):
-                uses[ref] = uses.get(ref, 0) + 1
-        inline: dict[str, str] = {}
-        out = []
-        for name, line in kept:
-            code = line if name is None else line.split(" = ", 1)[1]
-            code = _NAME.sub(lambda m: inline.pop(m.group(0), m.group(0)), code)
-            if name is not None and uses.get(name) == 1 and name not in results and len(code) < _INLINE_CHARS:
-                inline[name] = f"({code})"
-            else:
-                out.append("    " + (code if name is None else f"{name} = {code}"))
-        return "\n".join(out)
-
-    def inputs(self, prefix: str, count: int) -> list["_Var"]:
-        return [_Var(self, f"{prefix}{k}") for k in range(count)]
+#: each operation of an exact tape (:mod:`robodyn.dynamics.trace`) as a kernel operation, its operands in order
+_KERNEL_OP = MappingProxyType({"mul": "*", "cmul": "*", "div": "/", "divc": "/", "cdiv": "/", "pow": "**",
+                               "abs": "abs", "cos": "_cos", "sin": "_sin", "exp": "_exp", "sign": "_sign",
+                               "check": "check"})
 
 
-def _code(x) -> str:
-    if isinstance(x, _Var):
-        return x.name
-    return repr(float(x))
+def _statements(build, counts: dict[str, int]):
+    """Trace ``build`` on an exact tape (:func:`robodyn.dynamics.trace.trace_kernel`) and write its IR as kernel
+    operations: (the kept lines (name or None for a check, Python line, (operation, *operand codes)), the
+    output codes).  The operands are variable names (``t12``, ``q0``) and ``repr`` literals."""
+    tape, outputs, kept = trace_kernel(build, counts)
+    code: dict[int, str] = {}
+
+    def c(x) -> str:
+        return code[x] if type(x) is int else repr(float(x))
+
+    lines = []
+    for k in kept:
+        op, *a = tape.ops[k]
+        if op == "in" or (op == "let" and a[1] == 1):
+            code[k] = a[0] if op == "in" else code[a[0]]
+            continue
+        if op == "add":
+            stmt = ("+" if a[1] == 1 else "-", c(a[0]), c(a[2]))
+        elif op == "addc":
+            stmt = ("+", c(a[1]), c(a[0])) if a[0] > 0 else ("-", c(a[1]), c(-a[0]))
+        else:  # the operands in the IR's order
+            stmt = ("neg", c(a[0])) if op == "let" else (_KERNEL_OP[op], *map(c, a))
+        line = _PYTHON[stmt[0]].format(*stmt[1:])
+        if op == "check":
+            lines.append((None, line, stmt))
+        else:
+            name = code[k] = f"t{k}"
+            lines.append((name, f"{name} = {line}", stmt))
+    return lines, [c(o) for o in outputs]
 
 
-def _is(x, value: float) -> bool:
-    return not isinstance(x, _Var) and x == value
-
-
-class _Var:
-    """A recording scalar: arithmetic on it appends a line to its recorder (constants 0 and ±1 fold away)."""
-
-    __slots__ = ("rec", "name")
-    #: comparisons record a run-time check (robodyn.arrays.pivot_too_small)
-    records_checks = True
-
-    def __init__(self, rec: _Recorder, name: str) -> None:
-        self.rec, self.name = rec, name
-
-    def _op(self, left, op: str, right) -> "_Var":
-        return self.rec.emit(op, _code(left), _code(right))
-
-    def _base(self):
-        """x when this is −x, else None."""
-        return self.rec.negated.get(self.name)
-
-    def __add__(self, other):
-        if _is(other, 0.0):
-            return self
-        if isinstance(other, _Var) and other._base() is not None:
-            return self._op(self, "-", other._base())  # x + (−y) = x − y
-        return self._op(self, "+", other) if self._base() is None else self._op(other, "-", self._base())
-
-    def __radd__(self, other):
-        if _is(other, 0.0):
-            return self
-        return self._op(other, "+", self) if self._base() is None else self._op(other, "-", self._base())
-
-    def __sub__(self, other):
-        if _is(other, 0.0):
-            return self
-        if isinstance(other, _Var) and other._base() is not None:
-            return self + other._base()  # x − (−y) = x + y
-        return self._op(self, "-", other)
-
-    def __rsub__(self, other):
-        if _is(other, 0.0):
-            return -self
-        return self._op(other, "-", self) if self._base() is None else self._op(other, "+", self._base())
-
-    def _times(self, other, left, right):
-        if _is(other, 0.0):
-            return 0.0
-        if _is(other, 1.0):
-            return self
-        return -self if _is(other, -1.0) else self._op(left, "*", right)
-
-    def __mul__(self, other):
-        return self._times(other, self, other)
-
-    def __rmul__(self, other):
-        return self._times(other, other, self)
-
-    def __truediv__(self, other):
-        return self if _is(other, 1.0) else self._op(self, "/", other)
-
-    def __rtruediv__(self, other):
-        return 0.0 if _is(other, 0.0) else self._op(other, "/", self)
-
-    def __pow__(self, other):
-        return self._op(self, "**", other)
-
-    def __neg__(self):
-        if self._base() is not None:
-            return self._base()
-        out = self.rec.emit("neg", self.name)
-        self.rec.negated[out.name] = self
-        return out
-
-    def __abs__(self):
-        return self.rec.emit("abs", self.name)
-
-    def __gt__(self, other) -> bool:
-        # a condition of the algorithm (H_j > 0): checked at run time, the general path reports a failure
-        self.rec.check(self.name, _code(other))
-        return True
-
-
-def _recording(rec: _Recorder) -> ScalarBackend:
-    def call(fn: str):
-        return lambda x: rec.emit(fn, x.name) if isinstance(x, _Var) else getattr(FLOAT, fn[1:])(x)
-
-    return ScalarBackend("recording", call("_cos"), call("_sin"), call("_exp"), call("_sign"))
-
-
-def _trace(build, counts: dict[str, int]):
-    """Run ``build(backend, **inputs)`` on recording scalars: (recorder, inputs, outputs)."""
-    rec = _Recorder()
-    inputs = {key: rec.inputs(key, k) for key, k in counts.items()}
-    return rec, inputs, build(_recording(rec), **inputs)
+def _body(kept, outputs) -> str:
+    """The Python lines of the kernel, with every variable used once written into its single use, parenthesised:
+    the same operations in the same order, without a store and a load per operation (about a third of the time
+    of a kernel)."""
+    results = set(outputs)
+    uses: dict[str, int] = {}
+    for name, line, _ in kept:
+        for ref in _NAME.findall(line if name is None else line.split(" = ", 1)[1]):
+            uses[ref] = uses.get(ref, 0) + 1
+    inline: dict[str, str] = {}
+    out = []
+    for name, line, _ in kept:
+        code = line if name is None else line.split(" = ", 1)[1]
+        code = _NAME.sub(lambda m: inline.pop(m.group(0), m.group(0)), code)
+        if name is not None and uses.get(name) == 1 and name not in results and len(code) < _INLINE_CHARS:
+            inline[name] = f"({code})"
+        else:
+            out.append("    " + (code if name is None else f"{name} = {code}"))
+    return "\n".join(out)
 
 
 def generate(name: str, build, counts: dict[str, int]):
@@ -217,9 +118,9 @@ def generate(name: str, build, counts: dict[str, int]):
 
     Returns the function, of the inputs' floats in the order of ``counts``, giving a tuple of floats.
     """
-    rec, inputs, outputs = _trace(build, counts)
-    args = ", ".join(v.name for vs in inputs.values() for v in vs)
-    source = f"def {name}({args}):\n" + rec.body(outputs) + f"\n    return ({''.join(_code(o) + ', ' for o in outputs)})\n"
+    kept, outputs = _statements(build, counts)
+    args = ", ".join(f"{key}{k}" for key, n in counts.items() for k in range(n))
+    source = f"def {name}({args}):\n" + _body(kept, outputs) + f"\n    return ({''.join(o + ', ' for o in outputs)})\n"
     namespace = {"_cos": math.cos, "_sin": math.sin, "_exp": math.exp, "_sign": FLOAT.sign, "_Fallback": Fallback}
     exec(compile(source, f"<robodyn kernel {name}>", "exec"), namespace)  # code generated above from the recursions
     return namespace[name]
@@ -228,8 +129,8 @@ def generate(name: str, build, counts: dict[str, int]):
 def generate_c(name: str, build, counts: dict[str, int]) -> str:
     """The C99 source of the same kernel (:mod:`robodyn.dynamics.fast_c`): the operations of :func:`generate`'s
     function, in the same order, as C with a CPython entry ``single(*inputs, out)``."""
-    rec, _, outputs = _trace(build, counts)
-    return fast_c.source(rec.kept(outputs), counts, [_code(o) for o in outputs], name)
+    kept, outputs = _statements(build, counts)
+    return fast_c.source(kept, counts, outputs, name)
 
 
 def torque_kernel(robot, rigid):

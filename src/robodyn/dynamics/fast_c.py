@@ -67,7 +67,7 @@ def source(kept: list, counts: dict[str, int], outputs: list[str], title: str) -
     Parameters
     ----------
     kept : list of (name or None, Python line, (operation, *operands))
-        The kernel's operations in order (:meth:`robodyn.dynamics.fast._Recorder.kept`).
+        The kernel's operations in order (written by :mod:`robodyn.dynamics.fast` from the IR of :mod:`robodyn.dynamics.trace`).
     counts : dict
         Input prefix → number of scalars, in argument order (``{"q": n, "qd": n, "qdd": n}``).
     outputs : list of str

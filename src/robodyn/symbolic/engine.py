@@ -17,6 +17,8 @@ import operator
 
 import symengine as se
 
+from robodyn.dynamics.trace import tally
+
 Expr = se.Basic
 
 
@@ -155,20 +157,23 @@ def count_ops(e: Expr) -> dict:
     """Multiplications, additions and sin/cos (and other functions) needed to evaluate ``e`` as written.
 
     Divisions count as multiplications and subtractions as additions (Khalil & Dombre's convention, Tables 9.5
-    and 9.6); a sign change is free.  ``x**k`` costs k − 1 multiplications.
+    and 9.6); a sign change is free.  ``x**k`` costs k − 1 multiplications.  The operations are those of the
+    tracer's IR, counted by robodyn's one counter (:func:`robodyn.dynamics.trace.tally`).
     """
-    c = {"mul": 0, "add": 0, "sincos": 0, "other": 0}
-    _count(e, c)
-    return c
+    ops: list[str] = []
+    _ops(e, ops)
+    c = tally(ops)
+    return {"mul": c["mul"], "add": c["add"], "sincos": c["sin"] + c["cos"], "other": c["other"] + c["sqrt"]}
 
 
-def _count(e: Expr, c: dict, in_mul: bool = False) -> None:
+def _ops(e: Expr, ops: list, in_mul: bool = False) -> None:
+    """Append the IR operations of evaluating ``e`` to ``ops``."""
     if isinstance(e, (se.Number, se.Symbol, type(se.E))):
         return
     if isinstance(e, se.Add):
-        c["add"] += len(e.args) - 1
+        ops += ["add"] * (len(e.args) - 1)
         for a in e.args:
-            _count(a, c)
+            _ops(a, ops)
         return
     if isinstance(e, se.Mul):
         coeff, factors = 1, []
@@ -177,29 +182,29 @@ def _count(e: Expr, c: dict, in_mul: bool = False) -> None:
                 coeff = a
             else:
                 factors.append(a)
-        c["mul"] += len(factors) - 1 + (coeff not in (1, -1))
+        ops += ["mul"] * (len(factors) - 1) + ["cmul"] * (coeff not in (1, -1))
         if factors and all(_is_inverse(f) for f in factors):
-            c["mul"] += 1
+            ops.append("rdiv")
         for f in factors:
-            _count(f, c, in_mul=True)
+            _ops(f, ops, in_mul=True)
         return
     if isinstance(e, se.Pow):
         base, ex = e.args
-        _count(base, c)
+        _ops(base, ops)
         if isinstance(ex, se.Integer):
             k = abs(int(ex))
             # inside a product a division replaces one of the product's multiplications
-            c["mul"] += k - 1 + (int(ex) < 0 and not in_mul)
+            ops += ["mul"] * (k - 1) + ["rdiv"] * (int(ex) < 0 and not in_mul)
         else:
-            c["other"] += 1
-            _count(ex, c)
+            ops.append("pow")
+            _ops(ex, ops)
         return
     if isinstance(e, (se.sin, se.cos)):
-        c["sincos"] += 1
+        ops.append("sin" if isinstance(e, se.sin) else "cos")
     else:
-        c["other"] += 1
+        ops.append("fn")
     for a in e.args:
-        _count(a, c)
+        _ops(a, ops)
 
 
 def _is_inverse(f: Expr) -> bool:

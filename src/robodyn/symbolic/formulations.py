@@ -1,7 +1,7 @@
 """Customized recursions of Mata et al. (Gibbs–Appell) and Kozłowski (spatial operators), as the authors count them.
 
 Each function takes the joint inputs as lists of scalars and works on any scalar type (floats, or the recording
-scalars of :mod:`robodyn.symbolic.recorded`, which turn it into a customized straight-line program).  Robot
+scalars of :mod:`robodyn.dynamics.trace`, which turn it into a customized straight-line program).  Robot
 constants are Python floats, so every product or sum of constants (Mata's off-line step 1, Kozłowski's constant
 M_k) is done once, before the model runs.  The forms are the ones the authors count:
 
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 from robodyn.dynamics.fast import cholesky_components
+from robodyn.dynamics.trace import opaque, record
 from robodyn.errors import InputError
 from robodyn.kinematics import frame_rotations
 from robodyn.spatial import vmat, vmat_t, vrz, vrz_t
-from robodyn.symbolic.recorded import opaque
 
 ZERO = (0.0, 0.0, 0.0)
 
@@ -458,11 +458,10 @@ def recorded_model(robot, name: str):
     """The customized straight-line program of model ``name`` (a key of :data:`MODELS`) for ``robot``.
 
     The robot's rotor inertias and friction are ignored (the published counts have neither): the program
-    computes the rigid-body model. Returns a :class:`robodyn.symbolic.recorded.Program`; its ``count()`` gives
+    computes the rigid-body model. Returns a :class:`robodyn.dynamics.trace.Program`; its ``count()`` gives
     the operations, ``count_by_phase()`` the operations per recursion, ``evaluate(q=..., ...)`` the values.
     """
     from robodyn.model.robot import check_robot
-    from robodyn.symbolic.recorded import record
 
     check_robot(robot)
     if name not in MODELS:

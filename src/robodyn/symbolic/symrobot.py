@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import symengine as se
 
+from robodyn.dynamics.trace import SNAP_TOL
 from robodyn.errors import InputError
 from robodyn.model.robot import PARAMETER_NAMES
 from robodyn.symbolic.engine import Program, matmul, number
@@ -24,10 +25,11 @@ WRENCH_NAMES = ("FX", "FY", "FZ", "CX", "CY", "CZ")
 
 
 def quarter_turns(value: float) -> int | None:
-    """k when value = k π/2 (mod 2π) to 1e-12, else None."""
+    """k when value = k π/2 (mod 2π) to :data:`robodyn.dynamics.trace.SNAP_TOL` (robodyn's one tolerance for a
+    constant that is exactly 0 or ±1: here its sine and cosine), else None."""
     k = value / (np.pi / 2)
     kr = round(k)
-    if abs(k - kr) < 1e-12:
+    if abs(k - kr) < SNAP_TOL:
         return int(kr) % 4
     return None
 

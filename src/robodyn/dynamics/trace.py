@@ -1,18 +1,53 @@
-"""Customized straight-line programs recorded from robodyn's own recursions (SYMORO's rules on a light scalar).
+"""The tracer: recording scalars that write one straight-line program (the IR) for every reader.
 
+The IR
+------
+A :class:`Tape` is a list of assignments ``t_k = op(args)``, ``k = 0, 1, …``, each made once (equal right-hand
+sides share one ``k``, hash-consing), with the value ``vals[k]`` it had at the state it was traced with and the
+``phases[k]`` (named recursion) that made it.  ``ops[k]`` is a tuple ``(op, *args)``; an ``int`` argument is an
+earlier assignment ``t_j``, a ``float`` a constant of the robot (done off-line), ``sign`` ±1:
+
+=========================  =================================  =========================
+``("in", name)``           an input scalar (``q0``, ``qd3``)   free
+``("mul", j, k)``          t_j · t_k  (j ≤ k)                   mul
+``("cmul", c, k)``         c · t_k  (c > 0)                     mul
+``("div", j, k)``          t_j / t_k                            mul (and div)
+``("rdiv", k)``            1 / t_k                              mul (and div)
+``("divc", k, c)``         t_k / c  (exact tapes)               mul (and div)
+``("cdiv", c, k)``         c / t_k  (exact tapes)               mul (and div)
+``("add", j, sign, k)``    t_j + sign · t_k  (j ≤ k)            add
+``("addc", c, k)``         t_k + c                              add
+``("let", k, sign)``       sign · t_k as a variable of its own  free
+``(fn, k)``                fn(t_k), fn ∈ sin cos sqrt exp       sin / cos / sqrt / other
+``("pow", k, p)``          t_k ** p (counting scalars only)     other
+``("abs", k)``             |t_k|, ``("sign", k)`` sign(t_k)     free
+``("fn", name, k)``        another function (symbolic counts)   other
+``("check", a, b)``        run-time test a > b (exact tapes)    free
+=========================  =================================  =========================
+
+An output is ``sign · t_k`` (a :class:`Rec`) or a constant.  The readers: :meth:`Program.evaluate` (NumPy,
+any batch), :meth:`Program.count` / :meth:`Program.count_by_phase` (the one operation counter, :func:`tally`,
+over the assignments that reach the outputs), the customized models of :mod:`robodyn.symbolic.formulations`.
+
+The constants: :data:`SNAP_TOL` is robodyn's one tolerance for taking a constant of the robot as exactly 0 or ±1
+(:func:`snap`); the counting scalars of :mod:`robodyn.analysis.traced` use it too.  The straight-line kernels of
+:mod:`robodyn.dynamics.fast` fold only *exact* 0 and ±1 (they must give the batched path's numbers bit for bit).
+
+The recording scalar
+--------------------
 Khalil & Dombre's customizing method (§9.6.2) expands a recursion into scalar assignments, folds the products by
 0 and ±1, evaluates the constants of the robot off-line, shares every repeated expression and drops what does not
 reach the outputs.  Here the *same* component recursions that robodyn runs on floats (Gibbs–Appell of Mata et al.,
 Kozłowski's spatial operators and Kalman filter, the articulated bodies, the composite links, Newton–Euler; each
 takes a :class:`~robodyn.spatial.ScalarBackend`) run once on :class:`Rec` scalars.  A :class:`Rec` is a node of a
-:class:`Graph` times a sign; arithmetic on it creates nodes with these rules:
+:class:`Tape` times a sign; arithmetic on it creates nodes with these rules:
 
 * a robot constant is a Python float: an operation between constants is done at once (off-line, not counted);
 * x·0 = 0, x·(±1) = ±x, x + 0 = x; negation is free (the sign travels with the value);
 * c₁(c₂ x) = (c₁c₂) x, (c₁ x)(c₂ y) = (c₁c₂)(x y) and c₁ x + c₂ x = (c₁ + c₂) x: constant coefficients merge
   (their products and sums are constants of the robot);
 * x − x = 0, x / x = 1, and x + y, y + x, −(y − x) are one node (commutative, sign-normalised keys): every
-  repeated expression is one node (hash-consing); constants within 1e-12 of 0 or ±1 are 0 or ±1;
+  repeated expression is one node (hash-consing); constants within :data:`SNAP_TOL` of 0 or ±1 are 0 or ±1;
 * only the nodes that reach the outputs are counted (the backward scan of §9.6.2).
 
 The count uses robodyn's one definition (docs/symbolic.md, "Operation counts"): ``mul`` = multiplications and
@@ -32,15 +67,56 @@ import numpy as np
 
 from robodyn.spatial import ScalarBackend
 
-#: Node operations and their cost kind ("mul", "add", "sin", "cos", "sqrt", "other" or None: free).
-_COST = MappingProxyType({"in": None, "mul": "mul", "cmul": "mul", "div": "mul", "rdiv": "mul", "add": "add", "addc": "add",
-         "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other", "abs": None, "sign": None})
+#: The cost kind of each operation of the IR ("mul", "add", "sin", "cos", "sqrt", "other" or None: free),
+#: the one table of robodyn's operation counts.
+COST = MappingProxyType({"in": None, "mul": "mul", "cmul": "mul", "div": "mul", "rdiv": "mul", "add": "add",
+                         "addc": "add", "divc": "mul", "cdiv": "mul", "check": None, "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other",
+                         "pow": "other", "fn": "other", "abs": None, "sign": None})
+
+#: The counted kinds, in the order of a count: ``mul`` includes the divisions, ``div`` counts them alone.
+KINDS = ("mul", "add", "sin", "cos", "sqrt", "other", "div")
+
+#: Constants within this of 0 or ±1 are exactly 0 or ±1: structural zeros and ones that the off-line constant
+#: arithmetic leaves inexact by round-off (cos²α + sin²α − 1 when coefficients merge, the articulated inertia
+#: K_j a_j = 0 of the last link).  Without it a count would depend on the random values of a counting robot.
+SNAP_TOL = 1e-12
 
 
-class Graph:
-    """The nodes of one recording: ``ops[k]`` = (operation, arguments), ``vals[k]`` its value at the traced state."""
+def snap(c: float) -> float:
+    """``c`` as a float, exactly 0 or ±1 when within :data:`SNAP_TOL` of them."""
+    c = float(c)
+    if abs(c) < SNAP_TOL:
+        return 0.0
+    if abs(abs(c) - 1.0) < SNAP_TOL:
+        return 1.0 if c > 0 else -1.0
+    return c
 
-    def __init__(self) -> None:
+
+def tally(ops) -> dict:
+    """The operation count of the IR operations ``ops`` (the ``op`` names of the assignments counted):
+    {"mul", "add", "sin", "cos", "sqrt", "other", "div"}, :data:`COST`'s kinds plus ``div`` for the divisions."""
+    out = dict.fromkeys(KINDS, 0)
+    for op in ops:
+        kind = COST[op]
+        if kind is not None:
+            out[kind] += 1
+            out["div"] += op in ("div", "rdiv", "divc", "cdiv")
+    return out
+
+
+class Tape:
+    """The IR of one recording (see the module docstring): ``ops[k]`` = (operation, arguments), ``vals[k]`` its
+    value at the traced state.
+
+    ``exact=True``: the rules of a kernel (:func:`trace_kernel`): only operations that give the same IEEE result
+    are rewritten (a sign moved through a product or a sum, exact 0 and ±1 folded; the operands stay in the
+    order of the recursion, which keeps the Python kernels as fast as the recursion's own order); no
+    constant coefficients merge, no snapping, constants keyed bit for bit, and a comparison ``x > y`` records a
+    run-time check (``("check", a, b)``) instead of taking a branch.
+    """
+
+    def __init__(self, exact: bool = False) -> None:
+        self.exact = exact
         self.ops: list[tuple] = []
         self.vals: list[float] = []
         self._index: dict[tuple, int] = {}
@@ -56,7 +132,7 @@ class Graph:
         # A constant in a key is rounded to 12 significant digits: equal constants of the robot reached by
         # different off-line arithmetic (a b c as (a b) c or a (b c)) differ in their last bits, and must still
         # share one node (else a count would depend on the rounding of random values).
-        key = tuple(float(f"{x:.12g}") if type(x) is float else x for x in op)
+        key = op if self.exact else tuple(float(f"{x:.12g}") if type(x) is float else x for x in op)
         k = self._index.get(key)
         if k is None:
             k = self._index[key] = len(self.ops)
@@ -76,27 +152,12 @@ def _const(x) -> bool:
     return isinstance(x, numbers.Number) and not isinstance(x, Rec)
 
 
-#: Constants within this of 0 or ±1 are exactly 0 or ±1: structural zeros and ones that the off-line constant
-#: arithmetic leaves inexact by round-off (e.g. cos²α + sin²α − 1 when coefficients merge), as in the counter of
-#: robodyn.analysis.traced.  Without it a count would depend on the random values of a counting robot.
-_CONST_TOL = 1e-12
-
-
-def _snap(c: float) -> float:
-    c = float(c)
-    if abs(c) < _CONST_TOL:
-        return 0.0
-    if abs(abs(c) - 1.0) < _CONST_TOL:
-        return 1.0 if c > 0 else -1.0
-    return c
-
-
 class Rec:
     """sign × node ``k`` of ``graph``: a recording scalar (see the module docstring for the rules)."""
 
     __slots__ = ("g", "k", "s")
 
-    def __init__(self, g: Graph, k: int, s: int) -> None:
+    def __init__(self, g: Tape, k: int, s: int) -> None:
         self.g, self.k, self.s = g, k, s
 
     # --- helpers ---------------------------------------------------------------------------------------------
@@ -107,16 +168,25 @@ class Rec:
     def _op(self):
         return self.g.ops[self.k]
 
+    @property
+    def records_checks(self) -> bool:
+        """A comparison records a run-time check (a kernel's tape; :func:`robodyn.arrays.pivot_too_small`)."""
+        return self.g.exact
+
+    def _snap(self, c: float) -> float:
+        return float(c) if self.g.exact else snap(c)
+
     def _coef(self):
-        """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple)."""
+        """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple; always
+        ±1 on an exact tape, whose coefficients never merge)."""
         op = self._op()
-        if op[0] == "cmul":
+        if op[0] == "cmul" and not self.g.exact:
             return self.s * op[1], op[2]
         return float(self.s), self.k
 
     def _make(self, coef: float, k: int):
         """coef · node k as a Rec (or a constant for coef = 0)."""
-        coef = _snap(coef)
+        coef = self._snap(coef)
         if coef == 0.0:
             return 0.0
         if abs(coef) == 1.0:
@@ -134,7 +204,7 @@ class Rec:
 
     def __add__(self, o):
         if _const(o):
-            if _snap(o) == 0.0:
+            if self._snap(o) == 0.0:
                 return self
             # (s x) + c = s (x + s c)
             c = float(o) * self.s
@@ -143,9 +213,10 @@ class Rec:
             return NotImplemented
         ca, a = self._coef()
         cb, b = o._coef()
-        if a == b:  # c₁ x + c₂ x = (c₁ + c₂) x
+        if a == b and not self.g.exact:  # c₁ x + c₂ x = (c₁ + c₂) x
             return self._make(ca + cb, a)
-        (s1, x), (s2, y) = sorted(((self.s, self.k), (o.s, o.k)), key=lambda t: t[1])
+        pair = ((self.s, self.k), (o.s, o.k))
+        (s1, x), (s2, y) = pair if self.g.exact else sorted(pair, key=lambda t: t[1])
         # s1 x + s2 y = s1 (x + s1 s2 y)
         rel = s1 * s2
         k = self.g.node(("add", x, rel, y), self.g.vals[x] + rel * self.g.vals[y])
@@ -167,7 +238,7 @@ class Rec:
             return NotImplemented
         ca, a = self._coef()
         cb, b = o._coef()
-        x, y = sorted((a, b))
+        x, y = (a, b) if self.g.exact else sorted((a, b))
         k = self.g.node(("mul", x, y), self.g.vals[x] * self.g.vals[y])
         return Rec(self.g, k, 1)._make_scaled(ca * cb)
 
@@ -178,13 +249,17 @@ class Rec:
 
     def __truediv__(self, o):
         if _const(o):
-            return self * (1.0 / float(o))
+            if not self.g.exact:
+                return self * (1.0 / float(o))
+            if abs(float(o)) == 1.0:
+                return self * float(o)
+            return Rec(self.g, self.g.node(("divc", self.k, float(o)), self.g.vals[self.k] / float(o)), self.s)
         if not isinstance(o, Rec):
             return NotImplemented
         ca, a = self._coef()
         cb, b = o._coef()
-        if a == b:  # (c₁ x) / (c₂ x) = c₁ / c₂
-            return _snap(ca / cb)
+        if a == b and not self.g.exact:  # (c₁ x) / (c₂ x) = c₁ / c₂
+            return snap(ca / cb)
         k = self.g.node(("div", a, b), self.g.vals[a] / self.g.vals[b])
         return Rec(self.g, k, 1)._make_scaled(ca / cb)
 
@@ -193,6 +268,8 @@ class Rec:
             return NotImplemented
         if o == 0:
             return 0.0
+        if self.g.exact:  # c / (s x) = s (c / x)
+            return Rec(self.g, self.g.node(("cdiv", float(o), self.k), float(o) / self.g.vals[self.k]), self.s)
         cb, b = self._coef()
         k = self.g.node(("rdiv", b), 1.0 / self.g.vals[b])
         return Rec(self.g, k, 1)._make_scaled(float(o) / cb)
@@ -200,7 +277,10 @@ class Rec:
     def __pow__(self, p):
         if p == 2:
             return self * self
-        raise TypeError(f"Rec ** {p!r}: only squares are recorded")
+        if not (self.g.exact and _const(p)):
+            raise TypeError(f"Rec ** {p!r}: only squares are recorded")
+        x = opaque(self) if self.s == -1 else self
+        return Rec(self.g, self.g.node(("pow", x.k, float(p)), x.g.vals[x.k] ** float(p)), 1)
 
     def _fn(self, name: str, fn):
         return Rec(self.g, self.g.node((name, self.k), fn(self.g.vals[self.k])), 1)
@@ -208,20 +288,36 @@ class Rec:
     def __abs__(self):
         return self._fn("abs", abs)
 
-    # --- comparisons use the traced value (the branch a recursion takes at that state) -------------------
+    # --- comparisons use the traced value (the branch a recursion takes at that state); on an exact tape
+    # x > y is a condition of the algorithm (a pivot H_j > 0), checked when the kernel runs -------------------
     def __gt__(self, o):
+        if self.g.exact:
+            self.g.node(("check", _operand(self), _operand(o)), math.nan)
+            return True
         return self.v > float(o)
 
+    def _value_of(self, o) -> float:
+        if self.g.exact:
+            raise TypeError("a kernel records the comparison x > y only")
+        return float(o)
+
     def __ge__(self, o):
-        return self.v >= float(o)
+        return self.v >= self._value_of(o)
 
     def __lt__(self, o):
-        return self.v < float(o)
+        return self.v < self._value_of(o)
 
     def __le__(self, o):
-        return self.v <= float(o)
+        return self.v <= self._value_of(o)
 
     __hash__ = None
+
+
+def _operand(x):
+    """An IR operand: a node (a sign −1 made a node of its own) or a float constant."""
+    if not isinstance(x, Rec):
+        return float(x)
+    return x.k if x.s == 1 else opaque(x).k
 
 
 def opaque(x):
@@ -258,36 +354,28 @@ class Program:
 
     Attributes
     ----------
-    graph : Graph
+    graph : Tape
     outputs : list of Rec or float — the outputs, row-major.
     """
 
-    graph: Graph
+    graph: Tape
     outputs: list
 
     def reachable(self) -> list[int]:
         """Nodes the outputs need, in evaluation order (backward scan, Khalil & Dombre §9.6.2)."""
-        need = set()
-        stack = [o.k for o in self.outputs if isinstance(o, Rec)]
-        while stack:
-            k = stack.pop()
-            if k in need:
-                continue
-            need.add(k)
-            stack.extend(_args(self.graph.ops[k]))
-        return sorted(need)
+        return needed(self.graph, [o.k for o in self.outputs if isinstance(o, Rec)])
 
     def count(self) -> dict:
         """{"mul", "add", "sin", "cos", "sqrt", "other", "div"}: operations of the nodes that reach the outputs
         (``mul`` includes the divisions, ``div`` counts them alone)."""
-        return _tally(self.graph, self.reachable())
+        return tally(self.graph.ops[k][0] for k in self.reachable())
 
     def count_by_phase(self) -> dict:
         """{phase: count dict} over the nodes that reach the outputs (a node counts in the phase that made it)."""
         by_phase: dict = {}
         for k in self.reachable():
             by_phase.setdefault(self.graph.phases[k], []).append(k)
-        return {name: _tally(self.graph, ks) for name, ks in by_phase.items()}
+        return {name: tally(self.graph.ops[k][0] for k in ks) for name, ks in by_phase.items()}
 
     def evaluate(self, **inputs) -> np.ndarray:
         """The outputs at other input values: each input name maps to an array (..., size) (broadcast); returns
@@ -323,35 +411,51 @@ class Program:
         return np.stack(cols, axis=-1)
 
 
-def _tally(graph: Graph, nodes) -> dict:
-    out = dict.fromkeys(("mul", "add", "sin", "cos", "sqrt", "other", "div"), 0)
-    for k in nodes:
-        op = graph.ops[k][0]
-        kind = _COST[op]
-        if kind is not None:
-            out[kind] += 1
-            out["div"] += op in ("div", "rdiv")
-    return out
-
-
 def _args(op: tuple) -> list[int]:
     kind = op[0]
     if kind == "in":
         return []
     if kind == "mul" or kind == "div":
         return [op[1], op[2]]
-    if kind == "cmul" or kind == "addc":
+    if kind == "cmul" or kind == "addc" or kind == "cdiv":
         return [op[2]]
     if kind == "add":
         return [op[1], op[3]]
+    if kind == "check":
+        return [a for a in op[1:] if type(a) is int]
     return [op[1]]
+
+
+def needed(tape: Tape, roots) -> list[int]:
+    """The nodes that the nodes ``roots`` need, themselves included, in tape (evaluation) order: the backward
+    scan of Khalil & Dombre §9.6.2."""
+    need = set()
+    stack = list(roots)
+    while stack:
+        k = stack.pop()
+        if k in need:
+            continue
+        need.add(k)
+        stack.extend(_args(tape.ops[k]))
+    return sorted(need)
+
+
+def trace_kernel(build, counts: dict):
+    """Run ``build(backend, **inputs)`` once on the :class:`Rec` inputs of an exact tape (``counts``: name →
+    number of scalars; the values are NaN: nothing may depend on them) and return (tape, outputs, kept): the
+    outputs as nodes or float constants, and the nodes that the outputs and the run-time checks need, in order."""
+    tape = Tape(exact=True)
+    inputs = {name: tape.input(name, [math.nan] * size) for name, size in counts.items()}
+    outputs = [_operand(o) for o in build(recording_backend(), **inputs)]
+    checks = [k for k, op in enumerate(tape.ops) if op[0] == "check"]
+    return tape, outputs, needed(tape, [o for o in outputs if type(o) is int] + checks)
 
 
 def record(build, sizes: dict, seed: int = 0) -> Program:
     """Run ``build(backend, phase, **inputs)`` once on :class:`Rec` inputs (``sizes``: name → count, traced at
     random values from ``seed``; ``phase(name)`` attributes what follows to a named recursion) and return the
     :class:`Program` of its outputs."""
-    g = Graph()
+    g = Tape()
     rng = np.random.default_rng(seed)
     inputs = {name: g.input(name, rng.uniform(-1.5, 1.5, size)) for name, size in sizes.items()}
     outputs = build(recording_backend(), g.set_phase, **inputs)
