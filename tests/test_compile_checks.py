@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import robodyn as rd
-from robodyn.symbolic.codegen import build, c_code
+from robodyn.native import build
+from robodyn.symbolic.codegen import c_code
 from robodyn.symbolic.compile import CompiledModel
 
 BACKENDS = ["numpy"] + (["c"] if shutil.which("cc") or shutil.which("gcc") else [])
