@@ -147,6 +147,36 @@ def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) ->
     return values
 
 
+def joint_vector(robot, text: str | None, option: str, degrees: bool = False, position: bool = False,
+                 default: float = 0.0) -> np.ndarray:
+    """A per-joint option (n,) of ``robot``: :func:`parse_vector`, then with ``degrees`` the revolute joints' entries
+    read in degrees (deg, deg/s, deg/s²) and converted to radians; a ``position`` outside the robot's joint limits,
+    or beyond ±2π on an unlimited revolute joint, gives a one-line warning on standard error (degrees typed
+    without ``--degrees`` are the usual cause)."""
+    values = parse_vector(text, robot.n, option, default)
+    revolute = robot.sigma[robot.joint_frames] == 0
+    if degrees:
+        values = np.where(revolute, np.deg2rad(values), values)
+    if position and text is not None and np.all(np.isfinite(values)):  # NaN/inf: the error comes instead
+        warn_outside_limits(robot, values[None, :], option, degrees)
+    return values
+
+
+def warn_outside_limits(robot, q: np.ndarray, what: str, degrees: bool = False) -> None:
+    """One warning line naming the joints of the positions ``q`` (N, n) outside the joint limits (or beyond ±2π
+    on an unlimited revolute joint); ``robot`` comes from :func:`get_robot`, its names already printable."""
+    revolute = robot.sigma[robot.joint_frames] == 0
+    lim = np.array(robot.qlim, dtype=float)
+    lim = np.where(np.isfinite(lim), lim, np.where(revolute[:, None], [-2 * np.pi, 2 * np.pi], [-np.inf, np.inf]))
+    outside = np.any((q < lim[:, 0] - 1e-12) | (q > lim[:, 1] + 1e-12), axis=0)
+    if not np.any(outside):
+        return
+    names = ", ".join(f"{robot.q_names[k]} ({lim[k, 0]:.4g}..{lim[k, 1]:.4g})" for k in np.flatnonzero(outside))
+    hint = "" if degrees else "; angles are in radians: give --degrees if you typed degrees"
+    err_console.print(Text("warning: ", style="bold yellow") + Text(f"{what}: outside the joint limits of {names}{hint}"),
+                      soft_wrap=True)
+
+
 def print_json(obj, undefined=()) -> None:
     """Print ``obj`` as strict JSON (RFC 8259: no NaN or Infinity). A number that is not finite is an error
     (one line naming the field, exit 2, nothing printed); callers write ``None`` (null) where a value is absent
