@@ -65,3 +65,25 @@ def test_states_file_outside_limits_warns(tmp_path):
     res = runner.invoke(app, ["id", "rx90", "--states", str(path)])
     assert res.exit_code == 0, res.output
     assert res.stderr.count("warning") == 1 and robot.q_names[1] in res.stderr
+
+
+def test_tip_and_base_cut_a_urdf_for_every_command(tmp_path):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = rd.save(rd.load("panda"), tmp_path / "panda.urdf")
+        whole = rd.load(path)
+    links = [line.split('"')[1] for line in path.read_text().splitlines() if line.strip().startswith("<link ")]
+    tip = links[4]  # a link in the middle of the arm
+    cut = rd.from_urdf(path, tip=tip)
+    assert cut.n < whole.n
+    for args in (["info", str(path), "--json"], ["id", str(path), "--json"], ["model", str(path), "--json"]):
+        res = runner.invoke(app, ["--tip", tip] + args)
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.stdout)
+        assert out["n"] == cut.n if "n" in out else len(out.get("tau", out.get("Q", []))) == cut.n
+    bad = runner.invoke(app, ["--tip", tip, "info", "rx90"])
+    assert bad.exit_code == 2 and "not a .urdf file" in bad.output
+    nolink = runner.invoke(app, ["--tip", "no_such_link", "info", str(path)])
+    assert nolink.exit_code == 2 and len(nolink.output.strip().splitlines()) == 1

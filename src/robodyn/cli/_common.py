@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table as _RichTable
 from rich.text import Text
 
-from robodyn.errors import RobodynError
+from robodyn.errors import InputError, RobodynError
 from robodyn.model.io import load
 
 #: Rich markup is off everywhere: text from model files and messages (``[/x]``, ``[x, y, z]``) prints as it is;
@@ -110,6 +110,17 @@ def set_strict(strict: bool) -> None:
     _STRICT.set(bool(strict))
 
 
+#: Set by the global options ``robodyn --tip LINK --base LINK --floating COMMAND ...``: the chain a URDF is cut
+#: to, and whether the robot is loaded with a floating base.
+_URDF_CHAIN: ContextVar[tuple] = ContextVar("robodyn_cli_urdf_chain", default=(None, None, False))
+
+
+def set_urdf_chain(tip: str | None, base: str | None, floating: bool = False) -> None:
+    """Make :func:`get_robot` cut URDF models to the chain from link ``base`` to link ``tip`` (None: whole tree),
+    and load every robot with a floating base when ``floating``."""
+    _URDF_CHAIN.set((tip, base, bool(floating)))
+
+
 def get_robot(name: str, strict: bool | None = None):
     """The robot ``name`` (built-in, ``.yaml`` or ``.urdf``; ``strict`` defaults to the ``--no-strict`` setting),
     with its name, joint names and source made :func:`robodyn.sanitize.printable` (no terminal escape sequence
@@ -121,7 +132,16 @@ def get_robot(name: str, strict: bool | None = None):
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        robot = load(name, strict=_STRICT.get() if strict is None else strict)
+        strict = _STRICT.get() if strict is None else strict
+        tip, base, floating = _URDF_CHAIN.get()
+        if tip is None and base is None:
+            robot = load(name, strict=strict, floating=floating)
+        elif str(name).lower().endswith(".urdf"):
+            from robodyn.model.urdf import from_urdf
+
+            robot = from_urdf(name, tip=tip, base=base, strict=strict, floating=floating)
+        else:
+            raise InputError(f"--tip/--base cut a URDF model; {name!r} is not a .urdf file")
     for w in caught:
         err_console.print(Text("warning: ", style="bold yellow") + Text(printable(str(w.message))), soft_wrap=True)
     clean = dict(name=printable(robot.name), source=printable(robot.source),
