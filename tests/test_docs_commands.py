@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 
 import numpy as np
 import pytest
@@ -47,6 +48,10 @@ def reader_folder(tmp_path, monkeypatch):
     robot = rd.load("rx90")
     rd.save(robot, "my_robot.yaml")
     rd.save(rd.load("panda"), "panda.urdf")
+    from tests.test_floating import URDFS  # example-robot-data's URDFs (a test extra), by file name
+
+    if "solo12.urdf" in URDFS:  # the legged robot of docs/floating-base.md
+        shutil.copy(URDFS["solo12.urdf"], "solo12.urdf")
     rng = np.random.default_rng(0)
     columns = [f"{k}{j}" for k in ("q", "qd", "qdd") for j in range(1, robot.n + 1)]
     rows = rng.uniform(-1, 1, (5, len(columns)))

@@ -89,10 +89,17 @@ def _main(
     ),
     version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
                                  help="Print robodyn's version and exit."),
+    tip: str = typer.Option(None, "--tip", help="URDF robots: end the chain at this link (e.g. tool0), for every "
+                                                "command."),
+    base: str = typer.Option(None, "--base", help="URDF robots: start the chain at this link (e.g. base_link)."),
+    floating: bool = typer.Option(False, "--floating", help="Load the robot with a floating base (free-flyer "
+                                  "vectors: --q n + 7 numbers, --qd/--qdd/--tau n + 6); a URDF's root link becomes "
+                                  "the base body."),
 ) -> None:
     """robodyn: dynamics of robot manipulators."""
-    from robodyn.cli._common import set_strict
+    from robodyn.cli._common import set_strict, set_urdf_chain
     from robodyn.cli._limits import set_allow_large
 
     set_strict(not no_strict)
+    set_urdf_chain(tip, base, floating)
     set_allow_large(allow_large)

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table as _RichTable
 from rich.text import Text
 
-from robodyn.errors import RobodynError
+from robodyn.errors import InputError, RobodynError
 from robodyn.model.io import load
 
 #: Rich markup is off everywhere: text from model files and messages (``[/x]``, ``[x, y, z]``) prints as it is;
@@ -110,6 +110,17 @@ def set_strict(strict: bool) -> None:
     _STRICT.set(bool(strict))
 
 
+#: Set by the global options ``robodyn --tip LINK --base LINK --floating COMMAND ...``: the chain a URDF is cut
+#: to, and whether the robot is loaded with a floating base.
+_URDF_CHAIN: ContextVar[tuple] = ContextVar("robodyn_cli_urdf_chain", default=(None, None, False))
+
+
+def set_urdf_chain(tip: str | None, base: str | None, floating: bool = False) -> None:
+    """Make :func:`get_robot` cut URDF models to the chain from link ``base`` to link ``tip`` (None: whole tree),
+    and load every robot with a floating base when ``floating``."""
+    _URDF_CHAIN.set((tip, base, bool(floating)))
+
+
 def get_robot(name: str, strict: bool | None = None):
     """The robot ``name`` (built-in, ``.yaml`` or ``.urdf``; ``strict`` defaults to the ``--no-strict`` setting),
     with its name, joint names and source made :func:`robodyn.sanitize.printable` (no terminal escape sequence
@@ -121,7 +132,16 @@ def get_robot(name: str, strict: bool | None = None):
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        robot = load(name, strict=_STRICT.get() if strict is None else strict)
+        strict = _STRICT.get() if strict is None else strict
+        tip, base, floating = _URDF_CHAIN.get()
+        if tip is None and base is None:
+            robot = load(name, strict=strict, floating=floating)
+        elif str(name).lower().endswith(".urdf"):
+            from robodyn.model.urdf import from_urdf
+
+            robot = from_urdf(name, tip=tip, base=base, strict=strict, floating=floating)
+        else:
+            raise InputError(f"--tip/--base cut a URDF model; {name!r} is not a .urdf file")
     for w in caught:
         err_console.print(Text("warning: ", style="bold yellow") + Text(printable(str(w.message))), soft_wrap=True)
     clean = dict(name=printable(robot.name), source=printable(robot.source),
@@ -145,6 +165,36 @@ def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) ->
     if values.shape != (n,):
         raise InputError(f"option {option} has {values.size} numbers; the robot has n = {n} joints, give {n}")
     return values
+
+
+def joint_vector(robot, text: str | None, option: str, degrees: bool = False, position: bool = False,
+                 default: float = 0.0) -> np.ndarray:
+    """A per-joint option (n,) of ``robot``: :func:`parse_vector`, then with ``degrees`` the revolute joints' entries
+    read in degrees (deg, deg/s, deg/s²) and converted to radians; a ``position`` outside the robot's joint limits,
+    or beyond ±2π on an unlimited revolute joint, gives a one-line warning on standard error (degrees typed
+    without ``--degrees`` are the usual cause)."""
+    values = parse_vector(text, robot.n, option, default)
+    revolute = robot.sigma[robot.joint_frames] == 0
+    if degrees:
+        values = np.where(revolute, np.deg2rad(values), values)
+    if position and text is not None and np.all(np.isfinite(values)):  # NaN/inf: the error comes instead
+        warn_outside_limits(robot, values[None, :], option, degrees)
+    return values
+
+
+def warn_outside_limits(robot, q: np.ndarray, what: str, degrees: bool = False) -> None:
+    """One warning line naming the joints of the positions ``q`` (N, n) outside the joint limits (or beyond ±2π
+    on an unlimited revolute joint); ``robot`` comes from :func:`get_robot`, its names already printable."""
+    revolute = robot.sigma[robot.joint_frames] == 0
+    lim = np.array(robot.qlim, dtype=float)
+    lim = np.where(np.isfinite(lim), lim, np.where(revolute[:, None], [-2 * np.pi, 2 * np.pi], [-np.inf, np.inf]))
+    outside = np.any((q < lim[:, 0] - 1e-12) | (q > lim[:, 1] + 1e-12), axis=0)
+    if not np.any(outside):
+        return
+    names = ", ".join(f"{robot.q_names[k]} ({lim[k, 0]:.4g}..{lim[k, 1]:.4g})" for k in np.flatnonzero(outside))
+    hint = "" if degrees else "; angles are in radians: give --degrees if you typed degrees"
+    err_console.print(Text("warning: ", style="bold yellow") + Text(f"{what}: outside the joint limits of {names}{hint}"),
+                      soft_wrap=True)
 
 
 def print_json(obj, undefined=()) -> None:

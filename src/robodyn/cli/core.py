@@ -15,7 +15,8 @@ from rich.text import Text
 from robodyn.files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import (
-    Table, console, get_robot, parse_vector, print_json, read_csv_columns, user_errors,
+    Table, console, get_robot, joint_vector, parse_vector, print_json, read_csv_columns, user_errors,
+    warn_outside_limits,
 )
 from robodyn.dynamics.newton_euler import inverse_dynamics
 from robodyn.errors import InputError
@@ -233,6 +234,7 @@ def id_command(
     states: Path = typer.Option(None, "--states", help="CSV with columns q1..qn, qd1..qdn, qdd1..qddn (optional t)."),
     out: Path = typer.Option(None, "--out", help="With --states: write the torques as CSV (t, tau1..taun) here."),
     json: bool = typer.Option(False, "--json", help="Print JSON."),
+    degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd, --qdd in deg, deg/s, deg/s²."),
 ) -> None:
     """Inverse dynamics Γ = f(q, q̇, q̈) by Newton–Euler (friction and rotor inertia included; N m | N).
 
@@ -253,6 +255,7 @@ def id_command(
             if any(x is not None for x in (q, qd, qdd)):
                 raise InputError("give either --states FILE or --q/--qd/--qdd, not both")
             Q, QD, QDD, t = read_states(states, n)
+            warn_outside_limits(r, Q, f"--states {states.name}")
             tau = inverse_dynamics(r, Q, QD, QDD)
             header = ([] if t is None else ["t"]) + [f"tau{k}" for k in range(1, n + 1)]
             data = tau if t is None else np.column_stack([t, tau])
@@ -270,7 +273,8 @@ def id_command(
             return
         if out is not None:
             raise InputError("--out needs --states FILE (a single state is printed)")
-        Q, QD, QDD = (parse_vector(v, n, opt) for v, opt in ((q, "--q"), (qd, "--qd"), (qdd, "--qdd")))
+        Q, QD, QDD = (joint_vector(r, v, opt, degrees, position=opt == "--q")
+                      for v, opt in ((q, "--q"), (qd, "--qd"), (qdd, "--qdd")))
         tau = inverse_dynamics(r, Q, QD, QDD)
         if json:
             print_json({"robot": r.name, "q": Q, "qd": QD, "qdd": QDD, "tau": tau})

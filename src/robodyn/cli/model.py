@@ -8,7 +8,7 @@ from rich.text import Text
 
 from robodyn.cli._app import app
 from robodyn.progress import progress
-from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, joint_vector, parse_vector, print_json, user_errors
 from robodyn.cli._limits import check_work, count, seed as check_seed
 
 _ROBOT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF.")
@@ -39,6 +39,7 @@ def model_command(
     q: str = typer.Option(None, "--q", help="Joint positions, n numbers (rad | m), default zeros."),
     qd: str = typer.Option(None, "--qd", help="Joint velocities, n numbers (rad/s | m/s), default zeros."),
     json_out: bool = _JSON,
+    degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd in deg and deg/s."),
 ) -> None:
     """Print the Lagrange form Γ = A q̈ + C q̇ + Q + Γ_f at a state: A(q), C(q, q̇), Q(q), H = C q̇ + Q + Γ_f.
 
@@ -57,7 +58,7 @@ def model_command(
         if r.base != "fixed":
             _floating_model(r, q, qd, json_out)
             return
-        qv, qdv = parse_vector(q, r.n, "--q"), parse_vector(qd, r.n, "--qd")
+        qv, qdv = joint_vector(r, q, "--q", degrees, position=True), joint_vector(r, qd, "--qd", degrees)
         A, C = inertia_matrix(r, qv), coriolis_matrix(r, qv, qdv)
         Q, H = gravity_torques(r, qv), bias_torques(r, qv, qdv)
     if json_out:
@@ -102,6 +103,7 @@ def fd_command(
         "(Kozłowski).",
     ),
     json_out: bool = _JSON,
+    degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd in deg and deg/s."),
 ) -> None:
     """Direct dynamics: print the joint accelerations q̈ = A⁻¹(Γ − H) [9.96].
 
@@ -120,7 +122,8 @@ def fd_command(
         if r.base != "fixed":
             _floating_fd(r, q, qd, tau, method, json_out)
             return
-        qv, qdv, tv = parse_vector(q, r.n, "--q"), parse_vector(qd, r.n, "--qd"), parse_vector(tau, r.n, "--tau")
+        qv, qdv = joint_vector(r, q, "--q", degrees, position=True), joint_vector(r, qd, "--qd", degrees)
+        tv = parse_vector(tau, r.n, "--tau")
         qdd = forward_dynamics(r, qv, qdv, tv, method=method)
     if json_out:
         print_json({"robot": r.name, "method": method, "q": qv, "qd": qdv, "tau": tv, "qdd": qdd})
@@ -136,6 +139,7 @@ def properties_command(
     seed: int = typer.Option(0, "--seed", min=0, help="Random seed, 0 or more (results are reproducible)."),
     prismatic_range: str = typer.Option(None, "--prismatic-range", help="lo,hi (m) for prismatic joints without limits."),
     json_out: bool = _JSON,
+    degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd in deg and deg/s."),
 ) -> None:
     """Inertial couplings of A and Q, property checks, and sampled bounds ‖A‖ ≤ α, ‖C‖ ≤ β‖q̇‖, ‖Q‖ ≤ γ.
 

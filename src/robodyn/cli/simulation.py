@@ -8,7 +8,7 @@ import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, parse_vector, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, joint_vector, print_json, user_errors
 from robodyn.cli._limits import check_work, count, number
 
 _CONTROLLERS = ("pd-gravity", "computed-torque", "passivity")
@@ -32,6 +32,7 @@ def simulate_command(
     samples: int = typer.Option(201, help="output samples, 2 or more"),
     plot: Path = typer.Option(None, help="write q, q̇, Γ and the energy balance to this PNG file"),
     json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables."),
+    degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --from and --to in degrees."),
 ) -> None:
     """Closed-loop simulation: PD + gravity, computed torque or Slotine–Li tracking a quintic (De Luca).
 
@@ -62,8 +63,8 @@ def simulate_command(
         count(samples, "--samples", 2)
         check_work(f"simulate with --samples {samples} (n = {model.n})", nbytes=8.0 * samples * model.n * 16,
                    hint="give fewer --samples")
-        q0 = parse_vector(start, model.n, "--from")
-        qf = parse_vector(to, model.n, "--to")
+        q0 = joint_vector(model, start, "--from", degrees, position=True)
+        qf = joint_vector(model, to, "--to", degrees, position=True)
         ref = QuinticReference(q0, qf, duration)
         sim_friction = {"smooth": SmoothFriction(width=width), "lugre": LuGre(), "stick-slip": StickSlipFriction(),
                         "none": NoFriction()}[friction]

@@ -9,7 +9,7 @@ import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, get_robot, parse_vector, user_errors
+from robodyn.cli._common import console, get_robot, joint_vector, user_errors
 
 
 @app.command("view")
@@ -22,6 +22,7 @@ def view_command(
     host: str = typer.Option("127.0.0.1", help="address to serve the page on (loopback: this machine only)"),
     port: int = typer.Option(None, help="TCP port (default: a free one)"),
     seconds: float = typer.Option(None, help="serve this long, then exit (s; default: until Ctrl-C)"),
+    degrees: bool = typer.Option(False, "--degrees", help="revolute joints of --q and --to in degrees"),
 ) -> None:
     """Show the robot in the browser: links along the Khalil–Kleinfinger geometry, frames, one slider per joint.
 
@@ -32,7 +33,7 @@ def view_command(
 
     with user_errors():
         model = get_robot(robot)
-        q0 = parse_vector(q, model.n, "--q")
+        q0 = joint_vector(model, q, "--q", degrees, position=True)
         if seconds is not None and not (np.isfinite(seconds) and 0 <= seconds <= 1e7):
             raise InputError(f"--seconds {seconds!r}; give a time in [0, 1e7] s")
         if port is not None and not 0 < port < 65536:
@@ -43,7 +44,7 @@ def view_command(
 
             if not (np.isfinite(duration) and 0 < duration <= 3600):
                 raise InputError(f"--duration {duration!r}; give a time in (0, 3600] s")
-            qf = parse_vector(to, model.n, "--to") if to is not None else q0
+            qf = joint_vector(model, to, "--to", degrees, position=True) if to is not None else q0
             t = np.linspace(0.0, duration, max(2, int(duration * 50)))
             path = write_animation(model, t, QuinticReference(q0, qf, duration).sample(t)[0], animate)
             console.print(f"wrote {path}")
