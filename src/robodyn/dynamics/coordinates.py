@@ -61,6 +61,24 @@ def _square(name: str, value, n: int, batch, what: str) -> np.ndarray:
     return np.broadcast_to(a, batch + (n, n))
 
 
+def _change(robot: Robot, q, qd, jacobian, jacobian_dot, rcond: float):
+    """Checked q, q̇ (broadcast), J, J̇ (zero when not given), J⁻¹, J⁻ᵀ and M_p = J⁻ᵀ A J⁻¹ of p = f(q)."""
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    n = robot.n
+    q, qd = np.broadcast_to(a["q"], batch + (n,)), np.broadcast_to(a["qd"], batch + (n,))
+    J = _square("jacobian", jacobian, n, batch, "the Jacobian ∂f/∂q of the new coordinates")
+    Jd = np.zeros_like(J) if jacobian_dot is None else _square("jacobian_dot", jacobian_dot, n, batch,
+                                                               "the time derivative of the Jacobian")
+    sv = np.linalg.svd(J, compute_uv=False)
+    if np.any(sv[..., -1] < rcond * sv[..., 0]):
+        raise InputError("argument 'jacobian' is singular (or nearly) at some configuration: p = f(q) is not a "
+                         "valid change of coordinates there; choose coordinates with an invertible Jacobian")
+    A = inertia_matrix(robot, q)
+    Jinv = np.linalg.inv(J)
+    JinvT = np.swapaxes(Jinv, -1, -2)
+    return q, qd, J, Jd, Jinv, JinvT, JinvT @ A @ Jinv
+
+
 def transform_dynamics(robot: Robot, q, qd, jacobian, jacobian_dot=None, rcond: float = 1e-10) -> CoordinateDynamics:
     """Dynamic model in new generalized coordinates p = f(q), from the joint-space model (De Luca).
 
@@ -82,22 +100,9 @@ def transform_dynamics(robot: Robot, q, qd, jacobian, jacobian_dot=None, rcond: 
     CoordinateDynamics
         M_p, c_p, g_p with M_p p̈ + c_p + g_p = u_p = J⁻ᵀ u_q.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    n = robot.n
-    q, qd = np.broadcast_to(a["q"], batch + (n,)), np.broadcast_to(a["qd"], batch + (n,))
-    J = _square("jacobian", jacobian, n, batch, "the Jacobian ∂f/∂q of the new coordinates")
-    Jd = np.zeros_like(J) if jacobian_dot is None else _square("jacobian_dot", jacobian_dot, n, batch,
-                                                               "the time derivative of the Jacobian")
-    sv = np.linalg.svd(J, compute_uv=False)
-    if np.any(sv[..., -1] < rcond * sv[..., 0]):
-        raise InputError("argument 'jacobian' is singular (or nearly) at some configuration: p = f(q) is not a "
-                         "valid change of coordinates there; choose coordinates with an invertible Jacobian")
-    A = inertia_matrix(robot, q)
+    q, qd, J, Jd, Jinv, JinvT, M_p = _change(robot, q, qd, jacobian, jacobian_dot, rcond)
     g = gravity_torques(robot, q)
     c = bias_torques(robot, q, qd) - g
-    Jinv = np.linalg.inv(J)
-    JinvT = np.swapaxes(Jinv, -1, -2)
-    M_p = JinvT @ A @ Jinv
     M_p = 0.5 * (M_p + np.swapaxes(M_p, -1, -2))
     pd = (J @ qd[..., None])[..., 0]
     # J̇ J⁻¹ ṗ = J̇ q̇
@@ -149,20 +154,7 @@ def transformed_factorization(robot: Robot, q, qd, jacobian, jacobian_dot=None,
     TransformedFactorization
         S_p, Ṁ_p and ``.skew`` = Ṁ_p − 2 S_p.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    n = robot.n
-    q, qd = np.broadcast_to(a["q"], batch + (n,)), np.broadcast_to(a["qd"], batch + (n,))
-    J = _square("jacobian", jacobian, n, batch, "the Jacobian ∂f/∂q of the new coordinates")
-    Jd = np.zeros_like(J) if jacobian_dot is None else _square("jacobian_dot", jacobian_dot, n, batch,
-                                                               "the time derivative of the Jacobian")
-    sv = np.linalg.svd(J, compute_uv=False)
-    if np.any(sv[..., -1] < rcond * sv[..., 0]):
-        raise InputError("argument 'jacobian' is singular (or nearly) at some configuration: p = f(q) is not a "
-                         "valid change of coordinates there; choose coordinates with an invertible Jacobian")
-    A = inertia_matrix(robot, q)
-    Jinv = np.linalg.inv(J)
-    JinvT = np.swapaxes(Jinv, -1, -2)
-    M_p = JinvT @ A @ Jinv
+    q, qd, J, Jd, Jinv, JinvT, M_p = _change(robot, q, qd, jacobian, jacobian_dot, rcond)
     X = M_p @ Jd @ Jinv
     S_p = JinvT @ coriolis_matrix(robot, q, qd) @ Jinv - X
     M_p_dot = JinvT @ inertia_matrix_derivative(robot, q, qd) @ Jinv - X - np.swapaxes(X, -1, -2)
