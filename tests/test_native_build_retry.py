@@ -78,3 +78,18 @@ def test_an_old_failure_or_another_compiler_is_tried_again(fake_build, monkeypat
     native.available()
     assert calls[-2:] == ["threaded", "serial"] and len(list(cache.glob("rdgeneric_*.failed"))) == 2
 
+
+
+def test_a_cached_library_that_does_not_import_is_a_robodyn_error(monkeypatch):
+    """A cached kernel library that passes its checks but fails to import (ImportError from the loader) is one
+    NativeUnavailableError line — the NumPy paths go on —, never a raw ImportError."""
+    import importlib.machinery
+
+    from robodyn import native
+
+    def broken(self, module):
+        raise ImportError("undefined symbol: rd_kernel")
+
+    monkeypatch.setattr(importlib.machinery.ExtensionFileLoader, "exec_module", broken)
+    with pytest.raises(native.NativeUnavailableError, match="cannot load robodyn's generic kernels .*undefined symbol"):
+        native._load()

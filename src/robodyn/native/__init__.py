@@ -163,8 +163,12 @@ def _load():
             raise NativeUnavailableError(str(exc)) from None
         loader = importlib.machinery.ExtensionFileLoader(_MODULE_NAME, str(lib_path))
         spec = importlib.util.spec_from_file_location(_MODULE_NAME, str(lib_path), loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
+        try:
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+        except ImportError as exc:  # a cached library that does not load: one line, the NumPy paths go on
+            raise NativeUnavailableError(f"cannot load robodyn's generic kernels {lib_path} ({exc}); delete it "
+                                         "and retry") from None
         return module
     raise NativeUnavailableError(f"the C compiler failed on robodyn's generic kernels: {errors[-1][-2000:]}")
 
