@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -248,3 +249,37 @@ def test_inconsistent_messages_are_named(tmp_path):
         read_joint_log(bag("t", [msg(0, names=("a", "a"))]))
     late = read_joint_log(bag("r", [msg(1), msg(0)]))  # recorded out of order: sorted by stamp
     np.testing.assert_array_equal(late.q, q[:2])
+
+
+def test_cli_identify_reads_a_bag_as_it_reads_the_csv(tmp_path, monkeypatch):
+    """`robodyn identify ROBOT log.bag` (users issue §4): the bag's JointState efforts identify the same parameters
+    as the same samples in the CSV layout."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    monkeypatch.setattr(sys.modules[__name__], "N", 1500)
+    robot = rd.load("planar2r").replace(Fc=[0.3, 0.2], Fv=[0.1, 0.05])
+    t = np.arange(N) * 2e-3
+    q = np.column_stack([np.sin(2 * np.pi * 0.5 * t) + 0.3 * np.sin(2 * np.pi * 1.3 * t),
+                         0.8 * np.cos(2 * np.pi * 0.7 * t) + 0.2 * np.sin(2 * np.pi * 2.1 * t)])
+    qd, qdd = np.gradient(q, t, axis=0), np.gradient(np.gradient(q, t, axis=0), t, axis=0)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    ns = 1_700_000_000 * 10**9 + np.arange(N) * 2_000_000
+    bag = write_bag(tmp_path / "run.bag", "ros1", robot.q_names, (ns // 10**9, ns % 10**9, q, qd, tau))
+    csv_path = tmp_path / "run.csv"
+    csv_path.write_text("t,q1,q2,tau1,tau2\n" + "".join(
+        f"{float(ns[i] - ns[0]) / 1e9!r},{float(q[i, 0])!r},{float(q[i, 1])!r},{float(tau[i, 0])!r},"
+        f"{float(tau[i, 1])!r}\n" for i in range(N)))
+    model = tmp_path / "arm.yaml"
+    rd.save(robot, model)
+    runner = CliRunner()
+    from_bag = runner.invoke(app, ["identify", str(model), str(bag), "--cutoff", "20", "--json"])
+    from_csv = runner.invoke(app, ["identify", str(model), str(csv_path), "--cutoff", "20", "--json"])
+    assert from_bag.exit_code == 0 and from_csv.exit_code == 0, from_bag.output + from_csv.output
+    values = [np.array([p["value"] for p in json.loads(r.stdout)["parameters"]]) for r in (from_bag, from_csv)]
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-9, atol=1e-12)
+    wrong = runner.invoke(app, ["identify", str(model), str(bag), "--topic", "/nothing"])
+    assert wrong.exit_code == 2 and len(wrong.output.strip().splitlines()) == 1

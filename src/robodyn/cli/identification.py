@@ -64,6 +64,27 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
     }
 
 
+#: Files (and folders: ROS 2 bags) read by :func:`robodyn.read_joint_log` instead of the CSV reader.
+LOG_SUFFIXES = (".bag", ".db3", ".mcap", ".h5", ".hdf5", ".parquet", ".pq")
+
+
+def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_states") -> dict:
+    """The measurements of ``robodyn identify``: a CSV (:func:`read_measurements`), or a joint log — ROS 1/2 bag
+    of ``sensor_msgs/JointState``, HDF5, Parquet — read by :func:`robodyn.read_joint_log`, joints mapped to
+    ``robot`` by name, time from the header stamps, torques from the efforts."""
+    if not (Path(path).is_dir() or Path(path).suffix.lower() in LOG_SUFFIXES):
+        return read_measurements(path, robot.n, motor)
+    from robodyn.logs import read_joint_log
+
+    if motor:
+        raise InputError(f"{path}: a joint log holds joint-side positions and efforts; --transmission needs a "
+                         "motor-side CSV (t, qm1.., taum1..)")
+    log = read_joint_log(path, topic=topic, robot=robot)
+    if log.tau is None:
+        raise InputError(f"{path}: the log has no efforts (joint torques); identification needs them")
+    return {"t": log.t, "q": log.q, "tau": log.tau, "qd": None, "qdd": None, "motor": False}
+
+
 def _float_or_auto(text: str | None, option: str):
     if text is None or text == "auto":
         return "auto"
@@ -78,7 +99,10 @@ def _float_or_auto(text: str | None, option: str):
 def identify_command(
     robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF (the geometry to identify)."),
     data: Path = typer.Argument(..., help="CSV: t, q1..qn, tau1..taun (or q, qd, qdd, tau columns; or motor-side "
-                                          "t, qm1..qmn, taum1..taumn with --transmission); header required."),
+                                          "t, qm1..qmn, taum1..taumn with --transmission); header required. Or a "
+                                          "joint log: ROS 1/2 bag (.bag, .db3, .mcap, or the bag folder) of "
+                                          "sensor_msgs/JointState, HDF5 or Parquet (see docs/logs.md)."),
+    topic: str = typer.Option("/joint_states", "--topic", help="With a ROS bag: the JointState topic."),
     method: str = typer.Option("ols", "--method", help="ols, wls (per-joint noise weights), irls (robust) or "
                                                        "physical (consistent standard parameters)."),
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Identify Fc, Fv and offsets per joint."),
@@ -106,7 +130,7 @@ def identify_command(
         _check_folder(out, "--out")
         _check_folder(plot, "--plot")
         tr = None if transmission is None else load_transmission(transmission, r.n)
-        m = read_measurements(data, r.n, motor=tr is not None)
+        m = read_data(data, r, motor=tr is not None, topic=topic)
         if m["motor"]:
             m["q"], m["tau"] = joint_from_motor(tr, m["q"]), joint_torques_from_motor(tr, m["tau"])
         if m["qd"] is None:
