@@ -22,3 +22,19 @@ def wide_console(monkeypatch):
     from robodyn.cli._common import console
 
     monkeypatch.setattr(console, "_width", 250)
+
+
+@pytest.fixture
+def time_limit():
+    """The fuzz tests run each case under ``signal.alarm`` (set by the test): a hang raises
+    :class:`tests.support.checks.CaseTimeout` and fails the test instead of blocking the suite."""
+    import signal
+
+    from tests.support.checks import raise_case_timeout
+
+    if not hasattr(signal, "SIGALRM"):
+        pytest.skip("signal.alarm needs a POSIX system")
+    old = signal.signal(signal.SIGALRM, raise_case_timeout)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import robodyn as rd
+from tests.support.checks import CaseTimeout
 
 BUILTIN = {
     name: resources.files("robodyn.robots").joinpath(f"{name}.yaml").read_text(encoding="utf-8")
@@ -123,23 +124,12 @@ def text_mutation(draw):
     return text
 
 
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Timeout
-
-
-@pytest.fixture
-def time_limit():
-    """Each case runs under ``signal.alarm``: a hang fails the test instead of blocking the suite."""
-    if not hasattr(signal, "SIGALRM"):
-        pytest.skip("signal.alarm needs a POSIX system")
-    old = signal.signal(signal.SIGALRM, _alarm)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+@pytest.fixture(scope="module", autouse=True)
+def _kernels_built():
+    """The first numeric call of a session builds robodyn's generic kernels (seconds, once per machine and cache):
+    done before the fuzzing, whose per-case alarm measures loading and one evaluation, not that build."""
+    q = np.zeros(2)
+    rd.inverse_dynamics(rd.load("planar2r"), q, q, q)
 
 
 def check_loads(text):
@@ -151,7 +141,7 @@ def check_loads(text):
             event(type(exc).__name__)
             assert str(exc).startswith("fuzzed.yaml")  # every message names the file
             return
-        except _Timeout:
+        except CaseTimeout:
             pytest.fail(f"loading took more than {PER_CASE_SECONDS} s:\n{text[:500]}")
         # a valid Robot: joints, finite bounded numbers, physical links, and it survives a save/load round trip
         assert robot.n >= 1

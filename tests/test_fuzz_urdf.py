@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import robodyn as rd
+from tests.support.checks import CaseTimeout
 
 pytest.importorskip("yourdfpy")
 
@@ -157,23 +158,6 @@ def text_mutation(draw):
     return text
 
 
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Timeout
-
-
-@pytest.fixture
-def time_limit():
-    """Each case runs under ``signal.alarm``: a hang fails the test instead of blocking the suite."""
-    if not hasattr(signal, "SIGALRM"):
-        pytest.skip("signal.alarm needs a POSIX system")
-    old = signal.signal(signal.SIGALRM, _alarm)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
 
 
 def check_urdf(text, base=None, tip=None):
@@ -185,7 +169,7 @@ def check_urdf(text, base=None, tip=None):
             event(type(exc).__name__)
             assert "\n" not in str(exc).strip()  # one line
             return
-        except _Timeout:
+        except CaseTimeout:
             pytest.fail(f"from_urdf took more than {PER_CASE_SECONDS} s:\n{text[:500]}")
         event("loaded")
         assert robot.n >= 0 and robot.nf >= 1
@@ -205,7 +189,7 @@ def check_urdf(text, base=None, tip=None):
         again = rd.from_urdf(exported, prune=False, strict=False)
         assert again.joint_names == robot.joint_names
         np.testing.assert_allclose(again.params, robot.params, rtol=1e-9, atol=1e-9)
-    except _Timeout:
+    except CaseTimeout:
         pytest.fail(f"from_urdf took more than {PER_CASE_SECONDS} s:\n{text[:500]}")
     finally:
         signal.alarm(0)

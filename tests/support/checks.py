@@ -57,3 +57,11 @@ def assert_accelerations_close(robot, q, qd, tau, got, want, tol=1e-12):
     cond = float(np.max(np.linalg.cond(A)))
     bound = tol * cond * max(1.0, float(np.abs(want).max()))
     assert np.abs(got - want).max() <= bound, f"forward error {np.abs(got - want).max():.3e} > {bound:.3e} (cond {cond:.1e})"
+
+
+class CaseTimeout(Exception):
+    """Raised by the ``time_limit`` fixture's alarm (tests/conftest.py): a case that hangs."""
+
+
+def raise_case_timeout(signum, frame):
+    raise CaseTimeout
