@@ -2,7 +2,6 @@
 rx90's models declared an unused Q1, UR5's Q2, Q6, Q7): every built-in robot, every model, GCC and Clang where
 installed, and the UR arms of example-robot-data."""
 
-import importlib.metadata
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,6 +11,7 @@ from typer.testing import CliRunner
 
 import robodyn as rd
 from robodyn.cli import app
+from tests.support.checks import example_robot_data_path
 
 COMPILERS = [c for c in ("gcc", "clang") if shutil.which(c)]
 FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-c"]
@@ -46,16 +46,10 @@ def test_generated_c_of_every_built_in_robot_compiles_clean(name, tmp_path):
 
 @pytest.mark.parametrize("rel", ["ur_description/urdf/ur5_robot.urdf", "ur_description/urdf/ur3_robot.urdf"])
 def test_generated_c_of_example_robot_data_arms_compiles_clean(rel, tmp_path):
+    path = example_robot_data_path(rel)
     try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed")
-    path = Path(dist.locate_file(f"cmeel.prefix/share/example-robot-data/robots/{rel}"))
-    if not path.is_file():
-        pytest.skip(f"example-robot-data has no {rel}")
-    try:
-        rd.load(str(path))
+        rd.load(path)
     except rd.RobodynError as exc:  # the URDF loader's own limits (e.g. a tree) are tested elsewhere
         pytest.skip(f"{rel} does not load: {exc}")
-    _generate(str(path), tmp_path / "out")
+    _generate(path, tmp_path / "out")
     _compile_all(tmp_path / "out", tmp_path)

@@ -3,7 +3,6 @@ and MuJoCo; the converter's choices; the round trip URDF → Robot → URDF → 
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 from pathlib import Path
 
@@ -12,23 +11,12 @@ import pytest
 
 import robodyn as rd
 from robodyn.model.urdf import kk_parameters, kk_transform
+from tests.support.checks import example_robot_data_path
 from tests.support.mujoco_compare import assert_mujoco_dynamics
 from tests.support.pin_compare import assert_rel
 
 pin = pytest.importorskip("pinocchio")
 yourdfpy = pytest.importorskip("yourdfpy")
-
-
-def _erd(rel: str) -> str:
-    """Path of a URDF shipped by the example-robot-data wheel (data only, under cmeel.prefix/share)."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed")
-    path = Path(dist.locate_file(f"cmeel.prefix/share/example-robot-data/robots/{rel}"))
-    if not path.is_file():
-        pytest.skip(f"example-robot-data has no {rel}")
-    return str(path)
 
 
 #: Every fixed-base arm (or arm-like chain/tree) of example-robot-data with inertial data.
@@ -89,7 +77,7 @@ def _link_of_frame(path, robot):
 
 @pytest.mark.parametrize("rel", ARMS, ids=lambda r: Path(r).stem)
 def test_example_robot_data_agrees_with_pinocchio(rel):
-    path = _erd(rel)
+    path = example_robot_data_path(rel)
     robot = rd.from_urdf(path, link_frames=True)
     model = pin.buildModelFromUrdf(path)
     data = model.createData()
@@ -120,7 +108,7 @@ def test_example_robot_data_agrees_with_pinocchio(rel):
 @pytest.mark.parametrize("rel", ARMS, ids=lambda r: Path(r).stem)
 def test_example_robot_data_agrees_with_mujoco(rel):
     mujoco = pytest.importorskip("mujoco")
-    robot = rd.from_urdf(_erd(rel))
+    robot = rd.from_urdf(example_robot_data_path(rel))
     jf = robot.joint_frames
     # rotor inertia and damping on every joint, to check armature and damping; MuJoCo's frictionloss is a
     # dry-friction constraint (not Fc·sign(q̇) in mj_inverse), so Fc is set to 0 here.
@@ -142,7 +130,7 @@ def test_example_robot_data_agrees_with_mujoco(rel):
 
 @pytest.mark.parametrize("rel", ARMS, ids=lambda r: Path(r).stem)
 def test_round_trip_urdf_robot_urdf_robot_is_exact(rel):
-    first = rd.from_urdf(_erd(rel))
+    first = rd.from_urdf(example_robot_data_path(rel))
     second = rd.from_urdf(rd.to_urdf(first))
     assert second.joint_names == first.joint_names and second.name == first.name
     for key in ("antecedent", "sigma", "params", "Fv", "Fc", "qlim", "gravity"):
@@ -160,7 +148,7 @@ def test_round_trip_urdf_robot_urdf_robot_is_exact(rel):
 
 
 def test_save_and_load_urdf_file(tmp_path):
-    robot = rd.from_urdf(_erd(ARMS[0]))
+    robot = rd.from_urdf(example_robot_data_path(ARMS[0]))
     path = rd.save(robot, tmp_path / "panda.urdf")
     again = rd.load(path)
     np.testing.assert_allclose(again.params, robot.params, rtol=1e-12, atol=1e-12)
@@ -170,7 +158,7 @@ def test_save_and_load_urdf_file(tmp_path):
 def test_panda_urdf_gives_franka_craig_table():
     """The Panda URDF follows Franka's Craig table: the converter finds the built-in Panda's table
     (γ = b = 0, θ = 0, the published α, d, r and the flange) from the URDF's geometry alone."""
-    robot = rd.from_urdf(_erd(ARMS[0]), tip="panda_link8")
+    robot = rd.from_urdf(example_robot_data_path(ARMS[0]), tip="panda_link8")
     builtin = rd.load("panda")
     assert robot.q_names == tuple(f"panda_joint{k}" for k in range(1, 8))
     assert robot.joint_names[-1] == "panda_joint8" and robot.sigma.tolist() == builtin.sigma.tolist()
@@ -260,7 +248,7 @@ def test_floating_and_planar_joints_are_refused(kind):
 
 
 def test_mimic_joints_load_as_independent_joints():
-    robot = rd.from_urdf(_erd(ARMS[0]))
+    robot = rd.from_urdf(example_robot_data_path(ARMS[0]))
     assert "panda_finger_joint2" in robot.q_names
     assert "Mimic joints loaded as independent joints" in robot.source and "panda_finger_joint2" in robot.source
 
@@ -317,7 +305,7 @@ def test_builtin_robot_through_urdf_keeps_its_dynamics():
 
 
 def test_mimic_coupling_agrees_with_pinocchio_mimic_joints():
-    path = _erd(ARMS[0])
+    path = example_robot_data_path(ARMS[0])
     robot = rd.from_urdf(path)
     c = rd.mimic_coupling(path, robot)
     assert c.independent == robot.q_names[:-1] and c.G.shape == (9, 8)
@@ -338,7 +326,7 @@ def test_nearly_parallel_axes_get_an_offset_frame_not_kilometre_lengths():
     """so100's base and shoulder axes are 2.7e-6 rad from parallel (a CAD export): one Khalil–Kleinfinger
     placement would need r ≈ 7 km; an extra fixed frame carries the offset instead (still exact: see the
     Pinocchio test above)."""
-    robot = rd.from_urdf(_erd("so_arm_description/urdf/so100.urdf"))
+    robot = rd.from_urdf(example_robot_data_path("so_arm_description/urdf/so100.urdf"))
     assert "shoulder_pan_offset" in robot.joint_names and robot.sigma[robot.frame_index("shoulder_pan_offset") - 1] == 2
     assert np.abs(np.c_[robot.b, robot.d, robot.r]).max() < 0.2
     assert "nearly parallel" in robot.source
@@ -509,7 +497,7 @@ def test_to_urdf_refuses_duplicate_names_and_renames_a_clashing_base_link(tmp_pa
 # ---- URDF robots that just work (issue 21 §3) -------------------------------------------------------------
 
 def test_ur5_fixed_massless_branches_are_dropped_so_it_loads_as_a_serial_6r_chain():
-    path = _erd("ur_description/urdf/ur5_robot.urdf")
+    path = example_robot_data_path("ur_description/urdf/ur5_robot.urdf")
     ur5 = rd.from_urdf(path)
     assert ur5.is_serial and ur5.n == 6 and ur5.nf == 7 and ur5.sigma.tolist() == [2] + [0] * 6
     assert ur5.joint_names[-1] == "wrist_3_joint"
@@ -560,7 +548,7 @@ def test_end_frame_is_the_tip_of_the_longest_movable_chain():
     for name in ("rx90", "panda", "planar2r"):
         robot = rd.load(name)
         assert end_frame(robot) == robot.nf  # serial: the last frame, fixed flange included
-    whole = rd.from_urdf(_erd("ur_description/urdf/ur5_robot.urdf"), prune=False)
+    whole = rd.from_urdf(example_robot_data_path("ur_description/urdf/ur5_robot.urdf"), prune=False)
     # frame 10 (base_link-base_fixed_joint) is last but hangs beside joint 1; the tip is tool0 after wrist 3
     assert whole.joint_names[end_frame(whole) - 1] == "wrist_3_link-tool0_fixed_joint"
     # SKEW: a -> b -> c -> f (fixed) and a -> d: the last frame d ends a 2-joint branch, f the 3-joint chain

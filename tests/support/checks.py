@@ -65,3 +65,21 @@ class CaseTimeout(Exception):
 
 def raise_case_timeout(signum, frame):
     raise CaseTimeout
+
+
+def example_robot_data_path(rel: str) -> str:
+    """Path of a URDF shipped by the example-robot-data wheel (data only, under cmeel.prefix/share); the test is
+    skipped where the package or the file is missing."""
+    import importlib.metadata
+    from pathlib import Path
+
+    import pytest
+
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("example-robot-data is not installed")
+    path = Path(dist.locate_file(f"cmeel.prefix/share/example-robot-data/robots/{rel}"))
+    if not path.is_file():
+        pytest.skip(f"example-robot-data has no {rel}")
+    return str(path)
