@@ -26,6 +26,14 @@ PAGES = ["README.md"] + sorted(f"docs/{name}" for name in os.listdir(os.path.joi
                                if name.endswith(".md"))
 
 
+def fenced_blocks():
+    """(page, language, text) of every fenced block of README.md and docs/*.md, in page order."""
+    for page in PAGES:
+        text = open(os.path.join(ROOT, page), encoding="utf-8").read()
+        for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S):
+            yield page, lang, block
+
+
 def python_blocks(page):
     text = open(os.path.join(ROOT, page), encoding="utf-8").read()
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)

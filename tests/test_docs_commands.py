@@ -10,7 +10,6 @@ Python blocks are run by tests/test_docs.py.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
@@ -22,23 +21,20 @@ from typer.testing import CliRunner
 import robodyn as rd
 from robodyn.cli import app
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAGES = ["README.md"] + sorted(f"docs/{name}" for name in os.listdir(os.path.join(ROOT, "docs")) if name.endswith(".md"))
+from tests.test_docs import fenced_blocks
 _PLACEHOLDER = re.compile(r"\[|\b[A-Z][A-Z_]{2,}\b|\.\.\.")
 
 
 def documented_commands():
     found = []
-    for page in PAGES:
-        text = open(os.path.join(ROOT, page), encoding="utf-8").read()
-        for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S):
-            if lang not in ("", "bash", "sh", "console"):
-                continue
-            for line in block.splitlines():
-                line = line.strip().removeprefix("$ ").split("  #")[0].split(" # ")[0]
-                for command in (part.strip().removeprefix(".venv/bin/") for part in line.split("&&")):
-                    if command.startswith("robodyn ") and not _PLACEHOLDER.search(command):
-                        found.append(pytest.param(command, id=f"{page}: {command[:60]}"))
+    for page, lang, block in fenced_blocks():
+        if lang not in ("", "bash", "sh", "console"):
+            continue
+        for line in block.splitlines():
+            line = line.strip().removeprefix("$ ").split("  #")[0].split(" # ")[0]
+            for command in (part.strip().removeprefix(".venv/bin/") for part in line.split("&&")):
+                if command.startswith("robodyn ") and not _PLACEHOLDER.search(command):
+                    found.append(pytest.param(command, id=f"{page}: {command[:60]}"))
     return found
 
 

@@ -4,32 +4,28 @@ blocks) names the function's real parameters, in order, with the defaults shown 
 from __future__ import annotations
 
 import inspect
-import os
 import re
 
 import pytest
 
 import robodyn as rd
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAGES = ["README.md"] + sorted(f"docs/{n}" for n in os.listdir(os.path.join(ROOT, "docs")) if n.endswith(".md"))
+from tests.test_docs import fenced_blocks
 _LINE = re.compile(r"\s*((?:rd\.)?[A-Za-z_][\w.]*)\((.*?)\)\s*(?:->|#|$)")
 
 
 def documented_signatures():
     found = []
-    for page in PAGES:
-        text = open(os.path.join(ROOT, page), encoding="utf-8").read()
-        for lang, block in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S):
-            if lang != "text":
-                continue
-            lines = block.splitlines()
-            for i, line in enumerate(lines):
-                if line.rstrip().endswith(","):  # a signature continued on the next line
-                    line = line.rstrip() + " " + lines[i + 1].strip() if i + 1 < len(lines) else line
-                m = _LINE.match(line)
-                if m and _resolve(m.group(1)) is not None:
-                    found.append(pytest.param(m.group(1), m.group(2), id=f"{page}: {m.group(1)}"))
+    for page, lang, block in fenced_blocks():
+        if lang != "text":
+            continue
+        lines = block.splitlines()
+        for i, line in enumerate(lines):
+            if line.rstrip().endswith(","):  # a signature continued on the next line
+                line = line.rstrip() + " " + lines[i + 1].strip() if i + 1 < len(lines) else line
+            m = _LINE.match(line)
+            if m and _resolve(m.group(1)) is not None:
+                found.append(pytest.param(m.group(1), m.group(2), id=f"{page}: {m.group(1)}"))
     return found
 
 
