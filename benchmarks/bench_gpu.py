@@ -1,16 +1,19 @@
 """Benchmark on a GPU: robodyn's customized models as CUDA kernels (rd.compile(..., backend="cuda")) and the JAX
 backend (robodyn.jax under jax.jit), checked against NumPy, then states per second for 10^4 … 10^8 states, float64
-and float32, on puma560, panda and wam7.
+and float32, on puma560, panda and wam7, next to MuJoCo MJX's inverse dynamics (``mjx.inverse`` under jax.vmap and
+jax.jit) on the same card where mujoco-mjx is installed.
 
 Run on a machine with an NVIDIA GPU, CuPy (robodyn[cuda]) and JAX with CUDA (robodyn[jax] + jax[cuda12]):
 
     PYTHONPATH=src python benchmarks/bench_gpu.py [--robots puma560,panda,wam7] [--max-exp 8] [--budget 240]
+                                                  [--backends cuda,jax,mjx]
 
 It prints one line per (backend, robot, dtype, states): the best of 5 timed calls with the states resident on the
 GPU (structure-of-arrays layout for CUDA), states/s, and for CUDA the fraction of the memory-bandwidth limit
 (bytes read and written per state / the card's peak bandwidth). Correctness is checked first on 10^4 random states:
 max relative difference to rd.inverse_dynamics (NumPy, float64). Sizes are skipped when the time budget (seconds)
-would be exceeded, so the whole script ends in about --budget seconds plus compile times.
+would be exceeded (each back end gets an equal share), so the whole script ends in about --budget seconds plus
+compile times.
 """
 
 from __future__ import annotations
@@ -59,13 +62,21 @@ def cuda_rows(robot, dtype, sizes, budget, start):
         if time.perf_counter() - start > budget:
             print(f"cuda  {robot.name:8s} {dtype:7s} {count:>10d} skipped (time budget)")
             continue
-        arrays = [cp.asarray(rng.uniform(-1, 1, (robot.n, count)), dtype=dtype) for _ in range(3)]
+        arrays = [cp.random.uniform(-1, 1, (robot.n, count)).astype(dtype) for _ in range(3)]
         t = best_of(lambda: f.soa(*arrays, g, p), cp.cuda.Device().synchronize)
         rate = count / t
         frac = rate * per_state / peak_bandwidth(cp)
         print(f"cuda  {robot.name:8s} {dtype:7s} {count:>10d} {t * 1e3:10.3f} ms {rate:10.3e} states/s "
               f"{100 * frac:5.1f} % of bandwidth")
         del arrays
+    cp.get_default_memory_pool().free_all_blocks()  # CuPy's pool would keep the memory from JAX
+
+def device_states(count, n, dtype):
+    """Three (count, n) arrays of uniform random joint values in [-1, 1), drawn on the default JAX device."""
+    import jax
+
+    keys = jax.random.split(jax.random.PRNGKey(count), 3)
+    return [jax.random.uniform(k, (count, n), dtype=dtype, minval=-1.0, maxval=1.0) for k in keys]
 
 
 def jax_rows(robot, dtype, sizes, budget, start):
@@ -88,9 +99,68 @@ def jax_rows(robot, dtype, sizes, budget, start):
         if time.perf_counter() - start > budget:
             print(f"jax   {robot.name:8s} {dtype:7s} {count:>10d} skipped (time budget)")
             continue
-        arrays = [jnp.asarray(rng.uniform(-1, 1, (count, robot.n)), dtype=dtype) for _ in range(3)]
-        t = best_of(lambda: f(*arrays).block_until_ready(), lambda: None)
+        arrays = device_states(count, robot.n, dtype)
+        try:
+            t = best_of(lambda: f(*arrays).block_until_ready(), lambda: None)
+        except Exception as exc:  # XLA reports running out of device memory as its own runtime error
+            print(f"jax   {robot.name:8s} {dtype:7s} {count:>10d} failed: {str(exc).splitlines()[0][:100]}")
+            break
         print(f"jax   {robot.name:8s} {dtype:7s} {count:>10d} {t * 1e3:10.3f} ms {count / t:10.3e} states/s")
+        del arrays
+
+
+def frictionless(robot):
+    """The robot without Coulomb and viscous friction: MuJoCo's frictionloss is a constraint solved in the
+    forward dynamics, not a term of mj_inverse, so the comparison keeps the rigid-body terms and the rotor inertia
+    (MuJoCo's armature); without joint limits, whose constraint forces mj_inverse would subtract for random states
+    outside them."""
+    zeros = np.zeros(robot.n)
+    return robot.with_joint_parameters(Fc=zeros, Fv=zeros, Foff=zeros, qlim=np.tile([-np.inf, np.inf], (robot.n, 1)))
+
+
+def mjx_rows(robot, dtype, sizes, budget, start):
+    import jax
+    import jax.numpy as jnp
+    import mujoco
+    from mujoco import mjx
+
+    from robodyn.errors import ModelError
+    from robodyn.interop import to_mujoco_xml
+
+    jax.config.update("jax_enable_x64", dtype == "float64")
+    robot = frictionless(robot)
+    try:
+        m = mujoco.MjModel.from_xml_string(to_mujoco_xml(robot))
+    except ModelError as exc:
+        print(f"mjx   {robot.name:8s} {dtype:7s} skipped: {exc}")
+        return
+    mx = mjx.put_model(m)
+    d0 = mjx.make_data(mx)
+
+    def inverse(q, qd, qdd):
+        return mjx.inverse(mx, d0.replace(qpos=q, qvel=qd, qacc=qdd)).qfrc_inverse
+
+    t0 = time.perf_counter()
+    f = jax.jit(jax.vmap(inverse))
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 10_000, robot.n))
+    got = np.asarray(f(*(jnp.asarray(x, dtype=dtype) for x in (q, qd, qdd))))
+    compile_s = time.perf_counter() - t0
+    ref = rd.inverse_dynamics(robot, q, qd, qdd)
+    err = np.max(np.abs(got - ref)) / np.max(np.abs(ref))
+    print(f"mjx   {robot.name:8s} {dtype:7s} check: max rel diff {err:.1e}  (MuJoCo {mujoco.__version__}, "
+          f"first call with compile {compile_s:.1f} s)")
+    for count in sizes:
+        if time.perf_counter() - start > budget:
+            print(f"mjx   {robot.name:8s} {dtype:7s} {count:>10d} skipped (time budget)")
+            continue
+        arrays = device_states(count, robot.n, dtype)
+        try:
+            t = best_of(lambda: f(*arrays).block_until_ready(), lambda: None)
+        except Exception as exc:  # XLA reports running out of device memory as its own runtime error
+            print(f"mjx   {robot.name:8s} {dtype:7s} {count:>10d} failed: {str(exc).splitlines()[0][:100]}")
+            break
+        print(f"mjx   {robot.name:8s} {dtype:7s} {count:>10d} {t * 1e3:10.3f} ms {count / t:10.3e} states/s")
         del arrays
 
 
@@ -98,11 +168,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robots", default="puma560,panda,wam7")
     ap.add_argument("--max-exp", type=int, default=8)
+    ap.add_argument("--max-exp-xla", type=int, default=7,
+                    help="largest batch exponent for JAX and MJX, whose intermediates take far more memory per state")
     ap.add_argument("--budget", type=float, default=240.0)
-    ap.add_argument("--backends", default="cuda,jax")
+    ap.add_argument("--backends", default="cuda,jax,mjx")
     args = ap.parse_args()
     sizes = [10 ** e for e in range(4, args.max_exp + 1)]
-    start = time.perf_counter()
     try:
         import cupy as cp
 
@@ -110,14 +181,20 @@ def main() -> None:
               f"peak bandwidth {peak_bandwidth(cp) / 1e12:.2f} TB/s")
     except Exception as exc:  # the CUDA rows need CuPy; JAX may still run
         print(f"CuPy unavailable ({exc}); CUDA rows skipped")
-        args.backends = args.backends.replace("cuda", "")
-    for name in args.robots.split(","):
-        robot = rd.load(name)
-        for dtype in ("float64", "float32"):
-            if "cuda" in args.backends:
-                cuda_rows(robot, dtype, sizes, args.budget, start)
-            if "jax" in args.backends:
-                jax_rows(robot, dtype, sizes, args.budget, start)
+        args.backends = ",".join(b for b in args.backends.split(",") if b != "cuda")
+    rows = {"cuda": cuda_rows, "jax": jax_rows, "mjx": mjx_rows}
+    backends = [b for b in args.backends.split(",") if b]
+    for backend in backends:  # each back end gets an equal share of the time budget
+        start = time.perf_counter()
+        share = args.budget / len(backends)
+        for name in args.robots.split(","):
+            robot = rd.load(name)
+            for dtype in ("float64", "float32"):
+                if time.perf_counter() - start > share:
+                    print(f"{backend:5s} {name:8s} {dtype:7s} skipped (time budget)")
+                    continue
+                rows[backend](robot, dtype, sizes if backend == "cuda" else sizes[: args.max_exp_xla - 3],
+                              share, start)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,7 @@ def test_sharded_batch_over_several_devices():
     code = textwrap.dedent("""
         import os
         os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+        os.environ["JAX_PLATFORMS"] = "cpu"  # two host devices also on a machine whose default is one GPU
         import jax, numpy as np
         jax.config.update("jax_enable_x64", True)
         from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
