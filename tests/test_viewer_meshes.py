@@ -154,6 +154,20 @@ def test_a_mesh_that_cannot_be_read_warns_and_keeps_capsules(tmp_path, mesh, dra
         assert messages[0].startswith("link 'l1': mesh ") and "drawn as capsules" in messages[0]
 
 
+@pytest.mark.parametrize("box", ["0.1 nan 0.3", "0.1 0.2", "0.1 -0.2 0.3"])
+def test_a_malformed_primitive_warns_and_keeps_capsules(tmp_path, box):
+    robot_dir = tmp_path / "robot"
+    _stl(robot_dir / "meshes" / "l1.stl")
+    path = _urdf(robot_dir, "meshes/l1.stl")
+    path.write_text(path.read_text().replace('size="0.1 0.2 0.3"', f'size="{box}"').replace(
+        'rgba="1 0 0 1"', 'rgba="1 nan 0 1"'))
+    robot = rd.from_urdf(path)
+    assert urdf_visuals(path, robot)[1].rgba is None  # a colour that is not four numbers is dropped
+    with pytest.warns(UserWarning, match="link 'l2': box of size"):
+        with view(robot, urdf=path) as v:
+            assert v.meshes == (1,)
+
+
 def test_cli_view_takes_package_folders(tmp_path):
     from typer.testing import CliRunner
 

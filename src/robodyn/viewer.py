@@ -174,6 +174,11 @@ def _load_geometry(visual, folder, package_dirs, budget: list):
     """A trimesh.Trimesh of one :class:`robodyn.model.urdf.LinkVisual`, in its own frame (scaled)."""
     import trimesh
 
+    wanted = {"box": 3, "cylinder": 2, "sphere": 1, "mesh": 0}[visual.geometry]
+    if len(visual.size) != wanted or not all(np.isfinite(x) and x > 0 for x in visual.size) \
+            or not np.all(np.isfinite(visual.scale)):
+        raise InputError(f"{visual.geometry} of size {visual.size} and scale {tuple(visual.scale)}: give {wanted} "
+                         "positive lengths (m) and finite scale factors")
     if visual.geometry == "box":
         return trimesh.creation.box(extents=visual.size)
     if visual.geometry == "cylinder":
@@ -188,8 +193,8 @@ def _load_geometry(visual, folder, package_dirs, budget: list):
                          f"{', '.join(MESH_SUFFIXES)}")
     data = read_file_bytes(path, label, kind="mesh file", limit=min(MAX_MESH_BYTES, budget[0]), error=InputError)
     budget[0] -= len(data)
-    head = data[:4096].lower()
-    if suffix == ".dae" and (b"<!doctype" in data.lower() or b"<!entity" in head):
+    lowered = data.lower() if suffix == ".dae" else b""
+    if b"<!doctype" in lowered or b"<!entity" in lowered:
         # as for the URDF itself: no DTD, which could expand entities or read local files into the mesh
         raise InputError(f"{label}: a mesh file may not contain <!DOCTYPE> or <!ENTITY> declarations")
     try:

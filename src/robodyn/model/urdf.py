@@ -593,7 +593,7 @@ class LinkVisual:
     scale : ndarray (3,), read-only — the mesh's scale factors (ones by default).
     size : tuple of float — box: its three edge lengths; cylinder: (radius, length); sphere: (radius,) (m);
         mesh: ().
-    rgba : tuple of 4 float or None — the URDF material colour (0..1), when it has one.
+    rgba : tuple of 4 float or None — the URDF material colour (0..1), when it has four finite numbers.
     """
 
     link: str
@@ -629,7 +629,7 @@ def urdf_visuals(source: str | os.PathLike, robot: Robot) -> tuple[LinkVisual, .
         In the URDF's order of links; empty when no link of the robot has a visual.
     """
     robot = check_robot(robot)
-    urdf, _ = _parse(source)
+    urdf, origin = _parse(source)
     by_name = {j.name: j for j in urdf.joints}
     by_child = {j.child: j for j in urdf.joints}
     names = list(robot.joint_names)
@@ -668,13 +668,14 @@ def urdf_visuals(source: str | os.PathLike, robot: Robot) -> tuple[LinkVisual, .
         if frame is None:
             continue
         for visual in link.visuals:
-            item = _visual(visual, link.name, frame, _inv(T[frame]) @ world[link.name] @ _origin(visual), colours)
+            item = _visual(visual, link.name, frame, _inv(T[frame]) @ world[link.name] @ _origin(visual), colours,
+                           origin)
             if item is not None:
                 out.append(item)
     return tuple(out)
 
 
-def _visual(visual, link: str, frame: int, pose: np.ndarray, colours: dict) -> LinkVisual | None:
+def _visual(visual, link: str, frame: int, pose: np.ndarray, colours: dict, origin: str) -> LinkVisual | None:
     g = visual.geometry
     if g is None:
         return None
@@ -684,20 +685,28 @@ def _visual(visual, link: str, frame: int, pose: np.ndarray, colours: dict) -> L
             rgba = visual.material.color.rgba
         elif visual.material.name in colours:
             rgba = colours[visual.material.name]
-    rgba = None if rgba is None else tuple(float(c) for c in np.asarray(rgba, dtype=float).reshape(-1)[:4])
-    scale, size, filename = np.ones(3), (), None
-    if g.mesh is not None:
-        kind, filename = "mesh", str(g.mesh.filename)
-        if g.mesh.scale is not None:
-            scale = np.broadcast_to(np.asarray(g.mesh.scale, dtype=float).reshape(-1), (3,)).copy()
-    elif g.box is not None:
-        kind, size = "box", tuple(float(x) for x in np.asarray(g.box.size, dtype=float).reshape(3))
-    elif g.cylinder is not None:
-        kind, size = "cylinder", (float(g.cylinder.radius), float(g.cylinder.length))
-    elif g.sphere is not None:
-        kind, size = "sphere", (float(g.sphere.radius),)
-    else:
-        return None
+    try:
+        if rgba is not None:
+            rgba = np.asarray(rgba, dtype=float).reshape(-1)
+            # a colour is decoration: one that is not four finite numbers is dropped, not an error
+            rgba = tuple(float(c) for c in np.clip(rgba, 0.0, 1.0)) if rgba.shape == (4,) and np.all(
+                np.isfinite(rgba)) else None
+        scale, size, filename = np.ones(3), (), None
+        if g.mesh is not None:
+            kind, filename = "mesh", str(g.mesh.filename)
+            if g.mesh.scale is not None:
+                scale = np.broadcast_to(np.asarray(g.mesh.scale, dtype=float).reshape(-1), (3,)).copy()
+        elif g.box is not None:
+            kind, size = "box", tuple(float(x) for x in np.asarray(g.box.size, dtype=float).reshape(-1))
+        elif g.cylinder is not None:
+            kind, size = "cylinder", (float(g.cylinder.radius), float(g.cylinder.length))
+        elif g.sphere is not None:
+            kind, size = "sphere", (float(g.sphere.radius),)
+        else:
+            return None
+    except (TypeError, ValueError):
+        raise ModelFileError(f"{origin}, link {_q(link)}: a <visual> geometry or colour is not made of numbers (mesh scale: "
+                             "1 or 3 numbers)") from None
     pose = np.array(pose, dtype=float)
     pose.setflags(write=False)
     scale.setflags(write=False)
