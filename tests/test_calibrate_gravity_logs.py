@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 import robodyn as rd
@@ -182,3 +183,37 @@ def test_log_errors_are_one_line(robot, recorded, tmp_path):
     assert "topics in the bag" in _calibrate(*cases[0]).output
     assert "no efforts" in _calibrate(*cases[3]).output
     assert "data row 2" in _calibrate(*cases[4]).output
+
+
+@given(holds=st.lists(st.tuples(st.integers(3, 40), st.integers(2, 30)), min_size=1, max_size=6),
+       seed=st.integers(0, 2**32 - 1))
+@settings(max_examples=60, deadline=None)
+def test_standstill_poses_find_the_holds_that_were_made(holds, seed):
+    """Holds of random lengths (samples) joined by motions: exactly the holds lasting at least ``duration`` are
+    found, with the means of their rows; uneven sample times included."""
+    rng = np.random.default_rng(seed)
+    n, pieces_q, pieces_qd, made = 3, [], [], []
+    start = 0
+    for hold, move in holds:
+        pieces_q.append(np.tile(rng.normal(size=n), (hold, 1)))
+        pieces_qd.append(np.zeros((hold, n)))
+        made.append((start, start + hold))
+        start += hold
+        pieces_q.append(rng.normal(size=(move, n)))
+        pieces_qd.append(rng.choice([-1.0, 1.0], size=(move, n)) * rng.uniform(0.5, 2.0, size=(move, n)))
+        start += move
+    q, qd = np.concatenate(pieces_q), np.concatenate(pieces_qd)
+    t = np.cumsum(rng.uniform(0.5, 1.5, size=q.shape[0])) * 0.01
+    tau = rng.normal(size=q.shape)
+    duration = 0.1
+    expected = [(a, b) for a, b in made if t[b - 1] - t[a] >= duration]
+    if not expected:
+        with pytest.raises(InputError, match="no standstill segment"):
+            standstill_poses(t, q, tau, qd, duration=duration)
+        return
+    found = standstill_poses(t, q, tau, qd, duration=duration)
+    np.testing.assert_array_equal(found.samples, expected)
+    for k, (a, b) in enumerate(expected):
+        np.testing.assert_allclose(found.q[k], q[a:b].mean(axis=0), rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(found.tau[k], tau[a:b].mean(axis=0), rtol=1e-13, atol=1e-14)
+        np.testing.assert_array_equal(found.times[k], [t[a], t[b - 1]])

@@ -129,6 +129,10 @@ def test_mesh_names_never_lead_out_of_the_folders(tmp_path):
             resolve_mesh(name, robot_dir, [tmp_path / "share"])
     with pytest.raises(InputError, match="leads out"):
         resolve_mesh("meshes/l1.stl", None)  # a URDF given as text has no folder
+    for args, name in (((None, robot_dir), "filename"), (("l1.stl", 3), "folder"), (("l1.stl", robot_dir, 5), "package_dirs"),
+                       (("l1.stl", robot_dir, [None]), "package_dirs")):
+        with pytest.raises(InputError, match=name):
+            resolve_mesh(*args)
 
 
 @pytest.mark.parametrize("mesh, drawn", [("meshes/l1.stl", (1, 2)), ("../secret.stl", (2,)),

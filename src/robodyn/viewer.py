@@ -135,9 +135,13 @@ def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=(
         A name that leads out of the folders (``..``, a symbolic link, an absolute path elsewhere), a package
         in none of ``package_dirs``, another URL scheme, or no such file; one line naming the mesh.
     """
-    text = str(filename)
+    if not isinstance(filename, str):
+        raise InputError(f"argument 'filename' is {type(filename).__name__}; give the mesh name of the URDF (str)")
+    if folder is not None and not isinstance(folder, (str, os.PathLike)):
+        raise InputError(f"argument 'folder' is {type(folder).__name__}; give the URDF's folder (str or path) or None")
+    dirs = _package_dirs(package_dirs)
+    text = filename
     shown = repr(printable(text)[:200])
-    dirs = [Path(d) for d in package_dirs]
     if "\0" in text or not text:
         raise InputError(f"mesh {shown}: not a file name")
     if text.startswith("package://"):
@@ -168,6 +172,19 @@ def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=(
     allowed = ", ".join(repr(printable(str(r))) for r in roots) or "no folder (a URDF given as text)"
     raise InputError(f"mesh {shown} leads out of the URDF's folder and the package folders ({allowed}); it is "
                      "not read")
+
+
+def _package_dirs(package_dirs) -> list[Path]:
+    if isinstance(package_dirs, (str, os.PathLike)):
+        package_dirs = [package_dirs]
+    try:
+        dirs = list(package_dirs)
+    except TypeError:
+        raise InputError(f"argument 'package_dirs' is {type(package_dirs).__name__}; give a list of folders") from None
+    bad = [d for d in dirs if not isinstance(d, (str, os.PathLike))]
+    if bad:
+        raise InputError(f"argument 'package_dirs' holds a {type(bad[0]).__name__}; give folders (str or path)")
+    return [Path(d) for d in dirs]
 
 
 def _load_geometry(visual, folder, package_dirs, budget: list):
@@ -285,9 +302,7 @@ class Viewer:
 
         from robodyn.model.urdf import urdf_visuals
 
-        if isinstance(package_dirs, (str, os.PathLike)):
-            package_dirs = [package_dirs]
-        dirs = [Path(d) for d in package_dirs]
+        dirs = _package_dirs(package_dirs)
         for d in dirs:
             if not d.is_dir():
                 raise InputError(f"package folder {printable(str(d))!r} is not a folder")
