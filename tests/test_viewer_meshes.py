@@ -26,7 +26,7 @@ ARMS = [UR5, "panda_description/urdf/panda.urdf"]
 
 
 def _share(urdf: str) -> Path:
-    """The folder holding the package ``example-robot-data`` (its URDFs name meshes package://example-robot-data/...)."""
+    """The folder holding the package ``example-robot-data`` (its URDFs name package://example-robot-data/...)."""
     return Path(urdf).parents[3]
 
 
@@ -112,7 +112,8 @@ def test_mesh_names_never_lead_out_of_the_folders(tmp_path):
     assert resolve_mesh("meshes/../meshes/l1.stl", robot_dir) == Path(os.path.realpath(inside))
     assert resolve_mesh(f"file://{inside}", robot_dir) == Path(os.path.realpath(inside))
     for dirs in ([tmp_path / "share"], [pkg]):  # a folder holding the package, or the package folder itself
-        assert resolve_mesh("package://my_pkg/meshes/l1.stl", robot_dir, dirs).parent.parent == Path(os.path.realpath(pkg))
+        found = resolve_mesh("package://my_pkg/meshes/l1.stl", robot_dir, dirs)
+        assert found.parent.parent == Path(os.path.realpath(pkg))
     (robot_dir / "meshes" / "link.stl").symlink_to(secret)
     refused = {
         "../secret.stl": "leads out",
@@ -129,8 +130,8 @@ def test_mesh_names_never_lead_out_of_the_folders(tmp_path):
             resolve_mesh(name, robot_dir, [tmp_path / "share"])
     with pytest.raises(InputError, match="leads out"):
         resolve_mesh("meshes/l1.stl", None)  # a URDF given as text has no folder
-    for args, name in (((None, robot_dir), "filename"), (("l1.stl", 3), "folder"), (("l1.stl", robot_dir, 5), "package_dirs"),
-                       (("l1.stl", robot_dir, [None]), "package_dirs")):
+    for args, name in (((None, robot_dir), "filename"), (("l1.stl", 3), "folder"),
+                       (("l1.stl", robot_dir, 5), "package_dirs"), (("l1.stl", robot_dir, [None]), "package_dirs")):
         with pytest.raises(InputError, match=name):
             resolve_mesh(*args)
 

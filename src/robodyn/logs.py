@@ -486,7 +486,8 @@ def standstill_poses(t, q, tau, qd=None, velocity: float = STANDSTILL_VELOCITY,
     for name, value, above in (("velocity", velocity, True), ("duration", duration, False)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
                 or not np.isfinite(value) or value < 0 or (above and value == 0):
-            raise InputError(f"argument '{name}' = {value!r}; give a finite number {'above' if above else 'of at least'} 0")
+            wanted = "above 0" if above else "of at least 0"
+            raise InputError(f"argument '{name}' = {value!r}; give a finite number {wanted}")
     speed = np.max(np.abs(qd), axis=1)
     still = np.concatenate([[False], speed < velocity, [False]])
     edges = np.flatnonzero(np.diff(still.astype(np.int8)))
@@ -501,6 +502,8 @@ def standstill_poses(t, q, tau, qd=None, velocity: float = STANDSTILL_VELOCITY,
     # with differences of running sums over a long log); a zero row closes a segment that ends at the last sample
     bounds = long.reshape(-1)
     size = (long[:, 1] - long[:, 0])[:, None]
-    mean = lambda a: np.add.reduceat(np.vstack([a, np.zeros((1, a.shape[1]))]), bounds, axis=0)[::2] / size  # noqa: E731
+    def mean(a):
+        return np.add.reduceat(np.vstack([a, np.zeros((1, a.shape[1]))]), bounds, axis=0)[::2] / size
+
     return StandstillPoses(q=mean(q), tau=mean(tau), samples=long.astype(np.intp),
                            times=np.column_stack([t[long[:, 0]], t[long[:, 1] - 1]]))

@@ -162,13 +162,16 @@ def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=(
             candidates = [(root, rel) for root in roots]
         else:
             candidates = [] if folder is None else [(Path(folder), Path(folder) / rel)]
+    missing = []
     for root, path in candidates:
         real, top = os.path.realpath(path), os.path.realpath(root)
         if os.path.commonpath([real, top]) != top:
             continue  # ``..`` or a symbolic link leading out of this folder
         if os.path.isfile(real):
             return Path(real)
-        raise InputError(f"mesh {shown}: no such file in {printable(str(root))!r}")
+        missing.append(repr(printable(str(root))))  # a package may be split over several folders: try the next
+    if missing:
+        raise InputError(f"mesh {shown}: no such file in {', '.join(missing)}")
     allowed = ", ".join(repr(printable(str(r))) for r in roots) or "no folder (a URDF given as text)"
     raise InputError(f"mesh {shown} leads out of the URDF's folder and the package folders ({allowed}); it is "
                      "not read")
