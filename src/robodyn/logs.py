@@ -401,3 +401,109 @@ def _read_hdf5(path: Path, robot) -> JointLog:
     elif names is None:
         names = tuple(f"q{k}" for k in range(1, n + 1))
     return _checked(data["t"], {k: data[k] for k in ("q", "qd", "qdd", "tau")}, names, label, str(path))
+
+
+# ---- static poses from a recording ----
+
+#: Default of :func:`standstill_poses`: a sample is at standstill when every joint's |q̇| is below this (rad/s | m/s).
+STANDSTILL_VELOCITY = 0.01
+#: Default of :func:`standstill_poses`: shortest standstill segment that gives a pose (s).
+STANDSTILL_DURATION = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class StandstillPoses:
+    """Static poses found in a recording by :func:`standstill_poses`, one row per standstill segment.
+
+    Attributes
+    ----------
+    q : ndarray (P, n) — mean joint positions over each segment (rad | m).
+    tau : ndarray (P, n) — mean joint efforts over each segment (N m | N).
+    samples : ndarray (P, 2) int — first and one-past-last sample index of each segment.
+    times : ndarray (P, 2) — time of the first and of the last sample of each segment (s).
+    """
+
+    q: np.ndarray
+    tau: np.ndarray
+    samples: np.ndarray
+    times: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """P, the number of poses."""
+        return int(self.q.shape[0])
+
+
+def standstill_poses(t, q, tau, qd=None, velocity: float = STANDSTILL_VELOCITY,
+                     duration: float = STANDSTILL_DURATION) -> StandstillPoses:
+    """Static poses of a recording: q and τ averaged over every segment where the robot stands still.
+
+    A sample is at standstill when every joint's |q̇| is below ``velocity``; a run of consecutive standstill
+    samples lasting at least ``duration`` (from its first to its last sample) gives one pose, the mean of q and
+    of τ over the run (averaging lowers the measurement noise of the static torques that gravity calibration
+    (Dellin) fits).
+
+    Parameters
+    ----------
+    t : array_like (N,)
+        Sample times (s), strictly increasing (:attr:`JointLog.t`).
+    q, tau : array_like (N, n)
+        Joint positions (rad | m) and efforts (N m | N).
+    qd : array_like (N, n), optional
+        Joint velocities (rad/s | m/s), e.g. a JointState's; by default the central differences of q over t
+        (noisy positions at a high rate then need a larger ``velocity``).
+    velocity : float
+        Standstill threshold on every |q̇_j| (rad/s | m/s), above 0.
+    duration : float
+        Shortest segment that gives a pose (s), 0 or more.
+
+    Returns
+    -------
+    StandstillPoses
+
+    Raises
+    ------
+    InputError
+        Shapes that disagree, values that are not finite, times not strictly increasing, a threshold out of
+        range, or no standstill segment (the message gives the smallest max |q̇| met and the longest segment).
+    """
+    from robodyn.arrays import finite_array
+
+    t = finite_array("t", t)
+    q, tau = finite_array("q", q), finite_array("tau", tau)
+    if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0):
+        raise InputError("argument 't' must be a 1-D array of at least 2 strictly increasing times (s)")
+    if q.ndim != 2 or q.shape[0] != t.size:
+        raise InputError(f"argument 'q' has shape {q.shape}; expected ({t.size}, n), one row per time")
+    if tau.shape != q.shape:
+        raise InputError(f"argument 'tau' has shape {tau.shape}; expected {q.shape}, the shape of q")
+    if qd is None:
+        qd = np.gradient(q, t, axis=0)
+    else:
+        qd = finite_array("qd", qd)
+        if qd.shape != q.shape:
+            raise InputError(f"argument 'qd' has shape {qd.shape}; expected {q.shape}, the shape of q")
+    for name, value, above in (("velocity", velocity, True), ("duration", duration, False)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(value) or value < 0 or (above and value == 0):
+            wanted = "above 0" if above else "of at least 0"
+            raise InputError(f"argument '{name}' = {value!r}; give a finite number {wanted}")
+    speed = np.max(np.abs(qd), axis=1)
+    still = np.concatenate([[False], speed < velocity, [False]])
+    edges = np.flatnonzero(np.diff(still.astype(np.int8)))
+    runs = edges.reshape(-1, 2)  # [first, one past last) of every run of standstill samples
+    long = runs[t[runs[:, 1] - 1] - t[runs[:, 0]] >= duration] if runs.size else runs
+    if long.size == 0:
+        longest = max((float(t[b - 1] - t[a]) for a, b in runs), default=0.0)
+        raise InputError(f"no standstill segment: max |qd| over the joints is never below velocity = {velocity:g} "
+                         f"for duration = {duration:g} s (smallest max |qd|: {speed.min():.3g}; longest standstill: "
+                         f"{longest:.3g} s); hold each pose longer, or give a larger velocity or a shorter duration")
+    # each segment summed on its own (np.add.reduceat: no loop over samples or poses, and no cancellation as
+    # with differences of running sums over a long log); a zero row closes a segment that ends at the last sample
+    bounds = long.reshape(-1)
+    size = (long[:, 1] - long[:, 0])[:, None]
+    def mean(a):
+        return np.add.reduceat(np.vstack([a, np.zeros((1, a.shape[1]))]), bounds, axis=0)[::2] / size
+
+    return StandstillPoses(q=mean(q), tau=mean(tau), samples=long.astype(np.intp),
+                           times=np.column_stack([t[long[:, 0]], t[long[:, 1] - 1]]))

@@ -6,6 +6,13 @@ transformation ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j
 Dombre §9.5).  :func:`link_segments` returns those three segments per frame; the viewer draws them as capsules
 (cylinders with spheres at the joints) and each frame R_j as axes (x red, y green, z blue).
 
+A robot loaded from a URDF is drawn with the URDF's visual geometry instead (``rd.view(robot, urdf="arm.urdf",
+package_dirs=[...])``): meshes (STL, OBJ, DAE, read with trimesh), boxes, cylinders and spheres, each attached to
+the frame that carries its link (:func:`robodyn.model.urdf.urdf_visuals`).  Mesh names are untrusted text: a name
+is resolved only inside the URDF's folder or a package folder the caller gives (:func:`resolve_mesh`; ``..`` and
+symbolic links never lead out of them), every file is read through robodyn's bounded reader, and a mesh that
+cannot be found or read gives a warning and the capsules of its frame.
+
 ``rd.view(robot)`` serves a page on ``http://127.0.0.1:PORT`` with one slider per joint, and plays back a motion
 (``viewer.play(t, q)``) — a ``simulate`` result, a trajectory or an identification run, whose torque error per joint
 (measured vs predicted) colours the links.  The page and its client code are served by the viser package from the
@@ -22,6 +29,7 @@ import socket
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -29,15 +37,20 @@ import numpy as np
 from robodyn.model.robot import check_robot
 from robodyn.arrays import finite_array
 from robodyn.model.arguments import frame_index
-from robodyn.files import write_atomically
-from robodyn.sanitize import figure_text
-from robodyn.errors import InputError
+from robodyn.files import read_file_bytes, write_atomically
+from robodyn.sanitize import figure_text, printable
+from robodyn.errors import InputError, RobodynError
 from robodyn.kinematics import forward_kinematics
 
-__all__ = ("Viewer", "animate", "link_segments", "view")
+__all__ = ("Viewer", "animate", "link_segments", "resolve_mesh", "view")
 
 #: Frames an animation may hold: past it, pass a shorter motion or a lower ``fps``.
 MAX_FRAMES = 20_000
+#: Largest mesh file the viewer reads (bytes), and all mesh files of one robot together.
+MAX_MESH_BYTES = 64 * 2**20
+MAX_MESHES_BYTES = 512 * 2**20
+#: Mesh formats the viewer reads (trimesh; DAE through pycollada).
+MESH_SUFFIXES = (".stl", ".obj", ".dae")
 
 #: Colours (RGB) of a link whose torque error is 0 and of one whose error is at or beyond ``error_scale``.
 _GOOD, _BAD = np.array([60.0, 160.0, 90.0]), np.array([220.0, 50.0, 40.0])
@@ -97,6 +110,127 @@ def _segment_poses(points: np.ndarray):
     return (a + b) / 2, wxyz, length
 
 
+def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=()) -> Path:
+    """The file a URDF mesh name points to, found only inside the URDF's folder or a package folder.
+
+    Parameters
+    ----------
+    filename : str
+        The mesh name as the URDF writes it (untrusted): ``package://PKG/path`` (looked up in ``package_dirs``:
+        a folder named PKG, or a folder holding PKG), a path relative to ``folder``, or an absolute path /
+        ``file://`` URL, which must lie inside ``folder`` or a package folder.
+    folder : str or PathLike or None
+        The URDF's folder (None: a URDF given as text, whose relative names resolve nowhere).
+    package_dirs : sequence of str or PathLike
+        The package folders the caller trusts.
+
+    Returns
+    -------
+    pathlib.Path
+        The file, with every symbolic link resolved, inside one of those folders.
+
+    Raises
+    ------
+    InputError
+        A name that leads out of the folders (``..``, a symbolic link, an absolute path elsewhere), a package
+        in none of ``package_dirs``, another URL scheme, or no such file; one line naming the mesh.
+    """
+    if not isinstance(filename, str):
+        raise InputError(f"argument 'filename' is {type(filename).__name__}; give the mesh name of the URDF (str)")
+    if folder is not None and not isinstance(folder, (str, os.PathLike)):
+        raise InputError(f"argument 'folder' is {type(folder).__name__}; give the URDF's folder (str or path) or None")
+    dirs = _package_dirs(package_dirs)
+    text = filename
+    shown = repr(printable(text)[:200])
+    if "\0" in text or not text:
+        raise InputError(f"mesh {shown}: not a file name")
+    if text.startswith("package://"):
+        package, _, rel = text[len("package://"):].partition("/")
+        roots = [d for d in dirs if d.name == package] + [d / package for d in dirs if (d / package).is_dir()]
+        if not roots:
+            where = ", ".join(repr(printable(str(d))) for d in dirs) or "none given"
+            raise InputError(f"mesh {shown}: package {printable(package)!r} is in none of the package folders "
+                             f"({where}); pass the folder that holds it in package_dirs (--package-dir)")
+        candidates = [(root, root / rel) for root in roots]
+    else:
+        if "://" in text and not text.startswith("file://"):
+            raise InputError(f"mesh {shown}: only package:// and file:// names (or paths) are read; nothing is "
+                             "downloaded")
+        rel = Path(text[len("file://"):] if text.startswith("file://") else text)
+        roots = ([Path(folder)] if folder is not None else []) + dirs
+        if rel.is_absolute():
+            candidates = [(root, rel) for root in roots]
+        else:
+            candidates = [] if folder is None else [(Path(folder), Path(folder) / rel)]
+    missing = []
+    for root, path in candidates:
+        real, top = os.path.realpath(path), os.path.realpath(root)
+        if os.path.commonpath([real, top]) != top:
+            continue  # ``..`` or a symbolic link leading out of this folder
+        if os.path.isfile(real):
+            return Path(real)
+        missing.append(repr(printable(str(root))))  # a package may be split over several folders: try the next
+    if missing:
+        raise InputError(f"mesh {shown}: no such file in {', '.join(missing)}")
+    allowed = ", ".join(repr(printable(str(r))) for r in roots) or "no folder (a URDF given as text)"
+    raise InputError(f"mesh {shown} leads out of the URDF's folder and the package folders ({allowed}); it is "
+                     "not read")
+
+
+def _package_dirs(package_dirs) -> list[Path]:
+    if isinstance(package_dirs, (str, os.PathLike)):
+        package_dirs = [package_dirs]
+    try:
+        dirs = list(package_dirs)
+    except TypeError:
+        raise InputError(f"argument 'package_dirs' is {type(package_dirs).__name__}; give a list of folders") from None
+    bad = [d for d in dirs if not isinstance(d, (str, os.PathLike))]
+    if bad:
+        raise InputError(f"argument 'package_dirs' holds a {type(bad[0]).__name__}; give folders (str or path)")
+    return [Path(d) for d in dirs]
+
+
+def _load_geometry(visual, folder, package_dirs, budget: list):
+    """A trimesh.Trimesh of one :class:`robodyn.model.urdf.LinkVisual`, in its own frame (scaled)."""
+    import trimesh
+
+    wanted = {"box": 3, "cylinder": 2, "sphere": 1, "mesh": 0}[visual.geometry]
+    if len(visual.size) != wanted or not all(np.isfinite(x) and x > 0 for x in visual.size) \
+            or not np.all(np.isfinite(visual.scale)):
+        raise InputError(f"{visual.geometry} of size {visual.size} and scale {tuple(visual.scale)}: give {wanted} "
+                         "positive lengths (m) and finite scale factors")
+    if visual.geometry == "box":
+        return trimesh.creation.box(extents=visual.size)
+    if visual.geometry == "cylinder":
+        return trimesh.creation.cylinder(radius=visual.size[0], height=visual.size[1])
+    if visual.geometry == "sphere":
+        return trimesh.creation.icosphere(subdivisions=2, radius=visual.size[0])
+    path = resolve_mesh(visual.filename, folder, package_dirs)
+    label = f"mesh {printable(visual.filename)[:200]!r}"
+    suffix = path.suffix.lower()
+    if suffix not in MESH_SUFFIXES:
+        raise InputError(f"{label}: format {printable(suffix) or '(no suffix)'} is not read; give "
+                         f"{', '.join(MESH_SUFFIXES)}")
+    data = read_file_bytes(path, label, kind="mesh file", limit=min(MAX_MESH_BYTES, budget[0]), error=InputError)
+    budget[0] -= len(data)
+    lowered = data.lower() if suffix == ".dae" else b""
+    if b"<!doctype" in lowered or b"<!entity" in lowered:
+        # as for the URDF itself: no DTD, which could expand entities or read local files into the mesh
+        raise InputError(f"{label}: a mesh file may not contain <!DOCTYPE> or <!ENTITY> declarations")
+    try:
+        # no resolver: textures and material files the mesh names are not opened (colours come from the URDF)
+        mesh = trimesh.load(io.BytesIO(data), file_type=suffix[1:], force="mesh", resolver=None)
+    except Exception as exc:  # trimesh and pycollada raise many types for damaged files
+        raise InputError(f"{label}: not a readable {suffix[1:].upper()} mesh ({type(exc).__name__})") from None
+    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+        raise InputError(f"{label}: holds no triangles")
+    if not np.all(np.isfinite(mesh.vertices)):
+        raise InputError(f"{label}: has vertices that are not finite")
+    scaled = mesh.copy()
+    scaled.vertices = mesh.vertices * np.asarray(visual.scale)
+    return scaled
+
+
 def _free_port(host: str) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
@@ -119,10 +253,13 @@ class Viewer:
         The page to open, ``http://HOST:PORT``.
     q : ndarray (n,)
         The configuration shown (rad | m).
+    meshes : tuple of int
+        The frames drawn with the URDF's visual geometry (their capsules hidden); empty without a URDF.
     """
 
     def __init__(self, robot, q=None, *, host: str = "127.0.0.1", port: int | None = None,
-                 radius: float | None = None, frame_size: float | None = None):
+                 radius: float | None = None, frame_size: float | None = None, urdf=None, package_dirs=(),
+                 meshes: bool = True):
         try:
             import viser
         except ImportError as exc:  # pragma: no cover - depends on the installation
@@ -150,12 +287,50 @@ class Viewer:
                         for k in range(3)] for j in range(1, nf + 1)]
         self._joints = [scene.add_icosphere(f"/joints/{j}", radius=1.4 * self._radius, color=(90, 90, 110))
                         for j in range(1, nf + 1)]
+        self._visual_frames, failed = {}, set()
+        if urdf is not None and meshes:
+            self._visual_frames, failed = self._add_visuals(urdf, package_dirs)
+        self.meshes = tuple(k for k in sorted(self._visual_frames) if k not in failed)
         self._lock = threading.Lock()
         self._playing = threading.Event()
         self._syncing = False  # True while show() moves the sliders, so that they do not call show() back
         self._sliders = self._add_sliders(q0)
         self._status = self._server.gui.add_markdown("")
         self.show(q0)
+
+    def _add_visuals(self, urdf, package_dirs) -> tuple[dict, set]:
+        """Scene nodes ``/visuals/k`` (one per frame k that carries URDF visuals, moved by :meth:`show`) holding
+        the meshes: returns {k: node} and the frames where a visual failed to load (they keep their capsules)."""
+        from viser import transforms
+
+        from robodyn.model.urdf import urdf_visuals
+
+        dirs = _package_dirs(package_dirs)
+        for d in dirs:
+            if not d.is_dir():
+                raise InputError(f"package folder {printable(str(d))!r} is not a folder")
+        folder = Path(urdf).parent if isinstance(urdf, os.PathLike) or (
+            isinstance(urdf, str) and "<" not in urdf and "\n" not in urdf) else None
+        nodes, failed, budget = {}, set(), [MAX_MESHES_BYTES]
+        scene = self._server.scene
+        for i, visual in enumerate(urdf_visuals(urdf, self.robot)):
+            try:
+                mesh = _load_geometry(visual, folder, dirs, budget)
+            except RobodynError as exc:
+                warnings.warn(f"link {printable(visual.link)!r}: {exc}; its frame is drawn as capsules",
+                              UserWarning, stacklevel=3)
+                failed.add(visual.frame)
+                continue
+            k = visual.frame
+            if k not in nodes:
+                nodes[k] = scene.add_frame(f"/visuals/{k}", show_axes=False)
+            colour = _NEUTRAL if visual.rgba is None else tuple(int(round(255 * c)) for c in visual.rgba[:3])
+            opacity = None if visual.rgba is None or visual.rgba[3] >= 1 else float(visual.rgba[3])
+            scene.add_mesh_simple(f"/visuals/{k}/{i}", np.asarray(mesh.vertices, np.float32),
+                                  np.asarray(mesh.faces, np.uint32), color=colour, opacity=opacity,
+                                  position=visual.pose[:3, 3],
+                                  wxyz=transforms.SO3.from_matrix(visual.pose[:3, :3]).wxyz)
+        return nodes, failed
 
     def _add_sliders(self, q0):
         names = self.robot.q_names
@@ -182,11 +357,16 @@ class Viewer:
         centre, wxyz, length = _segment_poses(link_segments(self.robot, q))
         frame_wxyz = transforms.SO3.from_matrix(T[:, :3, :3]).wxyz
         with self._lock, self._server.atomic():
+            for k, node in self._visual_frames.items():
+                if k > 0:
+                    node.wxyz, node.position = frame_wxyz[k - 1], T[k - 1, :3, 3]
             for j in range(self.robot.nf):
                 self._frames[j + 1].wxyz, self._frames[j + 1].position = frame_wxyz[j], T[j, :3, 3]
                 self._joints[j].position = T[j, :3, 3]
+                meshed = (j + 1) in self.meshes
+                self._joints[j].visible = not meshed
                 for k, link in enumerate(self._links[j]):
-                    link.visible = bool(length[j, k] > 1e-9)
+                    link.visible = bool(length[j, k] > 1e-9) and not meshed
                     link.position, link.wxyz = centre[j, k], wxyz[j, k]
                     link.scale = (1.0, 1.0, max(float(length[j, k]), 1e-9))
                     if colours is not None:
@@ -265,7 +445,8 @@ class Viewer:
         self.close()
 
 
-def view(robot, q=None, *, host: str = "127.0.0.1", port: int | None = None) -> Viewer:
+def view(robot, q=None, *, host: str = "127.0.0.1", port: int | None = None, urdf=None, package_dirs=(),
+         meshes: bool = True) -> Viewer:
     """Open a live 3-D view of ``robot`` in the browser.
 
     Parameters
@@ -277,6 +458,15 @@ def view(robot, q=None, *, host: str = "127.0.0.1", port: int | None = None) -> 
         Address the page is served on (default the loopback address, reachable from this machine only).
     port : int, optional
         TCP port; a free one by default.
+    urdf : str or PathLike, optional
+        The URDF file (or text) ``robot`` was loaded from: its visual meshes, boxes, cylinders and spheres are
+        drawn on the frames that carry their links instead of capsules (:func:`robodyn.model.urdf.urdf_visuals`).
+    package_dirs : sequence of str or PathLike
+        Folders where ``package://PKG/...`` mesh names are looked up (a folder named PKG, or one holding it);
+        mesh files are read only inside these and the URDF's folder (:func:`resolve_mesh`).  A mesh that is
+        missing, unreadable or outside them gives a UserWarning and the capsules of its frame.
+    meshes : bool
+        False: capsules even with ``urdf``.
 
     Returns
     -------
@@ -284,7 +474,7 @@ def view(robot, q=None, *, host: str = "127.0.0.1", port: int | None = None) -> 
         ``viewer.url`` is the page; ``viewer.show(q)`` draws a configuration, ``viewer.play(t, q, ...)`` plays a
         motion back, ``viewer.close()`` stops the server.  One slider per joint moves the robot by hand.
     """
-    return Viewer(robot, q, host=host, port=port)
+    return Viewer(robot, q, host=host, port=port, urdf=urdf, package_dirs=package_dirs, meshes=meshes)
 
 
 def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: str | None = None):

@@ -225,6 +225,28 @@ def print_json(obj, undefined=()) -> None:
     sys.stdout.write(json.dumps(plain(obj, ""), indent=2, allow_nan=False) + "\n")
 
 
+def is_joint_log(path) -> bool:
+    """Whether a command's data file is a joint log read by :func:`robodyn.read_joint_log` (a folder: ROS 2 bag;
+    ``.bag``, ``.db3``, ``.mcap``, ``.h5``, ``.hdf5``, ``.parquet``, ``.pq``) rather than the command's own CSV."""
+    from pathlib import Path
+
+    from robodyn.logs import FORMATS
+
+    p = Path(path)
+    return p.is_dir() or FORMATS.get(p.suffix.lower(), "csv") != "csv"
+
+
+def read_log(path, robot, topic: str, what: str):
+    """The joint log ``path`` (:func:`robodyn.read_joint_log`), joints mapped to ``robot`` by name, time from the
+    header stamps; InputError when it has no efforts, which ``what`` (e.g. "identification") needs."""
+    from robodyn.logs import read_joint_log
+
+    log = read_joint_log(path, topic=topic, robot=robot)
+    if log.tau is None:
+        raise InputError(f"{path}: the log has no efforts (joint torques); {what} needs them")
+    return log
+
+
 #: Largest CSV file (bytes) that the commands read (states, measurements, logs): checked before reading.
 MAX_CSV_BYTES = 256 * 2**20
 

@@ -10,24 +10,63 @@ import typer
 
 from robodyn.files import check_output
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, print_json, read_csv_columns, user_errors
-from robodyn.cli._limits import check_work, count as check_count, seed as check_seed
+from robodyn.cli._common import (Table, console, get_robot, is_joint_log, print_json, read_csv_columns, read_log,
+                                user_errors)
+from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
+from robodyn.logs import STANDSTILL_DURATION, STANDSTILL_VELOCITY, standstill_poses
 
 _JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
-def read_poses(path: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Read a CSV with header q1..qn, tau1..taun (any order, nothing else); returns q, tau (rows, n).
-
-    Empty cells and ``nan`` are read as NaN (``calibrate_gravity`` reports those rows); errors name the line.
-    """
+def _read_csv(path: Path, n: int):
+    """q, tau (rows, n) of a CSV; then None for a table of static poses (header q1..qn, tau1..taun in any order;
+    an empty cell or ``nan`` is NaN, which ``calibrate_gravity`` reports), or the columns t (rows,) and qd (rows, n)
+    or None of a recording (header t, q1..qn[, qd1..qdn][, qdd1..qddn], tau1..taun).  Errors name the line."""
     names = [f"{p}{k}" for p in ("q", "tau") for k in range(1, n + 1)]
-    cols = read_csv_columns(path, names, str(path), missing_values=True, required=names,
-                            hint=f"the header must name q1..q{n}, tau1..tau{n}")
+    extra = ["t"] + [f"{p}{k}" for p in ("qd", "qdd") for k in range(1, n + 1)]
+    cols = read_csv_columns(path, names + extra, str(path), missing_values=True, required=names,
+                            hint=f"the header must name q1..q{n}, tau1..tau{n} (and t for a recording)")
     q, tau = (np.stack([cols[f"{p}{k}"] for k in range(1, n + 1)], -1) for p in ("q", "tau"))
-    return q, tau
+    if "t" not in cols:
+        if len(cols) > len(names):
+            raise InputError(f"{path}: velocity or acceleration columns belong to a recording; give its t column "
+                             "too, or only q1..qn, tau1..taun (one static pose per row)")
+        return q, tau, None
+    qd = [cols.get(f"qd{k}") for k in range(1, n + 1)]
+    if any(c is None for c in qd) and any(c is not None for c in qd):
+        raise InputError(f"{path}: give all of qd1..qd{n} or none")
+    bad = ~np.isfinite(np.column_stack([cols[c] for c in cols]))
+    if bad.any():
+        row = int(np.flatnonzero(bad.any(axis=1))[0])
+        raise InputError(f"{path}: data row {row + 1} of the recording has an empty or non-finite cell; every "
+                         "cell of a recording (a t column) must be a number")
+    return q, tau, {"t": cols["t"], "qd": None if qd[0] is None else np.stack(qd, -1)}
+
+
+def read_static_poses(path: Path, robot, topic: str = "/joint_states", velocity: float = STANDSTILL_VELOCITY,
+                      duration: float = STANDSTILL_DURATION):
+    """The static poses of ``robodyn calibrate-gravity``: q, tau (P, n) and the standstill segments found
+    (:class:`robodyn.logs.StandstillPoses`, or None for a CSV of static poses).
+
+    A CSV without a ``t`` column holds one static pose per row.  A recording — a joint log
+    read by :func:`robodyn.read_joint_log` (ROS 1/2 bag, HDF5, Parquet) or a CSV with ``t`` — gives one pose per
+    standstill segment (:func:`robodyn.logs.standstill_poses`: every |q̇_j| below ``velocity`` for at least
+    ``duration`` s; q and τ averaged over the segment).
+    """
+    if is_joint_log(path):  # the same reader as robodyn identify: joints mapped by name
+        log = read_log(path, robot, topic, "gravity calibration")
+        t, q, tau, qd = log.t, log.q, log.tau, log.qd
+    else:
+        q, tau, series = _read_csv(path, robot.n)
+        if series is None:
+            return q, tau, None
+        t, qd = series["t"], series["qd"]
+        if np.any(np.diff(t) <= 0):
+            raise InputError(f"{path}: the t column must be strictly increasing (s)")
+    found = standstill_poses(t, q, tau, qd, velocity=velocity, duration=duration)
+    return found.q, found.tau, found
 
 
 def _joints(text: str | None, n: int):
@@ -51,7 +90,17 @@ def _joints(text: str | None, n: int):
 @app.command("calibrate-gravity")
 def calibrate_gravity_command(
     robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF (its geometry is used)."),
-    poses: Path = typer.Argument(..., help="CSV with header q1..qn, tau1..taun: one static pose per row"),
+    poses: Path = typer.Argument(..., help="CSV with header q1..qn, tau1..taun: one static pose per row. Or a "
+                                           "recording, one pose per standstill segment: a joint log (ROS 1/2 bag "
+                                           ".bag, .db3, .mcap or the bag folder, HDF5, Parquet; see docs/logs.md) "
+                                           "or a CSV with t, q1..qn, tau1..taun."),
+    topic: str = typer.Option("/joint_states", "--topic", help="With a ROS bag: the JointState topic."),
+    standstill_velocity: float = typer.Option(STANDSTILL_VELOCITY, "--standstill-velocity",
+                                              help="With a recording: a sample is at standstill when every |qd| is "
+                                                   "below this (rad/s | m/s)."),
+    standstill_duration: float = typer.Option(STANDSTILL_DURATION, "--standstill-duration",
+                                              help="With a recording: shortest standstill segment that gives a "
+                                                   "pose (s)."),
     method: str = typer.Option("coupled", help="coupled (Dellin eqs 21-25), iterative (eqs 26-28) or ols"),
     joints: str = typer.Option(None, help="joints whose torques are used, e.g. 4,5,6,7 (default all)"),
     offsets: bool = typer.Option(False, "--offsets", help="also estimate a constant torque offset per joint"),
@@ -64,7 +113,9 @@ def calibrate_gravity_command(
 
     with user_errors():
         model = get_robot(robot)
-        q, tau = read_poses(poses, model.n)
+        check_number(standstill_velocity, "--standstill-velocity", 0.0, above=True, unit="rad/s | m/s")
+        check_number(standstill_duration, "--standstill-duration", 0.0, unit="s")
+        q, tau, found = read_static_poses(poses, model, topic, standstill_velocity, standstill_duration)
         cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints, model.n), offsets=offsets)
         for option, path in (("--out", out), ("--plot", plot)):
             # both checked before either file is written: an error leaves nothing behind
@@ -79,6 +130,7 @@ def calibrate_gravity_command(
                         "mu": cal.mu, "mu_std": cal.std, "identifiable": cal.identifiable,
                         "offsets": cal.offsets, "offsets_std": cal.offsets_std, "residual_rms": cal.residual_rms,
                         "condition_number": cal.condition_number, "notes": list(cal.notes),
+                        "standstill_segments": None if found is None else found.times,
                         "out": None if out is None else str(out), "plot": None if plot is None else str(plot)},
                        undefined=("mu_std", "offsets_std", "residual_rms"))  # NaN: not defined (e.g. unused joints)
             return
@@ -93,6 +145,9 @@ def calibrate_gravity_command(
             table.add_row(str(j + 1), *cells, off, rms)
         console.print(table)
         console.print(f"condition number of the stacked regressor: {cal.condition_number:.4g}", highlight=False)
+        if found is not None:
+            console.print(f"{found.count} static poses: standstill segments of {poses} (|qd| < "
+                          f"{standstill_velocity:g} for at least {standstill_duration:g} s)", highlight=False)
         for note in cal.notes:
             console.print(f"  {note}", highlight=False)
         for what, path in (("calibration", out), ("plot", plot)):

@@ -12,7 +12,8 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, print_json, read_csv_columns, require_columns, user_errors
+from robodyn.cli._common import (Table, console, get_robot, is_joint_log, print_json, read_csv_columns, read_log,
+                                require_columns, user_errors)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
 
@@ -64,24 +65,16 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
     }
 
 
-#: Files (and folders: ROS 2 bags) read by :func:`robodyn.read_joint_log` instead of the CSV reader.
-LOG_SUFFIXES = (".bag", ".db3", ".mcap", ".h5", ".hdf5", ".parquet", ".pq")
-
-
 def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_states") -> dict:
     """The measurements of ``robodyn identify``: a CSV (:func:`read_measurements`), or a joint log — ROS 1/2 bag
     of ``sensor_msgs/JointState``, HDF5, Parquet — read by :func:`robodyn.read_joint_log`, joints mapped to
     ``robot`` by name, time from the header stamps, torques from the efforts."""
-    if not (Path(path).is_dir() or Path(path).suffix.lower() in LOG_SUFFIXES):
+    if not is_joint_log(path):
         return read_measurements(path, robot.n, motor)
-    from robodyn.logs import read_joint_log
-
     if motor:
         raise InputError(f"{path}: a joint log holds joint-side positions and efforts; --transmission needs a "
                          "motor-side CSV (t, qm1.., taum1..)")
-    log = read_joint_log(path, topic=topic, robot=robot)
-    if log.tau is None:
-        raise InputError(f"{path}: the log has no efforts (joint torques); identification needs them")
+    log = read_log(path, robot, topic, "identification")
     return {"t": log.t, "q": log.q, "tau": log.tau, "qd": None, "qdd": None, "motor": False}
 
 

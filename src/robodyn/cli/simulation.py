@@ -8,8 +8,9 @@ import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, joint_vector, print_json, user_errors
+from robodyn.cli._common import Table, console, get_robot, joint_vector, print_json, read_log, user_errors
 from robodyn.cli._limits import check_work, count, number
+from robodyn.errors import InputError
 
 _CONTROLLERS = ("pd-gravity", "computed-torque", "passivity")
 _FRICTION = ("smooth", "lugre", "stick-slip", "none")
@@ -21,7 +22,8 @@ def simulate_command(
     controller: str = typer.Option("computed-torque", help="pd-gravity | computed-torque | passivity"),
     trajectory: str = typer.Option("quintic", help="reference trajectory (quintic: rest-to-rest quintic)"),
     start: str = typer.Option(None, "--from", help="start configuration q0, comma-separated (default 0)"),
-    to: str = typer.Option(..., "--to", help="goal configuration q_f, comma-separated (rad | m)"),
+    to: str = typer.Option(None, "--to", help="goal configuration q_f, comma-separated (rad | m); required "
+                                               "unless --compare"),
     duration: float = typer.Option(2.0, help="duration T of the motion (s), above 0 and at most 1e4"),
     settle: float = typer.Option(0.5, help="simulated time after the motion ends (s), 0 to 1e4"),
     kp: float = typer.Option(100.0, help="K_P (N m/rad), or Λ (1/s) for passivity; 0 to 1e6"),
@@ -33,16 +35,23 @@ def simulate_command(
     plot: Path = typer.Option(None, help="write q, q̇, Γ and the energy balance to this PNG file"),
     json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables."),
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --from and --to in degrees."),
+    compare: Path = typer.Option(None, "--compare", help="Replay a measured run instead: a joint log (ROS 1/2 bag, "
+                                 "HDF5, Parquet or CSV t, q1..qn, tau1..taun; see docs/logs.md) whose efforts drive "
+                                 "the model open loop from the log's first state; prints the RMS of q error."),
+    topic: str = typer.Option("/joint_states", "--topic", help="With --compare and a ROS bag: the JointState topic."),
 ) -> None:
     """Closed-loop simulation: PD + gravity, computed torque or Slotine–Li tracking a quintic (De Luca).
 
     The controller uses the robot's model and compensates its friction with the smooth model; the simulated
     robot has the chosen friction model. Prints the tracking errors and the energy balance.
+
+    With --compare LOG: no controller; the log's efforts (linearly interpolated in time) drive the model with
+    the chosen friction model from the log's first position and velocity, and the simulated q is compared with
+    the measured q at the log's times.
     """
     from robodyn.progress import progress
     from robodyn.control import ComputedTorque, PassivityBased, PDGravity, QuinticReference
-    from robodyn.dynamics.friction_models import LuGre, NoFriction, SmoothFriction, StickSlipFriction
-    from robodyn.errors import InputError
+    from robodyn.dynamics.friction_models import NoFriction, SmoothFriction
     from robodyn.simulation import simulate
 
     with user_errors():
@@ -61,13 +70,21 @@ def simulate_command(
         number(kd, "--kd", 0.0, 1e6)
         number(width, "--width", 1e-6, 1e3)
         count(samples, "--samples", 2)
+        if compare is not None:
+            given = [option for option, value in (("--from", start), ("--to", to)) if value is not None]
+            if given:
+                raise InputError(f"{' and '.join(given)} set the reference of a controller; --compare replays the "
+                                 "log's torques from its first state instead: leave them out")
+            sim_friction = _friction_model(friction, width)
+            return _compare_command(model, compare, topic, sim_friction, friction, plot, json_out)
+        if to is None:
+            raise InputError("give the goal configuration --to (rad | m), or a measured run --compare LOG")
         check_work(f"simulate with --samples {samples} (n = {model.n})", nbytes=8.0 * samples * model.n * 16,
                    hint="give fewer --samples")
         q0 = joint_vector(model, start, "--from", degrees, position=True)
         qf = joint_vector(model, to, "--to", degrees, position=True)
         ref = QuinticReference(q0, qf, duration)
-        sim_friction = {"smooth": SmoothFriction(width=width), "lugre": LuGre(), "stick-slip": StickSlipFriction(),
-                        "none": NoFriction()}[friction]
+        sim_friction = _friction_model(friction, width)
         comp = NoFriction() if friction == "none" else SmoothFriction(width=width)
         ctl = {"pd-gravity": PDGravity, "computed-torque": ComputedTorque, "passivity": PassivityBased}[controller](
             model, kp, kd, ref, friction=comp)
@@ -105,3 +122,76 @@ def simulate_command(
                       f"(works up to {scale:.3g} J); {sim.nfev} evaluations in {sim.seconds:.2f} s")
         if plot is not None:
             console.print(f"plot written to {plot}")
+
+
+def _friction_model(name: str, width: float):
+    from robodyn.dynamics.friction_models import LuGre, NoFriction, SmoothFriction, StickSlipFriction
+
+    return {"smooth": SmoothFriction(width=width), "lugre": LuGre(), "stick-slip": StickSlipFriction(),
+            "none": NoFriction()}[name]
+
+
+def _compare_command(model, path: Path, topic: str, sim_friction, friction: str, plot: Path | None,
+                     json_out: bool) -> None:
+    """``simulate --compare LOG``: the model driven open loop by the log's efforts, against the log's q.
+
+    A closed-loop rerun would mostly show the controller (any model tracks a reference once the loop is closed);
+    replaying the measured torques Γ(t) shows the model itself: q(t) integrated from the direct dynamic model
+    (Khalil & Dombre [9.96]) from the measured q(0), q̇(0) (q̇(0) from the log's velocities, else the
+    second-order one-sided difference of q), Γ linearly interpolated between the samples.  Model errors grow
+    with time in open loop: compare short runs.
+    """
+    from robodyn.files import check_output, save_figure
+    from robodyn import plot as figures
+    from robodyn.progress import progress
+    from robodyn.sanitize import figure_text
+    from robodyn.simulation import simulate
+
+    if plot is not None:
+        check_output(plot, "--plot")
+    log = read_log(path, model, topic, "simulate --compare")
+    if log.samples < 3:
+        raise InputError(f"--compare {path}: {log.samples} samples; the replay needs at least 3")
+    check_work(f"simulate --compare ({log.samples} samples, n = {model.n})", nbytes=8.0 * log.samples * model.n * 16,
+               hint="give a shorter log")
+    t, tau = log.t, log.tau
+    qd0 = log.qd[0] if log.qd is not None else np.gradient(log.q[:3], t[:3], axis=0, edge_order=2)[0]
+
+    def measured_torque(tt):
+        return np.stack([np.interp(tt, t, tau[:, j]) for j in range(model.n)], axis=-1)
+
+    with progress(f"replaying {log.samples} samples on {model.name}", total=100) as bar:
+        def torque(tt):
+            if np.ndim(tt) == 0:
+                bar.update(completed=100 * float(tt) / t[-1])
+            return measured_torque(tt)
+
+        sim = simulate(model, torque, log.q[0], qd0, t, friction=sim_friction)
+    error = sim.q - log.q
+    rms = np.sqrt(np.mean(error ** 2, axis=0))
+    worst = np.abs(error).max(axis=0)
+    if plot is not None:
+        fig = figures.identification(t, log.q, sim.q, names=model.q_names,
+                                     title=f"{model.name}: measured q and the model driven by the measured torques")
+        for ax, name, r in zip(fig.axes, model.q_names, rms):
+            ax.set_ylabel("position (rad | m)")
+            ax.set_title(f"{figure_text(name)}: RMS error {r:.3g} rad | m", fontsize="medium")
+            for line, label in zip(ax.get_lines(), ("measured", "simulated")):
+                line.set_label(label)
+        fig.axes[0].legend(loc="best", fontsize="small")
+        save_figure(fig, plot)
+    result = {"robot": model.name, "compare": str(path), "friction": friction, "samples": log.samples,
+              "duration": float(t[-1]), "time_source": log.time_source, "rms_error": rms, "max_error": worst,
+              "rhs_evaluations": sim.nfev, "seconds": sim.seconds, "plot": None if plot is None else str(plot)}
+    if json_out:
+        print_json(result)
+        return
+    table = Table("joint", "RMS |q − q_meas|", "max |q − q_meas|",
+                  title=f"{model.name} driven by the torques of {path} ({log.samples} samples, "
+                        f"{t[-1]:.4g} s), {friction} friction")
+    for j in range(model.n):
+        table.add_row(model.q_names[j], f"{rms[j]:.3e}", f"{worst[j]:.3e}")
+    console.print(table)
+    console.print(f"rad | m; {sim.nfev} evaluations in {sim.seconds:.2f} s")
+    if plot is not None:
+        console.print(f"plot written to {plot}")

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, get_robot, joint_vector, user_errors
+from rich.text import Text
+
+from robodyn.cli._common import console, err_console, get_robot, joint_vector, user_errors
+from robodyn.sanitize import printable
 
 
 @app.command("view")
@@ -23,8 +27,15 @@ def view_command(
     port: int = typer.Option(None, help="TCP port (default: a free one)"),
     seconds: float = typer.Option(None, help="serve this long, then exit (s; default: until Ctrl-C)"),
     degrees: bool = typer.Option(False, "--degrees", help="revolute joints of --q and --to in degrees"),
+    package_dir: list[Path] = typer.Option(None, "--package-dir", help="with a URDF: a folder where its "
+                                           "package://PKG/... meshes are looked up (the folder PKG or one holding "
+                                           "it); repeat for several. Meshes are read only there and in the URDF's "
+                                           "folder."),
+    meshes: bool = typer.Option(True, "--meshes/--no-meshes", help="with a URDF: draw its visual meshes "
+                                                                   "(default) or capsules along the geometry"),
 ) -> None:
-    """Show the robot in the browser: links along the Khalil–Kleinfinger geometry, frames, one slider per joint.
+    """Show the robot in the browser: links along the Khalil–Kleinfinger geometry (a URDF's visual meshes when it
+    has them), frames, one slider per joint.
 
     Prints the page's address and serves until Ctrl-C.  With --animate, writes the motion from --q to --to as an
     animation file instead.
@@ -51,9 +62,18 @@ def view_command(
             return
         from robodyn.viewer import view
 
-        viewer = view(model, q0, host=host, port=port)
+        urdf = robot if str(robot).lower().endswith(".urdf") else None
+        if package_dir and urdf is None:
+            raise InputError("--package-dir locates the meshes of a URDF; the robot is not a .urdf file")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            viewer = view(model, q0, host=host, port=port, urdf=urdf, package_dirs=package_dir or (), meshes=meshes)
+        for w in caught:  # one line each: a mesh not found or refused (drawn as capsules)
+            err_console.print(Text("warning: ", style="bold yellow") + Text(printable(str(w.message))),
+                              soft_wrap=True)
     try:
-        console.print(f"robodyn view: {model.name} at {viewer.url} (Ctrl-C to stop)")
+        drawn = f", {len(viewer.meshes)} frames drawn with the URDF's meshes" if viewer.meshes else ""
+        console.print(f"robodyn view: {model.name} at {viewer.url}{drawn} (Ctrl-C to stop)", soft_wrap=True)
         deadline = np.inf if seconds is None else time.monotonic() + seconds
         while time.monotonic() < deadline:
             time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))

@@ -578,6 +578,142 @@ def mimic_coupling(source: str | os.PathLike, robot: Robot) -> MimicCoupling:
     return MimicCoupling(G=G, offset=offset, independent=independent)
 
 
+@dataclass(frozen=True, eq=False)
+class LinkVisual:
+    """One ``<visual>`` of a URDF link, placed in the robodyn frame that carries the link (see :func:`urdf_visuals`).
+
+    Attributes
+    ----------
+    link : str — the URDF link (text from the file: show it through :func:`robodyn.sanitize.printable`).
+    frame : int — the frame R_frame of the robot that carries it (0: the base), rigidly.
+    pose : ndarray (4, 4), read-only — the visual's frame in R_frame (m): ``T_0,frame(q) @ pose`` places it.
+    geometry : str — "mesh", "box", "cylinder" or "sphere".
+    filename : str or None — a mesh's file name as the URDF writes it (untrusted text: ``package://...``,
+        relative or absolute); None for the other geometries.
+    scale : ndarray (3,), read-only — the mesh's scale factors (ones by default).
+    size : tuple of float — box: its three edge lengths; cylinder: (radius, length); sphere: (radius,) (m);
+        mesh: ().
+    rgba : tuple of 4 float or None — the URDF material colour (0..1), when it has four finite numbers.
+    """
+
+    link: str
+    frame: int
+    pose: np.ndarray
+    geometry: str
+    filename: str | None
+    scale: np.ndarray
+    size: tuple
+    rgba: tuple | None
+
+
+def urdf_visuals(source: str | os.PathLike, robot: Robot) -> tuple[LinkVisual, ...]:
+    """The ``<visual>`` elements of a URDF, each attached to the frame of ``robot`` (loaded from that URDF by
+    :func:`from_urdf`) that carries its link; the dynamics are not involved.
+
+    A link is carried by the frame named after its parent joint, or, below fixed joints that ``robot`` does not
+    have (pruned massless branches), by the frame of the nearest link above it; a link below a moving joint that
+    ``robot`` lacks (cut off by ``tip``), or above its base, is left out.  The pose of a visual in its frame is
+    ``inv(T_0,k(0)) T_link(0) T_origin`` from the frame table at q = 0 (Khalil & Dombre [9.3]: both frames turn
+    with the same body, so the product is constant).
+
+    Parameters
+    ----------
+    source : str or PathLike
+        The URDF file (or text) the robot came from, read as :func:`from_urdf` reads it.
+    robot : Robot
+        Its frames are matched to the URDF joints by name.
+
+    Returns
+    -------
+    tuple of LinkVisual
+        In the URDF's order of links; empty when no link of the robot has a visual.
+    """
+    robot = check_robot(robot)
+    urdf, origin = _parse(source)
+    by_name = {j.name: j for j in urdf.joints}
+    by_child = {j.child: j for j in urdf.joints}
+    names = list(robot.joint_names)
+    ant = np.asarray(robot.antecedent)
+    frame_of_joint = {name: k + 1 for k, name in enumerate(names) if name in by_name}
+    base = next((by_name[name].parent for k, name in enumerate(names) if ant[k] == 0 and name in by_name), None)
+    if base is None:
+        return ()
+    T = [np.eye(4)]  # the frames R_k at q = 0 in R_0 (θ_k and r_k of the table hold the joint offsets)
+    for k in range(robot.nf):
+        T.append(T[ant[k]] @ kk_transform(robot.gamma[k], robot.b[k], robot.alpha[k], robot.d[k], robot.theta[k],
+                                          robot.r[k]))
+    world, stack = {base: np.eye(4)}, [base]  # URDF link frames at q = 0 in the base link's frame
+    children: dict[str, list] = {}
+    for j in urdf.joints:
+        children.setdefault(j.parent, []).append(j)
+    while stack:
+        for j in children.get(stack.pop(), ()):
+            world[j.child] = world[j.parent] @ _origin(j)
+            stack.append(j.child)
+    colours = {m.name: m.color.rgba for m in urdf.materials if m.color is not None and m.name}
+    out = []
+    for link in urdf.links:
+        if link.name not in world or not link.visuals:
+            continue
+        frame, walk = None, link.name
+        while frame is None:
+            if walk == base:
+                frame = 0
+            elif by_child[walk].name in frame_of_joint:
+                frame = frame_of_joint[by_child[walk].name]
+            elif by_child[walk].type == "fixed":
+                walk = by_child[walk].parent
+            else:
+                break  # below a moving joint the robot does not have
+        if frame is None:
+            continue
+        for visual in link.visuals:
+            item = _visual(visual, link.name, frame, _inv(T[frame]) @ world[link.name] @ _origin(visual), colours,
+                           origin)
+            if item is not None:
+                out.append(item)
+    return tuple(out)
+
+
+def _visual(visual, link: str, frame: int, pose: np.ndarray, colours: dict, origin: str) -> LinkVisual | None:
+    g = visual.geometry
+    if g is None:
+        return None
+    rgba = None
+    if visual.material is not None:
+        if visual.material.color is not None:
+            rgba = visual.material.color.rgba
+        elif visual.material.name in colours:
+            rgba = colours[visual.material.name]
+    try:
+        if rgba is not None:
+            rgba = np.asarray(rgba, dtype=float).reshape(-1)
+            # a colour is decoration: one that is not four finite numbers is dropped, not an error
+            rgba = tuple(float(c) for c in np.clip(rgba, 0.0, 1.0)) if rgba.shape == (4,) and np.all(
+                np.isfinite(rgba)) else None
+        scale, size, filename = np.ones(3), (), None
+        if g.mesh is not None:
+            kind, filename = "mesh", str(g.mesh.filename)
+            if g.mesh.scale is not None:
+                scale = np.broadcast_to(np.asarray(g.mesh.scale, dtype=float).reshape(-1), (3,)).copy()
+        elif g.box is not None:
+            kind, size = "box", tuple(float(x) for x in np.asarray(g.box.size, dtype=float).reshape(-1))
+        elif g.cylinder is not None:
+            kind, size = "cylinder", (float(g.cylinder.radius), float(g.cylinder.length))
+        elif g.sphere is not None:
+            kind, size = "sphere", (float(g.sphere.radius),)
+        else:
+            return None
+    except (TypeError, ValueError):
+        raise ModelFileError(f"{origin}, link {_q(link)}: a <visual> geometry or colour is not made of numbers (mesh scale: "
+                             "1 or 3 numbers)") from None
+    pose = np.array(pose, dtype=float)
+    pose.setflags(write=False)
+    scale.setflags(write=False)
+    return LinkVisual(link=str(link), frame=int(frame), pose=pose, geometry=kind, filename=filename, scale=scale,
+                      size=size, rgba=rgba)
+
+
 def _base_gravity(by_child, root, base, origin) -> np.ndarray:
     R = np.eye(3)
     link = base
