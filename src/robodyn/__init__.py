@@ -198,6 +198,8 @@ _LAZY = _MappingProxyType({
     "distributed": ("robodyn.distributed", None),
     "simulate_many": ("robodyn.distributed", "simulate_many"),
     "read_joint_log": ("robodyn.logs", "read_joint_log"),
+    "standstill_poses": ("robodyn.logs", "standstill_poses"),
+    "urdf_visuals": ("robodyn.model.urdf", "urdf_visuals"),
 })
 
 
@@ -277,5 +279,5 @@ __all__ = (
     # viewer
     "viewer", "view", "animate",
     # beyond one machine, joint logs
-    "distributed", "simulate_many", "read_joint_log",
+    "distributed", "simulate_many", "read_joint_log", "standstill_poses", "urdf_visuals",
 )
