@@ -22,7 +22,8 @@ run.csv has the columns of `robodyn identify` (docs/identification.md, "Command 
 (joint side) or ``t, qm1..qmn, taum1..taumn`` (motor side, with ``--transmission``).  The first ``split`` of the
 rows identifies the parameters; the rest, prepared on its own, is the held-out validation: the script prints the
 relative RMS torque error per joint, 100 ‖τ − τ̂‖ / ‖τ‖ (%), and its mean, for OLS, WLS and "physical", with and
-without the transmission's motor parameters — the figure identification toolboxes publish for their robots' logs.
+without the transmission's motor parameters, and OLS with the parallel-filtered regressor (``parallel=data``) —
+the figure identification toolboxes publish for their robots' logs.
 No data set is shipped: bring your own log, or a public one whose licence allows it.
 
 The last rows of the table are FIGAROH's identification pipeline (thanhndv212/figaroh-examples, Stäubli TX40
@@ -72,19 +73,20 @@ def measured(args) -> None:
         q = q + np.broadcast_to(np.array([float(x) for x in args.q_offset.split(",")]), (robot.n,))
     cut = int(args.split * len(q))
     cutoff = args.cutoff if args.cutoff == "auto" else float(args.cutoff)
-    fit = rd.prepare_identification_data(m["t"][:cut], q[:cut], tau[:cut], cutoff=cutoff)
+    fit = rd.prepare_identification_data(m["t"][:cut], q[:cut], tau[:cut], cutoff=cutoff, parallel=True)
     val = rd.prepare_identification_data(m["t"][cut:], q[cut:], tau[cut:], cutoff=fit.cutoff)
     print(f"{robot.name}: {len(q)} rows; identification {fit.t.size} samples, validation {val.t.size} samples")
     print(fit.report()["summary"])
     print("\n| method | transmission | held-out error per joint (%) | mean (%) |\n|---|---|---|---:|")
-    for method in ("ols", "wls", "physical"):
-        for with_tr in ([False, True] if tr is not None else [False]):
-            res = rd.identify(robot, fit.q, fit.qd, fit.qdd, fit.tau, method=method,
-                              transmission=tr if with_tr else None, min_velocity=args.min_velocity)
-            err = res.predict(val.q, val.qd, val.qdd) - val.tau
-            rel = 100 * np.sqrt(np.mean(err ** 2, axis=0) / np.maximum(np.mean(val.tau ** 2, axis=0), 1e-300))
-            print(f"| {method} | {'yes' if with_tr else 'no'} | {', '.join(f'{x:.1f}' for x in rel)} | "
-                  f"{rel.mean():.1f} |")
+    rows = [(method, with_tr, None) for method in ("ols", "wls", "physical")
+            for with_tr in ([False, True] if tr is not None else [False])] + [("ols", tr is not None, fit)]
+    for method, with_tr, parallel in rows:
+        res = rd.identify(robot, fit.q, fit.qd, fit.qdd, fit.tau, method=method,
+                          transmission=tr if with_tr else None, min_velocity=args.min_velocity, parallel=parallel)
+        err = res.predict(val.q, val.qd, val.qdd) - val.tau
+        rel = 100 * np.sqrt(np.mean(err ** 2, axis=0) / np.maximum(np.mean(val.tau ** 2, axis=0), 1e-300))
+        print(f"| {method}{', parallel=data' if parallel is not None else ''} | {'yes' if with_tr else 'no'} | "
+              f"{', '.join(f'{x:.1f}' for x in rel)} | {rel.mean():.1f} |")
     if args.reference_cutoff > 0:
         res = reference_pipeline(robot, tr, m["t"][:cut], q[:cut], tau[:cut], args)
         err = res.base.regressor(val.q, val.qd, val.qdd) @ res.values - val.tau
