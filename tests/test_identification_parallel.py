@@ -88,3 +88,15 @@ def test_parallel_bad_input(campaign):
         par.filter_columns(tau[:-1])
     with pytest.raises(InputError, match="parallel=True"):
         plain.filter_columns(tau)
+
+
+def test_essential_parameters_use_the_parallel_regressor(campaign):
+    nominal, t, q, tau, _ = campaign
+    par = rd.prepare_identification_data(t, q, tau, parallel=True)
+    res = rd.identify(nominal, par.q, par.qd, par.qdd, par.tau, parallel=par)
+    ess = rd.essential_parameters(res, par.q, par.qd, par.qdd, par.tau, parallel=par)
+    W = par.filter_columns(res.base.regressor(*par.full_rate))
+    direct = np.linalg.norm(par.tau - W @ res.values) / np.linalg.norm(par.tau)
+    assert ess.full_relative_error == pytest.approx(direct, rel=1e-8)
+    plain = rd.essential_parameters(res, par.q, par.qd, par.qdd, par.tau)
+    assert ess.full_relative_error < 0.9 * plain.full_relative_error

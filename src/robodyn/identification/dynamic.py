@@ -860,7 +860,7 @@ def _subset_fit(Rg: np.ndarray, cols, b: int, dof_rows: int):
 
 
 def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: float = 0.05,
-                         max_relative_std: float | None = None) -> EssentialParameters:
+                         max_relative_std: float | None = None, parallel=None) -> EssentialParameters:
     """The essential parameters (Pham & Gautier 1991): a subset of the base parameters that explains the data.
 
     Starting from every base parameter of ``result``, the parameter with the largest relative standard deviation
@@ -875,6 +875,8 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     q, qd, qdd, tau : array (N, n) — the data (usually those of the identification).
     tolerance : float — relative growth of the fit error allowed (> 0).
     max_relative_std : float or None — stop early once every remaining parameter has %σ below this (%).
+    parallel : IdentificationData or None — as in :func:`identify`: the regressor of the full-rate states,
+        filtered and decimated like τ (pass the data the result was identified with ``parallel=``).
 
     Returns
     -------
@@ -888,7 +890,8 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     q, qd, qdd, tau = _samples(result.model, q, qd, qdd, tau)
     N, n = q.shape
     b = bp.count
-    R = _reduce(bp, q, qd, qdd, tau)
+    Wp = None if parallel is None else _parallel_regressor(bp, parallel, q, qd, qdd, tau)
+    R = _reduce(bp, q, qd, qdd, tau, W=Wp)
     w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
     if result.method == "wls":
         w = w / _floor(result.noise)
