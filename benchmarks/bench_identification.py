@@ -15,13 +15,25 @@ Measured data (held-out prediction on a real robot's log):
 
     PYTHONPATH=src:. python benchmarks/bench_identification.py --measured run.csv --robot ROBOT
                      [--transmission tr.yaml] [--split 0.7] [--cutoff auto|HZ] [--min-velocity V]
+                     [--q-offset DQ1,...,DQn] [--reference-cutoff 25] [--reference-decimate 10,10]
+                     [--reference-min-velocity V1,...,Vn]
 
 run.csv has the columns of `robodyn identify` (docs/identification.md, "Command line"): ``t, q1..qn, tau1..taun``
 (joint side) or ``t, qm1..qmn, taum1..taumn`` (motor side, with ``--transmission``).  The first ``split`` of the
 rows identifies the parameters; the rest, prepared on its own, is the held-out validation: the script prints the
 relative RMS torque error per joint, 100 ‖τ − τ̂‖ / ‖τ‖ (%), and its mean, for OLS, WLS and "physical", with and
-without the transmission's motor parameters — the figure identification toolboxes publish for their robots' logs.
+without the transmission's motor parameters, and OLS with the parallel-filtered regressor (``parallel=data``) —
+the figure identification toolboxes publish for their robots' logs.
 No data set is shipped: bring your own log, or a public one whose licence allows it.
+
+The last rows of the table are FIGAROH's identification pipeline (thanhndv212/figaroh-examples, Stäubli TX40
+example) written with robodyn's base regressor, side by side on the same validation samples: q low-passed by a
+zero-phase Butterworth of order 4 at ``--reference-cutoff`` Hz (25: the cut-off FIGAROH's TX40 example applies —
+its configured 100 Hz enters ``scipy.signal.butter`` as ts f / 2, a quarter of it in units of Nyquist), q̇ and q̈
+by central differences, 5 × 4 samples dropped at each end, the regressor W computed at the full rate, then W and τ
+decimated together ("parallel" decimation: ``scipy.signal.decimate``, Chebyshev I, zero phase) by the factors of
+``--reference-decimate`` (10,10), the rows of joint j with |q̇_j| below ``--reference-min-velocity`` (FIGAROH's
+``dq_lim_def`` of the TX40) dropped, and ordinary least squares.
 """
 
 from __future__ import annotations
@@ -57,21 +69,59 @@ def measured(args) -> None:
     q, tau = m["q"], m["tau"]
     if m["motor"]:
         q, tau = joint_from_motor(tr, q), joint_torques_from_motor(tr, tau)
+    if args.q_offset is not None:
+        q = q + np.broadcast_to(np.array([float(x) for x in args.q_offset.split(",")]), (robot.n,))
     cut = int(args.split * len(q))
     cutoff = args.cutoff if args.cutoff == "auto" else float(args.cutoff)
-    fit = rd.prepare_identification_data(m["t"][:cut], q[:cut], tau[:cut], cutoff=cutoff)
+    fit = rd.prepare_identification_data(m["t"][:cut], q[:cut], tau[:cut], cutoff=cutoff, parallel=True)
     val = rd.prepare_identification_data(m["t"][cut:], q[cut:], tau[cut:], cutoff=fit.cutoff)
     print(f"{robot.name}: {len(q)} rows; identification {fit.t.size} samples, validation {val.t.size} samples")
     print(fit.report()["summary"])
     print("\n| method | transmission | held-out error per joint (%) | mean (%) |\n|---|---|---|---:|")
-    for method in ("ols", "wls", "physical"):
-        for with_tr in ([False, True] if tr is not None else [False]):
-            res = rd.identify(robot, fit.q, fit.qd, fit.qdd, fit.tau, method=method,
-                              transmission=tr if with_tr else None, min_velocity=args.min_velocity)
-            err = res.predict(val.q, val.qd, val.qdd) - val.tau
-            rel = 100 * np.sqrt(np.mean(err ** 2, axis=0) / np.maximum(np.mean(val.tau ** 2, axis=0), 1e-300))
-            print(f"| {method} | {'yes' if with_tr else 'no'} | {', '.join(f'{x:.1f}' for x in rel)} | "
-                  f"{rel.mean():.1f} |")
+    rows = [(method, with_tr, None) for method in ("ols", "wls", "physical")
+            for with_tr in ([False, True] if tr is not None else [False])] + [("ols", tr is not None, fit)]
+    for method, with_tr, parallel in rows:
+        res = rd.identify(robot, fit.q, fit.qd, fit.qdd, fit.tau, method=method,
+                          transmission=tr if with_tr else None, min_velocity=args.min_velocity, parallel=parallel)
+        err = res.predict(val.q, val.qd, val.qdd) - val.tau
+        rel = 100 * np.sqrt(np.mean(err ** 2, axis=0) / np.maximum(np.mean(val.tau ** 2, axis=0), 1e-300))
+        print(f"| {method}{', parallel=data' if parallel is not None else ''} | {'yes' if with_tr else 'no'} | "
+              f"{', '.join(f'{x:.1f}' for x in rel)} | {rel.mean():.1f} |")
+    if args.reference_cutoff > 0:
+        res = reference_pipeline(robot, tr, m["t"][:cut], q[:cut], tau[:cut], args)
+        err = res.base.regressor(val.q, val.qd, val.qdd) @ res.values - val.tau
+        rel = 100 * np.sqrt(np.mean(err ** 2, axis=0) / np.maximum(np.mean(val.tau ** 2, axis=0), 1e-300))
+        print(f"| FIGAROH's pipeline (robodyn regressor), {args.reference_cutoff:g} Hz, decimated "
+              f"{args.reference_decimate} | {'yes' if tr is not None else 'no'} | "
+              f"{', '.join(f'{x:.1f}' for x in rel)} | {rel.mean():.1f} |")
+
+
+def reference_pipeline(robot, tr, t, q, tau, args):
+    """FIGAROH's TX40 identification pipeline (module documentation) on robodyn's base regressor: an object with
+    ``base`` and ``values`` (OLS)."""
+    from types import SimpleNamespace
+
+    from scipy import signal
+
+    h = float(np.mean(np.diff(t)))
+    b, a = signal.butter(4, args.reference_cutoff * 2 * h)
+    qf = signal.filtfilt(b, a, q, axis=0)
+    qd = np.gradient(qf, h, axis=0)
+    qdd = np.gradient(qd, h, axis=0)
+    edge = slice(20, len(t) - 20)
+    bp = rd.base_parameters(robot, friction=True, transmission=tr)
+    if not bp.minimal:
+        bp = rd.base_parameters(robot, method="numeric", friction=True, transmission=tr)
+    W, y, v = bp.regressor(qf[edge], qd[edge], qdd[edge]), tau[edge], qd[edge]
+    for r in (int(x) for x in args.reference_decimate.split(",")):
+        W, y, v = (signal.decimate(x, r, zero_phase=True, axis=0) for x in (W, y, v))
+    lim = np.broadcast_to(np.array([float(x) for x in args.reference_min_velocity.split(",")]), (robot.n,))
+    keep = np.abs(v) >= lim
+    A = np.concatenate([W[keep[:, j], j] for j in range(robot.n)])
+    z = np.concatenate([y[keep[:, j], j] for j in range(robot.n)])
+    scale = np.linalg.norm(A, axis=0)
+    scale[scale == 0] = 1.0
+    return SimpleNamespace(base=bp, values=np.linalg.lstsq(A / scale, z, rcond=None)[0] / scale)
 
 
 def main() -> None:
@@ -85,6 +135,13 @@ def main() -> None:
     ap.add_argument("--split", type=float, default=0.7, help="fraction of the rows used for identification")
     ap.add_argument("--cutoff", default="auto", help="low-pass cut-off (Hz) or auto")
     ap.add_argument("--min-velocity", type=float, default=None, help="rad/s, see rd.identify")
+    ap.add_argument("--q-offset", default=None, help="rad added to q (comma-separated, one per joint): the "
+                    "model's zero where it differs from the encoders'")
+    ap.add_argument("--reference-cutoff", type=float, default=25.0,
+                    help="Hz of the FIGAROH-pipeline rows of --measured (0: leave them out)")
+    ap.add_argument("--reference-decimate", default="10,10", help="decimation stages of the FIGAROH pipeline")
+    ap.add_argument("--reference-min-velocity", default="0.0501,0.0501,0.0750,0.0716,0.0559,0.1222",
+                    help="rad/s, one or one per joint (FIGAROH's TX40 dq_lim_def)")
     args = ap.parse_args()
     if args.measured is not None:
         if args.robot is None:

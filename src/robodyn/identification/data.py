@@ -5,6 +5,10 @@ no delay between positions, their derivatives and the torques), differentiated b
 filtered signal to give q̇ and q̈, and the measured torques τ are filtered with the same filter ("parallel
 filtering", so that both sides of Γ = D_B K_B see the same distortion).  The result is decimated: after the
 low-pass filter, the samples are strongly correlated and the high-rate data add computation, not information.
+
+With ``parallel=True`` the filtered states are also kept at the full rate, so that the regressor can be filtered
+and decimated column by column with the same filter as τ (Gautier's parallel filtering and decimation, as in the
+FIGAROH toolbox): then the Coulomb columns sign(q̇) see the same low-pass as the measured torque.
 """
 
 from __future__ import annotations
@@ -59,6 +63,9 @@ class IdentificationData:
         counted at the input (resampled) rate
     standstill : tuple (int, int) — of those, the samples of standstill before the motion starts and after it ends
     resampled : str — "" for uniform time stamps, else the resampling done (method, step, jitter)
+    full_rate : tuple (q, qd, qdd) of ndarrays (M, n) or None — ``parallel=True``: the filtered states at the
+        input (resampled) rate, untrimmed, for :meth:`filter_columns`; None otherwise
+    filter_coefficients : tuple (b, a) or None — ``parallel=True``: the Butterworth coefficients used
     """
 
     t: np.ndarray
@@ -74,6 +81,38 @@ class IdentificationData:
     trimmed: tuple = (0, 0)
     standstill: tuple = (0, 0)
     resampled: str = ""
+    full_rate: tuple | None = None
+    filter_coefficients: tuple | None = None
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the full-rate states are kept for parallel filtering of the regressor."""
+        return self.full_rate is not None
+
+    def filter_columns(self, x) -> np.ndarray:
+        """Filter, trim and decimate an array computed at the full-rate states exactly as τ was.
+
+        Parameters
+        ----------
+        x : array (M, ...) — one row per full-rate sample (M = ``full_rate[0].shape[0]``), e.g. the regressor
+            W(q, q̇, q̈) (M, n, b) evaluated at ``full_rate``.
+
+        Returns
+        -------
+        ndarray (N, ...) — the zero-phase filtered x at the kept samples (the rows of ``q``, ``tau``).
+        """
+        from scipy.signal import filtfilt
+
+        if self.full_rate is None:
+            raise InputError("these data were prepared without parallel=True; prepare them with "
+                             "prepare_identification_data(..., parallel=True)")
+        M = self.full_rate[0].shape[0]
+        xx = np.asarray(x, dtype=float)
+        if xx.ndim < 1 or xx.shape[0] != M:
+            raise InputError(f"x has shape {xx.shape}; give one row per full-rate sample ({M})")
+        b, a = self.filter_coefficients
+        first, last = self.trimmed[0], M - self.trimmed[1]
+        return filtfilt(b, a, xx, axis=0)[first:last:self.decimate]
 
     def report(self) -> dict:
         """Plain data of the preparation (what the ``identify`` command prints), with a one-line ``summary``."""
@@ -82,10 +121,12 @@ class IdentificationData:
                    f"(filter transients; standstill {self.standstill[0]} + {self.standstill[1]})")
         if self.resampled:
             summary += f"; {self.resampled}"
+        if self.parallel:
+            summary += "; full-rate states kept for parallel filtering of the regressor"
         return {"cutoff_hz": self.cutoff, "decimate": self.decimate, "rate_hz": self.rate,
                 "cutoff_rule": self.cutoff_rule, "bandwidth_hz": self.bandwidth,
                 "trimmed": list(self.trimmed), "standstill": list(self.standstill), "resampled": self.resampled,
-                "samples": int(self.t.size), "summary": summary}
+                "samples": int(self.t.size), "parallel": self.parallel, "summary": summary}
 
 
 def check_samples(q, tau, names=("q", "tau")) -> tuple[np.ndarray, np.ndarray]:
@@ -214,7 +255,8 @@ def _uniform(tt: np.ndarray, qq: np.ndarray, tq: np.ndarray):
 
 
 def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", decimate: int | None = None,
-                                order: int = DEFAULT_ORDER, trim: bool = True) -> IdentificationData:
+                                order: int = DEFAULT_ORDER, trim: bool = True,
+                                parallel: bool = False) -> IdentificationData:
     """Filter q and τ (zero-phase Butterworth), differentiate q, trim transients and standstill, decimate.
 
     Parameters
@@ -243,6 +285,12 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
         Remove the filter's edge transients — 3 × order / (2π cutoff) seconds at each end, a few time
         constants of the filter — and the standstill before the motion starts and after it ends (rows where every
         joint's |q̇| is below 1 % of its largest |q̇|); reported in ``trimmed`` and ``standstill``.
+    parallel : bool
+        Also keep the filtered q, q̇, q̈ at the full (resampled) rate (``full_rate``, 3 M n floats) and the filter,
+        for ``rd.identify(..., parallel=data)``: the regressor is then computed at the full rate and filtered,
+        trimmed and decimated like τ (:meth:`IdentificationData.filter_columns`) — Gautier's parallel filtering.
+        The Coulomb columns sign(q̇) then see the filter τ saw, which removes the bias that filtering τ alone puts
+        on Fc and Fv near velocity reversals.
 
     Returns
     -------
@@ -265,6 +313,8 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
         raise InputError(f"t: row {row} (0-based) is {tt[row]}; give finite times")
     if int(order) != order or order < 1:
         raise InputError(f"order = {order!r}; give an integer >= 1")
+    if not isinstance(parallel, (bool, np.bool_)):
+        raise InputError(f"parallel = {parallel!r}; give True or False")
     pad = 3 * (int(order) + 1)
     if tt.size <= pad + 2:
         raise InputError(f"{tt.size} samples are too few to filter with order {order}; give more than {pad + 2}")
@@ -308,6 +358,8 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
             raise InputError(f"decimate = {decimate!r}; give an integer >= 1")
     r = int(r)
     keep = slice(first, last, r)
+    full = (qf, qd, qdd) if parallel else None
     return IdentificationData(t=tt[keep], q=qf[keep], qd=qd[keep], qdd=qdd[keep], tau=tf[keep], cutoff=fc,
                               decimate=r, rate=rate, cutoff_rule=rule, bandwidth=bandwidth,
-                              trimmed=(first, N - last), standstill=still, resampled=resampled)
+                              trimmed=(first, N - last), standstill=still, resampled=resampled, full_rate=full,
+                              filter_coefficients=(b, a) if parallel else None)

@@ -88,6 +88,7 @@ class Identification:
     solver : dict or None — "physical": the conic solver, its status, iterations, the largest violation of the
         constraints (pseudo-inertias ⪰ 0, bounds; after the final projection it is 0) and the solver's own
         primal residual before it.
+    parallel : bool — whether the regressor was filtered and decimated like τ (``identify(..., parallel=data)``).
     """
 
     model: Robot
@@ -112,6 +113,7 @@ class Identification:
     equations: np.ndarray | None = None
     weights: np.ndarray | None = None
     solver: dict | None = None
+    parallel: bool = False
 
     @property
     def relative_std(self) -> np.ndarray:
@@ -181,7 +183,7 @@ class Identification:
             ],
             "residual_rms": [float(x) for x in self.residual_rms],
             "noise_std": [float(x) for x in self.noise],
-            "iterations": self.iterations, "converged": self.converged,
+            "iterations": self.iterations, "converged": self.converged, "parallel_filtering": self.parallel,
         }
         if self.equations is not None:
             d["equations_per_joint"] = [int(x) for x in self.equations]
@@ -250,7 +252,7 @@ def _square(R: np.ndarray, m: int) -> np.ndarray:
     return out
 
 
-def _reduce(bp, q, qd, qdd, tau, use=None) -> np.ndarray:
+def _reduce(bp, q, qd, qdd, tau, use=None, W=None) -> np.ndarray:
     """Per-joint square-root factors R_j ((n, b + 1, b + 1)), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j].
 
     The Gram matrices are accumulated over blocks of samples (matrix products: the fast path for 10^5
@@ -263,24 +265,23 @@ def _reduce(bp, q, qd, qdd, tau, use=None) -> np.ndarray:
     m = bp.count + 1
     G = np.zeros((n, m, m))
     scale = None
+    W_of = (lambda blk: bp.regressor(q[blk], qd[blk], qdd[blk])) if W is None else (lambda blk: W[blk])
     with progress("identification: regressor of the samples", total=N) as bar:
         for s in range(0, N, BLOCK):
             blk = slice(s, s + BLOCK)
             if scale is None:
-                norms = np.append(np.linalg.norm(bp.regressor(q[blk], qd[blk], qdd[blk]), axis=(0, 1)),
-                                  np.linalg.norm(tau[blk]))
+                norms = np.append(np.linalg.norm(W_of(blk), axis=(0, 1)), np.linalg.norm(tau[blk]))
                 scale = np.where(finite_result("identify", norms) > 0, norms, 1.0)
-            _accumulate(G, bp, q, qd, qdd, tau, blk, use, scale)
+            _accumulate(G, W_of(blk), tau, blk, use, scale)
             bar.update(completed=min(s + BLOCK, N))
     lam, V = np.linalg.eigh(0.5 * (finite_result("identify", G) + np.swapaxes(G, -1, -2)))
     return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2) * scale
 
 
-def _accumulate(G, bp, q, qd, qdd, tau, blk, use=None, scale=None) -> None:
-    """Add the Gram matrices of [W_j y_j] / scale of the samples ``blk`` to G (n, b + 1, b + 1), in place; ``use``
-    (N, n) bool, if given, selects the rows of each joint's equations."""
-    n = q.shape[1]
-    W = bp.regressor(q[blk], qd[blk], qdd[blk])  # (B, n, b)
+def _accumulate(G, W, tau, blk, use=None, scale=None) -> None:
+    """Add the Gram matrices of [W_j y_j] / scale of the samples ``blk`` (regressor W (B, n, b)) to
+    G (n, b + 1, b + 1), in place; ``use`` (N, n) bool, if given, selects the rows of each joint's equations."""
+    n = tau.shape[1]
     A = np.empty((n, W.shape[0], W.shape[2] + 1))  # [W_j y_j] of every joint, contiguous for the products
     A[..., :-1] = W.transpose(1, 0, 2)
     A[..., -1] = tau[blk].T
@@ -348,6 +349,7 @@ def identify(
     transmission=None,
     min_velocity=None,
     weights=None,
+    parallel=None,
 ) -> Identification:
     """Identify the base parameters (and friction) of ``robot`` from measured samples.
 
@@ -389,6 +391,15 @@ def identify(
     weights : array (n,) or None
         Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
         ``"wls"`` they multiply Gautier's 1/σ_j².  Default 1.
+    parallel : IdentificationData or None
+        Data from ``rd.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
+        the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
+        exactly as τ was (Gautier's parallel filtering and decimation; FIGAROH decimates its regressor the same
+        way), instead of being evaluated at the decimated states.  Linear columns are unchanged (filtering commutes
+        with them up to the filter's distortion of the motion); the Coulomb columns sign(q̇) become the filtered
+        steps that the measured torques contain, which removes the friction bias of filtering τ alone (Fc low,
+        Fv high; docs/identification.md).  Costs 8 M n b bytes for the full-rate regressor (M full-rate samples).
+        Default None: the regressor at the samples.
 
     Returns
     -------
@@ -423,6 +434,7 @@ def identify(
     bp = base
     N, n = q.shape
     b = bp.count
+    Wp = None if parallel is None else _parallel_regressor(bp, parallel, q, qd, qdd, tau)
     use = _rows_used(qd, min_velocity)
     wj = _user_weights(weights, n)
     counts = np.full(n, N) if use is None else use.sum(axis=0)
@@ -432,7 +444,7 @@ def identify(
                                   f"give more than {b // n + 1} samples" + ("" if use is None else
                                   " or a lower min_velocity"))
     names = tuple(bp.names)
-    R = _reduce(bp, q, qd, qdd, tau, use)
+    R = _reduce(bp, q, qd, qdd, tau, use, Wp)
     Rg = _stack(R)
     _check_rank(Rg, names, rank_tol)
     theta, inv, rnorm = _solve(Rg, b)
@@ -453,7 +465,7 @@ def identify(
         cov = inv if weights is None else _sandwich(R, wj / sig ** 2, sig, b)
     elif method == "irls":
         theta, cov, iterations, converged, message = _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations,
-                                                           use, wj)
+                                                           use, wj, Wp)
     elif method == "physical":
         Rp = Rg if weights is None else _stack(R, np.sqrt(wj))
         theta, standard, robot_out, motors, solver = _physical(robot, bp, Rp, regularization, min_mass)
@@ -463,8 +475,30 @@ def identify(
         std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
         residual_rms=res_j / np.sqrt(np.maximum(counts, 1)), noise=noise, samples=N, iterations=iterations,
         converged=converged, message=message, robot=robot_out, standard=standard, transmission=transmission,
-        identified_transmission=motors, equations=counts, weights=wj, solver=solver,
+        identified_transmission=motors, equations=counts, weights=wj, solver=solver, parallel=Wp is not None,
     )
+
+
+def _parallel_regressor(bp, data, q, qd, qdd, tau) -> np.ndarray:
+    """The regressor (N, n, b) of the full-rate states of ``data``, filtered and decimated as its τ."""
+    from robodyn.identification.data import IdentificationData
+
+    if not isinstance(data, IdentificationData) or not data.parallel:
+        raise InputError("parallel: give the IdentificationData of rd.prepare_identification_data(..., "
+                         "parallel=True) that the samples come from")
+    for name, given, own in (("q", q, data.q), ("qd", qd, data.qd), ("qdd", qdd, data.qdd), ("tau", tau, data.tau)):
+        if given.shape != own.shape or not np.array_equal(given, own):
+            raise InputError(f"parallel: {name} is not the {name} of the data given as parallel; pass data.q, "
+                             f"data.qd, data.qdd, data.tau of that IdentificationData (unchanged)")
+    fq, fqd, fqdd = data.full_rate
+    M = fq.shape[0]
+    W = np.empty((M, q.shape[1], bp.count))
+    with progress("identification: regressor of the full-rate states", total=M) as bar:
+        for s in range(0, M, BLOCK):
+            blk = slice(s, s + BLOCK)
+            W[blk] = bp.regressor(fq[blk], fqd[blk], fqdd[blk])
+            bar.update(completed=min(s + BLOCK, M))
+    return finite_result("identify", data.filter_columns(W))
 
 
 def _sandwich(R: np.ndarray, lam: np.ndarray, sig: np.ndarray, b: int) -> np.ndarray:
@@ -517,16 +551,19 @@ def _floor(sig: np.ndarray) -> np.ndarray:
     return np.maximum(sig, 1e-12 * top)
 
 
-def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None):
+def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None, Wp=None):
     """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale)."""
     if int(max_iterations) != max_iterations or max_iterations < 1:
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
     N, n = q.shape
     b = bp.count
-    W = np.empty((N, n, b))
-    for s in range(0, N, BLOCK):
-        blk = slice(s, s + BLOCK)
-        W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk])
+    if Wp is None:
+        W = np.empty((N, n, b))
+        for s in range(0, N, BLOCK):
+            blk = slice(s, s + BLOCK)
+            W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk])
+    else:
+        W = Wp
     c = 1.345 if robust == "huber" else 4.685
     A, y = W.reshape(-1, b), tau.reshape(-1)
     prior = np.broadcast_to(np.ones(n) if wj is None else wj, (N, n)).astype(float)
@@ -823,7 +860,7 @@ def _subset_fit(Rg: np.ndarray, cols, b: int, dof_rows: int):
 
 
 def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: float = 0.05,
-                         max_relative_std: float | None = None) -> EssentialParameters:
+                         max_relative_std: float | None = None, parallel=None) -> EssentialParameters:
     """The essential parameters (Pham & Gautier 1991): a subset of the base parameters that explains the data.
 
     Starting from every base parameter of ``result``, the parameter with the largest relative standard deviation
@@ -838,6 +875,8 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     q, qd, qdd, tau : array (N, n) — the data (usually those of the identification).
     tolerance : float — relative growth of the fit error allowed (> 0).
     max_relative_std : float or None — stop early once every remaining parameter has %σ below this (%).
+    parallel : IdentificationData or None — as in :func:`identify`: the regressor of the full-rate states,
+        filtered and decimated like τ (pass the data the result was identified with ``parallel=``).
 
     Returns
     -------
@@ -851,7 +890,8 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     q, qd, qdd, tau = _samples(result.model, q, qd, qdd, tau)
     N, n = q.shape
     b = bp.count
-    R = _reduce(bp, q, qd, qdd, tau)
+    Wp = None if parallel is None else _parallel_regressor(bp, parallel, q, qd, qdd, tau)
+    R = _reduce(bp, q, qd, qdd, tau, W=Wp)
     w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
     if result.method == "wls":
         w = w / _floor(result.noise)
