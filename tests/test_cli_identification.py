@@ -105,6 +105,21 @@ def test_identify_filters_and_differentiates_t_q_tau(robot, files):
     assert np.max(err[inertial]) < 5e-3
 
 
+def test_identify_parallel_is_the_library_parallel_filtering(robot, files):
+    res = run("identify", files["model"], files["measured"], "--parallel", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["parallel_filtering"] is True
+    data = files["data"]
+    tau = rd.inverse_dynamics(robot, files["q"], *(np.column_stack([data[f"{p}{k}"] for k in (1, 2, 3)])
+                                                   for p in ("qd", "qdd")))
+    d = rd.prepare_identification_data(data["t"], files["q"], tau, parallel=True)
+    ref = rd.identify(robot, d.q, d.qd, d.qdd, d.tau, parallel=d)
+    np.testing.assert_allclose([p["value"] for p in out["parameters"]], ref.values, rtol=1e-12, atol=1e-12)
+    res = run("identify", files["model"], files["full"], "--parallel")
+    assert res.exit_code == 2 and "--parallel" in res.output
+
+
 def test_errors_exit_2_and_write_nothing(files):
     folder = files["folder"]
     out, plot = folder / "never.yaml", folder / "never.png"

@@ -108,6 +108,9 @@ def identify_command(
                                                                     "inertia and friction; accepts motor-side CSVs."),
     min_velocity: float = typer.Option(None, "--min-velocity", help="Drop a joint's equations where |qd| is below "
                                                                     "this (rad/s)."),
+    parallel: bool = typer.Option(False, "--parallel", help="Filter and decimate the regressor's columns like tau "
+                                                            "(Gautier's parallel filtering) instead of building it "
+                                                            "from filtered states; t, q, tau data only."),
     out: Path = typer.Option(None, "--out", help="Write the result as YAML here."),
     plot: Path = typer.Option(None, "--plot", help="Write measured vs predicted torques to this PNG file."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
@@ -128,16 +131,17 @@ def identify_command(
             m["q"], m["tau"] = joint_from_motor(tr, m["q"]), joint_torques_from_motor(tr, m["tau"])
         if m["qd"] is None:
             d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff=cutoff_hz,
-                                            decimate=decimate)
+                                            decimate=decimate, parallel=parallel)
             t, q, qd, qdd, tau = d.t, d.q, d.qd, d.qdd, d.tau
             prepared = d.report()
         else:
-            if cutoff is not None or decimate is not None:
-                raise InputError("--cutoff and --decimate apply to t, q, tau data; this file gives qd and qdd")
+            if cutoff is not None or decimate is not None or parallel:
+                raise InputError("--cutoff, --decimate and --parallel apply to t, q, tau data; this file gives qd "
+                                 "and qdd")
             t, q, qd, qdd, tau = m["t"], m["q"], m["qd"], m["qdd"], m["tau"]
             prepared = None
         res = identify(r, q, qd, qdd, tau, method=method, friction=friction, transmission=tr,
-                       min_velocity=min_velocity)
+                       min_velocity=min_velocity, parallel=d if parallel else None)
         pred = res.predict(q, qd, qdd)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         if out is not None:
