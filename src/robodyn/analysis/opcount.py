@@ -20,7 +20,7 @@ import numpy as np
 
 from robodyn.analysis.traced import Tally, Traced, counting, traced_array, values
 from robodyn.dynamics import api
-from robodyn.dynamics.trace import COST, KINDS as COUNT_KINDS
+from robodyn.dynamics.trace import COST, KINDS as OP_KINDS
 from robodyn.errors import InputError
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import Robot
@@ -41,7 +41,7 @@ class Convention:
 
     def count(self, ops) -> dict:
         """{"mul", "add", "sin", "cos", "sqrt", "other", "div"} of the IR operation names ``ops``."""
-        out = dict.fromkeys(COUNT_KINDS, 0)
+        out = dict.fromkeys(OP_KINDS, 0)
         for op in ops:
             for column in self.columns[op]:
                 out[column] += 1
@@ -122,10 +122,25 @@ _KINDS = MappingProxyType({
     "inertia": (api.INERTIA, "inertia_matrix", ("q",)),
     "forward": (api.FORWARD, "forward_dynamics", ("q", "qd", "tau")),
 })
+#: The kinds counted, by the name of the public function counted (robodyn's one vocabulary) -> the short name the
+#: report's rows and ``MethodCount.kind`` use ("inverse", "inertia", "forward", also accepted as kinds).
+COUNTED_KINDS = MappingProxyType({"inverse_dynamics": "inverse", "inertia_matrix": "inertia",
+                                  "forward_dynamics": "forward"})
+
+
+def counted_kind(kind: str) -> str:
+    """The short name of the counted ``kind`` (a public function name of :data:`COUNTED_KINDS` or its short
+    name), or :class:`InputError` listing them."""
+    short = COUNTED_KINDS.get(kind, kind) if isinstance(kind, str) else kind
+    if short not in _KINDS:
+        raise InputError(f"kind = {kind!r}; choose one of {', '.join(COUNTED_KINDS)} (short names: "
+                         f"{', '.join(_KINDS)})")
+    return short
 
 
 def count_operations(robot: Robot, kind: str, method: str, seed: int = 1) -> tuple[Tally, np.ndarray, np.ndarray]:
-    """Count one scalar evaluation of ``rd.<kind function>(robot, ..., method=method)``.
+    """Count one scalar evaluation of ``rd.<kind>(robot, ..., method=method)``; ``kind``: "inverse_dynamics",
+    "inertia_matrix" or "forward_dynamics" (or the short names "inverse", "inertia", "forward").
 
     Returns
     -------
@@ -133,8 +148,7 @@ def count_operations(robot: Robot, kind: str, method: str, seed: int = 1) -> tup
     traced_result : ndarray of float, the counted evaluation's values
     float_result : ndarray, the same call on float64 inputs (they must agree: the counting changes nothing)
     """
-    if kind not in _KINDS:
-        raise InputError(f"kind = {kind!r}; choose one of {', '.join(_KINDS)}")
+    kind = counted_kind(kind)
     table, fname, names = _KINDS[kind]
     if method not in table:
         raise InputError(f"{kind}: unknown method '{method}'; choose one of {', '.join(table)}")
@@ -664,7 +678,8 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
     Parameters
     ----------
     n_max : int ≥ 1
-    kinds : subset of ("inverse", "inertia", "forward")
+    kinds : subset of ("inverse_dynamics", "inertia_matrix", "forward_dynamics") (or their short names
+        "inverse", "inertia", "forward", which label the counts)
     methods : sequence of str, optional — restrict to these method names (each must be a method of some kind)
     progress : callable(str), optional — called before each (kind, method)
     convention : "robodyn" (default) | "khalil_dombre" | "mata" | "kozlowski"
@@ -680,6 +695,7 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
     if isinstance(n_max, bool) or not isinstance(n_max, (int, np.integer)) or n_max < 1:
         raise InputError(f"n_max = {n_max!r}; give an integer >= 1")
     rule = counting_convention(convention)
+    kinds = [counted_kind(k) for k in kinds]
     known = [m for kind in kinds for m in available_methods(kind)]
     unknown = [m for m in (methods or ()) if m not in known]
     if unknown:
@@ -707,7 +723,7 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
 
 __all__ = (
     "Tally", "Traced", "counting", "traced_array", "values",  # re-exported from robodyn.analysis.traced
-    "Convention", "CONVENTIONS", "counting_convention", "program_count",
+    "Convention", "CONVENTIONS", "counting_convention", "program_count", "COUNTED_KINDS", "counted_kind",
     "counting_robot", "count_operations", "Formula", "SEED_FORMULAS", "SEED_N6", "TABLE_9_5_STANFORD",
     "stanford_table_9_5", "fit_polynomial", "format_polynomial",
     "MethodCount", "OpcountReport", "opcount_report",
