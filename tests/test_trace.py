@@ -1,4 +1,4 @@
-"""The one tracer (robodyn.dynamics.trace): its IR, its counter, its snap tolerance, and its exact tape."""
+"""The one tracer (robodyn.dynamics.trace): its IR, its counter, its snap tolerance, its exact and counting tapes."""
 
 import math
 
@@ -41,3 +41,20 @@ def test_exact_tape_keeps_every_constant_and_records_checks():
     with pytest.raises(fast.Fallback):
         fn(1.0, 1.0)
     assert [op[0] for op in trace_kernel(pivot, {"x": 2})[0].ops].count("check") == 1
+
+
+def test_counting_scalars_are_recording_scalars_of_the_counting_tape():
+    """robodyn.analysis.traced has no arithmetic of its own: a counting scalar is a Rec on a counting tape, each
+    executed operation one IR assignment (no sharing), and the counting block reads them."""
+    from robodyn.dynamics.trace import Rec, Tape
+
+    a, b = Traced(2.0), Traced(3.0)
+    assert type(a) is Rec and a.g is b.g and a.g.counting and isinstance(a, Traced)
+    assert not any(isinstance(Tape(exact=e).input("x", [1.0])[0], Traced) for e in (True, False))
+    with counting() as t:
+        r = a * b + a * b - 2.5 / a + a / 4.0
+    tape = a.g
+    assert t.ops == ("mul", "mul", "add", "cdiv", "add", "divc", "add")  # a·b twice: executed, not shared
+    assert [op[0] for op in tape.ops[-7:]] == list(t.ops) and (t.mul, t.div, t.add) == (4, 2, 3)
+    assert r.v == 2.0 * 3.0 + 2.0 * 3.0 - 2.5 / 2.0 + 2.0 / 4.0
+    assert (a * 1 is a) and (a == 2.0) and (a != b) and float(b) == 3.0 and a < b

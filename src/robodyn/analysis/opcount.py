@@ -20,10 +20,84 @@ import numpy as np
 
 from robodyn.analysis.traced import Tally, Traced, counting, traced_array, values
 from robodyn.dynamics import api
+from robodyn.dynamics.trace import COST, KINDS as OP_KINDS
 from robodyn.errors import InputError
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import Robot
 from robodyn.spatial import rot_x, rot_z
+
+
+# --- the counting conventions of the papers ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Convention:
+    """How a paper counts: ``columns`` maps each operation of the tracer's IR to the count columns it adds to
+    (:data:`robodyn.dynamics.trace.KINDS`; an empty tuple: free).  ``source`` is where the paper states it,
+    ``rule`` the rule in the paper's words (paraphrased)."""
+
+    name: str
+    source: str
+    rule: str
+    columns: MappingProxyType
+
+    def count(self, ops) -> dict:
+        """{"mul", "add", "sin", "cos", "sqrt", "other", "div"} of the IR operation names ``ops``."""
+        out = dict.fromkeys(OP_KINDS, 0)
+        for op in ops:
+            for column in self.columns[op]:
+                out[column] += 1
+        return out
+
+
+_DIVISIONS = ("div", "rdiv", "divc", "cdiv")
+
+
+def _columns(**changes) -> MappingProxyType:
+    """robodyn's columns (:data:`robodyn.dynamics.trace.COST`, divisions also in ``div``) with ``changes``."""
+    base = {op: (() if kind is None else (kind,)) + (("div",) if op in _DIVISIONS else ())
+            for op, kind in COST.items()}
+    return MappingProxyType({**base, **changes})
+
+
+#: The counting rule of each paper whose counts the report compares with, and robodyn's own (the default).
+#: Common to all: operations between constants of the robot are done off-line and free, an operation with 0 or
+#: ±1 folds (the customizing of Khalil & Dombre §9.6.2, which Kozłowski §4 and Mata et al. §4 follow), and a
+#: negation is free (the sign travels with the value).
+CONVENTIONS: MappingProxyType[str, Convention] = MappingProxyType({
+    "robodyn": Convention(
+        "robodyn", "docs/symbolic.md, Operation counts",
+        "mul = multiplications and divisions (by constants of the robot included), add = additions and "
+        "subtractions; sines, cosines, square roots and other functions counted apart; sign, |x| free",
+        _columns()),
+    "khalil_dombre": Convention(
+        "khalil_dombre", "Khalil & Dombre §9.6.2–§9.6.3, Tables 9.5–9.6",
+        "customizing eliminates multiplications by one, minus one and zero and additions with zero; the model "
+        "is counted in multiplications and additions (a division is a multiplication; the sines and cosines "
+        "S_j, C_j are intermediate variables outside both); a Coulomb and viscous friction model adds n "
+        "multiplications, 2n additions and n sign functions (§9.6.3): the sign functions are counted (in "
+        "'other')",
+        _columns(sign=("other",))),
+    "mata": Convention(
+        "mata", "Mata et al. §4, Tables 1–4",
+        "products (M) and sums (A) of each step; products of constants are computed off-line (e.g. m_i r_i, "
+        "§4.2 step 4); the Cholesky decomposition costs n³/6 + n²/2 + n/3 products (Table 3), i.e. its "
+        "n(n² − 1)/6 multiplications, n(n − 1)/2 divisions and n square roots are all products; rotations use "
+        "trigonometric identities and the sines and cosines are not counted",
+        _columns(sqrt=("mul", "sqrt"))),
+    "kozlowski": Convention(
+        "kozlowski", "Kozłowski §4, Tables 1–2",
+        "scalar multiplications, additions/subtractions and divisions, each in its own column (Table 2: "
+        "264n − 349 multiplications, 6n − 10 divisions; '1261 multiplications/divisions' for n = 6 is their "
+        "sum); zero and unity elements are propagated as 0 and 1; the totals do not include the evaluation of "
+        "the sines and cosines",
+        _columns(**{op: ("div",) for op in _DIVISIONS})),
+})
+
+
+def counting_convention(name: str) -> Convention:
+    """The :class:`Convention` ``name`` (a key of :data:`CONVENTIONS`), or :class:`InputError`."""
+    if name not in CONVENTIONS:
+        raise InputError(f"convention = {name!r}; choose one of {', '.join(CONVENTIONS)}")
+    return CONVENTIONS[name]
 
 
 # --- the counting robots and one evaluation per method -----------------------------------------------------
@@ -48,10 +122,25 @@ _KINDS = MappingProxyType({
     "inertia": (api.INERTIA, "inertia_matrix", ("q",)),
     "forward": (api.FORWARD, "forward_dynamics", ("q", "qd", "tau")),
 })
+#: The kinds counted, by the name of the public function counted (robodyn's one vocabulary) -> the short name the
+#: report's rows and ``MethodCount.kind`` use ("inverse", "inertia", "forward", also accepted as kinds).
+COUNTED_KINDS = MappingProxyType({"inverse_dynamics": "inverse", "inertia_matrix": "inertia",
+                                  "forward_dynamics": "forward"})
+
+
+def counted_kind(kind: str) -> str:
+    """The short name of the counted ``kind`` (a public function name of :data:`COUNTED_KINDS` or its short
+    name), or :class:`InputError` listing them."""
+    short = COUNTED_KINDS.get(kind, kind) if isinstance(kind, str) else kind
+    if short not in _KINDS:
+        raise InputError(f"kind = {kind!r}; choose one of {', '.join(COUNTED_KINDS)} (short names: "
+                         f"{', '.join(_KINDS)})")
+    return short
 
 
 def count_operations(robot: Robot, kind: str, method: str, seed: int = 1) -> tuple[Tally, np.ndarray, np.ndarray]:
-    """Count one scalar evaluation of ``rd.<kind function>(robot, ..., method=method)``.
+    """Count one scalar evaluation of ``rd.<kind>(robot, ..., method=method)``; ``kind``: "inverse_dynamics",
+    "inertia_matrix" or "forward_dynamics" (or the short names "inverse", "inertia", "forward").
 
     Returns
     -------
@@ -59,8 +148,7 @@ def count_operations(robot: Robot, kind: str, method: str, seed: int = 1) -> tup
     traced_result : ndarray of float, the counted evaluation's values
     float_result : ndarray, the same call on float64 inputs (they must agree: the counting changes nothing)
     """
-    if kind not in _KINDS:
-        raise InputError(f"kind = {kind!r}; choose one of {', '.join(_KINDS)}")
+    kind = counted_kind(kind)
     table, fname, names = _KINDS[kind]
     if method not in table:
         raise InputError(f"{kind}: unknown method '{method}'; choose one of {', '.join(table)}")
@@ -76,15 +164,27 @@ def count_operations(robot: Robot, kind: str, method: str, seed: int = 1) -> tup
 # --- the published formulas ------ -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Formula:
-    """A published operation count: mul(n), add(n) as polynomial coefficients (highest power first)."""
+    """A published operation count: mul(n), add(n) as polynomial coefficients (highest power first); ``div``:
+    the divisions where the paper counts them apart from ``mul`` (Kozłowski), else None."""
 
     source: str
     mul: tuple
     add: tuple | None = None
+    div: tuple | None = None
 
     def at(self, n: int) -> tuple[float, float | None]:
-        m = float(np.polyval(self.mul, n))
+        m = float(np.polyval(self.for_convention("robodyn")[1], n))
         return m, (None if self.add is None else float(np.polyval(self.add, n)))
+
+    def for_convention(self, name: str) -> tuple[str, tuple, tuple | None]:
+        """(source, mul, add) with the divisions where ``name`` counts them: in the multiplications, or apart."""
+        if self.div is None:
+            return self.source, self.mul, self.add
+        if "mul" in CONVENTIONS[name].columns["div"]:
+            total = np.polyadd(self.mul, self.div)
+            return (f"{self.source} (mult + {format_polynomial(self.div)} div)",
+                    tuple(int(c) if float(c).is_integer() else float(c) for c in total), self.add)
+        return f"{self.source} (mult; {format_polynomial(self.div)} div apart)", self.mul, self.add
 
 
 #: Published formulas compared with each (kind, method).  Divisions are counted as multiplications everywhere.
@@ -102,7 +202,7 @@ SEED_FORMULAS: MappingProxyType[tuple[str, str], list[Formula]] = MappingProxyTy
         Formula("Mata Table 3, G-A total", (1 / 6, 13, 695 / 6, -157), (1 / 6, 10, 683 / 6, -174)),
     ],
     ("forward", "spatial_operator"): [
-        Formula("Kozlowski Table 2, filter+smoother (mult + 6n-10 div)", (270, -359), (264, -411)),
+        Formula("Kozlowski Table 2, filter+smoother", (264, -349), (264, -411), div=(6, -10)),
     ],
 })
 #: Published totals for n = 6 only (Mata Table 4; its G-A entry, 1042 | 905, is Table 3's total at n = 6).
@@ -239,14 +339,24 @@ class Published:
     add: tuple
     counts: str
     n6_only: bool = False
+    div: tuple | None = None  # the divisions, where the paper counts them apart from ``mul`` (Kozłowski)
 
-    def at(self, n: int) -> tuple[float, float]:
+    def _mul(self, convention: str) -> tuple:
+        if self.div is None or "mul" not in CONVENTIONS[convention].columns["div"]:
+            return self.mul
+        return tuple(int(c) if float(c).is_integer() else float(c) for c in np.polyadd(self.mul, self.div))
+
+    def at(self, n: int, convention: str = "robodyn") -> tuple[float, float]:
+        """(mul, add) at ``n``, the divisions in ``mul`` where ``convention`` counts them there."""
+        mul = self._mul(convention)
         if self.n6_only:
-            return float(self.mul[0]), float(self.add[0])
-        return float(np.polyval(self.mul, n)), float(np.polyval(self.add, n))
+            return float(mul[0]), float(self.add[0])
+        return float(np.polyval(mul, n)), float(np.polyval(self.add, n))
 
-    def text(self, op: str) -> str:
-        return "(n = 6 only)" if self.n6_only else format_polynomial(getattr(self, op))
+    def text(self, op: str, convention: str = "robodyn") -> str:
+        if self.n6_only:
+            return "(n = 6 only)"
+        return format_polynomial(self._mul(convention) if op == "mul" else getattr(self, op))
 
 
 _MATA = "products and sums of the steps of Mata et al. §4 (sines and cosines not counted)"
@@ -276,9 +386,10 @@ CUSTOMIZED_PUBLISHED: MappingProxyType[str, list] = MappingProxyType({
         (Published("Kozłowski Table 1, general axes", (142, -151), (109, -134), _KOZ1),
          Published("Kozłowski Table 1, parallel/perpendicular axes", (106, -113), (89, -102), _KOZ1))],
     "kozlowski_forward": [
-        (Published("Kozłowski Table 2, multiplications + divisions", (270, -359), (264, -411),
-                   "multiplications 264n − 349 plus divisions 6n − 10 (counted here as multiplications); "
-                   "additions/subtractions 264n − 411 as printed (its rows add up to 224n − 411)"), None)],
+        (Published("Kozłowski Table 2, multiplications + divisions", (264, -349), (264, -411),
+                   "multiplications 264n − 349 plus divisions 6n − 10 (counted as multiplications except under "
+                   "Kozłowski's convention); additions/subtractions 264n − 411 as printed (its rows add up to "
+                   "224n − 411)", div=(6, -10)), None)],
 })
 
 #: Kozłowski Table 1, per recursion: row -> ((mul, add) general axes, (mul, add) parallel/perpendicular axes).
@@ -291,12 +402,19 @@ KOZLOWSKI_TABLE_1 = MappingProxyType({
 })
 
 
-def customized_fit(model: str, n_max: int = 8) -> tuple[tuple | None, tuple | None, int]:
+def program_count(program, convention: str = "robodyn") -> dict:
+    """The operation count of a recorded :class:`robodyn.dynamics.trace.Program` (the assignments that reach
+    its outputs) under the counting ``convention`` (:data:`CONVENTIONS`)."""
+    return counting_convention(convention).count(program.graph.ops[k][0] for k in program.reachable())
+
+
+def customized_fit(model: str, n_max: int = 8, convention: str = "robodyn") -> tuple[tuple | None, tuple | None, int]:
     """Exact polynomials (mul, add) in n of the customized ``model`` on :func:`counting_robot` (n, seed=n) for
-    n = 1..n_max, and the n from which they hold (as :meth:`MethodCount.fit`)."""
+    n = 1..n_max under ``convention``, and the n from which they hold (as :meth:`MethodCount.fit`)."""
     from robodyn.symbolic.formulations import recorded_model
 
-    counts = [recorded_model(counting_robot(n, seed=n), model).count() for n in range(1, n_max + 1)]
+    counts = [program_count(recorded_model(counting_robot(n, seed=n), model), convention)
+              for n in range(1, n_max + 1)]
     ns = np.arange(1, n_max + 1)
     for n0 in (2, 3, 4):
         keep = ns >= n0
@@ -306,33 +424,36 @@ def customized_fit(model: str, n_max: int = 8) -> tuple[tuple | None, tuple | No
     return None, None, 0
 
 
-def customized_report(n_fit: int = 8) -> list[dict]:
+def customized_report(n_fit: int = 8, convention: str = "robodyn") -> list[dict]:
     """Customized models of every formulation counted next to the published figures (n = 6).
 
     For each model of :data:`robodyn.symbolic.formulations.MODELS` with a published count and each robot of
     :data:`ROBOTS`, one row: our multiplications and additions (divisions as multiplications, sin/cos apart),
     our exact polynomial in n (general robot, n = 1..``n_fit``), the published figure and what it counts, and
-    whether ours is at or below it.  Every program is checked against ``rd.*`` elsewhere (tests).
+    whether ours is at or below it.  Every program is checked against ``rd.*`` elsewhere (tests).  Our counts
+    and the published divisions follow the counting ``convention`` (:data:`CONVENTIONS`); ``published_rule``
+    names the rule the published figure follows.
 
     Returns
     -------
     list of dict with keys model, formulation, robot, robot_description, mul, add, sin, cos, ours_mul_formula,
     ours_add_formula, published, published_mul, published_add, published_mul_formula, published_add_formula,
-    published_counts, at_or_below.
+    published_counts, published_rule, convention, at_or_below.
     """
     from robodyn.symbolic.formulations import MODELS, recorded_model
 
     from robodyn.model.io import load
 
+    rule = counting_convention(convention).name
     robots = {"general": counting_robot(6), "PUMA-like": puma_like_robot(), "PUMA 560": load("puma560")}
     rows = []
     for model, refs in CUSTOMIZED_PUBLISHED.items():
-        fm, fa, n0 = customized_fit(model, n_fit) if n_fit else (None, None, 0)
+        fm, fa, n0 = customized_fit(model, n_fit, rule) if n_fit else (None, None, 0)
         for label, robot in robots.items():
-            c = recorded_model(robot, model).count()
+            c = program_count(recorded_model(robot, model), rule)
             for general_ref, special_ref in refs:
                 ref = special_ref if (label != "general" and special_ref is not None) else general_ref
-                pm, pa = ref.at(6)
+                pm, pa = ref.at(6, rule)
                 rows.append({
                     "model": model, "formulation": MODELS[model][0], "robot": label,
                     "robot_description": ROBOTS[label], "mul": c["mul"], "add": c["add"], "sin": c["sin"],
@@ -340,8 +461,9 @@ def customized_report(n_fit: int = 8) -> list[dict]:
                     "ours_mul_formula": (format_polynomial(fm) + f" (n ≥ {n0})") if label == "general" and fm else None,
                     "ours_add_formula": (format_polynomial(fa) + f" (n ≥ {n0})") if label == "general" and fa else None,
                     "published": ref.source, "published_mul": pm, "published_add": pa,
-                    "published_mul_formula": ref.text("mul"), "published_add_formula": ref.text("add"),
-                    "published_counts": ref.counts, "at_or_below": bool(c["mul"] <= pm and c["add"] <= pa),
+                    "published_mul_formula": ref.text("mul", rule), "published_add_formula": ref.text("add", rule),
+                    "published_counts": ref.counts, "published_rule": _paper_rule(ref.source), "convention": rule,
+                    "at_or_below": bool(c["mul"] <= pm and c["add"] <= pa),
                 })
     return rows
 
@@ -469,10 +591,14 @@ class MethodCount:
     max_error: float  # max |traced − float| result difference (the counting must not change the numbers)
     error: str = ""  # why it could not be counted, if it could not
 
-    def series(self, op: str) -> np.ndarray:
-        return np.array([getattr(t, op) for t in self.tallies])
+    def series(self, op: str, convention: str = "robodyn") -> np.ndarray:
+        """The count ``op`` for each n, under the counting ``convention`` (:data:`CONVENTIONS`)."""
+        if convention == "robodyn":
+            return np.array([getattr(t, op) for t in self.tallies])
+        rule = CONVENTIONS[convention]
+        return np.array([rule.count(t.ops)[op] for t in self.tallies])
 
-    def fit(self, op: str) -> tuple[tuple[Fraction, ...] | None, int]:
+    def fit(self, op: str, convention: str = "robodyn") -> tuple[tuple[Fraction, ...] | None, int]:
         """Exact polynomial in n of the counts and the n from which it holds: ``(coefficients, n0)``.
 
         Small n are boundary cases of the recursions (n = 1: A is constant, nothing to factor), so the fit
@@ -481,7 +607,7 @@ class MethodCount:
         ns = np.array(self.ns)
         for n0 in (2, 3, 4):
             keep = ns >= n0
-            coef = fit_polynomial(ns[keep], self.series(op)[keep])
+            coef = fit_polynomial(ns[keep], self.series(op, convention)[keep])
             if coef is not None:
                 return coef, n0
         return None, 0
@@ -489,12 +615,19 @@ class MethodCount:
 
 @dataclass(frozen=True)
 class OpcountReport:
+    """The counts of :func:`opcount_report`; ``convention``: the counting rule of :meth:`rows`
+    (:data:`CONVENTIONS`)."""
+
     n_max: int
     counts: tuple[MethodCount, ...] = field(default_factory=tuple)
+    convention: str = "robodyn"
 
     def rows(self) -> list[list[str]]:
-        """Two rows (mult, add) per (method, published count): our exact fit and value at n = 6, the published
-        formula and value at n = 6, and the difference ours − published at n = 6."""
+        """Two rows (mult, add) per (method, published count): our exact fit and value at n = 6 under the
+        report's convention, the published formula and value at n = 6 (divisions moved where the convention
+        counts them, when the paper gives them apart), the difference ours − published at n = 6, and the
+        counting rule the published figure follows (a key of :data:`CONVENTIONS`)."""
+        conv = self.convention
         rows = []
         for c in self.counts:
             name = f"{c.kind} {c.method}"
@@ -502,16 +635,18 @@ class OpcountReport:
                 rows.append([name, "", "not counted: " + c.error, "", "", "", "", ""])
                 continue
             at6 = dict(zip(c.ns, c.tallies)).get(6)
-            refs = [(f.source, f.mul, f.add) for f in SEED_FORMULAS.get((c.kind, c.method), [])]
+            at6 = CONVENTIONS[conv].count(at6.ops) if at6 else None
+            refs = [f.for_convention(conv) for f in SEED_FORMULAS.get((c.kind, c.method), [])]
             if (c.kind, c.method) in SEED_N6:
                 src, pm, pa = SEED_N6[(c.kind, c.method)]
                 refs.append((src + " (n = 6 only)", pm, pa))
             if not refs:
                 refs = [("(no published count)", None, None)]
             for src, *seed in refs:
+                rule = _paper_rule(src)
                 for op, ref in zip(("mul", "add"), seed):
-                    coef, n0 = c.fit(op)
-                    ours6 = getattr(at6, op) if at6 else None
+                    coef, n0 = c.fit(op, conv)
+                    ours6 = at6[op] if at6 else None
                     if isinstance(ref, tuple):
                         seed6, seed_text = float(np.polyval(ref, 6)), format_polynomial(ref)
                     else:
@@ -520,23 +655,36 @@ class OpcountReport:
                         name, op, format_polynomial(coef) + (f" (n ≥ {n0})" if coef is not None else ""),
                         "—" if ours6 is None else str(ours6), src, seed_text,
                         "—" if seed6 is None else f"{seed6:g}",
-                        "—" if seed6 is None or ours6 is None else f"{ours6 - seed6:+g}",
+                        "—" if seed6 is None or ours6 is None else f"{ours6 - seed6:+g}", rule,
                     ])
         return rows
 
-    HEADER = ("method", "op", "ours (exact fit)", "ours n=6", "published", "published formula", "published n=6", "ours − published n=6")
+    HEADER = ("method", "op", "ours (exact fit)", "ours n=6", "published", "published formula", "published n=6",
+              "ours − published n=6", "published rule")
+
+
+def _paper_rule(source: str) -> str:
+    """The key of :data:`CONVENTIONS` whose rule a published figure follows, from its source text."""
+    for key, word in (("khalil_dombre", "khalil"), ("mata", "mata"), ("kozlowski", "koz")):
+        if word in source.lower():
+            return key
+    return "—"
 
 
 def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), methods=None,
-                   progress=None) -> OpcountReport:
+                   progress=None, convention: str = "robodyn") -> OpcountReport:
     """Count every installed method of each kind for n = 1..n_max on :func:`counting_robot` arms.
 
     Parameters
     ----------
     n_max : int ≥ 1
-    kinds : subset of ("inverse", "inertia", "forward")
+    kinds : subset of ("inverse_dynamics", "inertia_matrix", "forward_dynamics") (or their short names
+        "inverse", "inertia", "forward", which label the counts)
     methods : sequence of str, optional — restrict to these method names (each must be a method of some kind)
     progress : callable(str), optional — called before each (kind, method)
+    convention : "robodyn" (default) | "khalil_dombre" | "mata" | "kozlowski"
+        The counting rule of the report's comparison rows (:data:`CONVENTIONS`: each paper's rule, in its
+        words); the tallies of ``counts`` are robodyn's, ``MethodCount.series(op, convention)`` gives any other.
 
     Returns
     -------
@@ -546,6 +694,8 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
 
     if isinstance(n_max, bool) or not isinstance(n_max, (int, np.integer)) or n_max < 1:
         raise InputError(f"n_max = {n_max!r}; give an integer >= 1")
+    rule = counting_convention(convention)
+    kinds = [counted_kind(k) for k in kinds]
     known = [m for kind in kinds for m in available_methods(kind)]
     unknown = [m for m in (methods or ()) if m not in known]
     if unknown:
@@ -568,11 +718,12 @@ def opcount_report(n_max: int = 8, kinds=("inverse", "inertia", "forward"), meth
                 out.append(MethodCount(kind, m, tuple(range(1, n_max + 1)), tuple(tallies), err))
             except Exception as exc:  # noqa: BLE001 — a method that cannot run on object arrays is reported
                 out.append(MethodCount(kind, m, (), (), float("nan"), error=f"{type(exc).__name__}: {exc}"))
-    return OpcountReport(n_max=n_max, counts=tuple(out))
+    return OpcountReport(n_max=n_max, counts=tuple(out), convention=rule.name)
 
 
 __all__ = (
     "Tally", "Traced", "counting", "traced_array", "values",  # re-exported from robodyn.analysis.traced
+    "Convention", "CONVENTIONS", "counting_convention", "program_count", "COUNTED_KINDS", "counted_kind",
     "counting_robot", "count_operations", "Formula", "SEED_FORMULAS", "SEED_N6", "TABLE_9_5_STANFORD",
     "stanford_table_9_5", "fit_polynomial", "format_polynomial",
     "MethodCount", "OpcountReport", "opcount_report",

@@ -15,8 +15,10 @@ from robodyn.files import MANIFEST, write_folder_atomically
 from robodyn.errors import InputError
 from robodyn.sanitize import child_path, comment, identifier, markdown
 
-_MODELS = MappingProxyType({"idm": "inverse_dynamics", "inm": "inertia_matrix", "ddm": "forward_dynamics", "gra": "gravity",
-           "ccg": "bias", "dim": "regressor"})
+#: --models: the kinds of robodyn.symbolic.KINDS (the public functions' names) and their short names (files are
+#: named by the short name, planar2r_gra.c); the symbolic package is imported only when a model is made
+_MODELS_HELP = ("Comma-separated kinds: inverse_dynamics, inertia_matrix, forward_dynamics, gravity_torques, "
+                "bias_torques, regressor, or their short names idm, inm, ddm, gra, ccg, dim")
 _LANGS = MappingProxyType({"python": ".py", "c": ".c", "matlab": ".m", "julia": ".jl"})
 #: the operation counts of the models, in every folder robodyn generate writes
 OPERATIONS = "operations.json"
@@ -35,11 +37,17 @@ def write_models(robot, models, params, langs, out: Path, force: bool = False, p
     """Generate and write everything into the folder ``out``, all or nothing
     (:func:`robodyn.files.write_folder_atomically`: rules for existing folders, --force, locks, modes).
 
+    ``models``: kinds (``robodyn.symbolic.KINDS``: inverse_dynamics, gravity_torques, ...) or their aliases
+    (idm, gra, ...), each written once.
+
     File names are ``identifier(robot.name)_SHORT.EXT`` (:mod:`robodyn.sanitize`): they stay inside ``out``.
     C comes with a header ``.h``; with ``parameters_input`` the C functions read the nonzero inertial parameters
     and friction coefficients from an extra argument ``params`` (order in the header and the listing)."""
     from robodyn.symbolic.codegen import c_code
     from robodyn.symbolic import customized_model
+    from robodyn.symbolic.models import ALIASES, SHORT
+
+    file_names = {kind: short for short, kind in SHORT.items()}
 
     stem0 = identifier(robot.name)
 
@@ -50,8 +58,9 @@ def write_models(robot, models, params, langs, out: Path, force: bool = False, p
             child_path(tmp, name).write_text(text, encoding="utf-8")
             files.append(name)
 
-        for short in models:
-            m = customized_model(robot, _MODELS[short], parameters=params, symbolic_inertia=parameters_input)
+        for kind in dict.fromkeys(ALIASES.get(k, k) for k in models):
+            short = file_names[kind]
+            m = customized_model(robot, kind, parameters=params, symbolic_inertia=parameters_input)
             stem = identifier(f"{stem0}_{short}")  # the file stem is the function name (MATLAB needs both equal)
             put(f"{stem}.txt", str(m))
             cm = c_code.with_parameter_input(m) if parameters_input else m
@@ -101,7 +110,9 @@ def _base_parameters_text(robot) -> str:
 
 
 def _readme(robot, models, params, langs, counts, files, has_base) -> str:
-    rows = "\n".join(f"| {s} | {_MODELS[s]} | {c['mul']} | {c['add']} | {c['sincos']} |" for s, c in counts.items())
+    from robodyn.symbolic.models import SHORT
+
+    rows = "\n".join(f"| {s} | {SHORT[s]} | {c['mul']} | {c['add']} | {c['sincos']} |" for s, c in counts.items())
     name, source = markdown(robot.name), markdown(robot.source or "n/a", limit=400)
     return f"""# Customized symbolic models of {name}
 
@@ -134,7 +145,7 @@ def _check_size(robot) -> None:
 @app.command("generate")
 def generate_command(
     robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
-    models: str = typer.Option("idm,inm,ddm", "--models", help="Comma-separated: " + ",".join(_MODELS)),
+    models: str = typer.Option("idm,inm,ddm", "--models", help=_MODELS_HELP + "."),
     params: str = typer.Option("standard", "--params", help="Inertial parameters: standard or base."),
     lang: str = typer.Option("python,c", "--lang", help="Comma-separated: " + ",".join(_LANGS)),
     out: Path = typer.Option(None, "--out", help="Output folder (default ./NAME_models, NAME the robot's name as an identifier); its parent must exist; written atomically."),
@@ -148,8 +159,10 @@ def generate_command(
     with user_errors():
         from robodyn.model.io import load
 
+        from robodyn.symbolic.models import ALIASES, KINDS
+
         r = load(robot)
-        wanted = _split(models, _MODELS, "--models")
+        wanted = _split(models, (*KINDS, *ALIASES), "--models")
         langs = _split(lang, _LANGS, "--lang")
         if params not in ("standard", "base"):
             raise InputError(f"option --params = {params!r}: choose standard or base")

@@ -192,15 +192,19 @@ def opcount_command(
     customized: bool = typer.Option(True, "--customized/--no-customized",
                                     help="also count the customized models of each formulation against the "
                                          "published figures (Mata et al., Kozłowski, Khalil & Dombre Table 9.5)"),
+    convention: str = typer.Option("robodyn", help="counting rule of our counts: robodyn, khalil_dombre, mata or "
+                                                   "kozlowski (each paper's own rule, docs/studies.md §3)"),
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Multiplications and additions per method vs n, next to the published formulas (Khalil & Dombre, Featherstone, Mata et al., Kozłowski)."""
     from robodyn.analysis.opcount import (
-        OpcountReport, customized_report, kozlowski_table_1, kozlowski_table_2, opcount_report, table_9_5,
+        OpcountReport, counting_convention, customized_report, kozlowski_table_1, kozlowski_table_2, opcount_report,
+        table_9_5,
     )
 
     with user_errors():
         count(n_max, "--n-max")
+        counting_convention(convention)
         if customized and n_max > MAX_SYMBOLIC_JOINTS and not allow_large():
             raise InputError(f"--n-max {n_max} with --customized: the customized models are symbolic, limited to "
                              f"n <= {MAX_SYMBOLIC_JOINTS}; give --no-customized or run `robodyn --allow-large ...`")
@@ -208,31 +212,35 @@ def opcount_command(
         check_work(f"opcount --n-max {n_max}", nbytes=1e4 * n_max**2, flops=1e7 * n_max**2,
                    hint="give a smaller --n-max")
         with progress("counting", total=None) as bar:
-            report = opcount_report(n_max, methods=_methods(methods),
+            report = opcount_report(n_max, methods=_methods(methods), convention=convention,
                                     progress=lambda s: bar.update(description=f"counting {s}"))
             if customized:
                 bar.update(description="counting the customized models")
-                custom, koz, koz2 = customized_report(n_fit=n_max), kozlowski_table_1(), kozlowski_table_2()
+                custom = customized_report(n_fit=n_max, convention=convention)
+                koz, koz2 = kozlowski_table_1(), kozlowski_table_2()
                 t95 = table_9_5()
         extra = ({"customized": custom, "kozlowski_table_1": koz, "kozlowski_table_2": koz2, "table_9_5": t95}
                  if customized else {})
         if json_out:
-            print_json({"n": list(range(1, n_max + 1)),
+            print_json({"n": list(range(1, n_max + 1)), "convention": convention,
                         "counts": [{"kind": c.kind, "method": c.method, "error": c.error or None,
-                                    "mul": c.series("mul") if not c.error else None,
-                                    "add": c.series("add") if not c.error else None,
-                                    "sin": c.series("sin") if not c.error else None,
-                                    "cos": c.series("cos") if not c.error else None} for c in report.counts],
+                                    **{op: c.series(op, convention) if not c.error else None
+                                       for op in ("mul", "add", "sin", "cos", "div", "sqrt")}}
+                                   for c in report.counts],
                         "comparison": [dict(zip(OpcountReport.HEADER, row)) for row in report.rows()], **extra})
             return
+        rule = counting_convention(convention)
         counts = Table("method", *(f"n={n}" for n in range(1, n_max + 1)), "sin, cos",
-                       title="multiplications (divisions included) / additions (subtractions included)")
+                       title="multiplications (divisions included) / additions (subtractions included)"
+                       if convention == "robodyn" else f"multiplications / additions as {rule.source} count them: "
+                                                        f"{rule.rule}")
         for c in report.counts:
             if c.error:
                 counts.add_row(f"{c.kind} {c.method}", *(["—"] * n_max), "")
                 continue
+            mul, add = c.series("mul", convention), c.series("add", convention)
             last = c.tallies[-1]
-            counts.add_row(f"{c.kind} {c.method}", *(f"{t.mul}/{t.add}" for t in c.tallies),
+            counts.add_row(f"{c.kind} {c.method}", *(f"{m}/{a}" for m, a in zip(mul, add)),
                            f"{last.sin}, {last.cos} (n={n_max})")
         console.print(counts)
         table = Table(*OpcountReport.HEADER, title="fitted counts vs the published formulas")

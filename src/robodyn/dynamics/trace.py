@@ -113,10 +113,19 @@ class Tape:
     order of the recursion, which keeps the Python kernels as fast as the recursion's own order); no
     constant coefficients merge, no snapping, constants keyed bit for bit, and a comparison ``x > y`` records a
     run-time check (``("check", a, b)``) instead of taking a branch.
+
+    ``counting=True``: the rules of an operation count of generic code as it runs (the counting scalars of
+    :mod:`robodyn.analysis.traced`): every executed operation is a node of its own (no sharing, no merged
+    coefficients, no x − x = 0), constants within :data:`SNAP_TOL` of 0 and ±1 fold, a division by a constant
+    stays a division, comparisons take the traced values, and ``listener(op)`` (if given) hears each new node.
     """
 
-    def __init__(self, exact: bool = False) -> None:
+    def __init__(self, exact: bool = False, counting: bool = False, listener=None) -> None:
         self.exact = exact
+        self.counting = counting
+        #: the symbolic rules (merged coefficients, x − x = 0, x / x = 1, commutative keys) apply
+        self.simplify = not (exact or counting)
+        self.listener = listener
         self.ops: list[tuple] = []
         self.vals: list[float] = []
         self._index: dict[tuple, int] = {}
@@ -129,6 +138,13 @@ class Tape:
         self.phase = name
 
     def node(self, op: tuple, value: float) -> int:
+        if self.counting:
+            self.ops.append(op)
+            self.vals.append(value)
+            self.phases.append(self.phase)
+            if self.listener is not None:
+                self.listener(op)
+            return len(self.ops) - 1
         # A constant in a key is rounded to 12 significant digits: equal constants of the robot reached by
         # different off-line arithmetic (a b c as (a b) c or a (b c)) differ in their last bits, and must still
         # share one node (else a count would depend on the rounding of random values).
@@ -156,6 +172,9 @@ class Rec:
     """sign × node ``k`` of ``graph``: a recording scalar (see the module docstring for the rules)."""
 
     __slots__ = ("g", "k", "s")
+    #: accepted inside object arrays by robodyn's argument checks (robodyn.arrays.as_real_array): on a counting
+    #: tape the batched NumPy code runs on it
+    counting_scalar = True
 
     def __init__(self, g: Tape, k: int, s: int) -> None:
         self.g, self.k, self.s = g, k, s
@@ -180,7 +199,7 @@ class Rec:
         """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple; always
         ±1 on an exact tape, whose coefficients never merge)."""
         op = self._op()
-        if op[0] == "cmul" and not self.g.exact:
+        if op[0] == "cmul" and self.g.simplify:
             return self.s * op[1], op[2]
         return float(self.s), self.k
 
@@ -213,10 +232,10 @@ class Rec:
             return NotImplemented
         ca, a = self._coef()
         cb, b = o._coef()
-        if a == b and not self.g.exact:  # c₁ x + c₂ x = (c₁ + c₂) x
+        if a == b and self.g.simplify:  # c₁ x + c₂ x = (c₁ + c₂) x
             return self._make(ca + cb, a)
         pair = ((self.s, self.k), (o.s, o.k))
-        (s1, x), (s2, y) = pair if self.g.exact else sorted(pair, key=lambda t: t[1])
+        (s1, x), (s2, y) = sorted(pair, key=lambda t: t[1]) if self.g.simplify else pair
         # s1 x + s2 y = s1 (x + s1 s2 y)
         rel = s1 * s2
         k = self.g.node(("add", x, rel, y), self.g.vals[x] + rel * self.g.vals[y])
@@ -232,13 +251,15 @@ class Rec:
 
     def __mul__(self, o):
         if _const(o):
+            if self._snap(o) == 1.0:
+                return self
             ca, a = self._coef()
             return self._make(ca * float(o), a)
         if not isinstance(o, Rec):
             return NotImplemented
         ca, a = self._coef()
         cb, b = o._coef()
-        x, y = (a, b) if self.g.exact else sorted((a, b))
+        x, y = sorted((a, b)) if self.g.simplify else (a, b)
         k = self.g.node(("mul", x, y), self.g.vals[x] * self.g.vals[y])
         return Rec(self.g, k, 1)._make_scaled(ca * cb)
 
@@ -249,16 +270,16 @@ class Rec:
 
     def __truediv__(self, o):
         if _const(o):
-            if not self.g.exact:
+            if self.g.simplify:
                 return self * (1.0 / float(o))
-            if abs(float(o)) == 1.0:
-                return self * float(o)
+            if abs(self._snap(o)) == 1.0:
+                return self * self._snap(o)
             return Rec(self.g, self.g.node(("divc", self.k, float(o)), self.g.vals[self.k] / float(o)), self.s)
         if not isinstance(o, Rec):
             return NotImplemented
         ca, a = self._coef()
         cb, b = o._coef()
-        if a == b and not self.g.exact:  # (c₁ x) / (c₂ x) = c₁ / c₂
+        if a == b and self.g.simplify:  # (c₁ x) / (c₂ x) = c₁ / c₂
             return snap(ca / cb)
         k = self.g.node(("div", a, b), self.g.vals[a] / self.g.vals[b])
         return Rec(self.g, k, 1)._make_scaled(ca / cb)
@@ -266,9 +287,9 @@ class Rec:
     def __rtruediv__(self, o):
         if not _const(o):
             return NotImplemented
-        if o == 0:
+        if self._snap(o) == 0:
             return 0.0
-        if self.g.exact:  # c / (s x) = s (c / x)
+        if not self.g.simplify:  # c / (s x) = s (c / x)
             return Rec(self.g, self.g.node(("cdiv", float(o), self.k), float(o) / self.g.vals[self.k]), self.s)
         cb, b = self._coef()
         k = self.g.node(("rdiv", b), 1.0 / self.g.vals[b])
@@ -277,7 +298,7 @@ class Rec:
     def __pow__(self, p):
         if p == 2:
             return self * self
-        if not (self.g.exact and _const(p)):
+        if self.g.simplify or not _const(p):
             raise TypeError(f"Rec ** {p!r}: only squares are recorded")
         x = opaque(self) if self.s == -1 else self
         return Rec(self.g, self.g.node(("pow", x.k, float(p)), x.g.vals[x.k] ** float(p)), 1)
@@ -287,6 +308,36 @@ class Rec:
 
     def __abs__(self):
         return self._fn("abs", abs)
+
+    def __float__(self) -> float:
+        return self.v
+
+    def __repr__(self) -> str:
+        return f"Rec({'-' if self.s < 0 else ''}t{self.k} = {self.v!r})"
+
+    # --- NumPy's ufuncs call these methods of the elements of object arrays -----------------------------------
+    def sin(self):
+        return _SIN(self)
+
+    def cos(self):
+        return _COS(self)
+
+    def sqrt(self):
+        return _SQRT(self)
+
+    def exp(self):
+        return _EXP(self)
+
+    # --- equality: of values on a counting tape (generic code may test x == 0); identity elsewhere -------------
+    def __eq__(self, o):
+        if not self.g.counting:
+            return NotImplemented
+        return self.v == (o.v if isinstance(o, Rec) else o)
+
+    def __ne__(self, o):
+        if not self.g.counting:
+            return NotImplemented
+        return self.v != (o.v if isinstance(o, Rec) else o)
 
     # --- comparisons use the traced value (the branch a recursion takes at that state); on an exact tape
     # x > y is a condition of the algorithm (a pivot H_j > 0), checked when the kernel runs -------------------
@@ -342,10 +393,13 @@ def _unary(name: str, fn, parity: int):
     return f
 
 
+_SIN, _COS, _SQRT, _EXP = (_unary("sin", math.sin, -1), _unary("cos", math.cos, 1), _unary("sqrt", math.sqrt, 0),
+                           _unary("exp", math.exp, 0))
+
+
 def recording_backend() -> ScalarBackend:
     """A :class:`ScalarBackend` whose functions record on :class:`Rec` scalars (floats pass to ``math``)."""
-    return ScalarBackend("recording-symbolic", _unary("cos", math.cos, 1), _unary("sin", math.sin, -1),
-                         _unary("exp", math.exp, 0), _unary("sign", lambda v: float(np.sign(v)), -1))
+    return ScalarBackend("recording-symbolic", _COS, _SIN, _EXP, _unary("sign", lambda v: float(np.sign(v)), -1))
 
 
 @dataclass

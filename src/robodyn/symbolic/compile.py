@@ -24,13 +24,13 @@ from robodyn.threads import thread_count
 from robodyn.errors import InputError, ModelError, NumericOverflowError
 from robodyn.native.build import CompileTimeoutError
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
-from robodyn.symbolic.models import SHORT, customized_model
+from robodyn.symbolic.models import canonical_kind, customized_model
 
 #: kind -> (joint arguments, takes wrenches, takes gravity): the numeric function's arguments after robot
 _SIGNATURES = MappingProxyType({
     "inverse_dynamics": (("q", "qd", "qdd"), True, True),
-    "bias": (("q", "qd"), True, True),
-    "gravity": (("q",), False, True),
+    "bias_torques": (("q", "qd"), True, True),
+    "gravity_torques": (("q",), False, True),
     "inertia_matrix": (("q",), False, False),
     "forward_dynamics": (("q", "qd", "tau"), True, True),
     "regressor": (("q", "qd", "qdd"), False, True),
@@ -55,9 +55,7 @@ class CompiledModel:
 
     def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c",
                  timeout: float | None = None, parameters_input: bool = False, threads: int | None = None):
-        kind = SHORT.get(kind, kind)
-        if kind not in _SIGNATURES:
-            raise InputError(f"kind = {kind!r}; choose one of {', '.join(_SIGNATURES)}")
+        kind = canonical_kind(kind, tuple(_SIGNATURES))
         if backend not in ("c", "numpy"):
             raise InputError(f"backend = {backend!r}; choose 'c' or 'numpy'")
         if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
@@ -292,8 +290,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     Parameters
     ----------
     robot : Robot
-    kind : "inverse_dynamics" | "bias" | "gravity" | "inertia_matrix" | "forward_dynamics" | "regressor"
-        (or idm, ccg, gra, inm, ddm, dim).
+    kind : "inverse_dynamics" | "bias_torques" | "gravity_torques" | "inertia_matrix" | "forward_dynamics" |
+        "regressor": the name of the numeric function the model equals (``robodyn.symbolic.KINDS``), or an alias
+        (idm, ccg, gra, inm, ddm, dim; "bias", "gravity": ``robodyn.symbolic.models.ALIASES``).
     parameters : "standard" | "base"
         Inertial parameters the generated model uses (results are the same up to rounding).
     backend : "c" (compiled with the machine's C compiler, cached) | "numpy" (generated NumPy code) | "cuda"
@@ -322,8 +321,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         kind                 call                                        equals
         ===================  ==========================================  =================================
         inverse_dynamics     f(q, qd, qdd, wrenches=None, gravity=None)  rd.inverse_dynamics (N m | N)
-        bias                 f(q, qd, wrenches=None, gravity=None)       rd.bias_torques
-        gravity              f(q, gravity=None)                          rd.gravity_torques
+        bias_torques         f(q, qd, wrenches=None, gravity=None)       rd.bias_torques
+        gravity_torques      f(q, gravity=None)                          rd.gravity_torques
         inertia_matrix       f(q)                                        rd.inertia_matrix (..., n, n)
         forward_dynamics     f(q, qd, tau, wrenches=None, gravity=None)  rd.forward_dynamics (..., n)
         regressor            f(q, qd, qdd, gravity=None)                 rd.regressor (standard, friction

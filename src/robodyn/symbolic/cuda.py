@@ -17,13 +17,13 @@ import numpy as np
 from robodyn.errors import InputError, RobodynError
 from robodyn.symbolic.codegen import cuda_code
 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
-from robodyn.symbolic.models import SHORT, customized_model
+from robodyn.symbolic.models import canonical_kind, customized_model
 
 #: kind -> (joint arguments, takes gravity)
 _SIGNATURES = MappingProxyType({
     "inverse_dynamics": ("q", "qd", "qdd"),
-    "bias": ("q", "qd"),
-    "gravity": ("q",),
+    "bias_torques": ("q", "qd"),
+    "gravity_torques": ("q",),
     "inertia_matrix": ("q",),
     "forward_dynamics": ("q", "qd", "tau"),
     "regressor": ("q", "qd", "qdd"),
@@ -63,9 +63,7 @@ class CudaModel:
     """
 
     def __init__(self, robot, kind: str, parameters: str = "standard", dtype: str = "float64"):
-        kind = SHORT.get(kind, kind)
-        if kind not in _SIGNATURES:
-            raise InputError(f"kind = {kind!r}; choose one of {', '.join(_SIGNATURES)}")
+        kind = canonical_kind(kind, tuple(_SIGNATURES))
         if dtype not in ("float64", "float32"):
             raise InputError(f"dtype = {dtype!r}; choose 'float64' or 'float32'")
         cp = _cupy()

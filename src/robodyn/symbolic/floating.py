@@ -31,9 +31,9 @@ class FloatingCompiledModel:
     """
 
     def __init__(self, robot, kind: str, build, parameters: str = "standard", backend: str = "c"):
-        from robodyn.symbolic.models import SHORT
+        from robodyn.symbolic.models import ALIASES
 
-        kind = SHORT.get(kind, kind)
+        kind = ALIASES.get(kind, kind)
         if kind not in FLOATING_KINDS:
             raise InputError(f"kind = {kind!r}: robot '{robot.name}' has a {robot.base} base; rd.compile makes "
                              f"{' and '.join(FLOATING_KINDS)} of a moving base (rd.floating_forward_dynamics for the rest)")

@@ -21,15 +21,31 @@ from robodyn.symbolic.engine import Program, total_ops
 from robodyn.symbolic.regressor import regressor
 from robodyn.symbolic.symrobot import WRENCH_NAMES, build, inertia_table
 
-KINDS = ("inverse_dynamics", "inertia_matrix", "gravity", "bias", "regressor", "forward_dynamics")
-#: Short names used by the CLI and file names (SYMORO's: idm, inm, ddm, ...).
-SHORT = MappingProxyType({"idm": "inverse_dynamics", "inm": "inertia_matrix", "ddm": "forward_dynamics", "gra": "gravity",
-         "ccg": "bias", "dim": "regressor"})
+#: The kinds of model, named as the public numeric function each one equals (rd.inverse_dynamics, ...): robodyn's
+#: one vocabulary for rd.compile, customized_model, robodyn generate and the operation counts.
+KINDS = ("inverse_dynamics", "inertia_matrix", "gravity_torques", "bias_torques", "regressor", "forward_dynamics")
+#: Short names used by the CLI and file names (SYMORO's: idm, inm, ddm, ...): aliases of :data:`KINDS`.
+SHORT = MappingProxyType({"idm": "inverse_dynamics", "inm": "inertia_matrix", "ddm": "forward_dynamics",
+                          "gra": "gravity_torques", "ccg": "bias_torques", "dim": "regressor"})
+#: Every alias of a kind: the short names and the former names "gravity" and "bias" (still accepted).
+ALIASES = MappingProxyType({**SHORT, "gravity": "gravity_torques", "bias": "bias_torques"})
+
+
+def canonical_kind(kind, kinds=KINDS) -> str:
+    """The kind ``kind`` names (itself or an alias of :data:`ALIASES`), checked to be one of ``kinds``, or
+    :class:`InputError` listing them (and their aliases)."""
+    name = ALIASES.get(kind, kind) if isinstance(kind, str) else kind
+    if name not in kinds:
+        aliases = ", ".join(f"{a} = {k}" for a, k in ALIASES.items() if k in kinds)
+        raise InputError(f"kind = {kind!r}; choose one of {', '.join(kinds)} (aliases: {aliases})")
+    return name
+
+
 _TITLES = MappingProxyType({
     "inverse_dynamics": "Inverse dynamic model using the customized Newton-Euler algorithm [9.84]-[9.94]",
     "inertia_matrix": "Inertia matrix using composite links (Appendix 8)",
-    "gravity": "Gravity torques Q(q): Newton-Euler with qd = qdd = 0",
-    "bias": "H(q, qd) = C qd + Q + friction + external: Newton-Euler with qdd = 0 [9.95]",
+    "gravity_torques": "Gravity torques Q(q): Newton-Euler with qd = qdd = 0",
+    "bias_torques": "H(q, qd) = C qd + Q + friction + external: Newton-Euler with qdd = 0 [9.95]",
     "regressor": "Dynamic identification model (regressor) Gamma = Phi K [9.36]",
     "forward_dynamics": "Direct dynamic model by the recursive Newton-Euler algorithm (section 9.7.2)",
 })
@@ -148,8 +164,9 @@ def customized_model(
     Parameters
     ----------
     robot : Robot
-    kind : "inverse_dynamics" | "inertia_matrix" | "gravity" | "bias" | "regressor" | "forward_dynamics"
-        (or the short names idm, inm, gra, ccg, dim, ddm).
+    kind : "inverse_dynamics" | "inertia_matrix" | "gravity_torques" | "bias_torques" | "regressor" |
+        "forward_dynamics" (:data:`KINDS`: the model equals the numeric function of that name), or an alias of
+        :data:`ALIASES` (the short names idm, inm, gra, ccg, dim, ddm; "gravity", "bias").
     parameters : "standard" | "base"
         Inertial parameters used: the standard ones (XXj ... Mj, IAj) or the base parameters of §9.4
         (grouped ones named XXRj, ...; eliminated ones are zero).
@@ -176,9 +193,7 @@ def customized_model(
     CustomizedModel
     """
     check_robot(robot)
-    kind = SHORT.get(kind, kind)
-    if kind not in KINDS:
-        raise InputError(f"kind = {kind!r}; choose one of {', '.join(KINDS)} (or {', '.join(SHORT)})")
+    kind = canonical_kind(kind)
     if parameters not in ("standard", "base"):
         raise InputError(f"parameters = {parameters!r}; choose 'standard' or 'base'")
     if ddm_method not in ("recursive", "cholesky"):
@@ -192,7 +207,7 @@ def customized_model(
     prog = Program()
     sr = build(prog, robot, symbolic_geometry, symbolic_inertia, inertia=inertia,
                gravity=gravity if kind not in ("inertia_matrix",) else "constant",
-               wrenches=wrenches if kind in ("inverse_dynamics", "bias", "forward_dynamics") else "none",
+               wrenches=wrenches if kind in ("inverse_dynamics", "bias_torques", "forward_dynamics") else "none",
                friction=friction)
     n = robot.n
     zeros = ne.zeros_like(sr.qd)
@@ -202,10 +217,10 @@ def customized_model(
     if kind == "inverse_dynamics":
         outs = ne.inverse_dynamics(prog, sr, friction=friction)
         shape = (n,)
-    elif kind == "gravity":
+    elif kind == "gravity_torques":
         outs = ne.inverse_dynamics(prog, sr, qd=zeros, qdd=zeros, wrenches=False, friction=False, name="QG")
         shape, names = (n,), ["q"]
-    elif kind == "bias":
+    elif kind == "bias_torques":
         outs = ne.inverse_dynamics(prog, sr, qdd=zeros, friction=friction, name="H")
         shape, names = (n,), ["q", "qd"]
     elif kind == "inertia_matrix":
