@@ -15,6 +15,7 @@ constraint in MuJoCo, equal to Fc·sign(q̇) only while the joint slides).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -104,7 +105,14 @@ class PinocchioMapping:
         return np.asarray(M, dtype=float)[np.ix_(k, k)]
 
 
-def to_pinocchio(robot: Robot):
+class PinocchioModel(NamedTuple):
+    """Result of :func:`to_pinocchio`: the ``pinocchio.Model`` and the :class:`PinocchioMapping`."""
+
+    model: object
+    mapping: PinocchioMapping
+
+
+def to_pinocchio(robot: Robot) -> PinocchioModel:
     """A ``pinocchio.Model`` of ``robot`` and the :class:`PinocchioMapping` between the two.
 
     Joints are revolute (``JointModelRZ``) or prismatic (``JointModelPZ``) about z of the Khalil–Kleinfinger
@@ -115,7 +123,7 @@ def to_pinocchio(robot: Robot):
 
     Returns
     -------
-    (pinocchio.Model, PinocchioMapping)
+    PinocchioModel (model, mapping) — unpacks as a pair.
 
     Raises
     ------
@@ -164,7 +172,7 @@ def to_pinocchio(robot: Robot):
             setattr(model, key, mapping.to_pinocchio(values))
         model.lowerPositionLimit = mapping.to_pinocchio(np.maximum(robot.qlim[:, 0], -big))
         model.upperPositionLimit = mapping.to_pinocchio(np.minimum(robot.qlim[:, 1], big))
-        return model, mapping
+        return PinocchioModel(model, mapping)
     for key, values in (("armature", robot.Ia[jf]), ("damping", robot.Fv[jf]), ("friction", robot.Fc[jf])):
         setattr(model, key, mapping.v_to_pinocchio_floating(np.concatenate([np.zeros(6), values])))
     # the base position is unlimited; its quaternion lies in [-1, 1] (Pinocchio's own bounds for a free flyer)
@@ -172,7 +180,7 @@ def to_pinocchio(robot: Robot):
     upper = np.concatenate([np.full(3, big), np.ones(4), np.minimum(robot.qlim[:, 1], big)])
     model.lowerPositionLimit = mapping.q_to_pinocchio_floating(lower)
     model.upperPositionLimit = mapping.q_to_pinocchio_floating(upper)
-    return model, mapping
+    return PinocchioModel(model, mapping)
 
 
 def _pinocchio_inertia(pin, p: np.ndarray):

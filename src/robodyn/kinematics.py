@@ -7,6 +7,8 @@ right after the batch axes.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from robodyn.arrays import check_array, finite_result
@@ -105,7 +107,21 @@ def ancestors(robot: Robot, i: int) -> list[int]:
     return chain
 
 
-def link_velocities(robot: Robot, q, qd) -> tuple[np.ndarray, np.ndarray]:
+class LinkVelocities(NamedTuple):
+    """Result of :func:`link_velocities`: ^jω_j and ^jV_j, each (..., nf, 3)."""
+
+    omega: np.ndarray
+    V: np.ndarray
+
+
+class LinkAccelerations(NamedTuple):
+    """Result of :func:`link_accelerations`: ^jω̇_j and ^jV̇_j, each (..., nf, 3)."""
+
+    omega_dot: np.ndarray
+    V_dot: np.ndarray
+
+
+def link_velocities(robot: Robot, q, qd) -> LinkVelocities:
     """Angular and linear velocities ^jω_j, ^jV_j of every frame, in R_j ([9.17]–[9.18], [9.84]–[9.85]).
 
     ^jω_j = ^jA_{a} ^aω_a + σ̄_j q̇_j ^ja_j,   ^jV_j = ^jA_a (^aV_a + ^aω_a × ^aP_j) + σ_j q̇_j ^ja_j.
@@ -117,7 +133,8 @@ def link_velocities(robot: Robot, q, qd) -> tuple[np.ndarray, np.ndarray]:
 
     Returns
     -------
-    omega, V : ndarray (..., nf, 3), angular velocity of link j (rad/s) and velocity of the origin O_j (m/s).
+    LinkVelocities (omega, V) : ndarray (..., nf, 3) each — angular velocity of link j (rad/s) and velocity of
+        the origin O_j (m/s); unpacks as a pair.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     qd = a["qd"]
@@ -130,7 +147,7 @@ def link_velocities(robot: Robot, q, qd) -> tuple[np.ndarray, np.ndarray]:
         qdk = qd[..., k] if k is not None else np.zeros(batch, dtype)
         w[..., i, :] = mtv(A, wp) + (robot.sigma[i] == 0) * along_z(qdk)
         V[..., i, :] = mtv(A, Vp + cross(wp, P)) + (robot.sigma[i] == 1) * along_z(qdk)
-    return finite_result("link_velocities", w, V)
+    return finite_result("link_velocities", LinkVelocities(w, V))
 
 
 def _frames(robot: Robot, q: np.ndarray, dtype):
@@ -308,7 +325,7 @@ def block_of(v: tuple, sl: slice, size: int) -> tuple:
     return tuple(x if np.ndim(x) == 0 else (x[0].item() if size == 1 else x[sl]) for x in v)
 
 
-def link_accelerations(robot: Robot, q, qd, qdd) -> tuple[np.ndarray, np.ndarray]:
+def link_accelerations(robot: Robot, q, qd, qdd) -> LinkAccelerations:
     """Angular acceleration ^jω̇_j and linear acceleration ^jV̇_j of O_j for every frame, in R_j.
 
     ^jV̇_j is the acceleration of the origin O_j in the base, projected on R_j (Khalil & Dombre's convention
@@ -321,11 +338,11 @@ def link_accelerations(robot: Robot, q, qd, qdd) -> tuple[np.ndarray, np.ndarray
 
     Returns
     -------
-    omega_dot, V_dot : ndarray (..., nf, 3)  (rad/s², m/s²)
+    LinkAccelerations (omega_dot, V_dot) : ndarray (..., nf, 3) each (rad/s², m/s²); unpacks as a pair.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     _, _, wd, Vd = forward_recursion(robot, a["q"], a["qd"], a["qdd"], np.zeros(3, dtype))
-    return finite_result("link_accelerations", np.stack(wd, -2), np.stack(Vd, -2))
+    return finite_result("link_accelerations", LinkAccelerations(np.stack(wd, -2), np.stack(Vd, -2)))
 
 
 def jacobian(robot: Robot, q, frame=None, point=None) -> np.ndarray:

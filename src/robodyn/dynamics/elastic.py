@@ -17,6 +17,7 @@ Ia = B_m and friction Γ_f + motor friction (:meth:`ElasticRobot.rigid_equivalen
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -209,6 +210,13 @@ def _rigid_torque_derivatives(robot: Robot, d, g):
     return c[0].real, c[1].real / rr, 2 * c[2].real / rr**2
 
 
+class ElasticAccelerations(NamedTuple):
+    """Result of :func:`elastic_forward_dynamics`: link and motor accelerations q̈, q̈_M, each (..., n)."""
+
+    qdd: np.ndarray
+    qmdd: np.ndarray
+
+
 def elastic_forward_dynamics(er: ElasticRobot, q, qd, qm, qmd, tau, gravity=None, method: str = "recursive"):
     """Link and motor accelerations of the 2n elastic-joint model, [9.35a]–[9.35b].
 
@@ -223,14 +231,14 @@ def elastic_forward_dynamics(er: ElasticRobot, q, qd, qm, qmd, tau, gravity=None
 
     Returns
     -------
-    (qdd, qmdd) : tuple of ndarray (..., n)
+    ElasticAccelerations (qdd, qmdd) : ndarray (..., n) each; unpacks as a pair.
     """
     check_type("er", er, ElasticRobot)
     dtype, _, a = joint_arrays(er.robot, q=q, qd=qd, qm=qm, qmd=qmd, tau=tau)
     spring = _spring(er, a["qm"] - a["q"])
     qdd = api.forward_dynamics(er.robot, a["q"], a["qd"], spring, gravity=gravity, method=method)
     qmdd = (a["tau"] - _motor_friction(er, a["qmd"]) - spring) / er.B_m.astype(dtype)
-    return finite_result("elastic_forward_dynamics", qdd, qmdd)
+    return finite_result("elastic_forward_dynamics", ElasticAccelerations(qdd, qmdd))
 
 
 def elastic_state_derivative(er: ElasticRobot, x, tau, gravity=None, method: str = "recursive") -> np.ndarray:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -368,7 +369,14 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
     return finite_result(what, out)
 
 
-def reduced_inverse_dynamics(robot: Robot, q, v, qdd, wrenches=None, gravity=None) -> tuple[np.ndarray, np.ndarray]:
+class ReducedInverseDynamics(NamedTuple):
+    """Result of :func:`reduced_inverse_dynamics`: a = [v̇_0, ω̇_0, q̈] (..., n + 6) and the joint torques (..., n)."""
+
+    a: np.ndarray
+    tau: np.ndarray
+
+
+def reduced_inverse_dynamics(robot: Robot, q, v, qdd, wrenches=None, gravity=None) -> ReducedInverseDynamics:
     """Joint torques of a free-floating robot from its joint accelerations alone, the base moving as it must.
 
     Khalil's floating-base Newton–Euler method (Khalil, Gallot and Boyer 2007, see docs/floating-base.md): with
@@ -409,7 +417,7 @@ def reduced_inverse_dynamics(robot: Robot, q, v, qdd, wrenches=None, gravity=Non
     Mbb = floating_inertia_matrix(robot, q_)[..., :6, :6]
     a[..., :6] = -np.linalg.solve(Mbb, w0[..., None])[..., 0]
     tau = floating_inverse_dynamics(robot, q_, v_, a, wrenches=wrenches, gravity=gravity)
-    return finite_result(what, a, tau[..., 6:])
+    return finite_result(what, ReducedInverseDynamics(a, tau[..., 6:]))
 
 
 def _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration):

@@ -12,6 +12,7 @@ They relate to the inertia about the centre of mass G_j by [9.12]:  J_j = I_Gj -
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -90,8 +91,17 @@ def _real(name, value, shapes, hint) -> np.ndarray:
     return a.astype(float)
 
 
-def com_from_standard(params) -> tuple[float, np.ndarray, np.ndarray]:
-    """Inverse of :func:`standard_from_com`: (M, S, I_G) from XX..M (10,).
+class MassProperties(NamedTuple):
+    """Result of :func:`com_from_standard`: mass M (kg), centre of mass S (3,) and inertia I_G (3, 3) about it,
+    in R_j (m, kg m²)."""
+
+    M: float
+    S: np.ndarray
+    IG: np.ndarray
+
+
+def com_from_standard(params) -> MassProperties:
+    """Inverse of :func:`standard_from_com`: (M, S, I_G) from XX..M (10,), as :class:`MassProperties`.
 
     A massless link (M = 0) has no centre of mass: S is returned as zeros and I_G = J.
     """
@@ -100,10 +110,10 @@ def com_from_standard(params) -> tuple[float, np.ndarray, np.ndarray]:
     MS = p[6:9]
     J = tensor_from_six(p[:6])
     if M == 0.0:
-        return 0.0, np.zeros(3), J
+        return MassProperties(0.0, np.zeros(3), J)
     S = MS / M
     Shat = skew(S)
-    return M, S, J + M * Shat @ Shat
+    return MassProperties(M, S, J + M * Shat @ Shat)
 
 
 def check_physical(params, where: str = "link", rtol: float = 1e-9, strict: bool = True) -> None:

@@ -1,0 +1,56 @@
+"""Results with several parts are named records (typing.NamedTuple) that still unpack as before."""
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.dynamics.elastic import ElasticRobot, elastic_forward_dynamics
+from robodyn.model.inertia import com_from_standard
+
+
+@pytest.fixture(scope="module")
+def puma():
+    return rd.load("puma560")
+
+
+def fields(result):
+    assert isinstance(result, tuple) and hasattr(result, "_fields")
+    return result._fields
+
+
+def test_link_velocities_and_accelerations(puma):
+    q, qd, qdd = np.random.default_rng(0).uniform(-1, 1, (3, 4, puma.n))
+    v = rd.link_velocities(puma, q, qd)
+    assert fields(v) == ("omega", "V")
+    omega, V = v
+    assert omega is v.omega and V is v.V and V.shape == (4, puma.nf, 3)
+    a = rd.link_accelerations(puma, q, qd, qdd)
+    assert fields(a) == ("omega_dot", "V_dot")
+    assert a.V_dot.shape == (4, puma.nf, 3)
+
+
+def test_mass_properties():
+    p = rd.standard_from_com(2.0, [0.1, -0.2, 0.3], np.diag([0.3, 0.4, 0.5]))
+    m = com_from_standard(p)
+    assert fields(m) == ("M", "S", "IG")
+    M, S, IG = m
+    assert M == pytest.approx(2.0) and np.allclose(S, [0.1, -0.2, 0.3]) and np.allclose(IG, np.diag([0.3, 0.4, 0.5]))
+
+
+def test_elastic_accelerations(puma):
+    er = ElasticRobot.from_rigid(puma, np.full(puma.n, 1e4))
+    z = np.zeros(puma.n)
+    res = elastic_forward_dynamics(er, z, z, z, z, z)
+    assert fields(res) == ("qdd", "qmdd")
+    qdd, qmdd = res
+    assert qdd.shape == qmdd.shape == (puma.n,)
+
+
+def test_reduced_inverse_dynamics():
+    robot = rd.load("planar3r").replace(base="floating")
+    q = np.concatenate([[0, 0, 0, 1, 0, 0, 0], [0.1, 0.2, 0.3]])
+    res = rd.reduced_inverse_dynamics(robot, q, np.zeros(robot.n + 6), np.ones(robot.n))
+    assert fields(res) == ("a", "tau")
+    a, tau = res
+    assert a.shape == (robot.n + 6,) and tau.shape == (robot.n,)
+    np.testing.assert_array_equal(a[6:], np.ones(robot.n))
