@@ -241,13 +241,19 @@ class Samples:
     q, qd, qdd, tau : dask.array (N, n) — positions, velocities, accelerations, torques (SI units); N may be
         unknown (NaN) until computed when the rows come from log files.
     sources : tuple of str — the files read.
+    robot : dask.array or array (N,) of int, or None — for a fleet: the robot of each row, an index into
+        ``robots``; None: every row is of one robot.
+    robots : tuple of str — the fleet's robot names (plain names: :func:`robodyn.sanitize.identifier` leaves
+        them unchanged), in the order of the indices.
     """
 
     q: object
     qd: object
     qdd: object
     tau: object
-    sources: tuple
+    sources: tuple = ()
+    robot: object = None
+    robots: tuple = ()
 
 
 def _hdf5_rows(path: str, start: int, stop: int) -> np.ndarray:
@@ -278,16 +284,45 @@ def _log_rows(path: str, robot, topic: str, cutoff, decimate) -> np.ndarray:
     return np.stack([d.q, d.qd, d.qdd, d.tau])
 
 
-def _stacked(parts, sizes, n: int, sources) -> Samples:
-    """Samples from delayed (4, rows, n) blocks of known (or NaN) row counts."""
+def _log_labels(part: np.ndarray, index: int) -> np.ndarray:
+    return np.full(part.shape[1], index, dtype=np.int64)
+
+
+def _parquet_labels(path: str, group: int, names: tuple) -> np.ndarray:
+    import pyarrow.parquet as pq
+
+    labels = pq.ParquetFile(path).read_row_group(group, columns=["robot"]).column("robot").to_pylist()
+    index = {name: k for k, name in enumerate(names)}
+    return np.array([index[str(x)] for x in labels], dtype=np.int64)
+
+
+def _robot_names(names, where: str) -> tuple:
+    """The fleet's robot names, each checked to be a plain name (untrusted text: file names, a data column)."""
+    from robodyn.sanitize import identifier, printable
+
+    out = tuple(str(x) for x in names)
+    for text in out:
+        if identifier(text) != text:
+            raise InputError(f"robot name '{printable(text)}' ({where}) is not a plain name; give names of ASCII "
+                             f"letters, digits and _ that start with a letter and are no keyword, e.g. "
+                             f"'{identifier(text)}'")
+    if len(set(out)) != len(out):
+        raise InputError(f"robot names ({where}) repeat a name; give each robot one name")
+    return out
+
+
+def _stacked(parts, sizes, n: int, sources, labels=None, robots=()) -> Samples:
+    """Samples from delayed (4, rows, n) blocks of known (or NaN) row counts, and delayed (rows,) robot indices."""
     _, da = _dask()
     blocks = [da.from_delayed(p, shape=(4, s, n), dtype=float) for p, s in zip(parts, sizes)]
     whole = da.concatenate(blocks, axis=1)
-    return Samples(*(whole[k] for k in range(4)), sources=tuple(sources))
+    robot = None if labels is None else da.concatenate(
+        [da.from_delayed(x, shape=(s,), dtype=np.int64) for x, s in zip(labels, sizes)])
+    return Samples(*(whole[k] for k in range(4)), sources=tuple(sources), robot=robot, robots=tuple(robots))
 
 
 def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states", cutoff=None,
-                 decimate=None) -> Samples:
+                 decimate=None, robots=None) -> Samples:
     """Identification samples from files, as dask arrays read chunk-wise (nothing is read until computed).
 
     Parameters
@@ -303,6 +338,13 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
     robot : Robot — the model (its n, and its joint names for the logs).
     chunk : int — rows per task for HDF5 and Zarr.
     topic, cutoff, decimate : for joint logs.
+    robots : None, "stem", "column" or a sequence of str — a fleet of robots of the same model, for
+        ``identify(..., per_robot=...)``. None: all rows are of one robot. Joint logs: ``"stem"`` makes each log
+        one robot named after its file name without suffix (``arm_a.csv`` → ``arm_a``); a sequence gives one name
+        per log, in the order of ``Samples.sources`` (sorted file names for a folder), logs of one name pooled.
+        Parquet: ``"column"`` reads each row's robot name from a column ``robot`` (names collected from the file
+        once, row group by row group). Names must be plain (letters, digits, _; see
+        :func:`robodyn.sanitize.identifier`): another name raises InputError.
 
     Returns
     -------
@@ -313,15 +355,23 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
     _check_robot(robot)
     dask, _ = _dask()
     n = robot.n
+    if not (robots is None or robots in ("stem", "column") or
+            (not isinstance(robots, (str, bytes)) and hasattr(robots, "__len__"))):
+        raise InputError(f"robots = {robots!r}; give None, 'stem', 'column' or a sequence of robot names")
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         suffix = path.suffix.lower()
+        fleet = suffix in (".parquet", ".pq") and robots is not None
+        if robots is not None and robots != "column" and suffix in (".h5", ".hdf5", ".zarr", ".parquet", ".pq"):
+            raise InputError(f"robots = {robots!r} is for joint logs; a Parquet file takes robots='column'")
+        if robots is not None and suffix in (".h5", ".hdf5", ".zarr"):
+            raise InputError("robots: a fleet is read from Parquet (robots='column') or joint logs, not HDF5/Zarr")
         if suffix in (".h5", ".hdf5"):
             return _read_hdf5(path, n, int(chunk))
         if suffix == ".zarr":
             return _read_zarr(path, n, int(chunk))
         if suffix in (".parquet", ".pq"):
-            return _read_parquet(path, n)
+            return _read_parquet(path, n, fleet)
         if not path.is_dir():
             raise InputError(f"source {str(path)!r}: give an HDF5 (.h5), Zarr (.zarr) or Parquet file, a folder of "
                              "joint logs or a list of log files")
@@ -339,7 +389,19 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
             raise InputError("source is an empty list; give log files")
     robot_d = _shipped(robot)
     parts = [dask.delayed(_log_rows, pure=True)(str(p), robot_d, topic, cutoff, decimate) for p in paths]
-    return _stacked(parts, [np.nan] * len(parts), n, [str(p) for p in paths])
+    sizes, sources = [np.nan] * len(parts), [str(p) for p in paths]
+    if robots is None:
+        return _stacked(parts, sizes, n, sources)
+    if robots == "column":
+        raise InputError("robots='column' is for a Parquet file; name the robots of joint logs with 'stem' or a list")
+    per_log = [p.name if p.is_dir() else p.stem for p in paths] if robots == "stem" else [str(x) for x in robots]
+    if len(per_log) != len(paths):
+        raise InputError(f"robots: {len(per_log)} names for {len(paths)} logs; give one name per log "
+                         f"(in this order: {', '.join(p.name for p in paths[:8])})")
+    names = _robot_names(dict.fromkeys(per_log), "from " + ("the log file names" if robots == "stem" else "robots"))
+    index = {name: k for k, name in enumerate(names)}
+    labels = [dask.delayed(_log_labels, pure=True)(p, index[r]) for p, r in zip(parts, per_log)]
+    return _stacked(parts, sizes, n, sources, labels, names)
 
 
 def _read_hdf5(path, n: int, chunk: int) -> Samples:
@@ -384,7 +446,7 @@ def _read_zarr(path, n: int, chunk: int) -> Samples:
     return Samples(*arrays, sources=(str(path),))
 
 
-def _read_parquet(path, n: int) -> Samples:
+def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
     from robodyn.logs import reader_module
 
     reader_module("parquet")
@@ -403,7 +465,21 @@ def _read_parquet(path, n: int) -> Samples:
                          f"qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}")
     groups = range(meta.num_row_groups)
     parts = [dask.delayed(_parquet_rows, pure=True)(str(path), g, n) for g in groups]
-    return _stacked(parts, [meta.row_group(g).num_rows for g in groups], n, [str(path)])
+    sizes = [meta.row_group(g).num_rows for g in groups]
+    if not fleet:
+        return _stacked(parts, sizes, n, [str(path)])
+    if "robot" not in names:
+        raise InputError(f"source {str(path)!r}: no column 'robot'; robots='column' reads each row's robot name "
+                         "from it")
+    import pyarrow.compute as pc
+
+    seen = {}
+    for g in groups:  # one column of one row group at a time: the names, not the rows, are kept
+        col = pq.ParquetFile(path).read_row_group(g, columns=["robot"]).column("robot")
+        seen.update(dict.fromkeys(str(x) for x in pc.unique(col).to_pylist()))
+    robots = _robot_names(sorted(seen), f"column 'robot' of {str(path)!r}")
+    labels = [dask.delayed(_parquet_labels, pure=True)(str(path), g, robots) for g in groups]
+    return _stacked(parts, sizes, n, [str(path)], labels, robots)
 
 
 # ---------------------------------------------------------------- identification
@@ -416,11 +492,17 @@ def _weights(r: np.ndarray, scale: np.ndarray, robust: str) -> np.ndarray:
     return np.where(u < 4.685, (1.0 - (u / 4.685) ** 2) ** 2, 0.0)
 
 
-def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, robust=None):
+def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, robust=None, labels=None):
     """One chunk: per-joint Gram matrices or R factors of [√w W_j  √w y_j], the rows, #(w > 0) per joint.
 
-    The Gram partial sums are returned as (sum, compensation) pairs for :func:`_merge`.
+    The Gram partial sums are returned as (sum, compensation) pairs for :func:`_merge`. With ``labels`` (rows,)
+    (a fleet), a dict: robot index → the same triple for that robot's rows; ``theta`` is then (robots, b).
     """
+    if labels is not None:
+        labels = np.asarray(labels)
+        return {int(r): _block_reduce(bp, q[labels == r], qd[labels == r], qdd[labels == r], tau[labels == r],
+                                      reduction, None if theta is None else theta[r], scale, robust)
+                for r in np.unique(labels)}
     q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
     N, n = q.shape
     m = bp.count + 1
@@ -471,6 +553,12 @@ def _qr_stack(factors, m: int) -> np.ndarray:
 
 def _merge(reduction: str, *parts):
     """Merge chunk results of :func:`_block_reduce` (one node of the reduction tree)."""
+    if isinstance(parts[0], dict):
+        out = dict(parts[0])
+        for other in parts[1:]:
+            for r, part in other.items():
+                out[r] = _merge(reduction, out[r], part) if r in out else part
+        return out
     acc, N, used = parts[0]
     m = acc.shape[-1]
     for other in parts[1:]:
@@ -488,21 +576,25 @@ def _tree(reduction: str, tasks):
     return tasks[0]
 
 
-def _aligned_blocks(samples):
-    """The four (N, n) dask arrays in common row chunks, joint axis whole: lists of delayed blocks."""
+def _aligned_blocks(samples, labels=None):
+    """The four (N, n) dask arrays in common row chunks, joint axis whole, and the (N,) robot indices of a fleet:
+    lists of delayed blocks."""
     arrays = [a.rechunk({1: -1}) for a in samples]
     if not any(np.isnan(c) for c in arrays[0].chunks[0]):
         arrays = [arrays[0]] + [a.rechunk(arrays[0].chunks) for a in arrays[1:]]
-    blocks = [a.to_delayed().ravel().tolist() for a in arrays]
+        if labels is not None:
+            labels = labels.rechunk(arrays[0].chunks[:1])
+    blocks = [a.to_delayed().ravel().tolist() for a in arrays + ([] if labels is None else [labels])]
     if len({len(b) for b in blocks}) != 1:
-        raise InputError("q, qd, qdd, tau have different row chunks; give arrays of one chunking")
+        raise InputError("q, qd, qdd, tau (and robot) have different row chunks; give arrays of one chunking")
     return list(zip(*blocks))
 
 
 def _reduce(bp_d, blocks, reduction, theta=None, scale=None, robust=None):
     dask, _ = _dask()
     task = dask.delayed(_block_reduce, pure=True)
-    return _tree(reduction, [task(bp_d, *b, reduction, theta, scale, robust) for b in blocks])
+    return _tree(reduction, [task(bp_d, *b[:4], reduction, theta, scale, robust, labels=b[4] if len(b) > 4 else None)
+                             for b in blocks])
 
 
 def _factor(acc: np.ndarray, reduction: str):
