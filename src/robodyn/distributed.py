@@ -35,6 +35,7 @@ product). Neither ever forms W: the standard deviations and cond(W) come from th
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -647,7 +648,7 @@ def _compute(*tasks):
 def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
              robust: str = "huber", max_iterations: int = 50, rank_tol: float = RANK_TOL,
              reduction: str = "gram", chunk: int = CHUNK, regularization: float = 1e-6,
-             min_mass: float = 0.0) -> Identification:
+             min_mass: float = 0.0, per_robot=None) -> Identification:
     """:func:`robodyn.identify` on out-of-core samples: the regressor is computed and reduced chunk by chunk.
 
     Parameters
@@ -663,10 +664,19 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     reduction : {"gram", "tsqr"} — see the module documentation (normal equations with compensated sums, the
         in-memory reduction; or a communication-avoiding QR, accuracy ε cond(W) for ill-conditioned data).
     chunk : int — rows per task when NumPy arrays are given.
+    per_robot : None, or a tuple of "friction" and/or "offsets" — a fleet of robots of one model (``q``: Samples
+        with ``robot`` and ``robots``, e.g. ``read_samples(folder, robot, robots="stem")``): the inertial base
+        parameters are shared, while each robot r has its own Coulomb and viscous friction Fc_j, Fv_j
+        ("friction") and/or torque offsets Foff_j ("offsets") of every joint j, named ``Fc3[r]``. The regressor
+        is block-angular, [W_s  0 … W_f,r … 0] on robot r's rows; see :func:`fleet_values`. None: the fleet's
+        rows are identified as one robot (as without labels). "ols", "wls" and "irls" only.
 
     Returns
     -------
-    Identification — equal to that of :func:`robodyn.identify` on the same samples, to rounding.
+    Identification — equal to that of :func:`robodyn.identify` on the same samples, to rounding. With
+    ``per_robot``: ``names``, ``values``, ``std`` (P,) and ``covariance`` (P, P) hold the b_s shared parameters
+    (base order) then the k parameters of each robot (P = b_s + k R); ``base`` is the one-robot base, so
+    ``predict`` is not available: predict robot r with ``base.regressor(q, qd, qdd) @ fleet_values(result, r)``.
 
     Raises
     ------
@@ -685,6 +695,16 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     if method == "irls" and (isinstance(max_iterations, bool) or int(max_iterations) != max_iterations
                              or max_iterations < 1):
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
+    options = _per_robot_option(per_robot)
+    if options and method == "physical":
+        raise InputError("method = 'physical' with per_robot is not available; use 'ols', 'wls' or 'irls', or "
+                         "per_robot=None")
+    if options and not friction:
+        raise InputError("per_robot: friction=False identifies no friction or offsets; give friction=True")
+    samples = q if isinstance(q, Samples) else None
+    if options and samples is None:
+        raise InputError("per_robot needs Samples with the robot of each row: read_samples(..., robots=...) or "
+                         "Samples(q, qd, qdd, tau, robot=indices, robots=names)")
     if isinstance(q, Samples):
         if not (qd is None and qdd is None and tau is None):
             raise InputError("give either Samples or the arrays q, qd, qdd, tau")
@@ -704,6 +724,9 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
             base = base_parameters(robot, method="numeric", friction=friction)
     elif base.robot is not robot or base.friction != friction:
         raise InputError("base: give the BaseParameters of this robot with the same friction setting")
+    if options:
+        return _identify_fleet(robot, base, samples, arrays, options, method, reduction, rank_tol, robust,
+                               int(max_iterations), int(chunk))
     names = tuple(base.names)
     b = base.count
     bp_d = _shipped(base)
@@ -729,8 +752,22 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
         theta, cov, _ = _solve(_stack(R, 1.0 / sig), names, 0.0)
     elif method == "irls":
-        theta, cov, iterations, converged, message = _irls(base, bp_d, blocks, arrays, theta, robust,
-                                                           int(max_iterations), reduction, R, N)
+        def residuals(th):
+            return da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], th, dtype=float,
+                                 chunks=arrays[0].rechunk({1: -1}).chunks)
+
+        def reweigh(th, scale):
+            acc, _, used = _compute(_reduce(bp_d, blocks, reduction, th, scale, robust))[0]
+            return _factor(acc, reduction)[0], used
+
+        def fit(Rw):
+            return _solve(_stack(Rw), names, 0.0)[:2]
+
+        def ssr(Rw, th):
+            return float(np.sum(_joint_residuals(Rw, th) ** 2))
+
+        theta, cov, iterations, converged, message = _irls(residuals, reweigh, fit, ssr, R, np.full(n, float(N)),
+                                                           theta, int(max_iterations), b)
     res = _joint_residuals(R, theta)
     return Identification(
         model=robot, method=method, friction=friction, base=base, names=names, values=theta,
@@ -745,45 +782,259 @@ def _joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return np.linalg.norm(R @ np.append(theta, -1.0), axis=-1)
 
 
-def _residual_block(bp, q, qd, qdd, tau, theta) -> np.ndarray:
+def _residual_block(bp, q, qd, qdd, tau, theta, labels=None) -> np.ndarray:
+    """τ − W θ of one chunk (rows, n); with ``labels`` (rows,) of a fleet, θ is (robots, b): row i uses θ[labels[i]]."""
     q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
     out = np.empty_like(tau)
     for s in range(0, q.shape[0], BLOCK):
         blk = slice(s, s + BLOCK)
-        out[blk] = tau[blk] - bp.regressor(q[blk], qd[blk], qdd[blk]) @ theta
+        W = bp.regressor(q[blk], qd[blk], qdd[blk])
+        out[blk] = tau[blk] - (W @ theta if labels is None else np.einsum("snb,sb->sn", W, theta[labels[blk]]))
     return out
 
 
-def _irls(base, bp_d, blocks, arrays, theta, robust, max_iterations, reduction, R, N):
-    """Iteratively re-weighted least squares as :func:`robodyn.identify` (per-joint MAD scale, exact medians)."""
-    _, da = _dask()
-    names, b = tuple(base.names), base.count
-    q = arrays[0]
+def _irls(residuals, reweigh, fit, ssr, state, used, theta, max_iterations: int, count: int):
+    """Iteratively re-weighted least squares as :func:`robodyn.identify` (per-joint MAD scale, exact medians).
+
+    ``residuals(θ)``: the (N, n) dask array τ − W θ; ``reweigh(θ, scale)``: the factors of the robustly weighted
+    problem and #(w > 0) per joint; ``fit(factors)``: θ and (Wᵀ W)⁻¹ of the weighted problem; ``ssr(factors, θ)``:
+    its weighted residual sum of squares; ``state``, ``used``: the unit-weight factors and row counts (all MADs 0:
+    the exact OLS fit); ``count``: the number of parameters.
+    """
     converged, it = False, 0
-    Rw, used = R, np.full(R.shape[0], float(N))  # unit weights until a robust step (all MADs 0: exact OLS fit)
     for it in range(1, max_iterations + 1):
-        r = da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], theta, dtype=float,
-                          chunks=q.rechunk({1: -1}).chunks).persist()
+        r = residuals(theta).persist()
         med = median(r)
         mad = 1.4826 * median(abs(r - med))
         if not np.any(mad > 0):
             converged = True
             break
         top = mad.max(initial=0.0)
-        scale = np.maximum(mad, 1e-12 * top)
-        acc, _, used = _compute(_reduce(bp_d, blocks, reduction, theta, scale, robust))[0]
-        Rw = _factor(acc, reduction)[0]
-        new, _, _ = _solve(_stack(Rw), names, 0.0)
+        state, used = reweigh(theta, np.maximum(mad, 1e-12 * top))
+        new, _ = fit(state)
         step = np.linalg.norm(new - theta)
         theta = new
         if step <= 1e-10 * (1.0 + np.linalg.norm(theta)):
             converged = True
             break
-    Rs = _stack(Rw)
-    _, inv, _ = _solve(Rs, names, 0.0)
-    s2 = float(np.sum(_joint_residuals(Rw, theta) ** 2)) / max(float(np.sum(used)) - b, 1)
+    _, inv = fit(state)
+    s2 = ssr(state, theta) / max(float(np.sum(used)) - count, 1)
     message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
     return theta, s2 * inv, it, converged, message
+
+
+# ---------------------------------------------------------------- a fleet: shared inertia, per-robot friction
+
+#: ``per_robot`` options → the base parameters each makes per robot.
+_PER_ROBOT = MappingProxyType({"friction": re.compile(r"^F[cv]\d+$"), "offsets": re.compile(r"^Foff\d+$")})
+
+
+def _per_robot_option(per_robot) -> tuple:
+    if per_robot is None:
+        return ()
+    items = (per_robot,) if isinstance(per_robot, str) else per_robot
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = (per_robot,)
+    if not items or any(not isinstance(x, str) or x not in _PER_ROBOT for x in items):
+        raise InputError(f"per_robot = {per_robot!r}; give None or a tuple of 'friction' (Fc, Fv of every joint) "
+                         "and 'offsets' (Foff of every joint)")
+    return tuple(dict.fromkeys(items))
+
+
+def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float):
+    """Least squares of the block-angular fleet problem from each robot's per-joint factors (Björck 1996, §6.3).
+
+    Robot r's rows of [W_f,r  W_s  y] (its own columns first) are reduced to one triangular factor
+    [[T_ff  T_fs  z_f], [0  S_r  z_r]]; the S_r blocks of all robots are stacked and factored into the shared
+    problem, solved for θ_s; then θ_f,r = T_ff⁻¹ (z_f − T_fs θ_s). (Wᵀ W)⁻¹ follows from the same blocks:
+    C_ss = (Sᵀ S)⁻¹, C_fs,r = −H_r C_ss, C_ff,rr' = δ_rr' T_ff⁻¹ T_ff⁻ᵀ + H_r C_ss H_r'ᵀ with H_r = T_ff⁻¹ T_fs.
+
+    Parameters
+    ----------
+    Rs : list of (n, m, m) — each robot's per-joint factors of [W_j y_j] (m = b + 1, base column order).
+    own, shared : int arrays (k,), (b_s,) — the base columns that are per robot and shared.
+    names, robots : base parameter names, robot names (for errors).
+    weights : (n,) or None — per-joint weights.
+    tol : float — rank tolerance (0: no test).
+
+    Returns
+    -------
+    θ (P,), (Wᵀ W)⁻¹ (P, P), ‖y − W θ‖, and the full triangular factor (P, P) whose singular values are W's; the
+    order is the b_s shared parameters, then the k of each robot.
+    """
+    import scipy.linalg
+
+    k, bs, R = len(own), len(shared), len(Rs)
+    b = k + bs
+    order = np.concatenate([own, shared, [b]])
+    P = bs + R * k
+    tops, lowers = [], []
+    for r, Rr in enumerate(Rs):
+        T = _stack(Rr[:, :, order], weights)
+        cn = np.linalg.norm(T[:, :k], axis=0)
+        top = np.linalg.norm(T[:, :b], axis=0).max(initial=0.0)
+        bad = np.flatnonzero((cn <= tol * top) | (np.abs(np.diag(T[:k, :k])) <= tol * cn))
+        if bad.size:
+            raise IdentificationError(
+                f"the data of robot '{robots[r]}' do not excite {', '.join(f'{names[own[i]]}[{robots[r]}]' for i in bad)} "
+                "(their regressor columns are zero or combinations of the others: a joint that does not move); "
+                "give that robot an exciting trajectory or identify its friction with the fleet (per_robot=None)")
+        tops.append(T[:k])
+        lowers.append(T[k:, k:])
+    Rg = _qr_stack([np.concatenate(lowers)[None]], bs + 1)[0]
+    theta_s, Cs, rnorm = _solve(Rg, [names[i] for i in shared], tol)
+    theta = np.empty(P)
+    theta[:bs] = theta_s
+    L = np.zeros((P, bs))
+    L[:bs] = np.eye(bs)
+    D = np.zeros((P, P))
+    F = np.zeros((P, P))
+    F[R * k:, :bs] = Rg[:bs, :bs]
+    for r, T in enumerate(tops):
+        cols = slice(bs + r * k, bs + (r + 1) * k)
+        Tinv = scipy.linalg.solve_triangular(T[:, :k], np.eye(k))
+        H = Tinv @ T[:, k:b]
+        theta[cols] = Tinv @ T[:, b] - H @ theta_s
+        L[cols] = -H
+        D[cols, cols] = Tinv @ Tinv.T
+        F[r * k:(r + 1) * k, cols] = T[:, :k]
+        F[r * k:(r + 1) * k, :bs] = T[:, k:b]
+    return theta, L @ Cs @ L.T + D, rnorm, F
+
+
+def _per_robot_thetas(theta: np.ndarray, own, shared, R: int) -> np.ndarray:
+    """(R, b): each robot's base-parameter vector (shared values and its own) from the fleet's θ (P,)."""
+    bs, k = len(shared), len(own)
+    out = np.empty((R, k + bs))
+    out[:, shared] = theta[:bs]
+    out[:, own] = theta[bs:].reshape(R, k)
+    return out
+
+
+def _fleet_residuals(Rs, thetas) -> np.ndarray:
+    """‖y_j − W_j θ‖ of every joint (n,), over the whole fleet."""
+    return np.sqrt(sum(_joint_residuals(Rr, th) ** 2 for Rr, th in zip(Rs, thetas)))
+
+
+def _fleet_labels(samples: Samples, arrays, chunk: int):
+    """The (N,) robot indices as a dask array, and the checked robot names."""
+    _, da = _dask()
+    robots = _robot_names(samples.robots, "Samples.robots")
+    if not robots or samples.robot is None:
+        raise InputError("per_robot: the Samples name no robots; read them with read_samples(..., robots=...) or "
+                         "give Samples(q, qd, qdd, tau, robot=indices, robots=names)")
+    labels = samples.robot
+    if not isinstance(labels, da.Array):
+        labels = np.asarray(labels)
+        if labels.dtype.kind not in "iu":
+            raise InputError(f"Samples.robot has dtype {labels.dtype}; give integer indices into Samples.robots")
+        labels = da.from_array(labels.astype(np.int64), chunks=(chunk,))
+    N = arrays[0].shape[0]
+    if labels.ndim != 1 or not (np.isnan(N) or np.isnan(labels.shape[0]) or labels.shape[0] == N):
+        raise InputError(f"Samples.robot has shape {labels.shape}; give one robot index per sample ({N},)")
+    return labels, robots
+
+
+def _identify_fleet(robot, base, samples, arrays, options, method, reduction, rank_tol, robust, max_iterations,
+                    chunk) -> Identification:
+    """:func:`identify` with per-robot parameters (``per_robot``): shared inertia, each robot's friction/offsets."""
+    dask, da = _dask()
+    names = tuple(base.names)
+    b, n = base.count, robot.n
+    own = np.array([i for i, nm in enumerate(names) if any(_PER_ROBOT[o].match(nm) for o in options)], dtype=int)
+    if not own.size:
+        raise InputError(f"per_robot = {options}: the base parameters hold none of them (they are grouped with "
+                         "others); identify the fleet as one robot (per_robot=None)")
+    shared = np.array([i for i in range(b) if i not in set(own.tolist())], dtype=int)
+    labels, robots = _fleet_labels(samples, arrays, chunk)
+    R, k = len(robots), own.size
+    bp_d = _shipped(base)
+    blocks = _aligned_blocks(arrays, labels)
+    parts = _compute(_reduce(bp_d, blocks, reduction))[0]
+    stray = sorted(set(parts) - set(range(R)))
+    if stray:
+        raise InputError(f"Samples.robot holds the indices {stray[:5]} outside 0…{R - 1}; give indices into "
+                         f"Samples.robots ({R} names)")
+    empty = [robots[r] for r in range(R) if r not in parts]
+    if empty:
+        raise IdentificationError(f"robot(s) {', '.join(repr(x) for x in empty)} have no samples; give their data "
+                                  "or leave them out of the fleet")
+    N = int(sum(parts[r][1] for r in range(R)))
+    P = len(shared) + R * k
+    if N * n <= P:
+        raise IdentificationError(f"{N} samples of {n} joints give {N * n} equations for {P} parameters (shared "
+                                  f"and {k} per robot); give more samples")
+    factors = [_factor(parts[r][0], reduction) for r in range(R)]
+    Rs = [f[0] for f in factors]
+    out_names = tuple(names[i] for i in shared) + tuple(f"{names[i]}[{r}]" for r in robots for i in own)
+    theta, C, rnorm, F = _fleet_fit(Rs, own, shared, names, robots, None, rank_tol)
+    cov = rnorm ** 2 / max(N * n - P, 1) * C
+    norms = np.stack([f[1][:, :b] for f in factors])  # (R, n, b)
+    joint_shared = np.sqrt(np.sum(norms[:, :, shared] ** 2, axis=0))  # (n, b_s)
+    joint_own = np.moveaxis(norms[:, :, own], 0, 1).reshape(n, -1)  # (n, R k)
+    present = np.concatenate([joint_shared, joint_own], axis=1)
+    cols = (present > 1e-12 * present.max(axis=1, keepdims=True)).sum(axis=1)  # parameters in joint j's equations
+    res = _fleet_residuals(Rs, _per_robot_thetas(theta, own, shared, R))
+    noise = res / np.sqrt(np.maximum(N - cols, 1))
+    cond = float(np.linalg.cond(F))
+    iterations, converged, message = 1, True, ""
+    if method == "wls":
+        top = noise.max(initial=0.0)
+        sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
+        theta, cov, _, _ = _fleet_fit(Rs, own, shared, names, robots, 1.0 / sig, 0.0)
+    elif method == "irls":
+        known = not np.isnan(arrays[0].shape[0]) and not any(np.isnan(c) for c in arrays[0].chunks[0])
+        sizes = arrays[0].rechunk({1: -1}).chunks[0] if known else [np.nan] * len(blocks)
+        task = dask.delayed(_residual_block, pure=True)
+
+        def residuals(th):
+            thetas = _per_robot_thetas(th, own, shared, R)
+            return da.concatenate([da.from_delayed(task(bp_d, *blk[:4], thetas, blk[4]), shape=(s, n), dtype=float)
+                                   for blk, s in zip(blocks, sizes)])
+
+        def reweigh(th, scale):
+            acc = _compute(_reduce(bp_d, blocks, reduction, _per_robot_thetas(th, own, shared, R), scale, robust))[0]
+            return ([_factor(acc[r][0], reduction)[0] for r in range(R)],
+                    np.sum([acc[r][2] for r in range(R)], axis=0))
+
+        def fit(factors_w):
+            return _fleet_fit(factors_w, own, shared, names, robots, None, 0.0)[:2]
+
+        def ssr(factors_w, th):
+            return float(np.sum(_fleet_residuals(factors_w, _per_robot_thetas(th, own, shared, R)) ** 2))
+
+        theta, cov, iterations, converged, message = _irls(residuals, reweigh, fit, ssr, Rs, np.full(n, float(N)),
+                                                           theta, max_iterations, P)
+    res = _fleet_residuals(Rs, _per_robot_thetas(theta, own, shared, R))
+    return Identification(
+        model=robot, method=method, friction=True, base=base, names=out_names, values=theta,
+        std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
+        residual_rms=res / np.sqrt(N), noise=noise, samples=N, iterations=iterations, converged=converged,
+        message=message)
+
+
+def fleet_values(result: Identification, name: str) -> np.ndarray:
+    """Robot ``name``'s base-parameter vector (b,) from a fleet identification (``identify(..., per_robot=...)``):
+    the shared values and that robot's own, in the order of ``result.base.names``, so that
+    ``result.base.regressor(q, qd, qdd) @ fleet_values(result, name)`` predicts its torques.
+
+    Raises
+    ------
+    InputError
+        ``name`` is not a robot of ``result``.
+    """
+    if not isinstance(result, Identification):
+        raise InputError(f"result must be an Identification (identify(..., per_robot=...)), got "
+                         f"{type(result).__name__}")
+    index = dict(zip(result.names, result.values))
+    if not isinstance(name, str) or not any(k.endswith(f"[{name}]") for k in index):
+        from robodyn.sanitize import printable
+
+        raise InputError(f"robot '{printable(str(name))}' is not in this identification; give one of the names in "
+                         "brackets of result.names")
+    return np.array([index.get(f"{k}[{name}]", index.get(k, np.nan)) for k in result.base.names])
 
 
 # ---------------------------------------------------------------- exact quantiles of a chunked array
