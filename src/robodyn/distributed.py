@@ -760,14 +760,14 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
             acc, _, used = _compute(_reduce(bp_d, blocks, reduction, th, scale, robust))[0]
             return _factor(acc, reduction)[0], used
 
-        def fit(Rw):
+        def weighted_fit(Rw):
             return _solve(_stack(Rw), names, 0.0)[:2]
 
         def ssr(Rw, th):
             return float(np.sum(_joint_residuals(Rw, th) ** 2))
 
-        theta, cov, iterations, converged, message = _irls(residuals, reweigh, fit, ssr, R, np.full(n, float(N)),
-                                                           theta, int(max_iterations), b)
+        theta, cov, iterations, converged, message = _irls(residuals, reweigh, weighted_fit, ssr, R,
+                                                           np.full(n, float(N)), theta, int(max_iterations), b)
     res = _joint_residuals(R, theta)
     return Identification(
         model=robot, method=method, friction=friction, base=base, names=names, values=theta,
@@ -877,8 +877,9 @@ def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float):
         top = np.linalg.norm(T[:, :b], axis=0).max(initial=0.0)
         bad = np.flatnonzero((cn <= tol * top) | (np.abs(np.diag(T[:k, :k])) <= tol * cn))
         if bad.size:
+            unexcited = ", ".join(f"{names[own[i]]}[{robots[r]}]" for i in bad)
             raise IdentificationError(
-                f"the data of robot '{robots[r]}' do not excite {', '.join(f'{names[own[i]]}[{robots[r]}]' for i in bad)} "
+                f"the data of robot '{robots[r]}' do not excite {unexcited} "
                 "(their regressor columns are zero or combinations of the others: a joint that does not move); "
                 "give that robot an exciting trajectory or identify its friction with the fleet (per_robot=None)")
         tops.append(T[:k])
@@ -999,14 +1000,14 @@ def _identify_fleet(robot, base, samples, arrays, options, method, reduction, ra
             return ([_factor(acc[r][0], reduction)[0] for r in range(R)],
                     np.sum([acc[r][2] for r in range(R)], axis=0))
 
-        def fit(factors_w):
+        def weighted_fit(factors_w):
             return _fleet_fit(factors_w, own, shared, names, robots, None, 0.0)[:2]
 
         def ssr(factors_w, th):
             return float(np.sum(_fleet_residuals(factors_w, _per_robot_thetas(th, own, shared, R)) ** 2))
 
-        theta, cov, iterations, converged, message = _irls(residuals, reweigh, fit, ssr, Rs, np.full(n, float(N)),
-                                                           theta, max_iterations, P)
+        theta, cov, iterations, converged, message = _irls(residuals, reweigh, weighted_fit, ssr, Rs,
+                                                           np.full(n, float(N)), theta, max_iterations, P)
     res = _fleet_residuals(Rs, _per_robot_thetas(theta, own, shared, R))
     return Identification(
         model=robot, method=method, friction=True, base=base, names=out_names, values=theta,
