@@ -250,3 +250,12 @@ def test_bad_fleet_input(robot, base, fleet, tmp_path):
     res = dd.identify(robot, samples, base=base, per_robot=opts)
     with pytest.raises(InputError, match="'arm_z' is not in this identification"):
         dd.fleet_values(res, "arm_z")
+
+
+def test_log_names_given_as_an_array(robot, fleet, tmp_path):
+    _write_logs(tmp_path / "logs", fleet, [f"{n}.csv" for n in NAMES])
+    samples = dd.read_samples(tmp_path / "logs", robot, robots=np.array(["x", "y", "x"]))
+    assert samples.robots == ("x", "y")
+    np.testing.assert_array_equal(samples.robot.compute(), np.repeat([0, 1, 0], [150, 190, 230]))
+    with pytest.raises(InputError, match="robots = 5"):
+        dd.read_samples(tmp_path / "logs", robot, robots=5)

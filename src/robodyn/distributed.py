@@ -359,9 +359,11 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
     _check_robot(robot)
     dask, _ = _dask()
     n = robot.n
-    if not (robots is None or robots in ("stem", "column") or
-            (not isinstance(robots, (str, bytes)) and hasattr(robots, "__len__"))):
+    if isinstance(robots, str) and robots not in ("stem", "column") or isinstance(robots, bytes) or not (
+            robots is None or isinstance(robots, str) or hasattr(robots, "__len__")):
         raise InputError(f"robots = {robots!r}; give None, 'stem', 'column' or a sequence of robot names")
+    if robots is not None and not isinstance(robots, str):
+        robots = [str(x) for x in robots]
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         suffix = path.suffix.lower()
