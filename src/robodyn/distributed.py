@@ -15,6 +15,9 @@ extra: ``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask.
 - :func:`identify`: the least-squares identification of :func:`robodyn.identify` ("ols", "wls", "irls") on
   samples that need not fit in memory, read chunk-wise with :func:`read_samples` (Parquet, HDF5, Zarr, or a folder
   of joint logs).
+- A fleet of robots of one model (``identify(..., per_robot=("friction", "offsets"))``): shared inertial base
+  parameters, each robot's own friction and torque offsets, without forming the block regressor (see
+  :func:`identify`).
 - :func:`simulate_many`: a sweep of :func:`robodyn.simulate` runs as Dask tasks, gathered into one NumPy structure.
 
 **Reduction of the identification.** Each chunk of samples gives, for every joint j, the Gram matrix
@@ -35,6 +38,7 @@ product). Neither ever forms W: the standard deviations and cond(W) come from th
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -241,13 +245,19 @@ class Samples:
     q, qd, qdd, tau : dask.array (N, n) — positions, velocities, accelerations, torques (SI units); N may be
         unknown (NaN) until computed when the rows come from log files.
     sources : tuple of str — the files read.
+    robot : dask.array or array (N,) of int, or None — for a fleet: the robot of each row, an index into
+        ``robots``; None: every row is of one robot.
+    robots : tuple of str — the fleet's robot names (plain names: :func:`robodyn.sanitize.identifier` leaves
+        them unchanged), in the order of the indices.
     """
 
     q: object
     qd: object
     qdd: object
     tau: object
-    sources: tuple
+    sources: tuple = ()
+    robot: object = None
+    robots: tuple = ()
 
 
 def _hdf5_rows(path: str, start: int, stop: int) -> np.ndarray:
@@ -278,16 +288,45 @@ def _log_rows(path: str, robot, topic: str, cutoff, decimate) -> np.ndarray:
     return np.stack([d.q, d.qd, d.qdd, d.tau])
 
 
-def _stacked(parts, sizes, n: int, sources) -> Samples:
-    """Samples from delayed (4, rows, n) blocks of known (or NaN) row counts."""
+def _log_labels(part: np.ndarray, index: int) -> np.ndarray:
+    return np.full(part.shape[1], index, dtype=np.int64)
+
+
+def _parquet_labels(path: str, group: int, names: tuple) -> np.ndarray:
+    import pyarrow.parquet as pq
+
+    labels = pq.ParquetFile(path).read_row_group(group, columns=["robot"]).column("robot").to_pylist()
+    index = {name: k for k, name in enumerate(names)}
+    return np.array([index[str(x)] for x in labels], dtype=np.int64)
+
+
+def _robot_names(names, where: str) -> tuple:
+    """The fleet's robot names, each checked to be a plain name (untrusted text: file names, a data column)."""
+    from robodyn.sanitize import identifier, printable
+
+    out = tuple(str(x) for x in names)
+    for text in out:
+        if identifier(text) != text:
+            raise InputError(f"robot name '{printable(text)}' ({where}) is not a plain name; give names of ASCII "
+                             f"letters, digits and _ that start with a letter and are no keyword, e.g. "
+                             f"'{identifier(text)}'")
+    if len(set(out)) != len(out):
+        raise InputError(f"robot names ({where}) repeat a name; give each robot one name")
+    return out
+
+
+def _stacked(parts, sizes, n: int, sources, labels=None, robots=()) -> Samples:
+    """Samples from delayed (4, rows, n) blocks of known (or NaN) row counts, and delayed (rows,) robot indices."""
     _, da = _dask()
     blocks = [da.from_delayed(p, shape=(4, s, n), dtype=float) for p, s in zip(parts, sizes)]
     whole = da.concatenate(blocks, axis=1)
-    return Samples(*(whole[k] for k in range(4)), sources=tuple(sources))
+    robot = None if labels is None else da.concatenate(
+        [da.from_delayed(x, shape=(s,), dtype=np.int64) for x, s in zip(labels, sizes)])
+    return Samples(*(whole[k] for k in range(4)), sources=tuple(sources), robot=robot, robots=tuple(robots))
 
 
 def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states", cutoff=None,
-                 decimate=None) -> Samples:
+                 decimate=None, robots=None) -> Samples:
     """Identification samples from files, as dask arrays read chunk-wise (nothing is read until computed).
 
     Parameters
@@ -303,6 +342,13 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
     robot : Robot — the model (its n, and its joint names for the logs).
     chunk : int — rows per task for HDF5 and Zarr.
     topic, cutoff, decimate : for joint logs.
+    robots : None, "stem", "column" or a sequence of str — a fleet of robots of the same model, for
+        ``identify(..., per_robot=...)``. None: all rows are of one robot. Joint logs: ``"stem"`` makes each log
+        one robot named after its file name without suffix (``arm_a.csv`` → ``arm_a``); a sequence gives one name
+        per log, in the order of ``Samples.sources`` (sorted file names for a folder), logs of one name pooled.
+        Parquet: ``"column"`` reads each row's robot name from a column ``robot`` (names collected from the file
+        once, row group by row group). Names must be plain (letters, digits, _; see
+        :func:`robodyn.sanitize.identifier`): another name raises InputError.
 
     Returns
     -------
@@ -313,15 +359,25 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
     _check_robot(robot)
     dask, _ = _dask()
     n = robot.n
+    if isinstance(robots, str) and robots not in ("stem", "column") or isinstance(robots, bytes) or not (
+            robots is None or isinstance(robots, str) or hasattr(robots, "__len__")):
+        raise InputError(f"robots = {robots!r}; give None, 'stem', 'column' or a sequence of robot names")
+    if robots is not None and not isinstance(robots, str):
+        robots = [str(x) for x in robots]
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         suffix = path.suffix.lower()
+        fleet = suffix in (".parquet", ".pq") and robots is not None
+        if robots is not None and robots != "column" and suffix in (".h5", ".hdf5", ".zarr", ".parquet", ".pq"):
+            raise InputError(f"robots = {robots!r} is for joint logs; a Parquet file takes robots='column'")
+        if robots is not None and suffix in (".h5", ".hdf5", ".zarr"):
+            raise InputError("robots: a fleet is read from Parquet (robots='column') or joint logs, not HDF5/Zarr")
         if suffix in (".h5", ".hdf5"):
             return _read_hdf5(path, n, int(chunk))
         if suffix == ".zarr":
             return _read_zarr(path, n, int(chunk))
         if suffix in (".parquet", ".pq"):
-            return _read_parquet(path, n)
+            return _read_parquet(path, n, fleet)
         if not path.is_dir():
             raise InputError(f"source {str(path)!r}: give an HDF5 (.h5), Zarr (.zarr) or Parquet file, a folder of "
                              "joint logs or a list of log files")
@@ -339,7 +395,19 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
             raise InputError("source is an empty list; give log files")
     robot_d = _shipped(robot)
     parts = [dask.delayed(_log_rows, pure=True)(str(p), robot_d, topic, cutoff, decimate) for p in paths]
-    return _stacked(parts, [np.nan] * len(parts), n, [str(p) for p in paths])
+    sizes, sources = [np.nan] * len(parts), [str(p) for p in paths]
+    if robots is None:
+        return _stacked(parts, sizes, n, sources)
+    if robots == "column":
+        raise InputError("robots='column' is for a Parquet file; name the robots of joint logs with 'stem' or a list")
+    per_log = [p.name if p.is_dir() else p.stem for p in paths] if robots == "stem" else [str(x) for x in robots]
+    if len(per_log) != len(paths):
+        raise InputError(f"robots: {len(per_log)} names for {len(paths)} logs; give one name per log "
+                         f"(in this order: {', '.join(p.name for p in paths[:8])})")
+    names = _robot_names(dict.fromkeys(per_log), "from " + ("the log file names" if robots == "stem" else "robots"))
+    index = {name: k for k, name in enumerate(names)}
+    labels = [dask.delayed(_log_labels, pure=True)(p, index[r]) for p, r in zip(parts, per_log)]
+    return _stacked(parts, sizes, n, sources, labels, names)
 
 
 def _read_hdf5(path, n: int, chunk: int) -> Samples:
@@ -384,7 +452,7 @@ def _read_zarr(path, n: int, chunk: int) -> Samples:
     return Samples(*arrays, sources=(str(path),))
 
 
-def _read_parquet(path, n: int) -> Samples:
+def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
     from robodyn.logs import reader_module
 
     reader_module("parquet")
@@ -403,7 +471,21 @@ def _read_parquet(path, n: int) -> Samples:
                          f"qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}")
     groups = range(meta.num_row_groups)
     parts = [dask.delayed(_parquet_rows, pure=True)(str(path), g, n) for g in groups]
-    return _stacked(parts, [meta.row_group(g).num_rows for g in groups], n, [str(path)])
+    sizes = [meta.row_group(g).num_rows for g in groups]
+    if not fleet:
+        return _stacked(parts, sizes, n, [str(path)])
+    if "robot" not in names:
+        raise InputError(f"source {str(path)!r}: no column 'robot'; robots='column' reads each row's robot name "
+                         "from it")
+    import pyarrow.compute as pc
+
+    seen = {}
+    for g in groups:  # one column of one row group at a time: the names, not the rows, are kept
+        col = pq.ParquetFile(path).read_row_group(g, columns=["robot"]).column("robot")
+        seen.update(dict.fromkeys(str(x) for x in pc.unique(col).to_pylist()))
+    robots = _robot_names(sorted(seen), f"column 'robot' of {str(path)!r}")
+    labels = [dask.delayed(_parquet_labels, pure=True)(str(path), g, robots) for g in groups]
+    return _stacked(parts, sizes, n, [str(path)], labels, robots)
 
 
 # ---------------------------------------------------------------- identification
@@ -416,11 +498,17 @@ def _weights(r: np.ndarray, scale: np.ndarray, robust: str) -> np.ndarray:
     return np.where(u < 4.685, (1.0 - (u / 4.685) ** 2) ** 2, 0.0)
 
 
-def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, robust=None):
+def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, robust=None, labels=None):
     """One chunk: per-joint Gram matrices or R factors of [√w W_j  √w y_j], the rows, #(w > 0) per joint.
 
-    The Gram partial sums are returned as (sum, compensation) pairs for :func:`_merge`.
+    The Gram partial sums are returned as (sum, compensation) pairs for :func:`_merge`. With ``labels`` (rows,)
+    (a fleet), a dict: robot index → the same triple for that robot's rows; ``theta`` is then (robots, b).
     """
+    if labels is not None:
+        labels = np.asarray(labels)
+        return {int(r): _block_reduce(bp, q[labels == r], qd[labels == r], qdd[labels == r], tau[labels == r],
+                                      reduction, None if theta is None else theta[r], scale, robust)
+                for r in np.unique(labels)}
     q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
     N, n = q.shape
     m = bp.count + 1
@@ -471,6 +559,12 @@ def _qr_stack(factors, m: int) -> np.ndarray:
 
 def _merge(reduction: str, *parts):
     """Merge chunk results of :func:`_block_reduce` (one node of the reduction tree)."""
+    if isinstance(parts[0], dict):
+        out = dict(parts[0])
+        for other in parts[1:]:
+            for r, part in other.items():
+                out[r] = _merge(reduction, out[r], part) if r in out else part
+        return out
     acc, N, used = parts[0]
     m = acc.shape[-1]
     for other in parts[1:]:
@@ -488,21 +582,25 @@ def _tree(reduction: str, tasks):
     return tasks[0]
 
 
-def _aligned_blocks(samples):
-    """The four (N, n) dask arrays in common row chunks, joint axis whole: lists of delayed blocks."""
+def _aligned_blocks(samples, labels=None):
+    """The four (N, n) dask arrays in common row chunks, joint axis whole, and the (N,) robot indices of a fleet:
+    lists of delayed blocks."""
     arrays = [a.rechunk({1: -1}) for a in samples]
     if not any(np.isnan(c) for c in arrays[0].chunks[0]):
         arrays = [arrays[0]] + [a.rechunk(arrays[0].chunks) for a in arrays[1:]]
-    blocks = [a.to_delayed().ravel().tolist() for a in arrays]
+        if labels is not None:
+            labels = labels.rechunk(arrays[0].chunks[:1])
+    blocks = [a.to_delayed().ravel().tolist() for a in arrays + ([] if labels is None else [labels])]
     if len({len(b) for b in blocks}) != 1:
-        raise InputError("q, qd, qdd, tau have different row chunks; give arrays of one chunking")
+        raise InputError("q, qd, qdd, tau (and robot) have different row chunks; give arrays of one chunking")
     return list(zip(*blocks))
 
 
 def _reduce(bp_d, blocks, reduction, theta=None, scale=None, robust=None):
     dask, _ = _dask()
     task = dask.delayed(_block_reduce, pure=True)
-    return _tree(reduction, [task(bp_d, *b, reduction, theta, scale, robust) for b in blocks])
+    return _tree(reduction, [task(bp_d, *b[:4], reduction, theta, scale, robust, labels=b[4] if len(b) > 4 else None)
+                             for b in blocks])
 
 
 def _factor(acc: np.ndarray, reduction: str):
@@ -555,7 +653,7 @@ def _compute(*tasks):
 def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
              robust: str = "huber", max_iterations: int = 50, rank_tol: float = RANK_TOL,
              reduction: str = "gram", chunk: int = CHUNK, regularization: float = 1e-6,
-             min_mass: float = 0.0) -> Identification:
+             min_mass: float = 0.0, per_robot=None) -> Identification:
     """:func:`robodyn.identify` on out-of-core samples: the regressor is computed and reduced chunk by chunk.
 
     Parameters
@@ -571,10 +669,25 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     reduction : {"gram", "tsqr"} — see the module documentation (normal equations with compensated sums, the
         in-memory reduction; or a communication-avoiding QR, accuracy ε cond(W) for ill-conditioned data).
     chunk : int — rows per task when NumPy arrays are given.
+    per_robot : None, or a tuple of "friction" and/or "offsets" — a fleet of robots of one model (``q``: Samples
+        with ``robot`` and ``robots``, e.g. ``read_samples(folder, robot, robots="stem")``): the inertial base
+        parameters are shared, while each robot r has its own Coulomb and viscous friction Fc_j, Fv_j
+        ("friction") and/or torque offsets Foff_j ("offsets") of every joint j, named ``Fc3[r]``. The regressor
+        is block-angular, [W_s  0 … W_f,r … 0] on robot r's rows; see :func:`fleet_values`. None: the fleet's
+        rows are identified as one robot (as without labels). "ols", "wls" and "irls" only. The block matrix is
+        never formed: each chunk reduces the rows of every robot it holds to that robot's per-joint (b + 1)²
+        matrices of [W y] (the one-robot base regressor; its friction columns are the robot's own), merged per
+        robot — memory 2 n (b + 1)² numbers per robot per task (0.33 MB for a 6-joint arm, b = 58), linear in
+        the fleet, where the Gram matrix of the dense fleet columns would grow as R². The block-angular least
+        squares (Björck 1996, §6.3) then eliminates each robot's k own parameters from its factor and solves the
+        shared ones from the stacked remainders; the result's covariance is P × P.
 
     Returns
     -------
-    Identification — equal to that of :func:`robodyn.identify` on the same samples, to rounding.
+    Identification — equal to that of :func:`robodyn.identify` on the same samples, to rounding. With
+    ``per_robot``: ``names``, ``values``, ``std`` (P,) and ``covariance`` (P, P) hold the b_s shared parameters
+    (base order) then the k parameters of each robot (P = b_s + k R); ``base`` is the one-robot base, so
+    ``predict`` is not available: predict robot r with ``base.regressor(q, qd, qdd) @ fleet_values(result, r)``.
 
     Raises
     ------
@@ -593,10 +706,21 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     if method == "irls" and (isinstance(max_iterations, bool) or int(max_iterations) != max_iterations
                              or max_iterations < 1):
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
+    options = _per_robot_option(per_robot)
+    if options and method == "physical":
+        raise InputError("method = 'physical' with per_robot is not available; use 'ols', 'wls' or 'irls', or "
+                         "per_robot=None")
+    if options and not friction:
+        raise InputError("per_robot: friction=False identifies no friction or offsets; give friction=True")
+    samples = q if isinstance(q, Samples) else None
+    if options and samples is None:
+        raise InputError("per_robot needs Samples with the robot of each row: read_samples(..., robots=...) or "
+                         "Samples(q, qd, qdd, tau, robot=indices, robots=names)")
     if isinstance(q, Samples):
         if not (qd is None and qdd is None and tau is None):
             raise InputError("give either Samples or the arrays q, qd, qdd, tau")
-        arrays = [q.q, q.qd, q.qdd, q.tau]
+        arrays = [x if isinstance(x, da.Array) else da.from_array(np.asarray(x, dtype=float), chunks=(chunk, -1))
+                  for x in (q.q, q.qd, q.qdd, q.tau)]
     else:
         if qd is None or qdd is None or tau is None:
             raise InputError("give q, qd, qdd and tau (N, n), or Samples from read_samples")
@@ -612,6 +736,9 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
             base = base_parameters(robot, method="numeric", friction=friction)
     elif base.robot is not robot or base.friction != friction:
         raise InputError("base: give the BaseParameters of this robot with the same friction setting")
+    if options:
+        return _identify_fleet(robot, base, samples, arrays, options, method, reduction, rank_tol, robust,
+                               int(max_iterations), int(chunk))
     names = tuple(base.names)
     b = base.count
     bp_d = _shipped(base)
@@ -637,8 +764,22 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
         theta, cov, _ = _solve(_stack(R, 1.0 / sig), names, 0.0)
     elif method == "irls":
-        theta, cov, iterations, converged, message = _irls(base, bp_d, blocks, arrays, theta, robust,
-                                                           int(max_iterations), reduction, R, N)
+        def residuals(th):
+            return da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], th, dtype=float,
+                                 chunks=arrays[0].rechunk({1: -1}).chunks)
+
+        def reweigh(th, scale):
+            acc, _, used = _compute(_reduce(bp_d, blocks, reduction, th, scale, robust))[0]
+            return _factor(acc, reduction)[0], used
+
+        def weighted_fit(Rw):
+            return _solve(_stack(Rw), names, 0.0)[:2]
+
+        def ssr(Rw, th):
+            return float(np.sum(_joint_residuals(Rw, th) ** 2))
+
+        theta, cov, iterations, converged, message = _irls(residuals, reweigh, weighted_fit, ssr, R,
+                                                           np.full(n, float(N)), theta, int(max_iterations), b)
     res = _joint_residuals(R, theta)
     return Identification(
         model=robot, method=method, friction=friction, base=base, names=names, values=theta,
@@ -653,45 +794,260 @@ def _joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return np.linalg.norm(R @ np.append(theta, -1.0), axis=-1)
 
 
-def _residual_block(bp, q, qd, qdd, tau, theta) -> np.ndarray:
+def _residual_block(bp, q, qd, qdd, tau, theta, labels=None) -> np.ndarray:
+    """τ − W θ of one chunk (rows, n); with ``labels`` (rows,) of a fleet, θ is (robots, b): row i uses θ[labels[i]]."""
     q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
     out = np.empty_like(tau)
     for s in range(0, q.shape[0], BLOCK):
         blk = slice(s, s + BLOCK)
-        out[blk] = tau[blk] - bp.regressor(q[blk], qd[blk], qdd[blk]) @ theta
+        W = bp.regressor(q[blk], qd[blk], qdd[blk])
+        out[blk] = tau[blk] - (W @ theta if labels is None else np.einsum("snb,sb->sn", W, theta[labels[blk]]))
     return out
 
 
-def _irls(base, bp_d, blocks, arrays, theta, robust, max_iterations, reduction, R, N):
-    """Iteratively re-weighted least squares as :func:`robodyn.identify` (per-joint MAD scale, exact medians)."""
-    _, da = _dask()
-    names, b = tuple(base.names), base.count
-    q = arrays[0]
+def _irls(residuals, reweigh, fit, ssr, state, used, theta, max_iterations: int, count: int):
+    """Iteratively re-weighted least squares as :func:`robodyn.identify` (per-joint MAD scale, exact medians).
+
+    ``residuals(θ)``: the (N, n) dask array τ − W θ; ``reweigh(θ, scale)``: the factors of the robustly weighted
+    problem and #(w > 0) per joint; ``fit(factors)``: θ and (Wᵀ W)⁻¹ of the weighted problem; ``ssr(factors, θ)``:
+    its weighted residual sum of squares; ``state``, ``used``: the unit-weight factors and row counts (all MADs 0:
+    the exact OLS fit); ``count``: the number of parameters.
+    """
     converged, it = False, 0
-    Rw, used = R, np.full(R.shape[0], float(N))  # unit weights until a robust step (all MADs 0: exact OLS fit)
     for it in range(1, max_iterations + 1):
-        r = da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], theta, dtype=float,
-                          chunks=q.rechunk({1: -1}).chunks).persist()
+        r = residuals(theta).persist()
         med = median(r)
         mad = 1.4826 * median(abs(r - med))
         if not np.any(mad > 0):
             converged = True
             break
         top = mad.max(initial=0.0)
-        scale = np.maximum(mad, 1e-12 * top)
-        acc, _, used = _compute(_reduce(bp_d, blocks, reduction, theta, scale, robust))[0]
-        Rw = _factor(acc, reduction)[0]
-        new, _, _ = _solve(_stack(Rw), names, 0.0)
+        state, used = reweigh(theta, np.maximum(mad, 1e-12 * top))
+        new, _ = fit(state)
         step = np.linalg.norm(new - theta)
         theta = new
         if step <= 1e-10 * (1.0 + np.linalg.norm(theta)):
             converged = True
             break
-    Rs = _stack(Rw)
-    _, inv, _ = _solve(Rs, names, 0.0)
-    s2 = float(np.sum(_joint_residuals(Rw, theta) ** 2)) / max(float(np.sum(used)) - b, 1)
+    _, inv = fit(state)
+    s2 = ssr(state, theta) / max(float(np.sum(used)) - count, 1)
     message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
     return theta, s2 * inv, it, converged, message
+
+
+# ---------------------------------------------------------------- a fleet: shared inertia, per-robot friction
+
+#: ``per_robot`` options → the base parameters each makes per robot.
+_PER_ROBOT = MappingProxyType({"friction": re.compile(r"^F[cv]\d+$"), "offsets": re.compile(r"^Foff\d+$")})
+
+
+def _per_robot_option(per_robot) -> tuple:
+    if per_robot is None:
+        return ()
+    items = (per_robot,) if isinstance(per_robot, str) else per_robot
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = (per_robot,)
+    if not items or any(not isinstance(x, str) or x not in _PER_ROBOT for x in items):
+        raise InputError(f"per_robot = {per_robot!r}; give None or a tuple of 'friction' (Fc, Fv of every joint) "
+                         "and 'offsets' (Foff of every joint)")
+    return tuple(dict.fromkeys(items))
+
+
+def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float):
+    """Least squares of the block-angular fleet problem from each robot's per-joint factors (Björck 1996, §6.3).
+
+    Robot r's rows of [W_f,r  W_s  y] (its own columns first) are reduced to one triangular factor
+    [[T_ff  T_fs  z_f], [0  S_r  z_r]]; the S_r blocks of all robots are stacked and factored into the shared
+    problem, solved for θ_s; then θ_f,r = T_ff⁻¹ (z_f − T_fs θ_s). (Wᵀ W)⁻¹ follows from the same blocks:
+    C_ss = (Sᵀ S)⁻¹, C_fs,r = −H_r C_ss, C_ff,rr' = δ_rr' T_ff⁻¹ T_ff⁻ᵀ + H_r C_ss H_r'ᵀ with H_r = T_ff⁻¹ T_fs.
+
+    Parameters
+    ----------
+    Rs : list of (n, m, m) — each robot's per-joint factors of [W_j y_j] (m = b + 1, base column order).
+    own, shared : int arrays (k,), (b_s,) — the base columns that are per robot and shared.
+    names, robots : base parameter names, robot names (for errors).
+    weights : (n,) or None — per-joint weights.
+    tol : float — rank tolerance (0: no test).
+
+    Returns
+    -------
+    θ (P,), (Wᵀ W)⁻¹ (P, P), ‖y − W θ‖, and the full triangular factor (P, P) whose singular values are W's; the
+    order is the b_s shared parameters, then the k of each robot.
+    """
+    import scipy.linalg
+
+    k, bs, R = len(own), len(shared), len(Rs)
+    b = k + bs
+    order = np.concatenate([own, shared, [b]])
+    P = bs + R * k
+    tops, lowers = [], []
+    for r, Rr in enumerate(Rs):
+        T = _stack(Rr[:, :, order], weights)
+        cn = np.linalg.norm(T[:, :k], axis=0)
+        top = np.linalg.norm(T[:, :b], axis=0).max(initial=0.0)
+        bad = np.flatnonzero((cn <= tol * top) | (np.abs(np.diag(T[:k, :k])) <= tol * cn))
+        if bad.size:
+            unexcited = ", ".join(f"{names[own[i]]}[{robots[r]}]" for i in bad)
+            raise IdentificationError(
+                f"the data of robot '{robots[r]}' do not excite {unexcited} "
+                "(their regressor columns are zero or combinations of the others: a joint that does not move); "
+                "give that robot an exciting trajectory or identify its friction with the fleet (per_robot=None)")
+        tops.append(T[:k])
+        lowers.append(T[k:, k:])
+    Rg = _qr_stack([np.concatenate(lowers)[None]], bs + 1)[0]
+    theta_s, Cs, rnorm = _solve(Rg, [names[i] for i in shared], tol)
+    theta = np.empty(P)
+    theta[:bs] = theta_s
+    L = np.zeros((P, bs))
+    L[:bs] = np.eye(bs)
+    D = np.zeros((P, P))
+    F = np.zeros((P, P))
+    F[R * k:, :bs] = Rg[:bs, :bs]
+    for r, T in enumerate(tops):
+        cols = slice(bs + r * k, bs + (r + 1) * k)
+        Tinv = scipy.linalg.solve_triangular(T[:, :k], np.eye(k))
+        H = Tinv @ T[:, k:b]
+        theta[cols] = Tinv @ T[:, b] - H @ theta_s
+        L[cols] = -H
+        D[cols, cols] = Tinv @ Tinv.T
+        F[r * k:(r + 1) * k, cols] = T[:, :k]
+        F[r * k:(r + 1) * k, :bs] = T[:, k:b]
+    return theta, L @ Cs @ L.T + D, rnorm, F
+
+
+def _per_robot_thetas(theta: np.ndarray, own, shared, R: int) -> np.ndarray:
+    """(R, b): each robot's base-parameter vector (shared values and its own) from the fleet's θ (P,)."""
+    bs, k = len(shared), len(own)
+    out = np.empty((R, k + bs))
+    out[:, shared] = theta[:bs]
+    out[:, own] = theta[bs:].reshape(R, k)
+    return out
+
+
+def _fleet_residuals(Rs, thetas) -> np.ndarray:
+    """‖y_j − W_j θ‖ of every joint (n,), over the whole fleet."""
+    return np.sqrt(sum(_joint_residuals(Rr, th) ** 2 for Rr, th in zip(Rs, thetas)))
+
+
+def _fleet_labels(samples: Samples, arrays, chunk: int):
+    """The (N,) robot indices as a dask array, and the checked robot names."""
+    _, da = _dask()
+    robots = _robot_names(samples.robots, "Samples.robots")
+    if not robots or samples.robot is None:
+        raise InputError("per_robot: the Samples name no robots; read them with read_samples(..., robots=...) or "
+                         "give Samples(q, qd, qdd, tau, robot=indices, robots=names)")
+    labels = samples.robot
+    if not isinstance(labels, da.Array):
+        labels = np.asarray(labels)
+        if labels.dtype.kind not in "iu":
+            raise InputError(f"Samples.robot has dtype {labels.dtype}; give integer indices into Samples.robots")
+        labels = da.from_array(labels.astype(np.int64), chunks=(chunk,))
+    N = arrays[0].shape[0]
+    if labels.ndim != 1 or not (np.isnan(N) or np.isnan(labels.shape[0]) or labels.shape[0] == N):
+        raise InputError(f"Samples.robot has shape {labels.shape}; give one robot index per sample ({N},)")
+    return labels, robots
+
+
+def _identify_fleet(robot, base, samples, arrays, options, method, reduction, rank_tol, robust, max_iterations,
+                    chunk) -> Identification:
+    """:func:`identify` with per-robot parameters (``per_robot``): shared inertia, each robot's friction/offsets."""
+    dask, da = _dask()
+    names = tuple(base.names)
+    b, n = base.count, robot.n
+    own = np.array([i for i, nm in enumerate(names) if any(_PER_ROBOT[o].match(nm) for o in options)], dtype=int)
+    if not own.size:
+        raise InputError(f"per_robot = {options}: the base parameters hold none of them (they are grouped with "
+                         "others); identify the fleet as one robot (per_robot=None)")
+    shared = np.array([i for i in range(b) if i not in set(own.tolist())], dtype=int)
+    labels, robots = _fleet_labels(samples, arrays, chunk)
+    R, k = len(robots), own.size
+    bp_d = _shipped(base)
+    blocks = _aligned_blocks(arrays, labels)
+    parts = _compute(_reduce(bp_d, blocks, reduction))[0]
+    stray = sorted(set(parts) - set(range(R)))
+    if stray:
+        raise InputError(f"Samples.robot holds the indices {stray[:5]} outside 0…{R - 1}; give indices into "
+                         f"Samples.robots ({R} names)")
+    empty = [robots[r] for r in range(R) if r not in parts]
+    if empty:
+        raise IdentificationError(f"robot(s) {', '.join(repr(x) for x in empty)} have no samples; give their data "
+                                  "or leave them out of the fleet")
+    N = int(sum(parts[r][1] for r in range(R)))
+    P = len(shared) + R * k
+    if N * n <= P:
+        raise IdentificationError(f"{N} samples of {n} joints give {N * n} equations for {P} parameters (shared "
+                                  f"and {k} per robot); give more samples")
+    factors = [_factor(parts[r][0], reduction) for r in range(R)]
+    Rs = [f[0] for f in factors]
+    out_names = tuple(names[i] for i in shared) + tuple(f"{names[i]}[{r}]" for r in robots for i in own)
+    theta, C, rnorm, F = _fleet_fit(Rs, own, shared, names, robots, None, rank_tol)
+    cov = rnorm ** 2 / max(N * n - P, 1) * C
+    norms = np.stack([f[1][:, :b] for f in factors])  # (R, n, b)
+    joint_shared = np.sqrt(np.sum(norms[:, :, shared] ** 2, axis=0))  # (n, b_s)
+    joint_own = np.moveaxis(norms[:, :, own], 0, 1).reshape(n, -1)  # (n, R k)
+    present = np.concatenate([joint_shared, joint_own], axis=1)
+    cols = (present > 1e-12 * present.max(axis=1, keepdims=True)).sum(axis=1)  # parameters in joint j's equations
+    res = _fleet_residuals(Rs, _per_robot_thetas(theta, own, shared, R))
+    noise = res / np.sqrt(np.maximum(N - cols, 1))
+    cond = float(np.linalg.cond(F))
+    iterations, converged, message = 1, True, ""
+    if method == "wls":
+        top = noise.max(initial=0.0)
+        sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
+        theta, cov, _, _ = _fleet_fit(Rs, own, shared, names, robots, 1.0 / sig, 0.0)
+    elif method == "irls":
+        known = not np.isnan(arrays[0].shape[0]) and not any(np.isnan(c) for c in arrays[0].chunks[0])
+        sizes = arrays[0].rechunk({1: -1}).chunks[0] if known else [np.nan] * len(blocks)
+        task = dask.delayed(_residual_block, pure=True)
+
+        def residuals(th):
+            thetas = _per_robot_thetas(th, own, shared, R)
+            return da.concatenate([da.from_delayed(task(bp_d, *blk[:4], thetas, blk[4]), shape=(s, n), dtype=float)
+                                   for blk, s in zip(blocks, sizes)])
+
+        def reweigh(th, scale):
+            acc = _compute(_reduce(bp_d, blocks, reduction, _per_robot_thetas(th, own, shared, R), scale, robust))[0]
+            return ([_factor(acc[r][0], reduction)[0] for r in range(R)],
+                    np.sum([acc[r][2] for r in range(R)], axis=0))
+
+        def weighted_fit(factors_w):
+            return _fleet_fit(factors_w, own, shared, names, robots, None, 0.0)[:2]
+
+        def ssr(factors_w, th):
+            return float(np.sum(_fleet_residuals(factors_w, _per_robot_thetas(th, own, shared, R)) ** 2))
+
+        theta, cov, iterations, converged, message = _irls(residuals, reweigh, weighted_fit, ssr, Rs,
+                                                           np.full(n, float(N)), theta, max_iterations, P)
+    res = _fleet_residuals(Rs, _per_robot_thetas(theta, own, shared, R))
+    return Identification(
+        model=robot, method=method, friction=True, base=base, names=out_names, values=theta,
+        std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
+        residual_rms=res / np.sqrt(N), noise=noise, samples=N, iterations=iterations, converged=converged,
+        message=message)
+
+
+def fleet_values(result: Identification, name: str) -> np.ndarray:
+    """Robot ``name``'s base-parameter vector (b,) from a fleet identification (``identify(..., per_robot=...)``):
+    the shared values and that robot's own, in the order of ``result.base.names``, so that
+    ``result.base.regressor(q, qd, qdd) @ fleet_values(result, name)`` predicts its torques.
+
+    Raises
+    ------
+    InputError
+        ``name`` is not a robot of ``result``.
+    """
+    if not isinstance(result, Identification):
+        raise InputError(f"result must be an Identification (identify(..., per_robot=...)), got "
+                         f"{type(result).__name__}")
+    index = dict(zip(result.names, result.values))
+    if not isinstance(name, str) or not any(k.endswith(f"[{name}]") for k in index):
+        from robodyn.sanitize import printable
+
+        raise InputError(f"robot '{printable(str(name))}' is not in this identification; give one of the names in "
+                         "brackets of result.names")
+    return np.array([index.get(f"{k}[{name}]", index.get(k, np.nan)) for k in result.base.names])
 
 
 # ---------------------------------------------------------------- exact quantiles of a chunked array

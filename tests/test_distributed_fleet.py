@@ -1,0 +1,261 @@
+"""robodyn.distributed.identify(per_robot=...) on a LocalCluster (2 worker processes): a fleet of robots of one
+model, inertial base parameters shared, friction and torque offsets per robot. Checked against the true parameters
+of each robot (noise-free torques of rd.inverse_dynamics on robots that differ only in friction), against a NumPy
+least squares on the explicit block regressor, and against the one-robot path."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.errors import InputError
+from robodyn.identification.dynamic import IdentificationError
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+import dask.array as da  # noqa: E402
+
+from robodyn import distributed as dd  # noqa: E402
+
+NAMES = ("arm_a", "arm_b", "arm_c")
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    src = str(Path(rd.__file__).resolve().parents[1])  # workers import this robodyn, whatever is installed
+    env = {"PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
+           "ROBODYN_CACHE": str(tmp_path_factory.getbasetemp() / "robodyn-cache")}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  env=env) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return rd.load("rx90")
+
+
+@pytest.fixture(scope="module")
+def base(robot):
+    return rd.base_parameters(robot, friction=True)
+
+
+@pytest.fixture(scope="module")
+def fleet(robot):
+    """Three rx90 that differ in Fc, Fv, Foff: (robot, q, qd, qdd, noise-free τ) each, of different lengths."""
+    rng = np.random.default_rng(7)
+    out = []
+    for r in range(3):
+        arm = robot.with_joint_parameters(Fc=rng.uniform(0.5, 3, 6), Fv=rng.uniform(0.1, 2, 6),
+                                          Foff=rng.uniform(-1, 1, 6))
+        N = 150 + 40 * r
+        q, qd, qdd = rng.uniform(-2, 2, (N, 6)), rng.uniform(-2, 2, (N, 6)), rng.uniform(-5, 5, (N, 6))
+        out.append((arm, q, qd, qdd, rd.inverse_dynamics(arm, q, qd, qdd)))
+    return out
+
+
+def _samples(fleet, noise=0.0, chunk=97, names=NAMES):
+    """The fleet's rows shuffled (chunks hold several robots), with the robot index of each row."""
+    rng = np.random.default_rng(3)
+    rows = [np.concatenate([f[k] for f in fleet]) for k in range(1, 5)]
+    labels = np.concatenate([np.full(len(f[1]), r) for r, f in enumerate(fleet)])
+    rows[3] = rows[3] + noise * rng.standard_normal(rows[3].shape)
+    perm = rng.permutation(len(labels))
+    rows, labels = [x[perm] for x in rows], labels[perm]
+    return dd.Samples(*[da.from_array(x, chunks=(chunk, 6)) for x in rows], robot=da.from_array(labels, chunks=chunk),
+                      robots=names), rows, labels
+
+
+def _split(base, options):
+    own = [i for i, n in enumerate(base.names) if any(re.fullmatch(p, n) for p in options)]
+    return np.array([i for i in range(base.count) if i not in own]), np.array(own)
+
+
+def _block_lstsq(base, rows, labels, options, R, weights=None):
+    """Independent reference: the explicit block regressor [W_s  0 … W_f,r … 0] materialised, numpy.linalg.lstsq."""
+    shared, own = _split(base, options)
+    W = base.regressor(*rows[:3])  # (N, n, b)
+    N, n, _ = W.shape
+    k = own.size
+    A = np.zeros((N, n, shared.size + R * k))
+    A[:, :, :shared.size] = W[:, :, shared]
+    for r in range(R):
+        A[labels == r, :, shared.size + r * k: shared.size + (r + 1) * k] = W[labels == r][:, :, own]
+    w = np.ones(n) if weights is None else weights
+    Aw, y = (A * w[:, None]).reshape(N * n, -1), (rows[3] * w).reshape(-1)
+    theta = np.linalg.lstsq(Aw, y, rcond=None)[0]
+    s2 = 1.0 if weights is not None else np.sum((y - Aw @ theta) ** 2) / (N * n - Aw.shape[1])
+    cov = np.linalg.inv(Aw.T @ Aw) * s2
+    rho = np.linalg.norm(rows[3] - np.einsum("snp,p->sn", A, theta), axis=0)
+    return theta, np.sqrt(np.diag(cov)), rho, np.linalg.cond(Aw)
+
+
+FRICTION_OFFSETS = (r"F[cv]\d+", r"Foff\d+")
+
+
+@pytest.mark.parametrize("reduction", ["gram", "tsqr"])
+def test_noise_free_fleet_recovers_shared_inertia_and_each_robots_friction(client, robot, base, fleet, reduction):
+    samples, _, _ = _samples(fleet)
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), reduction=reduction)
+    shared, own = _split(base, FRICTION_OFFSETS)
+    assert res.names[:shared.size] == tuple(base.names[i] for i in shared)
+    assert res.names[shared.size:] == tuple(f"{base.names[i]}[{r}]" for r in NAMES for i in own)
+    assert res.values.shape == res.std.shape == (shared.size + 3 * own.size,) and res.samples == 150 + 190 + 230
+    for name, (arm, *_) in zip(NAMES, fleet):
+        truth = rd.base_parameters(arm, friction=True).values  # friction base parameters: Fc_j, Fv_j, Foff_j
+        got = dd.fleet_values(res, name)
+        assert np.abs(got - truth).max() <= 1e-10 * np.abs(truth).max()
+    inertial = rd.base_parameters(robot, friction=True).values[shared]
+    assert np.abs(res.values[:shared.size] - inertial).max() <= 1e-10 * np.abs(inertial).max()
+
+
+@pytest.mark.parametrize("reduction", ["gram", "tsqr"])
+def test_fleet_equals_least_squares_on_the_explicit_block_regressor(client, robot, base, fleet, reduction):
+    samples, rows, labels = _samples(fleet, noise=0.05)
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), reduction=reduction)
+    theta, std, rho, cond = _block_lstsq(base, rows, labels, FRICTION_OFFSETS, 3)
+    assert np.abs(res.values - theta).max() <= 1e-12 * np.abs(theta).max()
+    # standard deviations carry the residual norm, from the Gram factor to ε (‖y‖/‖ρ‖)² (see test_distributed._close)
+    tol = 1e-9 if reduction == "gram" else 1e-12
+    np.testing.assert_allclose(res.std, std, rtol=tol)
+    np.testing.assert_allclose(res.residual_rms, rho / np.sqrt(len(labels)), rtol=tol)
+    assert res.condition_number == pytest.approx(cond, rel=1e-9)
+
+
+def test_fleet_wls_equals_a_weighted_block_least_squares(client, robot, base, fleet):
+    samples, rows, labels = _samples(fleet, noise=0.05)
+    res = dd.identify(robot, samples, base=base, per_robot=("friction",), method="wls")
+    theta, std, _, _ = _block_lstsq(base, rows, labels, (r"F[cv]\d+",), 3, weights=1.0 / res.noise)
+    assert np.abs(res.values - theta).max() <= 1e-12 * np.abs(theta).max()
+    np.testing.assert_allclose(res.std, std, rtol=1e-12)
+    assert "Foff1" in res.names and "Foff1[arm_a]" not in res.names and "Fv6[arm_c]" in res.names
+
+
+def test_fleet_irls_rejects_outliers_of_noise_free_torques(client, robot, base, fleet):
+    samples, rows, labels = _samples(fleet)
+    tau = rows[3].copy()
+    tau[::29, 2] += 5.0
+    samples = dd.Samples(samples.q, samples.qd, samples.qdd, da.from_array(tau, chunks=(97, 6)), robot=samples.robot,
+                         robots=NAMES)
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), method="irls",
+                      robust="bisquare")
+    assert res.converged
+    for name, (arm, *_) in zip(NAMES, fleet):
+        truth = rd.base_parameters(arm, friction=True).values
+        assert np.abs(dd.fleet_values(res, name) - truth).max() <= 1e-9 * np.abs(truth).max()
+
+
+def test_one_robot_equals_todays_path(client, robot, base, fleet):
+    arm, *data = fleet[0]
+    data[3] = data[3] + 0.05 * np.random.default_rng(5).standard_normal(data[3].shape)
+    ref = dd.identify(robot, *data, base=base, chunk=64)
+    samples = dd.Samples(*[da.from_array(x, chunks=(64, 6)) for x in data], robot=np.zeros(len(data[0]), int),
+                         robots=("solo",))
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), chunk=64)
+    order = [ref.names.index(re.sub(r"\[solo\]$", "", name)) for name in res.names]
+    assert sorted(order) == list(range(base.count))
+    assert np.abs(res.values - ref.values[order]).max() <= 1e-12 * np.abs(ref.values).max()
+    np.testing.assert_allclose(res.std, ref.std[order], rtol=1e-9)
+    np.testing.assert_allclose(res.noise, ref.noise, rtol=1e-9)
+    np.testing.assert_allclose(res.residual_rms, ref.residual_rms, rtol=1e-9)
+    assert res.condition_number == pytest.approx(ref.condition_number, rel=1e-9)
+    np.testing.assert_array_equal(dd.fleet_values(res, "solo"), res.values[np.argsort(order)])
+    # per_robot=None: the labels are ignored, the fleet is one robot (today's path)
+    pooled = dd.identify(robot, samples, base=base)
+    assert pooled.names == ref.names and np.abs(pooled.values - ref.values).max() <= 1e-12 * np.abs(ref.values).max()
+
+
+def _write_logs(folder: Path, fleet, names):
+    """One CSV joint log per robot: t, q1..q6, qd1.., qdd1.., tau1..."""
+    folder.mkdir()
+    for name, (_, *data) in zip(names, fleet):
+        cols = {"t": 0.001 * np.arange(len(data[0]))}
+        cols.update({f"{p}{k + 1}": x[:, k] for p, x in zip(("q", "qd", "qdd", "tau"), data) for k in range(6)})
+        text = ",".join(cols) + "\n" + "\n".join(",".join(repr(float(cols[c][i])) for c in cols)
+                                                 for i in range(len(cols["t"]))) + "\n"
+        (folder / name).write_text(text)
+
+
+def test_fleet_from_a_folder_of_logs_and_a_parquet_robot_column(client, robot, base, fleet, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    _write_logs(tmp_path / "logs", fleet, [f"{n}.csv" for n in NAMES])
+    samples = dd.read_samples(tmp_path / "logs", robot, robots="stem")
+    assert samples.robots == NAMES
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"))
+    ref = dd.identify(robot, _samples(fleet)[0], base=base, per_robot=("friction", "offsets"))
+    assert res.names == ref.names and np.abs(res.values - ref.values).max() <= 1e-12 * np.abs(ref.values).max()
+    # one name per log, two logs of one robot pooled
+    named = dd.read_samples(tmp_path / "logs", robot, robots=["left", "right", "left"])
+    assert named.robots == ("left", "right")
+    _, rows, labels = _samples(fleet)
+    cols = {f"{p}{k + 1}": x[:, k] for p, x in zip(("q", "qd", "qdd", "tau"), rows) for k in range(6)}
+    cols["robot"] = np.array(NAMES)[labels]
+    pq.write_table(pa.table(cols), tmp_path / "fleet.parquet", row_group_size=128)
+    samples = dd.read_samples(tmp_path / "fleet.parquet", robot, robots="column")
+    assert samples.robots == tuple(sorted(NAMES))
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"))
+    assert res.names == ref.names and np.abs(res.values - ref.values).max() <= 1e-12 * np.abs(ref.values).max()
+
+
+def test_bad_fleet_input(robot, base, fleet, tmp_path):
+    samples, rows, labels = _samples(fleet)
+    opts = ("friction", "offsets")
+    # a robot without rows
+    four = dd.Samples(samples.q, samples.qd, samples.qdd, samples.tau, robot=samples.robot, robots=NAMES + ("arm_d",))
+    with pytest.raises(IdentificationError, match="'arm_d' have no samples"):
+        dd.identify(robot, four, base=base, per_robot=opts)
+    # names that would be unsafe in parameter names, identifiers or paths
+    for bad in ("../etc", "arm]x", "", "class", "9arm"):
+        unsafe = dd.Samples(samples.q, samples.qd, samples.qdd, samples.tau, robot=samples.robot,
+                            robots=("arm_a", "arm_b", bad))
+        with pytest.raises(InputError, match="is not a plain name"):
+            dd.identify(robot, unsafe, base=base, per_robot=opts)
+    _write_logs(tmp_path / "logs", fleet[:2], ["arm-1.csv", "arm 2.csv"])
+    with pytest.raises(InputError, match="robot name 'arm 2' .*not a plain name.*'arm_2'"):
+        dd.read_samples(tmp_path / "logs", robot, robots="stem")
+    with pytest.raises(InputError, match="2 names for 2 logs|1 names for 2 logs"):
+        dd.read_samples(tmp_path / "logs", robot, robots=["one"])
+    with pytest.raises(InputError, match="repeat a name"):
+        dd.identify(robot, dd.Samples(*[samples.q] * 4, robot=samples.robot, robots=("a", "b", "a")), base=base,
+                    per_robot=opts)
+    # a robot whose joint 3 never moves: its Fc3, Fv3 are not excited
+    still = rows[1].copy()
+    still[labels == 2, 2] = 0.0
+    frozen = dd.Samples(samples.q, da.from_array(still, chunks=(97, 6)), samples.qdd, samples.tau,
+                        robot=samples.robot, robots=NAMES)
+    with pytest.raises(IdentificationError, match=r"robot 'arm_c' do not excite Fc3\[arm_c\], Fv3\[arm_c\]"):
+        dd.identify(robot, frozen, base=base, per_robot=opts)
+    with pytest.raises(InputError, match="outside 0"):
+        dd.identify(robot, dd.Samples(*[samples.q] * 4, robot=np.full(len(labels), 5), robots=NAMES), base=base,
+                    per_robot=opts)
+    with pytest.raises(InputError, match="per_robot = 'inertia'"):
+        dd.identify(robot, samples, base=base, per_robot="inertia")
+    with pytest.raises(InputError, match="'physical' with per_robot"):
+        dd.identify(robot, samples, base=base, per_robot=opts, method="physical")
+    with pytest.raises(InputError, match="friction=False"):
+        dd.identify(robot, samples, per_robot=opts, friction=False)
+    with pytest.raises(InputError, match="per_robot needs Samples"):
+        dd.identify(robot, *rows, base=base, per_robot=opts)
+    with pytest.raises(InputError, match="name no robots"):
+        dd.identify(robot, dd.Samples(*[samples.q] * 4), base=base, per_robot=opts)
+    with pytest.raises(InputError, match="robots = 'fleet'"):
+        dd.read_samples(tmp_path / "logs", robot, robots="fleet")
+    res = dd.identify(robot, samples, base=base, per_robot=opts)
+    with pytest.raises(InputError, match="'arm_z' is not in this identification"):
+        dd.fleet_values(res, "arm_z")
+
+
+def test_log_names_given_as_an_array(robot, fleet, tmp_path):
+    _write_logs(tmp_path / "logs", fleet, [f"{n}.csv" for n in NAMES])
+    samples = dd.read_samples(tmp_path / "logs", robot, robots=np.array(["x", "y", "x"]))
+    assert samples.robots == ("x", "y")
+    np.testing.assert_array_equal(samples.robot.compute(), np.repeat([0, 1, 0], [150, 190, 230]))
+    with pytest.raises(InputError, match="robots = 5"):
+        dd.read_samples(tmp_path / "logs", robot, robots=5)
