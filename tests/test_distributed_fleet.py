@@ -112,6 +112,8 @@ def test_noise_free_fleet_recovers_shared_inertia_and_each_robots_friction(clien
         assert np.abs(got - truth).max() <= 1e-10 * np.abs(truth).max()
     inertial = rd.base_parameters(robot, friction=True).values[shared]
     assert np.abs(res.values[:shared.size] - inertial).max() <= 1e-10 * np.abs(inertial).max()
+    with pytest.raises(rd.InputError, match="fleet_values"):
+        res.predict(*np.zeros((3, robot.n)))
 
 
 @pytest.mark.parametrize("reduction", ["gram", "tsqr"])

@@ -128,6 +128,10 @@ class Identification:
         n = self.model.n
         if shape[-1:] != (n,):
             raise InputError(f"q, qd, qdd have shape {shape}; the last axis must be n = {n}")
+        if len(self.values) != len(self.base.names):
+            raise InputError(f"this identification has {len(self.values)} values for {len(self.base.names)} base "
+                             "parameters: a fleet result (per-robot parameters); predict one robot's torques with "
+                             "base.regressor(q, qd, qdd) @ robodyn.distributed.fleet_values(result, name)")
         flat = [np.broadcast_to(x, shape).reshape(-1, n) for x in (q, qd, qdd)]
         out = np.empty((flat[0].shape[0], n))
         for s in range(0, out.shape[0], BLOCK):
