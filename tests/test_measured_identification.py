@@ -1,0 +1,127 @@
+"""Identification on a measured run of a real arm, checked against the toolbox that published it.
+
+The run is the Stäubli TX40 example of FIGAROH (Apache-2.0; tests/data/measured/README.md): 9 s of motor encoder
+positions and motor currents at 5 kHz, gear ratios 32, 32, 45, −48, 45, 32, motor 6 turning with q5 + q6.
+
+Two independent references:
+
+- FIGAROH's published estimates for this run (``results/TX40_bp_5.csv``): its pipeline (q low-passed at 25 Hz,
+  central differences, regressor and τ decimated together twice by 10, rows of joint j with |q̇_j| below
+  FIGAROH's ``dq_lim_def`` dropped, OLS), written here on robodyn's base regressor with the transmission, must give
+  the toolbox's numbers within the standard deviations it publishes: robodyn's model, base parameters and
+  coupling columns are FIGAROH's on real data.
+- The same pipeline identified on the same 70 % and scored on the same held-out 30 %: robodyn's default
+  documented pipeline (``rd.prepare_identification_data`` with the automatic cut-off, ``rd.identify`` OLS with
+  ``transmission=``) must predict the held-out torques at least as well (docs/identification.md, "Real measured
+  data": 16.5 % against 18.2 % mean relative RMS error).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+
+DATA = Path(__file__).resolve().parent / "data" / "measured"
+#: The model's zeros: q2 − π/2 and q3 + π/2 from the encoder zeros (FIGAROH's example does the same).
+Q_OFFSET = np.array([0.0, -np.pi / 2, np.pi / 2, 0.0, 0.0, 0.0])
+#: FIGAROH's ``dq_lim_def`` of the TX40 (config/T40X_config.yaml), rad/s.
+DQ_LIM = np.array([0.05009095, 0.05009095, 0.07504916, 0.0715585, 0.05585054, 0.12217305])
+N6 = 32.0
+
+
+def held_out_error(predicted, tau):
+    """100 ‖τ − τ̂‖ / ‖τ‖ per joint (relative RMS, %)."""
+    return 100 * np.sqrt(np.mean((predicted - tau) ** 2, axis=0) / np.mean(tau ** 2, axis=0))
+
+
+@pytest.fixture(scope="module")
+def tx40():
+    robot = rd.load(DATA / "tx40_mdh_modified.urdf")
+    tr = rd.load_transmission(DATA / "staubli_tx40_transmission.yaml", n=robot.n)
+    log = np.loadtxt(DATA / "staubli_tx40_motor.csv.gz", delimiter=",", skiprows=1)
+    t, qm, taum = log[:, 0], log[:, 1:7], log[:, 7:13]
+    q = rd.joint_from_motor(tr, qm) + Q_OFFSET
+    tau = rd.joint_torques_from_motor(tr, taum)
+    bp = rd.base_parameters(robot, friction=True, transmission=tr)
+    return robot, tr, t, q, tau, bp
+
+
+def figaroh_pipeline(bp, t, q, tau):
+    """FIGAROH's TX40 identification (module documentation) on robodyn's base regressor ``bp``: OLS values."""
+    from scipy import signal
+
+    h = t[1] - t[0]
+    b, a = signal.butter(4, 25.0 * 2 * h)
+    qf = signal.filtfilt(b, a, q, axis=0)
+    qd = np.gradient(qf, h, axis=0)
+    qdd = np.gradient(qd, h, axis=0)
+    edge = slice(20, len(t) - 20)
+    W, y, v = bp.regressor(qf[edge], qd[edge], qdd[edge]), tau[edge], qd[edge]
+    for r in (10, 10):
+        W, y, v = (signal.decimate(x, r, zero_phase=True, axis=0) for x in (W, y, v))
+    keep = np.abs(v) >= DQ_LIM
+    A = np.concatenate([W[keep[:, j], j] for j in range(q.shape[1])])
+    z = np.concatenate([y[keep[:, j], j] for j in range(q.shape[1])])
+    scale = np.linalg.norm(A, axis=0)
+    scale[scale == 0] = 1.0
+    return np.linalg.lstsq(A / scale, z, rcond=None)[0] / scale
+
+
+def test_transmission_file_is_the_coupled_wrist(tx40):
+    _, tr, t, q, tau, _ = tx40
+    J_mq = np.diag([32.0, 32.0, 45.0, -48.0, 45.0, 32.0])
+    J_mq[5, 4] = N6
+    np.testing.assert_array_equal(tr.J_mq, J_mq)
+    assert q.shape == tau.shape == (45000, 6)
+    np.testing.assert_allclose(np.diff(t), 2e-4, atol=1e-12)
+
+
+def test_figaroh_pipeline_gives_the_published_estimates(tx40):
+    robot, tr, t, q, tau, bp = tx40
+    assert bp.minimal and bp.count == 61
+    x = dict(zip(bp.names, figaroh_pipeline(bp, t, q, tau)))
+    # Every parameter FIGAROH publishes with a standard deviation under 12 % (and Iam6, motor 6's rotor inertia).
+    # FIGAROH's names in robodyn's basis: its fv5, fv6 hold the viscous friction of motor 6 reflected on q̇5, q̇6,
+    # its fvm6 the cross term (q̇_m6 = N6 (q̇5 + q̇6), Γ = J_mqᵀ τ_m), its fsm6 motor 6's Coulomb friction.
+    ours = {
+        "fv1": x["FvR1"], "fv2": x["FvR2"], "fv3": x["FvR3"], "fv4": x["FvR4"],
+        "fv5": x["FvR5"] + N6 ** 2 * x["Fvm6"], "fv6": x["Fv6"] + N6 ** 2 * x["Fvm6"], "fvm6": N6 ** 2 * x["Fvm6"],
+        "fs1": x["FcR1"], "fs2": x["FcR2"], "fs3": x["FcR3"], "fs4": x["FcR4"], "fs5": x["FcR5"],
+        "fsm6": N6 * x["Fcm6"],
+        "Izz1": x["ZZR1"], "Ixx2": x["XXR2"], "Ixz2": x["XZR2"], "Izz2": x["ZZR2"], "mx2": x["MXR2"],
+        "my3": x["MYR3"], "Izz3": x["ZZR3"], "Ixx3": x["XXR3"],
+        # rotor inertias: motor 6's reflected on q̈5 (FIGAROH's Ia5) and on the cross term (its Iam6)
+        "Ia3": x["IaR3"], "Ia4": x["IaR4"], "Ia5": x["IaR5"] + N6 ** 2 * x["Iam6"], "Iam6": N6 ** 2 * x["Iam6"],
+    }
+    with open(DATA / "figaroh_TX40_bp_5.csv", newline="") as f:
+        # rows: expression, OLS value, OLS %σ, WLS value, WLS %σ; the expression's first term names the parameter
+        published = {row[0].split()[0]: (float(row[1]), float(row[2])) for row in csv.reader(f)}
+    for name, value in ours.items():
+        ref, rel_std = published[name]
+        sigma = rel_std / 100 * abs(ref)
+        assert abs(value - ref) <= sigma, f"{name}: {value:.6g}, FIGAROH published {ref:.6g} ± {sigma:.2g}"
+
+
+def test_default_pipeline_predicts_held_out_torques(tx40):
+    robot, tr, t, q, tau, bp = tx40
+    cut = int(0.7 * t.size)
+    fit = rd.prepare_identification_data(t[:cut], q[:cut], tau[:cut])
+    val = rd.prepare_identification_data(t[cut:], q[cut:], tau[cut:], cutoff=fit.cutoff)
+    assert (fit.t.size, val.t.size) == (2011, 2598)
+    np.testing.assert_allclose(fit.cutoff, 14.29, rtol=1e-3)  # 10 × the 1.4 Hz bandwidth of q
+    res = rd.identify(robot, fit.q, fit.qd, fit.qdd, fit.tau, transmission=tr)
+    rel = held_out_error(res.predict(val.q, val.qd, val.qdd), val.tau)
+    # measured in this release: 6.95, 6.36, 9.81, 11.91, 49.92, 14.07 %, mean 16.50 % (docs/identification.md);
+    # joint 5 is the hard one (a fifth of the identification part's torque in the held-out part).
+    np.testing.assert_array_less(rel, [7.3, 6.7, 10.3, 12.5, 52.4, 14.8])  # measured + 5 %
+    assert rel.mean() <= 17.0
+
+    ref = figaroh_pipeline(bp, t[:cut], q[:cut], tau[:cut])
+    ref_rel = held_out_error(bp.regressor(val.q, val.qd, val.qdd) @ ref, val.tau)
+    np.testing.assert_allclose(ref_rel.mean(), 18.2, atol=0.05)  # docs/identification.md
+    assert rel.mean() < ref_rel.mean()
