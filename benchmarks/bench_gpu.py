@@ -79,34 +79,41 @@ def device_states(count, n, dtype):
     return [jax.random.uniform(k, (count, n), dtype=dtype, minval=-1.0, maxval=1.0) for k in keys]
 
 
-def jax_rows(robot, dtype, sizes, budget, start):
-    import jax
+def xla_rows(label, robot, dtype, f, sizes, budget, start, note=""):
+    """Check a jitted JAX function f(q, qd, qdd) against rd.inverse_dynamics on 10^4 states (its first call
+    compiles), then time it on device-resident batches until the time budget is spent or memory runs out."""
     import jax.numpy as jnp
 
-    import robodyn.jax as rj
-
-    jax.config.update("jax_enable_x64", dtype == "float64")
     t0 = time.perf_counter()
-    f = jax.jit(lambda q, qd, qdd: rj.inverse_dynamics(robot, q, qd, qdd))
-    rng = np.random.default_rng(0)
-    q, qd, qdd = rng.uniform(-1, 1, (3, 10_000, robot.n))
+    q, qd, qdd = np.random.default_rng(0).uniform(-1, 1, (3, 10_000, robot.n))
     got = np.asarray(f(*(jnp.asarray(x, dtype=dtype) for x in (q, qd, qdd))))
     compile_s = time.perf_counter() - t0
     ref = rd.inverse_dynamics(robot, q, qd, qdd)
     err = np.max(np.abs(got - ref)) / np.max(np.abs(ref))
-    print(f"jax   {robot.name:8s} {dtype:7s} check: max rel diff {err:.1e}  (first call with compile {compile_s:.1f} s)")
+    print(f"{label:5s} {robot.name:8s} {dtype:7s} check: max rel diff {err:.1e}  ({note}first call with compile "
+          f"{compile_s:.1f} s)")
     for count in sizes:
         if time.perf_counter() - start > budget:
-            print(f"jax   {robot.name:8s} {dtype:7s} {count:>10d} skipped (time budget)")
+            print(f"{label:5s} {robot.name:8s} {dtype:7s} {count:>10d} skipped (time budget)")
             continue
         arrays = device_states(count, robot.n, dtype)
         try:
             t = best_of(lambda: f(*arrays).block_until_ready(), lambda: None)
         except Exception as exc:  # XLA reports running out of device memory as its own runtime error
-            print(f"jax   {robot.name:8s} {dtype:7s} {count:>10d} failed: {str(exc).splitlines()[0][:100]}")
+            print(f"{label:5s} {robot.name:8s} {dtype:7s} {count:>10d} failed: {str(exc).splitlines()[0][:100]}")
             break
-        print(f"jax   {robot.name:8s} {dtype:7s} {count:>10d} {t * 1e3:10.3f} ms {count / t:10.3e} states/s")
+        print(f"{label:5s} {robot.name:8s} {dtype:7s} {count:>10d} {t * 1e3:10.3f} ms {count / t:10.3e} states/s")
         del arrays
+
+
+def jax_rows(robot, dtype, sizes, budget, start):
+    import jax
+
+    import robodyn.jax as rj
+
+    jax.config.update("jax_enable_x64", dtype == "float64")
+    f = jax.jit(lambda q, qd, qdd: rj.inverse_dynamics(robot, q, qd, qdd))
+    xla_rows("jax", robot, dtype, f, sizes, budget, start)
 
 
 def frictionless(robot):
@@ -120,7 +127,6 @@ def frictionless(robot):
 
 def mjx_rows(robot, dtype, sizes, budget, start):
     import jax
-    import jax.numpy as jnp
     import mujoco
     from mujoco import mjx
 
@@ -140,28 +146,7 @@ def mjx_rows(robot, dtype, sizes, budget, start):
     def inverse(q, qd, qdd):
         return mjx.inverse(mx, d0.replace(qpos=q, qvel=qd, qacc=qdd)).qfrc_inverse
 
-    t0 = time.perf_counter()
-    f = jax.jit(jax.vmap(inverse))
-    rng = np.random.default_rng(0)
-    q, qd, qdd = rng.uniform(-1, 1, (3, 10_000, robot.n))
-    got = np.asarray(f(*(jnp.asarray(x, dtype=dtype) for x in (q, qd, qdd))))
-    compile_s = time.perf_counter() - t0
-    ref = rd.inverse_dynamics(robot, q, qd, qdd)
-    err = np.max(np.abs(got - ref)) / np.max(np.abs(ref))
-    print(f"mjx   {robot.name:8s} {dtype:7s} check: max rel diff {err:.1e}  (MuJoCo {mujoco.__version__}, "
-          f"first call with compile {compile_s:.1f} s)")
-    for count in sizes:
-        if time.perf_counter() - start > budget:
-            print(f"mjx   {robot.name:8s} {dtype:7s} {count:>10d} skipped (time budget)")
-            continue
-        arrays = device_states(count, robot.n, dtype)
-        try:
-            t = best_of(lambda: f(*arrays).block_until_ready(), lambda: None)
-        except Exception as exc:  # XLA reports running out of device memory as its own runtime error
-            print(f"mjx   {robot.name:8s} {dtype:7s} {count:>10d} failed: {str(exc).splitlines()[0][:100]}")
-            break
-        print(f"mjx   {robot.name:8s} {dtype:7s} {count:>10d} {t * 1e3:10.3f} ms {count / t:10.3e} states/s")
-        del arrays
+    xla_rows("mjx", robot, dtype, jax.jit(jax.vmap(inverse)), sizes, budget, start, f"MuJoCo {mujoco.__version__}, ")
 
 
 def main() -> None:
