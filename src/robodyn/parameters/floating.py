@@ -58,11 +58,18 @@ def floating_regressor(robot: Robot, q, v, a, friction: bool = True, gravity=Non
     """
     qa, qda, qdda, g = augmented_state(robot, q, v, a, gravity, "floating_regressor")
     D = regressor(augmented_robot(robot), qa, qda, qdda, friction=friction, gravity=g)
+    return finite_result("floating_regressor", D[..., augmented_columns(robot, friction)])
+
+
+def augmented_columns(robot: Robot, friction: bool = True) -> np.ndarray:
+    """Indices, among :func:`robodyn.standard_parameter_names` of ``augmented_robot(robot)``, of the parameters
+    K_f of :func:`floating_parameter_names`: the base body's ten (frame 6 of the augmented robot), the robot's
+    frames (11 each), their joints' friction; the five massless virtual frames, the base's rotor inertia and the
+    virtual joints' friction are left out."""
     nf = robot.nf
-    base = slice(11 * (_VIRTUAL - 1), 11 * (_VIRTUAL - 1) + 10)
-    links = slice(11 * _VIRTUAL, 11 * (_VIRTUAL + nf))
-    parts = [D[..., base], D[..., links]]
+    base = 11 * (_VIRTUAL - 1) + np.arange(10)
+    parts = [base, np.arange(11 * _VIRTUAL, 11 * (_VIRTUAL + nf))]
     if friction:
         start = 11 * (_VIRTUAL + nf) + 3 * _VIRTUAL
-        parts.append(D[..., start:])
-    return finite_result("floating_regressor", np.concatenate(parts, -1))
+        parts.append(start + np.arange(3 * robot.n))
+    return np.concatenate(parts)

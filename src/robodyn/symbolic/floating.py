@@ -18,6 +18,7 @@ forward dynamics under τ_a = τ (the virtual joint forces are the base wrench).
 from __future__ import annotations
 
 import inspect
+from types import MappingProxyType
 
 import numpy as np
 
@@ -27,7 +28,8 @@ from robodyn.errors import InputError
 #: kinds compiled for a moving base (the forward dynamics for a floating base only)
 FLOATING_KINDS = ("inverse_dynamics", "inertia_matrix", "forward_dynamics")
 #: joint-space arguments of each kind after q
-_ARGUMENTS = {"inverse_dynamics": ("q", "v", "a"), "inertia_matrix": ("q",), "forward_dynamics": ("q", "v", "tau")}
+_ARGUMENTS = MappingProxyType({"inverse_dynamics": ("q", "v", "a"), "inertia_matrix": ("q",),
+                               "forward_dynamics": ("q", "v", "tau")})
 
 
 def _host(x):
