@@ -153,3 +153,16 @@ def test_cuda_kernels_of_floating_models_run_as_c_and_equal_rd(kind, which):
         assert_rel(out, ref, tol)
     assert f.model.model.robot.n == robot.n + 6  # the kernel is the augmented robot's
     assert "wrenches" not in str(f.__signature__)  # the kernel takes none
+
+
+def test_floating_cuda_without_cupy_is_a_clear_error():
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("CuPy is installed: tests/test_cuda_floating_device.py runs the kernels")
+    except ImportError:
+        pass
+    robot = _random_floating(8, tree=False, nf=3)
+    with pytest.raises(rd.RobodynError, match=r"needs CuPy and an NVIDIA GPU"):
+        rd.compile(robot, "inverse_dynamics", backend="cuda")
+    with pytest.raises(rd.InputError, match="mobile base"):
+        rd.compile(robot.replace(base="mobile"), "forward_dynamics", backend="cuda")
