@@ -36,7 +36,7 @@ from tests.support.random_robots import random_inertia, random_robot  # noqa: E4
 
 KINDS = ("inverse_dynamics", "inertia_matrix", "forward_dynamics")
 #: float32 kernels, relative to the largest entry of the float64 result (as tests/test_floating_codegen.py)
-FLOAT32_TOL = {"inverse_dynamics": 1e-4, "inertia_matrix": 1e-4, "forward_dynamics": 2e-3}
+FLOAT32_TOL = {"inverse_dynamics": 1e-5, "inertia_matrix": 1e-5, "forward_dynamics": 5e-4}
 
 
 def _robot(which: str):

@@ -132,7 +132,7 @@ def _quadruped():
 
 #: float32 kernels: relative to the largest entry of the float64 result (single precision, ~1e-7, grown by the
 #: few hundred to few thousand operations of an 18-dof tree and, for the forward dynamics, by cond(M))
-FLOAT32_TOL = {"inverse_dynamics": 1e-4, "inertia_matrix": 1e-4, "forward_dynamics": 2e-3}
+FLOAT32_TOL = {"inverse_dynamics": 1e-5, "inertia_matrix": 1e-5, "forward_dynamics": 5e-4}
 
 
 @needs_cc
