@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import robodyn as rd
-from robodyn.dynamics.floating import augmented_robot
 from robodyn.symbolic.cuda import kernel_model
 from robodyn.symbolic.floating import FloatingCompiledModel
 from tests.support.pin_compare import assert_rel
