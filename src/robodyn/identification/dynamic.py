@@ -648,7 +648,7 @@ class PhysicalFit:
 
 
 def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularization: float = 1e-6,
-                 min_mass: float = 0.0) -> PhysicalFit:
+                 min_mass: float = 0.0, massless=()) -> PhysicalFit:
     """Physically consistent base parameters from the triangular factor of the least-squares problem.
 
     Solves the semidefinite program of ``rd.identify(..., method="physical")`` (Sousa & Cortesão 2014; Wensing,
@@ -666,6 +666,8 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
     residual : float — ‖y − Q Qᵀ y‖, the least-squares residual norm (only scales the objective).
     regularization : float — weight of the pull towards the model's parameters, relative to the fit (≥ 0).
     min_mass : float — lower bound on every link's mass, kg.
+    massless : sequence of int — frames (0-based) whose inertial parameters, rotor inertia and joint friction are
+        held at zero (the virtual frames of a floating base's augmented robot, :mod:`robodyn.identification.floating`).
 
     Returns
     -------
@@ -696,11 +698,12 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
         raise InputError(f"regularization = {regularization!r}; give a value >= 0")
     Rg = np.zeros((b + 1, b + 1))
     Rg[:b, :b], Rg[:b, b], Rg[b, b] = R, qty, float(residual)
-    Kb, K, robot_out, motors, report = _physical(robot, base, Rg, float(regularization), float(min_mass))
+    Kb, K, robot_out, motors, report = _physical(robot, base, Rg, float(regularization), float(min_mass),
+                                                 tuple(int(j) for j in massless))
     return PhysicalFit(values=Kb, standard=K, robot=robot_out, transmission=motors, solver=report)
 
 
-def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass: float):
+def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass: float, massless=()):
     """The semidefinite program of ``method="physical"``; returns (K_B, K, Robot, Transmission, solver report)."""
     import warnings
 
@@ -721,14 +724,18 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
         tr_j = S[0, 0] + S[1, 1] + S[2, 2]
         parts += [tr_j - S[0, 0], -S[0, 1], -S[0, 2], tr_j - S[1, 1], -S[1, 2], tr_j - S[2, 2],
                   S[0, 3], S[1, 3], S[2, 3], S[3, 3], Ia[j]]
-    cons = [P[j][3, 3] >= min_mass for j in range(nf)]
-    fixed = np.flatnonzero(robot.sigma == 2)
+    live = [j for j in range(nf) if j not in massless]
+    cons = [P[j][3, 3] >= min_mass for j in live] + [P[j] == 0 for j in massless]
+    fixed = np.union1d(np.flatnonzero(robot.sigma == 2), np.asarray(massless, dtype=int))
     if fixed.size:
         cons.append(Ia[fixed] == 0)
     if bp.friction:
         Fc, Fv, Foff = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True), cp.Variable(n)
         for k in range(n):
             parts += [Fc[k], Fv[k], Foff[k]]
+        held = np.flatnonzero(np.isin(robot.joint_frames, massless))
+        if held.size:
+            cons += [Fc[held] == 0, Fv[held] == 0, Foff[held] == 0]
     m = 3 if bp.friction else 1
     if tr is not None:  # Iam, Fcm, Fvm of every motor, all >= 0
         motor = cp.Variable((n, m), nonneg=True)
@@ -760,7 +767,7 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
     Kv = np.asarray(K.value, dtype=float)
     params = Kv[: 11 * nf].reshape(nf, 11)
     violation = float(max([0.0] + [-np.linalg.eigvalsh(pseudo_inertia(params[j, :10])).min() for j in range(nf)]
-                          + [-params[:, 10].min()] + [min_mass - params[:, 9].min()]))
+                          + [-params[:, 10].min()] + [min_mass - params[live, 9].min(initial=min_mass)]))
     links = nearest_consistent(params[:, :10])
     Ia_v = np.maximum(params[:, 10], 0.0)
     Ia_v[fixed] = 0.0

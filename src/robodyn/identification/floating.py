@@ -15,6 +15,16 @@ for legged multibody systems", Int. J. Robotics Research 33(3), 2014).  The iden
 parameters) come from the stacked Y_b by the QR method of Gautier (Khalil & Dombre §9.4.1, [9.37]–[9.40],
 :mod:`robodyn.parameters.numeric`), and are estimated by least squares.  :func:`identify_floating` uses every row,
 with measured joint torques as well (rotor inertias and friction then enter too).
+
+``method="physical"`` estimates the standard parameters themselves under physical consistency, as
+``rd.identify(..., method="physical")`` does for a fixed base: the 4 × 4 pseudo-inertia of every body — the base
+body included — positive semi-definite (Wensing, Kim and Slotine, "Linear matrix inequalities for physically
+consistent inertial parameter identification", IEEE RA-L 3(1), 2018), rotor inertias and the friction
+coefficients Fc, Fv ≥ 0, plus the same small pull towards the given model.  The semidefinite program is the one of
+:func:`robodyn.physical_fit` (cvxpy, Clarabel) on the augmented robot of :mod:`robodyn.dynamics.floating` — whose
+fixed-base regressor at the virtual joints' zero is the floating one — with its five virtual frames held massless:
+the samples are reduced to the triangular factor R of the augmented robot's base regressor (QR), so the conic
+problem has the size of the base parameters whatever the number of samples.
 """
 
 from __future__ import annotations
@@ -25,10 +35,10 @@ import numpy as np
 
 from robodyn.model.robot import check_robot
 from robodyn.arrays import finite_array
-from robodyn.dynamics.floating import floating_inverse_dynamics, wrenches_at_frames
+from robodyn.dynamics.floating import augmented_robot, augmented_state, floating_inverse_dynamics, wrenches_at_frames
 from robodyn.errors import InputError
 from robodyn.model.robot import PARAMETER_NAMES, Robot
-from robodyn.parameters.floating import floating_parameter_names, floating_regressor
+from robodyn.parameters.floating import augmented_columns, floating_parameter_names, floating_regressor
 from robodyn.parameters.numeric import DEFAULT_TOL, grouping_matrix, independent_columns
 
 
@@ -66,6 +76,16 @@ class BaseOnlyIdentification:
         :func:`robodyn.floating_parameter_names` for :func:`identify_floating`).
     residual : float
         Root mean square of Y_b K̂ + C_b − τ_b over the samples (N, N m).
+    method : str
+        ``"ls"`` (least squares) or ``"physical"``.
+    robot : Robot or None
+        ``"physical"``: the model with the identified (consistent) base body, link parameters and — with joint
+        torques — rotor inertias and friction (name ``<name>_identified``).
+    standard : ndarray (p,) or None
+        ``"physical"``: the identified standard parameters, in the order of ``kept`` (so that ``values`` =
+        ``base_values(standard)``).
+    solver : dict or None
+        ``"physical"``: the conic solver's report (:class:`robodyn.identification.dynamic.PhysicalFit`).
     """
 
     names: tuple[str, ...]
@@ -73,6 +93,10 @@ class BaseOnlyIdentification:
     beta: np.ndarray
     kept: np.ndarray
     residual: float
+    method: str = "ls"
+    robot: Robot | None = None
+    standard: np.ndarray | None = None
+    solver: dict | None = None
 
     def base_values(self, K) -> np.ndarray:
         """K_B = K1 + β K2 of a vector of inertial parameters (p,), e.g. :func:`inertial_parameter_vector`."""
@@ -82,7 +106,8 @@ class BaseOnlyIdentification:
 
 
 def identify_from_base(robot: Robot, q, v, a, frames=None, forces=None, base_wrench=None, gravity=None,
-                       tol: float = DEFAULT_TOL) -> BaseOnlyIdentification:
+                       tol: float = DEFAULT_TOL, method: str = "ls", regularization: float = 1e-6,
+                       min_mass: float = 0.0) -> BaseOnlyIdentification:
     """Base parameters of a floating-base robot from its motion and contact wrenches, no joint torque.
 
     Parameters
@@ -100,17 +125,31 @@ def identify_from_base(robot: Robot, q, v, a, frames=None, forces=None, base_wre
     gravity : array_like (3,), optional — g in the world frame.
     tol : float
         Rank tolerance of the QR method (:mod:`robodyn.parameters.numeric`).
+    method : {"ls", "physical"}
+        Least squares on the base parameters, or the physically consistent standard parameters (module notes).
+    regularization, min_mass : float
+        ``"physical"``: weight of the pull towards ``robot``'s parameters relative to the fit, and lower bound on
+        the mass of the base body and of every link (kg), as :func:`robodyn.physical_fit`.
 
     Returns
     -------
     BaseOnlyIdentification
         ``names`` and ``kept`` refer to :func:`inertial_parameter_names` (10 (nf + 1) parameters).
+
+    Raises
+    ------
+    InputError
+        Shapes, unknown method, frames without forces.
+    IdentificationError
+        ``"physical"``: the conic solver did not converge.
     """
-    return _identify(robot, q, v, a, frames, forces, base_wrench, None, gravity, tol)
+    return _identify(robot, q, v, a, frames, forces, base_wrench, None, gravity, tol,
+                     _Physical(method, regularization, min_mass))
 
 
 def identify_floating(robot: Robot, q, v, a, tau, frames=None, forces=None, gravity=None,
-                      tol: float = DEFAULT_TOL) -> BaseOnlyIdentification:
+                      tol: float = DEFAULT_TOL, method: str = "ls", regularization: float = 1e-6,
+                      min_mass: float = 0.0) -> BaseOnlyIdentification:
     """Base parameters of a floating-base robot from joint torques plus contact wrenches (every row of the model).
 
     As :func:`identify_from_base` with the joint rows too: Y(q, v, a) K_f + C(q, λ) = [τ_b; Γ], K_f the vector of
@@ -128,10 +167,28 @@ def identify_floating(robot: Robot, q, v, a, tau, frames=None, forces=None, grav
     """
     if tau is None:
         raise InputError("identify_floating: tau (S, n + 6) is required; identify_from_base needs no joint torque")
-    return _identify(robot, q, v, a, frames, forces, None, tau, gravity, tol)
+    return _identify(robot, q, v, a, frames, forces, None, tau, gravity, tol,
+                     _Physical(method, regularization, min_mass))
 
 
-def _identify(robot, q, v, a, frames, forces, base_wrench, tau, gravity, tol) -> BaseOnlyIdentification:
+@dataclass(frozen=True)
+class _Physical:
+    """The method and the options of ``method="physical"`` (checked)."""
+
+    method: str
+    regularization: float
+    min_mass: float
+
+    def __post_init__(self):
+        if self.method not in ("ls", "physical"):
+            raise InputError(f"method = {self.method!r}; choose 'ls' or 'physical'")
+        for name in ("regularization", "min_mass"):
+            x = getattr(self, name)
+            if not (isinstance(x, (int, float, np.floating, np.integer)) and np.isfinite(x) and x >= 0):
+                raise InputError(f"{name} = {x!r}; give a finite number >= 0")
+
+
+def _identify(robot, q, v, a, frames, forces, base_wrench, tau, gravity, tol, options) -> BaseOnlyIdentification:
     check_robot(robot)
     whole = tau is not None
     Y = floating_regressor(robot, q, v, a, friction=whole, gravity=gravity)
@@ -155,8 +212,41 @@ def _identify(robot, q, v, a, frames, forces, base_wrench, tau, gravity, tol) ->
     live = np.flatnonzero(np.any(W != 0, axis=0))  # columns the data never excite (a fixed frame's Ia) carry nothing
     kept = live[independent_columns(W[:, live], tol)]
     beta = grouping_matrix(W, kept)
-    values, *_ = np.linalg.lstsq(W[:, kept], y, rcond=None)
     names = floating_parameter_names(robot) if whole else inertial_parameter_names(robot)
+    names = tuple(names[k] for k in kept)
+    if options.method == "physical":
+        K, robot_out, solver = _physical(robot, q, v, a, gravity, y, whole, options)
+        values = K[kept] + beta @ K[np.setdiff1d(np.arange(K.size), kept)]
+        residual = float(np.sqrt(np.mean((W @ K - y) ** 2)))
+        return BaseOnlyIdentification(names=names, values=values, beta=beta, kept=kept, residual=residual,
+                                      method="physical", robot=robot_out, standard=K, solver=solver)
+    values, *_ = np.linalg.lstsq(W[:, kept], y, rcond=None)
     residual = float(np.sqrt(np.mean((W[:, kept] @ values - y) ** 2)))
-    return BaseOnlyIdentification(names=tuple(names[k] for k in kept), values=values, beta=beta, kept=kept,
-                                  residual=residual)
+    return BaseOnlyIdentification(names=names, values=values, beta=beta, kept=kept, residual=residual)
+
+
+def _physical(robot: Robot, q, v, a, gravity, y: np.ndarray, whole: bool, options: _Physical):
+    """Physically consistent standard parameters (module notes): (K (p,) in the order of the result's columns,
+    the identified Robot, the solver's report)."""
+    from robodyn.identification.dynamic import physical_fit
+    from robodyn.parameters.base import base_parameters
+    from robodyn.parameters.regressor import regressor
+
+    augmented = augmented_robot(robot)
+    bp = base_parameters(augmented, method="numeric", friction=whole)
+    qa, qda, qdda, g = augmented_state(robot, q, v, a, gravity, "identify_from_base")
+    D = regressor(augmented, qa, qda, qdda, friction=whole, gravity=g)[..., bp.columns]
+    D = (D if whole else D[:, :6]).reshape(y.size, -1)
+    Q, R = np.linalg.qr(D)
+    qty = Q.T @ y
+    fit = physical_fit(augmented, bp, R, qty, float(np.linalg.norm(y - Q @ qty)), options.regularization,
+                       options.min_mass, massless=range(5))
+    K = fit.standard[augmented_columns(robot, whole)]
+    if not whole:
+        K = K[inertial_columns(robot)]
+    out = fit.robot
+    changes = dict(base_params=out.params[5], params=out.params[6:], Ia=out.Ia[6:], Fst=out.Fst[6:], kst=out.kst[6:], Bst=out.Bst[6:],
+                   name=out.name, source=out.source)
+    if whole:
+        changes.update(Fc=out.Fc[6:], Fv=out.Fv[6:], Foff=out.Foff[6:])
+    return K, robot.replace(**changes), fit.solver

@@ -263,7 +263,7 @@ def symbolic_base_parameters(
             del status[name], rule[name]
         if name in status:
             continue
-        e = _chop(sympy.expand(expr[name]))
+        e = chop(sympy.expand(expr[name]))
         if drop_zero and e == 0:
             status[name], rule[name] = "zero", "grouped expression is zero"
             continue
@@ -276,7 +276,7 @@ def symbolic_base_parameters(
     return RuleResult(kept, kept_expr, status, rule, geometry)
 
 
-def _chop(e: sympy.Expr) -> sympy.Expr:
+def chop(e: sympy.Expr) -> sympy.Expr:
     """Drop terms whose float coefficient is round-off (|c| < ``CHOP`` = 1e-12, e.g. cos(π/2) of a float angle);
     the QR method zeroes the same coefficients of β."""
     terms = sympy.Add.make_args(e)

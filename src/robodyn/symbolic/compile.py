@@ -355,9 +355,15 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays through the augmented robot's model
         from robodyn.symbolic.floating import FloatingCompiledModel
 
-        if backend == "cuda" or dtype != "float64" or parameters_input:
-            raise InputError(f"robot '{robot.name}' has a {robot.base} base: rd.compile makes its C or NumPy model "
-                             "(float64, no parameters_input); backend='cuda' is for fixed-base robots")
+        if parameters_input:
+            raise InputError(f"robot '{robot.name}' has a {robot.base} base: parameters_input is for fixed-base robots")
+        if backend == "cuda":
+            from robodyn.symbolic.cuda import CudaModel
+
+            return FloatingCompiledModel(robot, kind, lambda augmented, k: CudaModel(augmented, k, parameters, dtype),
+                                         parameters, backend)
+        if dtype != "float64":
+            raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the C and NumPy backends compute in float64")
         return FloatingCompiledModel(
             robot, kind, lambda augmented, k: CompiledModel(augmented, k, parameters, backend, timeout, False, threads),
             parameters, backend)

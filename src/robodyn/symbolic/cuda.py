@@ -49,6 +49,25 @@ def _cupy():
     return cupy
 
 
+def kernel_model(robot, kind: str, parameters: str = "standard"):
+    """The customized model a CUDA kernel evaluates: (model, parameter names, their robot-file values).
+
+    Gravity is an input (a constant for the inertia matrix); the inertial parameters and friction coefficients
+    are an input ``params`` except for the regressor (which has none).  :class:`CudaModel` compiles it;
+    :func:`robodyn.symbolic.codegen.cuda_code.host_shim_source` runs the same kernel text on the CPU.
+    """
+    kind = SHORT.get(kind, kind)
+    takes_params = kind != "regressor"
+    friction = kind != "regressor" or parameters == "standard"
+    m = customized_model(robot, kind, parameters=parameters, gravity="constant" if kind == "inertia_matrix"
+                         else "input", friction=friction, symbolic_inertia=takes_params)
+    if not takes_params:
+        return m, [], np.zeros(0)
+    values = {str(s): float(v) for s, v in m.constants.items()}
+    names = parameter_names(m)
+    return with_parameter_input(m), names, np.array([values[k] for k in names])
+
+
 class CudaModel:
     """Callable customized model evaluated on the GPU; results are CuPy arrays (NumPy inputs are copied over).
 
@@ -69,18 +88,8 @@ class CudaModel:
         cp = _cupy()
         self.robot, self.kind, self.parameters, self.dtype = robot, kind, parameters, np.dtype(dtype)
         self._joint = _SIGNATURES[kind]
-        takes_params = kind != "regressor"
-        friction = kind != "regressor" or parameters == "standard"
-        m = customized_model(robot, kind, parameters=parameters, gravity="constant" if kind == "inertia_matrix"
-                             else "input", friction=friction, symbolic_inertia=takes_params)
-        self.parameter_names, self.nominal_parameters = [], np.zeros(0)
-        if takes_params:
-            values = {str(s): float(v) for s, v in m.constants.items()}
-            self.parameter_names = parameter_names(m)
-            self.nominal_parameters = np.array([values[k] for k in self.parameter_names])
-            m = with_parameter_input(m)
-        self.model = m
-        self.source = cuda_code.kernel_source(m, "rd_kernel", dtype)
+        self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, kind, parameters)
+        self.source = cuda_code.kernel_source(self.model, "rd_kernel", dtype)
         self._kernel = cp.RawKernel(self.source, "rd_kernel", options=("--std=c++14",))
         self._cp = cp
 

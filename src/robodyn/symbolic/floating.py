@@ -3,31 +3,48 @@ free-flyer arrays.
 
 The floating-base dynamics are the fixed-base dynamics of the augmented robot (six virtual joints at zero, then
 the robot's joints; :mod:`robodyn.dynamics.floating`), so the customized model (Khalil & Dombre §9.6) generated
-and compiled is the augmented robot's, unchanged: its C function takes the augmented arrays q_a, q̇_a, q̈_a
-(n + 6) with gravity g_0 = ^0R_w g in R_0 as its gravity argument.  This thin wrapper converts the free-flyer
-arrays (q (..., n + 7), v and a (..., n + 6), gravity in the world) into them with
+and compiled — C, NumPy or a CUDA kernel — is the augmented robot's, unchanged: it takes the augmented arrays
+q_a, q̇_a, q̈_a (n + 6) with gravity g_0 = ^0R_w g in R_0 as its gravity argument.  This thin wrapper converts the
+free-flyer arrays (q (..., n + 7), v and a (..., n + 6), gravity in the world) into them with
 :func:`robodyn.dynamics.floating.augmented_state` and returns what the compiled function returns: base wrench
-then joint torques, or the (n + 6) × (n + 6) inertia matrix.
+then joint torques, the (n + 6) × (n + 6) inertia matrix, or, for the forward dynamics of a floating base,
+a = [v̇_0, ω̇_0, q̈].
+
+The virtual accelerations are affine in a: q̈_a = a + b(v) with b(v) = [ω_0 × v_0, −(ω_y ω_z, −ω_x ω_z, ω_x ω_y),
+0] (docs/floating-base.md, Method), so the forward dynamics returns a = q̈_a − b(v), q̈_a the augmented robot's
+forward dynamics under τ_a = τ (the virtual joint forces are the base wrench).
 """
 
 from __future__ import annotations
 
 import inspect
+from types import MappingProxyType
 
 import numpy as np
 
 from robodyn.dynamics.floating import augmented_robot, augmented_state
 from robodyn.errors import InputError
 
-#: kinds compiled for a moving base
-FLOATING_KINDS = ("inverse_dynamics", "inertia_matrix")
+#: kinds compiled for a moving base (the forward dynamics for a floating base only)
+FLOATING_KINDS = ("inverse_dynamics", "inertia_matrix", "forward_dynamics")
+#: joint-space arguments of each kind after q
+_ARGUMENTS = MappingProxyType({"inverse_dynamics": ("q", "v", "a"), "inertia_matrix": ("q",),
+                               "forward_dynamics": ("q", "v", "tau")})
+
+
+def _host(x):
+    """A NumPy array of a CuPy (or other device) array, which the free-flyer conversion reads on the host."""
+    return x.get() if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get") else x
 
 
 class FloatingCompiledModel:
-    """Compiled inverse dynamics or inertia matrix of a floating or mobile base robot (module notes).
+    """Compiled inverse dynamics, inertia matrix or forward dynamics of a floating or mobile base robot
+    (module notes).
 
-    ``model`` is the :class:`robodyn.symbolic.CompiledModel` of ``augmented_robot(robot)``, whose C code takes the
-    augmented arrays; ``build(augmented_robot, kind)`` makes it (``rd.compile`` passes its own options).
+    ``model`` is the :class:`robodyn.symbolic.CompiledModel` (or, with ``backend="cuda"``, the
+    :class:`robodyn.symbolic.cuda.CudaModel`) of ``augmented_robot(robot)``, whose code takes the augmented
+    arrays; ``build(augmented_robot, kind)`` makes it (``rd.compile`` passes its own options).  The CUDA kernel
+    has no ``wrenches`` argument and returns CuPy arrays; the free-flyer conversion runs in NumPy on the host.
     """
 
     def __init__(self, robot, kind: str, build, parameters: str = "standard", backend: str = "c"):
@@ -36,12 +53,17 @@ class FloatingCompiledModel:
         kind = ALIASES.get(kind, kind)
         if kind not in FLOATING_KINDS:
             raise InputError(f"kind = {kind!r}: robot '{robot.name}' has a {robot.base} base; rd.compile makes "
-                             f"{' and '.join(FLOATING_KINDS)} of a moving base (rd.floating_forward_dynamics for the rest)")
+                             f"{', '.join(FLOATING_KINDS)} of a moving base (rd.floating_forward_dynamics for the rest)")
+        if kind == "forward_dynamics" and robot.base != "floating":
+            raise InputError(f"kind = 'forward_dynamics': robot '{robot.name}' has a {robot.base} base; the compiled "
+                             "forward dynamics is for a floating base (rd.floating_forward_dynamics(robot, q, v, tau, "
+                             "base_acceleration=...) for a mobile one)")
         self.robot, self.kind, self.parameters, self.backend = robot, kind, parameters, backend
         self.model = build(augmented_robot(robot), kind)
         P = inspect.Parameter
-        names = ("q", "v", "a", "wrenches", "gravity") if kind == "inverse_dynamics" else ("q",)
-        self.__signature__ = inspect.Signature([P(k, P.POSITIONAL_OR_KEYWORD, **({} if k in ("q", "v", "a") else
+        names = _ARGUMENTS[kind] + (() if kind == "inertia_matrix" else
+                                    ("gravity",) if backend == "cuda" else ("wrenches", "gravity"))
+        self.__signature__ = inspect.Signature([P(k, P.POSITIONAL_OR_KEYWORD, **({} if k in _ARGUMENTS[kind] else
                                                                                    {"default": None})) for k in names])
         self.__doc__ = f"Compiled {kind} of robot {robot.name} ({robot.base} base, {parameters} parameters, {backend})."
 
@@ -51,25 +73,48 @@ class FloatingCompiledModel:
         except TypeError as e:
             raise InputError(f"compiled {self.kind} of robot '{self.robot.name}' is called as f{self.__signature__}: {e}") from None
         bound.apply_defaults()
-        x = bound.arguments
+        x = {k: _host(v) for k, v in bound.arguments.items()}
         what = f"compiled {self.kind}"
+        n6 = self.robot.n + 6
         if self.kind == "inertia_matrix":
-            zeros = np.zeros(np.shape(x["q"])[:-1] + (self.robot.n + 6,))
+            zeros = np.zeros(np.shape(x["q"])[:-1] + (n6,))
             qa, _, _, _ = augmented_state(self.robot, x["q"], zeros, zeros, what=what)
             return self.model(qa)
+        if self.kind == "forward_dynamics":
+            t = np.asarray(x["tau"])
+            if t.ndim == 0 or t.shape[-1] != n6:
+                raise InputError(f"{what}: argument 'tau' has shape {t.shape}; it must have shape (..., {n6}) "
+                                 "[base wrench in R_0, joint torques]")
+            # tau has the shape of an acceleration: augmented_state checks it, its q̈_a output is b(v) + tau
+            qa, qda, shifted, g = augmented_state(self.robot, x["q"], x["v"], x["tau"], gravity=x["gravity"], what=what)
+            tau = np.broadcast_to(np.asarray(x["tau"], dtype=shifted.dtype), shifted.shape)
+            bias = shifted - tau  # b(v), module notes
+            out = self._call(what, qa, qda, tau, g, x.get("wrenches"))
+            return out - (bias.astype(out.dtype, copy=False) if isinstance(out, np.ndarray) else _device_like(out, bias))
         qa, qda, qdda, g = augmented_state(self.robot, x["q"], x["v"], x["a"], gravity=x["gravity"], what=what)
-        wrenches = x["wrenches"]
+        return self._call(what, qa, qda, qdda, g, x.get("wrenches"))
+
+    def _call(self, what, qa, qda, third, g, wrenches):
+        if self.backend == "cuda":
+            return self.model(qa, qda, third, gravity=g)
         if wrenches is not None:
             W = np.asarray(wrenches, dtype=float)
             if W.ndim < 2 or W.shape[-2:] != (self.robot.nf, 6):
                 raise InputError(f"{what}: argument 'wrenches' has shape {W.shape}; expected (..., {self.robot.nf}, 6)")
             wrenches = np.concatenate([np.zeros(W.shape[:-2] + (6, 6)), W], -2)  # the virtual frames carry none
-        return self.model(qa, qda, qdda, wrenches=wrenches, gravity=g)
+        return self.model(qa, qda, third, wrenches=wrenches, gravity=g)
 
     def operation_count(self) -> dict:
         """Operations per evaluation of the augmented robot's customized model (docs/symbolic.md)."""
-        return self.model.operation_count()
+        return (self.model.model if self.backend == "cuda" else self.model).operation_count()
 
     def __repr__(self) -> str:
         return (f"FloatingCompiledModel({self.robot.name!r}, {self.kind!r}, base={self.robot.base!r}, "
                 f"parameters={self.parameters!r}, backend={self.backend!r})")
+
+
+def _device_like(out, host):
+    """``host`` (NumPy) as an array of the library of ``out`` (CuPy), in its dtype."""
+    import cupy
+
+    return cupy.asarray(host, dtype=out.dtype)
