@@ -182,6 +182,7 @@ _LAZY = _MappingProxyType({
     "floating_parameter_vector": ("robodyn.parameters.floating", "floating_parameter_vector"),
     "identify_from_base": ("robodyn.identification.floating", "identify_from_base"),
     "identify_floating": ("robodyn.identification.floating", "identify_floating"),
+    "floating_base_parameters": ("robodyn.parameters.floating", "floating_base_parameters"),
     # URDF, Pinocchio and MuJoCo interop, plotting
     "from_urdf": ("robodyn.model.urdf", "from_urdf"),
     "to_urdf": ("robodyn.model.urdf", "to_urdf"),
@@ -272,7 +273,7 @@ __all__ = (
     "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics", "center_of_mass",
     "center_of_mass_jacobian", "centroidal_momentum_matrix", "floating_jacobian", "wrenches_at_frames",
     "contact_forward_dynamics", "floating_regressor", "floating_parameter_names", "floating_parameter_vector",
-    "identify_from_base", "identify_floating", "reduced_inverse_dynamics",
+    "identify_from_base", "identify_floating", "floating_base_parameters", "reduced_inverse_dynamics",
     "floating_inverse_dynamics_derivatives", "floating_forward_dynamics_derivatives",
     # URDF and interop, plotting
     "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",

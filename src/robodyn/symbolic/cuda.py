@@ -56,7 +56,7 @@ def kernel_model(robot, kind: str, parameters: str = "standard"):
     are an input ``params`` except for the regressor (which has none).  :class:`CudaModel` compiles it;
     :func:`robodyn.symbolic.codegen.cuda_code.host_shim_source` runs the same kernel text on the CPU.
     """
-    kind = SHORT.get(kind, kind)
+    kind = canonical_kind(kind, tuple(_SIGNATURES))
     takes_params = kind != "regressor"
     friction = kind != "regressor" or parameters == "standard"
     m = customized_model(robot, kind, parameters=parameters, gravity="constant" if kind == "inertia_matrix"
