@@ -10,7 +10,10 @@ They implement:
 - inverse dynamics by Newton–Euler, Khalil & Dombre [9.84]–[9.94] (:func:`inverse_dynamics`, :func:`gravity_torques`),
 - the inertia matrix by composite links, Khalil & Dombre Appendix 8 (:func:`inertia_matrix`),
 - direct dynamics by the O(n) articulated-body recursion, Khalil & Dombre §9.7.2 (:func:`forward_dynamics`),
-- the regressor of the standard parameters, Khalil & Dombre [9.36] (:func:`regressor`).
+- the regressor of the standard parameters, Khalil & Dombre [9.36] (:func:`regressor`),
+- ∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body inverse dynamics by forward-mode differentiation of the Newton–Euler
+  recursion (Carpentier & Mansard's recursive derivatives in Khalil's link frames;
+  :func:`inverse_dynamics_derivatives`).
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
@@ -49,7 +52,8 @@ from robodyn.model.workspace import WORKSPACE
 
 _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 #: kinds of the C entries (kernels.c: rd_run)
-_KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor")
+_KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
+          "inverse_dynamics_derivatives")
 
 
 def _text(name: str) -> str:
@@ -227,12 +231,12 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
 
     ``kind``: "inverse_dynamics" (q, qd, qdd), "gravity_torques" (q), "inertia_matrix" (q) or
     "forward_dynamics" (q, qd, tau); friction of [9.26]–[9.28] and rotor inertias included as in robodyn's
-    functions. Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's);
+    functions; "inverse_dynamics_derivatives" (q, qd, qdd): (2, n, n), rigid body, without friction. Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's);
     anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
     overflows) returns None, and the caller's general path handles the call with its checks and messages.
     """
     if not isinstance(robot, Robot) or \
-            (kind in ("inverse_dynamics", "forward_dynamics") and (b is None or c is None)):
+            (kind in ("inverse_dynamics", "forward_dynamics", "inverse_dynamics_derivatives") and (b is None or c is None)):
         return None
     single = WORKSPACE.get(robot, "native_single")
     if single is None:
@@ -240,7 +244,7 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     if single is False:
         return None
     cap, g, entry, n = single
-    out = np.empty((n, n) if kind == "inertia_matrix" else n)
+    out = np.empty((n, n) if kind == "inertia_matrix" else (2, n, n) if kind == "inverse_dynamics_derivatives" else n)
     code = entry(cap, _KINDS.index(kind), q, q if b is None else b, q if c is None else c,
                  g if gravity is None else gravity, out)
     return out if code == 0 else None
@@ -285,6 +289,8 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     stribeck = kind in ("inverse_dynamics", "forward_dynamics") and friction and bool(np.any(robot.Fst != 0))
     if kind == "inverse_dynamics":
         names, tail = ("q", "qd", "qdd"), (n,)
+    elif kind == "inverse_dynamics_derivatives":
+        names, tail = ("q", "qd", "qdd"), (2, n, n)
     elif kind == "forward_dynamics":
         names, tail = ("q", "qd", "tau"), (n,)
     elif kind == "regressor":
@@ -382,5 +388,19 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, thr
     return run_checked(robot, "regressor", batch, a, friction=bool(friction), threads=threads)
 
 
+def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None,
+                                 threads: int | None = None) -> np.ndarray:
+    """∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body Newton–Euler inverse dynamics [9.84]–[9.94], compiled and threaded.
+
+    Forward-mode differentiation of the recursion, the equations of
+    :func:`robodyn.dynamics.derivatives.inverse_dynamics_derivatives` (which adds the friction slope; rotor
+    inertias contribute nothing). q, qd, qdd (..., n); wrenches (..., nf, 6) [f; m] exerted by link j on the
+    environment, in R_j; gravity (3,) or (..., 3) in R_0. Returns float64 (..., 2, n, n): [..., 0, i, k] =
+    ∂Γ_i/∂q_k, [..., 1, i, k] = ∂Γ_i/∂q̇_k, without friction.
+    """
+    _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
+    return run_checked(robot, "inverse_dynamics_derivatives", batch, a, friction=False, threads=threads)
+
+
 __all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
-           "inertia_matrix", "inverse_dynamics", "regressor", "threaded")
+           "inertia_matrix", "inverse_dynamics", "inverse_dynamics_derivatives", "regressor", "threaded")

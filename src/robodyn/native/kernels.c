@@ -654,16 +654,151 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
     return all_finite(&check, 1) ? 0 : RD_NONFINITE;
 }
 
+/* Derivatives ∂Γ/∂q, ∂Γ/∂q̇ of the rigid-body Newton-Euler inverse dynamics [9.84]-[9.94] (no friction, no rotor
+ * inertia: the caller adds the friction slope; I_a q̈ depends on neither), by forward-mode differentiation of the
+ * recursion (the idea of Carpentier and Mansard's recursive derivatives, in Khalil's link frames; the same
+ * equations as robodyn.dynamics.derivatives): every quantity carries its tangents along the 2n directions
+ * q_1..q_n, q̇_1..q̇_n.  Only the joint's own transform depends on q_k: ∂(R^T x)/∂q_k = (R^T x) × z for a
+ * revolute joint, ∂P/∂q_k = R z for a prismatic one.  The velocities and accelerations of frame i depend only on
+ * the joints of frames <= i (a(j) < j): their tangents are computed for those K_i columns of each half, the
+ * others being zero.  Out per state: (2, n, n), [0][j][k] = ∂Γ_j/∂q_k, [1][j][k] = ∂Γ_j/∂q̇_k. */
+RD_INLINE void cross_z(const real *a, real *out) { out[0] = a[1]; out[1] = -a[0]; out[2] = splat(0.0); }  /* a × z */
+static long deriv_work(const rd_model *m) {
+    long nf = m->nf, n = m->n, D = 2 * n;
+    return 27 * nf + 15 * nf * D + 3 * n + 3 + 6 + 2 * n * n + nf;
+}
+RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n;
+    long D = 2 * (long)n;
+    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
+         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * D, *Q = TB + 6 * nf * D, *QD = Q + n,
+         *QDD = QD + n, *G = QDD + n, *E = G + 3, *DT = E + 6;
+    int *Kf = (int *)(DT + 2 * (long)n * n);   /* Kf[i]: number of joints of frames <= i */
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, QDD);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
+    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
+    real zero3[3] = {{0}, {0}, {0}}, minus_g[3] = {-G[0], -G[1], -G[2]};
+    int K = 0;
+    for (int i = 0; i < nf; i++) {
+        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        if (kk >= 0) K = kk + 1;
+        Kf[i] = K;
+        int Ka = a >= 0 ? Kf[a] : 0;
+        const real *Ri = R + 9 * i, *P = p + 3 * i;
+        const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
+                   *vdp = a >= 0 ? Vd + 3 * a : minus_g;
+        const real *wi = w + 3 * i, *wdi = wd + 3 * i, *vdi = Vd + 3 * i;
+        real wi0[3], wdi0[3], wP[3], X[3], t[3], RX[3], ow[3], owd[3], ov[3], own[3];
+        mat_t_vec(Ri, wp, wi0); mat_t_vec(Ri, wdp, wdi0);
+        cross(wp, P, wP); cross(wdp, P, X); cross(wp, wP, t);
+        for (int c = 0; c < 3; c++) X[c] += vdp[c] + t[c];
+        mat_t_vec(Ri, X, RX);
+        cross_z(wi0, ow); cross_z(wdi0, owd); cross_z(RX, ov);
+        if (sig == 1) {   /* ∂P/∂q_k = R z: R^T (ω̇_a × Rz + ω_a × (ω_a × Rz)) */
+            real Az[3] = {Ri[2], Ri[5], Ri[8]}, u[3], v[3];
+            cross(wdp, Az, u); cross(wp, Az, v); cross(wp, v, v);
+            for (int c = 0; c < 3; c++) u[c] += v[c];
+            mat_t_vec(Ri, u, own);
+        }
+        /* link wrench values [9.88], [9.89] (+ the wrench on the environment) */
+        const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
+        real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])}, wMS[3], Jw[3], u[3], v[3];
+        cross(wi, MSv, wMS); cross(wi, wMS, u); cross(wdi, MSv, t);
+        for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * vdi[c] + t[c] + u[c];
+        cmat_vec(J, wi, Jw); cross(wi, Jw, u); cmat_vec(J, wdi, t); ccross(MS, vdi, v);
+        for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
+        if (job->wrench) {
+            load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
+            for (int c = 0; c < 3; c++) { f[3 * i + c] += E[c]; mo[3 * i + c] += E[3 + c]; }
+        }
+        real qdk = kk >= 0 ? QD[kk] : splat(0.0);
+        for (int half = 0; half < 2; half++) {
+            for (int k = 0; k < n; k++) {
+                long col = half * (long)n + k;
+                real *tb = TB + (i * D + col) * 6;
+                if (k >= K) { for (int c = 0; c < 6; c++) tb[c] = splat(0.0); continue; }
+                real *tf = TF + (i * D + col) * 9, *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
+                const real *tp = k < Ka ? TF + (a * D + col) * 9 : NULL;
+                const real *dwp = tp ? tp : zero3, *dwdp = tp ? tp + 3 : zero3, *dvdp = tp ? tp + 6 : zero3;
+                real dX[3], x1[3], x2[3], x3[3];
+                mat_t_vec(Ri, dwp, dw); mat_t_vec(Ri, dwdp, dwd);
+                cross(dwdp, P, dX); cross(dwp, wP, x1); cross(dwp, P, x2); cross(wp, x2, x3);
+                for (int c = 0; c < 3; c++) dX[c] += dvdp[c] + x1[c] + x3[c];
+                mat_t_vec(Ri, dX, dvd);
+                int own_q = half == 0 && k == kk, own_qd = half == 1 && k == kk;
+                if (sig == 0) {
+                    if (own_q) for (int c = 0; c < 3; c++) { dw[c] += ow[c]; dwd[c] += owd[c]; dvd[c] += ov[c]; }
+                    real cz[3];
+                    cross_z(dw, cz);
+                    for (int c = 0; c < 3; c++) dwd[c] += qdk * cz[c];
+                    if (own_qd) { dw[2] += 1.0; for (int c = 0; c < 3; c++) dwd[c] += ow[c]; }
+                } else if (sig == 1) {
+                    if (own_q) for (int c = 0; c < 3; c++) dvd[c] += own[c];
+                    real cz[3];
+                    cross_z(dw, cz);
+                    for (int c = 0; c < 3; c++) dvd[c] += 2.0 * qdk * cz[c];
+                    if (own_qd) for (int c = 0; c < 3; c++) dvd[c] += 2.0 * ow[c];
+                }
+                /* df = M dV̇ + dω̇ × MS + dω × (ω × MS) + ω × (dω × MS);
+                 * dm = J dω̇ + dω × Jω + ω × (J dω) + MS × dV̇ */
+                cross(dwd, MSv, x1); cross(dw, wMS, x2); cross(dw, MSv, x3); cross(wi, x3, x3);
+                for (int c = 0; c < 3; c++) tb[c] = m->M[i] * dvd[c] + x1[c] + x2[c] + x3[c];
+                cmat_vec(J, dwd, x1); cross(dw, Jw, x2); cmat_vec(J, dw, x3); cross(wi, x3, x3);
+                real x4[3];
+                ccross(MS, dvd, x4);
+                for (int c = 0; c < 3; c++) tb[3 + c] = x1[c] + x2[c] + x3[c] + x4[c];
+            }
+        }
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
+        if (kk >= 0)
+            for (long col = 0; col < D; col++) {
+                long half = col / n, k = col % n;
+                DT[(half * n + kk) * n + k] = TB[(i * D + col) * 6 + (sig == 0 ? 5 : 2)];
+            }
+        if (a < 0) continue;
+        real Af[3], Am[3], t[3], of[3], om[3], pown[3];
+        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
+        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
+        if (sig == 0) {   /* ∂(R x)/∂q_k = R (z × x) */
+            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
+            mat_vec(Ri, zf, of); mat_vec(Ri, zm, om);
+        } else if (sig == 1) {   /* ∂P/∂q_k × R f */
+            real Az[3] = {Ri[2], Ri[5], Ri[8]};
+            cross(Az, Af, pown);
+        }
+        for (long col = 0; col < D; col++) {
+            const real *tb = TB + (i * D + col) * 6;
+            real *ta = TB + (a * D + col) * 6, dAf[3], dAm[3], x[3];
+            mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
+            if (col == kk) {
+                if (sig == 0) for (int c = 0; c < 3; c++) { dAf[c] += of[c]; dAm[c] += om[c]; }
+                else if (sig == 1) for (int c = 0; c < 3; c++) dAm[c] += pown[c];
+            }
+            cross(P, dAf, x);
+            for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
+        }
+    }
+    store_lanes(job->out, s0, job->count, 2 * (long)n * n, 2 * (long)n * n, DT);
+    return all_finite(DT, 2 * (long)n * n) ? 0 : RD_NONFINITE;
+}
+
 /* ---- the driver: blocks of RD_LANES states over threads ------------------------------------------------ */
 typedef int (*rd_block)(const rd_job *, long, real *);
-static const rd_block rd_blocks[5] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block};
+static const rd_block rd_blocks[6] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block};
 static long rd_work(int kind, const rd_model *m) {
     switch (kind) {
     case 0: return rnea_work(m);
     case 1: return gravity_work(m);
     case 2: return crba_work(m);
     case 3: return aba_work(m);
-    default: return regressor_work(m);
+    case 4: return regressor_work(m);
+    default: return deriv_work(m);
     }
 }
 
@@ -683,7 +818,8 @@ static long rd_task_blocks(void *arg, long b0, long b1) {
     return code;
 }
 
-/* Run kind (0 inverse dynamics, 1 gravity, 2 inertia matrix, 3 direct dynamics, 4 regressor) on every state
+/* Run kind (0 inverse dynamics, 1 gravity, 2 inertia matrix, 3 direct dynamics, 4 regressor, 5 inverse-dynamics
+ * derivatives) on every state
  * of the job with up to `threads` threads (fewer when each would get less than about 2000 frame-states, where
  * starting a thread costs more than it saves).  Returns 0; k + 1 for the first singular joint k met (direct
  * dynamics); RD_NOMEM; RD_NONFINITE when a result is NaN/inf. */
@@ -702,12 +838,14 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code: count states (out's length
  * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
  * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6); out writable,
- * (count, n), (count, n, n) or (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out zeroed).  The GIL is
+ * (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out zeroed) or
+ * (count, 2, n, n) (derivatives, friction ignored).  The GIL is
  * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.
  * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (a buffer of another
  * type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
  * kind 0: inverse dynamics (q, qd, qdd) with friction and Ia; 1: gravity torques (q; b, c ignored);
- * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction. */
+ * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction; 5: ∂Γ/∂q and
+ * ∂Γ/∂q̇ of the rigid-body inverse dynamics (q, qd, qdd), out 2*n*n. */
 typedef struct { rd_model m; int *ints; double *doubles; } rd_packed;
 
 static void rd_capsule_free(PyObject *cap) {
@@ -769,14 +907,15 @@ static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t n
     long kind = PyLong_AsLong(args[1]), threads = PyLong_AsLong(args[2]);
     int friction = PyObject_IsTrue(args[3]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
-    if (kind < 0 || kind > 4 || threads < 1 || friction < 0) return PyLong_FromLong(-1);
+    if (kind < 0 || kind > 5 || threads < 1 || friction < 0) return PyLong_FromLong(-1);
     const rd_model *m = &p->m;
     long n = m->n, nf = m->nf, cols = 11 * nf + (friction ? 3 * n : 0);
-    long per = kind == 2 ? n * n : kind == 4 ? n * cols : n;
+    long per = kind == 2 ? n * n : kind == 4 ? n * cols : kind == 5 ? 2 * n * n : n;
     Py_buffer b[6];
     int held[6] = {0}, ok = 1;
     /* q qd x g wrench out */
-    int used[6] = {1, kind == 0 || kind == 3 || kind == 4, kind == 0 || kind == 3 || kind == 4, kind != 2, 1, 1};
+    int dyn = kind == 0 || kind == 3 || kind == 4 || kind == 5;
+    int used[6] = {1, dyn, dyn, kind != 2, 1, 1};
     for (int i = 0; i < 6 && ok; i++) {
         PyObject *obj = args[4 + i];
         if (!used[i] || (i == 4 && obj == Py_None)) continue;
@@ -790,7 +929,7 @@ static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t n
         for (int i = 0; i < 3 && ok; i++)
             if (used[i]) ok = b[i].len / 8 == count * n;
         if (ok && used[3]) ok = b[3].len / 8 == 3 || b[3].len / 8 == 3 * count;
-        if (ok && held[4]) ok = kind == 0 || kind == 3 ? b[4].len / 8 == count * 6 * nf : 0;
+        if (ok && held[4]) ok = kind == 0 || kind == 3 || kind == 5 ? b[4].len / 8 == count * 6 * nf : 0;
     }
     int code = -1;
     if (ok) {
@@ -818,8 +957,8 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
     long kind = PyLong_AsLong(args[1]);
     int n = p->m.n;
-    Py_ssize_t sizes[5] = {n, n, n, 3, kind == 2 ? (Py_ssize_t)n * n : n};
-    int used[5] = {1, kind == 0 || kind == 3, kind == 0 || kind == 3, kind != 2, 1};
+    Py_ssize_t sizes[5] = {n, n, n, 3, kind == 2 ? (Py_ssize_t)n * n : kind == 5 ? 2 * (Py_ssize_t)n * n : n};
+    int used[5] = {1, kind == 0 || kind == 3 || kind == 5, kind == 0 || kind == 3 || kind == 5, kind != 2, 1};
     Py_buffer b[5];
     long code = 0;
     int got = 0;
@@ -831,7 +970,7 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
             || b[got].len != sizes[got] * 8 || (got < 4 && b[got].ndim != 1)) { ++got; code = -1; break; }
         if (got < 4 && !rd_all_finite((const double *)b[got].buf, sizes[got])) { ++got; code = -2; break; }
     }
-    if (code == 0 && kind >= 0 && kind <= 3) {
+    if (code == 0 && kind >= 0 && kind <= 5 && kind != 4) {
         rd_job job = {&p->m, 1, b[0].buf, b[1].buf, b[2].buf, b[3].buf, NULL, 0, 0, b[4].buf, 1};
         code = rd_run((int)kind, &job, 1);
     } else if (code == 0) code = -1;
