@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.arrays import as_real_array, check_array, finite_array, finite_result
+from robodyn.dynamics import executor
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import check_robot
 from robodyn.dynamics.friction_models import DiscontinuousFriction, friction_model
@@ -300,6 +301,22 @@ def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
     return batch, (a["q"].astype(float), a["qd"].astype(float), a["qdd"].astype(float)), np.asarray(g, float), W
 
 
+def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
+    """∂Γ/∂q, ∂Γ/∂q̇ (..., n, n) of the rigid-body recursion on checked float64 arrays: robodyn.native's compiled
+    kernel where the executor hands it the batch, else :func:`_rnea_tangents` (the same equations in NumPy)."""
+    n = robot.n
+    if executor.takes_derivatives(q.dtype):
+        a = {"q": q, "qd": qd, "qdd": qdd}
+        if gravity is not None:
+            a["gravity"] = g
+        if W is not None:
+            a["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
+        out = executor.run_batch(robot, "inverse_dynamics_derivatives", batch, a, friction=False)
+        return out[..., 0, :, :], out[..., 1, :, :]
+    _, dtau = _rnea_tangents(robot, q, qd, qdd, g, W)
+    return np.swapaxes(dtau[..., :n, :], -1, -2), np.swapaxes(dtau[..., n:, :], -1, -2).copy()
+
+
 def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction=None):
     """∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94], analytically.
 
@@ -321,11 +338,14 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
     -------
     dtau_dq, dtau_dqd : ndarray (..., n, n), [i, k] = ∂Γ_i/∂q_k, ∂Γ_i/∂q̇_k (N m/rad, N m s/rad | N/m, N s/m)
     """
+    if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
+        out = executor.native_single(robot, "inverse_dynamics_derivatives", q, qd, qdd)
+        if out is not None:  # a robot that robodyn.native serves has no Stribeck term: the slope is F_v
+            out[1].reshape(-1)[::robot.n + 1] += robot.Fv[robot.joint_frames]
+            return out[0], out[1]
     batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
-    _, dtau = _rnea_tangents(robot, q, qd, qdd, g, W)
-    dq = np.swapaxes(dtau[..., :n, :], -1, -2)
-    dqd = np.swapaxes(dtau[..., n:, :], -1, -2).copy()
+    dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity)
     model = DiscontinuousFriction() if friction is None else friction_model(friction)
     if not hasattr(model, "slope"):
         raise InputError(f"friction = {type(model).__name__}: its torque depends on an internal state; give "

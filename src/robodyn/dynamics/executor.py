@@ -62,6 +62,13 @@ def takes_batch(dtype, batch: tuple[int, ...]) -> bool:
     return enabled() and native.available()
 
 
+def takes_derivatives(dtype) -> bool:
+    """Whether ∂Γ/∂q, ∂Γ/∂q̇ (:func:`robodyn.inverse_dynamics_derivatives`) of a float64 batch of any size run on
+    robodyn.native's compiled kernel (available, ROBODYN_NATIVE not 0): its O(n²) work per state outweighs the call
+    from the first state."""
+    return np.dtype(dtype) == _F64 and enabled() and native.available()
+
+
 def run_batch(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction: bool = True) -> np.ndarray:
     """``kind`` on a checked batch for which :func:`takes_batch` holds, on the generic kernels
     (:func:`robodyn.native.run_checked`)."""
