@@ -124,3 +124,54 @@ def test_bad_input_keeps_its_messages():
         rd.inverse_dynamics_derivatives(robot, np.full(6, np.nan), q, q)
     with pytest.raises(rd.InputError):
         rd.inverse_dynamics_derivatives("puma", q, q, q)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), tree=st.booleans(), wrenched=st.booleans())
+def test_direct_dynamics_kernel_equals_numpy_path(seed, tree, wrenched):
+    """∂q̈/∂q, ∂q̈/∂q̇ (rigid), A⁻¹ in one compiled pass vs the NumPy recursions with ROBODYN_NATIVE=0 (errors
+    scaled by cond(A): the solve amplifies rounding by it), and A⁻¹ A = 1."""
+    robot = frictionless(random_robot(seed, tree=tree, fixed=True))
+    rng = np.random.default_rng(seed)
+    q, qd, tau = rng.uniform(-2, 2, (3, 5, robot.n))
+    g = rng.normal(size=3) * 9.81
+    W = rng.normal(size=(5, robot.nf, 6)) if wrenched else None
+    out = native.forward_dynamics_derivatives(robot, q, qd, tau, wrenches=W, gravity=g)
+    A = rd.inertia_matrix(robot, q)
+    cond = np.linalg.cond(A).max()
+    np.testing.assert_allclose(out[:, 2] @ A, np.broadcast_to(np.eye(robot.n), A.shape), atol=1e-12 * cond)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        ref = rd.forward_dynamics_derivatives(robot, q, qd, tau, wrenches=W, gravity=g)
+    for k in range(3):
+        assert rel(out[:, k], ref[k]) < 1e-13 * cond
+
+
+def test_direct_dynamics_derivatives_equal_central_differences():
+    robot = random_robot(17, tree=True, fixed=True)  # friction: the slope term of ∂q̈/∂q̇ away from q̇ = 0
+    rng = np.random.default_rng(3)
+    q, qd, tau = rng.uniform(-1.5, 1.5, (3, robot.n))
+    qd += np.sign(qd) * 0.5
+    dq, dqd, dtau = rd.forward_dynamics_derivatives(robot, q, qd, tau)
+    h, n = 1e-6, robot.n
+    for got, which in ((dq, 0), (dqd, 1), (dtau, 2)):
+        fd = np.zeros((n, n))
+        for k in range(n):
+            plus, minus = [q.copy(), qd.copy(), tau.copy()], [q.copy(), qd.copy(), tau.copy()]
+            plus[which][k] += h
+            minus[which][k] -= h
+            fd[:, k] = (rd.forward_dynamics(robot, *plus) - rd.forward_dynamics(robot, *minus)) / (2 * h)
+        assert rel(got, fd) < 1e-6
+
+
+def test_direct_dynamics_threads_and_single_state():
+    robot = random_robot(9, nf=10, tree=True)
+    rng = np.random.default_rng(5)
+    q, qd, tau = rng.uniform(-2, 2, (3, 37, robot.n))
+    one = native.forward_dynamics_derivatives(robot, q, qd, tau, threads=1)
+    np.testing.assert_array_equal(native.forward_dynamics_derivatives(robot, q, qd, tau, threads=3), one)
+    batch = rd.forward_dynamics_derivatives(robot, q, qd, tau)
+    for k in (0, 36):
+        single = rd.forward_dynamics_derivatives(robot, q[k], qd[k], tau[k])
+        for a, b in zip(single, batch):
+            assert rel(a, b[k]) < 1e-14

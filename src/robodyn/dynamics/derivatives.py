@@ -372,10 +372,29 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     """
     from robodyn.dynamics import api
 
+    if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
+        out = executor.native_single(robot, "forward_dynamics_derivatives", q, qd, tau)
+        if out is not None:  # no Stribeck term where robodyn.native serves the robot: −A⁻¹ diag(F_v)
+            out[1] -= out[2] * robot.Fv[robot.joint_frames]
+            return out[0], out[1], out[2]
     model = DiscontinuousFriction() if friction is None else friction_model(friction)
     if not hasattr(model, "slope"):
         raise InputError(f"friction = {type(model).__name__}: give 'smooth', 'discontinuous' or 'none'")
-    _, _, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    if not isinstance(robot, Robot):
+        raise InputError("robot must be a robodyn Robot")
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    if executor.takes_derivatives(dtype):
+        # q̈, A and ∂Γ in one compiled pass; the robot's own friction is subtracted there, another model's here
+        args = {"q": a["q"], "qd": a["qd"], "tau": a["tau"] if friction is None else a["tau"] - model.torque(robot, a["qd"])}
+        if gravity is not None:
+            args["gravity"] = check_array("gravity", gravity, (3,), (), np.float64)
+        if wrenches is not None:
+            W = check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64)
+            args["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
+        out = executor.run_batch(robot, "forward_dynamics_derivatives", batch, args, friction=friction is None)
+        Ainv, dqd = out[..., 2, :, :], out[..., 1, :, :]
+        dqd -= Ainv * model.slope(robot, a["qd"])[..., None, :]
+        return finite_result("forward_dynamics_derivatives", out[..., 0, :, :], dqd, Ainv)
     q, qd, tau = (a[k].astype(float) for k in ("q", "qd", "tau"))
     from robodyn.dynamics.friction_models import frictionless
 

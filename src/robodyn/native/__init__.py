@@ -13,7 +13,8 @@ They implement:
 - the regressor of the standard parameters, Khalil & Dombre [9.36] (:func:`regressor`),
 - ∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body inverse dynamics by forward-mode differentiation of the Newton–Euler
   recursion (Carpentier & Mansard's recursive derivatives in Khalil's link frames;
-  :func:`inverse_dynamics_derivatives`).
+  :func:`inverse_dynamics_derivatives`), and the derivatives of the direct dynamics through a Cholesky
+  factorisation of A(q) (:func:`forward_dynamics_derivatives`).
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
@@ -53,7 +54,7 @@ from robodyn.model.workspace import WORKSPACE
 _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 #: kinds of the C entries (kernels.c: rd_run)
 _KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
-          "inverse_dynamics_derivatives")
+          "inverse_dynamics_derivatives", "forward_dynamics_derivatives")
 
 
 def _text(name: str) -> str:
@@ -231,12 +232,13 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
 
     ``kind``: "inverse_dynamics" (q, qd, qdd), "gravity_torques" (q), "inertia_matrix" (q) or
     "forward_dynamics" (q, qd, tau); friction of [9.26]–[9.28] and rotor inertias included as in robodyn's
-    functions; "inverse_dynamics_derivatives" (q, qd, qdd): (2, n, n), rigid body, without friction. Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's);
+    functions; "inverse_dynamics_derivatives" (q, qd, qdd): (2, n, n), rigid body, without friction;
+    "forward_dynamics_derivatives" (q, qd, tau): (3, n, n), ∂q̈/∂q, ∂q̈/∂q̇ without the friction slope, A⁻¹. Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's);
     anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
     overflows) returns None, and the caller's general path handles the call with its checks and messages.
     """
     if not isinstance(robot, Robot) or \
-            (kind in ("inverse_dynamics", "forward_dynamics", "inverse_dynamics_derivatives") and (b is None or c is None)):
+            (kind not in ("gravity_torques", "inertia_matrix") and (b is None or c is None)):
         return None
     single = WORKSPACE.get(robot, "native_single")
     if single is None:
@@ -244,7 +246,8 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     if single is False:
         return None
     cap, g, entry, n = single
-    out = np.empty((n, n) if kind == "inertia_matrix" else (2, n, n) if kind == "inverse_dynamics_derivatives" else n)
+    out = np.empty({"inertia_matrix": (n, n), "inverse_dynamics_derivatives": (2, n, n),
+                    "forward_dynamics_derivatives": (3, n, n)}.get(kind, n))
     code = entry(cap, _KINDS.index(kind), q, q if b is None else b, q if c is None else c,
                  g if gravity is None else gravity, out)
     return out if code == 0 else None
@@ -286,11 +289,14 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     n, nf = robot.n, robot.nf
     count = int(np.prod(batch, dtype=np.int64))
     code = _KINDS.index(kind)
-    stribeck = kind in ("inverse_dynamics", "forward_dynamics") and friction and bool(np.any(robot.Fst != 0))
+    stribeck = kind in ("inverse_dynamics", "forward_dynamics", "forward_dynamics_derivatives") and friction and \
+        bool(np.any(robot.Fst != 0))
     if kind == "inverse_dynamics":
         names, tail = ("q", "qd", "qdd"), (n,)
     elif kind == "inverse_dynamics_derivatives":
         names, tail = ("q", "qd", "qdd"), (2, n, n)
+    elif kind == "forward_dynamics_derivatives":
+        names, tail = ("q", "qd", "tau"), (3, n, n)
     elif kind == "forward_dynamics":
         names, tail = ("q", "qd", "tau"), (n,)
     elif kind == "regressor":
@@ -301,7 +307,7 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
         return np.empty(batch + tail)
     ins = [_flat(a[k], (n,)) for k in names]
     if stribeck:  # the C entry has no Stribeck term: the whole friction law in NumPy
-        if kind == "forward_dynamics":
+        if kind != "inverse_dynamics":
             ins[2] = _flat(ins[2] - friction_of(robot, ins[1]), (n,))
     ins += [None] * (3 - len(ins))
     g = None if kind == "inertia_matrix" else _gravity_block(robot, a.get("gravity"), batch)
@@ -402,5 +408,18 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
     return run_checked(robot, "inverse_dynamics_derivatives", batch, a, friction=False, threads=threads)
 
 
-__all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
-           "inertia_matrix", "inverse_dynamics", "inverse_dynamics_derivatives", "regressor", "threaded")
+def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None,
+                                 threads: int | None = None) -> np.ndarray:
+    """∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ of the direct dynamic model q̈ = A⁻¹(Γ − Γ_f − H) [9.96], compiled and threaded.
+
+    q̈ by the articulated-body recursion (the robot's friction subtracted from Γ), then ∂q̈/∂x = −A⁻¹ ∂Γ/∂x at that
+    q̈ (:func:`inverse_dynamics_derivatives`) and A⁻¹ by a Cholesky factorisation of the composite-link A(q).
+    Returns float64 (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇ of the rigid body (without −A⁻¹ diag(∂Γ_f/∂q̇), which
+    :func:`robodyn.forward_dynamics_derivatives` adds), A⁻¹.
+    """
+    _, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
+    return run_checked(robot, "forward_dynamics_derivatives", batch, a, threads=threads)
+
+
+__all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",
+           "gravity_torques", "inertia_matrix", "inverse_dynamics", "inverse_dynamics_derivatives", "regressor", "threaded")

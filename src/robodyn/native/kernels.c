@@ -95,6 +95,11 @@ RD_INLINE real vabs(real x) {
     lmask m = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
     return (real)((lmask)x & m);
 }
+RD_INLINE real vsqrt(real x) {
+    real r;
+    for (int l = 0; l < RD_LANES; l++) r[l] = sqrt(x[l]);
+    return r;
+}
 RD_INLINE real vsign(real x) {   /* sign(x) lane by lane: comparisons give -1 (true) or 0 */
     return __builtin_convertvector(x < 0.0, real) - __builtin_convertvector(x > 0.0, real);
 }
@@ -788,9 +793,77 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
     return all_finite(DT, 2 * (long)n * n) ? 0 : RD_NONFINITE;
 }
 
+/* Derivatives of the direct dynamics q̈ = A⁻¹(Γ − Γ_f − H) [9.96]: differentiating A(q) q̈ + H(q, q̇) = Γ − Γ_f
+ * at the computed q̈ gives ∂q̈/∂q = −A⁻¹ ∂Γ/∂q|_q̈, ∂q̈/∂q̇ = −A⁻¹ ∂Γ/∂q̇|_q̈ (rigid body: the caller subtracts
+ * A⁻¹ diag(∂Γ_f/∂q̇)) and ∂q̈/∂Γ = A⁻¹.  One block runs the articulated-body recursion (q̈, friction subtracted
+ * when asked), the composite-link inertia matrix and the inverse-dynamics derivatives on its states (their
+ * results passed as rows through the work buffer), then a Cholesky factorisation A = L Lᵀ per lane and 3n
+ * triangular solves.  Out per state (3, n, n). */
+static long fdd_work(const rd_model *m) {
+    long n = m->n, nn = n * n, most = aba_work(m), c = crba_work(m), d = deriv_work(m);
+    most = c > most ? c : most;
+    most = d > most ? d : most;
+    /* the rows of q̈ (4 n doubles), A (4 n²), ∂Γ (8 n²): n + 3 n² vectors; then A, ∂Γ, out as lanes; y */
+    return most + n + 3 * nn + nn + 2 * nn + 3 * nn + n + 1;
+}
+RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int n = m->n;
+    long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    long most = aba_work(m), c = crba_work(m), d = deriv_work(m);
+    most = c > most ? c : most;
+    most = d > most ? d : most;
+    double *QDDr = (double *)(W + most), *Ar = QDDr + RD_LANES * (long)n, *Dr = Ar + RD_LANES * nn;
+    real *A = W + most + n + 3 * nn, *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
+    rd_job sub = *job;   /* this block's states as a job of their own, results into the rows above */
+    sub.count = count;
+    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
+    sub.g = job->g + s0 * job->g_stride;
+    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)m->nf : NULL;
+    sub.out = QDDr;
+    int code = aba_block(&sub, 0, W);
+    if (code) return code;
+    sub.out = Ar;
+    code = crba_block(&sub, 0, W);
+    if (code) return code;
+    sub.x = QDDr; sub.out = Dr;
+    code = deriv_block(&sub, 0, W);
+    if (code) return code;
+    load_lanes(Ar, 0, count, nn, (int)nn, A);
+    load_lanes(Dr, 0, count, 2 * nn, (int)(2 * nn), DT);
+    for (int j = 0; j < n; j++) {   /* A = L Lᵀ, L in the lower triangle of A; its diagonal kept as 1/L_jj */
+        real s = A[j * n + j];
+        for (int k = 0; k < j; k++) s -= A[j * n + k] * A[j * n + k];
+        real inv = 1.0 / vsqrt(s);
+        A[j * n + j] = inv;
+        for (int i = j + 1; i < n; i++) {
+            real t = A[i * n + j];
+            for (int k = 0; k < j; k++) t -= A[i * n + k] * A[j * n + k];
+            A[i * n + j] = t * inv;
+        }
+    }
+    for (int r = 0; r < 3 * n; r++) {   /* column r % n of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ */
+        int part = r / n, col = r % n;
+        for (int i = 0; i < n; i++) {   /* L y = b */
+            real t = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(i == col ? 1.0 : 0.0);
+            for (int k = 0; k < i; k++) t -= A[i * n + k] * y[k];
+            y[i] = t * A[i * n + i];
+        }
+        for (int i = n - 1; i >= 0; i--) {   /* Lᵀ x = y */
+            real t = y[i];
+            for (int k = i + 1; k < n; k++) t -= A[k * n + i] * y[k];
+            y[i] = t * A[i * n + i];
+        }
+        for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[i];
+    }
+    store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
+    return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
+}
+
 /* ---- the driver: blocks of RD_LANES states over threads ------------------------------------------------ */
 typedef int (*rd_block)(const rd_job *, long, real *);
-static const rd_block rd_blocks[6] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block};
+static const rd_block rd_blocks[7] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block,
+                                      fdd_block};
 static long rd_work(int kind, const rd_model *m) {
     switch (kind) {
     case 0: return rnea_work(m);
@@ -798,7 +871,8 @@ static long rd_work(int kind, const rd_model *m) {
     case 2: return crba_work(m);
     case 3: return aba_work(m);
     case 4: return regressor_work(m);
-    default: return deriv_work(m);
+    case 5: return deriv_work(m);
+    default: return fdd_work(m);
     }
 }
 
@@ -819,7 +893,7 @@ static long rd_task_blocks(void *arg, long b0, long b1) {
 }
 
 /* Run kind (0 inverse dynamics, 1 gravity, 2 inertia matrix, 3 direct dynamics, 4 regressor, 5 inverse-dynamics
- * derivatives) on every state
+ * derivatives, 6 direct-dynamics derivatives) on every state
  * of the job with up to `threads` threads (fewer when each would get less than about 2000 frame-states, where
  * starting a thread costs more than it saves).  Returns 0; k + 1 for the first singular joint k met (direct
  * dynamics); RD_NOMEM; RD_NONFINITE when a result is NaN/inf. */
@@ -839,13 +913,15 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
  * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6); out writable,
  * (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out zeroed) or
- * (count, 2, n, n) (derivatives, friction ignored).  The GIL is
+ * (count, 2, n, n) (inverse-dynamics derivatives, friction ignored) or (count, 3, n, n) (direct-dynamics
+ * derivatives, friction subtracted from x as in kind 3, its slope not included).  The GIL is
  * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.
  * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (a buffer of another
  * type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
  * kind 0: inverse dynamics (q, qd, qdd) with friction and Ia; 1: gravity torques (q; b, c ignored);
  * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction; 5: ∂Γ/∂q and
- * ∂Γ/∂q̇ of the rigid-body inverse dynamics (q, qd, qdd), out 2*n*n. */
+ * ∂Γ/∂q̇ of the rigid-body inverse dynamics (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇ (without the
+ * friction slope), ∂q̈/∂Γ = A⁻¹ (q, qd, tau), out 3*n*n. */
 typedef struct { rd_model m; int *ints; double *doubles; } rd_packed;
 
 static void rd_capsule_free(PyObject *cap) {
@@ -907,14 +983,14 @@ static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t n
     long kind = PyLong_AsLong(args[1]), threads = PyLong_AsLong(args[2]);
     int friction = PyObject_IsTrue(args[3]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
-    if (kind < 0 || kind > 5 || threads < 1 || friction < 0) return PyLong_FromLong(-1);
+    if (kind < 0 || kind > 6 || threads < 1 || friction < 0) return PyLong_FromLong(-1);
     const rd_model *m = &p->m;
     long n = m->n, nf = m->nf, cols = 11 * nf + (friction ? 3 * n : 0);
-    long per = kind == 2 ? n * n : kind == 4 ? n * cols : kind == 5 ? 2 * n * n : n;
+    long per = kind == 2 ? n * n : kind == 4 ? n * cols : kind == 5 ? 2 * n * n : kind == 6 ? 3 * n * n : n;
     Py_buffer b[6];
     int held[6] = {0}, ok = 1;
     /* q qd x g wrench out */
-    int dyn = kind == 0 || kind == 3 || kind == 4 || kind == 5;
+    int dyn = kind == 0 || kind >= 3;
     int used[6] = {1, dyn, dyn, kind != 2, 1, 1};
     for (int i = 0; i < 6 && ok; i++) {
         PyObject *obj = args[4 + i];
@@ -929,7 +1005,7 @@ static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t n
         for (int i = 0; i < 3 && ok; i++)
             if (used[i]) ok = b[i].len / 8 == count * n;
         if (ok && used[3]) ok = b[3].len / 8 == 3 || b[3].len / 8 == 3 * count;
-        if (ok && held[4]) ok = kind == 0 || kind == 3 || kind == 5 ? b[4].len / 8 == count * 6 * nf : 0;
+        if (ok && held[4]) ok = kind != 1 && kind != 2 && kind != 4 ? b[4].len / 8 == count * 6 * nf : 0;
     }
     int code = -1;
     if (ok) {
@@ -957,8 +1033,9 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
     long kind = PyLong_AsLong(args[1]);
     int n = p->m.n;
-    Py_ssize_t sizes[5] = {n, n, n, 3, kind == 2 ? (Py_ssize_t)n * n : kind == 5 ? 2 * (Py_ssize_t)n * n : n};
-    int used[5] = {1, kind == 0 || kind == 3 || kind == 5, kind == 0 || kind == 3 || kind == 5, kind != 2, 1};
+    Py_ssize_t nn = (Py_ssize_t)n * n;
+    Py_ssize_t sizes[5] = {n, n, n, 3, kind == 2 ? nn : kind == 5 ? 2 * nn : kind == 6 ? 3 * nn : n};
+    int used[5] = {1, kind == 0 || kind == 3 || kind >= 5, kind == 0 || kind == 3 || kind >= 5, kind != 2, 1};
     Py_buffer b[5];
     long code = 0;
     int got = 0;
@@ -970,7 +1047,7 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
             || b[got].len != sizes[got] * 8 || (got < 4 && b[got].ndim != 1)) { ++got; code = -1; break; }
         if (got < 4 && !rd_all_finite((const double *)b[got].buf, sizes[got])) { ++got; code = -2; break; }
     }
-    if (code == 0 && kind >= 0 && kind <= 5 && kind != 4) {
+    if (code == 0 && kind >= 0 && kind <= 6 && kind != 4) {
         rd_job job = {&p->m, 1, b[0].buf, b[1].buf, b[2].buf, b[3].buf, NULL, 0, 0, b[4].buf, 1};
         code = rd_run((int)kind, &job, 1);
     } else if (code == 0) code = -1;
