@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import robodyn as rd
 from robodyn import native
-from robodyn.dynamics import derivatives, executor
+from robodyn.dynamics import executor
 from robodyn.dynamics.friction_models import frictionless
 from tests.support.random_robots import random_robot
 
@@ -21,10 +21,11 @@ def rel(a, b):
 
 
 def numpy_derivatives(robot, q, qd, qdd, gravity, wrenches):
-    """(..., 2, n, n) from the NumPy recursion (derivatives._rnea_tangents), the reference of the C kernel."""
-    n = robot.n
-    _, dt = derivatives._rnea_tangents(robot, q, qd, qdd, gravity, wrenches)
-    return np.stack([np.swapaxes(dt[..., :n, :], -1, -2), np.swapaxes(dt[..., n:, :], -1, -2)], -3)
+    """(..., 2, n, n) from the NumPy recursion (ROBODYN_NATIVE=0, no friction), the reference of the C kernel."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        dq, dqd = rd.inverse_dynamics_derivatives(frictionless(robot), q, qd, qdd, wrenches=wrenches, gravity=gravity)
+    return np.stack([dq, dqd], -3)
 
 
 @settings(max_examples=40, deadline=None)
@@ -175,3 +176,33 @@ def test_direct_dynamics_threads_and_single_state():
         single = rd.forward_dynamics_derivatives(robot, q[k], qd[k], tau[k])
         for a, b in zip(single, batch):
             assert rel(a, b[k]) < 1e-14
+
+
+def test_friction_slope_with_and_without_a_stribeck_term():
+    """The kernels put F_v on the diagonal (friction=True); a Stribeck term's slope is added by NumPy in
+    rd.*_derivatives (the kernels refuse it), equal to the NumPy path."""
+    robot = rd.load("rx90")
+    jf = robot.joint_frames
+    Fst = np.zeros(robot.nf)
+    Fst[jf] = 1.5 * robot.Fc[jf] + 0.3
+    stribeck = robot.replace(Fst=Fst, kst=np.full(robot.nf, 2.0), Bst=np.full(robot.nf, 1.0))
+    rng = np.random.default_rng(8)
+    q, qd, x = rng.uniform(-2, 2, (3, 6, robot.n))
+    with_f = native.inverse_dynamics_derivatives(robot, q, qd, x, friction=True)
+    without = native.inverse_dynamics_derivatives(robot, q, qd, x)
+    np.testing.assert_array_equal(with_f[:, 0], without[:, 0])
+    np.testing.assert_allclose(with_f[:, 1] - without[:, 1], np.broadcast_to(np.diag(robot.Fv[jf]), without[:, 1].shape),
+                               atol=1e-12)
+    with pytest.raises(rd.ModelError, match="Stribeck"):
+        native.forward_dynamics_derivatives(stribeck, q, qd, x)
+    for r in (robot, stribeck):
+        got = (rd.inverse_dynamics_derivatives(r, q, qd, x), rd.forward_dynamics_derivatives(r, q, qd, x),
+               rd.forward_dynamics_derivatives(r, q[0], qd[0], x[0]), rd.inverse_dynamics_derivatives(r, q[1], qd[1], x[1]))
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("ROBODYN_NATIVE", "0")
+            ref = (rd.inverse_dynamics_derivatives(r, q, qd, x), rd.forward_dynamics_derivatives(r, q, qd, x),
+                   rd.forward_dynamics_derivatives(r, q[0], qd[0], x[0]), rd.inverse_dynamics_derivatives(r, q[1], qd[1], x[1]))
+        cond = np.linalg.cond(rd.inertia_matrix(r, q)).max()
+        for g, f in zip(got, ref):
+            for a, b in zip(g, f):
+                assert rel(a, b) < 1e-13 * cond

@@ -340,8 +340,7 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
     """
     if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
         out = executor.native_single(robot, "inverse_dynamics_derivatives", q, qd, qdd)
-        if out is not None:  # a robot that robodyn.native serves has no Stribeck term: the slope is F_v
-            out[1].reshape(-1)[::robot.n + 1] += robot.Fv[robot.joint_frames]
+        if out is not None:  # friction slope F_v included (robodyn.native serves robots without a Stribeck term)
             return out[0], out[1]
     batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
@@ -374,8 +373,7 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
 
     if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
         out = executor.native_single(robot, "forward_dynamics_derivatives", q, qd, tau)
-        if out is not None:  # no Stribeck term where robodyn.native serves the robot: −A⁻¹ diag(F_v)
-            out[1] -= out[2] * robot.Fv[robot.joint_frames]
+        if out is not None:  # friction and its slope F_v included (robots without a Stribeck term)
             return out[0], out[1], out[2]
     model = DiscontinuousFriction() if friction is None else friction_model(friction)
     if not hasattr(model, "slope"):
@@ -384,16 +382,19 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
         raise InputError("robot must be a robodyn Robot")
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
     if executor.takes_derivatives(dtype):
-        # q̈, A and ∂Γ in one compiled pass; the robot's own friction is subtracted there, another model's here
-        args = {"q": a["q"], "qd": a["qd"], "tau": a["tau"] if friction is None else a["tau"] - model.torque(robot, a["qd"])}
+        # q̈, A and ∂Γ in one compiled pass, with the robot's own friction [9.26]-[9.28] and its slope where it has
+        # no Stribeck term; any other friction is subtracted from Γ here and its slope added below
+        in_c = friction is None and not np.any(robot.Fst != 0)
+        args = {"q": a["q"], "qd": a["qd"], "tau": a["tau"] if in_c else a["tau"] - model.torque(robot, a["qd"])}
         if gravity is not None:
             args["gravity"] = check_array("gravity", gravity, (3,), (), np.float64)
         if wrenches is not None:
             W = check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64)
             args["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
-        out = executor.run_batch(robot, "forward_dynamics_derivatives", batch, args, friction=friction is None)
+        out = executor.run_batch(robot, "forward_dynamics_derivatives", batch, args, friction=in_c)
         Ainv, dqd = out[..., 2, :, :], out[..., 1, :, :]
-        dqd -= Ainv * model.slope(robot, a["qd"])[..., None, :]
+        if not in_c:
+            dqd -= Ainv * model.slope(robot, a["qd"])[..., None, :]
         return finite_result("forward_dynamics_derivatives", out[..., 0, :, :], dqd, Ainv)
     q, qd, tau = (a[k].astype(float) for k in ("q", "qd", "tau"))
     from robodyn.dynamics.friction_models import frictionless

@@ -232,8 +232,8 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
 
     ``kind``: "inverse_dynamics" (q, qd, qdd), "gravity_torques" (q), "inertia_matrix" (q) or
     "forward_dynamics" (q, qd, tau); friction of [9.26]–[9.28] and rotor inertias included as in robodyn's
-    functions; "inverse_dynamics_derivatives" (q, qd, qdd): (2, n, n), rigid body, without friction;
-    "forward_dynamics_derivatives" (q, qd, tau): (3, n, n), ∂q̈/∂q, ∂q̈/∂q̇ without the friction slope, A⁻¹. Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's);
+    functions; "inverse_dynamics_derivatives" (q, qd, qdd): (2, n, n), ∂Γ/∂q and ∂Γ/∂q̇ (friction slope F_v on its
+    diagonal); "forward_dynamics_derivatives" (q, qd, tau): (3, n, n), ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹ (friction included). Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's);
     anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
     overflows) returns None, and the caller's general path handles the call with its checks and messages.
     """
@@ -246,8 +246,14 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     if single is False:
         return None
     cap, g, entry, n = single
-    out = np.empty({"inertia_matrix": (n, n), "inverse_dynamics_derivatives": (2, n, n),
-                    "forward_dynamics_derivatives": (3, n, n)}.get(kind, n))
+    if kind == "inertia_matrix":
+        out = np.empty((n, n))
+    elif kind == "inverse_dynamics_derivatives":
+        out = np.empty((2, n, n))
+    elif kind == "forward_dynamics_derivatives":
+        out = np.empty((3, n, n))
+    else:
+        out = np.empty(n)
     code = entry(cap, _KINDS.index(kind), q, q if b is None else b, q if c is None else c,
                  g if gravity is None else gravity, out)
     return out if code == 0 else None
@@ -283,14 +289,17 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     with "gravity" / "wrenches" when given); the default algorithms call this for large float64 batches.
 
     ``friction``: Γ_f of [9.26]–[9.28] added to the inverse dynamics / subtracted from the torque of the direct
-    dynamics, or the regressor's friction columns. Returns float64 batch + (n,), (n, n) or (n, p).
+    dynamics, or the regressor's friction columns; for the derivatives, the friction slope F_v (no Stribeck term)
+    in ∂Γ/∂q̇ and, Γ_f subtracted from the torque, in ∂q̈/∂q̇. Returns float64 batch + (n,), (n, n) or (n, p).
     """
     module = _module()
     n, nf = robot.n, robot.nf
     count = int(np.prod(batch, dtype=np.int64))
     code = _KINDS.index(kind)
-    stribeck = kind in ("inverse_dynamics", "forward_dynamics", "forward_dynamics_derivatives") and friction and \
-        bool(np.any(robot.Fst != 0))
+    stribeck = kind in ("inverse_dynamics", "forward_dynamics") and friction and bool(np.any(robot.Fst != 0))
+    if kind.endswith("_derivatives") and friction and np.any(robot.Fst != 0):
+        raise ModelError(f"robot '{robot.name}': robodyn's generic kernels have no Stribeck term in the friction "
+                         f"slope; give friction=False, or use robodyn.{kind}")
     if kind == "inverse_dynamics":
         names, tail = ("q", "qd", "qdd"), (n,)
     elif kind == "inverse_dynamics_derivatives":
@@ -307,7 +316,7 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
         return np.empty(batch + tail)
     ins = [_flat(a[k], (n,)) for k in names]
     if stribeck:  # the C entry has no Stribeck term: the whole friction law in NumPy
-        if kind != "inverse_dynamics":
+        if kind == "forward_dynamics":
             ins[2] = _flat(ins[2] - friction_of(robot, ins[1]), (n,))
     ins += [None] * (3 - len(ins))
     g = None if kind == "inertia_matrix" else _gravity_block(robot, a.get("gravity"), batch)
@@ -394,7 +403,7 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, thr
     return run_checked(robot, "regressor", batch, a, friction=bool(friction), threads=threads)
 
 
-def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None,
+def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction: bool = False,
                                  threads: int | None = None) -> np.ndarray:
     """∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body Newton–Euler inverse dynamics [9.84]–[9.94], compiled and threaded.
 
@@ -402,23 +411,24 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
     :func:`robodyn.dynamics.derivatives.inverse_dynamics_derivatives` (which adds the friction slope; rotor
     inertias contribute nothing). q, qd, qdd (..., n); wrenches (..., nf, 6) [f; m] exerted by link j on the
     environment, in R_j; gravity (3,) or (..., 3) in R_0. Returns float64 (..., 2, n, n): [..., 0, i, k] =
-    ∂Γ_i/∂q_k, [..., 1, i, k] = ∂Γ_i/∂q̇_k, without friction.
+    ∂Γ_i/∂q_k, [..., 1, i, k] = ∂Γ_i/∂q̇_k, without friction (``friction=True``: its slope F_v, the robot's
+    [9.26]–[9.28] away from q̇ = 0 without a Stribeck term, on the diagonal of ∂Γ/∂q̇).
     """
     _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    return run_checked(robot, "inverse_dynamics_derivatives", batch, a, friction=False, threads=threads)
+    return run_checked(robot, "inverse_dynamics_derivatives", batch, a, friction=friction, threads=threads)
 
 
-def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None,
+def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction: bool = True,
                                  threads: int | None = None) -> np.ndarray:
     """∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ of the direct dynamic model q̈ = A⁻¹(Γ − Γ_f − H) [9.96], compiled and threaded.
 
     q̈ by the articulated-body recursion (the robot's friction subtracted from Γ), then ∂q̈/∂x = −A⁻¹ ∂Γ/∂x at that
     q̈ (:func:`inverse_dynamics_derivatives`) and A⁻¹ by a Cholesky factorisation of the composite-link A(q).
-    Returns float64 (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇ of the rigid body (without −A⁻¹ diag(∂Γ_f/∂q̇), which
-    :func:`robodyn.forward_dynamics_derivatives` adds), A⁻¹.
+    Returns float64 (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹, with the robot's friction [9.26]–[9.28] (its slope
+    F_v away from q̇ = 0) as :func:`robodyn.forward_dynamics_derivatives`; ``friction=False`` leaves it out.
     """
     _, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    return run_checked(robot, "forward_dynamics_derivatives", batch, a, threads=threads)
+    return run_checked(robot, "forward_dynamics_derivatives", batch, a, friction=friction, threads=threads)
 
 
 __all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",

@@ -659,8 +659,8 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
     return all_finite(&check, 1) ? 0 : RD_NONFINITE;
 }
 
-/* Derivatives ∂Γ/∂q, ∂Γ/∂q̇ of the rigid-body Newton-Euler inverse dynamics [9.84]-[9.94] (no friction, no rotor
- * inertia: the caller adds the friction slope; I_a q̈ depends on neither), by forward-mode differentiation of the
+/* Derivatives ∂Γ/∂q, ∂Γ/∂q̇ of the Newton-Euler inverse dynamics [9.84]-[9.94] (with friction: its slope F_v
+ * on the diagonal of ∂Γ/∂q̇; I_a q̈ depends on neither), by forward-mode differentiation of the
  * recursion (the idea of Carpentier and Mansard's recursive derivatives, in Khalil's link frames; the same
  * equations as robodyn.dynamics.derivatives): every quantity carries its tangents along the 2n directions
  * q_1..q_n, q̇_1..q̇_n.  Only the joint's own transform depends on q_k: ∂(R^T x)/∂q_k = (R^T x) × z for a
@@ -789,13 +789,15 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
             for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
         }
     }
+    if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
+        for (int k = 0; k < n; k++) DT[((long)n + k) * n + k] += m->Fv[k];
     store_lanes(job->out, s0, job->count, 2 * (long)n * n, 2 * (long)n * n, DT);
     return all_finite(DT, 2 * (long)n * n) ? 0 : RD_NONFINITE;
 }
 
 /* Derivatives of the direct dynamics q̈ = A⁻¹(Γ − Γ_f − H) [9.96]: differentiating A(q) q̈ + H(q, q̇) = Γ − Γ_f
- * at the computed q̈ gives ∂q̈/∂q = −A⁻¹ ∂Γ/∂q|_q̈, ∂q̈/∂q̇ = −A⁻¹ ∂Γ/∂q̇|_q̈ (rigid body: the caller subtracts
- * A⁻¹ diag(∂Γ_f/∂q̇)) and ∂q̈/∂Γ = A⁻¹.  One block runs the articulated-body recursion (q̈, friction subtracted
+ * at the computed q̈ gives ∂q̈/∂q = −A⁻¹ ∂Γ/∂q|_q̈, ∂q̈/∂q̇ = −A⁻¹ ∂Γ/∂q̇|_q̈ (with friction, its slope F_v
+ * included) and ∂q̈/∂Γ = A⁻¹.  One block runs the articulated-body recursion (q̈, friction subtracted
  * when asked), the composite-link inertia matrix and the inverse-dynamics derivatives on its states (their
  * results passed as rows through the work buffer), then a Cholesky factorisation A = L Lᵀ per lane and 3n
  * triangular solves.  Out per state (3, n, n). */
@@ -913,15 +915,15 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
  * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6); out writable,
  * (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out zeroed) or
- * (count, 2, n, n) (inverse-dynamics derivatives, friction ignored) or (count, 3, n, n) (direct-dynamics
- * derivatives, friction subtracted from x as in kind 3, its slope not included).  The GIL is
+ * (count, 2, n, n) (inverse-dynamics derivatives, friction: F_v added to ∂Γ/∂q̇) or (count, 3, n, n)
+ * (direct-dynamics derivatives, friction: subtracted from x as in kind 3, its slope F_v included).  The GIL is
  * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.
  * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (a buffer of another
  * type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
  * kind 0: inverse dynamics (q, qd, qdd) with friction and Ia; 1: gravity torques (q; b, c ignored);
  * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction; 5: ∂Γ/∂q and
- * ∂Γ/∂q̇ of the rigid-body inverse dynamics (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇ (without the
- * friction slope), ∂q̈/∂Γ = A⁻¹ (q, qd, tau), out 3*n*n. */
+ * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
+ * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
 typedef struct { rd_model m; int *ints; double *doubles; } rd_packed;
 
 static void rd_capsule_free(PyObject *cap) {
