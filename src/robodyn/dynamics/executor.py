@@ -78,9 +78,10 @@ def run_batch(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction
 def native_single(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     """One state on the compiled single-state entry of the generic kernels (:func:`robodyn.native.single_state`),
     or None (switched off, not available, an argument it does not take)."""
-    if not enabled():
-        return None
-    return native.single_state(robot, kind, q, b, c, gravity)
+    # ROBODYN_NATIVE unset, the common case, read inline: this path's whole budget is about a microsecond
+    if (_ENVIRON is not None and _ENVIRON.get(_SWITCH) is None) or enabled():
+        return native.single_state(robot, kind, q, b, c, gravity)
+    return None
 
 
 def kernel(robot, name: str, build, counts: dict[str, int]):
@@ -230,7 +231,7 @@ def default_single(robot, name: str, kernel_of, names: tuple, arrays: tuple, gra
     ``names``, result checked finite; the default methods have no kernel of their own in C: robodyn.native serves
     them); None when the general path must run (a batch, another dtype, NaN/inf, a state a kernel hands back).
     The Python kernel's inputs are only assembled when the compiled entry declines."""
-    if enabled():
+    if (_ENVIRON is not None and _ENVIRON.get(_SWITCH) is None) or enabled():  # see native_single
         out = native.single_state(robot, name, *arrays, gravity=gravity)
         if out is not None:
             return out

@@ -233,30 +233,21 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     ``kind``: "inverse_dynamics" (q, qd, qdd), "gravity_torques" (q), "inertia_matrix" (q) or
     "forward_dynamics" (q, qd, tau); friction of [9.26]–[9.28] and rotor inertias included as in robodyn's
     functions; "inverse_dynamics_derivatives" (q, qd, qdd): (2, n, n), ∂Γ/∂q and ∂Γ/∂q̇ (friction slope F_v on its
-    diagonal); "forward_dynamics_derivatives" (q, qd, tau): (3, n, n), ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹ (friction included). Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's);
-    anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
+    diagonal); "forward_dynamics_derivatives" (q, qd, tau): (3, n, n), ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹ (friction included).
+    Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's); anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
     overflows) returns None, and the caller's general path handles the call with its checks and messages.
     """
-    if not isinstance(robot, Robot) or \
-            (kind not in ("gravity_torques", "inertia_matrix") and (b is None or c is None)):
+    if not isinstance(robot, Robot):
         return None
-    single = WORKSPACE.get(robot, "native_single")
-    if single is None:
-        single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
-    if single is False:
-        return None
-    cap, g, entry, n = single
-    if kind == "inertia_matrix":
-        out = np.empty((n, n))
-    elif kind == "inverse_dynamics_derivatives":
-        out = np.empty((2, n, n))
-    elif kind == "forward_dynamics_derivatives":
-        out = np.empty((3, n, n))
-    else:
-        out = np.empty(n)
-    code = entry(cap, _KINDS.index(kind), q, q if b is None else b, q if c is None else c,
-                 g if gravity is None else gravity, out)
-    return out if code == 0 else None
+    key = _SINGLE_KEYS[kind]
+    run = WORKSPACE.get(robot, key)
+    if run is None:
+        run = WORKSPACE.value(robot, key, lambda: _single_runner(robot, kind))
+    return run(q, b, c, gravity) if run else None
+
+
+#: the per-robot workspace key of each kind's single-state runner
+_SINGLE_KEYS = types.MappingProxyType({kind: "native_single_" + kind for kind in _KINDS})
 
 
 def _single_model(robot: Robot):
@@ -266,6 +257,27 @@ def _single_model(robot: Robot):
         return False
     module = _module()
     return _capsule(robot, module), np.array(robot.gravity, dtype=np.float64), module.single, robot.n
+
+
+def _single_runner(robot: Robot, kind: str):
+    """``run(q, b, c, gravity)`` -> the result of one state of ``kind``, or None (see :func:`single_state`); False
+    where the entry cannot serve this robot (a Stribeck term, no kernels here).  Everything that does not depend
+    on the call (the model, the entry, the result's shape) is bound once: a call costs the C entry, which checks
+    its buffers, and one np.empty."""
+    single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
+        return False
+    cap, g0, entry, n = single
+    code = _KINDS.index(kind)
+    shape = {"inertia_matrix": (n, n), "inverse_dynamics_derivatives": (2, n, n),
+             "forward_dynamics_derivatives": (3, n, n)}.get(kind, (n,))
+    empty = np.empty
+
+    def run(q, b, c, gravity):
+        out = empty(shape)
+        return out if entry(cap, code, q, b, c, g0 if gravity is None else gravity, out) == 0 else None
+
+    return run
 
 
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:

@@ -75,6 +75,7 @@ typedef struct {
     const double *M;     /* nf */
     const double *Ia;    /* nf */
     const double *Fc, *Fv, *Foff;   /* n: friction of [9.26]-[9.28] without the Stribeck term */
+    int chain;           /* 1: a serial chain (parent[i] = i - 1): every pair of joints is on one path */
 } rd_model;
 
 /* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
@@ -332,7 +333,8 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     real *R = W, *p = R + 9 * nf, *Jc = p + 3 * nf, *MSc = Jc + 9 * nf, *Mc = MSc + 3 * nf, *R0 = Mc + nf,
          *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *A = Wr + 6 * nf, *Q = A + (long)n * n;
     load_lanes(job->q, s0, job->count, n, n, Q);
-    memset(A, 0, sizeof(real) * (size_t)n * n);
+    /* a chain's every entry is written below; a tree's joints on different branches leave zeros */
+    if (!m->chain) memset(A, 0, sizeof(real) * (size_t)n * n);
     for (int i = 0; i < nf; i++) {
         int a = m->parent[i];
         real *Ri = R + 9 * i, *pi = p + 3 * i, *R0i = R0 + 9 * i, *P0i = P0 + 3 * i, *Si = S + 6 * i;
@@ -924,6 +926,7 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction; 5: ∂Γ/∂q and
  * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
  * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
+#define RD_STACK_WORK 32768
 typedef struct { rd_model m; int *ints; double *doubles; } rd_packed;
 
 static void rd_capsule_free(PyObject *cap) {
@@ -955,6 +958,8 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
             p->m.RA = d; p->m.pA = d + 9 * nf; p->m.theta = d + 12 * nf; p->m.r = d + 13 * nf;
             p->m.J = d + 14 * nf; p->m.MS = d + 23 * nf; p->m.M = d + 26 * nf; p->m.Ia = d + 27 * nf;
             p->m.Fc = d + 28 * nf; p->m.Fv = p->m.Fc + n; p->m.Foff = p->m.Fv + n;
+            p->m.chain = 1;
+            for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
         }
     }
     PyBuffer_Release(&bi); PyBuffer_Release(&bd);
@@ -1039,21 +1044,30 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
     Py_ssize_t sizes[5] = {n, n, n, 3, kind == 2 ? nn : kind == 5 ? 2 * nn : kind == 6 ? 3 * nn : n};
     int used[5] = {1, kind == 0 || kind == 3 || kind >= 5, kind == 0 || kind == 3 || kind >= 5, kind != 2, 1};
     Py_buffer b[5];
-    long code = 0;
-    int got = 0;
-    for (; got < 5; ++got) {
-        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (got == 4 ? PyBUF_WRITABLE : 0);
-        if (PyObject_GetBuffer(args[2 + got], &b[got], flags) != 0) { PyErr_Clear(); code = -1; break; }
-        if (!used[got]) continue;
-        if (b[got].itemsize != 8 || b[got].format == NULL || b[got].format[0] != 'd' || b[got].format[1] != 0
-            || b[got].len != sizes[got] * 8 || (got < 4 && b[got].ndim != 1)) { ++got; code = -1; break; }
-        if (got < 4 && !rd_all_finite((const double *)b[got].buf, sizes[got])) { ++got; code = -2; break; }
+    int held[5] = {0};
+    long code = kind >= 0 && kind <= 6 && kind != 4 ? 0 : -1;
+    /* the arguments a kind does not read are not looked at (no buffer requested: ~50 ns each) */
+    for (int i = 0; i < 5 && code == 0; ++i) {
+        if (!used[i]) continue;
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 4 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(args[2 + i], &b[i], flags) != 0) { PyErr_Clear(); code = -1; break; }
+        held[i] = 1;
+        if (b[i].itemsize != 8 || b[i].format == NULL || b[i].format[0] != 'd' || b[i].format[1] != 0
+            || b[i].len != sizes[i] * 8 || (i < 4 && b[i].ndim != 1)) { code = -1; break; }
+        if (i < 4 && !rd_all_finite((const double *)b[i].buf, sizes[i])) { code = -2; break; }
     }
-    if (code == 0 && kind >= 0 && kind <= 6 && kind != 4) {
-        rd_job job = {&p->m, 1, b[0].buf, b[1].buf, b[2].buf, b[3].buf, NULL, 0, 0, b[4].buf, 1};
-        code = rd_run((int)kind, &job, 1);
-    } else if (code == 0) code = -1;
-    for (int i = 0; i < got && i < 5; ++i) PyBuffer_Release(&b[i]);
+    if (code == 0) {
+        rd_job job = {&p->m, 1, b[0].buf, held[1] ? b[1].buf : NULL, held[2] ? b[2].buf : NULL,
+                      held[3] ? b[3].buf : NULL, NULL, 0, 0, b[4].buf, 1};
+        size_t bytes = sizeof(real) * (size_t)(rd_work((int)kind, &p->m) + 1);
+        if (bytes <= RD_STACK_WORK) {   /* a small robot's work buffer on the stack: no malloc, no thread driver */
+            real work[RD_STACK_WORK / sizeof(real)];
+            code = rd_blocks[kind](&job, 0, work);
+        } else {
+            code = rd_run((int)kind, &job, 1);
+        }
+    }
+    for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
     return PyLong_FromLong(code);
 }
 
