@@ -65,10 +65,11 @@ def derivative_flops(robot) -> tuple[int, int]:
 def interleaved(variants, repeat: int) -> list[float]:
     """Best wall time (s) of each callable over ``repeat`` rounds, the variants run one after the other per round."""
     best = [np.inf] * len(variants)
-    for _ in range(repeat):
-        for k, f in enumerate(variants):
+    for r in range(repeat):
+        for j in range(len(variants)):  # the order rotates from round to round
+            k = (j + r) % len(variants)
             t = time.perf_counter()
-            f()
+            variants[k]()
             best[k] = min(best[k], time.perf_counter() - t)
     return best
 

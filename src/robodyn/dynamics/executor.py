@@ -9,6 +9,8 @@ Every numeric entry point computes the same equations on one of these paths, and
   compiled to C (:mod:`robodyn.dynamics.fast_c`) and loaded from robodyn's compile cache;
 - **a float64 batch of at least** :data:`MIN_BATCH` **states** (:func:`takes_batch`, :func:`run_batch`): the
   generic compiled kernels of robodyn.native, threaded over the states;
+- **the dynamics derivatives** (:func:`takes_derivatives`): every float64 call, one state (the single-state entry)
+  or a batch of any size, on robodyn.native's derivative kernels (∂Γ/∂q, ∂Γ/∂q̇; ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹);
 - **anything else** (float32, small batches, object arrays of counting scalars, a state a kernel declines): the
   NumPy recursions of the formulation, with their checks and messages.
 
