@@ -234,7 +234,9 @@ def default_single(robot, name: str, kernel_of, names: tuple, arrays: tuple, gra
     them); None when the general path must run (a batch, another dtype, NaN/inf, a state a kernel hands back).
     The Python kernel's inputs are only assembled when the compiled entry declines."""
     if (_ENVIRON is not None and _ENVIRON.get(_SWITCH) is None) or enabled():  # see native_single
-        out = native.single_state(robot, name, *arrays, gravity=gravity)
+        # positional arguments: a keyword costs a dictionary per call
+        out = native.single_state(robot, name, *arrays, gravity) if len(arrays) == 3 else \
+            native.single_state(robot, name, arrays[0], None, None, gravity)
         if out is not None:
             return out
     out = call(robot, name, kernel_of, names, arrays, gravity, use_c=False)

@@ -237,12 +237,11 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's); anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
     overflows) returns None, and the caller's general path handles the call with its checks and messages.
     """
-    if not isinstance(robot, Robot):
+    if type(robot) is not Robot and not isinstance(robot, Robot):
         return None
-    key = _SINGLE_KEYS[kind]
-    run = WORKSPACE.get(robot, key)
+    run = WORKSPACE.get(robot, _SINGLE_KEYS[kind])
     if run is None:
-        run = WORKSPACE.value(robot, key, lambda: _single_runner(robot, kind))
+        run = WORKSPACE.value(robot, _SINGLE_KEYS[kind], lambda: _single_runner(robot, kind))
     return run(q, b, c, gravity) if run else None
 
 
