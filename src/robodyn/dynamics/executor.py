@@ -65,9 +65,9 @@ def takes_batch(dtype, batch: tuple[int, ...]) -> bool:
 
 
 def takes_derivatives(dtype) -> bool:
-    """Whether ∂Γ/∂q, ∂Γ/∂q̇ (:func:`robodyn.inverse_dynamics_derivatives`) of a float64 batch of any size run on
-    robodyn.native's compiled kernel (available, ROBODYN_NATIVE not 0): its O(n²) work per state outweighs the call
-    from the first state."""
+    """Whether the derivatives of a float64 batch of any size (:func:`robodyn.inverse_dynamics_derivatives`,
+    :func:`robodyn.forward_dynamics_derivatives`) run on robodyn.native's compiled kernels (available,
+    ROBODYN_NATIVE not 0): their O(n²) work per state outweighs the call from the first state."""
     return np.dtype(dtype) == _F64 and enabled() and native.available()
 
 

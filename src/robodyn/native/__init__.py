@@ -234,8 +234,9 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     "forward_dynamics" (q, qd, tau); friction of [9.26]–[9.28] and rotor inertias included as in robodyn's
     functions; "inverse_dynamics_derivatives" (q, qd, qdd): (2, n, n), ∂Γ/∂q and ∂Γ/∂q̇ (friction slope F_v on its
     diagonal); "forward_dynamics_derivatives" (q, qd, tau): (3, n, n), ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹ (friction included).
-    Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's); anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
-    overflows) returns None, and the caller's general path handles the call with its checks and messages.
+    Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's); anything
+    else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that overflows)
+    returns None, and the caller's general path handles the call with its checks and messages.
     """
     if type(robot) is not Robot and not isinstance(robot, Robot):
         return None
@@ -443,4 +444,5 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
 
 
 __all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",
-           "gravity_torques", "inertia_matrix", "inverse_dynamics", "inverse_dynamics_derivatives", "regressor", "threaded")
+           "gravity_torques", "inertia_matrix", "inverse_dynamics", "inverse_dynamics_derivatives", "regressor",
+           "threaded")
