@@ -674,7 +674,151 @@ static long deriv_work(const rd_model *m) {
     long nf = m->nf, n = m->n, D = 2 * n;
     return 27 * nf + 15 * nf * D + 3 * n + 3 + 6 + 2 * n * n + nf;
 }
+/* One state of deriv_block with its 2n directions four at a time in the lanes (filling the lanes with copies of one
+ * state would do the work four times): direction col = 4 g + l in lane l of group g, col < n: q_col, else
+ * q̇_{col-n}.  Each direction goes through the operations deriv_block gives it, in the same order (a term that
+ * deriv_block leaves out in a lane is added here as +0), so the numbers are the same.  Its work buffer,
+ * 27 nf + 15 nf ceil(2n / 4) + 3 n + 9 + nf vectors, fits in deriv_work's. */
+RD_INLINE real vsel(real x, lmask keep) { return (real)((lmask)x & keep); }   /* x where keep, else +0 */
+RD_INLINE void vsel3(const real *x, lmask keep, real *out) {
+    for (int c = 0; c < 3; c++) out[c] = vsel(x[c], keep);
+}
+RD_CLONES static int deriv1_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n;
+    long D = 2 * (long)n, G = (D + RD_LANES - 1) / RD_LANES;
+    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
+         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * G, *Q = TB + 6 * nf * G, *QD = Q + n,
+         *QDD = QD + n, *Gv = QDD + n, *E = Gv + 3;
+    int *Kf = (int *)(E + 6);
+    double *out = job->out + s0 * D * n;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, QDD);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, Gv);
+    forward_recursion(m, Q, QD, QDD, Gv, R, p, w, wd, Vd);
+    real zero3[3] = {{0}, {0}, {0}}, minus_g[3] = {-Gv[0], -Gv[1], -Gv[2]};
+    const lmask none = {0, 0, 0, 0};
+    int K = 0;
+    for (int i = 0; i < nf; i++) {
+        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        if (kk >= 0) K = kk + 1;
+        Kf[i] = K;
+        int Ka = a >= 0 ? Kf[a] : 0;
+        const real *Ri = R + 9 * i, *P = p + 3 * i;
+        const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
+                   *vdp = a >= 0 ? Vd + 3 * a : minus_g;
+        const real *wi = w + 3 * i, *wdi = wd + 3 * i, *vdi = Vd + 3 * i;
+        real wi0[3], wdi0[3], wP[3], X[3], t[3], RX[3], ow[3], owd[3], ov[3], own[3], ow2[3];
+        mat_t_vec(Ri, wp, wi0); mat_t_vec(Ri, wdp, wdi0);
+        cross(wp, P, wP); cross(wdp, P, X); cross(wp, wP, t);
+        for (int c = 0; c < 3; c++) X[c] += vdp[c] + t[c];
+        mat_t_vec(Ri, X, RX);
+        cross_z(wi0, ow); cross_z(wdi0, owd); cross_z(RX, ov);
+        for (int c = 0; c < 3; c++) ow2[c] = 2.0 * ow[c];
+        if (sig == 1) {
+            real Az[3] = {Ri[2], Ri[5], Ri[8]}, u[3], v[3];
+            cross(wdp, Az, u); cross(wp, Az, v); cross(wp, v, v);
+            for (int c = 0; c < 3; c++) u[c] += v[c];
+            mat_t_vec(Ri, u, own);
+        }
+        const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
+        real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])}, wMS[3], Jw[3], u[3], v[3];
+        cross(wi, MSv, wMS); cross(wi, wMS, u); cross(wdi, MSv, t);
+        for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * vdi[c] + t[c] + u[c];
+        cmat_vec(J, wi, Jw); cross(wi, Jw, u); cmat_vec(J, wdi, t); ccross(MS, vdi, v);
+        for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
+        if (job->wrench) {
+            load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
+            for (int c = 0; c < 3; c++) { f[3 * i + c] += E[c]; mo[3 * i + c] += E[3 + c]; }
+        }
+        real qdk = kk >= 0 ? QD[kk] : splat(0.0);
+        for (long g = 0; g < G; g++) {
+            lmask live = none, up = none, own_q = none, own_qd = none;   /* lanes: k < K, k < Ka, own joint */
+            for (int l = 0; l < RD_LANES; l++) {
+                long col = g * RD_LANES + l, half = col / n, k = col % n;
+                if (col >= D) continue;
+                live[l] = k < K ? -1 : 0;
+                up[l] = k < Ka ? -1 : 0;
+                own_q[l] = half == 0 && k == kk ? -1 : 0;
+                own_qd[l] = half == 1 && k == kk ? -1 : 0;
+            }
+            real *tb = TB + (i * G + g) * 6;
+            real *tf = TF + (i * G + g) * 9, *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
+            real dwp[3], dwdp[3], dvdp[3];
+            if (a >= 0) {
+                const real *tp = TF + (a * G + g) * 9;
+                vsel3(tp, up, dwp); vsel3(tp + 3, up, dwdp); vsel3(tp + 6, up, dvdp);
+            } else {
+                vsel3(zero3, none, dwp); vsel3(zero3, none, dwdp); vsel3(zero3, none, dvdp);
+            }
+            real dX[3], x1[3], x2[3], x3[3], s[3];
+            mat_t_vec(Ri, dwp, dw); mat_t_vec(Ri, dwdp, dwd);
+            cross(dwdp, P, dX); cross(dwp, wP, x1); cross(dwp, P, x2); cross(wp, x2, x3);
+            for (int c = 0; c < 3; c++) dX[c] += dvdp[c] + x1[c] + x3[c];
+            mat_t_vec(Ri, dX, dvd);
+            if (sig == 0) {
+                for (int c = 0; c < 3; c++) {
+                    dw[c] += vsel(ow[c], own_q); dwd[c] += vsel(owd[c], own_q); dvd[c] += vsel(ov[c], own_q);
+                }
+                real cz[3];
+                cross_z(dw, cz);
+                for (int c = 0; c < 3; c++) dwd[c] += qdk * cz[c];
+                dw[2] += vsel(splat(1.0), own_qd);
+                for (int c = 0; c < 3; c++) dwd[c] += vsel(ow[c], own_qd);
+            } else if (sig == 1) {
+                for (int c = 0; c < 3; c++) dvd[c] += vsel(own[c], own_q);
+                real cz[3];
+                cross_z(dw, cz);
+                for (int c = 0; c < 3; c++) dvd[c] += 2.0 * qdk * cz[c];
+                for (int c = 0; c < 3; c++) dvd[c] += vsel(ow2[c], own_qd);
+            }
+            cross(dwd, MSv, x1); cross(dw, wMS, x2); cross(dw, MSv, x3); cross(wi, x3, x3);
+            for (int c = 0; c < 3; c++) tb[c] = vsel(m->M[i] * dvd[c] + x1[c] + x2[c] + x3[c], live);
+            cmat_vec(J, dwd, x1); cross(dw, Jw, x2); cmat_vec(J, dw, x3); cross(wi, x3, x3);
+            ccross(MS, dvd, s);
+            for (int c = 0; c < 3; c++) tb[3 + c] = vsel(x1[c] + x2[c] + x3[c] + s[c], live);
+        }
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
+        if (kk >= 0)
+            for (long col = 0; col < D; col++) {
+                long half = col / n, k = col % n;
+                out[(half * n + kk) * n + k] = TB[(i * G + col / RD_LANES) * 6 + (sig == 0 ? 5 : 2)][col % RD_LANES];
+            }
+        if (a < 0) continue;
+        real Af[3], Am[3], t[3], of[3], om[3], pown[3];
+        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
+        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
+        if (sig == 0) {
+            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
+            mat_vec(Ri, zf, of); mat_vec(Ri, zm, om);
+        } else if (sig == 1) {
+            real Az[3] = {Ri[2], Ri[5], Ri[8]};
+            cross(Az, Af, pown);
+        }
+        for (long g = 0; g < G; g++) {
+            lmask mine = none;   /* the lane of direction q_kk */
+            if (kk >= 0 && kk / RD_LANES == g) mine[kk % RD_LANES] = -1;
+            const real *tb = TB + (i * G + g) * 6;
+            real *ta = TB + (a * G + g) * 6, dAf[3], dAm[3], x[3];
+            mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
+            if (sig == 0) for (int c = 0; c < 3; c++) { dAf[c] += vsel(of[c], mine); dAm[c] += vsel(om[c], mine); }
+            else if (sig == 1) for (int c = 0; c < 3; c++) dAm[c] += vsel(pown[c], mine);
+            cross(P, dAf, x);
+            for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
+        }
+    }
+    if (job->friction)
+        for (int k = 0; k < n; k++) out[((long)n + k) * n + k] += m->Fv[k];
+    int finite = 1;
+    for (long k = 0; k < D * n; k++) finite &= out[k] - out[k] == 0.0;
+    return finite ? 0 : RD_NONFINITE;
+}
 RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
+    if (job->count - s0 == 1) return deriv1_block(job, s0, W);   /* one state: its directions in the lanes */
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
     long D = 2 * (long)n;
@@ -845,6 +989,32 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
             for (int k = 0; k < j; k++) t -= A[i * n + k] * A[j * n + k];
             A[i * n + j] = t * inv;
         }
+    }
+    if (count == 1) {   /* one state: L is the same in every lane, four right-hand sides side by side instead */
+        double *out = job->out + s0 * 3 * nn;
+        for (int r0 = 0; r0 < 3 * n; r0 += RD_LANES) {
+            for (int i = 0; i < n; i++) {   /* L y = b, the operations of the loop below lane by lane */
+                real t;
+                for (int l = 0; l < RD_LANES; l++) {
+                    int r = r0 + l < 3 * n ? r0 + l : 3 * n - 1, part = r / n, col = r % n;
+                    t[l] = part < 2 ? -Dr[part * nn + (long)i * n + col] : (i == col ? 1.0 : 0.0);
+                }
+                for (int k = 0; k < i; k++) t -= A[i * n + k] * y[k];
+                y[i] = t * A[i * n + i];
+            }
+            for (int i = n - 1; i >= 0; i--) {
+                real t = y[i];
+                for (int k = i + 1; k < n; k++) t -= A[k * n + i] * y[k];
+                y[i] = t * A[i * n + i];
+            }
+            for (int l = 0; l < RD_LANES && r0 + l < 3 * n; l++) {
+                int r = r0 + l, part = r / n, col = r % n;
+                for (int i = 0; i < n; i++) out[part * nn + (long)i * n + col] = y[i][l];
+            }
+        }
+        int finite = 1;
+        for (long k = 0; k < 3 * nn; k++) finite &= out[k] - out[k] == 0.0;
+        return finite ? 0 : RD_NONFINITE;
     }
     for (int r = 0; r < 3 * n; r++) {   /* column r % n of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ */
         int part = r / n, col = r % n;
