@@ -40,6 +40,14 @@ def test_kernel_equals_numpy_recursion(seed, tree, fixed, wrenched):
     out = native.inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=W, gravity=g)
     assert out.shape == (6, 2, robot.n, robot.n)
     assert rel(out, numpy_derivatives(robot, q, qd, qdd, g, W)) < 1e-12
+    # one state alone (its directions in the lanes) gives the bits of its row in the batch
+    one = native.inverse_dynamics_derivatives(robot, q[5], qd[5], qdd[5], gravity=g,
+                                              wrenches=None if W is None else W[5])
+    np.testing.assert_array_equal(one, out[5])
+    fd = native.forward_dynamics_derivatives(robot, q[:5], qd[:5], qdd[:5], wrenches=None if W is None else W[:5],
+                                             gravity=g)
+    np.testing.assert_array_equal(native.forward_dynamics_derivatives(
+        robot, q[4], qd[4], qdd[4], wrenches=None if W is None else W[4], gravity=g), fd[4])
 
 
 @pytest.mark.parametrize("seed, tree", [(3, False), (8, True), (21, True)])
