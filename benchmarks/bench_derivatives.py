@@ -1,14 +1,23 @@
-"""Inverse-dynamics derivatives: robodyn (batched forward-mode Newton–Euler) vs a Python loop over Pinocchio's
-`computeRNEADerivatives`.
+"""Dynamics derivatives: robodyn (robodyn.native's compiled kernels) vs Pinocchio from Python, batched and one state.
 
 Run from the repository root:
 
-    python benchmarks/bench_derivatives.py                      # panda and wam7, 10^4 states
-    python benchmarks/bench_derivatives.py --robots panda --batch 1000 --repeat 3
+    PYTHONPATH=src:. python benchmarks/bench_derivatives.py                 # panda, wam7, n = 25; 1000 states
+    PYTHONPATH=src:. python benchmarks/bench_derivatives.py --robots panda --batch 1000 --repeat 3
 
-Prints microseconds per state (best of --repeat runs) and the ratio Pinocchio/robodyn (> 1: robodyn is faster).
-Before timing, both libraries' ∂Γ/∂q and ∂Γ/∂q̇ are compared on the benchmark states (they must agree to 1e-9
-relative). Friction is left out (Pinocchio has none).
+Two quantities, five derivatives:
+
+- ∂Γ/∂q, ∂Γ/∂q̇: ``rd.inverse_dynamics_derivatives`` vs ``pin.computeRNEADerivatives``;
+- ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ: ``rd.forward_dynamics_derivatives`` vs ``pin.computeABADerivatives``.
+
+Batched: robodyn's call on the whole (N, n) batch vs a Python loop of Pinocchio's call over the N states (results
+copied out of ``data``). One state: a 1-D state per call, both from Python. Before timing, both libraries' results
+are compared on the benchmark states (relative difference printed; Pinocchio's A⁻¹ fills its upper triangle).
+Friction is left out (Pinocchio has none). Every variant of a row runs interleaved in each round, best round kept
+(a burst of load from other processes hits all of them). Ratio = Pinocchio time / robodyn time (> 1: robodyn is
+faster); targets: batched ≥ 1, one state ≥ 0.5. ``% peak`` = the traced operation count of the NumPy recursions
+(robodyn.analysis; ∂q̈ adds the articulated-body and composite-link counts and n³/3 + 6n³ for the Cholesky
+factorisation and 3n triangular solves) × robodyn's states/s ÷ the machine's float64 peak (printed).
 """
 
 from __future__ import annotations
@@ -16,6 +25,8 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
+import time
+import timeit
 from pathlib import Path
 
 import numpy as np
@@ -23,52 +34,124 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import robodyn as rd  # noqa: E402
+from robodyn.analysis.opcount import count_operations  # noqa: E402
+from robodyn.analysis.traced import counting, traced_array  # noqa: E402
+from robodyn.dynamics import derivatives  # noqa: E402
 from robodyn.dynamics.friction_models import frictionless  # noqa: E402
-from _timing import best_time  # noqa: E402
+from _timing import flops, machine_peak  # noqa: E402
 
+
+def robot_named(name: str) -> rd.Robot:
+    if name.isdigit():  # a random revolute chain of that many joints
+        from tests.support.random_robots import random_robot
+
+        return frictionless(random_robot(int(name), nf=int(name), prismatic=False, friction=False))
+    return frictionless(rd.load(name))
+
+
+def derivative_flops(robot) -> tuple[int, int]:
+    """Traced operation counts of ∂Γ (the NumPy forward-mode recursion) and of ∂q̈ (see the module docstring)."""
+    rng = np.random.default_rng(1)
+    args = [traced_array(rng.uniform(-1.5, 1.5, (1, robot.n))) for _ in range(3)]
+    with counting() as tally:  # the recursion itself: the public function converts its input to float64
+        derivatives._rnea_tangents(robot, *args, robot.gravity, None)
+    d_tau = flops(tally)
+    n = robot.n
+    solve = n**3 // 3 + 6 * n**3
+    return d_tau, d_tau + flops(count_operations(robot, "forward", "recursive")[0]) + \
+        flops(count_operations(robot, "inertia", "composite")[0]) + solve
+
+
+def interleaved(variants, repeat: int) -> list[float]:
+    """Best wall time (s) of each callable over ``repeat`` rounds, the variants run one after the other per round."""
+    best = [np.inf] * len(variants)
+    for r in range(repeat):
+        for j in range(len(variants)):  # the order rotates from round to round
+            k = (j + r) % len(variants)
+            t = time.perf_counter()
+            variants[k]()
+            best[k] = min(best[k], time.perf_counter() - t)
+    return best
+
+
+def per_call(f, repeat: int) -> float:
+    timer = timeit.Timer(f)
+    number = max(1, timer.autorange()[0] // 10)
+    return min(timer.repeat(1, number)) / number
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--robots", nargs="+", default=["panda", "wam7"])
-    parser.add_argument("--batch", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--robots", nargs="+", default=["panda", "wam7", "25"],
+                        help="robot names, or a number of joints for a random revolute chain")
+    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     import pinocchio as pin
 
     from tests.support.pin_bridge import PinRobot
 
+    peak, how = machine_peak()
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, Pinocchio {pin.__version__}; "
-          f"{args.batch} states per call, best of {args.repeat}")
-    print("| robot | n | states | robodyn µs/state | Pinocchio loop µs/state | Pinocchio/robodyn |")
-    print("|---|---:|---:|---:|---:|---:|")
+          f"{args.batch} states per batch, best of {args.repeat} interleaved rounds; peak {peak / 1e9:.0f} GFLOP/s = {how}")
+    print("| robot | n | derivative | batch rd µs/state | Pin loop µs/state | Pin/rd | % peak "
+          "| 1 state rd µs | Pin µs | Pin/rd | max rel diff |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.robots:
-        robot = frictionless(rd.load(name))
+        robot = robot_named(name)
         pr = PinRobot(robot)
+        model, data = pr.model, pr.data
         rng = np.random.default_rng(0)
-        q, qd, qdd = (rng.uniform(-2, 2, (args.batch, robot.n)) for _ in range(3))
-        qs, vs, as_ = (np.array([pr._in(x) for x in arr]) for arr in (q, qd, qdd))
+        N = args.batch
+        q, qd, qdd = (rng.uniform(-2, 2, (N, robot.n)) for _ in range(3))
+        tau = rd.inverse_dynamics(robot, q, qd, qdd)
+        qs, vs, as_, ts = (np.array([pr._in(x) for x in arr]) for arr in (q, qd, qdd, tau))
         ix = np.ix_(pr.perm, pr.perm)
 
-        def pin_loop():
+        def pin_rnea():
+            return [tuple(x.copy() for x in pin.computeRNEADerivatives(model, data, qs[k], vs[k], as_[k])[:2])
+                    for k in range(N)]
+
+        def pin_aba():
             out = []
-            for k in range(args.batch):
-                dq, dv, _ = pin.computeRNEADerivatives(pr.model, pr.data, qs[k], vs[k], as_[k])
-                out.append((dq.copy(), dv.copy()))
+            for k in range(N):
+                pin.computeABADerivatives(model, data, qs[k], vs[k], ts[k])
+                out.append((data.ddq_dq.copy(), data.ddq_dv.copy(), data.Minv.copy()))
             return out
 
-        ours = rd.inverse_dynamics_derivatives(robot, q, qd, qdd)
-        ref = pin_loop()
-        for k in range(0, args.batch, max(1, args.batch // 100)):
-            scale = max(np.abs(ref[k][0]).max(), np.abs(ref[k][1]).max())
-            for mine, theirs in ((ours[0][k], ref[k][0][ix]), (ours[1][k], ref[k][1][ix])):
-                if np.abs(mine - theirs).max() > 1e-9 * scale:
-                    print(f"{name}: robodyn and Pinocchio disagree at state {k}", file=sys.stderr)
-                    return 1
-        t_rd = best_time(lambda: rd.inverse_dynamics_derivatives(robot, q, qd, qdd), args.repeat)
-        t_pin = best_time(pin_loop, args.repeat)
-        us = 1e6 / args.batch
-        print(f"| {name} | {robot.n} | {args.batch} | {t_rd * us:.3f} | {t_pin * us:.3f} | {t_pin / t_rd:.2f} |")
+        def rd_rnea():
+            return rd.inverse_dynamics_derivatives(robot, q, qd, qdd)
+
+        def rd_aba():
+            return rd.forward_dynamics_derivatives(robot, q, qd, tau)
+
+        def diff(ours, theirs):
+            worst = 0.0
+            for k in range(0, N, max(1, N // 50)):
+                for mine, ref in zip((o[k] for o in ours), theirs[k]):
+                    ref = ref[ix]
+                    if mine.shape == ref.shape and np.allclose(np.tril(ref, -1), 0) and not np.allclose(np.tril(mine, -1), 0):
+                        ref = np.triu(ref) + np.triu(ref, 1).T  # Pinocchio's A⁻¹: upper triangle
+                    worst = max(worst, np.abs(mine - ref).max() / max(1.0, np.abs(ref).max()))
+            return worst
+
+        d_rnea, d_aba = diff(rd_rnea(), pin_rnea()), diff(rd_aba(), pin_aba())
+        t_rd_r, t_pin_r, t_rd_a, t_pin_a = interleaved((rd_rnea, pin_rnea, rd_aba, pin_aba), args.repeat)
+        one = [np.inf] * 4
+        for _ in range(args.repeat):
+            for k, f in enumerate((lambda: rd.inverse_dynamics_derivatives(robot, q[0], qd[0], qdd[0]),
+                                   lambda: pin.computeRNEADerivatives(model, data, qs[0], vs[0], as_[0]),
+                                   lambda: rd.forward_dynamics_derivatives(robot, q[0], qd[0], tau[0]),
+                                   lambda: pin.computeABADerivatives(model, data, qs[0], vs[0], ts[0]))):
+                one[k] = min(one[k], per_call(f, 1))
+        f_rnea, f_aba = derivative_flops(robot)
+        us = 1e6 / N
+        for label, t_rd, t_pin, s_rd, s_pin, fl, d in (
+                ("∂Γ/∂q, ∂Γ/∂q̇", t_rd_r, t_pin_r, one[0], one[1], f_rnea, d_rnea),
+                ("∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ", t_rd_a, t_pin_a, one[2], one[3], f_aba, d_aba)):
+            frac = fl * N / t_rd / peak * 100
+            print(f"| {robot.name} | {robot.n} | {label} | {t_rd * us:.3f} | {t_pin * us:.3f} | {t_pin / t_rd:.2f} "
+                  f"| {frac:.1f} | {s_rd * 1e6:.2f} | {s_pin * 1e6:.2f} | {s_pin / s_rd:.2f} | {d:.1e} |", flush=True)
     return 0
 
 

@@ -8,24 +8,39 @@ Run:  PYTHONPATH=src:. python benchmarks/bench_native.py [--states 1000] [--size
 Robots: puma560 for n = 6, random revolute serial chains (tests/support/random_robots.py) for larger n. Pinocchio
 runs the same robot through tests/support/pin_bridge.py, one C++ call per state in a Python loop (its regressor is
 computeJointTorqueRegressor). Each quantity is first checked to agree (relative difference printed), then timed,
-every variant interleaved in each round: best wall time of --repeat rounds, µs per state. "Pin/rd" is Pinocchio's
-time over the default call's: > 1 means robodyn is faster (the target is >= 3). "1->N thr" is the kernels' time on
-1 thread over their time on every core this process may use.
+every variant interleaved in each round (in an order that rotates from round to round): best wall time of
+--repeat rounds, µs per state. "Pin/rd" is Pinocchio's
+time over the default call's: > 1 means robodyn is faster (the target is >= 5 for inverse dynamics, the inertia
+matrix and forward dynamics). "1->N thr" is the kernels' time on 1 thread over their time on every core this process
+may use. "% peak" is the default call's floating-point rate, the traced operation count of the same algorithm
+(robodyn.analysis.opcount: Newton–Euler, composite links, the articulated-body recursion; multiplications, divisions
+and additions, not sin/cos) × states/s, over the machine's float64 peak (benchmarks/_timing.machine_peak: cores ×
+clock × FLOP/cycle from /proc/cpuinfo, printed).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 import robodyn as rd
 from robodyn import native
+from robodyn.analysis.opcount import count_operations
 from tests.support.pin_bridge import PinRobot
 from tests.support.random_robots import random_robot
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import flops, machine_peak  # noqa: E402
+
+#: quantity -> (kind, method) of robodyn.analysis.opcount for its operation count
+_COUNTED = {"inverse dyn.": ("inverse", "newton_euler"), "inertia matrix": ("inertia", "composite"),
+            "forward dyn.": ("forward", "recursive")}
 
 
 def numpy_path(f):
@@ -56,10 +71,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     cores = len(os.sched_getaffinity(0))
+    peak, how = machine_peak()
     print(f"{args.states} states per call, µs per state; robodyn.native threaded: {native.threaded()}, "
-          f"{cores} core(s); pin {pin.__version__}")
+          f"{cores} core(s); pin {pin.__version__}; peak {peak / 1e9:.0f} GFLOP/s = {how}")
     print(f"{'n':>4} {'quantity':<15} {'rd default':>10} {'1 thread':>9} {f'{cores} thr':>9} {'1->N thr':>8} "
-          f"{'NumPy':>9} {'Pin loop':>9} {'Pin/rd':>7} {'max rel diff':>12}")
+          f"{'NumPy':>9} {'Pin loop':>9} {'Pin/rd':>7} {'% peak':>7} {'max rel diff':>12}")
     for n in (int(s) for s in args.sizes.split(",")):
         robot = robot_of_size(n)
         p = PinRobot(robot)
@@ -101,14 +117,18 @@ def main() -> None:
             diff = np.max(np.abs(a - ref)) / max(1.0, np.max(np.abs(ref)))
             variants = (fdefault, lambda: fn(1), lambda: fn(cores), fnp, fpin)
             times = [np.inf] * len(variants)
-            for _ in range(args.repeat):  # interleaved: a burst of load on the machine hits every variant alike
-                for k, f in enumerate(variants):
+            for r in range(args.repeat):  # interleaved: a burst of load on the machine hits every variant alike
+                for j in range(len(variants)):  # the order rotates: no variant always follows Pinocchio's loop
+                    k = (j + r) % len(variants)
                     t = time.perf_counter()
-                    f()
+                    variants[k]()
                     times[k] = min(times[k], time.perf_counter() - t)
             t_rd, t_one, t_all, t_np, t_pin = (t * 1e6 / args.states for t in times)
+            frac = "—"
+            if name in _COUNTED:
+                frac = f"{flops(count_operations(robot, *_COUNTED[name])[0]) / (t_rd * 1e-6) / peak * 100:.1f}"
             print(f"{robot.n:>4} {name:<15} {t_rd:>10.3f} {t_one:>9.3f} {t_all:>9.3f} {t_one / t_all:>8.2f} "
-                  f"{t_np:>9.3f} {t_pin:>9.3f} {t_pin / t_rd:>7.2f} {diff:>12.1e}", flush=True)
+                  f"{t_np:>9.3f} {t_pin:>9.3f} {t_pin / t_rd:>7.2f} {frac:>7} {diff:>12.1e}", flush=True)
 
 
 if __name__ == "__main__":

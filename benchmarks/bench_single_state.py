@@ -8,7 +8,7 @@ other method the kernel traced from its own equations, compiled to C after ``exe
 robot (built by tests/support/pin_bridge.py) through its raw Python bindings, ``pin.rnea(model, data, q, v, a)``
 etc., one call per state, timed right before the robodyn case it is compared with.  Each time is the best over
 ``--repeat`` runs of a timing loop, in µs per call; ratio = robodyn / Pinocchio (the targets: inverse_dynamics,
-gravity_torques, inertia_matrix ≤ 5× rnea / computeGeneralizedGravity / crba, forward_dynamics ≤ 5× aba, every
+gravity_torques, inertia_matrix ≤ 2× rnea / computeGeneralizedGravity / crba, forward_dynamics ≤ 2× aba, every
 other method ≤ 10×).  ``python µs`` is the same call with ROBODYN_NATIVE=0 (the straight-line Python kernel, as
 without a C compiler); ``first C ms`` the call that compiled the C kernel, or loaded it from robodyn's compile cache
 (``--cold``: an empty temporary cache, so that it is the compile).  ``--compiled`` also times ``rd.compile`` (needs
@@ -66,16 +66,16 @@ def rows_for(name: str, repeat: int, compiled: bool) -> list[tuple]:
         "aba": lambda: pin.aba(model, data, pq, pv, pt),
     }
     cases = [
-        ("inverse_dynamics", "newton_euler", "rnea", 5, lambda: rd.inverse_dynamics(robot, q, qd, qdd)),
+        ("inverse_dynamics", "newton_euler", "rnea", 2, lambda: rd.inverse_dynamics(robot, q, qd, qdd)),
         ("inverse_dynamics", "gibbs_appell", "rnea", 10,
          lambda: rd.inverse_dynamics(robot, q, qd, qdd, method="gibbs_appell")),
         ("inverse_dynamics", "spatial_operator", "rnea", 10,
          lambda: rd.inverse_dynamics(robot, q, qd, qdd, method="spatial_operator")),
-        ("gravity_torques", "newton_euler", "gravity", 5, lambda: rd.gravity_torques(robot, q)),
-        ("inertia_matrix", "composite", "crba", 5, lambda: rd.inertia_matrix(robot, q)),
+        ("gravity_torques", "newton_euler", "gravity", 2, lambda: rd.gravity_torques(robot, q)),
+        ("inertia_matrix", "composite", "crba", 2, lambda: rd.inertia_matrix(robot, q)),
         ("inertia_matrix", "walker_orin", "crba", 10, lambda: rd.inertia_matrix(robot, q, method="walker_orin")),
         ("inertia_matrix", "gibbs_appell", "crba", 10, lambda: rd.inertia_matrix(robot, q, method="gibbs_appell")),
-        ("forward_dynamics", "recursive", "aba", 5, lambda: rd.forward_dynamics(robot, q, qd, tau)),
+        ("forward_dynamics", "recursive", "aba", 2, lambda: rd.forward_dynamics(robot, q, qd, tau)),
         ("forward_dynamics", "cholesky", "aba", 10, lambda: rd.forward_dynamics(robot, q, qd, tau, method="cholesky")),
         ("forward_dynamics", "gibbs_appell", "aba", 10,
          lambda: rd.forward_dynamics(robot, q, qd, tau, method="gibbs_appell")),

@@ -29,8 +29,8 @@ SCRIPTS = {
         "bench_identification.py", [], ["--samples", "20000", "--repeat", "1", "--pin-states", "2000"]),
     "time-optimal path parameterisation (rd.time_optimal) vs toppra": (
         "bench_time_scaling.py", [], ["--grid", "100", "--repeat", "1"]),
-    "inverse-dynamics derivatives vs pin.computeRNEADerivatives": (
-        "bench_derivatives.py", [], ["--robots", "panda", "--batch", "1000", "--repeat", "2"]),
+    "dynamics derivatives vs pin.computeRNEADerivatives / computeABADerivatives, batched and one state": (
+        "bench_derivatives.py", [], ["--robots", "panda", "--batch", "300", "--repeat", "2"]),
     "simulation with friction (7 joints, 5 s at 1 kHz; every built-in robot over 2 s)": (
         "bench_simulation.py", [], ["--duration", "1", "--all-duration", "0.5"]),
     "single states (straight-line kernels) vs Pinocchio from Python": ("bench_single_state.py", [], []),

@@ -101,6 +101,9 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q.
         float32 input gives float32.
     """
+    A = executor.native_single(robot, "inertia_matrix", q)  # one float64 state first: no layer in between
+    if A is not None:
+        return A
     check_robot(robot)
     def entries(q_block):
         for (i, j), value in inertia_entries(robot, q_block):

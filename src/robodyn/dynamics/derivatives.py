@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.arrays import as_real_array, check_array, finite_array, finite_result
+from robodyn.dynamics import executor
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import check_robot
 from robodyn.dynamics.friction_models import DiscontinuousFriction, friction_model
@@ -300,6 +301,22 @@ def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
     return batch, (a["q"].astype(float), a["qd"].astype(float), a["qdd"].astype(float)), np.asarray(g, float), W
 
 
+def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
+    """∂Γ/∂q, ∂Γ/∂q̇ (..., n, n) of the rigid-body recursion on checked float64 arrays: robodyn.native's compiled
+    kernel where the executor hands it the batch, else :func:`_rnea_tangents` (the same equations in NumPy)."""
+    n = robot.n
+    if executor.takes_derivatives(q.dtype):
+        a = {"q": q, "qd": qd, "qdd": qdd}
+        if gravity is not None:
+            a["gravity"] = g
+        if W is not None:
+            a["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
+        out = executor.run_batch(robot, "inverse_dynamics_derivatives", batch, a, friction=False)
+        return out[..., 0, :, :], out[..., 1, :, :]
+    _, dtau = _rnea_tangents(robot, q, qd, qdd, g, W)
+    return np.swapaxes(dtau[..., :n, :], -1, -2), np.swapaxes(dtau[..., n:, :], -1, -2).copy()
+
+
 def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction=None):
     """∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94], analytically.
 
@@ -321,11 +338,13 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
     -------
     dtau_dq, dtau_dqd : ndarray (..., n, n), [i, k] = ∂Γ_i/∂q_k, ∂Γ_i/∂q̇_k (N m/rad, N m s/rad | N/m, N s/m)
     """
+    if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
+        out = executor.native_single(robot, "inverse_dynamics_derivatives", q, qd, qdd)
+        if out is not None:  # friction slope F_v included (robodyn.native serves robots without a Stribeck term)
+            return out[0], out[1]
     batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
-    _, dtau = _rnea_tangents(robot, q, qd, qdd, g, W)
-    dq = np.swapaxes(dtau[..., :n, :], -1, -2)
-    dqd = np.swapaxes(dtau[..., n:, :], -1, -2).copy()
+    dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity)
     model = DiscontinuousFriction() if friction is None else friction_model(friction)
     if not hasattr(model, "slope"):
         raise InputError(f"friction = {type(model).__name__}: its torque depends on an internal state; give "
@@ -352,10 +371,31 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     """
     from robodyn.dynamics import api
 
+    if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
+        out = executor.native_single(robot, "forward_dynamics_derivatives", q, qd, tau)
+        if out is not None:  # friction and its slope F_v included (robots without a Stribeck term)
+            return out[0], out[1], out[2]
     model = DiscontinuousFriction() if friction is None else friction_model(friction)
     if not hasattr(model, "slope"):
         raise InputError(f"friction = {type(model).__name__}: give 'smooth', 'discontinuous' or 'none'")
-    _, _, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    if not isinstance(robot, Robot):
+        raise InputError("robot must be a robodyn Robot")
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
+    if executor.takes_derivatives(dtype):
+        # q̈, A and ∂Γ in one compiled pass, with the robot's own friction [9.26]-[9.28] and its slope where it has
+        # no Stribeck term; any other friction is subtracted from Γ here and its slope added below
+        in_c = friction is None and not np.any(robot.Fst != 0)
+        args = {"q": a["q"], "qd": a["qd"], "tau": a["tau"] if in_c else a["tau"] - model.torque(robot, a["qd"])}
+        if gravity is not None:
+            args["gravity"] = check_array("gravity", gravity, (3,), (), np.float64)
+        if wrenches is not None:
+            W = check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64)
+            args["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
+        out = executor.run_batch(robot, "forward_dynamics_derivatives", batch, args, friction=in_c)
+        Ainv, dqd = out[..., 2, :, :], out[..., 1, :, :]
+        if not in_c:
+            dqd -= Ainv * model.slope(robot, a["qd"])[..., None, :]
+        return finite_result("forward_dynamics_derivatives", out[..., 0, :, :], dqd, Ainv)
     q, qd, tau = (a[k].astype(float) for k in ("q", "qd", "tau"))
     from robodyn.dynamics.friction_models import frictionless
 

@@ -9,6 +9,8 @@ Every numeric entry point computes the same equations on one of these paths, and
   compiled to C (:mod:`robodyn.dynamics.fast_c`) and loaded from robodyn's compile cache;
 - **a float64 batch of at least** :data:`MIN_BATCH` **states** (:func:`takes_batch`, :func:`run_batch`): the
   generic compiled kernels of robodyn.native, threaded over the states;
+- **the dynamics derivatives** (:func:`takes_derivatives`): every float64 call, one state (the single-state entry)
+  or a batch of any size, on robodyn.native's derivative kernels (∂Γ/∂q, ∂Γ/∂q̇; ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹);
 - **anything else** (float32, small batches, object arrays of counting scalars, a state a kernel declines): the
   NumPy recursions of the formulation, with their checks and messages.
 
@@ -62,6 +64,13 @@ def takes_batch(dtype, batch: tuple[int, ...]) -> bool:
     return enabled() and native.available()
 
 
+def takes_derivatives(dtype) -> bool:
+    """Whether the derivatives of a float64 batch of any size (:func:`robodyn.inverse_dynamics_derivatives`,
+    :func:`robodyn.forward_dynamics_derivatives`) run on robodyn.native's compiled kernels (available,
+    ROBODYN_NATIVE not 0): their O(n²) work per state outweighs the call from the first state."""
+    return np.dtype(dtype) == _F64 and enabled() and native.available()
+
+
 def run_batch(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction: bool = True) -> np.ndarray:
     """``kind`` on a checked batch for which :func:`takes_batch` holds, on the generic kernels
     (:func:`robodyn.native.run_checked`)."""
@@ -71,9 +80,10 @@ def run_batch(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction
 def native_single(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     """One state on the compiled single-state entry of the generic kernels (:func:`robodyn.native.single_state`),
     or None (switched off, not available, an argument it does not take)."""
-    if not enabled():
-        return None
-    return native.single_state(robot, kind, q, b, c, gravity)
+    # ROBODYN_NATIVE unset, the common case, read inline: this path's whole budget is about a microsecond
+    if (_ENVIRON is not None and _ENVIRON.get(_SWITCH) is None) or enabled():
+        return native.single_state(robot, kind, q, b, c, gravity)
+    return None
 
 
 def kernel(robot, name: str, build, counts: dict[str, int]):
@@ -223,8 +233,10 @@ def default_single(robot, name: str, kernel_of, names: tuple, arrays: tuple, gra
     ``names``, result checked finite; the default methods have no kernel of their own in C: robodyn.native serves
     them); None when the general path must run (a batch, another dtype, NaN/inf, a state a kernel hands back).
     The Python kernel's inputs are only assembled when the compiled entry declines."""
-    if enabled():
-        out = native.single_state(robot, name, *arrays, gravity=gravity)
+    if (_ENVIRON is not None and _ENVIRON.get(_SWITCH) is None) or enabled():  # see native_single
+        # positional arguments: a keyword costs a dictionary per call
+        out = native.single_state(robot, name, *arrays, gravity) if len(arrays) == 3 else \
+            native.single_state(robot, name, arrays[0], None, None, gravity)
         if out is not None:
             return out
     out = call(robot, name, kernel_of, names, arrays, gravity, use_c=False)

@@ -10,7 +10,11 @@ They implement:
 - inverse dynamics by Newton–Euler, Khalil & Dombre [9.84]–[9.94] (:func:`inverse_dynamics`, :func:`gravity_torques`),
 - the inertia matrix by composite links, Khalil & Dombre Appendix 8 (:func:`inertia_matrix`),
 - direct dynamics by the O(n) articulated-body recursion, Khalil & Dombre §9.7.2 (:func:`forward_dynamics`),
-- the regressor of the standard parameters, Khalil & Dombre [9.36] (:func:`regressor`).
+- the regressor of the standard parameters, Khalil & Dombre [9.36] (:func:`regressor`),
+- ∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body inverse dynamics by forward-mode differentiation of the Newton–Euler
+  recursion (Carpentier & Mansard's recursive derivatives in Khalil's link frames;
+  :func:`inverse_dynamics_derivatives`), and the derivatives of the direct dynamics through a Cholesky
+  factorisation of A(q) (:func:`forward_dynamics_derivatives`).
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
@@ -49,7 +53,8 @@ from robodyn.model.workspace import WORKSPACE
 
 _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 #: kinds of the C entries (kernels.c: rd_run)
-_KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor")
+_KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
+          "inverse_dynamics_derivatives", "forward_dynamics_derivatives")
 
 
 def _text(name: str) -> str:
@@ -227,23 +232,22 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
 
     ``kind``: "inverse_dynamics" (q, qd, qdd), "gravity_torques" (q), "inertia_matrix" (q) or
     "forward_dynamics" (q, qd, tau); friction of [9.26]–[9.28] and rotor inertias included as in robodyn's
-    functions. Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's);
-    anything else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that
-    overflows) returns None, and the caller's general path handles the call with its checks and messages.
+    functions; "inverse_dynamics_derivatives" (q, qd, qdd): (2, n, n), ∂Γ/∂q and ∂Γ/∂q̇ (friction slope F_v on its
+    diagonal); "forward_dynamics_derivatives" (q, qd, tau): (3, n, n), ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹ (friction included).
+    Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's); anything
+    else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that overflows)
+    returns None, and the caller's general path handles the call with its checks and messages.
     """
-    if not isinstance(robot, Robot) or \
-            (kind in ("inverse_dynamics", "forward_dynamics") and (b is None or c is None)):
+    if type(robot) is not Robot and not isinstance(robot, Robot):
         return None
-    single = WORKSPACE.get(robot, "native_single")
-    if single is None:
-        single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
-    if single is False:
-        return None
-    cap, g, entry, n = single
-    out = np.empty((n, n) if kind == "inertia_matrix" else n)
-    code = entry(cap, _KINDS.index(kind), q, q if b is None else b, q if c is None else c,
-                 g if gravity is None else gravity, out)
-    return out if code == 0 else None
+    run = WORKSPACE.get(robot, _SINGLE_KEYS[kind])
+    if run is None:
+        run = WORKSPACE.value(robot, _SINGLE_KEYS[kind], lambda: _single_runner(robot, kind))
+    return run(q, b, c, gravity) if run else None
+
+
+#: the per-robot workspace key of each kind's single-state runner
+_SINGLE_KEYS = types.MappingProxyType({kind: "native_single_" + kind for kind in _KINDS})
 
 
 def _single_model(robot: Robot):
@@ -253,6 +257,27 @@ def _single_model(robot: Robot):
         return False
     module = _module()
     return _capsule(robot, module), np.array(robot.gravity, dtype=np.float64), module.single, robot.n
+
+
+def _single_runner(robot: Robot, kind: str):
+    """``run(q, b, c, gravity)`` -> the result of one state of ``kind``, or None (see :func:`single_state`); False
+    where the entry cannot serve this robot (a Stribeck term, no kernels here).  Everything that does not depend
+    on the call (the model, the entry, the result's shape) is bound once: a call costs the C entry, which checks
+    its buffers, and one np.empty."""
+    single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
+        return False
+    cap, g0, entry, n = single
+    code = _KINDS.index(kind)
+    shape = {"inertia_matrix": (n, n), "inverse_dynamics_derivatives": (2, n, n),
+             "forward_dynamics_derivatives": (3, n, n)}.get(kind, (n,))
+    empty = np.empty
+
+    def run(q, b, c, gravity):
+        out = empty(shape)
+        return out if entry(cap, code, q, b, c, g0 if gravity is None else gravity, out) == 0 else None
+
+    return run
 
 
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
@@ -276,15 +301,23 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     with "gravity" / "wrenches" when given); the default algorithms call this for large float64 batches.
 
     ``friction``: Γ_f of [9.26]–[9.28] added to the inverse dynamics / subtracted from the torque of the direct
-    dynamics, or the regressor's friction columns. Returns float64 batch + (n,), (n, n) or (n, p).
+    dynamics, or the regressor's friction columns; for the derivatives, the friction slope F_v (no Stribeck term)
+    in ∂Γ/∂q̇ and, Γ_f subtracted from the torque, in ∂q̈/∂q̇. Returns float64 batch + (n,), (n, n) or (n, p).
     """
     module = _module()
     n, nf = robot.n, robot.nf
     count = int(np.prod(batch, dtype=np.int64))
     code = _KINDS.index(kind)
     stribeck = kind in ("inverse_dynamics", "forward_dynamics") and friction and bool(np.any(robot.Fst != 0))
+    if kind.endswith("_derivatives") and friction and np.any(robot.Fst != 0):
+        raise ModelError(f"robot '{robot.name}': robodyn's generic kernels have no Stribeck term in the friction "
+                         f"slope; give friction=False, or use robodyn.{kind}")
     if kind == "inverse_dynamics":
         names, tail = ("q", "qd", "qdd"), (n,)
+    elif kind == "inverse_dynamics_derivatives":
+        names, tail = ("q", "qd", "qdd"), (2, n, n)
+    elif kind == "forward_dynamics_derivatives":
+        names, tail = ("q", "qd", "tau"), (3, n, n)
     elif kind == "forward_dynamics":
         names, tail = ("q", "qd", "tau"), (n,)
     elif kind == "regressor":
@@ -382,5 +415,34 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, thr
     return run_checked(robot, "regressor", batch, a, friction=bool(friction), threads=threads)
 
 
-__all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "gravity_torques",
-           "inertia_matrix", "inverse_dynamics", "regressor", "threaded")
+def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction: bool = False,
+                                 threads: int | None = None) -> np.ndarray:
+    """∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body Newton–Euler inverse dynamics [9.84]–[9.94], compiled and threaded.
+
+    Forward-mode differentiation of the recursion, the equations of
+    :func:`robodyn.dynamics.derivatives.inverse_dynamics_derivatives` (which adds the friction slope; rotor
+    inertias contribute nothing). q, qd, qdd (..., n); wrenches (..., nf, 6) [f; m] exerted by link j on the
+    environment, in R_j; gravity (3,) or (..., 3) in R_0. Returns float64 (..., 2, n, n): [..., 0, i, k] =
+    ∂Γ_i/∂q_k, [..., 1, i, k] = ∂Γ_i/∂q̇_k, without friction (``friction=True``: its slope F_v, the robot's
+    [9.26]–[9.28] away from q̇ = 0 without a Stribeck term, on the diagonal of ∂Γ/∂q̇).
+    """
+    _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
+    return run_checked(robot, "inverse_dynamics_derivatives", batch, a, friction=friction, threads=threads)
+
+
+def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction: bool = True,
+                                 threads: int | None = None) -> np.ndarray:
+    """∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ of the direct dynamic model q̈ = A⁻¹(Γ − Γ_f − H) [9.96], compiled and threaded.
+
+    q̈ by the articulated-body recursion (the robot's friction subtracted from Γ), then ∂q̈/∂x = −A⁻¹ ∂Γ/∂x at that
+    q̈ (:func:`inverse_dynamics_derivatives`) and A⁻¹ by a Cholesky factorisation of the composite-link A(q).
+    Returns float64 (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹, with the robot's friction [9.26]–[9.28] (its slope
+    F_v away from q̇ = 0) as :func:`robodyn.forward_dynamics_derivatives`; ``friction=False`` leaves it out.
+    """
+    _, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
+    return run_checked(robot, "forward_dynamics_derivatives", batch, a, friction=friction, threads=threads)
+
+
+__all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",
+           "gravity_torques", "inertia_matrix", "inverse_dynamics", "inverse_dynamics_derivatives", "regressor",
+           "threaded")

@@ -75,6 +75,7 @@ typedef struct {
     const double *M;     /* nf */
     const double *Ia;    /* nf */
     const double *Fc, *Fv, *Foff;   /* n: friction of [9.26]-[9.28] without the Stribeck term */
+    int chain;           /* 1: a serial chain (parent[i] = i - 1): every pair of joints is on one path */
 } rd_model;
 
 /* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
@@ -94,6 +95,11 @@ RD_INLINE real splat(double x) { real v = {x, x, x, x}; return v; }
 RD_INLINE real vabs(real x) {
     lmask m = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
     return (real)((lmask)x & m);
+}
+RD_INLINE real vsqrt(real x) {
+    real r;
+    for (int l = 0; l < RD_LANES; l++) r[l] = sqrt(x[l]);
+    return r;
 }
 RD_INLINE real vsign(real x) {   /* sign(x) lane by lane: comparisons give -1 (true) or 0 */
     return __builtin_convertvector(x < 0.0, real) - __builtin_convertvector(x > 0.0, real);
@@ -327,7 +333,8 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     real *R = W, *p = R + 9 * nf, *Jc = p + 3 * nf, *MSc = Jc + 9 * nf, *Mc = MSc + 3 * nf, *R0 = Mc + nf,
          *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *A = Wr + 6 * nf, *Q = A + (long)n * n;
     load_lanes(job->q, s0, job->count, n, n, Q);
-    memset(A, 0, sizeof(real) * (size_t)n * n);
+    /* a chain's every entry is written below; a tree's joints on different branches leave zeros */
+    if (!m->chain) memset(A, 0, sizeof(real) * (size_t)n * n);
     for (int i = 0; i < nf; i++) {
         int a = m->parent[i];
         real *Ri = R + 9 * i, *pi = p + 3 * i, *R0i = R0 + 9 * i, *P0i = P0 + 3 * i, *Si = S + 6 * i;
@@ -654,16 +661,392 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
     return all_finite(&check, 1) ? 0 : RD_NONFINITE;
 }
 
+/* Derivatives ∂Γ/∂q, ∂Γ/∂q̇ of the Newton-Euler inverse dynamics [9.84]-[9.94] (with friction: its slope F_v
+ * on the diagonal of ∂Γ/∂q̇; I_a q̈ depends on neither), by forward-mode differentiation of the
+ * recursion (the idea of Carpentier and Mansard's recursive derivatives, in Khalil's link frames; the same
+ * equations as robodyn.dynamics.derivatives): every quantity carries its tangents along the 2n directions
+ * q_1..q_n, q̇_1..q̇_n.  Only the joint's own transform depends on q_k: ∂(R^T x)/∂q_k = (R^T x) × z for a
+ * revolute joint, ∂P/∂q_k = R z for a prismatic one.  The velocities and accelerations of frame i depend only on
+ * the joints of frames <= i (a(j) < j): their tangents are computed for those K_i columns of each half, the
+ * others being zero.  Out per state: (2, n, n), [0][j][k] = ∂Γ_j/∂q_k, [1][j][k] = ∂Γ_j/∂q̇_k. */
+RD_INLINE void cross_z(const real *a, real *out) { out[0] = a[1]; out[1] = -a[0]; out[2] = splat(0.0); }  /* a × z */
+static long deriv_work(const rd_model *m) {
+    long nf = m->nf, n = m->n, D = 2 * n;
+    return 27 * nf + 15 * nf * D + 3 * n + 3 + 6 + 2 * n * n + nf;
+}
+/* One state of deriv_block with its 2n directions four at a time in the lanes (filling the lanes with copies of one
+ * state would do the work four times): direction col = 4 g + l in lane l of group g, col < n: q_col, else
+ * q̇_{col-n}.  Each direction goes through the operations deriv_block gives it, in the same order (a term that
+ * deriv_block leaves out in a lane is added here as +0), so the numbers are the same.  Its work buffer,
+ * 27 nf + 15 nf ceil(2n / 4) + 3 n + 9 + nf vectors, fits in deriv_work's. */
+RD_INLINE real vsel(real x, lmask keep) { return (real)((lmask)x & keep); }   /* x where keep, else +0 */
+RD_INLINE void vsel3(const real *x, lmask keep, real *out) {
+    for (int c = 0; c < 3; c++) out[c] = vsel(x[c], keep);
+}
+RD_CLONES static int deriv1_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n;
+    long D = 2 * (long)n, G = (D + RD_LANES - 1) / RD_LANES;
+    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
+         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * G, *Q = TB + 6 * nf * G, *QD = Q + n,
+         *QDD = QD + n, *Gv = QDD + n, *E = Gv + 3;
+    int *Kf = (int *)(E + 6);
+    double *out = job->out + s0 * D * n;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, QDD);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, Gv);
+    forward_recursion(m, Q, QD, QDD, Gv, R, p, w, wd, Vd);
+    real zero3[3] = {{0}, {0}, {0}}, minus_g[3] = {-Gv[0], -Gv[1], -Gv[2]};
+    const lmask none = {0, 0, 0, 0};
+    int K = 0;
+    for (int i = 0; i < nf; i++) {
+        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        if (kk >= 0) K = kk + 1;
+        Kf[i] = K;
+        int Ka = a >= 0 ? Kf[a] : 0;
+        const real *Ri = R + 9 * i, *P = p + 3 * i;
+        const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
+                   *vdp = a >= 0 ? Vd + 3 * a : minus_g;
+        const real *wi = w + 3 * i, *wdi = wd + 3 * i, *vdi = Vd + 3 * i;
+        real wi0[3], wdi0[3], wP[3], X[3], t[3], RX[3], ow[3], owd[3], ov[3], own[3], ow2[3];
+        mat_t_vec(Ri, wp, wi0); mat_t_vec(Ri, wdp, wdi0);
+        cross(wp, P, wP); cross(wdp, P, X); cross(wp, wP, t);
+        for (int c = 0; c < 3; c++) X[c] += vdp[c] + t[c];
+        mat_t_vec(Ri, X, RX);
+        cross_z(wi0, ow); cross_z(wdi0, owd); cross_z(RX, ov);
+        for (int c = 0; c < 3; c++) ow2[c] = 2.0 * ow[c];
+        if (sig == 1) {
+            real Az[3] = {Ri[2], Ri[5], Ri[8]}, u[3], v[3];
+            cross(wdp, Az, u); cross(wp, Az, v); cross(wp, v, v);
+            for (int c = 0; c < 3; c++) u[c] += v[c];
+            mat_t_vec(Ri, u, own);
+        }
+        const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
+        real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])}, wMS[3], Jw[3], u[3], v[3];
+        cross(wi, MSv, wMS); cross(wi, wMS, u); cross(wdi, MSv, t);
+        for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * vdi[c] + t[c] + u[c];
+        cmat_vec(J, wi, Jw); cross(wi, Jw, u); cmat_vec(J, wdi, t); ccross(MS, vdi, v);
+        for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
+        if (job->wrench) {
+            load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
+            for (int c = 0; c < 3; c++) { f[3 * i + c] += E[c]; mo[3 * i + c] += E[3 + c]; }
+        }
+        real qdk = kk >= 0 ? QD[kk] : splat(0.0);
+        for (long g = 0; g < G; g++) {
+            lmask live = none, up = none, own_q = none, own_qd = none;   /* lanes: k < K, k < Ka, own joint */
+            for (int l = 0; l < RD_LANES; l++) {
+                long col = g * RD_LANES + l, half = col / n, k = col % n;
+                if (col >= D) continue;
+                live[l] = k < K ? -1 : 0;
+                up[l] = k < Ka ? -1 : 0;
+                own_q[l] = half == 0 && k == kk ? -1 : 0;
+                own_qd[l] = half == 1 && k == kk ? -1 : 0;
+            }
+            real *tb = TB + (i * G + g) * 6;
+            real *tf = TF + (i * G + g) * 9, *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
+            real dwp[3], dwdp[3], dvdp[3];
+            if (a >= 0) {
+                const real *tp = TF + (a * G + g) * 9;
+                vsel3(tp, up, dwp); vsel3(tp + 3, up, dwdp); vsel3(tp + 6, up, dvdp);
+            } else {
+                vsel3(zero3, none, dwp); vsel3(zero3, none, dwdp); vsel3(zero3, none, dvdp);
+            }
+            real dX[3], x1[3], x2[3], x3[3], s[3];
+            mat_t_vec(Ri, dwp, dw); mat_t_vec(Ri, dwdp, dwd);
+            cross(dwdp, P, dX); cross(dwp, wP, x1); cross(dwp, P, x2); cross(wp, x2, x3);
+            for (int c = 0; c < 3; c++) dX[c] += dvdp[c] + x1[c] + x3[c];
+            mat_t_vec(Ri, dX, dvd);
+            if (sig == 0) {
+                for (int c = 0; c < 3; c++) {
+                    dw[c] += vsel(ow[c], own_q); dwd[c] += vsel(owd[c], own_q); dvd[c] += vsel(ov[c], own_q);
+                }
+                real cz[3];
+                cross_z(dw, cz);
+                for (int c = 0; c < 3; c++) dwd[c] += qdk * cz[c];
+                dw[2] += vsel(splat(1.0), own_qd);
+                for (int c = 0; c < 3; c++) dwd[c] += vsel(ow[c], own_qd);
+            } else if (sig == 1) {
+                for (int c = 0; c < 3; c++) dvd[c] += vsel(own[c], own_q);
+                real cz[3];
+                cross_z(dw, cz);
+                for (int c = 0; c < 3; c++) dvd[c] += 2.0 * qdk * cz[c];
+                for (int c = 0; c < 3; c++) dvd[c] += vsel(ow2[c], own_qd);
+            }
+            cross(dwd, MSv, x1); cross(dw, wMS, x2); cross(dw, MSv, x3); cross(wi, x3, x3);
+            for (int c = 0; c < 3; c++) tb[c] = vsel(m->M[i] * dvd[c] + x1[c] + x2[c] + x3[c], live);
+            cmat_vec(J, dwd, x1); cross(dw, Jw, x2); cmat_vec(J, dw, x3); cross(wi, x3, x3);
+            ccross(MS, dvd, s);
+            for (int c = 0; c < 3; c++) tb[3 + c] = vsel(x1[c] + x2[c] + x3[c] + s[c], live);
+        }
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
+        if (kk >= 0)
+            for (long col = 0; col < D; col++) {
+                long half = col / n, k = col % n;
+                out[(half * n + kk) * n + k] = TB[(i * G + col / RD_LANES) * 6 + (sig == 0 ? 5 : 2)][col % RD_LANES];
+            }
+        if (a < 0) continue;
+        real Af[3], Am[3], t[3], of[3], om[3], pown[3];
+        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
+        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
+        if (sig == 0) {
+            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
+            mat_vec(Ri, zf, of); mat_vec(Ri, zm, om);
+        } else if (sig == 1) {
+            real Az[3] = {Ri[2], Ri[5], Ri[8]};
+            cross(Az, Af, pown);
+        }
+        for (long g = 0; g < G; g++) {
+            lmask mine = none;   /* the lane of direction q_kk */
+            if (kk >= 0 && kk / RD_LANES == g) mine[kk % RD_LANES] = -1;
+            const real *tb = TB + (i * G + g) * 6;
+            real *ta = TB + (a * G + g) * 6, dAf[3], dAm[3], x[3];
+            mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
+            if (sig == 0) for (int c = 0; c < 3; c++) { dAf[c] += vsel(of[c], mine); dAm[c] += vsel(om[c], mine); }
+            else if (sig == 1) for (int c = 0; c < 3; c++) dAm[c] += vsel(pown[c], mine);
+            cross(P, dAf, x);
+            for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
+        }
+    }
+    if (job->friction)
+        for (int k = 0; k < n; k++) out[((long)n + k) * n + k] += m->Fv[k];
+    int finite = 1;
+    for (long k = 0; k < D * n; k++) finite &= out[k] - out[k] == 0.0;
+    return finite ? 0 : RD_NONFINITE;
+}
+RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
+    if (job->count - s0 == 1) return deriv1_block(job, s0, W);   /* one state: its directions in the lanes */
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n;
+    long D = 2 * (long)n;
+    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
+         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * D, *Q = TB + 6 * nf * D, *QD = Q + n,
+         *QDD = QD + n, *G = QDD + n, *E = G + 3, *DT = E + 6;
+    int *Kf = (int *)(DT + 2 * (long)n * n);   /* Kf[i]: number of joints of frames <= i */
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, QDD);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
+    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
+    real zero3[3] = {{0}, {0}, {0}}, minus_g[3] = {-G[0], -G[1], -G[2]};
+    int K = 0;
+    for (int i = 0; i < nf; i++) {
+        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        if (kk >= 0) K = kk + 1;
+        Kf[i] = K;
+        int Ka = a >= 0 ? Kf[a] : 0;
+        const real *Ri = R + 9 * i, *P = p + 3 * i;
+        const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
+                   *vdp = a >= 0 ? Vd + 3 * a : minus_g;
+        const real *wi = w + 3 * i, *wdi = wd + 3 * i, *vdi = Vd + 3 * i;
+        real wi0[3], wdi0[3], wP[3], X[3], t[3], RX[3], ow[3], owd[3], ov[3], own[3];
+        mat_t_vec(Ri, wp, wi0); mat_t_vec(Ri, wdp, wdi0);
+        cross(wp, P, wP); cross(wdp, P, X); cross(wp, wP, t);
+        for (int c = 0; c < 3; c++) X[c] += vdp[c] + t[c];
+        mat_t_vec(Ri, X, RX);
+        cross_z(wi0, ow); cross_z(wdi0, owd); cross_z(RX, ov);
+        if (sig == 1) {   /* ∂P/∂q_k = R z: R^T (ω̇_a × Rz + ω_a × (ω_a × Rz)) */
+            real Az[3] = {Ri[2], Ri[5], Ri[8]}, u[3], v[3];
+            cross(wdp, Az, u); cross(wp, Az, v); cross(wp, v, v);
+            for (int c = 0; c < 3; c++) u[c] += v[c];
+            mat_t_vec(Ri, u, own);
+        }
+        /* link wrench values [9.88], [9.89] (+ the wrench on the environment) */
+        const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
+        real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])}, wMS[3], Jw[3], u[3], v[3];
+        cross(wi, MSv, wMS); cross(wi, wMS, u); cross(wdi, MSv, t);
+        for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * vdi[c] + t[c] + u[c];
+        cmat_vec(J, wi, Jw); cross(wi, Jw, u); cmat_vec(J, wdi, t); ccross(MS, vdi, v);
+        for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
+        if (job->wrench) {
+            load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
+            for (int c = 0; c < 3; c++) { f[3 * i + c] += E[c]; mo[3 * i + c] += E[3 + c]; }
+        }
+        real qdk = kk >= 0 ? QD[kk] : splat(0.0);
+        for (int half = 0; half < 2; half++) {
+            for (int k = 0; k < n; k++) {
+                long col = half * (long)n + k;
+                real *tb = TB + (i * D + col) * 6;
+                if (k >= K) { for (int c = 0; c < 6; c++) tb[c] = splat(0.0); continue; }
+                real *tf = TF + (i * D + col) * 9, *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
+                const real *tp = k < Ka ? TF + (a * D + col) * 9 : NULL;
+                const real *dwp = tp ? tp : zero3, *dwdp = tp ? tp + 3 : zero3, *dvdp = tp ? tp + 6 : zero3;
+                real dX[3], x1[3], x2[3], x3[3];
+                mat_t_vec(Ri, dwp, dw); mat_t_vec(Ri, dwdp, dwd);
+                cross(dwdp, P, dX); cross(dwp, wP, x1); cross(dwp, P, x2); cross(wp, x2, x3);
+                for (int c = 0; c < 3; c++) dX[c] += dvdp[c] + x1[c] + x3[c];
+                mat_t_vec(Ri, dX, dvd);
+                int own_q = half == 0 && k == kk, own_qd = half == 1 && k == kk;
+                if (sig == 0) {
+                    if (own_q) for (int c = 0; c < 3; c++) { dw[c] += ow[c]; dwd[c] += owd[c]; dvd[c] += ov[c]; }
+                    real cz[3];
+                    cross_z(dw, cz);
+                    for (int c = 0; c < 3; c++) dwd[c] += qdk * cz[c];
+                    if (own_qd) { dw[2] += 1.0; for (int c = 0; c < 3; c++) dwd[c] += ow[c]; }
+                } else if (sig == 1) {
+                    if (own_q) for (int c = 0; c < 3; c++) dvd[c] += own[c];
+                    real cz[3];
+                    cross_z(dw, cz);
+                    for (int c = 0; c < 3; c++) dvd[c] += 2.0 * qdk * cz[c];
+                    if (own_qd) for (int c = 0; c < 3; c++) dvd[c] += 2.0 * ow[c];
+                }
+                /* df = M dV̇ + dω̇ × MS + dω × (ω × MS) + ω × (dω × MS);
+                 * dm = J dω̇ + dω × Jω + ω × (J dω) + MS × dV̇ */
+                cross(dwd, MSv, x1); cross(dw, wMS, x2); cross(dw, MSv, x3); cross(wi, x3, x3);
+                for (int c = 0; c < 3; c++) tb[c] = m->M[i] * dvd[c] + x1[c] + x2[c] + x3[c];
+                cmat_vec(J, dwd, x1); cross(dw, Jw, x2); cmat_vec(J, dw, x3); cross(wi, x3, x3);
+                real x4[3];
+                ccross(MS, dvd, x4);
+                for (int c = 0; c < 3; c++) tb[3 + c] = x1[c] + x2[c] + x3[c] + x4[c];
+            }
+        }
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
+        if (kk >= 0)
+            for (long col = 0; col < D; col++) {
+                long half = col / n, k = col % n;
+                DT[(half * n + kk) * n + k] = TB[(i * D + col) * 6 + (sig == 0 ? 5 : 2)];
+            }
+        if (a < 0) continue;
+        real Af[3], Am[3], t[3], of[3], om[3], pown[3];
+        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
+        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
+        if (sig == 0) {   /* ∂(R x)/∂q_k = R (z × x) */
+            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
+            mat_vec(Ri, zf, of); mat_vec(Ri, zm, om);
+        } else if (sig == 1) {   /* ∂P/∂q_k × R f */
+            real Az[3] = {Ri[2], Ri[5], Ri[8]};
+            cross(Az, Af, pown);
+        }
+        for (long col = 0; col < D; col++) {
+            const real *tb = TB + (i * D + col) * 6;
+            real *ta = TB + (a * D + col) * 6, dAf[3], dAm[3], x[3];
+            mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
+            if (col == kk) {
+                if (sig == 0) for (int c = 0; c < 3; c++) { dAf[c] += of[c]; dAm[c] += om[c]; }
+                else if (sig == 1) for (int c = 0; c < 3; c++) dAm[c] += pown[c];
+            }
+            cross(P, dAf, x);
+            for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
+        }
+    }
+    if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
+        for (int k = 0; k < n; k++) DT[((long)n + k) * n + k] += m->Fv[k];
+    store_lanes(job->out, s0, job->count, 2 * (long)n * n, 2 * (long)n * n, DT);
+    return all_finite(DT, 2 * (long)n * n) ? 0 : RD_NONFINITE;
+}
+
+/* Derivatives of the direct dynamics q̈ = A⁻¹(Γ − Γ_f − H) [9.96]: differentiating A(q) q̈ + H(q, q̇) = Γ − Γ_f
+ * at the computed q̈ gives ∂q̈/∂q = −A⁻¹ ∂Γ/∂q|_q̈, ∂q̈/∂q̇ = −A⁻¹ ∂Γ/∂q̇|_q̈ (with friction, its slope F_v
+ * included) and ∂q̈/∂Γ = A⁻¹.  One block runs the articulated-body recursion (q̈, friction subtracted
+ * when asked), the composite-link inertia matrix and the inverse-dynamics derivatives on its states (their
+ * results passed as rows through the work buffer), then a Cholesky factorisation A = L Lᵀ per lane and 3n
+ * triangular solves.  Out per state (3, n, n). */
+static long fdd_work(const rd_model *m) {
+    long n = m->n, nn = n * n, most = aba_work(m), c = crba_work(m), d = deriv_work(m);
+    most = c > most ? c : most;
+    most = d > most ? d : most;
+    /* the rows of q̈ (4 n doubles), A (4 n²), ∂Γ (8 n²): n + 3 n² vectors; then A, ∂Γ, out as lanes; y */
+    return most + n + 3 * nn + nn + 2 * nn + 3 * nn + n + 1;
+}
+RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int n = m->n;
+    long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    long most = aba_work(m), c = crba_work(m), d = deriv_work(m);
+    most = c > most ? c : most;
+    most = d > most ? d : most;
+    double *QDDr = (double *)(W + most), *Ar = QDDr + RD_LANES * (long)n, *Dr = Ar + RD_LANES * nn;
+    real *A = W + most + n + 3 * nn, *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
+    rd_job sub = *job;   /* this block's states as a job of their own, results into the rows above */
+    sub.count = count;
+    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
+    sub.g = job->g + s0 * job->g_stride;
+    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)m->nf : NULL;
+    sub.out = QDDr;
+    int code = aba_block(&sub, 0, W);
+    if (code) return code;
+    sub.out = Ar;
+    code = crba_block(&sub, 0, W);
+    if (code) return code;
+    sub.x = QDDr; sub.out = Dr;
+    code = deriv_block(&sub, 0, W);
+    if (code) return code;
+    load_lanes(Ar, 0, count, nn, (int)nn, A);
+    load_lanes(Dr, 0, count, 2 * nn, (int)(2 * nn), DT);
+    for (int j = 0; j < n; j++) {   /* A = L Lᵀ, L in the lower triangle of A; its diagonal kept as 1/L_jj */
+        real s = A[j * n + j];
+        for (int k = 0; k < j; k++) s -= A[j * n + k] * A[j * n + k];
+        real inv = 1.0 / vsqrt(s);
+        A[j * n + j] = inv;
+        for (int i = j + 1; i < n; i++) {
+            real t = A[i * n + j];
+            for (int k = 0; k < j; k++) t -= A[i * n + k] * A[j * n + k];
+            A[i * n + j] = t * inv;
+        }
+    }
+    if (count == 1) {   /* one state: L is the same in every lane, four right-hand sides side by side instead */
+        double *out = job->out + s0 * 3 * nn;
+        for (int r0 = 0; r0 < 3 * n; r0 += RD_LANES) {
+            for (int i = 0; i < n; i++) {   /* L y = b, the operations of the loop below lane by lane */
+                real t;
+                for (int l = 0; l < RD_LANES; l++) {
+                    int r = r0 + l < 3 * n ? r0 + l : 3 * n - 1, part = r / n, col = r % n;
+                    t[l] = part < 2 ? -Dr[part * nn + (long)i * n + col] : (i == col ? 1.0 : 0.0);
+                }
+                for (int k = 0; k < i; k++) t -= A[i * n + k] * y[k];
+                y[i] = t * A[i * n + i];
+            }
+            for (int i = n - 1; i >= 0; i--) {
+                real t = y[i];
+                for (int k = i + 1; k < n; k++) t -= A[k * n + i] * y[k];
+                y[i] = t * A[i * n + i];
+            }
+            for (int l = 0; l < RD_LANES && r0 + l < 3 * n; l++) {
+                int r = r0 + l, part = r / n, col = r % n;
+                for (int i = 0; i < n; i++) out[part * nn + (long)i * n + col] = y[i][l];
+            }
+        }
+        int finite = 1;
+        for (long k = 0; k < 3 * nn; k++) finite &= out[k] - out[k] == 0.0;
+        return finite ? 0 : RD_NONFINITE;
+    }
+    for (int r = 0; r < 3 * n; r++) {   /* column r % n of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ */
+        int part = r / n, col = r % n;
+        for (int i = 0; i < n; i++) {   /* L y = b */
+            real t = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(i == col ? 1.0 : 0.0);
+            for (int k = 0; k < i; k++) t -= A[i * n + k] * y[k];
+            y[i] = t * A[i * n + i];
+        }
+        for (int i = n - 1; i >= 0; i--) {   /* Lᵀ x = y */
+            real t = y[i];
+            for (int k = i + 1; k < n; k++) t -= A[k * n + i] * y[k];
+            y[i] = t * A[i * n + i];
+        }
+        for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[i];
+    }
+    store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
+    return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
+}
+
 /* ---- the driver: blocks of RD_LANES states over threads ------------------------------------------------ */
 typedef int (*rd_block)(const rd_job *, long, real *);
-static const rd_block rd_blocks[5] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block};
+static const rd_block rd_blocks[7] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block,
+                                      fdd_block};
 static long rd_work(int kind, const rd_model *m) {
     switch (kind) {
     case 0: return rnea_work(m);
     case 1: return gravity_work(m);
     case 2: return crba_work(m);
     case 3: return aba_work(m);
-    default: return regressor_work(m);
+    case 4: return regressor_work(m);
+    case 5: return deriv_work(m);
+    default: return fdd_work(m);
     }
 }
 
@@ -683,7 +1066,8 @@ static long rd_task_blocks(void *arg, long b0, long b1) {
     return code;
 }
 
-/* Run kind (0 inverse dynamics, 1 gravity, 2 inertia matrix, 3 direct dynamics, 4 regressor) on every state
+/* Run kind (0 inverse dynamics, 1 gravity, 2 inertia matrix, 3 direct dynamics, 4 regressor, 5 inverse-dynamics
+ * derivatives, 6 direct-dynamics derivatives) on every state
  * of the job with up to `threads` threads (fewer when each would get less than about 2000 frame-states, where
  * starting a thread costs more than it saves).  Returns 0; k + 1 for the first singular joint k met (direct
  * dynamics); RD_NOMEM; RD_NONFINITE when a result is NaN/inf. */
@@ -702,12 +1086,17 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code: count states (out's length
  * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
  * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6); out writable,
- * (count, n), (count, n, n) or (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out zeroed).  The GIL is
+ * (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out zeroed) or
+ * (count, 2, n, n) (inverse-dynamics derivatives, friction: F_v added to ∂Γ/∂q̇) or (count, 3, n, n)
+ * (direct-dynamics derivatives, friction: subtracted from x as in kind 3, its slope F_v included).  The GIL is
  * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.
  * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (a buffer of another
  * type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
  * kind 0: inverse dynamics (q, qd, qdd) with friction and Ia; 1: gravity torques (q; b, c ignored);
- * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction. */
+ * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction; 5: ∂Γ/∂q and
+ * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
+ * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
+#define RD_STACK_WORK 32768
 typedef struct { rd_model m; int *ints; double *doubles; } rd_packed;
 
 static void rd_capsule_free(PyObject *cap) {
@@ -739,6 +1128,8 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
             p->m.RA = d; p->m.pA = d + 9 * nf; p->m.theta = d + 12 * nf; p->m.r = d + 13 * nf;
             p->m.J = d + 14 * nf; p->m.MS = d + 23 * nf; p->m.M = d + 26 * nf; p->m.Ia = d + 27 * nf;
             p->m.Fc = d + 28 * nf; p->m.Fv = p->m.Fc + n; p->m.Foff = p->m.Fv + n;
+            p->m.chain = 1;
+            for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
         }
     }
     PyBuffer_Release(&bi); PyBuffer_Release(&bd);
@@ -769,14 +1160,15 @@ static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t n
     long kind = PyLong_AsLong(args[1]), threads = PyLong_AsLong(args[2]);
     int friction = PyObject_IsTrue(args[3]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
-    if (kind < 0 || kind > 4 || threads < 1 || friction < 0) return PyLong_FromLong(-1);
+    if (kind < 0 || kind > 6 || threads < 1 || friction < 0) return PyLong_FromLong(-1);
     const rd_model *m = &p->m;
     long n = m->n, nf = m->nf, cols = 11 * nf + (friction ? 3 * n : 0);
-    long per = kind == 2 ? n * n : kind == 4 ? n * cols : n;
+    long per = kind == 2 ? n * n : kind == 4 ? n * cols : kind == 5 ? 2 * n * n : kind == 6 ? 3 * n * n : n;
     Py_buffer b[6];
     int held[6] = {0}, ok = 1;
     /* q qd x g wrench out */
-    int used[6] = {1, kind == 0 || kind == 3 || kind == 4, kind == 0 || kind == 3 || kind == 4, kind != 2, 1, 1};
+    int dyn = kind == 0 || kind >= 3;
+    int used[6] = {1, dyn, dyn, kind != 2, 1, 1};
     for (int i = 0; i < 6 && ok; i++) {
         PyObject *obj = args[4 + i];
         if (!used[i] || (i == 4 && obj == Py_None)) continue;
@@ -790,7 +1182,7 @@ static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t n
         for (int i = 0; i < 3 && ok; i++)
             if (used[i]) ok = b[i].len / 8 == count * n;
         if (ok && used[3]) ok = b[3].len / 8 == 3 || b[3].len / 8 == 3 * count;
-        if (ok && held[4]) ok = kind == 0 || kind == 3 ? b[4].len / 8 == count * 6 * nf : 0;
+        if (ok && held[4]) ok = kind != 1 && kind != 2 && kind != 4 ? b[4].len / 8 == count * 6 * nf : 0;
     }
     int code = -1;
     if (ok) {
@@ -818,24 +1210,34 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
     long kind = PyLong_AsLong(args[1]);
     int n = p->m.n;
-    Py_ssize_t sizes[5] = {n, n, n, 3, kind == 2 ? (Py_ssize_t)n * n : n};
-    int used[5] = {1, kind == 0 || kind == 3, kind == 0 || kind == 3, kind != 2, 1};
+    Py_ssize_t nn = (Py_ssize_t)n * n;
+    Py_ssize_t sizes[5] = {n, n, n, 3, kind == 2 ? nn : kind == 5 ? 2 * nn : kind == 6 ? 3 * nn : n};
+    int used[5] = {1, kind == 0 || kind == 3 || kind >= 5, kind == 0 || kind == 3 || kind >= 5, kind != 2, 1};
     Py_buffer b[5];
-    long code = 0;
-    int got = 0;
-    for (; got < 5; ++got) {
-        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (got == 4 ? PyBUF_WRITABLE : 0);
-        if (PyObject_GetBuffer(args[2 + got], &b[got], flags) != 0) { PyErr_Clear(); code = -1; break; }
-        if (!used[got]) continue;
-        if (b[got].itemsize != 8 || b[got].format == NULL || b[got].format[0] != 'd' || b[got].format[1] != 0
-            || b[got].len != sizes[got] * 8 || (got < 4 && b[got].ndim != 1)) { ++got; code = -1; break; }
-        if (got < 4 && !rd_all_finite((const double *)b[got].buf, sizes[got])) { ++got; code = -2; break; }
+    int held[5] = {0};
+    long code = kind >= 0 && kind <= 6 && kind != 4 ? 0 : -1;
+    /* the arguments a kind does not read are not looked at (no buffer requested: ~50 ns each) */
+    for (int i = 0; i < 5 && code == 0; ++i) {
+        if (!used[i]) continue;
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 4 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(args[2 + i], &b[i], flags) != 0) { PyErr_Clear(); code = -1; break; }
+        held[i] = 1;
+        if (b[i].itemsize != 8 || b[i].format == NULL || b[i].format[0] != 'd' || b[i].format[1] != 0
+            || b[i].len != sizes[i] * 8 || (i < 4 && b[i].ndim != 1)) { code = -1; break; }
+        if (i < 4 && !rd_all_finite((const double *)b[i].buf, sizes[i])) { code = -2; break; }
     }
-    if (code == 0 && kind >= 0 && kind <= 3) {
-        rd_job job = {&p->m, 1, b[0].buf, b[1].buf, b[2].buf, b[3].buf, NULL, 0, 0, b[4].buf, 1};
-        code = rd_run((int)kind, &job, 1);
-    } else if (code == 0) code = -1;
-    for (int i = 0; i < got && i < 5; ++i) PyBuffer_Release(&b[i]);
+    if (code == 0) {
+        rd_job job = {&p->m, 1, b[0].buf, held[1] ? b[1].buf : NULL, held[2] ? b[2].buf : NULL,
+                      held[3] ? b[3].buf : NULL, NULL, 0, 0, b[4].buf, 1};
+        size_t bytes = sizeof(real) * (size_t)(rd_work((int)kind, &p->m) + 1);
+        if (bytes <= RD_STACK_WORK) {   /* a small robot's work buffer on the stack: no malloc, no thread driver */
+            real work[RD_STACK_WORK / sizeof(real)];
+            code = rd_blocks[kind](&job, 0, work);
+        } else {
+            code = rd_run((int)kind, &job, 1);
+        }
+    }
+    for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
     return PyLong_FromLong(code);
 }
 
