@@ -54,3 +54,21 @@ def test_reduced_inverse_dynamics():
     a, tau = res
     assert a.shape == (robot.n + 6,) and tau.shape == (robot.n,)
     np.testing.assert_array_equal(a[6:], np.ones(robot.n))
+
+
+def test_derivative_results_are_named_and_friction_bool_means_the_robots_own(puma):
+    q, qd, qdd = np.random.default_rng(1).uniform(-1, 1, (3, 5, puma.n))
+    d = rd.inverse_dynamics_derivatives(puma, q, qd, qdd)
+    assert fields(d) == ("dtau_dq", "dtau_dqd")
+    same = rd.inverse_dynamics_derivatives(puma, q, qd, qdd, friction=True)
+    np.testing.assert_array_equal(same.dtau_dqd, d.dtau_dqd)
+    rigid = rd.inverse_dynamics_derivatives(puma, q, qd, qdd, friction=False)
+    # friction=False is the robot without friction, as in rd.inverse_dynamics(..., friction=False)
+    np.testing.assert_allclose(rigid.dtau_dqd + np.eye(puma.n) * puma.Fv[puma.joint_frames], d.dtau_dqd,
+                               rtol=0, atol=1e-12 * np.abs(d.dtau_dqd).max())
+    f = rd.forward_dynamics_derivatives(puma, q, qd, rd.inverse_dynamics(puma, q, qd, qdd))
+    assert fields(f) == ("dqdd_dq", "dqdd_dqd", "dqdd_dtau")
+    np.testing.assert_allclose(f.dqdd_dtau @ rd.inertia_matrix(puma, q), np.broadcast_to(np.eye(puma.n), (5, 6, 6)),
+                               atol=1e-10)
+    lin = rd.linearize(puma, q[0], qd[0], qdd=qdd[0])
+    assert fields(lin) == ("A", "B") and lin.A.shape == (12, 12) and lin.B.shape == (12, 6)

@@ -12,6 +12,8 @@ The cost is O(n²) per state (n directions through n links), batched over leadin
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from robodyn.arrays import as_real_array, check_array, finite_array, finite_result
@@ -317,6 +319,28 @@ def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
     return np.swapaxes(dtau[..., :n, :], -1, -2), np.swapaxes(dtau[..., n:, :], -1, -2).copy()
 
 
+class InverseDynamicsDerivatives(NamedTuple):
+    """Result of :func:`inverse_dynamics_derivatives`: ∂Γ/∂q and ∂Γ/∂q̇, each (..., n, n)."""
+
+    dtau_dq: np.ndarray
+    dtau_dqd: np.ndarray
+
+
+class ForwardDynamicsDerivatives(NamedTuple):
+    """Result of :func:`forward_dynamics_derivatives`: ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂Γ = A⁻¹, each (..., n, n)."""
+
+    dqdd_dq: np.ndarray
+    dqdd_dqd: np.ndarray
+    dqdd_dtau: np.ndarray
+
+
+class Linearization(NamedTuple):
+    """Result of :func:`linearize`: ẋ ≈ A x + B u, A (2n, 2n) and B (2n, n)."""
+
+    A: np.ndarray
+    B: np.ndarray
+
+
 def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction=None):
     """∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94], analytically.
 
@@ -331,17 +355,20 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
     q, qd, qdd : array_like (..., n), rad | m, rad/s | m/s, rad/s² | m/s²
     wrenches : array_like (..., nf, 6), optional, [f_ej; m_ej] exerted by link j on the environment, in R_j
     gravity : array_like (3,), optional, base frame (m/s²); default ``robot.gravity``
-    friction : friction model of :mod:`robodyn.dynamics.friction_models` (default the robot's own [9.26]–[9.28],
-        whose derivative at q̇ = 0 leaves out the Dirac of the Coulomb step)
+    friction : bool or friction model of :mod:`robodyn.dynamics.friction_models` — True or None (default): the
+        robot's own [9.26]–[9.28], whose derivative at q̇ = 0 leaves out the Dirac of the Coulomb step; False: none
+        (as ``friction=False`` of :func:`robodyn.inverse_dynamics`); or a model ('smooth', ...)
 
     Returns
     -------
-    dtau_dq, dtau_dqd : ndarray (..., n, n), [i, k] = ∂Γ_i/∂q_k, ∂Γ_i/∂q̇_k (N m/rad, N m s/rad | N/m, N s/m)
+    InverseDynamicsDerivatives (dtau_dq, dtau_dqd) : ndarray (..., n, n) each, [i, k] = ∂Γ_i/∂q_k, ∂Γ_i/∂q̇_k
+        (N m/rad, N m s/rad | N/m, N s/m); unpacks as a pair.
     """
+    friction = None if friction is True else friction
     if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
         out = executor.native_single(robot, "inverse_dynamics_derivatives", q, qd, qdd)
         if out is not None:  # friction slope F_v included (robodyn.native serves robots without a Stribeck term)
-            return out[0], out[1]
+            return InverseDynamicsDerivatives(out[0], out[1])
     batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
     dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity)
@@ -351,7 +378,7 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
                          "'smooth', 'discontinuous' or 'none'")
     idx = np.arange(n)
     dqd[..., idx, idx] += model.slope(robot, qd)
-    return finite_result("inverse_dynamics_derivatives", dq, dqd)
+    return finite_result("inverse_dynamics_derivatives", InverseDynamicsDerivatives(dq, dqd))
 
 
 def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction=None):
@@ -367,14 +394,15 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
 
     Returns
     -------
-    dqdd_dq, dqdd_dqd, dqdd_dtau : ndarray (..., n, n)
+    ForwardDynamicsDerivatives (dqdd_dq, dqdd_dqd, dqdd_dtau) : ndarray (..., n, n) each; unpacks as a triple.
     """
+    friction = None if friction is True else friction
     from robodyn.dynamics import api
 
     if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
         out = executor.native_single(robot, "forward_dynamics_derivatives", q, qd, tau)
         if out is not None:  # friction and its slope F_v included (robots without a Stribeck term)
-            return out[0], out[1], out[2]
+            return ForwardDynamicsDerivatives(out[0], out[1], out[2])
     model = DiscontinuousFriction() if friction is None else friction_model(friction)
     if not hasattr(model, "slope"):
         raise InputError(f"friction = {type(model).__name__}: give 'smooth', 'discontinuous' or 'none'")
@@ -395,7 +423,7 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
         Ainv, dqd = out[..., 2, :, :], out[..., 1, :, :]
         if not in_c:
             dqd -= Ainv * model.slope(robot, a["qd"])[..., None, :]
-        return finite_result("forward_dynamics_derivatives", out[..., 0, :, :], dqd, Ainv)
+        return finite_result("forward_dynamics_derivatives", ForwardDynamicsDerivatives(out[..., 0, :, :], dqd, Ainv))
     q, qd, tau = (a[k].astype(float) for k in ("q", "qd", "tau"))
     from robodyn.dynamics.friction_models import frictionless
 
@@ -403,7 +431,7 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     qdd = api.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd), wrenches=wrenches, gravity=gravity)
     dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity, friction=model)
     Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
-    return finite_result("forward_dynamics_derivatives", -Ainv @ dq, -Ainv @ dqd, Ainv)
+    return finite_result("forward_dynamics_derivatives", ForwardDynamicsDerivatives(-Ainv @ dq, -Ainv @ dqd, Ainv))
 
 
 def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
@@ -426,7 +454,7 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
 
     Returns
     -------
-    A : ndarray (..., 2n, 2n);  B : ndarray (..., 2n, n)
+    Linearization (A, B) : ndarray (..., 2n, 2n) and (..., 2n, n); unpacks as a pair.
     """
     from robodyn.dynamics import api
 
@@ -449,7 +477,7 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
     A[..., n:, n:] = fqd
     B = np.zeros(batch + (2 * n, n))
     B[..., n:, :] = Ainv
-    return finite_result("linearize", A, B)
+    return finite_result("linearize", Linearization(A, B))
 
 
 def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:

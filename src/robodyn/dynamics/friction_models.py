@@ -245,8 +245,11 @@ def breakaway_levels(robot: Robot) -> np.ndarray:
 
 
 def friction_model(spec) -> object:
-    """A friction model from a name ('smooth', 'lugre', 'stick-slip', 'discontinuous', 'piecewise-linear', 'none')
-    or an instance."""
+    """A friction model from a name ('smooth', 'lugre', 'stick-slip', 'discontinuous', 'piecewise-linear', 'none'),
+    an instance, or a bool as everywhere else in robodyn: True is the robot's own friction law [9.26]–[9.28]
+    (:class:`DiscontinuousFriction`), False none (:class:`NoFriction`); None is the caller's default."""
+    if isinstance(spec, (bool, np.bool_)):
+        return DiscontinuousFriction() if spec else NoFriction()
     if spec is None or isinstance(spec, (SmoothFriction, LuGre, DiscontinuousFriction, NoFriction,
                                          PiecewiseLinearFriction)):
         return SmoothFriction() if spec is None else spec
@@ -254,7 +257,7 @@ def friction_model(spec) -> object:
              "discontinuous": DiscontinuousFriction, "piecewise-linear": PiecewiseLinearFriction, "none": NoFriction}
     if isinstance(spec, str) and spec in names:
         return names[spec]()
-    raise InputError(f"friction = {spec!r}; give one of {', '.join(names)} or a SmoothFriction(width=...), "
+    raise InputError(f"friction = {spec!r}; give True, False, one of {', '.join(names)} or a SmoothFriction(width=...), "
                      "LuGre(...), StickSlipFriction(), DiscontinuousFriction() or PiecewiseLinearFriction(width=...) instance")
 
 
