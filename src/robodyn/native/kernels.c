@@ -8,7 +8,13 @@
  * (rd_model).  Frames are numbered 0..nf-1 here (frame j of Khalil & Dombre is index j-1) and
  * parent[i] = a(j) - 1, -1 for the base.  Vectors of one frame are expressed in that frame, about its
  * origin O_j.  Spatial 6-vectors inside this file are [angular; linear] (Featherstone's order); the wrench
- * rows given by the caller are robodyn's [f; m], converted where read.
+ * rows given by the caller are robodyn's [f; m], converted where read, and nothing of that order leaves it.
+ *
+ * This file is robodyn's one hand-written port of its recursions: the Python component recursions
+ * (robodyn.dynamics.newton_euler, composite, recursive, derivatives) are the statement of each equation, and
+ * tests/test_native.py and tests/test_perf_kernels.py compare every kernel here with them on random serial and
+ * branched robots with prismatic and fixed frames (1e-12).  The customized models of rd.compile are not written
+ * here: they are generated from the traced recursions.
  *
  * Frame transform (Khalil-Kleinfinger):  a(j)T_j = Rot(z,g) Trans(z,b) Rot(x,al) Trans(x,d) Rot(z,th) Trans(z,r)
  *   with the constant part RA = Rz(g) Rx(al), pA = (d cos g, d sin g, b) given by the caller:
