@@ -58,11 +58,10 @@ from robodyn.dynamics.floating import augmented_robot, augmented_state
 from robodyn.errors import InputError
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 from robodyn.parameters.base import grouped_name
-from robodyn.parameters.energy import frame_lambda
 from robodyn.parameters.numeric import DEFAULT_TOL, grouping_matrix, independent_columns, random_states, sympy_number
 from robodyn.parameters.regressor import (LINK_PARAMETERS, regressor, standard_parameter_names,
                                           standard_parameter_vector)
-from robodyn.parameters.symbolic import chop, geometry_symbols
+from robodyn.parameters.symbolic import chop, geometry_symbols, group_by_theorems
 
 #: Virtual joints of the augmented robot (:mod:`robodyn.dynamics.floating`) before the robot's own.
 _VIRTUAL = 6
@@ -254,34 +253,10 @@ def _closed_form(robot: Robot, names: list[str]):
     def add(i, k, term):
         expr[nm(i, k)] = expr[nm(i, k)] + term
 
-    def remove(i, k, why):
+    def remove(i, k, how, why):
         rules[nm(i, k)] = why
         expr[nm(i, k)] = sympy.Integer(0)
 
     for i in range(robot.nf - 1, -1, -1):
-        sigma, parent = robot.sigma[i], robot.antecedent[i] - 1
-        g = dict(geo[i])
-        if sigma == 0:
-            g["theta"] = sympy.Integer(0)  # the columns used by Theorem 9.1 do not depend on θ
-        elif sigma == 1:
-            g["r"] = sympy.Integer(0)  # nor those of Theorem 9.2 on r
-        lam = frame_lambda(robot, i, symbols=g)
-        Kj = [expr[nm(i, k)] for k in range(10)]
-        if sigma == 2:
-            for k in range(10):
-                for row in range(10):
-                    add(parent, row, lam[row, k] * Kj[k])
-                remove(i, k, "fixed frame: [9.46]")
-            remove(i, 10, "fixed frame: no joint")
-        elif sigma == 0:
-            expr[nm(i, 0)] = Kj[0] - Kj[3]  # [9.51]
-            for row in range(10):  # [9.52], Theorem 9.1
-                add(parent, row, (lam[row, 0] + lam[row, 3]) * Kj[3] + lam[row, 8] * Kj[8] + lam[row, 9] * Kj[9])
-            for k in (3, 8, 9):
-                remove(i, k, "Theorem 9.1 [9.53]")
-        else:
-            for row in range(10):  # [9.55], Theorem 9.2
-                add(parent, row, sum(lam[row, k] * Kj[k] for k in range(6)))
-            for k in range(6):
-                remove(i, k, "Theorem 9.2 [9.56]")
+        group_by_theorems(robot, i, geo[i], expr, nm, add, remove)
     return expr, rules

@@ -209,26 +209,10 @@ def symbolic_base_parameters(
 
     for i in range(robot.nf - 1, -1, -1):
         sigma, parent = robot.sigma[i], robot.antecedent[i] - 1
-        g = dict(geo[i])
-        if sigma == 0:
-            g["theta"] = sympy.Integer(0)  # the columns used by Theorem 9.1 do not depend on θ
-        elif sigma == 1:
-            g["r"] = sympy.Integer(0)  # nor those of Theorem 9.2 and [9.60] on r
-        lam = frame_lambda(robot, i, symbols=g)
-        K = [expr[nm(i, k)] for k in range(10)]
+        lam = group_by_theorems(robot, i, geo[i], expr, nm, add, remove)
         if sigma == 2:
-            for k in range(10):
-                for row in range(10):
-                    add(parent, row, lam[row, k] * K[k])
-                remove(i, k, "grouped", "fixed frame: [9.46]")
-            remove(i, IA, "no effect", "fixed frame: no joint")
             continue
         if sigma == 0:
-            expr[nm(i, XX)] = K[XX] - K[YY]  # [9.51]
-            for row in range(10):  # [9.52], Theorem 9.1
-                add(parent, row, (lam[row, XX] + lam[row, YY]) * K[YY] + lam[row, MZ] * K[MZ] + lam[row, M] * K[M])
-            for k in (YY, MZ, M):
-                remove(i, k, "grouped", "Theorem 9.1 [9.53]")
             if chain.in_segment(i):
                 for k in (XX, XY, XZ, YZ):
                     remove(i, k, "no effect", "rule 4 (r1 <= j < r2)")
@@ -238,10 +222,6 @@ def symbolic_base_parameters(
                         remove(i, k, "no effect", "rule 5 (axis along a_r1, parallel to g)")
             _rotor_revolute(chain, i, expr, nm, remove)
             continue
-        for row in range(10):  # [9.55], Theorem 9.2
-            add(parent, row, sum(lam[row, k] * K[k] for k in range(6)))
-        for k in range(6):
-            remove(i, k, "grouped", "Theorem 9.2 [9.56]")
         r1 = chain.r1(i)
         if r1 is None:
             for k in (MX, MY, MZ):
@@ -274,6 +254,44 @@ def symbolic_base_parameters(
         if how == "grouped" and sympy.Symbol(name) not in used:
             status[name] = "no effect"
     return RuleResult(kept, kept_expr, status, rule, geometry)
+
+
+def group_by_theorems(robot: Robot, i: int, geometry: dict, expr: dict, nm, add, remove) -> sympy.Matrix:
+    """Group the parameters of frame i (0-based) into those of its antecedent by the general rules: [9.46] for a
+    fixed frame, Theorem 9.1 ([9.51]–[9.53]) for a revolute joint, Theorem 9.2 ([9.55]–[9.56]) for a prismatic one.
+
+    ``expr`` maps each parameter name ``nm(i, k)`` (k the index in XX..M, IA) to its grouped expression;
+    ``add(parent, k, term)`` adds to the antecedent's (the caller decides what the base, parent -1, is: nothing
+    for a fixed base, the base body for a floating one); ``remove(i, k, how, why)`` records an eliminated
+    parameter.  Returns λ of frame i (10, 10) [9.41], at θ = 0 (revolute) or r = 0 (prismatic), on which the
+    columns used by the theorems do not depend, for the caller's further rules.
+    """
+    sigma, parent = robot.sigma[i], robot.antecedent[i] - 1
+    g = dict(geometry)
+    if sigma == 0:
+        g["theta"] = sympy.Integer(0)
+    elif sigma == 1:
+        g["r"] = sympy.Integer(0)
+    lam = frame_lambda(robot, i, symbols=g)
+    K = [expr[nm(i, k)] for k in range(10)]
+    if sigma == 2:
+        for k in range(10):
+            for row in range(10):
+                add(parent, row, lam[row, k] * K[k])
+            remove(i, k, "grouped", "fixed frame: [9.46]")
+        remove(i, IA, "no effect", "fixed frame: no joint")
+    elif sigma == 0:
+        expr[nm(i, XX)] = K[XX] - K[YY]  # [9.51]
+        for row in range(10):  # [9.52], Theorem 9.1
+            add(parent, row, (lam[row, XX] + lam[row, YY]) * K[YY] + lam[row, MZ] * K[MZ] + lam[row, M] * K[M])
+        for k in (YY, MZ, M):
+            remove(i, k, "grouped", "Theorem 9.1 [9.53]")
+    else:
+        for row in range(10):  # [9.55], Theorem 9.2
+            add(parent, row, sum(lam[row, k] * K[k] for k in range(6)))
+        for k in range(6):
+            remove(i, k, "grouped", "Theorem 9.2 [9.56]")
+    return lam
 
 
 def chop(e: sympy.Expr) -> sympy.Expr:
