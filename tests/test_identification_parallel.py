@@ -10,22 +10,15 @@ import pytest
 
 import robodyn as rd
 from robodyn.errors import InputError
+from tests.support.checks import friction_campaign
 
 FRICTION = ("Fc1", "Fc2", "Fc3", "Fv1", "Fv2", "Fv3")
 
 
 @pytest.fixture(scope="module")
 def campaign():
-    nominal = rd.load("planar3r")
-    real = nominal.replace(Fc=[0.5, 0.4, 0.3, 0.0], Fv=[0.3, 0.2, 0.1, 0.0], Foff=[0.1, -0.05, 0.02, 0.0])
-    traj = rd.excitation_trajectory(nominal, duration=10.0, harmonics=4, seed=1, max_iterations=15, unlimited=True)
-    rng = np.random.default_rng(0)
-    t = traj.times(500.0)
-    q, qd, qdd = traj.sample(t)
-    q_meas = q + rng.normal(0.0, 1.5e-6, q.shape)
-    tau_meas = rd.inverse_dynamics(real, q, qd, qdd) + rng.normal(0.0, 0.05, q.shape)
-    truth = rd.base_parameters(real, friction=True).values
-    return nominal, t, q_meas, tau_meas, truth
+    nominal, _, t, q, tau, truth = friction_campaign()
+    return nominal, t, q, tau, truth
 
 
 def _relative(res, truth):
