@@ -1046,6 +1046,7 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
     import warnings
 
     import cvxpy as cp
+    import scipy.sparse
 
     from robodyn.parameters.regressor import standard_parameter_vector
 
@@ -1058,25 +1059,39 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
     # a standard column is a robot's own only where it reaches no shared base parameter
     mine = sorted(c for c in chosen if not np.any(psi[shared, c]))
     links, motors, cons = consistency_constraints(robot, base, min_mass)
-    common = cp.Variable(3 * n)
-    own_vars = cp.Variable((R, len(mine))) if mine else None
-    bounded = [i for i in range(3 * n) if i % 3 < 2]
-    cons += [common[i] >= 0 for i in bounded if off + i not in mine]
-    cons += [own_vars[:, i] >= 0 for i, c in enumerate(mine) if (c - off) % 3 < 2]
-    where = {c: i for i, c in enumerate(mine)}
-
-    def friction(r):
-        return [own_vars[r, where[off + i]] if off + i in where else common[i] for i in range(3 * n)]
-
-    Ks = [cp.hstack(links + friction(r) + motors) for r in range(R)]
+    sf = [i for i in range(3 * n) if off + i not in mine]  # friction columns of the whole fleet
+    pick = np.eye(3 * n)
+    L = cp.hstack(links)
+    F = 0
+    if mine:
+        own_vars = cp.Variable((R, len(mine)))
+        F = F + own_vars @ pick[[c - off for c in mine]]
+        cons.append(own_vars[:, [i for i, c in enumerate(mine) if (c - off) % 3 < 2]] >= 0)
+    if sf:
+        common = cp.Variable((1, len(sf)))
+        F = F + np.ones((R, 1)) @ common @ pick[sf]
+        bounded = [k for k, i in enumerate(sf) if i % 3 < 2]
+        if bounded:
+            cons.append(common[0, bounded] >= 0)
     Ts = [_stack(Rr) for Rr in Rs]
+    A = [T[:b, :b] @ psi for T in Ts]
+    fit = (np.vstack([x[:, :off] for x in A]) @ L
+           + scipy.sparse.block_diag([x[:, off:off + 3 * n] for x in A], format="csr") @ cp.vec(F, order="C")
+           - np.concatenate([T[:b, b] for T in Ts]))
+    Mo = cp.hstack(motors) if motors else None
+    if motors:
+        fit = fit + np.vstack([x[:, off + 3 * n:] for x in A]) @ Mo
     fit_scale = max(sum(float(T[:b, b] @ T[:b, b]) + float(T[b, b] ** 2) for T in Ts), 1e-300)
     fr_prior = prior[off:off + 3 * n]
-    reg_prior = np.concatenate([prior] + [fr_prior[[c - off for c in mine]]] * (R - 1))
+    reg = [L - prior[:off], F[0] - fr_prior] + ([Mo - prior[off + 3 * n:]] if motors else [])
+    reg_prior = [prior]
+    if mine and R > 1:
+        reg.append(cp.vec(own_vars[1:] - fr_prior[[c - off for c in mine]], order="C"))
+        reg_prior += [fr_prior[[c - off for c in mine]]] * (R - 1)
+    reg_prior = np.concatenate(reg_prior)
     reg_scale = max(float(reg_prior @ reg_prior), 1.0)
-    reg = [Ks[0] - prior] + [own_vars[r] - fr_prior[[c - off for c in mine]] for r in range(1, R) if mine]
     # the norm (a second-order cone), as physical_fit: the solver's tolerance bounds the fit, not its square
-    objective = cp.norm(cp.hstack([(T[:b, :b] @ psi @ K - T[:b, b]) / np.sqrt(fit_scale) for T, K in zip(Ts, Ks)]
+    objective = cp.norm(cp.hstack([fit / np.sqrt(fit_scale)]
                                   + [np.sqrt(regularization / reg_scale) * x for x in reg]))
     problem = cp.Problem(cp.Minimize(objective), cons)
     installed = cp.installed_solvers()
@@ -1088,12 +1103,15 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
         except cp.error.SolverError as exc:
             raise IdentificationError(f"the physically consistent fleet identification failed: {solver} stopped "
                                       f"({exc}); try method='wls', or scale the data") from None
-    if problem.status != "optimal" or Ks[0].value is None:
+    if problem.status != "optimal" or L.value is None:
         raise IdentificationError(f"the physically consistent fleet identification did not converge: {solver} "
                                   f"reports '{problem.status}' after {int(problem.solver_stats.num_iters or 0)} "
                                   "iterations; try a larger regularization, method='wls', or check the data and "
                                   "the model's units")
-    K = np.array([np.asarray(x.value, dtype=float) for x in Ks])  # (R, p)
+    K = np.empty((R, psi.shape[1]))  # each robot's standard parameters
+    K[:, :off] = L.value
+    K[:, off:off + 3 * n] = F.value
+    K[:, off + 3 * n:] = Mo.value if motors else 0.0
     params = K[0, :off].reshape(nf, 11)
     fr = K[:, off:off + 3 * n].reshape(R, n, 3)
     violation = float(max([0.0] + [-np.linalg.eigvalsh(pseudo_inertia(params[j, :10])).min() for j in range(nf)]
