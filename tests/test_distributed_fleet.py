@@ -195,6 +195,22 @@ def test_physical_fleet_on_noise_free_data_equals_least_squares(client, robot, b
     assert res.robot is None and res.standard is None and res.to_dict()["solver"]["status"] == "optimal"
 
 
+def test_physical_fleet_with_shared_offsets(client, robot, base, fleet):
+    """per_robot=("friction",): one Foff per joint for the whole fleet, each robot's Fc, Fv."""
+    same = []
+    for arm, q, qd, qdd, _ in fleet:
+        arm = arm.with_joint_parameters(Foff=np.linspace(-0.5, 0.5, 6))
+        same.append((arm, q, qd, qdd, rd.inverse_dynamics(arm, q, qd, qdd)))
+    samples, _, _ = _samples(same)
+    ls = dd.identify(robot, samples, base=base, per_robot=("friction",))
+    res = dd.identify(robot, samples, base=base, per_robot=("friction",), method="physical", regularization=1e-10)
+    assert res.names == ls.names and "Foff2" in res.names and "Foff2[arm_a]" not in res.names
+    assert np.abs(res.values - ls.values).max() <= 1e-6 * np.abs(ls.values).max()
+    for name, (arm, *_) in zip(NAMES, same):
+        truth = rd.base_parameters(arm, friction=True).values
+        assert np.abs(dd.fleet_values(res, name) - truth).max() <= 1e-6 * np.abs(truth).max()
+
+
 def test_physical_fleet_of_one_robot_equals_physical_fit(client, robot, base, fleet):
     """The fleet's program (its own friction variables) against rd.physical_fit's on the same single robot."""
     _, *data = fleet[1]
