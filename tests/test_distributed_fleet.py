@@ -172,6 +172,86 @@ def test_one_robot_equals_todays_path(client, robot, base, fleet):
     assert pooled.names == ref.names and np.abs(pooled.values - ref.values).max() <= 1e-12 * np.abs(ref.values).max()
 
 
+def _fleet_ssr(res) -> float:
+    """The fleet's residual sum of squares ‖y − W θ‖² from the result's per-joint RMS."""
+    return float(np.sum(res.residual_rms ** 2) * res.samples)
+
+
+def test_physical_fleet_on_noise_free_data_equals_least_squares(client, robot, base, fleet):
+    samples, _, _ = _samples(fleet)
+    opts = ("friction", "offsets")
+    ls = dd.identify(robot, samples, base=base, per_robot=opts)
+    # the model's friction (the prior) differs from each robot's: the default pull of 1e-6 towards it moves the
+    # friction by ~1e-5 relative; 1e-10 leaves the least-squares optimum (consistent here) to ~1e-9
+    res = dd.identify(robot, samples, base=base, per_robot=opts, method="physical", regularization=1e-10)
+    assert res.method == "physical" and res.names == ls.names
+    assert res.solver["name"] == "CLARABEL" and res.solver["status"] == "optimal" and res.solver["iterations"] > 0
+    assert res.solver["constraint_violation"] < 1e-8
+    assert np.abs(res.values - ls.values).max() <= 1e-6 * np.abs(ls.values).max()
+    np.testing.assert_array_equal(res.std, ls.std)
+    for name, (arm, *_) in zip(NAMES, fleet):
+        truth = rd.base_parameters(arm, friction=True).values
+        assert np.abs(dd.fleet_values(res, name) - truth).max() <= 1e-6 * np.abs(truth).max()
+    assert res.robot is None and res.standard is None and res.to_dict()["solver"]["status"] == "optimal"
+
+
+def test_physical_fleet_with_shared_offsets(client, robot, base, fleet):
+    """per_robot=("friction",): one Foff per joint for the whole fleet, each robot's Fc, Fv."""
+    same = []
+    for arm, q, qd, qdd, _ in fleet:
+        arm = arm.with_joint_parameters(Foff=np.linspace(-0.5, 0.5, 6))
+        same.append((arm, q, qd, qdd, rd.inverse_dynamics(arm, q, qd, qdd)))
+    samples, _, _ = _samples(same)
+    ls = dd.identify(robot, samples, base=base, per_robot=("friction",))
+    res = dd.identify(robot, samples, base=base, per_robot=("friction",), method="physical", regularization=1e-10)
+    assert res.names == ls.names and "Foff2" in res.names and "Foff2[arm_a]" not in res.names
+    assert np.abs(res.values - ls.values).max() <= 1e-6 * np.abs(ls.values).max()
+    for name, (arm, *_) in zip(NAMES, same):
+        truth = rd.base_parameters(arm, friction=True).values
+        assert np.abs(dd.fleet_values(res, name) - truth).max() <= 1e-6 * np.abs(truth).max()
+
+
+def test_physical_fleet_of_one_robot_equals_physical_fit(client, robot, base, fleet):
+    """The fleet's program (its own friction variables) against rd.physical_fit's on the same single robot."""
+    _, *data = fleet[1]
+    data[3] = data[3] + 0.05 * np.random.default_rng(11).standard_normal(data[3].shape)
+    ref = dd.identify(robot, *data, base=base, method="physical", chunk=64)
+    samples = dd.Samples(*[da.from_array(x, chunks=(64, 6)) for x in data], robot=np.zeros(len(data[0]), int),
+                         robots=("solo",))
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), method="physical", chunk=64)
+    got = dd.fleet_values(res, "solo")
+    assert np.abs(got - ref.values).max() <= 1e-8 * np.abs(ref.values).max()
+    assert res.solver["objective"] == pytest.approx(ref.solver["objective"], rel=1e-8)
+
+
+def test_physical_fleet_keeps_a_tiny_viscous_friction_nonnegative(client, robot, base, fleet):
+    """arm_c's true Fv is 1e-3 on every joint; with noisy torques least squares gives some of them < 0."""
+    rng = np.random.default_rng(21)
+    arm, q, qd, qdd, _ = fleet[2]
+    arm = arm.with_joint_parameters(Fv=np.full(6, 1e-3))
+    noisy = list(fleet[:2]) + [(arm, q, qd, qdd, rd.inverse_dynamics(arm, q, qd, qdd))]
+    samples, _, _ = _samples(noisy, noise=0.5)
+    opts = ("friction", "offsets")
+    ls = dd.identify(robot, samples, base=base, per_robot=opts)
+    res = dd.identify(robot, samples, base=base, per_robot=opts, method="physical")
+    fv = [base.names.index(f"Fv{j}") for j in range(1, 7)]
+    fc = [base.names.index(f"Fc{j}") for j in range(1, 7)]
+    assert dd.fleet_values(ls, "arm_c")[fv].min() < 0.0
+    assert res.solver["status"] == "optimal"
+    for name in NAMES:
+        values = dd.fleet_values(res, name)
+        assert values.shape == (base.count,) and np.all(values[fv] >= 0.0) and np.all(values[fc] >= 0.0)
+    # least squares is the unconstrained minimum: the constrained fit cannot explain the torques better
+    assert _fleet_ssr(res) >= _fleet_ssr(ls) * (1.0 - 1e-12)
+    assert _fleet_ssr(res) <= 1.05 * _fleet_ssr(ls)
+
+
+def test_physical_fleet_that_does_not_converge_raises(client, robot, base, fleet):
+    samples, _, _ = _samples(fleet)
+    with pytest.raises(IdentificationError, match="physically consistent fleet identification"):
+        dd.identify(robot, samples, base=base, per_robot=("friction",), method="physical", min_mass=1e9)
+
+
 def _write_logs(folder: Path, fleet, names):
     """One CSV joint log per robot: t, q1..q6, qd1.., qdd1.., tau1..."""
     folder.mkdir()
@@ -239,8 +319,6 @@ def test_bad_fleet_input(robot, base, fleet, tmp_path):
                     per_robot=opts)
     with pytest.raises(InputError, match="per_robot = 'inertia'"):
         dd.identify(robot, samples, base=base, per_robot="inertia")
-    with pytest.raises(InputError, match="'physical' with per_robot"):
-        dd.identify(robot, samples, base=base, per_robot=opts, method="physical")
     with pytest.raises(InputError, match="friction=False"):
         dd.identify(robot, samples, per_robot=opts, friction=False)
     with pytest.raises(InputError, match="per_robot needs Samples"):

@@ -46,7 +46,9 @@ from types import MappingProxyType
 import numpy as np
 
 from robodyn.errors import InputError, RobodynError
-from robodyn.identification.dynamic import BLOCK, RANK_TOL, Identification, IdentificationError, physical_fit
+from robodyn.identification.dynamic import (BLOCK, RANK_TOL, SOLVERS, Identification, IdentificationError,
+                                           consistency_constraints, nearest_consistent, physical_fit,
+                                           pseudo_inertia, standard_to_base)
 from robodyn.model.robot import Robot
 
 #: Default rows (states) per Dask chunk when NumPy arrays are given.
@@ -674,7 +676,9 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         parameters are shared, while each robot r has its own Coulomb and viscous friction Fc_j, Fv_j
         ("friction") and/or torque offsets Foff_j ("offsets") of every joint j, named ``Fc3[r]``. The regressor
         is block-angular, [W_s  0 … W_f,r … 0] on robot r's rows; see :func:`fleet_values`. None: the fleet's
-        rows are identified as one robot (as without labels). "ols", "wls" and "irls" only. The block matrix is
+        rows are identified as one robot (as without labels). "physical" minimises the same fleet residual over
+        consistent links shared by the fleet (pseudo-inertias ⪰ 0, as :func:`physical_fit`) with every robot's
+        Fc, Fv ≥ 0 (offsets free), on the per-robot (b + 1) × (b + 1) factors alone. The block matrix is
         never formed: each chunk reduces the rows of every robot it holds to that robot's per-joint (b + 1)²
         matrices of [W y] (the one-robot base regressor; its friction columns are the robot's own), merged per
         robot — memory 2 n (b + 1)² numbers per robot per task (0.33 MB for a 6-joint arm, b = 58), linear in
@@ -688,6 +692,8 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     ``per_robot``: ``names``, ``values``, ``std`` (P,) and ``covariance`` (P, P) hold the b_s shared parameters
     (base order) then the k parameters of each robot (P = b_s + k R); ``base`` is the one-robot base, so
     ``predict`` is not available: predict robot r with ``base.regressor(q, qd, qdd) @ fleet_values(result, r)``.
+    "physical" with ``per_robot``: ``solver`` reports as for one robot; ``std`` and ``covariance`` are those of
+    the least-squares fleet fit; ``robot`` and ``standard`` are None (each robot has its own friction).
 
     Raises
     ------
@@ -707,9 +713,6 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
                              or max_iterations < 1):
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
     options = _per_robot_option(per_robot)
-    if options and method == "physical":
-        raise InputError("method = 'physical' with per_robot is not available; use 'ols', 'wls' or 'irls', or "
-                         "per_robot=None")
     if options and not friction:
         raise InputError("per_robot: friction=False identifies no friction or offsets; give friction=True")
     samples = q if isinstance(q, Samples) else None
@@ -738,7 +741,7 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         raise InputError("base: give the BaseParameters of this robot with the same friction setting")
     if options:
         return _identify_fleet(robot, base, samples, arrays, options, method, reduction, rank_tol, robust,
-                               int(max_iterations), int(chunk))
+                               int(max_iterations), int(chunk), float(regularization), float(min_mass))
     names = tuple(base.names)
     b = base.count
     bp_d = _shipped(base)
@@ -951,7 +954,7 @@ def _fleet_labels(samples: Samples, arrays, chunk: int):
 
 
 def _identify_fleet(robot, base, samples, arrays, options, method, reduction, rank_tol, robust, max_iterations,
-                    chunk) -> Identification:
+                    chunk, regularization, min_mass) -> Identification:
     """:func:`identify` with per-robot parameters (``per_robot``): shared inertia, each robot's friction/offsets."""
     dask, da = _dask()
     names = tuple(base.names)
@@ -992,8 +995,10 @@ def _identify_fleet(robot, base, samples, arrays, options, method, reduction, ra
     res = _fleet_residuals(Rs, _per_robot_thetas(theta, own, shared, R))
     noise = res / np.sqrt(np.maximum(N - cols, 1))
     cond = float(np.linalg.cond(F))
-    iterations, converged, message = 1, True, ""
-    if method == "wls":
+    iterations, converged, message, report = 1, True, "", None
+    if method == "physical":
+        theta, report = _fleet_physical(robot, base, Rs, own, shared, options, regularization, min_mass)
+    elif method == "wls":
         top = noise.max(initial=0.0)
         sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
         theta, cov, _, _ = _fleet_fit(Rs, own, shared, names, robots, 1.0 / sig, 0.0)
@@ -1025,7 +1030,106 @@ def _identify_fleet(robot, base, samples, arrays, options, method, reduction, ra
         model=robot, method=method, friction=True, base=base, names=out_names, values=theta,
         std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
         residual_rms=res / np.sqrt(N), noise=noise, samples=N, iterations=iterations, converged=converged,
-        message=message)
+        message=message, solver=report)
+
+
+def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float, min_mass: float):
+    """The physically consistent fleet fit: θ (P,) in the fleet order, and the solver report.
+
+    Minimises the fleet's residual Σ_r ‖W_r Ψ K_r − y_r‖² = Σ_r ‖T_r Ψ K_r − z_r‖² + ρ_r² (T_r, z_r, ρ_r: robot
+    r's stacked (b + 1) × (b + 1) factor, whatever its number of samples) over the standard parameters K_r =
+    [links, friction of r, motors]: the links (pseudo-inertias ⪰ 0, rotor inertias ≥ 0, as
+    :func:`robodyn.identification.dynamic.physical_fit`) and motors shared, each robot's Fc, Fv ≥ 0 and Foff free
+    where ``per_robot`` makes them its own (a friction coefficient grouped into a shared base parameter stays
+    shared), plus the same small pull towards the model's parameters.
+    """
+    import warnings
+
+    import cvxpy as cp
+    import scipy.sparse
+
+    from robodyn.parameters.regressor import standard_parameter_vector
+
+    b, n, nf, R = base.count, robot.n, robot.nf, len(Rs)
+    psi = standard_to_base(robot, base)
+    prior = standard_parameter_vector(robot, True, base.transmission)
+    off = 11 * nf
+    kinds = {"friction": (0, 1), "offsets": (2,)}
+    chosen = [off + 3 * j + c for j in range(n) for o in options for c in kinds[o]]
+    # a standard column is a robot's own only where it reaches no shared base parameter
+    mine = sorted(c for c in chosen if not np.any(psi[shared, c]))
+    links, motors, cons = consistency_constraints(robot, base, min_mass)
+    sf = [i for i in range(3 * n) if off + i not in mine]  # friction columns of the whole fleet
+    pick = np.eye(3 * n)
+    L = cp.hstack(links)
+    F = 0
+    if mine:
+        own_vars = cp.Variable((R, len(mine)))
+        F = F + own_vars @ pick[[c - off for c in mine]]
+        cons.append(own_vars[:, [i for i, c in enumerate(mine) if (c - off) % 3 < 2]] >= 0)
+    if sf:
+        common = cp.Variable((1, len(sf)))
+        F = F + np.ones((R, 1)) @ common @ pick[sf]
+        bounded = [k for k, i in enumerate(sf) if i % 3 < 2]
+        if bounded:
+            cons.append(common[0, bounded] >= 0)
+    Ts = [_stack(Rr) for Rr in Rs]
+    A = [T[:b, :b] @ psi for T in Ts]
+    fit = (np.vstack([x[:, :off] for x in A]) @ L
+           + scipy.sparse.block_diag([x[:, off:off + 3 * n] for x in A], format="csr") @ cp.vec(F, order="C")
+           - np.concatenate([T[:b, b] for T in Ts]))
+    Mo = cp.hstack(motors) if motors else None
+    if motors:
+        fit = fit + np.vstack([x[:, off + 3 * n:] for x in A]) @ Mo
+    fit_scale = max(sum(float(T[:b, b] @ T[:b, b]) + float(T[b, b] ** 2) for T in Ts), 1e-300)
+    fr_prior = prior[off:off + 3 * n]
+    reg = [L - prior[:off], F[0] - fr_prior] + ([Mo - prior[off + 3 * n:]] if motors else [])
+    reg_prior = [prior]
+    if mine and R > 1:
+        reg.append(cp.vec(own_vars[1:] - fr_prior[[c - off for c in mine]], order="C"))
+        reg_prior += [fr_prior[[c - off for c in mine]]] * (R - 1)
+    reg_prior = np.concatenate(reg_prior)
+    reg_scale = max(float(reg_prior @ reg_prior), 1.0)
+    # the norm (a second-order cone), as physical_fit: the solver's tolerance bounds the fit, not its square
+    objective = cp.norm(cp.hstack([fit / np.sqrt(fit_scale)]
+                                  + [np.sqrt(regularization / reg_scale) * x for x in reg]))
+    problem = cp.Problem(cp.Minimize(objective), cons)
+    installed = cp.installed_solvers()
+    solver, settings = next((x for x in SOLVERS if x[0] in installed), SOLVERS[-1])
+    with warnings.catch_warnings(record=True) as caught:  # reported on the result instead of printed
+        warnings.simplefilter("always")
+        try:
+            problem.solve(solver=solver, **settings)
+        except cp.error.SolverError as exc:
+            raise IdentificationError(f"the physically consistent fleet identification failed: {solver} stopped "
+                                      f"({exc}); try method='wls', or scale the data") from None
+    if problem.status != "optimal" or L.value is None:
+        raise IdentificationError(f"the physically consistent fleet identification did not converge: {solver} "
+                                  f"reports '{problem.status}' after {int(problem.solver_stats.num_iters or 0)} "
+                                  "iterations; try a larger regularization, method='wls', or check the data and "
+                                  "the model's units")
+    K = np.empty((R, psi.shape[1]))  # each robot's standard parameters
+    K[:, :off] = L.value
+    K[:, off:off + 3 * n] = F.value
+    K[:, off + 3 * n:] = Mo.value if motors else 0.0
+    params = K[0, :off].reshape(nf, 11)
+    fr = K[:, off:off + 3 * n].reshape(R, n, 3)
+    violation = float(max([0.0] + [-np.linalg.eigvalsh(pseudo_inertia(params[j, :10])).min() for j in range(nf)]
+                          + [-params[:, 10].min(), -fr[:, :, :2].min()]
+                          + ([-K[0, off + 3 * n:].min()] if motors else [])))
+    # the solver's round-off removed, as physical_fit does: links projected on the consistent set, bounds clipped
+    Ia = np.maximum(params[:, 10], 0.0)
+    Ia[robot.sigma == 2] = 0.0
+    K[:, :off] = np.column_stack([nearest_consistent(params[:, :10]), Ia]).ravel()
+    fr[:, :, :2] = np.maximum(fr[:, :, :2], 0.0)
+    K[:, off:off + 3 * n] = fr.reshape(R, -1)
+    K[:, off + 3 * n:] = np.maximum(K[:, off + 3 * n:], 0.0)
+    thetas = K @ psi.T  # (R, b): each robot's base parameters
+    theta = np.concatenate([thetas[0, shared], thetas[:, own].ravel()])
+    report = {"name": solver, "status": problem.status, "iterations": int(problem.solver_stats.num_iters or 0),
+              "constraint_violation": violation, "objective": float(problem.value),
+              "warnings": "; ".join(str(w.message) for w in caught)}
+    return theta, report
 
 
 def fleet_values(result: Identification, name: str) -> np.ndarray:

@@ -604,11 +604,16 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None,
     return theta, cov, it, converged, message
 
 
-def _standard_to_base(robot: Robot, bp) -> np.ndarray:
-    """Ψ (b, p) with K_B = Ψ K for every standard vector K ([9.40]), from the regressor at random states."""
+def standard_to_base(robot: Robot, bp) -> np.ndarray:
+    """Ψ (b, p) with K_B = Ψ K for every standard vector K ([9.40]) of ``robot`` (order of
+    ``rd.standard_parameter_names(robot, bp.friction, bp.transmission)``), from the regressor at random states;
+    ``bp`` : BaseParameters of ``robot``."""
+    from robodyn.parameters.base import BaseParameters
     from robodyn.parameters.numeric import random_states
     from robodyn.parameters.regressor import regressor, standard_parameter_names
 
+    if not isinstance(bp, BaseParameters) or bp.robot is not robot:
+        raise InputError("argument 'bp': give the BaseParameters of this robot (rd.base_parameters(robot))")
     p = len(standard_parameter_names(robot, bp.friction, bp.transmission))
     q, qd, qdd = random_states(robot, 2 * p // max(robot.n, 1) + 20, 1)
     Wf = regressor(robot, q, qd, qdd, friction=bp.friction, transmission=bp.transmission).reshape(-1, p)
@@ -703,6 +708,58 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
     return PhysicalFit(values=Kb, standard=K, robot=robot_out, transmission=motors, solver=report)
 
 
+def consistency_constraints(robot: Robot, base, min_mass: float = 0.0, massless=()):
+    """The physically consistent link and motor parameters as cvxpy expressions, with their constraints: the
+    semidefinite part of :func:`physical_fit`'s program, for callers that add their own fit and friction.
+
+    Every frame j has a 4 × 4 positive semidefinite pseudo-inertia P_j = [[½ tr(J_j) 1 − J_j, MS_j], [MS_jᵀ, M_j]]
+    (Wensing, Kim & Slotine 2018; it contains M_j ≥ 0 and the triangle inequalities of J_j) and a rotor inertia
+    Ia_j ≥ 0 (0 on fixed frames); M_j ≥ ``min_mass``; the frames ``massless`` are held at zero.
+
+    Parameters
+    ----------
+    robot : Robot
+    base : BaseParameters — of ``robot``; with a transmission its motors' J_m (and Fc_m, Fv_m with friction) are
+        variables ≥ 0 too.
+    min_mass : float — lower bound on every link's mass, kg.
+    massless : sequence of int — frames (0-based) held at zero.
+
+    Returns
+    -------
+    links : list of 11 nf cvxpy scalar expressions — XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M, Ia of every frame, the
+        order of ``rd.standard_parameter_names`` (kg m², kg m, kg).
+    motors : list of cvxpy scalar expressions — J_m (Fc_m, Fv_m) of every motor, motor by motor; empty without a
+        transmission.
+    constraints : list of cvxpy constraints.
+    """
+    import cvxpy as cp
+
+    from robodyn.parameters.base import BaseParameters
+
+    if not isinstance(base, BaseParameters) or base.robot is not robot:
+        raise InputError("argument 'base': give the BaseParameters of this robot (rd.base_parameters(robot))")
+    nf, n = robot.nf, robot.n
+    P = [cp.Variable((4, 4), PSD=True) for _ in range(nf)]
+    Ia = cp.Variable(nf, nonneg=True)
+    links = []
+    for j in range(nf):
+        S = P[j]
+        tr_j = S[0, 0] + S[1, 1] + S[2, 2]
+        links += [tr_j - S[0, 0], -S[0, 1], -S[0, 2], tr_j - S[1, 1], -S[1, 2], tr_j - S[2, 2],
+                  S[0, 3], S[1, 3], S[2, 3], S[3, 3], Ia[j]]
+    live = [j for j in range(nf) if j not in massless]
+    cons = [P[j][3, 3] >= min_mass for j in live] + [P[j] == 0 for j in massless]
+    fixed = np.union1d(np.flatnonzero(robot.sigma == 2), np.asarray(massless, dtype=int))
+    if fixed.size:
+        cons.append(Ia[fixed] == 0)
+    motors = []
+    if base.transmission is not None:
+        m = 3 if base.friction else 1
+        motor = cp.Variable((n, m), nonneg=True)
+        motors = [motor[i, c] for i in range(n) for c in range(m)]
+    return links, motors, cons
+
+
 def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass: float, massless=()):
     """The semidefinite program of ``method="physical"``; returns (K_B, K, Robot, Transmission, solver report)."""
     import warnings
@@ -714,21 +771,11 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
     b = bp.count
     nf, n = robot.nf, robot.n
     tr = bp.transmission
-    psi = _standard_to_base(robot, bp)
+    psi = standard_to_base(robot, bp)
     prior = standard_parameter_vector(robot, bp.friction, tr)
-    P = [cp.Variable((4, 4), PSD=True) for _ in range(nf)]
-    Ia = cp.Variable(nf, nonneg=True)
-    parts = []
-    for j in range(nf):
-        S = P[j]
-        tr_j = S[0, 0] + S[1, 1] + S[2, 2]
-        parts += [tr_j - S[0, 0], -S[0, 1], -S[0, 2], tr_j - S[1, 1], -S[1, 2], tr_j - S[2, 2],
-                  S[0, 3], S[1, 3], S[2, 3], S[3, 3], Ia[j]]
+    parts, motors, cons = consistency_constraints(robot, bp, min_mass, massless)
     live = [j for j in range(nf) if j not in massless]
-    cons = [P[j][3, 3] >= min_mass for j in live] + [P[j] == 0 for j in massless]
     fixed = np.union1d(np.flatnonzero(robot.sigma == 2), np.asarray(massless, dtype=int))
-    if fixed.size:
-        cons.append(Ia[fixed] == 0)
     if bp.friction:
         Fc, Fv, Foff = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True), cp.Variable(n)
         for k in range(n):
@@ -737,10 +784,7 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
         if held.size:
             cons += [Fc[held] == 0, Fv[held] == 0, Foff[held] == 0]
     m = 3 if bp.friction else 1
-    if tr is not None:  # Iam, Fcm, Fvm of every motor, all >= 0
-        motor = cp.Variable((n, m), nonneg=True)
-        for i in range(n):
-            parts += [motor[i, c] for c in range(m)]
+    parts += motors
     K = cp.hstack(parts)
     T, z = Rg[:b, :b], Rg[:b, b]
     A = T @ psi
