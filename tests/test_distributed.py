@@ -21,6 +21,7 @@ distributed = pytest.importorskip("distributed")
 import dask.array as da  # noqa: E402
 
 from robodyn import distributed as dd  # noqa: E402
+from tests.support.cluster import local_client  # noqa: E402
 
 #: Memory limit of each worker: the regressor of the chunking test is larger (about 1.7 of it).
 WORKER_MEMORY = 400 * 2**20
@@ -28,11 +29,7 @@ WORKER_MEMORY = 400 * 2**20
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    src = str(Path(rd.__file__).resolve().parents[1])  # workers import this robodyn, whatever is installed
-    env = {"PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
-           "ROBODYN_CACHE": str(tmp_path_factory.getbasetemp() / "robodyn-cache")}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=WORKER_MEMORY,
-                                  dashboard_address=None, env=env) as cluster, distributed.Client(cluster) as c:
+    with local_client(tmp_path_factory, memory_limit=WORKER_MEMORY) as c:
         yield c
 
 

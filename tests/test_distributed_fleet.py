@@ -5,7 +5,6 @@ least squares on the explicit block regressor, and against the one-robot path.""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -21,17 +20,14 @@ distributed = pytest.importorskip("distributed")
 import dask.array as da  # noqa: E402
 
 from robodyn import distributed as dd  # noqa: E402
+from tests.support.cluster import local_client  # noqa: E402
 
 NAMES = ("arm_a", "arm_b", "arm_c")
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    src = str(Path(rd.__file__).resolve().parents[1])  # workers import this robodyn, whatever is installed
-    env = {"PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
-           "ROBODYN_CACHE": str(tmp_path_factory.getbasetemp() / "robodyn-cache")}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  env=env) as cluster, distributed.Client(cluster) as c:
+    with local_client(tmp_path_factory) as c:
         yield c
 
 
