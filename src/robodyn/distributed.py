@@ -46,9 +46,9 @@ from types import MappingProxyType
 import numpy as np
 
 from robodyn.errors import InputError, RobodynError
-from robodyn.identification.dynamic import (BLOCK, RANK_TOL, SOLVERS, Identification, IdentificationError,
+from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, IdentificationError,
                                            consistency_constraints, nearest_consistent, physical_fit,
-                                           pseudo_inertia, standard_to_base)
+                                           pseudo_inertia, solve_conic, solver_report, standard_to_base)
 from robodyn.model.robot import Robot
 
 #: Default rows (states) per Dask chunk when NumPy arrays are given.
@@ -1043,8 +1043,6 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
     where ``per_robot`` makes them its own (a friction coefficient grouped into a shared base parameter stays
     shared), plus the same small pull towards the model's parameters.
     """
-    import warnings
-
     import cvxpy as cp
     import scipy.sparse
 
@@ -1094,15 +1092,7 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
     objective = cp.norm(cp.hstack([fit / np.sqrt(fit_scale)]
                                   + [np.sqrt(regularization / reg_scale) * x for x in reg]))
     problem = cp.Problem(cp.Minimize(objective), cons)
-    installed = cp.installed_solvers()
-    solver, settings = next((x for x in SOLVERS if x[0] in installed), SOLVERS[-1])
-    with warnings.catch_warnings(record=True) as caught:  # reported on the result instead of printed
-        warnings.simplefilter("always")
-        try:
-            problem.solve(solver=solver, **settings)
-        except cp.error.SolverError as exc:
-            raise IdentificationError(f"the physically consistent fleet identification failed: {solver} stopped "
-                                      f"({exc}); try method='wls', or scale the data") from None
+    solver, warned = solve_conic(problem, "physically consistent fleet identification")
     if problem.status != "optimal" or L.value is None:
         raise IdentificationError(f"the physically consistent fleet identification did not converge: {solver} "
                                   f"reports '{problem.status}' after {int(problem.solver_stats.num_iters or 0)} "
@@ -1126,10 +1116,7 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
     K[:, off + 3 * n:] = np.maximum(K[:, off + 3 * n:], 0.0)
     thetas = K @ psi.T  # (R, b): each robot's base parameters
     theta = np.concatenate([thetas[0, shared], thetas[:, own].ravel()])
-    report = {"name": solver, "status": problem.status, "iterations": int(problem.solver_stats.num_iters or 0),
-              "constraint_violation": violation, "objective": float(problem.value),
-              "warnings": "; ".join(str(w.message) for w in caught)}
-    return theta, report
+    return theta, solver_report(problem, solver, violation, warned)
 
 
 def fleet_values(result: Identification, name: str) -> np.ndarray:

@@ -630,6 +630,33 @@ SOLVERS = (("CLARABEL", {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas":
            ("SCS", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}))
 
 
+def solve_conic(problem, what: str, hint: str = "try method='wls', or scale the data") -> tuple[str, str]:
+    """Solve the cvxpy ``problem`` with the first installed solver of :data:`SOLVERS`, its warnings caught to be
+    reported on the result rather than printed.  Returns (solver name, the warnings as one line); a solver that
+    stops raises :class:`IdentificationError` naming ``what`` (e.g. "physically consistent identification") and
+    ``hint``.  The status is the caller's to judge."""
+    import warnings
+
+    import cvxpy as cp
+
+    installed = cp.installed_solvers()
+    solver, options = next((x for x in SOLVERS if x[0] in installed), SOLVERS[-1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            problem.solve(solver=solver, **options)
+        except cp.error.SolverError as exc:
+            raise IdentificationError(f"the {what} failed: {solver} stopped ({exc}); {hint}") from None
+    return solver, "; ".join(str(w.message) for w in caught)
+
+
+def solver_report(problem, solver: str, violation: float, warned: str) -> dict:
+    """The ``solver`` record of a physically consistent fit: name, status, iterations, constraint_violation,
+    objective, warnings."""
+    return {"name": solver, "status": problem.status, "iterations": int(problem.solver_stats.num_iters or 0),
+            "constraint_violation": violation, "objective": float(problem.value), "warnings": warned}
+
+
 @dataclass(frozen=True, eq=False)
 class PhysicalFit:
     """Result of :func:`physical_fit`.
@@ -762,8 +789,6 @@ def consistency_constraints(robot: Robot, base, min_mass: float = 0.0, massless=
 
 def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass: float, massless=()):
     """The semidefinite program of ``method="physical"``; returns (K_B, K, Robot, Transmission, solver report)."""
-    import warnings
-
     import cvxpy as cp
 
     from robodyn.parameters.regressor import standard_parameter_vector
@@ -795,15 +820,7 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
     objective = cp.norm(cp.hstack([(A @ K - z) / np.sqrt(fit_scale),
                                    np.sqrt(regularization / reg_scale) * (K - prior)]))
     problem = cp.Problem(cp.Minimize(objective), cons)
-    installed = cp.installed_solvers()
-    solver, options = next((x for x in SOLVERS if x[0] in installed), SOLVERS[-1])
-    with warnings.catch_warnings(record=True) as caught:  # reported on the result instead of printed
-        warnings.simplefilter("always")
-        try:
-            problem.solve(solver=solver, **options)
-        except cp.error.SolverError as exc:
-            raise IdentificationError(f"the physically consistent identification failed: {solver} stopped "
-                                      f"({exc}); try method='wls', or scale the data") from None
+    solver, warned = solve_conic(problem, "physically consistent identification")
     if problem.status not in ("optimal", "optimal_inaccurate") or K.value is None:
         raise IdentificationError(f"the physically consistent identification failed: {solver} ended with status "
                                   f"'{problem.status}' (not converged); try method='wls', a larger "
@@ -838,10 +855,7 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
         Kv[off:] = mv_.ravel()
         extra = {"J_m": mv_[:, 0]} | ({"Fc_m": mv_[:, 1], "Fv_m": mv_[:, 2]} if bp.friction else {})
         motors = tr.replace(**extra)
-    stats = problem.solver_stats
-    report = {"name": solver, "status": problem.status, "iterations": int(stats.num_iters or 0),
-              "constraint_violation": violation, "objective": float(problem.value),
-              "warnings": "; ".join(str(w.message) for w in caught)}
+    report = solver_report(problem, solver, violation, warned)
     if problem.status != "optimal":
         raise IdentificationError(f"the physically consistent identification did not converge: {solver} reports "
                                   f"'{problem.status}' after {report['iterations']} iterations (largest constraint "

@@ -159,11 +159,9 @@ def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
 
 def _consistent(A: np.ndarray, y: np.ndarray, start: np.ndarray, regularization: float):
     """φ minimising ‖A φ − y‖ with the payload's pseudo-inertia ⪰ 0 (a semidefinite program, Clarabel)."""
-    import warnings
-
     import cvxpy as cp
 
-    from robodyn.identification.dynamic import IdentificationError, SOLVERS, nearest_consistent
+    from robodyn.identification.dynamic import IdentificationError, nearest_consistent, solve_conic
 
     P = cp.Variable((4, 4), PSD=True)
     tr = P[0, 0] + P[1, 1] + P[2, 2]
@@ -174,16 +172,12 @@ def _consistent(A: np.ndarray, y: np.ndarray, start: np.ndarray, regularization:
     if regularization > 0:
         terms.append(np.sqrt(regularization) * phi / max(float(np.linalg.norm(start)), 1.0))
     problem = cp.Problem(cp.Minimize(cp.norm(cp.hstack(terms))))
-    installed = cp.installed_solvers()
-    name, options = next((x for x in SOLVERS if x[0] in installed), SOLVERS[-1])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        problem.solve(solver=name, **options)
+    name, warned = solve_conic(problem, "payload identification", "check the data and the arm's model")
     if problem.status != "optimal" or phi.value is None:
         raise IdentificationError(f"the payload identification did not converge: {name} reports "
                                   f"'{problem.status}'; check the data and the arm's model")
     params = nearest_consistent(np.asarray(phi.value, dtype=float)[None])[0]
-    return params, {"name": name, "status": problem.status, "warnings": "; ".join(str(w.message) for w in caught)}
+    return params, {"name": name, "status": problem.status, "warnings": warned}
 
 
 @dataclass(frozen=True, eq=False)
