@@ -50,6 +50,7 @@ from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, Ide
                                            consistency_constraints, nearest_consistent, physical_fit,
                                            pseudo_inertia, solve_conic, solver_report, standard_to_base)
 from robodyn.model.robot import Robot
+from robodyn.progress import progress_enabled
 
 #: Default rows (states) per Dask chunk when NumPy arrays are given.
 CHUNK = 1 << 17
@@ -1297,14 +1298,7 @@ def _simulate_case(index: int, robot, case: dict) -> dict:
 
 
 def _show_progress(progress) -> bool:
-    if progress is not None:
-        return bool(progress)
-    if os.environ.get("ROBODYN_PROGRESS", "").strip() == "0":
-        return False
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return progress_enabled() if progress is None else bool(progress)
 
 
 def _client():
