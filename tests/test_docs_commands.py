@@ -44,7 +44,7 @@ def reader_folder(tmp_path, monkeypatch):
     robot = rd.load("rx90")
     rd.save(robot, "my_robot.yaml")
     rd.save(rd.load("panda"), "panda.urdf")
-    from tests.test_floating import URDFS  # example-robot-data's URDFs (a test extra), by file name
+    from tests.support.floating import URDFS  # example-robot-data's URDFs (a test extra), by file name
 
     if "solo12.urdf" in URDFS:  # the legged robot of docs/floating-base.md
         shutil.copy(URDFS["solo12.urdf"], "solo12.urdf")

@@ -3,7 +3,6 @@ momentum conservation and the mobile-base identity; the model fields, files and 
 
 from __future__ import annotations
 
-import importlib.metadata
 import warnings
 
 import numpy as np
@@ -14,33 +13,16 @@ from hypothesis import strategies as st
 import robodyn as rd
 from robodyn.dynamics import floating as fl
 from tests.support.pin_compare import assert_rel
+from tests.support.floating import URDFS, random_floating, random_free_state, solo12_on_feet
 from tests.support.random_robots import random_inertia, random_robot
 
 pin = pytest.importorskip("pinocchio")
 
 
-def _example_robot_data() -> dict:
-    """URDF file name -> path in the installed example-robot-data package (empty when it is not installed)."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return {}
-    return {str(f).split("/")[-1]: str(dist.locate_file(f)) for f in dist.files or () if str(f).endswith(".urdf")}
-
-
-URDFS = _example_robot_data()
 #: Legged robots and humanoids of example-robot-data (anymal, go1 and hyq publish inertias that violate the triangle
 #: inequality by round-off: loaded with strict=False).
 LEGGED = ("solo12.urdf", "anymal.urdf", "go1.urdf", "a1.urdf", "hyq_no_sensors.urdf", "talos_reduced.urdf", "icub_reduced.urdf",
           "g1_29dof_rev_1_0.urdf")
-
-
-def random_free_state(n: int, seed: int, batch=()):
-    rng = np.random.default_rng(seed)
-    quat = rng.normal(size=batch + (4,))
-    quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
-    q = np.concatenate([rng.normal(size=batch + (3,)), quat, rng.uniform(-2, 2, batch + (n,))], -1)
-    return q, rng.normal(size=batch + (n + 6,)), rng.normal(size=batch + (n + 6,))
 
 
 class PinFree:
@@ -96,15 +78,10 @@ def test_example_robot_data_against_pinocchio_free_flyer(name):
     PinFree(robot, model).check(robot, q, v, a)
 
 
-def _random_floating(seed: int, tree: bool = True, base: str = "floating", nf=None):
-    robot = random_robot(seed, nf=nf, tree=tree, fixed=True, friction=False)
-    return robot.replace(base=base, base_params=random_inertia(np.random.default_rng(seed + 1)))
-
-
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
 def test_random_robots_against_pinocchio_free_flyer(seed, tree):
-    robot = _random_floating(seed, tree)
+    robot = random_floating(seed, tree)
     model, mapping = rd.to_pinocchio(robot)
     q, v, a = random_free_state(robot.n, seed, (2,))
     PinFree(robot, model).check(robot, q, v, a)
@@ -114,7 +91,7 @@ def test_random_robots_against_pinocchio_free_flyer(seed, tree):
 
 
 def test_rotor_inertia_and_friction_enter_the_joint_rows():
-    robot = _random_floating(3)
+    robot = random_floating(3)
     robot = robot.replace(Ia=np.where(robot.sigma != 2, 0.25, 0.0), Fv=np.where(robot.sigma != 2, 0.5, 0.0))
     q, v, a = random_free_state(robot.n, 11)
     bare = robot.replace(Ia=None, Fv=None)
@@ -127,7 +104,7 @@ def test_rotor_inertia_and_friction_enter_the_joint_rows():
 
 
 def test_locked_block_is_the_composite_inertia_and_independent_of_the_base_pose():
-    robot = _random_floating(5)
+    robot = random_floating(5)
     q, _, _ = random_free_state(robot.n, 5, (2,))
     q[1, 7:] = q[0, 7:]
     M = fl.floating_inertia_matrix(robot, q)
@@ -138,7 +115,7 @@ def test_locked_block_is_the_composite_inertia_and_independent_of_the_base_pose(
 
 
 def test_batched_equals_one_state_at_a_time():
-    robot = _random_floating(8)
+    robot = random_floating(8)
     q, v, a = random_free_state(robot.n, 8, (2, 3))
     tau = fl.floating_inverse_dynamics(robot, q, v, a)
     assert tau.shape == (2, 3, robot.n + 6)
@@ -159,7 +136,7 @@ def test_batched_equals_one_state_at_a_time():
 
 
 def test_mobile_base_equals_the_floating_system_with_its_motion_imposed():
-    floating = _random_floating(13)
+    floating = random_floating(13)
     mobile = floating.replace(base="mobile")
     q, v, a = random_free_state(floating.n, 13, (4,))
     tau = fl.floating_inverse_dynamics(floating, q, v, a)
@@ -198,7 +175,7 @@ def test_free_floating_robot_conserves_momentum_and_energy():
     whatever the joint torques, and the energy stays constant without them (DOP853, rtol 1e-12: drift < 1e-9)."""
     from scipy.integrate import solve_ivp
 
-    robot = _random_floating(31, tree=True).replace(gravity=[0.0, 0.0, 0.0], Fv=None, Fc=None)
+    robot = random_floating(31, tree=True).replace(gravity=[0.0, 0.0, 0.0], Fv=None, Fc=None)
     n = robot.n
     q0, v0, _ = random_free_state(n, 31)
     torques = (np.random.default_rng(31).normal(size=n), np.zeros(n))
@@ -228,7 +205,7 @@ def test_free_floating_robot_conserves_momentum_and_energy():
 
 def test_mujoco_free_joint_agrees():
     mujoco = pytest.importorskip("mujoco")
-    robot = _random_floating(41).replace(Ia=None)
+    robot = random_floating(41).replace(Ia=None)
     model = mujoco.MjModel.from_xml_string(rd.to_mujoco_xml(robot))
     data = mujoco.MjData(model)
     assert model.nq == robot.n + 7 and model.nv == robot.n + 6
@@ -278,7 +255,7 @@ def test_robot_base_fields_repr_and_validation():
 
 
 def test_model_file_round_trip_and_errors():
-    robot = _random_floating(51)
+    robot = random_floating(51)
     again = rd.loads(rd.dumps(robot))
     assert again.base == "floating"
     np.testing.assert_array_equal(again.base_params, robot.base_params)
@@ -312,7 +289,7 @@ def test_urdf_root_link_becomes_the_base_body():
 
 
 def test_bad_inputs_raise_named_errors():
-    robot = _random_floating(61)
+    robot = random_floating(61)
     n = robot.n
     q, v, a = random_free_state(n, 61)
     with pytest.raises(rd.InputError, match="quaternion"):
@@ -358,7 +335,7 @@ def _pin_contact(P, frame_ids, q, v, tau, rows):
 
 @pytest.mark.parametrize("kind", ["point", "6d"])
 def test_random_robot_contacts_against_pinocchio(kind):
-    robot = _random_floating(71, tree=True)
+    robot = random_floating(71, tree=True)
     model, mapping = rd.to_pinocchio(robot)
     P = PinFree(robot, model)
     q, v, _ = random_free_state(robot.n, 71)
@@ -395,7 +372,7 @@ def test_quadruped_standing_on_four_feet_against_pinocchio():
 
 
 def test_contact_errors():
-    robot = _random_floating(91)
+    robot = random_floating(91)
     q, v, _ = random_free_state(robot.n, 91)
     tau = np.zeros(robot.n + 6)
     with pytest.raises(rd.InputError, match="kind"):
@@ -412,7 +389,7 @@ def test_contact_errors():
 
 
 def test_floating_regressor_times_parameters_is_the_inverse_dynamics():
-    robot = _random_floating(101)
+    robot = random_floating(101)
     robot = robot.replace(Ia=np.where(robot.sigma != 2, 0.2, 0.0), Fv=np.where(robot.sigma != 2, 0.3, 0.0),
                           Fc=np.where(robot.sigma != 2, 0.1, 0.0), Foff=np.where(robot.sigma != 2, -0.05, 0.0))
     q, v, a = random_free_state(robot.n, 101, (5,))
@@ -435,12 +412,7 @@ def test_quadruped_base_only_identification_from_contact_wrenches():
 
     if "solo12.urdf" not in URDFS:
         pytest.skip("solo12 is not in the installed example-robot-data")
-    robot = rd.load(URDFS["solo12.urdf"], floating=True)
-    feet = ["FL_ANKLE", "FR_ANKLE", "HL_ANKLE", "HR_ANKLE"]
-    S = 30
-    q, v, _ = random_free_state(robot.n, 111, (S,))
-    tau = np.concatenate([np.zeros((S, 6)), np.random.default_rng(111).normal(size=(S, robot.n))], -1)
-    motion = fl.contact_forward_dynamics(robot, q, v, tau, feet)  # physically consistent data: zero base wrench
+    robot, feet, q, v, motion = solo12_on_feet()  # physically consistent data: zero base wrench
     ident = rd.identify_from_base(robot, q, v, motion.acceleration, feet, motion.forces)
     truth = ident.base_values(inertial_parameter_vector(robot))
     assert_rel(ident.values, truth, 1e-8)
@@ -454,7 +426,7 @@ def test_quadruped_base_only_identification_from_contact_wrenches():
 def test_reduced_inverse_dynamics_is_the_floating_forward_dynamics_inverted():
     """Joint torques from joint accelerations with the base free (Khalil's floating-base Newton–Euler): the ABA
     under those torques and a zero base wrench gives the same joint accelerations and base acceleration."""
-    robot = _random_floating(121)
+    robot = random_floating(121)
     robot = robot.replace(Fv=np.where(robot.sigma != 2, 0.3, 0.0), Ia=np.where(robot.sigma != 2, 0.1, 0.0))
     q, v, a = random_free_state(robot.n, 121, (3,))
     acc, tau = rd.reduced_inverse_dynamics(robot, q, v, a[..., 6:])
@@ -529,7 +501,7 @@ def test_quadruped_identification_from_joint_torques_and_contact_wrenches():
 def test_jax_floating_functions_equal_numpy_and_differentiate():
     jax = pytest.importorskip("jax")
     rj = pytest.importorskip("robodyn.jax")
-    robot = _random_floating(151, nf=3)  # small: jit compilation dominates
+    robot = random_floating(151, nf=3)  # small: jit compilation dominates
     q, v, a = random_free_state(robot.n, 151, (3,))
     tau = fl.floating_inverse_dynamics(robot, q, v, a)
     with jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64():
@@ -552,7 +524,7 @@ def test_robodyn_info_shows_the_base(tmp_path):
 
     from robodyn.cli import app
 
-    path = rd.save(_random_floating(161), tmp_path / "floating.yaml")
+    path = rd.save(random_floating(161), tmp_path / "floating.yaml")
     out = CliRunner().invoke(app, ["info", str(path), "--json"])
     assert out.exit_code == 0
     doc = json.loads(out.stdout)
@@ -565,7 +537,7 @@ def test_robodyn_info_shows_the_base(tmp_path):
 def test_public_dynamics_dispatch_on_a_moving_base():
     """rd.inverse_dynamics, rd.inertia_matrix and rd.forward_dynamics take free-flyer arrays when the robot floats
     (the dispatch lives in robodyn.dynamics.api)."""
-    robot = _random_floating(171)
+    robot = random_floating(171)
     q, v, a = random_free_state(robot.n, 171, (2,))
     tau = rd.inverse_dynamics(robot, q, v, a)
     assert_rel(tau, fl.floating_inverse_dynamics(robot, q, v, a), 0)

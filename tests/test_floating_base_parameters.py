@@ -16,7 +16,7 @@ import robodyn.dynamics.floating as fl
 from robodyn.parameters.floating import floating_base_parameters, stacked_floating_regressor
 from tests.support.pin_compare import assert_rel
 from tests.support.random_robots import random_inertia, random_robot
-from tests.test_floating import URDFS, _random_floating, random_free_state
+from tests.support.floating import URDFS, random_floating, random_free_state
 
 
 def _check(robot, friction, seed=0, qr=True):
@@ -42,8 +42,8 @@ def _check(robot, friction, seed=0, qr=True):
 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), tree=st.booleans(), friction=st.booleans())
-def test_closed_form_rules_equal_qr_on_random_floating_trees(seed, tree, friction):
-    robot = _random_floating(seed, tree)
+def test_closed_form_rules_equal_qr_onrandom_floating_trees(seed, tree, friction):
+    robot = random_floating(seed, tree)
     moving = robot.sigma != 2
     robot = robot.replace(Ia=0.1 * moving, Fv=0.2 * moving, Fc=0.05 * moving, Foff=0.01 * moving)
     rules = _check(robot, friction, seed % 1000)
@@ -82,4 +82,4 @@ def test_floating_base_parameters_errors():
     with pytest.raises(rd.InputError, match="fixed base"):
         floating_base_parameters(rd.load("rx90"))
     with pytest.raises(rd.InputError, match="method = 'qr'"):
-        floating_base_parameters(_random_floating(1), method="qr")
+        floating_base_parameters(random_floating(1), method="qr")

@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 import robodyn as rd
 from robodyn.cli import app
 from tests.support.pin_compare import assert_rel
-from tests.test_floating import _random_floating, random_free_state
+from tests.support.floating import random_floating, random_free_state
 
 
 @pytest.fixture
 def floating_file(tmp_path):
-    robot = _random_floating(161)
+    robot = random_floating(161)
     return robot, rd.save(robot, tmp_path / "floating.yaml")
 
 

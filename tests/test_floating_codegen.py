@@ -15,7 +15,7 @@ from robodyn.symbolic.cuda import kernel_model
 from robodyn.symbolic.floating import FloatingCompiledModel
 from tests.support.pin_compare import assert_rel
 from tests.test_cuda_source import run
-from tests.test_floating import _random_floating, random_free_state
+from tests.support.floating import random_floating, random_free_state
 
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 
@@ -23,7 +23,7 @@ needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc")
 @needs_cc
 @pytest.mark.parametrize("seed", [5, 6])
 def test_compiled_floating_inverse_dynamics_equals_the_numeric_one(seed):
-    robot = _random_floating(seed, tree=True, nf=4)
+    robot = random_floating(seed, tree=True, nf=4)
     f = rd.compile(robot, "inverse_dynamics")
     assert f.model.robot.n == robot.n + 6  # the generated C takes the augmented arrays
     q, v, a = random_free_state(robot.n, seed, (3,))
@@ -37,7 +37,7 @@ def test_compiled_floating_inverse_dynamics_equals_the_numeric_one(seed):
 
 
 def test_compiled_floating_models_with_the_numpy_backend():
-    robot = _random_floating(7, tree=False, nf=3)
+    robot = random_floating(7, tree=False, nf=3)
     q, v, a = random_free_state(robot.n, 7, (2,))
     f = rd.compile(robot, "idm", backend="numpy")
     assert_rel(f(q, v, a), rd.floating_inverse_dynamics(robot, q, v, a), 1e-12)
@@ -47,7 +47,7 @@ def test_compiled_floating_models_with_the_numpy_backend():
 
 
 def test_compiled_floating_errors():
-    robot = _random_floating(8, tree=False, nf=3)
+    robot = random_floating(8, tree=False, nf=3)
     with pytest.raises(rd.InputError, match="floating base"):
         rd.compile(robot, "bias", backend="numpy")
     with pytest.raises(rd.InputError, match="parameters_input"):
@@ -72,7 +72,7 @@ def test_compiled_floating_errors():
 def test_compiled_quadruped_inverse_dynamics():
     import warnings
 
-    from tests.test_floating import URDFS
+    from tests.support.floating import URDFS
 
     if "solo12.urdf" not in URDFS:
         pytest.skip("solo12.urdf is not in the installed example-robot-data")
@@ -87,7 +87,7 @@ def test_compiled_quadruped_inverse_dynamics():
 @needs_cc
 @pytest.mark.parametrize("seed", [5, 6])
 def test_compiled_floating_forward_dynamics_inverts_the_inverse_dynamics(seed):
-    robot = _random_floating(seed, tree=True, nf=4)
+    robot = random_floating(seed, tree=True, nf=4)
     f = rd.compile(robot, "forward_dynamics")
     q, v, a = random_free_state(robot.n, seed, (3,))
     W = np.random.default_rng(seed).normal(size=(3, robot.nf, 6))
@@ -120,7 +120,7 @@ class HostKernel:
 def _quadruped():
     import warnings
 
-    from tests.test_floating import URDFS
+    from tests.support.floating import URDFS
 
     if "solo12.urdf" not in URDFS:
         pytest.skip("solo12.urdf is not in the installed example-robot-data")
@@ -138,7 +138,7 @@ FLOAT32_TOL = {"inverse_dynamics": 1e-5, "inertia_matrix": 1e-5, "forward_dynami
 @pytest.mark.parametrize("kind", ["inverse_dynamics", "inertia_matrix", "forward_dynamics"])
 @pytest.mark.parametrize("which", ["random tree", "solo12"])
 def test_cuda_kernels_of_floating_models_run_as_c_and_equal_rd(kind, which):
-    robot = _random_floating(11, tree=True, nf=5) if which == "random tree" else _quadruped()
+    robot = random_floating(11, tree=True, nf=5) if which == "random tree" else _quadruped()
     q, v, a = random_free_state(robot.n, 12, (7,))
     g = np.array([0.3, -0.2, -9.81])
     tau = rd.floating_inverse_dynamics(robot, q, v, a, gravity=g)
@@ -160,7 +160,7 @@ def test_floating_cuda_without_cupy_is_a_clear_error():
         pytest.skip("CuPy is installed: tests/test_cuda_floating_device.py runs the kernels")
     except ImportError:
         pass
-    robot = _random_floating(8, tree=False, nf=3)
+    robot = random_floating(8, tree=False, nf=3)
     with pytest.raises(rd.RobodynError, match=r"needs CuPy and an NVIDIA GPU"):
         rd.compile(robot, "inverse_dynamics", backend="cuda")
     with pytest.raises(rd.InputError, match="mobile base"):

@@ -13,7 +13,8 @@ from scipy.spatial.transform import Rotation
 
 import robodyn as rd
 from tests.support.pin_compare import assert_rel
-from tests.test_floating import URDFS, PinFree, _random_floating, random_free_state
+from tests.support.floating import URDFS, random_floating, random_free_state
+from tests.test_floating import PinFree
 
 pin = pytest.importorskip("pinocchio")
 
@@ -59,7 +60,7 @@ def test_legged_robots_against_pinocchio_rnea_and_aba_derivatives(name):
 @settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
 def test_random_robots_against_pinocchio(seed, tree):
-    robot = _random_floating(seed, tree=tree)
+    robot = random_floating(seed, tree=tree)
     model, _ = rd.to_pinocchio(robot)
     _check_against_pinocchio(robot, model, seed)
 
@@ -76,7 +77,7 @@ def _integrate(q, dq):
 
 
 def test_central_differences_with_friction_wrenches_and_gravity():
-    robot = _random_floating(21, tree=True)
+    robot = random_floating(21, tree=True)
     joint = robot.sigma != 2
     robot = robot.replace(Fv=np.where(joint, np.linspace(0.1, 0.5, robot.nf), 0.0),
                           Ia=np.where(joint, np.linspace(0.01, 0.02, robot.nf), 0.0))
@@ -105,7 +106,7 @@ def test_central_differences_with_friction_wrenches_and_gravity():
 
 
 def test_batched_derivatives_equal_one_state_at_a_time():
-    robot = _random_floating(31)
+    robot = random_floating(31)
     q, v, a = random_free_state(robot.n, 31, (2, 3))
     dq, dv = rd.floating_inverse_dynamics_derivatives(robot, q, v, a)
     for i in range(2):
@@ -116,7 +117,7 @@ def test_batched_derivatives_equal_one_state_at_a_time():
 
 
 def test_derivative_errors():
-    robot = _random_floating(41)
+    robot = random_floating(41)
     q, v, a = (x[0] for x in random_free_state(robot.n, 41, (1,)))
     with pytest.raises(rd.InputError, match="'q'.*shape"):
         rd.floating_inverse_dynamics_derivatives(robot, q[:-1], v, a)

@@ -11,7 +11,7 @@ import robodyn.dynamics.floating as fl
 from robodyn.identification.floating import identify_floating, identify_from_base, inertial_parameter_vector
 from tests.support.pin_compare import assert_rel
 from tests.support.random_robots import random_inertia
-from tests.test_floating import URDFS, _random_floating, random_free_state
+from tests.support.floating import URDFS, random_floating, random_free_state, solo12_on_feet
 
 
 def _bodies(robot):
@@ -31,7 +31,7 @@ def _with_joint_terms(robot, Ia=0.01):
 
 @pytest.mark.parametrize("seed", [31, 32])
 def test_noise_free_physical_recovers_the_torques_and_is_consistent(seed):
-    robot = _with_joint_terms(_random_floating(seed, tree=True, nf=5))
+    robot = _with_joint_terms(random_floating(seed, tree=True, nf=5))
     q, v, a = random_free_state(robot.n, seed, (40,))
     tau = fl.floating_inverse_dynamics(robot, q, v, a)
     ls = identify_floating(robot, q, v, a, tau)
@@ -52,7 +52,7 @@ def test_noise_free_physical_recovers_the_torques_and_is_consistent(seed):
 def test_noise_free_physical_from_a_wrong_prior():
     """A prior with other (consistent) masses and inertias: without regularization the fit still reproduces the
     data to 1e-8; with the default 1e-6 the pull towards the prior costs a residual of the order of 1e-6 relative."""
-    robot = _with_joint_terms(_random_floating(33, tree=True, nf=4))
+    robot = _with_joint_terms(random_floating(33, tree=True, nf=4))
     q, v, a = random_free_state(robot.n, 33, (40,))
     tau = fl.floating_inverse_dynamics(robot, q, v, a)
     rng = np.random.default_rng(5)
@@ -71,12 +71,8 @@ def test_quadruped_base_only_physical_identification():
     zero base wrench to 1e-8 and gives the base parameters of the least-squares one."""
     if "solo12.urdf" not in URDFS:
         pytest.skip("solo12 is not in the installed example-robot-data")
-    robot = rd.load(URDFS["solo12.urdf"], floating=True)
-    feet = ["FL_ANKLE", "FR_ANKLE", "HL_ANKLE", "HR_ANKLE"]
-    S = 30
-    q, v, _ = random_free_state(robot.n, 111, (S,))
-    tau = np.concatenate([np.zeros((S, 6)), np.random.default_rng(111).normal(size=(S, robot.n))], -1)
-    motion = fl.contact_forward_dynamics(robot, q, v, tau, feet)
+    robot, feet, q, v, motion = solo12_on_feet()
+    S = len(q)
     ph = identify_from_base(robot, q, v, motion.acceleration, feet, motion.forces, method="physical")
     truth = ph.base_values(inertial_parameter_vector(robot))
     assert_rel(ph.values, truth, 1e-8)
@@ -90,7 +86,7 @@ def test_noisy_physical_estimate_is_consistent_where_least_squares_is_not():
     """True rotor inertias 0: with noise on the joint torques least squares estimates some Ia < 0, which no motor
     has. The physical estimate is consistent, its fit worse than least squares (the constraint is active) but by
     less than the χ²_b spread of the noise: rss_ls < rss_phys ≤ rss_ls + (b + 5 √(2b)) σ²."""
-    robot = _with_joint_terms(_random_floating(31, tree=True, nf=5), Ia=0.0)
+    robot = _with_joint_terms(random_floating(31, tree=True, nf=5), Ia=0.0)
     S, sigma = 40, 0.3
     q, v, a = random_free_state(robot.n, 3, (S,))
     tau = fl.floating_inverse_dynamics(robot, q, v, a)
@@ -109,7 +105,7 @@ def test_noisy_physical_estimate_is_consistent_where_least_squares_is_not():
 
 
 def test_physical_bad_options():
-    robot = _random_floating(34, tree=False, nf=2)
+    robot = random_floating(34, tree=False, nf=2)
     q, v, a = random_free_state(robot.n, 34, (10,))
     tau = fl.floating_inverse_dynamics(robot, q, v, a)
     with pytest.raises(rd.InputError, match="method = 'sdp'"):
