@@ -7,8 +7,9 @@
  * repeats its last state in the unused lanes, whose results are not stored.  The robot is plain data
  * (rd_model).  Frames are numbered 0..nf-1 here (frame j of Khalil & Dombre is index j-1) and
  * parent[i] = a(j) - 1, -1 for the base.  Vectors of one frame are expressed in that frame, about its
- * origin O_j.  Spatial 6-vectors inside this file are [angular; linear] (Featherstone's order); the wrench
- * rows given by the caller are robodyn's [f; m], converted where read, and nothing of that order leaves it.
+ * origin O_j.  Spatial 6-vectors and 6x6 matrices are in robodyn's [linear; angular] order, as everywhere in
+ * robodyn: twists [v; ω], wrenches [f; m] (the caller's wrench rows are read as they are), spatial inertias
+ * [[M 1, -M̂S], [M̂S, J]] about O_j (Khalil & Dombre [9.23b]: joint axis a_j = [σ_j z; σ̄_j z]).
  *
  * This file is robodyn's one hand-written port of its recursions: the Python component recursions
  * (robodyn.dynamics.newton_euler, composite, recursive, derivatives) are the statement of each equation, and
@@ -327,9 +328,9 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
 
 /* Inertia matrix by composite links (Khalil & Dombre Appendix 8; Featherstone's CRBA), Ia on the diagonal.
  * The composite inertia of each subtree is summed into its antecedent ([9.12] shifts, local frames); the wrench
- * [N; F] of a unit acceleration of joint k on its composite link gives A_kk in its own frame.  For the other
+ * [F; N] of a unit acceleration of joint k on its composite link gives A_kk in its own frame.  For the other
  * entries that wrench is expressed once in R_0 about O_0 and projected on the axis of each ancestor joint j,
- * also in R_0 about O_0: A_jk = s_j^T w_k with s_j = [z_j; P_j × z_j] (revolute) or [0; z_j] (prismatic), six
+ * also in R_0 about O_0: A_jk = s_j^T w_k with s_j = [P_j × z_j; z_j] (revolute) or [z_j; 0] (prismatic), six
  * products per pair instead of carrying the wrench frame by frame (Featherstone, "Rigid Body Dynamics
  * Algorithms", §6.2, the composite-rigid-body algorithm with quantities in base coordinates). */
 static long crba_work(const rd_model *m) { return 49 * (long)m->nf + (long)m->n * m->n + m->n; }
@@ -359,11 +360,11 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
         }
         real z[3] = {R0i[2], R0i[5], R0i[8]};
         if (m->sigma[i] == 0) {
-            memcpy(Si, z, sizeof z);
-            cross(P0i, z, Si + 3);
-        } else {
-            memset(Si, 0, 3 * sizeof(real));
+            cross(P0i, z, Si);
             memcpy(Si + 3, z, sizeof z);
+        } else {
+            memcpy(Si, z, sizeof z);
+            memset(Si + 3, 0, 3 * sizeof(real));
         }
     }
     for (int i = nf - 1; i >= 0; i--) {      /* composite link of the subtree of i, summed into a(i) */
@@ -398,7 +399,7 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
         A[k * n + k] = (m->sigma[i] == 0 ? N[2] : F[2]) + m->Ia[i];
         mat_vec(R0 + 9 * i, F, f0); mat_vec(R0 + 9 * i, N, n0); cross(P0 + 3 * i, f0, pf);
         real *w = Wr + 6 * i;
-        for (int c = 0; c < 3; c++) { w[c] = n0[c] + pf[c]; w[3 + c] = f0[c]; }
+        for (int c = 0; c < 3; c++) { w[c] = f0[c]; w[3 + c] = n0[c] + pf[c]; }
     }
     for (int i = 0; i < nf; i++) {
         int k = m->joint[i];
@@ -416,15 +417,16 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     return all_finite(A, (long)n * n) ? 0 : RD_NONFINITE;
 }
 
-/* ---- spatial algebra for the articulated-body algorithm, [angular; linear] ---------------------------- */
-/* X^T I X for X = jX_{a(j)}: I (6x6 row-major, about O_j in R_j) expressed about O_a in R_a, added to out.
- * Rotation: blocks A, B, C -> R A R^T, R B R^T, R C R^T; shift by p: A - B p̂ + p̂ Bᵀ - p̂ C p̂, B + p̂ C, C.
- * A and C are symmetric: only their upper triangles are computed. */
+/* ---- spatial algebra for the articulated-body algorithm, [linear; angular] ----------------------------- */
+/* 𝕋ᵀ I 𝕋 for 𝕋 = ^j𝕋_{a(j)} [9.120]: I = [[C, Bᵀ], [B, A]] (6x6 row-major, about O_j in R_j; C linear, B the
+ * angular-linear block, A angular) expressed about O_a in R_a, added to out.  Rotation: A, B, C -> R A Rᵀ,
+ * R B Rᵀ, R C Rᵀ; shift by p: A - B p̂ + p̂ Bᵀ - p̂ C p̂, B + p̂ C, C.  A and C are symmetric: only their upper
+ * triangles are computed. */
 RD_INLINE void inertia_to_parent(const real *I, const real *R, const real *p, real *out) {
     real A[9], B[9], C[9], T[9];
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) {
-            A[3 * r + c] = I[6 * r + c]; B[3 * r + c] = I[6 * r + 3 + c]; C[3 * r + c] = I[6 * (r + 3) + 3 + c];
+            A[3 * r + c] = I[6 * (r + 3) + 3 + c]; B[3 * r + c] = I[6 * (r + 3) + c]; C[3 * r + c] = I[6 * r + c];
         }
     mat_mul(R, A, T); mat_mul_t(T, R, A);
     mat_mul(R, B, T); mat_mul_t(T, R, B);
@@ -448,27 +450,27 @@ RD_INLINE void inertia_to_parent(const real *I, const real *R, const real *p, re
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) {
             real b = B[3 * r + c] + PC[3 * r + c];
-            out[6 * r + 3 + c] += b;
-            out[6 * (c + 3) + r] += b;
+            out[6 * (r + 3) + c] += b;
+            out[6 * c + 3 + r] += b;
             if (c < r) continue;
             real a = A[3 * r + c] - BP[3 * r + c] + PBt[3 * r + c] - PCP[3 * r + c];
-            out[6 * r + c] += a;
-            out[6 * (r + 3) + 3 + c] += C[3 * r + c];
-            if (c > r) { out[6 * c + r] += a; out[6 * (c + 3) + 3 + r] += C[3 * r + c]; }
+            out[6 * (r + 3) + 3 + c] += a;
+            out[6 * r + c] += C[3 * r + c];
+            if (c > r) { out[6 * (c + 3) + 3 + r] += a; out[6 * c + r] += C[3 * r + c]; }
         }
 }
-/* Force [n; f] about O_j in R_j -> about O_a in R_a: f_a = R f, n_a = R n + p × R f. */
+/* Wrench [f; m] about O_j in R_j -> about O_a in R_a, ^j𝕋_{a(j)}ᵀ F [9.119]: f_a = R f, m_a = R m + p × R f. */
 RD_INLINE void force_to_parent(const real *F, const real *R, const real *p, real *out) {
-    real n[3], f[3], pf[3];
-    mat_vec(R, F, n); mat_vec(R, F + 3, f); cross(p, f, pf);
-    for (int c = 0; c < 3; c++) { out[c] += n[c] + pf[c]; out[3 + c] += f[c]; }
+    real f[3], n[3], pf[3];
+    mat_vec(R, F, f); mat_vec(R, F + 3, n); cross(p, f, pf);
+    for (int c = 0; c < 3; c++) { out[c] += f[c]; out[3 + c] += n[c] + pf[c]; }
 }
-/* Motion [ω; v] about O_a in R_a -> about O_j in R_j: ω_j = Rᵀ ω, v_j = Rᵀ (v + ω × p). */
+/* Twist [v; ω] about O_a in R_a -> about O_j in R_j, ^j𝕋_{a(j)} V [9.121]: v_j = Rᵀ (v + ω × p), ω_j = Rᵀ ω. */
 RD_INLINE void motion_from_parent(const real *V, const real *R, const real *p, real *out) {
     real t[3];
-    cross(V, p, t);
-    for (int c = 0; c < 3; c++) t[c] += V[3 + c];
-    mat_t_vec(R, V, out); mat_t_vec(R, t, out + 3);
+    cross(V + 3, p, t);
+    for (int c = 0; c < 3; c++) t[c] += V[c];
+    mat_t_vec(R, t, out); mat_t_vec(R, V + 3, out + 3);
 }
 RD_INLINE void inertia_times(const real *I, const real *v, real *out) {
     for (int r = 0; r < 6; r++) {
@@ -479,7 +481,8 @@ RD_INLINE void inertia_times(const real *I, const real *v, real *out) {
 }
 
 /* Articulated-body forward dynamics (Featherstone's ABA; Khalil & Dombre §9.7.2 [9.100]-[9.124] is the same
- * recursion in their notation).  The torque is Γ - Γ_f with friction (Γ_f subtracted here, [9.106]). */
+ * recursion in their notation).  The torque is Γ - Γ_f with friction (Γ_f subtracted here, [9.106]).  The joint
+ * axis a_j is entry 2 (prismatic, v_z) or 5 (revolute, ω_z) of a 6-vector [9.23b]. */
 static long aba_work(const rd_model *m) { return 82 * (long)m->nf + 4 * (long)m->n + 3 + 6; }
 RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
@@ -501,41 +504,42 @@ RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
         memset(ci, 0, 6 * sizeof(real));
         if (k >= 0) {
             real qdk = QD[k];
-            if (m->sigma[i] == 0) {   /* c = v ×m (z q̇) */
+            if (m->sigma[i] == 0) {   /* c = v ×m (a q̇) = [v × z q̇; ω × z q̇] */
                 ci[0] = vi[1] * qdk; ci[1] = -vi[0] * qdk;
                 ci[3] = vi[4] * qdk; ci[4] = -vi[3] * qdk;
-                vi[2] += qdk;
-            } else {
-                ci[3] = vi[1] * qdk; ci[4] = -vi[0] * qdk;
                 vi[5] += qdk;
+            } else {                  /* [ω × z q̇; 0] */
+                ci[0] = vi[4] * qdk; ci[1] = -vi[3] * qdk;
+                vi[2] += qdk;
             }
         }
-        /* rigid-body spatial inertia [[J, MŜ], [MŜᵀ, M 1]] about O_j */
+        /* rigid-body spatial inertia [[M 1, -M̂S], [M̂S, J]] about O_j */
         const double *J = m->J + 9 * i, *h = m->MS + 3 * i;
         double H[9] = {0, -h[2], h[1], h[2], 0, -h[0], -h[1], h[0], 0};
         for (int r = 0; r < 3; r++)
             for (int cc = 0; cc < 3; cc++) {
-                Ii[6 * r + cc] = splat(J[3 * r + cc]);
-                Ii[6 * r + 3 + cc] = splat(H[3 * r + cc]);
-                Ii[6 * (r + 3) + cc] = splat(H[3 * cc + r]);
-                Ii[6 * (r + 3) + 3 + cc] = splat(r == cc ? m->M[i] : 0.0);
+                Ii[6 * r + cc] = splat(r == cc ? m->M[i] : 0.0);
+                Ii[6 * r + 3 + cc] = splat(H[3 * cc + r]);
+                Ii[6 * (r + 3) + cc] = splat(H[3 * r + cc]);
+                Ii[6 * (r + 3) + 3 + cc] = splat(J[3 * r + cc]);
             }
-        /* bias pA = v ×* (I v) + wrench by the link on the environment */
+        /* bias pA = v ×* (I v) = [ω × f; ω × n + v × f] for I v = [f; n], + the wrench [f; m] by the link on
+         * the environment as given */
         real Iv[6], *pa = pA + 6 * i, t[3], t2[3];
         inertia_times(Ii, vi, Iv);
-        cross(vi, Iv, t); cross(vi + 3, Iv + 3, t2);
-        for (int r = 0; r < 3; r++) pa[r] = t[r] + t2[r];
-        cross(vi, Iv + 3, pa + 3);
+        cross(vi + 3, Iv, pa);
+        cross(vi + 3, Iv + 3, t); cross(vi, Iv, t2);
+        for (int r = 0; r < 3; r++) pa[3 + r] = t[r] + t2[r];
         if (job->wrench) {
             load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
-            for (int r = 0; r < 3; r++) { pa[r] += E[3 + r]; pa[3 + r] += E[r]; }
+            for (int r = 0; r < 6; r++) pa[r] += E[r];
         }
     }
     for (int i = nf - 1; i >= 0; i--) {
         int a = m->parent[i], k = m->joint[i];
         real *Ii = IA + 36 * i, *pa = pA + 6 * i, *ci = c + 6 * i, Ic[6];
         if (k >= 0) {
-            int axis = m->sigma[i] == 0 ? 2 : 5;
+            int axis = m->sigma[i] == 0 ? 5 : 2;
             real *Ui = U + 6 * i;
             for (int r = 0; r < 6; r++) Ui[r] = Ii[6 * r + axis];
             real Dk = Ui[axis] + m->Ia[i];
@@ -556,7 +560,7 @@ RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
             force_to_parent(pa, R + 9 * i, p + 3 * i, pA + 6 * a);
         }
     }
-    real base[6] = {{0}, {0}, {0}, -G[0], -G[1], -G[2]};   /* V̇_0 = -g [9.80] */
+    real base[6] = {-G[0], -G[1], -G[2], {0}, {0}, {0}};   /* V̇_0 = [-g; 0] [9.80] */
     for (int i = 0; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
         real *ai = acc + 6 * i;
@@ -568,7 +572,7 @@ RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
             for (int r = 1; r < 6; r++) Ua += Ui[r] * ai[r];
             real x = (u[i] - Ua) * D[i];
             X[k] = x;
-            ai[m->sigma[i] == 0 ? 2 : 5] += x;
+            ai[m->sigma[i] == 0 ? 5 : 2] += x;
         }
     }
     if (status) return status;
