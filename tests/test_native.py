@@ -293,3 +293,38 @@ def test_compiled_lanes_equal_the_one_sample_function():
     for k in range(0, 600, 37):
         np.testing.assert_array_equal(batch[k], f(q[k], qd[k], qdd[k]))
     assert rel(batch, rd.inverse_dynamics(robot, q, qd, qdd)) < 1e-12
+
+
+@pytest.mark.parametrize("part", [slice(0, 3), slice(3, 6)], ids=["force", "moment"])
+def test_wrench_rows_are_force_then_moment(part):
+    """The wrench rows reach the kernels as robodyn's [f; m] (the layout of every 6-vector in kernels.c): a
+    force-only or moment-only wrench on one link of a branched robot with prismatic and fixed frames (state s:
+    link s) adds Jᵀ [0R_j f; 0R_j m] (Jacobian of O_j, rd.jacobian) to the inverse dynamics, and the direct
+    dynamics and both derivative kernels equal the NumPy path (ROBODYN_NATIVE=0)."""
+    robot = random_robot(21, nf=9, tree=True, fixed=True)
+    assert set(robot.sigma) == {0, 1, 2} and np.any(robot.antecedent[1:] != np.arange(1, robot.nf))
+    nf = robot.nf
+    q, qd, qdd = states(robot, nf, 7)
+    g = np.array([0.3, -0.8, -9.81])
+    W = np.zeros((nf, nf, 6))
+    W[np.arange(nf), np.arange(nf), part] = np.random.default_rng(7).normal(size=(nf, 3))
+    added = native.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=g) - native.inverse_dynamics(
+        robot, q, qd, qdd, gravity=g)
+    T = rd.forward_kinematics(robot, q)
+    for s in range(nf):
+        R = T[s, s, :3, :3]
+        expected = rd.jacobian(robot, q[s], frame=s + 1).T @ np.concatenate([R @ W[s, s, :3], R @ W[s, s, 3:]])
+        assert rel(added[s], expected) < 1e-12
+    assert np.max(np.abs(added)) > 1e-3  # the wrenches do reach the joints
+    tau = native.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=g)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        ref_fd = rd.forward_dynamics(robot, q, qd, tau, wrenches=W, gravity=g)
+        ref_id = np.stack(rd.inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=W, gravity=g, friction=True), -3)
+        ref_fdd = np.stack(rd.forward_dynamics_derivatives(robot, q, qd, tau, wrenches=W, gravity=g), -3)
+    bound = max(1e-12 * np.linalg.cond(rd.inertia_matrix(robot, q)).max(), 1e-12)
+    assert rel(native.forward_dynamics(robot, q, qd, tau, wrenches=W, gravity=g), ref_fd) < bound
+    assert rel(ref_fd, qdd) < bound
+    assert rel(native.inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=W, gravity=g, friction=True),
+               ref_id) < 1e-12
+    assert rel(native.forward_dynamics_derivatives(robot, q, qd, tau, wrenches=W, gravity=g), ref_fdd) < bound
