@@ -366,7 +366,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, thre
 
     Same arguments and result as :func:`robodyn.inverse_dynamics` (friction and rotor inertia included), plus
     ``threads``: number of threads for the batch (default: every core). Shapes: q, qd, qdd (..., n); wrenches
-    (..., nf, 6) exerted by link j on the environment, in R_j; gravity (3,) or (..., 3) in R_0 (m/s²).
+    (..., nf, 6) [f; m] exerted by link j on the environment, in R_j; gravity (3,) or (..., 3) in R_0 (m/s²).
     Returns float64 (..., n).
     """
     _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)

@@ -1095,9 +1095,9 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * pA(3nf), theta(nf), r(nf), J(9nf), MS(3nf), M(nf), Ia(nf), Fc(n), Fv(n), Foff(n)] (float64), copied.
  * batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code: count states (out's length
  * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
- * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6); out writable,
- * (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out zeroed) or
- * (count, 2, n, n) (inverse-dynamics derivatives, friction: F_v added to ∂Γ/∂q̇) or (count, 3, n, n)
+ * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6) [f; m]; out
+ * writable, (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out
+ * zeroed) or (count, 2, n, n) (inverse-dynamics derivatives, friction: F_v added to ∂Γ/∂q̇) or (count, 3, n, n)
  * (direct-dynamics derivatives, friction: subtracted from x as in kind 3, its slope F_v included).  The GIL is
  * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.
  * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (a buffer of another
