@@ -60,27 +60,19 @@ _GENERAL = (1, -2)
 
 
 class Algorithm(NamedTuple):
-    """How :func:`execute` runs one public dynamics function: a module-level constant of its formulation.
+    """How :func:`execute` runs one public function: a module-level constant of its formulation.
 
-    name : the public function's name: the NumPy result is checked finite under it, and it is robodyn.native's
-        kind where ``single`` or ``batch``.
-    numpy : ``numpy(robot, *inputs, g, fe)`` on checked arrays of one dtype and batch (g (3,) or (..., 3) gravity,
-        fe (..., nf, 6) wrenches or None); ``numpy(robot, q)`` where ``matrix``.  Returns the result, unchecked.
-    inputs : the joint-space arguments (..., n), in order (their names in error messages).
-    kernel : ``kernel_of(robot)`` -> ``build(backend, *inputs, g)`` (``build(backend, q)`` where ``matrix``), the
-        single-state kernel traced from the formulation; None: none.
-    key : the kernel's name in the per-robot workspace and the compile cache (default ``name``).
-    single : robodyn.native's compiled single-state entry runs ``name``; the traced kernel then stays in Python
-        behind it, else it is compiled after :data:`COMPILE_AFTER` states.
-    batch : robodyn.native's generic kernels run float64 batches of at least ``min_batch`` states.
-    min_batch : see ``batch``.
-    friction : robodyn.native's ``friction`` flag (the regressor's friction columns).
-    matrix : the result is (..., n, n) and the algorithm takes no gravity and no wrenches.
-    python : ``python(robot, *inputs, gravity)`` -> result or None (the general path), run for one state instead of
-        the traced kernel in Python (the kernel then runs only compiled).
-    general : ``general(robot, a, b, c, wrenches, gravity, friction)``, the whole path after the single-state entry
-        for a function whose checks and batches are its own (the derivatives).
-    result : the public result made from robodyn.native's single-state array (the derivatives' named tuples).
+    name: the public name (the finite check's message; robodyn.native's kind where ``single`` or ``batch``).
+    numpy: ``numpy(robot, *inputs, g, fe)`` (``numpy(robot, q)`` where ``matrix``) on checked arrays of one dtype:
+    g (3,) or (..., 3), fe (..., nf, 6) or None; its result is checked here.  inputs: the joint-space arguments.
+    kernel: ``kernel_of(robot)`` -> ``build(backend, *inputs, g)`` (no g where ``matrix``), the single-state kernel
+    traced from the formulation, kept as ``key`` (default ``name``).  single / batch: robodyn.native's single-state
+    entry / generic kernels (batches of :data:`MIN_BATCH` states and more) run ``name`` (with ``friction``, its
+    friction flag); without ``single`` the kernel is compiled after :data:`COMPILE_AFTER` states.  matrix: the
+    result is (..., n, n), no gravity, no wrenches.  python: ``python(robot, *inputs, gravity)`` -> result or None,
+    for one state instead of the kernel in Python.  general: ``general(robot, a, b, c, wrenches, gravity,
+    friction)``, the path after the single-state entry of a function with checks and batches of its own (the
+    derivatives), whose ``result`` is made from the entry's array.
     """
 
     name: str
@@ -90,7 +82,6 @@ class Algorithm(NamedTuple):
     key: str = ""
     single: bool = False
     batch: bool = False
-    min_batch: int = MIN_BATCH
     friction: bool = True
     matrix: bool = False
     python: Callable | None = None
@@ -114,7 +105,7 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
     if spec.general is not None:
         return spec.general(robot, a, b, c, wrenches, gravity, friction)
     dtype, batch, arrays = joint_arrays(robot, **dict(zip(spec.inputs, (a, b, c))), gravity=gravity, wrenches=wrenches)
-    if spec.batch and takes_batch(dtype, batch, spec.min_batch):  # robodyn.native checks its result
+    if spec.batch and takes_batch(dtype, batch):  # robodyn.native checks its result
         return native.run_checked(robot, spec.name, batch, arrays, friction=spec.friction)
     joint = [arrays[k] for k in spec.inputs]
     if spec.matrix:
