@@ -174,15 +174,10 @@ def traced(robot, key: str, make, sizes: tuple, arrays: tuple, shape: tuple) -> 
         return None
 
 
-def _compiled(robot, key: str, make):
-    """The compiled entry of kernel ``key`` (``make()`` = ``(build, counts)``), or None where C cannot be used (no C
-    compiler — :func:`robodyn.native.available` —, no Python headers, a failed build); built at the first call
-    (compiled once per machine, in robodyn's compile cache) and kept in the per-robot workspace (key
-    ``("compiled", key)``; False: not available)."""
-    return WORKSPACE.value(robot, ("compiled", key), lambda: _compile(key, make)) or None
-
-
 def _compile(key: str, make):
+    """The compiled entry of kernel ``key`` (``make()`` = ``(build, counts)``), or False where C cannot be used (no C
+    compiler — :func:`robodyn.native.available` —, no Python headers, a failed build); compiled once per machine,
+    in robodyn's compile cache."""
     if not native.available():
         return False
     build, counts = make()
@@ -216,8 +211,8 @@ def _one_state(spec: Algorithm, robot: Robot, arrays: tuple, gravity):
 
     if not spec.single and enabled():
         entry = WORKSPACE.get(robot, ("compiled", key))
-        if entry is None and WORKSPACE.count(robot, ("calls", key)) >= COMPILE_AFTER:
-            entry = _compiled(robot, key, make)
+        if entry is None and WORKSPACE.count(robot, ("calls", key)) >= COMPILE_AFTER:  # kept; False: no C
+            entry = WORKSPACE.value(robot, ("compiled", key), lambda: _compile(key, make))
         if entry:
             out = np.empty(shape)
             code = entry(*arrays, out)
