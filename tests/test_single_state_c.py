@@ -123,13 +123,12 @@ def test_cholesky_kernel_equals_its_python_trace(compile_now):
     robot = random_robot(23, nf=5, tree=True, fixed=True)
     q, qd, qdd = random_state(robot, 2)
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
-    args = (robot, "cholesky_forward", lagrange._forward_kernel, ("q", "qd", "tau"), (q, qd, tau), None)
-    c = executor.call(*args)
+    n = robot.n
+    c = rd.forward_dynamics(robot, q, qd, tau, method="cholesky")
     assert _stored(robot, "compiled")["cholesky_forward"]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ROBODYN_NATIVE", "0")
-        python = executor.call(*args)
-    assert "cholesky_forward" in _stored(robot, "kernel")
+    python = executor.traced(robot, "cholesky_trace", lambda: (lagrange._forward_kernel(robot), dict(
+        q=n, qd=n, tau=n, g=3)), (n, n, n, 3), (q, qd, tau, np.asarray(robot.gravity, float)), (n,))
+    assert "cholesky_trace" in _stored(robot, "kernel")
     assert_close(c, python, rtol=1e-13)
     assert_close(c, qdd, rtol=1e-10)
 

@@ -114,10 +114,9 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
         robot = with_friction(robot, friction)
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays (docs/floating-base.md)
         return floating.floating_inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
-    if method == "newton_euler":  # the default: straight to the function (which checks its result), no dispatch cost
-        return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
-    return finite_result("inverse_dynamics",
-                         _pick("inverse_dynamics", method)(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity))
+    if method == "newton_euler":  # the default: straight to the function, no dispatch cost
+        return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches, gravity)
+    return _pick("inverse_dynamics", method)(robot, q, qd, qdd, wrenches, gravity)
 
 
 def inertia_matrix(robot, q, method: str = "composite"):
@@ -146,9 +145,9 @@ def inertia_matrix(robot, q, method: str = "composite"):
     """
     if getattr(robot, "base", "fixed") != "fixed":
         return floating.floating_inertia_matrix(robot, q)
-    if method == "composite":  # the default: straight to the function (which checks its result)
+    if method == "composite":  # the default: straight to the function
         return composite.inertia_matrix(robot, q)
-    return finite_result("inertia_matrix", _pick("inertia_matrix", method)(robot, q))
+    return _pick("inertia_matrix", method)(robot, q)
 
 
 def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive",
@@ -191,10 +190,9 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
         robot = with_friction(robot, friction)
     if getattr(robot, "base", "fixed") != "fixed":
         return floating.floating_forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity)
-    if method == "recursive":  # the default: straight to the function (which checks its result)
-        return recursive.forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity)
-    return finite_result("forward_dynamics",
-                         _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches=wrenches, gravity=gravity))
+    if method == "recursive":  # the default: straight to the function
+        return recursive.forward_dynamics(robot, q, qd, tau, wrenches, gravity)
+    return _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches, gravity)
 
 
 def state_derivative(robot: Robot, x, tau, *args, wrenches=None, gravity=None, method: str = "recursive") -> np.ndarray:

@@ -25,9 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.arrays import finite_result
-from robodyn.model.arguments import joint_arrays
-from robodyn.model.robot import check_robot
 from robodyn.dynamics import executor
 from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
 from robodyn.model.robot import Robot
@@ -101,41 +98,19 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q.
         float32 input gives float32.
     """
-    A = executor.native_single(robot, "inertia_matrix", q)  # one float64 state first: no layer in between
-    if A is not None:
-        return A
-    check_robot(robot)
-    def entries(q_block):
-        for (i, j), value in inertia_entries(robot, q_block):
-            yield (i, j), value
-            yield (j, i), value
-
-    return assemble_matrix(robot, q, "inertia_matrix", inertia_kernel, entries, executor.run_batch)
+    return executor.execute(_INERTIA, robot, q)
 
 
-def assemble_matrix(robot: Robot, q, name: str, kernel_of, entries, compiled=None) -> np.ndarray:
-    """A(q) (..., n, n) plus the rotor inertias on its diagonal, from ``entries(q_rows)``, which yields
-    ((i, j), A_ij) for the states of one block; a single float64 state runs the robot's kernel ``name`` (built by
-    ``kernel_of(robot)``, see :func:`robodyn.dynamics.executor.call_fixed`) instead, and a large float64 batch
-    ``compiled(robot, name, batch, checked)`` (robodyn.dynamics.executor.run_batch) when given."""
-    n = robot.n
-    if compiled is not None:
-        A = executor.native_single(robot, "inertia_matrix", q)
-        if A is not None:
-            return A
-    # the default method's Python kernel stands behind robodyn.native; any other method's is compiled when it can be
-    A = executor.call_fixed(robot, name, kernel_of, {"q": n}, (q,), (n, n), use_c=compiled is None, finite=name)
-    if A is not None:
-        return A
-    dtype, batch, a = joint_arrays(robot, q=q)
-    if compiled is not None and executor.takes_batch(dtype, batch):
-        return compiled(robot, name, batch, a)  # robodyn.native checks its result
-    (rows,) = flat_columns(a["q"])
+def assemble_matrix(robot: Robot, q: np.ndarray, entries) -> np.ndarray:
+    """A(q) (..., n, n) plus the rotor inertias on its diagonal, for checked ``q``, from ``entries(robot, q_rows)``,
+    which yields ((i, j), A_ij) for the states of one block (A_ji = A_ij written too)."""
+    n, dtype = robot.n, q.dtype
+    (rows,) = flat_columns(q)
     Amat = np.empty((rows.shape[1], n, n), dtype)
     for sl, (q_block,) in state_blocks(rows):
-        for (i, j), value in entries(q_block):
-            Amat[sl, i, j] = value
-    return finite_result(name, Amat.reshape(batch + (n, n)) + robot.derived.Ia.astype(dtype) * np.eye(n, dtype=dtype))
+        for (i, j), value in entries(robot, q_block):
+            Amat[sl, i, j] = Amat[sl, j, i] = value
+    return Amat.reshape(q.shape[:-1] + (n, n)) + robot.derived.Ia.astype(dtype) * np.eye(n, dtype=dtype)
 
 
 def inertia_kernel(robot: Robot):
@@ -149,6 +124,10 @@ def inertia_kernel(robot: Robot):
         return [x for row in A for x in row]
 
     return build
+
+
+def _numpy(robot: Robot, q) -> np.ndarray:
+    return assemble_matrix(robot, q, inertia_entries)
 
 
 def inertia_entries(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
@@ -173,3 +152,7 @@ def inertia_entries(robot: Robot, q, backend: ScalarBackend | None = None) -> li
 
 
 _Z = (0.0, 0.0, 1.0)
+
+
+_INERTIA = executor.Algorithm("inertia_matrix", _numpy, ("q",), kernel=inertia_kernel, single=True, batch=True,
+                              matrix=True)

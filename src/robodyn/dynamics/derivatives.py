@@ -364,11 +364,13 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
     InverseDynamicsDerivatives (dtau_dq, dtau_dqd) : ndarray (..., n, n) each, [i, k] = ∂Γ_i/∂q_k, ∂Γ_i/∂q̇_k
         (N m/rad, N m s/rad | N/m, N s/m); unpacks as a pair.
     """
+    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity, friction)
+
+
+def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction):
+    """:func:`inverse_dynamics_derivatives` of anything but one float64 state on robodyn.native's single-state entry
+    (which includes the friction slope F_v of robots without a Stribeck term)."""
     friction = None if friction is True else friction
-    if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
-        out = executor.native_single(robot, "inverse_dynamics_derivatives", q, qd, qdd)
-        if out is not None:  # friction slope F_v included (robodyn.native serves robots without a Stribeck term)
-            return InverseDynamicsDerivatives(out[0], out[1])
     batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
     dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity)
@@ -396,13 +398,15 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     -------
     ForwardDynamicsDerivatives (dqdd_dq, dqdd_dqd, dqdd_dtau) : ndarray (..., n, n) each; unpacks as a triple.
     """
-    friction = None if friction is True else friction
+    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity, friction)
+
+
+def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction):
+    """:func:`forward_dynamics_derivatives` of anything but one float64 state on robodyn.native's single-state entry
+    (which includes friction and its slope F_v for robots without a Stribeck term)."""
     from robodyn.dynamics import api
 
-    if friction is None and wrenches is None and gravity is None:  # one float64 state: the compiled entry
-        out = executor.native_single(robot, "forward_dynamics_derivatives", q, qd, tau)
-        if out is not None:  # friction and its slope F_v included (robots without a Stribeck term)
-            return ForwardDynamicsDerivatives(out[0], out[1], out[2])
+    friction = None if friction is True else friction
     model = DiscontinuousFriction() if friction is None else friction_model(friction)
     if not hasattr(model, "slope"):
         raise InputError(f"friction = {type(model).__name__}: give 'smooth', 'discontinuous' or 'none'")
@@ -432,6 +436,12 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity, friction=model)
     Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
     return finite_result("forward_dynamics_derivatives", ForwardDynamicsDerivatives(-Ainv @ dq, -Ainv @ dqd, Ainv))
+
+
+_INVERSE = executor.Algorithm("inverse_dynamics_derivatives", None, single=True, general=_inverse_general,
+                              result=InverseDynamicsDerivatives._make)
+_FORWARD = executor.Algorithm("forward_dynamics_derivatives", None, ("q", "qd", "tau"), single=True,
+                              general=_forward_general, result=ForwardDynamicsDerivatives._make)
 
 
 def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):

@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import executor, fast
 from robodyn.dynamics.lagrange import cholesky_solve
-from robodyn.dynamics.newton_euler import gravity_argument, wrenches_argument
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.dynamics.composite import composite_components, composite_links
 from robodyn.kinematics import forward_components, forward_recursion, local_transforms
@@ -122,14 +120,11 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
     """
-    if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
-        tau = executor.call(robot, "gibbs_appell_inverse", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd), gravity)
-        if tau is not None:
-            return tau
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    g = gravity_argument(robot, gravity, batch, dtype)
-    tau = _torques(robot, a["q"], a["qd"], a["qdd"], g, wrenches_argument(robot, wrenches, batch, dtype))
-    return tau + friction_of(robot, a["qd"])
+    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
+
+
+def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
+    return _torques(robot, q, qd, qdd, g, fe) + friction_of(robot, qd)
 
 
 def _mass_moments(robot: Robot, q, dtype):
@@ -168,14 +163,15 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     -------
     ndarray (..., n, n)  (kg m², kg m, kg); float32 in, float32 out.
     """
-    if isinstance(robot, Robot):  # one float64 state: the robot's straight-line kernel of steps 1–7
-        D = executor.call_fixed(robot, "gibbs_appell_inertia", _inertia_kernel, {"q": robot.n}, (q,), (robot.n, robot.n))
-        if D is not None:
-            return D
-    dtype, batch, a = joint_arrays(robot, q=q)
+    return executor.execute(_INERTIA, robot, q)
+
+
+def _inertia_numpy(robot: Robot, q) -> np.ndarray:
+    """Steps 1–7 of :func:`inertia_matrix` on checked q."""
+    dtype, batch = q.dtype, q.shape[:-1]
     n = robot.n
-    AP = local_transforms(robot, a["q"], dtype)
-    Mc, phi, psi = _mass_moments(robot, a["q"], dtype)
+    AP = local_transforms(robot, q, dtype)
+    Mc, phi, psi = _mass_moments(robot, q, dtype)
     z = np.zeros(3, dtype)
     z[2] = 1
     zb = np.broadcast_to(z, batch + (3,))
@@ -229,15 +225,12 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  q̈ (rad/s², m/s²), float32 for float32 inputs.
     """
-    if wrenches is None:  # one float64 state: C, D and the factorisation in one straight-line kernel
-        qdd = executor.call(robot, "gibbs_appell_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau), gravity)
-        if qdd is not None:
-            return qdd
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    g = gravity_argument(robot, gravity, batch, dtype)
-    zero = np.zeros_like(a["qd"])
-    C = _torques(robot, a["q"], a["qd"], zero, g, wrenches_argument(robot, wrenches, batch, dtype)) + friction_of(robot, a["qd"])
-    return cholesky_solve(inertia_matrix(robot, a["q"]), a["tau"] - C, robot.name)
+    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
+
+
+def _forward_numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
+    C = _torques(robot, q, qd, np.zeros_like(qd), g, fe) + friction_of(robot, qd)
+    return cholesky_solve(inertia_matrix(robot, q), tau - C, robot.name)
 
 
 # ---- single states: the same steps on component scalars, traced into straight-line code (robodyn.dynamics.fast) ----
@@ -335,3 +328,10 @@ def _forward_kernel(robot: Robot):
         return fast.cholesky_components(inertia_components(robot, q, backend), [t - c for t, c in zip(tau, C)])
 
     return build
+
+
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, kernel=_inverse_kernel, key="gibbs_appell_inverse")
+_INERTIA = executor.Algorithm("inertia_matrix", _inertia_numpy, ("q",), kernel=_inertia_kernel,
+                              key="gibbs_appell_inertia", matrix=True)
+_FORWARD = executor.Algorithm("forward_dynamics", _forward_numpy, ("q", "qd", "tau"), kernel=_forward_kernel,
+                              key="gibbs_appell_forward")

@@ -26,9 +26,8 @@ import numpy as np
 
 from robodyn.arrays import cholesky, finite_result, pivot_too_small, singular_model_error
 from robodyn.model.arguments import joint_arrays
-from robodyn.model.robot import check_robot
 from robodyn.dynamics import composite, executor, fast, newton_euler
-from robodyn.dynamics.newton_euler import gravity_argument, rnea, wrenches_argument
+from robodyn.dynamics.newton_euler import gravity_argument, rnea
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.kinematics import ancestors, base_poses, link_velocities
 from robodyn.model.inertia import skew
@@ -212,30 +211,24 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)
     """
-    qdd = executor.UNTRIED
-    if wrenches is None:  # one float64 state: H, A and the factorisation in one compiled kernel, when it can be
-        qdd = executor.call(check_robot(robot), "cholesky_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau),
-                        gravity, python=False)
-        if qdd is not None and qdd is not executor.UNTRIED:
-            return qdd
-    single = () if gravity is None else ((gravity, 3),)  # a batch of gravity vectors makes a batch
-    if wrenches is None and qdd is executor.UNTRIED and executor.single_state(robot.n, q, qd, tau, *single) is not None:
-        # one float64 state without the compiled kernel: A and H from the single-state paths, then the
-        # square-root-free factorisation as a straight-line kernel of its own (relative pivot test recorded)
-        n = robot.n
-        H = newton_euler.inverse_dynamics(robot, q, qd, np.zeros(n), gravity=gravity)
-        A = composite.inertia_matrix(robot, q)
-        b = tau - H
-        qdd = executor.call_fixed(robot, "cholesky_solve", _solve_kernel, {"A": n * n, "b": n}, (A.reshape(n * n), b), (n,),
-                              use_c=False)
-        if qdd is not None:
-            return qdd
-        return cholesky_solve(A, b, robot.name)  # a pivot failed the test: this names it
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    g = gravity_argument(robot, gravity, batch, dtype)
-    fe = wrenches_argument(robot, wrenches, batch, dtype)
-    H = rnea(robot, a["q"], a["qd"], np.zeros_like(a["qd"]), g, fe) + friction_of(robot, a["qd"])
-    return cholesky_solve(composite.inertia_matrix(robot, a["q"]), a["tau"] - H, robot.name)
+    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
+
+
+def _numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
+    H = rnea(robot, q, qd, np.zeros_like(qd), g, fe) + friction_of(robot, qd)
+    return cholesky_solve(composite.inertia_matrix(robot, q), tau - H, robot.name)
+
+
+def _one_state(robot: Robot, q, qd, tau, gravity) -> np.ndarray:
+    """One float64 state without the compiled kernel: A and H from the single-state paths, then the square-root-free
+    factorisation as a straight-line kernel of its own (relative pivot test recorded)."""
+    n = robot.n
+    H = newton_euler.inverse_dynamics(robot, q, qd, np.zeros(n), gravity=gravity)
+    A = composite.inertia_matrix(robot, q)
+    b = tau - H
+    qdd = executor.traced(robot, "cholesky_solve", lambda: (_solve_kernel(robot), {"A": n * n, "b": n}), (n * n, n),
+                          (A.reshape(n * n), b), (n,))
+    return cholesky_solve(A, b, robot.name) if qdd is None else qdd  # a pivot failed the test: this names it
 
 
 def _forward_kernel(robot: Robot):
@@ -259,6 +252,10 @@ def _solve_kernel(robot: Robot):
         return fast.cholesky_components([A[i * n:(i + 1) * n] for i in range(n)], b)
 
     return build
+
+
+_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"), kernel=_forward_kernel,
+                              key="cholesky_forward", python=_one_state)
 
 
 def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "inertia matrix") -> np.ndarray:

@@ -139,15 +139,11 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
-    if wrenches is None:
-        tau = executor.default_single(robot, "inverse_dynamics", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd), gravity)
-        if tau is not None:
-            return tau
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    if executor.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
-        return executor.run_batch(robot, "inverse_dynamics", batch, a)
-    tau = rnea(robot, a["q"], a["qd"], a["qdd"], gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
-    return finite_result("inverse_dynamics", tau + friction_of(robot, a["qd"]))
+    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
+
+
+def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
+    return rnea(robot, q, qd, qdd, g, fe) + friction_of(robot, qd)
 
 
 def _inverse_kernel(robot: Robot):
@@ -177,14 +173,12 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
-    tau = executor.default_single(robot, "gravity_torques", _gravity_kernel, ("q",), (q,), gravity)
-    if tau is not None:
-        return tau
-    dtype, batch, a = joint_arrays(robot, q=q, gravity=gravity)
-    if executor.takes_batch(dtype, batch):
-        return executor.run_batch(robot, "gravity_torques", batch, a)
-    z = np.zeros_like(a["q"])
-    return finite_result("gravity_torques", rnea(robot, a["q"], z, z, gravity_argument(robot, gravity, batch, dtype)))
+    return executor.execute(_GRAVITY, robot, q, None, None, None, gravity)
+
+
+def _gravity_numpy(robot: Robot, q, g, fe) -> np.ndarray:
+    z = np.zeros_like(q)
+    return rnea(robot, q, z, z, g)
 
 
 def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None, friction: bool = True) -> np.ndarray:
@@ -207,8 +201,13 @@ def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None, friction: boo
     ndarray (..., n)
         H (N m | N); float32 if every input is.
     """
-    robot = with_friction(robot, friction) if friction is not True else robot
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, gravity=gravity, wrenches=wrenches)
-    z = np.zeros_like(a["qd"])
-    tau = rnea(robot, a["q"], a["qd"], z, gravity_argument(robot, gravity, batch, dtype), wrenches_argument(robot, wrenches, batch, dtype))
-    return finite_result("bias_torques", tau + friction_of(robot, a["qd"]))
+    return executor.execute(_BIAS, with_friction(robot, friction), q, qd, None, wrenches, gravity)
+
+
+def _bias_numpy(robot: Robot, q, qd, g, fe) -> np.ndarray:
+    return rnea(robot, q, qd, np.zeros_like(qd), g, fe) + friction_of(robot, qd)
+
+
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, kernel=_inverse_kernel, single=True, batch=True)
+_GRAVITY = executor.Algorithm("gravity_torques", _gravity_numpy, ("q",), kernel=_gravity_kernel, single=True, batch=True)
+_BIAS = executor.Algorithm("bias_torques", _bias_numpy, ("q", "qd"))

@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.arrays import finite_result, pivot_too_small, singular_model_error
-from robodyn.model.arguments import joint_arrays
+from robodyn.arrays import pivot_too_small, singular_model_error
 from robodyn.dynamics import executor
-from robodyn.dynamics.newton_euler import gravity_argument, wrenches_argument
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
 from robodyn.model.robot import Robot
@@ -86,17 +84,13 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     ndarray (..., n)
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
-    if wrenches is None:
-        qdd = executor.default_single(robot, "forward_dynamics", _kernel, ("q", "qd", "tau"), (q, qd, tau), gravity)
-        if qdd is not None:
-            return qdd
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    if executor.takes_batch(dtype, batch):  # large float64 batches: the compiled articulated-body recursion
-        return executor.run_batch(robot, "forward_dynamics", batch, a)
-    g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
-    fe = wrenches_argument(robot, wrenches, batch, dtype)
-    tau = a["tau"] - friction_of(robot, a["qd"])  # [9.106]
-    cols = flat_columns(a["q"], a["qd"], tau)
+    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
+
+
+def _numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
+    batch, dtype = q.shape[:-1], q.dtype
+    g = gravity_components(g, batch, dtype)
+    cols = flat_columns(q, qd, tau - friction_of(robot, qd))  # [9.106]
     if fe is not None:
         cols += flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))
     size = cols[0].shape[1]
@@ -106,7 +100,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         H, Ja, Jstar, beta_star = backward(robot, tau_b, rot, gam, beta)
         for k, value in enumerate(second_forward(robot, tau_b, block_of(g, sl, size), rot, gam, H, Ja, beta_star)):
             qdd[sl, k] = value
-    return finite_result("forward_dynamics", qdd.reshape(batch + (robot.n,)))
+    return qdd.reshape(batch + (robot.n,))
 
 
 def _kernel(robot: Robot):
@@ -117,6 +111,9 @@ def _kernel(robot: Robot):
         return second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
 
     return build
+
+
+_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"), kernel=_kernel, single=True, batch=True)
 
 
 def _row(robot: Robot, j: int) -> tuple[int, int]:

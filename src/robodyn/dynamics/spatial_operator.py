@@ -38,9 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.arrays import pivot_too_small, singular_model_error
-from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import executor, fast
-from robodyn.dynamics.newton_euler import gravity_argument, wrenches_argument
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.dynamics.recursive import (screw_add, axis_column, inertia_add, inertia_times, inertia_to_antecedent,
                                         link_inertia, minus_outer, screw_scale, twist_from_antecedent,
@@ -125,18 +123,14 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  torques (N m) / forces (N); float32 in, float32 out.
     """
-    if wrenches is None:  # one float64 state: the robot's straight-line kernel of the same equations
-        tau = executor.call(robot, "spatial_operator_inverse", _inverse_kernel, ("q", "qd", "qdd"), (q, qd, qdd),
-                        gravity)
-        if tau is not None:
-            return tau
-    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    qd, qdd = arr["qd"], arr["qdd"]
-    g = gravity_argument(robot, gravity, batch, dtype)
-    fe = wrenches_argument(robot, wrenches, batch, dtype)
+    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
+
+
+def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
+    batch, dtype = q.shape[:-1], q.dtype
     # (3.24)–(3.27), (3.31)–(3.32): V_j = [ω_j; v_j] and λ_j = [ω̇_j; v̇_j] (λ_0 = [0; −g]) are Khalil & Dombre's
     # forward recursion [9.84]–[9.90], computed once for every formulation; here only ω_j and λ_j are needed.
-    AP, w, wd, Vd = forward_recursion(robot, arr["q"], qd, qdd, g)
+    AP, w, wd, Vd = forward_recursion(robot, q, qd, qdd, g)
     M = _spatial_inertia(robot, dtype)
     J, MS = robot.J.astype(dtype), robot.MS.astype(dtype)
     x = []
@@ -227,16 +221,14 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     -------
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
     """
-    if wrenches is None:  # one float64 state: the filter and smoother traced into straight-line code
-        qdd = executor.call(robot, "spatial_operator_forward", _forward_kernel, ("q", "qd", "tau"), (q, qd, tau),
-                        gravity)
-        if qdd is not None:
-            return qdd
-    dtype, batch, arr = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    g = gravity_argument(robot, gravity, batch, dtype)
-    AP = local_transforms(robot, arr["q"], dtype)
-    nb, b = _velocity_biases(robot, AP, arr["qd"], wrenches_argument(robot, wrenches, batch, dtype), dtype)
-    tau_eff = arr["tau"] - friction_of(robot, arr["qd"])
+    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
+
+
+def _forward_numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
+    batch, dtype = q.shape[:-1], q.dtype
+    AP = local_transforms(robot, q, dtype)
+    nb, b = _velocity_biases(robot, AP, qd, fe, dtype)
+    tau_eff = tau - friction_of(robot, qd)
     Ia = robot.Ia.astype(dtype)
     Mk = _spatial_inertia(robot, dtype)
     joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
@@ -387,3 +379,8 @@ def _forward_kernel(robot: Robot):
         return kalman_components(robot, q, qd, tau, g, backend)
 
     return build
+
+
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, kernel=_inverse_kernel, key="spatial_operator_inverse")
+_FORWARD = executor.Algorithm("forward_dynamics", _forward_numpy, ("q", "qd", "tau"), kernel=_forward_kernel,
+                              key="spatial_operator_forward")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn.dynamics import executor
 from robodyn.dynamics.composite import assemble_matrix
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.model.robot import Robot
@@ -34,13 +35,17 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     ndarray (..., n, n)
         A (kg m², kg m or kg by joint types), symmetric; float32 for float32 input.
     """
-    def entries(q_block):
-        for i, column in enumerate(_columns(robot, q_block)):
-            for k in range(i, robot.n):  # column i of A is Γ(q̈ = u_i) [9.97]; A is symmetric
-                yield (k, i), column[k]
-                yield (i, k), column[k]
+    return executor.execute(_WALKER_ORIN, robot, q)
 
-    return assemble_matrix(robot, q, "inertia_matrix_walker_orin", _kernel, entries)
+
+def _entries(robot: Robot, q_block):
+    for i, column in enumerate(_columns(robot, q_block)):
+        for k in range(i, robot.n):  # column i of A is Γ(q̈ = u_i) [9.97]; A is symmetric
+            yield (k, i), column[k]
+
+
+def _numpy(robot: Robot, q) -> np.ndarray:
+    return assemble_matrix(robot, q, _entries)
 
 
 def _columns(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
@@ -60,3 +65,6 @@ def _kernel(robot: Robot):
                 for k in range(robot.n) for i in range(robot.n)]
 
     return build
+
+
+_WALKER_ORIN = executor.Algorithm("inertia_matrix_walker_orin", _numpy, ("q",), kernel=_kernel, matrix=True)

@@ -22,6 +22,8 @@ over blocks of states, exact zeros cost nothing, and one state runs on Python fl
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from robodyn.arrays import finite_array, finite_result
@@ -198,15 +200,16 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, tra
         M = motor_columns(tr, np.broadcast_to(a["qd"], D.shape[:-1]), np.broadcast_to(a["qdd"], D.shape[:-1]),
                           friction)
         return finite_result("regressor", np.concatenate([D, M.astype(D.dtype)], -1))
-    from robodyn.dynamics.newton_euler import gravity_argument
+    return executor.execute(_REGRESSOR if friction else _RIGID_REGRESSOR, robot, q, qd, qdd, None, gravity)
 
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
-    if executor.takes_batch(dtype, batch):  # large float64 batches: the compiled generic kernel (result checked there)
-        return executor.run_batch(robot, "regressor", batch, a, friction=bool(friction))
+
+def _numpy(robot: Robot, q, qd, qdd, g, fe, friction: bool) -> np.ndarray:
+    """D of :func:`regressor` on checked arrays, the friction columns with ``friction``."""
+    batch, dtype = q.shape[:-1], q.dtype
     n, nf = robot.n, robot.nf
     p = 11 * nf + (3 * n if friction else 0)
-    cols = flat_columns(a["q"], a["qd"], a["qdd"])
-    g = gravity_components(gravity_argument(robot, gravity, batch, dtype), batch, dtype)
+    cols = flat_columns(q, qd, qdd)
+    g = gravity_components(g, batch, dtype)
     size = cols[0].shape[1]
     D = np.zeros((size, n, p), dtype)
     # The loop is over blocks of states (kept in cache), never over single samples of a batch.
@@ -221,13 +224,18 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, tra
                 D[sl, k, col] = x
     D = D.reshape(batch + (n, p))
     k = np.arange(n)
-    D[..., k, 11 * robot.joint_frames + 10] = a["qdd"]  # Ia_k q̈_k  [9.94]
+    D[..., k, 11 * robot.joint_frames + 10] = qdd  # Ia_k q̈_k  [9.94]
     if friction:  # [9.26]–[9.28]
         c = 11 * nf + 3 * k
-        D[..., k, c] = np.sign(a["qd"])
-        D[..., k, c + 1] = a["qd"]
+        D[..., k, c] = np.sign(qd)
+        D[..., k, c + 1] = qd
         D[..., k, c + 2] = 1
-    return finite_result("regressor", D)
+    return D
+
+
+_REGRESSOR = executor.Algorithm("regressor", functools.partial(_numpy, friction=True), batch=True)
+_RIGID_REGRESSOR = executor.Algorithm("regressor", functools.partial(_numpy, friction=False), batch=True,
+                                      friction=False)
 
 
 def _float_dot(u, v):

@@ -1,0 +1,92 @@
+"""The one executor (robodyn.dynamics.executor): every public dynamics function reaches it through one entry, and
+each path it chooses gives the numbers of the formulation's NumPy recursions."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import textwrap
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.dynamics import composite, derivatives, executor, gibbs_appell, lagrange, newton_euler, recursive, \
+    spatial_operator, walker_orin
+from tests.support.random_robots import random_robot
+
+ROBOT = random_robot(31, nf=5, tree=True, prismatic=True, fixed=True)
+
+#: name -> f(q, qd, x) for one state or a batch (x: q̈ or Γ)
+CALLS = {
+    "inverse_dynamics": lambda q, qd, x: rd.inverse_dynamics(ROBOT, q, qd, x),
+    "gravity_torques": lambda q, qd, x: rd.gravity_torques(ROBOT, q),
+    "bias_torques": lambda q, qd, x: rd.bias_torques(ROBOT, q, qd),
+    "inertia_matrix": lambda q, qd, x: rd.inertia_matrix(ROBOT, q),
+    "forward_dynamics": lambda q, qd, x: rd.forward_dynamics(ROBOT, q, qd, x),
+    "regressor": lambda q, qd, x: rd.regressor(ROBOT, q, qd, x),
+    "inverse_dynamics_derivatives": lambda q, qd, x: np.stack(rd.inverse_dynamics_derivatives(ROBOT, q, qd, x), -3),
+    "forward_dynamics_derivatives": lambda q, qd, x: np.stack(rd.forward_dynamics_derivatives(ROBOT, q, qd, x), -3),
+    **{f"inverse_dynamics-{m}": lambda q, qd, x, m=m: rd.inverse_dynamics(ROBOT, q, qd, x, method=m)
+       for m in ("gibbs_appell", "spatial_operator")},
+    **{f"inertia_matrix-{m}": lambda q, qd, x, m=m: rd.inertia_matrix(ROBOT, q, method=m)
+       for m in ("walker_orin", "gibbs_appell")},
+    **{f"forward_dynamics-{m}": lambda q, qd, x, m=m: rd.forward_dynamics(ROBOT, q, qd, x, method=m)
+       for m in ("cholesky", "gibbs_appell", "spatial_operator")},
+}
+
+
+def _states(size, seed=5):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.uniform(-1.5, 1.5, (size, ROBOT.n)) for _ in range(3))
+
+
+def _rel(a, b):
+    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_every_path_gives_the_numpy_recursions(monkeypatch, name):
+    """One float64 state, a float64 batch of MIN_BATCH states, float32, and all of them with ROBODYN_NATIVE=0,
+    against the NumPy recursions (a batch of three states, switched off)."""
+    f = CALLS[name]
+    q, qd, x = _states(executor.MIN_BATCH)
+    monkeypatch.setenv("ROBODYN_NATIVE", "0")
+    reference = f(q[:3], qd[:3], x[:3])
+    for native in ("0", "1"):
+        monkeypatch.setenv("ROBODYN_NATIVE", native)
+        for k in range(3):
+            one = f(q[k], qd[k], x[k])
+            assert one.dtype == np.float64 and one.shape == reference[k].shape and _rel(one, reference[k]) < 1e-10, k
+        batch = f(q, qd, x)
+        assert batch.dtype == np.float64 and _rel(batch[:3], reference) < 1e-10
+        if name.endswith("derivatives"):
+            continue  # float64 functions
+        single = f(*(a[0].astype(np.float32) for a in (q, qd, x)))
+        assert single.dtype == np.float32 and _rel(single, reference[0]) < 2e-4
+
+
+def _body(function) -> list:
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    body = tree.body[0].body
+    return body[1:] if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else body
+
+
+@pytest.mark.parametrize("function", [
+    newton_euler.inverse_dynamics, newton_euler.gravity_torques, newton_euler.bias_torques,
+    recursive.forward_dynamics, composite.inertia_matrix, walker_orin.inertia_matrix,
+    gibbs_appell.inverse_dynamics, gibbs_appell.inertia_matrix, gibbs_appell.forward_dynamics,
+    spatial_operator.inverse_dynamics, spatial_operator.forward_dynamics, lagrange.forward_dynamics,
+    derivatives.inverse_dynamics_derivatives, derivatives.forward_dynamics_derivatives,
+], ids=lambda f: f"{f.__module__.rsplit('.', 1)[1]}.{f.__name__}")
+def test_public_functions_call_the_executor_in_one_line(function):
+    (statement,) = _body(function)
+    call = statement.value
+    assert isinstance(statement, ast.Return) and ast.unparse(call.func) == "executor.execute"
+
+
+def test_the_regressor_calls_the_executor_in_one_line():
+    """Its transmission columns are appended to the regressor of the executor."""
+    last = _body(importlib.import_module("robodyn.parameters.regressor").regressor)[-1]
+    assert isinstance(last, ast.Return) and ast.unparse(last.value.func) == "executor.execute"
