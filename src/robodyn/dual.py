@@ -57,7 +57,7 @@ class Dual:
 
     def __sub__(self, other):
         if type(other) is Dual:
-            return Dual(self.value - other.value, *_join(self.tangent, self.start, -other.tangent, other.start))
+            return Dual(self.value - other.value, *_join(self.tangent, self.start, other.tangent, other.start, -1))
         return Dual(self.value - other, self.tangent, self.start)
 
     def __rsub__(self, other):
@@ -66,7 +66,7 @@ class Dual:
     def __mul__(self, other):
         if type(other) is Dual:  # (a b)' = a' b + a b'
             return Dual(self.value * other.value,
-                        *_join(self.tangent * other.value, self.start, other.tangent * self.value, other.start))
+                        *_join_fresh(self.tangent * other.value, self.start, other.tangent * self.value, other.start))
         return Dual(self.value * other, self.tangent * other, self.start)
 
     __rmul__ = __mul__
@@ -74,7 +74,7 @@ class Dual:
     def __truediv__(self, other):
         if type(other) is Dual:  # (a / b)' = (a' − (a / b) b') / b
             r = self.value / other.value
-            t, start = _join(self.tangent, self.start, other.tangent * -r, other.start)
+            t, start = _join(self.tangent, self.start, other.tangent * r, other.start, -1)
             return Dual(r, t / other.value, start)
         return Dual(self.value / other, self.tangent / other, self.start)
 
@@ -83,25 +83,41 @@ class Dual:
         return Dual(r, self.tangent * (-r / self.value), self.start)
 
 
-def _join(t: np.ndarray, start: int, u: np.ndarray, ustart: int) -> tuple[np.ndarray, int]:
-    """t + u over the union of their windows, as (tangent, start); neither argument is modified."""
+def _join(t: np.ndarray, start: int, u: np.ndarray, ustart: int, sign: int = 1) -> tuple[np.ndarray, int]:
+    """t ± u over the union of their windows, as (tangent, start); neither argument is modified."""
     wt, wu = len(t), len(u)
     if start == ustart and wt == wu:
-        return t + u, start
-    lo, hi = min(start, ustart), max(start + wt, ustart + wu)
-    if t.shape[1:] == u.shape[1:]:
-        if wt == hi - lo:  # t's window holds u's: only u's rows change
-            out = t.copy()
-            out[ustart - lo:ustart - lo + wu] += u
-            return out, lo
-        if wu == hi - lo:
-            out = u.copy()
-            out[start - lo:start - lo + wt] += t
-            return out, lo
-    out = np.zeros((hi - lo,) + np.broadcast_shapes(t.shape[1:], u.shape[1:]), np.result_type(t, u))
-    out[start - lo:start - lo + wt] = t
-    out[ustart - lo:ustart - lo + wu] += u
+        return (t + u if sign > 0 else t - u), start
+    lo = min(start, ustart)
+    if start == lo and wt >= ustart + wu - lo and t.shape[1:] == u.shape[1:]:  # t's window holds u's
+        out = t.copy()
+    elif ustart == lo and wu >= start + wt - lo and t.shape[1:] == u.shape[1:]:
+        out = u * sign
+        out[start - lo:start - lo + wt] += t
+        return out, lo
+    else:
+        hi = max(start + wt, ustart + wu)
+        out = np.zeros((hi - lo,) + np.broadcast_shapes(t.shape[1:], u.shape[1:]), np.result_type(t, u))
+        out[start - lo:start - lo + wt] = t
+    if sign > 0:
+        out[ustart - lo:ustart - lo + wu] += u
+    else:
+        out[ustart - lo:ustart - lo + wu] -= u
     return out, lo
+
+
+def _join_fresh(t: np.ndarray, start: int, u: np.ndarray, ustart: int) -> tuple[np.ndarray, int]:
+    """t + u as :func:`_join`, for arrays that nothing else references: the wider one takes the sum in place."""
+    wt, wu = len(t), len(u)
+    if start == ustart and wt == wu:
+        t += u
+        return t, start
+    if wu > wt or (wu == wt and ustart < start):
+        t, start, u, ustart, wt, wu = u, ustart, t, start, wu, wt
+    if start <= ustart and ustart + wu <= start + wt and t.shape[1:] == u.shape[1:]:
+        t[ustart - start:ustart - start + wu] += u
+        return t, start
+    return _join(t, start, u, ustart)
 
 
 def seed(value, direction: int) -> Dual:
