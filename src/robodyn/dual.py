@@ -132,10 +132,10 @@ def seed(value, direction: int) -> Dual:
 
 
 def tangent(x, directions: int) -> np.ndarray:
-    """The full tangent (directions,) + shape(value) of a dual, or zeros (1,) for a constant (a float or an
-    array that does not depend on the directions)."""
+    """The full tangent (directions,) + shape(value) of a dual; zeros for a constant (a float or an array that
+    does not depend on the directions)."""
     if type(x) is not Dual:
-        return np.zeros((1,))
+        return np.zeros((directions,) + np.shape(x))
     out = np.zeros((directions,) + x.tangent.shape[1:], x.tangent.dtype)
     out[x.start:x.start + len(x.tangent)] = x.tangent
     return out
