@@ -70,6 +70,12 @@ def test_windows_and_operands():
     np.testing.assert_array_equal(y.tangent, keep[1])
     z = seed(np.array([2.0, 4.0]), 5)  # disjoint from x
     np.testing.assert_array_equal(tangent(x * z, 6)[[0, 1, 5]], [[2, 8], [6, 16], [1, 2]])
+    for r, sign in ((x + z, 1), (x - z, -1), (z - x, -1)):
+        full = tangent(r, 6)
+        assert r.start == 0 and len(r.tangent) == 6
+        np.testing.assert_array_equal(full[2:5], np.zeros((3, 2)))  # the directions between the two windows
+        np.testing.assert_array_equal(full[5] * full[0], sign * np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(tangent(y - x, 3), [[-1, -2], [2, 2], [7, 8]])  # overlapping windows
     left = np.array([2.0, 3.0]) * x
     assert type(left) is Dual and np.array_equal(left.tangent, [[2, 6], [6, 12]])
     assert type(np.array([1.0, 1.0]) - x) is Dual and type(np.array([1.0, 1.0]) / x) is Dual

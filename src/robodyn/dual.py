@@ -97,8 +97,20 @@ def _join(t: np.ndarray, start: int, u: np.ndarray, ustart: int, sign: int = 1) 
         return out, lo
     else:
         hi = max(start + wt, ustart + wu)
-        out = np.zeros((hi - lo,) + np.broadcast_shapes(t.shape[1:], u.shape[1:]), np.result_type(t, u))
-        out[start - lo:start - lo + wt] = t
+        shape = (hi - lo,) + (t.shape[1:] if t.shape[1:] == u.shape[1:] else
+                              np.broadcast_shapes(t.shape[1:], u.shape[1:]))
+        end, uend = start + wt, ustart + wu
+        if end <= ustart or uend <= start:  # disjoint (the usual case: frame j's cos q_j beside its parent's joints)
+            out = np.empty(shape, np.result_type(t, u))
+            out[start - lo:end - lo] = t
+            if sign > 0:
+                out[ustart - lo:uend - lo] = u
+            else:
+                np.negative(u, out=out[ustart - lo:uend - lo])
+            out[min(end, uend) - lo:max(start, ustart) - lo] = 0.0  # the directions between the two, if any
+            return out, lo
+        out = np.zeros(shape, np.result_type(t, u))
+        out[start - lo:end - lo] = t
     if sign > 0:
         out[ustart - lo:ustart - lo + wu] += u
     else:
