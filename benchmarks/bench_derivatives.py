@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import robodyn as rd  # noqa: E402
 from robodyn.analysis.opcount import count_operations  # noqa: E402
 from robodyn.analysis.traced import counting, traced_array  # noqa: E402
-from robodyn.dual import DUAL, seed  # noqa: E402
+from robodyn.dual import DUAL, variable  # noqa: E402
 from robodyn.dynamics.friction_models import frictionless  # noqa: E402
 from robodyn.dynamics.newton_euler import rnea_components  # noqa: E402
 from _timing import flops, machine_peak  # noqa: E402
@@ -64,8 +64,8 @@ def derivative_flops(robot) -> tuple[int, int]:
     rng = np.random.default_rng(1)
     q, qd, qdd = (traced_array(rng.uniform(-1.5, 1.5, (robot.n, 1))) for _ in range(3))
     with counting() as tally:  # the recursion on duals, as the NumPy path runs it (public function: float64 input)
-        rnea_components(robot, [seed(x, 2 * k) for k, x in enumerate(q)],
-                        [seed(x, 2 * k + 1) for k, x in enumerate(qd)], list(qdd), tuple(robot.gravity), backend=DUAL)
+        rnea_components(robot, [variable(x, 2 * k) for k, x in enumerate(q)],
+                        [variable(x, 2 * k + 1) for k, x in enumerate(qd)], list(qdd), tuple(robot.gravity), backend=DUAL)
     d_tau = flops(tally)
     n = robot.n
     solve = n**3 // 3 + 6 * n**3

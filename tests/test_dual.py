@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import robodyn as rd
-from robodyn.dual import DUAL, Dual, seed, tangent, value
+from robodyn.dual import DUAL, Dual, tangent, value, variable
 from robodyn.dynamics.friction_models import frictionless
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.spatial import NUMPY
@@ -41,7 +41,7 @@ def test_arithmetic_equals_complex_step(seed_, batch, dx, dy):
     x0, y0, a = (rng.uniform(-2, 2, shape) for _ in range(3))
     if batch is None:
         x0, y0, a = float(x0), float(y0), float(a)
-    out = _expression(seed(x0, dx), seed(y0, dy), a, DUAL)
+    out = _expression(variable(x0, dx), variable(y0, dy), a, DUAL)
     assert type(out) is Dual
     plain = _expression(x0, y0, a, NUMPY)
     np.testing.assert_allclose(out.value, plain, rtol=1e-14, atol=1e-14)
@@ -68,7 +68,7 @@ def test_windows_and_operands():
     np.testing.assert_array_equal(tangent(p, 3), [[3, 10], [9 + 5, 20 + 12], [7, 16]])
     np.testing.assert_array_equal(x.tangent, keep[0])
     np.testing.assert_array_equal(y.tangent, keep[1])
-    z = seed(np.array([2.0, 4.0]), 5)  # disjoint from x
+    z = variable(np.array([2.0, 4.0]), 5)  # disjoint from x
     np.testing.assert_array_equal(tangent(x * z, 6)[[0, 1, 5]], [[2, 8], [6, 16], [1, 2]])
     for r, sign in ((x + z, 1), (x - z, -1), (z - x, -1)):
         full = tangent(r, 6)
@@ -87,8 +87,8 @@ def test_windows_and_operands():
 def _dual_rnea(robot, q, qd, qdd, g, wr=None):
     """(τ, ∂τ/∂q, ∂τ/∂q̇) of rnea_components on duals, directions interleaved (2k = q_k, 2k + 1 = q̇_k)."""
     n = robot.n
-    qs = [seed(x, 2 * k) for k, x in enumerate(_columns(q))]
-    qds = [seed(x, 2 * k + 1) for k, x in enumerate(_columns(qd))]
+    qs = [variable(x, 2 * k) for k, x in enumerate(_columns(q))]
+    qds = [variable(x, 2 * k + 1) for k, x in enumerate(_columns(qd))]
     tau = rnea_components(robot, qs, qds, _columns(qdd), tuple(g), wr, DUAL)
     full = np.stack([tangent(t, 2 * n) * np.ones(np.shape(q)[:-1]) for t in tau], -1)  # (2n, ..., n)
     return np.stack([value(t) * np.ones(np.shape(q)[:-1]) for t in tau], -1), full[0::2], full[1::2]

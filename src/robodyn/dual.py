@@ -2,7 +2,7 @@
 
 A :class:`Dual` is a value x (a Python float or a (B,) array over a batch of states) with its tangent ∂x/∂u over D
 directions u_0..u_{D−1}.  Running a component recursion of :mod:`robodyn.spatial` (e.g.
-:func:`robodyn.dynamics.newton_euler.rnea_components`) on duals seeded with :func:`seed` gives its result and the
+:func:`robodyn.dynamics.newton_euler.rnea_components`) on duals seeded with :func:`variable` gives its result and the
 derivatives of the result by the chain rule applied operation by operation, exactly (no step size), in one pass:
 the recursion's own equations are differentiated, not a copy of them.
 
@@ -132,7 +132,7 @@ def _join_fresh(t: np.ndarray, start: int, u: np.ndarray, ustart: int) -> tuple[
     return _join(t, start, u, ustart)
 
 
-def seed(value, direction: int) -> Dual:
+def variable(value, direction: int) -> Dual:
     """The independent variable u_direction = ``value``: tangent 1 along ``direction``, 0 along the others.
 
     Parameters
@@ -189,4 +189,4 @@ def _exp(x):
 #: ``backend=`` argument of the component recursions.
 DUAL = ScalarBackend("dual", _cos, _sin, _exp, _sign)
 
-__all__ = ("DUAL", "Dual", "seed", "tangent", "value")
+__all__ = ("DUAL", "Dual", "tangent", "value", "variable")

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from robodyn.arrays import as_real_array, check_array, finite_array, finite_result
-from robodyn.dual import DUAL, Dual, seed
+from robodyn.dual import DUAL, Dual, variable
 from robodyn.dynamics import executor
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.kinematics import block_of, flat_columns, gravity_components, state_blocks
@@ -60,8 +60,8 @@ def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
     gc = gravity_components(g, batch, np.float64)
     out = np.zeros((2 * n, n, size))  # [direction, joint, state]; direction 2k = q_k, 2k + 1 = q̇_k
     for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
-        qs = [seed(x, 2 * k) for k, x in enumerate(q_b)]
-        qds = [seed(x, 2 * k + 1) for k, x in enumerate(qd_b)]
+        qs = [variable(x, 2 * k) for k, x in enumerate(q_b)]
+        qds = [variable(x, 2 * k + 1) for k, x in enumerate(qd_b)]
         tau = rnea_components(robot, qs, qds, qdd_b, block_of(gc, sl, size), wr_b[0] if wr_b else None, DUAL)
         for j, t in enumerate(tau):
             if type(t) is Dual:  # else a constant: no direction reaches this joint
