@@ -18,13 +18,22 @@ Friction is left out (Pinocchio has none). Every variant of a row runs interleav
 faster); targets: batched ≥ 1, one state ≥ 0.5. ``% peak`` = the traced operation count of the NumPy recursions
 (robodyn.analysis; ∂q̈ adds the articulated-body and composite-link counts and n³/3 + 6n³ for the Cholesky
 factorisation and 3n triangular solves) × robodyn's states/s ÷ the machine's float64 peak (printed).
+
+``--numpy`` times the NumPy path instead (ROBODYN_NATIVE=0: ``rnea_components`` on dual numbers), one state and
+the batch; with ``--before REV`` beside robodyn.dynamics.derivatives as it was at git revision REV (loaded from
+``git show``, run on today's rest of robodyn), interleaved in the same process:
+
+    PYTHONPATH=src:. python benchmarks/bench_derivatives.py --numpy --before eedb585 --robots puma560 panda
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import subprocess
 import sys
+import types
 import time
 import timeit
 from pathlib import Path
@@ -36,8 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import robodyn as rd  # noqa: E402
 from robodyn.analysis.opcount import count_operations  # noqa: E402
 from robodyn.analysis.traced import counting, traced_array  # noqa: E402
-from robodyn.dynamics import derivatives  # noqa: E402
+from robodyn.dual import DUAL, variable  # noqa: E402
 from robodyn.dynamics.friction_models import frictionless  # noqa: E402
+from robodyn.dynamics.newton_euler import rnea_components  # noqa: E402
 from _timing import flops, machine_peak  # noqa: E402
 
 
@@ -52,9 +62,10 @@ def robot_named(name: str) -> rd.Robot:
 def derivative_flops(robot) -> tuple[int, int]:
     """Traced operation counts of ∂Γ (the NumPy forward-mode recursion) and of ∂q̈ (see the module docstring)."""
     rng = np.random.default_rng(1)
-    args = [traced_array(rng.uniform(-1.5, 1.5, (1, robot.n))) for _ in range(3)]
-    with counting() as tally:  # the recursion itself: the public function converts its input to float64
-        derivatives._rnea_tangents(robot, *args, robot.gravity, None)
+    q, qd, qdd = (traced_array(rng.uniform(-1.5, 1.5, (robot.n, 1))) for _ in range(3))
+    with counting() as tally:  # the recursion on duals, as the NumPy path runs it (public function: float64 input)
+        rnea_components(robot, [variable(x, 2 * k) for k, x in enumerate(q)],
+                        [variable(x, 2 * k + 1) for k, x in enumerate(qd)], list(qdd), tuple(robot.gravity), backend=DUAL)
     d_tau = flops(tally)
     n = robot.n
     solve = n**3 // 3 + 6 * n**3
@@ -80,13 +91,53 @@ def per_call(f, repeat: int) -> float:
     return min(timer.repeat(1, number)) / number
 
 
+def module_at(rev: str) -> types.ModuleType:
+    """robodyn.dynamics.derivatives as it was at git revision ``rev`` (the rest of robodyn as it is now)."""
+    root = Path(__file__).resolve().parents[1]
+    text = subprocess.run(["git", "show", f"{rev}:src/robodyn/dynamics/derivatives.py"], cwd=root, check=True,
+                          capture_output=True, text=True).stdout
+    module = types.ModuleType(f"derivatives_at_{rev}")
+    exec(compile(text, f"{rev}:derivatives.py", "exec"), module.__dict__)
+    return module
+
+
+def numpy_path(args) -> int:
+    """∂Γ/∂q, ∂Γ/∂q̇ with ROBODYN_NATIVE=0 (frictionless robots), one state and the batch, optionally beside the
+    module of ``--before``; ratio = before / now (> 1: faster now)."""
+    os.environ["ROBODYN_NATIVE"] = "0"
+    before = module_at(args.before) if args.before else None
+    print(f"Python {platform.python_version()}, NumPy {np.__version__}; ROBODYN_NATIVE=0, best of {args.repeat} "
+          f"interleaved rounds" + (f"; before = derivatives.py at {args.before}" if before else ""))
+    print("| robot | n | states | now ms | before ms | before/now | max rel diff |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in args.robots:
+        robot = robot_named(name)
+        for N in (1, args.batch):
+            rng = np.random.default_rng(0)
+            q, qd, qdd = (rng.uniform(-2, 2, (N, robot.n))[0 if N == 1 else slice(None)] for _ in range(3))
+            fs = [lambda m=m: m.inverse_dynamics_derivatives(robot, q, qd, qdd)
+                  for m in ([rd] + ([before] if before else []))]
+            outs = [f() for f in fs]
+            diff = max((np.abs(a - b).max() / np.abs(b).max() for o in outs[1:] for a, b in zip(outs[0], o)),
+                       default=0.0)
+            times = [min(per_call(f, 1) for _ in range(args.repeat)) for f in fs] if N == 1 else \
+                interleaved(fs, args.repeat)
+            old = f"{times[1] * 1e3:.3f} | {times[1] / times[0]:.2f}" if before else "– | –"
+            print(f"| {robot.name} | {robot.n} | {N} | {times[0] * 1e3:.3f} | {old} | {diff:.1e} |", flush=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", nargs="+", default=["panda", "wam7", "25"],
                         help="robot names, or a number of joints for a random revolute chain")
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--numpy", action="store_true", help="time the NumPy path (ROBODYN_NATIVE=0) instead")
+    parser.add_argument("--before", metavar="REV", help="with --numpy: also derivatives.py of this git revision")
     args = parser.parse_args()
+    if args.numpy:
+        return numpy_path(args)
     import pinocchio as pin
 
     from tests.support.pin_bridge import PinRobot

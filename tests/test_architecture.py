@@ -30,7 +30,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "robodyn"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("robodyn.errors", "robodyn.version", "robodyn.arrays", "robodyn.sanitize", "robodyn.threads",
      "robodyn.progress", "robodyn.files", "robodyn.robots"),
-    ("robodyn.spatial",),
+    ("robodyn.spatial", "robodyn.dual"),
     ("robodyn.model",),
     ("robodyn.kinematics",),
     ("robodyn.native.build",),

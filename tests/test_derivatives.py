@@ -7,14 +7,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import robodyn as rd
-from robodyn.dynamics.derivatives import _rnea_tangents
 from robodyn.dynamics.friction_models import DiscontinuousFriction, SmoothFriction, frictionless
+from robodyn.dynamics.newton_euler import rnea_components
 from tests.support.pin_bridge import PinRobot
 from tests.support.random_robots import random_robot, random_state
 
 
 def _rel(a, b):
     return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+
+
+def _rigid(robot, q, qd, qdd, g):
+    """Γ_rigid (..., n) of the Newton–Euler recursion on complex-capable arrays (rotor inertia and friction left
+    out): rnea_components on the joint columns, for the complex-step checks."""
+    q, qd, qdd = np.broadcast_arrays(q, qd, qdd)
+    cols = [list(np.moveaxis(x, -1, 0)) for x in (q, qd, qdd)]
+    return np.stack(np.broadcast_arrays(*rnea_components(robot, *cols, tuple(g))), -1)
 
 
 def _pin_rnea_derivatives(pr, q, qd, qdd, wrenches=None):
@@ -47,21 +55,25 @@ def test_inverse_dynamics_derivatives_match_pinocchio(seed, tree):
 
 
 @pytest.mark.parametrize("seed,tree", [(0, False), (1, True), (7, True)])
-def test_tangents_match_complex_step(seed, tree):
-    """The forward-mode recursion equals the complex-step derivative of the same recursion (step 1e-30: exact to
-    round-off), and the recursion itself equals rd.inverse_dynamics."""
+def test_dual_derivatives_match_complex_step(seed, tree):
+    """The NumPy path (dual numbers on rnea_components, ROBODYN_NATIVE=0) equals the complex-step derivative of the
+    same recursion (step 1e-30: exact to round-off), and the recursion itself equals rd.inverse_dynamics."""
     robot = frictionless(random_robot(seed, tree=tree, fixed=True))
     n = robot.n
     q, qd, qdd = random_state(robot, seed, (2,))
-    tau, dtau = _rnea_tangents(robot, q, qd, qdd, robot.gravity, None)
-    assert _rel(tau + robot.Ia[robot.joint_frames] * qdd, rd.inverse_dynamics(robot, q, qd, qdd)) < 1e-13
+    assert _rel(_rigid(robot, q, qd, qdd, robot.gravity) + robot.Ia[robot.joint_frames] * qdd,
+                rd.inverse_dynamics(robot, q, qd, qdd)) < 1e-13
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        dq, dqd = rd.inverse_dynamics_derivatives(robot, q, qd, qdd)
     h = 1e-30
     for d in range(2 * n):
         e = np.zeros(n)
         e[d % n] = h
         qc, qdc = (q + 1j * e, qd + 0j) if d < n else (q + 0j, qd + 1j * e)
-        cs = _rnea_tangents(robot, qc, qdc, qdd, robot.gravity, None, tangents=False)[0].imag / h
-        assert np.abs(dtau[:, d] - cs).max() <= 1e-12 * max(1.0, np.abs(cs).max())
+        cs = _rigid(robot, qc, qdc, qdd, robot.gravity).imag / h
+        ours = dq[..., d] if d < n else dqd[..., d - n]
+        assert np.abs(ours - cs).max() <= 1e-12 * max(1.0, np.abs(cs).max())
 
 
 def test_friction_slope_is_in_dtau_dqd():
@@ -104,8 +116,8 @@ def test_linearize_at_equilibrium_is_de_lucas_form():
     n = 6
     M = rd.inertia_matrix(robot, q)
     h = 1e-30
-    G = np.stack([_rnea_tangents(robot, q + 1j * h * np.eye(n)[k], np.zeros(n, complex), np.zeros(n), robot.gravity,
-                                 None, tangents=False)[0].imag / h for k in range(n)], -1)
+    G = np.stack([_rigid(robot, q + 1j * h * np.eye(n)[k], np.zeros(n, complex), np.zeros(n), robot.gravity).imag / h
+                  for k in range(n)], -1)
     assert np.array_equal(A[:n, :n], np.zeros((n, n))) and np.array_equal(A[:n, n:], np.eye(n))
     assert _rel(A[n:, :n], -np.linalg.solve(M, G)) < 1e-10
     assert np.abs(A[n:, n:]).max() < 1e-12  # velocity terms are quadratic: nothing at q̇ = 0
@@ -127,10 +139,9 @@ def test_linearize_along_a_trajectory_matches_complex_step_of_the_state_equation
 
     def f(x, uu):
         qq, vv = x[:n], x[n:]
-        H = _rnea_tangents(robot, qq, vv, np.zeros(n), robot.gravity, None, tangents=False)[0]
+        H = _rigid(robot, qq, vv, np.zeros(n), robot.gravity)
         # M(q) column by column from the complex-capable recursion (no gravity, no velocity)
-        M = np.stack([_rnea_tangents(robot, qq, np.zeros(n), np.eye(n)[k], np.zeros(3), None, tangents=False)[0]
-                      for k in range(n)], -1)
+        M = np.stack([_rigid(robot, qq, np.zeros(n), np.eye(n)[k], np.zeros(3)) for k in range(n)], -1)
         return np.concatenate([vv, np.linalg.solve(M, uu - H)])
 
     h = 1e-30
@@ -215,9 +226,8 @@ def test_forward_dynamics_derivatives_with_friction_match_complex_step():
     Ia = robot.Ia[robot.joint_frames]
 
     def qdd(qq, vv, uu):
-        H = _rnea_tangents(rigid, qq, vv, np.zeros(n), robot.gravity, None, tangents=False)[0]
-        M = np.stack([_rnea_tangents(rigid, qq, np.zeros(n), np.eye(n)[k], np.zeros(3), None, tangents=False)[0]
-                      for k in range(n)], -1) + np.diag(Ia)
+        H = _rigid(rigid, qq, vv, np.zeros(n), robot.gravity)
+        M = np.stack([_rigid(rigid, qq, np.zeros(n), np.eye(n)[k], np.zeros(3)) for k in range(n)], -1) + np.diag(Ia)
         fr = Fc * np.tanh(vv / 0.05) + Fv * vv
         return np.linalg.solve(M, uu - H - fr)
 

@@ -1,13 +1,17 @@
 """Analytic derivatives of the dynamic model, linearization, and the momentum-based collision residual.
 
-Inverse-dynamics derivatives are computed by differentiating the Newton–Euler recursion of Khalil & Dombre
-[9.84]–[9.94] in forward mode (the idea of Carpentier and Mansard's recursive derivatives, in Khalil's link
-frames): every quantity of the forward recursion (ω_j, ω̇_j, V̇_j, F_j, M_j) and of the backward recursion
-(f_j, m_j) carries its tangents with respect to the 2n directions q_1..q_n, q̇_1..q̇_n, and the tangent of
-Γ_j = σ_j f_jᵀa_j + σ̄_j m_jᵀa_j + I_aj q̈_j + Γ_fj gives the columns of ∂Γ/∂q and ∂Γ/∂q̇. Only the joint's
-own transform depends on q_j: with ^{a(j)}A_j = C_j Rot(z, θ_j + q_j), ∂(^jA_{a(j)} x)/∂q_j =
-(^jA_{a(j)} x) × a_j for a revolute joint, and ∂ ^{a(j)}P_j/∂q_j = ^{a(j)}A_j a_j for a prismatic one.
-The cost is O(n²) per state (n directions through n links), batched over leading axes.
+Inverse-dynamics derivatives are the forward-mode derivatives of the Newton–Euler recursion of Khalil & Dombre
+[9.84]–[9.94] (the idea of Carpentier and Mansard's recursive derivatives, in Khalil's link frames), obtained by
+running robodyn's one statement of that recursion, :func:`robodyn.dynamics.newton_euler.rnea_components`, on dual
+numbers (:mod:`robodyn.dual`): q_j and q̇_j enter as duals seeded along the 2n directions q_1..q_n, q̇_1..q̇_n,
+every quantity of the forward recursion (ω_j, ω̇_j, V̇_j, F_j, M_j) and of the backward one (f_j, m_j) carries its
+tangent, and the tangent of Γ_j = σ_j f_jᵀa_j + σ̄_j m_jᵀa_j gives row j of ∂Γ/∂q and ∂Γ/∂q̇ (rotor inertia I_aj q̈_j
+and friction Γ_fj are added outside the recursion).  The derivative of the joint's own transform,
+∂(^jA_{a(j)} x)/∂q_j = (^jA_{a(j)} x) × a_j for a revolute joint and ∂ ^{a(j)}P_j/∂q_j = ^{a(j)}A_j a_j for a
+prismatic one, comes from the duals of cos q_j, sin q_j and r_j + q_j.  The directions are ordered joint by joint
+(q_1, q̇_1, q_2, ...) so that the tangents of frame j span only the joints of its path from the base: the cost is
+O(n²) per state, batched over leading axes.  robodyn.native's compiled derivative kernel is a hand-written port of
+the same equations (tested against this path) and serves float64 batches when it is available.
 """
 
 from __future__ import annotations
@@ -17,281 +21,15 @@ from typing import NamedTuple
 import numpy as np
 
 from robodyn.arrays import as_real_array, check_array, finite_array, finite_result
+from robodyn.dual import DUAL, Dual, variable
 from robodyn.dynamics import executor
+from robodyn.dynamics.newton_euler import rnea_components
+from robodyn.kinematics import block_of, flat_columns, gravity_components, state_blocks
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import check_robot
 from robodyn.dynamics.friction_models import DiscontinuousFriction, friction_model
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
-from robodyn.spatial import rot_x, rot_z
-
-
-# ---- component arithmetic with structural zeros ------------------------------------------------------------------
-# A vector is a list of 3 components, each None (an exact zero, skipped), a Python float (a constant of the
-# robot) or an array: (N, 1) for the values, (N, D) for the tangents. Skipping the zeros of the geometry and of
-# the inertial parameters, as customized symbolic models do, and working on contiguous component arrays
-# instead of (..., 3) stacks makes the batched recursion several times faster.
-
-def _nz(x):
-    return None if x is None or (isinstance(x, float) and x == 0.0) else x
-
-
-def _add(a, b):
-    a, b = _nz(a), _nz(b)
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
-
-
-def _neg(a):
-    a = _nz(a)
-    return None if a is None else -a
-
-
-def _sub(a, b):
-    a, b = _nz(a), _nz(b)
-    if b is None:
-        return a
-    if a is None:
-        return -b
-    return a - b
-
-
-def _mul(a, b):
-    a, b = _nz(a), _nz(b)
-    if a is None or b is None:
-        return None
-    if isinstance(a, float) and a == 1.0:
-        return b
-    if isinstance(b, float) and b == 1.0:
-        return a
-    return a * b
-
-
-def _vadd(u, v):
-    return [_add(a, b) for a, b in zip(u, v)]
-
-
-def _vscale(s, v):
-    return [_mul(s, a) for a in v]
-
-
-def _lin(terms):
-    """Σ ± a b over ``terms`` = [(a, b, sign)], accumulating in place into arrays this function allocated
-    (large temporaries cost more than the arithmetic)."""
-    acc, own = None, False
-    for a, b, sign in terms:
-        t = _mul(a, b)
-        if t is None:
-            continue
-        fresh = t is not _nz(a) and t is not _nz(b)
-        if acc is None:
-            acc, own = (t, fresh) if sign > 0 else (-t, True)
-        elif (own and isinstance(acc, np.ndarray) and acc.shape == np.broadcast_shapes(acc.shape, np.shape(t))
-              and acc.dtype == np.result_type(acc, t)):
-            if sign > 0:
-                acc += t
-            else:
-                acc -= t
-        else:
-            acc, own = (acc + t if sign > 0 else acc - t), True
-    return acc
-
-
-def _vcross(a, b):
-    return [_lin([(a[1], b[2], 1), (a[2], b[1], -1)]),
-            _lin([(a[2], b[0], 1), (a[0], b[2], -1)]),
-            _lin([(a[0], b[1], 1), (a[1], b[0], -1)])]
-
-
-def _vcross_z(a):
-    """a × z."""
-    return [a[1], _neg(a[0]), None]
-
-
-def _vz_cross(a):
-    """z × a."""
-    return [_neg(a[1]), a[0], None]
-
-
-def _matvec(A, x):
-    return [_lin([(A[r][c], x[c], 1) for c in range(3)]) for r in range(3)]
-
-
-def _matTvec(A, x):
-    return [_lin([(A[r][c], x[r], 1) for r in range(3)]) for c in range(3)]
-
-
-def _bump(t, k, value, shape, dtype):
-    """t with ``value`` added to direction k (a new array; t is never modified in place)."""
-    value = _nz(value)
-    if value is None:
-        return t
-    out = np.zeros(shape, dtype) if t is None else t.copy()
-    out[:, k] += value[:, 0] if isinstance(value, np.ndarray) else value
-    return out
-
-
-def _const(M):
-    return [[float(M[r][c]) for c in range(3)] for r in range(3)]
-
-
-def _widen(t, width: int):
-    """A tangent component with ``width`` columns: the given ones first, zeros after (None stays None)."""
-    if t is None or t.shape[1] == width:
-        return t
-    out = np.zeros((t.shape[0], width), t.dtype)
-    out[:, :t.shape[1]] = t
-    return out
-
-
-def _rnea_tangents(robot: Robot, q, qd, qdd, gravity, wrenches, tangents: bool = True):
-    """Rigid-body Newton–Euler [9.84]–[9.94] (no friction, no rotor inertia) and its tangents.
-
-    Returns τ (..., n) and, if ``tangents``, dτ (..., 2n, n): row d is ∂τ/∂q_d (d < n) or ∂τ/∂q̇_{d−n}.
-    Works for complex inputs (used by the complex-step checks). Component form with structural zeros (above).
-    """
-    n, nf = robot.n, robot.nf
-    batch = q.shape[:-1]
-    dt = np.result_type(q, qd, qdd, float)
-    q, qd, qdd = (np.broadcast_to(x, batch + (n,)).reshape(-1, n) for x in (q, qd, qdd))
-    N, D = q.shape[0], 2 * n
-    shape = (N, D)
-    jf = {int(i): k for k, i in enumerate(robot.joint_frames)}
-    # Directions are interleaved, 2k = q_k and 2k+1 = q̇_k. Joints are numbered so that a(j) < j, hence the
-    # velocities and accelerations of frame j depend only on directions below 2(k_j + 1), k_j the last joint on
-    # its path from the base: the forward recursion carries only that prefix of columns (width[i]).
-    width, last = [0] * nf, [-1] * nf
-    for i in range(nf):
-        above = last[int(robot.antecedent[i]) - 1] if robot.antecedent[i] > 0 else -1
-        last[i] = jf[i] if i in jf else above
-        width[i] = 2 * (last[i] + 1)
-    Wf = None if wrenches is None else np.broadcast_to(wrenches, batch + (nf, 6)).reshape(-1, nf, 6)
-    # per-frame transforms: A = ᵃA_j entries (floats or (N, 1) arrays), P = ᵃP_j components, Az = A a_j
-    A_, P_ = [], []
-    for i in range(nf):
-        C = rot_z(robot.gamma[i]) @ rot_x(robot.alpha[i])
-        p0 = rot_z(robot.gamma[i]) @ np.array([robot.d[i], 0.0, robot.b[i]])
-        r = float(robot.r[i])
-        if robot.sigma[i] == 0:
-            th = robot.theta[i] + q[:, jf[i], None]
-            c, s = np.cos(th), np.sin(th)
-            A = [[_add(_mul(float(C[a, 0]), c), _mul(float(C[a, 1]), s)),
-                  _sub(_mul(float(C[a, 1]), c), _mul(float(C[a, 0]), s)), float(C[a, 2])] for a in range(3)]
-        else:
-            A = _const(C @ rot_z(robot.theta[i]))
-            if robot.sigma[i] == 1:
-                r = r + q[:, jf[i], None]
-        P = [_add(float(p0[a]), _mul(float(C[a, 2]), r)) for a in range(3)]
-        A_.append(A)
-        P_.append(P)
-    g = [float(x) for x in np.asarray(gravity, dtype=float)]
-    zero3 = [None, None, None]
-    w, wd, vd, dw, dwd, dvd = ([None] * nf for _ in range(6))
-    f, m, df, dm = ([None] * nf for _ in range(4))
-    for i in range(nf):
-        p = int(robot.antecedent[i]) - 1
-        A, P = A_[i], P_[i]
-        if p < 0:
-            w_p, wd_p, vd_p = zero3, zero3, [_neg(x) for x in g]
-            dw_p = dwd_p = dvd_p = zero3
-        else:
-            w_p, wd_p, vd_p, dw_p, dwd_p, dvd_p = w[p], wd[p], vd[p], dw[p], dwd[p], dvd[p]
-        wi, wdi = _matTvec(A, w_p), _matTvec(A, wd_p)
-        wP = _vcross(w_p, P)
-        X = _vadd(vd_p, _vadd(_vcross(wd_p, P), _vcross(w_p, wP)))
-        RX = _matTvec(A, X)
-        if tangents:
-            fshape = (N, width[i])
-            dw_p, dwd_p, dvd_p = ([_widen(x, width[i]) for x in v] for v in (dw_p, dwd_p, dvd_p))
-            dwi, dwdi = _matTvec(A, dw_p), _matTvec(A, dwd_p)
-            dX = _vadd(dvd_p, _vadd(_vcross(dwd_p, P), _vadd(_vcross(dw_p, wP), _vcross(w_p, _vcross(dw_p, P)))))
-            dRX = _matTvec(A, dX)
-        sig = robot.sigma[i]
-        if sig == 2:
-            w[i], wd[i], vd[i] = wi, wdi, RX
-            if tangents:
-                dw[i], dwd[i], dvd[i] = dwi, dwdi, dRX
-        else:
-            k = jf[i]
-            qdk, qddk = qd[:, k, None], qdd[:, k, None]
-            if sig == 0:
-                w[i] = [wi[0], wi[1], _add(wi[2], qdk)]
-                wd[i] = _vadd([wdi[0], wdi[1], _add(wdi[2], qddk)], _vscale(qdk, _vcross_z(wi)))
-                vd[i] = RX
-                if tangents:
-                    own_w, own_wd, own_v = _vcross_z(wi), _vcross_z(wdi), _vcross_z(RX)
-                    dwi = [_bump(dwi[a], 2 * k, own_w[a], fshape, dt) for a in range(3)]
-                    dwdi = [_bump(dwdi[a], 2 * k, own_wd[a], fshape, dt) for a in range(3)]
-                    dvd[i] = [_bump(dRX[a], 2 * k, own_v[a], fshape, dt) for a in range(3)]
-                    dw[i] = [dwi[0], dwi[1], _bump(dwi[2], 2 * k + 1, 1.0, fshape, dt)]
-                    dwd_i = _vadd(dwdi, _vscale(qdk, _vcross_z(dwi)))
-                    dwd[i] = [_bump(dwd_i[a], 2 * k + 1, own_w[a], fshape, dt) for a in range(3)]
-            else:
-                w[i], wd[i] = wi, wdi
-                cz = _vcross_z(wi)
-                vd[i] = _vadd([RX[0], RX[1], _add(RX[2], qddk)], _vscale(_mul(2.0, qdk), cz))
-                if tangents:
-                    Az = [A[a][2] for a in range(3)]
-                    own = _matTvec(A, _vadd(_vcross(wd_p, Az), _vcross(w_p, _vcross(w_p, Az))))
-                    dRX = [_bump(dRX[a], 2 * k, own[a], fshape, dt) for a in range(3)]
-                    dvd_i = _vadd(dRX, _vscale(_mul(2.0, qdk), _vcross_z(dwi)))
-                    dvd[i] = [_bump(dvd_i[a], 2 * k + 1, _mul(2.0, cz[a]), fshape, dt) for a in range(3)]
-                    dw[i], dwd[i] = dwi, dwdi
-        J, MS, M = _const(robot.J[i]), [float(x) for x in robot.MS[i]], float(robot.M[i])
-        Jw = _matvec(J, w[i])
-        wMS = _vcross(w[i], MS)
-        f[i] = _vadd(_vscale(M, vd[i]), _vadd(_vcross(wd[i], MS), _vcross(w[i], wMS)))
-        m[i] = _vadd(_matvec(J, wd[i]), _vadd(_vcross(w[i], Jw), _vcross(MS, vd[i])))
-        if Wf is not None:
-            f[i] = [_add(f[i][a], Wf[:, i, a, None]) for a in range(3)]
-            m[i] = [_add(m[i][a], Wf[:, i, 3 + a, None]) for a in range(3)]
-        if tangents:
-            df[i] = _vadd(_vscale(M, dvd[i]), _vadd(_vcross(dwd[i], MS),
-                                                    _vadd(_vcross(dw[i], wMS), _vcross(w[i], _vcross(dw[i], MS)))))
-            dm[i] = _vadd(_matvec(J, dwd[i]), _vadd(_vcross(dw[i], Jw), _vadd(_vcross(w[i], _matvec(J, dw[i])),
-                                                                             _vcross(MS, dvd[i]))))
-            df[i], dm[i] = [_widen(x, D) for x in df[i]], [_widen(x, D) for x in dm[i]]
-    tau = np.zeros((N, n), dt)
-    dtau = np.zeros((N, D, n), dt) if tangents else None
-    for i in reversed(range(nf)):
-        sig = robot.sigma[i]
-        if sig != 2:
-            k = jf[i]
-            val = f[i][2] if sig == 1 else m[i][2]
-            if val is not None:
-                tau[:, k] = val[:, 0] if isinstance(val, np.ndarray) else val
-            if tangents:
-                dval = df[i][2] if sig == 1 else dm[i][2]
-                if dval is not None:
-                    dtau[:, :, k] = dval
-        p = int(robot.antecedent[i]) - 1
-        if p < 0:
-            continue
-        A, P = A_[i], P_[i]
-        Af, Am = _matvec(A, f[i]), _matvec(A, m[i])
-        f[p] = _vadd(f[p], Af)
-        m[p] = _vadd(m[p], _vadd(Am, _vcross(P, Af)))
-        if tangents:
-            dAf, dAm = _matvec(A, df[i]), _matvec(A, dm[i])
-            if sig == 0:
-                k = jf[i]
-                of, om = _matvec(A, _vz_cross(f[i])), _matvec(A, _vz_cross(m[i]))
-                dAf = [_bump(dAf[a], 2 * k, of[a], shape, dt) for a in range(3)]
-                dAm = [_bump(dAm[a], 2 * k, om[a], shape, dt) for a in range(3)]
-            dmp = _vadd(dAm, _vcross(P, dAf))
-            if sig == 1:
-                own = _vcross([A[a][2] for a in range(3)], Af)
-                dmp = [_bump(dmp[a], 2 * jf[i], own[a], shape, dt) for a in range(3)]
-            df[p] = _vadd(df[p], dAf)
-            dm[p] = _vadd(dm[p], dmp)
-    tau = tau.reshape(batch + (n,))
-    if dtau is None:
-        return tau, None
-    order = np.concatenate([np.arange(0, D, 2), np.arange(1, D, 2)])  # interleaved → q directions, then q̇
-    return tau, dtau[:, order].reshape(batch + (D, n))
 
 
 def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
@@ -305,8 +43,7 @@ def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
 
 def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
     """∂Γ/∂q, ∂Γ/∂q̇ (..., n, n) of the rigid-body recursion on checked float64 arrays: robodyn.native's compiled
-    kernel where the executor hands it the batch, else :func:`_rnea_tangents` (the same equations in NumPy)."""
-    n = robot.n
+    kernel where the executor hands it the batch, else :func:`rnea_components` on dual numbers (module docstring)."""
     if executor.takes_derivatives(q.dtype):
         a = {"q": q, "qd": qd, "qdd": qdd}
         if gravity is not None:
@@ -315,8 +52,22 @@ def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
             a["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
         out = executor.run_batch(robot, "inverse_dynamics_derivatives", batch, a, friction=False)
         return out[..., 0, :, :], out[..., 1, :, :]
-    _, dtau = _rnea_tangents(robot, q, qd, qdd, g, W)
-    return np.swapaxes(dtau[..., :n, :], -1, -2), np.swapaxes(dtau[..., n:, :], -1, -2).copy()
+    n, nf = robot.n, robot.nf
+    cols = flat_columns(*np.broadcast_arrays(q, qd, qdd))
+    if W is not None:
+        cols.append(flat_columns(np.reshape(np.broadcast_to(W, batch + (nf, 6)), batch + (6 * nf,)))[0])
+    size = cols[0].shape[1]
+    gc = gravity_components(g, batch, np.float64)
+    out = np.zeros((2 * n, n, size))  # [direction, joint, state]; direction 2k = q_k, 2k + 1 = q̇_k
+    for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
+        qs = [variable(x, 2 * k) for k, x in enumerate(q_b)]
+        qds = [variable(x, 2 * k + 1) for k, x in enumerate(qd_b)]
+        tau = rnea_components(robot, qs, qds, qdd_b, block_of(gc, sl, size), wr_b[0] if wr_b else None, DUAL)
+        for j, t in enumerate(tau):
+            if type(t) is Dual:  # else a constant: no direction reaches this joint
+                out[t.start:t.start + len(t.tangent), j, sl] = t.tangent.reshape(len(t.tangent), -1)
+    dq, dqd = (np.ascontiguousarray(out[k::2].transpose(2, 1, 0)).reshape(batch + (n, n)) for k in (0, 1))
+    return dq, dqd
 
 
 class InverseDynamicsDerivatives(NamedTuple):
