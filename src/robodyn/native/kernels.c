@@ -673,8 +673,10 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
 
 /* Derivatives ∂Γ/∂q, ∂Γ/∂q̇ of the Newton-Euler inverse dynamics [9.84]-[9.94] (with friction: its slope F_v
  * on the diagonal of ∂Γ/∂q̇; I_a q̈ depends on neither), by forward-mode differentiation of the
- * recursion (the idea of Carpentier and Mansard's recursive derivatives, in Khalil's link frames; the same
- * equations as robodyn.dynamics.derivatives): every quantity carries its tangents along the 2n directions
+ * recursion (the idea of Carpentier and Mansard's recursive derivatives, in Khalil's link frames): a hand-written
+ * port of the tangent equations that robodyn.dynamics.derivatives obtains by running
+ * robodyn.dynamics.newton_euler.rnea_components on dual numbers (robodyn.dual), tested against it
+ * (tests/test_perf_kernels.py): every quantity carries its tangents along the 2n directions
  * q_1..q_n, q̇_1..q̇_n.  Only the joint's own transform depends on q_k: ∂(R^T x)/∂q_k = (R^T x) × z for a
  * revolute joint, ∂P/∂q_k = R z for a prismatic one.  The velocities and accelerations of frame i depend only on
  * the joints of frames <= i (a(j) < j): their tangents are computed for those K_i columns of each half, the
