@@ -296,21 +296,23 @@ def _accumulate(G, W, tau, blk, use=None, scale=None) -> None:
         G[j] += Aj.T @ Aj
 
 
-def _stack(R: np.ndarray, weights=None) -> np.ndarray:
+def stack_factors(R: np.ndarray, weights=None) -> np.ndarray:
     """The triangular factor of the whole (weighted) system from the per-joint factors."""
     m = R.shape[-1]
     w = np.ones(R.shape[0]) if weights is None else weights
     return _square(scipy.linalg.qr((R * w[:, None, None]).reshape(-1, m), mode="r", check_finite=False)[0], m)
 
 
-def _check_rank(Rg: np.ndarray, names, tol: float) -> None:
+def check_rank(Rg: np.ndarray, names, tol: float, zero: float = 1e-12) -> None:
+    """IdentificationError naming the parameters whose columns of the stacked factor ``Rg`` are zero (norm ≤
+    ``zero`` times the largest) or, scaled to unit norm, within ``tol`` of the span of the columns before them."""
     b = len(names)
     T = Rg[:b, :b]
     scale = np.linalg.norm(T, axis=0)
     top = scale.max(initial=0.0)
     # a zero column (the factors resolve each column to ~√ε of its own norm, see _reduce): far below ``tol``, since
     # the columns of one model may differ by 10^8 in norm (rotor columns N² q̈_m next to a wrist's XY)
-    dead = scale <= 1e-12 * top if top > 0 else np.ones(b, bool)
+    dead = scale <= zero * top if top > 0 else np.ones(b, bool)
     Ts = T / np.where(dead, 1.0, scale)
     diag = np.abs(np.diag(Ts))
     bad = np.flatnonzero(dead | (diag <= tol))
@@ -321,7 +323,9 @@ def _check_rank(Rg: np.ndarray, names, tol: float) -> None:
             f"(rd.excitation_trajectory) or identify fewer parameters (friction=False)")
 
 
-def _solve(Rg: np.ndarray, b: int):
+def solve_factor(Rg: np.ndarray, b: int):
+    """θ (b,), (Wᵀ W)⁻¹ (b, b) and ‖y − W θ‖ from the stacked factor ``Rg`` of [W y] (its columns scaled to unit
+    norm for the triangular solves)."""
     T = Rg[:b, :b]
     scale = np.linalg.norm(T, axis=0)  # the column norms of W: solve with unit columns
     Ts = T / scale
@@ -330,7 +334,7 @@ def _solve(Rg: np.ndarray, b: int):
     return theta, Tinv @ Tinv.T, abs(Rg[b, b])
 
 
-def _joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
+def joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """‖y_j − W_j K‖ for every joint, from the per-joint factors."""
     v = np.append(theta, -1.0)
     return np.linalg.norm(R @ v, axis=-1)
@@ -449,31 +453,31 @@ def identify(
                                   " or a lower min_velocity"))
     names = tuple(bp.names)
     R = _reduce(bp, q, qd, qdd, tau, use, Wp)
-    Rg = _stack(R)
-    _check_rank(Rg, names, rank_tol)
-    theta, inv, rnorm = _solve(Rg, b)
+    Rg = stack_factors(R)
+    check_rank(Rg, names, rank_tol)
+    theta, inv, rnorm = solve_factor(Rg, b)
     dof = max(neq - b, 1)
     cov = rnorm ** 2 / dof * inv
-    res_j = _joint_residuals(R, theta)
+    res_j = joint_residuals(R, theta)
     norms = np.linalg.norm(R[:, :b, :b], axis=1)  # (n, b): column norms of W_j
     cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # parameters in the equations of joint j
     noise = res_j / np.sqrt(np.maximum(counts - cols.sum(1), 1))
     cond = float(np.linalg.cond(Rg[:b, :b]))
     iterations, converged, message, robot_out, standard, motors, solver = 1, True, "", None, None, None, None
     if weights is not None and method in ("ols", "physical"):
-        theta, _, _ = _solve(_stack(R, np.sqrt(wj)), b)
+        theta, _, _ = solve_factor(stack_factors(R, np.sqrt(wj)), b)
         cov = _sandwich(R, wj, _floor(noise), b)
     if method == "wls":
         sig = _floor(noise)
-        theta, inv, _ = _solve(_stack(R, np.sqrt(wj) / sig), b)
+        theta, inv, _ = solve_factor(stack_factors(R, np.sqrt(wj) / sig), b)
         cov = inv if weights is None else _sandwich(R, wj / sig ** 2, sig, b)
     elif method == "irls":
         theta, cov, iterations, converged, message = _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations,
                                                            use, wj, Wp)
     elif method == "physical":
-        Rp = Rg if weights is None else _stack(R, np.sqrt(wj))
+        Rp = Rg if weights is None else stack_factors(R, np.sqrt(wj))
         theta, standard, robot_out, motors, solver = _physical(robot, bp, Rp, regularization, min_mass)
-    res_j = _joint_residuals(R, theta)
+    res_j = joint_residuals(R, theta)
     return Identification(
         model=robot, method=method, friction=friction, base=bp, names=names, values=theta,
         std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
@@ -964,7 +968,7 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
     if result.method == "wls":
         w = w / _floor(result.noise)
-    Rg = _stack(R, w)
+    Rg = stack_factors(R, w)
     ynorm = float(np.linalg.norm(Rg[:, b]))
     if ynorm == 0:
         raise IdentificationError("the torques are all zero; nothing to explain")
