@@ -21,6 +21,10 @@ from robodyn.model.io import load
 console = Console(markup=False, highlight=False)
 err_console = Console(stderr=True, markup=False, highlight=False)
 
+#: The robot argument and the --json option that most commands take.
+ROBOT_ARGUMENT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF.")
+JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+
 
 class Table(_RichTable):
     """rich.table.Table whose cells wrap between words when the terminal is narrow, never cut to "recu…"; tables

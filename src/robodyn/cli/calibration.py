@@ -10,14 +10,12 @@ import typer
 
 from robodyn.files import check_output
 from robodyn.cli._app import app
-from robodyn.cli._common import (Table, console, get_robot, is_joint_log, print_json, read_csv_columns, read_log,
-                                user_errors)
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, console, get_robot, is_joint_log, print_json,
+                                read_csv_columns, read_log, user_errors)
 from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
 from robodyn.logs import STANDSTILL_DURATION, STANDSTILL_VELOCITY, standstill_poses
-
-_JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
 def _read_csv(path: Path, n: int):
@@ -106,7 +104,7 @@ def calibrate_gravity_command(
     offsets: bool = typer.Option(False, "--offsets", help="also estimate a constant torque offset per joint"),
     out: Path = typer.Option(None, help="write the calibration (YAML) here"),
     plot: Path = typer.Option(None, help="write measured vs compensation torques to this PNG file"),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """Calibrate the cumulative first moments μ_j (Dellin) from torques measured in static poses."""
     from robodyn.identification.gravity import calibrate_gravity
@@ -157,13 +155,13 @@ def calibrate_gravity_command(
 
 @app.command("calibration-poses")
 def calibration_poses_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     count: int = typer.Option(..., "--count", help="number of static poses, 1 or more"),
     out: Path = typer.Option(..., "--out", help="write the poses as CSV (q1..qn) here"),
     seed: int = typer.Option(0, help="random seed (the poses are a deterministic function of it)"),
     unlimited: bool = typer.Option(False, "--unlimited", help="accept a robot without joint limits (poses within "
                                                               "±π rad / ±0.5 m: may be unsafe on hardware)"),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """Well-conditioned static poses inside the joint limits for `robodyn calibrate-gravity`."""
     from robodyn.cli.core import write_csv_atomic
@@ -193,7 +191,7 @@ def calibration_poses_command(
 
 
 @demo_app.command("wam-gravity")
-def wam_gravity_command(json_out: bool = _JSON) -> None:
+def wam_gravity_command(json_out: bool = JSON_OPTION) -> None:
     """Barrett WAM: the wam7 model's cumulative first moments next to libbarrett's calibrated ones (Dellin)."""
     from robodyn.identification.wam import wam_gravity_study
 

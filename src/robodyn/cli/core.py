@@ -15,7 +15,7 @@ from rich.text import Text
 from robodyn.files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import (
-    Table, console, get_robot, joint_vector, parse_vector, print_json, read_csv_columns, user_errors,
+    ROBOT_ARGUMENT, Table, console, get_robot, joint_vector, parse_vector, print_json, read_csv_columns, user_errors,
     warn_outside_limits,
 )
 from robodyn.dynamics.newton_euler import inverse_dynamics
@@ -98,7 +98,7 @@ def inertial_rows(robot: Robot) -> list[dict]:
 
 @app.command("info")
 def info_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     json: bool = typer.Option(False, "--json", help="Print the model as JSON instead of tables."),
 ) -> None:
     """Geometric and inertial parameter tables of a robot (Khalil–Kleinfinger modified DH, SI units)."""
@@ -227,7 +227,7 @@ def _floating_id(r: Robot, q, qd, qdd, json: bool) -> None:
 
 @app.command("id")
 def id_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     q: str = typer.Option(None, "--q", help="Joint positions q1..qn (rad | m), comma separated; default 0."),
     qd: str = typer.Option(None, "--qd", help="Joint velocities (rad/s | m/s); default 0."),
     qdd: str = typer.Option(None, "--qdd", help="Joint accelerations (rad/s² | m/s²); default 0."),

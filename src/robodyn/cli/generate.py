@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, user_errors
+from robodyn.cli._common import ROBOT_ARGUMENT, console, user_errors
 from robodyn.progress import progress
 from robodyn.files import MANIFEST, write_folder_atomically
 from robodyn.errors import InputError
@@ -144,7 +144,7 @@ def _check_size(robot) -> None:
 
 @app.command("generate")
 def generate_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     models: str = typer.Option("idm,inm,ddm", "--models", help=_MODELS_HELP + "."),
     params: str = typer.Option("standard", "--params", help="Inertial parameters: standard or base."),
     lang: str = typer.Option("python,c", "--lang", help="Comma-separated: " + ",".join(_LANGS)),

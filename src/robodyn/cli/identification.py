@@ -12,8 +12,8 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (Table, console, get_robot, is_joint_log, print_json, read_csv_columns, read_log,
-                                require_columns, user_errors)
+from robodyn.cli._common import (ROBOT_ARGUMENT, Table, console, get_robot, is_joint_log, print_json,
+                                read_csv_columns, read_log, require_columns, user_errors)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
 
@@ -208,7 +208,7 @@ def _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, ma
 
 @app.command("excite")
 def excite_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     duration: float = typer.Option(..., "--duration", help="Length of the trajectory (s), above 0 and at most 1e6."),
     out: Path = typer.Option(..., "--out", help="Write t, q1..qn, qd1..qdn, qdd1..qddn as CSV here."),
     harmonics: int = typer.Option(5, "--harmonics", help="Harmonics per joint (finite Fourier series), 1 to 1000."),

@@ -8,11 +8,10 @@ from rich.text import Text
 
 from robodyn.cli._app import app
 from robodyn.progress import progress
-from robodyn.cli._common import Table, console, get_robot, joint_vector, parse_vector, print_json, user_errors
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, console, get_robot, joint_vector, parse_vector,
+                                print_json, user_errors)
 from robodyn.cli._limits import check_work, count, seed as check_seed
 
-_ROBOT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF.")
-_JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
 def _matrix_table(title: str, M: np.ndarray, names, digits: int = 6) -> Table:
@@ -35,10 +34,10 @@ def _joint_names(robot) -> list[str]:
 
 @app.command("model")
 def model_command(
-    robot: str = _ROBOT,
+    robot: str = ROBOT_ARGUMENT,
     q: str = typer.Option(None, "--q", help="Joint positions, n numbers (rad | m), default zeros."),
     qd: str = typer.Option(None, "--qd", help="Joint velocities, n numbers (rad/s | m/s), default zeros."),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd in deg and deg/s."),
 ) -> None:
     """Print the Lagrange form Γ = A q̈ + C q̇ + Q + Γ_f at a state: A(q), C(q, q̇), Q(q), H = C q̇ + Q + Γ_f.
@@ -93,7 +92,7 @@ def _floating_model(r, q, qd, json_out: bool) -> None:
 
 @app.command("fd")
 def fd_command(
-    robot: str = _ROBOT,
+    robot: str = ROBOT_ARGUMENT,
     q: str = typer.Option(None, "--q", help="Joint positions, n numbers, default zeros."),
     qd: str = typer.Option(None, "--qd", help="Joint velocities, n numbers, default zeros."),
     tau: str = typer.Option(None, "--tau", help="Joint torques/forces, n numbers (N m | N), default zeros."),
@@ -102,7 +101,7 @@ def fd_command(
         help="recursive (O(n), §9.7.2), cholesky ([9.95]–[9.96]), gibbs_appell (Mata et al.) or spatial_operator "
         "(Kozłowski).",
     ),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd in deg and deg/s."),
 ) -> None:
     """Direct dynamics: print the joint accelerations q̈ = A⁻¹(Γ − H) [9.96].
@@ -134,11 +133,11 @@ def fd_command(
 
 @app.command("properties")
 def properties_command(
-    robot: str = _ROBOT,
+    robot: str = ROBOT_ARGUMENT,
     samples: int = typer.Option(2000, "--samples", help="Joint-space samples for the bound estimates (1 or more)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Random seed, 0 or more (results are reproducible)."),
     prismatic_range: str = typer.Option(None, "--prismatic-range", help="lo,hi (m) for prismatic joints without limits."),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd in deg and deg/s."),
 ) -> None:
     """Inertial couplings of A and Q, property checks, and sampled bounds ‖A‖ ≤ α, ‖C‖ ≤ β‖q̇‖, ‖Q‖ ≤ γ.

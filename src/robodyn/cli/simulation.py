@@ -8,7 +8,7 @@ import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, joint_vector, print_json, read_log, user_errors
+from robodyn.cli._common import JSON_OPTION, Table, console, get_robot, joint_vector, print_json, read_log, user_errors
 from robodyn.cli._limits import check_work, count, number
 from robodyn.errors import InputError
 
@@ -33,7 +33,7 @@ def simulate_command(
                                 "1e-6 to 1e3"),
     samples: int = typer.Option(201, help="output samples, 2 or more"),
     plot: Path = typer.Option(None, help="write q, q̇, Γ and the energy balance to this PNG file"),
-    json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables."),
+    json_out: bool = JSON_OPTION,
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --from and --to in degrees."),
     compare: Path = typer.Option(None, "--compare", help="Replay a measured run instead: a joint log (ROS 1/2 bag, "
                                  "HDF5, Parquet or CSV t, q1..qn, tau1..taun; see docs/logs.md) whose efforts drive "
