@@ -154,11 +154,8 @@ def _batched(name: str, robot, names, values, tail=None, outputs: int = 0, chunk
     chunks = batch + core + tuple((t,) for t in tail)
     ndim_in = arrays[0].ndim
     extra = len(chunks) - ndim_in
-    kw = dict(stack=outputs, **kwargs)
-    if extra == 0:
-        return da.map_blocks(_run, name, _shipped(robot), *arrays, dtype=float, chunks=chunks, **kw)
     return da.map_blocks(_run, name, _shipped(robot), *arrays, dtype=float, chunks=chunks,
-                         new_axis=list(range(ndim_in - 1, ndim_in - 1 + extra)), **kw)
+                         new_axis=list(range(ndim_in - 1, ndim_in - 1 + extra)), stack=outputs, **kwargs)
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
@@ -704,13 +701,13 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     if isinstance(q, Samples):
         if not (qd is None and qdd is None and tau is None):
             raise InputError("give either Samples or the arrays q, qd, qdd, tau")
-        arrays = [x if isinstance(x, da.Array) else da.from_array(np.asarray(x, dtype=float), chunks=(chunk, -1))
-                  for x in (q.q, q.qd, q.qdd, q.tau)]
+        given = (q.q, q.qd, q.qdd, q.tau)
     else:
         if qd is None or qdd is None or tau is None:
             raise InputError("give q, qd, qdd and tau (N, n), or Samples from read_samples")
-        arrays = [x if isinstance(x, da.Array) else da.from_array(np.asarray(x, dtype=float), chunks=(chunk, -1))
-                  for x in (q, qd, qdd, tau)]
+        given = (q, qd, qdd, tau)
+    arrays = [x if isinstance(x, da.Array) else da.from_array(np.asarray(x, dtype=float), chunks=(chunk, -1))
+              for x in given]
     n = robot.n
     for name, a in zip(("q", "qd", "qdd", "tau"), arrays):
         if a.ndim != 2 or a.shape[1] != n:
