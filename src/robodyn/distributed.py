@@ -48,7 +48,7 @@ import numpy as np
 from robodyn.errors import InputError, RobodynError
 from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, IdentificationError, check_rank,
                                            consistency_constraints, joint_residuals, nearest_consistent,
-                                           physical_fit, pseudo_inertia, solve_conic, solve_factor, solver_report,
+                                           noise_floor, physical_fit, pseudo_inertia, solve_conic, solve_factor, solver_report,
                                            stack_factors, standard_to_base)
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
@@ -742,9 +742,7 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         fit = physical_fit(robot, base, Rg[:b, :b], Rg[:b, b], abs(Rg[b, b]), regularization, min_mass)
         theta = fit.values
     elif method == "wls":
-        top = noise.max(initial=0.0)
-        sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
-        theta, cov, _ = _solve(stack_factors(R, 1.0 / sig), names, 0.0)
+        theta, cov, _ = _solve(stack_factors(R, 1.0 / noise_floor(noise)), names, 0.0)
     elif method == "irls":
         def residuals(th):
             return da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], th, dtype=float,
@@ -974,9 +972,7 @@ def _identify_fleet(robot, base, samples, arrays, options, method, reduction, ra
     if method == "physical":
         theta, report = _fleet_physical(robot, base, Rs, own, shared, options, regularization, min_mass)
     elif method == "wls":
-        top = noise.max(initial=0.0)
-        sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
-        theta, cov, _, _ = _fleet_fit(Rs, own, shared, names, robots, 1.0 / sig, 0.0)
+        theta, cov, _, _ = _fleet_fit(Rs, own, shared, names, robots, 1.0 / noise_floor(noise), 0.0)
     elif method == "irls":
         known = not np.isnan(arrays[0].shape[0]) and not any(np.isnan(c) for c in arrays[0].chunks[0])
         sizes = arrays[0].rechunk({1: -1}).chunks[0] if known else [np.nan] * len(blocks)

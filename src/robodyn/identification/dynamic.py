@@ -466,9 +466,9 @@ def identify(
     iterations, converged, message, robot_out, standard, motors, solver = 1, True, "", None, None, None, None
     if weights is not None and method in ("ols", "physical"):
         theta, _, _ = solve_factor(stack_factors(R, np.sqrt(wj)), b)
-        cov = _sandwich(R, wj, _floor(noise), b)
+        cov = _sandwich(R, wj, noise_floor(noise), b)
     if method == "wls":
-        sig = _floor(noise)
+        sig = noise_floor(noise)
         theta, inv, _ = solve_factor(stack_factors(R, np.sqrt(wj) / sig), b)
         cov = inv if weights is None else _sandwich(R, wj / sig ** 2, sig, b)
     elif method == "irls":
@@ -551,7 +551,7 @@ def _user_weights(weights, n: int) -> np.ndarray:
     return w
 
 
-def _floor(sig: np.ndarray) -> np.ndarray:
+def noise_floor(sig: np.ndarray) -> np.ndarray:
     """Noise levels usable as weights: a joint fitted exactly gets the smallest positive level (or 1)."""
     top = sig.max(initial=0.0)
     if top <= 0:
@@ -587,7 +587,7 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None,
         if not np.any(mad > 0):
             converged = True
             break
-        u = np.abs(r) / _floor(mad)
+        u = np.abs(r) / noise_floor(mad)
         if robust == "huber":
             w = np.minimum(1.0, c / np.maximum(u, 1e-300))
         else:
@@ -967,7 +967,7 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     R = _reduce(bp, q, qd, qdd, tau, W=Wp)
     w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
     if result.method == "wls":
-        w = w / _floor(result.noise)
+        w = w / noise_floor(result.noise)
     Rg = stack_factors(R, w)
     ynorm = float(np.linalg.norm(Rg[:, b]))
     if ynorm == 0:
