@@ -70,12 +70,12 @@ def simulate_command(
         number(kd, "--kd", 0.0, 1e6)
         number(width, "--width", 1e-6, 1e3)
         count(samples, "--samples", 2)
+        sim_friction = _friction_model(friction, width)
         if compare is not None:
             given = [option for option, value in (("--from", start), ("--to", to)) if value is not None]
             if given:
                 raise InputError(f"{' and '.join(given)} set the reference of a controller; --compare replays the "
                                  "log's torques from its first state instead: leave them out")
-            sim_friction = _friction_model(friction, width)
             return _compare_command(model, compare, topic, sim_friction, friction, plot, json_out)
         if to is None:
             raise InputError("give the goal configuration --to (rad | m), or a measured run --compare LOG")
@@ -84,7 +84,6 @@ def simulate_command(
         q0 = joint_vector(model, start, "--from", degrees, position=True)
         qf = joint_vector(model, to, "--to", degrees, position=True)
         ref = QuinticReference(q0, qf, duration)
-        sim_friction = _friction_model(friction, width)
         comp = NoFriction() if friction == "none" else SmoothFriction(width=width)
         ctl = {"pd-gravity": PDGravity, "computed-torque": ComputedTorque, "passivity": PassivityBased}[controller](
             model, kp, kd, ref, friction=comp)
@@ -157,14 +156,11 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
     t, tau = log.t, log.tau
     qd0 = log.qd[0] if log.qd is not None else np.gradient(log.q[:3], t[:3], axis=0, edge_order=2)[0]
 
-    def measured_torque(tt):
-        return np.stack([np.interp(tt, t, tau[:, j]) for j in range(model.n)], axis=-1)
-
     with progress(f"replaying {log.samples} samples on {model.name}", total=100) as bar:
-        def torque(tt):
+        def torque(tt):  # the measured torques, linearly interpolated
             if np.ndim(tt) == 0:
                 bar.update(completed=100 * float(tt) / t[-1])
-            return measured_torque(tt)
+            return np.stack([np.interp(tt, t, tau[:, j]) for j in range(model.n)], axis=-1)
 
         sim = simulate(model, torque, log.q[0], qd0, t, friction=sim_friction)
     error = sim.q - log.q
