@@ -28,10 +28,6 @@ def _vector_table(title: str, columns: dict[str, np.ndarray], names, digits: int
     return table
 
 
-def _joint_names(robot) -> list[str]:
-    return [robot.joint_names[f] for f in robot.joint_frames]
-
-
 @app.command("model")
 def model_command(
     robot: str = ROBOT_ARGUMENT,
@@ -63,7 +59,7 @@ def model_command(
     if json_out:
         print_json({"robot": r.name, "q": qv, "qd": qdv, "A": A, "C": C, "Cqd": C @ qdv, "Q": Q, "H": H})
         return
-    names = _joint_names(r)
+    names = r.q_names
     console.print(Text.assemble((r.name, "bold"), f"  q = {np.array2string(qv, precision=6)}  qd = {np.array2string(qdv, precision=6)}"))
     console.print(_matrix_table("inertia matrix A(q)", A, names))
     console.print(_matrix_table("Coriolis/centrifugal matrix C(q, qd) [9.7]", C, names))
@@ -83,7 +79,7 @@ def _floating_model(r, q, qd, json_out: bool) -> None:
     if json_out:
         print_json({"robot": r.name, "base": r.base, "q": qv, "v": v, "M": M, "G": G, "H": H})
         return
-    names = list(BASE_VELOCITY_NAMES) + _joint_names(r)
+    names = BASE_VELOCITY_NAMES + r.q_names
     console.print(Text.assemble((r.name, "bold"), f"  {r.base} base  q = {np.array2string(qv, precision=6)}  "
                                 f"v = {np.array2string(v, precision=6)}"))
     console.print(_matrix_table("free-flyer inertia matrix M(q) (base rows: R_0, about O_0)", M, names))
@@ -128,7 +124,7 @@ def fd_command(
         print_json({"robot": r.name, "method": method, "q": qv, "qd": qdv, "tau": tv, "qdd": qdd})
         return
     console.print(Text.assemble((r.name, "bold"), f"  direct dynamics, method {method}"))
-    console.print(_vector_table("accelerations", {"tau": tv, "qdd": qdd}, _joint_names(r)))
+    console.print(_vector_table("accelerations", {"tau": tv, "qdd": qdd}, r.q_names))
 
 
 @app.command("properties")
@@ -240,4 +236,4 @@ def _floating_fd(r, q, qd, tau, method: str, json_out: bool) -> None:
         return
     console.print(Text.assemble((r.name, "bold"), "  direct dynamics, floating base (articulated-body algorithm)"))
     console.print(_vector_table("accelerations (base rows: R_0)", {"tau": tv, "a": a},
-                                list(BASE_VELOCITY_NAMES) + _joint_names(r)))
+                                BASE_VELOCITY_NAMES + r.q_names))
