@@ -78,7 +78,7 @@ def write_models(robot, models, params, langs, out: Path, force: bool = False, p
         base = _base_parameters_text(robot)
         if base:
             put("base_parameters.txt", base)
-        put("README.md", _readme(robot, models, params, langs, counts, listed, bool(base)))
+        put("README.md", _readme(robot, params, counts, listed, bool(base)))
         put(OPERATIONS, json.dumps(counts, indent=2) + "\n")
 
     write_folder_atomically(out, fill, force=force)
@@ -109,7 +109,7 @@ def _base_parameters_text(robot) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _readme(robot, models, params, langs, counts, files, has_base) -> str:
+def _readme(robot, params, counts, files, has_base) -> str:
     from robodyn.symbolic.models import SHORT
 
     rows = "\n".join(f"| {s} | {SHORT[s]} | {c['mul']} | {c['add']} | {c['sincos']} |" for s, c in counts.items())
