@@ -175,13 +175,19 @@ def read_states(path: Path, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return q, qd, qdd, cols.get("t")
 
 
-def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:
-    """Write a CSV through a temporary file in the same folder, renamed at the end: never a partial file."""
+def csv_text(header: list[str], data: np.ndarray) -> str:
+    """A CSV of a header row and the rows of ``data``, every number as its repr (read back exactly)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     w.writerows([[repr(float(x)) for x in row] for row in data])
-    write_atomically(path, lambda fh: fh.write(buf.getvalue()), what="--out")
+    return buf.getvalue()
+
+
+def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:
+    """Write a CSV through a temporary file in the same folder, renamed at the end: never a partial file."""
+    text = csv_text(header, data)
+    write_atomically(path, lambda fh: fh.write(text), what="--out")
 
 
 #: names of the six base rows of a free-flyer velocity and of its generalized forces
@@ -267,9 +273,7 @@ def id_command(
                 print_json({"robot": r.name, "rows": len(tau), "tau": tau, **({} if t is None else {"t": t}),
                             **({} if out is None else {"out": str(out)})})
             elif out is None:
-                buf = io.StringIO()
-                csv.writer(buf, lineterminator="\n").writerows([header] + [[repr(float(x)) for x in row] for row in data])
-                typer.echo(buf.getvalue(), nl=False)
+                typer.echo(csv_text(header, data), nl=False)
             return
         if out is not None:
             raise InputError("--out needs --states FILE (a single state is printed)")

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 import numpy as np
@@ -224,7 +222,7 @@ def excite_command(
 ) -> None:
     """An excitation trajectory (Swevers): Fourier series minimising cond(W) of the base parameters within the
     joint position, velocity and acceleration limits."""
-    from robodyn.files import write_atomically
+    from robodyn.cli.core import write_csv_atomic
     from robodyn.identification import excitation_trajectory
 
     with user_errors():
@@ -240,11 +238,7 @@ def excite_command(
         q, qd, qdd = tr.sample(t)
         n = r.n
         header = ["t"] + [f"{p}{k}" for p in ("q", "qd", "qdd") for k in range(1, n + 1)]
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(header)
-        w.writerows([[repr(float(x)) for x in row] for row in np.column_stack([t, q, qd, qdd])])
-        write_atomically(out, lambda fh: fh.write(buf.getvalue()), what="--out")
+        write_csv_atomic(out, header, np.column_stack([t, q, qd, qdd]))
     info = {"robot": r.name, "rows": len(t), "condition_number": tr.condition_number, "iterations": tr.iterations,
             "converged": tr.converged, "message": tr.message, "base_frequency_hz": tr.base_frequency,
             "harmonics": tr.harmonics, "out": str(out)}
