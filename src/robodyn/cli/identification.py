@@ -37,6 +37,7 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
     d_names = [f"{p}{k}" for p in ("qd", "qdd") for k in range(1, n + 1)]
     m_names = [f"{p}{k}" for p in ("qm", "taum") for k in range(1, n + 1)]
     cols = read_csv_columns(path, q_names + tau_names + d_names + ["t"] + m_names, str(path))
+    pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
     has_m = [c for c in m_names if c in cols]
     if has_m:
         if not motor:
@@ -48,7 +49,6 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
                              "columns; give one side only")
         require_columns(cols, m_names + ["t"], str(path),
                         f"motor-side data need t, qm1..qm{n}, taum1..taum{n} (one motor per joint)")
-        pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
         return {"t": cols["t"], "q": pick(m_names[:n]), "tau": pick(m_names[n:]), "qd": None, "qdd": None,
                 "motor": True}
     has_d = any(c in cols for c in d_names)
@@ -56,7 +56,6 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
                     f"give t, q1..q{n}, tau1..tau{n} (velocities and accelerations are then computed) or "
                     f"q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}"
                     + (f", or motor-side t, qm1..qm{n}, taum1..taum{n}" if motor else ""))
-    pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
     return {
         "t": cols.get("t"), "q": pick(q_names), "tau": pick(tau_names),
         "qd": pick(d_names[:n]) if has_d else None, "qdd": pick(d_names[n:]) if has_d else None, "motor": False,
