@@ -10,6 +10,7 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import ROBOT_ARGUMENT, console, user_errors
+from robodyn.cli._limits import check_symbolic
 from robodyn.progress import progress
 from robodyn.files import MANIFEST, write_folder_atomically
 from robodyn.errors import InputError
@@ -135,13 +136,6 @@ exactly these files, unchanged.
 """
 
 
-def _check_size(robot) -> None:
-    """Refuse, before generating anything, a robot too large for symbolic models (robodyn.cli._limits)."""
-    from robodyn.cli._limits import check_symbolic
-
-    check_symbolic(robot, "generate")
-
-
 @app.command("generate")
 def generate_command(
     robot: str = ROBOT_ARGUMENT,
@@ -166,7 +160,7 @@ def generate_command(
         langs = _split(lang, _LANGS, "--lang")
         if params not in ("standard", "base"):
             raise InputError(f"option --params = {params!r}: choose standard or base")
-        _check_size(r)
+        check_symbolic(r, "generate")  # before generating anything: a robot too large for symbolic models
         folder = out if out is not None else Path(f"{identifier(r.name)}_models")
         with progress(f"generating {identifier(r.name)}", total=len(wanted)) as bar:
             files = write_models(r, wanted, params, langs, folder, force, progress=bar.advance,
