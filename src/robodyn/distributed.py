@@ -1267,10 +1267,6 @@ def _simulate_case(index: int, robot, case: dict) -> dict:
     return {k: np.asarray(getattr(sim, k)) for k in _SWEEP_FIELDS}
 
 
-def _show_progress(progress) -> bool:
-    return progress_enabled() if progress is None else bool(progress)
-
-
 def _client():
     """The active dask.distributed client, or None (no client, or another scheduler chosen by dask.config)."""
     dask, _ = _dask()
@@ -1323,7 +1319,7 @@ def simulate_many(robot, cases, progress: bool | None = None, **common) -> Simul
             raise InputError(f"case {i}: 'robot' must be a Robot")
     robot_d = _shipped(robot)
     tasks = [dask.delayed(_simulate_case, pure=True)(i, robot_d, {**common, **case}) for i, case in enumerate(cases)]
-    show = _show_progress(progress)
+    show = progress_enabled() if progress is None else bool(progress)
     client = _client()
     if client is not None:
         futures = client.compute(tasks)
