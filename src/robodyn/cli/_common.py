@@ -157,8 +157,6 @@ def get_robot(name: str, strict: bool | None = None):
 
 def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) -> np.ndarray:
     """Parse ``"0.1,0.2,..."`` (commas or spaces) into an (n,) array; ``None`` gives ``default`` everywhere."""
-    from robodyn.errors import InputError
-
     if text is None:
         return np.full(n, default)
     parts = [p for p in text.replace(",", " ").split() if p]
@@ -272,7 +270,6 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
     import io
     import os
 
-    from robodyn.errors import InputError
     from robodyn.files import read_file_bytes
 
     if isinstance(path, (str, os.PathLike)) and not os.path.lexists(path):
@@ -293,8 +290,6 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
 
 def _csv_columns(reader, allowed, what, missing_values, required, hint) -> dict:
     import math
-
-    from robodyn.errors import InputError
 
     header = [h.strip() for h in next(reader, [])]
     if len(set(header)) != len(header):
@@ -328,8 +323,6 @@ def _csv_columns(reader, allowed, what, missing_values, required, hint) -> dict:
 
 def require_columns(columns: dict, names, what: str, hint: str) -> None:
     """InputError naming the missing columns of a CSV read by :func:`read_csv_columns`."""
-    from robodyn.errors import InputError
-
     missing = [c for c in names if c not in columns]
     if missing:
         raise InputError(f"{what}: missing column(s) {', '.join(missing)}; {hint}")
