@@ -76,10 +76,8 @@ def write_models(robot, models, params, langs, out: Path, force: bool = False, p
             if progress is not None:
                 progress()
         listed = list(files)
-        base = _base_parameters_text(robot)
-        if base:
-            put("base_parameters.txt", base)
-        put("README.md", _readme(robot, params, counts, listed, bool(base)))
+        put("base_parameters.txt", _base_parameters_text(robot))
+        put("README.md", _readme(robot, params, counts, listed))
         put(OPERATIONS, json.dumps(counts, indent=2) + "\n")
 
     write_folder_atomically(out, fill, force=force)
@@ -98,10 +96,8 @@ def _clean(x: float) -> str:
 
 
 def _base_parameters_text(robot) -> str:
-    try:
-        from robodyn import base_parameters
-    except ImportError:
-        return ""
+    from robodyn import base_parameters
+
     bp = base_parameters(robot, method="symbolic", friction=False)
     lines = [f"Base inertial parameters of {comment(robot.name)} (Khalil & Dombre section 9.4): {len(bp.names)}", ""]
     for name, expr, value in zip(bp.names, bp.expressions, bp.values):
@@ -110,7 +106,7 @@ def _base_parameters_text(robot) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _readme(robot, params, counts, files, has_base) -> str:
+def _readme(robot, params, counts, files) -> str:
     from robodyn.symbolic.models import SHORT
 
     rows = "\n".join(f"| {s} | {SHORT[s]} | {c['mul']} | {c['add']} | {c['sincos']} |" for s, c in counts.items())
@@ -124,7 +120,7 @@ parameters).  Robot: {name}, joints {''.join('RP-'[s] for s in robot.sigma)}, so
 |---|---|---|---|---|
 {rows}
 
-Files: {', '.join(files)}, {OPERATIONS}{', base_parameters.txt' if has_base else ''}, and {MANIFEST}: the SHA-256
+Files: {', '.join(files)}, {OPERATIONS}, base_parameters.txt, and {MANIFEST}: the SHA-256
 of each file (`sha256sum -c {MANIFEST}`); `robodyn generate --force` replaces this folder only while it holds
 exactly these files, unchanged.
 
