@@ -48,8 +48,8 @@ import numpy as np
 from robodyn.errors import InputError, RobodynError
 from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, IdentificationError, check_rank,
                                            consistency_constraints, joint_residuals, nearest_consistent,
-                                           noise_floor, physical_fit, pseudo_inertia, solve_conic, solve_factor, solver_report,
-                                           stack_factors, standard_to_base)
+                                           noise_floor, physical_fit, pseudo_inertia, robust_weights, solve_conic,
+                                           solve_factor, solver_report, stack_factors, standard_to_base)
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
 
@@ -491,14 +491,6 @@ def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
 
 # ---------------------------------------------------------------- identification
 
-def _weights(r: np.ndarray, scale: np.ndarray, robust: str) -> np.ndarray:
-    """Huber (c = 1.345) or bisquare (c = 4.685) weights of residuals r (B, n) scaled per joint."""
-    u = np.abs(r) / scale
-    if robust == "huber":
-        return np.minimum(1.0, 1.345 / np.maximum(u, 1e-300))
-    return np.where(u < 4.685, (1.0 - (u / 4.685) ** 2) ** 2, 0.0)
-
-
 def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, robust=None, labels=None):
     """One chunk: per-joint Gram matrices or R factors of [√w W_j  √w y_j], the rows, #(w > 0) per joint.
 
@@ -523,7 +515,7 @@ def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, r
         A[..., -1] = tau[blk].T
         if theta is not None:
             r = tau[blk] - W @ theta
-            w = _weights(r, scale, robust)
+            w = robust_weights(r, scale, robust)
             used += np.sum(w > 0, axis=0)
             A *= np.sqrt(w.T)[..., None]
         if reduction == "gram":

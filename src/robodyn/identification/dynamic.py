@@ -559,6 +559,14 @@ def noise_floor(sig: np.ndarray) -> np.ndarray:
     return np.maximum(sig, 1e-12 * top)
 
 
+def robust_weights(r: np.ndarray, scale: np.ndarray, robust: str) -> np.ndarray:
+    """Huber (c = 1.345) or bisquare (c = 4.685) weights of residuals r (..., n) scaled per joint by ``scale`` (n,)."""
+    u = np.abs(r) / scale
+    if robust == "huber":
+        return np.minimum(1.0, 1.345 / np.maximum(u, 1e-300))
+    return np.where(u < 4.685, (1.0 - (u / 4.685) ** 2) ** 2, 0.0)
+
+
 def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None, Wp=None):
     """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale)."""
     if int(max_iterations) != max_iterations or max_iterations < 1:
@@ -572,7 +580,6 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None,
             W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk])
     else:
         W = Wp
-    c = 1.345 if robust == "huber" else 4.685
     A, y = W.reshape(-1, b), tau.reshape(-1)
     prior = np.broadcast_to(np.ones(n) if wj is None else wj, (N, n)).astype(float)
     if use is not None:
@@ -587,12 +594,7 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None,
         if not np.any(mad > 0):
             converged = True
             break
-        u = np.abs(r) / noise_floor(mad)
-        if robust == "huber":
-            w = np.minimum(1.0, c / np.maximum(u, 1e-300))
-        else:
-            w = np.where(u < c, (1.0 - (u / c) ** 2) ** 2, 0.0)
-        w = w.reshape(-1) * prior
+        w = robust_weights(r, noise_floor(mad), robust).reshape(-1) * prior
         sw = np.sqrt(w)
         new = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)[0]
         step = np.linalg.norm(new - theta)
