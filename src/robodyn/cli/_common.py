@@ -227,6 +227,16 @@ def print_json(obj, undefined=()) -> None:
     sys.stdout.write(json.dumps(plain(obj, ""), indent=2, allow_nan=False) + "\n")
 
 
+def check_outputs(*pairs) -> None:
+    """Fail before any computation when an output cannot be written (missing folder, a folder, a socket...):
+    ``pairs`` of (option, path or None), every one checked before anything is written, so nothing is."""
+    from robodyn.files import check_output
+
+    for option, path in pairs:
+        if path is not None:
+            check_output(path, option)
+
+
 def is_joint_log(path) -> bool:
     """Whether a command's data file is a joint log read by :func:`robodyn.read_joint_log` (a folder: ROS 2 bag;
     ``.bag``, ``.db3``, ``.mcap``, ``.h5``, ``.hdf5``, ``.parquet``, ``.pq``) rather than the command's own CSV."""

@@ -8,10 +8,9 @@ import numpy as np
 import typer
 
 
-from robodyn.files import check_output
 from robodyn.cli._app import app
-from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, console, get_robot, is_joint_log, print_json,
-                                read_csv_columns, read_log, user_errors)
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, check_outputs, console, get_robot, is_joint_log,
+                                print_json, read_csv_columns, read_log, user_errors)
 from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
@@ -115,10 +114,7 @@ def calibrate_gravity_command(
         check_number(standstill_duration, "--standstill-duration", 0.0, unit="s")
         q, tau, found = read_static_poses(poses, model, topic, standstill_velocity, standstill_duration)
         cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints, model.n), offsets=offsets)
-        for option, path in (("--out", out), ("--plot", plot)):
-            # both checked before either file is written: an error leaves nothing behind
-            if path is not None:
-                check_output(path, option)
+        check_outputs(("--out", out), ("--plot", plot))
         if plot is not None:
             cal.plot(plot, q, tau)
         if out is not None:

@@ -10,19 +10,10 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (ROBOT_ARGUMENT, Table, console, get_robot, is_joint_log, print_json,
+from robodyn.cli._common import (ROBOT_ARGUMENT, Table, check_outputs, console, get_robot, is_joint_log, print_json,
                                 read_csv_columns, read_log, require_columns, user_errors)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
-
-
-def _check_folder(path: Path | None, option: str) -> None:
-    """Fail before any computation when an output cannot be written (missing folder, a folder, a socket...):
-    nothing is written."""
-    from robodyn.files import check_output
-
-    if path is not None:
-        check_output(path, option)
 
 
 def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
@@ -120,8 +111,7 @@ def identify_command(
         r = get_robot(robot)
         cutoff_hz = _float_or_auto(cutoff, "--cutoff")
         count(decimate, "--decimate", 1)
-        _check_folder(out, "--out")
-        _check_folder(plot, "--plot")
+        check_outputs(("--out", out), ("--plot", plot))
         tr = None if transmission is None else load_transmission(transmission, r.n)
         m = read_data(data, r, motor=tr is not None, topic=topic)
         if m["motor"]:
@@ -226,7 +216,7 @@ def excite_command(
 
     with user_errors():
         r = get_robot(robot)
-        _check_folder(out, "--out")
+        check_outputs(("--out", out))
         _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, max_iterations)
         tr = excitation_trajectory(r, duration, harmonics=harmonics, base_frequency=base_frequency, seed=seed,
                                    max_iterations=max_iterations, friction=friction, unlimited=unlimited)

@@ -8,7 +8,8 @@ import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import JSON_OPTION, Table, console, get_robot, joint_vector, print_json, read_log, user_errors
+from robodyn.cli._common import (JSON_OPTION, Table, check_outputs, console, get_robot, joint_vector, print_json,
+                                read_log, user_errors)
 from robodyn.cli._limits import check_work, count, number
 from robodyn.errors import InputError
 
@@ -140,14 +141,13 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
     second-order one-sided difference of q), Γ linearly interpolated between the samples.  Model errors grow
     with time in open loop: compare short runs.
     """
-    from robodyn.files import check_output, save_figure
+    from robodyn.files import save_figure
     from robodyn import plot as figures
     from robodyn.progress import progress
     from robodyn.sanitize import figure_text
     from robodyn.simulation import simulate
 
-    if plot is not None:
-        check_output(plot, "--plot")
+    check_outputs(("--plot", plot))
     log = read_log(path, model, topic, "simulate --compare")
     if log.samples < 3:
         raise InputError(f"--compare {path}: {log.samples} samples; the replay needs at least 3")
