@@ -46,9 +46,10 @@ from types import MappingProxyType
 import numpy as np
 
 from robodyn.errors import InputError, RobodynError
-from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, IdentificationError,
-                                           consistency_constraints, nearest_consistent, physical_fit,
-                                           pseudo_inertia, solve_conic, solver_report, standard_to_base)
+from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, IdentificationError, check_rank,
+                                           consistency_constraints, joint_residuals, nearest_consistent,
+                                           noise_floor, physical_fit, pseudo_inertia, robust_weights, solve_conic,
+                                           solve_factor, solver_report, stack_factors, standard_to_base)
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
 
@@ -153,11 +154,8 @@ def _batched(name: str, robot, names, values, tail=None, outputs: int = 0, chunk
     chunks = batch + core + tuple((t,) for t in tail)
     ndim_in = arrays[0].ndim
     extra = len(chunks) - ndim_in
-    kw = dict(stack=outputs, **kwargs)
-    if extra == 0:
-        return da.map_blocks(_run, name, _shipped(robot), *arrays, dtype=float, chunks=chunks, **kw)
     return da.map_blocks(_run, name, _shipped(robot), *arrays, dtype=float, chunks=chunks,
-                         new_axis=list(range(ndim_in - 1, ndim_in - 1 + extra)), **kw)
+                         new_axis=list(range(ndim_in - 1, ndim_in - 1 + extra)), stack=outputs, **kwargs)
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
@@ -493,14 +491,6 @@ def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
 
 # ---------------------------------------------------------------- identification
 
-def _weights(r: np.ndarray, scale: np.ndarray, robust: str) -> np.ndarray:
-    """Huber (c = 1.345) or bisquare (c = 4.685) weights of residuals r (B, n) scaled per joint."""
-    u = np.abs(r) / scale
-    if robust == "huber":
-        return np.minimum(1.0, 1.345 / np.maximum(u, 1e-300))
-    return np.where(u < 4.685, (1.0 - (u / 4.685) ** 2) ** 2, 0.0)
-
-
 def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, robust=None, labels=None):
     """One chunk: per-joint Gram matrices or R factors of [√w W_j  √w y_j], the rows, #(w > 0) per joint.
 
@@ -525,7 +515,7 @@ def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, r
         A[..., -1] = tau[blk].T
         if theta is not None:
             r = tau[blk] - W @ theta
-            w = _weights(r, scale, robust)
+            w = robust_weights(r, scale, robust)
             used += np.sum(w > 0, axis=0)
             A *= np.sqrt(w.T)[..., None]
         if reduction == "gram":
@@ -621,31 +611,11 @@ def _factor(acc: np.ndarray, reduction: str):
     return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2) * d[..., None, :], norms
 
 
-def _stack(R: np.ndarray, weights=None) -> np.ndarray:
-    m = R.shape[-1]
-    w = np.ones(R.shape[0]) if weights is None else weights
-    return _qr_stack([(R * w[:, None, None]).reshape(1, -1, m)], m)[0]
-
-
 def _solve(Rg: np.ndarray, names, tol: float):
-    """θ, (Wᵀ W)⁻¹ and ‖y − W θ‖ from the stacked factor (columns scaled to unit norm); rank test first."""
-    import scipy.linalg
-
-    b = len(names)
-    T = Rg[:b, :b]
-    scale = np.linalg.norm(T, axis=0)
-    top = scale.max(initial=0.0)
-    dead = scale <= tol * top if top > 0 else np.ones(b, bool)
-    Ts = T / np.where(dead, 1.0, scale)
-    bad = np.flatnonzero(dead | (np.abs(np.diag(Ts)) <= tol))
-    if bad.size:
-        raise IdentificationError(
-            f"the data do not excite {bad.size} of the {b} parameters: {', '.join(names[k] for k in bad)} "
-            "(their regressor columns are zero or combinations of the others); use an exciting trajectory "
-            "(rd.excitation_trajectory) or identify fewer parameters (friction=False)")
-    theta = scipy.linalg.solve_triangular(Ts, Rg[:b, b]) / scale
-    Tinv = scipy.linalg.solve_triangular(Ts, np.eye(b)) / scale[:, None]
-    return theta, Tinv @ Tinv.T, abs(Rg[b, b])
+    """θ, (Wᵀ W)⁻¹ and ‖y − W θ‖ from the stacked factor (columns scaled to unit norm); rank test first (a column
+    below ``tol`` of the largest counts as zero)."""
+    check_rank(Rg, names, tol, zero=tol)
+    return solve_factor(Rg, len(names))
 
 
 def _compute(*tasks):
@@ -723,13 +693,13 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     if isinstance(q, Samples):
         if not (qd is None and qdd is None and tau is None):
             raise InputError("give either Samples or the arrays q, qd, qdd, tau")
-        arrays = [x if isinstance(x, da.Array) else da.from_array(np.asarray(x, dtype=float), chunks=(chunk, -1))
-                  for x in (q.q, q.qd, q.qdd, q.tau)]
+        given = (q.q, q.qd, q.qdd, q.tau)
     else:
         if qd is None or qdd is None or tau is None:
             raise InputError("give q, qd, qdd and tau (N, n), or Samples from read_samples")
-        arrays = [x if isinstance(x, da.Array) else da.from_array(np.asarray(x, dtype=float), chunks=(chunk, -1))
-                  for x in (q, qd, qdd, tau)]
+        given = (q, qd, qdd, tau)
+    arrays = [x if isinstance(x, da.Array) else da.from_array(np.asarray(x, dtype=float), chunks=(chunk, -1))
+              for x in given]
     n = robot.n
     for name, a in zip(("q", "qd", "qdd", "tau"), arrays):
         if a.ndim != 2 or a.shape[1] != n:
@@ -752,21 +722,19 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         raise IdentificationError(f"{N} samples of {n} joints give {N * n} equations for {b} parameters; "
                                   f"give more than {b // n + 1} samples")
     R, norms = _factor(acc, reduction)
-    Rg = _stack(R)
+    Rg = stack_factors(R)
     theta, inv, rnorm = _solve(Rg, names, rank_tol)
     cov = rnorm ** 2 / max(N * n - b, 1) * inv
     norms = norms[:, :b]
     cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # the parameters in the equations of joint j
-    noise = _joint_residuals(R, theta) / np.sqrt(np.maximum(N - cols.sum(1), 1))
+    noise = joint_residuals(R, theta) / np.sqrt(np.maximum(N - cols.sum(1), 1))
     cond = float(np.linalg.cond(Rg[:b, :b]))
     iterations, converged, message, fit = 1, True, "", None
     if method == "physical":
         fit = physical_fit(robot, base, Rg[:b, :b], Rg[:b, b], abs(Rg[b, b]), regularization, min_mass)
         theta = fit.values
     elif method == "wls":
-        top = noise.max(initial=0.0)
-        sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
-        theta, cov, _ = _solve(_stack(R, 1.0 / sig), names, 0.0)
+        theta, cov, _ = _solve(stack_factors(R, 1.0 / noise_floor(noise)), names, 0.0)
     elif method == "irls":
         def residuals(th):
             return da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], th, dtype=float,
@@ -777,14 +745,14 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
             return _factor(acc, reduction)[0], used
 
         def weighted_fit(Rw):
-            return _solve(_stack(Rw), names, 0.0)[:2]
+            return _solve(stack_factors(Rw), names, 0.0)[:2]
 
         def ssr(Rw, th):
-            return float(np.sum(_joint_residuals(Rw, th) ** 2))
+            return float(np.sum(joint_residuals(Rw, th) ** 2))
 
         theta, cov, iterations, converged, message = _irls(residuals, reweigh, weighted_fit, ssr, R,
                                                            np.full(n, float(N)), theta, int(max_iterations), b)
-    res = _joint_residuals(R, theta)
+    res = joint_residuals(R, theta)
     return Identification(
         model=robot, method=method, friction=friction, base=base, names=names, values=theta,
         std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
@@ -792,10 +760,6 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         message=message, robot=None if fit is None else fit.robot, standard=None if fit is None else fit.standard,
         identified_transmission=None if fit is None else fit.transmission,
         solver=None if fit is None else fit.solver)
-
-
-def _joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(R @ np.append(theta, -1.0), axis=-1)
 
 
 def _residual_block(bp, q, qd, qdd, tau, theta, labels=None) -> np.ndarray:
@@ -888,7 +852,7 @@ def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float):
     P = bs + R * k
     tops, lowers = [], []
     for r, Rr in enumerate(Rs):
-        T = _stack(Rr[:, :, order], weights)
+        T = stack_factors(Rr[:, :, order], weights)
         cn = np.linalg.norm(T[:, :k], axis=0)
         top = np.linalg.norm(T[:, :b], axis=0).max(initial=0.0)
         bad = np.flatnonzero((cn <= tol * top) | (np.abs(np.diag(T[:k, :k])) <= tol * cn))
@@ -932,7 +896,7 @@ def _per_robot_thetas(theta: np.ndarray, own, shared, R: int) -> np.ndarray:
 
 def _fleet_residuals(Rs, thetas) -> np.ndarray:
     """‖y_j − W_j θ‖ of every joint (n,), over the whole fleet."""
-    return np.sqrt(sum(_joint_residuals(Rr, th) ** 2 for Rr, th in zip(Rs, thetas)))
+    return np.sqrt(sum(joint_residuals(Rr, th) ** 2 for Rr, th in zip(Rs, thetas)))
 
 
 def _fleet_labels(samples: Samples, arrays, chunk: int):
@@ -1000,9 +964,7 @@ def _identify_fleet(robot, base, samples, arrays, options, method, reduction, ra
     if method == "physical":
         theta, report = _fleet_physical(robot, base, Rs, own, shared, options, regularization, min_mass)
     elif method == "wls":
-        top = noise.max(initial=0.0)
-        sig = np.ones_like(noise) if top <= 0 else np.maximum(noise, 1e-12 * top)
-        theta, cov, _, _ = _fleet_fit(Rs, own, shared, names, robots, 1.0 / sig, 0.0)
+        theta, cov, _, _ = _fleet_fit(Rs, own, shared, names, robots, 1.0 / noise_floor(noise), 0.0)
     elif method == "irls":
         known = not np.isnan(arrays[0].shape[0]) and not any(np.isnan(c) for c in arrays[0].chunks[0])
         sizes = arrays[0].rechunk({1: -1}).chunks[0] if known else [np.nan] * len(blocks)
@@ -1072,7 +1034,7 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
         bounded = [k for k, i in enumerate(sf) if i % 3 < 2]
         if bounded:
             cons.append(common[0, bounded] >= 0)
-    Ts = [_stack(Rr) for Rr in Rs]
+    Ts = [stack_factors(Rr) for Rr in Rs]
     A = [T[:b, :b] @ psi for T in Ts]
     fit = (np.vstack([x[:, :off] for x in A]) @ L
            + scipy.sparse.block_diag([x[:, off:off + 3 * n] for x in A], format="csr") @ cp.vec(F, order="C")
@@ -1297,10 +1259,6 @@ def _simulate_case(index: int, robot, case: dict) -> dict:
     return {k: np.asarray(getattr(sim, k)) for k in _SWEEP_FIELDS}
 
 
-def _show_progress(progress) -> bool:
-    return progress_enabled() if progress is None else bool(progress)
-
-
 def _client():
     """The active dask.distributed client, or None (no client, or another scheduler chosen by dask.config)."""
     dask, _ = _dask()
@@ -1353,7 +1311,7 @@ def simulate_many(robot, cases, progress: bool | None = None, **common) -> Simul
             raise InputError(f"case {i}: 'robot' must be a Robot")
     robot_d = _shipped(robot)
     tasks = [dask.delayed(_simulate_case, pure=True)(i, robot_d, {**common, **case}) for i, case in enumerate(cases)]
-    show = _show_progress(progress)
+    show = progress_enabled() if progress is None else bool(progress)
     client = _client()
     if client is not None:
         futures = client.compute(tasks)

@@ -36,7 +36,6 @@ import numpy as np
 
 from robodyn.model.robot import check_robot
 from robodyn.arrays import finite_array
-from robodyn.model.arguments import frame_index
 from robodyn.files import read_file_bytes, write_atomically
 from robodyn.sanitize import figure_text, printable
 from robodyn.errors import InputError, RobodynError

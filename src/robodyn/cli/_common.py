@@ -21,6 +21,10 @@ from robodyn.model.io import load
 console = Console(markup=False, highlight=False)
 err_console = Console(stderr=True, markup=False, highlight=False)
 
+#: The robot argument and the --json option that most commands take.
+ROBOT_ARGUMENT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF.")
+JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+
 
 class Table(_RichTable):
     """rich.table.Table whose cells wrap between words when the terminal is narrow, never cut to "recu…"; tables
@@ -153,8 +157,6 @@ def get_robot(name: str, strict: bool | None = None):
 
 def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) -> np.ndarray:
     """Parse ``"0.1,0.2,..."`` (commas or spaces) into an (n,) array; ``None`` gives ``default`` everywhere."""
-    from robodyn.errors import InputError
-
     if text is None:
         return np.full(n, default)
     parts = [p for p in text.replace(",", " ").split() if p]
@@ -225,6 +227,16 @@ def print_json(obj, undefined=()) -> None:
     sys.stdout.write(json.dumps(plain(obj, ""), indent=2, allow_nan=False) + "\n")
 
 
+def check_outputs(*pairs) -> None:
+    """Fail before any computation when an output cannot be written (missing folder, a folder, a socket...):
+    ``pairs`` of (option, path or None), every one checked before anything is written, so nothing is."""
+    from robodyn.files import check_output
+
+    for option, path in pairs:
+        if path is not None:
+            check_output(path, option)
+
+
 def is_joint_log(path) -> bool:
     """Whether a command's data file is a joint log read by :func:`robodyn.read_joint_log` (a folder: ROS 2 bag;
     ``.bag``, ``.db3``, ``.mcap``, ``.h5``, ``.hdf5``, ``.parquet``, ``.pq``) rather than the command's own CSV."""
@@ -268,7 +280,6 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
     import io
     import os
 
-    from robodyn.errors import InputError
     from robodyn.files import read_file_bytes
 
     if isinstance(path, (str, os.PathLike)) and not os.path.lexists(path):
@@ -289,8 +300,6 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
 
 def _csv_columns(reader, allowed, what, missing_values, required, hint) -> dict:
     import math
-
-    from robodyn.errors import InputError
 
     header = [h.strip() for h in next(reader, [])]
     if len(set(header)) != len(header):
@@ -324,8 +333,6 @@ def _csv_columns(reader, allowed, what, missing_values, required, hint) -> dict:
 
 def require_columns(columns: dict, names, what: str, hint: str) -> None:
     """InputError naming the missing columns of a CSV read by :func:`read_csv_columns`."""
-    from robodyn.errors import InputError
-
     missing = [c for c in names if c not in columns]
     if missing:
         raise InputError(f"{what}: missing column(s) {', '.join(missing)}; {hint}")

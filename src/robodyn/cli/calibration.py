@@ -8,16 +8,13 @@ import numpy as np
 import typer
 
 
-from robodyn.files import check_output
 from robodyn.cli._app import app
-from robodyn.cli._common import (Table, console, get_robot, is_joint_log, print_json, read_csv_columns, read_log,
-                                user_errors)
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, check_outputs, console, get_robot, is_joint_log,
+                                print_json, read_csv_columns, read_log, user_errors)
 from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
 from robodyn.logs import STANDSTILL_DURATION, STANDSTILL_VELOCITY, standstill_poses
-
-_JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
 def _read_csv(path: Path, n: int):
@@ -106,7 +103,7 @@ def calibrate_gravity_command(
     offsets: bool = typer.Option(False, "--offsets", help="also estimate a constant torque offset per joint"),
     out: Path = typer.Option(None, help="write the calibration (YAML) here"),
     plot: Path = typer.Option(None, help="write measured vs compensation torques to this PNG file"),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """Calibrate the cumulative first moments μ_j (Dellin) from torques measured in static poses."""
     from robodyn.identification.gravity import calibrate_gravity
@@ -117,10 +114,7 @@ def calibrate_gravity_command(
         check_number(standstill_duration, "--standstill-duration", 0.0, unit="s")
         q, tau, found = read_static_poses(poses, model, topic, standstill_velocity, standstill_duration)
         cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints, model.n), offsets=offsets)
-        for option, path in (("--out", out), ("--plot", plot)):
-            # both checked before either file is written: an error leaves nothing behind
-            if path is not None:
-                check_output(path, option)
+        check_outputs(("--out", out), ("--plot", plot))
         if plot is not None:
             cal.plot(plot, q, tau)
         if out is not None:
@@ -157,13 +151,13 @@ def calibrate_gravity_command(
 
 @app.command("calibration-poses")
 def calibration_poses_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     count: int = typer.Option(..., "--count", help="number of static poses, 1 or more"),
     out: Path = typer.Option(..., "--out", help="write the poses as CSV (q1..qn) here"),
     seed: int = typer.Option(0, help="random seed (the poses are a deterministic function of it)"),
     unlimited: bool = typer.Option(False, "--unlimited", help="accept a robot without joint limits (poses within "
                                                               "±π rad / ±0.5 m: may be unsafe on hardware)"),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
 ) -> None:
     """Well-conditioned static poses inside the joint limits for `robodyn calibrate-gravity`."""
     from robodyn.cli.core import write_csv_atomic
@@ -193,7 +187,7 @@ def calibration_poses_command(
 
 
 @demo_app.command("wam-gravity")
-def wam_gravity_command(json_out: bool = _JSON) -> None:
+def wam_gravity_command(json_out: bool = JSON_OPTION) -> None:
     """Barrett WAM: the wam7 model's cumulative first moments next to libbarrett's calibrated ones (Dellin)."""
     from robodyn.identification.wam import wam_gravity_study
 

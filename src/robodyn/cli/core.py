@@ -15,7 +15,7 @@ from rich.text import Text
 from robodyn.files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import (
-    Table, console, get_robot, joint_vector, parse_vector, print_json, read_csv_columns, user_errors,
+    ROBOT_ARGUMENT, Table, console, get_robot, joint_vector, parse_vector, print_json, read_csv_columns, user_errors,
     warn_outside_limits,
 )
 from robodyn.dynamics.newton_euler import inverse_dynamics
@@ -98,7 +98,7 @@ def inertial_rows(robot: Robot) -> list[dict]:
 
 @app.command("info")
 def info_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     json: bool = typer.Option(False, "--json", help="Print the model as JSON instead of tables."),
 ) -> None:
     """Geometric and inertial parameter tables of a robot (Khalil–Kleinfinger modified DH, SI units)."""
@@ -175,13 +175,19 @@ def read_states(path: Path, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return q, qd, qdd, cols.get("t")
 
 
-def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:
-    """Write a CSV through a temporary file in the same folder, renamed at the end: never a partial file."""
+def csv_text(header: list[str], data: np.ndarray) -> str:
+    """A CSV of a header row and the rows of ``data``, every number as its repr (read back exactly)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     w.writerows([[repr(float(x)) for x in row] for row in data])
-    write_atomically(path, lambda fh: fh.write(buf.getvalue()), what="--out")
+    return buf.getvalue()
+
+
+def write_csv_atomic(path: Path, header: list[str], data: np.ndarray) -> None:
+    """Write a CSV through a temporary file in the same folder, renamed at the end: never a partial file."""
+    text = csv_text(header, data)
+    write_atomically(path, lambda fh: fh.write(text), what="--out")
 
 
 #: names of the six base rows of a free-flyer velocity and of its generalized forces
@@ -227,7 +233,7 @@ def _floating_id(r: Robot, q, qd, qdd, json: bool) -> None:
 
 @app.command("id")
 def id_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     q: str = typer.Option(None, "--q", help="Joint positions q1..qn (rad | m), comma separated; default 0."),
     qd: str = typer.Option(None, "--qd", help="Joint velocities (rad/s | m/s); default 0."),
     qdd: str = typer.Option(None, "--qdd", help="Joint accelerations (rad/s² | m/s²); default 0."),
@@ -267,9 +273,7 @@ def id_command(
                 print_json({"robot": r.name, "rows": len(tau), "tau": tau, **({} if t is None else {"t": t}),
                             **({} if out is None else {"out": str(out)})})
             elif out is None:
-                buf = io.StringIO()
-                csv.writer(buf, lineterminator="\n").writerows([header] + [[repr(float(x)) for x in row] for row in data])
-                typer.echo(buf.getvalue(), nl=False)
+                typer.echo(csv_text(header, data), nl=False)
             return
         if out is not None:
             raise InputError("--out needs --states FILE (a single state is printed)")

@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import console, user_errors
+from robodyn.cli._common import ROBOT_ARGUMENT, console, user_errors
+from robodyn.cli._limits import check_symbolic
 from robodyn.progress import progress
 from robodyn.files import MANIFEST, write_folder_atomically
 from robodyn.errors import InputError
@@ -75,10 +76,8 @@ def write_models(robot, models, params, langs, out: Path, force: bool = False, p
             if progress is not None:
                 progress()
         listed = list(files)
-        base = _base_parameters_text(robot)
-        if base:
-            put("base_parameters.txt", base)
-        put("README.md", _readme(robot, models, params, langs, counts, listed, bool(base)))
+        put("base_parameters.txt", _base_parameters_text(robot))
+        put("README.md", _readme(robot, params, counts, listed))
         put(OPERATIONS, json.dumps(counts, indent=2) + "\n")
 
     write_folder_atomically(out, fill, force=force)
@@ -97,10 +96,8 @@ def _clean(x: float) -> str:
 
 
 def _base_parameters_text(robot) -> str:
-    try:
-        from robodyn import base_parameters
-    except ImportError:
-        return ""
+    from robodyn import base_parameters
+
     bp = base_parameters(robot, method="symbolic", friction=False)
     lines = [f"Base inertial parameters of {comment(robot.name)} (Khalil & Dombre section 9.4): {len(bp.names)}", ""]
     for name, expr, value in zip(bp.names, bp.expressions, bp.values):
@@ -109,7 +106,7 @@ def _base_parameters_text(robot) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _readme(robot, models, params, langs, counts, files, has_base) -> str:
+def _readme(robot, params, counts, files) -> str:
     from robodyn.symbolic.models import SHORT
 
     rows = "\n".join(f"| {s} | {SHORT[s]} | {c['mul']} | {c['add']} | {c['sincos']} |" for s, c in counts.items())
@@ -123,7 +120,7 @@ parameters).  Robot: {name}, joints {''.join('RP-'[s] for s in robot.sigma)}, so
 |---|---|---|---|---|
 {rows}
 
-Files: {', '.join(files)}, {OPERATIONS}{', base_parameters.txt' if has_base else ''}, and {MANIFEST}: the SHA-256
+Files: {', '.join(files)}, {OPERATIONS}, base_parameters.txt, and {MANIFEST}: the SHA-256
 of each file (`sha256sum -c {MANIFEST}`); `robodyn generate --force` replaces this folder only while it holds
 exactly these files, unchanged.
 
@@ -135,16 +132,9 @@ exactly these files, unchanged.
 """
 
 
-def _check_size(robot) -> None:
-    """Refuse, before generating anything, a robot too large for symbolic models (robodyn.cli._limits)."""
-    from robodyn.cli._limits import check_symbolic
-
-    check_symbolic(robot, "generate")
-
-
 @app.command("generate")
 def generate_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     models: str = typer.Option("idm,inm,ddm", "--models", help=_MODELS_HELP + "."),
     params: str = typer.Option("standard", "--params", help="Inertial parameters: standard or base."),
     lang: str = typer.Option("python,c", "--lang", help="Comma-separated: " + ",".join(_LANGS)),
@@ -166,7 +156,7 @@ def generate_command(
         langs = _split(lang, _LANGS, "--lang")
         if params not in ("standard", "base"):
             raise InputError(f"option --params = {params!r}: choose standard or base")
-        _check_size(r)
+        check_symbolic(r, "generate")  # before generating anything: a robot too large for symbolic models
         folder = out if out is not None else Path(f"{identifier(r.name)}_models")
         with progress(f"generating {identifier(r.name)}", total=len(wanted)) as bar:
             files = write_models(r, wanted, params, langs, folder, force, progress=bar.advance,

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 import numpy as np
@@ -12,19 +10,10 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (Table, console, get_robot, is_joint_log, print_json, read_csv_columns, read_log,
-                                require_columns, user_errors)
+from robodyn.cli._common import (ROBOT_ARGUMENT, Table, check_outputs, console, get_robot, is_joint_log, print_json,
+                                read_csv_columns, read_log, require_columns, user_errors)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
-
-
-def _check_folder(path: Path | None, option: str) -> None:
-    """Fail before any computation when an output cannot be written (missing folder, a folder, a socket...):
-    nothing is written."""
-    from robodyn.files import check_output
-
-    if path is not None:
-        check_output(path, option)
 
 
 def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
@@ -39,6 +28,7 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
     d_names = [f"{p}{k}" for p in ("qd", "qdd") for k in range(1, n + 1)]
     m_names = [f"{p}{k}" for p in ("qm", "taum") for k in range(1, n + 1)]
     cols = read_csv_columns(path, q_names + tau_names + d_names + ["t"] + m_names, str(path))
+    pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
     has_m = [c for c in m_names if c in cols]
     if has_m:
         if not motor:
@@ -50,7 +40,6 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
                              "columns; give one side only")
         require_columns(cols, m_names + ["t"], str(path),
                         f"motor-side data need t, qm1..qm{n}, taum1..taum{n} (one motor per joint)")
-        pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
         return {"t": cols["t"], "q": pick(m_names[:n]), "tau": pick(m_names[n:]), "qd": None, "qdd": None,
                 "motor": True}
     has_d = any(c in cols for c in d_names)
@@ -58,7 +47,6 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
                     f"give t, q1..q{n}, tau1..tau{n} (velocities and accelerations are then computed) or "
                     f"q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}"
                     + (f", or motor-side t, qm1..qm{n}, taum1..taum{n}" if motor else ""))
-    pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
     return {
         "t": cols.get("t"), "q": pick(q_names), "tau": pick(tau_names),
         "qd": pick(d_names[:n]) if has_d else None, "qdd": pick(d_names[n:]) if has_d else None, "motor": False,
@@ -123,8 +111,7 @@ def identify_command(
         r = get_robot(robot)
         cutoff_hz = _float_or_auto(cutoff, "--cutoff")
         count(decimate, "--decimate", 1)
-        _check_folder(out, "--out")
-        _check_folder(plot, "--plot")
+        check_outputs(("--out", out), ("--plot", plot))
         tr = None if transmission is None else load_transmission(transmission, r.n)
         m = read_data(data, r, motor=tr is not None, topic=topic)
         if m["motor"]:
@@ -208,7 +195,7 @@ def _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, ma
 
 @app.command("excite")
 def excite_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     duration: float = typer.Option(..., "--duration", help="Length of the trajectory (s), above 0 and at most 1e6."),
     out: Path = typer.Option(..., "--out", help="Write t, q1..qn, qd1..qdn, qdd1..qddn as CSV here."),
     harmonics: int = typer.Option(5, "--harmonics", help="Harmonics per joint (finite Fourier series), 1 to 1000."),
@@ -224,12 +211,12 @@ def excite_command(
 ) -> None:
     """An excitation trajectory (Swevers): Fourier series minimising cond(W) of the base parameters within the
     joint position, velocity and acceleration limits."""
-    from robodyn.files import write_atomically
+    from robodyn.cli.core import write_csv_atomic
     from robodyn.identification import excitation_trajectory
 
     with user_errors():
         r = get_robot(robot)
-        _check_folder(out, "--out")
+        check_outputs(("--out", out))
         _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, max_iterations)
         tr = excitation_trajectory(r, duration, harmonics=harmonics, base_frequency=base_frequency, seed=seed,
                                    max_iterations=max_iterations, friction=friction, unlimited=unlimited)
@@ -240,11 +227,7 @@ def excite_command(
         q, qd, qdd = tr.sample(t)
         n = r.n
         header = ["t"] + [f"{p}{k}" for p in ("q", "qd", "qdd") for k in range(1, n + 1)]
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(header)
-        w.writerows([[repr(float(x)) for x in row] for row in np.column_stack([t, q, qd, qdd])])
-        write_atomically(out, lambda fh: fh.write(buf.getvalue()), what="--out")
+        write_csv_atomic(out, header, np.column_stack([t, q, qd, qdd]))
     info = {"robot": r.name, "rows": len(t), "condition_number": tr.condition_number, "iterations": tr.iterations,
             "converged": tr.converged, "message": tr.message, "base_frequency_hz": tr.base_frequency,
             "harmonics": tr.harmonics, "out": str(out)}

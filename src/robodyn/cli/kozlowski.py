@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import typer
 
-from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
+from robodyn.cli._common import JSON_OPTION, Table, console, get_robot, print_json, user_errors
 from robodyn.cli._limits import check_work, count, number
-from robodyn.cli.studies import JSON_OPTION, demo_app
+from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
 
 #: The trajectory q_j(t) = Q0_j + AMPLITUDE_j sin(2π t / PERIOD_j), one period per joint so that the joints

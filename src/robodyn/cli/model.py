@@ -8,11 +8,10 @@ from rich.text import Text
 
 from robodyn.cli._app import app
 from robodyn.progress import progress
-from robodyn.cli._common import Table, console, get_robot, joint_vector, parse_vector, print_json, user_errors
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, console, get_robot, joint_vector, parse_vector,
+                                print_json, user_errors)
 from robodyn.cli._limits import check_work, count, seed as check_seed
 
-_ROBOT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF.")
-_JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
 def _matrix_table(title: str, M: np.ndarray, names, digits: int = 6) -> Table:
@@ -29,16 +28,12 @@ def _vector_table(title: str, columns: dict[str, np.ndarray], names, digits: int
     return table
 
 
-def _joint_names(robot) -> list[str]:
-    return [robot.joint_names[f] for f in robot.joint_frames]
-
-
 @app.command("model")
 def model_command(
-    robot: str = _ROBOT,
+    robot: str = ROBOT_ARGUMENT,
     q: str = typer.Option(None, "--q", help="Joint positions, n numbers (rad | m), default zeros."),
     qd: str = typer.Option(None, "--qd", help="Joint velocities, n numbers (rad/s | m/s), default zeros."),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd in deg and deg/s."),
 ) -> None:
     """Print the Lagrange form Γ = A q̈ + C q̇ + Q + Γ_f at a state: A(q), C(q, q̇), Q(q), H = C q̇ + Q + Γ_f.
@@ -64,7 +59,7 @@ def model_command(
     if json_out:
         print_json({"robot": r.name, "q": qv, "qd": qdv, "A": A, "C": C, "Cqd": C @ qdv, "Q": Q, "H": H})
         return
-    names = _joint_names(r)
+    names = r.q_names
     console.print(Text.assemble((r.name, "bold"), f"  q = {np.array2string(qv, precision=6)}  qd = {np.array2string(qdv, precision=6)}"))
     console.print(_matrix_table("inertia matrix A(q)", A, names))
     console.print(_matrix_table("Coriolis/centrifugal matrix C(q, qd) [9.7]", C, names))
@@ -84,7 +79,7 @@ def _floating_model(r, q, qd, json_out: bool) -> None:
     if json_out:
         print_json({"robot": r.name, "base": r.base, "q": qv, "v": v, "M": M, "G": G, "H": H})
         return
-    names = list(BASE_VELOCITY_NAMES) + _joint_names(r)
+    names = BASE_VELOCITY_NAMES + r.q_names
     console.print(Text.assemble((r.name, "bold"), f"  {r.base} base  q = {np.array2string(qv, precision=6)}  "
                                 f"v = {np.array2string(v, precision=6)}"))
     console.print(_matrix_table("free-flyer inertia matrix M(q) (base rows: R_0, about O_0)", M, names))
@@ -93,7 +88,7 @@ def _floating_model(r, q, qd, json_out: bool) -> None:
 
 @app.command("fd")
 def fd_command(
-    robot: str = _ROBOT,
+    robot: str = ROBOT_ARGUMENT,
     q: str = typer.Option(None, "--q", help="Joint positions, n numbers, default zeros."),
     qd: str = typer.Option(None, "--qd", help="Joint velocities, n numbers, default zeros."),
     tau: str = typer.Option(None, "--tau", help="Joint torques/forces, n numbers (N m | N), default zeros."),
@@ -102,7 +97,7 @@ def fd_command(
         help="recursive (O(n), §9.7.2), cholesky ([9.95]–[9.96]), gibbs_appell (Mata et al.) or spatial_operator "
         "(Kozłowski).",
     ),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd in deg and deg/s."),
 ) -> None:
     """Direct dynamics: print the joint accelerations q̈ = A⁻¹(Γ − H) [9.96].
@@ -129,16 +124,16 @@ def fd_command(
         print_json({"robot": r.name, "method": method, "q": qv, "qd": qdv, "tau": tv, "qdd": qdd})
         return
     console.print(Text.assemble((r.name, "bold"), f"  direct dynamics, method {method}"))
-    console.print(_vector_table("accelerations", {"tau": tv, "qdd": qdd}, _joint_names(r)))
+    console.print(_vector_table("accelerations", {"tau": tv, "qdd": qdd}, r.q_names))
 
 
 @app.command("properties")
 def properties_command(
-    robot: str = _ROBOT,
+    robot: str = ROBOT_ARGUMENT,
     samples: int = typer.Option(2000, "--samples", help="Joint-space samples for the bound estimates (1 or more)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Random seed, 0 or more (results are reproducible)."),
     prismatic_range: str = typer.Option(None, "--prismatic-range", help="lo,hi (m) for prismatic joints without limits."),
-    json_out: bool = _JSON,
+    json_out: bool = JSON_OPTION,
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --q, --qd in deg and deg/s."),
 ) -> None:
     """Inertial couplings of A and Q, property checks, and sampled bounds ‖A‖ ≤ α, ‖C‖ ≤ β‖q̇‖, ‖Q‖ ≤ γ.
@@ -241,4 +236,4 @@ def _floating_fd(r, q, qd, tau, method: str, json_out: bool) -> None:
         return
     console.print(Text.assemble((r.name, "bold"), "  direct dynamics, floating base (articulated-body algorithm)"))
     console.print(_vector_table("accelerations (base rows: R_0)", {"tau": tv, "a": a},
-                                list(BASE_VELOCITY_NAMES) + _joint_names(r)))
+                                BASE_VELOCITY_NAMES + r.q_names))

@@ -6,14 +6,14 @@ import typer
 from rich.text import Text
 
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
+from robodyn.cli._common import ROBOT_ARGUMENT, Table, console, get_robot, print_json, user_errors
 from robodyn.cli._limits import check_symbolic, check_work
 from robodyn.parameters.regressor import LINK_PARAMETERS
 
 
 @app.command("base-params")
 def base_params_command(
-    robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF."),
+    robot: str = ROBOT_ARGUMENT,
     method: str = typer.Option("symbolic", "--method", help="symbolic (closed-form rules) or numeric (QR)."),
     symbolic_geometry: bool = typer.Option(False, "--symbolic-geometry", help="Lengths as symbols D3, RL4, ..."),
     drop_zero: bool = typer.Option(False, "--drop-zero", help="Treat parameters equal to 0 as known zeros."),

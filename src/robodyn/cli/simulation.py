@@ -8,7 +8,8 @@ import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import Table, console, get_robot, joint_vector, print_json, read_log, user_errors
+from robodyn.cli._common import (JSON_OPTION, Table, check_outputs, console, get_robot, joint_vector, print_json,
+                                read_log, user_errors)
 from robodyn.cli._limits import check_work, count, number
 from robodyn.errors import InputError
 
@@ -33,7 +34,7 @@ def simulate_command(
                                 "1e-6 to 1e3"),
     samples: int = typer.Option(201, help="output samples, 2 or more"),
     plot: Path = typer.Option(None, help="write q, q̇, Γ and the energy balance to this PNG file"),
-    json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables."),
+    json_out: bool = JSON_OPTION,
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --from and --to in degrees."),
     compare: Path = typer.Option(None, "--compare", help="Replay a measured run instead: a joint log (ROS 1/2 bag, "
                                  "HDF5, Parquet or CSV t, q1..qn, tau1..taun; see docs/logs.md) whose efforts drive "
@@ -70,12 +71,12 @@ def simulate_command(
         number(kd, "--kd", 0.0, 1e6)
         number(width, "--width", 1e-6, 1e3)
         count(samples, "--samples", 2)
+        sim_friction = _friction_model(friction, width)
         if compare is not None:
             given = [option for option, value in (("--from", start), ("--to", to)) if value is not None]
             if given:
                 raise InputError(f"{' and '.join(given)} set the reference of a controller; --compare replays the "
                                  "log's torques from its first state instead: leave them out")
-            sim_friction = _friction_model(friction, width)
             return _compare_command(model, compare, topic, sim_friction, friction, plot, json_out)
         if to is None:
             raise InputError("give the goal configuration --to (rad | m), or a measured run --compare LOG")
@@ -84,7 +85,6 @@ def simulate_command(
         q0 = joint_vector(model, start, "--from", degrees, position=True)
         qf = joint_vector(model, to, "--to", degrees, position=True)
         ref = QuinticReference(q0, qf, duration)
-        sim_friction = _friction_model(friction, width)
         comp = NoFriction() if friction == "none" else SmoothFriction(width=width)
         ctl = {"pd-gravity": PDGravity, "computed-torque": ComputedTorque, "passivity": PassivityBased}[controller](
             model, kp, kd, ref, friction=comp)
@@ -141,14 +141,13 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
     second-order one-sided difference of q), Γ linearly interpolated between the samples.  Model errors grow
     with time in open loop: compare short runs.
     """
-    from robodyn.files import check_output, save_figure
+    from robodyn.files import save_figure
     from robodyn import plot as figures
     from robodyn.progress import progress
     from robodyn.sanitize import figure_text
     from robodyn.simulation import simulate
 
-    if plot is not None:
-        check_output(plot, "--plot")
+    check_outputs(("--plot", plot))
     log = read_log(path, model, topic, "simulate --compare")
     if log.samples < 3:
         raise InputError(f"--compare {path}: {log.samples} samples; the replay needs at least 3")
@@ -157,14 +156,11 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
     t, tau = log.t, log.tau
     qd0 = log.qd[0] if log.qd is not None else np.gradient(log.q[:3], t[:3], axis=0, edge_order=2)[0]
 
-    def measured_torque(tt):
-        return np.stack([np.interp(tt, t, tau[:, j]) for j in range(model.n)], axis=-1)
-
     with progress(f"replaying {log.samples} samples on {model.name}", total=100) as bar:
-        def torque(tt):
+        def torque(tt):  # the measured torques, linearly interpolated
             if np.ndim(tt) == 0:
                 bar.update(completed=100 * float(tt) / t[-1])
-            return measured_torque(tt)
+            return np.stack([np.interp(tt, t, tau[:, j]) for j in range(model.n)], axis=-1)
 
         sim = simulate(model, torque, log.q[0], qd0, t, friction=sim_friction)
     error = sim.q - log.q

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from robodyn.cli._app import Typer, Group, app
 from robodyn.progress import progress
-from robodyn.cli._common import Table, console, get_robot, print_json, user_errors
+from robodyn.cli._common import JSON_OPTION, Table, console, get_robot, print_json, user_errors
 from robodyn.cli._limits import MAX_SYMBOLIC_JOINTS, allow_large, check_work, count, number
 from robodyn.errors import InputError
 
@@ -21,11 +21,6 @@ app.add_typer(demo_app, name="demo")
 
 def _methods(text: str | None):
     return None if text is None else tuple(m.strip() for m in text.split(",") if m.strip())
-
-
-JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
-
-
 
 
 @app.command("accuracy")

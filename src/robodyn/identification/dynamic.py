@@ -296,21 +296,23 @@ def _accumulate(G, W, tau, blk, use=None, scale=None) -> None:
         G[j] += Aj.T @ Aj
 
 
-def _stack(R: np.ndarray, weights=None) -> np.ndarray:
+def stack_factors(R: np.ndarray, weights=None) -> np.ndarray:
     """The triangular factor of the whole (weighted) system from the per-joint factors."""
     m = R.shape[-1]
     w = np.ones(R.shape[0]) if weights is None else weights
     return _square(scipy.linalg.qr((R * w[:, None, None]).reshape(-1, m), mode="r", check_finite=False)[0], m)
 
 
-def _check_rank(Rg: np.ndarray, names, tol: float) -> None:
+def check_rank(Rg: np.ndarray, names, tol: float, zero: float = 1e-12) -> None:
+    """IdentificationError naming the parameters whose columns of the stacked factor ``Rg`` are zero (norm ≤
+    ``zero`` times the largest) or, scaled to unit norm, within ``tol`` of the span of the columns before them."""
     b = len(names)
     T = Rg[:b, :b]
     scale = np.linalg.norm(T, axis=0)
     top = scale.max(initial=0.0)
     # a zero column (the factors resolve each column to ~√ε of its own norm, see _reduce): far below ``tol``, since
     # the columns of one model may differ by 10^8 in norm (rotor columns N² q̈_m next to a wrist's XY)
-    dead = scale <= 1e-12 * top if top > 0 else np.ones(b, bool)
+    dead = scale <= zero * top if top > 0 else np.ones(b, bool)
     Ts = T / np.where(dead, 1.0, scale)
     diag = np.abs(np.diag(Ts))
     bad = np.flatnonzero(dead | (diag <= tol))
@@ -321,7 +323,9 @@ def _check_rank(Rg: np.ndarray, names, tol: float) -> None:
             f"(rd.excitation_trajectory) or identify fewer parameters (friction=False)")
 
 
-def _solve(Rg: np.ndarray, b: int):
+def solve_factor(Rg: np.ndarray, b: int):
+    """θ (b,), (Wᵀ W)⁻¹ (b, b) and ‖y − W θ‖ from the stacked factor ``Rg`` of [W y] (its columns scaled to unit
+    norm for the triangular solves)."""
     T = Rg[:b, :b]
     scale = np.linalg.norm(T, axis=0)  # the column norms of W: solve with unit columns
     Ts = T / scale
@@ -330,7 +334,7 @@ def _solve(Rg: np.ndarray, b: int):
     return theta, Tinv @ Tinv.T, abs(Rg[b, b])
 
 
-def _joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
+def joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """‖y_j − W_j K‖ for every joint, from the per-joint factors."""
     v = np.append(theta, -1.0)
     return np.linalg.norm(R @ v, axis=-1)
@@ -449,31 +453,31 @@ def identify(
                                   " or a lower min_velocity"))
     names = tuple(bp.names)
     R = _reduce(bp, q, qd, qdd, tau, use, Wp)
-    Rg = _stack(R)
-    _check_rank(Rg, names, rank_tol)
-    theta, inv, rnorm = _solve(Rg, b)
+    Rg = stack_factors(R)
+    check_rank(Rg, names, rank_tol)
+    theta, inv, rnorm = solve_factor(Rg, b)
     dof = max(neq - b, 1)
     cov = rnorm ** 2 / dof * inv
-    res_j = _joint_residuals(R, theta)
+    res_j = joint_residuals(R, theta)
     norms = np.linalg.norm(R[:, :b, :b], axis=1)  # (n, b): column norms of W_j
     cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # parameters in the equations of joint j
     noise = res_j / np.sqrt(np.maximum(counts - cols.sum(1), 1))
     cond = float(np.linalg.cond(Rg[:b, :b]))
     iterations, converged, message, robot_out, standard, motors, solver = 1, True, "", None, None, None, None
     if weights is not None and method in ("ols", "physical"):
-        theta, _, _ = _solve(_stack(R, np.sqrt(wj)), b)
-        cov = _sandwich(R, wj, _floor(noise), b)
+        theta, _, _ = solve_factor(stack_factors(R, np.sqrt(wj)), b)
+        cov = _sandwich(R, wj, noise_floor(noise), b)
     if method == "wls":
-        sig = _floor(noise)
-        theta, inv, _ = _solve(_stack(R, np.sqrt(wj) / sig), b)
+        sig = noise_floor(noise)
+        theta, inv, _ = solve_factor(stack_factors(R, np.sqrt(wj) / sig), b)
         cov = inv if weights is None else _sandwich(R, wj / sig ** 2, sig, b)
     elif method == "irls":
         theta, cov, iterations, converged, message = _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations,
                                                            use, wj, Wp)
     elif method == "physical":
-        Rp = Rg if weights is None else _stack(R, np.sqrt(wj))
+        Rp = Rg if weights is None else stack_factors(R, np.sqrt(wj))
         theta, standard, robot_out, motors, solver = _physical(robot, bp, Rp, regularization, min_mass)
-    res_j = _joint_residuals(R, theta)
+    res_j = joint_residuals(R, theta)
     return Identification(
         model=robot, method=method, friction=friction, base=bp, names=names, values=theta,
         std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
@@ -547,12 +551,20 @@ def _user_weights(weights, n: int) -> np.ndarray:
     return w
 
 
-def _floor(sig: np.ndarray) -> np.ndarray:
+def noise_floor(sig: np.ndarray) -> np.ndarray:
     """Noise levels usable as weights: a joint fitted exactly gets the smallest positive level (or 1)."""
     top = sig.max(initial=0.0)
     if top <= 0:
         return np.ones_like(sig)
     return np.maximum(sig, 1e-12 * top)
+
+
+def robust_weights(r: np.ndarray, scale: np.ndarray, robust: str) -> np.ndarray:
+    """Huber (c = 1.345) or bisquare (c = 4.685) weights of residuals r (..., n) scaled per joint by ``scale`` (n,)."""
+    u = np.abs(r) / scale
+    if robust == "huber":
+        return np.minimum(1.0, 1.345 / np.maximum(u, 1e-300))
+    return np.where(u < 4.685, (1.0 - (u / 4.685) ** 2) ** 2, 0.0)
 
 
 def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None, Wp=None):
@@ -568,7 +580,6 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None,
             W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk])
     else:
         W = Wp
-    c = 1.345 if robust == "huber" else 4.685
     A, y = W.reshape(-1, b), tau.reshape(-1)
     prior = np.broadcast_to(np.ones(n) if wj is None else wj, (N, n)).astype(float)
     if use is not None:
@@ -583,12 +594,7 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None,
         if not np.any(mad > 0):
             converged = True
             break
-        u = np.abs(r) / _floor(mad)
-        if robust == "huber":
-            w = np.minimum(1.0, c / np.maximum(u, 1e-300))
-        else:
-            w = np.where(u < c, (1.0 - (u / c) ** 2) ** 2, 0.0)
-        w = w.reshape(-1) * prior
+        w = robust_weights(r, noise_floor(mad), robust).reshape(-1) * prior
         sw = np.sqrt(w)
         new = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)[0]
         step = np.linalg.norm(new - theta)
@@ -963,8 +969,8 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     R = _reduce(bp, q, qd, qdd, tau, W=Wp)
     w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
     if result.method == "wls":
-        w = w / _floor(result.noise)
-    Rg = _stack(R, w)
+        w = w / noise_floor(result.noise)
+    Rg = stack_factors(R, w)
     ynorm = float(np.linalg.norm(Rg[:, b]))
     if ynorm == 0:
         raise IdentificationError("the torques are all zero; nothing to explain")

@@ -49,11 +49,6 @@ def check_serial(robot: Robot, what: str) -> None:
         )
 
 
-def _subtree_masses(robot: Robot) -> np.ndarray:
-    """M_j = Σ_{k≥j} m_k for every frame of a serial chain (Dellin eq. (9))."""
-    return np.cumsum(robot.M[::-1])[::-1]
-
-
 def _raw_rows(robot: Robot, MS=None, M=None) -> np.ndarray:
     """μ°_j = MS_j + M_{j+1} ^jP̄_{j+1} per frame (P̄ at q_{j+1} = 0), before merging; (nf, 3).
 

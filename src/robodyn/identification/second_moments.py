@@ -451,7 +451,7 @@ def _mu_map(robot: Robot) -> np.ndarray:
 
 def _calibration_rows(robot: Robot, calibration):
     """Rows (values, std, map (m, 4·nf)) of the calibrated grouped μ components in (MS, M) of every frame."""
-    n, nf = robot.n, robot.nf
+    n = robot.n
     if isinstance(calibration, GravityCalibration):
         structure = gravity_parameter_structure(robot, calibration.estimate_offsets, joints=calibration.joints)
         mu, std = calibration.mu.ravel(), calibration.std.ravel()

@@ -24,7 +24,6 @@ import math
 import operator
 import os
 import re
-import stat
 from importlib import resources
 from pathlib import Path
 

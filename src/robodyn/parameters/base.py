@@ -137,8 +137,6 @@ def _group_friction(res, W: np.ndarray, index: dict, tol: float) -> None:
     """
     import sympy
 
-    from robodyn.parameters.numeric import sympy_number
-
     inertial = [n for n in res.names if not n.startswith(("Fc", "Fv", "Foff"))]
     fric = [n for n in res.names if n.startswith(("Fc", "Fv", "Foff"))]
     cols = [index[n] for n in inertial + fric]

@@ -178,12 +178,3 @@ def sympy_number(x: float):
             return sympy.Rational(repr(float(round(x, k))))
     return sympy.Float(x, 15)
 
-
-def numeric_base_parameters(
-    robot: Robot, friction: bool = False, samples: int | None = None, seed: int = 0, tol: float = DEFAULT_TOL
-):
-    """Kept standard columns and β for the robot, (kept (b,), eliminated (p − b,), β (b, p − b))."""
-    W = stacked_regressor(robot, friction, samples, seed)
-    kept = independent_columns(W, tol)
-    elim = np.setdiff1d(np.arange(W.shape[1]), kept)
-    return kept, elim, grouping_matrix(W, kept)

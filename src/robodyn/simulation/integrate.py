@@ -125,6 +125,19 @@ class Simulation:
 _INTEGRATORS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 
 
+def initial_state(robot, q0, qd0, t_eval):
+    """The checked start of a simulation: q0, qd0 (n,) finite, t_eval (N,) increasing finite times, N ≥ 2."""
+    check_robot(robot)
+    n = robot.n
+    q0, qd0 = finite_array("q0", q0), finite_array("qd0", qd0)
+    if q0.shape != (n,) or qd0.shape != (n,):
+        raise InputError(f"q0 and qd0 must have shape ({n},) for robot '{robot.name}'")
+    t_eval = as_real_array("t_eval", t_eval).astype(float)
+    if t_eval.ndim != 1 or t_eval.size < 2 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0):
+        raise InputError("t_eval must be an increasing 1-D array of at least 2 finite times (s)")
+    return q0, qd0, t_eval
+
+
 class _TooManyEvaluations(Exception):
     pass
 
@@ -198,18 +211,8 @@ def simulate(
     RobodynError
         When the integrator fails (the message is scipy's) or hits ``max_evaluations``.
     """
-    check_robot(robot)
+    q0, qd0, t_eval = initial_state(robot, q0, qd0, t_eval)
     n = robot.n
-    q0 = finite_array("q0", q0)
-    qd0 = finite_array("qd0", qd0)
-    if q0.shape != (n,) or qd0.shape != (n,):
-        raise InputError(f"q0 and qd0 must have shape ({n},) for robot '{robot.name}'")
-    for name, value in (("q0", q0), ("qd0", qd0)):
-        if not np.all(np.isfinite(value)):
-            raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
-    t_eval = as_real_array("t_eval", t_eval).astype(float)
-    if t_eval.ndim != 1 or t_eval.size < 2 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0):
-        raise InputError("t_eval must be an increasing 1-D array of at least 2 finite times (s)")
     if isinstance(integrator, str) and integrator not in _INTEGRATORS + ("auto",):
         raise InputError(f"integrator = {integrator!r}; choose one of auto, {', '.join(_INTEGRATORS)}")
     if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) or max_evaluations < 1:

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from robodyn.arrays import as_real_array, finite_array
-from robodyn.model.robot import check_robot
 from robodyn.dynamics.momentum import momentum_state, momentum_state_derivative, velocity_state
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
+from robodyn.simulation.integrate import initial_state
 
 
 @dataclass(frozen=True)
@@ -60,14 +59,8 @@ def simulate_momentum(robot: Robot, torque, q0, qd0, t_eval, rtol: float = 1e-8,
     -------
     MomentumSimulation
     """
-    check_robot(robot)
+    q0, qd0, t_eval = initial_state(robot, q0, qd0, t_eval)
     n = robot.n
-    q0, qd0 = finite_array("q0", q0), finite_array("qd0", qd0)
-    if q0.shape != (n,) or qd0.shape != (n,):
-        raise InputError(f"q0 and qd0 must have shape ({n},) for robot '{robot.name}'")
-    t_eval = as_real_array("t_eval", t_eval).astype(float)
-    if t_eval.ndim != 1 or t_eval.size < 2 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0):
-        raise InputError("t_eval must be an increasing 1-D array of at least 2 finite times (s)")
     if torque is not None and not callable(torque):
         raise InputError("argument 'torque' must be None or a callable torque(t, q, qd) -> (n,)")
     if integrator not in ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"):

@@ -165,7 +165,6 @@ class CompiledModel:
                 return np.broadcast_to(out, (count,) + m.output_shape), 0
 
             return call_numpy, None
-        from robodyn.symbolic.codegen import c_code
         from robodyn.native.build import compile_library
 
         name = "rd_model"

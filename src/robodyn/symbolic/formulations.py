@@ -332,7 +332,7 @@ def kozlowski_torques(robot, q, qd, qdd, g, backend=None, phase=None) -> list:
             w_in, centripetal = ZERO, ZERO
         w_j, a_ang, a_lin = w_in, ZERO, ZERO
         if robot.sigma[i] != 2:
-            a, b = qd[k], qdd[k]
+            a = qd[k]
             k += 1
             if robot.sigma[i] == 0:
                 w_j = (w_in[0], w_in[1], w_in[2] + a)  # (3.25)

@@ -261,7 +261,7 @@ def source(model, name: str, python_entry: bool = False, robot_name: bool = True
     lines.append(f"        int status = {name}_checked({', '.join(call)});")
     lines += ["        if (status) return status;", "    }", "    return 0;", "}"]
     if python_entry:
-        lines += _python_entry(model, name, out_size)
+        lines += _python_entry(model, name)
     return "\n".join(lines) + "\n"
 
 
@@ -660,7 +660,7 @@ static struct PyModuleDef rd_module = {PyModuleDef_HEAD_INIT, "rdmodel", NULL, -
 """
 
 
-def _python_entry(model, name, out_size):
+def _python_entry(model, name):
     """The CPython module ``rdmodel`` of one model: :data:`ENTRY` and this model's ``variant``."""
     k = len(model.arguments)
     inputs = ", ".join(f"in[{i}]" for i in range(k))
