@@ -22,7 +22,7 @@ def table():
     ("SmoothFriction(width=0.1)", 1.05, 3.3, 642),
     ("SmoothFriction(width=0.01) (default)", 0.012, 0.0066, 333),
     ("SmoothFriction(width=0.001)", 0.0011, 0.00056, 272),
-    ("LuGre()", 0.00089, 4.1e-11, 1789),
+    ("LuGre()", 0.00089, 1.85e-10, 1685),
     ("StickSlipFriction()", 0.0, 0.0, 152),
 ])
 def test_rows_of_the_table(table, label, dq, qd, nfev):
