@@ -24,7 +24,9 @@ from robodyn.spatial import (
     snap,
     vadd,
     vcross,
+    vmat,
     vmat_t,
+    vrz,
     vrz_t,
     vscale,
 )
@@ -248,6 +250,18 @@ def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> li
         k += sigma != 2
         rot.append((C, c, s, vadd(p0, vscale(r, z))))
     return rot
+
+
+def to_child(rot, v):
+    """^jA_{a(j)} v for ``rot`` = (C, c, s, P) of :func:`frame_rotations`: Cᵀ (constant), then Rot(z, θ + q)ᵀ."""
+    C, c, s, _ = rot
+    return vrz_t(c, s, vmat_t(C, v))
+
+
+def to_parent(rot, v):
+    """^{a(j)}A_j v for ``rot`` = (C, c, s, P) of :func:`frame_rotations`."""
+    C, c, s, _ = rot
+    return vmat(C, vrz(c, s, v))
 
 
 def forward_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None):

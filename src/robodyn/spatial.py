@@ -151,6 +151,14 @@ def vadd(u, v):
     return (c_add(u[0], v[0]), c_add(u[1], v[1]), c_add(u[2], v[2]))
 
 
+def vsum(*vs):
+    """u + v + ... for component tuples, summed left to right."""
+    out = vs[0]
+    for v in vs[1:]:
+        out = vadd(out, v)
+    return out
+
+
 def vsub(u, v):
     """u − v for component tuples."""
     return (c_sub(u[0], v[0]), c_sub(u[1], v[1]), c_sub(u[2], v[2]))

@@ -22,38 +22,14 @@ from types import MappingProxyType
 from robodyn.dynamics.fast import cholesky_components
 from robodyn.dynamics.trace import opaque, record
 from robodyn.errors import InputError
-from robodyn.kinematics import frame_rotations
-from robodyn.spatial import vmat, vmat_t, vrz, vrz_t
+from robodyn.kinematics import frame_rotations, to_child, to_parent
+from robodyn.spatial import vcross, vmat, vscale, vsum
 
 ZERO = (0.0, 0.0, 0.0)
 
 
 def _noop(name: str) -> None:
     return None
-
-
-def _to_child(rot, v):
-    """^jA_{a(j)} v: Rot(z, γ)Rot(x, α) transposed (constant), then Rot(z, θ + q) transposed."""
-    C, c, s, _ = rot
-    return vrz_t(c, s, vmat_t(C, v))
-
-
-def _to_parent(rot, v):
-    """^{a(j)}A_j v."""
-    C, c, s, _ = rot
-    return vmat(C, vrz(c, s, v))
-
-
-def _add(*vs):
-    return tuple(sum(x, 0.0) for x in zip(*vs))
-
-
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def _scale(s, v):
-    return tuple(s * x for x in v)
 
 
 def _products(w):
@@ -111,11 +87,11 @@ def gibbs_appell_torques(robot, q, qd, qdd, g, backend=None, phase=None) -> list
     for i in range(nf):
         p = parent[i]
         if p >= 0:
-            wi = _to_child(rot[i], w[p])
-            wdi = _to_child(rot[i], wd[p])
-            si = _to_child(rot[i], _add(sdd[p], _mv(U[p], rot[i][3])))
+            wi = to_child(rot[i], w[p])
+            wdi = to_child(rot[i], wd[p])
+            si = to_child(rot[i], vsum(sdd[p], _mv(U[p], rot[i][3])))
         else:
-            wi, wdi, si = ZERO, ZERO, _to_child(rot[i], (-g[0], -g[1], -g[2]))
+            wi, wdi, si = ZERO, ZERO, to_child(rot[i], (-g[0], -g[1], -g[2]))
         w_j = wi
         if robot.sigma[i] != 2:
             a, b = qd[k], qdd[k]
@@ -130,16 +106,16 @@ def gibbs_appell_torques(robot, q, qd, qdd, g, backend=None, phase=None) -> list
     phase("step 2: link forces and moments")
     f, chi = [None] * nf, [None] * nf
     for i, (J6, MS, M) in enumerate(robot.derived.links_six):
-        f[i] = _add(_scale(M, sdd[i]), _mv(U[i], MS))  # eq (9), m r̈ = M s̈ + Ω MS
-        chi[i] = _add(euler_moment(J6, wd[i], dv[i], U[i]), _cross(MS, sdd[i]))  # eq (10), about O_i
+        f[i] = vsum(vscale(M, sdd[i]), _mv(U[i], MS))  # eq (9), m r̈ = M s̈ + Ω MS
+        chi[i] = vsum(euler_moment(J6, wd[i], dv[i], U[i]), vcross(MS, sdd[i]))  # eq (10), about O_i
     phase("step 3: backward recursion")
     phi = [ZERO] * nf
     for i in range(nf - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            F = _to_parent(rot[i], _add(f[i], phi[i]))  # eq (16)
-            phi[p] = _add(phi[p], F)
-            chi[p] = _add(chi[p], _cross(rot[i][3], F), _to_parent(rot[i], chi[i]))  # eq (15)
+            F = to_parent(rot[i], vsum(f[i], phi[i]))  # eq (16)
+            phi[p] = vsum(phi[p], F)
+            chi[p] = vsum(chi[p], vcross(rot[i][3], F), to_parent(rot[i], chi[i]))  # eq (15)
     return [(f[i][2] + phi[i][2]) if robot.sigma[i] == 1 else chi[i][2] for i in robot.joint_frames]  # eq (14)
 
 
@@ -186,19 +162,19 @@ def gibbs_appell_inertia(robot, q, backend=None, phase=None) -> list:
     for j in range(1, n):
         for k in range(j):
             prev = s_kj[j - 1][k] if k < j - 1 else ZERO
-            s_kj[j][k] = _to_child(rot[j], _add(prev, P[j]))
+            s_kj[j][k] = to_child(rot[j], vsum(prev, P[j]))
     phase("step 3: joint axes")
     u = [dict() for _ in range(n)]  # u[j][k] = ∂^jω̇_j/∂q̈_k in R_j
     for j in range(n):
         u[j][j] = (0.0, 0.0, 1.0)
         for k in range(j):
-            u[j][k] = _to_child(rot[j], u[j - 1][k])
+            u[j][k] = to_child(rot[j], u[j - 1][k])
     phase("step 4: first moments")
     phi = [None] * n
     phi_in = [None] * n  # ^iR_{i+1} φ_{i+1}
     for i in range(n - 1, -1, -1):
-        phi_in[i] = _to_parent(rot[i + 1], phi[i + 1]) if i + 1 < n else ZERO
-        phi[i] = _add(gamma[i], phi_in[i])
+        phi_in[i] = to_parent(rot[i + 1], phi[i + 1]) if i + 1 < n else ZERO
+        phi[i] = vsum(gamma[i], phi_in[i])
     phase("step 5: composite inertias")
     psi = [None] * n
     for i in range(n - 1, -1, -1):
@@ -326,8 +302,8 @@ def kozlowski_torques(robot, q, qd, qdd, g, backend=None, phase=None) -> list:
         P = rot[i][3]
         phase(bias_row)
         if p >= 0:
-            w_in = _to_child(rot[i], w[p])
-            centripetal = _cross(w[p], _cross(w[p], P))  # second row of ā (3.31), in R_{a(j)}
+            w_in = to_child(rot[i], w[p])
+            centripetal = vcross(w[p], vcross(w[p], P))  # second row of ā (3.31), in R_{a(j)}
         else:
             w_in, centripetal = ZERO, ZERO
         w_j, a_ang, a_lin = w_in, ZERO, ZERO
@@ -342,15 +318,15 @@ def kozlowski_torques(robot, q, qd, qdd, g, backend=None, phase=None) -> list:
         w[i] = w_j
         phase(prop_row)
         if p >= 0:
-            lin = _add(vd[p], _cross(wd[p], P))  # φᵀ λ (3.10)
+            lin = vsum(vd[p], vcross(wd[p], P))  # φᵀ λ (3.10)
             ang = wd[p]
         else:
             lin, ang = (-g[0], -g[1], -g[2]), ZERO
         phase(upd_row)
-        ang = _to_child(rot[i], ang)
-        lin = _to_child(rot[i], _add(lin, centripetal))
-        ang = _add(ang, a_ang)
-        lin = _add(lin, a_lin)
+        ang = to_child(rot[i], ang)
+        lin = to_child(rot[i], vsum(lin, centripetal))
+        ang = vsum(ang, a_ang)
+        lin = vsum(lin, a_lin)
         if robot.sigma[i] == 0:
             ang = (ang[0], ang[1], ang[2] + qdd[k - 1])
         elif robot.sigma[i] == 1:
@@ -362,24 +338,24 @@ def kozlowski_torques(robot, q, qd, qdd, g, backend=None, phase=None) -> list:
         xx, xy, xz, yy, yz, zz = J6
         Jw = (xx * w[i][0] + xy * w[i][1] + xz * w[i][2], xy * w[i][0] + yy * w[i][1] + yz * w[i][2],
               xz * w[i][0] + yz * w[i][1] + zz * w[i][2])
-        force[i] = _cross(w[i], _cross(w[i], MS))  # b̄ (3.33)
-        moment[i] = _cross(w[i], Jw)
+        force[i] = vcross(w[i], vcross(w[i], MS))  # b̄ (3.33)
+        moment[i] = vcross(w[i], Jw)
     phase(sprop_row)
     for i, (J6, MS, M) in enumerate(robot.derived.links_six):
         xx, xy, xz, yy, yz, zz = J6
         a = wd[i]
         Ja = (xx * a[0] + xy * a[1] + xz * a[2], xy * a[0] + yy * a[1] + yz * a[2], xz * a[0] + yz * a[1] + zz * a[2])
-        force[i] = _add(force[i], _scale(M, vd[i]), _cross(a, MS))  # M_k λ_k + b̄_k (3.29)
-        moment[i] = _add(moment[i], Ja, _cross(MS, vd[i]))
+        force[i] = vsum(force[i], vscale(M, vd[i]), vcross(a, MS))  # M_k λ_k + b̄_k (3.29)
+        moment[i] = vsum(moment[i], Ja, vcross(MS, vd[i]))
     for i in range(nf - 1, -1, -1):
         p = parent[i]
         if p >= 0:
             phase(supd_row)
-            F = _to_parent(rot[i], force[i])  # (3.9) with the orientation A_k
-            N = _to_parent(rot[i], moment[i])
+            F = to_parent(rot[i], force[i])  # (3.9) with the orientation A_k
+            N = to_parent(rot[i], moment[i])
             phase(sprop_row)
-            force[p] = _add(force[p], F)  # φ x (3.29)
-            moment[p] = _add(moment[p], N, _cross(rot[i][3], F))
+            force[p] = vsum(force[p], F)  # φ x (3.29)
+            moment[p] = vsum(moment[p], N, vcross(rot[i][3], F))
     return [force[i][2] if robot.sigma[i] == 1 else moment[i][2] for i in robot.joint_frames]  # (3.30)
 
 
@@ -593,8 +569,8 @@ def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
         p = parent[i]
         a = qd[joint[i]] if i in joint else 0.0
         if p >= 0:
-            w_in = _to_child(rot[i], w[p])
-            lin = _to_child(rot[i], _cross(w[p], _cross(w[p], rot[i][3])))
+            w_in = to_child(rot[i], w[p])
+            lin = to_child(rot[i], vcross(w[p], vcross(w[p], rot[i][3])))
         else:
             w_in, lin = ZERO, ZERO
         if robot.sigma[i] == 0:
@@ -612,7 +588,7 @@ def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
         wj = w[i]
         Jw = (xx * wj[0] + xy * wj[1] + xz * wj[2], xy * wj[0] + yy * wj[1] + yz * wj[2],
               xz * wj[0] + yz * wj[1] + zz * wj[2])
-        bbar[i] = _cross(wj, Jw) + _cross(wj, _cross(wj, MS))
+        bbar[i] = vcross(wj, Jw) + vcross(wj, vcross(wj, MS))
     # M_k = [[I, m p̂], [−m p̂, m 1]] about O_k, [angular; linear]: constants
     z = [list(b) for b in bbar]
     P = []
@@ -651,9 +627,9 @@ def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
         zp = [zp[r] + Pn[r] for r in range(6)]  # (3.52), before the orientation A_k
         p = parent[i]
         if p >= 0:
-            T, F = _to_parent(rot[i], zp[:3]), _to_parent(rot[i], zp[3:])  # (3.52): A_k
+            T, F = to_parent(rot[i], zp[:3]), to_parent(rot[i], zp[3:])  # (3.52): A_k
             phase(T2["sprop"])
-            T = _add(T, _cross(rot[i][3], F))  # (3.47): φ z⁺
+            T = vsum(T, vcross(rot[i][3], F))  # (3.47): φ z⁺
             z[p] = [a + b for a, b in zip(z[p], T + F)]
             phase(T2["iupd"])
             Pr = _rotate_inertia(rot[i], Pp)  # (3.54): A_k P⁺ A_k⁻¹
@@ -667,11 +643,11 @@ def kozlowski_forward(robot, q, qd, tau, g, backend=None, phase=None) -> list:
         phase(T2["cprop"])
         if p >= 0:
             wd_p, vd_p = lam[p][:3], lam[p][3:]
-            vd_p = _add(vd_p, _cross(wd_p, rot[i][3]))  # (3.56): φᵀ λ
+            vd_p = vsum(vd_p, vcross(wd_p, rot[i][3]))  # (3.56): φᵀ λ
         else:
             wd_p, vd_p = ZERO, (-g[0], -g[1], -g[2])  # λ_{n+1} = g (3.55)
         phase(T2["cupd"])
-        lam_i = list(_to_child(rot[i], wd_p) + _to_child(rot[i], vd_p))  # (3.58): A⁻¹ λ⁺
+        lam_i = list(to_child(rot[i], wd_p) + to_child(rot[i], vd_p))  # (3.58): A⁻¹ λ⁺
         lam_i = [a + b for a, b in zip(lam_i, abar[i])]  # + n
         k = ax[i]
         if k is not None:
