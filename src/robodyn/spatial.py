@@ -299,3 +299,27 @@ def mat_rotate(C, c, s, M):
     AM = [vmat(C, vrz(c, s, col)) for col in zip(*M)]  # AM[k] = column k of A M
     # A (A M)ᵀ = (A M Aᵀ)ᵀ: A times row i of A M is row i of A M Aᵀ
     return tuple(vmat(C, vrz(c, s, (AM[0][i], AM[1][i], AM[2][i]))) for i in range(3))
+
+
+def planar_symmetric(S, x, y, z, ss, cs, S2, C2, c, s):
+    """R S Rᵀ for the planar rotation R by an angle (c, s) in the plane (x, y) (z its axis), S a dict
+    {(a, b): value, a ≤ b}.  The invariants of a planar rotation (Kozłowski §4) give it in 8 products:
+    m = s² (S_xx − S_yy) + sin 2θ S_xy, S'_xx = S_xx − m, S'_yy = S_yy + m,
+    S'_xy = cs (S_xx − S_yy) + cos 2θ S_xy; (S_xz, S_yz) rotate as a vector; S_zz is unchanged."""
+    def get(a, b):
+        return S[(a, b) if a <= b else (b, a)]
+
+    def put(out, a, b, v):
+        out[(a, b) if a <= b else (b, a)] = v
+
+    d = get(x, x) - get(y, y)
+    xy = get(x, y)
+    m = ss * d + S2 * xy
+    out = dict(S)
+    put(out, x, x, get(x, x) - m)
+    put(out, y, y, get(y, y) + m)
+    put(out, x, y, cs * d + C2 * xy)
+    xz, yz = get(x, z), get(y, z)
+    put(out, x, z, c * xz - s * yz)
+    put(out, y, z, s * xz + c * yz)
+    return out

@@ -23,7 +23,7 @@ from robodyn.dynamics.fast import cholesky_components
 from robodyn.dynamics.trace import opaque, record
 from robodyn.errors import InputError
 from robodyn.kinematics import frame_rotations, to_child, to_parent
-from robodyn.spatial import vcross, vmat, vscale, vsum
+from robodyn.spatial import planar_symmetric, vcross, vmat, vscale, vsum
 
 ZERO = (0.0, 0.0, 0.0)
 
@@ -207,30 +207,6 @@ def joint_trig(c, s):
     return c, s, ss, cs, opaque(2.0 * cs), opaque(1.0 - 2.0 * ss)
 
 
-def _planar(S, x, y, z, ss, cs, S2, C2, c, s):
-    """R S Rᵀ for the planar rotation R by an angle (c, s) in the plane (x, y) (z its axis), S a dict
-    {(a, b): value, a ≤ b}.  The invariants of a planar rotation (Kozłowski §4) give it in 8 products:
-    m = s² (S_xx − S_yy) + sin 2θ S_xy, S'_xx = S_xx − m, S'_yy = S_yy + m,
-    S'_xy = cs (S_xx − S_yy) + cos 2θ S_xy; (S_xz, S_yz) rotate as a vector; S_zz is unchanged."""
-    def get(a, b):
-        return S[(a, b) if a <= b else (b, a)]
-
-    def put(out, a, b, v):
-        out[(a, b) if a <= b else (b, a)] = v
-
-    d = get(x, x) - get(y, y)
-    xy = get(x, y)
-    m = ss * d + S2 * xy
-    out = dict(S)
-    put(out, x, x, get(x, x) - m)
-    put(out, y, y, get(y, y) + m)
-    put(out, x, y, cs * d + C2 * xy)
-    xz, yz = get(x, z), get(y, z)
-    put(out, x, z, c * xz - s * yz)
-    put(out, y, z, s * xz + c * yz)
-    return out
-
-
 _KEYS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 
 
@@ -241,10 +217,10 @@ def rotate_symmetric(rot, trig, S6):
     C = rot[0]
     c, s, ss, cs, S2, C2 = trig
     S = dict(zip(_KEYS, S6))
-    S = _planar(S, 0, 1, 2, ss, cs, S2, C2, c, s)
+    S = planar_symmetric(S, 0, 1, 2, ss, cs, S2, C2, c, s)
     if C[0] == (1.0, 0.0, 0.0):  # C = Rot(x, α)
         ca, sa = C[1][1], C[2][1]
-        S = _planar(S, 1, 2, 0, sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)
+        S = planar_symmetric(S, 1, 2, 0, sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)
         return tuple(S[k] for k in _KEYS)
     M = [[S[(min(a, b), max(a, b))] for b in range(3)] for a in range(3)]
     cols = [vmat(C, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
@@ -483,7 +459,7 @@ def _planar_general(B, x, y, z, ss, cs, c, s):
 def _rotate_inertia(rot, P):
     """diag(R, R) P diag(R, R)ᵀ of a symmetric 6x6 P (dict {(r, c): value}, r ≤ c; 0–2 angular, 3–5 linear),
     R = ^{a}A_j = Rot(z, γ) Rot(x, α) Rot(z, θ + q): each block one planar rotation at a time (the symmetric
-    blocks by :func:`_planar`, the coupling block by :func:`_planar_general`)."""
+    blocks by :func:`robodyn.spatial.planar_symmetric`, the coupling block by :func:`_planar_general`)."""
     C, c, s, _ = rot
     blocks = []
     for off in (0, 3):
@@ -499,7 +475,7 @@ def _rotate_inertia(rot, P):
     else:  # a tree's Rot(z, γ) Rot(x, α): applied as a constant matrix
         general = C
     for (x, y, z), (pss, pcs, pS2, pC2, pc, ps) in planes:
-        blocks = [_planar(b, x, y, z, pss, pcs, pS2, pC2, pc, ps) for b in blocks]
+        blocks = [planar_symmetric(b, x, y, z, pss, pcs, pS2, pC2, pc, ps) for b in blocks]
         coupling = _planar_general(coupling, x, y, z, pss, pcs, pc, ps)
     if general is not None:
         def conj(get):
