@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import robodyn as rd
 from robodyn import native
@@ -58,6 +58,25 @@ def test_random_robots_equal_numpy(seed, tree):
     bound = 1e-12 * np.linalg.cond(A).max()
     assert rel(qdd_n, qdd) < max(bound, 1e-12)
     assert rel(native.regressor(robot, q, qd, qdd, gravity=G), rd.regressor(robot, q, qd, qdd, gravity=G)) < 1e-12
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), nf=st.integers(8, 14))
+def test_long_chain_inertia_matrix_rows(seed, nf):
+    """Serial chains of 8 joints and more, whose A the kernel writes row by row without a buffer of lanes: prismatic
+    and fixed frames, 7 states (a partial last block of 3), one state; exactly symmetric (one product per pair);
+    A⁻¹ of the direct-dynamics derivatives (which computes A into its work rows) times A is 1."""
+    robot = random_robot(seed, nf=nf, fixed=True)
+    q, qd, tau = states(robot, 7, seed)
+    A = native.inertia_matrix(robot, q)
+    ref = rd.inertia_matrix(robot, q)   # 7 states: robodyn's NumPy recursion
+    assert rel(A, ref) < 1e-12
+    np.testing.assert_array_equal(A, np.swapaxes(A, -1, -2))
+    np.testing.assert_array_equal(native.inertia_matrix(robot, q[4]), A[4])
+    np.testing.assert_array_equal(native.inertia_matrix(robot, q[:5]), A[:5])
+    inv = native.forward_dynamics_derivatives(robot, q, qd, tau, friction=False)[:, 2]
+    np.testing.assert_allclose(inv @ ref, np.broadcast_to(np.eye(robot.n), ref.shape),
+                               atol=1e-12 * np.linalg.cond(ref).max())
 
 
 def test_regressor_times_parameters_is_inverse_dynamics():
