@@ -70,11 +70,6 @@ def test_planar_two_link_free_fall():
     assert_close(so.forward_dynamics(robot, q, np.zeros(2), np.zeros(2)), -np.linalg.solve(D, G))
 
 
-def test_tip_to_base_order_is_the_papers_numbering():
-    robot = random_robot(13, nf=5)
-    assert list(so._tip_to_base(robot)) == [4, 3, 2, 1, 0]  # paper link k = 1..5 is robodyn frame j = 5..1
-
-
 def test_batch_equals_loop():
     robot = random_robot(21, nf=6, tree=True, fixed=True)
     q, qd, qdd = random_state(robot, 21, batch=(3, 2))

@@ -232,7 +232,7 @@ KOZLOWSKI_TABLE_2 = MappingProxyType({
 
 def kozlowski_table_2(n: int = 6) -> list[dict]:
     """Kozłowski's Table 2 per recursion: our customized Kalman filter and smoother
-    (:func:`robodyn.symbolic.formulations.kozlowski_forward`) on the general robot, ``n`` joints; ``mul``
+    (:func:`robodyn.dynamics.spatial_operator.kozlowski_forward`) on the general robot, ``n`` joints; ``mul``
     includes the divisions, ``div`` counts them alone; ``published_mul`` is Kozłowski's multiplications plus
     divisions of the row."""
     from robodyn.symbolic.formulations import recorded_model
@@ -469,7 +469,7 @@ def customized_report(n_fit: int = 8, convention: str = "robodyn") -> list[dict]
 
 
 def kozlowski_table_1(n: int = 6) -> list[dict]:
-    """Kozłowski's Table 1 per recursion: our customized (3.24)–(3.33) (:func:`robodyn.symbolic.formulations.
+    """Kozłowski's Table 1 per recursion: our customized (3.24)–(3.33) (:func:`robodyn.dynamics.spatial_operator.
     kozlowski_torques`), each operation attributed to the recursion that makes it, on the general robot (against
     the general-axes columns) and the PUMA-like robot (against the parallel/perpendicular columns), at ``n``
     joints (the PUMA-like robot has 6)."""

@@ -1,34 +1,36 @@
 """Rodriguez–Kozłowski spatial-operator dynamics (Kozłowski, "New computational algorithms for a discrete Kalman
 filter in robot dynamics"), batched, revolute/prismatic/fixed frames, trees included.
 
-* Inverse dynamics: the recursive Newton–Euler equations in spatial notation, eqs (3.24)–(3.33).
+* Inverse dynamics: the recursive Newton–Euler equations in spatial notation, eqs (3.24)–(3.33)
+  (:func:`kozlowski_torques`).
 * Forward dynamics: the two-point boundary-value problem (3.8)–(3.14) solved by the sweep x_k = z_k + P_k λ_k
   (3.45): a Kalman filter from the tip to the base (3.46)–(3.54), then a Bryson–Frazier smoother from the base to
-  the tip (3.55)–(3.58).
-* One 1-D float64 state: the same equations on component scalars (:func:`inverse_components`,
-  :func:`kalman_components`), traced once per robot into straight-line kernels (robodyn.dynamics.fast).
+  the tip (3.55)–(3.58) (:func:`kozlowski_forward`).
+
+Each recursion is written once, on component scalars (:mod:`robodyn.spatial`), in the forms Kozłowski counts
+(Tables 1–2): the batched NumPy path runs it on (B,) arrays over blocks of states, the single-state kernels trace
+it (robodyn.dynamics.fast), and :func:`robodyn.symbolic.formulations.recorded_model` records it for the operation
+counts, each step announced to ``phase`` with its row of Kozłowski's tables.
 
 Conventions.  The paper numbers links from the tip (k = 1) to the base (k = n + 1 fixed); joint k joins links k and
 k + 1; frame k sits on joint k, fixed to link k.  robodyn numbers frames from the base: paper link k is robodyn
 frame j = nf + 1 − k of a serial chain, the paper's "link k + 1" is the antecedent a(j), "k = n, ..., 1" is the
-base-to-tip order j = 1..nf and "k = 1, ..., n" is the tip-to-base order j = nf..1 (:func:`_tip_to_base`).  That
-renumbering is the only one, and it stays inside this module.  Other correspondences, per frame j with a = a(j):
+base-to-tip order j = 1..nf and "k = 1, ..., n" is the tip-to-base order j = nf..1.  Other correspondences, per
+frame j with a = a(j):
 
     A_k = ^{a}A_j (link-k coordinates → link-(k+1) coordinates),  l_{k+1,k} = ^{a}P_j,
     I_k = ^jJ_j (about O_j),  m_k p_k = ^jMS_j,  H_k = [z; 0] (revolute) or [0; z] (prismatic), h_k = z_j.
 
-Spatial vectors are (..., 6) arrays, angular part first: V = [ω; v], λ = [ω̇; v̇], x = [T; F] (moment about the
-frame origin).  Moving between a frame and its antecedent, the transition and orientation matrices combine into
-
-    X_j = A_k⁻¹ φ_{k+1,k}ᵀ:  X_j [ω; v] = [Aᵀω; Aᵀ(v + ω × P)]          (motion, antecedent → j)
-    X_jᵀ = φ_{k+1,k} A_k:    X_jᵀ [T; F] = [A T + P × A F; A F]          (force, j → antecedent)
+Spatial vectors of frame j are in R_j about O_j, angular part first as Kozłowski writes them: V = [ω; v],
+λ = [ω̇; v̇], x = [T; F].  The orientation A_k and the transition φ_{k+1,k} = [[1, l̂], [0, 1]] are applied one
+after the other (A_k one planar rotation at a time, Kozłowski §4).
 
 Trees (a documented generalisation; the paper treats serial chains): a link's state x receives the sum of
-X_cᵀ x_c over its children c, and likewise z, P in the filter — the sweep argument of (3.45) holds child by child.
+φ A x_c over its children c, and likewise z, P in the filter — the sweep argument of (3.45) holds child by child.
 
 Extensions: rotor inertia adds Ia_k to the joint-axis inertia D_k (3.49) and Ia_k q̈_k to τ_k (3.30); friction
 Γ_f(q̇) is subtracted from τ before the innovations (3.51); a fixed frame (σ = 2) has no H_k, so it passes z, P
-through unchanged; wrenches exerted by link j on the environment add to b_k (3.14 has −T_ck − p_k × F_ck for the
+through unchanged; wrenches exerted by link j on the environment add to b̄_k (3.14 has −T_ck − p_k × F_ck for the
 forces exerted on the link); gravity is the base acceleration λ_{n+1} = [0; −g] (the paper writes λ_{n+1} = g with
 g the upward 6-vector).
 """
@@ -39,62 +41,375 @@ import numpy as np
 
 from robodyn.arrays import pivot_too_small, singular_model_error
 from robodyn.dynamics import executor, fast
+from robodyn.dynamics.trace import opaque
+from robodyn.kinematics import (block_of, flat_columns, frame_rotations, gravity_components, state_blocks, to_child,
+                                to_parent)
 from robodyn.model.friction import friction_components, friction_of
-from robodyn.dynamics.recursive import (screw_add, axis_column, inertia_add, inertia_times, inertia_to_antecedent,
-                                        link_inertia, minus_outer, screw_scale, twist_from_antecedent,
-                                        wrench_to_antecedent)
-from robodyn.kinematics import forward_components, forward_recursion, frame_rotations, local_transforms
-from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import ScalarBackend, c_add, c_div, c_sub, cross, mtv, mv, sym_mv, vadd, vcross, vdot
+from robodyn.spatial import planar_symmetric, vcross, vmat, vscale, vsum
+
+ZERO = (0.0, 0.0, 0.0)
+_KEYS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 
 
-def _tip_to_base(robot: Robot) -> range:
-    """robodyn frame indices (0-based) in the paper's order k = 1, 2, ..., n (tip to base)."""
-    return range(robot.nf - 1, -1, -1)
+def _noop(name: str) -> None:
+    return None
 
 
-def _up(A, P, V):
-    """X_j V = A_k⁻¹ φ_{k+1,k}ᵀ V: a motion vector of the antecedent, at O_j, in R_j ((3.1)–(3.2), (3.25))."""
-    w = V[..., :3]
-    return np.concatenate([mtv(A, w), mtv(A, V[..., 3:] + cross(w, P))], -1)
+def _wrench(wr, i: int, part: int) -> tuple:
+    """Force (part 0) or moment (part 1) of frame i's row of the flattened ``wrenches`` (see :func:`_batched`)."""
+    return tuple(wr[6 * i + 3 * part + c] for c in range(3))
 
 
-def _down(A, P, x):
-    """X_jᵀ x = φ_{k+1,k} A_k x: a force of frame j carried to the antecedent's origin and axes ((3.29))."""
-    F = mv(A, x[..., 3:])
-    return np.concatenate([mv(A, x[..., :3]) + cross(P, F), F], -1)
+# ---- Kozłowski (3.24)–(3.33): spatial-operator inverse dynamics ------------------------------------------------
+#: The rows of Kozłowski's Table 1, in the order :func:`kozlowski_torques` announces them to ``phase``.
+KOZLOWSKI_TABLE_1_ROWS = ("b_k, n_k (3.7), (3.14)", "costate propagation (3.10)", "costate update (3.11)",
+                          "state propagation (3.8), (3.12)", "state update (3.9)")
 
 
-def _X(A, P):
-    """X_j as a (..., 6, 6) matrix: [[Aᵀ, 0], [−Aᵀ P̃, Aᵀ]]."""
-    At = np.swapaxes(A, -1, -2)
-    At, AtP = np.broadcast_arrays(At, -(At @ skew(P)))
-    return np.concatenate([np.concatenate([At, np.zeros_like(At)], -1), np.concatenate([AtP, At], -1)], -2)
+def kozlowski_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None, phase=None) -> list:
+    """Rigid-body joint torques by Kozłowski's (3.24)–(3.33) in robodyn's frames (links numbered from the base;
+    Kozłowski numbers them from the tip, the recursions are the same), each recursion announced to ``phase`` with
+    the name of its row of Kozłowski's Table 1:
+
+    * ``b_k, n_k``: the angular velocities (3.25) (the linear ones are not needed) and the bias terms ā_k
+      (3.31)–(3.32), b̄_k (3.33);
+    * costate propagation (3.10): λ⁺ = φᵀ λ, the acceleration carried from O_{a(j)} to O_j, v̇ + ω̇ × l;
+    * costate update (3.11): the orientation A_k⁻¹ across the joint, + H_kᵀ q̈_k + ā_k (3.27);
+    * state propagation (3.8), (3.12): x_k = φ x + M_k λ_k + b̄_k (3.29);
+    * state update (3.9): the spatial force turned into the antecedent's frame (A_k).
+
+    Gravity enters as the base acceleration λ = g (Kozłowski's λ_n⁺ = g). τ_k = H_k x_k (3.30).
+
+    Parameters
+    ----------
+    q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats, traced or recording scalars.
+    g : 3 scalars, gravity in R_0 (m/s²).
+    wr : sequence of 6 nf scalars or None, the rows of ``wrenches`` flattened ([f_ej; m_ej] exerted by link j on
+        the environment, in R_j, moment about O_j); they add to b̄_k.
+    backend : ScalarBackend, optional
+        cos and sin of the joint angles; default by the type of each q_j.
+    phase : callable or None
+        Told the name of each recursion as it starts.
+
+    Returns
+    -------
+    list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
+    """
+    phase = phase or _noop
+    rot = frame_rotations(robot, q, backend)
+    nf = robot.nf
+    parent = robot.derived.parent
+    bias_row, prop_row, upd_row, sprop_row, supd_row = KOZLOWSKI_TABLE_1_ROWS
+    w, wd, vd = [None] * nf, [None] * nf, [None] * nf
+    k = 0
+    for i in range(nf):
+        p = parent[i]
+        P = rot[i][3]
+        phase(bias_row)
+        if p >= 0:
+            w_in = to_child(rot[i], w[p])
+            centripetal = vcross(w[p], vcross(w[p], P))  # second row of ā (3.31), in R_{a(j)}
+        else:
+            w_in, centripetal = ZERO, ZERO
+        w_j, a_ang, a_lin = w_in, ZERO, ZERO
+        if robot.sigma[i] != 2:
+            a = qd[k]
+            k += 1
+            if robot.sigma[i] == 0:
+                w_j = (w_in[0], w_in[1], w_in[2] + a)  # (3.25)
+                a_ang = (w_in[1] * a, -(w_in[0] * a), 0.0)  # ω × h q̇ (3.31)
+            else:
+                a_lin = (2.0 * (w_in[1] * a), -2.0 * (w_in[0] * a), 0.0)  # 2 ω × h q̇ (3.32)
+        w[i] = w_j
+        phase(prop_row)
+        if p >= 0:
+            lin = vsum(vd[p], vcross(wd[p], P))  # φᵀ λ (3.10)
+            ang = wd[p]
+        else:
+            lin, ang = (-g[0], -g[1], -g[2]), ZERO
+        phase(upd_row)
+        ang = to_child(rot[i], ang)
+        lin = to_child(rot[i], vsum(lin, centripetal))
+        ang = vsum(ang, a_ang)
+        lin = vsum(lin, a_lin)
+        if robot.sigma[i] == 0:
+            ang = (ang[0], ang[1], ang[2] + qdd[k - 1])
+        elif robot.sigma[i] == 1:
+            lin = (lin[0], lin[1], lin[2] + qdd[k - 1])
+        wd[i], vd[i] = ang, lin
+    phase(bias_row)
+    force, moment = [None] * nf, [None] * nf
+    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
+        xx, xy, xz, yy, yz, zz = J6
+        Jw = (xx * w[i][0] + xy * w[i][1] + xz * w[i][2], xy * w[i][0] + yy * w[i][1] + yz * w[i][2],
+              xz * w[i][0] + yz * w[i][1] + zz * w[i][2])
+        force[i] = vcross(w[i], vcross(w[i], MS))  # b̄ (3.33)
+        moment[i] = vcross(w[i], Jw)
+        if wr is not None:
+            force[i] = vsum(force[i], _wrench(wr, i, 0))
+            moment[i] = vsum(moment[i], _wrench(wr, i, 1))
+    phase(sprop_row)
+    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
+        xx, xy, xz, yy, yz, zz = J6
+        a = wd[i]
+        Ja = (xx * a[0] + xy * a[1] + xz * a[2], xy * a[0] + yy * a[1] + yz * a[2], xz * a[0] + yz * a[1] + zz * a[2])
+        force[i] = vsum(force[i], vscale(M, vd[i]), vcross(a, MS))  # M_k λ_k + b̄_k (3.29)
+        moment[i] = vsum(moment[i], Ja, vcross(MS, vd[i]))
+    for i in range(nf - 1, -1, -1):
+        p = parent[i]
+        if p >= 0:
+            phase(supd_row)
+            F = to_parent(rot[i], force[i])  # (3.9) with the orientation A_k
+            N = to_parent(rot[i], moment[i])
+            phase(sprop_row)
+            force[p] = vsum(force[p], F)  # φ x (3.29)
+            moment[p] = vsum(moment[p], N, vcross(rot[i][3], F))
+    return [force[i][2] if robot.sigma[i] == 1 else moment[i][2] for i in robot.joint_frames]  # (3.30)
 
 
-def _spatial_inertia(robot: Robot, dtype) -> np.ndarray:
-    """M_k = [[I_k, m_k p̂_k], [−m_k p̂_k, m_k U]] about the frame origin (Sect. 2), (nf, 6, 6)."""
-    S = skew(robot.MS)
-    top = np.concatenate([robot.J, S], -1)
-    bottom = np.concatenate([-S, robot.M[:, None, None] * np.eye(3)], -1)
-    return np.concatenate([top, bottom], -2).astype(dtype)
+# ---- Kozłowski (3.46)–(3.58): Kalman filter and Bryson–Frazier smoother ------------------------------------------
+#: The rows of Kozłowski's Table 2, as :func:`kozlowski_forward` announces them to ``phase``.
+KOZLOWSKI_TABLE_2_ROWS = ("b_k, n_k (3.7), (3.14)", "state propagation (3.47)", "inertia propagation (3.48)",
+                          "Kalman gain (3.50)", "innovations (3.51)", "residuals (3.53)", "state update (3.52)",
+                          "inertia update (3.54)", "costate propagation (3.56)", "joint acceleration (3.57)",
+                          "costate update (3.58)")
 
 
-def _axis(robot: Robot, i: int) -> int:
-    """Index of the single 1 of H_k: 2 for a revolute joint ([z; 0]), 5 for a prismatic one ([0; z])."""
-    return 2 if robot.sigma[i] == 0 else 5
+def _singular(robot: Robot, i: int, D) -> None:
+    """The failed pivot D_k (3.49) of frame i: the singular model's error on numbers, a kernel's fallback else."""
+    if np.asarray(D).dtype.kind == "f":
+        raise singular_model_error(robot.name, f"joint {robot.joint_names[i]}: articulated inertia D = "
+                                   f"{float(np.min(D)):.3g} (3.49)")
+    raise fast.Fallback
 
 
-def _joint_rate(robot: Robot, i: int, k: int, rate: np.ndarray) -> np.ndarray:
-    """H_kᵀ times a joint rate (..., n) → (..., 6)."""
-    out = np.zeros(rate.shape[:-1] + (6,), rate.dtype)
-    out[..., _axis(robot, i)] = rate[..., k]
+def _sym_get(P, r, c):
+    return P.get((r, c) if r <= c else (c, r), 0.0)
+
+
+def _planar_general(B, x, y, z, ss, cs, c, s):
+    """R B Rᵀ of a general 3x3 B (dict {(row, col): value}) for the planar rotation (c, s) in the plane (x, y):
+    in the plane the skew part and the trace are invariant, so with d = B_xx − B_yy, e = B_xy + B_yx:
+    m = s² d + cs e, t = cs d − s² e, B'_xx = B_xx − m, B'_yy = B_yy + m, B'_xy = B_xy + t, B'_yx = B_yx + t;
+    (B_xz, B_yz) and (B_zx, B_zy) rotate as vectors; B_zz is unchanged (12 products, against 24)."""
+    g = B.get
+    d = g((x, x), 0.0) - g((y, y), 0.0)
+    e = g((x, y), 0.0) + g((y, x), 0.0)
+    m = ss * d + cs * e
+    t = cs * d - ss * e
+    out = dict(B)
+    out[(x, x)] = g((x, x), 0.0) - m
+    out[(y, y)] = g((y, y), 0.0) + m
+    out[(x, y)] = g((x, y), 0.0) + t
+    out[(y, x)] = g((y, x), 0.0) + t
+    a, b = g((x, z), 0.0), g((y, z), 0.0)
+    out[(x, z)], out[(y, z)] = c * a - s * b, s * a + c * b
+    a, b = g((z, x), 0.0), g((z, y), 0.0)
+    out[(z, x)], out[(z, y)] = c * a - s * b, s * a + c * b
     return out
 
 
+def _rotate_inertia(rot, P):
+    """diag(R, R) P diag(R, R)ᵀ of a symmetric 6x6 P (dict {(r, c): value}, r ≤ c; 0–2 angular, 3–5 linear),
+    R = ^{a}A_j = Rot(z, γ) Rot(x, α) Rot(z, θ + q): each block one planar rotation at a time (the symmetric
+    blocks by :func:`robodyn.spatial.planar_symmetric`, the coupling block by :func:`_planar_general`)."""
+    C, c, s, _ = rot
+    blocks = []
+    for off in (0, 3):
+        blocks.append({(a, b): _sym_get(P, a + off, b + off) for a, b in _KEYS})
+    coupling = {(a, b): _sym_get(P, a, b + 3) for a in range(3) for b in range(3)}
+    ss, cs = s * s, c * s
+    S2, C2 = opaque(2.0 * cs), opaque(1.0 - 2.0 * ss)
+    planes = [((0, 1, 2), (ss, cs, S2, C2, c, s))]
+    general = None
+    if C[0] == (1.0, 0.0, 0.0):  # C = Rot(x, α): one more planar rotation, constant coefficients
+        ca, sa = C[1][1], C[2][1]
+        planes.append(((1, 2, 0), (sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)))
+    else:  # a tree's Rot(z, γ) Rot(x, α): applied as a constant matrix
+        general = C
+    for (x, y, z), (pss, pcs, pS2, pC2, pc, ps) in planes:
+        blocks = [planar_symmetric(b, x, y, z, pss, pcs, pS2, pC2, pc, ps) for b in blocks]
+        coupling = _planar_general(coupling, x, y, z, pss, pcs, pc, ps)
+    if general is not None:
+        def conj(get):
+            M = [[get(a, b) for b in range(3)] for a in range(3)]
+            cols = [vmat(general, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
+            CM = [[cols[k][r] for k in range(3)] for r in range(3)]
+            return [vmat(general, CM[r]) for r in range(3)]
+
+        blocks = [(lambda R: {(a, b): R[a][b] for a, b in _KEYS})(conj(lambda a, b, B=blk: B[(min(a, b), max(a, b))]))
+                  for blk in blocks]
+        R = conj(lambda a, b: coupling[(a, b)])
+        coupling = {(a, b): R[a][b] for a in range(3) for b in range(3)}
+    out = {}
+    for off, blk in zip((0, 3), blocks):
+        for (a, b), v in blk.items():
+            out[(a + off, b + off)] = v
+    for (a, b), v in coupling.items():
+        out[(a, b + 3)] = v
+    return out
+
+
+def _translate_inertia(P, l):
+    """φ P φᵀ with φ = [[1, l̂], [0, 1]] (Kozłowski's transition matrix, l = ^{a}P_j constant):
+    P'_al = P_al + l̂ P_ll, P'_aa = P_aa + l̂ P_la + P'_al l̂ᵀ, P'_ll = P_ll."""
+    def hat_times(rowfun):  # (l̂ M)_rc = l_{r+1} M_{r+2, c} − l_{r+2} M_{r+1, c}
+        return {(r, cc): l[(r + 1) % 3] * rowfun((r + 2) % 3, cc) - l[(r + 2) % 3] * rowfun((r + 1) % 3, cc)
+                for r in range(3) for cc in range(3)}
+
+    Pll = lambda a, b: _sym_get(P, a + 3, b + 3)  # noqa: E731
+    Pla = lambda a, b: _sym_get(P, b, a + 3)  # noqa: E731  (P_la = P_alᵀ)
+    Y = hat_times(Pll)
+    Y = {(r, cc): _sym_get(P, r, cc + 3) + v for (r, cc), v in Y.items()}  # P'_al
+    lP = hat_times(Pla)
+    out = dict(P)
+    for r in range(3):
+        for cc in range(3):
+            out[(r, cc + 3)] = Y[(r, cc)]
+    for a, b in _KEYS:
+        # (Y l̂ᵀ)_ab = −(Y l̂)_ab = Y_{a, b+2} l_{b+1} − Y_{a, b+1} l_{b+2}
+        Yl = Y[(a, (b + 2) % 3)] * l[(b + 1) % 3] - Y[(a, (b + 1) % 3)] * l[(b + 2) % 3]
+        out[(a, b)] = _sym_get(P, a, b) + lP[(a, b)] + Yl
+    return out
+
+
+def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=None) -> list:
+    """q̈ by Kozłowski's Kalman filter (3.46)–(3.54) and Bryson–Frazier smoother (3.55)–(3.58), in robodyn's frames
+    (links from the base; the filter runs tip to base), each step announced to ``phase`` with its row of Kozłowski's
+    Table 2.  ``tau`` is τ − Γ_f(q̇); the robot's rotor inertia Ia_k adds to D_k (3.49).
+
+    Spatial quantities of frame j are kept in R_j about O_j, [angular; linear] as Kozłowski writes them.  The bias
+    terms are those of (3.31)–(3.33) (ā_k, b̄_k: no linear velocity needed; Kozłowski proves them equivalent to
+    n_k, b_k), ā_k split into its part in R_j (ω × h q̇) and the centripetal ω × (ω × l) turned into R_j.  The
+    inertia update P⁺ = P⁻ − G Hᵀ P⁻ has the joint axis' row and column exactly zero (H P⁺ = 0), the state update
+    z⁺ has τ on the axis, and the orientation A_k and the transition φ are applied to P⁺ block by block, one planar
+    rotation at a time (with a rotor inertia, Ia_k > 0, P⁺ and z⁺ take the general forms of (3.52), (3.54)).
+
+    A pivot D_k that fails the relative test of :func:`robodyn.arrays.pivot_too_small` raises the singular model's
+    :class:`robodyn.errors.ModelError` naming the joint on floats and arrays, and
+    :class:`robodyn.dynamics.fast.Fallback` on a kernel's recording scalars (the general path then names the joint).
+
+    Parameters
+    ----------
+    q, qd, tau, g, wr, backend, phase : as in :func:`kozlowski_torques`.
+
+    Returns
+    -------
+    list of n scalars: the joint accelerations.
+    """
+    phase = phase or _noop
+    rot = frame_rotations(robot, q, backend)
+    nf = robot.nf
+    parent = robot.derived.parent
+    T2 = dict(zip(("bias", "sprop", "iprop", "gain", "innov", "resid", "supd", "iupd", "cprop", "qdd", "cupd"),
+                  KOZLOWSKI_TABLE_2_ROWS))
+    phase(T2["bias"])
+    w, abar, bbar, ax = [None] * nf, [None] * nf, [None] * nf, [None] * nf
+    joint = {int(f): k for k, f in enumerate(robot.joint_frames)}
+    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
+        p = parent[i]
+        a = qd[joint[i]] if i in joint else 0.0
+        if p >= 0:
+            w_in = to_child(rot[i], w[p])
+            lin = to_child(rot[i], vcross(w[p], vcross(w[p], rot[i][3])))
+        else:
+            w_in, lin = ZERO, ZERO
+        if robot.sigma[i] == 0:
+            w[i] = (w_in[0], w_in[1], w_in[2] + a)
+            ang = (w_in[1] * a, -(w_in[0] * a), 0.0)
+            ax[i] = 2
+        else:
+            w[i] = w_in
+            ang = ZERO
+            if robot.sigma[i] == 1:
+                lin = (lin[0] + 2.0 * (w_in[1] * a), lin[1] - 2.0 * (w_in[0] * a), lin[2])
+                ax[i] = 5
+        abar[i] = ang + lin
+        xx, xy, xz, yy, yz, zz = J6
+        wj = w[i]
+        Jw = (xx * wj[0] + xy * wj[1] + xz * wj[2], xy * wj[0] + yy * wj[1] + yz * wj[2],
+              xz * wj[0] + yz * wj[1] + zz * wj[2])
+        if wr is None:
+            bbar[i] = vcross(wj, Jw) + vcross(wj, vcross(wj, MS))
+        else:
+            bbar[i] = vsum(vcross(wj, Jw), _wrench(wr, i, 1)) + vsum(vcross(wj, vcross(wj, MS)), _wrench(wr, i, 0))
+    # M_k = [[I, m p̂], [−m p̂, m 1]] about O_k, [angular; linear]: constants
+    z = [list(b) for b in bbar]
+    P = []
+    for J6, MS, M in robot.derived.links_six:
+        Pk = {(a + 0, b + 0): v for (a, b), v in zip(_KEYS, J6)}
+        msx = ((0.0, -MS[2], MS[1]), (MS[2], 0.0, -MS[0]), (-MS[1], MS[0], 0.0))
+        for a in range(3):
+            for b in range(3):
+                Pk[(a, b + 3)] = msx[a][b]
+        for a, b in _KEYS:
+            Pk[(a + 3, b + 3)] = M if a == b else 0.0
+        P.append(Pk)
+    G, e_plus = [None] * nf, [None] * nf
+    for i in range(nf - 1, -1, -1):
+        k = ax[i]
+        Pi = P[i]
+        if k is None:  # a fixed frame: no joint, P⁺ = P⁻, z⁺ = z⁻ + P⁻ ā
+            Pp, zp = Pi, z[i]
+        else:
+            PH = [_sym_get(Pi, r, k) for r in range(6)]
+            Ia = float(robot.Ia[i])
+            D = PH[k] + Ia if Ia else PH[k]  # (3.49)
+            if pivot_too_small(D, lambda: abs(Pi[(k - 2, k - 2)]) + abs(Pi[(k - 1, k - 1)]) + abs(PH[k]) + Ia):
+                _singular(robot, i, D)
+            phase(T2["gain"])
+            G[i] = [1.0 if r == k and not Ia else PH[r] / D for r in range(6)]  # (3.50)
+            phase(T2["innov"])
+            e = tau[joint[i]] - z[i][k]  # (3.51)
+            phase(T2["resid"])
+            e_plus[i] = e / D  # (3.53)
+            phase(T2["iupd"])
+            Pp = {}
+            for (r, c) in Pi:
+                exact = not Ia and (r == k or c == k)  # (3.54), H P⁺ = 0 without a rotor inertia
+                Pp[(r, c)] = 0.0 if exact else Pi[(r, c)] - G[i][r] * PH[c]
+            phase(T2["supd"])
+            zp = [tau[joint[i]] if r == k and not Ia else z[i][r] + G[i][r] * e for r in range(6)]
+        phase(T2["supd"])
+        Pn = [sum((_sym_get(Pp, r, c) * abar[i][c] for c in range(6)), 0.0) for r in range(6)]
+        zp = [zp[r] + Pn[r] for r in range(6)]  # (3.52), before the orientation A_k
+        p = parent[i]
+        if p >= 0:
+            T, F = to_parent(rot[i], zp[:3]), to_parent(rot[i], zp[3:])  # (3.52): A_k
+            phase(T2["sprop"])
+            T = vsum(T, vcross(rot[i][3], F))  # (3.47): φ z⁺
+            z[p] = [a + b for a, b in zip(z[p], T + F)]
+            phase(T2["iupd"])
+            Pr = _rotate_inertia(rot[i], Pp)  # (3.54): A_k P⁺ A_k⁻¹
+            phase(T2["iprop"])
+            Pt = _translate_inertia(Pr, rot[i][3])  # (3.48): φ P⁺ φᵀ + M
+            P[p] = {key: P[p][key] + _sym_get(Pt, *key) for key in P[p]}
+    qdd = [None] * nf
+    lam = [None] * nf
+    for i in range(nf):
+        p = parent[i]
+        phase(T2["cprop"])
+        if p >= 0:
+            wd_p, vd_p = lam[p][:3], lam[p][3:]
+            vd_p = vsum(vd_p, vcross(wd_p, rot[i][3]))  # (3.56): φᵀ λ
+        else:
+            wd_p, vd_p = ZERO, (-g[0], -g[1], -g[2])  # λ_{n+1} = g (3.55)
+        phase(T2["cupd"])
+        lam_i = list(to_child(rot[i], wd_p) + to_child(rot[i], vd_p))  # (3.58): A⁻¹ λ⁺
+        lam_i = [a + b for a, b in zip(lam_i, abar[i])]  # + n
+        k = ax[i]
+        if k is not None:
+            phase(T2["qdd"])
+            qdd[i] = e_plus[i] - sum((G[i][r] * lam_i[r] for r in range(6)), 0.0)  # (3.57), G_k = 1
+            phase(T2["cupd"])
+            lam_i[k] = lam_i[k] + qdd[i]  # (3.58): + Hᵀ q̈
+        lam[i] = lam_i
+    return [qdd[i] for i in robot.joint_frames]
+
+
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
-    """Inverse dynamics by the spatial-operator Newton–Euler equations (3.24)–(3.33).
+    """Inverse dynamics by the spatial-operator Newton–Euler equations (3.24)–(3.33) (:func:`kozlowski_torques`).
 
     Base to tip (paper: k = n, ..., 1), with V_0 = 0 (3.24) and λ_0 = [0; −g] (3.26, gravity as base
     acceleration):
@@ -104,9 +419,9 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         ā_j = [ω_a × z q̇_j; ω_a × (ω_a × l_{a,j})]          revolute      (3.31)
         ā_j = [0; ω_a × (ω_a × l_{a,j}) + 2 ω_a × z q̇_j]    prismatic     (3.32)
 
-    (λ holds the classical accelerations ω̇_j and v̇ of O_j; the extracted (3.32) reads "ω × (ω × l + 2 h q̇)",
-    i.e. ω × (ω × l) + 2 ω × h q̇, the Coriolis term.)  Tip to base (paper: k = 1, ..., n), x = 0 beyond the tip
-    (3.28):
+    (X_j = A_k⁻¹ φ_{k+1,k}ᵀ; λ holds the classical accelerations ω̇_j and v̇ of O_j; the extracted (3.32) reads
+    "ω × (ω × l + 2 h q̇)", i.e. ω × (ω × l) + 2 ω × h q̇, the Coriolis term.)  Tip to base (paper: k = 1, ..., n),
+    x = 0 beyond the tip (3.28):
 
         x_j = Σ_children X_cᵀ x_c + M_j λ_j + b̄_j,  b̄_j = [ω_j × I_j ω_j; ω_j × (ω_j × m_j p_j)]   (3.29), (3.33)
         τ_j = H_j x_j + Ia_j q̈_j + Γ_f(q̇_j)                                               (3.30)
@@ -126,71 +441,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
 
 
-def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
-    batch, dtype = q.shape[:-1], q.dtype
-    # (3.24)–(3.27), (3.31)–(3.32): V_j = [ω_j; v_j] and λ_j = [ω̇_j; v̇_j] (λ_0 = [0; −g]) are Khalil & Dombre's
-    # forward recursion [9.84]–[9.90], computed once for every formulation; here only ω_j and λ_j are needed.
-    AP, w, wd, Vd = forward_recursion(robot, q, qd, qdd, g)
-    M = _spatial_inertia(robot, dtype)
-    J, MS = robot.J.astype(dtype), robot.MS.astype(dtype)
-    x = []
-    for i in range(robot.nf):
-        lamj = np.concatenate([wd[i], Vd[i]], -1)  # [ω; v] order of the paper: the conversion is here
-        bbar = np.concatenate([cross(w[i], mv(J[i], w[i])), cross(w[i], cross(w[i], MS[i]))], -1)  # (3.33)
-        xj = mv(M[i], lamj) + bbar  # (3.29), own terms
-        if fe is not None:
-            xj = xj + np.concatenate([fe[..., i, 3:], fe[..., i, :3]], -1)
-        x.append(xj)
-    for i in _tip_to_base(robot):
-        p = robot.derived.parent[i]
-        if p >= 0:
-            x[p] = x[p] + _down(*AP[i], x[i])  # (3.29)
-    tau = np.empty(batch + (robot.n,), dtype)
-    for k, i in enumerate(robot.joint_frames):
-        tau[..., k] = x[i][..., _axis(robot, i)]  # (3.30)
-    return tau + robot.derived.Ia.astype(dtype) * qdd + friction_of(robot, qd)
-
-
-def _velocity_biases(robot: Robot, AP, qd, wrenches, dtype):
-    """Spatial velocities (3.1)–(3.3) and the corrected biases n_k (3.7), (3.7') and b_k (3.14), per frame in R_j.
-
-    n_j = [ω⁺ × h q̇; v⁺ × h q̇] (revolute), [0; ω⁺ × h q̇] (prismatic), with [ω⁺; v⁺] = X_j V_a the velocity of the
-    antecedent link at O_j; b_j = [ω × I ω + m p × (ω × v); m ω × v + ω × (ω × m p)] (+ the wrench).  With these,
-    λ are spatial accelerations (no ω × (ω × l) term in the propagation (3.4)).
-    """
-    batch = qd.shape[:-1]
-    J, MS, Mass = robot.J.astype(dtype), robot.MS.astype(dtype), robot.M.astype(dtype)
-    zero6 = np.zeros(batch + (6,), dtype)
-    V, nb, b = [], [], []
-    k = 0
-    for i, (A, P) in enumerate(AP):
-        p = robot.derived.parent[i]
-        Vplus = _up(A, P, V[p] if p >= 0 else zero6)  # (3.1), the positive side of joint k
-        Vj, nj = Vplus, zero6
-        if robot.sigma[i] != 2:
-            Hqd = _joint_rate(robot, i, k, qd)
-            k += 1
-            hq = Hqd[..., :3] + Hqd[..., 3:]
-            if robot.sigma[i] == 0:
-                nj = np.concatenate([cross(Vplus[..., :3], hq), cross(Vplus[..., 3:], hq)], -1)  # (3.7)
-            else:
-                nj = np.concatenate([np.zeros_like(hq), cross(Vplus[..., :3], hq)], -1)  # (3.7')
-            Vj = Vplus + Hqd  # (3.2)
-        w, v = Vj[..., :3], Vj[..., 3:]
-        wv = cross(w, v)
-        bj = np.concatenate(
-            [cross(w, mv(J[i], w)) + cross(MS[i], wv), Mass[i] * wv + cross(w, cross(w, MS[i]))], -1
-        )  # (3.14)
-        if wrenches is not None:
-            bj = bj + np.concatenate([wrenches[..., i, 3:], wrenches[..., i, :3]], -1)
-        V.append(Vj)
-        nb.append(nj)
-        b.append(bj)
-    return nb, b
-
-
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
-    """Forward dynamics by Kalman filtering and Bryson–Frazier smoothing, (3.45)–(3.58).
+    """Forward dynamics by Kalman filtering and Bryson–Frazier smoothing, (3.45)–(3.58) (:func:`kozlowski_forward`).
 
     Filter, tip to base (paper: k = 1, ..., n), z = 0 and P = 0 beyond the tip (3.46):
 
@@ -203,14 +455,15 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         e_j⁺ = e_j⁻ / D_j                                       residuals              (3.53)
         P_j⁺ = [I − G_j H_j] P_j⁻                               inertia update         (3.54)
 
-    (The paper writes z⁺ and P⁺ in the antecedent's axes, A_k[...] and A_k[...]A_k⁻¹; here they stay in R_j and
-    X_cᵀ applies the rotation.)  Smoother, base to tip (paper: k = n, ..., 1), λ_0 = [0; −g] (3.55):
+    (X_cᵀ = φ_{k+1,k} A_k carries a child's quantities to its antecedent.)  Smoother, base to tip (paper:
+    k = n, ..., 1), λ_0 = [0; −g] (3.55):
 
         λ_j⁺ = X_j λ_a                                          costate propagation    (3.56)
         q̈_j = e_j⁺ − G_jᵀ (λ_j⁺ + n_j)                          joint acceleration     (3.57)
         λ_j = λ_j⁺ + n_j + H_jᵀ q̈_j                             costate update         (3.58)
 
-    (The extracted (3.58) and (3.5) show H_kᵀ q̇_k; it is H_kᵀ q̈_k, the joint acceleration.)
+    (The extracted (3.58) and (3.5) show H_kᵀ q̇_k; it is H_kᵀ q̈_k, the joint acceleration.)  The biases n_j, b_j
+    are Kozłowski's equivalent ā_j, b̄_j of (3.31)–(3.33).
 
     Parameters
     ----------
@@ -220,163 +473,48 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     Returns
     -------
     ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
+
+    Raises
+    ------
+    ModelError
+        A joint with no articulated inertia about its axis (D_j ≈ 0): the model is singular.
     """
     return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
 
 
+def _batched(robot: Robot, recursion, q, qd, x, g, fe) -> np.ndarray:
+    """``recursion(robot, q, qd, x, g, wr)`` on every state of (..., n) arrays: on (B,) rows over blocks of states
+    (:func:`robodyn.kinematics.state_blocks`), as :func:`robodyn.dynamics.newton_euler.rnea` runs Newton–Euler."""
+    dtype, batch, n = q.dtype, q.shape[:-1], q.shape[-1]
+    cols = flat_columns(q, qd, x)
+    gc = gravity_components(g, batch, dtype)
+    if fe is not None:
+        cols = cols + flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))
+    size = cols[0].shape[1]
+    out = np.empty((size, n), dtype)
+    for sl, (q_b, qd_b, x_b, *wr_b) in state_blocks(*cols):
+        for k, value in enumerate(recursion(robot, q_b, qd_b, x_b, block_of(gc, sl, size), wr_b[0] if wr_b else None)):
+            out[sl, k] = value
+    return out.reshape(batch + (n,))
+
+
+def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
+    tau = _batched(robot, kozlowski_torques, q, qd, qdd, g, fe)
+    return tau + robot.derived.Ia.astype(q.dtype) * qdd + friction_of(robot, qd)  # (3.30)
+
+
 def _forward_numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
-    batch, dtype = q.shape[:-1], q.dtype
-    AP = local_transforms(robot, q, dtype)
-    nb, b = _velocity_biases(robot, AP, qd, fe, dtype)
-    tau_eff = tau - friction_of(robot, qd)
-    Ia = robot.Ia.astype(dtype)
-    Mk = _spatial_inertia(robot, dtype)
-    joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
-    z = [bj.copy() for bj in b]
-    P = [np.broadcast_to(Mk[i], batch + (6, 6)).copy() for i in range(robot.nf)]
-    G, e_plus = {}, {}
-    for i in _tip_to_base(robot):
-        if i in joint_of:
-            h = _axis(robot, i)
-            D = P[i][..., h, h] + Ia[i]  # (3.49)
-            # scale: the same-kind (rotational or translational) diagonal of the articulated inertia P
-            if pivot_too_small(D, lambda: np.max(np.abs(np.diagonal(P[i], axis1=-2, axis2=-1)[..., h - 2 : h + 1]), -1) + Ia[i]):
-                raise singular_model_error(
-                    robot.name, f"joint {robot.joint_names[i]}: articulated inertia D = {float(np.min(D)):.3g} (3.49)"
-                )
-            G[i] = P[i][..., :, h] / D[..., None]  # (3.50)
-            e = tau_eff[..., joint_of[i]] - z[i][..., h]  # (3.51)
-            P[i] = P[i] - G[i][..., :, None] * P[i][..., None, h, :]  # (3.54)
-            z[i] = z[i] + G[i] * e[..., None] + mv(P[i], nb[i])  # (3.52)
-            e_plus[i] = e / D  # (3.53)
-        p = robot.derived.parent[i]
-        if p >= 0:
-            A, Pos = AP[i]
-            X = _X(A, Pos)
-            z[p] = z[p] + _down(A, Pos, z[i])  # (3.47)
-            P[p] = P[p] + np.swapaxes(X, -1, -2) @ P[i] @ X  # (3.48)
-    lam = []
-    base_acc = np.concatenate([np.zeros(batch + (3,), dtype), -g], -1)
-    qdd = np.empty(batch + (robot.n,), dtype)
-    for i, (A, Pos) in enumerate(AP):
-        p = robot.derived.parent[i]
-        lam_j = _up(A, Pos, lam[p] if p >= 0 else base_acc) + nb[i]  # (3.56), λ⁺ + n
-        if i in joint_of:
-            k = joint_of[i]
-            qdd[..., k] = e_plus[i] - np.sum(G[i] * lam_j, -1)  # (3.57)
-            lam_j = lam_j + _joint_rate(robot, i, k, qdd)  # (3.58)
-        lam.append(lam_j)
-    return qdd
-
-
-# ---- single states: the same equations on component scalars, traced into straight-line code (robodyn.dynamics.fast).
-# Here spatial vectors are robodyn's screws, (linear, angular) pairs of 3-tuples, and spatial inertias the blocks
-# (𝕁₁₁, 𝕁₁₂, 𝕁₂₂) of robodyn.dynamics.recursive, whose transformation primitives they share:
-#   V = [ω; v] → (v, ω),  λ = [ω̇; v̇] → (v̇, ω̇),  x = [T; F] → (F, T),  M_k → 𝕁_j,
-#   X_j V → ^j𝕋_{a(j)} V,  X_jᵀ x → ^j𝕋_{a(j)}ᵀ x,  X_jᵀ P X_j → ^j𝕋_{a(j)}ᵀ P ^j𝕋_{a(j)}.
-# H_k is a unit screw: (side, row) = (1, 2) (revolute, [z; 0]) or (0, 2) (prismatic, [0; z]).
-
-
-def _side(robot: Robot, i: int) -> int:
-    return 1 if robot.sigma[i] == 0 else 0
-
-
-def _with_joint_rate(V, side: int, rate):
-    """V + H_kᵀ rate."""
-    part = (V[side][0], V[side][1], c_add(V[side][2], rate))
-    return (part, V[1]) if side == 0 else (V[0], part)
-
-
-def inverse_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None) -> list:
-    """(3.24)–(3.33) on component scalars (rigid-body torques, rotor inertia and friction not included)."""
-    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g, backend)  # (3.24)–(3.27), (3.31)–(3.32)
-    x = []
-    for i, (J, MS, M) in enumerate(robot.derived.links_six):
-        bbar = (vcross(w[i], vcross(w[i], MS)), vcross(w[i], sym_mv(J, w[i])))  # (3.33)
-        x.append(screw_add(inertia_times(link_inertia(J, MS, M), (Vd[i], wd[i])), bbar))  # (3.29), own terms
-    for i in _tip_to_base(robot):
-        p = robot.derived.parent[i]
-        if p >= 0:
-            x[p] = screw_add(x[p], wrench_to_antecedent(rot[i], x[i]))  # (3.29)
-    return [x[i][_side(robot, i)][2] for i in robot.joint_frames]  # (3.30)
-
-
-def _velocity_bias_components(robot: Robot, rot, qd):
-    """n_j (3.7), (3.7') and b_j (3.14) of :func:`_velocity_biases` on component scalars."""
-    zero = (0.0, 0.0, 0.0)
-    V, nb, b = [], [], []
-    k = 0
-    for i, (J, MS, M) in enumerate(robot.derived.links_six):
-        p = robot.derived.parent[i]
-        Vplus = twist_from_antecedent(rot[i], V[p]) if p >= 0 else (zero, zero)  # (3.1)
-        Vj, nj = Vplus, (zero, zero)
-        if robot.sigma[i] != 2:
-            hq = (0.0, 0.0, qd[k])
-            k += 1
-            if robot.sigma[i] == 0:
-                nj = (vcross(Vplus[0], hq), vcross(Vplus[1], hq))  # (3.7)
-            else:
-                nj = (vcross(Vplus[1], hq), zero)  # (3.7')
-            Vj = _with_joint_rate(Vplus, _side(robot, i), qd[k - 1])  # (3.2)
-        v, w = Vj
-        wv = vcross(w, v)
-        bj = (vadd(tuple(M * x for x in wv) if M != 1.0 else wv, vcross(w, vcross(w, MS))),
-              vadd(vcross(w, sym_mv(J, w)), vcross(MS, wv)))  # (3.14)
-        V.append(Vj)
-        nb.append(nj)
-        b.append(bj)
-    return nb, b
-
-
-def kalman_components(robot: Robot, q, qd, tau, g, backend: ScalarBackend | None = None) -> list:
-    """The Kalman filter (3.46)–(3.54) and Bryson–Frazier smoother (3.55)–(3.58) on component scalars; ``tau`` is
-    τ − Γ_f(q̇).  A pivot D_j that fails the relative test raises :class:`robodyn.dynamics.fast.Fallback` (the
-    general path then names the joint)."""
-    rot = frame_rotations(robot, q, backend)
-    nb, b = _velocity_bias_components(robot, rot, qd)
-    joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
-    z = list(b)
-    P = [link_inertia(J, MS, M) for J, MS, M in robot.derived.links_six]
-    G, e_plus = {}, {}
-    for i in _tip_to_base(robot):
-        if i in joint_of:
-            side = _side(robot, i)
-            PH = axis_column(P[i], robot.sigma[i])
-            Ia = float(robot.Ia[i])
-            D = c_add(PH[side][2], Ia)  # (3.49)
-            d = P[i][2 - 2 * side]  # same-kind diagonal block of P: the scale of D (as in the batched test, summed)
-            if pivot_too_small(D, lambda: abs(d[0]) + abs(d[3]) + abs(d[5]) + Ia):
-                raise fast.Fallback
-            G[i] = tuple(tuple(c_div(x, D) for x in part) for part in PH)  # (3.50)
-            e = c_sub(tau[joint_of[i]], z[i][side][2])  # (3.51)
-            P[i] = minus_outer(P[i], PH, G[i])  # (3.54)
-            z[i] = screw_add(screw_add(z[i], screw_scale(e, G[i])), inertia_times(P[i], nb[i]))  # (3.52)
-            e_plus[i] = c_div(e, D)  # (3.53)
-        p = robot.derived.parent[i]
-        if p >= 0:
-            z[p] = screw_add(z[p], wrench_to_antecedent(rot[i], z[i]))  # (3.47)
-            P[p] = inertia_add(P[p], inertia_to_antecedent(rot[i], P[i]))  # (3.48)
-    qdd = []
-    lam = [None] * robot.nf
-    base = ((-g[0], -g[1], -g[2]), (0.0, 0.0, 0.0))  # λ_0 = [0; −g] (3.55)
-    for i in range(robot.nf):
-        p = robot.derived.parent[i]
-        lam_j = screw_add(twist_from_antecedent(rot[i], lam[p] if p >= 0 else base), nb[i])  # (3.56), λ⁺ + n
-        if i in joint_of:
-            qdd.append(c_sub(e_plus[i], c_add(vdot(G[i][0], lam_j[0]), vdot(G[i][1], lam_j[1]))))  # (3.57)
-            lam_j = _with_joint_rate(lam_j, _side(robot, i), qdd[-1])  # (3.58)
-        lam[i] = lam_j
-    return qdd
+    return _batched(robot, kozlowski_forward, q, qd, tau - friction_of(robot, qd), g, fe)  # (3.51): τ − Γ_f
 
 
 def _inverse_kernel(robot: Robot):
-    return fast.torque_kernel(robot, inverse_components)
+    return fast.torque_kernel(robot, kozlowski_torques)
 
 
 def _forward_kernel(robot: Robot):
     def build(backend, q, qd, tau, g):
         tau = [t - f for t, f in zip(tau, friction_components(robot, qd, backend))]  # (3.51): τ − Γ_f
-        return kalman_components(robot, q, qd, tau, g, backend)
+        return kozlowski_forward(robot, q, qd, tau, g, backend=backend)
 
     return build
 
