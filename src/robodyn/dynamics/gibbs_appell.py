@@ -342,30 +342,26 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
 
 
-def _joint_columns(robot: Robot, batch, dtype, joint, g, fe):
-    """(n, B) columns of the joint arrays (and of the flattened wrenches) and g as components."""
+def _run_blocks(robot: Robot, components, joint, g, fe) -> np.ndarray:
+    """``components(robot, *joint rows, g, wr)`` (n scalars out) over blocks of states, on checked arrays."""
+    dtype, batch, n = joint[0].dtype, joint[0].shape[:-1], joint[0].shape[-1]
     cols = flat_columns(*joint)
     if fe is not None:
         cols = cols + flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))
-    return cols, gravity_components(g, batch, dtype)
-
-
-def _torques(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
-    """Rigid-body torques (arrays already checked): :func:`torque_components` over blocks of states."""
-    dtype, batch, n = q.dtype, q.shape[:-1], q.shape[-1]
-    cols, gc = _joint_columns(robot, batch, dtype, (q, qd, qdd), g, fe)
+    gc = gravity_components(g, batch, dtype)
     size = cols[0].shape[1]
-    tau = np.empty((size, n), dtype)
+    out = np.empty((size, n), dtype)
     # The loop is over blocks of states (kept in cache), never over single samples of a batch.
-    for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
-        for k, t in enumerate(torque_components(robot, q_b, qd_b, qdd_b, block_of(gc, sl, size),
-                                                wr_b[0] if wr_b else None)):
-            tau[sl, k] = t
-    return tau.reshape(batch + (n,))
+    for sl, rows in state_blocks(*cols):
+        wr = rows[len(joint)] if fe is not None else None
+        for k, x in enumerate(components(robot, *rows[:len(joint)], block_of(gc, sl, size), wr)):
+            out[sl, k] = x
+    return out.reshape(batch + (n,))
 
 
 def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
-    return _torques(robot, q, qd, qdd, g, fe) + robot.derived.Ia.astype(q.dtype) * qdd + friction_of(robot, qd)
+    tau = _run_blocks(robot, torque_components, (q, qd, qdd), g, fe)
+    return tau + robot.derived.Ia.astype(q.dtype) * qdd + friction_of(robot, qd)
 
 
 def inertia_matrix(robot: Robot, q) -> np.ndarray:
@@ -401,8 +397,8 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     """Forward dynamics q̈ = D⁻¹(τ − C(q, q̇)) with the Gibbs–Appell D and bias vector (Mata et al. §3, eq 17).
 
     C (Coriolis, centrifugal, gravity, friction and wrench torques) is :func:`inverse_dynamics` at q̈ = 0;
-    D is :func:`inertia_matrix`; the system is solved by Cholesky factorisation (one state: L D Lᵀ,
-    :func:`forward_components`; a batch: L Lᵀ over the batch, :func:`robodyn.dynamics.lagrange.cholesky_solve`).
+    D is :func:`inertia_matrix`; the system is solved by the square-root-free Cholesky factorisation L D Lᵀ
+    (:func:`forward_components`).
 
     Parameters
     ----------
@@ -420,8 +416,17 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
 
 
 def _forward_numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
-    C = _torques(robot, q, qd, np.zeros_like(qd), g, fe) + friction_of(robot, qd)
-    return cholesky_solve(_inertia_numpy(robot, q), tau - C, robot.name)
+    rigid = tau - friction_of(robot, qd)
+    check = q.dtype != object  # counting scalars (robodyn.analysis.opcount) have no pivot test
+
+    def checked(robot, q, qd, tau, g, wr):
+        return forward_components(robot, q, qd, tau, g, wr, check=check)
+
+    try:
+        return _run_blocks(robot, checked, (q, qd, rigid), g, fe)
+    except fast.Fallback:  # a pivot near zero: the batched Cholesky solves or names the singular model
+        C = _run_blocks(robot, torque_components, (q, qd, np.zeros_like(qd)), g, fe)
+        return cholesky_solve(_inertia_numpy(robot, q), rigid - C, robot.name)
 
 
 def _inverse_kernel(robot: Robot):
