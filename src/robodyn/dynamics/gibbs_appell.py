@@ -16,8 +16,8 @@ identities ... make the calculation of the components of the rotation matrix unn
 
 * rotations applied as the planar rotations Rot(x, α) and Rot(z, θ) in turn (:func:`robodyn.kinematics.to_child`);
 * the angular-acceleration tensor Ω = ω̇̃ + ω̃² of eq (12) through the six products ω_a ω_b (:func:`omega_tensor`);
-* the moment of eq (10), vee(ΩJ − (ΩJ)ᵀ), in which the −|ω|² 1 part of ω̃² cancels: five products a component
-  (:func:`euler_moment`; Khalil & Dombre use the same form for [9.89]);
+* the moment of eq (10), vee(ΩE − (ΩE)ᵀ) with E the Euler tensor of the inertia, in which the −|ω|² 1 part of
+  ω̃² cancels: five products a component (:func:`euler_moment`; Khalil & Dombre use the same form for [9.89]);
 * the composite inertia turned into the antecedent's frame by the invariants of planar rotations
   (:func:`rotate_symmetric`, Kozłowski §4).
 
@@ -28,7 +28,8 @@ Conversions from the paper (derivations in docs/formulations.md):
   Serial sums "for i = j..n" become sums over the subtree of frame j, so trees need no other change.
 * Quantities about O_i instead of G_i.  Mata writes the force ^if_i = m_i ^ir̈_i on the centre of mass and the
   moment ^it_i about it (eqs 9–10) and adds ^ir̃_{i,i} ^if_i in eq (15).  We use the identity
-  ^ir̃_{i,i} ^if_i + ^it_i = ^iMS_i × ^is̈_i + vee(Ω_i J_i − (Ω_i J_i)ᵀ) with J_i the inertia about O_i, and
+  ^ir̃_{i,i} ^if_i + ^it_i = ^iMS_i × ^is̈_i + vee(Ω_i E_i − (Ω_i E_i)ᵀ) with E_i = ½ tr(J_i) 1 − J_i the Euler
+  tensor of the inertia J_i about O_i (Mata's own ^iH_i of §4.2 step 1), and
   ^if_i = m_i ^is̈_i + Ω_i ^iMS_i.  This is algebraically the same and needs no division by the mass (massless
   links are allowed).
 * Prismatic joints.  Eq (7e): ∂^ir̈_i/∂q̈_k = ^iR_k ^kz_k, ∂^iω̇_i/∂q̈_k = 0 (the extracted text writes the axis
@@ -86,9 +87,9 @@ def _mv(U, v):
 
 
 def euler_moment(J6, wd, dv, U):
-    """vee(ΩJ − (ΩJ)ᵀ) of Mata et al. eq. (10) = J ω̇ + ω × (J ω), J about the frame origin, component a with
-    (a, b, c) cyclic: J_aa ω̇_a − J_ab U_ca + J_ac U_ba + J_bc (DV_bb − DV_cc) + (J_cc − J_bb) DV_bc (the −|ω|² 1
-    part of ω̃² cancels in ΩJ − (ΩJ)ᵀ)."""
+    """vee(ΩE − (ΩE)ᵀ) of Mata et al. eq. (10), E = ½ tr(J) 1 − J, = J ω̇ + ω × (J ω), J = ``J6`` about the frame
+    origin, component a with (a, b, c) cyclic: J_aa ω̇_a − J_ab U_ca + J_ac U_ba + J_bc (DV_bb − DV_cc)
+    + (J_cc − J_bb) DV_bc (the −|ω|² 1 part of ω̃² cancels in ΩE − (ΩE)ᵀ)."""
     xx, xy, xz, yy, yz, zz = J6
     J = ((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
     out = []

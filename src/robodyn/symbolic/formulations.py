@@ -1,19 +1,16 @@
-"""Customized recursions of Mata et al. (Gibbs–Appell) and Kozłowski (spatial operators), as the authors count them.
+"""Customized models of the other formulations, as the authors count them: Mata et al.'s Gibbs–Appell and
+Kozłowski's spatial operators.
 
-Each function takes the joint inputs as lists of scalars and works on any scalar type (floats, or the recording
-scalars of :mod:`robodyn.dynamics.trace`, which turn it into a customized straight-line program).  Robot
-constants are Python floats, so every product or sum of constants (Mata's off-line step 1, Kozłowski's constant
-M_k) is done once, before the model runs.  The forms are the ones the authors count:
-
-* rotations applied as the planar rotations Rot(x, α) and Rot(z, θ) in turn (Mata §4.1: "trigonometric
-  identities ... make the calculation of the components of the rotation matrix unnecessary"; Kozłowski §4:
-  "the direction cosine matrix can be split up into two planar rotation matrices");
-* the angular-acceleration tensor Ω = ω̇̃ + ω̃² of Mata eq. (12) through the six products ω_a ω_b;
-* the moment of Mata eq. (10), vee(ΩJ − (ΩJ)ᵀ), in which the −|ω|² 1 part of ω̃² cancels: five products a
-  component (Khalil & Dombre use the same form for [9.89]).
+The Gibbs–Appell recursions are robodyn's own (:mod:`robodyn.dynamics.gibbs_appell`: written in Mata et al.'s
+counted forms, the code of ``method="gibbs_appell"``); Kozłowski's are below.  Each function takes the joint
+inputs as lists of scalars and works on any scalar type (floats, or the recording scalars of
+:mod:`robodyn.dynamics.trace`, which turn it into a customized straight-line program).  Robot constants are Python
+floats, so every product or sum of constants (Mata's off-line step 1, Kozłowski's constant M_k) is done once,
+before the model runs.  Rotations are applied as the planar rotations Rot(x, α) and Rot(z, θ) in turn (Kozłowski
+§4: "the direction cosine matrix can be split up into two planar rotation matrices").
 
 ``phase`` (a callable or None) is told the name of each recursion as it starts, so that a recording can
-attribute each operation to a row of Kozłowski's Tables 1–2.
+attribute each operation to a row of Kozłowski's Tables 1–2 (or to a step of Mata et al.'s algorithms).
 """
 
 from __future__ import annotations
