@@ -188,7 +188,8 @@ def rotate_symmetric(rot, trig, S6):
     C = rot[0]
     c, s, ss, cs, S2, C2 = trig
     S = dict(zip(UPPER, S6))
-    S = planar_symmetric(S, 0, 1, 2, ss, cs, S2, C2, c, s)
+    if not (type(c) is float and c == 1.0 and s == 0.0):  # a prismatic or fixed frame with θ = 0: identity
+        S = planar_symmetric(S, 0, 1, 2, ss, cs, S2, C2, c, s)
     if C[0] == (1.0, 0.0, 0.0):  # C = Rot(x, α)
         ca, sa = C[1][1], C[2][1]
         S = planar_symmetric(S, 1, 2, 0, sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)
