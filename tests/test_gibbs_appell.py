@@ -103,6 +103,24 @@ def test_batch_equals_loop():
             assert_close(acc[i, j], ga.forward_dynamics(robot, q[i, j], qd[i, j], tau[i, j], wrenches=W[i, j]), rtol=1e-12)
 
 
+def test_blocks_of_states_equal_single_states():
+    """More states than one block of the component recursions (robodyn.kinematics.BLOCK), gravity per sample."""
+    from robodyn.kinematics import BLOCK
+
+    robot = random_robot(25, nf=6, tree=True, fixed=True)
+    q, qd, qdd = random_state(robot, 25, batch=(BLOCK + 3,))
+    g = np.random.default_rng(25).normal(0.0, 5.0, (BLOCK + 3, 3))
+    tau = ga.inverse_dynamics(robot, q, qd, qdd, gravity=g)
+    assert_close(tau, ne.inverse_dynamics(robot, q, qd, qdd, gravity=g))
+    D = ga.inertia_matrix(robot, q)
+    acc = ga.forward_dynamics(robot, q, qd, tau, gravity=g)
+    assert_close(acc, qdd, rtol=1e-9)
+    for i in (0, BLOCK - 1, BLOCK, BLOCK + 2):
+        assert_close(tau[i], ga.inverse_dynamics(robot, q[i], qd[i], qdd[i], gravity=g[i]), rtol=1e-14)
+        assert_close(D[i], ga.inertia_matrix(robot, q[i]), rtol=1e-14)
+        assert_close(acc[i], ga.forward_dynamics(robot, q[i], qd[i], tau[i], gravity=g[i]), rtol=1e-12)
+
+
 def test_gravity_broadcasts_per_sample():
     robot = random_robot(22, nf=4)
     q, qd, qdd = random_state(robot, 22, batch=(2,))
@@ -143,3 +161,5 @@ def test_massless_joint_is_reported():
     robot = rd.Robot(name="bare", sigma=[0, 0], d=[0, 1.0], params=np.zeros((2, 10)))
     with pytest.raises(rd.ModelError, match="positive definite"):
         ga.forward_dynamics(robot, np.zeros(2), np.zeros(2), np.ones(2))
+    with pytest.raises(rd.ModelError, match="positive definite"):  # a batch: the pivot test of L D Lᵀ
+        ga.forward_dynamics(robot, np.zeros((3, 2)), np.zeros((3, 2)), np.ones((3, 2)))

@@ -1,13 +1,25 @@
 """Gibbs–Appell dynamics (Mata, Provenzano, Valero & Cuadrado 2002), batched, trees included.
 
-* Inverse dynamics, O(n): the regressive recursion of eqs (14)–(16), algorithm §4.1 steps 1–3.
-* Inertia matrix, O(n²): the Hessian of the Gibbs function, D_jk = ∂²G / ∂q̈_j ∂q̈_k (eqs 19–22), algorithm §4.2
-  steps 1–7.
-* Forward dynamics: D q̈ = τ − C, with C from the inverse dynamics at q̈ = 0 (§3, after Walker & Orin) and a
-  Cholesky factorisation (§4.2, Table 3).
-* One 1-D float64 state: the same steps on component scalars (:func:`torque_components`,
-  :func:`inertia_components`), traced once per robot into straight-line kernels (robodyn.dynamics.fast); the
-  forward kernel solves D q̈ = τ − C by the square-root-free Cholesky factorisation L D Lᵀ.
+One statement of the algorithms, on component scalars (:mod:`robodyn.spatial`), in the forms Mata et al. count:
+
+* :func:`torque_components`: inverse dynamics, O(n), the regressive recursion of eqs (14)–(16), §4.1 steps 1–3;
+  with q̈ = 0 the bias vector of §3;
+* :func:`inertia_components`: the inertia matrix, O(n²), as the Hessian of the Gibbs function,
+  D_jk = ∂²G / ∂q̈_j ∂q̈_k (eqs 19–22), §4.2 steps 1–7;
+* :func:`forward_components`: forward dynamics, D q̈ = τ − C (eq 17), the square-root-free Cholesky factorisation
+  L D Lᵀ and the two triangular solves (Table 3).
+
+Every numeric path runs them: a batch as (B,) arrays over blocks of states (as Newton–Euler's ``rnea``), one
+float64 state as the straight-line kernel traced from them (robodyn.dynamics.fast), and the customized models of
+robodyn.symbolic.formulations record them for the published operation counts.  The forms (Mata §4.1: "trigonometric
+identities ... make the calculation of the components of the rotation matrix unnecessary"):
+
+* rotations applied as the planar rotations Rot(x, α) and Rot(z, θ) in turn (:func:`robodyn.kinematics.to_child`);
+* the angular-acceleration tensor Ω = ω̇̃ + ω̃² of eq (12) through the six products ω_a ω_b (:func:`omega_tensor`);
+* the moment of eq (10), vee(ΩE − (ΩE)ᵀ) with E the Euler tensor of the inertia, in which the −|ω|² 1 part of
+  ω̃² cancels: five products a component (:func:`euler_moment`; Khalil & Dombre use the same form for [9.89]);
+* the composite inertia turned into the antecedent's frame by the invariants of planar rotations
+  (:func:`rotate_symmetric`, Kozłowski §4).
 
 Conversions from the paper (derivations in docs/formulations.md):
 
@@ -16,12 +28,13 @@ Conversions from the paper (derivations in docs/formulations.md):
   Serial sums "for i = j..n" become sums over the subtree of frame j, so trees need no other change.
 * Quantities about O_i instead of G_i.  Mata writes the force ^if_i = m_i ^ir̈_i on the centre of mass and the
   moment ^it_i about it (eqs 9–10) and adds ^ir̃_{i,i} ^if_i in eq (15).  We use the identity
-  ^ir̃_{i,i} ^if_i + ^it_i = ^iMS_i × ^is̈_i + (Ω_i E_i − (Ω_i E_i)ᵀ)^∨ with E_i the Euler tensor of the inertia
-  ^iH_i about O_i (Mata's own ^iH_i of §4.2 step 1), and ^if_i = m_i ^is̈_i + Ω_i ^iMS_i.  This is algebraically
-  the same and needs no division by the mass (massless links are allowed).
+  ^ir̃_{i,i} ^if_i + ^it_i = ^iMS_i × ^is̈_i + vee(Ω_i E_i − (Ω_i E_i)ᵀ) with E_i = ½ tr(J_i) 1 − J_i the Euler
+  tensor of the inertia J_i about O_i (Mata's own ^iH_i of §4.2 step 1), and
+  ^if_i = m_i ^is̈_i + Ω_i ^iMS_i.  This is algebraically the same and needs no division by the mass (massless
+  links are allowed).
 * Prismatic joints.  Eq (7e): ∂^ir̈_i/∂q̈_k = ^iR_k ^kz_k, ∂^iω̇_i/∂q̈_k = 0 (the extracted text writes the axis
   as ^iz_i; it is the axis of joint k seen from body i).  Hence τ_k = ^kz_kᵀ(^kf_k + ^kφ_k) for a prismatic joint,
-  and the Hessian entries of step 7 get the three mixed forms derived in ``inertia_matrix``.
+  and the Hessian entries of step 7 get the three mixed forms of :func:`inertia_components`.
 * Rotor inertia, friction, fixed frames, external wrenches: the rotor adds ½ Ia_k q̈_k² to G (Khalil & Dombre
   [9.29]); friction and the wrenches are generalised forces added to τ; a fixed frame (σ = 2) is a body with no
   joint variable (no row of D, its mass counts in every composite quantity above it).
@@ -32,75 +45,283 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.dynamics import executor, fast
+from robodyn.dynamics.fast import cholesky_components
 from robodyn.dynamics.lagrange import cholesky_solve
+from robodyn.dynamics.trace import opaque
+from robodyn.kinematics import (block_of, flat_columns, frame_rotations, gravity_components, state_blocks, to_child,
+                                to_parent)
 from robodyn.model.friction import friction_components, friction_of
-from robodyn.dynamics.composite import composite_components, composite_links
-from robodyn.kinematics import forward_components, forward_recursion, local_transforms
-from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import (ScalarBackend, c_mul, cross, mat_mv, mtv, mv, sym_rows, vadd, vcross, vdot, vmat,
-                             vmat_t, vrz, vrz_t, vscale, vsub)
+from robodyn.spatial import (UPPER, ScalarBackend, c_add, c_mul, c_sub, planar_symmetric, vcross, vdot, vmat, vscale,
+                             vsum)
+
+ZERO = (0.0, 0.0, 0.0)
+_Z = (0.0, 0.0, 1.0)
 
 
-def _vee(S: np.ndarray) -> np.ndarray:
-    """Axial vector of a skew-symmetric tensor (..., 3, 3) → (..., 3)."""
-    return np.stack([S[..., 2, 1], S[..., 0, 2], S[..., 1, 0]], -1)
+def _noop(name: str) -> None:
+    return None
 
 
-def _euler_tensors(robot: Robot, dtype) -> np.ndarray:
-    """Euler tensors about O_i, E_i = ½ trace(H_i) 1 − H_i (eq 11 written with ^iH_i = ^iJ_i), (nf, 3, 3)."""
-    H = robot.J
-    return (0.5 * np.trace(H, axis1=-2, axis2=-1)[:, None, None] * np.eye(3) - H).astype(dtype)
+def _products(w):
+    """DV_ab = ω_a ω_b (a ≤ b), as a symmetric 3x3 of scalars."""
+    dv = [[None] * 3 for _ in range(3)]
+    for a in range(3):
+        for b in range(a, 3):
+            dv[a][b] = dv[b][a] = c_mul(w[a], w[b])
+    return dv
 
 
-def _kinematics(robot: Robot, q, qd, qdd, gravity):
-    """§4.1 step 1: ω_i, ω̇_i, Ω_i = ω̇̃_i + ω̃_i² (eq 12) and s̈_i, the acceleration of O_i minus g, in R_i.
+def omega_tensor(w, wd):
+    """Ω = ω̇̃ + ω̃ω̃ (Mata et al. eq. (12), Khalil & Dombre's U [9.90]) as rows, and the products DV."""
+    dv = _products(w)
+    U = ((-dv[1][1] - dv[2][2], c_sub(dv[0][1], wd[2]), c_add(dv[0][2], wd[1])),
+         (c_add(dv[0][1], wd[2]), -dv[0][0] - dv[2][2], c_sub(dv[1][2], wd[0])),
+         (c_sub(dv[0][2], wd[1]), c_add(dv[1][2], wd[0]), -dv[0][0] - dv[1][1]))
+    return U, dv
 
-    s̈_i = ^iR_{i-1}[s̈_{i-1} + Ω_{i-1} s_{i-1,i}] (+ 2 ω_i × z_i q̇_i + z_i q̈_i for a prismatic joint, the
-    relative acceleration that (7e) differentiates), s̈_0 = −g (Luh et al.): the forward recursion of Khalil &
-    Dombre [9.84]–[9.90] (V̇_j = s̈_j), run by :func:`~robodyn.kinematics.forward_recursion`.
+
+def _mv(U, v):
+    """U v for a 3x3 of scalars given by rows."""
+    return tuple(vdot(row, v) for row in U)
+
+
+def euler_moment(J6, wd, dv, U):
+    """vee(ΩE − (ΩE)ᵀ) of Mata et al. eq. (10), E = ½ tr(J) 1 − J, = J ω̇ + ω × (J ω), J = ``J6`` about the frame
+    origin, component a with (a, b, c) cyclic: J_aa ω̇_a − J_ab U_ca + J_ac U_ba + J_bc (DV_bb − DV_cc)
+    + (J_cc − J_bb) DV_bc (the −|ω|² 1 part of ω̃² cancels in ΩE − (ΩE)ᵀ)."""
+    xx, xy, xz, yy, yz, zz = J6
+    J = ((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
+    out = []
+    for a in range(3):
+        b, c = (a + 1) % 3, (a + 2) % 3
+        t = c_sub(c_mul(J[a][a], wd[a]), c_mul(J[a][b], U[c][a]))
+        t = c_add(t, c_mul(J[a][c], U[b][a]))
+        if J[b][c] != 0.0:
+            t = c_add(t, c_mul(J[b][c], c_sub(dv[b][b], dv[c][c])))
+        out.append(c_add(t, c_mul(J[c][c] - J[b][b], dv[b][c])))
+    return tuple(out)
+
+
+# ---- Mata et al. §4.1: inverse dynamics -------------------------------------------------------------------------
+def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend | None = None,
+                      phase=None) -> list:
+    """Rigid-body joint torques by Mata et al. §4.1, steps 1–3 (eqs (9)–(16)); q̈ = 0 gives their bias vector.
+
+    Step 1: ^iω_i, ^iω̇_i, Ω_i (12) and the acceleration of the origin ^i s̈_i (gravity as the base acceleration,
+    Luh et al.); step 2: f_i (9) and the moment t_i (10) with the first moments about O_i; step 3: φ_i (16) and
+    χ_i (15) from the tip, τ_j = z_jᵀ χ_j (14) (prismatic joints: z_jᵀ (f_j + φ_j)).
+
+    Parameters
+    ----------
+    q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats or recording scalars.
+    g : 3 scalars, gravity in R_0 (m/s²).
+    wr : sequence of 6 nf scalars or None, the rows of ``wrenches`` flattened ([f_ej; m_ej] per frame, in R_j,
+        moment about O_j), added to f_j and to the moment about O_j.
+    backend : ScalarBackend, optional
+        cos and sin of the joint angles; default by the type of each q_j.
+    phase : callable or None
+        Told the name of each step as it starts (the rows of a recording's count by phase).
+
+    Returns
+    -------
+    list of n scalars: the rigid-body torques, rotor inertia and friction not included.
     """
-    AP, w, wd, sdd = forward_recursion(robot, q, qd, qdd, gravity)
-    Om = []
-    for w_i, wd_i in zip(w, wd):
-        W = skew(w_i)
-        Om.append(skew(wd_i) + W @ W)  # eq (12)
-    return AP, Om, sdd
-
-
-def _torques(robot: Robot, q, qd, qdd, gravity, wrenches) -> np.ndarray:
-    """Rigid-body torques plus rotor inertia by eqs (14)–(16), arrays already checked."""
-    dtype = q.dtype
-    AP, Om, sdd = _kinematics(robot, q, qd, qdd, gravity)
-    E = _euler_tensors(robot, dtype)
-    MS, M = robot.MS.astype(dtype), robot.M.astype(dtype)
-    # §4.1 step 2, referred to O_i: f_i = m_i r̈_i and the moment of link i's inertia forces about O_i.
-    f, chi = [], []
-    for i in range(robot.nf):
-        OE = Om[i] @ E[i]
-        f_i = M[i] * sdd[i] + mv(Om[i], MS[i])  # eq (9), gravity already in s̈_0
-        chi_i = cross(MS[i], sdd[i]) + _vee(OE - np.swapaxes(OE, -1, -2))  # r̃_{i,i} f_i + t_i, eq (10)
-        if wrenches is not None:
-            f_i = f_i + wrenches[..., i, :3]
-            chi_i = chi_i + wrenches[..., i, 3:]
-        f.append(f_i)
-        chi.append(chi_i)
-    # §4.1 step 3: φ_i = Σ_children ^iR_c (f_c + φ_c) (16); χ_i = ... + s̃_{i,c} ^iR_c(f_c + φ_c) + ^iR_c χ_c (15).
-    phi = [np.zeros_like(x) for x in f]
-    for i in range(robot.nf - 1, -1, -1):
-        p = robot.derived.parent[i]
+    phase = phase or _noop
+    rot = frame_rotations(robot, q, backend)
+    nf = robot.nf
+    parent = robot.derived.parent
+    w, wd, U, dv, sdd = [None] * nf, [None] * nf, [None] * nf, [None] * nf, [None] * nf
+    k = 0
+    phase("step 1: velocities and accelerations")
+    for i in range(nf):
+        p = parent[i]
         if p >= 0:
-            A, P = AP[i]
-            F = mv(A, f[i] + phi[i])
-            phi[p] = phi[p] + F
-            chi[p] = chi[p] + cross(P, F) + mv(A, chi[i])
-    tau = np.empty(q.shape, dtype)
-    for k, i in enumerate(robot.joint_frames):
-        # eq (14): τ_j = (∂ω̇_j/∂q̈_j)ᵀ χ_j = z_jᵀ χ_j; prismatic, from (7e): z_jᵀ (f_j + φ_j).
-        tau[..., k] = (f[i] + phi[i])[..., 2] if robot.sigma[i] == 1 else chi[i][..., 2]
-    return tau + robot.derived.Ia.astype(dtype) * qdd
+            wi = to_child(rot[i], w[p])
+            wdi = to_child(rot[i], wd[p])
+            si = to_child(rot[i], vsum(sdd[p], _mv(U[p], rot[i][3])))
+        else:
+            wi, wdi, si = ZERO, ZERO, to_child(rot[i], (-g[0], -g[1], -g[2]))
+        w_j = wi
+        if robot.sigma[i] != 2:
+            a, b = qd[k], qdd[k]
+            k += 1
+            if robot.sigma[i] == 0:
+                w_j = (wi[0], wi[1], c_add(wi[2], a))
+                wdi = (c_add(wdi[0], c_mul(wi[1], a)), c_sub(wdi[1], c_mul(wi[0], a)), c_add(wdi[2], b))
+            else:
+                si = (c_add(si[0], c_mul(2.0, c_mul(wi[1], a))), c_sub(si[1], c_mul(2.0, c_mul(wi[0], a))),
+                      c_add(si[2], b))
+        w[i], wd[i], sdd[i] = w_j, wdi, si
+        U[i], dv[i] = omega_tensor(w_j, wdi)
+    phase("step 2: link forces and moments")
+    f, chi = [None] * nf, [None] * nf
+    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
+        f[i] = vsum(vscale(M, sdd[i]), _mv(U[i], MS))  # eq (9), m r̈ = M s̈ + Ω MS
+        chi[i] = vsum(euler_moment(J6, wd[i], dv[i], U[i]), vcross(MS, sdd[i]))  # eq (10), about O_i
+        if wr is not None:
+            f[i] = vsum(f[i], tuple(wr[6 * i: 6 * i + 3]))
+            chi[i] = vsum(chi[i], tuple(wr[6 * i + 3: 6 * i + 6]))
+    phase("step 3: backward recursion")
+    phi = [ZERO] * nf
+    for i in range(nf - 1, -1, -1):
+        p = parent[i]
+        if p >= 0:
+            F = to_parent(rot[i], vsum(f[i], phi[i]))  # eq (16)
+            phi[p] = vsum(phi[p], F)
+            chi[p] = vsum(chi[p], vcross(rot[i][3], F), to_parent(rot[i], chi[i]))  # eq (15)
+    return [c_add(f[i][2], phi[i][2]) if robot.sigma[i] == 1 else chi[i][2] for i in robot.joint_frames]  # eq (14)
 
 
+# ---- Mata et al. §4.2: the inertia matrix as the Hessian of the Gibbs function -----------------------------------
+def joint_trig(c, s):
+    """Per joint, for :func:`rotate_symmetric`: (c, s, s², c s, sin 2θ, cos 2θ) of the joint angle."""
+    ss = c_mul(s, s)
+    cs = c_mul(c, s)
+    return c, s, ss, cs, opaque(2.0 * cs), opaque(1.0 - 2.0 * ss)
+
+
+def rotate_symmetric(rot, trig, S6):
+    """^{a}A_j S ^jA_{a} of a symmetric S = (xx, xy, xz, yy, yz, zz): Rot(z, θ + q) by its invariants
+    (``trig`` = :func:`joint_trig` of the joint), then Rot(x, α) the same way with constant coefficients (a
+    general Rot(z, γ) Rot(x, α) is applied as a matrix)."""
+    C = rot[0]
+    c, s, ss, cs, S2, C2 = trig
+    S = dict(zip(UPPER, S6))
+    if not (type(c) is float and c == 1.0 and s == 0.0):  # a prismatic or fixed frame with θ = 0: identity
+        S = planar_symmetric(S, 0, 1, 2, ss, cs, S2, C2, c, s)
+    if C[0] == (1.0, 0.0, 0.0):  # C = Rot(x, α)
+        ca, sa = C[1][1], C[2][1]
+        S = planar_symmetric(S, 1, 2, 0, sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)
+        return tuple(S[k] for k in UPPER)
+    M = [[S[(min(a, b), max(a, b))] for b in range(3)] for a in range(3)]
+    cols = [vmat(C, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
+    CM = [[cols[k][r] for k in range(3)] for r in range(3)]
+    out = [vmat(C, CM[r]) for r in range(3)]
+    return tuple(out[a][b] for a, b in UPPER)
+
+
+def _sym_translate(S6, m, s, fm):
+    """S + m (|s|² 1 − s sᵀ) + 2 (s·φ) 1 − (s φᵀ + φ sᵀ) = S − m s̃s̃ − s̃φ̃ − (s̃φ̃)ᵀ (``fm`` = φ; m = 0 skips the
+    first term): a composite inertia moved along s (Mata §4.2 steps 1 and 5)."""
+    out = list(S6)
+    if m != 0.0:
+        ss = vdot(s, s)
+        out = [c_add(x, c_mul(m, c_sub(ss, c_mul(s[a], s[b])) if a == b else -c_mul(s[a], s[b])))
+               for x, (a, b) in zip(out, UPPER)]
+    if fm is not None:
+        sf2 = c_mul(2.0, vdot(s, fm))
+        out = [c_sub(c_add(x, sf2) if a == b else x, c_add(c_mul(s[a], fm[b]), c_mul(fm[a], s[b])))
+               for x, (a, b) in zip(out, UPPER)]
+    return tuple(out)
+
+
+def inertia_components(robot: Robot, q, backend: ScalarBackend | None = None, phase=None) -> list:
+    """D(q) (n rows of n scalars) by Mata et al. §4.2, steps 1–7 (eq (22)), on any tree; rotor inertia on the
+    diagonal (none for the rigid models of the published counts).
+
+    Step 1 (constants where the joints below are revolute): composite masses M_i = m_i + Σ_c M_c,
+    ^iγ_i = MS_i + Σ_c M_c ^iP_c, E_i = J_i − Σ_c M_c P̃_c P̃_c; step 2: ^j s_{k,j} (origin of frame k to origin of
+    frame j, in R_j) for every joint k above frame j; step 3: the axes u_k = ^jR_k z_k in R_j (∂^jω̇_j/∂q̈_k for a
+    revolute k, ∂^jr̈/∂q̈_k for a prismatic k, eq 7e); step 4: ^iφ_i = γ_i + Σ_c ^iR_c φ_c (first moment of the
+    subtree of i about O_i); step 5: ψ_i = E_i + Σ_c [^iR_c ψ_c ^cR_i − s̃_c φ̃ − (s̃_c φ̃)ᵀ], φ = ^iR_c φ_c (its
+    inertia about O_i); steps 6–7, for k above j (k = j included):
+
+    * k, j revolute:  D_jk = u_kᵀ [ψ_j − s̃_{k,j} φ̃_j] z  (step 7; step 6 when k = j: D_jj = ψ_j(3,3))
+    * k prismatic, j revolute:  D_jk = u_k · (z × φ_j)
+    * k revolute, j prismatic:  D_jk = z · (u_k × (M_j s_{k,j} + φ_j))
+    * k, j prismatic:  D_jk = M_j u_k · z
+
+    and D_kj = D_jk; D_jk = 0 when neither joint lies above the other (trees).  A prismatic joint's P_c varies
+    with q, so for it step 1's terms are computed with the state.
+    """
+    phase = phase or _noop
+    n, nf = robot.n, robot.nf
+    parent, sigma = robot.derived.parent, robot.sigma
+    rot = frame_rotations(robot, q, backend)
+    links = robot.derived.links_six
+    joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
+    children = [[c for c in range(nf) if parent[c] == i] for i in range(nf)]
+    phase("step 1: constants")
+    Mc = [0.0] * nf
+    gamma, E = [None] * nf, [None] * nf
+    for i in range(nf - 1, -1, -1):
+        J6, MS, M = links[i]
+        Mc[i] = M + sum((Mc[c] for c in children[i]), 0.0)
+        gamma[i], E[i] = tuple(MS), tuple(J6)
+        for c in children[i]:
+            gamma[i] = vsum(gamma[i], vscale(Mc[c], rot[c][3]))
+            E[i] = _sym_translate(E[i], Mc[c], rot[c][3], None)
+    phase("step 2: position vectors")
+    s_at: list[dict] = [{}] * nf  # s_at[i][k] = ^i s_{k,i} for every joint k at or above frame i
+    for i in range(nf):
+        p = parent[i]
+        s_at[i] = {} if p < 0 else {k: to_child(rot[i], vsum(s, rot[i][3])) for k, s in s_at[p].items()}
+        if i in joint_of:
+            s_at[i][joint_of[i]] = ZERO
+    phase("step 3: joint axes")
+    u_at: list[dict] = [{}] * nf  # u_at[i][k] = u_k in R_i
+    for i in range(nf):
+        p = parent[i]
+        u_at[i] = {} if p < 0 else {k: to_child(rot[i], u) for k, u in u_at[p].items()}
+        if i in joint_of:
+            u_at[i][joint_of[i]] = _Z
+    phase("step 4: first moments")
+    phi, phi_in = [None] * nf, [None] * nf  # phi_in[c] = ^{a(c)}R_c φ_c
+    for i in range(nf - 1, -1, -1):
+        phi[i] = gamma[i]
+        for c in children[i]:
+            phi_in[c] = to_parent(rot[c], phi[c])
+            phi[i] = vsum(phi[i], phi_in[c])
+    phase("step 5: composite inertias")
+    psi = [None] * nf
+    for i in range(nf - 1, -1, -1):
+        psi[i] = E[i]
+        for c in children[i]:
+            Rpsi = rotate_symmetric(rot[c], joint_trig(rot[c][1], rot[c][2]), psi[c])
+            psi[i] = _sym_translate(tuple(c_add(x, y) for x, y in zip(psi[i], Rpsi)), 0.0, rot[c][3], phi_in[c])
+    phase("steps 6-7: inertia matrix")
+    D = [[0.0] * n for _ in range(n)]
+    for i, j in joint_of.items():
+        ph, rev_j = phi[i], sigma[i] == 0
+        col = (psi[i][2], psi[i][4], psi[i][5])  # ψ_j z
+        for k, uk in u_at[i].items():
+            s, rev_k = s_at[i][k], sigma[robot.joint_frames[k]] == 0
+            if k == j:
+                Djk = psi[i][5] if rev_j else Mc[i]
+            elif rev_j and rev_k:
+                # [ψ − s̃φ̃] z = ψ z − (s_z φ_x, s_z φ_y, −(s_x φ_x + s_y φ_y))
+                v = (c_sub(col[0], c_mul(s[2], ph[0])), c_sub(col[1], c_mul(s[2], ph[1])),
+                     c_add(col[2], c_add(c_mul(s[0], ph[0]), c_mul(s[1], ph[1]))))
+                Djk = vdot(uk, v)
+            elif rev_j:
+                Djk = vdot(uk, vcross(_Z, ph))
+            elif rev_k:
+                Djk = vcross(uk, vsum(vscale(Mc[i], s), ph))[2]
+            else:
+                Djk = c_mul(Mc[i], uk[2])
+            D[j][k] = D[k][j] = Djk
+    for k, Ia in enumerate(robot.derived.Ia):
+        D[k][k] = c_add(D[k][k], float(Ia))
+    return D
+
+
+# ---- Mata et al. §3, Table 3: forward dynamics -------------------------------------------------------------------
+def forward_components(robot: Robot, q, qd, tau, g, wr=None, backend: ScalarBackend | None = None, phase=None,
+                       check: bool = False) -> list:
+    """q̈ = D⁻¹ (τ − C − G) (Mata et al. eq. (17), Table 3): D by :func:`inertia_components` (rotor inertia
+    included), the bias vector by :func:`torque_components` with q̈ = 0, then the square-root-free Cholesky
+    factorisation L D Lᵀ and the two triangular solves (:func:`robodyn.dynamics.fast.cholesky_components`;
+    ``check``: its pivot test, for a kernel's recording scalars).  ``tau`` is the torque less friction."""
+    phase = phase or _noop
+    D = inertia_components(robot, q, backend, phase)
+    phase("bias vector")
+    bias = torque_components(robot, q, qd, [0.0] * robot.n, g, wr, backend)
+    phase("Cholesky factorisation and solve")
+    return cholesky_components(D, [c_sub(t, c) for t, c in zip(tau, bias)], check)
+
+
+# ---- the public functions: batches over blocks of states, single states through the traced kernels --------------
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
     """Inverse dynamics by the Gibbs–Appell equations, O(n) (Mata et al. eqs 14–16, §4.1).
 
@@ -123,36 +344,31 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
 
 
+def _run_blocks(robot: Robot, components, joint, g, fe) -> np.ndarray:
+    """``components(robot, *joint rows, g, wr)`` (n scalars out) over blocks of states, on checked arrays."""
+    dtype, batch, n = joint[0].dtype, joint[0].shape[:-1], joint[0].shape[-1]
+    cols = flat_columns(*joint)
+    if fe is not None:
+        cols = cols + flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))
+    gc = gravity_components(g, batch, dtype)
+    size = cols[0].shape[1]
+    out = np.empty((size, n), dtype)
+    # The loop is over blocks of states (kept in cache), never over single samples of a batch.
+    for sl, rows in state_blocks(*cols):
+        wr = rows[len(joint)] if fe is not None else None
+        for k, x in enumerate(components(robot, *rows[:len(joint)], block_of(gc, sl, size), wr)):
+            out[sl, k] = x
+    return out.reshape(batch + (n,))
+
+
 def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
-    return _torques(robot, q, qd, qdd, g, fe) + friction_of(robot, qd)
-
-
-def _mass_moments(robot: Robot, q, dtype):
-    """§4.2 steps 1, 4, 5: composite mass M_i, first moment φ_i and inertia ψ_i of the subtree of frame i, about O_i.
-
-    M_i = m_i + Σ_c M_c;  φ_i = m_i r_{i,i} + Σ_c (M_c s_{i,c} + ^iR_c φ_c)   (Mata: γ_i + ^iφ_{i+1});
-    ψ_i = H_i + Σ_c (^iR_c ψ_c ^cR_i − M_c s̃_{i,c} s̃_{i,c} − s̃_{i,c} ^iφ̃_c − (s̃_{i,c} ^iφ̃_c)ᵀ)
-    (Mata: E_i − s̃ φ̃ − (s̃ φ̃)ᵀ + R ψ Rᵀ with E_i = H_i − M_{i+1} s̃ s̃ and H_i the inertia about O_i).
-    These are Khalil & Dombre's composite links M⁺, MS⁺, J⁺ ([9.12]): :func:`robodyn.dynamics.composite.composite_links`.
-    """
-    _, psi, phi, Mc = composite_links(robot, q, dtype)
-    return Mc, phi, psi
+    tau = _run_blocks(robot, torque_components, (q, qd, qdd), g, fe)
+    return tau + robot.derived.Ia.astype(q.dtype) * qdd + friction_of(robot, qd)
 
 
 def inertia_matrix(robot: Robot, q) -> np.ndarray:
-    """Inertia matrix as the Hessian of the Gibbs function, O(n²) (Mata et al. eqs 19–22, §4.2 steps 1–7).
-
-    For a joint j and a joint k between the base and j (k = j included), with u_k = ∂^jω̇_j/∂q̈_k = ^jR_k z_k
-    (step 3; for a prismatic k the same vector is ∂^jr̈_i/∂q̈_k, eq 7e) and s_{k,j} from O_k to O_j in R_j
-    (step 2):
-
-    * k, j revolute:  D_jk = u_kᵀ [ψ_j − s̃_{k,j} φ̃_j] z_j                  (step 7; step 6 when k = j)
-    * k prismatic, j revolute:  D_jk = u_k · (z_j × φ_j)
-    * k revolute, j prismatic:  D_jk = z_j · (u_k × (M_j s_{k,j} + φ_j))
-    * k, j prismatic:  D_jk = M_j u_k · z_j
-
-    and D_kj = D_jk; D_jk = 0 when neither joint lies between the base and the other (trees).  Rotor inertias
-    are added on the diagonal.
+    """Inertia matrix as the Hessian of the Gibbs function, O(n²) (Mata et al. eqs 19–22, §4.2 steps 1–7):
+    :func:`inertia_components`, rotor inertias on the diagonal.
 
     Parameters
     ----------
@@ -167,51 +383,24 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
 
 
 def _inertia_numpy(robot: Robot, q) -> np.ndarray:
-    """Steps 1–7 of :func:`inertia_matrix` on checked q."""
-    dtype, batch = q.dtype, q.shape[:-1]
-    n = robot.n
-    AP = local_transforms(robot, q, dtype)
-    Mc, phi, psi = _mass_moments(robot, q, dtype)
-    z = np.zeros(3, dtype)
-    z[2] = 1
-    zb = np.broadcast_to(z, batch + (3,))
-    joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
-    D = np.zeros(batch + (n, n), dtype)
-    # Steps 2–3 for a tree: carry, for every joint k above frame i, (u_k, s_{k,i}) expressed in R_i.
-    above: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
-    for i in range(robot.nf):
-        p = robot.derived.parent[i]
-        A, P = AP[i]
-        carried = {} if p < 0 else {k: (mtv(A, u), mtv(A, s + P)) for k, (u, s) in above[p].items()}
-        if i in joint_of:
-            carried[joint_of[i]] = (zb, np.zeros(batch + (3,), dtype))
-        above.append(carried)
-        if i not in joint_of:
-            continue
-        j = joint_of[i]
-        Phi = skew(np.broadcast_to(phi[i], batch + (3,)))
-        for k, (u, s) in carried.items():
-            kf = robot.joint_frames[k]
-            if robot.sigma[i] == 0 and robot.sigma[kf] == 0:
-                Djk = np.sum(u * (psi[i] - skew(s) @ Phi)[..., :, 2], -1)  # steps 6–7: u_kᵀ [ψ − s̃ φ̃] z
-            elif robot.sigma[i] == 0:
-                Djk = np.sum(u * cross(zb, phi[i]), -1)
-            elif robot.sigma[kf] == 0:
-                Djk = cross(u, Mc[i] * s + phi[i])[..., 2]
-            else:
-                Djk = Mc[i] * u[..., 2]
-            D[..., j, k] = Djk
-            D[..., k, j] = Djk
-    idx = np.arange(n)
-    D[..., idx, idx] += robot.derived.Ia.astype(dtype)
-    return D
+    """:func:`inertia_components` over blocks of states, on checked q."""
+    dtype, batch, n = q.dtype, q.shape[:-1], q.shape[-1]
+    (cols,) = flat_columns(q)
+    size = cols.shape[1]
+    D = np.empty((size, n, n), dtype)
+    for sl, (q_b,) in state_blocks(cols):
+        for j, row in enumerate(inertia_components(robot, q_b)):
+            for k, x in enumerate(row):
+                D[sl, j, k] = x
+    return D.reshape(batch + (n, n))
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
     """Forward dynamics q̈ = D⁻¹(τ − C(q, q̇)) with the Gibbs–Appell D and bias vector (Mata et al. §3, eq 17).
 
     C (Coriolis, centrifugal, gravity, friction and wrench torques) is :func:`inverse_dynamics` at q̈ = 0;
-    D is :func:`inertia_matrix`; the system is solved by Cholesky factorisation.
+    D is :func:`inertia_matrix`; the system is solved by the square-root-free Cholesky factorisation L D Lᵀ
+    (:func:`forward_components`).
 
     Parameters
     ----------
@@ -229,84 +418,17 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
 
 
 def _forward_numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
-    C = _torques(robot, q, qd, np.zeros_like(qd), g, fe) + friction_of(robot, qd)
-    return cholesky_solve(inertia_matrix(robot, q), tau - C, robot.name)
+    rigid = tau - friction_of(robot, qd)
+    check = q.dtype != object  # counting scalars (robodyn.analysis.opcount) have no pivot test
 
+    def checked(robot, q, qd, tau, g, wr):
+        return forward_components(robot, q, qd, tau, g, wr, check=check)
 
-# ---- single states: the same steps on component scalars, traced into straight-line code (robodyn.dynamics.fast) ----
-
-
-def _skew_squared_plus(wd, w) -> tuple:
-    """Ω = ω̇̃ + ω̃ ω̃ (eq 12) as three rows of components; ω̃ ω̃ = ω ωᵀ − (ω·ω) 1."""
-    ww = vdot(w, w)
-    rows = []
-    for r in range(3):
-        row = [c_mul(w[r], w[c]) for c in range(3)]
-        row[r] = row[r] - ww
-        rows.append(row)
-    (x, y, z) = wd
-    cross_rows = ((0.0, -z, y), (z, 0.0, -x), (-y, x, 0.0))
-    return tuple(tuple(a + b for a, b in zip(cr, row)) for cr, row in zip(cross_rows, rows))
-
-
-def torque_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None) -> list:
-    """Rigid-body torques by eqs (14)–(16) on component scalars (as :func:`_torques`, without rotor inertia):
-    lists of n scalars in, n scalars out (see :mod:`robodyn.spatial`)."""
-    rot, w, wd, sdd = forward_components(robot, q, qd, qdd, g, backend)  # §4.1 step 1
-    f, chi = [], []
-    for i, (J, MS, M) in enumerate(robot.derived.links_six):
-        Om = _skew_squared_plus(wd[i], w[i])
-        half = 0.5 * (J[0] + J[3] + J[5])
-        E = tuple(tuple((half if r == c else 0.0) - x for c, x in enumerate(row)) for r, row in enumerate(sym_rows(J)))
-        OE = [[vdot(Om[r], (E[0][c], E[1][c], E[2][c])) for c in range(3)] for r in range(3)]
-        vee = (OE[2][1] - OE[1][2], OE[0][2] - OE[2][0], OE[1][0] - OE[0][1])
-        f.append(vadd(vscale(M, sdd[i]), mat_mv(Om, MS)))  # eq (9)
-        chi.append(vadd(vcross(MS, sdd[i]), vee))  # eq (10), about O_i
-    phi = [(0.0, 0.0, 0.0)] * robot.nf
-    for i in range(robot.nf - 1, -1, -1):  # §4.1 step 3, eqs (15)–(16)
-        p = robot.derived.parent[i]
-        if p >= 0:
-            C, c, s, P = rot[i]
-            F = vmat(C, vrz(c, s, vadd(f[i], phi[i])))
-            phi[p] = vadd(phi[p], F)
-            chi[p] = vadd(vadd(chi[p], vcross(P, F)), vmat(C, vrz(c, s, chi[i])))
-    return [vadd(f[i], phi[i])[2] if robot.sigma[i] == 1 else chi[i][2] for i in robot.joint_frames]  # eq (14)
-
-
-def inertia_components(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
-    """D (n rows of n scalars) by §4.2 steps 1–7 on component scalars, as :func:`inertia_matrix` (rotor inertias
-    included)."""
-    n = robot.n
-    rot, psi, phi, Mc = composite_components(robot, q, backend)  # steps 1, 4, 5
-    joint_of = {int(f): k for k, f in enumerate(robot.joint_frames)}
-    z, zero = (0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
-    D = [[0.0] * n for _ in range(n)]
-    above: list[dict] = []
-    for i in range(robot.nf):  # steps 2–3: (u_k, s_{k,i}) of every joint k above frame i, in R_i
-        p = robot.derived.parent[i]
-        C, c, s, P = rot[i]
-        carried = {} if p < 0 else {k: (vrz_t(c, s, vmat_t(C, u)), vrz_t(c, s, vmat_t(C, vadd(sk, P))))
-                                    for k, (u, sk) in above[p].items()}
-        if i in joint_of:
-            carried[joint_of[i]] = (z, zero)
-        above.append(carried)
-        if i not in joint_of:
-            continue
-        j = joint_of[i]
-        for k, (u, sk) in carried.items():
-            kf = robot.joint_frames[k]
-            if robot.sigma[i] == 0 and robot.sigma[kf] == 0:  # steps 6–7: u_kᵀ [ψ − s̃ φ̃] z
-                Djk = vdot(u, vsub((psi[i][2], psi[i][4], psi[i][5]), vcross(sk, vcross(phi[i], z))))
-            elif robot.sigma[i] == 0:
-                Djk = vdot(u, vcross(z, phi[i]))
-            elif robot.sigma[kf] == 0:
-                Djk = vcross(u, vadd(vscale(Mc[i], sk), phi[i]))[2]
-            else:
-                Djk = c_mul(Mc[i], u[2])
-            D[j][k] = D[k][j] = Djk
-    for k, Ia in enumerate(robot.derived.Ia):
-        D[k][k] = D[k][k] + float(Ia)
-    return D
+    try:
+        return _run_blocks(robot, checked, (q, qd, rigid), g, fe)
+    except fast.Fallback:  # a pivot near zero: the batched Cholesky solves or names the singular model
+        C = _run_blocks(robot, torque_components, (q, qd, np.zeros_like(qd)), g, fe)
+        return cholesky_solve(_inertia_numpy(robot, q), rigid - C, robot.name)
 
 
 def _inverse_kernel(robot: Robot):
@@ -322,10 +444,9 @@ def _inertia_kernel(robot: Robot):
 
 def _forward_kernel(robot: Robot):
     def build(backend, q, qd, tau, g):
-        zero = [0.0] * robot.n
-        C = [t + fr for t, fr in zip(torque_components(robot, q, qd, zero, g, backend),
-                                     friction_components(robot, qd, backend))]
-        return fast.cholesky_components(inertia_components(robot, q, backend), [t - c for t, c in zip(tau, C)])
+        friction = friction_components(robot, qd, backend)
+        return forward_components(robot, q, qd, [t - f for t, f in zip(tau, friction)], g, backend=backend,
+                                  check=True)
 
     return build
 
