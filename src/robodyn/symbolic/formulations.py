@@ -79,9 +79,9 @@ def _build(robot, name: str):
             return recursive.second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
         return aba
     if name == "kozlowski_inverse":
-        return lambda backend, phase, q, qd, qdd: kozlowski_torques(robot, q, qd, qdd, g, backend, phase)
+        return lambda backend, phase, q, qd, qdd: kozlowski_torques(robot, q, qd, qdd, g, backend=backend, phase=phase)
     if name == "kozlowski_forward":
-        return lambda backend, phase, q, qd, tau: kozlowski_forward(robot, q, qd, tau, g, backend, phase)
+        return lambda backend, phase, q, qd, tau: kozlowski_forward(robot, q, qd, tau, g, backend=backend, phase=phase)
     raise InputError(f"model = {name!r}; choose one of {', '.join(MODELS)}")
 
 
