@@ -339,6 +339,37 @@ def block_of(v: tuple, sl: slice, size: int) -> tuple:
     return tuple(x if np.ndim(x) == 0 else (x[0].item() if size == 1 else x[sl]) for x in v)
 
 
+def run_blocks(robot: Robot, components, joint: tuple, gravity, wrenches=None) -> np.ndarray:
+    """A component recursion over every state of checked arrays, block by block (:func:`state_blocks`).
+
+    Parameters
+    ----------
+    components : callable ``(robot, *rows, g, wr)`` returning n scalars, ``rows`` one row per joint variable of
+        each array of ``joint`` (see :func:`flat_columns`), ``g`` the gravity components, ``wr`` the 6 nf rows of
+        ``wrenches`` or None.
+    joint : tuple of ndarray (..., n), one dtype.
+    gravity : ndarray (3,) or (..., 3).
+    wrenches : ndarray (..., nf, 6) or None.
+
+    Returns
+    -------
+    ndarray (..., n)
+    """
+    dtype, batch, n = joint[0].dtype, joint[0].shape[:-1], joint[0].shape[-1]
+    cols = flat_columns(*joint)
+    if wrenches is not None:
+        cols = cols + flat_columns(np.reshape(wrenches, batch + (6 * robot.nf,)))
+    g = gravity_components(gravity, batch, dtype)
+    size = cols[0].shape[1]
+    out = np.empty((size, n), dtype)
+    # The loop is over blocks of states (kept in cache), never over single samples of a batch.
+    for sl, rows in state_blocks(*cols):
+        wr = rows[len(joint)] if wrenches is not None else None
+        for k, x in enumerate(components(robot, *rows[:len(joint)], block_of(g, sl, size), wr)):
+            out[sl, k] = x
+    return out.reshape(batch + (n,))
+
+
 def link_accelerations(robot: Robot, q, qd, qdd) -> LinkAccelerations:
     """Angular acceleration ^jω̇_j and linear acceleration ^jV̇_j of O_j for every frame, in R_j.
 

@@ -48,8 +48,7 @@ from robodyn.dynamics import executor, fast
 from robodyn.dynamics.fast import cholesky_components
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.trace import opaque
-from robodyn.kinematics import (block_of, flat_columns, frame_rotations, gravity_components, state_blocks, to_child,
-                                to_parent)
+from robodyn.kinematics import flat_columns, frame_rotations, run_blocks, state_blocks, to_child, to_parent
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.model.robot import Robot
 from robodyn.spatial import (UPPER, ScalarBackend, c_add, c_mul, c_sub, planar_symmetric, vcross, vdot, vmat, vscale,
@@ -344,25 +343,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
     return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
 
 
-def _run_blocks(robot: Robot, components, joint, g, fe) -> np.ndarray:
-    """``components(robot, *joint rows, g, wr)`` (n scalars out) over blocks of states, on checked arrays."""
-    dtype, batch, n = joint[0].dtype, joint[0].shape[:-1], joint[0].shape[-1]
-    cols = flat_columns(*joint)
-    if fe is not None:
-        cols = cols + flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))
-    gc = gravity_components(g, batch, dtype)
-    size = cols[0].shape[1]
-    out = np.empty((size, n), dtype)
-    # The loop is over blocks of states (kept in cache), never over single samples of a batch.
-    for sl, rows in state_blocks(*cols):
-        wr = rows[len(joint)] if fe is not None else None
-        for k, x in enumerate(components(robot, *rows[:len(joint)], block_of(gc, sl, size), wr)):
-            out[sl, k] = x
-    return out.reshape(batch + (n,))
-
-
 def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
-    tau = _run_blocks(robot, torque_components, (q, qd, qdd), g, fe)
+    tau = run_blocks(robot, torque_components, (q, qd, qdd), g, fe)
     return tau + robot.derived.Ia.astype(q.dtype) * qdd + friction_of(robot, qd)
 
 
@@ -425,9 +407,9 @@ def _forward_numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
         return forward_components(robot, q, qd, tau, g, wr, check=check)
 
     try:
-        return _run_blocks(robot, checked, (q, qd, rigid), g, fe)
+        return run_blocks(robot, checked, (q, qd, rigid), g, fe)
     except fast.Fallback:  # a pivot near zero: the batched Cholesky solves or names the singular model
-        C = _run_blocks(robot, torque_components, (q, qd, np.zeros_like(qd)), g, fe)
+        C = run_blocks(robot, torque_components, (q, qd, np.zeros_like(qd)), g, fe)
         return cholesky_solve(_inertia_numpy(robot, q), rigid - C, robot.name)
 
 

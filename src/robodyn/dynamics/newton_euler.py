@@ -16,7 +16,7 @@ import numpy as np
 
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import joint_arrays
-from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
+from robodyn.kinematics import forward_components, run_blocks
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor, fast
@@ -37,18 +37,7 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
     -------
     ndarray (..., n)
     """
-    dtype, batch, n = q.dtype, q.shape[:-1], q.shape[-1]
-    cols = flat_columns(q, qd, qdd)
-    g = gravity_components(gravity, batch, dtype)
-    if wrenches is not None:
-        cols = cols + flat_columns(np.reshape(wrenches, batch + (6 * robot.nf,)))
-    size = cols[0].shape[1]
-    tau = np.empty((size, n), dtype)
-    # The loop is over blocks of states (kept in cache), never over single samples of a batch.
-    for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
-        for k, t in enumerate(rnea_components(robot, q_b, qd_b, qdd_b, block_of(g, sl, size), wr_b[0] if wr_b else None)):
-            tau[sl, k] = t
-    return tau.reshape(batch + (n,)) + robot.derived.Ia.astype(dtype) * qdd
+    return run_blocks(robot, rnea_components, (q, qd, qdd), gravity, wrenches) + robot.derived.Ia.astype(q.dtype) * qdd
 
 
 def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend | None = None) -> list:

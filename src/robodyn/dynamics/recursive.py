@@ -35,7 +35,7 @@ import numpy as np
 from robodyn.arrays import pivot_too_small, singular_model_error
 from robodyn.dynamics import executor
 from robodyn.model.friction import friction_components, friction_of
-from robodyn.kinematics import block_of, flat_columns, frame_rotations, gravity_components, state_blocks
+from robodyn.kinematics import frame_rotations, run_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
     ScalarBackend,
@@ -88,27 +88,21 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
 
 
 def _numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
-    batch, dtype = q.shape[:-1], q.dtype
-    g = gravity_components(g, batch, dtype)
-    cols = flat_columns(q, qd, tau - friction_of(robot, qd))  # [9.106]
-    if fe is not None:
-        cols += flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))
-    size = cols[0].shape[1]
-    qdd = np.empty((size, robot.n), dtype)
-    for sl, (q_b, qd_b, tau_b, *fe_b) in state_blocks(*cols):
-        rot, gam, beta = first_forward(robot, q_b, qd_b, fe_b[0] if fe_b else None)
-        H, Ja, Jstar, beta_star = backward(robot, tau_b, rot, gam, beta)
-        for k, value in enumerate(second_forward(robot, tau_b, block_of(g, sl, size), rot, gam, H, Ja, beta_star)):
-            qdd[sl, k] = value
-    return qdd.reshape(batch + (robot.n,))
+    return run_blocks(robot, aba_components, (q, qd, tau - friction_of(robot, qd)), g, fe)  # [9.106]
+
+
+def aba_components(robot: Robot, q, qd, tau, g, fe=None, backend: ScalarBackend | None = None) -> list:
+    """q̈ of the recursive algorithm of §9.7.2 on component scalars (τ without friction, [9.106]): the first
+    forward recursion, the backward recursion and the second forward recursion in turn."""
+    rot, gam, beta = first_forward(robot, q, qd, fe, backend)
+    H, Ja, _, beta_star = backward(robot, tau, rot, gam, beta)
+    return second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
 
 
 def _kernel(robot: Robot):
     def build(backend, q, qd, tau, g):
         tau = [t - f for t, f in zip(tau, friction_components(robot, qd, backend))]  # [9.106]
-        rot, gam, beta = first_forward(robot, q, qd, None, backend)
-        H, Ja, _, beta_star = backward(robot, tau, rot, gam, beta)
-        return second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
+        return aba_components(robot, q, qd, tau, g, backend=backend)
 
     return build
 

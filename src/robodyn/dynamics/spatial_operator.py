@@ -42,8 +42,7 @@ import numpy as np
 from robodyn.arrays import pivot_too_small, singular_model_error
 from robodyn.dynamics import executor, fast
 from robodyn.dynamics.trace import opaque
-from robodyn.kinematics import (block_of, flat_columns, frame_rotations, gravity_components, state_blocks, to_child,
-                                to_parent)
+from robodyn.kinematics import frame_rotations, run_blocks, to_child, to_parent
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.model.robot import Robot
 from robodyn.spatial import planar_symmetric, vcross, vmat, vscale, vsum
@@ -482,29 +481,13 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
 
 
-def _batched(robot: Robot, recursion, q, qd, x, g, fe) -> np.ndarray:
-    """``recursion(robot, q, qd, x, g, wr)`` on every state of (..., n) arrays: on (B,) rows over blocks of states
-    (:func:`robodyn.kinematics.state_blocks`), as :func:`robodyn.dynamics.newton_euler.rnea` runs Newton–Euler."""
-    dtype, batch, n = q.dtype, q.shape[:-1], q.shape[-1]
-    cols = flat_columns(q, qd, x)
-    gc = gravity_components(g, batch, dtype)
-    if fe is not None:
-        cols = cols + flat_columns(np.reshape(fe, batch + (6 * robot.nf,)))
-    size = cols[0].shape[1]
-    out = np.empty((size, n), dtype)
-    for sl, (q_b, qd_b, x_b, *wr_b) in state_blocks(*cols):
-        for k, value in enumerate(recursion(robot, q_b, qd_b, x_b, block_of(gc, sl, size), wr_b[0] if wr_b else None)):
-            out[sl, k] = value
-    return out.reshape(batch + (n,))
-
-
 def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
-    tau = _batched(robot, kozlowski_torques, q, qd, qdd, g, fe)
+    tau = run_blocks(robot, kozlowski_torques, (q, qd, qdd), g, fe)
     return tau + robot.derived.Ia.astype(q.dtype) * qdd + friction_of(robot, qd)  # (3.30)
 
 
 def _forward_numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
-    return _batched(robot, kozlowski_forward, q, qd, tau - friction_of(robot, qd), g, fe)  # (3.51): τ − Γ_f
+    return run_blocks(robot, kozlowski_forward, (q, qd, tau - friction_of(robot, qd)), g, fe)  # (3.51): τ − Γ_f
 
 
 def _inverse_kernel(robot: Robot):

@@ -73,11 +73,7 @@ def _build(robot, name: str):
             return cholesky_components(A, [t - c for t, c in zip(tau, bias)], check=False)
         return crba_forward
     if name == "aba":
-        def aba(backend, phase, q, qd, tau):
-            rot, gam, beta = recursive.first_forward(robot, q, qd, None, backend)
-            H, Ja, _, beta_star = recursive.backward(robot, tau, rot, gam, beta)
-            return recursive.second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
-        return aba
+        return lambda backend, phase, q, qd, tau: recursive.aba_components(robot, q, qd, tau, g, backend=backend)
     if name == "kozlowski_inverse":
         return lambda backend, phase, q, qd, qdd: kozlowski_torques(robot, q, qd, qdd, g, backend=backend, phase=phase)
     if name == "kozlowski_forward":
