@@ -146,6 +146,10 @@ def c_div(a, b):
     return a / b
 
 
+#: the zero 3-vector of the component recursions
+ZERO = (0.0, 0.0, 0.0)
+
+
 def vadd(u, v):
     """u + v for component tuples."""
     return (c_add(u[0], v[0]), c_add(u[1], v[1]), c_add(u[2], v[2]))
@@ -272,6 +276,11 @@ def sym_outer(u, v):
 
 #: (row, column) of the six components of a symmetric tensor, in the order (xx, xy, xz, yy, yz, zz).
 UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+
+
+def frame_wrench(wr, i: int) -> tuple[tuple, tuple]:
+    """(f_ej, m_ej) of frame index ``i`` from the flattened wrench rows ``wr`` ([f; m] per frame, 6 nf scalars)."""
+    return (wr[6 * i], wr[6 * i + 1], wr[6 * i + 2]), (wr[6 * i + 3], wr[6 * i + 4], wr[6 * i + 5])
 
 
 

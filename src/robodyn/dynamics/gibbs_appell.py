@@ -47,19 +47,14 @@ import numpy as np
 from robodyn.dynamics import executor, fast
 from robodyn.dynamics.fast import cholesky_components
 from robodyn.dynamics.lagrange import cholesky_solve
-from robodyn.dynamics.trace import opaque
+from robodyn.dynamics.trace import no_phase, opaque
 from robodyn.kinematics import flat_columns, frame_rotations, run_blocks, state_blocks, to_child, to_parent
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.model.robot import Robot
-from robodyn.spatial import (UPPER, ScalarBackend, c_add, c_mul, c_sub, planar_symmetric, vcross, vdot, vmat, vscale,
-                             vsum)
+from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, frame_wrench, planar_symmetric, vcross,
+                             vdot, vmat, vscale, vsum)
 
-ZERO = (0.0, 0.0, 0.0)
 _Z = (0.0, 0.0, 1.0)
-
-
-def _noop(name: str) -> None:
-    return None
 
 
 def _products(w):
@@ -126,7 +121,7 @@ def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBacke
     -------
     list of n scalars: the rigid-body torques, rotor inertia and friction not included.
     """
-    phase = phase or _noop
+    phase = phase or no_phase
     rot = frame_rotations(robot, q, backend)
     nf = robot.nf
     parent = robot.derived.parent
@@ -159,8 +154,9 @@ def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBacke
         f[i] = vsum(vscale(M, sdd[i]), _mv(U[i], MS))  # eq (9), m r̈ = M s̈ + Ω MS
         chi[i] = vsum(euler_moment(J6, wd[i], dv[i], U[i]), vcross(MS, sdd[i]))  # eq (10), about O_i
         if wr is not None:
-            f[i] = vsum(f[i], tuple(wr[6 * i: 6 * i + 3]))
-            chi[i] = vsum(chi[i], tuple(wr[6 * i + 3: 6 * i + 6]))
+            fe, me = frame_wrench(wr, i)
+            f[i] = vsum(f[i], fe)
+            chi[i] = vsum(chi[i], me)
     phase("step 3: backward recursion")
     phi = [ZERO] * nf
     for i in range(nf - 1, -1, -1):
@@ -234,7 +230,7 @@ def inertia_components(robot: Robot, q, backend: ScalarBackend | None = None, ph
     and D_kj = D_jk; D_jk = 0 when neither joint lies above the other (trees).  A prismatic joint's P_c varies
     with q, so for it step 1's terms are computed with the state.
     """
-    phase = phase or _noop
+    phase = phase or no_phase
     n, nf = robot.n, robot.nf
     parent, sigma = robot.derived.parent, robot.sigma
     rot = frame_rotations(robot, q, backend)
@@ -312,7 +308,7 @@ def forward_components(robot: Robot, q, qd, tau, g, wr=None, backend: ScalarBack
     included), the bias vector by :func:`torque_components` with q̈ = 0, then the square-root-free Cholesky
     factorisation L D Lᵀ and the two triangular solves (:func:`robodyn.dynamics.fast.cholesky_components`;
     ``check``: its pivot test, for a kernel's recording scalars).  ``tau`` is the torque less friction."""
-    phase = phase or _noop
+    phase = phase or no_phase
     D = inertia_components(robot, q, backend, phase)
     phase("bias vector")
     bias = torque_components(robot, q, qd, [0.0] * robot.n, g, wr, backend)

@@ -20,7 +20,7 @@ from robodyn.kinematics import forward_components, run_blocks
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor, fast
-from robodyn.spatial import ScalarBackend, vadd, vcross, vmat, vrz, vscale
+from robodyn.spatial import ScalarBackend, frame_wrench, vadd, vcross, vmat, vrz, vscale
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -62,8 +62,8 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
         F = vadd(vadd(vscale(M, Vd[i]), vcross(wd[i], MS)), vcross(w[i], vcross(w[i], MS)))  # [9.88], [9.90]
         N = vadd(vadd(vmat(J, wd[i]), vcross(w[i], vmat(J, w[i]))), vcross(MS, Vd[i]))  # [9.89]
         if wr is not None:
-            F = vadd(F, tuple(wr[6 * i + c] for c in range(3)))
-            N = vadd(N, tuple(wr[6 * i + 3 + c] for c in range(3)))
+            fe, me = frame_wrench(wr, i)
+            F, N = vadd(F, fe), vadd(N, me)
         f.append(F)
         m.append(N)
     for i in range(robot.nf - 1, -1, -1):

@@ -41,23 +41,12 @@ import numpy as np
 
 from robodyn.arrays import pivot_too_small, singular_model_error
 from robodyn.dynamics import executor, fast
-from robodyn.dynamics.trace import opaque
+from robodyn.dynamics.trace import no_phase, opaque
 from robodyn.kinematics import frame_rotations, run_blocks, to_child, to_parent
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.model.robot import Robot
-from robodyn.spatial import planar_symmetric, vcross, vmat, vscale, vsum
+from robodyn.spatial import UPPER, ZERO, frame_wrench, planar_symmetric, vcross, vmat, vscale, vsum
 
-ZERO = (0.0, 0.0, 0.0)
-_KEYS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
-
-
-def _noop(name: str) -> None:
-    return None
-
-
-def _wrench(wr, i: int, part: int) -> tuple:
-    """Force (part 0) or moment (part 1) of frame i's row of the flattened ``wrenches`` (see :func:`_batched`)."""
-    return tuple(wr[6 * i + 3 * part + c] for c in range(3))
 
 
 # ---- Kozłowski (3.24)–(3.33): spatial-operator inverse dynamics ------------------------------------------------
@@ -95,7 +84,7 @@ def kozlowski_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None, phase=
     -------
     list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
     """
-    phase = phase or _noop
+    phase = phase or no_phase
     rot = frame_rotations(robot, q, backend)
     nf = robot.nf
     parent = robot.derived.parent
@@ -146,8 +135,9 @@ def kozlowski_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None, phase=
         force[i] = vcross(w[i], vcross(w[i], MS))  # b̄ (3.33)
         moment[i] = vcross(w[i], Jw)
         if wr is not None:
-            force[i] = vsum(force[i], _wrench(wr, i, 0))
-            moment[i] = vsum(moment[i], _wrench(wr, i, 1))
+            fe, me = frame_wrench(wr, i)
+            force[i] = vsum(force[i], fe)
+            moment[i] = vsum(moment[i], me)
     phase(sprop_row)
     for i, (J6, MS, M) in enumerate(robot.derived.links_six):
         xx, xy, xz, yy, yz, zz = J6
@@ -216,7 +206,7 @@ def _rotate_inertia(rot, P):
     C, c, s, _ = rot
     blocks = []
     for off in (0, 3):
-        blocks.append({(a, b): _sym_get(P, a + off, b + off) for a, b in _KEYS})
+        blocks.append({(a, b): _sym_get(P, a + off, b + off) for a, b in UPPER})
     coupling = {(a, b): _sym_get(P, a, b + 3) for a in range(3) for b in range(3)}
     ss, cs = s * s, c * s
     S2, C2 = opaque(2.0 * cs), opaque(1.0 - 2.0 * ss)
@@ -237,7 +227,7 @@ def _rotate_inertia(rot, P):
             CM = [[cols[k][r] for k in range(3)] for r in range(3)]
             return [vmat(general, CM[r]) for r in range(3)]
 
-        blocks = [(lambda R: {(a, b): R[a][b] for a, b in _KEYS})(conj(lambda a, b, B=blk: B[(min(a, b), max(a, b))]))
+        blocks = [(lambda R: {(a, b): R[a][b] for a, b in UPPER})(conj(lambda a, b, B=blk: B[(min(a, b), max(a, b))]))
                   for blk in blocks]
         R = conj(lambda a, b: coupling[(a, b)])
         coupling = {(a, b): R[a][b] for a in range(3) for b in range(3)}
@@ -266,7 +256,7 @@ def _translate_inertia(P, l):
     for r in range(3):
         for cc in range(3):
             out[(r, cc + 3)] = Y[(r, cc)]
-    for a, b in _KEYS:
+    for a, b in UPPER:
         # (Y l̂ᵀ)_ab = −(Y l̂)_ab = Y_{a, b+2} l_{b+1} − Y_{a, b+1} l_{b+2}
         Yl = Y[(a, (b + 2) % 3)] * l[(b + 1) % 3] - Y[(a, (b + 1) % 3)] * l[(b + 2) % 3]
         out[(a, b)] = _sym_get(P, a, b) + lP[(a, b)] + Yl
@@ -297,7 +287,7 @@ def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=
     -------
     list of n scalars: the joint accelerations.
     """
-    phase = phase or _noop
+    phase = phase or no_phase
     rot = frame_rotations(robot, q, backend)
     nf = robot.nf
     parent = robot.derived.parent
@@ -332,17 +322,18 @@ def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=
         if wr is None:
             bbar[i] = vcross(wj, Jw) + vcross(wj, vcross(wj, MS))
         else:
-            bbar[i] = vsum(vcross(wj, Jw), _wrench(wr, i, 1)) + vsum(vcross(wj, vcross(wj, MS)), _wrench(wr, i, 0))
+            fe, me = frame_wrench(wr, i)
+            bbar[i] = vsum(vcross(wj, Jw), me) + vsum(vcross(wj, vcross(wj, MS)), fe)
     # M_k = [[I, m p̂], [−m p̂, m 1]] about O_k, [angular; linear]: constants
     z = [list(b) for b in bbar]
     P = []
     for J6, MS, M in robot.derived.links_six:
-        Pk = {(a + 0, b + 0): v for (a, b), v in zip(_KEYS, J6)}
+        Pk = {(a + 0, b + 0): v for (a, b), v in zip(UPPER, J6)}
         msx = ((0.0, -MS[2], MS[1]), (MS[2], 0.0, -MS[0]), (-MS[1], MS[0], 0.0))
         for a in range(3):
             for b in range(3):
                 Pk[(a, b + 3)] = msx[a][b]
-        for a, b in _KEYS:
+        for a, b in UPPER:
             Pk[(a + 3, b + 3)] = M if a == b else 0.0
         P.append(Pk)
     G, e_plus = [None] * nf, [None] * nf

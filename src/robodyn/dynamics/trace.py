@@ -371,6 +371,12 @@ def _operand(x):
     return x.k if x.s == 1 else opaque(x).k
 
 
+def no_phase(name: str) -> None:
+    """The default ``phase`` callback of the counted recursions: the name of a recursion, ignored outside a
+    recording (:mod:`robodyn.analysis.opcount` passes one that attributes operations to a row of a paper's table)."""
+    return None
+
+
 def opaque(x):
     """``x`` as a variable of its own (SYMORO's named intermediate, e.g. S2 = 2 S C): later products use it as it
     is instead of merging its constant factor into theirs.  Free; a float passes unchanged."""
