@@ -275,6 +275,25 @@ RD_INLINE void backward_recursion(const rd_model *m, const real *R, const real *
     }
 }
 
+/* Link wrench of frame i [9.88], [9.89] from its ω, ω̇, V̇ (+ the caller's wrench on the environment, read
+ * into E): F = M V̇ + ω̇ × MS + ω × (ω × MS), N = J ω̇ + ω × (J ω) + MS × V̇ into f, mo.  MSv, wMS = ω × MS and
+ * Jw = J ω are returned for the derivative kernels, which reuse them. */
+RD_INLINE void link_wrench(const rd_job *job, long s0, int i, const real *wi, const real *wdi, const real *vdi,
+                           real *E, real *f, real *mo, real *MSv, real *wMS, real *Jw) {
+    const rd_model *m = job->m;
+    const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
+    real t[3], u[3], v[3];
+    for (int c = 0; c < 3; c++) MSv[c] = splat(MS[c]);
+    cross(wi, MSv, wMS); cross(wi, wMS, u); cross(wdi, MSv, t);       /* [9.88] */
+    for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * vdi[c] + t[c] + u[c];
+    cmat_vec(J, wi, Jw); cross(wi, Jw, u); cmat_vec(J, wdi, t); ccross(MS, vdi, v);   /* [9.89] */
+    for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
+    if (job->wrench) {
+        load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)m->nf, 6, E);
+        for (int c = 0; c < 3; c++) { f[3 * i + c] += E[c]; mo[3 * i + c] += E[3 + c]; }
+    }
+}
+
 /* Newton-Euler inverse dynamics [9.84]-[9.94]: Γ_rigid + Ia q̈ (+ Γ_f with friction). */
 static long rnea_work(const rd_model *m) { return 27 * (long)m->nf + 4 * (long)m->n + 3 + 6; }
 RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
@@ -288,18 +307,8 @@ RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
     load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
     forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
     for (int i = 0; i < nf; i++) {
-        const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
-        real *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i, t[3], u[3], v[3];
-        real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])};
-        cross(wi, MSv, u); cross(wi, u, u); cross(wdi, MSv, t);          /* [9.88] */
-        for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * Vdi[c] + t[c] + u[c];
-        cmat_vec(J, wi, u); cross(wi, u, u); cmat_vec(J, wdi, t);        /* [9.89] */
-        ccross(MS, Vdi, v);
-        for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
-        if (job->wrench) {
-            load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
-            for (int c = 0; c < 3; c++) { f[3 * i + c] += E[c]; mo[3 * i + c] += E[3 + c]; }
-        }
+        real MSv[3], wMS[3], Jw[3];
+        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
     }
     backward_recursion(m, R, p, f, mo, QDD, T);
     if (job->friction)
@@ -749,6 +758,24 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
  * the joints of frames <= i (a(j) < j): their tangents are computed for those K_i columns of each half, the
  * others being zero.  Out per state: (2, n, n), [0][j][k] = ∂Γ_j/∂q_k, [1][j][k] = ∂Γ_j/∂q̇_k. */
 RD_INLINE void cross_z(const real *a, real *out) { out[0] = a[1]; out[1] = -a[0]; out[2] = splat(0.0); }  /* a × z */
+/* What frame i's own joint adds to the tangents (both derivative kernels): wP = ω_a × P and, for ∂/∂q_k of a
+ * revolute joint, ow, owd, ov = (R^T ω_a) × z, (R^T ω̇_a) × z, (R^T (V̇_a + ω̇_a × P + ω_a × wP)) × z; for a
+ * prismatic one (∂P/∂q_k = R z) own = R^T (ω̇_a × Rz + ω_a × (ω_a × Rz)). */
+RD_INLINE void joint_tangents(const real *Ri, const real *P, const real *wp, const real *wdp, const real *vdp,
+                              int sig, real *wP, real *ow, real *owd, real *ov, real *own) {
+    real wi0[3], wdi0[3], X[3], t[3], RX[3];
+    mat_t_vec(Ri, wp, wi0); mat_t_vec(Ri, wdp, wdi0);
+    cross(wp, P, wP); cross(wdp, P, X); cross(wp, wP, t);
+    for (int c = 0; c < 3; c++) X[c] += vdp[c] + t[c];
+    mat_t_vec(Ri, X, RX);
+    cross_z(wi0, ow); cross_z(wdi0, owd); cross_z(RX, ov);
+    if (sig == 1) {
+        real Az[3] = {Ri[2], Ri[5], Ri[8]}, u[3], v[3];
+        cross(wdp, Az, u); cross(wp, Az, v); cross(wp, v, v);
+        for (int c = 0; c < 3; c++) u[c] += v[c];
+        mat_t_vec(Ri, u, own);
+    }
+}
 static long deriv_work(const rd_model *m) {
     long nf = m->nf, n = m->n, D = 2 * n;
     return 27 * nf + 15 * nf * D + 3 * n + 3 + 6 + 2 * n * n + nf;
@@ -788,29 +815,12 @@ RD_CLONES static int deriv1_block(const rd_job *job, long s0, real *W) {
         const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
                    *vdp = a >= 0 ? Vd + 3 * a : minus_g;
         const real *wi = w + 3 * i, *wdi = wd + 3 * i, *vdi = Vd + 3 * i;
-        real wi0[3], wdi0[3], wP[3], X[3], t[3], RX[3], ow[3], owd[3], ov[3], own[3], ow2[3];
-        mat_t_vec(Ri, wp, wi0); mat_t_vec(Ri, wdp, wdi0);
-        cross(wp, P, wP); cross(wdp, P, X); cross(wp, wP, t);
-        for (int c = 0; c < 3; c++) X[c] += vdp[c] + t[c];
-        mat_t_vec(Ri, X, RX);
-        cross_z(wi0, ow); cross_z(wdi0, owd); cross_z(RX, ov);
+        real wP[3], ow[3], owd[3], ov[3], own[3], ow2[3];
+        joint_tangents(Ri, P, wp, wdp, vdp, sig, wP, ow, owd, ov, own);
         for (int c = 0; c < 3; c++) ow2[c] = 2.0 * ow[c];
-        if (sig == 1) {
-            real Az[3] = {Ri[2], Ri[5], Ri[8]}, u[3], v[3];
-            cross(wdp, Az, u); cross(wp, Az, v); cross(wp, v, v);
-            for (int c = 0; c < 3; c++) u[c] += v[c];
-            mat_t_vec(Ri, u, own);
-        }
         const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
-        real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])}, wMS[3], Jw[3], u[3], v[3];
-        cross(wi, MSv, wMS); cross(wi, wMS, u); cross(wdi, MSv, t);
-        for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * vdi[c] + t[c] + u[c];
-        cmat_vec(J, wi, Jw); cross(wi, Jw, u); cmat_vec(J, wdi, t); ccross(MS, vdi, v);
-        for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
-        if (job->wrench) {
-            load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
-            for (int c = 0; c < 3; c++) { f[3 * i + c] += E[c]; mo[3 * i + c] += E[3 + c]; }
-        }
+        real MSv[3], wMS[3], Jw[3];
+        link_wrench(job, s0, i, wi, wdi, vdi, E, f, mo, MSv, wMS, Jw);
         real qdk = kk >= 0 ? QD[kk] : splat(0.0);
         for (long g = 0; g < G; g++) {
             lmask live = none, up = none, own_q = none, own_qd = none;   /* lanes: k < K, k < Ka, own joint */
@@ -921,29 +931,11 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
         const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
                    *vdp = a >= 0 ? Vd + 3 * a : minus_g;
         const real *wi = w + 3 * i, *wdi = wd + 3 * i, *vdi = Vd + 3 * i;
-        real wi0[3], wdi0[3], wP[3], X[3], t[3], RX[3], ow[3], owd[3], ov[3], own[3];
-        mat_t_vec(Ri, wp, wi0); mat_t_vec(Ri, wdp, wdi0);
-        cross(wp, P, wP); cross(wdp, P, X); cross(wp, wP, t);
-        for (int c = 0; c < 3; c++) X[c] += vdp[c] + t[c];
-        mat_t_vec(Ri, X, RX);
-        cross_z(wi0, ow); cross_z(wdi0, owd); cross_z(RX, ov);
-        if (sig == 1) {   /* ∂P/∂q_k = R z: R^T (ω̇_a × Rz + ω_a × (ω_a × Rz)) */
-            real Az[3] = {Ri[2], Ri[5], Ri[8]}, u[3], v[3];
-            cross(wdp, Az, u); cross(wp, Az, v); cross(wp, v, v);
-            for (int c = 0; c < 3; c++) u[c] += v[c];
-            mat_t_vec(Ri, u, own);
-        }
-        /* link wrench values [9.88], [9.89] (+ the wrench on the environment) */
+        real wP[3], ow[3], owd[3], ov[3], own[3];
+        joint_tangents(Ri, P, wp, wdp, vdp, sig, wP, ow, owd, ov, own);
         const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
-        real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])}, wMS[3], Jw[3], u[3], v[3];
-        cross(wi, MSv, wMS); cross(wi, wMS, u); cross(wdi, MSv, t);
-        for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * vdi[c] + t[c] + u[c];
-        cmat_vec(J, wi, Jw); cross(wi, Jw, u); cmat_vec(J, wdi, t); ccross(MS, vdi, v);
-        for (int c = 0; c < 3; c++) mo[3 * i + c] = t[c] + u[c] + v[c];
-        if (job->wrench) {
-            load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)nf, 6, E);
-            for (int c = 0; c < 3; c++) { f[3 * i + c] += E[c]; mo[3 * i + c] += E[3 + c]; }
-        }
+        real MSv[3], wMS[3], Jw[3];
+        link_wrench(job, s0, i, wi, wdi, vdi, E, f, mo, MSv, wMS, Jw);
         real qdk = kk >= 0 ? QD[kk] : splat(0.0);
         for (int half = 0; half < 2; half++) {
             for (int k = 0; k < n; k++) {
