@@ -148,12 +148,18 @@ def test_fleet_irls_rejects_outliers_of_noise_free_torques(client, robot, base, 
         assert np.abs(dd.fleet_values(res, name) - truth).max() <= 1e-9 * np.abs(truth).max()
 
 
-def test_one_robot_equals_todays_path(client, robot, base, fleet):
-    arm, *data = fleet[0]
-    data[3] = data[3] + 0.05 * np.random.default_rng(5).standard_normal(data[3].shape)
-    ref = dd.identify(robot, *data, base=base, chunk=64)
+def _solo(fleet, k: int, seed: int):
+    """Robot k's (q, qd, qdd, τ + noise) and the same samples as a fleet of one robot named "solo"."""
+    _, *data = fleet[k]
+    data[3] = data[3] + 0.05 * np.random.default_rng(seed).standard_normal(data[3].shape)
     samples = dd.Samples(*[da.from_array(x, chunks=(64, 6)) for x in data], robot=np.zeros(len(data[0]), int),
                          robots=("solo",))
+    return data, samples
+
+
+def test_one_robot_equals_todays_path(client, robot, base, fleet):
+    data, samples = _solo(fleet, 0, 5)
+    ref = dd.identify(robot, *data, base=base, chunk=64)
     res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), chunk=64)
     order = [ref.names.index(re.sub(r"\[solo\]$", "", name)) for name in res.names]
     assert sorted(order) == list(range(base.count))
@@ -209,11 +215,8 @@ def test_physical_fleet_with_shared_offsets(client, robot, base, fleet):
 
 def test_physical_fleet_of_one_robot_equals_physical_fit(client, robot, base, fleet):
     """The fleet's program (its own friction variables) against rd.physical_fit's on the same single robot."""
-    _, *data = fleet[1]
-    data[3] = data[3] + 0.05 * np.random.default_rng(11).standard_normal(data[3].shape)
+    data, samples = _solo(fleet, 1, 11)
     ref = dd.identify(robot, *data, base=base, method="physical", chunk=64)
-    samples = dd.Samples(*[da.from_array(x, chunks=(64, 6)) for x in data], robot=np.zeros(len(data[0]), int),
-                         robots=("solo",))
     res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), method="physical", chunk=64)
     got = dd.fleet_values(res, "solo")
     assert np.abs(got - ref.values).max() <= 1e-8 * np.abs(ref.values).max()
