@@ -225,7 +225,6 @@ def test_physical_fleet_of_one_robot_equals_physical_fit(client, robot, base, fl
 
 def test_physical_fleet_keeps_a_tiny_viscous_friction_nonnegative(client, robot, base, fleet):
     """arm_c's true Fv is 1e-3 on every joint; with noisy torques least squares gives some of them < 0."""
-    rng = np.random.default_rng(21)
     arm, q, qd, qdd, _ = fleet[2]
     arm = arm.with_joint_parameters(Fv=np.full(6, 1e-3))
     noisy = list(fleet[:2]) + [(arm, q, qd, qdd, rd.inverse_dynamics(arm, q, qd, qdd))]

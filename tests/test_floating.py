@@ -3,7 +3,6 @@ momentum conservation and the mobile-base identity; the model fields, files and 
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from hypothesis import strategies as st
 import robodyn as rd
 from robodyn.dynamics import floating as fl
 from tests.support.pin_compare import assert_rel
-from tests.support.floating import URDFS, random_floating, random_free_state, solo12_on_feet
+from tests.support.floating import URDFS, legged_robot, random_floating, random_free_state, solo12_on_feet
 from tests.support.random_robots import random_inertia, random_robot
 
 pin = pytest.importorskip("pinocchio")
@@ -65,13 +64,9 @@ class PinFree:
 
 @pytest.mark.parametrize("name", LEGGED)
 def test_example_robot_data_against_pinocchio_free_flyer(name):
-    if name not in URDFS:
-        pytest.skip(f"{name} is not in the installed example-robot-data")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        robot = rd.load(URDFS[name], floating=True, strict=False)
-        assert robot.floating and robot.base_params[9] >= 0
-        robot = robot.replace(Fv=None, Fc=None)  # Pinocchio's rnea/aba leave the URDF damping and friction out
+    robot = legged_robot(name)
+    assert robot.floating and robot.base_params[9] >= 0
+    robot = robot.replace(Fv=None, Fc=None)  # Pinocchio's rnea/aba leave the URDF damping and friction out
     model = pin.buildModelFromUrdf(URDFS[name], pin.JointModelFreeFlyer())
     assert model.nv == robot.n + 6
     q, v, a = random_free_state(robot.n, 7, (3,))

@@ -4,7 +4,6 @@ dynamics to 1e-10 on random floating trees and on example-robot-data's quadruped
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ import robodyn.dynamics.floating as fl
 from robodyn.parameters.floating import floating_base_parameters, stacked_floating_regressor
 from tests.support.pin_compare import assert_rel
 from tests.support.random_robots import random_inertia, random_robot
-from tests.support.floating import URDFS, random_floating, random_free_state
+from tests.support.floating import legged_robot, random_floating, random_free_state
 
 
 def _check(robot, friction, seed=0, qr=True):
@@ -69,11 +68,7 @@ def test_revolute_child_of_the_base_groups_into_the_base_body():
 @pytest.mark.filterwarnings("ignore:robot 'anymal'")
 @pytest.mark.parametrize("name", ["solo12.urdf", "anymal.urdf"])
 def test_closed_form_rules_equal_qr_on_quadrupeds(name):
-    if name not in URDFS:
-        pytest.skip(f"{name} is not in the installed example-robot-data")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        robot = rd.load(URDFS[name], floating=True, strict=False)
+    robot = legged_robot(name)
     rules = _check(robot, friction=True, qr=name == "solo12.urdf")
     assert rules.count == 142  # 10 (base body) + 12 × (7 + Ia + 3 friction); the rest of the frames are fixed
 

@@ -15,7 +15,7 @@ from robodyn.symbolic.cuda import kernel_model
 from robodyn.symbolic.floating import FloatingCompiledModel
 from tests.support.pin_compare import assert_rel
 from tests.test_cuda_source import run
-from tests.support.floating import random_floating, random_free_state
+from tests.support.floating import legged_robot, random_floating, random_free_state
 
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 
@@ -70,15 +70,7 @@ def test_compiled_floating_errors():
 
 @needs_cc
 def test_compiled_quadruped_inverse_dynamics():
-    import warnings
-
-    from tests.support.floating import URDFS
-
-    if "solo12.urdf" not in URDFS:
-        pytest.skip("solo12.urdf is not in the installed example-robot-data")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        robot = rd.load(URDFS["solo12.urdf"], floating=True, strict=False)
+    robot = legged_robot("solo12.urdf")
     q, v, a = random_free_state(robot.n, 9, (4,))
     f = rd.compile(robot, "inverse_dynamics")
     assert_rel(f(q, v, a), rd.floating_inverse_dynamics(robot, q, v, a), 1e-12)
@@ -118,15 +110,7 @@ class HostKernel:
 
 
 def _quadruped():
-    import warnings
-
-    from tests.support.floating import URDFS
-
-    if "solo12.urdf" not in URDFS:
-        pytest.skip("solo12.urdf is not in the installed example-robot-data")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return rd.load(URDFS["solo12.urdf"], floating=True, strict=False)
+    return legged_robot("solo12.urdf")
 
 
 #: float32 kernels: relative to the largest entry of the float64 result (single precision, ~1e-7, grown by the

@@ -3,7 +3,6 @@ computeRNEADerivatives / computeABADerivatives (free flyer) and central differen
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from scipy.spatial.transform import Rotation
 
 import robodyn as rd
 from tests.support.pin_compare import assert_rel
-from tests.support.floating import URDFS, random_floating, random_free_state
+from tests.support.floating import URDFS, legged_robot, random_floating, random_free_state
 from tests.test_floating import PinFree
 
 pin = pytest.importorskip("pinocchio")
@@ -49,11 +48,7 @@ def _check_against_pinocchio(robot, model, seed, batch=2):
 
 @pytest.mark.parametrize("name", ("solo12.urdf", "anymal.urdf", "talos_reduced.urdf"))
 def test_legged_robots_against_pinocchio_rnea_and_aba_derivatives(name):
-    if name not in URDFS:
-        pytest.skip(f"{name} is not in the installed example-robot-data")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        robot = rd.load(URDFS[name], floating=True, strict=False).replace(Fv=None, Fc=None)
+    robot = legged_robot(name).replace(Fv=None, Fc=None)
     _check_against_pinocchio(robot, pin.buildModelFromUrdf(URDFS[name], pin.JointModelFreeFlyer()), 11)
 
 

@@ -4,8 +4,10 @@ solo12 standing on its four feet."""
 from __future__ import annotations
 
 import importlib.metadata
+import warnings
 
 import numpy as np
+import pytest
 
 import robodyn as rd
 from tests.support.random_robots import random_inertia, random_robot
@@ -23,6 +25,16 @@ def _example_robot_data() -> dict:
 URDFS = _example_robot_data()
 #: solo12's four feet, the contact frames of the base-only identification tests.
 SOLO12_FEET = ("FL_ANKLE", "FR_ANKLE", "HL_ANKLE", "HR_ANKLE")
+
+
+def legged_robot(name: str) -> rd.Robot:
+    """example-robot-data's URDF ``name`` on a floating base, its UserWarnings (URDF damping and friction kept as
+    Fv, Fc; links without inertia) silenced; the test is skipped where the installed package does not have it."""
+    if name not in URDFS:
+        pytest.skip(f"{name} is not in the installed example-robot-data")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return rd.load(URDFS[name], floating=True, strict=False)
 
 
 def random_free_state(n: int, seed: int, batch=()):
