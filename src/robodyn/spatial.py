@@ -29,11 +29,6 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
 
 
-def cross_z(a: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """a × (s z) for the unit vector z = [0, 0, 1] and a scalar (...,) s: [a_y s, −a_x s, 0]."""
-    return np.stack([a[..., 1] * s, -a[..., 0] * s, np.zeros_like(s)], -1)
-
-
 def along_z(s: np.ndarray) -> np.ndarray:
     """s z = [0, 0, s] for a scalar (...,) s."""
     z = np.zeros_like(s)
