@@ -139,7 +139,7 @@ def singular_model_error(robot_name: str, detail: str) -> ModelError:
     )
 
 
-def pivot_too_small(pivot, scale) -> bool:
+def pivot_too_small(pivot, scale, joint=None) -> bool:
     """True when a pivot (articulated inertia about a joint axis, Cholesky pivot of A), of any batch shape,
     is not above 64 ε times ``scale()``, the size of the inertia it is taken from.
 
@@ -147,21 +147,23 @@ def pivot_too_small(pivot, scale) -> bool:
     of 1e15 instead of an error.  ``scale`` is a callable.  A scalar of a single-state kernel being generated
     (an exact tape of robodyn.dynamics.trace, ``records_checks``) records the same test, evaluated when the kernel runs (64 ε of
     float64).  Other traced or symbolic values (operation counting) get the exact sign test and no extra
-    operations, and so does a constant pivot whose scale is traced.
+    operations, and so does a constant pivot whose scale is traced.  ``joint`` (a name or an index) says whose
+    pivot it is, to a recording that collects its checks (the customized direct models).
     """
     if getattr(pivot, "records_checks", False):
-        return not (pivot > _PIVOT_EPS * float(np.finfo(np.float64).eps) * scale())
+        return not pivot.exceeds(PIVOT_EPS * float(np.finfo(np.float64).eps), scale(), joint)
     a = np.asarray(pivot)
     if a.dtype.kind != "f":
         return not np.all(pivot > 0)
     s = np.asarray(scale())
     if s.dtype.kind != "f":
         return not np.all(a > 0)
-    return bool(np.any(~(a > _PIVOT_EPS * float(np.finfo(a.dtype).eps) * s)))
+    return bool(np.any(~(a > PIVOT_EPS * float(np.finfo(a.dtype).eps) * s)))
 
 
-#: A pivot is singular below this many machine epsilons of its scale.
-_PIVOT_EPS = 64
+#: A pivot is singular below this many machine epsilons of its scale (the generated code of the customized models
+#: tests the same).
+PIVOT_EPS = 64
 
 
 def cholesky(A: np.ndarray) -> np.ndarray:

@@ -237,7 +237,7 @@ def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> li
     rot = []
     k = 0
     for i, (C, p0, z) in enumerate(frame_constants(robot)):
-        theta, r = float(robot.theta[i]), float(robot.r[i])
+        theta, r = robot.theta.item(i), robot.r.item(i)  # item: a float, or the constant of a customized model
         sigma = robot.sigma[i]
         if sigma == 0:
             th = q[k] + theta if theta != 0.0 else q[k]

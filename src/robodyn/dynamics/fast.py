@@ -166,7 +166,7 @@ def cholesky_components(A, b, check: bool = True) -> list:
             dk = dk - L[k][j] * LD[k][j]
         if check and scale is None:
             scale = sum((abs(A[i][i]) for i in range(1, n)), abs(A[0][0]))
-        if check and pivot_too_small(dk, lambda: scale):
+        if check and pivot_too_small(dk, lambda: scale, k):
             raise Fallback
         d.append(dk)
         for i in range(k + 1, n):

@@ -158,9 +158,9 @@ def backward(robot: Robot, tau, rot, gam, beta):
         else:
             side, row = _row(robot, j)
             Ja[j] = axis_column(Js, robot.sigma[j])  # 𝕁*_j a_j
-            H[j] = c_add(Ja[j][side][row], float(robot.Ia[j]))  # [9.116]
+            H[j] = c_add(Ja[j][side][row], robot.Ia.item(j))  # [9.116]
             d = Js[2 if robot.sigma[j] == 0 else 0]  # same-kind diagonal block of 𝕁*_j: the scale of H_j
-            if pivot_too_small(H[j], lambda: abs(d[0]) + abs(d[3]) + abs(d[5]) + float(robot.Ia[j])):
+            if pivot_too_small(H[j], lambda: abs(d[0]) + abs(d[3]) + abs(d[5]) + robot.Ia.item(j), robot.joint_names[j]):
                 raise singular_model_error(
                     robot.name, f"joint {robot.joint_names[j]}: articulated inertia H_j = {float(np.min(H[j])):.3g} [9.116]"
                 )

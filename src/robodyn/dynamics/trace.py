@@ -82,8 +82,90 @@ KINDS = ("mul", "add", "sin", "cos", "sqrt", "other", "div")
 SNAP_TOL = 1e-12
 
 
+class Const(float):
+    """A constant of the robot that a customized model keeps by name: its value (the float) and ``expr``, an
+    expression of named constants (D3, XX2, ...) built by the symbolic layer, whose objects support + − × ÷.
+
+    Arithmetic between constants gives constants with both the value and the expression (the recursions run
+    unchanged on them); a result whose expression is a plain number is a plain float.  A :class:`Rec` keeps
+    a :class:`Const` coefficient as it is (never snapped to 0 or ±1: a symbol stays a symbol), so that the
+    customized models of :mod:`robodyn.symbolic.models` can write it back by name.
+    """
+
+    __slots__ = ("expr",)
+
+    def __new__(cls, value: float, expr):
+        out = float.__new__(cls, value)
+        out.expr = expr
+        return out
+
+    def _with(self, o, fn, swap: bool = False):
+        if not isinstance(o, (float, int)) or isinstance(o, bool):
+            return NotImplemented
+        a, b = (o, self) if swap else (self, o)
+        return constant(fn(float(a), float(b)), fn(expression(a), expression(b)))
+
+    def __add__(self, o):
+        return self._with(o, lambda a, b: a + b)
+
+    def __radd__(self, o):
+        return self._with(o, lambda a, b: a + b, True)
+
+    def __sub__(self, o):
+        return self._with(o, lambda a, b: a - b)
+
+    def __rsub__(self, o):
+        return self._with(o, lambda a, b: a - b, True)
+
+    def __mul__(self, o):
+        return self._with(o, lambda a, b: a * b)
+
+    def __rmul__(self, o):
+        return self._with(o, lambda a, b: a * b, True)
+
+    def __truediv__(self, o):
+        return self._with(o, lambda a, b: a / b)
+
+    def __rtruediv__(self, o):
+        return self._with(o, lambda a, b: a / b, True)
+
+    def __neg__(self):
+        return Const(-float(self), -self.expr)
+
+    def __abs__(self):
+        return self if float(self) >= 0 else -self
+
+    def __pos__(self):
+        return self
+
+    def __repr__(self) -> str:
+        return f"Const({float(self)!r}, {self.expr!r})"
+
+
+def expression(x):
+    """The expression of a constant: ``expr`` of a :class:`Const`, else the number (an int when integral)."""
+    if isinstance(x, Const):
+        return x.expr
+    x = float(x)
+    return int(x) if x.is_integer() and abs(x) < 2**52 else x
+
+
+def constant(value: float, expr):
+    """``Const(value, expr)``, or the plain float when ``expr`` is a number (no named constant left in it)."""
+    if isinstance(expr, (int, float)) or getattr(expr, "is_Number", False):
+        return float(value)
+    return Const(value, expr)
+
+
+def number(c):
+    """A constant operand of the IR: a :class:`Const` as it is, anything else as a float."""
+    return c if isinstance(c, Const) else float(c)
+
+
 def snap(c: float) -> float:
-    """``c`` as a float, exactly 0 or ±1 when within :data:`SNAP_TOL` of them."""
+    """``c`` as a float, exactly 0 or ±1 when within :data:`SNAP_TOL` of them (a :class:`Const` as it is)."""
+    if isinstance(c, Const):
+        return c
     c = float(c)
     if abs(c) < SNAP_TOL:
         return 0.0
@@ -132,6 +214,11 @@ class Tape:
         self.inputs: dict[str, list[int]] = {}
         self.phases: list[str] = []  # the phase in which each node was first made
         self.phase = ""
+        #: a list to collect the pivot tests the recursion makes, as (pivot, scale, label), or None
+        #: (:mod:`robodyn.symbolic.customize`: the checks of a customized model)
+        self.checks: list | None = None
+        #: node → name given by :func:`label` (the variable names of a customized model's listing), or None
+        self.labels: dict | None = None
 
     def set_phase(self, name: str) -> None:
         """Attribute the nodes made from now on to ``name`` (a row of a published per-recursion table)."""
@@ -148,7 +235,7 @@ class Tape:
         # A constant in a key is rounded to 12 significant digits: equal constants of the robot reached by
         # different off-line arithmetic (a b c as (a b) c or a (b c)) differ in their last bits, and must still
         # share one node (else a count would depend on the rounding of random values).
-        key = op if self.exact else tuple(float(f"{x:.12g}") if type(x) is float else x for x in op)
+        key = op if self.exact else tuple(_key(x) for x in op)
         k = self._index.get(key)
         if k is None:
             k = self._index[key] = len(self.ops)
@@ -162,6 +249,18 @@ class Tape:
         ids = [self.node(("in", f"{name}{k}"), float(v)) for k, v in enumerate(values)]
         self.inputs[name] = ids
         return [Rec(self, k, 1) for k in ids]
+
+
+def _key(x):
+    """A node key's operand: a float to 12 significant digits, a :class:`Const` by its expression."""
+    if type(x) is float:
+        return float(f"{x:.12g}")
+    return ("const", x.expr) if isinstance(x, Const) else x
+
+
+def _equals(c, value: float) -> bool:
+    """``c`` is the number ``value`` (a :class:`Const` never is: its expression stays in the model)."""
+    return not isinstance(c, Const) and c == value
 
 
 def _const(x) -> bool:
@@ -189,11 +288,12 @@ class Rec:
 
     @property
     def records_checks(self) -> bool:
-        """A comparison records a run-time check (a kernel's tape; :func:`robodyn.arrays.pivot_too_small`)."""
-        return self.g.exact
+        """A comparison records a run-time check (a kernel's tape, or one that collects its checks;
+        :func:`robodyn.arrays.pivot_too_small`)."""
+        return self.g.exact or self.g.checks is not None
 
     def _snap(self, c: float) -> float:
-        return float(c) if self.g.exact else snap(c)
+        return number(c) if self.g.exact else snap(c)
 
     def _coef(self):
         """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple; always
@@ -206,12 +306,12 @@ class Rec:
     def _make(self, coef: float, k: int):
         """coef · node k as a Rec (or a constant for coef = 0)."""
         coef = self._snap(coef)
-        if coef == 0.0:
+        if _equals(coef, 0.0):
             return 0.0
-        if abs(coef) == 1.0:
+        if _equals(abs(coef), 1.0):
             return Rec(self.g, k, 1 if coef > 0 else -1)
         sign = 1 if coef > 0 else -1
-        c = abs(float(coef))
+        c = abs(number(coef))
         return Rec(self.g, self.g.node(("cmul", c, k), c * self.g.vals[k]), sign)
 
     # --- arithmetic ------------------------------------------------------------------------------------------
@@ -223,10 +323,10 @@ class Rec:
 
     def __add__(self, o):
         if _const(o):
-            if self._snap(o) == 0.0:
+            if _equals(self._snap(o), 0.0):
                 return self
             # (s x) + c = s (x + s c)
-            c = float(o) * self.s
+            c = number(o) * self.s
             return Rec(self.g, self.g.node(("addc", c, self.k), self.g.vals[self.k] + c), self.s)
         if not isinstance(o, Rec):
             return NotImplemented
@@ -251,10 +351,10 @@ class Rec:
 
     def __mul__(self, o):
         if _const(o):
-            if self._snap(o) == 1.0:
+            if _equals(self._snap(o), 1.0):
                 return self
             ca, a = self._coef()
-            return self._make(ca * float(o), a)
+            return self._make(ca * number(o), a)
         if not isinstance(o, Rec):
             return NotImplemented
         ca, a = self._coef()
@@ -271,8 +371,8 @@ class Rec:
     def __truediv__(self, o):
         if _const(o):
             if self.g.simplify:
-                return self * (1.0 / float(o))
-            if abs(self._snap(o)) == 1.0:
+                return self * (1.0 / number(o))
+            if _equals(abs(self._snap(o)), 1.0):
                 return self * self._snap(o)
             return Rec(self.g, self.g.node(("divc", self.k, float(o)), self.g.vals[self.k] / float(o)), self.s)
         if not isinstance(o, Rec):
@@ -287,13 +387,13 @@ class Rec:
     def __rtruediv__(self, o):
         if not _const(o):
             return NotImplemented
-        if self._snap(o) == 0:
+        if _equals(self._snap(o), 0.0):
             return 0.0
         if not self.g.simplify:  # c / (s x) = s (c / x)
             return Rec(self.g, self.g.node(("cdiv", float(o), self.k), float(o) / self.g.vals[self.k]), self.s)
         cb, b = self._coef()
         k = self.g.node(("rdiv", b), 1.0 / self.g.vals[b])
-        return Rec(self.g, k, 1)._make_scaled(float(o) / cb)
+        return Rec(self.g, k, 1)._make_scaled(number(o) / cb)
 
     def __pow__(self, p):
         if p == 2:
@@ -347,6 +447,15 @@ class Rec:
             return True
         return self.v > float(o)
 
+    def exceeds(self, factor: float, scale, label=None) -> bool:
+        """x > factor · scale, the relative pivot test of :func:`robodyn.arrays.pivot_too_small`: a run-time
+        check on an exact tape; on a tape that collects its checks, noted as (x, scale, label) (``label``: whose
+        pivot it is) and decided by the traced values; else decided by them."""
+        if self.g.checks is not None and not self.g.exact:
+            self.g.checks.append((self, scale, label))
+            return self.v > factor * float(scale)
+        return self > factor * scale
+
     def _value_of(self, o) -> float:
         if self.g.exact:
             raise TypeError("a kernel records the comparison x > y only")
@@ -369,6 +478,20 @@ def _operand(x):
     if not isinstance(x, Rec):
         return float(x)
     return x.k if x.s == 1 else opaque(x).k
+
+
+def label(name: str, j: int, values):
+    """``values`` (a component tuple, or a tuple of rows), unchanged; on a recording that keeps names, its
+    components are named as Khalil & Dombre's listings do: ``{name}{k}{j}`` for component k of frame j (WI12 is
+    component 1 of ^2ω_1), ``{name}{r}{c}{j}`` for a matrix (U123).  A node keeps the first name it is given."""
+    for r, v in enumerate(values):
+        if type(v) is tuple:
+            for c, x in enumerate(v):
+                if type(x) is Rec and x.g.labels is not None:
+                    x.g.labels.setdefault(x.k, f"{name}{r + 1}{c + 1}{j}")
+        elif type(v) is Rec and v.g.labels is not None:
+            v.g.labels.setdefault(v.k, f"{name}{r + 1}{j}")
+    return values
 
 
 def no_phase(name: str) -> None:
@@ -471,7 +594,8 @@ class Program:
         return np.stack(cols, axis=-1)
 
 
-def _args(op: tuple) -> list[int]:
+def arguments(op: tuple) -> list[int]:
+    """The nodes an IR operation ``op`` reads."""
     kind = op[0]
     if kind == "in":
         return []
@@ -496,7 +620,7 @@ def needed(tape: Tape, roots) -> list[int]:
         if k in need:
             continue
         need.add(k)
-        stack.extend(_args(tape.ops[k]))
+        stack.extend(arguments(tape.ops[k]))
     return sorted(need)
 
 

@@ -15,9 +15,10 @@ _COLUMNS = MappingProxyType({p: k for k, p in enumerate(PARAMETER_NAMES + ("Ia",
 
 
 def base_inertia(robot, symbolic_geometry: bool = False):
-    """(values (nf, 11), names (nf, 11)) of the base parameters, laid out for :func:`symrobot.build`.
+    """(values (nf, 11), names (nf, 11)) of the base parameters, laid out for
+    :func:`robodyn.symbolic.customize.constants`.
 
-    Base parameters whose value is exactly 0 become zeros in :func:`symrobot.build`, so a robot with the
+    Base parameters whose value is exactly 0 become zeros in the customized model, so a robot with the
     zeros of Example 9.3 gets the model of Table 9.4's parameters.  ``drop_zero=True`` is not used: it
     also drops a grouped parameter whose own standard parameter is 0 (MYR4 = MY4 − MZ5 with MY4 = 0 for
     the built-in rx90), which would lose the MZ5 term.

@@ -218,37 +218,3 @@ def total_ops(exprs) -> dict:
         for k, v in count_ops(e).items():
             out[k] += v
     return out
-
-
-# ---- small vector algebra over expressions -------------------------------------------------------------
-
-
-def add(*vs):
-    return [reduce(operator.add, es) for es in zip(*vs)]
-
-
-def scale(s, v):
-    return [s * e for e in v]
-
-
-def cross(a, b):
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-
-
-def matvec(m, v):
-    return [reduce(operator.add, (m[r][c] * v[c] for c in range(len(v)))) for r in range(len(m))]
-
-
-def matmul(a, b):
-    return [[reduce(operator.add, (a[r][k] * b[k][c] for k in range(len(b)))) for c in range(len(b[0]))] for r in range(len(a))]
-
-
-def transpose(m):
-    return [list(r) for r in zip(*m)]
-
-
-def skew(v):
-    return [[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]]
-
-
-ZERO3 = [se.Integer(0)] * 3

@@ -19,7 +19,7 @@ import numpy as np
 import sympy as sp
 
 from robodyn.errors import InputError
-from robodyn.symbolic.symrobot import quarter_turns
+from robodyn.symbolic.customize import quarter_turns
 
 
 @dataclass

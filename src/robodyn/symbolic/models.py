@@ -15,11 +15,16 @@ import symengine as se
 
 from robodyn.model.robot import check_robot
 from robodyn.errors import InputError
-from robodyn.symbolic import composite, newton_euler as ne
+from robodyn.dynamics.composite import inertia_entries
+from robodyn.dynamics.fast import cholesky_components
+from robodyn.dynamics.newton_euler import rnea_components
+from robodyn.dynamics.recursive import aba_components
+from robodyn.model.friction import friction_law
+from robodyn.parameters import standard_parameter_names
+from robodyn.parameters.regressor import link_columns
 from robodyn.symbolic.codegen.printer import Argument
+from robodyn.symbolic.customize import INPUT_NAMES, WRENCH_NAMES, Recording, assignments, constants, standard_inertia
 from robodyn.symbolic.engine import Program, total_ops
-from robodyn.symbolic.regressor import regressor
-from robodyn.symbolic.symrobot import WRENCH_NAMES, build, inertia_table
 
 #: The kinds of model, named as the public numeric function each one equals (rd.inverse_dynamics, ...): robodyn's
 #: one vocabulary for rd.compile, customized_model, robodyn generate and the operation counts.
@@ -198,66 +203,139 @@ def customized_model(
         raise InputError(f"parameters = {parameters!r}; choose 'standard' or 'base'")
     if ddm_method not in ("recursive", "cholesky"):
         raise InputError(f"ddm_method = {ddm_method!r}; choose 'recursive' or 'cholesky'")
+    if gravity not in ("constant", "input"):
+        raise InputError(f"gravity = {gravity!r}; choose 'constant' or 'input'")
+    wrench_frames = {"none": [], "terminal": [robot.nf - 1], "all": list(range(robot.nf))}
+    if wrenches not in wrench_frames:
+        raise InputError(f"wrenches = {wrenches!r}; choose 'none', 'terminal' or 'all'")
     if parameters == "base" and kind != "regressor":  # the regressor's columns do not use the values
         from robodyn.symbolic.baseparams import base_inertia
 
         inertia = base_inertia(robot, symbolic_geometry)
     else:
-        inertia = inertia_table(robot)
+        inertia = standard_inertia(robot)
     prog = Program()
-    sr = build(prog, robot, symbolic_geometry, symbolic_inertia, inertia=inertia,
-               gravity=gravity if kind not in ("inertia_matrix",) else "constant",
-               wrenches=wrenches if kind in ("inverse_dynamics", "bias_torques", "forward_dynamics") else "none",
-               friction=friction)
-    n = robot.n
-    zeros = ne.zeros_like(sr.qd)
-    columns: list = []
-    checks: list = []
-    names = ["q", "qd", "qdd"]
-    if kind == "inverse_dynamics":
-        outs = ne.inverse_dynamics(prog, sr, friction=friction)
-        shape = (n,)
-    elif kind == "gravity_torques":
-        outs = ne.inverse_dynamics(prog, sr, qd=zeros, qdd=zeros, wrenches=False, friction=False, name="QG")
-        shape, names = (n,), ["q"]
-    elif kind == "bias_torques":
-        outs = ne.inverse_dynamics(prog, sr, qdd=zeros, friction=friction, name="H")
-        shape, names = (n,), ["q", "qd"]
-    elif kind == "inertia_matrix":
-        outs = composite.inertia_matrix(prog, sr)
-        shape, names = (n, n), ["q"]
-    elif kind == "regressor":
-        standard, columns = regressor_columns(robot, parameters, friction)
-        outs = regressor(prog, sr, standard, columns)
-        shape = (n, len(columns))
+    consts = constants(prog, robot, symbolic_geometry, symbolic_inertia, inertia,
+                       gravity=gravity == "constant" and kind != "inertia_matrix")
+    rec = Recording()
+    frames = [int(f) + 1 for f in robot.joint_frames]
+    names = {"inverse_dynamics": ("q", "qd", "qdd"), "gravity_torques": ("q",), "bias_torques": ("q", "qd"),
+             "inertia_matrix": ("q",), "regressor": ("q", "qd", "qdd"), "forward_dynamics": ("q", "qd", "tau")}[kind]
+    x = {k: rec.inputs([se.Symbol(f"{INPUT_NAMES[k]}{j}") for j in frames]) for k in names}
+    args = [Argument(k, (robot.n,), tuple(enumerate(rec.symbols[v.k] for v in x[k]))) for k in names]
+    if kind == "inertia_matrix":
+        g = None
+    elif gravity == "input":
+        g = rec.inputs([se.Symbol(f"G{k}") for k in (1, 2, 3)])
+        args.append(Argument("gravity", (3,), tuple(enumerate(rec.symbols[v.k] for v in g))))
     else:
-        from robodyn.symbolic import direct
-
-        algo = direct.forward_dynamics_recursive if ddm_method == "recursive" else direct.forward_dynamics
-        outs, pivots = algo(prog, sr, friction=friction)
-        checks = [(robot.joint_names[i], p, s) for i, p, s in pivots]
-        shape, names = (n,), ["q", "qd", "tau"]
-    args = [Argument(k, (n,), tuple(enumerate(sr.inputs[k]))) for k in names]
-    if "gravity" in sr.inputs and kind not in ("inertia_matrix",):
-        args.append(Argument("gravity", (3,), tuple(enumerate(sr.inputs["gravity"]))))
-    if "wrenches" in sr.inputs:
-        nf = robot.nf
-        ent = [(int(str(s)[2:]) - 1) * 6 + WRENCH_NAMES.index(str(s)[:2])
-               for s in sr.inputs["wrenches"]]
-        args.append(Argument("wrenches", (nf, 6), tuple(zip(ent, sr.inputs["wrenches"]))))
+        g = consts.gravity
+    wr = None
+    if kind in ("inverse_dynamics", "bias_torques", "forward_dynamics") and wrench_frames[wrenches]:
+        wr, entries = [0.0] * (6 * robot.nf), []
+        for i in wrench_frames[wrenches]:
+            wr[6 * i:6 * i + 6] = rec.inputs([se.Symbol(f"{w}{i + 1}") for w in WRENCH_NAMES])
+            entries += [(6 * i + c, rec.symbols[v.k]) for c, v in enumerate(wr[6 * i:6 * i + 6])]
+        args.append(Argument("wrenches", (robot.nf, 6), tuple(entries)))
+    outs, out_names, shape, columns = _TRACED[kind](consts, rec, x, g, wr, friction, ddm_method, parameters)
+    outputs = assignments(prog, rec, outs, out_names)
+    checks = [(robot.joint_names[robot.joint_frames[j]] if isinstance(j, int) else j, p, t)
+              for j, p, t in rec.check_expressions]
+    pruned = prog.pruned(list(outputs) + [e for _, p, t in checks for e in (p, t)])
     used = set()
-    pruned = prog.pruned(list(outs) + [e for _, p, s in checks for e in (p, s)])
     for _, e in pruned.assignments:
         used |= e.free_symbols
-    for o in list(outs) + [e for _, p, s in checks for e in (p, s)]:
+    for o in list(outputs) + [e for _, p, t in checks for e in (p, t)]:
         used |= se.sympify(o).free_symbols
-    constants = {s: v for s, v in sr.constants.items() if s in used}
     return CustomizedModel(
-        robot=robot, kind=kind, parameters=parameters, arguments=args, output_shape=shape, outputs=list(outs),
-        program=pruned, constants=constants, column_names=columns, checks=checks,
+        robot=robot, kind=kind, parameters=parameters, arguments=args, output_shape=shape, outputs=outputs,
+        program=pruned, constants={s: v for s, v in consts.values.items() if s in used}, column_names=columns,
+        checks=checks,
         options=dict(symbolic_geometry=symbolic_geometry, symbolic_inertia=symbolic_inertia, gravity=gravity,
                      wrenches=wrenches, friction=friction, ddm_method=ddm_method),
     )
+
+
+def _torques(consts, rec, x, g, wr, friction, ddm_method, parameters):
+    """Γ = Γ_rigid + Ia q̈ + Γ_f [9.94] (inverse dynamics), H with q̈ = 0 (bias) or Q(q) (gravity)."""
+    robot = consts.robot
+    q, zero = x["q"], [0.0] * robot.n
+    qd, qdd = x.get("qd", zero), x.get("qdd", zero)
+    tau = rnea_components(robot, q, qd, qdd, g, wr, backend=rec.backend)
+    if "qdd" in x:
+        tau = [t + Ia * a for t, Ia, a in zip(tau, robot.derived.Ia, qdd)]
+    if friction and "qd" in x:
+        tau = [t + f for t, f in zip(tau, _friction(consts, qd, rec.backend))]
+    name = {3: "GAM", 2: "H", 1: "QG"}[len(x)]
+    return tau, [f"{name}{int(f) + 1}" for f in robot.joint_frames], (robot.n,), []
+
+
+def _friction(consts, qd, backend) -> list:
+    """Γ_f of every joint [9.26]–[9.28], by robodyn's one friction law."""
+    return [friction_law(v, *c, backend) for v, c in zip(qd, consts.friction)]
+
+
+def _inertia(consts, rec, x, g, wr, friction, ddm_method, parameters):
+    """A(q) by composite links (Khalil & Dombre Appendix 8), rotor inertias on the diagonal; A_ik = A_ki."""
+    A = _inertia_rows(consts.robot, x["q"], rec.backend)
+    frames = [int(f) + 1 for f in consts.robot.joint_frames]
+    n = len(frames)
+    names = [f"A{frames[min(i, k)]}{frames[max(i, k)]}" for i in range(n) for k in range(n)]
+    return [e for row in A for e in row], names, (n, n), []
+
+
+def _inertia_rows(robot, q, backend) -> list:
+    A = [[0.0] * robot.n for _ in range(robot.n)]
+    for (i, k), value in inertia_entries(robot, q, backend):
+        A[i][k] = A[k][i] = value
+    for k, Ia in enumerate(robot.derived.Ia):
+        A[k][k] = A[k][k] + Ia
+    return A
+
+
+def _forward(consts, rec, x, g, wr, friction, ddm_method, parameters):
+    """q̈ by the recursive algorithm of §9.7.2 or by A q̈ = Γ − H and an LDLᵀ factorisation (§9.7.1)."""
+    robot = consts.robot
+    q, qd, tau = x["q"], x["qd"], x["tau"]
+    if friction:
+        tau = [t - f for t, f in zip(tau, _friction(consts, qd, rec.backend))]  # [9.106]
+    if ddm_method == "recursive":
+        qdd = aba_components(robot, q, qd, tau, g, wr, backend=rec.backend)
+    else:
+        H = rnea_components(robot, q, qd, [0.0] * robot.n, g, wr, backend=rec.backend)
+        A = _inertia_rows(robot, q, rec.backend)
+        qdd = cholesky_components(A, [t - h for t, h in zip(tau, H)])
+    return qdd, [f"QDD{int(f) + 1}" for f in robot.joint_frames], (robot.n,), []
+
+
+def _regressor(consts, rec, x, g, wr, friction, ddm_method, parameters):
+    """The columns of Φ [9.36] kept by ``parameters`` (those of rd.regressor or of the base parameters)."""
+    robot = consts.robot
+    standard, columns = regressor_columns(robot.robot, parameters, friction)
+    q, qd, qdd = x["q"], x["qd"], x["qdd"]
+    n = robot.n
+    table = {}
+    for k, col, value in link_columns(robot, q, qd, qdd, g, backend=rec.backend):
+        table[k, col] = value
+    s = [rec.backend.sign(v) for v in qd]
+    index = {name: c for c, name in enumerate(standard_parameter_names(robot.robot, friction))}
+    joint = {int(f): k for k, f in enumerate(robot.joint_frames)}
+    out = [[0.0] * len(standard) for _ in range(n)]
+    for c, name in enumerate(standard):
+        col = index[name]
+        if col < 11 * robot.nf:
+            frame, p = divmod(col, 11)
+            for k in range(n):
+                out[k][c] = qdd[joint[frame]] if p == 10 and k == joint.get(frame) else table.get((k, col), 0.0)
+        else:
+            k, law = divmod(col - 11 * robot.nf, 3)
+            out[k][c] = (s[k], qd[k], 1.0)[law]
+    names = [f"DG{k + 1}_{tag}" for k in range(n) for tag in columns]
+    return [e for row in out for e in row], names, (n, len(columns)), list(columns)
+
+
+_TRACED = MappingProxyType({"inverse_dynamics": _torques, "gravity_torques": _torques, "bias_torques": _torques,
+                            "inertia_matrix": _inertia, "forward_dynamics": _forward, "regressor": _regressor})
 
 
 def regressor_columns(robot, parameters: str, friction: bool):

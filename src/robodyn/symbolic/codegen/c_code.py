@@ -22,7 +22,7 @@ from robodyn.sanitize import comment, identifier
 import symengine as se
 
 from robodyn.symbolic.codegen.printer import C, Argument, Language, literal, statements, to_source, used_symbols
-from robodyn.symbolic.direct import PIVOT_EPS
+from robodyn.arrays import PIVOT_EPS
 
 #: the lane version's spelling of functions (lane-wise helpers defined in the generated file)
 VEC = Language("c", {"sin": "rd_v4sin", "cos": "rd_v4cos", "sign": "rd_v4sign", "exp": "rd_v4exp",
@@ -251,7 +251,7 @@ def source(model, name: str, python_entry: bool = False, robot_name: bool = True
         q = model.arguments[0]
         lines.append(f"    if (rd_small({q.name}, {q.name}_stride ? count : 1, {q.name}_stride, {size(q)}))")
         args = ", ".join(f"{a.name}, {a.name}_stride" for a in model.arguments)
-        lines += [f"        for (; i + RD_LANES <= count; i += RD_LANES)",
+        lines += ["        for (; i + RD_LANES <= count; i += RD_LANES)",
                   f"            if (!{name}_lanes(i, {args}, out))  /* a lane failed a check: which one, and why */",
                   "                for (long j = i; j < i + RD_LANES; ++j) {",
                   f"                    int status = {name}_checked({', '.join(c.replace('i*', 'j*') for c in call)});",

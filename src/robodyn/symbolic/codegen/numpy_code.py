@@ -10,7 +10,7 @@ import numpy as np
 
 from robodyn.sanitize import comment, identifier
 from robodyn.symbolic.codegen.printer import PYTHON, literal, statements
-from robodyn.symbolic.direct import PIVOT_EPS
+from robodyn.arrays import PIVOT_EPS
 
 
 def source(model, name: str, checks: bool = False) -> str:
