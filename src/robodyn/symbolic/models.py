@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from types import MappingProxyType
 from dataclasses import dataclass, field
+import warnings
 
 import symengine as se
 
 from robodyn.model.robot import check_robot
 from robodyn.errors import InputError
+from robodyn.dynamics.api import method_key
 from robodyn.dynamics.composite import inertia_entries
+from robodyn.dynamics.gibbs_appell import forward_components as gibbs_appell_forward
+from robodyn.dynamics.gibbs_appell import inertia_components, torque_components
+from robodyn.dynamics.spatial_operator import kozlowski_forward, kozlowski_torques
 from robodyn.dynamics.fast import cholesky_components
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.dynamics.recursive import aba_components
@@ -46,13 +51,22 @@ def canonical_kind(kind, kinds=KINDS) -> str:
     return name
 
 
-_TITLES = MappingProxyType({
-    "inverse_dynamics": "Inverse dynamic model using the customized Newton-Euler algorithm [9.84]-[9.94]",
-    "inertia_matrix": "Inertia matrix using composite links (Appendix 8)",
-    "gravity_torques": "Gravity torques Q(q): Newton-Euler with qd = qdd = 0",
-    "bias_torques": "H(q, qd) = C qd + Q + friction + external: Newton-Euler with qdd = 0 [9.95]",
+#: What each kind computes and how each method computes it: the title of a model's listing.
+_SUBJECTS = MappingProxyType({
+    "inverse_dynamics": "Inverse dynamic model",
+    "inertia_matrix": "Inertia matrix",
+    "gravity_torques": "Gravity torques Q(q) (qd = qdd = 0)",
+    "bias_torques": "H(q, qd) = C qd + Q + friction + external (qdd = 0, [9.95])",
     "regressor": "Dynamic identification model (regressor) Gamma = Phi K [9.36]",
-    "forward_dynamics": "Direct dynamic model by the recursive Newton-Euler algorithm (section 9.7.2)",
+    "forward_dynamics": "Direct dynamic model",
+})
+_METHOD_TITLES = MappingProxyType({
+    "newton_euler": "the customized Newton-Euler algorithm [9.84]-[9.94]",
+    "composite": "composite links (Appendix 8)",
+    "recursive": "the recursive Newton-Euler algorithm (section 9.7.2)",
+    "cholesky": "A, H and an LDL^T solve (section 9.7.1)",
+    "gibbs_appell": "the Gibbs-Appell formulation (Mata et al.)",
+    "spatial_operator": "spatial operators (Kozlowski)",
 })
 
 
@@ -104,7 +118,7 @@ class CustomizedModel:
     def __str__(self) -> str:
         from robodyn.symbolic.codegen.listing import listing
 
-        return listing(self, _TITLES[self.kind])
+        return listing(self, f"{_SUBJECTS[self.kind]} by {_METHOD_TITLES[self.options['method']]}")
 
     def __repr__(self) -> str:
         c = self.operation_count()
@@ -162,7 +176,8 @@ def customized_model(
     gravity: str = "constant",
     wrenches: str = "none",
     friction: bool = True,
-    ddm_method: str = "recursive",
+    method: str | None = None,
+    ddm_method: str | None = None,
 ) -> CustomizedModel:
     """Generate the customized symbolic model ``kind`` of ``robot`` (Khalil & Dombre §9.6).
 
@@ -190,8 +205,20 @@ def customized_model(
     The regressor's columns are those of ``rd.regressor(robot, ..., friction=friction)`` (standard: 11 per
     frame XX..M, Ia, then Fc, Fv, Foff per joint; ``column_names``) or of
     ``rd.base_parameters(robot, friction=friction).regressor`` in ``.names`` order (base).
-    ddm_method : "recursive" | "cholesky"
-        Direct dynamics by the O(n) recursive algorithm of §9.7.2 or by A, H and an LDLᵀ solve (§9.7.1).
+    method : str, optional
+        The formulation traced, named as the ``method=`` of the numeric function (:data:`METHODS`):
+
+        - inverse dynamics, bias and gravity torques: "newton_euler" (default; Khalil & Dombre [9.84]–[9.94]),
+          "gibbs_appell" (Mata et al. §4.1), "spatial_operator" (Kozłowski (3.24)–(3.33));
+        - inertia matrix: "composite" (default; Appendix 8), "gibbs_appell" (Mata et al. §4.2);
+        - forward dynamics: "recursive" (default; the O(n) algorithm of §9.7.2, [9.100]–[9.124]), "cholesky"
+          (A, H and an LDLᵀ solve, §9.7.1), "gibbs_appell" (Mata et al. Table 3), "spatial_operator"
+          (Kozłowski's Kalman filter and smoother (3.46)–(3.58));
+        - the regressor has one: the link columns of :func:`robodyn.regressor`.
+
+        Pinocchio's names are accepted as for the numeric functions (rnea, crba, aba).
+    ddm_method : "recursive" | "cholesky", deprecated
+        The former name of ``method`` for the forward dynamics (a DeprecationWarning).
 
     Returns
     -------
@@ -201,8 +228,7 @@ def customized_model(
     kind = canonical_kind(kind)
     if parameters not in ("standard", "base"):
         raise InputError(f"parameters = {parameters!r}; choose 'standard' or 'base'")
-    if ddm_method not in ("recursive", "cholesky"):
-        raise InputError(f"ddm_method = {ddm_method!r}; choose 'recursive' or 'cholesky'")
+    method = _method(kind, method, ddm_method)
     if gravity not in ("constant", "input"):
         raise InputError(f"gravity = {gravity!r}; choose 'constant' or 'input'")
     wrench_frames = {"none": [], "terminal": [robot.nf - 1], "all": list(range(robot.nf))}
@@ -237,7 +263,7 @@ def customized_model(
             wr[6 * i:6 * i + 6] = rec.inputs([se.Symbol(f"{w}{i + 1}") for w in WRENCH_NAMES])
             entries += [(6 * i + c, rec.symbols[v.k]) for c, v in enumerate(wr[6 * i:6 * i + 6])]
         args.append(Argument("wrenches", (robot.nf, 6), tuple(entries)))
-    outs, out_names, shape, columns = _TRACED[kind](consts, rec, x, g, wr, friction, ddm_method, parameters)
+    outs, out_names, shape, columns = _TRACED[kind](consts, rec, x, g, wr, friction, method, parameters)
     outputs = assignments(prog, rec, outs, out_names)
     checks = [(robot.joint_names[robot.joint_frames[j]] if isinstance(j, int) else j, p, t)
               for j, p, t in rec.check_expressions]
@@ -252,16 +278,16 @@ def customized_model(
         program=pruned, constants={s: v for s, v in consts.values.items() if s in used}, column_names=columns,
         checks=checks,
         options=dict(symbolic_geometry=symbolic_geometry, symbolic_inertia=symbolic_inertia, gravity=gravity,
-                     wrenches=wrenches, friction=friction, ddm_method=ddm_method),
+                     wrenches=wrenches, friction=friction, method=method),
     )
 
 
-def _torques(consts, rec, x, g, wr, friction, ddm_method, parameters):
+def _torques(consts, rec, x, g, wr, friction, method, parameters):
     """Γ = Γ_rigid + Ia q̈ + Γ_f [9.94] (inverse dynamics), H with q̈ = 0 (bias) or Q(q) (gravity)."""
     robot = consts.robot
     q, zero = x["q"], [0.0] * robot.n
     qd, qdd = x.get("qd", zero), x.get("qdd", zero)
-    tau = rnea_components(robot, q, qd, qdd, g, wr, backend=rec.backend)
+    tau = _RIGID_TORQUES[method](robot, q, qd, qdd, g, wr, rec.backend)
     if "qdd" in x:
         tau = [t + Ia * a for t, Ia, a in zip(tau, robot.derived.Ia, qdd)]
     if friction and "qd" in x:
@@ -275,9 +301,12 @@ def _friction(consts, qd, backend) -> list:
     return [friction_law(v, *c, backend) for v, c in zip(qd, consts.friction)]
 
 
-def _inertia(consts, rec, x, g, wr, friction, ddm_method, parameters):
+def _inertia(consts, rec, x, g, wr, friction, method, parameters):
     """A(q) by composite links (Khalil & Dombre Appendix 8), rotor inertias on the diagonal; A_ik = A_ki."""
-    A = _inertia_rows(consts.robot, x["q"], rec.backend)
+    if method == "composite":
+        A = _inertia_rows(consts.robot, x["q"], rec.backend)
+    else:
+        A = inertia_components(consts.robot, x["q"], rec.backend)  # Mata et al. §4.2, Ia on the diagonal
     frames = [int(f) + 1 for f in consts.robot.joint_frames]
     n = len(frames)
     names = [f"A{frames[min(i, k)]}{frames[max(i, k)]}" for i in range(n) for k in range(n)]
@@ -293,22 +322,26 @@ def _inertia_rows(robot, q, backend) -> list:
     return A
 
 
-def _forward(consts, rec, x, g, wr, friction, ddm_method, parameters):
+def _forward(consts, rec, x, g, wr, friction, method, parameters):
     """q̈ by the recursive algorithm of §9.7.2 or by A q̈ = Γ − H and an LDLᵀ factorisation (§9.7.1)."""
     robot = consts.robot
     q, qd, tau = x["q"], x["qd"], x["tau"]
     if friction:
         tau = [t - f for t, f in zip(tau, _friction(consts, qd, rec.backend))]  # [9.106]
-    if ddm_method == "recursive":
+    if method == "recursive":
         qdd = aba_components(robot, q, qd, tau, g, wr, backend=rec.backend)
-    else:
+    elif method == "cholesky":
         H = rnea_components(robot, q, qd, [0.0] * robot.n, g, wr, backend=rec.backend)
         A = _inertia_rows(robot, q, rec.backend)
         qdd = cholesky_components(A, [t - h for t, h in zip(tau, H)])
+    elif method == "gibbs_appell":
+        qdd = gibbs_appell_forward(robot, q, qd, tau, g, wr, backend=rec.backend, check=True)
+    else:
+        qdd = kozlowski_forward(robot, q, qd, tau, g, wr, backend=rec.backend)
     return qdd, [f"QDD{int(f) + 1}" for f in robot.joint_frames], (robot.n,), []
 
 
-def _regressor(consts, rec, x, g, wr, friction, ddm_method, parameters):
+def _regressor(consts, rec, x, g, wr, friction, method, parameters):
     """The columns of Φ [9.36] kept by ``parameters`` (those of rd.regressor or of the base parameters)."""
     robot = consts.robot
     standard, columns = regressor_columns(robot.robot, parameters, friction)
@@ -332,6 +365,46 @@ def _regressor(consts, rec, x, g, wr, friction, ddm_method, parameters):
             out[k][c] = (s[k], qd[k], 1.0)[law]
     names = [f"DG{k + 1}_{tag}" for k in range(n) for tag in columns]
     return [e for row in out for e in row], names, (n, len(columns)), list(columns)
+
+
+#: The formulations of each kind that have a customized model (named as the numeric functions' ``method=``).
+METHODS = MappingProxyType({
+    "inverse_dynamics": ("newton_euler", "gibbs_appell", "spatial_operator"),
+    "gravity_torques": ("newton_euler", "gibbs_appell", "spatial_operator"),
+    "bias_torques": ("newton_euler", "gibbs_appell", "spatial_operator"),
+    "inertia_matrix": ("composite", "gibbs_appell"),
+    "forward_dynamics": ("recursive", "cholesky", "gibbs_appell", "spatial_operator"),
+    "regressor": ("newton_euler",),
+})
+
+_RIGID_TORQUES = MappingProxyType({
+    "newton_euler": lambda robot, q, qd, qdd, g, wr, backend: rnea_components(robot, q, qd, qdd, g, wr, backend),
+    "gibbs_appell": lambda robot, q, qd, qdd, g, wr, backend: torque_components(robot, q, qd, qdd, g, wr, backend),
+    "spatial_operator": lambda robot, q, qd, qdd, g, wr, backend: kozlowski_torques(robot, q, qd, qdd, g, wr,
+                                                                                    backend),
+})
+
+
+def _method(kind: str, method, ddm_method) -> str:
+    """The formulation of a customized model, checked: ``method`` by the numeric functions' names
+    (:func:`robodyn.dynamics.api.method_key`), the kind's default when None."""
+    if ddm_method is not None:
+        warnings.warn("customized_model(ddm_method=...) is deprecated; use method=...", DeprecationWarning,
+                      stacklevel=3)
+        if kind != "forward_dynamics" or method is not None:
+            raise InputError("ddm_method is the former name of method for kind='forward_dynamics'; give method only")
+        method = ddm_method
+    choices = METHODS[kind]
+    if method is None:
+        return choices[0]
+    what = {"gravity_torques": "inverse_dynamics", "bias_torques": "inverse_dynamics"}.get(kind, kind)
+    try:
+        key = method_key(what, method) if what in ("inverse_dynamics", "inertia_matrix", "forward_dynamics") else method
+    except InputError:
+        key = None
+    if key not in choices:
+        raise InputError(f"method = {method!r}: the customized {kind} models are {', '.join(choices)}")
+    return key
 
 
 _TRACED = MappingProxyType({"inverse_dynamics": _torques, "gravity_torques": _torques, "bias_torques": _torques,
