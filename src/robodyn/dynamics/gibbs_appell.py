@@ -296,8 +296,8 @@ def inertia_components(robot: Robot, q, backend: ScalarBackend | None = None, ph
             else:
                 Djk = c_mul(Mc[i], uk[2])
             D[j][k] = D[k][j] = Djk
-    for k, Ia in enumerate(robot.derived.Ia):
-        D[k][k] = c_add(D[k][k], float(Ia))
+    for k, Ia in enumerate(robot.derived.Ia.tolist()):  # tolist: floats, or the constants of a customized model
+        D[k][k] = c_add(D[k][k], Ia)
     return D
 
 

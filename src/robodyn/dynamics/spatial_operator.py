@@ -344,9 +344,10 @@ def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=
             Pp, zp = Pi, z[i]
         else:
             PH = [_sym_get(Pi, r, k) for r in range(6)]
-            Ia = float(robot.Ia[i])
+            Ia = robot.Ia.item(i)  # item: a float, or the constant of a customized model
             D = PH[k] + Ia if Ia else PH[k]  # (3.49)
-            if pivot_too_small(D, lambda: abs(Pi[(k - 2, k - 2)]) + abs(Pi[(k - 1, k - 1)]) + abs(PH[k]) + Ia):
+            if pivot_too_small(D, lambda: abs(Pi[(k - 2, k - 2)]) + abs(Pi[(k - 1, k - 1)]) + abs(PH[k]) + Ia,
+                               robot.joint_names[i]):
                 _singular(robot, i, D)
             phase(T2["gain"])
             G[i] = [1.0 if r == k and not Ia else PH[r] / D for r in range(6)]  # (3.50)
