@@ -240,7 +240,7 @@ class Tape:
         if k is None:
             k = self._index[key] = len(self.ops)
             self.ops.append(op)
-            self.vals.append(value)
+            self.vals.append(float(value))
             self.phases.append(self.phase)
         return k
 
@@ -310,7 +310,7 @@ class Rec:
             return 0.0
         if _equals(abs(coef), 1.0):
             return Rec(self.g, k, 1 if coef > 0 else -1)
-        sign = 1 if coef > 0 else -1
+        sign = -1 if coef < 0 else 1  # a named constant of value 0 is positive: its expression as it is
         c = abs(number(coef))
         return Rec(self.g, self.g.node(("cmul", c, k), c * self.g.vals[k]), sign)
 

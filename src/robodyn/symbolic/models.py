@@ -389,10 +389,10 @@ def _method(kind: str, method, ddm_method) -> str:
     """The formulation of a customized model, checked: ``method`` by the numeric functions' names
     (:func:`robodyn.dynamics.api.method_key`), the kind's default when None."""
     if ddm_method is not None:
-        warnings.warn("customized_model(ddm_method=...) is deprecated; use method=...", DeprecationWarning,
-                      stacklevel=3)
         if kind != "forward_dynamics" or method is not None:
             raise InputError("ddm_method is the former name of method for kind='forward_dynamics'; give method only")
+        warnings.warn("customized_model(ddm_method=...) is deprecated; use method=...", DeprecationWarning,
+                      stacklevel=3)
         method = ddm_method
     choices = METHODS[kind]
     if method is None:
