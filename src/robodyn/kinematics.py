@@ -15,15 +15,20 @@ from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
+    ZERO,
     ScalarBackend,
     backend_for,
     along_z,
+    c_add,
+    c_mul,
+    c_sub,
     cross,
+    mat_mv,
     mtv,
     mv,
     snap,
+    u_matrix,
     vadd,
-    vcross,
     vmat,
     vmat_t,
     vrz,
@@ -264,8 +269,79 @@ def to_parent(rot, v):
     return vmat(C, vrz(c, s, v))
 
 
+class ForwardStates(NamedTuple):
+    """Result of :func:`forward_states`: lists over frames (component tuples, see :mod:`robodyn.spatial`)."""
+
+    rot: list  #: (C, c, s, P) of :func:`frame_rotations`
+    w: list  #: ^jω_j
+    wd: list  #: ^jω̇_j
+    Vd: list  #: ^jV̇_j (−g included)
+    U: list  #: ^jU_j [9.90], three rows
+    dv: list  #: the products ω_k ω_l of ^jω_j, symmetric 3x3
+
+
+def forward_states(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None) -> ForwardStates:
+    """The forward recursion [9.84]–[9.90] in Khalil & Dombre's customized form, on component tuples.
+
+    ^jω_{a} = ^jA_a ^aω_a                                              [9.84]
+    ^jω_j = ^jω_{a} + σ̄_j q̇_j ^ja_j                                      [9.85]
+    ^jω̇_j = ^jA_a ^aω̇_a + σ̄_j (q̈_j ^ja_j + ^jω_{a} × q̇_j ^ja_j)             [9.86]
+    ^jV̇_j = ^jA_a (^aV̇_a + ^aU_a ^aP_j) + σ_j (q̈_j ^ja_j + 2 ^jω_{a} × q̇_j ^ja_j)   [9.87]
+    ^jU_j = ^jω̂̇_j + ^jω̂_j ^jω̂_j                                        [9.90]
+
+    with V̇_0 = −g ([9.80]).  ^aU_a ^aP_j costs 9 products where ω̇ × P + ω × (ω × P) costs 18, and U_j is
+    needed anyway by [9.88]–[9.89] (:func:`robodyn.spatial.u_matrix`).  ^jA_a = Rot(z, θ_j + q_j)ᵀ Cᵀ with C
+    = Rot(z, γ_j) Rot(x, α_j) a constant whose products are folded when the recursion is traced.
+
+    Parameters
+    ----------
+    q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`); or n scalars.
+    g : 3-tuple of floats or (B,) arrays, gravity in R_0.
+    backend : ScalarBackend, optional
+        See :func:`frame_rotations`.
+
+    Returns
+    -------
+    ForwardStates (rot, w, wd, Vd, U, dv)
+    """
+    rot = frame_rotations(robot, q, backend)
+    w, wd, Vd, U, dv = [], [], [], [], []
+    k = 0
+    for i, (C, c, s, P) in enumerate(rot):
+        sigma = robot.sigma[i]
+        p = robot.derived.parent[i]
+        if p >= 0:
+            wp, wdp = w[p], wd[p]
+            vsp = vadd(Vd[p], mat_mv(U[p], P))  # ^aV̇_a + ^aU_a ^aP_j  [9.87]
+        else:
+            wp, wdp, vsp = ZERO, ZERO, (-g[0], -g[1], -g[2])  # [9.80]: V̇_0 = −g
+        w_prev = vrz_t(c, s, vmat_t(C, wp))  # ^jω_{a(j)}  [9.84]
+        wd_j = vrz_t(c, s, vmat_t(C, wdp))
+        Vd_j = vrz_t(c, s, vmat_t(C, vsp))
+        w_j = w_prev
+        if sigma != 2:
+            qdk, qddk = qd[k], qdd[k]
+            k += 1
+            if sigma == 0:
+                w_j = (w_prev[0], w_prev[1], c_add(w_prev[2], qdk))  # [9.85]
+                # ω_{a} × q̇ z = (ω_y q̇, −ω_x q̇, 0)  [9.86]
+                wd_j = (c_add(wd_j[0], c_mul(w_prev[1], qdk)), c_sub(wd_j[1], c_mul(w_prev[0], qdk)),
+                        c_add(wd_j[2], qddk))
+            else:
+                # 2 ω_{a} × q̇ z  [9.87]
+                Vd_j = (c_add(Vd_j[0], c_mul(2.0, c_mul(w_prev[1], qdk))),
+                        c_sub(Vd_j[1], c_mul(2.0, c_mul(w_prev[0], qdk))), c_add(Vd_j[2], qddk))
+        U_j, dv_j = u_matrix(w_j, wd_j)
+        w.append(w_j)
+        wd.append(wd_j)
+        Vd.append(Vd_j)
+        U.append(U_j)
+        dv.append(dv_j)
+    return ForwardStates(rot, w, wd, Vd, U, dv)
+
+
 def forward_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None):
-    """The forward recursion [9.84]–[9.90] on component tuples (see :mod:`robodyn.spatial`).
+    """The forward recursion [9.84]–[9.90] on component tuples: :func:`forward_states` without U and DV.
 
     Parameters
     ----------
@@ -280,36 +356,7 @@ def forward_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | Non
         and ^{a}P_j as a component tuple (see :func:`frame_rotations`).
     w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
     """
-    zero = (0.0, 0.0, 0.0)
-    rot = frame_rotations(robot, q, backend)
-    w, wd, Vd = [], [], []
-    k = 0
-    for i, (C, c, s, P) in enumerate(rot):
-        sigma = robot.sigma[i]
-        p = robot.derived.parent[i]
-        if p >= 0:
-            wp, wdp = w[p], wd[p]
-            u = vadd(vadd(Vd[p], vcross(wdp, P)), vcross(wp, vcross(wp, P)))  # ^{a}U_{a} ^{a}P_j
-        else:
-            wp, wdp, u = zero, zero, (-g[0], -g[1], -g[2])  # [9.80]: V̇_0 = −g
-        w_prev = vrz_t(c, s, vmat_t(C, wp))  # ^jω_{a(j)}  [9.84]
-        wd_j = vrz_t(c, s, vmat_t(C, wdp))
-        Vd_j = vrz_t(c, s, vmat_t(C, u))
-        w_j = w_prev
-        if sigma != 2:
-            qdk, qddk = qd[k], qdd[k]
-            k += 1
-            if sigma == 0:
-                w_j = vadd(w_prev, (0.0, 0.0, qdk))  # [9.85]
-                wd_j = vadd(wd_j, vcross(w_prev, (0.0, 0.0, qdk)))  # [9.86]
-                wd_j = vadd(wd_j, (0.0, 0.0, qddk))
-            else:
-                Vd_j = vadd(Vd_j, vscale(2.0, vcross(w_prev, (0.0, 0.0, qdk))))  # [9.87]
-                Vd_j = vadd(Vd_j, (0.0, 0.0, qddk))
-        w.append(w_j)
-        wd.append(wd_j)
-        Vd.append(Vd_j)
-    return rot, w, wd, Vd
+    return forward_states(robot, q, qd, qdd, g, backend)[:4]
 
 
 #: States per block of the component-wise recursions: their temporaries stay in cache (about 1.6x faster on

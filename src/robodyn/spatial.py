@@ -285,6 +285,72 @@ def sym_mv(S, v):
     return tuple(vdot(row, v) for row in sym_rows(S))
 
 
+# Khalil & Dombre's customized Newton–Euler forms (§9.5.3, §9.6.2): the angular-acceleration tensor ^jU_j and the
+# Euler moment, built from the six products ω_k ω_l (Mata et al.'s Gibbs–Appell, eqs (10) and (12), use the same).
+
+
+def dv_products(w):
+    """The products DV_kl = ω_k ω_l of a component tuple ω, as a symmetric 3x3 (rows): six products, each made
+    once (Khalil & Dombre's DV of the customized model, §9.6.2)."""
+    dv = [[0.0] * 3 for _ in range(3)]
+    for a, b in UPPER:
+        dv[a][b] = dv[b][a] = c_mul(w[a], w[b])
+    return dv
+
+
+def u_matrix(w, wd):
+    """^jU_j = ^jω̂̇_j + ^jω̂_j ^jω̂_j, Khalil & Dombre [9.90], and the products DV = :func:`dv_products` (ω).
+
+    Parameters
+    ----------
+    w, wd : component tuples ^jω_j (rad/s) and ^jω̇_j (rad/s²).
+
+    Returns
+    -------
+    (U, dv) : U as three rows of components (1/s²), dv the symmetric 3x3 of products ω_k ω_l.
+
+    ω̂ω̂ = ω ωᵀ − |ω|² 1, so U_aa = −(DV_bb + DV_cc) and U_ab = DV_ab ∓ ω̇_c: six products and nine sums, shared
+    by [9.87] (U_a P_j), [9.88] (U_j MS_j) and [9.89] (:func:`euler_moment`), against six products for every
+    ω × (ω × v) of the plain recursion.
+    """
+    dv = dv_products(w)
+    U = ((c_sub(-dv[1][1], dv[2][2]), c_sub(dv[0][1], wd[2]), c_add(dv[0][2], wd[1])),
+         (c_add(dv[0][1], wd[2]), c_sub(-dv[0][0], dv[2][2]), c_sub(dv[1][2], wd[0])),
+         (c_sub(dv[0][2], wd[1]), c_add(dv[1][2], wd[0]), c_sub(-dv[0][0], dv[1][1])))
+    return U, dv
+
+
+def euler_moment(J, wd, dv, U):
+    """^jJ_j ^jω̇_j + ^jω_j × (^jJ_j ^jω_j) ([9.89] without MS × V̇) in Khalil & Dombre's customized form.
+
+    Component a, with (a, b, c) cyclic:
+
+        J_aa ω̇_a − J_ab U_ca + J_ac U_ba + J_bc (DV_bb − DV_cc) + (J_cc − J_bb) DV_bc,
+
+    since U_ca = ω_a ω_c − ω̇_b and U_ba = ω_a ω_b + ω̇_c [9.90]: five products at most (four when J_aa = 0, as
+    for a grouped YY_j, Theorem 9.1), against the 24 of J ω̇ + ω × (J ω).  (Mata et al.'s vee(ΩE − (ΩE)ᵀ) of
+    eq. (10), E = ½ tr(J) 1 − J, is the same expression.)
+
+    Parameters
+    ----------
+    J : inertia tensor about O_j as three rows of constants (kg m²).
+    wd : component tuple ^jω̇_j; dv, U : from :func:`u_matrix`.
+
+    Returns
+    -------
+    component tuple (N m).
+    """
+    out = []
+    for a in range(3):
+        b, c = (a + 1) % 3, (a + 2) % 3
+        t = c_sub(c_mul(J[a][a], wd[a]), c_mul(J[a][b], U[c][a]))
+        t = c_add(t, c_mul(J[a][c], U[b][a]))
+        if J[b][c] != 0.0:  # skip the difference DV_bb − DV_cc, not just its product
+            t = c_add(t, c_mul(J[b][c], c_sub(dv[b][b], dv[c][c])))
+        out.append(c_add(t, c_mul(J[c][c] - J[b][b], dv[b][c])))
+    return tuple(out)
+
+
 # General 3×3 matrices of components as tuples of three rows.
 
 

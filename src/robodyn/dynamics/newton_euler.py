@@ -16,11 +16,11 @@ import numpy as np
 
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import joint_arrays
-from robodyn.kinematics import forward_components, run_blocks
+from robodyn.kinematics import forward_states, run_blocks
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor, fast
-from robodyn.spatial import ScalarBackend, frame_wrench, vadd, vcross, vmat, vrz, vscale
+from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, mat_mv, vadd, vcross, vmat, vrz, vscale
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -56,11 +56,11 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
     -------
     list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
     """
-    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g, backend)
+    rot, _, wd, Vd, U, dv = forward_states(robot, q, qd, qdd, g, backend)
     f, m = [], []
     for i, (J, MS, M) in enumerate(robot.derived.links):
-        F = vadd(vadd(vscale(M, Vd[i]), vcross(wd[i], MS)), vcross(w[i], vcross(w[i], MS)))  # [9.88], [9.90]
-        N = vadd(vadd(vmat(J, wd[i]), vcross(w[i], vmat(J, w[i]))), vcross(MS, Vd[i]))  # [9.89]
+        F = vadd(vscale(M, Vd[i]), mat_mv(U[i], MS))  # [9.88]: M V̇ + U MS
+        N = vadd(euler_moment(J, wd[i], dv[i], U[i]), vcross(MS, Vd[i]))  # [9.89]
         if wr is not None:
             fe, me = frame_wrench(wr, i)
             F, N = vadd(F, fe), vadd(N, me)
