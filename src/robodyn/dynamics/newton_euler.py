@@ -20,6 +20,7 @@ from robodyn.kinematics import forward_states, run_blocks
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor, fast
+from robodyn.dynamics.trace import Rec, opaque
 from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, mat_mv, vadd, vcross, vmat, vrz, vscale
 
 
@@ -64,8 +65,8 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
         if wr is not None:
             fe, me = frame_wrench(wr, i)
             F, N = vadd(F, fe), vadd(N, me)
-        f.append(F)
-        m.append(N)
+        f.append(_named(F))
+        m.append(_named(N))
     for i in range(robot.nf - 1, -1, -1):
         p = robot.derived.parent[i]
         if p >= 0:
@@ -74,6 +75,16 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
             f[p] = vadd(f[p], fp)  # [9.91]
             m[p] = vadd(vadd(m[p], vmat(C, vrz(c, s, m[i]))), vcross(P, fp))  # [9.93]
     return [f[i][2] if robot.sigma[i] == 1 else m[i][2] for i in robot.joint_frames]  # first term of [9.94]
+
+
+def _named(v):
+    """The components of a link wrench as variables of their own (SYMORO's F_j, N_j; trace.opaque).
+
+    In a recording that merges constant coefficients, a component c·x (e.g. N_6 = ZZ_6 ω̇_6 with the base
+    parameters) would carry its constant into each product of the backward recursion, C_j (c x) = c (C_j x): one
+    product more per use.  Numbers, and the exact tapes of the kernels (which merge nothing), pass unchanged.
+    """
+    return tuple(opaque(x) if isinstance(x, Rec) and x.g.simplify else x for x in v)
 
 
 def friction_torques(robot: Robot, qd) -> np.ndarray:
