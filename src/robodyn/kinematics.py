@@ -225,6 +225,10 @@ def frame_constants(robot: Robot) -> tuple:
     return robot.derived.frames
 
 
+#: the values of a snapped cosine or sine of a quarter turn
+_UNIT = (0.0, 1.0, -1.0)
+
+
 def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> list[tuple]:
     """^{a}A_j = C Rot(z, θ_j + q_j) and ^{a}P_j of every frame, on component tuples.
 
@@ -244,12 +248,19 @@ def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> li
     for i, (C, p0, z) in enumerate(frame_constants(robot)):
         theta, r = float(robot.theta[i]), float(robot.r[i])
         sigma = robot.sigma[i]
-        if sigma == 0:
-            th = q[k] + theta if theta != 0.0 else q[k]
+        ct, st = snap([[np.cos(theta), np.sin(theta)]])[0]
+        if sigma == 0 and ct in _UNIT and st in _UNIT:
+            # θ_j = k π/2 (0 included): cos and sin of q_j + θ_j are ± those of q_j, exchanged for odd k — no
+            # addition q_j + θ_j (Khalil & Dombre's customized model, §9.6.2)
+            be = backend or backend_for(q[k])
+            cq, sq = be.cos(q[k]), be.sin(q[k])
+            c, s = c_sub(c_mul(ct, cq), c_mul(st, sq)), c_add(c_mul(st, cq), c_mul(ct, sq))
+        elif sigma == 0:
+            th = q[k] + theta
             be = backend or backend_for(th)
             c, s = be.cos(th), be.sin(th)
         else:
-            c, s = snap([[np.cos(theta), np.sin(theta)]])[0]
+            c, s = ct, st
             if sigma == 1:
                 r = q[k] + r if r != 0.0 else q[k]
         k += sigma != 2
