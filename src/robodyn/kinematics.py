@@ -280,19 +280,20 @@ def to_parent(rot, v):
     return vmat(C, vrz(c, s, v))
 
 
-class ForwardStates(NamedTuple):
-    """Result of :func:`forward_states`: lists over frames (component tuples, see :mod:`robodyn.spatial`)."""
+class FrameState(NamedTuple):
+    """One frame of :func:`forward_frames` (component tuples, see :mod:`robodyn.spatial`)."""
 
-    rot: list  #: (C, c, s, P) of :func:`frame_rotations`
-    w: list  #: ^jω_j
-    wd: list  #: ^jω̇_j
-    Vd: list  #: ^jV̇_j (−g included)
-    U: list  #: ^jU_j [9.90], three rows
+    i: int  #: 0-based frame index (frame j = i + 1)
+    rot: tuple  #: (C, c, s, P) of :func:`frame_rotations`
+    w: tuple  #: ^jω_j
+    wd: tuple  #: ^jω̇_j
+    Vd: tuple  #: ^jV̇_j (−g included)
+    U: tuple  #: ^jU_j [9.90], three rows
     dv: list  #: the products ω_k ω_l of ^jω_j, symmetric 3x3
 
 
-def forward_states(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None) -> ForwardStates:
-    """The forward recursion [9.84]–[9.90] in Khalil & Dombre's customized form, on component tuples.
+def forward_frames(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None):
+    """The forward recursion [9.84]–[9.90] in Khalil & Dombre's customized form, frame by frame.
 
     ^jω_{a} = ^jA_a ^aω_a                                              [9.84]
     ^jω_j = ^jω_{a} + σ̄_j q̇_j ^ja_j                                      [9.85]
@@ -304,6 +305,10 @@ def forward_states(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
     needed anyway by [9.88]–[9.89] (:func:`robodyn.spatial.u_matrix`).  ^jA_a = Rot(z, θ_j + q_j)ᵀ Cᵀ with C
     = Rot(z, γ_j) Rot(x, α_j) a constant whose products are folded when the recursion is traced.
 
+    A generator: a frame's state is kept only until its last child has used it, so that a consumer that uses
+    each frame at once (Newton–Euler's link wrenches) keeps a batch's working set small (about 1.5x faster on
+    blocks of 10^4 states than holding U and DV of every frame).
+
     Parameters
     ----------
     q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`); or n scalars.
@@ -311,19 +316,24 @@ def forward_states(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
     backend : ScalarBackend, optional
         See :func:`frame_rotations`.
 
-    Returns
-    -------
-    ForwardStates (rot, w, wd, Vd, U, dv)
+    Yields
+    ------
+    FrameState (i, rot, w, wd, Vd, U, dv) of every frame, in frame order (antecedents first).
     """
-    rot = frame_rotations(robot, q, backend)
-    w, wd, Vd, U, dv = [], [], [], [], []
+    parent = robot.derived.parent
+    left = [len(ch) for ch in robot.derived.children]  # children still to come
+    kept = [None] * robot.nf  # (ω, ω̇, V̇, U) of a frame until its last child
     k = 0
-    for i, (C, c, s, P) in enumerate(rot):
+    for i, rot in enumerate(frame_rotations(robot, q, backend)):
+        C, c, s, P = rot
         sigma = robot.sigma[i]
-        p = robot.derived.parent[i]
+        p = parent[i]
         if p >= 0:
-            wp, wdp = w[p], wd[p]
-            vsp = vadd(Vd[p], mat_mv(U[p], P))  # ^aV̇_a + ^aU_a ^aP_j  [9.87]
+            wp, wdp, Vdp, Up = kept[p]
+            vsp = vadd(Vdp, mat_mv(Up, P))  # ^aV̇_a + ^aU_a ^aP_j  [9.87]
+            left[p] -= 1
+            if not left[p]:
+                kept[p] = None
         else:
             wp, wdp, vsp = ZERO, ZERO, (-g[0], -g[1], -g[2])  # [9.80]: V̇_0 = −g
         w_prev = vrz_t(c, s, vmat_t(C, wp))  # ^jω_{a(j)}  [9.84]
@@ -343,16 +353,42 @@ def forward_states(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
                 Vd_j = (c_add(Vd_j[0], c_mul(2.0, c_mul(w_prev[1], qdk))),
                         c_sub(Vd_j[1], c_mul(2.0, c_mul(w_prev[0], qdk))), c_add(Vd_j[2], qddk))
         U_j, dv_j = u_matrix(w_j, wd_j)
-        w.append(w_j)
-        wd.append(wd_j)
-        Vd.append(Vd_j)
-        U.append(U_j)
-        dv.append(dv_j)
-    return ForwardStates(rot, w, wd, Vd, U, dv)
+        if left[i]:
+            kept[i] = (w_j, wd_j, Vd_j, U_j)
+        yield FrameState(i, rot, w_j, wd_j, Vd_j, U_j, dv_j)
+
+
+class ForwardStates(NamedTuple):
+    """Result of :func:`forward_states`: lists over frames (component tuples, see :mod:`robodyn.spatial`)."""
+
+    rot: list  #: (C, c, s, P) of :func:`frame_rotations`
+    w: list  #: ^jω_j
+    wd: list  #: ^jω̇_j
+    Vd: list  #: ^jV̇_j (−g included)
+    U: list  #: ^jU_j [9.90], three rows
+    dv: list  #: the products ω_k ω_l of ^jω_j, symmetric 3x3
+
+
+def forward_states(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None) -> ForwardStates:
+    """Every frame of :func:`forward_frames` ([9.84]–[9.90]), as lists over frames.
+
+    Parameters
+    ----------
+    q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`); or n scalars.
+    g : 3-tuple of floats or (B,) arrays, gravity in R_0.
+    backend : ScalarBackend, optional
+        See :func:`frame_rotations`.
+
+    Returns
+    -------
+    ForwardStates (rot, w, wd, Vd, U, dv)
+    """
+    frames = list(forward_frames(robot, q, qd, qdd, g, backend))
+    return ForwardStates(*([getattr(f, name) for f in frames] for name in ForwardStates._fields))
 
 
 def forward_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None):
-    """The forward recursion [9.84]–[9.90] on component tuples: :func:`forward_states` without U and DV.
+    """The forward recursion [9.84]–[9.90] on component tuples: :func:`forward_frames` without U and DV.
 
     Parameters
     ----------
@@ -367,7 +403,13 @@ def forward_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | Non
         and ^{a}P_j as a component tuple (see :func:`frame_rotations`).
     w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
     """
-    return forward_states(robot, q, qd, qdd, g, backend)[:4]
+    rot, w, wd, Vd = [], [], [], []
+    for f in forward_frames(robot, q, qd, qdd, g, backend):
+        rot.append(f.rot)
+        w.append(f.w)
+        wd.append(f.wd)
+        Vd.append(f.Vd)
+    return rot, w, wd, Vd
 
 
 #: States per block of the component-wise recursions: their temporaries stay in cache (about 1.6x faster on

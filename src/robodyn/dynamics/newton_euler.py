@@ -16,7 +16,7 @@ import numpy as np
 
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import joint_arrays
-from robodyn.kinematics import forward_states, run_blocks
+from robodyn.kinematics import forward_frames, run_blocks
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor, fast
@@ -57,14 +57,17 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
     -------
     list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
     """
-    rot, _, wd, Vd, U, dv = forward_states(robot, q, qd, qdd, g, backend)
-    f, m = [], []
-    for i, (J, MS, M) in enumerate(robot.derived.links):
-        F = vadd(vscale(M, Vd[i]), mat_mv(U[i], MS))  # [9.88]: M V̇ + U MS
-        N = vadd(euler_moment(J, wd[i], dv[i], U[i]), vcross(MS, Vd[i]))  # [9.89]
+    rot, f, m = [], [], []
+    links = robot.derived.links
+    # each frame's wrench as soon as its state is known, so that U_j and DV_j are dropped at once
+    for st in forward_frames(robot, q, qd, qdd, g, backend):
+        J, MS, M = links[st.i]
+        F = vadd(vscale(M, st.Vd), mat_mv(st.U, MS))  # [9.88]: M V̇ + U MS
+        N = vadd(euler_moment(J, st.wd, st.dv, st.U), vcross(MS, st.Vd))  # [9.89]
         if wr is not None:
-            fe, me = frame_wrench(wr, i)
+            fe, me = frame_wrench(wr, st.i)
             F, N = vadd(F, fe), vadd(N, me)
+        rot.append(st.rot)
         f.append(_named(F))
         m.append(_named(N))
     for i in range(robot.nf - 1, -1, -1):
