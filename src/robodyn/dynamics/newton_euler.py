@@ -44,6 +44,16 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
 def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend | None = None) -> list:
     """Newton–Euler [9.84]–[9.94] on component scalars: the one implementation every numeric path runs.
 
+    Khalil & Dombre's customized form (§9.5.3, §9.6.2): the forward recursion of
+    :func:`robodyn.kinematics.forward_frames` (^jU_j [9.90], ^aU_a ^aP_j in [9.87]), then per frame
+
+        ^jF_j = M_j ^jV̇_j + ^jU_j ^jMS_j                                       [9.88]
+        ^jN_j = ^jJ_j ^jω̇_j + ^jω_j × (^jJ_j ^jω_j) + ^jMS_j × ^jV̇_j             [9.89]
+
+    (the first two terms by :func:`robodyn.spatial.euler_moment`, five products a component), and the backward
+    recursion [9.91]–[9.93] summed over the children of each frame.  Traced into a customized model, its
+    operation count is at or below the hand-written symbolic one (docs/formulations.md).
+
     Parameters
     ----------
     q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats, traced JAX arrays or recording
