@@ -15,6 +15,7 @@ from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
+    UNIT_VALUES,
     ZERO,
     ScalarBackend,
     backend_for,
@@ -29,8 +30,8 @@ from robodyn.spatial import (
     snap,
     u_matrix,
     vadd,
-    vmat,
-    vmat_t,
+    vzx,
+    vzx_t,
     vrz,
     vrz_t,
     vscale,
@@ -225,10 +226,6 @@ def frame_constants(robot: Robot) -> tuple:
     return robot.derived.frames
 
 
-#: the values of a snapped cosine or sine of a quarter turn
-_UNIT = (0.0, 1.0, -1.0)
-
-
 def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> list[tuple]:
     """^{a}A_j = C Rot(z, θ_j + q_j) and ^{a}P_j of every frame, on component tuples.
 
@@ -249,7 +246,7 @@ def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> li
         theta, r = float(robot.theta[i]), float(robot.r[i])
         sigma = robot.sigma[i]
         ct, st = snap([[np.cos(theta), np.sin(theta)]])[0]
-        if sigma == 0 and ct in _UNIT and st in _UNIT:
+        if sigma == 0 and ct in UNIT_VALUES and st in UNIT_VALUES:
             # θ_j = k π/2 (0 included): cos and sin of q_j + θ_j are ± those of q_j, exchanged for odd k — no
             # addition q_j + θ_j (Khalil & Dombre's customized model, §9.6.2)
             be = backend or backend_for(q[k])
@@ -269,15 +266,16 @@ def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> li
 
 
 def to_child(rot, v):
-    """^jA_{a(j)} v for ``rot`` = (C, c, s, P) of :func:`frame_rotations`: Cᵀ (constant), then Rot(z, θ + q)ᵀ."""
+    """^jA_{a(j)} v for ``rot`` = (C, c, s, P) of :func:`frame_rotations`: Cᵀ (constant, :func:`~robodyn.spatial.vzx_t`),
+    then Rot(z, θ + q)ᵀ."""
     C, c, s, _ = rot
-    return vrz_t(c, s, vmat_t(C, v))
+    return vrz_t(c, s, vzx_t(C, v))
 
 
 def to_parent(rot, v):
-    """^{a(j)}A_j v for ``rot`` = (C, c, s, P) of :func:`frame_rotations`."""
+    """^{a(j)}A_j v for ``rot`` = (C, c, s, P) of :func:`frame_rotations` (C by :func:`~robodyn.spatial.vzx`)."""
     C, c, s, _ = rot
-    return vmat(C, vrz(c, s, v))
+    return vzx(C, vrz(c, s, v))
 
 
 class FrameState(NamedTuple):
@@ -325,7 +323,7 @@ def forward_frames(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
     kept = [None] * robot.nf  # (ω, ω̇, V̇, U) of a frame until its last child
     k = 0
     for i, rot in enumerate(frame_rotations(robot, q, backend)):
-        C, c, s, P = rot
+        P = rot[3]
         sigma = robot.sigma[i]
         p = parent[i]
         if p >= 0:
@@ -336,9 +334,9 @@ def forward_frames(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
                 kept[p] = None
         else:
             wp, wdp, vsp = ZERO, ZERO, (-g[0], -g[1], -g[2])  # [9.80]: V̇_0 = −g
-        w_prev = vrz_t(c, s, vmat_t(C, wp))  # ^jω_{a(j)}  [9.84]
-        wd_j = vrz_t(c, s, vmat_t(C, wdp))
-        Vd_j = vrz_t(c, s, vmat_t(C, vsp))
+        w_prev = to_child(rot, wp)  # ^jω_{a(j)}  [9.84]
+        wd_j = to_child(rot, wdp)
+        Vd_j = to_child(rot, vsp)
         w_j = w_prev
         if sigma != 2:
             qdk, qddk = qd[k], qdd[k]

@@ -205,6 +205,34 @@ def vmat_t(C, v):
     return tuple(_dot((C[0][i], C[1][i], C[2][i]), v) for i in range(3))
 
 
+#: the values of a snapped cosine or sine of a multiple of π/2
+UNIT_VALUES = (0.0, 1.0, -1.0)
+
+
+def vzx(C, v):
+    """C v for C = Rot(z, γ) Rot(x, α) given by :func:`snap` (the constant part of ^{a}A_j, Khalil & Dombre
+    ch. 3) and a component tuple v.
+
+    With both angles general, one planar rotation at a time (Khalil & Dombre's customized model, §9.6.2):
+    8 products and 4 sums against the matrix's 8 and 5; otherwise as the matrix, whose 0 and ±1 entries fold.
+    C[0][0], C[1][0] are cos γ, sin γ and C[2][1], C[2][2] sin α, cos α exactly.
+    """
+    cg, sg, sa, ca = C[0][0], C[1][0], C[2][1], C[2][2]
+    if cg in UNIT_VALUES or ca in UNIT_VALUES:
+        return vmat(C, v)
+    v = (v[0], c_sub(c_mul(ca, v[1]), c_mul(sa, v[2])), c_add(c_mul(sa, v[1]), c_mul(ca, v[2])))
+    return (c_sub(c_mul(cg, v[0]), c_mul(sg, v[1])), c_add(c_mul(sg, v[0]), c_mul(cg, v[1])), v[2])
+
+
+def vzx_t(C, v):
+    """Cᵀ v for C = Rot(z, γ) Rot(x, α) as in :func:`vzx`: Rot(z, γ)ᵀ then Rot(x, α)ᵀ when both are general."""
+    cg, sg, sa, ca = C[0][0], C[1][0], C[2][1], C[2][2]
+    if cg in UNIT_VALUES or ca in UNIT_VALUES:
+        return vmat_t(C, v)
+    v = (c_add(c_mul(cg, v[0]), c_mul(sg, v[1])), c_sub(c_mul(cg, v[1]), c_mul(sg, v[0])), v[2])
+    return (v[0], c_add(c_mul(ca, v[1]), c_mul(sa, v[2])), c_sub(c_mul(ca, v[2]), c_mul(sa, v[1])))
+
+
 def _dot(row, v):
     acc = 0.0
     for c, x in zip(row, v):

@@ -16,12 +16,12 @@ import numpy as np
 
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import joint_arrays
-from robodyn.kinematics import forward_frames, run_blocks
+from robodyn.kinematics import forward_frames, run_blocks, to_parent
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor, fast
 from robodyn.dynamics.trace import Rec, opaque
-from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, mat_mv, vadd, vcross, vmat, vrz, vscale
+from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, mat_mv, vadd, vcross, vscale
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -83,10 +83,9 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
     for i in range(robot.nf - 1, -1, -1):
         p = robot.derived.parent[i]
         if p >= 0:
-            C, c, s, P = rot[i]
-            fp = vmat(C, vrz(c, s, f[i]))  # ^{a}f_j  [9.92]
+            fp = to_parent(rot[i], f[i])  # ^{a}f_j  [9.92]
             f[p] = vadd(f[p], fp)  # [9.91]
-            m[p] = vadd(vadd(m[p], vmat(C, vrz(c, s, m[i]))), vcross(P, fp))  # [9.93]
+            m[p] = vadd(vadd(m[p], to_parent(rot[i], m[i])), vcross(rot[i][3], fp))  # [9.93]
     return [f[i][2] if robot.sigma[i] == 1 else m[i][2] for i in robot.joint_frames]  # first term of [9.94]
 
 
