@@ -42,13 +42,13 @@ KOZLOWSKI_PARALLEL_N6 = (523, 432)
 
 #: Our exact counts (mul, add) at n = 6: general robot, PUMA-like robot, built-in PUMA 560 (rigid).
 OURS = {
-    "newton_euler": ((573, 421), (393, 308), (275, 199)),
+    "newton_euler": ((470, 397), (315, 299), (231, 191)),
     "gibbs_appell_inverse": ((470, 397), (315, 299), (231, 191)),
     "gibbs_appell_bias": ((461, 382), (300, 272), (216, 164)),
     "gibbs_appell_inertia": ((455, 377), (213, 192), (111, 99)),
     "gibbs_appell_forward": ((1002, 830), (599, 535), (419, 332)),
     "crba_inertia": ((475, 370), (196, 169), (150, 109)),
-    "crba_forward": ((1117, 843), (654, 524), (492, 355)),
+    "crba_forward": ((1022, 823), (582, 512), (452, 342)),
     "aba": ((1353, 994), (792, 600), (538, 388)),
     "kozlowski_inverse": ((573, 421), (393, 308), (275, 199)),
     "kozlowski_forward": ((1143, 957), (677, 589), (461, 378)),

@@ -205,6 +205,34 @@ def vmat_t(C, v):
     return tuple(_dot((C[0][i], C[1][i], C[2][i]), v) for i in range(3))
 
 
+#: the values of a snapped cosine or sine of a multiple of π/2
+UNIT_VALUES = (0.0, 1.0, -1.0)
+
+
+def vzx(C, v):
+    """C v for C = Rot(z, γ) Rot(x, α) given by :func:`snap` (the constant part of ^{a}A_j, Khalil & Dombre
+    ch. 3) and a component tuple v.
+
+    With both angles general, one planar rotation at a time (Khalil & Dombre's customized model, §9.6.2):
+    8 products and 4 sums against the matrix's 8 and 5; otherwise as the matrix, whose 0 and ±1 entries fold.
+    C[0][0], C[1][0] are cos γ, sin γ and C[2][1], C[2][2] sin α, cos α exactly.
+    """
+    cg, sg, sa, ca = C[0][0], C[1][0], C[2][1], C[2][2]
+    if cg in UNIT_VALUES or ca in UNIT_VALUES:
+        return vmat(C, v)
+    v = (v[0], c_sub(c_mul(ca, v[1]), c_mul(sa, v[2])), c_add(c_mul(sa, v[1]), c_mul(ca, v[2])))
+    return (c_sub(c_mul(cg, v[0]), c_mul(sg, v[1])), c_add(c_mul(sg, v[0]), c_mul(cg, v[1])), v[2])
+
+
+def vzx_t(C, v):
+    """Cᵀ v for C = Rot(z, γ) Rot(x, α) as in :func:`vzx`: Rot(z, γ)ᵀ then Rot(x, α)ᵀ when both are general."""
+    cg, sg, sa, ca = C[0][0], C[1][0], C[2][1], C[2][2]
+    if cg in UNIT_VALUES or ca in UNIT_VALUES:
+        return vmat_t(C, v)
+    v = (c_add(c_mul(cg, v[0]), c_mul(sg, v[1])), c_sub(c_mul(cg, v[1]), c_mul(sg, v[0])), v[2])
+    return (v[0], c_add(c_mul(ca, v[1]), c_mul(sa, v[2])), c_sub(c_mul(ca, v[2]), c_mul(sa, v[1])))
+
+
 def _dot(row, v):
     acc = 0.0
     for c, x in zip(row, v):
@@ -283,6 +311,72 @@ def frame_wrench(wr, i: int) -> tuple[tuple, tuple]:
 def sym_mv(S, v):
     """S v for a symmetric 6-tuple S and a component tuple v."""
     return tuple(vdot(row, v) for row in sym_rows(S))
+
+
+# Khalil & Dombre's customized Newton–Euler forms (§9.5.3, §9.6.2): the angular-acceleration tensor ^jU_j and the
+# Euler moment, built from the six products ω_k ω_l (Mata et al.'s Gibbs–Appell, eqs (10) and (12), use the same).
+
+
+def dv_products(w):
+    """The products DV_kl = ω_k ω_l of a component tuple ω, as a symmetric 3x3 (rows): six products, each made
+    once (Khalil & Dombre's DV of the customized model, §9.6.2)."""
+    dv = [[0.0] * 3 for _ in range(3)]
+    for a, b in UPPER:
+        dv[a][b] = dv[b][a] = c_mul(w[a], w[b])
+    return dv
+
+
+def u_matrix(w, wd):
+    """^jU_j = ^jω̂̇_j + ^jω̂_j ^jω̂_j, Khalil & Dombre [9.90], and the products DV = :func:`dv_products` (ω).
+
+    Parameters
+    ----------
+    w, wd : component tuples ^jω_j (rad/s) and ^jω̇_j (rad/s²).
+
+    Returns
+    -------
+    (U, dv) : U as three rows of components (1/s²), dv the symmetric 3x3 of products ω_k ω_l.
+
+    ω̂ω̂ = ω ωᵀ − |ω|² 1, so U_aa = −(DV_bb + DV_cc) and U_ab = DV_ab ∓ ω̇_c: six products and nine sums, shared
+    by [9.87] (U_a P_j), [9.88] (U_j MS_j) and [9.89] (:func:`euler_moment`), against six products for every
+    ω × (ω × v) of the plain recursion.
+    """
+    dv = dv_products(w)
+    U = ((c_sub(-dv[1][1], dv[2][2]), c_sub(dv[0][1], wd[2]), c_add(dv[0][2], wd[1])),
+         (c_add(dv[0][1], wd[2]), c_sub(-dv[0][0], dv[2][2]), c_sub(dv[1][2], wd[0])),
+         (c_sub(dv[0][2], wd[1]), c_add(dv[1][2], wd[0]), c_sub(-dv[0][0], dv[1][1])))
+    return U, dv
+
+
+def euler_moment(J, wd, dv, U):
+    """^jJ_j ^jω̇_j + ^jω_j × (^jJ_j ^jω_j) ([9.89] without MS × V̇) in Khalil & Dombre's customized form.
+
+    Component a, with (a, b, c) cyclic:
+
+        J_aa ω̇_a − J_ab U_ca + J_ac U_ba + J_bc (DV_bb − DV_cc) + (J_cc − J_bb) DV_bc,
+
+    since U_ca = ω_a ω_c − ω̇_b and U_ba = ω_a ω_b + ω̇_c [9.90]: five products at most (four when J_aa = 0, as
+    for a grouped YY_j, Theorem 9.1), against the 24 of J ω̇ + ω × (J ω).  (Mata et al.'s vee(ΩE − (ΩE)ᵀ) of
+    eq. (10), E = ½ tr(J) 1 − J, is the same expression.)
+
+    Parameters
+    ----------
+    J : inertia tensor about O_j as three rows of constants (kg m²).
+    wd : component tuple ^jω̇_j; dv, U : from :func:`u_matrix`.
+
+    Returns
+    -------
+    component tuple (N m).
+    """
+    out = []
+    for a in range(3):
+        b, c = (a + 1) % 3, (a + 2) % 3
+        t = c_sub(c_mul(J[a][a], wd[a]), c_mul(J[a][b], U[c][a]))
+        t = c_add(t, c_mul(J[a][c], U[b][a]))
+        if J[b][c] != 0.0:  # skip the difference DV_bb − DV_cc, not just its product
+            t = c_add(t, c_mul(J[b][c], c_sub(dv[b][b], dv[c][c])))
+        out.append(c_add(t, c_mul(J[c][c] - J[b][b], dv[b][c])))
+    return tuple(out)
 
 
 # General 3×3 matrices of components as tuples of three rows.

@@ -15,9 +15,12 @@ robodyn.symbolic.formulations record them for the published operation counts.  T
 identities ... make the calculation of the components of the rotation matrix unnecessary"):
 
 * rotations applied as the planar rotations Rot(x, α) and Rot(z, θ) in turn (:func:`robodyn.kinematics.to_child`);
-* the angular-acceleration tensor Ω = ω̇̃ + ω̃² of eq (12) through the six products ω_a ω_b (:func:`omega_tensor`);
+* the angular-acceleration tensor Ω = ω̇̃ + ω̃² of eq (12) through the six products ω_a ω_b
+  (:func:`robodyn.spatial.u_matrix`; step 1 is :func:`robodyn.kinematics.forward_states`, Khalil & Dombre's
+  customized forward recursion);
 * the moment of eq (10), vee(ΩE − (ΩE)ᵀ) with E the Euler tensor of the inertia, in which the −|ω|² 1 part of
-  ω̃² cancels: five products a component (:func:`euler_moment`; Khalil & Dombre use the same form for [9.89]);
+  ω̃² cancels: five products a component (:func:`robodyn.spatial.euler_moment`, Khalil & Dombre's customized
+  [9.89]);
 * the composite inertia turned into the antecedent's frame by the invariants of planar rotations
   (:func:`rotate_symmetric`, Kozłowski §4).
 
@@ -48,53 +51,13 @@ from robodyn.dynamics import executor, fast
 from robodyn.dynamics.fast import cholesky_components
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.trace import no_phase, opaque
-from robodyn.kinematics import flat_columns, frame_rotations, run_blocks, state_blocks, to_child, to_parent
+from robodyn.kinematics import flat_columns, forward_states, frame_rotations, run_blocks, state_blocks, to_child, to_parent
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.model.robot import Robot
-from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, frame_wrench, planar_symmetric, vcross,
-                             vdot, vmat, vscale, vsum)
+from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, euler_moment, frame_wrench, mat_mv,
+                             planar_symmetric, sym_rows, vcross, vdot, vmat, vscale, vsum)
 
 _Z = (0.0, 0.0, 1.0)
-
-
-def _products(w):
-    """DV_ab = ω_a ω_b (a ≤ b), as a symmetric 3x3 of scalars."""
-    dv = [[None] * 3 for _ in range(3)]
-    for a in range(3):
-        for b in range(a, 3):
-            dv[a][b] = dv[b][a] = c_mul(w[a], w[b])
-    return dv
-
-
-def omega_tensor(w, wd):
-    """Ω = ω̇̃ + ω̃ω̃ (Mata et al. eq. (12), Khalil & Dombre's U [9.90]) as rows, and the products DV."""
-    dv = _products(w)
-    U = ((-dv[1][1] - dv[2][2], c_sub(dv[0][1], wd[2]), c_add(dv[0][2], wd[1])),
-         (c_add(dv[0][1], wd[2]), -dv[0][0] - dv[2][2], c_sub(dv[1][2], wd[0])),
-         (c_sub(dv[0][2], wd[1]), c_add(dv[1][2], wd[0]), -dv[0][0] - dv[1][1]))
-    return U, dv
-
-
-def _mv(U, v):
-    """U v for a 3x3 of scalars given by rows."""
-    return tuple(vdot(row, v) for row in U)
-
-
-def euler_moment(J6, wd, dv, U):
-    """vee(ΩE − (ΩE)ᵀ) of Mata et al. eq. (10), E = ½ tr(J) 1 − J, = J ω̇ + ω × (J ω), J = ``J6`` about the frame
-    origin, component a with (a, b, c) cyclic: J_aa ω̇_a − J_ab U_ca + J_ac U_ba + J_bc (DV_bb − DV_cc)
-    + (J_cc − J_bb) DV_bc (the −|ω|² 1 part of ω̃² cancels in ΩE − (ΩE)ᵀ)."""
-    xx, xy, xz, yy, yz, zz = J6
-    J = ((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
-    out = []
-    for a in range(3):
-        b, c = (a + 1) % 3, (a + 2) % 3
-        t = c_sub(c_mul(J[a][a], wd[a]), c_mul(J[a][b], U[c][a]))
-        t = c_add(t, c_mul(J[a][c], U[b][a]))
-        if J[b][c] != 0.0:
-            t = c_add(t, c_mul(J[b][c], c_sub(dv[b][b], dv[c][c])))
-        out.append(c_add(t, c_mul(J[c][c] - J[b][b], dv[b][c])))
-    return tuple(out)
 
 
 # ---- Mata et al. §4.1: inverse dynamics -------------------------------------------------------------------------
@@ -122,37 +85,16 @@ def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBacke
     list of n scalars: the rigid-body torques, rotor inertia and friction not included.
     """
     phase = phase or no_phase
-    rot = frame_rotations(robot, q, backend)
     nf = robot.nf
     parent = robot.derived.parent
-    w, wd, U, dv, sdd = [None] * nf, [None] * nf, [None] * nf, [None] * nf, [None] * nf
-    k = 0
     phase("step 1: velocities and accelerations")
-    for i in range(nf):
-        p = parent[i]
-        if p >= 0:
-            wi = to_child(rot[i], w[p])
-            wdi = to_child(rot[i], wd[p])
-            si = to_child(rot[i], vsum(sdd[p], _mv(U[p], rot[i][3])))
-        else:
-            wi, wdi, si = ZERO, ZERO, to_child(rot[i], (-g[0], -g[1], -g[2]))
-        w_j = wi
-        if robot.sigma[i] != 2:
-            a, b = qd[k], qdd[k]
-            k += 1
-            if robot.sigma[i] == 0:
-                w_j = (wi[0], wi[1], c_add(wi[2], a))
-                wdi = (c_add(wdi[0], c_mul(wi[1], a)), c_sub(wdi[1], c_mul(wi[0], a)), c_add(wdi[2], b))
-            else:
-                si = (c_add(si[0], c_mul(2.0, c_mul(wi[1], a))), c_sub(si[1], c_mul(2.0, c_mul(wi[0], a))),
-                      c_add(si[2], b))
-        w[i], wd[i], sdd[i] = w_j, wdi, si
-        U[i], dv[i] = omega_tensor(w_j, wdi)
+    # Mata's step 1 is Khalil & Dombre's customized forward recursion: s̈_i = V̇_i, Ω_i = U_i
+    rot, _, wd, sdd, U, dv = forward_states(robot, q, qd, qdd, g, backend)
     phase("step 2: link forces and moments")
     f, chi = [None] * nf, [None] * nf
     for i, (J6, MS, M) in enumerate(robot.derived.links_six):
-        f[i] = vsum(vscale(M, sdd[i]), _mv(U[i], MS))  # eq (9), m r̈ = M s̈ + Ω MS
-        chi[i] = vsum(euler_moment(J6, wd[i], dv[i], U[i]), vcross(MS, sdd[i]))  # eq (10), about O_i
+        f[i] = vsum(vscale(M, sdd[i]), mat_mv(U[i], MS))  # eq (9), m r̈ = M s̈ + Ω MS
+        chi[i] = vsum(euler_moment(sym_rows(J6), wd[i], dv[i], U[i]), vcross(MS, sdd[i]))  # eq (10), about O_i
         if wr is not None:
             fe, me = frame_wrench(wr, i)
             f[i] = vsum(f[i], fe)

@@ -16,11 +16,12 @@ import numpy as np
 
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import joint_arrays
-from robodyn.kinematics import forward_components, run_blocks
+from robodyn.kinematics import forward_frames, run_blocks, to_parent
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor, fast
-from robodyn.spatial import ScalarBackend, frame_wrench, vadd, vcross, vmat, vrz, vscale
+from robodyn.dynamics.trace import Rec, opaque
+from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, mat_mv, vadd, vcross, vscale
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -43,6 +44,16 @@ def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
 def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend | None = None) -> list:
     """Newton–Euler [9.84]–[9.94] on component scalars: the one implementation every numeric path runs.
 
+    Khalil & Dombre's customized form (§9.5.3, §9.6.2): the forward recursion of
+    :func:`robodyn.kinematics.forward_frames` (^jU_j [9.90], ^aU_a ^aP_j in [9.87]), then per frame
+
+        ^jF_j = M_j ^jV̇_j + ^jU_j ^jMS_j                                       [9.88]
+        ^jN_j = ^jJ_j ^jω̇_j + ^jω_j × (^jJ_j ^jω_j) + ^jMS_j × ^jV̇_j             [9.89]
+
+    (the first two terms by :func:`robodyn.spatial.euler_moment`, five products a component), and the backward
+    recursion [9.91]–[9.93] summed over the children of each frame.  Traced into a customized model, its
+    operation count is at or below the hand-written symbolic one (docs/formulations.md).
+
     Parameters
     ----------
     q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats, traced JAX arrays or recording
@@ -56,24 +67,36 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
     -------
     list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
     """
-    rot, w, wd, Vd = forward_components(robot, q, qd, qdd, g, backend)
-    f, m = [], []
-    for i, (J, MS, M) in enumerate(robot.derived.links):
-        F = vadd(vadd(vscale(M, Vd[i]), vcross(wd[i], MS)), vcross(w[i], vcross(w[i], MS)))  # [9.88], [9.90]
-        N = vadd(vadd(vmat(J, wd[i]), vcross(w[i], vmat(J, w[i]))), vcross(MS, Vd[i]))  # [9.89]
+    rot, f, m = [], [], []
+    links = robot.derived.links
+    # each frame's wrench as soon as its state is known, so that U_j and DV_j are dropped at once
+    for st in forward_frames(robot, q, qd, qdd, g, backend):
+        J, MS, M = links[st.i]
+        F = vadd(vscale(M, st.Vd), mat_mv(st.U, MS))  # [9.88]: M V̇ + U MS
+        N = vadd(euler_moment(J, st.wd, st.dv, st.U), vcross(MS, st.Vd))  # [9.89]
         if wr is not None:
-            fe, me = frame_wrench(wr, i)
+            fe, me = frame_wrench(wr, st.i)
             F, N = vadd(F, fe), vadd(N, me)
-        f.append(F)
-        m.append(N)
+        rot.append(st.rot)
+        f.append(_named(F))
+        m.append(_named(N))
     for i in range(robot.nf - 1, -1, -1):
         p = robot.derived.parent[i]
         if p >= 0:
-            C, c, s, P = rot[i]
-            fp = vmat(C, vrz(c, s, f[i]))  # ^{a}f_j  [9.92]
+            fp = to_parent(rot[i], f[i])  # ^{a}f_j  [9.92]
             f[p] = vadd(f[p], fp)  # [9.91]
-            m[p] = vadd(vadd(m[p], vmat(C, vrz(c, s, m[i]))), vcross(P, fp))  # [9.93]
+            m[p] = vadd(vadd(m[p], to_parent(rot[i], m[i])), vcross(rot[i][3], fp))  # [9.93]
     return [f[i][2] if robot.sigma[i] == 1 else m[i][2] for i in robot.joint_frames]  # first term of [9.94]
+
+
+def _named(v):
+    """The components of a link wrench as variables of their own (SYMORO's F_j, N_j; trace.opaque).
+
+    In a recording that merges constant coefficients, a component c·x (e.g. N_6 = ZZ_6 ω̇_6 with the base
+    parameters) would carry its constant into each product of the backward recursion, C_j (c x) = c (C_j x): one
+    product more per use.  Numbers, and the exact tapes of the kernels (which merge nothing), pass unchanged.
+    """
+    return tuple(opaque(x) if isinstance(x, Rec) and x.g.simplify else x for x in v)
 
 
 def friction_torques(robot: Robot, qd) -> np.ndarray:
