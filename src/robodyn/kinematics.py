@@ -19,6 +19,7 @@ from robodyn.spatial import (
     ZERO,
     ScalarBackend,
     backend_for,
+    label,
     along_z,
     c_add,
     c_mul,
@@ -326,15 +327,16 @@ def forward_frames(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
         P = rot[3]
         sigma = robot.sigma[i]
         p = parent[i]
+        j = i + 1  # the frame's number, in the names of a customized model's listing (WI12, VP36, ...)
         if p >= 0:
             wp, wdp, Vdp, Up = kept[p]
-            vsp = vadd(Vdp, mat_mv(Up, P))  # ^aV̇_a + ^aU_a ^aP_j  [9.87]
+            vsp = label("VSP", j, vadd(Vdp, mat_mv(Up, P)))  # ^aV̇_a + ^aU_a ^aP_j  [9.87]
             left[p] -= 1
             if not left[p]:
                 kept[p] = None
         else:
             wp, wdp, vsp = ZERO, ZERO, (-g[0], -g[1], -g[2])  # [9.80]: V̇_0 = −g
-        w_prev = to_child(rot, wp)  # ^jω_{a(j)}  [9.84]
+        w_prev = label("WI", j, to_child(rot, wp))  # ^jω_{a(j)}  [9.84]
         wd_j = to_child(rot, wdp)
         Vd_j = to_child(rot, vsp)
         w_j = w_prev
@@ -350,7 +352,9 @@ def forward_frames(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
                 # 2 ω_{a} × q̇ z  [9.87]
                 Vd_j = (c_add(Vd_j[0], c_mul(2.0, c_mul(w_prev[1], qdk))),
                         c_sub(Vd_j[1], c_mul(2.0, c_mul(w_prev[0], qdk))), c_add(Vd_j[2], qddk))
+        label("W", j, w_j), label("WP", j, wd_j), label("VP", j, Vd_j)
         U_j, dv_j = u_matrix(w_j, wd_j)
+        label("DV", j, dv_j), label("U", j, U_j)
         if left[i]:
             kept[i] = (w_j, wd_j, Vd_j, U_j)
         yield FrameState(i, rot, w_j, wd_j, Vd_j, U_j, dv_j)

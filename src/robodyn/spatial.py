@@ -326,6 +326,24 @@ def dv_products(w):
     return dv
 
 
+def label(name: str, j: int, values):
+    """``values`` (a component tuple, or a tuple of rows), unchanged.  Components that can be named (the
+    recording scalars of a customized model, :meth:`robodyn.dynamics.trace.Rec.name_as`) are named as Khalil &
+    Dombre's listings do: ``{name}{k}{j}`` for component k of frame j (WI12 is component 1 of ^2ω_1),
+    ``{name}{r}{c}{j}`` for a matrix (U123); numbers and arrays pass untouched."""
+    for r, v in enumerate(values):
+        if type(v) is tuple:
+            for c, x in enumerate(v):
+                name_as = getattr(x, "name_as", None)
+                if name_as is not None:
+                    name_as(f"{name}{r + 1}{c + 1}{j}")
+        else:
+            name_as = getattr(v, "name_as", None)
+            if name_as is not None:
+                name_as(f"{name}{r + 1}{j}")
+    return values
+
+
 def u_matrix(w, wd):
     """^jU_j = ^jω̂̇_j + ^jω̂_j ^jω̂_j, Khalil & Dombre [9.90], and the products DV = :func:`dv_products` (ω).
 

@@ -21,7 +21,7 @@ from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor, fast
 from robodyn.dynamics.trace import Rec, opaque
-from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, mat_mv, vadd, vcross, vscale
+from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, label, mat_mv, vadd, vcross, vscale
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -78,12 +78,12 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
             fe, me = frame_wrench(wr, st.i)
             F, N = vadd(F, fe), vadd(N, me)
         rot.append(st.rot)
-        f.append(_named(F))
-        m.append(_named(N))
+        f.append(label("F", st.i + 1, _named(F)))
+        m.append(label("N", st.i + 1, _named(N)))
     for i in range(robot.nf - 1, -1, -1):
         p = robot.derived.parent[i]
         if p >= 0:
-            fp = to_parent(rot[i], f[i])  # ^{a}f_j  [9.92]
+            fp = label("FDI", i + 1, to_parent(rot[i], label("FJ", i + 1, f[i])))  # ^{a}f_j  [9.92]
             f[p] = vadd(f[p], fp)  # [9.91]
             m[p] = vadd(vadd(m[p], to_parent(rot[i], m[i])), vcross(rot[i][3], fp))  # [9.93]
     return [f[i][2] if robot.sigma[i] == 1 else m[i][2] for i in robot.joint_frames]  # first term of [9.94]

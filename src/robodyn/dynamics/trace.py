@@ -217,7 +217,8 @@ class Tape:
         #: a list to collect the pivot tests the recursion makes, as (pivot, scale, label), or None
         #: (:mod:`robodyn.symbolic.customize`: the checks of a customized model)
         self.checks: list | None = None
-        #: node → name given by :func:`label` (the variable names of a customized model's listing), or None
+        #: node → (name, sign) given by :func:`robodyn.spatial.label`: the variable ``name`` of a customized model's
+        #: listing holds sign × the node; or None
         self.labels: dict | None = None
 
     def set_phase(self, name: str) -> None:
@@ -409,6 +410,12 @@ class Rec:
     def __abs__(self):
         return self._fn("abs", abs)
 
+    def name_as(self, name: str) -> None:
+        """Name this value ``name`` on a recording that keeps names (:func:`robodyn.spatial.label`): its node
+        becomes the variable ``name`` holding this value, sign included; a node keeps the first name it is given."""
+        if self.g.labels is not None:
+            self.g.labels.setdefault(self.k, (name, self.s))
+
     def __float__(self) -> float:
         return self.v
 
@@ -478,20 +485,6 @@ def _operand(x):
     if not isinstance(x, Rec):
         return float(x)
     return x.k if x.s == 1 else opaque(x).k
-
-
-def label(name: str, j: int, values):
-    """``values`` (a component tuple, or a tuple of rows), unchanged; on a recording that keeps names, its
-    components are named as Khalil & Dombre's listings do: ``{name}{k}{j}`` for component k of frame j (WI12 is
-    component 1 of ^2ω_1), ``{name}{r}{c}{j}`` for a matrix (U123).  A node keeps the first name it is given."""
-    for r, v in enumerate(values):
-        if type(v) is tuple:
-            for c, x in enumerate(v):
-                if type(x) is Rec and x.g.labels is not None:
-                    x.g.labels.setdefault(x.k, f"{name}{r + 1}{c + 1}{j}")
-        elif type(v) is Rec and v.g.labels is not None:
-            v.g.labels.setdefault(v.k, f"{name}{r + 1}{j}")
-    return values
 
 
 def no_phase(name: str) -> None:

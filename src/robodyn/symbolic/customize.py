@@ -199,6 +199,11 @@ def assignments(program: Program, rec: Recording, outputs, names) -> list:
             uses[a] += 1
     for k in roots:
         uses[k] += 2  # an output or a check is a variable of its own
+    for k in order:  # a named variable of its own (trace.opaque) gives its name to what it holds
+        op = tape.ops[k]
+        if op[0] == "let" and k in tape.labels:
+            name, sign = tape.labels[k]
+            tape.labels.setdefault(op[1], (name, sign * op[2]))
     value: dict[int, se.Basic] = {}
     inline: set[int] = set()
     output_name: dict[int, str] = {}
@@ -252,7 +257,8 @@ def assignments(program: Program, rec: Recording, outputs, names) -> list:
             inline.add(k)
             value[k] = e
         else:
-            value[k] = program.let(_name(tape, k, rec.symbols), e)
+            name, sign = _name(tape, k, rec.symbols)
+            value[k] = sign * program.let(name, sign * e)  # the variable holds the value it was named for
     out = []
     for o, name in zip(outputs, names):
         if isinstance(o, Rec):
@@ -269,16 +275,15 @@ def _signed(x, value):
     return x.s * value[x.k] if isinstance(x, Rec) else number(x)
 
 
-def _name(tape, k: int, symbols) -> str:
-    """A node's variable name: its :func:`~robodyn.dynamics.trace.label`, S2 and C2 for the sine and cosine of
-    joint 2 (of Q2 or of Q2 + θ2), else T."""
-    name = tape.labels.get(k)
-    if name is not None:
-        return name
+def _name(tape, k: int, symbols) -> tuple[str, int]:
+    """(name, sign) of a node's variable, which holds sign × the node: its label (:func:`robodyn.spatial.label`),
+    S2 and C2 for the sine and cosine of joint 2 (of Q2 or of Q2 + θ2), else T."""
+    if k in tape.labels:
+        return tape.labels[k]
     op = tape.ops[k]
     if op[0] in ("sin", "cos"):
         arg = tape.ops[op[1]]
         k_in = op[1] if arg[0] == "in" else (arg[2] if arg[0] == "addc" and tape.ops[arg[2]][0] == "in" else None)
         if k_in is not None and str(symbols[k_in]).startswith("Q"):
-            return ("S" if op[0] == "sin" else "C") + str(symbols[k_in])[1:]
-    return "T"
+            return ("S" if op[0] == "sin" else "C") + str(symbols[k_in])[1:], 1
+    return "T", 1
