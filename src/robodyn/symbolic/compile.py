@@ -115,10 +115,15 @@ class CompiledModel:
             friction = self.kind != "regressor" or self.parameters == "standard"
             start = time.monotonic()
             with progress(f"generating the {self.kind} model", total=None):
-                m = customized_model(self.robot, self.kind, parameters=self.parameters,
-                                     gravity="input" if self._takes_gravity else "constant",
-                                     wrenches="all" if wrenches else "none", friction=friction,
-                                     symbolic_inertia=self.parameters_input)
+                try:
+                    m = customized_model(self.robot, self.kind, parameters=self.parameters,
+                                         gravity="input" if self._takes_gravity else "constant",
+                                         wrenches="all" if wrenches else "none", friction=friction,
+                                         symbolic_inertia=self.parameters_input)
+                except ModelError as exc:  # a pivot that is a constant of the robot, and zero
+                    detail = str(exc).removeprefix(f"robot '{self.robot.name}': ")
+                    raise ModelError(f"robot '{self.robot.name}': cannot compile {self.kind}: the model is singular "
+                                     f"for every q: {detail}") from None
             if self.parameters_input:
                 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
 

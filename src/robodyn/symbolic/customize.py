@@ -17,6 +17,7 @@ the code emitters read.
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
 
 import numpy as np
 import symengine as se
@@ -28,7 +29,7 @@ from robodyn.symbolic.engine import Program, is_atomic, number
 #: SYMORO's names of the wrench components exerted by link j on the environment: FXj .. CZj.
 WRENCH_NAMES = ("FX", "FY", "FZ", "CX", "CY", "CZ")
 #: Names of the joint inputs of the recursions (q, q̇, q̈, τ) in the models: Q2, QP2, QDP2, TAU2 (frame numbers).
-INPUT_NAMES = {"q": "Q", "qd": "QP", "qdd": "QDP", "tau": "TAU"}
+INPUT_NAMES = MappingProxyType({"q": "Q", "qd": "QP", "qdd": "QDP", "tau": "TAU"})
 
 
 def quarter_turns(value: float) -> int | None:

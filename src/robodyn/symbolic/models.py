@@ -223,6 +223,14 @@ def customized_model(
     Returns
     -------
     CustomizedModel
+
+    Raises
+    ------
+    InputError
+        An unknown kind, method or option (the choices are listed).
+    ModelError
+        Forward dynamics of a robot whose model is singular for every q (a pivot that is a constant of the robot
+        and zero: a joint that moves no mass and has no rotor inertia), as the numeric function reports it.
     """
     check_robot(robot)
     kind = canonical_kind(kind)
