@@ -22,7 +22,7 @@ from types import MappingProxyType
 import numpy as np
 import symengine as se
 
-from robodyn.dynamics.trace import Const, Rec, Tape, arguments, expression, needed, recording_backend
+from robodyn.dynamics.trace import SNAP_TOL, Const, Rec, Tape, arguments, expression, needed, recording_backend
 from robodyn.model.robot import PARAMETER_NAMES
 from robodyn.symbolic.engine import Program, is_atomic, number
 
@@ -35,8 +35,6 @@ INPUT_NAMES = MappingProxyType({"q": "Q", "qd": "QP", "qdd": "QDP", "tau": "TAU"
 def quarter_turns(value: float) -> int | None:
     """k when value = k π/2 (mod 2π) to :data:`robodyn.dynamics.trace.SNAP_TOL`, else None: such an angle's sine
     and cosine are the numbers 0 and ±1, whatever ``symbolic_geometry`` says (§9.6.2)."""
-    from robodyn.dynamics.trace import SNAP_TOL
-
     k = value / (np.pi / 2)
     if abs(k - round(k)) < SNAP_TOL:
         return int(round(k)) % 4
@@ -158,8 +156,8 @@ def standard_inertia(robot):
 
 
 class Recording:
-    """One recording of a recursion for a customized model: its tape, the symbol of each input node and the
-    pivot checks the recursion made (:func:`robodyn.arrays.pivot_too_small`)."""
+    """One recording of a recursion for a customized model: its tape (which keeps the names the recursion gives
+    and the pivot checks it makes, :func:`robodyn.arrays.pivot_too_small`) and the symbol of each input node."""
 
     def __init__(self, seed: int = 0) -> None:
         self.tape = Tape()
@@ -167,9 +165,6 @@ class Recording:
         self.tape.labels = {}
         self.symbols: dict[int, se.Symbol] = {}
         self.backend = recording_backend()
-        #: (label, pivot, scale) of each check (:func:`robodyn.arrays.pivot_too_small`), written by
-        #: :func:`assignments`
-        self.check_expressions: list = []
         self._rng = np.random.default_rng(seed)
 
     def inputs(self, symbols) -> list:
@@ -180,9 +175,10 @@ class Recording:
         return out
 
 
-def assignments(program: Program, rec: Recording, outputs, names) -> list:
-    """Write the recording's nodes that ``outputs`` (and the checks) need into ``program`` and return the outputs
-    as forced variables named ``names`` (GAM1, A11, ...), numbers staying numbers.
+def assignments(program: Program, rec: Recording, outputs, names) -> tuple[list, list]:
+    """Write the recording's nodes that ``outputs`` (and the checks) need into ``program``; return the outputs,
+    as variables named ``names`` (GAM1, A11, ...) or numbers, and the checks as (label, pivot, scale), each the
+    test pivot > 64 ε scale of :func:`robodyn.arrays.pivot_too_small`.
 
     A node used once inside a sum or a product is written inside it (C3*WI12 + S3*WI22 rather than three
     variables), except a sum inside a product, which symengine would expand; every other node is a variable.
@@ -200,11 +196,12 @@ def assignments(program: Program, rec: Recording, outputs, names) -> list:
             uses[a] += 1
     for k in roots:
         uses[k] += 2  # an output or a check is a variable of its own
+    labels = dict(tape.labels)
     for k in order:  # a named variable of its own (trace.opaque) gives its name to what it holds
         op = tape.ops[k]
-        if op[0] == "let" and k in tape.labels:
-            name, sign = tape.labels[k]
-            tape.labels.setdefault(op[1], (name, sign * op[2]))
+        if op[0] == "let" and k in labels:
+            name, sign = labels[k]
+            labels.setdefault(op[1], (name, sign * op[2]))
     value: dict[int, se.Basic] = {}
     inline: set[int] = set()
     output_name: dict[int, str] = {}
@@ -254,33 +251,34 @@ def assignments(program: Program, rec: Recording, outputs, names) -> list:
             raise ValueError(f"operation {kind!r} of a recording has no symbolic form")
         if k in output_name:
             value[k] = program.force(output_name[k], e)
-        elif uses[k] == 1 and kind in ("mul", "cmul", "add", "addc") and k not in tape.labels:
+        elif uses[k] == 1 and kind in ("mul", "cmul", "add", "addc") and k not in labels:
             inline.add(k)
             value[k] = e
         else:
-            name, sign = _name(tape, k, rec.symbols)
+            name, sign = _name(tape, labels, k, rec.symbols)
             value[k] = sign * program.let(name, sign * e)  # the variable holds the value it was named for
     out = []
     for o, name in zip(outputs, names):
-        if isinstance(o, Rec):
-            out.append(value[o.k] if o.s == 1 else program.force(name, -value[o.k]))
-        elif isinstance(o, Const):
-            out.append(program.force(name, o.expr))
-        else:
-            out.append(number(o))
-    rec.check_expressions = [(label, _signed(p, value), _signed(t, value)) for p, t, label in checks]
-    return out
+        if isinstance(o, Rec) and o.s == 1:
+            out.append(value[o.k])
+        else:  # minus a node, or a constant of the robot
+            e = _expression(o, value)
+            out.append(program.force(name, e) if isinstance(o, (Rec, Const)) else e)
+    return out, [(label, _expression(p, value), _expression(t, value)) for p, t, label in checks]
 
 
-def _signed(x, value):
-    return x.s * value[x.k] if isinstance(x, Rec) else number(x)
+def _expression(x, value):
+    """The expression of a recorded value: sign × its node's, a named constant's, or a number."""
+    if isinstance(x, Rec):
+        return x.s * value[x.k]
+    return expression(x) if isinstance(x, Const) else number(x)
 
 
-def _name(tape, k: int, symbols) -> tuple[str, int]:
+def _name(tape, labels, k: int, symbols) -> tuple[str, int]:
     """(name, sign) of a node's variable, which holds sign × the node: its label (:func:`robodyn.spatial.label`),
     S2 and C2 for the sine and cosine of joint 2 (of Q2 or of Q2 + θ2), else T."""
-    if k in tape.labels:
-        return tape.labels[k]
+    if k in labels:
+        return labels[k]
     op = tape.ops[k]
     if op[0] in ("sin", "cos"):
         arg = tape.ops[op[1]]
