@@ -51,8 +51,8 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
         ^jN_j = ^jJ_j ^jω̇_j + ^jω_j × (^jJ_j ^jω_j) + ^jMS_j × ^jV̇_j             [9.89]
 
     (the first two terms by :func:`robodyn.spatial.euler_moment`, five products a component), and the backward
-    recursion [9.91]–[9.93] summed over the children of each frame.  Traced into a customized model, its
-    operation count is at or below the hand-written symbolic one (docs/formulations.md).
+    recursion [9.91]–[9.93] summed over the children of each frame.  Traced, it is the customized model of
+    :func:`robodyn.customized_model` (docs/symbolic.md).
 
     Parameters
     ----------
