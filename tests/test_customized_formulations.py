@@ -17,7 +17,7 @@ from robodyn.analysis.opcount import (
     kozlowski_table_1, kozlowski_table_2, puma_like_robot, table_9_5,
 )
 from robodyn.symbolic.formulations import MODELS, recorded_model
-from robodyn.dynamics.trace import Program, Tape, opaque, record
+from robodyn.dynamics.trace import Recorded, Tape, opaque, record
 from tests.support.random_robots import random_robot
 
 # ---- the published figures, typed from the papers (n = 6) ------------------------------------------------------
@@ -252,7 +252,7 @@ def test_recorder_drops_what_the_outputs_do_not_need_and_names_opaque_values():
     p = _prog(build, x=3)
     assert p.count() == {"mul": 4, "add": 0, "sin": 1, "cos": 1, "sqrt": 0, "other": 0, "div": 0}
     assert p.count_by_phase()["first"]["mul"] == 1 and p.count_by_phase()["second"]["mul"] == 3
-    assert isinstance(p, Program) and isinstance(p.graph, Tape)
+    assert isinstance(p, Recorded) and isinstance(p.graph, Tape)
     x = np.array([0.3, 2.0, -1.0])
     assert np.allclose(p.evaluate(x=x), [1.2, -0.6, np.sin(0.3) * np.cos(0.3)])
 

@@ -403,7 +403,7 @@ KOZLOWSKI_TABLE_1 = MappingProxyType({
 
 
 def program_count(program, convention: str = "robodyn") -> dict:
-    """The operation count of a recorded :class:`robodyn.dynamics.trace.Program` (the assignments that reach
+    """The operation count of a recorded :class:`robodyn.dynamics.trace.Recorded` (the assignments that reach
     its outputs) under the counting ``convention`` (:data:`CONVENTIONS`)."""
     return counting_convention(convention).count(program.graph.ops[k][0] for k in program.reachable())
 

@@ -25,8 +25,8 @@ earlier assignment ``t_j``, a ``float`` a constant of the robot (done off-line),
 ``("check", a, b)``        run-time test a > b (exact tapes)    free
 =========================  =================================  =========================
 
-An output is ``sign · t_k`` (a :class:`Rec`) or a constant.  The readers: :meth:`Program.evaluate` (NumPy,
-any batch), :meth:`Program.count` / :meth:`Program.count_by_phase` (the one operation counter, :func:`tally`,
+An output is ``sign · t_k`` (a :class:`Rec`) or a constant.  The readers: :meth:`Recorded.evaluate` (NumPy,
+any batch), :meth:`Recorded.count` / :meth:`Recorded.count_by_phase` (the one operation counter, :func:`tally`,
 over the assignments that reach the outputs), the customized models of :mod:`robodyn.symbolic.formulations`.
 
 The constants: :data:`SNAP_TOL` is robodyn's one tolerance for taking a constant of the robot as exactly 0 or ±1
@@ -53,7 +53,7 @@ takes a :class:`~robodyn.spatial.ScalarBackend`) run once on :class:`Rec` scalar
 The count uses robodyn's one definition (docs/symbolic.md, "Operation counts"): ``mul`` = multiplications and
 divisions, ``add`` = additions and subtractions, sine and cosine apart, negation free.  Each node records its
 value at the state it was traced with, so comparisons in the recursions (pivot tests) take their branch; the
-program is then evaluated at any state (:meth:`Program.evaluate`) to check it against the numeric functions.
+program is then evaluated at any state (:meth:`Recorded.evaluate`) to check it against the numeric functions.
 """
 
 from __future__ import annotations
@@ -525,7 +525,7 @@ def recording_backend() -> ScalarBackend:
 
 
 @dataclass
-class Program:
+class Recorded:
     """A recorded straight-line program: the graph, the output scalars and what is counted.
 
     Attributes
@@ -628,12 +628,12 @@ def trace_kernel(build, counts: dict):
     return tape, outputs, needed(tape, [o for o in outputs if type(o) is int] + checks)
 
 
-def record(build, sizes: dict, seed: int = 0) -> Program:
+def record(build, sizes: dict, seed: int = 0) -> Recorded:
     """Run ``build(backend, phase, **inputs)`` once on :class:`Rec` inputs (``sizes``: name → count, traced at
     random values from ``seed``; ``phase(name)`` attributes what follows to a named recursion) and return the
-    :class:`Program` of its outputs."""
+    :class:`Recorded` program of its outputs."""
     g = Tape()
     rng = np.random.default_rng(seed)
     inputs = {name: g.input(name, rng.uniform(-1.5, 1.5, size)) for name, size in sizes.items()}
     outputs = build(recording_backend(), g.set_phase, **inputs)
-    return Program(g, [o if isinstance(o, Rec) else float(o) for o in outputs])
+    return Recorded(g, [o if isinstance(o, Rec) else float(o) for o in outputs])

@@ -94,7 +94,7 @@ def recorded_model(robot, name: str):
     """The customized straight-line program of model ``name`` (a key of :data:`MODELS`) for ``robot``.
 
     The robot's rotor inertias and friction are ignored (the published counts have neither): the program
-    computes the rigid-body model. Returns a :class:`robodyn.dynamics.trace.Program`; its ``count()`` gives
+    computes the rigid-body model. Returns a :class:`robodyn.dynamics.trace.Recorded`; its ``count()`` gives
     the operations, ``count_by_phase()`` the operations per recursion, ``evaluate(q=..., ...)`` the values.
     """
     from robodyn.model.robot import check_robot
