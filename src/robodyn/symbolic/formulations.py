@@ -1,7 +1,8 @@
 """The customized models of every formulation, traced from robodyn's own recursions for the operation counts.
 
-Each model of :data:`MODELS` runs the recursion that also computes robodyn's numbers, traced once with the
-recording scalars of :mod:`robodyn.dynamics.trace` into a customized straight-line program: Newton–Euler
+Each model of :data:`MODELS` runs the recursion that also computes robodyn's numbers
+(:func:`robodyn.symbolic.models.recursion`, the one that :func:`robodyn.customized_model` traces too), traced once
+with the recording scalars of :mod:`robodyn.dynamics.trace` into a customized straight-line program: Newton–Euler
 (:func:`robodyn.dynamics.newton_euler.rnea_components`), composite links
 (:func:`robodyn.dynamics.composite.inertia_entries`), the articulated-body recursion
 (:mod:`robodyn.dynamics.recursive`), Mata et al.'s Gibbs–Appell (:mod:`robodyn.dynamics.gibbs_appell`, written in
@@ -16,11 +17,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from robodyn.dynamics.fast import cholesky_components
-from robodyn.dynamics.gibbs_appell import forward_components, inertia_components, torque_components
-from robodyn.dynamics.spatial_operator import kozlowski_forward, kozlowski_torques
 from robodyn.dynamics.trace import record
 from robodyn.errors import InputError
+from robodyn.model.robot import check_robot
+from robodyn.symbolic.models import recursion
 
 
 # ---- the customized programs of each formulation ---------------------------------------------------------------
@@ -44,50 +44,15 @@ MODELS = MappingProxyType({
 })
 
 
-def _build(robot, name: str):
-    """build(backend, phase, **inputs) of model ``name`` (rigid body: no rotor inertia, no friction)."""
-    from robodyn.dynamics import recursive
-    from robodyn.dynamics.newton_euler import rnea_components
-
-    g = tuple(float(x) for x in robot.gravity)
-    n = robot.n
-    if name == "newton_euler":
-        return lambda backend, phase, q, qd, qdd: rnea_components(robot, q, qd, qdd, g, backend=backend)
-    if name == "gibbs_appell_inverse":
-        return lambda backend, phase, q, qd, qdd: torque_components(robot, q, qd, qdd, g, None, backend, phase)
-    if name == "gibbs_appell_bias":
-        return lambda backend, phase, q, qd: torque_components(robot, q, qd, [0.0] * n, g, None, backend, phase)
-    if name == "gibbs_appell_inertia":
-        return lambda backend, phase, q: [x for row in inertia_components(robot, q, backend, phase) for x in row]
-    if name == "gibbs_appell_forward":
-        return lambda backend, phase, q, qd, tau: forward_components(robot, q, qd, tau, g, None, backend, phase)
-    if name == "crba_inertia":
-        return lambda backend, phase, q: [x for row in _crba(robot, q, backend) for x in row]
-    if name == "crba_forward":
-        def crba_forward(backend, phase, q, qd, tau):
-            phase("inertia matrix")
-            A = _crba(robot, q, backend)
-            phase("bias vector")
-            bias = rnea_components(robot, q, qd, [0.0] * n, g, backend=backend)
-            phase("Cholesky factorisation and solve")
-            return cholesky_components(A, [t - c for t, c in zip(tau, bias)], check=False)
-        return crba_forward
-    if name == "aba":
-        return lambda backend, phase, q, qd, tau: recursive.aba_components(robot, q, qd, tau, g, backend=backend)
-    if name == "kozlowski_inverse":
-        return lambda backend, phase, q, qd, qdd: kozlowski_torques(robot, q, qd, qdd, g, backend=backend, phase=phase)
-    if name == "kozlowski_forward":
-        return lambda backend, phase, q, qd, tau: kozlowski_forward(robot, q, qd, tau, g, backend=backend, phase=phase)
-    raise InputError(f"model = {name!r}; choose one of {', '.join(MODELS)}")
-
-
-def _crba(robot, q, backend):
-    from robodyn.dynamics.composite import inertia_entries
-
-    A = [[0.0] * robot.n for _ in range(robot.n)]
-    for (i, j), value in inertia_entries(robot, q, backend):
-        A[i][j] = A[j][i] = value
-    return A
+#: model → (kind, method) of :func:`robodyn.symbolic.models.recursion`, the recursion it records.
+_RECURSIONS = MappingProxyType({
+    "newton_euler": ("inverse_dynamics", "newton_euler"), "gibbs_appell_inverse": ("inverse_dynamics", "gibbs_appell"),
+    "gibbs_appell_bias": ("inverse_dynamics", "gibbs_appell"), "gibbs_appell_inertia": ("inertia_matrix", "gibbs_appell"),
+    "gibbs_appell_forward": ("forward_dynamics", "gibbs_appell"), "crba_inertia": ("inertia_matrix", "composite"),
+    "crba_forward": ("forward_dynamics", "cholesky"), "aba": ("forward_dynamics", "recursive"),
+    "kozlowski_inverse": ("inverse_dynamics", "spatial_operator"),
+    "kozlowski_forward": ("forward_dynamics", "spatial_operator"),
+})
 
 
 def recorded_model(robot, name: str):
@@ -97,10 +62,14 @@ def recorded_model(robot, name: str):
     computes the rigid-body model. Returns a :class:`robodyn.dynamics.trace.Recorded`; its ``count()`` gives
     the operations, ``count_by_phase()`` the operations per recursion, ``evaluate(q=..., ...)`` the values.
     """
-    from robodyn.model.robot import check_robot
-
     check_robot(robot)
     if name not in MODELS:
         raise InputError(f"model = {name!r}; choose one of {', '.join(MODELS)}")
     rigid = robot.replace(Ia=None, Fc=None, Fv=None, Foff=None, Fst=None)
-    return record(_build(rigid, name), {k: robot.n for k in MODELS[name][1]})
+    kind, method = _RECURSIONS[name]
+    g = tuple(float(x) for x in robot.gravity)
+
+    def build(backend, phase, **x):
+        return recursion(rigid, kind, method, backend, x, g, phase=phase)
+
+    return record(build, {k: robot.n for k in MODELS[name][1]})

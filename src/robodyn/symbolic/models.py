@@ -21,6 +21,7 @@ from robodyn.dynamics.composite import inertia_entries
 from robodyn.dynamics.gibbs_appell import forward_components as gibbs_appell_forward
 from robodyn.dynamics.gibbs_appell import inertia_components, torque_components
 from robodyn.dynamics.spatial_operator import kozlowski_forward, kozlowski_torques
+from robodyn.dynamics.trace import no_phase
 from robodyn.dynamics.fast import cholesky_components
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.dynamics.recursive import aba_components
@@ -293,13 +294,11 @@ def customized_model(
 def _torques(consts, rec, x, g, wr, friction, method, parameters):
     """Γ = Γ_rigid + Ia q̈ + Γ_f [9.94] (inverse dynamics), H with q̈ = 0 (bias) or Q(q) (gravity)."""
     robot = consts.robot
-    q, zero = x["q"], [0.0] * robot.n
-    qd, qdd = x.get("qd", zero), x.get("qdd", zero)
-    tau = _RIGID_TORQUES[method](robot, q, qd, qdd, g, wr, rec.backend)
+    tau = recursion(robot, "inverse_dynamics", method, rec.backend, x, g, wr)
     if "qdd" in x:
-        tau = [t + Ia * a for t, Ia, a in zip(tau, robot.derived.Ia, qdd)]
+        tau = [t + Ia * a for t, Ia, a in zip(tau, robot.derived.Ia, x["qdd"])]
     if friction and "qd" in x:
-        tau = [t + f for t, f in zip(tau, _friction(consts, qd, rec.backend))]
+        tau = [t + f for t, f in zip(tau, _friction(consts, x["qd"], rec.backend))]
     name = {3: "GAM", 2: "H", 1: "QG"}[len(x)]
     return tau, [f"{name}{int(f) + 1}" for f in robot.joint_frames], (robot.n,), []
 
@@ -311,14 +310,10 @@ def _friction(consts, qd, backend) -> list:
 
 def _inertia(consts, rec, x, g, wr, friction, method, parameters):
     """A(q) by composite links (Khalil & Dombre Appendix 8), rotor inertias on the diagonal; A_ik = A_ki."""
-    if method == "composite":
-        A = _inertia_rows(consts.robot, x["q"], rec.backend)
-    else:
-        A = inertia_components(consts.robot, x["q"], rec.backend)  # Mata et al. §4.2, Ia on the diagonal
     frames = [int(f) + 1 for f in consts.robot.joint_frames]
     n = len(frames)
     names = [f"A{frames[min(i, k)]}{frames[max(i, k)]}" for i in range(n) for k in range(n)]
-    return [e for row in A for e in row], names, (n, n), []
+    return recursion(consts.robot, "inertia_matrix", method, rec.backend, x), names, (n, n), []
 
 
 def _inertia_rows(robot, q, backend) -> list:
@@ -333,20 +328,55 @@ def _inertia_rows(robot, q, backend) -> list:
 def _forward(consts, rec, x, g, wr, friction, method, parameters):
     """q̈ by the recursive algorithm of §9.7.2 or by A q̈ = Γ − H and an LDLᵀ factorisation (§9.7.1)."""
     robot = consts.robot
-    q, qd, tau = x["q"], x["qd"], x["tau"]
     if friction:
-        tau = [t - f for t, f in zip(tau, _friction(consts, qd, rec.backend))]  # [9.106]
-    if method == "recursive":
-        qdd = aba_components(robot, q, qd, tau, g, wr, backend=rec.backend)
-    elif method == "cholesky":
-        H = rnea_components(robot, q, qd, [0.0] * robot.n, g, wr, backend=rec.backend)
-        A = _inertia_rows(robot, q, rec.backend)
-        qdd = cholesky_components(A, [t - h for t, h in zip(tau, H)])
-    elif method == "gibbs_appell":
-        qdd = gibbs_appell_forward(robot, q, qd, tau, g, wr, backend=rec.backend, check=True)
-    else:
-        qdd = kozlowski_forward(robot, q, qd, tau, g, wr, backend=rec.backend)
+        x = {**x, "tau": [t - f for t, f in zip(x["tau"], _friction(consts, x["qd"], rec.backend))]}  # [9.106]
+    qdd = recursion(robot, "forward_dynamics", method, rec.backend, x, g, wr)
     return qdd, [f"QDD{int(f) + 1}" for f in robot.joint_frames], (robot.n,), []
+
+
+def recursion(robot, kind: str, method: str, backend, x: dict, g=None, wr=None, phase=no_phase) -> list:
+    """The outputs of the component recursion of ``method`` for ``kind`` (:data:`METHODS`), on the scalars of
+    ``backend``: what a customized model (and :func:`robodyn.symbolic.formulations.recorded_model`) traces.
+
+    Parameters
+    ----------
+    kind : "inverse_dynamics" (bias and gravity torques: without q̇ or q̈ in ``x``), "inertia_matrix" or
+        "forward_dynamics".
+    x : dict of joint inputs, n scalars each: "q", and "qd", "qdd" (torques) or "qd", "tau" (forward dynamics; τ
+        without friction, [9.106]).
+    g, wr : gravity in R_0 (3 scalars) and the wrench rows flattened (6 nf scalars) or None.
+    phase : callable, told the name of each recursion as it starts (Kozłowski's and Mata et al.'s per-row counts).
+
+    Returns
+    -------
+    list: the rigid-body joint torques (rotor inertia and friction not included), A row-major with the rotor
+    inertias on its diagonal, or q̈.
+    """
+    q, zero = x["q"], [0.0] * robot.n
+    qd = x.get("qd", zero)
+    if kind == "inverse_dynamics":
+        qdd = x.get("qdd", zero)
+        if method == "newton_euler":
+            return rnea_components(robot, q, qd, qdd, g, wr, backend)
+        if method == "gibbs_appell":
+            return torque_components(robot, q, qd, qdd, g, wr, backend, phase)
+        return kozlowski_torques(robot, q, qd, qdd, g, wr, backend, phase)
+    if kind == "inertia_matrix":
+        A = _inertia_rows(robot, q, backend) if method == "composite" else inertia_components(robot, q, backend, phase)
+        return [e for row in A for e in row]
+    tau = x["tau"]
+    if method == "recursive":
+        return aba_components(robot, q, qd, tau, g, wr, backend)
+    if method == "gibbs_appell":
+        return gibbs_appell_forward(robot, q, qd, tau, g, wr, backend, phase, check=True)
+    if method == "spatial_operator":
+        return kozlowski_forward(robot, q, qd, tau, g, wr, backend, phase)
+    phase("inertia matrix")
+    A = _inertia_rows(robot, q, backend)
+    phase("bias vector")
+    H = rnea_components(robot, q, qd, zero, g, wr, backend)
+    phase("Cholesky factorisation and solve")
+    return cholesky_components(A, [t - h for t, h in zip(tau, H)])
 
 
 def _regressor(consts, rec, x, g, wr, friction, method, parameters):
@@ -384,14 +414,6 @@ METHODS = MappingProxyType({
     "forward_dynamics": ("recursive", "cholesky", "gibbs_appell", "spatial_operator"),
     "regressor": ("newton_euler",),
 })
-
-_RIGID_TORQUES = MappingProxyType({
-    "newton_euler": lambda robot, q, qd, qdd, g, wr, backend: rnea_components(robot, q, qd, qdd, g, wr, backend),
-    "gibbs_appell": lambda robot, q, qd, qdd, g, wr, backend: torque_components(robot, q, qd, qdd, g, wr, backend),
-    "spatial_operator": lambda robot, q, qd, qdd, g, wr, backend: kozlowski_torques(robot, q, qd, qdd, g, wr,
-                                                                                    backend),
-})
-
 
 def _method(kind: str, method, ddm_method) -> str:
     """The formulation of a customized model, checked: ``method`` by the numeric functions' names
