@@ -204,10 +204,10 @@ def assignments(program: Program, rec: Recording, outputs, names) -> tuple[list,
             labels.setdefault(op[1], (name, sign * op[2]))
     value: dict[int, se.Basic] = {}
     inline: set[int] = set()
-    output_name: dict[int, str] = {}
+    output_name: dict[int, tuple[str, int]] = {}  # an output's node is the variable of its name and sign
     for o, name in zip(outputs, names):
-        if isinstance(o, Rec) and o.s == 1:
-            output_name.setdefault(o.k, name)
+        if isinstance(o, Rec):
+            output_name.setdefault(o.k, (name, o.s))
 
     def operand(k: int, consumer: str):
         e = value[k]
@@ -250,20 +250,23 @@ def assignments(program: Program, rec: Recording, outputs, names) -> tuple[list,
         else:
             raise ValueError(f"operation {kind!r} of a recording has no symbolic form")
         if k in output_name:
-            value[k] = program.force(output_name[k], e)
+            name, sign = output_name[k]
+            value[k] = sign * program.force(name, sign * e)
         elif uses[k] == 1 and kind in ("mul", "cmul", "add", "addc") and k not in labels:
             inline.add(k)
             value[k] = e
         else:
             name, sign = _name(tape, labels, k, rec.symbols)
             value[k] = sign * program.let(name, sign * e)  # the variable holds the value it was named for
-    out = []
+    out, aliases = [], {}
     for o, name in zip(outputs, names):
-        if isinstance(o, Rec) and o.s == 1:
-            out.append(value[o.k])
-        else:  # minus a node, or a constant of the robot
-            e = _expression(o, value)
-            out.append(program.force(name, e) if isinstance(o, (Rec, Const)) else e)
+        e = _expression(o, value)  # a variable, or minus one (a node that is an output with both signs)
+        if isinstance(o, Const) or isinstance(o, Rec) and output_name[o.k][0] != name:
+            # a constant of the robot, or a second output of one node (A36 = A26): a variable of its own name
+            if name not in aliases:
+                aliases[name] = program.force(name, e)
+            e = aliases[name]
+        out.append(e)
     return out, [(label, _expression(p, value), _expression(t, value)) for p, t, label in checks]
 
 
