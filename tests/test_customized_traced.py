@@ -123,3 +123,17 @@ def test_a_named_constant_is_never_folded_by_the_tracer():
     assert isinstance(z, Rec) and z.v == pytest.approx(0.7)
     assert tape.ops[z.k][0] == "cmul" and tape.ops[z.k][1].expr == se.Symbol("XY") + 1
     assert (zero * x).s == 1 and tape.ops[(zero * x).k][1].expr == se.Symbol("XY")
+
+
+def test_stribeck_friction_with_named_coefficients():
+    """Γ_f with a Stribeck term [9.28] (|q̇|^B_st recorded as a power of a constant exponent) in the inverse and
+    direct models, its coefficients as numbers or named (FST1, KST1, BST1)."""
+    robot = rd.load("planar2r").replace(Fst=[0.5, 0.4], kst=[2.0, 3.0], Bst=[1.0, 2.5], Fc=[0.3, 0.2], Fv=[0.1, 0.2])
+    q, qd, qdd = random_state(robot, 4, (5,))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    for named in (False, True):
+        m = customized_model(robot, "inverse_dynamics", symbolic_inertia=named)
+        close(m.numpy_function()(q, qd, qdd), tau)
+        close(customized_model(robot, "forward_dynamics", symbolic_inertia=named).numpy_function()(q, qd, tau), qdd)
+    assert {"FST1", "KST2", "BST2"} <= {str(s) for s in m.constants}
+    assert "**BST2" in str(m)

@@ -19,7 +19,7 @@ earlier assignment ``t_j``, a ``float`` a constant of the robot (done off-line),
 ``("addc", c, k)``         t_k + c                              add
 ``("let", k, sign)``       sign · t_k as a variable of its own  free
 ``(fn, k)``                fn(t_k), fn ∈ sin cos sqrt exp       sin / cos / sqrt / other
-``("pow", k, p)``          t_k ** p (counting scalars only)     other
+``("pow", k, p)``          t_k ** p (p a constant)              other
 ``("abs", k)``             |t_k|, ``("sign", k)`` sign(t_k)     free
 ``("fn", name, k)``        another function (symbolic counts)   other
 ``("check", a, b)``        run-time test a > b (exact tapes)    free
@@ -397,12 +397,14 @@ class Rec:
         return Rec(self.g, k, 1)._make_scaled(number(o) / cb)
 
     def __pow__(self, p):
-        if p == 2:
+        if not _const(p):
+            raise TypeError(f"Rec ** {p!r}: only constant exponents are recorded")
+        if _equals(p, 2.0):
             return self * self
-        if self.g.simplify or not _const(p):
-            raise TypeError(f"Rec ** {p!r}: only squares are recorded")
-        x = opaque(self) if self.s == -1 else self
-        return Rec(self.g, self.g.node(("pow", x.k, float(p)), x.g.vals[x.k] ** float(p)), 1)
+        if _equals(p, 1.0):
+            return self
+        x = opaque(self) if self.s == -1 else self  # the power of −x is a value of its own
+        return Rec(self.g, self.g.node(("pow", x.k, number(p)), x.g.vals[x.k] ** float(p)), 1)
 
     def _fn(self, name: str, fn):
         return Rec(self.g, self.g.node((name, self.k), fn(self.g.vals[self.k])), 1)
@@ -580,6 +582,8 @@ class Recorded:
                 vals[k] = op[2] * vals[op[1]]
             elif kind == "rdiv":
                 vals[k] = 1.0 / vals[op[1]]
+            elif kind == "pow":
+                vals[k] = vals[op[1]] ** op[2]
             else:
                 vals[k] = getattr(np, kind)(vals[op[1]])
         shape = np.broadcast_shapes(*(np.shape(np.asarray(v))[:-1] for v in inputs.values()))
