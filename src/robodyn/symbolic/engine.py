@@ -1,12 +1,12 @@
-"""The customizing engine: a straight-line program of scalar assignments (Khalil & Dombre §9.6.2).
+"""The program of a customized model: straight-line scalar assignments over symengine expressions (Khalil & Dombre
+§9.6.2), which the listing and the code emitters read.
 
-The recursive equations are expanded into scalar assignments over symengine expressions.  Every element of
-a vector or matrix that contains at least one operation becomes an intermediate variable (S2, WI12, W33,
-...); elements without an operation (0, ±1, a symbol, minus a symbol) are propagated as they are, so that
-multiplications by 0 and ±1 and additions of 0 disappear (symengine's automatic canonical form does the
-folding).  Identical expressions (or expressions equal to minus an existing one) share one variable
-(hash-consing on the canonical expression).  A backward scan removes the variables that do not reach the
-requested outputs.  Nothing here calls ``simplify``: the cost of building a model is linear in its size.
+:func:`robodyn.symbolic.customize.assignments` writes a recording of robodyn's recursions into a :class:`Program`:
+each value that holds an operation and is not written inside another becomes a variable (S2, WI12, W33, ...);
+values without an operation (0, ±1, a symbol, minus a symbol) stay as they are.  Identical expressions (or
+expressions equal to minus an existing one) share one variable (hash-consing on the canonical expression), and
+:meth:`Program.pruned` removes the variables that do not reach the requested outputs.  Nothing here calls
+``simplify``: the cost of building a model is linear in its size.
 """
 
 from __future__ import annotations
