@@ -372,14 +372,7 @@ class ForwardStates(NamedTuple):
 
 
 def forward_states(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None) -> ForwardStates:
-    """Every frame of :func:`forward_frames` ([9.84]–[9.90]), as lists over frames.
-
-    Parameters
-    ----------
-    q, qd, qdd : ndarray (n, B), one row per joint variable (see :func:`flat_columns`); or n scalars.
-    g : 3-tuple of floats or (B,) arrays, gravity in R_0.
-    backend : ScalarBackend, optional
-        See :func:`frame_rotations`.
+    """Every frame of :func:`forward_frames` ([9.84]–[9.90], same arguments), as lists over frames.
 
     Returns
     -------
