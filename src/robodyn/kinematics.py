@@ -28,7 +28,6 @@ from robodyn.spatial import (
     mat_mv,
     mtv,
     mv,
-    snap,
     u_matrix,
     vadd,
     vzx,
@@ -243,10 +242,9 @@ def frame_rotations(robot: Robot, q, backend: ScalarBackend | None = None) -> li
     """
     rot = []
     k = 0
-    for i, (C, p0, z) in enumerate(frame_constants(robot)):
+    for i, ((C, p0, z), (ct, st)) in enumerate(zip(frame_constants(robot), robot.derived.theta_trig)):
         theta, r = robot.theta.item(i), robot.r.item(i)  # item: a float, or the constant of a customized model
         sigma = robot.sigma[i]
-        ct, st = snap([[np.cos(theta), np.sin(theta)]])[0]
         if sigma == 0 and ct in UNIT_VALUES and st in UNIT_VALUES:
             # θ_j = k π/2 (0 included): cos and sin of q_j + θ_j are ± those of q_j, exchanged for odd k — no
             # addition q_j + θ_j (Khalil & Dombre's customized model, §9.6.2)

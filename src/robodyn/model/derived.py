@@ -46,6 +46,8 @@ class RobotData:
     frames : tuple over frames of (C, p0, z)
         C = Rot(z, γ_j) Rot(x, α_j) as snapped float rows, p0 = Rot(z, γ_j)[d_j, 0, b_j] and z = C[:, 2], the
         direction along which r_j displaces O_j (Khalil & Dombre ch. 3).
+    theta_trig : tuple over frames of (cos θ_j, sin θ_j)
+        The constant joint offsets' cosines and sines as snapped floats: exactly 0 and ±1 for θ_j = k π/2.
     transforms : tuple over frames of (C, p0, A) float64 arrays
         C, p0 as above and A = C Rot(z, θ_j), the whole ^{a(j)}A_j of a prismatic or fixed frame.
     links : tuple over frames of (J, MS, M)
@@ -66,6 +68,7 @@ class RobotData:
     J: np.ndarray
     Ia: np.ndarray
     frames: tuple
+    theta_trig: tuple
     transforms: tuple
     links: tuple
     links_six: tuple
@@ -108,6 +111,7 @@ def derive(robot) -> RobotData:
         J=frozen(J),
         Ia=frozen(robot.Ia[joint_frames]),
         frames=tuple(frames),
+        theta_trig=snap([[np.cos(t), np.sin(t)] for t in robot.theta]) if nf else (),
         transforms=tuple(transforms),
         links=links,
         links_six=links_six,
