@@ -7,12 +7,7 @@ import pytest
 from hypothesis import given
 
 import robodyn as rd
-from robodyn.kinematics import (
-    flat_columns,
-    forward_components,
-    forward_frames,
-    forward_states,
-)
+from robodyn.kinematics import flat_columns, forward_components, forward_frames
 from robodyn.spatial import euler_moment, u_matrix
 from robodyn.symbolic.formulations import recorded_model
 from tests.support.random_robots import random_state, robots
@@ -54,18 +49,17 @@ def batch_of(v, size):
 
 
 @given(robots)
-def test_forward_frames_collects_to_forward_states_and_components(robot):
-    """Trees, prismatic and fixed frames: every yielded U_j is ω̂̇_j + ω̂_jω̂_j of that frame, and the three
-    collectors give the same states."""
+def test_forward_frames_collects_to_forward_components(robot):
+    """Trees, prismatic and fixed frames: every yielded U_j is ω̂̇_j + ω̂_jω̂_j of that frame, and
+    forward_components collects the same states."""
     q, qd, qdd = random_state(robot, 1, (4,))
     cols = flat_columns(q, qd, qdd)
     g = tuple(float(x) for x in robot.gravity)
     frames = list(forward_frames(robot, *cols, g))
-    st = forward_states(robot, *cols, g)
     _, w, wd, Vd = forward_components(robot, *cols, g)
     assert [f.i for f in frames] == list(range(robot.nf))
     for i, f in enumerate(frames):
-        for a, b in ((f.w, st.w[i]), (f.w, w[i]), (f.wd, wd[i]), (f.Vd, Vd[i]), (f.Vd, st.Vd[i])):
+        for a, b in ((f.w, w[i]), (f.wd, wd[i]), (f.Vd, Vd[i])):
             close(batch_of(a, 4), batch_of(b, 4), 0.0)
         wj, wdj = batch_of(f.w, 4), batch_of(f.wd, 4)
         Uj = np.stack([batch_of(row, 4) for row in f.U], axis=1)  # (B, 3, 3)

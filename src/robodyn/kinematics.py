@@ -358,28 +358,6 @@ def forward_frames(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
         yield FrameState(i, rot, w_j, wd_j, Vd_j, U_j, dv_j)
 
 
-class ForwardStates(NamedTuple):
-    """Result of :func:`forward_states`: lists over frames (component tuples, see :mod:`robodyn.spatial`)."""
-
-    rot: list  #: (C, c, s, P) of :func:`frame_rotations`
-    w: list  #: ^jω_j
-    wd: list  #: ^jω̇_j
-    Vd: list  #: ^jV̇_j (−g included)
-    U: list  #: ^jU_j [9.90], three rows
-    dv: list  #: the products ω_k ω_l of ^jω_j, symmetric 3x3
-
-
-def forward_states(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None) -> ForwardStates:
-    """Every frame of :func:`forward_frames` ([9.84]–[9.90], same arguments), as lists over frames.
-
-    Returns
-    -------
-    ForwardStates (rot, w, wd, Vd, U, dv)
-    """
-    frames = list(forward_frames(robot, q, qd, qdd, g, backend))
-    return ForwardStates(*([getattr(f, name) for f in frames] for name in ForwardStates._fields))
-
-
 def forward_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None):
     """The forward recursion [9.84]–[9.90] on component tuples: :func:`forward_frames` without U and DV.
 

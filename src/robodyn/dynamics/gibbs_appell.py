@@ -16,7 +16,7 @@ identities ... make the calculation of the components of the rotation matrix unn
 
 * rotations applied as the planar rotations Rot(x, α) and Rot(z, θ) in turn (:func:`robodyn.kinematics.to_child`);
 * the angular-acceleration tensor Ω = ω̇̃ + ω̃² of eq (12) through the six products ω_a ω_b
-  (:func:`robodyn.spatial.u_matrix`; step 1 is :func:`robodyn.kinematics.forward_states`, Khalil & Dombre's
+  (:func:`robodyn.spatial.u_matrix`; step 1 is :func:`robodyn.kinematics.forward_frames`, Khalil & Dombre's
   customized forward recursion);
 * the moment of eq (10), vee(ΩE − (ΩE)ᵀ) with E the Euler tensor of the inertia, in which the −|ω|² 1 part of
   ω̃² cancels: five products a component (:func:`robodyn.spatial.euler_moment`, Khalil & Dombre's customized
@@ -51,7 +51,7 @@ from robodyn.dynamics import executor, fast
 from robodyn.dynamics.fast import cholesky_components
 from robodyn.dynamics.lagrange import cholesky_solve
 from robodyn.dynamics.trace import no_phase, opaque
-from robodyn.kinematics import flat_columns, forward_states, frame_rotations, run_blocks, state_blocks, to_child, to_parent
+from robodyn.kinematics import flat_columns, forward_frames, frame_rotations, run_blocks, state_blocks, to_child, to_parent
 from robodyn.model.friction import friction_components, friction_of
 from robodyn.model.robot import Robot
 from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, euler_moment, frame_wrench, mat_mv,
@@ -88,13 +88,14 @@ def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBacke
     nf = robot.nf
     parent = robot.derived.parent
     phase("step 1: velocities and accelerations")
-    # Mata's step 1 is Khalil & Dombre's customized forward recursion: s̈_i = V̇_i, Ω_i = U_i
-    rot, _, wd, sdd, U, dv = forward_states(robot, q, qd, qdd, g, backend)
+    # Mata's step 1 is Khalil & Dombre's customized forward recursion: s̈_i = V̇_i, Ω_i = U_i; every frame is made
+    # before step 2 starts, so that a recording counts each step apart
+    frames = list(forward_frames(robot, q, qd, qdd, g, backend))
     phase("step 2: link forces and moments")
     f, chi = [None] * nf, [None] * nf
-    for i, (J6, MS, M) in enumerate(robot.derived.links_six):
-        f[i] = vsum(vscale(M, sdd[i]), mat_mv(U[i], MS))  # eq (9), m r̈ = M s̈ + Ω MS
-        chi[i] = vsum(euler_moment(sym_rows(J6), wd[i], dv[i], U[i]), vcross(MS, sdd[i]))  # eq (10), about O_i
+    for i, (st, (J6, MS, M)) in enumerate(zip(frames, robot.derived.links_six)):
+        f[i] = vsum(vscale(M, st.Vd), mat_mv(st.U, MS))  # eq (9), m r̈ = M s̈ + Ω MS
+        chi[i] = vsum(euler_moment(sym_rows(J6), st.wd, st.dv, st.U), vcross(MS, st.Vd))  # eq (10), about O_i
         if wr is not None:
             fe, me = frame_wrench(wr, i)
             f[i] = vsum(f[i], fe)
@@ -104,9 +105,10 @@ def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBacke
     for i in range(nf - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            F = to_parent(rot[i], vsum(f[i], phi[i]))  # eq (16)
+            rot = frames[i].rot
+            F = to_parent(rot, vsum(f[i], phi[i]))  # eq (16)
             phi[p] = vsum(phi[p], F)
-            chi[p] = vsum(chi[p], vcross(rot[i][3], F), to_parent(rot[i], chi[i]))  # eq (15)
+            chi[p] = vsum(chi[p], vcross(rot[3], F), to_parent(rot, chi[i]))  # eq (15)
     return [c_add(f[i][2], phi[i][2]) if robot.sigma[i] == 1 else chi[i][2] for i in robot.joint_frames]  # eq (14)
 
 
