@@ -116,14 +116,19 @@ def assemble_matrix(robot: Robot, q: np.ndarray, entries) -> np.ndarray:
 def inertia_kernel(robot: Robot):
     """``build(backend, q)`` of the single-state kernel: A (n² scalars, row-major) with Ia on the diagonal."""
     def build(backend, q):
-        A = [[0.0] * robot.n for _ in range(robot.n)]
-        for (i, j), value in inertia_entries(robot, q, backend):
-            A[i][j] = A[j][i] = value
-        for k, Ia in enumerate(robot.derived.Ia):
-            A[k][k] = A[k][k] + float(Ia)
-        return [x for row in A for x in row]
+        return [x for row in inertia_rows(robot, q, backend) for x in row]
 
     return build
+
+
+def inertia_rows(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
+    """A(q) as n rows of n scalars from :func:`inertia_entries`, rotor inertias on the diagonal (q: n scalars)."""
+    A = [[0.0] * robot.n for _ in range(robot.n)]
+    for (i, j), value in inertia_entries(robot, q, backend):
+        A[i][j] = A[j][i] = value
+    for k, Ia in enumerate(robot.derived.Ia.tolist()):  # tolist: floats, or the constants of a customized model
+        A[k][k] = A[k][k] + Ia
+    return A
 
 
 def _numpy(robot: Robot, q) -> np.ndarray:

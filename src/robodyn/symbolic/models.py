@@ -17,7 +17,7 @@ import symengine as se
 from robodyn.model.robot import check_robot
 from robodyn.errors import InputError
 from robodyn.dynamics.api import method_key
-from robodyn.dynamics.composite import inertia_entries
+from robodyn.dynamics.composite import inertia_rows
 from robodyn.dynamics.gibbs_appell import forward_components as gibbs_appell_forward
 from robodyn.dynamics.gibbs_appell import inertia_components, torque_components
 from robodyn.dynamics.spatial_operator import kozlowski_forward, kozlowski_torques
@@ -316,15 +316,6 @@ def _inertia(consts, rec, x, g, wr, friction, method, parameters):
     return recursion(consts.robot, "inertia_matrix", method, rec.backend, x), names, (n, n), []
 
 
-def _inertia_rows(robot, q, backend) -> list:
-    A = [[0.0] * robot.n for _ in range(robot.n)]
-    for (i, k), value in inertia_entries(robot, q, backend):
-        A[i][k] = A[k][i] = value
-    for k, Ia in enumerate(robot.derived.Ia):
-        A[k][k] = A[k][k] + Ia
-    return A
-
-
 def _forward(consts, rec, x, g, wr, friction, method, parameters):
     """q̈ by the recursive algorithm of §9.7.2 or by A q̈ = Γ − H and an LDLᵀ factorisation (§9.7.1)."""
     robot = consts.robot
@@ -362,7 +353,7 @@ def recursion(robot, kind: str, method: str, backend, x: dict, g=None, wr=None, 
             return torque_components(robot, q, qd, qdd, g, wr, backend, phase)
         return kozlowski_torques(robot, q, qd, qdd, g, wr, backend, phase)
     if kind == "inertia_matrix":
-        A = _inertia_rows(robot, q, backend) if method == "composite" else inertia_components(robot, q, backend, phase)
+        A = inertia_rows(robot, q, backend) if method == "composite" else inertia_components(robot, q, backend, phase)
         return [e for row in A for e in row]
     tau = x["tau"]
     if method == "recursive":
@@ -372,7 +363,7 @@ def recursion(robot, kind: str, method: str, backend, x: dict, g=None, wr=None, 
     if method == "spatial_operator":
         return kozlowski_forward(robot, q, qd, tau, g, wr, backend, phase)
     phase("inertia matrix")
-    A = _inertia_rows(robot, q, backend)
+    A = inertia_rows(robot, q, backend)
     phase("bias vector")
     H = rnea_components(robot, q, qd, zero, g, wr, backend)
     phase("Cholesky factorisation and solve")
