@@ -157,7 +157,7 @@ def constant(value: float, expr):
     return Const(value, expr)
 
 
-def number(c):
+def _number(c):
     """A constant operand of the IR: a :class:`Const` as it is, anything else as a float."""
     return c if isinstance(c, Const) else float(c)
 
@@ -294,7 +294,7 @@ class Rec:
         return self.g.exact or self.g.checks is not None
 
     def _snap(self, c: float) -> float:
-        return number(c) if self.g.exact else snap(c)
+        return _number(c) if self.g.exact else snap(c)
 
     def _coef(self):
         """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple; always
@@ -312,7 +312,7 @@ class Rec:
         if _equals(abs(coef), 1.0):
             return Rec(self.g, k, 1 if coef > 0 else -1)
         sign = -1 if coef < 0 else 1  # a named constant of value 0 is positive: its expression as it is
-        c = abs(number(coef))
+        c = abs(_number(coef))
         return Rec(self.g, self.g.node(("cmul", c, k), c * self.g.vals[k]), sign)
 
     # --- arithmetic ------------------------------------------------------------------------------------------
@@ -327,7 +327,7 @@ class Rec:
             if _equals(self._snap(o), 0.0):
                 return self
             # (s x) + c = s (x + s c)
-            c = number(o) * self.s
+            c = _number(o) * self.s
             return Rec(self.g, self.g.node(("addc", c, self.k), self.g.vals[self.k] + c), self.s)
         if not isinstance(o, Rec):
             return NotImplemented
@@ -355,7 +355,7 @@ class Rec:
             if _equals(self._snap(o), 1.0):
                 return self
             ca, a = self._coef()
-            return self._make(ca * number(o), a)
+            return self._make(ca * _number(o), a)
         if not isinstance(o, Rec):
             return NotImplemented
         ca, a = self._coef()
@@ -372,7 +372,7 @@ class Rec:
     def __truediv__(self, o):
         if _const(o):
             if self.g.simplify:
-                return self * (1.0 / number(o))
+                return self * (1.0 / _number(o))
             if _equals(abs(self._snap(o)), 1.0):
                 return self * self._snap(o)
             return Rec(self.g, self.g.node(("divc", self.k, float(o)), self.g.vals[self.k] / float(o)), self.s)
@@ -394,7 +394,7 @@ class Rec:
             return Rec(self.g, self.g.node(("cdiv", float(o), self.k), float(o) / self.g.vals[self.k]), self.s)
         cb, b = self._coef()
         k = self.g.node(("rdiv", b), 1.0 / self.g.vals[b])
-        return Rec(self.g, k, 1)._make_scaled(number(o) / cb)
+        return Rec(self.g, k, 1)._make_scaled(_number(o) / cb)
 
     def __pow__(self, p):
         if not _const(p):
@@ -404,7 +404,7 @@ class Rec:
         if _equals(p, 1.0):
             return self
         x = opaque(self) if self.s == -1 else self  # the power of −x is a value of its own
-        return Rec(self.g, self.g.node(("pow", x.k, number(p)), x.g.vals[x.k] ** float(p)), 1)
+        return Rec(self.g, self.g.node(("pow", x.k, _number(p)), x.g.vals[x.k] ** float(p)), 1)
 
     def _fn(self, name: str, fn):
         return Rec(self.g, self.g.node((name, self.k), fn(self.g.vals[self.k])), 1)
