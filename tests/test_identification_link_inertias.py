@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import robodyn as rd
@@ -87,6 +87,7 @@ def test_noisy_estimates_within_three_standard_deviations():
 
 @settings(max_examples=5, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), fixed=st.booleans())
+@example(seed=1_301_339_659, fixed=False)  # XY2 of a link with α = −0.05 is entangled at 4e-5: not identifiable alone
 def test_random_robots_noise_free(seed, fixed):
     # revolute, prismatic and fixed frames; only revolute joints are moved alone
     robot = random_robot(seed, nf=int(np.random.default_rng(seed).integers(2, 5)), friction=False, fixed=fixed)
