@@ -1,12 +1,13 @@
-"""Benchmark on a GPU: robodyn's customized models as CUDA kernels (rd.compile(..., backend="cuda")) and the JAX
-backend (robodyn.jax under jax.jit), checked against NumPy, then states per second for 10^4 … 10^8 states, float64
+"""Benchmark on a GPU: robodyn's customized models as CUDA kernels (rd.compile(..., backend="cuda")) and as JAX
+functions (rd.compile(..., backend="jax"), "jaxc"), and the JAX recursions (robodyn.jax), all under jax.jit and
+checked against NumPy, then states per second for 10^4 … 10^8 states, float64
 and float32, on puma560, panda and wam7, next to MuJoCo MJX's inverse dynamics (``mjx.inverse`` under jax.vmap and
 jax.jit) on the same card where mujoco-mjx is installed.
 
 Run on a machine with an NVIDIA GPU, CuPy (robodyn[cuda]) and JAX with CUDA (robodyn[jax] + jax[cuda12]):
 
     PYTHONPATH=src python benchmarks/bench_gpu.py [--robots puma560,panda,wam7] [--max-exp 8] [--budget 240]
-                                                  [--backends cuda,jax,mjx]
+                                                  [--backends cuda,jax,jaxc,mjx]
 
 It prints one line per (backend, robot, dtype, states): the best of 5 timed calls with the states resident on the
 GPU (structure-of-arrays layout for CUDA), states/s, and for CUDA the fraction of the memory-bandwidth limit
@@ -56,8 +57,8 @@ def cuda_rows(robot, dtype, sizes, budget, start):
     print(f"cuda  {robot.name:8s} {dtype:7s} check: max rel diff {err:.1e}  (kernel {len(f.source)} chars)")
     item = np.dtype(dtype).itemsize
     per_state = (4 * robot.n) * item  # q, qd, qdd read, tau written
-    g = cp.asarray(robot.gravity, dtype=dtype)
-    p = cp.asarray(f.nominal_parameters, dtype=dtype)
+    g = np.asarray(robot.gravity, dtype=dtype)  # shared by all states: passed by value with the launch
+    p = np.asarray(f.nominal_parameters, dtype=dtype)
     for count in sizes:
         if time.perf_counter() - start > budget:
             print(f"cuda  {robot.name:8s} {dtype:7s} {count:>10d} skipped (time budget)")
@@ -116,6 +117,14 @@ def jax_rows(robot, dtype, sizes, budget, start):
     xla_rows("jax", robot, dtype, f, sizes, budget, start)
 
 
+def jaxc_rows(robot, dtype, sizes, budget, start):
+    import jax
+
+    jax.config.update("jax_enable_x64", dtype == "float64")
+    f = jax.jit(rd.compile(robot, "inverse_dynamics", backend="jax"))
+    xla_rows("jaxc", robot, dtype, f, sizes, budget, start, "rd.compile(backend='jax'), ")
+
+
 def frictionless(robot):
     """The robot without Coulomb and viscous friction: MuJoCo's frictionloss is a constraint solved in the
     forward dynamics, not a term of mj_inverse, so the comparison keeps the rigid-body terms and the rotor inertia
@@ -156,7 +165,7 @@ def main() -> None:
     ap.add_argument("--max-exp-xla", type=int, default=7,
                     help="largest batch exponent for JAX and MJX, whose intermediates take far more memory per state")
     ap.add_argument("--budget", type=float, default=240.0)
-    ap.add_argument("--backends", default="cuda,jax,mjx")
+    ap.add_argument("--backends", default="cuda,jax,jaxc,mjx")
     args = ap.parse_args()
     sizes = [10 ** e for e in range(4, args.max_exp + 1)]
     try:
@@ -167,7 +176,7 @@ def main() -> None:
     except Exception as exc:  # the CUDA rows need CuPy; JAX may still run
         print(f"CuPy unavailable ({exc}); CUDA rows skipped")
         args.backends = ",".join(b for b in args.backends.split(",") if b != "cuda")
-    rows = {"cuda": cuda_rows, "jax": jax_rows, "mjx": mjx_rows}
+    rows = {"cuda": cuda_rows, "jax": jax_rows, "jaxc": jaxc_rows, "mjx": mjx_rows}
     backends = [b for b in args.backends.split(",") if b]
     for backend in backends:  # each back end gets an equal share of the time budget
         start = time.perf_counter()

@@ -76,3 +76,36 @@ def test_gpu_batch_equals_single_states():
     batch = cp.asnumpy(f(q, qd, tau))
     single = np.stack([cp.asnumpy(f(q[i], qd[i], tau[i])) for i in range(33)])
     np.testing.assert_array_equal(batch, single)
+
+
+def test_gpu_per_state_parameters_and_gravity():
+    """Parameters and gravity given per state take the structure-of-arrays layout (another compiled kernel) and
+    equal τ = Φ K state by state; one value for all states travels by value with the launch."""
+    robot = ROBOTS[0]
+    f = rd.compile(robot, "inverse_dynamics", backend="cuda")
+    q, qd, qdd = random_state(robot, 6, batch=(40,))
+    scale = np.linspace(0.5, 2.0, 40)
+    g = np.tile(robot.gravity, (40, 1))
+    got = cp.asnumpy(f(q, qd, qdd, gravity=g, params=scale[:, None] * f.nominal_parameters))
+    want = scale[:, None] * rd.inverse_dynamics(robot, q, qd, qdd)
+    assert np.max(np.abs(got - want)) <= 1e-12 * np.max(np.abs(want))
+    assert "rd_shared" in f.source and len(f._kernels) == 2
+
+
+def test_gpu_singular_forward_dynamics_is_the_model_error():
+    from tests.test_compile_checks import SINGULAR_AT_Q, _states
+
+    robot = rd.loads(SINGULAR_AT_Q)
+    f = rd.compile(robot, "forward_dynamics", backend="cuda")
+    q, qd, tau = _states(9, 0.0)
+    np.testing.assert_allclose(cp.asnumpy(f(q[:-1], qd[:-1], tau[:-1])),
+                               rd.forward_dynamics(robot, q[:-1], qd[:-1], tau[:-1]), rtol=1e-10, atol=1e-10)
+    with pytest.raises(rd.ModelError, match=r"CUDA forward_dynamics: joint j2"):
+        f(q, qd, tau)
+
+
+def test_gpu_overflow_is_an_error():
+    robot = ROBOTS[0]
+    f = rd.compile(robot, "inverse_dynamics", backend="cuda")
+    with pytest.raises(rd.NumericOverflowError, match="not finite"):
+        f(np.zeros(robot.n), np.full(robot.n, 1e200), np.zeros(robot.n))

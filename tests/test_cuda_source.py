@@ -13,27 +13,27 @@ from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_inpu
 from robodyn.symbolic.models import customized_model
 
 
-def shim(model, dtype):
-    source, decl = cuda_code.host_shim_source(model, "rd_kernel", dtype)
+def shim(model, dtype, per_state):
+    source, decl = cuda_code.host_shim_source(model, "rd_kernel", dtype, per_state)
     ffi, lib, _ = compile_library(source, decl)
     return ffi, lib.rd_kernel_host
 
 
-def run(model, dtype, per_state, shared):
-    """per_state: arrays (count, m); shared: arrays (m,). Returns (count, output size)."""
-    ffi, fn = shim(model, dtype)
+def run(model, dtype, per_state, shared, singular=False):
+    """per_state: arrays (count, m) of the first arguments; shared: arrays (m,) of the others, one value for all
+    states (passed by value in ``rd_shared``). Returns (count, output size), and with ``singular`` also the
+    lowest failed pivot check (len(model.checks) when none failed)."""
+    names = [a.name for a in model.arguments]
+    ffi, fn = shim(model, dtype, names[:len(per_state)])
     ctype = "double[]" if dtype == "float64" else "float[]"
     count = per_state[0].shape[0]
-    keep, args = [], []
-    for a in per_state:
-        keep.append(np.ascontiguousarray(a.T, dtype=dtype))
-        args += [ffi.from_buffer(ctype, keep[-1]), 1]
-    for a in shared:
-        keep.append(np.ascontiguousarray(a, dtype=dtype))
-        args += [ffi.from_buffer(ctype, keep[-1]), 0]
+    keep = [np.ascontiguousarray(a.T, dtype=dtype) for a in per_state]
+    keep += [np.ascontiguousarray(a, dtype=dtype) for a in shared]
     out = np.empty((cuda_code.output_size(model), count), dtype=dtype)
-    fn(count, *args, ffi.from_buffer(ctype, out))
-    return out.T
+    flag = np.array([len(model.checks)], dtype=np.int32)
+    fn(count, *(ffi.from_buffer(ctype, a) for a in keep), ffi.from_buffer(ctype, out),
+       *([ffi.from_buffer("int[]", flag)] if model.checks else []))
+    return (out.T, int(flag[0])) if singular else out.T
 
 
 KINDS = {
@@ -111,3 +111,82 @@ def test_cuda_backend_without_cupy_is_a_clear_error():
         rd.compile(rd.load("planar2r"), "inverse_dynamics", backend="cuda")
     with pytest.raises(rd.InputError, match="dtype"):
         rd.compile(rd.load("planar2r"), "inverse_dynamics", dtype="float32")
+
+
+def _planar3r_model(kind="inverse_dynamics"):
+    robot = rd.load("planar3r")
+    m = customized_model(robot, kind, gravity="constant" if kind == "inertia_matrix" else "input",
+                         symbolic_inertia=True)
+    values = {str(s): float(v) for s, v in m.constants.items()}
+    return robot, with_parameter_input(m), np.array([values[k] for k in parameter_names(m)])
+
+
+def test_shared_values_travel_by_value_in_a_struct():
+    """Gravity and parameters given once for all states are fields of the kernel's by-value struct (constant
+    bank, no registers); per-state arguments are restrict pointers read at k*count + i."""
+    robot, m, params = _planar3r_model()
+    source = cuda_code.kernel_source(m, "k", per_state=("q", "qd", "qdd"))
+    assert f"typedef struct {{ real gravity[3]; real params[{len(params)}]; }} rd_shared;" in source
+    assert "const rd_shared shared, real *__restrict__ out)" in source
+    assert "shared.params[0]" in source and "q[0*count + i]" in source
+    assert cuda_code.shared_dtype(m, "float64", ("q", "qd", "qdd")).names == ("gravity", "params")
+    assert cuda_code.layout(m) == {"q": "per_state", "qd": "per_state", "qdd": "per_state",
+                                   "gravity": "per_state", "params": "per_state"}
+    assert "rd_shared" not in cuda_code.kernel_source(m, "k")
+    with pytest.raises(ValueError, match="'tau'"):
+        cuda_code.layout(m, ("q", "tau"))
+
+
+def test_every_layout_gives_rd_numbers(monkeypatch):
+    """The same model with gravity and parameters per state (each state its own parameters), by value, and as
+    shared pointers (too many values for the kernel's parameter memory) equals rd."""
+    robot, m, params = _planar3r_model()
+    rng = np.random.default_rng(7)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 11, robot.n))
+    scale = rng.uniform(0.5, 2.0, 11)
+    want = scale[:, None] * rd.inverse_dynamics(robot, q, qd, qdd, gravity=robot.gravity / scale[0] * scale[0])
+    got = run(m, "float64", [q, qd, qdd, np.tile(robot.gravity, (11, 1)), scale[:, None] * params], [])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    want = rd.inverse_dynamics(robot, q, qd, qdd)
+    np.testing.assert_allclose(run(m, "float64", [q, qd, qdd], [robot.gravity, params]), want, rtol=1e-12,
+                               atol=1e-12 * np.abs(want).max())
+    monkeypatch.setattr(cuda_code, "BY_VALUE_BYTES", 16)
+    assert cuda_code.layout(m, ("q", "qd", "qdd"))["params"] == "shared"
+    assert "rd_shared" not in cuda_code.kernel_source(m, "k", per_state=("q", "qd", "qdd"))
+    np.testing.assert_allclose(run(m, "float64", [q, qd, qdd], [robot.gravity, params]), want, rtol=1e-12,
+                               atol=1e-12 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("kind", ["inverse_dynamics", "inertia_matrix", "forward_dynamics"])
+def test_kernel_text_compiles_as_c_without_warnings(kind, tmp_path):
+    """The kernel text (through its host shim) compiles under -Wall -Wextra -Werror, in both precisions."""
+    import shutil
+    import subprocess
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    _, m, _ = _planar3r_model(kind)
+    for dtype in ("float64", "float32"):
+        src = tmp_path / f"k_{dtype}.c"
+        src.write_text(cuda_code.host_shim_source(m, "k", dtype, ("q",))[0])
+        proc = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", str(src)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_forward_dynamics_kernel_flags_a_singular_pivot():
+    """A state whose articulated inertia H_2 vanishes lowers ``singular`` to that pivot's check (CudaModel raises
+    the numeric API's ModelError naming the joint); the other states pass and equal rd."""
+    from robodyn.symbolic.cuda import kernel_model
+    from tests.test_compile_checks import SINGULAR_AT_Q, _states
+
+    robot = rd.loads(SINGULAR_AT_Q)
+    m, _, params = kernel_model(robot, "forward_dynamics")
+    q, qd, tau = _states(7, 0.0)
+    good = slice(0, 6)
+    out, flag = run(m, "float64", [q[good], qd[good], tau[good]], [robot.gravity, params], singular=True)
+    assert flag == len(m.checks)
+    np.testing.assert_allclose(out, rd.forward_dynamics(robot, q[good], qd[good], tau[good]), rtol=1e-10, atol=1e-10)
+    _, flag = run(m, "float64", [q, qd, tau], [robot.gravity, params], singular=True)
+    assert flag < len(m.checks) and m.checks[flag][0] == "j2"

@@ -14,7 +14,8 @@ from __future__ import annotations
 from types import MappingProxyType
 import numpy as np
 
-from robodyn.errors import InputError, RobodynError
+from robodyn.arrays import singular_model_error
+from robodyn.errors import InputError, NumericOverflowError, RobodynError
 from robodyn.symbolic.codegen import cuda_code
 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
 from robodyn.symbolic.models import canonical_kind, customized_model
@@ -89,24 +90,54 @@ class CudaModel:
         self.robot, self.kind, self.parameters, self.dtype = robot, kind, parameters, np.dtype(dtype)
         self._joint = _SIGNATURES[kind]
         self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, kind, parameters)
-        self.source = cuda_code.kernel_source(self.model, "rd_kernel", dtype)
-        self._kernel = cp.RawKernel(self.source, "rd_kernel", options=("--std=c++14",))
-        self._cp = cp
+        self._cp, self._kernels = cp, {}
+        self.source = self._kernel(self._joint)[0]
+
+    def _kernel(self, per_state):
+        """(source, CuPy kernel, struct type, places of the arguments) for the layout whose per-state arguments
+        are ``per_state`` (:func:`robodyn.symbolic.codegen.cuda_code.layout`); compiled by NVRTC at its first
+        launch and kept."""
+        key = tuple(per_state)
+        if key not in self._kernels:
+            source = cuda_code.kernel_source(self.model, "rd_kernel", self.dtype.name, key)
+            kernel = self._cp.RawKernel(source, "rd_kernel", options=("--std=c++14",))
+            self._kernels[key] = (source, kernel, cuda_code.shared_dtype(self.model, self.dtype.name, key),
+                                  cuda_code.layout(self.model, key, self.dtype.name))
+        return self._kernels[key]
 
     def soa(self, *arrays):
-        """Evaluate on structure-of-arrays device arrays, one per model argument in order (q, …, gravity,
-        params): shape (m, count) for per-state values or (m,) for one value shared by all states. Returns the
-        output as (output size, count). No checks, no copies: the fastest path, for data kept on the GPU."""
+        """Evaluate on structure-of-arrays arrays, one per model argument in order (q, …, gravity, params):
+        a CuPy array of shape (m, count) for per-state values, or an array of shape (m,) for one value shared
+        by all states (give these as NumPy arrays: they travel by value with the launch, and a CuPy array is
+        first copied back to the host). Returns the output as (output size, count). No checks of the inputs
+        or of singular pivots: the fastest path, for data kept on the GPU."""
+        return self._launch(arrays)[0]
+
+    def _launch(self, arrays):
+        """(output (output size, count), device flag of the lowest failed pivot check or None)."""
         cp = self._cp
+        names = [a.name for a in self.model.arguments]
+        per_state = [n for n, a in zip(names, arrays) if a.ndim == 2]
         count = next(a.shape[1] for a in arrays if a.ndim == 2)
+        _, kernel, shared, places = self._kernel(per_state)
         out = cp.empty((cuda_code.output_size(self.model), count), dtype=self.dtype)
-        args = [np.int64(count)]
-        for a in arrays:
-            args += [a, np.int32(a.ndim == 2)]
+        args = [np.int64(count)] + [cp.asarray(a, dtype=self.dtype) for n, a in zip(names, arrays)
+                                    if places[n] != "by_value"]
+        if shared.names:
+            value = np.zeros(1, dtype=shared)
+            for n, a in zip(names, arrays):
+                if places[n] == "by_value":
+                    value[n] = a.get() if hasattr(a, "get") else a
+            args.append(value)
+        args.append(out)
+        singular = None
+        if self.model.checks:
+            singular = cp.full(1, len(self.model.checks), dtype=np.int32)
+            args.append(singular)
         grid = (count + BLOCK - 1) // BLOCK
         if grid:
-            self._kernel((grid,), (BLOCK,), tuple(args) + (out,))
-        return out
+            kernel((grid,), (BLOCK,), tuple(args))
+        return out, singular
 
     def __call__(self, *args, gravity=None, params=None):
         cp = self._cp
@@ -124,21 +155,29 @@ class CudaModel:
         arrays = [cp.ascontiguousarray(cp.broadcast_to(a, batch + (n,)).reshape(count, n).T) for a in joint]
         extra = []
         if self.kind != "inertia_matrix":
-            g = cp.asarray(self.robot.gravity if gravity is None else gravity, dtype=self.dtype)
-            extra.append(("gravity", g, 3))
+            extra.append(("gravity", self.robot.gravity if gravity is None else gravity, 3))
         if self.parameter_names:
-            p = cp.asarray(self.nominal_parameters if params is None else params, dtype=self.dtype)
-            extra.append(("params", p, len(self.parameter_names)))
+            extra.append(("params", self.nominal_parameters if params is None else params, len(self.parameter_names)))
         for name, a, size in extra:
-            if a.shape[-1:] != (size,):
-                raise InputError(f"argument '{name}' has shape {a.shape}; expected (..., {size})")
-            if a.ndim == 1:
-                arrays.append(a)
+            if np.shape(a)[-1:] != (size,):
+                raise InputError(f"argument '{name}' has shape {np.shape(a)}; expected (..., {size})")
+            if np.ndim(a) == 1:  # one value for all states: passed by value with the launch, from the host
+                arrays.append(np.asarray(a.get() if isinstance(a, cp.ndarray) else a, dtype=self.dtype))
             else:
+                a = cp.asarray(a, dtype=self.dtype)
                 arrays.append(cp.ascontiguousarray(cp.broadcast_to(a, batch + (size,)).reshape(count, size).T))
-        if not all(bool(cp.all(cp.isfinite(a))) for a in arrays):
+        if not all(bool(np.all(np.isfinite(a))) if isinstance(a, np.ndarray) else bool(cp.all(cp.isfinite(a)))
+                   for a in arrays):
             raise InputError("an argument contains NaN or inf; give finite values")
-        out = self.soa(*arrays)
+        out, singular = self._launch(arrays)
+        if singular is not None and int(singular[0]) < len(self.model.checks):
+            joint = self.model.checks[int(singular[0])][0]
+            raise singular_model_error(self.robot.name, f"CUDA {self.kind}: joint {joint}: the pivot (articulated "
+                                       "inertia H_j [9.116]) is below 64 ε of its scale at some state")
+        if not bool(cp.all(cp.isfinite(out))):
+            raise NumericOverflowError(
+                f"CUDA {self.kind} of robot '{self.robot.name}': the result is not finite (floating-point overflow "
+                f"in {self.dtype.name}) although every input is finite; give values of physical size")
         return out.T.reshape(batch + tuple(self.model.output_shape))
 
     def __repr__(self) -> str:
