@@ -240,7 +240,7 @@ def test_bad_kind_and_parameters():
         customized_model(robot, "idm", wrenches="tip")
     with pytest.raises(rd.InputError, match="kind = 'energy'; choose one of inverse_dynamics"):
         rd.compile(robot, "energy")
-    with pytest.raises(rd.InputError, match="backend = 'fortran'; choose 'c' or 'numpy'"):
+    with pytest.raises(rd.InputError, match="backend = 'fortran'; choose 'c', 'numpy', 'cuda' or 'jax'"):
         rd.compile(robot, "idm", backend="fortran")
     with pytest.raises(rd.InputError, match="parameters = 'minimal'"):
         rd.compile(robot, "idm", parameters="minimal", backend="numpy")

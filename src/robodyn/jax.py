@@ -11,7 +11,6 @@ no argument checking beyond what JAX does, since these are meant to be traced.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
 from robodyn.dynamics.composite import inertia_entries
@@ -20,7 +19,7 @@ from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.model.friction import friction_components
 from robodyn.model.robot import Robot
 from robodyn.parameters.regressor import link_columns
-from robodyn.spatial import jax_backend
+from robodyn.spatial import jax_backend, jax_matrix, jax_vector
 
 __all__ = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
            "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics")
@@ -37,33 +36,6 @@ def _gravity(robot: Robot, gravity) -> tuple:
     return (g[..., 0], g[..., 1], g[..., 2])
 
 
-def _vector(values, like) -> jnp.ndarray:
-    """n scalars as one array (..., n) with the batch axes and dtype of ``like``.
-
-    On a GPU the n torques are stacked: XLA then fuses the whole recursion into few kernels (measured on an H100,
-    jax 0.11: 1.35e9 instead of 7.4e8 float64 states/s for the 7-joint Panda, 3.4e9 instead of 1.8e9 in
-    float32).  On the CPU they are written entry by entry into zeros: stacking the n torques of one recursion (long
-    expressions that share most of their terms) makes XLA's CPU fusion emitters generate code about 100× slower
-    (jax 0.10: 5e3 instead of 1e6 states/s for a 7-joint inverse dynamics)."""
-    like = jnp.asarray(like)
-    if jax.default_backend() != "cpu":
-        shape = like.shape[:-1]
-        return jnp.stack([jnp.broadcast_to(jnp.asarray(v, dtype=like.dtype), shape) for v in values], -1)
-    out = jnp.zeros(like.shape[:-1] + (len(values),), like.dtype)
-    for k, v in enumerate(values):
-        out = out.at[..., k].set(v)
-    return out
-
-
-def _matrix(rows, like) -> jnp.ndarray:
-    """Rows of scalars as one array (..., rows, columns).  Stacked: for the entries of A(q) and of the regressor,
-    which share few terms, XLA compiles a stack 2–5× faster than entry-wise writes."""
-    like = jnp.asarray(like)
-    shape, dtype = like.shape[:-1], like.dtype
-    return jnp.stack([jnp.stack([jnp.broadcast_to(jnp.asarray(v, dtype=dtype), shape) for v in row], -1)
-                      for row in rows], -2)
-
-
 def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=None) -> jnp.ndarray:
     """Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) by Newton–Euler, Khalil & Dombre [9.84]–[9.94], (..., n)."""
     n, backend = robot.n, jax_backend()
@@ -71,7 +43,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=None) -> jnp.ndarray:
     qd_rows, qdd_rows = _rows(qd, n), _rows(qdd, n)
     tau = rnea_components(robot, _rows(q, n), qd_rows, qdd_rows, _gravity(robot, gravity), backend=backend)
     friction = friction_components(robot, qd_rows, backend)
-    return _vector([t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd_rows, friction)], q)
+    return jax_vector([t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd_rows, friction)], q)
 
 
 def gravity_torques(robot: Robot, q, gravity=None) -> jnp.ndarray:
@@ -79,7 +51,7 @@ def gravity_torques(robot: Robot, q, gravity=None) -> jnp.ndarray:
     n = robot.n
     zeros = [0.0] * n
     tau = rnea_components(robot, _rows(q, n), zeros, zeros, _gravity(robot, gravity), backend=jax_backend())
-    return _vector(tau, q)
+    return jax_vector(tau, q)
 
 
 def inertia_matrix(robot: Robot, q) -> jnp.ndarray:
@@ -90,7 +62,7 @@ def inertia_matrix(robot: Robot, q) -> jnp.ndarray:
         A[i][j] = A[j][i] = value
     for k, Ia in enumerate(robot.derived.Ia):
         A[k][k] = A[k][k] + float(Ia)
-    return _matrix(A, q)
+    return jax_matrix(A, q)
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
@@ -113,7 +85,7 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> 
         D[k][11 * int(j) + 10] = qdd_rows[k]  # Ia_k q̈_k [9.94]
         if friction:  # [9.26]–[9.28]
             D[k][11 * nf + 3 * k: 11 * nf + 3 * k + 3] = [jnp.sign(qd_rows[k]), qd_rows[k], 1.0]
-    return _matrix(D, q)
+    return jax_matrix(D, q)
 
 
 # ---- floating and mobile bases: the augmented robot of robodyn.dynamics.floating (Pinocchio's free-flyer arrays) ----

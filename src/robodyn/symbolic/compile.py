@@ -57,7 +57,7 @@ class CompiledModel:
                  timeout: float | None = None, parameters_input: bool = False, threads: int | None = None):
         kind = canonical_kind(kind, tuple(_SIGNATURES))
         if backend not in ("c", "numpy"):
-            raise InputError(f"backend = {backend!r}; choose 'c' or 'numpy'")
+            raise InputError(f"backend = {backend!r}; choose 'c', 'numpy', 'cuda' or 'jax'")
         if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
                                         and timeout > 0 and np.isfinite(timeout)):
             raise InputError(f"timeout = {timeout!r}; give a positive number of seconds or None (no limit)")
@@ -301,7 +301,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         Inertial parameters the generated model uses (results are the same up to rounding).
     backend : "c" (compiled with the machine's C compiler, cached) | "numpy" (generated NumPy code) | "cuda"
         (a CUDA kernel compiled by NVRTC through CuPy, one thread per state: see :class:`robodyn.symbolic.cuda.
-        CudaModel`; needs ``robodyn[cuda]`` and an NVIDIA GPU; parameters are always a kernel input there)
+        CudaModel`; needs ``robodyn[cuda]`` and an NVIDIA GPU; parameters are always a kernel input there) |
+        "jax" (a pure JAX function, traceable by ``jax.jit``/``vmap``/``grad``, parameters an input: see
+        :class:`robodyn.symbolic.jax_model.JaxModel`; fixed-base robots; needs ``robodyn[jax]``)
     timeout : float or None
         Seconds allowed for generating and compiling (None: no limit). The C compiler is killed when it is
         reached; symbolic generation is checked when it ends. A spinner shows on a terminal past one second.
@@ -361,6 +363,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
 
         if parameters_input:
             raise InputError(f"robot '{robot.name}' has a {robot.base} base: parameters_input is for fixed-base robots")
+        if backend == "jax":
+            raise InputError(f"robot '{robot.name}' has a {robot.base} base: backend='jax' is for fixed-base robots "
+                             "(robodyn.jax.floating_inverse_dynamics and its siblings trace floating bases)")
         if backend == "cuda":
             from robodyn.symbolic.cuda import CudaModel
 
@@ -375,6 +380,12 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         from robodyn.symbolic.cuda import CudaModel
 
         return CudaModel(robot, kind, parameters, dtype)
+    if backend == "jax":
+        from robodyn.symbolic.jax_model import JaxModel
+
+        if dtype != "float64":
+            raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the JAX function computes in its inputs' dtype")
+        return JaxModel(robot, kind, parameters)
     if dtype != "float64":
         raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the C and NumPy backends compute in float64")
     return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input, threads)

@@ -13,8 +13,13 @@ from robodyn.symbolic.codegen.printer import PYTHON, literal, statements
 from robodyn.arrays import PIVOT_EPS
 
 
-def source(model, name: str, checks: bool = False) -> str:
+def source(model, name: str, checks: bool = False, module: str = "numpy") -> str:
     """Python source of ``def name(<arguments>)`` returning an array (..., *output_shape).
+
+    ``module="jax.numpy"`` writes the same program on JAX arrays (a pure function: ``jax.jit``, ``vmap`` and
+    ``grad`` trace it): its inputs keep their dtype (float32 stays float32) and it returns the tuple of the
+    output's entries in row-major order, which the caller assembles (:func:`robodyn.spatial.jax_vector` and
+    :func:`robodyn.spatial.jax_matrix`: how XLA compiles the assembly depends on the device).
 
     ``name`` and the robot's name pass through :mod:`robodyn.sanitize` (identifier and docstring text).
     With ``checks`` the function returns (array, k): k = -1, or the index of the first of ``model.checks``
@@ -23,8 +28,13 @@ def source(model, name: str, checks: bool = False) -> str:
     name = identifier(name)
     args = [a.name for a in model.arguments]
     out_size = int(np.prod(model.output_shape))
+    if module not in ("numpy", "jax.numpy"):
+        raise ValueError(f"module = {module!r}; choose 'numpy' or 'jax.numpy'")
+    jax = module == "jax.numpy"
+    if jax and checks:
+        raise ValueError("a JAX function cannot raise on a failed pivot check: checks=False with jax.numpy")
     lines = [
-        "import numpy as np",
+        f"import {module} as np",
         "",
         "",
         f"def {name}({', '.join(args)}):",
@@ -35,7 +45,7 @@ def source(model, name: str, checks: bool = False) -> str:
         '    """',
     ]
     for a in model.arguments:
-        lines.append(f"    {a.name} = np.asarray({a.name}, dtype=float)")
+        lines.append(f"    {a.name} = np.asarray({a.name}{'' if jax else ', dtype=float'})")
         if len(a.shape) > 1:
             lines.append(f"    {a.name} = {a.name}.reshape({a.name}.shape[:-{len(a.shape)}] + (-1,))")
     lines.append("    batch = np.broadcast_shapes(" + "".join(f"{a}.shape[:-1], " for a in args) + ")")
@@ -47,6 +57,9 @@ def source(model, name: str, checks: bool = False) -> str:
     body = statements(model, PYTHON, lambda a, k, s: f"{s} = {a}[..., {k}]", lambda k, e: f"out[..., {k}] = {e}",
                       check=check if checks else None)
     first_output = len(body) - len(model.outputs)
+    if jax:
+        values = [line.split(" = ", 1)[1] for line in body[first_output:]]
+        return "\n".join(lines + body[:first_output] + [f"    return ({', '.join(values)},)"]) + "\n"
     if checks:
         first_check = first_output - len(model.checks)
         body = body[:first_check] + ["    rd_singular = -1"] + body[first_check:]
@@ -57,9 +70,9 @@ def source(model, name: str, checks: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def function(model, checks: bool = False):
-    """Compile the NumPy source in memory and return the function (see :func:`source` for ``checks``)."""
+def function(model, checks: bool = False, module: str = "numpy"):
+    """Compile the source in memory and return the function (see :func:`source` for ``checks`` and ``module``)."""
     name = "generated"
     namespace: dict = {}
-    exec(compile(source(model, name, checks), f"<robodyn {identifier(model.name)}>", "exec"), namespace)  # noqa: S102 (our own code)
+    exec(compile(source(model, name, checks, module), f"<robodyn {identifier(model.name)}>", "exec"), namespace)  # noqa: S102 (our own code)
     return namespace[name]

@@ -1,0 +1,89 @@
+"""``rd.compile(robot, kind, backend="jax")``: a customized model as a pure JAX function.
+
+The model is the customized model of Khalil & Dombre §9.6 that the C and CUDA back ends compile (products by 0
+and ±1 folded, constants evaluated off-line), written on ``jax.numpy`` as one straight-line function
+(:func:`robodyn.symbolic.codegen.numpy_code.source` with ``module="jax.numpy"``). ``jax.jit`` compiles it into fused
+kernels on a GPU, with a third to a half of the operations of :mod:`robodyn.jax` (which traces the general
+recursions), and ``jax.vmap``, ``jax.grad`` and ``jax.jacfwd`` trace it like any JAX function.
+
+As on the CUDA back end, the inertial parameters and friction coefficients are an input (``params``, default the
+robot file's values), so one traced function serves nominal and identified parameters. Inputs are not checked
+beyond their shapes (the function is meant to be traced), and forward dynamics at a state where the inertia
+matrix is singular gives inf or NaN rather than an error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn.errors import InputError, RobodynError
+from robodyn.spatial import jax_matrix, jax_vector
+from robodyn.symbolic.codegen import numpy_code
+from robodyn.symbolic.cuda import kernel_model
+from robodyn.symbolic.models import canonical_kind
+
+#: kinds of the JAX back end (those of the CUDA kernels)
+KINDS = ("inverse_dynamics", "bias_torques", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor")
+
+
+class JaxUnavailableError(RobodynError):
+    """JAX is missing: install ``robodyn[jax]``."""
+
+
+class JaxModel:
+    """Callable customized model on JAX arrays: ``f(q, ..., gravity=None, params=None)`` like the numeric function
+    without its ``robot`` argument, traceable by ``jax.jit``, ``jax.vmap`` and ``jax.grad``.
+
+    Computes in the dtype of the joint arguments (float64 needs ``jax.config.update("jax_enable_x64", True)``).
+
+    Attributes
+    ----------
+    model : CustomizedModel
+        The generated model (gravity and parameters as inputs, except the regressor's parameters).
+    source : str
+        The Python source of the JAX function.
+    parameter_names : list of str, nominal_parameters : ndarray
+        Names and robot-file values of the ``params`` argument.
+    """
+
+    def __init__(self, robot, kind: str, parameters: str = "standard"):
+        try:
+            import jax.numpy as jnp
+        except ImportError:
+            raise JaxUnavailableError("backend='jax' needs JAX: pip install 'robodyn[jax]'") from None
+        self._jnp = jnp
+        self.robot, self.kind, self.parameters = robot, canonical_kind(kind, KINDS), parameters
+        self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, self.kind, parameters)
+        self._joint = tuple(a.name for a in self.model.arguments if a.name not in ("gravity", "params"))
+        self.source = numpy_code.source(self.model, "rd_model", module="jax.numpy")
+        self._function = numpy_code.function(self.model, module="jax.numpy")
+
+    def __call__(self, *args, gravity=None, params=None):
+        jnp, n = self._jnp, self.robot.n
+        if len(args) != len(self._joint):
+            raise InputError(f"JAX {self.kind} of robot '{self.robot.name}' takes ({', '.join(self._joint)}"
+                             f"{', gravity=None' if self.kind != 'inertia_matrix' else ''}"
+                             f"{', params=None' if self.parameter_names else ''})")
+        joint = [jnp.asarray(a) for a in args]
+        for name, a in zip(self._joint, joint):
+            if a.ndim == 0 or a.shape[-1] != n:
+                raise InputError(f"argument '{name}' has shape {a.shape}; it must have shape (..., {n})")
+        dtype = jnp.result_type(*joint)
+        extra = []
+        if self.kind != "inertia_matrix":
+            extra.append(("gravity", self.robot.gravity if gravity is None else gravity, 3))
+        if self.parameter_names:
+            extra.append(("params", self.nominal_parameters if params is None else params, len(self.parameter_names)))
+        for name, a, size in extra:
+            if np.shape(a)[-1:] != (size,):
+                raise InputError(f"argument '{name}' has shape {np.shape(a)}; expected (..., {size})")
+        arrays = joint + [jnp.asarray(a, dtype=dtype) for _, a, _ in extra]
+        values = self._function(*arrays)
+        like = jnp.zeros(np.broadcast_shapes(*(a.shape[:-1] for a in arrays)) + (1,), dtype)  # the result's batch and dtype
+        if len(self.model.output_shape) == 1:
+            return jax_vector(values, like)
+        rows, columns = self.model.output_shape
+        return jax_matrix([values[r * columns:(r + 1) * columns] for r in range(rows)], like)
+
+    def __repr__(self) -> str:
+        return f"JaxModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r})"

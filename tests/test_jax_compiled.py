@@ -1,0 +1,91 @@
+"""rd.compile(robot, kind, backend="jax"): the customized model on jax.numpy equals robodyn's NumPy functions on
+random robots (trees, prismatic joints, fixed frames), batched and one state, under jax.jit and jax.vmap; its
+parameters are an input; its gradient equals the analytic derivatives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+
+import robodyn as rd  # noqa: E402
+from tests.support.random_robots import random_robot, random_state  # noqa: E402
+
+ROBOTS = [random_robot(3, nf=5), random_robot(11, nf=6, tree=True, fixed=True)]
+
+
+def reference(robot, kind, q, qd, qdd):
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    want = {
+        "inverse_dynamics": lambda: tau,
+        "bias_torques": lambda: rd.bias_torques(robot, q, qd),
+        "gravity_torques": lambda: rd.gravity_torques(robot, q),
+        "inertia_matrix": lambda: rd.inertia_matrix(robot, q),
+        "forward_dynamics": lambda: qdd,
+        "regressor": lambda: rd.regressor(robot, q, qd, qdd),
+    }[kind]()
+    args = {"inverse_dynamics": (q, qd, qdd), "bias_torques": (q, qd), "gravity_torques": (q,),
+            "inertia_matrix": (q,), "forward_dynamics": (q, qd, tau), "regressor": (q, qd, qdd)}[kind]
+    return want, args
+
+
+@pytest.mark.parametrize("kind", ["inverse_dynamics", "bias_torques", "gravity_torques", "inertia_matrix",
+                                  "forward_dynamics", "regressor"])
+@pytest.mark.parametrize("index", range(len(ROBOTS)))
+def test_jax_backend_equals_numpy(index, kind):
+    robot = ROBOTS[index]
+    f = rd.compile(robot, kind, backend="jax")
+    q, qd, qdd = random_state(robot, index, batch=(4, 3))
+    want, args = reference(robot, kind, q, qd, qdd)
+    got = np.asarray(jax.jit(f)(*args)).reshape(want.shape)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    one = np.asarray(f(*(a[1, 2] for a in args))).reshape(want[1, 2].shape)
+    np.testing.assert_allclose(one, want[1, 2], rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    vm = np.asarray(jax.vmap(f)(*(a.reshape(-1, robot.n) for a in args))).reshape(want.shape)
+    np.testing.assert_allclose(vm, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+
+
+def test_parameters_gravity_and_float32():
+    robot = ROBOTS[1]
+    f = rd.compile(robot, "inverse_dynamics", backend="jax")
+    q, qd, qdd = random_state(robot, 5, batch=(16,))
+    g = np.array([0.0, 3.0, -9.0])
+    got = np.asarray(f(q, qd, qdd, gravity=g, params=1.7 * f.nominal_parameters))
+    want = 1.7 * rd.inverse_dynamics(robot, q, qd, qdd, gravity=g)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    per_state = np.asarray(f(q, qd, qdd, params=np.outer(np.arange(1, 17), f.nominal_parameters)))
+    np.testing.assert_allclose(per_state, np.arange(1, 17)[:, None] * rd.inverse_dynamics(robot, q, qd, qdd),
+                               rtol=1e-12, atol=1e-12 * np.abs(want).max() * 16)
+    low = f(*(jnp.asarray(x, jnp.float32) for x in (q, qd, qdd)))
+    assert low.dtype == jnp.float32  # the float64 parameters and gravity follow the joints' dtype
+
+
+def test_gradient_equals_analytic_derivatives():
+    robot = ROBOTS[0]
+    f = rd.compile(robot, "inverse_dynamics", backend="jax")
+    q, qd, qdd = random_state(robot, 2)
+    dq = np.asarray(jax.jacfwd(f, argnums=0)(q, qd, qdd))
+    want = rd.inverse_dynamics_derivatives(robot, q, qd, qdd)[0]
+    np.testing.assert_allclose(dq, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+
+
+def test_jax_backend_errors():
+    robot = ROBOTS[0]
+    f = rd.compile(robot, "gravity", backend="jax")
+    assert repr(f) == f"JaxModel({robot.name!r}, 'gravity_torques', parameters='standard')"
+    with pytest.raises(rd.InputError, match=r"takes \(q, gravity=None, params=None\)"):
+        f(np.zeros(robot.n), np.zeros(robot.n))
+    with pytest.raises(rd.InputError, match="'q' has shape"):
+        f(np.zeros(robot.n + 1))
+    with pytest.raises(rd.InputError, match="'params' has shape"):
+        f(np.zeros(robot.n), params=np.zeros(2))
+    with pytest.raises(rd.InputError, match="dtype"):
+        rd.compile(robot, "gravity", backend="jax", dtype="float32")
+    with pytest.raises(rd.InputError, match="backend='jax' is for fixed-base"):
+        rd.compile(rd.load("puma560").replace(base="floating"), "inverse_dynamics", backend="jax")
+
