@@ -190,3 +190,99 @@ def test_forward_dynamics_kernel_flags_a_singular_pivot():
     np.testing.assert_allclose(out, rd.forward_dynamics(robot, q[good], qd[good], tau[good]), rtol=1e-10, atol=1e-10)
     _, flag = run(m, "float64", [q, qd, tau], [robot.gravity, params], singular=True)
     assert flag < len(m.checks) and m.checks[flag][0] == "j2"
+
+
+class HostRawKernel:
+    """``cupy.RawKernel`` on the CPU: the kernel text compiled as C (``RD_HOST_SHIM``) with a loop over the states;
+    the by-value struct arrives as a pointer and is passed on by value. With :func:`host_cupy` it runs
+    :class:`robodyn.symbolic.cuda.CudaModel`'s own Python (layouts, struct, flags, checks) without a GPU."""
+
+    def __init__(self, source, name, options=()):
+        import re
+
+        params = [p.strip() for p in re.search(r"RD_KERNEL void \w+\((.*?)\) \{", source).group(1).split(",")]
+        names = [p.split()[-1].lstrip("*") for p in params]
+        real = "double" if "typedef double real;" in source else "float"
+        host = [p.replace("const rd_shared shared", "const void *shared").replace("real", real).replace(
+            "__restrict__ ", "") for p in params]
+        call = ["*(const rd_shared *)shared" if nm == "shared" else nm for nm in names]
+        text = ("#define RD_HOST_SHIM\n" + source + f"void host({', '.join(host)}) {{ blockDim.x = 1; threadIdx.x = 0; "
+                f"for (long i = 0; i < count; ++i) {{ blockIdx.x = (unsigned int)i; {name}({', '.join(call)}); }} }}\n")
+        self.ffi, lib, _ = compile_library(text, f"void host({', '.join(host)});")
+        self.host = lib.host
+
+    def __call__(self, grid, block, args):
+        ctype = {np.dtype(np.float64): "double[]", np.dtype(np.float32): "float[]", np.dtype(np.int32): "int[]"}
+        cargs = []
+        for a in args:
+            if not isinstance(a, np.ndarray):
+                cargs.append(int(a))
+            elif a.dtype.names:  # the struct, by its address
+                cargs.append(self.ffi.cast("void *", self.ffi.from_buffer(a)))
+            else:
+                assert a.flags.c_contiguous
+                cargs.append(self.ffi.from_buffer(ctype[a.dtype], a))
+        self.host(*cargs)
+
+
+def host_cupy():
+    import types
+
+    return types.SimpleNamespace(asarray=np.asarray, ascontiguousarray=np.ascontiguousarray, broadcast_to=np.broadcast_to,
+                                 empty=np.empty, full=np.full, all=np.all, isfinite=np.isfinite,
+                                 ndarray=type("DeviceArray", (), {}), RawKernel=HostRawKernel)
+
+
+@pytest.fixture
+def cuda_on_host(monkeypatch):
+    from robodyn.symbolic import cuda
+
+    monkeypatch.setattr(cuda, "_cupy", host_cupy)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cuda_model_on_the_host(cuda_on_host, dtype):
+    """rd.compile(backend="cuda") as a whole — argument checks, layouts compiled per call pattern, the struct of
+    shared values, results reshaped — with the kernel run on the CPU."""
+    robot = rd.load("planar3r")
+    f = rd.compile(robot, "inverse_dynamics", backend="cuda", dtype=dtype)
+    rng = np.random.default_rng(2)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 5, 4, robot.n))
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    want = rd.inverse_dynamics(robot, q, qd, qdd)
+    got = f(q, qd, qdd)
+    assert got.shape == want.shape and got.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    scale = rng.uniform(0.5, 2, (5, 4, 1))
+    g = np.array([0.0, 2.0, -9.0])
+    got = f(q, qd, qdd, gravity=np.broadcast_to(g, (5, 4, 3)), params=scale * f.nominal_parameters)
+    want = scale * rd.inverse_dynamics(robot, q, qd, qdd, gravity=g)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    assert len(f._kernels) == 2 and "rd_shared" in f.source  # one layout per call pattern
+    soa = f.soa(*(np.ascontiguousarray(x.reshape(-1, robot.n).T, dtype=dtype) for x in (q, qd, qdd)),
+                robot.gravity, f.nominal_parameters)
+    np.testing.assert_allclose(soa.T.reshape(want.shape), rd.inverse_dynamics(robot, q, qd, qdd), rtol=tol,
+                               atol=tol * np.abs(want).max())
+    with pytest.raises(rd.InputError, match=r"takes \(q, qd, qdd, gravity=None, params=None\)"):
+        f(q, qd)
+    with pytest.raises(rd.InputError, match="'qd' has shape"):
+        f(q, qd[..., :2], qdd)
+    with pytest.raises(rd.InputError, match="'params' has shape"):
+        f(q, qd, qdd, params=np.zeros(3))
+    with pytest.raises(rd.InputError, match="NaN or inf"):
+        f(q, qd * np.nan, qdd)
+
+
+def test_cuda_model_on_the_host_raises_the_model_errors(cuda_on_host):
+    from tests.test_compile_checks import SINGULAR_AT_Q, _states
+
+    robot = rd.loads(SINGULAR_AT_Q)
+    f = rd.compile(robot, "forward_dynamics", backend="cuda")
+    q, qd, tau = _states(9, 0.0)
+    np.testing.assert_allclose(f(q[:-1], qd[:-1], tau[:-1]), rd.forward_dynamics(robot, q[:-1], qd[:-1], tau[:-1]),
+                               rtol=1e-10, atol=1e-10)
+    with pytest.raises(rd.ModelError, match=r"CUDA forward_dynamics: joint j2"):
+        f(q, qd, tau)
+    g = rd.compile(rd.load("planar3r"), "inverse_dynamics", backend="cuda")
+    with pytest.raises(rd.NumericOverflowError, match="not finite"):
+        g(np.zeros(3), np.full(3, 1e200), np.zeros(3))

@@ -69,6 +69,31 @@ def kernel_model(robot, kind: str, parameters: str = "standard"):
     return with_parameter_input(m), names, np.array([values[k] for k in names])
 
 
+def call_arguments(f, label: str, args, gravity, params, asarray) -> tuple[list, list]:
+    """The arguments of a call of a kernel model ``f`` (:class:`CudaModel` or
+    :class:`robodyn.symbolic.jax_model.JaxModel`): (joint arrays converted by ``asarray``, [(name, value, size)]
+    of gravity and params with the robot's values for None), their count and last axes checked (InputError
+    naming the argument and quoting the signature)."""
+    if len(args) != len(f.joint_names):
+        raise InputError(f"{label} {f.kind} of robot '{f.robot.name}' takes ({', '.join(f.joint_names)}"
+                         f"{', gravity=None' if f.kind != 'inertia_matrix' else ''}"
+                         f"{', params=None' if f.parameter_names else ''})")
+    n = f.robot.n
+    joint = [asarray(a) for a in args]
+    for name, a in zip(f.joint_names, joint):
+        if a.ndim == 0 or a.shape[-1] != n:
+            raise InputError(f"argument '{name}' has shape {a.shape}; it must have shape (..., {n})")
+    extra = []
+    if f.kind != "inertia_matrix":
+        extra.append(("gravity", f.robot.gravity if gravity is None else gravity, 3))
+    if f.parameter_names:
+        extra.append(("params", f.nominal_parameters if params is None else params, len(f.parameter_names)))
+    for name, a, size in extra:
+        if np.shape(a)[-1:] != (size,):
+            raise InputError(f"argument '{name}' has shape {np.shape(a)}; expected (..., {size})")
+    return joint, extra
+
+
 class CudaModel:
     """Callable customized model evaluated on the GPU; results are CuPy arrays (NumPy inputs are copied over).
 
@@ -88,10 +113,10 @@ class CudaModel:
             raise InputError(f"dtype = {dtype!r}; choose 'float64' or 'float32'")
         cp = _cupy()
         self.robot, self.kind, self.parameters, self.dtype = robot, kind, parameters, np.dtype(dtype)
-        self._joint = _SIGNATURES[kind]
+        self.joint_names = _SIGNATURES[kind]
         self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, kind, parameters)
         self._cp, self._kernels = cp, {}
-        self.source = self._kernel(self._joint)[0]
+        self.source = self._kernel(self.joint_names)[0]
 
     def _kernel(self, per_state):
         """(source, CuPy kernel, struct type, places of the arguments) for the layout whose per-state arguments
@@ -140,27 +165,12 @@ class CudaModel:
         return out, singular
 
     def __call__(self, *args, gravity=None, params=None):
-        cp = self._cp
-        if len(args) != len(self._joint):
-            raise InputError(f"CUDA {self.kind} of robot '{self.robot.name}' takes ({', '.join(self._joint)}"
-                             f"{', gravity=None' if self.kind != 'inertia_matrix' else ''}"
-                             f"{', params=None' if self.parameter_names else ''})")
-        n = self.robot.n
-        joint = [cp.asarray(a, dtype=self.dtype) for a in args]
-        for name, a in zip(self._joint, joint):
-            if a.ndim == 0 or a.shape[-1] != n:
-                raise InputError(f"argument '{name}' has shape {a.shape}; it must have shape (..., {n})")
+        cp, n = self._cp, self.robot.n
+        joint, extra = call_arguments(self, "CUDA", args, gravity, params, lambda a: cp.asarray(a, dtype=self.dtype))
         batch = np.broadcast_shapes(*(a.shape[:-1] for a in joint))
         count = int(np.prod(batch))
         arrays = [cp.ascontiguousarray(cp.broadcast_to(a, batch + (n,)).reshape(count, n).T) for a in joint]
-        extra = []
-        if self.kind != "inertia_matrix":
-            extra.append(("gravity", self.robot.gravity if gravity is None else gravity, 3))
-        if self.parameter_names:
-            extra.append(("params", self.nominal_parameters if params is None else params, len(self.parameter_names)))
         for name, a, size in extra:
-            if np.shape(a)[-1:] != (size,):
-                raise InputError(f"argument '{name}' has shape {np.shape(a)}; expected (..., {size})")
             if np.ndim(a) == 1:  # one value for all states: passed by value with the launch, from the host
                 arrays.append(np.asarray(a.get() if isinstance(a, cp.ndarray) else a, dtype=self.dtype))
             else:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.errors import InputError, RobodynError
+from robodyn.errors import RobodynError
 from robodyn.spatial import jax_matrix, jax_vector
 from robodyn.symbolic.codegen import numpy_code
-from robodyn.symbolic.cuda import kernel_model
+from robodyn.symbolic.cuda import call_arguments, kernel_model
 from robodyn.symbolic.models import canonical_kind
 
 #: kinds of the JAX back end (those of the CUDA kernels)
@@ -54,29 +54,14 @@ class JaxModel:
         self._jnp = jnp
         self.robot, self.kind, self.parameters = robot, canonical_kind(kind, KINDS), parameters
         self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, self.kind, parameters)
-        self._joint = tuple(a.name for a in self.model.arguments if a.name not in ("gravity", "params"))
+        self.joint_names = tuple(a.name for a in self.model.arguments if a.name not in ("gravity", "params"))
         self.source = numpy_code.source(self.model, "rd_model", module="jax.numpy")
         self._function = numpy_code.function(self.model, module="jax.numpy")
 
     def __call__(self, *args, gravity=None, params=None):
-        jnp, n = self._jnp, self.robot.n
-        if len(args) != len(self._joint):
-            raise InputError(f"JAX {self.kind} of robot '{self.robot.name}' takes ({', '.join(self._joint)}"
-                             f"{', gravity=None' if self.kind != 'inertia_matrix' else ''}"
-                             f"{', params=None' if self.parameter_names else ''})")
-        joint = [jnp.asarray(a) for a in args]
-        for name, a in zip(self._joint, joint):
-            if a.ndim == 0 or a.shape[-1] != n:
-                raise InputError(f"argument '{name}' has shape {a.shape}; it must have shape (..., {n})")
+        jnp = self._jnp
+        joint, extra = call_arguments(self, "JAX", args, gravity, params, jnp.asarray)
         dtype = jnp.result_type(*joint)
-        extra = []
-        if self.kind != "inertia_matrix":
-            extra.append(("gravity", self.robot.gravity if gravity is None else gravity, 3))
-        if self.parameter_names:
-            extra.append(("params", self.nominal_parameters if params is None else params, len(self.parameter_names)))
-        for name, a, size in extra:
-            if np.shape(a)[-1:] != (size,):
-                raise InputError(f"argument '{name}' has shape {np.shape(a)}; expected (..., {size})")
         arrays = joint + [jnp.asarray(a, dtype=dtype) for _, a, _ in extra]
         values = self._function(*arrays)
         like = jnp.zeros(np.broadcast_shapes(*(a.shape[:-1] for a in arrays)) + (1,), dtype)  # the result's batch and dtype
