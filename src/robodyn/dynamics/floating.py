@@ -46,7 +46,8 @@ from robodyn.arrays import as_real_array, finite_result, working_dtype
 from robodyn.model.robot import check_robot
 from robodyn.model.workspace import WORKSPACE
 from robodyn.model.arguments import frame_index
-from robodyn.dynamics import composite, newton_euler, recursive
+from robodyn import native
+from robodyn.dynamics import composite, executor, newton_euler, recursive
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import base_poses, jacobian, link_accelerations
 from robodyn.model.robot import Robot
@@ -172,6 +173,16 @@ def _virtual_state(robot: Robot, q, v, R, gravity, batch, dtype):
     return np.concatenate([zeros, q[..., 7:]], -1), v, mtv(R, np.broadcast_to(g, batch + (3,)))
 
 
+def _native_state(robot: Robot, what: str, q, v=None, x=None, gravity=None):
+    """One float64 state through robodyn.native's free-flyer entry (the steps of :func:`_one_state` and the
+    augmented robot's kernel in one C call), or None: no compiled kernels, ROBODYN_NATIVE=0, or anything the entry
+    declines (then :func:`_one_state` and the general path run, with their checks and messages)."""
+    if not executor.enabled():
+        return None
+    g = robot.gravity if gravity is None else gravity
+    return native.floating_state(augmented_robot(robot), what, q, v, x, g, QUATERNION_TOLERANCE)
+
+
 def _one_state(robot: Robot, q, v=None, a=None, gravity=None, tau=False):
     """(q_a, q̇_a, q̈_a, g_0) of the augmented robot for one float64 state, by Python floats (the checks of
     :func:`_arrays` included; ``a`` is a generalized force (n + 6) passed through when ``tau``); None for anything
@@ -276,6 +287,9 @@ def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None
     """
     what = "inverse_dynamics"
     robot = _moving(robot, what)
+    out = _native_state(robot, what, q, v, a, gravity) if wrenches is None else None
+    if out is not None:
+        return out
     one = _one_state(robot, q, v, a, gravity) if wrenches is None else None
     if one is not None:  # one float64 state: the augmented robot's single-state kernel, no array bookkeeping
         qa, qda, qdda, g = one
@@ -305,6 +319,9 @@ def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
     """
     what = "inertia_matrix"
     robot = _moving(robot, what)
+    out = _native_state(robot, what, q)
+    if out is not None:
+        return out
     one = _one_state(robot, q)
     if one is not None:
         return composite.inertia_matrix(augmented_robot(robot), one[0])
@@ -352,6 +369,9 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
         return _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration)
     if base_acceleration is not None:
         raise InputError(f"{what}: base_acceleration is for a mobile base; a floating base's acceleration is computed")
+    out = _native_state(robot, what, q, v, tau, gravity) if wrenches is None else None
+    if out is not None:
+        return out
     one = _one_state(robot, q, v, tau, gravity, tau=True) if wrenches is None else None
     if one is not None:
         qa, qda, tau_a, g = one

@@ -280,6 +280,43 @@ def _single_runner(robot: Robot, kind: str):
     return run
 
 
+def floating_state(augmented: Robot, kind: str, q, v, x, gravity, tolerance: float):
+    """One state of a free-flyer robot through the compiled kernels of its augmented robot, or None.
+
+    ``augmented``: :func:`robodyn.dynamics.floating.augmented_robot` of the robot; ``kind``: "inverse_dynamics"
+    (q (n + 7), v (n + 6), x = a (n + 6)), "inertia_matrix" (q; v, x ignored) or "forward_dynamics" (x = τ);
+    ``gravity`` (3,) in the world frame; ``tolerance``: how far the quaternion's norm may be off 1.  The C entry
+    does what :mod:`robodyn.dynamics.floating` does for one state (virtual joints at zero, gravity in R_0, the
+    virtual joints' velocity products) in one call.  Anything else (a batch, another dtype, NaN/inf, a quaternion
+    off norm, a singular state) returns None, and the caller's general path handles the call.
+    """
+    run = WORKSPACE.get(augmented, _FLOATING_KEYS[kind])
+    if run is None:
+        run = WORKSPACE.value(augmented, _FLOATING_KEYS[kind], lambda: _floating_runner(augmented, kind))
+    return run(q, v, x, gravity, tolerance) if run else None
+
+
+#: the per-robot workspace key of each kind's free-flyer runner
+_FLOATING_KEYS = types.MappingProxyType({kind: "native_floating_" + kind for kind in _KINDS})
+
+
+def _floating_runner(augmented: Robot, kind: str):
+    """``run(q, v, x, gravity, tolerance)`` for :func:`floating_state`, everything that does not depend on the call
+    bound once (as :func:`_single_runner`); False where the entry cannot serve this robot."""
+    single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
+    if single is False:
+        return False
+    cap, _, _, n = single
+    entry, code, empty = _module().floating, _KINDS.index(kind), np.empty
+    shape = (n, n) if kind == "inertia_matrix" else (n,)
+
+    def run(q, v, x, gravity, tolerance):
+        out = empty(shape)
+        return out if entry(cap, code, q, v, x, gravity, tolerance, out) == 0 else None
+
+    return run
+
+
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
     """(count, *tail) float64 in native byte order, C-contiguous and aligned (a copy only when ``a`` is not already
     that: an array from ``np.frombuffer`` with an offset, a memory map, a big-endian or strided array is copied)."""

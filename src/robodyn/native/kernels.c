@@ -27,7 +27,8 @@
  * The library is the CPython extension module RD_MODULE (its name carries a hash of this source):
  *   model(ints, doubles) -> capsule        the robot (see rd_py_model)
  *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code   many states, GIL released
- *   single(capsule, kind, a, b, c, g, out) -> code                               one state, low latency */
+ *   single(capsule, kind, a, b, c, g, out) -> code                               one state, low latency
+ *   floating(capsule, kind, q, v, x, g, tol, out) -> code                        one free-flyer state */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1312,6 +1313,82 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
     return PyLong_FromLong(code);
 }
 
+/* floating(capsule, kind, q, v, x, g, tol, out) -> code: one state of a free-flyer robot (Pinocchio's conventions)
+ * on the capsule of its augmented robot (6 virtual joints, then the n joints: robodyn.dynamics.floating, module
+ * notes): q (n + 7) = [base position, quaternion (x, y, z, w), joints], v, x (n + 6), g (3,) in the world frame.
+ * kind 0: inverse dynamics, x = a = [v̇_0, ω̇_0, q̈], out (n + 6); 2: inertia matrix (v, x, g not read), out
+ * (n + 6)^2; 3: forward dynamics, x = τ, out a.  The same arithmetic as the Python single-state path: the
+ * quaternion normalised (a norm off 1 by more than tol: -1), g turned into R_0, the virtual joints at zero, the
+ * velocity products of the virtual joints added to or removed from their accelerations.  Codes as single's. */
+#define RD_FLOATING_MAX 512
+static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 8) return PyLong_FromLong(-1);
+    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(args[0], "robodyn.rd_model");
+    if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    long kind = PyLong_AsLong(args[1]);
+    double tol = PyFloat_AsDouble(args[6]);
+    if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    int na = p->m.n;
+    long code = (kind == 0 || kind == 2 || kind == 3) && na >= 6 && na <= RD_FLOATING_MAX ? 0 : -1;
+    Py_ssize_t sizes[5] = {na + 1, na, na, 3, kind == 2 ? (Py_ssize_t)na * na : na};
+    int used[5] = {1, kind != 2, kind != 2, kind != 2, 1};
+    PyObject *objs[5] = {args[2], args[3], args[4], args[5], args[7]};
+    Py_buffer b[5];
+    int held[5] = {0};
+    for (int i = 0; i < 5 && code == 0; ++i) {
+        if (!used[i]) continue;
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 4 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(objs[i], &b[i], flags) != 0) { PyErr_Clear(); code = -1; break; }
+        held[i] = 1;
+        if (b[i].itemsize != 8 || b[i].format == NULL || b[i].format[0] != 'd' || b[i].format[1] != 0
+            || b[i].len != sizes[i] * 8 || (i < 4 && b[i].ndim != 1)) { code = -1; break; }
+        if (i < 4 && !rd_all_finite((const double *)b[i].buf, sizes[i])) { code = -2; break; }
+    }
+    double qa[RD_FLOATING_MAX], xa[RD_FLOATING_MAX], g0[3] = {0.0, 0.0, 0.0};
+    const double *q = code == 0 ? (const double *)b[0].buf : NULL;
+    const double *v = code == 0 && held[1] ? (const double *)b[1].buf : NULL;
+    const double *x = code == 0 && held[2] ? (const double *)b[2].buf : NULL;
+    if (code == 0) {
+        double qx = q[3], qy = q[4], qz = q[5], qw = q[6];
+        double norm = sqrt(qx * qx + qy * qy + qz * qz + qw * qw);
+        if (!(fabs(norm - 1.0) <= tol)) code = -1;   /* the general path names the quaternion */
+        qx /= norm; qy /= norm; qz /= norm; qw /= norm;
+        for (int k = 0; k < 6; ++k) qa[k] = 0.0;
+        for (int k = 6; k < na; ++k) qa[k] = q[k + 1];
+        if (held[3]) {   /* ^0R_w g = R^T g, R of the quaternion */
+            const double *g = (const double *)b[3].buf;
+            g0[0] = (1 - 2 * (qy * qy + qz * qz)) * g[0] + 2 * (qx * qy + qz * qw) * g[1] + 2 * (qx * qz - qy * qw) * g[2];
+            g0[1] = 2 * (qx * qy - qz * qw) * g[0] + (1 - 2 * (qx * qx + qz * qz)) * g[1] + 2 * (qy * qz + qx * qw) * g[2];
+            g0[2] = 2 * (qx * qz + qy * qw) * g[0] + 2 * (qy * qz - qx * qw) * g[1] + (1 - 2 * (qx * qx + qy * qy)) * g[2];
+        }
+        if (x) for (int k = 0; k < na; ++k) xa[k] = x[k];
+        if (kind == 0) {   /* q̈_a from a: the virtual joints' velocity products */
+            const double *u = v, *o = v + 3;
+            xa[0] += o[1] * u[2] - o[2] * u[1]; xa[1] += o[2] * u[0] - o[0] * u[2]; xa[2] += o[0] * u[1] - o[1] * u[0];
+            xa[3] -= o[1] * o[2]; xa[4] += o[0] * o[2]; xa[5] -= o[0] * o[1];
+        }
+    }
+    if (code == 0) {
+        double *out = (double *)b[4].buf;
+        rd_job job = {&p->m, 1, qa, v, x ? xa : NULL, held[3] ? g0 : NULL, NULL, 0, 0, out, 1};
+        size_t bytes = sizeof(real) * (size_t)(rd_work((int)kind, &p->m) + 1);
+        if (bytes <= RD_STACK_WORK) {
+            real work[RD_STACK_WORK / sizeof(real)];
+            code = rd_blocks[kind](&job, 0, work);
+        } else {
+            code = rd_run((int)kind, &job, 1);
+        }
+        if (code == 0 && kind == 3) {   /* a from q̈_a */
+            const double *u = v, *o = v + 3;
+            out[0] -= o[1] * u[2] - o[2] * u[1]; out[1] -= o[2] * u[0] - o[0] * u[2]; out[2] -= o[0] * u[1] - o[1] * u[0];
+            out[3] += o[1] * o[2]; out[4] -= o[0] * o[2]; out[5] += o[0] * o[1];
+        }
+    }
+    for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
+    return PyLong_FromLong(code);
+}
+
 static PyObject *rd_py_threaded(PyObject *self, PyObject *args) {
     (void)self; (void)args;
 #ifdef RD_THREADS
@@ -1325,6 +1402,7 @@ static PyMethodDef rd_generic_methods[] = {
     {"model", (PyCFunction)(void (*)(void))rd_py_model, METH_FASTCALL, NULL},
     {"batch", (PyCFunction)(void (*)(void))rd_py_batch, METH_FASTCALL, NULL},
     {"single", (PyCFunction)(void (*)(void))rd_py_single, METH_FASTCALL, NULL},
+    {"floating", (PyCFunction)(void (*)(void))rd_py_floating, METH_FASTCALL, NULL},
     {"threaded", rd_py_threaded, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, RD_STR(RD_MODULE), NULL, -1,

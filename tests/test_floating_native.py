@@ -1,0 +1,77 @@
+"""One free-flyer state in one C call (robodyn.native's floating entry): the same numbers as the batched path and as
+the Python single-state path it replaces, on random floating trees (prismatic joints, fixed frames, friction,
+rotor inertias) and mobile bases; everything the entry declines falls back to the paths that check and explain."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import robodyn as rd
+from robodyn import native
+from robodyn.dynamics import floating as fl
+from tests.support.floating import random_floating, random_free_state
+from tests.support.random_robots import random_robot
+
+pytestmark = pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native is not built")
+
+
+def _robot(seed, base="floating"):
+    robot = random_robot(seed, tree=True, fixed=True, friction=True)
+    rng = np.random.default_rng(seed + 1)
+    return robot.replace(base=base, base_params=random_floating(seed).base_params,
+                         Ia=np.where(robot.sigma == 2, 0.0, rng.uniform(0, 0.1, robot.nf)))
+
+
+def _rel(a, b):
+    return np.max(np.abs(a - b)) / max(1.0, np.max(np.abs(b)))
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), base=st.sampled_from(["floating", "mobile"]))
+def test_the_c_entry_equals_the_batched_path(seed, base):
+    robot = _robot(seed, base)
+    q, v, a = random_free_state(robot.n, seed)
+    g = np.array([0.5, -1.0, -9.0])
+    tau = fl._native_state(robot, "inverse_dynamics", q, v, a, g)
+    assert tau is not None  # the entry served the call
+    assert _rel(tau, rd.floating_inverse_dynamics(robot, q[None], v[None], a[None], gravity=g)[0]) < 1e-13
+    assert _rel(rd.floating_inverse_dynamics(robot, q, v, a), rd.floating_inverse_dynamics(robot, q[None], v[None], a[None])[0]) < 1e-13
+    M = fl._native_state(robot, "inertia_matrix", q)
+    assert _rel(M, rd.floating_inertia_matrix(robot, q[None])[0]) < 1e-13
+    if base == "floating":
+        acc = fl._native_state(robot, "forward_dynamics", q, v, tau, g)
+        want = rd.floating_forward_dynamics(robot, q[None], v[None], tau[None], gravity=g)[0]
+        assert np.max(np.abs(acc - want)) <= 1e-10 * max(1.0, np.max(np.abs(want)))
+        assert np.max(np.abs(acc - a)) <= 1e-8 * max(1.0, np.max(np.abs(a)))  # forward ∘ inverse = identity
+
+
+def test_what_the_entry_declines_goes_to_the_general_path():
+    robot = _robot(3)
+    q, v, a = random_free_state(robot.n, 3)
+    off = q.copy()
+    off[3:7] *= 1.01
+    assert fl._native_state(robot, "inverse_dynamics", off, v, a) is None
+    with pytest.raises(rd.InputError, match="quaternion"):
+        rd.floating_inverse_dynamics(robot, off, v, a)
+    bad = v.copy()
+    bad[2] = np.nan
+    assert fl._native_state(robot, "inverse_dynamics", q, bad, a) is None
+    with pytest.raises(rd.InputError, match="'v' contains NaN"):
+        rd.floating_inverse_dynamics(robot, q, bad, a)
+    assert fl._native_state(robot, "inverse_dynamics", q.astype(np.float32), v, a) is None
+    assert fl._native_state(robot, "inverse_dynamics", q[:-1], v, a) is None
+    assert fl._native_state(robot, "inverse_dynamics", list(q), v, a) is None
+    low = [x.astype(np.float32) for x in (q, v, a)]
+    assert rd.floating_inverse_dynamics(robot, *low).dtype == np.float32
+
+
+def test_native_switched_off(monkeypatch):
+    robot = _robot(5)
+    q, v, a = random_free_state(robot.n, 5)
+    want = fl._native_state(robot, "inverse_dynamics", q, v, a)
+    monkeypatch.setenv("ROBODYN_NATIVE", "0")
+    assert fl._native_state(robot, "inverse_dynamics", q, v, a) is None
+    assert _rel(rd.floating_inverse_dynamics(robot, q, v, a), want) < 1e-13
