@@ -272,7 +272,7 @@ def test_without_python_or_numpy_headers_the_cffi_path_serves_single_states(miss
     """No Python.h (or no NumPy headers): the library has no CPython module, the model is a plain
     CompiledModel, and one state goes through the general (cffi) path with the same numbers and errors."""
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
-    monkeypatch.setattr(build, "python_flags" if missing == "python" else "_numpy_flags", lambda: [])
+    monkeypatch.setattr(build, "python_flags" if missing == "python" else "numpy_flags", lambda: [])
     robot = rd.load("planar2r")
     f = rd.compile(robot, "gravity")
     assert type(f) is CompiledModel and f._entry is None and f._single_state((np.zeros(2),)) is None

@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import robodyn as rd
 from robodyn import native
+from robodyn.native import build
 from robodyn.dynamics import executor
 from robodyn.errors import InputError, ModelError
 from tests.support.random_robots import random_robot
@@ -285,7 +286,7 @@ def test_compiled_single_state_with_gravity_and_wrenches():
 
 
 def test_kernel_source_compiles_without_warnings(tmp_path):
-    """robodyn's generic kernels compile under -Wall -Wextra -Werror, with and without threads."""
+    """robodyn's generic kernels compile under -Wall -Wextra -Werror, with and without threads and NumPy's C API."""
     import shutil
     import subprocess
     import sysconfig
@@ -293,7 +294,8 @@ def test_kernel_source_compiles_without_warnings(tmp_path):
     cc = shutil.which("cc") or shutil.which("gcc")
     src = tmp_path / "kernels.c"
     src.write_text(native._source())  # the text the build compiles: kernels.c with parallel.h written in
-    for extra in ([], ["-DRD_THREADS", "-pthread"]):
+    numpy_api = build.numpy_flags()
+    for extra in ([], ["-DRD_THREADS", "-pthread"], numpy_api, ["-DRD_THREADS", "-pthread", *numpy_api]):
         proc = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", *extra,
                                "-I" + sysconfig.get_paths()["include"], str(src)],
                               capture_output=True, text=True)
@@ -347,3 +349,19 @@ def test_wrench_rows_are_force_then_moment(part):
     assert rel(native.inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=W, gravity=g, friction=True),
                ref_id) < 1e-12
     assert rel(native.forward_dynamics_derivatives(robot, q, qd, tau, wrenches=W, gravity=g), ref_fdd) < bound
+
+
+def test_single_state_entries_read_numpy_arrays_and_other_buffers_alike():
+    """The single-state entries read a NumPy array's data directly and anything else through the buffer protocol
+    (an ndarray subclass, a memoryview of doubles): same numbers; a buffer of another type goes to the general path."""
+    robot = rd.load("puma560")
+    q, qd, qdd = np.random.default_rng(3).uniform(-1, 1, (3, robot.n))
+    want = rd.inverse_dynamics(robot, q, qd, qdd)
+
+    class Tagged(np.ndarray):
+        pass
+
+    got = native.single_state(robot, "inverse_dynamics", q.view(Tagged), memoryview(qd), qdd)
+    np.testing.assert_array_equal(got, want)
+    assert native.single_state(robot, "inverse_dynamics", memoryview(q.astype(np.float32)), qd, qdd) is None
+    assert native.single_state(robot, "inverse_dynamics", q[::1].reshape(2, 3), qd, qdd) is None

@@ -47,7 +47,7 @@ from robodyn.threads import thread_count
 from robodyn.errors import ModelError, NumericOverflowError, RobodynError
 from robodyn.model.friction import friction_of
 from robodyn.native.build import (CompileError, CompileTimeoutError, build_library, cache_dir, cache_key, find_compiler,
-                                  python_flags)
+                                  numpy_flags, python_flags)
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
 
@@ -144,7 +144,7 @@ def _load():
     source = _source()
     errors = []
     for threads in (["-DRD_THREADS", "-pthread"], []):
-        flags = [*_FLAGS, *threads, *python, f"-DRD_MODULE={_MODULE_SHORT}"]
+        flags = [*_FLAGS, *threads, *python, *numpy_flags(), f"-DRD_MODULE={_MODULE_SHORT}"]
         try:
             # a threaded build this compiler failed (e.g. no POSIX threads) is skipped for FAILED_TTL, then tried
             # again; the serial build is never skipped: a failure of it lasts for this process only

@@ -138,7 +138,7 @@ def python_flags() -> list[str]:
     return []
 
 
-def _numpy_flags() -> list[str]:
+def numpy_flags() -> list[str]:
     """``-DRD_NUMPY`` and the folder of NumPy's C headers (a compiled model's CPython entry allocates its result
     with NumPy's C API), with NumPy's version in the flags and so in the cache key: a library built against one
     NumPy is not loaded by another. [] without the headers (then the model has no CPython entry)."""
@@ -304,7 +304,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     flags = flags_for(source) + python_flags()
     entry = "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source
     if entry and "numpy/arrayobject.h" in source:  # an entry on NumPy's C API: none without its headers
-        flags += _numpy_flags()
+        flags += numpy_flags()
         entry = "-DRD_NUMPY" in flags
     lib_path = build_library(source, flags, timeout, description)
     ffi = cffi.FFI()

@@ -32,6 +32,11 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#ifdef RD_NUMPY   /* NumPy's headers found: single states read NumPy arrays without the buffer protocol */
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#undef I   /* <complex.h>'s imaginary unit, which NumPy's headers pull in: the kernels name an inertia I */
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1275,6 +1280,31 @@ static int rd_all_finite(const double *a, long n) {
     return ok;
 }
 
+/* The data of one argument of a single-state entry: float64, C-contiguous, `size` doubles (1-D for an input,
+ * writable for the output), finite for an input. 0, or -1 (another type or size) / -2 (NaN or inf). A NumPy array
+ * is read directly (a few ns); anything else through the buffer protocol, released by rd_release. */
+static int rd_argument(PyObject *obj, Py_ssize_t size, int output, Py_buffer *b, int *held, double **data) {
+#ifdef RD_NUMPY
+    if (PyArray_CheckExact(obj)) {
+        PyArrayObject *a = (PyArrayObject *)obj;
+        int flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (output ? NPY_ARRAY_WRITEABLE : 0);
+        if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNOTSWAPPED(a) || !PyArray_CHKFLAGS(a, flags)
+            || PyArray_SIZE(a) != size || (!output && PyArray_NDIM(a) != 1)) return -1;
+        *data = (double *)PyArray_DATA(a);
+        return output || rd_all_finite(*data, size) ? 0 : -2;
+    }
+#endif
+    if (PyObject_GetBuffer(obj, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (output ? PyBUF_WRITABLE : 0)) != 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    *held = 1;
+    if (b->itemsize != 8 || b->format == NULL || b->format[0] != 'd' || b->format[1] != 0 || b->len != size * 8
+        || (!output && b->ndim != 1)) return -1;
+    *data = (double *)b->buf;
+    return output || rd_all_finite(*data, size) ? 0 : -2;
+}
+
 static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 7) return PyLong_FromLong(-1);
@@ -1287,20 +1317,13 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
     int used[5] = {1, kind == 0 || kind == 3 || kind >= 5, kind == 0 || kind == 3 || kind >= 5, kind != 2, 1};
     Py_buffer b[5];
     int held[5] = {0};
+    double *data[5] = {NULL, NULL, NULL, NULL, NULL};
     long code = kind >= 0 && kind <= 6 && kind != 4 ? 0 : -1;
-    /* the arguments a kind does not read are not looked at (no buffer requested: ~50 ns each) */
-    for (int i = 0; i < 5 && code == 0; ++i) {
-        if (!used[i]) continue;
-        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 4 ? PyBUF_WRITABLE : 0);
-        if (PyObject_GetBuffer(args[2 + i], &b[i], flags) != 0) { PyErr_Clear(); code = -1; break; }
-        held[i] = 1;
-        if (b[i].itemsize != 8 || b[i].format == NULL || b[i].format[0] != 'd' || b[i].format[1] != 0
-            || b[i].len != sizes[i] * 8 || (i < 4 && b[i].ndim != 1)) { code = -1; break; }
-        if (i < 4 && !rd_all_finite((const double *)b[i].buf, sizes[i])) { code = -2; break; }
-    }
+    /* the arguments a kind does not read are not looked at */
+    for (int i = 0; i < 5 && code == 0; ++i)
+        if (used[i]) code = rd_argument(args[2 + i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
     if (code == 0) {
-        rd_job job = {&p->m, 1, b[0].buf, held[1] ? b[1].buf : NULL, held[2] ? b[2].buf : NULL,
-                      held[3] ? b[3].buf : NULL, NULL, 0, 0, b[4].buf, 1};
+        rd_job job = {&p->m, 1, data[0], data[1], data[2], data[3], NULL, 0, 0, data[4], 1};
         size_t bytes = sizeof(real) * (size_t)(rd_work((int)kind, &p->m) + 1);
         if (bytes <= RD_STACK_WORK) {   /* a small robot's work buffer on the stack: no malloc, no thread driver */
             real work[RD_STACK_WORK / sizeof(real)];
@@ -1336,19 +1359,11 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
     PyObject *objs[5] = {args[2], args[3], args[4], args[5], args[7]};
     Py_buffer b[5];
     int held[5] = {0};
-    for (int i = 0; i < 5 && code == 0; ++i) {
-        if (!used[i]) continue;
-        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i == 4 ? PyBUF_WRITABLE : 0);
-        if (PyObject_GetBuffer(objs[i], &b[i], flags) != 0) { PyErr_Clear(); code = -1; break; }
-        held[i] = 1;
-        if (b[i].itemsize != 8 || b[i].format == NULL || b[i].format[0] != 'd' || b[i].format[1] != 0
-            || b[i].len != sizes[i] * 8 || (i < 4 && b[i].ndim != 1)) { code = -1; break; }
-        if (i < 4 && !rd_all_finite((const double *)b[i].buf, sizes[i])) { code = -2; break; }
-    }
+    double *data[5] = {NULL, NULL, NULL, NULL, NULL};
+    for (int i = 0; i < 5 && code == 0; ++i)
+        if (used[i]) code = rd_argument(objs[i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
     double qa[RD_FLOATING_MAX], xa[RD_FLOATING_MAX], g0[3] = {0.0, 0.0, 0.0};
-    const double *q = code == 0 ? (const double *)b[0].buf : NULL;
-    const double *v = code == 0 && held[1] ? (const double *)b[1].buf : NULL;
-    const double *x = code == 0 && held[2] ? (const double *)b[2].buf : NULL;
+    const double *q = data[0], *v = data[1], *x = data[2];
     if (code == 0) {
         double qx = q[3], qy = q[4], qz = q[5], qw = q[6];
         double norm = sqrt(qx * qx + qy * qy + qz * qz + qw * qw);
@@ -1356,8 +1371,8 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
         qx /= norm; qy /= norm; qz /= norm; qw /= norm;
         for (int k = 0; k < 6; ++k) qa[k] = 0.0;
         for (int k = 6; k < na; ++k) qa[k] = q[k + 1];
-        if (held[3]) {   /* ^0R_w g = R^T g, R of the quaternion */
-            const double *g = (const double *)b[3].buf;
+        if (data[3]) {   /* ^0R_w g = R^T g, R of the quaternion */
+            const double *g = data[3];
             g0[0] = (1 - 2 * (qy * qy + qz * qz)) * g[0] + 2 * (qx * qy + qz * qw) * g[1] + 2 * (qx * qz - qy * qw) * g[2];
             g0[1] = 2 * (qx * qy - qz * qw) * g[0] + (1 - 2 * (qx * qx + qz * qz)) * g[1] + 2 * (qy * qz + qx * qw) * g[2];
             g0[2] = 2 * (qx * qz + qy * qw) * g[0] + 2 * (qy * qz - qx * qw) * g[1] + (1 - 2 * (qx * qx + qy * qy)) * g[2];
@@ -1370,8 +1385,8 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
         }
     }
     if (code == 0) {
-        double *out = (double *)b[4].buf;
-        rd_job job = {&p->m, 1, qa, v, x ? xa : NULL, held[3] ? g0 : NULL, NULL, 0, 0, out, 1};
+        double *out = data[4];
+        rd_job job = {&p->m, 1, qa, v, x ? xa : NULL, data[3] ? g0 : NULL, NULL, 0, 0, out, 1};
         size_t bytes = sizeof(real) * (size_t)(rd_work((int)kind, &p->m) + 1);
         if (bytes <= RD_STACK_WORK) {
             real work[RD_STACK_WORK / sizeof(real)];
@@ -1407,4 +1422,9 @@ static PyMethodDef rd_generic_methods[] = {
     {NULL, NULL, 0, NULL}};
 static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, RD_STR(RD_MODULE), NULL, -1,
                                                rd_generic_methods, NULL, NULL, NULL, NULL};
-PyMODINIT_FUNC RD_CAT(PyInit_, RD_MODULE)(void) { return PyModule_Create(&rd_generic_module); }
+PyMODINIT_FUNC RD_CAT(PyInit_, RD_MODULE)(void) {
+#ifdef RD_NUMPY
+    import_array();
+#endif
+    return PyModule_Create(&rd_generic_module);
+}
