@@ -56,6 +56,7 @@ import numpy as np
 from robodyn.model.robot import check_robot
 from robodyn.errors import InputError, ModelError, ModelFileError, NonPhysicalInertiaError, RobodynError
 from robodyn.files import MAX_FILE_BYTES, read_text_file
+from robodyn.spatial import rot_x, rot_z
 from robodyn.model.inertia import com_from_standard, standard_from_com
 from robodyn.model.robot import Robot
 
@@ -276,7 +277,7 @@ def kk_parameters(T: np.ndarray, scale: float = 1.0) -> tuple[float, float, floa
             gamma, d = 0.0, float(P[0])
         else:
             gamma, d = math.atan2(P[1], P[0]), math.hypot(P[0], P[1])
-        M = _rz(-gamma) @ R
+        M = rot_z(-gamma) @ R
         theta = math.atan2(M[1, 0], M[0, 0]) if alpha == 0.0 else math.atan2(-M[1, 0], M[0, 0])
         b, r = 0.0, float(P[2]) * (1.0 if alpha == 0.0 else -1.0)
     else:
@@ -285,10 +286,10 @@ def kk_parameters(T: np.ndarray, scale: float = 1.0) -> tuple[float, float, floa
             gamma -= math.copysign(math.pi, gamma)
         # α and θ from Rz(−γ) R = Rx(α) Rz(θ), whose first row and last column are well conditioned even for a
         # small α: the rotation is reproduced to rounding whatever the (ill-conditioned) γ of nearly parallel axes.
-        M = _rz(-gamma) @ R
+        M = rot_z(-gamma) @ R
         alpha = math.atan2(-M[1, 2], M[2, 2])
         theta = math.atan2(-M[0, 1], M[0, 0])
-        Pg = _rz(-gamma) @ P
+        Pg = rot_z(-gamma) @ P
         sa = math.sin(alpha)
         d, r = float(Pg[0]), float(-Pg[1] / sa)
         b = float(Pg[2] - math.cos(alpha) * r)
@@ -298,22 +299,12 @@ def kk_parameters(T: np.ndarray, scale: float = 1.0) -> tuple[float, float, floa
 def kk_transform(gamma, b, alpha, d, theta, r) -> np.ndarray:
     """Rot(z, γ) Trans(z, b) Rot(x, α) Trans(x, d) Rot(z, θ) Trans(z, r) as a (4, 4) array."""
     T = np.eye(4)
-    for R, p in ((_rz(gamma), (0.0, 0.0, b)), (_rx(alpha), (d, 0.0, 0.0)), (_rz(theta), (0.0, 0.0, r))):
+    for R, p in ((rot_z(gamma), (0.0, 0.0, b)), (rot_x(alpha), (d, 0.0, 0.0)), (rot_z(theta), (0.0, 0.0, r))):
         step = np.eye(4)
         step[:3, :3] = R
         step[:3, 3] = R @ np.asarray(p)
         T = T @ step
     return T
-
-
-def _rz(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def _rx(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
 
 def _inv(T):
