@@ -1282,7 +1282,7 @@ static int rd_all_finite(const double *a, long n) {
 
 /* The data of one argument of a single-state entry: float64, C-contiguous, `size` doubles (1-D for an input,
  * writable for the output), finite for an input. 0, or -1 (another type or size) / -2 (NaN or inf). A NumPy array
- * is read directly (a few ns); anything else through the buffer protocol, released by rd_release. */
+ * is read directly (a few ns); anything else through the buffer protocol (*held set: the caller releases b). */
 static int rd_argument(PyObject *obj, Py_ssize_t size, int output, Py_buffer *b, int *held, double **data) {
 #ifdef RD_NUMPY
     if (PyArray_CheckExact(obj)) {
@@ -1305,6 +1305,16 @@ static int rd_argument(PyObject *obj, Py_ssize_t size, int output, Py_buffer *b,
     return output || rd_all_finite(*data, size) ? 0 : -2;
 }
 
+/* One state of `kind`: a small robot's work buffer on the stack (no malloc, no thread driver), else rd_run. */
+static int rd_one_state(int kind, const rd_job *job) {
+    size_t bytes = sizeof(real) * (size_t)(rd_work(kind, job->m) + 1);
+    if (bytes <= RD_STACK_WORK) {
+        real work[RD_STACK_WORK / sizeof(real)];
+        return rd_blocks[kind](job, 0, work);
+    }
+    return rd_run(kind, job, 1);
+}
+
 static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 7) return PyLong_FromLong(-1);
@@ -1324,13 +1334,7 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
         if (used[i]) code = rd_argument(args[2 + i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
     if (code == 0) {
         rd_job job = {&p->m, 1, data[0], data[1], data[2], data[3], NULL, 0, 0, data[4], 1};
-        size_t bytes = sizeof(real) * (size_t)(rd_work((int)kind, &p->m) + 1);
-        if (bytes <= RD_STACK_WORK) {   /* a small robot's work buffer on the stack: no malloc, no thread driver */
-            real work[RD_STACK_WORK / sizeof(real)];
-            code = rd_blocks[kind](&job, 0, work);
-        } else {
-            code = rd_run((int)kind, &job, 1);
-        }
+        code = rd_one_state((int)kind, &job);
     }
     for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
     return PyLong_FromLong(code);
@@ -1344,6 +1348,15 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
  * quaternion normalised (a norm off 1 by more than tol: -1), g turned into R_0, the virtual joints at zero, the
  * velocity products of the virtual joints added to or removed from their accelerations.  Codes as single's. */
 #define RD_FLOATING_MAX 512
+
+/* x[0:6] += sign × the velocity products of the virtual joints at v = [v_0, ω_0, ...]: q̈_a = a + them (sign 1),
+ * a = q̈_a − them (sign −1); a multiplication by ±1 is exact, so both directions are the Python path's numbers. */
+static void rd_virtual_products(const double *v, double sign, double *x) {
+    const double *u = v, *o = v + 3;
+    x[0] += sign * (o[1] * u[2] - o[2] * u[1]); x[1] += sign * (o[2] * u[0] - o[0] * u[2]);
+    x[2] += sign * (o[0] * u[1] - o[1] * u[0]);
+    x[3] -= sign * (o[1] * o[2]); x[4] += sign * (o[0] * o[2]); x[5] -= sign * (o[0] * o[1]);
+}
 static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 8) return PyLong_FromLong(-1);
@@ -1378,27 +1391,13 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
             g0[2] = 2 * (qx * qz + qy * qw) * g[0] + 2 * (qy * qz - qx * qw) * g[1] + (1 - 2 * (qx * qx + qy * qy)) * g[2];
         }
         if (x) for (int k = 0; k < na; ++k) xa[k] = x[k];
-        if (kind == 0) {   /* q̈_a from a: the virtual joints' velocity products */
-            const double *u = v, *o = v + 3;
-            xa[0] += o[1] * u[2] - o[2] * u[1]; xa[1] += o[2] * u[0] - o[0] * u[2]; xa[2] += o[0] * u[1] - o[1] * u[0];
-            xa[3] -= o[1] * o[2]; xa[4] += o[0] * o[2]; xa[5] -= o[0] * o[1];
-        }
+        if (kind == 0) rd_virtual_products(v, 1.0, xa);   /* q̈_a from a */
     }
     if (code == 0) {
         double *out = data[4];
         rd_job job = {&p->m, 1, qa, v, x ? xa : NULL, data[3] ? g0 : NULL, NULL, 0, 0, out, 1};
-        size_t bytes = sizeof(real) * (size_t)(rd_work((int)kind, &p->m) + 1);
-        if (bytes <= RD_STACK_WORK) {
-            real work[RD_STACK_WORK / sizeof(real)];
-            code = rd_blocks[kind](&job, 0, work);
-        } else {
-            code = rd_run((int)kind, &job, 1);
-        }
-        if (code == 0 && kind == 3) {   /* a from q̈_a */
-            const double *u = v, *o = v + 3;
-            out[0] -= o[1] * u[2] - o[2] * u[1]; out[1] -= o[2] * u[0] - o[0] * u[2]; out[2] -= o[0] * u[1] - o[1] * u[0];
-            out[3] += o[1] * o[2]; out[4] -= o[0] * o[2]; out[5] += o[0] * o[1];
-        }
+        code = rd_one_state((int)kind, &job);
+        if (code == 0 && kind == 3) rd_virtual_products(v, -1.0, out);   /* a from q̈_a */
     }
     for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
     return PyLong_FromLong(code);
