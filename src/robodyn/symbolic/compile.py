@@ -18,13 +18,13 @@ import time
 
 import numpy as np
 
-from robodyn.arrays import singular_model_error, working_dtype
+from robodyn.arrays import working_dtype
 from robodyn.progress import progress
 from robodyn.threads import thread_count
-from robodyn.errors import InputError, ModelError, NumericOverflowError
+from robodyn.errors import InputError, ModelError
 from robodyn.native.build import CompileTimeoutError
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
-from robodyn.symbolic.models import canonical_kind, customized_model
+from robodyn.symbolic.models import canonical_kind, customized_model, overflow_error, pivot_error
 
 #: kind -> (joint arguments, takes wrenches, takes gravity): the numeric function's arguments after robot
 _SIGNATURES = MappingProxyType({
@@ -262,13 +262,9 @@ class CompiledModel:
             raise InputError(f"argument '{names[code - 1]}' contains NaN or inf; give finite values")
         if c_code.SINGULAR <= code < c_code.SINGULAR + len(m.checks):
             joint = m.checks[code - c_code.SINGULAR][0]
-            raise singular_model_error(self.robot.name, f"compiled {self.kind}: joint {joint}: the pivot (articulated "
-                                       "inertia H_j [9.116]) is below 64 ε of its scale at some state")
+            raise pivot_error(self.robot.name, f"compiled {self.kind}", joint)
         if code == c_code.OVERFLOW:
-            raise NumericOverflowError(
-                f"compiled {self.kind} of robot '{self.robot.name}': the result is not finite (floating-point "
-                "overflow in float64) although every input is finite; some input is too large (e.g. a velocity "
-                "of 1e155), give values of physical size")
+            raise overflow_error(self.robot.name, f"compiled {self.kind}")
         raise MemoryError(f"compiled {self.kind}: out of memory")  # rd_parallel's negative codes
 
     def operation_count(self) -> dict:

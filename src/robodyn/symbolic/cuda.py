@@ -14,11 +14,10 @@ from __future__ import annotations
 from types import MappingProxyType
 import numpy as np
 
-from robodyn.arrays import singular_model_error
-from robodyn.errors import InputError, NumericOverflowError, RobodynError
+from robodyn.errors import InputError, RobodynError
 from robodyn.symbolic.codegen import cuda_code
 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
-from robodyn.symbolic.models import canonical_kind, customized_model
+from robodyn.symbolic.models import canonical_kind, customized_model, overflow_error, pivot_error
 
 #: kind -> (joint arguments, takes gravity)
 _SIGNATURES = MappingProxyType({
@@ -182,12 +181,9 @@ class CudaModel:
         out, singular = self._launch(arrays)
         if singular is not None and int(singular[0]) < len(self.model.checks):
             joint = self.model.checks[int(singular[0])][0]
-            raise singular_model_error(self.robot.name, f"CUDA {self.kind}: joint {joint}: the pivot (articulated "
-                                       "inertia H_j [9.116]) is below 64 ε of its scale at some state")
+            raise pivot_error(self.robot.name, f"CUDA {self.kind}", joint)
         if not bool(cp.all(cp.isfinite(out))):
-            raise NumericOverflowError(
-                f"CUDA {self.kind} of robot '{self.robot.name}': the result is not finite (floating-point overflow "
-                f"in {self.dtype.name}) although every input is finite; give values of physical size")
+            raise overflow_error(self.robot.name, f"CUDA {self.kind}", self.dtype.name)
         return out.T.reshape(batch + tuple(self.model.output_shape))
 
     def __repr__(self) -> str:

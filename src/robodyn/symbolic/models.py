@@ -15,7 +15,8 @@ import warnings
 import symengine as se
 
 from robodyn.model.robot import check_robot
-from robodyn.errors import InputError
+from robodyn.arrays import singular_model_error
+from robodyn.errors import InputError, NumericOverflowError
 from robodyn.dynamics.api import method_key
 from robodyn.dynamics.composite import inertia_rows
 from robodyn.dynamics.gibbs_appell import forward_components as gibbs_appell_forward
@@ -40,6 +41,20 @@ SHORT = MappingProxyType({"idm": "inverse_dynamics", "inm": "inertia_matrix", "d
                           "gra": "gravity_torques", "ccg": "bias_torques", "dim": "regressor"})
 #: Every alias of a kind: the short names and the former names "gravity" and "bias" (still accepted).
 ALIASES = MappingProxyType({**SHORT, "gravity": "gravity_torques", "bias": "bias_torques"})
+
+
+def pivot_error(robot_name: str, label: str, joint: str):
+    """The error of a compiled model (``label``: "compiled inverse_dynamics", "CUDA forward_dynamics", ...) whose
+    pivot check of joint ``joint`` failed at some state: the numeric formulations' ModelError."""
+    return singular_model_error(robot_name, f"{label}: joint {joint}: the pivot (articulated inertia H_j [9.116]) "
+                                "is below 64 ε of its scale at some state")
+
+
+def overflow_error(robot_name: str, label: str, dtype: str = "float64") -> NumericOverflowError:
+    """The error of a compiled model whose result is not finite although its inputs are."""
+    return NumericOverflowError(
+        f"{label} of robot '{robot_name}': the result is not finite (floating-point overflow in {dtype}) although "
+        "every input is finite; some input is too large (e.g. a velocity of 1e155), give values of physical size")
 
 
 def canonical_kind(kind, kinds=KINDS) -> str:
