@@ -22,7 +22,15 @@ def _x64():
 ROBOT = random_robot(12, nf=5, tree=True, fixed=True)
 
 
-def test_jitted_and_vmapped_functions_equal_numpy():
+@pytest.fixture(params=["cpu", "gpu"])
+def assembly(request, monkeypatch):
+    """The results assembled as on the CPU, or as on a GPU (robodyn.spatial: entries behind an optimization
+    barrier, then stacked): jax.default_backend() is made to answer each."""
+    monkeypatch.setattr(jax, "default_backend", lambda: request.param)
+    return request.param
+
+
+def test_jitted_and_vmapped_functions_equal_numpy(assembly):
     q, qd, qdd = random_state(ROBOT, 12, (4,))
     tau = rd.inverse_dynamics(ROBOT, q, qd, qdd)
     np.testing.assert_allclose(jax.jit(lambda *a: rj.inverse_dynamics(ROBOT, *a))(q, qd, qdd), tau, rtol=1e-12, atol=1e-12)
@@ -59,7 +67,7 @@ def test_gradient_with_respect_to_q_matches_a_complex_step():
     np.testing.assert_allclose(grad, step, rtol=1e-10, atol=1e-10)
 
 
-def test_jax_jacobians_equal_the_analytic_derivatives():
+def test_jax_jacobians_equal_the_analytic_derivatives(assembly):
     """jax.jacfwd through the shared Newton–Euler recursion = rd.inverse_dynamics_derivatives (recursive, analytic)."""
     q, qd, qdd = random_state(ROBOT, 5, ())
     dq, dqd = rd.inverse_dynamics_derivatives(ROBOT, q, qd, qdd)

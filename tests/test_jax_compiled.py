@@ -1,6 +1,7 @@
 """rd.compile(robot, kind, backend="jax"): the customized model on jax.numpy equals robodyn's NumPy functions on
 random robots (trees, prismatic joints, fixed frames), batched and one state, under jax.jit and jax.vmap; its
-parameters are an input; its gradient equals the analytic derivatives."""
+parameters are an input; its gradient equals the analytic derivatives. Each runs with the results assembled as
+on the CPU and as on a GPU (robodyn.spatial: entries behind an optimization barrier, then stacked)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ import robodyn as rd  # noqa: E402
 from tests.support.random_robots import random_robot, random_state  # noqa: E402
 
 ROBOTS = [random_robot(3, nf=5), random_robot(11, nf=6, tree=True, fixed=True)]
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def assembly(request, monkeypatch):
+    """The results assembled as on the CPU or as on a GPU: jax.default_backend() is made to answer each."""
+    monkeypatch.setattr(jax, "default_backend", lambda: request.param)
+    return request.param
 
 
 def reference(robot, kind, q, qd, qdd):
@@ -36,13 +44,15 @@ def reference(robot, kind, q, qd, qdd):
 @pytest.mark.parametrize("kind", ["inverse_dynamics", "bias_torques", "gravity_torques", "inertia_matrix",
                                   "forward_dynamics", "regressor"])
 @pytest.mark.parametrize("index", range(len(ROBOTS)))
-def test_jax_backend_equals_numpy(index, kind):
+def test_jax_backend_equals_numpy(index, kind, assembly):
     robot = ROBOTS[index]
     f = rd.compile(robot, kind, backend="jax")
     q, qd, qdd = random_state(robot, index, batch=(4, 3))
     want, args = reference(robot, kind, q, qd, qdd)
     got = np.asarray(jax.jit(f)(*args)).reshape(want.shape)
     assert got.dtype == np.float64
+    barrier = assembly == "gpu" and kind != "forward_dynamics"  # robodyn.spatial.jax_vector; JaxModel's comment
+    assert ("optimization_barrier" in str(jax.make_jaxpr(f)(*args))) == barrier
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
     one = np.asarray(f(*(a[1, 2] for a in args))).reshape(want[1, 2].shape)
     np.testing.assert_allclose(one, want[1, 2], rtol=1e-12, atol=1e-12 * np.abs(want).max())
@@ -65,7 +75,7 @@ def test_parameters_gravity_and_float32():
     assert low.dtype == jnp.float32  # the float64 parameters and gravity follow the joints' dtype
 
 
-def test_gradient_equals_analytic_derivatives():
+def test_gradient_equals_analytic_derivatives(assembly):
     robot = ROBOTS[0]
     f = rd.compile(robot, "inverse_dynamics", backend="jax")
     q, qd, qdd = random_state(robot, 2)
