@@ -7,7 +7,7 @@ from scipy.optimize import brentq
 import robodyn as rd
 from robodyn import Robot
 from robodyn.control import ComputedTorque, PassivityBased, PDGravity, QuinticReference
-from robodyn.dynamics.friction_models import DiscontinuousFriction, LuGre, SmoothFriction, frictionless
+from robodyn.dynamics.friction_models import DiscontinuousFriction, LuGre, SmoothFriction
 
 
 def _energy_ok(sim, tol):
