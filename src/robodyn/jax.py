@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from robodyn.dynamics.composite import inertia_entries
+from robodyn.dynamics.composite import inertia_rows
 from robodyn.dynamics.floating import augmented_robot
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.model.friction import friction_components
@@ -56,13 +56,8 @@ def gravity_torques(robot: Robot, q, gravity=None) -> jnp.ndarray:
 
 def inertia_matrix(robot: Robot, q) -> jnp.ndarray:
     """A(q) by composite links (Khalil & Dombre Appendix 8, [9.12]), rotor inertias on the diagonal, (..., n, n)."""
-    n, q = robot.n, jnp.asarray(q)
-    A = [[0.0] * n for _ in range(n)]
-    for (i, j), value in inertia_entries(robot, _rows(q, n), jax_backend()):
-        A[i][j] = A[j][i] = value
-    for k, Ia in enumerate(robot.derived.Ia):
-        A[k][k] = A[k][k] + float(Ia)
-    return jax_matrix(A, q)
+    q = jnp.asarray(q)
+    return jax_matrix(inertia_rows(robot, _rows(q, robot.n), jax_backend()), q)
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
