@@ -1175,10 +1175,20 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
 #define RD_STACK_WORK 32768
 typedef struct { rd_model m; int *ints; double *doubles; } rd_packed;
+#define RD_CAPSULE "robodyn.rd_model"   /* the name of the capsule that holds an rd_packed */
 
 static void rd_capsule_free(PyObject *cap) {
-    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(cap, "robodyn.rd_model");
+    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(cap, RD_CAPSULE);
     if (p) { free(p->ints); free(p->doubles); free(p); }
+}
+
+/* The robot in an entry's first argument, or NULL (no Python error left set) when the entry got other than `count`
+ * arguments or no robot: the entries then answer -1 and the caller's general path runs. */
+static rd_packed *rd_entry_model(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t count) {
+    if (nargs != count) return NULL;
+    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(args[0], RD_CAPSULE);
+    if (!p) PyErr_Clear();
+    return p;
 }
 
 static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -1215,7 +1225,7 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_ValueError, "model(): inconsistent buffers");
         return NULL;
     }
-    return PyCapsule_New(p, "robodyn.rd_model", rd_capsule_free);
+    return PyCapsule_New(p, RD_CAPSULE, rd_capsule_free);
 }
 
 /* a float64 buffer of `len` doubles (C-contiguous; writable for out), or none when obj is None and allowed */
@@ -1231,9 +1241,8 @@ static int rd_buffer(PyObject *obj, Py_buffer *b, int writable, int *held) {
 
 static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 10) return PyLong_FromLong(-1);
-    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(args[0], "robodyn.rd_model");
-    if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    rd_packed *p = rd_entry_model(args, nargs, 10);
+    if (!p) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]), threads = PyLong_AsLong(args[2]);
     int friction = PyObject_IsTrue(args[3]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
@@ -1317,9 +1326,8 @@ static int rd_one_state(int kind, const rd_job *job) {
 
 static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 7) return PyLong_FromLong(-1);
-    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(args[0], "robodyn.rd_model");
-    if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    rd_packed *p = rd_entry_model(args, nargs, 7);
+    if (!p) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]);
     int n = p->m.n;
     Py_ssize_t nn = (Py_ssize_t)n * n;
@@ -1359,9 +1367,8 @@ static void rd_virtual_products(const double *v, double sign, double *x) {
 }
 static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 8) return PyLong_FromLong(-1);
-    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(args[0], "robodyn.rd_model");
-    if (!p) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    rd_packed *p = rd_entry_model(args, nargs, 8);
+    if (!p) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]);
     double tol = PyFloat_AsDouble(args[6]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
