@@ -25,10 +25,14 @@ def fastest(arm):
 
 def test_minimum_time_is_bang_bang_and_kkt(arm, fastest):
     m = fastest
-    ratio = np.abs(m.torques) / L
-    assert np.all(ratio <= 1 + 1e-6)
-    # bang-bang structure: at every node at least one actuator is saturated
-    np.testing.assert_allclose(ratio.max(axis=1), 1.0, rtol=1e-6)
+    # the continuous motion, 400 samples per interval: the limits hold between the nodes (to limit_tol = 1e-6)
+    t = np.linspace(0, m.duration, 16 * 400 + 1)
+    ratio = np.abs(rd.inverse_dynamics(arm, *m.sample(t))) / L
+    assert np.all(ratio <= 1 + 1e-6) and m.peak_ratio <= 1 + 1e-6
+    # bang-bang structure: in every interval an actuator reaches its limit (the samples miss the exact maximum by
+    # at most a (1/400)² fraction of the interval's curvature)
+    per_interval = ratio.max(axis=1)[:-1].reshape(16, 400).max(axis=1)
+    assert np.all(per_interval > 1 - 1e-4)
     assert m.kkt_residual < 1e-8
     # the nodes are at rest at A and B, and the torques are the inverse dynamics of the motion
     np.testing.assert_array_equal(m.q[[0, -1]], [DOWN, UP])
@@ -50,7 +54,8 @@ def test_minimum_energy(arm, fastest):
     T = 1.5 * fastest.duration
     e = optimal_motion(arm, DOWN, UP, L, objective="energy", duration=T, nodes=12)
     assert e.duration == T and e.kkt_residual < 1e-4
-    assert np.all(np.abs(e.torques) <= L * (1 + 1e-6))
+    t = np.linspace(0, T, 12 * 400 + 1)
+    assert np.all(np.abs(rd.inverse_dynamics(arm, *e.sample(t))) <= L * (1 + 1e-6))
     # lower energy than the minimum-time motion and than a quintic of the same duration
     quintic = RestToRest(DOWN, UP, T, profile="quintic")
     tq = rd.inverse_dynamics(arm, *quintic.sample(np.linspace(0, T, 2001)))
@@ -67,6 +72,21 @@ def test_errors_name_the_limit(arm, fastest):
         optimal_motion(arm, DOWN, UP, L, objective="energy")
     with pytest.raises(InputError, match="objective"):
         optimal_motion(arm, DOWN, UP, L, objective="jerk")
+    with pytest.raises(InputError, match="limit_tol"):
+        optimal_motion(arm, DOWN, UP, L, limit_tol=0)
+
+
+def test_sample_is_the_spline_through_the_nodes(arm, fastest):
+    m = fastest
+    q, qd, qdd = m.sample(m.t)
+    np.testing.assert_allclose(q, m.q, atol=1e-12)
+    np.testing.assert_allclose(qd, m.qd, atol=1e-9)
+    np.testing.assert_allclose(qdd, m.qdd, atol=1e-8)
+    # any shape of times; at rest outside [0, T]
+    q2, qd2, _ = m.sample(np.array([[-1.0, 0.3 * m.duration], [m.duration, 2 * m.duration]]))
+    assert q2.shape == (2, 2, 2)
+    np.testing.assert_allclose(q2[0, 0], DOWN, atol=1e-15)
+    np.testing.assert_allclose(qd2[1, 1], 0.0, atol=0)
 
 
 def test_plot_is_a_png_file(fastest, tmp_path):

@@ -3,15 +3,22 @@
 Between two configurations at rest, find the minimum-time motion, or the minimum-energy motion of a given
 duration, and the command torques that execute it, by direct collocation on a cubic spline: the unknowns are
 the positions q_1 … q_{N−1} at N − 1 interior nodes t_k = k T / N (and T for minimum time); q(t) is the clamped
-cubic spline through q_0 = A, the nodes and q_N = B, at rest at both ends, so that q̇_k and q̈_k are linear in
-the nodes (q̇ = D_v q / h, q̈ = D_a q / h², h = T / N) and the kinematic relations hold exactly — in particular
-q̇_{k+1} − q̇_k = h (q̈_k + q̈_{k+1}) / 2, the trapezoidal rule, since q̈ is piecewise linear. The torque
-τ_k = Γ(q_k, q̇_k, q̈_k) of the inverse dynamic model (Khalil & Dombre [9.84]–[9.94]) is bounded, |τ_kj| ≤ L_j, at
-every node. scipy's SLSQP solves the resulting nonlinear program; the torque Jacobian is built from the inertia
-matrix (∂τ/∂q̈ = A) and central differences in q and q̇ taken on all nodes at once, chained through D_v, D_a.
+cubic spline through q_0 = A, the nodes and q_N = B, at rest at both ends. At any time t = s h (h = T / N, s in
+knot units) q, q̇ and q̈ are linear in the nodes, q = P(s) q, q̇ = D_v(s) q / h, q̈ = D_a(s) q / h², so the
+kinematic relations hold exactly and the motion between the nodes is the spline itself: it is the motion the
+result hands back (:meth:`OptimalMotion.sample`).
+
+The torque τ(t) = Γ(q, q̇, q̈) of the inverse dynamic model (Khalil & Dombre [9.84]–[9.94]) is bounded,
+|τ_j(t)| ≤ L_j, on the whole continuous motion, a semi-infinite constraint handled by an exchange method: the bound
+is imposed at the nodes, at the three Gauss points of each interval and at a growing set of check points; after
+each solve every local maximum of |τ_j(t)| / L_j is located (a dense scan of each interval, then golden-section
+search to 1e-9 of an interval) and those above 1 + ``limit_tol`` join the check points, until none is. scipy's
+SLSQP solves each nonlinear program (restarted where its line search stalls short of a KKT point); the torque Jacobian is exact: ∂τ/∂q, ∂τ/∂q̇ from the analytic derivatives of the Newton–Euler recursion
+(:func:`robodyn.inverse_dynamics_derivatives`) and ∂τ/∂q̈ = A(q), chained through P, D_v, D_a.
 
 The energy is E = ∫₀ᵀ τᵀ τ dt (N² m² s), the usual "minimum-energy" criterion of the literature (the integral of
-the squared command torques, proportional to the copper losses of the motors).
+the squared command torques, proportional to the copper losses of the motors), by 3-point Gauss–Legendre
+quadrature on each interval.
 """
 
 from __future__ import annotations
@@ -20,13 +27,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn.model.robot import check_robot
 from robodyn.dynamics.api import inertia_matrix
+from robodyn.dynamics.derivatives import inverse_dynamics_derivatives
 from robodyn.dynamics.newton_euler import gravity_torques, inverse_dynamics
 from robodyn.errors import InputError, RobodynError
-from robodyn.model.robot import Robot
+from robodyn.model.robot import Robot, check_robot
 from robodyn.simulation.time_scaling import InfeasibleLimitsError, torque_limits_of, save_figure, time_scale
-from robodyn.simulation.trajectories import RestToRest, vector_argument
+from robodyn.simulation.trajectories import RestToRest, Spline, vector_argument
+
+#: samples per interval of the scan that brackets the local maxima of |τ_j(t)| / L_j
+SCAN = 32
+#: exchange rounds (solve, locate the maxima, add the violated ones) before giving up
+ROUNDS = 20
+#: restarts of SLSQP from a point where its line search failed short of first-order optimality
+RESTARTS = 3
+#: KKT residual below which a point where SLSQP's line search stalls (status 8) is accepted as optimal
+KKT_TOL = 1e-4
 
 
 class OptimizationError(RobodynError, RuntimeError):
@@ -35,20 +51,24 @@ class OptimizationError(RobodynError, RuntimeError):
 
 @dataclass(frozen=True)
 class OptimalMotion:
-    """Result of :func:`optimal_motion`.
+    """Result of :func:`optimal_motion`: the motion is the clamped cubic spline through the nodes
+    (:meth:`sample`), and its torques respect the limits between the nodes too.
 
     Attributes
     ----------
     objective : "time" | "energy"
     duration : float            T (s); the minimum time for ``objective="time"``
-    energy : float              E = ∫ τᵀτ dt by the trapezoidal rule on the nodes (N² m² s)
+    energy : float              E = ∫ τᵀτ dt of the spline motion, 3-point Gauss–Legendre per interval (N² m² s)
     t : ndarray (N+1,)          node times (s)
     q, qd, qdd : ndarray (N+1, n)   motion at the nodes
     torques : ndarray (N+1, n)  command torques τ_k = Γ(q_k, q̇_k, q̈_k) (N m | N)
     limits : ndarray (n,)
+    peak_ratio : float          max over t of |τ_j(t)| / L_j on the continuous motion (every local maximum located
+                                to 1e-9 of an interval); ≤ 1 + limit_tol
+    check_points : int          times at which the bound was imposed (nodes, Gauss points, the exchange's points)
     kkt_residual : float        ‖∇f − Σ λ_i ∇c_i‖ / (1 + |f|) with least-squares multipliers λ ≥ 0 of the active
                                 torque bounds: first-order optimality, ~0 at a KKT point
-    iterations : int
+    iterations : int            SLSQP iterations, all exchange rounds together
     """
 
     objective: str
@@ -60,8 +80,15 @@ class OptimalMotion:
     qdd: np.ndarray
     torques: np.ndarray
     limits: np.ndarray
+    peak_ratio: float
+    check_points: int
     kkt_residual: float
     iterations: int
+
+    def sample(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """q, q̇, q̈ (..., n) of the optimal motion at times ``t`` (s, any shape): the clamped cubic spline through
+        the nodes, the motion whose torques were bounded (at rest before 0 and after T)."""
+        return Spline(self.t, self.q).sample(t)
 
     def plot(self, path) -> None:
         """Write a PNG: joint positions and torques over their limits against time (written atomically)."""
@@ -84,7 +111,9 @@ class OptimalMotion:
 
 
 class _Transcription:
-    """Variables z = [T?, q_1 … q_{N−1} (interior nodes, (N−1)·n)]; q̇, q̈ at the nodes from the clamped spline."""
+    """Variables z = [T?, q_1 … q_{N−1} (interior nodes, (N−1)·n)]; q, q̇, q̈ at the check points s (knot units:
+    s = 0 … N are the nodes, then 3 Gauss–Legendre points per interval, then the exchange's points) from the
+    clamped spline."""
 
     def __init__(self, robot, q0, qf, L, nodes, duration):
         from scipy.interpolate import CubicSpline
@@ -95,84 +124,103 @@ class _Transcription:
         self.T_fixed = duration
         self.off = 1 if self.free_T else 0
         self.size = self.off + (nodes - 1) * robot.n
-        # node derivatives of the clamped spline through unit-spaced knots: q̇ = Dv q / h, q̈ = Da q / h²
-        k = np.arange(nodes + 1, dtype=float)
-        basis = CubicSpline(k, np.eye(nodes + 1), axis=0, bc_type="clamped")
-        self.Dv, self.Da = basis(k, 1), basis(k, 2)
+        # the spline's values and derivatives at knot-unit times s as linear maps of the N + 1 node values
+        self.basis = CubicSpline(np.arange(nodes + 1, dtype=float), np.eye(nodes + 1), axis=0, bc_type="clamped")
+        # the energy by 3-point Gauss–Legendre quadrature on each interval (exact for a quintic; τ is smooth
+        # between the nodes), per unit duration; its points are check points from the start
+        x, w = np.polynomial.legendre.leggauss(3)
+        self.gauss = (np.arange(nodes)[:, None] + (x + 1) / 2).ravel()
+        self.w1 = np.tile(w / 2, nodes) / nodes
+        self.set_points(np.concatenate([np.arange(nodes + 1.0), self.gauss]))
 
-    def split(self, z):
-        """T and q, q̇, q̈ (N+1, n) at the nodes."""
+    def set_points(self, s):
+        self.s = np.asarray(s, dtype=float)
+        self.P, self.Dv, self.Da = self.basis(self.s), self.basis(self.s, 1), self.basis(self.s, 2)
+
+    def nodes_of(self, z):
+        """T and the node values q (N+1, n)."""
         T = z[0] if self.free_T else self.T_fixed
-        q = np.vstack([self.q0, z[self.off:].reshape(self.N - 1, self.n), self.qf])
-        h = T / self.N
-        return T, q, self.Dv @ q / h, self.Da @ q / h**2
+        return T, np.vstack([self.q0, z[self.off:].reshape(self.N - 1, self.n), self.qf])
 
-    def pack(self, T, q):
-        body = np.asarray(q[1:-1], dtype=float).ravel()
+    def states(self, z, s=None):
+        """T and q, q̇, q̈ (M, n) at the check points (or at knot-unit times ``s``)."""
+        T, Q = self.nodes_of(z)
+        h = T / self.N
+        if s is None:
+            P, Dv, Da = self.P, self.Dv, self.Da
+        else:
+            P, Dv, Da = self.basis(s), self.basis(s, 1), self.basis(s, 2)
+        return T, P @ Q, Dv @ Q / h, Da @ Q / h**2
+
+    def pack(self, T, Q):
+        body = np.asarray(Q[1:-1], dtype=float).ravel()
         return np.concatenate([[T], body]) if self.free_T else body
 
-    def torques(self, z):
-        _, q, v, a = self.split(z)
+    def torques(self, z, s=None):
+        _, q, v, a = self.states(z, s)
         return inverse_dynamics(self.robot, q, v, a)
 
-    def _local_jacobian(self, q, v, a):
-        """∂τ_k/∂(q_k, q̇_k, q̈_k) (N+1, n, 3n): ∂/∂q̈ = A(q) exactly, ∂/∂q and ∂/∂q̇ by central differences
-        taken on all nodes in one batched call per joint."""
-        n = self.n
-        D = np.empty((self.N + 1, n, 3 * n))
-        for j in range(n):
-            e = np.zeros(n)
-            e[j] = step = 1e-6 * max(1.0, float(np.max(np.abs(q[:, j]))))
-            D[:, :, j] = (inverse_dynamics(self.robot, q + e, v, a)
-                          - inverse_dynamics(self.robot, q - e, v, a)) / (2 * step)
-            e[j] = step = 1e-6 * max(1.0, float(np.max(np.abs(v[:, j]))))
-            D[:, :, n + j] = (inverse_dynamics(self.robot, q, v + e, a)
-                              - inverse_dynamics(self.robot, q, v - e, a)) / (2 * step)
-        D[:, :, 2 * n:] = inertia_matrix(self.robot, q)        # A includes the rotor inertias Ia
-        return D
-
     def torque_jac(self, z):
-        """∂τ/∂z, ((N+1)·n, size)."""
-        T, q, v, a = self.split(z)
-        N, n = self.N, self.n
+        """∂τ/∂z at the check points, (M·n, size): the analytic ∂τ/∂q, ∂τ/∂q̇ and ∂τ/∂q̈ = A (rotor inertias
+        included) chained through q = P Q, q̇ = D_v Q / h, q̈ = D_a Q / h²."""
+        T, q, v, a = self.states(z)
+        N, n, M = self.N, self.n, self.s.size
         h = T / N
-        D = self._local_jacobian(q, v, a)
-        Dq, Dqd, Dqdd = D[..., :n], D[..., n:2 * n], D[..., 2 * n:]
-        # τ_k depends on q_m through q_k (m = k), q̇_k = Σ_m Dv[k, m] q_m / h and q̈_k = Σ_m Da[k, m] q_m / h²
-        full = (np.einsum("kij,km->kimj", Dq, np.eye(N + 1))
-                + np.einsum("kij,km->kimj", Dqd, self.Dv / h)
+        Dq, Dqd = inverse_dynamics_derivatives(self.robot, q, v, a)
+        Dqdd = inertia_matrix(self.robot, q)
+        full = (np.einsum("kij,km->kimj", Dq, self.P) + np.einsum("kij,km->kimj", Dqd, self.Dv / h)
                 + np.einsum("kij,km->kimj", Dqdd, self.Da / h**2))
-        Jm = full[:, :, 1:-1, :].reshape((N + 1) * n, (N - 1) * n)
+        Jm = full[:, :, 1:-1, :].reshape(M * n, (N - 1) * n)
         if self.free_T:
             dT = -(Dqd @ v[..., None])[..., 0] / T - 2 * (Dqdd @ a[..., None])[..., 0] / T
             Jm = np.hstack([dT.reshape(-1, 1), Jm])
         return Jm
 
     def ineq(self, z):
-        tau = self.torques(z)
-        return np.concatenate([(self.L - tau).ravel(), (self.L + tau).ravel()])
+        """1 ∓ τ/L ≥ 0 at every check point: the bounds relative to the limits, of order one for SLSQP."""
+        r = self.torques(z) / self.L
+        return np.concatenate([(1 - r).ravel(), (1 + r).ravel()])
 
     def ineq_jac(self, z):
-        Jt = self.torque_jac(z)
-        return np.vstack([-Jt, Jt])
-
-    def weights(self, T):
-        w = np.full(self.N + 1, T / self.N)
-        w[[0, -1]] *= 0.5
-        return w
+        Jr = self.torque_jac(z) / np.tile(self.L, self.s.size)[:, None]
+        return np.vstack([-Jr, Jr])
 
     def energy(self, z):
-        T = self.split(z)[0]
-        tau = self.torques(z)
-        return float(self.weights(T) @ np.sum(tau * tau, axis=1))
+        T = self.nodes_of(z)[0]
+        tau = self.torques(z)[self.N + 1:self.N + 1 + self.w1.size]
+        return float(T * self.w1 @ np.sum(tau * tau, axis=1))
 
     def energy_grad(self, z):
-        T = self.split(z)[0]
+        T = self.nodes_of(z)[0]
         tau = self.torques(z)
-        g = (2 * self.weights(T)[:, None] * tau).ravel() @ self.torque_jac(z)
+        gauss = slice(self.N + 1, self.N + 1 + self.w1.size)
+        rows = slice(gauss.start * self.n, gauss.stop * self.n)
+        g = (2 * T * self.w1[:, None] * tau[gauss]).ravel() @ self.torque_jac(z)[rows]
         if self.free_T:
-            g[0] += float(self.weights(1.0) @ np.sum(tau * tau, axis=1))     # ∂w/∂T
+            g[0] += float(self.w1 @ np.sum(tau[gauss] ** 2, axis=1))     # ∂(T w1)/∂T
         return g
+
+    def peaks(self, z):
+        """Every local maximum of |τ_j(s)| / L_j over [0, N]: (s, ratio) of each, joints and intervals together.
+
+        A scan of :data:`SCAN` samples per interval brackets them; golden-section search, batched over the
+        brackets, locates each to 1e-9 of an interval."""
+        grid = np.linspace(0.0, self.N, SCAN * self.N + 1)
+        r = np.abs(self.torques(z, grid)) / self.L                          # (G, n)
+        padded = np.vstack([np.full(self.n, -1.0), r, np.full(self.n, -1.0)])
+        top = (padded[1:-1] >= padded[:-2]) & (padded[1:-1] >= padded[2:])
+        idx, joint = np.nonzero(top)
+        lo = grid[np.maximum(idx - 1, 0)]
+        hi = grid[np.minimum(idx + 1, grid.size - 1)]
+        ratio = lambda s: np.abs(self.torques(z, s)[np.arange(s.size), joint]) / self.L[joint]  # noqa: E731
+        g = (np.sqrt(5.0) - 1) / 2
+        while np.max(hi - lo, initial=0.0) > 1e-9:
+            a, b = lo + (1 - g) * (hi - lo), lo + g * (hi - lo)
+            left = ratio(a) >= ratio(b)                                     # a maximum lies in [lo, b]
+            hi, lo = np.where(left, b, hi), np.where(left, lo, a)
+        found = ratio((lo + hi) / 2)
+        better = found >= r[idx, joint]
+        return np.where(better, (lo + hi) / 2, grid[idx]), np.where(better, found, r[idx, joint])
 
     def time(self, z):
         return float(z[0])
@@ -198,8 +246,10 @@ def _kkt_residual(f, grad, ineq_val, ineq_jac, tol) -> float:
 
 
 def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str = "time", duration=None,
-                   nodes: int = 30, max_iter: int = 300, tol: float = 1e-12) -> OptimalMotion:
-    """Minimum-time or minimum-energy rest-to-rest motion under torque bounds, by direct collocation.
+                   nodes: int = 30, max_iter: int = 300, tol: float = 1e-12,
+                   limit_tol: float = 1e-6) -> OptimalMotion:
+    """Minimum-time or minimum-energy rest-to-rest motion under torque bounds, by direct collocation; the limits
+    hold on the whole continuous motion, not only at the nodes.
 
     Parameters
     ----------
@@ -207,7 +257,7 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
     q_start, q_goal : array_like (n,)
         Configurations A and B, at rest (rad | m).
     torque_limits : float or array_like (n,)
-        |τ_j| ≤ L_j at every node (N m | N).
+        |τ_j(t)| ≤ L_j for every t in [0, T] (N m | N).
     objective : "time" | "energy"
         "time": minimise T. "energy": minimise E = ∫ τᵀτ dt for the given ``duration``.
     duration : float, optional
@@ -215,9 +265,12 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
     nodes : int
         Number of collocation intervals N (N + 1 nodes).
     max_iter : int
-        Iteration limit of SLSQP; reaching it raises :class:`OptimizationError`.
+        Iteration limit of SLSQP per exchange round; reaching it raises :class:`OptimizationError`.
     tol : float
         SLSQP's tolerance on the objective and the constraints.
+    limit_tol : float
+        Relative tolerance of the limits on the continuous motion: every local maximum of |τ_j(t)| / L_j is at most
+        1 + ``limit_tol`` (at the check points the bounds hold to SLSQP's tolerance).
 
     Returns
     -------
@@ -228,8 +281,9 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
     InfeasibleLimitsError
         A limit is below the gravity torque at A or B (the robot cannot even rest there).
     OptimizationError
-        No feasible solution found (e.g. ``duration`` shorter than the minimum time) or the iteration limit was
-        hit; the message names the torque limit that is violated most.
+        No feasible solution found (e.g. ``duration`` shorter than the minimum time), the iteration limit was hit,
+        the solution is not first-order optimal, or the limits still fail between the nodes after
+        :data:`ROUNDS` exchange rounds; the message names the torque limit that is violated most.
     """
     check_robot(robot)
     from scipy.optimize import minimize
@@ -247,6 +301,8 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
         raise InputError("duration is the result of a minimum-time motion; give it only with objective='energy'")
     if int(nodes) < 4:
         raise InputError(f"nodes = {nodes!r}; give at least 4 collocation intervals")
+    if not (0 < float(limit_tol) < 1):
+        raise InputError(f"limit_tol = {limit_tol!r}; give a relative tolerance between 0 and 1 (e.g. 1e-6)")
     nodes = int(nodes)
     for name, qq in (("q_start", q0), ("q_goal", qf)):
         g = gravity_torques(robot, qq) + robot.Foff[robot.joint_frames]
@@ -261,12 +317,11 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
     # initial guess: a quintic rest-to-rest motion, uniformly time-scaled to meet the limits (De Luca's k)
     guess = RestToRest(q0, qf, 1.0, profile="quintic")
     if duration is None:
-        T0 = 1.05 * time_scale(robot, guess, 0.98 * L, samples=4 * nodes + 1).duration
+        T0 = 1.05 * time_scale(robot, guess, 0.98 * L, samples=SCAN * nodes + 1).duration
     else:
         T0 = duration
-    t0 = np.linspace(0, T0, nodes + 1)
     ref = RestToRest(q0, qf, T0, profile="quintic")
-    z0 = tr.pack(T0, ref.sample(t0)[0])
+    z = tr.pack(T0, ref.sample(np.linspace(0, T0, nodes + 1))[0])
     if objective == "time":
         # T relative to the feasible initial duration T0: an objective of order one for SLSQP's line search
         fun = lambda z: tr.time(z) / T0                 # noqa: E731
@@ -279,27 +334,45 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
     # the initial motion is (nearly) admissible, so the optimum lies below T0; the bounds keep T in a sane range
     bounds = [(1e-2 * T0, 2 * T0)] + [(None, None)] * (tr.size - 1) if tr.free_T else None
     constraints = [{"type": "ineq", "fun": tr.ineq, "jac": tr.ineq_jac}]
-    res = minimize(fun, z0, jac=jac, method="SLSQP", bounds=bounds, constraints=constraints,
-                   options={"maxiter": int(max_iter), "ftol": tol})
-    z = res.x
-    tau = tr.torques(z)
-    excess = np.abs(tau) / L - 1
-    k, j = np.unravel_index(int(np.argmax(excess)), excess.shape)
-    kkt = _kkt_residual(fun(z), jac(z), tr.ineq(z), tr.ineq_jac(z), tol=1e-6 * float(np.max(L)))
-    # SLSQP status 8 ("positive directional derivative in line search"): no further progress at the precision of
-    # the differenced derivatives; accepted when the point is feasible and first-order optimal
-    converged = res.success or (res.status == 8 and kkt < 1e-6)
-    if not converged or excess[k, j] > 1e-6:
-        T = tr.split(z)[0]
-        reason = "hit the iteration limit max_iter" if res.status == 9 else f"stopped: {res.message}"
+    iterations = 0
+    for _ in range(ROUNDS):
+        for _ in range(RESTARTS + 1):
+            res = minimize(fun, z, jac=jac, method="SLSQP", bounds=bounds, constraints=constraints,
+                           options={"maxiter": int(max_iter), "ftol": tol})
+            z, iterations = res.x, iterations + int(res.nit)
+            kkt = _kkt_residual(fun(z), jac(z), tr.ineq(z), tr.ineq_jac(z), tol=1e-6)
+            # SLSQP status 8 ("positive directional derivative in line search"): no progress along its search
+            # direction; accepted when the point is first-order optimal, else SLSQP restarts from it with a fresh
+            # quasi-Newton Hessian (the stale one is the usual cause)
+            converged = res.success or (res.status == 8 and kkt < KKT_TOL)
+            if converged or res.status != 8:
+                break
+        s, peak = tr.peaks(z)
+        if not converged or -np.min(tr.ineq(z)) > limit_tol:
+            break
+        over = peak > 1 + limit_tol
+        if not np.any(over):
+            break
+        tr.set_points(np.concatenate([tr.s, s[over]]))      # the exchange: the violated maxima join the points
+    T = tr.nodes_of(z)[0]
+    worst = int(np.argmax(peak))
+    if not converged or peak[worst] > 1 + limit_tol:
+        tau = tr.torques(z, s[worst:worst + 1])[0]
+        j = int(np.argmax(np.abs(tau) / L))
+        if not converged:
+            reason = ("hit the iteration limit max_iter" if res.status == 9
+                      else f"stopped: {res.message} (KKT residual {kkt:.1e})")
+        else:
+            reason = f"still exceeds a limit between the nodes after {ROUNDS} exchange rounds"
         raise OptimizationError(
-            f"{objective} optimisation {reason} after {res.nit} iterations without a feasible motion: joint "
-            f"{j + 1} needs |τ| = {abs(tau[k, j]):.6g} against torque_limits[{j}] = {L[j]:.6g} at t = "
-            f"{k * T / nodes:.4g} s"
+            f"{objective} optimisation {reason} after {iterations} iterations without a feasible motion: joint "
+            f"{j + 1} needs |τ| = {abs(tau[j]):.6g} against torque_limits[{j}] = {L[j]:.6g} at t = "
+            f"{s[worst] * T / nodes:.4g} s"
             + ("; the duration is probably below the minimum time for these limits" if objective == "energy"
                else "; raise max_iter or nodes"))
-    T, q, v, a = tr.split(z)
-    t = np.linspace(0, T, nodes + 1)
-    energy = float(tr.weights(T) @ np.sum(tau * tau, axis=1))
-    return OptimalMotion(objective=objective, duration=float(T), energy=energy, t=t, q=q.copy(), qd=v.copy(),
-                         qdd=a.copy(), torques=tau, limits=L, kkt_residual=kkt, iterations=int(res.nit))
+    T, Q = tr.nodes_of(z)
+    _, q, v, a = tr.states(z, np.arange(nodes + 1.0))
+    tau = inverse_dynamics(robot, q, v, a)
+    return OptimalMotion(objective=objective, duration=float(T), energy=tr.energy(z), t=np.linspace(0, T, nodes + 1),
+                         q=Q, qd=v, qdd=a, torques=tau, limits=L, peak_ratio=float(peak[worst]),
+                         check_points=int(tr.s.size), kkt_residual=kkt, iterations=iterations)
