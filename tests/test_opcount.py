@@ -147,6 +147,7 @@ def report():
 
 DEGREE = {  # seeds' complexity: O(n) recursions, O(n²) inertia matrices, O(n³) Cholesky-based forward dynamics
     ("inverse", "newton_euler"): 1, ("inverse", "gibbs_appell"): 1, ("inverse", "spatial_operator"): 1,
+    ("inverse", "two_sided"): 1,
     ("forward", "recursive"): 1, ("forward", "spatial_operator"): 1,
     ("inertia", "composite"): 2, ("inertia", "walker_orin"): 2, ("inertia", "gibbs_appell"): 2,
     ("forward", "cholesky"): 3, ("forward", "gibbs_appell"): 3,

@@ -196,6 +196,9 @@ SEED_FORMULAS: MappingProxyType[tuple[str, str], list[Formula]] = MappingProxyTy
     ],
     ("inverse", "gibbs_appell"): [Formula("Mata Table 1, G-A", (96, -101), (84, -100))],
     ("inverse", "spatial_operator"): [Formula("Kozlowski Table 1, general axes", (142, -151), (109, -134))],
+    # Table 1 counts the recursions of (3.7)-(3.14), the two-sided form; §4.1 calls it "slightly slower" than
+    # the one-sided (3.24)-(3.33)
+    ("inverse", "two_sided"): [Formula("Kozlowski Table 1, general axes", (142, -151), (109, -134))],
     ("inertia", "composite"): [Formula("Mata Table 2, Walker-Orin CRBA", (12, 56, -27), (7, 67, -56))],
     ("inertia", "gibbs_appell"): [Formula("Mata Table 2, G-A", (11.5, 19.5, -49), (8.5, 31.5, -69))],
     ("forward", "gibbs_appell"): [

@@ -26,6 +26,7 @@ INVERSE = MappingProxyType({
     "newton_euler": "robodyn.dynamics.newton_euler",
     "gibbs_appell": "robodyn.dynamics.gibbs_appell",
     "spatial_operator": "robodyn.dynamics.spatial_operator",
+    "two_sided": "robodyn.dynamics.two_sided",
 })
 INERTIA = MappingProxyType({
     "composite": "robodyn.dynamics.composite",
@@ -44,7 +45,7 @@ FORWARD = MappingProxyType({
 #: Pinocchio's names as aliases) -> key of the dispatch tables above.
 NAMES = MappingProxyType({
     "inverse_dynamics": {"newton_euler": "newton_euler", "rnea": "newton_euler", "gibbs_appell": "gibbs_appell",
-                         "spatial_operator": "spatial_operator"},
+                         "spatial_operator": "spatial_operator", "two_sided": "two_sided"},
     "inertia_matrix": {"composite": "composite", "crba": "composite", "walker_orin": "walker_orin",
                        "gibbs_appell": "gibbs_appell"},
     "forward_dynamics": {"recursive": "recursive", "aba": "recursive", "cholesky": "cholesky",
@@ -93,7 +94,8 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
         g in the base frame R_0 (m/s²); default ``robot.gravity``.
     method : str
         ``"newton_euler"`` or ``"rnea"`` (Khalil & Dombre [9.84]–[9.94]), ``"gibbs_appell"`` (Mata et al.
-        eqs 14–16) or ``"spatial_operator"`` (Rodriguez–Kozłowski eqs 3.24–3.33).  All give the same torques.
+        eqs 14–16), ``"spatial_operator"`` (Rodriguez–Kozłowski eqs 3.24–3.33) or ``"two_sided"`` (Rodriguez's
+        two-sided form with Kozłowski's corrected bias force, eqs 3.1–3.14).  All give the same torques.
     friction : bool
         False leaves the robot's joint friction Γ_f [9.26]–[9.28] out (rotor inertias stay), e.g. to compare
         with Pinocchio's rnea on a URDF robot whose <dynamics> gave it friction.

@@ -1,0 +1,122 @@
+"""Rodriguez's two-point boundary-value problem with Kozłowski's corrected bias force: inverse dynamics by
+Kozłowski's (3.1)–(3.14) ("New computational algorithms for a discrete Kalman filter in robot dynamics", §3).
+
+Kozłowski (after Rodriguez) writes every spatial quantity on both sides of each joint k: V_k⁺, λ_k⁺, x_k⁺ on link
+k + 1 at joint k, V_k⁻, λ_k⁻, x_k⁻ on link k.  Velocities and accelerations run from the base (V_n⁺ = 0, λ_n⁺ = g)
+to the tip, spatial forces from the tip (x_0⁺ = 0) to the base:
+
+    V_{k−1}⁺ = φ_{k,k−1}ᵀ V_k⁻                   V_k⁻ = A_k⁻¹ V_k⁺ + H_kᵀ q̇_k                   (3.1), (3.2)
+    λ_{k−1}⁺ = φ_{k,k−1}ᵀ λ_k⁻                   λ_k⁻ = A_k⁻¹ (λ_k⁺ + n_k) + H_kᵀ q̈_k           (3.4), (3.5)
+    x_k⁻ = φ_{k,k−1} x_{k−1}⁺ + M_k λ_k⁻ + b_k   x_k⁺ = A_k x_k⁻                               (3.8), (3.9)
+    τ_k = H_k x_k⁻
+
+with the bias acceleration n_k (3.7), (3.7') and Kozłowski's corrected bias force (3.14),
+
+    n_k = [ω_k⁺ × h q̇_k; v_k⁺ × h q̇_k] (revolute),  [0; ω_k⁺ × h q̇_k] (prismatic),  h = ^{k+1}_kR h_k
+    b_k = [ω_k⁻ × I_k ω_k⁻ + m_k p_k × (ω_k⁻ × v_k⁻);  m_k (ω_k⁻ × v_k⁻ + ω_k⁻ × (ω_k⁻ × p_k))]
+
+(T_ck = F_ck = 0; the extracted (3.5) and (3.11) print H_kᵀ q̇_k where the joint acceleration q̈_k belongs.)  The
+linear part of λ⁻ is not the acceleration of the point O_k but v̇ − ω × v (the term ω_k⁻ × v_k⁻ is "omitted" from
+the accelerations, Kozłowski §3): that is why b_k carries the ω_k⁻ × v_k⁻ terms that the one-sided Newton–Euler
+form (3.24)–(3.33) (:mod:`robodyn.dynamics.spatial_operator`) moves into its bias acceleration ā_k.  Kozłowski
+proves the two forms give the same x_k and τ_k; tests/test_two_sided.py checks it on random robots.
+
+Conventions as in :mod:`robodyn.dynamics.spatial_operator` (paper link k = robodyn frame j = nf + 1 − k, trees by
+summing over children; A_k = ^{a}A_j, l_{k,k−1} = ^{j}P_c of a child c, I_k = ^jJ_j, m_k p_k = ^jMS_j).  The ±
+quantities are kept apart as the paper writes them: V⁺, λ⁺ in the antecedent's frame at O_j, V⁻, λ⁻, x⁻ in R_j.
+Extensions as there: rotor inertia Ia_k q̈_k and friction Γ_f(q̇_k) added to τ_k, fixed frames without H_k,
+wrenches exerted by link j on the environment added to b_k, gravity as λ⁺ = [0; −g] at the base.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn.dynamics import executor
+from robodyn.kinematics import frame_rotations, run_blocks, to_child, to_parent
+from robodyn.model.friction import friction_of
+from robodyn.model.robot import Robot
+from robodyn.spatial import ZERO, frame_wrench, vcross, vscale, vsum
+
+
+def _inertia_times(J6, w):
+    """I_k w for I_k = (XX, XY, XZ, YY, YZ, ZZ) about O_j."""
+    xx, xy, xz, yy, yz, zz = J6
+    return (xx * w[0] + xy * w[1] + xz * w[2], xy * w[0] + yy * w[1] + yz * w[2], xz * w[0] + yz * w[1] + zz * w[2])
+
+
+def two_sided_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None) -> list:
+    """Rigid-body joint torques by Kozłowski's (3.1)–(3.14) (module docstring), on component scalars.
+
+    Parameters
+    ----------
+    q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats or counting scalars.
+    g : 3 scalars, gravity in R_0 (m/s²).
+    wr : sequence of 6 nf scalars or None, [f_ej; m_ej] exerted by link j on the environment (R_j, about O_j).
+    backend : ScalarBackend, optional (cos and sin of the joint angles).
+
+    Returns
+    -------
+    list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
+    """
+    rot = frame_rotations(robot, q, backend)
+    nf, parent = robot.nf, robot.derived.parent
+    w, v, wd, vd = [None] * nf, [None] * nf, [None] * nf, [None] * nf   # V⁻ = [ω; v], λ⁻ = [ω̇; v̇] in R_j
+    k = 0
+    for i in range(nf):
+        p, P = parent[i], rot[i][3]
+        if p >= 0:  # (3.1), (3.4): φᵀ moves the parent's V⁻, λ⁻ from O_a to O_j (frame R_a)
+            w_plus, v_plus = w[p], vsum(v[p], vcross(w[p], P))
+            wd_plus, vd_plus = wd[p], vsum(vd[p], vcross(wd[p], P))
+        else:       # (3.3), (3.6) with gravity: V⁺ = 0, λ⁺ = [0; −g]
+            w_plus, v_plus, wd_plus, vd_plus = ZERO, ZERO, ZERO, (-g[0], -g[1], -g[2])
+        # A⁻¹ across the joint; n_k is formed after the rotation: A⁻¹(a × R h) = (A⁻¹ a) × h, h = z_j in R_j
+        w_j, v_j = to_child(rot[i], w_plus), to_child(rot[i], v_plus)
+        wd_j, vd_j = to_child(rot[i], wd_plus), to_child(rot[i], vd_plus)
+        if robot.sigma[i] != 2:
+            rate, acc = qd[k], qdd[k]
+            k += 1
+            if robot.sigma[i] == 0:     # n_k = [ω⁺ × h q̇; v⁺ × h q̇] (3.7), then + H q̈, H = [z; 0]
+                wd_j = (wd_j[0] + w_j[1] * rate, wd_j[1] - w_j[0] * rate, wd_j[2] + acc)
+                vd_j = (vd_j[0] + v_j[1] * rate, vd_j[1] - v_j[0] * rate, vd_j[2])
+                w_j = (w_j[0], w_j[1], w_j[2] + rate)                                    # (3.2)
+            else:                       # n_k = [0; ω⁺ × h q̇] (3.7'), then + H q̈, H = [0; z]
+                vd_j = (vd_j[0] + w_j[1] * rate, vd_j[1] - w_j[0] * rate, vd_j[2] + acc)
+                v_j = (v_j[0], v_j[1], v_j[2] + rate)                                    # (3.2)
+        w[i], v[i], wd[i], vd[i] = w_j, v_j, wd_j, vd_j
+    torque, force = [None] * nf, [None] * nf                               # x⁻ = [T; F] in R_j, about O_j
+    for i in range(nf):
+        J6, MS, M = robot.derived.links_six[i]
+        wv = vcross(w[i], v[i])
+        # M_k λ_k⁻ + b_k (3.8), (3.14), with m p = MS
+        torque[i] = vsum(_inertia_times(J6, wd[i]), vcross(MS, vd[i]), vcross(w[i], _inertia_times(J6, w[i])),
+                         vcross(MS, wv))
+        force[i] = vsum(vscale(M, vsum(vd[i], wv)), vcross(wd[i], MS), vcross(w[i], vcross(w[i], MS)))
+        if wr is not None:
+            fe, me = frame_wrench(wr, i)
+            force[i], torque[i] = vsum(force[i], fe), vsum(torque[i], me)
+    for i in range(nf - 1, -1, -1):
+        p = parent[i]
+        if p >= 0:  # x⁺ = A x⁻ (3.9), then φ_{k,k−1} moves it from O_j to O_a (3.8)
+            F, T = to_parent(rot[i], force[i]), to_parent(rot[i], torque[i])
+            force[p] = vsum(force[p], F)
+            torque[p] = vsum(torque[p], T, vcross(rot[i][3], F))
+    return [force[i][2] if robot.sigma[i] == 1 else torque[i][2] for i in robot.joint_frames]  # τ = H x⁻
+
+
+def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
+    """Inverse dynamics by Kozłowski's two-sided equations (3.1)–(3.14) (:func:`two_sided_torques`).
+
+    Arguments as :func:`robodyn.inverse_dynamics` (``method="two_sided"``): q, q̇, q̈ (..., n); wrenches
+    (..., nf, 6) exerted by the links on the environment (R_j, about O_j); gravity (3,) or (..., 3) in R_0.
+    Returns τ_k = H_k x_k⁻ + Ia_k q̈_k + Γ_f(q̇_k), (..., n) in N m | N, in the dtype of the inputs.
+    """
+    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
+
+
+def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
+    tau = run_blocks(robot, two_sided_torques, (q, qd, qdd), g, fe)
+    return tau + robot.derived.Ia.astype(q.dtype) * qdd + friction_of(robot, qd)
+
+
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, key="two_sided_inverse")
