@@ -21,34 +21,33 @@ def strict_json(text):
     return json.loads(text, parse_constant=refuse)
 
 
-def at(t):
-    """q, q̇, q̈ (6,) at time t > 0: the middle sample of a 3-sample trajectory over [0, 2t]."""
-    _, q, qd, qdd = trajectory(6, 2 * t, 3)
-    return q[1], qd[1], qdd[1]
-
-
-def test_trajectory_derivatives_are_consistent():
-    """q̇ and q̈ are the time derivatives of q (central differences, h = 1e-5 s: truncation error about
-    h² max|q⁽³⁾| ≈ 1e-8 and rounding about 1e-16 / h ≈ 1e-11, hence the 1e-6 tolerance)."""
+def test_trajectory_is_kozlowskis():
+    """Kozłowski §5: 4 s, 300 samples, fifth-order polynomials from rest to rest over the ranges he gives (joint 1
+    from −150° to 150°, ..., joint 6 from −150° to 150°); q̇ and q̈ are the time derivatives of q (central
+    differences on the samples, h = 1e-5 s: truncation about h² max|q⁽³⁾| ≈ 1e-8, rounding about 1e-16 / h)."""
+    t, q, qd, qdd = trajectory(6)
+    assert t.shape == (300,) and t[-1] == 4.0 and q.shape == qd.shape == qdd.shape == (300, 6)
+    np.testing.assert_allclose(np.degrees(q[0]), [-150, -90, -130, -240, -220, -150], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.degrees(q[-1]), [150, 90, 130, 70, 40, 150], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.r_[qd[[0, -1]], qdd[[0, -1]]], 0.0, rtol=0, atol=1e-12)
     h = 1e-5
-    for t in (0.3, 1.7, 4.2):
-        q, qd, qdd = at(t)
-        (qp, qdp, _), (qm, qdm, _) = at(t + h), at(t - h)
-        np.testing.assert_allclose((qp - qm) / (2 * h), qd, rtol=0, atol=1e-6)
-        np.testing.assert_allclose((qdp - qdm) / (2 * h), qdd, rtol=0, atol=1e-6)
+    t, q, qd, qdd = trajectory(6, 4.0, 400001)
+    np.testing.assert_allclose((q[2:] - q[:-2]) / (2 * h), qd[1:-1], rtol=0, atol=1e-6)
+    np.testing.assert_allclose((qd[2:] - qd[:-2]) / (2 * h), qdd[1:-1], rtol=0, atol=1e-6)
 
 
 def test_round_trip_on_the_puma_is_at_machine_precision():
     """PUMA 560 (AKB): inverse then forward with Kozłowski's algorithms returns q̈ to 1e-12 relative to the
     largest |q̈| (float64 rounding, amplified at most by cond(A) ≈ 1e2–1e3 along the path); the spatial-operator
     Γ equals Newton–Euler's and the Kalman q̈ the recursive q̈ to the same tolerance (different algorithms,
-    same model)."""
+    same model), and so does the two-sided form (3.1)–(3.14)."""
     puma = rd.load("puma560")
-    r = round_trip(puma, 5.0, 101)
+    r = round_trip(puma)
     assert r.round_trip.max() < 1e-12 * r.qdd_max.max()
     assert r.inverse_vs_ne.max() < 1e-12 * r.tau_max.max()
     assert r.forward_vs_rec.max() < 1e-12 * r.qdd_max.max()
-    _, q, qd, qdd = trajectory(6, 5.0, 101)
+    assert r.two_sided_vs_ne.max() < 1e-12 * r.tau_max.max()
+    _, q, qd, qdd = trajectory(6)
     np.testing.assert_allclose(r.tau_max, np.abs(rd.inverse_dynamics(puma, q, qd, qdd)).max(0), rtol=1e-12)
     np.testing.assert_array_equal(r.qdd_max, np.abs(qdd).max(0))
 
@@ -62,7 +61,9 @@ def test_demo_json_is_strict_and_matches_the_function():
     assert out["tau_max"] == r.tau_max.tolist() and out["round_trip"] == r.round_trip.tolist()
     assert out["inverse_vs_newton_euler"] == r.inverse_vs_ne.tolist()
     assert out["forward_vs_recursive"] == r.forward_vs_rec.tolist()
-    assert set(out["relative"]) == {"round_trip", "inverse_vs_newton_euler", "forward_vs_recursive"}
+    assert out["two_sided_vs_newton_euler"] == r.two_sided_vs_ne.tolist()
+    assert set(out["relative"]) == {"round_trip", "inverse_vs_newton_euler", "forward_vs_recursive",
+                                    "two_sided_vs_newton_euler"}
     assert max(out["relative"].values()) < 1e-12
 
 
