@@ -374,3 +374,18 @@ def test_iterative_linear_map_is_the_iterative_method():
     K = _iterative_map(robot, q, measured, True, base)
     eye = np.eye(8 * 5).reshape(8, 5, 40)
     assert np.allclose(_iterative_solve(robot, q, eye, measured, True, base)[base], K, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["coupled", "iterative"])
+def test_two_poses_suffice_for_the_wam(method):
+    """Dellin's k ≥ 3 counts the axial components no pose sees; with them grouped, nk ≥ p = 12 for the WAM:
+    two poses in general position determine every grouped μ (docs/gravity-calibration.md, "How many poses"),
+    one pose only n = 7 equations, hence at most 7 of the 12."""
+    robot = rd.load("wam7")
+    q = np.random.default_rng(0).uniform(-2, 2, (2, 7))
+    cal = rd.calibrate_gravity(robot, q, rd.gravity_torques(robot, q), method=method)
+    ref = rd.first_moments(robot, grouped=True)
+    assert cal.identifiable.sum() == 12
+    assert _relerr(cal.mu[cal.identifiable], ref[cal.identifiable]) < 1e-10
+    with pytest.raises(rd.InputError, match="determine only"):
+        rd.calibrate_gravity(robot, q[:1], rd.gravity_torques(robot, q[:1]), method=method)

@@ -16,6 +16,13 @@ see — see ``first_moments(grouped=True)``.)
 Prismatic joints: link j of a prismatic joint turns with link j−1, so its first moment is merged into μ_{j−1}
 (as fixed frames are merged into their antecedent), and row j of μ holds (0, 0, M_j): the derivative of the first
 moment of links j..n with respect to q_j (kg m per m of travel), which is what the force on that joint measures.
+
+How many poses: Dellin's count (§3.4, 3nk equations for 3n + 2nk unknowns, hence k ≥ 3) includes the components
+of μ_j along joint j's axis, which no static pose sees; with those grouped into μ_{j−1} at most 2n components are
+identifiable, the n joint torques of each pose remain once the moments c_j are eliminated, and two poses in
+general position suffice (the WAM's 12 grouped components from 2 poses; docs/gravity-calibration.md).  The
+dynamic part of Dellin's paper (§5, his η vectors, with the erratum of his eqs (54), (71), (78)) is in
+:mod:`robodyn.identification.second_moments`.
 """
 
 from __future__ import annotations

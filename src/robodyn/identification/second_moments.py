@@ -9,7 +9,14 @@ eq. (105), reduces for every joint j ≤ k to
 
 where J_B is the inertia tensor of B about O_k (Dellin's A_j I_j of eqs (111)–(112), summed over the moving
 links), C = Σ_{i≥k} ^0A_i μ_i is B's first moment about O_k — the sum Σ R_i^k μ_i of Dellin eq. (72), known from
-the calibrated cumulative first moments — and Q_j the calibrated gravity torques (eq. (14)).  The locked links
+the calibrated cumulative first moments — and Q_j the calibrated gravity torques (eq. (14)).
+
+The last term is the moment about O_j of B's inertial force F = W C, W = S(ω̇) + S(ω)², kept in that order,
+(O_k − O_j) × (W C).  Dellin's η does not: eqs (71) and (78) rewrite −(W C) × r_mj as W (−C × r_mj) = W η_kj,
+eqs (72)–(73), (102)–(103), (105), but (W c) × r ≠ W (c × r) (ω = 0, ω̇ = q̈ z, c = r = x̂: −q̈ ẑ against 0),
+and his eq. (54) writes S(ω⁰) where ω is needed in frame k − 1 (W_k^p = R_0^p [S(ω̇⁰) + S(ω⁰)²] R_k^0).  The
+equation above is derived directly instead: B's momentum rates about O_k are F and J_B ω̇ + ω × J_B ω, and τ_j
+is the z_j component of their moment about O_j (docs/gravity-calibration.md, "Erratum")  The locked links
 j < k (Dellin §5.4, eqs (68)–(73)) see B's reaction, the moving one (§5.5, eqs (74)–(103)) its inertia about
 its own axis.  J_B enters only through its third column u = J_B z_k = (XZ, YZ, ZZ) in R_k, so a motion of joint k
 at one upper pose X (q_{k+1..n} held) determines u(X), the rotor inertia Ia_k and, optionally, Coulomb and viscous
@@ -209,7 +216,8 @@ def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int | str, fricti
     * Ia_k (and joint k's friction),
     * C = (CX, CY, CZ): B's first moment about O_k in R_k, the sum Σ_{i≥k} R_i^k μ_i of Dellin eq. (72) — the
       quantity his vectors η_kj of eq. (105) are made of (for a locked link j < k, η_kj = −C × r_mj, eq. (72)):
-      this is the η solve of Dellin §5.9 (eqs (121)–(123)), done through C,
+      the η solve of Dellin §5.9 (eqs (121)–(123)), done through C, because the torques contain C through
+      (O_k − O_j) × (W C), which is not W η (the erratum of the module docstring),
     * μ_1..μ_{k−1}: the cumulative first moments of the locked lower links (the same unknowns as in
       :func:`calibrate_gravity`, Dellin eq. (14)); the lower poses A, B, ... of eq. (117) excite them.
 
