@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import robodyn as rd
 from robodyn.dynamics.coordinates import transform_dynamics
-from robodyn.dynamics.task_space import SingularConfigurationError, task_space_dynamics
+from robodyn.dynamics.task_space import (OrientationError, RelativePosition, SingularConfigurationError,
+                                         task_space_dynamics)
 from robodyn.errors import InputError
 from tests.support.random_robots import random_robot
 
@@ -170,3 +171,65 @@ def test_task_space_consistency_on_random_robots(seed, tree):
     rdd = (ts.J @ rd.forward_dynamics(robot, q, qd, tau)[..., None])[..., 0] + ts.Jdot_qd
     scale = 1 + np.abs(F).max() + np.abs(ts.mu + ts.p).max()
     np.testing.assert_allclose((ts.Lambda @ rdd[..., None])[..., 0] + ts.mu + ts.p, F, atol=1e-8 * scale)
+
+
+# ---- task maps with their own Jacobian and J̇ q̇ ------------------------------------------------------------------
+def _derivatives_by_differences(task, robot, q, qd, qdd, h=1e-4):
+    """ṙ and r̈ at t = 0 of r(q(t)), q(t) = q + q̇ t + q̈ t²/2, by central differences (error O(h²))."""
+    r = [task.value(robot, q + qd * t + 0.5 * qdd * t * t) for t in (-2 * h, -h, 0.0, h, 2 * h)]
+    rd_ = (r[3] - r[1]) / (2 * h)
+    rdd = (r[3] - 2 * r[2] + r[1]) / h**2
+    return rd_, rdd
+
+
+@pytest.mark.parametrize("make", [
+    lambda Rd: RelativePosition(frame_a=3, frame_b=7, point_b=[0.0, 0.0, 0.1]),
+    lambda Rd: OrientationError(frame=7, target=Rd),
+])
+def test_task_maps_jacobian_and_jdot_qd_are_the_derivatives(make):
+    robot = rd.load("panda")
+    rng = np.random.default_rng(4)
+    q, qd, qdd = rng.uniform(-1, 1, 7), rng.uniform(-1, 1, 7), rng.uniform(-1, 1, 7)
+    Rd = rd.forward_kinematics(robot, q + 0.3)[6, :3, :3]          # a target 20-odd degrees away
+    task = make(Rd)
+    J, Jdq = task.jacobian(robot, q), task.jacobian_dot_qd(robot, q, qd)
+    rdot, rddot = _derivatives_by_differences(task, robot, q, qd, qdd)
+    # central differences, h = 1e-4: truncation ~h² |r⁽⁴⁾| ≈ 1e-8, rounding ~1e-16 / h² ≈ 1e-8 on r̈
+    np.testing.assert_allclose(J @ qd, rdot, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(J @ qdd + Jdq, rddot, rtol=0, atol=1e-6)
+    # batched: a batch of states equals the states one by one
+    Q, QD = np.stack([q, q + 0.1]), np.stack([qd, -qd])
+    np.testing.assert_allclose(task.jacobian_dot_qd(robot, Q, QD)[1], task.jacobian_dot_qd(robot, q + 0.1, -qd),
+                               rtol=1e-13, atol=1e-13)
+
+
+def test_orientation_error_is_zero_at_the_target_and_sin_half_angle_away():
+    robot = rd.load("panda")
+    q = np.full(7, 0.2)
+    R = rd.forward_kinematics(robot, q)[6, :3, :3]
+    np.testing.assert_allclose(OrientationError(7, R).value(robot, q), 0.0, atol=1e-15)
+    theta = 0.7
+    Rz = np.array([[np.cos(theta), -np.sin(theta), 0], [np.sin(theta), np.cos(theta), 0], [0, 0, 1]])
+    e = OrientationError(7, R @ Rz.T).value(robot, q)     # R_e = Rz: error θ about z
+    np.testing.assert_allclose(e, [0, 0, np.sin(theta / 2)], atol=1e-14)
+    with pytest.raises(rd.InputError, match="rotation matrix"):
+        OrientationError(7, 2 * R).value(robot, q)
+
+
+def test_task_space_dynamics_of_a_task_map():
+    """τ = Jᵀ F + N τ₀ gives Λ r̈ + μ + p = F for the task map's r̈ = J q̈ + J̇ q̇, whatever τ₀ (De Luca)."""
+    robot = rd.load("panda")
+    rng = np.random.default_rng(5)
+    q, qd = rng.uniform(-1, 1, 7), rng.uniform(-1, 1, 7)
+    Rd = rd.forward_kinematics(robot, q - 0.2)[6, :3, :3]
+    for task in (RelativePosition(2, 7), OrientationError(7, Rd)):
+        ts = rd.task_space_dynamics(robot, q, qd, task=task)
+        F, tau0 = rng.normal(size=3), rng.normal(size=7)
+        tau = ts.J.T @ F + ts.null_projector @ tau0
+        qdd = rd.forward_dynamics(robot, q, qd, tau)
+        rddot = ts.J @ qdd + ts.Jdot_qd
+        np.testing.assert_allclose(ts.Lambda @ rddot + ts.mu + ts.p, F, rtol=0, atol=1e-9 * (1 + np.abs(F).max()))
+    with pytest.raises(rd.InputError, match="either task"):
+        rd.task_space_dynamics(robot, q, qd, task=RelativePosition(2, 7), rows=[0, 1])
+    with pytest.raises(rd.InputError, match="task map"):
+        rd.task_space_dynamics(robot, q, qd, task="position")

@@ -9,6 +9,11 @@ For a task r = f(q) ∈ R^m with Jacobian J (m × n, full rank m ≤ n) and the 
     μ = Λ (J A⁻¹ (n − g) − J̇ q̇),  p = Λ J A⁻¹ g      so that  n_r = μ + p
 
 and every torque τ = Jᵀ F + N τ₀ gives the task acceleration r̈ of  Λ r̈ + μ + p = F, independent of τ₀.
+
+The task is either rows of the geometric Jacobian of a frame or point (r̈ = J q̈ + J̇ q̇ with [v; ω] = J q̇), or a
+task map with its own value, Jacobian and J̇ q̇ (:class:`RelativePosition`, :class:`OrientationError`; any object
+with ``value``, ``jacobian`` and ``jacobian_dot_qd`` methods of the same signatures): the formulas above only
+need J and J̇ q̇ of r = f(q).
 """
 
 from __future__ import annotations
@@ -68,6 +73,118 @@ class TaskSpaceDynamics:
         return self.mu + self.p
 
 
+def _skew(v: np.ndarray) -> np.ndarray:
+    """[v]× (..., 3, 3)."""
+    z = np.zeros_like(v[..., 0])
+    return np.stack([np.stack([z, -v[..., 2], v[..., 1]], -1), np.stack([v[..., 2], z, -v[..., 0]], -1),
+                     np.stack([-v[..., 1], v[..., 0], z], -1)], -2)
+
+
+@dataclass(frozen=True)
+class RelativePosition:
+    """Task map r = p_b − p_a ∈ R³: the position of a point of frame ``b`` relative to a point of frame ``a``,
+    base axes (m); J = J_b − J_a (linear rows), J̇ q̇ = (J̇ q̇)_b − (J̇ q̇)_a.  E.g. the distance vector between two
+    hands of a dual-arm tree, or a tool point relative to a frame of the same arm.
+
+    Attributes
+    ----------
+    frame_a, frame_b : int or str — frame numbers 1..nf or names.
+    point_a, point_b : array_like (3,), optional — points fixed to those frames, coordinates in their own frame.
+    """
+
+    frame_a: object
+    frame_b: object
+    point_a: object = None
+    point_b: object = None
+
+    def value(self, robot: Robot, q) -> np.ndarray:
+        """p_b − p_a (..., 3)."""
+        return _point(robot, q, self.frame_b, self.point_b) - _point(robot, q, self.frame_a, self.point_a)
+
+    def jacobian(self, robot: Robot, q) -> np.ndarray:
+        """(..., 3, n)."""
+        return (jacobian(robot, q, frame=self.frame_b, point=self.point_b)[..., :3, :]
+                - jacobian(robot, q, frame=self.frame_a, point=self.point_a)[..., :3, :])
+
+    def jacobian_dot_qd(self, robot: Robot, q, qd) -> np.ndarray:
+        """(..., 3)."""
+        return (jacobian_dot_qd(robot, q, qd, frame=self.frame_b, point=self.point_b)[..., :3]
+                - jacobian_dot_qd(robot, q, qd, frame=self.frame_a, point=self.point_a)[..., :3])
+
+
+@dataclass(frozen=True)
+class OrientationError:
+    """Task map r = ε ∈ R³: the vector part of the unit quaternion (η, ε), η ≥ 0, of the orientation error
+    R_e = R_dᵀ R(q) between frame ``frame``'s orientation R (in R_0) and a constant target R_d.  r = 0 at the
+    target; it is 2 sin(θ/2) times the error axis for an error angle θ < π.
+
+    With ω the frame's angular velocity in R_0, Ṙ_e = [R_dᵀ ω]× R_e, so (quaternion kinematics)
+    ε̇ = L ω_e, η̇ = −½ εᵀ ω_e, L = ½ (η I − [ε]×), ω_e = R_dᵀ ω: J = L R_dᵀ J_ω and
+    J̇ q̇ = L R_dᵀ (J̇ q̇)_ω + L̇ ω_e with L̇ = ½ (η̇ I − [ε̇]×).  Near θ = π (η → 0) the map loses rank.
+
+    Attributes
+    ----------
+    frame : int or str — frame number 1..nf or name.
+    target : array_like (3, 3) — R_d, a rotation matrix (base frame).
+    """
+
+    frame: object
+    target: object
+
+    def _target(self) -> np.ndarray:
+        Rd = np.asarray(self.target, dtype=float)
+        if Rd.shape != (3, 3) or not np.all(np.isfinite(Rd)) or not np.allclose(Rd.T @ Rd, np.eye(3), atol=1e-9) \
+                or np.linalg.det(Rd) <= 0:
+            raise InputError(f"OrientationError.target has shape {Rd.shape}; give a 3×3 rotation matrix "
+                             "(orthonormal, determinant +1)")
+        return Rd
+
+    def _quaternion(self, robot: Robot, q):
+        """(η, ε) of R_e = R_dᵀ R, η ≥ 0: η (...,), ε (..., 3)."""
+        Rd = self._target()
+        dtype, batch, a = joint_arrays(robot, q=q)
+        R0, _ = base_poses(robot, a["q"], dtype)
+        Re = Rd.T @ R0[..., frame_index(robot, self.frame), :, :]
+        eta = 0.5 * np.sqrt(np.maximum(1.0 + np.trace(Re, axis1=-2, axis2=-1), 0.0))
+        # ε from the skew part (accurate for η away from 0, the range where the task is used)
+        skew_part = np.stack([Re[..., 2, 1] - Re[..., 1, 2], Re[..., 0, 2] - Re[..., 2, 0],
+                              Re[..., 1, 0] - Re[..., 0, 1]], -1)
+        eps = skew_part / (4.0 * np.maximum(eta, 1e-12))[..., None]
+        return eta, eps, Rd
+
+    def value(self, robot: Robot, q) -> np.ndarray:
+        """ε (..., 3)."""
+        return self._quaternion(robot, q)[1]
+
+    def jacobian(self, robot: Robot, q) -> np.ndarray:
+        """(..., 3, n)."""
+        eta, eps, Rd = self._quaternion(robot, q)
+        L = 0.5 * (eta[..., None, None] * np.eye(3) - _skew(eps))
+        return L @ Rd.T @ jacobian(robot, q, frame=self.frame)[..., 3:, :]
+
+    def jacobian_dot_qd(self, robot: Robot, q, qd) -> np.ndarray:
+        """(..., 3)."""
+        eta, eps, Rd = self._quaternion(robot, q)
+        J = jacobian(robot, q, frame=self.frame)[..., 3:, :]
+        w_e = (Rd.T @ (J @ np.asarray(qd, dtype=float)[..., None]))[..., 0]
+        L = 0.5 * (eta[..., None, None] * np.eye(3) - _skew(eps))
+        eps_d = (L @ w_e[..., None])[..., 0]
+        eta_d = -0.5 * np.sum(eps * w_e, axis=-1)
+        L_d = 0.5 * (eta_d[..., None, None] * np.eye(3) - _skew(eps_d))
+        wd_e = (Rd.T @ jacobian_dot_qd(robot, q, qd, frame=self.frame)[..., 3:, None])[..., 0]
+        return (L @ wd_e[..., None])[..., 0] + (L_d @ w_e[..., None])[..., 0]
+
+
+def _point(robot: Robot, q, frame, point) -> np.ndarray:
+    """Base-frame position of a point fixed to ``frame`` (coordinates in R_frame; default its origin), (..., 3)."""
+    dtype, batch, a = joint_arrays(robot, q=q)
+    R0, P0 = base_poses(robot, a["q"], dtype)
+    f = frame_index(robot, frame)
+    if point is None:
+        return P0[..., f, :]
+    return P0[..., f, :] + (R0[..., f, :, :] @ np.asarray(point, dtype=float)[..., None])[..., 0]
+
+
 def _rows(rows) -> np.ndarray:
     if rows is None:
         return np.arange(6)
@@ -79,7 +196,7 @@ def _rows(rows) -> np.ndarray:
 
 
 def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, damping: float = 0.0,
-                        rcond: float = 1e-8) -> TaskSpaceDynamics:
+                        rcond: float = 1e-8, task=None) -> TaskSpaceDynamics:
     """Task-space dynamics Λ r̈ + μ + p = F of a frame (or a point of it), De Luca's M_r, n_r.
 
     Parameters
@@ -101,22 +218,36 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         no longer exact (the task force F then only approximately produces the commanded r̈).
     rcond : float
         Singularity threshold on the ratio of the smallest to the largest eigenvalue of J A⁻¹ Jᵀ.
+    task : task map, optional
+        Instead of ``frame``/``point``/``rows``: a task r = f(q) with its own Jacobian and J̇ q̇, e.g.
+        :class:`RelativePosition` or :class:`OrientationError` (any object with ``jacobian(robot, q)`` →
+        (..., m, n) and ``jacobian_dot_qd(robot, q, qd)`` → (..., m)).
 
     Returns
     -------
     TaskSpaceDynamics
-        ``Lambda, mu, p = task_space_dynamics(...)`` or the full result with J̄ and the null-space projector.
+        ``Lambda, mu, p = task_space_dynamics(...)`` or the full result with J̄ and the null-space projector;
+        ``J`` and ``Jdot_qd`` are the task map's when ``task`` is given.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     q, qd = np.broadcast_to(a["q"], batch + (robot.n,)), np.broadcast_to(a["qd"], batch + (robot.n,))
-    r = _rows(rows)
-    if r.size > robot.n:
-        raise InputError(f"the task has m = {r.size} rows but robot '{robot.name}' has n = {robot.n} joints; "
-                         f"choose at most {robot.n} rows with rows=[...]")
     if not (damping >= 0 and np.isfinite(damping)):
         raise InputError(f"damping = {damping!r}; give 0 (exact, error at singularities) or a positive number")
-    J = jacobian(robot, q, frame=frame, point=point)[..., r, :]
-    Jdq = jacobian_dot_qd(robot, q, qd, frame=frame, point=point)[..., r]
+    if task is not None:
+        if frame is not None or point is not None or rows is not None:
+            raise InputError("give either task= (a task map) or frame=/point=/rows= (rows of a frame's Jacobian)")
+        if not (callable(getattr(task, "jacobian", None)) and callable(getattr(task, "jacobian_dot_qd", None))):
+            raise InputError(f"task = {task!r}; give a task map with jacobian(robot, q) and "
+                             "jacobian_dot_qd(robot, q, qd), e.g. RelativePosition or OrientationError")
+        J, Jdq = task.jacobian(robot, q), task.jacobian_dot_qd(robot, q, qd)
+        r = np.arange(J.shape[-2])
+    else:
+        r = _rows(rows)
+        J = jacobian(robot, q, frame=frame, point=point)[..., r, :]
+        Jdq = jacobian_dot_qd(robot, q, qd, frame=frame, point=point)[..., r]
+    if r.size > robot.n:
+        raise InputError(f"the task has m = {r.size} rows but robot '{robot.name}' has n = {robot.n} joints; "
+                         f"choose at most {robot.n} rows (rows=[...] or a smaller task map)")
     A = inertia_matrix(robot, q)
     AinvJt = np.linalg.solve(A, np.swapaxes(J, -1, -2))          # (..., n, m)
     Phi = J @ AinvJt
@@ -129,8 +260,10 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         if np.any(bad):
             idx = tuple(int(i) for i in np.argwhere(np.atleast_1d(bad))[0]) if batch else ()
             raise SingularConfigurationError(
-                f"robot '{robot.name}': the task Jacobian of frame {frame if frame is not None else robot.derived.end_frame} "
-                f"(rows {r.tolist()}) is singular at q{list(idx) if idx else ''} = "
+                f"robot '{robot.name}': the task Jacobian of "
+                + (f"the task map {type(task).__name__}" if task is not None else
+                   f"frame {frame if frame is not None else robot.derived.end_frame} (rows {r.tolist()})")
+                + f" is singular at q{list(idx) if idx else ''} = "
                 f"{np.round(q[idx] if batch else q, 6).tolist()} (eigenvalue ratio of J A⁻¹ Jᵀ {float(np.min(ratio)):.3g} "
                 f"< rcond = {rcond:g}); move away from the singularity, remove dependent rows, or pass damping > 0")
     else:
