@@ -72,7 +72,7 @@ TABLE_9_4 = [
 
 @pytest.fixture(scope="module")
 def bp():
-    return base_parameters(rx90(), method="symbolic", symbolic_geometry=True)
+    return base_parameters(rx90(), method="symbolic", symbolic_geometry=True, friction=False)
 
 
 def test_example_9_2_count(bp):
@@ -113,7 +113,7 @@ def test_base_model_reproduces_inverse_dynamics(bp):
 
 
 def test_numeric_method_reproduces_the_seed(bp):
-    bn = base_parameters(bp.robot, method="numeric")
+    bn = base_parameters(bp.robot, method="numeric", friction=False)
     assert bn.names == bp.names and bn.standard == bp.standard
     assert set(bn.no_effect) == set(bp.no_effect) and set(bn.grouped) == set(bp.grouped)
     numbers = {D3: sympy.Rational(9, 20), RL4: sympy.Rational(9, 20)}
@@ -123,7 +123,7 @@ def test_numeric_method_reproduces_the_seed(bp):
 
 
 def test_without_rotor_inertias_36():
-    b = base_parameters(rx90(Ia_values=(0,) * 6), drop_zero=True)
+    b = base_parameters(rx90(Ia_values=(0,) * 6), drop_zero=True, friction=False)
     assert b.count == 36
     assert set(b.zero) >= {f"Ia{j}" for j in range(1, 7)}
 
@@ -139,7 +139,7 @@ def example_9_3_robot() -> Robot:
 
 
 def test_example_9_3_table_9_4():
-    b = base_parameters(example_9_3_robot(), drop_zero=True, symbolic_geometry=True)
+    b = base_parameters(example_9_3_robot(), drop_zero=True, symbolic_geometry=True, friction=False)
     assert b.count == 19
     assert b.table() == TABLE_9_4
     got = dict(zip(b.names, b.expressions))
@@ -154,8 +154,8 @@ def test_example_9_3_table_9_4():
 
 def test_example_9_3_numeric_method_agrees():
     robot = example_9_3_robot()
-    bs = base_parameters(robot, drop_zero=True)
-    bn = base_parameters(robot, method="numeric", drop_zero=True)
+    bs = base_parameters(robot, drop_zero=True, friction=False)
+    bn = base_parameters(robot, method="numeric", drop_zero=True, friction=False)
     assert bn.count == 19 and bn.names == bs.names
     np.testing.assert_allclose(bn.values, bs.values, rtol=1e-12)
 
@@ -179,7 +179,7 @@ def test_builtin_rx90_simplified_table_9_4():
     values are those of Example 9.2's grouping equations at D3 = RL4 = 0.45 (tolerance 1e-12 relative: the
     same sums computed in another order) and the base model reproduces inverse dynamics (1e-10, float64)."""
     robot = rd_load("rx90_simplified")
-    b = base_parameters(robot, drop_zero=True, symbolic_geometry=True)
+    b = base_parameters(robot, drop_zero=True, symbolic_geometry=True, friction=False)
     assert b.count == 19
     assert b.table() == TABLE_9_4
     assert b.names == ("ZZR1", "XXR2", "ZZR2", "MXR2", "MY2", "XXR3", "ZZR3", "MYR3", "Ia3", "XXR4", "ZZR4",
