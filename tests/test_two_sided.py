@@ -14,7 +14,7 @@ from robodyn.dynamics import newton_euler as ne
 from robodyn.dynamics import spatial_operator as so
 from robodyn.dynamics import two_sided as ts
 from tests.support.checks import assert_close, wrenches_for
-from tests.support.random_robots import random_robot, random_state, robots
+from tests.support.random_robots import random_state, robots
 
 
 @given(robots)

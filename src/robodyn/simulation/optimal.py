@@ -13,7 +13,8 @@ The torque τ(t) = Γ(q, q̇, q̈) of the inverse dynamic model (Khalil & Dombre
 is imposed at the nodes, at the three Gauss points of each interval and at a growing set of check points; after
 each solve every local maximum of |τ_j(t)| / L_j is located (a dense scan of each interval, then golden-section
 search to 1e-9 of an interval) and those above 1 + ``limit_tol`` join the check points, until none is. scipy's
-SLSQP solves each nonlinear program (restarted where its line search stalls short of a KKT point); the torque Jacobian is exact: ∂τ/∂q, ∂τ/∂q̇ from the analytic derivatives of the Newton–Euler recursion
+SLSQP solves each nonlinear program (restarted where its line search stalls short of a KKT point); the torque
+Jacobian is exact: ∂τ/∂q, ∂τ/∂q̇ from the analytic derivatives of the Newton–Euler recursion
 (:func:`robodyn.inverse_dynamics_derivatives`) and ∂τ/∂q̈ = A(q), chained through P, D_v, D_a.
 
 The energy is E = ∫₀ᵀ τᵀ τ dt (N² m² s), the usual "minimum-energy" criterion of the literature (the integral of
