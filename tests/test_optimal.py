@@ -89,6 +89,8 @@ def test_sample_is_the_spline_through_the_nodes(arm, fastest):
     np.testing.assert_allclose(qd2[1, 1], 0.0, atol=0)
 
 
-def test_plot_is_a_png_file(fastest, tmp_path):
+def test_plot_is_a_png_file(arm, fastest, tmp_path):
     fastest.plot(tmp_path / "fast.png")
-    assert (tmp_path / "fast.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    fastest.plot(tmp_path / "continuous.png", arm)      # the torques of the continuous motion
+    for name in ("fast.png", "continuous.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

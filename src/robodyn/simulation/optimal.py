@@ -91,15 +91,26 @@ class OptimalMotion:
         the nodes, the motion whose torques were bounded (at rest before 0 and after T)."""
         return Spline(self.t, self.q).sample(t)
 
-    def plot(self, path) -> None:
-        """Write a PNG: joint positions and torques over their limits against time (written atomically)."""
+    def plot(self, path, robot: Robot | None = None) -> None:
+        """Write a PNG: joint positions and torques over their limits against time (written atomically).
+
+        The positions are the continuous spline motion (the nodes marked); with ``robot`` (the one the motion was
+        computed for) the torques are too, else the node torques joined by straight lines."""
         from matplotlib.figure import Figure
 
+        t = np.linspace(0.0, self.duration, 40 * (self.t.size - 1) + 1)
+        q, qd, qdd = self.sample(t)
+        tau = inverse_dynamics(robot, q, qd, qdd) if robot is not None else None
         fig = Figure(figsize=(7, 5.5))
         ax1, ax2 = fig.subplots(2, 1, sharex=True)
         for j in range(self.q.shape[-1]):
-            ax1.plot(self.t, self.q[:, j], "o-", ms=2, lw=1, label=f"q{j + 1}")
-            ax2.plot(self.t, self.torques[:, j] / self.limits[j], "o-", ms=2, lw=1, label=f"τ{j + 1} / L{j + 1}")
+            line, = ax1.plot(t, q[:, j], lw=1, label=f"q{j + 1}")
+            ax1.plot(self.t, self.q[:, j], "o", ms=2, color=line.get_color())
+            if tau is None:
+                ax2.plot(self.t, self.torques[:, j] / self.limits[j], "o-", ms=2, lw=1, label=f"τ{j + 1} / L{j + 1}")
+            else:
+                line, = ax2.plot(t, tau[:, j] / self.limits[j], lw=1, label=f"τ{j + 1} / L{j + 1}")
+                ax2.plot(self.t, self.torques[:, j] / self.limits[j], "o", ms=2, color=line.get_color())
         ax1.set_ylabel("q (rad)")
         ax1.legend(fontsize=7)
         ax2.set_ylabel("torque / limit")
