@@ -94,3 +94,16 @@ def test_plot_is_a_png_file(arm, fastest, tmp_path):
     fastest.plot(tmp_path / "continuous.png", arm)      # the torques of the continuous motion
     for name in ("fast.png", "continuous.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_converges_whatever_the_rounding(arm, seed):
+    """A well-posed problem does not fail on another machine's rounding: limits and end points perturbed at the
+    1e-12 level (what a different BLAS or compiler changes) still give a converged, executable motion."""
+    rng = np.random.default_rng(seed)
+    limits = np.array([40.0, 15.0]) * (1 + 1e-12 * rng.uniform(-1, 1, 2))
+    start = DOWN + 1e-13 * rng.uniform(-1, 1, 2)
+    m = optimal_motion(arm, start, UP, limits, nodes=10)
+    t = np.linspace(0, m.duration, 10 * 400 + 1)
+    assert np.all(np.abs(rd.inverse_dynamics(arm, *m.sample(t))) <= limits * (1 + 1e-6))
+    assert m.kkt_residual < 1e-6
