@@ -22,8 +22,8 @@ DOWN, UP, LIMITS = [-np.pi / 2, 0.0], [0.0, np.pi / 2], [40.0, 15.0]
 def row(nodes: int):
     """(N, T_min, its KKT residual, E_min at T = 0.8 s, its KKT residual)."""
     arm = rd.load("planar2r")
-    fast = rd.optimal_motion(arm, DOWN, UP, LIMITS, nodes=nodes)
-    eco = rd.optimal_motion(arm, DOWN, UP, LIMITS, objective="energy", duration=0.8, nodes=nodes)
+    fast = rd.simulation.optimal_motion(arm, DOWN, UP, LIMITS, nodes=nodes)
+    eco = rd.simulation.optimal_motion(arm, DOWN, UP, LIMITS, objective="energy", duration=0.8, nodes=nodes)
     return nodes, fast.duration, fast.kkt_residual, eco.energy, eco.kkt_residual
 
 
