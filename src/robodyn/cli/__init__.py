@@ -36,11 +36,12 @@ def __getattr__(name: str):
 
 
 def main() -> None:
-    """The ``robodyn`` command."""
-    if sys.argv[1:] == ["--version"]:
+    """The ``robodyn`` command (the console script)."""
+    if sys.argv[1:] == ["--version"]:  # typer and the command modules take seconds to import
         sys.stdout.write(f"robodyn {__version__}\n")
         return
-    __getattr__("app")()
+    app = __getattr__("app")
+    app()
 
 
 __all__ = ("app", "main")
