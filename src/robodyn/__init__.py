@@ -124,7 +124,7 @@ _PUBLIC = _MappingProxyType({
 })
 
 #: Former top-level names, by the namespace that holds them now (deprecated aliases, for one release).
-_MOVED_TO = {
+_MOVED_TO = _MappingProxyType({
     "robodyn.model": ("from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh", "MimicCoupling",
                       "mimic_coupling", "urdf_visuals"),
     "robodyn.dynamics": (
@@ -162,7 +162,7 @@ _MOVED_TO = {
     "robodyn.analysis": ("accuracy_study", "opcount_report", "counter_masses", "spring_balance", "spring_torques"),
     "robodyn.logs": ("standstill_poses",),
     "robodyn.distributed": ("simulate_many",),
-}
+})
 _MOVED = _MappingProxyType({name: namespace for namespace, names in _MOVED_TO.items() for name in names})
 
 __getattr__, __dir__ = _attach(globals(), _PUBLIC, _MOVED, submodules=True)
