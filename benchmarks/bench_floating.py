@@ -63,13 +63,13 @@ def main(argv=None) -> None:
         qp[:, :7], qp[:, idx + 1] = q[:, :7], q[:, 7:]
         vp, ap_ = np.empty((args.batch, model.nv)), np.empty((args.batch, model.nv))
         vp[:, perm], ap_[:, perm] = v, a
-        tau = rd.floating_inverse_dynamics(robot, q, v, a)
+        tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)
         taup = np.empty_like(vp)
         taup[:, perm] = tau
         ours = {
-            "rnea": lambda s: rd.floating_inverse_dynamics(robot, q[s], v[s], a[s]),
-            "crba": lambda s: rd.floating_inertia_matrix(robot, q[s]),
-            "aba": lambda s: rd.floating_forward_dynamics(robot, q[s], v[s], tau[s]),
+            "rnea": lambda s: rd.floating.floating_inverse_dynamics(robot, q[s], v[s], a[s]),
+            "crba": lambda s: rd.floating.floating_inertia_matrix(robot, q[s]),
+            "aba": lambda s: rd.floating.floating_forward_dynamics(robot, q[s], v[s], tau[s]),
         }
         theirs = {
             "rnea": lambda i: pin.rnea(model, data, qp[i], vp[i], ap_[i]),

@@ -1,4 +1,4 @@
-"""Time-optimal path parameterisation: robodyn's reachability analysis (rd.time_optimal) vs toppra.
+"""Time-optimal path parameterisation: robodyn's reachability analysis (rd.simulation.time_optimal) vs toppra.
 
 Run:  PYTHONPATH=src:. python benchmarks/bench_time_scaling.py [--robots planar2r puma560] [--grid 100 200 400]
 Both get the same path (a clamped cubic spline through three joint-space waypoints, scipy underneath), the same
@@ -36,14 +36,14 @@ def main() -> None:
         robot = robot.replace(Fc=z, Fv=z, Foff=z, Fst=z)
         rng = np.random.default_rng(1)
         waypoints = rng.uniform(-1.2, 1.2, (3, robot.n))
-        path = rd.Spline([0.0, 0.5, 1.0], waypoints)
+        path = rd.simulation.Spline([0.0, 0.5, 1.0], waypoints)
         g = rd.gravity_torques(robot, path.sample(np.linspace(0, 1, 201))[0])
         limits = 1.5 * np.max(np.abs(g), axis=0) + 5.0
         tpath = ta.SplineInterpolator(path.times, path.waypoints, bc_type="clamped")
         cons = constraint.JointTorqueConstraint(lambda q, qd, qdd: rd.inverse_dynamics(robot, q, qd, qdd),
                                                 np.column_stack([-limits, limits]), np.zeros(robot.n))
         for N in args.grid:
-            t_rd, ours = best_time_and_result(lambda: rd.time_optimal(robot, path, limits, grid=N), args.repeat)
+            t_rd, ours = best_time_and_result(lambda: rd.simulation.time_optimal(robot, path, limits, grid=N), args.repeat)
 
             def run_toppra():
                 inst = algo.TOPPRA([cons], tpath, gridpoints=np.linspace(0, 1, N + 1), solver_wrapper="seidel")

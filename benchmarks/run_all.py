@@ -27,7 +27,7 @@ SCRIPTS = {
         "bench_compiled.py", [], ["puma560", "--states", "10000"]),
     "dynamic identification (10^5 samples, 7 joints) and regressor vs pin.computeJointTorqueRegressor": (
         "bench_identification.py", [], ["--samples", "20000", "--repeat", "1", "--pin-states", "2000"]),
-    "time-optimal path parameterisation (rd.time_optimal) vs toppra": (
+    "time-optimal path parameterisation (rd.simulation.time_optimal) vs toppra": (
         "bench_time_scaling.py", [], ["--grid", "100", "--repeat", "1"]),
     "dynamics derivatives vs pin.computeRNEADerivatives / computeABADerivatives, batched and one state": (
         "bench_derivatives.py", [], ["--robots", "panda", "--batch", "300", "--repeat", "2"]),
@@ -40,6 +40,7 @@ SCRIPTS = {
         "bench_native.py", [], ["--sizes", "6,25", "--repeat", "2"]),
     "floating-base rnea/crba/aba vs Pinocchio's free flyer (solo12, talos)": (
         "bench_floating.py", [], ["--batch", "300", "--repeat", "2"]),
+    "start-up latency: import robodyn, robodyn --version, first call": ("bench_latency.py", [], ["--repeat", "3"]),
 }
 
 

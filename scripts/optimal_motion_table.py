@@ -30,8 +30,8 @@ def dense(arm, motion, per_interval: int = 2000):
 def row(nodes: int):
     """(N, the minimum-time motion, the minimum-energy motion at T = 0.8 s)."""
     arm = rd.load("planar2r")
-    fast = rd.optimal_motion(arm, DOWN, UP, LIMITS, nodes=nodes)
-    eco = rd.optimal_motion(arm, DOWN, UP, LIMITS, objective="energy", duration=0.8, nodes=nodes)
+    fast = rd.simulation.optimal_motion(arm, DOWN, UP, LIMITS, nodes=nodes)
+    eco = rd.simulation.optimal_motion(arm, DOWN, UP, LIMITS, objective="energy", duration=0.8, nodes=nodes)
     return nodes, fast, eco
 
 

@@ -63,13 +63,13 @@ def test_prismatic_along_gravity_is_minimised_not_balanced():
     Y = rd.regressor(robot, q, np.zeros_like(q), np.zeros_like(q), friction=False)   # g is linear in MS, M
 
     def cost(positions):
-        theta = rd.standard_parameter_vector(robot, friction=False).copy()
+        theta = rd.parameters.standard_parameter_vector(robot, friction=False).copy()
         for j, c in zip(frames, positions):
             theta[11 * (j - 1) + 6 : 11 * (j - 1) + 9] += 0.5 * c
             theta[11 * (j - 1) + 9] += 0.5
         return np.sum((Y @ theta) ** 2)
 
-    np.testing.assert_allclose(Y @ rd.standard_parameter_vector(cm.robot, friction=False),
+    np.testing.assert_allclose(Y @ rd.parameters.standard_parameter_vector(cm.robot, friction=False),
                                rd.gravity_torques(cm.robot, q), atol=1e-10)
 
     best = cost(cm.positions)
@@ -85,7 +85,7 @@ def _parallelogram():
 def _closed(cc, seed, size=20):
     qa = np.random.default_rng(seed).uniform(-np.pi, np.pi, (size, 2))
     guess = np.stack([qa[:, 0] - qa[:, 1], qa[:, 1] - qa[:, 0]], -1)
-    return rd.close_loops(cc, qa, q_passive=guess)
+    return rd.closed_chain.close_loops(cc, qa, q_passive=guess)
 
 
 def test_parallelogram_gravity_and_counter_masses():

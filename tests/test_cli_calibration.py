@@ -29,7 +29,7 @@ def test_poses_then_calibrate_recovers_the_model(tmp_path):
     info = json.loads(res.output)
     q = np.loadtxt(poses, delimiter=",", skiprows=1)
     assert q.shape == (12, 6) and info["condition_number"] > 1
-    assert np.array_equal(q, rd.calibration_poses(rd.load("puma560"), 12, seed=0))
+    assert np.array_equal(q, rd.identification.calibration_poses(rd.load("puma560"), 12, seed=0))
     robot = rd.load("puma560")
     data = tmp_path / "data.csv"
     _write(data, q, rd.gravity_torques(robot, q))
@@ -39,16 +39,16 @@ def test_poses_then_calibrate_recovers_the_model(tmp_path):
                                   "--plot", str(plot), "--json"])
         assert res.exit_code == 0, res.output
         doc = json.loads(res.output)
-        truth = rd.first_moments(robot, grouped=True)
+        truth = rd.identification.first_moments(robot, grouped=True)
         assert np.max(np.abs(np.array(doc["mu"]) - truth)) < 1e-8 * np.abs(truth).max()
         assert doc["method"] == method and max(doc["residual_rms"]) < 1e-9
-        assert np.allclose(rd.load_gravity_calibration(out).mu, doc["mu"], rtol=0, atol=0)
+        assert np.allclose(rd.identification.load_gravity_calibration(out).mu, doc["mu"], rtol=0, atol=0)
         assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_calibrate_prints_table_residuals_and_notes(tmp_path):
     robot = rd.load("wam7")
-    q = rd.calibration_poses(robot, 10, seed=3, unlimited=True)
+    q = rd.identification.calibration_poses(robot, 10, seed=3, unlimited=True)
     data = tmp_path / "data.csv"
     _write(data, q, rd.gravity_torques(robot, q) + 0.5)
     res = runner.invoke(app, ["calibrate-gravity", "wam7", str(data), "--offsets"])
@@ -62,7 +62,7 @@ def test_calibrate_prints_table_residuals_and_notes(tmp_path):
 
 def test_bad_csv_one_line_error_nothing_written(tmp_path):
     robot = rd.load("planar2r")
-    q = rd.calibration_poses(robot, 6, unlimited=True)
+    q = rd.identification.calibration_poses(robot, 6, unlimited=True)
     tau = rd.gravity_torques(robot, q)
     out = tmp_path / "calib.yaml"
     data = tmp_path / "bad.csv"

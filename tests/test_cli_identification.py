@@ -92,7 +92,7 @@ def test_identify_filters_and_differentiates_t_q_tau(robot, files):
     values = np.array([p["value"] for p in out["parameters"]])
     # the command is the library pipeline: prepare_identification_data, then identify
     data = files["data"]
-    d = rd.prepare_identification_data(data["t"], files["q"], rd.inverse_dynamics(robot, files["q"], *(
+    d = rd.identification.prepare_identification_data(data["t"], files["q"], rd.inverse_dynamics(robot, files["q"], *(
         np.column_stack([data[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("qd", "qdd"))))
     ref = rd.identify(robot, d.q, d.qd, d.qdd, d.tau)
     np.testing.assert_allclose(values, ref.values, rtol=1e-12, atol=1e-12)
@@ -113,7 +113,7 @@ def test_identify_parallel_is_the_library_parallel_filtering(robot, files):
     data = files["data"]
     tau = rd.inverse_dynamics(robot, files["q"], *(np.column_stack([data[f"{p}{k}"] for k in (1, 2, 3)])
                                                    for p in ("qd", "qdd")))
-    d = rd.prepare_identification_data(data["t"], files["q"], tau, parallel=True)
+    d = rd.identification.prepare_identification_data(data["t"], files["q"], tau, parallel=True)
     ref = rd.identify(robot, d.q, d.qd, d.qdd, d.tau, parallel=d)
     np.testing.assert_allclose([p["value"] for p in out["parameters"]], ref.values, rtol=1e-12, atol=1e-12)
     res = run("identify", files["model"], files["full"], "--parallel")

@@ -174,7 +174,7 @@ def test_version():
 def test_calibrate_gravity_json_with_unused_joints_is_strict_json(tmp_path):
     """Joint 1 unused: its residual is undefined (NaN in the API), null in strict JSON."""
     r = rd.load("rx90")
-    q = rd.calibration_poses(r, 30, seed=1)
+    q = rd.identification.calibration_poses(r, 30, seed=1)
     rows = np.column_stack([q, rd.gravity_torques(r, q)])
     path = tmp_path / "poses.csv"
     names = [f"q{k}" for k in range(1, 7)] + [f"tau{k}" for k in range(1, 7)]

@@ -159,7 +159,7 @@ def test_four_bar_matches_independent_lagrangian(tmp_path):
         assert res.tau[i, 0] == pytest.approx(want, rel=1e-10, abs=1e-10)
     # energy balance of the constrained motion: τ q̇ = dE/dt, with Ė = q̇ᵀ(A q̈ + ½ Ȧ q̇) + Q q̇ on the tree
     A = rd.inertia_matrix(fb.tree, q)
-    Adot = rd.inertia_matrix_derivative(fb.tree, q, res.qd)
+    Adot = rd.dynamics.inertia_matrix_derivative(fb.tree, q, res.qd)
     Edot = (np.einsum("bi,bij,bj->b", res.qd, A, res.qdd) + 0.5 * np.einsum("bi,bij,bj->b", res.qd, Adot, res.qd)
             + np.einsum("bi,bi->b", rd.gravity_torques(fb.tree, q), res.qd))
     np.testing.assert_allclose(res.tau[:, 0] * qd[:, 0], Edot, rtol=1e-10, atol=1e-10)

@@ -1,6 +1,6 @@
 """The CUDA kernels of floating-base robots on a real GPU: ``rd.compile(robot, kind, backend="cuda")`` (a
-FloatingCompiledModel around the augmented robot's CudaModel) equals rd.floating_inverse_dynamics,
-rd.floating_inertia_matrix and rd.floating_forward_dynamics, float64 to 1e-12 relative, float32 looser (stated).
+FloatingCompiledModel around the augmented robot's CudaModel) equals rd.floating.floating_inverse_dynamics,
+rd.floating.floating_inertia_matrix and rd.floating.floating_forward_dynamics, float64 to 1e-12 relative, float32 looser (stated).
 
 Skipped without CuPy or a CUDA device. Self-contained and quick (a few NVRTC compilations, < 60 s): a random
 floating tree from tests/support, and solo12 only where example-robot-data is installed (skipped otherwise).
@@ -70,8 +70,8 @@ def test_floating_cuda_kernels_equal_rd_on_the_gpu(which):
     robot = _robot(which)
     q, v, a = _state(robot.n)
     g = np.array([0.3, -0.2, -9.81])
-    tau = rd.floating_inverse_dynamics(robot, q, v, a, gravity=g)
-    ref = {"inverse_dynamics": tau, "inertia_matrix": rd.floating_inertia_matrix(robot, q), "forward_dynamics": a}
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a, gravity=g)
+    ref = {"inverse_dynamics": tau, "inertia_matrix": rd.floating.floating_inertia_matrix(robot, q), "forward_dynamics": a}
     args = {"inverse_dynamics": (q, v, a), "inertia_matrix": (q,), "forward_dynamics": (q, v, tau)}
     for kind in KINDS:
         kw = {} if kind == "inertia_matrix" else {"gravity": g}

@@ -195,7 +195,7 @@ def test_momentum_residual_follows_the_external_torque_with_first_order_dynamics
     diffs = []
     for N in (501, 1001):
         arm, sim = _collision(N)
-        r = rd.momentum_observer(arm, sim.t, sim.q, sim.qd, sim.tau, K, tau_friction=sim.tau_friction)
+        r = rd.dynamics.momentum_observer(arm, sim.t, sim.q, sim.qd, sim.tau, K, tau_friction=sim.tau_friction)
         h = sim.t[1] - sim.t[0]
         den = 1 + K * h / 2
         expected = lfilter([K * h / 2 / den] * 2, [1, -(1 - K * h / 2) / den], sim.tau_external, axis=0)
@@ -204,12 +204,12 @@ def test_momentum_residual_follows_the_external_torque_with_first_order_dynamics
         assert np.abs(sim.tau_external).max() > 5  # a real collision: several N m at the joints
         assert _rel(r[-1], sim.tau_external[-1]) < 1e-3  # settled (1/K = 0.02 s)
     assert 3.8 < diffs[0] / diffs[1] < 4.2 and diffs[1] < 1e-3
-    p = rd.generalized_momentum(arm, sim.q, sim.qd)
+    p = rd.dynamics.generalized_momentum(arm, sim.q, sim.qd)
     assert _rel(p, np.einsum("nij,nj->ni", rd.inertia_matrix(arm, sim.q), sim.qd)) < 1e-15
     with pytest.raises(rd.InputError, match="uniformly spaced"):
-        rd.momentum_observer(arm, sim.t**2, sim.q, sim.qd, sim.tau, K)
+        rd.dynamics.momentum_observer(arm, sim.t**2, sim.q, sim.qd, sim.tau, K)
     with pytest.raises(rd.InputError, match="gain = -1"):
-        rd.momentum_observer(arm, sim.t, sim.q, sim.qd, sim.tau, -1.0)
+        rd.dynamics.momentum_observer(arm, sim.t, sim.q, sim.qd, sim.tau, -1.0)
 
 
 def test_forward_dynamics_derivatives_with_friction_match_complex_step():

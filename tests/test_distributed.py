@@ -253,22 +253,22 @@ def test_simulate_many_equals_simulate(client):
               "q0": [0.1, -0.2], "qd0": [0.0, 0.0], "t_eval": t} for kp in (50.0, 100.0)]
     heavy = robot.replace(params=robot.params * 1.5)
     cases.append({**cases[0], "robot": heavy})
-    sweep = rd.simulate_many(robot, cases, rtol=1e-8, atol=1e-8, progress=False)
+    sweep = rd.distributed.simulate_many(robot, cases, rtol=1e-8, atol=1e-8, progress=False)
     assert sweep.q.shape == (3, 26, 2) and sweep.nfev.shape == (3,)
     for i, case in enumerate(cases):
         case = dict(case)
         sim = rd.simulate(case.pop("robot", robot), **case, rtol=1e-8, atol=1e-8)
         np.testing.assert_array_equal(sweep.q[i], sim.q)
         np.testing.assert_array_equal(sweep.tau[i], sim.tau)
-    shown = rd.simulate_many(robot, cases[:1], rtol=1e-8, atol=1e-8, progress=True)  # distributed.progress's bar
+    shown = rd.distributed.simulate_many(robot, cases[:1], rtol=1e-8, atol=1e-8, progress=True)  # distributed.progress's bar
     np.testing.assert_array_equal(shown.q[0], sweep.q[0])
     with dask.config.set(scheduler="threads"):  # no cluster: dask.diagnostics.ProgressBar
-        local = rd.simulate_many(robot, cases[1:], rtol=1e-8, atol=1e-8, progress=True)
+        local = rd.distributed.simulate_many(robot, cases[1:], rtol=1e-8, atol=1e-8, progress=True)
     np.testing.assert_array_equal(local.q, sweep.q[1:])
     with pytest.raises(InputError, match="case 1: "):
-        rd.simulate_many(robot, [cases[0], {**cases[0], "q0": [0.0]}], progress=False)
+        rd.distributed.simulate_many(robot, [cases[0], {**cases[0], "q0": [0.0]}], progress=False)
     with pytest.raises(InputError, match="different numbers of times"):
-        rd.simulate_many(robot, [cases[0], {**cases[0], "t_eval": t[:5]}], progress=False)
+        rd.distributed.simulate_many(robot, [cases[0], {**cases[0], "t_eval": t[:5]}], progress=False)
 
 
 def test_bad_input(robot, data):

@@ -214,7 +214,7 @@ def test_physical_fleet_with_shared_offsets(client, robot, base, fleet):
 
 
 def test_physical_fleet_of_one_robot_equals_physical_fit(client, robot, base, fleet):
-    """The fleet's program (its own friction variables) against rd.physical_fit's on the same single robot."""
+    """The fleet's program (its own friction variables) against rd.identification.physical_fit's on the same single robot."""
     data, samples = _solo(fleet, 1, 11)
     ref = dd.identify(robot, *data, base=base, method="physical", chunk=64)
     res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), method="physical", chunk=64)

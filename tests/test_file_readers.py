@@ -47,8 +47,8 @@ def time_limit():
 @pytest.fixture(scope="module")
 def calibration_text(tmp_path_factory):
     robot = rd.load("planar3r") if rd.load("planar3r").is_serial else rd.load("planar2r")
-    q = rd.calibration_poses(robot, 8, seed=0, unlimited=True)
-    cal = rd.calibrate_gravity(robot, q, rd.gravity_torques(robot, q))
+    q = rd.identification.calibration_poses(robot, 8, seed=0, unlimited=True)
+    cal = rd.identification.calibrate_gravity(robot, q, rd.gravity_torques(robot, q))
     path = cal.save(tmp_path_factory.mktemp("cal") / "cal.yaml")
     return path.read_text(encoding="utf-8")
 
@@ -75,7 +75,7 @@ def test_load_closed_chain_uses_the_hardened_reader(tmp_path, time_limit, label,
     path.write_bytes(data)
     start = time.perf_counter()
     with pytest.raises(rd.ModelFileError, match=message) as info:
-        rd.load_closed_chain(path)
+        rd.closed_chain.load_closed_chain(path)
     assert time.perf_counter() - start < 1.0 and "\n" not in str(info.value)
     assert str(info.value).startswith(str(path))
 
@@ -83,13 +83,13 @@ def test_load_closed_chain_uses_the_hardened_reader(tmp_path, time_limit, label,
 def test_closed_chain_yes_no_stay_strings_and_a_good_file_loads(tmp_path):
     good = tmp_path / "good.yaml"
     good.write_text(PARALLELOGRAM)
-    assert rd.load_closed_chain(good).active == (0, 1)
+    assert rd.closed_chain.load_closed_chain(good).active == (0, 1)
     yes = tmp_path / "yes.yaml"
     yes.write_text(PARALLELOGRAM.replace("active: [q1, q2]", "active: [yes, no]"))
     with pytest.raises(rd.ModelFileError, match="'yes' is not a joint of the tree"):  # not True / False
-        rd.load_closed_chain(yes)
+        rd.closed_chain.load_closed_chain(yes)
     with pytest.raises(rd.ModelFileError, match="no such model file"):
-        rd.load_closed_chain(tmp_path / "missing.yaml")
+        rd.closed_chain.load_closed_chain(tmp_path / "missing.yaml")
 
 
 @pytest.mark.parametrize("which", ["billion-laughs", "duplicate-key", "latin-1", "deep", "too-large"])
@@ -99,14 +99,14 @@ def test_load_gravity_calibration_uses_the_hardened_reader(tmp_path, time_limit,
     path.write_bytes(data)
     start = time.perf_counter()
     with pytest.raises(rd.InputError, match=message) as info:
-        rd.load_gravity_calibration(path)
+        rd.identification.load_gravity_calibration(path)
     assert time.perf_counter() - start < 1.0 and "\n" not in str(info.value)
 
 
 def test_gravity_calibration_yes_no_are_refused_not_true(tmp_path, calibration_text):
     good = tmp_path / "good.yaml"
     good.write_text(calibration_text)
-    assert rd.load_gravity_calibration(good).estimate_offsets is False
+    assert rd.identification.load_gravity_calibration(good).estimate_offsets is False
     for old, new, message in [
         ("estimate_offsets: false", "estimate_offsets: no", "field 'estimate_offsets' = 'no' must be true or false"),
         ("identifiable:\n- [true,", "identifiable:\n- [yes,", "field 'identifiable' must hold true/false"),
@@ -115,10 +115,10 @@ def test_gravity_calibration_yes_no_are_refused_not_true(tmp_path, calibration_t
         bad = tmp_path / "bad.yaml"
         bad.write_text(calibration_text.replace(old, new, 1))
         with pytest.raises(rd.InputError, match=message):
-            rd.load_gravity_calibration(bad)
+            rd.identification.load_gravity_calibration(bad)
 
 
-@pytest.mark.parametrize("load", [rd.load_closed_chain, rd.load_gravity_calibration, rd.load, rd.from_urdf])
+@pytest.mark.parametrize("load", [rd.closed_chain.load_closed_chain, rd.identification.load_gravity_calibration, rd.load, rd.from_urdf])
 def test_fifos_and_devices_are_refused_at_once(tmp_path, time_limit, load):
     targets = ["/dev/zero"] if os.path.exists("/dev/zero") else []
     if hasattr(os, "mkfifo"):
@@ -213,7 +213,7 @@ def test_fuzzed_closed_chain_files_load_or_raise_model_file_error(tmp_path_facto
     path.write_bytes(_mutated(data.draw, PARALLELOGRAM).encode("utf-8", "surrogatepass"))
     start = time.perf_counter()
     try:
-        rd.load_closed_chain(path)
+        rd.closed_chain.load_closed_chain(path)
     except rd.RobodynError as exc:
         assert "\n" not in str(exc)
     assert time.perf_counter() - start < 5

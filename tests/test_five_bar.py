@@ -129,10 +129,10 @@ def test_five_bar_against_lagrangian_with_multipliers(case):
     rng = np.random.default_rng(1)
     for trial in range(3):
         qa = np.asarray(qa0) + 0.1 * trial
-        q = rd.close_loops(cc, qa, q_passive=guess)
+        q = rd.closed_chain.close_loops(cc, qa, q_passive=guess)
         qd_a, qdd_a = rng.normal(size=2), rng.normal(size=2)
         tau_ref, lam_ref, qdd_ref, M, G = _reference(model, q, qd_a, qdd_a)
-        inv = rd.closed_chain_inverse_dynamics(cc, q, qd_a, qdd_a)
+        inv = rd.closed_chain.closed_chain_inverse_dynamics(cc, q, qd_a, qdd_a)
         scale = np.abs(tau_ref).max()
         np.testing.assert_allclose(inv.tau, tau_ref, rtol=0, atol=1e-10 * scale)
         np.testing.assert_allclose(inv.qdd, qdd_ref, rtol=0, atol=1e-10 * np.abs(qdd_ref).max())
@@ -140,7 +140,7 @@ def test_five_bar_against_lagrangian_with_multipliers(case):
         # forward dynamics from the torques: the KKT system of the Lagrangian gives the same accelerations
         tau = rng.normal(size=2) * scale
         _, lam_f, qdd_f, _, _ = _reference(model, q, qd_a, tau=tau)
-        fwd = rd.closed_chain_forward_dynamics(cc, q, qd_a, tau)
+        fwd = rd.closed_chain.closed_chain_forward_dynamics(cc, q, qd_a, tau)
         np.testing.assert_allclose(fwd.qdd, qdd_f, rtol=0, atol=1e-10 * np.abs(qdd_f).max())
         np.testing.assert_allclose(fwd.multipliers, lam_f, rtol=0, atol=1e-10 * np.abs(lam_f).max())
         # the inertia matrix in the independent (active) coordinates: Wᵀ M W with W from the constraint Jacobian
@@ -148,13 +148,13 @@ def test_five_bar_against_lagrangian_with_multipliers(case):
         W = np.zeros((cc.tree.n, 2))
         W[act] = np.eye(2)
         W[pas] = -np.linalg.solve(G[:, pas], G[:, act])
-        M_a, _ = rd.closed_chain_model(cc, q)
+        M_a, _ = rd.closed_chain.closed_chain_model(cc, q)
         np.testing.assert_allclose(M_a, W.T @ M @ W, rtol=0, atol=1e-11 * np.abs(M_a).max())
 
 
 def test_planar_five_bar_closes_and_moves_in_its_plane():
     cc = planar_five_bar()
-    q = rd.close_loops(cc, [2.0, 1.0], q_passive=[-1.5, 1.5])
+    q = rd.closed_chain.close_loops(cc, [2.0, 1.0], q_passive=[-1.5, 1.5])
     T = rd.forward_kinematics(cc.tree, q)
     tips = [T[2, :3, :3] @ [0.45, 0, 0] + T[2, :3, 3], T[3, :3, :3] @ [0.45, 0, 0] + T[3, :3, 3]]
     np.testing.assert_allclose(tips[0], tips[1], atol=1e-12)

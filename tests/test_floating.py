@@ -46,7 +46,7 @@ class PinFree:
         """Every floating-base quantity of robodyn at the states (S, ·) equals Pinocchio's, 1e-10 relative."""
         tau = fl.floating_inverse_dynamics(robot, q, v, a, gravity=gravity)
         M = fl.floating_inertia_matrix(robot, q)
-        com, Jc, Ag = rd.center_of_mass(robot, q), rd.center_of_mass_jacobian(robot, q), rd.centroidal_momentum_matrix(robot, q)
+        com, Jc, Ag = rd.floating.center_of_mass(robot, q), rd.floating.center_of_mass_jacobian(robot, q), rd.floating.centroidal_momentum_matrix(robot, q)
         m, d, p = self.model, self.data, self.perm
         for s in range(q.shape[0]):
             qp, vp, ap = self.q(q[s]), self.v(v[s]), self.v(a[s])
@@ -115,8 +115,8 @@ def test_batched_equals_one_state_at_a_time():
     tau = fl.floating_inverse_dynamics(robot, q, v, a)
     assert tau.shape == (2, 3, robot.n + 6)
     assert fl.floating_inertia_matrix(robot, q).shape == (2, 3, robot.n + 6, robot.n + 6)
-    assert rd.centroidal_momentum_matrix(robot, q).shape == (2, 3, 6, robot.n + 6)
-    assert rd.center_of_mass_jacobian(robot, q).shape == (2, 3, 3, robot.n + 6)
+    assert rd.floating.centroidal_momentum_matrix(robot, q).shape == (2, 3, 6, robot.n + 6)
+    assert rd.floating.center_of_mass_jacobian(robot, q).shape == (2, 3, 3, robot.n + 6)
     for i in range(2):
         for j in range(3):
             assert_rel(tau[i, j], fl.floating_inverse_dynamics(robot, q[i, j], v[i, j], a[i, j]), 1e-13)
@@ -148,14 +148,14 @@ def test_fixed_base_center_of_mass_from_forward_kinematics():
     q = np.random.default_rng(21).uniform(-2, 2, (3, robot.n))
     T = rd.forward_kinematics(robot, q)
     weighted = np.einsum("...jab,jb->...a", T[..., :3, :3], robot.MS) + np.einsum("...ja,j->...a", T[..., :3, 3], robot.M)
-    assert_rel(rd.center_of_mass(robot, q), weighted / robot.M.sum())
-    J = rd.center_of_mass_jacobian(robot, q)
+    assert_rel(rd.floating.center_of_mass(robot, q), weighted / robot.M.sum())
+    J = rd.floating.center_of_mass_jacobian(robot, q)
     assert J.shape == (3, 3, robot.n)
     # columns: the CoM's velocity, by a central difference of the CoM along each joint
     h, k = 1e-6, 1
     dq = np.zeros(robot.n)
     dq[k] = h
-    fd = (rd.center_of_mass(robot, q + dq) - rd.center_of_mass(robot, q - dq)) / (2 * h)
+    fd = (rd.floating.center_of_mass(robot, q + dq) - rd.floating.center_of_mass(robot, q - dq)) / (2 * h)
     assert_rel(J[..., k], fd, 1e-8)
 
 
@@ -191,7 +191,7 @@ def test_free_floating_robot_conserves_momentum_and_energy():
         X = sol.y.T
         qs, vs = X[:, : n + 7].copy(), X[:, n + 7:]
         qs[:, 3:7] /= np.linalg.norm(qs[:, 3:7], axis=-1, keepdims=True)
-        h = np.einsum("sij,sj->si", rd.centroidal_momentum_matrix(robot, qs), vs)
+        h = np.einsum("sij,sj->si", rd.floating.centroidal_momentum_matrix(robot, qs), vs)
         assert np.max(np.abs(h - h[0])) < 1e-9 * max(1.0, np.max(np.abs(h[0])))
         if not np.any(tau_joints):
             E = 0.5 * np.einsum("si,sij,sj->s", vs, fl.floating_inertia_matrix(robot, qs), vs)
@@ -302,7 +302,7 @@ def test_bad_inputs_raise_named_errors():
     with pytest.raises(rd.InputError, match="mobile"):
         fl.floating_forward_dynamics(robot, q, v, np.zeros(n + 6), base_acceleration=np.zeros(6))
     with pytest.raises(rd.InputError):
-        rd.center_of_mass(robot, q[7:])
+        rd.floating.center_of_mass(robot, q[7:])
     # a quaternion within the tolerance is normalised: the same result
     q2 = q.copy()
     q2[3:7] *= 1 + 1e-8
@@ -388,14 +388,14 @@ def test_floating_regressor_times_parameters_is_the_inverse_dynamics():
     robot = robot.replace(Ia=np.where(robot.sigma != 2, 0.2, 0.0), Fv=np.where(robot.sigma != 2, 0.3, 0.0),
                           Fc=np.where(robot.sigma != 2, 0.1, 0.0), Foff=np.where(robot.sigma != 2, -0.05, 0.0))
     q, v, a = random_free_state(robot.n, 101, (5,))
-    Y = rd.floating_regressor(robot, q, v, a)
-    K = rd.floating_parameter_vector(robot)
-    assert Y.shape == (5, robot.n + 6, K.size) and len(rd.floating_parameter_names(robot)) == K.size
-    assert rd.floating_parameter_names(robot)[:10] == [f"{p}0" for p in rd.PARAMETER_NAMES]
+    Y = rd.floating.floating_regressor(robot, q, v, a)
+    K = rd.floating.floating_parameter_vector(robot)
+    assert Y.shape == (5, robot.n + 6, K.size) and len(rd.floating.floating_parameter_names(robot)) == K.size
+    assert rd.floating.floating_parameter_names(robot)[:10] == [f"{p}0" for p in rd.PARAMETER_NAMES]
     assert_rel(Y @ K, fl.floating_inverse_dynamics(robot, q, v, a))
     # the base rows hold no rotor inertia, friction or joint-torque terms
     from robodyn.parameters.regressor import standard_parameter_names
-    names = rd.floating_parameter_names(robot)
+    names = rd.floating.floating_parameter_names(robot)
     joint_terms = [k for k, nm in enumerate(names) if nm.startswith(("Ia", "Fc", "Fv", "Foff"))]
     assert np.all(Y[:, :6, joint_terms] == 0) and len(names) == 10 + len(standard_parameter_names(robot))
 
@@ -408,14 +408,14 @@ def test_quadruped_base_only_identification_from_contact_wrenches():
     if "solo12.urdf" not in URDFS:
         pytest.skip("solo12 is not in the installed example-robot-data")
     robot, feet, q, v, motion = solo12_on_feet()  # physically consistent data: zero base wrench
-    ident = rd.identify_from_base(robot, q, v, motion.acceleration, feet, motion.forces)
+    ident = rd.floating.identify_from_base(robot, q, v, motion.acceleration, feet, motion.forces)
     truth = ident.base_values(inertial_parameter_vector(robot))
     assert_rel(ident.values, truth, 1e-8)
     assert ident.residual < 1e-9
-    Y = rd.floating_regressor(robot, q, v, motion.acceleration, friction=False)[..., inertial_columns(robot)]
+    Y = rd.floating.floating_regressor(robot, q, v, motion.acceleration, friction=False)[..., inertial_columns(robot)]
     assert np.linalg.matrix_rank(Y.reshape(-1, Y.shape[-1])) == len(ident.names)
     with pytest.raises(rd.InputError, match="together"):
-        rd.identify_from_base(robot, q, v, motion.acceleration, feet)
+        rd.floating.identify_from_base(robot, q, v, motion.acceleration, feet)
 
 
 def test_reduced_inverse_dynamics_is_the_floating_forward_dynamics_inverted():
@@ -424,7 +424,7 @@ def test_reduced_inverse_dynamics_is_the_floating_forward_dynamics_inverted():
     robot = random_floating(121)
     robot = robot.replace(Fv=np.where(robot.sigma != 2, 0.3, 0.0), Ia=np.where(robot.sigma != 2, 0.1, 0.0))
     q, v, a = random_free_state(robot.n, 121, (3,))
-    acc, tau = rd.reduced_inverse_dynamics(robot, q, v, a[..., 6:])
+    acc, tau = rd.floating.reduced_inverse_dynamics(robot, q, v, a[..., 6:])
     assert acc.shape == (3, robot.n + 6) and tau.shape == (3, robot.n)
     assert_rel(acc[..., 6:], a[..., 6:], 0)
     full = np.concatenate([np.zeros((3, 6)), tau], -1)
@@ -451,7 +451,7 @@ def test_standing_quadruped_conserves_energy_under_rigid_contacts():
     mass = robot.base_params[9] + robot.M.sum()
 
     def energy(q, v):
-        return 0.5 * v @ fl.floating_inertia_matrix(robot, q) @ v - mass * g @ rd.center_of_mass(robot, q)
+        return 0.5 * v @ fl.floating_inertia_matrix(robot, q) @ v - mass * g @ rd.floating.center_of_mass(robot, q)
 
     def rhs(_, x):
         q, v = x[: n + 7].copy(), x[n + 7:]
@@ -487,9 +487,9 @@ def test_quadruped_identification_from_joint_torques_and_contact_wrenches():
     tau = np.concatenate([np.zeros((S, 6)), np.random.default_rng(141).normal(size=(S, robot.n))], -1)
     motion = fl.contact_forward_dynamics(robot, q, v, tau, feet)
     ident = identify_floating(robot, q, v, motion.acceleration, tau, feet, motion.forces)
-    assert_rel(ident.values, ident.base_values(rd.floating_parameter_vector(robot)), 1e-8)
-    assert {"Ia1", "Fv1", "Fc1", "Foff1"} <= set(rd.floating_parameter_names(robot)) and "Fv1" in ident.names
-    base_only = rd.identify_from_base(robot, q, v, motion.acceleration, feet, motion.forces)
+    assert_rel(ident.values, ident.base_values(rd.floating.floating_parameter_vector(robot)), 1e-8)
+    assert {"Ia1", "Fv1", "Fc1", "Foff1"} <= set(rd.floating.floating_parameter_names(robot)) and "Fv1" in ident.names
+    base_only = rd.floating.identify_from_base(robot, q, v, motion.acceleration, feet, motion.forces)
     assert len(ident.names) == len(base_only.names) + 4 * robot.n  # + Ia, Fc, Fv, Foff of every joint
 
 

@@ -36,14 +36,14 @@ def test_id_takes_free_flyer_vectors(floating_file):
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     assert doc["base"] == "floating" and len(doc["tau"]) == robot.n + 6
-    assert_rel(np.array(doc["tau"]), rd.floating_inverse_dynamics(robot, q, v, a), 1e-12)
+    assert_rel(np.array(doc["tau"]), rd.floating.floating_inverse_dynamics(robot, q, v, a), 1e-12)
     table = _run("id", path, "--q", _text(q))
     assert table.exit_code == 0 and "base fx" in table.stdout and "base mz" in table.stdout
     # defaults: base at the origin, level, at rest
     rest = json.loads(_run("id", path, "--json").stdout)
     q0 = np.zeros(robot.n + 7)
     q0[6] = 1
-    assert_rel(np.array(rest["tau"]), rd.floating_inverse_dynamics(robot, q0, np.zeros(robot.n + 6), np.zeros(robot.n + 6)), 1e-12)
+    assert_rel(np.array(rest["tau"]), rd.floating.floating_inverse_dynamics(robot, q0, np.zeros(robot.n + 6), np.zeros(robot.n + 6)), 1e-12)
 
 
 def test_model_takes_free_flyer_vectors(floating_file):
@@ -54,9 +54,9 @@ def test_model_takes_free_flyer_vectors(floating_file):
     doc = json.loads(out.stdout)
     zero = np.zeros(robot.n + 6)
     assert np.array(doc["M"]).shape == (robot.n + 6, robot.n + 6)
-    assert_rel(np.array(doc["M"]), rd.floating_inertia_matrix(robot, q), 1e-12)
-    assert_rel(np.array(doc["G"]), rd.floating_inverse_dynamics(robot, q, zero, zero), 1e-12)
-    assert_rel(np.array(doc["H"]), rd.floating_inverse_dynamics(robot, q, v, zero), 1e-12)
+    assert_rel(np.array(doc["M"]), rd.floating.floating_inertia_matrix(robot, q), 1e-12)
+    assert_rel(np.array(doc["G"]), rd.floating.floating_inverse_dynamics(robot, q, zero, zero), 1e-12)
+    assert_rel(np.array(doc["H"]), rd.floating.floating_inverse_dynamics(robot, q, v, zero), 1e-12)
     assert _run("model", path).exit_code == 0
 
 
@@ -65,7 +65,7 @@ def test_fd_takes_free_flyer_vectors(floating_file):
     q, v, tau = (x[0] for x in random_free_state(robot.n, 5, (1,)))
     out = _run("fd", path, "--q", _text(q), "--qd", _text(v), "--tau", _text(tau), "--json")
     assert out.exit_code == 0, out.output
-    assert_rel(np.array(json.loads(out.stdout)["a"]), rd.floating_forward_dynamics(robot, q, v, tau), 1e-12)
+    assert_rel(np.array(json.loads(out.stdout)["a"]), rd.floating.floating_forward_dynamics(robot, q, v, tau), 1e-12)
     assert "base wz" in _run("fd", path).stdout
 
 

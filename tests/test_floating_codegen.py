@@ -1,5 +1,5 @@
 """rd.compile of a floating-base robot: the augmented robot's customized model called with free-flyer arrays
-(robodyn.symbolic.floating) equals rd.floating_inverse_dynamics / floating_inertia_matrix / floating_forward_dynamics;
+(robodyn.symbolic.floating) equals rd.floating.floating_inverse_dynamics / floating_inertia_matrix / floating_forward_dynamics;
 its CUDA kernels, without a GPU, through the host shim (as tests/test_cuda_source.py; the GPU itself in
 tests/test_cuda_floating_device.py)."""
 
@@ -27,23 +27,23 @@ def test_compiled_floating_inverse_dynamics_equals_the_numeric_one(seed):
     f = rd.compile(robot, "inverse_dynamics")
     assert f.model.robot.n == robot.n + 6  # the generated C takes the augmented arrays
     q, v, a = random_free_state(robot.n, seed, (3,))
-    assert_rel(f(q, v, a), rd.floating_inverse_dynamics(robot, q, v, a), 1e-12)
-    assert_rel(f(q[1], v[1], a[1]), rd.floating_inverse_dynamics(robot, q[1], v[1], a[1]), 1e-12)
+    assert_rel(f(q, v, a), rd.floating.floating_inverse_dynamics(robot, q, v, a), 1e-12)
+    assert_rel(f(q[1], v[1], a[1]), rd.floating.floating_inverse_dynamics(robot, q[1], v[1], a[1]), 1e-12)
     W = np.random.default_rng(seed).normal(size=(3, robot.nf, 6))
     g = np.array([0.5, -1.0, -9.0])
-    assert_rel(f(q, v, a, wrenches=W, gravity=g), rd.floating_inverse_dynamics(robot, q, v, a, wrenches=W, gravity=g), 1e-12)
+    assert_rel(f(q, v, a, wrenches=W, gravity=g), rd.floating.floating_inverse_dynamics(robot, q, v, a, wrenches=W, gravity=g), 1e-12)
     mobile = robot.replace(base="mobile")
-    assert_rel(rd.compile(mobile, "inverse_dynamics")(q, v, a), rd.floating_inverse_dynamics(mobile, q, v, a), 1e-12)
+    assert_rel(rd.compile(mobile, "inverse_dynamics")(q, v, a), rd.floating.floating_inverse_dynamics(mobile, q, v, a), 1e-12)
 
 
 def test_compiled_floating_models_with_the_numpy_backend():
     robot = random_floating(7, tree=False, nf=3)
     q, v, a = random_free_state(robot.n, 7, (2,))
     f = rd.compile(robot, "idm", backend="numpy")
-    assert_rel(f(q, v, a), rd.floating_inverse_dynamics(robot, q, v, a), 1e-12)
+    assert_rel(f(q, v, a), rd.floating.floating_inverse_dynamics(robot, q, v, a), 1e-12)
     M = rd.compile(robot, "inertia_matrix", backend="numpy")(q)
     assert M.shape == (2, robot.n + 6, robot.n + 6)
-    assert_rel(M, rd.floating_inertia_matrix(robot, q), 1e-12)
+    assert_rel(M, rd.floating.floating_inertia_matrix(robot, q), 1e-12)
 
 
 def test_compiled_floating_errors():
@@ -73,7 +73,7 @@ def test_compiled_quadruped_inverse_dynamics():
     robot = legged_robot("solo12.urdf")
     q, v, a = random_free_state(robot.n, 9, (4,))
     f = rd.compile(robot, "inverse_dynamics")
-    assert_rel(f(q, v, a), rd.floating_inverse_dynamics(robot, q, v, a), 1e-12)
+    assert_rel(f(q, v, a), rd.floating.floating_inverse_dynamics(robot, q, v, a), 1e-12)
 
 
 @needs_cc
@@ -84,10 +84,10 @@ def test_compiled_floating_forward_dynamics_inverts_the_inverse_dynamics(seed):
     q, v, a = random_free_state(robot.n, seed, (3,))
     W = np.random.default_rng(seed).normal(size=(3, robot.nf, 6))
     g = np.array([0.5, -1.0, -9.0])
-    tau = rd.floating_inverse_dynamics(robot, q, v, a, wrenches=W, gravity=g)
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a, wrenches=W, gravity=g)
     assert_rel(f(q, v, tau, wrenches=W, gravity=g), a, 1e-12)
-    tau = rd.floating_inverse_dynamics(robot, q[0], v[0], a[0])
-    assert_rel(f(q[0], v[0], tau), rd.floating_forward_dynamics(robot, q[0], v[0], tau), 1e-12)
+    tau = rd.floating.floating_inverse_dynamics(robot, q[0], v[0], a[0])
+    assert_rel(f(q[0], v[0], tau), rd.floating.floating_forward_dynamics(robot, q[0], v[0], tau), 1e-12)
     with pytest.raises(rd.InputError, match="'tau'.*shape"):
         f(q, v, tau[:-1])
 
@@ -125,10 +125,10 @@ def test_cuda_kernels_of_floating_models_run_as_c_and_equal_rd(kind, which):
     robot = random_floating(11, tree=True, nf=5) if which == "random tree" else _quadruped()
     q, v, a = random_free_state(robot.n, 12, (7,))
     g = np.array([0.3, -0.2, -9.81])
-    tau = rd.floating_inverse_dynamics(robot, q, v, a, gravity=g)
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a, gravity=g)
     args = {"inverse_dynamics": (q, v, a), "inertia_matrix": (q,), "forward_dynamics": (q, v, tau)}[kind]
     kw = {} if kind == "inertia_matrix" else {"gravity": g}
-    ref = {"inverse_dynamics": tau, "inertia_matrix": rd.floating_inertia_matrix(robot, q), "forward_dynamics": a}[kind]
+    ref = {"inverse_dynamics": tau, "inertia_matrix": rd.floating.floating_inertia_matrix(robot, q), "forward_dynamics": a}[kind]
     for dtype, tol in (("float64", 1e-12), ("float32", FLOAT32_TOL[kind])):
         f = FloatingCompiledModel(robot, kind, lambda aug, k: HostKernel(aug, k, dtype), backend="cuda")
         out = f(*args, **kw)

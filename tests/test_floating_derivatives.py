@@ -32,9 +32,9 @@ def _pin_derivatives(P, robot, q, v, a):
 def _check_against_pinocchio(robot, model, seed, batch=2):
     P = PinFree(robot, model)
     q, v, a = random_free_state(robot.n, seed, (batch,))
-    dq, dv = rd.floating_inverse_dynamics_derivatives(robot, q, v, a)
-    tau = rd.floating_inverse_dynamics(robot, q, v, a)
-    fq, fv, ft = rd.floating_forward_dynamics_derivatives(robot, q, v, tau)
+    dq, dv = rd.floating.floating_inverse_dynamics_derivatives(robot, q, v, a)
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)
+    fq, fv, ft = rd.floating.floating_forward_dynamics_derivatives(robot, q, v, tau)
     assert dq.shape == dv.shape == fq.shape == ft.shape == (batch, robot.n + 6, robot.n + 6)
     for s in range(batch):
         (Dq, Dv), aba, tp = _pin_derivatives(P, robot, q[s], v[s], a[s])
@@ -80,19 +80,19 @@ def test_central_differences_with_friction_wrenches_and_gravity():
     W = np.random.default_rng(2).normal(size=(robot.nf, 6))
     g = np.array([0.3, -1.2, -9.0])
     kw = dict(wrenches=W, gravity=g)
-    dq, dv = rd.floating_inverse_dynamics_derivatives(robot, q, v, a, **kw)
-    tau = rd.floating_inverse_dynamics(robot, q, v, a, **kw)
-    fq, fv, ft = rd.floating_forward_dynamics_derivatives(robot, q, v, tau, **kw)
+    dq, dv = rd.floating.floating_inverse_dynamics_derivatives(robot, q, v, a, **kw)
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a, **kw)
+    fq, fv, ft = rd.floating.floating_forward_dynamics_derivatives(robot, q, v, tau, **kw)
     h, N = 1e-6, robot.n + 6
     for k in range(N):
         e = np.zeros(N)
         e[k] = h
-        cq = (rd.floating_inverse_dynamics(robot, _integrate(q, e), v, a, **kw)
-              - rd.floating_inverse_dynamics(robot, _integrate(q, -e), v, a, **kw)) / (2 * h)
-        cv = (rd.floating_inverse_dynamics(robot, q, v + e, a, **kw) - rd.floating_inverse_dynamics(robot, q, v - e, a, **kw)) / (2 * h)
+        cq = (rd.floating.floating_inverse_dynamics(robot, _integrate(q, e), v, a, **kw)
+              - rd.floating.floating_inverse_dynamics(robot, _integrate(q, -e), v, a, **kw)) / (2 * h)
+        cv = (rd.floating.floating_inverse_dynamics(robot, q, v + e, a, **kw) - rd.floating.floating_inverse_dynamics(robot, q, v - e, a, **kw)) / (2 * h)
         assert_rel(dq[:, k], cq, 1e-7)
         assert_rel(dv[:, k], cv, 1e-7)
-        fd = rd.floating_forward_dynamics
+        fd = rd.floating.floating_forward_dynamics
         assert_rel(fq[:, k], (fd(robot, _integrate(q, e), v, tau, **kw) - fd(robot, _integrate(q, -e), v, tau, **kw)) / (2 * h), 1e-6)
         assert_rel(fv[:, k], (fd(robot, q, v + e, tau, **kw) - fd(robot, q, v - e, tau, **kw)) / (2 * h), 1e-6)
         assert_rel(ft[:, k], (fd(robot, q, v, tau + e, **kw) - fd(robot, q, v, tau - e, **kw)) / (2 * h), 1e-6)
@@ -103,10 +103,10 @@ def test_central_differences_with_friction_wrenches_and_gravity():
 def test_batched_derivatives_equal_one_state_at_a_time():
     robot = random_floating(31)
     q, v, a = random_free_state(robot.n, 31, (2, 3))
-    dq, dv = rd.floating_inverse_dynamics_derivatives(robot, q, v, a)
+    dq, dv = rd.floating.floating_inverse_dynamics_derivatives(robot, q, v, a)
     for i in range(2):
         for j in range(3):
-            one = rd.floating_inverse_dynamics_derivatives(robot, q[i, j], v[i, j], a[i, j])
+            one = rd.floating.floating_inverse_dynamics_derivatives(robot, q[i, j], v[i, j], a[i, j])
             assert_rel(dq[i, j], one[0], 1e-13)
             assert_rel(dv[i, j], one[1], 1e-13)
 
@@ -115,10 +115,10 @@ def test_derivative_errors():
     robot = random_floating(41)
     q, v, a = (x[0] for x in random_free_state(robot.n, 41, (1,)))
     with pytest.raises(rd.InputError, match="'q'.*shape"):
-        rd.floating_inverse_dynamics_derivatives(robot, q[:-1], v, a)
+        rd.floating.floating_inverse_dynamics_derivatives(robot, q[:-1], v, a)
     with pytest.raises(rd.InputError, match="quaternion"):
-        rd.floating_inverse_dynamics_derivatives(robot, np.concatenate([q[:3], 2 * q[3:7], q[7:]]), v, a)
+        rd.floating.floating_inverse_dynamics_derivatives(robot, np.concatenate([q[:3], 2 * q[3:7], q[7:]]), v, a)
     with pytest.raises(rd.InputError, match="mobile base"):
-        rd.floating_forward_dynamics_derivatives(robot.replace(base="mobile"), q, v, a)
+        rd.floating.floating_forward_dynamics_derivatives(robot.replace(base="mobile"), q, v, a)
     with pytest.raises(rd.InputError, match="fixed base"):
-        rd.floating_inverse_dynamics_derivatives(robot.replace(base="fixed"), q, v, a)
+        rd.floating.floating_inverse_dynamics_derivatives(robot.replace(base="fixed"), q, v, a)

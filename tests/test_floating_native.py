@@ -37,13 +37,13 @@ def test_the_c_entry_equals_the_batched_path(seed, base):
     g = np.array([0.5, -1.0, -9.0])
     tau = fl._native_state(robot, "inverse_dynamics", q, v, a, g)
     assert tau is not None  # the entry served the call
-    assert _rel(tau, rd.floating_inverse_dynamics(robot, q[None], v[None], a[None], gravity=g)[0]) < 1e-13
-    assert _rel(rd.floating_inverse_dynamics(robot, q, v, a), rd.floating_inverse_dynamics(robot, q[None], v[None], a[None])[0]) < 1e-13
+    assert _rel(tau, rd.floating.floating_inverse_dynamics(robot, q[None], v[None], a[None], gravity=g)[0]) < 1e-13
+    assert _rel(rd.floating.floating_inverse_dynamics(robot, q, v, a), rd.floating.floating_inverse_dynamics(robot, q[None], v[None], a[None])[0]) < 1e-13
     M = fl._native_state(robot, "inertia_matrix", q)
-    assert _rel(M, rd.floating_inertia_matrix(robot, q[None])[0]) < 1e-13
+    assert _rel(M, rd.floating.floating_inertia_matrix(robot, q[None])[0]) < 1e-13
     if base == "floating":
         acc = fl._native_state(robot, "forward_dynamics", q, v, tau, g)
-        want = rd.floating_forward_dynamics(robot, q[None], v[None], tau[None], gravity=g)[0]
+        want = rd.floating.floating_forward_dynamics(robot, q[None], v[None], tau[None], gravity=g)[0]
         assert np.max(np.abs(acc - want)) <= 1e-10 * max(1.0, np.max(np.abs(want)))
         assert np.max(np.abs(acc - a)) <= 1e-8 * max(1.0, np.max(np.abs(a)))  # forward ∘ inverse = identity
 
@@ -55,17 +55,17 @@ def test_what_the_entry_declines_goes_to_the_general_path():
     off[3:7] *= 1.01
     assert fl._native_state(robot, "inverse_dynamics", off, v, a) is None
     with pytest.raises(rd.InputError, match="quaternion"):
-        rd.floating_inverse_dynamics(robot, off, v, a)
+        rd.floating.floating_inverse_dynamics(robot, off, v, a)
     bad = v.copy()
     bad[2] = np.nan
     assert fl._native_state(robot, "inverse_dynamics", q, bad, a) is None
     with pytest.raises(rd.InputError, match="'v' contains NaN"):
-        rd.floating_inverse_dynamics(robot, q, bad, a)
+        rd.floating.floating_inverse_dynamics(robot, q, bad, a)
     assert fl._native_state(robot, "inverse_dynamics", q.astype(np.float32), v, a) is None
     assert fl._native_state(robot, "inverse_dynamics", q[:-1], v, a) is None
     assert fl._native_state(robot, "inverse_dynamics", list(q), v, a) is None
     low = [x.astype(np.float32) for x in (q, v, a)]
-    assert rd.floating_inverse_dynamics(robot, *low).dtype == np.float32
+    assert rd.floating.floating_inverse_dynamics(robot, *low).dtype == np.float32
 
 
 def test_native_switched_off(monkeypatch):
@@ -74,4 +74,4 @@ def test_native_switched_off(monkeypatch):
     want = fl._native_state(robot, "inverse_dynamics", q, v, a)
     monkeypatch.setenv("ROBODYN_NATIVE", "0")
     assert fl._native_state(robot, "inverse_dynamics", q, v, a) is None
-    assert _rel(rd.floating_inverse_dynamics(robot, q, v, a), want) < 1e-13
+    assert _rel(rd.floating.floating_inverse_dynamics(robot, q, v, a), want) < 1e-13

@@ -1,5 +1,5 @@
 """Physically consistent identification of floating-base robots (method="physical" of identify_from_base and
-identify_floating): the semidefinite program of rd.physical_fit on the augmented robot, virtual frames massless."""
+identify_floating): the semidefinite program of rd.identification.physical_fit on the augmented robot, virtual frames massless."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.support.floating import URDFS, random_floating, random_free_state, so
 
 def _bodies(robot):
     """Pseudo-inertias (nf + 1, 4, 4) of the base body and every frame."""
-    return rd.pseudo_inertia(np.vstack([robot.base_params, robot.params]))
+    return rd.identification.pseudo_inertia(np.vstack([robot.base_params, robot.params]))
 
 
 def _consistent(robot):

@@ -24,7 +24,7 @@ def test_base_parameters_without_friction_warns_and_keeps_the_rigid_body_set():
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     # friction=True describes the same torques as rd.regressor's default and rd.inverse_dynamics
     np.testing.assert_allclose(full.regressor(q, qd, qdd) @ full.values, tau, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(rd.regressor(robot, q, qd, qdd) @ rd.standard_parameter_vector(robot), tau,
+    np.testing.assert_allclose(rd.regressor(robot, q, qd, qdd) @ rd.parameters.standard_parameter_vector(robot), tau,
                                rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(rigid.regressor(q, qd, qdd) @ rigid.values, tau - rd.friction_torques(robot, qd),
                                rtol=1e-10, atol=1e-10)

@@ -178,7 +178,7 @@ def check_urdf(text, base=None, tip=None):
         for key in ("gamma", "b", "alpha", "d", "theta", "r", "params", "Fc", "Fv", "gravity"):
             assert np.all(np.isfinite(getattr(robot, key))), key
         try:
-            rd.mimic_coupling(text, robot)
+            rd.model.mimic_coupling(text, robot)
         except rd.RobodynError:
             pass
         # what robodyn writes, robodyn reads back

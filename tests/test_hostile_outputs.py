@@ -356,7 +356,7 @@ def test_math_text_robot_name_in_cli_plots(tmp_path):
                               "--samples", "5", "--plot", str(tmp_path / "s.png")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")
-    cal = rd.calibrate_gravity(rd.load(path), [[0.0, 0.0], [0.5, 0.3], [1.0, -0.4], [1.5, 0.9]],
+    cal = rd.identification.calibrate_gravity(rd.load(path), [[0.0, 0.0], [0.5, 0.3], [1.0, -0.4], [1.5, 0.9]],
                                rd.gravity_torques(rd.load("planar2r"),
                                                   [[0.0, 0.0], [0.5, 0.3], [1.0, -0.4], [1.5, 0.9]]))
     cal.plot(tmp_path / "c.png", [[0.0, 0.0], [0.5, 0.3]], [[0.0, 0.0], [0.1, 0.1]])

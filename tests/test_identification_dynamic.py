@@ -114,7 +114,7 @@ def test_prepare_data_differentiates_and_filters():
     q = np.column_stack([np.sin(w * t), 0.3 * np.cos(2 * w * t)])
     tau = np.column_stack([np.cos(w * t), np.sin(3 * w * t)])
     noise = np.random.default_rng(0).normal(0, 1e-2, tau.shape)
-    data = rd.prepare_identification_data(t, q, tau + noise, cutoff=50.0, trim=False)
+    data = rd.identification.prepare_identification_data(t, q, tau + noise, cutoff=50.0, trim=False)
     assert data.cutoff == 50.0 and data.decimate == 5 and data.rate == pytest.approx(1000.0)
     assert data.q.shape == (2000, 2) and data.t[1] == pytest.approx(0.005)
     inner = slice(50, -50)
@@ -134,27 +134,27 @@ def test_prepare_data_errors():
     t = np.arange(100) * 0.01
     q = np.zeros((100, 2))
     with pytest.raises(rd.InputError, match="t has 99 samples but q and tau have 100 rows"):
-        rd.prepare_identification_data(t[:-1], q, q)
+        rd.identification.prepare_identification_data(t[:-1], q, q)
     with pytest.raises(rd.InputError, match=r"q has shape \(100, 2\) but tau has \(100, 3\)"):
-        rd.prepare_identification_data(t, q, np.zeros((100, 3)))
+        rd.identification.prepare_identification_data(t, q, np.zeros((100, 3)))
     bad = q.copy()
     bad[17, 1] = np.nan
     with pytest.raises(rd.InputError, match=r"tau: row 17 \(0-based\), joint 2 is nan"):
-        rd.prepare_identification_data(t, q, bad)
+        rd.identification.prepare_identification_data(t, q, bad)
     tt = t.copy()
     tt[40:] += 0.1
     with pytest.raises(rd.InputError, match=r"t has a gap of 0.11 s before row 40 \(0-based\), 11 times the median"):
-        rd.prepare_identification_data(tt, q, q)
+        rd.identification.prepare_identification_data(tt, q, q)
     tt = t.copy()
     tt[40] = tt[39]
     with pytest.raises(rd.InputError, match=r"t must increase strictly; row 40"):
-        rd.prepare_identification_data(tt, q, q)
+        rd.identification.prepare_identification_data(tt, q, q)
     with pytest.raises(rd.InputError, match="cutoff = 'fast'; give a frequency in Hz or 'auto'"):
-        rd.prepare_identification_data(t, q, q, cutoff="fast")
+        rd.identification.prepare_identification_data(t, q, q, cutoff="fast")
     with pytest.raises(rd.InputError, match="cutoff"):
-        rd.prepare_identification_data(t, q, q, cutoff=60.0)
+        rd.identification.prepare_identification_data(t, q, q, cutoff=60.0)
     with pytest.raises(rd.InputError, match="decimate"):
-        rd.prepare_identification_data(t, q, q, decimate=0)
+        rd.identification.prepare_identification_data(t, q, q, decimate=0)
 
 
 # ---- identification --------------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ def test_physical_is_consistent_and_fits_as_well_as_the_noise_allows(robot, traj
     phys = rd.identify(robot, q, qd, qdd, tau, method="physical")
     k = ols.names.index("Ia2")
     assert ols.values[k] < 0.0 <= phys.values[k]
-    P = rd.pseudo_inertia(phys.robot.params)
+    P = rd.identification.pseudo_inertia(phys.robot.params)
     assert np.linalg.eigvalsh(P).min() >= -1e-9
     assert np.all(phys.robot.M >= 0) and np.all(phys.robot.Fc >= 0) and np.all(phys.robot.Fv >= 0)
     assert np.all(phys.robot.Ia >= 0)
@@ -265,7 +265,7 @@ def test_physical_is_consistent_and_fits_as_well_as_the_noise_allows(robot, traj
 
 
 def test_physical_fit_on_a_dense_qr_equals_identify_physical(robot, trajectory):
-    """rd.physical_fit needs only R, Qᵀy and the residual norm: from a dense Householder QR of the stacked base
+    """rd.identification.physical_fit needs only R, Qᵀy and the residual norm: from a dense Householder QR of the stacked base
     regressor (an independent reduction) it gives the in-memory physical estimate, to the conic solver's
     tolerance (duality gap 1e-10: the estimates to ~1e-8 of their size)."""
     q, qd, qdd, tau = campaign(robot, trajectory, rate=20.0, sigma=0.3, seed=0)
@@ -274,19 +274,19 @@ def test_physical_fit_on_a_dense_qr_equals_identify_physical(robot, trajectory):
     y = tau.ravel()
     Q, R = np.linalg.qr(W)
     qty = Q.T @ y
-    fit = rd.physical_fit(robot, ref.base, R, qty, np.linalg.norm(y - Q @ qty))
-    assert isinstance(fit, rd.PhysicalFit) and fit.solver["status"] == "optimal"
+    fit = rd.identification.physical_fit(robot, ref.base, R, qty, np.linalg.norm(y - Q @ qty))
+    assert isinstance(fit, rd.identification.PhysicalFit) and fit.solver["status"] == "optimal"
     assert np.abs(fit.values - ref.values).max() <= 1e-8 * np.abs(ref.values).max()
     np.testing.assert_allclose(fit.robot.params, ref.robot.params, atol=1e-8 * np.abs(ref.robot.params).max())
     assert fit.transmission is None
     with pytest.raises(rd.InputError, match="shapes"):
-        rd.physical_fit(robot, ref.base, R[:-1], qty)
+        rd.identification.physical_fit(robot, ref.base, R[:-1], qty)
     with pytest.raises(rd.InputError, match="'qty' has NaN"):
-        rd.physical_fit(robot, ref.base, R, np.full_like(qty, np.nan))
+        rd.identification.physical_fit(robot, ref.base, R, np.full_like(qty, np.nan))
     with pytest.raises(rd.InputError, match="'base'"):
-        rd.physical_fit(robot, rd.base_parameters(rd.load("rx90"), friction=True), R, qty)
+        rd.identification.physical_fit(robot, rd.base_parameters(rd.load("rx90"), friction=True), R, qty)
     with pytest.raises(rd.InputError, match="regularization"):
-        rd.physical_fit(robot, ref.base, R, qty, regularization=-1.0)
+        rd.identification.physical_fit(robot, ref.base, R, qty, regularization=-1.0)
 
 
 def test_predict_save_and_relative_std(robot, trajectory, tmp_path):
@@ -315,14 +315,14 @@ def test_bad_input(robot, trajectory):
         rd.identify(robot, q, bad, qdd, tau)
     with pytest.raises(rd.InputError, match=r"give an \(N, 3\) array"):
         rd.identify(robot, q[:, :2], qd, qdd, tau)
-    with pytest.raises(rd.IdentificationError, match="give more than"):
+    with pytest.raises(rd.identification.IdentificationError, match="give more than"):
         rd.identify(robot, q[:5], qd[:5], qdd[:5], tau[:5])
     with pytest.raises(rd.InputError, match="method = 'lsq'"):
         rd.identify(robot, q, qd, qdd, tau, method="lsq")
     # joint 3 never moves: its friction and the inertia it alone reveals are not excited
     q3, qd3, qdd3 = q.copy(), qd.copy(), qdd.copy()
     q3[:, 2], qd3[:, 2], qdd3[:, 2] = 0.3, 0.0, 0.0
-    with pytest.raises(rd.IdentificationError, match=r"do not excite .*Fc3, Fv3") as info:
+    with pytest.raises(rd.identification.IdentificationError, match=r"do not excite .*Fc3, Fv3") as info:
         rd.identify(robot, q3, qd3, qdd3, rd.inverse_dynamics(robot, q3, qd3, qdd3))
     assert isinstance(info.value, rd.RobodynError)
 

@@ -28,7 +28,7 @@ def _bias(res, truth):
 
 def test_default_preparation_biases_coulomb_low_and_viscous_high(campaign):
     nominal, traj, t, q_meas, tau_meas, truth = campaign
-    data = rd.prepare_identification_data(t, q_meas, tau_meas, cutoff=25.0, decimate=5, trim=False)
+    data = rd.identification.prepare_identification_data(t, q_meas, tau_meas, cutoff=25.0, decimate=5, trim=False)
     rel, z = _bias(rd.identify(nominal, data.q, data.qd, data.qdd, data.tau, method="wls"), truth)
     np.testing.assert_allclose([rel[n] for n in FRICTION], [-2.7, -3.9, -2.7, 3.8, 6.6, 8.9], atol=0.05)
     assert all(z[n] < -2.9 for n in FRICTION[:3]) and all(2.3 < z[n] < 3.9 for n in FRICTION[3:])
@@ -43,7 +43,7 @@ def test_without_the_filter_there_is_no_bias(campaign):
 
 def test_dropping_samples_near_reversals_removes_the_bias(campaign):
     nominal, traj, t, q_meas, tau_meas, truth = campaign
-    data = rd.prepare_identification_data(t, q_meas, tau_meas, cutoff=25.0, decimate=5, trim=False)
+    data = rd.identification.prepare_identification_data(t, q_meas, tau_meas, cutoff=25.0, decimate=5, trim=False)
     keep = np.all(np.abs(data.qd) > 0.05, axis=1)
     assert 0.85 < keep.mean() < 0.9
     rel, z = _bias(rd.identify(nominal, data.q[keep], data.qd[keep], data.qdd[keep], data.tau[keep], method="wls"),

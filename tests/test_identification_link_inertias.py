@@ -1,4 +1,4 @@
-"""Per-link second moments from single-joint motions (Dellin §5): rd.identify_link_inertias."""
+"""Per-link second moments from single-joint motions (Dellin §5): rd.identification.identify_link_inertias."""
 
 import numpy as np
 import pytest
@@ -29,7 +29,7 @@ def _experiments(robot, cal, rng, uppers=4, samples=16, noise=0.0):
             qd[:, k - 1] = rng.normal(size=samples)
             qdd[:, k - 1] = rng.normal(size=samples)
             tau = rd.inverse_dynamics(robot, q, qd, qdd) + noise * rng.normal(size=q.shape)
-            out.append(rd.identify_locked_inertia(robot, cal, q, qd, qdd, tau, joint=int(k)))
+            out.append(rd.identification.identify_locked_inertia(robot, cal, q, qd, qdd, tau, joint=int(k)))
     return out
 
 
@@ -44,9 +44,9 @@ def _scale(robot):
 
 def test_wam_noise_free_recovers_every_identifiable_parameter():
     robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
-    qs = rd.calibration_poses(robot, 12, unlimited=True)
-    cal = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs))
-    res = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(0)))
+    qs = rd.identification.calibration_poses(robot, 12, unlimited=True)
+    cal = rd.identification.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs))
+    res = rd.identification.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(0)))
     truth, m = _truth(robot), res.identifiable
     assert len(res.names) == 77 and res.names[:3] == ("XX1", "XY1", "XZ1") and res.names[-1] == "Ia7"
     err = np.abs(res.values[m] - truth[m])
@@ -65,9 +65,9 @@ def test_wam_noise_free_recovers_every_identifiable_parameter():
 
 def test_more_upper_poses_identify_more():
     robot = rd.load("wam7")
-    cal = rd.first_moments(robot)
-    few = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(1), uppers=1))
-    many = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(1), uppers=4))
+    cal = rd.identification.first_moments(robot)
+    few = rd.identification.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(1), uppers=1))
+    many = rd.identification.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(1), uppers=4))
     assert few.rank < many.rank
     assert np.all(many.identifiable[few.identifiable])
 
@@ -76,9 +76,9 @@ def test_noisy_estimates_within_three_standard_deviations():
     robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
     rng = np.random.default_rng(7)
     # the poses of this fixed-seed check: the ±π box (the WAM's joint limits draw others)
-    qs = rd.calibration_poses(robot, 30, limits=np.tile([-np.pi, np.pi], (7, 1)))
-    cal = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs) + 0.01 * rng.normal(size=qs.shape))
-    res = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, rng, samples=60, noise=0.01))
+    qs = rd.identification.calibration_poses(robot, 30, limits=np.tile([-np.pi, np.pi], (7, 1)))
+    cal = rd.identification.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs) + 0.01 * rng.normal(size=qs.shape))
+    res = rd.identification.identify_link_inertias(robot, cal, _experiments(robot, cal, rng, samples=60, noise=0.01))
     m = res.identifiable
     assert m.sum() >= 20 and np.all(res.std[m] > 0)
     z = np.abs(res.values[m] - _truth(robot)[m]) / res.std[m]
@@ -93,9 +93,9 @@ def test_random_robots_noise_free(seed, fixed):
     robot = random_robot(seed, nf=int(np.random.default_rng(seed).integers(2, 5)), friction=False, fixed=fixed)
     if not np.any(robot.sigma == 0):      # at least one revolute joint to move
         robot = robot.replace(sigma=np.where(robot.sigma == 1, 0, robot.sigma))
-    qs = rd.calibration_poses(robot, 15, seed=seed, unlimited=True)
-    cal = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs), method="ols")
-    res = rd.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(seed)))
+    qs = rd.identification.calibration_poses(robot, 15, seed=seed, unlimited=True)
+    cal = rd.identification.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs), method="ols")
+    res = rd.identification.identify_link_inertias(robot, cal, _experiments(robot, cal, np.random.default_rng(seed)))
     m, truth = res.identifiable, _truth(robot)
     assert len(res.notes) == int(np.sum(~m)) and np.all(np.isnan(res.values[~m]))
     assert np.all(np.abs(res.values[m] - truth[m]) <= 1e-8 * np.maximum(np.abs(truth[m]), _scale(robot)[m]))
@@ -103,16 +103,16 @@ def test_random_robots_noise_free(seed, fixed):
 
 def test_bad_input():
     robot = rd.load("wam7")
-    mu = rd.first_moments(robot)
+    mu = rd.identification.first_moments(robot)
     with pytest.raises(rd.InputError, match="'experiments' is empty"):
-        rd.identify_link_inertias(robot, mu, [])
+        rd.identification.identify_link_inertias(robot, mu, [])
     exp = _experiments(robot, mu, np.random.default_rng(0), uppers=1)
     with pytest.raises(rd.InputError, match="'experiments', item 2"):
-        rd.identify_link_inertias(robot, mu, [exp[0], "x"])
+        rd.identification.identify_link_inertias(robot, mu, [exp[0], "x"])
     with pytest.raises(rd.InputError, match="'calibration'"):
-        rd.identify_link_inertias(robot, mu[:3], exp)
+        rd.identification.identify_link_inertias(robot, mu[:3], exp)
     with pytest.raises(rd.InputError, match="'experiments', item 1"):
-        rd.identify_link_inertias(rd.load("puma560"), rd.first_moments(rd.load("puma560")), exp)
+        rd.identification.identify_link_inertias(rd.load("puma560"), rd.identification.first_moments(rd.load("puma560")), exp)
 
 
 def _locked_body_motion(robot, k, rng, samples=40, noise=0.0):
@@ -136,8 +136,8 @@ def _locked_body_truth(robot, q0, k):
     Ok = P0[0, fk]
     # first moment of links k..n about O_k from the standard parameters (independent of the cumulative μ)
     C0 = sum(R0[0, i] @ robot.MS[i] + robot.M[i] * (P0[0, i] - Ok) for i in range(fk, robot.nf))
-    u = rd.locked_body_inertia(robot, q0, k)[:, 2]
-    return np.concatenate([u, [robot.Ia[fk]], R0[0, fk].T @ C0, rd.first_moments(robot)[: k - 1].ravel()])
+    u = rd.identification.locked_body_inertia(robot, q0, k)[:, 2]
+    return np.concatenate([u, [robot.Ia[fk]], R0[0, fk].T @ C0, rd.identification.first_moments(robot)[: k - 1].ravel()])
 
 
 @pytest.mark.parametrize("k", [2, 4, 7])
@@ -145,17 +145,17 @@ def test_locked_body_noise_free_first_and_second_moments_together(k):
     """Dellin eq. (120): μ, the body's first moment C and its second moments from one motion, no calibration."""
     robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
     q, qd, qdd, tau = _locked_body_motion(robot, k, np.random.default_rng(k))
-    res = rd.identify_locked_body(robot, q, qd, qdd, tau, joint=k)
+    res = rd.identification.identify_locked_body(robot, q, qd, qdd, tau, joint=k)
     assert res.names[:7] == ("XZ", "YZ", "ZZ", "Ia", "CX", "CY", "CZ") and len(res.names) == 7 + 3 * (k - 1)
     truth = _locked_body_truth(robot, q[0], k)
     m = res.identifiable
     assert np.all(np.abs(res.values[m] - res.grouping[m] @ truth) <= 1e-8 * np.maximum(np.abs(truth).max(), 1))
     assert np.all(res.residual_rms < 1e-10)
-    # the lower links' first moments: those static torques see, as rd.calibrate_gravity finds them
+    # the lower links' first moments: those static torques see, as rd.identification.calibrate_gravity finds them
     assert all(res.identifiable[res.names.index(x)] for x in ("XZ", "YZ", "ZZ", "CX", "CY"))
     assert not res.identifiable[res.names.index("mu1x")]     # the WAM's joint 1 is vertical: no gravity torque
     # with μ known, identify_locked_inertia gives the same second moments
-    old = rd.identify_locked_inertia(robot, rd.first_moments(robot), q, qd, qdd, tau, joint=k)
+    old = rd.identification.identify_locked_inertia(robot, rd.identification.first_moments(robot), q, qd, qdd, tau, joint=k)
     for name in ("XZ", "YZ", "ZZ"):
         assert res.values[res.names.index(name)] == pytest.approx(old.values[old.names.index(name)], abs=1e-9)
 
@@ -165,7 +165,7 @@ def test_locked_body_noisy_within_three_standard_deviations():
     rng = np.random.default_rng(11)
     for k in (3, 6):
         q, qd, qdd, tau = _locked_body_motion(robot, k, rng, samples=200, noise=0.01)
-        res = rd.identify_locked_body(robot, q, qd, qdd, tau, joint=k, friction=False)
+        res = rd.identification.identify_locked_body(robot, q, qd, qdd, tau, joint=k, friction=False)
         m = res.identifiable
         err = np.abs(res.values[m] - res.grouping[m] @ _locked_body_truth(robot, q[0], k))
         assert np.all(err <= 3 * res.std[m]), (k, err / res.std[m])
@@ -176,30 +176,30 @@ def test_locked_body_bad_input():
     robot = rd.load("wam7")
     q, qd, qdd, tau = _locked_body_motion(robot, 3, np.random.default_rng(0))
     with pytest.raises(rd.InputError, match="joints other than 3 move"):
-        rd.identify_locked_body(robot, q, qd + 1.0, qdd, tau, joint=3)
+        rd.identification.identify_locked_body(robot, q, qd + 1.0, qdd, tau, joint=3)
     with pytest.raises(rd.InputError, match="'joint'"):
-        rd.identify_locked_body(robot, q, qd, qdd, tau, joint=8)
+        rd.identification.identify_locked_body(robot, q, qd, qdd, tau, joint=8)
     with pytest.raises(rd.InputError, match="do not determine"):
-        rd.identify_locked_body(robot, q[:2], qd[:2], qdd[:2], tau[:2], joint=3)
+        rd.identification.identify_locked_body(robot, q[:2], qd[:2], qdd[:2], tau[:2], joint=3)
 
 
 def test_link_inertias_from_locked_bodies_need_less_calibration():
     """The η solve (Dellin §5.9) through C: the moving bodies' first moments replace most of the calibration."""
     robot = rd.load("wam7").replace(Ia=np.linspace(0.1, 0.4, 7))
-    qs = rd.calibration_poses(robot, 12, unlimited=True)
-    cal7 = rd.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs), joints=[7])   # joint 7's torques only
+    qs = rd.identification.calibration_poses(robot, 12, unlimited=True)
+    cal7 = rd.identification.calibrate_gravity(robot, qs, rd.gravity_torques(robot, qs), joints=[7])   # joint 7's torques only
 
     def experiments(body):
         rng, out = np.random.default_rng(0), []
         for k in range(1, 8):
             for _ in range(4 if k < 7 else 1):
                 q, qd, qdd, tau = _locked_body_motion(robot, k, rng, samples=16)
-                out.append(rd.identify_locked_body(robot, q, qd, qdd, tau, joint=k) if body
-                           else rd.identify_locked_inertia(robot, rd.first_moments(robot), q, qd, qdd, tau, joint=k))
+                out.append(rd.identification.identify_locked_body(robot, q, qd, qdd, tau, joint=k) if body
+                           else rd.identification.identify_locked_inertia(robot, rd.identification.first_moments(robot), q, qd, qdd, tau, joint=k))
         return out
 
-    plain = rd.identify_link_inertias(robot, cal7, experiments(False))
-    body = rd.identify_link_inertias(robot, cal7, experiments(True))
+    plain = rd.identification.identify_link_inertias(robot, cal7, experiments(False))
+    body = rd.identification.identify_link_inertias(robot, cal7, experiments(True))
     assert plain.rank < body.rank and np.all(body.identifiable[plain.identifiable])
     truth, m = _truth(robot), body.identifiable
     assert np.all(np.abs(body.values[m] - truth[m]) <= 1e-8 * np.maximum(np.abs(truth[m]), _scale(robot)[m]))
@@ -211,17 +211,17 @@ def test_the_moving_joint_by_name():
     robot = rd.load("wam7")
     assert robot.q_names[3] == "elbow"
     q, qd, qdd, tau = _locked_body_motion(robot, 4, np.random.default_rng(3))
-    mu = rd.first_moments(robot)
-    by_name = rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint="elbow")
-    by_number = rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=4)
+    mu = rd.identification.first_moments(robot)
+    by_name = rd.identification.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint="elbow")
+    by_number = rd.identification.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=4)
     assert by_name.joint == 4
     np.testing.assert_array_equal(by_name.values, by_number.values)
-    body = rd.identify_locked_body(robot, q, qd, qdd, tau, joint="elbow")
-    np.testing.assert_array_equal(body.values, rd.identify_locked_body(robot, q, qd, qdd, tau, joint=4).values)
-    np.testing.assert_array_equal(rd.locked_body_inertia(robot, q[0], "elbow"), rd.locked_body_inertia(robot, q[0], 4))
+    body = rd.identification.identify_locked_body(robot, q, qd, qdd, tau, joint="elbow")
+    np.testing.assert_array_equal(body.values, rd.identification.identify_locked_body(robot, q, qd, qdd, tau, joint=4).values)
+    np.testing.assert_array_equal(rd.identification.locked_body_inertia(robot, q[0], "elbow"), rd.identification.locked_body_inertia(robot, q[0], 4))
     for bad in ("knee", 0, 8, 4.0, True):
         with pytest.raises(rd.InputError, match="argument 'joint'.*elbow"):
-            rd.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=bad)
+            rd.identification.identify_locked_inertia(robot, mu, q, qd, qdd, tau, joint=bad)
 
 
 @settings(max_examples=5, deadline=None)
@@ -234,6 +234,6 @@ def test_locked_body_random_robots_noise_free(seed, fixed):
     rng = np.random.default_rng(seed)
     for k in np.flatnonzero(robot.sigma[robot.joint_frames] == 0) + 1:
         q, qd, qdd, tau = _locked_body_motion(robot, int(k), rng, samples=30)
-        res = rd.identify_locked_body(robot, q, qd, qdd, tau, joint=int(k))
+        res = rd.identification.identify_locked_body(robot, q, qd, qdd, tau, joint=int(k))
         truth, m = _locked_body_truth(robot, q[0], int(k)), res.identifiable
         assert np.all(np.abs(res.values[m] - res.grouping[m] @ truth) <= 1e-8 * np.maximum(np.abs(truth).max(), 1))

@@ -28,8 +28,8 @@ def _relative(res, truth):
 
 def test_parallel_regressor_removes_the_friction_bias_of_the_automatic_cutoff(campaign):
     nominal, t, q, tau, truth = campaign
-    plain = rd.prepare_identification_data(t, q, tau)
-    par = rd.prepare_identification_data(t, q, tau, parallel=True)
+    plain = rd.identification.prepare_identification_data(t, q, tau)
+    par = rd.identification.prepare_identification_data(t, q, tau, parallel=True)
     assert plain.cutoff == pytest.approx(5.0, rel=1e-3) and par.cutoff == plain.cutoff
     np.testing.assert_array_equal(par.q, plain.q)
     np.testing.assert_array_equal(par.tau, plain.tau)
@@ -46,7 +46,7 @@ def test_parallel_regressor_removes_the_friction_bias_of_the_automatic_cutoff(ca
 
 def test_parallel_ols_values_at_the_fixed_seed(campaign):
     nominal, t, q, tau, truth = campaign
-    par = rd.prepare_identification_data(t, q, tau, parallel=True)
+    par = rd.identification.prepare_identification_data(t, q, tau, parallel=True)
     res = rd.identify(nominal, par.q, par.qd, par.qdd, par.tau, parallel=par)
     np.testing.assert_allclose(_relative(res, truth), [-0.04, -0.65, 0.42, -0.25, 1.33, -2.05], atol=0.01)
     assert res.to_dict()["parallel_filtering"] is True
@@ -54,19 +54,19 @@ def test_parallel_ols_values_at_the_fixed_seed(campaign):
 
 def test_filter_columns_of_the_raw_torques_are_the_prepared_torques_exactly(campaign):
     _, t, q, tau, _ = campaign
-    par = rd.prepare_identification_data(t, q, tau, parallel=True, cutoff=25.0)
+    par = rd.identification.prepare_identification_data(t, q, tau, parallel=True, cutoff=25.0)
     M = t.size
     assert par.full_rate[0].shape == (M, 3) and par.trimmed[0] > 0 and par.decimate > 1
     np.testing.assert_array_equal(par.filter_columns(tau), par.tau)
-    np.testing.assert_array_equal(par.filter_columns(q), rd.prepare_identification_data(t, q, q, cutoff=25.0).tau)
+    np.testing.assert_array_equal(par.filter_columns(q), rd.identification.prepare_identification_data(t, q, q, cutoff=25.0).tau)
     assert par.report()["parallel"] is True and "parallel filtering" in par.report()["summary"]
-    assert rd.prepare_identification_data(t, q, tau).full_rate is None
+    assert rd.identification.prepare_identification_data(t, q, tau).full_rate is None
 
 
 def test_parallel_bad_input(campaign):
     nominal, t, q, tau, _ = campaign
-    plain = rd.prepare_identification_data(t, q, tau, cutoff=25.0)
-    par = rd.prepare_identification_data(t, q, tau, cutoff=25.0, parallel=True)
+    plain = rd.identification.prepare_identification_data(t, q, tau, cutoff=25.0)
+    par = rd.identification.prepare_identification_data(t, q, tau, cutoff=25.0, parallel=True)
     with pytest.raises(InputError, match="parallel=True"):
         rd.identify(nominal, plain.q, plain.qd, plain.qdd, plain.tau, parallel=plain)
     with pytest.raises(InputError, match="parallel=True"):
@@ -76,7 +76,7 @@ def test_parallel_bad_input(campaign):
     with pytest.raises(InputError, match="q is not the q"):
         rd.identify(nominal, par.q[:-1], par.qd[:-1], par.qdd[:-1], par.tau[:-1], parallel=par)
     with pytest.raises(InputError, match="parallel = 'yes'"):
-        rd.prepare_identification_data(t, q, tau, parallel="yes")
+        rd.identification.prepare_identification_data(t, q, tau, parallel="yes")
     with pytest.raises(InputError, match="one row per full-rate sample"):
         par.filter_columns(tau[:-1])
     with pytest.raises(InputError, match="parallel=True"):
@@ -85,11 +85,11 @@ def test_parallel_bad_input(campaign):
 
 def test_essential_parameters_use_the_parallel_regressor(campaign):
     nominal, t, q, tau, _ = campaign
-    par = rd.prepare_identification_data(t, q, tau, parallel=True)
+    par = rd.identification.prepare_identification_data(t, q, tau, parallel=True)
     res = rd.identify(nominal, par.q, par.qd, par.qdd, par.tau, parallel=par)
-    ess = rd.essential_parameters(res, par.q, par.qd, par.qdd, par.tau, parallel=par)
+    ess = rd.identification.essential_parameters(res, par.q, par.qd, par.qdd, par.tau, parallel=par)
     W = par.filter_columns(res.base.regressor(*par.full_rate))
     direct = np.linalg.norm(par.tau - W @ res.values) / np.linalg.norm(par.tau)
     assert ess.full_relative_error == pytest.approx(direct, rel=1e-8)
-    plain = rd.essential_parameters(res, par.q, par.qd, par.qdd, par.tau)
+    plain = rd.identification.essential_parameters(res, par.q, par.qd, par.qdd, par.tau)
     assert ess.full_relative_error < 0.9 * plain.full_relative_error

@@ -28,7 +28,7 @@ def motion():
 def test_payload_from_motion_noise_free_is_exact(arm, motion):
     q, qd, qdd = motion
     tau = rd.inverse_dynamics(loaded(arm), q, qd, qdd)
-    res = rd.identify_payload(arm, q, qd, qdd, tau, frame="j6")
+    res = rd.identification.identify_payload(arm, q, qd, qdd, tau, frame="j6")
     assert res.frame == 6 and not res.static and res.solver["status"] == "optimal"
     np.testing.assert_allclose(res.params, PAYLOAD, rtol=0, atol=1e-8 * np.abs(PAYLOAD).max())
     assert res.mass == pytest.approx(2.0, rel=1e-8)
@@ -40,34 +40,34 @@ def test_payload_from_motion_with_noise_within_three_sigma(arm, motion):
     q, qd, qdd = motion
     rng = np.random.default_rng(5)
     tau = rd.inverse_dynamics(loaded(arm), q, qd, qdd) + rng.normal(0, 0.05, q.shape)
-    res = rd.identify_payload(arm, q, qd, qdd, tau)  # default: the last frame
+    res = rd.identification.identify_payload(arm, q, qd, qdd, tau)  # default: the last frame
     z = np.abs(res.params - PAYLOAD) / res.std
     assert np.all(z < 3), z
-    assert np.linalg.eigvalsh(rd.pseudo_inertia(res.params)).min() >= -1e-12
+    assert np.linalg.eigvalsh(rd.identification.pseudo_inertia(res.params)).min() >= -1e-12
     assert np.all(res.residual_rms < 0.06)
 
 
 def test_payload_from_static_poses_gives_mass_and_centre_of_mass(arm):
-    qs = rd.calibration_poses(arm, 20, seed=1)
+    qs = rd.identification.calibration_poses(arm, 20, seed=1)
     rng = np.random.default_rng(6)
     tau = rd.gravity_torques(loaded(arm), qs) + rng.normal(0, 0.02, qs.shape)
-    res = rd.identify_payload(arm, qs, tau=tau, frame=6)
+    res = rd.identification.identify_payload(arm, qs, tau=tau, frame=6)
     assert res.static and np.all(res.std[:6] == 0) and np.allclose(res.inertia, 0, atol=1e-15)
     z = np.abs(res.params[6:] - PAYLOAD[6:]) / res.std[6:]
     assert np.all(z < 3), z
-    exact = rd.identify_payload(arm, qs, tau=rd.gravity_torques(loaded(arm), qs), frame=6)
+    exact = rd.identification.identify_payload(arm, qs, tau=rd.gravity_torques(loaded(arm), qs), frame=6)
     np.testing.assert_allclose(exact.params[6:], PAYLOAD[6:], rtol=1e-9, atol=1e-12)
 
 
 def test_payload_errors(arm, motion):
     q, qd, qdd = motion
     with pytest.raises(rd.InputError, match="give both qd and qdd"):
-        rd.identify_payload(arm, q, qd, None, q)
-    with pytest.raises(rd.IdentificationError, match="the data do not (excite|identify)"):
+        rd.identification.identify_payload(arm, q, qd, None, q)
+    with pytest.raises(rd.identification.IdentificationError, match="the data do not (excite|identify)"):
         still = np.zeros((30, 6))
-        rd.identify_payload(arm, still, tau=rd.gravity_torques(loaded(arm), still))
+        rd.identification.identify_payload(arm, still, tau=rd.gravity_torques(loaded(arm), still))
     with pytest.raises(rd.InputError, match="frame"):
-        rd.identify_payload(arm, q, qd, qdd, q, frame="nope")
+        rd.identification.identify_payload(arm, q, qd, qdd, q, frame="nope")
 
 
 def test_essential_parameters_keep_the_fit_and_drop_what_the_data_do_not_see(arm, motion):
@@ -75,7 +75,7 @@ def test_essential_parameters_keep_the_fit_and_drop_what_the_data_do_not_see(arm
     rng = np.random.default_rng(8)
     tau = rd.inverse_dynamics(arm, q, qd, qdd) + rng.normal(0, 0.05, q.shape)
     res = rd.identify(arm, q, qd, qdd, tau)
-    ess = rd.essential_parameters(res, q, qd, qdd, tau, tolerance=0.02)
+    ess = rd.identification.essential_parameters(res, q, qd, qdd, tau, tolerance=0.02)
     assert len(ess.names) + len(ess.removed) == len(res.names) and len(ess.removed) > 0
     assert ess.relative_error <= 1.02 * ess.full_relative_error + 1e-12
     truth = dict(zip(res.base.names, res.base.values))
@@ -88,10 +88,10 @@ def test_essential_parameters_keep_the_fit_and_drop_what_the_data_do_not_see(arm
     # the remaining estimates: within 3 σ of the truth
     z = np.abs(ess.values - np.array([truth[n] for n in ess.names])) / ess.std
     assert np.all(z < 3), dict(zip(ess.names, z))
-    strict = rd.essential_parameters(res, q, qd, qdd, tau, tolerance=0.02, max_relative_std=50.0)
+    strict = rd.identification.essential_parameters(res, q, qd, qdd, tau, tolerance=0.02, max_relative_std=50.0)
     assert np.all(strict.relative_std < 50.0) or len(strict.removed) <= len(ess.removed)
     with pytest.raises(rd.InputError, match="tolerance"):
-        rd.essential_parameters(res, q, qd, qdd, tau, tolerance=0)
+        rd.identification.essential_parameters(res, q, qd, qdd, tau, tolerance=0)
 
 
 def test_drive_gains_with_a_known_payload_mass(arm, motion):
@@ -104,16 +104,16 @@ def test_drive_gains_with_a_known_payload_mass(arm, motion):
     params[5] += point
     heavy = arm.replace(params=params)
     tau = np.where(on[:, None], rd.inverse_dynamics(heavy, q, qd, qdd), rd.inverse_dynamics(arm, q, qd, qdd))
-    exact = rd.identify_drive_gains(arm, q, qd, qdd, tau / gains, on, 3.0, payload_com=[0.05, 0.03, 0.1])
+    exact = rd.identification.identify_drive_gains(arm, q, qd, qdd, tau / gains, on, 3.0, payload_com=[0.05, 0.03, 0.1])
     np.testing.assert_allclose(exact.gains, gains, rtol=1e-8)
     rng = np.random.default_rng(9)
     u = tau / gains + rng.normal(0, 0.005, q.shape)
-    res = rd.identify_drive_gains(arm, q, qd, qdd, u, on, 3.0, payload_com=[0.05, 0.03, 0.1])
+    res = rd.identification.identify_drive_gains(arm, q, qd, qdd, u, on, 3.0, payload_com=[0.05, 0.03, 0.1])
     z = np.abs(res.gains - gains) / res.std
     assert np.all(z < 3), z
-    sensor = rd.identify_drive_gains(arm, q, qd, qdd, u, None, 0.0, torque=tau)
+    sensor = rd.identification.identify_drive_gains(arm, q, qd, qdd, u, None, 0.0, torque=tau)
     assert np.all(np.abs(sensor.gains - gains) < 3 * sensor.std)
     with pytest.raises(rd.InputError, match="payload_mass"):
-        rd.identify_drive_gains(arm, q, qd, qdd, u, on, -1.0)
+        rd.identification.identify_drive_gains(arm, q, qd, qdd, u, on, -1.0)
     with pytest.raises(rd.InputError, match="samples with and without the payload"):
-        rd.identify_drive_gains(arm, q, qd, qdd, u, np.ones(len(q), bool), 3.0)
+        rd.identification.identify_drive_gains(arm, q, qd, qdd, u, np.ones(len(q), bool), 3.0)

@@ -40,18 +40,18 @@ def test_auto_cutoff_follows_the_noise_floor_of_q():
         assert 5 * band <= fc <= 10 * band
         assert fc == pytest.approx(min(max(noise_frequency(t, qn), 5 * band), 10 * band))
         cuts.append(fc)
-        d = rd.prepare_identification_data(t, qn, qn)
+        d = rd.identification.prepare_identification_data(t, qn, qn)
         assert d.cutoff == fc and d.cutoff_rule == rule and d.bandwidth == band
     assert cuts[0] >= cuts[1] >= cuts[2] and cuts[0] > cuts[2]
     # noise-free q (or encoders that resolve servo ripple): 10 x the bandwidth, never the ceiling of 0.2 x the rate
-    d = rd.prepare_identification_data(t, q, q)
+    d = rd.identification.prepare_identification_data(t, q, q)
     assert d.cutoff == pytest.approx(10 * d.bandwidth) and "at most 10 x" in d.cutoff_rule
     # a fast motion sampled slowly: the ceiling, 0.2 x the rate
     slow = np.arange(0, 20, 1 / 20.0)
-    d = rd.prepare_identification_data(slow, rich(slow), rich(slow))
+    d = rd.identification.prepare_identification_data(slow, rich(slow), rich(slow))
     assert d.cutoff == pytest.approx(4.0) and d.cutoff_rule.startswith("auto: at most 0.2 x the rate")
     # a given cut-off is used as it is
-    assert rd.prepare_identification_data(t, q, q, cutoff=12.5).cutoff_rule == "given"
+    assert rd.identification.prepare_identification_data(t, q, q, cutoff=12.5).cutoff_rule == "given"
 
 
 def test_trimming_of_transients_and_standstill_and_decimation_default():
@@ -59,7 +59,7 @@ def test_trimming_of_transients_and_standstill_and_decimation_default():
     t = np.arange(0, 30, 1 / rate)
     q = motion(t - 5.0)
     q[t < 5.0] = q[np.searchsorted(t, 5.0)]  # 5 s at rest before the motion starts
-    d = rd.prepare_identification_data(t, q, q, cutoff=10.0)
+    d = rd.identification.prepare_identification_data(t, q, q, cutoff=10.0)
     edge = int(np.ceil(3 * 4 / (2 * np.pi * 10.0) * rate))
     assert d.trimmed[1] == max(edge, d.standstill[1])
     assert 0.95 * 5 * rate <= d.standstill[0] <= 5 * rate + 1 and d.trimmed[0] == d.standstill[0]
@@ -69,7 +69,7 @@ def test_trimming_of_transients_and_standstill_and_decimation_default():
     assert d.decimate == max(1, min(5, kept // 2000)) == 2
     rep = d.report()
     assert rep["trimmed"] == list(d.trimmed) and "standstill" in rep["summary"]
-    full = rd.prepare_identification_data(t, q, q, cutoff=10.0, trim=False, decimate=1)
+    full = rd.identification.prepare_identification_data(t, q, q, cutoff=10.0, trim=False, decimate=1)
     assert full.t.size == t.size and full.trimmed == (0, 0)
 
 
@@ -78,7 +78,7 @@ def test_jittered_time_stamps_are_resampled():
     rng = np.random.default_rng(1)
     t = np.concatenate([[0.0], np.cumsum(rng.choice([0.010, 0.012], size=2000))])
     q = motion(t)
-    d = rd.prepare_identification_data(t, q, q, cutoff=5.0, trim=False, decimate=1)
+    d = rd.identification.prepare_identification_data(t, q, q, cutoff=5.0, trim=False, decimate=1)
     step = float(np.median(np.diff(t)))
     assert d.rate == pytest.approx(1 / step) and "resampled by cubic spline" in d.resampled
     np.testing.assert_allclose(np.diff(d.t), step, rtol=0, atol=1e-12)
@@ -116,7 +116,7 @@ def test_min_velocity_drops_rows_per_joint_and_weights_scale_the_fit():
     assert np.all(z < 3), z
     with pytest.raises(rd.InputError, match=r"weights = \[1.0, -1.0\]; give 2 finite weights > 0"):
         rd.identify(robot, q, qd, qdd, tau, weights=[1.0, -1.0])
-    with pytest.raises(rd.IdentificationError, match="no sample of joint 2 moves at 5 or faster"):
+    with pytest.raises(rd.identification.IdentificationError, match="no sample of joint 2 moves at 5 or faster"):
         rd.identify(robot, q, qd, qdd, tau, min_velocity=[0.0, 5.0])
 
 
@@ -136,15 +136,15 @@ def test_real_robots_carry_joint_limits_and_designs_stay_inside():
         assert np.all(np.isfinite(lim)) and np.all(lim[:, 0] < lim[:, 1]), name
     wam = rd.load("wam7")
     assert wam.qlim[1, 1] == pytest.approx(1.98)  # the WAM's shoulder: about ±2 rad, not ±π
-    q = rd.calibration_poses(wam, 12, seed=0)
+    q = rd.identification.calibration_poses(wam, 12, seed=0)
     assert np.all(q >= wam.qlim[:, 0]) and np.all(q <= wam.qlim[:, 1])
     toy = rd.load("planar2r")
     with pytest.raises(rd.InputError, match="calibration_poses: robot 'planar2r' has no joint limits for "
                                             r"joint\(s\) 1, 2; give limits"):
-        rd.calibration_poses(toy, 4)
+        rd.identification.calibration_poses(toy, 4)
     with pytest.raises(rd.InputError, match="excitation_trajectory: robot 'planar2r' has no joint limits"):
         rd.excitation_trajectory(toy, 4.0, harmonics=2, max_iterations=1)
-    assert rd.calibration_poses(toy, 4, limits=[[-1, 1], [-0.5, 0.5]]).shape == (4, 2)
+    assert rd.identification.calibration_poses(toy, 4, limits=[[-1, 1], [-0.5, 0.5]]).shape == (4, 2)
     tr = rd.excitation_trajectory(toy, 4.0, harmonics=2, max_iterations=2, limits={"q": [[-1, 1], [-0.5, 0.5]]})
     qs, _, _ = tr.sample(tr.times(100.0))
     assert np.all(np.abs(qs[:, 0]) <= 1 + 1e-9) and np.all(np.abs(qs[:, 1]) <= 0.5 + 1e-9)

@@ -43,12 +43,12 @@ def test_regressor_equals_the_motor_side_model(arm, samples):
     q, qd, qdd = samples
     tau_m = motor_inverse_dynamics(links, tr, q @ J_MQ.T, qd @ J_MQ.T, qdd @ J_MQ.T)
     D = rd.regressor(links, q, qd, qdd, transmission=tr)
-    K = rd.standard_parameter_vector(links, transmission=tr)
+    K = rd.parameters.standard_parameter_vector(links, transmission=tr)
     ref = joint_torques_from_motor(tr, tau_m)
     np.testing.assert_allclose(D @ K, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
     np.testing.assert_allclose(transmission_torques(tr, qd, qdd), ref - rd.inverse_dynamics(links, q, qd, qdd),
                                rtol=0, atol=1e-10 * np.abs(ref).max())
-    names = rd.standard_parameter_names(links, transmission=tr)
+    names = rd.parameters.standard_parameter_names(links, transmission=tr)
     assert names[-3:] == ["Iam6", "Fcm6", "Fvm6"] and len(names) == D.shape[-1] == 11 * 6 + 18 + 18
     assert rd.regressor(links, q, qd, qdd, friction=False, transmission=tr).shape[-1] == 66 + 6
 
@@ -131,8 +131,8 @@ def test_motor_side_data_to_joint_side():
     rng = np.random.default_rng(3)
     q, tau = rng.normal(size=(2, 5, 6))
     qm = q @ J_MQ.T
-    u = rd.actuator_torques(tr, tau) / tr.gains
-    np.testing.assert_allclose(rd.joint_from_motor(tr, qm), q, rtol=1e-13, atol=1e-13)
+    u = rd.dynamics.actuator_torques(tr, tau) / tr.gains
+    np.testing.assert_allclose(rd.dynamics.joint_from_motor(tr, qm), q, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(joint_torques_from_motor(tr, u), tau, rtol=1e-12, atol=1e-12)
     assert np.array_equal(Transmission.gears([2.0, 3.0]).J_mq, np.diag([2.0, 3.0]))
     assert np.all(Transmission.from_motor_matrix(J_MQ).J_m == 0)  # motor inertias not required
@@ -209,7 +209,7 @@ def motor_files(arm, tmp_path_factory):
     qd = 0.8 * w * np.cos(w * t[:, None] + np.arange(6)) + 0.9 * w * np.cos(3 * w * t[:, None])
     qdd = -0.8 * w ** 2 * np.sin(w * t[:, None] + np.arange(6)) - 2.7 * w ** 2 * np.sin(3 * w * t[:, None])
     tau = rd.inverse_dynamics(arm, q, qd, qdd) + transmission_torques(real, qd, qdd)
-    u = rd.actuator_torques(real, tau) / gains
+    u = rd.dynamics.actuator_torques(real, tau) / gains
     header = ["t"] + [f"qm{k}" for k in range(1, 7)] + [f"taum{k}" for k in range(1, 7)]
     data = folder / "motor.csv"
     with open(data, "w", newline="") as fh:
@@ -278,7 +278,7 @@ def test_random_robots_and_couplings_regressor_equals_motor_model(seed, tree):
     tau_m = motor_inverse_dynamics(links, tr, q @ J.T, qd @ J.T, qdd @ J.T)
     ref = joint_torques_from_motor(tr, tau_m)
     D = rd.regressor(links, q, qd, qdd, transmission=tr)
-    np.testing.assert_allclose(D @ rd.standard_parameter_vector(links, transmission=tr), ref, rtol=0,
+    np.testing.assert_allclose(D @ rd.parameters.standard_parameter_vector(links, transmission=tr), ref, rtol=0,
                                atol=1e-10 * max(np.abs(ref).max(), 1.0))
     # noise-free identification with the transmission reproduces the torques of the motor-side model
     qs, qds, qdds = random_states(links, 200, seed + 2)  # the distribution of the numeric base parameters
@@ -299,11 +299,11 @@ def test_calibrate_gravity_from_motor_torques():
         [-42.0, 0, 0, 0, 0, 0, 0], [0, 28.25, -16.8155, 0, 0, 0, 0], [0, -28.25, -16.8155, 0, 0, 0, 0],
         [0, 0, 0, -18.0, 0, 0, 0], [0, 0, 0, 0, 9.7, -9.7, 0], [0, 0, 0, 0, 9.7, 9.7, 0], [0, 0, 0, 0, 0, 0, -14.93]]),
         gains=np.full(7, 0.5))
-    q = rd.calibration_poses(wam, 20, seed=0)
+    q = rd.identification.calibration_poses(wam, 20, seed=0)
     tau = rd.gravity_torques(wam, q)
-    u = rd.actuator_torques(tr, tau) / tr.gains
-    a = rd.calibrate_gravity(wam, q, tau)
-    b = rd.calibrate_gravity(wam, q, u, transmission=tr)
+    u = rd.dynamics.actuator_torques(tr, tau) / tr.gains
+    a = rd.identification.calibrate_gravity(wam, q, tau)
+    b = rd.identification.calibrate_gravity(wam, q, u, transmission=tr)
     np.testing.assert_allclose(b.mu, a.mu, rtol=0, atol=1e-10)
     with pytest.raises(rd.InputError, match="transmission has 2 motors"):
-        rd.calibrate_gravity(wam, q, u, transmission=Transmission.gears([1.0, 2.0]))
+        rd.identification.calibrate_gravity(wam, q, u, transmission=Transmission.gears([1.0, 2.0]))

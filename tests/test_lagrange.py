@@ -48,7 +48,7 @@ def test_coriolis_closes_the_model(robot):
 def test_christoffel_symbols_from_pinocchio_partials(robot):
     """c_ijk [9.7] against ∂A/∂q from Pinocchio's RNEA derivatives; symmetric in j, k; C = Σ_k c_ijk q̇_k."""
     q, qd, _ = random_state(robot, 9, (2,))
-    c = rd.christoffel_symbols(robot, q)
+    c = rd.dynamics.christoffel_symbols(robot, q)
     assert c.shape == (2, robot.n, robot.n, robot.n)
     for b in range(2):
         dA = pin_inertia_partials(robot, q[b])  # [i, j, k] = ∂A_ij/∂q_k
@@ -69,8 +69,8 @@ def test_coriolis_equals_pinocchio(robot):
 @given(robots)
 def test_Adot_minus_2C_is_skew_symmetric(robot):
     q, qd, _ = random_state(robot, 5, (3,))
-    N = rd.inertia_matrix_derivative(robot, q, qd) - 2 * rd.coriolis_matrix(robot, q, qd)
-    scale = np.abs(rd.inertia_matrix_derivative(robot, q, qd)).max()
+    N = rd.dynamics.inertia_matrix_derivative(robot, q, qd) - 2 * rd.coriolis_matrix(robot, q, qd)
+    scale = np.abs(rd.dynamics.inertia_matrix_derivative(robot, q, qd)).max()
     assert_rel(N + np.swapaxes(N, -1, -2), 0 * N, 1e-13 * max(1, scale))
 
 
@@ -93,7 +93,7 @@ def test_partials_match_eighth_order_finite_difference(robot):
     A = composite.inertia_matrix(robot, q)
     fd = np.stack([central_difference(lambda x: composite.inertia_matrix(robot, x), q, k) for k in range(robot.n)], -1)
     assert np.abs(dA - fd).max() <= 1e-9 * np.abs(A).max()
-    Adot = rd.inertia_matrix_derivative(robot, q, qd)
+    Adot = rd.dynamics.inertia_matrix_derivative(robot, q, qd)
     assert np.abs(Adot - fd @ qd).max() <= 1e-9 * np.abs(A).max() * np.abs(qd).sum()
 
 
@@ -130,7 +130,7 @@ def test_power_balance_exact(robot):
     """dT/dt + dU/dt = q̇ᵀ A q̈ + ½ q̇ᵀ Ȧ q̇ + dU/dt = q̇ᵀ(Γ − Γ_f), q̈ from the direct model (friction included)."""
     q, qd, tau = random_state(robot, 1, (3,))
     qdd = rd.forward_dynamics(robot, q, qd, tau)
-    A, Adot = composite.inertia_matrix(robot, q), rd.inertia_matrix_derivative(robot, q, qd)
+    A, Adot = composite.inertia_matrix(robot, q), rd.dynamics.inertia_matrix_derivative(robot, q, qd)
     dT = np.einsum("...i,...ij,...j->...", qd, A, qdd) + 0.5 * np.einsum("...i,...ij,...j->...", qd, Adot, qd)
     power = np.sum(qd * (tau - rd.friction_torques(robot, qd)), -1)
     tol = 1e-10 * max(1, np.abs(qd * tau).sum())  # relative to the size of the power terms, scaled once
@@ -210,7 +210,7 @@ def test_batch_equals_loop_and_float32():
     q, qd, tau = random_state(robot, 2, (3, 2))
     funcs = {
         "C": lambda *a: rd.coriolis_matrix(robot, a[0], a[1]),
-        "Adot": lambda *a: rd.inertia_matrix_derivative(robot, a[0], a[1]),
+        "Adot": lambda *a: rd.dynamics.inertia_matrix_derivative(robot, a[0], a[1]),
         "T": lambda *a: rd.kinetic_energy(robot, a[0], a[1]),
         "U": lambda *a: rd.potential_energy(robot, a[0]),
         "fd": lambda *a: lagrange.forward_dynamics(robot, *a),
@@ -231,7 +231,7 @@ def test_bad_arguments():
     with pytest.raises(rd.InputError, match="'qd' has shape \\(3,\\)"):
         rd.coriolis_matrix(robot, [0, 0], [0, 0, 0])
     with pytest.raises(rd.InputError, match="'qd'.*NaN"):
-        rd.inertia_matrix_derivative(robot, [0, 0], [np.inf, 0])
+        rd.dynamics.inertia_matrix_derivative(robot, [0, 0], [np.inf, 0])
     with pytest.raises(rd.InputError, match="'gravity'"):
         rd.potential_energy(robot, [0, 0], gravity=[1, 2])
 

@@ -11,7 +11,7 @@ Two independent references:
   the toolbox's numbers within the standard deviations it publishes: robodyn's model, base parameters and
   coupling columns are FIGAROH's on real data.
 - The same pipeline identified on the same 70 % and scored on the same held-out 30 %: robodyn's default
-  documented pipeline (``rd.prepare_identification_data`` with the automatic cut-off, ``rd.identify`` OLS with
+  documented pipeline (``rd.identification.prepare_identification_data`` with the automatic cut-off, ``rd.identify`` OLS with
   ``transmission=``) must predict the held-out torques at least as well (docs/identification.md, "Real measured
   data": 16.5 % against 18.2 % mean relative RMS error).
 """
@@ -42,11 +42,11 @@ def held_out_error(predicted, tau):
 @pytest.fixture(scope="module")
 def tx40():
     robot = rd.load(DATA / "tx40_mdh_modified.urdf")
-    tr = rd.load_transmission(DATA / "staubli_tx40_transmission.yaml", n=robot.n)
+    tr = rd.dynamics.load_transmission(DATA / "staubli_tx40_transmission.yaml", n=robot.n)
     log = np.loadtxt(DATA / "staubli_tx40_motor.csv.gz", delimiter=",", skiprows=1)
     t, qm, taum = log[:, 0], log[:, 1:7], log[:, 7:13]
-    q = rd.joint_from_motor(tr, qm) + Q_OFFSET
-    tau = rd.joint_torques_from_motor(tr, taum)
+    q = rd.dynamics.joint_from_motor(tr, qm) + Q_OFFSET
+    tau = rd.dynamics.joint_torques_from_motor(tr, taum)
     bp = rd.base_parameters(robot, friction=True, transmission=tr)
     return robot, tr, t, q, tau, bp
 
@@ -110,8 +110,8 @@ def test_figaroh_pipeline_gives_the_published_estimates(tx40):
 def test_default_pipeline_predicts_held_out_torques(tx40):
     robot, tr, t, q, tau, bp = tx40
     cut = int(0.7 * t.size)
-    fit = rd.prepare_identification_data(t[:cut], q[:cut], tau[:cut])
-    val = rd.prepare_identification_data(t[cut:], q[cut:], tau[cut:], cutoff=fit.cutoff)
+    fit = rd.identification.prepare_identification_data(t[:cut], q[:cut], tau[:cut])
+    val = rd.identification.prepare_identification_data(t[cut:], q[cut:], tau[cut:], cutoff=fit.cutoff)
     assert (fit.t.size, val.t.size) == (2011, 2598)
     np.testing.assert_allclose(fit.cutoff, 14.29, rtol=1e-3)  # 10 × the 1.4 Hz bandwidth of q
     res = rd.identify(robot, fit.q, fit.qd, fit.qdd, fit.tau, transmission=tr)

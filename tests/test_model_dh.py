@@ -75,7 +75,7 @@ def joint_values(sigma, rng):
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 7), fixed=st.booleans())
 def test_craig_forward_kinematics_is_product_of_craig_matrices(seed, n, fixed):
     sigma, alpha, a, theta, d, rng = random_table(seed, n, fixed)
-    robot = rd.from_craig_mdh(alpha, a, theta, d, sigma)
+    robot = rd.model.from_craig_mdh(alpha, a, theta, d, sigma)
     q = joint_values(sigma, rng)
     T = np.eye(4)
     k = 0
@@ -92,10 +92,10 @@ def test_craig_forward_kinematics_is_product_of_craig_matrices(seed, n, fixed):
 @given(seed=st.integers(0, 2**31 - 1), fixed=st.booleans())
 def test_craig_roundtrip(seed, fixed):
     robot = random_robot(seed, fixed=fixed)
-    table = rd.to_craig_mdh(robot)
-    again = rd.from_craig_mdh(**table)
+    table = rd.model.to_craig_mdh(robot)
+    again = rd.model.from_craig_mdh(**table)
     assert rd.dumps(again) == rd.dumps(robot)
-    back = rd.to_craig_mdh(again)
+    back = rd.model.to_craig_mdh(again)
     for key in ("alpha", "a", "theta", "d", "sigma"):
         np.testing.assert_array_equal(back[key], table[key])
     np.testing.assert_array_equal(table["a"], robot.d)
@@ -105,11 +105,11 @@ def test_craig_roundtrip(seed, fixed):
 def test_craig_with_masses_equals_standard_parameters():
     sigma, alpha, a, theta, d, rng = random_table(3, 4)
     m, c, I = random_links(rng, 4)
-    robot = rd.from_craig_mdh(alpha, a, theta, d, sigma, masses=m, coms=c, inertias_com=I, name="x")
+    robot = rd.model.from_craig_mdh(alpha, a, theta, d, sigma, masses=m, coms=c, inertias_com=I, name="x")
     expected = np.array([rd.standard_from_com(m[i], c[i], I[i]) for i in range(4)])
     assert close(robot.params, expected, 1e-14)
     six = I[:, [0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
-    again = rd.from_craig_mdh(alpha, a, theta, d, sigma, masses=m, coms=c, inertias_com=six)
+    again = rd.model.from_craig_mdh(alpha, a, theta, d, sigma, masses=m, coms=c, inertias_com=six)
     np.testing.assert_array_equal(again.params, robot.params)
 
 
@@ -129,7 +129,7 @@ def sdh_frames(a, alpha, d, theta, sigma, q):
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 7))
 def test_standard_dh_forward_kinematics(seed, n):
     sigma, alpha, a, theta, d, rng = random_table(seed, n, sdh=True)
-    robot = rd.from_standard_dh(a, alpha, d, theta, sigma)
+    robot = rd.model.from_standard_dh(a, alpha, d, theta, sigma)
     q = joint_values(sigma, rng)
     got = rd.forward_kinematics(robot, q)
     sdh = sdh_frames(a, alpha, d, theta, sigma, q)
@@ -141,7 +141,7 @@ def test_standard_dh_forward_kinematics(seed, n):
     assert robot.n == n
     if has_tool:
         assert close(got[-1], sdh[-1])
-    assert rd.from_standard_dh(a, alpha, d, theta, sigma, tool_frame=False).nf == n
+    assert rd.model.from_standard_dh(a, alpha, d, theta, sigma, tool_frame=False).nf == n
 
 
 def pin_from_sdh(a, alpha, d, theta, sigma, m, c, I, Ia, gravity):
@@ -168,7 +168,7 @@ def test_standard_dh_inertia_transformation_against_pinocchio(seed, n):
     m, c, I = random_links(rng, n)
     Ia = rng.uniform(0, 0.3, n)
     g = rng.normal(size=3)
-    robot = rd.from_standard_dh(a, alpha, d, theta, sigma, masses=m, coms=c, inertias_com=I, Ia=Ia, gravity=g)
+    robot = rd.model.from_standard_dh(a, alpha, d, theta, sigma, masses=m, coms=c, inertias_com=I, Ia=Ia, gravity=g)
     model, data = pin_from_sdh(a, alpha, d, theta, sigma, m, c, I, Ia, g)
     for _ in range(3):
         q, qd, qdd = rng.uniform(-2, 2, (3, n))
@@ -186,7 +186,7 @@ def test_standard_dh_against_robotics_toolbox_rne():
             kw = dict(a=a[i], alpha=alpha[i], m=m[i], r=c[i], I=I[i], G=1.0, Jm=0.0, B=0.0, Tc=[0.0, 0.0])
             links.append(rtb.RevoluteDH(d=d[i], offset=theta[i], **kw) if sigma[i] == 0 else rtb.PrismaticDH(theta=theta[i], offset=d[i], **kw))
         arm = rtb.DHRobot(links, gravity=[0, 0, -9.81])
-        robot = rd.from_standard_dh(a, alpha, d, theta, sigma, masses=m, coms=c, inertias_com=I)
+        robot = rd.model.from_standard_dh(a, alpha, d, theta, sigma, masses=m, coms=c, inertias_com=I)
         q, qd, qdd = rng.uniform(-1.5, 1.5, (3, n))
         assert close(rd.forward_kinematics(robot, q)[-1], arm.fkine(q).A)
         assert close(rd.inverse_dynamics(robot, q, qd, qdd), arm.rne(q, qd, qdd))
@@ -197,8 +197,8 @@ def test_standard_dh_roundtrip(seed, n, tool):
     sigma, alpha, a, theta, d, rng = random_table(seed, n, sdh=True)
     m, c, I = random_links(rng, n)
     Fv = rng.uniform(0, 1, n)
-    robot = rd.from_standard_dh(a, alpha, d, theta, sigma, masses=m, coms=c, inertias_com=I, Fv=Fv, tool_frame=tool, name="r")
-    table = rd.to_standard_dh(robot)
+    robot = rd.model.from_standard_dh(a, alpha, d, theta, sigma, masses=m, coms=c, inertias_com=I, Fv=Fv, tool_frame=tool, name="r")
+    table = rd.model.to_standard_dh(robot)
     has_tool = tool and (a[-1] != 0 or alpha[-1] != 0)
     for key, want in (("d", d), ("theta", theta), ("sigma", sigma), ("masses", m), ("Fv", Fv)):
         np.testing.assert_allclose(table[key], want, rtol=1e-14, atol=1e-15)
@@ -207,7 +207,7 @@ def test_standard_dh_roundtrip(seed, n, tool):
     if has_tool or (a[-1] == 0 and alpha[-1] == 0):
         assert close(table["coms"], c) and close(table["inertias_com"], I)
         assert (table["a"][-1], table["alpha"][-1]) == (a[-1], alpha[-1])
-    again = rd.from_standard_dh(**table)
+    again = rd.model.from_standard_dh(**table)
     assert again.nf == robot.nf
     for key in ("sigma", "alpha", "d", "theta", "r", "Fv", "qlim"):
         np.testing.assert_array_equal(getattr(again, key), getattr(robot, key))
@@ -220,9 +220,9 @@ def test_massless_link_keeps_its_rotational_inertia():
     I = np.zeros((2, 3, 3))
     I[0, 1, 1] = 0.35
     I[1] = np.eye(3)
-    robot = rd.from_standard_dh([0, 0.4], [np.pi / 2, 0], [0.6, 0], [0, 0], masses=[0, 2], coms=[[0, 0, 0], [0.1, 0, 0]], inertias_com=I)
+    robot = rd.model.from_standard_dh([0, 0.4], [np.pi / 2, 0], [0.6, 0], [0, 0], masses=[0, 2], coms=[[0, 0, 0], [0.1, 0, 0]], inertias_com=I)
     np.testing.assert_allclose(robot.params[0], [0, 0, 0, 0, 0, 0.35, 0, 0, 0, 0], atol=1e-15)
-    table = rd.to_standard_dh(robot)
+    table = rd.model.to_standard_dh(robot)
     assert table["masses"][0] == 0
     assert close(table["inertias_com"][0], I[0])
 
@@ -231,7 +231,7 @@ def test_converted_robot_matches_random_robot_dynamics():
     """from_standard_dh(**to_standard_dh(r)) has the same dynamics as r for an SDH-expressible robot."""
     base = random_robot(7, nf=5, prismatic=True)
     robot = base.replace(alpha=np.r_[0.0, base.alpha[1:]], d=np.r_[0.0, base.d[1:]])
-    again = rd.from_standard_dh(**rd.to_standard_dh(robot), tool_frame=False)
+    again = rd.model.from_standard_dh(**rd.model.to_standard_dh(robot), tool_frame=False)
     rng = np.random.default_rng(0)
     q, qd, qdd = rng.uniform(-2, 2, (3, 4, robot.n))
     assert close(rd.inverse_dynamics(again, q, qd, qdd), rd.inverse_dynamics(robot, q, qd, qdd))
@@ -246,41 +246,41 @@ def test_to_standard_dh_errors():
     if tree.is_serial:
         tree = tree.replace(antecedent=[0, 1, 1, 2])
     with pytest.raises(ModelError, match="is a tree"):
-        rd.to_standard_dh(tree)
-    r = rd.from_craig_mdh([0.3, 0], [0, 0.2], [0, 0], [0, 0])
+        rd.model.to_standard_dh(tree)
+    r = rd.model.from_craig_mdh([0.3, 0], [0, 0.2], [0, 0], [0, 0])
     with pytest.raises(ModelError, match="frame 1: alpha = 0.3.*alpha_1 = d_1 = 0"):
-        rd.to_standard_dh(r)
-    r = rd.from_craig_mdh([0, 0, 0], [0, 0.2, 0.1], [0, 0, 0], [0, 0, 0], sigma=[0, 2, 0])
+        rd.model.to_standard_dh(r)
+    r = rd.model.from_craig_mdh([0, 0, 0], [0, 0.2, 0.1], [0, 0, 0], [0, 0, 0], sigma=[0, 2, 0])
     with pytest.raises(ModelError, match=r"only one fixed frame, the last; frames \[2\]"):
-        rd.to_standard_dh(r)
-    r = rd.from_craig_mdh([0, 0], [0, 0.2], [0, 0], [0, 0.107], sigma=[0, 2])
+        rd.model.to_standard_dh(r)
+    r = rd.model.from_craig_mdh([0, 0], [0, 0.2], [0, 0], [0, 0.107], sigma=[0, 2])
     with pytest.raises(ModelError, match="theta and r of the last fixed frame must be 0"):
-        rd.to_standard_dh(r)
+        rd.model.to_standard_dh(r)
     r = rd.Robot(name="g", sigma=[0, 0], gamma=[0, 0.1])
     with pytest.raises(ModelError, match="frame 2: gamma = 0.1.*must be 0"):
-        rd.to_craig_mdh(r)
+        rd.model.to_craig_mdh(r)
 
 
 def test_from_tables_errors():
     with pytest.raises(ModelError, match="DH column alpha has shape"):
-        rd.from_standard_dh([0, 1], [0], [0, 0], [0, 0])
+        rd.model.from_standard_dh([0, 1], [0], [0, 0], [0, 0])
     with pytest.raises(ModelError, match=r"sigma = \[0, 2\]; expected 2 entries from \[0, 1\]"):
-        rd.from_standard_dh([0, 1], [0, 0], [0, 0], [0, 0], sigma=[0, 2])
+        rd.model.from_standard_dh([0, 1], [0, 0], [0, 0], [0, 0], sigma=[0, 2])
     with pytest.raises(ModelError, match="masses, coms and inertias_com go together"):
-        rd.from_standard_dh([0], [0], [0], [0], masses=[1.0])
+        rd.model.from_standard_dh([0], [0], [0], [0], masses=[1.0])
     with pytest.raises(ModelError, match="coms has shape"):
-        rd.from_standard_dh([0], [0], [0], [0], masses=[1.0], coms=[0, 0, 0], inertias_com=[np.eye(3)])
+        rd.model.from_standard_dh([0], [0], [0], [0], masses=[1.0], coms=[0, 0, 0], inertias_com=[np.eye(3)])
     with pytest.raises(ModelError, match="unknown argument"):
-        rd.from_standard_dh([0], [0], [0], [0], params=np.zeros((1, 10)))
+        rd.model.from_standard_dh([0], [0], [0], [0], params=np.zeros((1, 10)))
     with pytest.raises(ModelError, match=r"Ia has shape \(2,\); expected \(1,\)"):
-        rd.from_standard_dh([0], [0], [0], [0], Ia=[1, 2])
+        rd.model.from_standard_dh([0], [0], [0], [0], Ia=[1, 2])
     with pytest.raises(ModelError, match="either params or masses"):
-        rd.from_craig_mdh([0], [0], [0], [0], params=np.zeros((1, 10)), masses=[1], coms=[[0, 0, 0]], inertias_com=[np.eye(3)])
+        rd.model.from_craig_mdh([0], [0], [0], [0], params=np.zeros((1, 10)), masses=[1], coms=[[0, 0, 0]], inertias_com=[np.eye(3)])
     with pytest.raises(ModelError, match=r"argument\(s\) \['r'\] not allowed"):
-        rd.from_craig_mdh([0], [0], [0], [0], r=[1.0])
+        rd.model.from_craig_mdh([0], [0], [0], [0], r=[1.0])
     with pytest.raises(ModelError, match="contains NaN"):
-        rd.from_craig_mdh([np.nan], [0], [0], [0])
+        rd.model.from_craig_mdh([np.nan], [0], [0], [0])
     with pytest.raises(ModelError, match="symmetric"):
-        rd.from_craig_mdh([0], [0], [0], [0], masses=[1], coms=[[0, 0, 0]], inertias_com=[[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]])
+        rd.model.from_craig_mdh([0], [0], [0], [0], masses=[1], coms=[[0, 0, 0]], inertias_com=[[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]])
     with pytest.raises(rd.NonPhysicalInertiaError, match="triangle"):
-        rd.from_craig_mdh([0], [0], [0], [0], masses=[1], coms=[[0, 0, 0]], inertias_com=[tensor_from_six(np.array([1, 0, 0, 0.1, 0, 0.1]))])
+        rd.model.from_craig_mdh([0], [0], [0], [0], masses=[1], coms=[[0, 0, 0]], inertias_com=[tensor_from_six(np.array([1, 0, 0, 0.1, 0, 0.1]))])

@@ -36,7 +36,7 @@ def test_pdot_is_time_derivative_of_momentum(seed):
     np.testing.assert_allclose(velocity_state(robot, x), np.concatenate([q, qd], -1), rtol=0, atol=1e-12)
     xd = momentum_state_derivative(robot, x, tau)
     qdd = rd.forward_dynamics(robot, q, qd, tau)
-    pd = _mv(rd.inertia_matrix_derivative(robot, q, qd), qd) + _mv(rd.inertia_matrix(robot, q), qdd)
+    pd = _mv(rd.dynamics.inertia_matrix_derivative(robot, q, qd), qd) + _mv(rd.inertia_matrix(robot, q), qdd)
     np.testing.assert_allclose(xd[..., :robot.n], qd, rtol=0, atol=1e-12)
     np.testing.assert_allclose(xd[..., robot.n:], pd, rtol=0, atol=1e-10 * np.abs(pd).max())
 
@@ -83,7 +83,7 @@ def test_momentum_simulation_equals_velocity_form():
     s = rd.simulate(robot, ctrl, np.full(6, 0.3), np.ones(6), t, rtol=1e-11, atol=1e-11, friction="discontinuous")
     np.testing.assert_allclose(m.q, s.q, rtol=0, atol=1e-8)
     np.testing.assert_allclose(m.qd, s.qd, rtol=0, atol=1e-8)
-    np.testing.assert_allclose(m.p, rd.generalized_momentum(robot, m.q, m.qd), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(m.p, rd.dynamics.generalized_momentum(robot, m.q, m.qd), rtol=0, atol=1e-12)
 
 
 def test_free_motion_conserves_energy():
@@ -128,7 +128,7 @@ def test_skew_symmetry_absolute_angles_constant_map():
     fac = transformed_factorization(robot, q, qd, J)
     np.testing.assert_allclose(fac.skew, -np.swapaxes(fac.skew, -1, -2), rtol=0, atol=1e-12)
     Jinv = np.linalg.inv(J)
-    np.testing.assert_allclose(fac.M_p_dot, Jinv.T @ rd.inertia_matrix_derivative(robot, q, qd) @ Jinv, atol=1e-12)
+    np.testing.assert_allclose(fac.M_p_dot, Jinv.T @ rd.dynamics.inertia_matrix_derivative(robot, q, qd) @ Jinv, atol=1e-12)
 
 
 def test_errors():

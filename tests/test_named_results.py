@@ -49,7 +49,7 @@ def test_elastic_accelerations(puma):
 def test_reduced_inverse_dynamics():
     robot = rd.load("planar3r").replace(base="floating")
     q = np.concatenate([[0, 0, 0, 1, 0, 0, 0], [0.1, 0.2, 0.3]])
-    res = rd.reduced_inverse_dynamics(robot, q, np.zeros(robot.n + 6), np.ones(robot.n))
+    res = rd.floating.reduced_inverse_dynamics(robot, q, np.zeros(robot.n + 6), np.ones(robot.n))
     assert fields(res) == ("a", "tau")
     a, tau = res
     assert a.shape == (robot.n + 6,) and tau.shape == (robot.n,)

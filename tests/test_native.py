@@ -83,7 +83,7 @@ def test_long_chain_inertia_matrix_rows(seed, nf):
 def test_regressor_times_parameters_is_inverse_dynamics():
     robot = rd.load("wam7")
     q, qd, qdd = states(robot, 25)
-    K = rd.standard_parameter_vector(robot)
+    K = rd.parameters.standard_parameter_vector(robot)
     assert rel(native.regressor(robot, q, qd, qdd) @ K, rd.inverse_dynamics(robot, q, qd, qdd)) < 1e-13
 
 

@@ -20,9 +20,9 @@ def _huge_prismatic(robot, value=1.5e308):
 
 
 @pytest.mark.parametrize("function, args", [
-    (rd.christoffel_symbols, ()),
-    (rd.locked_body_inertia, (1,)),
-    (rd.gravity_regressor, ()),
+    (rd.dynamics.christoffel_symbols, ()),
+    (rd.identification.locked_body_inertia, (1,)),
+    (rd.identification.gravity_regressor, ()),
 ])
 def test_huge_prismatic_positions_overflow_loudly(function, args):
     robot = rd.load("stanford")  # R R P R R R
@@ -36,10 +36,10 @@ def test_time_optimal_of_a_path_that_does_not_move():
     robot = rd.load("planar2r")
     still = RestToRest(np.zeros(2), np.zeros(2), 1.0)
     with pytest.raises(rd.InputError, match="argument 'path' does not move"):
-        rd.time_optimal(robot, still, 100.0)
+        rd.simulation.time_optimal(robot, still, 100.0)
 
 
-@pytest.mark.parametrize("function", [rd.time_scale, rd.time_optimal])
+@pytest.mark.parametrize("function", [rd.simulation.time_scale, rd.simulation.time_optimal])
 def test_absurd_torque_limits_are_refused(function):
     robot = rd.load("planar2r")
     path = RestToRest(np.zeros(2), np.ones(2), 1.0)

@@ -1,13 +1,14 @@
 """Every public callable fails only with a RobodynError on a bad robot or a bad array argument (issue 13).
 
-The callables are found by introspection (``rd.__all__``, the lazily imported names such as ``rd.compile``,
-and the public names of the subpackages), so a function added later without argument checks fails here.
+The callables are found by introspection (the top-level names, ``rd.compile`` included, the public names of the
+namespaces, and the former top-level names where they live now), so a function added later without argument checks fails here.
 Each is called with one bad argument at a time (chosen by parameter name), the others taken from a table of
 good values for the two-joint planar arm.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 
 import numpy as np
@@ -25,7 +26,8 @@ from robodyn.errors import NumericOverflowError, RobodynError
 from robodyn.model.closed_chain import closed_chain_from_text
 from tests.test_closed_chain import PARALLELOGRAM
 
-SUBPACKAGES = (rd.native, rd.identification, rd.control, rd.simulation, rd.analysis, rd.parameters)
+SUBPACKAGES = (rd.native, rd.identification, rd.control, rd.simulation, rd.analysis, rd.parameters, rd.dynamics,
+               rd.floating, rd.closed_chain)
 
 #: Records built by robodyn and returned to the user (results of a computation): not entry points.
 RECORDS = {
@@ -42,10 +44,10 @@ NO_CHECKED_ARGUMENTS = {"list_robots", "available", "takes_batch", "threaded", "
 
 def _public_callables():
     seen = {}
-    for owner, names in [("rd", sorted(set(rd.__all__) | set(rd._LAZY)))] + [
-        (m.__name__, getattr(m, "__all__", [n for n in dir(m) if not n.startswith("_")])) for m in SUBPACKAGES
-    ]:
-        module = rd if owner == "rd" else next(m for m in SUBPACKAGES if m.__name__ == owner)
+    sources = [(rd, "rd", sorted(rd._PUBLIC))] + [
+        (m, m.__name__, getattr(m, "__all__", [n for n in dir(m) if not n.startswith("_")])) for m in SUBPACKAGES
+    ] + [(importlib.import_module(where), where, [name]) for name, where in sorted(rd._MOVED.items())]
+    for module, owner, names in sources:
         for name in names:
             obj = getattr(module, name)
             if inspect.ismodule(obj) or (inspect.isclass(obj) and issubclass(obj, BaseException)):
@@ -63,10 +65,10 @@ PUBLIC = _public_callables()
 ROBOT = rd.load("planar2r")
 N = ROBOT.n
 #: Parameters that take a robot-like object, and a good value of each.
-ELASTIC = rd.ElasticRobot(ROBOT.replace(Ia=np.zeros(ROBOT.nf)), [100.0, 200.0], [0.5, 0.3])
-TRANSMISSION = rd.Transmission(np.eye(N), np.ones(N))
+ELASTIC = rd.dynamics.ElasticRobot(ROBOT.replace(Ia=np.zeros(ROBOT.nf)), [100.0, 200.0], [0.5, 0.3])
+TRANSMISSION = rd.dynamics.Transmission(np.eye(N), np.ones(N))
 CC = closed_chain_from_text(PARALLELOGRAM, "parallelogram.yaml")
-Q_CC = rd.close_loops(CC, [0.3, 0.5])
+Q_CC = rd.closed_chain.close_loops(CC, [0.3, 0.5])
 ROBOT_PARAMETERS = {"robot": ROBOT, "er": ELASTIC, "tr": TRANSMISSION, "cc": CC, "tree": ROBOT, "model": ROBOT}
 #: Joint-space arrays of shape (n,) (one state), and the other array arguments with their good value.
 JOINT = {"q", "qd", "qdd", "tau", "q0", "qd0", "qf", "qm", "qmd", "qmdd", "tau_m", "q3", "q4", "q_start",
@@ -103,8 +105,8 @@ SPECIAL = {
     "calibrate_gravity": {"q": QS, "tau": rd.gravity_torques(ROBOT, QS)},
     "prepare_identification_data": {"t": np.linspace(0, 1, 40), "q": QS, "tau": TAUS},
     "momentum_observer": {"t": np.linspace(0, 0.04, 5), "q": QS[:5], "qd": QDS[:5], "tau": TAUS[:5], "gain": 5.0},
-    "time_scale": {"trajectory": rd.RestToRest(np.zeros(N), np.full(N, 0.5), 1.0)},
-    "time_optimal": {"path": rd.RestToRest(np.zeros(N), np.full(N, 0.5), 1.0)},
+    "time_scale": {"trajectory": rd.simulation.RestToRest(np.zeros(N), np.full(N, 0.5), 1.0)},
+    "time_optimal": {"path": rd.simulation.RestToRest(np.zeros(N), np.full(N, 0.5), 1.0)},
     "FourierSeries": {"a": np.zeros((N, 1)), "b": np.zeros((N, 1))},
     "ElasticRobot": {"K": np.array([100.0, 200.0]), "B_m": np.array([0.5, 0.3])},
     "elastic_state_derivative": {"x": np.zeros(4 * N)},
@@ -127,7 +129,7 @@ for _controller in ("ComputedTorque", "PDGravity", "PassivityBased"):
     SPECIAL[_controller] = {"reference": rd.control.QuinticReference(np.zeros(N), np.full(N, 0.5), 1.0)}
 
 #: Required arguments where None is documented as zeros.
-NONE_MEANS_ZERO = {("rd.Transmission", "J_m")}
+NONE_MEANS_ZERO = {("robodyn.dynamics.Transmission", "J_m")}
 BAD_ROBOTS = [None, "rx90", 3, [1, 2]]
 BAD_ARRAYS = {
     "None": None,
@@ -209,17 +211,17 @@ HUGE = np.full(N, 1e155)
         lambda: rd.forward_dynamics(ROBOT, np.zeros(N), HUGE, np.zeros(N)),
         lambda: rd.kinetic_energy(ROBOT, np.zeros(N), HUGE),
         lambda: rd.coriolis_matrix(ROBOT, np.zeros(N), HUGE),
-        lambda: rd.energy_functions(ROBOT, np.zeros(N), HUGE),
+        lambda: rd.parameters.energy_functions(ROBOT, np.zeros(N), HUGE),
         lambda: rd.regressor(ROBOT, np.zeros(N), HUGE, np.zeros(N)),
         lambda: rd.inverse_dynamics_derivatives(ROBOT, np.zeros(N), HUGE, np.zeros(N)),
         lambda: rd.forward_dynamics_derivatives(ROBOT, np.zeros(N), HUGE, np.zeros(N)),
-        lambda: rd.generalized_momentum(ROBOT, np.zeros(N), HUGE * 1e153),
-        lambda: rd.task_space_dynamics(ROBOT, np.full(N, 0.5), HUGE, rows=[0, 1]),
+        lambda: rd.dynamics.generalized_momentum(ROBOT, np.zeros(N), HUGE * 1e153),
+        lambda: rd.dynamics.task_space_dynamics(ROBOT, np.full(N, 0.5), HUGE, rows=[0, 1]),
         lambda: rd.state_derivative(ROBOT, np.concatenate([np.zeros(N), HUGE]), np.zeros(N)),
         lambda: rd.link_accelerations(ROBOT, np.zeros(N), HUGE, np.zeros(N)),
         lambda: rd.jacobian_dot_qd(ROBOT, np.full(N, 0.5), HUGE),
         lambda: rd.linearize(ROBOT, np.zeros(N), HUGE),
-        lambda: rd.transform_dynamics(ROBOT, np.zeros(N), HUGE, np.eye(N)),
+        lambda: rd.dynamics.transform_dynamics(ROBOT, np.zeros(N), HUGE, np.eye(N)),
         lambda: rd.simulate(ROBOT, lambda t: np.zeros(N), np.zeros(N), HUGE, np.linspace(0.0, 1e-3, 3)),
     ],
     ids=["inverse_dynamics", "forward_dynamics", "kinetic_energy", "coriolis_matrix", "energy_functions",

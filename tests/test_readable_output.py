@@ -52,8 +52,8 @@ def test_time_optimal_plot_is_not_squashed_and_has_units(tmp_path, monkeypatch):
     figures = []
     monkeypatch.setattr(ts, "save_figure", lambda fig, path: figures.append(fig))
     robot = rd.load("planar2r")
-    path = rd.RestToRest(np.zeros(2), np.array([1.0, 0.5]), 1.0)
-    res = rd.time_optimal(robot, path, [60.0, 20.0], grid=60)
+    path = rd.simulation.RestToRest(np.zeros(2), np.array([1.0, 0.5]), 1.0)
+    res = rd.simulation.time_optimal(robot, path, [60.0, 20.0], grid=60)
     res.plot(tmp_path / "topp.png")
     ax1, ax2 = figures[0].axes
     assert ax1.get_ylim()[1] == pytest.approx(1.5 * res.sd.max())

@@ -14,7 +14,7 @@ def _from_toolbox(name, strict):
     rtb = pytest.importorskip("roboticstoolbox")
     arm = getattr(rtb.models.DH, name)()
     L = arm.links
-    return rd.from_standard_dh(
+    return rd.model.from_standard_dh(
         [l.a for l in L], [l.alpha for l in L], [l.d for l in L], [l.offset for l in L],
         sigma=[int(l.isprismatic) for l in L], masses=[l.m for l in L], coms=[l.r for l in L],
         inertias_com=[l.I for l in L], name=name, strict=strict,

@@ -223,13 +223,13 @@ def test_task_space_dynamics_of_a_task_map():
     q, qd = rng.uniform(-1, 1, 7), rng.uniform(-1, 1, 7)
     Rd = rd.forward_kinematics(robot, q - 0.2)[6, :3, :3]
     for task in (RelativePosition(2, 7), OrientationError(7, Rd)):
-        ts = rd.task_space_dynamics(robot, q, qd, task=task)
+        ts = rd.dynamics.task_space_dynamics(robot, q, qd, task=task)
         F, tau0 = rng.normal(size=3), rng.normal(size=7)
         tau = ts.J.T @ F + ts.null_projector @ tau0
         qdd = rd.forward_dynamics(robot, q, qd, tau)
         rddot = ts.J @ qdd + ts.Jdot_qd
         np.testing.assert_allclose(ts.Lambda @ rddot + ts.mu + ts.p, F, rtol=0, atol=1e-9 * (1 + np.abs(F).max()))
     with pytest.raises(rd.InputError, match="either task"):
-        rd.task_space_dynamics(robot, q, qd, task=RelativePosition(2, 7), rows=[0, 1])
+        rd.dynamics.task_space_dynamics(robot, q, qd, task=RelativePosition(2, 7), rows=[0, 1])
     with pytest.raises(rd.InputError, match="task map"):
-        rd.task_space_dynamics(robot, q, qd, task="position")
+        rd.dynamics.task_space_dynamics(robot, q, qd, task="position")

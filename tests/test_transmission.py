@@ -187,10 +187,10 @@ def test_end_effector_torques_names_the_axes_of_its_wrench():
         W = np.zeros((3, robot.nf, 6))
         W[:, frame - 1] = L
         added = rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W) - rd.inverse_dynamics(robot, q, qd, qdd)
-        np.testing.assert_allclose(rd.end_effector_torques(robot, q, L, frame=frame, expressed_in="link"), added,
+        np.testing.assert_allclose(rd.dynamics.end_effector_torques(robot, q, L, frame=frame, expressed_in="link"), added,
                                    rtol=1e-10, atol=1e-10)
         R = rd.forward_kinematics(robot, q)[:, frame - 1, :3, :3]
         L0 = np.concatenate([np.einsum("bij,bj->bi", R, L[:, :3]), np.einsum("bij,bj->bi", R, L[:, 3:])], -1)
-        np.testing.assert_allclose(rd.end_effector_torques(robot, q, L0, frame=frame), added, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(rd.dynamics.end_effector_torques(robot, q, L0, frame=frame), added, rtol=1e-10, atol=1e-10)
     with pytest.raises(rd.InputError, match="expressed_in = 'tool'"):
-        rd.end_effector_torques(robot, q, L, expressed_in="tool")
+        rd.dynamics.end_effector_torques(robot, q, L, expressed_in="tool")

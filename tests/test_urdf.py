@@ -307,7 +307,7 @@ def test_builtin_robot_through_urdf_keeps_its_dynamics():
 def test_mimic_coupling_agrees_with_pinocchio_mimic_joints():
     path = example_robot_data_path(ARMS[0])
     robot = rd.from_urdf(path)
-    c = rd.mimic_coupling(path, robot)
+    c = rd.model.mimic_coupling(path, robot)
     assert c.independent == robot.q_names[:-1] and c.G.shape == (9, 8)
     assert c.G[8, 7] == 1.0 and c.offset[8] == 0.0
     model = pin.buildModelFromUrdf(path, mimic=True)
@@ -408,7 +408,7 @@ def test_a_mimic_tag_naming_no_joint_loads_and_mimic_coupling_reports_it():
     text = _with(replace=[("</joint>", '<mimic joint="ghost"/></joint>')])
     robot = rd.from_urdf(text)
     with pytest.raises(rd.ModelFileError, match="a mimic joint follows 'ghost', which is not a joint"):
-        rd.mimic_coupling(text, robot)
+        rd.model.mimic_coupling(text, robot)
 
 
 def test_a_cycle_never_spins_whatever_base_and_tip(tmp_path):
@@ -512,8 +512,8 @@ def test_ur5_fixed_massless_branches_are_dropped_so_it_loads_as_a_serial_6r_chai
     for i, name in enumerate(ur5.joint_names):
         assert_rel(T[:, i], Tw[:, whole.frame_index(name) - 1], 1e-13)
     # a serial chain: Dellin's gravity calibration accepts it (it refuses trees)
-    poses = rd.calibration_poses(ur5, 10, seed=0)
-    cal = rd.calibrate_gravity(ur5, poses, rd.gravity_torques(ur5, poses))
+    poses = rd.identification.calibration_poses(ur5, 10, seed=0)
+    cal = rd.identification.calibrate_gravity(ur5, poses, rd.gravity_torques(ur5, poses))
     assert_rel(cal.torques(poses), rd.gravity_torques(ur5, poses), 1e-9)
     # tip= keeps the fixed tool frame on the chain, link_frames=True every link frame
     tool = rd.from_urdf(path, tip="tool0")

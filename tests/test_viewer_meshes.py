@@ -44,7 +44,7 @@ def test_visuals_move_with_their_links_as_yourdfpy_places_them(rel):
         for i, v in enumerate(link.visuals):
             origin[link.name, i] = np.eye(4) if v.origin is None else np.asarray(v.origin, float)
     assert len(visuals) == len(origin) and {v.geometry for v in visuals} == {"mesh"}
-    coupling = rd.mimic_coupling(path, robot)  # the Panda's second finger follows the first (yourdfpy applies it)
+    coupling = rd.model.mimic_coupling(path, robot)  # the Panda's second finger follows the first (yourdfpy applies it)
     rng = np.random.default_rng(5)
     for qa in rng.uniform(-2, 2, size=(3, len(coupling.independent))):
         q = coupling.q(qa)

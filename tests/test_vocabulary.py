@@ -60,7 +60,7 @@ def test_operation_counts_take_the_function_names():
     robot = counting_robot(2)
     assert count_operations(robot, "forward_dynamics", "recursive")[0] == count_operations(robot, "forward",
                                                                                          "recursive")[0]
-    report = rd.opcount_report(2, kinds=("inverse_dynamics",), methods=["newton_euler"])
+    report = rd.analysis.opcount_report(2, kinds=("inverse_dynamics",), methods=["newton_euler"])
     assert [(c.kind, c.method) for c in report.counts] == [("inverse", "newton_euler")]
 
 

@@ -59,7 +59,7 @@ def puma560_corke():
         source=(
             "Unimation PUMA 560, Corke & Armstrong-Helouvry (ICRA 1994) consensus model in standard DH, as in "
             "robotics-toolbox-python 1.5 roboticstoolbox/models/DH/Puma560.py, converted to modified DH by "
-            "robodyn.from_standard_dh (tools/gen_robots.py). d1 = 26.45 inch = 0.67183 m (pedestal: mounting "
+            "robodyn.model.from_standard_dh (tools/gen_robots.py). d1 = 26.45 inch = 0.67183 m (pedestal: mounting "
             "surface to shoulder axis, as in that file). Ia = G^2 Jm; Fv = G^2 B; Fc = |G| mean(|Tc+|, |Tc-|) "
             "(motor-side Coulomb friction made symmetric, referred to the joint). Link 1: m = 0, inertia 0.35 "
             "about the joint axis as published. Link 3: published Iyy = 0.086 violates the triangle inequality; "
@@ -97,7 +97,7 @@ def stanford():
         source=(
             "Stanford arm (RRPRRR), robotics-toolbox-python 1.5 roboticstoolbox/models/DH/Stanford.py (kinematics "
             "from Stanford AIM-177 Fig. 2.3, dynamics from Paul 1981 Tables 6.5, 6.6), standard DH converted to "
-            "modified DH by robodyn.from_standard_dh (tools/gen_robots.py). The file gives reflected armature "
+            "modified DH by robodyn.model.from_standard_dh (tools/gen_robots.py). The file gives reflected armature "
             "inertia with G = 1: Ia = Jm. No friction given. Link 5: published inertia [0.003, 0.0004, 0] violates "
             "the triangle inequality; Izz5 = 0.0026 (smallest consistent value) is used. WARNING: the centres of "
             "mass of links 2, 3, 6 are implausible but really are the toolbox file's numbers (checked in the "
@@ -150,7 +150,7 @@ def wam7():
         source=(
             "Barrett WAM 7-DOF with wrist, libbarrett config/wam7w.conf (kinematics, standard DH; 'inertial "
             "specifications Sept 2008': mass, centre of mass and inertia in the SDH link frames), converted to "
-            "modified DH by robodyn.from_standard_dh (tools/gen_robots.py). ASSUMPTION: the file does not say "
+            "modified DH by robodyn.model.from_standard_dh (tools/gen_robots.py). ASSUMPTION: the file does not say "
             "about which point the inertia tensors are given; they are read as about the centre of mass. The "
             "toolplate frame (alpha = pi/2 after SDH frame 7) coincides with frame 7 here (Rx(-pi/2) Rx(pi/2) = I), "
             "so no extra frame. Rotor inertia and friction are not in that file: 0. Joint limits (rad): the ranges "

@@ -5,280 +5,167 @@ Quick use::
     import robodyn as rd
     robot = rd.load("rx90")
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
+
+The top level holds what a user reaches for: the robot and its files, kinematics, the dynamic model, derivatives,
+the regressor and base parameters, ``compile``, ``identify``, ``simulate``, ``view``.  The rest lives in namespaces:
+
+=====================  ================================================================================
+``rd.model``           DH-table converters (Craig, standard DH), URDF mimic joints and meshes
+``rd.kinematics``      the forward recursions of frames, velocities and accelerations
+``rd.dynamics``        the complete model (Christoffel symbols, Ȧ), elastic joints, motors and
+                       transmissions, task space, coordinate changes, momentum form, collision observer
+``rd.parameters``      the energy functions, λ matrices, standard parameter vectors and names
+``rd.identification``  gravity calibration (Dellin), excitation, data preparation, physical fits, payloads
+``rd.floating``        floating and mobile bases: dynamics, contacts, centroidal quantities, identification
+``rd.closed_chain``    closed kinematic chains: loop closures, five-bar linkages, reduced dynamics
+``rd.simulation``      trajectories, time scaling, optimal motion, momentum-form simulation, PUMA study
+``rd.analysis``        properties, couplings, bounds, accuracy study, operation counts, balancing
+``rd.control``         controllers for :func:`simulate`
+``rd.friction_models`` friction laws for simulation
+``rd.symbolic``        customized symbolic models and code generation
+``rd.plot``            figures (Matplotlib)
+``rd.viewer``          the 3-D web viewer and animations
+``rd.distributed``     Dask: many simulations, identification from data on a cluster
+``rd.logs``            joint logs (ROS bags, CSV, HDF5, Parquet) and standstill detection
+``rd.interop``         Pinocchio and MuJoCo models
+``rd.errors``          the exceptions (the common ones are also at the top level)
+=====================  ================================================================================
+
+Every name is imported on first use (PEP 562): ``import robodyn`` itself imports nothing heavy, and the dynamic
+model does not bring in SciPy, SymPy, Matplotlib or cvxpy.  A name that moved from the top level into a namespace still works for one release,
+with a :class:`DeprecationWarning` that names its new place.
 """
 
 from types import MappingProxyType as _MappingProxyType
 
-from robodyn.errors import (
-    InputError,
-    NumericOverflowError,
-    ModelError,
-    ModelFileError,
-    NonPhysicalInertiaError,
-    RobodynError,
-    UnknownRobotError,
-)
-from robodyn.model import PARAMETER_NAMES, Robot, com_from_standard, standard_from_com
-from robodyn.model.io import dumps, list_robots, load, loads, save
-from robodyn.model.robot import with_parameters
-from robodyn.kinematics import (
-    forward_kinematics,
-    jacobian,
-    jacobian_dot_qd,
-    link_accelerations,
-    link_velocities,
-)
-from robodyn.dynamics.newton_euler import bias_torques, friction_torques, gravity_torques
-from robodyn.dynamics.api import forward_dynamics, inertia_matrix, inverse_dynamics
+from robodyn.lazy import attach as _attach
+from robodyn.version import __version__
 
-# --- complete dynamic model: Lagrange form, energies, state equation ---
-from robodyn.dynamics.lagrange import (
-    christoffel_symbols,
-    coriolis_matrix,
-    inertia_matrix_derivative,
-    kinetic_energy,
-    potential_energy,
-)
-from robodyn.dynamics.api import state_derivative
-
-# --- extended models (elastic joints, motors and transmissions, end-effector wrench) and analysis ---
-from robodyn.dynamics.elastic import (
-    ElasticRobot,
-    elastic_energy,
-    elastic_forward_dynamics,
-    elastic_inverse_dynamics,
-    elastic_motor_torques,
-    elastic_state_derivative,
-)
-from robodyn.dynamics.transmission import (
-    Transmission,
-    actuator_torques,
-    end_effector_torques,
-    joint_from_motor,
-    joint_torques_from_motor,
-    load_transmission,
-    motor_forward_dynamics,
-    motor_from_joint,
-    motor_inertia_matrix,
-    motor_inverse_dynamics,
-    transmission_torques,
-)
-from robodyn import analysis
-
-# --- robots: DH table converters (Craig modified DH, standard DH) ---
-from robodyn.model.dh import from_craig_mdh, from_standard_dh, to_craig_mdh, to_standard_dh
-# --- heavier parts (sympy, scipy.integrate) are imported on first use, so `import robodyn` and the CLI stay quick ---
-_LAZY = _MappingProxyType({
-    # symbolic: customized models and code generation
-    "symbolic": ("robodyn.symbolic", None),
-    "CompiledModel": ("robodyn.symbolic", "CompiledModel"),
-    "compile": ("robodyn.symbolic", "compile"),
-    "customized_model": ("robodyn.symbolic", "customized_model"),
-    # base parameters: regressor, energy functions, base inertial parameters
-    "parameters": ("robodyn.parameters", None),
-    "BaseParameters": ("robodyn.parameters", "BaseParameters"),
-    "base_parameters": ("robodyn.parameters", "base_parameters"),
-    "energy_functions": ("robodyn.parameters", "energy_functions"),
-    "lambda_matrix": ("robodyn.parameters", "lambda_matrix"),
-    "regressor": ("robodyn.parameters", "regressor"),
-    "standard_parameter_names": ("robodyn.parameters", "standard_parameter_names"),
-    "standard_parameter_vector": ("robodyn.parameters", "standard_parameter_vector"),
-    # studies: numerical accuracy, simulation (inverse kinematics, integration), operation counts
-    "accuracy_study": ("robodyn.analysis.accuracy", "accuracy_study"),
-    "opcount_report": ("robodyn.analysis.opcount", "opcount_report"),
-    "simulation": ("robodyn.simulation", None),
-    "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
-    "puma_line_study": ("robodyn.simulation", "puma_line_study"),
-    "simulate": ("robodyn.simulation", "simulate"),
-    # identification: gravity-compensation calibration (Dellin)
-    "identification": ("robodyn.identification", None),
-    "GravityCalibration": ("robodyn.identification", "GravityCalibration"),
-    "LockedBodyInertia": ("robodyn.identification", "LockedBodyInertia"),
-    "calibrate_gravity": ("robodyn.identification", "calibrate_gravity"),
-    "calibration_poses": ("robodyn.identification", "calibration_poses"),
-    "first_moments": ("robodyn.identification", "first_moments"),
-    "gravity_parameter_structure": ("robodyn.identification", "gravity_parameter_structure"),
-    "gravity_regressor": ("robodyn.identification", "gravity_regressor"),
-    "identify_locked_inertia": ("robodyn.identification", "identify_locked_inertia"),
-    "identify_locked_body": ("robodyn.identification", "identify_locked_body"),
-    "identify_link_inertias": ("robodyn.identification", "identify_link_inertias"),
-    "LinkInertias": ("robodyn.identification", "LinkInertias"),
-    "load_gravity_calibration": ("robodyn.identification", "load_gravity_calibration"),
-    "locked_body_inertia": ("robodyn.identification", "locked_body_inertia"),
-    "wam_gravity_study": ("robodyn.identification", "wam_gravity_study"),
-    # dynamic identification
-    "ExcitationTrajectory": ("robodyn.identification.excitation", "ExcitationTrajectory"),
-    "excitation_trajectory": ("robodyn.identification.excitation", "excitation_trajectory"),
-    "IdentificationData": ("robodyn.identification.data", "IdentificationData"),
-    "prepare_identification_data": ("robodyn.identification.data", "prepare_identification_data"),
-    "Identification": ("robodyn.identification.dynamic", "Identification"),
-    "IdentificationError": ("robodyn.identification.dynamic", "IdentificationError"),
-    "identify": ("robodyn.identification.dynamic", "identify"),
-    "pseudo_inertia": ("robodyn.identification.dynamic", "pseudo_inertia"),
-    "physical_fit": ("robodyn.identification.dynamic", "physical_fit"),
-    "PhysicalFit": ("robodyn.identification.dynamic", "PhysicalFit"),
-    "EssentialParameters": ("robodyn.identification.dynamic", "EssentialParameters"),
-    "essential_parameters": ("robodyn.identification.dynamic", "essential_parameters"),
-    "Payload": ("robodyn.identification.payload", "Payload"),
-    "identify_payload": ("robodyn.identification.payload", "identify_payload"),
-    "DriveGains": ("robodyn.identification.payload", "DriveGains"),
-    "identify_drive_gains": ("robodyn.identification.payload", "identify_drive_gains"),
-    # trajectories, time scaling, optimal motion, task space, coordinates, closed chains
-    "RestToRest": ("robodyn.simulation.trajectories", "RestToRest"),
-    "Trapezoidal": ("robodyn.simulation.trajectories", "Trapezoidal"),
-    "Spline": ("robodyn.simulation.trajectories", "Spline"),
-    "FourierSeries": ("robodyn.simulation.trajectories", "FourierSeries"),
-    "time_scale": ("robodyn.simulation.time_scaling", "time_scale"),
-    "time_optimal": ("robodyn.simulation.time_scaling", "time_optimal"),
-    "InfeasibleLimitsError": ("robodyn.simulation.time_scaling", "InfeasibleLimitsError"),
-    "task_space_dynamics": ("robodyn.dynamics.task_space", "task_space_dynamics"),
-    "null_space_dynamics": ("robodyn.dynamics.task_space", "null_space_dynamics"),
-    "jacobian_derivative": ("robodyn.dynamics.task_space", "jacobian_derivative"),
-    "SingularConfigurationError": ("robodyn.dynamics.task_space", "SingularConfigurationError"),
-    "transform_dynamics": ("robodyn.dynamics.coordinates", "transform_dynamics"),
-    "transformed_factorization": ("robodyn.dynamics.coordinates", "transformed_factorization"),
-    "momentum_state": ("robodyn.dynamics.momentum", "momentum_state"),
-    "momentum_state_derivative": ("robodyn.dynamics.momentum", "momentum_state_derivative"),
-    "velocity_state": ("robodyn.dynamics.momentum", "velocity_state"),
-    "simulate_momentum": ("robodyn.simulation.momentum", "simulate_momentum"),
-    "counter_masses": ("robodyn.analysis.balancing", "counter_masses"),
-    "planar_five_bar": ("robodyn.model.five_bar", "planar_five_bar"),
-    "spatial_five_bar": ("robodyn.model.five_bar", "spatial_five_bar"),
-    "spring_balance": ("robodyn.analysis.balancing", "spring_balance"),
-    "spring_torques": ("robodyn.analysis.balancing", "spring_torques"),
-    "optimal_motion": ("robodyn.simulation.optimal", "optimal_motion"),
-    "OptimizationError": ("robodyn.simulation.optimal", "OptimizationError"),
-    "ClosedChainRobot": ("robodyn.model.closed_chain", "ClosedChainRobot"),
-    "LoopClosure": ("robodyn.model.closed_chain", "LoopClosure"),
-    "load_closed_chain": ("robodyn.model.closed_chain", "load_closed_chain"),
-    "close_loops": ("robodyn.dynamics.closed_chain", "close_loops"),
-    "closed_chain_inverse_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_inverse_dynamics"),
-    "closed_chain_forward_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_forward_dynamics"),
-    "closed_chain_model": ("robodyn.dynamics.closed_chain", "closed_chain_model"),
-    "LoopClosureError": ("robodyn.dynamics.closed_chain", "LoopClosureError"),
-    # simulation with friction and control; derivatives, linearization, collision detection
-    "control": ("robodyn.control", None),
-    "friction_models": ("robodyn.dynamics.friction_models", None),
+#: The public names: name -> (module, attribute); attribute None for a namespace (a module).
+_PUBLIC = _MappingProxyType({
+    # errors
+    "RobodynError": ("robodyn.errors", "RobodynError"),
+    "InputError": ("robodyn.errors", "InputError"),
+    "ModelError": ("robodyn.errors", "ModelError"),
+    "ModelFileError": ("robodyn.errors", "ModelFileError"),
+    "NonPhysicalInertiaError": ("robodyn.errors", "NonPhysicalInertiaError"),
+    "NumericOverflowError": ("robodyn.errors", "NumericOverflowError"),
+    "UnknownRobotError": ("robodyn.errors", "UnknownRobotError"),
+    # the robot and its files
+    "Robot": ("robodyn.model.robot", "Robot"),
+    "PARAMETER_NAMES": ("robodyn.model.robot", "PARAMETER_NAMES"),
+    "with_parameters": ("robodyn.model.robot", "with_parameters"),
+    "standard_from_com": ("robodyn.model.inertia", "standard_from_com"),
+    "com_from_standard": ("robodyn.model.inertia", "com_from_standard"),
+    "load": ("robodyn.model.io", "load"),
+    "loads": ("robodyn.model.io", "loads"),
+    "save": ("robodyn.model.io", "save"),
+    "dumps": ("robodyn.model.io", "dumps"),
+    "list_robots": ("robodyn.model.io", "list_robots"),
+    "from_urdf": ("robodyn.model.urdf", "from_urdf"),
+    "to_urdf": ("robodyn.model.urdf", "to_urdf"),
+    # kinematics
+    "forward_kinematics": ("robodyn.kinematics", "forward_kinematics"),
+    "jacobian": ("robodyn.kinematics", "jacobian"),
+    "jacobian_dot_qd": ("robodyn.kinematics", "jacobian_dot_qd"),
+    "link_velocities": ("robodyn.kinematics", "link_velocities"),
+    "link_accelerations": ("robodyn.kinematics", "link_accelerations"),
+    # the dynamic model
+    "inverse_dynamics": ("robodyn.dynamics.api", "inverse_dynamics"),
+    "forward_dynamics": ("robodyn.dynamics.api", "forward_dynamics"),
+    "inertia_matrix": ("robodyn.dynamics.api", "inertia_matrix"),
+    "state_derivative": ("robodyn.dynamics.api", "state_derivative"),
+    "gravity_torques": ("robodyn.dynamics.newton_euler", "gravity_torques"),
+    "bias_torques": ("robodyn.dynamics.newton_euler", "bias_torques"),
+    "friction_torques": ("robodyn.dynamics.newton_euler", "friction_torques"),
+    "coriolis_matrix": ("robodyn.dynamics.lagrange", "coriolis_matrix"),
+    "kinetic_energy": ("robodyn.dynamics.lagrange", "kinetic_energy"),
+    "potential_energy": ("robodyn.dynamics.lagrange", "potential_energy"),
     "inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_derivatives"),
     "forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "forward_dynamics_derivatives"),
     "linearize": ("robodyn.dynamics.derivatives", "linearize"),
-    "momentum_observer": ("robodyn.dynamics.derivatives", "momentum_observer"),
-    "generalized_momentum": ("robodyn.dynamics.derivatives", "generalized_momentum"),
-    # floating and mobile bases (Pinocchio's free-flyer conventions)
-    "floating_inverse_dynamics": ("robodyn.dynamics.floating", "floating_inverse_dynamics"),
-    "floating_inertia_matrix": ("robodyn.dynamics.floating", "floating_inertia_matrix"),
-    "floating_forward_dynamics": ("robodyn.dynamics.floating", "floating_forward_dynamics"),
-    "center_of_mass": ("robodyn.dynamics.floating", "center_of_mass"),
-    "center_of_mass_jacobian": ("robodyn.dynamics.floating", "center_of_mass_jacobian"),
-    "centroidal_momentum_matrix": ("robodyn.dynamics.floating", "centroidal_momentum_matrix"),
-    "floating_jacobian": ("robodyn.dynamics.floating", "floating_jacobian"),
-    "wrenches_at_frames": ("robodyn.dynamics.floating", "wrenches_at_frames"),
-    "contact_forward_dynamics": ("robodyn.dynamics.floating", "contact_forward_dynamics"),
-    "reduced_inverse_dynamics": ("robodyn.dynamics.floating", "reduced_inverse_dynamics"),
-    "floating_inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "floating_inverse_dynamics_derivatives"),
-    "floating_forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "floating_forward_dynamics_derivatives"),
-    "floating_regressor": ("robodyn.parameters.floating", "floating_regressor"),
-    "floating_parameter_names": ("robodyn.parameters.floating", "floating_parameter_names"),
-    "floating_parameter_vector": ("robodyn.parameters.floating", "floating_parameter_vector"),
-    "identify_from_base": ("robodyn.identification.floating", "identify_from_base"),
-    "identify_floating": ("robodyn.identification.floating", "identify_floating"),
-    "floating_base_parameters": ("robodyn.parameters.floating", "floating_base_parameters"),
-    # URDF, Pinocchio and MuJoCo interop, plotting
-    "from_urdf": ("robodyn.model.urdf", "from_urdf"),
-    "to_urdf": ("robodyn.model.urdf", "to_urdf"),
-    "mimic_coupling": ("robodyn.model.urdf", "mimic_coupling"),
-    "MimicCoupling": ("robodyn.model.urdf", "MimicCoupling"),
-    "to_pinocchio": ("robodyn.interop", "to_pinocchio"),
-    "to_mujoco_xml": ("robodyn.interop", "to_mujoco_xml"),
-    "plot": ("robodyn.plot", None),
-    # seeing the robot: 3-D web viewer, animations
-    "viewer": ("robodyn.viewer", None),
+    # base parameters, symbolic models, identification, simulation
+    "regressor": ("robodyn.parameters", "regressor"),
+    "base_parameters": ("robodyn.parameters", "base_parameters"),
+    "BaseParameters": ("robodyn.parameters", "BaseParameters"),
+    "compile": ("robodyn.symbolic", "compile"),
+    "CompiledModel": ("robodyn.symbolic", "CompiledModel"),
+    "customized_model": ("robodyn.symbolic", "customized_model"),
+    "identify": ("robodyn.identification.dynamic", "identify"),
+    "Identification": ("robodyn.identification.dynamic", "Identification"),
+    "excitation_trajectory": ("robodyn.identification.excitation", "excitation_trajectory"),
+    "read_joint_log": ("robodyn.logs", "read_joint_log"),
+    "simulate": ("robodyn.simulation", "simulate"),
+    "inverse_kinematics": ("robodyn.simulation", "inverse_kinematics"),
+    # seeing the robot, other libraries
     "view": ("robodyn.viewer", "view"),
     "animate": ("robodyn.viewer", "animate"),
-    # beyond one machine (Dask) and joint logs (ROS bags, CSV, HDF5, Parquet)
+    "to_pinocchio": ("robodyn.interop", "to_pinocchio"),
+    "to_mujoco_xml": ("robodyn.interop", "to_mujoco_xml"),
+    # namespaces
+    "model": ("robodyn.model", None),
+    "kinematics": ("robodyn.kinematics", None),
+    "dynamics": ("robodyn.dynamics", None),
+    "parameters": ("robodyn.parameters", None),
+    "identification": ("robodyn.identification", None),
+    "floating": ("robodyn.floating", None),
+    "closed_chain": ("robodyn.closed_chain", None),
+    "simulation": ("robodyn.simulation", None),
+    "analysis": ("robodyn.analysis", None),
+    "control": ("robodyn.control", None),
+    "friction_models": ("robodyn.dynamics.friction_models", None),
+    "symbolic": ("robodyn.symbolic", None),
+    "plot": ("robodyn.plot", None),
+    "viewer": ("robodyn.viewer", None),
     "distributed": ("robodyn.distributed", None),
-    "simulate_many": ("robodyn.distributed", "simulate_many"),
-    "read_joint_log": ("robodyn.logs", "read_joint_log"),
-    "standstill_poses": ("robodyn.logs", "standstill_poses"),
-    "urdf_visuals": ("robodyn.model.urdf", "urdf_visuals"),
+    "logs": ("robodyn.logs", None),
+    "interop": ("robodyn.interop", None),
+    "errors": ("robodyn.errors", None),
 })
 
+#: Former top-level names, by the namespace that holds them now (deprecated aliases, for one release).
+_MOVED_TO = _MappingProxyType({
+    "robodyn.model": ("from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh", "MimicCoupling",
+                      "mimic_coupling", "urdf_visuals"),
+    "robodyn.dynamics": (
+        "christoffel_symbols", "inertia_matrix_derivative",
+        "ElasticRobot", "elastic_energy", "elastic_forward_dynamics", "elastic_inverse_dynamics",
+        "elastic_motor_torques", "elastic_state_derivative",
+        "Transmission", "actuator_torques", "end_effector_torques", "joint_from_motor", "joint_torques_from_motor",
+        "load_transmission", "motor_forward_dynamics", "motor_from_joint", "motor_inertia_matrix",
+        "motor_inverse_dynamics", "transmission_torques",
+        "task_space_dynamics", "null_space_dynamics", "jacobian_derivative", "SingularConfigurationError",
+        "transform_dynamics", "transformed_factorization",
+        "momentum_state", "momentum_state_derivative", "velocity_state", "momentum_observer", "generalized_momentum"),
+    "robodyn.parameters": ("energy_functions", "lambda_matrix", "standard_parameter_names",
+                           "standard_parameter_vector"),
+    "robodyn.identification": (
+        "GravityCalibration", "LockedBodyInertia", "LinkInertias", "calibrate_gravity", "calibration_poses",
+        "first_moments", "gravity_parameter_structure", "gravity_regressor", "identify_locked_inertia",
+        "identify_locked_body", "identify_link_inertias", "load_gravity_calibration", "locked_body_inertia",
+        "wam_gravity_study", "ExcitationTrajectory", "IdentificationData", "prepare_identification_data",
+        "IdentificationError", "pseudo_inertia", "physical_fit", "PhysicalFit", "EssentialParameters",
+        "essential_parameters", "Payload", "identify_payload", "DriveGains", "identify_drive_gains"),
+    "robodyn.floating": (
+        "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics", "center_of_mass",
+        "center_of_mass_jacobian", "centroidal_momentum_matrix", "floating_jacobian", "wrenches_at_frames",
+        "contact_forward_dynamics", "reduced_inverse_dynamics", "floating_inverse_dynamics_derivatives",
+        "floating_forward_dynamics_derivatives", "floating_regressor", "floating_parameter_names",
+        "floating_parameter_vector", "floating_base_parameters", "identify_from_base", "identify_floating"),
+    "robodyn.closed_chain": (
+        "ClosedChainRobot", "LoopClosure", "LoopClosureError", "load_closed_chain", "close_loops",
+        "closed_chain_inverse_dynamics", "closed_chain_forward_dynamics", "closed_chain_model", "planar_five_bar",
+        "spatial_five_bar"),
+    "robodyn.simulation": (
+        "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal",
+        "InfeasibleLimitsError", "optimal_motion", "OptimizationError", "simulate_momentum", "puma_line_study"),
+    "robodyn.analysis": ("accuracy_study", "opcount_report", "counter_masses", "spring_balance", "spring_torques"),
+    "robodyn.logs": ("standstill_poses",),
+    "robodyn.distributed": ("simulate_many",),
+})
+_MOVED = _MappingProxyType({name: namespace for namespace, names in _MOVED_TO.items() for name in names})
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'robodyn' has no attribute {name!r}")
-    from importlib import import_module
+__getattr__, __dir__ = _attach(globals(), _PUBLIC, _MOVED, submodules=True)
 
-    module, attr = _LAZY[name]
-    value = import_module(module) if attr is None else getattr(import_module(module), attr)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
-
-
-from robodyn.version import __version__  # noqa: E402
-
-__all__ = (
-    "InputError", "ModelError", "ModelFileError", "NonPhysicalInertiaError", "RobodynError", "UnknownRobotError",
-    "NumericOverflowError",
-    "PARAMETER_NAMES", "Robot", "com_from_standard", "standard_from_com", "with_parameters",
-    "dumps", "list_robots", "load", "loads", "save",
-    "forward_kinematics", "jacobian", "jacobian_dot_qd", "link_accelerations", "link_velocities",
-    "bias_torques", "friction_torques", "gravity_torques",
-    "forward_dynamics", "inertia_matrix", "inverse_dynamics",
-    # complete dynamic model
-    "christoffel_symbols", "coriolis_matrix", "inertia_matrix_derivative", "kinetic_energy", "potential_energy", "state_derivative",
-    # extended models and analysis
-    "ElasticRobot", "elastic_energy", "elastic_forward_dynamics", "elastic_inverse_dynamics", "elastic_motor_torques",
-    "elastic_state_derivative",
-    "Transmission", "actuator_torques", "end_effector_torques", "joint_from_motor", "motor_forward_dynamics",
-    "motor_from_joint", "motor_inertia_matrix", "motor_inverse_dynamics",
-    "analysis",
-    # robots
-    "from_craig_mdh", "from_standard_dh", "to_craig_mdh", "to_standard_dh",
-    # studies
-    "accuracy_study", "opcount_report", "inverse_kinematics", "puma_line_study", "simulate",
-    # symbolic
-    "symbolic", "CompiledModel", "customized_model", "parameters", "simulation",
-    # base parameters
-    "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
-    "standard_parameter_names", "standard_parameter_vector",
-    # identification: gravity-compensation calibration (Dellin)
-    "identification", "GravityCalibration", "LockedBodyInertia", "calibrate_gravity", "calibration_poses",
-    "first_moments", "gravity_parameter_structure", "gravity_regressor", "identify_locked_inertia",
-    "load_gravity_calibration", "locked_body_inertia", "wam_gravity_study",
-    "identify_link_inertias", "LinkInertias",
-    "identify_locked_body",
-    # dynamic identification
-    "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
-    "Identification", "IdentificationError", "identify", "pseudo_inertia",
-    "physical_fit", "PhysicalFit",
-    "EssentialParameters", "essential_parameters", "Payload", "identify_payload", "DriveGains", "identify_drive_gains",
-    "joint_torques_from_motor", "transmission_torques", "load_transmission",
-    # trajectories, time scaling, optimal motion, task space, coordinates, closed chains
-    "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
-    "task_space_dynamics", "SingularConfigurationError", "transform_dynamics", "optimal_motion", "OptimizationError",
-    "null_space_dynamics", "jacobian_derivative",
-    "transformed_factorization", "momentum_state", "momentum_state_derivative", "velocity_state", "simulate_momentum",
-    "counter_masses", "spring_balance", "spring_torques", "planar_five_bar", "spatial_five_bar",
-    "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
-    "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
-    # simulation with friction and control; derivatives
-    "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
-    "momentum_observer", "generalized_momentum",
-    # floating and mobile bases
-    "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics", "center_of_mass",
-    "center_of_mass_jacobian", "centroidal_momentum_matrix", "floating_jacobian", "wrenches_at_frames",
-    "contact_forward_dynamics", "floating_regressor", "floating_parameter_names", "floating_parameter_vector",
-    "identify_from_base", "identify_floating", "floating_base_parameters", "reduced_inverse_dynamics",
-    "floating_inverse_dynamics_derivatives", "floating_forward_dynamics_derivatives",
-    # URDF and interop, plotting
-    "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
-    # viewer
-    "viewer", "view", "animate",
-    # beyond one machine, joint logs
-    "distributed", "simulate_many", "read_joint_log", "standstill_poses", "urdf_visuals",
-)
+# `from robodyn import *` leaves the builtin compile alone.
+__all__ = tuple(name for name in _PUBLIC if name != "compile")

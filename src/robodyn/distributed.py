@@ -339,7 +339,7 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
         - a folder holding none of these suffixes, or a sequence of paths: joint logs read by
           :func:`robodyn.read_joint_log` (ROS 1/2 bags, CSV, HDF5, Parquet), one task per log, one robot or a
           fleet of the same model. A log with positions and efforts only is filtered and differentiated by
-          :func:`robodyn.prepare_identification_data` (``cutoff``, ``decimate``), in its task.
+          :func:`robodyn.identification.prepare_identification_data` (``cutoff``, ``decimate``), in its task.
     robot : Robot — the model (its n, and its joint names for the logs).
     chunk : int — rows per task for HDF5 and Zarr.
     topic, cutoff, decimate : for joint logs.

@@ -107,19 +107,19 @@ def _free_flyer(robot: Robot, q, v, a, gravity):
 
 
 def floating_inverse_dynamics(robot: Robot, q, v, a, gravity=None) -> jnp.ndarray:
-    """:func:`robodyn.floating_inverse_dynamics` in JAX: q (..., n + 7), v, a (..., n + 6) → (..., n + 6)."""
+    """:func:`robodyn.floating.floating_inverse_dynamics` in JAX: q (..., n + 7), v, a (..., n + 6) → (..., n + 6)."""
     qa, qda, qdda, g0 = _free_flyer(robot, q, v, a, gravity)
     return inverse_dynamics(augmented_robot(robot), qa, qda, qdda, gravity=g0)
 
 
 def floating_inertia_matrix(robot: Robot, q) -> jnp.ndarray:
-    """:func:`robodyn.floating_inertia_matrix` in JAX: (..., n + 6, n + 6)."""
+    """:func:`robodyn.floating.floating_inertia_matrix` in JAX: (..., n + 6, n + 6)."""
     q = jnp.asarray(q)
     return inertia_matrix(augmented_robot(robot), jnp.concatenate([jnp.zeros(q.shape[:-1] + (6,), q.dtype), q[..., 7:]], -1))
 
 
 def floating_forward_dynamics(robot: Robot, q, v, tau, gravity=None) -> jnp.ndarray:
-    """:func:`robodyn.floating_forward_dynamics` of a floating base in JAX, a = M⁻¹(τ − H) (..., n + 6)."""
+    """:func:`robodyn.floating.floating_forward_dynamics` of a floating base in JAX, a = M⁻¹(τ − H) (..., n + 6)."""
     v = jnp.asarray(v)
     H = floating_inverse_dynamics(robot, q, v, jnp.zeros_like(v), gravity)
     return jnp.linalg.solve(floating_inertia_matrix(robot, q), (jnp.asarray(tau) - H)[..., None])[..., 0]

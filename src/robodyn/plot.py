@@ -174,7 +174,7 @@ def identification(t, tau_measured, tau_predicted, *, names=None, title: str | N
 def spectrum(t, q, tau=None, *, cutoff=None, names=None, title: str | None = None,
              path: str | os.PathLike | None = None) -> Figure:
     """Power spectral densities of measured q (and τ) with the low-pass cut-off: the diagnostic of
-    :func:`robodyn.prepare_identification_data`'s ``cutoff="auto"`` (the motion's band, the noise floor above it).
+    :func:`robodyn.identification.prepare_identification_data`'s ``cutoff="auto"`` (the motion's band, the noise floor above it).
 
     Parameters
     ----------

@@ -15,8 +15,8 @@ workspace otherwise.
   base) stores U = ½ k ‖r_a(q) − r_b(q)‖², whose static torque ∂U/∂q = k (J_a − J_b)ᵀ (r_a − r_b) is linear in k;
   the stiffnesses (k ≥ 0) solve  min Σ_s ‖Q(q_s) + Σ_i k_i ∂U_i/∂q(q_s)‖²  (non-negative least squares).
 
-For a closed chain (:class:`robodyn.ClosedChainRobot`) the torques are those of the active joints, Wᵀ Q with
-q̇ = W q̇_a (:func:`robodyn.closed_chain_model`), at closed configurations given by the caller.
+For a closed chain (:class:`robodyn.closed_chain.ClosedChainRobot`) the torques are those of the active joints, Wᵀ Q with
+q̇ = W q̇_a (:func:`robodyn.closed_chain.closed_chain_model`), at closed configurations given by the caller.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def _samples(model, q, samples: int, seed: int, prismatic_range) -> np.ndarray:
         return _configurations(tree, q)
     if isinstance(model, ClosedChainRobot):
         raise InputError(f"closed chain '{model.name}': give q, closed configurations (..., {tree.n}) from "
-                         "rd.close_loops, to balance over")
+                         "rd.closed_chain.close_loops, to balance over")
     if int(samples) < 1:
         raise InputError(f"samples = {samples!r}; give a positive integer")
     ranges = joint_ranges(tree, prismatic_range)

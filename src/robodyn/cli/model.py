@@ -225,7 +225,7 @@ def _floating_fd(r, q, qd, tau, method: str, json_out: bool) -> None:
 
     if r.base != "floating":
         raise InputError(f"robot '{r.name}' has a {r.base} base, whose motion is given: its forward dynamics needs "
-                         "the base acceleration (robodyn.floating_forward_dynamics(..., base_acceleration=...))")
+                         "the base acceleration (robodyn.floating.floating_forward_dynamics(..., base_acceleration=...))")
     if method != "recursive":
         raise InputError(f"--method {method}: a floating base robot's forward dynamics is the recursive "
                          "(articulated-body) algorithm; leave --method out")

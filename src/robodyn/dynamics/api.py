@@ -105,7 +105,7 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included; float32 if every input is.
         For a robot with a floating or mobile base (``robot.base``), the free-flyer arrays of
-        :func:`robodyn.floating_inverse_dynamics`: q (..., n + 7), qd, qdd (..., n + 6) → (..., n + 6).
+        :func:`robodyn.floating.floating_inverse_dynamics`: q (..., n + 7), qd, qdd (..., n + 6) → (..., n + 6).
 
     Raises
     ------
@@ -179,7 +179,7 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     -------
     ndarray (..., n)
         Joint accelerations (rad/s² | m/s²); float32 if every input is.  For a robot with a floating base, the
-        free-flyer arrays of :func:`robodyn.floating_forward_dynamics` (q (..., n + 7), qd, tau (..., n + 6)).
+        free-flyer arrays of :func:`robodyn.floating.floating_forward_dynamics` (q (..., n + 7), qd, tau (..., n + 6)).
 
     Raises
     ------

@@ -368,7 +368,7 @@ def _floating_derivatives(robot: Robot, q, v, a, wrenches, gravity, what: str):
 
 
 def floating_inverse_dynamics_derivatives(robot: Robot, q, v, a, wrenches=None, gravity=None):
-    """∂τ/∂q and ∂τ/∂v of :func:`robodyn.floating_inverse_dynamics` (Pinocchio's ``computeRNEADerivatives``).
+    """∂τ/∂q and ∂τ/∂v of :func:`robodyn.floating.floating_inverse_dynamics` (Pinocchio's ``computeRNEADerivatives``).
 
     The configuration derivative is taken in the tangent space of the free flyer, as Pinocchio's: column k is the
     derivative along dq = [δp, δθ, δq] (n + 6), the base pose moved by its local twist increment,
@@ -377,13 +377,13 @@ def floating_inverse_dynamics_derivatives(robot: Robot, q, v, a, wrenches=None, 
     :mod:`robodyn.dynamics.floating`, plus M ∂q̈_a/∂v for the velocity products of its virtual joints; the base
     columns from left-invariance: only gravity in R_0 changes with the base pose, so ∂τ/∂δp = 0 and
     ∂τ/∂δθ = −M[:, :3] [g_0]_×, g_0 = ^0R_w g (docs/floating-base.md, "Derivatives").  ∂τ/∂a is the inertia
-    matrix (:func:`robodyn.floating_inertia_matrix`).
+    matrix (:func:`robodyn.floating.floating_inertia_matrix`).
 
     Parameters
     ----------
     robot : Robot (floating or mobile base)
     q : array_like (..., n + 7);  v, a : array_like (..., n + 6)
-    wrenches, gravity : as in :func:`robodyn.floating_inverse_dynamics`.
+    wrenches, gravity : as in :func:`robodyn.floating.floating_inverse_dynamics`.
 
     Returns
     -------
@@ -397,7 +397,7 @@ def floating_inverse_dynamics_derivatives(robot: Robot, q, v, a, wrenches=None, 
 
 
 def floating_forward_dynamics_derivatives(robot: Robot, q, v, tau, wrenches=None, gravity=None):
-    """∂a/∂q, ∂a/∂v, ∂a/∂τ of :func:`robodyn.floating_forward_dynamics` (Pinocchio's ``computeABADerivatives``).
+    """∂a/∂q, ∂a/∂v, ∂a/∂τ of :func:`robodyn.floating.floating_forward_dynamics` (Pinocchio's ``computeABADerivatives``).
 
     Differentiating M(q) a + H(q, v) = τ at a = a(q, v, τ): ∂a/∂q = −M⁻¹ ∂τ/∂q, ∂a/∂v = −M⁻¹ ∂τ/∂v, ∂a/∂τ = M⁻¹,
     with ∂τ/∂· of :func:`floating_inverse_dynamics_derivatives` at the computed a (the same tangent-space
@@ -407,7 +407,7 @@ def floating_forward_dynamics_derivatives(robot: Robot, q, v, tau, wrenches=None
     ----------
     robot : Robot (floating base)
     q : array_like (..., n + 7);  v, tau : array_like (..., n + 6)
-    wrenches, gravity : as in :func:`robodyn.floating_inverse_dynamics`.
+    wrenches, gravity : as in :func:`robodyn.floating.floating_inverse_dynamics`.
 
     Returns
     -------

@@ -364,7 +364,7 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
         if base_acceleration is None:
             raise InputError(
                 f"{what}: robot '{robot.name}' has a mobile base, whose motion is given; pass base_acceleration "
-                "(..., 6) = [dv_0, dw_0] in R_0 to robodyn.floating_forward_dynamics"
+                "(..., 6) = [dv_0, dw_0] in R_0 to robodyn.floating.floating_forward_dynamics"
             )
         return _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration)
     if base_acceleration is not None:

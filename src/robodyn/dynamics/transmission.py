@@ -286,7 +286,7 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     wrenches, gravity : optional, as in :func:`robodyn.forward_dynamics`.
     inertia_method : str — inertia-matrix method of :func:`robodyn.inertia_matrix` (the solve is Cholesky).
     method : str, deprecated — the old name of ``inertia_method`` (elsewhere ``method=`` of a forward-dynamics
-        function names a direct-dynamics method, as in :func:`robodyn.elastic_forward_dynamics`).
+        function names a direct-dynamics method, as in :func:`robodyn.dynamics.elastic_forward_dynamics`).
 
     Returns
     -------

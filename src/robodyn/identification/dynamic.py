@@ -367,8 +367,8 @@ def identify(
         The model: its geometry defines the regressor; its parameters are the prior of ``"physical"``.
     q, qd, qdd, tau : array (N, n)
         Joint positions, velocities, accelerations (rad, rad/s, rad/s² | m, …) and torques (N m | N), e.g. from
-        :func:`prepare_identification_data`; joint-side (motor-side data: :func:`robodyn.joint_from_motor`,
-        :func:`robodyn.joint_torques_from_motor`).
+        :func:`prepare_identification_data`; joint-side (motor-side data: :func:`robodyn.dynamics.joint_from_motor`,
+        :func:`robodyn.dynamics.joint_torques_from_motor`).
     method : {"ols", "wls", "irls", "physical"}
         See the module documentation.
     friction : bool
@@ -400,7 +400,7 @@ def identify(
         Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
         ``"wls"`` they multiply Gautier's 1/σ_j².  Default 1.
     parallel : IdentificationData or None
-        Data from ``rd.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
+        Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
         the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
         exactly as τ was (Gautier's parallel filtering and decimation; FIGAROH decimates its regressor the same
         way), instead of being evaluated at the decimated states.  Linear columns are unchanged (filtering commutes
@@ -492,7 +492,7 @@ def _parallel_regressor(bp, data, q, qd, qdd, tau) -> np.ndarray:
     from robodyn.identification.data import IdentificationData
 
     if not isinstance(data, IdentificationData) or not data.parallel:
-        raise InputError("parallel: give the IdentificationData of rd.prepare_identification_data(..., "
+        raise InputError("parallel: give the IdentificationData of rd.identification.prepare_identification_data(..., "
                          "parallel=True) that the samples come from")
     for name, given, own in (("q", q, data.q), ("qd", qd, data.qd), ("qdd", qdd, data.qdd), ("tau", tau, data.tau)):
         if given.shape != own.shape or not np.array_equal(given, own):
@@ -612,7 +612,7 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None,
 
 def standard_to_base(robot: Robot, bp) -> np.ndarray:
     """Ψ (b, p) with K_B = Ψ K for every standard vector K ([9.40]) of ``robot`` (order of
-    ``rd.standard_parameter_names(robot, bp.friction, bp.transmission)``), from the regressor at random states;
+    ``rd.parameters.standard_parameter_names(robot, bp.friction, bp.transmission)``), from the regressor at random states;
     ``bp`` : BaseParameters of ``robot``."""
     from robodyn.parameters.base import BaseParameters
     from robodyn.parameters.numeric import random_states
@@ -672,7 +672,7 @@ class PhysicalFit:
     values : ndarray (b,) — base parameters K_B = Ψ K of the consistent standard parameters (units of
         ``base.names``).
     standard : ndarray (p,) — the standard parameters K (11 per frame, then friction and motor terms as in
-        ``rd.standard_parameter_names``), projected onto the consistent set (Wensing et al. 2018).
+        ``rd.parameters.standard_parameter_names``), projected onto the consistent set (Wensing et al. 2018).
     robot : Robot — the model carrying them (name ``<name>_identified``).
     transmission : Transmission or None — with the identified motor inertias (and friction), if ``base`` has one.
     solver : dict — name, status, iterations, constraint_violation, objective, warnings.
@@ -760,7 +760,7 @@ def consistency_constraints(robot: Robot, base, min_mass: float = 0.0, massless=
     Returns
     -------
     links : list of 11 nf cvxpy scalar expressions — XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M, Ia of every frame, the
-        order of ``rd.standard_parameter_names`` (kg m², kg m, kg).
+        order of ``rd.parameters.standard_parameter_names`` (kg m², kg m, kg).
     motors : list of cvxpy scalar expressions — J_m (Fc_m, Fv_m) of every motor, motor by motor; empty without a
         transmission.
     constraints : list of cvxpy constraints.

@@ -21,7 +21,7 @@ with measured joint torques as well (rotor inertias and friction then enter too)
 body included — positive semi-definite (Wensing, Kim and Slotine, "Linear matrix inequalities for physically
 consistent inertial parameter identification", IEEE RA-L 3(1), 2018), rotor inertias and the friction
 coefficients Fc, Fv ≥ 0, plus the same small pull towards the given model.  The semidefinite program is the one of
-:func:`robodyn.physical_fit` (cvxpy, Clarabel) on the augmented robot of :mod:`robodyn.dynamics.floating` — whose
+:func:`robodyn.identification.physical_fit` (cvxpy, Clarabel) on the augmented robot of :mod:`robodyn.dynamics.floating` — whose
 fixed-base regressor at the virtual joints' zero is the floating one — with its five virtual frames held massless:
 the samples are reduced to the triangular factor R of the augmented robot's base regressor (QR), so the conic
 problem has the size of the base parameters whatever the number of samples.
@@ -73,7 +73,7 @@ class BaseOnlyIdentification:
         Grouping coefficients of the eliminated parameters K2 into K1.
     kept : ndarray (b,)
         Indices of K1 among the p parameters (:func:`inertial_parameter_names` for :func:`identify_from_base`,
-        :func:`robodyn.floating_parameter_names` for :func:`identify_floating`).
+        :func:`robodyn.floating.floating_parameter_names` for :func:`identify_floating`).
     residual : float
         Root mean square of Y_b K̂ + C_b − τ_b over the samples (N, N m).
     method : str
@@ -129,7 +129,7 @@ def identify_from_base(robot: Robot, q, v, a, frames=None, forces=None, base_wre
         Least squares on the base parameters, or the physically consistent standard parameters (module notes).
     regularization, min_mass : float
         ``"physical"``: weight of the pull towards ``robot``'s parameters relative to the fit, and lower bound on
-        the mass of the base body and of every link (kg), as :func:`robodyn.physical_fit`.
+        the mass of the base body and of every link (kg), as :func:`robodyn.identification.physical_fit`.
 
     Returns
     -------
@@ -153,7 +153,7 @@ def identify_floating(robot: Robot, q, v, a, tau, frames=None, forces=None, grav
     """Base parameters of a floating-base robot from joint torques plus contact wrenches (every row of the model).
 
     As :func:`identify_from_base` with the joint rows too: Y(q, v, a) K_f + C(q, λ) = [τ_b; Γ], K_f the vector of
-    :func:`robodyn.floating_parameter_vector` (base body, then 11 parameters per frame and Fc, Fv, Foff per joint).
+    :func:`robodyn.floating.floating_parameter_vector` (base body, then 11 parameters per frame and Fc, Fv, Foff per joint).
 
     Parameters
     ----------
@@ -163,7 +163,7 @@ def identify_floating(robot: Robot, q, v, a, tau, frames=None, forces=None, grav
     Returns
     -------
     BaseOnlyIdentification
-        ``names`` and ``kept`` refer to :func:`robodyn.floating_parameter_names`.
+        ``names`` and ``kept`` refer to :func:`robodyn.floating.floating_parameter_names`.
     """
     if tau is None:
         raise InputError("identify_floating: tau (S, n + 6) is required; identify_from_base needs no joint torque")

@@ -716,8 +716,8 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         Also estimate a constant torque offset per used joint (sensor bias), τ_meas = τ + c.
     transmission : Transmission, optional
         ``tau`` holds motor-side torques (or drive commands, with the transmission's gains): they are taken to the
-        joints first, Γ = J_mqᵀ (k ⊙ τ_m) (:func:`robodyn.joint_torques_from_motor`); at rest the rotors and the
-        motor friction play no part.  ``q`` stays joint-side (:func:`robodyn.joint_from_motor`).
+        joints first, Γ = J_mqᵀ (k ⊙ τ_m) (:func:`robodyn.dynamics.joint_torques_from_motor`); at rest the rotors and the
+        motor friction play no part.  ``q`` stays joint-side (:func:`robodyn.dynamics.joint_from_motor`).
 
     Returns
     -------
@@ -822,7 +822,7 @@ def _require_rank(X: np.ndarray, names: list[str], poses: int) -> None:
     weak = [names[c] for c in np.flatnonzero(np.linalg.norm(null, axis=0) > 1e-6)]
     raise InputError(
         f"the {poses} poses determine only {rank} of the {X.shape[1]} identifiable components; undetermined: "
-        f"{', '.join(weak)}. Add poses that move these joints (e.g. rd.calibration_poses(robot, count))"
+        f"{', '.join(weak)}. Add poses that move these joints (e.g. rd.identification.calibration_poses(robot, count))"
     )
 
 

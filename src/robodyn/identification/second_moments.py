@@ -175,7 +175,7 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
     -------
     LockedBodyInertia
         ``values`` = (XZ, YZ, ZZ, Ia[, Fc, Fv]); for k = n these are link n's own XZ_n, YZ_n, ZZ_n
-        (``rd.locked_body_inertia`` gives the model's values at any pose).
+        (``rd.identification.locked_body_inertia`` gives the model's values at any pose).
 
     Raises
     ------
@@ -530,11 +530,11 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
     experiments = list(experiments)
     if not experiments:
         raise InputError("argument 'experiments' is empty; give LockedBodyInertia results from "
-                         "rd.identify_locked_inertia for several joints and upper poses")
+                         "rd.identification.identify_locked_inertia for several joints and upper poses")
     for i, e in enumerate(experiments):
         if not isinstance(e, LockedBodyInertia) or not 1 <= e.joint <= n or len(e.upper_pose) != n - e.joint:
             raise InputError(f"argument 'experiments', item {i + 1}: expected a LockedBodyInertia of "
-                             f"rd.identify_locked_inertia for this {n}-joint robot")
+                             f"rd.identification.identify_locked_inertia for this {n}-joint robot")
     P = 10 * nf + n
     frames = robot.joint_frames
     names = tuple(f"{p}{j + 1}" for j in range(nf) for p in PARAMETER_NAMES) + tuple(f"Ia{f + 1}" for f in frames)
@@ -569,7 +569,7 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
             model[3, 10 * nf + k] = 1.0
             known = np.zeros(len(e.names), bool)
             known[:4] = True
-            if "CX" in e.names:                                 # rd.identify_locked_body: C and the lower μ too
+            if "CX" in e.names:                                 # rd.identification.identify_locked_body: C and the lower μ too
                 c0 = e.names.index("CX")
                 model[c0 : c0 + 3] = ch
                 model[c0 + 3 :, ms_cols] = mu_cols[: 3 * k]

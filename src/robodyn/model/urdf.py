@@ -200,7 +200,7 @@ def _check_tree(robot_el, origin: str) -> None:
         if child in parent_joint:
             raise ModelFileError(f"{where}: link {_q(child)} is already the child of joint {_q(parent_joint[child])}; "
                                  "a link has at most one parent joint (a URDF is a tree; close loops with "
-                                 "robodyn.load_closed_chain)")
+                                 "robodyn.closed_chain.load_closed_chain)")
         parent_joint[child] = name
         children.setdefault(parent, []).append(child)
     if not links:
@@ -226,7 +226,7 @@ def _check_tree(robot_el, origin: str) -> None:
             link = joints[parent_joint[link]].find("parent").get("link")
         cycle = [parent_joint[x] for x in list(seen)[seen[link]:]]
         raise ModelFileError(f"{origin}: joints {_listed(cycle[::-1])} form a cycle; a URDF is a tree (close loops "
-                             "with robodyn.load_closed_chain)")
+                             "with robodyn.closed_chain.load_closed_chain)")
 
 
 def _float(value, default: float = 0.0) -> float:
@@ -793,7 +793,7 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         summary += (f". URDF <dynamics> read as viscous friction Fv (damping) and Coulomb friction Fc (friction), "
                     f"included in the inverse dynamics: {', '.join(friction)}")
     if mimic:
-        summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.mimic_coupling couples "
+        summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.model.mimic_coupling couples "
                     f"them): {', '.join(mimic)}")
     source = f"URDF {Path(origin).name if origin != '<URDF string>' else 'string'}, robot {urdf.name!r}. {summary}."
     try:

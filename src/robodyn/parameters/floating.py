@@ -3,7 +3,7 @@
 τ (..., n + 6) are the generalized forces of :func:`robodyn.dynamics.floating.floating_inverse_dynamics` (base
 wrench in R_0 about O_0, then joint torques).  The parameter vector K_f is the base body's ten standard parameters
 ``XX0 XY0 XZ0 YY0 YZ0 ZZ0 MX0 MY0 MZ0 M0`` (in R_0 about O_0) followed by the fixed-base vector of
-:func:`robodyn.standard_parameter_vector` (11 per frame, then 3 friction parameters per joint).
+:func:`robodyn.parameters.standard_parameter_vector` (11 per frame, then 3 friction parameters per joint).
 
 Y is the fixed-base regressor ([9.36], :func:`robodyn.regressor`) of the augmented robot of
 :mod:`robodyn.dynamics.floating` (six virtual joints at zero, the base body on the sixth frame), without the
@@ -69,13 +69,13 @@ _VIRTUAL = 6
 
 def floating_parameter_names(robot: Robot, friction: bool = True) -> list[str]:
     """Names of the columns of :func:`floating_regressor`: ``XX0 .. M0`` (base body), then
-    :func:`robodyn.standard_parameter_names`."""
+    :func:`robodyn.parameters.standard_parameter_names`."""
     check_robot(robot)
     return [f"{p}0" for p in PARAMETER_NAMES] + standard_parameter_names(robot, friction)
 
 
 def floating_parameter_vector(robot: Robot, friction: bool = True) -> np.ndarray:
-    """K_f (10 + 11 nf (+ 3 n),): ``robot.base_params`` then :func:`robodyn.standard_parameter_vector`."""
+    """K_f (10 + 11 nf (+ 3 n),): ``robot.base_params`` then :func:`robodyn.parameters.standard_parameter_vector`."""
     check_robot(robot)
     return np.concatenate([robot.base_params, standard_parameter_vector(robot, friction)])
 
@@ -103,7 +103,7 @@ def floating_regressor(robot: Robot, q, v, a, friction: bool = True, gravity=Non
 
 
 def augmented_columns(robot: Robot, friction: bool = True) -> np.ndarray:
-    """Indices, among :func:`robodyn.standard_parameter_names` of ``augmented_robot(robot)``, of the parameters
+    """Indices, among :func:`robodyn.parameters.standard_parameter_names` of ``augmented_robot(robot)``, of the parameters
     K_f of :func:`floating_parameter_names`: the base body's ten (frame 6 of the augmented robot), the robot's
     frames (11 each), their joints' friction; the five massless virtual frames, the base's rotor inertia and the
     virtual joints' friction are left out."""

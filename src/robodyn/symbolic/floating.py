@@ -53,10 +53,10 @@ class FloatingCompiledModel:
         kind = ALIASES.get(kind, kind)
         if kind not in FLOATING_KINDS:
             raise InputError(f"kind = {kind!r}: robot '{robot.name}' has a {robot.base} base; rd.compile makes "
-                             f"{', '.join(FLOATING_KINDS)} of a moving base (rd.floating_forward_dynamics for the rest)")
+                             f"{', '.join(FLOATING_KINDS)} of a moving base (rd.floating.floating_forward_dynamics for the rest)")
         if kind == "forward_dynamics" and robot.base != "floating":
             raise InputError(f"kind = 'forward_dynamics': robot '{robot.name}' has a {robot.base} base; the compiled "
-                             "forward dynamics is for a floating base (rd.floating_forward_dynamics(robot, q, v, tau, "
+                             "forward dynamics is for a floating base (rd.floating.floating_forward_dynamics(robot, q, v, tau, "
                              "base_acceleration=...) for a mobile one)")
         self.robot, self.kind, self.parameters, self.backend = robot, kind, parameters, backend
         self.model = build(augmented_robot(robot), kind)
