@@ -44,7 +44,7 @@ def test_a_moved_name_is_a_deprecated_alias_of_its_new_place(old):
 
 def test_the_alias_warning_points_at_the_callers_line():
     with pytest.warns(DeprecationWarning) as record:
-        rd.identification.calibrate_gravity  # noqa: B018
+        rd.calibrate_gravity  # noqa: B018
     assert record[0].filename == __file__
 
 
