@@ -50,7 +50,7 @@ def rot_z(angle) -> np.ndarray:
 # ---- scalar backends ----------------------------------------------------------------------------------------------
 # The component-wise recursions below use only + − × / on their scalars; the few elementary functions they need come
 # from a backend object, so that one algorithm runs on NumPy arrays, Python floats, traced JAX arrays or the
-# recording scalars that generate straight-line code (robodyn.dynamics.fast).
+# recording scalars that generate the straight-line code of robodyn.compile (robodyn.dynamics.trace).
 
 
 @dataclass(frozen=True)

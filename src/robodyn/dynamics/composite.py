@@ -113,14 +113,6 @@ def assemble_matrix(robot: Robot, q: np.ndarray, entries) -> np.ndarray:
     return Amat.reshape(q.shape[:-1] + (n, n)) + robot.derived.Ia.astype(dtype) * np.eye(n, dtype=dtype)
 
 
-def inertia_kernel(robot: Robot):
-    """``build(backend, q)`` of the single-state kernel: A (n² scalars, row-major) with Ia on the diagonal."""
-    def build(backend, q):
-        return [x for row in inertia_rows(robot, q, backend) for x in row]
-
-    return build
-
-
 def inertia_rows(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
     """A(q) as n rows of n scalars from :func:`inertia_entries`, rotor inertias on the diagonal (q: n scalars)."""
     A = [[0.0] * robot.n for _ in range(robot.n)]
@@ -159,5 +151,4 @@ def inertia_entries(robot: Robot, q, backend: ScalarBackend | None = None) -> li
 _Z = (0.0, 0.0, 1.0)
 
 
-_INERTIA = executor.Algorithm("inertia_matrix", _numpy, ("q",), kernel=inertia_kernel, single=True, batch=True,
-                              matrix=True)
+_INERTIA = executor.Algorithm("inertia_matrix", _numpy, ("q",), single=True, batch=True, matrix=True)

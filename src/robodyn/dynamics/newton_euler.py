@@ -19,7 +19,7 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.kinematics import forward_frames, run_blocks, to_parent
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
-from robodyn.dynamics import executor, fast
+from robodyn.dynamics import executor
 from robodyn.dynamics.trace import Rec, opaque
 from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, label, mat_mv, vadd, vcross, vscale
 
@@ -94,7 +94,7 @@ def _named(v):
 
     In a recording that merges constant coefficients, a component c·x (e.g. N_6 = ZZ_6 ω̇_6 with the base
     parameters) would carry its constant into each product of the backward recursion, C_j (c x) = c (C_j x): one
-    product more per use.  Numbers, and the exact tapes of the kernels (which merge nothing), pass unchanged.
+    product more per use.  Numbers pass unchanged.
     """
     return tuple(opaque(x) if isinstance(x, Rec) and x.g.simplify else x for x in v)
 
@@ -158,17 +158,6 @@ def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
     return rnea(robot, q, qd, qdd, g, fe) + friction_of(robot, qd)
 
 
-def _inverse_kernel(robot: Robot):
-    return fast.torque_kernel(robot, rnea_components)
-
-
-def _gravity_kernel(robot: Robot):
-    def build(backend, q, g):
-        return rnea_components(robot, q, [0.0] * robot.n, [0.0] * robot.n, g, backend=backend)
-
-    return build
-
-
 def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     """Gravity torques Q(q) = ∂U/∂q = Γ(q, q̇ = 0, q̈ = 0) without friction ([9.8], [9.25]).
 
@@ -220,6 +209,6 @@ def _bias_numpy(robot: Robot, q, qd, g, fe) -> np.ndarray:
     return rnea(robot, q, qd, np.zeros_like(qd), g, fe) + friction_of(robot, qd)
 
 
-_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, kernel=_inverse_kernel, single=True, batch=True)
-_GRAVITY = executor.Algorithm("gravity_torques", _gravity_numpy, ("q",), kernel=_gravity_kernel, single=True, batch=True)
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, single=True, batch=True)
+_GRAVITY = executor.Algorithm("gravity_torques", _gravity_numpy, ("q",), single=True, batch=True)
 _BIAS = executor.Algorithm("bias_torques", _bias_numpy, ("q", "qd"))

@@ -34,7 +34,7 @@ import numpy as np
 
 from robodyn.arrays import pivot_too_small, singular_model_error
 from robodyn.dynamics import executor
-from robodyn.model.friction import friction_components, friction_of
+from robodyn.model.friction import friction_of
 from robodyn.kinematics import frame_rotations, run_blocks
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
@@ -99,15 +99,7 @@ def aba_components(robot: Robot, q, qd, tau, g, fe=None, backend: ScalarBackend 
     return second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
 
 
-def _kernel(robot: Robot):
-    def build(backend, q, qd, tau, g):
-        tau = [t - f for t, f in zip(tau, friction_components(robot, qd, backend))]  # [9.106]
-        return aba_components(robot, q, qd, tau, g, backend=backend)
-
-    return build
-
-
-_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"), kernel=_kernel, single=True, batch=True)
+_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"), single=True, batch=True)
 
 
 def _row(robot: Robot, j: int) -> tuple[int, int]:
