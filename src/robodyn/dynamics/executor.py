@@ -5,7 +5,8 @@ Every public dynamics function is a docstring and one line, ``return executor.ex
 and its NumPy code on checked arrays).  :func:`execute` alone chooses among robodyn's three tiers:
 
 - **the generic native kernels** (:mod:`robodyn.native`): one 1-D float64 state (no wrenches) of a default method
-  through their single-state entry, and a **float64 batch of at least** :data:`MIN_BATCH` **states** of a default
+  through their single-state entry (a free-flyer state of a floating base through their free-flyer entry on the
+  augmented robot of :mod:`robodyn.dynamics.floating`), and a **float64 batch of at least** :data:`MIN_BATCH` **states** of a default
   method threaded over the states (the dynamics derivatives from the first state: :func:`takes_derivatives`);
 - **NumPy**, everything else (a non-default ``method=``, float32, small batches, wrenches, object arrays of
   counting scalars, a state a kernel declines): the arguments checked once
@@ -44,10 +45,11 @@ class Algorithm(NamedTuple):
     numpy: ``numpy(robot, *inputs, g, fe)`` (``numpy(robot, q)`` where ``matrix``) on checked arrays of one dtype:
     g (3,) or (..., 3), fe (..., nf, 6) or None; its result is checked here.  inputs: the joint-space arguments.
     single / batch: robodyn.native's single-state entry / generic kernels (batches of :data:`MIN_BATCH` states
-    and more) run ``name`` (with ``friction``, its friction flag).  matrix: the result is (..., n, n), no gravity,
-    no wrenches.  general: ``general(robot, a, b, c, wrenches, gravity, friction)``, the path after the
-    single-state entry of a function with checks and batches of its own (the derivatives), whose ``result`` is
-    made from the entry's array.
+    and more) run ``name`` (with ``friction``, its friction flag).  entry: ``entry(robot, name, a, b, c,
+    gravity)`` -> result or None, another single-state entry (the free-flyer one of :mod:`robodyn.dynamics.floating`).
+    matrix: the result is (..., n, n), no gravity, no wrenches.  general: ``general(robot, a, b, c, wrenches,
+    gravity, friction)``, the path after the single-state entry of a function with checks and batches of its own
+    (the derivatives, the free-flyer functions), whose ``result`` is made from the entry's array.
     """
 
     name: str
@@ -57,6 +59,7 @@ class Algorithm(NamedTuple):
     batch: bool = False
     friction: bool = True
     matrix: bool = False
+    entry: Callable | None = None
     general: Callable | None = None
     result: Callable | None = None
 
@@ -68,6 +71,10 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
         out = native.single_state(robot, spec.name, a, b, c, gravity)  # positional: a keyword costs a dict
         if out is not None:
             return out if spec.result is None else spec.result(out)
+    elif spec.entry is not None and wrenches is None:
+        out = spec.entry(robot, spec.name, a, b, c, gravity)
+        if out is not None:
+            return out
     if spec.general is not None:
         return spec.general(robot, a, b, c, wrenches, gravity, friction)
     dtype, batch, arrays = joint_arrays(robot, **dict(zip(spec.inputs, (a, b, c))), gravity=gravity, wrenches=wrenches)
