@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.dynamics import executor
-from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
+from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks, wrench_to_parent
 from robodyn.model.robot import Robot
 from robodyn.spatial import ScalarBackend, c_mul, sym_add, sym_outer, sym_rotate, sym_sub, vadd, vcross, vdot, vmat, vrz, vscale
 
@@ -142,9 +142,7 @@ def inertia_entries(robot: Robot, q, backend: ScalarBackend | None = None) -> li
             if i in col:
                 out[min(col[i], j), max(col[i], j)] = f[2] if robot.sigma[i] == 1 else m[2]  # [9.94]
             if pos + 1 < len(chain):
-                C, c, s, P = rot[i]
-                f = vmat(C, vrz(c, s, f))  # [9.92]
-                m = vadd(vmat(C, vrz(c, s, m)), vcross(P, f))  # [9.93]
+                f, m = wrench_to_parent(rot[i], (f, m))  # [9.92]–[9.93]
     return list(out.items())
 
 

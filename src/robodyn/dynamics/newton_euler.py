@@ -16,7 +16,7 @@ import numpy as np
 
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import joint_arrays
-from robodyn.kinematics import forward_frames, run_blocks, to_parent
+from robodyn.kinematics import forward_frames, run_blocks, wrench_to_parent
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor
@@ -83,9 +83,10 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
     for i in range(robot.nf - 1, -1, -1):
         p = robot.derived.parent[i]
         if p >= 0:
-            fp = label("FDI", i + 1, to_parent(rot[i], label("FJ", i + 1, f[i])))  # ^{a}f_j  [9.92]
+            fp, mp = wrench_to_parent(rot[i], (label("FJ", i + 1, f[i]), m[i]))  # [9.92]–[9.93]
+            label("FDI", i + 1, fp)  # ^{a}f_j
             f[p] = vadd(f[p], fp)  # [9.91]
-            m[p] = vadd(vadd(m[p], to_parent(rot[i], m[i])), vcross(rot[i][3], fp))  # [9.93]
+            m[p] = vadd(m[p], mp)
     return [f[i][2] if robot.sigma[i] == 1 else m[i][2] for i in robot.joint_frames]  # first term of [9.94]
 
 

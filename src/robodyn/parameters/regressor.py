@@ -30,9 +30,9 @@ from robodyn.arrays import finite_array, finite_result
 from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import executor
 from robodyn.model.robot import check_robot
-from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
+from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks, twist_to_child
 from robodyn.model.robot import PARAMETER_NAMES, Robot
-from robodyn.spatial import c_add, c_mul, c_sub, vadd, vcross, vdot, vmat_t, vrz_t
+from robodyn.spatial import c_add, c_mul, c_sub, vdot
 
 #: Names of the 11 standard parameters of one link, in the order of D's columns.
 LINK_PARAMETERS: tuple[str, ...] = PARAMETER_NAMES + ("Ia",)
@@ -266,9 +266,8 @@ def link_columns(robot: Robot, q, qd, qdd, g, dot=vdot, backend=None):
     for j in range(robot.nf):
         a = robot.derived.parent[j]
         if a >= 0:
-            C, c, s, P = rot[j]
-            for k, (v, om) in axes[a].items():
-                axes[j][k] = (vrz_t(c, s, vmat_t(C, vadd(v, vcross(om, P)))), vrz_t(c, s, vmat_t(C, om)))
+            for k, s_k in axes[a].items():
+                axes[j][k] = twist_to_child(rot[j], s_k)
         if robot.sigma[j] != 2:
             axes[j][joint] = (z, zero) if robot.sigma[j] == 1 else (zero, z)
             joint += 1
