@@ -12,6 +12,8 @@ and its NumPy code on checked arrays).  :func:`execute` alone chooses among robo
   counting scalars, a state a kernel declines): the arguments checked once
   (:func:`robodyn.model.arguments.joint_arrays`), the formulation's NumPy recursions, and the result checked
   finite (:func:`robodyn.arrays.finite_result`, named after the function);
+- **Dask arrays** in, a Dask array out: the same choice made lazily per block of states (:func:`_lazy`,
+  ``map_blocks`` over the leading axes, the robot shipped once to each worker);
 - **the customized models** of :func:`robodyn.compile` (C, CUDA, JAX), which the user builds for one robot when a
   non-default method must be fast; they are called directly, not through here.
 
@@ -77,6 +79,8 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
             return out
     if spec.general is not None:
         return spec.general(robot, a, b, c, wrenches, gravity, friction)
+    if _is_dask(a) or _is_dask(b) or _is_dask(c):
+        return _lazy(spec, robot, (a, b, c)[:len(spec.inputs)], wrenches, gravity)
     dtype, batch, arrays = joint_arrays(robot, **dict(zip(spec.inputs, (a, b, c))), gravity=gravity, wrenches=wrenches)
     if spec.batch and takes_batch(dtype, batch):  # robodyn.native checks its result
         return native.run_checked(robot, spec.name, batch, arrays, friction=spec.friction)
@@ -114,3 +118,43 @@ def run_batch(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction
     kernels (:func:`robodyn.native.run_checked`)."""
     return native.run_checked(robot, kind, batch, a, friction=friction)
 
+
+def _is_dask(x) -> bool:
+    """Whether ``x`` is a Dask array (by its type's module: Dask is imported only when one is given)."""
+    return type(x).__module__.startswith("dask.")
+
+
+def _lazy(spec: Algorithm, robot, inputs: tuple, wrenches, gravity):
+    """``spec`` on Dask arrays (NumPy arrays among them are wrapped): a lazy Dask array whose blocks are
+    :func:`execute` on the blocks of the inputs (their batch axes broadcast and chunked alike, the joint axis one
+    chunk), the robot one task of the graph (sent once to each worker).  ``gravity`` (3,) and ``wrenches``
+    (nf, 6) are the same for every state; the result's shape and dtype are those of one state at rest."""
+    import dask
+    import dask.array as da
+
+    from robodyn.errors import InputError
+
+    if np.ndim(gravity) > 1 or np.ndim(wrenches) > 2 or _is_dask(gravity) or _is_dask(wrenches):
+        raise InputError(f"{spec.name}: with Dask arrays, give gravity (3,) and wrenches (nf, 6) as NumPy arrays, the "
+                         "same for every state (or compute the Dask arrays first)")
+    arrays = [da.asarray(x) for x in inputs]
+    for name, x in zip(spec.inputs, arrays):
+        if x.ndim == 0 or x.shape[-1] != robot.n:
+            raise InputError(f"argument '{name}' has shape {x.shape}; robot '{robot.name}' has n = {robot.n}, so "
+                             f"'{name}' must have shape (..., {robot.n})")
+    batch = np.broadcast_shapes(*(x.shape[:-1] for x in arrays))
+    first = next((x for x in arrays if x.shape[:-1] == batch), None)
+    chunks = first.chunks[:-1] if first is not None else tuple((size,) for size in batch)
+    arrays = [da.broadcast_to(x, batch + (robot.n,)).rechunk(chunks + ((robot.n,),)) for x in arrays]
+    rest = execute(spec, robot, *(np.zeros(robot.n) for _ in arrays), wrenches, gravity)
+    tail = rest.shape
+    shipped = dask.delayed(robot, pure=True, traverse=False)
+    new_axis = list(range(len(batch) + 1, len(batch) + len(tail)))
+    return da.map_blocks(_block, spec, shipped, *arrays, wrenches=wrenches, gravity=gravity, dtype=rest.dtype,
+                         chunks=chunks + tuple((size,) for size in tail), new_axis=new_axis or None)
+
+
+def _block(spec: Algorithm, robot, *blocks, wrenches=None, gravity=None):
+    """One block of :func:`_lazy` (a block received from another worker may be unaligned: copied then)."""
+    blocks = [x if x.flags.aligned else x.copy() for x in blocks]
+    return execute(spec, robot, *blocks, wrenches, gravity)
