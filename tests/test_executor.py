@@ -131,3 +131,34 @@ def test_dask_ships_the_robot_once_and_checks_its_arguments():
         rd.inverse_dynamics(ROBOT, da.from_array(q), qd[:, :2], qdd)
     with pytest.raises(rd.InputError, match="gravity"):
         rd.inverse_dynamics(ROBOT, da.from_array(q), qd, qdd, gravity=np.zeros((200, 3)))
+
+
+@pytest.mark.parametrize("name", ["inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics",
+                                  "regressor"])
+def test_jax_arrays_are_traced_with_the_numpy_numbers(name):
+    """A JAX array in runs the formulation's recursion on the JAX backend: a JAX array out, traceable by jit, vmap
+    and jacfwd, with the NumPy call's numbers (float64)."""
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    x64 = jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64()
+    with x64:
+        q, qd, x = _states(20, seed=10)
+        if name == "forward_dynamics":
+            x = rd.inverse_dynamics(ROBOT, q, qd, x)
+        out = CALLS[name](jnp.asarray(q), jnp.asarray(qd), jnp.asarray(x))
+        assert isinstance(out, jax.Array)
+        assert _rel(np.asarray(out), CALLS[name](q, qd, x)) < 1e-12
+        jitted = jax.jit(jax.vmap(lambda a, b, c: CALLS[name](a, b, c)))(q, qd, x)
+        assert _rel(np.asarray(jitted), CALLS[name](q, qd, x)) < 1e-12
+    with x64:  # ∂Γ/∂q̈ = A(q), through rd.inverse_dynamics itself
+        A = jax.jacfwd(lambda a: rd.inverse_dynamics(ROBOT, q[0], qd[0], a))(jnp.asarray(x[0]))
+        assert _rel(np.asarray(A), rd.inertia_matrix(ROBOT, q[0])) < 1e-12
+
+
+def test_jax_arrays_of_other_methods_and_wrenches_are_refused():
+    jnp = pytest.importorskip("jax.numpy")
+    q = jnp.zeros(ROBOT.n)
+    with pytest.raises(rd.InputError, match="JAX arrays run the default method"):
+        rd.inverse_dynamics(ROBOT, q, q, q, method="gibbs_appell")
+    with pytest.raises(rd.InputError, match="wrenches"):
+        rd.inverse_dynamics(ROBOT, q, q, q, wrenches=np.zeros((ROBOT.nf, 6)))

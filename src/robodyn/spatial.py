@@ -124,6 +124,23 @@ def jax_vector(values, like, barrier: bool = True):
     return out
 
 
+def jax_rows(n: int, *arrays) -> tuple:
+    """Joint arrays (..., n) as JAX arrays broadcast to one batch: (the first of them, and per array its n rows
+    (...,), one per joint variable, for the component recursions)."""
+    import jax.numpy as jnp
+
+    arrays = jnp.broadcast_arrays(*(jnp.asarray(a) for a in arrays))
+    return arrays[0], [[a[..., k] for k in range(n)] for a in arrays]
+
+
+def jax_gravity(g) -> tuple:
+    """g (3,) or (..., 3) as its three components (JAX arrays)."""
+    import jax.numpy as jnp
+
+    g = jnp.asarray(g)
+    return g[..., 0], g[..., 1], g[..., 2]
+
+
 def jax_matrix(rows, like):
     """Rows of scalars as one array (..., rows, columns), stacked (on a GPU behind an optimization barrier,
     :func:`_jax_entries`).  For the entries of A(q) and of the regressor, which share few terms, XLA's CPU code

@@ -28,7 +28,8 @@ import numpy as np
 from robodyn.dynamics import executor
 from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks, wrench_to_parent
 from robodyn.model.robot import Robot
-from robodyn.spatial import ScalarBackend, c_mul, sym_add, sym_outer, sym_rotate, sym_sub, vadd, vcross, vdot, vmat, vrz, vscale
+from robodyn.spatial import (ScalarBackend, c_mul, jax_backend, jax_matrix, jax_rows, sym_add, sym_outer, sym_rotate, sym_sub,
+                             vadd, vcross, vdot, vmat, vrz, vscale)
 
 
 def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, list, list]:
@@ -149,4 +150,12 @@ def inertia_entries(robot: Robot, q, backend: ScalarBackend | None = None) -> li
 _Z = (0.0, 0.0, 1.0)
 
 
-_INERTIA = executor.Algorithm("inertia_matrix", _numpy, ("q",), single=True, batch=True, matrix=True)
+def jax_inertia_matrix(robot: Robot, q):
+    """A(q) by composite links, rotor inertias on the diagonal, on JAX arrays (..., n) → (..., n, n), traceable:
+    :func:`inertia_rows` on the JAX backend."""
+    like, (rows,) = jax_rows(robot.n, q)
+    return jax_matrix(inertia_rows(robot, rows, jax_backend()), like)
+
+
+_INERTIA = executor.Algorithm("inertia_matrix", _numpy, ("q",), single=True, batch=True, matrix=True,
+                              jax=jax_inertia_matrix)

@@ -14,6 +14,8 @@ and its NumPy code on checked arrays).  :func:`execute` alone chooses among robo
   finite (:func:`robodyn.arrays.finite_result`, named after the function);
 - **Dask arrays** in, a Dask array out: the same choice made lazily per block of states (:func:`_lazy`,
   ``map_blocks`` over the leading axes, the robot shipped once to each worker);
+- **JAX arrays** (concrete or traced under ``jax.jit`` / ``vmap`` / ``grad``): the formulation's component
+  recursion on the JAX backend (``Algorithm.jax``; the default methods), a JAX array out (:func:`_traced`);
 - **the customized models** of :func:`robodyn.compile` (C, CUDA, JAX), which the user builds for one robot when a
   non-default method must be fast; they are called directly, not through here.
 
@@ -47,7 +49,8 @@ class Algorithm(NamedTuple):
     numpy: ``numpy(robot, *inputs, g, fe)`` (``numpy(robot, q)`` where ``matrix``) on checked arrays of one dtype:
     g (3,) or (..., 3), fe (..., nf, 6) or None; its result is checked here.  inputs: the joint-space arguments.
     single / batch: robodyn.native's single-state entry / generic kernels (batches of :data:`MIN_BATCH` states
-    and more) run ``name`` (with ``friction``, its friction flag).  entry: ``entry(robot, name, a, b, c,
+    and more) run ``name`` (with ``friction``, its friction flag).  jax: ``jax(robot, *inputs, gravity)``, the
+    recursion on the JAX backend for JAX arrays (traceable; no gravity where ``matrix``).  entry: ``entry(robot, name, a, b, c,
     gravity)`` -> result or None, another single-state entry (the free-flyer one of :mod:`robodyn.dynamics.floating`).
     matrix: the result is (..., n, n), no gravity, no wrenches.  general: ``general(robot, a, b, c, wrenches,
     gravity, friction)``, the path after the single-state entry of a function with checks and batches of its own
@@ -61,6 +64,7 @@ class Algorithm(NamedTuple):
     batch: bool = False
     friction: bool = True
     matrix: bool = False
+    jax: Callable | None = None
     entry: Callable | None = None
     general: Callable | None = None
     result: Callable | None = None
@@ -81,6 +85,8 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
         return spec.general(robot, a, b, c, wrenches, gravity, friction)
     if _is_dask(a) or _is_dask(b) or _is_dask(c):
         return _lazy(spec, robot, (a, b, c)[:len(spec.inputs)], wrenches, gravity)
+    if _is_jax(a) or _is_jax(b) or _is_jax(c):
+        return _traced(spec, robot, (a, b, c)[:len(spec.inputs)], wrenches, gravity)
     dtype, batch, arrays = joint_arrays(robot, **dict(zip(spec.inputs, (a, b, c))), gravity=gravity, wrenches=wrenches)
     if spec.batch and takes_batch(dtype, batch):  # robodyn.native checks its result
         return native.run_checked(robot, spec.name, batch, arrays, friction=spec.friction)
@@ -158,3 +164,20 @@ def _block(spec: Algorithm, robot, *blocks, wrenches=None, gravity=None):
     """One block of :func:`_lazy` (a block received from another worker may be unaligned: copied then)."""
     blocks = [x if x.flags.aligned else x.copy() for x in blocks]
     return execute(spec, robot, *blocks, wrenches, gravity)
+
+
+def _is_jax(x) -> bool:
+    """Whether ``x`` is a JAX array or tracer (by its type's module: JAX is imported only when one is given)."""
+    return type(x).__module__.startswith("jax")
+
+
+def _traced(spec: Algorithm, robot, inputs: tuple, wrenches, gravity):
+    """``spec`` on JAX arrays: its recursion on the JAX backend, traceable (no argument checks beyond JAX's own)."""
+    from robodyn.errors import InputError
+
+    if spec.jax is None:
+        raise InputError(f"{spec.name}: this method takes NumPy or Dask arrays; JAX arrays run the default method "
+                         "(or robodyn.compile(..., backend='jax'))")
+    if wrenches is not None:
+        raise InputError(f"{spec.name}: wrenches= is not taken with JAX arrays; give NumPy arrays")
+    return spec.jax(robot, *inputs) if spec.matrix else spec.jax(robot, *inputs, gravity)

@@ -17,11 +17,12 @@ import numpy as np
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import joint_arrays
 from robodyn.kinematics import forward_frames, run_blocks, wrench_to_parent
-from robodyn.model.friction import friction_of, with_friction
+from robodyn.model.friction import friction_components, friction_of, with_friction
 from robodyn.model.robot import Robot
 from robodyn.dynamics import executor
 from robodyn.dynamics.trace import Rec, opaque
-from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, label, mat_mv, vadd, vcross, vscale
+from robodyn.spatial import (ScalarBackend, euler_moment, frame_wrench, jax_backend, jax_gravity, jax_rows, jax_vector, label,
+                             mat_mv, vadd, vcross, vscale)
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -210,6 +211,25 @@ def _bias_numpy(robot: Robot, q, qd, g, fe) -> np.ndarray:
     return rnea(robot, q, qd, np.zeros_like(qd), g, fe) + friction_of(robot, qd)
 
 
-_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, single=True, batch=True)
-_GRAVITY = executor.Algorithm("gravity_torques", _gravity_numpy, ("q",), single=True, batch=True)
+def jax_inverse_dynamics(robot: Robot, q, qd, qdd, gravity=None):
+    """Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) [9.84]–[9.94] on JAX arrays (..., n), traceable by ``jax.jit`` / ``vmap`` /
+    ``grad``: :func:`rnea_components` on the JAX backend (:func:`robodyn.spatial.jax_backend`)."""
+    backend = jax_backend()
+    like, (q, qd, qdd) = jax_rows(robot.n, q, qd, qdd)
+    tau = rnea_components(robot, q, qd, qdd, jax_gravity(robot.gravity if gravity is None else gravity), backend=backend)
+    friction = friction_components(robot, qd, backend)
+    return jax_vector([t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd, friction)], like)
+
+
+def jax_gravity_torques(robot: Robot, q, gravity=None):
+    """Q(q) = Γ(q, 0, 0) without friction [9.8] on JAX arrays (..., n), traceable."""
+    zeros = [0.0] * robot.n
+    like, (q,) = jax_rows(robot.n, q)
+    g = jax_gravity(robot.gravity if gravity is None else gravity)
+    return jax_vector(rnea_components(robot, q, zeros, zeros, g, backend=jax_backend()), like)
+
+
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, single=True, batch=True, jax=jax_inverse_dynamics)
+_GRAVITY = executor.Algorithm("gravity_torques", _gravity_numpy, ("q",), single=True, batch=True,
+                              jax=jax_gravity_torques)
 _BIAS = executor.Algorithm("bias_torques", _bias_numpy, ("q", "qd"))

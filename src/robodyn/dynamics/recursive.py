@@ -34,6 +34,8 @@ import numpy as np
 
 from robodyn.arrays import pivot_too_small, singular_model_error
 from robodyn.dynamics import executor
+from robodyn.dynamics.composite import jax_inertia_matrix
+from robodyn.dynamics.newton_euler import jax_inverse_dynamics
 from robodyn.model.friction import friction_of
 from robodyn.kinematics import frame_velocities, run_blocks, to_child, twist_to_child, wrench_to_parent
 from robodyn.model.robot import Robot
@@ -95,7 +97,19 @@ def aba_components(robot: Robot, q, qd, tau, g, fe=None, backend: ScalarBackend 
     return second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
 
 
-_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"), single=True, batch=True)
+def jax_forward_dynamics(robot: Robot, q, qd, tau, gravity=None):
+    """q̈ = A⁻¹(Γ − H(q, q̇)) [9.95]–[9.96] on JAX arrays (..., n), traceable: A by composite links and H by
+    Newton–Euler on the JAX backend, then ``jax.numpy.linalg.solve`` (a traced direct model need not branch on
+    pivots as the articulated-body recursion does)."""
+    import jax.numpy as jnp
+
+    q, qd, tau = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(tau))
+    H = jax_inverse_dynamics(robot, q, qd, jnp.zeros_like(q), gravity)
+    return jnp.linalg.solve(jax_inertia_matrix(robot, q), (tau - H)[..., None])[..., 0]
+
+
+_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"), single=True, batch=True,
+                              jax=jax_forward_dynamics)
 
 
 def _row(robot: Robot, j: int) -> tuple[int, int]:
