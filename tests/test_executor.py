@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import pickle
 import textwrap
 
 import numpy as np
@@ -90,3 +91,74 @@ def test_the_regressor_calls_the_executor_in_one_line():
     """Its transmission columns are appended to the regressor of the executor."""
     last = _body(importlib.import_module("robodyn.parameters.regressor").regressor)[-1]
     assert isinstance(last, ast.Return) and ast.unparse(last.value.func) == "executor.execute"
+
+
+#: the functions that take Dask arrays (the derivatives and free-flyer functions have batches of their own)
+_LAZY = ("inverse_dynamics", "gravity_torques", "bias_torques", "inertia_matrix", "forward_dynamics", "regressor",
+         "inverse_dynamics-gibbs_appell", "inertia_matrix-walker_orin", "forward_dynamics-cholesky")
+
+
+@pytest.mark.parametrize("name", _LAZY)
+def test_dask_in_dask_out_lazily_with_the_numpy_numbers(name):
+    """A Dask array in gives a lazy Dask array out, chunked as the input along the batch axes, whose blocks are the
+    executor's choice on each block; computed, it equals the call on NumPy arrays (to rounding: a block may take
+    another path than the whole batch)."""
+    da = pytest.importorskip("dask.array")
+    q, qd, x = _states(300, seed=8)
+    if name.startswith("forward_dynamics"):
+        x = rd.inverse_dynamics(ROBOT, q, qd, x)
+    lazy = CALLS[name](da.from_array(q, chunks=(70, ROBOT.n)), qd, da.from_array(x, chunks=(150, ROBOT.n)))
+    assert isinstance(lazy, da.Array) and lazy.chunks[0] == (70, 70, 70, 70, 20)
+    want = CALLS[name](q, qd, x)
+    assert lazy.shape == want.shape and lazy.dtype == want.dtype
+    assert _rel(lazy.compute(), want) < 1e-12
+    # batch axes broadcast: one velocity against a (2, 150) batch
+    grid = CALLS[name](da.from_array(q.reshape(2, 150, ROBOT.n), chunks=(1, 40, ROBOT.n)), qd[0],
+                       x.reshape(2, 150, ROBOT.n))
+    assert isinstance(grid, da.Array) and grid.shape == (2, 150) + want.shape[1:]
+    assert _rel(grid.compute().reshape(want.shape), CALLS[name](q, qd[0], x)) < 1e-12
+
+
+def test_dask_ships_the_robot_once_and_checks_its_arguments():
+    da = pytest.importorskip("dask.array")
+    q, qd, qdd = _states(200, seed=9)
+    def copies(chunk):  # how often the robot's name is in the pickled graph
+        lazy = rd.inverse_dynamics(ROBOT, da.from_array(q, chunks=(chunk, ROBOT.n)), qd, qdd)
+        return pickle.dumps(dict(lazy.__dask_graph__())).count(ROBOT.name.encode())
+
+    assert 1 <= copies(200) == copies(20)  # one block or ten: the robot is in the graph once
+    with pytest.raises(rd.InputError, match="'qd' has shape"):
+        rd.inverse_dynamics(ROBOT, da.from_array(q), qd[:, :2], qdd)
+    with pytest.raises(rd.InputError, match="gravity"):
+        rd.inverse_dynamics(ROBOT, da.from_array(q), qd, qdd, gravity=np.zeros((200, 3)))
+
+
+@pytest.mark.parametrize("name", ["inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics",
+                                  "regressor"])
+def test_jax_arrays_are_traced_with_the_numpy_numbers(name):
+    """A JAX array in runs the formulation's recursion on the JAX backend: a JAX array out, traceable by jit, vmap
+    and jacfwd, with the NumPy call's numbers (float64)."""
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    x64 = jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64()
+    with x64:
+        q, qd, x = _states(20, seed=10)
+        if name == "forward_dynamics":
+            x = rd.inverse_dynamics(ROBOT, q, qd, x)
+        out = CALLS[name](jnp.asarray(q), jnp.asarray(qd), jnp.asarray(x))
+        assert isinstance(out, jax.Array)
+        assert _rel(np.asarray(out), CALLS[name](q, qd, x)) < 1e-12
+        jitted = jax.jit(jax.vmap(lambda a, b, c: CALLS[name](a, b, c)))(q, qd, x)
+        assert _rel(np.asarray(jitted), CALLS[name](q, qd, x)) < 1e-12
+    with x64:  # ∂Γ/∂q̈ = A(q), through rd.inverse_dynamics itself
+        A = jax.jacfwd(lambda a: rd.inverse_dynamics(ROBOT, q[0], qd[0], a))(jnp.asarray(x[0]))
+        assert _rel(np.asarray(A), rd.inertia_matrix(ROBOT, q[0])) < 1e-12
+
+
+def test_jax_arrays_of_other_methods_and_wrenches_are_refused():
+    jnp = pytest.importorskip("jax.numpy")
+    q = jnp.zeros(ROBOT.n)
+    with pytest.raises(rd.InputError, match="JAX arrays run the default method"):
+        rd.inverse_dynamics(ROBOT, q, q, q, method="gibbs_appell")
+    with pytest.raises(rd.InputError, match="wrenches"):
+        rd.inverse_dynamics(ROBOT, q, q, q, wrenches=np.zeros((ROBOT.nf, 6)))

@@ -1,5 +1,5 @@
-"""One free-flyer state in one C call (robodyn.native's floating entry): the same numbers as the batched path and as
-the Python single-state path it replaces, on random floating trees (prismatic joints, fixed frames, friction,
+"""One free-flyer state in one C call (robodyn.native's floating entry, the executor's single-state entry of the
+free-flyer functions): the same numbers as the batched path, on random floating trees (prismatic joints, fixed frames, friction,
 rotor inertias) and mobile bases; everything the entry declines falls back to the paths that check and explain."""
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Module-level names may hold true constants only (tuples, frozensets, types.MappingProxyType, numbers, strings,
 functions, classes, ...); a list, dict, set or other mutable container assigned at module level, or a
 ``functools.cache`` / ``lru_cache`` / ``cached_property`` decorator, is a cache or global state in disguise.
-Results derived from a robot belong on the robot; loaded libraries belong in ``sys.modules``.
+Results derived from a robot, and the loaded native kernels, live in robodyn's one explicit store, the workspace of
+:mod:`robodyn.model.workspace` (keyed by the robot's content, bounded, write-once); the robot holds no caches.
 """
 
 from __future__ import annotations

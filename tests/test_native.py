@@ -153,18 +153,29 @@ def test_default_functions_use_the_kernels_from_min_batch():
 
 
 def test_stribeck_friction_and_overflow():
-    """A Stribeck term (not in C) is added by the NumPy friction law; an overflowing result raises."""
+    """The C friction law is robodyn.model.friction.friction_law, Stribeck term included (batches and single
+    states, exponents B_st of 1, 0.5 and 1.5, joints at rest); an overflowing result raises."""
     robot = rd.load("rx90")
     jf = robot.joint_frames
     Fst = np.zeros(robot.nf)
     Fst[jf] = 1.5 * robot.Fc[jf] + 0.3
-    stribeck = robot.replace(Fst=Fst, kst=np.full(robot.nf, 2.0), Bst=np.full(robot.nf, 1.0))
+    Fst[jf[1]] = 0.0  # a joint without the Stribeck term
+    Bst = np.full(robot.nf, 1.0)
+    Bst[jf[2]], Bst[jf[3]] = 0.5, 1.5
+    stribeck = robot.replace(Fst=Fst, kst=np.full(robot.nf, 2.0), Bst=Bst, Foff=np.full(robot.nf, 0.1))
     q, qd, qdd = states(robot, 200)
+    qd[::7, 2] = 0.0
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROBODYN_NATIVE", "0")
         tau = rd.inverse_dynamics(stribeck, q, qd, qdd)
+        one = rd.inverse_dynamics(stribeck, q[0], qd[0], qdd[0])
+        friction = rd.friction_torques(stribeck, qd)
     assert rel(native.inverse_dynamics(stribeck, q, qd, qdd), tau) < 1e-13
+    assert rel(rd.inverse_dynamics(stribeck, q[0], qd[0], qdd[0]), one) < 1e-13  # the single-state entry
     assert rel(native.forward_dynamics(stribeck, q, qd, tau), qdd) < 1e-10
+    rigid = native.inverse_dynamics(stribeck.replace(Fc=None, Fv=None, Foff=None, Fst=None), q, qd, qdd)
+    in_c = native.inverse_dynamics(stribeck, q, qd, qdd) - rigid
+    np.testing.assert_allclose(in_c, friction, rtol=0, atol=1e-12 * np.abs(tau).max())
     with pytest.raises(rd.NumericOverflowError, match="inverse_dynamics"):
         native.inverse_dynamics(robot, q, np.full_like(qd, 1e160), qdd)
 
@@ -214,15 +225,17 @@ def test_bad_input_and_singular_model():
 
 
 def test_cached_library_is_verified(tmp_path, monkeypatch):
-    """A tampered cached library is rebuilt, never loaded; the loaded library lives in sys.modules only."""
+    """A tampered cached library is rebuilt, never loaded; the loaded library is kept in the process's workspace
+    (a fresh workspace: a new process)."""
     import hashlib
-    import sys
+
+    from robodyn.model.workspace import Workspace
 
     def verified(lib, sidecar):  # robodyn's build cache: the sidecar records the key and the library's SHA-256
         return sidecar.read_text().split()[1] == hashlib.sha256(lib.read_bytes()).hexdigest()
 
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
-    monkeypatch.delitem(sys.modules, native._MODULE_NAME)
+    monkeypatch.setattr(native, "WORKSPACE", Workspace())
     native._module()
     (lib,) = tmp_path.glob("rdgeneric_*.so")
     (digest,) = tmp_path.glob("rdgeneric_*.sha256")
@@ -230,9 +243,9 @@ def test_cached_library_is_verified(tmp_path, monkeypatch):
     lib.unlink()  # a new file, as a foreign or corrupt entry would arrive (the loaded one stays mapped)
     lib.write_bytes(b"not a library")
     assert not verified(lib, digest)
-    del sys.modules[native._MODULE_NAME]
+    monkeypatch.setattr(native, "WORKSPACE", Workspace())
     module = native._module()
-    assert verified(lib, digest) and sys.modules[native._MODULE_NAME] is module
+    assert verified(lib, digest) and native._module() is module
     robot = rd.load("planar2r")
     assert rel(native.gravity_torques(robot, [0.3, 0.2]), rd.gravity_torques(robot, [0.3, 0.2])) < 1e-14
 

@@ -1,19 +1,19 @@
 """A failed build of the generic kernels is retried by a later process, never disabled for good (issue 20).
 
 The build itself is replaced by a fake that records the flags it was asked for, so these tests run without a
-compiler: what matters is which builds a process attempts.  A process is simulated by removing the kernels'
-entry from ``sys.modules`` (where a loaded library, or a failure, is remembered for the process).
+compiler: what matters is which builds a process attempts.  A process is simulated by a fresh workspace
+(robodyn.model.workspace, where a loaded library, or a failure, is remembered for the process).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import pytest
 
 from robodyn import native
+from robodyn.model.workspace import Workspace
 from robodyn.native.build import CompileError, CompileTimeoutError
 
 
@@ -22,7 +22,7 @@ def fake_build(monkeypatch, tmp_path):
     """build_library replaced: raises ``outcome[threaded or serial]`` and records each attempt."""
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     monkeypatch.setattr(native, "python_flags", lambda: ["-I/usr/include/python3", "-DRD_PYTHON"])
-    monkeypatch.delitem(sys.modules, native._MODULE_NAME, raising=False)  # put back after the test
+    monkeypatch.setattr(native, "WORKSPACE", Workspace())  # put back after the test
     calls, outcome = [], {"threaded": CompileError("no pthread.h"), "serial": CompileError("cc: internal error")}
 
     def build_library(source, flags, description, prefix):
@@ -35,7 +35,7 @@ def fake_build(monkeypatch, tmp_path):
 
 
 def _new_process(monkeypatch):
-    monkeypatch.delitem(sys.modules, native._MODULE_NAME, raising=False)
+    monkeypatch.setattr(native, "WORKSPACE", Workspace())
 
 
 def test_a_failure_lasts_for_the_process_and_the_next_one_tries_again(fake_build, monkeypatch):

@@ -1,4 +1,5 @@
-"""Single states (generated straight-line kernels), method names and aliases, the scalar-backend hook."""
+"""Single states (the native single-state entry, NumPy for the other methods), method names and aliases, the
+scalar-backend hook."""
 
 import warnings
 
@@ -11,17 +12,12 @@ from hypothesis import given, settings
 import robodyn as rd
 from robodyn.model.workspace import WORKSPACE
 from robodyn import native
-from robodyn.dynamics import executor, fast
+from robodyn.dynamics.lagrange import Fallback, cholesky_components
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.spatial import NUMPY, jax_backend
 from tests.support.checks import assert_close
 from tests.support.pin_bridge import PinRobot
 from tests.support.random_robots import random_robot, random_state, robots
-
-
-def _stored(robot, kind):
-    """What the per-robot workspace holds for ``robot`` under keys (kind, name): name -> value."""
-    return {k[1]: v for k, v in WORKSPACE.stored(robot).items() if type(k) is tuple and k[0] == kind}
 
 
 def _fresh(robot):
@@ -32,15 +28,15 @@ def _fresh(robot):
 
 @settings(max_examples=10)
 @given(robots)
-def test_single_state_kernels_equal_the_batched_path(robot):
-    """The Python kernel runs the batched path's operations in the same order: equal to the last bit (the compiled
-    single-state entry of robodyn.native, used first when available, is switched off here and tested below)."""
+def test_single_states_without_compiled_code_equal_the_batched_path(robot):
+    """With ROBODYN_NATIVE=0 one state runs the batched NumPy path on a batch of one: equal to the last bit (the
+    compiled single-state entry of robodyn.native, used first when available, is tested below)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROBODYN_NATIVE", "0")
-        _python_kernels_equal_the_batched_path(robot)
+        _numpy_single_states_equal_the_batched_path(robot)
 
 
-def _python_kernels_equal_the_batched_path(robot):
+def _numpy_single_states_equal_the_batched_path(robot):
     q, qd, qdd = random_state(robot, 4)
     one = lambda f, *a: (f(robot, *a), f(robot, *(x[None] for x in a))[0])  # noqa: E731
     for f, args in ((rd.inverse_dynamics, (q, qd, qdd)), (rd.gravity_torques, (q,)), (rd.inertia_matrix, (q,)),
@@ -48,10 +44,10 @@ def _python_kernels_equal_the_batched_path(robot):
         single, batched = one(f, *args)
         np.testing.assert_array_equal(single, batched)
         assert single.dtype == np.float64 and single.shape == batched.shape
-    assert {"inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics"} <= set(_stored(robot, "kernel"))
+        assert native.single_state(robot, f.__name__, *args) is None  # the switch is read by the entry itself
     single, batched = one(lambda r, a: rd.inertia_matrix(r, a, method="walker_orin"), q)
     np.testing.assert_array_equal(single, batched)
-    # Cholesky: A and H from the kernels, one state solved by LAPACK's substitutions on the same factor
+    # Cholesky: one state solved by LAPACK's substitutions on the same factor
     single, batched = one(lambda r, *a: rd.forward_dynamics(r, *a, method="cholesky"), q, qd, qdd)
     assert_close(single, batched)
 
@@ -81,25 +77,21 @@ def test_single_states_that_the_kernels_do_not_take_go_the_general_way():
         rd.inverse_dynamics(robot, np.array([np.nan, 0.0]), q, q)
     with pytest.raises(rd.InputError, match="'qd' has shape \\(3,\\)"):
         rd.forward_dynamics(robot, q, np.zeros(3), q)
-    # a singular direct model: the kernel hands over, the general path names the joint
+    # a singular direct model: the entry hands over, the general path names the joint
     massless = rd.Robot(name="m", sigma=[0, 0], d=[0, 1.0], params=np.zeros((2, 10)))
     with pytest.raises(rd.ModelError, match="singular"):
         rd.forward_dynamics(massless, q, q, q)
-    assert executor.single_state(2, q, q) == [0.3, -0.2, 0.3, -0.2]
-    assert executor.single_state(2, q, np.array([np.inf, 0.0])) is None
 
 
-def test_kernels_live_in_the_workspace_keyed_by_content():
-    """Equal robots share one workspace entry (kernels, the native model); an edited robot is a new robot with
-    its own; nothing on the robot holds a kernel."""
+def test_native_entries_live_in_the_workspace_keyed_by_content():
+    """Equal robots share one workspace entry (the native model and its bound entries); an edited robot is a new
+    robot with its own; nothing on the robot holds an entry."""
     a = _fresh(rd.load("rx90"))
     b = a.replace()  # another object, equal by content
     assert a == b and a is not b and hash(a) == hash(b)
     q = np.zeros(6)
-    with pytest.MonkeyPatch.context() as mp:  # the Python kernels (robodyn.native's entry keeps its data there too)
-        mp.setenv("ROBODYN_NATIVE", "0")
-        rd.gravity_torques(a, q)
-    assert "gravity_torques" in _stored(b, "kernel")
+    rd.gravity_torques(a, q)
+    assert "native_single_gravity_torques" in WORKSPACE.stored(b)
     rd.gravity_torques(b, q)
     assert not native.available() or "native_single" in WORKSPACE.stored(a)
     heavier = rd.with_parameters(a, 3, M=10.0)
@@ -171,7 +163,8 @@ def test_jax_jit_traces_inverse_dynamics_through_the_backend_hook():
 @pytest.mark.parametrize("robot", [rd.load("puma560"), random_robot(7, nf=6, tree=True, fixed=True)], ids=str)
 def test_compiled_single_state_equals_the_batched_path(robot):
     """One 1-D float64 state goes through the compiled generic kernels (about 1 µs of overhead): the batched
-    NumPy path's numbers to rounding; anything it cannot take (float32, a Stribeck term, NaN) gets the general path."""
+    NumPy path's numbers to rounding, Stribeck friction included; anything it cannot take (float32, NaN) gets the
+    general path."""
     q, qd, qdd = random_state(robot, 6)
     for f, args in ((rd.inverse_dynamics, (q, qd, qdd)), (rd.gravity_torques, (q,)), (rd.inertia_matrix, (q,)),
                     (rd.forward_dynamics, (q, qd, qdd))):
@@ -181,19 +174,21 @@ def test_compiled_single_state_equals_the_batched_path(robot):
     assert native.single_state(robot, "gravity_torques", np.full(robot.n, np.nan)) is None
     stribeck = robot.replace(Fst=np.where(robot.sigma != 2, 2.0, 0.0), Fc=np.where(robot.sigma != 2, 1.0, 0.0),
                              kst=np.where(robot.sigma != 2, 1.0, 0.0), Bst=np.where(robot.sigma != 2, 1.0, 0.0))
-    assert native.single_state(stribeck, "inverse_dynamics", q, qd, qdd) is None
+    assert native.single_state(stribeck, "inverse_dynamics", q, qd, qdd) is not None
+    assert native.single_state(stribeck, "inverse_dynamics_derivatives", q, qd, qdd) is None  # no Stribeck slope
     assert_close(rd.inverse_dynamics(stribeck, q, qd, qdd), rd.inverse_dynamics(stribeck, q[None], qd, qdd)[0])
+    assert_close(rd.forward_dynamics(stribeck, q, qd, qdd), rd.forward_dynamics(stribeck, q[None], qd, qdd)[0])
 
 
-#: Every formulation that is not the default, by function: each has a straight-line kernel of its own equations.
+#: Every formulation that is not the default, by function: one state runs its NumPy recursions.
 _OTHER_METHODS = (
-    ("inverse_dynamics", "gibbs_appell", "gibbs_appell_inverse"),
-    ("inverse_dynamics", "spatial_operator", "spatial_operator_inverse"),
-    ("inertia_matrix", "walker_orin", "inertia_matrix_walker_orin"),
-    ("inertia_matrix", "gibbs_appell", "gibbs_appell_inertia"),
-    ("forward_dynamics", "cholesky", "cholesky_solve"),
-    ("forward_dynamics", "gibbs_appell", "gibbs_appell_forward"),
-    ("forward_dynamics", "spatial_operator", "spatial_operator_forward"),
+    ("inverse_dynamics", "gibbs_appell"),
+    ("inverse_dynamics", "spatial_operator"),
+    ("inertia_matrix", "walker_orin"),
+    ("inertia_matrix", "gibbs_appell"),
+    ("forward_dynamics", "cholesky"),
+    ("forward_dynamics", "gibbs_appell"),
+    ("forward_dynamics", "spatial_operator"),
 )
 
 
@@ -201,7 +196,7 @@ def _every_method_single_equals_batched(robot, seed, gravity=None):
     q, qd, qdd = random_state(robot, seed)
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     kw = {} if gravity is None else {"gravity": gravity}
-    for what, method, kernel in _OTHER_METHODS:
+    for what, method in _OTHER_METHODS:
         f = getattr(rd, what)
         args = {"inverse_dynamics": (q, qd, qdd), "inertia_matrix": (q,), "forward_dynamics": (q, qd, tau)}[what]
         extra = kw if what != "inertia_matrix" else {}
@@ -209,8 +204,6 @@ def _every_method_single_equals_batched(robot, seed, gravity=None):
         batched = f(robot, *(a[None] for a in args), method=method, **extra)[0]
         assert single.dtype == np.float64 and single.shape == batched.shape, (what, method)
         assert_close(single, batched, rtol=1e-13)
-        suffix = "_gravity" if gravity is not None and what != "inertia_matrix" and method != "cholesky" else ""
-        assert kernel + suffix in _stored(robot, "kernel"), (what, method)  # the single state took its kernel
     if gravity is None:  # and the formulations agree with each other (the default ones as reference)
         assert_close(rd.inverse_dynamics(robot, q, qd, qdd, method="gibbs_appell"), tau)
         assert_close(rd.forward_dynamics(robot, q, qd, tau, method="spatial_operator"), qdd, rtol=1e-9)
@@ -220,14 +213,14 @@ def _every_method_single_equals_batched(robot, seed, gravity=None):
 @given(robots)
 def test_every_method_single_state_equals_its_batched_path(robot):
     """Gibbs–Appell, Kozłowski's filter and smoother, Walker–Orin and the Cholesky solve on one 1-D float64 state
-    run their own traced kernels, and give the batched NumPy path's numbers (to rounding: 1e-13 relative)."""
+    give the batched NumPy path's numbers (to rounding: 1e-13 relative)."""
     _every_method_single_equals_batched(robot, 3)
 
 
 def test_every_method_single_state_with_gravity_and_without_the_compiled_entry():
     robot = random_robot(11, nf=6, tree=True, fixed=True)
     _every_method_single_equals_batched(robot, 4, gravity=np.array([0.5, -3.0, -9.0]))
-    with pytest.MonkeyPatch.context() as mp:  # Cholesky then takes A and H from the Python kernels
+    with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROBODYN_NATIVE", "0")
         other = random_robot(12, nf=5, tree=False, fixed=True)
         _every_method_single_equals_batched(other, 5)
@@ -243,7 +236,7 @@ def test_every_method_single_state_with_gravity_and_without_the_compiled_entry()
 
 @pytest.mark.parametrize("method", ["cholesky", "gibbs_appell", "spatial_operator"])
 def test_a_singular_single_state_hands_over_and_the_general_path_names_it(method):
-    """The kernels record the relative pivot test: a pivot that is rounding noise is not divided by."""
+    """The relative pivot test: a pivot that is rounding noise is not divided by."""
     q = np.array([0.3, -0.2])
     massless = rd.Robot(name="m", sigma=[0, 0], d=[0, 1.0], params=np.zeros((2, 10)))
     with pytest.raises(rd.ModelError, match="singular"):
@@ -257,21 +250,13 @@ def test_a_singular_single_state_hands_over_and_the_general_path_names_it(method
         rd.forward_dynamics(point, q, q, q, method=method)
 
 
-def test_the_ldl_solve_of_the_kernels():
+def test_the_ldl_solve_of_the_component_recursions():
     rng = np.random.default_rng(3)
     B = rng.normal(size=(5, 5))
     A, b = B @ B.T + 5 * np.eye(5), rng.normal(size=5)
-    x = fast.cholesky_components(A.tolist(), b.tolist())
+    x = cholesky_components(A.tolist(), b.tolist())
     np.testing.assert_allclose(np.array(x), np.linalg.solve(A, b), rtol=1e-13, atol=0)
     A[4] = A[:, 4] = A[3] * 1.0  # a repeated row: the last pivot is rounding noise
     A[4, 4] = A[3, 3]
-    with pytest.raises(fast.Fallback):
-        fast.cholesky_components(A.tolist(), b.tolist())
-
-
-def test_kernels_write_single_uses_into_their_use():
-    """Every temporary used once is written into its use: fewer lines, the same numbers to the last bit."""
-    fn = fast.generate("k", lambda backend, x: [(x[0] * x[1] + x[2]) * x[0], x[0] * x[1] - 1.0], {"x": 3})
-    assert fn(2.0, 3.0, 4.0) == ((2.0 * 3.0 + 4.0) * 2.0, 5.0)
-    # x0, x1, x2, the shared x0 * x1 and the two results: the sum x0 * x1 + x2 has no variable of its own
-    assert fn.__code__.co_nlocals == 6
+    with pytest.raises(Fallback):
+        cholesky_components(A.tolist(), b.tolist())

@@ -1,4 +1,5 @@
-"""The per-robot workspace: kernels and memos live outside the Robot, keyed by content, bounded, thread-safe."""
+"""The per-robot workspace: native entries and memos live outside the Robot, keyed by content, bounded,
+thread-safe, write-once."""
 
 from __future__ import annotations
 
@@ -18,12 +19,11 @@ def _fresh(robot):
     return robot.replace(name=f"{robot.name}-{uuid.uuid4().hex}")
 
 
-def test_a_kernel_cannot_be_replaced_through_the_robot(monkeypatch):
+def test_a_kernel_cannot_be_replaced_through_the_robot():
     """The old attack: robot.derived.kernels["inverse_dynamics"] = (lambda ...: zeros) made rd.inverse_dynamics
     return zeros.  The robot holds no container of kernels any more, and its derived data is frozen."""
     robot = _fresh(rd.load("rx90"))
     q, qd, qdd = (np.full(6, v) for v in (0.3, -0.2, 0.5))
-    monkeypatch.setenv("ROBODYN_NATIVE", "0")  # the Python kernels, the ones the attack replaced
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     assert not hasattr(robot.derived, "kernels") and not hasattr(robot.derived, "compiled")
     assert not any(isinstance(v, (dict, list, set)) for v in vars(robot.derived).values())
@@ -35,8 +35,8 @@ def test_a_kernel_cannot_be_replaced_through_the_robot(monkeypatch):
     assert np.abs(tau).max() > 1.0
     # what the workspace hands out is a copy: changing it changes nothing
     stored = WORKSPACE.stored(robot)
-    assert ("kernel", "inverse_dynamics") in stored
-    stored[("kernel", "inverse_dynamics")] = lambda *a: (0.0,) * 6
+    assert "native_single_inverse_dynamics" in stored
+    stored["native_single_inverse_dynamics"] = lambda *a: np.zeros(6)
     np.testing.assert_array_equal(rd.inverse_dynamics(robot, q, qd, qdd), tau)
 
 
@@ -45,12 +45,11 @@ def test_equal_robots_share_one_entry():
     b = a.replace()
     assert a == b and a is not b and hash(a) == hash(b) and a.content_key == b.content_key
     q, qd, qdd = random_state(a, 1)
-    rd.inverse_dynamics(a, q, qd, qdd, method="gibbs_appell")
-    kernels = {k for k in WORKSPACE.stored(a) if k[0] == "kernel"}
-    assert kernels and kernels <= set(WORKSPACE.stored(b))
+    rd.inverse_dynamics(a, q, qd, qdd)
+    entries = {k for k in WORKSPACE.stored(a) if k.startswith("native_single")}
+    assert entries and entries <= set(WORKSPACE.stored(b))
     robots = WORKSPACE.robots()
-    np.testing.assert_array_equal(rd.inverse_dynamics(b, q, qd, qdd, method="gibbs_appell"),
-                                  rd.inverse_dynamics(a, q, qd, qdd, method="gibbs_appell"))
+    np.testing.assert_array_equal(rd.inverse_dynamics(b, q, qd, qdd), rd.inverse_dynamics(a, q, qd, qdd))
     assert WORKSPACE.robots() == robots  # b found a's entry
     # content means every field: another name, mass or gravity is another robot
     for other in (a.replace(name="other"), rd.with_parameters(a, 2, M=3.0), a.replace(gravity=[0, 0, -9.80])):
@@ -88,15 +87,15 @@ def test_values_are_set_once_across_threads():
         barrier.wait()
         return ws.value(robot, "k", object)
 
-    def counted():
-        return [ws.count(robot, "calls") for _ in range(200)]
+    def shared():
+        return ws.shared("machine", object)
 
     threads_out = [None] * 8
-    counts = [None] * 8
+    machine = [None] * 8
 
     def run(i):
         threads_out[i] = first()
-        counts[i] = counted()
+        machine[i] = shared()
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
     for t in threads:
@@ -104,4 +103,5 @@ def test_values_are_set_once_across_threads():
     for t in threads:
         t.join()
     assert len({id(x) for x in threads_out}) == 1  # every thread uses the one value stored first
-    assert ws.stored(robot)["calls"] == 1600 and sorted(c for cs in counts for c in cs) == list(range(1, 1601))
+    assert len({id(x) for x in machine}) == 1 and ws.shared("machine", object) is machine[0]
+    assert not hasattr(ws, "count")  # no counter: every value is set once

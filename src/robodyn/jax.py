@@ -13,74 +13,28 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from robodyn.dynamics.composite import inertia_rows
+from robodyn.dynamics.composite import jax_inertia_matrix
 from robodyn.dynamics.floating import augmented_robot
-from robodyn.dynamics.newton_euler import rnea_components
-from robodyn.model.friction import friction_components
+from robodyn.dynamics.newton_euler import jax_gravity_torques, jax_inverse_dynamics
+from robodyn.dynamics.recursive import jax_forward_dynamics
 from robodyn.model.robot import Robot
-from robodyn.parameters.regressor import link_columns
-from robodyn.spatial import jax_backend, jax_matrix, jax_vector
+from robodyn.parameters.regressor import jax_regressor
 
 __all__ = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
            "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics")
 
 
-def _rows(x, n: int) -> list:
-    x = jnp.asarray(x)
-    return [x[..., k] for k in range(n)]
-
-
-def _gravity(robot: Robot, gravity) -> tuple:
-    g = robot.gravity if gravity is None else gravity
-    g = jnp.asarray(g)
-    return (g[..., 0], g[..., 1], g[..., 2])
-
-
-def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=None) -> jnp.ndarray:
-    """Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) by Newton–Euler, Khalil & Dombre [9.84]–[9.94], (..., n)."""
-    n, backend = robot.n, jax_backend()
-    q, qd, qdd = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(qdd))
-    qd_rows, qdd_rows = _rows(qd, n), _rows(qdd, n)
-    tau = rnea_components(robot, _rows(q, n), qd_rows, qdd_rows, _gravity(robot, gravity), backend=backend)
-    friction = friction_components(robot, qd_rows, backend)
-    return jax_vector([t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd_rows, friction)], q)
-
-
-def gravity_torques(robot: Robot, q, gravity=None) -> jnp.ndarray:
-    """Q(q) = Γ(q, 0, 0) without friction, [9.8], (..., n)."""
-    n = robot.n
-    zeros = [0.0] * n
-    tau = rnea_components(robot, _rows(q, n), zeros, zeros, _gravity(robot, gravity), backend=jax_backend())
-    return jax_vector(tau, q)
-
-
-def inertia_matrix(robot: Robot, q) -> jnp.ndarray:
-    """A(q) by composite links (Khalil & Dombre Appendix 8, [9.12]), rotor inertias on the diagonal, (..., n, n)."""
-    q = jnp.asarray(q)
-    return jax_matrix(inertia_rows(robot, _rows(q, robot.n), jax_backend()), q)
-
-
-def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
-    """q̈ = A⁻¹(Γ − H(q, q̇)) [9.95]–[9.96], A by composite links and H by Newton–Euler, (..., n)."""
-    q, qd, tau = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(tau))
-    H = inverse_dynamics(robot, q, qd, jnp.zeros_like(q), gravity)
-    return jnp.linalg.solve(inertia_matrix(robot, q), (tau - H)[..., None])[..., 0]
+#: the fixed-base functions are the formulations' own JAX recursions, the ones ``rd.inverse_dynamics`` & co. run on
+#: JAX arrays (robodyn.dynamics.executor)
+inverse_dynamics = jax_inverse_dynamics
+gravity_torques = jax_gravity_torques
+inertia_matrix = jax_inertia_matrix
+forward_dynamics = jax_forward_dynamics
 
 
 def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None) -> jnp.ndarray:
     """D(q, q̇, q̈) of Γ = D K [9.36], (..., n, 11 nf (+ 3 n)), columns as :func:`robodyn.regressor`."""
-    n, nf = robot.n, robot.nf
-    q, qd, qdd = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(qdd))
-    qd_rows, qdd_rows = _rows(qd, n), _rows(qdd, n)
-    D = [[0.0] * (11 * nf + (3 * n if friction else 0)) for _ in range(n)]
-    for k, col, value in link_columns(robot, _rows(q, n), qd_rows, qdd_rows, _gravity(robot, gravity),
-                                      backend=jax_backend()):
-        D[k][col] = value
-    for k, j in enumerate(robot.joint_frames):
-        D[k][11 * int(j) + 10] = qdd_rows[k]  # Ia_k q̈_k [9.94]
-        if friction:  # [9.26]–[9.28]
-            D[k][11 * nf + 3 * k: 11 * nf + 3 * k + 3] = [jnp.sign(qd_rows[k]), qd_rows[k], 1.0]
-    return jax_matrix(D, q)
+    return jax_regressor(robot, q, qd, qdd, gravity, friction=friction)
 
 
 # ---- floating and mobile bases: the augmented robot of robodyn.dynamics.floating (Pinocchio's free-flyer arrays) ----

@@ -20,16 +20,15 @@ from robodyn.spatial import (
     ScalarBackend,
     backend_for,
     label,
-    along_z,
     c_add,
     c_mul,
     c_sub,
     cross,
     mat_mv,
-    mtv,
     mv,
     u_matrix,
     vadd,
+    vcross,
     vzx,
     vzx_t,
     vrz,
@@ -132,7 +131,8 @@ class LinkAccelerations(NamedTuple):
 def link_velocities(robot: Robot, q, qd) -> LinkVelocities:
     """Angular and linear velocities ^jω_j, ^jV_j of every frame, in R_j ([9.17]–[9.18], [9.84]–[9.85]).
 
-    ^jω_j = ^jA_{a} ^aω_a + σ̄_j q̇_j ^ja_j,   ^jV_j = ^jA_a (^aV_a + ^aω_a × ^aP_j) + σ_j q̇_j ^ja_j.
+    ^jω_j = ^jA_{a} ^aω_a + σ̄_j q̇_j ^ja_j,   ^jV_j = ^jA_a (^aV_a + ^aω_a × ^aP_j) + σ_j q̇_j ^ja_j:
+    :func:`frame_velocities` and :func:`twist_to_child`, over blocks of states.
 
     Parameters
     ----------
@@ -145,28 +145,21 @@ def link_velocities(robot: Robot, q, qd) -> LinkVelocities:
         the origin O_j (m/s); unpacks as a pair.
     """
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    qd = a["qd"]
-    w = np.zeros(batch + (robot.nf, 3), dtype)
-    V = np.zeros(batch + (robot.nf, 3), dtype)
-    zero = np.zeros(batch + (3,), dtype)
-    for i, k, (A, P) in _frames(robot, a["q"], dtype):
-        p = robot.derived.parent[i]
-        wp, Vp = (w[..., p, :], V[..., p, :]) if p >= 0 else (zero, zero)
-        qdk = qd[..., k] if k is not None else np.zeros(batch, dtype)
-        w[..., i, :] = mtv(A, wp) + (robot.sigma[i] == 0) * along_z(qdk)
-        V[..., i, :] = mtv(A, Vp + cross(wp, P)) + (robot.sigma[i] == 1) * along_z(qdk)
-    return finite_result("link_velocities", LinkVelocities(w, V))
-
-
-def _frames(robot: Robot, q: np.ndarray, dtype):
-    """Iterate (frame index, joint-variable index or None, (A, P)) in frame order."""
-    k = 0
-    for i, AP in enumerate(local_transforms(robot, q, dtype)):
-        if robot.sigma[i] == 2:
-            yield i, None, AP
-        else:
-            yield i, k, AP
-            k += 1
+    cols = flat_columns(a["q"], a["qd"])
+    w = np.empty((cols[0].shape[1], robot.nf, 3), dtype)
+    V = np.empty_like(w)
+    for sl, (q_b, qd_b) in state_blocks(*cols):
+        twist = [None] * robot.nf  # (V_j, ω_j) of every frame of the block
+        for i, k, rot, _, w_j in frame_velocities(robot, q_b, qd_b):  # [9.84]–[9.85]
+            p = robot.derived.parent[i]
+            v_j = twist_to_child(rot, twist[p])[0] if p >= 0 else ZERO  # [9.18]
+            if robot.sigma[i] == 1:
+                v_j = (v_j[0], v_j[1], c_add(v_j[2], qd_b[k]))
+            twist[i] = (v_j, w_j)
+            for c in range(3):
+                w[sl, i, c], V[sl, i, c] = w_j[c], v_j[c]
+    shape = batch + (robot.nf, 3)
+    return finite_result("link_velocities", LinkVelocities(w.reshape(shape), V.reshape(shape)))
 
 
 def forward_recursion(robot: Robot, q, qd, qdd, gravity):
@@ -277,6 +270,22 @@ def to_parent(rot, v):
     return vzx(C, vrz(c, s, v))
 
 
+def twist_to_child(rot, V):
+    """The twist V = (v, ω) of R_{a(j)} at O_{a(j)} as seen in R_j at O_j: (^jA_a (v + ω × ^aP_j), ^jA_a ω), the
+    velocity transform [9.17]–[9.18] (and of accelerations without their velocity products, [9.121]); ``rot``
+    of :func:`frame_rotations`.  The one statement of the twist transform of the component recursions."""
+    v, w = V
+    return to_child(rot, vadd(v, vcross(w, rot[3]))), to_child(rot, w)
+
+
+def wrench_to_parent(rot, F):
+    """The wrench F = (f, m) of R_j about O_j as seen in R_{a(j)} about O_{a(j)}: (^aA_j f, ^aA_j m + ^aP_j ×
+    ^aA_j f), Khalil & Dombre [9.92]–[9.93]; ``rot`` of :func:`frame_rotations`.  The one statement of the
+    wrench transform of the component recursions (Newton–Euler, composite links, articulated bodies)."""
+    f = to_parent(rot, F[0])
+    return f, vadd(to_parent(rot, F[1]), vcross(rot[3], f))
+
+
 class FrameState(NamedTuple):
     """One frame of :func:`forward_frames` (component tuples, see :mod:`robodyn.spatial`)."""
 
@@ -287,6 +296,48 @@ class FrameState(NamedTuple):
     Vd: tuple  #: ^jV̇_j (−g included)
     U: tuple  #: ^jU_j [9.90], three rows
     dv: list  #: the products ω_k ω_l of ^jω_j, symmetric 3x3
+
+
+def frame_velocities(robot: Robot, q, qd, backend: ScalarBackend | None = None):
+    """The velocity recursion [9.84]–[9.85] (angular part of [9.17]), frame by frame: the one forward velocity
+    recursion of the component recursions (:func:`forward_frames`, the articulated bodies' first forward
+    recursion, :func:`link_velocities`).
+
+    ^jω_{a} = ^jA_a ^aω_a    [9.84],       ^jω_j = ^jω_{a} + σ̄_j q̇_j ^ja_j    [9.85]
+
+    Parameters
+    ----------
+    q, qd : n rows (one per joint variable) or n scalars, as in :func:`forward_frames`.
+    backend : ScalarBackend, optional
+
+    Yields
+    ------
+    (i, k, rot, ^jω_{a(j)}, ^jω_j) of every frame in frame order: k the index of its joint variable (None for a
+    fixed frame), rot its (C, c, s, P) of :func:`frame_rotations`.
+    """
+    parent = robot.derived.parent
+    left = [len(ch) for ch in robot.derived.children]  # children still to come
+    kept = [None] * robot.nf  # ω of a frame until its last child
+    k = 0
+    for i, rot in enumerate(frame_rotations(robot, q, backend)):
+        p = parent[i]
+        if p >= 0:
+            wp = kept[p]
+            left[p] -= 1
+            if not left[p]:
+                kept[p] = None
+        else:
+            wp = ZERO
+        w_prev = label("WI", i + 1, to_child(rot, wp))  # ^jω_{a(j)}  [9.84]
+        w_j, joint = w_prev, None
+        if robot.sigma[i] != 2:
+            joint, k = k, k + 1
+            if robot.sigma[i] == 0:
+                w_j = (w_prev[0], w_prev[1], c_add(w_prev[2], qd[joint]))  # [9.85]
+        label("W", i + 1, w_j)
+        if left[i]:
+            kept[i] = w_j
+        yield i, joint, rot, w_prev, w_j
 
 
 def forward_frames(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = None):
@@ -319,42 +370,37 @@ def forward_frames(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
     """
     parent = robot.derived.parent
     left = [len(ch) for ch in robot.derived.children]  # children still to come
-    kept = [None] * robot.nf  # (ω, ω̇, V̇, U) of a frame until its last child
-    k = 0
-    for i, rot in enumerate(frame_rotations(robot, q, backend)):
+    kept = [None] * robot.nf  # (ω̇, V̇, U) of a frame until its last child
+    for i, k, rot, w_prev, w_j in frame_velocities(robot, q, qd, backend):
         P = rot[3]
         sigma = robot.sigma[i]
         p = parent[i]
         j = i + 1  # the frame's number, in the names of a customized model's listing (WI12, VP36, ...)
         if p >= 0:
-            wp, wdp, Vdp, Up = kept[p]
+            wdp, Vdp, Up = kept[p]
             vsp = label("VSP", j, vadd(Vdp, mat_mv(Up, P)))  # ^aV̇_a + ^aU_a ^aP_j  [9.87]
             left[p] -= 1
             if not left[p]:
                 kept[p] = None
         else:
-            wp, wdp, vsp = ZERO, ZERO, (-g[0], -g[1], -g[2])  # [9.80]: V̇_0 = −g
-        w_prev = label("WI", j, to_child(rot, wp))  # ^jω_{a(j)}  [9.84]
+            wdp, vsp = ZERO, (-g[0], -g[1], -g[2])  # [9.80]: V̇_0 = −g
         wd_j = to_child(rot, wdp)
         Vd_j = to_child(rot, vsp)
-        w_j = w_prev
-        if sigma != 2:
+        if sigma == 0:
             qdk, qddk = qd[k], qdd[k]
-            k += 1
-            if sigma == 0:
-                w_j = (w_prev[0], w_prev[1], c_add(w_prev[2], qdk))  # [9.85]
-                # ω_{a} × q̇ z = (ω_y q̇, −ω_x q̇, 0)  [9.86]
-                wd_j = (c_add(wd_j[0], c_mul(w_prev[1], qdk)), c_sub(wd_j[1], c_mul(w_prev[0], qdk)),
-                        c_add(wd_j[2], qddk))
-            else:
-                # 2 ω_{a} × q̇ z  [9.87]
-                Vd_j = (c_add(Vd_j[0], c_mul(2.0, c_mul(w_prev[1], qdk))),
-                        c_sub(Vd_j[1], c_mul(2.0, c_mul(w_prev[0], qdk))), c_add(Vd_j[2], qddk))
-        label("W", j, w_j), label("WP", j, wd_j), label("VP", j, Vd_j)
+            # ω_{a} × q̇ z = (ω_y q̇, −ω_x q̇, 0)  [9.86]
+            wd_j = (c_add(wd_j[0], c_mul(w_prev[1], qdk)), c_sub(wd_j[1], c_mul(w_prev[0], qdk)),
+                    c_add(wd_j[2], qddk))
+        elif sigma == 1:
+            qdk, qddk = qd[k], qdd[k]
+            # 2 ω_{a} × q̇ z  [9.87]
+            Vd_j = (c_add(Vd_j[0], c_mul(2.0, c_mul(w_prev[1], qdk))),
+                    c_sub(Vd_j[1], c_mul(2.0, c_mul(w_prev[0], qdk))), c_add(Vd_j[2], qddk))
+        label("WP", j, wd_j), label("VP", j, Vd_j)
         U_j, dv_j = u_matrix(w_j, wd_j)
         label("DV", j, dv_j), label("U", j, U_j)
         if left[i]:
-            kept[i] = (w_j, wd_j, Vd_j, U_j)
+            kept[i] = (wd_j, Vd_j, U_j)
         yield FrameState(i, rot, w_j, wd_j, Vd_j, U_j, dv_j)
 
 

@@ -50,7 +50,7 @@ def rot_z(angle) -> np.ndarray:
 # ---- scalar backends ----------------------------------------------------------------------------------------------
 # The component-wise recursions below use only + − × / on their scalars; the few elementary functions they need come
 # from a backend object, so that one algorithm runs on NumPy arrays, Python floats, traced JAX arrays or the
-# recording scalars that generate straight-line code (robodyn.dynamics.fast).
+# recording scalars that generate the straight-line code of robodyn.compile (robodyn.dynamics.trace).
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,23 @@ def jax_vector(values, like, barrier: bool = True):
     for k, v in enumerate(values):
         out = out.at[..., k].set(v)
     return out
+
+
+def jax_rows(n: int, *arrays) -> tuple:
+    """Joint arrays (..., n) as JAX arrays broadcast to one batch: (the first of them, and per array its n rows
+    (...,), one per joint variable, for the component recursions)."""
+    import jax.numpy as jnp
+
+    arrays = jnp.broadcast_arrays(*(jnp.asarray(a) for a in arrays))
+    return arrays[0], [[a[..., k] for k in range(n)] for a in arrays]
+
+
+def jax_gravity(g) -> tuple:
+    """g (3,) or (..., 3) as its three components (JAX arrays)."""
+    import jax.numpy as jnp
+
+    g = jnp.asarray(g)
+    return g[..., 0], g[..., 1], g[..., 2]
 
 
 def jax_matrix(rows, like):

@@ -110,8 +110,8 @@ def fd_command(
     with user_errors():
         r = get_robot(robot)
         if method != "recursive":
-            # the other formulations form and factor the n x n inertia matrix, and a single state first builds
-            # the robot's straight-line kernel (robodyn.dynamics.fast): ~1e-5 n^3 s (70 s at n = 200)
+            # the other formulations form and factor the n x n inertia matrix, O(n^2) NumPy operations of
+            # O(n) each per call
             check_work(f"fd --method {method} of robot '{r.name}' (n = {r.n})", nbytes=48.0 * r.n**2,
                        flops=1e4 * r.n**3, hint="use --method recursive (O(n))")
         if r.base != "fixed":

@@ -26,9 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.dynamics import executor
-from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks
+from robodyn.kinematics import ancestors, flat_columns, frame_rotations, local_transforms, state_blocks, wrench_to_parent
 from robodyn.model.robot import Robot
-from robodyn.spatial import ScalarBackend, c_mul, sym_add, sym_outer, sym_rotate, sym_sub, vadd, vcross, vdot, vmat, vrz, vscale
+from robodyn.spatial import (ScalarBackend, c_mul, jax_backend, jax_matrix, jax_rows, sym_add, sym_outer, sym_rotate, sym_sub,
+                             vadd, vcross, vdot, vmat, vrz, vscale)
 
 
 def composite_links(robot: Robot, q: np.ndarray, dtype) -> tuple[list, list, list, list]:
@@ -113,14 +114,6 @@ def assemble_matrix(robot: Robot, q: np.ndarray, entries) -> np.ndarray:
     return Amat.reshape(q.shape[:-1] + (n, n)) + robot.derived.Ia.astype(dtype) * np.eye(n, dtype=dtype)
 
 
-def inertia_kernel(robot: Robot):
-    """``build(backend, q)`` of the single-state kernel: A (n² scalars, row-major) with Ia on the diagonal."""
-    def build(backend, q):
-        return [x for row in inertia_rows(robot, q, backend) for x in row]
-
-    return build
-
-
 def inertia_rows(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
     """A(q) as n rows of n scalars from :func:`inertia_entries`, rotor inertias on the diagonal (q: n scalars)."""
     A = [[0.0] * robot.n for _ in range(robot.n)]
@@ -150,14 +143,19 @@ def inertia_entries(robot: Robot, q, backend: ScalarBackend | None = None) -> li
             if i in col:
                 out[min(col[i], j), max(col[i], j)] = f[2] if robot.sigma[i] == 1 else m[2]  # [9.94]
             if pos + 1 < len(chain):
-                C, c, s, P = rot[i]
-                f = vmat(C, vrz(c, s, f))  # [9.92]
-                m = vadd(vmat(C, vrz(c, s, m)), vcross(P, f))  # [9.93]
+                f, m = wrench_to_parent(rot[i], (f, m))  # [9.92]–[9.93]
     return list(out.items())
 
 
 _Z = (0.0, 0.0, 1.0)
 
 
-_INERTIA = executor.Algorithm("inertia_matrix", _numpy, ("q",), kernel=inertia_kernel, single=True, batch=True,
-                              matrix=True)
+def jax_inertia_matrix(robot: Robot, q):
+    """A(q) by composite links, rotor inertias on the diagonal, on JAX arrays (..., n) → (..., n, n), traceable:
+    :func:`inertia_rows` on the JAX backend."""
+    like, (rows,) = jax_rows(robot.n, q)
+    return jax_matrix(inertia_rows(robot, rows, jax_backend()), like)
+
+
+_INERTIA = executor.Algorithm("inertia_matrix", _numpy, ("q",), single=True, batch=True, matrix=True,
+                              jax=jax_inertia_matrix)

@@ -174,61 +174,27 @@ def _virtual_state(robot: Robot, q, v, R, gravity, batch, dtype):
 
 
 def _native_state(robot: Robot, what: str, q, v=None, x=None, gravity=None):
-    """One float64 state through robodyn.native's free-flyer entry (the steps of :func:`_one_state` and the
-    augmented robot's kernel in one C call), or None: no compiled kernels, ROBODYN_NATIVE=0, or anything the entry
-    declines (then :func:`_one_state` and the general path run, with their checks and messages)."""
-    if not executor.enabled():
-        return None
+    """One float64 state through robodyn.native's free-flyer entry (the virtual state of the module notes and the
+    augmented robot's recursion in one C call), or None: no compiled kernels, ROBODYN_NATIVE=0, or anything the
+    entry declines (then the general path runs, with its checks and messages).  The single-state entry of
+    :func:`robodyn.dynamics.executor.execute` for the free-flyer functions."""
     g = robot.gravity if gravity is None else gravity
     return native.floating_state(augmented_robot(robot), what, q, v, x, g, QUATERNION_TOLERANCE)
 
 
-def _one_state(robot: Robot, q, v=None, a=None, gravity=None, tau=False):
-    """(q_a, q̇_a, q̈_a, g_0) of the augmented robot for one float64 state, by Python floats (the checks of
-    :func:`_arrays` included; ``a`` is a generalized force (n + 6) passed through when ``tau``); None for anything
-    else (batches, other dtypes, NaN, a bad quaternion: the general path then runs and reports)."""
-    n = robot.n
-    for x, size in ((q, n + 7), (v, n + 6), (a, n + 6)):
-        if x is not None and (type(x) is not np.ndarray or x.shape != (size,) or x.dtype != np.float64):
-            return None
-    if gravity is not None and not (type(gravity) is np.ndarray and gravity.shape == (3,) and gravity.dtype == np.float64):
-        return None
-    ql = q.tolist()
-    vl = [] if v is None else v.tolist()
-    al = [] if a is None else a.tolist()
-    gl = (robot.gravity if gravity is None else gravity).tolist()
-    if not math.isfinite(sum(ql) + sum(vl) + sum(al) + sum(gl)):
-        return None
-    x, y, z, w = ql[3:7]
-    norm = math.sqrt(x * x + y * y + z * z + w * w)
-    if abs(norm - 1) > QUATERNION_TOLERANCE:
-        return None
-    qa = np.array([0.0] * 6 + ql[7:])
-    if v is None:
-        return qa, None, None, None
-    x, y, z, w = x / norm, y / norm, z / norm, w / norm
-    gx, gy, gz = gl
-    # ^0R_w g = Rᵀ g, R of the quaternion (x, y, z, w) as in quaternion_matrix
-    g0 = np.array([(1 - 2 * (y * y + z * z)) * gx + 2 * (x * y + z * w) * gy + 2 * (x * z - y * w) * gz,
-                   2 * (x * y - z * w) * gx + (1 - 2 * (x * x + z * z)) * gy + 2 * (y * z + x * w) * gz,
-                   2 * (x * z + y * w) * gx + 2 * (y * z - x * w) * gy + (1 - 2 * (x * x + y * y)) * gz])
-    if tau or a is None:
-        return qa, v, a, g0
-    u, o = vl[:3], vl[3:6]
-    qdd = [al[0] + o[1] * u[2] - o[2] * u[1], al[1] + o[2] * u[0] - o[0] * u[2], al[2] + o[0] * u[1] - o[1] * u[0],
-           al[3] - o[1] * o[2], al[4] + o[0] * o[2], al[5] - o[0] * o[1]]
-    return qa, v, np.array(qdd + al[6:]), g0
+def _velocity_products(v: np.ndarray) -> np.ndarray:
+    """(..., 6): what the virtual joints' velocity products add to [v̇_0, ω̇_0] (module notes): ω_0 × v_0 and
+    −(ω_y ω_z, −ω_x ω_z, ω_x ω_y), so that q̈_a = a + them and a = q̈_a − them on the first six entries."""
+    u, w = v[..., :3], v[..., 3:6]
+    coupling = np.stack([w[..., 1] * w[..., 2], -w[..., 0] * w[..., 2], w[..., 0] * w[..., 1]], -1)
+    return np.concatenate([cross(w, u), -coupling], -1)
 
 
-def _coupling(w: np.ndarray) -> np.ndarray:
-    """(ω_y ω_z, −ω_x ω_z, ω_x ω_y): the velocity products of the three virtual revolute joints (module notes)."""
-    return np.stack([w[..., 1] * w[..., 2], -w[..., 0] * w[..., 2], w[..., 0] * w[..., 1]], -1)
-
-
-def _virtual_acceleration(v: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """q̈ of the augmented robot from the free-flyer acceleration ``a`` (module notes)."""
-    vl, w = v[..., :3], v[..., 3:6]
-    return np.concatenate([a[..., :3] + cross(w, vl), a[..., 3:6] - _coupling(w), a[..., 6:]], -1)
+def _virtual_acceleration(v: np.ndarray, a: np.ndarray, sign: int = 1) -> np.ndarray:
+    """q̈ of the augmented robot from the free-flyer acceleration ``a`` (``sign`` 1), or ``a`` from that q̈ (``sign``
+    −1), by :func:`_velocity_products` (module notes)."""
+    products = _velocity_products(v)
+    return np.concatenate([a[..., :6] + products if sign > 0 else a[..., :6] - products, a[..., 6:]], -1)
 
 
 def augmented_state(robot: Robot, q, v, a, gravity=None, what: str = "augmented_state"):
@@ -285,20 +251,16 @@ def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None
         [f_0 (N), m_0 (N m)]: the wrench on the base in R_0 about O_0 (zero for a free base moving by its
         dynamics), then the joint torques Γ with friction and rotor inertia ([9.94]).
     """
-    what = "inverse_dynamics"
-    robot = _moving(robot, what)
-    out = _native_state(robot, what, q, v, a, gravity) if wrenches is None else None
-    if out is not None:
-        return out
-    one = _one_state(robot, q, v, a, gravity) if wrenches is None else None
-    if one is not None:  # one float64 state: the augmented robot's single-state kernel, no array bookkeeping
-        qa, qda, qdda, g = one
-        return newton_euler.inverse_dynamics(augmented_robot(robot), qa, qda, qdda, gravity=g)
-    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, a=a)
+    return executor.execute(_INVERSE, _moving(robot, "inverse_dynamics"), q, v, a, wrenches, gravity)
+
+
+def _inverse_general(robot: Robot, q, v, a, wrenches, gravity, friction=None) -> np.ndarray:
+    """Any free-flyer state: the augmented robot's Newton–Euler recursion on the virtual state (module notes)."""
+    dtype, batch, arr, R = _arrays(robot, "inverse_dynamics", q=q, v=v, a=a)
     qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
     tau = newton_euler.inverse_dynamics(augmented_robot(robot), qa, qda, _virtual_acceleration(arr["v"], arr["a"]),
                                         wrenches=_wrenches(robot, wrenches, batch, dtype), gravity=g)
-    return finite_result(what, tau)
+    return finite_result("inverse_dynamics", tau)
 
 
 def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
@@ -317,15 +279,12 @@ def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
     ndarray (..., n + 6, n + 6)
         Symmetric positive definite (for a robot with mass), rotor inertias on the joint diagonal.
     """
-    what = "inertia_matrix"
-    robot = _moving(robot, what)
-    out = _native_state(robot, what, q)
-    if out is not None:
-        return out
-    one = _one_state(robot, q)
-    if one is not None:
-        return composite.inertia_matrix(augmented_robot(robot), one[0])
-    dtype, batch, arr, _ = _arrays(robot, what, q=q)
+    return executor.execute(_INERTIA, _moving(robot, "inertia_matrix"), q)
+
+
+def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=None, friction=None) -> np.ndarray:
+    """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero."""
+    dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", q=q)
     qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
     return composite.inertia_matrix(augmented_robot(robot), qa)
 
@@ -369,24 +328,24 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
         return _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration)
     if base_acceleration is not None:
         raise InputError(f"{what}: base_acceleration is for a mobile base; a floating base's acceleration is computed")
-    out = _native_state(robot, what, q, v, tau, gravity) if wrenches is None else None
-    if out is not None:
-        return out
-    one = _one_state(robot, q, v, tau, gravity, tau=True) if wrenches is None else None
-    if one is not None:
-        qa, qda, tau_a, g = one
-        x = recursive.forward_dynamics(augmented_robot(robot), qa, qda, tau_a, gravity=g).tolist()
-        u, o = qda[:3].tolist(), qda[3:6].tolist()
-        base = [x[0] - o[1] * u[2] + o[2] * u[1], x[1] - o[2] * u[0] + o[0] * u[2], x[2] - o[0] * u[1] + o[1] * u[0],
-                x[3] + o[1] * o[2], x[4] - o[0] * o[2], x[5] + o[0] * o[1]]
-        return np.array(base + x[6:])
-    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, tau=tau)
+    return executor.execute(_FORWARD, robot, q, v, tau, wrenches, gravity)
+
+
+def _forward_general(robot: Robot, q, v, tau, wrenches, gravity, friction=None) -> np.ndarray:
+    """Any free-flyer state of a floating base: the augmented robot's articulated-body recursion (module notes)."""
+    dtype, batch, arr, R = _arrays(robot, "forward_dynamics", q=q, v=v, tau=tau)
     qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
     qdd = recursive.forward_dynamics(augmented_robot(robot), qa, qda, arr["tau"],
                                      wrenches=_wrenches(robot, wrenches, batch, dtype), gravity=g)
-    vl, w = arr["v"][..., :3], arr["v"][..., 3:6]
-    out = np.concatenate([qdd[..., :3] - cross(w, vl), qdd[..., 3:6] + _coupling(w), qdd[..., 6:]], -1)
-    return finite_result(what, out)
+    return finite_result("forward_dynamics", _virtual_acceleration(arr["v"], qdd, -1))
+
+
+#: the free-flyer functions on the one executor: robodyn.native's free-flyer entry for one float64 state, else the
+#: augmented robot's recursions on the virtual state
+_INVERSE = executor.Algorithm("inverse_dynamics", None, ("q", "v", "a"), entry=_native_state, general=_inverse_general)
+_INERTIA = executor.Algorithm("inertia_matrix", None, ("q",), entry=_native_state, general=_inertia_general)
+_FORWARD = executor.Algorithm("forward_dynamics", None, ("q", "v", "tau"), entry=_native_state,
+                              general=_forward_general)
 
 
 class ReducedInverseDynamics(NamedTuple):

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn.errors import InputError
+from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 
 
@@ -66,10 +67,7 @@ class DiscontinuousFriction:
     states = 0
 
     def torque(self, robot: Robot, qd) -> np.ndarray:
-        qd = np.asarray(qd, dtype=float)
-        s = np.sign(qd)
-        strib, _ = stribeck_factor(robot, qd)
-        return (joint_column(robot, "Fc") + strib) * s + joint_column(robot, "Fv") * qd + joint_column(robot, "Foff")
+        return friction_of(robot, np.asarray(qd, dtype=float))  # the robot's own law, robodyn.model.friction
 
     def slope(self, robot: Robot, qd) -> np.ndarray:
         """∂Γ_f/∂q̇ away from q̇ = 0 (the Dirac at 0 is left out): F_v + sign(q̇) ∂Stribeck/∂|q̇| sign(q̇)."""
@@ -276,6 +274,6 @@ class NoFriction:
 
 
 def frictionless(robot: Robot) -> Robot:
-    """The same robot with every friction coefficient set to zero (rotor inertias kept)."""
-    zero = np.zeros(robot.nf)
-    return robot.replace(Fc=zero, Fv=zero, Foff=zero, Fst=zero)
+    """The same robot with every friction coefficient set to zero (rotor inertias kept):
+    :func:`robodyn.model.friction.with_friction` ``(robot, False)``, built once per robot."""
+    return with_friction(robot, False)

@@ -9,9 +9,8 @@ One statement of the algorithms, on component scalars (:mod:`robodyn.spatial`), 
 * :func:`forward_components`: forward dynamics, D q̈ = τ − C (eq 17), the square-root-free Cholesky factorisation
   L D Lᵀ and the two triangular solves (Table 3).
 
-Every numeric path runs them: a batch as (B,) arrays over blocks of states (as Newton–Euler's ``rnea``), one
-float64 state as the straight-line kernel traced from them (robodyn.dynamics.fast), and the customized models of
-robodyn.symbolic.formulations record them for the published operation counts.  The forms (Mata §4.1: "trigonometric
+Every numeric path runs them: a batch (one state included) as (B,) arrays over blocks of states (as
+Newton–Euler's ``rnea``), and the customized models of robodyn.symbolic.formulations record them for the published operation counts.  The forms (Mata §4.1: "trigonometric
 identities ... make the calculation of the components of the rotation matrix unnecessary"):
 
 * rotations applied as the planar rotations Rot(x, α) and Rot(z, θ) in turn (:func:`robodyn.kinematics.to_child`);
@@ -47,12 +46,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn.dynamics import executor, fast
-from robodyn.dynamics.fast import cholesky_components
-from robodyn.dynamics.lagrange import cholesky_solve
+from robodyn.dynamics import executor
+from robodyn.dynamics.lagrange import Fallback, cholesky_components, cholesky_solve
 from robodyn.dynamics.trace import no_phase, opaque
 from robodyn.kinematics import flat_columns, forward_frames, frame_rotations, run_blocks, state_blocks, to_child, to_parent
-from robodyn.model.friction import friction_components, friction_of
+from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
 from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, euler_moment, frame_wrench, mat_mv,
                              planar_symmetric, sym_rows, vcross, vdot, vmat, vscale, vsum)
@@ -250,8 +248,8 @@ def forward_components(robot: Robot, q, qd, tau, g, wr=None, backend: ScalarBack
                        check: bool = False) -> list:
     """q̈ = D⁻¹ (τ − C − G) (Mata et al. eq. (17), Table 3): D by :func:`inertia_components` (rotor inertia
     included), the bias vector by :func:`torque_components` with q̈ = 0, then the square-root-free Cholesky
-    factorisation L D Lᵀ and the two triangular solves (:func:`robodyn.dynamics.fast.cholesky_components`;
-    ``check``: its pivot test, for a kernel's recording scalars).  ``tau`` is the torque less friction."""
+    factorisation L D Lᵀ and the two triangular solves (:func:`robodyn.dynamics.lagrange.cholesky_components`;
+    ``check``: its pivot test).  ``tau`` is the torque less friction."""
     phase = phase or no_phase
     D = inertia_components(robot, q, backend, phase)
     phase("bias vector")
@@ -260,7 +258,7 @@ def forward_components(robot: Robot, q, qd, tau, g, wr=None, backend: ScalarBack
     return cholesky_components(D, [c_sub(t, c) for t, c in zip(tau, bias)], check)
 
 
-# ---- the public functions: batches over blocks of states, single states through the traced kernels --------------
+# ---- the public functions: batches over blocks of states ----------------------------------------------------------
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
     """Inverse dynamics by the Gibbs–Appell equations, O(n) (Mata et al. eqs 14–16, §4.1).
 
@@ -348,33 +346,11 @@ def _forward_numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
 
     try:
         return run_blocks(robot, checked, (q, qd, rigid), g, fe)
-    except fast.Fallback:  # a pivot near zero: the batched Cholesky solves or names the singular model
+    except Fallback:  # a pivot near zero: the batched Cholesky solves or names the singular model
         C = run_blocks(robot, torque_components, (q, qd, np.zeros_like(qd)), g, fe)
         return cholesky_solve(_inertia_numpy(robot, q), rigid - C, robot.name)
 
 
-def _inverse_kernel(robot: Robot):
-    return fast.torque_kernel(robot, torque_components)
-
-
-def _inertia_kernel(robot: Robot):
-    def build(backend, q):
-        return [x for row in inertia_components(robot, q, backend) for x in row]
-
-    return build
-
-
-def _forward_kernel(robot: Robot):
-    def build(backend, q, qd, tau, g):
-        friction = friction_components(robot, qd, backend)
-        return forward_components(robot, q, qd, [t - f for t, f in zip(tau, friction)], g, backend=backend,
-                                  check=True)
-
-    return build
-
-
-_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, kernel=_inverse_kernel, key="gibbs_appell_inverse")
-_INERTIA = executor.Algorithm("inertia_matrix", _inertia_numpy, ("q",), kernel=_inertia_kernel,
-                              key="gibbs_appell_inertia", matrix=True)
-_FORWARD = executor.Algorithm("forward_dynamics", _forward_numpy, ("q", "qd", "tau"), kernel=_forward_kernel,
-                              key="gibbs_appell_forward")
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy)
+_INERTIA = executor.Algorithm("inertia_matrix", _inertia_numpy, ("q",), matrix=True)
+_FORWARD = executor.Algorithm("forward_dynamics", _forward_numpy, ("q", "qd", "tau"))

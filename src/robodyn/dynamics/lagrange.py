@@ -26,9 +26,9 @@ import numpy as np
 
 from robodyn.arrays import cholesky, finite_result, pivot_too_small, singular_model_error
 from robodyn.model.arguments import joint_arrays
-from robodyn.dynamics import composite, executor, fast, newton_euler
+from robodyn.dynamics import composite, executor
 from robodyn.dynamics.newton_euler import gravity_argument, rnea
-from robodyn.model.friction import friction_components, friction_of
+from robodyn.model.friction import friction_of
 from robodyn.kinematics import ancestors, base_poses, link_velocities
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
@@ -219,43 +219,7 @@ def _numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
     return cholesky_solve(composite.inertia_matrix(robot, q), tau - H, robot.name)
 
 
-def _one_state(robot: Robot, q, qd, tau, gravity) -> np.ndarray:
-    """One float64 state without the compiled kernel: A and H from the single-state paths, then the square-root-free
-    factorisation as a straight-line kernel of its own (relative pivot test recorded)."""
-    n = robot.n
-    H = newton_euler.inverse_dynamics(robot, q, qd, np.zeros(n), gravity=gravity)
-    A = composite.inertia_matrix(robot, q)
-    b = tau - H
-    qdd = executor.traced(robot, "cholesky_solve", lambda: (_solve_kernel(robot), {"A": n * n, "b": n}), (n * n, n),
-                          (A.reshape(n * n), b), (n,))
-    return cholesky_solve(A, b, robot.name) if qdd is None else qdd  # a pivot failed the test: this names it
-
-
-def _forward_kernel(robot: Robot):
-    """``build`` of the Cholesky method for one state: H = Γ(q, q̇, 0) + Γ_f(q̇) by Newton–Euler, A by composite
-    links with Ia, then A q̈ = Γ − H by the square-root-free factorisation [9.95]–[9.96] (Mata et al. Table 3)."""
-    n = robot.n
-
-    def build(backend, q, qd, tau, g):
-        H = [h + f for h, f in zip(newton_euler.rnea_components(robot, q, qd, [0.0] * n, g, backend=backend),
-                                   friction_components(robot, qd, backend))]
-        A = composite.inertia_kernel(robot)(backend, q)
-        return fast.cholesky_components([A[i * n:(i + 1) * n] for i in range(n)], [t - h for t, h in zip(tau, H)])
-
-    return build
-
-
-def _solve_kernel(robot: Robot):
-    n = robot.n
-
-    def build(backend, A, b):
-        return fast.cholesky_components([A[i * n:(i + 1) * n] for i in range(n)], b)
-
-    return build
-
-
-_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"), kernel=_forward_kernel,
-                              key="cholesky_forward", python=_one_state)
+_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"))
 
 
 def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "inertia matrix") -> np.ndarray:
@@ -285,4 +249,54 @@ def cholesky_solve(A: np.ndarray, b: np.ndarray, robot_name: str, what: str = "i
     x = np.empty_like(b)
     for i in range(n - 1, -1, -1):
         x[..., i] = (y[..., i] - np.sum(L[..., i + 1 :, i] * x[..., i + 1 :], -1)) / L[..., i, i]
+    return x
+
+
+class Fallback(Exception):
+    """Raised by :func:`cholesky_components` (and Kozłowski's articulated pivots) on component scalars for a pivot
+    that fails the relative test: the batched NumPy factorisation then runs and names the singular model."""
+
+
+def cholesky_components(A, b, check: bool = True) -> list:
+    """x with A x = b for a symmetric positive-definite A (n rows of n scalars) and b (n scalars): the square-root-free
+    Cholesky factorisation A = L D Lᵀ, then L y = b, Lᵀ x = D⁻¹ y (Khalil & Dombre [9.96]; Mata et al. Table 3).
+
+    Every pivot d_k takes the relative test of :func:`robodyn.arrays.pivot_too_small`, against Σ|A_ii| (never below
+    the max|A_ii| of the batched test, so a state accepted here is accepted there); a pivot that fails it raises
+    :class:`Fallback`, and the batched factorisation reports the singular model (``check=False``: no test, for
+    symbolic scalars that cannot be compared; a customized model's recording notes the test for its generated
+    code).  Structural zeros of A (other branches of a tree) cost nothing.
+    """
+    n = len(b)
+    scale = None
+    L = [[0.0] * n for _ in range(n)]
+    LD = [[0.0] * n for _ in range(n)]  # L_ij d_j
+    d = []
+    for k in range(n):
+        dk = A[k][k]
+        for j in range(k):
+            dk = dk - L[k][j] * LD[k][j]
+        if check and scale is None:
+            scale = sum((abs(A[i][i]) for i in range(1, n)), abs(A[0][0]))
+        if check and pivot_too_small(dk, lambda: scale, k):
+            raise Fallback
+        d.append(dk)
+        for i in range(k + 1, n):
+            t = A[i][k]
+            for j in range(k):
+                t = t - L[i][j] * LD[k][j]
+            LD[i][k] = t
+            L[i][k] = t / dk
+    y = []
+    for i in range(n):
+        t = b[i]
+        for j in range(i):
+            t = t - L[i][j] * y[j]
+        y.append(t)
+    x = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        t = y[i] / d[i]
+        for j in range(i + 1, n):
+            t = t - L[j][i] * x[j]
+        x[i] = t
     return x

@@ -16,12 +16,13 @@ import numpy as np
 
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import joint_arrays
-from robodyn.kinematics import forward_frames, run_blocks, to_parent
-from robodyn.model.friction import friction_of, with_friction
+from robodyn.kinematics import forward_frames, run_blocks, wrench_to_parent
+from robodyn.model.friction import friction_components, friction_of, with_friction
 from robodyn.model.robot import Robot
-from robodyn.dynamics import executor, fast
+from robodyn.dynamics import executor
 from robodyn.dynamics.trace import Rec, opaque
-from robodyn.spatial import ScalarBackend, euler_moment, frame_wrench, label, mat_mv, vadd, vcross, vscale
+from robodyn.spatial import (ScalarBackend, euler_moment, frame_wrench, jax_backend, jax_gravity, jax_rows, jax_vector, label,
+                             mat_mv, vadd, vcross, vscale)
 
 
 def rnea(robot: Robot, q, qd, qdd, gravity, wrenches=None) -> np.ndarray:
@@ -83,9 +84,10 @@ def rnea_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBackend
     for i in range(robot.nf - 1, -1, -1):
         p = robot.derived.parent[i]
         if p >= 0:
-            fp = label("FDI", i + 1, to_parent(rot[i], label("FJ", i + 1, f[i])))  # ^{a}f_j  [9.92]
+            fp, mp = wrench_to_parent(rot[i], (label("FJ", i + 1, f[i]), m[i]))  # [9.92]–[9.93]
+            label("FDI", i + 1, fp)  # ^{a}f_j
             f[p] = vadd(f[p], fp)  # [9.91]
-            m[p] = vadd(vadd(m[p], to_parent(rot[i], m[i])), vcross(rot[i][3], fp))  # [9.93]
+            m[p] = vadd(m[p], mp)
     return [f[i][2] if robot.sigma[i] == 1 else m[i][2] for i in robot.joint_frames]  # first term of [9.94]
 
 
@@ -94,7 +96,7 @@ def _named(v):
 
     In a recording that merges constant coefficients, a component c·x (e.g. N_6 = ZZ_6 ω̇_6 with the base
     parameters) would carry its constant into each product of the backward recursion, C_j (c x) = c (C_j x): one
-    product more per use.  Numbers, and the exact tapes of the kernels (which merge nothing), pass unchanged.
+    product more per use.  Numbers pass unchanged.
     """
     return tuple(opaque(x) if isinstance(x, Rec) and x.g.simplify else x for x in v)
 
@@ -158,17 +160,6 @@ def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
     return rnea(robot, q, qd, qdd, g, fe) + friction_of(robot, qd)
 
 
-def _inverse_kernel(robot: Robot):
-    return fast.torque_kernel(robot, rnea_components)
-
-
-def _gravity_kernel(robot: Robot):
-    def build(backend, q, g):
-        return rnea_components(robot, q, [0.0] * robot.n, [0.0] * robot.n, g, backend=backend)
-
-    return build
-
-
 def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
     """Gravity torques Q(q) = ∂U/∂q = Γ(q, q̇ = 0, q̈ = 0) without friction ([9.8], [9.25]).
 
@@ -220,6 +211,25 @@ def _bias_numpy(robot: Robot, q, qd, g, fe) -> np.ndarray:
     return rnea(robot, q, qd, np.zeros_like(qd), g, fe) + friction_of(robot, qd)
 
 
-_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, kernel=_inverse_kernel, single=True, batch=True)
-_GRAVITY = executor.Algorithm("gravity_torques", _gravity_numpy, ("q",), kernel=_gravity_kernel, single=True, batch=True)
+def jax_inverse_dynamics(robot: Robot, q, qd, qdd, gravity=None):
+    """Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) [9.84]–[9.94] on JAX arrays (..., n), traceable by ``jax.jit`` / ``vmap`` /
+    ``grad``: :func:`rnea_components` on the JAX backend (:func:`robodyn.spatial.jax_backend`)."""
+    backend = jax_backend()
+    like, (q, qd, qdd) = jax_rows(robot.n, q, qd, qdd)
+    tau = rnea_components(robot, q, qd, qdd, jax_gravity(robot.gravity if gravity is None else gravity), backend=backend)
+    friction = friction_components(robot, qd, backend)
+    return jax_vector([t + float(Ia) * a + f for t, Ia, a, f in zip(tau, robot.derived.Ia, qdd, friction)], like)
+
+
+def jax_gravity_torques(robot: Robot, q, gravity=None):
+    """Q(q) = Γ(q, 0, 0) without friction [9.8] on JAX arrays (..., n), traceable."""
+    zeros = [0.0] * robot.n
+    like, (q,) = jax_rows(robot.n, q)
+    g = jax_gravity(robot.gravity if gravity is None else gravity)
+    return jax_vector(rnea_components(robot, q, zeros, zeros, g, backend=jax_backend()), like)
+
+
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, single=True, batch=True, jax=jax_inverse_dynamics)
+_GRAVITY = executor.Algorithm("gravity_torques", _gravity_numpy, ("q",), single=True, batch=True,
+                              jax=jax_gravity_torques)
 _BIAS = executor.Algorithm("bias_torques", _bias_numpy, ("q", "qd"))

@@ -34,8 +34,10 @@ import numpy as np
 
 from robodyn.arrays import pivot_too_small, singular_model_error
 from robodyn.dynamics import executor
-from robodyn.model.friction import friction_components, friction_of
-from robodyn.kinematics import frame_rotations, run_blocks
+from robodyn.dynamics.composite import jax_inertia_matrix
+from robodyn.dynamics.newton_euler import jax_inverse_dynamics
+from robodyn.model.friction import friction_of
+from robodyn.kinematics import frame_velocities, run_blocks, to_child, twist_to_child, wrench_to_parent
 from robodyn.model.robot import Robot
 from robodyn.spatial import (
     ScalarBackend,
@@ -55,10 +57,6 @@ from robodyn.spatial import (
     vadd,
     vcross,
     vdot,
-    vmat,
-    vmat_t,
-    vrz,
-    vrz_t,
     vscale,
     vsub,
 )
@@ -99,15 +97,19 @@ def aba_components(robot: Robot, q, qd, tau, g, fe=None, backend: ScalarBackend 
     return second_forward(robot, tau, g, rot, gam, H, Ja, beta_star)
 
 
-def _kernel(robot: Robot):
-    def build(backend, q, qd, tau, g):
-        tau = [t - f for t, f in zip(tau, friction_components(robot, qd, backend))]  # [9.106]
-        return aba_components(robot, q, qd, tau, g, backend=backend)
+def jax_forward_dynamics(robot: Robot, q, qd, tau, gravity=None):
+    """q̈ = A⁻¹(Γ − H(q, q̇)) [9.95]–[9.96] on JAX arrays (..., n), traceable: A by composite links and H by
+    Newton–Euler on the JAX backend, then ``jax.numpy.linalg.solve`` (a traced direct model need not branch on
+    pivots as the articulated-body recursion does)."""
+    import jax.numpy as jnp
 
-    return build
+    q, qd, tau = jnp.broadcast_arrays(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(tau))
+    H = jax_inverse_dynamics(robot, q, qd, jnp.zeros_like(q), gravity)
+    return jnp.linalg.solve(jax_inertia_matrix(robot, q), (tau - H)[..., None])[..., 0]
 
 
-_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"), kernel=_kernel, single=True, batch=True)
+_FORWARD = executor.Algorithm("forward_dynamics", _numpy, ("q", "qd", "tau"), single=True, batch=True,
+                              jax=jax_forward_dynamics)
 
 
 def _row(robot: Robot, j: int) -> tuple[int, int]:
@@ -117,27 +119,23 @@ def _row(robot: Robot, j: int) -> tuple[int, int]:
 
 
 def first_forward(robot: Robot, q, qd, fe, backend: ScalarBackend | None = None):
-    """Rotations of every frame, γ_j [9.101] and β_j [9.103] (lists over frames of screws)."""
+    """Rotations of every frame, γ_j [9.101] and β_j [9.103] (lists over frames of screws), on the velocity
+    recursion of :func:`robodyn.kinematics.frame_velocities`."""
     zero = (0.0, 0.0, 0.0)
-    rot = frame_rotations(robot, q, backend)
-    gam, beta, w = [], [], []
-    k = 0
-    for j, ((C, c, s, P), (J, MS, _)) in enumerate(zip(rot, robot.derived.links_six)):
+    rot, gam, beta, w = [], [], [], []
+    for j, k, rot_j, w_prev, w_j in frame_velocities(robot, q, qd, backend):
+        J, MS, _ = robot.derived.links_six[j]
         p = robot.derived.parent[j]
         wp = w[p] if p >= 0 else zero
-        w_prev = vrz_t(c, s, vmat_t(C, wp))  # ^jω_{a(j)}
-        lin, ang, w_j = vrz_t(c, s, vmat_t(C, vcross(wp, vcross(wp, P)))), zero, w_prev
-        if robot.sigma[j] != 2:
-            qz = (0.0, 0.0, qd[k])
-            k += 1
-            if robot.sigma[j] == 1:
-                lin = vadd(lin, vscale(2.0, vcross(w_prev, qz)))
-            else:
-                ang = vcross(w_prev, qz)
-                w_j = vadd(w_prev, qz)  # [9.17]
+        lin, ang = to_child(rot_j, vcross(wp, vcross(wp, rot_j[3]))), zero
+        if robot.sigma[j] == 1:
+            lin = vadd(lin, vscale(2.0, vcross(w_prev, (0.0, 0.0, qd[k]))))
+        elif robot.sigma[j] == 0:
+            ang = vcross(w_prev, (0.0, 0.0, qd[k]))
         b = (vscale(-1.0, vcross(w_j, vcross(w_j, MS))), vscale(-1.0, vcross(w_j, sym_mv(J, w_j))))  # [9.103]
         if fe is not None:
             b = _sub(b, (tuple(fe[6 * j: 6 * j + 3]), tuple(fe[6 * j + 3: 6 * j + 6])))
+        rot.append(rot_j)
         gam.append((lin, ang))  # [9.101]
         beta.append(b)
         w.append(w_j)
@@ -170,7 +168,7 @@ def backward(robot: Robot, tau, rot, gam, beta):
             alpha = _sub(screw_add(inertia_times(K, gam[j]), screw_scale(u, Jg)), bs)  # [9.118]
         p = robot.derived.parent[j]
         if p >= 0:  # summed over all children of p: trees
-            beta_star[p] = _sub(beta_star[p], wrench_to_antecedent(rot[j], alpha))  # [9.119]
+            beta_star[p] = _sub(beta_star[p], wrench_to_parent(rot[j], alpha))  # [9.119]
             Jstar[p] = inertia_add(Jstar[p], inertia_to_antecedent(rot[j], K))  # [9.120]
     return H, Ja, Jstar, beta_star
 
@@ -182,7 +180,7 @@ def second_forward(robot: Robot, tau, g, rot, gam, H, Ja, beta_star) -> list:
     Vd0 = ((-g[0], -g[1], -g[2]), (0.0, 0.0, 0.0))
     for j in range(robot.nf):
         p = robot.derived.parent[j]
-        acc = screw_add(twist_from_antecedent(rot[j], Vd[p] if p >= 0 else Vd0), gam[j])  # ^jV̇_{a(j)} [9.121] + γ_j
+        acc = screw_add(twist_to_child(rot[j], Vd[p] if p >= 0 else Vd0), gam[j])  # ^jV̇_{a(j)} [9.121] + γ_j
         if robot.sigma[j] != 2:
             side, row = _row(robot, j)
             u = c_add(tau[len(qdd)], beta_star[j][side][row])
@@ -242,20 +240,6 @@ def minus_outer(I, U, V):
 
 def inertia_add(I, K):
     return sym_add(I[0], K[0]), tuple(vadd(a, b) for a, b in zip(I[1], K[1])), sym_add(I[2], K[2])
-
-
-def wrench_to_antecedent(rot, F):
-    """^j𝕋_{a(j)}ᵀ F = [A f; A m + P × A f]: the wrench F of R_j at O_j in R_{a(j)} at O_{a(j)} ([9.92]–[9.93])."""
-    C, c, s, P = rot
-    f = vmat(C, vrz(c, s, F[0]))
-    return f, vadd(vmat(C, vrz(c, s, F[1])), vcross(P, f))
-
-
-def twist_from_antecedent(rot, V):
-    """^j𝕋_{a(j)} V = [Aᵀ (v + ω × P); Aᵀ ω] ([9.100], [9.121])."""
-    C, c, s, P = rot
-    v, w = V
-    return vrz_t(c, s, vmat_t(C, vadd(v, vcross(w, P)))), vrz_t(c, s, vmat_t(C, w))
 
 
 def inertia_to_antecedent(rot, K):

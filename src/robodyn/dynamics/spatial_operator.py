@@ -8,8 +8,8 @@ filter in robot dynamics"), batched, revolute/prismatic/fixed frames, trees incl
   the tip (3.55)–(3.58) (:func:`kozlowski_forward`).
 
 Each recursion is written once, on component scalars (:mod:`robodyn.spatial`), in the forms Kozłowski counts
-(Tables 1–2): the batched NumPy path runs it on (B,) arrays over blocks of states, the single-state kernels trace
-it (robodyn.dynamics.fast), and :func:`robodyn.symbolic.formulations.recorded_model` records it for the operation
+(Tables 1–2): the batched NumPy path runs it on (B,) arrays over blocks of states (one state included), and
+:func:`robodyn.symbolic.formulations.recorded_model` records it for :func:`robodyn.compile` and the operation
 counts, each step announced to ``phase`` with its row of Kozłowski's tables.
 
 Conventions.  The paper numbers links from the tip (k = 1) to the base (k = n + 1 fixed); joint k joins links k and
@@ -40,10 +40,11 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.arrays import pivot_too_small, singular_model_error
-from robodyn.dynamics import executor, fast
+from robodyn.dynamics import executor
+from robodyn.dynamics.lagrange import Fallback
 from robodyn.dynamics.trace import no_phase, opaque
 from robodyn.kinematics import frame_rotations, run_blocks, to_child, to_parent
-from robodyn.model.friction import friction_components, friction_of
+from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
 from robodyn.spatial import UPPER, ZERO, frame_wrench, planar_symmetric, vcross, vmat, vscale, vsum
 
@@ -166,11 +167,11 @@ KOZLOWSKI_TABLE_2_ROWS = ("b_k, n_k (3.7), (3.14)", "state propagation (3.47)", 
 
 
 def _singular(robot: Robot, i: int, D) -> None:
-    """The failed pivot D_k (3.49) of frame i: the singular model's error on numbers, a kernel's fallback else."""
+    """The failed pivot D_k (3.49) of frame i: the singular model's error on numbers, Fallback else."""
     if np.asarray(D).dtype.kind == "f":
         raise singular_model_error(robot.name, f"joint {robot.joint_names[i]}: articulated inertia D = "
                                    f"{float(np.min(D)):.3g} (3.49)")
-    raise fast.Fallback
+    raise Fallback
 
 
 def _sym_get(P, r, c):
@@ -277,7 +278,7 @@ def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=
 
     A pivot D_k that fails the relative test of :func:`robodyn.arrays.pivot_too_small` raises the singular model's
     :class:`robodyn.errors.ModelError` naming the joint on floats and arrays, and
-    :class:`robodyn.dynamics.fast.Fallback` on a kernel's recording scalars (the general path then names the joint).
+    :class:`robodyn.dynamics.lagrange.Fallback` on other scalars (the caller then names the joint).
 
     Parameters
     ----------
@@ -482,18 +483,5 @@ def _forward_numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:
     return run_blocks(robot, kozlowski_forward, (q, qd, tau - friction_of(robot, qd)), g, fe)  # (3.51): τ − Γ_f
 
 
-def _inverse_kernel(robot: Robot):
-    return fast.torque_kernel(robot, kozlowski_torques)
-
-
-def _forward_kernel(robot: Robot):
-    def build(backend, q, qd, tau, g):
-        tau = [t - f for t, f in zip(tau, friction_components(robot, qd, backend))]  # (3.51): τ − Γ_f
-        return kozlowski_forward(robot, q, qd, tau, g, backend=backend)
-
-    return build
-
-
-_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, kernel=_inverse_kernel, key="spatial_operator_inverse")
-_FORWARD = executor.Algorithm("forward_dynamics", _forward_numpy, ("q", "qd", "tau"), kernel=_forward_kernel,
-                              key="spatial_operator_forward")
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy)
+_FORWARD = executor.Algorithm("forward_dynamics", _forward_numpy, ("q", "qd", "tau"))

@@ -13,8 +13,8 @@ earlier assignment ``t_j``, a ``float`` a constant of the robot (done off-line),
 ``("cmul", c, k)``         c · t_k  (c > 0)                     mul
 ``("div", j, k)``          t_j / t_k                            mul (and div)
 ``("rdiv", k)``            1 / t_k                              mul (and div)
-``("divc", k, c)``         t_k / c  (exact tapes)               mul (and div)
-``("cdiv", c, k)``         c / t_k  (exact tapes)               mul (and div)
+``("divc", k, c)``         t_k / c  (counting tapes)            mul (and div)
+``("cdiv", c, k)``         c / t_k  (counting tapes)            mul (and div)
 ``("add", j, sign, k)``    t_j + sign · t_k  (j ≤ k)            add
 ``("addc", c, k)``         t_k + c                              add
 ``("let", k, sign)``       sign · t_k as a variable of its own  free
@@ -22,7 +22,6 @@ earlier assignment ``t_j``, a ``float`` a constant of the robot (done off-line),
 ``("pow", k, p)``          t_k ** p (p a constant)              other
 ``("abs", k)``             |t_k|, ``("sign", k)`` sign(t_k)     free
 ``("fn", name, k)``        another function (symbolic counts)   other
-``("check", a, b)``        run-time test a > b (exact tapes)    free
 =========================  =================================  =========================
 
 An output is ``sign · t_k`` (a :class:`Rec`) or a constant.  The readers: :meth:`Recorded.evaluate` (NumPy,
@@ -30,8 +29,7 @@ any batch), :meth:`Recorded.count` / :meth:`Recorded.count_by_phase` (the one op
 over the assignments that reach the outputs), the customized models of :mod:`robodyn.symbolic.formulations`.
 
 The constants: :data:`SNAP_TOL` is robodyn's one tolerance for taking a constant of the robot as exactly 0 or ±1
-(:func:`snap`); the counting scalars of :mod:`robodyn.analysis.traced` use it too.  The straight-line kernels of
-:mod:`robodyn.dynamics.fast` fold only *exact* 0 and ±1 (they must give the batched path's numbers bit for bit).
+(:func:`snap`); the counting scalars of :mod:`robodyn.analysis.traced` use it too.
 
 The recording scalar
 --------------------
@@ -70,7 +68,7 @@ from robodyn.spatial import ScalarBackend
 #: The cost kind of each operation of the IR ("mul", "add", "sin", "cos", "sqrt", "other" or None: free),
 #: the one table of robodyn's operation counts.
 COST = MappingProxyType({"in": None, "mul": "mul", "cmul": "mul", "div": "mul", "rdiv": "mul", "add": "add",
-                         "addc": "add", "divc": "mul", "cdiv": "mul", "check": None, "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other",
+                         "addc": "add", "divc": "mul", "cdiv": "mul", "let": None, "sin": "sin", "cos": "cos", "sqrt": "sqrt", "exp": "other",
                          "pow": "other", "fn": "other", "abs": None, "sign": None})
 
 #: The counted kinds, in the order of a count: ``mul`` includes the divisions, ``div`` counts them alone.
@@ -190,23 +188,16 @@ class Tape:
     """The IR of one recording (see the module docstring): ``ops[k]`` = (operation, arguments), ``vals[k]`` its
     value at the traced state.
 
-    ``exact=True``: the rules of a kernel (:func:`trace_kernel`): only operations that give the same IEEE result
-    are rewritten (a sign moved through a product or a sum, exact 0 and ±1 folded; the operands stay in the
-    order of the recursion, which keeps the Python kernels as fast as the recursion's own order); no
-    constant coefficients merge, no snapping, constants keyed bit for bit, and a comparison ``x > y`` records a
-    run-time check (``("check", a, b)``) instead of taking a branch.
-
     ``counting=True``: the rules of an operation count of generic code as it runs (the counting scalars of
     :mod:`robodyn.analysis.traced`): every executed operation is a node of its own (no sharing, no merged
     coefficients, no x − x = 0), constants within :data:`SNAP_TOL` of 0 and ±1 fold, a division by a constant
     stays a division, comparisons take the traced values, and ``listener(op)`` (if given) hears each new node.
     """
 
-    def __init__(self, exact: bool = False, counting: bool = False, listener=None) -> None:
-        self.exact = exact
+    def __init__(self, counting: bool = False, listener=None) -> None:
         self.counting = counting
         #: the symbolic rules (merged coefficients, x − x = 0, x / x = 1, commutative keys) apply
-        self.simplify = not (exact or counting)
+        self.simplify = not counting
         self.listener = listener
         self.ops: list[tuple] = []
         self.vals: list[float] = []
@@ -236,7 +227,7 @@ class Tape:
         # A constant in a key is rounded to 12 significant digits: equal constants of the robot reached by
         # different off-line arithmetic (a b c as (a b) c or a (b c)) differ in their last bits, and must still
         # share one node (else a count would depend on the rounding of random values).
-        key = op if self.exact else tuple(_key(x) for x in op)
+        key = tuple(_key(x) for x in op)
         k = self._index.get(key)
         if k is None:
             k = self._index[key] = len(self.ops)
@@ -289,16 +280,16 @@ class Rec:
 
     @property
     def records_checks(self) -> bool:
-        """A comparison records a run-time check (a kernel's tape, or one that collects its checks;
+        """A comparison is noted as a check of the generated code (a tape that collects its checks;
         :func:`robodyn.arrays.pivot_too_small`)."""
-        return self.g.exact or self.g.checks is not None
+        return self.g.checks is not None
 
     def _snap(self, c: float) -> float:
-        return _number(c) if self.g.exact else snap(c)
+        return snap(c)
 
     def _coef(self):
         """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple; always
-        ±1 on an exact tape, whose coefficients never merge)."""
+        ±1 on a counting tape, whose coefficients never merge)."""
         op = self._op()
         if op[0] == "cmul" and self.g.simplify:
             return self.s * op[1], op[2]
@@ -448,26 +439,20 @@ class Rec:
             return NotImplemented
         return self.v != (o.v if isinstance(o, Rec) else o)
 
-    # --- comparisons use the traced value (the branch a recursion takes at that state); on an exact tape
-    # x > y is a condition of the algorithm (a pivot H_j > 0), checked when the kernel runs -------------------
+    # --- comparisons use the traced value (the branch a recursion takes at that state) ------------------------
     def __gt__(self, o):
-        if self.g.exact:
-            self.g.node(("check", _operand(self), _operand(o)), math.nan)
-            return True
         return self.v > float(o)
 
     def exceeds(self, factor: float, scale, label=None) -> bool:
-        """x > factor · scale, the relative pivot test of :func:`robodyn.arrays.pivot_too_small`: a run-time
-        check on an exact tape; on a tape that collects its checks, noted as (x, scale, label) (``label``: whose
-        pivot it is) and decided by the traced values; else decided by them."""
-        if self.g.checks is not None and not self.g.exact:
+        """x > factor · scale, the relative pivot test of :func:`robodyn.arrays.pivot_too_small`: on a tape that
+        collects its checks, noted as (x, scale, label) (``label``: whose pivot it is) and decided by the traced
+        values; else decided by them."""
+        if self.g.checks is not None:
             self.g.checks.append((self, scale, label))
             return self.v > factor * float(scale)
         return self > factor * scale
 
     def _value_of(self, o) -> float:
-        if self.g.exact:
-            raise TypeError("a kernel records the comparison x > y only")
         return float(o)
 
     def __ge__(self, o):
@@ -480,13 +465,6 @@ class Rec:
         return self.v <= self._value_of(o)
 
     __hash__ = None
-
-
-def _operand(x):
-    """An IR operand: a node (a sign −1 made a node of its own) or a float constant."""
-    if not isinstance(x, Rec):
-        return float(x)
-    return x.k if x.s == 1 else opaque(x).k
 
 
 def no_phase(name: str) -> None:
@@ -602,8 +580,6 @@ def arguments(op: tuple) -> list[int]:
         return [op[2]]
     if kind == "add":
         return [op[1], op[3]]
-    if kind == "check":
-        return [a for a in op[1:] if type(a) is int]
     return [op[1]]
 
 
@@ -619,17 +595,6 @@ def needed(tape: Tape, roots) -> list[int]:
         need.add(k)
         stack.extend(arguments(tape.ops[k]))
     return sorted(need)
-
-
-def trace_kernel(build, counts: dict):
-    """Run ``build(backend, **inputs)`` once on the :class:`Rec` inputs of an exact tape (``counts``: name →
-    number of scalars; the values are NaN: nothing may depend on them) and return (tape, outputs, kept): the
-    outputs as nodes or float constants, and the nodes that the outputs and the run-time checks need, in order."""
-    tape = Tape(exact=True)
-    inputs = {name: tape.input(name, [math.nan] * size) for name, size in counts.items()}
-    outputs = [_operand(o) for o in build(recording_backend(), **inputs)]
-    checks = [k for k, op in enumerate(tape.ops) if op[0] == "check"]
-    return tape, outputs, needed(tape, [o for o in outputs if type(o) is int] + checks)
 
 
 def record(build, sizes: dict, seed: int = 0) -> Recorded:

@@ -55,16 +55,4 @@ def _columns(robot: Robot, q, backend: ScalarBackend | None = None) -> list:
             for i in range(n)]
 
 
-def _kernel(robot: Robot):
-    def build(backend, q):
-        cols = _columns(robot, q, backend)
-        Ia = robot.derived.Ia
-        # entries k ≥ i from column i: the torques above joint i are then unused, and the kernel drops their
-        # backward recursion (half the work)
-        return [cols[min(i, k)][max(i, k)] + (float(Ia[k]) if i == k else 0.0)
-                for k in range(robot.n) for i in range(robot.n)]
-
-    return build
-
-
-_WALKER_ORIN = executor.Algorithm("inertia_matrix_walker_orin", _numpy, ("q",), kernel=_kernel, matrix=True)
+_WALKER_ORIN = executor.Algorithm("inertia_matrix_walker_orin", _numpy, ("q",), matrix=True)

@@ -1,15 +1,16 @@
-"""The one workspace of per-robot results: generated kernels, loaded compiled entries, native models, memos.
+"""The one workspace of per-robot results: the native kernels' model and single-state entries, memos.
 
 A :class:`~robodyn.model.robot.Robot` is plain frozen data, equal and hashed by content
-(``robot.content_key``).  What robodyn computes from a robot alone and keeps for later calls — the
-straight-line single-state kernels, their compiled entries, the native kernels' model, scans that cost more than a
-call — lives here, outside the robot, in one explicit process-wide store (the Pinocchio Model / Data lesson: the
-model holds no caches):
+(``robot.content_key``).  What robodyn computes from a robot alone and keeps for later calls — the native
+kernels' model of the robot and its bound single-state entries, the robot without friction, scans that cost more
+than a call — lives here, outside the robot, in one explicit process-wide store (the Pinocchio Model / Data
+lesson: the model holds no caches).  The few values that depend on the machine alone (the loaded generic kernels,
+or why they cannot load) are kept here too, apart from the robots (:meth:`Workspace.shared`):
 
 - keyed by the robot's content, so two equal robots share one entry (and an edited robot, being a new robot,
   gets a new one);
-- bounded: at most :data:`CAPACITY` robots, the least recently used dropped first (its kernels are generated again,
-  and its compiled ones loaded again from the compile cache, if it comes back);
+- bounded: at most :data:`CAPACITY` robots, the least recently used dropped first (its values are computed
+  again if it comes back);
 - thread-safe: entries are added and dropped under a lock, and every value is set once (first writer wins), so
   concurrent first calls may compute a value twice but all of them use the same one;
 - write-once: nothing offers to replace a value, and nothing reachable from a robot or a public function hands
@@ -35,6 +36,7 @@ class Workspace:
         self._capacity = capacity
         self._lock = threading.Lock()
         self._entries: OrderedDict[bytes, dict] = OrderedDict()
+        self._shared: dict = {}
         self._last: tuple = (None, None)  # (content key, entry) of the latest robot: the hot path skips the LRU
 
     def _entry(self, robot) -> dict:
@@ -74,12 +76,16 @@ class Workspace:
             value = entry.setdefault(key, make())
         return value
 
-    def count(self, robot, key: Hashable) -> int:
-        """Add one to the counter ``key`` of ``robot`` and return it (counts of calls, e.g. before compiling)."""
-        entry = self._entry(robot)
-        with self._lock:
-            n = entry[key] = entry.get(key, 0) + 1
-        return n
+    def shared(self, key: Hashable, make: Callable[[], object]):
+        """The value of ``key`` that depends on no robot (the loaded generic kernels, or why they cannot load),
+        computed by ``make()`` on first use and kept for the process (the first one stored wins), never dropped."""
+        value = self._shared.get(key)
+        if value is None:
+            with self._lock:
+                value = self._shared.get(key)
+                if value is None:
+                    value = self._shared[key] = make()
+        return value
 
     def robots(self) -> int:
         """Number of robots with an entry."""

@@ -20,10 +20,11 @@ Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus 
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
 The library is a CPython extension module built on first use with the machine's C compiler into robodyn's
 cache folder (``$ROBODYN_CACHE``, else ``~/.cache/robodyn``), keyed by a hash of the source, flags and compiler,
-and verified by its SHA-256 before it is loaded. Once loaded it lives in Python's module table ``sys.modules``
-under a name that carries the hash of its source; robodyn keeps no cache of its own. :func:`available` says
-whether it can be used (a C compiler and Python's C headers are needed); a failed build is tried again by the next
-process (a failed *threaded* build of one compiler binary is skipped for :data:`FAILED_TTL`, then tried again).
+and verified by its SHA-256 before it is loaded.  The loaded module, or why it cannot load, is kept for the process
+in robodyn's one workspace (:meth:`robodyn.model.workspace.Workspace.shared`). :func:`available` says whether it
+can be used (a C compiler and Python's C headers are needed); a failed build is tried again by the next process (a
+failed *threaded* build of one compiler binary is skipped for :data:`FAILED_TTL`, then tried again).  The friction
+law in C is :func:`robodyn.model.friction.friction_law`, Stribeck term included.
 Whether robodyn's own functions hand a call to these kernels is decided by :mod:`robodyn.dynamics.executor`.
 """
 
@@ -34,7 +35,6 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
-import sys
 import time
 import types
 from importlib import resources
@@ -45,7 +45,6 @@ import numpy as np
 from robodyn.model.arguments import joint_arrays
 from robodyn.threads import thread_count
 from robodyn.errors import ModelError, NumericOverflowError, RobodynError
-from robodyn.model.friction import friction_of
 from robodyn.native.build import (CompileError, CompileTimeoutError, build_library, cache_dir, cache_key, find_compiler,
                                   numpy_flags, python_flags)
 from robodyn.model.robot import Robot
@@ -72,8 +71,8 @@ def _source() -> str:
     return _text("kernels.c").replace('#include "parallel.h"\n', parallel_source(), 1)
 
 
-#: Name of the loaded library in ``sys.modules``: it carries the hash of the source, so an edited source is a
-#: new module (the C init function is named after it, ``-DRD_MODULE``).
+#: Name of the library module: it carries the hash of the source, so an edited source is a new module (the C init
+#: function is named after it, ``-DRD_MODULE``).
 _MODULE_NAME = "robodyn.native._rdgeneric_" + hashlib.sha256(_source().encode()).hexdigest()[:20]
 _MODULE_SHORT = _MODULE_NAME.rsplit(".", 1)[1]
 
@@ -88,19 +87,20 @@ class KernelError(RobodynError):
 
 
 def _module():
-    """The loaded kernel module (built once per machine, loaded once per process into ``sys.modules``)."""
-    module = sys.modules.get(_MODULE_NAME)
-    if module is None:
-        try:
-            module = _load()
-        except NativeUnavailableError as exc:  # remembered in the module table, as a failed import would be
-            module = types.ModuleType(_MODULE_NAME, "robodyn's generic kernels: unavailable")
-            module.error = str(exc)
-        module = sys.modules.setdefault(_MODULE_NAME, module)
-    error = getattr(module, "error", None)
-    if error is not None:
-        raise NativeUnavailableError(error)
+    """The loaded kernel module (built once per machine, loaded once per process)."""
+    module = WORKSPACE.shared(_MODULE_NAME, _load_or_error)
+    if type(module) is str:
+        raise NativeUnavailableError(module)
     return module
+
+
+def _load_or_error():
+    """The loaded module, or the message of why it cannot be loaded (kept for this process: the next one tries
+    again)."""
+    try:
+        return _load()
+    except NativeUnavailableError as exc:
+        return str(exc)
 
 
 #: How long a failed threaded build of the generic kernels is remembered (s): later processes then build serially
@@ -223,7 +223,8 @@ def _new_capsule(robot: Robot, module):
     jf = robot.joint_frames
     ints = np.concatenate([[robot.nf, robot.n], m["parent"], m["sigma"], m["joint"]]).astype(np.int32)
     doubles = np.concatenate([m[k].reshape(-1) for k in ("RA", "pA", "theta", "r", "J", "MS", "M", "Ia")]
-                             + [robot.Fc[jf], robot.Fv[jf], robot.Foff[jf]]).astype(np.float64)
+                             + [getattr(robot, k)[jf] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst")]
+                             ).astype(np.float64)
     return module.model(ints, doubles)
 
 
@@ -235,8 +236,9 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     functions; "inverse_dynamics_derivatives" (q, qd, qdd): (2, n, n), ∂Γ/∂q and ∂Γ/∂q̇ (friction slope F_v on its
     diagonal); "forward_dynamics_derivatives" (q, qd, tau): (3, n, n), ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹ (friction included).
     Every array must be a 1-D float64 array of the right size (gravity (3,) or None for the robot's); anything
-    else (a batch, another dtype, NaN/inf, a robot with a Stribeck term, a singular state, a result that overflows)
-    returns None, and the caller's general path handles the call with its checks and messages.
+    else (a batch, another dtype, NaN/inf, ROBODYN_NATIVE=0, the derivatives of a robot with a Stribeck term, a
+    singular state, a result that overflows) returns None, and the caller's general path handles the call with its
+    checks and messages.
     """
     if type(robot) is not Robot and not isinstance(robot, Robot):
         return None
@@ -251,9 +253,8 @@ _SINGLE_KEYS = types.MappingProxyType({kind: "native_single_" + kind for kind in
 
 
 def _single_model(robot: Robot):
-    """(capsule, gravity, the C entry, n) of the single-state entry, or False where it cannot serve this robot (a
-    Stribeck term, no kernels here)."""
-    if np.any(robot.Fst != 0) or not available():
+    """(capsule, gravity, the C entry, n) of the single-state entry, or False where there are no kernels here."""
+    if not available():
         return False
     module = _module()
     return _capsule(robot, module), np.array(robot.gravity, dtype=np.float64), module.single, robot.n
@@ -261,11 +262,11 @@ def _single_model(robot: Robot):
 
 def _single_runner(robot: Robot, kind: str):
     """``run(q, b, c, gravity)`` -> the result of one state of ``kind``, or None (see :func:`single_state`); False
-    where the entry cannot serve this robot (a Stribeck term, no kernels here).  Everything that does not depend
-    on the call (the model, the entry, the result's shape) is bound once: a call costs the C entry, which checks
-    its buffers, and one np.empty."""
+    where the entry cannot serve this robot (the derivatives of a Stribeck term, whose slope the kernels do not
+    have; no kernels here).  Everything that does not depend on the call (the model, the entry, the result's shape)
+    is bound once: a call costs the C entry, which checks its buffers and ROBODYN_NATIVE, and one np.empty."""
     single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
-    if single is False:
+    if single is False or (kind.endswith("_derivatives") and np.any(robot.Fst != 0)):
         return False
     cap, g0, entry, n = single
     code = _KINDS.index(kind)
@@ -345,7 +346,6 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     n, nf = robot.n, robot.nf
     count = int(np.prod(batch, dtype=np.int64))
     code = _KINDS.index(kind)
-    stribeck = kind in ("inverse_dynamics", "forward_dynamics") and friction and bool(np.any(robot.Fst != 0))
     if kind.endswith("_derivatives") and friction and np.any(robot.Fst != 0):
         raise ModelError(f"robot '{robot.name}': robodyn's generic kernels have no Stribeck term in the friction "
                          f"slope; give friction=False, or use robodyn.{kind}")
@@ -363,18 +363,14 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
         names, tail = ("q",), (n, n) if kind == "inertia_matrix" else (n,)
     if count == 0:
         return np.empty(batch + tail)
-    ins = [_flat(a[k], (n,)) for k in names]
-    if stribeck:  # the C entry has no Stribeck term: the whole friction law in NumPy
-        if kind == "forward_dynamics":
-            ins[2] = _flat(ins[2] - friction_of(robot, ins[1]), (n,))
-    ins += [None] * (3 - len(ins))
+    ins = [_flat(a[k], (n,)) for k in names] + [None] * (3 - len(names))
     g = None if kind == "inertia_matrix" else _gravity_block(robot, a.get("gravity"), batch)
     W = a.get("wrenches")
     W = None if W is None else _flat(W, (nf, 6))
     # the regressor's C writes only its non-zero blocks: np.zeros gives fresh zero pages at no cost
     out = (np.zeros if kind == "regressor" else np.empty)((count,) + tail)
     threads = min(thread_count(threads), 4096)  # a C int; more threads than states gain nothing
-    status = module.batch(_capsule(robot, module), code, threads, friction and not stribeck, *ins, g, W, out)
+    status = module.batch(_capsule(robot, module), code, threads, friction, *ins, g, W, out)
     if status == -1:  # every buffer is made float64, C-contiguous and aligned above: a bug, not an input error
         raise KernelError(f"{kind}: robodyn's generic kernels refused their buffers (a robodyn bug, please report "
                           "it); set the environment variable ROBODYN_NATIVE=0 to use the NumPy path meanwhile")
@@ -388,9 +384,7 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
             "it moves are massless and its rotor inertia Ia is 0); give those links mass or the joint a rotor "
             "inertia Ia"
         )
-    if stribeck and kind == "inverse_dynamics":
-        out += friction_of(robot, ins[1])
-    if status == -2 or (stribeck and not np.all(np.isfinite(out))):
+    if status == -2:
         raise NumericOverflowError(
             f"{kind}: the result is not finite (floating-point overflow in float64, largest "
             f"{np.finfo(np.float64).max:.3g}) although every input is finite; some input is too large (e.g. a velocity "

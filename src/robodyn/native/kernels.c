@@ -87,7 +87,8 @@ typedef struct {
     const double *MS;    /* nf*3 */
     const double *M;     /* nf */
     const double *Ia;    /* nf */
-    const double *Fc, *Fv, *Foff;   /* n: friction of [9.26]-[9.28] without the Stribeck term */
+    const double *Fc, *Fv, *Foff;   /* n: friction of [9.26]-[9.28] */
+    const double *Fst, *kst, *Bst;  /* n: its Stribeck term (none where Fst = 0) */
     int chain;           /* 1: a serial chain (parent[i] = i - 1): every pair of joints is on one path */
 } rd_model;
 
@@ -235,8 +236,17 @@ RD_INLINE void frame_transform(const rd_model *m, int i, real qi, real *R, real 
 RD_INLINE real joint_value(const rd_model *m, int i, const real *Q) {
     return m->joint[i] >= 0 ? Q[m->joint[i]] : splat(0.0);
 }
-RD_INLINE real friction_of(const rd_model *m, int k, real qd) {   /* Γ_f of [9.26]-[9.28], no Stribeck term */
-    return m->Fc[k] * vsign(qd) + m->Fv[k] * qd + m->Foff[k];
+/* Γ_f = F_c sign(q̇) + F_v q̇ + F_off + (F_st − F_c) sign(q̇) exp(−k_st |q̇|^B_st) [9.26]-[9.28], the Stribeck term
+ * where F_st ≠ 0: robodyn.model.friction.friction_law, operation for operation (tests/test_native.py) */
+RD_INLINE real friction_of(const rd_model *m, int k, real qd) {
+    real s = vsign(qd);
+    real tau = m->Fc[k] * s + m->Fv[k] * qd + m->Foff[k];
+    if (m->Fst[k] != 0.0) {
+        real e;
+        for (int l = 0; l < RD_LANES; l++) e[l] = exp(-m->kst[k] * pow(fabs(qd[l]), m->Bst[k]));
+        tau += (m->Fst[k] - m->Fc[k]) * s * e;
+    }
+    return tau;
 }
 
 /* Forward recursion [9.84]-[9.90]: w, wd, Vd of every frame (V̇_0 = -g, [9.80]). */
@@ -1159,7 +1169,8 @@ static int rd_run(int kind, const rd_job *job, int threads) {
 
 /* ---- CPython module ------------------------------------------------------------------------------------
  * model(ints, doubles) -> capsule: ints = [nf, n, parent(nf), sigma(nf), joint(nf)] (int32), doubles = [RA(9nf),
- * pA(3nf), theta(nf), r(nf), J(9nf), MS(3nf), M(nf), Ia(nf), Fc(n), Fv(n), Foff(n)] (float64), copied.
+ * pA(3nf), theta(nf), r(nf), J(9nf), MS(3nf), M(nf), Ia(nf), Fc(n), Fv(n), Foff(n), Fst(n), kst(n), Bst(n)]
+ * (float64), copied.
  * batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code: count states (out's length
  * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
  * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6) [f; m]; out
@@ -1167,8 +1178,8 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * zeroed) or (count, 2, n, n) (inverse-dynamics derivatives, friction: F_v added to ∂Γ/∂q̇) or (count, 3, n, n)
  * (direct-dynamics derivatives, friction: subtracted from x as in kind 3, its slope F_v included).  The GIL is
  * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.
- * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (a buffer of another
- * type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
+ * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (ROBODYN_NATIVE=0 or a
+ * buffer of another type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
  * kind 0: inverse dynamics (q, qd, qdd) with friction and Ia; 1: gravity torques (q; b, c ignored);
  * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction; 5: ∂Γ/∂q and
  * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
@@ -1207,7 +1218,7 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
         memcpy(p->ints, bi.buf, bi.len); memcpy(p->doubles, bd.buf, bd.len);
         int nf = p->ints[0], n = p->ints[1];
         ok = nf >= 0 && n >= 0 && bi.len == (Py_ssize_t)sizeof(int) * (2 + 3 * (Py_ssize_t)nf)
-             && bd.len == (Py_ssize_t)sizeof(double) * (28 * (Py_ssize_t)nf + 3 * (Py_ssize_t)n);
+             && bd.len == (Py_ssize_t)sizeof(double) * (28 * (Py_ssize_t)nf + 6 * (Py_ssize_t)n);
         if (ok) {
             double *d = p->doubles;
             p->m.nf = nf; p->m.n = n;
@@ -1215,6 +1226,7 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
             p->m.RA = d; p->m.pA = d + 9 * nf; p->m.theta = d + 12 * nf; p->m.r = d + 13 * nf;
             p->m.J = d + 14 * nf; p->m.MS = d + 23 * nf; p->m.M = d + 26 * nf; p->m.Ia = d + 27 * nf;
             p->m.Fc = d + 28 * nf; p->m.Fv = p->m.Fc + n; p->m.Foff = p->m.Fv + n;
+            p->m.Fst = p->m.Foff + n; p->m.kst = p->m.Fst + n; p->m.Bst = p->m.kst + n;
             p->m.chain = 1;
             for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
         }
@@ -1324,10 +1336,21 @@ static int rd_one_state(int kind, const rd_job *job) {
     return rd_run(kind, job, 1);
 }
 
+/* 1 when the environment variable ROBODYN_NATIVE is 0 (blanks around it allowed): compiled code switched off,
+ * read at every call of a single-state entry (os.environ writes through to the C environment) */
+static int rd_switched_off(void) {
+    const char *s = getenv("ROBODYN_NATIVE");
+    if (!s) return 0;
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r')) ++s;
+    if (*s++ != '0') return 0;
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r')) ++s;
+    return *s == 0;
+}
+
 static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     rd_packed *p = rd_entry_model(args, nargs, 7);
-    if (!p) return PyLong_FromLong(-1);
+    if (!p || rd_switched_off()) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]);
     int n = p->m.n;
     Py_ssize_t nn = (Py_ssize_t)n * n;
@@ -1368,7 +1391,7 @@ static void rd_virtual_products(const double *v, double sign, double *x) {
 static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     rd_packed *p = rd_entry_model(args, nargs, 8);
-    if (!p) return PyLong_FromLong(-1);
+    if (!p || rd_switched_off()) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]);
     double tol = PyFloat_AsDouble(args[6]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }

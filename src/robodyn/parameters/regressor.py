@@ -30,9 +30,9 @@ from robodyn.arrays import finite_array, finite_result
 from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import executor
 from robodyn.model.robot import check_robot
-from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks
+from robodyn.kinematics import block_of, flat_columns, forward_components, gravity_components, state_blocks, twist_to_child
 from robodyn.model.robot import PARAMETER_NAMES, Robot
-from robodyn.spatial import c_add, c_mul, c_sub, vadd, vcross, vdot, vmat_t, vrz_t
+from robodyn.spatial import c_add, c_mul, c_sub, jax_backend, jax_gravity, jax_matrix, jax_rows, vdot
 
 #: Names of the 11 standard parameters of one link, in the order of D's columns.
 LINK_PARAMETERS: tuple[str, ...] = PARAMETER_NAMES + ("Ia",)
@@ -233,9 +233,27 @@ def _numpy(robot: Robot, q, qd, qdd, g, fe, friction: bool) -> np.ndarray:
     return D
 
 
-_REGRESSOR = executor.Algorithm("regressor", functools.partial(_numpy, friction=True), batch=True)
+def jax_regressor(robot: Robot, q, qd, qdd, gravity=None, friction: bool = True):
+    """D(q, q̇, q̈) of Γ = D K [9.36] on JAX arrays (..., n) → (..., n, 11 nf (+ 3 n)), traceable by ``jax.jit`` /
+    ``vmap`` / ``grad``: :func:`link_columns` on the JAX backend, columns as :func:`regressor`."""
+    import jax.numpy as jnp
+
+    n, nf = robot.n, robot.nf
+    like, (q, qd, qdd) = jax_rows(n, q, qd, qdd)
+    g = jax_gravity(robot.gravity if gravity is None else gravity)
+    D = [[0.0] * (11 * nf + (3 * n if friction else 0)) for _ in range(n)]
+    for k, col, value in link_columns(robot, q, qd, qdd, g, backend=jax_backend()):
+        D[k][col] = value
+    for k, j in enumerate(robot.joint_frames):
+        D[k][11 * int(j) + 10] = qdd[k]  # Ia_k q̈_k [9.94]
+        if friction:  # [9.26]–[9.28]
+            D[k][11 * nf + 3 * k: 11 * nf + 3 * k + 3] = [jnp.sign(qd[k]), qd[k], 1.0]
+    return jax_matrix(D, like)
+
+
+_REGRESSOR = executor.Algorithm("regressor", functools.partial(_numpy, friction=True), batch=True, jax=jax_regressor)
 _RIGID_REGRESSOR = executor.Algorithm("regressor", functools.partial(_numpy, friction=False), batch=True,
-                                      friction=False)
+                                      friction=False, jax=functools.partial(jax_regressor, friction=False))
 
 
 def _float_dot(u, v):
@@ -266,9 +284,8 @@ def link_columns(robot: Robot, q, qd, qdd, g, dot=vdot, backend=None):
     for j in range(robot.nf):
         a = robot.derived.parent[j]
         if a >= 0:
-            C, c, s, P = rot[j]
-            for k, (v, om) in axes[a].items():
-                axes[j][k] = (vrz_t(c, s, vmat_t(C, vadd(v, vcross(om, P)))), vrz_t(c, s, vmat_t(C, om)))
+            for k, s_k in axes[a].items():
+                axes[j][k] = twist_to_child(rot[j], s_k)
         if robot.sigma[j] != 2:
             axes[j][joint] = (z, zero) if robot.sigma[j] == 1 else (zero, z)
             joint += 1

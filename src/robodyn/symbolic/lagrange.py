@@ -9,6 +9,12 @@ energy U = −Σ ⁰gᵀ (M_j ⁰P_j + ⁰A_j ^jMS_j) [9.25] gives Q = ∂U/∂q
 c_{i,jk} = ½ (∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i) give C_ij = Σ_k c_{i,jk} q̇_k [9.7].
 Meant for a few links (Example 9.1, De Luca's 2R, PR, 3R and parallelogram examples): sympy is used
 directly, so the cost grows quickly with n.
+
+An independent check, on purpose: the velocity recursion [9.17]–[9.18] is written here again, on sympy matrices
+(Rot(x, α) Rot(z, θ), serial chains only), instead of running the component recursion of
+:func:`robodyn.kinematics.frame_velocities`.  Its models are derived by energy (the Lagrange equations [9.6]–[9.8])
+where every numeric path runs Newton–Euler, composite links or articulated bodies; sharing their velocity code
+would let one mistake pass both sides of the comparisons in the tests (tests/test_symbolic_lagrange.py).
 """
 
 from __future__ import annotations

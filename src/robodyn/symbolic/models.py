@@ -23,7 +23,7 @@ from robodyn.dynamics.gibbs_appell import forward_components as gibbs_appell_for
 from robodyn.dynamics.gibbs_appell import inertia_components, torque_components
 from robodyn.dynamics.spatial_operator import kozlowski_forward, kozlowski_torques
 from robodyn.dynamics.trace import no_phase
-from robodyn.dynamics.fast import cholesky_components
+from robodyn.dynamics.lagrange import cholesky_components
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.dynamics.recursive import aba_components
 from robodyn.model.friction import friction_law
