@@ -144,9 +144,9 @@ def pivot_too_small(pivot, scale, joint=None) -> bool:
     is not above 64 ε times ``scale()``, the size of the inertia it is taken from.
 
     Rounding leaves ε-sized remainders where the exact pivot is 0, and dividing by them gives accelerations
-    of 1e15 instead of an error.  ``scale`` is a callable.  A scalar of a single-state kernel being generated
-    (an exact tape of robodyn.dynamics.trace, ``records_checks``) records the same test, evaluated when the kernel runs (64 ε of
-    float64).  Other traced or symbolic values (operation counting) get the exact sign test and no extra
+    of 1e15 instead of an error.  ``scale`` is a callable.  A scalar of a program being generated (a tape of
+    robodyn.dynamics.trace that collects its checks, ``records_checks``) records the same test, evaluated when the
+    generated code runs (64 ε of float64).  Other traced or symbolic values (operation counting) get the exact sign test and no extra
     operations, and so does a constant pivot whose scale is traced.  ``joint`` (a name or an index) says whose
     pivot it is, to a recording that collects its checks (the customized direct models).
     """
