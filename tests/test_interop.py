@@ -71,10 +71,10 @@ def test_robot_to_urdf_and_back_keeps_dynamics(robot):
     robot = robot.replace(Ia=None, gravity=[0, 0, -9.81])
     again = rd.from_urdf(rd.to_urdf(robot))
     # the import numbers frames depth-first: compare joint by joint and frame by frame through the names
-    assert sorted(again.joint_names) == sorted(robot.joint_names)
+    assert sorted(again.frame_names) == sorted(robot.frame_names)
     perm = np.array([robot.q_names.index(n) for n in again.q_names])
-    frames = np.array([robot.joint_names.index(n) for n in again.joint_names])
-    assert all(robot.joint_names[frames[i]] == again.joint_names[i] for i in range(robot.nf))
+    frames = np.array([robot.frame_names.index(n) for n in again.frame_names])
+    assert all(robot.frame_names[frames[i]] == again.frame_names[i] for i in range(robot.nf))
     q, qd, qdd = random_state(robot, 3, (3,))
     qa, qda, qdda = q[..., perm], qd[..., perm], qdd[..., perm]
     assert_rel(rd.inverse_dynamics(again, qa, qda, qdda), rd.inverse_dynamics(robot, q, qd, qdd)[..., perm])

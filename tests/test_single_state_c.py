@@ -253,7 +253,7 @@ HOSTILE = '*/ #include <stdio.h>\n"); system("rm -rf ~"); /*'
 
 def test_generated_c_is_warning_free_and_holds_no_robot_text(tmp_path, monkeypatch):
     robot = random_robot(21, nf=4)  # revolute and prismatic joints
-    evil = robot.replace(name=HOSTILE, joint_names=tuple(f"{HOSTILE}{k}" for k in range(robot.nf)))
+    evil = robot.replace(name=HOSTILE, frame_names=tuple(f"{HOSTILE}{k}" for k in range(robot.nf)))
     n = robot.n
     sources = []
     for r in (robot, evil):

@@ -149,7 +149,8 @@ def get_robot(name: str, strict: bool | None = None):
     for w in caught:
         err_console.print(Text("warning: ", style="bold yellow") + Text(printable(str(w.message))), soft_wrap=True)
     clean = dict(name=printable(robot.name), source=printable(robot.source),
-                 joint_names=tuple(printable(n) for n in robot.joint_names))
+                 frame_names=tuple(printable(n) for n in robot.frame_names),
+                 link_names=tuple(printable(n) for n in robot.link_names))
     if all(getattr(robot, k) == v for k, v in clean.items()):
         return robot
     return dataclasses.replace(robot, **clean)

@@ -76,7 +76,7 @@ def geometry_rows(robot: Robot) -> list[dict]:
     """One dict per frame: j, name, a(j), sigma, gamma, b, alpha, d, theta, r (+ qmin, qmax for joints)."""
     rows, k = [], 0
     for i in range(robot.nf):
-        row = {"j": i + 1, "name": robot.joint_names[i], "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
+        row = {"j": i + 1, "name": robot.frame_names[i], "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
         row.update({key: float(getattr(robot, key)[i]) for key in ("gamma", "b", "alpha", "d", "theta", "r")})
         if robot.sigma[i] != 2:
             row["qmin"], row["qmax"] = (float(x) for x in robot.qlim[k])
@@ -90,7 +90,7 @@ def inertial_rows(robot: Robot) -> list[dict]:
     """One dict per link: j, name, XX..M, Ia, Fc, Fv (and Foff, Fst, kst, Bst)."""
     extra = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
     return [
-        {"j": i + 1, "name": robot.joint_names[i], **{p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])},
+        {"j": i + 1, "name": robot.frame_names[i], **{p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])},
          **{e: float(getattr(robot, e)[i]) for e in extra}}
         for i in range(robot.nf)
     ]
@@ -224,7 +224,7 @@ def _floating_id(r: Robot, q, qd, qdd, json: bool) -> None:
         return
     console.print(f"base: {r.base}; q = {_vector(Q)} (position, quaternion x y z w, joints)", highlight=False)
     table = Table("coordinate", "v", "a", "tau", title=f"Inverse dynamics of {r.name}, base wrench in R_0 (SI units)")
-    joints = [r.joint_names[i] for i in r.joint_frames]
+    joints = list(r.joint_names)
     for k, name in enumerate(list(BASE_FORCE_NAMES) + joints):
         unit = ("N" if k < 3 else "N m") if k < 6 else ("N m" if r.sigma[r.joint_frames[k - 6]] == 0 else "N")
         table.add_row(name, _num(V[k]), _num(A[k]), f"{tau[k]:.10g} {unit}")
@@ -286,5 +286,5 @@ def id_command(
         table = Table("joint", "type", "q", "qd", "qdd", "tau", title=f"Inverse dynamics of {r.name} (SI units)")
         for k, i in enumerate(r.joint_frames):
             unit = "N m" if r.sigma[i] == 0 else "N"
-            table.add_row(r.joint_names[i], _KINDS[r.sigma[i]], _num(Q[k]), _num(QD[k]), _num(QDD[k]), f"{tau[k]:.10g} {unit}")
+            table.add_row(r.frame_names[i], _KINDS[r.sigma[i]], _num(Q[k]), _num(QD[k]), _num(QDD[k]), f"{tau[k]:.10g} {unit}")
         console.print(table)

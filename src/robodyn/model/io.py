@@ -36,7 +36,7 @@ from robodyn.errors import InputError, ModelError, ModelFileError, UnknownRobotE
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 
-_JOINT_KEYS = ("name", "antecedent", "sigma", "gamma", "b", "alpha", "d", "theta", "r", "qmin", "qmax")
+_JOINT_KEYS = ("name", "antecedent", "sigma", "gamma", "b", "alpha", "d", "theta", "r", "qmin", "qmax", "link")
 _LINK_EXTRA = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
 _COM_KEYS = ("mass", "com", "inertia_com")
 _TOP_KEYS = ("name", "source", "gravity", "joints", "links", "base", "floating", "base_link")
@@ -311,11 +311,12 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
         raise ModelFileError(f"{origin}: {len(joints)} rows in 'joints' but {len(links)} in 'links'; give one of each per frame")
     nf = len(joints)
     geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
-    ant, sigma, names, qlim = np.arange(nf), np.zeros(nf, int), [], []
+    ant, sigma, names, qlim, link_names = np.arange(nf), np.zeros(nf, int), [], [], []
     for j, row in enumerate(joints, start=1):
         where = f"{origin}, joints row {j}"
         _check_row(row, _JOINT_KEYS, where)
         names.append(_text(row.get("name", f"j{j}"), where, "name"))
+        link_names.append(_text(row.get("link", ""), where, "link"))
         ant[j - 1] = _integer(row.get("antecedent", j - 1), where, "antecedent")
         sigma[j - 1] = _integer(row.get("sigma", 0), where, "sigma")
         for k in geo:
@@ -349,7 +350,8 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
             sigma=sigma,
             params=params,
             gravity=[_number(g, origin, "gravity") for g in gravity],
-            joint_names=tuple(names),
+            frame_names=tuple(names),
+            link_names=tuple(link_names),
             qlim=np.array(qlim).reshape(-1, 2),
             strict=strict,
             base=base,
@@ -513,7 +515,8 @@ def dumps(robot: Robot) -> str:
     joints, links = [], []
     k = 0
     for i in range(robot.nf):
-        row = {"name": robot.joint_names[i], "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
+        row = {"name": robot.frame_names[i], **({"link": robot.link_names[i]} if robot.link_names[i] else {}),
+               "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
         row.update({g: float(getattr(robot, g)[i]) for g in ("gamma", "b", "alpha", "d", "theta", "r")})
         if robot.sigma[i] != 2:
             lo, hi = robot.qlim[k]
