@@ -536,6 +536,7 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
     ax.set_xlim(centre[0] - half, centre[0] + half)
     ax.set_ylim(centre[1] - half, centre[1] + half)
     ax.set_zlim(centre[2] - half, centre[2] + half)
+    ax.set_box_aspect((1, 1, 1))  # a cube of equal limits drawn as a cube: equal scales (matplotlib's is 4:4:3)
     ax.set_xlabel("x0 (m)")
     ax.set_ylabel("y0 (m)")
     ax.set_zlabel("z0 (m)")

@@ -13,5 +13,6 @@ from robodyn.cli import calibration  # noqa: E402,F401  (calibrate-gravity, cali
 from robodyn.cli import identification  # noqa: E402,F401  (identify, excite)
 from robodyn.cli import simulation  # noqa: E402,F401  (simulate)
 from robodyn.cli import view  # noqa: E402,F401  (view)
+from robodyn.cli import kinematics  # noqa: E402,F401  (fk, jacobian, ik, identify-payload)
 
 __all__ = ("app",)

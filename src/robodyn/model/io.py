@@ -251,10 +251,8 @@ def load(name_or_path: str | os.PathLike, strict: bool = True, floating: bool = 
         if builtin.is_file():
             return _floating(_from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'", strict), floating)
         if not Path(name_or_path).exists():
-            raise UnknownRobotError(
-                f"unknown robot '{name_or_path}'; built-in robots are {', '.join(list_robots())}, "
-                "or give a path to a .yaml file"
-            )
+            raise UnknownRobotError(f"unknown robot '{name_or_path}'{_did_you_mean(name_or_path)}; built-in robots are "
+                                    f"{', '.join(list_robots())}, or give a path to a .yaml or .urdf file")
     elif not isinstance(name_or_path, (str, os.PathLike)):
         raise ModelFileError(f"load: expected a robot name or a path, got {type(name_or_path).__name__}")
     if not str(name_or_path):
@@ -272,6 +270,14 @@ def _floating(robot: Robot, floating: bool) -> Robot:
     if not isinstance(floating, bool):
         raise InputError(f"load: floating = {floating!r}; give True or False")
     return robot.replace(base="floating") if floating and robot.base != "floating" else robot
+
+
+def _did_you_mean(name: str) -> str:
+    """``"; did you mean 'rx90'"`` for the built-in robot closest to a mistyped name (``rx9O``), else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(name.lower(), list_robots(), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _is_bare_name(text: str) -> bool:

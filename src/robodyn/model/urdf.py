@@ -154,11 +154,8 @@ def _pose(el) -> np.ndarray | None:
     """^{parent}T of an ``<origin xyz rpy>`` (R = Rz(yaw) Ry(pitch) Rx(roll)), None without the element."""
     if el is None:
         return None
-    roll, pitch, yaw = _numbers(el.get("rpy", "0 0 0"))
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    Ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
     T = np.eye(4)
-    T[:3, :3] = rot_z(yaw) @ Ry @ rot_x(roll)
+    T[:3, :3] = rpy_rotation(*_numbers(el.get("rpy", "0 0 0")))
     T[:3, 3] = _numbers(el.get("xyz", "0 0 0"))
     return T
 
@@ -1009,8 +1006,15 @@ def _vec(v) -> str:
     return " ".join(_num(x) for x in v)
 
 
-def _rpy(R: np.ndarray) -> tuple[float, float, float]:
-    """URDF roll-pitch-yaw (R = Rz(yaw) Ry(pitch) Rx(roll))."""
+def rpy_rotation(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """R = Rz(yaw) Ry(pitch) Rx(roll) (3, 3): URDF's roll, pitch, yaw (rad) about the fixed axes x, y, z."""
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    return rot_z(yaw) @ np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]]) @ rot_x(roll)
+
+
+def rpy_angles(R: np.ndarray) -> tuple[float, float, float]:
+    """URDF roll, pitch, yaw (rad) of R = Rz(yaw) Ry(pitch) Rx(roll), the inverse of :func:`rpy_rotation`
+    (|pitch| ≤ π/2; at pitch = ±π/2 the yaw is folded into the roll)."""
     pitch = math.atan2(-R[2, 0], math.hypot(R[0, 0], R[1, 0]))
     if math.hypot(R[0, 0], R[1, 0]) < 1e-12:
         return math.atan2(-R[1, 2], R[1, 1]), pitch, 0.0
@@ -1078,7 +1082,7 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
         joint = ET.SubElement(root, "joint", name=robot.frame_names[i], type=kind)
         ET.SubElement(joint, "parent", link=links[robot.antecedent[i]])
         ET.SubElement(joint, "child", link=links[i + 1])
-        ET.SubElement(joint, "origin", xyz=_vec(T[:3, 3]), rpy=_vec(_rpy(T[:3, :3])))
+        ET.SubElement(joint, "origin", xyz=_vec(T[:3, 3]), rpy=_vec(rpy_angles(T[:3, :3])))
         if robot.sigma[i] != 2:
             ET.SubElement(joint, "axis", xyz="0 0 1")
             if np.isfinite(lo) or np.isfinite(hi):
