@@ -252,7 +252,7 @@ def load(name_or_path: str | os.PathLike, strict: bool = True, floating: bool = 
             return _floating(_from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'", strict), floating)
         if not Path(name_or_path).exists():
             raise UnknownRobotError(f"unknown robot '{name_or_path}'{_did_you_mean(name_or_path)}; built-in robots are "
-                                    f"{', '.join(list_robots())}, or give a path to a .yaml or .urdf file")
+                                    f"{', '.join(list_robots())}, or give a path to a .yaml, .urdf or MJCF .xml file")
     elif not isinstance(name_or_path, (str, os.PathLike)):
         raise ModelFileError(f"load: expected a robot name or a path, got {type(name_or_path).__name__}")
     if not str(name_or_path):
@@ -261,6 +261,10 @@ def load(name_or_path: str | os.PathLike, strict: bool = True, floating: bool = 
         from robodyn.model.urdf import from_urdf
 
         return from_urdf(Path(name_or_path), strict=strict, floating=floating)
+    if Path(name_or_path).suffix.lower() == ".xml":  # a MuJoCo MJCF model
+        from robodyn.model.mjcf import from_mjcf
+
+        return _floating(from_mjcf(Path(name_or_path), strict=strict), floating)
     label = str(name_or_path)
     return _floating(_from_text(read_text_file(name_or_path, label), label, strict), floating)
 
@@ -282,7 +286,7 @@ def _did_you_mean(name: str) -> str:
 
 def _is_bare_name(text: str) -> bool:
     seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
-    return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml", ".urdf")
+    return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml", ".urdf", ".xml")
 
 
 def read_yaml_file(path: str | os.PathLike, label: str, *, kind: str = "model file"):

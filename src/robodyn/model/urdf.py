@@ -95,9 +95,10 @@ def _parse(source):
 
 
 # ---- the URDF elements robodyn reads, as plain records (after _check_tree: names, links, numbers are valid) ----
+# :mod:`robodyn.model.mjcf` fills the same records from a MuJoCo model: one converter for both formats.
 
 @dataclass
-class _Inertial:
+class LinkInertial:
     origin: np.ndarray | None
     mass: float | None
     inertia: np.ndarray | None  # (3, 3) about the centre of mass, in the inertial frame
@@ -118,14 +119,14 @@ class _Visual:
 
 
 @dataclass
-class _Link:
+class LinkRecord:
     name: str
-    inertial: _Inertial | None
+    inertial: LinkInertial | None
     visuals: list = field(default_factory=list)
 
 
 @dataclass
-class _Joint:
+class JointRecord:
     name: str
     type: str
     parent: str
@@ -136,14 +137,16 @@ class _Joint:
     damping: float | None
     friction: float | None
     mimic: tuple | None  # (joint followed, multiplier, offset)
+    armature: float = 0.0  # rotor inertia Ia (MJCF; URDF has no element for it)
 
 
 @dataclass
-class _Urdf:
+class RobotDescription:
     name: str
     links: list
     joints: list
     colours: dict  # top-level material name -> rgba text
+    gravity: np.ndarray = field(default_factory=lambda: _G.copy())  # in the root link's frame
 
 
 def _numbers(text: str) -> np.ndarray:
@@ -165,7 +168,7 @@ def _optional(el, attr: str) -> float | None:
     return None if value is None else float(value)
 
 
-def _read_inertial(el, where: str) -> _Inertial | None:
+def _read_inertial(el, where: str) -> LinkInertial | None:
     if el is None:
         return None
     mass, inertia = el.find("mass"), el.find("inertia")
@@ -178,7 +181,7 @@ def _read_inertial(el, where: str) -> _Inertial | None:
             raise ModelFileError(f"{where}: <inertia> lacks {', '.join(missing)}; give all six of ixx ixy ixz iyy iyz izz")
         xx, xy, xz, yy, yz, zz = (float(inertia.get(a)) for a in _SCALARS["inertia"])
         I = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-    return _Inertial(origin=_pose(el.find("origin")), mass=_optional(mass, "value"), inertia=I)
+    return LinkInertial(origin=_pose(el.find("origin")), mass=_optional(mass, "value"), inertia=I)
 
 
 def _read_visual(el) -> _Visual:
@@ -192,16 +195,16 @@ def _read_visual(el) -> _Visual:
                    rgba=None if colour is None else colour.get("rgba", "1 1 1 1"))
 
 
-def _read_robot(tree, origin: str) -> _Urdf:
+def _read_robot(tree, origin: str) -> RobotDescription:
     """The records of a URDF tree that :func:`_check_tree` accepted."""
     links, joints = [], []
     for el in tree.findall("link"):
         where = f"{origin}, link {_q(el.get('name'))}"
-        links.append(_Link(name=el.get("name"), inertial=_read_inertial(el.find("inertial"), where),
+        links.append(LinkRecord(name=el.get("name"), inertial=_read_inertial(el.find("inertial"), where),
                            visuals=[_read_visual(v) for v in el.findall("visual")]))
     for el in tree.findall("joint"):
         axis, limit, dyn, mimic = el.find("axis"), el.find("limit"), el.find("dynamics"), el.find("mimic")
-        joints.append(_Joint(
+        joints.append(JointRecord(
             name=el.get("name"), type=el.get("type"), parent=el.find("parent").get("link"),
             child=el.find("child").get("link"), origin=_pose(el.find("origin")),
             axis=_numbers(axis.get("xyz", "1 0 0")) if axis is not None else np.array([1.0, 0.0, 0.0]),
@@ -214,7 +217,7 @@ def _read_robot(tree, origin: str) -> _Urdf:
         colour = m.find("color")
         if m.get("name") and colour is not None:
             colours[m.get("name")] = colour.get("rgba", "1 1 1 1")
-    return _Urdf(name=tree.get("name") or "robot", links=links, joints=joints, colours=colours)
+    return RobotDescription(name=tree.get("name") or "robot", links=links, joints=joints, colours=colours)
 
 
 # ---- the kinematic graph, checked before anything is built (as urdfdom and Pinocchio do) ----
@@ -505,6 +508,15 @@ def from_urdf(
             raise InputError(f"argument '{arg}' is {type(value).__name__}; give a "
                              f"{'robot name' if arg == 'name' else 'link name'} (str) or None")
     urdf, origin = _parse(source)
+    return robot_from_description(urdf, origin, base=base, tip=tip, name=name, link_frames=link_frames,
+                                  strict=strict, prune=prune, floating=floating)
+
+
+def robot_from_description(urdf: RobotDescription, origin: str, *, base=None, tip=None, name=None,
+                           link_frames=False, strict=True, prune=True, floating=False, kind: str = "URDF") -> Robot:
+    """The :class:`Robot` of a tree of links and joints (records read from a URDF, or from an MJCF model by
+    :func:`robodyn.model.mjcf.from_mjcf`), with the options of :func:`from_urdf`; ``origin`` names the file
+    in messages, ``kind`` its format in ``source``."""
     joints = list(urdf.joints)
     by_child = {j.child: j for j in joints}  # a tree (checked by _parse): one parent joint per link, one root
     links = {link.name: link for link in urdf.links}
@@ -515,7 +527,7 @@ def from_urdf(
     for arg, link in (("base", base), ("tip", tip)):
         if link is not None and link not in links:
             raise ModelFileError(f"{origin}: {arg} = {link!r} is not a link of this URDF; links: {_listed(links, 20)}")
-    gravity = _base_gravity(by_child, root, base, origin)
+    gravity = _base_gravity(by_child, root, base, origin, urdf.gravity)
     children: dict[str, list] = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j)
@@ -549,11 +561,13 @@ def from_urdf(
     friction = [j.name for j in order if j.type != "fixed" and (_float(j.damping) != 0 or _float(j.friction) != 0)]
     if friction:
         warnings.warn(
-            f"{origin}: the URDF <dynamics damping friction> of joint(s) {_listed(friction)} become viscous (Fv) and "
+            f"{origin}: the {'URDF <dynamics damping friction>' if kind == 'URDF' else 'MJCF damping and frictionloss'}"
+            f" of joint(s) {_listed(friction)} become viscous (Fv) and "
             "Coulomb (Fc) friction, which robodyn's inverse dynamics includes (Pinocchio's rnea does not); "
-            "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=2,
+            "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=3,
         )
-    robot = _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang)
+    robot = _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang,
+                     kind)
     return _floating_base(robot, links[root], origin) if floating else robot
 
 
@@ -819,7 +833,7 @@ def _visual(visual, link: str, frame: int, pose: np.ndarray, colours: dict, orig
                       size=size, rgba=rgba)
 
 
-def _base_gravity(by_child, root, base, origin) -> np.ndarray:
+def _base_gravity(by_child, root, base, origin, g) -> np.ndarray:
     R = np.eye(3)
     link = base
     while link != root:
@@ -831,7 +845,7 @@ def _base_gravity(by_child, root, base, origin) -> np.ndarray:
             )
         R = _origin(j)[:3, :3] @ R
         link = j.parent
-    return R.T @ _G
+    return R.T @ np.asarray(g, dtype=float)
 
 
 def _origin(joint_or_inertial) -> np.ndarray:
@@ -839,7 +853,8 @@ def _origin(joint_or_inertial) -> np.ndarray:
     return np.eye(4) if T is None else np.asarray(T, dtype=float)
 
 
-def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang) -> Robot:
+def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang,
+             kind) -> Robot:
     world = {base: np.eye(4)}  # URDF link frames at q = 0, in the base frame
     axis_line = {}
     for j in order:
@@ -880,7 +895,7 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
     nf = len(rows)
     geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
     sigma, ant, params = np.zeros(nf, int), np.zeros(nf, int), np.zeros((nf, 10))
-    Fv, Fc, qlim, names = np.zeros(nf), np.zeros(nf), [], []
+    Fv, Fc, Ia, qlim, names = np.zeros(nf), np.zeros(nf), np.zeros(nf), [], []
     for i, (frame_name, a, j, F, child, _) in enumerate(rows):
         names.append(frame_name)
         ant[i] = a
@@ -889,7 +904,7 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         kind = "fixed" if j is None else j.type
         sigma[i] = {"revolute": 0, "continuous": 0, "prismatic": 1, "fixed": 2}[kind]
         if sigma[i] != 2:
-            Fv[i], Fc[i] = _float(j.damping), _float(j.friction)
+            Fv[i], Fc[i], Ia[i] = _float(j.damping), _float(j.friction), j.armature
             lim = j.limit
             if kind == "continuous" or lim is None:
                 qlim.append([-math.inf, math.inf])
@@ -901,7 +916,7 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
             params[i] = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
     mimic = [j.name for j in order if j.mimic is not None]
-    summary = "Khalil–Kleinfinger frames from URDF joints (z on the joint axis): " + "; ".join(notes)
+    summary = f"Khalil–Kleinfinger frames from {kind} joints (z on the joint axis): " + "; ".join(notes)
     if dropped:
         summary += (f". Fixed massless side branches dropped (prune=True; tip= or link_frames=True keeps them): "
                     f"{', '.join(dropped)}")
@@ -911,10 +926,10 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
     if mimic:
         summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.mimic_coupling couples "
                     f"them): {', '.join(mimic)}")
-    source = f"URDF {Path(origin).name if origin != '<URDF string>' else 'string'}, robot {urdf.name!r}. {summary}."
+    source = f"{kind} {Path(origin).name if not origin.startswith('<') else 'string'}, robot {urdf.name!r}. {summary}."
     try:
         return Robot(
-            name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc,
+            name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc, Ia=Ia,
             qlim=np.array(qlim, dtype=float).reshape(-1, 2), gravity=gravity, frame_names=tuple(names),
             link_names=tuple(row[5] for row in rows),
             strict=strict, **geo,
