@@ -185,6 +185,7 @@ _LAZY = _MappingProxyType({
     "floating_base_parameters": ("robodyn.parameters.floating", "floating_base_parameters"),
     # URDF, Pinocchio and MuJoCo interop, plotting
     "from_urdf": ("robodyn.model.urdf", "from_urdf"),
+    "from_mjcf": ("robodyn.model.mjcf", "from_mjcf"),
     "to_urdf": ("robodyn.model.urdf", "to_urdf"),
     "mimic_coupling": ("robodyn.model.urdf", "mimic_coupling"),
     "MimicCoupling": ("robodyn.model.urdf", "MimicCoupling"),
@@ -276,7 +277,7 @@ __all__ = (
     "identify_from_base", "identify_floating", "floating_base_parameters", "reduced_inverse_dynamics",
     "floating_inverse_dynamics_derivatives", "floating_forward_dynamics_derivatives",
     # URDF and interop, plotting
-    "from_urdf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
+    "from_urdf", "from_mjcf", "to_urdf", "MimicCoupling", "mimic_coupling", "to_mujoco_xml", "to_pinocchio", "plot",
     # viewer
     "viewer", "view", "animate",
     # beyond one machine, joint logs
