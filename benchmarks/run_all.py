@@ -40,6 +40,7 @@ SCRIPTS = {
         "bench_native.py", [], ["--sizes", "6,25", "--repeat", "2"]),
     "floating-base rnea/crba/aba vs Pinocchio's free flyer (solo12, talos)": (
         "bench_floating.py", [], ["--batch", "300", "--repeat", "2"]),
+    "latency with a URDF: first load, robodyn generate of the UR5": ("bench_latency_urdf.py", [], ["--repeat", "1"]),
 }
 
 

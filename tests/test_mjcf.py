@@ -89,6 +89,7 @@ def _states(robot, seed):
 def test_a_hand_written_mjcf_agrees_with_mujoco():
     robot = from_mjcf(ARM)
     assert robot.name == "arm" and robot.joint_names == ("yaw", "pitch", "elbow", "extend", "roll")
+    assert robot.source.startswith("MJCF string, robot 'arm'. Khalil–Kleinfinger frames from MJCF joints")
     assert robot.sigma.tolist() == [2, 0, 0, 0, 1, 0, 2] and robot.is_serial
     assert robot.link_names[0] == "mount" and robot.link_names[-1] == "tool" and robot.frame_index("tool") == 7
     np.testing.assert_allclose(robot.gravity, [0.3, -0.2, -9.7], rtol=0, atol=1e-15)

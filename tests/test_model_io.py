@@ -87,7 +87,7 @@ def test_builtin_library():
     p = rd.load("planar2r")
     assert (p.n, p.nf) == (2, 2)
     np.testing.assert_allclose(p.params[0], [0.001, 0, 0, 1 / 12 + 0.25, 0, 1 / 12 + 0.25, 0.5, 0, 0, 1.0], rtol=1e-14)
-    with pytest.raises(rd.UnknownRobotError, match=r"unknown robot 'puma9000'; built-in robots are .*planar2r.*, or give a path to a \.yaml file"):
+    with pytest.raises(rd.UnknownRobotError, match=r"unknown robot 'puma9000' \(did you mean 'puma560'\?\); built-in robots are .*planar2r.*, or give a path to a \.yaml, \.urdf or MJCF \.xml file"):
         rd.load("puma9000")
     assert issubclass(rd.UnknownRobotError, LookupError)
 

@@ -854,7 +854,7 @@ def _origin(joint_or_inertial) -> np.ndarray:
 
 
 def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang,
-             kind) -> Robot:
+             fmt) -> Robot:
     world = {base: np.eye(4)}  # URDF link frames at q = 0, in the base frame
     axis_line = {}
     for j in order:
@@ -916,7 +916,7 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
             params[i] = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
     mimic = [j.name for j in order if j.mimic is not None]
-    summary = f"Khalil–Kleinfinger frames from {kind} joints (z on the joint axis): " + "; ".join(notes)
+    summary = f"Khalil–Kleinfinger frames from {fmt} joints (z on the joint axis): " + "; ".join(notes)
     if dropped:
         summary += (f". Fixed massless side branches dropped (prune=True; tip= or link_frames=True keeps them): "
                     f"{', '.join(dropped)}")
@@ -926,7 +926,7 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
     if mimic:
         summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.mimic_coupling couples "
                     f"them): {', '.join(mimic)}")
-    source = f"{kind} {Path(origin).name if not origin.startswith('<') else 'string'}, robot {urdf.name!r}. {summary}."
+    source = f"{fmt} {Path(origin).name if not origin.startswith('<') else 'string'}, robot {urdf.name!r}. {summary}."
     try:
         return Robot(
             name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc, Ia=Ia,
