@@ -99,6 +99,10 @@ def test_missing_optional_packages_give_install_hints(monkeypatch):
     monkeypatch.setitem(sys.modules, "pinocchio", None)
     with pytest.raises(rd.RobodynError, match=r"pip install 'robodyn\[pinocchio\]'"):
         rd.to_pinocchio(rd.load("planar2r"))
-    monkeypatch.setitem(sys.modules, "yourdfpy", None)
-    with pytest.raises(rd.RobodynError, match=r"pip install 'robodyn\[urdf\]'"):
-        rd.from_urdf("<robot name='x'/>")
+    # a URDF needs no optional package: it loads without yourdfpy, trimesh or lxml
+    for name in ("yourdfpy", "trimesh", "lxml"):
+        monkeypatch.setitem(sys.modules, name, None)
+    assert rd.from_urdf(rd.to_urdf(rd.load("planar2r").replace(gravity=[0, 0, -9.81]))).n == 2
+    monkeypatch.setitem(sys.modules, "mujoco", None)
+    with pytest.raises(rd.RobodynError, match=r"pip install 'robodyn\[mujoco\]'"):
+        rd.from_mjcf("<mujoco/>")
