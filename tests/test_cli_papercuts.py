@@ -112,3 +112,24 @@ def test_joint_names_name_q_and_frame_names_every_frame():
         assert robot.link_names[j - 1] == link
     assert rd.loads(rd.dumps(robot)).link_names == robot.link_names
     np.testing.assert_array_equal(rd.forward_kinematics(rd.loads(rd.dumps(robot)), q), T)
+
+
+def test_the_animation_has_equal_axes(tmp_path, monkeypatch):
+    import matplotlib.animation as manimation
+
+    figures = []
+    original = manimation.FuncAnimation
+
+    def recording(fig, *args, **kwargs):
+        figures.append(fig)
+        return original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(manimation, "FuncAnimation", recording)
+    robot = rd.load("planar2r")  # a planar arm: its motion spans x and y but not z
+    t = np.linspace(0.0, 1.0, 11)
+    rd.animate(robot, t, np.stack([np.sin(t), np.cos(t)], -1), tmp_path / "m.gif", fps=5)
+    ax = figures[0].axes[0]
+    spans = [np.diff(lim)[0] for lim in (ax.get_xlim3d(), ax.get_ylim3d(), ax.get_zlim3d())]
+    box = ax.get_box_aspect()
+    # equal data spans drawn in a box of equal sides: one metre is as long along every axis
+    np.testing.assert_allclose(np.array(spans) / box, spans[0] / box[0], rtol=1e-12)
