@@ -571,6 +571,48 @@ def robot_from_description(urdf: RobotDescription, origin: str, *, base=None, ti
     return _floating_base(robot, links[root], origin) if floating else robot
 
 
+def from_xacro(path: str | os.PathLike, *, mappings: dict | None = None, **options) -> Robot:
+    """A :class:`Robot` from a xacro file (a URDF written with macros), expanded by the ``xacro`` package (the
+    ``xacro`` extra, ``pip install 'robodyn[xacro]'``), then read by :func:`from_urdf` with ``options``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The ``.xacro`` file; read through robodyn's bounded reader.  Files it includes are read by xacro, relative
+        to its folder (``$(find pkg)`` needs ROS and is an error here).
+    mappings : dict, optional
+        Values of the file's ``<xacro:arg>`` arguments, as xacro's command line takes ``name:=value``.
+
+    Notes
+    -----
+    Expanding a xacro file evaluates the Python expressions it holds (``${...}``), with xacro's restricted
+    namespace, which is not a sandbox: expand only files you trust, as you would run them with ``xacro``.
+    """
+    try:
+        import xacro
+    except ImportError:
+        raise RobodynError("reading xacro needs the package xacro; install it with: pip install 'robodyn[xacro]'") \
+            from None
+    if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and ("<" in path or "\n" in path)):
+        raise InputError("from_xacro: give the path of a .xacro file (its includes are found relative to it)")
+    if mappings is not None and not (isinstance(mappings, dict)
+                                     and all(isinstance(k, str) and isinstance(v, str) for k, v in mappings.items())):
+        raise InputError(f"from_xacro: mappings = {mappings!r}; give a dict of argument names to str values")
+    origin = str(path)
+    text = read_text_file(path, origin, kind="xacro file")
+    if "<!doctype" in text.lower() or "<!entity" in text.lower():
+        raise ModelFileError(f"{origin}: a xacro file may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
+    try:
+        xacro.init_stacks(os.path.abspath(origin))
+        doc = xacro.parse(text, origin)
+        xacro.process_doc(doc, mappings=dict(mappings or {}))
+        expanded = doc.toxml()
+    except Exception as exc:  # xacro raises XacroException, ExpatError, NameError... with the file's line
+        raise ModelFileError(f"{origin}: xacro cannot expand it ({' '.join(str(exc).split())[:300]})") from None
+    robot = from_urdf(expanded, **options)
+    return robot.replace(source=robot.source.replace("URDF string,", f"URDF expanded by xacro from {Path(origin).name},", 1))
+
+
 def _is_massless(link) -> bool:
     """No mass and no rotational inertia (a massless link with an inertia tensor still changes the dynamics)."""
     inertial = link.inertial
