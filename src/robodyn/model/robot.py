@@ -117,12 +117,6 @@ class Robot:
     base: str = "fixed"
     base_params: np.ndarray | None = None
 
-    def __new__(cls, *args, **kwargs):
-        if "joint_names" in kwargs:
-            raise ModelError("Robot(joint_names=...): give frame_names= (one name per frame, fixed frames included); "
-                             "robot.joint_names is derived from it (the names of q's n entries)")
-        return super().__new__(cls)
-
     def __post_init__(self) -> None:
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
         sigma = self._numbers("sigma", self.sigma)
