@@ -3,6 +3,8 @@ poses checked against MuJoCo's own mj_inverse / mj_rne / forward kinematics on t
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -130,6 +132,15 @@ def test_robodyn_mujoco_export_reads_back(tmp_path):
                                    atol=1e-12 * scale)
         np.testing.assert_allclose(rd.inverse_dynamics(robot, q, qd, qdd), rd.inverse_dynamics(original, q, qd, qdd),
                                    rtol=0, atol=1e-12 * scale)
+    # every command takes an MJCF file as ROBOT
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    res = CliRunner().invoke(app, ["id", str(path), "--q", ",".join(repr(float(x)) for x in q[0]), "--json"])
+    assert res.exit_code == 0, res.output
+    np.testing.assert_allclose(json.loads(res.stdout)["tau"], rd.inverse_dynamics(robot, q[0], 0 * q[0], 0 * q[0]),
+                               rtol=1e-14, atol=0)
 
 
 @pytest.mark.parametrize("change, message", [

@@ -23,7 +23,8 @@ console = Console(markup=False, highlight=False)
 err_console = Console(stderr=True, markup=False, highlight=False)
 
 #: The robot argument and the --json option that most commands take.
-ROBOT_ARGUMENT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF.")
+ROBOT_ARGUMENT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file, URDF or "
+                                "MuJoCo MJCF (.xml).")
 JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
