@@ -41,6 +41,7 @@ SCRIPTS = {
     "floating-base rnea/crba/aba vs Pinocchio's free flyer (solo12, talos)": (
         "bench_floating.py", [], ["--batch", "300", "--repeat", "2"]),
     "start-up latency: import robodyn, robodyn --version, first call": ("bench_latency.py", [], ["--repeat", "3"]),
+    "latency with a URDF: first load, robodyn generate of the UR5": ("bench_latency_urdf.py", [], ["--repeat", "1"]),
 }
 
 

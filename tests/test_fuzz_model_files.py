@@ -180,7 +180,7 @@ def test_fuzz_cases_include_valid_robots_and_errors(time_limit):
 
 
 ROBOT_FIELDS = ["antecedent", "gamma", "b", "alpha", "d", "theta", "r", "params", "Ia", "Fc", "Fv", "Foff", "Fst",
-                "kst", "Bst", "qlim", "gravity", "joint_names"]
+                "kst", "Bst", "qlim", "gravity", "frame_names"]
 field_value = st.one_of(
     st.none(), st.booleans(), finite, st.floats(), st.text(max_size=5),
     st.lists(st.one_of(finite, st.floats(), st.text(max_size=2), st.lists(finite, max_size=10)), max_size=4),

@@ -173,7 +173,7 @@ def check_urdf(text, base=None, tip=None):
             pytest.fail(f"from_urdf took more than {PER_CASE_SECONDS} s:\n{text[:500]}")
         event("loaded")
         assert robot.n >= 0 and robot.nf >= 1
-        assert len(set(robot.joint_names)) == robot.nf  # no duplicate accepted as a different robot
+        assert len(set(robot.frame_names)) == robot.nf  # no duplicate accepted as a different robot
         assert np.all(robot.antecedent < np.arange(1, robot.nf + 1))  # a tree, antecedents first
         for key in ("gamma", "b", "alpha", "d", "theta", "r", "params", "Fc", "Fv", "gravity"):
             assert np.all(np.isfinite(getattr(robot, key))), key

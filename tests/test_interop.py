@@ -71,10 +71,10 @@ def test_robot_to_urdf_and_back_keeps_dynamics(robot):
     robot = robot.replace(Ia=None, gravity=[0, 0, -9.81])
     again = rd.from_urdf(rd.to_urdf(robot))
     # the import numbers frames depth-first: compare joint by joint and frame by frame through the names
-    assert sorted(again.joint_names) == sorted(robot.joint_names)
+    assert sorted(again.frame_names) == sorted(robot.frame_names)
     perm = np.array([robot.q_names.index(n) for n in again.q_names])
-    frames = np.array([robot.joint_names.index(n) for n in again.joint_names])
-    assert all(robot.joint_names[frames[i]] == again.joint_names[i] for i in range(robot.nf))
+    frames = np.array([robot.frame_names.index(n) for n in again.frame_names])
+    assert all(robot.frame_names[frames[i]] == again.frame_names[i] for i in range(robot.nf))
     q, qd, qdd = random_state(robot, 3, (3,))
     qa, qda, qdda = q[..., perm], qd[..., perm], qdd[..., perm]
     assert_rel(rd.inverse_dynamics(again, qa, qda, qdda), rd.inverse_dynamics(robot, q, qd, qdd)[..., perm])
@@ -99,6 +99,10 @@ def test_missing_optional_packages_give_install_hints(monkeypatch):
     monkeypatch.setitem(sys.modules, "pinocchio", None)
     with pytest.raises(rd.RobodynError, match=r"pip install 'robodyn\[pinocchio\]'"):
         rd.to_pinocchio(rd.load("planar2r"))
-    monkeypatch.setitem(sys.modules, "yourdfpy", None)
-    with pytest.raises(rd.RobodynError, match=r"pip install 'robodyn\[urdf\]'"):
-        rd.from_urdf("<robot name='x'/>")
+    # a URDF needs no optional package: it loads without yourdfpy, trimesh or lxml
+    for name in ("yourdfpy", "trimesh", "lxml"):
+        monkeypatch.setitem(sys.modules, name, None)
+    assert rd.from_urdf(rd.to_urdf(rd.load("planar2r").replace(gravity=[0, 0, -9.81]))).n == 2
+    monkeypatch.setitem(sys.modules, "mujoco", None)
+    with pytest.raises(rd.RobodynError, match=r"pip install 'robodyn\[mujoco\]'"):
+        rd.from_mjcf("<mujoco/>")

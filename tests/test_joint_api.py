@@ -15,7 +15,7 @@ def _robot_with_fixed_frames():
     # frames: 1 fixed (mounting), 2 revolute, 3 prismatic, 4 fixed (tool), 5 revolute
     link = rd.standard_from_com(mass=1.0, com=[0.1, 0, 0], inertia_com=np.diag([0.01, 0.02, 0.02]))
     return rd.Robot(name="mixed", sigma=[2, 0, 1, 2, 0], d=[0.1, 0.2, 0.0, 0.3, 0.1], params=[link] * 5,
-                    joint_names=("mount", "shoulder", "slide", "tool", "wrist"))
+                    frame_names=("mount", "shoulder", "slide", "tool", "wrist"))
 
 
 def test_joint_records_map_joints_to_frames():

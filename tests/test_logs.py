@@ -169,8 +169,8 @@ def test_csv_and_parquet(tmp_path, robot):
         read_joint_log(csv, robot=rd.load("planar2r"))
     bad = tmp_path / "bad.csv"
     bad.write_text("t,q1,tau1\n0,1,x\n")
-    with pytest.raises(InputError, match="every cell must be a number"):
-        read_joint_log(bad)
+    with pytest.raises(InputError, match=r"bad\.csv', line 2, column tau1: 'x' is not a number"):
+        read_joint_log(bad)  # the message of the command line: 1-based line, the column's name
     bad.write_text("t,q1,speed1\n0,1,2\n")
     with pytest.raises(InputError, match=r"unknown column\(s\) speed1"):
         read_joint_log(bad)

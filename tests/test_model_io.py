@@ -33,7 +33,7 @@ def test_save_load_roundtrip(tmp_path):
         name="tree", sigma=[0, 1, 2], antecedent=[0, 1, 1], gamma=[0, 0.3, -0.2], b=[0, 0.1, 0.2], alpha=[0, np.pi / 2, 0],
         params=[rd.standard_from_com(1.0, [0.1, 0, 0], np.diag([0.1, 0.1, 0.1]))] * 3,
         Ia=[0.1, 0.2, 0], Fc=[1, 2, 0], Fv=[0.5, 0, 0], Fst=[1.5, 0, 0], kst=[3, 0, 0], Bst=[1, 0, 0],
-        qlim=[[-1, 1], [0, np.inf]], gravity=[0, -9.81, 0], joint_names=("a", "b", "tool"), source="unit test",
+        qlim=[[-1, 1], [0, np.inf]], gravity=[0, -9.81, 0], frame_names=("a", "b", "tool"), source="unit test",
     )
     path = rd.save(robot, tmp_path / "tree.yaml")
     assert path == tmp_path / "tree.yaml"
@@ -87,7 +87,7 @@ def test_builtin_library():
     p = rd.load("planar2r")
     assert (p.n, p.nf) == (2, 2)
     np.testing.assert_allclose(p.params[0], [0.001, 0, 0, 1 / 12 + 0.25, 0, 1 / 12 + 0.25, 0.5, 0, 0, 1.0], rtol=1e-14)
-    with pytest.raises(rd.UnknownRobotError, match=r"unknown robot 'puma9000'; built-in robots are .*planar2r.*, or give a path to a \.yaml file"):
+    with pytest.raises(rd.UnknownRobotError, match=r"unknown robot 'puma9000' \(did you mean 'puma560'\?\); built-in robots are .*planar2r.*, or give a path to a \.yaml, \.urdf or MJCF \.xml file"):
         rd.load("puma9000")
     assert issubclass(rd.UnknownRobotError, LookupError)
 

@@ -18,7 +18,7 @@ def tree_robot():
         d=[0, 0.3, 0.1, 0.2],
         params=np.array([random_inertia(rng) for _ in range(4)]),
         Ia=[0.1, 0.2, 0, 0.3],
-        joint_names=("a", "b", "tool", "c"),
+        frame_names=("a", "b", "tool", "c"),
         qlim=[[-1, 1], [0, 0.5], [-2, 2]],
     )
 
@@ -113,8 +113,10 @@ def test_model_errors_name_frame_and_field():
         rd.Robot(name="x", sigma=[0, 0], params=P, gravity=[0, 0])
     with pytest.raises(rd.ModelError, match=r"robot 'x': qlim must be \(2, 2\) rows \[min, max\] with min <= max"):
         rd.Robot(name="x", sigma=[0, 0], params=P, qlim=[[1, 0], [0, 1]])
-    with pytest.raises(rd.ModelError, match=r"robot 'x': joint_names needs 2 names, got 1"):
-        rd.Robot(name="x", sigma=[0, 0], params=P, joint_names=("a",))
+    with pytest.raises(rd.ModelError, match=r"robot 'x': frame_names needs 2 names \(one per frame\), got 1"):
+        rd.Robot(name="x", sigma=[0, 0], params=P, frame_names=("a",))
+    with pytest.raises(TypeError, match="joint_names"):  # derived from frame_names: not a constructor argument
+        rd.Robot(name="x", sigma=[0, 0], params=P, joint_names=("a", "b"))
     with pytest.raises(rd.ModelError, match=r"robot 'x', link 2 \(j2\): field Fv = -0.5 is negative; it must be >= 0"):
         rd.Robot(name="x", sigma=[0, 0], params=P, Fv=[0, -0.5])
     with pytest.raises(rd.ModelError, match=r"robot 'x', link 2 \(j2\): field Fc = 1.0 on a fixed frame \(sigma = 2\)"):

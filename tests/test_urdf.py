@@ -62,7 +62,7 @@ def _link_of_frame(path, robot):
     joints = {j.name: j for j in urdf.joints}
     links = {link.name for link in urdf.links}
     out = {}
-    for i, name in enumerate(robot.joint_names):
+    for i, name in enumerate(robot.frame_names):
         if name not in joints:
             if name in links:
                 out[i] = name  # an extra fixed frame named after its link
@@ -70,7 +70,7 @@ def _link_of_frame(path, robot):
                 out[i] = name[:-5]  # ... renamed as a joint has the link's name (so100's "gripper")
             else:
                 assert name.endswith("_offset")  # an extra frame before a nearly parallel axis
-        elif joints[name].type == "fixed" or joints[name].child not in robot.joint_names:
+        elif joints[name].type == "fixed" or joints[name].child not in robot.frame_names:
             out[i] = joints[name].child
     return out
 
@@ -93,6 +93,7 @@ def test_example_robot_data_agrees_with_pinocchio(rel):
     T = rd.forward_kinematics(robot, q)
     links = _link_of_frame(path, robot)
     assert len(set(links.values())) == len(links)
+    assert links == {i: link for i, link in enumerate(robot.link_names) if link}  # frame="<link>" finds them
     for s in range(q.shape[0]):
         qp, vp, ap = _pin_q(model, robot, q[s]), np.zeros(model.nv), np.zeros(model.nv)
         vp[v], ap[v] = qd[s], qdd[s]
@@ -118,7 +119,7 @@ def test_example_robot_data_agrees_with_mujoco(rel):
     model = mujoco.MjModel.from_xml_string(rd.to_mujoco_xml(robot))
     model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
     assert_rel(model.opt.gravity, robot.gravity, 1e-15)
-    body = np.array([model.body(n).id for n in robot.joint_names])
+    body = np.array([model.body(n).id for n in robot.frame_names])
     q, qd, qdd = _states(robot, seed=1)
     T = rd.forward_kinematics(robot, q)
 
@@ -161,7 +162,7 @@ def test_panda_urdf_gives_franka_craig_table():
     robot = rd.from_urdf(example_robot_data_path(ARMS[0]), tip="panda_link8")
     builtin = rd.load("panda")
     assert robot.q_names == tuple(f"panda_joint{k}" for k in range(1, 8))
-    assert robot.joint_names[-1] == "panda_joint8" and robot.sigma.tolist() == builtin.sigma.tolist()
+    assert robot.frame_names[-1] == "panda_joint8" and robot.sigma.tolist() == builtin.sigma.tolist()
     for key in ("gamma", "b", "alpha", "d", "theta", "r"):
         np.testing.assert_allclose(getattr(robot, key), getattr(builtin, key), rtol=0, atol=1e-12, err_msg=key)
     assert "common normal" in robot.source and "panda.urdf" in robot.source
@@ -198,12 +199,12 @@ def test_skewed_axes_tree_agrees_with_pinocchio():
     robot = rd.from_urdf(SKEW, link_frames=True)
     model = pin.buildModelFromXML(SKEW)
     data = model.createData()
-    assert robot.joint_names[:2] == ("a", "l1") and robot.antecedent.tolist()[:3] == [0, 1, 1]
+    assert robot.frame_names[:2] == ("a", "l1") and robot.antecedent.tolist()[:3] == [0, 1, 1]
     assert robot.q_names == ("a", "b", "c", "d")
     np.testing.assert_array_equal(robot.qlim, [[-1, 2], [0, 0.5], [-np.inf, np.inf], [-1, 1]])
     assert robot.Fv[0] == 0.7 and robot.Fc[0] == 0.2
     v = np.array([model.joints[model.getJointId(n)].idx_v for n in robot.q_names])
-    links = {robot.frame_index(n) - 1: n for n in ("l1", "l2", "l3", "l5") if n in robot.joint_names}
+    links = {robot.frame_index(n) - 1: n for n in ("l1", "l2", "l3", "l5") if n in robot.frame_names}
     links[robot.frame_index("f") - 1] = "l4"
     q, qd, qdd = _states(robot, seed=3)
     tau = rd.inverse_dynamics(robot, q, qd, qdd) - rd.friction_torques(robot, qd)
@@ -233,7 +234,8 @@ def test_base_and_tip_select_a_chain_and_rotate_gravity():
     assert robot.joint_names == ("a", "b") and robot.is_serial
     np.testing.assert_allclose(robot.gravity, [0, -9.81, 0], atol=1e-15)  # Rx(π/2)ᵀ [0, 0, −9.81]
     whole = rd.from_urdf(urdf)
-    assert whole.joint_names == ("mount", "a", "b", "c") and not whole.is_serial
+    assert whole.frame_names == ("mount", "a", "b", "c") and whole.joint_names == ("a", "b", "c")
+    assert not whole.is_serial
     with pytest.raises(rd.ModelFileError, match="tip = 'nope' is not a link"):
         rd.from_urdf(urdf, tip="nope")
     with pytest.raises(rd.ModelFileError, match="sits on the moving joint 'a'"):
@@ -327,7 +329,7 @@ def test_nearly_parallel_axes_get_an_offset_frame_not_kilometre_lengths():
     placement would need r ≈ 7 km; an extra fixed frame carries the offset instead (still exact: see the
     Pinocchio test above)."""
     robot = rd.from_urdf(example_robot_data_path("so_arm_description/urdf/so100.urdf"))
-    assert "shoulder_pan_offset" in robot.joint_names and robot.sigma[robot.frame_index("shoulder_pan_offset") - 1] == 2
+    assert "shoulder_pan_offset" in robot.frame_names and robot.sigma[robot.frame_index("shoulder_pan_offset") - 1] == 2
     assert np.abs(np.c_[robot.b, robot.d, robot.r]).max() < 0.2
     assert "nearly parallel" in robot.source
 
@@ -478,15 +480,15 @@ def test_urdf_files_are_read_bounded_and_decoded_with_model_file_errors(tmp_path
 
 def test_to_urdf_refuses_duplicate_names_and_renames_a_clashing_base_link(tmp_path):
     robot = rd.load("planar2r").replace(gravity=[0, 0, -9.81])
-    twice = robot.replace(joint_names=("j", "j"))
+    twice = robot.replace(frame_names=("j", "j"))
     with pytest.raises(rd.ModelError, match="frames 1 and 2 are both named 'j'"):
         rd.to_urdf(twice)
     with pytest.raises(rd.ModelError, match="both named"):
         rd.save(twice, tmp_path / "twice.urdf")
     assert not list(tmp_path.iterdir())  # nothing written
     with pytest.raises(rd.ModelError, match="characters XML cannot carry"):
-        rd.to_urdf(robot.replace(joint_names=("j\x01", "k")))
-    based = robot.replace(joint_names=("base", "elbow"))
+        rd.to_urdf(robot.replace(frame_names=("j\x01", "k")))
+    based = robot.replace(frame_names=("base", "elbow"))
     text = rd.to_urdf(based)
     assert text.count('<link name="base_link"') == 1 and '<link name="base_link_0"' in text
     again = rd.from_urdf(text)
@@ -499,8 +501,11 @@ def test_to_urdf_refuses_duplicate_names_and_renames_a_clashing_base_link(tmp_pa
 def test_ur5_fixed_massless_branches_are_dropped_so_it_loads_as_a_serial_6r_chain():
     path = example_robot_data_path("ur_description/urdf/ur5_robot.urdf")
     ur5 = rd.from_urdf(path)
-    assert ur5.is_serial and ur5.n == 6 and ur5.nf == 7 and ur5.sigma.tolist() == [2] + [0] * 6
-    assert ur5.joint_names[-1] == "wrist_3_joint"
+    # the side branch beside joint 1 is dropped; the two tool frames on wrist_3_link are kept, one on the other
+    assert ur5.is_serial and ur5.n == 6 and ur5.nf == 9 and ur5.sigma.tolist() == [2] + [0] * 6 + [2, 2]
+    assert ur5.joint_names[-1] == "wrist_3_joint" and len(ur5.joint_names) == ur5.n
+    assert ur5.frame_names[-2:] == ("ee_fixed_joint", "wrist_3_link-tool0_fixed_joint")
+    assert ur5.link_names[-2:] == ("ee_link", "tool0") and ur5.frame_index("tool0") == 9 == ur5.derived.end_frame
     assert "side branches dropped" in ur5.source and "base_link-base_fixed_joint" in ur5.source
     whole = rd.from_urdf(path, prune=False)
     assert not whole.is_serial and whole.nf == 10
@@ -509,16 +514,19 @@ def test_ur5_fixed_massless_branches_are_dropped_so_it_loads_as_a_serial_6r_chai
     assert_rel(rd.inverse_dynamics(ur5, q, qd, qdd), rd.inverse_dynamics(whole, q, qd, qdd), 1e-13)
     assert_rel(rd.inertia_matrix(ur5, q), rd.inertia_matrix(whole, q), 1e-13)
     T, Tw = rd.forward_kinematics(ur5, q), rd.forward_kinematics(whole, q)
-    for i, name in enumerate(ur5.joint_names):
-        assert_rel(T[:, i], Tw[:, whole.frame_index(name) - 1], 1e-13)
+    for i, name in enumerate(ur5.frame_names):
+        assert_rel(T[:, i], Tw[:, whole.frame_index(name) - 1], 1e-11)
+    # link names are frames wherever a frame is named, on the pruned robot as on the whole one
+    for link in ("tool0", "ee_link", "shoulder_link"):
+        assert_rel(rd.jacobian(ur5, q, frame=link), rd.jacobian(whole, q, frame=link), 1e-11)
     # a serial chain: Dellin's gravity calibration accepts it (it refuses trees)
     poses = rd.identification.calibration_poses(ur5, 10, seed=0)
     cal = rd.identification.calibrate_gravity(ur5, poses, rd.gravity_torques(ur5, poses))
     assert_rel(cal.torques(poses), rd.gravity_torques(ur5, poses), 1e-9)
     # tip= keeps the fixed tool frame on the chain, link_frames=True every link frame
     tool = rd.from_urdf(path, tip="tool0")
-    assert tool.is_serial and tool.joint_names[-1] == "wrist_3_link-tool0_fixed_joint"
-    assert "ee_fixed_joint" in rd.from_urdf(path, link_frames=True).joint_names
+    assert tool.is_serial and tool.frame_names[-1] == "wrist_3_link-tool0_fixed_joint"
+    assert "ee_fixed_joint" in rd.from_urdf(path, link_frames=True).frame_names
 
 
 def test_a_single_massless_tool_frame_is_kept_and_massive_fixed_branches_stay():
@@ -526,20 +534,20 @@ def test_a_single_massless_tool_frame_is_kept_and_massive_fixed_branches_stay():
     text = _urdf(_CHAIN + [tool])
     start = text.index('<link name="t">')
     robot = rd.from_urdf(text[:start] + '<link name="t"/>' + text[text.index("</link>", start) + len("</link>"):])
-    assert robot.joint_names == ("a", "b", "tool") and robot.is_serial and robot.M[2] == 0
+    assert robot.frame_names == ("a", "b", "tool") and robot.is_serial and robot.M[2] == 0
     # a fixed branch that carries mass beside the chain is kept (its mass counts): the robot is a tree
     payload = ("payload", "fixed", "l1", "p", "0 0.2 0", "0 0 0", "1 0 0", "")
     tree = rd.from_urdf(_urdf(_CHAIN + [payload]))
-    assert "payload" in tree.joint_names and not tree.is_serial
+    assert "payload" in tree.frame_names and not tree.is_serial
     # a side branch without mass but with an inertia tensor changes the dynamics: kept too
     text = _urdf(_CHAIN + [payload])
     massive = '<link name="p"><inertial><origin xyz="0.1 -0.05 0.2" rpy="0.3 -0.2 0.7"/><mass value="4.5"/>'
     assert massive in text
     spinning = rd.from_urdf(text.replace(massive, massive.replace('value="4.5"', 'value="0"')), strict=False)
-    assert "payload" in spinning.joint_names and spinning.M[spinning.frame_index("payload") - 1] == 0
+    assert "payload" in spinning.frame_names and spinning.M[spinning.frame_index("payload") - 1] == 0
     start = text.index('<link name="p">')
     bare = text[:start] + '<link name="p"/>' + text[text.index("</link>", start) + len("</link>"):]
-    assert "payload" not in rd.from_urdf(bare).joint_names
+    assert "payload" not in rd.from_urdf(bare).frame_names
 
 
 def test_end_frame_is_the_tip_of_the_longest_movable_chain():
@@ -550,10 +558,10 @@ def test_end_frame_is_the_tip_of_the_longest_movable_chain():
         assert end_frame(robot) == robot.nf  # serial: the last frame, fixed flange included
     whole = rd.from_urdf(example_robot_data_path("ur_description/urdf/ur5_robot.urdf"), prune=False)
     # frame 10 (base_link-base_fixed_joint) is last but hangs beside joint 1; the tip is tool0 after wrist 3
-    assert whole.joint_names[end_frame(whole) - 1] == "wrist_3_link-tool0_fixed_joint"
+    assert whole.frame_names[end_frame(whole) - 1] == "wrist_3_link-tool0_fixed_joint"
     # SKEW: a -> b -> c -> f (fixed) and a -> d: the last frame d ends a 2-joint branch, f the 3-joint chain
     skew = rd.from_urdf(SKEW)
-    assert skew.joint_names[-1] == "d" and skew.joint_names[end_frame(skew) - 1] == "f"
+    assert skew.frame_names[-1] == "d" and skew.frame_names[end_frame(skew) - 1] == "f"
 
 
 def test_urdf_friction_is_announced_on_load_and_in_robodyn_info(tmp_path):

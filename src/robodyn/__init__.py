@@ -63,6 +63,7 @@ _PUBLIC = _MappingProxyType({
     "dumps": ("robodyn.model.io", "dumps"),
     "list_robots": ("robodyn.model.io", "list_robots"),
     "from_urdf": ("robodyn.model.urdf", "from_urdf"),
+    "from_mjcf": ("robodyn.model.mjcf", "from_mjcf"),
     "to_urdf": ("robodyn.model.urdf", "to_urdf"),
     # kinematics
     "forward_kinematics": ("robodyn.kinematics", "forward_kinematics"),

@@ -152,14 +152,14 @@ def to_pinocchio(robot: Robot) -> PinocchioModel:
             jid, local = pj, place
         else:
             jm = pin.JointModelRZ() if robot.sigma[i] == 0 else pin.JointModelPZ()
-            jid = model.addJoint(pj, jm, place, robot.joint_names[i])
+            jid = model.addJoint(pj, jm, place, robot.frame_names[i])
             local = pin.SE3.Identity()
         if jid > 0:
             model.appendBodyToJoint(jid, _pinocchio_inertia(pin, robot.params[i]), local)
         where[i + 1] = (jid, local)
         joint_of[i], in_joint[i] = jid, local
     frame_ids = [
-        model.addFrame(pin.Frame(robot.joint_names[i], joint_of[i], in_joint[i], pin.FrameType.OP_FRAME))
+        model.addFrame(pin.Frame(robot.frame_names[i], joint_of[i], in_joint[i], pin.FrameType.OP_FRAME))
         for i in range(robot.nf)
     ]
     joint_ids = np.array([joint_of[f] for f in robot.joint_frames], dtype=int)
@@ -233,13 +233,13 @@ def to_mujoco_xml(robot: Robot) -> str:
         _mujoco_inertial(body[0], base_params, f"robot '{robot.name}', base body (link 0)")
     for i in _depth_first(robot):
         T = _transform(robot, i)
-        el = ET.SubElement(body[int(robot.antecedent[i])], "body", name=robot.joint_names[i],
+        el = ET.SubElement(body[int(robot.antecedent[i])], "body", name=robot.frame_names[i],
                            pos=" ".join(_num(x) for x in T[:3, 3]), quat=" ".join(_num(x) for x in _quat(T[:3, :3])))
         body[i + 1] = el
-        _mujoco_inertial(el, params[i], f"robot '{robot.name}', link {i + 1} ({robot.joint_names[i]})")
+        _mujoco_inertial(el, params[i], f"robot '{robot.name}', link {i + 1} ({robot.frame_names[i]})")
         if robot.sigma[i] != 2:
             lo, hi = robot.qlim[k[i]]
-            attrs = {"name": robot.joint_names[i], "type": "hinge" if robot.sigma[i] == 0 else "slide", "axis": "0 0 1",
+            attrs = {"name": robot.frame_names[i], "type": "hinge" if robot.sigma[i] == 0 else "slide", "axis": "0 0 1",
                      "armature": _num(robot.Ia[i]), "damping": _num(robot.Fv[i]), "frictionloss": _num(robot.Fc[i])}
             if np.isfinite(lo) and np.isfinite(hi):
                 attrs["range"] = f"{_num(lo)} {_num(hi)}"

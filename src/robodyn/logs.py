@@ -280,24 +280,91 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
 
 # ---- tables: CSV, Parquet, HDF5 ----
 
-def _csv_columns(path: Path) -> dict:
-    label = printable(str(path))
+#: Largest CSV file (bytes) that robodyn reads (states, measurements, logs): checked before reading.
+MAX_CSV_BYTES = 256 * 2**20
+
+
+def read_csv_columns(path, allowed, what: str, missing_values: bool = False, required=(), hint: str = "") -> dict:
+    """The numeric columns of a CSV file with a header, as ``{name: (rows,) array}``.
+
+    The one CSV reader of robodyn: the commands and :func:`read_joint_log` describe a bad cell alike, by its
+    1-based line in the file and its column's name (``"--states s.csv, line 3, column qd1: 'x' is not a
+    number"``).  ``allowed``: the column names the file may have (any order; None: any); ``what``: how messages
+    name the file (e.g.
+    ``"--states states.csv"``). Blank lines are skipped. Without ``missing_values`` every cell must be a finite
+    number; with it an empty cell or ``nan`` is NaN (the caller reports those rows). Errors (InputError) name the
+    file, the line and the column. ``required`` columns are checked first (message ending with ``hint``).
+
+    The file is read through robodyn's one bounded reader (:func:`robodyn.files.read_file_bytes`): at most
+    :data:`MAX_CSV_BYTES` bytes, checked before reading; a FIFO or device (``/dev/zero``) is refused at once. A
+    UTF-8 byte-order mark (spreadsheet exports) is dropped; a cell longer than the csv module's field limit is a
+    one-line error, as any other malformed CSV.
+    """
+    import csv
+    import io
+    import os
+
+    from robodyn.files import read_file_bytes
+
+    if isinstance(path, (str, os.PathLike)) and not os.path.lexists(path):
+        raise InputError(f"{what}: cannot read the file (no such file)")
+    data = read_file_bytes(path, what, kind="CSV file", limit=MAX_CSV_BYTES, error=InputError)
     try:
-        with open(path, "rb") as fh:
-            header = fh.readline().decode("utf-8").strip()
-            data = np.loadtxt(fh, delimiter=",", ndmin=2, dtype=float)
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InputError(f"log {label!r}: not UTF-8 text; a CSV log is text") from None
-    except ValueError as exc:
-        raise InputError(f"log {label!r}: {printable(str(exc))[:200]}; every cell must be a number") from None
-    except OSError as exc:
-        raise InputError(f"log {label!r}: cannot be read ({exc.strerror or exc})") from None
-    names = [h.strip() for h in header.split(",")]
-    if data.size == 0:
-        raise InputError(f"log {label!r}: no data rows after the header")
-    if data.shape[1] != len(names):
-        raise InputError(f"log {label!r}: {data.shape[1]} values per row for {len(names)} header columns")
-    return {name: data[:, k] for k, name in enumerate(names)}
+        raise InputError(f"{what}: not a text file (UTF-8 CSV expected)") from None
+    if "\0" in text:
+        raise InputError(f"{what}: not a text file (it holds NUL bytes); give a CSV file")
+    reader = csv.reader(io.StringIO(text))
+    try:
+        return _csv_rows(reader, allowed, what, missing_values, required, hint)
+    except csv.Error as exc:
+        raise InputError(f"{what}, line {reader.line_num}: not a readable CSV file ({exc})") from None
+
+
+def _csv_rows(reader, allowed, what, missing_values, required, hint) -> dict:
+    import math
+
+    header = [h.strip() for h in next(reader, [])]
+    if len(set(header)) != len(header):
+        raise InputError(f"{what}: a column name appears twice in the header")
+    require_columns(dict.fromkeys(header), required, what, hint)
+    unknown = [] if allowed is None else [c for c in header if c not in allowed]
+    if unknown:
+        raise InputError(f"{what}: unknown column(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+    rows = []
+    for line, cells in enumerate(reader, start=2):
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise InputError(f"{what}, line {line}: {len(cells)} values for {len(header)} columns")
+        values = []
+        for col, cell in zip(header, cells):
+            try:
+                x = float(cell) if cell.strip() or not missing_values else math.nan
+            except ValueError:
+                shown = cell.strip() if len(cell.strip()) <= 40 else cell.strip()[:37] + "..."
+                raise InputError(f"{what}, line {line}, column {col}: {shown!r} is not a number") from None
+            if not missing_values and not math.isfinite(x):
+                raise InputError(f"{what}, line {line}, column {col}: {cell.strip()[:40]} is not finite")
+            values.append(x)
+        rows.append(values)
+    if not rows:
+        raise InputError(f"{what}: no data rows after the header")
+    data = np.array(rows)
+    return {c: data[:, i] for i, c in enumerate(header)}
+
+
+def require_columns(columns: dict, names, what: str, hint: str) -> None:
+    """InputError naming the missing columns of a CSV read by :func:`read_csv_columns`."""
+    missing = [c for c in names if c not in columns]
+    if missing:
+        raise InputError(f"{what}: missing column(s) {', '.join(missing)}; {hint}")
+
+
+
+def _csv_columns(path: Path) -> dict:
+    return read_csv_columns(path, None, f"log {printable(str(path))!r}")
 
 
 def _parquet_columns(path: Path) -> dict:

@@ -268,7 +268,7 @@ def ellipsoids(robot, q, *, kind: str = "manipulability", frame: int | str | Non
             ax.plot([c[0], tip[0]], [c[1], tip[1]], [c[2], tip[2]], color=f"C{i + 1}", linewidth=1.5,
                     gid="semi-axis")
     ax.plot(centre[:, 0], centre[:, 1], centre[:, 2], "k.-", linewidth=0.8)
-    _base_frame_axes(ax, title or f"{kind} ellipsoids of frame {figure_text(robot.joint_names[frame_index(robot, frame)])}")
+    _base_frame_axes(ax, title or f"{kind} ellipsoids of frame {figure_text(robot.frame_names[frame_index(robot, frame)])}")
     return _finish(fig, path)
 
 
@@ -311,5 +311,5 @@ def workspace(robot, *, samples: int = 2000, frame: int | str | None = None, see
     fig = Figure(figsize=(6.5, 6), layout="constrained")
     ax = fig.add_subplot(projection="3d")
     ax.scatter(p[:, 0], p[:, 1], p[:, 2], s=2, c=p[:, 2], cmap="viridis")
-    _base_frame_axes(ax, title or f"workspace of frame {figure_text(robot.joint_names[j])} ({int(samples)} samples)")
+    _base_frame_axes(ax, title or f"workspace of frame {figure_text(robot.frame_names[j])} ({int(samples)} samples)")
     return _finish(fig, path)

@@ -290,6 +290,11 @@ class Viewer:
         if urdf is not None and meshes:
             self._visual_frames, failed = self._add_visuals(urdf, package_dirs)
         self.meshes = tuple(k for k in sorted(self._visual_frames) if k not in failed)
+        # a fixed frame rides on its antecedent's body: drawn by that body's mesh (the UR5's tool0), no capsule
+        self._meshed = set(self.meshes)
+        for j in range(1, nf + 1):
+            if self.robot.sigma[j - 1] == 2 and int(self.robot.antecedent[j - 1]) in self._meshed:
+                self._meshed.add(j)
         self._lock = threading.Lock()
         self._playing = threading.Event()
         self._syncing = False  # True while show() moves the sliders, so that they do not call show() back
@@ -362,7 +367,7 @@ class Viewer:
             for j in range(self.robot.nf):
                 self._frames[j + 1].wxyz, self._frames[j + 1].position = frame_wxyz[j], T[j, :3, 3]
                 self._joints[j].position = T[j, :3, 3]
-                meshed = (j + 1) in self.meshes
+                meshed = (j + 1) in self._meshed
                 self._joints[j].visible = not meshed
                 for k, link in enumerate(self._links[j]):
                     link.visible = bool(length[j, k] > 1e-9) and not meshed
@@ -531,6 +536,7 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
     ax.set_xlim(centre[0] - half, centre[0] + half)
     ax.set_ylim(centre[1] - half, centre[1] + half)
     ax.set_zlim(centre[2] - half, centre[2] + half)
+    ax.set_box_aspect((1, 1, 1))  # a cube of equal limits drawn as a cube: equal scales (matplotlib's is 4:4:3)
     ax.set_xlabel("x0 (m)")
     ax.set_ylabel("y0 (m)")
     ax.set_zlabel("z0 (m)")

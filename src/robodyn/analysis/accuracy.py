@@ -249,7 +249,7 @@ def ascher_arm(m2: float = 1.0) -> Robot:
     link1 = standard_from_com(_M1, [_L1 / 2, 0, 0], np.diag([_M1 * 2 * w2 / 12] * 3))
     link2 = standard_from_com(m2, [_L2 / 2, 0, 0], np.diag([m2 * 2 * w2 / 12] + [m2 * (_L2**2 + w2) / 12] * 2))
     return Robot(name="ascher2" if m2 == 1.0 else f"ascher2 (m2 = {m2:g} kg)", sigma=[0, 0], d=[0.0, _L1],
-                 params=[link1, link2], gravity=[0.0, -_G, 0.0], joint_names=["j1", "j2"])
+                 params=[link1, link2], gravity=[0.0, -_G, 0.0], frame_names=["j1", "j2"])
 
 
 def ascher_condition(m2, q2) -> np.ndarray:

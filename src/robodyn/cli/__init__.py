@@ -23,6 +23,7 @@ def _build_app():
     from robodyn.cli import identification  # noqa: F401  (identify, excite)
     from robodyn.cli import simulation  # noqa: F401  (simulate)
     from robodyn.cli import view  # noqa: F401  (view)
+    from robodyn.cli import kinematics  # noqa: F401  (fk, jacobian, ik, identify-payload)
 
     return app
 

@@ -14,6 +14,7 @@ from rich.table import Table as _RichTable
 from rich.text import Text
 
 from robodyn.errors import InputError, RobodynError
+from robodyn.logs import MAX_CSV_BYTES as _MAX_CSV_BYTES, read_csv_columns, require_columns  # noqa: F401 (re-exported)
 from robodyn.model.io import load
 
 #: Rich markup is off everywhere: text from model files and messages (``[/x]``, ``[x, y, z]``) prints as it is;
@@ -22,7 +23,8 @@ console = Console(markup=False, highlight=False)
 err_console = Console(stderr=True, markup=False, highlight=False)
 
 #: The robot argument and the --json option that most commands take.
-ROBOT_ARGUMENT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF.")
+ROBOT_ARGUMENT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file, URDF or "
+                                "MuJoCo MJCF (.xml).")
 JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 
 
@@ -62,6 +64,38 @@ class Table(_RichTable):
             for column, width in zip(self.columns, widest):
                 column.min_width = max(column.min_width or 0, width)
         yield from super().__rich_console__(console, options)
+
+
+#: Relative size under which a printed value is rounding noise of the computation (-2.5e-27 N m beside 10 N m).
+NOISE = 1e-12
+
+
+def chop(values, scale: float | None = None) -> np.ndarray:
+    """``values`` with the entries below ``NOISE`` times ``scale`` (default: the largest |value|, at least 1) set to
+    exact zeros, for printing: rounding noise is not shown as a value."""
+    v = np.array(values, dtype=float)
+    finite = np.abs(v[np.isfinite(v)])
+    scale = max(1.0, float(finite.max(initial=0.0))) if scale is None else scale
+    v[np.abs(v) < NOISE * scale] = 0.0
+    return v + 0.0  # no -0
+
+
+def fixed_point(values, digits: int = 4) -> list[str]:
+    """Entries of ``values`` with one number of decimals, that of ``digits`` significant digits on the largest
+    one (numpy's matrix style): a column of numbers that keeps its width at 80 columns; "0" for zeros."""
+    v = chop(values)
+    top = float(np.abs(v).max(initial=0.0))
+    decimals = 0 if top == 0 else min(8, max(0, digits - 1 - int(np.floor(np.log10(top)))))
+    out = []
+    for x in v.reshape(-1):
+        text = f"{x:.{decimals}f}"
+        out.append("0" if float(text) == 0 else text)
+    return out
+
+
+def names_legend(names) -> str:
+    """"joints: 1 = a, 2 = b, ..." for tables whose columns are numbered because the names are long."""
+    return "joints: " + ", ".join(f"{k} = {name}" for k, name in enumerate(names, start=1))
 
 
 def one_line(text) -> str:
@@ -149,14 +183,16 @@ def get_robot(name: str, strict: bool | None = None):
     for w in caught:
         err_console.print(Text("warning: ", style="bold yellow") + Text(printable(str(w.message))), soft_wrap=True)
     clean = dict(name=printable(robot.name), source=printable(robot.source),
-                 joint_names=tuple(printable(n) for n in robot.joint_names))
+                 frame_names=tuple(printable(n) for n in robot.frame_names),
+                 link_names=tuple(printable(n) for n in robot.link_names))
     if all(getattr(robot, k) == v for k, v in clean.items()):
         return robot
     return dataclasses.replace(robot, **clean)
 
 
-def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) -> np.ndarray:
-    """Parse ``"0.1,0.2,..."`` (commas or spaces) into an (n,) array; ``None`` gives ``default`` everywhere."""
+def parse_vector(text: str | None, n: int, option: str, default: float = 0.0, what: str | None = None) -> np.ndarray:
+    """Parse ``"0.1,0.2,..."`` (commas or spaces) into an (n,) array; ``None`` gives ``default`` everywhere.
+    ``what`` names the n entries in the message (default: one per joint of the robot)."""
     if text is None:
         return np.full(n, default)
     parts = [p for p in text.replace(",", " ").split() if p]
@@ -165,7 +201,8 @@ def parse_vector(text: str | None, n: int, option: str, default: float = 0.0) ->
     except ValueError:
         raise InputError(f"option {option} = {text!r}: give {n} numbers separated by commas") from None
     if values.shape != (n,):
-        raise InputError(f"option {option} has {values.size} numbers; the robot has n = {n} joints, give {n}")
+        raise InputError(f"option {option} has {values.size} numbers; " + (
+            f"the robot has n = {n} joints, give {n}" if what is None else f"give {n} ({what})"))
     return values
 
 
@@ -193,7 +230,10 @@ def warn_outside_limits(robot, q: np.ndarray, what: str, degrees: bool = False) 
     outside = np.any((q < lim[:, 0] - 1e-12) | (q > lim[:, 1] + 1e-12), axis=0)
     if not np.any(outside):
         return
-    names = ", ".join(f"{robot.q_names[k]} ({lim[k, 0]:.4g}..{lim[k, 1]:.4g})" for k in np.flatnonzero(outside))
+    shown = np.where(revolute[:, None] & degrees, np.rad2deg(lim), lim)
+    unit = [" deg" if degrees and revolute[k] else "" for k in range(robot.n)]
+    names = ", ".join(f"{robot.q_names[k]} ({shown[k, 0]:.4g}..{shown[k, 1]:.4g}{unit[k]})"
+                      for k in np.flatnonzero(outside))
     hint = "" if degrees else "; angles are in radians: give --degrees if you typed degrees"
     err_console.print(Text("warning: ", style="bold yellow") + Text(f"{what}: outside the joint limits of {names}{hint}"),
                       soft_wrap=True)
@@ -260,79 +300,4 @@ def read_log(path, robot, topic: str, what: str):
 
 
 #: Largest CSV file (bytes) that the commands read (states, measurements, logs): checked before reading.
-MAX_CSV_BYTES = 256 * 2**20
-
-
-def read_csv_columns(path, allowed, what: str, missing_values: bool = False, required=(), hint: str = "") -> dict:
-    """The numeric columns of a CSV file with a header, as ``{name: (rows,) array}``.
-
-    ``allowed``: the column names the file may have (any order); ``what``: how messages name the file (e.g.
-    ``"--states states.csv"``). Blank lines are skipped. Without ``missing_values`` every cell must be a finite
-    number; with it an empty cell or ``nan`` is NaN (the caller reports those rows). Errors (InputError) name the
-    file, the line and the column. ``required`` columns are checked first (message ending with ``hint``).
-
-    The file is read through robodyn's one bounded reader (:func:`robodyn.files.read_file_bytes`): at most
-    :data:`MAX_CSV_BYTES` bytes, checked before reading; a FIFO or device (``/dev/zero``) is refused at once. A
-    UTF-8 byte-order mark (spreadsheet exports) is dropped; a cell longer than the csv module's field limit is a
-    one-line error, as any other malformed CSV.
-    """
-    import csv
-    import io
-    import os
-
-    from robodyn.files import read_file_bytes
-
-    if isinstance(path, (str, os.PathLike)) and not os.path.lexists(path):
-        raise InputError(f"{what}: cannot read the file (no such file)")
-    data = read_file_bytes(path, what, kind="CSV file", limit=MAX_CSV_BYTES, error=InputError)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{what}: not a text file (UTF-8 CSV expected)") from None
-    if "\0" in text:
-        raise InputError(f"{what}: not a text file (it holds NUL bytes); give a CSV file")
-    reader = csv.reader(io.StringIO(text))
-    try:
-        return _csv_columns(reader, allowed, what, missing_values, required, hint)
-    except csv.Error as exc:
-        raise InputError(f"{what}, line {reader.line_num}: not a readable CSV file ({exc})") from None
-
-
-def _csv_columns(reader, allowed, what, missing_values, required, hint) -> dict:
-    import math
-
-    header = [h.strip() for h in next(reader, [])]
-    if len(set(header)) != len(header):
-        raise InputError(f"{what}: a column name appears twice in the header")
-    require_columns(dict.fromkeys(header), required, what, hint)
-    unknown = [c for c in header if c not in allowed]
-    if unknown:
-        raise InputError(f"{what}: unknown column(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
-    rows = []
-    for line, cells in enumerate(reader, start=2):
-        if not cells or all(not c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
-            raise InputError(f"{what}, line {line}: {len(cells)} values for {len(header)} columns")
-        values = []
-        for col, cell in zip(header, cells):
-            try:
-                x = float(cell) if cell.strip() or not missing_values else math.nan
-            except ValueError:
-                shown = cell.strip() if len(cell.strip()) <= 40 else cell.strip()[:37] + "..."
-                raise InputError(f"{what}, line {line}, column {col}: {shown!r} is not a number") from None
-            if not missing_values and not math.isfinite(x):
-                raise InputError(f"{what}, line {line}, column {col}: {cell.strip()[:40]} is not finite")
-            values.append(x)
-        rows.append(values)
-    if not rows:
-        raise InputError(f"{what}: no data rows after the header")
-    data = np.array(rows)
-    return {c: data[:, i] for i, c in enumerate(header)}
-
-
-def require_columns(columns: dict, names, what: str, hint: str) -> None:
-    """InputError naming the missing columns of a CSV read by :func:`read_csv_columns`."""
-    missing = [c for c in names if c not in columns]
-    if missing:
-        raise InputError(f"{what}: missing column(s) {', '.join(missing)}; {hint}")
+MAX_CSV_BYTES = _MAX_CSV_BYTES

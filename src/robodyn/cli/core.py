@@ -15,8 +15,8 @@ from rich.text import Text
 from robodyn.files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import (
-    ROBOT_ARGUMENT, Table, console, get_robot, joint_vector, parse_vector, print_json, read_csv_columns, user_errors,
-    warn_outside_limits,
+    ROBOT_ARGUMENT, Table, chop, console, get_robot, joint_vector, parse_vector, print_json, read_csv_columns,
+    user_errors, warn_outside_limits,
 )
 from robodyn.dynamics.newton_euler import inverse_dynamics
 from robodyn.errors import InputError
@@ -76,7 +76,7 @@ def geometry_rows(robot: Robot) -> list[dict]:
     """One dict per frame: j, name, a(j), sigma, gamma, b, alpha, d, theta, r (+ qmin, qmax for joints)."""
     rows, k = [], 0
     for i in range(robot.nf):
-        row = {"j": i + 1, "name": robot.joint_names[i], "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
+        row = {"j": i + 1, "name": robot.frame_names[i], "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
         row.update({key: float(getattr(robot, key)[i]) for key in ("gamma", "b", "alpha", "d", "theta", "r")})
         if robot.sigma[i] != 2:
             row["qmin"], row["qmax"] = (float(x) for x in robot.qlim[k])
@@ -90,7 +90,7 @@ def inertial_rows(robot: Robot) -> list[dict]:
     """One dict per link: j, name, XX..M, Ia, Fc, Fv (and Foff, Fst, kst, Bst)."""
     extra = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
     return [
-        {"j": i + 1, "name": robot.joint_names[i], **{p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])},
+        {"j": i + 1, "name": robot.frame_names[i], **{p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])},
          **{e: float(getattr(robot, e)[i]) for e in extra}}
         for i in range(robot.nf)
     ]
@@ -122,8 +122,17 @@ def info_command(
                           f"XX..M = {_vector(r.base_params)}", highlight=False)
             console.print(f"gravity (world frame, m/s²): {_vector(r.gravity)}", highlight=False)
         has_tree = not r.is_serial or np.any(r.gamma) or np.any(r.b)
-        cols = ["j", "name", "a(j)", "σ"] + (["γ", "b"] if has_tree else []) + ["α", "d", "θ", "r", "qmin", "qmax"]
-        table = Table(*cols, title="Geometric parameters (rad, m)", box=box.SIMPLE_HEAD, pad_edge=False)
+        # long names (URDF joints) get a table of their own, so that the parameters fit in 80 columns
+        named = max(map(len, r.frame_names)) <= 8 and not any(r.link_names)
+        if not named:
+            table = Table("j", "name", *(["URDF link"] if any(r.link_names) else []), title="Frames",
+                          box=box.SIMPLE_HEAD, pad_edge=False)
+            for g, link in zip(geo, r.link_names):
+                table.add_row(str(g["j"]), g["name"], *([link] if any(r.link_names) else []))
+            console.print(table)
+        cols = ["j"] + (["name"] if named else []) + ["a(j)", "σ"] + (["γ", "b"] if has_tree else []) \
+            + ["α", "d", "θ", "r", "qmin", "qmax"]
+        table = Table(*cols, title="Geometric parameters (rad, m)", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
         for g in geo:
             theta, rr = _angle(g["theta"]), _num(g["r"])
             if g["sigma"] == 0:
@@ -131,20 +140,23 @@ def info_command(
             elif g["sigma"] == 1:
                 rr = _with_variable(rr, g["q"])
             lim = ["", ""] if g["sigma"] == 2 else [_limit(g["qmin"], g["sigma"]), _limit(g["qmax"], g["sigma"])]
-            cells = [str(g["j"]), g["name"], str(g["antecedent"]), str(g["sigma"])]
+            cells = [str(g["j"])] + ([g["name"]] if named else []) + [str(g["antecedent"]), str(g["sigma"])]
             cells += [_angle(g["gamma"]), _num(g["b"])] if has_tree else []
             cells += [_angle(g["alpha"]), _num(g["d"]), theta, rr] + lim
             table.add_row(*cells)
         console.print(table)
-        table = Table("j", *PARAMETER_NAMES[:6], title="Inertia J_j about O_j in R_j (kg m²)", box=box.SIMPLE_HEAD, pad_edge=False)
+        table = Table("j", *PARAMETER_NAMES[:6], title="Inertia J_j about O_j in R_j (kg m²)", box=box.SIMPLE_HEAD,
+                      pad_edge=False, padding=(0, 1, 0, 0))
+        scale = max(1.0, float(np.abs(r.params[:, :6]).max(initial=0.0)))  # rounding noise of the frame changes
         for row in inert:
-            table.add_row(str(row["j"]), *(_num(row[k]) for k in PARAMETER_NAMES[:6]))
+            table.add_row(str(row["j"]), *(_num(x) for x in chop([row[k] for k in PARAMETER_NAMES[:6]], scale)))
         console.print(table)
         shown = list(PARAMETER_NAMES[6:]) + ["Ia", "Fc", "Fv"] + [e for e in ("Foff", "Fst", "kst", "Bst") if np.any(getattr(r, e))]
         table = Table("j", *shown, title="First moments MS_j (kg m), mass (kg), rotor inertia Ia, friction Fc, Fv (SI)",
-                      box=box.SIMPLE_HEAD, pad_edge=False)
+                      box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+        scale = max(1.0, float(np.abs(r.params[:, 6:9]).max(initial=0.0)))
         for row in inert:
-            table.add_row(str(row["j"]), *(_num(row[k]) for k in shown))
+            table.add_row(str(row["j"]), *(_num(x) for x in chop([row[k] for k in shown], scale)))
         console.print(table)
         console.print("Values rounded to 4 significant digits; `robodyn info --json` prints them in full.", highlight=False)
 
@@ -224,10 +236,10 @@ def _floating_id(r: Robot, q, qd, qdd, json: bool) -> None:
         return
     console.print(f"base: {r.base}; q = {_vector(Q)} (position, quaternion x y z w, joints)", highlight=False)
     table = Table("coordinate", "v", "a", "tau", title=f"Inverse dynamics of {r.name}, base wrench in R_0 (SI units)")
-    joints = [r.joint_names[i] for i in r.joint_frames]
+    joints = list(r.joint_names)
     for k, name in enumerate(list(BASE_FORCE_NAMES) + joints):
         unit = ("N" if k < 3 else "N m") if k < 6 else ("N m" if r.sigma[r.joint_frames[k - 6]] == 0 else "N")
-        table.add_row(name, _num(V[k]), _num(A[k]), f"{tau[k]:.10g} {unit}")
+        table.add_row(name, _num(V[k]), _num(A[k]), f"{chop(tau)[k]:.10g} {unit}")
     console.print(table)
 
 
@@ -283,8 +295,15 @@ def id_command(
         if json:
             print_json({"robot": r.name, "q": Q, "qd": QD, "qdd": QDD, "tau": tau})
             return
-        table = Table("joint", "type", "q", "qd", "qdd", "tau", title=f"Inverse dynamics of {r.name} (SI units)")
-        for k, i in enumerate(r.joint_frames):
-            unit = "N m" if r.sigma[i] == 0 else "N"
-            table.add_row(r.joint_names[i], _KINDS[r.sigma[i]], _num(Q[k]), _num(QD[k]), _num(QDD[k]), f"{tau[k]:.10g} {unit}")
+        revolute = r.sigma[r.joint_frames] == 0
+        if degrees:  # shown as typed: revolute joints in deg, deg/s, deg/s²
+            Q, QD, QDD = (np.where(revolute, np.rad2deg(v), v) for v in (Q, QD, QDD))
+        heads = ["q", "qd", "qdd"]
+        if degrees:
+            heads = [f"{h} ({u}{'' if revolute.all() else ' | SI'})" for h, u in zip(heads, ("deg", "deg/s", "deg/s²"))]
+        table = Table("joint", "type", *heads, "tau", title=f"Inverse dynamics of {r.name} (SI units)")
+        for k, (name, value) in enumerate(zip(r.joint_names, chop(tau))):
+            unit = "N m" if revolute[k] else "N"
+            table.add_row(name, _KINDS[0 if revolute[k] else 1], _num(Q[k]), _num(QD[k]), _num(QDD[k]),
+                          f"{value:.10g} {unit}")
         console.print(table)

@@ -4,28 +4,43 @@ from __future__ import annotations
 
 import numpy as np
 import typer
+from rich.console import Group
 from rich.text import Text
 
 from robodyn.cli._app import app
 from robodyn.progress import progress
-from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, console, get_robot, joint_vector, parse_vector,
-                                print_json, user_errors)
+from rich import box
+
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, chop, console, fixed_point, get_robot,
+                                joint_vector, names_legend, parse_vector, print_json, user_errors)
 from robodyn.cli._limits import check_work, count, seed as check_seed
 
 
 
-def _matrix_table(title: str, M: np.ndarray, names, digits: int = 6) -> Table:
-    table = Table("", *names, title=title, title_justify="left")
-    for name, row in zip(names, np.atleast_2d(M)):
-        table.add_row(name, *(f"{x:.{digits}g}" for x in row))
-    return table
+def _matrix_table(title: str, M: np.ndarray, names) -> Table:
+    """A matrix with rows and columns numbered 1..n (``names_legend`` names them), every entry with the decimals
+    of 4 significant digits on the largest one: n = 9 fits in 80 columns."""
+    M = np.atleast_2d(M)
+    table = Table("", *(str(k) for k in range(1, len(names) + 1)), box=box.SIMPLE_HEAD, pad_edge=False,
+                  padding=(0, 1, 0, 0))
+    cells = np.array(fixed_point(M)).reshape(M.shape)
+    for k, row in enumerate(cells, start=1):
+        table.add_row(str(k), *row)
+    for column in table.columns:
+        column.justify = "right"
+    return Group(Text(title), table)  # the title on its own line: a narrow table would wrap it
 
 
 def _vector_table(title: str, columns: dict[str, np.ndarray], names, digits: int = 6) -> Table:
-    table = Table("joint", *columns, title=title, title_justify="left")
+    table = Table("joint", *columns, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    shown = [chop(v) for v in columns.values()]
     for k, name in enumerate(names):
-        table.add_row(name, *(f"{v[k]:.{digits}g}" for v in columns.values()))
-    return table
+        table.add_row(name, *(f"{v[k]:.{digits}g}" for v in shown))
+    return Group(Text(title), table)
+
+
+def _array(v) -> str:
+    return "[" + ", ".join(f"{x:.6g}" for x in chop(v)) + "]"
 
 
 @app.command("model")
@@ -60,7 +75,8 @@ def model_command(
         print_json({"robot": r.name, "q": qv, "qd": qdv, "A": A, "C": C, "Cqd": C @ qdv, "Q": Q, "H": H})
         return
     names = r.q_names
-    console.print(Text.assemble((r.name, "bold"), f"  q = {np.array2string(qv, precision=6)}  qd = {np.array2string(qdv, precision=6)}"))
+    console.print(Text.assemble((r.name, "bold"), f"  q = {_array(qv)}  qd = {_array(qdv)}"))
+    console.print(names_legend(names), highlight=False)
     console.print(_matrix_table("inertia matrix A(q)", A, names))
     console.print(_matrix_table("Coriolis/centrifugal matrix C(q, qd) [9.7]", C, names))
     console.print(_vector_table("torques", {"C qd": C @ qdv, "Q (gravity)": Q, "H (bias, friction incl.)": H}, names))
@@ -80,8 +96,8 @@ def _floating_model(r, q, qd, json_out: bool) -> None:
         print_json({"robot": r.name, "base": r.base, "q": qv, "v": v, "M": M, "G": G, "H": H})
         return
     names = BASE_VELOCITY_NAMES + r.q_names
-    console.print(Text.assemble((r.name, "bold"), f"  {r.base} base  q = {np.array2string(qv, precision=6)}  "
-                                f"v = {np.array2string(v, precision=6)}"))
+    console.print(Text.assemble((r.name, "bold"), f"  {r.base} base  q = {_array(qv)}  v = {_array(v)}"))
+    console.print(names_legend(names), highlight=False)
     console.print(_matrix_table("free-flyer inertia matrix M(q) (base rows: R_0, about O_0)", M, names))
     console.print(_vector_table("generalized forces", {"G (gravity)": G, "H (bias, friction incl.)": H}, names))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from pathlib import Path
@@ -68,9 +69,8 @@ def view_command(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             viewer = view(model, q0, host=host, port=port, urdf=urdf, package_dirs=package_dir or (), meshes=meshes)
-        for w in caught:  # one line each: a mesh not found or refused (drawn as capsules)
-            err_console.print(Text("warning: ", style="bold yellow") + Text(printable(str(w.message))),
-                              soft_wrap=True)
+        for line in _mesh_summary([printable(str(w.message)) for w in caught]):
+            err_console.print(Text("warning: ", style="bold yellow") + Text(line), soft_wrap=True)
     try:
         drawn = f", {len(viewer.meshes)} frames drawn with the URDF's meshes" if viewer.meshes else ""
         console.print(f"robodyn view: {model.name} at {viewer.url}{drawn} (Ctrl-C to stop)", soft_wrap=True)
@@ -81,3 +81,19 @@ def view_command(
         pass
     finally:
         viewer.close()
+
+
+_CAPSULES = re.compile(r"link (.*?): mesh .*; its frame is drawn as capsules\Z", re.S)
+
+
+def _mesh_summary(messages: list[str]) -> list[str]:
+    """The viewer's warnings, those about meshes not drawn summed up in one line: how many, which links, the
+    first reason (the others are alike: one missing package folder)."""
+    missing = [m for m in messages if _CAPSULES.match(m)]
+    if len(missing) < 2:
+        return messages
+    links = [_CAPSULES.match(m).group(1) for m in missing]
+    shown = ", ".join(links[:3]) + (f" and {len(links) - 3} more" if len(links) > 3 else "")
+    first = missing[0][len(f"link {links[0]}: "):].removesuffix("; its frame is drawn as capsules")
+    return [m for m in messages if m not in missing] + [
+        f"{len(missing)} meshes not drawn (links {shown}; their frames are drawn as capsules); the first: {first}"]

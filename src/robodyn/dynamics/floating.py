@@ -94,7 +94,7 @@ def _augmented(robot: Robot) -> Robot:
         params=params,
         qlim=np.concatenate([np.tile([-np.inf, np.inf], (nv, 1)), robot.qlim]),
         gravity=robot.gravity,
-        joint_names=_VIRTUAL + robot.joint_names,
+        frame_names=_VIRTUAL + robot.frame_names,
         source=robot.source,
         strict=robot.strict,
     )

@@ -158,9 +158,9 @@ def backward(robot: Robot, tau, rot, gam, beta):
             Ja[j] = axis_column(Js, robot.sigma[j])  # 𝕁*_j a_j
             H[j] = c_add(Ja[j][side][row], robot.Ia.item(j))  # [9.116]
             d = Js[2 if robot.sigma[j] == 0 else 0]  # same-kind diagonal block of 𝕁*_j: the scale of H_j
-            if pivot_too_small(H[j], lambda: abs(d[0]) + abs(d[3]) + abs(d[5]) + robot.Ia.item(j), robot.joint_names[j]):
+            if pivot_too_small(H[j], lambda: abs(d[0]) + abs(d[3]) + abs(d[5]) + robot.Ia.item(j), robot.frame_names[j]):
                 raise singular_model_error(
-                    robot.name, f"joint {robot.joint_names[j]}: articulated inertia H_j = {float(np.min(H[j])):.3g} [9.116]"
+                    robot.name, f"joint {robot.frame_names[j]}: articulated inertia H_j = {float(np.min(H[j])):.3g} [9.116]"
                 )
             Jg = tuple(tuple(c_div(x, H[j]) for x in v) for v in Ja[j])  # 𝕁*_j a_j / H_j
             K = minus_outer(Js, Ja[j], Jg)  # [9.117]

@@ -169,7 +169,7 @@ KOZLOWSKI_TABLE_2_ROWS = ("b_k, n_k (3.7), (3.14)", "state propagation (3.47)", 
 def _singular(robot: Robot, i: int, D) -> None:
     """The failed pivot D_k (3.49) of frame i: the singular model's error on numbers, Fallback else."""
     if np.asarray(D).dtype.kind == "f":
-        raise singular_model_error(robot.name, f"joint {robot.joint_names[i]}: articulated inertia D = "
+        raise singular_model_error(robot.name, f"joint {robot.frame_names[i]}: articulated inertia D = "
                                    f"{float(np.min(D)):.3g} (3.49)")
     raise Fallback
 
@@ -348,7 +348,7 @@ def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=
             Ia = robot.Ia.item(i)  # item: a float, or the constant of a customized model
             D = PH[k] + Ia if Ia else PH[k]  # (3.49)
             if pivot_too_small(D, lambda: abs(Pi[(k - 2, k - 2)]) + abs(Pi[(k - 1, k - 1)]) + abs(PH[k]) + Ia,
-                               robot.joint_names[i]):
+                               robot.frame_names[i]):
                 _singular(robot, i, D)
             phase(T2["gain"])
             G[i] = [1.0 if r == k and not Ia else PH[r] / D for r in range(6)]  # (3.50)

@@ -8,7 +8,7 @@ import numpy as np
 
 from robodyn.arrays import all_finite, as_real_array, check_array, working_dtype
 from robodyn.errors import InputError
-from robodyn.model.robot import check_robot
+from robodyn.model.robot import check_robot, named_frame, unknown_frame_message
 
 #: Auxiliary arguments that ``joint_arrays`` accepts besides joint-space ones: their trailing shape per robot.
 #: Their leading axes take part in the batch, so a gravity of shape (4, 3) with one state gives 4 results.
@@ -69,12 +69,14 @@ def joint_arrays(robot, **arrays):
 def frame_index(robot, frame) -> int:
     """0-based index of frame ``frame`` given in Khalil & Dombre's numbering 1..nf or by name (default: the end
     frame, the tip of the longest movable chain, :func:`robodyn.model.derived.end_frame`; frame nf on a serial
-    robot)."""
+    robot).  A name is a frame name (``robot.frame_names``) or the name of the link whose frame it is
+    (``robot.link_names``: URDF links, e.g. ``"tool0"``)."""
     j = robot.derived.end_frame if frame is None else frame
     if isinstance(j, str):
-        if j not in robot.joint_names:
-            raise InputError(f"frame '{j}' is not a frame of robot '{robot.name}'; frames: {list(robot.joint_names)}")
-        return robot.joint_names.index(j)
+        i = named_frame(robot, j)
+        if i is None:
+            raise InputError(unknown_frame_message(robot, j))
+        return i
     if isinstance(j, (bool, np.bool_)) or not (isinstance(j, (int, np.integer)) and 1 <= j <= robot.nf):
         raise InputError(f"frame = {frame!r}; give a frame number 1..{robot.nf} or a frame name")
     return int(j) - 1

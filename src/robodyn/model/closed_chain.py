@@ -96,9 +96,9 @@ def _check_document(doc, origin: str) -> dict:
 def _joint_index(tree: Robot, value, where: str) -> int:
     jf = list(tree.joint_frames)
     if isinstance(value, str):
-        if value not in tree.joint_names:
-            raise ModelFileError(f"{where}: '{value}' is not a joint of the tree; joints: {list(tree.joint_names)}")
-        frame = tree.joint_names.index(value)
+        if value not in tree.frame_names:
+            raise ModelFileError(f"{where}: '{value}' is not a joint of the tree; joints: {list(tree.frame_names)}")
+        frame = tree.frame_names.index(value)
     elif isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= tree.nf:
         frame = value - 1
     else:

@@ -54,7 +54,7 @@ def from_craig_mdh(alpha, a, theta, d, sigma=None, *, masses=None, coms=None, in
         Mass (kg), centre of mass (m) and inertia about the centre of mass (kg m², XX XY XZ YY YZ ZZ
         for the 6-form) of link i in frame i.  Alternatively pass ``params`` (nf, 10) directly.
     **robot_fields
-        Any other :class:`Robot` field (name, params, Ia, Fc, Fv, qlim, gravity, joint_names, source...),
+        Any other :class:`Robot` field (name, params, Ia, Fc, Fv, qlim, gravity, frame_names, source...),
         per frame as in :class:`Robot`.
 
     Returns
@@ -102,7 +102,7 @@ def to_craig_mdh(robot: Robot) -> dict:
         "d": robot.r.copy(),
         "sigma": robot.sigma.copy(),
         "params": robot.params.copy(),
-        "joint_names": robot.joint_names,
+        "frame_names": robot.frame_names,
     }
     out.update({k: np.array(getattr(robot, k)) for k in _JOINT_FIELDS + ("qlim", "gravity")})
     out.update({"name": robot.name, "source": robot.source})
@@ -184,9 +184,9 @@ def from_standard_dh(
         names = tuple(str(s) for s in joint_names)
         if len(names) != n:
             raise ModelError(f"from_standard_dh: joint_names needs {n} names (one per SDH row), got {len(names)}")
-        fields["joint_names"] = names + ((tool_name,) if extra else ())
+        fields["frame_names"] = names + ((tool_name,) if extra else ())
     elif extra:
-        fields["joint_names"] = tuple(f"j{i}" for i in range(1, n + 1)) + (tool_name,)
+        fields["frame_names"] = tuple(f"j{i}" for i in range(1, n + 1)) + (tool_name,)
     return Robot(sigma=k_sigma, alpha=k_alpha, d=k_d, theta=k_theta, r=k_r, params=params, **fields)
 
 
@@ -240,7 +240,7 @@ def to_standard_dh(robot: Robot) -> dict:
     out = {
         "a": a, "alpha": alpha, "d": robot.r[:n].copy(), "theta": robot.theta[:n].copy(),
         "sigma": robot.sigma[:n].copy(), "masses": masses, "coms": coms, "inertias_com": inertias,
-        "joint_names": robot.joint_names[:n], "tool_name": robot.joint_names[-1] if nf > n else "tool",
+        "joint_names": robot.frame_names[:n], "tool_name": robot.frame_names[-1] if nf > n else "tool",
         "name": robot.name, "source": robot.source, "gravity": np.array(robot.gravity), "qlim": np.array(robot.qlim),
     }
     out.update({k: np.array(getattr(robot, k)[:n]) for k in _JOINT_FIELDS})

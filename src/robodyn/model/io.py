@@ -36,7 +36,7 @@ from robodyn.errors import InputError, ModelError, ModelFileError, UnknownRobotE
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 
-_JOINT_KEYS = ("name", "antecedent", "sigma", "gamma", "b", "alpha", "d", "theta", "r", "qmin", "qmax")
+_JOINT_KEYS = ("name", "antecedent", "sigma", "gamma", "b", "alpha", "d", "theta", "r", "qmin", "qmax", "link")
 _LINK_EXTRA = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
 _COM_KEYS = ("mass", "com", "inertia_com")
 _TOP_KEYS = ("name", "source", "gravity", "joints", "links", "base", "floating", "base_link")
@@ -251,10 +251,8 @@ def load(name_or_path: str | os.PathLike, strict: bool = True, floating: bool = 
         if builtin.is_file():
             return _floating(_from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'", strict), floating)
         if not Path(name_or_path).exists():
-            raise UnknownRobotError(
-                f"unknown robot '{name_or_path}'; built-in robots are {', '.join(list_robots())}, "
-                "or give a path to a .yaml file"
-            )
+            raise UnknownRobotError(f"unknown robot '{name_or_path}'{_did_you_mean(name_or_path)}; built-in robots are "
+                                    f"{', '.join(list_robots())}, or give a path to a .yaml, .urdf or MJCF .xml file")
     elif not isinstance(name_or_path, (str, os.PathLike)):
         raise ModelFileError(f"load: expected a robot name or a path, got {type(name_or_path).__name__}")
     if not str(name_or_path):
@@ -263,6 +261,10 @@ def load(name_or_path: str | os.PathLike, strict: bool = True, floating: bool = 
         from robodyn.model.urdf import from_urdf
 
         return from_urdf(Path(name_or_path), strict=strict, floating=floating)
+    if Path(name_or_path).suffix.lower() == ".xml":  # a MuJoCo MJCF model
+        from robodyn.model.mjcf import from_mjcf
+
+        return _floating(from_mjcf(Path(name_or_path), strict=strict), floating)
     label = str(name_or_path)
     return _floating(_from_text(read_text_file(name_or_path, label), label, strict), floating)
 
@@ -274,9 +276,17 @@ def _floating(robot: Robot, floating: bool) -> Robot:
     return robot.replace(base="floating") if floating and robot.base != "floating" else robot
 
 
+def _did_you_mean(name: str) -> str:
+    """``"; did you mean 'rx90'"`` for the built-in robot closest to a mistyped name (``rx9O``), else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(name.lower(), list_robots(), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 def _is_bare_name(text: str) -> bool:
     seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
-    return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml", ".urdf")
+    return bool(text) and not any(c in text for c in seps) and Path(text).suffix.lower() not in (".yaml", ".yml", ".urdf", ".xml")
 
 
 def read_yaml_file(path: str | os.PathLike, label: str, *, kind: str = "model file"):
@@ -311,11 +321,12 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
         raise ModelFileError(f"{origin}: {len(joints)} rows in 'joints' but {len(links)} in 'links'; give one of each per frame")
     nf = len(joints)
     geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
-    ant, sigma, names, qlim = np.arange(nf), np.zeros(nf, int), [], []
+    ant, sigma, names, qlim, link_names = np.arange(nf), np.zeros(nf, int), [], [], []
     for j, row in enumerate(joints, start=1):
         where = f"{origin}, joints row {j}"
         _check_row(row, _JOINT_KEYS, where)
         names.append(_text(row.get("name", f"j{j}"), where, "name"))
+        link_names.append(_text(row.get("link", ""), where, "link"))
         ant[j - 1] = _integer(row.get("antecedent", j - 1), where, "antecedent")
         sigma[j - 1] = _integer(row.get("sigma", 0), where, "sigma")
         for k in geo:
@@ -349,7 +360,8 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
             sigma=sigma,
             params=params,
             gravity=[_number(g, origin, "gravity") for g in gravity],
-            joint_names=tuple(names),
+            frame_names=tuple(names),
+            link_names=tuple(link_names),
             qlim=np.array(qlim).reshape(-1, 2),
             strict=strict,
             base=base,
@@ -513,7 +525,8 @@ def dumps(robot: Robot) -> str:
     joints, links = [], []
     k = 0
     for i in range(robot.nf):
-        row = {"name": robot.joint_names[i], "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
+        row = {"name": robot.frame_names[i], **({"link": robot.link_names[i]} if robot.link_names[i] else {}),
+               "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
         row.update({g: float(getattr(robot, g)[i]) for g in ("gamma", "b", "alpha", "d", "theta", "r")})
         if robot.sigma[i] != 2:
             lo, hi = robot.qlim[k]

@@ -62,7 +62,12 @@ class Robot:
         Joint limits [min, max] per joint variable (rad | m); ±inf where unlimited.
     gravity : float array (3,)
         Gravitational acceleration g in the base frame R_0 (m/s²).
-    joint_names : tuple of str (nf,)
+    frame_names : tuple of str (nf,)
+        Name of each frame (default ``j1..jnf``); a joint is named after its frame, so ``joint_names``
+        (the n names of q's entries) is derived from it.
+    link_names : tuple of str (nf,)
+        Name of the body link whose frame *is* frame j (a URDF link, ``""`` where none): ``frame=`` arguments
+        accept these names too (``frame="tool0"``).  Default: all ``""``.
     source : str
         Where the numbers come from.
     strict : bool
@@ -105,7 +110,8 @@ class Robot:
     Bst: np.ndarray | None = None
     qlim: np.ndarray | None = None
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
-    joint_names: tuple[str, ...] | None = None
+    frame_names: tuple[str, ...] | None = None
+    link_names: tuple[str, ...] | None = None
     source: str = ""
     strict: bool = True
     base: str = "fixed"
@@ -158,13 +164,9 @@ class Robot:
         if qlim.shape != (n, 2) or np.any(np.isnan(qlim)) or np.any(qlim[:, 0] > qlim[:, 1]):
             raise ModelError(f"robot '{self.name}': qlim must be ({n}, 2) rows [min, max] with min <= max")
         put("qlim", _frozen(qlim))
-        names = tuple(f"j{j}" for j in range(1, nf + 1)) if self.joint_names is None else self.joint_names
-        if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(x, str) for x in names):
-            raise ModelError(f"robot '{self.name}': joint_names must be a tuple of {nf} strings, got {_short(names)}")
-        names = tuple(names)
-        if len(names) != nf:
-            raise ModelError(f"robot '{self.name}': joint_names needs {nf} names, got {len(names)}")
-        put("joint_names", names)
+        default = tuple(f"j{j}" for j in range(1, nf + 1))
+        put("frame_names", self._names("frame_names", default if self.frame_names is None else self.frame_names, nf))
+        put("link_names", self._names("link_names", ("",) * nf if self.link_names is None else self.link_names, nf))
         if not isinstance(self.base, str) or self.base not in BASE_KINDS:
             raise ModelError(f"robot '{self.name}': base = {_short(self.base)}; use one of {', '.join(BASE_KINDS)}")
         base_params = np.zeros(10) if self.base_params is None else self._floats("base_params", self.base_params)
@@ -178,6 +180,13 @@ class Robot:
         self._check_links()
         put("_derived", derive(self))
         put("content_key", _content_key(self))
+
+    def _names(self, key: str, names, nf: int) -> tuple:
+        if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(x, str) for x in names):
+            raise ModelError(f"robot '{self.name}': {key} must be a tuple of {nf} strings, got {_short(names)}")
+        if len(names) != nf:
+            raise ModelError(f"robot '{self.name}': {key} needs {nf} names (one per frame), got {len(names)}")
+        return tuple(names)
 
     def _numbers(self, key: str, value) -> np.ndarray:
         """``value`` as a numeric array of its own dtype (integers stay integers, for the messages)."""
@@ -225,7 +234,7 @@ class Robot:
 
     def _check_links(self) -> None:
         for i in range(self.nf):
-            where = f"robot '{self.name}', link {i + 1} ({self.joint_names[i]})"
+            where = f"robot '{self.name}', link {i + 1} ({self.frame_names[i]})"
             check_physical(self.params[i], where, strict=self.strict)
             for key in ("Ia", "Fc", "Fv", "Fst", "kst", "Bst"):
                 if getattr(self, key)[i] < 0:
@@ -296,15 +305,23 @@ class Robot:
 
     # ---- names of frames and joint variables (URDF joint names are kept as frame names) ----
     @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the n joint variables, in the order of q (a joint is named after its frame; fixed frames,
+        which have no entry in q, are left out: see ``frame_names``)."""
+        return tuple(self.frame_names[i] for i in self.joint_frames)
+
+    @property
     def q_names(self) -> tuple[str, ...]:
-        """Names of the joint variables, in the order of q (the frames of ``joint_frames``)."""
-        return tuple(self.joint_names[i] for i in self.joint_frames)
+        """Same as ``joint_names``: the names of q's n entries."""
+        return self.joint_names
 
     def frame_index(self, name: str) -> int:
-        """Frame number j (1..nf, for ``frame=`` arguments) of the frame called ``name``."""
-        if name not in self.joint_names:
-            raise ModelError(f"robot '{self.name}': no frame named {name!r}; frames: {', '.join(self.joint_names)}")
-        return self.joint_names.index(name) + 1
+        """Frame number j (1..nf, for ``frame=`` arguments) of the frame called ``name``: a frame name
+        (``frame_names``) or the name of the link whose frame it is (``link_names``, e.g. a URDF link)."""
+        i = named_frame(self, name)
+        if i is None:
+            raise ModelError(unknown_frame_message(self, name))
+        return i + 1
 
     # ---- joints: the unit of every per-joint quantity a user reads or sets ----------------------------------
     def joint_number(self, joint) -> int:
@@ -315,7 +332,7 @@ class Robot:
         """
         if isinstance(joint, str):
             if joint not in self.q_names:
-                kind = "a fixed frame, not a joint" if joint in self.joint_names else "not a joint"
+                kind = "a fixed frame, not a joint" if joint in self.frame_names else "not a joint"
                 raise ModelError(f"robot '{self.name}': {joint!r} is {kind}; joints: {', '.join(self.q_names)}")
             return self.q_names.index(joint) + 1
         if isinstance(joint, (bool, np.bool_)) or not (isinstance(joint, (int, np.integer)) and 1 <= joint <= self.n):
@@ -326,7 +343,7 @@ class Robot:
         """The joint ``joint`` (number 1..n or name) with its frame, type, rotor inertia, friction and limits."""
         k = self.joint_number(joint)
         i = int(self.joint_frames[k - 1])
-        return Joint(number=k, frame=i + 1, name=self.joint_names[i], sigma=int(self.sigma[i]),
+        return Joint(number=k, frame=i + 1, name=self.frame_names[i], sigma=int(self.sigma[i]),
                      **{key: float(getattr(self, key)[i]) for key in _JOINT_PARAMS},
                      qmin=float(self.qlim[k - 1, 0]), qmax=float(self.qlim[k - 1, 1]))
 
@@ -372,7 +389,17 @@ class Robot:
         return self.replace(**changes)
 
     def replace(self, **changes) -> "Robot":
-        """A copy with some fields changed (validated again)."""
+        """A copy with some fields changed (validated again).  ``joint_names=`` (n names, in the order of q)
+        renames the joints' frames and keeps the names of the fixed frames."""
+        if "joint_names" in changes:
+            names = changes.pop("joint_names")
+            if isinstance(names, str) or not isinstance(names, (tuple, list)) or len(names) != self.n:
+                raise ModelError(f"robot '{self.name}': joint_names needs {self.n} names (one per joint, in the order "
+                                 f"of q), got {_short(names)}; frame_names= names all {self.nf} frames")
+            frames = list(changes.get("frame_names", self.frame_names))
+            for i, x in zip(self.joint_frames, names):
+                frames[i] = x
+            changes["frame_names"] = tuple(frames)
         return dataclasses.replace(self, **changes)
 
     def __reduce__(self):
@@ -500,6 +527,24 @@ def _set_values(params: np.ndarray, changes: dict, robot: Robot, key: str, value
         else:
             column[link - 1] = value
         changes[key] = column
+
+
+def named_frame(robot: Robot, name: str) -> int | None:
+    """0-based index of the frame called ``name`` (frame names first, then link names), or None."""
+    if name in robot.frame_names:
+        return robot.frame_names.index(name)
+    if name and name in robot.link_names:
+        return robot.link_names.index(name)
+    return None
+
+
+def unknown_frame_message(robot: Robot, name: str) -> str:
+    """The message for a frame name that :func:`named_frame` does not find: the names it accepts."""
+    links = [x for x in robot.link_names if x]
+    shown = ", ".join(list(robot.frame_names) + links)
+    hint = ("; a URDF link whose frame differs from the frame of its joint has a frame of its own with "
+            "rd.from_urdf(..., link_frames=True)" if links else "")
+    return f"frame {name!r} is not a frame of robot '{robot.name}'; frame and link names: {shown}{hint}"
 
 
 def check_robot(robot, name: str = "robot"):

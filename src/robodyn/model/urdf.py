@@ -34,20 +34,19 @@ One URDF link per frame, in the frame R_j itself: joint j has ``<origin>`` = ^{a
 the same frames (with ``prune=False`` when the robot has fixed massless side frames, such as those of
 ``link_frames=True``), so URDF → Robot → URDF → Robot reproduces the numbers.
 
-The parser is yourdfpy (maintained, typed dataclasses for every URDF element, validates and reads mimic and
-dynamics tags, loads without meshes).  The writer uses the standard library's ``xml.etree`` so that every
-number is written with 17 significant digits (exact round trips).
+The reader and the writer use the standard library's ``xml.etree`` (no extra package: a URDF loads with the
+plain install, in milliseconds): the file is checked as urdfdom checks it (:func:`_check_tree`), then read into
+the small plain records below.  The writer gives every number 17 significant digits (exact round trips).
 """
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import re
 import warnings
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -67,16 +66,6 @@ _TOL = 1e-9
 _SNAP = 1e-10  # above the round-off of the frame conversions (about 1e-12 on long chains)
 
 
-def _yourdfpy():
-    try:
-        import yourdfpy
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        raise RobodynError(
-            "reading URDF needs the package yourdfpy; install it with: pip install 'robodyn[urdf]'"
-        ) from None
-    return yourdfpy
-
-
 def _parse(source):
     """(yourdfpy.Robot, origin text) from a path or an XML string, after :func:`_check_tree`."""
     if not isinstance(source, (str, os.PathLike)):
@@ -89,7 +78,6 @@ def _parse(source):
     else:
         origin = str(source)
         text = read_text_file(source, origin, kind="URDF file")  # size checked before reading, no FIFO/device
-    yourdfpy = _yourdfpy()  # after the file is read: a FIFO or a huge file is refused without importing it
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
@@ -98,21 +86,138 @@ def _parse(source):
     # files into the model (external entities), so any is refused before an XML parser sees the text.
     if "<!doctype" in text.lower() or "<!entity" in text.lower():
         raise ModelFileError(f"{origin}: a URDF may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
-    # yourdfpy recovers silently from malformed XML; a broken file must be an error, so check it first.
     try:
         tree = ET.fromstring(data)
     except ET.ParseError as exc:
         raise ModelFileError(f"{origin}: not a readable URDF (malformed XML: {exc})") from None
     _check_tree(tree, origin)
-    handle = io.BytesIO(data)
-    try:
-        urdf = yourdfpy.URDF.load(
-            handle, build_scene_graph=False, build_collision_scene_graph=False, load_meshes=False,
-            load_collision_meshes=False,
-        )
-    except Exception as exc:  # the parser raises lxml, ValueError, AttributeError... on malformed files
-        raise ModelFileError(f"{origin}: not a readable URDF ({type(exc).__name__}: {exc})") from None
-    return urdf.robot, origin
+    return _read_robot(tree, origin), origin
+
+
+# ---- the URDF elements robodyn reads, as plain records (after _check_tree: names, links, numbers are valid) ----
+# :mod:`robodyn.model.mjcf` fills the same records from a MuJoCo model: one converter for both formats.
+
+@dataclass
+class LinkInertial:
+    origin: np.ndarray | None
+    mass: float | None
+    inertia: np.ndarray | None  # (3, 3) about the centre of mass, in the inertial frame
+
+
+@dataclass
+class _Geometry:
+    kind: str  # "mesh", "box", "cylinder", "sphere"
+    attrs: dict  # the element's attributes as written (numbers are converted, and checked, where they are used)
+
+
+@dataclass
+class _Visual:
+    origin: np.ndarray | None
+    geometry: _Geometry | None
+    material: str | None  # the material's name
+    rgba: str | None  # its own colour, as written
+
+
+@dataclass
+class LinkRecord:
+    name: str
+    inertial: LinkInertial | None
+    visuals: list = field(default_factory=list)
+
+
+@dataclass
+class JointRecord:
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: np.ndarray | None
+    axis: np.ndarray
+    limit: dict | None  # lower, upper (float or None)
+    damping: float | None
+    friction: float | None
+    mimic: tuple | None  # (joint followed, multiplier, offset)
+    armature: float = 0.0  # rotor inertia Ia (MJCF; URDF has no element for it)
+
+
+@dataclass
+class RobotDescription:
+    name: str
+    links: list
+    joints: list
+    colours: dict  # top-level material name -> rgba text
+    gravity: np.ndarray = field(default_factory=lambda: _G.copy())  # in the root link's frame
+
+
+def _numbers(text: str) -> np.ndarray:
+    return np.array([float(x) for x in text.split()])
+
+
+def _pose(el) -> np.ndarray | None:
+    """^{parent}T of an ``<origin xyz rpy>`` (R = Rz(yaw) Ry(pitch) Rx(roll)), None without the element."""
+    if el is None:
+        return None
+    T = np.eye(4)
+    T[:3, :3] = rpy_rotation(*_numbers(el.get("rpy", "0 0 0")))
+    T[:3, 3] = _numbers(el.get("xyz", "0 0 0"))
+    return T
+
+
+def _optional(el, attr: str) -> float | None:
+    value = None if el is None else el.get(attr)
+    return None if value is None else float(value)
+
+
+def _read_inertial(el, where: str) -> LinkInertial | None:
+    if el is None:
+        return None
+    mass, inertia = el.find("mass"), el.find("inertia")
+    if mass is not None and mass.get("value") is None:
+        raise ModelFileError(f"{where}: <mass> without a value attribute; give <mass value=\"...\"/> (kg)")
+    I = None
+    if inertia is not None:
+        missing = [a for a in _SCALARS["inertia"] if inertia.get(a) is None]
+        if missing:
+            raise ModelFileError(f"{where}: <inertia> lacks {', '.join(missing)}; give all six of ixx ixy ixz iyy iyz izz")
+        xx, xy, xz, yy, yz, zz = (float(inertia.get(a)) for a in _SCALARS["inertia"])
+        I = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    return LinkInertial(origin=_pose(el.find("origin")), mass=_optional(mass, "value"), inertia=I)
+
+
+def _read_visual(el) -> _Visual:
+    g = el.find("geometry")
+    shape = None if g is None else next(iter(g), None)
+    material = el.find("material")
+    colour = None if material is None else material.find("color")
+    return _Visual(origin=_pose(el.find("origin")),
+                   geometry=None if shape is None else _Geometry(kind=shape.tag, attrs=dict(shape.attrib)),
+                   material=None if material is None else material.get("name"),
+                   rgba=None if colour is None else colour.get("rgba", "1 1 1 1"))
+
+
+def _read_robot(tree, origin: str) -> RobotDescription:
+    """The records of a URDF tree that :func:`_check_tree` accepted."""
+    links, joints = [], []
+    for el in tree.findall("link"):
+        where = f"{origin}, link {_q(el.get('name'))}"
+        links.append(LinkRecord(name=el.get("name"), inertial=_read_inertial(el.find("inertial"), where),
+                           visuals=[_read_visual(v) for v in el.findall("visual")]))
+    for el in tree.findall("joint"):
+        axis, limit, dyn, mimic = el.find("axis"), el.find("limit"), el.find("dynamics"), el.find("mimic")
+        joints.append(JointRecord(
+            name=el.get("name"), type=el.get("type"), parent=el.find("parent").get("link"),
+            child=el.find("child").get("link"), origin=_pose(el.find("origin")),
+            axis=_numbers(axis.get("xyz", "1 0 0")) if axis is not None else np.array([1.0, 0.0, 0.0]),
+            limit=None if limit is None else {"lower": _optional(limit, "lower"), "upper": _optional(limit, "upper")},
+            damping=_optional(dyn, "damping"), friction=_optional(dyn, "friction"),
+            mimic=None if mimic is None else (mimic.get("joint"), _optional(mimic, "multiplier"),
+                                              _optional(mimic, "offset"))))
+    colours = {}
+    for m in tree.findall("material"):
+        colour = m.find("color")
+        if m.get("name") and colour is not None:
+            colours[m.get("name")] = colour.get("rgba", "1 1 1 1")
+    return RobotDescription(name=tree.get("name") or "robot", links=links, joints=joints, colours=colours)
 
 
 # ---- the kinematic graph, checked before anything is built (as urdfdom and Pinocchio do) ----
@@ -360,11 +465,12 @@ def from_urdf(
         False: inertias that violate the triangle inequality warn instead of raising.
     prune : bool
         Drop the fixed massless side branches: a fixed joint whose subtree has only fixed joints and massless
-        links (sensor, tool and CAD frames) and whose parent link has other child joints.  Kept, they make a
-        serial arm a tree (the UR5 of example-robot-data: ``base`` beside the first joint, ``ee_link`` beside
-        ``tool0``); dropped, it loads as a serial 6R chain with the same dynamics.  Nothing is dropped with
-        ``link_frames=True`` or ``tip=...`` (give ``tip="tool0"`` to end the chain at a tool frame) or
-        ``prune=False``; ``source`` names the joints dropped.
+        links (sensor, tool and CAD frames) and whose parent link has other child joints, one of them moving.
+        Kept, they make a serial arm a tree (the UR5 of example-robot-data: ``base`` beside the first joint);
+        dropped, it loads as a serial chain with the same dynamics.  Several such branches on the last link
+        (the UR5's ``ee_link`` and ``tool0``) are kept, each frame on the previous one (one rigid body), so
+        the chain stays serial and ``frame="tool0"`` works.  Nothing is dropped with ``link_frames=True`` or
+        ``tip=...`` or ``prune=False``; ``source`` names the joints dropped.
     floating : bool
         A free-floating base (legged robots, humanoids): the root link becomes the base body, its inertial tag
         its ``base_params`` in the root link frame R_0, and ``gravity`` is in the world frame (as Pinocchio's
@@ -384,8 +490,11 @@ def from_urdf(
     Returns
     -------
     Robot
-        Frames in depth-first order of the URDF tree (Pinocchio's joint order), named after the URDF joints;
-        ``source`` says which file it came from and how each frame was placed.
+        Frames in depth-first order of the URDF tree (Pinocchio's joint order), named after the URDF joints
+        (``frame_names``; ``joint_names`` are the moving ones, in the order of q); ``link_names`` holds the
+        URDF link whose frame each frame is (every fixed joint's child link, a moving joint's child link when
+        its frame is the Khalil–Kleinfinger one), so ``frame=`` arguments take link names; ``source`` says
+        which file it came from and how each frame was placed.
 
     Raises
     ------
@@ -399,6 +508,15 @@ def from_urdf(
             raise InputError(f"argument '{arg}' is {type(value).__name__}; give a "
                              f"{'robot name' if arg == 'name' else 'link name'} (str) or None")
     urdf, origin = _parse(source)
+    return robot_from_description(urdf, origin, base=base, tip=tip, name=name, link_frames=link_frames,
+                                  strict=strict, prune=prune, floating=floating)
+
+
+def robot_from_description(urdf: RobotDescription, origin: str, *, base=None, tip=None, name=None,
+                           link_frames=False, strict=True, prune=True, floating=False, kind: str = "URDF") -> Robot:
+    """The :class:`Robot` of a tree of links and joints (records read from a URDF, or from an MJCF model by
+    :func:`robodyn.model.mjcf.from_mjcf`), with the options of :func:`from_urdf`; ``origin`` names the file
+    in messages, ``kind`` its format in ``source``."""
     joints = list(urdf.joints)
     by_child = {j.child: j for j in joints}  # a tree (checked by _parse): one parent joint per link, one root
     links = {link.name: link for link in urdf.links}
@@ -409,7 +527,7 @@ def from_urdf(
     for arg, link in (("base", base), ("tip", tip)):
         if link is not None and link not in links:
             raise ModelFileError(f"{origin}: {arg} = {link!r} is not a link of this URDF; links: {_listed(links, 20)}")
-    gravity = _base_gravity(by_child, root, base, origin)
+    gravity = _base_gravity(by_child, root, base, origin, urdf.gravity)
     children: dict[str, list] = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j)
@@ -435,21 +553,64 @@ def from_urdf(
             )
         order.append(j)
         stack.extend(reversed(children.get(j.child, [])))
-    dropped = []
+    dropped, hang = [], {}
     if prune and not link_frames and keep is None:
-        order, dropped = _without_massless_branches(order, children, links)
+        order, dropped, hang = _without_massless_branches(order, children, links)
     if not order:
         raise ModelFileError(f"{origin}: no joint below base link {base!r}")
-    friction = [j.name for j in order if j.type != "fixed" and j.dynamics is not None
-                and (_float(j.dynamics.damping) != 0 or _float(j.dynamics.friction) != 0)]
+    friction = [j.name for j in order if j.type != "fixed" and (_float(j.damping) != 0 or _float(j.friction) != 0)]
     if friction:
         warnings.warn(
-            f"{origin}: the URDF <dynamics damping friction> of joint(s) {_listed(friction)} become viscous (Fv) and "
+            f"{origin}: the {'URDF <dynamics damping friction>' if kind == 'URDF' else 'MJCF damping and frictionloss'}"
+            f" of joint(s) {_listed(friction)} become viscous (Fv) and "
             "Coulomb (Fc) friction, which robodyn's inverse dynamics includes (Pinocchio's rnea does not); "
-            "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=2,
+            "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=3,
         )
-    robot = _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction)
+    robot = _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang,
+                     kind)
     return _floating_base(robot, links[root], origin) if floating else robot
+
+
+def from_xacro(path: str | os.PathLike, *, mappings: dict | None = None, **options) -> Robot:
+    """A :class:`Robot` from a xacro file (a URDF written with macros), expanded by the ``xacro`` package (the
+    ``xacro`` extra, ``pip install 'robodyn[xacro]'``), then read by :func:`from_urdf` with ``options``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The ``.xacro`` file; read through robodyn's bounded reader.  Files it includes are read by xacro, relative
+        to its folder (``$(find pkg)`` needs ROS and is an error here).
+    mappings : dict, optional
+        Values of the file's ``<xacro:arg>`` arguments, as xacro's command line takes ``name:=value``.
+
+    Notes
+    -----
+    Expanding a xacro file evaluates the Python expressions it holds (``${...}``), with xacro's restricted
+    namespace, which is not a sandbox: expand only files you trust, as you would run them with ``xacro``.
+    """
+    try:
+        import xacro
+    except ImportError:
+        raise RobodynError("reading xacro needs the package xacro; install it with: pip install 'robodyn[xacro]'") \
+            from None
+    if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and ("<" in path or "\n" in path)):
+        raise InputError("from_xacro: give the path of a .xacro file (its includes are found relative to it)")
+    if mappings is not None and not (isinstance(mappings, dict)
+                                     and all(isinstance(k, str) and isinstance(v, str) for k, v in mappings.items())):
+        raise InputError(f"from_xacro: mappings = {mappings!r}; give a dict of argument names to str values")
+    origin = str(path)
+    text = read_text_file(path, origin, kind="xacro file")
+    if "<!doctype" in text.lower() or "<!entity" in text.lower():
+        raise ModelFileError(f"{origin}: a xacro file may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
+    try:
+        xacro.init_stacks(os.path.abspath(origin))
+        doc = xacro.parse(text, origin)
+        xacro.process_doc(doc, mappings=dict(mappings or {}))
+        expanded = doc.toxml()
+    except Exception as exc:  # xacro raises XacroException, ExpatError, NameError... with the file's line
+        raise ModelFileError(f"{origin}: xacro cannot expand it ({' '.join(str(exc).split())[:300]})") from None
+    robot = from_urdf(expanded, **options)
+    return robot.replace(source=robot.source.replace("URDF string,", f"URDF expanded by xacro from {Path(origin).name},", 1))
 
 
 def _is_massless(link) -> bool:
@@ -462,25 +623,37 @@ def _is_massless(link) -> bool:
 
 
 def _without_massless_branches(order, children, links):
-    """``order`` without its fixed massless side branches, and the names of the joints dropped.
+    """``order`` without its fixed massless side branches, the names of the joints dropped, and the link each
+    kept tool frame hangs on ({joint name: link name}, for the joints whose antecedent is not their URDF parent).
 
     A side branch is a fixed joint whose whole subtree has only fixed joints and massless links (sensor, tool and
     CAD frames) and whose parent link has other child joints: kept, it would make a serial arm a tree (the UR5 of
-    example-robot-data hangs ``base`` beside its first joint and ``ee_link`` beside ``tool0``).  Dropping it
-    changes no dynamics (no mass, no joint) and no other frame."""
+    example-robot-data hangs ``base`` beside its first joint).  Dropping it changes no dynamics (no mass, no
+    joint) and no other frame.  At the end of a chain (a link whose child joints all start such branches: the
+    UR5's ``ee_link`` and ``tool0`` on ``wrist_3_link``) the branches are kept instead, one after the other in
+    depth-first order, each frame on the previous one: they all ride on the same body, so the placement of each
+    on the previous is constant, and the chain stays serial with its tool frames."""
     inert = {}  # joint name -> its subtree is fixed and massless
     for j in reversed(order):  # depth-first order: every joint comes after its parent, so children are done first
         inert[j.name] = (j.type == "fixed" and _is_massless(links[j.child])
                          and all(inert.get(k.name, False) for k in children.get(j.child, ())))
-    drop = {j.name for j in order if inert[j.name] and len(children.get(j.parent, ())) > 1}
+    tips = {link for link, js in children.items() if len(js) > 1 and all(inert.get(k.name, False) for k in js)}
+    drop = {j.name for j in order if inert[j.name] and len(children.get(j.parent, ())) > 1 and j.parent not in tips}
     kept, dropped, gone = [], [], set()  # gone: links below a dropped joint
+    hang, tip_of, last = {}, {link: link for link in tips}, {}  # tip_of: link -> the tip link whose chain holds it
     for j in order:
         if j.name in drop or j.parent in gone:
             dropped.append(j.name)
             gone.add(j.child)
-        else:
-            kept.append(j)
-    return kept, dropped
+            continue
+        kept.append(j)
+        tip = tip_of.get(j.parent)
+        if tip is not None:  # each frame of a tip's branches hangs on the frame before it (the first on the tip)
+            if last.get(tip, tip) != j.parent:
+                hang[j.name] = last[tip]
+            tip_of[j.child] = tip
+            last[tip] = j.child
+    return kept, dropped, hang
 
 
 def _floating_base(robot: Robot, link, origin) -> Robot:
@@ -550,7 +723,7 @@ def mimic_coupling(source: str | os.PathLike, robot: Robot) -> MimicCoupling:
     """
     check_robot(robot)
     urdf, origin = _parse(source)
-    rule = {j.name: (j.mimic.joint, _float(j.mimic.multiplier, 1.0), _float(j.mimic.offset))
+    rule = {j.name: (j.mimic[0], _float(j.mimic[1], 1.0), _float(j.mimic[2]))
             for j in urdf.joints if j.mimic is not None and j.name in robot.q_names}
     independent = tuple(name for name in robot.q_names if name not in rule)
     G, offset = np.zeros((robot.n, len(independent))), np.zeros(robot.n)
@@ -623,7 +796,7 @@ def urdf_visuals(source: str | os.PathLike, robot: Robot) -> tuple[LinkVisual, .
     urdf, origin = _parse(source)
     by_name = {j.name: j for j in urdf.joints}
     by_child = {j.child: j for j in urdf.joints}
-    names = list(robot.joint_names)
+    names = list(robot.frame_names)
     ant = np.asarray(robot.antecedent)
     frame_of_joint = {name: k + 1 for k, name in enumerate(names) if name in by_name}
     base = next((by_name[name].parent for k, name in enumerate(names) if ant[k] == 0 and name in by_name), None)
@@ -641,7 +814,7 @@ def urdf_visuals(source: str | os.PathLike, robot: Robot) -> tuple[LinkVisual, .
         for j in children.get(stack.pop(), ()):
             world[j.child] = world[j.parent] @ _origin(j)
             stack.append(j.child)
-    colours = {m.name: m.color.rgba for m in urdf.materials if m.color is not None and m.name}
+    colours = urdf.colours
     out = []
     for link in urdf.links:
         if link.name not in world or not link.visuals:
@@ -670,32 +843,29 @@ def _visual(visual, link: str, frame: int, pose: np.ndarray, colours: dict, orig
     g = visual.geometry
     if g is None:
         return None
-    rgba = None
-    if visual.material is not None:
-        if visual.material.color is not None:
-            rgba = visual.material.color.rgba
-        elif visual.material.name in colours:
-            rgba = colours[visual.material.name]
+    rgba = visual.rgba if visual.rgba is not None else colours.get(visual.material)
+    a = g.attrs
     try:
         if rgba is not None:
-            rgba = np.asarray(rgba, dtype=float).reshape(-1)
+            rgba = _numbers(rgba)
             # a colour is decoration: one that is not four finite numbers is dropped, not an error
             rgba = tuple(float(c) for c in np.clip(rgba, 0.0, 1.0)) if rgba.shape == (4,) and np.all(
                 np.isfinite(rgba)) else None
         scale, size, filename = np.ones(3), (), None
-        if g.mesh is not None:
-            kind, filename = "mesh", str(g.mesh.filename)
-            if g.mesh.scale is not None:
-                scale = np.broadcast_to(np.asarray(g.mesh.scale, dtype=float).reshape(-1), (3,)).copy()
-        elif g.box is not None:
-            kind, size = "box", tuple(float(x) for x in np.asarray(g.box.size, dtype=float).reshape(-1))
-        elif g.cylinder is not None:
-            kind, size = "cylinder", (float(g.cylinder.radius), float(g.cylinder.length))
-        elif g.sphere is not None:
-            kind, size = "sphere", (float(g.sphere.radius),)
+        kind = g.kind
+        if kind == "mesh":
+            filename = str(a.get("filename"))
+            if a.get("scale", "").replace(",", " ").split():
+                scale = np.broadcast_to(_numbers(a["scale"].replace(",", " ")), (3,)).copy()
+        elif kind == "box":
+            size = tuple(float(x) for x in _numbers(a["size"].replace(",", " ")))  # the viewer checks its length
+        elif kind == "cylinder":
+            size = (float(a["radius"]), float(a["length"]))
+        elif kind == "sphere":
+            size = (float(a["radius"]),)
         else:
             return None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, KeyError):
         raise ModelFileError(f"{origin}, link {_q(link)}: a <visual> geometry or colour is not made of numbers (mesh scale: "
                              "1 or 3 numbers)") from None
     pose = np.array(pose, dtype=float)
@@ -705,7 +875,7 @@ def _visual(visual, link: str, frame: int, pose: np.ndarray, colours: dict, orig
                       size=size, rgba=rgba)
 
 
-def _base_gravity(by_child, root, base, origin) -> np.ndarray:
+def _base_gravity(by_child, root, base, origin, g) -> np.ndarray:
     R = np.eye(3)
     link = base
     while link != root:
@@ -717,7 +887,7 @@ def _base_gravity(by_child, root, base, origin) -> np.ndarray:
             )
         R = _origin(j)[:3, :3] @ R
         link = j.parent
-    return R.T @ _G
+    return R.T @ np.asarray(g, dtype=float)
 
 
 def _origin(joint_or_inertial) -> np.ndarray:
@@ -725,7 +895,8 @@ def _origin(joint_or_inertial) -> np.ndarray:
     return np.eye(4) if T is None else np.asarray(T, dtype=float)
 
 
-def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction) -> Robot:
+def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang,
+             fmt) -> Robot:
     world = {base: np.eye(4)}  # URDF link frames at q = 0, in the base frame
     axis_line = {}
     for j in order:
@@ -749,21 +920,25 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         frame_of_link[j.child] = F
     rows, notes = [], []
     index, joint_names = {}, {k.name for k in order}
+    link_of = {}  # row -> the URDF link whose frame it is
     for j, F, how in kk:
         index[j.child] = len(rows) + 1
-        rows.append((j.name, index.get(j.parent, 0), j, F, j.child))
-        notes.append(f"{j.name}: {how}")
-        if link_frames and j.type != "fixed":
-            E = _inv(F) @ world[j.child]
-            if not np.allclose(E, np.eye(4), rtol=0, atol=_SNAP * scale):
-                label = j.child if j.child not in joint_names else f"{j.child}_link"
-                rows.append((label, index[j.child], None, world[j.child], None))
+        rows.append((j.name, index.get(hang.get(j.name, j.parent), 0), j, F, j.child))
+        notes.append(f"{j.name}: {how}" + (f", on the frame of link {hang[j.name]}" if j.name in hang else ""))
+        same = np.allclose(_inv(F) @ world[j.child], np.eye(4), rtol=0, atol=_SNAP * scale)
+        if same:
+            link_of[len(rows)] = j.child
+        elif link_frames:
+            label = j.child if j.child not in joint_names else f"{j.child}_link"
+            rows.append((label, index[j.child], None, world[j.child], None))
+            link_of[len(rows)] = j.child
+    rows = [row + (link_of.get(i, ""),) for i, row in enumerate(rows, start=1)]
     rows, table = _with_tilt_frames(rows, scale, notes)
     nf = len(rows)
     geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
     sigma, ant, params = np.zeros(nf, int), np.zeros(nf, int), np.zeros((nf, 10))
-    Fv, Fc, qlim, names = np.zeros(nf), np.zeros(nf), [], []
-    for i, (frame_name, a, j, F, child) in enumerate(rows):
+    Fv, Fc, Ia, qlim, names = np.zeros(nf), np.zeros(nf), np.zeros(nf), [], []
+    for i, (frame_name, a, j, F, child, _) in enumerate(rows):
         names.append(frame_name)
         ant[i] = a
         for key, v in zip(geo, table[i]):
@@ -771,21 +946,19 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         kind = "fixed" if j is None else j.type
         sigma[i] = {"revolute": 0, "continuous": 0, "prismatic": 1, "fixed": 2}[kind]
         if sigma[i] != 2:
-            dyn = j.dynamics
-            Fv[i] = _float(getattr(dyn, "damping", None))
-            Fc[i] = _float(getattr(dyn, "friction", None))
+            Fv[i], Fc[i], Ia[i] = _float(j.damping), _float(j.friction), j.armature
             lim = j.limit
             if kind == "continuous" or lim is None:
                 qlim.append([-math.inf, math.inf])
             else:
-                qlim.append([_float(lim.lower, -math.inf), _float(lim.upper, math.inf)])
+                qlim.append([_float(lim["lower"], -math.inf), _float(lim["upper"], math.inf)])
         inertial = links[child].inertial if child is not None else None
         if inertial is not None and inertial.mass is not None:
             T = _inv(F) @ world[child] @ _origin(inertial)
             I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
             params[i] = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
     mimic = [j.name for j in order if j.mimic is not None]
-    summary = "Khalil–Kleinfinger frames from URDF joints (z on the joint axis): " + "; ".join(notes)
+    summary = f"Khalil–Kleinfinger frames from {fmt} joints (z on the joint axis): " + "; ".join(notes)
     if dropped:
         summary += (f". Fixed massless side branches dropped (prune=True; tip= or link_frames=True keeps them): "
                     f"{', '.join(dropped)}")
@@ -795,11 +968,12 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
     if mimic:
         summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.model.mimic_coupling couples "
                     f"them): {', '.join(mimic)}")
-    source = f"URDF {Path(origin).name if origin != '<URDF string>' else 'string'}, robot {urdf.name!r}. {summary}."
+    source = f"{fmt} {Path(origin).name if not origin.startswith('<') else 'string'}, robot {urdf.name!r}. {summary}."
     try:
         return Robot(
-            name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc,
-            qlim=np.array(qlim, dtype=float).reshape(-1, 2), gravity=gravity, joint_names=tuple(names),
+            name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc, Ia=Ia,
+            qlim=np.array(qlim, dtype=float).reshape(-1, 2), gravity=gravity, frame_names=tuple(names),
+            link_names=tuple(row[5] for row in rows),
             strict=strict, **geo,
         )
     except NonPhysicalInertiaError as exc:
@@ -826,20 +1000,20 @@ def _with_tilt_frames(rows, scale, notes):
     millimetre offset into r ≈ 1 km): the extra frame keeps the antecedent's axes and carries the offset, the
     frame itself then only tilts.  Returns (rows, table of (γ, b, α, d, θ, r) per row)."""
     out, table, new_index, pose = [], [], {0: 0}, {0: np.eye(4)}
-    for i, (frame_name, a, j, F, child) in enumerate(rows, start=1):
+    for i, (frame_name, a, j, F, child, link) in enumerate(rows, start=1):
         parent = new_index[a]
         values = kk_parameters(_inv(pose[parent]) @ F, scale)
         if max(abs(values[1]), abs(values[3]), abs(values[5])) > 10 * scale:
             mid = pose[parent].copy()
             mid[:3, 3] = F[:3, 3]
-            out.append((f"{frame_name}_offset", parent, None, mid, None))
+            out.append((f"{frame_name}_offset", parent, None, mid, None, ""))
             table.append(kk_parameters(_inv(pose[parent]) @ mid, scale))
             parent = len(out)
             pose[parent] = mid
             notes.append(f"{frame_name}_offset: an extra fixed frame, as {frame_name}'s axis is nearly parallel to its "
                          "antecedent's")
             values = kk_parameters(_inv(mid) @ F, scale)
-        out.append((frame_name, parent, j, F, child))
+        out.append((frame_name, parent, j, F, child, link))
         table.append(values)
         new_index[i] = len(out)
         pose[len(out)] = F
@@ -889,8 +1063,15 @@ def _vec(v) -> str:
     return " ".join(_num(x) for x in v)
 
 
-def _rpy(R: np.ndarray) -> tuple[float, float, float]:
-    """URDF roll-pitch-yaw (R = Rz(yaw) Ry(pitch) Rx(roll))."""
+def rpy_rotation(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """R = Rz(yaw) Ry(pitch) Rx(roll) (3, 3): URDF's roll, pitch, yaw (rad) about the fixed axes x, y, z."""
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    return rot_z(yaw) @ np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]]) @ rot_x(roll)
+
+
+def rpy_angles(R: np.ndarray) -> tuple[float, float, float]:
+    """URDF roll, pitch, yaw (rad) of R = Rz(yaw) Ry(pitch) Rx(roll), the inverse of :func:`rpy_rotation`
+    (|pitch| ≤ π/2; at pitch = ±π/2 the yaw is folded into the roll)."""
     pitch = math.atan2(-R[2, 0], math.hypot(R[0, 0], R[1, 0]))
     if math.hypot(R[0, 0], R[1, 0]) < 1e-12:
         return math.atan2(-R[1, 2], R[1, 1]), pitch, 0.0
@@ -912,21 +1093,21 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
     Returns
     -------
     str
-        URDF XML; joint j is named ``robot.joint_names[j-1]``, its child link ``<joint name>_link``.
+        URDF XML; joint j is named ``robot.frame_names[j-1]``, its child link ``<joint name>_link``.
     """
     check_robot(robot)
     if not isinstance(base_link, str) or not base_link:
         raise InputError(f"argument 'base_link' is {base_link!r}; give the name of the URDF base link")
     for what, text in [("robot name", robot.name), ("base_link", base_link)] + [
-            (f"frame {j + 1} name", n) for j, n in enumerate(robot.joint_names)]:
+            (f"frame {j + 1} name", n) for j, n in enumerate(robot.frame_names)]:
         if not text or _XML_BAD.search(text):
             raise ModelError(f"robot '{_q(robot.name)[1:-1]}': {what} {_q(text)} is empty or holds characters XML "
                              "cannot carry (control characters); rename it before export")
     first: dict = {}
-    for j, n in enumerate(robot.joint_names, start=1):
+    for j, n in enumerate(robot.frame_names, start=1):
         if n in first:
             raise ModelError(f"robot '{_q(robot.name)[1:-1]}': frames {first[n]} and {j} are both named {_q(n)}; a URDF "
-                             "needs unique joint names: export robot.replace(joint_names=...) with unique names")
+                             "needs unique joint names: export robot.replace(frame_names=...) with unique names")
         first[n] = j
     lost = [k for k in ("Ia", "Foff", "Fst") if np.any(getattr(robot, k) != 0)]
     if lost:
@@ -940,11 +1121,11 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
             "in the base frame; export robot.replace(gravity=[0, 0, -9.81]) and rotate the base when mounting it"
         )
     root = ET.Element("robot", name=robot.name)
-    children = {f"{n}_link" for n in robot.joint_names}  # distinct, as the frame names are
+    children = {f"{n}_link" for n in robot.frame_names}  # distinct, as the frame names are
     base, k = base_link, 0
     while base in children:
         base, k = f"{base_link}_{k}", k + 1
-    links = [base] + [f"{n}_link" for n in robot.joint_names]
+    links = [base] + [f"{n}_link" for n in robot.frame_names]
     ET.SubElement(root, "link", name=base)
     k = 0
     for i in range(robot.nf):
@@ -955,10 +1136,10 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
             k += 1
             if kind == "revolute" and np.isinf(lo) and np.isinf(hi):
                 kind = "continuous"
-        joint = ET.SubElement(root, "joint", name=robot.joint_names[i], type=kind)
+        joint = ET.SubElement(root, "joint", name=robot.frame_names[i], type=kind)
         ET.SubElement(joint, "parent", link=links[robot.antecedent[i]])
         ET.SubElement(joint, "child", link=links[i + 1])
-        ET.SubElement(joint, "origin", xyz=_vec(T[:3, 3]), rpy=_vec(_rpy(T[:3, :3])))
+        ET.SubElement(joint, "origin", xyz=_vec(T[:3, 3]), rpy=_vec(rpy_angles(T[:3, :3])))
         if robot.sigma[i] != 2:
             ET.SubElement(joint, "axis", xyz="0 0 1")
             if np.isfinite(lo) or np.isfinite(hi):

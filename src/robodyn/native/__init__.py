@@ -378,7 +378,7 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
         raise KernelError(f"{kind}: robodyn's generic kernels ran out of memory for {count} states; give fewer "
                           "states per call")
     if status > 0:
-        name = robot.joint_names[robot.joint_frames[status - 1]]
+        name = robot.joint_names[status - 1]
         raise ModelError(
             f"robot '{robot.name}', joint {name}: articulated inertia <= 0, the direct model is singular (the links "
             "it moves are massless and its rotor inertia Ia is 0); give those links mass or the joint a rotor "

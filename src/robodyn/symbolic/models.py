@@ -290,7 +290,7 @@ def customized_model(
     outs, out_names, shape, columns = _TRACED[kind](consts, rec, x, g, wr, friction, method, parameters)
     outputs, checks = assignments(prog, rec, outs, out_names)
     # a check's label: a joint's name, or the index of a joint (a Cholesky pivot)
-    checks = [(robot.joint_names[robot.joint_frames[j]] if isinstance(j, int) else j, p, t) for j, p, t in checks]
+    checks = [(robot.joint_names[j] if isinstance(j, int) else j, p, t) for j, p, t in checks]
     pruned = prog.pruned(list(outputs) + [e for _, p, t in checks for e in (p, t)])
     used = set()
     for _, e in pruned.assignments:
