@@ -119,4 +119,4 @@ def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
     return tau + robot.derived.Ia.astype(q.dtype) * qdd + friction_of(robot, qd)
 
 
-_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, key="two_sided_inverse")
+_INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy)
