@@ -23,6 +23,7 @@ import numpy as np
 from robodyn.arrays import as_real_array, check_array, finite_array, finite_result
 from robodyn.dual import DUAL, Dual, variable
 from robodyn.dynamics import executor
+from robodyn.dynamics.discrete import METHODS as DISCRETE_METHODS, check_sample_time, discretize
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.kinematics import block_of, flat_columns, gravity_components, state_blocks
 from robodyn.model.arguments import joint_arrays
@@ -195,8 +196,9 @@ _FORWARD = executor.Algorithm("forward_dynamics_derivatives", None, ("q", "qd", 
                               general=_forward_general, result=ForwardDynamicsDerivatives._make)
 
 
-def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
-    """State-space linearization ẋ ≈ A Δx + B Δu of x = (q, q̇), u = Γ (De Luca, "Approximate linearization").
+def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None, dt=None, method: str = "zoh"):
+    """State-space linearization ẋ ≈ A Δx + B Δu of x = (q, q̇), u = Γ (De Luca, "Approximate linearization"),
+    or with ``dt`` its discrete-time form Δx_{k+1} ≈ A_d Δx_k + B_d Δu_k.
 
     At an equilibrium (q_e, 0) with u_e = Q(q_e) (the gravity torque as input bias):
     A = [[0, I], [−M⁻¹G, 0]], B = [[0], [M⁻¹]], G = ∂Q/∂q. Along a trajectory (q_d, q̇_d, q̈_d) with
@@ -212,12 +214,21 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
         q̈ = ``qdd`` (default 0, so u_e = H(q, q̇), = Q(q) at rest). Give either ``tau`` or ``qdd``.
     qdd : array_like (..., n), optional, nominal accelerations q̈_d
     friction : as :func:`inverse_dynamics_derivatives`
+    dt : float, optional, a sample period Δt > 0 (s): return the discrete-time model of the linearization,
+        :func:`robodyn.discretize` (A, B, dt, method)
+    method : 'zoh' (default: exact for Γ held over each period), 'euler', 'backward_euler' or 'tustin'; used
+        with ``dt`` only
 
     Returns
     -------
-    Linearization (A, B) : ndarray (..., 2n, 2n) and (..., 2n, n); unpacks as a pair.
+    Linearization (A, B) : ndarray (..., 2n, 2n) and (..., 2n, n); unpacks as a pair. With ``dt``: A_d, B_d.
     """
     from robodyn.dynamics import api
+
+    if dt is not None:
+        check_sample_time(dt)
+        if method not in DISCRETE_METHODS:
+            raise InputError(f"method = {method!r}; choose one of {', '.join(DISCRETE_METHODS)}")
 
     if tau is not None and qdd is not None:
         raise InputError("give either tau (the input at the operating point) or qdd (the nominal accelerations)")
@@ -238,6 +249,8 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
     A[..., n:, n:] = fqd
     B = np.zeros(batch + (2 * n, n))
     B[..., n:, :] = Ainv
+    if dt is not None:
+        A, B = discretize(A, B, dt, method)
     return finite_result("linearize", Linearization(A, B))
 
 
