@@ -162,6 +162,8 @@ _LAZY = _MappingProxyType({
     "inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_derivatives"),
     "forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "forward_dynamics_derivatives"),
     "linearize": ("robodyn.dynamics.derivatives", "linearize"),
+    "discretize": ("robodyn.dynamics.discrete", "discretize"),
+    "step": ("robodyn.simulation.step", "step"),
     "momentum_observer": ("robodyn.dynamics.derivatives", "momentum_observer"),
     "generalized_momentum": ("robodyn.dynamics.derivatives", "generalized_momentum"),
     # floating and mobile bases (Pinocchio's free-flyer conventions)
@@ -268,6 +270,7 @@ __all__ = (
     "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
     # simulation with friction and control; derivatives
     "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
+    "discretize", "step",
     "momentum_observer", "generalized_momentum",
     # floating and mobile bases
     "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics", "center_of_mass",
