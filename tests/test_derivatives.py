@@ -240,3 +240,23 @@ def test_forward_dynamics_derivatives_with_friction_match_complex_step():
     assert _rel(a, cq) < 1e-10 and _rel(b, cv) < 1e-10 and _rel(c, cu) < 1e-12
     assert np.allclose(qdd(q, qd, tau), rd.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd)),
                        rtol=1e-12, atol=1e-12)
+
+
+def test_float32_inputs_give_float32_derivatives():
+    """As every robodyn function: float32 in, float32 out (computed in float64, so the float64 result rounded, to
+    the float64 paths' own differences); mixed inputs give float64."""
+    puma = rd.load("puma560")
+    q, qd, x = np.random.default_rng(4).uniform(-1, 1, (3, 5, puma.n))
+    single = [a.astype(np.float32) for a in (q, qd, x)]
+    for f in (rd.inverse_dynamics_derivatives, rd.forward_dynamics_derivatives):
+        ref = f(puma, *(a.astype(np.float64) for a in single))
+        for batch in (slice(None), 2):
+            out = f(puma, *(a[batch] for a in single))
+            assert type(out) is type(ref)
+            for got, want in zip(out, ref):
+                assert got.dtype == np.float32
+                w = want[batch]
+                np.testing.assert_allclose(got, w, rtol=2.0**-23, atol=1e-12 * np.abs(w).max())
+        assert all(a.dtype == np.float64 for a in f(puma, single[0], qd, x))
+    lin = rd.linearize(puma, single[0], single[1], qdd=single[2], dt=1e-3)
+    assert lin.A.dtype == lin.B.dtype == np.float32

@@ -39,7 +39,13 @@ def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     g = robot.gravity if gravity is None else check_array("gravity", gravity, (3,), (), np.float64)
     W = None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64)
-    return batch, (a["q"].astype(float), a["qd"].astype(float), a["qdd"].astype(float)), np.asarray(g, float), W
+    arrays = (a["q"].astype(float), a["qd"].astype(float), a["qdd"].astype(float))
+    return dtype, batch, arrays, np.asarray(g, float), W
+
+
+def _as(dtype, record):
+    """The arrays of a named record in ``dtype``: float32 results for float32 inputs, computed in float64."""
+    return record if dtype != np.float32 else type(record)(*(x.astype(dtype) for x in record))
 
 
 def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
@@ -123,7 +129,7 @@ def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction):
     """:func:`inverse_dynamics_derivatives` of anything but one float64 state on robodyn.native's single-state entry
     (which includes the friction slope F_v of robots without a Stribeck term)."""
     friction = None if friction is True else friction
-    batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
+    dtype, batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
     dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity)
     model = DiscontinuousFriction() if friction is None else friction_model(friction)
@@ -132,7 +138,7 @@ def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction):
                          "'smooth', 'discontinuous' or 'none'")
     idx = np.arange(n)
     dqd[..., idx, idx] += model.slope(robot, qd)
-    return finite_result("inverse_dynamics_derivatives", InverseDynamicsDerivatives(dq, dqd))
+    return finite_result("inverse_dynamics_derivatives", _as(dtype, InverseDynamicsDerivatives(dq, dqd)))
 
 
 def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction=None):
@@ -187,7 +193,8 @@ def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction):
     qdd = api.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd), wrenches=wrenches, gravity=gravity)
     dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity, friction=model)
     Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
-    return finite_result("forward_dynamics_derivatives", ForwardDynamicsDerivatives(-Ainv @ dq, -Ainv @ dqd, Ainv))
+    return finite_result("forward_dynamics_derivatives",
+                         _as(dtype, ForwardDynamicsDerivatives(-Ainv @ dq, -Ainv @ dqd, Ainv)))
 
 
 _INVERSE = executor.Algorithm("inverse_dynamics_derivatives", None, single=True, general=_inverse_general,
@@ -232,6 +239,8 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None, dt=No
 
     if tau is not None and qdd is not None:
         raise InputError("give either tau (the input at the operating point) or qdd (the nominal accelerations)")
+    given = {k: v for k, v in (("qd", qd), ("tau", tau), ("qdd", qdd)) if v is not None}
+    dtype = joint_arrays(robot, q=q, **given)[0]
     q = as_real_array("q", q).astype(float)
     qd = np.zeros_like(q) if qd is None else qd
     if tau is None:
@@ -251,7 +260,7 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None, dt=No
     B[..., n:, :] = Ainv
     if dt is not None:
         A, B = discretize(A, B, dt, method)
-    return finite_result("linearize", Linearization(A, B))
+    return finite_result("linearize", _as(dtype, Linearization(A, B)))
 
 
 def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:
