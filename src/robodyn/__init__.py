@@ -152,6 +152,8 @@ _LAZY = _MappingProxyType({
     "LoopClosure": ("robodyn.model.closed_chain", "LoopClosure"),
     "load_closed_chain": ("robodyn.model.closed_chain", "load_closed_chain"),
     "close_loops": ("robodyn.dynamics.closed_chain", "close_loops"),
+    "loop_jacobian": ("robodyn.dynamics.closed_chain", "loop_jacobian"),
+    "loop_residual": ("robodyn.dynamics.closed_chain", "loop_residual"),
     "closed_chain_inverse_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_inverse_dynamics"),
     "closed_chain_forward_dynamics": ("robodyn.dynamics.closed_chain", "closed_chain_forward_dynamics"),
     "closed_chain_model": ("robodyn.dynamics.closed_chain", "closed_chain_model"),
@@ -267,7 +269,7 @@ __all__ = (
     "transformed_factorization", "momentum_state", "momentum_state_derivative", "velocity_state", "simulate_momentum",
     "counter_masses", "spring_balance", "spring_torques", "planar_five_bar", "spatial_five_bar",
     "ClosedChainRobot", "LoopClosure", "load_closed_chain", "close_loops", "closed_chain_inverse_dynamics",
-    "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError",
+    "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError", "loop_jacobian", "loop_residual",
     # simulation with friction and control; derivatives
     "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
     "discretize", "step",
