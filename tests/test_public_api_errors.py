@@ -120,6 +120,8 @@ SPECIAL = {
     "closed_chain_inverse_dynamics": {"q": Q_CC},
     "closed_chain_forward_dynamics": {"q": Q_CC},
     "closed_chain_model": {"q": Q_CC},
+    "loop_jacobian": {"q": Q_CC},
+    "loop_residual": {"q": Q_CC},
     "inverse_kinematics": {"target": rd.forward_kinematics(ROBOT, np.array([0.3, 0.5]))[-1]},
     "standard_from_com": {"inertia_com": np.eye(3)},
 }
