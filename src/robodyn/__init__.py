@@ -74,6 +74,7 @@ _LAZY = _MappingProxyType({
     "CompiledModel": ("robodyn.symbolic", "CompiledModel"),
     "compile": ("robodyn.symbolic", "compile"),
     "customized_model": ("robodyn.symbolic", "customized_model"),
+    "to_casadi": ("robodyn.symbolic.casadi_model", "to_casadi"),
     # base parameters: regressor, energy functions, base inertial parameters
     "parameters": ("robodyn.parameters", None),
     "BaseParameters": ("robodyn.parameters", "BaseParameters"),
@@ -246,7 +247,7 @@ __all__ = (
     # studies
     "accuracy_study", "opcount_report", "inverse_kinematics", "puma_line_study", "simulate",
     # symbolic
-    "symbolic", "CompiledModel", "customized_model", "parameters", "simulation",
+    "symbolic", "CompiledModel", "customized_model", "parameters", "simulation", "to_casadi",
     # base parameters
     "BaseParameters", "base_parameters", "energy_functions", "lambda_matrix", "regressor",
     "standard_parameter_names", "standard_parameter_vector",
