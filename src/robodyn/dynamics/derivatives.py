@@ -59,13 +59,20 @@ def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
             a["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
         out = executor.run_batch(robot, "inverse_dynamics_derivatives", batch, a, friction=False)
         return out[..., 0, :, :], out[..., 1, :, :]
+    return _dual_derivatives(robot, batch, q, qd, qdd, g, W)
+
+
+def _dual_derivatives(robot: Robot, batch, q, qd, qdd, g, W):
+    """∂Γ/∂q, ∂Γ/∂q̇ (..., n, n) of the rigid-body recursion, :func:`rnea_components` on dual numbers, in the
+    dtype of the joint arrays (complex for the complex step of :func:`inverse_dynamics_second_derivatives`)."""
     n, nf = robot.n, robot.nf
     cols = flat_columns(*np.broadcast_arrays(q, qd, qdd))
     if W is not None:
         cols.append(flat_columns(np.reshape(np.broadcast_to(W, batch + (nf, 6)), batch + (6 * nf,)))[0])
     size = cols[0].shape[1]
-    gc = gravity_components(g, batch, np.float64)
-    out = np.zeros((2 * n, n, size))  # [direction, joint, state]; direction 2k = q_k, 2k + 1 = q̇_k
+    dtype = np.result_type(q, qd, qdd)
+    gc = gravity_components(g, batch, dtype)
+    out = np.zeros((2 * n, n, size), dtype)  # [direction, joint, state]; direction 2k = q_k, 2k + 1 = q̇_k
     for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
         qs = [variable(x, 2 * k) for k, x in enumerate(q_b)]
         qds = [variable(x, 2 * k + 1) for k, x in enumerate(qd_b)]
@@ -201,6 +208,74 @@ _INVERSE = executor.Algorithm("inverse_dynamics_derivatives", None, single=True,
                               result=InverseDynamicsDerivatives._make)
 _FORWARD = executor.Algorithm("forward_dynamics_derivatives", None, ("q", "qd", "tau"), single=True,
                               general=_forward_general, result=ForwardDynamicsDerivatives._make)
+
+
+class InverseDynamicsSecondDerivatives(NamedTuple):
+    """Result of :func:`inverse_dynamics_second_derivatives`, each (..., n, n, n), [i, j, k] = ∂²Γ_i/∂x_j∂y_k."""
+
+    d2tau_dq2: np.ndarray
+    d2tau_dqd2: np.ndarray
+    d2tau_dq_dqd: np.ndarray
+    d2tau_dqdd_dq: np.ndarray
+
+
+#: the complex step: Im f(x + ih) / h is f'(x) to round-off (no difference, so no cancellation), h far below it
+_COMPLEX_STEP = 1e-100
+
+
+def inverse_dynamics_second_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction=None):
+    """Second derivatives of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94] (as Pinocchio's
+    ``ComputeRNEASecondOrderDerivatives``).
+
+    The first derivatives ∂Γ/∂q and ∂Γ/∂q̇ are the forward-mode derivatives of the Newton–Euler recursion on dual
+    numbers (:func:`inverse_dynamics_derivatives`); their derivatives along q_k and q̇_k are taken by the complex
+    step, Im ∂Γ/∂·(x + i h e_k)/h with h = 1e-100: the recursion runs on complex duals, and the result is exact to
+    round-off (a complex step has no difference, so no truncation or cancellation error). Γ is linear in q̈, so
+    ∂²Γ/∂q̈_j∂q_k = ∂A_ij/∂q_k is the first derivative ∂Γ/∂q_k at q̇ = 0, q̈ = e_j without gravity and wrenches.
+    2n + n evaluations of the first derivatives, O(n³) per state, batched over leading axes.
+
+    Parameters
+    ----------
+    robot, q, qd, qdd, wrenches, gravity : as :func:`inverse_dynamics_derivatives`
+    friction : None or True (the robot's own friction) or False: the robot's Coulomb, viscous and offset friction
+        have no second derivative (the Dirac of the Coulomb step left out); a Stribeck term has, and is refused
+        unless ``friction=False`` leaves friction out
+
+    Returns
+    -------
+    InverseDynamicsSecondDerivatives (d2tau_dq2, d2tau_dqd2, d2tau_dq_dqd, d2tau_dqdd_dq) : ndarray (..., n, n, n)
+        [i, j, k] = ∂²Γ_i/∂q_j∂q_k, ∂²Γ_i/∂q̇_j∂q̇_k, ∂²Γ_i/∂q_j∂q̇_k and ∂²Γ_i/∂q̈_j∂q_k = ∂A_ij/∂q_k (N m/rad²,
+        ...); unpacks as a quadruple. float32 when every input is.
+    """
+    if friction not in (None, True, False):
+        raise InputError(f"friction = {friction!r}; give True (the robot's own friction) or False")
+    dtype, batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
+    if friction is not False and np.any(robot.Fst[robot.joint_frames] != 0):
+        raise InputError(f"robot '{robot.name}' has Stribeck friction, whose second derivative is not computed "
+                         "here; pass friction=False for the rigid-body second derivatives")
+    n = robot.n
+    q, qd, qdd = np.broadcast_arrays(q, qd, qdd)
+    step = 1j * _COMPLEX_STEP * np.eye(n)
+    rows = batch + (n, n)
+
+    def copies(x, perturbed):
+        return x[..., None, :] + step if perturbed else np.broadcast_to(x[..., None, :].astype(complex), rows)
+
+    states = [np.concatenate([copies(x, first), copies(x, second)], -2)
+              for x, first, second in ((q, True, False), (qd, False, True), (qdd, False, False))]
+    Wc = None if W is None else np.broadcast_to(np.asarray(W)[..., None, :, :], batch + (2 * n, robot.nf, 6))
+    dq, dqd = _dual_derivatives(robot, batch + (2 * n,), *states, g, Wc)   # [..., k, i, j]
+    dq, dqd = dq.imag / _COMPLEX_STEP, dqd.imag / _COMPLEX_STEP
+    order = tuple(range(len(batch))) + tuple(len(batch) + a for a in (1, 2, 0))   # [..., k, i, j] -> [..., i, j, k]
+    d2_qq = dq[..., :n, :, :].transpose(order)
+    d2_qdqd = dqd[..., n:, :, :].transpose(order)
+    d2_q_qd = dq[..., n:, :, :].transpose(order)
+    unit = np.broadcast_to(np.eye(n), rows)
+    dA, _ = _dual_derivatives(robot, batch + (n,), np.broadcast_to(q[..., None, :], rows), np.zeros(rows), unit,
+                              np.zeros(3), None)                                     # [..., j, i, k] = ∂A_ij/∂q_k
+    dA = np.swapaxes(dA, -3, -2)
+    return finite_result("inverse_dynamics_second_derivatives",
+                         _as(dtype, InverseDynamicsSecondDerivatives(d2_qq, d2_qdqd, d2_q_qd, dA)))
 
 
 def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None, dt=None, method: str = "zoh"):
