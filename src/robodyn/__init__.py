@@ -165,6 +165,7 @@ _LAZY = _MappingProxyType({
     "inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_derivatives"),
     "forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "forward_dynamics_derivatives"),
     "linearize": ("robodyn.dynamics.derivatives", "linearize"),
+    "inverse_dynamics_second_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_second_derivatives"),
     "discretize": ("robodyn.dynamics.discrete", "discretize"),
     "step": ("robodyn.simulation.step", "step"),
     "momentum_observer": ("robodyn.dynamics.derivatives", "momentum_observer"),
@@ -273,7 +274,7 @@ __all__ = (
     "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError", "loop_jacobian", "loop_residual",
     # simulation with friction and control; derivatives
     "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
-    "discretize", "step",
+    "discretize", "step", "inverse_dynamics_second_derivatives",
     "momentum_observer", "generalized_momentum",
     # floating and mobile bases
     "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics", "center_of_mass",
