@@ -24,6 +24,7 @@ from robodyn.threads import thread_count
 from robodyn.errors import InputError, ModelError
 from robodyn.native.build import CompileTimeoutError
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model
 from robodyn.symbolic.models import canonical_kind, customized_model, overflow_error, pivot_error
 
 #: kind -> (joint arguments, takes wrenches, takes gravity): the numeric function's arguments after robot
@@ -34,6 +35,8 @@ _SIGNATURES = MappingProxyType({
     "inertia_matrix": (("q",), False, False),
     "forward_dynamics": (("q", "qd", "tau"), True, True),
     "regressor": (("q", "qd", "qdd"), False, True),
+    "inverse_dynamics_derivatives": (("q", "qd", "qdd"), True, True),
+    "forward_dynamics_derivatives": (("q", "qd", "tau"), True, True),
 })
 
 
@@ -67,6 +70,15 @@ class CompiledModel:
         if parameters_input and kind == "regressor":
             raise InputError("parameters_input=True: the regressor does not depend on the inertial parameters; "
                              "use it with the other kinds")
+        if parameters_input and kind in DERIVATIVE_KINDS:
+            raise InputError(f"parameters_input=True is not available for {kind}: its model holds the robot's "
+                             "parameters as constants")
+        if kind in DERIVATIVE_KINDS:
+            from robodyn.dynamics import derivatives
+
+            record = {"inverse_dynamics_derivatives": derivatives.InverseDynamicsDerivatives,
+                      "forward_dynamics_derivatives": derivatives.ForwardDynamicsDerivatives}[kind]
+            self._record = record
         self.parameters_input = bool(parameters_input)
         #: names of the ``params`` argument (parameters_input=True) and their values in the robot file
         self.parameter_names: list = []
@@ -86,7 +98,7 @@ class CompiledModel:
             + [P(k, P.POSITIONAL_OR_KEYWORD, default=None) for k, on in (("wrenches", self._takes_wrenches),
                                                                          ("gravity", self._takes_gravity),
                                                                          ("params", self.parameters_input)) if on])
-        if module is not None:
+        if module is not None and kind not in DERIVATIVE_KINDS:  # the C entry returns one array, not a record
             self._install_entry(module)
 
     def _install_entry(self, module):
@@ -116,10 +128,13 @@ class CompiledModel:
             start = time.monotonic()
             with progress(f"generating the {self.kind} model", total=None):
                 try:
-                    m = customized_model(self.robot, self.kind, parameters=self.parameters,
-                                         gravity="input" if self._takes_gravity else "constant",
-                                         wrenches="all" if wrenches else "none", friction=friction,
-                                         symbolic_inertia=self.parameters_input)
+                    options = dict(parameters=self.parameters, gravity="input" if self._takes_gravity else "constant",
+                                   wrenches="all" if wrenches else "none", friction=friction)
+                    if self.kind in DERIVATIVE_KINDS:
+                        m = derivative_model(self.robot, self.kind, **options)
+                    else:
+                        m = customized_model(self.robot, self.kind, symbolic_inertia=self.parameters_input,
+                                             **options)
                 except ModelError as exc:  # a pivot that is a constant of the robot, and zero
                     detail = str(exc).removeprefix(f"robot '{self.robot.name}': ")
                     raise ModelError(f"robot '{self.robot.name}': cannot compile {self.kind}: the model is singular "
@@ -203,7 +218,11 @@ class CompiledModel:
                              f"f{self.__signature__}: {e}") from None
         bound.apply_defaults()
         a = bound.arguments
-        return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"), a.get("params"))
+        out = self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"), a.get("params"))
+        if self.kind not in DERIVATIVE_KINDS:
+            return out
+        parts = len(DERIVATIVE_KINDS[self.kind][1])
+        return self._record(*np.split(out, parts, axis=-2))
 
     def _single_state(self, args, gravity=None, wrenches=None):
         """The C entry's result for the joint arguments ``args`` of one state, or None where the call takes the
@@ -274,8 +293,8 @@ class CompiledModel:
         argument so that it can be changed per call; that costs a few more operations than counted here."""
         if not hasattr(self, "_ops"):
             friction = self.kind != "regressor" or self.parameters == "standard"
-            self._ops = customized_model(self.robot, self.kind, parameters=self.parameters,
-                                         friction=friction).operation_count()
+            model = derivative_model if self.kind in DERIVATIVE_KINDS else customized_model
+            self._ops = model(self.robot, self.kind, parameters=self.parameters, friction=friction).operation_count()
         return dict(self._ops)
 
     def __repr__(self) -> str:
@@ -291,7 +310,7 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     ----------
     robot : Robot
     kind : "inverse_dynamics" | "bias_torques" | "gravity_torques" | "inertia_matrix" | "forward_dynamics" |
-        "regressor": the name of the numeric function the model equals (``robodyn.symbolic.KINDS``), or an alias
+        "regressor" | "inverse_dynamics_derivatives" | "forward_dynamics_derivatives": the name of the numeric function the model equals (``robodyn.symbolic.KINDS``), or an alias
         (idm, ccg, gra, inm, ddm, dim; "bias", "gravity": ``robodyn.symbolic.models.ALIASES``).
     parameters : "standard" | "base"
         Inertial parameters the generated model uses (results are the same up to rounding).
@@ -330,7 +349,15 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         regressor            f(q, qd, qdd, gravity=None)                 rd.regressor (standard, friction
                                                                          columns) or
                                                                          rd.base_parameters(robot).regressor
+        inverse_dynamics_    f(q, qd, qdd, wrenches=None, gravity=None)  rd.inverse_dynamics_derivatives
+        derivatives                                                      (dtau_dq, dtau_dqd)
+        forward_dynamics_    f(q, qd, tau, wrenches=None, gravity=None)  rd.forward_dynamics_derivatives
+        derivatives                                                      (dqdd_dq, dqdd_dqd, dqdd_dtau)
         ===================  ==========================================  =================================
+
+        The derivative kinds are the forward-mode derivative of the customized inverse or direct dynamic model
+        (:mod:`robodyn.symbolic.derivative_model`), C and NumPy back ends, no ``parameters_input``; every call
+        takes the general path (no single-state C entry).
 
         Batched over leading axes, arguments checked (InputError naming the argument), float32 in →
         float32 out (computed in float64). One state of 1-D float64 arrays (joint arguments positional) is

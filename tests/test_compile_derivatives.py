@@ -1,0 +1,61 @@
+"""rd.compile for the derivatives: the forward-mode derivative of the customized model's program, emitted as C
+(and NumPy), against rd.inverse_dynamics_derivatives / rd.forward_dynamics_derivatives (the dual-number
+recursion, an independent path)."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.symbolic.codegen import numpy_code
+from robodyn.symbolic.derivative_model import derivative_model
+from tests.support.random_robots import random_robot, random_state
+
+HAS_CC = shutil.which("cc") is not None or shutil.which("gcc") is not None
+KINDS = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
+
+
+def _rel(a, b):
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("kind", KINDS)
+def test_derivative_models_equal_the_analytic_derivatives(seed, kind):
+    """Random serial and tree robots (revolute, prismatic, fixed frames, rotor inertia, Coulomb and viscous friction)
+    through the generated NumPy code of the derivative model: 1e-12 relative."""
+    robot = random_robot(seed, tree=seed % 2 == 1, fixed=True)
+    robot = robot.replace(Fst=np.zeros(robot.nf))
+    f = numpy_code.function(derivative_model(robot, kind))
+    q, qd, x = random_state(robot, seed, (4,))
+    ref = getattr(rd, kind)(robot, q, qd, x)
+    out = f(q, qd, x)
+    assert out.shape == (4, len(ref) * robot.n, robot.n)
+    assert _rel(out, np.concatenate(list(ref), axis=-2)) < 1e-12
+
+
+@pytest.mark.skipif(not HAS_CC, reason="no C compiler")
+@pytest.mark.parametrize("kind", KINDS)
+def test_compiled_c_derivatives(kind):
+    """rd.compile(robot, kind): the record of the numeric function, batched, one state, wrenches and another
+    gravity (the model variants), float32 in and out, arguments checked."""
+    robot = rd.load("puma560")
+    f = rd.compile(robot, kind)
+    q, qd, x = np.random.default_rng(1).uniform(-1, 1, (3, 20, robot.n))
+    ref = getattr(rd, kind)(robot, q, qd, x)
+    got = f(q, qd, x)
+    assert type(got) is type(ref)
+    for a, b in zip(got, ref):
+        assert a.shape == b.shape and _rel(a, b) < 1e-12
+    one = f(q[5], qd[5], x[5])
+    for a, b in zip(one, got):
+        np.testing.assert_allclose(a, b[5], rtol=1e-14, atol=1e-14 * np.abs(b).max())
+    W, g = np.random.default_rng(2).normal(size=(robot.nf, 6)), np.array([0.5, -1.0, -9.0])
+    ref = getattr(rd, kind)(robot, q, qd, x, wrenches=W, gravity=g)
+    for a, b in zip(f(q, qd, x, wrenches=W, gravity=g), ref):
+        assert _rel(a, b) < 1e-12
+    assert all(a.dtype == np.float32 for a in f(*(v[0].astype(np.float32) for v in (q, qd, x))))
+    with pytest.raises(rd.InputError, match="'qd'"):
+        f(q, qd[:, :3], x)
+    assert f.operation_count()["mul"] > 0
