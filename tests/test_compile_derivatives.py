@@ -59,3 +59,45 @@ def test_compiled_c_derivatives(kind):
     with pytest.raises(rd.InputError, match="'qd'"):
         f(q, qd[:, :3], x)
     assert f.operation_count()["mul"] > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kinematics_models_equal_the_numeric_kinematics(seed):
+    """J of a frame (the q̈-derivative of its traced acceleration) and J̇q̇ (that acceleration at q̈ = 0) on random
+    serial and tree robots, every frame, with and without a point: 1e-13 absolute (unit-scale numbers)."""
+    from robodyn.symbolic.kinematics_model import kinematics_model
+
+    robot = random_robot(seed, tree=seed % 2 == 1, fixed=True)
+    q, qd, _ = random_state(robot, seed, (3,))
+    point = np.random.default_rng(seed).normal(size=3)
+    for frame in range(1, robot.nf + 1):
+        for p in (None, point):
+            J = numpy_code.function(kinematics_model(robot, "jacobian", frame, p))(q)
+            a = numpy_code.function(kinematics_model(robot, "jacobian_dot_qd", frame, p))(q, qd)
+            np.testing.assert_allclose(J, rd.jacobian(robot, q, frame=frame, point=p), rtol=0, atol=1e-13)
+            np.testing.assert_allclose(a, rd.jacobian_dot_qd(robot, q, qd, frame=frame, point=p), rtol=0,
+                                       atol=1e-13 * (1 + np.abs(a).max()))
+
+
+@pytest.mark.skipif(not HAS_CC, reason="no C compiler")
+def test_compiled_c_kinematics():
+    robot = rd.load("panda")
+    q, qd = np.random.default_rng(3).uniform(-1, 1, (2, 10, robot.n))
+    J = rd.compile(robot, "jacobian", frame=5, point=[0.1, 0.0, 0.2])
+    Jd = rd.compile(robot, "jacobian_dot_qd")
+    np.testing.assert_allclose(J(q), rd.jacobian(robot, q, frame=5, point=[0.1, 0.0, 0.2]), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(J(q[4]), rd.jacobian(robot, q[4], frame=5, point=[0.1, 0.0, 0.2]), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(Jd(q, qd), rd.jacobian_dot_qd(robot, q, qd), rtol=0, atol=1e-13)
+    assert Jd(q[0].astype(np.float32), qd[0].astype(np.float32)).dtype == np.float32
+
+
+def test_compile_kinematics_options_are_checked():
+    robot = rd.load("planar2r")
+    with pytest.raises(rd.InputError, match="frame and point"):
+        rd.compile(robot, "inverse_dynamics", backend="numpy", frame=1)
+    with pytest.raises(rd.InputError, match="point"):
+        rd.compile(robot, "jacobian", backend="numpy", point=[1.0, 2.0])
+    with pytest.raises(rd.InputError, match="frame and point"):
+        rd.compile(robot, "jacobian", backend="jax", frame=1)
+    with pytest.raises(rd.InputError, match="frame"):
+        rd.compile(robot, "jacobian", backend="numpy", frame=9)
