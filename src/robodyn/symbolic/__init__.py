@@ -12,6 +12,7 @@
 from robodyn.symbolic.compile import CompiledModel, compile
 from robodyn.symbolic.casadi_model import CasadiUnavailableError, to_casadi
 from robodyn.symbolic.derivative_model import derivative_model
+from robodyn.symbolic.kinematics_model import kinematics_model
 from robodyn.native.build import CompileError, CompilerNotFoundError, CompileTimeoutError
 from robodyn.symbolic.lagrange import ClosedForm, closed_form, parallelogram, planar_bodies
 from robodyn.symbolic.models import KINDS, CustomizedModel, customized_model
@@ -19,4 +20,5 @@ from robodyn.symbolic.formulations import MODELS as RECORDED_MODELS, recorded_mo
 
 __all__ = ("KINDS", "ClosedForm", "CompileError", "CompileTimeoutError", "CompiledModel", "CompilerNotFoundError", "CustomizedModel", "closed_form",
            "compile", "customized_model", "parallelogram", "planar_bodies", "RECORDED_MODELS", "recorded_model",
-           "CasadiUnavailableError", "to_casadi", "derivative_model")
+           "CasadiUnavailableError", "to_casadi", "derivative_model",
+           "kinematics_model")
