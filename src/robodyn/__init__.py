@@ -180,6 +180,7 @@ _LAZY = _MappingProxyType({
     "floating_jacobian": ("robodyn.dynamics.floating", "floating_jacobian"),
     "wrenches_at_frames": ("robodyn.dynamics.floating", "wrenches_at_frames"),
     "contact_forward_dynamics": ("robodyn.dynamics.floating", "contact_forward_dynamics"),
+    "constrained_forward_dynamics": ("robodyn.dynamics.contact", "constrained_forward_dynamics"),
     "reduced_inverse_dynamics": ("robodyn.dynamics.floating", "reduced_inverse_dynamics"),
     "floating_inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "floating_inverse_dynamics_derivatives"),
     "floating_forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "floating_forward_dynamics_derivatives"),
@@ -274,7 +275,7 @@ __all__ = (
     "closed_chain_forward_dynamics", "closed_chain_model", "LoopClosureError", "loop_jacobian", "loop_residual",
     # simulation with friction and control; derivatives
     "control", "friction_models", "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
-    "discretize", "step", "inverse_dynamics_second_derivatives",
+    "discretize", "step", "inverse_dynamics_second_derivatives", "constrained_forward_dynamics",
     "momentum_observer", "generalized_momentum",
     # floating and mobile bases
     "floating_inverse_dynamics", "floating_inertia_matrix", "floating_forward_dynamics", "center_of_mass",
