@@ -80,11 +80,12 @@ GOOD = {
     "b": np.zeros((1, N)), "alpha": 0.0, "d": 0.0, "theta": 0.0, "r": 0.0, "w": np.zeros(3), "wd": np.zeros(3),
     "Vd": np.zeros(3), "target_pose": np.eye(4), "pose": np.eye(4), "rotation": np.eye(3),
     "p_start": np.zeros(3), "p_end": np.ones(3), "phi": 0.0, "psi": 0.0, "A": np.zeros((2, 2)), "B": np.ones((2, 1)),
+    "points": np.zeros((1, 3)),
 }
 ARRAYS = JOINT | {"Kp", "Ki", "Kd", "Lam", "point", "wrenches", "tau_friction", "torque_limits", "x", "gravity",
                   "wrench", "com", "inertia_com", "params", "J_qm", "target", "t", "t_eval", "jacobian", "times",
                   "waypoints", "a", "b", "w", "wd", "Vd", "pose", "rotation", "p_start", "p_end", "alpha", "d",
-                  "theta", "r", "phi", "psi", "A", "B"}
+                  "theta", "r", "phi", "psi", "A", "B", "points"}
 #: Samples for the functions that take data (N, n): random states and their exact torques.
 _RNG = np.random.default_rng(0)
 QS, QDS, QDDS = (_RNG.uniform(-1.0, 1.0, (40, N)) for _ in range(3))
@@ -121,6 +122,7 @@ SPECIAL = {
     "closed_chain_forward_dynamics": {"q": Q_CC},
     "closed_chain_model": {"q": Q_CC},
     "loop_jacobian": {"q": Q_CC},
+    "constrained_forward_dynamics": {"frames": [2], "rows": [0, 1]},
     "loop_residual": {"q": Q_CC},
     "inverse_kinematics": {"target": rd.forward_kinematics(ROBOT, np.array([0.3, 0.5]))[-1]},
     "standard_from_com": {"inertia_com": np.eye(3)},
