@@ -101,3 +101,18 @@ def test_compile_kinematics_options_are_checked():
         rd.compile(robot, "jacobian", backend="jax", frame=1)
     with pytest.raises(rd.InputError, match="frame"):
         rd.compile(robot, "jacobian", backend="numpy", frame=9)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_jax_derivatives(kind):
+    """backend='jax': the derivative model on jax.numpy, jitted, the numeric function's record (1e-12)."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    robot = rd.load("planar3r")
+    f = rd.compile(robot, kind, backend="jax")
+    q, qd, x = np.random.default_rng(4).uniform(-1, 1, (3, 5, robot.n))
+    got = jax.jit(f)(q, qd, x)
+    ref = getattr(rd, kind)(robot, q, qd, x)
+    assert type(got) is type(ref)
+    for a, b in zip(got, ref):
+        assert _rel(np.asarray(a), b) < 1e-12

@@ -388,8 +388,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         ===================  ==========================================  =================================
 
         The derivative kinds are the forward-mode derivative of the customized inverse or direct dynamic model
-        (:mod:`robodyn.symbolic.derivative_model`), C and NumPy back ends, no ``parameters_input``; every call
-        takes the general path (no single-state C entry). The kinematics kinds trace the forward recursion
+        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy and JAX back ends, no ``parameters_input`` on C;
+        every C call takes the general path (no single-state C entry). The kinematics kinds trace the forward recursion
         (:mod:`robodyn.symbolic.kinematics_model`), C and NumPy back ends.
 
         Batched over leading axes, arguments checked (InputError naming the argument), float32 in →
