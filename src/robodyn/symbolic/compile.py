@@ -118,7 +118,7 @@ class CompiledModel:
             + [P(k, P.POSITIONAL_OR_KEYWORD, default=None) for k, on in (("wrenches", self._takes_wrenches),
                                                                          ("gravity", self._takes_gravity),
                                                                          ("params", self.parameters_input)) if on])
-        if module is not None and kind not in DERIVATIVE_KINDS:  # the C entry returns one array, not a record
+        if module is not None:
             self._install_entry(module)
 
     def _install_entry(self, module):
@@ -134,9 +134,12 @@ class CompiledModel:
             fallbacks["wrenches"] = None
         if self.parameters_input:
             fallbacks["params"] = self.nominal_parameters
-        entry = module.Entry(self._general, len(self._joint), fallbacks)
+        entry = module.Entry(self._array if self.kind in DERIVATIVE_KINDS else self._general, len(self._joint),
+                             fallbacks)
         entry.set_variant(0, module.variant)
         self._entry = entry
+        if self.kind in DERIVATIVE_KINDS:  # the entry gives the stacked array: __call__ splits it into the record
+            return
         base = type(self)
         self.__class__ = type(base.__name__, (base,), {"__call__": entry, "__module__": base.__module__,
                                                        "__qualname__": base.__qualname__, "__doc__": base.__doc__})
@@ -229,10 +232,22 @@ class CompiledModel:
         return call_c, module
 
     def __call__(self, *args, **kwargs):
+        if self._entry is not None and self.kind in DERIVATIVE_KINDS:
+            return self._split(self._entry(*args, **kwargs))
         return self._general(*args, **kwargs)
+
+    def _split(self, out):
+        """The record of a derivative kind from its stacked (..., parts·n, n) array."""
+        n = self.robot.n
+        return self._record(*(out[..., k:k + n, :] for k in range(0, out.shape[-2], n)))
 
     def _general(self, *args, **kwargs):
         """The general path: any batch shapes, dtypes and argument forms; every check and error message."""
+        out = self._array(*args, **kwargs)
+        return self._split(out) if self.kind in DERIVATIVE_KINDS else out
+
+    def _array(self, *args, **kwargs):
+        """The general path's array (a derivative kind's stacked blocks)."""
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as e:
@@ -240,11 +255,7 @@ class CompiledModel:
                              f"f{self.__signature__}: {e}") from None
         bound.apply_defaults()
         a = bound.arguments
-        out = self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"), a.get("params"))
-        if self.kind not in DERIVATIVE_KINDS:
-            return out
-        parts = len(DERIVATIVE_KINDS[self.kind][1])
-        return self._record(*np.split(out, parts, axis=-2))
+        return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"), a.get("params"))
 
     def _single_state(self, args, gravity=None, wrenches=None):
         """The C entry's result for the joint arguments ``args`` of one state, or None where the call takes the
@@ -388,8 +399,7 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         ===================  ==========================================  =================================
 
         The derivative kinds are the forward-mode derivative of the customized inverse or direct dynamic model
-        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy and JAX back ends, no ``parameters_input`` on C;
-        every C call takes the general path (no single-state C entry). The kinematics kinds trace the forward recursion
+        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy and JAX back ends, no ``parameters_input`` on C. The kinematics kinds trace the forward recursion
         (:mod:`robodyn.symbolic.kinematics_model`), C and NumPy back ends.
 
         Batched over leading axes, arguments checked (InputError naming the argument), float32 in →
