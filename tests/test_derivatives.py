@@ -240,3 +240,68 @@ def test_forward_dynamics_derivatives_with_friction_match_complex_step():
     assert _rel(a, cq) < 1e-10 and _rel(b, cv) < 1e-10 and _rel(c, cu) < 1e-12
     assert np.allclose(qdd(q, qd, tau), rd.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd)),
                        rtol=1e-12, atol=1e-12)
+
+
+def test_float32_inputs_give_float32_derivatives():
+    """As every robodyn function: float32 in, float32 out (computed in float64, so the float64 result rounded, to
+    the float64 paths' own differences); mixed inputs give float64."""
+    puma = rd.load("puma560")
+    q, qd, x = np.random.default_rng(4).uniform(-1, 1, (3, 5, puma.n))
+    single = [a.astype(np.float32) for a in (q, qd, x)]
+    for f in (rd.inverse_dynamics_derivatives, rd.forward_dynamics_derivatives):
+        ref = f(puma, *(a.astype(np.float64) for a in single))
+        for batch in (slice(None), 2):
+            out = f(puma, *(a[batch] for a in single))
+            assert type(out) is type(ref)
+            for got, want in zip(out, ref):
+                assert got.dtype == np.float32
+                w = want[batch]
+                np.testing.assert_allclose(got, w, rtol=2.0**-23, atol=1e-12 * np.abs(w).max())
+        assert all(a.dtype == np.float64 for a in f(puma, single[0], qd, x))
+    lin = rd.linearize(puma, single[0], single[1], qdd=single[2], dt=1e-3)
+    assert lin.A.dtype == lin.B.dtype == np.float32
+
+
+def _central(f, x, k, h):
+    e = np.zeros_like(x)
+    e[..., k] = h
+    return (f(x + e) - f(x - e)) / (2 * h)
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), tree=st.booleans())
+def test_second_derivatives_match_central_differences_of_the_first(seed, tree):
+    """Random serial and tree robots (revolute, prismatic, fixed frames, rotor inertia, viscous and Coulomb friction,
+    a wrench): each second derivative against central differences (h = 1e-5, error O(h²) ≈ 1e-10 relative) of
+    rd.inverse_dynamics_derivatives and rd.inertia_matrix; ∂²Γ/∂q² and ∂²Γ/∂q̇² symmetric; a batch equals its
+    samples."""
+    robot = random_robot(seed, tree=tree, fixed=True)
+    robot = robot.replace(Fst=np.zeros(robot.nf))
+    q, qd, qdd = random_state(robot, seed, (2,))
+    W = np.random.default_rng(seed).normal(size=(robot.nf, 6))
+    res = rd.inverse_dynamics_second_derivatives(robot, q, qd, qdd, wrenches=W)
+    h, n = 1e-5, robot.n
+    for k in range(n):
+        for got, arg, part in ((res.d2tau_dq2, 0, 0), (res.d2tau_dqd2, 1, 1), (res.d2tau_dq_dqd, 1, 0)):
+            def first(x, arg=arg, part=part):
+                args = [q, qd, qdd]
+                args[arg] = x
+                return rd.inverse_dynamics_derivatives(robot, *args, wrenches=W)[part]
+            fd = _central(first, [q, qd][arg], k, h)
+            assert np.abs(got[..., k] - fd).max() <= 1e-8 * (1 + np.abs(fd).max())
+        fd = _central(lambda x: rd.inertia_matrix(robot, x), q, k, h)
+        assert np.abs(res.d2tau_dqdd_dq[..., k] - fd).max() <= 1e-8 * (1 + np.abs(fd).max())
+    for sym in (res.d2tau_dq2, res.d2tau_dqd2):
+        assert np.abs(sym - np.swapaxes(sym, -1, -2)).max() <= 1e-12 * (1 + np.abs(sym).max())
+    one = rd.inverse_dynamics_second_derivatives(robot, q[1], qd[1], qdd[1], wrenches=W)
+    for a, b in zip(one, res):
+        np.testing.assert_allclose(a, b[1], rtol=1e-13, atol=1e-13 * (1 + np.abs(b).max()))
+
+
+def test_second_derivatives_refuse_stribeck_friction():
+    robot = rd.load("planar2r")
+    z = np.zeros(2)
+    with pytest.raises(rd.InputError, match="friction=False"):
+        rd.inverse_dynamics_second_derivatives(robot.replace(Fst=np.ones(2), Fc=np.ones(2)), z, z, z)
+    assert rd.inverse_dynamics_second_derivatives(robot.replace(Fst=np.ones(2)), z, z, z, friction=False)[0].shape \
+        == (2, 2, 2)

@@ -72,3 +72,16 @@ def test_derivative_results_are_named_and_friction_bool_means_the_robots_own(pum
                                atol=1e-10)
     lin = rd.linearize(puma, q[0], qd[0], qdd=qdd[0])
     assert fields(lin) == ("A", "B") and lin.A.shape == (12, 12) and lin.B.shape == (12, 6)
+
+
+def test_task_space_results_index_like_named_records():
+    arm = rd.load("planar3r")
+    q, qd = np.array([0.3, -0.6, 0.9]), np.array([0.2, 0.1, -0.3])
+    res = rd.dynamics.task_space_dynamics(arm, q, qd, rows=[0, 1])
+    assert res._fields == ("Lambda", "mu", "p") and len(res) == 3
+    assert res[0] is res.Lambda and res[1] is res.mu and res[-1] is res.p and res[:2] == (res.Lambda, res.mu)
+    Lambda, mu, p = res
+    assert Lambda.shape == (2, 2) and res.J.shape == (2, 3) and res.null_projector.shape == (3, 3)
+    ns = rd.dynamics.null_space_dynamics(arm, q, qd, rows=[0, 1])
+    assert ns._fields == ("Lambda_n", "mu_n", "p_n") and len(ns) == 3 and ns[0] is ns.Lambda_n
+    assert ns[2] is ns.p_n and ns.task.Lambda.shape == (2, 2)

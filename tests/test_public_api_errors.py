@@ -72,21 +72,22 @@ Q_CC = rd.closed_chain.close_loops(CC, [0.3, 0.5])
 ROBOT_PARAMETERS = {"robot": ROBOT, "er": ELASTIC, "tr": TRANSMISSION, "cc": CC, "tree": ROBOT, "model": ROBOT}
 #: Joint-space arrays of shape (n,) (one state), and the other array arguments with their good value.
 JOINT = {"q", "qd", "qdd", "tau", "q0", "qd0", "qf", "qm", "qmd", "qmdd", "tau_m", "q3", "q4", "q_start",
-         "q_goal", "q_active", "qd_active", "qdd_active", "K", "B_m", "J_m", "gain"}
+         "q_goal", "q_active", "qd_active", "qdd_active", "K", "B_m", "J_m", "gain", "u"}
 GOOD = {
     "x": np.zeros(2 * N), "torque_limits": np.full(N, 50.0), "gravity": np.array([0.0, 0.0, -9.81]),
     "wrench": np.zeros(6), "com": np.zeros(3), "inertia_com": np.eye(3), "mass": 1.0, "params": np.array([1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
     "J_qm": np.eye(N), "target": np.eye(4), "t": np.linspace(0.0, 0.1, 5), "t_eval": np.linspace(0.0, 0.01, 3),
-    "duration": 1.0, "Kp": 10.0, "Kd": 2.0, "Lam": 5.0, "jacobian": np.eye(N), "count": 3, "joint": 1,
+    "duration": 1.0, "Kp": 10.0, "Ki": 4.0, "Kd": 2.0, "Lam": 5.0, "jacobian": np.eye(N), "count": 3, "joint": 1,
     "times": np.array([0.0, 1.0]), "waypoints": np.zeros((2, N)), "frequency": 1.0, "a": np.zeros((1, N)),
     "b": np.zeros((1, N)), "alpha": 0.0, "d": 0.0, "theta": 0.0, "r": 0.0, "w": np.zeros(3), "wd": np.zeros(3),
     "Vd": np.zeros(3), "target_pose": np.eye(4), "pose": np.eye(4), "rotation": np.eye(3),
-    "p_start": np.zeros(3), "p_end": np.ones(3), "phi": 0.0, "psi": 0.0,
+    "p_start": np.zeros(3), "p_end": np.ones(3), "phi": 0.0, "psi": 0.0, "A": np.zeros((2, 2)), "B": np.ones((2, 1)),
+    "points": np.zeros((1, 3)),
 }
-ARRAYS = JOINT | {"Kp", "Kd", "Lam", "point", "wrenches", "tau_friction", "torque_limits", "x", "gravity",
+ARRAYS = JOINT | {"Kp", "Ki", "Kd", "Lam", "point", "wrenches", "tau_friction", "torque_limits", "x", "gravity",
                   "wrench", "com", "inertia_com", "params", "J_qm", "target", "t", "t_eval", "jacobian", "times",
                   "waypoints", "a", "b", "w", "wd", "Vd", "pose", "rotation", "p_start", "p_end", "alpha", "d",
-                  "theta", "r", "phi", "psi"}
+                  "theta", "r", "phi", "psi", "A", "B", "points"}
 #: Samples for the functions that take data (N, n): random states and their exact torques.
 _RNG = np.random.default_rng(0)
 QS, QDS, QDDS = (_RNG.uniform(-1.0, 1.0, (40, N)) for _ in range(3))
@@ -122,10 +123,13 @@ SPECIAL = {
     "closed_chain_inverse_dynamics": {"q": Q_CC},
     "closed_chain_forward_dynamics": {"q": Q_CC},
     "closed_chain_model": {"q": Q_CC},
+    "loop_jacobian": {"q": Q_CC},
+    "constrained_forward_dynamics": {"frames": [2], "rows": [0, 1]},
+    "loop_residual": {"q": Q_CC},
     "inverse_kinematics": {"target": rd.forward_kinematics(ROBOT, np.array([0.3, 0.5]))[-1]},
     "standard_from_com": {"inertia_com": np.eye(3)},
 }
-for _controller in ("ComputedTorque", "PDGravity", "PassivityBased"):
+for _controller in ("ComputedTorque", "PDGravity", "PassivityBased", "SampledPID"):
     SPECIAL[_controller] = {"reference": rd.control.QuinticReference(np.zeros(N), np.full(N, 0.5), 1.0)}
 
 #: Required arguments where None is documented as zeros.

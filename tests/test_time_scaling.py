@@ -84,7 +84,7 @@ def path():
 def test_time_optimal_is_bang_bang_and_within_limits(path):
     r = rd.load("planar2r")
     L = np.array([60.0, 30.0])
-    res = time_optimal(r, path, L, grid=100)
+    res = time_optimal(r, path, L, grid=100, collocation=True)
     ratio = np.abs(res.torques) / L
     assert np.all(ratio <= 1 + 1e-9)
     # greedy optimality on the grid: away from the start (where the path tangent vanishes) either a joint is
@@ -109,7 +109,7 @@ def test_time_optimal_no_slower_than_toppra(path):
     r = rd.load("planar2r")
     L = np.array([60.0, 30.0])
     grid = 100
-    ours = time_optimal(r, path, L, grid=grid)
+    ours = time_optimal(r, path, L, grid=grid, collocation=True)   # toppra's scheme: limits at the grid points
     ta.setup_logging("WARNING")
     tpath = ta.SplineInterpolator(path.times, path.waypoints, bc_type="clamped")
     cons = constraint.JointTorqueConstraint(lambda q, qd, qdd: rd.inverse_dynamics(r, q, qd, qdd),
@@ -177,7 +177,7 @@ def test_controllable_sets_match_scipy_linprog(path):
     # the vertex enumeration of the 2-variable LPs against scipy's HiGHS on the same data
     from scipy.optimize import linprog
 
-    from robodyn.simulation.time_scaling import _controllable_sets, path_dynamics
+    from robodyn.simulation.time_scaling import _all_rows, _controllable_sets, path_dynamics
 
     r = rd.load("puma560")
     z = np.zeros(r.nf)
@@ -188,7 +188,8 @@ def test_controllable_sets_match_scipy_linprog(path):
     a, b, c = path_dynamics(r, p6, s)
     L = 1.5 * np.max(np.abs(c), axis=0) + 5.0
     delta = np.diff(s)
-    lo, hi, failed = _controllable_sets(a, b, c, L, delta)
+    rows = _all_rows(r, p6, s, np.zeros(s.size - 1, int), (L, None, None), np.ones(s.size - 1), True)  # the limits at the grid points
+    lo, hi, failed = _controllable_sets(rows, delta, float(L.max()))
     assert failed == -1
     for i in range(s.size - 1):
         A_ub = np.vstack([np.column_stack([b[i], a[i]]), -np.column_stack([b[i], a[i]]),
@@ -197,3 +198,72 @@ def test_controllable_sets_match_scipy_linprog(path):
         top = linprog([-1.0, 0.0], A_ub=A_ub, b_ub=b_ub, bounds=[(0, None), (None, None)], method="highs")
         assert top.status == 0
         assert hi[i] == pytest.approx(-top.fun, rel=1e-7, abs=1e-9)
+
+
+PANDA_LIMITS = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])   # Franka's τ max (docs/robots.md)
+
+
+def test_time_optimal_limits_hold_on_the_executed_motion():
+    """Panda, quintic rest-to-rest: with the limits at the grid points only (TOPP-RA's collocation) joint 2
+    exceeds its limit several times over just after the start, where the path tangent vanishes; by default the
+    executed motion, sampled 200 001 times and run through rd.inverse_dynamics, stays within the limits."""
+    r = rd.load("panda")
+    path = RestToRest([0, -0.5, 0, -2.0, 0, 1.5, 0.8], [1.0, 0.3, -0.5, -1.2, 0.6, 2.0, 0.0], 1.0, profile="quintic")
+    loose = time_optimal(r, path, PANDA_LIMITS, grid=200, friction=False, collocation=True)
+    res = time_optimal(r, path, PANDA_LIMITS, grid=200, friction=False)
+    for run in (loose, res):
+        t = np.linspace(0.0, run.duration, 200_001)
+        tau = rd.inverse_dynamics(r, *run.sample(t))
+        peak = np.max(np.abs(tau) / PANDA_LIMITS)
+        assert peak <= run.peak_ratio * (1 + 1e-9)   # the verification points include the worst sampled one
+    assert loose.peak_ratio > 3.0
+    assert peak <= 1 + 1e-9 and res.peak_ratio <= 1 + 1e-9
+    assert peak > 1 - 1e-6                            # and the limits are used (time-optimal)
+    assert loose.duration < res.duration < 1.02 * loose.duration
+
+
+class _Line:
+    """q(s) = q0 + s Δ on s ∈ [0, 1]: constant tangent, q'' = 0."""
+
+    def __init__(self, q0, delta):
+        self.q0, self.delta, self.n, self.duration = np.asarray(q0, float), np.asarray(delta, float), len(q0), 1.0
+
+    def sample(self, s):
+        s = np.asarray(s, float)[..., None]
+        return self.q0 + s * self.delta, np.broadcast_to(self.delta, s.shape[:-1] + (self.n,)), \
+            np.zeros(s.shape[:-1] + (self.n,))
+
+
+@pytest.mark.parametrize("cruise", [True, False])
+def test_time_optimal_velocity_and_acceleration_limits_closed_form(cruise):
+    """On a straight joint-space line with loose torque limits the fastest motion accelerates at the largest
+    admissible s̈ = min A_j/|Δ_j|, cruises at ṡ = min V_j/|Δ_j| when it reaches it, and brakes: T = 1/v + v/a, or
+    2/√a without cruise. On the grid the duration is at least that and converges as the grid is refined."""
+    r = rd.load("planar2r")
+    line = _Line([-1.5, 0.2], [1.0, -0.5])
+    V, A = np.array([2.0, 2.0]), np.array([8.0, 4.0])
+    v, acc = np.min(V / np.abs(line.delta)), np.min(A / np.abs(line.delta))   # 2, 8
+    if not cruise:
+        V = V * 10
+        v = 10 * v
+    exact = 1 / v + v / acc if v * v / acc < 1 else 2 / np.sqrt(acc)
+    durations = []
+    for grid in (100, 400):
+        res = time_optimal(r, line, 1e4, grid=grid, velocity_limits=V, acceleration_limits=A)
+        t = np.linspace(0, res.duration, 50_001)
+        _, qd, qdd = res.sample(t)
+        assert np.all(np.abs(qd) <= V * (1 + 1e-9)) and np.all(np.abs(qdd) <= A * (1 + 1e-9))
+        assert res.peak_ratio <= 1 + 1e-9
+        durations.append(res.duration)
+    assert exact * (1 - 1e-12) <= durations[1] <= durations[0] * (1 + 1e-12) and durations[0] < exact * 1.05
+    assert durations[1] - exact <= 0.5 * (durations[0] - exact) + 1e-12 * exact
+
+
+def test_time_optimal_limit_arguments_are_checked(path):
+    r = rd.load("planar2r")
+    with pytest.raises(InputError, match="velocity_limits"):
+        time_optimal(r, path, 60.0, grid=20, velocity_limits=[1.0, -1.0])
+    with pytest.raises(InputError, match="acceleration_limits"):
+        time_optimal(r, path, 60.0, grid=20, acceleration_limits=[1.0, 2.0, 3.0])
+    with pytest.raises(InputError, match="checks"):
+        time_optimal(r, path, 60.0, grid=20, checks=0)

@@ -85,6 +85,9 @@ _PUBLIC = _MappingProxyType({
     "inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_derivatives"),
     "forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "forward_dynamics_derivatives"),
     "linearize": ("robodyn.dynamics.derivatives", "linearize"),
+    "inverse_dynamics_second_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_second_derivatives"),
+    "discretize": ("robodyn.dynamics.discrete", "discretize"),
+    "step": ("robodyn.simulation.step", "step"),
     # base parameters, symbolic models, identification, simulation
     "regressor": ("robodyn.parameters", "regressor"),
     "base_parameters": ("robodyn.parameters", "base_parameters"),
@@ -103,6 +106,7 @@ _PUBLIC = _MappingProxyType({
     "animate": ("robodyn.viewer", "animate"),
     "to_pinocchio": ("robodyn.interop", "to_pinocchio"),
     "to_mujoco_xml": ("robodyn.interop", "to_mujoco_xml"),
+    "to_casadi": ("robodyn.symbolic.casadi_model", "to_casadi"),
     # namespaces
     "model": ("robodyn.model", None),
     "kinematics": ("robodyn.kinematics", None),

@@ -2,7 +2,8 @@
 
 - the model: :class:`ClosedChainRobot`, :class:`LoopClosure`, :func:`load_closed_chain`, and the built-in
   linkages :func:`planar_five_bar`, :func:`spatial_five_bar`;
-- the loop equations: :func:`close_loops` (the passive joints from the active ones), :class:`LoopClosureError`;
+- the loop equations: :func:`close_loops` (the passive joints from the active ones), :class:`LoopClosureError`,
+  the constraint :func:`loop_residual` and its Jacobian :func:`loop_jacobian`;
 - the dynamics: :func:`closed_chain_inverse_dynamics`, :func:`closed_chain_forward_dynamics`,
   :func:`closed_chain_model`.
 
@@ -18,7 +19,7 @@ _NAMES = _MappingProxyType({
     **{name: ("robodyn.model.five_bar", name) for name in ("planar_five_bar", "spatial_five_bar")},
     **{name: ("robodyn.dynamics.closed_chain", name) for name in (
         "close_loops", "LoopClosureError", "closed_chain_inverse_dynamics", "closed_chain_forward_dynamics",
-        "closed_chain_model")},
+        "closed_chain_model", "loop_jacobian", "loop_residual")},
 })
 
 __getattr__, __dir__ = _attach(globals(), _NAMES)

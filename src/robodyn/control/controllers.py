@@ -1,7 +1,8 @@
-"""Joint-space tracking controllers (De Luca; Slotine and Li 1987), callables controller(t, q, qd) -> Γ.
+"""Joint-space tracking controllers (De Luca; Slotine and Li 1987), callables controller(t, q, qd) -> Γ, and a
+sampled PID whose integral is a state kept between samples (for ``robodyn.simulate(..., sample_time=T_s)``).
 
 Every controller holds its own robot model (which may differ from the simulated robot: model mismatch), gains
-and a reference with ``.sample(t) -> (q_d, q̇_d, q̈_d)``. Calls are batched: t scalar or (N,), q and q̇ (n,) or
+and a reference with ``.sample(t) -> (q_d, q̇_d, q̈_d)``. Calls are batched (but SampledPID's, one sample each): t scalar or (N,), q and q̇ (n,) or
 (N, n), Γ of the same shape as q. The controller compensates friction with ``friction`` (a model of
 :mod:`robodyn.dynamics.friction_models`, default the same smooth model as :func:`robodyn.simulate`), so that
 with the simulated robot and friction model it is an exact model.
@@ -14,6 +15,7 @@ import numpy as np
 from robodyn.arrays import as_real_array
 from robodyn.control.reference import sample_reference
 from robodyn.dynamics import api
+from robodyn.dynamics.discrete import check_sample_time
 from robodyn.dynamics.friction_models import LuGre, friction_model, frictionless
 from robodyn.dynamics.newton_euler import gravity_torques
 from robodyn.errors import InputError
@@ -137,3 +139,46 @@ class PassivityBased(_Controller):
         s = qd_r - qd
         return (api.inverse_dynamics(self._rigid, q, zero, qdd_r) + 0.25 * (h_plus - h_minus)
                 + self._friction(qd) + s @ self.Kd.T)
+
+
+class SampledPID(_Controller):
+    """Discrete PID with gravity compensation, its integral the state kept between samples:
+
+    e_k = q_d(t_k) − q_k,  I_k = I_{k−1} + T_s e_k (I_{−1} = 0),
+    Γ_k = K_P e_k + K_I I_k + K_D (q̇_d(t_k) − q̇_k) + Q̂(q_k) + Γ̂_f(q̇_k),
+
+    Q̂ and Γ̂_f those of the controller's model. The integral removes the steady-state error that a constant
+    disturbance (e.g. a gravity model that misses a payload) leaves under PD control (De Luca: PID regulation).
+
+    Parameters
+    ----------
+    robot : Robot, the controller's model
+    Kp, Ki, Kd : scalar, (n,) or (n, n), symmetric positive definite gains (N m/rad, N m/(rad s), N m s/rad)
+    reference : object with ``sample(t) -> (q, qd, qdd)``
+    sample_time : float, T_s > 0 (s), the period the controller runs at (give the same to ``simulate``)
+    friction : friction model compensated (default: the simulation default SmoothFriction())
+
+    Calls take one state: ``controller(t, q, qd)`` with t a scalar and q, q̇ (n,); each call is one sample and
+    advances the integral. ``reset()`` sets it back to zero (``robodyn.simulate`` calls it before a run).
+    """
+
+    def __init__(self, robot: Robot, Kp, Ki, Kd, reference, sample_time, friction=None):
+        super().__init__(robot, reference, friction)
+        n = robot.n
+        self.Kp, self.Ki, self.Kd = (_gain(name, K, n) for name, K in (("Kp", Kp), ("Ki", Ki), ("Kd", Kd)))
+        self.sample_time = check_sample_time(sample_time, "sample_time")
+        self.integral = np.zeros(n)
+
+    def reset(self) -> None:
+        """Set the integral state I back to zero."""
+        self.integral = np.zeros(self.robot.n)
+
+    def __call__(self, t, q, qd):
+        q, qd, qr, qdr, _ = self._errors(t, q, qd)
+        if q.shape != (self.robot.n,) or np.ndim(t) != 0:
+            raise InputError(f"SampledPID takes one sample at a time: t a scalar and q, qd of shape "
+                             f"({self.robot.n},); it keeps an integral state between the calls")
+        e = qr - q
+        self.integral = self.integral + self.sample_time * e
+        return (self.Kp @ e + self.Ki @ self.integral + self.Kd @ (qdr - qd) + gravity_torques(self._rigid, q)
+                + self._friction(qd))

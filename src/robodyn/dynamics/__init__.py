@@ -11,7 +11,8 @@ The top level ``robodyn`` holds the model itself (``inverse_dynamics``, ``forwar
 - task space (Khatib): :func:`task_space_dynamics`, :func:`null_space_dynamics`, :func:`jacobian_derivative`;
 - a change of coordinates: :func:`transform_dynamics`, :func:`transformed_factorization`;
 - the momentum form: :func:`momentum_state`, :func:`momentum_state_derivative`, :func:`velocity_state`;
-- collision detection (De Luca): :func:`generalized_momentum`, :func:`momentum_observer`.
+- collision detection (De Luca): :func:`generalized_momentum`, :func:`momentum_observer`;
+- a fixed-base robot in rigid contact: :func:`constrained_forward_dynamics`.
 
 Each name is imported on first use, so importing one formulation module does not import the others.
 """
@@ -35,6 +36,7 @@ _NAMES = _MappingProxyType({
     **{name: ("robodyn.dynamics.momentum", name) for name in (
         "momentum_state", "momentum_state_derivative", "velocity_state")},
     **{name: ("robodyn.dynamics.derivatives", name) for name in ("generalized_momentum", "momentum_observer")},
+    "constrained_forward_dynamics": ("robodyn.dynamics.contact", "constrained_forward_dynamics"),
 })
 
 __getattr__, __dir__ = _attach(globals(), _NAMES)

@@ -46,7 +46,19 @@ def _array(name: str, value, size: int, what: str) -> np.ndarray:
 
 
 def loop_residual(cc: ClosedChainRobot, q) -> np.ndarray:
-    """φ(q) (..., m): the gap between the two points of every loop closure on its rows (m, base frame)."""
+    """The loop-closure constraints φ(q) of a closed-chain robot, zero where every loop is closed.
+
+    Parameters
+    ----------
+    cc : ClosedChainRobot
+    q : array_like (..., n), the spanning tree's joint variables (rad | m)
+
+    Returns
+    -------
+    ndarray (..., m)
+        Per loop (in ``cc.loops`` order), the gap p_a − p_b between its two points on its closed rows (m, R_0
+        axes); m is the total number of closed rows.
+    """
     _check(cc)
     q = _array("q", q, cc.tree.n, "the tree's joint variables")
     T = forward_kinematics(cc.tree, q)
@@ -60,7 +72,25 @@ def loop_residual(cc: ClosedChainRobot, q) -> np.ndarray:
 
 
 def loop_jacobian(cc: ClosedChainRobot, q) -> np.ndarray:
-    """G = ∂φ/∂q (..., m, n): difference of the two points' linear-velocity Jacobians on the loop rows."""
+    """The constraint Jacobian G = ∂φ/∂q of the loop closures of a closed-chain robot (Khalil & Dombre,
+    closed-loop structures): G q̇ = 0 along every motion that keeps the loops closed.
+
+    For each loop, the difference of the linear-velocity Jacobians of its two points (``point`` of frame
+    ``frame`` minus ``to_point`` of frame ``to``, whose velocity is zero on the base) on its closed rows; the rows of the loops are stacked in
+    ``cc.loops`` order, as in :func:`loop_residual`. Splitting the columns into active and passive joints,
+    G = [G_a G_p] gives the passive velocities q̇_p = −G_p⁻¹ G_a q̇_a and the loop forces Gᵀλ of
+    :func:`closed_chain_inverse_dynamics`.
+
+    Parameters
+    ----------
+    cc : ClosedChainRobot
+    q : array_like (..., n), the spanning tree's joint variables (rad | m), leading axes batch axes
+
+    Returns
+    -------
+    ndarray (..., m, n)
+        G (m/rad | m/m) in R_0 axes; m is the total number of closed rows, n the tree's joints.
+    """
     _check(cc)
     q = _array("q", q, cc.tree.n, "the tree's joint variables")
     out = []

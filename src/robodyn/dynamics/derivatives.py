@@ -23,6 +23,7 @@ import numpy as np
 from robodyn.arrays import as_real_array, check_array, finite_array, finite_result
 from robodyn.dual import DUAL, Dual, variable
 from robodyn.dynamics import executor
+from robodyn.dynamics.discrete import METHODS as DISCRETE_METHODS, check_sample_time, discretize
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.kinematics import block_of, flat_columns, gravity_components, state_blocks
 from robodyn.model.arguments import joint_arrays
@@ -38,7 +39,13 @@ def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     g = robot.gravity if gravity is None else check_array("gravity", gravity, (3,), (), np.float64)
     W = None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64)
-    return batch, (a["q"].astype(float), a["qd"].astype(float), a["qdd"].astype(float)), np.asarray(g, float), W
+    arrays = (a["q"].astype(float), a["qd"].astype(float), a["qdd"].astype(float))
+    return dtype, batch, arrays, np.asarray(g, float), W
+
+
+def _as(dtype, record):
+    """The arrays of a named record in ``dtype``: float32 results for float32 inputs, computed in float64."""
+    return record if dtype != np.float32 else type(record)(*(x.astype(dtype) for x in record))
 
 
 def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
@@ -52,13 +59,20 @@ def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
             a["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
         out = executor.run_batch(robot, "inverse_dynamics_derivatives", batch, a, friction=False)
         return out[..., 0, :, :], out[..., 1, :, :]
+    return _dual_derivatives(robot, batch, q, qd, qdd, g, W)
+
+
+def _dual_derivatives(robot: Robot, batch, q, qd, qdd, g, W):
+    """∂Γ/∂q, ∂Γ/∂q̇ (..., n, n) of the rigid-body recursion, :func:`rnea_components` on dual numbers, in the
+    dtype of the joint arrays (complex for the complex step of :func:`inverse_dynamics_second_derivatives`)."""
     n, nf = robot.n, robot.nf
     cols = flat_columns(*np.broadcast_arrays(q, qd, qdd))
     if W is not None:
         cols.append(flat_columns(np.reshape(np.broadcast_to(W, batch + (nf, 6)), batch + (6 * nf,)))[0])
     size = cols[0].shape[1]
-    gc = gravity_components(g, batch, np.float64)
-    out = np.zeros((2 * n, n, size))  # [direction, joint, state]; direction 2k = q_k, 2k + 1 = q̇_k
+    dtype = np.result_type(q, qd, qdd)
+    gc = gravity_components(g, batch, dtype)
+    out = np.zeros((2 * n, n, size), dtype)  # [direction, joint, state]; direction 2k = q_k, 2k + 1 = q̇_k
     for sl, (q_b, qd_b, qdd_b, *wr_b) in state_blocks(*cols):
         qs = [variable(x, 2 * k) for k, x in enumerate(q_b)]
         qds = [variable(x, 2 * k + 1) for k, x in enumerate(qd_b)]
@@ -122,7 +136,7 @@ def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction):
     """:func:`inverse_dynamics_derivatives` of anything but one float64 state on robodyn.native's single-state entry
     (which includes the friction slope F_v of robots without a Stribeck term)."""
     friction = None if friction is True else friction
-    batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
+    dtype, batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
     dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity)
     model = DiscontinuousFriction() if friction is None else friction_model(friction)
@@ -131,7 +145,7 @@ def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction):
                          "'smooth', 'discontinuous' or 'none'")
     idx = np.arange(n)
     dqd[..., idx, idx] += model.slope(robot, qd)
-    return finite_result("inverse_dynamics_derivatives", InverseDynamicsDerivatives(dq, dqd))
+    return finite_result("inverse_dynamics_derivatives", _as(dtype, InverseDynamicsDerivatives(dq, dqd)))
 
 
 def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction=None):
@@ -186,7 +200,8 @@ def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction):
     qdd = api.forward_dynamics(rigid, q, qd, tau - model.torque(robot, qd), wrenches=wrenches, gravity=gravity)
     dq, dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity, friction=model)
     Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
-    return finite_result("forward_dynamics_derivatives", ForwardDynamicsDerivatives(-Ainv @ dq, -Ainv @ dqd, Ainv))
+    return finite_result("forward_dynamics_derivatives",
+                         _as(dtype, ForwardDynamicsDerivatives(-Ainv @ dq, -Ainv @ dqd, Ainv)))
 
 
 _INVERSE = executor.Algorithm("inverse_dynamics_derivatives", None, single=True, general=_inverse_general,
@@ -195,8 +210,77 @@ _FORWARD = executor.Algorithm("forward_dynamics_derivatives", None, ("q", "qd", 
                               general=_forward_general, result=ForwardDynamicsDerivatives._make)
 
 
-def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
-    """State-space linearization ẋ ≈ A Δx + B Δu of x = (q, q̇), u = Γ (De Luca, "Approximate linearization").
+class InverseDynamicsSecondDerivatives(NamedTuple):
+    """Result of :func:`inverse_dynamics_second_derivatives`, each (..., n, n, n), [i, j, k] = ∂²Γ_i/∂x_j∂y_k."""
+
+    d2tau_dq2: np.ndarray
+    d2tau_dqd2: np.ndarray
+    d2tau_dq_dqd: np.ndarray
+    d2tau_dqdd_dq: np.ndarray
+
+
+#: the complex step: Im f(x + ih) / h is f'(x) to round-off (no difference, so no cancellation), h far below it
+_COMPLEX_STEP = 1e-100
+
+
+def inverse_dynamics_second_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction=None):
+    """Second derivatives of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94] (as Pinocchio's
+    ``ComputeRNEASecondOrderDerivatives``).
+
+    The first derivatives ∂Γ/∂q and ∂Γ/∂q̇ are the forward-mode derivatives of the Newton–Euler recursion on dual
+    numbers (:func:`inverse_dynamics_derivatives`); their derivatives along q_k and q̇_k are taken by the complex
+    step, Im ∂Γ/∂·(x + i h e_k)/h with h = 1e-100: the recursion runs on complex duals, and the result is exact to
+    round-off (a complex step has no difference, so no truncation or cancellation error). Γ is linear in q̈, so
+    ∂²Γ/∂q̈_j∂q_k = ∂A_ij/∂q_k is the first derivative ∂Γ/∂q_k at q̇ = 0, q̈ = e_j without gravity and wrenches.
+    2n + n evaluations of the first derivatives, O(n³) per state, batched over leading axes.
+
+    Parameters
+    ----------
+    robot, q, qd, qdd, wrenches, gravity : as :func:`inverse_dynamics_derivatives`
+    friction : None or True (the robot's own friction) or False: the robot's Coulomb, viscous and offset friction
+        have no second derivative (the Dirac of the Coulomb step left out); a Stribeck term has, and is refused
+        unless ``friction=False`` leaves friction out
+
+    Returns
+    -------
+    InverseDynamicsSecondDerivatives (d2tau_dq2, d2tau_dqd2, d2tau_dq_dqd, d2tau_dqdd_dq) : ndarray (..., n, n, n)
+        [i, j, k] = ∂²Γ_i/∂q_j∂q_k, ∂²Γ_i/∂q̇_j∂q̇_k, ∂²Γ_i/∂q_j∂q̇_k and ∂²Γ_i/∂q̈_j∂q_k = ∂A_ij/∂q_k (N m/rad²,
+        ...); unpacks as a quadruple. float32 when every input is.
+    """
+    if friction not in (None, True, False):
+        raise InputError(f"friction = {friction!r}; give True (the robot's own friction) or False")
+    dtype, batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
+    if friction is not False and np.any(robot.Fst[robot.joint_frames] != 0):
+        raise InputError(f"robot '{robot.name}' has Stribeck friction, whose second derivative is not computed "
+                         "here; pass friction=False for the rigid-body second derivatives")
+    n = robot.n
+    q, qd, qdd = np.broadcast_arrays(q, qd, qdd)
+    step = 1j * _COMPLEX_STEP * np.eye(n)
+    rows = batch + (n, n)
+
+    def copies(x, perturbed):
+        return x[..., None, :] + step if perturbed else np.broadcast_to(x[..., None, :].astype(complex), rows)
+
+    states = [np.concatenate([copies(x, first), copies(x, second)], -2)
+              for x, first, second in ((q, True, False), (qd, False, True), (qdd, False, False))]
+    Wc = None if W is None else np.broadcast_to(np.asarray(W)[..., None, :, :], batch + (2 * n, robot.nf, 6))
+    dq, dqd = _dual_derivatives(robot, batch + (2 * n,), *states, g, Wc)   # [..., k, i, j]
+    dq, dqd = dq.imag / _COMPLEX_STEP, dqd.imag / _COMPLEX_STEP
+    order = tuple(range(len(batch))) + tuple(len(batch) + a for a in (1, 2, 0))   # [..., k, i, j] -> [..., i, j, k]
+    d2_qq = dq[..., :n, :, :].transpose(order)
+    d2_qdqd = dqd[..., n:, :, :].transpose(order)
+    d2_q_qd = dq[..., n:, :, :].transpose(order)
+    unit = np.broadcast_to(np.eye(n), rows)
+    dA, _ = _dual_derivatives(robot, batch + (n,), np.broadcast_to(q[..., None, :], rows), np.zeros(rows), unit,
+                              np.zeros(3), None)                                     # [..., j, i, k] = ∂A_ij/∂q_k
+    dA = np.swapaxes(dA, -3, -2)
+    return finite_result("inverse_dynamics_second_derivatives",
+                         _as(dtype, InverseDynamicsSecondDerivatives(d2_qq, d2_qdqd, d2_q_qd, dA)))
+
+
+def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None, dt=None, method: str = "zoh"):
+    """State-space linearization ẋ ≈ A Δx + B Δu of x = (q, q̇), u = Γ (De Luca, "Approximate linearization"),
+    or with ``dt`` its discrete-time form Δx_{k+1} ≈ A_d Δx_k + B_d Δu_k.
 
     At an equilibrium (q_e, 0) with u_e = Q(q_e) (the gravity torque as input bias):
     A = [[0, I], [−M⁻¹G, 0]], B = [[0], [M⁻¹]], G = ∂Q/∂q. Along a trajectory (q_d, q̇_d, q̈_d) with
@@ -212,15 +296,26 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
         q̈ = ``qdd`` (default 0, so u_e = H(q, q̇), = Q(q) at rest). Give either ``tau`` or ``qdd``.
     qdd : array_like (..., n), optional, nominal accelerations q̈_d
     friction : as :func:`inverse_dynamics_derivatives`
+    dt : float, optional, a sample period Δt > 0 (s): return the discrete-time model of the linearization,
+        :func:`robodyn.discretize` (A, B, dt, method)
+    method : 'zoh' (default: exact for Γ held over each period), 'euler', 'backward_euler' or 'tustin'; used
+        with ``dt`` only
 
     Returns
     -------
-    Linearization (A, B) : ndarray (..., 2n, 2n) and (..., 2n, n); unpacks as a pair.
+    Linearization (A, B) : ndarray (..., 2n, 2n) and (..., 2n, n); unpacks as a pair. With ``dt``: A_d, B_d.
     """
     from robodyn.dynamics import api
 
+    if dt is not None:
+        check_sample_time(dt)
+        if method not in DISCRETE_METHODS:
+            raise InputError(f"method = {method!r}; choose one of {', '.join(DISCRETE_METHODS)}")
+
     if tau is not None and qdd is not None:
         raise InputError("give either tau (the input at the operating point) or qdd (the nominal accelerations)")
+    given = {k: v for k, v in (("qd", qd), ("tau", tau), ("qdd", qdd)) if v is not None}
+    dtype = joint_arrays(robot, q=q, **given)[0]
     q = as_real_array("q", q).astype(float)
     qd = np.zeros_like(q) if qd is None else qd
     if tau is None:
@@ -238,7 +333,9 @@ def linearize(robot: Robot, q, qd=None, tau=None, qdd=None, friction=None):
     A[..., n:, n:] = fqd
     B = np.zeros(batch + (2 * n, n))
     B[..., n:, :] = Ainv
-    return finite_result("linearize", Linearization(A, B))
+    if dt is not None:
+        A, B = discretize(A, B, dt, method)
+    return finite_result("linearize", _as(dtype, Linearization(A, B)))
 
 
 def generalized_momentum(robot: Robot, q, qd) -> np.ndarray:

@@ -38,7 +38,8 @@ class SingularConfigurationError(InputError):
 
 @dataclass(frozen=True)
 class TaskSpaceDynamics:
-    """Result of :func:`task_space_dynamics`; unpacks as ``Lambda, mu, p = ...``.
+    """Result of :func:`task_space_dynamics`; unpacks as ``Lambda, mu, p = ...`` and indexes as that triple
+    (``res[0]``, ``len(res) == 3``); every part is also an attribute.
 
     Attributes (batch axes first; m task rows, n joints)
     ----------
@@ -59,8 +60,17 @@ class TaskSpaceDynamics:
     Jbar: np.ndarray
     null_projector: np.ndarray
 
+    #: the parts it unpacks into and is indexed by (``res[0]`` is ``res.Lambda``), like robodyn's named tuples
+    _fields = ("Lambda", "mu", "p")
+
     def __iter__(self):
         return iter((self.Lambda, self.mu, self.p))
+
+    def __len__(self) -> int:
+        return 3
+
+    def __getitem__(self, index):
+        return (self.Lambda, self.mu, self.p)[index]
 
     @property
     def M_r(self) -> np.ndarray:
@@ -333,7 +343,8 @@ def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarr
 
 @dataclass(frozen=True)
 class NullSpaceDynamics:
-    """Result of :func:`null_space_dynamics`; unpacks as ``Lambda_n, mu_n, p_n = ...``.
+    """Result of :func:`null_space_dynamics`; unpacks as ``Lambda_n, mu_n, p_n = ...`` and indexes as that
+    triple; every part is also an attribute.
 
     Attributes (batch axes first; m task rows, n joints, r = n − m)
     ----------
@@ -356,8 +367,17 @@ class NullSpaceDynamics:
     Zbar_dot_qd: np.ndarray
     task: TaskSpaceDynamics
 
+    #: the parts it unpacks into and is indexed by (``res[0]`` is ``res.Lambda_n``)
+    _fields = ("Lambda_n", "mu_n", "p_n")
+
     def __iter__(self):
         return iter((self.Lambda_n, self.mu_n, self.p_n))
+
+    def __len__(self) -> int:
+        return 3
+
+    def __getitem__(self, index):
+        return (self.Lambda_n, self.mu_n, self.p_n)[index]
 
     def torques(self, F, F_n) -> np.ndarray:
         """τ = Jᵀ F + Z̄ᵀ F_n (..., n) from a task force F (..., m) and a null-space force F_n (..., r).

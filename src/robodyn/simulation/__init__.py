@@ -1,6 +1,7 @@
 """Simulation: numerical inverse kinematics, task-space trajectories, open- and closed-loop forward-dynamics
-integration with friction models for simulation (:mod:`robodyn.dynamics.friction_models`) and controllers
-(:mod:`robodyn.control`), and the PUMA straight-line study of Mata et al. (2002) §5.2.
+integration (continuous or with a sampled controller) with friction models for simulation
+(:mod:`robodyn.dynamics.friction_models`) and controllers (:mod:`robodyn.control`), one fixed integration step
+(:func:`step`), and the PUMA straight-line study of Mata et al. (2002) §5.2.
 
 The namespace ``rd.simulation`` also holds the joint trajectories (:class:`RestToRest`, :class:`Trapezoidal`,
 :class:`Spline`, :class:`FourierSeries`), time scaling under torque limits (:func:`time_scale`,
@@ -10,6 +11,7 @@ The namespace ``rd.simulation`` also holds the joint trajectories (:class:`RestT
 
 from robodyn.simulation.integrate import Simulation, simulate
 from robodyn.simulation.inverse_kinematics import inverse_kinematics, pose_error, tool_pose
+from robodyn.simulation.step import step
 from robodyn.simulation.puma_line import PumaLineResult, Reference, line_reference, puma_line_study
 from robodyn.simulation.trajectories import (
     FourierSeries,
@@ -26,7 +28,13 @@ from robodyn.simulation.momentum import simulate_momentum
 
 __all__ = (
     "Simulation", "simulate", "inverse_kinematics", "pose_error", "tool_pose",
-    "PumaLineResult", "Reference", "line_reference", "puma_line_study", "quintic", "straight_line", "zyz_matrix",
-    "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
-    "optimal_motion", "OptimizationError", "simulate_momentum",
+integration (continuous or with a sampled controller) with friction models for simulation
+(:mod:`robodyn.dynamics.friction_models`) and controllers (:mod:`robodyn.control`), one fixed integration step
+(:func:`step`), and the PUMA straight-line study of Mata et al. (2002) §5.2.
+
+The namespace ``rd.simulation`` also holds the joint trajectories (:class:`RestToRest`, :class:`Trapezoidal`,
+:class:`Spline`, :class:`FourierSeries`), time scaling under torque limits (:func:`time_scale`,
+:func:`time_optimal`), optimal motion (:func:`optimal_motion`) and the momentum-form simulation
+(:func:`simulate_momentum`).
+"""
 )

@@ -22,6 +22,7 @@ from scipy.integrate import solve_ivp
 from robodyn.arrays import as_real_array, finite_array
 from robodyn.model.robot import check_robot
 from robodyn.dynamics import api
+from robodyn.dynamics.discrete import check_sample_time
 from robodyn.dynamics.friction_models import (
     LuGre, StickSlipFriction, joint_column, stribeck_factor, breakaway_levels, friction_model, frictionless,
 )
@@ -164,7 +165,7 @@ def _kind(command) -> str:
 def simulate(
     robot: Robot, torque, q0, qd0, t_eval, method: str = "recursive", rtol: float = 1e-6, atol: float = 1e-6,
     integrator: str = "auto", friction=None, torque_limits=None, wrenches=None, max_evaluations: int = 200_000,
-    reference=None,
+    reference=None, sample_time=None,
 ) -> Simulation:
     """Integrate the direct dynamic model [9.96] from (q0, q̇0), open loop Γ(t) or closed loop Γ(t, q, q̇).
 
@@ -199,6 +200,12 @@ def simulate(
     reference : object with ``sample(t) -> (q_r, q̇_r, q̈_r)``, optional
         The reference the controller tracks, kept on the result as ``q_reference`` (and drawn by ``plot`` with
         the tracking error); default: the controller's own ``reference`` when it has one.
+    sample_time : float, optional, a sample period T_s > 0 (s): a sampled controller with zero-order hold. The
+        callable is then evaluated once at each sample instant s_k = t_eval[0] + k T_s before the final time, in
+        time order, on the state reached there, and its torque is held until s_{k+1}; a controller may keep state
+        between its calls (an integrator, an observer: :class:`robodyn.control.SampledPID`), and its ``reset()``
+        is called first when it has one. ``tau`` on the result is the held torque of the period holding each
+        output time. Not with the stick–slip friction model. Default: the callable is evaluated continuously.
 
     Returns
     -------
@@ -248,14 +255,23 @@ def simulate(
     def friction_of(qd, z):
         return model.torque(robot, qd, z) if lugre else model.torque(robot, qd)
 
-    # one evaluation before integrating, so that a callable returning the wrong shape is reported by name
-    # instead of failing somewhere inside the integrator
-    first = command(t_eval[0], q0, qd0)
-    fits = first.ndim <= 1 and first.size in (1, n)
-    if not fits or not np.all(np.isfinite(first)):
-        what = "controller(t, q, qd)" if kind == "controller" else "torque(t)"
-        raise InputError(f"{what} returned {'NaN or inf' if fits else first.shape} at t = {t_eval[0]}; it must "
-                         f"return {n} finite torques (N m | N) for robot '{robot.name}'")
+    def check(tau, t):
+        fits = tau.ndim <= 1 and tau.size in (1, n)
+        if not fits or not np.all(np.isfinite(tau)):
+            what = "controller(t, q, qd)" if kind == "controller" else "torque(t)"
+            raise InputError(f"{what} returned {'NaN or inf' if fits else tau.shape} at t = {t}; it must "
+                             f"return {n} finite torques (N m | N) for robot '{robot.name}'")
+        return tau
+
+    if sample_time is None:
+        # one evaluation before integrating, so that a callable returning the wrong shape is reported by name
+        # instead of failing somewhere inside the integrator (a sampled controller is checked at every sample)
+        check(command(t_eval[0], q0, qd0), t_eval[0])
+    else:
+        period = check_sample_time(sample_time, "sample_time")
+        if isinstance(model, StickSlipFriction):
+            raise InputError("sample_time with friction = StickSlipFriction: the switching model is integrated "
+                             "between its own events; give 'smooth', 'lugre' or 'discontinuous' friction")
     if wrenches is not None:
         if not callable(wrenches):
             raise InputError(f"argument 'wrenches' is {type(wrenches).__name__}; give a function "
@@ -267,7 +283,12 @@ def simulate(
     reference = getattr(torque, "reference", None) if reference is None else reference
     if reference is not None and not callable(getattr(reference, "sample", None)):
         raise InputError("argument 'reference' must have a method sample(t) -> (q, qd, qdd), e.g. QuinticReference")
-    if isinstance(model, StickSlipFriction):
+    if sample_time is not None:
+        if callable(getattr(torque, "reset", None)):
+            torque.reset()
+        result = _sampled(robot, rigid, model, command, check, external, friction_of, q0, qd0, t_eval, period,
+                          method, rtol, atol, integrator, max_evaluations, nz, lugre)
+    elif isinstance(model, StickSlipFriction):
         result = _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol,
                              integrator, max_evaluations)
     else:
@@ -278,11 +299,8 @@ def simulate(
     return dataclasses.replace(result, q_reference=np.asarray(reference.sample(result.t)[0], dtype=float))
 
 
-def _smooth(robot, rigid, model, command, external, friction_of, q0, qd0, t_eval, method, rtol, atol, integrator,
-            max_evaluations, nz, lugre) -> Simulation:
-    """One solve_ivp run over the whole interval (every friction model but the switching stick–slip one)."""
-    n = robot.n
-    count = [0]
+def _state_rate(robot, rigid, model, command, external, friction_of, method, n, nz, lugre, count, max_evaluations):
+    """The right-hand side ẏ(t, y) of y = [q; q̇; z; W_Γ; W_f; W_ext] (every friction model but stick–slip)."""
 
     def rhs(t, y):
         count[0] += 1
@@ -299,33 +317,91 @@ def _smooth(robot, rigid, model, command, external, friction_of, q0, qd0, t_eval
         parts.append([tau @ qd, tau_f @ qd, tau_e @ qd])
         return np.concatenate(parts)
 
+    return rhs
+
+
+def _too_many(robot, max_evaluations, t_end) -> RobodynError:
+    return RobodynError(
+        f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side evaluations "
+        f"before t = {t_end} s; raise max_evaluations, loosen rtol/atol, or use a smoother friction model "
+        "(SmoothFriction with a larger width) or a stiff integrator (integrator='LSODA' or 'Radau')"
+    )
+
+
+def _record(robot, rigid, model, friction_of, external, method, t, y, tau, nfev, seconds, nz, lugre) -> Simulation:
+    """The :class:`Simulation` of the states y (2n + nz + 3, N) at the output times t under the torques tau."""
+    n = robot.n
+    q, qd = y[:n].T, y[n:2 * n].T
+    z = y[2 * n:2 * n + nz].T if lugre else None
+    tau = np.broadcast_to(tau, q.shape).copy()
+    tau_f = friction_of(qd, z)
+    tau_e = external(t, q, qd)
+    qdd = api.forward_dynamics(rigid, q, qd, tau - tau_f + tau_e, method=method)
+    works = y[2 * n + nz:]
+    return Simulation(
+        method=method, t=t, q=q, qd=qd, qdd=qdd, nfev=int(nfev), seconds=seconds, tau=tau,
+        tau_friction=tau_f, tau_external=tau_e, z=z, kinetic=kinetic_energy(robot, q, qd),
+        potential=potential_energy(robot, q), work_tau=works[0], work_friction=works[1], work_external=works[2],
+        friction=model, robot=robot.name,
+    )
+
+
+def _smooth(robot, rigid, model, command, external, friction_of, q0, qd0, t_eval, method, rtol, atol, integrator,
+            max_evaluations, nz, lugre) -> Simulation:
+    """One solve_ivp run over the whole interval (every friction model but the switching stick–slip one)."""
+    n = robot.n
+    count = [0]
+    rhs = _state_rate(robot, rigid, model, command, external, friction_of, method, n, nz, lugre, count,
+                      max_evaluations)
     y0 = np.concatenate([q0, qd0, np.zeros(nz), np.zeros(3)])
     start = time.perf_counter()
     try:
         sol = solve_ivp(rhs, (t_eval[0], t_eval[-1]), y0, method=integrator, t_eval=t_eval, rtol=rtol, atol=atol)
     except _TooManyEvaluations:
-        raise RobodynError(
-            f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side evaluations "
-            f"before t = {t_eval[-1]} s; raise max_evaluations, loosen rtol/atol, or use a smoother friction model "
-            "(SmoothFriction with a larger width) or a stiff integrator (integrator='LSODA' or 'Radau')"
-        ) from None
+        raise _too_many(robot, max_evaluations, t_eval[-1]) from None
     seconds = time.perf_counter() - start
     if not sol.success:
         raise RobodynError(f"simulation with method '{method}' failed: {sol.message}")
     q, qd = sol.y[:n].T, sol.y[n:2 * n].T
-    z = sol.y[2 * n:2 * n + nz].T if lugre else None
-    tau = command(sol.t, q, qd)
-    tau = np.broadcast_to(tau, q.shape).copy()
-    tau_f = friction_of(qd, z)
-    tau_e = external(sol.t, q, qd)
-    qdd = api.forward_dynamics(rigid, q, qd, tau - tau_f + tau_e, method=method)
-    works = sol.y[2 * n + nz:]
-    return Simulation(
-        method=method, t=sol.t, q=q, qd=qd, qdd=qdd, nfev=int(sol.nfev), seconds=seconds, tau=tau,
-        tau_friction=tau_f, tau_external=tau_e, z=z, kinetic=kinetic_energy(robot, q, qd),
-        potential=potential_energy(robot, q), work_tau=works[0], work_friction=works[1], work_external=works[2],
-        friction=model, robot=robot.name,
-    )
+    return _record(robot, rigid, model, friction_of, external, method, sol.t, sol.y, command(sol.t, q, qd),
+                   sol.nfev, seconds, nz, lugre)
+
+
+def _sampled(robot, rigid, model, command, check, external, friction_of, q0, qd0, t_eval, period, method, rtol,
+             atol, integrator, max_evaluations, nz, lugre) -> Simulation:
+    """Zero-order hold: the command is evaluated once at each sample instant s_k = t_0 + k·period, in time order,
+    on the state reached there, and held over [s_k, s_{k+1}); one solve_ivp run per period, so that no step of the
+    integrator straddles a jump of the torque."""
+    n = robot.n
+    t0, t_end = t_eval[0], t_eval[-1]
+    s = t0 + period * np.arange(int(np.ceil((t_end - t0) / period)) + 1)
+    s = s[s < t_end - 1e-9 * period]  # a sample within 1e-9 periods of the end would hold for nothing
+    bounds = np.append(s[1:], t_end)
+    first = np.searchsorted(t_eval, s, side="left")
+    count, held = [0], [None]
+    rhs = _state_rate(robot, rigid, model, lambda t, q, qd: held[0], external, friction_of, method, n, nz,
+                      lugre, count, max_evaluations)
+    y = np.concatenate([q0, qd0, np.zeros(nz), np.zeros(3)])
+    ys, taus, nfev = [], [], 0
+    start = time.perf_counter()
+    for k, (s_k, e_k) in enumerate(zip(s, bounds)):
+        held[0] = check(command(s_k, y[:n], y[n:2 * n]), s_k)
+        outs = t_eval[first[k]:first[k + 1]] if k + 1 < len(s) else t_eval[first[k]:]
+        last = k + 1 == len(s)
+        try:
+            sol = solve_ivp(rhs, (s_k, e_k), y, method=integrator, t_eval=outs if last else np.append(outs, e_k),
+                            rtol=rtol, atol=atol)
+        except _TooManyEvaluations:
+            raise _too_many(robot, max_evaluations, t_end) from None
+        if not sol.success:
+            raise RobodynError(f"simulation with method '{method}' failed at t = {s_k:.6g} s: {sol.message}")
+        nfev += sol.nfev
+        ys.append(sol.y[:, :outs.size])
+        taus.append(np.broadcast_to(held[0], (outs.size, n)))
+        y = sol.y[:, -1]
+    seconds = time.perf_counter() - start
+    return _record(robot, rigid, model, friction_of, external, method, t_eval, np.concatenate(ys, axis=1),
+                   np.concatenate(taus), nfev, seconds, nz, lugre)
 
 
 def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol, integrator,

@@ -44,14 +44,15 @@ class InfeasibleLimitsError(RobodynError, ValueError):
 LIMIT_MAX = 1e100
 
 
-def torque_limits_of(robot: Robot, torque_limits) -> np.ndarray:
-    L = as_real_array("torque_limits", torque_limits).astype(float)
+def torque_limits_of(robot: Robot, torque_limits, name: str = "torque_limits", unit: str = "N m | N") -> np.ndarray:
+    """Symmetric limits (n,) from one number or one per joint: positive, finite, at most LIMIT_MAX."""
+    L = as_real_array(name, torque_limits).astype(float)
     L = np.broadcast_to(L, (robot.n,)) if L.ndim == 0 else L
     if L.shape != (robot.n,) or not np.all(np.isfinite(L)) or np.any(L <= 0):
-        raise InputError(f"argument 'torque_limits' = {torque_limits!r}; give one positive finite limit per joint "
-                         f"({robot.n} numbers, N m | N) or a single number")
+        raise InputError(f"argument '{name}' = {torque_limits!r}; give one positive finite limit per joint "
+                         f"({robot.n} numbers, {unit}) or a single number")
     if np.any(L > LIMIT_MAX):
-        raise InputError(f"argument 'torque_limits' has {float(np.max(L)):.3g} (N m | N), above {LIMIT_MAX:g}: "
+        raise InputError(f"argument '{name}' has {float(np.max(L)):.3g} ({unit}), above {LIMIT_MAX:g}: "
                          "give limits of physical size (the computation squares them and would overflow)")
     return L
 
@@ -240,10 +241,17 @@ def time_scale(robot: Robot, trajectory, torque_limits, samples: int = 501, t=No
 
 # --- time-optimal path parameterisation (non-uniform scaling) ---
 
+#: verification points per grid interval: the executed motion is checked at θ = k/m, k = 0..m, with
+#: m = max(VERIFY, 4 × the interval's sub-intervals), the peaks between them estimated by parabolas; where a limit is
+#: exceeded, the interval's sub-intervals are doubled up to REFINE, then its limits tightened by the excess
+VERIFY = 32
+REFINE = 16
+MAX_ROUNDS = 12
+
 
 @dataclass(frozen=True)
 class TimeOptimal:
-    """Result of :func:`time_optimal`: the fastest timing of a path under torque limits.
+    """Result of :func:`time_optimal`: the fastest timing of a path under torque (velocity, acceleration) limits.
 
     Attributes
     ----------
@@ -252,10 +260,15 @@ class TimeOptimal:
     sd : ndarray (N+1,)         ṡ at the grid points (ṡ = 1: the path's original speed)
     sdd : ndarray (N,)          s̈, constant on each grid interval
     t : ndarray (N+1,)          time at which each grid point is reached (s)
-    torques : ndarray (N, n)    τ = a u_i + b x_i + c at grid points 0..N−1 (N m | N), where the limits are imposed
-    limits : ndarray (n,)
+    torques : ndarray (N, n)    τ = a u_i + b x_i + c at grid points 0..N−1 (N m | N)
+    limits : ndarray (n,)       the torque limits (N m | N)
     controllable : ndarray (N+1, 2)  [lo_i, hi_i] bounds of ṡ² from which rest at the end is reachable
     path : Trajectory           the path q(s)
+    checks : ndarray (N,)       per grid interval, the number of sub-intervals at whose ends the limits are
+                                imposed on the executed motion (0: at the grid point only, ``collocation=True``)
+    peak_ratio : float          the largest |τ_j|/L_j (and |q̇_j|/V_j, |q̈_j|/A_j) of the executed motion over
+                                the VERIFY + 1 verification points of every grid interval (≤ 1 up to rounding
+                                unless ``collocation=True``)
     """
 
     duration: float
@@ -267,6 +280,8 @@ class TimeOptimal:
     limits: np.ndarray
     controllable: np.ndarray
     path: object
+    checks: np.ndarray | None = None
+    peak_ratio: float = float("nan")
 
     def sample(self, t):
         """q, q̇, q̈ (..., n) of the time-optimal motion at times t (s): s̈ is constant on each grid interval."""
@@ -304,6 +319,25 @@ class TimeOptimal:
         save_figure(fig, path)
 
 
+def _path_terms(robot: Robot, path, s, friction: bool):
+    """a, b, c (:func:`path_dynamics`) and q', q'' at the path parameters s (any shape): arrays (s.shape + (n,))."""
+    jf = robot.joint_frames
+    if friction and (np.any(robot.Fv[jf] != 0) or np.any(robot.Fst[jf] != 0)):
+        raise InputError(f"robot '{robot.name}' has viscous or Stribeck friction, which the path dynamics "
+                         "τ = a s̈ + b ṡ² + c cannot hold; pass friction=False to neglect friction")
+    s = np.asarray(s, dtype=float)
+    q, dq, ddq = path.sample(s.ravel())
+    zero_g = np.zeros(3)
+    z = np.zeros_like(q)
+    f0 = friction_torques(robot, z)
+    a = inverse_dynamics(robot, q, z, dq, gravity=zero_g) - f0
+    b = inverse_dynamics(robot, q, dq, ddq, gravity=zero_g) - friction_torques(robot, dq)
+    c = gravity_torques(robot, q)
+    if friction:
+        c = c + robot.Fc[jf] * np.sign(dq) + robot.Foff[jf]
+    return tuple(x.reshape(s.shape + (robot.n,)) for x in (a, b, c, dq, ddq))
+
+
 def path_dynamics(robot: Robot, path, s, friction: bool = True):
     """Coefficients of the torque along a path: τ = a(s) s̈ + b(s) ṡ² + c(s) for ṡ > 0.
 
@@ -315,81 +349,211 @@ def path_dynamics(robot: Robot, path, s, friction: bool = True):
     -------
     a, b, c : ndarray (N, n)
     """
-    jf = robot.joint_frames
-    if friction and (np.any(robot.Fv[jf] != 0) or np.any(robot.Fst[jf] != 0)):
-        raise InputError(f"robot '{robot.name}' has viscous or Stribeck friction, which the path dynamics "
-                         "τ = a s̈ + b ṡ² + c cannot hold; pass friction=False to neglect friction")
-    q, dq, ddq = path.sample(np.asarray(s, dtype=float))
-    zero_g = np.zeros(3)
-    z = np.zeros_like(q)
-    f0 = friction_torques(robot, z)
-    a = inverse_dynamics(robot, q, z, dq, gravity=zero_g) - f0
-    b = inverse_dynamics(robot, q, dq, ddq, gravity=zero_g) - friction_torques(robot, dq)
-    c = gravity_torques(robot, q)
-    if friction:
-        c = c + robot.Fc[jf] * np.sign(dq) + robot.Foff[jf]
-    return a, b, c
+    return _path_terms(robot, path, s, friction)[:3]
 
 
-def _x_range(P, Q, h, big):
-    """[min x, max x] over the polygon {(x, u): P x + Q u ≤ h, x ≥ 0, x ≤ big, |u| ≤ big}, or None if empty.
+def _interval_rows(terms, theta, delta, limits):
+    """The limits on grid interval i as rows P x_i + Q u_i ≤ h, at the sub-points s_i + θΔ_i (θ-major order).
 
-    A linear program in two variables has its optimum at a vertex: every pair of constraint lines is
-    intersected and the feasible intersections are kept (a few hundred candidates for a 6-joint robot, in one
-    vectorised evaluation). A maximum at ``big`` means unbounded (returned as inf).
-    """
+    On the interval s̈ = u_i and ṡ² = x_i + 2(s − s_i)u_i, so with w = 2θΔ_i every limit is linear in (x_i, u_i):
+    τ = (a + w b) u + b x + c, q̇² = q'² (x + w u), q̈ = (q' + w q'') u + q'' x (``terms`` = a, b, c, q', q'' at the
+    sub-points, each (M, n))."""
+    a, b, c, dq, ddq = terms
+    w = 2.0 * delta * np.asarray(theta)[:, None]
+    L, V, Acc = limits
+    K = a + w * b
+    P, Q, h = [b, -b], [K, -K], [L - c, L + c]
+    if Acc is not None:
+        K = dq + w * ddq
+        P += [ddq, -ddq]
+        Q += [K, -K]
+        h += [np.broadcast_to(Acc, K.shape)] * 2
+    if V is not None:
+        sq = dq * dq
+        P.append(sq)
+        Q.append(w * sq)
+        h.append(np.broadcast_to(V * V, sq.shape))
+    return tuple(np.concatenate(x, axis=1).ravel() for x in (P, Q, h))
+
+
+def _normalised(P, Q, h):
+    """Rows with finite h scaled to unit normals; None when a zero row 0 ≤ h < 0 makes them infeasible."""
     keep = np.isfinite(h)
-    P = np.concatenate([P[keep], [-1.0, 1.0, 0.0, 0.0]])
-    Q = np.concatenate([Q[keep], [0.0, 0.0, 1.0, -1.0]])
-    h = np.concatenate([h[keep], [0.0, big, big, big]])
+    P, Q, h = P[keep], Q[keep], h[keep]
     nrm = np.hypot(P, Q)
     if np.any((nrm == 0) & (h < -1e-12 * (1 + np.abs(h)))):
-        return None                                     # a constraint 0 ≤ h < 0: nothing is feasible
-    P, Q, h = P[nrm > 0] / nrm[nrm > 0], Q[nrm > 0] / nrm[nrm > 0], h[nrm > 0] / nrm[nrm > 0]
+        return None
+    ok = nrm > 0
+    return P[ok] / nrm[ok], Q[ok] / nrm[ok], h[ok] / nrm[ok]
+
+
+def _vertices(P, Q, h):
+    """Feasible vertices (x, u) of the polygon {P x + Q u ≤ h}: every pair of lines intersected."""
     i, j = np.triu_indices(P.size, 1)
     det = P[i] * Q[j] - P[j] * Q[i]
     ok = np.abs(det) > 1e-12
     i, j, det = i[ok], j[ok], det[ok]
     x = (h[i] * Q[j] - h[j] * Q[i]) / det
     u = (P[i] * h[j] - P[j] * h[i]) / det
-    slack = P[:, None] * x + Q[:, None] * u - h[:, None]
-    feasible = np.all(slack <= 1e-9 * (1.0 + np.abs(h)[:, None] + np.abs(x) + np.abs(u)), axis=0)
-    if not np.any(feasible):
+    feasible = np.all(_slack(P, Q, h, x, u) <= 0, axis=0)
+    return x[feasible], u[feasible]
+
+
+def _slack(P, Q, h, x, u):
+    """P x + Q u − h less the rounding tolerance, (rows, points): > 0 where a row is violated."""
+    return P[:, None] * x + Q[:, None] * u - h[:, None] - 1e-9 * (1.0 + np.abs(h)[:, None] + np.abs(x) + np.abs(u))
+
+
+def _x_range(P, Q, h, big, start: int | None = None):
+    """[min x, max x] over the polygon {(x, u): P x + Q u ≤ h, x ≥ 0, x ≤ big, |u| ≤ big}, or None if empty.
+
+    A linear program in two variables has its optimum at a vertex. The rows are many (the limits at every
+    sub-point of an interval), so each bound is found by cutting planes: the vertices of the first ``start`` rows
+    (all by default) and the box, the best of them checked against every row, the most violated rows added until
+    the best vertex is feasible — then it is optimal, the relaxation's optimum being feasible. A maximum at
+    ``big`` means unbounded (returned as inf).
+    """
+    rows = _normalised(np.concatenate([[-1.0, 1.0, 0.0, 0.0], P]), np.concatenate([[0.0, 0.0, 1.0, -1.0], Q]),
+                       np.concatenate([[0.0, big, big, big], h]))
+    if rows is None:
         return None
-    xs = x[feasible]
-    top = float(np.max(xs))
-    return max(float(np.min(xs)), 0.0), (np.inf if top >= 0.5 * big else top)
+    P, Q, h = rows
+    first = P.size if start is None else min(P.size, 4 + start)
+    out = []
+    for sense in (-1.0, 1.0):
+        active = np.zeros(P.size, bool)
+        active[:first] = True
+        while True:
+            x, u = _vertices(P[active], Q[active], h[active])
+            if x.size == 0:
+                return None
+            k = int(np.argmax(sense * x))
+            viol = _slack(P, Q, h, x[k:k + 1], u[k:k + 1])[:, 0]
+            new = (viol > 0) & ~active
+            if not np.any(new):
+                out.append(float(x[k]))
+                break
+            worst = np.argsort(np.where(new, -viol, np.inf))[:8]
+            active[worst[new[worst]]] = True
+    top = out[1]
+    return max(out[0], 0.0), (np.inf if top >= 0.5 * big else top)
 
 
-def _controllable_sets(a, b, c, L, delta):
+def _controllable_sets(rows, delta, scale):
     """Backward pass of reachability analysis: the interval [lo_i, hi_i] of x = ṡ² from which rest at the end
-    of the path can be reached, one 2-variable linear program (x, u) per grid point and bound:
-    |a_i u + b_i x + c_i| ≤ L and lo_{i+1} ≤ x + 2Δ_i u ≤ hi_{i+1}. Returns (lo, hi, i_failed or −1)."""
+    of the path can be reached, one 2-variable linear program (x, u) per grid point and bound: the rows of
+    interval i (:func:`_interval_rows`) and lo_{i+1} ≤ x + 2Δ_i u ≤ hi_{i+1}. Returns (lo, hi, i_failed or −1)."""
     N = delta.size
     lo, hi = np.zeros(N + 1), np.zeros(N + 1)
-    big = 1e12 * (1.0 + float(np.max(L)))
+    big = 1e12 * (1.0 + scale)
     for i in range(N - 1, -1, -1):
-        P = np.concatenate([b[i], -b[i], [1.0, -1.0]])
-        Q = np.concatenate([a[i], -a[i], [2 * delta[i], -2 * delta[i]]])
-        h = np.concatenate([L - c[i], L + c[i], [hi[i + 1], -lo[i + 1]]])
-        rng = _x_range(P, Q, h, big)
+        P, Q, h, start = rows[i]
+        P = np.concatenate([[1.0, -1.0], P])
+        Q = np.concatenate([[2 * delta[i], -2 * delta[i]], Q])
+        h = np.concatenate([[hi[i + 1], -lo[i + 1]], h])
+        rng = _x_range(P, Q, h, big, start + 2)
         if rng is None:
             return lo, hi, i
         lo[i], hi[i] = rng
     return lo, hi, -1
 
 
-def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: bool = True) -> TimeOptimal:
-    """Minimum-time timing s(t) of a path q(s) under torque limits |τ_j| ≤ L_j, at rest at both ends.
+def _greedy(rows, delta, lo, hi):
+    """Forward pass: from x_0 = 0 the largest u_i that the rows of interval i and K_{i+1} admit."""
+    N = delta.size
+    x, u = np.zeros(N + 1), np.zeros(N)
+    for i in range(N):
+        P, Q, h, _ = rows[i]
+        bound = (h - P * x[i])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = bound / Q
+        u_hi = min(np.min(r[Q > 0], initial=np.inf), (hi[i + 1] - x[i]) / (2 * delta[i]))
+        u_lo = max(np.max(r[Q < 0], initial=-np.inf), (lo[i + 1] - x[i]) / (2 * delta[i]))
+        # rounding may cross the bounds by ~tol; the controllable sets guarantee a non-empty interval
+        u[i] = max(u_hi, u_lo) if u_hi < u_lo else u_hi
+        x[i + 1] = max(x[i] + 2 * delta[i] * u[i], 0.0)
+    x[-1] = 0.0
+    return x, u
+
+
+def _sub_points(checks):
+    """θ of the sub-points of an interval with ``checks`` sub-intervals: the ends first (0 and 1), then the
+    interior; just 0 (the grid point) for ``checks`` = 0."""
+    if checks == 0:
+        return np.zeros(1)
+    return np.concatenate([[0.0, 1.0], np.arange(1, checks) / checks])
+
+
+def _all_rows(robot, path, s, checks, limits, tight, friction):
+    """Per interval (P, Q, h, start): its limit rows (the limits times ``tight``), ``start`` of them at the
+    interval's ends."""
+    delta = np.diff(s)
+    thetas = [_sub_points(int(k)) for k in checks]
+    sizes = np.array([th.size for th in thetas])
+    points = np.concatenate([s[i] + th * delta[i] for i, th in enumerate(thetas)])
+    terms = _path_terms(robot, path, points, friction)
+    ends = np.concatenate([[0], np.cumsum(sizes)])
+    rows = []
+    for i, th in enumerate(thetas):
+        scaled = tuple(None if lim is None else lim * tight[i] for lim in limits)
+        P, Q, h = _interval_rows([x[ends[i]:ends[i + 1]] for x in terms], th, delta[i], scaled)
+        rows.append((P, Q, h, (P.size // th.size) * min(th.size, 2)))
+    return rows
+
+
+def _peaks(use, owner):
+    """Per interval, the largest value of each column of ``use`` (points, k), the points of one interval
+    consecutive and equally spaced in θ: the samples, and between them the vertex of the parabola through three
+    neighbours (a limit that is active at a sub-point with a slope peaks just beside it)."""
+    v0, v1, v2 = use[:-2], use[1:-1], use[2:]
+    same = (owner[:-2] == owner[2:])[:, None]
+    curv = 2 * v1 - v0 - v2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        offset = (v2 - v0) / (2 * curv)
+        vertex = v1 + (v2 - v0) ** 2 / (8 * curv)
+    vertex = np.where(same & (curv > 0) & (np.abs(offset) <= 1), vertex, -np.inf)
+    out = np.full(owner[-1] + 1, -np.inf)
+    np.maximum.at(out, owner, use.max(axis=1))
+    np.maximum.at(out, owner[1:-1], vertex.max(axis=1))
+    return out
+
+
+def _violations(robot, path, s, x, u, sub, limits, friction):
+    """Per interval, the largest limit use of the executed motion relative to the limit (≤ 1 where every limit
+    holds), at its verification points θ = k/m, m = max(VERIFY, 4 sub_i), and between them (:func:`_peaks`)."""
+    delta = np.diff(s)
+    m = np.maximum(VERIFY, 4 * sub)
+    theta = np.concatenate([np.arange(k + 1) / k for k in m])
+    owner = np.repeat(np.arange(delta.size), m + 1)
+    a, b, c, dq, ddq = _path_terms(robot, path, s[owner] + theta * delta[owner], friction)
+    xs = (x[owner] + 2 * theta * delta[owner] * u[owner])[:, None]   # ṡ² at the points
+    uu = u[owner][:, None]
+    L, V, Acc = limits
+    use = [np.abs(a * uu + b * xs + c) / L]
+    if Acc is not None:
+        use.append(np.abs(ddq * xs + dq * uu) / Acc)
+    if V is not None:
+        use.append(np.abs(dq) * np.sqrt(np.maximum(xs, 0.0)) / V)
+    return _peaks(np.concatenate(use, axis=-1), owner)
+
+
+def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: bool = True, velocity_limits=None,
+                 acceleration_limits=None, checks: int = 4, collocation: bool = False) -> TimeOptimal:
+    """Minimum-time timing s(t) of a path q(s) under torque limits |τ_j| ≤ L_j (and optionally joint velocity and
+    acceleration limits), at rest at both ends, the limits holding on the executed motion.
 
     The path is ``path.sample(s)`` for s ∈ [0, path.duration] (any :class:`Trajectory`: its time is used as the
-    path parameter). Along it τ = a(s) s̈ + b(s) ṡ² + c(s) (:func:`path_dynamics`); with x = ṡ² and u = s̈ the
-    problem is linear in (x, u) at each grid point, and x_{i+1} = x_i + 2 Δ_i u_i on a grid of ``grid``
-    intervals. Reachability analysis (TOPP-RA): a backward pass computes the controllable sets
-    K_i = [lo_i, hi_i] (x_N = 0; a two-variable linear program per point, solved at the vertices of its
-    polygon), then a forward pass from x_0 = 0 takes at every point the largest u that keeps
-    x_{i+1} in K_{i+1} — the greedy choice, time-optimal on the grid. The time of interval i is
-    2 Δ_i / (√x_i + √x_{i+1}). Torque limits are enforced at the grid points (collocation).
+    path parameter). Along it τ = a(s) s̈ + b(s) ṡ² + c(s) (:func:`path_dynamics`), q̇ = q' ṡ and
+    q̈ = q'' ṡ² + q' s̈; with x = ṡ² and u = s̈ every limit is linear in (x, u). The executed motion has s̈ = u_i
+    constant on grid interval i, so x(s) = x_i + 2(s − s_i)u_i there and the limits at any point of the interval
+    are still linear in (x_i, u_i) (:func:`_interval_rows`): they are imposed at the ends of ``checks``
+    sub-intervals of every grid interval. Reachability analysis (Pham & Pham's TOPP-RA): a backward pass computes
+    the controllable sets K_i = [lo_i, hi_i] (x_N = 0; a two-variable linear program per point, cutting planes
+    over its vertices), then a forward pass from x_0 = 0 takes at every point the largest u that keeps
+    x_{i+1} in K_{i+1} — the greedy choice, time-optimal on the grid. The executed motion is then verified at
+    VERIFY + 1 = 33 points of every interval; where a limit is exceeded there, that interval's sub-intervals are
+    doubled (up to VERIFY, which imposes the limits at every verification point) and both passes rerun. The time
+    of interval i is 2 Δ_i / (√x_i + √x_{i+1}).
 
     Parameters
     ----------
@@ -400,6 +564,13 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
         Number of grid intervals N (the result converges as O(1/N) in the duration).
     friction : bool
         Coulomb and offset friction enter c(s); robots with viscous or Stribeck friction need ``False``.
+    velocity_limits : float or array_like (n,), optional, |q̇_j| ≤ V_j (rad/s | m/s)
+    acceleration_limits : float or array_like (n,), optional, |q̈_j| ≤ A_j (rad/s² | m/s²)
+    checks : int
+        Initial number of sub-intervals per grid interval at whose ends the limits are imposed (≥ 1).
+    collocation : bool
+        True: impose the limits at the grid points only, as TOPP-RA's collocation scheme (and toppra) does; the
+        executed motion may then exceed them between grid points (``peak_ratio`` tells by how much).
 
     Returns
     -------
@@ -413,8 +584,15 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
     """
     _check_trajectory(path, robot)
     L = torque_limits_of(robot, torque_limits)
+    V = None if velocity_limits is None else torque_limits_of(robot, velocity_limits, "velocity_limits",
+                                                               "rad/s | m/s")
+    Acc = None if acceleration_limits is None else torque_limits_of(robot, acceleration_limits,
+                                                                     "acceleration_limits", "rad/s² | m/s²")
+    limits = (L, V, Acc)
     if int(grid) < 2:
         raise InputError(f"grid = {grid!r}; give at least 2 intervals")
+    if isinstance(checks, bool) or not isinstance(checks, (int, np.integer)) or not 1 <= checks <= VERIFY:
+        raise InputError(f"checks = {checks!r}; give an integer from 1 to {VERIFY}")
     s = np.linspace(0.0, path.duration, int(grid) + 1)
     a, b, c = path_dynamics(robot, path, s, friction=friction)
     if not np.any(a) and not np.any(b):
@@ -427,35 +605,35 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
             f"gravity{' and Coulomb friction' if friction else ''} alone need |τ_{j + 1}| = {abs(c[i, j]):.6g} > "
             f"limit {L[j]:.6g} at s = {s[i]:.6g} on the path; no timing can follow it (torque_limits[{j}])")
     delta = np.diff(s)
-    lo, hi, failed = _controllable_sets(a, b, c, L, delta)
-    if failed >= 0 or lo[0] > 0:
-        where = s[max(failed, 0)]
-        raise InfeasibleLimitsError(f"no admissible speed at s = {where:.6g} on the path: the torque limits "
-                                    f"{L.tolist()} cannot hold the robot there at rest or in motion")
     N = delta.size
-    x = np.zeros(N + 1)
-    u = np.zeros(N)
-    for i in range(N):
-        # interval of u allowed by the torque limits at point i with x_i fixed, then by K_{i+1}
-        rhs_hi, rhs_lo = L - b[i] * x[i] - c[i], -L - b[i] * x[i] - c[i]
-        nz = np.abs(a[i]) > 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u1, u2 = rhs_lo[nz] / a[i][nz], rhs_hi[nz] / a[i][nz]
-        u_hi = min(np.min(np.maximum(u1, u2), initial=np.inf), (hi[i + 1] - x[i]) / (2 * delta[i]))
-        u_lo = max(np.max(np.minimum(u1, u2), initial=-np.inf), (lo[i + 1] - x[i]) / (2 * delta[i]))
-        # rounding may cross the bounds by ~tol; the controllable sets guarantee a non-empty interval
-        u[i] = max(u_hi, u_lo) if u_hi < u_lo else u_hi
-        x[i + 1] = max(x[i] + 2 * delta[i] * u[i], 0.0)
-    x[-1] = 0.0
+    scale = max(float(np.max(x)) for x in limits if x is not None)
+    sub = np.full(N, 0 if collocation else int(checks))
+    tight = np.ones(N)  # per interval, the factor on its limits
+    for _ in range(MAX_ROUNDS):
+        rows = _all_rows(robot, path, s, sub, limits, tight, friction)
+        lo, hi, failed = _controllable_sets(rows, delta, scale)
+        if failed >= 0 or lo[0] > 0:
+            where = s[max(failed, 0)]
+            raise InfeasibleLimitsError(f"no admissible speed at s = {where:.6g} on the path: the limits cannot "
+                                        "hold the robot there at rest or in motion")
+        x, u = _greedy(rows, delta, lo, hi)
+        peak = _violations(robot, path, s, x, u, sub, limits, friction)
+        bad = (peak > 1 + 1e-10) & (sub > 0)
+        if not np.any(bad):
+            break
+        finer = bad & (sub < REFINE)
+        tight = np.where(bad & ~finer, tight / peak, tight)
+        sub = np.where(finer, np.minimum(2 * sub, REFINE), sub)
     sd = np.sqrt(x)
     denom = sd[:-1] + sd[1:]
     if np.any(denom == 0):
         i = int(np.argmax(denom == 0))
-        raise InfeasibleLimitsError(f"the path stalls (ṡ = 0) on [{s[i]:.6g}, {s[i + 1]:.6g}]: the torque limits "
+        raise InfeasibleLimitsError(f"the path stalls (ṡ = 0) on [{s[i]:.6g}, {s[i + 1]:.6g}]: the limits "
                                     "do not let the robot move there")
     dts = 2 * delta / denom
     t = np.concatenate([[0.0], np.cumsum(dts)])
     torques = a[:-1] * u[:, None] + b[:-1] * x[:-1, None] + c[:-1]
     finite_result("time_optimal", t, sd, u, torques)
     return TimeOptimal(duration=float(t[-1]), s=s, sd=sd, sdd=u, t=t, torques=torques, limits=L,
-                       controllable=np.column_stack([lo, hi]), path=path)
+                       controllable=np.column_stack([lo, hi]), path=path, checks=sub,
+                       peak_ratio=float(np.max(peak)))

@@ -24,6 +24,8 @@ from robodyn.threads import thread_count
 from robodyn.errors import InputError, ModelError
 from robodyn.native.build import CompileTimeoutError
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model
+from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, kinematics_model
 from robodyn.symbolic.models import canonical_kind, customized_model, overflow_error, pivot_error
 
 #: kind -> (joint arguments, takes wrenches, takes gravity): the numeric function's arguments after robot
@@ -34,7 +36,21 @@ _SIGNATURES = MappingProxyType({
     "inertia_matrix": (("q",), False, False),
     "forward_dynamics": (("q", "qd", "tau"), True, True),
     "regressor": (("q", "qd", "qdd"), False, True),
+    "inverse_dynamics_derivatives": (("q", "qd", "qdd"), True, True),
+    "forward_dynamics_derivatives": (("q", "qd", "tau"), True, True),
+    "jacobian": (("q",), False, False),
+    "jacobian_dot_qd": (("q", "qd"), False, False),
 })
+
+
+def _point(point) -> tuple:
+    """A point fixed to a link (3,) (m), finite, as a tuple of floats (constants of a kinematics model)."""
+    from robodyn.arrays import finite_array
+
+    p = finite_array("point", point)
+    if p.shape != (3,):
+        raise InputError(f"argument 'point' has shape {p.shape}; give 3 coordinates (m) in the frame")
+    return tuple(float(c) for c in p)
 
 
 def _as_real(name, value):
@@ -54,8 +70,15 @@ class CompiledModel:
     """
 
     def __init__(self, robot, kind: str, parameters: str = "standard", backend: str = "c",
-                 timeout: float | None = None, parameters_input: bool = False, threads: int | None = None):
+                 timeout: float | None = None, parameters_input: bool = False, threads: int | None = None,
+                 frame=None, point=None):
         kind = canonical_kind(kind, tuple(_SIGNATURES))
+        if kind not in KINEMATICS_KINDS and (frame is not None or point is not None):
+            raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)}, not {kind}")
+        if kind in KINEMATICS_KINDS and parameters_input:
+            raise InputError(f"parameters_input=True: {kind} does not depend on the inertial parameters")
+        #: the frame and point of a kinematics kind (constants of its model)
+        self.frame, self.point = frame, None if point is None else _point(point)
         if backend not in ("c", "numpy"):
             raise InputError(f"backend = {backend!r}; choose 'c', 'numpy', 'cuda' or 'jax'")
         if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
@@ -67,6 +90,15 @@ class CompiledModel:
         if parameters_input and kind == "regressor":
             raise InputError("parameters_input=True: the regressor does not depend on the inertial parameters; "
                              "use it with the other kinds")
+        if parameters_input and kind in DERIVATIVE_KINDS:
+            raise InputError(f"parameters_input=True is not available for {kind}: its model holds the robot's "
+                             "parameters as constants")
+        if kind in DERIVATIVE_KINDS:
+            from robodyn.dynamics import derivatives
+
+            record = {"inverse_dynamics_derivatives": derivatives.InverseDynamicsDerivatives,
+                      "forward_dynamics_derivatives": derivatives.ForwardDynamicsDerivatives}[kind]
+            self._record = record
         self.parameters_input = bool(parameters_input)
         #: names of the ``params`` argument (parameters_input=True) and their values in the robot file
         self.parameter_names: list = []
@@ -102,9 +134,12 @@ class CompiledModel:
             fallbacks["wrenches"] = None
         if self.parameters_input:
             fallbacks["params"] = self.nominal_parameters
-        entry = module.Entry(self._general, len(self._joint), fallbacks)
+        entry = module.Entry(self._array if self.kind in DERIVATIVE_KINDS else self._general, len(self._joint),
+                             fallbacks)
         entry.set_variant(0, module.variant)
         self._entry = entry
+        if self.kind in DERIVATIVE_KINDS:  # the entry gives the stacked array: __call__ splits it into the record
+            return
         base = type(self)
         self.__class__ = type(base.__name__, (base,), {"__call__": entry, "__module__": base.__module__,
                                                        "__qualname__": base.__qualname__, "__doc__": base.__doc__})
@@ -116,10 +151,15 @@ class CompiledModel:
             start = time.monotonic()
             with progress(f"generating the {self.kind} model", total=None):
                 try:
-                    m = customized_model(self.robot, self.kind, parameters=self.parameters,
-                                         gravity="input" if self._takes_gravity else "constant",
-                                         wrenches="all" if wrenches else "none", friction=friction,
-                                         symbolic_inertia=self.parameters_input)
+                    options = dict(parameters=self.parameters, gravity="input" if self._takes_gravity else "constant",
+                                   wrenches="all" if wrenches else "none", friction=friction)
+                    if self.kind in KINEMATICS_KINDS:
+                        m = kinematics_model(self.robot, self.kind, self.frame, self.point)
+                    elif self.kind in DERIVATIVE_KINDS:
+                        m = derivative_model(self.robot, self.kind, **options)
+                    else:
+                        m = customized_model(self.robot, self.kind, symbolic_inertia=self.parameters_input,
+                                             **options)
                 except ModelError as exc:  # a pivot that is a constant of the robot, and zero
                     detail = str(exc).removeprefix(f"robot '{self.robot.name}': ")
                     raise ModelError(f"robot '{self.robot.name}': cannot compile {self.kind}: the model is singular "
@@ -192,10 +232,22 @@ class CompiledModel:
         return call_c, module
 
     def __call__(self, *args, **kwargs):
+        if self._entry is not None and self.kind in DERIVATIVE_KINDS:
+            return self._split(self._entry(*args, **kwargs))
         return self._general(*args, **kwargs)
+
+    def _split(self, out):
+        """The record of a derivative kind from its stacked (..., parts·n, n) array."""
+        n = self.robot.n
+        return self._record(*(out[..., k:k + n, :] for k in range(0, out.shape[-2], n)))
 
     def _general(self, *args, **kwargs):
         """The general path: any batch shapes, dtypes and argument forms; every check and error message."""
+        out = self._array(*args, **kwargs)
+        return self._split(out) if self.kind in DERIVATIVE_KINDS else out
+
+    def _array(self, *args, **kwargs):
+        """The general path's array (a derivative kind's stacked blocks)."""
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as e:
@@ -274,8 +326,12 @@ class CompiledModel:
         argument so that it can be changed per call; that costs a few more operations than counted here."""
         if not hasattr(self, "_ops"):
             friction = self.kind != "regressor" or self.parameters == "standard"
-            self._ops = customized_model(self.robot, self.kind, parameters=self.parameters,
-                                         friction=friction).operation_count()
+            if self.kind in KINEMATICS_KINDS:
+                self._ops = kinematics_model(self.robot, self.kind, self.frame, self.point).operation_count()
+            else:
+                model = derivative_model if self.kind in DERIVATIVE_KINDS else customized_model
+                self._ops = model(self.robot, self.kind, parameters=self.parameters,
+                                  friction=friction).operation_count()
         return dict(self._ops)
 
     def __repr__(self) -> str:
@@ -284,14 +340,14 @@ class CompiledModel:
 
 def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c",  # noqa: A001
             timeout: float | None = None, parameters_input: bool = False, threads: int | None = None,
-            dtype: str = "float64"):
+            dtype: str = "float64", frame=None, point=None):
     """Compile the customized model ``kind`` of ``robot`` (Khalil & Dombre §9.6) into a callable.
 
     Parameters
     ----------
     robot : Robot
     kind : "inverse_dynamics" | "bias_torques" | "gravity_torques" | "inertia_matrix" | "forward_dynamics" |
-        "regressor": the name of the numeric function the model equals (``robodyn.symbolic.KINDS``), or an alias
+        "regressor" | "inverse_dynamics_derivatives" | "forward_dynamics_derivatives": the name of the numeric function the model equals (``robodyn.symbolic.KINDS``), or an alias
         (idm, ccg, gra, inm, ddm, dim; "bias", "gravity": ``robodyn.symbolic.models.ALIASES``).
     parameters : "standard" | "base"
         Inertial parameters the generated model uses (results are the same up to rounding).
@@ -313,6 +369,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         without Python's GIL; states are cut in consecutive chunks, so any thread count gives the same numbers.
     dtype : "float64" | "float32"
         Precision of the CUDA kernel (backend="cuda" only; the C code always computes in float64).
+    frame, point : the frame (number 1..nf or name; default the end frame) and a point fixed to it (3,) (m, in
+        its frame; default O_j) of the kinds ``jacobian`` and ``jacobian_dot_qd`` (constants of their model).
 
     Returns
     -------
@@ -330,7 +388,19 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         regressor            f(q, qd, qdd, gravity=None)                 rd.regressor (standard, friction
                                                                          columns) or
                                                                          rd.base_parameters(robot).regressor
+        inverse_dynamics_    f(q, qd, qdd, wrenches=None, gravity=None)  rd.inverse_dynamics_derivatives
+        derivatives                                                      (dtau_dq, dtau_dqd)
+        forward_dynamics_    f(q, qd, tau, wrenches=None, gravity=None)  rd.forward_dynamics_derivatives
+        derivatives                                                      (dqdd_dq, dqdd_dqd, dqdd_dtau)
+        jacobian             f(q)                                        rd.jacobian(robot, q, frame, point)
+                                                                         (..., 6, n)
+        jacobian_dot_qd      f(q, qd)                                    rd.jacobian_dot_qd(robot, q, qd,
+                                                                         frame, point) (..., 6)
         ===================  ==========================================  =================================
+
+        The derivative kinds are the forward-mode derivative of the customized inverse or direct dynamic model
+        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy and JAX back ends, no ``parameters_input`` on C. The kinematics kinds trace the forward recursion
+        (:mod:`robodyn.symbolic.kinematics_model`), C and NumPy back ends.
 
         Batched over leading axes, arguments checked (InputError naming the argument), float32 in →
         float32 out (computed in float64). One state of 1-D float64 arrays (joint arguments positional) is
@@ -354,6 +424,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     name, so a renamed copy of a robot reuses the library), compiler, flags and robodyn version, and
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     """
+    if (frame is not None or point is not None) and backend not in ("c", "numpy"):
+        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)} on the C and NumPy "
+                         "backends")
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays through the augmented robot's model
         from robodyn.symbolic.floating import FloatingCompiledModel
 
@@ -384,4 +457,4 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         return JaxModel(robot, kind, parameters)
     if dtype != "float64":
         raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the C and NumPy backends compute in float64")
-    return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input, threads)
+    return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input, threads, frame, point)

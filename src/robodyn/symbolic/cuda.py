@@ -17,6 +17,7 @@ import numpy as np
 from robodyn.errors import InputError, RobodynError
 from robodyn.symbolic.codegen import cuda_code
 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, differentiated
 from robodyn.symbolic.models import canonical_kind, customized_model, overflow_error, pivot_error
 
 #: kind -> (joint arguments, takes gravity)
@@ -56,6 +57,10 @@ def kernel_model(robot, kind: str, parameters: str = "standard"):
     are an input ``params`` except for the regressor (which has none).  :class:`CudaModel` compiles it;
     :func:`robodyn.symbolic.codegen.cuda_code.host_shim_source` runs the same kernel text on the CPU.
     """
+    if kind in DERIVATIVE_KINDS:  # the JAX back end's: the derivative of the model with parameters as an input
+        base, wrt, _ = DERIVATIVE_KINDS[kind]
+        m, names, values = kernel_model(robot, base, parameters)
+        return differentiated(m, wrt, kind), names, values
     kind = canonical_kind(kind, tuple(_SIGNATURES))
     takes_params = kind != "regressor"
     friction = kind != "regressor" or parameters == "standard"

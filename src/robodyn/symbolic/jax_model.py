@@ -20,10 +20,12 @@ from robodyn.errors import RobodynError
 from robodyn.spatial import jax_matrix, jax_vector
 from robodyn.symbolic.codegen import numpy_code
 from robodyn.symbolic.cuda import call_arguments, kernel_model
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS
 from robodyn.symbolic.models import canonical_kind
 
-#: kinds of the JAX back end (those of the CUDA kernels)
-KINDS = ("inverse_dynamics", "bias_torques", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor")
+#: kinds of the JAX back end (those of the CUDA kernels, and the derivatives)
+KINDS = ("inverse_dynamics", "bias_torques", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
+         "inverse_dynamics_derivatives", "forward_dynamics_derivatives")
 
 
 class JaxUnavailableError(RobodynError):
@@ -70,7 +72,16 @@ class JaxModel:
             # its code for the plain stack (H100, 7-joint Panda, float64: 1.5e8 against 3.9e8 states/s)
             return jax_vector(values, like, barrier=self.kind != "forward_dynamics")
         rows, columns = self.model.output_shape
-        return jax_matrix([values[r * columns:(r + 1) * columns] for r in range(rows)], like)
+        out = jax_matrix([values[r * columns:(r + 1) * columns] for r in range(rows)], like)
+        if self.kind not in DERIVATIVE_KINDS:
+            return out
+        # the derivative model's rows: one (n, n) block per differentiated argument, the numeric function's record
+        from robodyn.dynamics import derivatives
+
+        record = {"inverse_dynamics_derivatives": derivatives.InverseDynamicsDerivatives,
+                  "forward_dynamics_derivatives": derivatives.ForwardDynamicsDerivatives}[self.kind]
+        n = columns
+        return record(*(out[..., k * n:(k + 1) * n, :] for k in range(rows // n)))
 
     def __repr__(self) -> str:
         return f"JaxModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r})"

@@ -1,0 +1,97 @@
+"""Derivatives as code: the forward-mode derivative of a customized model's straight-line program.
+
+Each assignment t = e(a, b, …) of the program (Khalil & Dombre §9.6, the one traced program that every emitter
+writes) gets, per input direction d that reaches it, the assignment ṫ_d = Σ_a ∂e/∂a · ȧ_d (the chain rule, the
+partials by symengine), shared and named like the program's own variables; the outputs are the tangents of the
+model's outputs. The derivative model is a :class:`CustomizedModel` like any other, so the C, NumPy and text
+emitters write it unchanged: ∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model, ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂Γ of the direct
+one. The derivative of sign(q̇) (the Coulomb step) is taken as 0 away from q̇ = 0, as
+:func:`robodyn.inverse_dynamics_derivatives` leaves out its Dirac.
+"""
+
+from __future__ import annotations
+
+import symengine as se
+
+from robodyn.symbolic.engine import Program
+from robodyn.symbolic.models import CustomizedModel, customized_model
+
+#: derivative kind -> (model kind, arguments differentiated, names of the result's parts)
+DERIVATIVE_KINDS = {
+    "inverse_dynamics_derivatives": ("inverse_dynamics", ("q", "qd"), ("dtau_dq", "dtau_dqd")),
+    "forward_dynamics_derivatives": ("forward_dynamics", ("q", "qd", "tau"), ("dqdd_dq", "dqdd_dqd", "dqdd_dtau")),
+}
+
+
+def _without_step_derivatives(e):
+    """``e`` with every unevaluated Derivative (of sign(x): the Dirac of the step) replaced by 0."""
+    found = []
+
+    def walk(x):
+        if isinstance(x, se.Derivative):
+            found.append(x)
+            return
+        for a in x.args:
+            walk(a)
+
+    walk(e)
+    return e.subs({d: 0 for d in found}) if found else e
+
+
+def differentiated(model: CustomizedModel, wrt: tuple, kind: str) -> CustomizedModel:
+    """The model of the derivatives of ``model``'s outputs (m of them) with respect to its arguments ``wrt``
+    (each (n,)): outputs row-major of shape (len(wrt)·m, n), block p the derivative along argument wrt[p],
+    [p·m + i, k] = ∂out_i/∂wrt[p]_k."""
+    by_name = {a.name: a for a in model.arguments}
+    n = by_name[wrt[0]].shape[0]
+    tangent: dict = {}
+    for p, name in enumerate(wrt):
+        for k, sym in by_name[name].entries:
+            tangent[sym] = {p * n + k: se.Integer(1)}
+    program = Program(assignments=list(model.program.assignments),
+                      constant_symbols=set(model.program.constant_symbols), hoisted=set(model.program.hoisted))
+    program.reserve(*(str(s) for s in model.constants), *(str(s) for a in model.arguments for _, s in a.entries),
+                    *(str(s) for s, _ in model.program.assignments))
+
+    # ∂ sin(x)/∂x = cos(x): the program's own variable for cos(x) where it has one
+    known = {e: sym for sym, e in model.program.assignments if isinstance(e, (se.sin, se.cos))}
+
+    def tangents(e, label):
+        free = [x for x in e.free_symbols if x in tangent]
+        if not free:
+            return {}
+        partial = {x: _without_step_derivatives(e.diff(x)) for x in free}
+        if known:
+            partial = {x: d.subs(known) for x, d in partial.items()}
+        out = {}
+        for d in sorted({d for x in free for d in tangent[x]}):
+            value = sum((partial[x] * tangent[x][d] for x in free if d in tangent[x]), se.Integer(0))
+            value = program.let(f"D{d + 1}{label}", value)
+            if value != 0:
+                out[d] = value
+        return out
+
+    for s, e in model.program.assignments:
+        t = tangents(e, str(s))
+        if t:
+            tangent[s] = t
+    outputs = []
+    for p in range(len(wrt)):
+        for o in model.outputs:
+            t = tangents(se.sympify(o), "OUT")
+            outputs += [t.get(p * n + k, se.Integer(0)) for k in range(n)]
+    keep = outputs + [x for _, pivot, scale in model.checks for x in (pivot, scale)]
+    return CustomizedModel(robot=model.robot, kind=kind, parameters=model.parameters, arguments=model.arguments,
+                           output_shape=(len(wrt) * len(model.outputs), n), outputs=outputs,
+                           program=program.pruned(keep), constants=model.constants, options=dict(model.options),
+                           checks=list(model.checks))
+
+
+def derivative_model(robot, kind: str, parameters: str = "standard", gravity: str = "constant",
+                     wrenches: str = "none", friction: bool = True) -> CustomizedModel:
+    """The customized model of ``kind`` (:data:`DERIVATIVE_KINDS`) of ``robot``: the forward-mode derivative
+    (:func:`differentiated`) of its customized inverse or direct dynamic model (the other arguments as
+    :func:`robodyn.symbolic.customized_model`'s)."""
+    base, wrt, _ = DERIVATIVE_KINDS[kind]
+    m = customized_model(robot, base, parameters=parameters, gravity=gravity, wrenches=wrenches, friction=friction)
+    return differentiated(m, wrt, kind)
