@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import warnings
+
 import numpy as np
 
 from robodyn.arrays import as_real_array, finite_result
@@ -624,6 +626,10 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
         finer = bad & (sub < REFINE)
         tight = np.where(bad & ~finer, tight / peak, tight)
         sub = np.where(finer, np.minimum(2 * sub, REFINE), sub)
+    else:
+        warnings.warn(f"time_optimal: after {MAX_ROUNDS} rounds of refinement the executed motion still exceeds a "
+                      f"limit by a factor {float(np.max(peak)):.6g} (result.peak_ratio); give a finer grid",
+                      RuntimeWarning, stacklevel=2)
     sd = np.sqrt(x)
     denom = sd[:-1] + sd[1:]
     if np.any(denom == 0):
