@@ -27,14 +27,8 @@ from robodyn.simulation.optimal import OptimizationError, optimal_motion
 from robodyn.simulation.momentum import simulate_momentum
 
 __all__ = (
-    "Simulation", "simulate", "inverse_kinematics", "pose_error", "tool_pose",
-integration (continuous or with a sampled controller) with friction models for simulation
-(:mod:`robodyn.dynamics.friction_models`) and controllers (:mod:`robodyn.control`), one fixed integration step
-(:func:`step`), and the PUMA straight-line study of Mata et al. (2002) §5.2.
-
-The namespace ``rd.simulation`` also holds the joint trajectories (:class:`RestToRest`, :class:`Trapezoidal`,
-:class:`Spline`, :class:`FourierSeries`), time scaling under torque limits (:func:`time_scale`,
-:func:`time_optimal`), optimal motion (:func:`optimal_motion`) and the momentum-form simulation
-(:func:`simulate_momentum`).
-"""
+    "Simulation", "simulate", "inverse_kinematics", "pose_error", "tool_pose", "step",
+    "PumaLineResult", "Reference", "line_reference", "puma_line_study", "quintic", "straight_line", "zyz_matrix",
+    "RestToRest", "Trapezoidal", "Spline", "FourierSeries", "time_scale", "time_optimal", "InfeasibleLimitsError",
+    "optimal_motion", "OptimizationError", "simulate_momentum",
 )
