@@ -9,6 +9,7 @@ function: forward Euler I + AΔt, backward Euler (I − AΔt)⁻¹ and Tustin's 
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
@@ -17,7 +18,7 @@ from robodyn.arrays import as_real_array, finite_array, finite_result
 from robodyn.errors import InputError
 
 #: α of the generalized bilinear transform for each rational method.
-_BILINEAR = {"euler": 0.0, "backward_euler": 1.0, "tustin": 0.5}
+_BILINEAR = MappingProxyType({"euler": 0.0, "backward_euler": 1.0, "tustin": 0.5})
 METHODS = ("zoh",) + tuple(_BILINEAR)
 
 

@@ -11,16 +11,18 @@ one. The derivative of sign(q̇) (the Coulomb step) is taken as 0 away from q̇ 
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import symengine as se
 
 from robodyn.symbolic.engine import Program
 from robodyn.symbolic.models import CustomizedModel, customized_model
 
 #: derivative kind -> (model kind, arguments differentiated, names of the result's parts)
-DERIVATIVE_KINDS = {
+DERIVATIVE_KINDS = MappingProxyType({
     "inverse_dynamics_derivatives": ("inverse_dynamics", ("q", "qd"), ("dtau_dq", "dtau_dqd")),
     "forward_dynamics_derivatives": ("forward_dynamics", ("q", "qd", "tau"), ("dqdd_dq", "dqdd_dqd", "dqdd_dtau")),
-}
+})
 
 
 def _without_step_derivatives(e):
