@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO
 
@@ -49,6 +50,100 @@ _SHOWN = 5
 
 #: Largest model file (YAML or URDF) robodyn reads, in bytes (documented in docs/getting-started.md).
 MAX_FILE_BYTES = 1_000_000
+#: Most bytes robodyn decodes from one data file (documented in docs/logs.md): a decompressed chunk, message or
+#: file of a bag, the declared size of an HDF5, Zarr or Parquet array or column, the arrays kept from a log.
+#: Checked before anything of that size is allocated or written; lifted by :func:`set_allow_large` (the CLI's
+#: ``--allow-large``) or the environment variable ``ROBODYN_ALLOW_LARGE=1``.
+MAX_DECODED_BYTES = 2**30
+#: environment variable with the effect of ``--allow-large``
+ALLOW_ENV = "ROBODYN_ALLOW_LARGE"
+
+_ALLOW: ContextVar[bool] = ContextVar("robodyn_allow_large", default=False)
+
+
+def set_allow_large(allow: bool) -> None:
+    """Lift (or restore) robodyn's size limits in this context (the CLI's ``--allow-large``)."""
+    _ALLOW.set(bool(allow))
+
+
+def allow_large() -> bool:
+    """True when the size limits are lifted: :func:`set_allow_large` or ``ROBODYN_ALLOW_LARGE=1``."""
+    return _ALLOW.get() or os.environ.get(ALLOW_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def decoded_limit() -> float:
+    """The most bytes a reader may decode from one file: :data:`MAX_DECODED_BYTES`, or infinity when lifted."""
+    return float("inf") if allow_large() else float(MAX_DECODED_BYTES)
+
+
+def check_decoded(label: str, what: str, nbytes: float) -> None:
+    """InputError when ``what`` of the file ``label`` would decode to ``nbytes`` bytes, above :func:`decoded_limit`.
+
+    Called before the bytes are allocated, decompressed or written; the message names the size and the remedy."""
+    limit = decoded_limit()
+    if not nbytes <= limit:
+        raise InputError(f"{label}: {what} would take {_size(nbytes)} once decoded, above the limit of "
+                         f"{_size(limit)} for one file; if the file is trusted, run `robodyn --allow-large ...` "
+                         f"or set {ALLOW_ENV}=1")
+
+
+def too_large(label: str, what: str) -> InputError:
+    """The InputError for ``what`` of file ``label`` found, while decoding, to pass :func:`decoded_limit`."""
+    return InputError(f"{label}: {what} decodes to more than {_size(decoded_limit())}, the limit for one file; "
+                      f"if the file is trusted, run `robodyn --allow-large ...` or set {ALLOW_ENV}=1")
+
+
+def _size(nbytes: float) -> str:
+    if nbytes != nbytes or nbytes == float("inf"):
+        return "an unbounded size"
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{int(nbytes)} bytes"
+
+
+class BoundedStream:
+    """Decompress in steps of at most ``step`` bytes, refusing output beyond :func:`decoded_limit` (and beyond
+    ``declared``, the size a header states, when given).
+
+    ``feed(data)`` takes compressed bytes and yields the decompressed bytes (the decompressor objects of
+    :mod:`bz2`, ``zstd`` and ``lz4.frame`` all take ``decompress(data, max_length)``); a stream of several frames
+    is followed across them with ``new()``, a fresh decompressor. ``total`` counts the bytes produced. Nothing
+    is kept: the caller sees each step and drops it.
+    """
+
+    def __init__(self, new: Callable, label: str, what: str, declared: int | None = None, step: int = 1 << 20):
+        self.new, self.label, self.what, self.step, self.declared = new, label, what, step, declared
+        self.total = 0
+        self._d = new()
+
+    def _count(self, out: bytes) -> bytes:
+        self.total += len(out)
+        if self.declared is not None and self.total > self.declared:
+            raise InputError(f"{self.label}: {self.what} decodes to more than the {self.declared} bytes its header "
+                             "declares; the file is damaged or forged")
+        if self.total > decoded_limit():
+            raise too_large(self.label, self.what)
+        return out
+
+    def feed(self, data: bytes):
+        """Yield the decompressed output of ``data``, step by step."""
+        while True:
+            if getattr(self._d, "eof", False):
+                data = self._d.unused_data + data
+                if not data:
+                    return
+                self._d = self.new()
+            out = self._d.decompress(data, self.step)
+            data = b""
+            if out:
+                yield self._count(out)
+            if getattr(self._d, "eof", False):
+                if not self._d.unused_data:
+                    return
+                continue
+            if self._d.needs_input:
+                return
 
 
 def _umask() -> int:
