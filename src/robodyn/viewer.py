@@ -16,15 +16,21 @@ cannot be found or read gives a warning and the capsules of its frame.
 ``rd.view(robot)`` serves a page on ``http://127.0.0.1:PORT`` with one slider per joint, and plays back a motion
 (``viewer.play(t, q)``) — a ``simulate`` result, a trajectory or an identification run, whose torque error per joint
 (measured vs predicted) colours the links.  The page and its client code are served by the viser package from the
-local machine: it makes no request beyond the host it was opened on.  ``rd.animate(...)`` writes a GIF or MP4 of a
+local machine: it makes no request beyond the host it was opened on.  The scene travels over a websocket that
+only the viewer's own page may open: a connection must carry the unguessable token of :attr:`Viewer.url` (as
+notebook servers do) and, from a browser, the Origin of the page itself; any other is closed before a message is
+sent, so a web page open in the same browser can neither read the scene nor move the sliders.  ``rd.animate(...)`` writes a GIF or MP4 of a
 motion for reports.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import hmac
 import io
 import os
+import secrets
 import socket
 import tempfile
 import threading
@@ -236,6 +242,18 @@ def _free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _page_origins(host: str, port: int) -> frozenset:
+    """The Origin headers of the viewer's own page: the host it listens on, and the loopback names for it."""
+    names = {_url_host(host).lower()}
+    if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        names |= {"127.0.0.1", "localhost", "[::1]"}
+    return frozenset(f"http://{name}:{port}" for name in names)
+
+
 def _slider_range(robot) -> np.ndarray:
     """[min, max] per joint for the sliders: the joint limits, else ±π (revolute) or ±1 m (prismatic)."""
     lim = np.array(robot.qlim, float) if robot.qlim is not None else np.full((robot.n, 2), np.inf) * [-1, 1]
@@ -249,7 +267,9 @@ class Viewer:
     Attributes
     ----------
     url : str
-        The page to open, ``http://HOST:PORT``.
+        The page to open, ``http://HOST:PORT/?websocket=ws://HOST:PORT/?token=TOKEN``: the websocket address
+        of the scene carries a token of 256 random bits, new for every viewer; a connection without it, or
+        opened by another web page (its Origin), is closed before any message is sent.
     q : ndarray (n,)
         The configuration shown (rad | m).
     meshes : tuple of int
@@ -271,7 +291,13 @@ class Viewer:
         with contextlib.redirect_stdout(io.StringIO()):  # viser prints a banner; the caller prints ``url``
             self._server = viser.ViserServer(host=host, port=port, label=f"robodyn: {self.robot.name}",
                                              verbose=False)
-        self.url = f"http://{host}:{self._server.get_port()}"
+        self._token = secrets.token_urlsafe(32)
+        self._origins = _page_origins(host, self._server.get_port())
+        self._wildcard = host in ("0.0.0.0", "::", "")
+        self._guard_websocket()
+        page = f"http://{_url_host(host)}:{self._server.get_port()}"
+        #: the page to open: viser's client opens its websocket at the address of ``?websocket=``, the token in it
+        self.url = f"{page}/?websocket=ws://{_url_host(host)}:{self._server.get_port()}/?token={self._token}"
         reach = float(np.max(np.linalg.norm(link_segments(self.robot, q0).reshape(-1, 3), axis=-1), initial=0.1))
         self._radius = radius if radius is not None else max(0.01, 0.04 * reach)
         size = frame_size if frame_size is not None else max(0.03, 0.12 * reach)
@@ -296,6 +322,40 @@ class Viewer:
         self._sliders = self._add_sliders(q0)
         self._status = self._server.gui.add_markdown("")
         self.show(q0)
+
+    def _guard_websocket(self) -> None:
+        """Close every websocket that lacks the token or comes from another page, before a message is sent.
+
+        viser runs the connect callbacks of its websocket server in order, before it starts sending the scene,
+        and keeps the raw connection (headers, request path) of each client; the guard is the last callback. A
+        client connected before the guard existed is closed too."""
+        websock = self._server._websock_server  # viser's own server: no public hook sees the handshake
+        websock.on_client_connect(self._check_client)
+        loop = websock._background_event_loop
+        for connection in tuple(websock._live_connections.values()):
+            asyncio.run_coroutine_threadsafe(connection.close(1008, "robodyn viewer: reconnect"), loop).result(5)
+
+    def allowed(self, origin: str | None, path: str, host: str | None = None) -> bool:
+        """True when a websocket handshake with ``Origin`` header ``origin`` (None: a client that is no browser),
+        request target ``path`` and ``Host`` header ``host`` may see the scene: the token of :attr:`url` in the
+        query, and the origin of the viewer's page (on a wildcard address, the host the page was opened on)."""
+        from urllib.parse import parse_qs, urlsplit
+
+        tokens = parse_qs(urlsplit(path).query).get("token", [])
+        good = len(tokens) == 1 and hmac.compare_digest(tokens[0].encode(), self._token.encode())
+        if not good or origin is None:
+            return good
+        origin = origin.lower().rstrip("/")
+        return origin in self._origins or (self._wildcard and host is not None and origin == f"http://{host.lower()}")
+
+    async def _check_client(self, client) -> None:
+        connection = self._server._websock_server._live_connections.get(client.client_id)
+        if connection is None:
+            return
+        request = connection.request
+        headers = None if request is None else request.headers
+        if headers is None or not self.allowed(headers.get("Origin"), request.path, headers.get("Host")):
+            await connection.close(1008, "robodyn viewer: forbidden (open the URL the viewer printed)")
 
     def _add_visuals(self, urdf, package_dirs) -> tuple[dict, set]:
         """Scene nodes ``/visuals/k`` (one per frame k that carries URDF visuals, moved by :meth:`show`) holding
