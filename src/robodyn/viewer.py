@@ -30,6 +30,7 @@ import contextlib
 import hmac
 import io
 import os
+import re
 import secrets
 import socket
 import tempfile
@@ -115,6 +116,10 @@ def _segment_poses(points: np.ndarray):
     return (a + b) / 2, wxyz, length
 
 
+#: a ROS package name: one path component (ROS allows lowercase letters, digits and _; robodyn accepts a little more)
+_PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
+
+
 def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=()) -> Path:
     """The file a URDF mesh name points to, found only inside the URDF's folder or a package folder.
 
@@ -122,7 +127,8 @@ def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=(
     ----------
     filename : str
         The mesh name as the URDF writes it (untrusted): ``package://PKG/path`` (looked up in ``package_dirs``:
-        a folder named PKG, or a folder holding PKG), a path relative to ``folder``, or an absolute path /
+        a folder named PKG, or a folder holding PKG; PKG is one folder name of letters, digits, ``_``, ``-``,
+        ``.``, never ``..``, and the path stays inside it), a path relative to ``folder``, or an absolute path /
         ``file://`` URL, which must lie inside ``folder`` or a package folder.
     folder : str or PathLike or None
         The URDF's folder (None: a URDF given as text, whose relative names resolve nowhere).
@@ -151,6 +157,9 @@ def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=(
         raise InputError(f"mesh {shown}: not a file name")
     if text.startswith("package://"):
         package, _, rel = text[len("package://"):].partition("/")
+        if not _PACKAGE_NAME.fullmatch(package):
+            raise InputError(f"mesh {shown}: package name {printable(package)[:80]!r} is not one folder name of "
+                             "letters, digits, '_', '-' and '.' (not starting with '.'); it is not read")
         roots = [d for d in dirs if d.name == package] + [d / package for d in dirs if (d / package).is_dir()]
         if not roots:
             where = ", ".join(repr(printable(str(d))) for d in dirs) or "none given"
