@@ -377,6 +377,7 @@ def _csv_columns(path: Path) -> dict:
     except OSError as exc:
         raise InputError(f"log {label!r}: cannot be read ({exc.strerror or exc})") from None
     names = [h.strip() for h in header.split(",")]
+    _unique_columns(names, label)
     if data.size == 0:
         raise InputError(f"log {label!r}: no data rows after the header")
     if data.shape[1] != len(names):
@@ -402,6 +403,7 @@ def parquet_file(path, label: str, columns=None):
         meta, schema = pf.metadata, pf.schema_arrow
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged files
         raise InputError(f"log {label!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
+    _unique_columns(schema.names, label)
     names = list(schema.names if columns is None else columns)
     for name in names:
         if name not in schema.names:
@@ -421,6 +423,15 @@ def parquet_file(path, label: str, columns=None):
     check_decoded(f"log {label!r}", f"{len(names)} columns of {meta.num_rows} declared rows", 8.0 * values)
     check_decoded(f"log {label!r}", "the pages of its columns", pages)
     return pf
+
+
+def _unique_columns(names, label: str) -> None:
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"log {label!r}: column {printable(name)!r} appears twice in the header; name each "
+                             "column once")
+        seen.add(name)
 
 
 def _parquet_columns(path: Path) -> dict:

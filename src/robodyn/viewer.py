@@ -52,6 +52,8 @@ __all__ = ("Viewer", "animate", "link_segments", "resolve_mesh", "view")
 
 #: Frames an animation may hold: past it, pass a shorter motion or a lower ``fps``.
 MAX_FRAMES = 20_000
+#: Fewest frames per second of rd.animate: a GIF frame lasts at most 655.35 s (its delay is 16 bits of 10 ms).
+MIN_FPS = 0.01
 #: Largest mesh file the viewer reads (bytes), and all mesh files of one robot together.
 MAX_MESH_BYTES = 64 * 2**20
 MAX_MESHES_BYTES = 512 * 2**20
@@ -560,6 +562,7 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
         ``.gif`` or ``.mp4``; written atomically (nothing is left behind on error, an existing file is replaced
         only if it is a regular file).
     fps : float
+        Frames per second, from 0.01 (a GIF frame lasts at most 655 s) to 1000.
     title : str, optional
         Figure title (the robot's name by default); shown as plain text.
 
@@ -577,17 +580,21 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
         raise InputError("argument 't' must be a non-empty 1-D array of non-decreasing times (s)")
     if q.shape != (t.size, robot.n):
         raise InputError(f"argument 'q' has shape {q.shape}; expected ({t.size}, {robot.n})")
-    if not (np.isfinite(fps) and 0 < fps <= 1000):
-        raise InputError(f"argument 'fps' = {fps}; give frames per second in (0, 1000]")
+    if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)) \
+            or not (MIN_FPS <= fps <= 1000):
+        raise InputError(f"argument 'fps' = {fps!r}; give frames per second from {MIN_FPS:g} to 1000")
     path = Path(path)
     fmt = path.suffix.lower()
     if fmt not in (".gif", ".mp4"):
         raise InputError(f"animation file '{path.name}': give a .gif or .mp4 name")
     if fmt == ".mp4" and not manimation.writers.is_available("ffmpeg"):
         raise InputError("writing .mp4 needs ffmpeg on the PATH; write a .gif instead")
-    count = int(np.floor((t[-1] - t[0]) * fps)) + 1
-    if count > MAX_FRAMES:
-        raise InputError(f"the animation would hold {count} frames (> {MAX_FRAMES}); lower 'fps' or shorten the motion")
+    with np.errstate(over="ignore"):
+        frames = (float(t[-1]) - float(t[0])) * float(fps)  # inf for t = [0, 1e308]: refused below
+    if not frames < MAX_FRAMES:
+        raise InputError(f"the animation would hold {frames + 1:.3g} frames (> {MAX_FRAMES}); lower 'fps' or shorten "
+                         "the motion")
+    count = int(np.floor(frames)) + 1
     times = t[0] + np.arange(count) / fps
     qs = np.stack([np.interp(times, t, q[:, i]) for i in range(robot.n)], axis=-1) if t.size > 1 else q[:1]
     points = link_segments(robot, qs)  # (count, nf, 4, 3)
