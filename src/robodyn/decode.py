@@ -70,7 +70,7 @@ def measure(source, codec: str, label: str, what: str, declared: int | None = No
                 pass
     except InputError:
         raise
-    except (OSError, EOFError, ValueError, RuntimeError) as exc:  # damaged compressed data: every codec's errors
+    except Exception as exc:  # damaged data: each codec has its own errors (ZstdError, OSError, RuntimeError, ...)
         raise InputError(f"{label}: {what} is not valid {codec} data ({type(exc).__name__})") from None
     return stream.total
 
@@ -204,7 +204,7 @@ def check_zstd_file(path, label: str, mcap: bool) -> int:
             return stream.total
     except InputError:
         raise
-    except (OSError, EOFError, ValueError) as exc:
+    except Exception as exc:  # damaged data: ZstdError, OSError, EOFError, ...
         raise InputError(f"{label}: not a valid zstd file ({type(exc).__name__})") from None
 
 

@@ -318,7 +318,10 @@ def _joint_fields(msg, i: int, label: str) -> tuple:
 
 def _joint_columns(rows, names, label: str, by_robot: bool):
     """(N, n) arrays of position, velocity, effort in the order ``names``; velocity/effort None when absent."""
+    from robodyn.files import check_decoded
+
     n, N = len(names), len(rows)
+    check_decoded(f"log {label!r}", f"{N} samples of {n} joints", 3 * 8.0 * N * n)
     out = {k: np.full((N, n), np.nan) for k in ("position", "velocity", "effort")}
     present = {"position": np.zeros(N, bool), "velocity": np.zeros(N, bool), "effort": np.zeros(N, bool)}
     maps = {}  # (per distinct name list) the columns of ``names`` in the message
