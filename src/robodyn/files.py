@@ -102,50 +102,6 @@ def _size(nbytes: float) -> str:
     return f"{int(nbytes)} bytes"
 
 
-class BoundedStream:
-    """Decompress in steps of at most ``step`` bytes, refusing output beyond :func:`decoded_limit` (and beyond
-    ``declared``, the size a header states, when given).
-
-    ``feed(data)`` takes compressed bytes and yields the decompressed bytes (the decompressor objects of
-    :mod:`bz2`, ``zstd`` and ``lz4.frame`` all take ``decompress(data, max_length)``); a stream of several frames
-    is followed across them with ``new()``, a fresh decompressor. ``total`` counts the bytes produced. Nothing
-    is kept: the caller sees each step and drops it.
-    """
-
-    def __init__(self, new: Callable, label: str, what: str, declared: int | None = None, step: int = 1 << 20):
-        self.new, self.label, self.what, self.step, self.declared = new, label, what, step, declared
-        self.total = 0
-        self._d = new()
-
-    def _count(self, out: bytes) -> bytes:
-        self.total += len(out)
-        if self.declared is not None and self.total > self.declared:
-            raise InputError(f"{self.label}: {self.what} decodes to more than the {self.declared} bytes its header "
-                             "declares; the file is damaged or forged")
-        if self.total > decoded_limit():
-            raise too_large(self.label, self.what)
-        return out
-
-    def feed(self, data: bytes):
-        """Yield the decompressed output of ``data``, step by step."""
-        while True:
-            if getattr(self._d, "eof", False):
-                data = self._d.unused_data + data
-                if not data:
-                    return
-                self._d = self.new()
-            out = self._d.decompress(data, self.step)
-            data = b""
-            if out:
-                yield self._count(out)
-            if getattr(self._d, "eof", False):
-                if not self._d.unused_data:
-                    return
-                continue
-            if self._d.needs_input:
-                return
-
-
 def _umask() -> int:
     try:  # Linux: read without changing it (os.umask is process-wide and not thread-safe)
         with open("/proc/self/status", encoding="ascii") as fh:
