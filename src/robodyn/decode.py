@@ -17,7 +17,7 @@ import struct
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from robodyn.errors import InputError
+from robodyn.errors import InputError, RobodynError
 from robodyn.files import decoded_limit, too_large
 
 #: bytes read from a file per step
@@ -71,10 +71,15 @@ class BoundedStream:
 
 
 def _zstd():
-    try:  # Python 3.14
+    """The zstd module rosbags decompresses with: Python 3.14's, or the backports.zstd package before it."""
+    try:
         from compression import zstd
     except ImportError:
-        from backports import zstd
+        try:
+            from backports import zstd
+        except ImportError:
+            raise RobodynError("reading zstd-compressed bags needs the package backports.zstd (a dependency of "
+                               "rosbags); install it with: pip install backports.zstd") from None
     return zstd
 
 

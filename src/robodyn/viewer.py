@@ -340,10 +340,15 @@ class Viewer:
         viser runs the connect callbacks of its websocket server in order, before it starts sending the scene,
         and keeps the raw connection (headers, request path) of each client; the guard is the last callback. A
         client connected before the guard existed is closed too."""
-        websock = self._server._websock_server  # viser's own server: no public hook sees the handshake
+        try:
+            websock = self._server._websock_server  # viser's own server: no public hook sees the handshake
+            loop, live = websock._background_event_loop, websock._live_connections
+        except AttributeError:  # another viser than the one robodyn knows: serve nothing rather than unguarded
+            self.close()
+            raise RobodynError("this version of viser gives robodyn no hook to check its websocket's clients; "
+                               "install viser 1.x: pip install 'robodyn[viewer]'") from None
         websock.on_client_connect(self._check_client)
-        loop = websock._background_event_loop
-        for connection in tuple(websock._live_connections.values()):
+        for connection in tuple(live.values()):
             asyncio.run_coroutine_threadsafe(connection.close(1008, "robodyn viewer: reconnect"), loop).result(5)
 
     def allowed(self, origin: str | None, path: str, host: str | None = None) -> bool:
