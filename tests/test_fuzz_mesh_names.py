@@ -51,7 +51,8 @@ _PIECES = ["..", ".", "/", "//", "\\", "my_pkg", "other_pkg", "share", "robot", 
            "package://", "file://", "%2e%2e", "~", "\0", " ", "http://", str(Path("/").resolve())]
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8).map("".join),
        st.sampled_from(["share", "share/my_pkg"]))
 def test_fuzzed_names_never_leave_the_folders(tree, name, dirs):

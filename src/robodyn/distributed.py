@@ -320,8 +320,8 @@ def _parquet_labels(path: str, group: int, names: tuple) -> np.ndarray:
 def _finite_block(x: np.ndarray, what: str) -> np.ndarray:
     bad = ~np.isfinite(x)
     if bad.any():
-        raise InputError(f"{what} holds {int(bad.sum())} values that are not finite (NaN or inf) in one chunk; "
-                         "repair or remove those samples")
+        raise InputError(f"{what} holds values that are not finite (NaN or inf; {int(bad.sum())} in one chunk of "
+                         f"{x.shape[0]} rows); repair or remove those samples")
     return x
 
 

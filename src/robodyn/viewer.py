@@ -19,8 +19,8 @@ cannot be found or read gives a warning and the capsules of its frame.
 local machine: it makes no request beyond the host it was opened on.  The scene travels over a websocket that
 only the viewer's own page may open: a connection must carry the unguessable token of :attr:`Viewer.url` (as
 notebook servers do) and, from a browser, the Origin of the page itself; any other is closed before a message is
-sent, so a web page open in the same browser can neither read the scene nor move the sliders.  ``rd.animate(...)`` writes a GIF or MP4 of a
-motion for reports.
+sent, so a web page open in the same browser can neither read the scene nor move the sliders.
+``rd.animate(...)`` writes a GIF or MP4 of a motion for reports.
 """
 
 from __future__ import annotations
