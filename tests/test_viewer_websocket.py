@@ -98,3 +98,35 @@ def test_the_check_itself(viewer):
     assert viewer.allowed(page, path) and viewer.allowed(None, path) and viewer.allowed(page + "/", path)
     assert not viewer.allowed("http://evil.example", path)
     assert not viewer.allowed(page, "/") and not viewer.allowed(page, "/?token=" + "A" * 43)
+
+
+def test_another_page_in_a_real_browser_gets_nothing(tmp_path, viewer):
+    """A page served from another local port opens the viewer's websocket, token included (the worst case: the
+    URL leaked): Chromium sends that page's Origin, and the viewer closes the socket before any message."""
+    import functools
+    import http.server
+    import threading
+    import time
+
+    from tests.test_viewer import _chrome
+
+    socket_url, _ = _addresses(viewer)
+    (tmp_path / "evil.html").write_text(
+        "<html><body><script>let n = 0;"
+        f"const ws = new WebSocket({socket_url!r}, ['viser-v{viser.__version__}']);"
+        "ws.onmessage = () => { n += 1; };"
+        "ws.onclose = (e) => { document.title = 'closed ' + e.code + ' after ' + n; };"
+        "</script></body></html>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    browser = _chrome()
+    try:
+        browser.get(f"http://127.0.0.1:{server.server_address[1]}/evil.html")
+        deadline = time.monotonic() + 30
+        while not browser.title.startswith("closed") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert browser.title == "closed 1008 after 0"
+    finally:
+        browser.quit()
+        server.shutdown()
