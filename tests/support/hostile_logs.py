@@ -117,8 +117,7 @@ def custom_joint_state_bag(path: Path, definition: str, values: dict) -> Path:
 
     store = get_typestore(Stores.EMPTY)
     noetic = get_typestore(Stores.ROS1_NOETIC)
-    store.register({k: noetic.fielddefs[k] for k in ("std_msgs/msg/Header", "builtin_interfaces/msg/Time")}
-                   if hasattr(noetic, "fielddefs") else {})
+    store.register({k: noetic.fielddefs[k] for k in ("std_msgs/msg/Header", "builtin_interfaces/msg/Time")})
     store.register(get_types_from_msg("std_msgs/Header header\n" + definition, JOINT_STATE))
     Msg, Header, Time = (store.types[k] for k in (JOINT_STATE, "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
     msg = Msg(header=Header(seq=0, stamp=Time(sec=1, nanosec=0), frame_id=""), **values)

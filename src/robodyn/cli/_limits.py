@@ -25,6 +25,8 @@ _FLOPS_PER_SECOND = 1e9
 #: largest number of joint variables of a symbolic model (generate, symbolic base parameters, opcount) without
 #: --allow-large: symbolic expansion grows faster than n^2 in memory and time
 MAX_SYMBOLIC_JOINTS = 60
+
+
 def _size(nbytes: float) -> str:
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
         if nbytes >= scale:
