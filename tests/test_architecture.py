@@ -29,7 +29,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "robodyn"
 #: native kernels that use it, both below dynamics; the facade ``robodyn`` (package __init__) below the CLI only.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("robodyn.errors", "robodyn.version", "robodyn.arrays", "robodyn.sanitize", "robodyn.threads",
-     "robodyn.progress", "robodyn.files", "robodyn.robots", "robodyn.lazy"),
+     "robodyn.progress", "robodyn.files", "robodyn.decode", "robodyn.robots", "robodyn.lazy"),
     ("robodyn.spatial", "robodyn.dual"),
     ("robodyn.model",),
     ("robodyn.kinematics",),

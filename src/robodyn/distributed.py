@@ -264,19 +264,35 @@ class Samples:
 def _hdf5_rows(path: str, start: int, stop: int) -> np.ndarray:
     import h5py
 
-    with h5py.File(path, "r") as f:
-        return np.stack([np.asarray(f[k][start:stop], dtype=float) for k in ("q", "qd", "qdd", "tau")])
+    from robodyn.logs import hdf5_dataset
+
+    with h5py.File(path, "r") as f:  # checked again: the file may have changed since the graph was built
+        return np.stack([np.asarray(hdf5_dataset(f, k, str(path))[start:stop], dtype=float)
+                         for k in ("q", "qd", "qdd", "tau")])
 
 
 def _parquet_rows(path: str, group: int, n: int) -> np.ndarray:
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(path).read_row_group(group)
+    try:
+        table = pq.ParquetFile(path).read_row_group(group)
+    except MemoryError:
+        raise InputError(f"source {path!r}: row group {group} does not fit in memory") from None
     return np.stack([np.column_stack([table.column(f"{p}{k}").to_numpy().astype(float) for k in range(1, n + 1)])
                      for p in ("q", "qd", "qdd", "tau")])
 
 
-def _log_rows(path: str, robot, topic: str, cutoff, decimate) -> np.ndarray:
+def _log_rows(path: str, robot, topic: str, cutoff, decimate, lifted: bool = False) -> np.ndarray:
+    from robodyn.files import set_allow_large
+
+    if lifted:  # the limits lifted where the graph was built hold in this worker thread too
+        import contextvars
+
+        def lifted_rows():
+            set_allow_large(True)
+            return _log_rows(path, robot, topic, cutoff, decimate)
+
+        return contextvars.copy_context().run(lifted_rows)
     from robodyn.identification.data import prepare_identification_data
     from robodyn.logs import read_joint_log
 
@@ -299,6 +315,40 @@ def _parquet_labels(path: str, group: int, names: tuple) -> np.ndarray:
     labels = pq.ParquetFile(path).read_row_group(group, columns=["robot"]).column("robot").to_pylist()
     index = {name: k for k, name in enumerate(names)}
     return np.array([index[str(x)] for x in labels], dtype=np.int64)
+
+
+def _finite_block(x: np.ndarray, what: str) -> np.ndarray:
+    bad = ~np.isfinite(x)
+    if bad.any():
+        raise InputError(f"{what} holds values that are not finite (NaN or inf; {int(bad.sum())} in one chunk of "
+                         f"{x.shape[0]} rows); repair or remove those samples")
+    return x
+
+
+def sample_arrays(given, n: int, chunk: int) -> list:
+    """q, qd, qdd, tau for identification: (N, n) float dask arrays of one row count N, refused when not real
+    numbers (text, booleans), not of shape (N, n), of different row counts, or holding NaN or inf (checked
+    chunk by chunk as the rows are read: the error is raised by the computation, naming the array)."""
+    _, da = _dask()
+    out = []
+    for name, x in zip(("q", "qd", "qdd", "tau"), given):
+        if not isinstance(x, da.Array):
+            try:
+                x = np.asarray(x)
+            except (TypeError, ValueError):
+                raise InputError(f"{name} is not an array of numbers; give an (N, {n}) array") from None
+        if x.dtype.kind not in "iuf":
+            raise InputError(f"{name} holds {x.dtype} values; give real numbers (N, {n})")
+        if x.ndim != 2 or x.shape[1] != n:
+            raise InputError(f"{name} has shape {x.shape}; give an (N, {n}) array (N samples, n = {n} joints)")
+        if not isinstance(x, da.Array):
+            x = da.from_array(x.astype(float), chunks=(chunk, -1))
+        out.append(x.astype(float).map_blocks(_finite_block, what=name, dtype=float))
+    rows = [a.shape[0] for a in out]
+    if len({r for r in rows if r == r}) > 1:  # NaN: a count known once the rows are read
+        raise InputError(f"q, qd, qdd, tau have {', '.join(str(r) for r in rows)} rows; give the same N samples "
+                         "in each")
+    return out
 
 
 def _robot_names(names, where: str) -> tuple:
@@ -395,7 +445,10 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
         if not paths:
             raise InputError("source is an empty list; give log files")
     robot_d = _shipped(robot)
-    parts = [dask.delayed(_log_rows, pure=True)(str(p), robot_d, topic, cutoff, decimate) for p in paths]
+    from robodyn.files import allow_large
+
+    parts = [dask.delayed(_log_rows, pure=True)(str(p), robot_d, topic, cutoff, decimate, allow_large())
+             for p in paths]
     sizes, sources = [np.nan] * len(parts), [str(p) for p in paths]
     if robots is None:
         return _stacked(parts, sizes, n, sources)
@@ -412,14 +465,17 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
 
 
 def _read_hdf5(path, n: int, chunk: int) -> Samples:
-    from robodyn.logs import reader_module
+    from robodyn.logs import hdf5_dataset, reader_module
 
     h5py = reader_module("hdf5")
     dask, _ = _dask()
     try:
         with h5py.File(path, "r") as f:
-            shapes = {k: f[k].shape if k in f else None for k in ("q", "qd", "qdd", "tau")}
-    except OSError as exc:
+            sets = {k: hdf5_dataset(f, k, str(path)) for k in ("q", "qd", "qdd", "tau")}
+            shapes = {k: None if d is None else d.shape for k, d in sets.items()}
+    except InputError:
+        raise
+    except Exception as exc:  # h5py raises OSError/KeyError/TypeError for damaged or foreign files
         raise InputError(f"source {str(path)!r}: not a readable HDF5 file ({exc})") from None
     N = _common_rows(path, shapes, n)
     starts = range(0, N, chunk)
@@ -428,13 +484,32 @@ def _read_hdf5(path, n: int, chunk: int) -> Samples:
 
 
 def _common_rows(path, shapes: dict, n: int) -> int:
+    """N, the common row count of the arrays q, qd, qdd, tau of declared ``shapes``; their declared size (and so
+    the number of tasks) checked against :func:`robodyn.files.decoded_limit` before any task is built."""
+    from robodyn.files import check_decoded
+
     missing = [k for k, s in shapes.items() if s is None]
     if missing:
         raise InputError(f"source {str(path)!r}: no array {', '.join(missing)}; give q, qd, qdd, tau (N, {n})")
     bad = {k: s for k, s in shapes.items() if len(s) != 2 or s[1] != n or s[0] != shapes["q"][0]}
     if bad:
         raise InputError(f"source {str(path)!r}: arrays of shapes {bad}; give q, qd, qdd, tau of one shape (N, {n})")
+    check_decoded(f"source {str(path)!r}", f"q, qd, qdd, tau of declared shape {shapes['q']}",
+                  4 * 8.0 * float(shapes["q"][0]) * n)
     return int(shapes["q"][0])
+
+
+def _zarr_entries(path) -> None:
+    """Refuse a Zarr folder holding anything but regular files and folders: a symbolic link would read a file
+    outside it, a FIFO would block the reader."""
+    import stat
+
+    for folder, dirs, files in os.walk(path):
+        for name in dirs + files:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise InputError(f"source {str(path)!r}: {os.path.join(folder, name)!r} is a symbolic link or a "
+                                 "special file; a Zarr group must hold its own files only")
 
 
 def _read_zarr(path, n: int, chunk: int) -> Samples:
@@ -443,29 +518,37 @@ def _read_zarr(path, n: int, chunk: int) -> Samples:
         import zarr
     except ImportError:
         raise RobodynError("reading Zarr needs the package zarr; install it with: pip install 'robodyn[zarr]'") from None
+    from robodyn.files import check_decoded
+
+    if os.path.islink(path) or not os.path.isdir(path):
+        raise InputError(f"source {str(path)!r}: give the folder of a Zarr group")
+    _zarr_entries(path)
     try:
         group = zarr.open_group(str(path), mode="r")
-        shapes = {k: group[k].shape if k in group else None for k in ("q", "qd", "qdd", "tau")}
+        arrays = {k: group.get(k) for k in ("q", "qd", "qdd", "tau")}
     except Exception as exc:  # zarr raises its own error types for foreign folders
         raise InputError(f"source {str(path)!r}: not a readable Zarr group ({exc})") from None
-    _common_rows(path, shapes, n)
+    for k, a in arrays.items():
+        if a is None:
+            continue
+        if not isinstance(a, zarr.Array):
+            raise InputError(f"source {str(path)!r}: {k} is a group, not an array; give q, qd, qdd, tau (N, {n})")
+        if a.dtype.kind not in "iuf":
+            raise InputError(f"source {str(path)!r}: array {k} holds {a.dtype}, not numbers; give real numbers")
+        check_decoded(f"source {str(path)!r}", f"a chunk of array {k} (declared shape {a.chunks})",
+                      float(a.dtype.itemsize) * float(np.prod(a.chunks, dtype=float)))
+    _common_rows(path, {k: None if a is None else a.shape for k, a in arrays.items()}, n)
     arrays = [da.from_zarr(str(path), component=k).rechunk((chunk, -1)).astype(float) for k in ("q", "qd", "qdd", "tau")]
     return Samples(*arrays, sources=(str(path),))
 
 
 def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
-    from robodyn.logs import reader_module
-
-    reader_module("parquet")
-    import pyarrow.parquet as pq
+    from robodyn.logs import parquet_file
 
     dask, _ = _dask()
-    try:
-        meta = pq.ParquetFile(path).metadata
-        names = set(pq.ParquetFile(path).schema_arrow.names)
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged files
-        raise InputError(f"source {str(path)!r}: not a readable Parquet file ({exc})") from None
     need = [f"{p}{k}" for p in ("q", "qd", "qdd", "tau") for k in range(1, n + 1)]
+    pf = parquet_file(path, str(path), need)
+    meta, names = pf.metadata, set(pf.schema_arrow.names)
     missing = [c for c in need if c not in names]
     if missing:
         raise InputError(f"source {str(path)!r}: missing column(s) {', '.join(missing[:8])}; give q1..q{n}, "
@@ -479,6 +562,7 @@ def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
         raise InputError(f"source {str(path)!r}: no column 'robot'; robots='column' reads each row's robot name "
                          "from it")
     import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
     seen = {}
     for g in groups:  # one column of one row group at a time: the names, not the rows, are kept
@@ -698,12 +782,8 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         if qd is None or qdd is None or tau is None:
             raise InputError("give q, qd, qdd and tau (N, n), or Samples from read_samples")
         given = (q, qd, qdd, tau)
-    arrays = [x if isinstance(x, da.Array) else da.from_array(np.asarray(x, dtype=float), chunks=(chunk, -1))
-              for x in given]
     n = robot.n
-    for name, a in zip(("q", "qd", "qdd", "tau"), arrays):
-        if a.ndim != 2 or a.shape[1] != n:
-            raise InputError(f"{name} has shape {a.shape}; give an (N, {n}) array (N samples, n = {n} joints)")
+    arrays = sample_arrays(given, n, chunk)
     if base is None:
         base = base_parameters(robot, friction=friction)
         if not base.minimal:

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO
 
@@ -49,6 +50,56 @@ _SHOWN = 5
 
 #: Largest model file (YAML or URDF) robodyn reads, in bytes (documented in docs/getting-started.md).
 MAX_FILE_BYTES = 1_000_000
+#: Most bytes robodyn decodes from one data file (documented in docs/logs.md): a decompressed chunk, message or
+#: file of a bag, the declared size of an HDF5, Zarr or Parquet array or column, the arrays kept from a log.
+#: Checked before anything of that size is allocated or written; lifted by :func:`set_allow_large` (the CLI's
+#: ``--allow-large``) or the environment variable ``ROBODYN_ALLOW_LARGE=1``.
+MAX_DECODED_BYTES = 2**30
+#: environment variable with the effect of ``--allow-large``
+ALLOW_ENV = "ROBODYN_ALLOW_LARGE"
+
+_ALLOW: ContextVar[bool] = ContextVar("robodyn_allow_large", default=False)
+
+
+def set_allow_large(allow: bool) -> None:
+    """Lift (or restore) robodyn's size limits in this context (the CLI's ``--allow-large``)."""
+    _ALLOW.set(bool(allow))
+
+
+def allow_large() -> bool:
+    """True when the size limits are lifted: :func:`set_allow_large` or ``ROBODYN_ALLOW_LARGE=1``."""
+    return _ALLOW.get() or os.environ.get(ALLOW_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def decoded_limit() -> float:
+    """The most bytes a reader may decode from one file: :data:`MAX_DECODED_BYTES`, or infinity when lifted."""
+    return float("inf") if allow_large() else float(MAX_DECODED_BYTES)
+
+
+def check_decoded(label: str, what: str, nbytes: float) -> None:
+    """InputError when ``what`` of the file ``label`` would decode to ``nbytes`` bytes, above :func:`decoded_limit`.
+
+    Called before the bytes are allocated, decompressed or written; the message names the size and the remedy."""
+    limit = decoded_limit()
+    if not nbytes <= limit:
+        raise InputError(f"{label}: {what} would take {_size(nbytes)} once decoded, above the limit of "
+                         f"{_size(limit)} for one file; if the file is trusted, run `robodyn --allow-large ...` "
+                         f"or set {ALLOW_ENV}=1")
+
+
+def too_large(label: str, what: str) -> InputError:
+    """The InputError for ``what`` of file ``label`` found, while decoding, to pass :func:`decoded_limit`."""
+    return InputError(f"{label}: {what} decodes to more than {_size(decoded_limit())}, the limit for one file; "
+                      f"if the file is trusted, run `robodyn --allow-large ...` or set {ALLOW_ENV}=1")
+
+
+def _size(nbytes: float) -> str:
+    if nbytes != nbytes or nbytes == float("inf"):
+        return "an unbounded size"
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{int(nbytes)} bytes"
 
 
 def _umask() -> int:

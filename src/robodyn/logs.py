@@ -189,8 +189,12 @@ def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
 
+    from robodyn.files import decoded_limit, too_large
+
     label = printable(str(path))
     stamps, receive, rows = [], [], []
+    if fmt == "ros2":
+        _check_ros2_storage(path, label)
     try:
         with AnyReader([path], default_typestore=get_typestore(Stores.ROS2_HUMBLE)) as reader:
             connections = [c for c in reader.connections if c.topic == topic]
@@ -201,12 +205,17 @@ def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
             if wrong:
                 raise InputError(f"log {label!r}: topic {printable(topic)!r} carries {printable(wrong[0])}, not "
                                  "sensor_msgs/JointState")
+            _check_compressed_records(reader, connections, topic, label)
+            kept, limit = 0, decoded_limit()
             for connection, timestamp, raw in reader.messages(connections=connections):
+                kept += len(raw)
+                if kept > limit:
+                    raise too_large(f"log {label!r}", f"topic {printable(topic)!r}")
                 msg = reader.deserialize(raw, connection.msgtype)
                 stamp = msg.header.stamp
                 stamps.append(int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec))
                 receive.append(int(timestamp))
-                rows.append((tuple(msg.name), msg.position, msg.velocity, msg.effort))
+                rows.append(_joint_fields(msg, len(rows), label))
     except InputError:
         raise
     except Exception as exc:  # rosbags raises its own error types for damaged or foreign files
@@ -232,9 +241,87 @@ def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
                     start_ns=int(ns[0]), time_source=time_source, source=str(path))
 
 
+def _check_ros2_storage(path: Path, label: str) -> None:
+    """Measure, before rosbags opens them, the MCAP chunks of a ROS 2 bag and its zstd-compressed storage files
+    (which rosbags would decompress whole, into memory or into the temporary folder)."""
+    from robodyn import decode
+
+    if not path.is_dir():
+        if path.suffix.lower() == ".mcap":
+            with open(path, "rb") as fh:
+                decode.check_mcap(fh, f"log {label!r}", os.fstat(fh.fileno()).st_size)
+        return
+    import yaml
+
+    from robodyn.files import read_text_file
+
+    text = read_text_file(path / "metadata.yaml", f"log {label!r}: metadata.yaml", kind="bag metadata file",
+                          error=InputError)
+    try:
+        info = yaml.safe_load(text)["rosbag2_bagfile_information"]
+        mode = str(info.get("compression_mode") or "").lower()
+        files = [path / Path(str(x)).name for x in info["relative_file_paths"]]
+        mcap = str(info.get("storage_identifier")) == "mcap"
+    except Exception as exc:  # a YAML that is not a bag's metadata: any of yaml's or a lookup's errors
+        raise InputError(f"log {label!r}: metadata.yaml is not a ROS 2 bag's metadata "
+                         f"({printable(type(exc).__name__)})") from None
+    for f in files:
+        where = f"log {printable(str(f))!r}"
+        if not f.is_file():
+            continue  # rosbags names the missing file
+        if mode == "file":
+            decode.check_zstd_file(f, where, mcap)
+        elif mcap or f.suffix.lower() == ".mcap":
+            with open(f, "rb") as fh:
+                decode.check_mcap(fh, where, os.fstat(fh.fileno()).st_size)
+
+
+def _check_compressed_records(reader, connections, topic: str, label: str) -> None:
+    """Measure what rosbags will decompress for ``connections``: the ROS 1 chunks that hold their messages and
+    the zstd-compressed messages of a ROS 2 bag (compression mode "message")."""
+    from robodyn import decode
+
+    for r in reader.readers:
+        mine = [c for c in connections if c.owner is r]
+        if hasattr(r, "chunks") and hasattr(r, "indexes"):  # ROS 1
+            positions = {e.chunk_pos for c in mine for e in r.indexes.get(c.id, ())}
+            with open(r.path, "rb") as fh:
+                decode.check_ros1_chunks(fh, positions, f"log {label!r}")
+        elif getattr(r, "compression_mode", None) == "message":  # a ROS 2 bag folder (DirectoryReader)
+            for storage in r.storage.storages:
+                own = [x for x in storage.connections if x.topic == topic]
+                for _, _, data in storage.messages(own):
+                    decode.check_zstd_message(data, f"log {label!r}")
+
+
+def _joint_fields(msg, i: int, label: str) -> tuple:
+    """(names, position, velocity, effort) of JointState message ``i``: the names strings, the values finite
+    floats; a bag that defines its own JointState with other field types is refused."""
+    names = msg.name
+    if not isinstance(names, (list, tuple)) or not all(isinstance(x, str) for x in names):
+        raise InputError(f"log {label!r}, message {i}: field 'name' is not a list of strings; the bag defines "
+                         "sensor_msgs/JointState differently from ROS (string[] name, float64[] position, "
+                         "velocity, effort)")
+    values = []
+    for key in ("position", "velocity", "effort"):
+        v = getattr(msg, key, None)
+        if not isinstance(v, np.ndarray) or v.dtype != np.float64 or v.ndim != 1:
+            raise InputError(f"log {label!r}, message {i}: field {key!r} is not float64[]; the bag defines "
+                             "sensor_msgs/JointState differently from ROS (float64[] position, velocity, effort)")
+        if not np.isfinite(v).all():
+            k = int(np.flatnonzero(~np.isfinite(v))[0])
+            raise InputError(f"log {label!r}, message {i}: {key}[{k}] = {v[k]!r} is not finite; repair or remove "
+                             "the message")
+        values.append(v)
+    return (tuple(names), *values)
+
+
 def _joint_columns(rows, names, label: str, by_robot: bool):
     """(N, n) arrays of position, velocity, effort in the order ``names``; velocity/effort None when absent."""
+    from robodyn.files import check_decoded
+
     n, N = len(names), len(rows)
+    check_decoded(f"log {label!r}", f"{N} samples of {n} joints", 3 * 8.0 * N * n)
     out = {k: np.full((N, n), np.nan) for k in ("position", "velocity", "effort")}
     present = {"position": np.zeros(N, bool), "velocity": np.zeros(N, bool), "effort": np.zeros(N, bool)}
     maps = {}  # (per distinct name list) the columns of ``names`` in the message
@@ -326,8 +413,9 @@ def _csv_rows(reader, allowed, what, missing_values, required, hint) -> dict:
     import math
 
     header = [h.strip() for h in next(reader, [])]
-    if len(set(header)) != len(header):
-        raise InputError(f"{what}: a column name appears twice in the header")
+    twice = sorted({c for c in header if header.count(c) > 1})
+    if twice:
+        raise InputError(f"{what}: column {printable(twice[0])!r} appears twice in the header; name each column once")
     require_columns(dict.fromkeys(header), required, what, hint)
     unknown = [] if allowed is None else [c for c in header if c not in allowed]
     if unknown:
@@ -367,21 +455,65 @@ def _csv_columns(path: Path) -> dict:
     return read_csv_columns(path, None, f"log {printable(str(path))!r}")
 
 
-def _parquet_columns(path: Path) -> dict:
+def parquet_file(path, label: str, columns=None):
+    """The open ``pyarrow.parquet.ParquetFile`` at ``path``, its declared sizes checked before any page is read.
+
+    The columns read (``columns``, default all) must be numbers (integers or floats: text and
+    booleans are refused) and their declared size once decoded, rows × 8 bytes each (run-length and
+    dictionary pages expand a few bytes to millions of values), and the page bytes the metadata declares once
+    decompressed, at most :func:`robodyn.files.decoded_limit`."""
     reader_module("parquet")
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from robodyn.files import check_decoded
+
     try:
-        table = pq.read_table(path)
+        pf = pq.ParquetFile(path)
+        meta, schema = pf.metadata, pf.schema_arrow
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged files
-        raise InputError(f"log {printable(str(path))!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
-    columns = {}
-    for name in table.column_names:
-        try:
-            columns[name] = table.column(name).to_numpy().astype(float)
-        except (TypeError, ValueError):
-            raise InputError(f"log {printable(str(path))!r}: column {printable(name)!r} is not numeric") from None
-    return columns
+        raise InputError(f"log {label!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
+    _unique_columns(schema.names, label)
+    names = list(schema.names if columns is None else columns)
+    for name in names:
+        if name not in schema.names:
+            continue
+        kind = schema.field(name).type
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            raise InputError(f"log {label!r}: column {printable(name)!r} holds {printable(str(kind))}, not numbers")
+    index = {meta.schema.column(k).path: k for k in range(meta.num_columns)}
+    values = pages = 0.0
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for name in names:
+            if name in index:
+                col = group.column(index[name])
+                values += max(float(col.num_values), float(group.num_rows))
+                pages += float(col.total_uncompressed_size)
+    check_decoded(f"log {label!r}", f"{len(names)} columns of {meta.num_rows} declared rows", 8.0 * values)
+    check_decoded(f"log {label!r}", "the pages of its columns", pages)
+    return pf
+
+
+def _unique_columns(names, label: str) -> None:
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"log {label!r}: column {printable(name)!r} appears twice in the header; name each "
+                             "column once")
+        seen.add(name)
+
+
+def _parquet_columns(path: Path) -> dict:
+    label = printable(str(path))
+    pf = parquet_file(path, label)
+    try:
+        table = pf.read()
+        return {name: table.column(name).to_numpy().astype(float) for name in table.column_names}
+    except MemoryError:
+        raise InputError(f"log {label!r}: its columns do not fit in memory") from None
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged pages
+        raise InputError(f"log {label!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
 
 
 def _from_columns(columns: dict, path: Path, robot) -> JointLog:
@@ -427,20 +559,63 @@ def _checked(t, arrays: dict, names, label: str, source: str) -> JointLog:
                     joint_names=tuple(names), start_ns=start, time_source="file", source=source)
 
 
+def hdf5_dataset(f, key: str, label: str):
+    """The dataset ``key`` of the open HDF5 file ``f``, checked safe to read; None when there is none.
+
+    Only data stored in the file itself is read: an external or soft link, a dataset with external storage
+    (raw bytes of another file, perhaps a FIFO) and a virtual dataset (made of other files) are refused before
+    anything they point to is opened, as are a group, text and booleans. Its declared size counts against
+    :func:`robodyn.files.decoded_limit` (an HDF5 dataset may declare rows it never stored)."""
+    from robodyn.files import check_decoded
+
+    name = key.encode()
+    where = f"log {label!r}: {key}"
+    if not f.id.links.exists(name):  # never `key in f`: it follows links, opening the files they name
+        return None
+    kind = f.id.links.get_info(name).type
+    if kind != 0:  # h5py.h5l.TYPE_HARD
+        raise InputError(f"{where} is {'a soft' if kind == 1 else 'an external'} link; robodyn reads only datasets "
+                         "stored in the file itself (copy the data into it)")
+    obj = f[key]
+    if not hasattr(obj, "dtype"):
+        raise InputError(f"{where} is a group, not a dataset; give {key} as an array")
+    if obj.is_virtual or obj.external:
+        raise InputError(f"{where} is {'a virtual' if obj.is_virtual else 'an external-storage'} dataset whose bytes "
+                         "lie in other files; robodyn reads only data stored in the file itself (copy it in)")
+    if obj.dtype.kind not in "iuf":
+        raise InputError(f"{where} holds {_dtype_words(obj.dtype)}, not numbers; give a numeric array")
+    check_decoded(f"log {label!r}", f"dataset {key} of declared shape {obj.shape}",
+                  8.0 * float(np.prod(obj.shape, dtype=float)))
+    if obj.chunks is not None:
+        check_decoded(f"log {label!r}", f"a chunk of dataset {key} (declared shape {obj.chunks})",
+                      float(obj.dtype.itemsize) * float(np.prod(obj.chunks, dtype=float)))
+    return obj
+
+
+def _dtype_words(dtype) -> str:
+    return {"b": "booleans", "S": "text", "U": "text", "O": "text or objects", "c": "complex numbers",
+            "V": "compound records"}.get(dtype.kind, f"values of type {dtype}")
+
+
 def _read_hdf5(path: Path, robot) -> JointLog:
+    from robodyn.files import check_decoded
+
     h5py = reader_module("hdf5")
     label = printable(str(path))
     try:
         with h5py.File(path, "r") as f:
-            missing = [k for k in ("t", "q") if k not in f]
+            sets = {k: hdf5_dataset(f, k, label) for k in ("t", "q", "qd", "qdd", "tau")}
+            missing = [k for k in ("t", "q") if sets[k] is None]
             if missing:
                 raise InputError(f"log {label!r}: no dataset {', '.join(missing)}; give datasets t (N,), q (N, n) "
                                  "and optionally qd, qdd, tau (N, n)")
-            data = {k: np.asarray(f[k][...], dtype=float) if k in f else None for k in ("t", "q", "qd", "qdd", "tau")}
-            names = f.attrs.get("joint_names")
-            names = None if names is None else tuple(x.decode() if isinstance(x, bytes) else str(x) for x in names)
+            check_decoded(f"log {label!r}", "its datasets", sum(8.0 * d.size for d in sets.values() if d is not None))
+            data = {k: None if d is None else np.asarray(d[...], dtype=float) for k, d in sets.items()}
+            names = _hdf5_names(f, label)
     except InputError:
         raise
+    except MemoryError:
+        raise InputError(f"log {label!r}: its datasets do not fit in memory") from None
     except Exception as exc:  # h5py raises OSError/KeyError/TypeError for damaged or foreign files
         raise InputError(f"log {label!r}: not a readable HDF5 file ({printable(str(exc))[:200]})") from None
     q = data["q"]
@@ -468,6 +643,19 @@ def _read_hdf5(path: Path, robot) -> JointLog:
     elif names is None:
         names = tuple(f"q{k}" for k in range(1, n + 1))
     return _checked(data["t"], {k: data[k] for k in ("q", "qd", "qdd", "tau")}, names, label, str(path))
+
+
+def _hdf5_names(f, label: str):
+    """The attribute ``joint_names`` (a short list of strings) or None."""
+    if "joint_names" not in f.attrs:
+        return None
+    attr = f.attrs.get_id("joint_names")
+    if attr.dtype.kind not in "SUO" or len(attr.shape) != 1 or attr.shape[0] > 10_000:
+        raise InputError(f"log {label!r}: attribute joint_names must be a list of at most 10000 strings")
+    names = tuple(x.decode() if isinstance(x, bytes) else x for x in f.attrs["joint_names"])
+    if not all(isinstance(x, str) for x in names):
+        raise InputError(f"log {label!r}: attribute joint_names must be a list of strings")
+    return names
 
 
 # ---- static poses from a recording ----

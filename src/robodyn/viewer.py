@@ -16,15 +16,22 @@ cannot be found or read gives a warning and the capsules of its frame.
 ``rd.view(robot)`` serves a page on ``http://127.0.0.1:PORT`` with one slider per joint, and plays back a motion
 (``viewer.play(t, q)``) — a ``simulate`` result, a trajectory or an identification run, whose torque error per joint
 (measured vs predicted) colours the links.  The page and its client code are served by the viser package from the
-local machine: it makes no request beyond the host it was opened on.  ``rd.animate(...)`` writes a GIF or MP4 of a
-motion for reports.
+local machine: it makes no request beyond the host it was opened on.  The scene travels over a websocket that
+only the viewer's own page may open: a connection must carry the unguessable token of :attr:`Viewer.url` (as
+notebook servers do) and, from a browser, the Origin of the page itself; any other is closed before a message is
+sent, so a web page open in the same browser can neither read the scene nor move the sliders.
+``rd.animate(...)`` writes a GIF or MP4 of a motion for reports.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import hmac
 import io
 import os
+import re
+import secrets
 import socket
 import tempfile
 import threading
@@ -45,6 +52,8 @@ __all__ = ("Viewer", "animate", "link_segments", "resolve_mesh", "view")
 
 #: Frames an animation may hold: past it, pass a shorter motion or a lower ``fps``.
 MAX_FRAMES = 20_000
+#: Fewest frames per second of rd.animate: a GIF frame lasts at most 655.35 s (its delay is 16 bits of 10 ms).
+MIN_FPS = 0.01
 #: Largest mesh file the viewer reads (bytes), and all mesh files of one robot together.
 MAX_MESH_BYTES = 64 * 2**20
 MAX_MESHES_BYTES = 512 * 2**20
@@ -109,6 +118,10 @@ def _segment_poses(points: np.ndarray):
     return (a + b) / 2, wxyz, length
 
 
+#: a ROS package name: one path component (ROS allows lowercase letters, digits and _; robodyn accepts a little more)
+_PACKAGE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
+
+
 def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=()) -> Path:
     """The file a URDF mesh name points to, found only inside the URDF's folder or a package folder.
 
@@ -116,7 +129,8 @@ def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=(
     ----------
     filename : str
         The mesh name as the URDF writes it (untrusted): ``package://PKG/path`` (looked up in ``package_dirs``:
-        a folder named PKG, or a folder holding PKG), a path relative to ``folder``, or an absolute path /
+        a folder named PKG, or a folder holding PKG; PKG is one folder name of letters, digits, ``_``, ``-``,
+        ``.``, never ``..``, and the path stays inside it), a path relative to ``folder``, or an absolute path /
         ``file://`` URL, which must lie inside ``folder`` or a package folder.
     folder : str or PathLike or None
         The URDF's folder (None: a URDF given as text, whose relative names resolve nowhere).
@@ -145,6 +159,9 @@ def resolve_mesh(filename: str, folder: str | os.PathLike | None, package_dirs=(
         raise InputError(f"mesh {shown}: not a file name")
     if text.startswith("package://"):
         package, _, rel = text[len("package://"):].partition("/")
+        if not _PACKAGE_NAME.fullmatch(package):
+            raise InputError(f"mesh {shown}: package name {printable(package)[:80]!r} is not one folder name of "
+                             "letters, digits, '_', '-' and '.' (not starting with '.'); it is not read")
         roots = [d for d in dirs if d.name == package] + [d / package for d in dirs if (d / package).is_dir()]
         if not roots:
             where = ", ".join(repr(printable(str(d))) for d in dirs) or "none given"
@@ -236,6 +253,18 @@ def _free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _page_origins(host: str, port: int) -> frozenset:
+    """The Origin headers of the viewer's own page: the host it listens on, and the loopback names for it."""
+    names = {_url_host(host).lower()}
+    if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        names |= {"127.0.0.1", "localhost", "[::1]"}
+    return frozenset(f"http://{name}:{port}" for name in names)
+
+
 def _slider_range(robot) -> np.ndarray:
     """[min, max] per joint for the sliders: the joint limits, else ±π (revolute) or ±1 m (prismatic)."""
     lim = np.array(robot.qlim, float) if robot.qlim is not None else np.full((robot.n, 2), np.inf) * [-1, 1]
@@ -249,7 +278,9 @@ class Viewer:
     Attributes
     ----------
     url : str
-        The page to open, ``http://HOST:PORT``.
+        The page to open, ``http://HOST:PORT/?websocket=ws://HOST:PORT/?token=TOKEN``: the websocket address
+        of the scene carries a token of 256 random bits, new for every viewer; a connection without it, or
+        opened by another web page (its Origin), is closed before any message is sent.
     q : ndarray (n,)
         The configuration shown (rad | m).
     meshes : tuple of int
@@ -271,7 +302,13 @@ class Viewer:
         with contextlib.redirect_stdout(io.StringIO()):  # viser prints a banner; the caller prints ``url``
             self._server = viser.ViserServer(host=host, port=port, label=f"robodyn: {self.robot.name}",
                                              verbose=False)
-        self.url = f"http://{host}:{self._server.get_port()}"
+        self._token = secrets.token_urlsafe(32)
+        self._origins = _page_origins(host, self._server.get_port())
+        self._wildcard = host in ("0.0.0.0", "::", "")
+        self._guard_websocket()
+        page = f"http://{_url_host(host)}:{self._server.get_port()}"
+        #: the page to open: viser's client opens its websocket at the address of ``?websocket=``, the token in it
+        self.url = f"{page}/?websocket=ws://{_url_host(host)}:{self._server.get_port()}/?token={self._token}"
         reach = float(np.max(np.linalg.norm(link_segments(self.robot, q0).reshape(-1, 3), axis=-1), initial=0.1))
         self._radius = radius if radius is not None else max(0.01, 0.04 * reach)
         size = frame_size if frame_size is not None else max(0.03, 0.12 * reach)
@@ -301,6 +338,45 @@ class Viewer:
         self._sliders = self._add_sliders(q0)
         self._status = self._server.gui.add_markdown("")
         self.show(q0)
+
+    def _guard_websocket(self) -> None:
+        """Close every websocket that lacks the token or comes from another page, before a message is sent.
+
+        viser runs the connect callbacks of its websocket server in order, before it starts sending the scene,
+        and keeps the raw connection (headers, request path) of each client; the guard is the last callback. A
+        client connected before the guard existed is closed too."""
+        try:
+            websock = self._server._websock_server  # viser's own server: no public hook sees the handshake
+            loop, live = websock._background_event_loop, websock._live_connections
+        except AttributeError:  # another viser than the one robodyn knows: serve nothing rather than unguarded
+            self.close()
+            raise RobodynError("this version of viser gives robodyn no hook to check its websocket's clients; "
+                               "install viser 1.x: pip install 'robodyn[viewer]'") from None
+        websock.on_client_connect(self._check_client)
+        for connection in tuple(live.values()):
+            asyncio.run_coroutine_threadsafe(connection.close(1008, "robodyn viewer: reconnect"), loop).result(5)
+
+    def allowed(self, origin: str | None, path: str, host: str | None = None) -> bool:
+        """True when a websocket handshake with ``Origin`` header ``origin`` (None: a client that is no browser),
+        request target ``path`` and ``Host`` header ``host`` may see the scene: the token of :attr:`url` in the
+        query, and the origin of the viewer's page (on a wildcard address, the host the page was opened on)."""
+        from urllib.parse import parse_qs, urlsplit
+
+        tokens = parse_qs(urlsplit(path).query).get("token", [])
+        good = len(tokens) == 1 and hmac.compare_digest(tokens[0].encode(), self._token.encode())
+        if not good or origin is None:
+            return good
+        origin = origin.lower().rstrip("/")
+        return origin in self._origins or (self._wildcard and host is not None and origin == f"http://{host.lower()}")
+
+    async def _check_client(self, client) -> None:
+        connection = self._server._websock_server._live_connections.get(client.client_id)
+        if connection is None:
+            return
+        request = connection.request
+        headers = None if request is None else request.headers
+        if headers is None or not self.allowed(headers.get("Origin"), request.path, headers.get("Host")):
+            await connection.close(1008, "robodyn viewer: forbidden (open the URL the viewer printed)")
 
     def _add_visuals(self, urdf, package_dirs) -> tuple[dict, set]:
         """Scene nodes ``/visuals/k`` (one per frame k that carries URDF visuals, moved by :meth:`show`) holding
@@ -496,6 +572,7 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
         ``.gif`` or ``.mp4``; written atomically (nothing is left behind on error, an existing file is replaced
         only if it is a regular file).
     fps : float
+        Frames per second, from 0.01 (a GIF frame lasts at most 655 s) to 1000.
     title : str, optional
         Figure title (the robot's name by default); shown as plain text.
 
@@ -513,17 +590,21 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
         raise InputError("argument 't' must be a non-empty 1-D array of non-decreasing times (s)")
     if q.shape != (t.size, robot.n):
         raise InputError(f"argument 'q' has shape {q.shape}; expected ({t.size}, {robot.n})")
-    if not (np.isfinite(fps) and 0 < fps <= 1000):
-        raise InputError(f"argument 'fps' = {fps}; give frames per second in (0, 1000]")
+    if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)) \
+            or not (MIN_FPS <= fps <= 1000):
+        raise InputError(f"argument 'fps' = {fps!r}; give frames per second from {MIN_FPS:g} to 1000")
     path = Path(path)
     fmt = path.suffix.lower()
     if fmt not in (".gif", ".mp4"):
         raise InputError(f"animation file '{path.name}': give a .gif or .mp4 name")
     if fmt == ".mp4" and not manimation.writers.is_available("ffmpeg"):
         raise InputError("writing .mp4 needs ffmpeg on the PATH; write a .gif instead")
-    count = int(np.floor((t[-1] - t[0]) * fps)) + 1
-    if count > MAX_FRAMES:
-        raise InputError(f"the animation would hold {count} frames (> {MAX_FRAMES}); lower 'fps' or shorten the motion")
+    with np.errstate(over="ignore"):
+        frames = (float(t[-1]) - float(t[0])) * float(fps)  # inf for t = [0, 1e308]: refused below
+    if not frames < MAX_FRAMES:
+        raise InputError(f"the animation would hold {frames + 1:.3g} frames (> {MAX_FRAMES}); lower 'fps' or shorten "
+                         "the motion")
+    count = int(np.floor(frames)) + 1
     times = t[0] + np.arange(count) / fps
     qs = np.stack([np.interp(times, t, q[:, i]) for i in range(robot.n)], axis=-1) if t.size > 1 else q[:1]
     points = link_segments(robot, qs)  # (count, nf, 4, 3)

@@ -12,10 +12,10 @@ lifts them for users who mean it (docs/getting-started.md, "Limits of the comman
 from __future__ import annotations
 
 import math
-import os
-from contextvars import ContextVar
 
 from robodyn.errors import InputError
+# one switch for every limit: --allow-large (and ROBODYN_ALLOW_LARGE) also lifts the readers' limit on decoded bytes
+from robodyn.files import ALLOW_ENV, allow_large, set_allow_large  # noqa: F401  (re-exported for the commands)
 
 #: largest memory a command may plan to use (bytes) without --allow-large
 MAX_BYTES = 4 * 2**30
@@ -25,19 +25,6 @@ _FLOPS_PER_SECOND = 1e9
 #: largest number of joint variables of a symbolic model (generate, symbolic base parameters, opcount) without
 #: --allow-large: symbolic expansion grows faster than n^2 in memory and time
 MAX_SYMBOLIC_JOINTS = 60
-#: environment variable with the effect of --allow-large
-ALLOW_ENV = "ROBODYN_ALLOW_LARGE"
-
-_ALLOW: ContextVar[bool] = ContextVar("robodyn_cli_allow_large", default=False)
-
-
-def set_allow_large(allow: bool) -> None:
-    """Lift (or restore) the limits for the command run in this context (``robodyn --allow-large``)."""
-    _ALLOW.set(bool(allow))
-
-
-def allow_large() -> bool:
-    return _ALLOW.get() or os.environ.get(ALLOW_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 def _size(nbytes: float) -> str:

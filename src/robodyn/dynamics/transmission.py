@@ -97,7 +97,9 @@ class Transmission:
     @classmethod
     def gears(cls, N, J_m=None, Fv_m=None, Fc_m=None, gains=None) -> "Transmission":
         """Independent gears with ratios N_j = q̇_mj / q̇_j (nonzero; sign gives the rotation sense)."""
-        N = np.array(N, dtype=float)
+        if _holds_bool(N):
+            raise InputError(f"argument 'N' = {N!r} holds a boolean; give one finite nonzero ratio per joint")
+        N = as_real_array("N", N).astype(float)
         if N.ndim != 1 or np.any(N == 0) or not np.all(np.isfinite(N)):
             raise ModelError(f"Transmission.gears: N = {N.tolist()}; give one finite nonzero ratio per joint")
         return _with_motor_matrix(cls(np.diag(1.0 / N), J_m, Fv_m, Fc_m, gains), np.diag(N))
@@ -380,8 +382,21 @@ def motor_vector(owner: str, key: str, value, n: int, positive: bool) -> np.ndar
     return _frozen(v)
 
 
+#: Most motors a transmission file describes (its J_mq is checked invertible: O(size³) work).
+MAX_MOTORS = 1000
 #: Keys of a transmission file (see :func:`load_transmission`).
 TRANSMISSION_KEYS = ("gear_ratios", "coupling", "motor_matrix", "drive_gains", "rotor_inertia", "viscous", "coulomb")
+
+
+def _holds_bool(value) -> bool:
+    """Whether a YAML value (a number, or nested lists) holds a boolean anywhere."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_bool(v) for v in value)
+
+
+def _counting_number(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def load_transmission(path, n: int | None = None) -> Transmission:
@@ -422,10 +437,15 @@ def load_transmission(path, n: int | None = None) -> Transmission:
                              f"{', '.join(TRANSMISSION_KEYS)}")
 
     def numbers(key, shape=None):
+        if _holds_bool(doc[key]):  # YAML's true / yes / on: not a ratio, gain or constant
+            raise ModelFileError(f"{where}: {key} holds a boolean (true, yes, on, ...); give numbers")
         try:
             a = np.array(doc[key], dtype=float)
         except (TypeError, ValueError):
             raise ModelFileError(f"{where}: {key} must hold numbers") from None
+        if a.ndim >= 1 and a.shape[0] > MAX_MOTORS:
+            raise ModelFileError(f"{where}: {key} lists {a.shape[0]} entries; a transmission has at most "
+                                 f"{MAX_MOTORS} motors")
         if (shape is not None and a.shape != shape) or not np.all(np.isfinite(a)):
             want = "finite numbers" if shape is None else f"{shape[0]} finite numbers" if len(shape) == 1 else \
                 f"a {shape[0]} x {shape[1]} matrix of finite numbers"
@@ -453,7 +473,7 @@ def load_transmission(path, n: int | None = None) -> Transmission:
                 raise ModelFileError(f"{where}: coupling entry {k} must be {{motor: i, joint: j, value: x}}")
             i, j, v = e["motor"], e["joint"], e["value"]
             size = N.size
-            if not (isinstance(i, int) and isinstance(j, int) and 1 <= i <= size and 1 <= j <= size) or i == j:
+            if not (_counting_number(i) and _counting_number(j) and 1 <= i <= size and 1 <= j <= size) or i == j:
                 raise ModelFileError(f"{where}: coupling entry {k}: motor {i!r}, joint {j!r}; give two different "
                                      f"numbers from 1 to {size} (the diagonal is gear_ratios)")
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v):

@@ -229,6 +229,25 @@ def position_spectrum(t, x) -> tuple[np.ndarray, np.ndarray]:
     return f, P
 
 
+#: Sampling steps prepare_identification_data accepts (s): beyond them, the differences and the derivatives of q
+#: over- or underflow in float64 long before a real measurement (1 ns to 1 day).
+STEP_RANGE = (1e-9, 86400.0)
+
+
+def _check_step(tt: np.ndarray) -> None:
+    """Refuse times whose steps float64 cannot resolve or differentiate over (t ≈ 1e300, steps of 1e-300 s)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = tt[-1] - tt[0]
+        h = span / (tt.size - 1)
+    lo, hi = STEP_RANGE
+    if not (np.isfinite(span) and lo <= h <= hi):
+        raise InputError(f"t spans {span:.3g} s in {tt.size - 1} steps ({h:.3g} s each); give times in seconds with "
+                         f"a step from {lo:g} to {hi:g} s")
+    if np.max(np.abs(tt)) * 16 * np.finfo(float).eps > h:  # a step of fewer than 16 units in the last place
+        raise InputError(f"t reaches {np.max(np.abs(tt)):.3g} s, where float64 cannot resolve its steps of {h:.3g} "
+                         "s; give times from the start of the record (t - t[0])")
+
+
 def _uniform(tt: np.ndarray, qq: np.ndarray, tq: np.ndarray):
     """Uniform time stamps, or jittered ones resampled onto a uniform grid: (t, q, tau, h, note)."""
     dt = np.diff(tt)
@@ -318,6 +337,7 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     pad = 3 * (int(order) + 1)
     if tt.size <= pad + 2:
         raise InputError(f"{tt.size} samples are too few to filter with order {order}; give more than {pad + 2}")
+    _check_step(tt)
     tt, qq, tq, h, resampled = _uniform(tt, qq, tq)
     rate = 1.0 / h
     if cutoff is None or (isinstance(cutoff, str) and cutoff == "auto"):
@@ -328,13 +348,21 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
             raise InputError(f"cutoff = {cutoff!r}; give a frequency in Hz or 'auto'")
         fc = float(as_real_array("cutoff", cutoff))
         rule = "given"
-    if not (np.isfinite(fc) and 0 < fc < rate / 2):
-        raise InputError(f"cutoff = {cutoff!r} Hz; give a frequency between 0 and the Nyquist frequency {rate / 2:g} Hz")
+    lowest = rate / tt.size  # 1 / duration: the lowest frequency the record resolves
+    if not (np.isfinite(fc) and lowest <= fc < rate / 2):
+        raise InputError(f"cutoff = {cutoff!r} Hz; give a frequency from {lowest:g} Hz (1 / the duration of the "
+                         f"record) to below the Nyquist frequency {rate / 2:g} Hz")
     b, a = butter(int(order), fc / (rate / 2))
-    qf = filtfilt(b, a, qq, axis=0)
-    tf = filtfilt(b, a, tq, axis=0)
-    qd = np.gradient(qf, h, axis=0, edge_order=2)
-    qdd = np.gradient(qd, h, axis=0, edge_order=2)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, naming its cause
+        qf = filtfilt(b, a, qq, axis=0)
+        tf = filtfilt(b, a, tq, axis=0)
+        qd = np.gradient(qf, h, axis=0, edge_order=2)
+        qdd = np.gradient(qd, h, axis=0, edge_order=2)
+    for name, x, source in (("tau", tf, "tau"), ("q", qf, "q"), ("qd", qd, "q"), ("qdd", qdd, "q")):
+        if not np.isfinite(x).all():
+            raise InputError(f"filtering and differentiating overflow: {name} is not finite (|{source}| up to "
+                             f"{np.max(np.abs(tq if source == 'tau' else qq)):.3g}, time step {h:.3g} s); give "
+                             "values in SI units (rad, m, N m, N, s)")
     N = tt.size
     first, last, still = 0, N, (0, 0)
     if trim:
