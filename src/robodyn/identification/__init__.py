@@ -38,6 +38,7 @@ from robodyn.identification.dynamic import (
     PhysicalFit,
     physical_fit,
     pseudo_inertia,
+    Validation,
 )
 from robodyn.identification.payload import DriveGains, Payload, identify_drive_gains, identify_payload
 # --- end dynamic identification ---

@@ -139,6 +139,38 @@ class Identification:
             out[blk] = self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) @ self.values
         return finite_result("Identification.predict", out.reshape(shape))
 
+    def validate(self, q, qd, qdd, tau, min_velocity=None) -> "Validation":
+        """How well the identified model predicts torques it was not fitted to (held-out data).
+
+        For every joint j: the relative RMS error 100 ‖τ_j − τ̂_j‖ / ‖τ_j‖ (%), the RMS error ‖τ_j − τ̂_j‖ / √N_j
+        (N m | N), and the samples N_j it is taken over, τ̂ = :meth:`predict`.
+
+        Parameters
+        ----------
+        q, qd, qdd, tau : array (N, n) — held-out samples, prepared as the identification data were (same
+            filter: e.g. ``rd.prepare_identification_data(..., cutoff=data.cutoff)`` or one prepared run split in
+            time).
+        min_velocity : float or array (n,) or None — score joint j only on the samples where |q̇_j| ≥
+            min_velocity_j (the toolboxes' convention near velocity reversals); default: every sample.
+
+        Returns
+        -------
+        Validation
+        """
+        q, qd, qdd, tau = _samples(self.model, q, qd, qdd, tau)
+        use = _rows_used(qd, min_velocity)
+        if use is None:
+            use = np.ones(q.shape, dtype=bool)
+        r = tau - self.predict(q, qd, qdd)
+        count = use.sum(axis=0)
+        ss_r = np.sum(np.where(use, r, 0.0) ** 2, axis=0)
+        ss_t = np.sum(np.where(use, tau, 0.0) ** 2, axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(ss_t > 0, 100.0 * np.sqrt(ss_r / ss_t), np.where(ss_r > 0, np.inf, 0.0))
+        return Validation(relative_rms_percent=rel, rms=np.sqrt(ss_r / count), samples=count,
+                          min_velocity=None if min_velocity is None else np.broadcast_to(
+                              np.asarray(min_velocity, dtype=float), (q.shape[1],)).copy())
+
     def plot(self, path, q, qd, qdd, tau, t=None, title: str | None = None) -> None:
         """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the
         residual.  Written to a temporary name and renamed: no partial file.
@@ -210,6 +242,38 @@ class Identification:
 
         text = yaml.safe_dump(self.to_dict(), sort_keys=False)
         write_atomically(path, lambda fh: fh.write(text), what="identification file")
+
+
+@dataclass(frozen=True, eq=False)
+class Validation:
+    """Result of :meth:`Identification.validate`: the prediction error on held-out samples, per joint.
+
+    Attributes
+    ----------
+    relative_rms_percent : ndarray (n,) — 100 ‖τ_j − τ̂_j‖ / ‖τ_j‖ (%) over the samples used.
+    rms : ndarray (n,) — ‖τ_j − τ̂_j‖ / √N_j (N m | N).
+    samples : ndarray (n,) of int — N_j, the samples of joint j used (``min_velocity`` drops the slow ones).
+    min_velocity : ndarray (n,) or None — the threshold given (rad/s | m/s).
+    """
+
+    relative_rms_percent: np.ndarray
+    rms: np.ndarray
+    samples: np.ndarray
+    min_velocity: np.ndarray | None = None
+
+    @property
+    def mean_relative_rms_percent(self) -> float:
+        """The mean over the joints of the relative RMS error (%)."""
+        return float(np.mean(self.relative_rms_percent))
+
+    def to_dict(self) -> dict:
+        """Plain Python data (what ``robodyn identify --validate`` writes)."""
+        d = {"relative_rms_percent": [float(x) for x in self.relative_rms_percent],
+             "mean_relative_rms_percent": self.mean_relative_rms_percent,
+             "rms": [float(x) for x in self.rms], "samples": [int(x) for x in self.samples]}
+        if self.min_velocity is not None:
+            d["min_velocity"] = [float(x) for x in self.min_velocity]
+        return d
 
 
 def pseudo_inertia(params) -> np.ndarray:
