@@ -68,7 +68,14 @@ def test_identify_exact_columns_recovers_the_base_parameters(robot, files):
     res = run("identify", files["model"], files["full"], "--out", out, "--plot", plot)
     assert res.exit_code == 0, res.output
     assert "ZZR1" in res.output and "fit per joint" in res.output and "%σ" in res.output
-    saved = yaml.safe_load(out.read_text())
+    saved = yaml.safe_load((files["folder"] / "result.identification.yaml").read_text())
+    assert saved["model_file"] == str(out)
+    model = rd.load(out)  # the identified model: a model file every command loads
+    q = np.linspace(-1, 1, 3 * robot.n).reshape(3, robot.n)
+    np.testing.assert_allclose(rd.inverse_dynamics(model, q, q, q), rd.inverse_dynamics(robot, q, q, q),
+                               rtol=1e-6, atol=1e-6 * np.abs(rd.inverse_dynamics(robot, q, q, q)).max())
+    for command in (["id", out, "--q", "0.1,0.2,0.3"], ["info", out]):
+        assert run(*command).exit_code == 0
     truth = rd.base_parameters(robot, friction=True)
     assert [p["name"] for p in saved["parameters"]] == list(truth.names)
     values = np.array([p["value"] for p in saved["parameters"]])
@@ -150,3 +157,18 @@ def test_errors_exit_2_and_write_nothing(files):
     res = run("excite", files["model"], "--duration", -1, "--out", folder / "t.csv")
     assert res.exit_code == 2 and "duration" in res.output
     assert not out.exists() and not plot.exists() and not (folder / "t.csv").exists()
+
+
+def test_identify_validates_on_a_held_out_log(files):
+    """--validate LOG: the prediction error per joint on another log prepared with the identification's cut-off;
+    on exact data the identified model predicts it to rounding, and a log of another robot shows a large error."""
+    res = run("identify", files["model"], files["full"], "--validate", files["full"], "--json")
+    assert res.exit_code == 0, res.output
+    v = json.loads(res.stdout)["validation"]
+    assert len(v["relative_rms_percent"]) == 3 and max(v["relative_rms_percent"]) < 1e-6
+    assert v["samples"] == [len(files["q"])] * 3
+    res = run("identify", files["model"], files["measured"], "--validate", files["measured"])
+    assert res.exit_code == 0, res.output
+    assert "held-out prediction error" in res.output
+    res = run("identify", files["model"], files["full"], "--validate", files["folder"] / "missing.csv")
+    assert res.exit_code == 2

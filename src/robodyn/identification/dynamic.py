@@ -255,13 +255,19 @@ class Identification:
             d["prior_determined"] = list(self.prior_determined)
         return d
 
-    def save(self, path) -> None:
-        """Write the result as YAML (atomically: never a partial file)."""
+    def save(self, path, model_file=None) -> None:
+        """Write the result's estimates and statistics as YAML (atomically: never a partial file); the format is
+        that of :meth:`to_dict` (docs/identification.md, "Files").  It is not a model file: write the identified
+        model with ``rd.save(result.robot, path)`` ("physical").  ``model_file``: the path of that model file,
+        recorded as ``model_file``."""
         import yaml
 
         from robodyn.files import write_atomically
 
-        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
+        d = self.to_dict()
+        if model_file is not None:
+            d["model_file"] = str(model_file)
+        text = yaml.safe_dump(d, sort_keys=False)
         write_atomically(path, lambda fh: fh.write(text), what="identification file")
 
 

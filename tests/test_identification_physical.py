@@ -1,0 +1,87 @@
+"""The physically consistent identification: its certificate, its bounds, the regularization chosen from the data,
+and which parameters the data determined (robodyn.identification.consistent)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.identification.consistent import LOOSE_GAP, PhysicalBounds, pseudo_inertia
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return rd.load("rx90")
+
+
+@pytest.fixture(scope="module")
+def samples(robot):
+    """Random states of the RX-90 and its torques with 1 % noise of each joint's RMS torque."""
+    rng = np.random.default_rng(1)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 600, robot.n))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    return q, qd, qdd, tau + 0.01 * tau.std(axis=0) * rng.standard_normal(tau.shape)
+
+
+def consistent(res) -> None:
+    lam = np.linalg.eigvalsh(pseudo_inertia(res.robot.params))
+    assert lam.min() >= -1e-9 * np.abs(lam).max()
+    assert res.robot.Ia.min() >= 0 and res.robot.Fc.min() >= 0 and res.robot.Fv.min() >= 0
+
+
+def test_default_is_certified_and_says_how_the_regularization_was_chosen(robot, samples):
+    res = rd.identify(robot, *samples, method="physical")
+    consistent(res)
+    s = res.solver
+    assert res.converged and s["certified"] and "cross-validation" in s["regularization_rule"]
+    # the certificate: a feasible point's objective, a dual lower bound below it, their gap stated
+    assert s["lower_bound"] <= s["objective"] and s["relative_gap"] <= LOOSE_GAP
+    assert s["relative_gap"] == pytest.approx((s["objective"] - s["lower_bound"]) / s["objective"], abs=1e-15)
+    # the fit is no better than least squares', and no worse than the true parameters' (the noise): they are
+    # consistent and, being the prior here, cost nothing in regularization
+    q, qd, qdd, tau = samples
+    ssr = np.sum((tau - res.predict(q, qd, qdd)) ** 2)
+    ols = rd.identify(robot, *samples)
+    assert ssr >= np.sum((tau - ols.predict(q, qd, qdd)) ** 2) * (1 - 1e-9)
+    assert ssr <= np.sum((tau - rd.inverse_dynamics(robot, q, qd, qdd)) ** 2) * (1 + 1e-6)
+
+
+def test_prior_share_marks_what_the_data_cannot_determine(robot, samples):
+    res = rd.identify(robot, *samples, method="physical", regularization=1e-3)
+    names = rd.standard_parameter_names(robot, True)
+    share = dict(zip(names, res.prior_share))
+    assert res.prior_share.shape == (len(names),) and np.all((0 <= res.prior_share) & (res.prior_share <= 1))
+    # XX1, YY1 and M1 do not enter the dynamics of a fixed base's first link (Khalil's rules): the prior alone
+    for k in ("XX1", "YY1", "M1"):
+        assert share[k] == pytest.approx(1.0, abs=1e-6) and k in res.prior_determined
+    # Fv1 is a base parameter on its own column: the data alone
+    assert share["Fv1"] < 1e-3 and "Fv1" not in res.prior_determined
+    assert rd.identify(robot, *samples).prior_determined == ()
+
+
+def test_bounds_hold(robot, samples):
+    truth = robot.params[:, 9]
+    lo, hi = 0.9 * truth, 1.1 * truth + 0.1
+    box = np.full((robot.nf, 3, 2), np.nan)
+    box[:, :, 0], box[:, :, 1] = -0.05, 0.05  # every centre of mass within 5 cm of its frame's origin
+    total = float(truth.sum()) + 1.0
+    res = rd.identify(robot, *samples, method="physical", regularization=1e-4,
+                      bounds=PhysicalBounds(min_mass=lo, max_mass=hi, com_box=box, total_mass=total))
+    consistent(res)
+    M, MS = res.robot.params[:, 9], res.robot.params[:, 6:9]
+    assert np.all(M >= lo - 1e-9) and np.all(M <= hi + 1e-9)
+    assert np.all(np.abs(MS) <= 0.05 * M[:, None] + 1e-9)
+    assert M.sum() == pytest.approx(total, rel=1e-6)
+    with pytest.raises(rd.InputError, match="com_box"):
+        rd.identify(robot, *samples, method="physical", bounds={"com_box": np.zeros((2, 3, 2))})
+    with pytest.raises(rd.InputError, match="unknown key"):
+        rd.identify(robot, *samples, method="physical", bounds={"mass": 1.0})
+
+
+def test_regularization_towards_the_prior(robot, samples):
+    """A large regularization returns the prior where it is consistent with the constraints: the model's own
+    parameters (up to the conic solver's tolerance), whatever the data say."""
+    res = rd.identify(robot, *samples, method="physical", regularization=1e8)
+    prior = rd.standard_parameter_vector(robot, True)
+    assert np.abs(res.standard - prior).max() <= 1e-3 * np.abs(prior).max()
