@@ -85,3 +85,23 @@ def test_regularization_towards_the_prior(robot, samples):
     res = rd.identify(robot, *samples, method="physical", regularization=1e8)
     prior = rd.standard_parameter_vector(robot, True)
     assert np.abs(res.standard - prior).max() <= 1e-3 * np.abs(prior).max()
+
+
+def test_several_runs_at_once_each_prepared_on_its_own():
+    """Two runs of a simulated arm, each filtered and differentiated on its own: identified together they give
+    the estimate of their stacked samples (no filter across the seam); validated run by run on held-out data."""
+    robot = rd.load("planar3r")
+    t = np.arange(0, 8, 0.005)
+    runs = []
+    for k, phase in enumerate((0.0, 1.3)):
+        q = np.column_stack([0.8 * np.sin((j + 1) * 0.7 * t + phase + j) for j in range(3)])
+        qd = np.gradient(q, t, axis=0)
+        qdd = np.gradient(qd, t, axis=0)
+        runs.append(rd.prepare_identification_data(t, q, rd.inverse_dynamics(robot, q, qd, qdd)))
+    both = rd.identify(robot, runs)
+    stacked = rd.identify(robot, *(np.concatenate([getattr(r, a) for r in runs]) for a in ("q", "qd", "qdd", "tau")))
+    np.testing.assert_array_equal(both.values, stacked.values)
+    v = both.validate(runs[1:])
+    assert v.samples.tolist() == [runs[1].t.size] * 3
+    with pytest.raises(rd.InputError, match="run 1"):
+        rd.identify(robot, [runs[0], "x"])

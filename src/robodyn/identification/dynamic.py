@@ -157,7 +157,7 @@ class Identification:
             out[blk] = self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) @ self.values
         return finite_result("Identification.predict", out.reshape(shape))
 
-    def validate(self, q, qd, qdd, tau, min_velocity=None) -> "Validation":
+    def validate(self, q, qd=None, qdd=None, tau=None, min_velocity=None) -> "Validation":
         """How well the identified model predicts torques it was not fitted to (held-out data).
 
         For every joint j: the relative RMS error 100 ‖τ_j − τ̂_j‖ / ‖τ_j‖ (%), the RMS error ‖τ_j − τ̂_j‖ / √N_j
@@ -167,7 +167,7 @@ class Identification:
         ----------
         q, qd, qdd, tau : array (N, n) — held-out samples, prepared as the identification data were (same
             filter: e.g. ``rd.prepare_identification_data(..., cutoff=data.cutoff)`` or one prepared run split in
-            time).
+            time); or, as in :func:`identify`, held-out runs: a list of IdentificationData or tuples.
         min_velocity : float or array (n,) or None — score joint j only on the samples where |q̇_j| ≥
             min_velocity_j (the toolboxes' convention near velocity reversals); default: every sample.
 
@@ -175,7 +175,7 @@ class Identification:
         -------
         Validation
         """
-        q, qd, qdd, tau = _samples(self.model, q, qd, qdd, tau)
+        q, qd, qdd, tau = stack_runs(self.model, q, qd, qdd, tau)
         use = _rows_used(qd, min_velocity)
         if use is None:
             use = np.ones(q.shape, dtype=bool)
@@ -324,6 +324,29 @@ def _samples(robot: Robot, q, qd, qdd, tau):
     return arrays["q"], arrays["qd"], arrays["qdd"], arrays["tau"]
 
 
+def stack_runs(robot: Robot, q, qd=None, qdd=None, tau=None):
+    """The samples (N, n) × 4 of one run given as arrays, or of several runs (a list of IdentificationData or of
+    (q, qd, qdd, tau) tuples, each prepared on its own) stacked row-wise; checked like one run."""
+    from robodyn.identification.data import IdentificationData
+
+    if qd is None and qdd is None and tau is None:
+        runs = [q] if isinstance(q, IdentificationData) else q
+        if not isinstance(runs, (list, tuple)) or not runs:
+            raise InputError("give q, qd, qdd, tau (N, n), or a list of runs: IdentificationData or (q, qd, qdd, "
+                             "tau) tuples")
+        parts = []
+        for k, run in enumerate(runs):
+            if isinstance(run, IdentificationData):
+                run = (run.q, run.qd, run.qdd, run.tau)
+            if not isinstance(run, (list, tuple)) or len(run) != 4:
+                raise InputError(f"run {k}: give an IdentificationData or a (q, qd, qdd, tau) tuple")
+            parts.append(_samples(robot, *run))
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+    if qd is None or qdd is None or tau is None:
+        raise InputError("give q, qd, qdd and tau (N, n) together, or only a list of runs as q")
+    return _samples(robot, q, qd, qdd, tau)
+
+
 def _square(R: np.ndarray, m: int) -> np.ndarray:
     out = np.zeros((m, m))
     out[: R.shape[0]] = R[:m]
@@ -435,9 +458,9 @@ def joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
 def identify(
     robot: Robot,
     q,
-    qd,
-    qdd,
-    tau,
+    qd=None,
+    qdd=None,
+    tau=None,
     method: str = "ols",
     friction: bool = True,
     base=None,
@@ -461,7 +484,10 @@ def identify(
     q, qd, qdd, tau : array (N, n)
         Joint positions, velocities, accelerations (rad, rad/s, rad/s² | m, …) and torques (N m | N), e.g. from
         :func:`prepare_identification_data`; joint-side (motor-side data: :func:`robodyn.joint_from_motor`,
-        :func:`robodyn.joint_torques_from_motor`).
+        :func:`robodyn.joint_torques_from_motor`).  Runs already filtered and differentiated (as a robot's
+        software may store them) go in as they are.  Several runs at once: ``q`` a list of
+        :class:`IdentificationData` (each run prepared on its own, so no filter or derivative spans the seam
+        between two runs) or of (q, qd, qdd, tau) tuples, and qd, qdd, tau not given; their rows are stacked.
     method : {"ols", "wls", "irls", "physical"}
         See the module documentation.
     friction : bool
@@ -528,7 +554,7 @@ def identify(
         raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
     if robust not in ("huber", "bisquare"):
         raise InputError(f"robust = {robust!r}; choose 'huber' or 'bisquare'")
-    q, qd, qdd, tau = _samples(robot, q, qd, qdd, tau)
+    q, qd, qdd, tau = stack_runs(robot, q, qd, qdd, tau)
     if transmission is not None:
         from robodyn.parameters.regressor import standard_parameter_names
 
