@@ -105,3 +105,29 @@ def test_several_runs_at_once_each_prepared_on_its_own():
     assert v.samples.tolist() == [runs[1].t.size] * 3
     with pytest.raises(rd.InputError, match="run 1"):
         rd.identify(robot, [runs[0], "x"])
+
+
+def test_expected_accuracy_against_the_noise_level():
+    """The Panda with 2 % noise on every joint's torque (σ_j = 2 % of its RMS): WLS predicts the noise-free torques
+    of a second set of states to ~σ_j √(b / (N n)) (0.08 σ_j here; 0.5 σ_j asserted), while OLS, weighting every
+    joint's equations alike, lets the heavy joints' noise into the light joints' parameters: the wrist's
+    prediction error is then several times its own σ_j (docs/identification.md, "Expected accuracy")."""
+    robot = rd.load("panda")
+    rng = np.random.default_rng(3)
+    lo, hi = robot.qlim[:, 0], robot.qlim[:, 1]
+
+    def states(N):
+        return rng.uniform(lo, hi, (N, robot.n)), rng.uniform(-1, 1, (N, robot.n)), rng.uniform(-3, 3, (N, robot.n))
+
+    q, qd, qdd = states(1500)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    sigma = 0.02 * np.sqrt(np.mean(tau ** 2, axis=0))
+    measured = tau + sigma * rng.standard_normal(tau.shape)
+    q2, qd2, qdd2 = states(1500)
+    truth = rd.inverse_dynamics(robot, q2, qd2, qdd2)
+    wls = rd.identify(robot, q, qd, qdd, measured, method="wls")
+    ols = rd.identify(robot, q, qd, qdd, measured)
+    err_wls = np.sqrt(np.mean((wls.predict(q2, qd2, qdd2) - truth) ** 2, axis=0)) / sigma
+    err_ols = np.sqrt(np.mean((ols.predict(q2, qd2, qdd2) - truth) ** 2, axis=0)) / sigma
+    assert np.all(err_wls < 0.5)
+    assert err_ols[-1] > 2 * err_wls[-1]
