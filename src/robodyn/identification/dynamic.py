@@ -542,8 +542,9 @@ def identify(
     Raises
     ------
     IdentificationError
-        Too few samples, or parameters the data do not excite (named); ``"physical"``: the solver did not
-        converge.
+        Too few samples, parameters the data do not excite (named), weights that make the problem numerically
+        singular; ``"physical"``: the conic solver returned no point (a point whose duality gap is not
+        certified comes back with ``converged=False`` and a ``message``).
     InputError
         Shapes, NaN rows (reported by row), unknown method, a transmission of the wrong size, bad weights.
     """
@@ -926,7 +927,7 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
     InputError
         Shapes that do not match ``base.count``, non-finite entries, negative ``regularization``.
     IdentificationError
-        The conic solver fails or does not converge.
+        The conic solver returns no point (an uncertified one is reported in ``solver["certified"]``).
     """
     from robodyn.parameters.base import BaseParameters
 
