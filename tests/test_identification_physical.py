@@ -98,9 +98,10 @@ def test_several_runs_at_once_each_prepared_on_its_own():
         qd = np.gradient(q, t, axis=0)
         qdd = np.gradient(qd, t, axis=0)
         runs.append(rd.prepare_identification_data(t, q, rd.inverse_dynamics(robot, q, qd, qdd)))
-    both = rd.identify(robot, runs)
+    both = rd.identify(robot, [(r.q, r.qd, r.qdd, r.tau) for r in runs])
     stacked = rd.identify(robot, *(np.concatenate([getattr(r, a) for r in runs]) for a in ("q", "qd", "qdd", "tau")))
     np.testing.assert_array_equal(both.values, stacked.values)
+    assert rd.identify(robot, runs).samples == both.samples  # as prepared data (Coulomb columns filtered per run)
     v = both.validate(runs[1:])
     assert v.samples.tolist() == [runs[1].t.size] * 3
     with pytest.raises(rd.InputError, match="run 1"):

@@ -166,13 +166,12 @@ def test_held_out_error_against_figaroh_on_its_splits(tx40, tx40_prepared, metho
     data = tx40_prepared
     errors = []
     for T in FIGAROH_HELD_OUT:
-        fit = (data.t >= 0.1) & (data.t < T)
-        val = (data.t >= T) & (data.t < 7.7)
-        res = rd.identify(robot, data.q[fit], data.qd[fit], data.qdd[fit], data.tau[fit], method=method,
-                          transmission=tr)
+        fit = data.select((data.t >= 0.1) & (data.t < T))
+        res = rd.identify(robot, fit, method=method, transmission=tr)
         if method == "physical":
             physically_consistent(res)
-        v = res.validate(data.q[val], data.qd[val], data.qdd[val], data.tau[val], min_velocity=DQ_LIM)
+            assert res.converged and res.solver["certified"]
+        v = res.validate(data.select((data.t >= T) & (data.t < 7.7)), min_velocity=DQ_LIM)
         errors.append(v.relative_rms_percent)
     ours = np.mean(errors, axis=0)
     ref = np.mean(list(FIGAROH_HELD_OUT.values()), axis=0)

@@ -136,7 +136,8 @@ def identify_command(
                                  "and qdd")
             t, q, qd, qdd, tau = m["t"], m["q"], m["qd"], m["qdd"], m["tau"]
             prepared = None
-        res = identify(r, q, qd, qdd, tau, method=method, friction=friction, transmission=tr,
+        samples = d if prepared is not None and not parallel else (q, qd, qdd, tau)  # prepared: unbiased Coulomb
+        res = identify(r, [samples], method=method, friction=friction, transmission=tr,
                        min_velocity=min_velocity, parallel=d if parallel else None)
         held_out = None
         if validate is not None:
@@ -152,9 +153,9 @@ def identify_command(
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         model = None
         if out is not None:
-            model = res if method == "physical" else identify(r, q, qd, qdd, tau, method="physical",
-                                                               friction=friction, transmission=tr,
-                                                               min_velocity=min_velocity)
+            model = res if method == "physical" else identify(r, [samples], method="physical", friction=friction,
+                                                               transmission=tr, min_velocity=min_velocity,
+                                                               parallel=d if parallel else None)
         if stats is not None:
             res.save(stats, model_file=out)
         if out is not None:

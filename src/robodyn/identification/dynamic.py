@@ -329,22 +329,58 @@ def stack_runs(robot: Robot, q, qd=None, qdd=None, tau=None):
     (q, qd, qdd, tau) tuples, each prepared on its own) stacked row-wise; checked like one run."""
     from robodyn.identification.data import IdentificationData
 
+    return _stack(robot, q, qd, qdd, tau)[:4]
+
+
+def _stack(robot: Robot, q, qd=None, qdd=None, tau=None):
+    """:func:`stack_runs` and the runs' filtered Coulomb columns (N, n) (None unless every run is prepared data)."""
+    from robodyn.identification.data import IdentificationData
+
     if qd is None and qdd is None and tau is None:
         runs = [q] if isinstance(q, IdentificationData) else q
         if not isinstance(runs, (list, tuple)) or not runs:
             raise InputError("give q, qd, qdd, tau (N, n), or a list of runs: IdentificationData or (q, qd, qdd, "
                              "tau) tuples")
-        parts = []
+        parts, coulomb = [], []
         for k, run in enumerate(runs):
             if isinstance(run, IdentificationData):
+                coulomb.append(run.coulomb)
                 run = (run.q, run.qd, run.qdd, run.tau)
+            else:
+                coulomb.append(None)
             if not isinstance(run, (list, tuple)) or len(run) != 4:
                 raise InputError(f"run {k}: give an IdentificationData or a (q, qd, qdd, tau) tuple")
             parts.append(_samples(robot, *run))
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+        stacked = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+        sharp = any(c is None for c in coulomb)
+        return stacked + (None if sharp else np.concatenate(coulomb),)
     if qd is None or qdd is None or tau is None:
         raise InputError("give q, qd, qdd and tau (N, n) together, or only a list of runs as q")
-    return _samples(robot, q, qd, qdd, tau)
+    return _samples(robot, q, qd, qdd, tau) + (None,)
+
+
+def _coulomb_columns(bp) -> list:
+    """(joint j, base column k) of every base parameter that is a joint's Coulomb friction Fc_j alone."""
+    from robodyn.parameters.regressor import standard_parameter_names
+
+    names = standard_parameter_names(bp.robot, bp.friction, bp.transmission)
+    out = []
+    for k, c in enumerate(bp.columns):
+        if names[c].startswith("Fc") and names[c][2:].isdigit():
+            out.append((int(names[c][2:]) - 1, k))
+    return out
+
+
+def _filtered_coulomb(bp, coulomb):
+    """The regressor function (q, qd, qdd, rows) → W with the Coulomb columns replaced by ``coulomb[rows]``."""
+    pairs = _coulomb_columns(bp)
+
+    def W_of(q, qd, qdd, rows):
+        W = bp.regressor(q, qd, qdd)
+        for j, k in pairs:
+            W[:, j, k] = coulomb[rows, j]
+        return W
+    return W_of
 
 
 def _square(R: np.ndarray, m: int) -> np.ndarray:
@@ -369,7 +405,8 @@ def _reduce(bp, q, qd, qdd, tau, use=None, W=None, folds: int = 0):
     G = np.zeros((n, m, m))
     Gf = np.zeros((folds, n, m, m)) if folds else None
     scale = None
-    W_of = (lambda blk: bp.regressor(q[blk], qd[blk], qdd[blk])) if W is None else (lambda blk: W[blk])
+    W_of = (lambda blk: bp.regressor(q[blk], qd[blk], qdd[blk])) if W is None else (
+        W if callable(W) else (lambda blk: W[blk]))
     with progress("identification: regressor of the samples", total=N) as bar:
         for s in range(0, N, BLOCK):
             blk = slice(s, s + BLOCK)
@@ -555,7 +592,7 @@ def identify(
         raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
     if robust not in ("huber", "bisquare"):
         raise InputError(f"robust = {robust!r}; choose 'huber' or 'bisquare'")
-    q, qd, qdd, tau = stack_runs(robot, q, qd, qdd, tau)
+    q, qd, qdd, tau, coulomb = _stack(robot, q, qd, qdd, tau)
     if transmission is not None:
         from robodyn.parameters.regressor import standard_parameter_names
 
@@ -570,6 +607,9 @@ def identify(
     N, n = q.shape
     b = bp.count
     Wp = None if parallel is None else _parallel_regressor(bp, parallel, q, qd, qdd, tau)
+    if Wp is None and coulomb is not None:
+        patched = _filtered_coulomb(bp, coulomb)
+        Wp = lambda blk: patched(q[blk], qd[blk], qdd[blk], blk)  # noqa: E731 (the block function of _reduce)
     use = _rows_used(qd, min_velocity)
     wj = _user_weights(weights, n)
     counts = np.full(n, N) if use is None else use.sum(axis=0)
@@ -591,7 +631,8 @@ def identify(
                       regularization=regularization, min_mass=min_mass, bounds=bounds, folds=folds,
                       irls=lambda theta: _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use, wj, Wp))
     return Identification(model=robot, method=method, friction=friction, base=bp, names=names, samples=N,
-                          transmission=transmission, equations=counts, weights=wj, parallel=Wp is not None, **fit)
+                          transmission=transmission, equations=counts, weights=wj, parallel=parallel is not None,
+                          **fit)
 
 
 def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=None, rank_tol: float = RANK_TOL,
@@ -780,11 +821,11 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None,
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
     N, n = q.shape
     b = bp.count
-    if Wp is None:
+    if Wp is None or callable(Wp):
         W = np.empty((N, n, b))
         for s in range(0, N, BLOCK):
             blk = slice(s, s + BLOCK)
-            W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk])
+            W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk]) if Wp is None else Wp(blk)
     else:
         W = Wp
     A, y = W.reshape(-1, b), tau.reshape(-1)
