@@ -132,3 +132,16 @@ def test_expected_accuracy_against_the_noise_level():
     err_ols = np.sqrt(np.mean((ols.predict(q2, qd2, qdd2) - truth) ** 2, axis=0)) / sigma
     assert np.all(err_wls < 0.5)
     assert err_ols[-1] > 2 * err_wls[-1]
+
+
+def test_options_record_equals_the_keywords(robot, samples):
+    from robodyn.identification import IdentificationOptions
+
+    opts = IdentificationOptions(friction=True, weights=np.arange(1.0, 7.0), min_velocity=0.1)
+    a = rd.identify(robot, *samples, method="wls", options=opts)
+    b = rd.identify(robot, *samples, method="wls", weights=np.arange(1.0, 7.0), min_velocity=0.1)
+    np.testing.assert_array_equal(a.values, b.values)
+    with pytest.raises(rd.InputError, match="weights either as keyword"):
+        rd.identify(robot, *samples, options=opts, weights=np.ones(6))
+    with pytest.raises(rd.InputError, match="IdentificationOptions"):
+        rd.identify(robot, *samples, options={"friction": True})

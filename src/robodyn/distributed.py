@@ -48,7 +48,7 @@ import numpy as np
 from robodyn.errors import InputError, RobodynError
 from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, IdentificationError, check_rank,
                                            consistency_constraints, fit_factors, joint_residuals,
-                                           nearest_consistent, noise_floor, pseudo_inertia, robust_weights, solve_conic,
+                                           merge_options, nearest_consistent, noise_floor, pseudo_inertia, robust_weights, solve_conic,
                                            solve_factor, solver_report, stack_factors, standard_to_base)
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
@@ -626,7 +626,7 @@ def _compute(*tasks):
 def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
              robust: str = "huber", max_iterations: int = 50, rank_tol: float = RANK_TOL,
              reduction: str = "gram", chunk: int = CHUNK, regularization: float | None = None,
-             min_mass: float = 0.0, per_robot=None) -> Identification:
+             min_mass: float = 0.0, per_robot=None, options=None) -> Identification:
     """:func:`robodyn.identify` on out-of-core samples: the regressor is computed and reduced chunk by chunk.
 
     Parameters
@@ -639,6 +639,8 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         exact (:func:`median`).  "physical" solves the semidefinite program on the stacked (b + 1) × (b + 1)
         factor (:func:`robodyn.identification.dynamic.physical_fit`), as the in-memory method does.
     friction, base, robust, max_iterations, rank_tol, regularization, min_mass : as :func:`robodyn.identify`.
+    options : IdentificationOptions or None — those seven as one record (its other fields must keep their
+        defaults), as :func:`robodyn.identify`.
     reduction : {"gram", "tsqr"} — see the module documentation (normal equations with compensated sums, the
         in-memory reduction; or a communication-avoiding QR, accuracy ε cond(W) for ill-conditioned data).
     chunk : int — rows per task when NumPy arrays are given.
@@ -673,6 +675,17 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     _check_robot(robot)
     _, da = _dask()
     from robodyn.parameters.base import base_parameters
+
+    if options is not None:
+        shared = ("friction", "base", "robust", "max_iterations", "rank_tol", "regularization", "min_mass")
+        rest = [k for k in ("transmission", "min_velocity", "weights", "parallel", "bounds")
+                if getattr(options, k, None) is not None]
+        if rest:
+            raise InputError(f"options: {', '.join(rest)} are not available out of core; use robodyn.identify")
+        o = merge_options(options, dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations,
+                                        rank_tol=rank_tol, regularization=regularization, min_mass=min_mass), shared)
+        friction, base, robust, max_iterations = o["friction"], o["base"], o["robust"], o["max_iterations"]
+        rank_tol, regularization, min_mass = o["rank_tol"], o["regularization"], o["min_mass"]
 
     if method not in ("ols", "wls", "irls", "physical"):
         raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")

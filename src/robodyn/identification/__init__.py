@@ -33,6 +33,7 @@ from robodyn.identification.dynamic import (
     EssentialParameters,
     Identification,
     IdentificationError,
+    IdentificationOptions,
     essential_parameters,
     identify,
     PhysicalFit,

@@ -324,6 +324,60 @@ def _samples(robot: Robot, q, qd, qdd, tau):
     return arrays["q"], arrays["qd"], arrays["qdd"], arrays["tau"]
 
 
+@dataclass(frozen=True)
+class IdentificationOptions:
+    """The options of :func:`identify` as one record (``identify(robot, data, method, options=...)``); the
+    keyword arguments of the same names are the same options.  ``robodyn.distributed.identify`` takes the fields
+    friction, base, robust, max_iterations, rank_tol, regularization, min_mass.
+
+    Attributes
+    ----------
+    friction : bool — identify Fc, Fv, Foff of every joint (default True).
+    base : BaseParameters or None — the base parameters to identify (default: Khalil's rules, else numeric QR).
+    robust : {"huber", "bisquare"} — weight function of "irls".
+    max_iterations : int — iteration limit of "irls" (50).
+    regularization : float or None — "physical": the pull towards the model's parameters; None: from the data.
+    min_mass : float — "physical": lower bound on every link mass (kg).
+    rank_tol : float — relative tolerance of the identifiability test (1e-6).
+    transmission : Transmission or None — the motors and couplings whose parameters are identified too.
+    min_velocity : float, array (n,) or None — drop joint j's rows where |q̇_j| < min_velocity_j.
+    weights : array (n,) or None — per-joint weights of the fit.
+    parallel : IdentificationData or None — filter and decimate the whole regressor like τ.
+    bounds : PhysicalBounds, dict or None — "physical": mass bounds, CoM boxes, total mass.
+    """
+
+    friction: bool = True
+    base: object = None
+    robust: str = "huber"
+    max_iterations: int = 50
+    regularization: float | None = None
+    min_mass: float = 0.0
+    rank_tol: float = RANK_TOL
+    transmission: object = None
+    min_velocity: object = None
+    weights: object = None
+    parallel: object = None
+    bounds: object = None
+
+
+def merge_options(options, given: dict, fields=None) -> dict:
+    """The option values: the keywords ``given`` (name → value), or those of ``options`` (an
+    IdentificationOptions) when it is given — InputError when a keyword differs from its default too."""
+    from dataclasses import fields as dc_fields
+
+    if options is None:
+        return given
+    if not isinstance(options, IdentificationOptions):
+        raise InputError(f"options is {type(options).__name__}; give an IdentificationOptions")
+    defaults = IdentificationOptions()
+    clash = [k for k, v in given.items() if v is not getattr(defaults, k) and not (
+        isinstance(v, (int, float, str, bool)) and v == getattr(defaults, k))]
+    if clash:
+        raise InputError(f"give {', '.join(clash)} either as keyword(s) or in options, not both")
+    names = [f.name for f in dc_fields(IdentificationOptions)] if fields is None else fields
+    return {k: getattr(options, k) for k in names}
+
+
 def stack_runs(robot: Robot, q, qd=None, qdd=None, tau=None):
     """The samples (N, n) × 4 of one run given as arrays, or of several runs (a list of IdentificationData or of
     (q, qd, qdd, tau) tuples, each prepared on its own) stacked row-wise; checked like one run."""
@@ -511,6 +565,7 @@ def identify(
     weights=None,
     parallel=None,
     bounds=None,
+    options=None,
 ) -> Identification:
     """Identify the base parameters (and friction) of ``robot`` from measured samples.
 
@@ -548,6 +603,8 @@ def identify(
     bounds : PhysicalBounds, dict or None
         ``"physical"``: mass bounds per link, a box for every link's centre of mass, the total mass
         (:class:`robodyn.identification.consistent.PhysicalBounds`; its ``min_mass`` replaces ``min_mass``).
+    options : IdentificationOptions or None
+        All the options above as one record, instead of the keywords (giving both is an error).
     rank_tol : float
         Relative tolerance of the identifiability test (column-scaled W).
     transmission : Transmission or None
@@ -588,6 +645,14 @@ def identify(
     check_robot(robot)
     from robodyn.parameters.base import base_parameters
 
+    o = merge_options(options, dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations,
+                                    regularization=regularization, min_mass=min_mass, rank_tol=rank_tol,
+                                    transmission=transmission, min_velocity=min_velocity, weights=weights,
+                                    parallel=parallel, bounds=bounds))
+    friction, base, robust, max_iterations = o["friction"], o["base"], o["robust"], o["max_iterations"]
+    regularization, min_mass, rank_tol, transmission = (o["regularization"], o["min_mass"], o["rank_tol"],
+                                                        o["transmission"])
+    min_velocity, weights, parallel, bounds = o["min_velocity"], o["weights"], o["parallel"], o["bounds"]
     if method not in ("ols", "wls", "irls", "physical"):
         raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
     if robust not in ("huber", "bisquare"):
