@@ -189,7 +189,9 @@ def identify_command(
         console.print(prepared["summary"], highlight=False)
     if res.solver is not None:
         console.print(f"solver {res.solver['name']}: {res.solver['status']} after {res.solver['iterations']} "
-                      f"iterations, constraint violation {res.solver['constraint_violation']:.2g}", highlight=False)
+                      f"iterations, constraint violation {res.solver['constraint_violation']:.2g}; "
+                      f"{res.solver['accuracy']}; regularization {res.solver['regularization']:g} "
+                      f"({res.solver['regularization_rule']})", highlight=False)
     if held_out is not None:
         table = Table("joint", "relative RMS %", "RMS", "samples", title=f"held-out prediction error ({validate.name})")
         for j in range(r.n):
