@@ -187,3 +187,22 @@ def test_spectrum_plot_marks_the_cutoff():
     assert line.get_xdata()[0] == pytest.approx(auto_cutoff(t, q)[0])
     with pytest.raises(rd.InputError, match="tau"):
         rd.plot.spectrum(t, q, q[:, :1])
+
+
+@pytest.mark.parametrize("method", ["ols", "wls", "physical"])
+def test_weights_that_make_the_problem_singular_are_refused(method):
+    """Exact data with weights [1e-16, 1, ...]: the first joint's equations fall below the round-off of the others'
+    factors; the parameters only they determine (ZZR1) cannot be resolved — refused, naming them, instead of
+    estimates off by O(1) with standard deviations of 0."""
+    robot = rd.load("rx90")
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 300, robot.n))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    w = np.ones(robot.n)
+    w[0] = 1e-16
+    with pytest.raises(rd.identification.IdentificationError, match="weights .* numerically singular: ZZR1"):
+        rd.identify(robot, q, qd, qdd, tau, weights=w, method=method)
+    w[0] = 1e-4  # four orders of magnitude: resolved, the exact parameters to rounding
+    res = rd.identify(robot, q, qd, qdd, tau, weights=w)
+    truth = res.base.values
+    assert np.abs(res.values - truth).max() <= 1e-8 * np.abs(truth).max()

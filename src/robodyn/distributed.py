@@ -47,8 +47,8 @@ import numpy as np
 
 from robodyn.errors import InputError, RobodynError
 from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, IdentificationError, check_rank,
-                                           consistency_constraints, joint_residuals, nearest_consistent,
-                                           noise_floor, physical_fit, pseudo_inertia, robust_weights, solve_conic,
+                                           consistency_constraints, fit_factors, joint_residuals,
+                                           merge_options, nearest_consistent, noise_floor, pseudo_inertia, robust_weights, solve_conic,
                                            solve_factor, solver_report, stack_factors, standard_to_base)
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
@@ -709,8 +709,8 @@ def _compute(*tasks):
 
 def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
              robust: str = "huber", max_iterations: int = 50, rank_tol: float = RANK_TOL,
-             reduction: str = "gram", chunk: int = CHUNK, regularization: float = 1e-6,
-             min_mass: float = 0.0, per_robot=None) -> Identification:
+             reduction: str = "gram", chunk: int = CHUNK, regularization: float | None = None,
+             min_mass: float = 0.0, per_robot=None, options=None) -> Identification:
     """:func:`robodyn.identify` on out-of-core samples: the regressor is computed and reduced chunk by chunk.
 
     Parameters
@@ -723,6 +723,8 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         exact (:func:`median`).  "physical" solves the semidefinite program on the stacked (b + 1) × (b + 1)
         factor (:func:`robodyn.identification.dynamic.physical_fit`), as the in-memory method does.
     friction, base, robust, max_iterations, rank_tol, regularization, min_mass : as :func:`robodyn.identify`.
+    options : IdentificationOptions or None — those seven as one record (its other fields must keep their
+        defaults), as :func:`robodyn.identify`.
     reduction : {"gram", "tsqr"} — see the module documentation (normal equations with compensated sums, the
         in-memory reduction; or a communication-avoiding QR, accuracy ε cond(W) for ill-conditioned data).
     chunk : int — rows per task when NumPy arrays are given.
@@ -758,6 +760,17 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     _, da = _dask()
     from robodyn.parameters.base import base_parameters
 
+    if options is not None:
+        shared = ("friction", "base", "robust", "max_iterations", "rank_tol", "regularization", "min_mass")
+        rest = [k for k in ("transmission", "min_velocity", "weights", "parallel", "bounds")
+                if getattr(options, k, None) is not None]
+        if rest:
+            raise InputError(f"options: {', '.join(rest)} are not available out of core; use robodyn.identify")
+        o = merge_options(options, dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations,
+                                        rank_tol=rank_tol, regularization=regularization, min_mass=min_mass), shared)
+        friction, base, robust, max_iterations = o["friction"], o["base"], o["robust"], o["max_iterations"]
+        rank_tol, regularization, min_mass = o["rank_tol"], o["regularization"], o["min_mass"]
+
     if method not in ("ols", "wls", "irls", "physical"):
         raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
     if robust not in ("huber", "bisquare"):
@@ -792,30 +805,23 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         raise InputError("base: give the BaseParameters of this robot with the same friction setting")
     if options:
         return _identify_fleet(robot, base, samples, arrays, options, method, reduction, rank_tol, robust,
-                               int(max_iterations), int(chunk), float(regularization), float(min_mass))
+                               int(max_iterations), int(chunk),
+                               1e-6 if regularization is None else float(regularization), float(min_mass))
     names = tuple(base.names)
     b = base.count
     bp_d = _shipped(base)
+    folds = None
+    if method == "physical" and regularization is None:
+        acc, N, folds = _fold_reduce(bp_d, arrays, reduction)
     blocks = _aligned_blocks(arrays)
-    acc, N, _ = _compute(_reduce(bp_d, blocks, reduction))[0]
+    if folds is None:
+        acc, N, _ = _compute(_reduce(bp_d, blocks, reduction))[0]
     if N * n <= b:
         raise IdentificationError(f"{N} samples of {n} joints give {N * n} equations for {b} parameters; "
                                   f"give more than {b // n + 1} samples")
     R, norms = _factor(acc, reduction)
-    Rg = stack_factors(R)
-    theta, inv, rnorm = _solve(Rg, names, rank_tol)
-    cov = rnorm ** 2 / max(N * n - b, 1) * inv
-    norms = norms[:, :b]
-    cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # the parameters in the equations of joint j
-    noise = joint_residuals(R, theta) / np.sqrt(np.maximum(N - cols.sum(1), 1))
-    cond = float(np.linalg.cond(Rg[:b, :b]))
-    iterations, converged, message, fit = 1, True, "", None
-    if method == "physical":
-        fit = physical_fit(robot, base, Rg[:b, :b], Rg[:b, b], abs(Rg[b, b]), regularization, min_mass)
-        theta = fit.values
-    elif method == "wls":
-        theta, cov, _ = _solve(stack_factors(R, 1.0 / noise_floor(noise)), names, 0.0)
-    elif method == "irls":
+
+    def irls(theta):
         def residuals(th):
             return da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], th, dtype=float,
                                  chunks=arrays[0].rechunk({1: -1}).chunks)
@@ -830,16 +836,31 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         def ssr(Rw, th):
             return float(np.sum(joint_residuals(Rw, th) ** 2))
 
-        theta, cov, iterations, converged, message = _irls(residuals, reweigh, weighted_fit, ssr, R,
-                                                           np.full(n, float(N)), theta, int(max_iterations), b)
-    res = joint_residuals(R, theta)
-    return Identification(
-        model=robot, method=method, friction=friction, base=base, names=names, values=theta,
-        std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
-        residual_rms=res / np.sqrt(N), noise=noise, samples=int(N), iterations=iterations, converged=converged,
-        message=message, robot=None if fit is None else fit.robot, standard=None if fit is None else fit.standard,
-        identified_transmission=None if fit is None else fit.transmission,
-        solver=None if fit is None else fit.solver)
+        return _irls(residuals, reweigh, weighted_fit, ssr, R, np.full(n, float(N)), theta, int(max_iterations), b)
+
+    fit = fit_factors(robot, base, R, np.full(n, N), method, rank_tol=rank_tol, zero=rank_tol, norms=norms,
+                      regularization=regularization, min_mass=float(min_mass), folds=folds, irls=irls)
+    return Identification(model=robot, method=method, friction=friction, base=base, names=names, samples=int(N),
+                          **fit)
+
+
+def _fold_reduce(bp_d, arrays, reduction: str):
+    """The reduction of the samples in ``FOLDS`` contiguous groups of row chunks (the time blocks of the
+    cross-validated regularization), merged: (merged result, N, Gram matrices (k, b + 1, b + 1) of the groups)."""
+    from robodyn.identification.consistent import FOLDS
+
+    rows = arrays[0].shape[0]
+    if len(arrays[0].chunks[0]) < FOLDS and not np.isnan(rows):
+        arrays = [a.rechunk({0: max(-(-int(rows) // FOLDS), 1)}) for a in arrays]
+    blocks = _aligned_blocks(arrays)
+    groups = [g for g in np.array_split(np.arange(len(blocks)), min(FOLDS, len(blocks))) if g.size]
+    parts = _compute(*[_reduce(bp_d, [blocks[i] for i in g], reduction) for g in groups])
+    merged = _merge(reduction, *parts)
+    grams = []
+    for acc, _, _ in parts:
+        G = acc[0] + acc[1] if reduction == "gram" else np.swapaxes(acc[0], -1, -2) @ acc[0]
+        grams.append(G.sum(axis=0))
+    return merged[0], merged[1], np.stack(grams)
 
 
 def _residual_block(bp, q, qd, qdd, tau, theta, labels=None) -> np.ndarray:

@@ -99,7 +99,14 @@ def identify_command(
     parallel: bool = typer.Option(False, "--parallel", help="Filter and decimate the regressor's columns like tau "
                                                             "(Gautier's parallel filtering) instead of building it "
                                                             "from filtered states; t, q, tau data only."),
-    out: Path = typer.Option(None, "--out", help="Write the result as YAML here."),
+    out: Path = typer.Option(None, "--out", help="Write the identified model here (YAML model file, or URDF for "
+                                                 ".urdf): physically consistent parameters, loadable by every "
+                                                 "command; the statistics go to --stats."),
+    stats: Path = typer.Option(None, "--stats", help="Write the estimates and their statistics as YAML here "
+                                                     "(default with --out: OUT's name + .identification.yaml)."),
+    validate: Path = typer.Option(None, "--validate", help="A held-out log (same format as DATA), prepared with "
+                                                           "the same cut-off: print its prediction error per "
+                                                           "joint."),
     plot: Path = typer.Option(None, "--plot", help="Write measured vs predicted torques to this PNG file."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
@@ -111,7 +118,9 @@ def identify_command(
         r = get_robot(robot)
         cutoff_hz = _float_or_auto(cutoff, "--cutoff")
         count(decimate, "--decimate", 1)
-        check_outputs(("--out", out), ("--plot", plot))
+        if out is not None and stats is None:
+            stats = out.with_name(out.stem + ".identification.yaml")
+        check_outputs(("--out", out), ("--stats", stats), ("--plot", plot))
         tr = None if transmission is None else load_transmission(transmission, r.n)
         m = read_data(data, r, motor=tr is not None, topic=topic)
         if m["motor"]:
@@ -127,12 +136,32 @@ def identify_command(
                                  "and qdd")
             t, q, qd, qdd, tau = m["t"], m["q"], m["qd"], m["qdd"], m["tau"]
             prepared = None
-        res = identify(r, q, qd, qdd, tau, method=method, friction=friction, transmission=tr,
+        samples = d if prepared is not None and not parallel else (q, qd, qdd, tau)  # prepared: unbiased Coulomb
+        res = identify(r, [samples], method=method, friction=friction, transmission=tr,
                        min_velocity=min_velocity, parallel=d if parallel else None)
+        held_out = None
+        if validate is not None:
+            v = read_data(validate, r, motor=tr is not None, topic=topic)
+            if v["motor"]:
+                v["q"], v["tau"] = joint_from_motor(tr, v["q"]), joint_torques_from_motor(tr, v["tau"])
+            if v["qd"] is None:
+                dv = prepare_identification_data(v["t"], v["q"], v["tau"], cutoff=prepared["cutoff_hz"]
+                                                 if prepared is not None else cutoff_hz)
+                v.update(q=dv.q, qd=dv.qd, qdd=dv.qdd, tau=dv.tau)
+            held_out = res.validate(v["q"], v["qd"], v["qdd"], v["tau"])
         pred = res.predict(q, qd, qdd)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
+        model = None
         if out is not None:
-            res.save(out)
+            model = res if method == "physical" else identify(r, [samples], method="physical", friction=friction,
+                                                               transmission=tr, min_velocity=min_velocity,
+                                                               parallel=d if parallel else None)
+        if stats is not None:
+            res.save(stats, model_file=out)
+        if out is not None:
+            from robodyn.model.io import save
+
+            save(model.robot, out)
         if plot is not None:
             res.plot(plot, q, qd, qdd, tau, t=t)
     fit = [{"joint": j + 1, "residual_rms": float(res.residual_rms[j]), "torque_rms": float(tau_rms[j]),
@@ -142,7 +171,9 @@ def identify_command(
         print_json({**res.to_dict(), "fit": fit, "prepared": prepared, "samples_used": len(q),
                     "motor_side_data": m["motor"],
                     "max_abs_prediction_error": float(np.max(np.abs(pred - tau))),
-                    "out": None if out is None else str(out), "plot": None if plot is None else str(plot)})
+                    "out": None if out is None else str(out), "stats": None if stats is None else str(stats),
+                    "validation": None if held_out is None else held_out.to_dict(),
+                    "plot": None if plot is None else str(plot)})
         return
     table = Table("parameter", "value", "std", "%σ", title=f"{r.name}: identified parameters ({method}, "
                   f"{len(q)} samples, cond(W) = {res.condition_number:.4g})")
@@ -158,11 +189,22 @@ def identify_command(
         console.print(prepared["summary"], highlight=False)
     if res.solver is not None:
         console.print(f"solver {res.solver['name']}: {res.solver['status']} after {res.solver['iterations']} "
-                      f"iterations, constraint violation {res.solver['constraint_violation']:.2g}", highlight=False)
+                      f"iterations, constraint violation {res.solver['constraint_violation']:.2g}; "
+                      f"{res.solver['accuracy']}; regularization {res.solver['regularization']:g} "
+                      f"({res.solver['regularization_rule']})", highlight=False)
+    if held_out is not None:
+        table = Table("joint", "relative RMS %", "RMS", "samples", title=f"held-out prediction error ({validate.name})")
+        for j in range(r.n):
+            table.add_row(str(j + 1), f"{held_out.relative_rms_percent[j]:.3g}", f"{held_out.rms[j]:.4g}",
+                          str(int(held_out.samples[j])))
+        console.print(table)
     if res.message:
         console.print(f"note: {res.message}", highlight=False)
     if out is not None:
-        console.print(f"result written to {out}", highlight=False)
+        how = "" if method == "physical" else " (the physically consistent fit of the same data: a model needs it)"
+        console.print(f"model written to {out}{how}", highlight=False)
+    if stats is not None:
+        console.print(f"estimates and statistics written to {stats}", highlight=False)
     if plot is not None:
         console.print(f"plot written to {plot}", highlight=False)
 

@@ -33,11 +33,13 @@ from robodyn.identification.dynamic import (
     EssentialParameters,
     Identification,
     IdentificationError,
+    IdentificationOptions,
     essential_parameters,
     identify,
     PhysicalFit,
     physical_fit,
     pseudo_inertia,
+    Validation,
 )
 from robodyn.identification.payload import DriveGains, Payload, identify_drive_gains, identify_payload
 # --- end dynamic identification ---

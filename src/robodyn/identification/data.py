@@ -66,6 +66,10 @@ class IdentificationData:
     full_rate : tuple (q, qd, qdd) of ndarrays (M, n) or None — ``parallel=True``: the filtered states at the
         input (resampled) rate, untrimmed, for :meth:`filter_columns`; None otherwise
     filter_coefficients : tuple (b, a) or None — ``parallel=True``: the Butterworth coefficients used
+    coulomb : ndarray (N, n) or None — sign(q̇) of the full-rate filtered states, filtered, trimmed and decimated
+        exactly as τ (the Coulomb columns of Gautier's parallel filtering, n columns only): what
+        ``rd.identify(robot, data)`` puts in the regressor's Coulomb columns, so that they contain the smoothed
+        steps the filtered torque contains (no Fc/Fv bias at velocity reversals)
     """
 
     t: np.ndarray
@@ -83,6 +87,7 @@ class IdentificationData:
     resampled: str = ""
     full_rate: tuple | None = None
     filter_coefficients: tuple | None = None
+    coulomb: np.ndarray | None = None
 
     @property
     def parallel(self) -> bool:
@@ -113,6 +118,18 @@ class IdentificationData:
         b, a = self.filter_coefficients
         first, last = self.trimmed[0], M - self.trimmed[1]
         return filtfilt(b, a, xx, axis=0)[first:last:self.decimate]
+
+    def select(self, rows) -> "IdentificationData":
+        """The prepared samples ``rows`` (a boolean mask (N,) or indices) only, e.g. a time block held out for
+        validation: ``data.select(data.t < 4.0)``; the full-rate states of ``parallel=True`` are not kept."""
+        from dataclasses import replace
+
+        idx = np.arange(self.t.size)[np.asarray(rows)]
+        if idx.size == 0:
+            raise InputError("rows: select at least one sample")
+        pick = {k: getattr(self, k)[idx] for k in ("t", "q", "qd", "qdd", "tau")}
+        return replace(self, **pick, coulomb=None if self.coulomb is None else self.coulomb[idx], full_rate=None,
+                       filter_coefficients=None)
 
     def report(self) -> dict:
         """Plain data of the preparation (what the ``identify`` command prints), with a one-line ``summary``."""
@@ -387,7 +404,8 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     r = int(r)
     keep = slice(first, last, r)
     full = (qf, qd, qdd) if parallel else None
+    coulomb = filtfilt(b, a, np.sign(qd), axis=0)[keep]  # the Coulomb columns filtered as τ was
     return IdentificationData(t=tt[keep], q=qf[keep], qd=qd[keep], qdd=qdd[keep], tau=tf[keep], cutoff=fc,
                               decimate=r, rate=rate, cutoff_rule=rule, bandwidth=bandwidth,
                               trimmed=(first, N - last), standstill=still, resampled=resampled, full_rate=full,
-                              filter_coefficients=(b, a) if parallel else None)
+                              filter_coefficients=(b, a) if parallel else None, coulomb=coulomb)

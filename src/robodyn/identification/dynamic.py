@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from robodyn.arrays import as_real_array, finite_array, finite_result
+from robodyn.identification.consistent import nearest_consistent, pseudo_inertia  # noqa: F401 (public here too)
 from robodyn.model.robot import check_robot
 from robodyn.progress import progress
 from robodyn.errors import InputError
@@ -86,9 +87,13 @@ class Identification:
     equations : ndarray (n,) — equations (rows) of each joint used by the fit (``min_velocity`` drops some).
     weights : ndarray (n,) — the user's per-joint weights of the fit (1 by default).
     solver : dict or None — "physical": the conic solver, its status, iterations, the largest violation of the
-        constraints (pseudo-inertias ⪰ 0, bounds; after the final projection it is 0) and the solver's own
-        primal residual before it.
+        constraints by the solver's point (the returned parameters are projected onto them), the objective at the
+        returned parameters, a lower bound of the optimum from the dual variables, their relative gap and a
+        sentence stating the accuracy, whether it is certified, the regularization and how it was chosen.
     parallel : bool — whether the regressor was filtered and decimated like τ (``identify(..., parallel=data)``).
+    prior_share : ndarray (p,) or None — "physical": per standard parameter (order of ``standard``), the share of
+        the prior in its estimate, 0 (the data alone) to 1 (the prior alone); ``prior_determined`` names those
+        above ½.  None for the other methods.
     """
 
     model: Robot
@@ -114,6 +119,19 @@ class Identification:
     weights: np.ndarray | None = None
     solver: dict | None = None
     parallel: bool = False
+    prior_share: np.ndarray | None = None
+
+    @property
+    def prior_determined(self) -> tuple:
+        """"physical": the standard parameters that the prior (the model's values, through the regularization)
+        rather than the data determined — a prior share above ½ (``prior_share``); () for the other methods."""
+        if self.prior_share is None:
+            return ()
+        from robodyn.identification.consistent import PRIOR_SHARE
+        from robodyn.parameters.regressor import standard_parameter_names
+
+        names = standard_parameter_names(self.model, self.friction, self.transmission)
+        return tuple(k for k, s in zip(names, self.prior_share) if s > PRIOR_SHARE)
 
     @property
     def relative_std(self) -> np.ndarray:
@@ -138,6 +156,38 @@ class Identification:
             blk = slice(s, s + BLOCK)
             out[blk] = self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) @ self.values
         return finite_result("Identification.predict", out.reshape(shape))
+
+    def validate(self, q, qd=None, qdd=None, tau=None, min_velocity=None) -> "Validation":
+        """How well the identified model predicts torques it was not fitted to (held-out data).
+
+        For every joint j: the relative RMS error 100 ‖τ_j − τ̂_j‖ / ‖τ_j‖ (%), the RMS error ‖τ_j − τ̂_j‖ / √N_j
+        (N m | N), and the samples N_j it is taken over, τ̂ = :meth:`predict`.
+
+        Parameters
+        ----------
+        q, qd, qdd, tau : array (N, n) — held-out samples, prepared as the identification data were (same
+            filter: e.g. ``rd.identification.prepare_identification_data(..., cutoff=data.cutoff)`` or one prepared run split in
+            time); or, as in :func:`identify`, held-out runs: a list of IdentificationData or tuples.
+        min_velocity : float or array (n,) or None — score joint j only on the samples where |q̇_j| ≥
+            min_velocity_j (the toolboxes' convention near velocity reversals); default: every sample.
+
+        Returns
+        -------
+        Validation
+        """
+        q, qd, qdd, tau = stack_runs(self.model, q, qd, qdd, tau)
+        use = _rows_used(qd, min_velocity)
+        if use is None:
+            use = np.ones(q.shape, dtype=bool)
+        r = tau - self.predict(q, qd, qdd)
+        count = use.sum(axis=0)
+        ss_r = np.sum(np.where(use, r, 0.0) ** 2, axis=0)
+        ss_t = np.sum(np.where(use, tau, 0.0) ** 2, axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(ss_t > 0, 100.0 * np.sqrt(ss_r / ss_t), np.where(ss_r > 0, np.inf, 0.0))
+        return Validation(relative_rms_percent=rel, rms=np.sqrt(ss_r / count), samples=count,
+                          min_velocity=None if min_velocity is None else np.broadcast_to(
+                              np.asarray(min_velocity, dtype=float), (q.shape[1],)).copy())
 
     def plot(self, path, q, qd, qdd, tau, t=None, title: str | None = None) -> None:
         """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the
@@ -192,41 +242,65 @@ class Identification:
         if self.equations is not None:
             d["equations_per_joint"] = [int(x) for x in self.equations]
         if self.solver is not None:
-            d["solver"] = {k: (v if isinstance(v, (str, int)) else float(v)) for k, v in self.solver.items()}
+            d["solver"] = {k: (v if isinstance(v, (str, int, bool)) else float(v)) for k, v in self.solver.items()}
         if self.transmission is not None:
             d["transmission"] = {"motor_matrix": [[float(x) for x in row] for row in self.transmission.J_mq]}
         if self.standard is not None:
             from robodyn.parameters.regressor import standard_parameter_names
 
-            d["standard_parameters"] = dict(zip(standard_parameter_names(self.model, self.friction, self.transmission),
-                                                (float(x) for x in self.standard)))
+            names = standard_parameter_names(self.model, self.friction, self.transmission)
+            d["standard_parameters"] = dict(zip(names, (float(x) for x in self.standard)))
+        if self.prior_share is not None:
+            d["prior_share"] = dict(zip(names, (float(x) for x in self.prior_share)))
+            d["prior_determined"] = list(self.prior_determined)
         return d
 
-    def save(self, path) -> None:
-        """Write the result as YAML (atomically: never a partial file)."""
+    def save(self, path, model_file=None) -> None:
+        """Write the result's estimates and statistics as YAML (atomically: never a partial file); the format is
+        that of :meth:`to_dict` (docs/identification.md, "Files").  It is not a model file: write the identified
+        model with ``rd.save(result.robot, path)`` ("physical").  ``model_file``: the path of that model file,
+        recorded as ``model_file``."""
         import yaml
 
         from robodyn.files import write_atomically
 
-        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
+        d = self.to_dict()
+        if model_file is not None:
+            d["model_file"] = str(model_file)
+        text = yaml.safe_dump(d, sort_keys=False)
         write_atomically(path, lambda fh: fh.write(text), what="identification file")
 
 
-def pseudo_inertia(params) -> np.ndarray:
-    """The 4 × 4 pseudo-inertia matrices P = [[½ tr(J) 1 − J, MS], [MSᵀ, M]] of links (..., 10) → (..., 4, 4).
+@dataclass(frozen=True, eq=False)
+class Validation:
+    """Result of :meth:`Identification.validate`: the prediction error on held-out samples, per joint.
 
-    P is positive semi-definite exactly when the parameters belong to a rigid body (a mass distribution),
-    which implies M ≥ 0, I_G ⪰ 0 and the triangle inequalities of the principal moments.
+    Attributes
+    ----------
+    relative_rms_percent : ndarray (n,) — 100 ‖τ_j − τ̂_j‖ / ‖τ_j‖ (%) over the samples used.
+    rms : ndarray (n,) — ‖τ_j − τ̂_j‖ / √N_j (N m | N).
+    samples : ndarray (n,) of int — N_j, the samples of joint j used (``min_velocity`` drops the slow ones).
+    min_velocity : ndarray (n,) or None — the threshold given (rad/s | m/s).
     """
-    p = finite_array("params", params)
-    XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = np.moveaxis(p, -1, 0)
-    J = np.stack([np.stack([XX, XY, XZ], -1), np.stack([XY, YY, YZ], -1), np.stack([XZ, YZ, ZZ], -1)], -2)
-    tr = XX + YY + ZZ
-    S = 0.5 * tr[..., None, None] * np.eye(3) - J
-    MS = np.stack([MX, MY, MZ], -1)
-    top = np.concatenate([S, MS[..., :, None]], -1)
-    bottom = np.concatenate([MS, M[..., None]], -1)[..., None, :]
-    return np.concatenate([top, bottom], -2)
+
+    relative_rms_percent: np.ndarray
+    rms: np.ndarray
+    samples: np.ndarray
+    min_velocity: np.ndarray | None = None
+
+    @property
+    def mean_relative_rms_percent(self) -> float:
+        """The mean over the joints of the relative RMS error (%)."""
+        return float(np.mean(self.relative_rms_percent))
+
+    def to_dict(self) -> dict:
+        """Plain Python data (what ``robodyn identify --validate`` writes)."""
+        d = {"relative_rms_percent": [float(x) for x in self.relative_rms_percent],
+             "mean_relative_rms_percent": self.mean_relative_rms_percent,
+             "rms": [float(x) for x in self.rms], "samples": [int(x) for x in self.samples]}
+        if self.min_velocity is not None:
+            d["min_velocity"] = [float(x) for x in self.min_velocity]
+        return d
 
 
 def _samples(robot: Robot, q, qd, qdd, tau):
@@ -250,13 +324,126 @@ def _samples(robot: Robot, q, qd, qdd, tau):
     return arrays["q"], arrays["qd"], arrays["qdd"], arrays["tau"]
 
 
+@dataclass(frozen=True)
+class IdentificationOptions:
+    """The options of :func:`identify` as one record (``identify(robot, data, method, options=...)``); the
+    keyword arguments of the same names are the same options.  ``robodyn.distributed.identify`` takes the fields
+    friction, base, robust, max_iterations, rank_tol, regularization, min_mass.
+
+    Attributes
+    ----------
+    friction : bool — identify Fc, Fv, Foff of every joint (default True).
+    base : BaseParameters or None — the base parameters to identify (default: Khalil's rules, else numeric QR).
+    robust : {"huber", "bisquare"} — weight function of "irls".
+    max_iterations : int — iteration limit of "irls" (50).
+    regularization : float or None — "physical": the pull towards the model's parameters; None: from the data.
+    min_mass : float — "physical": lower bound on every link mass (kg).
+    rank_tol : float — relative tolerance of the identifiability test (1e-6).
+    transmission : Transmission or None — the motors and couplings whose parameters are identified too.
+    min_velocity : float, array (n,) or None — drop joint j's rows where |q̇_j| < min_velocity_j.
+    weights : array (n,) or None — per-joint weights of the fit.
+    parallel : IdentificationData or None — filter and decimate the whole regressor like τ.
+    bounds : PhysicalBounds, dict or None — "physical": mass bounds, CoM boxes, total mass.
+    """
+
+    friction: bool = True
+    base: object = None
+    robust: str = "huber"
+    max_iterations: int = 50
+    regularization: float | None = None
+    min_mass: float = 0.0
+    rank_tol: float = RANK_TOL
+    transmission: object = None
+    min_velocity: object = None
+    weights: object = None
+    parallel: object = None
+    bounds: object = None
+
+
+def merge_options(options, given: dict, fields=None) -> dict:
+    """The option values: the keywords ``given`` (name → value), or those of ``options`` (an
+    IdentificationOptions) when it is given — InputError when a keyword differs from its default too."""
+    from dataclasses import fields as dc_fields
+
+    if options is None:
+        return given
+    if not isinstance(options, IdentificationOptions):
+        raise InputError(f"options is {type(options).__name__}; give an IdentificationOptions")
+    defaults = IdentificationOptions()
+    clash = [k for k, v in given.items() if v is not getattr(defaults, k) and not (
+        isinstance(v, (int, float, str, bool)) and v == getattr(defaults, k))]
+    if clash:
+        raise InputError(f"give {', '.join(clash)} either as keyword(s) or in options, not both")
+    names = [f.name for f in dc_fields(IdentificationOptions)] if fields is None else fields
+    return {k: getattr(options, k) for k in names}
+
+
+def stack_runs(robot: Robot, q, qd=None, qdd=None, tau=None):
+    """The samples (N, n) × 4 of one run given as arrays, or of several runs (a list of IdentificationData or of
+    (q, qd, qdd, tau) tuples, each prepared on its own) stacked row-wise; checked like one run."""
+    from robodyn.identification.data import IdentificationData
+
+    return _stack(robot, q, qd, qdd, tau)[:4]
+
+
+def _stack(robot: Robot, q, qd=None, qdd=None, tau=None):
+    """:func:`stack_runs` and the runs' filtered Coulomb columns (N, n) (None unless every run is prepared data)."""
+    from robodyn.identification.data import IdentificationData
+
+    if qd is None and qdd is None and tau is None:
+        runs = [q] if isinstance(q, IdentificationData) else q
+        if not isinstance(runs, (list, tuple)) or not runs:
+            raise InputError("give q, qd, qdd, tau (N, n), or a list of runs: IdentificationData or (q, qd, qdd, "
+                             "tau) tuples")
+        parts, coulomb = [], []
+        for k, run in enumerate(runs):
+            if isinstance(run, IdentificationData):
+                coulomb.append(run.coulomb)
+                run = (run.q, run.qd, run.qdd, run.tau)
+            else:
+                coulomb.append(None)
+            if not isinstance(run, (list, tuple)) or len(run) != 4:
+                raise InputError(f"run {k}: give an IdentificationData or a (q, qd, qdd, tau) tuple")
+            parts.append(_samples(robot, *run))
+        stacked = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+        sharp = any(c is None for c in coulomb)
+        return stacked + (None if sharp else np.concatenate(coulomb),)
+    if qd is None or qdd is None or tau is None:
+        raise InputError("give q, qd, qdd and tau (N, n) together, or only a list of runs as q")
+    return _samples(robot, q, qd, qdd, tau) + (None,)
+
+
+def _coulomb_columns(bp) -> list:
+    """(joint j, base column k) of every base parameter that is a joint's Coulomb friction Fc_j alone."""
+    from robodyn.parameters.regressor import standard_parameter_names
+
+    names = standard_parameter_names(bp.robot, bp.friction, bp.transmission)
+    out = []
+    for k, c in enumerate(bp.columns):
+        if names[c].startswith("Fc") and names[c][2:].isdigit():
+            out.append((int(names[c][2:]) - 1, k))
+    return out
+
+
+def _filtered_coulomb(bp, coulomb):
+    """The regressor function (q, qd, qdd, rows) → W with the Coulomb columns replaced by ``coulomb[rows]``."""
+    pairs = _coulomb_columns(bp)
+
+    def W_of(q, qd, qdd, rows):
+        W = bp.regressor(q, qd, qdd)
+        for j, k in pairs:
+            W[:, j, k] = coulomb[rows, j]
+        return W
+    return W_of
+
+
 def _square(R: np.ndarray, m: int) -> np.ndarray:
     out = np.zeros((m, m))
     out[: R.shape[0]] = R[:m]
     return out
 
 
-def _reduce(bp, q, qd, qdd, tau, use=None, W=None) -> np.ndarray:
+def _reduce(bp, q, qd, qdd, tau, use=None, W=None, folds: int = 0):
     """Per-joint square-root factors R_j ((n, b + 1, b + 1)), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j].
 
     The Gram matrices are accumulated over blocks of samples (matrix products: the fast path for 10^5
@@ -264,22 +451,41 @@ def _reduce(bp, q, qd, qdd, tau, use=None, W=None) -> np.ndarray:
     about √ε of the largest column's norm, which sets the identifiability tolerance (``RANK_TOL``); the columns
     are therefore accumulated scaled by their norms over the first block (the rotor columns of a transmission,
     N² q̈_m, are 10^4 to 10^8 times those of a wrist's products of inertia), and the factors scaled back.
+    With ``folds`` = k > 0, also returns the Gram matrices (k, n, b + 1, b + 1) of k contiguous time blocks of the
+    samples (for the cross-validated regularization of "physical").
     """
     N, n = q.shape
     m = bp.count + 1
     G = np.zeros((n, m, m))
+    Gf = np.zeros((folds, n, m, m)) if folds else None
     scale = None
-    W_of = (lambda blk: bp.regressor(q[blk], qd[blk], qdd[blk])) if W is None else (lambda blk: W[blk])
+    W_of = (lambda blk: bp.regressor(q[blk], qd[blk], qdd[blk])) if W is None else (
+        W if callable(W) else (lambda blk: W[blk]))
     with progress("identification: regressor of the samples", total=N) as bar:
         for s in range(0, N, BLOCK):
             blk = slice(s, s + BLOCK)
             if scale is None:
                 norms = np.append(np.linalg.norm(W_of(blk), axis=(0, 1)), np.linalg.norm(tau[blk]))
                 scale = np.where(finite_result("identify", norms) > 0, norms, 1.0)
-            _accumulate(G, W_of(blk), tau, blk, use, scale)
+            Wb = W_of(blk)
+            _accumulate(G, Wb, tau, blk, use, scale)
+            if folds:
+                _accumulate_folds(Gf, Wb, tau, blk, use, scale, N)
             bar.update(completed=min(s + BLOCK, N))
     lam, V = np.linalg.eigh(0.5 * (finite_result("identify", G) + np.swapaxes(G, -1, -2)))
-    return np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2) * scale
+    R = np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2) * scale
+    return (R, Gf * scale[:, None] * scale) if folds else R
+
+
+def _accumulate_folds(Gf, W, tau, blk, use, scale, N: int) -> None:
+    """Add the samples ``blk`` to the Gram matrices of the contiguous time blocks Gf (k, n, m, m) they fall in."""
+    k = Gf.shape[0]
+    fold = np.arange(blk.start, min(blk.stop, N)) * k // N
+    for i in np.unique(fold):
+        sel = fold == i
+        rows = np.arange(blk.start, min(blk.stop, N))[sel]
+        sub = None if use is None else use
+        _accumulate(Gf[i], W[sel], tau, rows, sub, scale)
 
 
 def _accumulate(G, W, tau, blk, use=None, scale=None) -> None:
@@ -343,21 +549,23 @@ def joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
 def identify(
     robot: Robot,
     q,
-    qd,
-    qdd,
-    tau,
+    qd=None,
+    qdd=None,
+    tau=None,
     method: str = "ols",
     friction: bool = True,
     base=None,
     robust: str = "huber",
     max_iterations: int = 50,
-    regularization: float = 1e-6,
+    regularization: float | None = None,
     min_mass: float = 0.0,
     rank_tol: float = RANK_TOL,
     transmission=None,
     min_velocity=None,
     weights=None,
     parallel=None,
+    bounds=None,
+    options=None,
 ) -> Identification:
     """Identify the base parameters (and friction) of ``robot`` from measured samples.
 
@@ -367,8 +575,11 @@ def identify(
         The model: its geometry defines the regressor; its parameters are the prior of ``"physical"``.
     q, qd, qdd, tau : array (N, n)
         Joint positions, velocities, accelerations (rad, rad/s, rad/s² | m, …) and torques (N m | N), e.g. from
-        :func:`prepare_identification_data`; joint-side (motor-side data: :func:`robodyn.dynamics.joint_from_motor`,
-        :func:`robodyn.dynamics.joint_torques_from_motor`).
+        :func:`prepare_identification_data`; joint-side (motor-side data: :func:`robodyn.joint_from_motor`,
+        :func:`robodyn.joint_torques_from_motor`).  Runs already filtered and differentiated (as a robot's
+        software may store them) go in as they are.  Several runs at once: ``q`` a list of
+        :class:`IdentificationData` (each run prepared on its own, so no filter or derivative spans the seam
+        between two runs) or of (q, qd, qdd, tau) tuples, and qd, qdd, tau not given; their rows are stacked.
     method : {"ols", "wls", "irls", "physical"}
         See the module documentation.
     friction : bool
@@ -381,10 +592,19 @@ def identify(
         Weight function of ``"irls"``.
     max_iterations : int
         Iteration limit of ``"irls"``.
-    regularization : float
-        ``"physical"``: weight of ‖K − K_model‖² (scaled) next to the normalised fit.
+    regularization : float or None
+        ``"physical"``: weight λ of the pull (λ / p) ‖D⁻¹ (K − K_model)‖² towards the model's (a priori)
+        parameters, each relative to its scale D, next to the fit normalised by ‖y‖²
+        (:mod:`robodyn.identification.consistent`).  Default None: chosen from the data by cross-validation on
+        contiguous time blocks (``solver["regularization_rule"]`` says so); ``prior_share`` on the result says
+        which parameters the prior rather than the data determined.
     min_mass : float
         ``"physical"``: lower bound on every link mass (kg).
+    bounds : PhysicalBounds, dict or None
+        ``"physical"``: mass bounds per link, a box for every link's centre of mass, the total mass
+        (:class:`robodyn.identification.consistent.PhysicalBounds`; its ``min_mass`` replaces ``min_mass``).
+    options : IdentificationOptions or None
+        All the options above as one record, instead of the keywords (giving both is an error).
     rank_tol : float
         Relative tolerance of the identifiability test (column-scaled W).
     transmission : Transmission or None
@@ -416,19 +636,28 @@ def identify(
     Raises
     ------
     IdentificationError
-        Too few samples, or parameters the data do not excite (named); ``"physical"``: the solver did not
-        converge.
+        Too few samples, parameters the data do not excite (named), weights that make the problem numerically
+        singular; ``"physical"``: the conic solver returned no point (a point whose duality gap is not
+        certified comes back with ``converged=False`` and a ``message``).
     InputError
         Shapes, NaN rows (reported by row), unknown method, a transmission of the wrong size, bad weights.
     """
     check_robot(robot)
     from robodyn.parameters.base import base_parameters
 
+    o = merge_options(options, dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations,
+                                    regularization=regularization, min_mass=min_mass, rank_tol=rank_tol,
+                                    transmission=transmission, min_velocity=min_velocity, weights=weights,
+                                    parallel=parallel, bounds=bounds))
+    friction, base, robust, max_iterations = o["friction"], o["base"], o["robust"], o["max_iterations"]
+    regularization, min_mass, rank_tol, transmission = (o["regularization"], o["min_mass"], o["rank_tol"],
+                                                        o["transmission"])
+    min_velocity, weights, parallel, bounds = o["min_velocity"], o["weights"], o["parallel"], o["bounds"]
     if method not in ("ols", "wls", "irls", "physical"):
         raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
     if robust not in ("huber", "bisquare"):
         raise InputError(f"robust = {robust!r}; choose 'huber' or 'bisquare'")
-    q, qd, qdd, tau = _samples(robot, q, qd, qdd, tau)
+    q, qd, qdd, tau, coulomb = _stack(robot, q, qd, qdd, tau)
     if transmission is not None:
         from robodyn.parameters.regressor import standard_parameter_names
 
@@ -443,6 +672,9 @@ def identify(
     N, n = q.shape
     b = bp.count
     Wp = None if parallel is None else _parallel_regressor(bp, parallel, q, qd, qdd, tau)
+    if Wp is None and coulomb is not None:
+        patched = _filtered_coulomb(bp, coulomb)
+        Wp = lambda blk: patched(q[blk], qd[blk], qdd[blk], blk)  # noqa: E731 (the block function of _reduce)
     use = _rows_used(qd, min_velocity)
     wj = _user_weights(weights, n)
     counts = np.full(n, N) if use is None else use.sum(axis=0)
@@ -452,39 +684,120 @@ def identify(
                                   f"give more than {b // n + 1} samples" + ("" if use is None else
                                   " or a lower min_velocity"))
     names = tuple(bp.names)
-    R = _reduce(bp, q, qd, qdd, tau, use, Wp)
+    from robodyn.identification.consistent import FOLDS
+
+    folds = None
+    if method == "physical" and regularization is None:
+        R, folds = _reduce(bp, q, qd, qdd, tau, use, Wp, folds=FOLDS)
+        folds = np.einsum("j,kjab->kab", wj, folds)
+    else:
+        R = _reduce(bp, q, qd, qdd, tau, use, Wp)
+    fit = fit_factors(robot, bp, R, counts, method, weights=None if weights is None else wj, rank_tol=rank_tol,
+                      regularization=regularization, min_mass=min_mass, bounds=bounds, folds=folds,
+                      irls=lambda theta: _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use, wj, Wp))
+    return Identification(model=robot, method=method, friction=friction, base=bp, names=names, samples=N,
+                          transmission=transmission, equations=counts, weights=wj, parallel=parallel is not None,
+                          **fit)
+
+
+def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=None, rank_tol: float = RANK_TOL,
+                zero: float = 1e-12, norms=None, regularization=None, min_mass: float = 0.0, bounds=None,
+                folds=None, irls=None) -> dict:
+    """The solvers of :func:`identify` on the per-joint factors of the samples (in memory or on a cluster alike).
+
+    Parameters
+    ----------
+    R : ndarray (n, b + 1, b + 1) — per-joint factors, R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j].
+    counts : array (n,) — the equations (rows) of every joint.
+    method : "ols", "wls", "irls" or "physical".
+    weights : array (n,) or None — the user's per-joint weights.
+    rank_tol, zero : the identifiability test of :func:`check_rank`.
+    norms : array (n, b + 1) or None — exact column norms of every [W_j y_j] (default: from R).
+    regularization, min_mass, bounds : "physical", as :func:`identify`;  folds : (k, b + 1, b + 1) or None — the
+        weighted Gram matrices of k contiguous time blocks (``regularization=None``).
+    irls : callable θ → (θ, cov, iterations, converged, message) — the re-weighting passes over the samples.
+
+    Returns
+    -------
+    dict of the :class:`Identification` fields values, std, covariance, condition_number, residual_rms, noise,
+    iterations, converged, message, robot, standard, identified_transmission, solver, prior_share.
+    """
+    n = R.shape[0]
+    b = bp.count
+    names = tuple(bp.names)
+    counts = np.asarray(counts)
+    neq = int(counts.sum())
+    wj = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     Rg = stack_factors(R)
-    check_rank(Rg, names, rank_tol)
+    check_rank(Rg, names, rank_tol, zero)
     theta, inv, rnorm = solve_factor(Rg, b)
-    dof = max(neq - b, 1)
-    cov = rnorm ** 2 / dof * inv
+    cov = rnorm ** 2 / max(neq - b, 1) * inv
     res_j = joint_residuals(R, theta)
-    norms = np.linalg.norm(R[:, :b, :b], axis=1)  # (n, b): column norms of W_j
+    norms = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
     cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # parameters in the equations of joint j
     noise = res_j / np.sqrt(np.maximum(counts - cols.sum(1), 1))
     cond = float(np.linalg.cond(Rg[:b, :b]))
-    iterations, converged, message, robot_out, standard, motors, solver = 1, True, "", None, None, None, None
+    out = dict(iterations=1, converged=True, message="", robot=None, standard=None, identified_transmission=None,
+               solver=None, prior_share=None)
     if weights is not None and method in ("ols", "physical"):
-        theta, _, _ = solve_factor(stack_factors(R, np.sqrt(wj)), b)
-        cov = _sandwich(R, wj, noise_floor(noise), b)
+        Rw = stack_factors(R, np.sqrt(wj))
+        _check_weighting(R, Rw, names, rank_tol, zero, wj)
+        theta, _, _ = solve_factor(Rw, b)
+        cov = _sandwich(R, wj, noise_floor(noise), b) + _rounding_covariance(Rw, theta, b)
     if method == "wls":
         sig = noise_floor(noise)
+        if weights is not None:  # Gautier's 1/σ_j are the data's own; only the user's weights are checked
+            _check_weighting(R, stack_factors(R, np.sqrt(wj)), names, rank_tol, zero, wj)
         theta, inv, _ = solve_factor(stack_factors(R, np.sqrt(wj) / sig), b)
         cov = inv if weights is None else _sandwich(R, wj / sig ** 2, sig, b)
     elif method == "irls":
-        theta, cov, iterations, converged, message = _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations,
-                                                           use, wj, Wp)
+        theta, cov, out["iterations"], out["converged"], out["message"] = irls(theta)
     elif method == "physical":
         Rp = Rg if weights is None else stack_factors(R, np.sqrt(wj))
-        theta, standard, robot_out, motors, solver = _physical(robot, bp, Rp, regularization, min_mass)
+        theta, out["standard"], out["robot"], out["identified_transmission"], out["solver"], out["prior_share"] = \
+            _physical(robot, bp, Rp, regularization, min_mass, bounds=bounds, folds=folds)
+        out["converged"] = out["solver"]["certified"]
+        if not out["converged"]:
+            out["message"] = (f"the physically consistent fit is not certified: {out['solver']['accuracy']}; give "
+                              f"a larger regularization or check the data")
     res_j = joint_residuals(R, theta)
-    return Identification(
-        model=robot, method=method, friction=friction, base=bp, names=names, values=theta,
-        std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov, condition_number=cond,
-        residual_rms=res_j / np.sqrt(np.maximum(counts, 1)), noise=noise, samples=N, iterations=iterations,
-        converged=converged, message=message, robot=robot_out, standard=standard, transmission=transmission,
-        identified_transmission=motors, equations=counts, weights=wj, solver=solver, parallel=Wp is not None,
-    )
+    return out | dict(values=theta, std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov,
+                      condition_number=cond, residual_rms=res_j / np.sqrt(np.maximum(counts, 1)), noise=noise)
+
+
+#: A parameter whose weighted column keeps less than this fraction of its norm under the largest joint weight is
+#: resolved only by equations weighted down to the round-off (√ε ≈ 1.5e-8 relative) of the others' factors.
+WEIGHT_RESOLUTION = 1e-4
+
+
+def _check_weighting(R: np.ndarray, Rw: np.ndarray, names, tol: float, zero: float, w: np.ndarray) -> None:
+    """IdentificationError when the joint weights ``w`` make the weighted problem numerically singular: a
+    parameter resolved only by equations weighted down to the round-off of the others (the per-joint factors
+    carry each column to ~√ε of its norm), or the weighted factor ``Rw`` failing the rank test."""
+    b = len(names)
+    col = np.linalg.norm(R[:, :b, :b], axis=1)  # (n, b) per joint
+    top = np.sqrt(w.max()) * col.max(axis=0)
+    kept = np.sqrt(np.sum(w[:, None] * col ** 2, axis=0))
+    bad = [names[k] for k in np.flatnonzero(kept < WEIGHT_RESOLUTION * top)]
+    why = f"{', '.join(bad)} appear only in equations weighted down by more than {1 / WEIGHT_RESOLUTION ** 2:.0e}"
+    if not bad:
+        try:
+            check_rank(Rw, names, tol, zero)
+            return
+        except IdentificationError as exc:
+            why = str(exc).split("; use")[0]
+    raise IdentificationError(f"the weights (ratio {w.max() / w.min():.3g} between the largest and the smallest) "
+                              f"make the problem numerically singular: {why}; give weights within a few orders of "
+                              f"magnitude of each other")
+
+
+def _rounding_covariance(Rw: np.ndarray, theta: np.ndarray, b: int) -> np.ndarray:
+    """The rounding error of the weighted solve as a covariance: (ε cond(W_w) |θ|)², diagonal; keeps the reported
+    uncertainty of badly conditioned weightings from vanishing on exact data."""
+    T = Rw[:b, :b]
+    scale = np.linalg.norm(T, axis=0)
+    c = np.linalg.cond(T / np.where(scale > 0, scale, 1.0))
+    return np.diag((np.finfo(float).eps * c * np.abs(theta)) ** 2)
 
 
 def _parallel_regressor(bp, data, q, qd, qdd, tau) -> np.ndarray:
@@ -573,11 +886,11 @@ def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None,
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
     N, n = q.shape
     b = bp.count
-    if Wp is None:
+    if Wp is None or callable(Wp):
         W = np.empty((N, n, b))
         for s in range(0, N, BLOCK):
             blk = slice(s, s + BLOCK)
-            W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk])
+            W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk]) if Wp is None else Wp(blk)
     else:
         W = Wp
     A, y = W.reshape(-1, b), tau.reshape(-1)
@@ -675,7 +988,9 @@ class PhysicalFit:
         ``rd.parameters.standard_parameter_names``), projected onto the consistent set (Wensing et al. 2018).
     robot : Robot — the model carrying them (name ``<name>_identified``).
     transmission : Transmission or None — with the identified motor inertias (and friction), if ``base`` has one.
-    solver : dict — name, status, iterations, constraint_violation, objective, warnings.
+    solver : dict — name, status, iterations, constraint_violation, objective, lower_bound, relative_gap,
+        accuracy, certified, regularization, warnings.
+    prior_share : ndarray (p,) — per standard parameter, the share of the prior in its estimate (0 to 1).
     """
 
     values: np.ndarray
@@ -683,10 +998,11 @@ class PhysicalFit:
     robot: Robot
     transmission: object
     solver: dict
+    prior_share: np.ndarray | None = None
 
 
 def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularization: float = 1e-6,
-                 min_mass: float = 0.0, massless=()) -> PhysicalFit:
+                 min_mass: float = 0.0, massless=(), bounds=None) -> PhysicalFit:
     """Physically consistent base parameters from the triangular factor of the least-squares problem.
 
     Solves the semidefinite program of ``rd.identify(..., method="physical")`` (Sousa & Cortesão 2014; Wensing,
@@ -706,6 +1022,7 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
     min_mass : float — lower bound on every link's mass, kg.
     massless : sequence of int — frames (0-based) whose inertial parameters, rotor inertia and joint friction are
         held at zero (the virtual frames of a floating base's augmented robot, :mod:`robodyn.identification.floating`).
+    bounds : PhysicalBounds, dict or None — mass bounds, centre-of-mass boxes, total mass (as :func:`identify`).
 
     Returns
     -------
@@ -716,7 +1033,7 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
     InputError
         Shapes that do not match ``base.count``, non-finite entries, negative ``regularization``.
     IdentificationError
-        The conic solver fails or does not converge.
+        The conic solver returns no point (an uncertified one is reported in ``solver["certified"]``).
     """
     from robodyn.parameters.base import BaseParameters
 
@@ -736,9 +1053,10 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
         raise InputError(f"regularization = {regularization!r}; give a value >= 0")
     Rg = np.zeros((b + 1, b + 1))
     Rg[:b, :b], Rg[:b, b], Rg[b, b] = R, qty, float(residual)
-    Kb, K, robot_out, motors, report = _physical(robot, base, Rg, float(regularization), float(min_mass),
-                                                 tuple(int(j) for j in massless))
-    return PhysicalFit(values=Kb, standard=K, robot=robot_out, transmission=motors, solver=report)
+    Kb, K, robot_out, motors, report, share = _physical(robot, base, Rg, float(regularization), float(min_mass),
+                                                        tuple(int(j) for j in massless), bounds=bounds)
+    return PhysicalFit(values=Kb, standard=K, robot=robot_out, transmission=motors, solver=report,
+                       prior_share=share)
 
 
 def consistency_constraints(robot: Robot, base, min_mass: float = 0.0, massless=()):
@@ -793,60 +1111,41 @@ def consistency_constraints(robot: Robot, base, min_mass: float = 0.0, massless=
     return links, motors, cons
 
 
-def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass: float, massless=()):
-    """The semidefinite program of ``method="physical"``; returns (K_B, K, Robot, Transmission, solver report)."""
-    import cvxpy as cp
-
+def _physical(robot: Robot, bp, Rg: np.ndarray, regularization, min_mass: float, massless=(), bounds=None,
+              folds=None):
+    """The semidefinite program of ``method="physical"`` (:mod:`robodyn.identification.consistent`); returns
+    (K_B, K, Robot, Transmission, solver report, prior share (p,))."""
+    from robodyn.identification import consistent
     from robodyn.parameters.regressor import standard_parameter_vector
 
-    b = bp.count
     nf, n = robot.nf, robot.n
     tr = bp.transmission
     psi = standard_to_base(robot, bp)
     prior = standard_parameter_vector(robot, bp.friction, tr)
-    parts, motors, cons = consistency_constraints(robot, bp, min_mass, massless)
-    live = [j for j in range(nf) if j not in massless]
-    fixed = np.union1d(np.flatnonzero(robot.sigma == 2), np.asarray(massless, dtype=int))
-    if bp.friction:
-        Fc, Fv, Foff = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True), cp.Variable(n)
-        for k in range(n):
-            parts += [Fc[k], Fv[k], Foff[k]]
-        held = np.flatnonzero(np.isin(robot.joint_frames, massless))
-        if held.size:
-            cons += [Fc[held] == 0, Fv[held] == 0, Foff[held] == 0]
-    m = 3 if bp.friction else 1
-    parts += motors
-    K = cp.hstack(parts)
-    T, z = Rg[:b, :b], Rg[:b, b]
-    A = T @ psi
-    fit_scale = max(float(z @ z) + float(Rg[b, b] ** 2), 1e-300)
-    reg_scale = max(float(prior @ prior), 1.0)
-    # The norm (a second-order cone) rather than its square: the solver's tolerance then bounds the fit
-    # itself, not its square, so the parameters come out to ~1e-8 instead of ~1e-4.
-    objective = cp.norm(cp.hstack([(A @ K - z) / np.sqrt(fit_scale),
-                                   np.sqrt(regularization / reg_scale) * (K - prior)]))
-    problem = cp.Problem(cp.Minimize(objective), cons)
-    solver, warned = solve_conic(problem, "physically consistent identification")
-    if problem.status not in ("optimal", "optimal_inaccurate") or K.value is None:
-        raise IdentificationError(f"the physically consistent identification failed: {solver} ended with status "
-                                  f"'{problem.status}' (not converged); try method='wls', a larger "
-                                  f"regularization, or check the data and the model's units")
-    Kv = np.asarray(K.value, dtype=float)
+    if bounds is None:
+        bounds = consistent.PhysicalBounds(min_mass=min_mass)
+    limits = consistent.check_bounds(bounds, nf)
+    if regularization is None:
+        if folds is None:
+            raise InputError("regularization=None needs the samples' time blocks; give a value (e.g. 1e-3)")
+        D = consistent.scaled_program(robot, bp, psi, prior, Rg, 0.0, limits, massless).D
+        lam, rule = consistent.cross_validated_regularization(folds, psi, prior, D)
+    else:
+        lam, rule = float(regularization), "given"
+    program = consistent.scaled_program(robot, bp, psi, prior, Rg, lam, limits, massless)
+    solved = consistent.solve(program, limits, nf)
+    if solved is None:
+        raise IdentificationError("the physically consistent identification failed: the conic solver returned no "
+                                  "point; check the data and the model's units, or use method='ols'")
+    Kv, report = solved
+    report.update(regularization=lam, regularization_rule=rule)
     params = Kv[: 11 * nf].reshape(nf, 11)
-    violation = float(max([0.0] + [-np.linalg.eigvalsh(pseudo_inertia(params[j, :10])).min() for j in range(nf)]
-                          + [-params[:, 10].min()] + [min_mass - params[live, 9].min(initial=min_mass)]))
-    links = nearest_consistent(params[:, :10])
-    Ia_v = np.maximum(params[:, 10], 0.0)
-    Ia_v[fixed] = 0.0
-    Kv[: 11 * nf] = np.column_stack([links, Ia_v]).ravel()
-    changes = dict(params=links, Ia=Ia_v, Fst=np.zeros(nf), kst=np.zeros(nf), Bst=np.zeros(nf),
-                   name=f"{robot.name}_identified", source=f"identified from measurements (physical), model {robot.name}")
+    changes = dict(params=params[:, :10].copy(), Ia=params[:, 10].copy(), Fst=np.zeros(nf), kst=np.zeros(nf),
+                   Bst=np.zeros(nf), name=f"{robot.name}_identified",
+                   source=f"identified from measurements (physical), model {robot.name}")
     off = 11 * nf
     if bp.friction:
         fr = Kv[off: off + 3 * n].reshape(n, 3)
-        violation = max(violation, float(-fr[:, :2].min()))
-        fr[:, :2] = np.maximum(fr[:, :2], 0.0)
-        Kv[off: off + 3 * n] = fr.ravel()
         off += 3 * n
         jf = robot.joint_frames
         for key, col in (("Fc", 0), ("Fv", 1), ("Foff", 2)):
@@ -855,38 +1154,11 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization: float, min_mass:
             changes[key] = v
     motors = None
     if tr is not None:
+        m = 3 if bp.friction else 1
         mv_ = Kv[off:].reshape(n, m)
-        violation = max(violation, float(-mv_.min()))
-        mv_[:] = np.maximum(mv_, 0.0)
-        Kv[off:] = mv_.ravel()
         extra = {"J_m": mv_[:, 0]} | ({"Fc_m": mv_[:, 1], "Fv_m": mv_[:, 2]} if bp.friction else {})
         motors = tr.replace(**extra)
-    report = solver_report(problem, solver, violation, warned)
-    if problem.status != "optimal":
-        raise IdentificationError(f"the physically consistent identification did not converge: {solver} reports "
-                                  f"'{problem.status}' after {report['iterations']} iterations (largest constraint "
-                                  f"violation {violation:.2g}); try a larger regularization or method='wls'")
-    return psi @ Kv, Kv, robot.replace(**changes), motors, report
-
-
-def nearest_consistent(params: np.ndarray) -> np.ndarray:
-    """Project each link's pseudo-inertia on the PSD cone (removes the solver's round-off, ~1e-9 of the largest
-    eigenvalue) and return the parameters (nf, 10); a link with a negligible mass gets exactly zero M and MS."""
-    P = pseudo_inertia(params)
-    lam, V = np.linalg.eigh(P)
-    P = (V * np.maximum(lam, 0.0)[..., None, :]) @ np.swapaxes(V, -1, -2)
-    P = 0.5 * (P + np.swapaxes(P, -1, -2))
-    out = np.empty_like(params)
-    S = P[..., :3, :3]
-    tr = np.trace(S, axis1=-2, axis2=-1)
-    J = tr[..., None, None] * np.eye(3) - S
-    out[:, 0], out[:, 1], out[:, 2] = J[:, 0, 0], J[:, 0, 1], J[:, 0, 2]
-    out[:, 3], out[:, 4], out[:, 5] = J[:, 1, 1], J[:, 1, 2], J[:, 2, 2]
-    out[:, 6:9] = P[:, :3, 3]
-    out[:, 9] = P[:, 3, 3]
-    tiny = out[:, 9] <= 1e-12 * max(out[:, 9].max(initial=0.0), 1e-300)
-    out[tiny, 6:10] = 0.0
-    return out
+    return psi @ Kv, Kv, robot.replace(**changes), motors, report, consistent.prior_share(program)
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,481 @@
+"""The semidefinite program of physically consistent identification, scaled, certified and regularized from the data.
+
+The unknowns are the standard parameters K (p,) of ``rd.parameters.standard_parameter_names(robot, friction, transmission)``;
+the data enter through the triangular factor of the base regressor, ‖W_B K_B − y‖² = ‖T Ψ K − z‖² + r₀²
+(Khalil & Dombre [9.40]: K_B = Ψ K).  The program (Sousa & Cortesão 2014; Wensing, Kim & Slotine 2018)
+
+    minimise  (‖T Ψ K − z‖² + r₀²) / ‖y‖²  +  (λ / p) ‖D⁻¹ (K − K₀)‖²
+    subject to  P_j(K) ⪰ 0 (every link's 4 × 4 pseudo-inertia),  Ia, Fc, Fv, motor parameters ≥ 0,
+                m_min,j ≤ M_j ≤ m_max,j,  CoM of link j in a box,  Σ M_j = M_total (optional),
+
+with K₀ the a priori parameters (the model's: a URDF's inertias) and D their scales, is solved in the scaled
+unknowns u = D⁻¹ (K − K₀): link j's inertial parameters relative to its mass m_j and length l_j (m l², m l, m),
+the rotor, friction and motor parameters relative to the value that alone would explain the torques, and every
+pseudo-inertia constraint congruent-scaled by diag(1/l_j, 1/l_j, 1/l_j, 1)/√m_j.
+
+**Certificate.**  The solver's answer is never taken on trust: its point is projected onto the constraints (a
+feasible K, objective f_p: an upper bound on the optimum) and its dual variables onto their cones (Z_j ⪰ 0,
+multipliers of inequalities ≥ 0), which gives a lower bound by the Lagrange dual function — closed form, since
+the objective is a strictly convex quadratic when λ > 0.  The relative gap (f_p − bound) / f_p is the stated
+accuracy of the returned parameters' objective; a solve that Clarabel flags "inaccurate" is accepted when the
+gap certifies it, else solved again.
+
+**Regularization from the data.**  ``regularization=None`` chooses λ by cross-validation on contiguous time
+blocks: for λ on a grid 1e-8 … 1, the regularized least-squares fit (towards K₀, without the constraints: closed
+form from the blocks' Gram matrices) is trained on all blocks but one and scored on the one held out; the λ of the
+smallest held-out error is used (``rule`` says so).  Contiguous blocks, not random samples: neighbouring samples of
+a filtered log are correlated and would reward overfitting.
+
+**Which parameters the data determined.**  In the scaled unknowns the estimate is u = H⁻¹ (Aᵀ z / ‖y‖²) with
+H = AᵀA / ‖y‖² + (λ / p) 1; the share of the prior in parameter k is (λ / p) (H⁻¹)_kk ∈ [0, 1] (0: the data alone,
+1: the prior alone).  A parameter with a share above ½ is prior-determined (the constraints, when active, pin some
+parameters further; the share ignores them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn.arrays import as_real_array, finite_array
+from robodyn.errors import InputError
+
+#: ``regularization=None``: the grid of the cross-validation and the number of contiguous time blocks.
+REGULARIZATION_GRID = tuple(10.0 ** k for k in range(-8, 1))
+FOLDS = 5
+#: Relative duality gap at which a solution is accepted without a message; at most ``LOOSE_GAP`` it is accepted
+#: with its accuracy stated; above, it is solved again (then returned flagged: ``converged`` False).
+TIGHT_GAP = 1e-6
+LOOSE_GAP = 1e-3
+#: A parameter whose prior share exceeds this is "prior-determined".
+PRIOR_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class PhysicalBounds:
+    """Bounds of the physically consistent identification beyond P_j ⪰ 0 and the non-negative friction.
+
+    Attributes
+    ----------
+    min_mass : float or array (nf,) — lower bound on every link's mass M_j (kg; default 0).
+    max_mass : float or array (nf,) or None — upper bound on every link's mass (kg).
+    com_box : array (nf, 3, 2) or None — the centre of mass of link j, in frame j, inside
+        [lo_x, hi_x] × [lo_y, hi_y] × [lo_z, hi_z] (m): lo M_j ≤ MS_j ≤ hi M_j (linear in K).  Rows of NaN: no box.
+    total_mass : float or None — the sum of the masses of the links (kg), when known (a scale reading).
+    """
+
+    min_mass: object = 0.0
+    max_mass: object = None
+    com_box: object = None
+    total_mass: float | None = None
+
+
+def _per_link(name: str, value, nf: int) -> np.ndarray:
+    v = as_real_array(name, value).astype(float)
+    if v.ndim == 0:
+        v = np.full(nf, float(v))
+    if v.shape != (nf,) or np.any(np.isnan(v)):
+        raise InputError(f"{name} = {np.asarray(value).tolist()}; give one number or {nf} (one per frame)")
+    return v
+
+
+def check_bounds(bounds, nf: int) -> PhysicalBounds:
+    """The bounds as arrays (min_mass, max_mass (nf,), com_box (nf, 3, 2)); clear errors for bad input."""
+    if bounds is None:
+        return PhysicalBounds(min_mass=np.zeros(nf), max_mass=np.full(nf, np.inf),
+                              com_box=np.full((nf, 3, 2), np.nan))
+    if isinstance(bounds, dict):
+        unknown = set(bounds) - {"min_mass", "max_mass", "com_box", "total_mass"}
+        if unknown:
+            raise InputError(f"bounds: unknown key(s) {sorted(unknown)}; use min_mass, max_mass, com_box, total_mass")
+        bounds = PhysicalBounds(**bounds)
+    if not isinstance(bounds, PhysicalBounds):
+        raise InputError(f"bounds is {type(bounds).__name__}; give a PhysicalBounds or a dict of its fields")
+    lo = _per_link("min_mass", bounds.min_mass, nf)
+    hi = _per_link("max_mass", np.inf if bounds.max_mass is None else bounds.max_mass, nf)
+    if np.any(~np.isfinite(lo)) or np.any(lo < 0) or np.any(hi < lo):
+        raise InputError("min_mass and max_mass: give finite masses 0 <= min_mass <= max_mass (kg)")
+    box = np.full((nf, 3, 2), np.nan)
+    if bounds.com_box is not None:
+        box = as_real_array("com_box", bounds.com_box).astype(float)
+        if box.shape != (nf, 3, 2) or np.any(box[..., 0] > box[..., 1]):
+            raise InputError(f"com_box has shape {box.shape}; give ({nf}, 3, 2): per frame, [lo, hi] of x, y, z "
+                             f"(m) with lo <= hi (NaN: no box)")
+    total = bounds.total_mass
+    if total is not None:
+        total = float(as_real_array("total_mass", total))
+        if not (np.isfinite(total) and total > 0):
+            raise InputError(f"total_mass = {bounds.total_mass!r}; give the links' total mass in kg (> 0)")
+    return PhysicalBounds(min_mass=lo, max_mass=hi, com_box=box, total_mass=total)
+
+
+#: The 4 × 4 pseudo-inertia P = [[½ tr(J) 1 − J, MS], [MSᵀ, M]] as Σ_k π_k B_k of the 10 parameters π.
+_B = np.zeros((10, 4, 4))
+for _k, (_i, _j) in enumerate([(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)]):
+    if _i == _j:
+        _B[_k] += 0.5 * np.diag([1.0, 1.0, 1.0, 0.0])
+        _B[_k, _i, _i] -= 1.0
+    else:
+        _B[_k, _i, _j] = _B[_k, _j, _i] = -1.0
+for _k in range(3):
+    _B[6 + _k, _k, 3] = _B[6 + _k, 3, _k] = 1.0
+_B[9, 3, 3] = 1.0
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """The program in the scaled unknowns u (K = K₀ + D u): data, constraints and pseudo-inertia maps."""
+
+    A: np.ndarray        # (b, p) T Ψ D / ‖y‖
+    z: np.ndarray        # (b,)   (z − T Ψ K₀) / ‖y‖
+    r0: float            # r₀ / ‖y‖
+    prior: np.ndarray    # K₀ (p,)
+    D: np.ndarray        # (p,)
+    G: np.ndarray        # (g, p) inequalities G u ≤ h (rows of unit norm)
+    h: np.ndarray
+    E: np.ndarray        # (e, p) equalities E u = e
+    e: np.ndarray
+    lmi: tuple           # per live frame: (columns (10,), C (4, 4), B (10, 4, 4)): P̃ = C + Σ u_k B_k ⪰ 0
+    lam: float
+    nonneg: np.ndarray   # indices k of K with K_k ≥ 0
+    zero: np.ndarray     # indices k of K held at 0
+
+
+def parameter_scales(robot, p: int, prior: np.ndarray, A: np.ndarray, ynorm: float) -> np.ndarray:
+    """D (p,): link j's 10 inertial parameters on the scale m_j l_j², m_j l_j, m_j of its prior mass and size,
+    every other parameter (rotor, friction, motor) on the value that alone would explain the torques."""
+    nf = robot.nf
+    links = prior[: 11 * nf].reshape(nf, 11)
+    mass = links[:, 9]
+    total = float(np.sum(np.abs(mass)))
+    m = np.maximum(np.abs(mass), 0.1 * total / nf if total > 0 else 1.0)
+    reach = float(np.sum(np.abs(robot.d)) + np.sum(np.abs(robot.r)))
+    lref = max(reach / nf, 1e-2)
+    second = 0.5 * np.sum(links[:, [0, 3, 5]], axis=1)  # tr Σ = ½ tr J
+    l = np.maximum(np.sqrt(np.maximum(second, 0.0) / m), lref)
+    D = np.empty(p)
+    per = np.stack([m * l ** 2] * 6 + [m * l] * 3 + [m], axis=1)
+    D[: 11 * nf] = np.column_stack([per, np.zeros(nf)]).ravel()
+    col = np.linalg.norm(A, axis=0)
+    data = np.where(col > 0, ynorm / np.where(col > 0, col, 1.0), 1.0)
+    rest = np.ones(p, bool)
+    rest[: 11 * nf] = False
+    rest[10: 11 * nf: 11] = True
+    D[rest] = data[rest]
+    return D
+
+
+def _link_scales(D: np.ndarray, nf: int) -> tuple[np.ndarray, np.ndarray]:
+    m = D[9: 11 * nf: 11]
+    return m, np.sqrt(D[0: 11 * nf: 11] / m)
+
+
+def scaled_program(robot, bp, psi: np.ndarray, prior: np.ndarray, Rg: np.ndarray, lam: float, bounds: PhysicalBounds,
+                   massless=()) -> Scaled:
+    """Build :class:`Scaled` from the stacked factor ``Rg`` ((b + 1) × (b + 1)) of [W_B y]."""
+    b = bp.count
+    nf, n = robot.nf, robot.n
+    p = prior.size
+    T, z, r0 = Rg[:b, :b], Rg[:b, b], abs(Rg[b, b])
+    ynorm = max(float(np.sqrt(z @ z + r0 ** 2)), 1e-300)
+    A = T @ psi
+    D = parameter_scales(robot, p, prior, A, ynorm)
+    m_s, l_s = _link_scales(D, nf)
+    massless = set(int(j) for j in massless)
+    live = [j for j in range(nf) if j not in massless]
+    G, h, E, e = [], [], [], []
+    nonneg, zero = [], []
+
+    def row(entries):
+        r = np.zeros(p)
+        for k, v in entries:
+            r[k] += v
+        return r
+
+    def ineq(r, bound):  # r · K ≤ bound, written in u and normalised
+        if bound == 0 and np.count_nonzero(r) == 1 and r.sum() < 0:
+            nonneg.append(int(np.flatnonzero(r)[0]))
+        ru = r * D
+        s = np.linalg.norm(ru)
+        if s > 0:
+            G.append(ru / s)
+            h.append((bound - r @ prior) / s)
+
+    def eq(r, value):
+        if value == 0 and np.count_nonzero(r) == 1:
+            zero.append(int(np.flatnonzero(r)[0]))
+        ru = r * D
+        s = np.linalg.norm(ru)
+        if s > 0:
+            E.append(ru / s)
+            e.append((value - r @ prior) / s)
+
+    lo, hi, box = bounds.min_mass, bounds.max_mass, bounds.com_box
+    fixed = set(np.flatnonzero(robot.sigma == 2).tolist())
+    for j in range(nf):
+        o = 11 * j
+        if j in massless:
+            for k in range(11):
+                eq(row([(o + k, 1.0)]), 0.0)
+            continue
+        ineq(row([(o + 9, -1.0)]), -lo[j])
+        if np.isfinite(hi[j]):
+            ineq(row([(o + 9, 1.0)]), hi[j])
+        for c in range(3):
+            if np.isfinite(box[j, c, 0]):
+                ineq(row([(o + 6 + c, -1.0), (o + 9, box[j, c, 0])]), 0.0)
+            if np.isfinite(box[j, c, 1]):
+                ineq(row([(o + 6 + c, 1.0), (o + 9, -box[j, c, 1])]), 0.0)
+        if j in fixed:
+            eq(row([(o + 10, 1.0)]), 0.0)
+        else:
+            ineq(row([(o + 10, -1.0)]), 0.0)
+    off = 11 * nf
+    if bp.friction:
+        held = set(np.flatnonzero(np.isin(robot.joint_frames, list(massless))).tolist())
+        for k in range(n):
+            for c in (0, 1, 2):
+                if k in held:
+                    eq(row([(off + 3 * k + c, 1.0)]), 0.0)
+                elif c < 2:
+                    ineq(row([(off + 3 * k + c, -1.0)]), 0.0)
+        off += 3 * n
+    for k in range(off, p):
+        ineq(row([(k, -1.0)]), 0.0)
+    if bounds.total_mass is not None:
+        eq(row([(11 * j + 9, 1.0) for j in live]), bounds.total_mass)
+    lmi = []
+    for j in live:
+        cols = np.arange(11 * j, 11 * j + 10)
+        S = np.diag([1.0 / l_s[j]] * 3 + [1.0]) / np.sqrt(m_s[j])
+        Bj = S @ _B @ S * D[cols][:, None, None]
+        C = S @ np.einsum("k,kab->ab", prior[cols], _B) @ S
+        lmi.append((cols, C, Bj))
+    G = np.array(G).reshape(-1, p)
+    E = np.array(E).reshape(-1, p)
+    return Scaled(A=A * D / ynorm, z=(z - A @ prior) / ynorm, r0=r0 / ynorm, prior=prior, D=D, G=G,
+                  h=np.array(h), E=E, e=np.array(e), lmi=tuple(lmi), lam=float(lam),
+                  nonneg=np.array(nonneg, dtype=int), zero=np.array(zero, dtype=int))
+
+
+def objective(s: Scaled, u: np.ndarray) -> float:
+    """(‖A u − z‖² + r₀²) + (λ / p) ‖u‖², the program's objective at u."""
+    r = s.A @ u - s.z
+    return float(r @ r + s.r0 ** 2 + s.lam / u.size * (u @ u))
+
+
+def _hessian(s: Scaled) -> np.ndarray:
+    return 2.0 * (s.A.T @ s.A + s.lam / s.D.size * np.eye(s.D.size))
+
+
+def lower_bound(s: Scaled, nu: np.ndarray, eta: np.ndarray, Z) -> float:
+    """The Lagrange dual function at the multipliers projected onto their cones (a valid lower bound of the
+    optimum for any multipliers; −inf when λ = 0 makes the quadratic unbounded below along W's null space)."""
+    nu = np.maximum(nu, 0.0)
+    p = s.D.size
+    w = np.zeros(p)
+    const = float(s.z @ s.z + s.r0 ** 2) - float(nu @ s.h) - float(eta @ s.e)
+    for (cols, C, Bj), Zj in zip(s.lmi, Z):
+        lam, V = np.linalg.eigh(0.5 * (Zj + Zj.T))
+        Zp = (V * np.maximum(lam, 0.0)) @ V.T
+        w[cols] += np.einsum("kab,ab->k", Bj, Zp)
+        const -= float(np.sum(Zp * C))
+    q = -2.0 * s.A.T @ s.z + s.G.T @ nu + s.E.T @ eta - w
+    H = _hessian(s)
+    x, *_ = np.linalg.lstsq(H, q, rcond=None)
+    if np.linalg.norm(H @ x - q) > 1e-9 * max(np.linalg.norm(q), 1e-300):
+        return -np.inf
+    return const - 0.5 * float(q @ x)
+
+
+def prior_share(s: Scaled) -> np.ndarray:
+    """(λ / p) (H⁻¹)_kk per standard parameter: 0 = determined by the data, 1 = by the prior."""
+    p = s.D.size
+    if s.lam <= 0:
+        return np.zeros(p)
+    H = s.A.T @ s.A + s.lam / p * np.eye(p)
+    return np.clip(s.lam / p * np.diag(np.linalg.inv(H)), 0.0, 1.0)
+
+
+def cross_validated_regularization(folds: np.ndarray, psi: np.ndarray, prior: np.ndarray, D: np.ndarray,
+                                   grid=REGULARIZATION_GRID) -> tuple[float, str]:
+    """λ of the smallest held-out error on contiguous time blocks (module documentation).
+
+    ``folds`` (k, b + 1, b + 1): the Gram matrix of the weighted [W_B y] of every block.  Returns (λ, the rule)."""
+    k = folds.shape[0]
+    b = folds.shape[1] - 1
+    total = folds.sum(axis=0)
+    p = prior.size
+    M = psi * D  # K_B = Ψ (K₀ + D u)
+    base0 = psi @ prior
+    err = np.zeros(len(grid))
+    for i in range(k):
+        Gt = total - folds[i]
+        Gww, Gwy, Gyy = Gt[:b, :b], Gt[:b, b], Gt[b, b]
+        if Gyy <= 0:
+            continue
+        H = M.T @ Gww @ M / Gyy
+        g = M.T @ (Gwy - Gww @ base0) / Gyy
+        Vw, Vy, vyy = folds[i][:b, :b], folds[i][:b, b], folds[i][b, b]
+        for c, lam in enumerate(grid):
+            u = np.linalg.solve(H + lam / p * np.eye(p), g)
+            kb = base0 + M @ u
+            err[c] += float(kb @ Vw @ kb - 2 * kb @ Vy + vyy)
+    best = int(np.argmin(err))
+    rule = (f"chosen by {k}-fold cross-validation on contiguous time blocks (held-out torque error of the fit "
+            f"regularized towards the prior, {grid[0]:g} to {grid[-1]:g})")
+    return float(grid[best]), rule
+
+
+def _cvx_problem(s: Scaled):
+    import cvxpy as cp
+
+    p = s.D.size
+    u = cp.Variable(p)
+    # The norm (a second-order cone) rather than its square: the solver's tolerance then bounds the fit itself,
+    # so the parameters come out to ~1e-8 instead of ~1e-4; the certificate uses the square (lower_bound).
+    fit = cp.norm(cp.hstack([s.A @ u - s.z, np.sqrt(s.lam / p) * u, np.array([s.r0])]))
+    cons = []
+    ineq = eq = None
+    if s.G.shape[0]:
+        ineq = s.G @ u <= s.h
+        cons.append(ineq)
+    if s.E.shape[0]:
+        eq = s.E @ u == s.e
+        cons.append(eq)
+    lmis = []
+    for cols, C, Bj in s.lmi:
+        X = C + cp.reshape(Bj.reshape(10, 16).T @ u[cols], (4, 4), order="C")
+        lmis.append(0.5 * (X + X.T) >> 0)
+    problem = cp.Problem(cp.Minimize(fit), cons + lmis)
+    return problem, u, ineq, eq, lmis
+
+
+def project(s: Scaled, u: np.ndarray, bounds: PhysicalBounds, nf: int) -> np.ndarray:
+    """A feasible K near the solver's point: pseudo-inertias projected on the PSD cone, bounds clipped."""
+    K = s.prior + s.D * u
+    links = K[: 11 * nf].reshape(nf, 11).copy()
+    links[:, :10] = nearest_consistent(links[:, :10])
+    links[:, 9] = np.clip(links[:, 9], bounds.min_mass, bounds.max_mass)
+    box = bounds.com_box
+    for c in range(3):
+        lo = np.where(np.isfinite(box[:, c, 0]), box[:, c, 0] * links[:, 9], -np.inf)
+        hi = np.where(np.isfinite(box[:, c, 1]), box[:, c, 1] * links[:, 9], np.inf)
+        links[:, 6 + c] = np.clip(links[:, 6 + c], lo, hi)
+    out = K.copy()
+    out[: 11 * nf] = links.ravel()
+    out[s.nonneg] = np.maximum(out[s.nonneg], 0.0)
+    out[s.zero] = 0.0
+    return out
+
+
+def pseudo_inertia(params) -> np.ndarray:
+    """The 4 × 4 pseudo-inertia matrices P = [[½ tr(J) 1 − J, MS], [MSᵀ, M]] of links (..., 10) → (..., 4, 4).
+
+    P is positive semi-definite exactly when the parameters belong to a rigid body (a mass distribution),
+    which implies M ≥ 0, I_G ⪰ 0 and the triangle inequalities of the principal moments.
+    """
+    p = finite_array("params", params)
+    XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = np.moveaxis(p, -1, 0)
+    J = np.stack([np.stack([XX, XY, XZ], -1), np.stack([XY, YY, YZ], -1), np.stack([XZ, YZ, ZZ], -1)], -2)
+    tr = XX + YY + ZZ
+    S = 0.5 * tr[..., None, None] * np.eye(3) - J
+    MS = np.stack([MX, MY, MZ], -1)
+    top = np.concatenate([S, MS[..., :, None]], -1)
+    bottom = np.concatenate([MS, M[..., None]], -1)[..., None, :]
+    return np.concatenate([top, bottom], -2)
+
+
+def nearest_consistent(params: np.ndarray) -> np.ndarray:
+    """Project each link's pseudo-inertia on the PSD cone (removes the solver's round-off, ~1e-9 of the largest
+    eigenvalue) and return the parameters (nf, 10); a link with a negligible mass gets exactly zero M and MS."""
+    P = pseudo_inertia(params)
+    lam, V = np.linalg.eigh(P)
+    P = (V * np.maximum(lam, 0.0)[..., None, :]) @ np.swapaxes(V, -1, -2)
+    P = 0.5 * (P + np.swapaxes(P, -1, -2))
+    out = np.empty_like(params)
+    S = P[..., :3, :3]
+    tr = np.trace(S, axis1=-2, axis2=-1)
+    J = tr[..., None, None] * np.eye(3) - S
+    out[:, 0], out[:, 1], out[:, 2] = J[:, 0, 0], J[:, 0, 1], J[:, 0, 2]
+    out[:, 3], out[:, 4], out[:, 5] = J[:, 1, 1], J[:, 1, 2], J[:, 2, 2]
+    out[:, 6:9] = P[:, :3, 3]
+    out[:, 9] = P[:, 3, 3]
+    tiny = out[:, 9] <= 1e-12 * max(out[:, 9].max(initial=0.0), 1e-300)
+    out[tiny, 6:10] = 0.0
+    return out
+
+
+def violation(s: Scaled, u: np.ndarray) -> float:
+    """The largest violation of the scaled constraints at u (0 when feasible)."""
+    v = [0.0]
+    if s.G.shape[0]:
+        v.append(float(np.max(s.G @ u - s.h)))
+    if s.E.shape[0]:
+        v.append(float(np.max(np.abs(s.E @ u - s.e))))
+    for cols, C, Bj in s.lmi:
+        v.append(float(-np.linalg.eigvalsh(C + np.einsum("k,kab->ab", u[cols], Bj)).min()))
+    return max(v)
+
+
+#: Solver attempts: Clarabel at tight tolerances, then at its defaults with more iterations.
+ATTEMPTS = ({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 500},
+            {"max_iter": 2000})
+
+
+def solve(s: Scaled, bounds: PhysicalBounds, nf: int):
+    """Solve the scaled program, check its certificate, retry when it does not hold (module documentation).
+
+    Returns (K (p,) feasible, report: solver, status, iterations, constraint_violation (of the solver's point),
+    objective (at the returned K), lower_bound, relative_gap, accuracy (a sentence), warnings), or None when the
+    solver returned no point."""
+    import warnings
+
+    import cvxpy as cp
+
+    installed = cp.installed_solvers()
+    best = None
+    for attempt, options in enumerate(ATTEMPTS):
+        problem, u, ineq, eq, lmis = _cvx_problem(s)
+        name = "CLARABEL" if "CLARABEL" in installed else "SCS"
+        opts = options if name == "CLARABEL" else {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                problem.solve(solver=name, **opts)
+            except cp.error.SolverError:
+                continue
+        if u.value is None:
+            continue
+        uv = np.asarray(u.value, dtype=float)
+        viol = violation(s, uv)
+        K = project(s, uv, bounds, nf)
+        up = (K - s.prior) / s.D
+        f = objective(s, up)
+        # multipliers of the norm's program, times 2 ‖·‖ at the solution: those of the squared objective
+        mult = 2.0 * np.sqrt(objective(s, uv))
+        nu = np.zeros(s.G.shape[0]) if ineq is None or ineq.dual_value is None else mult * np.asarray(ineq.dual_value)
+        eta = np.zeros(s.E.shape[0]) if eq is None or eq.dual_value is None else mult * np.asarray(eq.dual_value)
+        Z = [np.zeros((4, 4)) if c.dual_value is None else mult * np.asarray(c.dual_value) for c in lmis]
+        lb = lower_bound(s, nu.ravel(), eta.ravel(), Z)
+        gap = (f - lb) / max(f, 1e-300) if np.isfinite(lb) else np.inf
+        report = {"name": name, "status": problem.status, "iterations": int(problem.solver_stats.num_iters or 0),
+                  "constraint_violation": viol, "objective": f, "lower_bound": lb, "relative_gap": max(gap, 0.0),
+                  "attempts": attempt + 1, "warnings": "; ".join(str(w.message) for w in caught)}
+        if best is None or gap < best[1]["relative_gap"]:
+            best = (K, report)
+        if gap <= TIGHT_GAP or (s.lam <= 0 and problem.status == "optimal"):
+            break
+    if best is None:
+        return None
+    K, report = best
+    gap = report["relative_gap"]
+    if np.isfinite(gap):
+        report["accuracy"] = (f"objective within {gap:.1e} (relative) of the optimum (duality gap of the returned "
+                              f"feasible point)")
+    else:
+        report["accuracy"] = ("no certificate without regularization (the objective is flat along the parameters "
+                              "the data do not determine); the solver reports " + report["status"])
+    report["certified"] = bool(gap <= LOOSE_GAP or (s.lam <= 0 and report["status"] == "optimal"))
+    return K, report

@@ -1,0 +1,147 @@
+"""The physically consistent identification: its certificate, its bounds, the regularization chosen from the data,
+and which parameters the data determined (robodyn.identification.consistent)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.identification.consistent import LOOSE_GAP, PhysicalBounds, pseudo_inertia
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return rd.load("rx90")
+
+
+@pytest.fixture(scope="module")
+def samples(robot):
+    """Random states of the RX-90 and its torques with 1 % noise of each joint's RMS torque."""
+    rng = np.random.default_rng(1)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 600, robot.n))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    return q, qd, qdd, tau + 0.01 * tau.std(axis=0) * rng.standard_normal(tau.shape)
+
+
+def consistent(res) -> None:
+    lam = np.linalg.eigvalsh(pseudo_inertia(res.robot.params))
+    assert lam.min() >= -1e-9 * np.abs(lam).max()
+    assert res.robot.Ia.min() >= 0 and res.robot.Fc.min() >= 0 and res.robot.Fv.min() >= 0
+
+
+def test_default_is_certified_and_says_how_the_regularization_was_chosen(robot, samples):
+    res = rd.identify(robot, *samples, method="physical")
+    consistent(res)
+    s = res.solver
+    assert res.converged and s["certified"] and "cross-validation" in s["regularization_rule"]
+    # the certificate: a feasible point's objective, a dual lower bound below it, their gap stated
+    assert s["lower_bound"] <= s["objective"] and s["relative_gap"] <= LOOSE_GAP
+    assert s["relative_gap"] == pytest.approx((s["objective"] - s["lower_bound"]) / s["objective"], abs=1e-15)
+    # the fit is no better than least squares', and no worse than the true parameters' (the noise): they are
+    # consistent and, being the prior here, cost nothing in regularization
+    q, qd, qdd, tau = samples
+    ssr = np.sum((tau - res.predict(q, qd, qdd)) ** 2)
+    ols = rd.identify(robot, *samples)
+    assert ssr >= np.sum((tau - ols.predict(q, qd, qdd)) ** 2) * (1 - 1e-9)
+    assert ssr <= np.sum((tau - rd.inverse_dynamics(robot, q, qd, qdd)) ** 2) * (1 + 1e-6)
+
+
+def test_prior_share_marks_what_the_data_cannot_determine(robot, samples):
+    res = rd.identify(robot, *samples, method="physical", regularization=1e-3)
+    names = rd.parameters.standard_parameter_names(robot, True)
+    share = dict(zip(names, res.prior_share))
+    assert res.prior_share.shape == (len(names),) and np.all((0 <= res.prior_share) & (res.prior_share <= 1))
+    # XX1, YY1 and M1 do not enter the dynamics of a fixed base's first link (Khalil's rules): the prior alone
+    for k in ("XX1", "YY1", "M1"):
+        assert share[k] == pytest.approx(1.0, abs=1e-6) and k in res.prior_determined
+    # Fv1 is a base parameter on its own column: the data alone
+    assert share["Fv1"] < 1e-3 and "Fv1" not in res.prior_determined
+    assert rd.identify(robot, *samples).prior_determined == ()
+
+
+def test_bounds_hold(robot, samples):
+    truth = robot.params[:, 9]
+    lo, hi = 0.9 * truth, 1.1 * truth + 0.1
+    box = np.full((robot.nf, 3, 2), np.nan)
+    box[:, :, 0], box[:, :, 1] = -0.05, 0.05  # every centre of mass within 5 cm of its frame's origin
+    total = float(truth.sum()) + 1.0
+    res = rd.identify(robot, *samples, method="physical", regularization=1e-4,
+                      bounds=PhysicalBounds(min_mass=lo, max_mass=hi, com_box=box, total_mass=total))
+    consistent(res)
+    M, MS = res.robot.params[:, 9], res.robot.params[:, 6:9]
+    assert np.all(M >= lo - 1e-9) and np.all(M <= hi + 1e-9)
+    assert np.all(np.abs(MS) <= 0.05 * M[:, None] + 1e-9)
+    assert M.sum() == pytest.approx(total, rel=1e-6)
+    with pytest.raises(rd.InputError, match="com_box"):
+        rd.identify(robot, *samples, method="physical", bounds={"com_box": np.zeros((2, 3, 2))})
+    with pytest.raises(rd.InputError, match="unknown key"):
+        rd.identify(robot, *samples, method="physical", bounds={"mass": 1.0})
+
+
+def test_regularization_towards_the_prior(robot, samples):
+    """A large regularization returns the prior where it is consistent with the constraints: the model's own
+    parameters (up to the conic solver's tolerance), whatever the data say."""
+    res = rd.identify(robot, *samples, method="physical", regularization=1e8)
+    prior = rd.parameters.standard_parameter_vector(robot, True)
+    assert np.abs(res.standard - prior).max() <= 1e-3 * np.abs(prior).max()
+
+
+def test_several_runs_at_once_each_prepared_on_its_own():
+    """Two runs of a simulated arm, each filtered and differentiated on its own: identified together they give
+    the estimate of their stacked samples (no filter across the seam); validated run by run on held-out data."""
+    robot = rd.load("planar3r")
+    t = np.arange(0, 8, 0.005)
+    runs = []
+    for k, phase in enumerate((0.0, 1.3)):
+        q = np.column_stack([0.8 * np.sin((j + 1) * 0.7 * t + phase + j) for j in range(3)])
+        qd = np.gradient(q, t, axis=0)
+        qdd = np.gradient(qd, t, axis=0)
+        runs.append(rd.identification.prepare_identification_data(t, q, rd.inverse_dynamics(robot, q, qd, qdd)))
+    both = rd.identify(robot, [(r.q, r.qd, r.qdd, r.tau) for r in runs])
+    stacked = rd.identify(robot, *(np.concatenate([getattr(r, a) for r in runs]) for a in ("q", "qd", "qdd", "tau")))
+    np.testing.assert_array_equal(both.values, stacked.values)
+    assert rd.identify(robot, runs).samples == both.samples  # as prepared data (Coulomb columns filtered per run)
+    v = both.validate(runs[1:])
+    assert v.samples.tolist() == [runs[1].t.size] * 3
+    with pytest.raises(rd.InputError, match="run 1"):
+        rd.identify(robot, [runs[0], "x"])
+
+
+def test_expected_accuracy_against_the_noise_level():
+    """The Panda with 2 % noise on every joint's torque (σ_j = 2 % of its RMS): WLS predicts the noise-free torques
+    of a second set of states to ~σ_j √(b / (N n)) (0.08 σ_j here; 0.5 σ_j asserted), while OLS, weighting every
+    joint's equations alike, lets the heavy joints' noise into the light joints' parameters: the wrist's
+    prediction error is then several times its own σ_j (docs/identification.md, "Expected accuracy")."""
+    robot = rd.load("panda")
+    rng = np.random.default_rng(3)
+    lo, hi = robot.qlim[:, 0], robot.qlim[:, 1]
+
+    def states(N):
+        return rng.uniform(lo, hi, (N, robot.n)), rng.uniform(-1, 1, (N, robot.n)), rng.uniform(-3, 3, (N, robot.n))
+
+    q, qd, qdd = states(1500)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    sigma = 0.02 * np.sqrt(np.mean(tau ** 2, axis=0))
+    measured = tau + sigma * rng.standard_normal(tau.shape)
+    q2, qd2, qdd2 = states(1500)
+    truth = rd.inverse_dynamics(robot, q2, qd2, qdd2)
+    wls = rd.identify(robot, q, qd, qdd, measured, method="wls")
+    ols = rd.identify(robot, q, qd, qdd, measured)
+    err_wls = np.sqrt(np.mean((wls.predict(q2, qd2, qdd2) - truth) ** 2, axis=0)) / sigma
+    err_ols = np.sqrt(np.mean((ols.predict(q2, qd2, qdd2) - truth) ** 2, axis=0)) / sigma
+    assert np.all(err_wls < 0.5)
+    assert err_ols[-1] > 2 * err_wls[-1]
+
+
+def test_options_record_equals_the_keywords(robot, samples):
+    from robodyn.identification import IdentificationOptions
+
+    opts = IdentificationOptions(friction=True, weights=np.arange(1.0, 7.0), min_velocity=0.1)
+    a = rd.identify(robot, *samples, method="wls", options=opts)
+    b = rd.identify(robot, *samples, method="wls", weights=np.arange(1.0, 7.0), min_velocity=0.1)
+    np.testing.assert_array_equal(a.values, b.values)
+    with pytest.raises(rd.InputError, match="weights either as keyword"):
+        rd.identify(robot, *samples, options=opts, weights=np.ones(6))
+    with pytest.raises(rd.InputError, match="IdentificationOptions"):
+        rd.identify(robot, *samples, options={"friction": True})
