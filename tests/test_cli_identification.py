@@ -3,6 +3,7 @@ written)."""
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -174,3 +175,32 @@ def test_identify_validates_on_a_held_out_log(files):
     assert "held-out prediction error" in res.output
     res = run("identify", files["model"], files["full"], "--validate", files["folder"] / "missing.csv")
     assert res.exit_code == 2
+
+
+def test_identify_min_velocity_prints_one_residual_rms_in_the_table_and_the_figure(robot, files, monkeypatch):
+    """With --min-velocity the table's residual RMS and the figure's are the same number: over the rows the fit
+    used (res.equations of them), labelled so in both (the figure said 0.623 over all rows, the table 0.1097)."""
+    from robodyn import plot as figures
+
+    titles = []
+    original = figures.identification
+
+    def spy(*args, **kwargs):
+        fig = original(*args, **kwargs)
+        titles.extend(ax.get_title() for ax in fig.axes)
+        return fig
+
+    monkeypatch.setattr(figures, "identification", spy)
+    png = files["folder"] / "minvel.png"
+    res = run("identify", files["model"], files["measured"], "--min-velocity", 0.05, "--plot", png, "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    rows = [f["rows"] for f in out["fit"]]
+    assert 0 < min(rows) and max(rows) < out["samples_used"]
+    for f, title in zip(out["fit"], titles):
+        shown = re.search(r"RMS residual (\S+) \((\d+) of the (\d+) rows\)", title)
+        assert shown and (int(shown[2]), int(shown[3])) == (f["rows"], out["samples_used"]), title
+        # the figure's RMS from the predicted torques, the table's from the fit's factor: equal to its 4 digits
+        assert float(shown[1]) == pytest.approx(f["residual_rms"], rel=5e-4)
+    table = run("identify", files["model"], files["measured"], "--min-velocity", 0.05)
+    assert "residual RMS over the rows the fit used" in table.stdout

@@ -380,6 +380,28 @@ def test_contact_errors():
         fl.wrenches_at_frames(robot, q, [1], np.zeros((2, 3)))
 
 
+def test_redundant_point_contacts_are_named_not_solved():
+    """The same point twice, or a third point contact on a link already held at two points and welded ('6d'):
+    the contact forces are not determined.  Before the rank check the KKT solve returned forces of ±1e15 N."""
+    robot = random_floating(91)
+    q, v, _ = random_free_state(robot.n, 91, (4,))
+    tau = np.zeros(robot.n + 6)
+    with pytest.raises(rd.ModelError, match=r"\b1 \(contact 2\) are redundant"):
+        fl.contact_forward_dynamics(robot, q, v, tau, [1, 1], kind="point")
+    with pytest.raises(rd.ModelError, match=r"\(contact 3\) are redundant"):
+        fl.contact_forward_dynamics(robot, q, v, tau, [2, 1, 1], kind="6d")
+    # independent contacts are solved: the constraint holds, J a + γ = 0
+    res = fl.contact_forward_dynamics(robot, q, v, tau, [1, robot.nf], kind="point")
+    assert np.all(np.isfinite(res.forces)) and res.forces.shape == (4, 2, 3)
+    if "solo12.urdf" in URDFS:
+        solo = rd.load(URDFS["solo12.urdf"], floating=True)
+        q0 = np.zeros(solo.n + 7)
+        q0[6] = 1.0  # identity quaternion (x, y, z, w)
+        with pytest.raises(rd.ModelError, match="'FL_ANKLE' \\(contact 2\\) are redundant"):
+            rd.floating.contact_forward_dynamics(solo, q0, np.zeros(solo.n + 6), np.zeros(solo.n + 6), ["FL_ANKLE", "FL_ANKLE"],
+                                        kind="point")
+
+
 # ---- regressor and base-only identification -------------------------------------------------------------------------
 
 

@@ -1,5 +1,8 @@
 """The friction-model table of docs/simulation-control.md comes from scripts/friction_holding_table.py: its rows
-(the discontinuous model's 20 000-evaluation stall left out) are asserted here (positions to 1 %, velocities to 5 %, evaluation counts to 5 %)."""
+(the discontinuous model's 20 000-evaluation stall left out) are asserted here (positions to 1 %, velocities to 5 %,
+evaluation counts to 5 %).  A velocity below the integrator's absolute tolerance (atol = 1e-6 rad/s: LuGre's
+sticking joint) is rounding of the integration, different on every machine: it is asserted to be below that
+tolerance, not to its digits."""
 
 import importlib.util
 import os
@@ -7,6 +10,7 @@ import os
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ATOL = 1e-6  # the integrator's absolute tolerance in scripts/friction_holding_table.py
 
 
 @pytest.fixture(scope="module")
@@ -28,5 +32,8 @@ def table():
 def test_rows_of_the_table(table, label, dq, qd, nfev):
     got = table[label]
     assert got[0] == pytest.approx(dq, rel=0.01, abs=1e-15)
-    assert got[1] == pytest.approx(qd, rel=0.05, abs=1e-15)
+    if qd < ATOL:
+        assert 0.0 <= got[1] < ATOL
+    else:
+        assert got[1] == pytest.approx(qd, rel=0.05, abs=1e-15)
     assert got[2] == pytest.approx(nfev, rel=0.05)     # integrator step counts: library-version dependent

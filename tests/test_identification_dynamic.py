@@ -6,6 +6,7 @@ sinusoids for the data preparation, the regressor itself for cond(W), and statis
 """
 
 import numpy as np
+import scipy.stats
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -28,7 +29,7 @@ def robot():
 
 @pytest.fixture(scope="module")
 def trajectory(robot):
-    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, max_iterations=40, unlimited=True)
+    return rd.excitation_trajectory(robot, 10.0, harmonics=4, seed=3, unlimited=True)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def test_excitation_respects_limits_and_starts_at_rest(robot, trajectory):
     assert np.max(np.abs(qd[0])) < 1e-12 and np.max(np.abs(qdd[0])) < 1e-12
     # periodic with period 1 / f_f = duration
     np.testing.assert_allclose(np.stack(trajectory.sample(t + 10.0)), np.stack(trajectory.sample(t)), atol=1e-11)
-    assert trajectory.converged and trajectory.iterations <= 40
+    assert trajectory.converged and trajectory.iterations <= 100
 
 
 def test_excitation_derivatives_match_finite_differences(trajectory):
@@ -71,7 +72,7 @@ def test_excitation_derivatives_match_finite_differences(trajectory):
 def test_excitation_condition_number_is_that_of_the_base_observation_matrix(robot, trajectory):
     bp = rd.base_parameters(robot, method="numeric", friction=True)
     K = max(50, 2 * bp.count // robot.n + 10)
-    q, qd, qdd = trajectory.sample(np.arange(K) / K * 10.0)
+    q, qd, qdd = trajectory.sample((np.arange(K) + 0.5) / K * 10.0)
     W = rd.regressor(robot, q, qd, qdd, friction=True)[..., bp.columns].reshape(-1, bp.count)
     assert trajectory.condition_number == pytest.approx(np.linalg.cond(W), rel=1e-9)
     # the optimiser improves on its random start (same seed, one iteration less each time)
@@ -230,23 +231,33 @@ def test_irls_rejects_outliers(robot, trajectory):
     tau = tau.copy()
     tau[rows, rng.integers(0, 3, rows.size)] += rng.choice([-1, 1], rows.size) * 2.0  # 100 σ spikes on 2 %
     ols = rd.identify(robot, q, qd, qdd, tau, method="ols")
+    # spikes on 2 % of the rows act on OLS as noise of variance 0.02 * 2² (14 σ): its error is far outside the
+    # spread of the outlier-free noise (χ²_b of the IRLS covariance), which the IRLS error stays within
+    limit = scipy.stats.chi2.ppf(0.999, truth.size)
     for robust in ("huber", "bisquare"):
         irls = rd.identify(robot, q, qd, qdd, tau, method="irls", robust=robust)
         assert irls.converged and 1 < irls.iterations < 50
-        err_ols, err_irls = np.abs(ols.values - truth), np.abs(irls.values - truth)
-        assert np.linalg.norm(err_irls) < np.linalg.norm(err_ols) / 5, robust
-        assert np.all(err_irls < 4 * irls.std), robust
+        err_ols, err_irls = ols.values - truth, irls.values - truth
+        assert err_irls @ np.linalg.solve(irls.covariance, err_irls) < limit, robust
+        assert err_ols @ np.linalg.solve(irls.covariance, err_ols) > 10 * limit, robust
+        assert np.all(np.abs(err_irls) < 4 * irls.std), robust
     capped = rd.identify(robot, q, qd, qdd, tau, method="irls", max_iterations=1)
     assert not capped.converged and "iteration limit 1" in capped.message
 
 
 def test_physical_is_consistent_and_fits_as_well_as_the_noise_allows(robot, trajectory):
-    # the true rotor inertias Ia2, Ia3 are 0: with this much noise OLS estimates Ia2 < 0, which no motor has
+    # the true rotor inertias Ia2, Ia3 are 0; torques of a motion with Ia2 three OLS standard deviations below 0
+    # (OLS is linear: the shift of τ along Ia2's column moves the OLS estimate by exactly that much), which no
+    # motor has
     sigma = 0.3
     q, qd, qdd, tau = campaign(robot, trajectory, rate=20.0, sigma=sigma, seed=0)
+    first = rd.identify(robot, q, qd, qdd, tau, method="ols")
+    k = first.names.index("Ia2")
+    column = first.base.regressor(q, qd, qdd)[..., k]
+    tau = tau - (first.values[k] + 3 * first.std[k]) * column
     ols = rd.identify(robot, q, qd, qdd, tau, method="ols")
     phys = rd.identify(robot, q, qd, qdd, tau, method="physical")
-    k = ols.names.index("Ia2")
+    np.testing.assert_allclose(ols.values[k], -3 * first.std[k], rtol=1e-6)
     assert ols.values[k] < 0.0 <= phys.values[k]
     P = rd.identification.pseudo_inertia(phys.robot.params)
     assert np.linalg.eigvalsh(P).min() >= -1e-9

@@ -96,3 +96,32 @@ def test_errors_are_one_line_and_write_nothing(run, tmp_path):
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], result.output
     assert not plot.exists()
+
+
+def test_a_diverging_replay_stops_and_says_so(tmp_path):
+    """Zero torque against gravity: the measured arm holds still, the model falls and swings (rx90 at q = 0 has
+    gravity torque on joint 2). The replay stops once an error exceeds the measured range (at least 1 rad) and
+    says so; the errors cover the samples before, each below that bound."""
+    t = np.linspace(0.0, 30.0, 3001)
+    log = tmp_path / "still.csv"
+    header = ["t"] + [f"q{k}" for k in range(1, 7)] + [f"tau{k}" for k in range(1, 7)]
+    rows = np.column_stack([t, np.zeros((t.size, 12))])
+    log.write_text(",".join(header) + "\n" + "".join(",".join(repr(float(x)) for x in r) + "\n" for r in rows))
+    result = _simulate("rx90", "--compare", log, "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["diverged"] is True and 0.0 < out["diverged_at"] < 30.0
+    assert 2 <= out["compared_samples"] < 3001 and max(out["max_error"]) <= 1.0
+    table = _simulate("rx90", "--compare", log)
+    assert table.exit_code == 0 and sum("diverged: at t = " in line for line in table.stdout.splitlines()) == 1
+
+
+def test_a_log_too_long_to_integrate_is_refused(tmp_path):
+    """Three rows spanning 1e9 s: the integration would take days; refused before integrating, in one line."""
+    log = tmp_path / "long.csv"
+    log.write_text("t,q1,q2,q3,q4,q5,q6,tau1,tau2,tau3,tau4,tau5,tau6\n" + "".join(
+        f"{t},0,0,0,0,0,0,0,0,0,0,0,0\n" for t in (0.0, 5e8, 1e9)))
+    result = _simulate("rx90", "--compare", log)
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "would take about" in lines[0] and "--allow-large" in lines[0], result.output

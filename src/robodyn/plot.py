@@ -140,14 +140,18 @@ def _panels(t, rows, names, title, path) -> Figure:
 
 
 def identification(t, tau_measured, tau_predicted, *, names=None, title: str | None = None,
-                   path: str | os.PathLike | None = None) -> Figure:
-    """Measured and predicted joint torques, one panel per joint, with the RMS residual in each panel's title.
+                   path: str | os.PathLike | None = None, rows=None) -> Figure:
+    """Measured and predicted joint torques, one panel per joint, with the RMS residual in each panel's title
+    and the rows it covers.
 
     Parameters
     ----------
     t : array (T,)
     tau_measured, tau_predicted : arrays (T, n)
         e.g. measured torques and ``D @ K`` of the identified parameters (N m | N).
+    rows : bool array (T, n), optional
+        The rows of each joint the RMS residual covers (e.g. the equations an identification with
+        ``min_velocity`` kept: the residual RMS of its fit); default all T.
     """
     t, meas = _series(t, tau_measured, "tau_measured")
     _, pred = _series(t, tau_predicted, "tau_predicted")
@@ -155,13 +159,18 @@ def identification(t, tau_measured, tau_predicted, *, names=None, title: str | N
         raise InputError(f"argument 'tau_predicted' has shape {pred.shape}; expected {meas.shape} like tau_measured")
     n = meas.shape[1]
     labels = _names(names, n)
+    used = np.ones(meas.shape, bool) if rows is None else np.asarray(rows, dtype=bool)
+    if used.shape != meas.shape:
+        raise InputError(f"argument 'rows' has shape {used.shape}; expected {meas.shape} like tau_measured")
     fig = Figure(figsize=(8, 2.2 * n + 0.6), layout="constrained")
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for k, ax in enumerate(axes):
         ax.plot(t, meas[:, k], label="measured", color="0.4")
         ax.plot(t, pred[:, k], label="predicted", color="C3", linestyle="--")
-        rms = float(np.sqrt(np.mean((meas[:, k] - pred[:, k]) ** 2)))
-        ax.set_title(f"{labels[k]}: RMS residual {rms:.4g}", fontsize="medium")
+        r = (meas[:, k] - pred[:, k])[used[:, k]]
+        rms = float(np.sqrt(np.mean(r ** 2))) if r.size else float("nan")
+        covers = "all" if r.size == len(t) else f"{r.size} of the"
+        ax.set_title(f"{labels[k]}: RMS residual {rms:.4g} ({covers} {len(t)} rows)", fontsize="medium")
         ax.set_ylabel("N m | N")
         ax.grid(True, alpha=0.3)
     axes[0].legend(loc="best", fontsize="small")

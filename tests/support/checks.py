@@ -85,19 +85,22 @@ def example_robot_data_path(rel: str) -> str:
     return str(path)
 
 
-def friction_campaign():
+def friction_campaign(noise: bool = True):
     """docs/identification.md's worked example: the planar 3R with Coulomb, viscous and offset friction on an
-    excitation trajectory sampled at 500 Hz, measured with 1.5 µrad and 0.05 N m noise (fixed seeds).
+    excitation trajectory (designed to convergence) sampled at 500 Hz, measured with 1.5 µrad and 0.05 N m noise
+    (fixed seeds), or exactly with ``noise=False``.
     Returns (nominal robot, trajectory, t, q_meas, tau_meas, true base parameters with friction)."""
     import robodyn as rd
 
     nominal = rd.load("planar3r")
     real = nominal.replace(Fc=[0.5, 0.4, 0.3, 0.0], Fv=[0.3, 0.2, 0.1, 0.0], Foff=[0.1, -0.05, 0.02, 0.0])
-    traj = rd.excitation_trajectory(nominal, duration=10.0, harmonics=4, seed=1, max_iterations=15, unlimited=True)
+    traj = rd.excitation_trajectory(nominal, duration=10.0, harmonics=4, seed=1, unlimited=True)
+    assert traj.converged, traj.message
     rng = np.random.default_rng(0)
     t = traj.times(500.0)
     q, qd, qdd = traj.sample(t)
-    q_meas = q + rng.normal(0.0, 1.5e-6, q.shape)
-    tau_meas = rd.inverse_dynamics(real, q, qd, qdd) + rng.normal(0.0, 0.05, q.shape)
+    scale = 1.0 if noise else 0.0
+    q_meas = q + scale * rng.normal(0.0, 1.5e-6, q.shape)
+    tau_meas = rd.inverse_dynamics(real, q, qd, qdd) + scale * rng.normal(0.0, 0.05, q.shape)
     truth = rd.base_parameters(real, friction=True).values
     return nominal, traj, t, q_meas, tau_meas, truth

@@ -162,9 +162,18 @@ def identify_command(
             from robodyn.model.io import save
 
             save(model.robot, out)
+        # one residual RMS in the table and the figure: over the rows the fit used (min_velocity drops those of
+        # a joint near its velocity reversals), as the identification's residual_rms
+        fitted = np.ones(np.shape(tau), bool) if min_velocity is None else np.abs(qd) >= min_velocity
         if plot is not None:
-            res.plot(plot, q, qd, qdd, tau, t=t)
-    fit = [{"joint": j + 1, "residual_rms": float(res.residual_rms[j]), "torque_rms": float(tau_rms[j]),
+            from robodyn import plot as figures
+            from robodyn.files import save_figure
+
+            save_figure(figures.identification(np.arange(len(q)) if t is None else t, tau, pred, names=r.q_names,
+                                               rows=fitted,
+                                               title=f"{r.name}: measured and identified torques ({method})"), plot)
+    fit = [{"joint": j + 1, "residual_rms": float(res.residual_rms[j]), "rows": int(fitted[:, j].sum()),
+            "torque_rms": float(tau_rms[j]),
             "relative_percent": float(100 * res.residual_rms[j] / tau_rms[j]) if tau_rms[j] > 0 else 0.0}
            for j in range(r.n)]
     if as_json:
@@ -180,10 +189,11 @@ def identify_command(
     for name, v, s, rel in zip(res.names, res.values, res.std, res.relative_std):
         table.add_row(name, f"{v:.6g}", f"{s:.3g}", f"{rel:.3g}")
     console.print(table)
-    fit_table = Table("joint", "residual RMS", "torque RMS", "relative %", title="fit per joint")
+    fit_table = Table("joint", "residual RMS", "rows", "torque RMS", "relative %",
+                      title=f"fit per joint (residual RMS over the rows the fit used, of {len(q)})")
     for row in fit:
-        fit_table.add_row(str(row["joint"]), f"{row['residual_rms']:.4g}", f"{row['torque_rms']:.4g}",
-                          f"{row['relative_percent']:.3g}")
+        fit_table.add_row(str(row["joint"]), f"{row['residual_rms']:.4g}", str(row["rows"]),
+                          f"{row['torque_rms']:.4g}", f"{row['relative_percent']:.3g}")
     console.print(fit_table)
     if prepared is not None:
         console.print(prepared["summary"], highlight=False)

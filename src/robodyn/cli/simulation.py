@@ -124,6 +124,21 @@ def simulate_command(
             console.print(f"plot written to {plot}")
 
 
+#: time step (s) an integrator needs to follow a robot arm's motion under gravity and its torques: the work
+#: estimate of ``--compare`` counts at least one step per log sample and one per this interval of the log
+_MOTION_TIME_STEP = 0.01
+#: floating-point operations of one right-hand-side evaluation of the replay, per joint (Python overhead included)
+_FLOPS_PER_EVALUATION = 1e5
+
+
+class _Diverged(Exception):
+    """The replay left the measured motion (raised inside the integrator, caught by ``_compare_command``)."""
+
+    def __init__(self, t: float, joint: int, error: float):
+        super().__init__(t, joint, error)
+        self.t, self.joint, self.error = t, joint, error
+
+
 def _friction_model(name: str, width: float):
     from robodyn.dynamics.friction_models import LuGre, NoFriction, SmoothFriction, StickSlipFriction
 
@@ -139,7 +154,10 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
     replaying the measured torques Γ(t) shows the model itself: q(t) integrated from the direct dynamic model
     (Khalil & Dombre [9.96]) from the measured q(0), q̇(0) (q̇(0) from the log's velocities, else the
     second-order one-sided difference of q), Γ linearly interpolated between the samples.  Model errors grow
-    with time in open loop: compare short runs.
+    with time in open loop: compare short runs.  The replay stops when it diverges — a joint's error beyond the
+    range of its measured motion (at least 1 rad | m) — and says so in one line; the errors then cover the
+    samples before.  A log whose duration needs more integration work than the command-line limits allow
+    (at least one step per sample and per 0.01 s) is refused before integrating.
     """
     from robodyn.files import save_figure
     from robodyn import plot as figures
@@ -151,19 +169,40 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
     log = read_log(path, model, topic, "simulate --compare")
     if log.samples < 3:
         raise InputError(f"--compare {path}: {log.samples} samples; the replay needs at least 3")
-    check_work(f"simulate --compare ({log.samples} samples, n = {model.n})", nbytes=8.0 * log.samples * model.n * 16,
+    duration = float(log.t[-1] - log.t[0])
+    evaluations = 6.0 * max(log.samples, duration / _MOTION_TIME_STEP)
+    check_work(f"simulate --compare ({log.samples} samples over {duration:.4g} s, n = {model.n})",
+               nbytes=8.0 * log.samples * model.n * 16, flops=evaluations * _FLOPS_PER_EVALUATION * model.n,
                hint="give a shorter log")
     t, tau = log.t, log.tau
     qd0 = log.qd[0] if log.qd is not None else np.gradient(log.q[:3], t[:3], axis=0, edge_order=2)[0]
+    # diverged: a joint's error exceeds the range of its measured motion (at least 1 rad | m); the replay stops
+    # there instead of integrating a runaway motion to the end of the log
+    bound = np.maximum(np.ptp(log.q, axis=0), 1.0)
 
-    with progress(f"replaying {log.samples} samples on {model.name}", total=100) as bar:
-        def torque(tt):  # the measured torques, linearly interpolated
-            if np.ndim(tt) == 0:
-                bar.update(completed=100 * float(tt) / t[-1])
-            return np.stack([np.interp(tt, t, tau[:, j]) for j in range(model.n)], axis=-1)
+    def replay(times, watch):
+        with progress(f"replaying {times.size} samples on {model.name}", total=100) as bar:
+            def torque(tt, q, qd):  # the measured torques, linearly interpolated; open loop
+                if np.ndim(tt) == 0:
+                    bar.update(completed=100 * float(tt - times[0]) / (times[-1] - times[0]))
+                if watch:
+                    gap = np.abs(q - np.stack([np.interp(tt, t, log.q[:, j]) for j in range(model.n)], axis=-1))
+                    if np.any(gap > bound):
+                        j = int(np.argmax(np.max(np.reshape(gap / bound, (-1, model.n)), axis=0)))
+                        raise _Diverged(float(np.max(tt)), j, float(np.max(np.reshape(gap, (-1, model.n))[:, j])))
+                return np.stack([np.interp(tt, t, tau[:, j]) for j in range(model.n)], axis=-1)
 
-        sim = simulate(model, torque, log.q[0], qd0, t, friction=sim_friction)
-    error = sim.q - log.q
+            return simulate(model, torque, log.q[0], qd0, times, friction=sim_friction)
+
+    diverged = None
+    try:
+        sim = replay(t, watch=True)
+    except _Diverged as stop:
+        diverged = stop
+        keep = max(2, int(np.searchsorted(t, stop.t, side="left")))
+        sim = replay(t[:keep], watch=False)
+    t, measured = sim.t, log.q[: sim.t.size]
+    error = sim.q - measured
     rms = np.sqrt(np.mean(error ** 2, axis=0))
     worst = np.abs(error).max(axis=0)
     if plot is not None:
@@ -178,7 +217,9 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
         save_figure(fig, plot)
     result = {"robot": model.name, "compare": str(path), "friction": friction, "samples": log.samples,
               "duration": float(t[-1]), "time_source": log.time_source, "rms_error": rms, "max_error": worst,
-              "rhs_evaluations": sim.nfev, "seconds": sim.seconds, "plot": None if plot is None else str(plot)}
+              "rhs_evaluations": sim.nfev, "seconds": sim.seconds, "plot": None if plot is None else str(plot),
+              "diverged": diverged is not None, "compared_samples": int(t.size),
+              "diverged_at": None if diverged is None else diverged.t}
     if json_out:
         print_json(result)
         return
@@ -189,5 +230,10 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
         table.add_row(model.q_names[j], f"{rms[j]:.3e}", f"{worst[j]:.3e}")
     console.print(table)
     console.print(f"rad | m; {sim.nfev} evaluations in {sim.seconds:.2f} s")
+    if diverged is not None:
+        console.print(f"diverged: at t = {diverged.t:.4g} s the model's {model.q_names[diverged.joint]} is "
+                      f"{diverged.error:.3g} rad | m from the measured one (beyond the range of its measured "
+                      f"motion); the table covers the {t.size} samples before, not the {log.samples} of the log",
+                      highlight=False, soft_wrap=True)
     if plot is not None:
         console.print(f"plot written to {plot}")

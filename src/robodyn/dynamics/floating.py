@@ -617,6 +617,28 @@ class ContactDynamics:
     forces: np.ndarray
 
 
+def _redundant_contacts(J: np.ndarray, rows: int) -> list[int]:
+    """0-based indices of the contacts whose ``rows`` constraint rows of J (..., k rows, N) are linear
+    combinations of the rows of the contacts before them, in any state of the batch.
+
+    Rank with NumPy's tolerance for a matrix of that size: singular values below max(m, N) ε σ_max are rounding
+    (rows equal in exact arithmetic differ by a few ε σ_max after the kinematics)."""
+    def deficient(A):
+        s = np.linalg.svd(A, compute_uv=False)
+        return bool(np.any(s[..., -1] <= max(A.shape[-2:]) * np.finfo(A.dtype).eps * s[..., 0]))
+
+    if not deficient(J):
+        return []
+    kept, redundant = [], []
+    for c in range(J.shape[-2] // rows):
+        trial = kept + list(range(c * rows, (c + 1) * rows))
+        if deficient(J[..., trial, :]):
+            redundant.append(c)
+        else:
+            kept = trial
+    return redundant
+
+
 def contact_forward_dynamics(robot: Robot, q, v, tau, frames, kind: str = "point", gravity=None) -> ContactDynamics:
     """Forward dynamics of a floating-base robot under rigid contacts, as equality constraints (KKT system).
 
@@ -645,13 +667,15 @@ def contact_forward_dynamics(robot: Robot, q, v, tau, frames, kind: str = "point
     Raises
     ------
     ModelError
-        Redundant contacts (J not of full row rank): the KKT matrix is singular.
+        Redundant contacts (J not of full row rank, with NumPy's rank tolerance max(m, N) ε σ_max(J), in any state
+        of the batch): the contact forces are not determined; the message names the redundant contacts.
     """
     what = "contact_forward_dynamics"
     robot = _moving(robot, what)
     if kind not in ("point", "6d"):
         raise InputError(f"{what}: kind = {kind!r}; use 'point' (3 constraints per contact) or '6d' (6)")
     idx = _frame_numbers(robot, frames, what)
+    frames_list = [frames] if isinstance(frames, (str, int, np.integer)) else list(frames)
     dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, tau=tau)
     rows = 3 if kind == "point" else 6
     M = floating_inertia_matrix(robot, arr["q"])
@@ -660,13 +684,16 @@ def contact_forward_dynamics(robot: Robot, q, v, tau, frames, kind: str = "point
     gamma, _ = _frame_accelerations(robot, arr, R, idx)
     gamma = gamma[..., :rows].reshape(batch + (rows * len(idx),))
     N, m = robot.n + 6, rows * len(idx)
+    redundant = _redundant_contacts(J, rows)
+    if redundant:
+        names = ", ".join(f"{frames_list[c]!r} (contact {c + 1})" for c in redundant)
+        raise ModelError(f"{what}: robot '{robot.name}': the contact(s) {names} are redundant — their constraints "
+                         f"are combinations of those of the contacts before them (the contact Jacobian has rank "
+                         f"< {m}), so the contact forces are not determined; drop them"
+                         + (" or use kind='point'" if kind == "6d" else ""))
     K = np.zeros(batch + (N + m, N + m), dtype)
     K[..., :N, :N], K[..., :N, N:], K[..., N:, :N] = M, np.swapaxes(J, -1, -2), J
     rhs = np.concatenate([arr["tau"] - H, -gamma], -1)
-    try:
-        x = np.linalg.solve(K, rhs[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        raise ModelError(f"robot '{robot.name}': contacts at {list(frames)} are redundant (singular KKT matrix); "
-                         "drop some or use kind='point'") from None
+    x = np.linalg.solve(K, rhs[..., None])[..., 0]
     out = finite_result(what, x)
     return ContactDynamics(acceleration=out[..., :N], forces=-out[..., N:].reshape(batch + (len(idx), rows)))

@@ -10,9 +10,12 @@ periodic with period 1/f_f, so that measurements can be averaged over periods an
 to H f_f.  The coefficients (a, b, q0) are chosen to minimise the condition number of the observation matrix
 W = [D_B(q(t_1)); …; D_B(q(t_K))] of the base parameters (Khalil & Dombre [9.40]; the regressor of [9.36]
 restricted to the base columns) at K points of one period, subject to the joint position, velocity and
-acceleration limits at a dense grid and to q̇(0) = q̈(0) = 0 (the motion starts and ends at rest).
-Every constraint is linear in (a, b, q0), so scipy's SLSQP handles them exactly; a final check on a finer grid
-scales a joint's oscillation down if it exceeds a limit between grid points.
+acceleration limits and to q̇(0) = q̈(0) = 0 (the motion starts and ends at rest).
+The rest conditions are built into the variables (a basis of the coefficients that satisfy them), and the limits
+are linear inequalities at 16 H points of a period, tightened so that they imply the limits at every instant
+(Bernstein's inequality, see ``_Problem``); the variables are scaled so that each has a unit effect on the
+scaled limits.  scipy's SLSQP starts from a feasible point (half of every limit) and reports whether it
+converged (``converged``, ``message``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from robodyn.model.robot import Robot
 DEFAULT_POSITION_LIMIT = MappingProxyType({0: np.pi, 1: 0.5})
 DEFAULT_VELOCITY_LIMIT = MappingProxyType({0: 1.5, 1: 0.5})
 DEFAULT_ACCELERATION_LIMIT = MappingProxyType({0: 5.0, 1: 2.0})
+#: SLSQP runs at most this many times when it stops on rounding (see excitation_trajectory).
+_RESTARTS = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,7 +52,7 @@ class ExcitationTrajectory:
     limits : dict — ``{"q": (n, 2), "qd": (n,), "qdd": (n,)}`` the limits it satisfies.
     condition_number : float — cond(W) of the base-parameter observation matrix at the optimisation points.
     iterations : int — optimiser iterations used.
-    converged : bool — False when the iteration limit was hit (``message`` says so).
+    converged : bool — False when SLSQP stopped before its convergence test held (``message`` says why).
     message : str
     """
 
@@ -180,9 +185,10 @@ def excitation_trajectory(
     friction : bool
         Include the friction columns Fc, Fv, Foff in W (as :func:`identify` with ``friction=True``).
     points : int or None
-        K, the optimisation points in one period (default max(50, 2 b / n + 10), b the number of base parameters).
+        K, the optimisation points in one period, at t = (k + ½) / (K f_f) (default max(50, 2 b / n + 10), b the
+        number of base parameters).
     max_iterations : int
-        Iteration limit of SLSQP; when hit, ``converged`` is False and ``message`` says so.
+        Iteration limit of SLSQP (restarts included); when hit, ``converged`` is False and ``message`` says so.
     unlimited : bool
         A robot without finite joint limits (``qlim``) is refused unless ``limits["q"]`` is given or this is True
         (then revolute joints swing within ±π rad, prismatic within ±0.5 m: not a safe motion for hardware).
@@ -190,7 +196,8 @@ def excitation_trajectory(
     Returns
     -------
     ExcitationTrajectory
-        ``.sample(t)`` → (q, q̇, q̈), ``.condition_number``.
+        ``.sample(t)`` → (q, q̇, q̈), ``.condition_number``; ``converged`` False (and ``message`` saying why) when
+        SLSQP stopped before its convergence test held.
     """
     check_robot(robot)
     from scipy.optimize import minimize
@@ -216,123 +223,161 @@ def excitation_trajectory(
     K = int(points) if points is not None else max(50, 2 * bp.count // max(n, 1) + 10)
     if K * n < bp.count:
         raise InputError(f"points = {K}: K n = {K * n} rows for {bp.count} base parameters; give more points")
-    t_obj = np.arange(K) / (K * ff)
-    t_con = np.arange(max(200, 20 * H)) / (max(200, 20 * H) * ff)
-    Bq, Bqd, Bqdd = _basis(w, H, t_con)
-    Bobj = _basis(w, H, t_obj)
-    nv = 2 * H * n + n
+    problem = _Problem(w, H, n, lim)
+    # midway between the samples of a period: never at t = 0, where q̇ = 0 up to rounding and sign(q̇) in the
+    # Coulomb column would take the rounding's sign
+    Bobj = _basis(w, H, (np.arange(K) + 0.5) / (K * ff))
 
-    def unpack(x):
-        ab = x[: 2 * H * n].reshape(n, 2 * H)
-        return ab, x[2 * H * n:]
+    def regressor(y):
+        return bp.regressor(*problem.states(y, Bobj)).reshape(-1, bp.count)
 
-    def states(x, basis):
-        ab, q0 = unpack(x)
-        return q0 + basis[0] @ ab.T, basis[1] @ ab.T, basis[2] @ ab.T
+    cache = {}
 
-    def log_conds(q, qd, qdd):
-        """log cond(W) for states (..., K, n) → (...), from the eigenvalues of WᵀW (a batch of b × b
-        problems, much cheaper than the SVDs of the K n × b matrices; exact enough for cond(W) ≪ 1e7)."""
-        W = bp.regressor(q, qd, qdd)
-        W = W.reshape(W.shape[:-3] + (-1, bp.count))
-        lam = np.linalg.eigvalsh(np.swapaxes(W, -1, -2) @ W)
-        return 0.5 * (np.log(lam[..., -1]) - np.log(np.maximum(lam[..., 0], 1e-300)))
+    def singular(y):
+        """W and its extreme singular values and vectors, from the eigenvalues of the b × b matrix WᵀW (cheaper
+        than the SVD of the K n × b matrix W; exact enough for cond(W) ≪ 1e7)."""
+        key = y.tobytes()
+        if key not in cache:
+            cache.clear()
+            W = regressor(y)
+            lam, V = np.linalg.eigh(W.T @ W)
+            s = np.sqrt(np.maximum(lam[[-1, 0]], 1e-300))
+            V = V[:, [-1, 0]]
+            cache[key] = (W, s, V, (W @ V) / s)
+        return cache[key]
 
-    def log_cond(x):
-        return float(log_conds(*states(x, Bobj)))
+    def log_cond(y):
+        s = singular(y)[1]
+        return float(np.log(s[0]) - np.log(s[1]))
 
-    def condition_number(x):
-        W = bp.regressor(*states(x, Bobj)).reshape(-1, bp.count)
-        return float(np.linalg.cond(W))
-
-    # Forward-difference gradient with every perturbed trajectory in one batched regressor call (a variable
-    # moves one joint only): one call of nv K states instead of nv calls of K states.
-    var_joint = np.concatenate([np.repeat(np.arange(n), 2 * H), np.arange(n)])
-    var_col = np.concatenate([np.tile(np.arange(2 * H), n), np.zeros(n, int)])
-    is_q0 = np.arange(nv) >= 2 * H * n
-
-    def gradient(x):
-        base = states(x, Bobj)
-        step = 1e-7 * np.maximum(1.0, np.abs(x))
-        pert = [np.repeat(b[None], nv, axis=0) for b in base]
-        ks = np.arange(nv)
-        for k, B in enumerate(Bobj):
-            delta = np.where(is_q0[:, None], 1.0 if k == 0 else 0.0, B[:, var_col].T) * step[:, None]
-            pert[k][ks, :, var_joint] += delta
-        f = log_conds(*pert)
-        return (f - log_conds(*base)) / step
-
-    # Linear inequality constraints G x <= h on the grid, written per joint (block structure).
-    rows, rhs = [], []
-    Kc = t_con.size
-    for i in range(n):
-        sl = slice(2 * H * i, 2 * H * (i + 1))
-        e = np.zeros((Kc, nv))
-        for B, lo, hi, with_q0 in ((Bq, lim["q"][i, 0], lim["q"][i, 1], True), (Bqd, -lim["qd"][i], lim["qd"][i], False),
-                                   (Bqdd, -lim["qdd"][i], lim["qdd"][i], False)):
-            g = e.copy()
-            g[:, sl] = B
-            if with_q0:
-                g[:, 2 * H * n + i] = 1.0
-            rows += [g, -g]
-            rhs += [np.full(Kc, hi), np.full(Kc, -lo)]
-    G, h = np.vstack(rows), np.concatenate(rhs)
-    # q̇(0) = Σ a_l = 0 and q̈(0) = ω Σ l b_l = 0 per joint.
-    E = np.zeros((2 * n, nv))
-    for i in range(n):
-        E[2 * i, 2 * H * i: 2 * H * i + H] = 1.0
-        E[2 * i + 1, 2 * H * i + H: 2 * H * (i + 1)] = np.arange(1, H + 1)
+    # d σ = uᵀ dW v for a simple singular value σ (u, v its singular vectors): the gradient of log σ_max − log σ_min
+    # from one batched regressor call of every perturbed trajectory (a variable moves one joint only), each
+    # perturbed W multiplied by v_max and v_min only.
+    def gradient(y):
+        W, s, V, U = singular(y)
+        h = 1e-7
+        dW = bp.regressor(*problem.perturbed_states(y, Bobj, h)).reshape(y.size, -1, bp.count) @ V - W @ V
+        ds = np.einsum("krc,rc->kc", dW, U) / h  # (variables, 2): d σ_max, d σ_min
+        return ds[:, 0] / s[0] - ds[:, 1] / s[1]
 
     rng = np.random.default_rng(seed)
-    ab0 = rng.uniform(-1, 1, (n, 2 * H))
-    ab0[:, 0] -= ab0[:, :H].sum(1)  # start at rest: Σ a_l = 0
-    ab0[:, H] -= (ab0[:, H:] * np.arange(1, H + 1)).sum(1)  # Σ l b_l = 0
-    q0 = lim["q"].mean(1)
-    x0 = np.concatenate([ab0.ravel(), q0])
-    x0 = _fit_limits(x0, n, H, (Bq, Bqd, Bqdd), lim, margin=0.5)
+    y0 = rng.uniform(-1, 1, problem.size)
+    y0[problem.n * problem.m:] = 0.0  # start in the middle of the position limits
+    y0 = problem.fit(y0, margin=0.5)
 
+    G = problem.G
+    constraints = [{"type": "ineq", "fun": lambda y: 1.0 - G @ y, "jac": lambda y: -G}]
+    y, iterations, res = y0, 0, None
     with progress("optimising the excitation trajectory", total=max_iterations) as bar:
-        count = [0]
-
-        def step(_x):
-            count[0] += 1
-            bar.advance()
-
-        res = minimize(log_cond, x0, jac=gradient, method="SLSQP", callback=step,
-                       constraints=[{"type": "ineq", "fun": lambda x: h - G @ x, "jac": lambda x: -G},
-                                    {"type": "eq", "fun": lambda x: E @ x, "jac": lambda x: E}],
-                       options={"maxiter": int(max_iterations), "ftol": 1e-6})
-    x = res.x if np.isfinite(res.fun) and log_cond(res.x) <= log_cond(x0) else x0
-    # A finer check between the constraint points; scale a joint down where it exceeds a limit.
-    fine = _basis(w, H, np.arange(20 * Kc) / (20 * Kc * ff))
-    x = _fit_limits(x, n, H, fine, lim, margin=1.0 - 1e-5)  # covers the peaks between the fine points
-    ab, q0 = unpack(x)
-    hit = res.status == 9 or res.nit >= max_iterations
-    message = (f"iteration limit {max_iterations} reached; cond(W) may improve with more iterations"
-               if hit else str(res.message))
+        # SLSQP can stop on rounding (an incompatible linearised subproblem, a failed line search) far from a
+        # stationary point; it restarts from its last point, within the iteration budget
+        for _ in range(_RESTARTS):
+            res = minimize(log_cond, y, jac=gradient, method="SLSQP", callback=lambda _y: bar.advance(),
+                           constraints=constraints,
+                           options={"maxiter": int(max_iterations) - iterations, "ftol": 1e-6})
+            iterations += int(res.nit)
+            # SLSQP meets linear constraints up to rounding: scale each joint into the limits exactly; keep the
+            # previous point when the optimiser made things worse
+            if np.all(np.isfinite(res.x)):
+                fitted = problem.fit(res.x, margin=1.0)
+                if log_cond(fitted) <= log_cond(y):
+                    y = fitted
+            if res.success or res.status == 9 or iterations >= max_iterations or res.status not in (4, 5, 6, 8):
+                break
+    hit = not res.success and (res.status == 9 or iterations >= max_iterations)
+    if hit:
+        message = f"iteration limit {max_iterations} reached; cond(W) may improve with more iterations"
+    elif not res.success:
+        message = f"the optimiser stopped without converging (SLSQP: {res.message})"
+    else:
+        message = str(res.message)
+    x = problem.coefficients(y)
+    ab, q0 = x[: 2 * H * n].reshape(n, 2 * H), x[2 * H * n:]
     return ExcitationTrajectory(
         robot=robot, duration=float(duration), base_frequency=ff, a=ab[:, :H].copy(), b=ab[:, H:].copy(),
-        q0=q0.copy(), limits=lim, condition_number=condition_number(x), iterations=int(res.nit),
-        converged=not hit and bool(res.success), message=message,
+        q0=q0.copy(), limits=lim, condition_number=float(np.linalg.cond(regressor(y))), iterations=iterations,
+        converged=bool(res.success), message=message,
     )
 
 
-def _fit_limits(x, n, H, basis, lim, margin):
-    """Scale each joint's oscillation about q0 (and clip q0 into the limits) so that the trajectory on the
-    grid uses at most ``margin`` of every limit."""
-    x = x.copy()
-    Bq, Bqd, Bqdd = basis
-    for i in range(n):
-        sl = slice(2 * H * i, 2 * H * (i + 1))
-        lo, hi = lim["q"][i]
-        q0 = float(np.clip(x[2 * H * n + i], lo, hi))
-        dq, qd, qdd = Bq @ x[sl], Bqd @ x[sl], Bqdd @ x[sl]
-        ratios = [
-            (hi - q0) * margin / dq.max() if dq.max() > 0 else np.inf,
-            (q0 - lo) * margin / -dq.min() if dq.min() < 0 else np.inf,
-            lim["qd"][i] * margin / np.abs(qd).max() if np.abs(qd).max() > 0 else np.inf,
-            lim["qdd"][i] * margin / np.abs(qdd).max() if np.abs(qdd).max() > 0 else np.inf,
-        ]
-        x[sl] *= min(1.0, *ratios)
-        x[2 * H * n + i] = q0
-    return x
+class _Problem:
+    """The design variables, scaled, and the limits as linear inequalities G y <= 1 that imply them.
+
+    Joint i's coefficients are c_i = Z D_i y_i: Z (2H, 2H − 2) an orthonormal basis of the motions that start
+    at rest (Σ_l a_il = 0, Σ_l l b_il = 0), D_i a diagonal column scaling that gives every variable a unit
+    effect on the scaled limits.  Its offset is q0_i = m_i + r_i u_i (m_i, r_i the middle and half range of its
+    position limits).  The limits are sampled at N = 16 H points of a period and tightened by
+    ρ = 1 − (π H / N)² / 2: for a trigonometric polynomial p of degree H, Bernstein's inequality |p''| <= H² max|p|
+    and the Taylor expansion about its extremum give max|p| <= max_k |p(t_k)| / ρ, so the sampled constraints
+    imply the limits at every instant.
+    """
+
+    def __init__(self, w, H, n, lim):
+        self.w, self.H, self.n = w, H, n
+        N = max(16 * H, 64)
+        self.rho = 1.0 - 0.5 * (np.pi * H / N) ** 2
+        Bq, Bqd, Bqdd = _basis(w, H, np.arange(N) / N * (2 * np.pi / w))
+        E = np.zeros((2, 2 * H))
+        E[0, :H], E[1, H:] = 1.0, np.arange(1, H + 1)
+        self.Z = np.linalg.svd(E)[2][2:].T  # (2H, 2H − 2)
+        self.mid, self.half = lim["q"].mean(1), 0.5 * (lim["q"][:, 1] - lim["q"][:, 0])
+        m = 2 * H - 2
+        self.scale = np.empty((n, m))
+        blocks = []
+        for i in range(n):
+            rows = np.vstack([Bq @ self.Z / self.half[i], Bqd @ self.Z / lim["qd"][i],
+                              Bqdd @ self.Z / lim["qdd"][i]]) / self.rho
+            self.scale[i] = 1.0 / np.abs(rows).max(0)
+            blocks.append(rows * self.scale[i])
+        self.rows = blocks  # per joint (3N, m): the scaled q − m_i, q̇, q̈ rows
+        self.N, self.m = N, m
+        self.size = n * (m + 1)
+        G = np.zeros((6 * N * n, self.size))
+        for i, Bi in enumerate(blocks):
+            r = slice(6 * N * i, 6 * N * (i + 1))
+            g = np.zeros((3 * N, self.size))
+            g[:, m * i: m * (i + 1)] = Bi
+            g[:N, n * m + i] = 1.0 / self.rho
+            G[r] = np.vstack([g, -g])
+        self.G = G
+
+    def coefficients(self, y):
+        """x = [(a_i, b_i) per joint, q0] from the scaled variables y."""
+        n, m = self.n, self.m
+        ab = (y[: n * m].reshape(n, m) * self.scale) @ self.Z.T
+        return np.concatenate([ab.ravel(), self.mid + self.half * y[n * m:]])
+
+    def states(self, y, basis):
+        x = self.coefficients(y)
+        ab = x[: 2 * self.H * self.n].reshape(self.n, 2 * self.H)
+        return x[2 * self.H * self.n:] + basis[0] @ ab.T, basis[1] @ ab.T, basis[2] @ ab.T
+
+    def perturbed_states(self, y, basis, h):
+        """States (size, K, n) of the trajectories with variable k moved by h, for every k."""
+        n, m = self.n, self.m
+        base = self.states(y, basis)
+        out = [np.repeat(b[None], self.size, axis=0) for b in base]
+        k = np.arange(n * m)
+        joint = k // m
+        dab = self.Z[:, k % m].T * (h * self.scale.ravel())[:, None]  # (n m, 2H)
+        for o, B in zip(out, basis):
+            o[k, :, joint] += dab @ B.T
+        kq = np.arange(n * m, self.size)
+        out[0][kq, :, kq - n * m] += h * self.half[:, None]
+        return out
+
+    def fit(self, y, margin):
+        """Scale each joint's oscillation (and clip its offset) so that it uses at most ``margin`` of the
+        tightened limits at the sample points."""
+        y = np.array(y, dtype=float)
+        n, m = self.n, self.m
+        for i in range(n):
+            u = float(np.clip(y[n * m + i], -margin * self.rho, margin * self.rho))
+            p = self.rows[i] @ y[m * i: m * (i + 1)]
+            pq, rest = p[: self.N], np.abs(p[self.N:]).max()
+            ratios = [(margin - u / self.rho) / pq.max() if pq.max() > 0 else np.inf,
+                      (margin + u / self.rho) / -pq.min() if pq.min() < 0 else np.inf,
+                      margin / rest if rest > 0 else np.inf]
+            y[m * i: m * (i + 1)] *= min(1.0, *ratios)
+            y[n * m + i] = u
+        return y
