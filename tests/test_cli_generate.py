@@ -108,7 +108,7 @@ def test_main_job_without_compiler_and_fresh_cache(tmp_path, monkeypatch):
 
 
 def test_one_operation_count_everywhere(tmp_path):
-    """robodyn generate (operations.json), rd.compile(...).operation_count() and the README's table agree."""
+    """robodyn generate (operations.json), rd.compile(...).operation_count() and benchmarks/README.md's table agree."""
     import re
     from pathlib import Path
 
@@ -118,7 +118,7 @@ def test_one_operation_count_everywhere(tmp_path):
     robot = rd.load("rx90")
     assert rd.compile(robot, "idm", backend="numpy").operation_count() == counts
     assert f"| idm | inverse_dynamics | {counts['mul']} | {counts['add']} |" in (tmp_path / "m" / "README.md").read_text()
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "benchmarks" / "README.md").read_text()
     row = re.search(r"^\| rx90 \| 6 \| (\d+) / (\d+) \|", readme, re.M)
     assert row and (int(row.group(1)), int(row.group(2))) == (counts["mul"], counts["add"])
 

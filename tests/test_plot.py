@@ -48,8 +48,8 @@ def test_identification_panels_show_rms_residual():
     pred = meas + np.array([0.1, 0.0])
     fig = rd.plot.identification(T, meas, pred)
     assert len(fig.axes) == 2
-    assert fig.axes[0].get_title() == "joint 1: RMS residual 0.1"
-    assert fig.axes[1].get_title() == "joint 2: RMS residual 0"
+    assert fig.axes[0].get_title() == "joint 1: RMS residual 0.1 (all 11 rows)"
+    assert fig.axes[1].get_title() == "joint 2: RMS residual 0 (all 11 rows)"
     np.testing.assert_array_equal(fig.axes[0].lines[1].get_ydata(), pred[:, 0])
     with pytest.raises(rd.InputError, match="'tau_predicted' has shape"):
         rd.plot.identification(T, meas, pred[:, :1])

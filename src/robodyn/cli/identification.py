@@ -136,7 +136,8 @@ def identify_command(
                                  "and qdd")
             t, q, qd, qdd, tau = m["t"], m["q"], m["qd"], m["qdd"], m["tau"]
             prepared = None
-        samples = d if prepared is not None and not parallel else (q, qd, qdd, tau)  # prepared: unbiased Coulomb
+        on_prepared = prepared is not None and not parallel  # prepared data: unbiased Coulomb columns
+        samples = d if on_prepared else (q, qd, qdd, tau)
         res = identify(r, [samples], method=method, friction=friction, transmission=tr,
                        min_velocity=min_velocity, parallel=d if parallel else None)
         held_out = None
@@ -149,7 +150,8 @@ def identify_command(
                                                  if prepared is not None else cutoff_hz)
                 v.update(q=dv.q, qd=dv.qd, qdd=dv.qdd, tau=dv.tau)
             held_out = res.validate(v["q"], v["qd"], v["qdd"], v["tau"])
-        pred = res.predict(q, qd, qdd)
+        # the fit's own regressor: with prepared data, its Coulomb columns are sign(q̇) filtered as τ
+        pred = res.predict(q, qd, qdd, coulomb=d.coulomb if on_prepared else None)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         model = None
         if out is not None:

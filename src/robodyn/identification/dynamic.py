@@ -139,13 +139,24 @@ class Identification:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(self.values != 0, 100.0 * self.std / np.abs(self.values), np.inf)
 
-    def predict(self, q, qd, qdd) -> np.ndarray:
-        """Torques D_B(q, q̇, q̈) K̂ (..., n) of the identified model (friction included when identified)."""
+    def predict(self, q, qd, qdd, coulomb=None) -> np.ndarray:
+        """Torques D_B(q, q̇, q̈) K̂ (..., n) of the identified model (friction included when identified).
+
+        ``coulomb`` (N, n), optional: the values of the Coulomb columns in place of sign(q̇), e.g.
+        ``IdentificationData.coulomb`` (sign(q̇) filtered as τ was), with which ``rd.identify(robot, data)`` fits;
+        q, q̇, q̈ are then (N, n).  The prediction then uses the regressor the fit used.
+        """
         q, qd, qdd = (finite_array(k, x) for k, x in (("q", q), ("qd", qd), ("qdd", qdd)))
         shape = np.broadcast_shapes(q.shape, qd.shape, qdd.shape)
         n = self.model.n
         if shape[-1:] != (n,):
             raise InputError(f"q, qd, qdd have shape {shape}; the last axis must be n = {n}")
+        if coulomb is not None:
+            coulomb = finite_array("coulomb", coulomb)
+            if len(shape) != 2 or coulomb.shape != shape:
+                raise InputError(f"coulomb has shape {coulomb.shape}; give one value per sample and joint, the shape "
+                                 f"{shape} of q, qd, qdd (N, n)")
+            patched = _filtered_coulomb(self.base, coulomb)
         if len(self.values) != len(self.base.names):
             raise InputError(f"this identification has {len(self.values)} values for {len(self.base.names)} base "
                              "parameters: a fleet result (per-robot parameters); predict one robot's torques with "
@@ -154,7 +165,9 @@ class Identification:
         out = np.empty((flat[0].shape[0], n))
         for s in range(0, out.shape[0], BLOCK):
             blk = slice(s, s + BLOCK)
-            out[blk] = self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) @ self.values
+            W = (self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) if coulomb is None
+                 else patched(flat[0][blk], flat[1][blk], flat[2][blk], blk))
+            out[blk] = W @ self.values
         return finite_result("Identification.predict", out.reshape(shape))
 
     def validate(self, q, qd=None, qdd=None, tau=None, min_velocity=None) -> "Validation":
