@@ -51,7 +51,7 @@ def test_fd_every_method():
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "r.yaml")
         rd.save(r, path)
-        for method in ("recursive", "cholesky", "gibbs_appell", "kalman"):
+        for method in ("recursive", "cholesky", "gibbs_appell", "spatial_operator"):
             res = run("fd", path, "--q", "0.3,-0.2", "--qd", "0.5,1", "--tau", "1,2", "--method", method, "--json")
             assert res.exit_code == 0, res.output
             out = json.loads(res.stdout)

@@ -84,11 +84,11 @@ def test_study_commands_json(tmp_path):
     from robodyn.analysis.accuracy import accuracy_study
     from robodyn.model.io import load
 
-    res = runner.invoke(app, ["accuracy", "ascher2", "--steps", "6", "--methods", "recursive,kalman", "--json"])
+    res = runner.invoke(app, ["accuracy", "ascher2", "--steps", "6", "--methods", "recursive,spatial_operator", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    ref = accuracy_study(load("ascher2"), methods=("recursive", "kalman"), steps=6)
-    assert out["methods"] == ["recursive", "kalman"] and out["single_dtypes"] == ["float32", "float32"]
+    ref = accuracy_study(load("ascher2"), methods=("recursive", "spatial_operator"), steps=6)
+    assert out["methods"] == ["recursive", "spatial_operator"] and out["single_dtypes"] == ["float32", "float32"]
     assert out["max_error"] == ref.max_error.tolist() and out["cond"]["max"] == ref.cond.max()
     res = runner.invoke(app, ["opcount", "--n-max", "3", "--methods", "newton_euler", "--json"])
     assert res.exit_code == 0, res.output

@@ -85,7 +85,8 @@ def _main(
     ),
     allow_large: bool = typer.Option(
         False, "--allow-large", help="Lift the limits on the memory (4 GiB) and estimated time (10 min) of a "
-        "command and on the joints of symbolic models (60); same as ROBODYN_ALLOW_LARGE=1."
+        "command, on the joints of symbolic models (60) and on the bytes a log may decode to (1 GiB); same as "
+        "ROBODYN_ALLOW_LARGE=1."
     ),
     version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
                                  help="Print robodyn's version and exit."),

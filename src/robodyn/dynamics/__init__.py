@@ -8,7 +8,8 @@ The top level ``robodyn`` holds the model itself (``inverse_dynamics``, ``forwar
 - elastic joints (De Luca): :class:`ElasticRobot` and the ``elastic_*`` functions;
 - motors and transmissions: :class:`Transmission`, ``motor_*``, ``joint_*``, :func:`actuator_torques`,
   :func:`end_effector_torques`, :func:`transmission_torques`, :func:`load_transmission`;
-- task space (Khatib): :func:`task_space_dynamics`, :func:`null_space_dynamics`, :func:`jacobian_derivative`;
+- task space (Khatib): :func:`task_space_dynamics`, :func:`null_space_dynamics`, :func:`jacobian_derivative`, and
+  task maps beyond rows of the geometric Jacobian: :class:`RelativePosition`, :class:`OrientationError`;
 - a change of coordinates: :func:`transform_dynamics`, :func:`transformed_factorization`;
 - the momentum form: :func:`momentum_state`, :func:`momentum_state_derivative`, :func:`velocity_state`;
 - collision detection (De Luca): :func:`generalized_momentum`, :func:`momentum_observer`;
@@ -31,7 +32,8 @@ _NAMES = _MappingProxyType({
         "load_transmission", "motor_forward_dynamics", "motor_from_joint", "motor_inertia_matrix",
         "motor_inverse_dynamics", "transmission_torques")},
     **{name: ("robodyn.dynamics.task_space", name) for name in (
-        "task_space_dynamics", "null_space_dynamics", "jacobian_derivative", "SingularConfigurationError")},
+        "task_space_dynamics", "null_space_dynamics", "jacobian_derivative", "SingularConfigurationError",
+        "RelativePosition", "OrientationError")},
     **{name: ("robodyn.dynamics.coordinates", name) for name in ("transform_dynamics", "transformed_factorization")},
     **{name: ("robodyn.dynamics.momentum", name) for name in (
         "momentum_state", "momentum_state_derivative", "velocity_state")},
