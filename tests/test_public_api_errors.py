@@ -35,7 +35,7 @@ RECORDS = {
     "Identification", "Simulation", "PumaLineResult", "Reference", "BoundEstimates", "CouplingStructure",
     "InertiaCheck", "PassivityCheck", "SkewCheck", "MimicCoupling", "LoopClosure", "ClosedChainRobot",
     "EssentialParameters", "Payload", "DriveGains",
-    "PhysicalFit", "Validation", "IdentificationOptions",
+    "PhysicalFit", "Validation", "IdentificationOptions", "RelativePosition",
 }
 #: Callables without a robot or array argument, or whose only argument is a path / text / option.
 NO_CHECKED_ARGUMENTS = {"list_robots", "available", "takes_batch", "threaded", "opcount_report", "from_urdf", "from_mjcf", "load",

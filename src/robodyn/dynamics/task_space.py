@@ -141,8 +141,15 @@ class OrientationError:
     frame: object
     target: object
 
+    def __post_init__(self) -> None:
+        self._target()  # a bad target is refused when the task is made, not at its first use
+
     def _target(self) -> np.ndarray:
-        Rd = np.asarray(self.target, dtype=float)
+        try:
+            Rd = np.asarray(self.target, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"OrientationError.target = {self.target!r:.60}; give a 3×3 rotation matrix "
+                             "(orthonormal, determinant +1)") from None
         if Rd.shape != (3, 3) or not np.all(np.isfinite(Rd)) or not np.allclose(Rd.T @ Rd, np.eye(3), atol=1e-9) \
                 or np.linalg.det(Rd) <= 0:
             raise InputError(f"OrientationError.target has shape {Rd.shape}; give a 3×3 rotation matrix "
