@@ -133,3 +133,15 @@ def test_the_animation_has_equal_axes(tmp_path, monkeypatch):
     box = ax.get_box_aspect()
     # equal data spans drawn in a box of equal sides: one metre is as long along every axis
     np.testing.assert_allclose(np.array(spans) / box, spans[0] / box[0], rtol=1e-12)
+
+
+def test_info_json_gives_each_frame_its_urdf_link():
+    """`robodyn info --json`: every frame's URDF link (the names `frame=` and `--frame` take), "" where none."""
+    import json
+
+    robot = rd.load(example_robot_data_path(UR5))
+    res = run("info", example_robot_data_path(UR5), "--json")
+    assert res.exit_code == 0, res.output
+    geometry = json.loads(res.stdout)["geometry"]
+    assert [g["link"] for g in geometry] == list(robot.link_names) and "tool0" in robot.link_names
+    assert [g["link"] for g in json.loads(run("info", "rx90", "--json").stdout)["geometry"]] == [""] * 6

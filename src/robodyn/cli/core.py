@@ -107,8 +107,9 @@ def info_command(
         geo, inert = geometry_rows(r), inertial_rows(r)
         if json:
             # an unlimited joint's qmin/qmax is null (strict JSON has no Infinity)
-            geometry = [{k: (v if k not in ("qmin", "qmax") or math.isfinite(v) else None) for k, v in g.items()
-                         if k != "q"} for g in geo]
+            # "link": the URDF link whose frame each frame is ("" where the robot has none), a name frame= takes
+            geometry = [{**{k: (v if k not in ("qmin", "qmax") or math.isfinite(v) else None) for k, v in g.items()
+                            if k != "q"}, "link": link} for g, link in zip(geo, r.link_names)]
             print_json({"name": r.name, "source": r.source, "n": r.n, "nf": r.nf, "gravity": r.gravity,
                         "base": r.base, "base_params": dict(zip(PARAMETER_NAMES, r.base_params.tolist())),
                         "geometry": geometry, "inertia": inert})
