@@ -216,3 +216,50 @@ def test_meshes_in_a_real_browser():
     assert shots[True].std() > 5
     differ = np.abs(shots[True] - shots[False]).max(axis=-1) > 30
     assert differ.sum() > 500, "the meshes look like the capsules"
+
+
+def test_the_animation_draws_the_urdf_meshes_as_hulls_on_their_frames(tmp_path, monkeypatch):
+    """rd.animate(..., urdf=): one solid per visual, the convex hull of its mesh placed by the frame that carries it
+    (T_0,k(q) · pose · v, as the viewer places it): taken back to the visual's frame, the hull's bounding box is the
+    mesh file's own (read here with trimesh), to rounding; every vertex lies inside the axes."""
+    import matplotlib.animation as manimation
+    import trimesh
+    from mpl_toolkits.mplot3d import art3d
+
+    path = example_robot_data_path(UR5)
+    robot = rd.load(path)
+    figures, placed = [], []
+    original, set_verts = manimation.FuncAnimation, art3d.Poly3DCollection.set_verts
+
+    def recording(fig, func, *args, **kwargs):
+        figures.append((fig, func))
+        return original(fig, func, *args, **kwargs)
+
+    def recording_verts(self, verts, *args, **kwargs):
+        placed.append(np.asarray(verts))
+        return set_verts(self, verts, *args, **kwargs)
+
+    monkeypatch.setattr(manimation, "FuncAnimation", recording)
+    monkeypatch.setattr(art3d.Poly3DCollection, "set_verts", recording_verts)
+    t = np.linspace(0.0, 1.0, 3)
+    q = np.outer(t, [0.3, -1.0, 1.0, 0.2, 0.3, 0.4])
+    out = rd.animate(robot, t, q, tmp_path / "ur5.gif", fps=2, urdf=path, package_dirs=[_share(path)])
+    assert out.stat().st_size > 0
+    fig, draw = figures[0]
+    visuals = urdf_visuals(path, robot)
+    assert len(visuals) > 0 and all(v.geometry == "mesh" for v in visuals)
+    placed.clear()
+    draw(2)  # the last frame: t = 1, q = q[-1]
+    assert len(placed) == len(visuals)
+    T = np.concatenate([np.eye(4)[None], rd.forward_kinematics(robot, q[-1])])
+    ax = fig.axes[0]
+    limits = np.array([ax.get_xlim3d(), ax.get_ylim3d(), ax.get_zlim3d()])
+    for verts, visual in zip(placed, visuals):
+        points = verts.reshape(-1, 3)
+        pose = T[visual.frame] @ visual.pose
+        local = (points - pose[:3, 3]) @ pose[:3, :3]
+        mesh = trimesh.load(resolve_mesh(visual.filename, Path(path).parent, [_share(path)]), force="mesh")
+        box = mesh.vertices * visual.scale
+        np.testing.assert_allclose(local.min(axis=0), box.min(axis=0), atol=1e-9)
+        np.testing.assert_allclose(local.max(axis=0), box.max(axis=0), atol=1e-9)
+        assert np.all(points >= limits[:, 0] - 1e-9) and np.all(points <= limits[:, 1] + 1e-9)

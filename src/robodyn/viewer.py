@@ -247,6 +247,28 @@ def _load_geometry(visual, folder, package_dirs, budget: list):
     return scaled
 
 
+def _urdf_meshes(robot, urdf, package_dirs) -> tuple[list, set]:
+    """The URDF's visuals that load, as [(LinkVisual, trimesh.Trimesh in the visual's frame)], and the frames where
+    one did not (each warned about once: a UserWarning naming the link and why; that frame keeps its capsules)."""
+    from robodyn.model.urdf import urdf_visuals
+
+    dirs = _package_dirs(package_dirs)
+    for d in dirs:
+        if not d.is_dir():
+            raise InputError(f"package folder {printable(str(d))!r} is not a folder")
+    folder = Path(urdf).parent if isinstance(urdf, os.PathLike) or (
+        isinstance(urdf, str) and "<" not in urdf and "\n" not in urdf) else None
+    loaded, failed, budget = [], set(), [MAX_MESHES_BYTES]
+    for visual in urdf_visuals(urdf, robot):
+        try:
+            loaded.append((visual, _load_geometry(visual, folder, dirs, budget)))
+        except RobodynError as exc:
+            warnings.warn(f"link {printable(visual.link)!r}: {exc}; its frame is drawn as capsules",
+                          UserWarning, stacklevel=4)
+            failed.add(visual.frame)
+    return loaded, failed
+
+
 def _free_port(host: str) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
@@ -383,24 +405,10 @@ class Viewer:
         the meshes: returns {k: node} and the frames where a visual failed to load (they keep their capsules)."""
         from viser import transforms
 
-        from robodyn.model.urdf import urdf_visuals
-
-        dirs = _package_dirs(package_dirs)
-        for d in dirs:
-            if not d.is_dir():
-                raise InputError(f"package folder {printable(str(d))!r} is not a folder")
-        folder = Path(urdf).parent if isinstance(urdf, os.PathLike) or (
-            isinstance(urdf, str) and "<" not in urdf and "\n" not in urdf) else None
-        nodes, failed, budget = {}, set(), [MAX_MESHES_BYTES]
+        loaded, failed = _urdf_meshes(self.robot, urdf, package_dirs)
+        nodes = {}
         scene = self._server.scene
-        for i, visual in enumerate(urdf_visuals(urdf, self.robot)):
-            try:
-                mesh = _load_geometry(visual, folder, dirs, budget)
-            except RobodynError as exc:
-                warnings.warn(f"link {printable(visual.link)!r}: {exc}; its frame is drawn as capsules",
-                              UserWarning, stacklevel=3)
-                failed.add(visual.frame)
-                continue
+        for i, (visual, mesh) in enumerate(loaded):
             k = visual.frame
             if k not in nodes:
                 nodes[k] = scene.add_frame(f"/visuals/{k}", show_axes=False)
@@ -557,7 +565,8 @@ def view(robot, q=None, *, host: str = "127.0.0.1", port: int | None = None, urd
     return Viewer(robot, q, host=host, port=port, urdf=urdf, package_dirs=package_dirs, meshes=meshes)
 
 
-def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: str | None = None):
+def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: str | None = None, urdf=None,
+            package_dirs=()):
     """Write an animation of a motion for reports: GIF (Pillow) or MP4 (needs ffmpeg), by the suffix of ``path``.
 
     Parameters
@@ -575,6 +584,13 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
         Frames per second, from 0.01 (a GIF frame lasts at most 655 s) to 1000.
     title : str, optional
         Figure title (the robot's name by default); shown as plain text.
+    urdf : str or PathLike, optional
+        The URDF ``robot`` was loaded from: each of its visuals (meshes, boxes, cylinders, spheres; read as
+        :func:`view` reads them, needs trimesh) is drawn as its convex hull on the frame that carries it, over the
+        links' segments.  The hull keeps a link's extent in a few hundred faces: matplotlib draws every face in
+        software, and a UR5's visual meshes hold about 96,000.
+    package_dirs : sequence of str or PathLike
+        Folders for ``package://PKG/...`` mesh names, as for :func:`view`.
 
     Returns
     -------
@@ -582,6 +598,7 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
         The file written.
     """
     import matplotlib.animation as manimation
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
     from matplotlib.figure import Figure
 
     robot = check_robot(robot)
@@ -609,6 +626,20 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
     qs = np.stack([np.interp(times, t, q[:, i]) for i in range(robot.n)], axis=-1) if t.size > 1 else q[:1]
     points = link_segments(robot, qs)  # (count, nf, 4, 3)
     lo, hi = points.reshape(-1, 3).min(axis=0), points.reshape(-1, 3).max(axis=0)
+    hulls = []  # (frame k, vertices (V, 3) in R_k, faces (F, 3), colour)
+    if urdf is not None:
+        for visual, mesh in _urdf_meshes(robot, urdf, package_dirs)[0]:
+            hull = mesh.convex_hull
+            colour = np.array(_NEUTRAL) / 255 if visual.rgba is None else np.clip(visual.rgba[:3], 0, 1)
+            hulls.append((visual.frame, hull.vertices @ visual.pose[:3, :3].T + visual.pose[:3, 3], hull.faces,
+                          colour))
+    if hulls:
+        poses = np.concatenate([np.broadcast_to(np.eye(4), (count, 1, 4, 4)),
+                                forward_kinematics(robot, qs)], axis=1)  # (count, 1 + nf, 4, 4): R_0 first
+        for k, v, _, _ in hulls:  # every hull inside a ball about its frame's origin
+            reach = float(np.max(np.linalg.norm(v, axis=1)))
+            lo = np.minimum(lo, poses[:, k, :3, 3].min(axis=0) - reach)
+            hi = np.maximum(hi, poses[:, k, :3, 3].max(axis=0) + reach)
     half = max(float(np.max(hi - lo)) / 2, 1e-3)
     centre = (lo + hi) / 2
 
@@ -626,14 +657,19 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
     lines = [ax.plot([], [], [], "-", lw=3, color="tab:blue", solid_capstyle="round")[0] for _ in range(robot.nf)]
     joints = ax.plot([], [], [], "o", color="0.3", ms=4)[0]
     clock = ax.text2D(0.02, 0.95, "", transform=ax.transAxes)
+    solids = [ax.add_collection3d(Poly3DCollection([], facecolor=colour, edgecolor="none", alpha=0.85))
+              for _, _, _, colour in hulls]
 
     def draw(k):
         for j, line in enumerate(lines):
             line.set_data_3d(points[k, j, :, 0], points[k, j, :, 1], points[k, j, :, 2])
         ends = points[k, :, 3]
         joints.set_data_3d(ends[:, 0], ends[:, 1], ends[:, 2])
+        for solid, (frame, v, faces, _) in zip(solids, hulls):
+            T = poses[k, frame]
+            solid.set_verts((v @ T[:3, :3].T + T[:3, 3])[faces])
         clock.set_text(f"t = {times[k]:.2f} s")
-        return [*lines, joints, clock]
+        return [*lines, joints, *solids, clock]
 
     anim = manimation.FuncAnimation(fig, draw, frames=count, blit=False)
     writer = manimation.PillowWriter(fps=fps) if fmt == ".gif" else manimation.FFMpegWriter(fps=fps)

@@ -50,6 +50,9 @@ def view_command(
             raise InputError(f"--seconds {seconds!r}; give a time in [0, 1e7] s")
         if port is not None and not 0 < port < 65536:
             raise InputError(f"--port {port!r}; give a TCP port in 1..65535")
+        urdf = robot if str(robot).lower().endswith(".urdf") else None
+        if package_dir and urdf is None:
+            raise InputError("--package-dir locates the meshes of a URDF; the robot is not a .urdf file")
         if animate is not None:
             from robodyn.control import QuinticReference
             from robodyn.viewer import animate as write_animation
@@ -58,14 +61,16 @@ def view_command(
                 raise InputError(f"--duration {duration!r}; give a time in (0, 3600] s")
             qf = joint_vector(model, to, "--to", degrees, position=True) if to is not None else q0
             t = np.linspace(0.0, duration, max(2, int(duration * 50)))
-            path = write_animation(model, t, QuinticReference(q0, qf, duration).sample(t)[0], animate)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UserWarning)
+                path = write_animation(model, t, QuinticReference(q0, qf, duration).sample(t)[0], animate,
+                                       urdf=urdf if meshes else None, package_dirs=package_dir or ())
+            for line in _mesh_summary([printable(str(w.message)) for w in caught]):
+                err_console.print(Text("warning: ", style="bold yellow") + Text(line), soft_wrap=True)
             console.print(f"wrote {path}")
             return
         from robodyn.viewer import view
 
-        urdf = robot if str(robot).lower().endswith(".urdf") else None
-        if package_dir and urdf is None:
-            raise InputError("--package-dir locates the meshes of a URDF; the robot is not a .urdf file")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             viewer = view(model, q0, host=host, port=port, urdf=urdf, package_dirs=package_dir or (), meshes=meshes)
