@@ -15,7 +15,8 @@ with ``rd.to_pinocchio``, and free flyers of example-robot-data (solo12) loaded 
 ``JointModelFreeFlyer`` and by robodyn with ``floating=True``. The C++ program rebuilds each model from its joints,
 placements, inertias and armature (written by this script), reads the same random states and loops over them:
 rnea, crba, aba, computeJointTorqueRegressor, computeRNEADerivatives, computeABADerivatives (fixed bases), rnea,
-crba, aba (free flyers), each the best of --repeat loops over --states states, µs per state. Pinocchio's crba and
+crba, aba (free flyers), µs per state: one loop over the --states states per round, the best of --repeat rounds.
+Each round runs the C++ program, then robodyn's calls (the machine may be shared: a burst of load hits both). Pinocchio's crba and
 aba run in both its conventions (LOCAL, its default, and WORLD); the faster is the anchor ("conv.").
 
 Both sides run on ONE core: the process (and the C++ program it starts) is bound to core --core with
@@ -165,6 +166,21 @@ def rel(a, b) -> float:
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(1.0, np.max(np.abs(b))))
 
 
+def interleaved(cpp, ours: dict, rounds: int):
+    """(C++ µs {case: best}, robodyn µs {quantity: best}) over ``rounds`` rounds, each running the C++ program
+    (``cpp()``: its timings) and then robodyn's calls (``ours``: quantity -> (call, states)): a burst of load from
+    other processes hits both sides alike, and the best round of each is kept."""
+    theirs, mine = {}, {}
+    for name, (fn, m) in ours.items():
+        fn(m)  # warm: the kernels' library loaded, the robot's arrays cached
+    for _ in range(rounds):
+        for name, t in cpp().items():
+            theirs[name] = min(t, theirs.get(name, float("inf")))
+        for name, (fn, m) in ours.items():
+            mine[name] = min(timed(lambda: fn(m), 1) * 1e6 / m, mine.get(name, float("inf")))
+    return theirs, mine
+
+
 def timed(fn, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -178,7 +194,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--states", type=int, default=10_000, help="states per loop (default 10^4)")
     ap.add_argument("--sizes", default="6,25,100", help="joint counts of the fixed-base robots")
-    ap.add_argument("--repeat", type=int, default=5, help="loops per quantity; the best is kept")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds (C++ program, then robodyn); the best of each is kept")
     ap.add_argument("--floating", nargs="*", default=["solo12.urdf"], help="free flyers of example-robot-data")
     ap.add_argument("--core", type=int, default=None, help="the core both sides run on (default: the last usable)")
     args = ap.parse_args(argv)
@@ -219,7 +235,7 @@ def main(argv=None) -> None:
         rng = np.random.default_rng(0)
         q, qd, qdd = rng.uniform(-1, 1, (3, args.states, robot.n))
         tau = rd.inverse_dynamics(robot, q, qd, qdd)
-        times, flat = run_cpp(binary, model, q, qd, qdd, tau, args.repeat)
+        flat = run_cpp(binary, model, q, qd, qdd, tau, 1)[1]
         res, k = Results(flat, checked), slice(0, checked)
         N = robot.n
         # quantity -> (robodyn's call on the first m states, the C++ case, robodyn's output floats per state)
@@ -252,15 +268,19 @@ def main(argv=None) -> None:
             "ID derivatives": max(rel(did[0], dq_c), rel(did[1], dv_c)),
             "FD derivatives": max(rel(dfd[0], fq_c), rel(dfd[1], fv_c)),
         }
+        # an output of at most MAX_BYTES per call
+        ours = {quantity: (fn, min(args.states, max(256, MAX_BYTES // (8 * size))))
+                for quantity, (fn, _, size) in calls.items()}
+        times, t_ours = interleaved(lambda: run_cpp(binary, model, q, qd, qdd, tau, 1)[0], ours,
+                                    args.repeat)
         for quantity, (fn, cname, size) in calls.items():
-            m = min(args.states, max(256, MAX_BYTES // (8 * size)))  # an output of at most MAX_BYTES per call
-            fn(m)  # warm: the kernels' library loaded, the robot's arrays cached
-            t_rd = timed(lambda: fn(m), args.repeat) * 1e6 / m
+            m, t_rd = ours[quantity][1], t_ours[quantity]
             counted = None
             if quantity in _COUNTED:
                 counted = flops(count_operations(robot, *_COUNTED[quantity])[0])
             row(f"n = {n}" if n != 6 else "puma560", N, quantity, m, t_rd, *anchor(times, cname), diffs[quantity],
                 counted)
+
 
     if args.floating:
         from bench_floating import states, urdf_paths
@@ -284,21 +304,21 @@ def main(argv=None) -> None:
             tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)
             taup = np.empty_like(vp)
             taup[:, perm] = tau
-            times, flat = run_cpp(binary, model, qp, vp, ap_, taup, args.repeat)
+            flat = run_cpp(binary, model, qp, vp, ap_, taup, 1)[1]
             res, k, nv = Results(flat, checked), slice(0, checked), model.nv
             t_c, M_c, a_c, Mw_c, aw_c = (res.take(shape)[0] for shape in ((nv,), (nv, nv), (nv,), (nv, nv), (nv,)))
             M_rd = rd.floating.floating_inertia_matrix(robot, q[k])
             diffs = {"rnea": rel(taup[k], t_c),
                      "crba": max(rel(M_rd, upper_to_full(M)[:, perm][:, :, perm]) for M in (M_c, Mw_c)),
                      "aba": max(rel(ap_[k], a_c), rel(ap_[k], aw_c))}
-            calls = {"rnea": lambda: rd.floating.floating_inverse_dynamics(robot, q, v, a),
-                     "crba": lambda: rd.floating.floating_inertia_matrix(robot, q),
-                     "aba": lambda: rd.floating.floating_forward_dynamics(robot, q, v, tau)}
-            for cname, fn in calls.items():
-                fn()
-                t_rd = timed(fn, args.repeat) * 1e6 / args.states
-                row(name.removesuffix(".urdf"), nv, f"floating {cname}", args.states, t_rd, *anchor(times, cname),
-                    diffs[cname])
+            calls = {"rnea": lambda m: rd.floating.floating_inverse_dynamics(robot, q[:m], v[:m], a[:m]),
+                     "crba": lambda m: rd.floating.floating_inertia_matrix(robot, q[:m]),
+                     "aba": lambda m: rd.floating.floating_forward_dynamics(robot, q[:m], v[:m], tau[:m])}
+            times, t_ours = interleaved(lambda: run_cpp(binary, model, qp, vp, ap_, taup, 1)[0],
+                                        {cname: (fn, args.states) for cname, fn in calls.items()}, args.repeat)
+            for cname in calls:
+                row(name.removesuffix(".urdf"), nv, f"floating {cname}", args.states, t_ours[cname],
+                    *anchor(times, cname), diffs[cname])
 
 if __name__ == "__main__":
     main()
