@@ -7,26 +7,30 @@ The anchor is Pinocchio itself, not its Python bindings: benchmarks/bench_pinocc
 ``-O3 -march=native`` against the headers the ``pin`` wheel ships (its cmeel prefix, with the Eigen headers of
 ``cmeel-eigen`` and Boost's of ``cmeel-boost``) and the defines of Pinocchio's CMake configuration. The compile
 takes minutes, so the program is kept in robodyn's compile cache (``$ROBODYN_CACHE``, else ``~/.cache/robodyn``:
-a folder only this user can write) under a key of the C++ source, the compiler, its flags and the pin version,
-and verified against its SHA-256 sidecar before every run (robodyn.native.build.build_library).
+a folder only this user can write) under a key of the C++ source, the compiler, its flags, the pin version and the
+CPU model (``-march=native``), and verified against its SHA-256 sidecar before every run
+(robodyn.native.build.build_library).
 
 Robots: those of benchmarks/bench_native.py (puma560 for n = 6, random revolute chains for n = 25 and 100), exported
 with ``rd.to_pinocchio``, and free flyers of example-robot-data (solo12) loaded by Pinocchio's URDF parser with
 ``JointModelFreeFlyer`` and by robodyn with ``floating=True``. The C++ program rebuilds each model from its joints,
 placements, inertias and armature (written by this script), reads the same random states and loops over them:
 rnea, crba, aba, computeJointTorqueRegressor, computeRNEADerivatives, computeABADerivatives (fixed bases), rnea,
-crba, aba (free flyers), µs per state: one loop over the --states states per round, the best of --repeat rounds.
-Each round runs the C++ program, then robodyn's calls (the machine may be shared: a burst of load hits both). Pinocchio's crba and
-aba run in both its conventions (LOCAL, its default, and WORLD); the faster is the anchor ("conv.").
+crba, aba (free flyers). Pinocchio's crba and aba run in both its conventions (LOCAL, its default, and WORLD); the
+faster is the anchor ("conv.").
 
 Both sides run on ONE core: the process (and the C++ program it starts) is bound to core --core with
 sched_setaffinity, so robodyn's default call (``rd.inverse_dynamics(robot, Q, QD, QDD)`` etc., every usable core)
-runs its compiled kernels on one thread. robodyn is timed on the first "rd states" states, all of them unless its
-output would pass 256 MB per call (the regressor and derivatives at n = 100). Before timing, the C++ results of the first states are checked against
-robodyn's (max relative difference printed; the row is marked FAIL above 1e-10): torques, inertia matrix (Pinocchio
-fills its upper triangle), accelerations, the regressor through Y·π against the rigid-body torque (Pinocchio's
-regressor has no armature column), the four derivative matrices. "pin/rd" is Pinocchio's time over robodyn's
-(> 1: robodyn faster); "% peak" as in bench_native.py, over one core's float64 peak.
+runs its compiled kernels on one thread. µs per state, the best of --repeat rounds; each round runs the C++ program
+(one loop over the --states states per algorithm), then robodyn's calls, so a burst of load from other processes
+hits both sides. robodyn is timed on the first "rd states" states, all of them unless its output would pass 256 MB
+per call (the regressor, derivatives and inertia matrix at n = 100), each timed call after an untimed one.
+
+Before timing, the C++ results of the first states are checked against robodyn's (max relative difference printed;
+the row is marked FAIL above 1e-10): torques, inertia matrix (Pinocchio fills its upper triangle), accelerations,
+the regressor through Y·π against the rigid-body torque (Pinocchio's regressor has no armature column), the four
+derivative matrices. "pin/rd" is Pinocchio's time over robodyn's (> 1: robodyn faster); "% peak" as in
+bench_native.py, over one core's float64 peak.
 """
 
 from __future__ import annotations
@@ -71,6 +75,20 @@ def find_cxx() -> str:
     fail("no C++ compiler found (looked for $CXX, c++, g++, clang++ on PATH); install g++ or clang++, or set CXX")
 
 
+def cpu_flag() -> str:
+    """A define naming this CPU (-march=native code is for it alone: the key then differs on another CPU)."""
+    import hashlib
+    import platform
+
+    model = platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model += next((line.partition(":")[2].strip() for line in f if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return "-DRD_CPU_" + hashlib.sha256(model.encode()).hexdigest()[:16]
+
+
 def include_flags(pin_version: str) -> list[str]:
     """-I flags of the pin wheel's cmeel prefix (Pinocchio, Boost, Eigen); a clear exit when a header is missing."""
     import cmeel
@@ -88,7 +106,7 @@ def build(pin_version: str) -> Path:
     from robodyn.native import build as native_build
 
     cxx = find_cxx()
-    flags = [*FLAGS, *DEFINES, *include_flags(pin_version)]
+    flags = [*FLAGS, *DEFINES, *include_flags(pin_version), cpu_flag()]
     old = os.environ.get("CC")
     os.environ["CC"] = cxx  # build_library compiles with $CC: here the C++ compiler
     try:
@@ -171,12 +189,14 @@ def interleaved(cpp, ours: dict, rounds: int):
     (``cpp()``: its timings) and then robodyn's calls (``ours``: quantity -> (call, states)): a burst of load from
     other processes hits both sides alike, and the best round of each is kept."""
     theirs, mine = {}, {}
-    for name, (fn, m) in ours.items():
-        fn(m)  # warm: the kernels' library loaded, the robot's arrays cached
     for _ in range(rounds):
         for name, t in cpp().items():
             theirs[name] = min(t, theirs.get(name, float("inf")))
         for name, (fn, m) in ours.items():
+            # an untimed call first: the kernels' library loaded, the robot's arrays cached, and the output's
+            # memory already mapped once (the first touch of a fresh 256 MB output costs page faults: up to 8x
+            # the kernel's time at n = 100); a loop over batches sees the timed case
+            fn(m)
             mine[name] = min(timed(lambda: fn(m), 1) * 1e6 / m, mine.get(name, float("inf")))
     return theirs, mine
 
@@ -194,7 +214,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--states", type=int, default=10_000, help="states per loop (default 10^4)")
     ap.add_argument("--sizes", default="6,25,100", help="joint counts of the fixed-base robots")
-    ap.add_argument("--repeat", type=int, default=5, help="rounds (C++ program, then robodyn); the best of each is kept")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds (the C++ program, then robodyn); best kept")
     ap.add_argument("--floating", nargs="*", default=["solo12.urdf"], help="free flyers of example-robot-data")
     ap.add_argument("--core", type=int, default=None, help="the core both sides run on (default: the last usable)")
     args = ap.parse_args(argv)
@@ -244,7 +264,7 @@ def main(argv=None) -> None:
             "inertia matrix": (lambda m: rd.inertia_matrix(robot, q[:m]), "crba", N * N),
             "forward dyn.": (lambda m: rd.forward_dynamics(robot, q[:m], qd[:m], tau[:m]), "aba", N),
             "regressor": (lambda m: rd.regressor(robot, q[:m], qd[:m], qdd[:m], friction=False), "regressor",
-                          10 * N * N),
+                          11 * N * N),
             "ID derivatives": (lambda m: rd.inverse_dynamics_derivatives(robot, q[:m], qd[:m], qdd[:m]),
                                "rnea_derivatives", 2 * N * N),
             "FD derivatives": (lambda m: rd.forward_dynamics_derivatives(robot, q[:m], qd[:m], tau[:m]),
@@ -271,9 +291,8 @@ def main(argv=None) -> None:
         # an output of at most MAX_BYTES per call
         ours = {quantity: (fn, min(args.states, max(256, MAX_BYTES // (8 * size))))
                 for quantity, (fn, _, size) in calls.items()}
-        times, t_ours = interleaved(lambda: run_cpp(binary, model, q, qd, qdd, tau, 1)[0], ours,
-                                    args.repeat)
-        for quantity, (fn, cname, size) in calls.items():
+        times, t_ours = interleaved(lambda: run_cpp(binary, model, q, qd, qdd, tau, 1)[0], ours, args.repeat)
+        for quantity, (_, cname, _) in calls.items():
             m, t_rd = ours[quantity][1], t_ours[quantity]
             counted = None
             if quantity in _COUNTED:
