@@ -103,6 +103,7 @@ def include_flags(pin_version: str) -> list[str]:
 
 def build(pin_version: str) -> Path:
     """The C++ program from the verified cache, compiled there first when needed (minutes)."""
+    from robodyn.errors import RobodynError
     from robodyn.native import build as native_build
 
     cxx = find_cxx()
@@ -112,7 +113,7 @@ def build(pin_version: str) -> Path:
     try:
         return native_build.build_library(CPP.read_text(encoding="utf-8"), flags, timeout=3600,
                                           description="compiling the Pinocchio C++ benchmark", prefix="pinbench")
-    except native_build.RobodynError as exc:
+    except RobodynError as exc:
         fail(f"building {CPP.name} failed: {exc}")
     finally:
         if old is None:
@@ -197,17 +198,15 @@ def interleaved(cpp, ours: dict, rounds: int):
             # memory already mapped once (the first touch of a fresh 256 MB output costs page faults: up to 8x
             # the kernel's time at n = 100); a loop over batches sees the timed case
             fn(m)
-            mine[name] = min(timed(lambda: fn(m), 1) * 1e6 / m, mine.get(name, float("inf")))
+            mine[name] = min(timed(lambda: fn(m)) * 1e6 / m, mine.get(name, float("inf")))
     return theirs, mine
 
 
-def timed(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+def timed(fn) -> float:
+    """Wall time of one call of ``fn()`` (s)."""
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
 
 
 def main(argv=None) -> None:
