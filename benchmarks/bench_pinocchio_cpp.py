@@ -1,0 +1,342 @@
+"""Benchmark: robodyn's default batched call vs Pinocchio's C++ called in a C++ loop, one core each side.
+
+Run:  PYTHONPATH=src:. python benchmarks/bench_pinocchio_cpp.py [--states 10000] [--sizes 6,25,100] [--repeat 5]
+      [--floating solo12.urdf ...] [--core K]
+
+The anchor is Pinocchio itself, not its Python bindings: benchmarks/bench_pinocchio_cpp.cpp is compiled with
+``-O3 -march=native`` against the headers the ``pin`` wheel ships (its cmeel prefix, with the Eigen headers of
+``cmeel-eigen`` and Boost's of ``cmeel-boost``) and the defines of Pinocchio's CMake configuration. The compile
+takes minutes, so the program is kept in robodyn's compile cache (``$ROBODYN_CACHE``, else ``~/.cache/robodyn``:
+a folder only this user can write) under a key of the C++ source, the compiler, its flags, the pin version and the
+CPU model (``-march=native``), and verified against its SHA-256 sidecar before every run
+(robodyn.native.build.build_library).
+
+Robots: those of benchmarks/bench_native.py (puma560 for n = 6, random revolute chains for n = 25 and 100), exported
+with ``rd.to_pinocchio``, and free flyers of example-robot-data (solo12) loaded by Pinocchio's URDF parser with
+``JointModelFreeFlyer`` and by robodyn with ``floating=True``. The C++ program rebuilds each model from its joints,
+placements, inertias and armature (written by this script), reads the same random states and loops over them:
+rnea, crba, aba, computeJointTorqueRegressor, computeRNEADerivatives, computeABADerivatives (fixed bases), rnea,
+crba, aba (free flyers). Pinocchio's crba and aba run in both its conventions (LOCAL, its default, and WORLD); the
+faster is the anchor ("conv.").
+
+Both sides run on ONE core: the process (and the C++ program it starts) is bound to core --core with
+sched_setaffinity, so robodyn's default call (``rd.inverse_dynamics(robot, Q, QD, QDD)`` etc., every usable core)
+runs its compiled kernels on one thread. µs per state, the best of --repeat rounds; each round runs the C++ program
+(one loop over the --states states per algorithm), then robodyn's calls, so a burst of load from other processes
+hits both sides. robodyn is timed on the first "rd states" states, all of them unless its output would pass 256 MB
+per call (the regressor, derivatives and inertia matrix at n = 100), each timed call after an untimed one.
+
+Before timing, the C++ results of the first states are checked against robodyn's (max relative difference printed;
+the row is marked FAIL above 1e-10): torques, inertia matrix (Pinocchio fills its upper triangle), accelerations,
+the regressor through Y·π against the rigid-body torque (Pinocchio's regressor has no armature column), the four
+derivative matrices. "pin/rd" is Pinocchio's time over robodyn's (> 1: robodyn faster); "% peak" as in
+bench_native.py, over one core's float64 peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+CPP = HERE / "bench_pinocchio_cpp.cpp"
+
+#: defines of Pinocchio's CMake configuration (pinocchioConfig / the compile definitions of its targets)
+DEFINES = ("-DBOOST_MPL_LIMIT_LIST_SIZE=30", "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",
+           "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12")
+FLAGS = ("-x", "c++", "-std=c++17", "-O3", "-march=native", "-DNDEBUG")
+JOINT_TYPES = {"JointModelRX": "RX", "JointModelRY": "RY", "JointModelRZ": "RZ", "JointModelPX": "PX",
+               "JointModelPY": "PY", "JointModelPZ": "PZ", "JointModelFreeFlyer": "FF"}
+TOLERANCE = 1e-10
+#: robodyn's output per timed call at most this many bytes (the n = 100 regressor is 640 kB per state)
+MAX_BYTES = 1 << 28
+
+
+def fail(message: str) -> None:
+    print(f"bench_pinocchio_cpp: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def find_cxx() -> str:
+    for cand in ([os.environ["CXX"]] if os.environ.get("CXX") else []) + ["c++", "g++", "clang++"]:
+        path = shutil.which(cand)
+        if path:
+            return path
+    fail("no C++ compiler found (looked for $CXX, c++, g++, clang++ on PATH); install g++ or clang++, or set CXX")
+
+
+def cpu_flag() -> str:
+    """A define naming this CPU (-march=native code is for it alone: the key then differs on another CPU)."""
+    import hashlib
+    import platform
+
+    model = platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model += next((line.partition(":")[2].strip() for line in f if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return "-DRD_CPU_" + hashlib.sha256(model.encode()).hexdigest()[:16]
+
+
+def include_flags(pin_version: str) -> list[str]:
+    """-I flags of the pin wheel's cmeel prefix (Pinocchio, Boost, Eigen); a clear exit when a header is missing."""
+    import cmeel
+
+    prefix = Path(cmeel.__file__).resolve().parent.parent / "cmeel.prefix" / "include"
+    for header, package in (("pinocchio/algorithm/rnea.hpp", "pin"), ("boost/mpl/vector.hpp", "cmeel-boost"),
+                            ("eigen3/Eigen/Core", "cmeel-eigen")):
+        if not (prefix / header).exists():
+            fail(f"{header} not found under {prefix}; install {package} (pip install {package}) in this environment")
+    return [f"-I{prefix}", f"-I{prefix / 'eigen3'}", f"-DRD_PIN_VERSION_{pin_version.replace('.', '_')}"]
+
+
+def build(pin_version: str) -> Path:
+    """The C++ program from the verified cache, compiled there first when needed (minutes)."""
+    from robodyn.errors import RobodynError
+    from robodyn.native import build as native_build
+
+    cxx = find_cxx()
+    flags = [*FLAGS, *DEFINES, *include_flags(pin_version), cpu_flag()]
+    old = os.environ.get("CC")
+    os.environ["CC"] = cxx  # build_library compiles with $CC: here the C++ compiler
+    try:
+        return native_build.build_library(CPP.read_text(encoding="utf-8"), flags, timeout=3600,
+                                          description="compiling the Pinocchio C++ benchmark", prefix="pinbench")
+    except RobodynError as exc:
+        fail(f"building {CPP.name} failed: {exc}")
+    finally:
+        if old is None:
+            del os.environ["CC"]
+        else:
+            os.environ["CC"] = old
+
+
+def model_text(model) -> str:
+    """The Pinocchio model as the C++ program reads it (bench_pinocchio_cpp.cpp)."""
+    lines = ["gravity " + " ".join(repr(float(x)) for x in model.gravity.linear)]
+    for j in range(1, model.njoints):
+        kind = JOINT_TYPES.get(model.joints[j].shortname())
+        if kind is None:
+            fail(f"joint {model.names[j]!r}: {model.joints[j].shortname()} is not handled by {CPP.name}")
+        M, Y = model.jointPlacements[j], model.inertias[j]
+        numbers = [*np.asarray(M.rotation).ravel(), *M.translation, Y.mass, *Y.lever]
+        I = np.asarray(Y.inertia)
+        numbers += [I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]]
+        lines.append(f"{kind} {model.parents[j]} " + " ".join(repr(float(x)) for x in numbers))
+    lines.append("armature " + " ".join(repr(float(x)) for x in model.armature))
+    return "\n".join(lines) + "\n"
+
+
+def run_cpp(binary: Path, model, q, v, a, tau, repeat: int):
+    """(timings {name: µs per state}, raw results of the first states) of the C++ program on these states."""
+    with tempfile.TemporaryDirectory(prefix="rd-pinbench-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "model.txt").write_text(model_text(model), encoding="ascii")
+        np.ascontiguousarray(np.concatenate([q, v, a, tau], -1), dtype=np.float64).tofile(tmp / "states.bin")
+        done = subprocess.run([str(binary), str(tmp / "model.txt"), str(tmp / "states.bin"), str(len(q)),
+                               str(repeat), str(tmp / "out.bin")], capture_output=True, text=True)
+        if done.returncode:
+            fail(f"the C++ program failed (exit {done.returncode}): {done.stderr.strip()}")
+        times = {name: float(t) for name, t in (line.split() for line in done.stdout.splitlines())}
+        return times, np.fromfile(tmp / "out.bin", dtype=np.float64)
+
+
+class Results:
+    """Reads the C++ program's results in order: for each case, for each checked state, its matrices."""
+
+    def __init__(self, flat, checked: int):
+        self.flat, self.at, self.checked = flat, 0, checked
+
+    def take(self, *shapes):
+        """[case results][state] → arrays of ``shapes`` (column-major), stacked over the checked states."""
+        out = [[] for _ in shapes]
+        for _ in range(self.checked):
+            for k, shape in enumerate(shapes):
+                size = math.prod(shape)
+                out[k].append(self.flat[self.at:self.at + size].reshape(shape, order="F"))
+                self.at += size
+        return [np.stack(x) for x in out]
+
+
+def upper_to_full(M):
+    """Pinocchio's inertia matrix (upper triangle filled) → the symmetric matrix; (..., n, n)."""
+    return np.triu(M) + np.swapaxes(np.triu(M, 1), -1, -2)
+
+
+def anchor(times: dict, name: str):
+    """(µs, convention) of the faster of Pinocchio's two conventions where it has both (crba, aba)."""
+    if times.get(name + "_world", float("inf")) < times[name]:
+        return times[name + "_world"], "WORLD"
+    return times[name], "LOCAL" if name + "_world" in times else ""
+
+
+def rel(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(1.0, np.max(np.abs(b))))
+
+
+def interleaved(cpp, ours: dict, rounds: int):
+    """(C++ µs {case: best}, robodyn µs {quantity: best}) over ``rounds`` rounds, each running the C++ program
+    (``cpp()``: its timings) and then robodyn's calls (``ours``: quantity -> (call, states)): a burst of load from
+    other processes hits both sides alike, and the best round of each is kept."""
+    theirs, mine = {}, {}
+    for _ in range(rounds):
+        for name, t in cpp().items():
+            theirs[name] = min(t, theirs.get(name, float("inf")))
+        for name, (fn, m) in ours.items():
+            # an untimed call first: the kernels' library loaded, the robot's arrays cached, and the output's
+            # memory already mapped once (the first touch of a fresh 256 MB output costs page faults: up to 8x
+            # the kernel's time at n = 100); a loop over batches sees the timed case
+            fn(m)
+            mine[name] = min(timed(lambda: fn(m)) * 1e6 / m, mine.get(name, float("inf")))
+    return theirs, mine
+
+
+def timed(fn) -> float:
+    """Wall time of one call of ``fn()`` (s)."""
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--states", type=int, default=10_000, help="states per loop (default 10^4)")
+    ap.add_argument("--sizes", default="6,25,100", help="joint counts of the fixed-base robots")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds (the C++ program, then robodyn); best kept")
+    ap.add_argument("--floating", nargs="*", default=["solo12.urdf"], help="free flyers of example-robot-data")
+    ap.add_argument("--core", type=int, default=None, help="the core both sides run on (default: the last usable)")
+    args = ap.parse_args(argv)
+    try:
+        import pinocchio as pin
+    except ImportError:
+        fail("Pinocchio is not installed (pip install pin)")
+    import robodyn as rd
+    from robodyn.analysis.opcount import count_operations
+
+    sys.path.insert(0, str(HERE))
+    from _timing import flops, machine_peak
+    from bench_native import _COUNTED, robot_of_size
+
+    binary = build(pin.__version__)
+    core = args.core if args.core is not None else max(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {core})  # robodyn's default call then uses one thread; the C++ program inherits it
+    peak, how = machine_peak()
+    load = os.getloadavg()
+    print(f"{args.states} states, one core (core {core}), µs per state, best of {args.repeat}; pin {pin.__version__} "
+          f"in C++ (-O3 -march=native); peak {peak / 1e9:.0f} GFLOP/s = {how}; load average {load[0]:.2f} "
+          f"{load[1]:.2f} {load[2]:.2f}")
+    print(f"{'robot':<12} {'nv':>4} {'quantity':<17} {'rd states':>9} {'robodyn':>9} {'Pin C++':>9} {'conv.':<6} "
+          f"{'pin/rd':>7} {'% peak':>7} {'max rel diff':>12}")
+    checked = 3
+
+    def row(name, nv, quantity, m, t_rd, t_pin, convention, diff, counted=None):
+        frac = "—" if counted is None else f"{counted / (t_rd * 1e-6) / peak * 100:.1f}"
+        mark = "" if diff <= TOLERANCE else "  FAIL: results differ"
+        print(f"{name:<12} {nv:>4} {quantity:<17} {m:>9} {t_rd:>9.3f} {t_pin:>9.3f} {convention:<6} "
+              f"{t_pin / t_rd:>7.2f} {frac:>7} {diff:>12.1e}{mark}", flush=True)
+
+    for n in (int(s) for s in args.sizes.split(",")):
+        robot = robot_of_size(n).replace(Fv=None, Fc=None)
+        model, mapping = rd.to_pinocchio(robot)
+        if not np.array_equal(np.asarray(mapping.v_index), np.arange(robot.n)):
+            fail(f"n = {n}: Pinocchio's joint order differs from robodyn's (a serial chain is expected)")
+        rng = np.random.default_rng(0)
+        q, qd, qdd = rng.uniform(-1, 1, (3, args.states, robot.n))
+        tau = rd.inverse_dynamics(robot, q, qd, qdd)
+        flat = run_cpp(binary, model, q, qd, qdd, tau, 1)[1]
+        res, k = Results(flat, checked), slice(0, checked)
+        N = robot.n
+        # quantity -> (robodyn's call on the first m states, the C++ case, robodyn's output floats per state)
+        calls = {
+            "inverse dyn.": (lambda m: rd.inverse_dynamics(robot, q[:m], qd[:m], qdd[:m]), "rnea", N),
+            "inertia matrix": (lambda m: rd.inertia_matrix(robot, q[:m]), "crba", N * N),
+            "forward dyn.": (lambda m: rd.forward_dynamics(robot, q[:m], qd[:m], tau[:m]), "aba", N),
+            "regressor": (lambda m: rd.regressor(robot, q[:m], qd[:m], qdd[:m], friction=False), "regressor",
+                          11 * N * N),
+            "ID derivatives": (lambda m: rd.inverse_dynamics_derivatives(robot, q[:m], qd[:m], qdd[:m]),
+                               "rnea_derivatives", 2 * N * N),
+            "FD derivatives": (lambda m: rd.forward_dynamics_derivatives(robot, q[:m], qd[:m], tau[:m]),
+                               "aba_derivatives", 3 * N * N),
+        }
+        t_c, M_c, a_c, Mw_c, aw_c = (res.take(shape)[0] for shape in ((N,), (N, N), (N,), (N, N), (N,)))
+        (y_c,) = res.take((N,))
+        dq_c, dv_c = res.take((N, N), (N, N))
+        fq_c, fv_c = res.take((N, N), (N, N))
+        armature = np.asarray(model.armature)
+        did, dfd = (rd.inverse_dynamics_derivatives(robot, q[k], qd[k], qdd[k]),
+                    rd.forward_dynamics_derivatives(robot, q[k], qd[k], tau[k]))
+        K = rd.parameters.standard_parameter_vector(robot, False)
+        Y = rd.regressor(robot, q[k], qd[k], qdd[k], friction=False)
+        diffs = {
+            "inverse dyn.": rel(tau[k], t_c),
+            "inertia matrix": max(rel(rd.inertia_matrix(robot, q[k]), upper_to_full(M)) for M in (M_c, Mw_c)),
+            "forward dyn.": max(rel(qdd[k], a_c), rel(qdd[k], aw_c)),
+            # Pinocchio's Y·π is the rigid-body torque; robodyn's regressor·K includes the armature column
+            "regressor": max(rel(tau[k] - armature * qdd[k], y_c), rel(np.einsum("...ij,j->...i", Y, K), tau[k])),
+            "ID derivatives": max(rel(did[0], dq_c), rel(did[1], dv_c)),
+            "FD derivatives": max(rel(dfd[0], fq_c), rel(dfd[1], fv_c)),
+        }
+        # an output of at most MAX_BYTES per call
+        ours = {quantity: (fn, min(args.states, max(256, MAX_BYTES // (8 * size))))
+                for quantity, (fn, _, size) in calls.items()}
+        times, t_ours = interleaved(lambda: run_cpp(binary, model, q, qd, qdd, tau, 1)[0], ours, args.repeat)
+        for quantity, (_, cname, _) in calls.items():
+            m, t_rd = ours[quantity][1], t_ours[quantity]
+            counted = None
+            if quantity in _COUNTED:
+                counted = flops(count_operations(robot, *_COUNTED[quantity])[0])
+            row(f"n = {n}" if n != 6 else "puma560", N, quantity, m, t_rd, *anchor(times, cname), diffs[quantity],
+                counted)
+
+
+    if args.floating:
+        from bench_floating import states, urdf_paths
+
+        paths = urdf_paths()
+        for name in args.floating:
+            if name not in paths:
+                print(f"{name}: not in the installed example-robot-data, skipped")
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                robot = rd.load(paths[name], floating=True, strict=False).replace(Fv=None, Fc=None)
+            model = pin.buildModelFromUrdf(paths[name], pin.JointModelFreeFlyer())
+            idx = np.array([model.joints[model.getJointId(j)].idx_v for j in robot.q_names])
+            perm = np.concatenate([np.arange(6), idx])
+            q, v, a = states(robot.n, args.states)
+            qp = np.empty((args.states, model.nq))
+            qp[:, :7], qp[:, idx + 1] = q[:, :7], q[:, 7:]
+            vp, ap_ = np.empty((args.states, model.nv)), np.empty((args.states, model.nv))
+            vp[:, perm], ap_[:, perm] = v, a
+            tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)
+            taup = np.empty_like(vp)
+            taup[:, perm] = tau
+            flat = run_cpp(binary, model, qp, vp, ap_, taup, 1)[1]
+            res, k, nv = Results(flat, checked), slice(0, checked), model.nv
+            t_c, M_c, a_c, Mw_c, aw_c = (res.take(shape)[0] for shape in ((nv,), (nv, nv), (nv,), (nv, nv), (nv,)))
+            M_rd = rd.floating.floating_inertia_matrix(robot, q[k])
+            diffs = {"rnea": rel(taup[k], t_c),
+                     "crba": max(rel(M_rd, upper_to_full(M)[:, perm][:, :, perm]) for M in (M_c, Mw_c)),
+                     "aba": max(rel(ap_[k], a_c), rel(ap_[k], aw_c))}
+            calls = {"rnea": lambda m: rd.floating.floating_inverse_dynamics(robot, q[:m], v[:m], a[:m]),
+                     "crba": lambda m: rd.floating.floating_inertia_matrix(robot, q[:m]),
+                     "aba": lambda m: rd.floating.floating_forward_dynamics(robot, q[:m], v[:m], tau[:m])}
+            times, t_ours = interleaved(lambda: run_cpp(binary, model, qp, vp, ap_, taup, 1)[0],
+                                        {cname: (fn, args.states) for cname, fn in calls.items()}, args.repeat)
+            for cname in calls:
+                row(name.removesuffix(".urdf"), nv, f"floating {cname}", args.states, t_ours[cname],
+                    *anchor(times, cname), diffs[cname])
+
+if __name__ == "__main__":
+    main()
