@@ -30,18 +30,27 @@ def files(tmp_path_factory):
     t = np.arange(400) / 100.0
     rows = np.column_stack([t, np.sin(t), np.cos(2 * t), np.sin(3 * t), np.cos(t)])
     (d / "data.csv").write_text("t,q1,q2,tau1,tau2\n" + "\n".join(",".join(map(repr, row)) for row in rows) + "\n")
+    q, qd, qdd = (np.random.default_rng(k).uniform(-1, 1, (30, 2)) for k in (1, 2, 3))
+    rows = np.column_stack([q, qd, qdd, rd.inverse_dynamics(r, q, qd, qdd)])
+    (d / "payload.csv").write_text("q1,q2,qd1,qd2,qdd1,qdd2,tau1,tau2\n"
+                                   + "\n".join(",".join(map(repr, row)) for row in rows) + "\n")
     return d
 
 
 def _cases(d):
     """command line -> {numeric option: kind}"""
     return [
-        (["properties", "planar2r"], {"--samples": COUNTS, "--prismatic-range": ["0,1e300", "nan,1", "1,0"]}),
+        (["properties", "planar2r"], {"--samples": COUNTS, "--prismatic-range": ["0,1e300", "nan,1", "1,0"],
+                                      "--seed": ["-1", str(2**70)]}),
         (["accuracy", "ascher2", "--steps", "4"], {"--steps": COUNTS, "--m2": FLOATS}),
         (["opcount", "--no-customized"], {"--n-max": COUNTS}),
         (["opcount"], {"--n-max": [str(10**9)]}),
         (["calibration-poses", "planar2r", "--out", str(d / "p.csv")], {"--count": COUNTS, "--seed": ["-1"]}),
-        (["identify", "planar2r", str(d / "data.csv")], {"--cutoff": FLOATS, "--decimate": COUNTS}),
+        (["identify", "planar2r", str(d / "data.csv")], {"--cutoff": FLOATS, "--decimate": COUNTS,
+                                                         "--min-velocity": FLOATS}),
+        (["identify-payload", "planar2r", str(d / "payload.csv")], {"--regularization": FLOATS}),
+        (["view", "planar2r", "--animate", str(d / "v.gif"), "--duration", "0.1"],
+         {"--duration": FLOATS, "--port": ["0", "-1", "65536", str(2**70)], "--seconds": FLOATS}),
         (["excite", "planar2r", "--out", str(d / "e.csv"), "--max-iterations", "1", "--duration", "2"],
          {"--duration": FLOATS + ["1e9"], "--harmonics": COUNTS, "--base-frequency": FLOATS, "--rate": FLOATS + ["1e9"],
           "--seed": ["-1", str(2**70)], "--max-iterations": COUNTS}),
@@ -55,7 +64,9 @@ def _cases(d):
         (["id", "planar2r"], {"--q": VECTORS, "--qd": VECTORS, "--qdd": VECTORS}),
         (["model", "planar2r"], {"--q": VECTORS, "--qd": VECTORS}),
         (["fd", "planar2r"], {"--q": VECTORS, "--qd": VECTORS, "--tau": VECTORS}),
-        (["calibrate-gravity", "planar2r", str(d / "poses.csv")], {"--joints": ["2,2", "0", "3", "-1", "1e8", ""]}),
+        (["calibrate-gravity", "planar2r", str(d / "poses.csv")], {"--joints": ["2,2", "0", "3", "-1", "1e8", ""],
+                                                                   "--standstill-velocity": FLOATS,
+                                                                   "--standstill-duration": FLOATS}),
     ]
 
 
@@ -82,6 +93,17 @@ def test_every_numeric_option_of_every_command(files):
     assert not slow, slow
 
 
+def _is_number(param) -> bool:
+    """An int or float option: click's parameter type where typer has one (older typer), else the annotation that
+    newer typer keeps (``int``, ``float``, ``float | None``)."""
+    import typing
+
+    if getattr(getattr(param, "type", None), "name", "") in ("integer", "float"):
+        return True
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    return annotation in (int, float) or any(a in (int, float) for a in typing.get_args(annotation))
+
+
 def test_every_command_with_numeric_options_is_fuzzed(files):
     """A new command (or option) with a number joins the fuzz above."""
     import typer
@@ -99,9 +121,7 @@ def test_every_command_with_numeric_options_is_fuzzed(files):
                 walk(sub, path + [sub_name])
             return
         for p in cmd.params:
-            kind = getattr(p, "type", None)
-            name = getattr(kind, "name", "")
-            if name in ("integer", "float") and p.opts and p.opts[0].startswith("--"):
+            if _is_number(p) and p.opts and p.opts[0].startswith("--"):
                 numeric.setdefault(" ".join(path), set()).add(p.opts[0])
 
     walk(group, [])

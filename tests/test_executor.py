@@ -140,8 +140,10 @@ def test_jax_arrays_are_traced_with_the_numpy_numbers(name):
     and jacfwd, with the NumPy call's numbers (float64)."""
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
-    x64 = jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64()
-    with x64:
+    def x64():  # a fresh context each time: older JAX's is a one-shot generator
+        return jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64()
+
+    with x64():
         q, qd, x = _states(20, seed=10)
         if name == "forward_dynamics":
             x = rd.inverse_dynamics(ROBOT, q, qd, x)
@@ -150,7 +152,7 @@ def test_jax_arrays_are_traced_with_the_numpy_numbers(name):
         assert _rel(np.asarray(out), CALLS[name](q, qd, x)) < 1e-12
         jitted = jax.jit(jax.vmap(lambda a, b, c: CALLS[name](a, b, c)))(q, qd, x)
         assert _rel(np.asarray(jitted), CALLS[name](q, qd, x)) < 1e-12
-    with x64:  # ∂Γ/∂q̈ = A(q), through rd.inverse_dynamics itself
+    with x64():  # ∂Γ/∂q̈ = A(q), through rd.inverse_dynamics itself
         A = jax.jacfwd(lambda a: rd.inverse_dynamics(ROBOT, q[0], qd[0], a))(jnp.asarray(x[0]))
         assert _rel(np.asarray(A), rd.inertia_matrix(ROBOT, q[0])) < 1e-12
 

@@ -312,7 +312,12 @@ def test_mimic_coupling_agrees_with_pinocchio_mimic_joints():
     c = rd.model.mimic_coupling(path, robot)
     assert c.independent == robot.q_names[:-1] and c.G.shape == (9, 8)
     assert c.G[8, 7] == 1.0 and c.offset[8] == 0.0
-    model = pin.buildModelFromUrdf(path, mimic=True)
+    try:
+        model = pin.buildModelFromUrdf(path, mimic=True)
+    except Exception as exc:  # Boost.Python.ArgumentError: an older Pinocchio reads no mimic joints
+        if type(exc).__name__ != "ArgumentError":
+            raise
+        pytest.skip("this Pinocchio's URDF parser takes no mimic= (mimic joints came with Pinocchio 3.4)")
     data = model.createData()
     assert model.nv == 8
     qa, qda, qdda = np.random.default_rng(4).uniform(-1, 1, (3, 8))
