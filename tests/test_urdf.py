@@ -589,3 +589,16 @@ def test_urdf_friction_is_announced_on_load_and_in_robodyn_info(tmp_path):
     assert result.exit_code == 0
     text = " ".join(result.output.split())
     assert "warning:" in text and "read as viscous friction Fv (damping) and Coulomb friction Fc" in text
+
+
+def test_a_joint_limited_on_one_side_round_trips():
+    """A joint limit with one side unlimited (a URDF <limit> without upper=) is written without that side, never
+    as upper="inf", which no URDF reader takes; it reads back unlimited (found by the URDF fuzz)."""
+    robot = rd.load("puma560")
+    qlim = np.array(robot.qlim)
+    qlim[0] = [-2.0, np.inf]
+    qlim[1] = [-np.inf, 1.0]
+    one_sided = robot.replace(qlim=qlim, Ia=None)
+    text = rd.to_urdf(one_sided)
+    assert "inf" not in text
+    np.testing.assert_array_equal(rd.from_urdf(text, prune=False).qlim, qlim)

@@ -1143,7 +1143,9 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
         if robot.sigma[i] != 2:
             ET.SubElement(joint, "axis", xyz="0 0 1")
             if np.isfinite(lo) or np.isfinite(hi):
-                ET.SubElement(joint, "limit", lower=_num(lo), upper=_num(hi), effort="0", velocity="0")
+                # an unlimited side is left out (read back as unlimited): URDF has no infinite number
+                bounds = {side: _num(x) for side, x in (("lower", lo), ("upper", hi)) if np.isfinite(x)}
+                ET.SubElement(joint, "limit", **bounds, effort="0", velocity="0")
             if robot.Fv[i] or robot.Fc[i]:
                 ET.SubElement(joint, "dynamics", damping=_num(robot.Fv[i]), friction=_num(robot.Fc[i]))
         link = ET.SubElement(root, "link", name=links[i + 1])
