@@ -39,6 +39,28 @@ def states(n: int, batch: int, seed: int = 0):
     return q, rng.normal(size=(batch, n + 6)), rng.normal(size=(batch, n + 6))
 
 
+def free_flyer_pair(path: str, batch: int):
+    """robodyn's free-flyer robot and Pinocchio's model of one URDF, with ``batch`` random states in both orderings.
+
+    Returns robot, model, perm (robodyn's velocity index -> Pinocchio's), (q, v, a, tau) in robodyn's order and
+    (qp, vp, ap, taup) in Pinocchio's; tau = robodyn's inverse dynamics of (q, v, a)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        robot = rd.load(path, floating=True, strict=False).replace(Fv=None, Fc=None)
+    model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+    idx = np.array([model.joints[model.getJointId(j)].idx_v for j in robot.q_names])
+    perm = np.concatenate([np.arange(6), idx])
+    q, v, a = states(robot.n, batch)
+    qp = np.empty((batch, model.nq))
+    qp[:, :7], qp[:, idx + 1] = q[:, :7], q[:, 7:]
+    vp, ap_ = np.empty((batch, model.nv)), np.empty((batch, model.nv))
+    vp[:, perm], ap_[:, perm] = v, a
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)
+    taup = np.empty_like(vp)
+    taup[:, perm] = tau
+    return robot, model, perm, (q, v, a, tau), (qp, vp, ap_, taup)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=1000)
@@ -51,21 +73,8 @@ def main(argv=None) -> None:
         if name not in paths:
             print(f"{name}: not in the installed example-robot-data, skipped")
             continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            robot = rd.load(paths[name], floating=True, strict=False).replace(Fv=None, Fc=None)
-        model = pin.buildModelFromUrdf(paths[name], pin.JointModelFreeFlyer())
+        robot, model, _, (q, v, a, tau), (qp, vp, ap_, taup) = free_flyer_pair(paths[name], args.batch)
         data = model.createData()
-        idx = np.array([model.joints[model.getJointId(j)].idx_v for j in robot.q_names])
-        perm = np.concatenate([np.arange(6), idx])
-        q, v, a = states(robot.n, args.batch)
-        qp = np.empty((args.batch, model.nq))
-        qp[:, :7], qp[:, idx + 1] = q[:, :7], q[:, 7:]
-        vp, ap_ = np.empty((args.batch, model.nv)), np.empty((args.batch, model.nv))
-        vp[:, perm], ap_[:, perm] = v, a
-        tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)
-        taup = np.empty_like(vp)
-        taup[:, perm] = tau
         ours = {
             "rnea": lambda s: rd.floating.floating_inverse_dynamics(robot, q[s], v[s], a[s]),
             "crba": lambda s: rd.floating.floating_inertia_matrix(robot, q[s]),

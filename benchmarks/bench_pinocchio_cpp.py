@@ -43,7 +43,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -301,27 +300,14 @@ def main(argv=None) -> None:
 
 
     if args.floating:
-        from bench_floating import states, urdf_paths
+        from bench_floating import free_flyer_pair, urdf_paths
 
         paths = urdf_paths()
         for name in args.floating:
             if name not in paths:
                 print(f"{name}: not in the installed example-robot-data, skipped")
                 continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                robot = rd.load(paths[name], floating=True, strict=False).replace(Fv=None, Fc=None)
-            model = pin.buildModelFromUrdf(paths[name], pin.JointModelFreeFlyer())
-            idx = np.array([model.joints[model.getJointId(j)].idx_v for j in robot.q_names])
-            perm = np.concatenate([np.arange(6), idx])
-            q, v, a = states(robot.n, args.states)
-            qp = np.empty((args.states, model.nq))
-            qp[:, :7], qp[:, idx + 1] = q[:, :7], q[:, 7:]
-            vp, ap_ = np.empty((args.states, model.nv)), np.empty((args.states, model.nv))
-            vp[:, perm], ap_[:, perm] = v, a
-            tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)
-            taup = np.empty_like(vp)
-            taup[:, perm] = tau
+            robot, model, perm, (q, v, a, tau), (qp, vp, ap_, taup) = free_flyer_pair(paths[name], args.states)
             flat = run_cpp(binary, model, qp, vp, ap_, taup, 1)[1]
             res, k, nv = Results(flat, checked), slice(0, checked), model.nv
             t_c, M_c, a_c, Mw_c, aw_c = (res.take(shape)[0] for shape in ((nv,), (nv, nv), (nv,), (nv, nv), (nv,)))
