@@ -193,23 +193,22 @@ def scaled_program(robot, bp, psi: np.ndarray, prior: np.ndarray, Rg: np.ndarray
             r[k] += v
         return r
 
-    def ineq(r, bound):  # r · K ≤ bound, written in u and normalised
-        if bound == 0 and np.count_nonzero(r) == 1 and r.sum() < 0:
-            nonneg.append(int(np.flatnonzero(r)[0]))
+    def add(rows, rhs, r, value):  # r · K (≤ or =) value, written in u and normalised
         ru = r * D
         s = np.linalg.norm(ru)
         if s > 0:
-            G.append(ru / s)
-            h.append((bound - r @ prior) / s)
+            rows.append(ru / s)
+            rhs.append((value - r @ prior) / s)
+
+    def ineq(r, bound):
+        if bound == 0 and np.count_nonzero(r) == 1 and r.sum() < 0:
+            nonneg.append(int(np.flatnonzero(r)[0]))
+        add(G, h, r, bound)
 
     def eq(r, value):
         if value == 0 and np.count_nonzero(r) == 1:
             zero.append(int(np.flatnonzero(r)[0]))
-        ru = r * D
-        s = np.linalg.norm(ru)
-        if s > 0:
-            E.append(ru / s)
-            e.append((value - r @ prior) / s)
+        add(E, e, r, value)
 
     lo, hi, box = bounds.min_mass, bounds.max_mass, bounds.com_box
     fixed = set(np.flatnonzero(robot.sigma == 2).tolist())
