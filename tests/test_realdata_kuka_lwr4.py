@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import robodyn as rd
+from tests.support.checks import assert_physically_consistent
 
 DATA = Path(__file__).resolve().parent / "data" / "measured" / "kuka_lwr4"
 RUNS = DATA / "kuka_lwr4_runs.npz"
@@ -73,15 +74,6 @@ def noise_floor(lwr):
     return np.sqrt(np.mean((runs[0]["tau"] - runs[1]["tau"]) ** 2, axis=0) / 2)
 
 
-def physically_consistent(robot) -> None:
-    """Every link's pseudo-inertia ⪰ 0 and Ia, Fc, Fv ≥ 0, to round-off (Wensing et al.; Sousa and Cortesão)."""
-    from robodyn.identification.consistent import pseudo_inertia
-
-    lam = np.linalg.eigvalsh(pseudo_inertia(robot.params))
-    assert np.all(lam >= -1e-9 * np.abs(lam).max())
-    assert all(np.all(np.asarray(x) >= 0) for x in (robot.Ia, robot.Fc, robot.Fv))
-
-
 #: OLS trained on runs 1 and 2 — one trajectory, repeated — extrapolates to run 3 worse than the a priori model.
 OLS_RUN3 = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "OLS at its defaults trained on runs 1+2 (one trajectory) predicts run 3 worse than the a priori URDF model on "
@@ -102,7 +94,7 @@ def test_held_out_run(lwr, noise_floor, held_out, method, request):
     assert res.converged, res.message
     if method == "physical":
         assert res.solver["certified"], res.solver["accuracy"]
-        physically_consistent(res.robot)
+        assert_physically_consistent(res.robot)
     v = res.validate(q, qd, qdd, tau)
     assert np.all(v.samples == q.shape[0])
     prior = relative_rms(rd.inverse_dynamics(robot, q, qd, qdd), tau)

@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import robodyn as rd
+from tests.support.checks import assert_physically_consistent
 
 RUN = Path(__file__).resolve().parent / "data" / "measured" / "panda_gaz" / "panda_trajectory1.csv.gz"
 
@@ -68,15 +69,6 @@ def test_log_as_stored(parts):
     assert len(parts) == 5 and all(p.resampled for p in parts)  # jittered steps: resampled onto a uniform grid
 
 
-def physically_consistent(robot) -> None:
-    """Every link's pseudo-inertia ⪰ 0 and Ia, Fc, Fv ≥ 0, to round-off (Wensing et al.; Sousa and Cortesão)."""
-    from robodyn.identification.consistent import pseudo_inertia
-
-    lam = np.linalg.eigvalsh(pseudo_inertia(robot.params))
-    assert np.all(lam >= -1e-9 * np.abs(lam).max())
-    assert all(np.all(np.asarray(x) >= 0) for x in (robot.Ia, robot.Fc, robot.Fv))
-
-
 @pytest.mark.parametrize("method", ["ols", "physical"])
 def test_held_out_parts_against_the_published_model(parts, method):
     robot = rd.load("panda")
@@ -86,7 +78,7 @@ def test_held_out_parts_against_the_published_model(parts, method):
         assert res.converged, res.message
         if method == "physical":
             assert res.solver["certified"], res.solver["accuracy"]
-            physically_consistent(res.robot)
+            assert_physically_consistent(res.robot)
         v = res.validate(held_out)
         ours.append(v.relative_rms_percent)
         h = held_out
