@@ -20,15 +20,13 @@ References, none of them digits of a fit:
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import robodyn as rd
-from tests.support.checks import assert_physically_consistent
+from tests.support.checks import assert_physically_consistent, measured_folder
 
-DATA = Path(__file__).resolve().parent / "data" / "measured" / "kuka_lwr4"
+DATA = measured_folder("kuka_lwr4")
 RUNS = DATA / "kuka_lwr4_runs.npz"
 
 pytestmark = pytest.mark.skipif(

@@ -20,15 +20,13 @@ published parameters, by the λ its cross-validation chooses.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import robodyn as rd
-from tests.support.checks import assert_physically_consistent
+from tests.support.checks import assert_physically_consistent, measured_folder
 
-RUN = Path(__file__).resolve().parent / "data" / "measured" / "panda_gaz" / "panda_trajectory1.csv.gz"
+RUN = measured_folder("panda_gaz") / "panda_trajectory1.csv.gz"
 
 pytestmark = pytest.mark.skipif(
     not RUN.exists(), reason="panda_trajectory1.csv.gz absent: make_panda_gaz.py in its folder builds it")

@@ -113,3 +113,14 @@ def assert_physically_consistent(robot) -> None:
     lam = np.linalg.eigvalsh(pseudo_inertia(robot.params))
     assert np.all(lam >= -1e-9 * np.abs(lam).max())
     assert all(np.all(np.asarray(x) >= 0) for x in (robot.Ia, robot.Fc, robot.Fv))
+
+
+def measured_folder(name: str):
+    """The folder of measured data set ``name``: ``tests/data/measured/<name>`` when its files were built there
+    (its make script), else ``shared/realdata/<name>`` beside the checkout, where public runs are kept."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    built = root / "tests" / "data" / "measured" / name
+    shared = root.parent / "shared" / "realdata" / name
+    return shared if shared.is_dir() and not any(built.glob("*.npz")) and not any(built.glob("*.csv.gz")) else built
