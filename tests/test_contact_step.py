@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import robodyn as rd
 from robodyn.simulation import ContactSolverError, contact_step
@@ -301,3 +303,40 @@ def test_solo_frictionless_landing_agrees_with_mujoco(solo):
     # robodyn's rigid feet stay on the plane up to the O(h²) drift of velocity-level time stepping (the next step's
     # φ/h removes it): far below MuJoCo's penetration
     assert np.all(np.abs(r.gaps) <= 1e-3 * delta)
+
+
+def test_float32_in_float32_out(box):
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0], np.float32)
+    r = contact_step(box, q, np.zeros(7, np.float32), np.zeros(7, np.float32), 1e-3, CORNERS, mu=0.5)
+    assert r.q.dtype == r.v.dtype == r.forces.dtype == r.gaps.dtype == np.float32
+    wide = contact_step(box, q.astype(float), np.zeros(7), np.zeros(7), 1e-3, CORNERS, mu=0.5)   # the same numbers
+    np.testing.assert_allclose(r.forces, wide.forces.astype(np.float32), rtol=1e-6, atol=1e-6 * MASS * G)
+    np.testing.assert_allclose(r.q, wide.q.astype(np.float32), rtol=1e-7, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tilt=st.floats(-0.3, 0.3), lift=st.floats(0.0, 2e-3), mu=st.floats(0.0, 1.5),
+       v=st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6))
+def test_box_step_obeys_signorini_and_coulomb(box, tilt, lift, mu, v):
+    """Any tilted box on or just above the plane, any velocity: after the step every force lies in the cone, pushes only where
+    the contact closes, and opposes the sliding velocity on the cone's boundary — the point velocities computed
+    here from the rigid-body formula R (v_0 + ω_0 × p), independently of the step's Jacobians."""
+    from robodyn.dynamics.floating import quaternion_matrix
+    quat = np.array([np.sin(tilt / 2), 0, 0, np.cos(tilt / 2)])
+    R = quaternion_matrix(quat)
+    pts = np.array([p for _, p in CORNERS])
+    q = np.concatenate([[0, 0, lift - min((R @ pts.T)[2])], quat, [0.0]])
+    vel = np.concatenate([v, [0.0]])
+    dt = 1e-3
+    r = contact_step(box, q, vel, np.zeros(7), dt, CORNERS, mu=mu)
+    u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
+    fn, ft, un, ut = r.forces[:, 2], r.forces[:, :2], u[:, 2] + r.gaps / dt, u[:, :2]
+    scale = max(np.abs(r.forces).max(), MASS * G)
+    speed = max(1.0, np.abs(u).max())
+    assert np.all(fn >= 0) and np.all(un >= -1e-9 * speed)
+    np.testing.assert_allclose(fn * un, 0.0, atol=1e-9 * scale * speed)
+    assert np.all(np.linalg.norm(ft, axis=-1) <= mu * fn * (1 + 1e-12) + 1e-12 * scale)
+    for c in np.flatnonzero(np.linalg.norm(ut, axis=-1) > 1e-8 * speed):
+        if mu * fn[c] > 1e-9 * scale:
+            np.testing.assert_allclose(np.linalg.norm(ft[c]), mu * fn[c], rtol=1e-9)
+            np.testing.assert_allclose(ft[c] / np.linalg.norm(ft[c]), -ut[c] / np.linalg.norm(ut[c]), atol=1e-6)

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robodyn.arrays import as_real_array, finite_result
+from robodyn.arrays import as_real_array, finite_result, working_dtype
 from robodyn.dynamics.api import inertia_matrix
 from robodyn.dynamics.floating import (augmented_robot, floating_inertia_matrix, floating_inverse_dynamics,
                                        quaternion_matrix)
@@ -217,12 +217,13 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
 
     Returns
     -------
-    ContactStep (q, v, forces, gaps, iterations)
+    ContactStep (q, v, forces, gaps, iterations), float32 for float32 input (computed in float64)
 
     Raises
     ------
     ContactSolverError
-        The iterations did not converge (``max_iter`` sweeps).
+        The iterations did not converge (``max_iter`` sweeps).  Projected Gauss–Seidel has no convergence guarantee
+        with friction; it is slowest from states deep inside the plane (a large φ/h to undo in one step).
     """
     check_robot(robot)
     if robot.base == "mobile":
@@ -236,6 +237,7 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
             isinstance(max_iter, (int, np.integer)) and not isinstance(max_iter, bool) and max_iter >= 1):
         raise InputError(f"tol = {tol!r}, max_iter = {max_iter!r}; give 0 < tol < 1 and an integer max_iter >= 1")
     n_hat, height = _plane(normal, height)
+    given = (q, v, tau)
     frames, offsets = _contact_points(robot, points)
     if robot.floating:
         tau_arr = as_real_array("tau", tau).astype(float)
@@ -246,6 +248,7 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
         _, _, checked = joint_arrays(robot, q=q, qd=v, tau=tau)
         q, v, tau_arr = (checked[k].astype(float) for k in ("q", "qd", "tau"))
     M, H = _dynamics(robot, q, v, gravity, friction)
+    dtype = working_dtype(*given)  # the arguments are checked: they are real arrays
     try:
         batch = np.broadcast_shapes(M.shape[:-2], H.shape[:-1], tau_arr.shape[:-1])
     except ValueError:
@@ -265,5 +268,5 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     v_next = v_free + (X[..., 1:] @ lam.reshape(gaps.shape[:-1] + (-1, 1)))[..., 0]
     q_next = _integrate(robot, q, v_next, dt)
     what = "contact_step"
-    return ContactStep(finite_result(what, q_next), finite_result(what, v_next),
-                       finite_result(what, lam @ B / dt), gaps, sweeps)
+    out = (finite_result(what, x).astype(dtype, copy=False) for x in (q_next, v_next, lam @ B / dt, gaps))
+    return ContactStep(*out, sweeps)
