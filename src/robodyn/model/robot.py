@@ -95,7 +95,8 @@ class Robot:
     Joint variables ``q`` have one entry per frame with σ ≠ 2, in frame order (``joint_frames``).
     Every numeric argument is copied and made read-only: algorithms cannot alter a robot.
     Use :meth:`replace` to derive a modified robot.  Robots compare and hash by content: ``content_key`` (bytes,
-    set by the constructor) is the SHA-256 digest of every field above, and robodyn's per-robot workspace
+    set by the constructor) is the SHA-256 digest of every field above (``qdlim`` and ``taulim`` left out while
+    they are all inf, so that a robot without them keeps its key), and robodyn's per-robot workspace
     (:mod:`robodyn.model.workspace`) is keyed by it.
     """
 
