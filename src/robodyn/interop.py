@@ -203,7 +203,8 @@ def to_mujoco_xml(robot: Robot) -> str:
     One body per frame, nested as the tree, placed by ^{a(j)}T_j at q = 0 (``pos`` and ``quat``); the mass of a
     fixed frame is merged into the body of its moving ancestor (MuJoCo refuses point masses); a ``hinge``
     (σ = 0) or ``slide`` (σ = 1) joint about z with ``armature`` = Ia, ``damping`` = Fv, ``frictionloss`` = Fc
-    and ``range`` = qlim where finite; an ``inertial`` with the mass, centre of mass and ``fullinertia`` about
+    and ``range`` = qlim, ``actuatorfrcrange`` = ±taulim where finite (MuJoCo has no joint velocity limit, so
+    qdlim is left out); an ``inertial`` with the mass, centre of mass and ``fullinertia`` about
     it (on the triangle-inequality boundary, raised by at most 1e-9 of its largest principal moment, since MuJoCo
     tests I1 + I2 >= I3 without tolerance).  Gravity is the robot's; the model has no geoms, hence no contacts.  Joint and body names are the
     frame names.  A link with mass or inertia needs M > 0 and a positive-definite inertia about its centre of
@@ -244,6 +245,8 @@ def to_mujoco_xml(robot: Robot) -> str:
                      "armature": _num(robot.Ia[i]), "damping": _num(robot.Fv[i]), "frictionloss": _num(robot.Fc[i])}
             if np.isfinite(lo) and np.isfinite(hi):
                 attrs["range"] = f"{_num(lo)} {_num(hi)}"
+            if np.isfinite(robot.taulim[k[i]]):
+                attrs["actuatorfrcrange"] = f"{_num(-robot.taulim[k[i]])} {_num(robot.taulim[k[i]])}"
             ET.SubElement(el, "joint", **attrs)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode") + "\n"
