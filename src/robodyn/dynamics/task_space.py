@@ -18,17 +18,19 @@ need J and J̇ q̇ of r = f(q).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn import native
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import frame_index, joint_arrays
-from robodyn.dynamics.api import inertia_matrix
+from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
 from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
-from robodyn.kinematics import ancestors, base_poses, jacobian, jacobian_dot_qd, link_velocities
+from robodyn.kinematics import ancestors, base_poses, jacobian, jacobian_dot_qd, link_velocities, state_frame
 from robodyn.model.robot import Robot
 
 
@@ -202,9 +204,16 @@ def _point(robot: Robot, q, frame, point) -> np.ndarray:
     return P0[..., f, :] + (R0[..., f, :, :] @ np.asarray(point, dtype=float)[..., None])[..., 0]
 
 
+_ALL_ROWS = np.arange(6)
+_ALL_ROWS.flags.writeable = False
+
+
 def _rows(rows) -> np.ndarray:
     if rows is None:
-        return np.arange(6)
+        return _ALL_ROWS
+    if type(rows) is list and 0 < len(rows) <= 6 and all(type(k) is int and 0 <= k <= 5 for k in rows) \
+            and len(set(rows)) == len(rows):
+        return np.array(rows)  # the common form, checked without NumPy's reductions
     r = np.atleast_1d(np.asarray(rows))
     if r.ndim != 1 or r.size == 0 or r.dtype.kind not in "iu" or np.any((r < 0) | (r > 5)) \
             or np.unique(r).size != r.size:
@@ -246,11 +255,19 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         ``Lambda, mu, p = task_space_dynamics(...)`` or the full result with J̄ and the null-space projector;
         ``J`` and ``Jdot_qd`` are the task map's when ``task`` is given.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    q, qd = np.broadcast_to(a["q"], batch + (robot.n,)), np.broadcast_to(a["qd"], batch + (robot.n,))
+    terms = None if task is not None else _state_terms(robot, q, qd, frame, point)
+    if terms is not None:  # one float64 state, every term from robodyn.native's kernels
+        dtype, batch = np.dtype(np.float64), ()
+    else:
+        dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+        q, qd = np.broadcast_to(a["q"], batch + (robot.n,)), np.broadcast_to(a["qd"], batch + (robot.n,))
     if not (damping >= 0 and np.isfinite(damping)):
         raise InputError(f"damping = {damping!r}; give 0 (exact, error at singularities) or a positive number")
-    if task is not None:
+    if terms is not None:
+        r = _rows(rows)
+        J, Jdq, A, n_all, g = terms
+        J, Jdq = J[r], Jdq[r]
+    elif task is not None:
         if frame is not None or point is not None or rows is not None:
             raise InputError("give either task= (a task map) or frame=/point=/rows= (rows of a frame's Jacobian)")
         if not (callable(getattr(task, "jacobian", None)) and callable(getattr(task, "jacobian_dot_qd", None))):
@@ -265,7 +282,8 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     if r.size > robot.n:
         raise InputError(f"the task has m = {r.size} rows but robot '{robot.name}' has n = {robot.n} joints; "
                          f"choose at most {robot.n} rows (rows=[...] or a smaller task map)")
-    A = inertia_matrix(robot, q)
+    if terms is None:
+        A, n_all, g = _joint_terms(robot, q, qd)
     AinvJt = np.linalg.solve(A, np.swapaxes(J, -1, -2))          # (..., n, m)
     Phi = J @ AinvJt
     Phi = 0.5 * (Phi + np.swapaxes(Phi, -1, -2))
@@ -287,16 +305,44 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         Phi = Phi + damping**2 * np.eye(m)
     Lam = np.linalg.inv(Phi)
     Lam = 0.5 * (Lam + np.swapaxes(Lam, -1, -2))
-    n_all = bias_torques(robot, q, qd)
-    g = gravity_torques(robot, q)
     Jbar = AinvJt @ Lam
     JAinv = np.swapaxes(AinvJt, -1, -2)                         # J A⁻¹ (A symmetric)
     mu = (Lam @ ((JAinv @ (n_all - g)[..., None])[..., 0] - Jdq)[..., None])[..., 0]
     p = (Lam @ (JAinv @ g[..., None]))[..., 0]
     N = np.eye(robot.n) - np.swapaxes(J, -1, -2) @ np.swapaxes(Jbar, -1, -2)
-    return finite_result("task_space_dynamics", TaskSpaceDynamics(
+    result = TaskSpaceDynamics(
         Lambda=Lam.astype(dtype, copy=False), mu=mu.astype(dtype, copy=False), p=p.astype(dtype, copy=False), J=J,
-        Jdot_qd=Jdq, Jbar=Jbar, null_projector=N))
+        Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
+    if math.isfinite(float(Lam.sum() + mu.sum() + p.sum() + Jbar.sum() + N.sum() + J.sum() + Jdq.sum())):
+        return result  # NaN and ±inf propagate into the sum: everything is finite (the common case, one test)
+    return finite_result("task_space_dynamics", result)
+
+
+def _state_terms(robot: Robot, q, qd, frame, point):
+    """(J (6, n), J̇ q̇ (6,), A, H, Q) of one float64 state (1-D NumPy arrays, ``point`` None or (3,)) from
+    robodyn.native's single-state kernels without a per-joint Python loop, or None (a batch, another dtype, NaN/inf,
+    the kernels unavailable: the general path checks and computes)."""
+    if not isinstance(robot, Robot):
+        return None
+    j = state_frame(robot, frame)
+    J = native.kinematics_state(robot, "frame_jacobian", q, frame=j, point=point)
+    if J is None:
+        return None
+    Jdq = native.kinematics_state(robot, "jacobian_dot_qd", q, qd, frame=j, point=point)
+    A = native.single_state(robot, "inertia_matrix", q)
+    H = native.single_state(robot, "inverse_dynamics", q, qd, np.zeros(robot.n))
+    g = native.single_state(robot, "gravity_torques", q)
+    if Jdq is None or A is None or H is None or g is None:
+        return None
+    return J, Jdq, A, H, g
+
+
+def _joint_terms(robot: Robot, q: np.ndarray, qd: np.ndarray):
+    """A(q), H(q, q̇) (friction included, [9.95]) and the gravity torques Q(q) of checked arrays: float64 through
+    the executor's default paths (robodyn.native's kernels for one state and for large batches; H as Γ(q, q̇, 0),
+    whose q̈ terms vanish), other dtypes through the NumPy recursions."""
+    H = inverse_dynamics(robot, q, qd, np.zeros_like(qd)) if q.dtype == np.float64 else bias_torques(robot, q, qd)
+    return inertia_matrix(robot, q), H, gravity_torques(robot, q)
 
 
 def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:

@@ -474,6 +474,75 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     return run_checked(robot, "forward_dynamics_derivatives", batch, a, friction=friction, threads=threads)
 
 
+#: codes of the kinematics kinds (kernels.c: rd_py_kinematics) and the shape of one state's result
+_KINEMATICS = types.MappingProxyType({"frame_poses": 7, "frame_jacobian": 8, "jacobian_dot_qd": 9,
+                                      "link_kinematics": 10})
+
+
+def _kinematics_shape(robot: Robot, kind: str) -> tuple[int, ...]:
+    return {"frame_poses": (robot.nf, 4, 4), "frame_jacobian": (6, robot.n), "jacobian_dot_qd": (6,),
+            "link_kinematics": (4, robot.nf, 3)}[kind]
+
+
+def kinematics_state(robot: Robot, kind: str, q, qd=None, qdd=None, frame: int = 0, point=None):
+    """One state of a kinematics kind through the compiled kernels with about a microsecond of call overhead, or None.
+
+    ``kind``: "frame_poses" (q) -> (nf, 4, 4) ^0T_j; "frame_jacobian" (q, frame, point) -> (6, n) the geometric
+    Jacobian [v; ω] in R_0 of frame index ``frame`` (0-based) or of ``point`` (3,) fixed to it (coordinates in that
+    frame); "jacobian_dot_qd" (q, qd, frame, point) -> (6,) J̇ q̇; "link_kinematics" (q, qd, qdd) -> (4, nf, 3)
+    ω_j, V_j, ω̇_j, V̇_j in R_j (g = 0).  Every array must be a 1-D float64 NumPy array of the right size; anything
+    else (a batch, another dtype, NaN/inf, ROBODYN_NATIVE=0, no kernels here, a result that overflows) returns
+    None, and the caller's NumPy path handles the call with its checks and messages.
+    """
+    if not isinstance(robot, Robot):
+        return None
+    key = "native_kinematics_" + kind
+    run = WORKSPACE.get(robot, key)
+    if run is None:
+        run = WORKSPACE.value(robot, key, lambda: _kinematics_runner(robot, kind))
+    return run(q, qd, qdd, frame, point) if run else None
+
+
+def _kinematics_runner(robot: Robot, kind: str):
+    """``run(q, qd, qdd, frame, point)`` for :func:`kinematics_state`, the model, entry and shape bound once; False
+    where there are no kernels here."""
+    single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
+        return False
+    cap, entry, code, shape, empty = single[0], _module().kinematics, _KINEMATICS[kind], \
+        _kinematics_shape(robot, kind), np.empty
+
+    def run(q, qd, qdd, frame, point):
+        out = empty(shape)
+        return out if entry(cap, code, 0, frame, q, qd, qdd, point, out) == 0 else None
+
+    return run
+
+
+def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None, qdd=None, frame: int = 0,
+                     point=None, threads: int | None = None):
+    """A kinematics kind of :func:`kinematics_state` on a batch already checked by
+    :func:`robodyn.model.arguments.joint_arrays` (float64 arrays broadcastable to batch + (n,); ``point`` (3,) or
+    broadcastable to batch + (3,)), threaded over the states; batch + the kind's shape, or None where the kernels
+    cannot serve it (none here, ROBODYN_NATIVE=0, a result that is not finite: the caller's NumPy path then gives
+    the error)."""
+    if not available():
+        return None
+    module = _module()
+    shape = _kinematics_shape(robot, kind)
+    count = int(np.prod(batch, dtype=np.int64))
+    if count == 0:
+        return np.empty(batch + shape)
+    ins = [None if x is None else _flat(np.broadcast_to(x, batch + (robot.n,)), (robot.n,)) for x in (q, qd, qdd)]
+    if point is not None:
+        point = np.asarray(point)
+        point = _flat(point if point.shape == (3,) else np.broadcast_to(point, batch + (3,)), (3,))
+    out = np.empty((count,) + shape)
+    threads = min(thread_count(threads), 4096)
+    status = module.kinematics(_capsule(robot, module), _KINEMATICS[kind], threads, frame, *ins, point, out)
+    return out.reshape(batch + shape) if status == 0 else None
+
+
 __all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",
            "gravity_torques", "inertia_matrix", "inverse_dynamics", "inverse_dynamics_derivatives", "regressor",
            "threaded")

@@ -1121,10 +1121,162 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
     return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
 }
 
+/* ---- kinematics: frame poses, the frame Jacobian, J̇q̇, link velocities and accelerations ----------------
+ * The statements of robodyn.kinematics (base_poses, jacobian, jacobian_dot_qd, link_velocities,
+ * link_accelerations) on lanes; tests/test_native_kinematics.py compares them with those NumPy functions on
+ * random serial and branched robots with prismatic and fixed frames (1e-12).  A kinematics job carries the
+ * frame and the point of a Jacobian after the rd_job every block receives (rd_kin_job starts with it). */
+typedef struct {
+    rd_job job;
+    int frame;            /* 0-based frame of the Jacobian / J̇q̇ */
+    const double *point;  /* a point fixed to that frame, coordinates in it: (3,) for every state or (count, 3);
+                             NULL for its origin */
+    long point_stride;    /* 0 (one point) or 3 */
+} rd_kin_job;
+
+/* ^0R_i = ^0R_a ^aR_i and ^0P_i = ^0P_a + ^0R_a ^aP_i of frame i (a its antecedent; R_0, P_0 at the base),
+ * from its a(i)R_i, a(i)P_i (R, p). */
+RD_INLINE void base_pose(const rd_model *m, int i, const real *R, const real *p, real *R0, real *P0) {
+    int a = m->parent[i];
+    real *Ri = R0 + 9 * i, *Pi = P0 + 3 * i;
+    if (a < 0) {
+        memcpy(Ri, R, 9 * sizeof(real));
+        memcpy(Pi, p, 3 * sizeof(real));
+        return;
+    }
+    real t[3];
+    mat_mul(R0 + 9 * a, R, Ri);
+    mat_vec(R0 + 9 * a, p, t);
+    for (int c = 0; c < 3; c++) Pi[c] = P0[3 * a + c] + t[c];
+}
+/* ^0R_i, ^0P_i of frames 0..last */
+RD_INLINE void base_poses_to(const rd_model *m, int last, const real *Q, real *R0, real *P0) {
+    for (int i = 0; i <= last; i++) {
+        real R[9], p[3];
+        frame_transform(m, i, joint_value(m, i, Q), R, p);
+        base_pose(m, i, R, p, R0, P0);
+    }
+}
+/* The point of the job in R_0 (pt) and its coordinates s in R_frame, rotated: R0_j s (Rs); O_frame without one. */
+RD_INLINE void job_point(const rd_kin_job *kj, long s0, const real *R0j, const real *P0j, real *Rs, real *pt) {
+    real s[3] = {{0}, {0}, {0}};
+    if (kj->point) load_lanes(kj->point, kj->point_stride ? s0 : 0, kj->point_stride ? kj->job.count : 1,
+                              kj->point_stride, 3, s);
+    mat_vec(R0j, s, Rs);
+    for (int c = 0; c < 3; c++) pt[c] = kj->point ? P0j[c] + Rs[c] : P0j[c];
+}
+
+/* Frame poses ^0T_j of every frame, out per state (nf, 4, 4). */
+static long poses_work(const rd_model *m) { return 28 * (long)m->nf + m->n; }
+RD_CLONES static int poses_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n;
+    real *R0 = W, *P0 = R0 + 9 * nf, *T = P0 + 3 * nf, *Q = T + 16 * nf;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    base_poses_to(m, nf - 1, Q, R0, P0);
+    for (int i = 0; i < nf; i++) {
+        real *Ti = T + 16 * i;
+        for (int r = 0; r < 3; r++) {
+            for (int c = 0; c < 3; c++) Ti[4 * r + c] = R0[9 * i + 3 * r + c];
+            Ti[4 * r + 3] = P0[3 * i + r];
+        }
+        Ti[12] = Ti[13] = Ti[14] = splat(0.0);
+        Ti[15] = splat(1.0);
+    }
+    store_lanes(job->out, s0, job->count, 16 * (long)nf, 16 * (long)nf, T);
+    return all_finite(T, 16 * (long)nf) ? 0 : RD_NONFINITE;
+}
+
+/* Geometric Jacobian of a frame (or a point of it) in R_0, out per state (6, n) row-major: column k of joint
+ * frame f on the path to the base [z_f × (p − P_f); z_f] (revolute) or [z_f; 0] (prismatic), else 0. */
+static long jacobian_work(const rd_model *m) { return 12 * (long)m->nf + 7 * (long)m->n; }
+RD_CLONES static int jacobian_block(const rd_job *job, long s0, real *W) {
+    const rd_kin_job *kj = (const rd_kin_job *)job;
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n, j = kj->frame;
+    real *R0 = W, *P0 = R0 + 9 * nf, *Jac = P0 + 3 * nf, *Q = Jac + 6 * n;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    base_poses_to(m, j, Q, R0, P0);
+    real Rs[3], pt[3];
+    job_point(kj, s0, R0 + 9 * j, P0 + 3 * j, Rs, pt);
+    for (long e = 0; e < 6 * (long)n; e++) Jac[e] = splat(0.0);
+    for (int f = j; f >= 0; f = m->parent[f]) {
+        int k = m->joint[f];
+        if (k < 0) continue;
+        real z[3] = {R0[9 * f + 2], R0[9 * f + 5], R0[9 * f + 8]}, d[3], v[3];
+        if (m->sigma[f] == 0) {
+            for (int c = 0; c < 3; c++) d[c] = pt[c] - P0[3 * f + c];
+            cross(z, d, v);
+            for (int c = 0; c < 3; c++) { Jac[c * n + k] = v[c]; Jac[(3 + c) * n + k] = z[c]; }
+        } else {
+            for (int c = 0; c < 3; c++) Jac[c * n + k] = z[c];
+        }
+    }
+    store_lanes(job->out, s0, job->count, 6 * (long)n, 6 * (long)n, Jac);
+    return all_finite(Jac, 6 * (long)n) ? 0 : RD_NONFINITE;
+}
+
+/* J̇ q̇ of a frame (or a point s of it): the forward recursion [9.84]-[9.87] with q̈ = 0 and g = 0, then
+ * a = V̇_j + ω̇_j × s + ω_j × (ω_j × s) and [R0_j a; R0_j ω̇_j], out per state (6,). */
+static long jdq_work(const rd_model *m) { return 36 * (long)m->nf + 3 * (long)m->n + 3 + 6; }
+RD_CLONES static int jdq_block(const rd_job *job, long s0, real *W) {
+    const rd_kin_job *kj = (const rd_kin_job *)job;
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n, j = kj->frame;
+    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *R0 = Vd + 3 * nf,
+         *P0 = R0 + 9 * nf, *Q = P0 + 3 * nf, *QD = Q + n, *QDD = QD + n, *G = QDD + n, *OUT = G + 3;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    for (int k = 0; k < n; k++) QDD[k] = splat(0.0);
+    for (int c = 0; c < 3; c++) G[c] = splat(0.0);
+    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
+    for (int i = 0; i <= j; i++) base_pose(m, i, R + 9 * i, p + 3 * i, R0, P0);
+    real acc[3], t[3], u[3];
+    const real *wj = w + 3 * j, *wdj = wd + 3 * j;
+    for (int c = 0; c < 3; c++) acc[c] = Vd[3 * j + c];
+    if (kj->point) {
+        real s[3];
+        load_lanes(kj->point, kj->point_stride ? s0 : 0, kj->point_stride ? job->count : 1, kj->point_stride, 3, s);
+        cross(wdj, s, t); cross(wj, s, u); cross(wj, u, u);
+        for (int c = 0; c < 3; c++) acc[c] += t[c] + u[c];
+    }
+    mat_vec(R0 + 9 * j, acc, OUT);
+    mat_vec(R0 + 9 * j, wdj, OUT + 3);
+    store_lanes(job->out, s0, job->count, 6, 6, OUT);
+    return all_finite(OUT, 6) ? 0 : RD_NONFINITE;
+}
+
+/* Link velocities and accelerations in R_j: ω_j, V_j ([9.17]-[9.18]: V_j = jA_a (V_a + ω_a × aP_j) + σ_j q̇_j
+ * a_j), ω̇_j, V̇_j ([9.84]-[9.87], g = 0), out per state (4, nf, 3). */
+static long links_work(const rd_model *m) { return 27 * (long)m->nf + 3 * (long)m->n + 3; }
+RD_CLONES static int links_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n;
+    real *R = W, *p = R + 9 * nf, *OUT = p + 3 * nf, *Q = OUT + 12 * nf, *QD = Q + n, *QDD = QD + n, *G = QDD + n;
+    real *w = OUT, *V = w + 3 * nf, *wd = V + 3 * nf, *Vd = wd + 3 * nf;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, QDD);
+    for (int c = 0; c < 3; c++) G[c] = splat(0.0);
+    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
+    for (int i = 0; i < nf; i++) {
+        int a = m->parent[i];
+        real t[3] = {{0}, {0}, {0}};
+        if (a >= 0) {
+            cross(w + 3 * a, p + 3 * i, t);
+            for (int c = 0; c < 3; c++) t[c] += V[3 * a + c];
+        }
+        mat_t_vec(R + 9 * i, t, V + 3 * i);
+        if (m->sigma[i] == 1) V[3 * i + 2] += QD[m->joint[i]];
+    }
+    store_lanes(job->out, s0, job->count, 12 * (long)nf, 12 * (long)nf, OUT);
+    return all_finite(OUT, 12 * (long)nf) ? 0 : RD_NONFINITE;
+}
+
 /* ---- the driver: blocks of RD_LANES states over threads ------------------------------------------------ */
 typedef int (*rd_block)(const rd_job *, long, real *);
-static const rd_block rd_blocks[7] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block,
-                                      fdd_block};
+static const rd_block rd_blocks[11] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block,
+                                       fdd_block, poses_block, jacobian_block, jdq_block, links_block};
 static long rd_work(int kind, const rd_model *m) {
     switch (kind) {
     case 0: return rnea_work(m);
@@ -1133,6 +1285,10 @@ static long rd_work(int kind, const rd_model *m) {
     case 3: return aba_work(m);
     case 4: return regressor_work(m);
     case 5: return deriv_work(m);
+    case 7: return poses_work(m);
+    case 8: return jacobian_work(m);
+    case 9: return jdq_work(m);
+    case 10: return links_work(m);
     default: return fdd_work(m);
     }
 }
@@ -1433,6 +1589,65 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
     return PyLong_FromLong(code);
 }
 
+/* kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code: the kinematics kinds on one state
+ * (threads = 0: 1-D inputs, NumPy arrays read directly, NaN/inf refused with -2) or on count states (threads >= 1:
+ * (count, n) buffers, the GIL released).  kind 7: frame poses (q), out (nf, 4, 4); 8: the Jacobian of frame
+ * `frame` (q, point), out (6, n); 9: its J̇q̇ (q, qd, point), out (6,); 10: link velocities and accelerations
+ * (q, qd, qdd), out (4, nf, 3).  point: None, (3,) or (count, 3).  Codes as batch's / single's (-1 also for
+ * ROBODYN_NATIVE=0 and a frame out of range). */
+static PyObject *rd_py_kinematics(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    rd_packed *p = rd_entry_model(args, nargs, 9);
+    if (!p || rd_switched_off()) return PyLong_FromLong(-1);
+    long kind = PyLong_AsLong(args[1]), threads = PyLong_AsLong(args[2]), frame = PyLong_AsLong(args[3]);
+    if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    const rd_model *m = &p->m;
+    long n = m->n, nf = m->nf;
+    long per = kind == 7 ? 16 * nf : kind == 8 ? 6 * n : kind == 9 ? 6 : 12 * nf;
+    int used[5] = {1, kind >= 9, kind == 10, (kind == 8 || kind == 9) && args[7] != Py_None, 1};
+    long code = kind >= 7 && kind <= 10 && threads >= 0 && per > 0 ? 0 : -1;
+    if (code == 0 && (kind == 8 || kind == 9) && (frame < 0 || frame >= nf)) code = -1;
+    Py_buffer b[5];
+    int held[5] = {0};
+    double *data[5] = {NULL, NULL, NULL, NULL, NULL};
+    long count = 1, point_stride = 0;
+    if (threads == 0) {   /* one state */
+        Py_ssize_t sizes[5] = {n, n, n, 3, per};
+        for (int i = 0; i < 5 && code == 0; ++i)
+            if (used[i]) code = rd_argument(args[4 + i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
+    } else {
+        for (int i = 0; i < 5 && code == 0; ++i)
+            if (used[i]) {
+                code = rd_buffer(args[4 + i], &b[i], i == 4, &held[i]) ? 0 : -1;
+                data[i] = (double *)b[i].buf;
+            }
+        if (code == 0) {
+            long len_out = (long)(b[4].len / 8);
+            count = len_out / per;
+            if (count * per != len_out) code = -1;
+            for (int i = 0; i < 3 && code == 0; ++i)
+                if (used[i] && b[i].len / 8 != count * n) code = -1;
+            if (code == 0 && used[3]) {
+                point_stride = b[3].len / 8 == 3 ? 0 : 3;
+                if (b[3].len / 8 != 3 && b[3].len / 8 != 3 * count) code = -1;
+            }
+        }
+    }
+    if (code == 0 && count > 0) {
+        rd_kin_job kj = {{m, count, data[0], data[1], data[2], NULL, NULL, 0, 0, data[4], 0}, (int)frame, data[3],
+                         point_stride};
+        if (threads == 0) {
+            code = rd_one_state((int)kind, &kj.job);
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            code = rd_run((int)kind, &kj.job, (int)(threads < 4096 ? threads : 4096));
+            Py_END_ALLOW_THREADS
+        }
+    }
+    for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
+    return PyLong_FromLong(code);
+}
+
 static PyObject *rd_py_threaded(PyObject *self, PyObject *args) {
     (void)self; (void)args;
 #ifdef RD_THREADS
@@ -1447,6 +1662,7 @@ static PyMethodDef rd_generic_methods[] = {
     {"batch", (PyCFunction)(void (*)(void))rd_py_batch, METH_FASTCALL, NULL},
     {"single", (PyCFunction)(void (*)(void))rd_py_single, METH_FASTCALL, NULL},
     {"floating", (PyCFunction)(void (*)(void))rd_py_floating, METH_FASTCALL, NULL},
+    {"kinematics", (PyCFunction)(void (*)(void))rd_py_kinematics, METH_FASTCALL, NULL},
     {"threaded", rd_py_threaded, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, RD_STR(RD_MODULE), NULL, -1,
