@@ -136,7 +136,7 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("robots", nargs="*", default=["panda", "ur5"])
+    parser.add_argument("robots", nargs="*", default=["panda", "puma560"])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--batch", type=int, default=1000)
     args = parser.parse_args()

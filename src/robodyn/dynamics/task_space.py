@@ -255,19 +255,17 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         ``Lambda, mu, p = task_space_dynamics(...)`` or the full result with J̄ and the null-space projector;
         ``J`` and ``Jdot_qd`` are the task map's when ``task`` is given.
     """
-    terms = None if task is not None else _state_terms(robot, q, qd, frame, point)
-    if terms is not None:  # one float64 state, every term from robodyn.native's kernels
-        dtype, batch = np.dtype(np.float64), ()
-    else:
-        dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-        q, qd = np.broadcast_to(a["q"], batch + (robot.n,)), np.broadcast_to(a["qd"], batch + (robot.n,))
     if not (damping >= 0 and np.isfinite(damping)):
         raise InputError(f"damping = {damping!r}; give 0 (exact, error at singularities) or a positive number")
-    if terms is not None:
-        r = _rows(rows)
-        J, Jdq, A, n_all, g = terms
-        J, Jdq = J[r], Jdq[r]
-    elif task is not None:
+    if task is None and isinstance(robot, Robot) and isinstance(rcond, (int, float)):
+        # one float64 state: every term and the algebra below in one call of robodyn.native's kernels
+        state = native.task_space_state(robot, q, qd, state_frame(robot, frame), point, _rows(rows), damping, rcond)
+        if state is not None:
+            Lam, mu, p, J, Jdq, Jbar, N = state
+            return TaskSpaceDynamics(Lambda=Lam, mu=mu, p=p, J=J, Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    q, qd = np.broadcast_to(a["q"], batch + (robot.n,)), np.broadcast_to(a["qd"], batch + (robot.n,))
+    if task is not None:
         if frame is not None or point is not None or rows is not None:
             raise InputError("give either task= (a task map) or frame=/point=/rows= (rows of a frame's Jacobian)")
         if not (callable(getattr(task, "jacobian", None)) and callable(getattr(task, "jacobian_dot_qd", None))):
@@ -282,8 +280,7 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     if r.size > robot.n:
         raise InputError(f"the task has m = {r.size} rows but robot '{robot.name}' has n = {robot.n} joints; "
                          f"choose at most {robot.n} rows (rows=[...] or a smaller task map)")
-    if terms is None:
-        A, n_all, g = _joint_terms(robot, q, qd)
+    A, n_all, g = _joint_terms(robot, q, qd)
     AinvJt = np.linalg.solve(A, np.swapaxes(J, -1, -2))          # (..., n, m)
     Phi = J @ AinvJt
     Phi = 0.5 * (Phi + np.swapaxes(Phi, -1, -2))
@@ -316,25 +313,6 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     if math.isfinite(float(Lam.sum() + mu.sum() + p.sum() + Jbar.sum() + N.sum() + J.sum() + Jdq.sum())):
         return result  # NaN and ±inf propagate into the sum: everything is finite (the common case, one test)
     return finite_result("task_space_dynamics", result)
-
-
-def _state_terms(robot: Robot, q, qd, frame, point):
-    """(J (6, n), J̇ q̇ (6,), A, H, Q) of one float64 state (1-D NumPy arrays, ``point`` None or (3,)) from
-    robodyn.native's single-state kernels without a per-joint Python loop, or None (a batch, another dtype, NaN/inf,
-    the kernels unavailable: the general path checks and computes)."""
-    if not isinstance(robot, Robot):
-        return None
-    j = state_frame(robot, frame)
-    J = native.kinematics_state(robot, "frame_jacobian", q, frame=j, point=point)
-    if J is None:
-        return None
-    Jdq = native.kinematics_state(robot, "jacobian_dot_qd", q, qd, frame=j, point=point)
-    A = native.single_state(robot, "inertia_matrix", q)
-    H = native.single_state(robot, "inverse_dynamics", q, qd, np.zeros(robot.n))
-    g = native.single_state(robot, "gravity_torques", q)
-    if Jdq is None or A is None or H is None or g is None:
-        return None
-    return J, Jdq, A, H, g
 
 
 def _joint_terms(robot: Robot, q: np.ndarray, qd: np.ndarray):

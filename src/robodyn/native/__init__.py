@@ -478,6 +478,9 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
 _KINEMATICS = types.MappingProxyType({"frame_poses": 7, "frame_jacobian": 8, "jacobian_dot_qd": 9,
                                       "link_kinematics": 10})
 
+#: the per-robot workspace key of each kinematics kind's single-state runner
+_KINEMATICS_KEYS = types.MappingProxyType({kind: "native_kinematics_" + kind for kind in _KINEMATICS})
+
 
 def _kinematics_shape(robot: Robot, kind: str) -> tuple[int, ...]:
     return {"frame_poses": (robot.nf, 4, 4), "frame_jacobian": (6, robot.n), "jacobian_dot_qd": (6,),
@@ -496,7 +499,7 @@ def kinematics_state(robot: Robot, kind: str, q, qd=None, qdd=None, frame: int =
     """
     if not isinstance(robot, Robot):
         return None
-    key = "native_kinematics_" + kind
+    key = _KINEMATICS_KEYS[kind]
     run = WORKSPACE.get(robot, key)
     if run is None:
         run = WORKSPACE.value(robot, key, lambda: _kinematics_runner(robot, kind))
@@ -541,6 +544,37 @@ def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None
     threads = min(thread_count(threads), 4096)
     status = module.kinematics(_capsule(robot, module), _KINEMATICS[kind], threads, frame, *ins, point, out)
     return out.reshape(batch + shape) if status == 0 else None
+
+
+def task_space_state(robot: Robot, q, qd, frame: int, point, rows, damping: float, rcond: float):
+    """Task-space dynamics of one state in one compiled call, or None.
+
+    The terms of :func:`kinematics_state` ("frame_jacobian", "jacobian_dot_qd" of frame index ``frame`` or of
+    ``point``) and of :func:`single_state` (A, H = Γ(q, q̇, 0) with friction, Q) and the dense algebra of
+    :func:`robodyn.dynamics.task_space_dynamics` on the task rows ``rows`` (a sequence of m distinct ints 0..5):
+    Λ = (J A⁻¹ Jᵀ + λ² I)⁻¹ by Cholesky factorisations, its singularity test on the eigenvalue ratio (λ = 0), μ,
+    p, J̄ and N.  Returns (Λ, μ, p, J, J̇q̇, J̄, N), or None for anything else (not 1-D float64 NumPy arrays,
+    NaN/inf, a singular task, more than 64 joints, ROBODYN_NATIVE=0, no kernels here): the caller's general path
+    then computes or explains.
+    """
+    if not isinstance(robot, Robot):
+        return None
+    single = WORKSPACE.get(robot, "native_single")
+    if single is None:
+        single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
+        return None
+    cap, g0, _, n = single
+    m = len(rows)
+    code = 0
+    for i, r in enumerate(rows):
+        code |= int(r) << (3 * i)
+    out = np.empty(m * m + 3 * m + 2 * m * n + n * n)
+    if _module().task_space(cap, q, qd, frame, point, m, code, float(damping), float(rcond), g0, out) != 0:
+        return None
+    ends = np.cumsum([m * m, m, m, m * n, m, n * m])
+    Lam, mu, p, J, Jdq, Jbar, N = np.split(out, ends)
+    return Lam.reshape(m, m), mu, p, J.reshape(m, n), Jdq, Jbar.reshape(n, m), N.reshape(n, n)
 
 
 __all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",

@@ -1648,6 +1648,192 @@ static PyObject *rd_py_kinematics(PyObject *self, PyObject *const *args, Py_ssiz
     return PyLong_FromLong(code);
 }
 
+/* ---- task space of one state (De Luca's M_r, n_r with the dynamically consistent pseudo-inverse) ---------
+ * The dense algebra of robodyn.dynamics.task_space_dynamics on its kernel terms, for one state: the small
+ * matrices are solved here because NumPy's per-call overhead, not the arithmetic, dominates at this size. */
+#define RD_TASK_MAX 64   /* joints of the task-space entry (its buffers are on the stack) */
+#define RD_TINY 2.2250738585072014e-308   /* the smallest normal double (NumPy's finfo(float).tiny) */
+
+/* In place: the lower Cholesky factor L of the symmetric positive definite n x n S (row-major, lower triangle
+ * read); 0, or -1 when S is not positive definite. */
+static int rd_cholesky(double *S, int n) {
+    for (int j = 0; j < n; j++) {
+        double d = S[j * n + j];
+        for (int k = 0; k < j; k++) d -= S[j * n + k] * S[j * n + k];
+        if (!(d > 0.0)) return -1;
+        d = sqrt(d);
+        S[j * n + j] = d;
+        for (int i = j + 1; i < n; i++) {
+            double v = S[i * n + j];
+            for (int k = 0; k < j; k++) v -= S[i * n + k] * S[j * n + k];
+            S[i * n + j] = v / d;
+        }
+    }
+    return 0;
+}
+/* x <- (L Lᵀ)⁻¹ x for the factor of rd_cholesky */
+static void rd_cholesky_solve(const double *L, int n, double *x) {
+    for (int i = 0; i < n; i++) {
+        double v = x[i];
+        for (int k = 0; k < i; k++) v -= L[i * n + k] * x[k];
+        x[i] = v / L[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double v = x[i];
+        for (int k = i + 1; k < n; k++) v -= L[k * n + i] * x[k];
+        x[i] = v / L[i * n + i];
+    }
+}
+/* The smallest and largest eigenvalue of the symmetric m x m S (m <= 6) by cyclic Jacobi rotations (Golub & Van
+ * Loan §8.5), to the accuracy of the singularity test. */
+static void rd_eigen_range(const double *S, int m, double *lo, double *hi) {
+    double a[36], norm = 0.0;
+    memcpy(a, S, sizeof(double) * (size_t)(m * m));
+    for (int e = 0; e < m * m; e++) norm += a[e] * a[e];
+    for (int sweep = 0; sweep < 60; sweep++) {
+        double off = 0.0;
+        for (int p = 0; p < m; p++)
+            for (int q = p + 1; q < m; q++) off += a[p * m + q] * a[p * m + q];
+        if (!(off > 1e-32 * norm)) break;
+        for (int p = 0; p < m; p++)
+            for (int q = p + 1; q < m; q++) {
+                double apq = a[p * m + q];
+                if (apq == 0.0) continue;
+                double theta = (a[q * m + q] - a[p * m + p]) / (2.0 * apq);
+                double t = (theta >= 0.0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int k = 0; k < m; k++) {   /* columns p, q: S R */
+                    double kp = a[k * m + p], kq = a[k * m + q];
+                    a[k * m + p] = c * kp - s * kq;
+                    a[k * m + q] = s * kp + c * kq;
+                }
+                for (int k = 0; k < m; k++) {   /* rows p, q: Rᵀ S R */
+                    double pk = a[p * m + k], qk = a[q * m + k];
+                    a[p * m + k] = c * pk - s * qk;
+                    a[q * m + k] = s * pk + c * qk;
+                }
+            }
+    }
+    *lo = *hi = a[0];
+    for (int k = 1; k < m; k++) {
+        if (a[k * m + k] < *lo) *lo = a[k * m + k];
+        if (a[k * m + k] > *hi) *hi = a[k * m + k];
+    }
+}
+
+/* task_space(capsule, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code: one state (1-D q, qd (n,),
+ * point None or (3,), g (3,)); rows = Σ r_i 8^i, the m rows r_i of [v; ω] in the task.  J, J̇q̇ (kinds 8, 9), A
+ * (composite links), H = Γ(q, q̇, 0) with friction and Q(q) from the kernels, then A = L Lᵀ, X = A⁻¹ Jᵀ,
+ * Φ = J X (symmetrised), Λ = (Φ + λ² I)⁻¹ (symmetrised), J̄ = X Λ, μ = Λ (Xᵀ (H − Q) − J̇q̇), p = Λ Xᵀ Q,
+ * N = I − Jᵀ J̄ᵀ.  out = [Λ (m²), μ (m), p (m), J (m n), J̇q̇ (m), J̄ (n m), N (n²)].  -4: the eigenvalue ratio of Φ
+ * is below rcond (damping 0); -1 / -2 as single's (the caller's general path then runs and explains). */
+static PyObject *rd_py_task_space(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    rd_packed *pk = rd_entry_model(args, nargs, 11);
+    if (!pk || rd_switched_off()) return PyLong_FromLong(-1);
+    const rd_model *md = &pk->m;
+    long frame = PyLong_AsLong(args[3]), m = PyLong_AsLong(args[5]), rows = PyLong_AsLong(args[6]);
+    double damping = PyFloat_AsDouble(args[7]), rcond = PyFloat_AsDouble(args[8]);
+    if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    int n = md->n;
+    long code = n >= 1 && n <= RD_TASK_MAX && m >= 1 && m <= 6 && m <= n && frame >= 0 && frame < md->nf ? 0 : -1;
+    int r[6];
+    for (int i = 0; i < 6; i++) r[i] = (int)((rows >> (3 * i)) & 7);
+    for (int i = 0; i < m && code == 0; i++) if (r[i] > 5) code = -1;
+    Py_ssize_t nn = (Py_ssize_t)n * n, size = code ? 0 : m * m + 3 * m + 2 * m * n + nn;
+    Py_ssize_t sizes[5] = {n, n, 3, 3, size};
+    PyObject *objs[5] = {args[1], args[2], args[4], args[9], args[10]};
+    int used[5] = {1, 1, args[4] != Py_None, 1, 1};
+    Py_buffer b[5];
+    int held[5] = {0};
+    double *data[5] = {NULL, NULL, NULL, NULL, NULL};
+    for (int i = 0; i < 5 && code == 0; ++i)
+        if (used[i]) code = rd_argument(objs[i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
+    if (code == 0) {
+        double Jf[6 * RD_TASK_MAX], Jdqf[6], A[RD_TASK_MAX * RD_TASK_MAX], H[RD_TASK_MAX], G[RD_TASK_MAX],
+               Z[RD_TASK_MAX], X[RD_TASK_MAX * 6], Phi[36], Lam[36], col[6];
+        double *q = data[0], *qd = data[1], *g0 = data[3];
+        for (int k = 0; k < n; k++) Z[k] = 0.0;
+        rd_kin_job jac = {{md, 1, q, NULL, NULL, NULL, NULL, 0, 0, Jf, 0}, (int)frame, data[2], 0};
+        rd_kin_job jdq = {{md, 1, q, qd, NULL, NULL, NULL, 0, 0, Jdqf, 0}, (int)frame, data[2], 0};
+        rd_job crba = {md, 1, q, NULL, NULL, NULL, NULL, 0, 0, A, 0};
+        rd_job rnea = {md, 1, q, qd, Z, g0, NULL, 0, 0, H, 1};
+        rd_job grav = {md, 1, q, NULL, NULL, g0, NULL, 0, 0, G, 0};
+        code = rd_one_state(8, &jac.job);
+        if (code == 0) code = rd_one_state(9, &jdq.job);
+        if (code == 0) code = rd_one_state(2, &crba);
+        if (code == 0) code = rd_one_state(0, &rnea);
+        if (code == 0) code = rd_one_state(1, &grav);
+        if (code == 0 && rd_cholesky(A, n) != 0) code = -1;
+        double *out = data[4], *Lo = out, *mu = Lo + m * m, *p = mu + m, *J = p + m, *Jdq = J + m * n,
+               *Jbar = Jdq + m, *N = Jbar + n * m;
+        if (code == 0) {
+            for (int i = 0; i < m; i++) {
+                Jdq[i] = Jdqf[r[i]];
+                for (int k = 0; k < n; k++) J[i * n + k] = Jf[r[i] * n + k];
+            }
+            for (int i = 0; i < m; i++) {   /* column i of X = A⁻¹ Jᵀ */
+                for (int k = 0; k < n; k++) Z[k] = J[i * n + k];
+                rd_cholesky_solve(A, n, Z);
+                for (int k = 0; k < n; k++) X[k * m + i] = Z[k];
+            }
+            for (int i = 0; i < m; i++)
+                for (int l = 0; l < m; l++) {
+                    double v = 0.0;
+                    for (int k = 0; k < n; k++) v += J[i * n + k] * X[k * m + l];
+                    Phi[i * m + l] = v;
+                }
+            for (int i = 0; i < m; i++)
+                for (int l = 0; l < i; l++) Phi[i * m + l] = Phi[l * m + i] = 0.5 * (Phi[i * m + l] + Phi[l * m + i]);
+            if (damping == 0.0) {
+                double lo, hi;
+                rd_eigen_range(Phi, (int)m, &lo, &hi);
+                if (!(lo / (hi > RD_TINY ? hi : RD_TINY) >= rcond)) code = -4;
+            } else {
+                for (int i = 0; i < m; i++) Phi[i * m + i] += damping * damping;
+            }
+        }
+        if (code == 0 && rd_cholesky(Phi, (int)m) != 0) code = -4;
+        if (code == 0) {
+            for (int l = 0; l < m; l++) {   /* Λ = Φ⁻¹, column by column, symmetrised */
+                for (int i = 0; i < m; i++) col[i] = i == l;
+                rd_cholesky_solve(Phi, (int)m, col);
+                for (int i = 0; i < m; i++) Lam[i * m + l] = col[i];
+            }
+            for (int i = 0; i < m; i++)
+                for (int l = 0; l <= i; l++) Lo[i * m + l] = Lo[l * m + i] = 0.5 * (Lam[i * m + l] + Lam[l * m + i]);
+            double u[6], v[6];
+            for (int i = 0; i < m; i++) {   /* Xᵀ (H − Q) − J̇q̇ and Xᵀ Q */
+                double a = 0.0, c = 0.0;
+                for (int k = 0; k < n; k++) { a += X[k * m + i] * (H[k] - G[k]); c += X[k * m + i] * G[k]; }
+                u[i] = a - Jdq[i];
+                v[i] = c;
+            }
+            for (int i = 0; i < m; i++) {
+                double a = 0.0, c = 0.0;
+                for (int l = 0; l < m; l++) { a += Lo[i * m + l] * u[l]; c += Lo[i * m + l] * v[l]; }
+                mu[i] = a;
+                p[i] = c;
+            }
+            for (int k = 0; k < n; k++)
+                for (int l = 0; l < m; l++) {
+                    double a = 0.0;
+                    for (int i = 0; i < m; i++) a += X[k * m + i] * Lo[i * m + l];
+                    Jbar[k * m + l] = a;
+                }
+            for (int a = 0; a < n; a++)
+                for (int c = 0; c < n; c++) {
+                    double v2 = a == c ? 1.0 : 0.0;
+                    for (int i = 0; i < m; i++) v2 -= J[i * n + a] * Jbar[c * m + i];
+                    N[a * n + c] = v2;
+                }
+            if (!rd_all_finite(out, size)) code = -2;
+        }
+    }
+    for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
+    return PyLong_FromLong(code);
+}
+
 static PyObject *rd_py_threaded(PyObject *self, PyObject *args) {
     (void)self; (void)args;
 #ifdef RD_THREADS
@@ -1663,6 +1849,7 @@ static PyMethodDef rd_generic_methods[] = {
     {"single", (PyCFunction)(void (*)(void))rd_py_single, METH_FASTCALL, NULL},
     {"floating", (PyCFunction)(void (*)(void))rd_py_floating, METH_FASTCALL, NULL},
     {"kinematics", (PyCFunction)(void (*)(void))rd_py_kinematics, METH_FASTCALL, NULL},
+    {"task_space", (PyCFunction)(void (*)(void))rd_py_task_space, METH_FASTCALL, NULL},
     {"threaded", rd_py_threaded, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, RD_STR(RD_MODULE), NULL, -1,
