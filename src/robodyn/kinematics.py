@@ -117,9 +117,9 @@ def state_frame(robot: Robot, frame) -> int:
 
 def _compiled(robot: Robot, kind: str, dtype, batch: tuple[int, ...], q, qd=None, qdd=None, frame: int = 0,
               point=None):
-    """``kind`` of :func:`robodyn.native.kinematics_batch` on checked float64 arrays, or None (another dtype, or the
-    kernels decline: the NumPy path then runs, with its messages)."""
-    if dtype != np.float64:
+    """``kind`` of :func:`robodyn.native.kinematics_batch` on checked float64 arrays, or None (another dtype, e.g.
+    the object arrays of symbolic callers, or the kernels decline: the NumPy path then runs, with its messages)."""
+    if dtype != np.float64 or any(x is not None and x.dtype != np.float64 for x in (q, qd, qdd)):
         return None
     return native.kinematics_batch(robot, kind, batch, q, qd, qdd, frame, point)
 

@@ -14,7 +14,10 @@ They implement:
 - ∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body inverse dynamics by forward-mode differentiation of the Newton–Euler
   recursion (Carpentier & Mansard's recursive derivatives in Khalil's link frames;
   :func:`inverse_dynamics_derivatives`), and the derivatives of the direct dynamics through a Cholesky
-  factorisation of A(q) (:func:`forward_dynamics_derivatives`).
+  factorisation of A(q) (:func:`forward_dynamics_derivatives`),
+- the kinematics of :mod:`robodyn.kinematics`: frame poses, the frame Jacobian, J̇q̇, link velocities and
+  accelerations (:func:`kinematics_state`, :func:`kinematics_batch`), and the task-space dynamics of one state
+  (:func:`task_space_state`).
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
