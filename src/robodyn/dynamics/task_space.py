@@ -265,6 +265,14 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
             return TaskSpaceDynamics(Lambda=Lam, mu=mu, p=p, J=J, Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     q, qd = np.broadcast_to(a["q"], batch + (robot.n,)), np.broadcast_to(a["qd"], batch + (robot.n,))
+    if task is None and dtype == np.float64 and isinstance(rcond, (int, float)) and _rows(rows).size <= robot.n:
+        # a float64 batch: each state by the single state's compiled code, threaded
+        pt = None if point is None else check_array("point", point, (3,), batch, dtype)
+        state = native.task_space_batch(robot, batch, q, qd, frame_index(robot, frame), pt, _rows(rows), damping,
+                                        rcond)
+        if state is not None:
+            Lam, mu, p, J, Jdq, Jbar, N = state
+            return TaskSpaceDynamics(Lambda=Lam, mu=mu, p=p, J=J, Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
     if task is not None:
         if frame is not None or point is not None or rows is not None:
             raise InputError("give either task= (a task map) or frame=/point=/rows= (rows of a frame's Jacobian)")

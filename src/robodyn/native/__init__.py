@@ -567,17 +567,47 @@ def task_space_state(robot: Robot, q, qd, frame: int, point, rows, damping: floa
         single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
     if single is False:
         return None
-    cap, g0, _, n = single
+    return _task_space_call(single[0], single[1], robot.n, (), 0, q, qd, frame, point, rows, damping, rcond)
+
+
+def task_space_batch(robot: Robot, batch: tuple[int, ...], q, qd, frame: int, point, rows, damping: float,
+                     rcond: float, threads: int | None = None):
+    """:func:`task_space_state` on a batch already checked by :func:`robodyn.model.arguments.joint_arrays`
+    (float64 q, qd broadcastable to batch + (n,); ``point`` None, (3,) or broadcastable to batch + (3,)), each state by
+    the single state's instructions (a batch equals its states one by one bit for bit), threaded over the states.
+    Returns the parts with the batch axes first, or None (see :func:`task_space_state`; one singular state is
+    enough)."""
+    if not available():
+        return None
+    module = _module()
+    n = robot.n
+    q, qd = (_flat(np.broadcast_to(x, batch + (n,)), (n,)) for x in (q, qd))
+    if point is not None:
+        point = np.asarray(point)
+        point = _flat(point if point.shape == (3,) else np.broadcast_to(point, batch + (3,)), (3,))
+    g0 = np.require(robot.gravity, np.float64, ("C", "A"))
+    threads = min(thread_count(threads), 4096)
+    return _task_space_call(_capsule(robot, module), g0, n, batch, max(threads, 1), q, qd, frame, point, rows,
+                            damping, rcond)
+
+
+def _task_space_call(cap, g0, n, batch, threads, q, qd, frame, point, rows, damping, rcond):
+    """The C entry ``task_space`` (threads 0: one state) and its output split into (Λ, μ, p, J, J̇q̇, J̄, N)."""
     m = len(rows)
     code = 0
     for i, r in enumerate(rows):
         code |= int(r) << (3 * i)
-    out = np.empty(m * m + 3 * m + 2 * m * n + n * n)
-    if _module().task_space(cap, q, qd, frame, point, m, code, float(damping), float(rcond), g0, out) != 0:
+    count = int(np.prod(batch, dtype=np.int64))
+    out = np.empty((count, m * m + 3 * m + 2 * m * n + n * n))
+    if count and _module().task_space(cap, threads, q, qd, frame, point, m, code, float(damping), float(rcond), g0,
+                                      out[0] if not batch else out) != 0:
         return None
-    ends = np.cumsum([m * m, m, m, m * n, m, n * m])
-    Lam, mu, p, J, Jdq, Jbar, N = np.split(out, ends)
-    return Lam.reshape(m, m), mu, p, J.reshape(m, n), Jdq, Jbar.reshape(n, m), N.reshape(n, n)
+    parts, lo = [], 0
+    for shape in ((m, m), (m,), (m,), (m, n), (m,), (n, m), (n, n)):
+        size = shape[0] * shape[-1] if len(shape) == 2 else shape[0]
+        parts.append(out[:, lo:lo + size].reshape(batch + shape))
+        lo += size
+    return tuple(parts)
 
 
 __all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",

@@ -1721,113 +1721,162 @@ static void rd_eigen_range(const double *S, int m, double *lo, double *hi) {
     }
 }
 
-/* task_space(capsule, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code: one state (1-D q, qd (n,),
- * point None or (3,), g (3,)); rows = Σ r_i 8^i, the m rows r_i of [v; ω] in the task.  J, J̇q̇ (kinds 8, 9), A
- * (composite links), H = Γ(q, q̇, 0) with friction and Q(q) from the kernels, then A = L Lᵀ, X = A⁻¹ Jᵀ,
- * Φ = J X (symmetrised), Λ = (Φ + λ² I)⁻¹ (symmetrised), J̄ = X Λ, μ = Λ (Xᵀ (H − Q) − J̇q̇), p = Λ Xᵀ Q,
- * N = I − Jᵀ J̄ᵀ.  out = [Λ (m²), μ (m), p (m), J (m n), J̇q̇ (m), J̄ (n m), N (n²)].  -4: the eigenvalue ratio of Φ
- * is below rcond (damping 0); -1 / -2 as single's (the caller's general path then runs and explains). */
+/* The task space of one state: J, J̇q̇ (kinds 8, 9), A (composite links), H = Γ(q, q̇, 0) with friction and Q(q)
+ * from the kernels, then A = L Lᵀ, X = A⁻¹ Jᵀ, Φ = J X (symmetrised), Λ = (Φ + λ² I)⁻¹ (symmetrised), J̄ = X Λ,
+ * μ = Λ (Xᵀ (H − Q) − J̇q̇), p = Λ Xᵀ Q, N = I − Jᵀ J̄ᵀ on the m task rows r of [v; ω].  out = [Λ (m²), μ (m),
+ * p (m), J (m n), J̇q̇ (m), J̄ (n m), N (n²)].  0; -4 when the eigenvalue ratio of Φ is below rcond (λ = 0);
+ * -1 when A is not positive definite; -2 for a result that is not finite. */
+typedef struct {
+    const rd_model *m;
+    const double *q, *qd, *point, *g;
+    long point_stride;
+    int frame, nrows, r[6];   /* the task: m = nrows rows r[i] of [v; ω] */
+    double damping, rcond;
+    double *out;
+} rd_task_job;
+static long rd_task_size(int n, int m) { return (long)m * m + 3L * m + 2L * m * n + (long)n * n; }
+static int rd_task_state(const rd_task_job *t, long s) {
+    const rd_model *md = t->m;
+    int n = md->n, m = t->nrows;
+    const double *q = t->q + s * n, *qd = t->qd + s * n, *point = t->point ? t->point + s * t->point_stride : NULL;
+    double *out = t->out + s * rd_task_size(n, m);
+    double Jf[6 * RD_TASK_MAX], Jdqf[6], A[RD_TASK_MAX * RD_TASK_MAX], H[RD_TASK_MAX], G[RD_TASK_MAX],
+           Z[RD_TASK_MAX], X[RD_TASK_MAX * 6], Phi[36], Lam[36], col[6], u[6], v[6];
+    for (int k = 0; k < n; k++) Z[k] = 0.0;
+    rd_kin_job jac = {{md, 1, q, NULL, NULL, NULL, NULL, 0, 0, Jf, 0}, t->frame, point, 0};
+    rd_kin_job jdq = {{md, 1, q, qd, NULL, NULL, NULL, 0, 0, Jdqf, 0}, t->frame, point, 0};
+    rd_job crba = {md, 1, q, NULL, NULL, NULL, NULL, 0, 0, A, 0};
+    rd_job rnea = {md, 1, q, qd, Z, t->g, NULL, 0, 0, H, 1};
+    rd_job grav = {md, 1, q, NULL, NULL, t->g, NULL, 0, 0, G, 0};
+    int code = rd_one_state(8, &jac.job);
+    if (code == 0) code = rd_one_state(9, &jdq.job);
+    if (code == 0) code = rd_one_state(2, &crba);
+    if (code == 0) code = rd_one_state(0, &rnea);
+    if (code == 0) code = rd_one_state(1, &grav);
+    if (code != 0) return code;
+    if (rd_cholesky(A, n) != 0) return -1;
+    double *Lo = out, *mu = Lo + m * m, *p = mu + m, *J = p + m, *Jdq = J + m * n, *Jbar = Jdq + m, *N = Jbar + n * m;
+    for (int i = 0; i < m; i++) {
+        Jdq[i] = Jdqf[t->r[i]];
+        for (int k = 0; k < n; k++) J[i * n + k] = Jf[t->r[i] * n + k];
+    }
+    for (int i = 0; i < m; i++) {   /* column i of X = A⁻¹ Jᵀ */
+        for (int k = 0; k < n; k++) Z[k] = J[i * n + k];
+        rd_cholesky_solve(A, n, Z);
+        for (int k = 0; k < n; k++) X[k * m + i] = Z[k];
+    }
+    for (int i = 0; i < m; i++)
+        for (int l = 0; l < m; l++) {
+            double w = 0.0;
+            for (int k = 0; k < n; k++) w += J[i * n + k] * X[k * m + l];
+            Phi[i * m + l] = w;
+        }
+    for (int i = 0; i < m; i++)
+        for (int l = 0; l < i; l++) Phi[i * m + l] = Phi[l * m + i] = 0.5 * (Phi[i * m + l] + Phi[l * m + i]);
+    if (t->damping == 0.0) {
+        double lo, hi;
+        rd_eigen_range(Phi, m, &lo, &hi);
+        if (!(lo / (hi > RD_TINY ? hi : RD_TINY) >= t->rcond)) return -4;
+    } else {
+        for (int i = 0; i < m; i++) Phi[i * m + i] += t->damping * t->damping;
+    }
+    if (rd_cholesky(Phi, m) != 0) return -4;
+    for (int l = 0; l < m; l++) {   /* Λ = Φ⁻¹, column by column, symmetrised */
+        for (int i = 0; i < m; i++) col[i] = i == l;
+        rd_cholesky_solve(Phi, m, col);
+        for (int i = 0; i < m; i++) Lam[i * m + l] = col[i];
+    }
+    for (int i = 0; i < m; i++)
+        for (int l = 0; l <= i; l++) Lo[i * m + l] = Lo[l * m + i] = 0.5 * (Lam[i * m + l] + Lam[l * m + i]);
+    for (int i = 0; i < m; i++) {   /* Xᵀ (H − Q) − J̇q̇ and Xᵀ Q */
+        double a = 0.0, c = 0.0;
+        for (int k = 0; k < n; k++) { a += X[k * m + i] * (H[k] - G[k]); c += X[k * m + i] * G[k]; }
+        u[i] = a - Jdq[i];
+        v[i] = c;
+    }
+    for (int i = 0; i < m; i++) {
+        double a = 0.0, c = 0.0;
+        for (int l = 0; l < m; l++) { a += Lo[i * m + l] * u[l]; c += Lo[i * m + l] * v[l]; }
+        mu[i] = a;
+        p[i] = c;
+    }
+    for (int k = 0; k < n; k++)
+        for (int l = 0; l < m; l++) {
+            double a = 0.0;
+            for (int i = 0; i < m; i++) a += X[k * m + i] * Lo[i * m + l];
+            Jbar[k * m + l] = a;
+        }
+    for (int a = 0; a < n; a++)
+        for (int c = 0; c < n; c++) {
+            double w = a == c ? 1.0 : 0.0;
+            for (int i = 0; i < m; i++) w -= J[i * n + a] * Jbar[c * m + i];
+            N[a * n + c] = w;
+        }
+    return rd_all_finite(out, rd_task_size(n, m)) ? 0 : RD_NONFINITE;
+}
+static long rd_task_chunk(void *arg, long lo, long hi) {
+    long code = 0;
+    for (long s = lo; s < hi; s++) code = rd_first_code(code, rd_task_state((const rd_task_job *)arg, s));
+    return code;
+}
+
+/* task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code: rd_task_state on one
+ * state (threads = 0: 1-D q, qd (n,), point None or (3,), NumPy arrays read directly, NaN/inf refused with -2) or
+ * on count states (threads >= 1: q, qd (count, n), point None, (3,) or (count, 3), the GIL released; each state by
+ * the same instructions, so a batch equals its states one by one bit for bit); g (3,); rows = Σ r_i 8^i, the m
+ * rows r_i.  Codes as rd_task_state's (the first met in a batch), -1 for unusable buffers or ROBODYN_NATIVE=0: the
+ * caller's general path then computes or explains. */
 static PyObject *rd_py_task_space(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    rd_packed *pk = rd_entry_model(args, nargs, 11);
+    rd_packed *pk = rd_entry_model(args, nargs, 12);
     if (!pk || rd_switched_off()) return PyLong_FromLong(-1);
     const rd_model *md = &pk->m;
-    long frame = PyLong_AsLong(args[3]), m = PyLong_AsLong(args[5]), rows = PyLong_AsLong(args[6]);
-    double damping = PyFloat_AsDouble(args[7]), rcond = PyFloat_AsDouble(args[8]);
+    long threads = PyLong_AsLong(args[1]), frame = PyLong_AsLong(args[4]), m = PyLong_AsLong(args[6]),
+         rows = PyLong_AsLong(args[7]);
+    double damping = PyFloat_AsDouble(args[8]), rcond = PyFloat_AsDouble(args[9]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
     int n = md->n;
-    long code = n >= 1 && n <= RD_TASK_MAX && m >= 1 && m <= 6 && m <= n && frame >= 0 && frame < md->nf ? 0 : -1;
-    int r[6];
-    for (int i = 0; i < 6; i++) r[i] = (int)((rows >> (3 * i)) & 7);
-    for (int i = 0; i < m && code == 0; i++) if (r[i] > 5) code = -1;
-    Py_ssize_t nn = (Py_ssize_t)n * n, size = code ? 0 : m * m + 3 * m + 2 * m * n + nn;
-    Py_ssize_t sizes[5] = {n, n, 3, 3, size};
-    PyObject *objs[5] = {args[1], args[2], args[4], args[9], args[10]};
-    int used[5] = {1, 1, args[4] != Py_None, 1, 1};
+    long code = n >= 1 && n <= RD_TASK_MAX && m >= 1 && m <= 6 && m <= n && frame >= 0 && frame < md->nf
+                && threads >= 0 && damping >= 0.0 ? 0 : -1;
+    rd_task_job t = {md, NULL, NULL, NULL, NULL, 0, (int)frame, (int)m, {0}, damping, rcond, NULL};
+    for (int i = 0; i < 6; i++) t.r[i] = (int)((rows >> (3 * i)) & 7);
+    for (int i = 0; i < m && code == 0; i++) if (t.r[i] > 5) code = -1;
+    long size = code ? 0 : rd_task_size(n, (int)m), count = 1;
+    PyObject *objs[5] = {args[2], args[3], args[5], args[10], args[11]};
+    int used[5] = {1, 1, args[5] != Py_None, 1, 1};
     Py_buffer b[5];
     int held[5] = {0};
     double *data[5] = {NULL, NULL, NULL, NULL, NULL};
-    for (int i = 0; i < 5 && code == 0; ++i)
-        if (used[i]) code = rd_argument(objs[i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
-    if (code == 0) {
-        double Jf[6 * RD_TASK_MAX], Jdqf[6], A[RD_TASK_MAX * RD_TASK_MAX], H[RD_TASK_MAX], G[RD_TASK_MAX],
-               Z[RD_TASK_MAX], X[RD_TASK_MAX * 6], Phi[36], Lam[36], col[6];
-        double *q = data[0], *qd = data[1], *g0 = data[3];
-        for (int k = 0; k < n; k++) Z[k] = 0.0;
-        rd_kin_job jac = {{md, 1, q, NULL, NULL, NULL, NULL, 0, 0, Jf, 0}, (int)frame, data[2], 0};
-        rd_kin_job jdq = {{md, 1, q, qd, NULL, NULL, NULL, 0, 0, Jdqf, 0}, (int)frame, data[2], 0};
-        rd_job crba = {md, 1, q, NULL, NULL, NULL, NULL, 0, 0, A, 0};
-        rd_job rnea = {md, 1, q, qd, Z, g0, NULL, 0, 0, H, 1};
-        rd_job grav = {md, 1, q, NULL, NULL, g0, NULL, 0, 0, G, 0};
-        code = rd_one_state(8, &jac.job);
-        if (code == 0) code = rd_one_state(9, &jdq.job);
-        if (code == 0) code = rd_one_state(2, &crba);
-        if (code == 0) code = rd_one_state(0, &rnea);
-        if (code == 0) code = rd_one_state(1, &grav);
-        if (code == 0 && rd_cholesky(A, n) != 0) code = -1;
-        double *out = data[4], *Lo = out, *mu = Lo + m * m, *p = mu + m, *J = p + m, *Jdq = J + m * n,
-               *Jbar = Jdq + m, *N = Jbar + n * m;
+    if (threads == 0) {
+        Py_ssize_t sizes[5] = {n, n, 3, 3, size};
+        for (int i = 0; i < 5 && code == 0; ++i)
+            if (used[i]) code = rd_argument(objs[i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
+    } else {
+        for (int i = 0; i < 5 && code == 0; ++i)
+            if (used[i]) {
+                code = rd_buffer(objs[i], &b[i], i == 4, &held[i]) ? 0 : -1;
+                data[i] = (double *)b[i].buf;
+            }
         if (code == 0) {
-            for (int i = 0; i < m; i++) {
-                Jdq[i] = Jdqf[r[i]];
-                for (int k = 0; k < n; k++) J[i * n + k] = Jf[r[i] * n + k];
-            }
-            for (int i = 0; i < m; i++) {   /* column i of X = A⁻¹ Jᵀ */
-                for (int k = 0; k < n; k++) Z[k] = J[i * n + k];
-                rd_cholesky_solve(A, n, Z);
-                for (int k = 0; k < n; k++) X[k * m + i] = Z[k];
-            }
-            for (int i = 0; i < m; i++)
-                for (int l = 0; l < m; l++) {
-                    double v = 0.0;
-                    for (int k = 0; k < n; k++) v += J[i * n + k] * X[k * m + l];
-                    Phi[i * m + l] = v;
-                }
-            for (int i = 0; i < m; i++)
-                for (int l = 0; l < i; l++) Phi[i * m + l] = Phi[l * m + i] = 0.5 * (Phi[i * m + l] + Phi[l * m + i]);
-            if (damping == 0.0) {
-                double lo, hi;
-                rd_eigen_range(Phi, (int)m, &lo, &hi);
-                if (!(lo / (hi > RD_TINY ? hi : RD_TINY) >= rcond)) code = -4;
-            } else {
-                for (int i = 0; i < m; i++) Phi[i * m + i] += damping * damping;
+            count = (long)(b[4].len / 8) / size;
+            if (count * size != (long)(b[4].len / 8) || b[0].len / 8 != count * n || b[1].len / 8 != count * n
+                || b[3].len / 8 != 3) code = -1;
+            if (code == 0 && used[2]) {
+                t.point_stride = b[2].len / 8 == 3 ? 0 : 3;
+                if (b[2].len / 8 != 3 && b[2].len / 8 != 3 * count) code = -1;
             }
         }
-        if (code == 0 && rd_cholesky(Phi, (int)m) != 0) code = -4;
-        if (code == 0) {
-            for (int l = 0; l < m; l++) {   /* Λ = Φ⁻¹, column by column, symmetrised */
-                for (int i = 0; i < m; i++) col[i] = i == l;
-                rd_cholesky_solve(Phi, (int)m, col);
-                for (int i = 0; i < m; i++) Lam[i * m + l] = col[i];
-            }
-            for (int i = 0; i < m; i++)
-                for (int l = 0; l <= i; l++) Lo[i * m + l] = Lo[l * m + i] = 0.5 * (Lam[i * m + l] + Lam[l * m + i]);
-            double u[6], v[6];
-            for (int i = 0; i < m; i++) {   /* Xᵀ (H − Q) − J̇q̇ and Xᵀ Q */
-                double a = 0.0, c = 0.0;
-                for (int k = 0; k < n; k++) { a += X[k * m + i] * (H[k] - G[k]); c += X[k * m + i] * G[k]; }
-                u[i] = a - Jdq[i];
-                v[i] = c;
-            }
-            for (int i = 0; i < m; i++) {
-                double a = 0.0, c = 0.0;
-                for (int l = 0; l < m; l++) { a += Lo[i * m + l] * u[l]; c += Lo[i * m + l] * v[l]; }
-                mu[i] = a;
-                p[i] = c;
-            }
-            for (int k = 0; k < n; k++)
-                for (int l = 0; l < m; l++) {
-                    double a = 0.0;
-                    for (int i = 0; i < m; i++) a += X[k * m + i] * Lo[i * m + l];
-                    Jbar[k * m + l] = a;
-                }
-            for (int a = 0; a < n; a++)
-                for (int c = 0; c < n; c++) {
-                    double v2 = a == c ? 1.0 : 0.0;
-                    for (int i = 0; i < m; i++) v2 -= J[i * n + a] * Jbar[c * m + i];
-                    N[a * n + c] = v2;
-                }
-            if (!rd_all_finite(out, size)) code = -2;
+    }
+    if (code == 0 && count > 0) {
+        t.q = data[0]; t.qd = data[1]; t.point = data[2]; t.g = data[3]; t.out = data[4];
+        if (threads == 0) {
+            code = rd_task_state(&t, 0);
+        } else {
+            long useful = count * n / 200;   /* O(n³) per state: a thread pays from about 200 joint-states */
+            int nt = (int)(threads < useful ? threads : useful);
+            Py_BEGIN_ALLOW_THREADS
+            code = rd_parallel(rd_task_chunk, &t, count, nt < 4096 ? nt : 4096, 1);
+            Py_END_ALLOW_THREADS
         }
     }
     for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
