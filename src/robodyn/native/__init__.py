@@ -503,26 +503,23 @@ def kinematics_state(robot: Robot, kind: str, q, qd=None, qdd=None, frame: int =
     if not isinstance(robot, Robot):
         return None
     key = _KINEMATICS_KEYS[kind]
-    run = WORKSPACE.get(robot, key)
-    if run is None:
-        run = WORKSPACE.value(robot, key, lambda: _kinematics_runner(robot, kind))
-    return run(q, qd, qdd, frame, point) if run else None
+    bound = WORKSPACE.get(robot, key)
+    if bound is None:
+        bound = WORKSPACE.value(robot, key, lambda: _kinematics_bound(robot, kind))
+    if bound is False:
+        return None
+    cap, entry, code, shape = bound
+    out = np.empty(shape)
+    return out if entry(cap, code, 0, frame, q, qd, qdd, point, out) == 0 else None
 
 
-def _kinematics_runner(robot: Robot, kind: str):
-    """``run(q, qd, qdd, frame, point)`` for :func:`kinematics_state`, the model, entry and shape bound once; False
-    where there are no kernels here."""
+def _kinematics_bound(robot: Robot, kind: str):
+    """(capsule, C entry, kind code, result shape) for :func:`kinematics_state`, bound once per robot and kind (the
+    call then costs the C entry and one np.empty); False where there are no kernels here."""
     single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
     if single is False:
         return False
-    cap, entry, code, shape, empty = single[0], _module().kinematics, _KINEMATICS[kind], \
-        _kinematics_shape(robot, kind), np.empty
-
-    def run(q, qd, qdd, frame, point):
-        out = empty(shape)
-        return out if entry(cap, code, 0, frame, q, qd, qdd, point, out) == 0 else None
-
-    return run
+    return single[0], _module().kinematics, _KINEMATICS[kind], _kinematics_shape(robot, kind)
 
 
 def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None, qdd=None, frame: int = 0,

@@ -1166,25 +1166,27 @@ RD_INLINE void job_point(const rd_kin_job *kj, long s0, const real *R0j, const r
     for (int c = 0; c < 3; c++) pt[c] = kj->point ? P0j[c] + Rs[c] : P0j[c];
 }
 
-/* Frame poses ^0T_j of every frame, out per state (nf, 4, 4). */
-static long poses_work(const rd_model *m) { return 28 * (long)m->nf + m->n; }
+/* Frame poses ^0T_j of every frame, out per state (nf, 4, 4), written state by state from ^0R_j, ^0P_j (the
+ * constant last rows included) rather than through a (nf, 4, 4) buffer of lanes: a quarter of the stores. */
+static long poses_work(const rd_model *m) { return 12 * (long)m->nf + m->n; }
 RD_CLONES static int poses_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    real *R0 = W, *P0 = R0 + 9 * nf, *T = P0 + 3 * nf, *Q = T + 16 * nf;
+    real *R0 = W, *P0 = R0 + 9 * nf, *Q = P0 + 3 * nf;
     load_lanes(job->q, s0, job->count, n, n, Q);
     base_poses_to(m, nf - 1, Q, R0, P0);
-    for (int i = 0; i < nf; i++) {
-        real *Ti = T + 16 * i;
-        for (int r = 0; r < 3; r++) {
-            for (int c = 0; c < 3; c++) Ti[4 * r + c] = R0[9 * i + 3 * r + c];
-            Ti[4 * r + 3] = P0[3 * i + r];
+    for (int l = 0; l < RD_LANES && s0 + l < job->count; l++) {
+        double *T = job->out + (s0 + l) * 16 * (long)nf;
+        for (int i = 0; i < nf; i++, T += 16) {
+            const real *R = R0 + 9 * i, *P = P0 + 3 * i;
+            T[0] = R[0][l]; T[1] = R[1][l]; T[2] = R[2][l]; T[3] = P[0][l];
+            T[4] = R[3][l]; T[5] = R[4][l]; T[6] = R[5][l]; T[7] = P[1][l];
+            T[8] = R[6][l]; T[9] = R[7][l]; T[10] = R[8][l]; T[11] = P[2][l];
+            T[12] = T[13] = T[14] = 0.0;
+            T[15] = 1.0;
         }
-        Ti[12] = Ti[13] = Ti[14] = splat(0.0);
-        Ti[15] = splat(1.0);
     }
-    store_lanes(job->out, s0, job->count, 16 * (long)nf, 16 * (long)nf, T);
-    return all_finite(T, 16 * (long)nf) ? 0 : RD_NONFINITE;
+    return all_finite(R0, 12 * (long)nf) ? 0 : RD_NONFINITE;
 }
 
 /* Geometric Jacobian of a frame (or a point of it) in R_0, out per state (6, n) row-major: column k of joint
