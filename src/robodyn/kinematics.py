@@ -115,6 +115,13 @@ def state_frame(robot: Robot, frame) -> int:
     return frame_index(robot, frame)
 
 
+def _parts(out: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Parts k and k + 1 of the kernels' link kinematics (..., 4, nf, 3): (ω, V) for k = 0, (ω̇, V̇) for k = 2."""
+    if out.ndim == 3:  # one state: plain indexing, a fraction of the cost of an Ellipsis index
+        return out[k], out[k + 1]
+    return out[..., k, :, :], out[..., k + 1, :, :]
+
+
 def _compiled(robot: Robot, kind: str, dtype, batch: tuple[int, ...], q, qd=None, qdd=None, frame: int = 0,
               point=None):
     """``kind`` of :func:`robodyn.native.kinematics_batch` on checked float64 arrays, or None (another dtype, e.g.
@@ -187,7 +194,7 @@ def link_velocities(robot: Robot, q, qd) -> LinkVelocities:
         dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
         out = _compiled(robot, "link_kinematics", dtype, batch, a["q"], a["qd"], np.zeros(robot.n))
     if out is not None:
-        return LinkVelocities(out[..., 0, :, :], out[..., 1, :, :])
+        return LinkVelocities(*_parts(out, 0))
     cols = flat_columns(a["q"], a["qd"])
     w = np.empty((cols[0].shape[1], robot.nf, 3), dtype)
     V = np.empty_like(w)
@@ -550,7 +557,7 @@ def link_accelerations(robot: Robot, q, qd, qdd) -> LinkAccelerations:
         dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
         out = _compiled(robot, "link_kinematics", dtype, batch, a["q"], a["qd"], a["qdd"])
     if out is not None:
-        return LinkAccelerations(out[..., 2, :, :], out[..., 3, :, :])
+        return LinkAccelerations(*_parts(out, 2))
     _, _, wd, Vd = forward_recursion(robot, a["q"], a["qd"], a["qdd"], np.zeros(3, dtype))
     return finite_result("link_accelerations", LinkAccelerations(np.stack(wd, -2), np.stack(Vd, -2)))
 
