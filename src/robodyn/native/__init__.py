@@ -14,7 +14,10 @@ They implement:
 - ∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body inverse dynamics by forward-mode differentiation of the Newton–Euler
   recursion (Carpentier & Mansard's recursive derivatives in Khalil's link frames;
   :func:`inverse_dynamics_derivatives`), and the derivatives of the direct dynamics through a Cholesky
-  factorisation of A(q) (:func:`forward_dynamics_derivatives`).
+  factorisation of A(q) (:func:`forward_dynamics_derivatives`),
+- the kinematics of :mod:`robodyn.kinematics`: frame poses, the frame Jacobian, J̇q̇, link velocities and
+  accelerations (:func:`kinematics_state`, :func:`kinematics_batch`), and the task-space dynamics of one state
+  (:func:`task_space_state`).
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
@@ -472,6 +475,136 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     """
     _, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     return run_checked(robot, "forward_dynamics_derivatives", batch, a, friction=friction, threads=threads)
+
+
+#: codes of the kinematics kinds (kernels.c: rd_py_kinematics) and the shape of one state's result
+_KINEMATICS = types.MappingProxyType({"frame_poses": 7, "frame_jacobian": 8, "jacobian_dot_qd": 9,
+                                      "link_kinematics": 10})
+
+#: the per-robot workspace key of each kinematics kind's single-state runner
+_KINEMATICS_KEYS = types.MappingProxyType({kind: "native_kinematics_" + kind for kind in _KINEMATICS})
+
+
+def _kinematics_shape(robot: Robot, kind: str) -> tuple[int, ...]:
+    return {"frame_poses": (robot.nf, 4, 4), "frame_jacobian": (6, robot.n), "jacobian_dot_qd": (6,),
+            "link_kinematics": (4, robot.nf, 3)}[kind]
+
+
+def kinematics_state(robot: Robot, kind: str, q, qd=None, qdd=None, frame: int = 0, point=None):
+    """One state of a kinematics kind through the compiled kernels with about a microsecond of call overhead, or None.
+
+    ``kind``: "frame_poses" (q) -> (nf, 4, 4) ^0T_j; "frame_jacobian" (q, frame, point) -> (6, n) the geometric
+    Jacobian [v; ω] in R_0 of frame index ``frame`` (0-based) or of ``point`` (3,) fixed to it (coordinates in that
+    frame); "jacobian_dot_qd" (q, qd, frame, point) -> (6,) J̇ q̇; "link_kinematics" (q, qd, qdd) -> (4, nf, 3)
+    ω_j, V_j, ω̇_j, V̇_j in R_j (g = 0).  Every array must be a 1-D float64 NumPy array of the right size; anything
+    else (a batch, another dtype, NaN/inf, ROBODYN_NATIVE=0, no kernels here, a result that overflows) returns
+    None, and the caller's NumPy path handles the call with its checks and messages.
+    """
+    if not isinstance(robot, Robot):
+        return None
+    key = _KINEMATICS_KEYS[kind]
+    bound = WORKSPACE.get(robot, key)
+    if bound is None:
+        bound = WORKSPACE.value(robot, key, lambda: _kinematics_bound(robot, kind))
+    if bound is False:
+        return None
+    cap, entry, code, shape = bound
+    out = np.empty(shape)
+    return out if entry(cap, code, 0, frame, q, qd, qdd, point, out) == 0 else None
+
+
+def _kinematics_bound(robot: Robot, kind: str):
+    """(capsule, C entry, kind code, result shape) for :func:`kinematics_state`, bound once per robot and kind (the
+    call then costs the C entry and one np.empty); False where there are no kernels here."""
+    single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
+        return False
+    return single[0], _module().kinematics, _KINEMATICS[kind], _kinematics_shape(robot, kind)
+
+
+def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None, qdd=None, frame: int = 0,
+                     point=None, threads: int | None = None):
+    """A kinematics kind of :func:`kinematics_state` on a batch already checked by
+    :func:`robodyn.model.arguments.joint_arrays` (float64 arrays broadcastable to batch + (n,); ``point`` (3,) or
+    broadcastable to batch + (3,)), threaded over the states; batch + the kind's shape, or None where the kernels
+    cannot serve it (none here, ROBODYN_NATIVE=0, a result that is not finite: the caller's NumPy path then gives
+    the error)."""
+    if not available():
+        return None
+    module = _module()
+    shape = _kinematics_shape(robot, kind)
+    count = int(np.prod(batch, dtype=np.int64))
+    if count == 0:
+        return np.empty(batch + shape)
+    ins = [None if x is None else _flat(np.broadcast_to(x, batch + (robot.n,)), (robot.n,)) for x in (q, qd, qdd)]
+    if point is not None:
+        point = np.asarray(point)
+        point = _flat(point if point.shape == (3,) else np.broadcast_to(point, batch + (3,)), (3,))
+    out = np.empty((count,) + shape)
+    threads = min(thread_count(threads), 4096)
+    status = module.kinematics(_capsule(robot, module), _KINEMATICS[kind], threads, frame, *ins, point, out)
+    return out.reshape(batch + shape) if status == 0 else None
+
+
+def task_space_state(robot: Robot, q, qd, frame: int, point, rows, damping: float, rcond: float):
+    """Task-space dynamics of one state in one compiled call, or None.
+
+    The terms of :func:`kinematics_state` ("frame_jacobian", "jacobian_dot_qd" of frame index ``frame`` or of
+    ``point``) and of :func:`single_state` (A, H = Γ(q, q̇, 0) with friction, Q) and the dense algebra of
+    :func:`robodyn.dynamics.task_space_dynamics` on the task rows ``rows`` (a sequence of m distinct ints 0..5):
+    Λ = (J A⁻¹ Jᵀ + λ² I)⁻¹ by Cholesky factorisations, its singularity test on the eigenvalue ratio (λ = 0), μ,
+    p, J̄ and N.  Returns (Λ, μ, p, J, J̇q̇, J̄, N), or None for anything else (not 1-D float64 NumPy arrays,
+    NaN/inf, a singular task, more than 64 joints, ROBODYN_NATIVE=0, no kernels here): the caller's general path
+    then computes or explains.
+    """
+    if not isinstance(robot, Robot):
+        return None
+    single = WORKSPACE.get(robot, "native_single")
+    if single is None:
+        single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
+        return None
+    return _task_space_call(single[0], single[1], robot.n, (), 0, q, qd, frame, point, rows, damping, rcond)
+
+
+def task_space_batch(robot: Robot, batch: tuple[int, ...], q, qd, frame: int, point, rows, damping: float,
+                     rcond: float, threads: int | None = None):
+    """:func:`task_space_state` on a batch already checked by :func:`robodyn.model.arguments.joint_arrays`
+    (float64 q, qd broadcastable to batch + (n,); ``point`` None, (3,) or broadcastable to batch + (3,)), each state by
+    the single state's instructions (a batch equals its states one by one bit for bit), threaded over the states.
+    Returns the parts with the batch axes first, or None (see :func:`task_space_state`; one singular state is
+    enough)."""
+    if not available():
+        return None
+    module = _module()
+    n = robot.n
+    q, qd = (_flat(np.broadcast_to(x, batch + (n,)), (n,)) for x in (q, qd))
+    if point is not None:
+        point = np.asarray(point)
+        point = _flat(point if point.shape == (3,) else np.broadcast_to(point, batch + (3,)), (3,))
+    g0 = np.require(robot.gravity, np.float64, ("C", "A"))
+    threads = min(thread_count(threads), 4096)
+    return _task_space_call(_capsule(robot, module), g0, n, batch, max(threads, 1), q, qd, frame, point, rows,
+                            damping, rcond)
+
+
+def _task_space_call(cap, g0, n, batch, threads, q, qd, frame, point, rows, damping, rcond):
+    """The C entry ``task_space`` (threads 0: one state) and its output split into (Λ, μ, p, J, J̇q̇, J̄, N)."""
+    m = len(rows)
+    code = 0
+    for i, r in enumerate(rows):
+        code |= int(r) << (3 * i)
+    count = int(np.prod(batch, dtype=np.int64))
+    out = np.empty((count, m * m + 3 * m + 2 * m * n + n * n))
+    if count and _module().task_space(cap, threads, q, qd, frame, point, m, code, float(damping), float(rcond), g0,
+                                      out[0] if not batch else out) != 0:
+        return None
+    parts, lo = [], 0
+    for shape in ((m, m), (m,), (m,), (m, n), (m,), (n, m), (n, n)):
+        size = shape[0] * shape[-1] if len(shape) == 2 else shape[0]
+        parts.append(out[:, lo:lo + size].reshape(batch + shape))
+        lo += size
+    return tuple(parts)
 
 
 __all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",
