@@ -321,7 +321,7 @@ def _runner(robot: Robot, kind: str):
                 return None
         if gravity is None:
             g = g0
-        elif type(gravity) is ndarray and gravity.dtype == f64 and gravity.shape == (3,):
+        elif type(gravity) is ndarray and gravity.dtype == f64 and gravity.shape == (3,) and np.isfinite(gravity).all():
             g = gravity
         else:
             return None
