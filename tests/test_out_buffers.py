@@ -117,9 +117,9 @@ def test_the_native_batch_makes_no_result_array(monkeypatch):
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_a_batch_with_nan_in_gravity_or_a_state_names_the_argument(bad):
     """The kernels' batch entry declines non-finite arguments: the general path names them."""
-    q, qd, x = _states((executor.MIN_BATCH,))
+    q, qd, x = _states((executor.MIN_BATCH + 9,))
     with pytest.raises(rd.InputError, match="gravity"):
         rd.inverse_dynamics(ROBOT, q, qd, x, gravity=np.array([0.0, bad, -9.81]))
     qd[7, 1] = bad
     with pytest.raises(rd.InputError, match="'qd' contains NaN or inf"):
-        rd.inverse_dynamics(ROBOT, q, qd, x, out=np.empty((executor.MIN_BATCH, ROBOT.n)))
+        rd.inverse_dynamics(ROBOT, q, qd, x, out=np.empty((executor.MIN_BATCH + 9, ROBOT.n)))

@@ -6,9 +6,9 @@ and its NumPy code on checked arrays).  :func:`execute` alone chooses among robo
 
 - **the generic native kernels** (:mod:`robodyn.native`): one 1-D float64 state (no wrenches) of a default method
   through their single-state entry (a free-flyer state of a floating base through their free-flyer entry on the
-  augmented robot of :mod:`robodyn.dynamics.floating`), and a **float64 batch of at least** :data:`MIN_BATCH` **states** of a default
-  method threaded over the states (the dynamics derivatives from the first state: :func:`takes_derivatives`);
-- **NumPy**, everything else (a non-default ``method=``, float32, small batches, wrenches, object arrays of
+  augmented robot of :mod:`robodyn.dynamics.floating`), and a **float64 batch of any size** (:data:`MIN_BATCH`) of a
+  default method threaded over the states (the dynamics derivatives from the first state: :func:`takes_derivatives`);
+- **NumPy**, everything else (a non-default ``method=``, float32, wrenches, object arrays of
   counting scalars, a state a kernel declines): the arguments checked once
   (:func:`robodyn.model.arguments.joint_arrays`), the formulation's NumPy recursions, and the result checked
   finite (:func:`robodyn.arrays.finite_result`, named after the function);
@@ -48,8 +48,10 @@ from robodyn.native import RUNNERS
 
 _F64 = np.dtype(np.float64)
 
-#: Smallest number of float64 states for which robodyn's default algorithms hand a batch to the generic kernels.
-MIN_BATCH = 128
+#: Smallest number of float64 states for which robodyn's default algorithms hand a batch to the generic kernels: one,
+#: since a batch of the kernels equals its states run one by one bit for bit (NumPy's recursion does not, and took
+#: 1-2 ms for 2-100 Panda states where the kernels take microseconds).
+MIN_BATCH = 1
 
 
 class Algorithm(NamedTuple):
@@ -58,8 +60,7 @@ class Algorithm(NamedTuple):
     name: the public name (the finite check's message; robodyn.native's kind where ``single`` or ``batch``).
     numpy: ``numpy(robot, *inputs, g, fe)`` (``numpy(robot, q)`` where ``matrix``) on checked arrays of one dtype:
     g (3,) or (..., 3), fe (..., nf, 6) or None; its result is checked here.  inputs: the joint-space arguments.
-    single / batch: robodyn.native's single-state entry / generic kernels (batches of :data:`MIN_BATCH` states
-    and more) run ``name`` (with ``friction``, its friction flag).  jax: ``jax(robot, *inputs, gravity)``, the
+    single / batch: robodyn.native's single-state entry / generic kernels (batches of any size) run ``name`` (with ``friction``, its friction flag).  jax: ``jax(robot, *inputs, gravity)``, the
     recursion on the JAX backend for JAX arrays (traceable; no gravity where ``matrix``).  entry: ``entry(robot, name, a, b, c,
     gravity)`` -> result or None, another single-state entry (the free-flyer one of :mod:`robodyn.dynamics.floating`).
     matrix: the result is (..., n, n), no gravity, no wrenches.  general: ``general(robot, a, b, c, wrenches,
