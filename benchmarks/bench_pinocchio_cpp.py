@@ -1,7 +1,7 @@
 """Benchmark: robodyn's default batched call vs Pinocchio's C++ called in a C++ loop, one core each side.
 
 Run:  PYTHONPATH=src:. python benchmarks/bench_pinocchio_cpp.py [--states 10000] [--sizes 6,25,100] [--repeat 5]
-      [--floating solo12.urdf ...] [--core K]
+      [--floating solo12.urdf ...] [--core K] [--cpu-time]
 
 The anchor is Pinocchio itself, not its Python bindings: benchmarks/bench_pinocchio_cpp.cpp is compiled with
 ``-O3 -march=native`` against the headers the ``pin`` wheel ships (its cmeel prefix, with the Eigen headers of
@@ -21,7 +21,8 @@ faster is the anchor ("conv.").
 
 Both sides run on ONE core: the process (and the C++ program it starts) is bound to core --core with
 sched_setaffinity, so robodyn's default call (``rd.inverse_dynamics(robot, Q, QD, QDD)`` etc., every usable core)
-runs its compiled kernels on one thread. µs per state, the best of --repeat rounds; each round runs the C++ program
+runs its compiled kernels on one thread. µs per state, the best of --repeat rounds (wall time; with --cpu-time each
+side's thread CPU time, page faults included, which a machine shared with other jobs disturbs less); each round runs the C++ program
 (one loop over the --states states per algorithm), then robodyn's calls, so a burst of load from other processes
 hits both sides. robodyn is timed on the first "rd states" states, all of them unless its output would pass 256 MB
 per call (the regressor, derivatives and inertia matrix at n = 100), each timed call after an untimed one.
@@ -139,6 +140,10 @@ def model_text(model) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: "wall" or "cpu" (--cpu-time): how both sides are timed
+CLOCK = {"mode": "wall"}
+
+
 def run_cpp(binary: Path, model, q, v, a, tau, repeat: int):
     """(timings {name: µs per state}, raw results of the first states) of the C++ program on these states."""
     with tempfile.TemporaryDirectory(prefix="rd-pinbench-") as tmp:
@@ -146,7 +151,8 @@ def run_cpp(binary: Path, model, q, v, a, tau, repeat: int):
         (tmp / "model.txt").write_text(model_text(model), encoding="ascii")
         np.ascontiguousarray(np.concatenate([q, v, a, tau], -1), dtype=np.float64).tofile(tmp / "states.bin")
         done = subprocess.run([str(binary), str(tmp / "model.txt"), str(tmp / "states.bin"), str(len(q)),
-                               str(repeat), str(tmp / "out.bin")], capture_output=True, text=True)
+                               str(repeat), str(tmp / "out.bin"), *(["cpu"] if CLOCK["mode"] == "cpu" else [])],
+                              capture_output=True, text=True)
         if done.returncode:
             fail(f"the C++ program failed (exit {done.returncode}): {done.stderr.strip()}")
         times = {name: float(t) for name, t in (line.split() for line in done.stdout.splitlines())}
@@ -215,10 +221,11 @@ def store_bandwidth(size: int = MAX_BYTES) -> tuple[float, float]:
 
 
 def timed(fn) -> float:
-    """Wall time of one call of ``fn()`` (s)."""
-    t = time.perf_counter()
+    """Wall time (or with --cpu-time this thread's CPU time) of one call of ``fn()`` (s)."""
+    clock = time.thread_time if CLOCK["mode"] == "cpu" else time.perf_counter
+    t = clock()
     fn()
-    return time.perf_counter() - t
+    return clock() - t
 
 
 def main(argv=None) -> None:
@@ -229,7 +236,10 @@ def main(argv=None) -> None:
     ap.add_argument("--floating", nargs="*", default=["solo12.urdf", "talos_reduced.urdf", "g1_29dof_rev_1_0.urdf"],
                     help="free flyers of example-robot-data")
     ap.add_argument("--core", type=int, default=None, help="the core both sides run on (default: the last usable)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time both sides in their thread's CPU time, not wall time (a machine shared with other jobs)")
     args = ap.parse_args(argv)
+    CLOCK["mode"] = "cpu" if args.cpu_time else "wall"
     try:
         import pinocchio as pin
     except ImportError:
@@ -247,7 +257,8 @@ def main(argv=None) -> None:
     peak, how = machine_peak()
     bw_reused, bw_fresh = store_bandwidth()
     load = os.getloadavg()
-    print(f"{args.states} states, one core (core {core}), µs per state, best of {args.repeat}; pin {pin.__version__} "
+    print(f"{args.states} states, one core (core {core}), µs per state ({CLOCK['mode']} time), best of {args.repeat}; "
+          f"pin {pin.__version__} "
           f"in C++ (-O3 -march=native); peak {peak / 1e9:.0f} GFLOP/s = {how}; load average {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f}; stores {bw_reused / 1e9:.1f} GB/s into a reused array, "
           f"{bw_fresh / 1e9:.1f} GB/s into a fresh one")

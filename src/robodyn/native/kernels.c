@@ -160,9 +160,13 @@ RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long wid
 }
 /* 0 in every lane when every value is finite (x * 0 is NaN for ±inf and NaN) */
 RD_INLINE int all_finite(const real *v, long width) {
-    real acc = splat(0.0);
-    for (long k = 0; k < width; k++) acc += v[k] * 0.0;
-    return acc[0] == 0.0 && acc[1] == 0.0 && acc[2] == 0.0 && acc[3] == 0.0;
+    real acc[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};   /* eight sums: one chain would wait on every add */
+    long k = 0;
+    for (; k + 8 <= width; k += 8)
+        for (int t = 0; t < 8; t++) acc[t] += v[k + t] * 0.0;
+    for (; k < width; k++) acc[0] += v[k] * 0.0;
+    real all = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0;
 }
 
 /* sin and cos of every lane by the C library (GCC merges the pair into one sincos call): the values NumPy's
@@ -204,19 +208,17 @@ RD_INLINE void mat_t_vec(const real *A, const real *v, real *out) {       /* out
     real z = A[2] * v[0] + A[5] * v[1] + A[8] * v[2];
     out[0] = x; out[1] = y; out[2] = z;
 }
-RD_INLINE void mat_mul(const real *A, const real *B, real *out) {         /* out = A B (3x3) */
-    real t[9];
+/* out = A B and A B^T (3x3); out is neither A nor B (written directly: a copy through a temporary compiled to a
+ * slow string move, 8 % of a free flyer's inertia matrix) */
+RD_INLINE void mat_mul(const real *A, const real *B, real *out) {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            t[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
-    memcpy(out, t, sizeof t);
+            out[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
 }
-RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {       /* out = A B^T */
-    real t[9];
+RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            t[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
-    memcpy(out, t, sizeof t);
+            out[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
 }
 
 /* a(j)R_j and a(j)P_j of frame i for joint value qi (ignored on fixed frames). */
@@ -1388,13 +1390,29 @@ static int rd_argument(PyObject *obj, Py_ssize_t size, int output, Py_buffer *b,
 }
 
 /* One state of `kind`: a small robot's work buffer on the stack (no malloc, no thread driver), else rd_run. */
+/* A work buffer of this thread for one state that does not fit on the stack, kept from call to call up to
+ * RD_KEPT_WORK bytes: a fresh one (malloc, for 128 kB and more a new mapping and its page faults) cost more than
+ * the whole computation (a free-flyer TALOS's inertia matrix: 134 kB). */
+#define RD_KEPT_WORK (4L << 20)
+static real *rd_kept_work(size_t bytes) {
+    static __thread char *raw = NULL;
+    static __thread size_t have = 0;
+    if (bytes > have) {
+        free(raw);
+        raw = malloc(bytes + 32);
+        have = raw ? bytes : 0;
+        if (!raw) return NULL;
+    }
+    return (real *)(((size_t)raw + 31) & ~(size_t)31);
+}
 static int rd_one_state(int kind, const rd_job *job) {
     size_t bytes = sizeof(real) * (size_t)(rd_work(kind, job->m) + 1);
     if (bytes <= RD_STACK_WORK) {
         real work[RD_STACK_WORK / sizeof(real)];
         return rd_blocks[kind](job, 0, work);
     }
-    return rd_run(kind, job, 1);
+    real *kept = bytes <= RD_KEPT_WORK ? rd_kept_work(bytes) : NULL;
+    return kept ? rd_blocks[kind](job, 0, kept) : rd_run(kind, job, 1);
 }
 
 /* 1 when the environment variable ROBODYN_NATIVE is 0 (blanks around it allowed): compiled code switched off,
