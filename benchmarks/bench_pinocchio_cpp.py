@@ -201,9 +201,9 @@ def interleaved(cpp, ours: dict, rounds: int):
         for name, t in cpp().items():
             theirs[name] = min(t, theirs.get(name, float("inf")))
         for name, (fn, m) in ours.items():
-            # an untimed call first: the kernels' library loaded, the robot's arrays cached, and the output's
-            # memory already mapped once (the first touch of a fresh 256 MB output costs page faults: up to 8x
-            # the kernel's time at n = 100); a loop over batches sees the timed case
+            # an untimed call first: the kernels' library loaded, the robot's arrays cached; each call returns a
+            # fresh output, mapped anew by the C library above 32 MB, whose page faults the timed call includes
+            # (the "mem floor" column), as a user's loop over batches does
             fn(m)
             mine[name] = min(timed(lambda: fn(m)) * 1e6 / m, mine.get(name, float("inf")))
     return theirs, mine
