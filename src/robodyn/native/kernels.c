@@ -160,9 +160,13 @@ RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long wid
 }
 /* 0 in every lane when every value is finite (x * 0 is NaN for ±inf and NaN) */
 RD_INLINE int all_finite(const real *v, long width) {
-    real acc = splat(0.0);
-    for (long k = 0; k < width; k++) acc += v[k] * 0.0;
-    return acc[0] == 0.0 && acc[1] == 0.0 && acc[2] == 0.0 && acc[3] == 0.0;
+    real acc[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};   /* eight sums: one chain would wait on every add */
+    long k = 0;
+    for (; k + 8 <= width; k += 8)
+        for (int t = 0; t < 8; t++) acc[t] += v[k + t] * 0.0;
+    for (; k < width; k++) acc[0] += v[k] * 0.0;
+    real all = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0;
 }
 
 /* sin and cos of every lane by the C library (GCC merges the pair into one sincos call): the values NumPy's
@@ -204,19 +208,17 @@ RD_INLINE void mat_t_vec(const real *A, const real *v, real *out) {       /* out
     real z = A[2] * v[0] + A[5] * v[1] + A[8] * v[2];
     out[0] = x; out[1] = y; out[2] = z;
 }
-RD_INLINE void mat_mul(const real *A, const real *B, real *out) {         /* out = A B (3x3) */
-    real t[9];
+/* out = A B and A B^T (3x3); out is neither A nor B (written directly: a copy through a temporary compiled to a
+ * slow string move, 8 % of a free flyer's inertia matrix) */
+RD_INLINE void mat_mul(const real *A, const real *B, real *out) {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            t[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
-    memcpy(out, t, sizeof t);
+            out[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
 }
-RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {       /* out = A B^T */
-    real t[9];
+RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            t[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
-    memcpy(out, t, sizeof t);
+            out[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
 }
 
 /* a(j)R_j and a(j)P_j of frame i for joint value qi (ignored on fixed frames). */
@@ -792,9 +794,16 @@ RD_INLINE void joint_tangents(const real *Ri, const real *P, const real *wp, con
         mat_t_vec(Ri, u, own);
     }
 }
-static long deriv_work(const rd_model *m) {
+/* deriv_block's directions per pass: their tangents (15 nf vectors each) within RD_DIRS_BUFFER vectors, 8 at least */
+#define RD_DIRS_BUFFER 8192
+RD_INLINE long deriv_dirs(const rd_model *m) {
+    long D = 2 * (long)m->n, dirs = RD_DIRS_BUFFER / (15 * (long)(m->nf > 0 ? m->nf : 1));
+    dirs = dirs < 8 ? 8 : dirs;
+    return dirs < D ? dirs : D;
+}
+static long deriv_work(const rd_model *m) {   /* deriv1_block's buffer (15 nf ceil(D / 4) tangents) or deriv_block's */
     long nf = m->nf, n = m->n, D = 2 * n;
-    return 27 * nf + 15 * nf * D + 3 * n + 3 + 6 + 2 * n * n + nf;
+    return 27 * nf + 15 * nf * D + 30 * nf + 3 * n + 3 + 6 + 2 * n * n + nf;
 }
 /* One state of deriv_block with its 2n directions four at a time in the lanes (filling the lanes with copies of one
  * state would do the work four times): direction col = 4 g + l in lane l of group g, col < n: q_col, else
@@ -922,15 +931,22 @@ RD_CLONES static int deriv1_block(const rd_job *job, long s0, real *W) {
     for (long k = 0; k < D * n; k++) finite &= out[k] - out[k] == 0.0;
     return finite ? 0 : RD_NONFINITE;
 }
+/* Many states: the lanes hold four states, and the 2n directions go through the forward and backward passes of
+ * their tangents deriv_dirs at a time (all of them for small robots).  All 2n at once need 15 nf 2n vectors
+ * (n = 100: 9.6 MB) that leave the cache between the passes; a group of directions needs 15 nf each, plus 30 nf of
+ * per-frame terms computed once (n = 100: 1.5x faster).  Each direction goes through the same operations in the
+ * same order either way (and as in deriv1_block), so the numbers are the same. */
 RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
     if (job->count - s0 == 1) return deriv1_block(job, s0, W);   /* one state: its directions in the lanes */
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    long D = 2 * (long)n;
+    long D = 2 * (long)n, dirs = deriv_dirs(m);
     real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
-         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * D, *Q = TB + 6 * nf * D, *QD = Q + n,
-         *QDD = QD + n, *G = QDD + n, *E = G + 3, *DT = E + 6;
+         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * dirs, *C = TB + 6 * nf * dirs, *Q = C + 30 * nf,
+         *QD = Q + n, *QDD = QD + n, *G = QDD + n, *E = G + 3, *DT = E + 6;
     int *Kf = (int *)(DT + 2 * (long)n * n);   /* Kf[i]: number of joints of frames <= i */
+    /* C: per frame, wP ow owd ov own (joint_tangents), wMS Jw (link_wrench), of om pown (backward pass) */
+#define RD_TERM(i, t) (C + 30 * (i) + 3 * (t))
     load_lanes(job->q, s0, job->count, n, n, Q);
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
@@ -939,27 +955,49 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
     real zero3[3] = {{0}, {0}, {0}}, minus_g[3] = {-G[0], -G[1], -G[2]};
     int K = 0;
     for (int i = 0; i < nf; i++) {
-        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        int a = m->parent[i], kk = m->joint[i];
         if (kk >= 0) K = kk + 1;
         Kf[i] = K;
-        int Ka = a >= 0 ? Kf[a] : 0;
-        const real *Ri = R + 9 * i, *P = p + 3 * i;
         const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
                    *vdp = a >= 0 ? Vd + 3 * a : minus_g;
-        const real *wi = w + 3 * i, *wdi = wd + 3 * i, *vdi = Vd + 3 * i;
-        real wP[3], ow[3], owd[3], ov[3], own[3];
-        joint_tangents(Ri, P, wp, wdp, vdp, sig, wP, ow, owd, ov, own);
-        const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
-        real MSv[3], wMS[3], Jw[3];
-        link_wrench(job, s0, i, wi, wdi, vdi, E, f, mo, MSv, wMS, Jw);
-        real qdk = kk >= 0 ? QD[kk] : splat(0.0);
-        for (int half = 0; half < 2; half++) {
-            for (int k = 0; k < n; k++) {
-                long col = half * (long)n + k;
-                real *tb = TB + (i * D + col) * 6;
-                if (k >= K) { for (int c = 0; c < 6; c++) tb[c] = splat(0.0); continue; }
-                real *tf = TF + (i * D + col) * 9, *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
-                const real *tp = k < Ka ? TF + (a * D + col) * 9 : NULL;
+        joint_tangents(R + 9 * i, p + 3 * i, wp, wdp, vdp, m->sigma[i], RD_TERM(i, 0), RD_TERM(i, 1),
+                       RD_TERM(i, 2), RD_TERM(i, 3), RD_TERM(i, 4));
+        real MSv[3];
+        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, RD_TERM(i, 5), RD_TERM(i, 6));
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], sig = m->sigma[i];
+        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
+        if (a < 0) continue;
+        real Af[3], Am[3], t[3];
+        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
+        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
+        if (sig == 0) {   /* ∂(R x)/∂q_k = R (z × x) */
+            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
+            mat_vec(Ri, zf, RD_TERM(i, 7)); mat_vec(Ri, zm, RD_TERM(i, 8));
+        } else if (sig == 1) {   /* ∂P/∂q_k × R f */
+            real Az[3] = {Ri[2], Ri[5], Ri[8]};
+            cross(Az, Af, RD_TERM(i, 9));
+        }
+    }
+    for (long c0 = 0; c0 < D; c0 += dirs) {
+        long c1 = c0 + dirs < D ? c0 + dirs : D;
+        for (int i = 0; i < nf; i++) {
+            for (long col = c0; col < c1; col++) {
+                int half = (int)(col / n), k = (int)(col % n);
+                int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+                real *tb = TB + 6 * (i * dirs + col - c0);
+                if (k >= Kf[i]) { for (int c = 0; c < 6; c++) tb[c] = splat(0.0); continue; }
+                int Ka = a >= 0 ? Kf[a] : 0;
+                const real *Ri = R + 9 * i, *P = p + 3 * i, *wi = w + 3 * i;
+                const real *wp = a >= 0 ? w + 3 * a : zero3;
+                const real *wP = RD_TERM(i, 0), *ow = RD_TERM(i, 1), *owd = RD_TERM(i, 2), *ov = RD_TERM(i, 3),
+                           *own = RD_TERM(i, 4), *wMS = RD_TERM(i, 5), *Jw = RD_TERM(i, 6);
+                const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
+                real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])};
+                real qdk = kk >= 0 ? QD[kk] : splat(0.0);
+                real *tf = TF + 9 * (i * dirs + col - c0), *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
+                const real *tp = k < Ka ? TF + 9 * (a * dirs + col - c0) : NULL;
                 const real *dwp = tp ? tp : zero3, *dwdp = tp ? tp + 3 : zero3, *dvdp = tp ? tp + 6 : zero3;
                 real dX[3], x1[3], x2[3], x3[3];
                 mat_t_vec(Ri, dwp, dw); mat_t_vec(Ri, dwdp, dwd);
@@ -990,38 +1028,30 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
                 for (int c = 0; c < 3; c++) tb[3 + c] = x1[c] + x2[c] + x3[c] + x4[c];
             }
         }
-    }
-    for (int i = nf - 1; i >= 0; i--) {
-        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
-        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
-        if (kk >= 0)
-            for (long col = 0; col < D; col++) {
-                long half = col / n, k = col % n;
-                DT[(half * n + kk) * n + k] = TB[(i * D + col) * 6 + (sig == 0 ? 5 : 2)];
+        for (int i = nf - 1; i >= 0; i--) {
+            for (long col = c0; col < c1; col++) {
+                int half = (int)(col / n), k = (int)(col % n);
+                int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+                const real *tb = TB + 6 * (i * dirs + col - c0), *Ri = R + 9 * i, *P = p + 3 * i;
+                if (kk >= 0) DT[((long)half * n + kk) * n + k] = tb[sig == 0 ? 5 : 2];
+                if (a < 0) continue;
+                real *ta = TB + 6 * (a * dirs + col - c0), dAf[3], dAm[3], x[3];
+                mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
+                if (col == kk) {
+                    if (sig == 0) {
+                        const real *of = RD_TERM(i, 7), *om = RD_TERM(i, 8);
+                        for (int c = 0; c < 3; c++) { dAf[c] += of[c]; dAm[c] += om[c]; }
+                    } else if (sig == 1) {
+                        const real *pown = RD_TERM(i, 9);
+                        for (int c = 0; c < 3; c++) dAm[c] += pown[c];
+                    }
+                }
+                cross(P, dAf, x);
+                for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
             }
-        if (a < 0) continue;
-        real Af[3], Am[3], t[3], of[3], om[3], pown[3];
-        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
-        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
-        if (sig == 0) {   /* ∂(R x)/∂q_k = R (z × x) */
-            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
-            mat_vec(Ri, zf, of); mat_vec(Ri, zm, om);
-        } else if (sig == 1) {   /* ∂P/∂q_k × R f */
-            real Az[3] = {Ri[2], Ri[5], Ri[8]};
-            cross(Az, Af, pown);
-        }
-        for (long col = 0; col < D; col++) {
-            const real *tb = TB + (i * D + col) * 6;
-            real *ta = TB + (a * D + col) * 6, dAf[3], dAm[3], x[3];
-            mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
-            if (col == kk) {
-                if (sig == 0) for (int c = 0; c < 3; c++) { dAf[c] += of[c]; dAm[c] += om[c]; }
-                else if (sig == 1) for (int c = 0; c < 3; c++) dAm[c] += pown[c];
-            }
-            cross(P, dAf, x);
-            for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
         }
     }
+#undef RD_TERM
     if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
         for (int k = 0; k < n; k++) DT[((long)n + k) * n + k] += m->Fv[k];
     store_lanes(job->out, s0, job->count, 2 * (long)n * n, 2 * (long)n * n, DT);
@@ -1034,12 +1064,46 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
  * when asked), the composite-link inertia matrix and the inverse-dynamics derivatives on its states (their
  * results passed as rows through the work buffer), then a Cholesky factorisation A = L Lᵀ per lane and 3n
  * triangular solves.  Out per state (3, n, n). */
+/* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
+ * by L y = b, Lᵀ x = y, L in the lower triangle of A with 1/L_jj on its diagonal.  The columns go side by side,
+ * each through the operations of its own solve in their order: one chain of dependent additions per column would
+ * wait on the adder's latency at every term (n = 100: 4x slower).  y: RD_RHS n vectors, column c at y + c n. */
+#define RD_RHS 8
+RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, int width, real *y, real *OUT) {
+    long nn = (long)n * n;
+    for (int i = 0; i < n; i++) {   /* L y = b */
+        real t[RD_RHS];
+        for (int c = 0; c < width; c++) {
+            int r = r0 + c, part = r / n, col = r % n;
+            t[c] = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(i == col ? 1.0 : 0.0);
+        }
+        for (int k = 0; k < i; k++) {
+            real aik = A[i * n + k];
+            for (int c = 0; c < width; c++) t[c] -= aik * y[c * n + k];
+        }
+        for (int c = 0; c < width; c++) y[c * n + i] = t[c] * A[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; i--) {   /* Lᵀ x = y */
+        real t[RD_RHS];
+        for (int c = 0; c < width; c++) t[c] = y[c * n + i];
+        for (int k = i + 1; k < n; k++) {
+            real aki = A[k * n + i];
+            for (int c = 0; c < width; c++) t[c] -= aki * y[c * n + k];
+        }
+        for (int c = 0; c < width; c++) y[c * n + i] = t[c] * A[i * n + i];
+    }
+    for (int c = 0; c < width; c++) {
+        int r = r0 + c, part = r / n, col = r % n;
+        for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[c * n + i];
+    }
+}
 static long fdd_work(const rd_model *m) {
     long n = m->n, nn = n * n, most = aba_work(m), c = crba_work(m), d = deriv_work(m);
     most = c > most ? c : most;
     most = d > most ? d : most;
-    /* the rows of q̈ (4 n doubles), A (4 n²), ∂Γ (8 n²): n + 3 n² vectors; then A, ∂Γ, out as lanes; y */
-    return most + n + 3 * nn + nn + 2 * nn + 3 * nn + n + 1;
+    /* the rows of q̈ (4 n doubles), A (4 n²), ∂Γ (8 n²): n + 3 n² vectors; then A, ∂Γ, out as lanes; y of
+     * fdd_solve */
+    return most + n + 3 * nn + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
 }
 RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
@@ -1071,7 +1135,17 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
         for (int k = 0; k < j; k++) s -= A[j * n + k] * A[j * n + k];
         real inv = 1.0 / vsqrt(s);
         A[j * n + j] = inv;
-        for (int i = j + 1; i < n; i++) {
+        int i = j + 1;
+        for (; i + RD_RHS <= n; i += RD_RHS) {   /* RD_RHS rows side by side: independent chains of additions */
+            real t[RD_RHS];
+            for (int c = 0; c < RD_RHS; c++) t[c] = A[(i + c) * n + j];
+            for (int k = 0; k < j; k++) {
+                real ajk = A[j * n + k];
+                for (int c = 0; c < RD_RHS; c++) t[c] -= A[(i + c) * n + k] * ajk;
+            }
+            for (int c = 0; c < RD_RHS; c++) A[(i + c) * n + j] = t[c] * inv;
+        }
+        for (; i < n; i++) {
             real t = A[i * n + j];
             for (int k = 0; k < j; k++) t -= A[i * n + k] * A[j * n + k];
             A[i * n + j] = t * inv;
@@ -1103,20 +1177,9 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
         for (long k = 0; k < 3 * nn; k++) finite &= out[k] - out[k] == 0.0;
         return finite ? 0 : RD_NONFINITE;
     }
-    for (int r = 0; r < 3 * n; r++) {   /* column r % n of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ */
-        int part = r / n, col = r % n;
-        for (int i = 0; i < n; i++) {   /* L y = b */
-            real t = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(i == col ? 1.0 : 0.0);
-            for (int k = 0; k < i; k++) t -= A[i * n + k] * y[k];
-            y[i] = t * A[i * n + i];
-        }
-        for (int i = n - 1; i >= 0; i--) {   /* Lᵀ x = y */
-            real t = y[i];
-            for (int k = i + 1; k < n; k++) t -= A[k * n + i] * y[k];
-            y[i] = t * A[i * n + i];
-        }
-        for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[i];
-    }
+    int r = 0;
+    for (; r + RD_RHS <= 3 * n; r += RD_RHS) fdd_solve(A, DT, n, r, RD_RHS, y, OUT);
+    if (r < 3 * n) fdd_solve(A, DT, n, r, 3 * n - r, y, OUT);
     store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
     return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
 }
@@ -1485,13 +1548,29 @@ static int rd_argument(PyObject *obj, Py_ssize_t size, int output, Py_buffer *b,
 }
 
 /* One state of `kind`: a small robot's work buffer on the stack (no malloc, no thread driver), else rd_run. */
+/* A work buffer of this thread for one state that does not fit on the stack, kept from call to call up to
+ * RD_KEPT_WORK bytes: a fresh one (malloc, for 128 kB and more a new mapping and its page faults) cost more than
+ * the whole computation (a free-flyer TALOS's inertia matrix: 134 kB). */
+#define RD_KEPT_WORK (4L << 20)
+static real *rd_kept_work(size_t bytes) {
+    static __thread char *raw = NULL;
+    static __thread size_t have = 0;
+    if (bytes > have) {
+        free(raw);
+        raw = malloc(bytes + 32);
+        have = raw ? bytes : 0;
+        if (!raw) return NULL;
+    }
+    return (real *)(((size_t)raw + 31) & ~(size_t)31);
+}
 static int rd_one_state(int kind, const rd_job *job) {
     size_t bytes = sizeof(real) * (size_t)(rd_work(kind, job->m) + 1);
     if (bytes <= RD_STACK_WORK) {
         real work[RD_STACK_WORK / sizeof(real)];
         return rd_blocks[kind](job, 0, work);
     }
-    return rd_run(kind, job, 1);
+    real *kept = bytes <= RD_KEPT_WORK ? rd_kept_work(bytes) : NULL;
+    return kept ? rd_blocks[kind](job, 0, kept) : rd_run(kind, job, 1);
 }
 
 /* 1 when the environment variable ROBODYN_NATIVE is 0 (blanks around it allowed): compiled code switched off,
