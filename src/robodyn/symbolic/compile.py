@@ -429,8 +429,10 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         ===================  ==========================================  =================================
 
         The derivative kinds are the forward-mode derivative of the customized inverse or direct dynamic model
-        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy and JAX back ends, no ``parameters_input`` on C. The kinematics kinds trace the forward recursion
-        (:mod:`robodyn.symbolic.kinematics_model`), C and NumPy back ends.
+        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy, CUDA and JAX back ends, no ``parameters_input``
+        on C (on CUDA and JAX the parameters are an input ``params``, as for the other kinds). The kinematics
+        kinds trace the forward recursion (:mod:`robodyn.symbolic.kinematics_model`), C, NumPy and CUDA back
+        ends (no ``gravity`` or ``params`` there).
 
         Batched over leading axes, arguments checked (InputError naming the argument), float32 in →
         float32 out (computed in float64). ``out=`` (keyword, C and NumPy back ends) takes the result's array:
@@ -460,8 +462,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     name, so a renamed copy of a robot reuses the library), compiler, flags and robodyn version, and
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     """
-    if (frame is not None or point is not None) and backend not in ("c", "numpy"):
-        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)} on the C and NumPy "
+    if (frame is not None or point is not None) and backend not in ("c", "numpy", "cuda"):
+        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)} on the C, NumPy and CUDA "
                          "backends")
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays through the augmented robot's model
         from robodyn.symbolic.floating import FloatingCompiledModel
@@ -484,7 +486,7 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     if backend == "cuda":
         from robodyn.symbolic.cuda import CudaModel
 
-        return CudaModel(robot, kind, parameters, dtype)
+        return CudaModel(robot, kind, parameters, dtype, frame, None if point is None else _point(point))
     if backend == "jax":
         from robodyn.symbolic.jax_model import JaxModel
 
