@@ -4,7 +4,8 @@ rollout's value_and_grad and the Hessian of forward dynamics (CPU, float64).
     PYTHONPATH=src:. python benchmarks/bench_jax_compile.py [--robot panda] [--cases jit,grad,...]
 
 "compile" is the first call's extra time: tracing, lowering and XLA's compilation (``jax.jit(f).lower(...).compile()``);
-"run" the best of 5 calls of the compiled function, results ready. Cases:
+"cpu" the process's CPU seconds during that compilation (less sensitive than wall time to other jobs on a shared
+machine; XLA compiles on one thread here); "run" the best of 5 calls of the compiled function, results ready. Cases:
 
 - jit: ``jit(vmap(inverse_dynamics))`` on 10^4 states (run: states/s);
 - grad: ``jit(grad(|Γ(q)|²))`` at one state;
@@ -34,10 +35,10 @@ CASES = ("jit", "grad", "vmap_grad", "rollout", "hessian", "compiled_grad", "com
 
 
 def timed(f, *args, repeat: int = 5):
-    """(compile s, best run s, result) of jax.jit(f) on args."""
-    t = time.perf_counter()
+    """((compile s, its CPU s), best run s, result) of jax.jit(f) on args."""
+    t, cpu = time.perf_counter(), time.process_time()
     compiled = jax.jit(f).lower(*args).compile()
-    compile_s = time.perf_counter() - t
+    compile_s = (time.perf_counter() - t, time.process_time() - cpu)
     run = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
@@ -98,10 +99,10 @@ def main():
     args = ap.parse_args()
     robot = rd.load(args.robot)
     print(f"{robot.name} (n = {robot.n}), jax {jax.__version__}, {jax.default_backend()}, float64")
-    print(f"{'case':<18}{'compile s':>11}{'run s':>12}  note")
+    print(f"{'case':<18}{'compile s':>11}{'cpu s':>8}{'run s':>12}  note")
     for name in args.cases.split(","):
         c, r, note = case(name, robot, np.random.default_rng(0))
-        print(f"{name:<18}{c:>11.2f}{r:>12.3g}  {note}", flush=True)
+        print(f"{name:<18}{c[0]:>11.2f}{c[1]:>8.2f}{r:>12.3g}  {note}", flush=True)
 
 
 if __name__ == "__main__":

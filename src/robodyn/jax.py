@@ -75,9 +75,11 @@ def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
     def _(primals, tangents):
         q, qd, tau, g = primals
         dq, dqd, dtau, dg = tangents
-        qdd = fd(q, qd, tau, g)
-        _, dh = jax.jvp(lambda a, b, c: _scanned_inverse_dynamics(robot, a, b, qdd, c), (q, qd, g), (dq, dqd, dg))
+        # q̈ again from the loop-free recursions, so that a second derivative differentiates them only
         A = _scanned_inertia_matrix(robot, q)
+        h = _scanned_inverse_dynamics(robot, q, qd, jnp.zeros_like(qd), g)
+        qdd = jnp.linalg.solve(A, (tau - h)[..., None])[..., 0]
+        _, dh = jax.jvp(lambda a, b, c: _scanned_inverse_dynamics(robot, a, b, qdd, c), (q, qd, g), (dq, dqd, dg))
         return qdd, jnp.linalg.solve(A, (dtau - dh)[..., None])[..., 0]
 
     return fd(*args, g)
@@ -111,7 +113,7 @@ def jacobian(robot: Robot, q, frame=None, point=None) -> jnp.ndarray:
     def one(q, s=None):
         R, P = _poses(fr, q)
         p = P[j] if s is None else P[j] + R[j] @ s
-        z, pf = R[fr.joint_frames, :, 2], P[fr.joint_frames]
+        z, pf = _take(fr.joint_frames, R[:, :, 2]), _take(fr.joint_frames, P)
         linear = revolute[:, None] * jnp.cross(z, p - pf) + prismatic[:, None] * z
         return jnp.concatenate([linear, revolute[:, None] * z], -1).T
 
@@ -177,16 +179,8 @@ def _scanned_gravity_torques(robot: Robot, q, g):
 
 
 def _scanned_inertia_matrix(robot: Robot, q):
-    """A(q) column by column: column k is Γ_rigid(q, 0, e_k) with g = 0 (vmapped over k), plus Ia on the diagonal."""
-    fr, links = _frames(robot), _links(robot, q.dtype)
-    n, dt = q.shape[-1], q.dtype
-    zero, g0 = jnp.zeros(n, dt), jnp.zeros(3, dt)
-
-    def one(q):
-        columns = jax.vmap(lambda e: _rigid_torques(fr, links, q, zero, e, g0))(jnp.eye(n, dtype=dt))
-        return columns.T + jnp.diag(jnp.asarray(robot.derived.Ia, dt))
-
-    return _vmapped(one, q.shape[:-1], (q,))
+    fr, links, Ia = _frames(robot), _links(robot, q.dtype), jnp.asarray(robot.derived.Ia, q.dtype)
+    return _vmapped(lambda a: _inertia(fr, links, a) + jnp.diag(Ia), q.shape[:-1], (q,))
 
 
 # ---- floating and mobile bases: the augmented robot of robodyn.dynamics.floating (Pinocchio's free-flyer arrays) ----
@@ -228,103 +222,149 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, gravity=None) -> jnp.ndar
     return jnp.linalg.solve(floating_inertia_matrix(robot, q), (jnp.asarray(tau) - H)[..., None])[..., 0]
 
 
-# ---- the recursions as scans over frames (compile in seconds under grad, vmap(grad), hessian) ----
+# ---- the recursions without a loop over the frames (compile in seconds under grad, vmap(grad), hessian) ----
+# Newton–Euler [9.84]–[9.93] projected on R_0 instead of each link's frame: every sum over a frame's antecedents (the
+# forward recursion) or over its subtree (the backward one) is a product with the constant ancestor matrix, and the
+# poses ^0T_j compose by pointer jumping (ceil(log2 depth) steps, each over all frames at once). The traced program
+# then has some hundred array operations whatever the number of frames, where a loop unrolled per frame and per
+# component has thousands of scalar ones: XLA compiles it, its derivatives and its Hessian in seconds.
 
 
 class _Frames(NamedTuple):
-    """Per-frame constants of the scanned recursions, stacked over the frames (0-based, antecedents first)."""
-    C: np.ndarray       # (nf, 3, 3) Rot(z, γ_j) Rot(x, α_j)
-    p0: np.ndarray      # (nf, 3) Rot(z, γ_j) [d_j, 0, b_j]
-    theta: np.ndarray   # (nf,)
-    r: np.ndarray       # (nf,)
-    revolute: np.ndarray  # (nf,) 1.0 where σ_j = 0
+    """Per-frame constants, stacked over the frames (0-based, antecedents first)."""
+    C: np.ndarray        # (nf, 3, 3) Rot(z, γ_j) Rot(x, α_j)
+    p0: np.ndarray       # (nf, 3) Rot(z, γ_j) [d_j, 0, b_j]
+    theta: np.ndarray    # (nf,)
+    r: np.ndarray        # (nf,)
+    revolute: np.ndarray   # (nf,) 1.0 where σ_j = 0
     prismatic: np.ndarray  # (nf,) 1.0 where σ_j = 1
-    parent: np.ndarray  # (nf,) int, nf for the base (a slot of the carried arrays)
-    joint: np.ndarray   # (nf,) int: the frame's index in q, n for a fixed frame (a zero appended to q)
+    parent: np.ndarray   # (nf,) int, nf (a base slot appended to the arrays) for the base
+    joint: np.ndarray    # (nf,) int: the frame's index in q, n (a zero appended to q) for a fixed frame
     joint_frames: np.ndarray  # (n,) int: the frames of q's entries
+    jumps: tuple         # per pointer-jumping step, the (nf,) frame each frame composes with (nf: the base)
+    subtree: np.ndarray  # (nf, nf): 1.0 where frame k is frame j or one of its descendants (row j, column k)
 
 
 def _frames(robot: Robot) -> _Frames:
     nf, n = robot.nf, robot.n
+    parent = np.array([p if p >= 0 else nf for p in robot.derived.parent], int)
     joint = np.full(nf, n)
     joint[robot.joint_frames] = np.arange(n)
-    return _Frames(np.array([t[0] for t in robot.derived.transforms]).reshape(nf, 3, 3),
-                   np.array([t[1] for t in robot.derived.transforms]).reshape(nf, 3),
-                   np.asarray(robot.theta, float), np.asarray(robot.r, float),
-                   (robot.sigma == 0).astype(float), (robot.sigma == 1).astype(float),
-                   np.array([p if p >= 0 else nf for p in robot.derived.parent], int), joint,
-                   np.asarray(robot.joint_frames))
+    subtree = np.eye(nf)
+    for i in range(nf - 1, -1, -1):  # descendants have higher numbers
+        if parent[i] < nf:
+            subtree[parent[i]] += subtree[i]
+    jumps, up = [], np.append(parent, nf)
+    while np.any(up[:nf] < nf):
+        jumps.append(up[:nf].copy())
+        up = up[up]
+    C = np.array([t[0] for t in robot.derived.transforms]).reshape(nf, 3, 3)
+    p0 = np.array([t[1] for t in robot.derived.transforms]).reshape(nf, 3)
+    return _Frames(C, p0, np.asarray(robot.theta, float), np.asarray(robot.r, float),
+                   (robot.sigma == 0).astype(float), (robot.sigma == 1).astype(float), parent, joint,
+                   np.asarray(robot.joint_frames), tuple(jumps), subtree)
 
 
 def _per_frame(fr: _Frames, x):
-    """The joint values x (n,) as one value per frame (0 on fixed frames)."""
-    return jnp.concatenate([x, jnp.zeros((1,), x.dtype)])[fr.joint]
+    """Joint values x (n,) as one value per frame (0 on fixed frames)."""
+    return _take(fr.joint, x)
 
 
-def _local(fr: _Frames, Ci, p0i, thi, ri, rev, pri, qi):
-    """^{a}A_j = C Rot(z, θ_j + σ̄_j q_j) and ^{a}P_j = p0 + (r_j + σ_j q_j) C z (Khalil & Dombre ch. 3)."""
-    th = thi + rev * qi
-    c, s = jnp.cos(th), jnp.sin(th)
-    A = jnp.stack([Ci[:, 0] * c + Ci[:, 1] * s, Ci[:, 1] * c - Ci[:, 0] * s, Ci[:, 2]], -1)
-    return A, p0i + (ri + pri * qi) * Ci[:, 2]
+def _take(index, x, base=None):
+    """x[index] along the first axis, ``base`` (or 0) where index = len(x) (the base's slot), as a product with a
+    constant 0/1 matrix: its derivative's transpose is a product too, where a gather's is a scatter, which XLA's CPU
+    code runs one state at a time in a vmapped batch."""
+    select = np.zeros((len(index), x.shape[0]))
+    inside = index < x.shape[0]
+    select[np.flatnonzero(inside), index[inside]] = 1.0
+    out = jnp.tensordot(jnp.asarray(select, x.dtype), x, 1)
+    if base is None:
+        return out
+    return out + jnp.asarray(~inside, x.dtype).reshape((-1,) + (1,) * (x.ndim - 1)) * base
 
 
 def _poses(fr: _Frames, q):
-    """^0A_j (nf, 3, 3) and ^0P_j (nf, 3) of one state q (n,): a scan over frames, antecedents gathered from the
-    carried arrays (a tree's antecedent array)."""
-    nf = fr.parent.size
+    """^0A_j (nf, 3, 3) and ^0P_j (nf, 3) of one state q (n,).
+
+    ^{a}A_j = C Rot(z, θ_j + σ̄_j q_j), ^{a}P_j = p0 + (r_j + σ_j q_j) C z (Khalil & Dombre ch. 3), composed along
+    the antecedents by pointer jumping: after step s every frame holds its transform from the antecedent 2^s levels
+    up (or from the base)."""
     dt = q.dtype
-
-    def step(carry, x):
-        R0, P0 = carry
-        i, Ci, p0i, thi, ri, rev, pri, pa, qi = x
-        A, P = _local(fr, Ci, p0i, thi, ri, rev, pri, qi)
-        R, Pw = R0[pa] @ A, P0[pa] + R0[pa] @ P
-        return (R0.at[i].set(R), P0.at[i].set(Pw)), (R, Pw)
-
-    init = (jnp.broadcast_to(jnp.eye(3, dtype=dt), (nf + 1, 3, 3)), jnp.zeros((nf + 1, 3), dt))
-    xs = (jnp.arange(nf), *(jnp.asarray(a, dt) for a in (fr.C, fr.p0, fr.theta, fr.r, fr.revolute, fr.prismatic)),
-          jnp.asarray(fr.parent), _per_frame(fr, q))
-    _, (R, P) = jax.lax.scan(step, init, xs)
+    qf = _per_frame(fr, q)
+    th = jnp.asarray(fr.theta, dt) + jnp.asarray(fr.revolute, dt) * qf
+    c, s = jnp.cos(th)[:, None], jnp.sin(th)[:, None]
+    C = jnp.asarray(fr.C, dt)
+    R = jnp.stack([C[:, :, 0] * c + C[:, :, 1] * s, C[:, :, 1] * c - C[:, :, 0] * s, C[:, :, 2]], -1)
+    P = jnp.asarray(fr.p0, dt) + (jnp.asarray(fr.r, dt) + jnp.asarray(fr.prismatic, dt) * qf)[:, None] * C[:, :, 2]
+    eye = jnp.eye(3, dtype=dt)
+    for up in fr.jumps:
+        Ru, Pu = _take(up, R, eye), _take(up, P)
+        R, P = Ru @ R, Pu + jnp.einsum("jab,jb->ja", Ru, P)
     return R, P
 
 
 def _rigid_torques(fr: _Frames, links, q, qd, qdd, g):
-    """Γ_rigid (n,) of one state by Newton–Euler [9.84]–[9.93], both recursions scans over the frames.
+    """Γ_rigid (n,) of one state: Newton–Euler [9.84]–[9.93] with every vector projected on R_0.
 
-    ``links`` (nf, 10): XX XY XZ YY YZ ZZ MX MY MZ M of every link; g (3,) in R_0.
+    With z_j, p_j the axis and origin of frame j and a its antecedent (all in R_0):
+
+        ω_j = ω_a + σ̄_j q̇_j z_j                                               [9.84]–[9.85]
+        ω̇_j = ω̇_a + σ̄_j (q̈_j z_j + ω_a × q̇_j z_j)                               [9.86]
+        V̇_j = V̇_a + ω̇_a × (p_j − p_a) + ω_a × (ω_a × (p_j − p_a))
+              + σ_j (q̈_j z_j + 2 ω_a × q̇_j z_j),       V̇_0 = −g              [9.87], [9.80]
+
+    each a sum of increments over the frame's antecedents (the subtree matrix's transpose); then [9.88]–[9.89] with
+    ^0MS_j = ^0A_j ^jMS_j and ^0J_j = ^0A_j ^jJ_j ^0A_jᵀ, the wrenches f_j = Σ F_k and n_j = Σ (N_k + (p_k − p_j) × F_k)
+    over the subtree of j ([9.91]–[9.93]), Γ_j = z_j · (σ_j f_j + σ̄_j n_j) [9.94].
+
+    ``links`` (nf, 10): XX XY XZ YY YZ ZZ MX MY MZ M of every link (in R_j, about O_j); g (3,) in R_0.
     """
-    nf, dt = fr.parent.size, q.dtype
-    ez = jnp.array([0.0, 0.0, 1.0], dt)
+    dt = q.dtype
+    R, p = _poses(fr, q)
+    z = R[:, :, 2]
+    rev, pri = jnp.asarray(fr.revolute, dt)[:, None], jnp.asarray(fr.prismatic, dt)[:, None]
+    qdz, qddz = _per_frame(fr, qd)[:, None] * z, _per_frame(fr, qdd)[:, None] * z
+    antecedents = jnp.asarray(fr.subtree.T, dt)  # row j: frame j and its antecedents
+    w = antecedents @ (rev * qdz)
+    wa = _take(fr.parent, w)
+    wd = antecedents @ (rev * (qddz + jnp.cross(wa, qdz)))
+    wda = _take(fr.parent, wd)
+    d = p - _take(fr.parent, p)
+    vd = -g + antecedents @ (jnp.cross(wda, d) + jnp.cross(wa, jnp.cross(wa, d)) + pri * (qddz + 2 * jnp.cross(wa, qdz)))
+    l6 = links.astype(dt)
+    J = jnp.stack([l6[:, 0:3], l6[:, jnp.array([1, 3, 4])], l6[:, jnp.array([2, 4, 5])]], -2)
+    J0 = R @ J @ jnp.swapaxes(R, -1, -2)
+    MS = jnp.einsum("jab,jb->ja", R, l6[:, 6:9])
+    M = l6[:, 9:10]
+    F = M * vd + jnp.cross(wd, MS) + jnp.cross(w, jnp.cross(w, MS))  # [9.88]
+    N = jnp.einsum("jab,jb->ja", J0, wd) + jnp.cross(w, jnp.einsum("jab,jb->ja", J0, w)) + jnp.cross(MS, vd)  # [9.89]
+    sub = jnp.asarray(fr.subtree, dt)
+    f = sub @ F
+    n = sub @ (N + jnp.cross(p, F)) - jnp.cross(p, f)  # moments about O_j
+    tau = jnp.sum(z * (pri * f + (1 - pri) * n), -1)
+    return _take(fr.joint_frames, tau)
 
-    def forward(carry, x):
-        W, WD, VD = carry
-        i, Ci, p0i, thi, ri, rev, pri, pa, qi, qdi, qddi, li = x
-        A, P = _local(fr, Ci, p0i, thi, ri, rev, pri, qi)
-        wa, wda = W[pa], WD[pa]
-        wi = A.T @ wa  # [9.84]
-        w = wi + rev * qdi * ez  # [9.85]
-        wd = A.T @ wda + rev * (qddi * ez + jnp.cross(wi, qdi * ez))  # [9.86]
-        vd = A.T @ (VD[pa] + jnp.cross(wda, P) + jnp.cross(wa, jnp.cross(wa, P))) \
-            + pri * (qddi * ez + 2 * jnp.cross(wi, qdi * ez))  # [9.87]
-        J = jnp.array([[li[0], li[1], li[2]], [li[1], li[3], li[4]], [li[2], li[4], li[5]]])
-        MS, M = li[6:9], li[9]
-        F = M * vd + jnp.cross(wd, MS) + jnp.cross(w, jnp.cross(w, MS))  # [9.88]
-        N = J @ wd + jnp.cross(w, J @ w) + jnp.cross(MS, vd)  # [9.89]
-        return (W.at[i].set(w), WD.at[i].set(wd), VD.at[i].set(vd)), (A, P, F, N)
 
-    zero = jnp.zeros((nf + 1, 3), dt)
-    xs = (jnp.arange(nf), *(jnp.asarray(a, dt) for a in (fr.C, fr.p0, fr.theta, fr.r, fr.revolute, fr.prismatic)),
-          jnp.asarray(fr.parent), *(_per_frame(fr, x) for x in (q, qd, qdd)), links)
-    _, (A, P, F, N) = jax.lax.scan(forward, (zero, zero, zero.at[nf].set(-g)), xs)  # V̇_0 = −g [9.80]
+def _inertia(fr: _Frames, links, q):
+    """A(q) (n, n) of the rigid bodies from their kinetic energy, 2 T = q̇ᵀ A q̇ with, for link k (origin O_k, all in
+    R_0, Khalil & Dombre [9.6]–[9.8]):
 
-    def backward(carry, x):
-        f_acc, n_acc = carry
-        i, Ai, Pi, Fi, Ni, pa, pri = x
-        f, m = Fi + f_acc[i], Ni + n_acc[i]  # [9.91]
-        fa = Ai @ f  # [9.92]–[9.93]
-        return (f_acc.at[pa].add(fa), n_acc.at[pa].add(Ai @ m + jnp.cross(Pi, fa))), pri * f[2] + (1 - pri) * m[2]
+        2 T_k = M_k |v_k|² + 2 v_k · (ω_k × MS_k) + ω_kᵀ J_k ω_k,   v_k = J_v q̇,  ω_k = J_ω q̇
 
-    xs = (jnp.arange(nf), A, P, F, N, jnp.asarray(fr.parent), jnp.asarray(fr.prismatic, dt))
-    _, tau = jax.lax.scan(backward, (zero, zero), xs, reverse=True)
-    return tau[fr.joint_frames]
+    where column j of J_v, J_ω is [z_j × (p_k − p_j); z_j] (revolute) or [z_j; 0] (prismatic) for the joints
+    between the base and frame k (:func:`jacobian`)."""
+    dt = q.dtype
+    R, p = _poses(fr, q)
+    z = R[:, :, 2]
+    on_path = jnp.asarray(fr.subtree.T, dt)[:, fr.joint_frames, None]  # (link k, joint, 1)
+    zj, pj = _take(fr.joint_frames, z), _take(fr.joint_frames, p)
+    rev = jnp.asarray(fr.revolute[fr.joint_frames], dt)[None, :, None]
+    Jv = on_path * (rev * jnp.cross(zj[None], p[:, None] - pj[None]) + (1 - rev) * zj[None])
+    Jw = on_path * rev * zj[None]
+    l6 = links.astype(dt)
+    J = jnp.stack([l6[:, 0:3], l6[:, jnp.array([1, 3, 4])], l6[:, jnp.array([2, 4, 5])]], -2)
+    J0 = R @ J @ jnp.swapaxes(R, -1, -2)
+    MS = jnp.einsum("kab,kb->ka", R, l6[:, 6:9])
+    cross = jnp.einsum("kia,kja->ij", Jv, jnp.cross(Jw, MS[:, None]))
+    return (jnp.einsum("k,kia,kja->ij", l6[:, 9], Jv, Jv) + jnp.einsum("kia,kab,kjb->ij", Jw, J0, Jw)
+            + cross + cross.T)
