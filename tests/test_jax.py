@@ -127,11 +127,11 @@ def test_loop_free_recursions_equal_numpy(robot):
 
     q, qd, qdd = (jnp.asarray(x) for x in random_state(robot, 7, (3,)))
     g = jnp.asarray([0.3, -1.0, -9.0])
-    np.testing.assert_allclose(module._scanned_inverse_dynamics(robot, q, qd, qdd, g),
+    np.testing.assert_allclose(module._loop_free_inverse_dynamics(robot, q, qd, qdd, g),
                                rd.inverse_dynamics(robot, q, qd, qdd, gravity=g), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(module._scanned_gravity_torques(robot, q, g), rd.gravity_torques(robot, q, gravity=g),
+    np.testing.assert_allclose(module._loop_free_gravity_torques(robot, q, g), rd.gravity_torques(robot, q, gravity=g),
                                rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(module._scanned_inertia_matrix(robot, q), rd.inertia_matrix(robot, q),
+    np.testing.assert_allclose(module._loop_free_inertia_matrix(robot, q), rd.inertia_matrix(robot, q),
                                rtol=1e-12, atol=1e-12)
 
 

@@ -5,11 +5,11 @@ Evaluated, they run robodyn's own recursions (:func:`robodyn.dynamics.newton_eul
 links of :mod:`robodyn.dynamics.composite`) with the JAX scalar backend (:func:`robodyn.spatial.jax_backend`): one
 straight-line program per robot, which XLA compiles in about 2 s and runs fastest (docs/scaling.md).  Differentiated,
 inverse dynamics, gravity torques, the inertia matrix and forward dynamics take their derivatives (``jax.custom_jvp``)
-from the same Newton–Euler equations [9.84]–[9.93] written as two ``jax.lax.scan`` over the frames (a tree's
-antecedents gathered from the carried arrays), and forward dynamics from the implicit function
-dq̈ = A⁻¹ (dΓ − ∂Γ/∂q dq − ∂Γ/∂q̇ dq̇ − ∂Γ/∂g dg): the differentiated program stays small, so ``grad``, ``vmap(grad)``,
+from the same Newton–Euler equations [9.84]–[9.94] projected on R_0 and written without a loop over the frames (the
+notes above ``_Frames`` below), and forward dynamics from the implicit function
+dq̈ = A⁻¹ (dΓ − ∂H/∂q dq − ∂H/∂q̇ dq̇ − ∂H/∂g dg): the differentiated program stays small, so ``grad``, ``vmap(grad)``,
 a scanned rollout's ``value_and_grad`` and ``hessian`` compile in seconds where differentiating the straight-line
-program took minutes.  Frame poses and Jacobians (:func:`forward_kinematics`, :func:`jacobian`) are scans too.
+program takes minutes.  Frame poses and Jacobians (:func:`forward_kinematics`, :func:`jacobian`) are loop-free too.
 
 They give the NumPy functions' numbers (enable 64-bit floats with ``jax.config.update("jax_enable_x64", True)`` to
 compare at float64 precision).  Install with the ``jax`` extra: ``pip install 'robodyn[jax]'``.
@@ -45,26 +45,26 @@ __all__ = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dyn
 def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=None) -> jnp.ndarray:
     """Γ = Γ_rigid + Ia q̈ + Γ_f(q̇) [9.84]–[9.94] (..., n), as :func:`robodyn.inverse_dynamics` (g in R_0)."""
     args, g = _broadcast(robot, (q, qd, qdd), gravity)
-    return _scan_derivatives(lambda *a: jax_inverse_dynamics(robot, *a),
-                             lambda *a: _scanned_inverse_dynamics(robot, *a))(*args, g)
+    return _derivatives_from(lambda *a: jax_inverse_dynamics(robot, *a),
+                             lambda *a: _loop_free_inverse_dynamics(robot, *a))(*args, g)
 
 
 def gravity_torques(robot: Robot, q, gravity=None) -> jnp.ndarray:
     """Q(q) (..., n): Γ_rigid at q̇ = q̈ = 0, as :func:`robodyn.gravity_torques`."""
     (q,), g = _broadcast(robot, (q,), gravity)
-    return _scan_derivatives(lambda *a: jax_gravity_torques(robot, *a),
-                             lambda *a: _scanned_gravity_torques(robot, *a))(q, g)
+    return _derivatives_from(lambda *a: jax_gravity_torques(robot, *a),
+                             lambda *a: _loop_free_gravity_torques(robot, *a))(q, g)
 
 
 def inertia_matrix(robot: Robot, q) -> jnp.ndarray:
     """A(q) (..., n, n), rotor inertias on the diagonal, as :func:`robodyn.inertia_matrix`."""
     (q,), _ = _broadcast(robot, (q,), None)
-    return _scan_derivatives(lambda a: jax_inertia_matrix(robot, a), lambda a: _scanned_inertia_matrix(robot, a))(q)
+    return _derivatives_from(lambda a: jax_inertia_matrix(robot, a), lambda a: _loop_free_inertia_matrix(robot, a))(q)
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
     """q̈ = A⁻¹ (Γ − H(q, q̇)) (..., n), as :func:`robodyn.forward_dynamics`; derivatives by the implicit function
-    dq̈ = A⁻¹ (dΓ − ∂H/∂q dq − ∂H/∂q̇ dq̇ − ∂H/∂g dg), H's derivatives at (q, q̇, q̈) from the scanned recursion."""
+    dq̈ = A⁻¹ (dΓ − ∂H/∂q dq − ∂H/∂q̇ dq̇ − ∂H/∂g dg), H's derivatives at (q, q̇, q̈) from the loop-free recursion."""
     args, g = _broadcast(robot, (q, qd, tau), gravity)
 
     @jax.custom_jvp
@@ -76,10 +76,10 @@ def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
         q, qd, tau, g = primals
         dq, dqd, dtau, dg = tangents
         # q̈ again from the loop-free recursions, so that a second derivative differentiates them only
-        A = _scanned_inertia_matrix(robot, q)
-        h = _scanned_inverse_dynamics(robot, q, qd, jnp.zeros_like(qd), g)
+        A = _loop_free_inertia_matrix(robot, q)
+        h = _loop_free_inverse_dynamics(robot, q, qd, jnp.zeros_like(qd), g)
         qdd = jnp.linalg.solve(A, (tau - h)[..., None])[..., 0]
-        _, dh = jax.jvp(lambda a, b, c: _scanned_inverse_dynamics(robot, a, b, qdd, c), (q, qd, g), (dq, dqd, dg))
+        _, dh = jax.jvp(lambda a, b, c: _loop_free_inverse_dynamics(robot, a, b, qdd, c), (q, qd, g), (dq, dqd, dg))
         return qdd, jnp.linalg.solve(A, (dtau - dh)[..., None])[..., 0]
 
     return fd(*args, g)
@@ -125,11 +125,11 @@ def jacobian(robot: Robot, q, frame=None, point=None) -> jnp.ndarray:
     return _vmapped(one, batch, (jnp.broadcast_to(q, batch + q.shape[-1:]), jnp.broadcast_to(s, batch + (3,))))
 
 
-def _scan_derivatives(evaluated, scanned):
-    """``evaluated`` (the straight-line program, fastest to run) with the derivatives of ``scanned`` (the same
-    function as scans over the frames, fast to compile when differentiated, to any order)."""
+def _derivatives_from(evaluated, loop_free):
+    """``evaluated`` (the straight-line program, fastest to run) with the derivatives of ``loop_free`` (the same
+    function without a loop over the frames, fast to compile when differentiated, to any order)."""
     f = jax.custom_jvp(evaluated)
-    f.defjvp(lambda primals, tangents: jax.jvp(scanned, primals, tangents))
+    f.defjvp(lambda primals, tangents: jax.jvp(loop_free, primals, tangents))
     return f
 
 
@@ -162,7 +162,7 @@ def _links(robot: Robot, dtype):
     return jnp.asarray(robot.params[:, :10], dtype)
 
 
-def _scanned_inverse_dynamics(robot: Robot, q, qd, qdd, g):
+def _loop_free_inverse_dynamics(robot: Robot, q, qd, qdd, g):
     fr, links = _frames(robot), _links(robot, q.dtype)
     rigid = _vmapped(lambda a, b, c, d: _rigid_torques(fr, links, a, b, c, d), q.shape[:-1], (q, qd, qdd, g))
     coefficients = [robot.joint_values(k).astype(q.dtype) for k in ("Fc", "Fv", "Foff", "Fst")]
@@ -172,13 +172,13 @@ def _scanned_inverse_dynamics(robot: Robot, q, qd, qdd, g):
     return rigid + robot.derived.Ia.astype(q.dtype) * qdd + friction
 
 
-def _scanned_gravity_torques(robot: Robot, q, g):
+def _loop_free_gravity_torques(robot: Robot, q, g):
     fr, links = _frames(robot), _links(robot, q.dtype)
     zero = jnp.zeros(q.shape[-1:], q.dtype)
     return _vmapped(lambda a, d: _rigid_torques(fr, links, a, zero, zero, d), q.shape[:-1], (q, g))
 
 
-def _scanned_inertia_matrix(robot: Robot, q):
+def _loop_free_inertia_matrix(robot: Robot, q):
     fr, links, Ia = _frames(robot), _links(robot, q.dtype), jnp.asarray(robot.derived.Ia, q.dtype)
     return _vmapped(lambda a: _inertia(fr, links, a) + jnp.diag(Ia), q.shape[:-1], (q,))
 
