@@ -126,7 +126,7 @@ def _bad_calls(robot):
         "0-d q": ((np.float64(0.5), qd, qdd), {}, r"argument 'q' has shape \(\)"),
         "2-D single row": ((q[None], qd[None], qdd[None]), {}, ((1, n), np.float64)),
         "one row and 1-D": ((q[None], qd, qdd), {}, ((1, n), np.float64)),
-        "unknown keyword": ((q, qd, qdd), {"torque": 1}, r"called as f\(q, qd, qdd, wrenches=None, gravity=None\)"),
+        "unknown keyword": ((q, qd, qdd), {"torque": 1}, r"called as f\(q, qd, qdd, wrenches=None, gravity=None, \*, out=None\)"),
         "joint as keyword too": ((q, qd, qdd), {"q": q}, "multiple values for argument 'q'"),
         "too few": ((q, qd), {}, "missing a required argument: 'qdd'"),
         "too many": ((q, qd, qdd, None, None, 1), {}, "too many positional arguments"),
@@ -199,9 +199,9 @@ def test_kinds_without_gravity_or_wrenches_refuse_them():
     robot = rd.load("planar3r")
     q = random_state(robot, 1)[0]
     inm, gra = rd.compile(robot, "inertia_matrix"), rd.compile(robot, "gravity")
-    with pytest.raises(rd.InputError, match=r"called as f\(q\): got an unexpected keyword argument 'gravity'"):
+    with pytest.raises(rd.InputError, match=r"called as f\(q, \*, out=None\): got an unexpected keyword argument 'gravity'"):
         inm(q, gravity=np.array([0.0, 0.0, -9.81]))
-    with pytest.raises(rd.InputError, match=r"called as f\(q, gravity=None\): got an unexpected keyword argument "
+    with pytest.raises(rd.InputError, match=r"called as f\(q, gravity=None, \*, out=None\): got an unexpected keyword argument "
                                             "'wrenches'"):
         gra(q, wrenches=None)
     close(gra(q, gravity=None), rd.gravity_torques(robot, q))

@@ -108,7 +108,8 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
         inputs = (a, b, c)[:len(spec.inputs)]
         return (_lazy if _is_dask(a) or _is_dask(b) or _is_dask(c) else _traced)(spec, robot, inputs, wrenches, gravity)
     dtype, batch, arrays = joint_arrays(robot, **dict(zip(spec.inputs, (a, b, c))), gravity=gravity, wrenches=wrenches)
-    if spec.batch and takes_batch(dtype, batch):  # robodyn.native checks its result (and out)
+    # one state the single-state entry declined (a singular model, NaN) runs NumPy, whose error names the pivot
+    if spec.batch and batch and takes_batch(dtype, batch):  # robodyn.native checks its result (and out)
         return native.run_checked(robot, spec.name, batch, arrays, friction=spec.friction, out=out)
     joint = [arrays[k] for k in spec.inputs]
     if spec.matrix:

@@ -49,8 +49,7 @@ import numpy as np
 from robodyn.dynamics import executor
 from robodyn.dynamics.lagrange import Fallback, cholesky_components, cholesky_solve
 from robodyn.dynamics.trace import no_phase, opaque
-from robodyn.kinematics import (flat_columns, forward_frames, frame_rotations, run_blocks, state_blocks, to_child, to_parent,
-                                wrench_to_parent)
+from robodyn.kinematics import flat_columns, forward_frames, frame_rotations, run_blocks, state_blocks, to_child, to_parent
 from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
 from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, euler_moment, frame_wrench, mat_mv,
@@ -82,6 +81,11 @@ def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBacke
     Returns
     -------
     list of n scalars: the rigid-body torques, rotor inertia and friction not included.
+
+    Step 3 sums eq (15) in Mata et al.'s order, χ_a + P × F + A χ_i, rather than through the shared wrench
+    transform of :mod:`robodyn.kinematics` (which forms A χ_i + P × F first): the float32 stage study of
+    :mod:`robodyn.analysis.accuracy` measures this formulation's rounding, and the other order makes the error of
+    its bias stage four times larger.
     """
     phase = phase or no_phase
     nf = robot.nf
@@ -104,10 +108,10 @@ def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBacke
     for i in range(nf - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            # eqs (16), (15): the wrench (f_i + φ_i, χ_i) moved to the antecedent, [9.92]–[9.93]
-            F, X = wrench_to_parent(frames[i].rot, (vsum(f[i], phi[i]), chi[i]))
+            rot = frames[i].rot
+            F = to_parent(rot, vsum(f[i], phi[i]))  # eq (16)
             phi[p] = vsum(phi[p], F)
-            chi[p] = vsum(chi[p], X)
+            chi[p] = vsum(chi[p], vcross(rot[3], F), to_parent(rot, chi[i]))  # eq (15)
     return [c_add(f[i][2], phi[i][2]) if robot.sigma[i] == 1 else chi[i][2] for i in robot.joint_frames]  # eq (14)
 
 

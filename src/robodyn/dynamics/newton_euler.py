@@ -188,7 +188,7 @@ def _gravity_numpy(robot: Robot, q, g, fe) -> np.ndarray:
     return rnea(robot, q, z, z, g)
 
 
-def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None, friction: bool = True) -> np.ndarray:
+def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None, friction: bool = True, out=None) -> np.ndarray:
     """H(q, q̇) = Γ(q, q̇, q̈ = 0): Coriolis, centrifugal, gravity, friction and wrench torques ([9.95]).
 
     Parameters
@@ -202,13 +202,15 @@ def bias_torques(robot: Robot, q, qd, wrenches=None, gravity=None, friction: boo
         g in the base frame R_0 (m/s²); default ``robot.gravity``.
     friction : bool
         False leaves the joint friction Γ_f out of H.
+    out : ndarray, optional
+        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
 
     Returns
     -------
     ndarray (..., n)
         H (N m | N); float32 if every input is.
     """
-    return executor.execute(_BIAS, with_friction(robot, friction), q, qd, None, wrenches, gravity)
+    return executor.execute(_BIAS, with_friction(robot, friction), q, qd, None, wrenches, gravity, None, out)
 
 
 def _bias_numpy(robot: Robot, q, qd, g, fe) -> np.ndarray:

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn.model.arguments import joint_arrays
-from robodyn.arrays import check_out
+from robodyn.arrays import check_out, singular_model_error
 from robodyn.threads import thread_count, usable_cores
 from robodyn.errors import ModelError, NumericOverflowError, RobodynError
 from robodyn.native.build import (CompileError, CompileTimeoutError, build_library, cache_dir, cache_key, find_compiler,
@@ -453,11 +453,7 @@ def _check_status(robot: Robot, kind: str, status: int, count: int) -> None:
                           "states per call")
     if status > 0:
         name = robot.joint_names[status - 1]
-        raise ModelError(
-            f"robot '{robot.name}', joint {name}: articulated inertia <= 0, the direct model is singular (the links "
-            "it moves are massless and its rotor inertia Ia is 0); give those links mass or the joint a rotor "
-            "inertia Ia"
-        )
+        raise singular_model_error(robot.name, f"joint {name}: articulated inertia H_j <= 0 [9.116]")
     if status == -2:
         raise NumericOverflowError(
             f"{kind}: the result is not finite (floating-point overflow in float64, largest "

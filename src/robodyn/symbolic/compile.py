@@ -117,7 +117,8 @@ class CompiledModel:
             [P(k, P.POSITIONAL_OR_KEYWORD) for k in self._joint]
             + [P(k, P.POSITIONAL_OR_KEYWORD, default=None) for k, on in (("wrenches", self._takes_wrenches),
                                                                          ("gravity", self._takes_gravity),
-                                                                         ("params", self.parameters_input)) if on])
+                                                                         ("params", self.parameters_input)) if on]
+            + [P("out", P.KEYWORD_ONLY, default=None)])
         if module is not None:
             self._install_entry(module)
 
@@ -250,8 +251,8 @@ class CompiledModel:
         return self._split(out) if self.kind in DERIVATIVE_KINDS else out
 
     def _array(self, *args, out=None, **kwargs):
-        """The general path's array (a derivative kind's stacked blocks), written into ``out`` when given (a
-        keyword beside the numeric function's signature, which ``__signature__`` shows)."""
+        """The general path's array (a derivative kind's stacked blocks), written into ``out`` when given (the
+        keyword-only last parameter of ``__signature__``, as in the numeric functions)."""
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as e:
