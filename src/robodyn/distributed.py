@@ -50,9 +50,8 @@ import numpy as np
 
 from robodyn.errors import InputError, RobodynError
 from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, IdentificationError, check_rank,
-                                           consistency_constraints, fit_factors, joint_residuals,
-                                           merge_options, nearest_consistent, noise_floor, pseudo_inertia, robust_weights, solve_conic,
-                                           solve_factor, solver_report, stack_factors, standard_to_base)
+                                           fit_factors, joint_residuals, merge_options, noise_floor, robust_weights,
+                                           solve_factor, stack_factors, standard_to_base)
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
 
@@ -1071,6 +1070,10 @@ def _identify_fleet(robot, base, samples, arrays, options, method, reduction, ra
     iterations, converged, message, report = 1, True, "", None
     if method == "physical":
         theta, report = _fleet_physical(robot, base, Rs, own, shared, options, regularization, min_mass)
+        converged = report["certified"]
+        if not converged:
+            message = (f"the physically consistent fleet fit is not certified: {report['accuracy']}; give a larger "
+                       "regularization or check the data")
     elif method == "wls":
         theta, cov, _, _ = _fleet_fit(Rs, own, shared, names, robots, 1.0 / noise_floor(noise), 0.0)
     elif method == "irls":
@@ -1109,17 +1112,17 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
 
     Minimises the fleet's residual Σ_r ‖W_r Ψ K_r − y_r‖² = Σ_r ‖T_r Ψ K_r − z_r‖² + ρ_r² (T_r, z_r, ρ_r: robot
     r's stacked (b + 1) × (b + 1) factor, whatever its number of samples) over the standard parameters K_r =
-    [links, friction of r, motors]: the links (pseudo-inertias ⪰ 0, rotor inertias ≥ 0, as
-    :func:`robodyn.identification.dynamic.physical_fit`) and motors shared, each robot's Fc, Fv ≥ 0 and Foff free
-    where ``per_robot`` makes them its own (a friction coefficient grouped into a shared base parameter stays
-    shared), plus the same small pull towards the model's parameters.
+    [links, friction of r, motors]: the links (pseudo-inertias ⪰ 0, rotor inertias ≥ 0) and motors shared, each
+    robot's Fc, Fv ≥ 0 and Foff free where ``per_robot`` makes them its own (a friction coefficient grouped into a
+    shared base parameter stays shared), plus the pull towards the model's parameters — the program of
+    :func:`robodyn.identification.dynamic.physical_fit` (:func:`robodyn.identification.consistent.fleet_program`),
+    scaled, solved and certified the same way: an uncertified point comes back with ``solver["certified"]``
+    False, never unchecked.
     """
-    import cvxpy as cp
-    import scipy.sparse
-
+    from robodyn.identification import consistent
     from robodyn.parameters.regressor import standard_parameter_vector
 
-    b, n, nf, R = base.count, robot.n, robot.nf, len(Rs)
+    n, nf, R = robot.n, robot.nf, len(Rs)
     psi = standard_to_base(robot, base)
     prior = standard_parameter_vector(robot, True, base.transmission)
     off = 11 * nf
@@ -1127,67 +1130,18 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
     chosen = [off + 3 * j + c for j in range(n) for o in options for c in kinds[o]]
     # a standard column is a robot's own only where it reaches no shared base parameter
     mine = sorted(c for c in chosen if not np.any(psi[shared, c]))
-    links, motors, cons = consistency_constraints(robot, base, min_mass)
-    sf = [i for i in range(3 * n) if off + i not in mine]  # friction columns of the whole fleet
-    pick = np.eye(3 * n)
-    L = cp.hstack(links)
-    F = 0
-    if mine:
-        own_vars = cp.Variable((R, len(mine)))
-        F = F + own_vars @ pick[[c - off for c in mine]]
-        cons.append(own_vars[:, [i for i, c in enumerate(mine) if (c - off) % 3 < 2]] >= 0)
-    if sf:
-        common = cp.Variable((1, len(sf)))
-        F = F + np.ones((R, 1)) @ common @ pick[sf]
-        bounded = [k for k, i in enumerate(sf) if i % 3 < 2]
-        if bounded:
-            cons.append(common[0, bounded] >= 0)
-    Ts = [stack_factors(Rr) for Rr in Rs]
-    A = [T[:b, :b] @ psi for T in Ts]
-    fit = (np.vstack([x[:, :off] for x in A]) @ L
-           + scipy.sparse.block_diag([x[:, off:off + 3 * n] for x in A], format="csr") @ cp.vec(F, order="C")
-           - np.concatenate([T[:b, b] for T in Ts]))
-    Mo = cp.hstack(motors) if motors else None
-    if motors:
-        fit = fit + np.vstack([x[:, off + 3 * n:] for x in A]) @ Mo
-    fit_scale = max(sum(float(T[:b, b] @ T[:b, b]) + float(T[b, b] ** 2) for T in Ts), 1e-300)
-    fr_prior = prior[off:off + 3 * n]
-    reg = [L - prior[:off], F[0] - fr_prior] + ([Mo - prior[off + 3 * n:]] if motors else [])
-    reg_prior = [prior]
-    if mine and R > 1:
-        reg.append(cp.vec(own_vars[1:] - fr_prior[[c - off for c in mine]], order="C"))
-        reg_prior += [fr_prior[[c - off for c in mine]]] * (R - 1)
-    reg_prior = np.concatenate(reg_prior)
-    reg_scale = max(float(reg_prior @ reg_prior), 1.0)
-    # the norm (a second-order cone), as physical_fit: the solver's tolerance bounds the fit, not its square
-    objective = cp.norm(cp.hstack([fit / np.sqrt(fit_scale)]
-                                  + [np.sqrt(regularization / reg_scale) * x for x in reg]))
-    problem = cp.Problem(cp.Minimize(objective), cons)
-    solver, warned = solve_conic(problem, "physically consistent fleet identification")
-    if problem.status != "optimal" or L.value is None:
-        raise IdentificationError(f"the physically consistent fleet identification did not converge: {solver} "
-                                  f"reports '{problem.status}' after {int(problem.solver_stats.num_iters or 0)} "
-                                  "iterations; try a larger regularization, method='wls', or check the data and "
-                                  "the model's units")
-    K = np.empty((R, psi.shape[1]))  # each robot's standard parameters
-    K[:, :off] = L.value
-    K[:, off:off + 3 * n] = F.value
-    K[:, off + 3 * n:] = Mo.value if motors else 0.0
-    params = K[0, :off].reshape(nf, 11)
-    fr = K[:, off:off + 3 * n].reshape(R, n, 3)
-    violation = float(max([0.0] + [-np.linalg.eigvalsh(pseudo_inertia(params[j, :10])).min() for j in range(nf)]
-                          + [-params[:, 10].min(), -fr[:, :, :2].min()]
-                          + ([-K[0, off + 3 * n:].min()] if motors else [])))
-    # the solver's round-off removed, as physical_fit does: links projected on the consistent set, bounds clipped
-    Ia = np.maximum(params[:, 10], 0.0)
-    Ia[robot.sigma == 2] = 0.0
-    K[:, :off] = np.column_stack([nearest_consistent(params[:, :10]), Ia]).ravel()
-    fr[:, :, :2] = np.maximum(fr[:, :, :2], 0.0)
-    K[:, off:off + 3 * n] = fr.reshape(R, -1)
-    K[:, off + 3 * n:] = np.maximum(K[:, off + 3 * n:], 0.0)
-    thetas = K @ psi.T  # (R, b): each robot's base parameters
+    limits = consistent.check_bounds(consistent.PhysicalBounds(min_mass=min_mass), nf)
+    program, cols = consistent.fleet_program(robot, base, psi, prior, [stack_factors(Rr) for Rr in Rs], mine,
+                                          regularization, limits)
+    solved = consistent.solve(program, limits, nf)
+    if solved is None:
+        raise IdentificationError("the physically consistent fleet identification failed: the conic solver "
+                                  "returned no point; check the data and the model's units, or use method='ols'")
+    K, report = solved
+    report.update(regularization=float(regularization), regularization_rule="given")
+    thetas = K[cols] @ psi.T  # (R, b): each robot's base parameters
     theta = np.concatenate([thetas[0, shared], thetas[:, own].ravel()])
-    return theta, solver_report(problem, solver, violation, warned)
+    return theta, report
 
 
 def fleet_values(result: Identification, name: str) -> np.ndarray:

@@ -127,7 +127,7 @@ _B[9, 3, 3] = 1.0
 class Scaled:
     """The program in the scaled unknowns u (K = K₀ + D u): data, constraints and pseudo-inertia maps."""
 
-    A: np.ndarray        # (b, p) T Ψ D / ‖y‖
+    A: object            # (b, p) T Ψ D / ‖y‖ (ndarray; a fleet's: scipy.sparse, block-structured)
     z: np.ndarray        # (b,)   (z − T Ψ K₀) / ‖y‖
     r0: float            # r₀ / ‖y‖
     prior: np.ndarray    # K₀ (p,)
@@ -157,7 +157,7 @@ def parameter_scales(robot, p: int, prior: np.ndarray, A: np.ndarray, ynorm: flo
     D = np.empty(p)
     per = np.stack([m * l ** 2] * 6 + [m * l] * 3 + [m], axis=1)
     D[: 11 * nf] = np.column_stack([per, np.zeros(nf)]).ravel()
-    col = np.linalg.norm(A, axis=0)
+    col = _column_norms(A)
     data = np.where(col > 0, ynorm / np.where(col > 0, col, 1.0), 1.0)
     rest = np.ones(p, bool)
     rest[: 11 * nf] = False
@@ -175,11 +175,46 @@ def scaled_program(robot, bp, psi: np.ndarray, prior: np.ndarray, Rg: np.ndarray
                    massless=()) -> Scaled:
     """Build :class:`Scaled` from the stacked factor ``Rg`` ((b + 1) × (b + 1)) of [W_B y]."""
     b = bp.count
+    return _program(robot, bp, Rg[:b, :b] @ psi, Rg[:b, b], abs(Rg[b, b]), prior, lam, bounds, massless)
+
+
+def fleet_program(robot, bp, psi: np.ndarray, prior: np.ndarray, factors, mine, lam: float,
+                  bounds: PhysicalBounds) -> tuple[Scaled, np.ndarray]:
+    """The program of a fleet of R robots of one model: shared links and motors, robot r's own standard friction
+    columns ``mine`` (indices into K), the same constraints, scaling and certificate as one robot's.
+
+    The unknowns are K_f = [K of robot 0 (p,), robot 1's own columns, …, robot R − 1's]; robot r's standard vector
+    is K_r = K_f[cols_r], and the fit Σ_r ‖T_r Ψ K_r − z_r‖² + r₀,r² stacks the robots' factors ``factors`` (R of
+    (b + 1) × (b + 1)).  Robot r's own Fc, Fv are ≥ 0 as robot 0's; its own values are pulled towards the
+    model's as robot 0's.  Returns (the program, cols (R, p) int)."""
+    import scipy.sparse
+
+    b = bp.count
+    p, R, mine = prior.size, len(factors), np.asarray(mine, dtype=int)
+    cols = np.tile(np.arange(p), (R, 1))
+    for r in range(1, R):
+        cols[r, mine] = p + (r - 1) * mine.size + np.arange(mine.size)
+    blocks = [scipy.sparse.coo_matrix(F[:b, :b] @ psi) for F in factors]
+    A = scipy.sparse.csr_matrix((np.concatenate([m.data for m in blocks]),
+                                 (np.concatenate([m.row + r * b for r, m in enumerate(blocks)]),
+                                  np.concatenate([cols[r, m.col] for r, m in enumerate(blocks)]))),
+                                shape=(R * b, p + (R - 1) * mine.size))
+    z = np.concatenate([F[:b, b] for F in factors])
+    r0 = float(np.sqrt(sum(F[b, b] ** 2 for F in factors)))
+    nonneg = np.tile((mine - 11 * robot.nf) % 3 < 2, R - 1)  # Fc, Fv ≥ 0; Foff free
+    full = np.concatenate([prior, np.tile(prior[mine], R - 1)])
+    return _program(robot, bp, A, z, r0, full, lam, bounds, (), nonneg), cols
+
+
+def _program(robot, bp, A: np.ndarray, z: np.ndarray, r0: float, prior: np.ndarray, lam: float,
+             bounds: PhysicalBounds, massless=(), extra=np.zeros(0, bool)) -> Scaled:
+    """:class:`Scaled` of the fit ‖A K − z‖² + r₀² (A = T Ψ, unscaled) over K = [the standard vector, ``extra``
+    further columns] (``extra``: bool per further column, True where it is ≥ 0)."""
+    import scipy.sparse
+
     nf, n = robot.nf, robot.n
     p = prior.size
-    T, z, r0 = Rg[:b, :b], Rg[:b, b], abs(Rg[b, b])
     ynorm = max(float(np.sqrt(z @ z + r0 ** 2)), 1e-300)
-    A = T @ psi
     D = parameter_scales(robot, p, prior, A, ynorm)
     m_s, l_s = _link_scales(D, nf)
     massless = set(int(j) for j in massless)
@@ -240,8 +275,10 @@ def scaled_program(robot, bp, psi: np.ndarray, prior: np.ndarray, Rg: np.ndarray
                 elif c < 2:
                     ineq(row([(off + 3 * k + c, -1.0)]), 0.0)
         off += 3 * n
-    for k in range(off, p):
+    for k in range(off, p - extra.size):
         ineq(row([(k, -1.0)]), 0.0)
+    for k in np.flatnonzero(extra):
+        ineq(row([(p - extra.size + int(k), -1.0)]), 0.0)
     if bounds.total_mass is not None:
         eq(row([(11 * j + 9, 1.0) for j in live]), bounds.total_mass)
     lmi = []
@@ -253,9 +290,21 @@ def scaled_program(robot, bp, psi: np.ndarray, prior: np.ndarray, Rg: np.ndarray
         lmi.append((cols, C, Bj))
     G = np.array(G).reshape(-1, p)
     E = np.array(E).reshape(-1, p)
-    return Scaled(A=A * D / ynorm, z=(z - A @ prior) / ynorm, r0=r0 / ynorm, prior=prior, D=D, G=G,
+    return Scaled(A=(A @ scipy.sparse.diags(D)).tocsr() / ynorm if scipy.sparse.issparse(A) else A * D / ynorm, z=(z - A @ prior) / ynorm, r0=r0 / ynorm, prior=prior, D=D, G=G,
                   h=np.array(h), E=E, e=np.array(e), lmi=tuple(lmi), lam=float(lam),
                   nonneg=np.array(nonneg, dtype=int), zero=np.array(zero, dtype=int))
+
+
+def _column_norms(A) -> np.ndarray:
+    if isinstance(A, np.ndarray):
+        return np.linalg.norm(A, axis=0)
+    return np.sqrt(np.asarray(A.multiply(A).sum(axis=0)).ravel())
+
+
+def _gram(A) -> np.ndarray:
+    """AᵀA as a dense array (A dense or sparse)."""
+    G = A.T @ A
+    return G if isinstance(G, np.ndarray) else G.toarray()
 
 
 def objective(s: Scaled, u: np.ndarray) -> float:
@@ -265,7 +314,7 @@ def objective(s: Scaled, u: np.ndarray) -> float:
 
 
 def _hessian(s: Scaled) -> np.ndarray:
-    return 2.0 * (s.A.T @ s.A + s.lam / s.D.size * np.eye(s.D.size))
+    return 2.0 * (_gram(s.A) + s.lam / s.D.size * np.eye(s.D.size))
 
 
 def lower_bound(s: Scaled, nu: np.ndarray, eta: np.ndarray, Z) -> float:
@@ -293,7 +342,7 @@ def prior_share(s: Scaled) -> np.ndarray:
     p = s.D.size
     if s.lam <= 0:
         return np.zeros(p)
-    H = s.A.T @ s.A + s.lam / p * np.eye(p)
+    H = _gram(s.A) + s.lam / p * np.eye(p)
     return np.clip(s.lam / p * np.diag(np.linalg.inv(H)), 0.0, 1.0)
 
 

@@ -43,6 +43,25 @@ AUTO_MAX_FRACTION = 0.2
 MIN_KEPT = 2000
 #: A row is at standstill when every joint's |q̇| is below this fraction of its largest |q̇| in the run.
 STANDSTILL = 0.01
+#: A joint's torque is clipped (saturated drive, sensor range) where it holds exactly its largest or smallest value
+#: for at least this many consecutive samples: a measured torque, with noise, does not repeat its extreme.
+SATURATED_RUN = 5
+
+
+def saturated(tau) -> np.ndarray:
+    """(N, n) bool: the samples where joint j's torque is clipped — it holds exactly its maximum (or minimum) over
+    a run of at least ``SATURATED_RUN`` consecutive samples; every sample at that value counts then.  Such rows are
+    not the rigid-body model's torques (the drive or the sensor saturated), and least squares would fit the
+    plateau."""
+    t = np.asarray(tau, dtype=float)
+    out = np.zeros(t.shape, dtype=bool)
+    for j in range(t.shape[1]):
+        for v in (t[:, j].max(initial=-np.inf), t[:, j].min(initial=np.inf)):
+            at = t[:, j] == v
+            edges = np.flatnonzero(np.diff(np.concatenate([[0], at.astype(np.int8), [0]])))
+            if at.any() and np.max(edges[1::2] - edges[::2]) >= SATURATED_RUN:
+                out[:, j] |= at
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +89,9 @@ class IdentificationData:
         exactly as τ (the Coulomb columns of Gautier's parallel filtering, n columns only): what
         ``rd.identify(robot, data)`` puts in the regressor's Coulomb columns, so that they contain the smoothed
         steps the filtered torque contains (no Fc/Fv bias at velocity reversals)
+    saturated : ndarray (N, n) bool or None — the kept samples whose filtered τ_j is within the filter's reach
+        (two time constants, order / (π cutoff) s) of a clipped measured τ_j (:func:`saturated`); ``rd.identify(robot, data)``
+        and ``validate`` leave those rows of joint j out.  None when no torque was clipped.
     """
 
     t: np.ndarray
@@ -88,6 +110,7 @@ class IdentificationData:
     full_rate: tuple | None = None
     filter_coefficients: tuple | None = None
     coulomb: np.ndarray | None = None
+    saturated: np.ndarray | None = None
 
     @property
     def parallel(self) -> bool:
@@ -129,7 +152,7 @@ class IdentificationData:
             raise InputError("rows: select at least one sample")
         pick = {k: getattr(self, k)[idx] for k in ("t", "q", "qd", "qdd", "tau")}
         return replace(self, **pick, coulomb=None if self.coulomb is None else self.coulomb[idx], full_rate=None,
-                       filter_coefficients=None)
+                       filter_coefficients=None, saturated=None if self.saturated is None else self.saturated[idx])
 
     def report(self) -> dict:
         """Plain data of the preparation (what the ``identify`` command prints), with a one-line ``summary``."""
@@ -140,10 +163,15 @@ class IdentificationData:
             summary += f"; {self.resampled}"
         if self.parallel:
             summary += "; full-rate states kept for parallel filtering of the regressor"
+        clipped = [] if self.saturated is None else self.saturated.sum(axis=0).tolist()
+        if any(clipped):
+            summary += ("; clipped torques: " + ", ".join(f"joint {j + 1} ({c} samples)" for j, c in
+                                                          enumerate(clipped) if c) + " left out of the fit")
         return {"cutoff_hz": self.cutoff, "decimate": self.decimate, "rate_hz": self.rate,
                 "cutoff_rule": self.cutoff_rule, "bandwidth_hz": self.bandwidth,
                 "trimmed": list(self.trimmed), "standstill": list(self.standstill), "resampled": self.resampled,
-                "samples": int(self.t.size), "parallel": self.parallel, "summary": summary}
+                "samples": int(self.t.size), "parallel": self.parallel, "saturated_samples": clipped or [0] * self.q.shape[1],
+                "summary": summary}
 
 
 def check_samples(q, tau, names=("q", "tau")) -> tuple[np.ndarray, np.ndarray]:
@@ -355,6 +383,8 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     if tt.size <= pad + 2:
         raise InputError(f"{tt.size} samples are too few to filter with order {order}; give more than {pad + 2}")
     _check_step(tt)
+    clipped = saturated(tq)
+    t_raw = tt
     tt, qq, tq, h, resampled = _uniform(tt, qq, tq)
     rate = 1.0 / h
     if cutoff is None or (isinstance(cutoff, str) and cutoff == "auto"):
@@ -405,7 +435,22 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     keep = slice(first, last, r)
     full = (qf, qd, qdd) if parallel else None
     coulomb = filtfilt(b, a, np.sign(qd), axis=0)[keep]  # the Coulomb columns filtered as τ was
+    reach = int(order) / (np.pi * fc)  # s: two time constants, where the filter's response to a clipped step fades
+    sat = None
+    if clipped.any():
+        sat = np.stack([_near(tt[keep], t_raw[clipped[:, j]], reach) for j in range(clipped.shape[1])], axis=1)
     return IdentificationData(t=tt[keep], q=qf[keep], qd=qd[keep], qdd=qdd[keep], tau=tf[keep], cutoff=fc,
                               decimate=r, rate=rate, cutoff_rule=rule, bandwidth=bandwidth,
                               trimmed=(first, N - last), standstill=still, resampled=resampled, full_rate=full,
-                              filter_coefficients=(b, a) if parallel else None, coulomb=coulomb)
+                              filter_coefficients=(b, a) if parallel else None, coulomb=coulomb, saturated=sat)
+
+
+def _near(t: np.ndarray, events: np.ndarray, reach: float) -> np.ndarray:
+    """(len(t),) bool: the times within ``reach`` of one of the sorted ``events``."""
+    if events.size == 0:
+        return np.zeros(t.shape, dtype=bool)
+    k = np.clip(np.searchsorted(events, t), 1, events.size - 1) if events.size > 1 else np.zeros(t.shape, int)
+    gap = np.abs(t - events[k])
+    if events.size > 1:
+        gap = np.minimum(gap, np.abs(t - events[k - 1]))
+    return gap <= reach
