@@ -8,7 +8,7 @@ Smoke run:  PYTHONPATH=src:. python benchmarks/bench_distributed.py --samples 20
 
 A distributed.LocalCluster of worker processes (one thread each) identifies the base parameters (OLS, Gram
 reduction) from random states whose torques are the model's: the states are drawn on the workers
-(dask.array.random) and the torques computed there (robodyn.distributed.inverse_dynamics), so no sample crosses
+(dask.array.random) and the torques computed there (robodyn.inverse_dynamics on Dask arrays), so no sample crosses
 the network and only the (b + 1)² Gram matrices of each chunk reach the client. "worker memory" is the largest
 resident memory of the cluster's worker processes together, sampled during the run (distributed.diagnostics.MemorySampler): it
 stays flat when the sample count grows. Before timing, each run checks that the estimate recovers the model's
@@ -37,7 +37,7 @@ def _samples(robot, N: int, chunk: int, seed: int = 0):
 
     g = da.random.default_rng(seed)
     q, qd, qdd = (g.uniform(-2, 2, (N, robot.n), chunks=(chunk, robot.n)) for _ in range(3))
-    return q, qd, qdd, dd.inverse_dynamics(robot, q, qd, qdd)
+    return q, qd, qdd, rd.inverse_dynamics(robot, q, qd, qdd)
 
 
 def _run(client, robot, base, N: int, chunk: int):

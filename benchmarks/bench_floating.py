@@ -65,7 +65,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=9)
-    ap.add_argument("--robots", nargs="*", default=["solo12.urdf", "talos_reduced.urdf"])
+    ap.add_argument("--robots", nargs="*", default=["solo12.urdf", "talos_reduced.urdf", "g1_29dof_rev_1_0.urdf"])
     args = ap.parse_args(argv)
     paths = urdf_paths()
     print(f"{'robot':<20}{'nv':>4}  {'function':<6}{'states':>7}{'robodyn µs':>12}{'Pinocchio µs':>14}{'ratio':>8}")

@@ -1,7 +1,8 @@
 """Benchmark: robodyn's default batched call (``rd.inverse_dynamics(robot, Q, QD, QDD)`` etc., which hands float64
 batches of 128 states and more to the generic compiled kernels of robodyn.native) vs a Python loop of Pinocchio
 and vs robodyn's NumPy path, for n = 6 … 100 joints and the five batched quantities (inverse dynamics, gravity,
-inertia matrix, forward dynamics, regressor), plus the kernels on 1 thread and on every core (the scaling).
+inertia matrix, forward dynamics, regressor) and the dynamics derivatives (∂Γ/∂q, ∂Γ/∂q̇; ∂q̈/∂q, ∂q̈/∂q̇,
+∂q̈/∂Γ), plus the kernels on 1 thread and on every core (the scaling).
 
 Run:  PYTHONPATH=src:. python benchmarks/bench_native.py [--states 1000] [--sizes 6,25,100] [--repeat 5]
 
@@ -104,11 +105,18 @@ def main() -> None:
             "regressor": (lambda t: native.regressor(robot, q, qd, qdd, threads=t),
                           lambda: rd.regressor(robot, q, qd, qdd),
                           pin_loop(pin.computeJointTorqueRegressor, q, qd, qdd)),
+            "ID derivatives": (lambda t: native.inverse_dynamics_derivatives(robot, q, qd, qdd, threads=t),
+                               lambda: np.stack(rd.inverse_dynamics_derivatives(robot, q, qd, qdd), -3),
+                               pin_loop(pin.computeRNEADerivatives, q, qd, qdd)),
+            "FD derivatives": (lambda t: native.forward_dynamics_derivatives(robot, q, qd, tau, threads=t),
+                               lambda: np.stack(rd.forward_dynamics_derivatives(robot, q, qd, tau), -3),
+                               pin_loop(pin.computeABADerivatives, q, qd, tau)),
         }
         for name, (fn, fdefault, fpin) in cases.items():
             fnp = numpy_path(fdefault)
             a, b = np.asarray(fdefault()), np.asarray(fnp())
-            if name == "regressor":  # Pinocchio's regressor has other columns: compare with robodyn's NumPy one
+            if name == "regressor" or name.endswith("derivatives"):
+                # Pinocchio's regressor has other columns, its derivatives other layouts: robodyn's NumPy path
                 ref = b
             else:
                 ref = np.array([np.array(x).reshape(a.shape[1:]) for x in fpin()])

@@ -1,12 +1,13 @@
 // Pinocchio's algorithms called in a C++ loop over states: the anchor of benchmarks/bench_pinocchio_cpp.py.
 //
-// Usage: bench MODEL STATES N REPEAT OUT
+// Usage: bench MODEL STATES N REPEAT OUT [cpu]
 //   MODEL   text: "gravity gx gy gz", then one line per joint "TYPE parent R00..R22 p0 p1 p2 m c0 c1 c2
 //           Ixx Ixy Iyy Ixz Iyz Izz" (placement in the parent joint's frame, inertia about the centre of mass),
 //           then "armature a_1 ... a_nv"; TYPE is RX, RY, RZ, PX, PY, PZ or FF (free flyer).
 //   STATES  N states of float64, each q (nq), v (nv), a (nv), tau (nv).
 //   OUT     results of the first few states, float64 column-major, in the order the timings are printed.
-// Prints "name microseconds-per-state" for each algorithm: the best of REPEAT loops over the N states.
+// Prints "name microseconds-per-state" for each algorithm: the best of REPEAT loops over the N states, in wall time,
+// or with "cpu" in this thread's CPU time (time slices lost to other processes on a shared machine not counted).
 #include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
 #include <pinocchio/algorithm/crba.hpp>
@@ -16,6 +17,7 @@
 #include <pinocchio/multibody.hpp>
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -68,8 +70,16 @@ static Model read_model(const char *path) {
   return model;
 }
 
+static double seconds(bool cpu) {
+  if (!cpu) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 6) { std::cerr << "usage: bench MODEL STATES N REPEAT OUT\n"; return 2; }
+  if (argc != 6 && argc != 7) { std::cerr << "usage: bench MODEL STATES N REPEAT OUT [cpu]\n"; return 2; }
+  const bool cpu = argc == 7 && std::string(argv[6]) == "cpu";
   const Model model = read_model(argv[1]);
   Data data(model);
   const int n = std::atoi(argv[3]), repeat = std::atoi(argv[4]);
@@ -130,11 +140,11 @@ int main(int argc, char **argv) {
     }
     double best = 1e300;
     for (int r = 0; r < repeat; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
+      const double t0 = seconds(cpu);
       for (int s = 0; s < n; ++s) c.call(s);
-      const auto t1 = std::chrono::steady_clock::now();
+      const double t1 = seconds(cpu);
       sink = sink + data.tau[0] + data.ddq[0];
-      const double t = std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
+      const double t = (t1 - t0) * 1e6 / n;
       if (t < best) best = t;
     }
     std::printf("%s %.6f\n", c.name.c_str(), best);

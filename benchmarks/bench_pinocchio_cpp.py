@@ -1,7 +1,7 @@
 """Benchmark: robodyn's default batched call vs Pinocchio's C++ called in a C++ loop, one core each side.
 
 Run:  PYTHONPATH=src:. python benchmarks/bench_pinocchio_cpp.py [--states 10000] [--sizes 6,25,100] [--repeat 5]
-      [--floating solo12.urdf ...] [--core K]
+      [--floating solo12.urdf ...] [--core K] [--cpu-time]
 
 The anchor is Pinocchio itself, not its Python bindings: benchmarks/bench_pinocchio_cpp.cpp is compiled with
 ``-O3 -march=native`` against the headers the ``pin`` wheel ships (its cmeel prefix, with the Eigen headers of
@@ -12,7 +12,7 @@ CPU model (``-march=native``), and verified against its SHA-256 sidecar before e
 (robodyn.native.build.build_library).
 
 Robots: those of benchmarks/bench_native.py (puma560 for n = 6, random revolute chains for n = 25 and 100), exported
-with ``rd.to_pinocchio``, and free flyers of example-robot-data (solo12) loaded by Pinocchio's URDF parser with
+with ``rd.to_pinocchio``, and free flyers of example-robot-data loaded by Pinocchio's URDF parser with
 ``JointModelFreeFlyer`` and by robodyn with ``floating=True``. The C++ program rebuilds each model from its joints,
 placements, inertias and armature (written by this script), reads the same random states and loops over them:
 rnea, crba, aba, computeJointTorqueRegressor, computeRNEADerivatives, computeABADerivatives (fixed bases), rnea,
@@ -21,7 +21,8 @@ faster is the anchor ("conv.").
 
 Both sides run on ONE core: the process (and the C++ program it starts) is bound to core --core with
 sched_setaffinity, so robodyn's default call (``rd.inverse_dynamics(robot, Q, QD, QDD)`` etc., every usable core)
-runs its compiled kernels on one thread. µs per state, the best of --repeat rounds; each round runs the C++ program
+runs its compiled kernels on one thread. µs per state, the best of --repeat rounds (wall time; with --cpu-time each
+side's thread CPU time, page faults included, which a machine shared with other jobs disturbs less); each round runs the C++ program
 (one loop over the --states states per algorithm), then robodyn's calls, so a burst of load from other processes
 hits both sides. robodyn is timed on the first "rd states" states, all of them unless its output would pass 256 MB
 per call (the regressor, derivatives and inertia matrix at n = 100), each timed call after an untimed one.
@@ -30,7 +31,9 @@ Before timing, the C++ results of the first states are checked against robodyn's
 the row is marked FAIL above 1e-10): torques, inertia matrix (Pinocchio fills its upper triangle), accelerations,
 the regressor through Y·π against the rigid-body torque (Pinocchio's regressor has no armature column), the four
 derivative matrices. "pin/rd" is Pinocchio's time over robodyn's (> 1: robodyn faster); "% peak" as in
-bench_native.py, over one core's float64 peak.
+bench_native.py, over one core's float64 peak; "mem floor" the roofline of the output, its bytes per state over the
+rate at which NumPy fills a fresh array on this core (page faults included, measured first and printed): no call
+that returns a fresh array can beat it, whereas Pinocchio's loop writes into the same data.M each time.
 """
 
 from __future__ import annotations
@@ -137,6 +140,10 @@ def model_text(model) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: "wall" or "cpu" (--cpu-time): how both sides are timed
+CLOCK = {"mode": "wall"}
+
+
 def run_cpp(binary: Path, model, q, v, a, tau, repeat: int):
     """(timings {name: µs per state}, raw results of the first states) of the C++ program on these states."""
     with tempfile.TemporaryDirectory(prefix="rd-pinbench-") as tmp:
@@ -144,7 +151,8 @@ def run_cpp(binary: Path, model, q, v, a, tau, repeat: int):
         (tmp / "model.txt").write_text(model_text(model), encoding="ascii")
         np.ascontiguousarray(np.concatenate([q, v, a, tau], -1), dtype=np.float64).tofile(tmp / "states.bin")
         done = subprocess.run([str(binary), str(tmp / "model.txt"), str(tmp / "states.bin"), str(len(q)),
-                               str(repeat), str(tmp / "out.bin")], capture_output=True, text=True)
+                               str(repeat), str(tmp / "out.bin"), *(["cpu"] if CLOCK["mode"] == "cpu" else [])],
+                              capture_output=True, text=True)
         if done.returncode:
             fail(f"the C++ program failed (exit {done.returncode}): {done.stderr.strip()}")
         times = {name: float(t) for name, t in (line.split() for line in done.stdout.splitlines())}
@@ -193,19 +201,31 @@ def interleaved(cpp, ours: dict, rounds: int):
         for name, t in cpp().items():
             theirs[name] = min(t, theirs.get(name, float("inf")))
         for name, (fn, m) in ours.items():
-            # an untimed call first: the kernels' library loaded, the robot's arrays cached, and the output's
-            # memory already mapped once (the first touch of a fresh 256 MB output costs page faults: up to 8x
-            # the kernel's time at n = 100); a loop over batches sees the timed case
+            # an untimed call first: the kernels' library loaded, the robot's arrays cached; each call returns a
+            # fresh output, mapped anew by the C library above 32 MB, whose page faults the timed call includes
+            # (the "mem floor" column), as a user's loop over batches does
             fn(m)
             mine[name] = min(timed(lambda: fn(m)) * 1e6 / m, mine.get(name, float("inf")))
     return theirs, mine
 
 
+def store_bandwidth(size: int = MAX_BYTES) -> tuple[float, float]:
+    """(bytes/s into a reused array, bytes/s into a fresh one) of NumPy filling ``size`` bytes on this core, best of
+    3: the rate at which a batched call can write its output, page faults of the fresh array included."""
+    reused, fresh = np.empty(size // 8), float("inf")
+    best = float("inf")
+    for _ in range(3):
+        best = min(best, timed(lambda: reused.fill(1.0)))
+        fresh = min(fresh, timed(lambda: np.empty(size // 8).fill(1.0)))
+    return size / best, size / fresh
+
+
 def timed(fn) -> float:
-    """Wall time of one call of ``fn()`` (s)."""
-    t = time.perf_counter()
+    """Wall time (or with --cpu-time this thread's CPU time) of one call of ``fn()`` (s)."""
+    clock = time.thread_time if CLOCK["mode"] == "cpu" else time.perf_counter
+    t = clock()
     fn()
-    return time.perf_counter() - t
+    return clock() - t
 
 
 def main(argv=None) -> None:
@@ -213,9 +233,13 @@ def main(argv=None) -> None:
     ap.add_argument("--states", type=int, default=10_000, help="states per loop (default 10^4)")
     ap.add_argument("--sizes", default="6,25,100", help="joint counts of the fixed-base robots")
     ap.add_argument("--repeat", type=int, default=5, help="rounds (the C++ program, then robodyn); best kept")
-    ap.add_argument("--floating", nargs="*", default=["solo12.urdf"], help="free flyers of example-robot-data")
+    ap.add_argument("--floating", nargs="*", default=["solo12.urdf", "talos_reduced.urdf", "g1_29dof_rev_1_0.urdf"],
+                    help="free flyers of example-robot-data")
     ap.add_argument("--core", type=int, default=None, help="the core both sides run on (default: the last usable)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time both sides in their thread's CPU time, not wall time (a machine shared with other jobs)")
     args = ap.parse_args(argv)
+    CLOCK["mode"] = "cpu" if args.cpu_time else "wall"
     try:
         import pinocchio as pin
     except ImportError:
@@ -231,19 +255,24 @@ def main(argv=None) -> None:
     core = args.core if args.core is not None else max(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {core})  # robodyn's default call then uses one thread; the C++ program inherits it
     peak, how = machine_peak()
+    bw_reused, bw_fresh = store_bandwidth()
     load = os.getloadavg()
-    print(f"{args.states} states, one core (core {core}), µs per state, best of {args.repeat}; pin {pin.__version__} "
+    print(f"{args.states} states, one core (core {core}), µs per state ({CLOCK['mode']} time), best of {args.repeat}; "
+          f"pin {pin.__version__} "
           f"in C++ (-O3 -march=native); peak {peak / 1e9:.0f} GFLOP/s = {how}; load average {load[0]:.2f} "
-          f"{load[1]:.2f} {load[2]:.2f}")
-    print(f"{'robot':<12} {'nv':>4} {'quantity':<17} {'rd states':>9} {'robodyn':>9} {'Pin C++':>9} {'conv.':<6} "
-          f"{'pin/rd':>7} {'% peak':>7} {'max rel diff':>12}")
+          f"{load[1]:.2f} {load[2]:.2f}; stores {bw_reused / 1e9:.1f} GB/s into a reused array, "
+          f"{bw_fresh / 1e9:.1f} GB/s into a fresh one")
+    print(f"{'robot':<16} {'nv':>4} {'quantity':<17} {'rd states':>9} {'robodyn':>9} {'Pin C++':>9} {'conv.':<6} "
+          f"{'pin/rd':>7} {'% peak':>7} {'mem floor':>9} {'max rel diff':>12}")
     checked = 3
 
-    def row(name, nv, quantity, m, t_rd, t_pin, convention, diff, counted=None):
+    def row(name, nv, quantity, m, t_rd, t_pin, convention, diff, counted=None, floats=None):
         frac = "—" if counted is None else f"{counted / (t_rd * 1e-6) / peak * 100:.1f}"
+        # the roofline of the output: its bytes per state at the store rate into a fresh array (µs)
+        floor = "—" if floats is None else f"{8 * floats / bw_fresh * 1e6:.3f}"
         mark = "" if diff <= TOLERANCE else "  FAIL: results differ"
-        print(f"{name:<12} {nv:>4} {quantity:<17} {m:>9} {t_rd:>9.3f} {t_pin:>9.3f} {convention:<6} "
-              f"{t_pin / t_rd:>7.2f} {frac:>7} {diff:>12.1e}{mark}", flush=True)
+        print(f"{name:<16} {nv:>4} {quantity:<17} {m:>9} {t_rd:>9.3f} {t_pin:>9.3f} {convention:<6} "
+              f"{t_pin / t_rd:>7.2f} {frac:>7} {floor:>9} {diff:>12.1e}{mark}", flush=True)
 
     for n in (int(s) for s in args.sizes.split(",")):
         robot = robot_of_size(n).replace(Fv=None, Fc=None)
@@ -290,13 +319,13 @@ def main(argv=None) -> None:
         ours = {quantity: (fn, min(args.states, max(256, MAX_BYTES // (8 * size))))
                 for quantity, (fn, _, size) in calls.items()}
         times, t_ours = interleaved(lambda: run_cpp(binary, model, q, qd, qdd, tau, 1)[0], ours, args.repeat)
-        for quantity, (_, cname, _) in calls.items():
+        for quantity, (_, cname, size) in calls.items():
             m, t_rd = ours[quantity][1], t_ours[quantity]
             counted = None
             if quantity in _COUNTED:
                 counted = flops(count_operations(robot, *_COUNTED[quantity])[0])
             row(f"n = {n}" if n != 6 else "puma560", N, quantity, m, t_rd, *anchor(times, cname), diffs[quantity],
-                counted)
+                counted, size)
 
 
     if args.floating:
@@ -321,7 +350,7 @@ def main(argv=None) -> None:
             times, t_ours = interleaved(lambda: run_cpp(binary, model, qp, vp, ap_, taup, 1)[0],
                                         {cname: (fn, args.states) for cname, fn in calls.items()}, args.repeat)
             for cname in calls:
-                row(name.removesuffix(".urdf"), nv, f"floating {cname}", args.states, t_ours[cname],
+                row(name.removesuffix(".urdf")[:16], nv, f"floating {cname}", args.states, t_ours[cname],
                     *anchor(times, cname), diffs[cname])
 
 if __name__ == "__main__":

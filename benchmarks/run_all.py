@@ -34,6 +34,8 @@ SCRIPTS = {
     "simulation with friction (7 joints, 5 s at 1 kHz; every built-in robot over 2 s)": (
         "bench_simulation.py", [], ["--duration", "1", "--all-duration", "0.5"]),
     "single states (straight-line kernels) vs Pinocchio from Python": ("bench_single_state.py", [], []),
+    "kinematics and task space (robodyn.native) vs Pinocchio from Python, one state and batched": (
+        "bench_kinematics.py", [], ["--batch", "300", "--repeat", "2"]),
     "customized models: generation + compile time from a cold and a warm cache": (
         "bench_generate.py", [], ["--cases", "wam7:inverse_dynamics"]),
     "generic compiled kernels (robodyn.native, threaded) vs Pinocchio loops, n = 6 ... 100": (

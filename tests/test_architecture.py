@@ -26,15 +26,15 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "robodyn"
 #: The layers, lowest first; a module belongs to the unit of its longest matching prefix.  A unit may import its
 #: own layer and the layers below.  Small shared leaf modules sit at the bottom; spatial (algebra on plain arrays,
 #: no robot) and the built-in robot files (data) below the model, whose constructor uses its rotations; the build service (compiler, cache) below the
-#: native kernels that use it, both below dynamics; the facade ``robodyn`` (package __init__) below the CLI only.
+#: native kernels that use it, both below kinematics (whose float64 paths call them); the facade ``robodyn`` (package __init__) below the CLI only.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("robodyn.errors", "robodyn.version", "robodyn.arrays", "robodyn.sanitize", "robodyn.threads",
      "robodyn.progress", "robodyn.files", "robodyn.decode", "robodyn.robots", "robodyn.lazy"),
     ("robodyn.spatial", "robodyn.dual"),
     ("robodyn.model",),
-    ("robodyn.kinematics",),
     ("robodyn.native.build",),
     ("robodyn.native",),
+    ("robodyn.kinematics",),
     ("robodyn.dynamics",),
     ("robodyn.parameters", "robodyn.identification", "robodyn.logs"),
     ("robodyn.symbolic",),

@@ -147,3 +147,49 @@ def test_parameters_input_flag(tmp_path):
     assert "int planar2r_gra(const double *q, const double *params, double *out);" in header
     assert "/* params: 0 M2, 1 MX1, 2 MX2 */" in header
     assert "const double *params, long params_stride" in (tmp_path / "m" / "planar2r_gra.c").read_text()
+
+
+def _module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, name)
+
+
+def test_derivatives_and_kinematics(tmp_path):
+    """didm, dddm, jac and jdq (the long names too): their NumPy code equals rd.inverse_dynamics_derivatives,
+    rd.forward_dynamics_derivatives, rd.jacobian and rd.jacobian_dot_qd of the frame --frame."""
+    out = tmp_path / "m"
+    res = runner.invoke(app, ["generate", "stanford", "--models", "inverse_dynamics_derivatives,dddm,jac,jacobian_dot_qd",
+                              "--lang", "python,c", "--frame", "5", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.glob("stanford_*.py")) == [f"stanford_{s}.py" for s in ("dddm", "didm", "jac", "jdq")]
+    robot = rd.load("stanford")
+    n = robot.n
+    q, qd, qdd = random_state(robot, 1, (4,))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    for short, expected in (("didm", rd.inverse_dynamics_derivatives(robot, q, qd, qdd)),
+                            ("dddm", rd.forward_dynamics_derivatives(robot, q, qd, tau))):
+        got = _module(out / f"stanford_{short}.py", f"stanford_{short}")(q, qd, qdd if short == "didm" else tau)
+        assert got.shape == (4, len(expected) * n, n)
+        for k, part in enumerate(expected):
+            np.testing.assert_allclose(got[:, k * n:(k + 1) * n], part, rtol=0, atol=1e-11 * np.abs(part).max())
+    J = _module(out / "stanford_jac.py", "stanford_jac")(q)
+    np.testing.assert_allclose(J, rd.jacobian(robot, q, frame=5), rtol=0, atol=1e-13)
+    Jd = _module(out / "stanford_jdq.py", "stanford_jdq")(q, qd)
+    np.testing.assert_allclose(Jd, rd.jacobian_dot_qd(robot, q, qd, frame=5), rtol=0, atol=1e-13)
+    assert "of frame 5" in (out / "stanford_jac.txt").read_text().splitlines()[0]
+    assert "| jdq | jacobian_dot_qd |" in (out / "README.md").read_text()
+    assert "int stanford_jac(const double *q, double *out);" in (out / "stanford_jac.h").read_text()
+
+
+def test_derivative_and_kinematics_option_errors(tmp_path):
+    """Refused before anything is written: one line on stderr, exit 2, no folder."""
+    for args, words in ((["--models", "didm", "--parameters-input"], "--parameters-input"),
+                        (["--models", "idm", "--frame", "2"], "--frame"),
+                        (["--models", "jac", "--frame", "9"], "frame"),
+                        (["--models", "jac", "--frame", "no_such_frame"], "frame")):
+        out = tmp_path / "m"
+        res = runner.invoke(app, ["generate", "planar2r", *args, "--out", str(out)])
+        assert res.exit_code == 2 and words in res.output and len(res.output.strip().splitlines()) == 1, res.output
+        assert not out.exists()

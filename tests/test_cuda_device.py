@@ -109,3 +109,24 @@ def test_gpu_overflow_is_an_error():
     f = rd.compile(robot, "inverse_dynamics", backend="cuda")
     with pytest.raises(rd.NumericOverflowError, match="not finite"):
         f(np.zeros(robot.n), np.full(robot.n, 1e200), np.zeros(robot.n))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("index", [0, 1])
+def test_gpu_derivatives_and_kinematics_equal_numpy(index, dtype):
+    """The derivative kinds (records of (n, n) blocks) and a frame's J and J̇q̇ on the GPU equal robodyn's analytic
+    derivatives and kinematics."""
+    robot = ROBOTS[index]
+    q, qd, qdd = random_state(robot, index, batch=(5, 7))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    cases = [("inverse_dynamics_derivatives", (q, qd, qdd), {}, rd.inverse_dynamics_derivatives(robot, q, qd, qdd)),
+             ("forward_dynamics_derivatives", (q, qd, tau), {}, rd.forward_dynamics_derivatives(robot, q, qd, tau)),
+             ("jacobian", (q,), {"frame": robot.nf, "point": [0.1, 0.0, 0.2]},
+              (rd.jacobian(robot, q, frame=robot.nf, point=[0.1, 0.0, 0.2]),)),
+             ("jacobian_dot_qd", (q, qd), {"frame": robot.nf}, (rd.jacobian_dot_qd(robot, q, qd, frame=robot.nf),))]
+    for kind, args, options, want in cases:
+        got = rd.compile(robot, kind, backend="cuda", dtype=dtype, **options)(*args)
+        for a, b in zip(got if isinstance(got, tuple) else (got,), want):
+            a = cp.asnumpy(a)
+            assert a.shape == b.shape and a.dtype == np.dtype(dtype)
+            assert np.max(np.abs(a - b)) <= TOL[dtype] * max(1.0, np.max(np.abs(b))), kind

@@ -157,7 +157,9 @@ def test_every_layout_gives_rd_numbers(monkeypatch):
                                atol=1e-12 * np.abs(want).max())
 
 
-@pytest.mark.parametrize("kind", ["inverse_dynamics", "inertia_matrix", "forward_dynamics"])
+@pytest.mark.parametrize("kind", ["inverse_dynamics", "inertia_matrix", "forward_dynamics",
+                                  "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "jacobian",
+                                  "jacobian_dot_qd"])
 def test_kernel_text_compiles_as_c_without_warnings(kind, tmp_path):
     """The kernel text (through its host shim) compiles under -Wall -Wextra -Werror, in both precisions."""
     import shutil
@@ -166,7 +168,9 @@ def test_kernel_text_compiles_as_c_without_warnings(kind, tmp_path):
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler")
-    _, m, _ = _planar3r_model(kind)
+    from robodyn.symbolic.cuda import kernel_model
+
+    m = kernel_model(rd.load("stanford"), kind)[0]   # revolute and prismatic joints; the kernels' own model
     for dtype in ("float64", "float32"):
         src = tmp_path / f"k_{dtype}.c"
         src.write_text(cuda_code.host_shim_source(m, "k", dtype, ("q",))[0])
@@ -286,3 +290,44 @@ def test_cuda_model_on_the_host_raises_the_model_errors(cuda_on_host):
     g = rd.compile(rd.load("planar3r"), "inverse_dynamics", backend="cuda")
     with pytest.raises(rd.NumericOverflowError, match="not finite"):
         g(np.zeros(3), np.full(3, 1e200), np.zeros(3))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", ["planar3r", "stanford"])
+def test_cuda_derivatives_and_kinematics_on_the_host(cuda_on_host, dtype, name):
+    """rd.compile(..., backend="cuda") of the derivative kinds (records of the numeric functions, parameters an
+    input) and of a frame's J and J̇q̇ (no gravity, no params), the kernels run on the CPU."""
+    robot = rd.load(name)
+    rng = np.random.default_rng(4)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 3, 2, robot.n))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    tol = 1e-11 if dtype == "float64" else 2e-4
+
+    def close(got, want):
+        assert got.shape == want.shape and got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+
+    for kind, args, numeric in (
+            ("inverse_dynamics_derivatives", (q, qd, qdd), rd.inverse_dynamics_derivatives(robot, q, qd, qdd)),
+            ("forward_dynamics_derivatives", (q, qd, tau), rd.forward_dynamics_derivatives(robot, q, qd, tau))):
+        f = rd.compile(robot, kind, backend="cuda", dtype=dtype)
+        got = f(*args)
+        assert type(got) is type(numeric)
+        for a, b in zip(got, numeric):
+            close(a, b)
+        g = np.array([0.0, 3.0, -9.0])
+        got = f(*args, gravity=g, params=2 * f.nominal_parameters)   # Γ and its derivatives scale with the parameters
+        if kind == "inverse_dynamics_derivatives":
+            want = rd.inverse_dynamics_derivatives(robot, q, qd, qdd, gravity=g)
+            for a, b in zip(got, want):
+                close(a, 2 * b)
+    frame = robot.nf
+    point = [0.1, -0.2, 0.05]
+    J = rd.compile(robot, "jacobian", backend="cuda", dtype=dtype, frame=frame, point=point)
+    close(J(q), rd.jacobian(robot, q, frame=frame, point=point))
+    Jd = rd.compile(robot, "jacobian_dot_qd", backend="cuda", dtype=dtype, frame=frame)
+    close(Jd(q, qd), rd.jacobian_dot_qd(robot, q, qd, frame=frame))
+    with pytest.raises(rd.InputError, match=r"takes \(q, qd\)"):
+        Jd(q)
+    with pytest.raises(rd.InputError, match="frame and point are for the kinds"):
+        rd.compile(robot, "inverse_dynamics", backend="cuda", frame=frame)

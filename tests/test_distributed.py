@@ -59,12 +59,12 @@ def test_batched_functions_equal_the_in_memory_ones(client, robot):
     q, qd, qdd = (rng.uniform(-1, 1, (4, 150, 6)) for _ in range(3))
     Q, QD, QDD = (da.from_array(x, chunks=(2, 75, 3)) for x in (q, qd, qdd))  # joint axis split: rechunked
     cases = [
-        (dd.inverse_dynamics(robot, Q, QD, QDD), rd.inverse_dynamics(robot, q, qd, qdd)),
-        (dd.forward_dynamics(robot, Q, QD, QDD), rd.forward_dynamics(robot, q, qd, qdd)),
-        (dd.inertia_matrix(robot, Q), rd.inertia_matrix(robot, q)),
-        (dd.gravity_torques(robot, Q), rd.gravity_torques(robot, q)),
-        (dd.bias_torques(robot, Q, QD), rd.bias_torques(robot, q, qd)),
-        (dd.regressor(robot, Q, QD, qdd), rd.regressor(robot, q, qd, qdd)),  # NumPy and Dask mixed
+        (rd.inverse_dynamics(robot, Q, QD, QDD), rd.inverse_dynamics(robot, q, qd, qdd)),
+        (rd.forward_dynamics(robot, Q, QD, QDD), rd.forward_dynamics(robot, q, qd, qdd)),
+        (rd.inertia_matrix(robot, Q), rd.inertia_matrix(robot, q)),
+        (rd.gravity_torques(robot, Q), rd.gravity_torques(robot, q)),
+        (rd.bias_torques(robot, Q, QD), rd.bias_torques(robot, q, qd)),
+        (rd.regressor(robot, Q, QD, qdd), rd.regressor(robot, q, qd, qdd)),  # NumPy and Dask mixed
         (dd.jacobian(robot, Q, frame=3), rd.jacobian(robot, q, frame=3)),
         *zip(dd.inverse_dynamics_derivatives(robot, Q, QD, QDD), rd.inverse_dynamics_derivatives(robot, q, qd, qdd)),
         *zip(dd.forward_dynamics_derivatives(robot, Q, QD, QDD), rd.forward_dynamics_derivatives(robot, q, qd, qdd)),
@@ -75,13 +75,28 @@ def test_batched_functions_equal_the_in_memory_ones(client, robot):
     for (x, ref), v in zip(cases, values):
         assert x.shape == ref.shape == v.shape and x.chunks[0] == ((2, 2))
         np.testing.assert_allclose(v, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
-    local = dd.inverse_dynamics(robot, q, qd, qdd, chunk=64).compute(scheduler="threads")  # embedded default
-    np.testing.assert_allclose(local, cases[0][1], rtol=1e-12, atol=1e-12 * np.abs(cases[0][1]).max())
+    local = rd.inverse_dynamics(robot, *(da.from_array(x, chunks=(2, 64, 6)) for x in (q, qd, qdd)))
+    np.testing.assert_allclose(local.compute(scheduler="threads"), cases[0][1], rtol=1e-12,  # embedded default
+                               atol=1e-12 * np.abs(cases[0][1]).max())
+
+
+@pytest.mark.parametrize("name, args", [("inverse_dynamics", 3), ("forward_dynamics", 3), ("inertia_matrix", 1),
+                                        ("gravity_torques", 1), ("bias_torques", 2), ("regressor", 3)])
+def test_the_old_batched_functions_are_deprecated_aliases(robot, name, args):
+    """robodyn.distributed's copies of the dynamics functions warn, name robodyn's own, and give its lazy result
+    (NumPy arguments split into ``chunk`` states per block)."""
+    q = np.random.default_rng(2).uniform(-1, 1, (3, 100, 6))
+    with pytest.warns(DeprecationWarning, match=f"robodyn.distributed.{name} is deprecated; give Dask arrays to "
+                                                f"robodyn.{name}"):
+        lazy = getattr(dd, name)(robot, *[q] * args, chunk=64)
+    assert isinstance(lazy, da.Array) and lazy.chunks[:2] == ((3,), (64, 36))
+    ref = getattr(rd, name)(robot, *[q] * args)
+    np.testing.assert_allclose(lazy.compute(scheduler="threads"), ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
 
 
 def test_the_robot_is_one_task_of_the_graph(robot):
     Q = da.zeros((1000, 6), chunks=(100, 6))
-    graph = dict(dd.inverse_dynamics(robot, Q, Q, Q).__dask_graph__())
+    graph = dict(rd.inverse_dynamics(robot, Q, Q, Q).__dask_graph__())
     shipped = [k for k, v in graph.items() if v is robot or getattr(v, "value", None) is robot]
     assert len(shipped) == 1
 
@@ -181,7 +196,7 @@ def test_a_regressor_larger_than_a_workers_memory_is_identified_in_chunks(client
     assert N * robot.n * base.count * 8 > WORKER_MEMORY
     g = da.random.default_rng(4)
     q, qd, qdd = (g.uniform(-2, 2, (N, robot.n), chunks=(16_384, robot.n)) for _ in range(3))
-    tau = dd.inverse_dynamics(robot, q, qd, qdd)  # never leaves the workers
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)  # lazy: never leaves the workers
     pids = client.run(os.getpid)
     res = dd.identify(robot, q, qd, qdd, tau, base=base)
     assert client.run(os.getpid) == pids  # no worker died (and none was restarted)
@@ -275,13 +290,13 @@ def test_simulate_many_equals_simulate(client):
 
 
 def test_bad_input(robot, data):
-    with pytest.raises(InputError, match="last axis must be the n = 6 joints"):
+    with pytest.raises(InputError, match="last axis must be the n = 6 joints"), pytest.warns(DeprecationWarning):
         dd.inverse_dynamics(robot, np.zeros((3, 5)), np.zeros((3, 5)), np.zeros((3, 5)))
     with pytest.raises(InputError, match="method = 'lasso'"):
         dd.identify(robot, *data, method="lasso")
     with pytest.raises(InputError, match="reduction = 'svd'"):
         dd.identify(robot, *data, reduction="svd")
-    with pytest.raises(InputError, match="robot must be a robodyn Robot"):
+    with pytest.raises(InputError, match="robot must be a robodyn Robot"), pytest.warns(DeprecationWarning):
         dd.gravity_torques("rx90", np.zeros((2, 6)))
     with pytest.raises(InputError, match="give either Samples or the arrays"):
         dd.identify(robot, dd.Samples(*[da.zeros((10, 6))] * 4, sources=()), data[1])

@@ -49,10 +49,10 @@ def _rel(a, b):
 
 @pytest.mark.parametrize("name", CALLS)
 def test_every_path_gives_the_numpy_recursions(monkeypatch, name):
-    """One float64 state, a float64 batch of MIN_BATCH states, float32, and all of them with ROBODYN_NATIVE=0,
+    """One float64 state, a float64 batch (on the kernels from MIN_BATCH states), float32, and all of them with ROBODYN_NATIVE=0,
     against the NumPy recursions (a batch of three states, switched off)."""
     f = CALLS[name]
-    q, qd, x = _states(executor.MIN_BATCH)
+    q, qd, x = _states(executor.MIN_BATCH + 7)
     monkeypatch.setenv("ROBODYN_NATIVE", "0")
     reference = f(q[:3], qd[:3], x[:3])
     for native in ("0", "1"):

@@ -20,9 +20,9 @@ MODELS = "idm,inm,ddm,gra,ccg,dim"
 pytestmark = pytest.mark.skipif(not COMPILERS, reason="no C compiler (gcc, clang)")
 
 
-def _compile_all(folder: Path, tmp_path: Path) -> None:
+def _compile_all(folder: Path, tmp_path: Path, count: int = len(MODELS.split(","))) -> None:
     sources = sorted(folder.glob("*.c"))
-    assert len(sources) == len(MODELS.split(","))
+    assert len(sources) == count
     main = tmp_path / "main.c"  # a program including every header
     main.write_text("".join(f'#include "{h.name}"\n' for h in sorted(folder.glob("*.h"))) + "int main(void) { return 0; }\n")
     for cc in COMPILERS:
@@ -53,3 +53,13 @@ def test_generated_c_of_example_robot_data_arms_compiles_clean(rel, tmp_path):
         pytest.skip(f"{rel} does not load: {exc}")
     _generate(path, tmp_path / "out")
     _compile_all(tmp_path / "out", tmp_path)
+
+
+@pytest.mark.parametrize("name", ["puma560", "stanford", "cartesian3p", "panda"])
+def test_generated_derivatives_and_kinematics_compile_clean(name, tmp_path):
+    """The derivative models and the frame kinematics (didm, dddm, jac, jdq) of robots with revolute, prismatic and
+    seven joints: C that compiles without a warning, headers included together."""
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["generate", name, "--models", "didm,dddm,jac,jdq", "--lang", "c", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    _compile_all(out, tmp_path, count=4)

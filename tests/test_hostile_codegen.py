@@ -170,3 +170,30 @@ def test_generate_any_name_exits_0_or_2_and_runs_nothing(tmp_path_factory, name)
     for py in out.glob("*.py"):
         compile(py.read_text(), str(py), "exec")
     assert sorted(p.name for p in work.iterdir()) == ["out", "robot.yaml"] and not list(work.rglob("PWNED"))
+
+
+@needs_cc
+@pytest.mark.parametrize("name", HOSTILE)
+def test_generate_hostile_name_derivatives_and_kinematics(tmp_path, monkeypatch, name):
+    """The derivative and kinematics models (didm, dddm, jac, jdq) of a hostile name: files inside --out, C without
+    a warning, MATLAB/Julia lines that are code, NumPy code that computes the model."""
+    monkeypatch.chdir(tmp_path)
+    path = model_file(tmp_path, name, joint="[/] */ j1", source=name)
+    res = runner.invoke(app, ["generate", str(path), "--models", "didm,dddm,jac,jdq",
+                              "--lang", "python,c,matlab,julia", "--out", "out"])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "robot.yaml"]
+    ident = rd.sanitize.identifier(name)
+    robot = rd.load(path)
+    q = np.array([[0.3, -0.2], [1.0, 2.0]])
+    for short in ("didm", "dddm", "jac", "jdq"):
+        stem = rd.sanitize.identifier(f"{ident}_{short}")
+        check_c(tmp_path / "out" / f"{stem}.c", tmp_path)
+        check_text(tmp_path / "out" / f"{stem}.m")
+        check_text(tmp_path / "out" / f"{stem}.jl")
+    spec = importlib.util.spec_from_file_location("generated_jac", tmp_path / "out" / f"{rd.sanitize.identifier(f'{ident}_jac')}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    np.testing.assert_allclose(getattr(module, rd.sanitize.identifier(f"{ident}_jac"))(q), rd.jacobian(robot, q),
+                               rtol=0, atol=1e-14)
+    assert not list(tmp_path.rglob("PWNED"))

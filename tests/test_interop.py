@@ -65,6 +65,21 @@ def test_mujoco_xml_has_ranges_and_frictionloss():
         rd.to_mujoco_xml(rd.load("puma560"))  # link 1: massless rotor inertia ZZ1 = 0.35 as published
 
 
+def test_mujoco_accepts_inertias_on_the_triangle_boundary():
+    """Stanford arm link 4 has principal moments 0.002, 0.001, 0.001 about its centre of mass: I1 + I2 = I3 exactly,
+    which rounding in the shift from O_j made 2e-19 short; MuJoCo tests A + B >= C without tolerance."""
+    mujoco = pytest.importorskip("mujoco")
+    robot = rd.load("stanford").replace(Fc=None)  # MuJoCo's frictionloss is a constraint, not Fc·sign(q̇)
+    model = mujoco.MjModel.from_xml_string(rd.to_mujoco_xml(robot))
+    I = np.sort(model.body_inertia[4])
+    assert I[0] + I[1] >= I[2]
+    assert_rel(I, [0.001, 0.001, 0.002], 1e-9)  # raised by at most 1e-9 of the largest moment
+    _, qd, qdd = random_state(robot, 3, (2,))
+    lo, hi = robot.qlim.T  # inside the ranges: MuJoCo adds limit forces to qfrc_inverse outside them
+    q = lo + (hi - lo) * np.array([[0.2], [0.7]])
+    assert_mujoco_dynamics(robot, model, q, qd, qdd)
+
+
 @given(robots)
 @settings(max_examples=10)
 def test_robot_to_urdf_and_back_keeps_dynamics(robot):

@@ -115,3 +115,122 @@ def test_float32_stays_float32_and_batch_axes_broadcast():
     np.testing.assert_allclose(tau, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())  # float32 rounding
     g = rj.gravity_torques(ROBOT, q.astype(np.float32))
     assert g.dtype == jnp.float32 and g.shape == (2, 3, ROBOT.n)
+
+
+CHAIN = rd.load("panda")
+
+
+@pytest.mark.parametrize("robot", [ROBOT, CHAIN], ids=["tree", "panda"])
+def test_loop_free_recursions_equal_numpy(robot):
+    """The recursions projected on R_0 that give the derivatives (robodyn.jax's module notes) = the NumPy functions."""
+    from robodyn import jax as module
+
+    q, qd, qdd = (jnp.asarray(x) for x in random_state(robot, 7, (3,)))
+    g = jnp.asarray([0.3, -1.0, -9.0])
+    np.testing.assert_allclose(module._loop_free_inverse_dynamics(robot, q, qd, qdd, g),
+                               rd.inverse_dynamics(robot, q, qd, qdd, gravity=g), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(module._loop_free_gravity_torques(robot, q, g), rd.gravity_torques(robot, q, gravity=g),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(module._loop_free_inertia_matrix(robot, q), rd.inertia_matrix(robot, q),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("robot", [ROBOT, CHAIN], ids=["tree", "panda"])
+def test_kinematics_equal_numpy_under_jit_and_vmap(robot):
+    q = random_state(robot, 8, (2, 3))[0]
+    s = np.array([0.1, -0.2, 0.3])
+    fk = jax.jit(lambda a: rj.forward_kinematics(robot, a))
+    np.testing.assert_allclose(fk(q), rd.forward_kinematics(robot, q), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(jax.vmap(fk)(q), rd.forward_kinematics(robot, q), rtol=1e-12, atol=1e-12)
+    for frame in (None, 1, robot.nf, robot.frame_names[-1]):
+        np.testing.assert_allclose(jax.jit(lambda a: rj.jacobian(robot, a, frame))(q), rd.jacobian(robot, q, frame),
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(rj.jacobian(robot, q, frame, point=s), rd.jacobian(robot, q, frame, point=s),
+                                   rtol=1e-12, atol=1e-12)
+    points = np.random.default_rng(1).normal(size=(3, 3))  # one point per state of the last batch axis
+    np.testing.assert_allclose(rj.jacobian(robot, q, point=points), rd.jacobian(robot, q, point=points),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_jacobian_is_the_derivative_of_the_frame_pose():
+    """The linear rows of J = ∂p_j/∂q (jax.jacfwd of forward_kinematics); the angular rows ω = vee(Ṙ Rᵀ)."""
+    robot, q = CHAIN, jnp.asarray(random_state(CHAIN, 9, ())[0])
+    J = rj.jacobian(robot, q)
+    j = robot.nf - 1
+    dT = jax.jacfwd(lambda a: rj.forward_kinematics(robot, a)[j])(q)  # (4, 4, n)
+    np.testing.assert_allclose(dT[:3, 3], J[:3], rtol=1e-12, atol=1e-12)
+    R = rj.forward_kinematics(robot, q)[j, :3, :3]
+    W = jnp.einsum("abk,cb->ack", dT[:3, :3], R)  # Ṙ Rᵀ per joint: skew(ω_k)
+    np.testing.assert_allclose(jnp.stack([W[2, 1], W[0, 2], W[1, 0]]), J[3:], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("robot", [ROBOT, CHAIN], ids=["tree", "panda"])
+def test_forward_dynamics_derivatives_equal_the_analytic_ones_in_a_batch(robot):
+    """jax.vmap(jax.jacrev(forward_dynamics)) (the implicit-function rule) = rd.forward_dynamics_derivatives."""
+    q, qd, qdd = random_state(robot, 10, (3,))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    d = rd.forward_dynamics_derivatives(robot, q, qd, tau)
+    for k, ref in enumerate(d[:3]):
+        def f(x, q, qd, tau):
+            args = [q, qd, tau]
+            args[k] = x
+            return rj.forward_dynamics(robot, *args)
+        got = jax.vmap(jax.jacrev(f))((q, qd, tau)[k], q, qd, tau)
+        np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+    dg = jax.jacfwd(lambda g: rj.gravity_torques(robot, q[0], gravity=g))(jnp.asarray(robot.gravity))
+    dM = jax.jacfwd(lambda a: rj.inertia_matrix(robot, a))(jnp.asarray(q[0]))
+    step = 1e-6
+    for i in range(robot.n):  # Q and A are linear in g; A's derivative against central differences (error h² ~ 1e-12)
+        e = np.eye(robot.n)[i] * step
+        fd = (rd.inertia_matrix(robot, q[0] + e) - rd.inertia_matrix(robot, q[0] - e)) / (2 * step)
+        np.testing.assert_allclose(dM[..., i], fd, rtol=0, atol=1e-8 * max(1.0, np.abs(fd).max()))
+    np.testing.assert_allclose(dg @ robot.gravity, rd.gravity_torques(robot, q[0]), rtol=1e-12, atol=1e-12)
+
+
+def test_hessian_of_forward_dynamics_against_differences_of_the_analytic_derivatives():
+    """jax.hessian(q ↦ q̈) = central differences of rd.forward_dynamics_derivatives' ∂q̈/∂q (h = 1e-5: truncation
+    h² |q̈'''| / 6 and rounding ε |∂q̈/∂q| / h both below 1e-9 of the largest entry), symmetric in its last two axes."""
+    robot = CHAIN
+    q, qd, qdd = random_state(robot, 11, ())
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    H = jax.hessian(lambda x: rj.forward_dynamics(robot, x, qd, tau))(jnp.asarray(q))
+    h = 1e-5
+    ref = np.stack([(rd.forward_dynamics_derivatives(robot, q + h * e, qd, tau)[0]
+                     - rd.forward_dynamics_derivatives(robot, q - h * e, qd, tau)[0]) / (2 * h) for e in np.eye(robot.n)], -1)
+    np.testing.assert_allclose(H, ref, rtol=0, atol=1e-7 * np.abs(ref).max())
+    np.testing.assert_allclose(H, np.swapaxes(H, -1, -2), rtol=0, atol=1e-12 * np.abs(H).max())
+
+
+def test_rollout_gradient_equals_the_adjoint_of_the_analytic_derivatives():
+    """value_and_grad of a scanned semi-implicit Euler rollout (the benchmark's) = the same gradient accumulated
+    backwards from rd.forward_dynamics_derivatives (discrete adjoint)."""
+    robot, T, dt = CHAIN, 5, 0.01
+    q0, qd0, _ = random_state(robot, 12, ())
+    taus = np.random.default_rng(12).normal(size=(T, robot.n))
+
+    def cost(taus):
+        def step(x, tau):
+            q, qd = x
+            qd = qd + dt * rj.forward_dynamics(robot, q, qd, tau)
+            q = q + dt * qd
+            return (q, qd), jnp.sum(q * q)
+        return jnp.sum(jax.lax.scan(step, (jnp.asarray(q0), jnp.asarray(qd0)), taus)[1])
+
+    value, grad = jax.jit(jax.value_and_grad(cost))(jnp.asarray(taus))
+    states, q, qd = [], q0, qd0
+    for tau in taus:
+        states.append((q, qd, tau))
+        qd = qd + dt * rd.forward_dynamics(robot, q, qd, tau)
+        q = q + dt * qd
+    lq, lqd, out, total = np.zeros(robot.n), np.zeros(robot.n), [], 0.0
+    for (q, qd, tau) in reversed(states):
+        d = rd.forward_dynamics_derivatives(robot, q, qd, tau)
+        qd1 = qd + dt * rd.forward_dynamics(robot, q, qd, tau)
+        lq = lq + 2 * (q + dt * qd1)  # ∂c/∂q_{t+1}
+        total += np.sum((q + dt * qd1) ** 2)
+        # q' = q + dt qd', qd' = qd + dt f: λ_qd' = λ_qd + dt λ_q'
+        lqd1 = lqd + dt * lq
+        out.append(dt * d[2].T @ lqd1)
+        lq, lqd = lq + dt * d[0].T @ lqd1, lqd1 + dt * d[1].T @ lqd1
+    np.testing.assert_allclose(value, total, rtol=1e-12)
+    np.testing.assert_allclose(grad, np.array(out[::-1]), rtol=1e-10, atol=1e-12)

@@ -123,6 +123,7 @@ def test_robodyn_mujoco_export_reads_back(tmp_path):
         path.write_text(xml)
         robot = rd.load(path)  # an .xml file is an MJCF model
         assert robot.joint_names == original.joint_names and robot.n == original.n
+        np.testing.assert_array_equal(robot.taulim, original.taulim)  # actuatorfrcrange; the Panda's are published
         q, qd, qdd = _states(robot, 5)
         model = mujoco.MjModel.from_xml_string(xml)
         model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_LIMIT  # q may lie outside the joint ranges

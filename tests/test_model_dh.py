@@ -230,8 +230,10 @@ def test_massless_link_keeps_its_rotational_inertia():
 def test_converted_robot_matches_random_robot_dynamics():
     """from_standard_dh(**to_standard_dh(r)) has the same dynamics as r for an SDH-expressible robot."""
     base = random_robot(7, nf=5, prismatic=True)
-    robot = base.replace(alpha=np.r_[0.0, base.alpha[1:]], d=np.r_[0.0, base.d[1:]])
+    robot = base.replace(alpha=np.r_[0.0, base.alpha[1:]], d=np.r_[0.0, base.d[1:]],
+                         qdlim=np.arange(1.0, base.n + 1), taulim=np.r_[np.inf, np.arange(2.0, base.n + 1)])
     again = rd.model.from_standard_dh(**rd.model.to_standard_dh(robot), tool_frame=False)
+    assert np.array_equal(again.qdlim, robot.qdlim) and np.array_equal(again.taulim, robot.taulim)
     rng = np.random.default_rng(0)
     q, qd, qdd = rng.uniform(-2, 2, (3, 4, robot.n))
     assert close(rd.inverse_dynamics(again, q, qd, qdd), rd.inverse_dynamics(robot, q, qd, qdd))

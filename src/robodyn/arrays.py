@@ -87,6 +87,27 @@ def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int,
         raise InputError(f"argument '{name}' with shape {a.shape} does not broadcast to batch {batch}") from None
 
 
+def check_out(what: str, out, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """The caller's ``out=`` buffer of a numeric function, checked before anything is written to it: a writeable,
+    C-contiguous NumPy array of exactly ``shape`` and ``dtype`` (the result's), else :class:`InputError`."""
+    want = f"give a writeable C-contiguous {np.dtype(dtype).name} array of shape {tuple(shape)}"
+    if type(out) is not np.ndarray:
+        raise InputError(f"{what}: argument 'out' is {shown(out)}; {want} (e.g. np.empty({tuple(shape)}))")
+    if out.shape != tuple(shape) or out.dtype != dtype or not out.flags.c_contiguous or not out.flags.writeable:
+        got = (f"a {'' if out.flags.c_contiguous else 'non-contiguous '}{'' if out.flags.writeable else 'read-only '}"
+               f"{out.dtype.name} array of shape {out.shape}")
+        raise InputError(f"{what}: argument 'out' is {got}; {want}")
+    return out
+
+
+def into(what: str, out, result: np.ndarray) -> np.ndarray:
+    """``result``, or ``out`` (checked by :func:`check_out`) holding a copy of it when the caller gave one."""
+    if out is None:
+        return result
+    np.copyto(check_out(what, out, result.shape, result.dtype), result)
+    return out
+
+
 def shown(value) -> str:
     """``value`` for a message: its type and its repr, cut at 40 characters."""
     text = repr(value)

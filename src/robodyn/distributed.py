@@ -5,13 +5,15 @@ Dask's local threaded scheduler; after ``distributed.Client(address)`` (a laptop
 cluster through dask-jobqueue, Kubernetes, a cloud) the same calls run on that cluster. Install with the ``dask``
 extra: ``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask.
 
-- Batched dynamics: :func:`inverse_dynamics`, :func:`forward_dynamics`, :func:`inertia_matrix`,
-  :func:`gravity_torques`, :func:`bias_torques`, :func:`regressor`, :func:`jacobian`,
-  :func:`inverse_dynamics_derivatives`, :func:`forward_dynamics_derivatives` take ``dask.array`` (or NumPy)
-  arrays of shape (..., n), chunked along the batch axes, and return ``dask.array`` results lazily: each block is
-  computed by robodyn's own function of the same name (``map_blocks``), so results equal the in-memory functions
-  to rounding. The robot is one task of the graph (plain frozen data): a worker receives it once, whatever the
-  number of blocks, and builds the compiled kernels (:mod:`robodyn.native`) once per process.
+- Batched dynamics: :func:`robodyn.inverse_dynamics`, :func:`robodyn.forward_dynamics`,
+  :func:`robodyn.inertia_matrix`, :func:`robodyn.gravity_torques`, :func:`robodyn.bias_torques` and
+  :func:`robodyn.regressor` take ``dask.array`` arrays themselves and return lazy ones (this module's functions of
+  those names are deprecated aliases).  :func:`jacobian`, :func:`inverse_dynamics_derivatives` and
+  :func:`forward_dynamics_derivatives` here take ``dask.array`` (or NumPy) arrays of shape (..., n), chunked along
+  the batch axes, and return ``dask.array`` results lazily: each block is computed by robodyn's own function of the
+  same name (``map_blocks``), so results equal the in-memory functions to rounding. The robot is one task of the
+  graph (plain frozen data): a worker receives it once, whatever the number of blocks, and builds the compiled
+  kernels (:mod:`robodyn.native`) once per process.
 - :func:`identify`: the least-squares identification of :func:`robodyn.identify` ("ols", "wls", "irls") on
   samples that need not fit in memory, read chunk-wise with :func:`read_samples` (Parquet, HDF5, Zarr, or a folder
   of joint logs).
@@ -40,6 +42,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -58,12 +61,6 @@ CHUNK = 1 << 17
 FAN_IN = 8
 #: The batched functions: name → (module, attribute) of the in-memory function each block runs.
 _FUNCTIONS = MappingProxyType({
-    "inverse_dynamics": ("robodyn.dynamics.api", "inverse_dynamics"),
-    "forward_dynamics": ("robodyn.dynamics.api", "forward_dynamics"),
-    "inertia_matrix": ("robodyn.dynamics.api", "inertia_matrix"),
-    "gravity_torques": ("robodyn.dynamics.newton_euler", "gravity_torques"),
-    "bias_torques": ("robodyn.dynamics.newton_euler", "bias_torques"),
-    "regressor": ("robodyn.parameters.regressor", "regressor"),
     "jacobian": ("robodyn.kinematics", "jacobian"),
     "inverse_dynamics_derivatives": ("robodyn.dynamics.derivatives", "inverse_dynamics_derivatives"),
     "forward_dynamics_derivatives": ("robodyn.dynamics.derivatives", "forward_dynamics_derivatives"),
@@ -157,56 +154,66 @@ def _batched(name: str, robot, names, values, tail=None, outputs: int = 0, chunk
                          new_axis=list(range(ndim_in - 1, ndim_in - 1 + extra)), stack=outputs, **kwargs)
 
 
+def _deprecated(name: str, robot, names, values, chunk: int) -> list:
+    """The arguments of a deprecated alias as Dask arrays (NumPy ones split into ``chunk`` states per block), after
+    a DeprecationWarning naming its replacement: robodyn's own function, which takes Dask arrays lazily."""
+    warnings.warn(f"robodyn.distributed.{name} is deprecated; give Dask arrays to robodyn.{name} "
+                  f"(e.g. dask.array.from_array(q, chunks=({chunk}, n))), which returns a lazy Dask array",
+                  DeprecationWarning, stacklevel=3)
+    _check_robot(robot)
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise InputError(f"chunk = {chunk!r}; give a positive number of states per chunk")
+    return _joint_inputs(robot, names, values, int(chunk))
+
+
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
                      chunk: int = CHUNK):
-    """:func:`robodyn.inverse_dynamics` lazily on Dask blocks: Γ (..., n) [9.84]–[9.94].
+    """Deprecated: :func:`robodyn.inverse_dynamics` takes Dask arrays and returns a lazy Dask array.
 
-    Parameters
-    ----------
-    robot : Robot
-    q, qd, qdd : dask.array or array_like (..., n), chunked along the batch axes (the joint axis is rechunked to
-        one chunk); NumPy arrays are split into ``chunk`` states per block.
-    wrenches, gravity, method : as :func:`robodyn.inverse_dynamics`; wrenches (nf, 6) and gravity (3,) are the same
-        for every state (each block receives them whole).
-    chunk : int — states per block for NumPy inputs.
-
-    Returns
-    -------
-    dask.array (..., n), float64; ``.compute()`` gives what :func:`robodyn.inverse_dynamics` gives.
+    NumPy arguments are split into ``chunk`` states per block first; the rest as :func:`robodyn.inverse_dynamics`.
     """
-    return _batched("inverse_dynamics", robot, ("q", "qd", "qdd"), (q, qd, qdd), chunk=chunk, wrenches=wrenches,
-                    gravity=gravity, method=method)
+    from robodyn.dynamics.api import inverse_dynamics as run
+
+    arrays = _deprecated("inverse_dynamics", robot, ("q", "qd", "qdd"), (q, qd, qdd), chunk)
+    return run(robot, *arrays, wrenches=wrenches, gravity=gravity, method=method)
 
 
 def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive", chunk: int = CHUNK):
-    """:func:`robodyn.forward_dynamics` lazily on Dask blocks: q̈ (..., n) [9.96] (arguments as
-    :func:`inverse_dynamics`)."""
-    return _batched("forward_dynamics", robot, ("q", "qd", "tau"), (q, qd, tau), chunk=chunk, wrenches=wrenches,
-                    gravity=gravity, method=method)
+    """Deprecated: :func:`robodyn.forward_dynamics` takes Dask arrays (as :func:`inverse_dynamics`)."""
+    from robodyn.dynamics.api import forward_dynamics as run
+
+    arrays = _deprecated("forward_dynamics", robot, ("q", "qd", "tau"), (q, qd, tau), chunk)
+    return run(robot, *arrays, wrenches=wrenches, gravity=gravity, method=method)
 
 
 def inertia_matrix(robot, q, method: str = "composite", chunk: int = CHUNK):
-    """:func:`robodyn.inertia_matrix` lazily on Dask blocks: A(q) (..., n, n) [9.5]."""
-    return _batched("inertia_matrix", robot, ("q",), (q,), tail=(robot.n, robot.n) if isinstance(robot, Robot)
-                    else None, chunk=chunk, method=method)
+    """Deprecated: :func:`robodyn.inertia_matrix` takes Dask arrays (as :func:`inverse_dynamics`)."""
+    from robodyn.dynamics.api import inertia_matrix as run
+
+    return run(robot, *_deprecated("inertia_matrix", robot, ("q",), (q,), chunk), method=method)
 
 
 def gravity_torques(robot, q, gravity=None, chunk: int = CHUNK):
-    """:func:`robodyn.gravity_torques` lazily on Dask blocks: Q(q) (..., n) [9.8]."""
-    return _batched("gravity_torques", robot, ("q",), (q,), chunk=chunk, gravity=gravity)
+    """Deprecated: :func:`robodyn.gravity_torques` takes Dask arrays (as :func:`inverse_dynamics`)."""
+    from robodyn.dynamics.newton_euler import gravity_torques as run
+
+    return run(robot, *_deprecated("gravity_torques", robot, ("q",), (q,), chunk), gravity=gravity)
 
 
 def bias_torques(robot, q, qd, wrenches=None, gravity=None, chunk: int = CHUNK):
-    """:func:`robodyn.bias_torques` lazily on Dask blocks: H(q, q̇) (..., n) [9.95]."""
-    return _batched("bias_torques", robot, ("q", "qd"), (q, qd), chunk=chunk, wrenches=wrenches, gravity=gravity)
+    """Deprecated: :func:`robodyn.bias_torques` takes Dask arrays (as :func:`inverse_dynamics`)."""
+    from robodyn.dynamics.newton_euler import bias_torques as run
+
+    return run(robot, *_deprecated("bias_torques", robot, ("q", "qd"), (q, qd), chunk), wrenches=wrenches,
+               gravity=gravity)
 
 
 def regressor(robot, q, qd, qdd, friction: bool = True, gravity=None, chunk: int = CHUNK):
-    """:func:`robodyn.regressor` lazily on Dask blocks: D(q, q̇, q̈) (..., n, 11 nf [+ 3 n]) [9.36]."""
-    _check_robot(robot)
-    p = 11 * robot.nf + (3 * robot.n if friction else 0)
-    return _batched("regressor", robot, ("q", "qd", "qdd"), (q, qd, qdd), tail=(robot.n, p), chunk=chunk,
-                    friction=friction, gravity=gravity)
+    """Deprecated: :func:`robodyn.regressor` takes Dask arrays (as :func:`inverse_dynamics`)."""
+    from robodyn.parameters.regressor import regressor as run
+
+    arrays = _deprecated("regressor", robot, ("q", "qd", "qdd"), (q, qd, qdd), chunk)
+    return run(robot, *arrays, friction=friction, gravity=gravity)
 
 
 def jacobian(robot, q, frame=None, point=None, chunk: int = CHUNK):

@@ -203,8 +203,10 @@ def to_mujoco_xml(robot: Robot) -> str:
     One body per frame, nested as the tree, placed by ^{a(j)}T_j at q = 0 (``pos`` and ``quat``); the mass of a
     fixed frame is merged into the body of its moving ancestor (MuJoCo refuses point masses); a ``hinge``
     (σ = 0) or ``slide`` (σ = 1) joint about z with ``armature`` = Ia, ``damping`` = Fv, ``frictionloss`` = Fc
-    and ``range`` = qlim where finite; an ``inertial`` with the mass, centre of mass and ``fullinertia`` about
-    it.  Gravity is the robot's; the model has no geoms, hence no contacts.  Joint and body names are the
+    and ``range`` = qlim, ``actuatorfrcrange`` = ±taulim where finite (MuJoCo has no joint velocity limit, so
+    qdlim is left out); an ``inertial`` with the mass, centre of mass and ``fullinertia`` about
+    it (on the triangle-inequality boundary, raised by at most 1e-9 of its largest principal moment, since MuJoCo
+    tests I1 + I2 >= I3 without tolerance).  Gravity is the robot's; the model has no geoms, hence no contacts.  Joint and body names are the
     frame names.  A link with mass or inertia needs M > 0 and a positive-definite inertia about its centre of
     mass in MuJoCo (a massless lumped inertia such as PUMA 560 link 1 raises :class:`ModelError`).
     MuJoCo's qpos order is depth-first: it equals robodyn's q order when frames are numbered
@@ -243,6 +245,8 @@ def to_mujoco_xml(robot: Robot) -> str:
                      "armature": _num(robot.Ia[i]), "damping": _num(robot.Fv[i]), "frictionloss": _num(robot.Fc[i])}
             if np.isfinite(lo) and np.isfinite(hi):
                 attrs["range"] = f"{_num(lo)} {_num(hi)}"
+            if np.isfinite(robot.taulim[k[i]]):
+                attrs["actuatorfrcrange"] = f"{_num(-robot.taulim[k[i]])} {_num(robot.taulim[k[i]])}"
             ET.SubElement(el, "joint", **attrs)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode") + "\n"
@@ -260,6 +264,13 @@ def _mujoco_inertial(el, p: np.ndarray, where: str) -> None:
             )
         import xml.etree.ElementTree as ET
 
+        lam = np.linalg.eigvalsh(IG)
+        # robodyn accepts I1 + I2 >= I3 up to rounding (check_physical's rtol); MuJoCo tests it exactly on its own
+        # eigenvalues, so a body on the boundary (a thin rod, a flat plate) gets I + delta*1 with delta just past
+        # the deficit: each principal moment rises by delta <= 1e-9 of the largest, the sum of two rises by 2 delta.
+        delta = lam[2] - lam[0] - lam[1] + 1e-12 * lam[2]
+        if delta > 0:
+            IG = IG + delta * np.eye(3)
         ET.SubElement(el, "inertial", pos=" ".join(_num(x) for x in S), mass=_num(M),
                       fullinertia=" ".join(_num(IG[a, b]) for a, b in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))))
 

@@ -3,6 +3,12 @@
 Every function takes joint arrays of shape (..., n) and loops over frames only.
 Frames are numbered as in Khalil & Dombre, j = 1..nf; arrays of per-frame results have the frame axis
 right after the batch axes.
+
+Float64 inputs of :func:`forward_kinematics`, :func:`jacobian`, :func:`jacobian_dot_qd`, :func:`link_velocities`
+and :func:`link_accelerations` run on robodyn's generic compiled kernels (:mod:`robodyn.native`: one state with
+about a microsecond of call overhead, batches threaded over the states), which follow the NumPy recursions below
+to rounding (~1e-15); other dtypes (float32, complex steps, counting or symbolic scalars), and any call where the
+kernels are not available or ``ROBODYN_NATIVE=0``, run the NumPy recursions.
 """
 
 from __future__ import annotations
@@ -11,9 +17,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from robodyn import native
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn.model.robot import Robot
+from robodyn.model.workspace import WORKSPACE
 from robodyn.spatial import (
     UNIT_VALUES,
     ZERO,
@@ -81,7 +89,13 @@ def forward_kinematics(robot: Robot, q) -> np.ndarray:
     -------
     ndarray (..., nf, 4, 4)
     """
+    out = native.kinematics_state(robot, "frame_poses", q)
+    if out is not None:
+        return out
     dtype, batch, a = joint_arrays(robot, q=q)
+    out = _compiled(robot, "frame_poses", dtype, batch, a["q"])
+    if out is not None:
+        return out
     R0, P0 = base_poses(robot, a["q"], dtype)
     T = np.zeros(batch + (robot.nf, 4, 4), dtype)
     T[..., :3, :3] = R0
@@ -90,8 +104,38 @@ def forward_kinematics(robot: Robot, q) -> np.ndarray:
     return finite_result("forward_kinematics", T)
 
 
+def state_frame(robot: Robot, frame) -> int:
+    """:func:`robodyn.model.arguments.frame_index` of ``frame`` with the end frame (``frame=None``) and frame numbers
+    answered without its checks: the single-state paths call it at every call."""
+    if frame is None:
+        end = WORKSPACE.get(robot, "end_frame_index")
+        return end if end is not None else WORKSPACE.value(robot, "end_frame_index", lambda: frame_index(robot, None))
+    if type(frame) is int and 1 <= frame <= robot.nf:
+        return frame - 1
+    return frame_index(robot, frame)
+
+
+def _parts(out: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Parts k and k + 1 of the kernels' link kinematics (..., 4, nf, 3): (ω, V) for k = 0, (ω̇, V̇) for k = 2."""
+    if out.ndim == 3:  # one state: plain indexing, a fraction of the cost of an Ellipsis index
+        return out[k], out[k + 1]
+    return out[..., k, :, :], out[..., k + 1, :, :]
+
+
+def _compiled(robot: Robot, kind: str, dtype, batch: tuple[int, ...], q, qd=None, qdd=None, frame: int = 0,
+              point=None):
+    """``kind`` of :func:`robodyn.native.kinematics_batch` on checked float64 arrays, or None (another dtype, e.g.
+    the object arrays of symbolic callers, or the kernels decline: the NumPy path then runs, with its messages)."""
+    if dtype != np.float64 or any(x is not None and x.dtype != np.float64 for x in (q, qd, qdd)):
+        return None
+    return native.kinematics_batch(robot, kind, batch, q, qd, qdd, frame, point)
+
+
 def base_poses(robot: Robot, q: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
     """^0A_j (..., nf, 3, 3) and ^0P_j (..., nf, 3) from checked joint values."""
+    T = _compiled(robot, "frame_poses", dtype, q.shape[:-1], q)
+    if T is not None:
+        return T[..., :3, :3], T[..., :3, 3]
     batch = q.shape[:-1]
     R0 = np.empty(batch + (robot.nf, 3, 3), dtype)
     P0 = np.empty(batch + (robot.nf, 3), dtype)
@@ -144,7 +188,13 @@ def link_velocities(robot: Robot, q, qd) -> LinkVelocities:
     LinkVelocities (omega, V) : ndarray (..., nf, 3) each — angular velocity of link j (rad/s) and velocity of
         the origin O_j (m/s); unpacks as a pair.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    out = native.kinematics_state(robot, "link_kinematics", q, qd, np.zeros(robot.n)) \
+        if isinstance(robot, Robot) else None
+    if out is None:
+        dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+        out = _compiled(robot, "link_kinematics", dtype, batch, a["q"], a["qd"], np.zeros(robot.n))
+    if out is not None:
+        return LinkVelocities(*_parts(out, 0))
     cols = flat_columns(a["q"], a["qd"])
     w = np.empty((cols[0].shape[1], robot.nf, 3), dtype)
     V = np.empty_like(w)
@@ -502,7 +552,12 @@ def link_accelerations(robot: Robot, q, qd, qdd) -> LinkAccelerations:
     -------
     LinkAccelerations (omega_dot, V_dot) : ndarray (..., nf, 3) each (rad/s², m/s²); unpacks as a pair.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    out = native.kinematics_state(robot, "link_kinematics", q, qd, qdd)
+    if out is None:
+        dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+        out = _compiled(robot, "link_kinematics", dtype, batch, a["q"], a["qd"], a["qdd"])
+    if out is not None:
+        return LinkAccelerations(*_parts(out, 2))
     _, _, wd, Vd = forward_recursion(robot, a["q"], a["qd"], a["qdd"], np.zeros(3, dtype))
     return finite_result("link_accelerations", LinkAccelerations(np.stack(wd, -2), np.stack(Vd, -2)))
 
@@ -524,12 +579,21 @@ def jacobian(robot: Robot, q, frame=None, point=None) -> np.ndarray:
     -------
     ndarray (..., 6, n)
     """
+    if isinstance(robot, Robot):
+        out = native.kinematics_state(robot, "frame_jacobian", q, frame=state_frame(robot, frame), point=point)
+        if out is not None:
+            return out
     dtype, batch, a = joint_arrays(robot, q=q)
     j = frame_index(robot, frame)
+    if point is not None:
+        point = check_array("point", point, (3,), batch, dtype)
+    out = _compiled(robot, "frame_jacobian", dtype, batch, a["q"], frame=j, point=point)
+    if out is not None:
+        return out
     R0, P0 = base_poses(robot, a["q"], dtype)
     p = P0[..., j, :]
     if point is not None:
-        p = p + mv(R0[..., j, :, :], check_array("point", point, (3,), batch, dtype))
+        p = p + mv(R0[..., j, :, :], point)
     Jac = np.zeros(batch + (6, robot.n), dtype)
     chain = set(ancestors(robot, j))
     for k, f in enumerate(robot.joint_frames):
@@ -561,14 +625,22 @@ def jacobian_dot_qd(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
     -------
     ndarray (..., 6)  [a (m/s²); ω̇ (rad/s²)] in R_0.
     """
+    if isinstance(robot, Robot):
+        out = native.kinematics_state(robot, "jacobian_dot_qd", q, qd, frame=state_frame(robot, frame), point=point)
+        if out is not None:
+            return out
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
     j = frame_index(robot, frame)
+    if point is not None:
+        point = check_array("point", point, (3,), batch, dtype)
+    out = _compiled(robot, "jacobian_dot_qd", dtype, batch, a["q"], a["qd"], frame=j, point=point)
+    if out is not None:
+        return out
     zeros = np.zeros_like(a["qd"])
     _, w, wd, Vd = forward_recursion(robot, a["q"], a["qd"], zeros, np.zeros(3, dtype))
     acc, wdj = Vd[j], wd[j]
     if point is not None:
-        s = check_array("point", point, (3,), batch, dtype)
-        acc = acc + cross(wdj, s) + cross(w[j], cross(w[j], s))
+        acc = acc + cross(wdj, point) + cross(w[j], cross(w[j], point))
     R0, _ = base_poses(robot, a["q"], dtype)
     R = R0[..., j, :, :]
     return finite_result("jacobian_dot_qd", np.concatenate([mv(R, acc), mv(R, wdj)], -1))

@@ -153,6 +153,21 @@ def jax_matrix(rows, like):
     return jnp.stack([jnp.stack(flat[r * columns:(r + 1) * columns], -1) for r in range(len(rows))], -2)
 
 
+def quaternion_rows(x, y, z, w) -> tuple:
+    """The rows of the rotation matrix of a unit quaternion (x, y, z, w), as nested 3-tuples of its entries:
+    scalars or arrays of any backend (NumPy, JAX), so that every free-flyer path writes the rotation once."""
+    return ((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+            (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+            (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
+
+
+def velocity_products(vx, vy, vz, wx, wy, wz) -> tuple:
+    """The six components that the velocity products of a free flyer's virtual joints (three prismatic, then three
+    revolute; robodyn.dynamics.floating notes) add to its acceleration [v̇_0, ω̇_0]: ω_0 × v_0 and
+    −(ω_y ω_z, −ω_x ω_z, ω_x ω_y), on scalars or arrays of any backend."""
+    return (wy * vz - wz * vy, wz * vx - wx * vz, wx * vy - wy * vx, -(wy * wz), wx * wz, -(wx * wy))
+
+
 # ---- component-wise vectors ---------------------------------------------------------------------
 # The recursive algorithms' inner loops work on vectors stored as 3-tuples of components, each a
 # float (constant over the batch) or a 1-D array over the flattened batch.  Element-wise arithmetic on

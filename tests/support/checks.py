@@ -104,3 +104,23 @@ def friction_campaign(noise: bool = True):
     tau_meas = rd.inverse_dynamics(real, q, qd, qdd) + scale * rng.normal(0.0, 0.05, q.shape)
     truth = rd.base_parameters(real, friction=True).values
     return nominal, traj, t, q_meas, tau_meas, truth
+
+
+def assert_physically_consistent(robot) -> None:
+    """Every link's pseudo-inertia ⪰ 0 and Ia, Fc, Fv ≥ 0, to round-off (Wensing et al.; Sousa and Cortesão)."""
+    from robodyn.identification.consistent import pseudo_inertia
+
+    lam = np.linalg.eigvalsh(pseudo_inertia(robot.params))
+    assert np.all(lam >= -1e-9 * np.abs(lam).max())
+    assert all(np.all(np.asarray(x) >= 0) for x in (robot.Ia, robot.Fc, robot.Fv))
+
+
+def measured_folder(name: str):
+    """The folder of measured data set ``name``: ``tests/data/measured/<name>`` when its files were built there
+    (its make script), else ``shared/realdata/<name>`` beside the checkout, where public runs are kept."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    built = root / "tests" / "data" / "measured" / name
+    shared = root.parent / "shared" / "realdata" / name
+    return shared if shared.is_dir() and not any(built.glob("*.npz")) and not any(built.glob("*.csv.gz")) else built

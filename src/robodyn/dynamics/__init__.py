@@ -13,6 +13,8 @@ The top level ``robodyn`` holds the model itself (``inverse_dynamics``, ``forwar
 - a change of coordinates: :func:`transform_dynamics`, :func:`transformed_factorization`;
 - the momentum form: :func:`momentum_state`, :func:`momentum_state_derivative`, :func:`velocity_state`;
 - collision detection (De Luca): :func:`generalized_momentum`, :func:`momentum_observer`;
+- kinematic derivatives: :func:`kinematic_hessian` (∂J/∂q), :func:`frame_velocity_derivatives`,
+  :func:`frame_acceleration_derivatives`;
 - a fixed-base robot in rigid contact: :func:`constrained_forward_dynamics`.
 
 Each name is imported on first use, so importing one formulation module does not import the others.
@@ -38,6 +40,8 @@ _NAMES = _MappingProxyType({
     **{name: ("robodyn.dynamics.momentum", name) for name in (
         "momentum_state", "momentum_state_derivative", "velocity_state")},
     **{name: ("robodyn.dynamics.derivatives", name) for name in ("generalized_momentum", "momentum_observer")},
+    **{name: ("robodyn.dynamics.kinematic_derivatives", name) for name in (
+        "kinematic_hessian", "frame_velocity_derivatives", "frame_acceleration_derivatives")},
     "constrained_forward_dynamics": ("robodyn.dynamics.contact", "constrained_forward_dynamics"),
 })
 

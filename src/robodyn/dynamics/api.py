@@ -13,7 +13,7 @@ from importlib import import_module
 
 import numpy as np
 
-from robodyn.arrays import as_real_array, finite_result
+from robodyn.arrays import as_real_array, finite_result, into
 from robodyn.errors import InputError
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import Robot, check_robot
@@ -78,7 +78,7 @@ def _pick(what: str, method: str):
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
-                     friction: bool = True):
+                     friction: bool = True, out=None):
     """Inverse dynamic model Γ = A(q) q̈ + C(q, q̇) q̇ + Q(q) + Γ_f(q̇) + Ia q̈ − (wrench terms)  [9.6], [9.94].
 
     Parameters
@@ -99,6 +99,10 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
     friction : bool
         False leaves the robot's joint friction Γ_f [9.26]–[9.28] out (rotor inertias stay), e.g. to compare
         with Pinocchio's rnea on a URDF robot whose <dynamics> gave it friction.
+    out : ndarray, optional
+        The result's buffer, written in place and returned (no other result array is made on robodyn's native
+        kernels): a writeable C-contiguous array of the result's shape and dtype; checked on entry
+        (:class:`InputError` otherwise).  Equal bit for bit to the result without it.
 
     Returns
     -------
@@ -115,13 +119,14 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
     if friction is not True:
         robot = with_friction(robot, friction)
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays (docs/floating-base.md)
-        return floating.floating_inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches, gravity=gravity)
+        return into("inverse_dynamics", out, floating.floating_inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches,
+                                                                                gravity=gravity))
     if method == "newton_euler":  # the default: straight to the function, no dispatch cost
-        return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches, gravity)
-    return _pick("inverse_dynamics", method)(robot, q, qd, qdd, wrenches, gravity)
+        return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches, gravity, out)
+    return into("inverse_dynamics", out, _pick("inverse_dynamics", method)(robot, q, qd, qdd, wrenches, gravity))
 
 
-def inertia_matrix(robot, q, method: str = "composite"):
+def inertia_matrix(robot, q, method: str = "composite", out=None):
     """Inertia matrix A(q) of the kinetic energy E = ½ q̇ᵀ A q̇ [9.5], rotor inertias Ia on the diagonal.
 
     Parameters
@@ -133,6 +138,8 @@ def inertia_matrix(robot, q, method: str = "composite"):
         ``"composite"`` or ``"crba"`` (composite links, Khalil & Dombre Appendix 8), ``"walker_orin"`` (columns
         Γ(q, 0, u_i) by Newton–Euler, [9.97]; ``"newton_euler"`` is its deprecated name) or ``"gibbs_appell"``
         (Hessian of the Gibbs function, Mata et al. eq 22).
+    out : ndarray, optional
+        The result's buffer, as in :func:`inverse_dynamics`.
 
     Returns
     -------
@@ -146,14 +153,14 @@ def inertia_matrix(robot, q, method: str = "composite"):
         A wrong shape or NaN/inf in ``q``, or an unknown ``method`` (the choices are listed).
     """
     if getattr(robot, "base", "fixed") != "fixed":
-        return floating.floating_inertia_matrix(robot, q)
+        return into("inertia_matrix", out, floating.floating_inertia_matrix(robot, q))
     if method == "composite":  # the default: straight to the function
-        return composite.inertia_matrix(robot, q)
-    return _pick("inertia_matrix", method)(robot, q)
+        return composite.inertia_matrix(robot, q, out)
+    return into("inertia_matrix", out, _pick("inertia_matrix", method)(robot, q))
 
 
 def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive",
-                     friction: bool = True):
+                     friction: bool = True, out=None):
     """Direct dynamic model q̈ = A⁻¹(q) (Γ − H(q, q̇))  [9.96], H with friction and wrenches [9.95].
 
     Parameters
@@ -174,6 +181,8 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
         name).
     friction : bool
         False leaves the robot's joint friction out (as in :func:`inverse_dynamics`).
+    out : ndarray, optional
+        The result's buffer, as in :func:`inverse_dynamics`.
 
     Returns
     -------
@@ -191,10 +200,11 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     if friction is not True:
         robot = with_friction(robot, friction)
     if getattr(robot, "base", "fixed") != "fixed":
-        return floating.floating_forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity)
+        return into("forward_dynamics", out, floating.floating_forward_dynamics(robot, q, qd, tau, wrenches=wrenches,
+                                                                                gravity=gravity))
     if method == "recursive":  # the default: straight to the function
-        return recursive.forward_dynamics(robot, q, qd, tau, wrenches, gravity)
-    return _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches, gravity)
+        return recursive.forward_dynamics(robot, q, qd, tau, wrenches, gravity, out)
+    return into("forward_dynamics", out, _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches, gravity))
 
 
 def state_derivative(robot: Robot, x, tau, *args, wrenches=None, gravity=None, method: str = "recursive") -> np.ndarray:

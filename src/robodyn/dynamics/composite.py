@@ -84,7 +84,7 @@ def composite_components(robot: Robot, q, backend: ScalarBackend | None = None) 
     return rot, J, MS, M
 
 
-def inertia_matrix(robot: Robot, q) -> np.ndarray:
+def inertia_matrix(robot: Robot, q, out=None) -> np.ndarray:
     """Inertia matrix A(q) by composite links, rotor inertias Ia on the diagonal.
 
     Parameters
@@ -92,6 +92,8 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
     robot : Robot
     q : array_like (..., n)
         Joint positions (rad | m); leading axes are batch axes.
+    out : ndarray, optional
+        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
 
     Returns
     -------
@@ -99,7 +101,7 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
         Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q.
         float32 input gives float32.
     """
-    return executor.execute(_INERTIA, robot, q)
+    return executor.execute(_INERTIA, robot, q, None, None, None, None, None, out)
 
 
 def assemble_matrix(robot: Robot, q: np.ndarray, entries) -> np.ndarray:

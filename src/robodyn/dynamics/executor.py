@@ -6,9 +6,9 @@ and its NumPy code on checked arrays).  :func:`execute` alone chooses among robo
 
 - **the generic native kernels** (:mod:`robodyn.native`): one 1-D float64 state (no wrenches) of a default method
   through their single-state entry (a free-flyer state of a floating base through their free-flyer entry on the
-  augmented robot of :mod:`robodyn.dynamics.floating`), and a **float64 batch of at least** :data:`MIN_BATCH` **states** of a default
-  method threaded over the states (the dynamics derivatives from the first state: :func:`takes_derivatives`);
-- **NumPy**, everything else (a non-default ``method=``, float32, small batches, wrenches, object arrays of
+  augmented robot of :mod:`robodyn.dynamics.floating`), and a **float64 batch of any size** (:data:`MIN_BATCH`) of a
+  default method threaded over the states (the dynamics derivatives from the first state: :func:`takes_derivatives`);
+- **NumPy**, everything else (a non-default ``method=``, float32, wrenches, object arrays of
   counting scalars, a state a kernel declines): the arguments checked once
   (:func:`robodyn.model.arguments.joint_arrays`), the formulation's NumPy recursions, and the result checked
   finite (:func:`robodyn.arrays.finite_result`, named after the function);
@@ -19,9 +19,17 @@ and its NumPy code on checked arrays).  :func:`execute` alone chooses among robo
 - **the customized models** of :func:`robodyn.compile` (C, CUDA, JAX), which the user builds for one robot when a
   non-default method must be fast; they are called directly, not through here.
 
-The environment switch ``ROBODYN_NATIVE`` (0: no compiled code) is read at every call: by :func:`enabled` for
-batches, and by the native single-state entry itself (C's ``getenv``, a few nanoseconds) for one state.  The native
-kernels' model of a robot and its bound single-state entries are kept in :mod:`robodyn.model.workspace`.
+A call to the kernels is short: :func:`execute` looks up the kernel's entry bound to the robot
+(:func:`robodyn.native.bind`, kept in :mod:`robodyn.model.workspace`) and calls it with the caller's arrays; the entry
+takes one 1-D float64 state, or float64 arrays of one shape (..., n) with gravity None or (3,), and declines
+anything else (broadcast batch axes, per-state gravity, wrenches, NaN), which then goes through
+:func:`robodyn.model.arguments.joint_arrays` and :func:`robodyn.native.run_checked` or NumPy.  ``out=`` is the
+result's buffer on every path (the kernels write it; elsewhere the result is copied into it), checked by
+:func:`robodyn.arrays.check_out`.
+
+The environment switch ``ROBODYN_NATIVE`` (0: no compiled code) is read at every call: by :func:`enabled` and the
+bound entry for batches, and by the native single-state entry itself (C's ``getenv``, a few nanoseconds) for one
+state.
 """
 
 from __future__ import annotations
@@ -32,14 +40,18 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from robodyn import native
-from robodyn.arrays import check_array, finite_result
+from robodyn.arrays import check_array, finite_result, into
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import Robot
+from robodyn.model.workspace import WORKSPACE
+from robodyn.native import RUNNERS
 
 _F64 = np.dtype(np.float64)
 
-#: Smallest number of float64 states for which robodyn's default algorithms hand a batch to the generic kernels.
-MIN_BATCH = 128
+#: Smallest number of float64 states for which robodyn's default algorithms hand a batch to the generic kernels: one,
+#: since a batch of the kernels equals its states run one by one bit for bit (NumPy's recursion does not, and took
+#: 1-2 ms for 2-100 Panda states where the kernels take microseconds).
+MIN_BATCH = 1
 
 
 class Algorithm(NamedTuple):
@@ -48,8 +60,7 @@ class Algorithm(NamedTuple):
     name: the public name (the finite check's message; robodyn.native's kind where ``single`` or ``batch``).
     numpy: ``numpy(robot, *inputs, g, fe)`` (``numpy(robot, q)`` where ``matrix``) on checked arrays of one dtype:
     g (3,) or (..., 3), fe (..., nf, 6) or None; its result is checked here.  inputs: the joint-space arguments.
-    single / batch: robodyn.native's single-state entry / generic kernels (batches of :data:`MIN_BATCH` states
-    and more) run ``name`` (with ``friction``, its friction flag).  jax: ``jax(robot, *inputs, gravity)``, the
+    single / batch: robodyn.native's single-state entry / generic kernels (batches of any size) run ``name`` (with ``friction``, its friction flag).  jax: ``jax(robot, *inputs, gravity)``, the
     recursion on the JAX backend for JAX arrays (traceable; no gravity where ``matrix``).  entry: ``entry(robot, name, a, b, c,
     gravity)`` -> result or None, another single-state entry (the free-flyer one of :mod:`robodyn.dynamics.floating`).
     matrix: the result is (..., n, n), no gravity, no wrenches.  general: ``general(robot, a, b, c, wrenches,
@@ -70,32 +81,41 @@ class Algorithm(NamedTuple):
     result: Callable | None = None
 
 
-def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=None, friction=None):
+def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=None, friction=None, out=None):
     """``spec`` on the caller's arguments (``a``, ``b``, ``c``: ``spec.inputs``; ``friction``: the derivatives'
-    friction model, None or True the robot's own), on the path of the module docstring."""
-    if spec.single and wrenches is None and (friction is None or friction is True):
-        out = native.single_state(robot, spec.name, a, b, c, gravity)  # positional: a keyword costs a dict
-        if out is not None:
-            return out if spec.result is None else spec.result(out)
+    friction model, None or True the robot's own; ``out``: the result's buffer, see :func:`robodyn.arrays.check_out`),
+    on the path of the module docstring."""
+    if (spec.single or spec.batch) and wrenches is None and (friction is None or friction is True) and (
+            type(robot) is Robot or isinstance(robot, Robot)):
+        run = WORKSPACE.get(robot, RUNNERS[spec.name])  # the kernel's entry bound to this robot (robodyn.native.bind)
+        if run is None:
+            run = native.bind(robot, spec.name)
+        if run:
+            res = run(a, b, c, gravity, out, spec.friction, MIN_BATCH if spec.batch else 0)  # positional: no dict
+            if res is not None:
+                return res if spec.result is None else spec.result(res)
     elif spec.entry is not None and wrenches is None:
-        out = spec.entry(robot, spec.name, a, b, c, gravity)
-        if out is not None:
-            return out
+        res = spec.entry(robot, spec.name, a, b, c, gravity)
+        if res is not None:
+            return into(spec.name, out, res)
     if spec.general is not None:
-        return spec.general(robot, a, b, c, wrenches, gravity, friction)
-    if _is_dask(a) or _is_dask(b) or _is_dask(c):
-        return _lazy(spec, robot, (a, b, c)[:len(spec.inputs)], wrenches, gravity)
-    if _is_jax(a) or _is_jax(b) or _is_jax(c):
-        return _traced(spec, robot, (a, b, c)[:len(spec.inputs)], wrenches, gravity)
+        return into(spec.name, out, spec.general(robot, a, b, c, wrenches, gravity, friction))
+    if _is_dask(a) or _is_dask(b) or _is_dask(c) or _is_jax(a) or _is_jax(b) or _is_jax(c):
+        if out is not None:
+            from robodyn.errors import InputError
+
+            raise InputError(f"{spec.name}: out= takes NumPy arrays; Dask and JAX arrays give their own result")
+        inputs = (a, b, c)[:len(spec.inputs)]
+        return (_lazy if _is_dask(a) or _is_dask(b) or _is_dask(c) else _traced)(spec, robot, inputs, wrenches, gravity)
     dtype, batch, arrays = joint_arrays(robot, **dict(zip(spec.inputs, (a, b, c))), gravity=gravity, wrenches=wrenches)
-    if spec.batch and takes_batch(dtype, batch):  # robodyn.native checks its result
-        return native.run_checked(robot, spec.name, batch, arrays, friction=spec.friction)
+    if spec.batch and takes_batch(dtype, batch):  # robodyn.native checks its result (and out)
+        return native.run_checked(robot, spec.name, batch, arrays, friction=spec.friction, out=out)
     joint = [arrays[k] for k in spec.inputs]
     if spec.matrix:
-        return finite_result(spec.name, spec.numpy(robot, *joint))
+        return into(spec.name, out, finite_result(spec.name, spec.numpy(robot, *joint)))
     g = check_array("gravity", robot.gravity if gravity is None else gravity, (3,), batch, dtype)
     fe = None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, dtype)
-    return finite_result(spec.name, spec.numpy(robot, *joint, g, fe))
+    return into(spec.name, out, finite_result(spec.name, spec.numpy(robot, *joint, g, fe)))
 
 
 def enabled() -> bool:

@@ -51,7 +51,7 @@ from robodyn.dynamics import composite, executor, newton_euler, recursive
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import base_poses, jacobian, link_accelerations
 from robodyn.model.robot import Robot
-from robodyn.spatial import cross, mtv, mv
+from robodyn.spatial import cross, mtv, mv, quaternion_rows, velocity_products
 
 #: Names of the six virtual joints of the base (never seen by a user: their columns are the base's).
 _VIRTUAL = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
@@ -102,17 +102,11 @@ def _augmented(robot: Robot) -> Robot:
 
 def quaternion_matrix(quat: np.ndarray) -> np.ndarray:
     """Rotation matrix (..., 3, 3) of unit quaternions (..., 4) in the order (x, y, z, w)."""
-    x, y, z, w = (quat[..., i] for i in range(4))
+    rows = quaternion_rows(*(quat[..., i] for i in range(4)))
     R = np.empty(quat.shape[:-1] + (3, 3), quat.dtype)
-    R[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    R[..., 0, 1] = 2 * (x * y - z * w)
-    R[..., 0, 2] = 2 * (x * z + y * w)
-    R[..., 1, 0] = 2 * (x * y + z * w)
-    R[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    R[..., 1, 2] = 2 * (y * z - x * w)
-    R[..., 2, 0] = 2 * (x * z - y * w)
-    R[..., 2, 1] = 2 * (y * z + x * w)
-    R[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    for r in range(3):
+        for c in range(3):
+            R[..., r, c] = rows[r][c]
     return R
 
 
@@ -185,9 +179,7 @@ def _native_state(robot: Robot, what: str, q, v=None, x=None, gravity=None):
 def _velocity_products(v: np.ndarray) -> np.ndarray:
     """(..., 6): what the virtual joints' velocity products add to [v̇_0, ω̇_0] (module notes): ω_0 × v_0 and
     −(ω_y ω_z, −ω_x ω_z, ω_x ω_y), so that q̈_a = a + them and a = q̈_a − them on the first six entries."""
-    u, w = v[..., :3], v[..., 3:6]
-    coupling = np.stack([w[..., 1] * w[..., 2], -w[..., 0] * w[..., 2], w[..., 0] * w[..., 1]], -1)
-    return np.concatenate([cross(w, u), -coupling], -1)
+    return np.stack(velocity_products(*(v[..., i] for i in range(6))), -1)
 
 
 def _virtual_acceleration(v: np.ndarray, a: np.ndarray, sign: int = 1) -> np.ndarray:

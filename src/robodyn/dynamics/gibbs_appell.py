@@ -49,7 +49,8 @@ import numpy as np
 from robodyn.dynamics import executor
 from robodyn.dynamics.lagrange import Fallback, cholesky_components, cholesky_solve
 from robodyn.dynamics.trace import no_phase, opaque
-from robodyn.kinematics import flat_columns, forward_frames, frame_rotations, run_blocks, state_blocks, to_child, to_parent
+from robodyn.kinematics import (flat_columns, forward_frames, frame_rotations, run_blocks, state_blocks, to_child, to_parent,
+                                wrench_to_parent)
 from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
 from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, euler_moment, frame_wrench, mat_mv,
@@ -103,10 +104,10 @@ def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBacke
     for i in range(nf - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            rot = frames[i].rot
-            F = to_parent(rot, vsum(f[i], phi[i]))  # eq (16)
+            # eqs (16), (15): the wrench (f_i + φ_i, χ_i) moved to the antecedent, [9.92]–[9.93]
+            F, X = wrench_to_parent(frames[i].rot, (vsum(f[i], phi[i]), chi[i]))
             phi[p] = vsum(phi[p], F)
-            chi[p] = vsum(chi[p], vcross(rot[3], F), to_parent(rot, chi[i]))  # eq (15)
+            chi[p] = vsum(chi[p], X)
     return [c_add(f[i][2], phi[i][2]) if robot.sigma[i] == 1 else chi[i][2] for i in robot.joint_frames]  # eq (14)
 
 
@@ -171,6 +172,9 @@ def inertia_components(robot: Robot, q, backend: ScalarBackend | None = None, ph
 
     and D_kj = D_jk; D_jk = 0 when neither joint lies above the other (trees).  A prismatic joint's P_c varies
     with q, so for it step 1's terms are computed with the state.
+
+    Steps 2–5 move points, axes and first moments (not twists or wrenches) between frames, with Mata's own
+    rotations, so they do not use the shared twist and wrench transforms of :mod:`robodyn.kinematics`.
     """
     phase = phase or no_phase
     n, nf = robot.n, robot.nf

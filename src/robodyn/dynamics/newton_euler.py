@@ -134,7 +134,7 @@ def wrenches_argument(robot: Robot, wrenches, batch, dtype):
     return None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, dtype)
 
 
-def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
+def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, out=None) -> np.ndarray:
     """Inverse dynamic model Γ = f(q, q̇, q̈, f_e) by the Newton–Euler algorithm, [9.84]–[9.94].
 
     Parameters
@@ -147,20 +147,22 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         moment about O_j ([9.91], [9.93]).  Fixed frames (σ = 2) have rows too.
     gravity : array_like (3,) or (..., 3), optional
         Overrides ``robot.gravity`` (base frame, m/s²).
+    out : ndarray, optional
+        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
 
     Returns
     -------
     ndarray (..., n)
         Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
     """
-    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
+    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity, None, out)
 
 
 def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
     return rnea(robot, q, qd, qdd, g, fe) + friction_of(robot, qd)
 
 
-def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
+def gravity_torques(robot: Robot, q, gravity=None, out=None) -> np.ndarray:
     """Gravity torques Q(q) = ∂U/∂q = Γ(q, q̇ = 0, q̈ = 0) without friction ([9.8], [9.25]).
 
     Parameters
@@ -170,13 +172,15 @@ def gravity_torques(robot: Robot, q, gravity=None) -> np.ndarray:
         Joint positions (rad | m).
     gravity : array_like (3,) or (..., 3), optional
         g in the base frame R_0 (m/s²); default ``robot.gravity``.
+    out : ndarray, optional
+        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
 
     Returns
     -------
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
-    return executor.execute(_GRAVITY, robot, q, None, None, None, gravity)
+    return executor.execute(_GRAVITY, robot, q, None, None, None, gravity, None, out)
 
 
 def _gravity_numpy(robot: Robot, q, g, fe) -> np.ndarray:

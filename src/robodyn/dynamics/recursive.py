@@ -62,7 +62,7 @@ from robodyn.spatial import (
 )
 
 
-def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
+def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, out=None) -> np.ndarray:
     """Joint accelerations q̈ = A⁻¹(Γ − H) by the recursive algorithm of §9.7.2, O(n), trees included.
 
     Parameters
@@ -76,13 +76,15 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
         [f_ej; m_ej] exerted BY link j ON the environment, in R_j, moment about O_j ([9.103]).
     gravity : array_like (3,) or (..., 3), optional
         g in R_0 (m/s²); default ``robot.gravity``.
+    out : ndarray, optional
+        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
 
     Returns
     -------
     ndarray (..., n)
         q̈ (rad/s² | m/s²); float32 when every input is float32.
     """
-    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
+    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity, None, out)
 
 
 def _numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:

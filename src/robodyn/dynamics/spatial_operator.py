@@ -70,6 +70,11 @@ def kozlowski_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None, phase=
 
     Gravity enters as the base acceleration λ = g (Kozłowski's λ_n⁺ = g). τ_k = H_k x_k (3.30).
 
+    The velocity and force transforms are written here in Kozłowski's split, the orientation A_k apart from the
+    translation φ (rather than :func:`robodyn.kinematics.twist_to_child` / :func:`~robodyn.kinematics.wrench_to_parent`,
+    which do both at once), because the rows of Table 1 count them apart and the recording of ``phase`` reproduces
+    those rows; the numbers are the same.
+
     Parameters
     ----------
     q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats, traced or recording scalars.

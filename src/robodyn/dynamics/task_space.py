@@ -18,17 +18,19 @@ need J and J̇ q̇ of r = f(q).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn import native
 from robodyn.arrays import check_array, finite_result
 from robodyn.model.arguments import frame_index, joint_arrays
-from robodyn.dynamics.api import inertia_matrix
+from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
 from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
-from robodyn.kinematics import ancestors, base_poses, jacobian, jacobian_dot_qd, link_velocities
+from robodyn.kinematics import ancestors, base_poses, jacobian, jacobian_dot_qd, link_velocities, state_frame
 from robodyn.model.robot import Robot
 
 
@@ -202,9 +204,16 @@ def _point(robot: Robot, q, frame, point) -> np.ndarray:
     return P0[..., f, :] + (R0[..., f, :, :] @ np.asarray(point, dtype=float)[..., None])[..., 0]
 
 
+_ALL_ROWS = np.arange(6)
+_ALL_ROWS.flags.writeable = False
+
+
 def _rows(rows) -> np.ndarray:
     if rows is None:
-        return np.arange(6)
+        return _ALL_ROWS
+    if type(rows) is list and 0 < len(rows) <= 6 and all(type(k) is int and 0 <= k <= 5 for k in rows) \
+            and len(set(rows)) == len(rows):
+        return np.array(rows)  # the common form, checked without NumPy's reductions
     r = np.atleast_1d(np.asarray(rows))
     if r.ndim != 1 or r.size == 0 or r.dtype.kind not in "iu" or np.any((r < 0) | (r > 5)) \
             or np.unique(r).size != r.size:
@@ -246,10 +255,24 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         ``Lambda, mu, p = task_space_dynamics(...)`` or the full result with J̄ and the null-space projector;
         ``J`` and ``Jdot_qd`` are the task map's when ``task`` is given.
     """
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    q, qd = np.broadcast_to(a["q"], batch + (robot.n,)), np.broadcast_to(a["qd"], batch + (robot.n,))
     if not (damping >= 0 and np.isfinite(damping)):
         raise InputError(f"damping = {damping!r}; give 0 (exact, error at singularities) or a positive number")
+    if task is None and isinstance(robot, Robot) and isinstance(rcond, (int, float)):
+        # one float64 state: every term and the algebra below in one call of robodyn.native's kernels
+        state = native.task_space_state(robot, q, qd, state_frame(robot, frame), point, _rows(rows), damping, rcond)
+        if state is not None:
+            Lam, mu, p, J, Jdq, Jbar, N = state
+            return TaskSpaceDynamics(Lambda=Lam, mu=mu, p=p, J=J, Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    q, qd = np.broadcast_to(a["q"], batch + (robot.n,)), np.broadcast_to(a["qd"], batch + (robot.n,))
+    if task is None and dtype == np.float64 and isinstance(rcond, (int, float)) and _rows(rows).size <= robot.n:
+        # a float64 batch: each state by the single state's compiled code, threaded
+        pt = None if point is None else check_array("point", point, (3,), batch, dtype)
+        state = native.task_space_batch(robot, batch, q, qd, frame_index(robot, frame), pt, _rows(rows), damping,
+                                        rcond)
+        if state is not None:
+            Lam, mu, p, J, Jdq, Jbar, N = state
+            return TaskSpaceDynamics(Lambda=Lam, mu=mu, p=p, J=J, Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
     if task is not None:
         if frame is not None or point is not None or rows is not None:
             raise InputError("give either task= (a task map) or frame=/point=/rows= (rows of a frame's Jacobian)")
@@ -265,7 +288,7 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     if r.size > robot.n:
         raise InputError(f"the task has m = {r.size} rows but robot '{robot.name}' has n = {robot.n} joints; "
                          f"choose at most {robot.n} rows (rows=[...] or a smaller task map)")
-    A = inertia_matrix(robot, q)
+    A, n_all, g = _joint_terms(robot, q, qd)
     AinvJt = np.linalg.solve(A, np.swapaxes(J, -1, -2))          # (..., n, m)
     Phi = J @ AinvJt
     Phi = 0.5 * (Phi + np.swapaxes(Phi, -1, -2))
@@ -287,16 +310,25 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         Phi = Phi + damping**2 * np.eye(m)
     Lam = np.linalg.inv(Phi)
     Lam = 0.5 * (Lam + np.swapaxes(Lam, -1, -2))
-    n_all = bias_torques(robot, q, qd)
-    g = gravity_torques(robot, q)
     Jbar = AinvJt @ Lam
     JAinv = np.swapaxes(AinvJt, -1, -2)                         # J A⁻¹ (A symmetric)
     mu = (Lam @ ((JAinv @ (n_all - g)[..., None])[..., 0] - Jdq)[..., None])[..., 0]
     p = (Lam @ (JAinv @ g[..., None]))[..., 0]
     N = np.eye(robot.n) - np.swapaxes(J, -1, -2) @ np.swapaxes(Jbar, -1, -2)
-    return finite_result("task_space_dynamics", TaskSpaceDynamics(
+    result = TaskSpaceDynamics(
         Lambda=Lam.astype(dtype, copy=False), mu=mu.astype(dtype, copy=False), p=p.astype(dtype, copy=False), J=J,
-        Jdot_qd=Jdq, Jbar=Jbar, null_projector=N))
+        Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
+    if math.isfinite(float(Lam.sum() + mu.sum() + p.sum() + Jbar.sum() + N.sum() + J.sum() + Jdq.sum())):
+        return result  # NaN and ±inf propagate into the sum: everything is finite (the common case, one test)
+    return finite_result("task_space_dynamics", result)
+
+
+def _joint_terms(robot: Robot, q: np.ndarray, qd: np.ndarray):
+    """A(q), H(q, q̇) (friction included, [9.95]) and the gravity torques Q(q) of checked arrays: float64 through
+    the executor's default paths (robodyn.native's kernels for one state and for large batches; H as Γ(q, q̇, 0),
+    whose q̈ terms vanish), other dtypes through the NumPy recursions."""
+    H = inverse_dynamics(robot, q, qd, np.zeros_like(qd)) if q.dtype == np.float64 else bias_torques(robot, q, qd)
+    return inertia_matrix(robot, q), H, gravity_torques(robot, q)
 
 
 def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:

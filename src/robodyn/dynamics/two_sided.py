@@ -33,10 +33,10 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.dynamics import executor
-from robodyn.kinematics import frame_rotations, run_blocks, to_child, to_parent
+from robodyn.kinematics import frame_rotations, run_blocks, to_child, twist_to_child, wrench_to_parent
 from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
-from robodyn.spatial import ZERO, frame_wrench, vcross, vscale, vsum
+from robodyn.spatial import ZERO, frame_wrench, vadd, vcross, vscale, vsum
 
 
 def _inertia_times(J6, w):
@@ -64,15 +64,15 @@ def two_sided_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None) -> lis
     w, v, wd, vd = [None] * nf, [None] * nf, [None] * nf, [None] * nf   # V⁻ = [ω; v], λ⁻ = [ω̇; v̇] in R_j
     k = 0
     for i in range(nf):
-        p, P = parent[i], rot[i][3]
-        if p >= 0:  # (3.1), (3.4): φᵀ moves the parent's V⁻, λ⁻ from O_a to O_j (frame R_a)
-            w_plus, v_plus = w[p], vsum(v[p], vcross(w[p], P))
-            wd_plus, vd_plus = wd[p], vsum(vd[p], vcross(wd[p], P))
+        p = parent[i]
+        # (3.1), (3.4): φᵀ moves the parent's V⁻, λ⁻ from O_a to O_j, A⁻¹ turns them across the joint (the twist
+        # transform [9.17]–[9.18]); n_k is formed after the rotation: A⁻¹(a × R h) = (A⁻¹ a) × h, h = z_j in R_j
+        if p >= 0:
+            v_j, w_j = twist_to_child(rot[i], (v[p], w[p]))
+            vd_j, wd_j = twist_to_child(rot[i], (vd[p], wd[p]))
         else:       # (3.3), (3.6) with gravity: V⁺ = 0, λ⁺ = [0; −g]
-            w_plus, v_plus, wd_plus, vd_plus = ZERO, ZERO, ZERO, (-g[0], -g[1], -g[2])
-        # A⁻¹ across the joint; n_k is formed after the rotation: A⁻¹(a × R h) = (A⁻¹ a) × h, h = z_j in R_j
-        w_j, v_j = to_child(rot[i], w_plus), to_child(rot[i], v_plus)
-        wd_j, vd_j = to_child(rot[i], wd_plus), to_child(rot[i], vd_plus)
+            w_j = v_j = wd_j = to_child(rot[i], ZERO)
+            vd_j = to_child(rot[i], (-g[0], -g[1], -g[2]))
         if robot.sigma[i] != 2:
             rate, acc = qd[k], qdd[k]
             k += 1
@@ -97,10 +97,10 @@ def two_sided_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None) -> lis
             force[i], torque[i] = vsum(force[i], fe), vsum(torque[i], me)
     for i in range(nf - 1, -1, -1):
         p = parent[i]
-        if p >= 0:  # x⁺ = A x⁻ (3.9), then φ_{k,k−1} moves it from O_j to O_a (3.8)
-            F, T = to_parent(rot[i], force[i]), to_parent(rot[i], torque[i])
-            force[p] = vsum(force[p], F)
-            torque[p] = vsum(torque[p], T, vcross(rot[i][3], F))
+        if p >= 0:  # x⁺ = A x⁻ (3.9), then φ_{k,k−1} moves it from O_j to O_a (3.8): the wrench transform [9.92]–[9.93]
+            F, T = wrench_to_parent(rot[i], (force[i], torque[i]))
+            force[p] = vadd(force[p], F)
+            torque[p] = vadd(torque[p], T)
     return [force[i][2] if robot.sigma[i] == 1 else torque[i][2] for i in robot.joint_frames]  # τ = H x⁻
 
 

@@ -36,7 +36,7 @@ from robodyn.spatial import rot_x
 
 #: Robot fields with one entry per joint variable (σ ≠ 2).
 _JOINT_FIELDS = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
-_PASS_FIELDS = ("name", "source", "gravity", "qlim", "strict")
+_PASS_FIELDS = ("name", "source", "gravity", "qlim", "qdlim", "taulim", "strict")
 
 
 def from_craig_mdh(alpha, a, theta, d, sigma=None, *, masses=None, coms=None, inertias_com=None, **robot_fields) -> Robot:
@@ -104,7 +104,7 @@ def to_craig_mdh(robot: Robot) -> dict:
         "params": robot.params.copy(),
         "frame_names": robot.frame_names,
     }
-    out.update({k: np.array(getattr(robot, k)) for k in _JOINT_FIELDS + ("qlim", "gravity")})
+    out.update({k: np.array(getattr(robot, k)) for k in _JOINT_FIELDS + ("qlim", "qdlim", "taulim", "gravity")})
     out.update({"name": robot.name, "source": robot.source})
     return out
 
@@ -145,7 +145,7 @@ def from_standard_dh(
     joint_names : sequence of str (n,), optional
     **robot_fields
         Joint quantities Ia, Fc, Fv, Foff, Fst, kst, Bst with one entry per joint (n,); name, source,
-        gravity, qlim (n, 2) as in :class:`Robot`.
+        gravity, qlim (n, 2), qdlim, taulim (n,) as in :class:`Robot`.
 
     Returns
     -------
@@ -201,8 +201,8 @@ def to_standard_dh(robot: Robot) -> dict:
     dict
         ``a, alpha, d, theta, sigma`` (n,), ``masses`` (n,), ``coms`` (n, 3) and ``inertias_com`` (n, 3, 3)
         in SDH frames (a massless link keeps its inertia, about the origin of the SDH frame's parallel axes,
-        with com = 0), joint quantities Ia... (n,), ``qlim``, ``gravity``, ``joint_names`` (n,), ``name``,
-        ``source`` and ``tool_name``, so that ``from_standard_dh(**to_standard_dh(robot))`` rebuilds ``robot``.
+        with com = 0), joint quantities Ia... (n,), ``qlim``, ``qdlim``, ``taulim``, ``gravity``, ``joint_names`` (n,),
+        ``name``, ``source`` and ``tool_name``, so that ``from_standard_dh(**to_standard_dh(robot))`` rebuilds ``robot``.
 
     Raises
     ------
@@ -242,6 +242,7 @@ def to_standard_dh(robot: Robot) -> dict:
         "sigma": robot.sigma[:n].copy(), "masses": masses, "coms": coms, "inertias_com": inertias,
         "joint_names": robot.frame_names[:n], "tool_name": robot.frame_names[-1] if nf > n else "tool",
         "name": robot.name, "source": robot.source, "gravity": np.array(robot.gravity), "qlim": np.array(robot.qlim),
+        "qdlim": np.array(robot.qdlim), "taulim": np.array(robot.taulim),
     }
     out.update({k: np.array(getattr(robot, k)[:n]) for k in _JOINT_FIELDS})
     return out

@@ -6,7 +6,8 @@ Schema (the contract users write; missing keys default to 0, antecedent to j −
     source: "where the numbers come from"
     gravity: [0, 0, -9.81]
     joints:   # one row per frame j = 1..nf
-      - {name: j1, antecedent: 0, sigma: 0, gamma: 0, b: 0, alpha: 0, d: 0, theta: 0, r: 0, qmin: -3, qmax: 3}
+      - {name: j1, antecedent: 0, sigma: 0, gamma: 0, b: 0, alpha: 0, d: 0, theta: 0, r: 0, qmin: -3, qmax: 3,
+         qdmax: 2.5, taumax: 80}   # |q̇| <= qdmax (rad/s | m/s), |Γ| <= taumax (N m | N); absent: unlimited
     links:    # one row per frame; standard parameters in R_j about O_j (SI units)
       - {XX: 0, XY: 0, XZ: 0, YY: 0, YZ: 0, ZZ: 1.2, MX: 0, MY: 0, MZ: 0, M: 10, Ia: 0, Fc: 0, Fv: 0}
       # or: {mass: m, com: [x, y, z], inertia_com: [[..],[..],[..]], Ia: .., Fc: .., Fv: ..}
@@ -36,7 +37,8 @@ from robodyn.errors import InputError, ModelError, ModelFileError, UnknownRobotE
 from robodyn.model.inertia import standard_from_com
 from robodyn.model.robot import PARAMETER_NAMES, Robot
 
-_JOINT_KEYS = ("name", "antecedent", "sigma", "gamma", "b", "alpha", "d", "theta", "r", "qmin", "qmax", "link")
+_JOINT_KEYS = ("name", "antecedent", "sigma", "gamma", "b", "alpha", "d", "theta", "r", "qmin", "qmax", "qdmax", "taumax",
+               "link")
 _LINK_EXTRA = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
 _COM_KEYS = ("mass", "com", "inertia_com")
 _TOP_KEYS = ("name", "source", "gravity", "joints", "links", "base", "floating", "base_link")
@@ -322,6 +324,7 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
     nf = len(joints)
     geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
     ant, sigma, names, qlim, link_names = np.arange(nf), np.zeros(nf, int), [], [], []
+    rates = {"qdlim": [], "taulim": []}
     for j, row in enumerate(joints, start=1):
         where = f"{origin}, joints row {j}"
         _check_row(row, _JOINT_KEYS, where)
@@ -333,8 +336,12 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
             geo[k][j - 1] = _number(row.get(k, 0), where, k)
         if sigma[j - 1] != 2:
             qlim.append([_limit(row, "qmin", -math.inf, where), _limit(row, "qmax", math.inf, where)])
+            for field, key in (("qdlim", "qdmax"), ("taulim", "taumax")):
+                rates[field].append(_limit(row, key, math.inf, where))
         elif "qmin" in row or "qmax" in row:
             raise ModelFileError(f"{where}: field qmin/qmax on a fixed frame (sigma: 2); remove it")
+        elif "qdmax" in row or "taumax" in row:
+            raise ModelFileError(f"{where}: field qdmax/taumax on a fixed frame (sigma: 2); remove it")
     params = np.zeros((nf, 10))
     extra = {k: np.zeros(nf) for k in _LINK_EXTRA}
     for j, row in enumerate(links, start=1):
@@ -363,6 +370,8 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
             frame_names=tuple(names),
             link_names=tuple(link_names),
             qlim=np.array(qlim).reshape(-1, 2),
+            qdlim=np.array(rates["qdlim"]),
+            taulim=np.array(rates["taulim"]),
             strict=strict,
             base=base,
             base_params=base_params,
@@ -535,6 +544,9 @@ def dumps(robot: Robot) -> str:
                 row["qmin"] = float(lo)
             if np.isfinite(hi):
                 row["qmax"] = float(hi)
+            for key, values in (("qdmax", robot.qdlim), ("taumax", robot.taulim)):
+                if np.isfinite(values[k - 1]):
+                    row[key] = float(values[k - 1])
         joints.append(row)
         link = {p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])}
         link.update({e: float(getattr(robot, e)[i]) for e in _LINK_EXTRA if getattr(robot, e)[i] != 0})

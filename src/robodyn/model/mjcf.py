@@ -14,7 +14,8 @@ or ``slide`` (σ = 1) joint, named after the joint, its z axis on the joint axis
 (several joints in one body act one after the other, as in MuJoCo).  ``<inertial>`` (mass, ``pos``, principal
 axes ``quat`` and moments, or ``fullinertia``) becomes standard parameters by [9.12]; ``armature`` becomes the
 rotor inertia Ia, ``damping`` the viscous friction Fv, ``frictionloss`` the Coulomb friction Fc; a limited
-joint's ``range`` (after compilation: rad | m) becomes ``qlim``; gravity is ``<option gravity>``, in the world
+joint's ``range`` (after compilation: rad | m) becomes ``qlim`` and its ``actuatorfrcrange`` the torque limit
+``taulim`` (the smaller side, robodyn's limits being symmetric); gravity is ``<option gravity>``, in the world
 frame, which is the base frame R_0.
 """
 
@@ -134,11 +135,15 @@ def _description(model, mujoco, origin: str) -> RobotDescription:
             pos = np.array(model.jnt_pos[k], dtype=float)
             dof = int(model.jnt_dofadr[k])
             limited = bool(model.jnt_limited[k])
+            limit = {"lower": float(model.jnt_range[k, 0]), "upper": float(model.jnt_range[k, 1])} if limited else {}
+            lo, hi = model.jnt_actfrcrange[k]
+            if model.jnt_actfrclimited[k] and lo < 0 < hi:  # robodyn's torque limit is symmetric: the smaller side
+                limit["effort"] = float(min(-lo, hi))
             joints.append(JointRecord(
                 name=joint, type=("revolute" if limited else "continuous") if kind == _HINGE else "prismatic",
                 parent=previous, child=child, origin=(place if k == first else np.eye(4)) @ _shift(pos - at),
                 axis=np.array(model.jnt_axis[k], dtype=float),
-                limit={"lower": float(model.jnt_range[k, 0]), "upper": float(model.jnt_range[k, 1])} if limited else None,
+                limit=limit or None,
                 damping=float(model.dof_damping[dof]), friction=float(model.dof_frictionloss[dof]), mimic=None,
                 armature=float(model.dof_armature[dof])))
             if child != link:

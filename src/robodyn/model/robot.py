@@ -35,6 +35,8 @@ BASE_KINDS: tuple[str, ...] = ("fixed", "mobile", "floating")
 _GEOMETRY = ("gamma", "b", "alpha", "d", "theta", "r")
 #: Per-frame joint quantities: rotor inertia, Coulomb, viscous, offset friction, Stribeck [9.26].
 _JOINT_PARAMS = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
+#: Symmetric per-joint limits: velocity |q̇| ≤ qdlim (rad/s | m/s), torque |Γ| ≤ taulim (N m | N).
+_RATE_LIMITS = ("qdlim", "taulim")
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,13 +83,20 @@ class Robot:
     base_params : float array (10,)
         Standard inertial parameters XX XY XZ YY YZ ZZ MX MY MZ M of the base body (link 0) in R_0 about O_0
         (default zeros).  Unused by a fixed base.
+    qdlim : float array (n,)
+        Joint velocity limits |q̇_k| ≤ qdlim_k per joint variable (rad/s | m/s), positive; inf where unknown
+        (default).
+    taulim : float array (n,)
+        Joint torque (effort) limits |Γ_k| ≤ taulim_k per joint variable (N m | N), positive; inf where unknown
+        (default).
 
     Notes
     -----
     Joint variables ``q`` have one entry per frame with σ ≠ 2, in frame order (``joint_frames``).
     Every numeric argument is copied and made read-only: algorithms cannot alter a robot.
     Use :meth:`replace` to derive a modified robot.  Robots compare and hash by content: ``content_key`` (bytes,
-    set by the constructor) is the SHA-256 digest of every field above, and robodyn's per-robot workspace
+    set by the constructor) is the SHA-256 digest of every field above (``qdlim`` and ``taulim`` left out while
+    they are all inf, so that a robot without them keeps its key), and robodyn's per-robot workspace
     (:mod:`robodyn.model.workspace`) is keyed by it.
     """
 
@@ -116,6 +125,8 @@ class Robot:
     strict: bool = True
     base: str = "fixed"
     base_params: np.ndarray | None = None
+    qdlim: np.ndarray | None = None
+    taulim: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
@@ -167,6 +178,8 @@ class Robot:
         default = tuple(f"j{j}" for j in range(1, nf + 1))
         put("frame_names", self._names("frame_names", default if self.frame_names is None else self.frame_names, nf))
         put("link_names", self._names("link_names", ("",) * nf if self.link_names is None else self.link_names, nf))
+        for key in _RATE_LIMITS:
+            put(key, self._positive_limits(key, getattr(self, key), n))
         if not isinstance(self.base, str) or self.base not in BASE_KINDS:
             raise ModelError(f"robot '{self.name}': base = {_short(self.base)}; use one of {', '.join(BASE_KINDS)}")
         base_params = np.zeros(10) if self.base_params is None else self._floats("base_params", self.base_params)
@@ -205,6 +218,19 @@ class Robot:
             return np.array(value, dtype=float)
         except (TypeError, ValueError):
             raise ModelError(f"robot '{self.name}': field {key} must be an array of real numbers, got {_short(value)}") from None
+
+    def _positive_limits(self, key: str, value, n: int) -> np.ndarray:
+        """A symmetric per-joint limit (qdlim, taulim): n positive numbers, inf where unlimited."""
+        v = np.full(n, np.inf) if value is None else self._floats(key, value)
+        if v.shape != (n,):
+            raise ModelError(f"robot '{self.name}': {key} has shape {v.shape}; expected ({n},), one per joint in "
+                             "the order of q")
+        bad = np.isnan(v) | ~(v > 0)
+        if np.any(bad):
+            k = int(np.flatnonzero(bad)[0])
+            raise ModelError(f"robot '{self.name}', joint {k + 1} ({self.frame_names[np.flatnonzero(self.sigma != 2)[k]]}): field "
+                             f"{key} = {v[k]:g}; a limit must be a positive number (inf where unlimited)")
+        return _frozen(v)
 
     def _vector(self, key: str, value, nf: int) -> np.ndarray:
         v = np.zeros(nf) if value is None else self._floats(key, value)
@@ -345,7 +371,8 @@ class Robot:
         i = int(self.joint_frames[k - 1])
         return Joint(number=k, frame=i + 1, name=self.frame_names[i], sigma=int(self.sigma[i]),
                      **{key: float(getattr(self, key)[i]) for key in _JOINT_PARAMS},
-                     qmin=float(self.qlim[k - 1, 0]), qmax=float(self.qlim[k - 1, 1]))
+                     qmin=float(self.qlim[k - 1, 0]), qmax=float(self.qlim[k - 1, 1]),
+                     qdmax=float(self.qdlim[k - 1]), taumax=float(self.taulim[k - 1]))
 
     @property
     def joints(self) -> tuple["Joint", ...]:
@@ -362,16 +389,16 @@ class Robot:
         """A new robot with per-joint quantities set from arrays of n values, one per joint in the order of q.
 
         ``values``: any of Ia Fc Fv Foff Fst kst Bst [9.26], [9.29] as (n,) arrays (or scalars for every joint),
-        and ``qlim`` as (n, 2).  Fixed frames keep their zeros: users never count them.
+        ``qlim`` as (n, 2), and the velocity and torque limits ``qdlim``, ``taulim`` as (n,).  Fixed frames keep their zeros: users never count them.
 
         Examples
         --------
         >>> robot.with_joint_parameters(Fc=[1.0, 0.8, 0.5], Fv=0.1)
         """
-        unknown = sorted(set(values) - set(_JOINT_PARAMS) - {"qlim"})
+        unknown = sorted(set(values) - set(_JOINT_PARAMS) - {"qlim", *_RATE_LIMITS})
         if unknown:
             raise ModelError(f"with_joint_parameters: unknown quantity {unknown[0]!r}; use one of "
-                             f"{', '.join(_JOINT_PARAMS)} or qlim")
+                             f"{', '.join(_JOINT_PARAMS)}, qlim, qdlim or taulim")
         changes = {}
         for key, value in values.items():
             shape = (self.n, 2) if key == "qlim" else (self.n,)
@@ -380,7 +407,7 @@ class Robot:
             except (TypeError, ValueError):
                 raise ModelError(f"with_joint_parameters: {key} = {_short(value)}; give {self.n} numbers, one per "
                                  "joint in the order of q" + (" ([min, max] each)" if key == "qlim" else "")) from None
-            if key == "qlim":
+            if key in ("qlim", *_RATE_LIMITS):
                 changes[key] = per_joint
             else:
                 column = np.array(getattr(self, key))
@@ -426,6 +453,8 @@ class Joint:
     Fc, Fv, Foff : float   Coulomb (N m | N), viscous (N m s/rad | N s/m) friction, torque offset (N m | N)
     Fst, kst, Bst : float  Stribeck term of [9.26]
     qmin, qmax : float  joint limits (rad | m; ±inf where unlimited)
+    qdmax : float       velocity limit |q̇| ≤ qdmax (rad/s | m/s; inf where unknown)
+    taumax : float      torque limit |Γ| ≤ taumax (N m | N; inf where unknown)
     """
 
     number: int
@@ -441,6 +470,8 @@ class Joint:
     Bst: float
     qmin: float
     qmax: float
+    qdmax: float = float("inf")
+    taumax: float = float("inf")
 
 
 def _short(value) -> str:
@@ -452,6 +483,8 @@ def _content_key(robot: Robot) -> bytes:
     h = hashlib.sha256()
     for f in dataclasses.fields(robot):
         value = getattr(robot, f.name)
+        if f.name in _RATE_LIMITS and np.all(np.isinf(value)):
+            continue  # a robot without rate limits keeps the key it had before these fields existed
         h.update(f.name.encode() + b"\0")
         if isinstance(value, np.ndarray):
             h.update(f"{value.dtype.str}{value.shape}".encode() + np.ascontiguousarray(value).tobytes())

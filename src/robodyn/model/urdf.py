@@ -133,7 +133,7 @@ class JointRecord:
     child: str
     origin: np.ndarray | None
     axis: np.ndarray
-    limit: dict | None  # lower, upper (float or None)
+    limit: dict | None  # lower, upper, effort, velocity (float or None)
     damping: float | None
     friction: float | None
     mimic: tuple | None  # (joint followed, multiplier, offset)
@@ -208,7 +208,7 @@ def _read_robot(tree, origin: str) -> RobotDescription:
             name=el.get("name"), type=el.get("type"), parent=el.find("parent").get("link"),
             child=el.find("child").get("link"), origin=_pose(el.find("origin")),
             axis=_numbers(axis.get("xyz", "1 0 0")) if axis is not None else np.array([1.0, 0.0, 0.0]),
-            limit=None if limit is None else {"lower": _optional(limit, "lower"), "upper": _optional(limit, "upper")},
+            limit=None if limit is None else {k: _optional(limit, k) for k in ("lower", "upper", "effort", "velocity")},
             damping=_optional(dyn, "damping"), friction=_optional(dyn, "friction"),
             mimic=None if mimic is None else (mimic.get("joint"), _optional(mimic, "multiplier"),
                                               _optional(mimic, "offset"))))
@@ -336,6 +336,16 @@ def _check_tree(robot_el, origin: str) -> None:
 
 def _float(value, default: float = 0.0) -> float:
     return default if value is None else float(value)
+
+
+def _rate_limit(limit: dict | None, key: str, where: str) -> float:
+    """``<limit velocity=|effort=>`` as robodyn's qdlim | taulim: inf where absent or 0 (the URDF placeholder
+    for "not given", which robodyn's own writer uses too)."""
+    value = None if limit is None else limit.get(key)
+    if value is not None and value < 0:
+        raise ModelFileError(f"{where}: <limit {key}=\"{value:g}\"> is negative; give the magnitude of the limit "
+                             f"({'rad/s | m/s' if key == 'velocity' else 'N m | N'}), or 0 for none")
+    return math.inf if not value else float(value)
 
 
 def _unit(v, where: str) -> np.ndarray:
@@ -938,6 +948,7 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
     geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
     sigma, ant, params = np.zeros(nf, int), np.zeros(nf, int), np.zeros((nf, 10))
     Fv, Fc, Ia, qlim, names = np.zeros(nf), np.zeros(nf), np.zeros(nf), [], []
+    rates = {"velocity": [], "effort": []}
     for i, (frame_name, a, j, F, child, _) in enumerate(rows):
         names.append(frame_name)
         ant[i] = a
@@ -952,6 +963,8 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
                 qlim.append([-math.inf, math.inf])
             else:
                 qlim.append([_float(lim["lower"], -math.inf), _float(lim["upper"], math.inf)])
+            for key in rates:
+                rates[key].append(_rate_limit(lim, key, f"{origin}, joint {_q(j.name)}"))
         inertial = links[child].inertial if child is not None else None
         if inertial is not None and inertial.mass is not None:
             T = _inv(F) @ world[child] @ _origin(inertial)
@@ -973,7 +986,8 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         return Robot(
             name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc, Ia=Ia,
             qlim=np.array(qlim, dtype=float).reshape(-1, 2), gravity=gravity, frame_names=tuple(names),
-            link_names=tuple(row[5] for row in rows),
+            link_names=tuple(row[5] for row in rows), qdlim=np.array(rates["velocity"]),
+            taulim=np.array(rates["effort"]),
             strict=strict, **geo,
         )
     except NonPhysicalInertiaError as exc:
@@ -1142,10 +1156,13 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
         ET.SubElement(joint, "origin", xyz=_vec(T[:3, 3]), rpy=_vec(rpy_angles(T[:3, :3])))
         if robot.sigma[i] != 2:
             ET.SubElement(joint, "axis", xyz="0 0 1")
-            if np.isfinite(lo) or np.isfinite(hi):
-                # an unlimited side is left out (read back as unlimited): URDF has no infinite number
+            rates = {key: _num(x) if np.isfinite(x) else "0"
+                     for key, x in (("effort", robot.taulim[k - 1]), ("velocity", robot.qdlim[k - 1]))}
+            if np.isfinite(lo) or np.isfinite(hi) or set(rates.values()) != {"0"}:
+                # an unlimited side is left out (read back as unlimited): URDF has no infinite number; an unknown
+                # effort or velocity is written 0, which the readers take as none
                 bounds = {side: _num(x) for side, x in (("lower", lo), ("upper", hi)) if np.isfinite(x)}
-                ET.SubElement(joint, "limit", **bounds, effort="0", velocity="0")
+                ET.SubElement(joint, "limit", **bounds, **rates)
             if robot.Fv[i] or robot.Fc[i]:
                 ET.SubElement(joint, "dynamics", damping=_num(robot.Fv[i]), friction=_num(robot.Fc[i]))
         link = ET.SubElement(root, "link", name=links[i + 1])

@@ -14,7 +14,10 @@ They implement:
 - ∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body inverse dynamics by forward-mode differentiation of the Newton–Euler
   recursion (Carpentier & Mansard's recursive derivatives in Khalil's link frames;
   :func:`inverse_dynamics_derivatives`), and the derivatives of the direct dynamics through a Cholesky
-  factorisation of A(q) (:func:`forward_dynamics_derivatives`).
+  factorisation of A(q) (:func:`forward_dynamics_derivatives`),
+- the kinematics of :mod:`robodyn.kinematics`: frame poses, the frame Jacobian, J̇q̇, link velocities and
+  accelerations (:func:`kinematics_state`, :func:`kinematics_batch`), and the task-space dynamics of one state
+  (:func:`task_space_state`).
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
@@ -43,13 +46,15 @@ from pathlib import Path
 import numpy as np
 
 from robodyn.model.arguments import joint_arrays
-from robodyn.threads import thread_count
+from robodyn.arrays import check_out
+from robodyn.threads import thread_count, usable_cores
 from robodyn.errors import ModelError, NumericOverflowError, RobodynError
 from robodyn.native.build import (CompileError, CompileTimeoutError, build_library, cache_dir, cache_key, find_compiler,
                                   numpy_flags, python_flags)
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
 
+_F64 = np.dtype(np.float64)
 _FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 #: kinds of the C entries (kernels.c: rd_run)
 _KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
@@ -242,14 +247,30 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
     """
     if type(robot) is not Robot and not isinstance(robot, Robot):
         return None
-    run = WORKSPACE.get(robot, _SINGLE_KEYS[kind])
-    if run is None:
-        run = WORKSPACE.value(robot, _SINGLE_KEYS[kind], lambda: _single_runner(robot, kind))
+    run = bind(robot, kind)
     return run(q, b, c, gravity) if run else None
 
 
-#: the per-robot workspace key of each kind's single-state runner
-_SINGLE_KEYS = types.MappingProxyType({kind: "native_single_" + kind for kind in _KINDS})
+def bind(robot: Robot, kind: str):
+    """The entry of ``kind`` bound to ``robot`` once and kept in its workspace entry (key ``RUNNERS[kind]``):
+    ``run(a, b, c, gravity, out=None, friction=True, least=0)`` -> the result, or None where the kernels decline
+    the call (the caller's general path then runs with its checks and messages); False where there are no kernels
+    here or they cannot serve this robot (the derivatives of a Stribeck term, whose slope they do not have).
+
+    ``run`` takes one 1-D float64 state through the single-state entry (not the regressor), and, with ``least`` > 0,
+    a batch (..., n) of at least ``least`` states of float64 NumPy arrays of one shape, finite, with gravity None or
+    (3,) float64, through the threaded batch entry (not the derivatives), ROBODYN_NATIVE not 0.  ``out``: the
+    result's buffer (None: a new one); one that does not fit the call exactly is declined (the caller checks it).
+    ``friction``: the regressor's friction columns (the other kinds always include friction).
+    """
+    run = WORKSPACE.get(robot, RUNNERS[kind])
+    if run is None:
+        run = WORKSPACE.value(robot, RUNNERS[kind], lambda: _runner(robot, kind))
+    return run
+
+
+#: the per-robot workspace key of each kind's bound entry (:func:`bind`)
+RUNNERS = types.MappingProxyType({kind: "native_single_" + kind for kind in _KINDS})
 
 
 def _single_model(robot: Robot):
@@ -260,24 +281,73 @@ def _single_model(robot: Robot):
     return _capsule(robot, module), np.array(robot.gravity, dtype=np.float64), module.single, robot.n
 
 
-def _single_runner(robot: Robot, kind: str):
-    """``run(q, b, c, gravity)`` -> the result of one state of ``kind``, or None (see :func:`single_state`); False
-    where the entry cannot serve this robot (the derivatives of a Stribeck term, whose slope the kernels do not
-    have; no kernels here).  Everything that does not depend on the call (the model, the entry, the result's shape)
-    is bound once: a call costs the C entry, which checks its buffers and ROBODYN_NATIVE, and one np.empty."""
+def _tail(robot: Robot, kind: str, friction: bool = True) -> tuple[int, ...]:
+    """The shape of one state's result of ``kind``."""
+    n = robot.n
+    if kind == "regressor":
+        return (n, 11 * robot.nf + (3 * n if friction else 0))
+    return {"inertia_matrix": (n, n), "inverse_dynamics_derivatives": (2, n, n),
+            "forward_dynamics_derivatives": (3, n, n)}.get(kind, (n,))
+
+
+def _runner(robot: Robot, kind: str):
+    """``run`` of :func:`bind`: everything that does not depend on the call (the model, the entries, the result's
+    shape) bound once, so that a single state costs the C entry (which checks its buffers and ROBODYN_NATIVE) and
+    one np.empty."""
     single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
     if single is False or (kind.endswith("_derivatives") and np.any(robot.Fst != 0)):
         return False
     cap, g0, entry, n = single
-    code = _KINDS.index(kind)
-    shape = {"inertia_matrix": (n, n), "inverse_dynamics_derivatives": (2, n, n),
-             "forward_dynamics_derivatives": (3, n, n)}.get(kind, (n,))
-    empty = np.empty
+    code, shape, empty, f64, ndarray = _KINDS.index(kind), _tail(robot, kind), np.empty, _F64, np.ndarray
+    one = kind != "regressor"
+    many = not kind.endswith("_derivatives")
+    inputs = 1 if kind in ("gravity_torques", "inertia_matrix") else 3
+    zeros = kind == "regressor"  # its C writes only the non-zero blocks
 
-    def run(q, b, c, gravity):
-        out = empty(shape)
-        return out if entry(cap, code, q, b, c, g0 if gravity is None else gravity, out) == 0 else None
+    def run(q, b, c, gravity, out=None, friction=True, least=0):
+        if one:
+            res = empty(shape) if out is None else out
+            status = entry(cap, code, q, b, c, g0 if gravity is None else gravity, res)
+            if status == 0:
+                return res
+            if status != -1 or not least:
+                return None
+        elif not least:
+            return None
+        # a batch: float64 NumPy arrays of one shape (..., n), else the caller's general path
+        xs = (q, b, c)[:inputs]
+        if type(q) is not ndarray or q.shape[-1:] != (n,) or not n or q.size // n < least:
+            return None
+        batch, count = q.shape[:-1], q.size // n
+        for x in xs:
+            if type(x) is not ndarray or x.dtype != f64 or x.shape != q.shape:
+                return None
+        if gravity is None:
+            g = g0
+        elif type(gravity) is ndarray and gravity.dtype == f64 and gravity.shape == (3,) and np.isfinite(gravity).all():
+            g = gravity
+        else:
+            return None
+        tail = shape if kind != "regressor" else _tail(robot, kind, friction)
+        if out is not None and (type(out) is not ndarray or out.shape != batch + tail or out.dtype != f64
+                                or not out.flags.c_contiguous or not out.flags.writeable):
+            return None
+        if os.environ.get("ROBODYN_NATIVE", "").strip() == "0" or not all(np.isfinite(x).all() for x in xs):
+            return None
+        if out is None:
+            res = (np.zeros if zeros else empty)((count,) + tail)
+        else:
+            res = out.reshape((count,) + tail)
+            if zeros:
+                res.fill(0.0)
+        ins = [np.require(x, f64, ("C", "A")).reshape(count, n) for x in xs] + [None] * (3 - inputs)
+        status = many and batch_entry(cap, code, min(usable_cores(), 4096), friction, *ins, g, None, res)
+        if status is False:
+            return None
+        _check_status(robot, kind, status, count)
+        return res.reshape(batch + tail) if out is None else out
 
+    batch_entry = _module().batch
     return run
 
 
@@ -303,7 +373,7 @@ _FLOATING_KEYS = types.MappingProxyType({kind: "native_floating_" + kind for kin
 
 def _floating_runner(augmented: Robot, kind: str):
     """``run(q, v, x, gravity, tolerance)`` for :func:`floating_state`, everything that does not depend on the call
-    bound once (as :func:`_single_runner`); False where the entry cannot serve this robot."""
+    bound once (as :func:`_runner`); False where the entry cannot serve this robot."""
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
     if single is False:
         return False
@@ -334,13 +404,14 @@ def _gravity_block(robot: Robot, checked, batch: tuple[int, ...]) -> np.ndarray:
 
 
 def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction: bool = True,
-                threads: int | None = None) -> np.ndarray:
+                threads: int | None = None, out=None) -> np.ndarray:
     """``kind`` on a batch already checked by :func:`robodyn.arrays.joint_arrays` (``a``: its arrays, float64,
     with "gravity" / "wrenches" when given); the default algorithms call this for large float64 batches.
 
     ``friction``: Γ_f of [9.26]–[9.28] added to the inverse dynamics / subtracted from the torque of the direct
     dynamics, or the regressor's friction columns; for the derivatives, the friction slope F_v (no Stribeck term)
-    in ∂Γ/∂q̇ and, Γ_f subtracted from the torque, in ∂q̈/∂q̇. Returns float64 batch + (n,), (n, n) or (n, p).
+    in ∂Γ/∂q̇ and, Γ_f subtracted from the torque, in ∂q̈/∂q̇. Returns float64 batch + (n,), (n, n) or (n, p),
+    written into ``out`` when given (checked by :func:`robodyn.arrays.check_out`, no other buffer made).
     """
     module = _module()
     n, nf = robot.n, robot.nf
@@ -349,29 +420,32 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     if kind.endswith("_derivatives") and friction and np.any(robot.Fst != 0):
         raise ModelError(f"robot '{robot.name}': robodyn's generic kernels have no Stribeck term in the friction "
                          f"slope; give friction=False, or use robodyn.{kind}")
-    if kind == "inverse_dynamics":
-        names, tail = ("q", "qd", "qdd"), (n,)
-    elif kind == "inverse_dynamics_derivatives":
-        names, tail = ("q", "qd", "qdd"), (2, n, n)
-    elif kind == "forward_dynamics_derivatives":
-        names, tail = ("q", "qd", "tau"), (3, n, n)
-    elif kind == "forward_dynamics":
-        names, tail = ("q", "qd", "tau"), (n,)
-    elif kind == "regressor":
-        names, tail = ("q", "qd", "qdd"), (n, 11 * nf + (3 * n if friction else 0))
-    else:
-        names, tail = ("q",), (n, n) if kind == "inertia_matrix" else (n,)
+    names = {"gravity_torques": ("q",), "inertia_matrix": ("q",)}.get(
+        kind, ("q", "qd", "tau") if kind.startswith("forward") else ("q", "qd", "qdd"))
+    tail = _tail(robot, kind, friction)
+    if out is not None:
+        check_out(kind, out, batch + tail, _F64)
     if count == 0:
-        return np.empty(batch + tail)
+        return np.empty(batch + tail) if out is None else out
     ins = [_flat(a[k], (n,)) for k in names] + [None] * (3 - len(names))
     g = None if kind == "inertia_matrix" else _gravity_block(robot, a.get("gravity"), batch)
     W = a.get("wrenches")
     W = None if W is None else _flat(W, (nf, 6))
     # the regressor's C writes only its non-zero blocks: np.zeros gives fresh zero pages at no cost
-    out = (np.zeros if kind == "regressor" else np.empty)((count,) + tail)
+    if out is None:
+        res = (np.zeros if kind == "regressor" else np.empty)((count,) + tail)
+    else:
+        res = out.reshape((count,) + tail)
+        if kind == "regressor":
+            res.fill(0.0)
     threads = min(thread_count(threads), 4096)  # a C int; more threads than states gain nothing
-    status = module.batch(_capsule(robot, module), code, threads, friction, *ins, g, W, out)
-    if status == -1:  # every buffer is made float64, C-contiguous and aligned above: a bug, not an input error
+    _check_status(robot, kind, module.batch(_capsule(robot, module), code, threads, friction, *ins, g, W, res), count)
+    return res.reshape(batch + tail) if out is None else out
+
+
+def _check_status(robot: Robot, kind: str, status: int, count: int) -> None:
+    """Raise the error of the batch entry's status (0: none)."""
+    if status == -1:  # every buffer is made float64, C-contiguous and aligned before: a bug, not an input error
         raise KernelError(f"{kind}: robodyn's generic kernels refused their buffers (a robodyn bug, please report "
                           "it); set the environment variable ROBODYN_NATIVE=0 to use the NumPy path meanwhile")
     if status == -3:
@@ -389,7 +463,6 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
             f"{kind}: the result is not finite (floating-point overflow in float64, largest "
             f"{np.finfo(np.float64).max:.3g}) although every input is finite; some input is too large (e.g. a velocity "
             "of 1e155), give values of physical size")
-    return out.reshape(batch + tail)
 
 
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, threads: int | None = None) -> np.ndarray:
@@ -472,6 +545,136 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     """
     _, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
     return run_checked(robot, "forward_dynamics_derivatives", batch, a, friction=friction, threads=threads)
+
+
+#: codes of the kinematics kinds (kernels.c: rd_py_kinematics) and the shape of one state's result
+_KINEMATICS = types.MappingProxyType({"frame_poses": 7, "frame_jacobian": 8, "jacobian_dot_qd": 9,
+                                      "link_kinematics": 10})
+
+#: the per-robot workspace key of each kinematics kind's single-state runner
+_KINEMATICS_KEYS = types.MappingProxyType({kind: "native_kinematics_" + kind for kind in _KINEMATICS})
+
+
+def _kinematics_shape(robot: Robot, kind: str) -> tuple[int, ...]:
+    return {"frame_poses": (robot.nf, 4, 4), "frame_jacobian": (6, robot.n), "jacobian_dot_qd": (6,),
+            "link_kinematics": (4, robot.nf, 3)}[kind]
+
+
+def kinematics_state(robot: Robot, kind: str, q, qd=None, qdd=None, frame: int = 0, point=None):
+    """One state of a kinematics kind through the compiled kernels with about a microsecond of call overhead, or None.
+
+    ``kind``: "frame_poses" (q) -> (nf, 4, 4) ^0T_j; "frame_jacobian" (q, frame, point) -> (6, n) the geometric
+    Jacobian [v; ω] in R_0 of frame index ``frame`` (0-based) or of ``point`` (3,) fixed to it (coordinates in that
+    frame); "jacobian_dot_qd" (q, qd, frame, point) -> (6,) J̇ q̇; "link_kinematics" (q, qd, qdd) -> (4, nf, 3)
+    ω_j, V_j, ω̇_j, V̇_j in R_j (g = 0).  Every array must be a 1-D float64 NumPy array of the right size; anything
+    else (a batch, another dtype, NaN/inf, ROBODYN_NATIVE=0, no kernels here, a result that overflows) returns
+    None, and the caller's NumPy path handles the call with its checks and messages.
+    """
+    if not isinstance(robot, Robot):
+        return None
+    key = _KINEMATICS_KEYS[kind]
+    bound = WORKSPACE.get(robot, key)
+    if bound is None:
+        bound = WORKSPACE.value(robot, key, lambda: _kinematics_bound(robot, kind))
+    if bound is False:
+        return None
+    cap, entry, code, shape = bound
+    out = np.empty(shape)
+    return out if entry(cap, code, 0, frame, q, qd, qdd, point, out) == 0 else None
+
+
+def _kinematics_bound(robot: Robot, kind: str):
+    """(capsule, C entry, kind code, result shape) for :func:`kinematics_state`, bound once per robot and kind (the
+    call then costs the C entry and one np.empty); False where there are no kernels here."""
+    single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
+        return False
+    return single[0], _module().kinematics, _KINEMATICS[kind], _kinematics_shape(robot, kind)
+
+
+def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None, qdd=None, frame: int = 0,
+                     point=None, threads: int | None = None):
+    """A kinematics kind of :func:`kinematics_state` on a batch already checked by
+    :func:`robodyn.model.arguments.joint_arrays` (float64 arrays broadcastable to batch + (n,); ``point`` (3,) or
+    broadcastable to batch + (3,)), threaded over the states; batch + the kind's shape, or None where the kernels
+    cannot serve it (none here, ROBODYN_NATIVE=0, a result that is not finite: the caller's NumPy path then gives
+    the error)."""
+    if not available():
+        return None
+    module = _module()
+    shape = _kinematics_shape(robot, kind)
+    count = int(np.prod(batch, dtype=np.int64))
+    if count == 0:
+        return np.empty(batch + shape)
+    ins = [None if x is None else _flat(np.broadcast_to(x, batch + (robot.n,)), (robot.n,)) for x in (q, qd, qdd)]
+    if point is not None:
+        point = np.asarray(point)
+        point = _flat(point if point.shape == (3,) else np.broadcast_to(point, batch + (3,)), (3,))
+    out = np.empty((count,) + shape)
+    threads = min(thread_count(threads), 4096)
+    status = module.kinematics(_capsule(robot, module), _KINEMATICS[kind], threads, frame, *ins, point, out)
+    return out.reshape(batch + shape) if status == 0 else None
+
+
+def task_space_state(robot: Robot, q, qd, frame: int, point, rows, damping: float, rcond: float):
+    """Task-space dynamics of one state in one compiled call, or None.
+
+    The terms of :func:`kinematics_state` ("frame_jacobian", "jacobian_dot_qd" of frame index ``frame`` or of
+    ``point``) and of :func:`single_state` (A, H = Γ(q, q̇, 0) with friction, Q) and the dense algebra of
+    :func:`robodyn.dynamics.task_space_dynamics` on the task rows ``rows`` (a sequence of m distinct ints 0..5):
+    Λ = (J A⁻¹ Jᵀ + λ² I)⁻¹ by Cholesky factorisations, its singularity test on the eigenvalue ratio (λ = 0), μ,
+    p, J̄ and N.  Returns (Λ, μ, p, J, J̇q̇, J̄, N), or None for anything else (not 1-D float64 NumPy arrays,
+    NaN/inf, a singular task, more than 64 joints, ROBODYN_NATIVE=0, no kernels here): the caller's general path
+    then computes or explains.
+    """
+    if not isinstance(robot, Robot):
+        return None
+    single = WORKSPACE.get(robot, "native_single")
+    if single is None:
+        single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
+        return None
+    return _task_space_call(single[0], single[1], robot.n, (), 0, q, qd, frame, point, rows, damping, rcond)
+
+
+def task_space_batch(robot: Robot, batch: tuple[int, ...], q, qd, frame: int, point, rows, damping: float,
+                     rcond: float, threads: int | None = None):
+    """:func:`task_space_state` on a batch already checked by :func:`robodyn.model.arguments.joint_arrays`
+    (float64 q, qd broadcastable to batch + (n,); ``point`` None, (3,) or broadcastable to batch + (3,)), each state by
+    the single state's instructions (a batch equals its states one by one bit for bit), threaded over the states.
+    Returns the parts with the batch axes first, or None (see :func:`task_space_state`; one singular state is
+    enough)."""
+    if not available():
+        return None
+    module = _module()
+    n = robot.n
+    q, qd = (_flat(np.broadcast_to(x, batch + (n,)), (n,)) for x in (q, qd))
+    if point is not None:
+        point = np.asarray(point)
+        point = _flat(point if point.shape == (3,) else np.broadcast_to(point, batch + (3,)), (3,))
+    g0 = np.require(robot.gravity, np.float64, ("C", "A"))
+    threads = min(thread_count(threads), 4096)
+    return _task_space_call(_capsule(robot, module), g0, n, batch, max(threads, 1), q, qd, frame, point, rows,
+                            damping, rcond)
+
+
+def _task_space_call(cap, g0, n, batch, threads, q, qd, frame, point, rows, damping, rcond):
+    """The C entry ``task_space`` (threads 0: one state) and its output split into (Λ, μ, p, J, J̇q̇, J̄, N)."""
+    m = len(rows)
+    code = 0
+    for i, r in enumerate(rows):
+        code |= int(r) << (3 * i)
+    count = int(np.prod(batch, dtype=np.int64))
+    out = np.empty((count, m * m + 3 * m + 2 * m * n + n * n))
+    if count and _module().task_space(cap, threads, q, qd, frame, point, m, code, float(damping), float(rcond), g0,
+                                      out[0] if not batch else out) != 0:
+        return None
+    parts, lo = [], 0
+    for shape in ((m, m), (m,), (m,), (m, n), (m,), (n, m), (n, n)):
+        size = shape[0] * shape[-1] if len(shape) == 2 else shape[0]
+        parts.append(out[:, lo:lo + size].reshape(batch + shape))
+        lo += size
+    return tuple(parts)
 
 
 __all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",

@@ -160,9 +160,13 @@ RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long wid
 }
 /* 0 in every lane when every value is finite (x * 0 is NaN for ±inf and NaN) */
 RD_INLINE int all_finite(const real *v, long width) {
-    real acc = splat(0.0);
-    for (long k = 0; k < width; k++) acc += v[k] * 0.0;
-    return acc[0] == 0.0 && acc[1] == 0.0 && acc[2] == 0.0 && acc[3] == 0.0;
+    real acc[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};   /* eight sums: one chain would wait on every add */
+    long k = 0;
+    for (; k + 8 <= width; k += 8)
+        for (int t = 0; t < 8; t++) acc[t] += v[k + t] * 0.0;
+    for (; k < width; k++) acc[0] += v[k] * 0.0;
+    real all = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0;
 }
 
 /* sin and cos of every lane by the C library (GCC merges the pair into one sincos call): the values NumPy's
@@ -204,19 +208,17 @@ RD_INLINE void mat_t_vec(const real *A, const real *v, real *out) {       /* out
     real z = A[2] * v[0] + A[5] * v[1] + A[8] * v[2];
     out[0] = x; out[1] = y; out[2] = z;
 }
-RD_INLINE void mat_mul(const real *A, const real *B, real *out) {         /* out = A B (3x3) */
-    real t[9];
+/* out = A B and A B^T (3x3); out is neither A nor B (written directly: a copy through a temporary compiled to a
+ * slow string move, 8 % of a free flyer's inertia matrix) */
+RD_INLINE void mat_mul(const real *A, const real *B, real *out) {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            t[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
-    memcpy(out, t, sizeof t);
+            out[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
 }
-RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {       /* out = A B^T */
-    real t[9];
+RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            t[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
-    memcpy(out, t, sizeof t);
+            out[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
 }
 
 /* a(j)R_j and a(j)P_j of frame i for joint value qi (ignored on fixed frames). */
@@ -792,9 +794,16 @@ RD_INLINE void joint_tangents(const real *Ri, const real *P, const real *wp, con
         mat_t_vec(Ri, u, own);
     }
 }
-static long deriv_work(const rd_model *m) {
+/* deriv_block's directions per pass: their tangents (15 nf vectors each) within RD_DIRS_BUFFER vectors, 8 at least */
+#define RD_DIRS_BUFFER 8192
+RD_INLINE long deriv_dirs(const rd_model *m) {
+    long D = 2 * (long)m->n, dirs = RD_DIRS_BUFFER / (15 * (long)(m->nf > 0 ? m->nf : 1));
+    dirs = dirs < 8 ? 8 : dirs;
+    return dirs < D ? dirs : D;
+}
+static long deriv_work(const rd_model *m) {   /* deriv1_block's buffer (15 nf ceil(D / 4) tangents) or deriv_block's */
     long nf = m->nf, n = m->n, D = 2 * n;
-    return 27 * nf + 15 * nf * D + 3 * n + 3 + 6 + 2 * n * n + nf;
+    return 27 * nf + 15 * nf * D + 30 * nf + 3 * n + 3 + 6 + 2 * n * n + nf;
 }
 /* One state of deriv_block with its 2n directions four at a time in the lanes (filling the lanes with copies of one
  * state would do the work four times): direction col = 4 g + l in lane l of group g, col < n: q_col, else
@@ -922,15 +931,22 @@ RD_CLONES static int deriv1_block(const rd_job *job, long s0, real *W) {
     for (long k = 0; k < D * n; k++) finite &= out[k] - out[k] == 0.0;
     return finite ? 0 : RD_NONFINITE;
 }
+/* Many states: the lanes hold four states, and the 2n directions go through the forward and backward passes of
+ * their tangents deriv_dirs at a time (all of them for small robots).  All 2n at once need 15 nf 2n vectors
+ * (n = 100: 9.6 MB) that leave the cache between the passes; a group of directions needs 15 nf each, plus 30 nf of
+ * per-frame terms computed once (n = 100: 1.5x faster).  Each direction goes through the same operations in the
+ * same order either way (and as in deriv1_block), so the numbers are the same. */
 RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
     if (job->count - s0 == 1) return deriv1_block(job, s0, W);   /* one state: its directions in the lanes */
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    long D = 2 * (long)n;
+    long D = 2 * (long)n, dirs = deriv_dirs(m);
     real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
-         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * D, *Q = TB + 6 * nf * D, *QD = Q + n,
-         *QDD = QD + n, *G = QDD + n, *E = G + 3, *DT = E + 6;
+         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * dirs, *C = TB + 6 * nf * dirs, *Q = C + 30 * nf,
+         *QD = Q + n, *QDD = QD + n, *G = QDD + n, *E = G + 3, *DT = E + 6;
     int *Kf = (int *)(DT + 2 * (long)n * n);   /* Kf[i]: number of joints of frames <= i */
+    /* C: per frame, wP ow owd ov own (joint_tangents), wMS Jw (link_wrench), of om pown (backward pass) */
+#define RD_TERM(i, t) (C + 30 * (i) + 3 * (t))
     load_lanes(job->q, s0, job->count, n, n, Q);
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
@@ -939,27 +955,49 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
     real zero3[3] = {{0}, {0}, {0}}, minus_g[3] = {-G[0], -G[1], -G[2]};
     int K = 0;
     for (int i = 0; i < nf; i++) {
-        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+        int a = m->parent[i], kk = m->joint[i];
         if (kk >= 0) K = kk + 1;
         Kf[i] = K;
-        int Ka = a >= 0 ? Kf[a] : 0;
-        const real *Ri = R + 9 * i, *P = p + 3 * i;
         const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
                    *vdp = a >= 0 ? Vd + 3 * a : minus_g;
-        const real *wi = w + 3 * i, *wdi = wd + 3 * i, *vdi = Vd + 3 * i;
-        real wP[3], ow[3], owd[3], ov[3], own[3];
-        joint_tangents(Ri, P, wp, wdp, vdp, sig, wP, ow, owd, ov, own);
-        const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
-        real MSv[3], wMS[3], Jw[3];
-        link_wrench(job, s0, i, wi, wdi, vdi, E, f, mo, MSv, wMS, Jw);
-        real qdk = kk >= 0 ? QD[kk] : splat(0.0);
-        for (int half = 0; half < 2; half++) {
-            for (int k = 0; k < n; k++) {
-                long col = half * (long)n + k;
-                real *tb = TB + (i * D + col) * 6;
-                if (k >= K) { for (int c = 0; c < 6; c++) tb[c] = splat(0.0); continue; }
-                real *tf = TF + (i * D + col) * 9, *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
-                const real *tp = k < Ka ? TF + (a * D + col) * 9 : NULL;
+        joint_tangents(R + 9 * i, p + 3 * i, wp, wdp, vdp, m->sigma[i], RD_TERM(i, 0), RD_TERM(i, 1),
+                       RD_TERM(i, 2), RD_TERM(i, 3), RD_TERM(i, 4));
+        real MSv[3];
+        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, RD_TERM(i, 5), RD_TERM(i, 6));
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], sig = m->sigma[i];
+        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
+        if (a < 0) continue;
+        real Af[3], Am[3], t[3];
+        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
+        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
+        if (sig == 0) {   /* ∂(R x)/∂q_k = R (z × x) */
+            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
+            mat_vec(Ri, zf, RD_TERM(i, 7)); mat_vec(Ri, zm, RD_TERM(i, 8));
+        } else if (sig == 1) {   /* ∂P/∂q_k × R f */
+            real Az[3] = {Ri[2], Ri[5], Ri[8]};
+            cross(Az, Af, RD_TERM(i, 9));
+        }
+    }
+    for (long c0 = 0; c0 < D; c0 += dirs) {
+        long c1 = c0 + dirs < D ? c0 + dirs : D;
+        for (int i = 0; i < nf; i++) {
+            for (long col = c0; col < c1; col++) {
+                int half = (int)(col / n), k = (int)(col % n);
+                int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+                real *tb = TB + 6 * (i * dirs + col - c0);
+                if (k >= Kf[i]) { for (int c = 0; c < 6; c++) tb[c] = splat(0.0); continue; }
+                int Ka = a >= 0 ? Kf[a] : 0;
+                const real *Ri = R + 9 * i, *P = p + 3 * i, *wi = w + 3 * i;
+                const real *wp = a >= 0 ? w + 3 * a : zero3;
+                const real *wP = RD_TERM(i, 0), *ow = RD_TERM(i, 1), *owd = RD_TERM(i, 2), *ov = RD_TERM(i, 3),
+                           *own = RD_TERM(i, 4), *wMS = RD_TERM(i, 5), *Jw = RD_TERM(i, 6);
+                const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
+                real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])};
+                real qdk = kk >= 0 ? QD[kk] : splat(0.0);
+                real *tf = TF + 9 * (i * dirs + col - c0), *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
+                const real *tp = k < Ka ? TF + 9 * (a * dirs + col - c0) : NULL;
                 const real *dwp = tp ? tp : zero3, *dwdp = tp ? tp + 3 : zero3, *dvdp = tp ? tp + 6 : zero3;
                 real dX[3], x1[3], x2[3], x3[3];
                 mat_t_vec(Ri, dwp, dw); mat_t_vec(Ri, dwdp, dwd);
@@ -990,38 +1028,30 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
                 for (int c = 0; c < 3; c++) tb[3 + c] = x1[c] + x2[c] + x3[c] + x4[c];
             }
         }
-    }
-    for (int i = nf - 1; i >= 0; i--) {
-        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
-        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
-        if (kk >= 0)
-            for (long col = 0; col < D; col++) {
-                long half = col / n, k = col % n;
-                DT[(half * n + kk) * n + k] = TB[(i * D + col) * 6 + (sig == 0 ? 5 : 2)];
+        for (int i = nf - 1; i >= 0; i--) {
+            for (long col = c0; col < c1; col++) {
+                int half = (int)(col / n), k = (int)(col % n);
+                int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
+                const real *tb = TB + 6 * (i * dirs + col - c0), *Ri = R + 9 * i, *P = p + 3 * i;
+                if (kk >= 0) DT[((long)half * n + kk) * n + k] = tb[sig == 0 ? 5 : 2];
+                if (a < 0) continue;
+                real *ta = TB + 6 * (a * dirs + col - c0), dAf[3], dAm[3], x[3];
+                mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
+                if (col == kk) {
+                    if (sig == 0) {
+                        const real *of = RD_TERM(i, 7), *om = RD_TERM(i, 8);
+                        for (int c = 0; c < 3; c++) { dAf[c] += of[c]; dAm[c] += om[c]; }
+                    } else if (sig == 1) {
+                        const real *pown = RD_TERM(i, 9);
+                        for (int c = 0; c < 3; c++) dAm[c] += pown[c];
+                    }
+                }
+                cross(P, dAf, x);
+                for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
             }
-        if (a < 0) continue;
-        real Af[3], Am[3], t[3], of[3], om[3], pown[3];
-        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
-        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
-        if (sig == 0) {   /* ∂(R x)/∂q_k = R (z × x) */
-            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
-            mat_vec(Ri, zf, of); mat_vec(Ri, zm, om);
-        } else if (sig == 1) {   /* ∂P/∂q_k × R f */
-            real Az[3] = {Ri[2], Ri[5], Ri[8]};
-            cross(Az, Af, pown);
-        }
-        for (long col = 0; col < D; col++) {
-            const real *tb = TB + (i * D + col) * 6;
-            real *ta = TB + (a * D + col) * 6, dAf[3], dAm[3], x[3];
-            mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
-            if (col == kk) {
-                if (sig == 0) for (int c = 0; c < 3; c++) { dAf[c] += of[c]; dAm[c] += om[c]; }
-                else if (sig == 1) for (int c = 0; c < 3; c++) dAm[c] += pown[c];
-            }
-            cross(P, dAf, x);
-            for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
         }
     }
+#undef RD_TERM
     if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
         for (int k = 0; k < n; k++) DT[((long)n + k) * n + k] += m->Fv[k];
     store_lanes(job->out, s0, job->count, 2 * (long)n * n, 2 * (long)n * n, DT);
@@ -1034,12 +1064,46 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
  * when asked), the composite-link inertia matrix and the inverse-dynamics derivatives on its states (their
  * results passed as rows through the work buffer), then a Cholesky factorisation A = L Lᵀ per lane and 3n
  * triangular solves.  Out per state (3, n, n). */
+/* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
+ * by L y = b, Lᵀ x = y, L in the lower triangle of A with 1/L_jj on its diagonal.  The columns go side by side,
+ * each through the operations of its own solve in their order: one chain of dependent additions per column would
+ * wait on the adder's latency at every term (n = 100: 4x slower).  y: RD_RHS n vectors, column c at y + c n. */
+#define RD_RHS 8
+RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, int width, real *y, real *OUT) {
+    long nn = (long)n * n;
+    for (int i = 0; i < n; i++) {   /* L y = b */
+        real t[RD_RHS];
+        for (int c = 0; c < width; c++) {
+            int r = r0 + c, part = r / n, col = r % n;
+            t[c] = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(i == col ? 1.0 : 0.0);
+        }
+        for (int k = 0; k < i; k++) {
+            real aik = A[i * n + k];
+            for (int c = 0; c < width; c++) t[c] -= aik * y[c * n + k];
+        }
+        for (int c = 0; c < width; c++) y[c * n + i] = t[c] * A[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; i--) {   /* Lᵀ x = y */
+        real t[RD_RHS];
+        for (int c = 0; c < width; c++) t[c] = y[c * n + i];
+        for (int k = i + 1; k < n; k++) {
+            real aki = A[k * n + i];
+            for (int c = 0; c < width; c++) t[c] -= aki * y[c * n + k];
+        }
+        for (int c = 0; c < width; c++) y[c * n + i] = t[c] * A[i * n + i];
+    }
+    for (int c = 0; c < width; c++) {
+        int r = r0 + c, part = r / n, col = r % n;
+        for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[c * n + i];
+    }
+}
 static long fdd_work(const rd_model *m) {
     long n = m->n, nn = n * n, most = aba_work(m), c = crba_work(m), d = deriv_work(m);
     most = c > most ? c : most;
     most = d > most ? d : most;
-    /* the rows of q̈ (4 n doubles), A (4 n²), ∂Γ (8 n²): n + 3 n² vectors; then A, ∂Γ, out as lanes; y */
-    return most + n + 3 * nn + nn + 2 * nn + 3 * nn + n + 1;
+    /* the rows of q̈ (4 n doubles), A (4 n²), ∂Γ (8 n²): n + 3 n² vectors; then A, ∂Γ, out as lanes; y of
+     * fdd_solve */
+    return most + n + 3 * nn + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
 }
 RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
@@ -1071,7 +1135,17 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
         for (int k = 0; k < j; k++) s -= A[j * n + k] * A[j * n + k];
         real inv = 1.0 / vsqrt(s);
         A[j * n + j] = inv;
-        for (int i = j + 1; i < n; i++) {
+        int i = j + 1;
+        for (; i + RD_RHS <= n; i += RD_RHS) {   /* RD_RHS rows side by side: independent chains of additions */
+            real t[RD_RHS];
+            for (int c = 0; c < RD_RHS; c++) t[c] = A[(i + c) * n + j];
+            for (int k = 0; k < j; k++) {
+                real ajk = A[j * n + k];
+                for (int c = 0; c < RD_RHS; c++) t[c] -= A[(i + c) * n + k] * ajk;
+            }
+            for (int c = 0; c < RD_RHS; c++) A[(i + c) * n + j] = t[c] * inv;
+        }
+        for (; i < n; i++) {
             real t = A[i * n + j];
             for (int k = 0; k < j; k++) t -= A[i * n + k] * A[j * n + k];
             A[i * n + j] = t * inv;
@@ -1103,28 +1177,171 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
         for (long k = 0; k < 3 * nn; k++) finite &= out[k] - out[k] == 0.0;
         return finite ? 0 : RD_NONFINITE;
     }
-    for (int r = 0; r < 3 * n; r++) {   /* column r % n of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ */
-        int part = r / n, col = r % n;
-        for (int i = 0; i < n; i++) {   /* L y = b */
-            real t = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(i == col ? 1.0 : 0.0);
-            for (int k = 0; k < i; k++) t -= A[i * n + k] * y[k];
-            y[i] = t * A[i * n + i];
-        }
-        for (int i = n - 1; i >= 0; i--) {   /* Lᵀ x = y */
-            real t = y[i];
-            for (int k = i + 1; k < n; k++) t -= A[k * n + i] * y[k];
-            y[i] = t * A[i * n + i];
-        }
-        for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[i];
-    }
+    int r = 0;
+    for (; r + RD_RHS <= 3 * n; r += RD_RHS) fdd_solve(A, DT, n, r, RD_RHS, y, OUT);
+    if (r < 3 * n) fdd_solve(A, DT, n, r, 3 * n - r, y, OUT);
     store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
     return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
 }
 
+/* ---- kinematics: frame poses, the frame Jacobian, J̇q̇, link velocities and accelerations ----------------
+ * The statements of robodyn.kinematics (base_poses, jacobian, jacobian_dot_qd, link_velocities,
+ * link_accelerations) on lanes; tests/test_native_kinematics.py compares them with those NumPy functions on
+ * random serial and branched robots with prismatic and fixed frames (1e-12).  A kinematics job carries the
+ * frame and the point of a Jacobian after the rd_job every block receives (rd_kin_job starts with it). */
+typedef struct {
+    rd_job job;
+    int frame;            /* 0-based frame of the Jacobian / J̇q̇ */
+    const double *point;  /* a point fixed to that frame, coordinates in it: (3,) for every state or (count, 3);
+                             NULL for its origin */
+    long point_stride;    /* 0 (one point) or 3 */
+} rd_kin_job;
+
+/* ^0R_i = ^0R_a ^aR_i and ^0P_i = ^0P_a + ^0R_a ^aP_i of frame i (a its antecedent; R_0, P_0 at the base),
+ * from its a(i)R_i, a(i)P_i (R, p). */
+RD_INLINE void base_pose(const rd_model *m, int i, const real *R, const real *p, real *R0, real *P0) {
+    int a = m->parent[i];
+    real *Ri = R0 + 9 * i, *Pi = P0 + 3 * i;
+    if (a < 0) {
+        memcpy(Ri, R, 9 * sizeof(real));
+        memcpy(Pi, p, 3 * sizeof(real));
+        return;
+    }
+    real t[3];
+    mat_mul(R0 + 9 * a, R, Ri);
+    mat_vec(R0 + 9 * a, p, t);
+    for (int c = 0; c < 3; c++) Pi[c] = P0[3 * a + c] + t[c];
+}
+/* ^0R_i, ^0P_i of frames 0..last */
+RD_INLINE void base_poses_to(const rd_model *m, int last, const real *Q, real *R0, real *P0) {
+    for (int i = 0; i <= last; i++) {
+        real R[9], p[3];
+        frame_transform(m, i, joint_value(m, i, Q), R, p);
+        base_pose(m, i, R, p, R0, P0);
+    }
+}
+/* The point of the job in R_0 (pt) and its coordinates s in R_frame, rotated: R0_j s (Rs); O_frame without one. */
+RD_INLINE void job_point(const rd_kin_job *kj, long s0, const real *R0j, const real *P0j, real *Rs, real *pt) {
+    real s[3] = {{0}, {0}, {0}};
+    if (kj->point) load_lanes(kj->point, kj->point_stride ? s0 : 0, kj->point_stride ? kj->job.count : 1,
+                              kj->point_stride, 3, s);
+    mat_vec(R0j, s, Rs);
+    for (int c = 0; c < 3; c++) pt[c] = kj->point ? P0j[c] + Rs[c] : P0j[c];
+}
+
+/* Frame poses ^0T_j of every frame, out per state (nf, 4, 4), written state by state from ^0R_j, ^0P_j (the
+ * constant last rows included) rather than through a (nf, 4, 4) buffer of lanes: a quarter of the stores. */
+static long poses_work(const rd_model *m) { return 12 * (long)m->nf + m->n; }
+RD_CLONES static int poses_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n;
+    real *R0 = W, *P0 = R0 + 9 * nf, *Q = P0 + 3 * nf;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    base_poses_to(m, nf - 1, Q, R0, P0);
+    for (int l = 0; l < RD_LANES && s0 + l < job->count; l++) {
+        double *T = job->out + (s0 + l) * 16 * (long)nf;
+        for (int i = 0; i < nf; i++, T += 16) {
+            const real *R = R0 + 9 * i, *P = P0 + 3 * i;
+            T[0] = R[0][l]; T[1] = R[1][l]; T[2] = R[2][l]; T[3] = P[0][l];
+            T[4] = R[3][l]; T[5] = R[4][l]; T[6] = R[5][l]; T[7] = P[1][l];
+            T[8] = R[6][l]; T[9] = R[7][l]; T[10] = R[8][l]; T[11] = P[2][l];
+            T[12] = T[13] = T[14] = 0.0;
+            T[15] = 1.0;
+        }
+    }
+    return all_finite(R0, 12 * (long)nf) ? 0 : RD_NONFINITE;
+}
+
+/* Geometric Jacobian of a frame (or a point of it) in R_0, out per state (6, n) row-major: column k of joint
+ * frame f on the path to the base [z_f × (p − P_f); z_f] (revolute) or [z_f; 0] (prismatic), else 0. */
+static long jacobian_work(const rd_model *m) { return 12 * (long)m->nf + 7 * (long)m->n; }
+RD_CLONES static int jacobian_block(const rd_job *job, long s0, real *W) {
+    const rd_kin_job *kj = (const rd_kin_job *)job;
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n, j = kj->frame;
+    real *R0 = W, *P0 = R0 + 9 * nf, *Jac = P0 + 3 * nf, *Q = Jac + 6 * n;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    base_poses_to(m, j, Q, R0, P0);
+    real Rs[3], pt[3];
+    job_point(kj, s0, R0 + 9 * j, P0 + 3 * j, Rs, pt);
+    for (long e = 0; e < 6 * (long)n; e++) Jac[e] = splat(0.0);
+    for (int f = j; f >= 0; f = m->parent[f]) {
+        int k = m->joint[f];
+        if (k < 0) continue;
+        real z[3] = {R0[9 * f + 2], R0[9 * f + 5], R0[9 * f + 8]}, d[3], v[3];
+        if (m->sigma[f] == 0) {
+            for (int c = 0; c < 3; c++) d[c] = pt[c] - P0[3 * f + c];
+            cross(z, d, v);
+            for (int c = 0; c < 3; c++) { Jac[c * n + k] = v[c]; Jac[(3 + c) * n + k] = z[c]; }
+        } else {
+            for (int c = 0; c < 3; c++) Jac[c * n + k] = z[c];
+        }
+    }
+    store_lanes(job->out, s0, job->count, 6 * (long)n, 6 * (long)n, Jac);
+    return all_finite(Jac, 6 * (long)n) ? 0 : RD_NONFINITE;
+}
+
+/* J̇ q̇ of a frame (or a point s of it): the forward recursion [9.84]-[9.87] with q̈ = 0 and g = 0, then
+ * a = V̇_j + ω̇_j × s + ω_j × (ω_j × s) and [R0_j a; R0_j ω̇_j], out per state (6,). */
+static long jdq_work(const rd_model *m) { return 36 * (long)m->nf + 3 * (long)m->n + 3 + 6; }
+RD_CLONES static int jdq_block(const rd_job *job, long s0, real *W) {
+    const rd_kin_job *kj = (const rd_kin_job *)job;
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n, j = kj->frame;
+    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *R0 = Vd + 3 * nf,
+         *P0 = R0 + 9 * nf, *Q = P0 + 3 * nf, *QD = Q + n, *QDD = QD + n, *G = QDD + n, *OUT = G + 3;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    for (int k = 0; k < n; k++) QDD[k] = splat(0.0);
+    for (int c = 0; c < 3; c++) G[c] = splat(0.0);
+    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
+    for (int i = 0; i <= j; i++) base_pose(m, i, R + 9 * i, p + 3 * i, R0, P0);
+    real acc[3], t[3], u[3];
+    const real *wj = w + 3 * j, *wdj = wd + 3 * j;
+    for (int c = 0; c < 3; c++) acc[c] = Vd[3 * j + c];
+    if (kj->point) {
+        real s[3];
+        load_lanes(kj->point, kj->point_stride ? s0 : 0, kj->point_stride ? job->count : 1, kj->point_stride, 3, s);
+        cross(wdj, s, t); cross(wj, s, u); cross(wj, u, u);
+        for (int c = 0; c < 3; c++) acc[c] += t[c] + u[c];
+    }
+    mat_vec(R0 + 9 * j, acc, OUT);
+    mat_vec(R0 + 9 * j, wdj, OUT + 3);
+    store_lanes(job->out, s0, job->count, 6, 6, OUT);
+    return all_finite(OUT, 6) ? 0 : RD_NONFINITE;
+}
+
+/* Link velocities and accelerations in R_j: ω_j, V_j ([9.17]-[9.18]: V_j = jA_a (V_a + ω_a × aP_j) + σ_j q̇_j
+ * a_j), ω̇_j, V̇_j ([9.84]-[9.87], g = 0), out per state (4, nf, 3). */
+static long links_work(const rd_model *m) { return 27 * (long)m->nf + 3 * (long)m->n + 3; }
+RD_CLONES static int links_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n;
+    real *R = W, *p = R + 9 * nf, *OUT = p + 3 * nf, *Q = OUT + 12 * nf, *QD = Q + n, *QDD = QD + n, *G = QDD + n;
+    real *w = OUT, *V = w + 3 * nf, *wd = V + 3 * nf, *Vd = wd + 3 * nf;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, QDD);
+    for (int c = 0; c < 3; c++) G[c] = splat(0.0);
+    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
+    for (int i = 0; i < nf; i++) {
+        int a = m->parent[i];
+        real t[3] = {{0}, {0}, {0}};
+        if (a >= 0) {
+            cross(w + 3 * a, p + 3 * i, t);
+            for (int c = 0; c < 3; c++) t[c] += V[3 * a + c];
+        }
+        mat_t_vec(R + 9 * i, t, V + 3 * i);
+        if (m->sigma[i] == 1) V[3 * i + 2] += QD[m->joint[i]];
+    }
+    store_lanes(job->out, s0, job->count, 12 * (long)nf, 12 * (long)nf, OUT);
+    return all_finite(OUT, 12 * (long)nf) ? 0 : RD_NONFINITE;
+}
+
 /* ---- the driver: blocks of RD_LANES states over threads ------------------------------------------------ */
 typedef int (*rd_block)(const rd_job *, long, real *);
-static const rd_block rd_blocks[7] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block,
-                                      fdd_block};
+static const rd_block rd_blocks[11] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block,
+                                       fdd_block, poses_block, jacobian_block, jdq_block, links_block};
 static long rd_work(int kind, const rd_model *m) {
     switch (kind) {
     case 0: return rnea_work(m);
@@ -1133,6 +1350,10 @@ static long rd_work(int kind, const rd_model *m) {
     case 3: return aba_work(m);
     case 4: return regressor_work(m);
     case 5: return deriv_work(m);
+    case 7: return poses_work(m);
+    case 8: return jacobian_work(m);
+    case 9: return jdq_work(m);
+    case 10: return links_work(m);
     default: return fdd_work(m);
     }
 }
@@ -1327,13 +1548,29 @@ static int rd_argument(PyObject *obj, Py_ssize_t size, int output, Py_buffer *b,
 }
 
 /* One state of `kind`: a small robot's work buffer on the stack (no malloc, no thread driver), else rd_run. */
+/* A work buffer of this thread for one state that does not fit on the stack, kept from call to call up to
+ * RD_KEPT_WORK bytes: a fresh one (malloc, for 128 kB and more a new mapping and its page faults) cost more than
+ * the whole computation (a free-flyer TALOS's inertia matrix: 134 kB). */
+#define RD_KEPT_WORK (4L << 20)
+static real *rd_kept_work(size_t bytes) {
+    static __thread char *raw = NULL;
+    static __thread size_t have = 0;
+    if (bytes > have) {
+        free(raw);
+        raw = malloc(bytes + 32);
+        have = raw ? bytes : 0;
+        if (!raw) return NULL;
+    }
+    return (real *)(((size_t)raw + 31) & ~(size_t)31);
+}
 static int rd_one_state(int kind, const rd_job *job) {
     size_t bytes = sizeof(real) * (size_t)(rd_work(kind, job->m) + 1);
     if (bytes <= RD_STACK_WORK) {
         real work[RD_STACK_WORK / sizeof(real)];
         return rd_blocks[kind](job, 0, work);
     }
-    return rd_run(kind, job, 1);
+    real *kept = bytes <= RD_KEPT_WORK ? rd_kept_work(bytes) : NULL;
+    return kept ? rd_blocks[kind](job, 0, kept) : rd_run(kind, job, 1);
 }
 
 /* 1 when the environment variable ROBODYN_NATIVE is 0 (blanks around it allowed): compiled code switched off,
@@ -1433,6 +1670,300 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
     return PyLong_FromLong(code);
 }
 
+/* kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code: the kinematics kinds on one state
+ * (threads = 0: 1-D inputs, NumPy arrays read directly, NaN/inf refused with -2) or on count states (threads >= 1:
+ * (count, n) buffers, the GIL released).  kind 7: frame poses (q), out (nf, 4, 4); 8: the Jacobian of frame
+ * `frame` (q, point), out (6, n); 9: its J̇q̇ (q, qd, point), out (6,); 10: link velocities and accelerations
+ * (q, qd, qdd), out (4, nf, 3).  point: None, (3,) or (count, 3).  Codes as batch's / single's (-1 also for
+ * ROBODYN_NATIVE=0 and a frame out of range). */
+static PyObject *rd_py_kinematics(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    rd_packed *p = rd_entry_model(args, nargs, 9);
+    if (!p || rd_switched_off()) return PyLong_FromLong(-1);
+    long kind = PyLong_AsLong(args[1]), threads = PyLong_AsLong(args[2]), frame = PyLong_AsLong(args[3]);
+    if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    const rd_model *m = &p->m;
+    long n = m->n, nf = m->nf;
+    long per = kind == 7 ? 16 * nf : kind == 8 ? 6 * n : kind == 9 ? 6 : 12 * nf;
+    int used[5] = {1, kind >= 9, kind == 10, (kind == 8 || kind == 9) && args[7] != Py_None, 1};
+    long code = kind >= 7 && kind <= 10 && threads >= 0 && per > 0 ? 0 : -1;
+    if (code == 0 && (kind == 8 || kind == 9) && (frame < 0 || frame >= nf)) code = -1;
+    Py_buffer b[5];
+    int held[5] = {0};
+    double *data[5] = {NULL, NULL, NULL, NULL, NULL};
+    long count = 1, point_stride = 0;
+    if (threads == 0) {   /* one state */
+        Py_ssize_t sizes[5] = {n, n, n, 3, per};
+        for (int i = 0; i < 5 && code == 0; ++i)
+            if (used[i]) code = rd_argument(args[4 + i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
+    } else {
+        for (int i = 0; i < 5 && code == 0; ++i)
+            if (used[i]) {
+                code = rd_buffer(args[4 + i], &b[i], i == 4, &held[i]) ? 0 : -1;
+                data[i] = (double *)b[i].buf;
+            }
+        if (code == 0) {
+            long len_out = (long)(b[4].len / 8);
+            count = len_out / per;
+            if (count * per != len_out) code = -1;
+            for (int i = 0; i < 3 && code == 0; ++i)
+                if (used[i] && b[i].len / 8 != count * n) code = -1;
+            if (code == 0 && used[3]) {
+                point_stride = b[3].len / 8 == 3 ? 0 : 3;
+                if (b[3].len / 8 != 3 && b[3].len / 8 != 3 * count) code = -1;
+            }
+        }
+    }
+    if (code == 0 && count > 0) {
+        rd_kin_job kj = {{m, count, data[0], data[1], data[2], NULL, NULL, 0, 0, data[4], 0}, (int)frame, data[3],
+                         point_stride};
+        if (threads == 0) {
+            code = rd_one_state((int)kind, &kj.job);
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            code = rd_run((int)kind, &kj.job, (int)(threads < 4096 ? threads : 4096));
+            Py_END_ALLOW_THREADS
+        }
+    }
+    for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
+    return PyLong_FromLong(code);
+}
+
+/* ---- task space of one state (De Luca's M_r, n_r with the dynamically consistent pseudo-inverse) ---------
+ * The dense algebra of robodyn.dynamics.task_space_dynamics on its kernel terms, for one state: the small
+ * matrices are solved here because NumPy's per-call overhead, not the arithmetic, dominates at this size. */
+#define RD_TASK_MAX 64   /* joints of the task-space entry (its buffers are on the stack) */
+#define RD_TINY 2.2250738585072014e-308   /* the smallest normal double (NumPy's finfo(float).tiny) */
+
+/* In place: the lower Cholesky factor L of the symmetric positive definite n x n S (row-major, lower triangle
+ * read); 0, or -1 when S is not positive definite. */
+static int rd_cholesky(double *S, int n) {
+    for (int j = 0; j < n; j++) {
+        double d = S[j * n + j];
+        for (int k = 0; k < j; k++) d -= S[j * n + k] * S[j * n + k];
+        if (!(d > 0.0)) return -1;
+        d = sqrt(d);
+        S[j * n + j] = d;
+        for (int i = j + 1; i < n; i++) {
+            double v = S[i * n + j];
+            for (int k = 0; k < j; k++) v -= S[i * n + k] * S[j * n + k];
+            S[i * n + j] = v / d;
+        }
+    }
+    return 0;
+}
+/* x <- (L Lᵀ)⁻¹ x for the factor of rd_cholesky */
+static void rd_cholesky_solve(const double *L, int n, double *x) {
+    for (int i = 0; i < n; i++) {
+        double v = x[i];
+        for (int k = 0; k < i; k++) v -= L[i * n + k] * x[k];
+        x[i] = v / L[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double v = x[i];
+        for (int k = i + 1; k < n; k++) v -= L[k * n + i] * x[k];
+        x[i] = v / L[i * n + i];
+    }
+}
+/* The smallest and largest eigenvalue of the symmetric m x m S (m <= 6) by cyclic Jacobi rotations (Golub & Van
+ * Loan §8.5), to the accuracy of the singularity test. */
+static void rd_eigen_range(const double *S, int m, double *lo, double *hi) {
+    double a[36], norm = 0.0;
+    memcpy(a, S, sizeof(double) * (size_t)(m * m));
+    for (int e = 0; e < m * m; e++) norm += a[e] * a[e];
+    for (int sweep = 0; sweep < 60; sweep++) {
+        double off = 0.0;
+        for (int p = 0; p < m; p++)
+            for (int q = p + 1; q < m; q++) off += a[p * m + q] * a[p * m + q];
+        if (!(off > 1e-32 * norm)) break;
+        for (int p = 0; p < m; p++)
+            for (int q = p + 1; q < m; q++) {
+                double apq = a[p * m + q];
+                if (apq == 0.0) continue;
+                double theta = (a[q * m + q] - a[p * m + p]) / (2.0 * apq);
+                double t = (theta >= 0.0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int k = 0; k < m; k++) {   /* columns p, q: S R */
+                    double kp = a[k * m + p], kq = a[k * m + q];
+                    a[k * m + p] = c * kp - s * kq;
+                    a[k * m + q] = s * kp + c * kq;
+                }
+                for (int k = 0; k < m; k++) {   /* rows p, q: Rᵀ S R */
+                    double pk = a[p * m + k], qk = a[q * m + k];
+                    a[p * m + k] = c * pk - s * qk;
+                    a[q * m + k] = s * pk + c * qk;
+                }
+            }
+    }
+    *lo = *hi = a[0];
+    for (int k = 1; k < m; k++) {
+        if (a[k * m + k] < *lo) *lo = a[k * m + k];
+        if (a[k * m + k] > *hi) *hi = a[k * m + k];
+    }
+}
+
+/* The task space of one state: J, J̇q̇ (kinds 8, 9), A (composite links), H = Γ(q, q̇, 0) with friction and Q(q)
+ * from the kernels, then A = L Lᵀ, X = A⁻¹ Jᵀ, Φ = J X (symmetrised), Λ = (Φ + λ² I)⁻¹ (symmetrised), J̄ = X Λ,
+ * μ = Λ (Xᵀ (H − Q) − J̇q̇), p = Λ Xᵀ Q, N = I − Jᵀ J̄ᵀ on the m task rows r of [v; ω].  out = [Λ (m²), μ (m),
+ * p (m), J (m n), J̇q̇ (m), J̄ (n m), N (n²)].  0; -4 when the eigenvalue ratio of Φ is below rcond (λ = 0);
+ * -1 when A is not positive definite; -2 for a result that is not finite. */
+typedef struct {
+    const rd_model *m;
+    const double *q, *qd, *point, *g;
+    long point_stride;
+    int frame, nrows, r[6];   /* the task: m = nrows rows r[i] of [v; ω] */
+    double damping, rcond;
+    double *out;
+} rd_task_job;
+static long rd_task_size(int n, int m) { return (long)m * m + 3L * m + 2L * m * n + (long)n * n; }
+static int rd_task_state(const rd_task_job *t, long s) {
+    const rd_model *md = t->m;
+    int n = md->n, m = t->nrows;
+    const double *q = t->q + s * n, *qd = t->qd + s * n, *point = t->point ? t->point + s * t->point_stride : NULL;
+    double *out = t->out + s * rd_task_size(n, m);
+    double Jf[6 * RD_TASK_MAX], Jdqf[6], A[RD_TASK_MAX * RD_TASK_MAX], H[RD_TASK_MAX], G[RD_TASK_MAX],
+           Z[RD_TASK_MAX], X[RD_TASK_MAX * 6], Phi[36], Lam[36], col[6], u[6], v[6];
+    for (int k = 0; k < n; k++) Z[k] = 0.0;
+    rd_kin_job jac = {{md, 1, q, NULL, NULL, NULL, NULL, 0, 0, Jf, 0}, t->frame, point, 0};
+    rd_kin_job jdq = {{md, 1, q, qd, NULL, NULL, NULL, 0, 0, Jdqf, 0}, t->frame, point, 0};
+    rd_job crba = {md, 1, q, NULL, NULL, NULL, NULL, 0, 0, A, 0};
+    rd_job rnea = {md, 1, q, qd, Z, t->g, NULL, 0, 0, H, 1};
+    rd_job grav = {md, 1, q, NULL, NULL, t->g, NULL, 0, 0, G, 0};
+    int code = rd_one_state(8, &jac.job);
+    if (code == 0) code = rd_one_state(9, &jdq.job);
+    if (code == 0) code = rd_one_state(2, &crba);
+    if (code == 0) code = rd_one_state(0, &rnea);
+    if (code == 0) code = rd_one_state(1, &grav);
+    if (code != 0) return code;
+    if (rd_cholesky(A, n) != 0) return -1;
+    double *Lo = out, *mu = Lo + m * m, *p = mu + m, *J = p + m, *Jdq = J + m * n, *Jbar = Jdq + m, *N = Jbar + n * m;
+    for (int i = 0; i < m; i++) {
+        Jdq[i] = Jdqf[t->r[i]];
+        for (int k = 0; k < n; k++) J[i * n + k] = Jf[t->r[i] * n + k];
+    }
+    for (int i = 0; i < m; i++) {   /* column i of X = A⁻¹ Jᵀ */
+        for (int k = 0; k < n; k++) Z[k] = J[i * n + k];
+        rd_cholesky_solve(A, n, Z);
+        for (int k = 0; k < n; k++) X[k * m + i] = Z[k];
+    }
+    for (int i = 0; i < m; i++)
+        for (int l = 0; l < m; l++) {
+            double w = 0.0;
+            for (int k = 0; k < n; k++) w += J[i * n + k] * X[k * m + l];
+            Phi[i * m + l] = w;
+        }
+    for (int i = 0; i < m; i++)
+        for (int l = 0; l < i; l++) Phi[i * m + l] = Phi[l * m + i] = 0.5 * (Phi[i * m + l] + Phi[l * m + i]);
+    if (t->damping == 0.0) {
+        double lo, hi;
+        rd_eigen_range(Phi, m, &lo, &hi);
+        if (!(lo / (hi > RD_TINY ? hi : RD_TINY) >= t->rcond)) return -4;
+    } else {
+        for (int i = 0; i < m; i++) Phi[i * m + i] += t->damping * t->damping;
+    }
+    if (rd_cholesky(Phi, m) != 0) return -4;
+    for (int l = 0; l < m; l++) {   /* Λ = Φ⁻¹, column by column, symmetrised */
+        for (int i = 0; i < m; i++) col[i] = i == l;
+        rd_cholesky_solve(Phi, m, col);
+        for (int i = 0; i < m; i++) Lam[i * m + l] = col[i];
+    }
+    for (int i = 0; i < m; i++)
+        for (int l = 0; l <= i; l++) Lo[i * m + l] = Lo[l * m + i] = 0.5 * (Lam[i * m + l] + Lam[l * m + i]);
+    for (int i = 0; i < m; i++) {   /* Xᵀ (H − Q) − J̇q̇ and Xᵀ Q */
+        double a = 0.0, c = 0.0;
+        for (int k = 0; k < n; k++) { a += X[k * m + i] * (H[k] - G[k]); c += X[k * m + i] * G[k]; }
+        u[i] = a - Jdq[i];
+        v[i] = c;
+    }
+    for (int i = 0; i < m; i++) {
+        double a = 0.0, c = 0.0;
+        for (int l = 0; l < m; l++) { a += Lo[i * m + l] * u[l]; c += Lo[i * m + l] * v[l]; }
+        mu[i] = a;
+        p[i] = c;
+    }
+    for (int k = 0; k < n; k++)
+        for (int l = 0; l < m; l++) {
+            double a = 0.0;
+            for (int i = 0; i < m; i++) a += X[k * m + i] * Lo[i * m + l];
+            Jbar[k * m + l] = a;
+        }
+    for (int a = 0; a < n; a++)
+        for (int c = 0; c < n; c++) {
+            double w = a == c ? 1.0 : 0.0;
+            for (int i = 0; i < m; i++) w -= J[i * n + a] * Jbar[c * m + i];
+            N[a * n + c] = w;
+        }
+    return rd_all_finite(out, rd_task_size(n, m)) ? 0 : RD_NONFINITE;
+}
+static long rd_task_chunk(void *arg, long lo, long hi) {
+    long code = 0;
+    for (long s = lo; s < hi; s++) code = rd_first_code(code, rd_task_state((const rd_task_job *)arg, s));
+    return code;
+}
+
+/* task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code: rd_task_state on one
+ * state (threads = 0: 1-D q, qd (n,), point None or (3,), NumPy arrays read directly, NaN/inf refused with -2) or
+ * on count states (threads >= 1: q, qd (count, n), point None, (3,) or (count, 3), the GIL released; each state by
+ * the same instructions, so a batch equals its states one by one bit for bit); g (3,); rows = Σ r_i 8^i, the m
+ * rows r_i.  Codes as rd_task_state's (the first met in a batch), -1 for unusable buffers or ROBODYN_NATIVE=0: the
+ * caller's general path then computes or explains. */
+static PyObject *rd_py_task_space(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    rd_packed *pk = rd_entry_model(args, nargs, 12);
+    if (!pk || rd_switched_off()) return PyLong_FromLong(-1);
+    const rd_model *md = &pk->m;
+    long threads = PyLong_AsLong(args[1]), frame = PyLong_AsLong(args[4]), m = PyLong_AsLong(args[6]),
+         rows = PyLong_AsLong(args[7]);
+    double damping = PyFloat_AsDouble(args[8]), rcond = PyFloat_AsDouble(args[9]);
+    if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    int n = md->n;
+    long code = n >= 1 && n <= RD_TASK_MAX && m >= 1 && m <= 6 && m <= n && frame >= 0 && frame < md->nf
+                && threads >= 0 && damping >= 0.0 ? 0 : -1;
+    rd_task_job t = {md, NULL, NULL, NULL, NULL, 0, (int)frame, (int)m, {0}, damping, rcond, NULL};
+    for (int i = 0; i < 6; i++) t.r[i] = (int)((rows >> (3 * i)) & 7);
+    for (int i = 0; i < m && code == 0; i++) if (t.r[i] > 5) code = -1;
+    long size = code ? 0 : rd_task_size(n, (int)m), count = 1;
+    PyObject *objs[5] = {args[2], args[3], args[5], args[10], args[11]};
+    int used[5] = {1, 1, args[5] != Py_None, 1, 1};
+    Py_buffer b[5];
+    int held[5] = {0};
+    double *data[5] = {NULL, NULL, NULL, NULL, NULL};
+    if (threads == 0) {
+        Py_ssize_t sizes[5] = {n, n, 3, 3, size};
+        for (int i = 0; i < 5 && code == 0; ++i)
+            if (used[i]) code = rd_argument(objs[i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
+    } else {
+        for (int i = 0; i < 5 && code == 0; ++i)
+            if (used[i]) {
+                code = rd_buffer(objs[i], &b[i], i == 4, &held[i]) ? 0 : -1;
+                data[i] = (double *)b[i].buf;
+            }
+        if (code == 0) {
+            count = (long)(b[4].len / 8) / size;
+            if (count * size != (long)(b[4].len / 8) || b[0].len / 8 != count * n || b[1].len / 8 != count * n
+                || b[3].len / 8 != 3) code = -1;
+            if (code == 0 && used[2]) {
+                t.point_stride = b[2].len / 8 == 3 ? 0 : 3;
+                if (b[2].len / 8 != 3 && b[2].len / 8 != 3 * count) code = -1;
+            }
+        }
+    }
+    if (code == 0 && count > 0) {
+        t.q = data[0]; t.qd = data[1]; t.point = data[2]; t.g = data[3]; t.out = data[4];
+        if (threads == 0) {
+            code = rd_task_state(&t, 0);
+        } else {
+            long useful = count * n / 200;   /* O(n³) per state: a thread pays from about 200 joint-states */
+            int nt = (int)(threads < useful ? threads : useful);
+            Py_BEGIN_ALLOW_THREADS
+            code = rd_parallel(rd_task_chunk, &t, count, nt < 4096 ? nt : 4096, 1);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
+    return PyLong_FromLong(code);
+}
+
 static PyObject *rd_py_threaded(PyObject *self, PyObject *args) {
     (void)self; (void)args;
 #ifdef RD_THREADS
@@ -1447,6 +1978,8 @@ static PyMethodDef rd_generic_methods[] = {
     {"batch", (PyCFunction)(void (*)(void))rd_py_batch, METH_FASTCALL, NULL},
     {"single", (PyCFunction)(void (*)(void))rd_py_single, METH_FASTCALL, NULL},
     {"floating", (PyCFunction)(void (*)(void))rd_py_floating, METH_FASTCALL, NULL},
+    {"kinematics", (PyCFunction)(void (*)(void))rd_py_kinematics, METH_FASTCALL, NULL},
+    {"task_space", (PyCFunction)(void (*)(void))rd_py_task_space, METH_FASTCALL, NULL},
     {"threaded", rd_py_threaded, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, RD_STR(RD_MODULE), NULL, -1,

@@ -26,7 +26,7 @@ import functools
 
 import numpy as np
 
-from robodyn.arrays import finite_array, finite_result
+from robodyn.arrays import finite_array, finite_result, into
 from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import executor
 from robodyn.model.robot import check_robot
@@ -169,7 +169,8 @@ def _wrench_columns(w, wd, Vd) -> tuple:
     return inertia, first_moments, Vd  # F = M V̇ [9.88]
 
 
-def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, transmission=None) -> np.ndarray:
+def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, transmission=None,
+              out=None) -> np.ndarray:
     """Regressor D(q, q̇, q̈) of the inverse dynamic model, Γ = D K  [9.36], batched.
 
     Parameters
@@ -185,6 +186,8 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, tra
         Append the columns of the motor parameters ``Iam<i>`` (and ``Fcm<i>, Fvm<i>`` with friction) of every
         motor, the joint-side image J_mqᵀ (J_m q̈_m + F_cm sign(q̇_m) + F_vm q̇_m) of the rotors (see
         :func:`motor_columns`); joint-side data.
+    out : ndarray, optional
+        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
 
     Returns
     -------
@@ -199,8 +202,8 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, tra
         _, _, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
         M = motor_columns(tr, np.broadcast_to(a["qd"], D.shape[:-1]), np.broadcast_to(a["qdd"], D.shape[:-1]),
                           friction)
-        return finite_result("regressor", np.concatenate([D, M.astype(D.dtype)], -1))
-    return executor.execute(_REGRESSOR if friction else _RIGID_REGRESSOR, robot, q, qd, qdd, None, gravity)
+        return into("regressor", out, finite_result("regressor", np.concatenate([D, M.astype(D.dtype)], -1)))
+    return executor.execute(_REGRESSOR if friction else _RIGID_REGRESSOR, robot, q, qd, qdd, None, gravity, None, out)
 
 
 def _numpy(robot: Robot, q, qd, qdd, g, fe, friction: bool) -> np.ndarray:

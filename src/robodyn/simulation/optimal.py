@@ -257,7 +257,7 @@ def _kkt_residual(f, grad, ineq_val, ineq_jac, tol) -> float:
     return float(np.linalg.norm(grad - G @ sol.x) / (1 + abs(f)))
 
 
-def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str = "time", duration=None,
+def optimal_motion(robot: Robot, q_start, q_goal, torque_limits=None, objective: str = "time", duration=None,
                    nodes: int = 30, max_iter: int = 300, tol: float = 1e-12,
                    limit_tol: float = 1e-6) -> OptimalMotion:
     """Minimum-time or minimum-energy rest-to-rest motion under torque bounds, by direct collocation; the limits
@@ -268,8 +268,8 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits, objective: str 
     robot : Robot
     q_start, q_goal : array_like (n,)
         Configurations A and B, at rest (rad | m).
-    torque_limits : float or array_like (n,)
-        |τ_j(t)| ≤ L_j for every t in [0, T] (N m | N).
+    torque_limits : float or array_like (n,), optional
+        |τ_j(t)| ≤ L_j for every t in [0, T] (N m | N); default the robot's ``taulim``.
     objective : "time" | "energy"
         "time": minimise T. "energy": minimise E = ∫ τᵀτ dt for the given ``duration``.
     duration : float, optional

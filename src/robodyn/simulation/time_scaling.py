@@ -47,7 +47,15 @@ LIMIT_MAX = 1e100
 
 
 def torque_limits_of(robot: Robot, torque_limits, name: str = "torque_limits", unit: str = "N m | N") -> np.ndarray:
-    """Symmetric limits (n,) from one number or one per joint: positive, finite, at most LIMIT_MAX."""
+    """Symmetric limits (n,) from one number or one per joint: positive, finite, at most LIMIT_MAX. ``None``
+    takes the robot's own (``robot.taulim``, or ``robot.qdlim`` for velocity limits), LIMIT_MAX where it has none."""
+    if torque_limits is None:
+        field = "qdlim" if name == "velocity_limits" else "taulim"
+        own = getattr(robot, field)
+        if np.all(np.isinf(own)):
+            raise InputError(f"argument '{name}' is not given and robot '{robot.name}' has no {field}; give "
+                             f"{name} ({robot.n} numbers, {unit}) or a robot whose model file carries them")
+        return np.minimum(own, LIMIT_MAX)
     L = as_real_array(name, torque_limits).astype(float)
     L = np.broadcast_to(L, (robot.n,)) if L.ndim == 0 else L
     if L.shape != (robot.n,) or not np.all(np.isfinite(L)) or np.any(L <= 0):
@@ -161,7 +169,7 @@ def _first_positive_root(a, b, c):
     return np.where(c == 0, np.where((b > 0) | ((b == 0) & (a > 0)), 0.0, out), out)
 
 
-def time_scale(robot: Robot, trajectory, torque_limits, samples: int = 501, t=None,
+def time_scale(robot: Robot, trajectory, torque_limits=None, samples: int = 501, t=None,
                friction: bool = True) -> TimeScaling:
     """Smallest uniform time scaling k of a trajectory that keeps every joint torque within its limit.
 
@@ -177,8 +185,8 @@ def time_scale(robot: Robot, trajectory, torque_limits, samples: int = 501, t=No
     robot : Robot
     trajectory : Trajectory
         Anything with ``.sample(t) -> (q, qd, qdd)`` and ``.duration`` (e.g. :class:`RestToRest`).
-    torque_limits : float or array_like (n,)
-        Symmetric limits |τ_j| ≤ L_j (N m | N).
+    torque_limits : float or array_like (n,), optional
+        Symmetric limits |τ_j| ≤ L_j (N m | N); default the robot's ``taulim``.
     samples : int
         Number of equally spaced sample times on [0, T] when ``t`` is not given.
     t : array_like (N,), optional
@@ -539,7 +547,7 @@ def _violations(robot, path, s, x, u, sub, limits, friction):
     return _peaks(np.concatenate(use, axis=-1), owner)
 
 
-def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: bool = True, velocity_limits=None,
+def time_optimal(robot: Robot, path, torque_limits=None, grid: int = 200, friction: bool = True, velocity_limits=None,
                  acceleration_limits=None, checks: int = 4, collocation: bool = False) -> TimeOptimal:
     """Minimum-time timing s(t) of a path q(s) under torque limits |τ_j| ≤ L_j (and optionally joint velocity and
     acceleration limits), at rest at both ends, the limits holding on the executed motion.
@@ -561,12 +569,14 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
     ----------
     robot : Robot
     path : Trajectory
-    torque_limits : float or array_like (n,), N m | N
+    torque_limits : float or array_like (n,), N m | N, optional
+        Default the robot's ``taulim`` (unlimited joints of a partly limited robot stay unlimited).
     grid : int
         Number of grid intervals N (the result converges as O(1/N) in the duration).
     friction : bool
         Coulomb and offset friction enter c(s); robots with viscous or Stribeck friction need ``False``.
-    velocity_limits : float or array_like (n,), optional, |q̇_j| ≤ V_j (rad/s | m/s)
+    velocity_limits : float or array_like (n,), optional, |q̇_j| ≤ V_j (rad/s | m/s); default the robot's
+        ``qdlim`` where it has them (none otherwise)
     acceleration_limits : float or array_like (n,), optional, |q̈_j| ≤ A_j (rad/s² | m/s²)
     checks : int
         Initial number of sub-intervals per grid interval at whose ends the limits are imposed (≥ 1).
@@ -586,8 +596,8 @@ def time_optimal(robot: Robot, path, torque_limits, grid: int = 200, friction: b
     """
     _check_trajectory(path, robot)
     L = torque_limits_of(robot, torque_limits)
-    V = None if velocity_limits is None else torque_limits_of(robot, velocity_limits, "velocity_limits",
-                                                               "rad/s | m/s")
+    V = None if velocity_limits is None and np.all(np.isinf(robot.qdlim)) else \
+        torque_limits_of(robot, velocity_limits, "velocity_limits", "rad/s | m/s")
     Acc = None if acceleration_limits is None else torque_limits_of(robot, acceleration_limits,
                                                                      "acceleration_limits", "rad/s² | m/s²")
     limits = (L, V, Acc)

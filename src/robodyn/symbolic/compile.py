@@ -195,7 +195,7 @@ class CompiledModel:
 
             f = numpy_code.function(m, checks=True)  # also raises NonFiniteExpressionError for a singular model
 
-            def call_numpy(count, blocks):
+            def call_numpy(count, blocks, buffer=None):
                 arrays = [a.reshape(-1, *arg.shape) if st == 0 else a.reshape(count, *arg.shape)
                           for (a, st), arg in zip(blocks, m.arguments)]
                 for k, a in enumerate(arrays):
@@ -207,7 +207,10 @@ class CompiledModel:
                     return None, c_code.SINGULAR + singular
                 if not np.all(np.isfinite(out)):
                     return None, c_code.OVERFLOW
-                return np.broadcast_to(out, (count,) + m.output_shape), 0
+                out = np.broadcast_to(out, (count,) + m.output_shape)
+                if buffer is not None:
+                    np.copyto(buffer, out)
+                return out, 0
 
             return call_numpy, None
         from robodyn.native.build import compile_library
@@ -221,8 +224,8 @@ class CompiledModel:
         fn = getattr(lib, name + "_threads")
         buf = ffi.from_buffer
 
-        def call_c(count, blocks):
-            out = np.empty((count,) + m.output_shape)
+        def call_c(count, blocks, buffer=None):
+            out = np.empty((count,) + m.output_shape) if buffer is None else buffer
             args = []
             for a, st in blocks:
                 args += [buf("double[]", a), st]
@@ -246,8 +249,9 @@ class CompiledModel:
         out = self._array(*args, **kwargs)
         return self._split(out) if self.kind in DERIVATIVE_KINDS else out
 
-    def _array(self, *args, **kwargs):
-        """The general path's array (a derivative kind's stacked blocks)."""
+    def _array(self, *args, out=None, **kwargs):
+        """The general path's array (a derivative kind's stacked blocks), written into ``out`` when given (a
+        keyword beside the numeric function's signature, which ``__signature__`` shows)."""
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as e:
@@ -255,7 +259,8 @@ class CompiledModel:
                              f"f{self.__signature__}: {e}") from None
         bound.apply_defaults()
         a = bound.arguments
-        return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"), a.get("params"))
+        return self._checked(tuple(a[k] for k in self._joint), a.get("wrenches"), a.get("gravity"), a.get("params"),
+                             out)
 
     def _single_state(self, args, gravity=None, wrenches=None):
         """The C entry's result for the joint arguments ``args`` of one state, or None where the call takes the
@@ -265,7 +270,7 @@ class CompiledModel:
         return self._entry.fast(*args, **{k: v for k, v in (("gravity", gravity), ("wrenches", wrenches))
                                           if v is not None})
 
-    def _checked(self, args, wrenches, gravity, params=None):
+    def _checked(self, args, wrenches, gravity, params=None, out=None):
         names = self._joint
         arrays = {k: _as_real(k, v) for k, v in zip(names, args)}
         n = self.robot.n
@@ -293,6 +298,8 @@ class CompiledModel:
         dtype = working_dtype(*(args + tuple(x for x in (gravity, wrenches, params) if x is not None)))
         m, call, _ = self._variant(wrenches is not None)
         count = int(np.prod(batch))
+        if out is not None:
+            check_buffer(out, batch + m.output_shape, dtype, arrays, f"compiled {self.kind}")
         blocks = []
         for (k, a), shape in zip(arrays.items(), shapes):
             per = a.size // max(int(np.prod(shape)), 1) if a.size else 0
@@ -301,10 +308,17 @@ class CompiledModel:
             else:
                 full = np.broadcast_to(a, batch + a.shape[len(shape):])
                 blocks.append((np.ascontiguousarray(full, dtype=np.float64).reshape(-1), per))
-        out, code = call(count, blocks)
+        direct = out is not None and out.dtype == np.float64
+        result, code = call(count, blocks, out.reshape((count,) + m.output_shape) if direct else None)
         if code:
             self._raise(code, list(arrays), m)
-        return np.asarray(out).reshape(batch + m.output_shape).astype(dtype, copy=False)
+        if direct:
+            return out
+        result = np.asarray(result).reshape(batch + m.output_shape)
+        if out is None:
+            return result.astype(dtype, copy=False)
+        np.copyto(out, result, casting="same_kind")
+        return out
 
     def _raise(self, code, names, m):
         """The error of the numeric API for a status code of the generated C (or of the NumPy back end)."""
@@ -336,6 +350,22 @@ class CompiledModel:
 
     def __repr__(self) -> str:
         return f"CompiledModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, backend={self.backend!r})"
+
+
+def check_buffer(out, shape: tuple, dtype, arguments: dict, label: str) -> None:
+    """The checks of an ``out=`` buffer on entry: an ndarray of exactly ``shape`` and ``dtype`` (the result's),
+    C-contiguous, writeable and sharing no memory with an argument (InputError naming ``out`` otherwise)."""
+    want = f"a writeable C-contiguous NumPy array of shape {shape} and dtype {np.dtype(dtype).name}"
+    if not isinstance(out, np.ndarray):
+        raise InputError(f"{label}: argument 'out' is a {type(out).__name__}; give {want}")
+    if out.shape != shape or out.dtype != dtype:
+        raise InputError(f"{label}: argument 'out' has shape {out.shape} and dtype {out.dtype}; give {want}")
+    if not (out.flags.c_contiguous and out.flags.writeable and out.flags.aligned):
+        raise InputError(f"{label}: argument 'out' is not writeable, aligned and C-contiguous; give {want} "
+                         "(np.ascontiguousarray gives a contiguous copy)")
+    for name, a in arguments.items():
+        if isinstance(a, np.ndarray) and np.shares_memory(out, a):
+            raise InputError(f"{label}: argument 'out' shares memory with '{name}'; give a separate array")
 
 
 def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c",  # noqa: A001
@@ -399,11 +429,19 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         ===================  ==========================================  =================================
 
         The derivative kinds are the forward-mode derivative of the customized inverse or direct dynamic model
-        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy and JAX back ends, no ``parameters_input`` on C. The kinematics kinds trace the forward recursion
-        (:mod:`robodyn.symbolic.kinematics_model`), C and NumPy back ends.
+        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy, CUDA and JAX back ends, no ``parameters_input``
+        on C (on CUDA and JAX the parameters are an input ``params``, as for the other kinds). The kinematics
+        kinds trace the forward recursion (:mod:`robodyn.symbolic.kinematics_model`), C, NumPy and CUDA back
+        ends (no ``gravity`` or ``params`` there).
 
         Batched over leading axes, arguments checked (InputError naming the argument), float32 in →
-        float32 out (computed in float64). One state of 1-D float64 arrays (joint arguments positional) is
+        float32 out (computed in float64). ``out=`` (keyword, C and NumPy back ends) takes the result's array:
+        exactly the result's shape (batch + the shape above; a derivative kind's stacked (..., k·n, n), row
+        blocks ∂/∂q, ∂/∂q̇ (, ∂/∂Γ), which the returned record views) and dtype, writeable, C-contiguous and
+        sharing no memory with an argument, checked on entry (InputError naming ``out``); the C code writes
+        into it (float64: nothing allocated for the result, one state included) and it is returned. After an
+        error its contents are unspecified. The JAX back end takes no ``out`` (JAX arrays are immutable: a
+        jitted function's buffers are XLA's), nor does the CUDA one (its results are CuPy arrays). One state of 1-D float64 arrays (joint arguments positional) is
         checked and evaluated by the library's C entry without Python code (0.2–0.7 µs for a 6-joint arm;
         docs/symbolic.md, "One state per call"); every other call takes the general path.
 
@@ -424,8 +462,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     name, so a renamed copy of a robot reuses the library), compiler, flags and robodyn version, and
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     """
-    if (frame is not None or point is not None) and backend not in ("c", "numpy"):
-        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)} on the C and NumPy "
+    if (frame is not None or point is not None) and backend not in ("c", "numpy", "cuda"):
+        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)} on the C, NumPy and CUDA "
                          "backends")
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays through the augmented robot's model
         from robodyn.symbolic.floating import FloatingCompiledModel
@@ -448,7 +486,7 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     if backend == "cuda":
         from robodyn.symbolic.cuda import CudaModel
 
-        return CudaModel(robot, kind, parameters, dtype)
+        return CudaModel(robot, kind, parameters, dtype, frame, None if point is None else _point(point))
     if backend == "jax":
         from robodyn.symbolic.jax_model import JaxModel
 

@@ -18,6 +18,7 @@ from robodyn.errors import InputError, RobodynError
 from robodyn.symbolic.codegen import cuda_code
 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
 from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, differentiated
+from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, kinematics_model
 from robodyn.symbolic.models import canonical_kind, customized_model, overflow_error, pivot_error
 
 #: kind -> (joint arguments, takes gravity)
@@ -28,6 +29,10 @@ _SIGNATURES = MappingProxyType({
     "inertia_matrix": ("q",),
     "forward_dynamics": ("q", "qd", "tau"),
     "regressor": ("q", "qd", "qdd"),
+    "inverse_dynamics_derivatives": ("q", "qd", "qdd"),
+    "forward_dynamics_derivatives": ("q", "qd", "tau"),
+    "jacobian": ("q",),
+    "jacobian_dot_qd": ("q", "qd"),
 })
 #: threads per block
 BLOCK = 128
@@ -50,13 +55,17 @@ def _cupy():
     return cupy
 
 
-def kernel_model(robot, kind: str, parameters: str = "standard"):
+def kernel_model(robot, kind: str, parameters: str = "standard", frame=None, point=None):
     """The customized model a CUDA kernel evaluates: (model, parameter names, their robot-file values).
 
     Gravity is an input (a constant for the inertia matrix); the inertial parameters and friction coefficients
-    are an input ``params`` except for the regressor (which has none).  :class:`CudaModel` compiles it;
+    are an input ``params`` except for the regressor (which has none).  The derivative kinds differentiate that
+    model (:func:`robodyn.symbolic.derivative_model.differentiated`); the kinematics kinds (J and J̇q̇ of
+    ``frame``, at ``point``) have neither gravity nor parameters.  :class:`CudaModel` compiles it;
     :func:`robodyn.symbolic.codegen.cuda_code.host_shim_source` runs the same kernel text on the CPU.
     """
+    if kind in KINEMATICS_KINDS:
+        return kinematics_model(robot, kind, frame, point), [], np.zeros(0)
     if kind in DERIVATIVE_KINDS:  # the JAX back end's: the derivative of the model with parameters as an input
         base, wrt, _ = DERIVATIVE_KINDS[kind]
         m, names, values = kernel_model(robot, base, parameters)
@@ -78,9 +87,10 @@ def call_arguments(f, label: str, args, gravity, params, asarray) -> tuple[list,
     :class:`robodyn.symbolic.jax_model.JaxModel`): (joint arrays converted by ``asarray``, [(name, value, size)]
     of gravity and params with the robot's values for None), their count and last axes checked (InputError
     naming the argument and quoting the signature)."""
+    takes_gravity = any(a.name == "gravity" for a in f.model.arguments)
     if len(args) != len(f.joint_names):
         raise InputError(f"{label} {f.kind} of robot '{f.robot.name}' takes ({', '.join(f.joint_names)}"
-                         f"{', gravity=None' if f.kind != 'inertia_matrix' else ''}"
+                         f"{', gravity=None' if takes_gravity else ''}"
                          f"{', params=None' if f.parameter_names else ''})")
     n = f.robot.n
     joint = [asarray(a) for a in args]
@@ -88,7 +98,7 @@ def call_arguments(f, label: str, args, gravity, params, asarray) -> tuple[list,
         if a.ndim == 0 or a.shape[-1] != n:
             raise InputError(f"argument '{name}' has shape {a.shape}; it must have shape (..., {n})")
     extra = []
-    if f.kind != "inertia_matrix":
+    if takes_gravity:
         extra.append(("gravity", f.robot.gravity if gravity is None else gravity, 3))
     if f.parameter_names:
         extra.append(("params", f.nominal_parameters if params is None else params, len(f.parameter_names)))
@@ -111,14 +121,18 @@ class CudaModel:
         Names and robot-file values of the ``params`` argument.
     """
 
-    def __init__(self, robot, kind: str, parameters: str = "standard", dtype: str = "float64"):
+    def __init__(self, robot, kind: str, parameters: str = "standard", dtype: str = "float64", frame=None,
+                 point=None):
         kind = canonical_kind(kind, tuple(_SIGNATURES))
+        if kind not in KINEMATICS_KINDS and (frame is not None or point is not None):
+            raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)}, not {kind}")
         if dtype not in ("float64", "float32"):
             raise InputError(f"dtype = {dtype!r}; choose 'float64' or 'float32'")
         cp = _cupy()
         self.robot, self.kind, self.parameters, self.dtype = robot, kind, parameters, np.dtype(dtype)
         self.joint_names = _SIGNATURES[kind]
-        self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, kind, parameters)
+        self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, kind, parameters, frame,
+                                                                                 point)
         self._cp, self._kernels = cp, {}
         self.source = self._kernel(self.joint_names)[0]
 
@@ -189,7 +203,14 @@ class CudaModel:
             raise pivot_error(self.robot.name, f"CUDA {self.kind}", joint)
         if not bool(cp.all(cp.isfinite(out))):
             raise overflow_error(self.robot.name, f"CUDA {self.kind}", self.dtype.name)
-        return out.T.reshape(batch + tuple(self.model.output_shape))
+        out = out.T.reshape(batch + tuple(self.model.output_shape))
+        if self.kind not in DERIVATIVE_KINDS:
+            return out
+        from robodyn.dynamics import derivatives   # the numeric function's record of (n, n) blocks
+
+        record = {"inverse_dynamics_derivatives": derivatives.InverseDynamicsDerivatives,
+                  "forward_dynamics_derivatives": derivatives.ForwardDynamicsDerivatives}[self.kind]
+        return record(*(out[..., k:k + n, :] for k in range(0, out.shape[-2], n)))
 
     def __repr__(self) -> str:
         return f"CudaModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, dtype={self.dtype.name!r})"

@@ -83,10 +83,16 @@ def differentiated(model: CustomizedModel, wrt: tuple, kind: str) -> CustomizedM
             t = tangents(se.sympify(o), "OUT")
             outputs += [t.get(p * n + k, se.Integer(0)) for k in range(n)]
     keep = outputs + [x for _, pivot, scale in model.checks for x in (pivot, scale)]
+    pruned = program.pruned(keep)
+    # the constants the derivative still reads (a derivative can lose one, e.g. gravity on a Cartesian robot,
+    # which the C compiler would flag as unused)
+    used = set()
+    for e in [e for _, e in pruned.assignments] + keep:
+        used |= se.sympify(e).free_symbols
     return CustomizedModel(robot=model.robot, kind=kind, parameters=model.parameters, arguments=model.arguments,
-                           output_shape=(len(wrt) * len(model.outputs), n), outputs=outputs,
-                           program=program.pruned(keep), constants=model.constants, options=dict(model.options),
-                           checks=list(model.checks))
+                           output_shape=(len(wrt) * len(model.outputs), n), outputs=outputs, program=pruned,
+                           constants={s: v for s, v in model.constants.items() if s in used},
+                           options=dict(model.options), checks=list(model.checks))
 
 
 def derivative_model(robot, kind: str, parameters: str = "standard", gravity: str = "constant",

@@ -451,7 +451,9 @@ def _lanes(model, name):
 #: (a Python callable) and the variants it may call (without, and once built, with external wrenches); calling
 #: it evaluates one state in C when every argument is an aligned, native-order, C-contiguous float64 array of
 #: exactly its shape with finite values and the keywords are among those of the kind, and otherwise calls the
-#: general path with the same arguments, so every error and every other case behaves as there.
+#: general path with the same arguments, so every error and every other case behaves as there. A keyword
+#: ``out`` (an array of exactly the result's shape, float64, C-contiguous, writeable, sharing no memory with an
+#: input) receives the result and is returned: nothing is allocated.
 ENTRY = r"""
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
@@ -480,6 +482,7 @@ typedef struct {
     int joints;                        /* positional arguments of the fast case */
     PyObject *keyword[RD_SLOTS];       /* interned names of the keywords of the kind (NULL: not taken) */
     PyObject *fallback[RD_SLOTS];      /* value for a keyword absent or None (NULL: none) */
+    PyObject *out_key;                 /* interned "out": the caller's result buffer */
 } rd_entry;
 
 static int rd_slot(const rd_entry *self, PyObject *key) {
@@ -507,14 +510,37 @@ static const double *rd_data(PyObject *obj, const rd_arg *arg) {
     return rd_finite(x, size) ? x : NULL;
 }
 
+/* obj's data when it is a writeable, aligned, native-order, C-contiguous float64 array of exactly the result's
+   shape that overlaps none of the nargs inputs in[k] (of size[k] doubles); else NULL */
+static double *rd_buffer(PyObject *obj, const rd_variant *v, const double *const *in, const long *size) {
+    if (!PyArray_Check(obj)) return NULL;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    if (PyArray_NDIM(a) != v->out_ndim || PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNOTSWAPPED(a)
+        || !PyArray_CHKFLAGS(a, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE)) return NULL;
+    long count = 1;
+    for (int d = 0; d < v->out_ndim; ++d) {
+        if (PyArray_DIM(a, d) != v->out_shape[d]) return NULL;
+        count *= (long)v->out_shape[d];
+    }
+    double *x = (double *)PyArray_DATA(a);
+    for (int k = 0; k < v->nargs; ++k)
+        if (x < in[k] + size[k] && in[k] < x + count) return NULL;  /* the general path refuses an overlap */
+    return x;
+}
+
 /* 1: one state evaluated into *result; 0: declined (the general path decides); -1: an error is set */
 static int rd_fast(const rd_entry *self, PyObject *args, PyObject *kwargs, PyObject **result) {
     PyObject *kw[RD_SLOTS] = {NULL, NULL, NULL};
+    PyObject *buffer = NULL;
     if (PyTuple_GET_SIZE(args) != self->joints) return 0;
     if (kwargs != NULL) {
         Py_ssize_t pos = 0;
         PyObject *key, *value;
         while (PyDict_Next(kwargs, &pos, &key, &value)) {
+            if (key == self->out_key || (PyUnicode_Check(key) && PyUnicode_Compare(key, self->out_key) == 0)) {
+                if (value != Py_None) buffer = value;
+                continue;
+            }
             int s = rd_slot(self, key);
             if (s < 0) return 0;
             if (value != Py_None) kw[s] = value;
@@ -524,11 +550,20 @@ static int rd_fast(const rd_entry *self, PyObject *args, PyObject *kwargs, PyObj
     const rd_variant *v = self->variant[w];
     if (v == NULL) return 0;
     const double *in[RD_MAXARGS];
+    long size[RD_MAXARGS];
     for (int k = 0; k < v->nargs; ++k) {
         int src = self->source[w][k];
         PyObject *a = src < RD_MAXARGS ? PyTuple_GET_ITEM(args, src)
                       : kw[src - RD_MAXARGS] != NULL ? kw[src - RD_MAXARGS] : self->fallback[src - RD_MAXARGS];
         if (a == NULL || (in[k] = rd_data(a, &v->args[k])) == NULL) return 0;
+        size[k] = (long)v->args[k].shape[0] * (v->args[k].ndim > 1 ? (long)v->args[k].shape[1] : 1L);
+    }
+    if (buffer != NULL) {  /* the caller's array: nothing allocated */
+        double *x = rd_buffer(buffer, v, in, size);
+        if (x == NULL || v->fn(in, x) != 0) return 0;  /* a bad buffer, singular or overflow: the general path */
+        Py_INCREF(buffer);
+        *result = buffer;
+        return 1;
     }
     PyObject *out = PyArray_SimpleNew(v->out_ndim, (npy_intp *)v->out_shape, NPY_DOUBLE);
     if (out == NULL) return -1;
@@ -601,6 +636,7 @@ static int rd_entry_clear(PyObject *obj) {
     Py_CLEAR(self->general);
     for (int w = 0; w < 2; ++w) { Py_CLEAR(self->capsule[w]); self->variant[w] = NULL; }
     for (int s = 0; s < RD_SLOTS; ++s) { Py_CLEAR(self->keyword[s]); Py_CLEAR(self->fallback[s]); }
+    Py_CLEAR(self->out_key);
     return 0;
 }
 
@@ -626,6 +662,8 @@ static PyObject *rd_entry_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     Py_INCREF(general);
     self->general = general;
     self->joints = joints;
+    self->out_key = PyUnicode_InternFromString("out");
+    if (self->out_key == NULL) { Py_DECREF(self); return NULL; }
     for (int s = 0; s < RD_SLOTS; ++s) {
         PyObject *value = PyDict_GetItemString(fallbacks, rd_slot_name[s]);
         if (value == NULL) continue;

@@ -1,0 +1,151 @@
+"""Benchmark: kinematics and task-space dynamics, robodyn from Python vs Pinocchio from Python, ratios printed.
+
+Run:  PYTHONPATH=src:. python benchmarks/bench_kinematics.py [robot ...] [--repeat 7] [--batch 1000]
+
+One state per call (a 1-D float64 state: robodyn.native's kinematics kernels and, for the task space, its
+inertia-matrix and Newton–Euler kernels with a NumPy assembly of Λ, μ, p, J̄ and N), then a batch of ``--batch``
+states in one robodyn call against a Python loop of Pinocchio over the same states.  Pinocchio runs the same robot
+(built by tests/support/pin_bridge.py) through its raw Python bindings:
+
+- frame poses: ``forwardKinematics`` + ``updateFramePlacements``  vs  ``rd.forward_kinematics`` (every frame);
+- Jacobian: ``computeFrameJacobian`` (LOCAL_WORLD_ALIGNED)  vs  ``rd.jacobian`` of the end frame;
+- J̇ q̇: ``forwardKinematics(q, v, 0)`` + ``getFrameClassicalAcceleration``  vs  ``rd.jacobian_dot_qd``;
+- link accelerations: ``forwardKinematics(q, v, a)``  vs  ``rd.kinematics.link_accelerations`` (every frame);
+- task space: ``computeAllTerms`` + ``getFrameJacobian`` + ``computeMinverse`` + Λ = (J M⁻¹ Jᵀ)⁻¹  vs
+  ``rd.dynamics.task_space_dynamics`` (Λ, μ, p, J̄, N).
+
+Each time is the best over ``--repeat`` timing loops, in µs per call (per state for the batches); ratio =
+robodyn / Pinocchio (targets: single states ≤ 2, batches ≤ 1/3).  ``numpy µs`` is the same robodyn call with
+ROBODYN_NATIVE=0 (the NumPy recursions, as without a C compiler).  The results are compared before they are timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import timeit
+
+import numpy as np
+import pinocchio as pin
+
+import robodyn as rd
+from robodyn import kinematics as kin
+from tests.support.pin_bridge import PinRobot
+
+LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+
+def best_us(fn, repeat: int) -> float:
+    """Best time of one call (µs) over ``repeat`` timing loops of about 20 ms each."""
+    timer = timeit.Timer(fn)
+    number, _ = timer.autorange()
+    number = max(1, number // 10)
+    return min(timer.repeat(repeat, number)) / number * 1e6
+
+
+def numpy_us(fn, repeat: int) -> float:
+    """:func:`best_us` of ``fn`` with robodyn's compiled kernels switched off."""
+    old = os.environ.get("ROBODYN_NATIVE")
+    os.environ["ROBODYN_NATIVE"] = "0"
+    try:
+        return best_us(fn, repeat)
+    finally:
+        if old is None:
+            del os.environ["ROBODYN_NATIVE"]
+        else:
+            os.environ["ROBODYN_NATIVE"] = old
+
+
+def pin_task_inertia(model, data, q, v, fid):
+    """Pinocchio's all terms, the frame Jacobian and Λ = (J M⁻¹ Jᵀ)⁻¹ of one state."""
+    pin.computeAllTerms(model, data, q, v)
+    J = pin.getFrameJacobian(model, data, fid, LWA)
+    Minv = pin.computeMinverse(model, data, q)
+    Minv = np.triu(Minv) + np.triu(Minv, 1).T
+    return np.linalg.inv(J @ Minv @ J.T)
+
+
+def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
+    robot = rd.load(name)
+    pr = PinRobot(robot)
+    model, data = pr.model, pr.data
+    j = int(robot.derived.end_frame)  # the end frame, 1..nf
+    fid = pr.frame_ids[j - 1]
+    rng = np.random.default_rng(0)
+    q, qd, qdd = (rng.uniform(-1, 1, robot.n) for _ in range(3))
+    pq, pv, pa = pr._in(q), pr._in(qd), pr._in(qdd)
+    Q, QD, QDD = (rng.uniform(-1, 1, (count, robot.n)) for _ in range(3))
+    PQ, PV, PA = ([pr._in(x) for x in X] for X in (Q, QD, QDD))
+    zero = np.zeros(model.nv)
+
+    # the numbers agree before they are timed
+    np.testing.assert_allclose(rd.forward_kinematics(robot, q)[j - 1], pr.placement(q, j), atol=1e-12)
+    np.testing.assert_allclose(rd.jacobian(robot, q, frame=j), pr.jacobian(q, j), atol=1e-12)
+    pin.forwardKinematics(model, data, pq, pv, zero)
+    pin.updateFramePlacements(model, data)
+    np.testing.assert_allclose(rd.jacobian_dot_qd(robot, q, qd, frame=j),
+                               pin.getFrameClassicalAcceleration(model, data, fid, LWA).vector, atol=1e-10)
+    tsd = rd.dynamics.task_space_dynamics(robot, q, qd, frame=j, rows=[0, 1, 2])
+    J3 = pr.jacobian(q, j)[:3]
+    pin.computeAllTerms(model, data, pq, pv)
+    M = pr.crba(q)
+    np.testing.assert_allclose(tsd.Lambda, np.linalg.inv(J3 @ np.linalg.solve(M, J3.T)), rtol=1e-9)
+
+    def fk_pin(pq=pq):
+        pin.forwardKinematics(model, data, pq)
+        pin.updateFramePlacements(model, data)
+
+    def jdq_pin(pq=pq, pv=pv):
+        pin.forwardKinematics(model, data, pq, pv, zero)
+        return pin.getFrameClassicalAcceleration(model, data, fid, LWA)
+
+    single = [
+        ("forward_kinematics", lambda: rd.forward_kinematics(robot, q), fk_pin),
+        ("jacobian", lambda: rd.jacobian(robot, q, frame=j),
+         lambda: pin.computeFrameJacobian(model, data, pq, fid, LWA)),
+        ("jacobian_dot_qd", lambda: rd.jacobian_dot_qd(robot, q, qd, frame=j), jdq_pin),
+        ("link_accelerations", lambda: kin.link_accelerations(robot, q, qd, qdd),
+         lambda: pin.forwardKinematics(model, data, pq, pv, pa)),
+        ("task_space_dynamics", lambda: rd.dynamics.task_space_dynamics(robot, q, qd, frame=j, rows=[0, 1, 2]),
+         lambda: pin_task_inertia(model, data, pq, pv, fid)),
+    ]
+
+    def loop(fn, *arrays):
+        return lambda: [fn(*x) for x in zip(*arrays)]
+
+    batched = [
+        ("forward_kinematics", lambda: rd.forward_kinematics(robot, Q), loop(fk_pin, PQ)),
+        ("jacobian", lambda: rd.jacobian(robot, Q, frame=j),
+         loop(lambda x: pin.computeFrameJacobian(model, data, x, fid, LWA), PQ)),
+        ("jacobian_dot_qd", lambda: rd.jacobian_dot_qd(robot, Q, QD, frame=j), loop(jdq_pin, PQ, PV)),
+        ("link_accelerations", lambda: kin.link_accelerations(robot, Q, QD, QDD),
+         loop(lambda x, v, a: pin.forwardKinematics(model, data, x, v, a), PQ, PV, PA)),
+        ("task_space_dynamics", lambda: rd.dynamics.task_space_dynamics(robot, Q, QD, frame=j, rows=[0, 1, 2]),
+         loop(lambda x, v: pin_task_inertia(model, data, x, v, fid), PQ, PV)),
+    ]
+    rows = []
+    for what, fn, pin_fn in single:
+        rd_us, pin_us = best_us(fn, repeat), best_us(pin_fn, repeat)
+        rows.append((name, what, "1", numpy_us(fn, repeat), rd_us, pin_us, rd_us / pin_us))
+    for what, fn, pin_fn in batched:
+        rd_us, pin_us = best_us(fn, repeat) / count, best_us(pin_fn, max(1, repeat // 2)) / count
+        rows.append((name, what, str(count), numpy_us(fn, max(1, repeat // 2)) / count, rd_us, pin_us,
+                     rd_us / pin_us))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("robots", nargs="*", default=["panda", "puma560"])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--batch", type=int, default=1000)
+    args = parser.parse_args()
+    print(f"{'robot':8} {'function':20} {'states':>6} {'numpy µs':>9} {'robodyn µs':>10} {'pinocchio µs':>12} "
+          f"{'ratio':>6}")
+    for name in args.robots:
+        for robot, what, states, np_us, rd_us, pin_us, ratio in rows_for(name, args.repeat, args.batch):
+            print(f"{robot:8} {what:20} {states:>6} {np_us:9.2f} {rd_us:10.2f} {pin_us:12.2f} {ratio:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

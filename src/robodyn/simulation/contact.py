@@ -1,0 +1,272 @@
+"""Unilateral contacts with Coulomb friction: one time step of a fixed- or floating-base robot whose points touch
+a plane (feet on the ground, a box resting on a table, a tool pushing a surface), by Moreau and Jean's time
+stepping.
+
+Over one step of length h from (q, v), with M the inertia matrix, H the bias (Coriolis, centrifugal, gravity,
+friction) and J the stacked Jacobians of the contact points in the local axes [t₁, t₂, n] of the plane:
+
+    v_free = v + h M⁻¹ (Γ − H)                      the motion without contacts
+    v⁺ = v_free + M⁻¹ Jᵀ λ                          λ (k, 3): the contact impulses on the robot, [λ_t; λ_n]
+    u = J v⁺ = W λ + J v_free,   W = J M⁻¹ Jᵀ       the contact velocities (W: the Delassus matrix)
+
+and at every contact c, with φ_c the signed distance of its point to the plane at the start of the step,
+
+    0 ≤ λ_n  ⟂  u_n + φ/h ≥ 0                       Signorini's condition on the velocity and the gap
+    ‖λ_t‖ ≤ μ λ_n,  u_t = −α λ_t with α ≥ 0, α = 0 when ‖λ_t‖ < μ λ_n     Coulomb's law (stick or slide)
+
+(Moreau, "Unilateral contact and dry friction in finite freedom dynamics", 1988; Jean, "The non-smooth contact
+dynamics method", 1999).  The friction cone is the second-order (circular) cone.  Without friction (μ = 0) this is
+Gauss's principle of least constraint: v⁺ minimises ½ (v⁺ − v_free)ᵀ M (v⁺ − v_free) subject to
+n ᵀ J v⁺ + φ/h ≥ 0; with friction it is the exact Coulomb problem (not Anitescu's convex relaxation, which lets
+sliding points lift off).  The problem is solved by projected Gauss–Seidel over the contacts: the normal impulse
+by a complementarity step, then the tangential one projected on the disc of radius μ λ_n with the step 1/w,
+w the largest eigenvalue of the contact's 2 × 2 tangential block of W, so that a sliding impulse opposes the
+sliding velocity.  Then q⁺ = q + h v⁺ (semi-implicit Euler); a floating base moves as MuJoCo's free joint:
+p⁺ = p + h ^wR_0 v⁺_0 and ^wR_0⁺ = ^wR_0 exp(h [ω⁺_0]×).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from robodyn.arrays import as_real_array, finite_result, working_dtype
+from robodyn.dynamics.api import inertia_matrix
+from robodyn.dynamics.floating import (augmented_robot, floating_inertia_matrix, floating_inverse_dynamics,
+                                       quaternion_matrix)
+from robodyn.dynamics.newton_euler import bias_torques
+from robodyn.errors import InputError, RobodynError
+from robodyn.kinematics import base_poses, jacobian
+from robodyn.model.arguments import frame_index, joint_arrays
+from robodyn.model.robot import Robot, check_robot
+
+
+class ContactSolverError(RobodynError, RuntimeError):
+    """The projected Gauss–Seidel iterations of :func:`contact_step` did not converge within ``max_iter``."""
+
+
+class ContactStep(NamedTuple):
+    """Result of :func:`contact_step`.
+
+    Attributes
+    ----------
+    q : ndarray (..., n) or (..., n + 7)   configuration at the end of the step
+    v : ndarray (..., n) or (..., n + 6)   velocity at the end of the step
+    forces : ndarray (..., k, 3)           mean contact force λ/h on the robot at each point over the step, world
+                                           axes (N)
+    gaps : ndarray (..., k)                signed distance φ of each point to the plane at the start of the step (m)
+    iterations : int                       Gauss–Seidel sweeps done
+    """
+
+    q: np.ndarray
+    v: np.ndarray
+    forces: np.ndarray
+    gaps: np.ndarray
+    iterations: int
+
+
+def _contact_points(robot: Robot, points) -> tuple[list[int], np.ndarray]:
+    """0-based frame indices (−1: the floating base body) and offsets (k, 3) of the contact points."""
+    if isinstance(points, (str, int, np.integer)):
+        points = [points]
+    try:
+        points = list(points)
+    except TypeError:
+        points = []
+    if not points:
+        raise InputError(f"points = {points!r}; give a list of contact points: frames (numbers or names) or "
+                         "(frame, [x, y, z]) pairs, the point in the frame's axes (m)")
+    frames, offsets = [], []
+    for p in points:
+        if isinstance(p, (str, int, np.integer)):
+            frame, xyz = p, (0.0, 0.0, 0.0)
+        elif isinstance(p, (tuple, list)) and len(p) == 2:
+            frame, xyz = p
+        else:
+            raise InputError(f"points: {p!r} is neither a frame nor a (frame, [x, y, z]) pair")
+        if isinstance(frame, (int, np.integer)) and not isinstance(frame, bool) and frame == 0 and robot.floating:
+            frames.append(-1)
+        else:
+            frames.append(frame_index(robot, frame))
+        xyz = as_real_array("points", xyz).astype(float)
+        if xyz.shape != (3,) or not np.all(np.isfinite(xyz)):
+            raise InputError(f"points: the point {p!r} needs 3 finite coordinates in its frame (m)")
+        offsets.append(xyz)
+    return frames, np.array(offsets)
+
+
+def _plane(normal, height) -> tuple[np.ndarray, float]:
+    n = as_real_array("normal", normal).astype(float)
+    norm = float(np.linalg.norm(n)) if n.shape == (3,) and np.all(np.isfinite(n)) else 0.0
+    h = as_real_array("height", height).astype(float)
+    if norm == 0.0:
+        raise InputError(f"normal = {normal!r}; give the plane's outward normal as 3 finite numbers, not all zero")
+    if h.shape != () or not np.isfinite(h):
+        raise InputError(f"height = {height!r}; give one finite number: the plane is normalᵀ p = height (m)")
+    return n / norm, float(h)
+
+
+def _tangents(n: np.ndarray) -> np.ndarray:
+    """Rows t₁, t₂, n: a right-handed orthonormal basis with n last (t₁ along the world axis least aligned with n)."""
+    e = np.eye(3)[int(np.argmin(np.abs(n)))]
+    t1 = e - (e @ n) * n
+    t1 /= np.linalg.norm(t1)
+    return np.stack([t1, np.cross(n, t1), n])
+
+
+def _kinematics(robot: Robot, q: np.ndarray, frames: list[int], offsets: np.ndarray):
+    """World positions (..., k, 3) and world-axes point Jacobians (..., k, 3, N) of the contact points."""
+    batch = q.shape[:-1]
+    if robot.floating:
+        aug = augmented_robot(robot)
+        qa = np.concatenate([np.zeros(batch + (6,)), q[..., 7:]], -1)
+        quat = q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+        R, origin, index = quaternion_matrix(quat), q[..., :3], [i + 6 for i in frames]
+        model, joints = aug, qa
+    else:
+        R, origin, index = np.eye(3), np.zeros(batch + (3,)), frames
+        model, joints = robot, q
+    R0, P0 = base_poses(model, joints, joints.dtype)
+    p = np.stack([P0[..., i, :] + R0[..., i, :, :] @ c for i, c in zip(index, offsets)], -2)
+    J = np.stack([jacobian(model, joints, i + 1, c)[..., :3, :] for i, c in zip(index, offsets)], -3)
+    return origin[..., None, :] + (R[..., None, :, :] @ p[..., None])[..., 0], R[..., None, :, :] @ J
+
+
+def _dynamics(robot: Robot, q, v, gravity, friction):
+    if robot.floating:
+        return (floating_inertia_matrix(robot, q),
+                floating_inverse_dynamics(robot, q, v, np.zeros_like(v), gravity=gravity))
+    return inertia_matrix(robot, q), bias_torques(robot, q, v, gravity=gravity, friction=friction)
+
+
+def _gauss_seidel(W, b, bias, mu, tol, max_iter):
+    """Impulses λ (..., k, 3) in local axes solving the contact problem of the module notes by projected
+    Gauss–Seidel; ``b`` = J v_free (..., k, 3), ``bias`` = φ/h (..., k)."""
+    batch, k = b.shape[:-2], b.shape[-2]
+    Wr = W.reshape(batch + (k, 3, k, 3))
+    lam, u = np.zeros(b.shape), b.copy()
+    tiny = np.finfo(float).tiny
+    for sweep in range(1, max_iter + 1):
+        change = np.zeros(batch)
+        for c in range(k):
+            old = lam[..., c, :].copy()
+            wn = Wr[..., c, 2, c, 2]
+            ln = np.where(wn > 0, np.maximum(0.0, lam[..., c, 2] - (u[..., c, 2] + bias[..., c]) / np.maximum(wn, tiny)),
+                          0.0)
+            u += Wr[..., :, :, c, 2] * (ln - lam[..., c, 2])[..., None, None]
+            lam[..., c, 2] = ln
+            G = Wr[..., c, :2, c, :2]
+            a, d, off = G[..., 0, 0], G[..., 1, 1], G[..., 0, 1]
+            w = 0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + off ** 2)
+            lt = lam[..., c, :2] - u[..., c, :2] / np.maximum(w, tiny)[..., None]
+            radius = mu * ln
+            norm = np.linalg.norm(lt, axis=-1)
+            lt = np.where((norm > radius)[..., None], lt * (radius / np.maximum(norm, tiny))[..., None], lt)
+            lt = np.where((w > 0)[..., None], lt, 0.0)
+            u += (Wr[..., :, :, c, :2] @ (lt - lam[..., c, :2])[..., None, :, None])[..., 0]
+            lam[..., c, :2] = lt
+            change = np.maximum(change, np.abs(lam[..., c, :] - old).max(-1))
+        scale = np.abs(lam).max(axis=(-2, -1)) if k else np.zeros(batch)
+        if np.all(change <= tol * scale):
+            return lam, sweep
+    raise ContactSolverError(f"contact_step: the contact impulses did not converge in {max_iter} Gauss–Seidel "
+                             f"sweeps (relative change {float(np.max(change / np.maximum(scale, tiny))):.3g} > tol = "
+                             f"{tol:g}); raise max_iter, loosen tol or shorten dt")
+
+
+def _integrate(robot: Robot, q, v, dt):
+    if not robot.floating:
+        return q + dt * v
+    quat = q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+    R = quaternion_matrix(quat)
+    p = q[..., :3] + dt * (R @ v[..., :3, None])[..., 0]
+    half = 0.5 * dt * v[..., 3:6]
+    angle = np.linalg.norm(half, axis=-1, keepdims=True)
+    # exp of the body rotation as a unit quaternion (x, y, z, w); sin(a)/a → 1 as a → 0
+    dq = np.concatenate([np.sinc(angle / np.pi) * half, np.cos(angle)], -1)
+    x1, y1, z1, w1 = (quat[..., i] for i in range(4))
+    x2, y2, z2, w2 = (dq[..., i] for i in range(4))
+    prod = np.stack([w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2, w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2], -1)
+    return np.concatenate([p, prod / np.linalg.norm(prod, axis=-1, keepdims=True), q[..., 7:] + dt * v[..., 6:]], -1)
+
+
+def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, normal=(0.0, 0.0, 1.0),
+                 height: float = 0.0, gravity=None, friction: bool = True, tol: float = 1e-12,
+                 max_iter: int = 10_000) -> ContactStep:
+    """One time step of a robot with unilateral frictional contacts on the plane normalᵀ p = height (module notes).
+
+    Parameters
+    ----------
+    robot : Robot (fixed or floating base)
+    q : array_like (..., n) fixed base, (..., n + 7) floating base (free-flyer conventions, rd.floating)
+    v, tau : array_like (..., n) or (..., n + 6): velocity and generalized forces (the base's wrench zero for a
+        free-floating robot), rad/s | m/s, N m | N
+    dt : float, the step h (s)
+    points : sequence of k contact points: a frame (number 1..nf or name; 0 is the base body of a floating robot)
+        for its origin, or a pair (frame, [x, y, z]) for a point fixed to it, coordinates in the frame's axes (m)
+    mu : float, Coulomb's friction coefficient μ ≥ 0 (the same at every point)
+    normal : array_like (3,), the plane's normal in the world (base frame R_0 for a fixed base), pointing to the
+        free side; default +z
+    height : float, the plane normalᵀ p = height (m)
+    gravity : array_like (3,), optional, world frame (m/s²); default ``robot.gravity``
+    friction : bool, the joint friction [9.26] in the bias of a fixed-base robot (default) or not
+    tol : float, relative change of the impulses between two Gauss–Seidel sweeps at which they have converged
+    max_iter : int, the most sweeps
+
+    Returns
+    -------
+    ContactStep (q, v, forces, gaps, iterations), float32 for float32 input (computed in float64)
+
+    Raises
+    ------
+    ContactSolverError
+        The iterations did not converge (``max_iter`` sweeps).  Projected Gauss–Seidel has no convergence guarantee
+        with friction; it is slowest from states deep inside the plane (a large φ/h to undo in one step).
+    """
+    check_robot(robot)
+    if robot.base == "mobile":
+        raise InputError(f"contact_step: robot '{robot.name}' has a mobile base (a given motion); give a fixed- or "
+                         "floating-base robot")
+    if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
+        raise InputError(f"dt = {dt!r}; give the time step as one positive number (s)")
+    if not (isinstance(mu, (int, float, np.floating)) and np.isfinite(mu) and mu >= 0):
+        raise InputError(f"mu = {mu!r}; give Coulomb's friction coefficient as one number >= 0")
+    if not (isinstance(tol, (int, float, np.floating)) and 0 < tol < 1) or not (
+            isinstance(max_iter, (int, np.integer)) and not isinstance(max_iter, bool) and max_iter >= 1):
+        raise InputError(f"tol = {tol!r}, max_iter = {max_iter!r}; give 0 < tol < 1 and an integer max_iter >= 1")
+    n_hat, height = _plane(normal, height)
+    given = (q, v, tau)
+    frames, offsets = _contact_points(robot, points)
+    if robot.floating:
+        tau_arr = as_real_array("tau", tau).astype(float)
+        if tau_arr.ndim == 0 or tau_arr.shape[-1] != robot.n + 6 or not np.all(np.isfinite(tau_arr)):
+            raise InputError(f"contact_step: argument 'tau' has shape {tau_arr.shape}; give finite (..., "
+                             f"{robot.n + 6}) generalized forces [f_0, m_0, Γ]")
+    else:
+        _, _, checked = joint_arrays(robot, q=q, qd=v, tau=tau)
+        q, v, tau_arr = (checked[k].astype(float) for k in ("q", "qd", "tau"))
+    M, H = _dynamics(robot, q, v, gravity, friction)
+    dtype = working_dtype(*given)  # the arguments are checked: they are real arrays
+    try:
+        batch = np.broadcast_shapes(M.shape[:-2], H.shape[:-1], tau_arr.shape[:-1])
+    except ValueError:
+        raise InputError(f"contact_step: argument 'tau' with shape {tau_arr.shape} does not broadcast with q and v "
+                         f"(batch {M.shape[:-2]})") from None
+    q, v = (np.broadcast_to(np.asarray(x, dtype=float), batch + np.shape(x)[-1:]) for x in (q, v))
+    M, H, tau = (np.broadcast_to(x, batch + x.shape[-s:]) for x, s in ((M, 2), (H, 1), (tau_arr, 1)))
+    p, Jw = _kinematics(robot, q, frames, offsets)
+    B = _tangents(n_hat)
+    J = (B @ Jw).reshape(q.shape[:-1] + (3 * len(frames), M.shape[-1]))
+    X = np.linalg.solve(M, np.concatenate([(tau - H)[..., None], np.swapaxes(J, -1, -2)], -1))
+    v_free = v + dt * X[..., 0]
+    W = J @ X[..., 1:]
+    gaps = p @ n_hat - height
+    b = (J @ v_free[..., None])[..., 0].reshape(gaps.shape + (3,))
+    lam, sweeps = _gauss_seidel(W, b, gaps / dt, float(mu), float(tol), int(max_iter))
+    v_next = v_free + (X[..., 1:] @ lam.reshape(gaps.shape[:-1] + (-1, 1)))[..., 0]
+    q_next = _integrate(robot, q, v_next, dt)
+    what = "contact_step"
+    out = (finite_result(what, x).astype(dtype, copy=False) for x in (q_next, v_next, lam @ B / dt, gaps))
+    return ContactStep(*out, sweeps)

@@ -1,0 +1,342 @@
+"""rd.simulation.contact_step: unilateral contacts with Coulomb friction (Moreau–Jean time stepping), checked
+against closed forms (sliding at μg, sticking inside the cone, static forces), Newton's law for the whole robot,
+Gauss's principle solved as a QP by cvxpy (frictionless), and MuJoCo."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import robodyn as rd
+from robodyn.simulation import ContactSolverError, contact_step
+from tests.support.checks import example_robot_data_path
+
+G = 9.81
+A, B, C, MASS = 0.2, 0.1, 0.05, 2.0  # half sizes (m) and mass (kg) of a box
+CORNERS = [(0, [sx * A, sy * B, -C]) for sx in (-1, 1) for sy in (-1, 1)]
+
+
+@pytest.fixture(scope="module")
+def box():
+    """A free box as a floating base (its one joint drives a decoupled rotor of inertia 1: M stays invertible)."""
+    inertia = MASS / 3 * np.array([B * B + C * C, A * A + C * C, A * A + B * B])
+    return rd.Robot(name="box", sigma=[0], Ia=[1.0], base="floating",
+                    base_params=[inertia[0], 0, 0, inertia[1], 0, inertia[2], 0, 0, 0, MASS])
+
+
+def _run(robot, q, v, tau, dt, steps, points, **kw):
+    vs, qs, fs = [], [], []
+    for _ in range(steps):
+        r = contact_step(robot, q, v, tau, dt, points, **kw)
+        q, v = r.q, r.v
+        qs.append(q), vs.append(v), fs.append(r.forces)
+    return np.array(qs), np.array(vs), np.array(fs)
+
+
+def test_box_at_rest_carries_its_weight_inside_the_cone(box):
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    r = contact_step(box, q, np.zeros(7), np.zeros(7), 1e-3, CORNERS, mu=0.3)
+    np.testing.assert_allclose(r.forces.sum(-2), [0, 0, MASS * G], rtol=0, atol=1e-10 * MASS * G)
+    assert np.all(r.forces[:, 2] >= 0)
+    np.testing.assert_allclose(r.v, 0.0, atol=1e-11)
+    np.testing.assert_allclose(r.q, q, atol=1e-14)
+    np.testing.assert_allclose(r.gaps, 0.0, atol=1e-15)
+
+
+def test_box_slides_at_mu_g_then_sticks(box):
+    """Sliding: each step takes exactly μ g h off the speed (the closed form of the discrete motion), with the
+    friction on the cone's boundary against the motion; below μ g h the box sticks and stays."""
+    mu, v0, dt = 0.5, 1.0, 1e-3
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    v = np.zeros(7)
+    v[0] = v0
+    steps = int(v0 / (mu * G * dt))                # 203 sliding steps, then rest
+    qs, vs, fs = _run(box, q, v, np.zeros(7), dt, steps + 20, CORNERS, mu=mu)
+    k = np.arange(1, steps + 1)
+    np.testing.assert_allclose(vs[:steps, 0], v0 - k * mu * G * dt, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(qs[:steps, 0], dt * np.cumsum(v0 - k * mu * G * dt), rtol=0, atol=1e-12)
+    total = fs.sum(-2)
+    np.testing.assert_allclose(total[:steps], np.tile([-mu * MASS * G, 0, MASS * G], (steps, 1)), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(vs[steps:], 0.0, atol=1e-12)                  # stuck
+    np.testing.assert_allclose(total[steps + 1:], np.tile([0, 0, MASS * G], (19, 1)), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(qs[:, 2], C, rtol=0, atol=1e-12)            # neither sinks nor lifts
+    tangential = np.linalg.norm(fs[..., :2], axis=-1)
+    assert np.all(tangential <= mu * fs[..., 2] * (1 + 1e-12) + 1e-12)
+
+
+@pytest.mark.parametrize("push", [0.8, 1.2])
+def test_push_sticks_inside_the_cone_and_slides_outside(box, push):
+    """A horizontal force F = push · μ m g on the box: it stays (friction −F) below the cone, else accelerates at
+    (F − μ m g)/m."""
+    mu, dt = 0.4, 1e-3
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    tau = np.zeros(7)
+    tau[1] = push * mu * MASS * G
+    qs, vs, fs = _run(box, q, np.zeros(7), tau, dt, 30, CORNERS, mu=mu)
+    k = np.arange(1, 31)
+    expected = max(push - 1.0, 0.0) * mu * G * dt * k
+    np.testing.assert_allclose(vs[:, 1], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fs.sum(-2)[:, 1], -min(push, 1.0) * mu * MASS * G, rtol=1e-10)
+
+
+def test_falling_box_lands_without_bouncing_or_sinking(box):
+    """Moreau–Jean's impact law is inelastic (restitution 0): the box falls freely, lands and stays on the plane."""
+    dt, h0 = 1e-3, 0.01
+    q = np.array([0, 0, C + h0, 0, 0, 0, 1, 0.0])
+    qs, vs, fs = _run(box, q, np.zeros(7), np.zeros(7), dt, 80, CORNERS, mu=0.5)
+    free = np.flatnonzero(qs[:, 2] > C + 1e-12)
+    k = free + 1                                    # semi-implicit Euler in free flight
+    np.testing.assert_allclose(qs[free, 2], C + h0 - G * dt * dt * k * (k + 1) / 2, rtol=0, atol=1e-12)
+    landed = free[-1] + 1
+    np.testing.assert_allclose(qs[landed:, 2], C, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(vs[landed, 2], -(qs[landed - 1, 2] - C) / dt, rtol=1e-12)   # closes the gap
+    np.testing.assert_allclose(vs[landed + 1:], 0.0, atol=1e-12)
+    np.testing.assert_allclose(fs[landed + 2:].sum(-2)[:, 2], MASS * G, rtol=1e-10)   # after the impact
+
+
+MJCF = """<mujoco><option timestep="{dt}" gravity="0 0 -{g}" cone="elliptic"/>
+<worldbody><geom type="plane" size="5 5 .1" friction="{mu} 0 0" solref="{tc} 1"/>
+<body pos="0 0 {c}"><freejoint/><geom type="box" size="{a} {b} {c}" mass="{m}" friction="{mu} 0 0" solref="{tc} 1"/>
+</body></worldbody></mujoco>"""
+
+
+def test_box_agrees_with_mujoco(box):
+    """MuJoCo's soft contacts: at rest its normal forces carry m g; a box launched at v0 slides the distance
+    v0²/(2μg) of rigid Coulomb friction within what its discretisation and softness allow: the semi-implicit Euler
+    offset v0 h/2 and the soft-contact velocity error integrated over the contact's time constant τ = solref[0]
+    (|Δv|max τ, |Δv|max measured in the same run). robodyn's rigid contacts give the same distance to the
+    discretisation offset (and its own closed form to rounding)."""
+    mujoco = pytest.importorskip("mujoco")
+    mu, v0, tc, dt_mj = 0.5, 1.0, 0.002, 1e-4
+    m = mujoco.MjModel.from_xml_string(MJCF.format(dt=dt_mj, g=G, mu=mu, tc=tc, a=A, b=B, c=C, m=MASS))
+    d = mujoco.MjData(m)
+    for _ in range(5000):                           # settle on the plane
+        mujoco.mj_step(m, d)
+    f, total = np.zeros(6), np.zeros(3)
+    for i in range(d.ncon):
+        mujoco.mj_contactForce(m, d, i, f)
+        total += d.contact[i].frame.reshape(3, 3).T @ f[:3]
+    np.testing.assert_allclose(total, [0, 0, MASS * G], rtol=0, atol=1e-5 * MASS * G)
+    x0 = d.qpos[0]
+    d.qvel[:] = 0
+    d.qvel[0] = v0
+    ts, vx = [], []
+    for _ in range(3000):
+        mujoco.mj_step(m, d)
+        ts.append(len(ts) * dt_mj + dt_mj), vx.append(d.qvel[0])
+    dv = np.max(np.abs(np.array(vx) - np.maximum(v0 - mu * G * np.array(ts), 0.0)))
+    distance_mj = d.qpos[0] - x0
+    distance = v0 ** 2 / (2 * mu * G)
+    assert abs(vx[-1]) < 1e-6 and abs(distance_mj - distance) <= v0 * dt_mj / 2 + dv * tc
+    dt = 1e-3
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    v = np.zeros(7)
+    v[0] = v0
+    qs, vs, _ = _run(box, q, v, np.zeros(7), dt, 220, CORNERS, mu=mu)
+    steps = int(v0 / (mu * G * dt))
+    exact = dt * np.sum(v0 - np.arange(1, steps + 1) * mu * G * dt)
+    assert abs(qs[-1, 0] - exact) <= 1e-12 and abs(qs[-1, 0] - distance) <= v0 * dt
+    assert abs(qs[-1, 0] - distance_mj) <= v0 * (dt + dt_mj) / 2 + dv * tc
+
+
+@pytest.fixture(scope="module")
+def solo():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return rd.from_urdf(example_robot_data_path("solo_description/robots/solo12.urdf"), floating=True)
+
+
+FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+
+
+def _solo_state(solo, seed=0):
+    rng = np.random.default_rng(seed)
+    legs = np.tile([0.0, 0.8, -1.6], 4)
+    q = np.concatenate([[0.1, -0.2, 0.3], [0, 0, 0, 1], legs])
+    heights = [_foot(solo, q, f)[2] for f in FEET]
+    v = np.zeros(solo.n + 6)         # at rest: the momentum's rate is then the external force (no J̇_c v term)
+    tau = np.concatenate([np.zeros(6), rng.normal(0, 2.0, solo.n)])
+    return q, v, tau, float(np.mean(heights))
+
+
+def _foot(solo, q, frame):
+    """World position of a frame's origin from the free-flyer configuration (rd.forward_kinematics in R_0)."""
+    from robodyn.dynamics.floating import quaternion_matrix
+    T = rd.forward_kinematics(solo, q[7:])[solo.frame_index(frame) - 1]
+    return q[:3] + quaternion_matrix(q[3:7]) @ T[:3, 3]
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.3, 2.0])
+def test_solo_step_obeys_newton_signorini_and_coulomb(solo, mu):
+    """One step of Solo-12 standing on four feet, random joint torques: the whole robot's linear momentum changes by (m g + ΣF) h
+    (Newton, with the centre-of-mass Jacobian: independent of the contact Jacobians), every force is in the cone,
+    pushes only where the contact closes (Signorini) and opposes the sliding velocity (Coulomb)."""
+    q, v, tau, height = _solo_state(solo)
+    dt = 1e-3
+    r = contact_step(solo, q, v, tau, dt, FEET, mu=mu, height=height)
+    mass = solo.M.sum() + solo.base_params[9]
+    Jc = rd.floating.center_of_mass_jacobian(solo, q)
+    momentum = mass * (Jc @ r.v - Jc @ v)
+    np.testing.assert_allclose(momentum, dt * (mass * solo.gravity + r.forces.sum(-2)), rtol=0, atol=1e-10)
+    u = np.array([rd.floating.floating_jacobian(solo, q, f)[:3] @ r.v for f in FEET])   # world axes
+    fn, ft, un, ut = r.forces[:, 2], r.forces[:, :2], u[:, 2] + r.gaps / dt, u[:, :2]
+    scale = np.abs(r.forces).max()
+    assert scale > 1.0                              # the contacts act
+    assert np.all(fn >= 0) and np.all(un >= -1e-9)
+    np.testing.assert_allclose(fn * un, 0.0, atol=1e-9 * scale)
+    assert np.all(np.linalg.norm(ft, axis=-1) <= mu * fn * (1 + 1e-12) + 1e-12)
+    sliding = np.linalg.norm(ut, axis=-1) > 1e-8
+    for c in np.flatnonzero(sliding):
+        np.testing.assert_allclose(np.linalg.norm(ft[c]), mu * fn[c], rtol=1e-9, atol=1e-9 * scale)
+        if mu * fn[c] > 1e-9 * scale:
+            np.testing.assert_allclose(ft[c] / np.linalg.norm(ft[c]), -ut[c] / np.linalg.norm(ut[c]), atol=1e-6)
+
+
+def test_frictionless_step_is_gauss_s_principle(solo):
+    """μ = 0: v⁺ minimises ½ (v⁺ − v_free)ᵀ M (v⁺ − v_free) subject to the normal velocities + φ/h ≥ 0 — the same
+    quadratic program solved by cvxpy (Clarabel)."""
+    cp = pytest.importorskip("cvxpy")
+    q, v, tau, height = _solo_state(solo, seed=1)
+    dt = 1e-3
+    r = contact_step(solo, q, v, tau, dt, FEET, mu=0.0, height=height)
+    M = rd.floating.floating_inertia_matrix(solo, q)
+    H = rd.floating.floating_inverse_dynamics(solo, q, v, np.zeros_like(v))
+    v_free = v + dt * np.linalg.solve(M, tau - H)
+    Jn = np.array([rd.floating.floating_jacobian(solo, q, f)[2] for f in FEET])
+    x = cp.Variable(v.size)
+    L = np.linalg.cholesky(M)
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(L.T @ (x - v_free))), [Jn @ x + r.gaps / dt >= 0])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    np.testing.assert_allclose(r.v, x.value, rtol=0, atol=1e-7 * np.abs(x.value).max())
+    np.testing.assert_allclose(r.forces[:, :2], 0.0, atol=1e-12)
+
+
+def test_tool_pushing_a_table_fixed_base():
+    """A fixed-base arm pushes a table with F: sticking (μ large) the table pushes back with −F, the static closed
+    form (the one of rd.dynamics.constrained_forward_dynamics); with μ below the cone it slides, the friction at
+    μ F_n against the motion."""
+    puma = rd.load("puma560")
+    qp = np.array([0.3, -0.6, 0.4, 0.2, 0.5, -0.1])
+    F = np.array([6.0, -3.0, -40.0])
+    tau = rd.gravity_torques(puma, qp) + rd.jacobian(puma, qp)[:3].T @ F
+    height = rd.forward_kinematics(puma, qp)[-1][2, 3]
+    r = contact_step(puma, qp, np.zeros(6), tau, 1e-3, [6], mu=0.5, height=height, friction=False)
+    np.testing.assert_allclose(r.forces[0], -F, rtol=0, atol=1e-10 * np.linalg.norm(F))
+    np.testing.assert_allclose(r.v, 0.0, atol=1e-12)
+    ref = rd.dynamics.constrained_forward_dynamics(puma, qp, np.zeros(6), tau, frames=[6], friction=False)
+    np.testing.assert_allclose(r.forces[0], ref.forces[0], rtol=0, atol=1e-10 * np.linalg.norm(F))
+    slide = contact_step(puma, qp, np.zeros(6), tau, 1e-3, [6], mu=0.1, height=height, friction=False)
+    ft, fn = slide.forces[0, :2], slide.forces[0, 2]
+    u = rd.jacobian(puma, qp)[:3] @ slide.v
+    np.testing.assert_allclose(np.linalg.norm(ft), 0.1 * fn, rtol=1e-10)
+    np.testing.assert_allclose(ft / np.linalg.norm(ft), -u[:2] / np.linalg.norm(u[:2]), atol=1e-8)
+    assert abs(u[2]) < 1e-10 * np.linalg.norm(u)
+
+
+def test_batch_equals_samples(box):
+    q = np.array([[0, 0, C, 0, 0, 0, 1, 0.0], [0.3, 0, C + 0.001, 0, 0, 0, 1, 0.2]])
+    v = np.array([[1.0, 0.5, 0, 0, 0, 0.3, 0], [0, -0.2, -0.5, 0.1, 0, 0, 1]])
+    tau = np.zeros((2, 7))
+    batch = contact_step(box, q, v, tau, 1e-3, CORNERS, mu=0.5)
+    for i in range(2):
+        one = contact_step(box, q[i], v[i], tau[i], 1e-3, CORNERS, mu=0.5)
+        np.testing.assert_allclose(batch.q[i], one.q, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(batch.v[i], one.v, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(batch.forces[i], one.forces, rtol=0, atol=1e-9)
+
+
+def test_bad_arguments_raise_clear_errors(box):
+    q, v, tau = np.array([0, 0, C, 0, 0, 0, 1, 0.0]), np.zeros(7), np.zeros(7)
+    cases = [({"dt": 0.0}, "dt = 0.0"), ({"mu": -1.0}, "mu = -1.0"), ({"points": []}, "points = "),
+             ({"points": [(0, [1, 2])]}, "3 finite coordinates"), ({"points": ["nowhere"]}, "nowhere"),
+             ({"normal": [0, 0, 0]}, "normal = "), ({"height": np.nan}, "height = "),
+             ({"tau": np.zeros(3)}, "argument 'tau'"), ({"max_iter": 0}, "max_iter")]
+    for change, match in cases:
+        args = {"q": q, "v": v, "tau": tau, "dt": 1e-3, "points": CORNERS, **change}
+        with pytest.raises(rd.RobodynError, match=match):
+            contact_step(box, **args)
+    with pytest.raises(rd.InputError, match="mobile base"):
+        contact_step(box.replace(base="mobile"), q, v, tau, 1e-3, CORNERS)
+    with pytest.raises(ContactSolverError, match="did not converge in 1 Gauss–Seidel"):
+        contact_step(box, q, v, tau, 1e-3, CORNERS, max_iter=1)
+
+
+def test_solo_frictionless_landing_agrees_with_mujoco(solo):
+    """Solo-12 dropped 5 mm onto a frictionless plane, its joints held by the same PD law in both simulators
+    (robodyn's MJCF export, a sphere of radius r at each foot, elliptic cone, solref τ = 2 ms): after 0.3 s the
+    motions agree within MuJoCo's own penetration δ (its contact distances, measured): the base height within δ,
+    the joint angles within δ over the shortest leg segment (0.16 m)."""
+    mujoco = pytest.importorskip("mujoco")
+    import xml.etree.ElementTree as ET
+
+    radius, dt, steps, kp, kd = 1e-3, 1e-3, 300, 20.0, 0.3
+    root = ET.fromstring(rd.to_mujoco_xml(solo))
+    root.find("option").set("timestep", str(dt))
+    contact = {"friction": "1 0 0", "solref": "0.002 1", "condim": "1"}
+    for body in root.iter("body"):
+        if body.get("name", "").endswith("_ANKLE"):          # the frames whose link is a foot
+            ET.SubElement(body, "geom", type="sphere", size=str(radius), **contact)
+    ET.SubElement(root.find("worldbody"), "geom", type="plane", size="5 5 0.1", **contact)
+    actuators = ET.SubElement(root, "actuator")
+    for name in solo.joint_names:
+        ET.SubElement(actuators, "motor", joint=name)
+    m = mujoco.MjModel.from_xml_string(ET.tostring(root, encoding="unicode"))
+    d = mujoco.MjData(m)
+    legs = np.tile([0.0, 0.8, -1.6], 4)
+    q = np.concatenate([[0, 0, 0.0], [0, 0, 0, 1], legs])
+    q[2] = 0.005 - min(_foot(solo, q, f)[2] for f in FEET)
+    d.qpos[:] = np.concatenate([q[:3] + [0, 0, radius], [1, 0, 0, 0], legs])
+    v = np.zeros(solo.n + 6)
+    for _ in range(steps):
+        d.ctrl[:] = kp * (legs - d.qpos[7:]) - kd * d.qvel[6:]
+        mujoco.mj_step(m, d)
+        tau = np.concatenate([np.zeros(6), kp * (legs - q[7:]) - kd * v[6:]])
+        r = contact_step(solo, q, v, tau, dt, FEET, mu=0.0)
+        q, v = r.q, r.v
+    delta = max(abs(d.contact[i].dist) for i in range(d.ncon))
+    assert d.ncon == 4 and 0 < delta < 1e-3
+    assert abs(q[2] + radius - d.qpos[2]) <= delta
+    np.testing.assert_allclose(q[:2], d.qpos[:2], rtol=0, atol=delta)
+    np.testing.assert_allclose(q[7:], d.qpos[7:], rtol=0, atol=delta / 0.16)
+    # robodyn's rigid feet stay on the plane up to the O(h²) drift of velocity-level time stepping (the next step's
+    # φ/h removes it): far below MuJoCo's penetration
+    assert np.all(np.abs(r.gaps) <= 1e-3 * delta)
+
+
+def test_float32_in_float32_out(box):
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0], np.float32)
+    r = contact_step(box, q, np.zeros(7, np.float32), np.zeros(7, np.float32), 1e-3, CORNERS, mu=0.5)
+    assert r.q.dtype == r.v.dtype == r.forces.dtype == r.gaps.dtype == np.float32
+    wide = contact_step(box, q.astype(float), np.zeros(7), np.zeros(7), 1e-3, CORNERS, mu=0.5)   # the same numbers
+    np.testing.assert_allclose(r.forces, wide.forces.astype(np.float32), rtol=1e-6, atol=1e-6 * MASS * G)
+    np.testing.assert_allclose(r.q, wide.q.astype(np.float32), rtol=1e-7, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tilt=st.floats(-0.3, 0.3), lift=st.floats(0.0, 2e-3), mu=st.floats(0.0, 1.5),
+       v=st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6))
+def test_box_step_obeys_signorini_and_coulomb(box, tilt, lift, mu, v):
+    """Any tilted box on or just above the plane, any velocity: after the step every force lies in the cone, pushes only where
+    the contact closes, and opposes the sliding velocity on the cone's boundary — the point velocities computed
+    here from the rigid-body formula R (v_0 + ω_0 × p), independently of the step's Jacobians."""
+    from robodyn.dynamics.floating import quaternion_matrix
+    quat = np.array([np.sin(tilt / 2), 0, 0, np.cos(tilt / 2)])
+    R = quaternion_matrix(quat)
+    pts = np.array([p for _, p in CORNERS])
+    q = np.concatenate([[0, 0, lift - min((R @ pts.T)[2])], quat, [0.0]])
+    vel = np.concatenate([v, [0.0]])
+    dt = 1e-3
+    r = contact_step(box, q, vel, np.zeros(7), dt, CORNERS, mu=mu)
+    u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
+    fn, ft, un, ut = r.forces[:, 2], r.forces[:, :2], u[:, 2] + r.gaps / dt, u[:, :2]
+    scale = max(np.abs(r.forces).max(), MASS * G)
+    speed = max(1.0, np.abs(u).max())
+    assert np.all(fn >= 0) and np.all(un >= -1e-9 * speed)
+    np.testing.assert_allclose(fn * un, 0.0, atol=1e-9 * scale * speed)
+    assert np.all(np.linalg.norm(ft, axis=-1) <= mu * fn * (1 + 1e-12) + 1e-12 * scale)
+    for c in np.flatnonzero(np.linalg.norm(ut, axis=-1) > 1e-8 * speed):
+        if mu * fn[c] > 1e-9 * scale:
+            np.testing.assert_allclose(np.linalg.norm(ft[c]), mu * fn[c], rtol=1e-9)
+            np.testing.assert_allclose(ft[c] / np.linalg.norm(ft[c]), -ut[c] / np.linalg.norm(ut[c]), atol=1e-6)

@@ -1,0 +1,101 @@
+"""Identification held out by run on a measured KUKA LWR4+ (seven joints, joint-torque sensors).
+
+The runs are FloBaRoID's hardware measurements (LGPL-3.0; ``tests/data/measured/kuka_lwr4/README.md``): three
+25 s excitation runs at a nominal 200 Hz with jittered time stamps, stored by the recording program already
+filtered, with q̇ and q̈ — the case of a robot's software that records its own derivatives.  Runs 1 and 2 repeat
+one trajectory; run 3 is another (faster) one.  They go into ``rd.identify`` as ``(q, qd, qdd, tau)`` tuples (no
+second filter, so the time stamps are not used) at its defaults, trained on two runs and validated on the third.
+
+References, none of them digits of a fit:
+
+- the a priori model, FloBaRoID's ``kuka_lwr4.urdf`` (link inertias after the CentroEPiaggio kuka-lwr package,
+  viscous and Coulomb friction in its ``<dynamics>``): identification must predict the held-out run better than the
+  model it starts from, on every joint (FloBaRoID documents that model's residual on run 1: 36, 6, 16, 9, 77,
+  173, 105 % per joint);
+- the measured noise floor: runs 1 and 2 repeat the same commanded trajectory, so RMS(τ₁ − τ₂)/√2 per joint is
+  the part of the torque no model of the state can predict; a held-out error below it would mean the validation
+  saw its own samples.
+"""
+
+from __future__ import annotations
+
+import warnings
+import numpy as np
+import pytest
+
+import robodyn as rd
+from tests.support.checks import assert_physically_consistent, measured_folder
+
+DATA = measured_folder("kuka_lwr4")
+RUNS = DATA / "kuka_lwr4_runs.npz"
+
+pytestmark = pytest.mark.skipif(
+    not RUNS.exists(), reason="kuka_lwr4_runs.npz absent: tests/data/measured/kuka_lwr4/make_kuka_lwr4.py builds it")
+
+
+@pytest.fixture(scope="module")
+def lwr():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the URDF's <dynamics> become Fv, Fc (wanted here)
+        robot = rd.load(DATA / "kuka_lwr4.urdf")
+    with np.load(RUNS) as f:
+        runs = [{key: f[f"{key}{k}"] for key in ("t", "q", "qd", "qdd", "tau")} for k in (1, 2, 3)]
+    return robot, runs
+
+
+def states(run):
+    return run["q"], run["qd"], run["qdd"], run["tau"]
+
+
+def relative_rms(predicted, tau):
+    return 100 * np.sqrt(np.mean((predicted - tau) ** 2, axis=0) / np.mean(tau ** 2, axis=0))
+
+
+def test_runs_as_stored(lwr):
+    robot, runs = lwr
+    assert robot.n == 7 and robot.sigma.tolist().count(0) == 7
+    for run in runs:
+        assert run["t"].shape == (5027,) and all(run[k].shape == (5027, 7) for k in ("q", "qd", "qdd", "tau"))
+        dt = np.diff(run["t"])
+        assert dt.min() > 0
+        np.testing.assert_allclose(np.median(dt), 0.005, rtol=1e-3)  # 200 Hz nominal
+        assert dt.max() - dt.min() > 0.1 * np.median(dt)  # jittered: not a uniform grid
+    # runs 1 and 2 repeat one trajectory (to the tracking error), run 3 is another
+    assert np.abs(runs[0]["q"] - runs[1]["q"]).max() < 0.01
+    assert np.abs(runs[0]["q"] - runs[2]["q"]).max() > 0.5
+
+
+@pytest.fixture(scope="module")
+def noise_floor(lwr):
+    """RMS(τ₁ − τ₂)/√2 per joint (N m): the torque that differs between two repetitions of one trajectory."""
+    _, runs = lwr
+    return np.sqrt(np.mean((runs[0]["tau"] - runs[1]["tau"]) ** 2, axis=0) / 2)
+
+
+#: OLS trained on runs 1 and 2 — one trajectory, repeated — extrapolates to run 3 worse than the a priori model.
+OLS_RUN3 = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "OLS at its defaults trained on runs 1+2 (one trajectory) predicts run 3 worse than the a priori URDF model on "
+    "joints 1, 2, 3, 4, 5 and 7 (held-out relative RMS ~98, 11, 77, 14, 87, 222 % against the URDF's 67, 7.5, 59, "
+    "11, 82, 139 %; mean 88 % against 'physical' 35 %); trained on runs 2+3, joint 7's rotor inertia (Ia8: frame 1 "
+    "is the fixed mount) comes out -0.30 kg m^2 at %sigma 2"))
+
+
+@pytest.mark.parametrize("method", ["ols", "physical"])
+@pytest.mark.parametrize("held_out", [1, 2, 3])
+def test_held_out_run(lwr, noise_floor, held_out, method, request):
+    if (held_out, method) == (3, "ols"):
+        request.applymarker(OLS_RUN3)
+    robot, runs = lwr
+    train = [states(run) for k, run in enumerate(runs, start=1) if k != held_out]
+    q, qd, qdd, tau = states(runs[held_out - 1])
+    res = rd.identify(robot, train, method=method)
+    assert res.converged, res.message
+    if method == "physical":
+        assert res.solver["certified"], res.solver["accuracy"]
+        assert_physically_consistent(res.robot)
+    v = res.validate(q, qd, qdd, tau)
+    assert np.all(v.samples == q.shape[0])
+    prior = relative_rms(rd.inverse_dynamics(robot, q, qd, qdd), tau)
+    np.testing.assert_array_less(v.relative_rms_percent, prior,
+                                 err_msg=f"{method}, run {held_out} held out: against the a priori model")
+    np.testing.assert_array_less(noise_floor, v.rms, err_msg="below the repeatability of the torques")
