@@ -779,6 +779,10 @@ def identify(
                                   irls=lambda theta: _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use,
                                                            wj, Wx, free=2 * len(joints)))
         except IdentificationError as exc:
+            if joints:  # sin q_j, cos q_j span joint j's own gravity torque when a link's weight acts on it alone
+                raise IdentificationError(f"{exc}; or the position_terms of joint(s) {', '.join(str(j) for j in joints)} "
+                                          "are combinations of the base parameters' columns (that joint's own gravity "
+                                          "torque): leave them out of position_terms") from None
             if not clipped.any():
                 raise
             left = ", ".join(f"joint {j + 1}: {c} of {N}" for j, c in enumerate(clipped.sum(axis=0)) if c)
