@@ -80,9 +80,8 @@ def noise_floor(lwr):
 #: OLS trained on runs 1 and 2 — one trajectory, repeated — extrapolates to run 3 worse than the a priori model.
 OLS_RUN3 = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "OLS at its defaults trained on runs 1+2 (one trajectory) predicts run 3 worse than the a priori URDF model on "
-    "joints 1, 2, 3, 4, 5 and 7 (held-out relative RMS ~98, 11, 77, 14, 87, 222 % against the URDF's 67, 7.5, 59, "
-    "11, 82, 139 %; mean 88 % against 'physical' 35 %); trained on runs 2+3, joint 7's rotor inertia (Ia8: frame 1 "
-    "is the fixed mount) comes out -0.30 kg m^2 at %sigma 2"))
+    "joints 1 to 4 (held-out relative RMS ~95, 12, 72, 12 % against the URDF's 67, 7.5, 59, 11 %; mean 71 % against "
+    "'physical' 33 %)"))
 
 
 @pytest.mark.parametrize("method", ["ols", "physical"])
