@@ -228,7 +228,8 @@ def identify_command(
 def position_summary(res) -> str:
     """One line on the position terms k_j sin q_j + c_j cos q_j of an identification (``position_terms``)."""
     fitted = "; ".join(f"joint {j + 1}: {k:.4g} sin q{j + 1} + {c:.4g} cos q{j + 1} N m"
-                       for j, (k, c) in zip(res.position_joints, res.position_coefficients))
+                       for j, (k, c) in zip(res.position_joints, res.position_coefficients
+                                                              if res.position_joints else ()))
     shares = "" if res.position_shares is None else (
         "; residual share of sin q_j, cos q_j per joint (%): "
         + ", ".join(f"{100 * x:.0f}" for x in res.position_shares))

@@ -808,6 +808,9 @@ def identify(
 #: than this share of its residual in the fit without terms (measured KUKA LWR4+ joint 7: 0.75; the other joints
 #: of it and of a Franka Panda: 0.37 or less).
 POSITION_SHARE = 0.5
+#: "auto" leaves out a joint whose unit-norm (sin q_j, cos q_j) columns lie within this distance of the span of the
+#: base columns (e.g. a joint whose own gravity torque is k sin q_j + c cos q_j): the data cannot separate them.
+POSITION_SPAN = 1e-3
 
 
 def check_position_terms(value, robot: Robot):
@@ -881,7 +884,8 @@ class _PositionGram:
         G = np.swapaxes(R, -1, -2) @ R  # the Gram matrices of [W_j y_j]
         total = G.sum(axis=0)
         out = np.zeros(len(rr))
-        for j in np.flatnonzero(rr > 0):
+        # a residual at the resolution of the factors (exact data) has nothing to remove
+        for j in np.flatnonzero(rr > RANK_TOL ** 2 * G[:, b, b]):
             def gram(Gw, j=j):  # of [E_j W y], E_j in joint j's rows only
                 M = np.zeros((b + 3, b + 3))
                 M[:2, :2], M[:2, 2:], M[2:, :2], M[2:, 2:] = self.F[j], self.C[j], self.C[j].T, Gw
@@ -890,7 +894,11 @@ class _PositionGram:
             d = np.sqrt(np.diag(M)[:-1])
             d = np.where(d > 0, d, 1.0)
             # the normal equations, scaled: a term within the span of the base columns is cut and removes nothing
-            x = np.linalg.lstsq(M[:-1, :-1] / d / d[:, None], M[:-1, -1] / d, rcond=RANK_TOL ** 2)[0] / d
+            A = M[:-1, :-1] / d / d[:, None]
+            S = A[:2, :2] - A[:2, 2:] @ np.linalg.lstsq(A[2:, 2:], A[2:, :2], rcond=RANK_TOL ** 2)[0]
+            if np.linalg.eigvalsh(S)[0] <= POSITION_SPAN ** 2:  # a term (nearly) in the span of the base columns
+                continue
+            x = np.linalg.lstsq(A, M[:-1, -1] / d, rcond=RANK_TOL ** 2)[0] / d
             v = np.append(x, -1.0)
             out[j] = 1.0 - max(float(v @ gram(G[j]) @ v), 0.0) / rr[j]
         return np.clip(out, 0.0, 1.0)
