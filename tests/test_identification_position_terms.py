@@ -95,3 +95,12 @@ def test_bad_position_terms(puma, bad):
     data = log(puma, 5, samples=200)
     with pytest.raises(InputError, match="position_terms"):
         rd.identify(puma, *data, position_terms=bad)
+
+
+def test_out_of_core_refuses_explicit_terms(puma):
+    pytest.importorskip("dask")
+    from robodyn import distributed
+
+    data = log(puma, 6, samples=200)
+    with pytest.raises(InputError, match="position_terms"):
+        distributed.identify(puma, *data, options=rd.identification.IdentificationOptions(position_terms=(0,)))
