@@ -101,9 +101,9 @@ class Identification:
         k_j sin q_j + c_j cos q_j (``position_terms``; docs/identification.md); () for none.
     position_coefficients : ndarray (k, 2) or None — (k_j, c_j) of every joint of ``position_joints`` (N m).
     position_std : ndarray (k, 2) or None — their standard deviations (of the least-squares fit).
-    position_shares : ndarray (n,) or None — ``position_terms="auto"``: per joint, the share of its training
-        residual (of the fit without terms) that (sin q_j, cos q_j) explain; the joints above
-        ``POSITION_SHARE`` get the term.  None when the joints were given.
+    position_shares : ndarray (n,) or None — ``position_terms="auto"``: per joint, the share of its least-squares
+        training residual (of the fit without terms) that the term removes when fitted with the base parameters;
+        the joints above ``POSITION_SHARE`` get it.  None when the joints were given.
     """
 
     model: Robot
@@ -383,7 +383,7 @@ class IdentificationOptions:
     parallel : IdentificationData or None — filter and decimate the whole regressor like τ.
     bounds : PhysicalBounds, dict or None — "physical": mass bounds, CoM boxes, total mass.
     position_terms : "auto", tuple of int or None — joints (0-based) whose equation gets the position term
-        k_j sin q_j + c_j cos q_j; "auto": those where it explains most of the residual; None or (): none.
+        k_j sin q_j + c_j cos q_j; "auto": those where it removes most of the residual; None or (): none.
     """
 
     friction: bool = True
@@ -670,9 +670,9 @@ def identify(
         Joints (0-based, revolute) whose equation gets the position term k_j sin q_j + c_j cos q_j, two free
         columns of joint j's equation alone: a torque that depends on q_j only (a cable, a spring, a sensor offset
         varying with the joint's angle), which the rotor inertia's column soaks up otherwise on slow excitation
-        (q̈_j ≈ −ω² q_j).  Default "auto": fitted without terms first (by least squares); joint j gets the term when
-        (sin q_j, cos q_j) explain more than ``POSITION_SHARE`` of its residual, and the data are fitted again
-        (none selected: the fit without terms).  None or (): no terms.  ``position_joints``,
+        (q̈_j ≈ −ω² q_j).  Default "auto": joint j gets the term when, fitted with the base parameters, it removes
+        more than ``POSITION_SHARE`` of joint j's least-squares residual without terms, and the data are fitted
+        again (none selected: the fit without terms, unchanged).  None or (): no terms.  ``position_joints``,
         ``position_coefficients`` and ``position_shares`` on the result report them; :meth:`Identification.predict`
         includes them, the model ``robot`` of "physical" cannot (docs/identification.md).
     options : IdentificationOptions or None
