@@ -204,3 +204,22 @@ def test_identify_min_velocity_prints_one_residual_rms_in_the_table_and_the_figu
         assert float(shown[1]) == pytest.approx(f["residual_rms"], rel=5e-4)
     table = run("identify", files["model"], files["measured"], "--min-velocity", 0.05)
     assert "residual RMS over the rows the fit used" in table.stdout
+
+
+def test_identify_reports_a_position_term_and_warns_that_the_model_file_lacks_it(files):
+    """τ3 + 0.5 sin q3 − 0.2 cos q3: "auto" selects joint 3; the table says so, --out warns naming the joint."""
+    data = np.genfromtxt(files["full"], delimiter=",", names=True)
+    names = list(data.dtype.names)
+    table = np.column_stack([data[k] for k in names])
+    table[:, names.index("tau3")] += 0.5 * np.sin(data["q3"]) - 0.2 * np.cos(data["q3"])
+    path, out = files["folder"] / "spring.csv", files["folder"] / "spring_model.yaml"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows([names] + table.tolist())
+    res = run("identify", files["model"], path, "--out", out)
+    assert res.exit_code == 0, res.output
+    assert re.search(r"position terms: joint 3: 0\.5 sin q3 \+ -0\.2 cos q3 N m", res.output)
+    assert "warning: the model file" in res.output and "position terms of joint(s) 3" in res.output
+    assert out.exists()
+    res = run("identify", files["model"], path, "--json")
+    terms = json.loads(res.stdout)["position_terms"]
+    assert terms["joints"] == [3] and terms["coefficients"][0]["sin"] == pytest.approx(0.5, rel=1e-8)

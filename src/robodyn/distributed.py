@@ -772,6 +772,9 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
                 if getattr(options, k, None) is not None]
         if rest:
             raise InputError(f"options: {', '.join(rest)} are not available out of core; use robodyn.identify")
+        if options.position_terms not in ("auto", None, ()):
+            raise InputError("options: position_terms are not available out of core (no terms are fitted); give "
+                             "position_terms=None or use robodyn.identify")
         o = merge_options(options, dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations,
                                         rank_tol=rank_tol, regularization=regularization, min_mass=min_mass), shared)
         friction, base, robust, max_iterations = o["friction"], o["base"], o["robust"], o["max_iterations"]

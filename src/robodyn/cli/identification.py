@@ -164,6 +164,8 @@ def identify_command(
             from robodyn.model.io import save
 
             save(model.robot, out)
+            if model.position_joints:
+                _warn_position_terms(model.position_joints, out)
         # one residual RMS in the table and the figure: over the rows the fit used (min_velocity drops those of
         # a joint near its velocity reversals), as the identification's residual_rms
         fitted = np.ones(np.shape(tau), bool) if min_velocity is None else np.abs(qd) >= min_velocity
@@ -204,6 +206,8 @@ def identify_command(
                       f"iterations, constraint violation {res.solver['constraint_violation']:.2g}; "
                       f"{res.solver['accuracy']}; regularization {res.solver['regularization']:g} "
                       f"({res.solver['regularization_rule']})", highlight=False)
+    if res.position_shares is not None or res.position_joints:
+        console.print(position_summary(res), highlight=False)
     if held_out is not None:
         table = Table("joint", "relative RMS %", "RMS", "samples", title=f"held-out prediction error ({validate.name})")
         for j in range(r.n):
@@ -219,6 +223,27 @@ def identify_command(
         console.print(f"estimates and statistics written to {stats}", highlight=False)
     if plot is not None:
         console.print(f"plot written to {plot}", highlight=False)
+
+
+def position_summary(res) -> str:
+    """One line on the position terms k_j sin q_j + c_j cos q_j of an identification (``position_terms``)."""
+    fitted = "; ".join(f"joint {j + 1}: {k:.4g} sin q{j + 1} + {c:.4g} cos q{j + 1} N m"
+                       for j, (k, c) in zip(res.position_joints, res.position_coefficients
+                                                              if res.position_joints else ()))
+    shares = "" if res.position_shares is None else (
+        "; residual share of sin q_j, cos q_j per joint (%): "
+        + ", ".join(f"{100 * x:.0f}" for x in res.position_shares))
+    return f"position terms: {fitted or 'none'}{shares}"
+
+
+def _warn_position_terms(joints, out: Path) -> None:
+    """A model file has no place for the position terms: say which joints' terms it leaves out."""
+    from robodyn.cli._common import err_console
+
+    names = ", ".join(str(j + 1) for j in joints)
+    message = (f"the model file {out} does not carry the position terms of joint(s) {names} (k sin q + c cos q; a "
+               "model has no such field): its torques leave them out; the statistics file records them")
+    err_console.print(f"warning: {message}", highlight=False, soft_wrap=True)
 
 
 def _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, max_iterations) -> None:

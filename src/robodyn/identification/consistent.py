@@ -347,10 +347,14 @@ def prior_share(s: Scaled) -> np.ndarray:
 
 
 def cross_validated_regularization(folds: np.ndarray, psi: np.ndarray, prior: np.ndarray, D: np.ndarray,
-                                   grid=REGULARIZATION_GRID) -> tuple[float, str]:
+                                   grid=REGULARIZATION_GRID, free: int = 0) -> tuple[float, str]:
     """λ of the smallest held-out error on contiguous time blocks (module documentation).
 
-    ``folds`` (k, b + 1, b + 1): the Gram matrix of the weighted [W_B y] of every block.  Returns (λ, the rule)."""
+    ``folds`` (k, m + b + 1, m + b + 1): the Gram matrix of the weighted [E W_B y] of every block, E the ``free``
+    = m columns fitted without constraint (none by default): each training fit minimises them out (the Schur
+    complement of its Gram matrix) and the held-out error uses their least-squares values.  Returns (λ, the rule)."""
+    if free:
+        return _cross_validated_free(folds, psi, prior, D, grid, free)
     k = folds.shape[0]
     b = folds.shape[1] - 1
     total = folds.sum(axis=0)
@@ -370,6 +374,37 @@ def cross_validated_regularization(folds: np.ndarray, psi: np.ndarray, prior: np
             u = np.linalg.solve(H + lam / p * np.eye(p), g)
             kb = base0 + M @ u
             err[c] += float(kb @ Vw @ kb - 2 * kb @ Vy + vyy)
+    return _chosen(err, grid, k)
+
+
+def _cross_validated_free(folds, psi, prior, D, grid, m: int) -> tuple[float, str]:
+    """:func:`cross_validated_regularization` with ``m`` free columns first."""
+    k = folds.shape[0]
+    total = folds.sum(axis=0)
+    p = prior.size
+    M = psi * D
+    base0 = psi @ prior
+    err = np.zeros(len(grid))
+    for i in range(k):
+        Gt = total - folds[i]
+        Gee, Ger = Gt[:m, :m], Gt[:m, m:]
+        S = Gt[m:, m:] - Ger.T @ np.linalg.lstsq(Gee, Ger, rcond=None)[0]  # [W y] with E minimised out
+        b = S.shape[0] - 1
+        Gww, Gwy, Gyy = S[:b, :b], S[:b, b], S[b, b]
+        if Gyy <= 0:
+            continue
+        H = M.T @ Gww @ M / Gyy
+        g = M.T @ (Gwy - Gww @ base0) / Gyy
+        for c, lam in enumerate(grid):
+            u = np.linalg.solve(H + lam / p * np.eye(p), g)
+            kb = base0 + M @ u
+            e = np.linalg.lstsq(Gee, Ger[:, b] - Ger[:, :b] @ kb, rcond=None)[0]
+            v = np.concatenate([e, kb, [-1.0]])
+            err[c] += float(v @ folds[i] @ v)
+    return _chosen(err, grid, k)
+
+
+def _chosen(err: np.ndarray, grid, k: int) -> tuple[float, str]:
     best = int(np.argmin(err))
     rule = (f"chosen by {k}-fold cross-validation on contiguous time blocks (held-out torque error of the fit "
             f"regularized towards the prior, {grid[0]:g} to {grid[-1]:g})")

@@ -97,6 +97,13 @@ class Identification:
     prior_share : ndarray (p,) or None — "physical": per standard parameter (order of ``standard``), the share of
         the prior in its estimate, 0 (the data alone) to 1 (the prior alone); ``prior_determined`` names those
         above ½.  None for the other methods.
+    position_joints : tuple of int — the joints (0-based) whose equation carries the position term
+        k_j sin q_j + c_j cos q_j (``position_terms``; docs/identification.md); () for none.
+    position_coefficients : ndarray (k, 2) or None — (k_j, c_j) of every joint of ``position_joints`` (N m).
+    position_std : ndarray (k, 2) or None — their standard deviations (of the least-squares fit).
+    position_shares : ndarray (n,) or None — ``position_terms="auto"``: per joint, the share of its least-squares
+        training residual (of the fit without terms) that the term removes when fitted with the base parameters;
+        the joints above ``POSITION_SHARE`` get it.  None when the joints were given.
     """
 
     model: Robot
@@ -123,6 +130,10 @@ class Identification:
     solver: dict | None = None
     parallel: bool = False
     prior_share: np.ndarray | None = None
+    position_joints: tuple = ()
+    position_coefficients: np.ndarray | None = None
+    position_std: np.ndarray | None = None
+    position_shares: np.ndarray | None = None
 
     @property
     def prior_determined(self) -> tuple:
@@ -143,7 +154,8 @@ class Identification:
             return np.where(self.values != 0, 100.0 * self.std / np.abs(self.values), np.inf)
 
     def predict(self, q, qd, qdd, coulomb=None) -> np.ndarray:
-        """Torques D_B(q, q̇, q̈) K̂ (..., n) of the identified model (friction included when identified).
+        """Torques D_B(q, q̇, q̈) K̂ (..., n) of the identified model (friction included when identified), plus
+        k_j sin q_j + c_j cos q_j on the joints of ``position_joints``.
 
         ``coulomb`` (N, n), optional: the values of the Coulomb columns in place of sign(q̇), e.g.
         ``IdentificationData.coulomb`` (sign(q̇) filtered as τ was), with which ``rd.identify(robot, data)`` fits;
@@ -171,6 +183,8 @@ class Identification:
             W = (self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) if coulomb is None
                  else patched(flat[0][blk], flat[1][blk], flat[2][blk], blk))
             out[blk] = W @ self.values
+            if self.position_joints:
+                out[blk] += position_columns(flat[0][blk], self.position_joints) @ self.position_coefficients.ravel()
         return finite_result("Identification.predict", out.reshape(shape))
 
     def validate(self, q, qd=None, qdd=None, tau=None, min_velocity=None) -> "Validation":
@@ -269,6 +283,14 @@ class Identification:
         if self.prior_share is not None:
             d["prior_share"] = dict(zip(names, (float(x) for x in self.prior_share)))
             d["prior_determined"] = list(self.prior_determined)
+        if self.position_joints or self.position_shares is not None:
+            d["position_terms"] = {
+                "joints": [j + 1 for j in self.position_joints],
+                "coefficients": [{"joint": j + 1, "sin": float(kc[0]), "cos": float(kc[1]), "sin_std": float(sd[0]),
+                                  "cos_std": float(sd[1])} for j, kc, sd in zip(
+                                      self.position_joints, self.position_coefficients, self.position_std)]
+                if self.position_joints else [],
+                "shares": None if self.position_shares is None else [float(x) for x in self.position_shares]}
         return d
 
     def save(self, path, model_file=None) -> None:
@@ -360,6 +382,8 @@ class IdentificationOptions:
     weights : array (n,) or None — per-joint weights of the fit.
     parallel : IdentificationData or None — filter and decimate the whole regressor like τ.
     bounds : PhysicalBounds, dict or None — "physical": mass bounds, CoM boxes, total mass.
+    position_terms : "auto", tuple of int or None — joints (0-based) whose equation gets the position term
+        k_j sin q_j + c_j cos q_j; "auto": those where it removes most of the residual; None or (): none.
     """
 
     friction: bool = True
@@ -374,6 +398,7 @@ class IdentificationOptions:
     weights: object = None
     parallel: object = None
     bounds: object = None
+    position_terms: object = "auto"
 
 
 def merge_options(options, given: dict, fields=None) -> dict:
@@ -477,7 +502,7 @@ def _square(R: np.ndarray, m: int) -> np.ndarray:
     return out
 
 
-def _reduce(bp, q, qd, qdd, tau, use=None, W=None, folds: int = 0):
+def _reduce(bp, q, qd, qdd, tau, use=None, W=None, folds: int = 0, free: int = 0, each=None):
     """Per-joint square-root factors R_j ((n, b + 1, b + 1)), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j].
 
     The Gram matrices are accumulated over blocks of samples (matrix products: the fast path for 10^5
@@ -486,10 +511,11 @@ def _reduce(bp, q, qd, qdd, tau, use=None, W=None, folds: int = 0):
     are therefore accumulated scaled by their norms over the first block (the rotor columns of a transmission,
     N² q̈_m, are 10^4 to 10^8 times those of a wrist's products of inertia), and the factors scaled back.
     With ``folds`` = k > 0, also returns the Gram matrices (k, n, b + 1, b + 1) of k contiguous time blocks of the
-    samples (for the cross-validated regularization of "physical").
+    samples (for the cross-validated regularization of "physical").  ``free`` > 0: ``W`` gives that many columns
+    before the b base columns (the position terms); ``each(blk, W_blk)``, if given, sees every block's regressor.
     """
     N, n = q.shape
-    m = bp.count + 1
+    m = bp.count + free + 1
     G = np.zeros((n, m, m))
     Gf = np.zeros((folds, n, m, m)) if folds else None
     scale = None
@@ -503,6 +529,8 @@ def _reduce(bp, q, qd, qdd, tau, use=None, W=None, folds: int = 0):
                 scale = np.where(finite_result("identify", norms) > 0, norms, 1.0)
             Wb = W_of(blk)
             _accumulate(G, Wb, tau, blk, use, scale)
+            if each is not None:
+                each(blk, Wb)
             if folds:
                 _accumulate_folds(Gf, Wb, tau, blk, use, scale, N)
             bar.update(completed=min(s + BLOCK, N))
@@ -599,6 +627,7 @@ def identify(
     weights=None,
     parallel=None,
     bounds=None,
+    position_terms="auto",
     options=None,
 ) -> Identification:
     """Identify the base parameters (and friction) of ``robot`` from measured samples.
@@ -637,6 +666,15 @@ def identify(
     bounds : PhysicalBounds, dict or None
         ``"physical"``: mass bounds per link, a box for every link's centre of mass, the total mass
         (:class:`robodyn.identification.consistent.PhysicalBounds`; its ``min_mass`` replaces ``min_mass``).
+    position_terms : "auto", tuple of int or None
+        Joints (0-based, revolute) whose equation gets the position term k_j sin q_j + c_j cos q_j, two free
+        columns of joint j's equation alone: a torque that depends on q_j only (a cable, a spring, a sensor offset
+        varying with the joint's angle), which the rotor inertia's column soaks up otherwise on slow excitation
+        (q̈_j ≈ −ω² q_j).  Default "auto": joint j gets the term when, fitted with the base parameters, it removes
+        more than ``POSITION_SHARE`` of joint j's least-squares residual without terms, and the data are fitted
+        again (none selected: the fit without terms, unchanged).  None or (): no terms.  ``position_joints``,
+        ``position_coefficients`` and ``position_shares`` on the result report them; :meth:`Identification.predict`
+        includes them, the model ``robot`` of "physical" cannot (docs/identification.md).
     options : IdentificationOptions or None
         All the options above as one record, instead of the keywords (giving both is an error).
     rank_tol : float
@@ -686,11 +724,12 @@ def identify(
     o = merge_options(options, dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations,
                                     regularization=regularization, min_mass=min_mass, rank_tol=rank_tol,
                                     transmission=transmission, min_velocity=min_velocity, weights=weights,
-                                    parallel=parallel, bounds=bounds))
+                                    parallel=parallel, bounds=bounds, position_terms=position_terms))
     friction, base, robust, max_iterations = o["friction"], o["base"], o["robust"], o["max_iterations"]
     regularization, min_mass, rank_tol, transmission = (o["regularization"], o["min_mass"], o["rank_tol"],
                                                         o["transmission"])
     min_velocity, weights, parallel, bounds = o["min_velocity"], o["weights"], o["parallel"], o["bounds"]
+    terms = check_position_terms(o["position_terms"], robot)
     if method not in ("ols", "wls", "irls", "physical"):
         raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
     if robust not in ("huber", "bisquare"):
@@ -724,30 +763,150 @@ def identify(
     names = tuple(bp.names)
     from robodyn.identification.consistent import FOLDS
 
-    folds = None
-    if method == "physical" and regularization is None:
-        R, folds = _reduce(bp, q, qd, qdd, tau, use, Wp, folds=FOLDS)
-        folds = np.einsum("j,kjab->kab", wj, folds)
+    k_folds = FOLDS if method == "physical" and regularization is None else 0
+
+    def reduced(joints, each=None):
+        Wx = Wp if not joints else _with_position_columns(bp, q, qd, qdd, Wp, joints)
+        R = _reduce(bp, q, qd, qdd, tau, use, Wx, folds=k_folds, free=2 * len(joints), each=each)
+        R, folds = R if k_folds else (R, None)
+        return joints, Wx, R, None if folds is None else np.einsum("j,kjab->kab", wj, folds)
+
+    def fit_with(joints, Wx, R, folds):
+        try:
+            return fit_factors(robot, bp, R, counts, method, weights=None if weights is None else wj,
+                                  rank_tol=rank_tol, regularization=regularization, min_mass=min_mass, bounds=bounds,
+                                  folds=folds, free=position_names(joints),
+                                  irls=lambda theta: _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use,
+                                                           wj, Wx, free=2 * len(joints)))
+        except IdentificationError as exc:
+            if joints:  # sin q_j, cos q_j span joint j's own gravity torque when a link's weight acts on it alone
+                raise IdentificationError(f"{exc}; or the position_terms of joint(s) {', '.join(str(j) for j in joints)} "
+                                          "are combinations of the base parameters' columns (that joint's own gravity "
+                                          "torque): leave them out of position_terms") from None
+            if not clipped.any():
+                raise
+            left = ", ".join(f"joint {j + 1}: {c} of {N}" for j, c in enumerate(clipped.sum(axis=0)) if c)
+            raise IdentificationError(f"{exc}; the rows of clipped (saturated) torques were left out ({left}): give "
+                                      "data where the torques stay within the drives' and sensors' range") from None
+
+    shares = None
+    if terms == "auto":  # selected from the least-squares residual of the factors without terms
+        gram = _PositionGram(q, tau, use, b)
+        problem = reduced((), gram.add)
+        shares = gram.shares(problem[2])
+        revolute = np.asarray(robot.sigma)[robot.joint_frames] == 0
+        terms = tuple(int(j) for j in np.flatnonzero((shares > POSITION_SHARE) & revolute))
+        fit = fit_with(*(reduced(terms) if terms else problem))
     else:
-        R = _reduce(bp, q, qd, qdd, tau, use, Wp)
-    try:
-        fit = fit_factors(robot, bp, R, counts, method, weights=None if weights is None else wj, rank_tol=rank_tol,
-                          regularization=regularization, min_mass=min_mass, bounds=bounds, folds=folds,
-                          irls=lambda theta: _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use, wj, Wp))
-    except IdentificationError as exc:
-        if not clipped.any():
-            raise
-        left = ", ".join(f"joint {j + 1}: {c} of {N}" for j, c in enumerate(clipped.sum(axis=0)) if c)
-        raise IdentificationError(f"{exc}; the rows of clipped (saturated) torques were left out ({left}): give "
-                                  "data where the torques stay within the drives' and sensors' range") from None
+        fit = fit_with(*reduced(terms))
     return Identification(model=robot, method=method, friction=friction, base=bp, names=names, samples=N,
                           transmission=transmission, equations=counts, weights=wj, parallel=parallel is not None,
-                          **fit)
+                          position_shares=shares, **fit)
+
+
+#: ``position_terms="auto"``: joint j gets the term k_j sin q_j + c_j cos q_j when (sin q_j, cos q_j) explain more
+#: than this share of its residual in the fit without terms (measured KUKA LWR4+ joint 7: 0.75; the other joints
+#: of it and of a Franka Panda: 0.37 or less).
+POSITION_SHARE = 0.5
+#: "auto" leaves out a joint whose unit-norm (sin q_j, cos q_j) columns lie within this distance of the span of the
+#: base columns (e.g. a joint whose own gravity torque is k sin q_j + c cos q_j): the data cannot separate them.
+POSITION_SPAN = 1e-3
+
+
+def check_position_terms(value, robot: Robot):
+    """``position_terms`` checked: "auto", or a sorted tuple of distinct revolute joints (0-based)."""
+    if isinstance(value, str) and value == "auto":
+        return "auto"
+    if value is None:
+        return ()
+    n = robot.n
+    hint = f"give 'auto', None, or a tuple of revolute joint indices 0 to {n - 1}"
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list, np.ndarray)):
+        raise InputError(f"position_terms = {value!r}; {hint}")
+    joints = []
+    for j in value:
+        if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)) or not 0 <= j < n:
+            raise InputError(f"position_terms = {value!r}: {j!r} is not a joint index; {hint}")
+        if robot.sigma[robot.joint_frames[j]] != 0:
+            raise InputError(f"position_terms: joint {int(j)} is prismatic; sin q, cos q apply to revolute joints")
+        joints.append(int(j))
+    if len(set(joints)) != len(joints):
+        raise InputError(f"position_terms = {value!r} repeats a joint; {hint}")
+    return tuple(sorted(joints))
+
+
+def position_names(joints) -> tuple:
+    """Names of the position-term columns: ``sin_q<j>``, ``cos_q<j>`` (1-based) of every joint given."""
+    return tuple(f"{f}_q{j + 1}" for j in joints for f in ("sin", "cos"))
+
+
+def position_columns(q: np.ndarray, joints) -> np.ndarray:
+    """The position-term columns E (N, n, 2k) of q (N, n): sin q_j, cos q_j in joint j's equation alone, for the
+    k joints given (columns 2s, 2s + 1 for the s-th)."""
+    E = np.zeros(q.shape + (2 * len(joints),))
+    for s, j in enumerate(joints):
+        E[:, j, 2 * s] = np.sin(q[:, j])
+        E[:, j, 2 * s + 1] = np.cos(q[:, j])
+    return E
+
+
+def _with_position_columns(bp, q, qd, qdd, Wp, joints):
+    """The block function of :func:`_reduce` of [E W]: the position columns, then the (fitted) base regressor."""
+    base = (lambda blk: bp.regressor(q[blk], qd[blk], qdd[blk])) if Wp is None else (
+        Wp if callable(Wp) else (lambda blk: Wp[blk]))
+    return lambda blk: np.concatenate([position_columns(q[blk], joints), base(blk)], axis=2)
+
+
+class _PositionGram:
+    """E_jᵀ E_j and E_jᵀ [W_j y_j] of every joint, E_j = [sin q_j, cos q_j] of its rows used, accumulated block by
+    block beside the factors; ``shares`` then gives, per joint, 1 − ‖ρ'_j‖² / ‖ρ_j‖²: the share of joint j's
+    least-squares residual ρ_j that the term removes when it is fitted together with the base parameters (ρ'_j).
+    Fitted together rather than projected on the residual: on slow excitation the rotor inertia's column
+    (q̈_j ≈ −ω² q_j) soaks up most of the term in the fit without it, and leaves little of it in ρ_j."""
+
+    def __init__(self, q, tau, use, b: int):
+        n = q.shape[1]
+        self.q, self.tau, self.use = q, tau, use
+        self.F, self.C = np.zeros((n, 2, 2)), np.zeros((n, 2, b + 1))
+
+    def add(self, blk, W) -> None:
+        q, tau, use = self.q[blk], self.tau[blk], self.use
+        for j in range(q.shape[1]):
+            rows = slice(None) if use is None else use[blk, j]
+            E = np.column_stack([np.sin(q[rows, j]), np.cos(q[rows, j])])
+            self.F[j] += E.T @ E
+            self.C[j] += E.T @ np.column_stack([W[rows, j], tau[rows, j]])
+
+    def shares(self, R: np.ndarray) -> np.ndarray:
+        b = R.shape[-1] - 1
+        theta = solve_factor(stack_factors(R), b)[0]
+        rr = joint_residuals(R, theta) ** 2
+        G = np.swapaxes(R, -1, -2) @ R  # the Gram matrices of [W_j y_j]
+        total = G.sum(axis=0)
+        out = np.zeros(len(rr))
+        # a residual at the resolution of the factors (exact data) has nothing to remove
+        for j in np.flatnonzero(rr > RANK_TOL ** 2 * G[:, b, b]):
+            def gram(Gw, j=j):  # of [E_j W y], E_j in joint j's rows only
+                M = np.zeros((b + 3, b + 3))
+                M[:2, :2], M[:2, 2:], M[2:, :2], M[2:, 2:] = self.F[j], self.C[j], self.C[j].T, Gw
+                return M
+            M = gram(total)
+            d = np.sqrt(np.diag(M)[:-1])
+            d = np.where(d > 0, d, 1.0)
+            # the normal equations, scaled: a term within the span of the base columns is cut and removes nothing
+            A = M[:-1, :-1] / d / d[:, None]
+            S = A[:2, :2] - A[:2, 2:] @ np.linalg.lstsq(A[2:, 2:], A[2:, :2], rcond=RANK_TOL ** 2)[0]
+            if np.linalg.eigvalsh(S)[0] <= POSITION_SPAN ** 2:  # a term (nearly) in the span of the base columns
+                continue
+            x = np.linalg.lstsq(A, M[:-1, -1] / d, rcond=RANK_TOL ** 2)[0] / d
+            v = np.append(x, -1.0)
+            out[j] = 1.0 - max(float(v @ gram(G[j]) @ v), 0.0) / rr[j]
+        return np.clip(out, 0.0, 1.0)
 
 
 def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=None, rank_tol: float = RANK_TOL,
                 zero: float = 1e-12, norms=None, regularization=None, min_mass: float = 0.0, bounds=None,
-                folds=None, irls=None) -> dict:
+                folds=None, irls=None, free=()) -> dict:
     """The solvers of :func:`identify` on the per-joint factors of the samples (in memory or on a cluster alike).
 
     Parameters
@@ -761,15 +920,20 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     regularization, min_mass, bounds : "physical", as :func:`identify`;  folds : (k, b + 1, b + 1) or None — the
         weighted Gram matrices of k contiguous time blocks (``regularization=None``).
     irls : callable θ → (θ, cov, iterations, converged, message) — the re-weighting passes over the samples.
+    free : tuple of str — names of m free columns before the base columns in R (the position terms of
+        :func:`identify`, R of [E W y]): fitted by least squares with the others; "physical" minimises them out of
+        the program (the trailing block of the stacked factor is that of the problem without them).
 
     Returns
     -------
     dict of the :class:`Identification` fields values, std, covariance, condition_number, residual_rms, noise,
-    iterations, converged, message, robot, standard, identified_transmission, solver, prior_share.
+    iterations, converged, message, robot, standard, identified_transmission, solver, prior_share; with ``free``,
+    also position_joints, position_coefficients, position_std.
     """
     n = R.shape[0]
-    b = bp.count
-    names = tuple(bp.names)
+    m = len(free)
+    b = bp.count + m
+    names = tuple(free) + tuple(bp.names)
     counts = np.asarray(counts)
     neq = int(counts.sum())
     wj = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
@@ -800,14 +964,21 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     elif method == "physical":
         Rp = Rg if weights is None else stack_factors(R, np.sqrt(wj))
         theta, out["standard"], out["robot"], out["identified_transmission"], out["solver"], out["prior_share"] = \
-            _physical(robot, bp, Rp, regularization, min_mass, bounds=bounds, folds=folds)
+            _physical(robot, bp, Rp[m:, m:], regularization, min_mass, bounds=bounds, folds=folds, free=m)
+        if m:  # the free columns' least-squares values given the consistent parameters
+            c = scipy.linalg.solve_triangular(Rp[:m, :m], Rp[:m, b] - Rp[:m, m:b] @ theta)
+            theta = np.concatenate([c, theta])
         out["converged"] = out["solver"]["certified"]
         if not out["converged"]:
             out["message"] = (f"the physically consistent fit is not certified: {out['solver']['accuracy']}; give "
                               f"a larger regularization or check the data")
     res_j = joint_residuals(R, theta)
-    return out | dict(values=theta, std=np.sqrt(np.maximum(np.diag(cov), 0.0)), covariance=cov,
-                      condition_number=cond, residual_rms=res_j / np.sqrt(np.maximum(counts, 1)), noise=noise)
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    if m:
+        out |= dict(position_joints=tuple(int(k[5:]) - 1 for k in free[::2]),
+                    position_coefficients=theta[:m].reshape(-1, 2), position_std=std[:m].reshape(-1, 2))
+    return out | dict(values=theta[m:], std=std[m:], covariance=cov[m:, m:], condition_number=cond,
+                      residual_rms=res_j / np.sqrt(np.maximum(counts, 1)), noise=noise)
 
 
 #: ``"wls"``: the per-joint noise levels are re-estimated from the weighted fit's residuals until they change by
@@ -950,12 +1121,13 @@ def robust_weights(r: np.ndarray, scale: np.ndarray, robust: str) -> np.ndarray:
     return np.where(u < 4.685, (1.0 - (u / 4.685) ** 2) ** 2, 0.0)
 
 
-def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None, Wp=None):
-    """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale)."""
+def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None, Wp=None, free: int = 0):
+    """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale); ``free``
+    columns of ``Wp`` before the base ones (position terms)."""
     if int(max_iterations) != max_iterations or max_iterations < 1:
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
     N, n = q.shape
-    b = bp.count
+    b = bp.count + free
     if Wp is None or callable(Wp):
         W = np.empty((N, n, b))
         for s in range(0, N, BLOCK):
@@ -1123,9 +1295,10 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
 
 
 def _physical(robot: Robot, bp, Rg: np.ndarray, regularization, min_mass: float, massless=(), bounds=None,
-              folds=None):
+              folds=None, free: int = 0):
     """The semidefinite program of ``method="physical"`` (:mod:`robodyn.identification.consistent`); returns
-    (K_B, K, Robot, Transmission, solver report, prior share (p,))."""
+    (K_B, K, Robot, Transmission, solver report, prior share (p,)); ``folds`` may carry ``free`` columns before
+    the base ones (minimised out of each training fit)."""
     from robodyn.identification import consistent
     from robodyn.parameters.regressor import standard_parameter_vector
 
@@ -1140,7 +1313,7 @@ def _physical(robot: Robot, bp, Rg: np.ndarray, regularization, min_mass: float,
         if folds is None:
             raise InputError("regularization=None needs the samples' time blocks; give a value (e.g. 1e-3)")
         D = consistent.scaled_program(robot, bp, psi, prior, Rg, 0.0, limits, massless).D
-        lam, rule = consistent.cross_validated_regularization(folds, psi, prior, D)
+        lam, rule = consistent.cross_validated_regularization(folds, psi, prior, D, free=free)
     else:
         lam, rule = float(regularization), "given"
     program = consistent.scaled_program(robot, bp, psi, prior, Rg, lam, limits, massless)
