@@ -187,14 +187,14 @@ def test_physical_fleet_on_noise_free_data_equals_least_squares(client, robot, b
     # friction by ~1e-5 relative; 1e-10 leaves the least-squares optimum (consistent here) to ~1e-9
     res = dd.identify(robot, samples, base=base, per_robot=opts, method="physical", regularization=1e-10)
     assert res.method == "physical" and res.names == ls.names
-    assert res.solver["name"] == "CLARABEL" and res.solver["certified"] and res.solver["iterations"] > 0
+    assert res.solver["name"] == "CLARABEL" and res.solver["status"] == "optimal" and res.solver["iterations"] > 0
     assert res.solver["constraint_violation"] < 1e-8
     assert np.abs(res.values - ls.values).max() <= 1e-6 * np.abs(ls.values).max()
     np.testing.assert_array_equal(res.std, ls.std)
     for name, (arm, *_) in zip(NAMES, fleet):
         truth = rd.base_parameters(arm, friction=True).values
         assert np.abs(dd.fleet_values(res, name) - truth).max() <= 1e-6 * np.abs(truth).max()
-    assert res.robot is None and res.standard is None and res.to_dict()["solver"]["certified"]
+    assert res.robot is None and res.standard is None and res.to_dict()["solver"]["status"] == "optimal"
 
 
 def test_physical_fleet_with_shared_offsets(client, robot, base, fleet):
