@@ -78,6 +78,12 @@ def test_mujoco_accepts_inertias_on_the_triangle_boundary():
     lo, hi = robot.qlim.T  # inside the ranges: MuJoCo adds limit forces to qfrc_inverse outside them
     q = lo + (hi - lo) * np.array([[0.2], [0.7]])
     assert_mujoco_dynamics(robot, model, q, qd, qdd)
+    params = robot.params.copy()
+    params[3, 5] += 0.01  # ZZ of link 4 past XX + YY: loadable with strict=False only, and never nudged
+    with pytest.warns(UserWarning, match="triangle"):
+        bad = robot.replace(params=params, strict=False)
+    with pytest.raises(rd.ModelError, match=r"link 4 \(j4\): principal moments .* violate I1 \+ I2 >= I3"):
+        rd.to_mujoco_xml(bad)
 
 
 @given(robots)

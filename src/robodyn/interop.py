@@ -206,8 +206,8 @@ def to_mujoco_xml(robot: Robot) -> str:
     and ``range`` = qlim, ``actuatorfrcrange`` = ±taulim where finite (MuJoCo has no joint velocity limit, so
     qdlim is left out); an ``inertial`` with the mass, centre of mass and ``fullinertia`` about
     it (on the triangle-inequality boundary, raised by at most 1e-9 of its largest principal moment, since MuJoCo
-    tests I1 + I2 >= I3 without tolerance).  Gravity is the robot's; the model has no geoms, hence no contacts.  Joint and body names are the
-    frame names.  A link with mass or inertia needs M > 0 and a positive-definite inertia about its centre of
+    tests I1 + I2 >= I3 without tolerance; a larger violation raises :class:`ModelError`).  Gravity is the
+    robot's; the model has no geoms, hence no contacts.  Joint and body names are the frame names.  A link with mass or inertia needs M > 0 and a positive-definite inertia about its centre of
     mass in MuJoCo (a massless lumped inertia such as PUMA 560 link 1 raises :class:`ModelError`).
     MuJoCo's qpos order is depth-first: it equals robodyn's q order when frames are numbered
     depth-first (as :func:`robodyn.from_urdf` numbers them); ``model.joint(name)`` finds a joint otherwise.
@@ -256,19 +256,22 @@ def _mujoco_inertial(el, p: np.ndarray, where: str) -> None:
     """The ``inertial`` element of a body with standard parameters ``p`` (none for a body without mass)."""
     M, S, IG = com_from_standard(p)
     if M > 0 or np.any(IG != 0):
-        if not (M > 0 and np.linalg.eigvalsh(IG)[0] > 0):
+        lam = np.linalg.eigvalsh(IG)
+        if not (M > 0 and lam[0] > 0):
             raise ModelError(
                 f"{where}: MuJoCo needs a positive mass and a positive-definite inertia about the centre of mass "
-                f"(M = {M}, principal moments {np.linalg.eigvalsh(IG).tolist()}); move a massless rotor inertia "
+                f"(M = {M}, principal moments {lam.tolist()}); move a massless rotor inertia "
                 "into Ia, or give the link a small mass and inertia"
             )
         import xml.etree.ElementTree as ET
 
-        lam = np.linalg.eigvalsh(IG)
         # robodyn accepts I1 + I2 >= I3 up to rounding (check_physical's rtol); MuJoCo tests it exactly on its own
         # eigenvalues, so a body on the boundary (a thin rod, a flat plate) gets I + delta*1 with delta just past
         # the deficit: each principal moment rises by delta <= 1e-9 of the largest, the sum of two rises by 2 delta.
         delta = lam[2] - lam[0] - lam[1] + 1e-12 * lam[2]
+        if delta > 1e-9 * lam[2]:  # a real violation (a model loaded with strict=False): not ours to change
+            raise ModelError(f"{where}: principal moments {lam.tolist()} about the centre of mass violate "
+                             "I1 + I2 >= I3, which MuJoCo refuses; correct the link's inertia")
         if delta > 0:
             IG = IG + delta * np.eye(3)
         ET.SubElement(el, "inertial", pos=" ".join(_num(x) for x in S), mass=_num(M),
