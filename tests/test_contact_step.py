@@ -43,6 +43,7 @@ def test_box_at_rest_carries_its_weight_inside_the_cone(box):
     np.testing.assert_allclose(r.v, 0.0, atol=1e-11)
     np.testing.assert_allclose(r.q, q, atol=1e-14)
     np.testing.assert_allclose(r.gaps, 0.0, atol=1e-15)
+    assert r.residual <= 1e-12 * G * 1e-3          # an exact solution (the step must undo v_free = −g h)
 
 
 def test_box_slides_at_mu_g_then_sticks(box):
@@ -314,7 +315,7 @@ def test_float32_in_float32_out(box):
     np.testing.assert_allclose(r.q, wide.q.astype(np.float32), rtol=1e-7, atol=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(tilt=st.floats(-0.3, 0.3), lift=st.floats(0.0, 2e-3), mu=st.floats(0.0, 1.5),
        v=st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6))
 def test_box_step_obeys_signorini_and_coulomb(box, tilt, lift, mu, v):
@@ -333,10 +334,39 @@ def test_box_step_obeys_signorini_and_coulomb(box, tilt, lift, mu, v):
     fn, ft, un, ut = r.forces[:, 2], r.forces[:, :2], u[:, 2] + r.gaps / dt, u[:, :2]
     scale = max(np.abs(r.forces).max(), MASS * G)
     speed = max(1.0, np.abs(u).max())
-    assert np.all(fn >= 0) and np.all(un >= -1e-9 * speed)
-    np.testing.assert_allclose(fn * un, 0.0, atol=1e-9 * scale * speed)
+    # the conditions hold up to the residual the step reports (projected Gauss–Seidel may stall short of zero on
+    # the redundant four-corner set: test_nearly_flat_box_reports_its_residual)
+    assert r.residual.shape == () and r.residual >= 0
+    slack = 1e-9 * speed + 2 * r.residual
+    assert np.all(fn >= 0) and np.all(un >= -slack)
+    np.testing.assert_allclose(fn * un, 0.0, atol=slack * scale)
     assert np.all(np.linalg.norm(ft, axis=-1) <= mu * fn * (1 + 1e-12) + 1e-12 * scale)
-    for c in np.flatnonzero(np.linalg.norm(ut, axis=-1) > 1e-8 * speed):
+    for c in np.flatnonzero(np.linalg.norm(ut, axis=-1) > max(1e-8 * speed, 1e3 * r.residual)):
         if mu * fn[c] > 1e-9 * scale:
             np.testing.assert_allclose(np.linalg.norm(ft[c]), mu * fn[c], rtol=1e-9)
-            np.testing.assert_allclose(ft[c] / np.linalg.norm(ft[c]), -ut[c] / np.linalg.norm(ut[c]), atol=1e-6)
+            np.testing.assert_allclose(ft[c] / np.linalg.norm(ft[c]), -ut[c] / np.linalg.norm(ut[c]),
+                                       atol=1e-6 + 4 * r.residual / np.linalg.norm(ut[c]))
+
+
+@pytest.mark.parametrize("tilt", [1.7880483934510617e-07, 1e-6, 1e-5])
+@pytest.mark.parametrize("mu", [0.3, 1.0])
+def test_nearly_flat_box_reports_its_residual(box, tilt, mu):
+    """A box a hair from flat lands on four corners: the impulses are not unique (12 contact rows, 6 freedoms) and
+    closing the three open gaps needs a slip of nm/s, where projected Gauss–Seidel stalls (it used to run into
+    max_iter).  The step returns; its velocity is unique and obeys the momentum balance exactly, and the reported
+    residual bounds what is left of the contact conditions (independently recomputed here)."""
+    from robodyn.dynamics.floating import quaternion_matrix
+    quat = np.array([np.sin(tilt / 2), 0, 0, np.cos(tilt / 2)])
+    R = quaternion_matrix(quat)
+    pts = np.array([p for _, p in CORNERS])
+    q = np.concatenate([[0, 0, -min((R @ pts.T)[2])], quat, [0.0]])
+    dt = 1e-3
+    r = contact_step(box, q, np.zeros(7), np.zeros(7), dt, CORNERS, mu=mu)
+    np.testing.assert_allclose(MASS * (R @ r.v[:3]), dt * (r.forces.sum(-2) + [0, 0, -MASS * G]), rtol=0,
+                               atol=1e-12 * MASS * G * dt)
+    u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
+    un = u[:, 2] + r.gaps / dt
+    assert 0 <= r.residual <= 1e-7                     # m/s; 2e-8 m/s at 1e-5 rad
+    assert np.all(r.forces[:, 2] >= 0) and np.all(un >= -2 * r.residual)
+    np.testing.assert_allclose(r.forces[:, 2] * un, 0.0, atol=2 * r.residual * MASS * G)
+    assert np.all(np.linalg.norm(r.forces[:, :2], axis=-1) <= mu * r.forces[:, 2] * (1 + 1e-12))

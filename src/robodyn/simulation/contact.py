@@ -57,6 +57,8 @@ class ContactStep(NamedTuple):
                                            axes (N)
     gaps : ndarray (..., k)                signed distance φ of each point to the plane at the start of the step (m)
     iterations : int                       Gauss–Seidel sweeps done
+    residual : ndarray (...,)              largest violation of Signorini's and Coulomb's conditions by the returned
+                                           impulses, as a contact velocity (m/s): zero at an exact solution
     """
 
     q: np.ndarray
@@ -64,6 +66,7 @@ class ContactStep(NamedTuple):
     forces: np.ndarray
     gaps: np.ndarray
     iterations: int
+    residual: np.ndarray
 
 
 def _contact_points(robot: Robot, points) -> tuple[list[int], np.ndarray]:
@@ -140,37 +143,67 @@ def _dynamics(robot: Robot, q, v, gravity, friction):
     return inertia_matrix(robot, q), bias_torques(robot, q, v, gravity=gravity, friction=friction)
 
 
+def _projections(Wr, lam, u, bias, mu, c, tiny):
+    """The normal step of contact c (complementarity) and the step length of its tangential one: returns λ_n, w
+    (the largest eigenvalue of the contact's 2 × 2 tangential block of W, module notes), w_n and max(w, tiny)."""
+    wn = Wr[..., c, 2, c, 2]
+    ln = np.where(wn > 0, np.maximum(0.0, lam[..., c, 2] - (u[..., c, 2] + bias[..., c]) / np.maximum(wn, tiny)), 0.0)
+    G = Wr[..., c, :2, c, :2]
+    a, d, off = G[..., 0, 0], G[..., 1, 1], G[..., 0, 1]
+    w = 0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + off ** 2)
+    return ln, w, wn, np.maximum(w, tiny)
+
+
+def _disc(lt, radius, w, tiny):
+    """λ_t projected on the disc of radius μ λ_n (zero where the contact has no tangential freedom, w = 0)."""
+    norm = np.linalg.norm(lt, axis=-1)
+    lt = np.where((norm > radius)[..., None], lt * (radius / np.maximum(norm, tiny))[..., None], lt)
+    return np.where((w > 0)[..., None], lt, 0.0)
+
+
+def _residual(Wr, lam, u, bias, mu, tiny):
+    """Largest violation (m/s) of the contact conditions by (λ, u): the distance of λ from its own local steps,
+    scaled by w; zero exactly at a solution."""
+    r = np.zeros(lam.shape[:-2])
+    for c in range(lam.shape[-2]):
+        wn = Wr[..., c, 2, c, 2]
+        rn = np.where(wn > 0, np.abs(np.minimum(lam[..., c, 2] * wn, u[..., c, 2] + bias[..., c])), 0.0)
+        _, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
+        lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * lam[..., c, 2], w, tiny)
+        r = np.maximum(r, np.maximum(rn, w * np.abs(lam[..., c, :2] - lt).max(-1)))
+    return r
+
+
 def _gauss_seidel(W, b, bias, mu, tol, max_iter):
     """Impulses λ (..., k, 3) in local axes solving the contact problem of the module notes by projected
-    Gauss–Seidel; ``b`` = J v_free (..., k, 3), ``bias`` = φ/h (..., k)."""
+    Gauss–Seidel, the sweeps done and the residual (..., ) of :func:`_residual`; ``b`` = J v_free (..., k, 3),
+    ``bias`` = φ/h (..., k).
+
+    The contact velocities u = W λ + b are unique even where λ is not (more contact rows than the body has
+    freedoms: a box flat on four corners), so the sweeps stop when one no longer changes u, relative to the
+    velocities the step must undo.  On such redundant sets λ keeps creeping along the null space of W (which leaves
+    u and v⁺ unchanged), and a test on λ would never end."""
     batch, k = b.shape[:-2], b.shape[-2]
     Wr = W.reshape(batch + (k, 3, k, 3))
     lam, u = np.zeros(b.shape), b.copy()
     tiny = np.finfo(float).tiny
+    if not k:
+        return lam, 1, np.zeros(batch)
+    speed = np.maximum(np.abs(b).max(axis=(-2, -1)), np.abs(bias).max(-1))
     for sweep in range(1, max_iter + 1):
-        change = np.zeros(batch)
+        start = u.copy()
         for c in range(k):
-            old = lam[..., c, :].copy()
-            wn = Wr[..., c, 2, c, 2]
-            ln = np.where(wn > 0, np.maximum(0.0, lam[..., c, 2] - (u[..., c, 2] + bias[..., c]) / np.maximum(wn, tiny)),
-                          0.0)
+            ln, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
             u += Wr[..., :, :, c, 2] * (ln - lam[..., c, 2])[..., None, None]
             lam[..., c, 2] = ln
-            G = Wr[..., c, :2, c, :2]
-            a, d, off = G[..., 0, 0], G[..., 1, 1], G[..., 0, 1]
-            w = 0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + off ** 2)
-            lt = lam[..., c, :2] - u[..., c, :2] / np.maximum(w, tiny)[..., None]
-            radius = mu * ln
-            norm = np.linalg.norm(lt, axis=-1)
-            lt = np.where((norm > radius)[..., None], lt * (radius / np.maximum(norm, tiny))[..., None], lt)
-            lt = np.where((w > 0)[..., None], lt, 0.0)
+            lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * ln, w, tiny)
             u += (Wr[..., :, :, c, :2] @ (lt - lam[..., c, :2])[..., None, :, None])[..., 0]
             lam[..., c, :2] = lt
-            change = np.maximum(change, np.abs(lam[..., c, :] - old).max(-1))
-        scale = np.abs(lam).max(axis=(-2, -1)) if k else np.zeros(batch)
+        change = np.abs(u - start).max(axis=(-2, -1))
+        scale = np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
         if np.all(change <= tol * scale):
-            return lam, sweep
-    raise ContactSolverError(f"contact_step: the contact impulses did not converge in {max_iter} Gauss–Seidel "
+            return lam, sweep, _residual(Wr, lam, u, bias, mu, tiny)
+    raise ContactSolverError(f"contact_step: the contact velocities did not converge in {max_iter} Gauss–Seidel "
                              f"sweeps (relative change {float(np.max(change / np.maximum(scale, tiny))):.3g} > tol = "
                              f"{tol:g}); raise max_iter, loosen tol or shorten dt")
 
@@ -212,12 +245,15 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     height : float, the plane normalᵀ p = height (m)
     gravity : array_like (3,), optional, world frame (m/s²); default ``robot.gravity``
     friction : bool, the joint friction [9.26] in the bias of a fixed-base robot (default) or not
-    tol : float, relative change of the impulses between two Gauss–Seidel sweeps at which they have converged
+    tol : float, the change of the contact velocities u over one Gauss–Seidel sweep at which the sweeps stop,
+        relative to the largest of |J v_free|, φ/h and |u|; the conditions' remaining violation is returned as
+        ``residual`` (on a redundant contact set whose closing motion needs a slip, projected Gauss–Seidel stalls
+        short of zero: 2e-8 m/s for a box 1e-5 rad from flat on four corners after a 1 ms step)
     max_iter : int, the most sweeps
 
     Returns
     -------
-    ContactStep (q, v, forces, gaps, iterations), float32 for float32 input (computed in float64)
+    ContactStep (q, v, forces, gaps, iterations, residual), float32 for float32 input (computed in float64)
 
     Raises
     ------
@@ -264,9 +300,9 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     W = J @ X[..., 1:]
     gaps = p @ n_hat - height
     b = (J @ v_free[..., None])[..., 0].reshape(gaps.shape + (3,))
-    lam, sweeps = _gauss_seidel(W, b, gaps / dt, float(mu), float(tol), int(max_iter))
+    lam, sweeps, residual = _gauss_seidel(W, b, gaps / dt, float(mu), float(tol), int(max_iter))
     v_next = v_free + (X[..., 1:] @ lam.reshape(gaps.shape[:-1] + (-1, 1)))[..., 0]
     q_next = _integrate(robot, q, v_next, dt)
     what = "contact_step"
     out = (finite_result(what, x).astype(dtype, copy=False) for x in (q_next, v_next, lam @ B / dt, gaps))
-    return ContactStep(*out, sweeps)
+    return ContactStep(*out, sweeps, residual)
