@@ -3,10 +3,11 @@ import os
 import pytest
 from hypothesis import settings
 
-settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True)
-settings.register_profile("dev", max_examples=15, deadline=None)
-# CI services set CI=true: derandomised examples there, so a run is reproducible from its commit
-settings.load_profile("ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "dev")
+# Derandomised by default: a run's examples follow from its commit, so the suite passes or fails the same way on
+# every machine and every run.  ROBODYN_HYPOTHESIS=explore draws fresh random examples, more of them, to search.
+settings.register_profile("fixed", max_examples=15, deadline=None, derandomize=True)
+settings.register_profile("explore", max_examples=100, deadline=None)
+settings.load_profile("explore" if os.environ.get("ROBODYN_HYPOTHESIS", "") == "explore" else "fixed")
 
 
 @pytest.fixture(autouse=True)
