@@ -129,6 +129,46 @@ def test_torque_limits_saturate_the_command(arm):
     assert _energy_ok(sim, 1e-5)
 
 
+def test_default_saturation_at_taulim_equals_the_preclipped_command(arm):
+    """A PD controller demanding more than the robot's taulim: the applied torque is exactly the clipped demand and
+    the motion that of a run under the pre-clipped command on a robot without limits (the same right-hand side,
+    so the same numbers); ``saturated`` marks the samples at the limit; ``saturate=False`` runs unclipped."""
+    L = np.array([20.0, 5.0])  # below the demand of the fast move (its peaks exceed both)
+    limited = arm.with_joint_parameters(taulim=L)
+    pd = PDGravity(arm, 400.0, 40.0, QuinticReference([0.1, -0.2], [1.2, 0.9], 0.3))
+    t = np.linspace(0, 0.6, 31)
+    sim = rd.simulate(limited, pd, [0.1, -0.2], [0.0, 0.0], t)
+    pre = rd.simulate(arm, lambda t, q, qd: np.clip(pd(t, q, qd), -L, L), [0.1, -0.2], [0.0, 0.0], t)
+    np.testing.assert_array_equal(sim.q, pre.q)
+    np.testing.assert_array_equal(sim.qd, pre.qd)
+    demand = pd(sim.t, sim.q, sim.qd)
+    np.testing.assert_array_equal(sim.tau, np.clip(demand, -L, L))
+    np.testing.assert_array_equal(sim.saturated, np.abs(demand) >= L)
+    assert sim.saturated[:, 0].any() and sim.saturated[:, 1].any() and not sim.saturated.all()
+    assert _energy_ok(sim, 1e-5)
+    free = rd.simulate(limited, pd, [0.1, -0.2], [0.0, 0.0], t, saturate=False)
+    np.testing.assert_array_equal(free.q, rd.simulate(arm, pd, [0.1, -0.2], [0.0, 0.0], t).q)
+    assert not free.saturated.any() and np.all(np.abs(free.tau).max(0) > L)
+    # a sampled controller saturates its held torque
+    held = rd.simulate(limited, pd, [0.1, -0.2], [0.0, 0.0], t, sample_time=0.01)
+    assert np.all(np.abs(held.tau) <= L) and held.saturated.any()
+
+
+def test_saturation_leaves_a_robot_without_limits_unchanged_and_checks_its_argument(arm):
+    assert np.all(np.isinf(arm.taulim))
+    pd = PDGravity(arm, 400.0, 40.0, QuinticReference([0.1, -0.2], [1.2, 0.9], 0.3))
+    t = np.linspace(0, 0.3, 7)
+    on, off = (rd.simulate(arm, pd, [0.1, -0.2], [0.0, 0.0], t, saturate=s) for s in (True, False))
+    np.testing.assert_array_equal(on.q, off.q)
+    np.testing.assert_array_equal(on.tau, off.tau)
+    assert on.saturated.shape == (7, 2) and not on.saturated.any()
+    for bad in ("yes", 1, None):
+        with pytest.raises(rd.InputError, match=r"saturate = .*give True"):
+            rd.simulate(arm, pd, [0.1, -0.2], [0.0, 0.0], t, saturate=bad)
+    with pytest.raises(rd.InputError, match="torque_limits is given with saturate=False"):
+        rd.simulate(arm, pd, [0.1, -0.2], [0.0, 0.0], t, saturate=False, torque_limits=[1.0, 1.0])
+
+
 def test_model_mismatch_leaves_a_bounded_tracking_error(arm):
     """Controller's model = planar2r, simulated robot 20 % heavier: computed torque no longer linearises exactly;
     the error is far above the exact-model one yet bounded by the high-gain loop."""

@@ -154,6 +154,29 @@ def test_step_batched_equals_per_sample_and_float32():
     assert single.dtype == np.float32 and _rel(single, step(PLANAR, x, u, 1e-3)) < 1e-5
 
 
+def test_step_saturates_the_torque_at_taulim_per_sample():
+    """Γ = clip(u, −taulim, taulim) on every sample of a batch: the step of the robot with limits equals the step of
+    the robot without them under the pre-clipped torque, in float64 and float32; saturate=False applies u."""
+    L = np.array([3.0, 1.0])
+    limited = PLANAR.with_joint_parameters(taulim=L)
+    rng = np.random.default_rng(5)
+    x, u = rng.normal(size=(6, 4)), 4.0 * rng.normal(size=(6, 2))
+    u[0] = [1.0, -0.5]  # one sample inside the limits
+    assert np.any(np.abs(u) > L) and np.any(np.all(np.abs(u) < L, axis=1))
+    batch = step(limited, x, u, 1e-3)
+    np.testing.assert_array_equal(batch, step(PLANAR, x, np.clip(u, -L, L), 1e-3))
+    one = np.stack([step(limited, x[i], u[i], 1e-3) for i in range(6)])
+    assert _rel(batch, one) < 1e-14
+    np.testing.assert_array_equal(step(limited, x, u, 1e-3, saturate=False), step(PLANAR, x, u, 1e-3))
+    x32, u32 = x.astype(np.float32), u.astype(np.float32)
+    single = step(limited, x32, u32, 1e-3)
+    assert single.dtype == np.float32
+    np.testing.assert_array_equal(single, step(PLANAR, x32, np.clip(u32, -L, L).astype(np.float32), 1e-3))
+    np.testing.assert_array_equal(step(PLANAR, x, u, 1e-3), step(PLANAR, x, u, 1e-3, saturate=False))
+    with pytest.raises(rd.InputError, match=r"saturate = 'no'; give True"):
+        step(limited, x, u, 1e-3, saturate="no")
+
+
 @pytest.mark.parametrize(("kwargs", "word"), [
     ({"x": np.zeros(3)}, "x"), ({"u": np.zeros(3)}, "u"), ({"dt": -1.0}, "dt"), ({"method": "rk45"}, "method"),
     ({"x": np.full(4, np.nan)}, "x"),

@@ -50,6 +50,7 @@ def test_excitation_respects_limits_and_starts_at_rest(robot, trajectory):
     assert np.all(q >= lim["q"][:, 0] - 1e-12) and np.all(q <= lim["q"][:, 1] + 1e-12)
     assert np.all(np.abs(qd) <= lim["qd"] + 1e-12) and np.all(np.abs(qdd) <= lim["qdd"] + 1e-12)
     np.testing.assert_allclose(lim["qd"], 1.5) and np.testing.assert_allclose(lim["q"], [[-np.pi, np.pi]] * 3)
+    assert np.all(np.isinf(lim["tau"]))  # a robot without taulim: no torque constraint
     assert np.max(np.abs(qd[0])) < 1e-12 and np.max(np.abs(qdd[0])) < 1e-12
     # periodic with period 1 / f_f = duration
     np.testing.assert_allclose(np.stack(trajectory.sample(t + 10.0)), np.stack(trajectory.sample(t)), atol=1e-11)
@@ -101,9 +102,49 @@ def test_excitation_limits_from_argument_and_robot():
     with pytest.raises(rd.InputError, match=r"limits\['qd'\] of joint 1 must be > 0"):
         rd.excitation_trajectory(robot, 5.0, limits={"qd": 0.0}, unlimited=True)
     with pytest.raises(rd.InputError, match="unknown key"):
-        rd.excitation_trajectory(robot, 5.0, limits={"tau": 1.0}, unlimited=True)
+        rd.excitation_trajectory(robot, 5.0, limits={"qdot": 1.0}, unlimited=True)
+    with pytest.raises(rd.InputError, match=r"limits\['tau'\] of joint 1 must be > 0"):
+        rd.excitation_trajectory(robot, 5.0, limits={"tau": [-1.0, 5.0, 5.0]}, unlimited=True)
+    with pytest.raises(rd.InputError, match=r"limits\['tau'\] must be \(3,\) positive numbers"):
+        rd.excitation_trajectory(robot, 5.0, limits={"tau": np.nan}, unlimited=True)
     with pytest.raises(rd.InputError, match="duration"):
         rd.excitation_trajectory(robot, -1.0, unlimited=True)
+
+
+def test_excitation_respects_the_robots_velocity_and_torque_limits_at_every_instant():
+    """The Panda carries qdlim and taulim: by default the trajectory keeps |q̇| ≤ qdlim and the a priori torques
+    |τ| ≤ taulim, checked here on a grid 40 times denser than the optimiser's. The guarantees hold at every
+    iterate, so one iteration is enough to test them."""
+    panda = rd.load("panda")
+    tr = rd.excitation_trajectory(panda, 10.0, harmonics=2, max_iterations=1)
+    np.testing.assert_array_equal(tr.limits["qd"], panda.qdlim)
+    np.testing.assert_array_equal(tr.limits["tau"], panda.taulim)
+    q, qd, qdd = tr.sample(np.linspace(0.0, 10.0, 40001))
+    assert np.all(q >= panda.qlim[:, 0]) and np.all(q <= panda.qlim[:, 1])
+    assert np.all(np.abs(qd) <= panda.qdlim * (1 + 1e-12))
+    assert np.all(np.abs(rd.inverse_dynamics(panda, q, qd, qdd)) <= panda.taulim)
+    assert np.all(np.abs(qd).max(0) > 1e-3 * panda.qdlim)  # a motion of every joint, not the rest pose
+
+
+def test_excitation_torque_limits_bind_and_user_limits_override_the_robots():
+    """planar3r with a tight drive on joint 2 (without taulim the same design needs 22.6 N m there): the a priori
+    torques stay within taulim on a dense grid; explicit limits replace the robot's; a limit below the robot's own
+    weight at rest is refused by name."""
+    robot = with_friction(rd.load("planar3r")).with_joint_parameters(taulim=[55.0, 21.5, 6.0], qdlim=[1.0, 2.0, 0.5])
+    t = np.linspace(0.0, 10.0, 40001)
+    for limits, qd_max, tau_max in ((None, robot.qdlim, robot.taulim),
+                                    ({"qd": [0.3, 3.0, 0.2], "tau": [np.inf, 30.0, 6.5]}, [0.3, 3.0, 0.2],
+                                     [np.inf, 30.0, 6.5])):
+        tr = rd.excitation_trajectory(robot, 10.0, harmonics=3, max_iterations=5, limits=limits, unlimited=True)
+        np.testing.assert_array_equal(tr.limits["qd"], qd_max)
+        np.testing.assert_array_equal(tr.limits["tau"], tau_max)
+        q, qd, qdd = tr.sample(t)
+        assert np.all(np.abs(qd) <= np.multiply(qd_max, 1 + 1e-12))
+        assert np.all(np.abs(rd.inverse_dynamics(robot, q, qd, qdd)) <= tau_max)
+        assert np.all(np.abs(qd).max(0) > 1e-3 * np.asarray(qd_max))  # a motion of every joint, not the rest pose
+    # at q0 = 0 (the middle of ±π) joint 2 holds 19.77 N m of weight and friction offset, 20.37 once it moves
+    with pytest.raises(rd.InputError, match=r"needs 20.37 \(N m \| N\) at joint 2 .* torque limit 20;"):
+        rd.excitation_trajectory(robot, 10.0, harmonics=2, limits={"tau": [55.0, 20.0, 6.0]}, unlimited=True)
 
 
 # ---- data preparation ------------------------------------------------------------------------------------------

@@ -14,8 +14,11 @@ acceleration limits and to q̇(0) = q̈(0) = 0 (the motion starts and ends at re
 The rest conditions are built into the variables (a basis of the coefficients that satisfy them), and the limits
 are linear inequalities at 16 H points of a period, tightened so that they imply the limits at every instant
 (Bernstein's inequality, see ``_Problem``); the variables are scaled so that each has a unit effect on the
-scaled limits.  scipy's SLSQP starts from a feasible point (half of every limit) and reports whether it
-converged (``converged``, ``message``).
+scaled limits.  Where the robot (or the user) gives torque limits L, the a priori model's torques
+τ = inverse_dynamics(robot, q, q̇, q̈) [9.6] obey |τ_j| ≤ L_j: nonlinear constraints at the same points, and a
+check on a dense grid of the period that shrinks the oscillation where needed (``_Torques``).
+scipy's SLSQP starts from a feasible point (half of every limit) and reports whether it converged
+(``converged``, ``message``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn.dynamics import api
 from robodyn.model.robot import check_robot
 from robodyn.progress import progress
 from robodyn.errors import InputError
@@ -36,6 +40,11 @@ DEFAULT_VELOCITY_LIMIT = MappingProxyType({0: 1.5, 1: 0.5})
 DEFAULT_ACCELERATION_LIMIT = MappingProxyType({0: 5.0, 1: 2.0})
 #: SLSQP runs at most this many times when it stops on rounding (see excitation_trajectory).
 _RESTARTS = 3
+#: The a priori torques are checked at this many points per harmonic in a period, each within this share of its
+#: limit: the torque is not a trigonometric polynomial of degree H (no Bernstein bound), and the margin covers its
+#: excursions between the points (for components up to degree 10 H, ½ (10 π / 256)² < 1 %).
+TORQUE_POINTS = 256
+TORQUE_MARGIN = 0.99
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,7 +58,8 @@ class ExcitationTrajectory:
     base_frequency : float — f_f (Hz); the period is 1/f_f.
     a, b : ndarray (n, H) — Fourier coefficients of q̇ (rad/s | m/s).
     q0 : ndarray (n,) — offsets (rad | m).
-    limits : dict — ``{"q": (n, 2), "qd": (n,), "qdd": (n,)}`` the limits it satisfies.
+    limits : dict — ``{"q": (n, 2), "qd": (n,), "qdd": (n,), "tau": (n,)}`` the limits it satisfies (``tau`` the
+        torques of the a priori model, inf where unlimited).
     condition_number : float — cond(W) of the base-parameter observation matrix at the optimisation points.
     iterations : int — optimiser iterations used.
     converged : bool — False when SLSQP stopped before its convergence test held (``message`` says why).
@@ -106,35 +116,42 @@ def _basis(w: float, H: int, t: np.ndarray):
 
 
 def resolve_limits(robot: Robot, limits: dict | None) -> dict:
-    """Position (n, 2), velocity (n,), acceleration (n,) limits: ``limits`` entries, else the robot's finite
-    ``qlim``, else the documented defaults (revolute ±π rad, 1.5 rad/s, 5 rad/s²; prismatic ±0.5 m, 0.5 m/s,
-    2 m/s²)."""
+    """Position (n, 2), velocity (n,), acceleration (n,), torque (n,) limits: ``limits`` entries, else the robot's
+    finite ``qlim`` and ``qdlim``, else the documented defaults (revolute ±π rad, 1.5 rad/s, 5 rad/s²; prismatic
+    ±0.5 m, 0.5 m/s, 2 m/s²); torques: ``limits["tau"]``, else the robot's ``taulim`` (inf where unlimited)."""
     n = robot.n
     sig = robot.sigma[robot.joint_frames]
     limits = {} if limits is None else dict(limits)
-    unknown = set(limits) - {"q", "qd", "qdd"}
+    unknown = set(limits) - {"q", "qd", "qdd", "tau"}
     if unknown:
-        raise InputError(f"limits: unknown key(s) {sorted(unknown)}; use 'q' (n, 2), 'qd' (n,), 'qdd' (n,)")
+        raise InputError(f"limits: unknown key(s) {sorted(unknown)}; use 'q' (n, 2), 'qd' (n,), 'qdd' (n,), "
+                         "'tau' (n,)")
     qlim = np.array(robot.qlim, dtype=float)
     default = np.array([DEFAULT_POSITION_LIMIT[s] for s in sig])
     qlim[:, 0] = np.where(np.isfinite(qlim[:, 0]), qlim[:, 0], -default)
     qlim[:, 1] = np.where(np.isfinite(qlim[:, 1]), qlim[:, 1], default)
     out = {
         "q": qlim,
-        "qd": np.array([DEFAULT_VELOCITY_LIMIT[s] for s in sig]),
+        "qd": np.where(np.isfinite(robot.qdlim), robot.qdlim, [DEFAULT_VELOCITY_LIMIT[s] for s in sig]),
         "qdd": np.array([DEFAULT_ACCELERATION_LIMIT[s] for s in sig]),
+        "tau": np.array(robot.taulim, dtype=float),
     }
-    for key, shape in (("q", (n, 2)), ("qd", (n,)), ("qdd", (n,))):
+    for key, shape in (("q", (n, 2)), ("qd", (n,)), ("qdd", (n,)), ("tau", (n,))):
         if key in limits:
-            v = np.broadcast_to(np.asarray(limits[key], dtype=float), shape) if key != "q" else np.asarray(
-                limits[key], dtype=float)
-            if v.shape != shape or not np.all(np.isfinite(v)):
-                raise InputError(f"limits['{key}'] must be {shape} finite numbers (one per joint)")
+            try:
+                v = np.broadcast_to(np.asarray(limits[key], dtype=float), shape) if key != "q" else np.asarray(
+                    limits[key], dtype=float)
+            except (TypeError, ValueError):
+                v = None
+            # a torque limit may be inf (an unlimited joint); the motion limits must be finite
+            if v is None or v.shape != shape or np.any(np.isnan(v)) or (key != "tau" and np.any(np.isinf(v))):
+                what = "positive numbers (inf where unlimited)" if key == "tau" else "finite numbers"
+                raise InputError(f"limits['{key}'] must be {shape} {what} (one per joint)")
             out[key] = np.array(v)
     if np.any(out["q"][:, 0] >= out["q"][:, 1]):
         k = int(np.flatnonzero(out["q"][:, 0] >= out["q"][:, 1])[0]) + 1
         raise InputError(f"limits['q'] of joint {k}: min must be < max")
-    for key in ("qd", "qdd"):
+    for key in ("qd", "qdd", "tau"):
         if np.any(out[key] <= 0):
             k = int(np.flatnonzero(out[key] <= 0)[0]) + 1
             raise InputError(f"limits['{key}'] of joint {k} must be > 0")
@@ -177,9 +194,13 @@ def excitation_trajectory(
         f_f (Hz); default 1/duration (one period over the measurement).  The highest frequency in the data is
         H f_f.
     limits : dict or None
-        ``{"q": (n, 2) [min, max], "qd": (n,), "qdd": (n,)}`` (rad, rad/s, rad/s² | m, m/s, m/s²); missing
-        entries come from the robot's finite ``qlim``, else: revolute ±π rad, 1.5 rad/s, 5 rad/s²;
-        prismatic ±0.5 m, 0.5 m/s, 2 m/s².
+        ``{"q": (n, 2) [min, max], "qd": (n,), "qdd": (n,), "tau": (n,)}`` (rad, rad/s, rad/s², N m | m, m/s,
+        m/s², N); missing entries come from the robot's finite ``qlim`` and ``qdlim`` (|q̇_i| ≤ qdlim_i), else:
+        revolute ±π rad, 1.5 rad/s, 5 rad/s²; prismatic ±0.5 m, 0.5 m/s, 2 m/s².  The position, velocity and
+        acceleration limits hold at every instant (Bernstein's inequality, module docstring).  ``tau`` (default
+        the robot's ``taulim``, inf for an unlimited joint) bounds the torques of the a priori model ``robot``
+        (its friction included): |τ_j(t)| ≤ 0.99 L_j on 256 H points of a period (``TORQUE_POINTS``,
+        ``TORQUE_MARGIN``), the oscillation shrunk where the optimiser's points missed a peak.
     seed : int
         Seed of the random starting coefficients; the result is deterministic for a given random seed.
     friction : bool
@@ -198,6 +219,12 @@ def excitation_trajectory(
     ExcitationTrajectory
         ``.sample(t)`` → (q, q̇, q̈), ``.condition_number``; ``converged`` False (and ``message`` saying why) when
         SLSQP stopped before its convergence test held.
+
+    Raises
+    ------
+    InputError
+        Bad arguments or limits; torque limits that the robot's own weight at rest in the middle of the position
+        limits already exceeds.
     """
     check_robot(robot)
     from scipy.optimize import minimize
@@ -224,6 +251,7 @@ def excitation_trajectory(
     if K * n < bp.count:
         raise InputError(f"points = {K}: K n = {K * n} rows for {bp.count} base parameters; give more points")
     problem = _Problem(w, H, n, lim)
+    torques = _Torques(robot, problem, lim["tau"]) if np.any(np.isfinite(lim["tau"])) else None
     # midway between the samples of a period: never at t = 0, where q̇ = 0 up to rounding and sign(q̇) in the
     # Coulomb column would take the rounding's sign
     Bobj = _basis(w, H, (np.arange(K) + 0.5) / (K * ff))
@@ -265,8 +293,14 @@ def excitation_trajectory(
     y0[problem.n * problem.m:] = 0.0  # start in the middle of the position limits
     y0 = problem.fit(y0, margin=0.5)
 
+    def feasible(y):
+        return y if torques is None else torques.shrink(y)
+
+    y0 = feasible(y0)
     G = problem.G
     constraints = [{"type": "ineq", "fun": lambda y: 1.0 - G @ y, "jac": lambda y: -G}]
+    if torques is not None:
+        constraints.append({"type": "ineq", "fun": torques.constraint, "jac": torques.jacobian})
     y, iterations, res = y0, 0, None
     with progress("optimising the excitation trajectory", total=max_iterations) as bar:
         # SLSQP can stop on rounding (an incompatible linearised subproblem, a failed line search) far from a
@@ -279,7 +313,7 @@ def excitation_trajectory(
             # SLSQP meets linear constraints up to rounding: scale each joint into the limits exactly; keep the
             # previous point when the optimiser made things worse
             if np.all(np.isfinite(res.x)):
-                fitted = problem.fit(res.x, margin=1.0)
+                fitted = feasible(problem.fit(res.x, margin=1.0))
                 if log_cond(fitted) <= log_cond(y):
                     y = fitted
             if res.success or res.status == 9 or iterations >= max_iterations or res.status not in (4, 5, 6, 8):
@@ -381,3 +415,65 @@ class _Problem:
             y[m * i: m * (i + 1)] *= min(1.0, *ratios)
             y[n * m + i] = u
         return y
+
+
+class _Torques:
+    """The a priori model's torques τ = inverse_dynamics(robot, q, q̇, q̈) [9.6] (friction included) within the
+    limits L_j of the joints that have one: SLSQP constraints 1 − (τ_j(t_k) / L_j)² ≥ 0 at the N points of a period
+    of ``_Problem``, and a check at TORQUE_POINTS · H points of the period, |τ_j| ≤ TORQUE_MARGIN L_j, that
+    :meth:`shrink` enforces on every point the optimiser returns."""
+
+    def __init__(self, robot, problem, L):
+        self.robot, self.problem = robot, problem
+        self.joints = np.flatnonzero(np.isfinite(L))
+        self.L = L[self.joints]
+        period = 2 * np.pi / problem.w
+        self.points = _basis(problem.w, problem.H, np.arange(problem.N) / problem.N * period)
+        M = TORQUE_POINTS * problem.H
+        self.dense = _basis(problem.w, problem.H, np.arange(M) / M * period)
+
+    def ratios(self, states):
+        """τ_j / L_j (..., joints with a limit)."""
+        return api.inverse_dynamics(self.robot, *states)[..., self.joints] / self.L
+
+    def constraint(self, y):
+        return (1.0 - self.ratios(self.problem.states(y, self.points)) ** 2).ravel()
+
+    def jacobian(self, y):
+        h = 1e-7
+        r = self.ratios(self.problem.states(y, self.points))
+        dr = (self.ratios(self.problem.perturbed_states(y, self.points, h)) - r) / h  # (variables, N, joints)
+        return (-2.0 * r * dr).reshape(self.problem.size, -1).T
+
+    def peak(self, y) -> float:
+        """max_j max_t |τ_j(t)| / L_j on the dense grid."""
+        return float(np.abs(self.ratios(self.problem.states(y, self.dense))).max())
+
+    def shrink(self, y):
+        """``y`` with its oscillation scaled by the largest s in [0, 1] (bisection) that keeps the torques within
+        TORQUE_MARGIN of their limits on the dense grid; the offsets stay."""
+        osc = slice(0, self.problem.n * self.problem.m)
+
+        def scaled(s):
+            z = np.array(y, dtype=float)
+            z[osc] *= s
+            return z
+
+        if self.peak(y) <= TORQUE_MARGIN:
+            return y
+        # the smallest motion, not s = 0: a joint at rest has no Coulomb friction (sign(0) = 0), a moving one has
+        lo, hi = 2.0 ** -30, 1.0
+        if self.peak(scaled(lo)) > TORQUE_MARGIN:
+            states = self.problem.states(scaled(lo), self.dense)
+            r = np.abs(self.ratios(states)).max(0)
+            j = int(np.argmax(r))
+            raise InputError(
+                f"excitation_trajectory: about q0 = {np.round(states[0][0], 4).tolist()} (rad | m, the middle of "
+                f"the position limits) robot '{self.robot.name}' needs {r[j] * self.L[j]:.4g} (N m | N) at joint "
+                f"{self.joints[j] + 1} to hold its weight and overcome friction, above {TORQUE_MARGIN:g} of its "
+                f"torque limit {self.L[j]:.4g}; give limits['tau'] or position limits limits['q'] around a pose the "
+                "drives can hold")
+        for _ in range(30):  # the peak is continuous in s > 0, ≤ the margin at lo, above it at hi
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if self.peak(scaled(mid)) <= TORQUE_MARGIN else (lo, mid)
+        return scaled(lo)

@@ -29,6 +29,7 @@ from robodyn.dynamics.friction_models import (
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
+from robodyn.simulation.step import saturation_limits
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class Simulation:
     nfev : int              number of right-hand-side evaluations
     seconds : float         wall-clock time of the integration (s)
     tau : ndarray (N, n)    applied joint torques Γ (after saturation), N m | N
+    saturated : ndarray (N, n) bool   True where Γ_j is at its limit, |Γ_j| = L_j (the command was clipped);
+                            all False when nothing saturates (``saturate=False``, or a robot without ``taulim``)
     tau_friction : ndarray (N, n)  friction torques Γ_f of the simulation friction model
     tau_external : ndarray (N, n)  joint torques Γ_ext = −Jᵀ W of the external wrenches (zero without)
     z : ndarray (N, n) or None     LuGre bristle states
@@ -71,6 +74,7 @@ class Simulation:
     friction: object = field(default=None)
     robot: str = ""
     q_reference: np.ndarray | None = None
+    saturated: np.ndarray | None = None
 
     @property
     def energy(self) -> np.ndarray:
@@ -165,7 +169,7 @@ def _kind(command) -> str:
 def simulate(
     robot: Robot, torque, q0, qd0, t_eval, method: str = "recursive", rtol: float = 1e-6, atol: float = 1e-6,
     integrator: str = "auto", friction=None, torque_limits=None, wrenches=None, max_evaluations: int = 200_000,
-    reference=None, sample_time=None,
+    reference=None, sample_time=None, saturate: bool = True,
 ) -> Simulation:
     """Integrate the direct dynamic model [9.96] from (q0, q̇0), open loop Γ(t) or closed loop Γ(t, q, q̇).
 
@@ -192,7 +196,8 @@ def simulate(
         ``StickSlipFriction`` integrates piecewise between switching events (steps limited to the output
         spacing; RK45 unless ``integrator`` says otherwise; its accelerations come from the partitioned system
         A_FF q̈_F = ..., not from ``method``).
-    torque_limits : array_like (n,), optional, |Γ_j| ≤ limit_j (N m | N): the command is saturated
+    torque_limits : array_like (n,), optional, |Γ_j| ≤ limit_j (N m | N, inf for an unlimited joint): the
+        command saturates there instead of at the robot's ``taulim``
     wrenches : callable(t, q, qd) → (nf, 6), optional, external wrenches [f_ej; m_ej] exerted by each link on
         the environment (frame R_j, about O_j, the convention of :func:`robodyn.inverse_dynamics`); batched
         like the controller
@@ -206,6 +211,11 @@ def simulate(
         between its calls (an integrator, an observer: :class:`robodyn.control.SampledPID`), and its ``reset()``
         is called first when it has one. ``tau`` on the result is the held torque of the period holding each
         output time. Not with the stick–slip friction model. Default: the callable is evaluated continuously.
+    saturate : bool, default True
+        A real drive cannot exceed its rated torque: the applied torque is Γ = clip(command, −L, L), L the
+        ``torque_limits`` or else the robot's ``taulim`` (from its model file; no effect on a robot without
+        them). ``saturated`` on the result marks the samples at their limit. False applies the command as given
+        (then ``torque_limits`` must not be given).
 
     Returns
     -------
@@ -214,7 +224,7 @@ def simulate(
     Raises
     ------
     InputError
-        Bad shapes, non-finite values, unknown integrator or friction model.
+        Bad shapes, non-finite values, unknown integrator or friction model, ``saturate`` not a bool.
     RobodynError
         When the integrator fails (the message is scipy's) or hits ``max_evaluations``.
     """
@@ -225,10 +235,7 @@ def simulate(
     if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) or max_evaluations < 1:
         raise InputError(f"max_evaluations = {max_evaluations!r}; give a positive integer")
     model = friction_model(friction)
-    if torque_limits is not None:
-        limits = as_real_array("torque_limits", torque_limits).astype(float)
-        if limits.shape != (n,) or np.any(~(limits > 0)):
-            raise InputError(f"torque_limits = {torque_limits!r}; give {n} positive numbers (N m | N), one per joint")
+    limits = saturation_limits(robot, saturate, torque_limits)
     kind = _kind(torque)
     has_coulomb = bool(np.any(np.asarray(robot.Fc)[robot.joint_frames] > 0))
     if integrator == "auto":
@@ -239,7 +246,7 @@ def simulate(
 
     def command(t, q, qd):
         tau = np.asarray(torque(t, q, qd) if kind == "controller" else torque(t), dtype=float)
-        if torque_limits is not None:
+        if limits is not None:
             tau = np.clip(tau, -limits, limits)
         return tau
 
@@ -294,9 +301,9 @@ def simulate(
     else:
         result = _smooth(robot, rigid, model, command, external, friction_of, q0, qd0, t_eval, method, rtol, atol,
                          integrator, max_evaluations, nz, lugre)
-    if reference is None:
-        return result
-    return dataclasses.replace(result, q_reference=np.asarray(reference.sample(result.t)[0], dtype=float))
+    saturated = np.zeros(result.tau.shape, bool) if limits is None else np.abs(result.tau) >= limits
+    q_reference = None if reference is None else np.asarray(reference.sample(result.t)[0], dtype=float)
+    return dataclasses.replace(result, saturated=saturated, q_reference=q_reference)
 
 
 def _state_rate(robot, rigid, model, command, external, friction_of, method, n, nz, lugre, count, max_evaluations):

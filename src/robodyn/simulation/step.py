@@ -7,6 +7,10 @@ input u = Γ held over the step (zero-order hold). Fixed-step schemes, batched o
 - ``"semi_implicit_euler"``: q̇_{k+1} = q̇_k + Δt q̈(q_k, q̇_k, u_k), q_{k+1} = q_k + Δt q̇_{k+1} (symplectic Euler:
   for a constant inertia its energy error stays bounded instead of drifting);
 - ``"euler"``: the explicit Euler step x_{k+1} = x_k + Δt f(x_k, u_k), the model of ``discretize(..., "euler")``.
+
+A real drive cannot exceed its rated torque: by default the input is saturated, Γ = clip(u, −L, L) with L the
+robot's ``taulim`` (N m | N) where its model file gives one (:func:`saturation_limits`, shared with
+:func:`robodyn.simulate`).
 """
 
 from __future__ import annotations
@@ -22,8 +26,33 @@ from robodyn.model.robot import Robot, check_robot
 METHODS = ("rk4", "semi_implicit_euler", "euler")
 
 
+def saturation_limits(robot: Robot, saturate, torque_limits=None) -> np.ndarray | None:
+    """The symmetric limits L (n,) at which the applied torque saturates, Γ = clip(u, −L, L) (N m | N), or None.
+
+    ``saturate`` True: ``torque_limits`` (n positive numbers, inf for an unlimited joint) when given, else the
+    robot's ``taulim``; None when no joint is limited (nothing to clip). ``saturate`` False: None (the torque is
+    applied as commanded), and ``torque_limits`` must not be given.
+    """
+    if not isinstance(saturate, (bool, np.bool_)):
+        raise InputError(f"saturate = {saturate!r}; give True (the torque saturates at ±torque_limits, default the "
+                         "robot's taulim) or False (applied as commanded)")
+    n = robot.n
+    if torque_limits is not None:
+        if not saturate:
+            raise InputError("torque_limits is given with saturate=False, which would ignore it; drop one of them")
+        limits = as_real_array("torque_limits", torque_limits).astype(float)
+        if limits.shape != (n,) or np.any(np.isnan(limits)) or np.any(~(limits > 0)):
+            raise InputError(f"torque_limits = {torque_limits!r}; give {n} positive numbers (N m | N), one per joint "
+                             "(inf for an unlimited joint)")
+    elif saturate:
+        limits = np.array(robot.taulim, dtype=float)
+    else:
+        return None
+    return None if np.all(np.isinf(limits)) else limits
+
+
 def step(robot: Robot, x, u, dt, method: str = "rk4", wrenches=None, gravity=None, friction: bool = True,
-         dynamics: str = "recursive") -> np.ndarray:
+         dynamics: str = "recursive", saturate: bool = True) -> np.ndarray:
     """The state x_{k+1} = (q, q̇) one step ``dt`` after x_k under the torque u held over the step.
 
     Parameters
@@ -35,6 +64,9 @@ def step(robot: Robot, x, u, dt, method: str = "rk4", wrenches=None, gravity=Non
     method : 'rk4' (default), 'semi_implicit_euler' or 'euler' (module docstring)
     wrenches, gravity, friction : as :func:`robodyn.forward_dynamics` (wrenches constant over the step)
     dynamics : the forward-dynamics method of :func:`robodyn.forward_dynamics` ('recursive', 'cholesky', ...)
+    saturate : bool, default True
+        Apply Γ = clip(u, −taulim, taulim), the robot's torque limits (N m | N), to every sample; no effect on a
+        robot without ``taulim``. False applies u as given. Which samples saturated: ``np.abs(u) > robot.taulim``.
 
     Returns
     -------
@@ -44,9 +76,10 @@ def step(robot: Robot, x, u, dt, method: str = "rk4", wrenches=None, gravity=Non
     Raises
     ------
     InputError
-        Wrong shapes, NaN/inf, a non-positive ``dt`` or an unknown ``method``.
+        Wrong shapes, NaN/inf, a non-positive ``dt``, an unknown ``method`` or a ``saturate`` other than a bool.
     """
     check_robot(robot)
+    limits = saturation_limits(robot, saturate)
     if robot.base != "fixed":
         raise InputError(f"step: robot '{robot.name}' has a {robot.base} base; the state [q; qd] of shape (..., 2n) "
                          "is that of a fixed-base robot")
@@ -67,6 +100,8 @@ def step(robot: Robot, x, u, dt, method: str = "rk4", wrenches=None, gravity=Non
         batch = np.broadcast_shapes(x.shape[:-1], u.shape[:-1])
     except ValueError:
         raise InputError(f"the batch axes of x {x.shape} and u {u.shape} do not broadcast") from None
+    if limits is not None:
+        u = np.clip(u, -limits.astype(dtype), limits.astype(dtype))
     x, u = np.broadcast_to(x, batch + (2 * n,)), np.broadcast_to(u, batch + (n,))
     h = dtype(h)
 
