@@ -328,10 +328,13 @@ def _mcap_chunk(fh: BinaryIO, length: int, label: str) -> bytes:
     what = f"an MCAP chunk ({codec or 'uncompressed'})"
     if declared > decoded_limit():
         raise too_large(label, what)
-    records = decompress(blocks(fh, size, label), codec, label, what, declared) if codec else _exact(fh, size, label)
-    if len(records) != declared:
-        raise InputError(f"{label}: {what} holds {len(records)} bytes, not the {declared} it declares; the file is "
-                         "damaged or forged")
+    records = decompress(blocks(fh, size, label), codec, label, what, declared) if codec else b""
+    held = len(records) if codec else size  # checked before an uncompressed chunk is read
+    if held != declared:
+        raise InputError(f"{label}: {what} holds {held} bytes, not the {declared} it declares; the file is damaged "
+                         "or forged")
+    if not codec:
+        records = _exact(fh, size, label)
     if crc and zlib.crc32(records) != crc:
         raise InputError(f"{label}: {what} fails its checksum; the file is damaged")
     return records
