@@ -475,9 +475,7 @@ def _csv_rows(reader, allowed, what, missing_values, required, hint) -> dict:
     import math
 
     header = [h.strip() for h in next(reader, [])]
-    twice = sorted({c for c in header if header.count(c) > 1})
-    if twice:
-        raise InputError(f"{what}: column {printable(twice[0])!r} appears twice in the header; name each column once")
+    _unique_columns(header, what)
     require_columns(dict.fromkeys(header), required, what, hint)
     unknown = [] if allowed is None else [c for c in header if c not in allowed]
     if unknown:
@@ -535,7 +533,7 @@ def parquet_file(path, label: str, columns=None):
         meta, schema = pf.metadata, pf.schema_arrow
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged files
         raise InputError(f"log {label!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
-    _unique_columns(schema.names, label)
+    _unique_columns(list(schema.names), f"log {label!r}")
     names = list(schema.names if columns is None else columns)
     for name in names:
         if name not in schema.names:
@@ -557,13 +555,10 @@ def parquet_file(path, label: str, columns=None):
     return pf
 
 
-def _unique_columns(names, label: str) -> None:
-    seen = set()
-    for name in names:
-        if name in seen:
-            raise InputError(f"log {label!r}: column {printable(name)!r} appears twice in the header; name each "
-                             "column once")
-        seen.add(name)
+def _unique_columns(names, what: str) -> None:
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise InputError(f"{what}: column {printable(twice[0])!r} appears twice in the header; name each column once")
 
 
 def _parquet_columns(path: Path) -> dict:
