@@ -359,12 +359,7 @@ class _Counted:
 def check_zstd_file(path, label: str) -> int:
     """Decompress the zstd file ``path`` in steps and count its bytes (InputError above the limit). Returns the
     decompressed size."""
-    def count(stream):
-        while stream.read(STEP):
-            pass
-        return stream.total
-
-    return _zstd_file(path, label, count)
+    return _zstd_file(path, label, lambda stream: sum(map(len, iter(lambda: stream.read(STEP), b""))))
 
 
 def _zstd_file(path, label: str, use):

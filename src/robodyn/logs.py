@@ -13,6 +13,7 @@ through :func:`robodyn.sanitize.printable`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from dataclasses import dataclass
@@ -528,11 +529,9 @@ def parquet_file(path, label: str, columns=None):
 
     from robodyn.files import check_decoded
 
-    try:
+    with _readable(label, "Parquet"):
         pf = pq.ParquetFile(path)
         meta, schema = pf.metadata, pf.schema_arrow
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged files
-        raise InputError(f"log {label!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
     _unique_columns(list(schema.names), f"log {label!r}")
     names = list(schema.names if columns is None else columns)
     for name in names:
@@ -564,13 +563,25 @@ def _unique_columns(names, what: str) -> None:
 def _parquet_columns(path: Path) -> dict:
     label = printable(str(path))
     pf = parquet_file(path, label)
-    try:
+    with _readable(label, "Parquet"):
         table = pf.read()
         return {name: table.column(name).to_numpy().astype(float) for name in table.column_names}
+
+
+@contextlib.contextmanager
+def _readable(label: str, kind: str):
+    """One InputError for a file the reader library of ``kind`` ("Parquet", "HDF5") cannot read (each raises its
+    own types for damaged or foreign files: ArrowInvalid, OSError, KeyError, ...), or whose arrays do not fit in
+    memory."""
+    try:
+        yield
+    except InputError:
+        raise
     except MemoryError:
-        raise InputError(f"log {label!r}: its columns do not fit in memory") from None
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged pages
-        raise InputError(f"log {label!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
+        raise InputError(f"log {label!r}: its {'datasets' if kind == 'HDF5' else 'columns'} do not fit in "
+                         "memory") from None
+    except Exception as exc:
+        raise InputError(f"log {label!r}: not a readable {kind} file ({printable(str(exc))[:200]})") from None
 
 
 def _from_columns(columns: dict, path: Path, robot) -> JointLog:
@@ -659,22 +670,15 @@ def _read_hdf5(path: Path, robot) -> JointLog:
 
     h5py = reader_module("hdf5")
     label = printable(str(path))
-    try:
-        with h5py.File(path, "r") as f:
-            sets = {k: hdf5_dataset(f, k, label) for k in ("t", "q", "qd", "qdd", "tau")}
-            missing = [k for k in ("t", "q") if sets[k] is None]
-            if missing:
-                raise InputError(f"log {label!r}: no dataset {', '.join(missing)}; give datasets t (N,), q (N, n) "
-                                 "and optionally qd, qdd, tau (N, n)")
-            check_decoded(f"log {label!r}", "its datasets", sum(8.0 * d.size for d in sets.values() if d is not None))
-            data = {k: None if d is None else np.asarray(d[...], dtype=float) for k, d in sets.items()}
-            names = _hdf5_names(f, label)
-    except InputError:
-        raise
-    except MemoryError:
-        raise InputError(f"log {label!r}: its datasets do not fit in memory") from None
-    except Exception as exc:  # h5py raises OSError/KeyError/TypeError for damaged or foreign files
-        raise InputError(f"log {label!r}: not a readable HDF5 file ({printable(str(exc))[:200]})") from None
+    with _readable(label, "HDF5"), h5py.File(path, "r") as f:
+        sets = {k: hdf5_dataset(f, k, label) for k in ("t", "q", "qd", "qdd", "tau")}
+        missing = [k for k in ("t", "q") if sets[k] is None]
+        if missing:
+            raise InputError(f"log {label!r}: no dataset {', '.join(missing)}; give datasets t (N,), q (N, n) "
+                             "and optionally qd, qdd, tau (N, n)")
+        check_decoded(f"log {label!r}", "its datasets", sum(8.0 * d.size for d in sets.values() if d is not None))
+        data = {k: None if d is None else np.asarray(d[...], dtype=float) for k, d in sets.items()}
+        names = _hdf5_names(f, label)
     q = data["q"]
     if q.ndim != 2:
         raise InputError(f"log {label!r}: dataset q has shape {q.shape}; give (N, n)")
