@@ -381,8 +381,3 @@ def read_mcap_file(path, label: str, topic: str, zstd_file: bool = False):
         return _zstd_file(path, label, lambda stream: read_mcap(stream, label, topic))
     with open(path, "rb") as fh:
         return read_mcap(fh, label, topic, os.fstat(fh.fileno()).st_size)
-
-
-def check_zstd_message(data: bytes, label: str) -> int:
-    """The size a zstd-compressed ROS 2 message decodes to, measured in steps (InputError above the limit)."""
-    return measure((bytes(data),), "zstd", label, "a zstd-compressed message")
