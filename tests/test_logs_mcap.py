@@ -131,3 +131,29 @@ def test_a_file_that_is_not_ros2_mcap_is_refused(tmp_path):
     path.write_bytes(b"\x89MCAP1\r\n" + raw[8:])
     with pytest.raises(InputError, match="not an MCAP file"):
         rd.read_joint_log(path)
+
+
+def test_a_bag_defining_its_own_joint_state_is_refused(tmp_path):
+    """The bag's own definition of JointState is used, as rosbags uses it: other field types are refused, and so
+    is a definition that does not match the type hash of metadata.yaml."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    js = "sensor_msgs/msg/JointState"
+    store, humble = get_typestore(Stores.EMPTY), get_typestore(Stores.ROS2_HUMBLE)
+    store.register({k: humble.fielddefs[k] for k in ("std_msgs/msg/Header", "builtin_interfaces/msg/Time")})
+    store.register(get_types_from_msg("std_msgs/Header header\nstring[] name\nstring[] position\n"
+                                      "float64[] velocity\nfloat64[] effort", js))
+    Msg, Header, Time = (store.types[k] for k in (js, "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
+    msg = Msg(header=Header(stamp=Time(sec=1, nanosec=0), frame_id=""), name=["a"], position=["1.0"],
+              velocity=np.zeros(0), effort=np.zeros(0))
+    path = tmp_path / "custom"
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        w.write(w.add_connection("/joint_states", js, typestore=store), 1, store.serialize_cdr(msg, js))
+    for target in (path, next(path.glob("*.mcap"))):
+        with pytest.raises(InputError, match="field 'position' is not float64.*defines sensor_msgs/JointState"):
+            rd.read_joint_log(target)
+    metadata = path / "metadata.yaml"
+    metadata.write_text(metadata.read_text().replace("RIHS01_", "RIHS01_0"))
+    with pytest.raises(InputError, match="does not match the type hash in metadata.yaml"):
+        rd.read_joint_log(path)
