@@ -82,18 +82,19 @@ def check_decoded(label: str, what: str, nbytes: float) -> None:
     Called before the bytes are allocated, decompressed or written; the message names the size and the remedy."""
     limit = decoded_limit()
     if not nbytes <= limit:
-        raise InputError(f"{label}: {what} would take {_size(nbytes)} once decoded, above the limit of "
-                         f"{_size(limit)} for one file; if the file is trusted, run `robodyn --allow-large ...` "
+        raise InputError(f"{label}: {what} would take {size_text(nbytes)} once decoded, above the limit of "
+                         f"{size_text(limit)} for one file; if the file is trusted, run `robodyn --allow-large ...` "
                          f"or set {ALLOW_ENV}=1")
 
 
 def too_large(label: str, what: str) -> InputError:
     """The InputError for ``what`` of file ``label`` found, while decoding, to pass :func:`decoded_limit`."""
-    return InputError(f"{label}: {what} decodes to more than {_size(decoded_limit())}, the limit for one file; "
+    return InputError(f"{label}: {what} decodes to more than {size_text(decoded_limit())}, the limit for one file; "
                       f"if the file is trusted, run `robodyn --allow-large ...` or set {ALLOW_ENV}=1")
 
 
-def _size(nbytes: float) -> str:
+def size_text(nbytes: float) -> str:
+    """``nbytes`` for a message: "1.5 GiB", "3 MiB", "512 bytes", or "an unbounded size"."""
     if nbytes != nbytes or nbytes == float("inf"):
         return "an unbounded size"
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):

@@ -3,7 +3,8 @@
 :func:`read_joint_log` reads one recording into a :class:`JointLog` (times, positions, velocities, efforts, joint
 names), reordered to a robot's joint order by name when a robot is given. ROS bags are read with the pure-Python
 ``rosbags`` library (no ROS installation): ROS 1 ``.bag`` files and ROS 2 bags (a folder with ``metadata.yaml``,
-or its ``.db3`` (sqlite3) or ``.mcap`` storage file). HDF5 needs ``h5py``, Parquet needs ``pyarrow``.
+or its ``.db3`` (sqlite3) or ``.mcap`` storage file); MCAP storage is walked by :func:`robodyn.decode.read_mcap`,
+which decompresses each chunk once within robodyn's limits. HDF5 needs ``h5py``, Parquet needs ``pyarrow``.
 
 Before anything is parsed, every file is checked to be a regular file (never a FIFO, device or socket, which
 could block the reader forever) of at most ``max_bytes`` bytes. Names read from a file appear in messages only
@@ -12,6 +13,7 @@ through :func:`robodyn.sanitize.printable`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from dataclasses import dataclass
@@ -186,36 +188,20 @@ def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: in
 
 def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
     reader_module(fmt)
-    from rosbags.highlevel import AnyReader
-    from rosbags.typesys import Stores, get_typestore
-
-    from robodyn.files import decoded_limit, too_large
-
     label = printable(str(path))
     stamps, receive, rows = [], [], []
-    if fmt == "ros2":
-        _check_ros2_storage(path, label)
     try:
-        with AnyReader([path], default_typestore=get_typestore(Stores.ROS2_HUMBLE)) as reader:
-            connections = [c for c in reader.connections if c.topic == topic]
-            if not connections:
-                present = ", ".join(sorted({printable(c.topic) for c in reader.connections})) or "none"
-                raise InputError(f"log {label!r}: no topic {printable(topic)!r}; topics in the bag: {present}")
-            wrong = [c.msgtype for c in connections if c.msgtype not in _JOINT_STATE]
-            if wrong:
-                raise InputError(f"log {label!r}: topic {printable(topic)!r} carries {printable(wrong[0])}, not "
-                                 "sensor_msgs/JointState")
-            _check_compressed_records(reader, connections, topic, label)
-            kept, limit = 0, decoded_limit()
-            for connection, timestamp, raw in reader.messages(connections=connections):
-                kept += len(raw)
-                if kept > limit:
-                    raise too_large(f"log {label!r}", f"topic {printable(topic)!r}")
-                msg = reader.deserialize(raw, connection.msgtype)
-                stamp = msg.header.stamp
-                stamps.append(int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec))
-                receive.append(int(timestamp))
-                rows.append(_joint_fields(msg, len(rows), label))
+        storage = _ros2_storage(path, label) if fmt == "ros2" else None
+        if storage is not None and storage[0] == "mcap":
+            deserialize, messages = _mcap_messages(storage, topic, label)
+        else:
+            deserialize, messages = _rosbags_messages(path, storage, topic, label)
+        for timestamp, raw in messages:
+            msg = deserialize(raw)
+            stamp = msg.header.stamp
+            stamps.append(int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec))
+            receive.append(int(timestamp))
+            rows.append(_joint_fields(msg, len(rows), label))
     except InputError:
         raise
     except Exception as exc:  # rosbags raises its own error types for damaged or foreign files
@@ -241,16 +227,23 @@ def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
                     start_ns=int(ns[0]), time_source=time_source, source=str(path))
 
 
-def _check_ros2_storage(path: Path, label: str) -> None:
-    """Measure, before rosbags opens them, the MCAP chunks of a ROS 2 bag and its zstd-compressed storage files
-    (which rosbags would decompress whole, into memory or into the temporary folder)."""
-    from robodyn import decode
+def _check_topic(label: str, topic: str, present, types) -> None:
+    """InputError when no connection carries ``topic`` (``present``: the topics of the bag) or when one of them
+    carries another type than JointState (``types``: the types of ``topic``'s connections)."""
+    if not types:
+        shown = ", ".join(sorted({printable(x) for x in present})) or "none"
+        raise InputError(f"log {label!r}: no topic {printable(topic)!r}; topics in the bag: {shown}")
+    wrong = [x for x in types if x not in _JOINT_STATE]
+    if wrong:
+        raise InputError(f"log {label!r}: topic {printable(topic)!r} carries {printable(wrong[0])}, not "
+                         "sensor_msgs/JointState")
 
+
+def _ros2_storage(path: Path, label: str):
+    """(storage "mcap" or "sqlite3", compression mode "" | "file" | "message", storage files, {topic: type hash})
+    of a ROS 2 bag: its folder's metadata.yaml, or a storage file alone."""
     if not path.is_dir():
-        if path.suffix.lower() == ".mcap":
-            with open(path, "rb") as fh:
-                decode.check_mcap(fh, f"log {label!r}", os.fstat(fh.fileno()).st_size)
-        return
+        return ("mcap" if path.suffix.lower() == ".mcap" else "sqlite3"), "", [path], {}
     import yaml
 
     from robodyn.files import read_text_file
@@ -261,24 +254,94 @@ def _check_ros2_storage(path: Path, label: str) -> None:
         info = yaml.safe_load(text)["rosbag2_bagfile_information"]
         mode = str(info.get("compression_mode") or "").lower()
         files = [path / Path(str(x)).name for x in info["relative_file_paths"]]
-        mcap = str(info.get("storage_identifier")) == "mcap"
+        hashes = {str(x["topic_metadata"]["name"]): str(x["topic_metadata"].get("type_description_hash") or "")
+                  for x in info.get("topics_with_message_count") or ()}
+        storage = str(info.get("storage_identifier"))
     except Exception as exc:  # a YAML that is not a bag's metadata: any of yaml's or a lookup's errors
         raise InputError(f"log {label!r}: metadata.yaml is not a ROS 2 bag's metadata "
                          f"({printable(type(exc).__name__)})") from None
+    return storage, ("" if mode == "none" else mode), files, hashes
+
+
+def _mcap_messages(storage, topic: str, label: str):
+    """(deserialize, [(receive time (ns), message bytes)]) of ``topic`` in MCAP storage files, read by
+    :func:`robodyn.decode.read_mcap`: each chunk (and a zstd-compressed file or message) decompressed once,
+    within robodyn's limits. Messages are in file order, each file's in log-time order, as rosbags gives them."""
+    from rosbags.typesys import Stores, get_types_from_idl, get_types_from_msg, get_typestore
+
+    from robodyn import decode
+
+    _, mode, files, hashes = storage
+    if mode not in ("", "file", "message"):
+        raise InputError(f"log {label!r}: unknown compression mode {printable(mode)[:40]!r} in metadata.yaml")
+    present, channels, messages = set(), [], []
     for f in files:
         where = f"log {printable(str(f))!r}"
         if not f.is_file():
-            continue  # rosbags names the missing file
-        if mode == "file":
-            decode.check_zstd_file(f, where, mcap)
-        elif mcap or f.suffix.lower() == ".mcap":
-            with open(f, "rb") as fh:
-                decode.check_mcap(fh, where, os.fstat(fh.fileno()).st_size)
+            raise InputError(f"{where}: the storage file named in metadata.yaml is missing")
+        found, got = decode.read_mcap_file(f, where, topic, zstd_file=mode == "file")
+        present |= {c.topic for c in found.values()}
+        channels += [c for c in found.values() if c.topic == topic]
+        for timestamp, _, raw in got:
+            if mode == "message":
+                raw = decode.decompress((raw,), "zstd", where, "a zstd-compressed message")
+            messages.append((timestamp, raw))
+    _check_topic(label, topic, present, [c.schema for c in channels])
+    bad = [c.encoding for c in channels if c.encoding != "cdr"]
+    if bad:
+        raise InputError(f"log {label!r}: topic {printable(topic)!r} is encoded as {printable(bad[0])[:40]!r}, "
+                         "not as ROS 2's CDR")
+    msgtype = channels[0].schema
+    given = next((c for c in channels if c.definition and c.schema_encoding in ("ros2msg", "ros2idl")), None)
+    if given is None:
+        store = get_typestore(Stores.ROS2_HUMBLE)
+    else:  # the bag's own definition, as rosbags takes it (a bag may define JointState otherwise: refused later)
+        store = get_typestore(Stores.EMPTY)
+        if given.schema_encoding == "ros2msg":
+            store.register(get_types_from_msg(given.definition, msgtype))
+        else:
+            sep = "=" * 80 + "\n"
+            parts = given.definition.split(sep)[1:] if given.definition.startswith(f"{sep}IDL: ") else None
+            for idl in ([given.definition] if parts is None else [x.split("\n", 1)[1] for x in parts]):
+                store.register(get_types_from_idl(idl))
+        digest = hashes.get(topic, "")
+        if digest and store.hash_rihs01(msgtype) != digest:
+            raise InputError(f"log {label!r}: the definition of {printable(msgtype)} in the bag does not match the "
+                             "type hash in metadata.yaml; the bag is damaged")
+    return (lambda raw: store.deserialize_cdr(raw, msgtype)), messages
+
+
+def _rosbags_messages(path: Path, storage, topic: str, label: str):
+    """(deserialize, [(receive time (ns), message bytes)]) of ``topic`` in a ROS 1 bag or a sqlite3 ROS 2 bag,
+    read by rosbags after robodyn measured what rosbags will decompress."""
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import Stores, get_typestore
+
+    from robodyn import decode
+    from robodyn.files import decoded_limit, too_large
+
+    if storage is not None and storage[1] == "file":  # rosbags would decompress these whole, into a temporary folder
+        for f in storage[2]:
+            if f.is_file():  # rosbags names a missing file
+                decode.check_zstd_file(f, f"log {printable(str(f))!r}")
+    messages, kept, limit = [], 0, decoded_limit()
+    with AnyReader([path], default_typestore=get_typestore(Stores.ROS2_HUMBLE)) as reader:
+        connections = [c for c in reader.connections if c.topic == topic]
+        _check_topic(label, topic, {c.topic for c in reader.connections}, [c.msgtype for c in connections])
+        _check_compressed_records(reader, connections, topic, label)
+        for _, timestamp, raw in reader.messages(connections=connections):
+            kept += len(raw)
+            if kept > limit:
+                raise too_large(f"log {label!r}", f"topic {printable(topic)!r}")
+            messages.append((timestamp, raw))
+        msgtype = connections[0].msgtype
+        decode_raw = reader.typestore.deserialize_cdr if reader.is2 else reader.typestore.deserialize_ros1
+    return (lambda raw: decode_raw(raw, msgtype)), messages
 
 
 def _check_compressed_records(reader, connections, topic: str, label: str) -> None:
     """Measure what rosbags will decompress for ``connections``: the ROS 1 chunks that hold their messages and
-    the zstd-compressed messages of a ROS 2 bag (compression mode "message")."""
+    the zstd-compressed messages of a sqlite3 ROS 2 bag (compression mode "message")."""
     from robodyn import decode
 
     for r in reader.readers:
@@ -291,7 +354,7 @@ def _check_compressed_records(reader, connections, topic: str, label: str) -> No
             for storage in r.storage.storages:
                 own = [x for x in storage.connections if x.topic == topic]
                 for _, _, data in storage.messages(own):
-                    decode.check_zstd_message(data, f"log {label!r}")
+                    decode.measure((bytes(data),), "zstd", f"log {label!r}", "a zstd-compressed message")
 
 
 def _joint_fields(msg, i: int, label: str) -> tuple:
@@ -413,9 +476,7 @@ def _csv_rows(reader, allowed, what, missing_values, required, hint) -> dict:
     import math
 
     header = [h.strip() for h in next(reader, [])]
-    twice = sorted({c for c in header if header.count(c) > 1})
-    if twice:
-        raise InputError(f"{what}: column {printable(twice[0])!r} appears twice in the header; name each column once")
+    _unique_columns(header, what)
     require_columns(dict.fromkeys(header), required, what, hint)
     unknown = [] if allowed is None else [c for c in header if c not in allowed]
     if unknown:
@@ -468,12 +529,10 @@ def parquet_file(path, label: str, columns=None):
 
     from robodyn.files import check_decoded
 
-    try:
+    with _readable(label, "Parquet"):
         pf = pq.ParquetFile(path)
         meta, schema = pf.metadata, pf.schema_arrow
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged files
-        raise InputError(f"log {label!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
-    _unique_columns(schema.names, label)
+    _unique_columns(list(schema.names), f"log {label!r}")
     names = list(schema.names if columns is None else columns)
     for name in names:
         if name not in schema.names:
@@ -495,25 +554,34 @@ def parquet_file(path, label: str, columns=None):
     return pf
 
 
-def _unique_columns(names, label: str) -> None:
-    seen = set()
-    for name in names:
-        if name in seen:
-            raise InputError(f"log {label!r}: column {printable(name)!r} appears twice in the header; name each "
-                             "column once")
-        seen.add(name)
+def _unique_columns(names, what: str) -> None:
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise InputError(f"{what}: column {printable(twice[0])!r} appears twice in the header; name each column once")
 
 
 def _parquet_columns(path: Path) -> dict:
     label = printable(str(path))
     pf = parquet_file(path, label)
-    try:
+    with _readable(label, "Parquet"):
         table = pf.read()
         return {name: table.column(name).to_numpy().astype(float) for name in table.column_names}
+
+
+@contextlib.contextmanager
+def _readable(label: str, kind: str):
+    """One InputError for a file the reader library of ``kind`` ("Parquet", "HDF5") cannot read (each raises its
+    own types for damaged or foreign files: ArrowInvalid, OSError, KeyError, ...), or whose arrays do not fit in
+    memory."""
+    try:
+        yield
+    except InputError:
+        raise
     except MemoryError:
-        raise InputError(f"log {label!r}: its columns do not fit in memory") from None
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for damaged pages
-        raise InputError(f"log {label!r}: not a readable Parquet file ({printable(str(exc))[:200]})") from None
+        raise InputError(f"log {label!r}: its {'datasets' if kind == 'HDF5' else 'columns'} do not fit in "
+                         "memory") from None
+    except Exception as exc:
+        raise InputError(f"log {label!r}: not a readable {kind} file ({printable(str(exc))[:200]})") from None
 
 
 def _from_columns(columns: dict, path: Path, robot) -> JointLog:
@@ -602,22 +670,15 @@ def _read_hdf5(path: Path, robot) -> JointLog:
 
     h5py = reader_module("hdf5")
     label = printable(str(path))
-    try:
-        with h5py.File(path, "r") as f:
-            sets = {k: hdf5_dataset(f, k, label) for k in ("t", "q", "qd", "qdd", "tau")}
-            missing = [k for k in ("t", "q") if sets[k] is None]
-            if missing:
-                raise InputError(f"log {label!r}: no dataset {', '.join(missing)}; give datasets t (N,), q (N, n) "
-                                 "and optionally qd, qdd, tau (N, n)")
-            check_decoded(f"log {label!r}", "its datasets", sum(8.0 * d.size for d in sets.values() if d is not None))
-            data = {k: None if d is None else np.asarray(d[...], dtype=float) for k, d in sets.items()}
-            names = _hdf5_names(f, label)
-    except InputError:
-        raise
-    except MemoryError:
-        raise InputError(f"log {label!r}: its datasets do not fit in memory") from None
-    except Exception as exc:  # h5py raises OSError/KeyError/TypeError for damaged or foreign files
-        raise InputError(f"log {label!r}: not a readable HDF5 file ({printable(str(exc))[:200]})") from None
+    with _readable(label, "HDF5"), h5py.File(path, "r") as f:
+        sets = {k: hdf5_dataset(f, k, label) for k in ("t", "q", "qd", "qdd", "tau")}
+        missing = [k for k in ("t", "q") if sets[k] is None]
+        if missing:
+            raise InputError(f"log {label!r}: no dataset {', '.join(missing)}; give datasets t (N,), q (N, n) "
+                             "and optionally qd, qdd, tau (N, n)")
+        check_decoded(f"log {label!r}", "its datasets", sum(8.0 * d.size for d in sets.values() if d is not None))
+        data = {k: None if d is None else np.asarray(d[...], dtype=float) for k, d in sets.items()}
+        names = _hdf5_names(f, label)
     q = data["q"]
     if q.ndim != 2:
         raise InputError(f"log {label!r}: dataset q has shape {q.shape}; give (N, n)")

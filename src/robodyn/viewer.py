@@ -287,6 +287,24 @@ def _page_origins(host: str, port: int) -> frozenset:
     return frozenset(f"http://{name}:{port}" for name in names)
 
 
+def _configuration(q, n: int) -> np.ndarray:
+    """``q`` as a finite (n,) array (rad | m); InputError otherwise."""
+    q = finite_array("q", q)
+    if q.shape != (n,):
+        raise InputError(f"argument 'q' has shape {q.shape}; expected ({n},), one entry per joint")
+    return q
+
+
+def _motion(t, q, n: int):
+    """``t`` (N,) non-decreasing times (s) and ``q`` (N, n) positions, checked finite; InputError otherwise."""
+    t, q = finite_array("t", t), finite_array("q", q)
+    if t.ndim != 1 or t.size == 0 or np.any(np.diff(t) < 0):
+        raise InputError("argument 't' must be a non-empty 1-D array of non-decreasing times (s)")
+    if q.shape != (t.size, n):
+        raise InputError(f"argument 'q' has shape {q.shape}; expected ({t.size}, {n})")
+    return t, q
+
+
 def _slider_range(robot) -> np.ndarray:
     """[min, max] per joint for the sliders: the joint limits, else ±π (revolute) or ±1 m (prismatic)."""
     lim = np.array(robot.qlim, float) if robot.qlim is not None else np.full((robot.n, 2), np.inf) * [-1, 1]
@@ -317,9 +335,7 @@ class Viewer:
         except ImportError as exc:  # pragma: no cover - depends on the installation
             raise InputError("the 3-D viewer needs the 'viser' package: pip install 'robodyn[viewer]'") from exc
         self.robot = check_robot(robot)
-        q0 = np.zeros(self.robot.n) if q is None else finite_array("q", q)
-        if q0.shape != (self.robot.n,):
-            raise InputError(f"argument 'q' has shape {q0.shape}; expected ({self.robot.n},), one entry per joint")
+        q0 = _configuration(np.zeros(self.robot.n) if q is None else q, self.robot.n)
         port = _free_port(host) if port is None else int(port)
         with contextlib.redirect_stdout(io.StringIO()):  # viser prints a banner; the caller prints ``url``
             self._server = viser.ViserServer(host=host, port=port, label=f"robodyn: {self.robot.name}",
@@ -436,9 +452,7 @@ class Viewer:
 
     def show(self, q, colours=None) -> None:
         """Draw the robot at ``q`` (n,) (rad | m); ``colours`` (nf, 3) RGB 0–255 per link, optional."""
-        q = finite_array("q", q)
-        if q.shape != (self.robot.n,):
-            raise InputError(f"argument 'q' has shape {q.shape}; expected ({self.robot.n},), one entry per joint")
+        q = _configuration(q, self.robot.n)
         from viser import transforms
 
         T = forward_kinematics(self.robot, q)
@@ -475,12 +489,7 @@ class Viewer:
         coloured by the relative error |τ_meas − τ_pred| / max|τ_meas| of its joint at that instant, green (0) to
         red (≥ 25 %), and the page shows the errors.  ``block=False`` plays in a background thread.
         """
-        t = finite_array("t", t)
-        q = finite_array("q", q)
-        if t.ndim != 1 or t.size == 0 or np.any(np.diff(t) < 0):
-            raise InputError("argument 't' must be a non-empty 1-D array of non-decreasing times (s)")
-        if q.shape != (t.size, self.robot.n):
-            raise InputError(f"argument 'q' has shape {q.shape}; expected ({t.size}, {self.robot.n})")
+        t, q = _motion(t, q, self.robot.n)
         if not np.isfinite(speed) or speed <= 0:
             raise InputError(f"argument 'speed' = {speed}; give a positive factor (1 = real time)")
         colours = self._error_colours(t, tau_measured, tau_predicted)
@@ -602,11 +611,7 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
     from matplotlib.figure import Figure
 
     robot = check_robot(robot)
-    t, q = finite_array("t", t), finite_array("q", q)
-    if t.ndim != 1 or t.size == 0 or np.any(np.diff(t) < 0):
-        raise InputError("argument 't' must be a non-empty 1-D array of non-decreasing times (s)")
-    if q.shape != (t.size, robot.n):
-        raise InputError(f"argument 'q' has shape {q.shape}; expected ({t.size}, {robot.n})")
+    t, q = _motion(t, q, robot.n)
     if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)) \
             or not (MIN_FPS <= fps <= 1000):
         raise InputError(f"argument 'fps' = {fps!r}; give frames per second from {MIN_FPS:g} to 1000")
@@ -645,13 +650,10 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
 
     fig = Figure(figsize=(5, 5), dpi=100)
     ax = fig.add_subplot(projection="3d")
-    ax.set_xlim(centre[0] - half, centre[0] + half)
-    ax.set_ylim(centre[1] - half, centre[1] + half)
-    ax.set_zlim(centre[2] - half, centre[2] + half)
+    for axis, c in zip("xyz", centre):
+        getattr(ax, f"set_{axis}lim")(c - half, c + half)
+        getattr(ax, f"set_{axis}label")(f"{axis}0 (m)")
     ax.set_box_aspect((1, 1, 1))  # a cube of equal limits drawn as a cube: equal scales (matplotlib's is 4:4:3)
-    ax.set_xlabel("x0 (m)")
-    ax.set_ylabel("y0 (m)")
-    ax.set_zlabel("z0 (m)")
     heading = robot.name if title is None else str(title)
     ax.set_title(figure_text(heading))  # a name is text, never matplotlib math
     lines = [ax.plot([], [], [], "-", lw=3, color="tab:blue", solid_capstyle="round")[0] for _ in range(robot.nf)]

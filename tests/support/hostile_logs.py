@@ -66,6 +66,33 @@ def mcap_bomb(path: Path, codec: str, decoded: int, declared: int | None = None)
     return path
 
 
+def rechunk_mcap(source: Path, path: Path, codec: str) -> Path:
+    """A copy of the MCAP file ``source`` whose chunks are compressed with ``codec`` ("", "zstd" or "lz4");
+    every other record is copied as is (the summary's chunk offsets go stale: only a reader that walks the records
+    in order, as robodyn's, reads the copy)."""
+    import lz4.frame
+
+    try:
+        from compression import zstd
+    except ImportError:
+        from backports import zstd
+    raw, out, at = source.read_bytes(), bytearray(source.read_bytes()[:8]), 8
+    while at < len(raw) - 8:
+        op, (length,) = raw[at], struct.unpack_from("<Q", raw, at + 1)
+        content = raw[at + 9:at + 9 + length]
+        if op == 0x06:
+            (n,) = struct.unpack_from("<I", content, 28)
+            old = content[28 + 4:32 + n].decode()
+            records = content[40 + n:]
+            records = {"": bytes, "zstd": zstd.decompress, "lz4": lz4.frame.decompress}[old](records)
+            packed = {"": bytes, "zstd": zstd.compress, "lz4": lz4.frame.compress}[codec](records)
+            content = content[:28] + _string(codec) + struct.pack("<Q", len(packed)) + packed
+        out += _record(op, content)
+        at += 9 + length
+    path.write_bytes(bytes(out + raw[at:]))
+    return path
+
+
 def hdf5_log(path: Path, **datasets) -> Path:
     """An HDF5 log with ``t`` (3,) and ``q`` (3, 2) of zeros unless replaced: each keyword is a dataset name and
     a function ``(file, name)`` that creates it (a link, external storage, a huge declared shape, ...)."""

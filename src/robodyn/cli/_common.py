@@ -26,6 +26,8 @@ err_console = Console(stderr=True, markup=False, highlight=False)
 ROBOT_ARGUMENT = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file, URDF or "
                                 "MuJoCo MJCF (.xml).")
 JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+#: The JointState topic of a ROS bag given as a joint log.
+TOPIC_OPTION = typer.Option("/joint_states", "--topic", help="With a ROS bag: the JointState topic.")
 
 
 class Table(_RichTable):
@@ -65,6 +67,13 @@ class Table(_RichTable):
                 column.min_width = max(column.min_width or 0, width)
         yield from super().__rich_console__(console, options)
 
+
+
+def compact_table(*headers, **kwargs) -> Table:
+    """A :class:`Table` without vertical lines or edges: a rule under the header, one space between columns."""
+    from rich import box
+
+    return Table(*headers, **{"box": box.SIMPLE_HEAD, "pad_edge": False, "padding": (0, 1, 0, 0), **kwargs})
 
 #: Relative size under which a printed value is rounding noise of the computation (-2.5e-27 N m beside 10 N m).
 NOISE = 1e-12

@@ -16,6 +16,7 @@ import math
 from robodyn.errors import InputError
 # one switch for every limit: --allow-large (and ROBODYN_ALLOW_LARGE) also lifts the readers' limit on decoded bytes
 from robodyn.files import ALLOW_ENV, allow_large, set_allow_large  # noqa: F401  (re-exported for the commands)
+from robodyn.files import size_text
 
 #: largest memory a command may plan to use (bytes) without --allow-large
 MAX_BYTES = 4 * 2**30
@@ -25,13 +26,6 @@ _FLOPS_PER_SECOND = 1e9
 #: largest number of joint variables of a symbolic model (generate, symbolic base parameters, opcount) without
 #: --allow-large: symbolic expansion grows faster than n^2 in memory and time
 MAX_SYMBOLIC_JOINTS = 60
-
-
-def _size(nbytes: float) -> str:
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{nbytes:.3g} bytes"
 
 
 def _duration(seconds: float) -> str:
@@ -52,8 +46,8 @@ def check_work(what: str, nbytes: float = 0.0, flops: float = 0.0, hint: str = "
         return
     hint = f"{hint}, or " if hint else ""
     if not nbytes <= MAX_BYTES:
-        raise InputError(f"{what} needs about {_size(nbytes)} of memory, above the limit of {_size(MAX_BYTES)}; "
-                         f"{hint}{_OVERRIDE}")
+        raise InputError(f"{what} needs about {size_text(nbytes)} of memory, above the limit of "
+                         f"{size_text(MAX_BYTES)}; {hint}{_OVERRIDE}")
     seconds = flops / _FLOPS_PER_SECOND
     if not seconds <= MAX_SECONDS:
         raise InputError(f"{what} would take about {_duration(seconds)}, above the limit of "

@@ -9,8 +9,8 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, check_outputs, console, get_robot, is_joint_log,
-                                print_json, read_csv_columns, read_log, user_errors)
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, TOPIC_OPTION, Table, check_outputs, console, get_robot,
+                                is_joint_log, print_json, read_csv_columns, read_log, user_errors)
 from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
@@ -91,7 +91,7 @@ def calibrate_gravity_command(
                                            "recording, one pose per standstill segment: a joint log (ROS 1/2 bag "
                                            ".bag, .db3, .mcap or the bag folder, HDF5, Parquet; see docs/logs.md) "
                                            "or a CSV with t, q1..qn, tau1..taun."),
-    topic: str = typer.Option("/joint_states", "--topic", help="With a ROS bag: the JointState topic."),
+    topic: str = TOPIC_OPTION,
     standstill_velocity: float = typer.Option(STANDSTILL_VELOCITY, "--standstill-velocity",
                                               help="With a recording: a sample is at standstill when every |qd| is "
                                                    "below this (rad/s | m/s)."),

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich import box
 from rich.text import Text
 
 from robodyn.files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import (
-    ROBOT_ARGUMENT, Table, chop, console, get_robot, joint_vector, parse_vector, print_json, read_csv_columns,
-    user_errors, warn_outside_limits,
+    ROBOT_ARGUMENT, Table, chop, compact_table, console, get_robot, joint_vector, parse_vector, print_json,
+    read_csv_columns, user_errors, warn_outside_limits,
 )
 from robodyn.dynamics.newton_euler import inverse_dynamics
 from robodyn.errors import InputError
@@ -35,7 +34,7 @@ def list_command(json: bool = typer.Option(False, "--json", help="Print JSON ins
             print_json([{"name": r.name, "frames": "".join("RP-"[s] for s in r.sigma), "n": r.n, "nf": r.nf,
                          "source": r.source} for r in robots])
             return
-        table = Table("robot", "frames", "n", "source", box=box.SIMPLE_HEAD, pad_edge=False)
+        table = compact_table("robot", "frames", "n", "source", padding=(0, 1))
         for name in list_robots():
             r = get_robot(name)
             table.add_row(name, "".join("RP-"[s] for s in r.sigma), str(r.n), _first_sentence(r.source))
@@ -126,14 +125,14 @@ def info_command(
         # long names (URDF joints) get a table of their own, so that the parameters fit in 80 columns
         named = max(map(len, r.frame_names)) <= 8 and not any(r.link_names)
         if not named:
-            table = Table("j", "name", *(["URDF link"] if any(r.link_names) else []), title="Frames",
-                          box=box.SIMPLE_HEAD, pad_edge=False)
+            table = compact_table("j", "name", *(["URDF link"] if any(r.link_names) else []), title="Frames",
+                                  padding=(0, 1))
             for g, link in zip(geo, r.link_names):
                 table.add_row(str(g["j"]), g["name"], *([link] if any(r.link_names) else []))
             console.print(table)
         cols = ["j"] + (["name"] if named else []) + ["a(j)", "σ"] + (["γ", "b"] if has_tree else []) \
             + ["α", "d", "θ", "r", "qmin", "qmax"]
-        table = Table(*cols, title="Geometric parameters (rad, m)", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+        table = compact_table(*cols, title="Geometric parameters (rad, m)")
         for g in geo:
             theta, rr = _angle(g["theta"]), _num(g["r"])
             if g["sigma"] == 0:
@@ -146,15 +145,14 @@ def info_command(
             cells += [_angle(g["alpha"]), _num(g["d"]), theta, rr] + lim
             table.add_row(*cells)
         console.print(table)
-        table = Table("j", *PARAMETER_NAMES[:6], title="Inertia J_j about O_j in R_j (kg m²)", box=box.SIMPLE_HEAD,
-                      pad_edge=False, padding=(0, 1, 0, 0))
+        table = compact_table("j", *PARAMETER_NAMES[:6], title="Inertia J_j about O_j in R_j (kg m²)")
         scale = max(1.0, float(np.abs(r.params[:, :6]).max(initial=0.0)))  # rounding noise of the frame changes
         for row in inert:
             table.add_row(str(row["j"]), *(_num(x) for x in chop([row[k] for k in PARAMETER_NAMES[:6]], scale)))
         console.print(table)
         shown = list(PARAMETER_NAMES[6:]) + ["Ia", "Fc", "Fv"] + [e for e in ("Foff", "Fst", "kst", "Bst") if np.any(getattr(r, e))]
-        table = Table("j", *shown, title="First moments MS_j (kg m), mass (kg), rotor inertia Ia, friction Fc, Fv (SI)",
-                      box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+        table = compact_table("j", *shown, title="First moments MS_j (kg m), mass (kg), rotor inertia Ia, friction "
+                                        "Fc, Fv (SI)")
         scale = max(1.0, float(np.abs(r.params[:, 6:9]).max(initial=0.0)))
         for row in inert:
             table.add_row(str(row["j"]), *(_num(x) for x in chop([row[k] for k in shown], scale)))

@@ -10,8 +10,8 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (ROBOT_ARGUMENT, Table, check_outputs, console, get_robot, is_joint_log, print_json,
-                                read_csv_columns, read_log, require_columns, user_errors)
+from robodyn.cli._common import (ROBOT_ARGUMENT, TOPIC_OPTION, Table, check_outputs, console, get_robot, is_joint_log,
+                                print_json, read_csv_columns, read_log, require_columns, user_errors)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
 
@@ -83,7 +83,7 @@ def identify_command(
                                           "t, qm1..qmn, taum1..taumn with --transmission); header required. Or a "
                                           "joint log: ROS 1/2 bag (.bag, .db3, .mcap, or the bag folder) of "
                                           "sensor_msgs/JointState, HDF5 or Parquet (see docs/logs.md)."),
-    topic: str = typer.Option("/joint_states", "--topic", help="With a ROS bag: the JointState topic."),
+    topic: str = TOPIC_OPTION,
     method: str = typer.Option("ols", "--method", help="ols, wls (per-joint noise weights), irls (robust) or "
                                                        "physical (consistent standard parameters)."),
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Identify Fc, Fv and offsets per joint."),

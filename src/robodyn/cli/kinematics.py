@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich import box
 from rich.text import Text
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, chop, console, fixed_point, get_robot,
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, chop, compact_table, console, fixed_point, get_robot,
                                 joint_vector, names_legend, parse_vector, print_json, read_csv_columns, user_errors)
 from robodyn.errors import InputError
 from robodyn.model.urdf import rpy_angles, rpy_rotation
@@ -21,11 +20,15 @@ FRAME_OPTION = typer.Option(None, "--frame", help="Frame: number 1..nf, frame na
 DEGREES_OPTION = typer.Option(False, "--degrees", help="Revolute joints (and --rpy) in degrees.")
 
 
-def frame_argument(text: str | None):
-    """A --frame value as the library takes it: None, a frame number (digits) or a name."""
-    if text is None:
-        return None
-    return int(text) if text.strip().isdigit() else text
+def _frame(robot, text: str | None) -> int:
+    """The frame number j (1..nf) of a --frame value: None (the end frame), a frame number (digits) or a name."""
+    from robodyn.model.arguments import frame_index
+
+    return frame_index(robot, None if text is None else int(text) if text.strip().isdigit() else text) + 1
+
+
+def _frame_json(robot, j: int, **values) -> None:
+    print_json({"robot": robot.name, "frame": j, "frame_name": robot.frame_names[j - 1], **values})
 
 
 def _frame_label(robot, j: int) -> str:
@@ -51,17 +54,15 @@ def fk_command(
     degrees: bool = DEGREES_OPTION,
 ) -> None:
     """Forward kinematics: the pose ^0T of a frame in the base frame R_0 (Khalil & Dombre ch. 3)."""
-    from robodyn.model.arguments import frame_index
     from robodyn.simulation.inverse_kinematics import tool_pose
 
     with user_errors():
         r = get_robot(robot)
         qv = joint_vector(r, q, "--q", degrees, position=True)
-        j = frame_index(r, frame_argument(frame)) + 1
+        j = _frame(r, frame)
         T = tool_pose(r, qv, j)
     if json_out:
-        print_json({"robot": r.name, "frame": j, "frame_name": r.frame_names[j - 1], "q": qv, "T": T,
-                    "position": T[:3, 3], "rpy": np.array(rpy_angles(T[:3, :3]))})
+        _frame_json(r, j, q=qv, T=T, position=T[:3, 3], rpy=np.array(rpy_angles(T[:3, :3])))
         return
     console.print(Text.assemble((r.name, "bold"), f": pose of {_frame_label(r, j)} in R_0"))
     for line in _pose_lines(T, degrees):
@@ -80,22 +81,20 @@ def jacobian_command(
 ) -> None:
     """Geometric Jacobian J (6 x n) of a frame in R_0: [v; ω] = J q̇ (v of its origin or of --point)."""
     from robodyn.kinematics import jacobian
-    from robodyn.model.arguments import frame_index
 
     with user_errors():
         r = get_robot(robot)
         qv = joint_vector(r, q, "--q", degrees, position=True)
-        j = frame_index(r, frame_argument(frame)) + 1
+        j = _frame(r, frame)
         p = None if point is None else parse_vector(point, 3, "--point", what="x, y, z in m")
         J = jacobian(r, qv, j, p)
     if json_out:
-        print_json({"robot": r.name, "frame": j, "frame_name": r.frame_names[j - 1], "q": qv, "J": J})
+        _frame_json(r, j, q=qv, J=J)
         return
     console.print(Text.assemble((r.name, "bold"), f": Jacobian of {_frame_label(r, j)}, rows vx vy vz (m/s) "
                                 f"wx wy wz (rad/s), one column per joint"))
     console.print(names_legend(r.joint_names), highlight=False)
-    table = Table("", *(str(k) for k in range(1, r.n + 1)), box=box.SIMPLE_HEAD, pad_edge=False,
-                  padding=(0, 1, 0, 0))
+    table = compact_table("", *(str(k) for k in range(1, r.n + 1)))
     cells = np.array(fixed_point(J)).reshape(J.shape)
     for label, row in zip(("vx", "vy", "vz", "wx", "wy", "wz"), cells):
         table.add_row(label, *row)
@@ -118,13 +117,12 @@ def ik_command(
 ) -> None:
     """Inverse kinematics: joint values that put a frame at a pose (damped least-squares Newton iterations from
     --q0; an unreachable target is an error)."""
-    from robodyn.model.arguments import frame_index
     from robodyn.simulation.inverse_kinematics import inverse_kinematics, tool_pose
 
     with user_errors():
         r = get_robot(robot)
         start = joint_vector(r, q0, "--q0", degrees, position=True)
-        j = frame_index(r, frame_argument(frame)) + 1
+        j = _frame(r, frame)
         target = tool_pose(r, start, j)
         target[:3, 3] = parse_vector(xyz, 3, "--xyz", what="x, y, z in m")
         if rpy is not None:
@@ -133,13 +131,12 @@ def ik_command(
         q = inverse_kinematics(r, target, start, j)
         reached = tool_pose(r, q, j)
     if json_out:
-        print_json({"robot": r.name, "frame": j, "frame_name": r.frame_names[j - 1], "q": q, "T": reached})
+        _frame_json(r, j, q=q, T=reached)
         return
     revolute = r.sigma[r.joint_frames] == 0
     shown = np.where(revolute, np.rad2deg(q), q) if degrees else q
     console.print(Text.assemble((r.name, "bold"), f": joint values that put {_frame_label(r, j)} at the target"))
-    table = Table("joint", "q" + (" (deg | m)" if degrees else " (rad | m)"), box=box.SIMPLE_HEAD, pad_edge=False,
-                  padding=(0, 1, 0, 0))
+    table = compact_table("joint", "q" + (" (deg | m)" if degrees else " (rad | m)"))
     for name, value in zip(r.joint_names, chop(shown)):
         table.add_row(name, f"{value:.10g}")
     console.print(table)
@@ -160,7 +157,6 @@ def identify_payload_command(
     motion) or mass and centre of mass (static poses), by least squares on the difference between the measured
     torques and the arm's own inverse dynamics."""
     from robodyn.identification.payload import identify_payload
-    from robodyn.model.arguments import frame_index
 
     with user_errors():
         r = get_robot(robot)
@@ -173,23 +169,21 @@ def identify_payload_command(
                   for p, v in names.items()}
         if (arrays["qd"] is None) != (arrays["qdd"] is None):
             raise InputError(f"{data}: give both qd1..qd{n} and qdd1..qdd{n} (a motion) or neither (static poses)")
-        j = frame_index(r, frame_argument(frame)) + 1
+        j = _frame(r, frame)
         res = identify_payload(r, arrays["q"], arrays["qd"], arrays["qdd"], arrays["tau"], frame=j,
                                regularization=regularization)
     names10 = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
     if json_out:
-        print_json({"robot": r.name, "frame": j, "frame_name": r.frame_names[j - 1], "static": res.static,
-                    "mass": res.mass, "com": res.com, "inertia": res.inertia,
-                    "params": dict(zip(names10, res.params.tolist())), "std": dict(zip(names10, res.std.tolist())),
-                    "residual_rms": res.residual_rms, "rows": len(arrays["q"])})
+        _frame_json(r, j, static=res.static, mass=res.mass, com=res.com, inertia=res.inertia,
+                    params=dict(zip(names10, res.params.tolist())), std=dict(zip(names10, res.std.tolist())),
+                    residual_rms=res.residual_rms, rows=len(arrays["q"]))
         return
     kind = "static poses: mass and first moments" if res.static else "motion: mass, first moments and inertia"
     console.print(Text.assemble((r.name, "bold"), f": payload on {_frame_label(r, j)}, {len(arrays['q'])} rows "
                                 f"({kind})"))
     console.print(f"mass (kg): {res.mass:.6g}", highlight=False)
     console.print(f"centre of mass in R_{j} (m): [{', '.join(f'{x:.6g}' for x in chop(res.com))}]", highlight=False)
-    table = Table("parameter", "value (SI, in R_j about O_j)", "σ", box=box.SIMPLE_HEAD, pad_edge=False,
-                  padding=(0, 1, 0, 0))
+    table = compact_table("parameter", "value (SI, in R_j about O_j)", "σ")
     for name, value, s in zip(names10, chop(res.params), res.std):
         table.add_row(name, f"{value:.6g}", "—" if s == 0 else f"{s:.2g}")
     console.print(table)

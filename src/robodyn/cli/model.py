@@ -9,20 +9,17 @@ from rich.text import Text
 
 from robodyn.cli._app import app
 from robodyn.progress import progress
-from rich import box
 
-from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, chop, console, fixed_point, get_robot,
-                                joint_vector, names_legend, parse_vector, print_json, user_errors)
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, chop, compact_table, console, fixed_point,
+                                get_robot, joint_vector, names_legend, parse_vector, print_json, user_errors)
 from robodyn.cli._limits import check_work, count, seed as check_seed
-
 
 
 def _matrix_table(title: str, M: np.ndarray, names) -> Table:
     """A matrix with rows and columns numbered 1..n (``names_legend`` names them), every entry with the decimals
     of 4 significant digits on the largest one: n = 9 fits in 80 columns."""
     M = np.atleast_2d(M)
-    table = Table("", *(str(k) for k in range(1, len(names) + 1)), box=box.SIMPLE_HEAD, pad_edge=False,
-                  padding=(0, 1, 0, 0))
+    table = compact_table("", *(str(k) for k in range(1, len(names) + 1)))
     cells = np.array(fixed_point(M)).reshape(M.shape)
     for k, row in enumerate(cells, start=1):
         table.add_row(str(k), *row)
@@ -32,7 +29,7 @@ def _matrix_table(title: str, M: np.ndarray, names) -> Table:
 
 
 def _vector_table(title: str, columns: dict[str, np.ndarray], names, digits: int = 6) -> Table:
-    table = Table("joint", *columns, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    table = compact_table("joint", *columns)
     shown = [chop(v) for v in columns.values()]
     for k, name in enumerate(names):
         table.add_row(name, *(f"{v[k]:.{digits}g}" for v in shown))
