@@ -104,3 +104,57 @@ def test_out_of_core_refuses_explicit_terms(puma):
     data = log(puma, 6, samples=200)
     with pytest.raises(InputError, match="position_terms"):
         distributed.identify(puma, *data, options=rd.identification.IdentificationOptions(position_terms=(0,)))
+
+
+def _backward_elimination(A, y, names, tolerance):
+    """Pham & Gautier's elimination on the explicit regressor A (rows, b): numpy.linalg.lstsq and
+    σ² (AᵀA)⁻¹ per step, independent of the factors of robodyn.identification."""
+    cols = list(range(len(names)))
+
+    def fit(c):
+        x, *_ = np.linalg.lstsq(A[:, c], y, rcond=None)
+        r = np.linalg.norm(y - A[:, c] @ x)
+        cov = r ** 2 / (len(y) - len(c)) * np.linalg.inv(A[:, c].T @ A[:, c])
+        return x, np.sqrt(np.diag(cov)), r
+
+    x, s, r = fit(cols)
+    full = r / np.linalg.norm(y)
+    while len(cols) > 1:
+        k = int(np.argmax(s / np.abs(x)))
+        trial = cols[:k] + cols[k + 1:]
+        x2, s2, r2 = fit(trial)
+        if r2 / np.linalg.norm(y) > (1 + tolerance) * full + 1e-12:
+            break
+        cols, x, s, r = trial, x2, s2, r2
+    return tuple(names[c] for c in cols), x, s
+
+
+def test_essential_parameters_include_the_position_terms(puma):
+    """The essential set of a result with a position term is chosen among its base parameters and the term's
+    columns sin q_j, cos q_j, as backward elimination on the explicit regressor [E W] chooses it."""
+    joint = 0
+    data = log(puma, 7, joint, samples=600)
+    res = rd.identify(puma, *data)
+    assert res.position_joints == (joint,)
+    ess = rd.identification.essential_parameters(res, *data, tolerance=0.02)
+    q, qd, qdd, tau = data
+    E = np.zeros(q.shape + (2,))
+    E[:, joint, 0], E[:, joint, 1] = np.sin(q[:, joint]), np.cos(q[:, joint])
+    W = np.concatenate([E, res.base.regressor(q, qd, qdd)], axis=2)
+    names = ("sin_q1", "cos_q1") + tuple(res.names)
+    ref_names, ref_values, ref_std = _backward_elimination(W.reshape(-1, W.shape[2]), tau.reshape(-1), names, 0.02)
+    assert ess.names == ref_names and {"sin_q1", "cos_q1"} <= set(ess.names)
+    assert len(ess.names) + len(ess.removed) == len(names)
+    np.testing.assert_allclose(ess.values, ref_values, rtol=1e-10, atol=1e-10 * np.abs(ref_values).max())
+    np.testing.assert_allclose(ess.std, ref_std, rtol=1e-8)
+    # without the terms: the base parameters alone, the same elimination on W
+    plain = rd.identification.essential_parameters(res, *data, tolerance=0.02, position_terms=None)
+    ref_names, ref_values, _ = _backward_elimination(W[..., 2:].reshape(-1, W.shape[2] - 2), tau.reshape(-1),
+                                                     tuple(res.names), 0.02)
+    assert plain.names == ref_names and not any(k.startswith(("sin", "cos")) for k in plain.names)
+    np.testing.assert_allclose(plain.values, ref_values, rtol=1e-10, atol=1e-10 * np.abs(ref_values).max())
+    assert plain.full_relative_error > ess.full_relative_error  # the term explains part of joint 1's torque
+    explicit = rd.identification.essential_parameters(res, *data, tolerance=0.02, position_terms=(joint,))
+    assert explicit.names == ess.names
+    with pytest.raises(InputError, match="position_terms"):
+        rd.identification.essential_parameters(res, *data, position_terms="auto")

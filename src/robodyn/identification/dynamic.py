@@ -1391,23 +1391,30 @@ def _subset_fit(Rg: np.ndarray, cols, b: int, dof_rows: int):
 
 
 def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: float = 0.05,
-                         max_relative_std: float | None = None, parallel=None) -> EssentialParameters:
+                         max_relative_std: float | None = None, parallel=None,
+                         position_terms="result") -> EssentialParameters:
     """The essential parameters (Pham & Gautier 1991): a subset of the base parameters that explains the data.
 
-    Starting from every base parameter of ``result``, the parameter with the largest relative standard deviation
-    of the least-squares estimate is removed and the others re-estimated, as long as the relative error of the fit
-    ‖y − W_e K_e‖ / ‖y‖ stays within (1 + ``tolerance``) times that of the full set (default: 5 % growth) and,
-    when ``max_relative_std`` is given, until every remaining %σ is below it.  The estimate is OLS, with the rows
-    of each joint weighted by 1/σ_j for a ``"wls"`` result (Gautier's weights) and by ``result.weights``.
+    Starting from every base parameter of ``result`` (and its position terms), the parameter with the largest
+    relative standard deviation of the least-squares estimate is removed and the others re-estimated, as long as
+    the relative error of the fit ‖y − W_e K_e‖ / ‖y‖ stays within (1 + ``tolerance``) times that of the full set
+    (default: 5 % growth) and, when ``max_relative_std`` is given, until every remaining %σ is below it.  The
+    estimate is OLS, with the rows of each joint weighted by 1/σ_j for a ``"wls"`` result (Gautier's weights) and
+    by ``result.weights``; the rows of clipped torques are left out as :func:`identify` leaves them out.
 
     Parameters
     ----------
-    result : Identification — from :func:`identify` (its base parameters, transmission, weights).
+    result : Identification — from :func:`identify` (its base parameters, transmission, weights, position terms).
     q, qd, qdd, tau : array (N, n) — the data (usually those of the identification).
     tolerance : float — relative growth of the fit error allowed (> 0).
     max_relative_std : float or None — stop early once every remaining parameter has %σ below this (%).
     parallel : IdentificationData or None — as in :func:`identify`: the regressor of the full-rate states,
         filtered and decimated like τ (pass the data the result was identified with ``parallel=``).
+    position_terms : "result", tuple of int or None — the joints whose position-term columns sin q_j, cos q_j
+        (named ``sin_q<j>``, ``cos_q<j>``, 1-based) are candidates beside the base parameters, as in
+        :func:`identify`: default those ``result`` fitted (``result.position_joints``); None or () for none.
+        Left out, a torque the terms carry is put into the base parameters' columns (the rotor inertia's, on slow
+        excitation) and changes which of them look essential.
 
     Returns
     -------
@@ -1417,12 +1424,25 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
         raise InputError(f"result is {type(result).__name__}; give the Identification returned by rd.identify")
     if not (np.isfinite(tolerance) and tolerance > 0):
         raise InputError(f"tolerance = {tolerance!r}; give a relative growth > 0, e.g. 0.05")
+    if isinstance(position_terms, str) and position_terms == "result":
+        joints = tuple(result.position_joints)
+    elif isinstance(position_terms, str) and position_terms == "auto":
+        raise InputError("position_terms = 'auto' selects terms while fitting; give 'result' (those of the "
+                         "identification), a tuple of joints, or None")
+    else:
+        joints = check_position_terms(position_terms, result.model)
+    from robodyn.identification.data import saturated
+
     bp = result.base
     q, qd, qdd, tau = _samples(result.model, q, qd, qdd, tau)
     N, n = q.shape
-    b = bp.count
+    use = _rows_kept(qd, None, saturated(tau))
     Wp = None if parallel is None else _parallel_regressor(bp, parallel, q, qd, qdd, tau)
-    R = _reduce(bp, q, qd, qdd, tau, W=Wp)
+    if joints:
+        Wp = _with_position_columns(bp, q, qd, qdd, Wp, joints)
+    names = position_names(joints) + tuple(bp.names)
+    b = len(names)
+    R = _reduce(bp, q, qd, qdd, tau, use, W=Wp, free=b - bp.count)
     w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
     if result.method == "wls":
         w = w / noise_floor(result.noise)
@@ -1430,8 +1450,9 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     ynorm = float(np.linalg.norm(Rg[:, b]))
     if ynorm == 0:
         raise IdentificationError("the torques are all zero; nothing to explain")
+    rows = N * n if use is None else int(use.sum())
     cols = list(range(b))
-    theta, std, rnorm = _subset_fit(Rg, cols, b, N * n)
+    theta, std, rnorm = _subset_fit(Rg, cols, b, rows)
     full = rnorm / ynorm
     removed, history = [], []
     while len(cols) > 1:
@@ -1441,13 +1462,13 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
             break
         k = int(np.argmax(rel))
         trial = cols[:k] + cols[k + 1:]
-        t2, s2, r2 = _subset_fit(Rg, trial, b, N * n)
+        t2, s2, r2 = _subset_fit(Rg, trial, b, rows)
         if r2 / ynorm > (1.0 + tolerance) * full + 1e-12:
             break
-        removed.append(bp.names[cols[k]])
-        history.append((bp.names[cols[k]], float(rel[k]), float(r2 / ynorm)))
+        removed.append(names[cols[k]])
+        history.append((names[cols[k]], float(rel[k]), float(r2 / ynorm)))
         cols, theta, std, rnorm = trial, t2, s2, r2
     return EssentialParameters(
-        names=tuple(bp.names[c] for c in cols), values=theta, std=std, removed=tuple(removed),
+        names=tuple(names[c] for c in cols), values=theta, std=std, removed=tuple(removed),
         relative_error=float(rnorm / ynorm), full_relative_error=float(full), history=tuple(history),
         tolerance=float(tolerance))
