@@ -142,12 +142,15 @@ def test_ols_equals_the_in_memory_identification(client, robot, base, data, redu
 
 def test_wls_equals_a_dense_weighted_least_squares(client, robot, base, data):
     """Gautier's per-joint noise σ_j = ‖ρ_j‖ / √(N − b_j), b_j the parameters present in joint j's equations, of
-    the weighted fit's own residual ρ_j (re-estimated from the OLS one until it settles to WLS_TOLERANCE).  (The
-    in-memory path counts b_j from its factor's columns, which carry rounding where W_j's columns are zero, so its
-    σ_j differ by ~1e-4: checked here against the definition instead.)"""
+    the weighted fit's own residual ρ_j (re-estimated from the OLS one until it settles to WLS_TOLERANCE).  Both
+    paths count b_j from the exact column norms (the Gram diagonal), so they agree with each other too."""
     from robodyn.identification.dynamic import WLS_TOLERANCE
 
     res = dd.identify(robot, *data, base=base, method="wls", chunk=128)
+    ref = rd.identify(robot, *data, base=base, method="wls")
+    assert res.iterations == ref.iterations
+    assert np.abs(res.values - ref.values).max() <= 1e-10 * np.abs(ref.values).max()
+    np.testing.assert_allclose(res.noise, ref.noise, rtol=1e-8)  # residual norms: ε (‖y‖/‖ρ‖)², see _close
     theta, std, sig, _ = _dense(base, *data, weights=1.0 / res.noise)
     assert np.abs(res.values - theta).max() <= 1e-13 * np.abs(theta).max()
     np.testing.assert_allclose(res.std, std, rtol=1e-12)

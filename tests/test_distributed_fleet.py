@@ -159,7 +159,7 @@ def _solo(fleet, k: int, seed: int):
 
 def test_one_robot_equals_todays_path(client, robot, base, fleet):
     data, samples = _solo(fleet, 0, 5)
-    ref = dd.identify(robot, *data, base=base, chunk=64)
+    ref = dd.identify(robot, *data, base=base, chunk=64, position_terms=None)  # a fleet fits no position terms
     res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), chunk=64)
     order = [ref.names.index(re.sub(r"\[solo\]$", "", name)) for name in res.names]
     assert sorted(order) == list(range(base.count))
@@ -170,8 +170,10 @@ def test_one_robot_equals_todays_path(client, robot, base, fleet):
     assert res.condition_number == pytest.approx(ref.condition_number, rel=1e-9)
     np.testing.assert_array_equal(dd.fleet_values(res, "solo"), res.values[np.argsort(order)])
     # per_robot=None: the labels are ignored, the fleet is one robot (today's path)
-    pooled = dd.identify(robot, samples, base=base)
+    pooled = dd.identify(robot, samples, base=base, position_terms=None)
     assert pooled.names == ref.names and np.abs(pooled.values - ref.values).max() <= 1e-12 * np.abs(ref.values).max()
+    with pytest.raises(rd.InputError, match="position_terms"):
+        dd.identify(robot, samples, base=base, per_robot=("friction",), position_terms=(0,))
 
 
 def _fleet_ssr(res) -> float:

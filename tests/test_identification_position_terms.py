@@ -8,6 +8,8 @@ least-squares fit, and predicts held-out samples of that joint better than the f
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -97,10 +99,177 @@ def test_bad_position_terms(puma, bad):
         rd.identify(puma, *data, position_terms=bad)
 
 
-def test_out_of_core_refuses_explicit_terms(puma):
-    pytest.importorskip("dask")
+def clipped_log(robot, seed, samples=900):
+    """``log`` with the term on joint 0 and joint 1's torque clipped at 70 % of its range (plateaus of 5 samples
+    and more at both ends: left out of joint 1's equations)."""
+    q, qd, qdd, tau = log(robot, seed, 0, samples=samples)
+    tau[:, 1] = np.clip(tau[:, 1], 0.7 * tau[:, 1].min(), 0.7 * tau[:, 1].max())
+    tau[200:212, 1] = tau[:, 1].max()  # a plateau across the boundary of two chunks (chunk=180 below)
+    return q, qd, qdd, tau
+
+
+def _same(res, ref, rel=1e-10, std=1e-8):
+    """Equal identifications: estimates and position coefficients to ``rel`` of the largest; the standard
+    deviations to ``std`` relative (they carry the residual norm of the reduced factor, whose rounding is
+    ε (‖y‖ / ‖ρ‖)², and WLS squares it through σ_j)."""
+    assert res.names == ref.names and res.samples == ref.samples
+    assert res.position_joints == ref.position_joints
+    np.testing.assert_array_equal(res.equations, ref.equations)
+    assert np.abs(res.values - ref.values).max() <= rel * np.abs(ref.values).max()
+    c, c0 = res.position_coefficients, ref.position_coefficients
+    assert np.abs(c - c0).max() <= rel * np.abs(c0).max()
+    np.testing.assert_allclose(res.std, ref.std, rtol=std)
+    np.testing.assert_allclose(res.position_std, ref.position_std, rtol=std)
+    np.testing.assert_allclose(res.residual_rms, ref.residual_rms, rtol=std)
+
+
+@pytest.fixture(scope="module")
+def puma_base(puma):
+    return rd.base_parameters(puma, friction=True)
+
+
+@pytest.mark.parametrize("method, reduction", [("ols", "gram"), ("ols", "tsqr"), ("wls", "gram"), ("irls", "gram"),
+                                               ("irls", "tsqr"), ("physical", "gram")])
+def test_out_of_core_equals_in_memory_with_terms_and_clipped_torques(puma, puma_base, method, reduction):
+    """robodyn.distributed.identify at the same defaults as rd.identify (position_terms="auto", clipped rows
+    left out) gives its result: the same selected joint, shares, rows used, estimates to 1e-10."""
+    dask = pytest.importorskip("dask")
+    from robodyn import distributed
+    from robodyn.identification.data import saturated
+
+    data, base = clipped_log(puma, 12, samples=600), puma_base
+    assert saturated(data[3])[:, 1].sum() > 20 and not saturated(data[3])[:, [0, 2, 3, 4, 5]].any()
+    kw = dict(max_iterations=4) if method == "irls" else {}
+    ref = rd.identify(puma, *data, method=method, base=base, **kw)
+    with dask.config.set(scheduler="threads"):
+        res = distributed.identify(puma, *data, method=method, base=base, chunk=180, reduction=reduction, **kw)
+    assert ref.position_joints == (0,) and ref.equations[1] == len(data[0]) - saturated(data[3])[:, 1].sum()
+    np.testing.assert_allclose(res.position_shares, ref.position_shares, rtol=0, atol=1e-10)
+    assert res.iterations == ref.iterations and res.converged == ref.converged
+    _same(res, ref)
+    if method == "ols":  # explicit joints, as keywords and as options
+        ref = rd.identify(puma, *data, base=base, position_terms=(0, 3))
+        with dask.config.set(scheduler="threads"):
+            res = distributed.identify(puma, *data, base=base, chunk=180, reduction=reduction, position_terms=(0, 3))
+            rec = distributed.identify(puma, *data, chunk=180, reduction=reduction, options=rd.identification.
+                                       IdentificationOptions(base=base, position_terms=(3, 0)))
+        assert res.position_shares is None and res.position_joints == (0, 3)
+        _same(res, ref)
+        np.testing.assert_array_equal(rec.values, res.values)
+        with dask.config.set(scheduler="threads"), pytest.raises(rd.identification.IdentificationError,
+                                                                  match="position_terms of joint"):
+            distributed.identify(puma, *data, base=base, chunk=180, position_terms=(1,))
+
+
+def test_a_joint_that_never_moves_is_named(puma, puma_base):
+    """"auto" on data where joint 6 stands still: the IdentificationError naming its parameters (the selection
+    does not solve the rank-deficient fit), in memory and out of core."""
+    q, qd, qdd, tau = log(puma, 15, samples=300)
+    q[:, 5], qd[:, 5], qdd[:, 5] = 0.3, 0.0, 0.0
+    tau = rd.inverse_dynamics(puma, q, qd, qdd)
+    with pytest.raises(rd.identification.IdentificationError, match="do not excite.*Fc6, Fv6"):
+        rd.identify(puma, q, qd, qdd, tau, base=puma_base)
+    dask = pytest.importorskip("dask")
     from robodyn import distributed
 
-    data = log(puma, 6, samples=200)
+    with dask.config.set(scheduler="threads"), pytest.raises(rd.identification.IdentificationError,
+                                                              match="do not excite.*Fc6, Fv6"):
+        distributed.identify(puma, q, qd, qdd, tau, base=puma_base)
+
+
+def test_out_of_core_clipping_equals_saturated():
+    """The clipped torques found chunk by chunk (runs across chunk boundaries, chunks shorter than a run) are
+    those of robodyn.identification.data.saturated."""
+    dask = pytest.importorskip("dask")
+    import dask.array as da
+    from robodyn import distributed
+    from robodyn.identification.data import saturated
+
+    rng = np.random.default_rng(13)
+    tau = rng.normal(size=(60, 4))
+    tau[10:16, 0] = 5.0  # a run of 6 at the top: clipped, with the single sample at 5.0 below
+    tau[40, 0] = 5.0
+    tau[20:24, 1] = 5.0  # a run of 4 only: not clipped
+    tau[30:35, 2] = -5.0  # a run of 5 at the bottom
+    tau[:, 3] = 1.0  # constant: every sample
+    with dask.config.set(scheduler="threads"):
+        for chunk in (3, 4, 7, 60):
+            clip = distributed._clipping(da.from_array(tau, chunks=(chunk, 4)))
+            np.testing.assert_array_equal(distributed._clipped_block(tau, clip), saturated(tau))
+        assert distributed._clipping(da.from_array(rng.normal(size=(60, 4)), chunks=(7, 4))) is None
+
+
+def test_out_of_core_medians_leave_nan_out():
+    """rd.distributed.median ignores NaN (the residuals of clipped rows in "irls") as numpy.nanmedian, also by
+    bisection (N > GATHER)."""
+    dask = pytest.importorskip("dask")
+    import dask.array as da
+    from robodyn import distributed
+
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((distributed.GATHER + 5001, 3))
+    x[::3, 0] = np.nan
+    x[:, 1] = np.nan
+    x[:7, 2] = np.nan
+    for rows in (x.shape[0], 601):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the column of NaN only
+            expected = np.nanmedian(x[:rows], axis=0)
+        with dask.config.set(scheduler="threads"):
+            got = distributed.median(da.from_array(x[:rows], chunks=(20_000, 3)))
+        np.testing.assert_array_equal(got, expected)
+
+
+
+def _backward_elimination(A, y, names, tolerance):
+    """Pham & Gautier's elimination on the explicit regressor A (rows, b): numpy.linalg.lstsq and
+    σ² (AᵀA)⁻¹ per step, independent of the factors of robodyn.identification."""
+    cols = list(range(len(names)))
+
+    def fit(c):
+        x, *_ = np.linalg.lstsq(A[:, c], y, rcond=None)
+        r = np.linalg.norm(y - A[:, c] @ x)
+        cov = r ** 2 / (len(y) - len(c)) * np.linalg.inv(A[:, c].T @ A[:, c])
+        return x, np.sqrt(np.diag(cov)), r
+
+    x, s, r = fit(cols)
+    full = r / np.linalg.norm(y)
+    while len(cols) > 1:
+        k = int(np.argmax(s / np.abs(x)))
+        trial = cols[:k] + cols[k + 1:]
+        x2, s2, r2 = fit(trial)
+        if r2 / np.linalg.norm(y) > (1 + tolerance) * full + 1e-12:
+            break
+        cols, x, s, r = trial, x2, s2, r2
+    return tuple(names[c] for c in cols), x, s
+
+
+def test_essential_parameters_include_the_position_terms(puma):
+    """The essential set of a result with a position term is chosen among its base parameters and the term's
+    columns sin q_j, cos q_j, as backward elimination on the explicit regressor [E W] chooses it."""
+    joint = 0
+    data = log(puma, 7, joint, samples=600)
+    res = rd.identify(puma, *data)
+    assert res.position_joints == (joint,)
+    ess = rd.identification.essential_parameters(res, *data, tolerance=0.02)
+    q, qd, qdd, tau = data
+    E = np.zeros(q.shape + (2,))
+    E[:, joint, 0], E[:, joint, 1] = np.sin(q[:, joint]), np.cos(q[:, joint])
+    W = np.concatenate([E, res.base.regressor(q, qd, qdd)], axis=2)
+    names = ("sin_q1", "cos_q1") + tuple(res.names)
+    ref_names, ref_values, ref_std = _backward_elimination(W.reshape(-1, W.shape[2]), tau.reshape(-1), names, 0.02)
+    assert ess.names == ref_names and {"sin_q1", "cos_q1"} <= set(ess.names)
+    assert len(ess.names) + len(ess.removed) == len(names)
+    np.testing.assert_allclose(ess.values, ref_values, rtol=1e-10, atol=1e-10 * np.abs(ref_values).max())
+    np.testing.assert_allclose(ess.std, ref_std, rtol=1e-8)
+    # without the terms: the base parameters alone, the same elimination on W
+    plain = rd.identification.essential_parameters(res, *data, tolerance=0.02, position_terms=None)
+    ref_names, ref_values, _ = _backward_elimination(W[..., 2:].reshape(-1, W.shape[2] - 2), tau.reshape(-1),
+                                                     tuple(res.names), 0.02)
+    assert plain.names == ref_names and not any(k.startswith(("sin", "cos")) for k in plain.names)
+    np.testing.assert_allclose(plain.values, ref_values, rtol=1e-10, atol=1e-10 * np.abs(ref_values).max())
+    assert plain.full_relative_error > ess.full_relative_error  # the term explains part of joint 1's torque
+    explicit = rd.identification.essential_parameters(res, *data, tolerance=0.02, position_terms=(joint,))
+    assert explicit.names == ess.names
     with pytest.raises(InputError, match="position_terms"):
-        distributed.identify(puma, *data, options=rd.identification.IdentificationOptions(position_terms=(0,)))
+        rd.identification.essential_parameters(res, *data, position_terms="auto")

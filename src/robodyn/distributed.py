@@ -14,9 +14,9 @@ extra: ``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask.
   same name (``map_blocks``), so results equal the in-memory functions to rounding. The robot is one task of the
   graph (plain frozen data): a worker receives it once, whatever the number of blocks, and builds the compiled
   kernels (:mod:`robodyn.native`) once per process.
-- :func:`identify`: the least-squares identification of :func:`robodyn.identify` ("ols", "wls", "irls") on
-  samples that need not fit in memory, read chunk-wise with :func:`read_samples` (Parquet, HDF5, Zarr, or a folder
-  of joint logs).
+- :func:`identify`: the identification of :func:`robodyn.identify` ("ols", "wls", "irls", "physical"; its
+  position terms, the rows of clipped torques left out) on samples that need not fit in memory, read chunk-wise
+  with :func:`read_samples` (Parquet, HDF5, Zarr, or a folder of joint logs).
 - A fleet of robots of one model (``identify(..., per_robot=("friction", "offsets"))``): shared inertial base
   parameters, each robot's own friction and torque offsets, without forming the block regressor (see
   :func:`identify`).
@@ -50,8 +50,10 @@ import numpy as np
 
 from robodyn.errors import InputError, RobodynError
 from robodyn.identification.dynamic import (BLOCK, RANK_TOL, Identification, IdentificationError, check_rank,
-                                           fit_factors, joint_residuals, merge_options, noise_floor, robust_weights,
-                                           solve_factor, stack_factors, standard_to_base)
+                                           check_position_terms, fit_factors, fit_failure, joint_residuals,
+                                           merge_options, noise_floor, position_columns, position_names,
+                                           position_shares, robust_weights, selected_position_joints, solve_factor,
+                                           stack_factors, standard_to_base)
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
 
@@ -581,11 +583,73 @@ def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
 
 # ---------------------------------------------------------------- identification
 
-def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, robust=None, labels=None):
-    """One chunk: per-joint Gram matrices or R factors of [√w W_j  √w y_j], the rows, #(w > 0) per joint.
+def _regressor_block(bp, q, qd, qdd, blk, position=()) -> np.ndarray:
+    """The base regressor of the rows ``blk``, after the position-term columns of the joints ``position``."""
+    W = bp.regressor(q[blk], qd[blk], qdd[blk])
+    return np.concatenate([position_columns(q[blk], position), W], axis=2) if position else W
+
+
+def _clipped_block(tau: np.ndarray, clip) -> np.ndarray:
+    """(rows, n) bool: the clipped torques of a chunk, ``clip`` from :func:`_clipping`."""
+    top, bottom, at_top, at_bottom = clip
+    return ((tau == top) & at_top) | ((tau == bottom) & at_bottom)
+
+
+def _extreme_runs(tau: np.ndarray):
+    """One chunk of τ for :func:`_clipping`: its rows, per joint its largest and smallest value (2, n), and for
+    each the run of samples at it that starts the chunk, the one that ends it and the longest ((2, 3, n)); None
+    for a chunk without rows."""
+    t = np.asarray(tau)
+    rows, n = t.shape
+    if rows == 0:
+        return None
+    ext = np.stack([t.max(axis=0), t.min(axis=0)])
+    runs = np.zeros((2, 3, n), dtype=np.int64)
+    for e in range(2):
+        for j in range(n):
+            edges = np.flatnonzero(np.diff(np.concatenate([[0], (t[:, j] == ext[e, j]).astype(np.int8), [0]])))
+            starts, lengths = edges[::2], edges[1::2] - edges[::2]
+            runs[e, :, j] = (lengths[0] if starts[0] == 0 else 0,
+                             lengths[-1] if edges[-1] == rows else 0, lengths.max())
+    return rows, ext, runs
+
+
+def _clipping(tau):
+    """The clipped torques of the (N, n) dask array τ, as :func:`robodyn.identification.data.saturated` finds them
+    in memory (a joint's largest or smallest value held for ``SATURATED_RUN`` samples or more; every sample at
+    that value counts then): (largest (n,), smallest (n,), whether each is clipped (n,) × 2), or None when no
+    torque is.  One pass over τ; a run may span chunks."""
+    from robodyn.identification.data import SATURATED_RUN
+
+    dask, _ = _dask()
+    blocks = tau.rechunk({1: -1}).to_delayed().ravel().tolist()
+    parts = [p for p in _compute(*[dask.delayed(_extreme_runs)(b) for b in blocks]) if p is not None]
+    if not parts:
+        return None
+    ext = np.stack([np.max([p[1][0] for p in parts], axis=0), np.min([p[1][1] for p in parts], axis=0)])
+    flags = np.zeros(ext.shape, dtype=bool)
+    for e, j in np.ndindex(*ext.shape):
+        carry = best = 0  # the run at the extreme that reaches the end of the chunks seen, the longest
+        for rows, part, runs in parts:
+            if part[e, j] != ext[e, j]:
+                carry = 0
+                continue
+            lead, trail, longest = runs[e, :, j]
+            best = max(best, longest, carry + lead)
+            carry = carry + rows if lead == rows else trail
+        flags[e, j] = best >= SATURATED_RUN
+    return (ext[0], ext[1], flags[0], flags[1]) if flags.any() else None
+
+
+def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, robust=None, labels=None,
+                  position=(), clip=None):
+    """One chunk: per-joint Gram matrices or R factors of [√w W_j  √w y_j], the rows, the rows used (w > 0) per
+    joint.
 
     The Gram partial sums are returned as (sum, compensation) pairs for :func:`_merge`. With ``labels`` (rows,)
     (a fleet), a dict: robot index → the same triple for that robot's rows; ``theta`` is then (robots, b).
+    ``position``: the joints whose position-term columns come first in W; ``clip`` (:func:`_clipping`): the rows
+    of clipped torques get weight 0 in their joint's equations.
     """
     if labels is not None:
         labels = np.asarray(labels)
@@ -594,20 +658,22 @@ def _block_reduce(bp, q, qd, qdd, tau, reduction: str, theta=None, scale=None, r
                 for r in np.unique(labels)}
     q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
     N, n = q.shape
-    m = bp.count + 1
+    m = bp.count + 2 * len(position) + 1
     acc = np.zeros((2, n, m, m))
     used = np.zeros(n)
     for s in range(0, N, BLOCK):
         blk = slice(s, s + BLOCK)
-        W = bp.regressor(q[blk], qd[blk], qdd[blk])
+        W = _regressor_block(bp, q, qd, qdd, blk, position)
         A = np.empty((n, W.shape[0], m))
         A[..., :-1] = W.transpose(1, 0, 2)
         A[..., -1] = tau[blk].T
+        keep = np.ones(tau[blk].shape) if clip is None else ~_clipped_block(tau[blk], clip)
         if theta is not None:
             r = tau[blk] - W @ theta
-            w = robust_weights(r, scale, robust)
-            used += np.sum(w > 0, axis=0)
-            A *= np.sqrt(w.T)[..., None]
+            keep = robust_weights(r, scale, robust) * keep
+        used += np.sum(keep > 0, axis=0)
+        if theta is not None or clip is not None:
+            A *= np.sqrt(keep.T)[..., None]
         if reduction == "gram":
             part = np.zeros((2, n, m, m))
             part[0] = np.swapaxes(A, -1, -2) @ A
@@ -679,11 +745,11 @@ def _aligned_blocks(samples, labels=None):
     return list(zip(*blocks))
 
 
-def _reduce(bp_d, blocks, reduction, theta=None, scale=None, robust=None):
+def _reduce(bp_d, blocks, reduction, theta=None, scale=None, robust=None, position=(), clip=None):
     dask, _ = _dask()
     task = dask.delayed(_block_reduce, pure=True)
-    return _tree(reduction, [task(bp_d, *b[:4], reduction, theta, scale, robust, labels=b[4] if len(b) > 4 else None)
-                             for b in blocks])
+    return _tree(reduction, [task(bp_d, *b[:4], reduction, theta, scale, robust, labels=b[4] if len(b) > 4 else None,
+                                  position=position, clip=clip) for b in blocks])
 
 
 def _factor(acc: np.ndarray, reduction: str):
@@ -716,7 +782,7 @@ def _compute(*tasks):
 def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
              robust: str = "huber", max_iterations: int = 50, rank_tol: float = RANK_TOL,
              reduction: str = "gram", chunk: int = CHUNK, regularization: float | None = None,
-             min_mass: float = 0.0, per_robot=None, options=None) -> Identification:
+             min_mass: float = 0.0, per_robot=None, position_terms="auto", options=None) -> Identification:
     """:func:`robodyn.identify` on out-of-core samples: the regressor is computed and reduced chunk by chunk.
 
     Parameters
@@ -729,7 +795,11 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         exact (:func:`median`).  "physical" solves the semidefinite program on the stacked (b + 1) × (b + 1)
         factor (:func:`robodyn.identification.dynamic.physical_fit`), as the in-memory method does.
     friction, base, robust, max_iterations, rank_tol, regularization, min_mass : as :func:`robodyn.identify`.
-    options : IdentificationOptions or None — those seven as one record (its other fields must keep their
+    position_terms : "auto", tuple of int or None — as :func:`robodyn.identify`: the position term
+        k_j sin q_j + c_j cos q_j in joint j's equation.  "auto" reduces the columns sin q_j, cos q_j of every
+        joint beside the base regressor in the same pass (2n more columns per chunk), selects the joints from
+        the reduced factors as in memory, and fits the selected columns from the same reduction.
+    options : IdentificationOptions or None — those eight as one record (its other fields must keep their
         defaults), as :func:`robodyn.identify`.
     reduction : {"gram", "tsqr"} — see the module documentation (normal equations with compensated sums, the
         in-memory reduction; or a communication-avoiding QR, accuracy ε cond(W) for ill-conditioned data).
@@ -749,6 +819,12 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
         squares (Björck 1996, §6.3) then eliminates each robot's k own parameters from its factor and solves the
         shared ones from the stacked remainders; the result's covariance is P × P.
 
+    As :func:`robodyn.identify`, the rows where joint j's torque is clipped (it holds exactly its largest or
+    smallest value for ``SATURATED_RUN`` samples or more, :func:`robodyn.identification.data.saturated`) are left
+    out of joint j's equations: one more pass over τ finds them (a run may span chunks); ``equations`` counts the
+    rows used.  A fleet (``per_robot``) fits no position terms ("auto" selects none there, a tuple is refused)
+    and keeps every row.
+
     Returns
     -------
     Identification — equal to that of :func:`robodyn.identify` on the same samples, to rounding. With
@@ -767,18 +843,19 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     from robodyn.parameters.base import base_parameters
 
     if options is not None:
-        shared = ("friction", "base", "robust", "max_iterations", "rank_tol", "regularization", "min_mass")
+        shared = ("friction", "base", "robust", "max_iterations", "rank_tol", "regularization", "min_mass",
+                  "position_terms")
         rest = [k for k in ("transmission", "min_velocity", "weights", "parallel", "bounds")
                 if getattr(options, k, None) is not None]
         if rest:
             raise InputError(f"options: {', '.join(rest)} are not available out of core; use robodyn.identify")
-        if options.position_terms not in ("auto", None, ()):
-            raise InputError("options: position_terms are not available out of core (no terms are fitted); give "
-                             "position_terms=None or use robodyn.identify")
         o = merge_options(options, dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations,
-                                        rank_tol=rank_tol, regularization=regularization, min_mass=min_mass), shared)
+                                        rank_tol=rank_tol, regularization=regularization, min_mass=min_mass,
+                                        position_terms=position_terms), shared)
         friction, base, robust, max_iterations = o["friction"], o["base"], o["robust"], o["max_iterations"]
-        rank_tol, regularization, min_mass = o["rank_tol"], o["regularization"], o["min_mass"]
+        rank_tol, regularization, min_mass, position_terms = (o["rank_tol"], o["regularization"], o["min_mass"],
+                                                              o["position_terms"])
+    terms = check_position_terms(position_terms, robot)
 
     if method not in ("ols", "wls", "irls", "physical"):
         raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
@@ -813,49 +890,88 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     elif base.robot is not robot or base.friction != friction:
         raise InputError("base: give the BaseParameters of this robot with the same friction setting")
     if options:
+        if terms not in ("auto", ()):
+            raise InputError(f"position_terms = {position_terms!r}: a fleet (per_robot) is fitted without position "
+                             "terms; give position_terms=None")
         return _identify_fleet(robot, base, samples, arrays, options, method, reduction, rank_tol, robust,
                                int(max_iterations), int(chunk),
                                1e-6 if regularization is None else float(regularization), float(min_mass))
     names = tuple(base.names)
     b = base.count
     bp_d = _shipped(base)
+    cand = tuple(range(n)) if terms == "auto" else terms  # the joints whose position columns are reduced
+    clip = _clipping(arrays[3])
     folds = None
     if method == "physical" and regularization is None:
-        acc, N, folds = _fold_reduce(bp_d, arrays, reduction)
+        acc, N, counts, folds = _fold_reduce(bp_d, arrays, reduction, cand, clip)
     blocks = _aligned_blocks(arrays)
     if folds is None:
-        acc, N, _ = _compute(_reduce(bp_d, blocks, reduction))[0]
-    if N * n <= b:
-        raise IdentificationError(f"{N} samples of {n} joints give {N * n} equations for {b} parameters; "
+        acc, N, counts = _compute(_reduce(bp_d, blocks, reduction, position=cand, clip=clip))[0]
+    clipped = np.asarray(N - counts if clip is not None else np.zeros(n), dtype=int)
+    if np.any(counts == 0):
+        raise IdentificationError(f"every sample of joint {int(np.flatnonzero(counts == 0)[0]) + 1} is clipped; "
+                                  "give data where its torque is not saturated")
+    neq = int(counts.sum())
+    if neq <= b:
+        raise IdentificationError(f"{N} samples of {n} joints give {neq} equations for {b} parameters; "
                                   f"give more than {b // n + 1} samples")
-    R, norms = _factor(acc, reduction)
+    k = 2 * len(cand)
+
+    def columns(joints):  # of the reduced [E W y] that the fit with the terms of ``joints`` uses
+        return [2 * cand.index(j) + i for j in joints for i in (0, 1)] + list(range(k, k + b + 1))
+
+    def factor(joints):
+        S = columns(joints)
+        if len(S) == acc.shape[-1]:
+            return _factor(acc, reduction)
+        if reduction == "gram":
+            return _factor(acc[:, :, S][:, :, :, S], reduction)
+        return _factor(_qr_stack([acc[0][:, :, S]], len(S))[None], reduction)  # R[:, S]ᵀ R[:, S] = G[S, S]
+
+    shares = None
+    if terms == "auto":
+        G = acc[0] + acc[1] if reduction == "gram" else np.swapaxes(acc[0], -1, -2) @ acc[0]
+        E = [slice(2 * j, 2 * j + 2) for j in range(n)]
+        shares = position_shares(factor(())[0], np.stack([G[j, E[j], E[j]] for j in range(n)]),
+                                 np.stack([G[j, E[j], k:] for j in range(n)]))
+        terms = selected_position_joints(robot, shares)
+    R, norms = factor(terms)
+    if folds is not None:
+        S = columns(terms)
+        folds = folds[:, :, S][:, :, :, S].sum(axis=1)
 
     def irls(theta):
         def residuals(th):
             return da.map_blocks(_residual_block, bp_d, *[a.rechunk({1: -1}) for a in arrays], th, dtype=float,
-                                 chunks=arrays[0].rechunk({1: -1}).chunks)
+                                 chunks=arrays[0].rechunk({1: -1}).chunks, position=terms, clip=clip)
 
         def reweigh(th, scale):
-            acc, _, used = _compute(_reduce(bp_d, blocks, reduction, th, scale, robust))[0]
+            acc, _, used = _compute(_reduce(bp_d, blocks, reduction, th, scale, robust, terms, clip))[0]
             return _factor(acc, reduction)[0], used
 
         def weighted_fit(Rw):
-            return _solve(stack_factors(Rw), names, 0.0)[:2]
+            return _solve(stack_factors(Rw), position_names(terms) + names, 0.0)[:2]
 
         def ssr(Rw, th):
             return float(np.sum(joint_residuals(Rw, th) ** 2))
 
-        return _irls(residuals, reweigh, weighted_fit, ssr, R, np.full(n, float(N)), theta, int(max_iterations), b)
+        return _irls(residuals, reweigh, weighted_fit, ssr, R, counts.astype(float), theta, int(max_iterations),
+                     b + 2 * len(terms))
 
-    fit = fit_factors(robot, base, R, np.full(n, N), method, rank_tol=rank_tol, zero=rank_tol, norms=norms,
-                      regularization=regularization, min_mass=float(min_mass), folds=folds, irls=irls)
+    try:
+        fit = fit_factors(robot, base, R, counts, method, rank_tol=rank_tol, zero=rank_tol, norms=norms,
+                          regularization=regularization, min_mass=float(min_mass), folds=folds, irls=irls,
+                          free=position_names(terms))
+    except IdentificationError as exc:
+        raise fit_failure(exc, terms, clipped, int(N)) from None
     return Identification(model=robot, method=method, friction=friction, base=base, names=names, samples=int(N),
-                          **fit)
+                          equations=counts.astype(int), position_shares=shares, **fit)
 
 
-def _fold_reduce(bp_d, arrays, reduction: str):
+def _fold_reduce(bp_d, arrays, reduction: str, position=(), clip=None):
     """The reduction of the samples in ``FOLDS`` contiguous groups of row chunks (the time blocks of the
-    cross-validated regularization), merged: (merged result, N, Gram matrices (k, b + 1, b + 1) of the groups)."""
+    cross-validated regularization), merged: (merged result, N, rows used per joint, per-joint Gram matrices
+    (k, n, m, m) of the groups)."""
     from robodyn.identification.consistent import FOLDS
 
     rows = arrays[0].shape[0]
@@ -863,23 +979,25 @@ def _fold_reduce(bp_d, arrays, reduction: str):
         arrays = [a.rechunk({0: max(-(-int(rows) // FOLDS), 1)}) for a in arrays]
     blocks = _aligned_blocks(arrays)
     groups = [g for g in np.array_split(np.arange(len(blocks)), min(FOLDS, len(blocks))) if g.size]
-    parts = _compute(*[_reduce(bp_d, [blocks[i] for i in g], reduction) for g in groups])
+    parts = _compute(*[_reduce(bp_d, [blocks[i] for i in g], reduction, position=position, clip=clip)
+                       for g in groups])
     merged = _merge(reduction, *parts)
-    grams = []
-    for acc, _, _ in parts:
-        G = acc[0] + acc[1] if reduction == "gram" else np.swapaxes(acc[0], -1, -2) @ acc[0]
-        grams.append(G.sum(axis=0))
-    return merged[0], merged[1], np.stack(grams)
+    grams = [acc[0] + acc[1] if reduction == "gram" else np.swapaxes(acc[0], -1, -2) @ acc[0] for acc, _, _ in parts]
+    return merged[0], merged[1], merged[2], np.stack(grams)
 
 
-def _residual_block(bp, q, qd, qdd, tau, theta, labels=None) -> np.ndarray:
-    """τ − W θ of one chunk (rows, n); with ``labels`` (rows,) of a fleet, θ is (robots, b): row i uses θ[labels[i]]."""
+def _residual_block(bp, q, qd, qdd, tau, theta, labels=None, position=(), clip=None) -> np.ndarray:
+    """τ − W θ of one chunk (rows, n); with ``labels`` (rows,) of a fleet, θ is (robots, b): row i uses
+    θ[labels[i]].  ``position``: the joints whose position-term columns come first in W (and θ); ``clip``
+    (:func:`_clipping`): the clipped torques' residuals are NaN (left out of the medians)."""
     q, qd, qdd, tau = _aligned(q, qd, qdd, tau)
     out = np.empty_like(tau)
     for s in range(0, q.shape[0], BLOCK):
         blk = slice(s, s + BLOCK)
-        W = bp.regressor(q[blk], qd[blk], qdd[blk])
+        W = _regressor_block(bp, q, qd, qdd, blk, position)
         out[blk] = tau[blk] - (W @ theta if labels is None else np.einsum("snb,sb->sn", W, theta[labels[blk]]))
+    if clip is not None:
+        out[_clipped_block(tau, clip)] = np.nan
     return out
 
 
@@ -1199,15 +1317,13 @@ def _ulps_below(h: float, count: int) -> np.ndarray:
 
 
 def _stats(x: np.ndarray) -> np.ndarray:
-    """(2, n): the minimum and maximum of each column of a block."""
-    if x.shape[0] == 0:
-        return np.array([np.full(x.shape[1], np.inf), np.full(x.shape[1], -np.inf)])
-    return np.array([x.min(axis=0), x.max(axis=0)])
+    """(2, n): the minimum and maximum of each column of a block, NaN left out."""
+    return np.array([np.fmin.reduce(x, axis=0, initial=np.inf), np.fmax.reduce(x, axis=0, initial=-np.inf)])
 
 
 def _kth(x, ks) -> np.ndarray:
-    """The k-th smallest values (0-based ranks ``ks``) of every column of a persisted (N, n) dask array
-    (N > GATHER), exactly: (len(ks), n).
+    """The k-th smallest values (0-based ranks ``ks``, each an int or one per column (n,)) of every column of a
+    persisted (N, n) dask array (N > GATHER), NaN left out (sorted last), exactly: (len(ks), n).
 
     Bisection by counts: each pass counts, block by block, the values below ``PIVOTS`` pivots spread over the
     bracket (lo, hi] of each column that holds the answer, and narrows the bracket; once it holds at most
@@ -1221,9 +1337,10 @@ def _kth(x, ks) -> np.ndarray:
                                  np.max([p[1] for p in parts], axis=0)) for k in ks])
 
 
-def _kth_bisect(x, blocks, k: int, xmin: np.ndarray, xmax: np.ndarray) -> np.ndarray:
+def _kth_bisect(x, blocks, k, xmin: np.ndarray, xmax: np.ndarray) -> np.ndarray:
     dask, _ = _dask()
     n = x.shape[1]
+    k = np.broadcast_to(np.asarray(k, dtype=np.int64), (n,))
     lo = np.nextafter(xmin, -np.inf)  # #(x ≤ lo) = 0 ≤ k
     hi = xmax.copy()  # #(x ≤ hi) = N > k
     below = np.zeros(n, dtype=np.int64)  # #(x ≤ lo)
@@ -1241,7 +1358,7 @@ def _kth_bisect(x, blocks, k: int, xmin: np.ndarray, xmax: np.ndarray) -> np.nda
         for j in np.flatnonzero(active):
             order = np.argsort(piv[:, j], kind="stable")
             pj, cj = piv[order, j], c[order, j]
-            over, under = np.flatnonzero(cj > k), np.flatnonzero(cj <= k)
+            over, under = np.flatnonzero(cj > k[j]), np.flatnonzero(cj <= k[j])
             first = pj[over[0]]  # the smallest pivot with more than k values at or below it
             if exact[j] or (under.size and pj[under[-1]] == np.nextafter(first, -np.inf)):
                 out[j], active[j] = first, False
@@ -1254,14 +1371,14 @@ def _kth_bisect(x, blocks, k: int, xmin: np.ndarray, xmax: np.ndarray) -> np.nda
             lo[j], hi[j], below[j] = new_lo, first, new_below
             if int(cj[over[0]]) - below[j] <= GATHER:
                 vals = np.concatenate(dask.compute(*[dask.delayed(_inside)(blk, lo, hi, j) for blk in blocks]))
-                out[j], active[j] = np.partition(vals, k - below[j])[k - below[j]], False
+                out[j], active[j] = np.partition(vals, k[j] - below[j])[k[j] - below[j]], False
     return out
 
 
 def median(x) -> np.ndarray:
-    """The exact median of every column of a chunked (N, n) dask array, as ``numpy.median(x, axis=0)`` gives it
-    (the mean of the two middle values for even N), without gathering the columns when N > ``GATHER``:
-    bisection by counts over the persisted blocks (a few passes).
+    """The exact median of every column of a chunked (N, n) dask array, as ``numpy.nanmedian(x, axis=0)`` gives
+    it (NaN left out; the mean of the two middle values for an even count; NaN for a column of NaN only), without
+    gathering the columns when N > ``GATHER``: bisection by counts over the persisted blocks (a few passes).
 
     Returns
     -------
@@ -1277,9 +1394,18 @@ def median(x) -> np.ndarray:
     if N == 0:
         raise InputError("median: the array has no rows")
     if N <= GATHER:
-        return np.median(x.compute(), axis=0)
-    a = _kth(x, sorted({(N - 1) // 2, N // 2}))
-    return 0.5 * (a[0] + a[-1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a column of NaN only: NaN, as documented
+            return np.nanmedian(x.compute(), axis=0)
+    valid = N - np.asarray(da.isnan(x).sum(axis=0).compute())
+    out = np.full(x.shape[1], np.nan)
+    some = valid > 0
+    if some.any():
+        cols = x[:, np.flatnonzero(some)] if not some.all() else x
+        v = valid[some]
+        a = _kth(cols, [(v - 1) // 2, v // 2])
+        out[some] = 0.5 * (a[0] + a[1])
+    return out
 
 
 # ---------------------------------------------------------------- simulation sweeps

@@ -366,7 +366,7 @@ def _samples(robot: Robot, q, qd, qdd, tau):
 class IdentificationOptions:
     """The options of :func:`identify` as one record (``identify(robot, data, method, options=...)``); the
     keyword arguments of the same names are the same options.  ``robodyn.distributed.identify`` takes the fields
-    friction, base, robust, max_iterations, rank_tol, regularization, min_mass.
+    friction, base, robust, max_iterations, rank_tol, regularization, min_mass, position_terms.
 
     Attributes
     ----------
@@ -503,16 +503,19 @@ def _square(R: np.ndarray, m: int) -> np.ndarray:
 
 
 def _reduce(bp, q, qd, qdd, tau, use=None, W=None, folds: int = 0, free: int = 0, each=None):
-    """Per-joint square-root factors R_j ((n, b + 1, b + 1)), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j].
+    """Per-joint square-root factors R_j ((n, b + 1, b + 1)), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j], and the exact
+    column norms of every [W_j y_j] ((n, b + 1), from the Gram diagonal: the factor's own column norms carry its
+    rounding, about √ε of the largest, where a column is absent from joint j's equations).
 
     The Gram matrices are accumulated over blocks of samples (matrix products: the fast path for 10^5
     samples and more) and factored once at the end.  Their square roots carry the information of the data to
     about √ε of the largest column's norm, which sets the identifiability tolerance (``RANK_TOL``); the columns
     are therefore accumulated scaled by their norms over the first block (the rotor columns of a transmission,
     N² q̈_m, are 10^4 to 10^8 times those of a wrist's products of inertia), and the factors scaled back.
-    With ``folds`` = k > 0, also returns the Gram matrices (k, n, b + 1, b + 1) of k contiguous time blocks of the
-    samples (for the cross-validated regularization of "physical").  ``free`` > 0: ``W`` gives that many columns
-    before the b base columns (the position terms); ``each(blk, W_blk)``, if given, sees every block's regressor.
+    With ``folds`` = k > 0, also returns (third) the Gram matrices (k, n, b + 1, b + 1) of k contiguous time
+    blocks of the samples (for the cross-validated regularization of "physical").  ``free`` > 0: ``W`` gives that
+    many columns before the b base columns (the position terms); ``each(blk, W_blk)``, if given, sees every
+    block's regressor.
     """
     N, n = q.shape
     m = bp.count + free + 1
@@ -536,7 +539,8 @@ def _reduce(bp, q, qd, qdd, tau, use=None, W=None, folds: int = 0, free: int = 0
             bar.update(completed=min(s + BLOCK, N))
     lam, V = np.linalg.eigh(0.5 * (finite_result("identify", G) + np.swapaxes(G, -1, -2)))
     R = np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2) * scale
-    return (R, Gf * scale[:, None] * scale) if folds else R
+    norms = np.sqrt(np.maximum(np.diagonal(G, axis1=-2, axis2=-1), 0.0)) * scale
+    return (R, norms, Gf * scale[:, None] * scale) if folds else (R, norms)
 
 
 def _accumulate_folds(Gf, W, tau, blk, use, scale, N: int) -> None:
@@ -767,35 +771,26 @@ def identify(
 
     def reduced(joints, each=None):
         Wx = Wp if not joints else _with_position_columns(bp, q, qd, qdd, Wp, joints)
-        R = _reduce(bp, q, qd, qdd, tau, use, Wx, folds=k_folds, free=2 * len(joints), each=each)
-        R, folds = R if k_folds else (R, None)
-        return joints, Wx, R, None if folds is None else np.einsum("j,kjab->kab", wj, folds)
+        R, norms, *folds = _reduce(bp, q, qd, qdd, tau, use, Wx, folds=k_folds, free=2 * len(joints), each=each)
+        return joints, Wx, (R, norms), np.einsum("j,kjab->kab", wj, folds[0]) if folds else None
 
-    def fit_with(joints, Wx, R, folds):
+    def fit_with(joints, Wx, factors, folds):
+        R, norms = factors
         try:
             return fit_factors(robot, bp, R, counts, method, weights=None if weights is None else wj,
-                                  rank_tol=rank_tol, regularization=regularization, min_mass=min_mass, bounds=bounds,
-                                  folds=folds, free=position_names(joints),
+                                  rank_tol=rank_tol, norms=norms, regularization=regularization, min_mass=min_mass,
+                                  bounds=bounds, folds=folds, free=position_names(joints),
                                   irls=lambda theta: _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use,
                                                            wj, Wx, free=2 * len(joints)))
         except IdentificationError as exc:
-            if joints:  # sin q_j, cos q_j span joint j's own gravity torque when a link's weight acts on it alone
-                raise IdentificationError(f"{exc}; or the position_terms of joint(s) {', '.join(str(j) for j in joints)} "
-                                          "are combinations of the base parameters' columns (that joint's own gravity "
-                                          "torque): leave them out of position_terms") from None
-            if not clipped.any():
-                raise
-            left = ", ".join(f"joint {j + 1}: {c} of {N}" for j, c in enumerate(clipped.sum(axis=0)) if c)
-            raise IdentificationError(f"{exc}; the rows of clipped (saturated) torques were left out ({left}): give "
-                                      "data where the torques stay within the drives' and sensors' range") from None
+            raise fit_failure(exc, joints, clipped.sum(axis=0), N) from None
 
     shares = None
     if terms == "auto":  # selected from the least-squares residual of the factors without terms
         gram = _PositionGram(q, tau, use, b)
         problem = reduced((), gram.add)
-        shares = gram.shares(problem[2])
-        revolute = np.asarray(robot.sigma)[robot.joint_frames] == 0
-        terms = tuple(int(j) for j in np.flatnonzero((shares > POSITION_SHARE) & revolute))
+        shares = position_shares(problem[2][0], gram.F, gram.C)
+        terms = selected_position_joints(robot, shares)
         fit = fit_with(*(reduced(terms) if terms else problem))
     else:
         fit = fit_with(*reduced(terms))
@@ -811,6 +806,26 @@ POSITION_SHARE = 0.5
 #: "auto" leaves out a joint whose unit-norm (sin q_j, cos q_j) columns lie within this distance of the span of the
 #: base columns (e.g. a joint whose own gravity torque is k sin q_j + c cos q_j): the data cannot separate them.
 POSITION_SPAN = 1e-3
+
+
+def fit_failure(exc: IdentificationError, joints, clipped, N: int) -> IdentificationError:
+    """The error of a fit that failed (``exc``), with its likely cause: the position terms of ``joints`` (0-based),
+    or the rows of clipped torques left out (``clipped`` (n,): per joint, of ``N`` samples)."""
+    if joints:  # sin q_j, cos q_j span joint j's own gravity torque when a link's weight acts on it alone
+        return IdentificationError(f"{exc}; or the position_terms of joint(s) {', '.join(str(j) for j in joints)} "
+                                   "are combinations of the base parameters' columns (that joint's own gravity "
+                                   "torque): leave them out of position_terms")
+    if not np.any(clipped):
+        return exc
+    left = ", ".join(f"joint {j + 1}: {int(c)} of {N}" for j, c in enumerate(clipped) if c)
+    return IdentificationError(f"{exc}; the rows of clipped (saturated) torques were left out ({left}): give "
+                               "data where the torques stay within the drives' and sensors' range")
+
+
+def selected_position_joints(robot: Robot, shares: np.ndarray) -> tuple:
+    """``position_terms="auto"``: the revolute joints (0-based) whose share exceeds ``POSITION_SHARE``."""
+    revolute = np.asarray(robot.sigma)[robot.joint_frames] == 0
+    return tuple(int(j) for j in np.flatnonzero((shares > POSITION_SHARE) & revolute))
 
 
 def check_position_terms(value, robot: Robot):
@@ -859,9 +874,9 @@ def _with_position_columns(bp, q, qd, qdd, Wp, joints):
 
 class _PositionGram:
     """E_jᵀ E_j and E_jᵀ [W_j y_j] of every joint, E_j = [sin q_j, cos q_j] of its rows used, accumulated block by
-    block beside the factors; ``shares`` then gives, per joint, 1 − ‖ρ'_j‖² / ‖ρ_j‖²: the share of joint j's
-    least-squares residual ρ_j that the term removes when it is fitted together with the base parameters (ρ'_j).
-    Fitted together rather than projected on the residual: on slow excitation the rotor inertia's column
+    block beside the factors for :func:`position_shares`: per joint, the share of joint j's least-squares
+    residual ρ_j that the term removes when it is fitted together with the base parameters (ρ'_j).  Fitted
+    together rather than projected on the residual: on slow excitation the rotor inertia's column
     (q̈_j ≈ −ω² q_j) soaks up most of the term in the fit without it, and leaves little of it in ρ_j."""
 
     def __init__(self, q, tau, use, b: int):
@@ -877,31 +892,42 @@ class _PositionGram:
             self.F[j] += E.T @ E
             self.C[j] += E.T @ np.column_stack([W[rows, j], tau[rows, j]])
 
-    def shares(self, R: np.ndarray) -> np.ndarray:
-        b = R.shape[-1] - 1
-        theta = solve_factor(stack_factors(R), b)[0]
-        rr = joint_residuals(R, theta) ** 2
-        G = np.swapaxes(R, -1, -2) @ R  # the Gram matrices of [W_j y_j]
-        total = G.sum(axis=0)
-        out = np.zeros(len(rr))
-        # a residual at the resolution of the factors (exact data) has nothing to remove
-        for j in np.flatnonzero(rr > RANK_TOL ** 2 * G[:, b, b]):
-            def gram(Gw, j=j):  # of [E_j W y], E_j in joint j's rows only
-                M = np.zeros((b + 3, b + 3))
-                M[:2, :2], M[:2, 2:], M[2:, :2], M[2:, 2:] = self.F[j], self.C[j], self.C[j].T, Gw
-                return M
-            M = gram(total)
-            d = np.sqrt(np.diag(M)[:-1])
-            d = np.where(d > 0, d, 1.0)
-            # the normal equations, scaled: a term within the span of the base columns is cut and removes nothing
-            A = M[:-1, :-1] / d / d[:, None]
-            S = A[:2, :2] - A[:2, 2:] @ np.linalg.lstsq(A[2:, 2:], A[2:, :2], rcond=RANK_TOL ** 2)[0]
-            if np.linalg.eigvalsh(S)[0] <= POSITION_SPAN ** 2:  # a term (nearly) in the span of the base columns
-                continue
-            x = np.linalg.lstsq(A, M[:-1, -1] / d, rcond=RANK_TOL ** 2)[0] / d
-            v = np.append(x, -1.0)
-            out[j] = 1.0 - max(float(v @ gram(G[j]) @ v), 0.0) / rr[j]
-        return np.clip(out, 0.0, 1.0)
+
+def position_shares(R: np.ndarray, F: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Per joint j, 1 − ‖ρ'_j‖² / ‖ρ_j‖²: the share of its least-squares residual ρ_j (of the factors ``R``
+    (n, b + 1, b + 1) of [W_j y_j], without terms) that the position term removes when it is fitted together with
+    the base parameters (ρ'_j); ``F`` (n, 2, 2) and ``C`` (n, 2, b + 1) are E_jᵀ E_j and E_jᵀ [W_j y_j], E_j =
+    [sin q_j, cos q_j] of joint j's rows used.  0 where the term lies (nearly) in the span of the base columns;
+    0 everywhere when the data do not excite every base parameter (the fit without terms then names them)."""
+    b = R.shape[-1] - 1
+    Rg = stack_factors(R)
+    try:
+        check_rank(Rg, ("",) * b, RANK_TOL)
+    except IdentificationError:
+        return np.zeros(R.shape[0])
+    theta = solve_factor(Rg, b)[0]
+    rr = joint_residuals(R, theta) ** 2
+    G = np.swapaxes(R, -1, -2) @ R  # the Gram matrices of [W_j y_j]
+    total = G.sum(axis=0)
+    out = np.zeros(len(rr))
+    # a residual at the resolution of the factors (exact data) has nothing to remove
+    for j in np.flatnonzero(rr > RANK_TOL ** 2 * G[:, b, b]):
+        def gram(Gw, j=j):  # of [E_j W y], E_j in joint j's rows only
+            M = np.zeros((b + 3, b + 3))
+            M[:2, :2], M[:2, 2:], M[2:, :2], M[2:, 2:] = F[j], C[j], C[j].T, Gw
+            return M
+        M = gram(total)
+        d = np.sqrt(np.diag(M)[:-1])
+        d = np.where(d > 0, d, 1.0)
+        # the normal equations, scaled: a term within the span of the base columns is cut and removes nothing
+        A = M[:-1, :-1] / d / d[:, None]
+        S = A[:2, :2] - A[:2, 2:] @ np.linalg.lstsq(A[2:, 2:], A[2:, :2], rcond=RANK_TOL ** 2)[0]
+        if np.linalg.eigvalsh(S)[0] <= POSITION_SPAN ** 2:  # a term (nearly) in the span of the base columns
+            continue
+        x = np.linalg.lstsq(A, M[:-1, -1] / d, rcond=RANK_TOL ** 2)[0] / d
+        v = np.append(x, -1.0)
+        out[j] = 1.0 - max(float(v @ gram(G[j]) @ v), 0.0) / rr[j]
+    return np.clip(out, 0.0, 1.0)
 
 
 def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=None, rank_tol: float = RANK_TOL,
@@ -1391,23 +1417,30 @@ def _subset_fit(Rg: np.ndarray, cols, b: int, dof_rows: int):
 
 
 def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: float = 0.05,
-                         max_relative_std: float | None = None, parallel=None) -> EssentialParameters:
+                         max_relative_std: float | None = None, parallel=None,
+                         position_terms="result") -> EssentialParameters:
     """The essential parameters (Pham & Gautier 1991): a subset of the base parameters that explains the data.
 
-    Starting from every base parameter of ``result``, the parameter with the largest relative standard deviation
-    of the least-squares estimate is removed and the others re-estimated, as long as the relative error of the fit
-    ‖y − W_e K_e‖ / ‖y‖ stays within (1 + ``tolerance``) times that of the full set (default: 5 % growth) and,
-    when ``max_relative_std`` is given, until every remaining %σ is below it.  The estimate is OLS, with the rows
-    of each joint weighted by 1/σ_j for a ``"wls"`` result (Gautier's weights) and by ``result.weights``.
+    Starting from every base parameter of ``result`` (and its position terms), the parameter with the largest
+    relative standard deviation of the least-squares estimate is removed and the others re-estimated, as long as
+    the relative error of the fit ‖y − W_e K_e‖ / ‖y‖ stays within (1 + ``tolerance``) times that of the full set
+    (default: 5 % growth) and, when ``max_relative_std`` is given, until every remaining %σ is below it.  The
+    estimate is OLS, with the rows of each joint weighted by 1/σ_j for a ``"wls"`` result (Gautier's weights) and
+    by ``result.weights``; the rows of clipped torques are left out as :func:`identify` leaves them out.
 
     Parameters
     ----------
-    result : Identification — from :func:`identify` (its base parameters, transmission, weights).
+    result : Identification — from :func:`identify` (its base parameters, transmission, weights, position terms).
     q, qd, qdd, tau : array (N, n) — the data (usually those of the identification).
     tolerance : float — relative growth of the fit error allowed (> 0).
     max_relative_std : float or None — stop early once every remaining parameter has %σ below this (%).
     parallel : IdentificationData or None — as in :func:`identify`: the regressor of the full-rate states,
         filtered and decimated like τ (pass the data the result was identified with ``parallel=``).
+    position_terms : "result", tuple of int or None — the joints whose position-term columns sin q_j, cos q_j
+        (named ``sin_q<j>``, ``cos_q<j>``, 1-based) are candidates beside the base parameters, as in
+        :func:`identify`: default those ``result`` fitted (``result.position_joints``); None or () for none.
+        Left out, a torque the terms carry is put into the base parameters' columns (the rotor inertia's, on slow
+        excitation) and changes which of them look essential.
 
     Returns
     -------
@@ -1417,12 +1450,25 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
         raise InputError(f"result is {type(result).__name__}; give the Identification returned by rd.identify")
     if not (np.isfinite(tolerance) and tolerance > 0):
         raise InputError(f"tolerance = {tolerance!r}; give a relative growth > 0, e.g. 0.05")
+    if isinstance(position_terms, str) and position_terms == "result":
+        joints = tuple(result.position_joints)
+    elif isinstance(position_terms, str) and position_terms == "auto":
+        raise InputError("position_terms = 'auto' selects terms while fitting; give 'result' (those of the "
+                         "identification), a tuple of joints, or None")
+    else:
+        joints = check_position_terms(position_terms, result.model)
+    from robodyn.identification.data import saturated
+
     bp = result.base
     q, qd, qdd, tau = _samples(result.model, q, qd, qdd, tau)
     N, n = q.shape
-    b = bp.count
+    use = _rows_kept(qd, None, saturated(tau))
     Wp = None if parallel is None else _parallel_regressor(bp, parallel, q, qd, qdd, tau)
-    R = _reduce(bp, q, qd, qdd, tau, W=Wp)
+    if joints:
+        Wp = _with_position_columns(bp, q, qd, qdd, Wp, joints)
+    names = position_names(joints) + tuple(bp.names)
+    b = len(names)
+    R = _reduce(bp, q, qd, qdd, tau, use, W=Wp, free=b - bp.count)[0]
     w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
     if result.method == "wls":
         w = w / noise_floor(result.noise)
@@ -1430,8 +1476,9 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     ynorm = float(np.linalg.norm(Rg[:, b]))
     if ynorm == 0:
         raise IdentificationError("the torques are all zero; nothing to explain")
+    rows = N * n if use is None else int(use.sum())
     cols = list(range(b))
-    theta, std, rnorm = _subset_fit(Rg, cols, b, N * n)
+    theta, std, rnorm = _subset_fit(Rg, cols, b, rows)
     full = rnorm / ynorm
     removed, history = [], []
     while len(cols) > 1:
@@ -1441,13 +1488,13 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
             break
         k = int(np.argmax(rel))
         trial = cols[:k] + cols[k + 1:]
-        t2, s2, r2 = _subset_fit(Rg, trial, b, N * n)
+        t2, s2, r2 = _subset_fit(Rg, trial, b, rows)
         if r2 / ynorm > (1.0 + tolerance) * full + 1e-12:
             break
-        removed.append(bp.names[cols[k]])
-        history.append((bp.names[cols[k]], float(rel[k]), float(r2 / ynorm)))
+        removed.append(names[cols[k]])
+        history.append((names[cols[k]], float(rel[k]), float(r2 / ynorm)))
         cols, theta, std, rnorm = trial, t2, s2, r2
     return EssentialParameters(
-        names=tuple(bp.names[c] for c in cols), values=theta, std=std, removed=tuple(removed),
+        names=tuple(names[c] for c in cols), values=theta, std=std, removed=tuple(removed),
         relative_error=float(rnorm / ynorm), full_relative_error=float(full), history=tuple(history),
         tolerance=float(tolerance))
