@@ -58,3 +58,17 @@ def test_puma_line_demo_runs_on_rx90_with_coulomb_friction():
     # tests/test_simulation.py::test_short_horizon_simulation_tracks_reference
     q_err = np.array(data["table6"]["recursive"]["q"])
     assert q_err.shape == (6,) and np.all(np.isfinite(q_err)) and q_err.max() < 0.1
+
+
+def test_simulate_clips_at_the_robots_torque_limits_unless_told_not_to(tmp_path):
+    """The drives of a robot with limits (taumax in its model file) clip the controller's torque: a 1 N m limit
+    on a fast move of the planar arm is reached, and every |Γ| stays at or below it; --no-saturate lifts it."""
+    import robodyn as rd
+
+    model = rd.save(rd.load("planar2r").replace(taulim=[1.0, 1.0]), tmp_path / "weak.yaml")
+    args = ["simulate", str(model), "--to", "1,0.5", "--duration", "0.3", "--settle", "0.1", "--samples", "21",
+            "--json"]
+    clipped = json.loads(runner.invoke(app, args).stdout)
+    free = json.loads(runner.invoke(app, args + ["--no-saturate"]).stdout)
+    assert np.max(free["max_torque"]) > 1.0 and sum(free["saturated_samples"]) == 0
+    assert np.all(np.array(clipped["max_torque"]) <= 1.0) and sum(clipped["saturated_samples"]) > 0

@@ -33,6 +33,9 @@ def simulate_command(
     width: float = typer.Option(0.01, help="width v_s of the smooth Coulomb friction tanh(q̇/v_s) (rad/s | m/s); "
                                 "1e-6 to 1e3"),
     samples: int = typer.Option(201, help="output samples, 2 or more"),
+    saturate: bool = typer.Option(True, "--saturate/--no-saturate",
+                                  help="clip the controller's torque at the robot's limits taulim (N m | N), as its "
+                                       "drives do (default); --no-saturate applies it as commanded"),
     plot: Path = typer.Option(None, help="write q, q̇, Γ and the energy balance to this PNG file"),
     json_out: bool = JSON_OPTION,
     degrees: bool = typer.Option(False, "--degrees", help="Revolute joints of --from and --to in degrees."),
@@ -44,7 +47,8 @@ def simulate_command(
     """Closed-loop simulation: PD + gravity, computed torque or Slotine–Li tracking a quintic (De Luca).
 
     The controller uses the robot's model and compensates its friction with the smooth model; the simulated
-    robot has the chosen friction model. Prints the tracking errors and the energy balance.
+    robot has the chosen friction model, and its drives clip the torque at the robot's limits (taulim) unless
+    --no-saturate. Prints the tracking errors, the samples at a torque limit and the energy balance.
 
     With --compare LOG: no controller; the log's efforts (linearly interpolated in time) drive the model with
     the chosen friction model from the log's first position and velocity, and the simulated q is compared with
@@ -96,7 +100,8 @@ def simulate_command(
                     bar.update(completed=100 * float(tt) / t_end)
                 return ctl(tt, q, qd)
 
-            sim = simulate(model, tracked, q0, np.zeros(model.n), t, friction=sim_friction, reference=ref)
+            sim = simulate(model, tracked, q0, np.zeros(model.n), t, friction=sim_friction, reference=ref,
+                           saturate=saturate)
         if plot is not None:
             sim.plot(plot)
         qr = ref.sample(sim.t)[0]
@@ -105,18 +110,19 @@ def simulate_command(
         result = {
             "robot": model.name, "controller": controller, "friction": friction, "duration": duration,
             "settle": settle, "max_tracking_error": err.max(0), "final_error": np.abs(sim.q[-1] - qf),
-            "max_torque": np.abs(sim.tau).max(0), "energy_balance_error": float(np.abs(sim.energy_error).max()),
+            "max_torque": np.abs(sim.tau).max(0), "saturated_samples": sim.saturated.sum(0),
+            "energy_balance_error": float(np.abs(sim.energy_error).max()),
             "energy_scale": scale, "rhs_evaluations": sim.nfev, "seconds": sim.seconds,
             "plot": None if plot is None else str(plot),
         }
         if json_out:
             print_json(result)
             return
-        table = Table("joint", "max |q − q_d|", "final |q − q_f|", "max |Γ|",
+        table = Table("joint", "max |q − q_d|", "final |q − q_f|", "max |Γ|", "at limit",
                       title=f"{model.name}: {controller}, quintic in {duration} s + {settle} s, {friction} friction")
         for j in range(model.n):
             table.add_row(str(j + 1), f"{result['max_tracking_error'][j]:.3e}", f"{result['final_error'][j]:.3e}",
-                          f"{result['max_torque'][j]:.4g}")
+                          f"{result['max_torque'][j]:.4g}", f"{result['saturated_samples'][j]}/{samples}")
         console.print(table)
         console.print(f"energy balance |E − E0 − (W_Γ − W_f)| ≤ {result['energy_balance_error']:.2e} J "
                       f"(works up to {scale:.3g} J); {sim.nfev} evaluations in {sim.seconds:.2f} s")
@@ -192,7 +198,8 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
                         raise _Diverged(float(np.max(tt)), j, float(np.max(np.reshape(gap, (-1, model.n))[:, j])))
                 return np.stack([np.interp(tt, t, tau[:, j]) for j in range(model.n)], axis=-1)
 
-            return simulate(model, torque, log.q[0], qd0, times, friction=sim_friction)
+            # the measured efforts are what the drives applied: replayed as they are, never clipped at taulim
+            return simulate(model, torque, log.q[0], qd0, times, friction=sim_friction, saturate=False)
 
     diverged = None
     try:
