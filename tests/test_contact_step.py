@@ -417,3 +417,29 @@ def test_stalled_box_improves_on_the_sweeps(box):
     assert np.all(r.forces[:, 2] >= 0) and np.all(un >= -2 * r.residual)
     np.testing.assert_allclose(r.forces[:, 2] * un, 0.0, atol=2 * r.residual * np.abs(r.forces).max())
     assert np.all(np.linalg.norm(r.forces[:, :2], axis=-1) <= 1.5 * r.forces[:, 2] * (1 + 1e-12))
+
+
+def test_random_boxes_batch_equals_samples(box):
+    """A batch of tilted, lifted, spinning boxes (tilts from 1e-9 rad, where four corners land at once, to 0.3 rad,
+    on two): every sample's step equals the step of that sample alone (a converged sample is left as it is), to
+    the residual reported, and each obeys Signorini and Coulomb to its residual."""
+    rng = np.random.default_rng(3)
+    n = 12
+    tilt = np.where(rng.random(n) < 0.5, 10 ** rng.uniform(-9, np.log10(0.3), n), rng.uniform(-0.3, 0.3, n))
+    lift = np.where(rng.random(n) < 0.5, 0.0, rng.uniform(0, 2e-3, n))
+    v = np.concatenate([rng.uniform(-1, 1, (n, 6)) * (rng.random((n, 1)) < 0.7), np.zeros((n, 1))], -1)
+    configs = [_tilted_box(t, h) for t, h in zip(tilt, lift)]
+    q = np.array([c[1] for c in configs])
+    dt, mu = 1e-3, 1.0
+    batch = contact_step(box, q, v, np.zeros((n, 7)), dt, CORNERS, mu=mu)
+    assert batch.residual.shape == (n,)
+    pts = np.array([p for _, p in CORNERS])
+    for i, (R, _) in enumerate(configs):
+        one = contact_step(box, q[i], v[i], np.zeros(7), dt, CORNERS, mu=mu)
+        slack = 1e-12 + 4 * max(one.residual, batch.residual[i])
+        np.testing.assert_allclose(batch.v[i], one.v, rtol=0, atol=1e-12 + 1e3 * slack)
+        u = (R @ (one.v[:3] + np.cross(one.v[3:6], pts)).T).T
+        fn, un = one.forces[:, 2], u[:, 2] + one.gaps / dt
+        assert np.all(fn >= 0) and np.all(un >= -1e-12 - 2 * one.residual)
+        np.testing.assert_allclose(fn * un, 0.0, atol=(1e-12 + 2 * one.residual) * max(fn.max(), MASS * G))
+        assert np.all(np.linalg.norm(one.forces[:, :2], axis=-1) <= mu * fn * (1 + 1e-12) + 1e-12)
