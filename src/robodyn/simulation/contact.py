@@ -218,12 +218,12 @@ def _cone(lam, mu):
     return np.concatenate([t * shrink[..., None], n[..., None]], -1)
 
 
-def _alart_curnier(Wr, lam, u, bias, mu, tiny, margin=0.0):
+def _alart_curnier(Wr, lam, u, bias, mu, tiny):
     """Alart and Curnier's function F(λ, u) (..., k, 3) (m/s), zero exactly at a solution, and its generalized
     Jacobian [∂F/∂λ, ∂F/∂u] (..., 3k, 6k) (the chain rule through u = W λ + b is left to the caller):
 
-        F_n = w_n (λ_n − ξ_n),  ξ_n = max(0, λ_n − (u_n + φ/h)/w_n)                     the normal's natural map
-        F_t = w (λ_t − P(λ_t − u_t/w)),  P the projection on the disc of radius μ ξ_n    Coulomb's law
+        F_n = w_n (λ_n − ξ_n),  ξ_n = max(0, λ_n − (u_n + φ/h)/w_n)                    Signorini's natural map
+        F_t = w (λ_t − P(λ_t − u_t/w)),  P the projection on the disc of radius μ ξ_n   Coulomb's law
 
     with w_n the contact's diagonal entry of W and w the largest eigenvalue of its tangential block (the steps of
     the projected Gauss–Seidel sweeps); a row without freedom (w = 0) asks for a zero impulse."""
@@ -243,10 +243,11 @@ def _alart_curnier(Wr, lam, u, bias, mu, tiny, margin=0.0):
         dy = L[:2] - U[:2] / ws[..., None, None]
         ny, radius = np.linalg.norm(y, axis=-1), mu * xi
         stick = (ny <= radius)[..., None]
-        held = (w * (radius - ny) > margin)[..., None, None]     # the Jacobian's piece: stick or slide
+        held = (ny < radius)[..., None, None]       # the Jacobian's piece: sliding on the edge
         yhat = y / np.maximum(ny, tiny)[..., None]
         ratio = (radius / np.maximum(ny, tiny))[..., None, None]
-        slide = ratio * (dy - yhat[..., :, None] * (yhat[..., None, :] @ dy)) + mu * yhat[..., :, None] * dxi[..., None, :]
+        slide = (ratio * (dy - yhat[..., :, None] * (yhat[..., None, :] @ dy))
+                 + mu * yhat[..., :, None] * dxi[..., None, :])
         free = (w > 0)[..., None]
         F[..., c, :2] = np.where(free, w[..., None] * (lam[..., c, :2] - np.where(stick, y, radius[..., None] * yhat)),
                                  lam[..., c, :2])
@@ -261,6 +262,7 @@ def _velocities(W, lam, b):
 
 
 def _merit(W, Wr, lam, b, bias, mu, tiny):
+    """½‖F‖² (..., ) of Alart and Curnier's function at λ."""
     F, _ = _alart_curnier(Wr, lam, _velocities(W, lam, b), bias, mu, tiny)
     return 0.5 * (F * F).sum(axis=(-2, -1))
 
@@ -371,7 +373,7 @@ def _solve(W, b, bias, mu, tol, max_iter):
         leaping = todo & np.isfinite(leap)
         todo &= leaping | (least <= 0.5 * before)       # where no edge is left to reach, go on while it gains
         before = least
-        lam = np.where(leaping[..., None, None], lam + np.where(leaping, leap, 0.0)[..., None, None] * creep, lam)
+        lam = lam + np.where(leaping, leap, 0.0)[..., None, None] * creep
         u = _velocities(W, lam, b)
     lam, u = best, _velocities(W, best, b)
     residual = _residual(Wr, lam, u, bias, mu, tiny)
