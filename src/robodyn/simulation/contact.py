@@ -313,6 +313,22 @@ def _edge(Wr, lam, u, d, bias, mu, tiny):
     return t
 
 
+def _sweeps(Wr, lam, u, bias, mu, moving, limit, floor, tol, tiny):
+    """Projected Gauss–Seidel sweeps, at most ``limit``, on the samples ``moving`` until one no longer changes u
+    by more than max(floor, tol |u|): (λ, u), the last sweep's change of λ (its creep), the samples still moving
+    and the sweeps done; the other samples are left as they are."""
+    creep, done = np.zeros(lam.shape), 0
+    moving = moving.copy()
+    while moving.any() and done < limit:
+        new_lam, new_u = _sweep(Wr, lam, u, bias, mu, tiny)
+        done += 1
+        change = np.abs(new_u - u).max(axis=(-2, -1))
+        creep = np.where(moving[..., None, None], new_lam - lam, creep)
+        lam, u = (np.where(moving[..., None, None], x, y) for x, y in ((new_lam, lam), (new_u, u)))
+        moving &= change > np.maximum(floor, tol * np.abs(u).max(axis=(-2, -1)))
+    return lam, u, creep, moving, done
+
+
 def _solve(W, b, bias, mu, tol, max_iter):
     """Impulses λ (..., k, 3) in local axes solving the contact problem of the module notes, the iterations done
     (sweeps and Newton steps) and the residual (..., ) of :func:`_residual`; ``b`` = J v_free (..., k, 3),
@@ -349,16 +365,9 @@ def _solve(W, b, bias, mu, tol, max_iter):
     for _ in range(3 * k + 3):                      # rounds: each leap brings a contact to its edge
         if not todo.any() or done >= max_iter:
             break
-        moving, creep = todo.copy(), np.zeros(b.shape)
-        for _ in range(min(_SWEEPS, max_iter - done)):
-            new_lam, new_u = _sweep(Wr, lam, u, bias, mu, tiny)
-            done += 1
-            change = np.abs(new_u - u).max(axis=(-2, -1))
-            creep = np.where(moving[..., None, None], new_lam - lam, creep)
-            lam, u = (np.where(moving[..., None, None], x, y) for x, y in ((new_lam, lam), (new_u, u)))
-            moving &= change > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
-            if not moving.any():
-                break
+        lam, u, creep, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, todo, min(_SWEEPS, max_iter - done),
+                                                tol * speed, tol, tiny)
+        done += sweeps
         still |= todo & ~moving
         u, residual = keep(lam)
         newton = todo.copy()
@@ -378,12 +387,8 @@ def _solve(W, b, bias, mu, tol, max_iter):
     lam, u = best, _velocities(W, best, b)
     residual = _residual(Wr, lam, u, bias, mu, tiny)
     moving = ~still & (residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1))))
-    while moving.any() and done < max_iter:          # sweeps alone, as far as they go, where they never stalled
-        new_lam, new_u = _sweep(Wr, lam, u, bias, mu, tiny)
-        done += 1
-        change = np.abs(new_u - u).max(axis=(-2, -1))
-        lam, u = (np.where(moving[..., None, None], x, y) for x, y in ((new_lam, lam), (new_u, u)))
-        moving &= change > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+    lam, u, _, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, moving, max_iter - done, tol * speed, tol, tiny)
+    done += sweeps                                  # sweeps alone, as far as they go, where they never stalled
     still |= ~moving
     todo = np.ones(batch, bool)
     keep(lam)
