@@ -18,10 +18,27 @@ and at every contact c, with φ_c the signed distance of its point to the plane 
 dynamics method", 1999).  The friction cone is the second-order (circular) cone.  Without friction (μ = 0) this is
 Gauss's principle of least constraint: v⁺ minimises ½ (v⁺ − v_free)ᵀ M (v⁺ − v_free) subject to
 n ᵀ J v⁺ + φ/h ≥ 0; with friction it is the exact Coulomb problem (not Anitescu's convex relaxation, which lets
-sliding points lift off).  The problem is solved by projected Gauss–Seidel over the contacts: the normal impulse
-by a complementarity step, then the tangential one projected on the disc of radius μ λ_n with the step 1/w,
-w the largest eigenvalue of the contact's 2 × 2 tangential block of W, so that a sliding impulse opposes the
-sliding velocity.  Then q⁺ = q + h v⁺ (semi-implicit Euler); a floating base moves as MuJoCo's free joint:
+sliding points lift off).
+
+The problem is solved by projected Gauss–Seidel over the contacts (Jean and Moreau): the normal impulse by a
+complementarity step, then the tangential one projected on the disc of radius μ λ_n with the step 1/w, w the
+largest eigenvalue of the contact's 2 × 2 tangential block of W, so that a sliding impulse opposes the sliding
+velocity; the sweeps stop when one no longer changes u.  Where the conditions are not then met to ``tol``, the
+impulses are polished by a semismooth Newton method (Alart and Curnier, "A mixed formulation for frictional
+contact problems prone to Newton like solution methods", 1991; Acary and Brogliato, "Numerical methods for
+nonsmooth dynamical systems", 2008, ch. 13) on Alart and Curnier's function, in the same scaling,
+
+    F_n = w_n (λ_n − ξ_n),  ξ_n = max(0, λ_n − (u_n + φ/h)/w_n)
+    F_t = w (λ_t − P(λ_t − u_t/w)),  P the projection on the disc of radius μ ξ_n,
+
+zero exactly at a solution (w_n the contact's diagonal entry of W), with least-squares steps (W is singular on a
+redundant contact set: more contact rows than the robot has freedoms, where λ is not unique but u and v⁺ are) and a
+backtracking line search on ½‖F‖².  On such a redundant set, when closing the gaps needs a slip (a box a hair from
+flat landing on four corners), sticking everywhere has no solution: the sweeps creep along the null space of W
+(u unchanged) towards impulses where some contacts reach the edge of their cones, and where Newton's steps do not
+gain either, each round of sweeps ends by leaping along that creep to the first contact's edge.  The result is
+the best impulse found; its residual, the largest violation of the conditions as a contact velocity (m/s), is
+returned.  Then q⁺ = q + h v⁺ (semi-implicit Euler); a floating base moves as MuJoCo's free joint:
 p⁺ = p + h ^wR_0 v⁺_0 and ^wR_0⁺ = ^wR_0 exp(h [ω⁺_0]×).
 """
 
@@ -42,8 +59,12 @@ from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn.model.robot import Robot, check_robot
 
 
+_SWEEPS = 100   # the most sweeps of a round before the Newton steps
+
+
 class ContactSolverError(RobodynError, RuntimeError):
-    """The projected Gauss–Seidel iterations of :func:`contact_step` did not converge within ``max_iter``."""
+    """:func:`contact_step` did not solve the contact problem within ``max_iter`` Gauss–Seidel sweeps and Newton
+    steps, and its sweeps never stalled."""
 
 
 class ContactStep(NamedTuple):
@@ -56,7 +77,7 @@ class ContactStep(NamedTuple):
     forces : ndarray (..., k, 3)           mean contact force λ/h on the robot at each point over the step, world
                                            axes (N)
     gaps : ndarray (..., k)                signed distance φ of each point to the plane at the start of the step (m)
-    iterations : int                       Gauss–Seidel sweeps done
+    iterations : int                       Gauss–Seidel sweeps and Newton steps done
     residual : ndarray (...,)              largest violation of Signorini's and Coulomb's conditions by the returned
                                            impulses, as a contact velocity (m/s): zero at an exact solution
     """
@@ -174,38 +195,213 @@ def _residual(Wr, lam, u, bias, mu, tiny):
     return r
 
 
-def _gauss_seidel(W, b, bias, mu, tol, max_iter):
-    """Impulses λ (..., k, 3) in local axes solving the contact problem of the module notes by projected
-    Gauss–Seidel, the sweeps done and the residual (..., ) of :func:`_residual`; ``b`` = J v_free (..., k, 3),
+def _sweep(Wr, lam, u, bias, mu, tiny):
+    """One projected Gauss–Seidel sweep over the contacts (module notes): new (λ, u), the arguments unchanged."""
+    lam, u = lam.copy(), u.copy()
+    for c in range(lam.shape[-2]):
+        ln, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
+        u += Wr[..., :, :, c, 2] * (ln - lam[..., c, 2])[..., None, None]
+        lam[..., c, 2] = ln
+        lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * ln, w, tiny)
+        u += (Wr[..., :, :, c, :2] @ (lt - lam[..., c, :2])[..., None, :, None])[..., 0]
+        lam[..., c, :2] = lt
+    return lam, u
+
+
+def _cone(lam, mu):
+    """λ brought into the friction cones: λ_n ≥ 0, then λ_t scaled onto the disc of radius μ λ_n where outside it
+    (the normal impulse kept: a step along a sliding contact's edge stays on it)."""
+    n = np.maximum(lam[..., 2], 0.0)
+    t = lam[..., :2]
+    s = np.linalg.norm(t, axis=-1)
+    shrink = np.where(s > mu * n, mu * n / np.where(s > 0, s, 1.0), 1.0)
+    return np.concatenate([t * shrink[..., None], n[..., None]], -1)
+
+
+def _alart_curnier(Wr, lam, u, bias, mu, tiny):
+    """Alart and Curnier's function F(λ, u) (..., k, 3) (m/s), zero exactly at a solution, and its generalized
+    Jacobian [∂F/∂λ, ∂F/∂u] (..., 3k, 6k) (the chain rule through u = W λ + b is left to the caller):
+
+        F_n = w_n (λ_n − ξ_n),  ξ_n = max(0, λ_n − (u_n + φ/h)/w_n)                    Signorini's natural map
+        F_t = w (λ_t − P(λ_t − u_t/w)),  P the projection on the disc of radius μ ξ_n   Coulomb's law
+
+    with w_n the contact's diagonal entry of W and w the largest eigenvalue of its tangential block (the steps of
+    the projected Gauss–Seidel sweeps); a row without freedom (w = 0) asks for a zero impulse."""
+    batch, k = lam.shape[:-2], lam.shape[-2]
+    F = np.empty(lam.shape)
+    dF = np.zeros(batch + (k, 3, 6 * k))
+    eye = np.eye(6 * k).reshape(2, k, 3, 6 * k)     # the rows of ∂/∂λ and ∂/∂u
+    for c in range(k):
+        L, U = eye[0, c], eye[1, c]
+        _, w, wn, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
+        closed = (wn > 0) & (wn * lam[..., c, 2] > u[..., c, 2] + bias[..., c])
+        xi = np.where(closed, lam[..., c, 2] - (u[..., c, 2] + bias[..., c]) / np.maximum(wn, tiny), 0.0)
+        F[..., c, 2] = np.where(wn > 0, wn * (lam[..., c, 2] - xi), lam[..., c, 2])
+        dF[..., c, 2, :] = np.where(closed[..., None], U[2], np.where(wn > 0, wn, 1.0)[..., None] * L[2])
+        dxi = np.where(closed[..., None], L[2] - U[2] / np.maximum(wn, tiny)[..., None], 0.0)
+        y = lam[..., c, :2] - u[..., c, :2] / ws[..., None]
+        dy = L[:2] - U[:2] / ws[..., None, None]
+        ny, radius = np.linalg.norm(y, axis=-1), mu * xi
+        stick = (ny <= radius)[..., None]
+        held = (ny < radius)[..., None, None]       # the Jacobian's piece: sliding on the edge
+        yhat = y / np.maximum(ny, tiny)[..., None]
+        ratio = (radius / np.maximum(ny, tiny))[..., None, None]
+        slide = (ratio * (dy - yhat[..., :, None] * (yhat[..., None, :] @ dy))
+                 + mu * yhat[..., :, None] * dxi[..., None, :])
+        free = (w > 0)[..., None]
+        F[..., c, :2] = np.where(free, w[..., None] * (lam[..., c, :2] - np.where(stick, y, radius[..., None] * yhat)),
+                                 lam[..., c, :2])
+        dF[..., c, :2, :] = np.where(free[..., None], w[..., None, None] * (L[:2] - np.where(held, dy, slide)),
+                                     L[:2])
+    return F, dF.reshape(batch + (3 * k, 6 * k))
+
+
+def _velocities(W, lam, b):
+    """u = W λ + b (..., k, 3)."""
+    return (W @ lam.reshape(lam.shape[:-2] + (-1, 1))).reshape(lam.shape) + b
+
+
+def _merit(W, Wr, lam, b, bias, mu, tiny):
+    """½‖F‖² (..., ) of Alart and Curnier's function at λ."""
+    F, _ = _alart_curnier(Wr, lam, _velocities(W, lam, b), bias, mu, tiny)
+    return 0.5 * (F * F).sum(axis=(-2, -1))
+
+
+def _newton(W, Wr, lam, b, bias, mu, tiny):
+    """One semismooth Newton step on Alart and Curnier's function from λ, its iterate projected on the friction
+    cones, with a backtracking (Armijo) line search on the merit ½‖F‖²: the new λ and where the step was taken.
+    The step is the least-squares one, −J⁺F (J = ∂F/∂λ + ∂F/∂u W): on a redundant contact set J is singular
+    (λ is not unique, u is), and the step leaves λ's part in the null space alone."""
+    batch, n = lam.shape[:-2], 3 * lam.shape[-2]
+    F, dF = _alart_curnier(Wr, lam, _velocities(W, lam, b), bias, mu, tiny)
+    f = F.reshape(batch + (n,))
+    J = dF[..., :n] + dF[..., n:] @ W
+    U, s, Vt = np.linalg.svd(J)
+    inv = np.where(s > 1e-10 * s[..., :1], 1.0 / np.maximum(s, tiny), 0.0)
+    d = -(np.swapaxes(Vt, -1, -2) @ (inv * (np.swapaxes(U, -1, -2) @ f[..., None])[..., 0])[..., None])[..., 0]
+    merit, slope = 0.5 * (f * f).sum(-1), (f * (J @ d[..., None])[..., 0]).sum(-1)
+    d = d.reshape(lam.shape)
+    new, step, found = lam, np.ones(batch), np.zeros(batch, bool)
+    for _ in range(30):
+        trial = _cone(lam + step[..., None, None] * d, mu)
+        ok = ~found & (_merit(W, Wr, trial, b, bias, mu, tiny) <= merit + 1e-4 * step * np.minimum(slope, 0.0))
+        new = np.where(ok[..., None, None], trial, new)
+        found |= ok
+        if found.all():
+            break
+        step = np.where(found, step, 0.5 * step)
+    return new, found
+
+
+def _edge(Wr, lam, u, d, bias, mu, tiny):
+    """The first t > 0 at which a contact that sticks reaches the edge of its disc along λ + t d, u fixed (d in
+    the null space of W): ‖y(t)‖ = μ ξ(t), a quadratic in t (∞ where none does)."""
+    t = np.full(lam.shape[:-2], np.inf)
+    for c in range(lam.shape[-2]):
+        _, w, wn, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
+        closed = (wn > 0) & (wn * lam[..., c, 2] > u[..., c, 2] + bias[..., c])
+        x0 = np.where(closed, lam[..., c, 2] - (u[..., c, 2] + bias[..., c]) / np.maximum(wn, tiny), 0.0)
+        x1 = np.where(closed, d[..., c, 2], 0.0)
+        y0, y1 = lam[..., c, :2] - u[..., c, :2] / ws[..., None], d[..., c, :2]
+        a = (y1 * y1).sum(-1) - (mu * x1) ** 2
+        half = (y0 * y1).sum(-1) - mu * mu * x0 * x1
+        gap = (y0 * y0).sum(-1) - (mu * x0) ** 2
+        disc = half * half - a * gap
+        cross = (w > 0) & (gap < 0) & (disc >= 0) & ((a > 0) | (half > 0))
+        root = gap / np.minimum(-half - np.sqrt(np.maximum(disc, 0.0)), -tiny)
+        t = np.where(cross & (root < t), root, t)
+    return t
+
+
+def _sweeps(Wr, lam, u, bias, mu, moving, limit, floor, tol, tiny):
+    """Projected Gauss–Seidel sweeps, at most ``limit``, on the samples ``moving`` until one no longer changes u
+    by more than max(floor, tol |u|): (λ, u), the last sweep's change of λ (its creep), the samples still moving
+    and the sweeps done; the other samples are left as they are."""
+    creep, done = np.zeros(lam.shape), 0
+    moving = moving.copy()
+    while moving.any() and done < limit:
+        new_lam, new_u = _sweep(Wr, lam, u, bias, mu, tiny)
+        done += 1
+        change = np.abs(new_u - u).max(axis=(-2, -1))
+        creep = np.where(moving[..., None, None], new_lam - lam, creep)
+        lam, u = (np.where(moving[..., None, None], x, y) for x, y in ((new_lam, lam), (new_u, u)))
+        moving &= change > np.maximum(floor, tol * np.abs(u).max(axis=(-2, -1)))
+    return lam, u, creep, moving, done
+
+
+def _solve(W, b, bias, mu, tol, max_iter):
+    """Impulses λ (..., k, 3) in local axes solving the contact problem of the module notes, the iterations done
+    (sweeps and Newton steps) and the residual (..., ) of :func:`_residual`; ``b`` = J v_free (..., k, 3),
     ``bias`` = φ/h (..., k).
 
-    The contact velocities u = W λ + b are unique even where λ is not (more contact rows than the body has
-    freedoms: a box flat on four corners), so the sweeps stop when one no longer changes u, relative to the
-    velocities the step must undo.  On such redundant sets λ keeps creeping along the null space of W (which leaves
-    u and v⁺ unchanged), and a test on λ would never end."""
+    Rounds of projected Gauss–Seidel sweeps, until one no longer changes the contact velocities u = W λ + b
+    relative to the velocities the step must undo, then semismooth Newton steps while they at least halve the
+    residual, until the residual is below ``tol`` times those velocities.  On a redundant contact set (more
+    contact rows than the body has freedoms: a box flat on four corners) λ is not unique, u is; where closing the
+    gaps needs a slip, every contact sticking leaves the sweeps no exact solution, and they creep along the null
+    space of W (u unchanged) towards the one where some contacts reach the edge of their cones and slide.  Each
+    round ends by leaping along that creep to the first contact's edge.  A sample that has converged is left as it
+    is (a batch gives the per-sample results)."""
     batch, k = b.shape[:-2], b.shape[-2]
     Wr = W.reshape(batch + (k, 3, k, 3))
     lam, u = np.zeros(b.shape), b.copy()
     tiny = np.finfo(float).tiny
     if not k:
         return lam, 1, np.zeros(batch)
-    speed = np.maximum(np.abs(b).max(axis=(-2, -1)), np.abs(bias).max(-1))
-    for sweep in range(1, max_iter + 1):
-        start = u.copy()
-        for c in range(k):
-            ln, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
-            u += Wr[..., :, :, c, 2] * (ln - lam[..., c, 2])[..., None, None]
-            lam[..., c, 2] = ln
-            lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * ln, w, tiny)
-            u += (Wr[..., :, :, c, :2] @ (lt - lam[..., c, :2])[..., None, :, None])[..., 0]
-            lam[..., c, :2] = lt
-        change = np.abs(u - start).max(axis=(-2, -1))
-        scale = np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
-        if np.all(change <= tol * scale):
-            return lam, sweep, _residual(Wr, lam, u, bias, mu, tiny)
-    raise ContactSolverError(f"contact_step: the contact velocities did not converge in {max_iter} Gauss–Seidel "
-                             f"sweeps (relative change {float(np.max(change / np.maximum(scale, tiny))):.3g} > tol = "
-                             f"{tol:g}); raise max_iter, loosen tol or shorten dt")
+    speed = np.maximum(np.abs(b).max(axis=(-2, -1)), np.maximum(-bias, 0.0).max(-1))   # what the step must undo
+    best, least, before = lam, np.full(batch, np.inf), np.full(batch, np.inf)
+    todo, still, done = np.ones(batch, bool), np.zeros(batch, bool), 0
+
+    def keep(lam):
+        """The velocities and residual of λ; the best λ so far kept, and the samples solved marked done."""
+        nonlocal best, least, todo
+        u = _velocities(W, lam, b)
+        residual = _residual(Wr, lam, u, bias, mu, tiny)
+        better = todo & (residual < least)
+        best, least = np.where(better[..., None, None], lam, best), np.where(better, residual, least)
+        todo &= residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+        return u, residual
+
+    for _ in range(3 * k + 3):                      # rounds: each leap brings a contact to its edge
+        if not todo.any() or done >= max_iter:
+            break
+        lam, u, creep, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, todo, min(_SWEEPS, max_iter - done),
+                                                tol * speed, tol, tiny)
+        done += sweeps
+        still |= todo & ~moving
+        u, residual = keep(lam)
+        newton = todo.copy()
+        while newton.any() and done < max_iter:
+            step, found = _newton(W, Wr, lam, b, bias, mu, tiny)
+            done += 1
+            lam = np.where((newton & found)[..., None, None], step, lam)
+            last = residual
+            u, residual = keep(lam)
+            newton &= found & todo & (residual <= 0.5 * last)
+        leap = _edge(Wr, lam, u, creep, bias, mu, tiny)
+        leaping = todo & np.isfinite(leap)
+        todo &= leaping | (least <= 0.5 * before)       # where no edge is left to reach, go on while it gains
+        before = least
+        lam = lam + np.where(leaping, leap, 0.0)[..., None, None] * creep
+        u = _velocities(W, lam, b)
+    lam, u = best, _velocities(W, best, b)
+    residual = _residual(Wr, lam, u, bias, mu, tiny)
+    moving = ~still & (residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1))))
+    lam, u, _, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, moving, max_iter - done, tol * speed, tol, tiny)
+    done += sweeps                                  # sweeps alone, as far as they go, where they never stalled
+    still |= ~moving
+    todo = np.ones(batch, bool)
+    keep(lam)
+    u = _velocities(W, best, b)
+    residual = _residual(Wr, best, u, bias, mu, tiny)
+    scale = np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+    failed = (residual > tol * scale) & ~still
+    if failed.any():
+        worst = float(np.max(np.where(failed, residual / np.maximum(scale, tiny), 0.0)))
+        raise ContactSolverError(f"contact_step: the contact impulses did not converge in {max_iter} Gauss–Seidel "
+                                 f"sweeps and Newton steps (relative residual {worst:.3g} > tol = {tol:g}); raise "
+                                 "max_iter, loosen tol or shorten dt")
+    return best, done, residual
 
 
 def _integrate(robot: Robot, q, v, dt):
@@ -245,11 +441,12 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     height : float, the plane normalᵀ p = height (m)
     gravity : array_like (3,), optional, world frame (m/s²); default ``robot.gravity``
     friction : bool, the joint friction [9.26] in the bias of a fixed-base robot (default) or not
-    tol : float, the change of the contact velocities u over one Gauss–Seidel sweep at which the sweeps stop,
-        relative to the largest of |J v_free|, φ/h and |u|; the conditions' remaining violation is returned as
-        ``residual`` (on a redundant contact set whose closing motion needs a slip, projected Gauss–Seidel stalls
-        short of zero: 2e-8 m/s for a box 1e-5 rad from flat on four corners after a 1 ms step)
-    max_iter : int, the most sweeps
+    tol : float, the residual (the largest violation of Signorini's and Coulomb's conditions, m/s) sought,
+        relative to the largest of |J v_free|, −φ/h and |u|; also the change of u over one Gauss–Seidel sweep at
+        which the sweeps stop.  Where neither the sweeps nor the Newton steps reach it (a redundant contact set
+        whose closing motion needs a slip, all contacts then sliding: some boxes 1e-5..1e-3 rad from flat on four
+        corners), the best impulses are returned with their ``residual``
+    max_iter : int, the most Gauss–Seidel sweeps and Newton steps
 
     Returns
     -------
@@ -258,8 +455,9 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     Raises
     ------
     ContactSolverError
-        The iterations did not converge (``max_iter`` sweeps).  Projected Gauss–Seidel has no convergence guarantee
-        with friction; it is slowest from states deep inside the plane (a large φ/h to undo in one step).
+        The residual is above ``tol`` after ``max_iter`` sweeps and Newton steps, and the sweeps never stalled.
+        Neither method has a convergence guarantee with friction; the sweeps are slowest from states deep inside
+        the plane (a large φ/h to undo in one step).
     """
     check_robot(robot)
     if robot.base == "mobile":
@@ -300,7 +498,7 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     W = J @ X[..., 1:]
     gaps = p @ n_hat - height
     b = (J @ v_free[..., None])[..., 0].reshape(gaps.shape + (3,))
-    lam, sweeps, residual = _gauss_seidel(W, b, gaps / dt, float(mu), float(tol), int(max_iter))
+    lam, sweeps, residual = _solve(W, b, gaps / dt, float(mu), float(tol), int(max_iter))
     v_next = v_free + (X[..., 1:] @ lam.reshape(gaps.shape[:-1] + (-1, 1)))[..., 0]
     q_next = _integrate(robot, q, v_next, dt)
     what = "contact_step"
