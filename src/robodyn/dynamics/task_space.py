@@ -354,16 +354,27 @@ def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarr
     ndarray (..., 6, n)
         J̇ in R_0 (rows [v; ω]); J̇ q̇ equals ``rd.jacobian_dot_qd``.
     """
+    if isinstance(robot, Robot):  # one float64 state: robodyn.native's kernel, else None
+        out = native.kinematics_state(robot, "jacobian_derivative", q, qd, frame=state_frame(robot, frame),
+                                      point=point)
+        if out is not None:
+            return out
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    q = np.broadcast_to(a["q"], batch + (robot.n,))
     j = frame_index(robot, frame)
+    if point is not None:
+        point = check_array("point", point, (3,), batch, dtype)
+    if dtype == np.float64:  # a batch: the kernel threaded over the states (None: the NumPy path explains)
+        out = native.kinematics_batch(robot, "jacobian_derivative", batch, a["q"], a["qd"], frame=j, point=point)
+        if out is not None:
+            return out
+    q = np.broadcast_to(a["q"], batch + (robot.n,))
     R0, P0 = base_poses(robot, q, dtype)
     w_loc, v_loc = link_velocities(robot, q, a["qd"])
     w0 = (R0 @ w_loc[..., None])[..., 0]                        # ω_f in R_0
     v0 = (R0 @ v_loc[..., None])[..., 0]                        # velocity of O_f in R_0
     p, pd = P0[..., j, :], v0[..., j, :]
     if point is not None:
-        s = (R0[..., j, :, :] @ check_array("point", point, (3,), batch, dtype)[..., None])[..., 0]
+        s = (R0[..., j, :, :] @ point[..., None])[..., 0]
         p, pd = p + s, pd + np.cross(w0[..., j, :], s)
     Jd = np.zeros(batch + (6, robot.n), dtype)
     chain = set(ancestors(robot, j))
