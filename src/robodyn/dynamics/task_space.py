@@ -24,9 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn import native
-from robodyn.arrays import check_array, finite_result
+from robodyn.arrays import check_array, finite_result, singular_model_error
 from robodyn.model.arguments import frame_index, joint_arrays
+from robodyn.dynamics import executor
 from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
+from robodyn.dynamics.derivatives import inverse_dynamics_derivatives
 from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
@@ -331,6 +333,19 @@ def _joint_terms(robot: Robot, q: np.ndarray, qd: np.ndarray):
     return inertia_matrix(robot, q), H, gravity_torques(robot, q)
 
 
+def _inertia_rate_times(robot: Robot, q: np.ndarray, qd: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Ȧ X (..., n, k) for checked q, q̇ (..., n) and X (..., n, k).  On robodyn.native's kernels (float64) column by
+    column as Ȧ x = Σ_l ∂(A x)/∂q_l q̇_l = ∂Γ/∂q(q, 0, x; g = 0) q̇: the inverse-dynamics derivatives at zero velocity
+    and gravity, where Γ = A(q) x (+ the friction at rest, which does not depend on q); elsewhere Ȧ of
+    :func:`robodyn.dynamics.lagrange.inertia_matrix_derivative` times X."""
+    if not executor.takes_derivatives(q.dtype):
+        return inertia_matrix_derivative(robot, q, qd) @ X
+    x = np.swapaxes(X, -1, -2)                                   # (..., k, n): one state per column
+    dq = inverse_dynamics_derivatives(robot, np.broadcast_to(q[..., None, :], x.shape), np.zeros(x.shape), x,
+                                      gravity=np.zeros(3))[0]      # (..., k, n, n)
+    return np.swapaxes((dq @ qd[..., None, :, None])[..., 0], -1, -2)
+
+
 def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
     """J̇(q, q̇) of :func:`robodyn.jacobian`, the whole (6 × n) matrix (J̇ q̇ alone is ``rd.jacobian_dot_qd``).
 
@@ -516,7 +531,7 @@ def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     Jdot = jacobian_derivative(robot, q, qd, frame=frame, point=point)[..., r_rows, :]
     Jd = J[..., :, dep]
     sv = np.linalg.svd(Jd, compute_uv=False)
-    if np.any(sv[..., -1] < rcond * sv[..., 0]):
+    if not np.all(sv[..., -1] > rcond * sv[..., 0]):  # an all-zero J_d too (0 > 0 fails)
         raise SingularConfigurationError(
             f"robot '{robot.name}': the task Jacobian columns of joints {dep.tolist()} are singular at some "
             f"configuration, so the self-motion cannot be parameterized by joints {ind.tolist()}; pass "
@@ -528,19 +543,20 @@ def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     ZTd = np.zeros_like(ZT)
     ZTd[..., dep, :] = -np.linalg.solve(Jd, Jdot @ ZT)
     Z, Zd = np.swapaxes(ZT, -1, -2), np.swapaxes(ZTd, -1, -2)
-    A = inertia_matrix(robot, q)
-    Ad = inertia_matrix_derivative(robot, q, qd)
+    A, n_all, g = _joint_terms(robot, q, qd)
     ZA = Z @ A
     Lam_n = ZA @ ZT
     Lam_n = 0.5 * (Lam_n + np.swapaxes(Lam_n, -1, -2))
-    Zbar = np.linalg.solve(Lam_n, ZA)
+    try:
+        Zbar = np.linalg.solve(Lam_n, ZA)
+    except np.linalg.LinAlgError:
+        raise singular_model_error(robot.name, "the null-space inertia Λ_n = Z A Zᵀ is singular") from None
     v_n = (Zbar @ qd[..., None])[..., 0]
     # Ż̄ q̇ = Λ_n⁻¹ [(Ż A + Z Ȧ) q̇ − Λ̇_n v_n],  Λ̇_n = Ż A Zᵀ + Z Ȧ Zᵀ + Z A Żᵀ
-    ZAd = Zd @ A + Z @ Ad
-    Lam_n_dot = ZAd @ ZT + ZA @ ZTd
-    Zbd_qd = np.linalg.solve(Lam_n, ((ZAd @ qd[..., None]) - Lam_n_dot @ v_n[..., None]))[..., 0]
-    n_all = bias_torques(robot, q, qd)
-    g = gravity_torques(robot, q)
+    Ad_X = _inertia_rate_times(robot, q, qd, np.concatenate([qd[..., None], ZT], -1))  # Ȧ [q̇  Zᵀ]
+    ZAd_qd = (Zd @ A @ qd[..., None])[..., 0] + (Z @ Ad_X[..., :1])[..., 0]
+    Lam_n_dot = Zd @ A @ ZT + Z @ Ad_X[..., 1:] + ZA @ ZTd
+    Zbd_qd = np.linalg.solve(Lam_n, (ZAd_qd - (Lam_n_dot @ v_n[..., None])[..., 0])[..., None])[..., 0]
     p_n = (Z @ g[..., None])[..., 0]
     mu_n = (Z @ (n_all - g)[..., None])[..., 0] - (Lam_n @ Zbd_qd[..., None])[..., 0]
     return finite_result("null_space_dynamics", NullSpaceDynamics(
