@@ -2,8 +2,8 @@
 
 Run:  PYTHONPATH=src:. python benchmarks/bench_kinematics.py [robot ...] [--repeat 7] [--batch 1000]
 
-One state per call (a 1-D float64 state: robodyn.native's kinematics kernels and, for the task space, its
-inertia-matrix and Newton–Euler kernels with a NumPy assembly of Λ, μ, p, J̄ and N), then a batch of ``--batch``
+One state per call (a 1-D float64 state: robodyn.native's kinematics kernels; the task space in one C call; the
+null space on the kernels' terms with a NumPy assembly), then a batch of ``--batch``
 states in one robodyn call against a Python loop of Pinocchio over the same states.  Pinocchio runs the same robot
 (built by tests/support/pin_bridge.py) through its raw Python bindings:
 
@@ -11,8 +11,13 @@ states in one robodyn call against a Python loop of Pinocchio over the same stat
 - Jacobian: ``computeFrameJacobian`` (LOCAL_WORLD_ALIGNED)  vs  ``rd.jacobian`` of the end frame;
 - J̇ q̇: ``forwardKinematics(q, v, 0)`` + ``getFrameClassicalAcceleration``  vs  ``rd.jacobian_dot_qd``;
 - link accelerations: ``forwardKinematics(q, v, a)``  vs  ``rd.kinematics.link_accelerations`` (every frame);
+- J̇: ``computeJointJacobiansTimeVariation`` + ``updateFramePlacements`` + ``getFrameJacobianTimeVariation``
+  (LOCAL_WORLD_ALIGNED)  vs  ``rd.dynamics.jacobian_derivative``;
 - task space: ``computeAllTerms`` + ``getFrameJacobian`` + ``computeMinverse`` + Λ = (J M⁻¹ Jᵀ)⁻¹  vs
-  ``rd.dynamics.task_space_dynamics`` (Λ, μ, p, J̄, N).
+  ``rd.dynamics.task_space_dynamics`` (Λ, μ, p, J̄, N);
+- null-space dynamics: ``rd.dynamics.null_space_dynamics`` of the 6-row task (the position rows on a 6-joint
+  arm): Λ_n, μ_n, p_n, Z, Z̄, Ż̄ q̇ and the task's terms, against the NumPy path only (Pinocchio has no
+  counterpart: its columns read nan).
 
 Each time is the best over ``--repeat`` timing loops, in µs per call (per state for the batches); ratio =
 robodyn / Pinocchio (targets: single states ≤ 2, batches ≤ 1/3).  ``numpy µs`` is the same robodyn call with
@@ -77,6 +82,7 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
     Q, QD, QDD = (rng.uniform(-1, 1, (count, robot.n)) for _ in range(3))
     PQ, PV, PA = ([pr._in(x) for x in X] for X in (Q, QD, QDD))
     zero = np.zeros(model.nv)
+    ns_rows = None if robot.n > 6 else [0, 1, 2]  # a task with a null space
 
     # the numbers agree before they are timed
     np.testing.assert_allclose(rd.forward_kinematics(robot, q)[j - 1], pr.placement(q, j), atol=1e-12)
@@ -95,6 +101,13 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
         pin.forwardKinematics(model, data, pq)
         pin.updateFramePlacements(model, data)
 
+    def jd_pin(pq=pq, pv=pv):
+        pin.computeJointJacobiansTimeVariation(model, data, pq, pv)
+        pin.updateFramePlacements(model, data)
+        return pin.getFrameJacobianTimeVariation(model, data, fid, LWA)
+
+    np.testing.assert_allclose(rd.dynamics.jacobian_derivative(robot, q, qd, frame=j), jd_pin(), atol=1e-12)
+
     def jdq_pin(pq=pq, pv=pv):
         pin.forwardKinematics(model, data, pq, pv, zero)
         return pin.getFrameClassicalAcceleration(model, data, fid, LWA)
@@ -108,6 +121,8 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
          lambda: pin.forwardKinematics(model, data, pq, pv, pa)),
         ("task_space_dynamics", lambda: rd.dynamics.task_space_dynamics(robot, q, qd, frame=j, rows=[0, 1, 2]),
          lambda: pin_task_inertia(model, data, pq, pv, fid)),
+        ("jacobian_derivative", lambda: rd.dynamics.jacobian_derivative(robot, q, qd, frame=j), jd_pin),
+        ("null_space_dynamics", lambda: rd.dynamics.null_space_dynamics(robot, q, qd, frame=j, rows=ns_rows), None),
     ]
 
     def loop(fn, *arrays):
@@ -122,13 +137,17 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
          loop(lambda x, v, a: pin.forwardKinematics(model, data, x, v, a), PQ, PV, PA)),
         ("task_space_dynamics", lambda: rd.dynamics.task_space_dynamics(robot, Q, QD, frame=j, rows=[0, 1, 2]),
          loop(lambda x, v: pin_task_inertia(model, data, x, v, fid), PQ, PV)),
+        ("jacobian_derivative", lambda: rd.dynamics.jacobian_derivative(robot, Q, QD, frame=j), loop(jd_pin, PQ, PV)),
+        ("null_space_dynamics", lambda: rd.dynamics.null_space_dynamics(robot, Q, QD, frame=j, rows=ns_rows), None),
     ]
     rows = []
     for what, fn, pin_fn in single:
-        rd_us, pin_us = best_us(fn, repeat), best_us(pin_fn, repeat)
+        rd_us = best_us(fn, repeat)
+        pin_us = best_us(pin_fn, repeat) if pin_fn else float("nan")
         rows.append((name, what, "1", numpy_us(fn, repeat), rd_us, pin_us, rd_us / pin_us))
     for what, fn, pin_fn in batched:
-        rd_us, pin_us = best_us(fn, repeat) / count, best_us(pin_fn, max(1, repeat // 2)) / count
+        rd_us = best_us(fn, repeat) / count
+        pin_us = best_us(pin_fn, max(1, repeat // 2)) / count if pin_fn else float("nan")
         rows.append((name, what, str(count), numpy_us(fn, max(1, repeat // 2)) / count, rd_us, pin_us,
                      rd_us / pin_us))
     return rows
