@@ -28,7 +28,6 @@ from robodyn.arrays import check_array, finite_result, singular_model_error
 from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn.dynamics import executor
 from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
-from robodyn.dynamics.derivatives import inverse_dynamics_derivatives
 from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
@@ -341,8 +340,10 @@ def _inertia_rate_times(robot: Robot, q: np.ndarray, qd: np.ndarray, X: np.ndarr
     if not executor.takes_derivatives(q.dtype):
         return inertia_matrix_derivative(robot, q, qd) @ X
     x = np.swapaxes(X, -1, -2)                                   # (..., k, n): one state per column
-    dq = inverse_dynamics_derivatives(robot, np.broadcast_to(q[..., None, :], x.shape), np.zeros(x.shape), x,
-                                      gravity=np.zeros(3))[0]      # (..., k, n, n)
+    batch = x.shape[:-1]
+    a = {"q": np.broadcast_to(q[..., None, :], x.shape), "qd": np.zeros(x.shape), "qdd": x,
+         "gravity": np.broadcast_to(np.zeros(3), batch + (3,))}
+    dq = native.run_checked(robot, "inverse_dynamics_derivatives", batch, a, friction=False)[..., 0, :, :]
     return np.swapaxes((dq @ qd[..., None, :, None])[..., 0], -1, -2)
 
 
@@ -526,7 +527,7 @@ def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         raise InputError(f"the task has m = {m} rows and robot '{robot.name}' n = {n} joints: there is no null "
                          f"space; choose fewer rows with rows=[...]")
     ind = _independent(robot, independent, m)
-    dep = np.setdiff1d(np.arange(n), ind)
+    dep = np.array([k for k in range(n) if k not in set(ind.tolist())])
     J = task.J
     Jdot = jacobian_derivative(robot, q, qd, frame=frame, point=point)[..., r_rows, :]
     Jd = J[..., :, dep]
@@ -559,6 +560,9 @@ def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     Zbd_qd = np.linalg.solve(Lam_n, (ZAd_qd - (Lam_n_dot @ v_n[..., None])[..., 0])[..., None])[..., 0]
     p_n = (Z @ g[..., None])[..., 0]
     mu_n = (Z @ (n_all - g)[..., None])[..., 0] - (Lam_n @ Zbd_qd[..., None])[..., 0]
-    return finite_result("null_space_dynamics", NullSpaceDynamics(
+    result = NullSpaceDynamics(
         Lambda_n=Lam_n.astype(dtype, copy=False), mu_n=mu_n.astype(dtype, copy=False),
-        p_n=p_n.astype(dtype, copy=False), Z=Z, Zbar=Zbar, v_n=v_n, Zbar_dot_qd=Zbd_qd, task=task))
+        p_n=p_n.astype(dtype, copy=False), Z=Z, Zbar=Zbar, v_n=v_n, Zbar_dot_qd=Zbd_qd, task=task)
+    if math.isfinite(float(Lam_n.sum() + mu_n.sum() + p_n.sum() + Z.sum() + Zbar.sum() + v_n.sum() + Zbd_qd.sum())):
+        return result  # NaN and ±inf propagate into the sum: everything is finite (the task was checked on its own)
+    return finite_result("null_space_dynamics", result)
