@@ -176,7 +176,8 @@ class LinkAccelerations(NamedTuple):
     V_dot: np.ndarray
 
 
-#: workspace keys of the kernels' single-state entries bound to a robot (robodyn.native.bind_kinematics)
+#: workspace keys of the kernels' single-state entries bound to a robot (robodyn.native.bind_kinematics), looked
+#: up inline by each function: a helper's call would cost a tenth of a one-state call
 _POSES = native.kinematics_key("frame_poses")
 _VELOCITIES = native.kinematics_key("link_kinematics", 0)
 _ACCELERATIONS = native.kinematics_key("link_kinematics", 2)

@@ -16,7 +16,8 @@ They implement:
   :func:`inverse_dynamics_derivatives`), and the derivatives of the direct dynamics through a Cholesky
   factorisation of A(q) (:func:`forward_dynamics_derivatives`),
 - the kinematics of :mod:`robodyn.kinematics`: frame poses, the frame Jacobian, J̇q̇, link velocities and
-  accelerations (:func:`kinematics_state`, :func:`kinematics_batch`), and the task-space dynamics of one state
+  accelerations, and the whole J̇ of :func:`robodyn.dynamics.jacobian_derivative` (:func:`kinematics_state`,
+  :func:`bind_kinematics`, :func:`kinematics_batch`), and the task-space dynamics of one state
   (:func:`task_space_state`).
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every

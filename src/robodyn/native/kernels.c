@@ -28,7 +28,10 @@
  *   model(ints, doubles) -> capsule        the robot (see rd_py_model)
  *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code   many states, GIL released
  *   single(capsule, kind, a, b, c, g, out) -> code                               one state, low latency
- *   floating(capsule, kind, q, v, x, g, tol, out) -> code                        one free-flyer state */
+ *   floating(capsule, kind, q, v, x, g, tol, out) -> code                        one free-flyer state
+ *   kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code    kinematics, one state or many
+ *   kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> result or None   one state
+ *   task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
