@@ -19,7 +19,7 @@ states in one robodyn call against a Python loop of Pinocchio over the same stat
   arm): Λ_n, μ_n, p_n, Z, Z̄, Ż̄ q̇ and the task's terms, against the NumPy path only (Pinocchio has no
   counterpart: its columns read nan).
 
-Each time is the best over ``--repeat`` timing loops, in µs per call (per state for the batches); ratio =
+Each time is the best over ``--repeat`` timing loops (robodyn's and Pinocchio's alternated), in µs per call (per state for the batches); ratio =
 robodyn / Pinocchio (targets: single states ≤ 2, batches ≤ 1/3).  ``numpy µs`` is the same robodyn call with
 ROBODYN_NATIVE=0 (the NumPy recursions, as without a C compiler).  The results are compared before they are timed.
 """
@@ -46,6 +46,18 @@ def best_us(fn, repeat: int) -> float:
     number, _ = timer.autorange()
     number = max(1, number // 10)
     return min(timer.repeat(repeat, number)) / number * 1e6
+
+
+def paired_us(fn, other, repeat: int) -> tuple[float, float]:
+    """:func:`best_us` of ``fn`` and of ``other`` (nan where ``other`` is None), their timing loops alternated so
+    that both see the same load of a shared machine."""
+    timers = [timeit.Timer(f) for f in (fn, other) if f is not None]
+    numbers = [max(1, t.autorange()[0] // 10) for t in timers]
+    best = [float("inf")] * len(timers)
+    for _ in range(repeat):
+        for k, (t, number) in enumerate(zip(timers, numbers)):
+            best[k] = min(best[k], t.timeit(number) / number * 1e6)
+    return best[0], best[1] if other is not None else float("nan")
 
 
 def numpy_us(fn, repeat: int) -> float:
@@ -142,12 +154,10 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
     ]
     rows = []
     for what, fn, pin_fn in single:
-        rd_us = best_us(fn, repeat)
-        pin_us = best_us(pin_fn, repeat) if pin_fn else float("nan")
+        rd_us, pin_us = paired_us(fn, pin_fn, repeat)
         rows.append((name, what, "1", numpy_us(fn, repeat), rd_us, pin_us, rd_us / pin_us))
     for what, fn, pin_fn in batched:
-        rd_us = best_us(fn, repeat) / count
-        pin_us = best_us(pin_fn, max(1, repeat // 2)) / count if pin_fn else float("nan")
+        rd_us, pin_us = (t / count for t in paired_us(fn, pin_fn, max(1, repeat // 2)))
         rows.append((name, what, str(count), numpy_us(fn, max(1, repeat // 2)) / count, rd_us, pin_us,
                      rd_us / pin_us))
     return rows
