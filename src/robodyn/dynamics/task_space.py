@@ -334,8 +334,8 @@ def _joint_terms(robot: Robot, q: np.ndarray, qd: np.ndarray):
 
 def _inertia_rate_times(robot: Robot, q: np.ndarray, qd: np.ndarray, X: np.ndarray) -> np.ndarray:
     """Ȧ X (..., n, k) for checked q, q̇ (..., n) and X (..., n, k).  On robodyn.native's kernels (float64) column by
-    column as Ȧ x = Σ_l ∂(A x)/∂q_l q̇_l = ∂Γ/∂q(q, 0, x; g = 0) q̇: the inverse-dynamics derivatives at zero velocity
-    and gravity, where Γ = A(q) x (+ the friction at rest, which does not depend on q); elsewhere Ȧ of
+    column as Ȧ x = Σ_l ∂(A x)/∂q_l q̇_l = ∂Γ/∂q(q, 0, x; g = 0) q̇: the rigid-body inverse-dynamics derivatives
+    at zero velocity and gravity, where Γ = A(q) x; elsewhere Ȧ of
     :func:`robodyn.dynamics.lagrange.inertia_matrix_derivative` times X."""
     if not executor.takes_derivatives(q.dtype):
         return inertia_matrix_derivative(robot, q, qd) @ X

@@ -564,8 +564,8 @@ def bind_kinematics(robot: Robot, kind: str, part: int = 0, wrap=None):
     """The single-state entry of a kinematics kind bound to ``robot`` once and kept in its workspace entry (key
     :func:`kinematics_key`), so that a call costs the C entry alone: ``run(q[, qd, qdd, frame, point])`` -> the
     result (a new array; for "link_kinematics" the parts ``part``, ``part`` + 1 of (ω, V, ω̇, V̇) as the named tuple
-    class ``wrap``), or None where the kernels decline the state (see :func:`kinematics_state`); False where there
-    are no kernels here."""
+    class ``wrap``: one class per kind and part, the first bound is kept), or None where the kernels decline the
+    state (see :func:`kinematics_state`); False where there are no kernels here."""
     return WORKSPACE.value(robot, kinematics_key(kind, part), lambda: _kinematics_entry(robot, kind, part, wrap))
 
 
