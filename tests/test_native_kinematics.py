@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import robodyn as rd
 from robodyn import kinematics as kin
@@ -205,12 +205,13 @@ def null_terms(res):
     return [res.Lambda_n, res.mu_n, res.p_n, res.Z, res.Zbar, res.v_n, res.Zbar_dot_qd]
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much])
 @given(seed=st.integers(0, 10_000), tree=st.booleans())
 def test_null_space_dynamics_equals_numpy_and_batch(seed, tree):
     """Null-space dynamics on the kernels' terms (J̇, A, H, Q and Ȧ x from the inverse-dynamics derivatives) equals
-    the NumPy path (Ȧ from the analytic partials of A) to the rounding both carry, 1e-13 times the condition
-    numbers of J_d and Λ_n; a batch equals its states one by one to the same bound."""
+    the NumPy path (Ȧ from the analytic partials of A) to the rounding both carry, 1e-13 (‖J‖ + ‖J̇‖) / σ_min(J_d)
+    cond(Λ_n); a batch equals its states one by one to the same bound.  Random trees often give a structurally zero
+    task row or J_d (filtered out), hence fixed examples."""
     robot = random_robot(seed, tree=tree, fixed=True)
     assume(robot.n >= 2)
     rng = np.random.default_rng(seed)
@@ -230,7 +231,11 @@ def test_null_space_dynamics_equals_numpy_and_batch(seed, tree):
     except rd.RobodynError:
         return  # a singular task or model: its message is the NumPy path's, tested in test_null_space.py
     fast = call(q, qd)
-    bound = max(1e-12, 1e-13 * np.max(np.linalg.cond(J[..., :m]) * np.linalg.cond(slow.Lambda_n)))
+    # the rounding of J and J̇ (ε ‖J‖, ε ‖J̇‖) goes through J_d⁻¹ into Z, Ż and through Λ_n⁻¹ into Z̄, Ż̄ q̇
+    Jdot = ts.jacobian_derivative(robot, q, qd, frame=robot.nf)[..., rows, :]
+    size = np.linalg.norm(J, 2, axis=(-2, -1)) + np.linalg.norm(Jdot, 2, axis=(-2, -1))
+    kappa = size / np.linalg.svd(J[..., :m], compute_uv=False).min(-1) * np.linalg.cond(slow.Lambda_n)
+    bound = max(1e-12, 1e-13 * np.max(kappa))
     for a, b in zip(null_terms(fast), null_terms(slow)):
         assert a.shape == b.shape and a.dtype == b.dtype == np.float64
         assert rel(a, b) < bound
