@@ -467,14 +467,16 @@ def _independent(robot: Robot, independent, m: int) -> np.ndarray:
 
 
 def _suggest_independent(J: np.ndarray) -> list[int]:
-    """n − m joints whose complement gives the best-conditioned J_d over the batch (greedy column choice)."""
+    """n − m joints whose complement gives the best-conditioned J_d over the batch (greedy column choice: the largest
+    σ_min of the chosen columns relative to ‖J‖, the measure of :func:`null_space_dynamics`'s test)."""
     m, n = J.shape[-2:]
+    size = np.maximum(np.linalg.svd(J, compute_uv=False)[..., 0], np.finfo(float).tiny)
     dep: list[int] = []
     for _ in range(m):
         best, best_k = -1.0, 0
         for k in sorted(set(range(n)) - set(dep)):
             sv = np.linalg.svd(J[..., :, dep + [k]], compute_uv=False)
-            worst = float(np.min(sv[..., -1] / np.maximum(sv[..., 0], np.finfo(float).tiny)))
+            worst = float(np.min(sv[..., -1] / size))
             if worst > best:
                 best, best_k = worst, k
         dep.append(best_k)
@@ -510,7 +512,8 @@ def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         The n − m joints (0-based) whose velocities are the self-motion parameters; default the last n − m.
         The other m columns of J must be invertible.
     rcond : float
-        Singularity threshold for the task (as in :func:`task_space_dynamics`) and for J_d.
+        Singularity threshold for the task (as in :func:`task_space_dynamics`) and for J_d: σ_min(J_d) ≤ rcond ‖J‖₂
+        raises :class:`SingularConfigurationError`.
 
     Returns
     -------
@@ -532,7 +535,8 @@ def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     Jdot = jacobian_derivative(robot, q, qd, frame=frame, point=point)[..., r_rows, :]
     Jd = J[..., :, dep]
     sv = np.linalg.svd(Jd, compute_uv=False)
-    if not np.all(sv[..., -1] > rcond * sv[..., 0]):  # an all-zero J_d too (0 > 0 fails)
+    # σ_min(J_d) against the whole J: a J_d of rounding noise (cos(π/2) = 6e-17) is singular, not well conditioned
+    if not np.all(sv[..., -1] > rcond * np.linalg.svd(J, compute_uv=False)[..., 0]):
         raise SingularConfigurationError(
             f"robot '{robot.name}': the task Jacobian columns of joints {dep.tolist()} are singular at some "
             f"configuration, so the self-motion cannot be parameterized by joints {ind.tolist()}; pass "
