@@ -2,8 +2,8 @@
 
 Run:  PYTHONPATH=src:. python benchmarks/bench_kinematics.py [robot ...] [--repeat 7] [--batch 1000]
 
-One state per call (a 1-D float64 state: robodyn.native's kinematics kernels and, for the task space, its
-inertia-matrix and Newton–Euler kernels with a NumPy assembly of Λ, μ, p, J̄ and N), then a batch of ``--batch``
+One state per call (a 1-D float64 state: robodyn.native's kinematics kernels; the task space in one C call; the
+null space on the kernels' terms with a NumPy assembly), then a batch of ``--batch``
 states in one robodyn call against a Python loop of Pinocchio over the same states.  Pinocchio runs the same robot
 (built by tests/support/pin_bridge.py) through its raw Python bindings:
 
@@ -11,10 +11,15 @@ states in one robodyn call against a Python loop of Pinocchio over the same stat
 - Jacobian: ``computeFrameJacobian`` (LOCAL_WORLD_ALIGNED)  vs  ``rd.jacobian`` of the end frame;
 - J̇ q̇: ``forwardKinematics(q, v, 0)`` + ``getFrameClassicalAcceleration``  vs  ``rd.jacobian_dot_qd``;
 - link accelerations: ``forwardKinematics(q, v, a)``  vs  ``rd.kinematics.link_accelerations`` (every frame);
+- J̇: ``computeJointJacobiansTimeVariation`` + ``updateFramePlacements`` + ``getFrameJacobianTimeVariation``
+  (LOCAL_WORLD_ALIGNED)  vs  ``rd.dynamics.jacobian_derivative``;
 - task space: ``computeAllTerms`` + ``getFrameJacobian`` + ``computeMinverse`` + Λ = (J M⁻¹ Jᵀ)⁻¹  vs
-  ``rd.dynamics.task_space_dynamics`` (Λ, μ, p, J̄, N).
+  ``rd.dynamics.task_space_dynamics`` (Λ, μ, p, J̄, N);
+- null-space dynamics: ``rd.dynamics.null_space_dynamics`` of the 6-row task (the position rows on a 6-joint
+  arm): Λ_n, μ_n, p_n, Z, Z̄, Ż̄ q̇ and the task's terms, against the NumPy path only (Pinocchio has no
+  counterpart: its columns read nan).
 
-Each time is the best over ``--repeat`` timing loops, in µs per call (per state for the batches); ratio =
+Each time is the best over ``--repeat`` timing loops (robodyn's and Pinocchio's alternated), in µs per call (per state for the batches); ratio =
 robodyn / Pinocchio (targets: single states ≤ 2, batches ≤ 1/3).  ``numpy µs`` is the same robodyn call with
 ROBODYN_NATIVE=0 (the NumPy recursions, as without a C compiler).  The results are compared before they are timed.
 """
@@ -41,6 +46,18 @@ def best_us(fn, repeat: int) -> float:
     number, _ = timer.autorange()
     number = max(1, number // 10)
     return min(timer.repeat(repeat, number)) / number * 1e6
+
+
+def paired_us(fn, other, repeat: int) -> tuple[float, float]:
+    """:func:`best_us` of ``fn`` and of ``other`` (nan where ``other`` is None), their timing loops alternated so
+    that both see the same load of a shared machine."""
+    timers = [timeit.Timer(f) for f in (fn, other) if f is not None]
+    numbers = [max(1, t.autorange()[0] // 10) for t in timers]
+    best = [float("inf")] * len(timers)
+    for _ in range(repeat):
+        for k, (t, number) in enumerate(zip(timers, numbers)):
+            best[k] = min(best[k], t.timeit(number) / number * 1e6)
+    return best[0], best[1] if other is not None else float("nan")
 
 
 def numpy_us(fn, repeat: int) -> float:
@@ -77,6 +94,7 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
     Q, QD, QDD = (rng.uniform(-1, 1, (count, robot.n)) for _ in range(3))
     PQ, PV, PA = ([pr._in(x) for x in X] for X in (Q, QD, QDD))
     zero = np.zeros(model.nv)
+    ns_rows = None if robot.n > 6 else [0, 1, 2]  # a task with a null space
 
     # the numbers agree before they are timed
     np.testing.assert_allclose(rd.forward_kinematics(robot, q)[j - 1], pr.placement(q, j), atol=1e-12)
@@ -95,6 +113,13 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
         pin.forwardKinematics(model, data, pq)
         pin.updateFramePlacements(model, data)
 
+    def jd_pin(pq=pq, pv=pv):
+        pin.computeJointJacobiansTimeVariation(model, data, pq, pv)
+        pin.updateFramePlacements(model, data)
+        return pin.getFrameJacobianTimeVariation(model, data, fid, LWA)
+
+    np.testing.assert_allclose(rd.dynamics.jacobian_derivative(robot, q, qd, frame=j), jd_pin(), atol=1e-12)
+
     def jdq_pin(pq=pq, pv=pv):
         pin.forwardKinematics(model, data, pq, pv, zero)
         return pin.getFrameClassicalAcceleration(model, data, fid, LWA)
@@ -108,6 +133,8 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
          lambda: pin.forwardKinematics(model, data, pq, pv, pa)),
         ("task_space_dynamics", lambda: rd.dynamics.task_space_dynamics(robot, q, qd, frame=j, rows=[0, 1, 2]),
          lambda: pin_task_inertia(model, data, pq, pv, fid)),
+        ("jacobian_derivative", lambda: rd.dynamics.jacobian_derivative(robot, q, qd, frame=j), jd_pin),
+        ("null_space_dynamics", lambda: rd.dynamics.null_space_dynamics(robot, q, qd, frame=j, rows=ns_rows), None),
     ]
 
     def loop(fn, *arrays):
@@ -122,13 +149,15 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
          loop(lambda x, v, a: pin.forwardKinematics(model, data, x, v, a), PQ, PV, PA)),
         ("task_space_dynamics", lambda: rd.dynamics.task_space_dynamics(robot, Q, QD, frame=j, rows=[0, 1, 2]),
          loop(lambda x, v: pin_task_inertia(model, data, x, v, fid), PQ, PV)),
+        ("jacobian_derivative", lambda: rd.dynamics.jacobian_derivative(robot, Q, QD, frame=j), loop(jd_pin, PQ, PV)),
+        ("null_space_dynamics", lambda: rd.dynamics.null_space_dynamics(robot, Q, QD, frame=j, rows=ns_rows), None),
     ]
     rows = []
     for what, fn, pin_fn in single:
-        rd_us, pin_us = best_us(fn, repeat), best_us(pin_fn, repeat)
+        rd_us, pin_us = paired_us(fn, pin_fn, repeat)
         rows.append((name, what, "1", numpy_us(fn, repeat), rd_us, pin_us, rd_us / pin_us))
     for what, fn, pin_fn in batched:
-        rd_us, pin_us = best_us(fn, repeat) / count, best_us(pin_fn, max(1, repeat // 2)) / count
+        rd_us, pin_us = (t / count for t in paired_us(fn, pin_fn, max(1, repeat // 2)))
         rows.append((name, what, str(count), numpy_us(fn, max(1, repeat // 2)) / count, rd_us, pin_us,
                      rd_us / pin_us))
     return rows

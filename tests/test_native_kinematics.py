@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import robodyn as rd
 from robodyn import kinematics as kin
@@ -41,6 +41,8 @@ def kinematics_calls(robot, q, qd, qdd, frame, point):
         "jacobian_point": lambda: kin.jacobian(robot, q, frame=frame, point=point),
         "jdq": lambda: kin.jacobian_dot_qd(robot, q, qd, frame=frame),
         "jdq_point": lambda: kin.jacobian_dot_qd(robot, q, qd, frame=frame, point=point),
+        "jdot": lambda: ts.jacobian_derivative(robot, q, qd, frame=frame),
+        "jdot_point": lambda: ts.jacobian_derivative(robot, q, qd, frame=frame, point=point),
         "velocities": lambda: np.stack(kin.link_velocities(robot, q, qd)),
         "accelerations": lambda: np.stack(kin.link_accelerations(robot, q, qd, qdd)),
         "base_poses": lambda: base_poses(robot, q),
@@ -116,6 +118,15 @@ def test_other_inputs_take_the_numpy_path(monkeypatch):
         kin.jacobian(robot, q, frame=robot.nf + 1)
     with pytest.raises(rd.RobodynError, match="point"):
         kin.jacobian_dot_qd(robot, q, q, point=np.ones(4))
+    with pytest.raises(rd.RobodynError, match="qdd"):
+        kin.link_accelerations(robot, q, q, np.full(robot.n, np.inf))
+    with pytest.raises(rd.RobodynError, match="qd"):
+        ts.jacobian_derivative(robot, q, q[:-1])
+    with pytest.raises(rd.RobodynError, match="frame"):
+        ts.jacobian_derivative(robot, q, q, frame=0)
+    for res, kind in ((kin.link_accelerations(robot, q, q, q), kin.LinkAccelerations),
+                      (kin.link_velocities(robot, q, q), kin.LinkVelocities)):
+        assert type(res) is kind and all(x.shape == (robot.nf, 3) and x.flags.owndata for x in res)
     monkeypatch.setenv("ROBODYN_NATIVE", "0")
     assert native.kinematics_state(robot, "frame_poses", q) is None
     assert native.kinematics_batch(robot, "frame_poses", (1,), q[None]) is None
@@ -188,3 +199,46 @@ def test_task_space_singular_state_still_explained():
         ts.task_space_dynamics(robot, np.zeros(robot.n), np.zeros(robot.n), rows=[0, 0])
     with pytest.raises(rd.RobodynError, match="damping"):
         ts.task_space_dynamics(robot, np.zeros(robot.n), np.zeros(robot.n), damping=-1.0)
+
+
+def null_terms(res):
+    return [res.Lambda_n, res.mu_n, res.p_n, res.Z, res.Zbar, res.v_n, res.Zbar_dot_qd]
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much])
+@given(seed=st.integers(0, 10_000), tree=st.booleans())
+def test_null_space_dynamics_equals_numpy_and_batch(seed, tree):
+    """Null-space dynamics on the kernels' terms (J̇, A, H, Q and Ȧ x from the inverse-dynamics derivatives) equals
+    the NumPy path (Ȧ from the analytic partials of A) to the rounding both carry, 1e-13 (‖J‖ + ‖J̇‖) / σ_min(J_d)
+    cond(Λ_n); a batch equals its states one by one to the same bound.  Random trees often give a structurally zero
+    task row or J_d (filtered out), hence fixed examples."""
+    robot = random_robot(seed, tree=tree, fixed=True)
+    assume(robot.n >= 2)
+    rng = np.random.default_rng(seed)
+    q, qd = rng.uniform(-1.5, 1.5, (2, 3, robot.n))
+    m = int(rng.integers(1, min(robot.n - 1, 6) + 1))
+    rows = [int(r) for r in rng.permutation(6)[:m]]
+    J = kin.jacobian(robot, q, frame=robot.nf)[..., rows, :]
+    # structurally zero or dependent rows and columns are rounding noise on one path: no task there
+    assume(np.linalg.svd(J, compute_uv=False).min() > 1e-6 * max(1.0, np.abs(J).max()))
+    assume(np.linalg.svd(J[..., :m], compute_uv=False).min() > 1e-6 * max(1.0, np.abs(J).max()))
+
+    def call(q, qd):
+        return ts.null_space_dynamics(robot, q, qd, frame=robot.nf, rows=rows, rcond=1e-6)
+
+    try:
+        slow = numpy_path(lambda: call(q, qd))
+    except rd.RobodynError:
+        return  # a singular task or model: its message is the NumPy path's, tested in test_null_space.py
+    fast = call(q, qd)
+    # the rounding of J and J̇ (ε ‖J‖, ε ‖J̇‖) goes through J_d⁻¹ into Z, Ż and through Λ_n⁻¹ into Z̄, Ż̄ q̇
+    Jdot = ts.jacobian_derivative(robot, q, qd, frame=robot.nf)[..., rows, :]
+    size = np.linalg.norm(J, 2, axis=(-2, -1)) + np.linalg.norm(Jdot, 2, axis=(-2, -1))
+    kappa = size / np.linalg.svd(J[..., :m], compute_uv=False).min(-1) * np.linalg.cond(slow.Lambda_n)
+    bound = max(1e-12, 1e-13 * np.max(kappa))
+    for a, b in zip(null_terms(fast), null_terms(slow)):
+        assert a.shape == b.shape and a.dtype == b.dtype == np.float64
+        assert rel(a, b) < bound
+    for s in range(3):
+        for a, b in zip(null_terms(call(q[s], qd[s])), null_terms(fast)):
+            assert rel(a, b[s]) < bound

@@ -132,3 +132,10 @@ def test_errors():
         null_space_dynamics(robot, q, q, independent=[0, 1])       # r = 1 for the 6-row task
     with pytest.raises(InputError, match="no null space"):
         null_space_dynamics(rd.load("puma560"), np.zeros(6) + 0.4, np.zeros(6))
+    # the prismatic joint 1 of this arm does not move v_z: its column of J_d is 0, or cos(π/2) = 6e-17 in NumPy
+    arm = random_robot(21, tree=False, fixed=True)
+    for native in ("1", "0"):
+        with pytest.MonkeyPatch.context() as m:
+            m.setenv("ROBODYN_NATIVE", native)
+            with pytest.raises(SingularConfigurationError, match=r"independent=\[0\]"):
+                null_space_dynamics(arm, [0.3, -0.4], [0.1, 0.2], frame=arm.nf, rows=[2], independent=[1])

@@ -89,9 +89,13 @@ def forward_kinematics(robot: Robot, q) -> np.ndarray:
     -------
     ndarray (..., nf, 4, 4)
     """
-    out = native.kinematics_state(robot, "frame_poses", q)
-    if out is not None:
-        return out
+    if isinstance(robot, Robot):  # one float64 state: the kernels' entry bound to the robot, else None
+        run = WORKSPACE.get(robot, _POSES)
+        if run is None:
+            run = native.bind_kinematics(robot, "frame_poses")
+        out = run(q) if run else None
+        if out is not None:
+            return out
     dtype, batch, a = joint_arrays(robot, q=q)
     out = _compiled(robot, "frame_poses", dtype, batch, a["q"])
     if out is not None:
@@ -172,6 +176,15 @@ class LinkAccelerations(NamedTuple):
     V_dot: np.ndarray
 
 
+#: workspace keys of the kernels' single-state entries bound to a robot (robodyn.native.bind_kinematics), looked
+#: up inline by each function: a helper's call would cost a tenth of a one-state call
+_POSES = native.kinematics_key("frame_poses")
+_VELOCITIES = native.kinematics_key("link_kinematics", 0)
+_ACCELERATIONS = native.kinematics_key("link_kinematics", 2)
+_JACOBIAN = native.kinematics_key("frame_jacobian")
+_JDQ = native.kinematics_key("jacobian_dot_qd")
+
+
 def link_velocities(robot: Robot, q, qd) -> LinkVelocities:
     """Angular and linear velocities ^jω_j, ^jV_j of every frame, in R_j ([9.17]–[9.18], [9.84]–[9.85]).
 
@@ -188,11 +201,15 @@ def link_velocities(robot: Robot, q, qd) -> LinkVelocities:
     LinkVelocities (omega, V) : ndarray (..., nf, 3) each — angular velocity of link j (rad/s) and velocity of
         the origin O_j (m/s); unpacks as a pair.
     """
-    out = native.kinematics_state(robot, "link_kinematics", q, qd, np.zeros(robot.n)) \
-        if isinstance(robot, Robot) else None
-    if out is None:
-        dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-        out = _compiled(robot, "link_kinematics", dtype, batch, a["q"], a["qd"], np.zeros(robot.n))
+    if isinstance(robot, Robot):  # one float64 state: the kernels' entry bound to the robot, else None
+        run = WORKSPACE.get(robot, _VELOCITIES)
+        if run is None:
+            run = native.bind_kinematics(robot, "link_kinematics", 0, LinkVelocities)
+        out = run(q, qd) if run else None
+        if out is not None:
+            return out
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
+    out = _compiled(robot, "link_kinematics", dtype, batch, a["q"], a["qd"], np.zeros(robot.n))
     if out is not None:
         return LinkVelocities(*_parts(out, 0))
     cols = flat_columns(a["q"], a["qd"])
@@ -552,10 +569,15 @@ def link_accelerations(robot: Robot, q, qd, qdd) -> LinkAccelerations:
     -------
     LinkAccelerations (omega_dot, V_dot) : ndarray (..., nf, 3) each (rad/s², m/s²); unpacks as a pair.
     """
-    out = native.kinematics_state(robot, "link_kinematics", q, qd, qdd)
-    if out is None:
-        dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
-        out = _compiled(robot, "link_kinematics", dtype, batch, a["q"], a["qd"], a["qdd"])
+    if isinstance(robot, Robot):  # one float64 state: the kernels' entry bound to the robot, else None
+        run = WORKSPACE.get(robot, _ACCELERATIONS)
+        if run is None:
+            run = native.bind_kinematics(robot, "link_kinematics", 2, LinkAccelerations)
+        out = run(q, qd, qdd) if run else None
+        if out is not None:
+            return out
+    dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
+    out = _compiled(robot, "link_kinematics", dtype, batch, a["q"], a["qd"], a["qdd"])
     if out is not None:
         return LinkAccelerations(*_parts(out, 2))
     _, _, wd, Vd = forward_recursion(robot, a["q"], a["qd"], a["qdd"], np.zeros(3, dtype))
@@ -579,8 +601,11 @@ def jacobian(robot: Robot, q, frame=None, point=None) -> np.ndarray:
     -------
     ndarray (..., 6, n)
     """
-    if isinstance(robot, Robot):
-        out = native.kinematics_state(robot, "frame_jacobian", q, frame=state_frame(robot, frame), point=point)
+    if isinstance(robot, Robot):  # one float64 state: the kernels' entry bound to the robot, else None
+        run = WORKSPACE.get(robot, _JACOBIAN)
+        if run is None:
+            run = native.bind_kinematics(robot, "frame_jacobian")
+        out = run(q, None, None, state_frame(robot, frame), point) if run else None
         if out is not None:
             return out
     dtype, batch, a = joint_arrays(robot, q=q)
@@ -625,8 +650,11 @@ def jacobian_dot_qd(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
     -------
     ndarray (..., 6)  [a (m/s²); ω̇ (rad/s²)] in R_0.
     """
-    if isinstance(robot, Robot):
-        out = native.kinematics_state(robot, "jacobian_dot_qd", q, qd, frame=state_frame(robot, frame), point=point)
+    if isinstance(robot, Robot):  # one float64 state: the kernels' entry bound to the robot, else None
+        run = WORKSPACE.get(robot, _JDQ)
+        if run is None:
+            run = native.bind_kinematics(robot, "jacobian_dot_qd")
+        out = run(q, qd, None, state_frame(robot, frame), point) if run else None
         if out is not None:
             return out
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)

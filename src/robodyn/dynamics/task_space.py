@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn import native
-from robodyn.arrays import check_array, finite_result
+from robodyn.arrays import check_array, finite_result, singular_model_error
 from robodyn.model.arguments import frame_index, joint_arrays
+from robodyn.dynamics import executor
 from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
 from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
@@ -331,6 +332,21 @@ def _joint_terms(robot: Robot, q: np.ndarray, qd: np.ndarray):
     return inertia_matrix(robot, q), H, gravity_torques(robot, q)
 
 
+def _inertia_rate_times(robot: Robot, q: np.ndarray, qd: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Ȧ X (..., n, k) for checked q, q̇ (..., n) and X (..., n, k).  On robodyn.native's kernels (float64) column by
+    column as Ȧ x = Σ_l ∂(A x)/∂q_l q̇_l = ∂Γ/∂q(q, 0, x; g = 0) q̇: the rigid-body inverse-dynamics derivatives
+    at zero velocity and gravity, where Γ = A(q) x; elsewhere Ȧ of
+    :func:`robodyn.dynamics.lagrange.inertia_matrix_derivative` times X."""
+    if not executor.takes_derivatives(q.dtype):
+        return inertia_matrix_derivative(robot, q, qd) @ X
+    x = np.swapaxes(X, -1, -2)                                   # (..., k, n): one state per column
+    batch = x.shape[:-1]
+    a = {"q": np.broadcast_to(q[..., None, :], x.shape), "qd": np.zeros(x.shape), "qdd": x,
+         "gravity": np.broadcast_to(np.zeros(3), batch + (3,))}
+    dq = native.run_checked(robot, "inverse_dynamics_derivatives", batch, a, friction=False)[..., 0, :, :]
+    return np.swapaxes((dq @ qd[..., None, :, None])[..., 0], -1, -2)
+
+
 def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
     """J̇(q, q̇) of :func:`robodyn.jacobian`, the whole (6 × n) matrix (J̇ q̇ alone is ``rd.jacobian_dot_qd``).
 
@@ -354,16 +370,27 @@ def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarr
     ndarray (..., 6, n)
         J̇ in R_0 (rows [v; ω]); J̇ q̇ equals ``rd.jacobian_dot_qd``.
     """
+    if isinstance(robot, Robot):  # one float64 state: robodyn.native's kernel, else None
+        out = native.kinematics_state(robot, "jacobian_derivative", q, qd, frame=state_frame(robot, frame),
+                                      point=point)
+        if out is not None:
+            return out
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    q = np.broadcast_to(a["q"], batch + (robot.n,))
     j = frame_index(robot, frame)
+    if point is not None:
+        point = check_array("point", point, (3,), batch, dtype)
+    if dtype == np.float64:  # a batch: the kernel threaded over the states (None: the NumPy path explains)
+        out = native.kinematics_batch(robot, "jacobian_derivative", batch, a["q"], a["qd"], frame=j, point=point)
+        if out is not None:
+            return out
+    q = np.broadcast_to(a["q"], batch + (robot.n,))
     R0, P0 = base_poses(robot, q, dtype)
     w_loc, v_loc = link_velocities(robot, q, a["qd"])
     w0 = (R0 @ w_loc[..., None])[..., 0]                        # ω_f in R_0
     v0 = (R0 @ v_loc[..., None])[..., 0]                        # velocity of O_f in R_0
     p, pd = P0[..., j, :], v0[..., j, :]
     if point is not None:
-        s = (R0[..., j, :, :] @ check_array("point", point, (3,), batch, dtype)[..., None])[..., 0]
+        s = (R0[..., j, :, :] @ point[..., None])[..., 0]
         p, pd = p + s, pd + np.cross(w0[..., j, :], s)
     Jd = np.zeros(batch + (6, robot.n), dtype)
     chain = set(ancestors(robot, j))
@@ -440,14 +467,16 @@ def _independent(robot: Robot, independent, m: int) -> np.ndarray:
 
 
 def _suggest_independent(J: np.ndarray) -> list[int]:
-    """n − m joints whose complement gives the best-conditioned J_d over the batch (greedy column choice)."""
+    """n − m joints whose complement gives the best-conditioned J_d over the batch (greedy column choice: the largest
+    σ_min of the chosen columns relative to ‖J‖, the measure of :func:`null_space_dynamics`'s test)."""
     m, n = J.shape[-2:]
+    size = np.maximum(np.linalg.svd(J, compute_uv=False)[..., 0], np.finfo(float).tiny)
     dep: list[int] = []
     for _ in range(m):
         best, best_k = -1.0, 0
         for k in sorted(set(range(n)) - set(dep)):
             sv = np.linalg.svd(J[..., :, dep + [k]], compute_uv=False)
-            worst = float(np.min(sv[..., -1] / np.maximum(sv[..., 0], np.finfo(float).tiny)))
+            worst = float(np.min(sv[..., -1] / size))
             if worst > best:
                 best, best_k = worst, k
         dep.append(best_k)
@@ -483,7 +512,8 @@ def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         The n − m joints (0-based) whose velocities are the self-motion parameters; default the last n − m.
         The other m columns of J must be invertible.
     rcond : float
-        Singularity threshold for the task (as in :func:`task_space_dynamics`) and for J_d.
+        Singularity threshold for the task (as in :func:`task_space_dynamics`) and for J_d: σ_min(J_d) ≤ rcond ‖J‖₂
+        raises :class:`SingularConfigurationError`.
 
     Returns
     -------
@@ -500,12 +530,13 @@ def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
         raise InputError(f"the task has m = {m} rows and robot '{robot.name}' n = {n} joints: there is no null "
                          f"space; choose fewer rows with rows=[...]")
     ind = _independent(robot, independent, m)
-    dep = np.setdiff1d(np.arange(n), ind)
+    dep = np.array([k for k in range(n) if k not in set(ind.tolist())])
     J = task.J
     Jdot = jacobian_derivative(robot, q, qd, frame=frame, point=point)[..., r_rows, :]
     Jd = J[..., :, dep]
     sv = np.linalg.svd(Jd, compute_uv=False)
-    if np.any(sv[..., -1] < rcond * sv[..., 0]):
+    # σ_min(J_d) against the whole J: a J_d of rounding noise (cos(π/2) = 6e-17) is singular, not well conditioned
+    if not np.all(sv[..., -1] > rcond * np.linalg.svd(J, compute_uv=False)[..., 0]):
         raise SingularConfigurationError(
             f"robot '{robot.name}': the task Jacobian columns of joints {dep.tolist()} are singular at some "
             f"configuration, so the self-motion cannot be parameterized by joints {ind.tolist()}; pass "
@@ -517,21 +548,25 @@ def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     ZTd = np.zeros_like(ZT)
     ZTd[..., dep, :] = -np.linalg.solve(Jd, Jdot @ ZT)
     Z, Zd = np.swapaxes(ZT, -1, -2), np.swapaxes(ZTd, -1, -2)
-    A = inertia_matrix(robot, q)
-    Ad = inertia_matrix_derivative(robot, q, qd)
+    A, n_all, g = _joint_terms(robot, q, qd)
     ZA = Z @ A
     Lam_n = ZA @ ZT
     Lam_n = 0.5 * (Lam_n + np.swapaxes(Lam_n, -1, -2))
-    Zbar = np.linalg.solve(Lam_n, ZA)
+    try:
+        Zbar = np.linalg.solve(Lam_n, ZA)
+    except np.linalg.LinAlgError:
+        raise singular_model_error(robot.name, "the null-space inertia Λ_n = Z A Zᵀ is singular") from None
     v_n = (Zbar @ qd[..., None])[..., 0]
     # Ż̄ q̇ = Λ_n⁻¹ [(Ż A + Z Ȧ) q̇ − Λ̇_n v_n],  Λ̇_n = Ż A Zᵀ + Z Ȧ Zᵀ + Z A Żᵀ
-    ZAd = Zd @ A + Z @ Ad
-    Lam_n_dot = ZAd @ ZT + ZA @ ZTd
-    Zbd_qd = np.linalg.solve(Lam_n, ((ZAd @ qd[..., None]) - Lam_n_dot @ v_n[..., None]))[..., 0]
-    n_all = bias_torques(robot, q, qd)
-    g = gravity_torques(robot, q)
+    Ad_X = _inertia_rate_times(robot, q, qd, np.concatenate([qd[..., None], ZT], -1))  # Ȧ [q̇  Zᵀ]
+    ZAd_qd = (Zd @ A @ qd[..., None])[..., 0] + (Z @ Ad_X[..., :1])[..., 0]
+    Lam_n_dot = Zd @ A @ ZT + Z @ Ad_X[..., 1:] + ZA @ ZTd
+    Zbd_qd = np.linalg.solve(Lam_n, (ZAd_qd - (Lam_n_dot @ v_n[..., None])[..., 0])[..., None])[..., 0]
     p_n = (Z @ g[..., None])[..., 0]
     mu_n = (Z @ (n_all - g)[..., None])[..., 0] - (Lam_n @ Zbd_qd[..., None])[..., 0]
-    return finite_result("null_space_dynamics", NullSpaceDynamics(
+    result = NullSpaceDynamics(
         Lambda_n=Lam_n.astype(dtype, copy=False), mu_n=mu_n.astype(dtype, copy=False),
-        p_n=p_n.astype(dtype, copy=False), Z=Z, Zbar=Zbar, v_n=v_n, Zbar_dot_qd=Zbd_qd, task=task))
+        p_n=p_n.astype(dtype, copy=False), Z=Z, Zbar=Zbar, v_n=v_n, Zbar_dot_qd=Zbd_qd, task=task)
+    if math.isfinite(float(Lam_n.sum() + mu_n.sum() + p_n.sum() + Z.sum() + Zbar.sum() + v_n.sum() + Zbd_qd.sum())):
+        return result  # NaN and ±inf propagate into the sum: everything is finite (the task was checked on its own)
+    return finite_result("null_space_dynamics", result)

@@ -16,7 +16,8 @@ They implement:
   :func:`inverse_dynamics_derivatives`), and the derivatives of the direct dynamics through a Cholesky
   factorisation of A(q) (:func:`forward_dynamics_derivatives`),
 - the kinematics of :mod:`robodyn.kinematics`: frame poses, the frame Jacobian, J̇q̇, link velocities and
-  accelerations (:func:`kinematics_state`, :func:`kinematics_batch`), and the task-space dynamics of one state
+  accelerations, and the whole J̇ of :func:`robodyn.dynamics.jacobian_derivative` (:func:`kinematics_state`,
+  :func:`bind_kinematics`, :func:`kinematics_batch`), and the task-space dynamics of one state
   (:func:`task_space_state`).
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
@@ -34,6 +35,7 @@ Whether robodyn's own functions hand a call to these kernels is decided by :mod:
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -545,15 +547,33 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
 
 #: codes of the kinematics kinds (kernels.c: rd_py_kinematics) and the shape of one state's result
 _KINEMATICS = types.MappingProxyType({"frame_poses": 7, "frame_jacobian": 8, "jacobian_dot_qd": 9,
-                                      "link_kinematics": 10})
-
-#: the per-robot workspace key of each kinematics kind's single-state runner
-_KINEMATICS_KEYS = types.MappingProxyType({kind: "native_kinematics_" + kind for kind in _KINEMATICS})
+                                      "link_kinematics": 10, "jacobian_derivative": 11})
 
 
 def _kinematics_shape(robot: Robot, kind: str) -> tuple[int, ...]:
     return {"frame_poses": (robot.nf, 4, 4), "frame_jacobian": (6, robot.n), "jacobian_dot_qd": (6,),
-            "link_kinematics": (4, robot.nf, 3)}[kind]
+            "link_kinematics": (4, robot.nf, 3), "jacobian_derivative": (6, robot.n)}[kind]
+
+
+def kinematics_key(kind: str, part: int = 0) -> str:
+    """The per-robot workspace key of :func:`bind_kinematics`'s entry for ``kind`` (and ``part``)."""
+    return f"native_kinematics_{kind}_{part}"
+
+
+def bind_kinematics(robot: Robot, kind: str, part: int = 0, wrap=None):
+    """The single-state entry of a kinematics kind bound to ``robot`` once and kept in its workspace entry (key
+    :func:`kinematics_key`), so that a call costs the C entry alone: ``run(q[, qd, qdd, frame, point])`` -> the
+    result (a new array; for "link_kinematics" the parts ``part``, ``part`` + 1 of (ω, V, ω̇, V̇) as the named tuple
+    class ``wrap``: one class per kind and part, the first bound is kept), or None where the kernels decline the
+    state (see :func:`kinematics_state`); False where there are no kernels here."""
+    return WORKSPACE.value(robot, kinematics_key(kind, part), lambda: _kinematics_entry(robot, kind, part, wrap))
+
+
+def _kinematics_entry(robot: Robot, kind: str, part: int, wrap):
+    single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
+    if single is False:
+        return False
+    return functools.partial(_module().kinematics_one, single[0], _KINEMATICS[kind], part, wrap)
 
 
 def kinematics_state(robot: Robot, kind: str, q, qd=None, qdd=None, frame: int = 0, point=None):
@@ -561,31 +581,18 @@ def kinematics_state(robot: Robot, kind: str, q, qd=None, qdd=None, frame: int =
 
     ``kind``: "frame_poses" (q) -> (nf, 4, 4) ^0T_j; "frame_jacobian" (q, frame, point) -> (6, n) the geometric
     Jacobian [v; ω] in R_0 of frame index ``frame`` (0-based) or of ``point`` (3,) fixed to it (coordinates in that
-    frame); "jacobian_dot_qd" (q, qd, frame, point) -> (6,) J̇ q̇; "link_kinematics" (q, qd, qdd) -> (4, nf, 3)
-    ω_j, V_j, ω̇_j, V̇_j in R_j (g = 0).  Every array must be a 1-D float64 NumPy array of the right size; anything
-    else (a batch, another dtype, NaN/inf, ROBODYN_NATIVE=0, no kernels here, a result that overflows) returns
-    None, and the caller's NumPy path handles the call with its checks and messages.
+    frame); "jacobian_dot_qd" (q, qd, frame, point) -> (6,) J̇ q̇; "jacobian_derivative" (q, qd, frame, point) ->
+    (6, n) J̇ (the link velocities and accelerations: :func:`bind_kinematics` with their named tuple).  Every array
+    must be a 1-D float64 NumPy array of the right size; anything else (a batch, another dtype, NaN/inf,
+    ROBODYN_NATIVE=0, no kernels here, a result that overflows) returns None, and the caller's NumPy path handles
+    the call with its checks and messages.
     """
     if not isinstance(robot, Robot):
         return None
-    key = _KINEMATICS_KEYS[kind]
-    bound = WORKSPACE.get(robot, key)
-    if bound is None:
-        bound = WORKSPACE.value(robot, key, lambda: _kinematics_bound(robot, kind))
-    if bound is False:
-        return None
-    cap, entry, code, shape = bound
-    out = np.empty(shape)
-    return out if entry(cap, code, 0, frame, q, qd, qdd, point, out) == 0 else None
-
-
-def _kinematics_bound(robot: Robot, kind: str):
-    """(capsule, C entry, kind code, result shape) for :func:`kinematics_state`, bound once per robot and kind (the
-    call then costs the C entry and one np.empty); False where there are no kernels here."""
-    single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
-    if single is False:
-        return False
-    return single[0], _module().kinematics, _KINEMATICS[kind], _kinematics_shape(robot, kind)
+    run = WORKSPACE.get(robot, kinematics_key(kind))
+    if run is None:
+        run = bind_kinematics(robot, kind)
+    return run(q, qd, qdd, frame, point) if run else None
 
 
 def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None, qdd=None, frame: int = 0,

@@ -28,7 +28,10 @@
  *   model(ints, doubles) -> capsule        the robot (see rd_py_model)
  *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code   many states, GIL released
  *   single(capsule, kind, a, b, c, g, out) -> code                               one state, low latency
- *   floating(capsule, kind, q, v, x, g, tol, out) -> code                        one free-flyer state */
+ *   floating(capsule, kind, q, v, x, g, tol, out) -> code                        one free-flyer state
+ *   kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code    kinematics, one state or many
+ *   kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> result or None   one state
+ *   task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1338,10 +1341,59 @@ RD_CLONES static int links_block(const rd_job *job, long s0, real *W) {
     return all_finite(OUT, 12 * (long)nf) ? 0 : RD_NONFINITE;
 }
 
+/* J̇ of the frame Jacobian (or of a point s of the frame), out per state (6, n) row-major: with ω_f and ṗ_f the
+ * angular velocity and the velocity of O_f in R_0 (ω_f = ω_a + σ̄_f q̇_f z_f, ṗ_f = ṗ_a + ω_a × (p_f − p_a) +
+ * σ_f q̇_f z_f, [9.17]-[9.18] in base axes) and ż_f = ω_f × z_f, column k of joint frame f on the path is
+ * [ż_f × (p − p_f) + z_f × (ṗ − ṗ_f); ż_f] (revolute) or [ż_f; 0] (prismatic), ṗ = ṗ_j + ω_j × R0_j s. */
+static long jdot_work(const rd_model *m) { return 18 * (long)m->nf + 8 * (long)m->n; }
+RD_CLONES static int jdot_block(const rd_job *job, long s0, real *W) {
+    const rd_kin_job *kj = (const rd_kin_job *)job;
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n, j = kj->frame;
+    real *R0 = W, *P0 = R0 + 9 * nf, *w = P0 + 3 * nf, *v = w + 3 * nf, *Jd = v + 3 * nf, *Q = Jd + 6 * n,
+         *QD = Q + n;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    for (int i = 0; i <= j; i++) {
+        real R[9], p[3], d[3], t[3];
+        int a = m->parent[i], k = m->joint[i];
+        frame_transform(m, i, joint_value(m, i, Q), R, p);
+        base_pose(m, i, R, p, R0, P0);
+        real *wi = w + 3 * i, *vi = v + 3 * i, z[3] = {R0[9 * i + 2], R0[9 * i + 5], R0[9 * i + 8]};
+        for (int c = 0; c < 3; c++) wi[c] = vi[c] = splat(0.0);
+        if (a >= 0) {
+            for (int c = 0; c < 3; c++) d[c] = P0[3 * i + c] - P0[3 * a + c];
+            cross(w + 3 * a, d, t);
+            for (int c = 0; c < 3; c++) { wi[c] = w[3 * a + c]; vi[c] = v[3 * a + c] + t[c]; }
+        }
+        if (m->sigma[i] == 0) for (int c = 0; c < 3; c++) wi[c] += QD[k] * z[c];
+        if (m->sigma[i] == 1) for (int c = 0; c < 3; c++) vi[c] += QD[k] * z[c];
+    }
+    real Rs[3], pt[3], pd[3];
+    job_point(kj, s0, R0 + 9 * j, P0 + 3 * j, Rs, pt);
+    cross(w + 3 * j, Rs, pd);
+    for (int c = 0; c < 3; c++) pd[c] += v[3 * j + c];
+    for (long e = 0; e < 6 * (long)n; e++) Jd[e] = splat(0.0);
+    for (int f = j; f >= 0; f = m->parent[f]) {
+        int k = m->joint[f];
+        if (k < 0) continue;
+        real z[3] = {R0[9 * f + 2], R0[9 * f + 5], R0[9 * f + 8]}, zd[3], d[3], t[3], u[3];
+        cross(w + 3 * f, z, zd);
+        for (int c = 0; c < 3; c++) Jd[c * n + k] = zd[c];
+        if (m->sigma[f] == 0) {
+            for (int c = 0; c < 3; c++) { d[c] = pt[c] - P0[3 * f + c]; u[c] = pd[c] - v[3 * f + c]; }
+            cross(zd, d, t); cross(z, u, d);
+            for (int c = 0; c < 3; c++) { Jd[c * n + k] = t[c] + d[c]; Jd[(3 + c) * n + k] = zd[c]; }
+        }
+    }
+    store_lanes(job->out, s0, job->count, 6 * (long)n, 6 * (long)n, Jd);
+    return all_finite(Jd, 6 * (long)n) ? 0 : RD_NONFINITE;
+}
+
 /* ---- the driver: blocks of RD_LANES states over threads ------------------------------------------------ */
 typedef int (*rd_block)(const rd_job *, long, real *);
-static const rd_block rd_blocks[11] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block,
-                                       fdd_block, poses_block, jacobian_block, jdq_block, links_block};
+static const rd_block rd_blocks[12] = {rnea_block, gravity_block, crba_block, aba_block, regressor_block, deriv_block,
+                                       fdd_block, poses_block, jacobian_block, jdq_block, links_block, jdot_block};
 static long rd_work(int kind, const rd_model *m) {
     switch (kind) {
     case 0: return rnea_work(m);
@@ -1354,6 +1406,7 @@ static long rd_work(int kind, const rd_model *m) {
     case 8: return jacobian_work(m);
     case 9: return jdq_work(m);
     case 10: return links_work(m);
+    case 11: return jdot_work(m);
     default: return fdd_work(m);
     }
 }
@@ -1674,8 +1727,12 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
  * (threads = 0: 1-D inputs, NumPy arrays read directly, NaN/inf refused with -2) or on count states (threads >= 1:
  * (count, n) buffers, the GIL released).  kind 7: frame poses (q), out (nf, 4, 4); 8: the Jacobian of frame
  * `frame` (q, point), out (6, n); 9: its J̇q̇ (q, qd, point), out (6,); 10: link velocities and accelerations
- * (q, qd, qdd), out (4, nf, 3).  point: None, (3,) or (count, 3).  Codes as batch's / single's (-1 also for
- * ROBODYN_NATIVE=0 and a frame out of range). */
+ * (q, qd, qdd), out (4, nf, 3); 11: J̇ of the Jacobian of kind 8 (q, qd, point), out (6, n).  point: None, (3,)
+ * or (count, 3).  Codes as batch's / single's (-1 also for ROBODYN_NATIVE=0 and a frame out of range). */
+static long rd_kinematics_size(long kind, const rd_model *m) {
+    long n = m->n, nf = m->nf;
+    return kind == 7 ? 16 * nf : kind == 8 || kind == 11 ? 6 * n : kind == 9 ? 6 : kind == 10 ? 12 * nf : 0;
+}
 static PyObject *rd_py_kinematics(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     rd_packed *p = rd_entry_model(args, nargs, 9);
@@ -1684,10 +1741,11 @@ static PyObject *rd_py_kinematics(PyObject *self, PyObject *const *args, Py_ssiz
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
     const rd_model *m = &p->m;
     long n = m->n, nf = m->nf;
-    long per = kind == 7 ? 16 * nf : kind == 8 ? 6 * n : kind == 9 ? 6 : 12 * nf;
-    int used[5] = {1, kind >= 9, kind == 10, (kind == 8 || kind == 9) && args[7] != Py_None, 1};
-    long code = kind >= 7 && kind <= 10 && threads >= 0 && per > 0 ? 0 : -1;
-    if (code == 0 && (kind == 8 || kind == 9) && (frame < 0 || frame >= nf)) code = -1;
+    long per = rd_kinematics_size(kind, m);
+    int framed = kind == 8 || kind == 9 || kind == 11;
+    int used[5] = {1, kind >= 9, kind == 10, framed && args[7] != Py_None, 1};
+    long code = kind >= 7 && kind <= 11 && threads >= 0 && per > 0 ? 0 : -1;
+    if (code == 0 && framed && (frame < 0 || frame >= nf)) code = -1;
     Py_buffer b[5];
     int held[5] = {0};
     double *data[5] = {NULL, NULL, NULL, NULL, NULL};
@@ -1727,6 +1785,79 @@ static PyObject *rd_py_kinematics(PyObject *self, PyObject *const *args, Py_ssiz
     }
     for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
     return PyLong_FromLong(code);
+}
+
+/* kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> the result of one state, or None: the
+ * kinds of `kinematics` (threads = 0) with the result allocated here (NumPy's C API), so that a call from Python
+ * costs this entry and the kernel.  Kind 10 gives parts `part` and `part` + 1 of (ω, V, ω̇, V̇) as two new (nf, 3)
+ * arrays in the tuple subclass `wrap` (a named tuple), qdd None read as zeros for part 0 (velocities do not depend
+ * on it).  None for anything the general path must see: ROBODYN_NATIVE=0, arguments of another type or size,
+ * NaN/inf in an argument or the result, a frame out of range, no NumPy headers at build time. */
+static PyObject *rd_py_kinematics_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+#ifdef RD_NUMPY
+    rd_packed *p = nargs >= 5 && nargs <= 9 ? rd_entry_model(args, nargs, nargs) : NULL;   /* 5 to 9 */
+    if (!p || rd_switched_off()) Py_RETURN_NONE;
+    long kind = PyLong_AsLong(args[1]), part = PyLong_AsLong(args[2]), frame = nargs > 7 ? PyLong_AsLong(args[7]) : 0;
+    if (PyErr_Occurred()) { PyErr_Clear(); Py_RETURN_NONE; }
+    const rd_model *m = &p->m;
+    long n = m->n, nf = m->nf, per = rd_kinematics_size(kind, m);
+    PyObject *in[4] = {args[4], nargs > 5 ? args[5] : Py_None, nargs > 6 ? args[6] : Py_None,
+                       nargs > 8 ? args[8] : Py_None};
+    PyTypeObject *wrap = (PyTypeObject *)args[3];
+    int framed = kind == 8 || kind == 9 || kind == 11, zeros = kind == 10 && part == 0 && in[2] == Py_None;
+    int used[4] = {1, kind >= 9, kind == 10 && !zeros, framed && in[3] != Py_None};
+    int ok = per > 0 && (!framed || (frame >= 0 && frame < nf))
+             && (kind != 10 || ((part == 0 || part == 2) && PyType_Check(args[3])
+                                && PyType_IsSubtype(wrap, &PyTuple_Type)));
+    Py_buffer b[4];
+    int held[4] = {0};
+    double *data[4] = {NULL, NULL, NULL, NULL};
+    Py_ssize_t sizes[4] = {n, n, n, 3};
+    for (int i = 0; i < 4 && ok; ++i)
+        if (used[i]) ok = rd_argument(in[i], sizes[i], 0, &b[i], &held[i], &data[i]) == 0;
+    PyObject *res = NULL;
+    double *buf = NULL;
+    if (ok) {
+        npy_intp dims[3] = {kind == 7 ? nf : kind == 10 ? 4 : 6, kind == 7 ? 4 : kind == 10 ? nf : n,
+                            kind == 7 ? 4 : 3};
+        if (kind == 10) {   /* the four parts, then the two asked for copied out */
+            buf = malloc(sizeof(double) * (size_t)(per + (zeros ? n : 0) + 1));
+        } else {
+            res = PyArray_SimpleNew(kind == 9 ? 1 : kind == 7 ? 3 : 2, dims, NPY_DOUBLE);
+        }
+        ok = buf || res;
+        if (ok) {
+            if (zeros) { data[2] = buf + per; for (long k = 0; k < n; k++) data[2][k] = 0.0; }
+            rd_kin_job kj = {{m, 1, data[0], data[1], data[2], NULL, NULL, 0, 0,
+                              buf ? buf : (double *)PyArray_DATA((PyArrayObject *)res), 0}, (int)frame, data[3], 0};
+            ok = rd_one_state((int)kind, &kj.job) == 0;
+        }
+        if (ok && buf) {
+            PyObject *two[2];
+            for (int k = 0; k < 2; k++) {
+                two[k] = PyArray_SimpleNew(2, dims + 1, NPY_DOUBLE);
+                if (two[k]) memcpy(PyArray_DATA((PyArrayObject *)two[k]), buf + (part + k) * 3 * nf, 24 * (size_t)nf);
+            }
+            res = two[0] && two[1] ? wrap->tp_alloc(wrap, 2) : NULL;   /* as tuple.__new__(wrap, two) builds it */
+            if (res) {
+                PyTuple_SET_ITEM(res, 0, two[0]);
+                PyTuple_SET_ITEM(res, 1, two[1]);
+            } else {
+                Py_XDECREF(two[0]); Py_XDECREF(two[1]);
+            }
+        }
+    }
+    free(buf);
+    for (int i = 0; i < 4; ++i) if (held[i]) PyBuffer_Release(&b[i]);
+    if (PyErr_Occurred()) PyErr_Clear();   /* out of memory here: the general path runs and says so */
+    if (ok && res) return res;
+    Py_XDECREF(res);
+    Py_RETURN_NONE;
+#else
+    (void)args; (void)nargs;
+    Py_RETURN_NONE;
+#endif
 }
 
 /* ---- task space of one state (De Luca's M_r, n_r with the dynamically consistent pseudo-inverse) ---------
@@ -1979,6 +2110,7 @@ static PyMethodDef rd_generic_methods[] = {
     {"single", (PyCFunction)(void (*)(void))rd_py_single, METH_FASTCALL, NULL},
     {"floating", (PyCFunction)(void (*)(void))rd_py_floating, METH_FASTCALL, NULL},
     {"kinematics", (PyCFunction)(void (*)(void))rd_py_kinematics, METH_FASTCALL, NULL},
+    {"kinematics_one", (PyCFunction)(void (*)(void))rd_py_kinematics_one, METH_FASTCALL, NULL},
     {"task_space", (PyCFunction)(void (*)(void))rd_py_task_space, METH_FASTCALL, NULL},
     {"threaded", rd_py_threaded, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
