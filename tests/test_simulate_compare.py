@@ -70,7 +70,8 @@ def test_another_model_does_not_replay(run, tmp_path):
     assert max(json.loads(result.stdout)["rms_error"]) > 1e-3
 
 
-def test_table_and_plot(run, tmp_path):
+def test_table_and_plot(run, tmp_path, wide_console):
+    # wide: rich would wrap the long temporary path (a pytest-xdist worker's folder) inside the sentence
     plot = tmp_path / "compare.png"
     result = _simulate("rx90", "--compare", run["files"]["csv"], "--plot", plot)
     assert result.exit_code == 0, result.output
