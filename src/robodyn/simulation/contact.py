@@ -456,8 +456,8 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     ------
     ContactSolverError
         The residual is above ``tol`` after ``max_iter`` sweeps and Newton steps, and the sweeps never stalled.
-        Neither method has a convergence guarantee with friction; the sweeps are slowest from states deep inside
-        the plane (a large φ/h to undo in one step).
+        Neither method has a convergence guarantee with friction; the sweeps are slowest on tilted bodies striking
+        the plane fast with a large μ.
     """
     check_robot(robot)
     if robot.base == "mobile":
