@@ -11,7 +11,7 @@ dynamics, the bias and gravity torques, the inertia matrix and forward dynamics 
 derivatives (``jax.custom_jvp``) from the loop-free Newton–Euler recursions of :mod:`robodyn.dynamics.loop_free` at
 the same parameters and gravity, as :mod:`robodyn.jax` does, and forward dynamics by the implicit function
 dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)): JAX never differentiates the long straight-line program,
-whose reverse mode took XLA minutes to compile (docs/symbolic.md, "JAX compile times"). Base parameters, the
+whose reverse mode took XLA minutes to compile (docs/scaling.md, "Compile time under grad, scan and hessian"). Base parameters, the
 regressor and the derivative kinds are differentiated through the program itself.
 
 As on the CUDA back end, the inertial parameters and friction coefficients are an input (``params``, default the
