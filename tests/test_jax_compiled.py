@@ -148,7 +148,8 @@ def test_derivatives_of_the_other_kinds(kind):
              "inertia_matrix": lambda a, b: rd.inertia_matrix(scaled, a)}[kind]
     q, qd, _ = random_state(robot, 6, batch=(2,))
     args = (q, qd) if kind == "bias_torques" else (q,)
-    got = jax.jit(jax.vmap(jax.jacrev(lambda *a: f(*a, params=2 * f.nominal_parameters), argnums=tuple(range(len(args))))))(*args)
+    scaled_f = lambda *a: f(*a, params=2 * f.nominal_parameters)  # noqa: E731
+    got = jax.jit(jax.vmap(jax.jacrev(scaled_f, argnums=tuple(range(len(args))))))(*args)
     h = 1e-6
     for k, x in enumerate(args):
         want = np.stack([(numpy(*(a + h * e if i == k else a for i, a in enumerate((q, qd))))

@@ -10,9 +10,9 @@ Differentiated (``jax.grad``, ``jax.jacfwd``, ``jax.hessian``, a scanned rollout
 dynamics, the bias and gravity torques, the inertia matrix and forward dynamics with standard parameters take their
 derivatives (``jax.custom_jvp``) from the loop-free Newton–Euler recursions of :mod:`robodyn.dynamics.loop_free` at
 the same parameters and gravity, as :mod:`robodyn.jax` does, and forward dynamics by the implicit function
-dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)): JAX never differentiates the long straight-line program,
-whose reverse mode took XLA minutes to compile (docs/scaling.md, "Compile time under grad, scan and hessian"). Base parameters, the
-regressor and the derivative kinds are differentiated through the program itself.
+dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)): JAX never differentiates the long straight-line
+program, whose reverse mode took XLA minutes to compile (docs/scaling.md, "Compile time under grad, scan and
+hessian"). Base parameters, the regressor and the derivative kinds are differentiated through the program itself.
 
 As on the CUDA back end, the inertial parameters and friction coefficients are an input (``params``, default the
 robot file's values), so one traced function serves nominal and identified parameters. Inputs are not checked
@@ -96,7 +96,8 @@ class JaxModel:
         """The model's program on the arrays of its arguments (joint arguments, gravity, params), assembled."""
         jnp = self._jnp
         values = self._function(*arrays)
-        like = jnp.zeros(np.broadcast_shapes(*(a.shape[:-1] for a in arrays)) + (1,), arrays[0].dtype)  # the result's batch and dtype
+        # the result's batch and dtype
+        like = jnp.zeros(np.broadcast_shapes(*(a.shape[:-1] for a in arrays)) + (1,), arrays[0].dtype)
         if len(self.model.output_shape) == 1:
             # forward dynamics: XLA's GPU code for the one multi-output fusion that the barrier makes is slower than
             # its code for the plain stack (H100, 7-joint Panda, float64: 1.5e8 against 3.9e8 states/s)
