@@ -13,7 +13,8 @@ machine; XLA compiles on one thread here); "run" the best of 5 calls of the comp
 - rollout: ``jit(value_and_grad)`` of a 50-step semi-implicit Euler rollout (``lax.scan`` over forward dynamics,
   dt = 10 ms) with respect to the torque sequence, cost Σ |q_t|² + 1e-3 |τ_t|²;
 - hessian: ``jit(jax.hessian(q ↦ q̈(q, q̇, τ)))`` at one state, (n, n, n);
-- compiled_grad, compiled_rollout: grad and rollout with ``rd.compile(robot, kind, backend="jax")``.
+- compiled_grad, compiled_vmap_grad, compiled_rollout, compiled_hessian: the same with
+  ``rd.compile(robot, kind, backend="jax")`` (whose derivatives come from the compiled derivative models).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ import numpy as np  # noqa: E402
 import robodyn as rd  # noqa: E402
 import robodyn.jax as rj  # noqa: E402
 
-CASES = ("jit", "grad", "vmap_grad", "rollout", "hessian", "compiled_grad", "compiled_rollout")
+CASES = ("jit", "grad", "vmap_grad", "rollout", "hessian", "compiled_grad", "compiled_vmap_grad", "compiled_rollout",
+         "compiled_hessian")
 
 
 def timed(f, *args, repeat: int = 5):
@@ -78,7 +80,7 @@ def case(name: str, robot, rng):
     if name in ("grad", "compiled_grad"):
         c, r, _ = timed(jax.grad(square), q)
         return c, r, ""
-    if name == "vmap_grad":
+    if name in ("vmap_grad", "compiled_vmap_grad"):
         Q = jnp.asarray(rng.uniform(-1, 1, (1000, n)))
         c, r, _ = timed(jax.vmap(jax.grad(square)), Q)
         return c, r, f"{1000 / r:.3g} states/s"
@@ -86,7 +88,7 @@ def case(name: str, robot, rng):
         taus = jnp.broadcast_to(tau, (50, n)) * 0.9
         c, r, (v, _) = timed(jax.value_and_grad(rollout_cost(FD, q, qd)), taus)
         return c, r, f"cost {float(v):.12g}"
-    if name == "hessian":
+    if name in ("hessian", "compiled_hessian"):
         c, r, h = timed(jax.hessian(lambda x: FD(x, qd, tau)), q)
         return c, r, f"shape {tuple(h.shape)}"
     raise SystemExit(f"unknown case {name!r}: one of {', '.join(CASES)}")

@@ -122,16 +122,16 @@ CHAIN = rd.load("panda")
 
 @pytest.mark.parametrize("robot", [ROBOT, CHAIN], ids=["tree", "panda"])
 def test_loop_free_recursions_equal_numpy(robot):
-    """The recursions projected on R_0 that give the derivatives (robodyn.jax's module notes) = the NumPy functions."""
-    from robodyn import jax as module
+    """The recursions projected on R_0 that give the derivatives (robodyn.dynamics.loop_free) = the NumPy functions."""
+    from robodyn.dynamics import loop_free as module
 
     q, qd, qdd = (jnp.asarray(x) for x in random_state(robot, 7, (3,)))
     g = jnp.asarray([0.3, -1.0, -9.0])
-    np.testing.assert_allclose(module._loop_free_inverse_dynamics(robot, q, qd, qdd, g),
+    np.testing.assert_allclose(module.inverse_dynamics(robot, q, qd, qdd, g),
                                rd.inverse_dynamics(robot, q, qd, qdd, gravity=g), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(module._loop_free_gravity_torques(robot, q, g), rd.gravity_torques(robot, q, gravity=g),
+    np.testing.assert_allclose(module.gravity_torques(robot, q, g), rd.gravity_torques(robot, q, gravity=g),
                                rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(module._loop_free_inertia_matrix(robot, q), rd.inertia_matrix(robot, q),
+    np.testing.assert_allclose(module.inertia_matrix(robot, q), rd.inertia_matrix(robot, q),
                                rtol=1e-12, atol=1e-12)
 
 

@@ -99,3 +99,60 @@ def test_jax_backend_errors():
     with pytest.raises(rd.InputError, match="backend='jax' is for fixed-base"):
         rd.compile(rd.load("puma560").replace(base="floating"), "inverse_dynamics", backend="jax")
 
+
+
+def test_derivatives_equal_the_analytic_ones_to_second_order():
+    """jacrev and hessian of the compiled functions (their derivatives come from the loop-free recursions,
+    robodyn.symbolic.jax_model's notes) equal rd.inverse_dynamics_derivatives / rd.forward_dynamics_derivatives to
+    rounding, the Hessian of forward dynamics central differences of those (h = 1e-5: error O(h²) ≈ 1e-10 of the
+    entries), and the tangents along gravity and params the differences of the affine function Γ is in them
+    (Coulomb, viscous and rotor-inertia terms included)."""
+    robot = random_robot(3, nf=3)
+    q, qd, qdd = random_state(robot, 4)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    f, fd = rd.compile(robot, "inverse_dynamics", backend="jax"), rd.compile(robot, "forward_dynamics", backend="jax")
+
+    def close(got, want, rtol=1e-12):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+    d, e = rd.inverse_dynamics_derivatives(robot, q, qd, qdd), rd.forward_dynamics_derivatives(robot, q, qd, tau)
+    got = jax.jit(jax.jacrev(f, argnums=(0, 1, 2)))(q, qd, qdd)
+    for g, w in zip(got, (d.dtau_dq, d.dtau_dqd, rd.inertia_matrix(robot, q))):
+        close(g, w)
+    for g, w in zip(jax.jit(jax.jacrev(fd, argnums=(0, 1, 2)))(q, qd, tau), e):
+        close(g, w, 1e-11)  # through A⁻¹, cond(A) ~ 1e2
+    h = 1e-5
+    hessian = np.stack([(rd.forward_dynamics_derivatives(robot, q + s, qd, tau).dqdd_dq
+                         - rd.forward_dynamics_derivatives(robot, q - s, qd, tau).dqdd_dq) / (2 * h)
+                        for s in h * np.eye(robot.n)], -1)
+    close(jax.jit(jax.hessian(lambda x: fd(x, qd, tau)))(q), hessian, 1e-8)
+    p, g = 1.3 * f.nominal_parameters, np.array([0.2, -1.0, -9.0])
+    jf = jax.jit(f)
+    at = lambda **k: np.asarray(jf(q, qd, qdd, **{"gravity": g, "params": p, **k}))  # noqa: E731
+    close(jax.jit(jax.jacrev(lambda x: f(q, qd, qdd, gravity=g, params=x)))(p),
+          np.stack([at(params=c) - at(params=0 * p) for c in np.eye(len(p))], -1))
+    close(jax.jit(jax.jacfwd(lambda x: f(q, qd, qdd, gravity=x, params=p)))(g),
+          np.stack([at(gravity=c) - at(gravity=0 * g) for c in np.eye(3)], -1))
+
+
+@pytest.mark.parametrize("kind", ["bias_torques", "gravity_torques", "inertia_matrix"])
+def test_derivatives_of_the_other_kinds(kind):
+    """∂/∂q and ∂/∂q̇ of the bias and gravity torques and of A(q) (under vmap, at parameters other than the robot
+    file's) equal central differences of the NumPy functions with the parameters scaled alike (every term of the
+    dynamics is linear in them): h = 1e-6, error ≈ 1e-10 of the entries."""
+    robot = ROBOTS[1]
+    f = rd.compile(robot, kind, backend="jax")
+    scaled = robot.replace(params=2 * robot.params, Ia=2 * robot.Ia, Fc=2 * robot.Fc, Fv=2 * robot.Fv)
+    numpy = {"bias_torques": lambda a, b: rd.bias_torques(scaled, a, b),
+             "gravity_torques": lambda a, b: rd.gravity_torques(scaled, a),
+             "inertia_matrix": lambda a, b: rd.inertia_matrix(scaled, a)}[kind]
+    q, qd, _ = random_state(robot, 6, batch=(2,))
+    args = (q, qd) if kind == "bias_torques" else (q,)
+    scaled_f = lambda *a: f(*a, params=2 * f.nominal_parameters)  # noqa: E731
+    got = jax.jit(jax.vmap(jax.jacrev(scaled_f, argnums=tuple(range(len(args))))))(*args)
+    h = 1e-6
+    for k, x in enumerate(args):
+        want = np.stack([(numpy(*(a + h * e if i == k else a for i, a in enumerate((q, qd))))
+                          - numpy(*(a - h * e if i == k else a for i, a in enumerate((q, qd))))) / (2 * h)
+                         for e in np.eye(robot.n)], -1)
+        np.testing.assert_allclose(np.asarray(got[k]), want, rtol=1e-8, atol=1e-8 * np.abs(want).max())

@@ -4,7 +4,15 @@ The model is the customized model of Khalil & Dombre §9.6 that the C and CUDA b
 and ±1 folded, constants evaluated off-line), written on ``jax.numpy`` as one straight-line function
 (:func:`robodyn.symbolic.codegen.numpy_code.source` with ``module="jax.numpy"``). ``jax.jit`` compiles it into fused
 kernels on a GPU, with 15–20 % fewer operations than :mod:`robodyn.jax` (which traces the general recursions),
-and ``jax.vmap``, ``jax.grad`` and ``jax.jacfwd`` trace it like any JAX function.
+and ``jax.vmap`` traces it like any JAX function.
+
+Differentiated (``jax.grad``, ``jax.jacfwd``, ``jax.hessian``, a scanned rollout's ``value_and_grad``), inverse
+dynamics, the bias and gravity torques, the inertia matrix and forward dynamics with standard parameters take their
+derivatives (``jax.custom_jvp``) from the loop-free Newton–Euler recursions of :mod:`robodyn.dynamics.loop_free` at
+the same parameters and gravity, as :mod:`robodyn.jax` does, and forward dynamics by the implicit function
+dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)): JAX never differentiates the long straight-line
+program, whose reverse mode took XLA minutes to compile (docs/scaling.md, "Compile time under grad, scan and
+hessian"). Base parameters, the regressor and the derivative kinds are differentiated through the program itself.
 
 As on the CUDA back end, the inertial parameters and friction coefficients are an input (``params``, default the
 robot file's values), so one traced function serves nominal and identified parameters. Inputs are not checked
@@ -14,9 +22,12 @@ matrix is singular gives inf or NaN rather than an error.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from robodyn.errors import RobodynError
+from robodyn.model.robot import PARAMETER_NAMES
 from robodyn.spatial import jax_matrix, jax_vector
 from robodyn.symbolic.codegen import numpy_code
 from robodyn.symbolic.cuda import call_arguments, kernel_model
@@ -26,6 +37,14 @@ from robodyn.symbolic.models import canonical_kind
 #: kinds of the JAX back end (those of the CUDA kernels, and the derivatives)
 KINDS = ("inverse_dynamics", "bias_torques", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
          "inverse_dynamics_derivatives", "forward_dynamics_derivatives")
+
+
+#: kinds whose derivatives come from the loop-free recursions (JaxModel._jvp; standard parameters)
+_DIFFERENTIATED = ("inverse_dynamics", "bias_torques", "gravity_torques", "inertia_matrix", "forward_dynamics")
+#: a standard parameter's name: the quantity and its frame (robodyn.symbolic.customize)
+_NAME = re.compile(r"^(XX|XY|XZ|YY|YZ|ZZ|MX|MY|MZ|M|IA|FS|FV|FO|FST|KST|BST)(\d+)$")
+#: the friction names in the row order of robodyn.dynamics.loop_free's ``friction``
+_FRICTION = ("FS", "FV", "FO", "FST", "KST", "BST")
 
 
 class JaxUnavailableError(RobodynError):
@@ -59,14 +78,26 @@ class JaxModel:
         self.joint_names = tuple(a.name for a in self.model.arguments if a.name not in ("gravity", "params"))
         self.source = numpy_code.source(self.model, "rd_model", module="jax.numpy")
         self._function = numpy_code.function(self.model, module="jax.numpy")
+        self._traced = self._evaluate
+        if (self.kind in _DIFFERENTIATED and parameters == "standard"
+                and all(_NAME.match(k) for k in self.parameter_names)):
+            import jax
+
+            self._traced = jax.custom_jvp(self._evaluate)
+            self._traced.defjvp(self._jvp)
 
     def __call__(self, *args, gravity=None, params=None):
         jnp = self._jnp
         joint, extra = call_arguments(self, "JAX", args, gravity, params, jnp.asarray)
         dtype = jnp.result_type(*joint)
-        arrays = joint + [jnp.asarray(a, dtype=dtype) for _, a, _ in extra]
+        return self._traced(*joint, *(jnp.asarray(a, dtype=dtype) for _, a, _ in extra))
+
+    def _evaluate(self, *arrays):
+        """The model's program on the arrays of its arguments (joint arguments, gravity, params), assembled."""
+        jnp = self._jnp
         values = self._function(*arrays)
-        like = jnp.zeros(np.broadcast_shapes(*(a.shape[:-1] for a in arrays)) + (1,), dtype)  # the result's batch and dtype
+        # the result's batch and dtype
+        like = jnp.zeros(np.broadcast_shapes(*(a.shape[:-1] for a in arrays)) + (1,), arrays[0].dtype)
         if len(self.model.output_shape) == 1:
             # forward dynamics: XLA's GPU code for the one multi-output fusion that the barrier makes is slower than
             # its code for the plain stack (H100, 7-joint Panda, float64: 1.5e8 against 3.9e8 states/s)
@@ -82,6 +113,78 @@ class JaxModel:
                   "forward_dynamics_derivatives": derivatives.ForwardDynamicsDerivatives}[self.kind]
         n = columns
         return record(*(out[..., k * n:(k + 1) * n, :] for k in range(rows // n)))
+
+    def _jvp(self, primals, tangents):
+        """(f, its tangent) by the implicit function: the value from this model, the tangent from the loop-free
+        recursions of :mod:`robodyn.dynamics.loop_free` at the same parameters; forward dynamics by
+        dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)) at q̈ = f(q, q̇, Γ) (one custom rule per order: a
+        second derivative differentiates the loop-free program and this model's rule again, never its own program)."""
+        import jax
+
+        jnp = self._jnp
+        out = self._traced(*primals)
+        if self.kind != "forward_dynamics":
+            return out, jax.jvp(self._loop_free, primals, tangents)[1]
+        q, qd, tau, g, p = primals
+        dq, dqd, dtau, dg, dp = tangents
+        A = self._loop_free_inertia(q, p)
+        _, dh = jax.jvp(lambda a, b, c, d: self._loop_free_torques(a, b, out, c, d), (q, qd, g, p), (dq, dqd, dg, dp))
+        return out, jnp.linalg.solve(A, (dtau - dh)[..., None])[..., 0]
+
+    def _tables(self, params):
+        """(table (nf, 11), friction (6, n)) of :mod:`robodyn.dynamics.loop_free`: the robot file's values with this
+        model's parameters ``params`` (P,) in their places (XX..M, IA of frame j; FS FV FO FST KST BST of joint j)."""
+        from robodyn.dynamics import loop_free
+
+        jnp = self._jnp
+        robot = self.robot
+        table, friction = loop_free.robot_table(robot), loop_free.robot_friction(robot)
+        S = np.zeros((len(self.parameter_names), table.size + friction.size))
+        columns = PARAMETER_NAMES + ("IA",)
+        for k, name in enumerate(self.parameter_names):
+            head, frame = _NAME.match(name).groups()
+            j = int(frame) - 1
+            if head in columns:
+                place = j * table.shape[1] + columns.index(head)
+            else:
+                place = table.size + _FRICTION.index(head) * robot.n + list(robot.joint_frames).index(j)
+            S[k, place] = 1.0
+        fixed = np.concatenate([table.ravel(), friction.ravel()]) * (S.sum(0) == 0)
+        flat = jnp.asarray(fixed, params.dtype) + params @ jnp.asarray(S, params.dtype)
+        return flat[:table.size].reshape(table.shape), flat[table.size:].reshape(friction.shape)
+
+    def _loop_free_torques(self, q, qd, qdd, g, params):
+        from robodyn.dynamics import loop_free
+
+        def one(q, qd, qdd, g, params):
+            return loop_free.inverse_dynamics(self.robot, q, qd, qdd, g, *self._tables(params))
+
+        return self._jnp.vectorize(one, signature="(n),(n),(n),(k),(p)->(n)")(q, qd, qdd, g, params)
+
+    def _loop_free_inertia(self, q, params):
+        from robodyn.dynamics import loop_free
+
+        def one(q, params):
+            return loop_free.inertia_matrix(self.robot, q, self._tables(params)[0])
+
+        return self._jnp.vectorize(one, signature="(n),(p)->(n,n)")(q, params)
+
+    def _loop_free(self, *arrays):
+        """This model's function of its arguments by the loop-free recursions (the same numbers to rounding)."""
+        from robodyn.dynamics import loop_free
+
+        jnp = self._jnp
+        if self.kind == "inertia_matrix":
+            return self._loop_free_inertia(*arrays)
+        if self.kind == "gravity_torques":
+            def one(q, g, params):
+                return loop_free.gravity_torques(self.robot, q, g, self._tables(params)[0])
+
+            return jnp.vectorize(one, signature="(n),(k),(p)->(n)")(*arrays)
+        if self.kind == "bias_torques":
+            q, qd, g, p = arrays
+            return self._loop_free_torques(q, qd, jnp.zeros_like(qd), g, p)
+        return self._loop_free_torques(*arrays)
 
     def __repr__(self) -> str:
         return f"JaxModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r})"
