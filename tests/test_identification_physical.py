@@ -184,3 +184,64 @@ def test_ols_and_wls_errors_follow_their_covariances():
     # mean of 10 χ²_b over b: 1 ± 0.054 (one standard deviation); WLS's weights are estimated, hence the margin
     for m, d in d2.items():
         assert 0.75 < np.mean(d) / b < 1.3, (m, np.mean(d) / b)
+
+
+def _box_corners(lo, hi) -> np.ndarray:
+    return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+
+
+def test_com_hull_puts_the_centre_of_mass_inside(robot, samples):
+    """Link 2's centre of mass (0.22 m along x of frame 2) outside a given octahedron around (0.1, 0, 0.1): the
+    unconstrained estimate lies outside it, the constrained one inside or on a facet (a_i · c ≤ b_i)."""
+    from scipy.spatial import ConvexHull
+
+    pts = np.array([0.1, 0.0, 0.1]) + 0.06 * np.vstack([np.eye(3), -np.eye(3)])
+    eq = ConvexHull(pts).equations
+    free = rd.identify(robot, *samples, method="physical", regularization=1e-4)
+    hull = [None] * robot.nf
+    hull[1] = pts
+    res = rd.identify(robot, *samples, method="physical", regularization=1e-4, bounds={"com_hull": hull})
+    consistent(res)
+
+    def com(r):
+        return r.robot.params[1, 6:9] / r.robot.params[1, 9]
+
+    assert np.max(eq[:, :3] @ com(free) + eq[:, 3]) > 0.03  # 4.6 cm outside a facet
+    # the returned point is projected onto the constraints in float64: inside up to round-off of |c| ~ 0.2 m
+    assert np.max(eq[:, :3] @ com(res) + eq[:, 3]) <= 1e-12
+    assert res.converged
+
+
+def test_com_hull_of_a_box_is_com_box(robot, samples):
+    """The hull of a box's 8 corners is the box: the same program (rows scaled), hence the same optimum.  Both
+    returned points are feasible with certified gaps f_k − lb_k ≥ f_k − f*; strong convexity of the objective
+    (Hessian 2 (AᵀA + λ/p 1), the fit normalised by ‖y‖²) gives ‖A (u_k − u*)‖² ≤ f_k − f*, so the predicted
+    torques differ by at most (√(f₁ − lb₁) + √(f₂ − lb₂)) ‖y‖, and the objectives by at most the larger gap."""
+    box = np.full((robot.nf, 3, 2), np.nan)
+    box[:, :, 0], box[:, :, 1] = -0.05, 0.05
+    box[1] = [[0.0, 0.1], [-0.02, 0.02], [0.0, 0.1]]
+    hull = [_box_corners(box[j, :, 0], box[j, :, 1]) for j in range(robot.nf)]
+    a = rd.identify(robot, *samples, method="physical", regularization=1e-4, bounds={"com_box": box})
+    b = rd.identify(robot, *samples, method="physical", regularization=1e-4, bounds={"com_hull": hull})
+    q, qd, qdd, tau = samples
+    assert a.samples == b.samples == q.shape[0]  # every sample in the fit: ‖y‖ = ‖τ‖
+    gap_a = a.solver["objective"] - a.solver["lower_bound"]
+    gap_b = b.solver["objective"] - b.solver["lower_bound"]
+    assert abs(a.solver["objective"] - b.solver["objective"]) <= max(gap_a, gap_b)
+    diff = np.linalg.norm(a.predict(q, qd, qdd) - b.predict(q, qd, qdd))
+    assert diff <= (np.sqrt(gap_a) + np.sqrt(gap_b)) * np.linalg.norm(tau) * (1 + 1e-9) + 1e-12
+
+
+@pytest.mark.parametrize("points, match", [
+    (np.zeros((3, 3)), "shape"),
+    (np.zeros((5, 2)), "shape"),
+    (np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0.0]]), "plane"),
+    (np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, np.nan]]), "NaN"),
+])
+def test_com_hull_bad_points_name_the_frame(robot, samples, points, match):
+    hull = [None] * robot.nf
+    hull[2] = points
+    with pytest.raises(rd.InputError, match=rf"(?s)com_hull\[2\] \(frame 3\).*{match}.*at least 4 finite points"):
+        rd.identify(robot, *samples, method="physical", regularization=1e-4, bounds={"com_hull": hull})
+    with pytest.raises(rd.InputError, match="one per frame"):
+        rd.identify(robot, *samples, method="physical", bounds={"com_hull": [None]})

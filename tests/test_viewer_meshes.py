@@ -263,3 +263,27 @@ def test_the_animation_draws_the_urdf_meshes_as_hulls_on_their_frames(tmp_path, 
         np.testing.assert_allclose(local.min(axis=0), box.min(axis=0), atol=1e-9)
         np.testing.assert_allclose(local.max(axis=0), box.max(axis=0), atol=1e-9)
         assert np.all(points >= limits[:, 0] - 1e-9) and np.all(points <= limits[:, 1] + 1e-9)
+
+
+def test_com_hull_points_are_the_visuals_on_their_frames(tmp_path):
+    """The box of l2 (0.1 × 0.2 × 0.3 m, 0.1 m above l2's origin at (0.5, 0, 0.3)) and the STL box of l1
+    (0.1 × 0.1 × 0.5 m at l1's origin (0, 0, 0.3)): at q = 0 their points, placed by robodyn's frames, span the
+    boxes the URDF describes; a mesh that does not load leaves its frame without a hull (a warning)."""
+    from robodyn.viewer import com_hull_points
+
+    robot_dir = tmp_path / "robot"
+    _stl(robot_dir / "meshes" / "l1.stl")
+    path = _urdf(robot_dir, "meshes/l1.stl")
+    robot = rd.from_urdf(path)
+    points = com_hull_points(robot, path)
+    assert len(points) == robot.nf
+    T = rd.forward_kinematics(robot, np.zeros(robot.n))
+    expected = {1: [[-0.05, -0.05, 0.05], [0.05, 0.05, 0.55]], 2: [[0.45, -0.1, 0.25], [0.55, 0.1, 0.55]]}
+    tol = {1: 1e-7, 2: 1e-12}  # an STL stores float32: 2⁻²⁴ × 0.55 m ≈ 3e-8 m of rounding
+    for k, box in expected.items():
+        p = points[k - 1] @ T[k - 1, :3, :3].T + T[k - 1, :3, 3]
+        np.testing.assert_allclose([p.min(axis=0), p.max(axis=0)], box, rtol=0, atol=tol[k])
+    rd.identification.consistent.check_bounds({"com_hull": points}, robot.nf)  # valid hulls
+    (robot_dir / "meshes" / "l1.stl").write_bytes(b"not a mesh")
+    with pytest.warns(UserWarning, match="link 'l1'.*no centre-of-mass hull"):
+        assert com_hull_points(robot, path)[0] is None

@@ -48,7 +48,7 @@ from robodyn.sanitize import figure_text, printable
 from robodyn.errors import InputError, RobodynError
 from robodyn.kinematics import forward_kinematics
 
-__all__ = ("Viewer", "animate", "link_segments", "resolve_mesh", "view")
+__all__ = ("Viewer", "animate", "com_hull_points", "link_segments", "resolve_mesh", "view")
 
 #: Frames an animation may hold: past it, pass a shorter motion or a lower ``fps``.
 MAX_FRAMES = 20_000
@@ -247,9 +247,9 @@ def _load_geometry(visual, folder, package_dirs, budget: list):
     return scaled
 
 
-def _urdf_meshes(robot, urdf, package_dirs) -> tuple[list, set]:
+def _urdf_meshes(robot, urdf, package_dirs, consequence: str = "its frame is drawn as capsules") -> tuple[list, set]:
     """The URDF's visuals that load, as [(LinkVisual, trimesh.Trimesh in the visual's frame)], and the frames where
-    one did not (each warned about once: a UserWarning naming the link and why; that frame keeps its capsules)."""
+    one did not (each warned about once: a UserWarning naming the link, why and ``consequence``)."""
     from robodyn.model.urdf import urdf_visuals
 
     dirs = _package_dirs(package_dirs)
@@ -263,10 +263,36 @@ def _urdf_meshes(robot, urdf, package_dirs) -> tuple[list, set]:
         try:
             loaded.append((visual, _load_geometry(visual, folder, dirs, budget)))
         except RobodynError as exc:
-            warnings.warn(f"link {printable(visual.link)!r}: {exc}; its frame is drawn as capsules",
+            warnings.warn(f"link {printable(visual.link)!r}: {exc}; {consequence}",
                           UserWarning, stacklevel=4)
             failed.add(visual.frame)
     return loaded, failed
+
+
+def com_hull_points(robot, urdf, package_dirs=()) -> tuple:
+    """Per frame, the vertices of the URDF visuals that frame carries, for the bound ``com_hull`` of
+    ``rd.identify(..., method="physical")`` (:class:`robodyn.identification.consistent.PhysicalBounds`).
+
+    Parameters
+    ----------
+    robot : Robot — the model read from ``urdf`` (``rd.from_urdf``).
+    urdf : str or path — the URDF file; meshes are resolved as the viewer resolves them (:func:`resolve_mesh`).
+    package_dirs : sequence of paths — folders holding the packages that ``package://`` names refer to.
+
+    Returns
+    -------
+    tuple of nf entries — entry j: an array (m, 3) of points in frame R_(j+1) (m), the vertices of every mesh,
+    box, cylinder and sphere placed on that frame (the centre of mass of the body lies in their convex hull when
+    the visuals enclose the body), or None where the frame carries no visual or one of its visuals did not load
+    (a UserWarning names it: a partial hull would exclude the true centre of mass).
+    """
+    robot = check_robot(robot)
+    loaded, failed = _urdf_meshes(robot, urdf, package_dirs, consequence="its frame gets no centre-of-mass hull")
+    points: list = [[] for _ in range(robot.nf + 1)]
+    for visual, mesh in loaded:
+        v = np.asarray(mesh.vertices, dtype=float)
+        points[visual.frame].append(v @ visual.pose[:3, :3].T + visual.pose[:3, 3])
+    return tuple(None if k in failed or not points[k] else np.concatenate(points[k]) for k in range(1, robot.nf + 1))
 
 
 def _free_port(host: str) -> int:

@@ -6,7 +6,7 @@ the data enter through the triangular factor of the base regressor, ‖W_B K_B �
 
     minimise  (‖T Ψ K − z‖² + r₀²) / ‖y‖²  +  (λ / p) ‖D⁻¹ (K − K₀)‖²
     subject to  P_j(K) ⪰ 0 (every link's 4 × 4 pseudo-inertia),  Ia, Fc, Fv, motor parameters ≥ 0,
-                m_min,j ≤ M_j ≤ m_max,j,  CoM of link j in a box,  Σ M_j = M_total (optional),
+                m_min,j ≤ M_j ≤ m_max,j,  CoM of link j in a box or a convex hull,  Σ M_j = M_total (optional),
 
 with K₀ the a priori parameters (the model's: a URDF's inertias) and D their scales, is solved in the scaled
 unknowns u = D⁻¹ (K − K₀): link j's inertial parameters relative to its mass m_j and length l_j (m l², m l, m),
@@ -62,6 +62,9 @@ class PhysicalBounds:
     max_mass : float or array (nf,) or None — upper bound on every link's mass (kg).
     com_box : array (nf, 3, 2) or None — the centre of mass of link j, in frame j, inside
         [lo_x, hi_x] × [lo_y, hi_y] × [lo_z, hi_z] (m): lo M_j ≤ MS_j ≤ hi M_j (linear in K).  Rows of NaN: no box.
+    com_hull : sequence of nf entries, each None or an array (m, 3) of points in frame j (m), or None — the centre
+        of mass c_j = MS_j / M_j of link j inside the convex hull of its points (a link's mesh vertices): with the
+        hull's facets a_i · x ≤ b_i, a_i · MS_j ≤ b_i M_j (linear in K; ``com_box`` is the hull of a box's corners).
     total_mass : float or None — the sum of the masses of the links (kg), when known (a scale reading).
     """
 
@@ -69,6 +72,7 @@ class PhysicalBounds:
     max_mass: object = None
     com_box: object = None
     total_mass: float | None = None
+    com_hull: object = None
 
 
 def _per_link(name: str, value, nf: int) -> np.ndarray:
@@ -80,15 +84,54 @@ def _per_link(name: str, value, nf: int) -> np.ndarray:
     return v
 
 
+def hull_facets(points, name: str = "com_hull") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The facets (a (f, 3) unit normals, b (f,)) of the convex hull of ``points`` (m, 3): inside ⇔ a x ≤ b;
+    and c₀ (3,), the points' mean, strictly inside (a positive combination of points spanning a volume).
+
+    Qhull triangulates the hull, so a planar face with several triangles gives one facet here (duplicates removed).
+    Raises InputError for fewer than 4 points, points on a plane or a line, or values not finite."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    pts = np.asarray(as_real_array(name, points), dtype=float)
+    fix = "give at least 4 finite points (m, 3) in the frame, not all on one plane, or None for no hull"
+    if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 4:
+        raise InputError(f"{name} has shape {pts.shape}; {fix}")
+    if not np.all(np.isfinite(pts)):
+        raise InputError(f"{name} has NaN or infinite coordinates; {fix}")
+    try:
+        eq = ConvexHull(pts).equations  # n · x + d ≤ 0 inside, |n| = 1
+    except QhullError:
+        raise InputError(f"{name}: the points span no volume (all on one plane or line); {fix}") from None
+    scale = max(float(np.abs(pts).max()), 1e-300)
+    key = np.round(np.column_stack([eq[:, :3], eq[:, 3] / scale]), 9)
+    _, first = np.unique(key, axis=0, return_index=True)
+    eq = eq[np.sort(first)]
+    return eq[:, :3], -eq[:, 3], pts.mean(axis=0)
+
+
+def _check_hulls(hulls, nf: int) -> tuple:
+    if hulls is None:
+        return (None,) * nf
+    if isinstance(hulls, np.ndarray) and hulls.dtype != object:
+        hulls = list(hulls) if hulls.ndim == 3 else None
+    if not isinstance(hulls, (list, tuple, np.ndarray)) or len(hulls) != nf:
+        raise InputError(f"com_hull: give a list of {nf} entries (one per frame), each None or points (m, 3) in "
+                         f"that frame (m)")
+    return tuple(None if h is None else hull_facets(h, f"com_hull[{j}] (frame {j + 1})")
+                 for j, h in enumerate(hulls))
+
+
 def check_bounds(bounds, nf: int) -> PhysicalBounds:
-    """The bounds as arrays (min_mass, max_mass (nf,), com_box (nf, 3, 2)); clear errors for bad input."""
+    """The bounds as arrays (min_mass, max_mass (nf,), com_box (nf, 3, 2), com_hull: per frame None or
+    :func:`hull_facets` of its points); clear errors for bad input."""
     if bounds is None:
         return PhysicalBounds(min_mass=np.zeros(nf), max_mass=np.full(nf, np.inf),
-                              com_box=np.full((nf, 3, 2), np.nan))
+                              com_box=np.full((nf, 3, 2), np.nan), com_hull=(None,) * nf)
     if isinstance(bounds, dict):
-        unknown = set(bounds) - {"min_mass", "max_mass", "com_box", "total_mass"}
+        unknown = set(bounds) - {"min_mass", "max_mass", "com_box", "com_hull", "total_mass"}
         if unknown:
-            raise InputError(f"bounds: unknown key(s) {sorted(unknown)}; use min_mass, max_mass, com_box, total_mass")
+            raise InputError(f"bounds: unknown key(s) {sorted(unknown)}; use min_mass, max_mass, com_box, com_hull, "
+                             f"total_mass")
         bounds = PhysicalBounds(**bounds)
     if not isinstance(bounds, PhysicalBounds):
         raise InputError(f"bounds is {type(bounds).__name__}; give a PhysicalBounds or a dict of its fields")
@@ -107,7 +150,8 @@ def check_bounds(bounds, nf: int) -> PhysicalBounds:
         total = float(as_real_array("total_mass", total))
         if not (np.isfinite(total) and total > 0):
             raise InputError(f"total_mass = {bounds.total_mass!r}; give the links' total mass in kg (> 0)")
-    return PhysicalBounds(min_mass=lo, max_mass=hi, com_box=box, total_mass=total)
+    return PhysicalBounds(min_mass=lo, max_mass=hi, com_box=box, total_mass=total,
+                          com_hull=_check_hulls(bounds.com_hull, nf))
 
 
 #: The 4 × 4 pseudo-inertia P = [[½ tr(J) 1 − J, MS], [MSᵀ, M]] as Σ_k π_k B_k of the 10 parameters π.
@@ -261,6 +305,9 @@ def _program(robot, bp, A: np.ndarray, z: np.ndarray, r0: float, prior: np.ndarr
                 ineq(row([(o + 6 + c, -1.0), (o + 9, box[j, c, 0])]), 0.0)
             if np.isfinite(box[j, c, 1]):
                 ineq(row([(o + 6 + c, 1.0), (o + 9, -box[j, c, 1])]), 0.0)
+        if bounds.com_hull[j] is not None:
+            for a, bi in zip(*bounds.com_hull[j][:2]):
+                ineq(row([(o + 6, a[0]), (o + 7, a[1]), (o + 8, a[2]), (o + 9, -bi)]), 0.0)
         if j in fixed:
             eq(row([(o + 10, 1.0)]), 0.0)
         else:
@@ -446,11 +493,26 @@ def project(s: Scaled, u: np.ndarray, bounds: PhysicalBounds, nf: int) -> np.nda
         lo = np.where(np.isfinite(box[:, c, 0]), box[:, c, 0] * links[:, 9], -np.inf)
         hi = np.where(np.isfinite(box[:, c, 1]), box[:, c, 1] * links[:, 9], np.inf)
         links[:, 6 + c] = np.clip(links[:, 6 + c], lo, hi)
+    for j, facets in enumerate(bounds.com_hull):
+        if facets is not None:
+            links[j, 6:9] = _into_hull(links[j, 6:9], links[j, 9], *facets)
     out = K.copy()
     out[: 11 * nf] = links.ravel()
     out[s.nonneg] = np.maximum(out[s.nonneg], 0.0)
     out[s.zero] = 0.0
     return out
+
+
+def _into_hull(ms: np.ndarray, m: float, a: np.ndarray, b: np.ndarray, c0: np.ndarray) -> np.ndarray:
+    """MS with a · MS ≤ b M on every facet: the solver's round-off outside the hull removed by moving the centre of
+    mass towards c₀ (a point inside the hull) along their line, as far as the nearest facet."""
+    if np.all(a @ ms <= b * m):
+        return ms
+    d = ms - c0 * m  # MS = M (c₀ + t (c − c₀)), t ∈ [0, 1]
+    ad = a @ d
+    room = b * m - a @ (c0 * m)
+    t = np.min(np.where(ad > 0, room / np.where(ad > 0, ad, 1.0), 1.0), initial=1.0)
+    return c0 * m + max(t, 0.0) * d
 
 
 def pseudo_inertia(params) -> np.ndarray:

@@ -381,7 +381,7 @@ class IdentificationOptions:
     min_velocity : float, array (n,) or None — drop joint j's rows where |q̇_j| < min_velocity_j.
     weights : array (n,) or None — per-joint weights of the fit.
     parallel : IdentificationData or None — filter and decimate the whole regressor like τ.
-    bounds : PhysicalBounds, dict or None — "physical": mass bounds, CoM boxes, total mass.
+    bounds : PhysicalBounds, dict or None — "physical": mass bounds, CoM boxes or hulls, total mass.
     position_terms : "auto", tuple of int or None — joints (0-based) whose equation gets the position term
         k_j sin q_j + c_j cos q_j; "auto": those where it removes most of the residual; None or (): none.
     """
@@ -668,7 +668,7 @@ def identify(
     min_mass : float
         ``"physical"``: lower bound on every link mass (kg).
     bounds : PhysicalBounds, dict or None
-        ``"physical"``: mass bounds per link, a box for every link's centre of mass, the total mass
+        ``"physical"``: mass bounds per link, a box or a convex hull for every link's centre of mass, the total mass
         (:class:`robodyn.identification.consistent.PhysicalBounds`; its ``min_mass`` replaces ``min_mass``).
     position_terms : "auto", tuple of int or None
         Joints (0-based, revolute) whose equation gets the position term k_j sin q_j + c_j cos q_j, two free
@@ -1283,7 +1283,7 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
     min_mass : float — lower bound on every link's mass, kg.
     massless : sequence of int — frames (0-based) whose inertial parameters, rotor inertia and joint friction are
         held at zero (the virtual frames of a floating base's augmented robot, :mod:`robodyn.identification.floating`).
-    bounds : PhysicalBounds, dict or None — mass bounds, centre-of-mass boxes, total mass (as :func:`identify`).
+    bounds : PhysicalBounds, dict or None — mass bounds, centre-of-mass boxes or hulls, total mass (as :func:`identify`).
 
     Returns
     -------
