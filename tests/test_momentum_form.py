@@ -86,6 +86,28 @@ def test_momentum_simulation_equals_velocity_form():
     np.testing.assert_allclose(m.p, rd.dynamics.generalized_momentum(robot, m.q, m.qd), rtol=0, atol=1e-12)
 
 
+def test_momentum_simulation_saturates_at_the_torque_limits():
+    """A command above taulim is clipped as rd.simulate clips it: the same motion as the pre-clipped command on a
+    robot without limits, and as the velocity form; saturate=False applies it as commanded."""
+    free = rd.load("planar2r")
+    robot = free.replace(taulim=[2.0, 0.5])
+    t = np.linspace(0.0, 0.5, 6)
+    ctrl = lambda t, q, qd: 40.0 * (np.array([1.0, -0.5]) - q) - 5.0 * qd  # noqa: E731
+    clipped = lambda t, q, qd: np.clip(ctrl(t, q, qd), [-2.0, -0.5], [2.0, 0.5])  # noqa: E731
+    tol = dict(rtol=1e-11, atol=1e-11)
+    m = simulate_momentum(robot, ctrl, np.zeros(2), np.zeros(2), t, **tol)
+    np.testing.assert_allclose(m.q, simulate_momentum(free, clipped, np.zeros(2), np.zeros(2), t, **tol).q, atol=1e-9)
+    s = rd.simulate(robot, ctrl, np.zeros(2), np.zeros(2), t, friction="discontinuous", **tol)
+    np.testing.assert_allclose(m.q, s.q, rtol=0, atol=1e-8)
+    assert s.saturated.any()
+    unclipped = simulate_momentum(robot, ctrl, np.zeros(2), np.zeros(2), t, saturate=False, **tol)
+    np.testing.assert_allclose(unclipped.q, simulate_momentum(free, ctrl, np.zeros(2), np.zeros(2), t, **tol).q,
+                               atol=1e-9)
+    assert np.abs(unclipped.q - m.q).max() > 1e-3
+    with pytest.raises(InputError, match="saturate"):
+        simulate_momentum(robot, ctrl, np.zeros(2), np.zeros(2), t, saturate="yes")
+
+
 def test_free_motion_conserves_energy():
     robot = frictionless(rd.load("puma560"))
     t = np.linspace(0.0, 1.0, 6)

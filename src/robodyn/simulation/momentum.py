@@ -16,6 +16,7 @@ from robodyn.dynamics.momentum import momentum_state, momentum_state_derivative,
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
 from robodyn.simulation.integrate import initial_state
+from robodyn.simulation.step import saturation_limits
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class MomentumSimulation:
 
 
 def simulate_momentum(robot: Robot, torque, q0, qd0, t_eval, rtol: float = 1e-8, atol: float = 1e-8,
-                      integrator: str = "RK45") -> MomentumSimulation:
+                      integrator: str = "RK45", saturate: bool = True) -> MomentumSimulation:
     """Integrate q̇ = A⁻¹ p, ṗ = τ + ½ ∂(q̇ᵀAq̇)/∂q − g − Γ_f from (q0, A(q0) q̇0) (De Luca's momentum state).
 
     Parameters
@@ -54,6 +55,9 @@ def simulate_momentum(robot: Robot, torque, q0, qd0, t_eval, rtol: float = 1e-8,
         scipy ``solve_ivp`` tolerances.
     integrator : str
         A ``solve_ivp`` method name.
+    saturate : bool, default True
+        The applied torque is the command clipped at ±``robot.taulim``, as the drives do and as
+        :func:`robodyn.simulate` does (robots without limits: unchanged); False applies it as commanded.
 
     Returns
     -------
@@ -61,6 +65,7 @@ def simulate_momentum(robot: Robot, torque, q0, qd0, t_eval, rtol: float = 1e-8,
     """
     q0, qd0, t_eval = initial_state(robot, q0, qd0, t_eval)
     n = robot.n
+    limits = saturation_limits(robot, saturate)
     if torque is not None and not callable(torque):
         raise InputError("argument 'torque' must be None or a callable torque(t, q, qd) -> (n,)")
     if integrator not in ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"):
@@ -73,7 +78,7 @@ def simulate_momentum(robot: Robot, torque, q0, qd0, t_eval, rtol: float = 1e-8,
         if tau.shape != (n,) or not np.all(np.isfinite(tau)):
             raise InputError(f"torque(t, q, qd) returned shape {tau.shape} or non-finite values at t = {t}; it "
                              f"must return {n} finite torques (N m | N) for robot '{robot.name}'")
-        return tau
+        return tau if limits is None else np.clip(tau, -limits, limits)
 
     def rhs(t, x):
         q, qd = x[:n], velocity_state(robot, x)[n:]
