@@ -87,7 +87,9 @@ def test_each_chunk_is_decompressed_once(tmp_path, monkeypatch):
 
     monkeypatch.setattr(robodyn.decode, "decompressor", counting)
     monkeypatch.setattr(robodyn.decode.BoundedStream, "feed", feed)
-    monkeypatch.setattr(storage_mcap, "decompress", lambda *a: pytest.fail("rosbags decompressed a chunk"))
+    # rosbags' own chunk decompressors (every version keeps them in DECOMPRESSORS)
+    for codec in storage_mcap.DECOMPRESSORS:
+        monkeypatch.setitem(storage_mcap.DECOMPRESSORS, codec, lambda *a: pytest.fail("rosbags decompressed a chunk"))
     assert rd.read_joint_log(path).q.shape == (2, BOMB_JOINTS)
     storage = next(path.glob("*.mcap")).stat().st_size
     assert made == ["zstd", "zstd"] and sum(fed) < storage  # each compressed byte fed once
