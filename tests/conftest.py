@@ -1,7 +1,13 @@
 import os
 
-import pytest
-from hypothesis import settings
+# One BLAS thread per pytest-xdist worker: the workers already take one CPU each, and BLAS threads on top of them
+# oversubscribe the cores (the suite took 9.2 instead of 7.4 minutes on two).  The workers are started after this
+# file is read, with this environment, before they load NumPy's BLAS.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 # Derandomised by default: a run's examples follow from its commit, so the suite passes or fails the same way on
 # every machine and every run.  ROBODYN_HYPOTHESIS=explore draws fresh random examples, more of them, to search.
