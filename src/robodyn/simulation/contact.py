@@ -233,9 +233,8 @@ def _alart_curnier(Wr, lam, u, bias, mu, tiny):
     eye = np.eye(6 * k).reshape(2, k, 3, 6 * k)     # the rows of ∂/∂λ and ∂/∂u
     for c in range(k):
         L, U = eye[0, c], eye[1, c]
-        _, w, wn, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
-        closed = (wn > 0) & (wn * lam[..., c, 2] > u[..., c, 2] + bias[..., c])
-        xi = np.where(closed, lam[..., c, 2] - (u[..., c, 2] + bias[..., c]) / np.maximum(wn, tiny), 0.0)
+        xi, w, wn, ws = _projections(Wr, lam, u, bias, mu, c, tiny)     # ξ_n: the sweeps' normal step
+        closed = xi > 0
         F[..., c, 2] = np.where(wn > 0, wn * (lam[..., c, 2] - xi), lam[..., c, 2])
         dF[..., c, 2, :] = np.where(closed[..., None], U[2], np.where(wn > 0, wn, 1.0)[..., None] * L[2])
         dxi = np.where(closed[..., None], L[2] - U[2] / np.maximum(wn, tiny)[..., None], 0.0)
@@ -298,10 +297,8 @@ def _edge(Wr, lam, u, d, bias, mu, tiny):
     the null space of W): ‖y(t)‖ = μ ξ(t), a quadratic in t (∞ where none does)."""
     t = np.full(lam.shape[:-2], np.inf)
     for c in range(lam.shape[-2]):
-        _, w, wn, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
-        closed = (wn > 0) & (wn * lam[..., c, 2] > u[..., c, 2] + bias[..., c])
-        x0 = np.where(closed, lam[..., c, 2] - (u[..., c, 2] + bias[..., c]) / np.maximum(wn, tiny), 0.0)
-        x1 = np.where(closed, d[..., c, 2], 0.0)
+        x0, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)      # ξ_n(0)
+        x1 = np.where(x0 > 0, d[..., c, 2], 0.0)
         y0, y1 = lam[..., c, :2] - u[..., c, :2] / ws[..., None], d[..., c, :2]
         a = (y1 * y1).sum(-1) - (mu * x1) ** 2
         half = (y0 * y1).sum(-1) - mu * mu * x0 * x1
@@ -385,15 +382,14 @@ def _solve(W, b, bias, mu, tol, max_iter):
         lam = lam + np.where(leaping, leap, 0.0)[..., None, None] * creep
         u = _velocities(W, lam, b)
     lam, u = best, _velocities(W, best, b)
-    residual = _residual(Wr, lam, u, bias, mu, tiny)
+    residual = least                                # keep() measured best's residual
     moving = ~still & (residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1))))
     lam, u, _, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, moving, max_iter - done, tol * speed, tol, tiny)
     done += sweeps                                  # sweeps alone, as far as they go, where they never stalled
     still |= ~moving
     todo = np.ones(batch, bool)
     keep(lam)
-    u = _velocities(W, best, b)
-    residual = _residual(Wr, best, u, bias, mu, tiny)
+    u, residual = _velocities(W, best, b), least
     scale = np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
     failed = (residual > tol * scale) & ~still
     if failed.any():
