@@ -41,7 +41,7 @@ def saturation_limits(robot: Robot, saturate, torque_limits=None) -> np.ndarray 
         if not saturate:
             raise InputError("torque_limits is given with saturate=False, which would ignore it; drop one of them")
         limits = as_real_array("torque_limits", torque_limits).astype(float)
-        if limits.shape != (n,) or np.any(np.isnan(limits)) or np.any(~(limits > 0)):
+        if limits.shape != (n,) or np.any(~(limits > 0)):           # NaN fails limits > 0 too
             raise InputError(f"torque_limits = {torque_limits!r}; give {n} positive numbers (N m | N), one per joint "
                              "(inf for an unlimited joint)")
     elif saturate:
