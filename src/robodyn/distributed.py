@@ -599,19 +599,20 @@ def _extreme_runs(tau: np.ndarray):
     """One chunk of τ for :func:`_clipping`: its rows, per joint its largest and smallest value (2, n), and for
     each the run of samples at it that starts the chunk, the one that ends it and the longest ((2, 3, n)); None
     for a chunk without rows."""
+    from robodyn.identification.data import runs
+
     t = np.asarray(tau)
     rows, n = t.shape
     if rows == 0:
         return None
     ext = np.stack([t.max(axis=0), t.min(axis=0)])
-    runs = np.zeros((2, 3, n), dtype=np.int64)
+    extent = np.zeros((2, 3, n), dtype=np.int64)
     for e in range(2):
         for j in range(n):
-            edges = np.flatnonzero(np.diff(np.concatenate([[0], (t[:, j] == ext[e, j]).astype(np.int8), [0]])))
-            starts, lengths = edges[::2], edges[1::2] - edges[::2]
-            runs[e, :, j] = (lengths[0] if starts[0] == 0 else 0,
-                             lengths[-1] if edges[-1] == rows else 0, lengths.max())
-    return rows, ext, runs
+            starts, lengths = runs(t[:, j] == ext[e, j])
+            extent[e, :, j] = (lengths[0] if starts[0] == 0 else 0,
+                               lengths[-1] if starts[-1] + lengths[-1] == rows else 0, lengths.max())
+    return rows, ext, extent
 
 
 def _clipping(tau):

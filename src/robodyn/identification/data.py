@@ -48,6 +48,12 @@ STANDSTILL = 0.01
 SATURATED_RUN = 5
 
 
+def runs(mask) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and lengths of the runs of True in the 1-D bool array ``mask`` (both empty where it has none)."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], np.asarray(mask).astype(np.int8), [0]])))
+    return edges[::2], edges[1::2] - edges[::2]
+
+
 def saturated(tau) -> np.ndarray:
     """(N, n) bool: the samples where joint j's torque is clipped — it holds exactly its maximum (or minimum) over
     a run of at least ``SATURATED_RUN`` consecutive samples; every sample at that value counts then.  Such rows are
@@ -58,8 +64,7 @@ def saturated(tau) -> np.ndarray:
     for j in range(t.shape[1]):
         for v in (t[:, j].max(initial=-np.inf), t[:, j].min(initial=np.inf)):
             at = t[:, j] == v
-            edges = np.flatnonzero(np.diff(np.concatenate([[0], at.astype(np.int8), [0]])))
-            if at.any() and np.max(edges[1::2] - edges[::2]) >= SATURATED_RUN:
+            if at.any() and runs(at)[1].max() >= SATURATED_RUN:
                 out[:, j] |= at
     return out
 
