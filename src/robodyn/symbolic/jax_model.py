@@ -85,6 +85,7 @@ class JaxModel:
 
             self._traced = jax.custom_jvp(self._evaluate)
             self._traced.defjvp(self._jvp)
+            self._table_map = self._parameter_places()
 
     def __call__(self, *args, gravity=None, params=None):
         jnp = self._jnp
@@ -131,12 +132,12 @@ class JaxModel:
         _, dh = jax.jvp(lambda a, b, c, d: self._loop_free_torques(a, b, out, c, d), (q, qd, g, p), (dq, dqd, dg, dp))
         return out, jnp.linalg.solve(A, (dtau - dh)[..., None])[..., 0]
 
-    def _tables(self, params):
-        """(table (nf, 11), friction (6, n)) of :mod:`robodyn.dynamics.loop_free`: the robot file's values with this
-        model's parameters ``params`` (P,) in their places (XX..M, IA of frame j; FS FV FO FST KST BST of joint j)."""
+    def _parameter_places(self):
+        """Where this model's parameters go in the tables of :mod:`robodyn.dynamics.loop_free` (constant: made
+        once, not at every trace): the selection S (P, cells), the robot file's values of the other cells, and the
+        table's shape (nf, 11); XX..M, IA of frame j, FS FV FO FST KST BST of joint j."""
         from robodyn.dynamics import loop_free
 
-        jnp = self._jnp
         robot = self.robot
         table, friction = loop_free.robot_table(robot), loop_free.robot_friction(robot)
         S = np.zeros((len(self.parameter_names), table.size + friction.size))
@@ -150,8 +151,16 @@ class JaxModel:
                 place = table.size + _FRICTION.index(head) * robot.n + list(robot.joint_frames).index(j)
             S[k, place] = 1.0
         fixed = np.concatenate([table.ravel(), friction.ravel()]) * (S.sum(0) == 0)
+        return S, fixed, table.shape, friction.shape
+
+    def _tables(self, params):
+        """(table (nf, 11), friction (6, n)) of :mod:`robodyn.dynamics.loop_free`: the robot file's values with this
+        model's parameters ``params`` (P,) in their places."""
+        jnp = self._jnp
+        S, fixed, table, friction = self._table_map
         flat = jnp.asarray(fixed, params.dtype) + params @ jnp.asarray(S, params.dtype)
-        return flat[:table.size].reshape(table.shape), flat[table.size:].reshape(friction.shape)
+        size = int(np.prod(table))
+        return flat[:size].reshape(table), flat[size:].reshape(friction)
 
     def _loop_free_torques(self, q, qd, qdd, g, params):
         from robodyn.dynamics import loop_free
