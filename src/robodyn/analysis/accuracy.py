@@ -88,7 +88,6 @@ class AccuracyResult(_OverTheTurn):
         """|q̈_double − q̈_single|, (methods, steps, n)."""
         return np.abs(self.qdd_double - self.qdd_single)
 
-
     @property
     def method_spread(self) -> np.ndarray:
         """max |q̈_double(method) − q̈_double(first method)| over poses and joints, (methods,): the float64
@@ -183,10 +182,7 @@ def accuracy_study(robot: Robot, methods=None, steps: int = 180, solver: str | N
     -------
     AccuracyResult
     """
-    check_robot(robot)
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 2:
-        raise InputError(f"steps = {steps!r}; give an integer >= 2 (180 gives Mata et al.'s 2° steps)")
-    _check_solver(solver, allow_none=True)
+    _check_study(robot, steps, solver)
     methods = available_methods("forward") if methods is None else tuple(methods)
     if not methods:
         raise InputError("no forward-dynamics method to compare; give methods=[...] or install one")
@@ -288,6 +284,13 @@ def turn_poses(robot: Robot, steps: int) -> np.ndarray:
     q = np.zeros((steps, robot.n))
     q[:, -1] = 2 * np.pi * np.arange(steps) / steps
     return q
+
+
+def _check_study(robot: Robot, steps, solver) -> None:
+    check_robot(robot)
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 2:
+        raise InputError(f"steps = {steps!r}; give an integer >= 2 (180 gives Mata et al.'s 2° steps)")
+    _check_solver(solver, allow_none=True)
 
 
 def _check_solver(solver, allow_none=False) -> None:
@@ -429,7 +432,6 @@ class StageResult(_OverTheTurn):
     error: np.ndarray
 
 
-
 def stage_study(robot: Robot, method: str = "gibbs_appell", steps: int = 180, solver: str | None = None) -> StageResult:
     """Which operation loses the digits: q̈ of :func:`accuracy_study`'s poses with exactly one stage in float32.
 
@@ -457,10 +459,7 @@ def stage_study(robot: Robot, method: str = "gibbs_appell", steps: int = 180, so
     -------
     StageResult
     """
-    check_robot(robot)
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 2:
-        raise InputError(f"steps = {steps!r}; give an integer >= 2 (180 gives Mata et al.'s 2° steps)")
-    _check_solver(solver, allow_none=True)
+    _check_study(robot, steps, solver)
     if not isinstance(method, str) or api.NAMES["forward_dynamics"].get(method) not in available_methods("forward"):
         raise InputError(f"method = {method!r}; choose one of {', '.join(available_methods('forward'))}")
     method = _key(method)

@@ -138,13 +138,10 @@ def _quadratic_coefficients(f, angles: np.ndarray, revolute, prismatic, n: int):
 
     F0 = at(np.zeros(p))
     lin, quad = [], {}
-    plus, minus = [], []
     for i in range(p):
         e = np.zeros(p)
         e[i] = 1.0
         fp, fm = at(e), at(-e)
-        plus.append(fp)
-        minus.append(fm)
         lin.append(0.5 * (fp - fm))
         quad[i, i] = 0.5 * (fp + fm) - F0
     for i in range(p):

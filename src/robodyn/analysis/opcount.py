@@ -181,10 +181,14 @@ class Formula:
         if self.div is None:
             return self.source, self.mul, self.add
         if "mul" in CONVENTIONS[name].columns["div"]:
-            total = np.polyadd(self.mul, self.div)
             return (f"{self.source} (mult + {format_polynomial(self.div)} div)",
-                    tuple(int(c) if float(c).is_integer() else float(c) for c in total), self.add)
+                    _sum_polynomials(self.mul, self.div), self.add)
         return f"{self.source} (mult; {format_polynomial(self.div)} div apart)", self.mul, self.add
+
+
+def _sum_polynomials(a, b) -> tuple:
+    """a + b (coefficients, highest power first), whole coefficients as int."""
+    return tuple(int(c) if float(c).is_integer() else float(c) for c in np.polyadd(a, b))
 
 
 #: Published formulas compared with each (kind, method).  Divisions are counted as multiplications everywhere.
@@ -250,9 +254,8 @@ def kozlowski_table_2(n: int = 6) -> list[dict]:
         c = phases.get(name, {"mul": 0, "add": 0, "div": 0})
         rows.append({"recursion": name, "robot": "general", "mul": c["mul"], "add": c["add"], "div": c["div"],
                      "published_mul": at(pm) + at(pd), "published_add": at(pa), "published_div": at(pd),
-                     "published_mul_formula": "—" if pm is None else format_polynomial(pm),
-                     "published_add_formula": "—" if pa is None else format_polynomial(pa),
-                     "published_div_formula": "—" if pd is None else format_polynomial(pd),
+                     "published_mul_formula": format_polynomial(pm), "published_add_formula": format_polynomial(pa),
+                     "published_div_formula": format_polynomial(pd),
                      "published": "Kozłowski Table 2", "note": _TABLE_2_NOTES.get(name, "")})
     return rows
 
@@ -289,19 +292,13 @@ def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
     from robodyn.symbolic import customized_model
 
     robot = load("stanford") if robot is None else robot
-    rng = np.random.default_rng(seed)
-    general = []
-    for _ in range(robot.n):
-        R = rot_z(rng.uniform(-3, 3)) @ rot_x(rng.uniform(-3, 3)) @ rot_z(rng.uniform(-3, 3))
-        a, b, c = rng.uniform(0.01, 0.5, 3)
-        inertia_com = R @ np.diag([a + b, b + c, a + c]) @ R.T
-        general.append(standard_from_com(rng.uniform(0.5, 5), rng.uniform(0.05, 0.3, 3), inertia_com))
+    general = _general_inertias(np.random.default_rng(seed), robot.n)
     simplified = np.zeros_like(robot.params)
     for j, p in enumerate(robot.params):
         k = int(np.argmax(np.abs(p[6:9])))
         simplified[j, [0, 3, 5, 6 + k, 9]] = p[[0, 3, 5, 6 + k, 9]]
     rows = []
-    for variant, params in (("general", np.array(general)), ("simplified", simplified), ("built-in", robot.params)):
+    for variant, params in (("general", general), ("simplified", simplified), ("built-in", robot.params)):
         model = customized_model(robot.replace(params=params), "inverse_dynamics", parameters="base",
                                  symbolic_geometry=True, symbolic_inertia=True, wrenches="terminal", friction=False)
         count = model.operation_count()
@@ -347,7 +344,7 @@ class Published:
     def _mul(self, convention: str) -> tuple:
         if self.div is None or "mul" not in CONVENTIONS[convention].columns["div"]:
             return self.mul
-        return tuple(int(c) if float(c).is_integer() else float(c) for c in np.polyadd(self.mul, self.div))
+        return _sum_polynomials(self.mul, self.div)
 
     def at(self, n: int, convention: str = "robodyn") -> tuple[float, float]:
         """(mul, add) at ``n``, the divisions in ``mul`` where ``convention`` counts them there."""
@@ -418,13 +415,8 @@ def customized_fit(model: str, n_max: int = 8, convention: str = "robodyn") -> t
 
     counts = [program_count(recorded_model(counting_robot(n, seed=n), model), convention)
               for n in range(1, n_max + 1)]
-    ns = np.arange(1, n_max + 1)
-    for n0 in (2, 3, 4):
-        keep = ns >= n0
-        fits = [fit_polynomial(ns[keep], np.array([c[op] for c in counts])[keep]) for op in ("mul", "add")]
-        if all(f is not None for f in fits):
-            return fits[0], fits[1], n0
-    return None, None, 0
+    (mul, add), n0 = _exact_fits(np.arange(1, n_max + 1), [[c[op] for c in counts] for op in ("mul", "add")])
+    return mul, add, n0
 
 
 def customized_report(n_fit: int = 8, convention: str = "robodyn") -> list[dict]:
@@ -607,13 +599,19 @@ class MethodCount:
         Small n are boundary cases of the recursions (n = 1: A is constant, nothing to factor), so the fit
         starts at n0 = 2, else 3, else 4, as long as at least degree + 2 points remain to check it.
         """
-        ns = np.array(self.ns)
-        for n0 in (2, 3, 4):
-            keep = ns >= n0
-            coef = fit_polynomial(ns[keep], self.series(op, convention)[keep])
-            if coef is not None:
-                return coef, n0
-        return None, 0
+        (coef,), n0 = _exact_fits(self.ns, [self.series(op, convention)])
+        return coef, n0
+
+
+def _exact_fits(ns, series) -> tuple[list, int]:
+    """:func:`fit_polynomial` of every count series from the first n0 in (2, 3, 4) where all of them fit."""
+    ns = np.asarray(ns)
+    for n0 in (2, 3, 4):
+        keep = ns >= n0
+        fits = [fit_polynomial(ns[keep], np.asarray(y)[keep]) for y in series]
+        if all(f is not None for f in fits):
+            return fits, n0
+    return [None] * len(series), 0
 
 
 @dataclass(frozen=True)

@@ -93,24 +93,24 @@ def loop_jacobian(cc: ClosedChainRobot, q) -> np.ndarray:
     """
     _check(cc)
     q = _array("q", q, cc.tree.n, "the tree's joint variables")
-    out = []
-    for lp in cc.loops:
-        Ja = jacobian(cc.tree, q, frame=lp.frame, point=lp.point)[..., :3, :]
-        if lp.to != 0:
-            Ja = Ja - jacobian(cc.tree, q, frame=lp.to, point=lp.to_point)[..., :3, :]
-        out.append(Ja[..., list(lp.rows), :])
-    return np.concatenate(out, axis=-2)
+    return _loop_rows(cc, lambda frame, point: jacobian(cc.tree, q, frame=frame, point=point)[..., :3, :], -2)
 
 
 def _loop_bias(cc: ClosedChainRobot, q, qd) -> np.ndarray:
     """Ġ q̇ (..., m)."""
+    return _loop_rows(cc, lambda frame, point: jacobian_dot_qd(cc.tree, q, qd, frame=frame, point=point)[..., :3], -1)
+
+
+def _loop_rows(cc: ClosedChainRobot, of_point, axis: int) -> np.ndarray:
+    """Per loop, ``of_point(frame, point)`` of its first point less that of its second (nothing for the base), on
+    its closed rows (``axis``), stacked in ``cc.loops`` order."""
     out = []
     for lp in cc.loops:
-        a = jacobian_dot_qd(cc.tree, q, qd, frame=lp.frame, point=lp.point)[..., :3]
+        x = of_point(lp.frame, lp.point)
         if lp.to != 0:
-            a = a - jacobian_dot_qd(cc.tree, q, qd, frame=lp.to, point=lp.to_point)[..., :3]
-        out.append(a[..., list(lp.rows)])
-    return np.concatenate(out, axis=-1)
+            x = x - of_point(lp.to, lp.to_point)
+        out.append(np.take(x, list(lp.rows), axis=axis))
+    return np.concatenate(out, axis=axis)
 
 
 def close_loops(cc: ClosedChainRobot, q_active, q_passive=None, max_iter: int = 50, tol: float = 1e-12) -> np.ndarray:
@@ -194,14 +194,20 @@ class ClosedChainMotion:
     multipliers: np.ndarray
 
 
-def _closed_state(cc, q, qd_active, tol):
+def _closed(cc, q, tol) -> np.ndarray:
+    """``q`` checked: a configuration of the tree that closes the loops to ``tol`` (m)."""
     _check(cc)
     q = _array("q", q, cc.tree.n, "the tree's joint variables (from close_loops)")
-    qda = _array("qd_active", qd_active, cc.n_active, "one velocity per active joint")
     gap = np.max(np.abs(loop_residual(cc, q)), initial=0.0)
     if gap > tol:
         raise LoopClosureError(f"closed chain '{cc.name}': q does not close the loops (gap {gap:.3g} m > {tol:g}); "
                                "compute q with close_loops")
+    return q
+
+
+def _closed_state(cc, q, qd_active, tol):
+    q = _closed(cc, q, tol)
+    qda = _array("qd_active", qd_active, cc.n_active, "one velocity per active joint")
     W = velocity_map(cc, q)
     qd = (W @ qda[..., None])[..., 0]
     G = loop_jacobian(cc, q)
@@ -273,12 +279,7 @@ def closed_chain_forward_dynamics(cc: ClosedChainRobot, q, qd_active, tau, tol: 
 def closed_chain_model(cc: ClosedChainRobot, q, tol: float = 1e-9):
     """Lagrange form in the active coordinates at a closed configuration: M_a = Wᵀ A W (..., n_a, n_a) and the
     gravity torque g_a = Wᵀ Q(q) (..., n_a)."""
-    _check(cc)
-    q = _array("q", q, cc.tree.n, "the tree's joint variables (from close_loops)")
-    gap = np.max(np.abs(loop_residual(cc, q)), initial=0.0)
-    if gap > tol:
-        raise LoopClosureError(f"closed chain '{cc.name}': q does not close the loops (gap {gap:.3g} m); "
-                               "compute q with close_loops")
+    q = _closed(cc, q, tol)
     W = velocity_map(cc, q)
     Wt = np.swapaxes(W, -1, -2)
     M = Wt @ inertia_matrix(cc.tree, q) @ W

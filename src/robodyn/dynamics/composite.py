@@ -85,21 +85,9 @@ def composite_components(robot: Robot, q, backend: ScalarBackend | None = None) 
 
 
 def inertia_matrix(robot: Robot, q, out=None) -> np.ndarray:
-    """Inertia matrix A(q) by composite links, rotor inertias Ia on the diagonal.
+    """Inertia matrix A(q) (..., n, n) by composite links, rotor inertias Ia on the diagonal.
 
-    Parameters
-    ----------
-    robot : Robot
-    q : array_like (..., n)
-        Joint positions (rad | m); leading axes are batch axes.
-    out : ndarray, optional
-        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
-
-    Returns
-    -------
-    ndarray (..., n, n)
-        Symmetric positive definite A (kg m², kg m or kg by joint types), in the order of q.
-        float32 input gives float32.
+    Arguments, units and result as :func:`robodyn.inertia_matrix` (``method="composite"``).
     """
     return executor.execute(_INERTIA, robot, q, None, None, None, None, None, out)
 

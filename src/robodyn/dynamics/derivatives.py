@@ -27,6 +27,7 @@ from robodyn.dynamics.discrete import METHODS as DISCRETE_METHODS, check_sample_
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.kinematics import block_of, flat_columns, gravity_components, state_blocks
 from robodyn.model.arguments import joint_arrays
+from robodyn.model.inertia import skew
 from robodyn.model.robot import check_robot
 from robodyn.dynamics.friction_models import DiscontinuousFriction, friction_model
 from robodyn.errors import InputError
@@ -135,14 +136,10 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
 def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction):
     """:func:`inverse_dynamics_derivatives` of anything but one float64 state on robodyn.native's single-state entry
     (which includes the friction slope F_v of robots without a Stribeck term)."""
-    friction = None if friction is True else friction
     dtype, batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
     dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity)
-    model = DiscontinuousFriction() if friction is None else friction_model(friction)
-    if not hasattr(model, "slope"):
-        raise InputError(f"friction = {type(model).__name__}: its torque depends on an internal state; give "
-                         "'smooth', 'discontinuous' or 'none'")
+    model = _sloped_model(friction)
     idx = np.arange(n)
     dqd[..., idx, idx] += model.slope(robot, qd)
     return finite_result("inverse_dynamics_derivatives", _as(dtype, InverseDynamicsDerivatives(dq, dqd)))
@@ -172,9 +169,7 @@ def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction):
     from robodyn.dynamics import api
 
     friction = None if friction is True else friction
-    model = DiscontinuousFriction() if friction is None else friction_model(friction)
-    if not hasattr(model, "slope"):
-        raise InputError(f"friction = {type(model).__name__}: give 'smooth', 'discontinuous' or 'none'")
+    model = _sloped_model(friction)
     if not isinstance(robot, Robot):
         raise InputError("robot must be a robodyn Robot")
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
@@ -202,6 +197,15 @@ def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction):
     Ainv = np.linalg.inv(api.inertia_matrix(robot, q))
     return finite_result("forward_dynamics_derivatives",
                          _as(dtype, ForwardDynamicsDerivatives(-Ainv @ dq, -Ainv @ dqd, Ainv)))
+
+
+def _sloped_model(friction):
+    """The friction model of ``friction`` (None, True: the robot's own), which must have a slope ∂Γ_f/∂q̇."""
+    model = DiscontinuousFriction() if friction is None or friction is True else friction_model(friction)
+    if not hasattr(model, "slope"):
+        raise InputError(f"friction = {type(model).__name__}: its torque depends on an internal state; give "
+                         "'smooth', 'discontinuous' or 'none'")
+    return model
 
 
 _INVERSE = executor.Algorithm("inverse_dynamics_derivatives", None, single=True, general=_inverse_general,
@@ -417,20 +421,13 @@ def _per_joint_gain(gain, n: int) -> np.ndarray:
 # ---- floating and mobile bases (Pinocchio's free flyer, robodyn.dynamics.floating) ------------------------------
 
 
-def _cross_matrix(x: np.ndarray) -> np.ndarray:
-    """[x]_× (..., 3, 3): [x]_× y = x × y."""
-    z = np.zeros_like(x[..., 0])
-    return np.stack([np.stack([z, -x[..., 2], x[..., 1]], -1), np.stack([x[..., 2], z, -x[..., 0]], -1),
-                     np.stack([-x[..., 1], x[..., 0], z], -1)], -2)
-
-
 def _virtual_acceleration_jacobian(v: np.ndarray) -> np.ndarray:
     """∂q̈_a/∂v (..., n + 6, n + 6) of the augmented robot's accelerations q̈_a = [v̇_0 + ω_0 × v_0,
     ω̇_0 − (ω_y ω_z, −ω_x ω_z, ω_x ω_y), q̈] (robodyn.dynamics.floating) at a fixed a; zero joint rows."""
     vl, w = v[..., :3], v[..., 3:6]
     out = np.zeros(v.shape + v.shape[-1:], v.dtype)
-    out[..., :3, :3] = _cross_matrix(w)            # ∂(ω × v_0)/∂v_0
-    out[..., :3, 3:6] = -_cross_matrix(vl)         # ∂(ω × v_0)/∂ω
+    out[..., :3, :3] = skew(w)            # ∂(ω × v_0)/∂v_0
+    out[..., :3, 3:6] = -skew(vl)         # ∂(ω × v_0)/∂ω
     wx, wy, wz = w[..., 0], w[..., 1], w[..., 2]   # −∂(ω_y ω_z, −ω_x ω_z, ω_x ω_y)/∂ω
     out[..., 3, 4], out[..., 3, 5] = -wz, -wy
     out[..., 4, 3], out[..., 4, 5] = wz, wx
@@ -458,7 +455,7 @@ def _floating_derivatives(robot: Robot, q, v, a, wrenches, gravity, what: str):
     # above): ∂τ/∂δp = 0, ∂τ/∂δθ = −M[:, :3] [g_0]_×.  The joint columns are the augmented robot's, its virtual
     # joints staying at zero.
     dq[..., :3] = 0.0
-    dq[..., 3:6] = -M[..., :, :3] @ _cross_matrix(g0)
+    dq[..., 3:6] = -M[..., :, :3] @ skew(g0)
     # Velocity: q̇_a = v, and q̈_a depends on v through the velocity products of the virtual joints.
     dv = dv + M @ _virtual_acceleration_jacobian(qda)
     return dq, dv, M

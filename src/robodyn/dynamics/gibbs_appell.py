@@ -268,23 +268,9 @@ def forward_components(robot: Robot, q, qd, tau, g, wr=None, backend: ScalarBack
 
 # ---- the public functions: batches over blocks of states ----------------------------------------------------------
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
-    """Inverse dynamics by the Gibbs–Appell equations, O(n) (Mata et al. eqs 14–16, §4.1).
-
-    Parameters
-    ----------
-    robot : Robot
-        Revolute, prismatic and fixed frames; serial or tree.
-    q, qd, qdd : array_like (..., n)
-        Joint positions (rad | m), velocities, accelerations; leading axes are batch axes.
-    wrenches : array_like (..., nf, 6), optional
-        [f_ej; m_ej] exerted BY link j ON the environment, in R_j, moment about O_j (N, N m).
-    gravity : array_like (3,) or (..., 3), optional
-        Overrides ``robot.gravity`` (base frame, m/s²).
-
-    Returns
-    -------
-    ndarray (..., n)
-        τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇): torques (N m) / forces (N); float32 in, float32 out.
+    """Inverse dynamics τ = ∂G/∂q̈ (eq 5) + Ia q̈ + Γ_f(q̇) by the Gibbs–Appell equations, O(n) (Mata et al. eqs
+    14–16, §4.1); serial chains and trees.  Arguments, units and result as :func:`robodyn.inverse_dynamics`
+    (``method="gibbs_appell"``).
     """
     return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
 
@@ -296,16 +282,8 @@ def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
 
 def inertia_matrix(robot: Robot, q) -> np.ndarray:
     """Inertia matrix as the Hessian of the Gibbs function, O(n²) (Mata et al. eqs 19–22, §4.2 steps 1–7):
-    :func:`inertia_components`, rotor inertias on the diagonal.
-
-    Parameters
-    ----------
-    robot : Robot
-    q : array_like (..., n)
-
-    Returns
-    -------
-    ndarray (..., n, n)  (kg m², kg m, kg); float32 in, float32 out.
+    :func:`inertia_components`, rotor inertias on the diagonal.  Arguments, units and result as
+    :func:`robodyn.inertia_matrix` (``method="gibbs_appell"``).
     """
     return executor.execute(_INERTIA, robot, q)
 
@@ -328,19 +306,8 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
 
     C (Coriolis, centrifugal, gravity, friction and wrench torques) is :func:`inverse_dynamics` at q̈ = 0;
     D is :func:`inertia_matrix`; the system is solved by the square-root-free Cholesky factorisation L D Lᵀ
-    (:func:`forward_components`).
-
-    Parameters
-    ----------
-    q, qd : array_like (..., n)
-        Joint positions and velocities.
-    tau : array_like (..., n)
-        Joint torques (N m | N).
-    wrenches, gravity : as in :func:`inverse_dynamics`.
-
-    Returns
-    -------
-    ndarray (..., n)  q̈ (rad/s², m/s²), float32 for float32 inputs.
+    (:func:`forward_components`).  Arguments, units and result as :func:`robodyn.forward_dynamics`
+    (``method="gibbs_appell"``).
     """
     return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
 

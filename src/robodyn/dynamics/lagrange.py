@@ -201,15 +201,7 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     """q̈ from A q̈ = Γ − H(q, q̇) [9.95]–[9.96]: A by composite links, H by Newton–Euler with q̈ = 0, then a
     Cholesky factorization A = L Lᵀ and two triangular substitutions (loops over joints, batched).
 
-    Parameters
-    ----------
-    q, qd, tau : array_like (..., n)
-    wrenches : array_like (..., nf, 6), optional — exerted BY link j ON the environment, in R_j.
-    gravity : array_like (3,) or (..., 3), optional
-
-    Returns
-    -------
-    ndarray (..., n)
+    Arguments, units and result as :func:`robodyn.forward_dynamics` (``method="cholesky"``).
     """
     return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
 

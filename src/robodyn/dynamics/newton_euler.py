@@ -137,23 +137,8 @@ def wrenches_argument(robot: Robot, wrenches, batch, dtype):
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, out=None) -> np.ndarray:
     """Inverse dynamic model Γ = f(q, q̇, q̈, f_e) by the Newton–Euler algorithm, [9.84]–[9.94].
 
-    Parameters
-    ----------
-    robot : Robot
-    q, qd, qdd : array_like (..., n)
-        Joint positions (rad | m), velocities and accelerations; leading axes are batch axes and broadcast.
-    wrenches : array_like (..., nf, 6), optional
-        Row j = [f_ej; m_ej]: force (N) and moment (N m) exerted BY link j ON the environment, in frame R_j,
-        moment about O_j ([9.91], [9.93]).  Fixed frames (σ = 2) have rows too.
-    gravity : array_like (3,) or (..., 3), optional
-        Overrides ``robot.gravity`` (base frame, m/s²).
-    out : ndarray, optional
-        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
-
-    Returns
-    -------
-    ndarray (..., n)
-        Joint torques (N m) / forces (N), friction and rotor inertia included.  float32 inputs give float32.
+    Arguments, units and result as :func:`robodyn.inverse_dynamics` (``method="newton_euler"``, fixed base); the
+    wrench rows [f_ej; m_ej] enter as [9.91], [9.93], fixed frames (σ = 2) included.
     """
     return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity, None, out)
 

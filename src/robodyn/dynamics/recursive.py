@@ -63,26 +63,10 @@ from robodyn.spatial import (
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, out=None) -> np.ndarray:
-    """Joint accelerations q̈ = A⁻¹(Γ − H) by the recursive algorithm of §9.7.2, O(n), trees included.
+    """Joint accelerations q̈ = A⁻¹(Γ − H) (..., n) by the recursive algorithm of §9.7.2, O(n), trees included.
 
-    Parameters
-    ----------
-    robot : Robot
-    q, qd : array_like (..., n)
-        Joint positions (rad | m) and velocities (rad/s | m/s).
-    tau : array_like (..., n)
-        Joint torques Γ (N m | N), friction is subtracted here ([9.106]).
-    wrenches : array_like (..., nf, 6), optional
-        [f_ej; m_ej] exerted BY link j ON the environment, in R_j, moment about O_j ([9.103]).
-    gravity : array_like (3,) or (..., 3), optional
-        g in R_0 (m/s²); default ``robot.gravity``.
-    out : ndarray, optional
-        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
-
-    Returns
-    -------
-    ndarray (..., n)
-        q̈ (rad/s² | m/s²); float32 when every input is float32.
+    Arguments, units and result as :func:`robodyn.forward_dynamics` (``method="recursive"``); the friction is
+    subtracted from Γ ([9.106]) and the wrenches enter as [9.103].
     """
     return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity, None, out)
 

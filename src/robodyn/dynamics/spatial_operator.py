@@ -49,7 +49,6 @@ from robodyn.model.robot import Robot
 from robodyn.spatial import UPPER, ZERO, frame_wrench, planar_symmetric, vcross, vmat, vscale, vsum
 
 
-
 # ---- Kozłowski (3.24)–(3.33): spatial-operator inverse dynamics ------------------------------------------------
 #: The rows of Kozłowski's Table 1, in the order :func:`kozlowski_torques` announces them to ``phase``.
 KOZLOWSKI_TABLE_1_ROWS = ("b_k, n_k (3.7), (3.14)", "costate propagation (3.10)", "costate update (3.11)",
@@ -423,17 +422,7 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
         x_j = Σ_children X_cᵀ x_c + M_j λ_j + b̄_j,  b̄_j = [ω_j × I_j ω_j; ω_j × (ω_j × m_j p_j)]   (3.29), (3.33)
         τ_j = H_j x_j + Ia_j q̈_j + Γ_f(q̇_j)                                               (3.30)
 
-    Parameters
-    ----------
-    robot : Robot
-    q, qd, qdd : array_like (..., n)
-    wrenches : array_like (..., nf, 6), optional
-        [f_ej; m_ej] exerted BY link j ON the environment, in R_j, moment about O_j.
-    gravity : array_like (3,) or (..., 3), optional
-
-    Returns
-    -------
-    ndarray (..., n)  torques (N m) / forces (N); float32 in, float32 out.
+    Arguments, units and result as :func:`robodyn.inverse_dynamics` (``method="spatial_operator"``).
     """
     return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity)
 
@@ -462,19 +451,8 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> n
     (The extracted (3.58) and (3.5) show H_kᵀ q̇_k; it is H_kᵀ q̈_k, the joint acceleration.)  The biases n_j, b_j
     are Kozłowski's equivalent ā_j, b̄_j of (3.31)–(3.33).
 
-    Parameters
-    ----------
-    q, qd, tau : array_like (..., n)
-    wrenches, gravity : as in :func:`inverse_dynamics`.
-
-    Returns
-    -------
-    ndarray (..., n)  joint accelerations (rad/s², m/s²); float32 in, float32 out.
-
-    Raises
-    ------
-    ModelError
-        A joint with no articulated inertia about its axis (D_j ≈ 0): the model is singular.
+    Arguments, units, result and errors as :func:`robodyn.forward_dynamics` (``method="spatial_operator"``): a
+    joint with no articulated inertia about its axis (D_j ≈ 0) is a singular model (ModelError).
     """
     return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity)
 

@@ -32,6 +32,7 @@ from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
 from robodyn.kinematics import ancestors, base_poses, jacobian, jacobian_dot_qd, link_velocities, state_frame
+from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
 
 
@@ -39,8 +40,24 @@ class SingularConfigurationError(InputError):
     """The task Jacobian loses rank at a configuration: the task inertia matrix does not exist there."""
 
 
+class _Triple:
+    """Unpacks into, and is indexed like, the triple of its ``_fields`` (like robodyn's named tuples)."""
+
+    def _triple(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __iter__(self):
+        return iter(self._triple())
+
+    def __len__(self) -> int:
+        return 3
+
+    def __getitem__(self, index):
+        return self._triple()[index]
+
+
 @dataclass(frozen=True)
-class TaskSpaceDynamics:
+class TaskSpaceDynamics(_Triple):
     """Result of :func:`task_space_dynamics`; unpacks as ``Lambda, mu, p = ...`` and indexes as that triple
     (``res[0]``, ``len(res) == 3``); every part is also an attribute.
 
@@ -63,17 +80,8 @@ class TaskSpaceDynamics:
     Jbar: np.ndarray
     null_projector: np.ndarray
 
-    #: the parts it unpacks into and is indexed by (``res[0]`` is ``res.Lambda``), like robodyn's named tuples
+    #: the parts it unpacks into and is indexed by (``res[0]`` is ``res.Lambda``)
     _fields = ("Lambda", "mu", "p")
-
-    def __iter__(self):
-        return iter((self.Lambda, self.mu, self.p))
-
-    def __len__(self) -> int:
-        return 3
-
-    def __getitem__(self, index):
-        return (self.Lambda, self.mu, self.p)[index]
 
     @property
     def M_r(self) -> np.ndarray:
@@ -84,13 +92,6 @@ class TaskSpaceDynamics:
     def n_r(self) -> np.ndarray:
         """De Luca's n_r = M_r (J M⁻¹ n − J̇ q̇) = μ + p."""
         return self.mu + self.p
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    """[v]× (..., 3, 3)."""
-    z = np.zeros_like(v[..., 0])
-    return np.stack([np.stack([z, -v[..., 2], v[..., 1]], -1), np.stack([v[..., 2], z, -v[..., 0]], -1),
-                     np.stack([-v[..., 1], v[..., 0], z], -1)], -2)
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ class OrientationError:
     def jacobian(self, robot: Robot, q) -> np.ndarray:
         """(..., 3, n)."""
         eta, eps, Rd = self._quaternion(robot, q)
-        L = 0.5 * (eta[..., None, None] * np.eye(3) - _skew(eps))
+        L = 0.5 * (eta[..., None, None] * np.eye(3) - skew(eps))
         return L @ Rd.T @ jacobian(robot, q, frame=self.frame)[..., 3:, :]
 
     def jacobian_dot_qd(self, robot: Robot, q, qd) -> np.ndarray:
@@ -187,10 +188,10 @@ class OrientationError:
         eta, eps, Rd = self._quaternion(robot, q)
         J = jacobian(robot, q, frame=self.frame)[..., 3:, :]
         w_e = (Rd.T @ (J @ np.asarray(qd, dtype=float)[..., None]))[..., 0]
-        L = 0.5 * (eta[..., None, None] * np.eye(3) - _skew(eps))
+        L = 0.5 * (eta[..., None, None] * np.eye(3) - skew(eps))
         eps_d = (L @ w_e[..., None])[..., 0]
         eta_d = -0.5 * np.sum(eps * w_e, axis=-1)
-        L_d = 0.5 * (eta_d[..., None, None] * np.eye(3) - _skew(eps_d))
+        L_d = 0.5 * (eta_d[..., None, None] * np.eye(3) - skew(eps_d))
         wd_e = (Rd.T @ jacobian_dot_qd(robot, q, qd, frame=self.frame)[..., 3:, None])[..., 0]
         return (L @ wd_e[..., None])[..., 0] + (L_d @ w_e[..., None])[..., 0]
 
@@ -408,7 +409,7 @@ def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarr
 
 
 @dataclass(frozen=True)
-class NullSpaceDynamics:
+class NullSpaceDynamics(_Triple):
     """Result of :func:`null_space_dynamics`; unpacks as ``Lambda_n, mu_n, p_n = ...`` and indexes as that
     triple; every part is also an attribute.
 
@@ -435,15 +436,6 @@ class NullSpaceDynamics:
 
     #: the parts it unpacks into and is indexed by (``res[0]`` is ``res.Lambda_n``)
     _fields = ("Lambda_n", "mu_n", "p_n")
-
-    def __iter__(self):
-        return iter((self.Lambda_n, self.mu_n, self.p_n))
-
-    def __len__(self) -> int:
-        return 3
-
-    def __getitem__(self, index):
-        return (self.Lambda_n, self.mu_n, self.p_n)[index]
 
     def torques(self, F, F_n) -> np.ndarray:
         """τ = Jᵀ F + Z̄ᵀ F_n (..., n) from a task force F (..., m) and a null-space force F_n (..., r).

@@ -142,86 +142,41 @@ def _with_motor_matrix(tr: Transmission, J_mq: np.ndarray) -> Transmission:
 
 
 def joint_from_motor(tr: Transmission, qm) -> np.ndarray:
-    """Joint coordinates q = J_qm q_m [9.31]; also maps velocities and accelerations (J_qm is constant).
-
-    Parameters
-    ----------
-    tr : Transmission
-    qm : array_like (..., n) — motor positions (rad), or their rates.
-
-    Returns
-    -------
-    ndarray (..., n)  joint positions (rad | m) or rates; float32 if ``qm`` is.
-    """
+    """Joint positions q = J_qm q_m [9.31] (..., n) (rad | m) of motor positions ``qm`` (..., n) (rad); also maps
+    velocities and accelerations (J_qm is constant).  float32 if ``qm`` is."""
     a = _vec(tr, "qm", qm)
     return finite_result("joint_from_motor", a @ tr.J_qm.T.astype(a.dtype))
 
 
 def motor_from_joint(tr: Transmission, q) -> np.ndarray:
-    """Motor coordinates q_m = J_qm⁻¹ q, the inverse of :func:`joint_from_motor` [9.31].
-
-    Parameters
-    ----------
-    tr : Transmission
-    q : array_like (..., n) — joint positions (rad | m), or their rates.
-
-    Returns
-    -------
-    ndarray (..., n)  motor positions (rad) or rates; float32 if ``q`` is.
-    """
+    """Motor positions q_m = J_qm⁻¹ q (..., n) (rad) of joint positions ``q`` (..., n) (rad | m), or their rates:
+    the inverse of :func:`joint_from_motor` [9.31].  float32 if ``q`` is."""
     a = _vec(tr, "q", q)
     return finite_result("motor_from_joint", a @ tr.J_mq.T.astype(a.dtype))
 
 
 def actuator_torques(tr: Transmission, tau) -> np.ndarray:
-    """Motor torques τ_m = J_qmᵀ Γ that produce joint torques Γ, [9.32]–[9.33].
-
-    Parameters
-    ----------
-    tr : Transmission
-    tau : array_like (..., n) — joint torques (N m) / forces (N).
-
-    Returns
-    -------
-    ndarray (..., n)  motor torques (N m); float32 if ``tau`` is.
-    """
+    """Motor torques τ_m = J_qmᵀ Γ (..., n) (N m) that produce the joint torques ``tau`` Γ (..., n) (N m | N),
+    [9.32]–[9.33].  float32 if ``tau`` is."""
     a = _vec(tr, "tau", tau)
     return finite_result("actuator_torques", a @ tr.J_qm.astype(a.dtype))
 
 
 def joint_torques_from_motor(tr: Transmission, tau_m) -> np.ndarray:
-    """Joint torques Γ = J_mqᵀ (k ⊙ τ_m) from motor torques (or drive commands), the inverse of
-    :func:`actuator_torques` [9.32]–[9.33].
+    """Joint torques Γ = J_mqᵀ (k ⊙ τ_m) (..., n) (N m | N), the inverse of :func:`actuator_torques` [9.32]–[9.33].
 
-    Parameters
-    ----------
-    tr : Transmission
-    tau_m : array_like (..., n)
-        Motor torques (N m) — or drive commands u (e.g. currents, A) when ``tr.gains`` holds the drive gains k
-        (N m per unit of u): τ_m = k ⊙ u.
-
-    Returns
-    -------
-    ndarray (..., n)  joint torques (N m) / forces (N); float32 if ``tau_m`` is.
+    ``tau_m`` (..., n): motor torques (N m), or drive commands u (e.g. currents, A) when ``tr.gains`` holds the
+    drive gains k (N m per unit of u): τ_m = k ⊙ u.  float32 if ``tau_m`` is.
     """
     a = _vec(tr, "tau_m", tau_m)
     return finite_result("joint_torques_from_motor", (a * tr.gains.astype(a.dtype)) @ tr.J_mq.astype(a.dtype))
 
 
 def transmission_torques(tr: Transmission, qd, qdd) -> np.ndarray:
-    """Joint-side torques of the rotors and motor friction, J_mqᵀ (J_m q̈_m + F_vm q̇_m + F_cm sign(q̇_m)),
-    with q̇_m = J_mq q̇ (the terms :func:`motor_inverse_dynamics` adds, seen from the joints).
-
-    Parameters
-    ----------
-    tr : Transmission
-    qd, qdd : array_like (..., n) — joint velocities and accelerations.
-
-    Returns
-    -------
-    ndarray (..., n) (N m | N); ``inverse_dynamics(robot, q, qd, qdd) + transmission_torques(tr, qd, qdd)`` is
-    J_mqᵀ τ_m of :func:`motor_inverse_dynamics` (for ``robot.Ia = 0``).
-    """
+    """Joint-side torques of the rotors and motor friction, J_mqᵀ (J_m q̈_m + F_vm q̇_m + F_cm sign(q̇_m)) (..., n)
+    (N m | N), with q̇_m = J_mq q̇, for joint velocities and accelerations ``qd``, ``qdd`` (..., n): the terms
+    :func:`motor_inverse_dynamics` adds, seen from the joints (``inverse_dynamics(robot, q, qd, qdd) +
+    transmission_torques(tr, qd, qdd)`` is its J_mqᵀ τ_m for ``robot.Ia = 0``)."""
     qd, qdd = _vec(tr, "qd", qd), _vec(tr, "qdd", qdd)
     J = tr.J_mq.astype(np.result_type(qd, qdd))
     return finite_result("transmission_torques", _rotor_torques(tr, qd @ J.T, qdd @ J.T) @ J)

@@ -22,18 +22,8 @@ def inertia_matrix(robot: Robot, q) -> np.ndarray:
 
     Column i of A is Γ(q, q̇ = 0, q̈ = u_i) with g = 0: :func:`~robodyn.dynamics.newton_euler.rnea_components`
     itself, on exact float zeros for q̇, g and the other accelerations, so the terms of the links at rest are
-    skipped rather than computed.
-
-    Parameters
-    ----------
-    robot : Robot
-    q : array_like (..., n)
-        Joint positions (rad | m), leading axes batch axes.
-
-    Returns
-    -------
-    ndarray (..., n, n)
-        A (kg m², kg m or kg by joint types), symmetric; float32 for float32 input.
+    skipped rather than computed.  Arguments, units and result as :func:`robodyn.inertia_matrix`
+    (``method="walker_orin"``).
     """
     return executor.execute(_WALKER_ORIN, robot, q)
 

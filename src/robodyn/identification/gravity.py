@@ -40,6 +40,7 @@ from robodyn.model.robot import check_robot
 from robodyn.progress import progress
 from robodyn.errors import InputError, ModelError
 from robodyn.kinematics import base_poses, local_transforms
+from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
 
@@ -268,30 +269,36 @@ def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityPara
     W = _stacked(robot, q, offsets, measured).reshape(-1, len(names))
     if offsets:
         W[:, 3 * robot.n + np.setdiff1d(np.arange(robot.n), measured)] = 0.0
-    order = _column_order(robot, offsets)
-    Wp = W[:, order]
-    scale = np.linalg.norm(Wp, axis=0)
-    tol = 1e-9 * max(scale.max(), 1e-300)
-    base_pos: list[int] = []
-    for c in range(Wp.shape[1]):
-        cols = base_pos + [c]
-        if scale[c] <= tol:
-            continue
-        s = np.linalg.svd(Wp[:, cols], compute_uv=False)
-        if s[-1] > 1e-9 * s[0]:
-            base_pos.append(c)
-    base = order[base_pos]
-    B = W[:, base]
+    base = independent_columns(W, _column_order(robot, offsets))
     # β: the least-squares expression of every column in the base columns (exact for grouped ones).
-    beta = np.linalg.lstsq(B, W, rcond=None)[0]
+    beta = np.linalg.lstsq(W[:, base], W, rcond=None)[0]
     beta[np.abs(beta) < 1e-12] = 0.0
     beta[:, base] = np.eye(len(base))
-    unexcited = tuple(names[c] for c in range(len(names)) if np.linalg.norm(W[:, c]) <= tol)
+    norms = np.linalg.norm(W, axis=0)
+    unexcited = tuple(names[c] for c in range(len(names)) if norms[c] <= _zero_column(norms))
     grouped = tuple(names[c] for c in range(len(names)) if c not in set(base) and names[c] not in unexcited)
-    base_sorted, beta = np.sort(base), beta[np.argsort(base)]
-    for a in (base_sorted, beta):
+    for a in (base, beta):
         a.flags.writeable = False          # shared through the cache
-    return GravityParameterStructure(names, base_sorted, beta, unexcited, grouped)
+    return GravityParameterStructure(names, base, beta, unexcited, grouped)
+
+
+def _zero_column(norms: np.ndarray) -> float:
+    """Norm at or below which a regressor column counts as zero (not excited)."""
+    return 1e-9 * max(norms.max(), 1e-300)
+
+
+def independent_columns(W: np.ndarray, order) -> np.ndarray:
+    """Sorted indices of the columns of ``W`` that, scanned in ``order``, are independent of those kept before
+    them (the numeric method of Khalil & Dombre §9.4); zero columns are skipped."""
+    norms = np.linalg.norm(W, axis=0)
+    base: list[int] = []
+    for c in order:
+        if norms[c] <= _zero_column(norms):
+            continue
+        sv = np.linalg.svd(W[:, base + [c]], compute_uv=False)
+        if sv[-1] > 1e-9 * sv[0]:
+            base.append(int(c))
+    return np.array(sorted(base), dtype=int)
 
 
 def _measured(robot: Robot, joints) -> np.ndarray:
@@ -517,14 +524,6 @@ def _check_data(robot: Robot, q, tau, measured: np.ndarray) -> tuple[np.ndarray,
     return q, tau
 
 
-def _skew(v: np.ndarray) -> np.ndarray:
-    S = np.zeros(v.shape + (3,))
-    S[..., 0, 1], S[..., 0, 2] = -v[..., 2], v[..., 1]
-    S[..., 1, 0], S[..., 1, 2] = v[..., 2], -v[..., 0]
-    S[..., 2, 0], S[..., 2, 1] = -v[..., 1], v[..., 0]
-    return S
-
-
 def _joint_frames_data(robot: Robot, q: np.ndarray):
     """^0A of every joint frame (k, n, 3, 3), g^j (k, n, 3) and ^jA_{j+1} (k, n−1, 3, 3) (fixed frames composed)."""
     R0, _ = base_poses(robot, q, np.float64)
@@ -554,7 +553,7 @@ def _coupled_matrices(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets
         if robot.sigma[robot.joint_frames[r]] == 1:
             # prismatic: m_r − ^rA_{r+1} m_{r+1} = q_r g^r × μ_r, the whole moment m_r = c_r carried by the slide;
             # the measured force is τ_r = −g^r · μ_r (the subtree's mass times the axial component of gravity)
-            G[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = q[:, r, None, None] * _skew(gj[:, r])
+            G[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = q[:, r, None, None] * skew(gj[:, r])
             T[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = -I3
             if r > 0:
                 T[:, 3 * r - 3 : 3 * r, 3 * r : 3 * r + 3] = A[:, r - 1]
@@ -562,7 +561,7 @@ def _coupled_matrices(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets
             D[:, f, r] = 1.0
             G[:, f, 3 * r : 3 * r + 3] = -gj[:, r]
             continue
-        G[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = _skew(gj[:, r])
+        G[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 3] = skew(gj[:, r])
         D[:, 3 * r : 3 * r + 3, r] = Z
         T[:, 3 * r : 3 * r + 3, 3 * r : 3 * r + 2] = -L
         if r > 0:
@@ -672,7 +671,7 @@ def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: b
         if cols:
             P = np.linalg.pinv(np.stack(mats, axis=1))                          # (p_r, k)
             K[cols] = (P[:, :, None] * local[None]).reshape(len(cols), k * nm) - (P @ known) @ K
-            S = _skew(gj[:, r]) * (q[:, r, None, None] if prismatic[r] else 1.0)
+            S = skew(gj[:, r]) * (q[:, r, None, None] if prismatic[r] else 1.0)
             for c in cols:
                 if c < 3 * n:
                     Gnew[:, :, c] += S[:, :, c - 3 * r]

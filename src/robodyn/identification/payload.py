@@ -120,9 +120,7 @@ def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
     if np.any(scale <= 1e-12 * max(scale.max(initial=0.0), 1e-300)):
         raise IdentificationError(f"the data do not excite the payload of frame {j + 1}: its regressor columns "
                                   "are zero; move the joints that carry it")
-    theta, *_ = np.linalg.lstsq(A_act / scale, y, rcond=None)
-    theta /= scale
-    sv = np.linalg.svd(A_act / scale, compute_uv=False)
+    theta, sv, std_act = _scaled_least_squares(A_act, y)
     if sv[-1] <= 1e-8 * sv[0]:
         names = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
         raise IdentificationError(
@@ -130,18 +128,12 @@ def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
             f"cond = {sv[0] / max(sv[-1], 1e-300):.3g}; use poses or motions that turn frame {j + 1} in several "
             f"directions relative to gravity")
     N, n = q.shape
-    r = y - A_act @ theta
-    s2 = float(r @ r) / max(N * n - active.size, 1)
-    cov = s2 * np.linalg.pinv(A_act.T @ A_act)
     std = np.zeros(10)
-    std[active] = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    params = np.zeros(10)
+    std[active] = std_act
     solver = None
-    if static:  # a point mass at the centre of mass: J about O_j = m (|c|² 1 − c cᵀ), consistent
+    if static:  # a point mass at the centre of mass, consistent
         m = max(float(theta[3]), 0.0)
-        c = theta[:3] / m if m > 0 else np.zeros(3)
-        J = m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
-        params = np.array([J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *(m * c), m])
+        params = _point_mass(m, theta[:3] / m if m > 0 else np.zeros(3))
     else:
         params, solver = _consistent(A, y, theta, regularization)
     residual = (y - A @ params).reshape(N, n)
@@ -155,6 +147,25 @@ def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
     loaded = robot.replace(params=new, name=f"{robot.name}_with_payload")
     return Payload(frame=j + 1, params=params, std=std, mass=mass, com=com, inertia=inertia, static=static,
                    residual_rms=np.sqrt(np.mean(residual ** 2, axis=0)), robot=loaded, solver=solver)
+
+
+def _point_mass(m: float, c: np.ndarray) -> np.ndarray:
+    """The 10 standard parameters (about O_j, in R_j) of a point mass ``m`` (kg) at ``c`` (3,) (m): the inertia
+    J = m (|c|² 1 − c cᵀ), the first moments m c, the mass m."""
+    J = m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    return np.array([J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *(m * c), m])
+
+
+def _scaled_least_squares(A: np.ndarray, y: np.ndarray):
+    """x minimising ‖A x − y‖ on unit-norm columns, the singular values of the scaled A (descending), and the
+    standard deviations of x (residual variance over A.shape[0] − A.shape[1] degrees of freedom)."""
+    norms = np.linalg.norm(A, axis=0)
+    scale = np.where(norms > 0, norms, 1.0)
+    x = np.linalg.lstsq(A / scale, y, rcond=None)[0] / scale
+    r = y - A @ x
+    s2 = float(r @ r) / max(A.shape[0] - A.shape[1], 1)
+    std = np.sqrt(np.maximum(np.diag(s2 * np.linalg.pinv(A.T @ A)), 0.0))
+    return x, np.linalg.svd(A / scale, compute_uv=False), std
 
 
 def _consistent(A: np.ndarray, y: np.ndarray, start: np.ndarray, regularization: float):
@@ -258,10 +269,7 @@ def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: floa
     if c.shape != (3,) or not np.all(np.isfinite(c)):
         raise InputError("payload_com: give 3 finite coordinates (m) in the frame carrying the payload")
     j = frame_index(robot, frame)
-    phi = np.zeros(10)
-    phi[[0, 3, 5]] = m * np.array([c[1] ** 2 + c[2] ** 2, c[0] ** 2 + c[2] ** 2, c[0] ** 2 + c[1] ** 2])
-    phi[[1, 2, 4]] = -m * np.array([c[0] * c[1], c[0] * c[2], c[1] * c[2]])
-    phi[6:9], phi[9] = m * c, m
+    phi = _point_mass(m, c)
     bp = base_parameters(robot, friction=friction)
     if not bp.minimal:
         bp = base_parameters(robot, method="numeric", friction=friction)
@@ -270,19 +278,12 @@ def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: floa
     U[:, np.arange(n), np.arange(n)] = -u                               # −diag(u)
     A = np.concatenate([W, U], -1).reshape(-1, bp.count + n)
     y = -(_columns(robot, j, q, qd, qdd) @ phi * mask[:, None]).reshape(-1)
-    scale = np.linalg.norm(A, axis=0)
-    scale = np.where(scale > 0, scale, 1.0)
-    sv = np.linalg.svd(A / scale, compute_uv=False)
+    x, sv, std = _scaled_least_squares(A, y)
     if sv[-1] <= 1e-8 * sv[0]:
         raise IdentificationError("the data do not identify the drive gains with the arm's parameters "
                                   f"(cond = {sv[0] / max(sv[-1], 1e-300):.3g}); excite every joint, with and "
                                   "without the payload")
-    x, *_ = np.linalg.lstsq(A / scale, y, rcond=None)
-    x /= scale
     r = y - A @ x
-    s2 = float(r @ r) / max(A.shape[0] - A.shape[1], 1)
-    cov = s2 * np.linalg.pinv(A.T @ A)
-    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     b = bp.count
     return DriveGains(gains=x[b:], std=std[b:], names=tuple(bp.names), values=x[:b],
                       residual_rms=np.sqrt(np.mean(r.reshape(q.shape) ** 2, axis=0)))

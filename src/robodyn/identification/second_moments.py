@@ -47,6 +47,7 @@ from robodyn.identification.gravity import (
     first_moments_of,
     gravity_parameter_structure,
     gravity_regressor,
+    independent_columns,
 )
 from robodyn.kinematics import base_poses
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -384,28 +385,19 @@ def _solve(X: np.ndarray, y: np.ndarray, names, order, joint, upper) -> LockedBo
 def _scan(W: np.ndarray, names, order) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Independent columns in the given order (Khalil & Dombre §9.4 numeric method), grouping notes."""
     norms = np.linalg.norm(W, axis=0)
-    tol = 1e-9 * max(norms.max(), 1e-300)
-    base: list[int] = []
-    for c in order:
-        if norms[c] <= tol:
-            continue
-        sv = np.linalg.svd(W[:, base + [c]], compute_uv=False)
-        if sv[-1] > 1e-9 * sv[0]:
-            base.append(c)
-    base = sorted(base)
+    base = independent_columns(W, order).tolist()
     beta = np.linalg.lstsq(W[:, base], W, rcond=None)[0] if base else np.zeros((0, W.shape[1]))
     notes = []
     for c in range(W.shape[1]):
         if c in base:
             continue
-        if norms[c] <= tol:
+        if norms[c] <= 1e-9 * max(norms.max(), 1e-300):
             notes.append(f"{names[c]}: not excited by this motion")
         else:
             into = [f"{names[b]} (+{beta[i, c]:.6g} × {names[c]})"
                     for i, b in enumerate(base) if abs(beta[i, c]) > 1e-9]
             notes.append(f"{names[c]}: confounded with {', '.join(into)}; estimated as 0")
     return np.array(base, dtype=int), beta, notes
-
 
 
 @dataclass(frozen=True, eq=False)

@@ -435,22 +435,20 @@ def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method,
         tau = np.broadcast_to(command(t, q, qd), q.shape)
         tau_e = external(t, q, qd)
         strib, _ = stribeck_factor(robot, qd)
-        s = np.where(mode == 2, 0.0, np.where(mode == 0, 0.0, mode))
+        s = np.where((mode == 2) | (mode == 0), 0.0, mode)
         tau_f = s * (Fc + strib) + Fv * qd + Foff
         drive = tau - api.inverse_dynamics(rigid, q, qd, np.zeros_like(q), method="newton_euler") + tau_e
         free, stuck = np.flatnonzero(mode != 0), np.flatnonzero(mode == 0)
         qdd = np.zeros(q.shape)
+        hold = drive[..., stuck]
         if free.size:
             A = api.inertia_matrix(rigid, q)
             rhs = (drive - tau_f)[..., free]
             qdd[..., free] = np.linalg.solve(A[..., free[:, None], free], rhs[..., None])[..., 0]
-            if stuck.size:
-                hold = drive[..., stuck] - np.einsum("...ij,...j->...i", A[..., stuck[:, None], free], qdd[..., free])
-                tau_f = tau_f.copy()
-                tau_f[..., stuck] = hold
-        elif stuck.size:
+            hold = hold - np.einsum("...ij,...j->...i", A[..., stuck[:, None], free], qdd[..., free])
+        if stuck.size:
             tau_f = tau_f.copy()
-            tau_f[..., stuck] = drive[..., stuck]
+            tau_f[..., stuck] = hold
         return qdd, tau, tau_f, tau_e
 
     def decide(t, q, qd, candidates, released):
@@ -549,12 +547,8 @@ def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method,
         if done >= t_eval.size:  # an event after the last output time: nothing left to write
             break
     seconds = time.perf_counter() - start
-    ts, ys, modes = [], [], []
-    for t_seg, y_seg, mode in outputs:
-        ts.append(t_seg)
-        ys.append(y_seg)
-        modes.append(np.broadcast_to(mode, (t_seg.size, n)))
-    t_out, y_out, mode_out = np.concatenate(ts), np.concatenate(ys, axis=1), np.concatenate(modes)
+    t_out, y_out = np.concatenate([o[0] for o in outputs]), np.concatenate([o[1] for o in outputs], axis=1)
+    mode_out = np.concatenate([np.broadcast_to(mode, (t_seg.size, n)) for t_seg, _, mode in outputs])
     q, qd = y_out[:n].T, y_out[n:2 * n].T
     qdd, tau, tau_f, tau_e = _per_mode(parts, t_out, q, qd, mode_out)
     return Simulation(

@@ -190,7 +190,6 @@ class PumaLineResult:
         save_figure(fig, path)
 
 
-
 _CUMULATIVE = ("work_tau", "work_friction", "work_external")  # integrals from t[0]: offset by the previous piece
 
 

@@ -25,16 +25,11 @@ import numpy as np
 
 from robodyn.arrays import as_real_array, finite_result
 from robodyn.model.robot import check_robot
-from robodyn.files import write_atomically
+from robodyn.files import save_figure
 from robodyn.dynamics.newton_euler import friction_torques, gravity_torques, inverse_dynamics
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
 from robodyn.simulation.trajectories import Trajectory
-
-
-def save_figure(fig, path) -> None:
-    """Write ``fig`` as a PNG to ``path`` atomically (no partial file)."""
-    write_atomically(path, lambda fh: fig.savefig(fh, dpi=120, format="png"), what="plot file", binary=True)
 
 
 class InfeasibleLimitsError(RobodynError, ValueError):
@@ -75,6 +70,17 @@ def _check_trajectory(trajectory, robot: Robot) -> None:
     if getattr(trajectory, "n", robot.n) != robot.n:
         raise InputError(f"argument 'trajectory' has n = {trajectory.n} joints; robot '{robot.name}' has "
                          f"n = {robot.n}")
+
+
+def _check_static(C: np.ndarray, L: np.ndarray, friction: bool, at: np.ndarray, where: str, verdict: str) -> None:
+    """InfeasibleLimitsError when the speed-independent torque C (samples, n) alone exceeds a limit L (n,); ``where``
+    formats the sample's place ``at`` (samples,)."""
+    over = np.abs(C) > L
+    if np.any(over):
+        i, j = np.argwhere(over)[0]
+        raise InfeasibleLimitsError(
+            f"gravity{' and Coulomb friction' if friction else ''} alone need |τ_{j + 1}| = {abs(C[i, j]):.6g} "
+            f"> limit {L[j]:.6g} at {where.format(at[i])}; {verdict} torque_limits[{j}]")
 
 
 def _friction_parts(robot: Robot, friction: bool):
@@ -220,13 +226,7 @@ def time_scale(robot: Robot, trajectory, torque_limits=None, samples: int = 501,
     A = tau_d - g - fr
     B = Fv * qd
     C = g + Fc * np.sign(qd) + Foff
-    over = np.abs(C) > L
-    if np.any(over):
-        i, j = np.argwhere(over)[0]
-        raise InfeasibleLimitsError(
-            f"gravity{' and Coulomb friction' if friction else ''} alone need |τ_{j + 1}| = {abs(C[i, j]):.6g} "
-            f"> limit {L[j]:.6g} at t = {t[i]:.6g} s of the original trajectory; no time scaling can meet "
-            f"torque_limits[{j}]")
+    _check_static(C, L, friction, t, "t = {:.6g} s of the original trajectory", "no time scaling can meet")
     u_plus = _first_positive_root(A, B, C - L)
     u_minus = _first_positive_root(-A, -B, -C - L)
     u = np.minimum(u_plus, u_minus)
@@ -610,12 +610,7 @@ def time_optimal(robot: Robot, path, torque_limits=None, grid: int = 200, fricti
     if not np.any(a) and not np.any(b):
         raise InputError("argument 'path' does not move (q(s) is constant): there is no timing to optimise; give "
                          "a path between two different poses")
-    over = np.abs(c) > L
-    if np.any(over):
-        i, j = np.argwhere(over)[0]
-        raise InfeasibleLimitsError(
-            f"gravity{' and Coulomb friction' if friction else ''} alone need |τ_{j + 1}| = {abs(c[i, j]):.6g} > "
-            f"limit {L[j]:.6g} at s = {s[i]:.6g} on the path; no timing can follow it (torque_limits[{j}])")
+    _check_static(c, L, friction, s, "s = {:.6g} on the path", "no timing can follow the path under")
     delta = np.diff(s)
     N = delta.size
     scale = max(float(np.max(x)) for x in limits if x is not None)

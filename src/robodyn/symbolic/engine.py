@@ -116,21 +116,6 @@ class Program:
         """The assignments evaluated at each call (those not depending on constants only)."""
         return [(s, e) for s, e in self.assignments if s not in self.hoisted]
 
-    def vec(self, fmt: str, v, j) -> list:
-        """Name the elements of a 3-vector: ``fmt.format(k=1..3, j=j)``."""
-        return [self.let(fmt.format(k=k + 1, j=j), e) for k, e in enumerate(v)]
-
-    def mat(self, fmt: str, m, j, symmetric: bool = False) -> list:
-        """Name the elements of a matrix: ``fmt.format(r=row, c=column, j=j)`` (1-based)."""
-        out = [[None] * len(m[0]) for _ in m]
-        for r, row in enumerate(m):
-            for c, e in enumerate(row):
-                if symmetric and c < r:
-                    out[r][c] = out[c][r]
-                else:
-                    out[r][c] = self.let(fmt.format(r=r + 1, c=c + 1, j=j), e)
-        return out
-
     def pruned(self, outputs) -> "Program":
         """A copy without the assignments that do not reach ``outputs`` (backward scan, §9.6.2)."""
         needed = set()

@@ -250,14 +250,11 @@ def customized_model(
     """
     check_robot(robot)
     kind = canonical_kind(kind)
-    if parameters not in ("standard", "base"):
-        raise InputError(f"parameters = {parameters!r}; choose 'standard' or 'base'")
+    _choice("parameters", parameters, ("standard", "base"))
     method = _method(kind, method, ddm_method)
-    if gravity not in ("constant", "input"):
-        raise InputError(f"gravity = {gravity!r}; choose 'constant' or 'input'")
+    _choice("gravity", gravity, ("constant", "input"))
     wrench_frames = {"none": [], "terminal": [robot.nf - 1], "all": list(range(robot.nf))}
-    if wrenches not in wrench_frames:
-        raise InputError(f"wrenches = {wrenches!r}; choose 'none', 'terminal' or 'all'")
+    _choice("wrenches", wrenches, tuple(wrench_frames))
     if parameters == "base" and kind != "regressor":  # the regressor's columns do not use the values
         from robodyn.symbolic.baseparams import base_inertia
 
@@ -304,6 +301,11 @@ def customized_model(
         options=dict(symbolic_geometry=symbolic_geometry, symbolic_inertia=symbolic_inertia, gravity=gravity,
                      wrenches=wrenches, friction=friction, method=method),
     )
+
+
+def _choice(name: str, value, choices: tuple) -> None:
+    if value not in choices:
+        raise InputError(f"{name} = {value!r}; choose {', '.join(map(repr, choices[:-1]))} or {choices[-1]!r}")
 
 
 def _torques(consts, rec, x, g, wr, friction, method, parameters):
@@ -421,6 +423,7 @@ METHODS = MappingProxyType({
     "regressor": ("newton_euler",),
 })
 
+
 def _method(kind: str, method, ddm_method) -> str:
     """The formulation of a customized model, checked: ``method`` by the numeric functions' names
     (:func:`robodyn.dynamics.api.method_key`), the kind's default when None."""
@@ -451,8 +454,6 @@ def regressor_columns(robot, parameters: str, friction: bool):
     """(standard names, column names) of the regressor: those of ``rd.regressor`` (``parameters="standard"``)
     or of ``rd.base_parameters(robot, friction=friction)`` (``.standard``, ``.names``)."""
     if parameters == "standard":
-        from robodyn.parameters import standard_parameter_names
-
         names = standard_parameter_names(robot, friction)
         return names, names
     from robodyn.parameters import base_parameters
