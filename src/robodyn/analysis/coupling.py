@@ -63,17 +63,17 @@ class CouplingStructure:
     def inertia_entry(self, i: int, j: int) -> str:
         """De Luca's notation for A_ij (1-based): ``"m12(q2)"``, ``"m22 const"`` or ``"m13 = 0"``."""
         name = f"m{i}{j}" if self.n < 10 else f"m{i},{j}"
-        if self.inertia_zero[i - 1, j - 1]:
-            return f"{name} = 0"
-        deps = self.inertia_variables[i - 1][j - 1]
-        return f"{name}({', '.join(f'q{k}' for k in deps)})" if deps else f"{name} const"
+        return _entry(name, self.inertia_zero[i - 1, j - 1], self.inertia_variables[i - 1][j - 1])
 
     def gravity_entry(self, i: int) -> str:
         """``"g1(q1, q2)"``, ``"g2 const"`` or ``"g3 = 0"`` (1-based)."""
-        if self.gravity_zero[i - 1]:
-            return f"g{i} = 0"
-        deps = self.gravity_variables[i - 1]
-        return f"g{i}({', '.join(f'q{k}' for k in deps)})" if deps else f"g{i} const"
+        return _entry(f"g{i}", self.gravity_zero[i - 1], self.gravity_variables[i - 1])
+
+
+def _entry(name: str, zero: bool, deps: tuple) -> str:
+    if zero:
+        return f"{name} = 0"
+    return f"{name}({', '.join(f'q{k}' for k in deps)})" if deps else f"{name} const"
 
 
 def unlimited_prismatic_joints(robot: Robot) -> list[int]:

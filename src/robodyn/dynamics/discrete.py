@@ -31,15 +31,12 @@ class DiscreteSystem(NamedTuple):
 
 def check_sample_time(dt, name: str = "dt") -> float:
     """A sample period as a positive finite float, or an InputError naming the argument ``name``."""
-    fix = "give the sample period as one positive finite number of seconds"
-    if isinstance(dt, bool) or np.ndim(dt) != 0:
-        raise InputError(f"{name} = {dt!r}; {fix}")
     try:
-        value = float(dt)
+        value = np.nan if isinstance(dt, bool) or np.ndim(dt) != 0 else float(dt)
     except (TypeError, ValueError):
-        raise InputError(f"{name} = {dt!r}; {fix}") from None
+        value = np.nan
     if not (value > 0 and np.isfinite(value)):
-        raise InputError(f"{name} = {dt!r}; {fix}")
+        raise InputError(f"{name} = {dt!r}; give the sample period as one positive finite number of seconds")
     return value
 
 

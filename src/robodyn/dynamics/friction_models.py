@@ -87,11 +87,8 @@ class SmoothFriction:
     """
 
     width: float | np.ndarray = 0.01
+    stiff = True
     states = 0
-
-    @property
-    def stiff(self) -> bool:
-        return True
 
     def torque(self, robot: Robot, qd) -> np.ndarray:
         qd = np.asarray(qd, dtype=float)
@@ -199,11 +196,9 @@ class LuGre:
     def _parts(self, robot: Robot, qd):
         n = robot.n
         s0, s1, vs = (_per_joint(k, getattr(self, k), n) for k in ("sigma0", "sigma1", "vs"))
-        Fc, Fst = joint_column(robot, "Fc"), joint_column(robot, "Fst")
-        Fs = np.where(Fst != 0, Fst, Fc)
-        g = Fc + (Fs - Fc) * np.exp(-((qd / vs) ** 2))
-        active = Fc > 0
-        return s0, s1, g, active
+        Fc = joint_column(robot, "Fc")
+        g = Fc + (breakaway_levels(robot) - Fc) * np.exp(-((qd / vs) ** 2))
+        return s0, s1, g, Fc > 0
 
     def z_rate(self, robot: Robot, qd, z) -> np.ndarray:
         """ż (..., n)."""

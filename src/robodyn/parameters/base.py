@@ -7,7 +7,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg
 
 from robodyn.model.robot import check_robot
 from robodyn.errors import InputError
@@ -16,6 +15,7 @@ from robodyn.parameters.numeric import (
     DEFAULT_TOL,
     grouping_matrix,
     independent_columns,
+    sequential_qr,
     stacked_regressor,
     sympy_number,
 )
@@ -320,11 +320,8 @@ def _group_motors(robot, friction, transmission, standard, columns, exprs, statu
     q, qd, qdd = random_states(robot, count, seed)
     W = regressor(robot, q, qd, qdd, friction=friction, transmission=transmission).reshape(-1, len(all_names))
     cols = np.concatenate([columns, motor])
-    scale = np.linalg.norm(W[:, cols], axis=0)
-    live = scale > tol * max(scale.max(initial=0.0), np.finfo(float).tiny)
-    Ws = np.where(live, W[:, cols] / np.where(live, scale, 1.0), 0.0)
-    diag = np.abs(np.diag(scipy.linalg.qr(Ws, mode="r")[0][: cols.size]))
-    new = motor[(diag[columns.size:] > tol) & live[columns.size:]]
+    found = sequential_qr(W[:, cols], tol)[0]
+    new = cols[found[found >= columns.size]]
     dependent = np.setdiff1d(motor, new)
     kept = np.concatenate([columns, new])
     exprs = list(exprs) + [sympy.Symbol(all_names[k]) for k in new]

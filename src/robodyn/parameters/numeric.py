@@ -74,14 +74,9 @@ def independent_columns(W: np.ndarray, tol: float = DEFAULT_TOL) -> np.ndarray:
     Raises :class:`ModelError` when the count disagrees with the numerical rank (too few samples or an
     ill-conditioned W): take more samples or another tolerance.
     """
-    scale = np.linalg.norm(W, axis=0)
-    live = scale > tol * max(scale.max(initial=0.0), np.finfo(float).tiny)
-    Ws = np.where(live, W / np.where(live, scale, 1.0), 0.0)
     if W.shape[0] < W.shape[1]:
         raise ModelError(f"numerical base parameters: {W.shape[0]} rows for {W.shape[1]} columns; use more samples")
-    R = scipy.linalg.qr(Ws, mode="r")[0][: W.shape[1]]
-    diag = np.abs(np.diag(R))
-    kept = np.flatnonzero((diag > tol) & live)
+    kept, R = sequential_qr(W, tol)
     sv = scipy.linalg.svdvals(R)  # the singular values of W̃ = Q R are those of R
     rank = int(np.count_nonzero(sv > tol * sv[0])) if sv.size and sv[0] > 0 else 0
     if rank != kept.size:
@@ -90,6 +85,15 @@ def independent_columns(W: np.ndarray, tol: float = DEFAULT_TOL) -> np.ndarray:
             f"regressor has numerical rank {rank} (tol = {tol:g}); use more samples or another tolerance"
         )
     return kept
+
+
+def sequential_qr(W: np.ndarray, tol: float = DEFAULT_TOL) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted indices of the columns of W with |R_kk| > ``tol`` in the QR decomposition (no pivoting) of W with
+    unit-norm columns (zero columns never), and that R: the sequential test of :func:`independent_columns`."""
+    scale = np.linalg.norm(W, axis=0)
+    live = scale > tol * max(scale.max(initial=0.0), np.finfo(float).tiny)
+    R = scipy.linalg.qr(np.where(live, W / np.where(live, scale, 1.0), 0.0), mode="r")[0][: W.shape[1]]
+    return np.flatnonzero((np.abs(np.diag(R)) > tol) & live), R
 
 
 def grouping_matrix(W: np.ndarray, kept: np.ndarray) -> np.ndarray:
