@@ -589,54 +589,48 @@ def _iterative_solve(robot: Robot, q: np.ndarray, tau: np.ndarray, measured: np.
     full parameter layout (μ.ravel(), then offsets), zero outside ``base``.
     """
     k, n = q.shape[0], robot.n
-    _, gj, A = _joint_frames_data(robot, q)
     R_ = tau.shape[2]
-    p = 4 * n if offsets else 3 * n
-    theta = np.zeros((p, R_))
-    base_set = set(base.tolist())
+    theta = np.zeros((4 * n if offsets else 3 * n, R_))
     m_next = np.zeros((k, 3, R_))          # m̂_{j+1} in R_{j+1}: off-axis c_{j+1} of eq. (27) and its torque
     pos = {j: i for i, j in enumerate(measured)}
-    prismatic = robot.sigma[robot.joint_frames] == 1
-    for r in range(n - 1, int(measured[0]) - 1, -1):
-        carried = np.einsum("kab,kbR->kaR", A[:, r], m_next) if r < n - 1 else np.zeros((k, 3, R_))
-        if prismatic[r]:
-            lhs = tau[:, pos[r], :]                                      # τ_r = −g^r · μ_r
-            terms = [(a, -gj[:, r, a]) for a in range(3)]
-        else:
-            lhs = tau[:, pos[r], :] - carried[:, 2, :]                   # z row of eq. (26)
-            terms = [(0, -gj[:, r, 1]), (1, gj[:, r, 0])]                # z row of [g^j]× μ_j
-        cols, mats = _step_unknowns(r, terms, base_set, offsets, n, k)
+    for r, prismatic, A, g, cols, mats in _iterative_steps(robot, q, measured, offsets, base):
+        carried = np.einsum("kab,kbR->kaR", A, m_next) if A is not None else np.zeros((k, 3, R_))
+        # τ_r = −g^r · μ_r (prismatic), or the z row of eq. (26)
+        lhs = tau[:, pos[r], :] if prismatic else tau[:, pos[r], :] - carried[:, 2, :]
         if cols:
-            Xr = np.stack(mats, axis=1)
-            sol = np.linalg.lstsq(Xr, lhs, rcond=None)[0]
-            theta[cols] = sol
+            theta[cols] = np.linalg.lstsq(np.stack(mats, axis=1), lhs, rcond=None)[0]
         mu_r = np.zeros((3, R_))
         for c, s_ in zip(cols, theta[cols]):
             if c < 3 * n:
                 mu_r[c - 3 * r] = s_
-        if prismatic[r]:
+        if prismatic:
             # the slide carries the whole moment: m_r = ^rA_{r+1} m_{r+1} + q_r g^r × μ_r, nothing measured
-            m_next = carried + q[:, r, None, None] * np.cross(gj[:, r][:, :, None], mu_r[None], axis=1)
+            m_next = carried + q[:, r, None, None] * np.cross(g[:, :, None], mu_r[None], axis=1)
             continue
-        m_r = carried + np.cross(gj[:, r][:, :, None], mu_r[None], axis=1)
+        m_r = carried + np.cross(g[:, :, None], mu_r[None], axis=1)
         off = theta[3 * n + r] if offsets else 0.0
         m_r[:, 2, :] = tau[:, pos[r], :] - off                            # measured axial torque, eq. (17)
         m_next = m_r
     return theta
 
 
-def _step_unknowns(r: int, terms, base_set: set, offsets: bool, n: int, k: int) -> tuple[list, list]:
-    """The unknowns of joint r's step of the iterative method (eqs 26–28) that are base parameters: their columns
-    in θ and their coefficients over the k poses (the μ_r components of ``terms``, then the offset c_r)."""
-    cols, mats = [], []
-    for a, coef in terms:
-        if 3 * r + a in base_set:
-            cols.append(3 * r + a)
-            mats.append(coef)
-    if offsets and 3 * n + r in base_set:
-        cols.append(3 * n + r)
-        mats.append(np.ones(k))
-    return cols, mats
+def _iterative_steps(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: bool, base: np.ndarray):
+    """The steps of Dellin's iterative method (eqs 26–28), from the last link inward: per joint r, (r, prismatic,
+    ^rA_{r+1} (k, 3, 3) or None for the last, g^r (k, 3), and the unknowns of the step that are base parameters:
+    their columns in θ and their coefficients over the k poses (the μ_r components of the z row of [g^r]× μ_r, or
+    of τ_r = −g^r · μ_r for a prismatic joint, then the offset c_r))."""
+    k, n = q.shape[0], robot.n
+    _, gj, A = _joint_frames_data(robot, q)
+    base_set = set(base.tolist())
+    for r in range(n - 1, int(measured[0]) - 1, -1):
+        prismatic = robot.sigma[robot.joint_frames[r]] == 1
+        terms = [(a, -gj[:, r, a]) for a in range(3)] if prismatic else [(0, -gj[:, r, 1]), (1, gj[:, r, 0])]
+        cols = [3 * r + a for a, _ in terms if 3 * r + a in base_set]
+        mats = [coef for a, coef in terms if 3 * r + a in base_set]
+        if offsets and 3 * n + r in base_set:
+            cols.append(3 * n + r)
+            mats.append(np.ones(k))
+        yield r, prismatic, (A[:, r] if r < n - 1 else None), gj[:, r], cols, mats
 
 
 def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: bool,
@@ -646,43 +640,35 @@ def _iterative_map(robot: Robot, q: np.ndarray, measured: np.ndarray, offsets: b
     m̂_{j+1}(a) = L(a) τ(a) + G(a) θ depends on that pose's torques and on the parameters found so far."""
     k, n = q.shape[0], robot.n
     nm = measured.size
-    _, gj, A = _joint_frames_data(robot, q)
     p = 4 * n if offsets else 3 * n
-    base_set = set(base.tolist())
     pos = {j: i for i, j in enumerate(measured)}
     K = np.zeros((p, k * nm))
     L = np.zeros((k, 3, nm))
     G = np.zeros((k, 3, p))
-    prismatic = robot.sigma[robot.joint_frames] == 1
-    for r in range(n - 1, int(measured[0]) - 1, -1):
-        AL = A[:, r] @ L if r < n - 1 else np.zeros((k, 3, nm))
-        AG = A[:, r] @ G if r < n - 1 else np.zeros((k, 3, p))
-        if prismatic[r]:                                    # τ_r = −g^r · μ_r: no moment carried in
-            local = np.zeros((k, nm))
-            known = np.zeros((k, p))
-            terms = [(a, -gj[:, r, a]) for a in range(3)]
+    for r, prismatic, A, g, cols, mats in _iterative_steps(robot, q, measured, offsets, base):
+        AL = A @ L if A is not None else np.zeros((k, 3, nm))
+        AG = A @ G if A is not None else np.zeros((k, 3, p))
+        if prismatic:                                       # τ_r = −g^r · μ_r: no moment carried in
+            local, known = np.zeros((k, nm)), np.zeros((k, p))
         else:
-            local = -AL[:, 2, :]
-            known = AG[:, 2, :]
-            terms = [(0, -gj[:, r, 1]), (1, gj[:, r, 0])]
+            local, known = -AL[:, 2, :], AG[:, 2, :]
         local[:, pos[r]] += 1.0
-        cols, mats = _step_unknowns(r, terms, base_set, offsets, n, k)
         Gnew = AG.copy()
         if cols:
             P = np.linalg.pinv(np.stack(mats, axis=1))                          # (p_r, k)
             K[cols] = (P[:, :, None] * local[None]).reshape(len(cols), k * nm) - (P @ known) @ K
-            S = skew(gj[:, r]) * (q[:, r, None, None] if prismatic[r] else 1.0)
+            S = skew(g) * (q[:, r, None, None] if prismatic else 1.0)
             for c in cols:
                 if c < 3 * n:
                     Gnew[:, :, c] += S[:, :, c - 3 * r]
-        if prismatic[r]:
+        if prismatic:
             L, G = AL, Gnew
             continue
         Lnew = AL
         Lnew[:, 2, :] = 0.0
         Lnew[:, 2, pos[r]] = 1.0
         Gnew[:, 2, :] = 0.0
-        if offsets and 3 * n + r in base_set:
+        if 3 * n + r in cols:                               # the offset c_r is a base parameter
             Gnew[:, 2, 3 * n + r] = -1.0
         L, G = Lnew, Gnew
     return K[base]
