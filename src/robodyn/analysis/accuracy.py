@@ -446,14 +446,10 @@ def stage_study(robot: Robot, method: str = "gibbs_appell", steps: int = 180, so
 
     Parameters
     ----------
-    robot : Robot
+    robot, steps, solver : as :func:`accuracy_study`.
     method : str
         A forward-dynamics method; for those that never form A (``recursive``, ``spatial_operator``) only
         ``angles`` and ``all`` are defined.
-    steps : int
-        Poses over the turn of the last joint.
-    solver : {None, "cholesky", "ldlt", "gauss_jordan"}
-        Solver of the A-forming methods (None: Cholesky, as :func:`robodyn.forward_dynamics`).
 
     Returns
     -------

@@ -152,11 +152,9 @@ class SampledPID(_Controller):
 
     Parameters
     ----------
-    robot : Robot, the controller's model
+    robot, reference, friction : as :class:`PDGravity`
     Kp, Ki, Kd : scalar, (n,) or (n, n), symmetric positive definite gains (N m/rad, N m/(rad s), N m s/rad)
-    reference : object with ``sample(t) -> (q, qd, qdd)``
     sample_time : float, T_s > 0 (s), the period the controller runs at (give the same to ``simulate``)
-    friction : friction model compensated (default: the simulation default SmoothFriction())
 
     Calls take one state: ``controller(t, q, qd)`` with t a scalar and q, q̇ (n,); each call is one sample and
     advances the integral. ``reset()`` sets it back to zero (``robodyn.simulate`` calls it before a run).

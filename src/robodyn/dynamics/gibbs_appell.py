@@ -65,22 +65,9 @@ def torque_components(robot: Robot, q, qd, qdd, g, wr=None, backend: ScalarBacke
 
     Step 1: ^iω_i, ^iω̇_i, Ω_i (12) and the acceleration of the origin ^i s̈_i (gravity as the base acceleration,
     Luh et al.); step 2: f_i (9) and the moment t_i (10) with the first moments about O_i; step 3: φ_i (16) and
-    χ_i (15) from the tip, τ_j = z_jᵀ χ_j (14) (prismatic joints: z_jᵀ (f_j + φ_j)).
-
-    Parameters
-    ----------
-    q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats or recording scalars.
-    g : 3 scalars, gravity in R_0 (m/s²).
-    wr : sequence of 6 nf scalars or None, the rows of ``wrenches`` flattened ([f_ej; m_ej] per frame, in R_j,
-        moment about O_j), added to f_j and to the moment about O_j.
-    backend : ScalarBackend, optional
-        cos and sin of the joint angles; default by the type of each q_j.
-    phase : callable or None
-        Told the name of each step as it starts (the rows of a recording's count by phase).
-
-    Returns
-    -------
-    list of n scalars: the rigid-body torques, rotor inertia and friction not included.
+    χ_i (15) from the tip, τ_j = z_jᵀ χ_j (14) (prismatic joints: z_jᵀ (f_j + φ_j)).  Arguments and result as
+    :func:`robodyn.dynamics.newton_euler.rnea_components` (the wrench rows are added to f_j and to the moment about
+    O_j); ``phase`` (callable or None) is told the name of each step as it starts (a recording's count by phase).
 
     Step 3 sums eq (15) in Mata et al.'s order, χ_a + P × F + A χ_i, rather than through the shared wrench
     transform of :mod:`robodyn.kinematics` (which forms A χ_i + P × F first): the float32 stage study of

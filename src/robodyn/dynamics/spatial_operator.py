@@ -74,20 +74,8 @@ def kozlowski_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None, phase=
     which do both at once), because the rows of Table 1 count them apart and the recording of ``phase`` reproduces
     those rows; the numbers are the same.
 
-    Parameters
-    ----------
-    q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats, traced or recording scalars.
-    g : 3 scalars, gravity in R_0 (m/s²).
-    wr : sequence of 6 nf scalars or None, the rows of ``wrenches`` flattened ([f_ej; m_ej] exerted by link j on
-        the environment, in R_j, moment about O_j); they add to b̄_k.
-    backend : ScalarBackend, optional
-        cos and sin of the joint angles; default by the type of each q_j.
-    phase : callable or None
-        Told the name of each recursion as it starts.
-
-    Returns
-    -------
-    list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
+    Arguments and result as :func:`robodyn.dynamics.newton_euler.rnea_components` (the wrench rows add to b̄_k);
+    ``phase`` (callable or None) is told the name of each recursion as it starts.
     """
     phase = phase or no_phase
     rot = frame_rotations(robot, q, backend)

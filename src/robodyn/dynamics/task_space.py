@@ -357,14 +357,7 @@ def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarr
 
     Parameters
     ----------
-    robot : Robot
-    q, qd : array_like (..., n)
-        Joint positions (rad | m) and velocities (rad/s | m/s).
-    frame : int or str, optional
-        Frame j = 1..nf or its name; default the end frame (tip of the longest movable chain; frame nf on a
-        serial robot).
-    point : array_like (3,) or (..., 3), optional
-        A point fixed to frame j, coordinates in R_j (m); default O_j.
+    robot, q, qd, frame, point : as :func:`task_space_dynamics` (q̇ in rad/s | m/s).
 
     Returns
     -------

@@ -46,19 +46,8 @@ def _inertia_times(J6, w):
 
 
 def two_sided_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None) -> list:
-    """Rigid-body joint torques by Kozłowski's (3.1)–(3.14) (module docstring), on component scalars.
-
-    Parameters
-    ----------
-    q, qd, qdd : sequences of n scalars: (B,) NumPy arrays, Python floats or counting scalars.
-    g : 3 scalars, gravity in R_0 (m/s²).
-    wr : sequence of 6 nf scalars or None, [f_ej; m_ej] exerted by link j on the environment (R_j, about O_j).
-    backend : ScalarBackend, optional (cos and sin of the joint angles).
-
-    Returns
-    -------
-    list of n scalars: the joint torques of the rigid bodies, rotor inertia and friction not included.
-    """
+    """Rigid-body joint torques by Kozłowski's (3.1)–(3.14) (module docstring), on component scalars; arguments and
+    result as :func:`robodyn.dynamics.newton_euler.rnea_components`."""
     rot = frame_rotations(robot, q, backend)
     nf, parent = robot.nf, robot.derived.parent
     w, v, wd, vd = [None] * nf, [None] * nf, [None] * nf, [None] * nf   # V⁻ = [ω; v], λ⁻ = [ω̇; v̇] in R_j

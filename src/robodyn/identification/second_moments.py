@@ -232,12 +232,10 @@ def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int | str, fricti
 
     Parameters
     ----------
-    robot : Robot (serial) — geometry only.
+    robot, joint, friction : as :func:`identify_locked_inertia`.
     q, qd, qdd, tau : array_like (N, n) — as for :func:`identify_locked_inertia`: joint k alone moves, joints
         k+1..n hold one upper pose, joints 1..k−1 take several lower poses (needed for the μ of the lower links
         and for the components of C that joint k's own torque does not see).
-    joint : int or str — k, 1-based, or the joint's name; revolute.
-    friction : bool — also estimate joint k's Coulomb and viscous friction.
 
     Returns
     -------
