@@ -158,10 +158,7 @@ class _Transcription:
         """T and q, q̇, q̈ (M, n) at the check points (or at knot-unit times ``s``)."""
         T, Q = self.nodes_of(z)
         h = T / self.N
-        if s is None:
-            P, Dv, Da = self.P, self.Dv, self.Da
-        else:
-            P, Dv, Da = self.basis(s), self.basis(s, 1), self.basis(s, 2)
+        P, Dv, Da = (self.P, self.Dv, self.Da) if s is None else (self.basis(s), self.basis(s, 1), self.basis(s, 2))
         return T, P @ Q, Dv @ Q / h, Da @ Q / h**2
 
     def pack(self, T, Q):
@@ -328,10 +325,8 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits=None, objective:
     tr = _Transcription(robot, q0, qf, L, nodes, duration)
     # initial guess: a quintic rest-to-rest motion, uniformly time-scaled to meet the limits (De Luca's k)
     guess = RestToRest(q0, qf, 1.0, profile="quintic")
-    if duration is None:
-        T0 = 1.05 * time_scale(robot, guess, 0.98 * L, samples=SCAN * nodes + 1).duration
-    else:
-        T0 = duration
+    T0 = duration if duration is not None else 1.05 * time_scale(robot, guess, 0.98 * L,
+                                                                 samples=SCAN * nodes + 1).duration
     ref = RestToRest(q0, qf, T0, profile="quintic")
     z = tr.pack(T0, ref.sample(np.linspace(0, T0, nodes + 1))[0])
     if objective == "time":
