@@ -221,7 +221,7 @@ def _limits(robot: Robot, limits) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _stacked(robot: Robot, q: np.ndarray, offsets: bool, measured=None) -> np.ndarray:
-    """Rows of the measured joints of [Y(q) | I] (offsets only for measured joints; others' columns zero)."""
+    """Rows of the measured joints of [Y(q) | I] (so the offset columns of the other joints are zero)."""
     Y = gravity_regressor(robot, q)
     if offsets:
         Y = np.concatenate([Y, np.broadcast_to(np.eye(robot.n), Y.shape[:-1] + (robot.n,))], axis=-1)
@@ -267,8 +267,6 @@ def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityPara
     rng = np.random.default_rng(20080623)
     q = _sample_poses(robot, 8 * robot.n + 16, rng, limits=np.tile([-np.inf, np.inf], (robot.n, 1)))
     W = _stacked(robot, q, offsets, measured).reshape(-1, len(names))
-    if offsets:
-        W[:, 3 * robot.n + np.setdiff1d(np.arange(robot.n), measured)] = 0.0
     base = independent_columns(W, _column_order(robot, offsets))
     # β: the least-squares expression of every column in the base columns (exact for grouped ones).
     beta = np.linalg.lstsq(W[:, base], W, rcond=None)[0]
@@ -750,9 +748,6 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     structure = gravity_parameter_structure(robot, offsets, joints=measured + 1)
     base = structure.base
     Ys = _stacked(robot, q, offsets, measured)                          # (k, n_meas, p)
-    if offsets:
-        Ys = Ys.copy()
-        Ys[..., 3 * n + np.setdiff1d(np.arange(n), measured)] = 0.0
     Xb = Ys.reshape(-1, Ys.shape[-1])[:, base]
     _require_rank(Xb, [structure.names[b] for b in base], k)
     sv = np.linalg.svd(Xb, compute_uv=False)
