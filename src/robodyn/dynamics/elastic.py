@@ -27,7 +27,7 @@ from robodyn.dynamics import api
 from robodyn.dynamics.lagrange import kinetic_energy, potential_energy
 from robodyn.dynamics.newton_euler import gravity_argument, rnea
 from robodyn.model.friction import friction_of
-from robodyn.dynamics.transmission import motor_vector
+from robodyn.dynamics.transmission import motor_friction, motor_vector
 from robodyn.errors import InputError, ModelError
 from robodyn.model.derived import frozen as _frozen
 from robodyn.model.robot import Robot
@@ -133,7 +133,7 @@ def elastic_motor_torques(er: ElasticRobot, q, qm, qmd, qmdd) -> np.ndarray:
     check_type("er", er, ElasticRobot)
     dtype, _, a = joint_arrays(er.robot, q=q, qm=qm, qmd=qmd, qmdd=qmdd)
     spring = _spring(er, a["qm"] - a["q"])
-    return finite_result("elastic_motor_torques", er.B_m.astype(dtype) * a["qmdd"] + _motor_friction(er, a["qmd"]) + spring)
+    return finite_result("elastic_motor_torques", er.B_m.astype(dtype) * a["qmdd"] + motor_friction(er, a["qmd"]) + spring)
 
 
 def elastic_inverse_dynamics(er: ElasticRobot, q, qd, qdd, q3, q4, gravity=None) -> ElasticInverse:
@@ -183,7 +183,7 @@ def elastic_inverse_dynamics(er: ElasticRobot, q, qd, qdd, q3, q4, gravity=None)
     qm = d[0] + u0 @ Kinv.T
     qmd = d[1] + u1 @ Kinv.T
     qmdd = d[2] + u2 @ Kinv.T
-    tau = er.B_m * qmdd + _motor_friction(er, qmd) + u0
+    tau = er.B_m * qmdd + motor_friction(er, qmd) + u0
     return finite_result("elastic_inverse_dynamics", ElasticInverse(*(x.astype(dtype) for x in (qm, qmd, qmdd, tau))))
 
 
@@ -237,7 +237,7 @@ def elastic_forward_dynamics(er: ElasticRobot, q, qd, qm, qmd, tau, gravity=None
     dtype, _, a = joint_arrays(er.robot, q=q, qd=qd, qm=qm, qmd=qmd, tau=tau)
     spring = _spring(er, a["qm"] - a["q"])
     qdd = api.forward_dynamics(er.robot, a["q"], a["qd"], spring, gravity=gravity, method=method)
-    qmdd = (a["tau"] - _motor_friction(er, a["qmd"]) - spring) / er.B_m.astype(dtype)
+    qmdd = (a["tau"] - motor_friction(er, a["qmd"]) - spring) / er.B_m.astype(dtype)
     return finite_result("elastic_forward_dynamics", ElasticAccelerations(qdd, qmdd))
 
 
@@ -293,11 +293,6 @@ def elastic_energy(er: ElasticRobot, q, qd, qm, qmd, gravity=None) -> np.ndarray
 def _spring(er: ElasticRobot, e: np.ndarray) -> np.ndarray:
     """K e for deflections e (..., n)."""
     return e @ er.K.T.astype(e.dtype)
-
-
-def _motor_friction(er: ElasticRobot, qmd: np.ndarray) -> np.ndarray:
-    dt = qmd.dtype
-    return er.Fv_m.astype(dt) * qmd + er.Fc_m.astype(dt) * np.sign(qmd)
 
 
 __all__ = (

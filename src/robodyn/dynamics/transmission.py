@@ -262,7 +262,7 @@ def motor_forward_dynamics(robot: Robot, tr: Transmission, qm, qmd, tau_m, wrenc
     dtype, _, a = joint_arrays(robot, qm=qm, qmd=qmd, tau_m=tau_m)
     q, qd = joint_from_motor(tr, a["qm"]), joint_from_motor(tr, a["qmd"])
     H = bias_torques(robot, q, qd, wrenches=wrenches, gravity=gravity)
-    rhs = a["tau_m"] - _rotor_torques(tr, a["qmd"], np.zeros_like(a["qmd"])) - actuator_torques(tr, H)
+    rhs = a["tau_m"] - motor_friction(tr, a["qmd"]) - actuator_torques(tr, H)
     A_m = motor_inertia_matrix(robot, tr, a["qm"], method=inertia_method)
     return finite_result("motor_forward_dynamics",
                          cholesky_solve(A_m, rhs, robot.name, what="motor-side inertia matrix").astype(dtype))
@@ -300,9 +300,14 @@ def end_effector_torques(robot: Robot, q, wrench, frame=None, point=None, expres
     return finite_result("end_effector_torques", np.einsum("...ik,...i->...k", Jac, L))
 
 
-def _rotor_torques(tr: Transmission, qmd: np.ndarray, qmdd: np.ndarray) -> np.ndarray:
+def motor_friction(owner, qmd: np.ndarray) -> np.ndarray:
+    """F_vm q̇_m + F_cm sign(q̇_m) of the motors of ``owner`` (a :class:`Transmission` or an elastic robot)."""
     dt = qmd.dtype
-    return tr.J_m.astype(dt) * qmdd + tr.Fv_m.astype(dt) * qmd + tr.Fc_m.astype(dt) * np.sign(qmd)
+    return owner.Fv_m.astype(dt) * qmd + owner.Fc_m.astype(dt) * np.sign(qmd)
+
+
+def _rotor_torques(tr: Transmission, qmd: np.ndarray, qmdd: np.ndarray) -> np.ndarray:
+    return tr.J_m.astype(qmd.dtype) * qmdd + motor_friction(tr, qmd)
 
 
 def _check(robot: Robot, tr: Transmission) -> None:

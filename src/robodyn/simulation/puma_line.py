@@ -154,8 +154,7 @@ class PumaLineResult:
         """Joints (1-based) by decreasing average |q − q*| of ``method`` (default the first simulated); Mata et
         al.'s Table 6 ranks 5, 2, 4, 3, 1, 6 (``joint_ranking`` of :data:`MATA_TABLE_6`)."""
         t6 = self.table6()
-        errors = t6[method if method is not None else next(iter(t6))][:, 0]
-        return tuple(int(j) + 1 for j in np.argsort(-errors, kind="stable"))
+        return joint_ranking(t6[method if method is not None else next(iter(t6))])
 
     def table7(self) -> dict[str, tuple[float, int]]:
         """Wall-clock time (s) and number of right-hand-side evaluations per method (Mata et al. Table 7: with
@@ -270,9 +269,7 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
     unknown = [m for m in methods if m not in installed]
     if unknown or not methods:
         raise InputError(f"methods = {list(methods)!r}: unknown or none; choose from {', '.join(installed)}")
-    count = int(round(duration / output_interval)) if output_interval > 0 else 0
-    if count < 1 or not np.isclose(count * output_interval, duration):
-        raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
+    t_eval = _output_times(duration, output_interval)
     if not isinstance(rotor_inertia, bool):
         raise InputError(f"rotor_inertia = {rotor_inertia!r}; give True or False")
     if not rotor_inertia:
@@ -280,7 +277,6 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
     if progress:
         progress("reference")
     ref = line_reference(robot, samples=samples, duration=duration, point=point, interpolation=interpolation)
-    t_eval = np.linspace(0.0, duration, count + 1)
     sims = []
     for m in methods:
         if progress:
@@ -288,6 +284,14 @@ def puma_line_study(robot: Robot, methods=None, samples: int = 501, output_inter
         run = integrate_by_intervals if restart else simulate
         sims.append(run(robot, ref.torque, ref.q[0], ref.qd[0], t_eval, method=m, rtol=rtol, atol=atol))
     return PumaLineResult(robot=robot.name, reference=ref, simulations=tuple(sims))
+
+
+def _output_times(duration: float, output_interval: float) -> np.ndarray:
+    """The compared output times 0, Δ, …, duration for Δ = ``output_interval``, which must divide the duration."""
+    count = int(round(duration / output_interval)) if output_interval > 0 else 0
+    if count < 1 or not np.isclose(count * output_interval, duration):
+        raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
+    return np.linspace(0.0, duration, count + 1)
 
 
 def joint_ranking(table6) -> tuple[int, ...]:
@@ -368,11 +372,8 @@ def evaluation_counts(robot: Robot, tolerances, samples: int = 501, method: str 
         if not (isinstance(first_step, (int, float)) and 0 < first_step <= output_interval):
             raise InputError(f"first_step = {first_step!r}; give a step in (0, output_interval] seconds, or None")
         solver = _with_first_step(solver, float(first_step))
-    count = int(round(duration / output_interval)) if output_interval > 0 else 0
-    if count < 1 or not np.isclose(count * output_interval, duration):
-        raise InputError(f"output_interval = {output_interval!r}; give a divisor of duration = {duration} s")
+    t_eval = _output_times(duration, output_interval)
     ref = line_reference(robot, samples=samples, duration=duration)
-    t_eval = np.linspace(0.0, duration, count + 1)
     out = np.empty((len(tol), 2), dtype=int)
     for k, (rtol, atol) in enumerate(tol):  # one integration per setting: the counts are what is measured
         for i, run in enumerate((integrate_by_intervals, simulate)):
