@@ -44,6 +44,7 @@ p⁺ = p + h ^wR_0 v⁺_0 and ^wR_0⁺ = ^wR_0 exp(h [ω⁺_0]×).
 
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 import numpy as np
@@ -60,6 +61,8 @@ from robodyn.model.robot import Robot, check_robot
 
 
 _SWEEPS = 100   # the most sweeps of a round before the Newton steps
+_PATTERNS = 243     # the most patterns of contact modes tried by _by_modes (every one of up to 5 contacts)
+_MODE_STEPS = 16    # Newton steps on one pattern
 
 
 class ContactSolverError(RobodynError, RuntimeError):
@@ -326,6 +329,108 @@ def _sweeps(Wr, lam, u, bias, mu, moving, limit, floor, tol, tiny):
     return lam, u, creep, moving, done
 
 
+OPEN, STICK, SLIDE = 0, 1, 2
+
+
+def _mode_impulses(x, modes, mu):
+    """λ (k, 3) and ∂λ/∂x (k, 3, len(x)) of one sample from the unknowns x of its contact modes: nothing where a
+    contact is open (λ = 0), λ itself where it sticks, (γ, θ) where it slides, λ = γ (μ cos θ, μ sin θ, 1) on the
+    edge of its cone (γ alone when μ = 0)."""
+    k = len(modes)
+    lam, dlam, i = np.zeros((k, 3)), np.zeros((k, 3, x.size)), 0
+    for c, mode in enumerate(modes):
+        if mode == STICK:
+            lam[c], dlam[c, :, i:i + 3] = x[i:i + 3], np.eye(3)
+            i += 3
+        elif mode == SLIDE and mu == 0:
+            lam[c, 2], dlam[c, 2, i] = x[i], 1.0
+            i += 1
+        elif mode == SLIDE:
+            g, cos, sin = x[i], np.cos(x[i + 1]), np.sin(x[i + 1])
+            lam[c] = dlam[c, :, i] = [mu * cos, mu * sin, 1.0]
+            lam[c] *= g
+            dlam[c, :2, i + 1] = g * mu * np.array([-sin, cos])
+            i += 2
+    return lam, dlam
+
+
+def _mode_equations(x, modes, W, b, bias, mu):
+    """The conditions of the contact modes (m/s) and their Jacobian for one sample: u + φ/h e_n = 0 where a contact
+    sticks; u_n + φ/h = 0 and u_t parallel to the friction's direction (its component across it zero) where it
+    slides. As many equations as unknowns; λ."""
+    lam, dlam = _mode_impulses(x, modes, mu)
+    u = (W @ lam.reshape(-1)).reshape(lam.shape) + b
+    du = (W @ dlam.reshape(lam.size, -1)).reshape(dlam.shape)
+    F, dF, i = [], [], 0
+    for c, mode in enumerate(modes):
+        if mode == STICK:
+            F += [u[c, 0], u[c, 1], u[c, 2] + bias[c]]
+            dF += [du[c, 0], du[c, 1], du[c, 2]]
+            i += 3
+        elif mode == SLIDE:
+            F.append(u[c, 2] + bias[c])
+            dF.append(du[c, 2])
+            if mu > 0:
+                cos, sin = np.cos(x[i + 1]), np.sin(x[i + 1])
+                turn = np.zeros(x.size)
+                turn[i + 1] = -cos * u[c, 0] - sin * u[c, 1]
+                F.append(cos * u[c, 1] - sin * u[c, 0])
+                dF.append(cos * du[c, 1] - sin * du[c, 0] + turn)
+            i += 2 if mu > 0 else 1
+    return np.array(F), np.array(dF).reshape(len(F), x.size), lam
+
+
+def _mode_start(lam, u, modes, mu, size, slip):
+    """The unknowns of the modes at λ: a sliding contact's direction that of λ_t (``slip`` False) or against the
+    slip u_t (``slip`` True; the other where that one is zero), and its γ = λ_n, else ``size``."""
+    x = []
+    for c, mode in enumerate(modes):
+        if mode == STICK:
+            x += list(lam[c])
+        elif mode == SLIDE:
+            t = -u[c, :2] if slip == bool(np.any(u[c, :2])) else lam[c, :2]
+            x += [lam[c, 2] if lam[c, 2] > 0 else size] + ([np.arctan2(t[1], t[0])] if mu > 0 else [])
+    return np.array(x)
+
+
+def _by_modes(W, b, bias, mu, lam, target, budget, tiny):
+    """The contact problem of one sample solved mode by mode: for a guess of which contacts are open, stick or
+    slide, Newton's method on the modes' conditions (:func:`_mode_equations`, a smooth square system: the slip's
+    direction is an unknown, not a quotient by a vanishing slip), then the guesses nearest to the modes of λ
+    first, until the residual of :func:`_residual` (which judges every result, whatever its modes) is below
+    ``target`` or ``budget`` Newton steps are spent.  Returns the best λ, its residual and the steps done."""
+    k = b.shape[0]
+    Wr = W.reshape(k, 3, k, 3)
+
+    def measure(lam):
+        u = (W @ lam.reshape(-1)).reshape(k, 3) + b
+        return u, float(_residual(Wr, lam, u, bias, mu, tiny))
+
+    u, least = measure(lam)
+    best, size, steps = lam, max(float(np.abs(lam[:, 2]).max()), tiny), 0
+    scale = max(float(np.abs(b).max()), float(np.abs(bias).max()))
+    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - 1e-6) * mu * lam[:, 2]
+    guess = np.where(lam[:, 2] <= 1e-12 * size, OPEN, np.where(edge | (mu == 0), SLIDE, STICK))
+    kinds = (OPEN, SLIDE) if mu == 0 else (OPEN, STICK, SLIDE)
+    patterns = sorted(itertools.product(kinds, repeat=k), key=lambda m: int(np.sum(np.array(m) != guess)))
+    for modes, slip in itertools.product(patterns[:_PATTERNS], (False, True)):
+        x, last = _mode_start(lam, u, modes, mu, size, slip), np.inf
+        for _ in range(_MODE_STEPS):
+            F, J, trial = _mode_equations(x, modes, W, b, bias, mu)
+            change = float(np.abs(F).max(initial=0.0))
+            if not np.isfinite(change) or (change >= last and change <= target):    # diverged, or at rounding
+                break
+            if change <= 1e-6 * scale:                 # near a root: is it a solution?
+                _, r = measure(trial)
+                if r < least:
+                    best, least = trial, r
+            if least <= target or not x.size or steps >= budget:
+                return best, least, steps
+            last, steps = change, steps + 1
+            x = x + np.linalg.lstsq(J, -F, rcond=None)[0]
+    return best, least, steps
+
+
 def _solve(W, b, bias, mu, tol, max_iter):
     """Impulses λ (..., k, 3) in local axes solving the contact problem of the module notes, the iterations done
     (sweeps and Newton steps) and the residual (..., ) of :func:`_residual`; ``b`` = J v_free (..., k, 3),
@@ -383,6 +488,17 @@ def _solve(W, b, bias, mu, tol, max_iter):
         u = _velocities(W, lam, b)
     lam, u = best, _velocities(W, best, b)
     residual = least                                # keep() measured best's residual
+    target = tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+    best, least = best.copy(), np.array(least, dtype=float)
+    for i in np.ndindex(batch):                     # the samples left: contact modes, one sample at a time
+        if least[i] <= target[i] or done >= max_iter:
+            continue
+        lam_i, least_i, steps = _by_modes(W[i], b[i], bias[i], mu, best[i], float(target[i]), max_iter - done, tiny)
+        done += steps
+        if least_i < least[i]:
+            best[i], least[i] = lam_i, least_i
+    lam, u = best, _velocities(W, best, b)
+    residual = least
     moving = ~still & (residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1))))
     lam, u, _, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, moving, max_iter - done, tol * speed, tol, tiny)
     done += sweeps                                  # sweeps alone, as far as they go, where they never stalled
