@@ -48,6 +48,7 @@ import itertools
 from typing import NamedTuple
 
 import numpy as np
+from scipy import sparse
 
 from robodyn.arrays import as_real_array, finite_result, working_dtype
 from robodyn.dynamics.api import inertia_matrix
@@ -63,6 +64,8 @@ from robodyn.model.robot import Robot, check_robot
 _SWEEPS = 100   # the most sweeps of a round before the Newton steps
 _PATTERNS = 243     # the most patterns of contact modes tried by _by_modes (every one of up to 5 contacts)
 _MODE_STEPS = 16    # Newton steps on one pattern
+_FACET_PATTERNS = 4000  # the most patterns of a pyramid's contact modes tried by _by_facets
+_ROUNDS = 3         # rounds of De Saxcé's fixed point that start the second search
 
 
 class ContactSolverError(RobodynError, RuntimeError):
@@ -178,14 +181,31 @@ def _projections(Wr, lam, u, bias, mu, c, tiny):
     return ln, w, wn, np.maximum(w, tiny)
 
 
-def _disc(lt, radius, w, tiny):
-    """λ_t projected on the disc of radius μ λ_n (zero where the contact has no tangential freedom, w = 0)."""
-    norm = np.linalg.norm(lt, axis=-1)
-    lt = np.where((norm > radius)[..., None], lt * (radius / np.maximum(norm, tiny))[..., None], lt)
+def _polygon(facets):
+    """Unit outward normals n_j (k, 2) of the pyramid's facets, at 2πj/k from t₁, their directions e_j (k, 2)
+    (n_j turned by +90°) and the half-length tan(π/k) of a facet at unit distance."""
+    angle = 2 * np.pi * np.arange(facets) / facets
+    return (np.stack([np.cos(angle), np.sin(angle)], -1), np.stack([-np.sin(angle), np.cos(angle)], -1),
+            float(np.tan(np.pi / facets)))
+
+
+def _disc(lt, radius, w, tiny, facets=0):
+    """λ_t projected on the disc of radius μ λ_n (``facets`` 0), or on the polygon of ``facets`` sides at distance
+    μ λ_n from the origin (:func:`_polygon`); zero where the contact has no tangential freedom, w = 0."""
+    if facets:
+        n, e, half = _polygon(facets)
+        inside = (lt @ n.T).max(-1) <= radius
+        along = np.clip(lt @ e.T, -half * radius[..., None], half * radius[..., None])       # (..., k)
+        edges = radius[..., None, None] * n + along[..., None] * e                           # (..., k, 2)
+        nearest = np.argmin(((edges - lt[..., None, :]) ** 2).sum(-1), -1)
+        lt = np.where(inside[..., None], lt, np.take_along_axis(edges, nearest[..., None, None], -2)[..., 0, :])
+    else:
+        norm = np.linalg.norm(lt, axis=-1)
+        lt = np.where((norm > radius)[..., None], lt * (radius / np.maximum(norm, tiny))[..., None], lt)
     return np.where((w > 0)[..., None], lt, 0.0)
 
 
-def _residual(Wr, lam, u, bias, mu, tiny):
+def _residual(Wr, lam, u, bias, mu, tiny, facets=0):
     """Largest violation (m/s) of the contact conditions by (λ, u): the distance of λ from its own local steps,
     scaled by w; zero exactly at a solution."""
     r = np.zeros(lam.shape[:-2])
@@ -193,19 +213,19 @@ def _residual(Wr, lam, u, bias, mu, tiny):
         wn = Wr[..., c, 2, c, 2]
         rn = np.where(wn > 0, np.abs(np.minimum(lam[..., c, 2] * wn, u[..., c, 2] + bias[..., c])), 0.0)
         _, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
-        lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * lam[..., c, 2], w, tiny)
+        lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * lam[..., c, 2], w, tiny, facets)
         r = np.maximum(r, np.maximum(rn, w * np.abs(lam[..., c, :2] - lt).max(-1)))
     return r
 
 
-def _sweep(Wr, lam, u, bias, mu, tiny):
+def _sweep(Wr, lam, u, bias, mu, tiny, facets=0):
     """One projected Gauss–Seidel sweep over the contacts (module notes): new (λ, u), the arguments unchanged."""
     lam, u = lam.copy(), u.copy()
     for c in range(lam.shape[-2]):
         ln, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
         u += Wr[..., :, :, c, 2] * (ln - lam[..., c, 2])[..., None, None]
         lam[..., c, 2] = ln
-        lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * ln, w, tiny)
+        lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * ln, w, tiny, facets)
         u += (Wr[..., :, :, c, :2] @ (lt - lam[..., c, :2])[..., None, :, None])[..., 0]
         lam[..., c, :2] = lt
     return lam, u
@@ -313,14 +333,14 @@ def _edge(Wr, lam, u, d, bias, mu, tiny):
     return t
 
 
-def _sweeps(Wr, lam, u, bias, mu, moving, limit, floor, tol, tiny):
+def _sweeps(Wr, lam, u, bias, mu, moving, limit, floor, tol, tiny, facets=0):
     """Projected Gauss–Seidel sweeps, at most ``limit``, on the samples ``moving`` until one no longer changes u
     by more than max(floor, tol |u|): (λ, u), the last sweep's change of λ (its creep), the samples still moving
     and the sweeps done; the other samples are left as they are."""
     creep, done = np.zeros(lam.shape), 0
     moving = moving.copy()
     while moving.any() and done < limit:
-        new_lam, new_u = _sweep(Wr, lam, u, bias, mu, tiny)
+        new_lam, new_u = _sweep(Wr, lam, u, bias, mu, tiny, facets)
         done += 1
         change = np.abs(new_u - u).max(axis=(-2, -1))
         creep = np.where(moving[..., None, None], new_lam - lam, creep)
@@ -393,7 +413,28 @@ def _mode_start(lam, u, modes, mu, size, slip):
     return np.array(x)
 
 
-def _by_modes(W, b, bias, mu, lam, target, budget, tiny):
+def _patterns(guess, kinds):
+    """Patterns of contact modes, those that change fewer contacts of ``guess`` first."""
+    for d in range(len(guess) + 1):
+        for changed in itertools.combinations(range(len(guess)), d):
+            for new in itertools.product(*([m for m in kinds if m != guess[c]] for c in changed)):
+                modes = list(guess)
+                for c, m in zip(changed, new):
+                    modes[c] = m
+                yield tuple(modes)
+
+
+def _interleave(first, second):
+    """The items of two iterables in turn, each once."""
+    seen = set()
+    for pair in itertools.zip_longest(first, second):
+        for item in pair:
+            if item is not None and item not in seen:
+                seen.add(item)
+                yield item
+
+
+def _by_modes(W, b, bias, mu, lam, target, budget, tiny, facets=0):
     """The contact problem of one sample solved mode by mode: for a guess of which contacts are open, stick or
     slide, Newton's method on the modes' conditions (:func:`_mode_equations`, a smooth square system: the slip's
     direction is an unknown, not a quotient by a vanishing slip), then the guesses nearest to the modes of λ
@@ -411,9 +452,8 @@ def _by_modes(W, b, bias, mu, lam, target, budget, tiny):
     scale = max(float(np.abs(b).max()), float(np.abs(bias).max()))
     edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - 1e-6) * mu * lam[:, 2]
     guess = np.where(lam[:, 2] <= 1e-12 * size, OPEN, np.where(edge | (mu == 0), SLIDE, STICK))
-    kinds = (OPEN, SLIDE) if mu == 0 else (OPEN, STICK, SLIDE)
-    patterns = sorted(itertools.product(kinds, repeat=k), key=lambda m: int(np.sum(np.array(m) != guess)))
-    for modes, slip in itertools.product(patterns[:_PATTERNS], (False, True)):
+    patterns = _patterns(guess, (OPEN, SLIDE) if mu == 0 else (OPEN, STICK, SLIDE))
+    for modes, slip in itertools.product(itertools.islice(patterns, _PATTERNS), (False, True)):
         x, last = _mode_start(lam, u, modes, mu, size, slip), np.inf
         for _ in range(_MODE_STEPS):
             F, J, trial = _mode_equations(x, modes, W, b, bias, mu)
@@ -431,7 +471,129 @@ def _by_modes(W, b, bias, mu, lam, target, budget, tiny):
     return best, least, steps
 
 
-def _solve(W, b, bias, mu, tol, max_iter):
+def _facet_mode(mode, mu, facets):
+    """λ_c = E x_c and the conditions S (u_c + φ/h e_n) = 0 of one contact mode of the pyramid: E (3, m), S (m, 3).
+    Modes: open, sticking, sliding on facet j (2 + j: λ_t = μ γ n_j + s e_j, the slip along −n_j), sliding at the
+    vertex between facets j and j + 1 (2 + k + j: λ_t = μ γ (n_j + tan(π/k) e_j), the slip in its normal cone)."""
+    if mode == OPEN:
+        return np.zeros((3, 0)), np.zeros((0, 3))
+    if mode == STICK:
+        return np.eye(3), np.eye(3)
+    n, e, half = _polygon(facets)
+    j = (mode - 2) % facets
+    if mode < 2 + facets:
+        return (np.array([[mu * n[j, 0], e[j, 0]], [mu * n[j, 1], e[j, 1]], [1.0, 0.0]]),
+                np.array([[0.0, 0.0, 1.0], [e[j, 0], e[j, 1], 0.0]]))
+    corner = mu * (n[j] + half * e[j])
+    return np.array([[corner[0]], [corner[1]], [1.0]]), np.array([[0.0, 0.0, 1.0]])
+
+
+def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
+    """The contact problem of one sample with pyramids of ``facets`` sides, solved mode by mode
+    (:func:`_facet_mode`): each pattern of modes is a square linear system in its unknowns, solved by least
+    squares; the patterns nearest to the modes of λ first, until the residual of :func:`_residual` (the judge,
+    whatever the modes) is below ``target`` or ``budget`` patterns are spent.  The best λ, its residual and the
+    patterns tried."""
+    k = b.shape[0]
+    Wr = W.reshape(k, 3, k, 3)
+    rhs = b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)
+
+    def measure(lam):
+        return float(_residual(Wr, lam, (W @ lam.reshape(-1)).reshape(k, 3) + b, bias, mu, tiny, facets))
+
+    best, least, tried = lam, measure(lam), 0
+    n, _, _ = _polygon(facets)
+    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
+    size = max(float(np.abs(lam[:, 2]).max()), tiny)
+    slip = np.linalg.norm(u[:, :2], axis=-1)
+    active = (lam[:, :2] @ n.T) >= (1 - 1e-9) * mu * lam[:, 2:]                 # (k, facets)
+    by_force, by_slip = [], []                     # the modes of λ, and those the slips ask for
+    for c in range(k):
+        j = np.flatnonzero(active[c])
+        if lam[c, 2] <= 1e-12 * size:
+            by_force.append(OPEN)
+        elif j.size == 1:
+            by_force.append(2 + int(j[0]))
+        elif j.size == 2:                           # two neighbours: the vertex after the first, cyclically
+            by_force.append(2 + facets + (int(j[1]) if j[0] == 0 and j[1] == facets - 1 else int(j[0])))
+        else:
+            by_force.append(STICK)
+        closed = u[c, 2] + bias[c] <= 1e-9 * max(float(np.abs(u).max()), tiny)
+        by_slip.append(OPEN if not closed else STICK if slip[c] <= 1e-3 * max(float(slip.max()), tiny)
+                       else 2 + int(np.argmax(-n @ u[c, :2])))
+    blocks = [_facet_mode(m, mu, facets) for m in range(2 + 2 * facets)]
+    kinds = range(2 + 2 * facets)
+    for modes in _interleave(_patterns(tuple(by_force), kinds), _patterns(tuple(by_slip), kinds)):
+        if least <= target or tried >= min(budget, _FACET_PATTERNS):
+            break
+        tried += 1
+        E, S = zip(*(blocks[m] for m in modes))
+        cols = [0] + list(np.cumsum([e.shape[1] for e in E]))
+        if not cols[-1]:
+            continue
+        Eb = np.zeros((3 * k, cols[-1]))
+        Sb = np.zeros((sum(s.shape[0] for s in S), 3 * k))
+        for c in range(k):
+            Eb[3 * c:3 * c + 3, cols[c]:cols[c + 1]] = E[c]
+            Sb[cols[c]:cols[c + 1], 3 * c:3 * c + 3] = S[c]
+        x = np.linalg.lstsq(Sb @ W @ Eb, -Sb @ rhs.reshape(-1), rcond=None)[0]
+        trial = (Eb @ x).reshape(k, 3)
+        r = measure(trial)
+        if r < least:
+            best, least = trial, r
+    return best, least, tried
+
+
+def _de_saxce(W, b, bias, mu, facets, rounds):
+    """Impulses λ (k, 3) of one sample by De Saxcé's fixed point (Acary and Cadoux, "Applications of an existence
+    result for the Coulomb friction problem", 2013): with the normal velocities shifted by s = μ σ(−u_t) (σ the
+    support function of the unit disc, or of the pyramid's polygon), Coulomb's problem is the convex one
+
+        min ½ λᵀ W λ + (b + [0, 0, φ/h + s])ᵀ λ   subject to λ in the friction cones,
+
+    solved here in its dual form min ½‖z‖² subject to G z + b + [0, 0, φ/h + s] in the dual cones (W = G Gᵀ, G of
+    full column rank; λ the multipliers) by Clarabel's interior point method, then s is updated from u = G z + b;
+    ``rounds`` times.  Not exact (the interior point's λ lies inside the cones where a solution slides at a slip
+    below its tolerance): it gives the search over the contacts' modes its start."""
+    import clarabel
+
+    k = b.shape[0]
+    e, U = np.linalg.eigh(W)
+    rank = e > 1e-12 * max(float(e.max(initial=0.0)), np.finfo(float).tiny)
+    if not rank.any():
+        return np.zeros((k, 3))
+    G = U[:, rank] * np.sqrt(e[rank])
+    if mu == 0:
+        rows, cones = [np.array([[0.0, 0.0, 1.0]])] * k, [clarabel.NonnegativeConeT(1)] * k
+    elif facets:
+        n, e_, half = _polygon(facets)
+        corner = mu * (n + half * e_)               # μ v_j: the dual cone is u_n + μ v_jᵀ u_t ≥ 0
+        rows, cones = [np.hstack([corner, np.ones((facets, 1))])] * k, [clarabel.NonnegativeConeT(facets)] * k
+    else:
+        rows, cones = [np.array([[0.0, 0.0, 1.0], [mu, 0, 0], [0, mu, 0]])] * k, [clarabel.SecondOrderConeT(3)] * k
+    T = np.zeros((sum(r.shape[0] for r in rows), 3 * k))
+    start = np.cumsum([0] + [r.shape[0] for r in rows])
+    for c, r in enumerate(rows):
+        T[start[c]:start[c + 1], 3 * c:3 * c + 3] = r
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    scale = max(float(np.abs(b).max()), float(np.abs(bias).max()), np.finfo(float).tiny)
+    shift, lam = np.zeros(k), np.zeros((k, 3))
+    for _ in range(rounds):
+        q = (b + np.concatenate([np.zeros((k, 2)), (bias + shift)[:, None]], -1)).reshape(-1) / scale
+        solution = clarabel.DefaultSolver(sparse.csc_matrix(np.eye(G.shape[1])), np.zeros(G.shape[1]),
+                                          sparse.csc_matrix(-T @ G), T @ q, cones, settings).solve()
+        if not np.all(np.isfinite(solution.z)) or not np.all(np.isfinite(solution.x)):
+            break
+        lam = (T.T @ np.asarray(solution.z)).reshape(k, 3) * scale
+        u_t = (G @ np.asarray(solution.x)).reshape(k, 3)[:, :2] * scale + b[:, :2]
+        if mu == 0:
+            break
+        shift = (-u_t @ corner.T).max(-1) if facets else mu * np.linalg.norm(u_t, axis=-1)
+    return lam
+
+
+def _solve(W, b, bias, mu, tol, max_iter, facets=0):
     """Impulses λ (..., k, 3) in local axes solving the contact problem of the module notes, the iterations done
     (sweeps and Newton steps) and the residual (..., ) of :func:`_residual`; ``b`` = J v_free (..., k, 3),
     ``bias`` = φ/h (..., k).
@@ -458,7 +620,7 @@ def _solve(W, b, bias, mu, tol, max_iter):
         """The velocities and residual of λ; the best λ so far kept, and the samples solved marked done."""
         nonlocal best, least, todo
         u = _velocities(W, lam, b)
-        residual = _residual(Wr, lam, u, bias, mu, tiny)
+        residual = _residual(Wr, lam, u, bias, mu, tiny, facets)
         better = todo & (residual < least)
         best, least = np.where(better[..., None, None], lam, best), np.where(better, residual, least)
         todo &= residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
@@ -468,10 +630,12 @@ def _solve(W, b, bias, mu, tol, max_iter):
         if not todo.any() or done >= max_iter:
             break
         lam, u, creep, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, todo, min(_SWEEPS, max_iter - done),
-                                                tol * speed, tol, tiny)
+                                                tol * speed, tol, tiny, facets)
         done += sweeps
         still |= todo & ~moving
         u, residual = keep(lam)
+        if facets:                                  # a pyramid: its modes are linear, search them straight away
+            break
         newton = todo.copy()
         while newton.any() and done < max_iter:
             step, found = _newton(W, Wr, lam, b, bias, mu, tiny)
@@ -490,17 +654,21 @@ def _solve(W, b, bias, mu, tol, max_iter):
     residual = least                                # keep() measured best's residual
     target = tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
     best, least = best.copy(), np.array(least, dtype=float)
+    search = _by_facets if facets else _by_modes
     for i in np.ndindex(batch):                     # the samples left: contact modes, one sample at a time
-        if least[i] <= target[i] or done >= max_iter:
-            continue
-        lam_i, least_i, steps = _by_modes(W[i], b[i], bias[i], mu, best[i], float(target[i]), max_iter - done, tiny)
-        done += steps
-        if least_i < least[i]:
-            best[i], least[i] = lam_i, least_i
+        for start in ("best", "best", "De Saxcé", "best"):    # the best impulses so far, or De Saxcé's fixed point
+            if least[i] <= target[i] or done >= max_iter:
+                break
+            lam_i = best[i] if start == "best" else _de_saxce(W[i], b[i], bias[i], mu, facets, _ROUNDS)
+            lam_i, least_i, steps = search(W[i], b[i], bias[i], mu, lam_i, float(target[i]), max_iter, tiny, facets)
+            done += steps
+            if least_i < least[i]:
+                best[i], least[i] = lam_i, least_i
     lam, u = best, _velocities(W, best, b)
     residual = least
     moving = ~still & (residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1))))
-    lam, u, _, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, moving, max_iter - done, tol * speed, tol, tiny)
+    lam, u, _, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, moving, max_iter - done, tol * speed, tol, tiny,
+                                        facets)
     done += sweeps                                  # sweeps alone, as far as they go, where they never stalled
     still |= ~moving
     todo = np.ones(batch, bool)
@@ -535,7 +703,7 @@ def _integrate(robot: Robot, q, v, dt):
 
 def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, normal=(0.0, 0.0, 1.0),
                  height: float = 0.0, gravity=None, friction: bool = True, tol: float = 1e-12,
-                 max_iter: int = 10_000) -> ContactStep:
+                 max_iter: int = 10_000, cone: str = "circle", facets: int = 4) -> ContactStep:
     """One time step of a robot with unilateral frictional contacts on the plane normalᵀ p = height (module notes).
 
     Parameters
@@ -558,7 +726,13 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
         which the sweeps stop.  Where neither the sweeps nor the Newton steps reach it (a redundant contact set
         whose closing motion needs a slip, all contacts then sliding: some boxes 1e-5..1e-3 rad from flat on four
         corners), the best impulses are returned with their ``residual``
-    max_iter : int, the most Gauss–Seidel sweeps and Newton steps
+    max_iter : int, the most Gauss–Seidel sweeps and Newton steps (and patterns of contact modes tried)
+    cone : "circle" (default) the second-order friction cone ‖λ_t‖ ≤ μ λ_n, or "pyramid" the polyhedral cone of
+        ``facets`` facets n_jᵀ λ_t ≤ μ λ_n, n_j at the angles 2πj/facets from t₁ (the polygon around the circle; 4
+        facets: |λ_t1|, |λ_t2| ≤ μ λ_n, t₁ = x and t₂ = y for the default normal); a sliding contact's friction
+        then maximises the dissipation −u_tᵀλ_t over the polygon (against the slip on a facet, at a vertex for
+        slips in its normal cone)
+    facets : int ≥ 3, the pyramid's facets (``cone="pyramid"``)
 
     Returns
     -------
@@ -582,6 +756,10 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     if not (isinstance(tol, (int, float, np.floating)) and 0 < tol < 1) or not (
             isinstance(max_iter, (int, np.integer)) and not isinstance(max_iter, bool) and max_iter >= 1):
         raise InputError(f"tol = {tol!r}, max_iter = {max_iter!r}; give 0 < tol < 1 and an integer max_iter >= 1")
+    if cone not in ("circle", "pyramid") or not (
+            isinstance(facets, (int, np.integer)) and not isinstance(facets, bool) and facets >= 3):
+        raise InputError(f"cone = {cone!r}, facets = {facets!r}; give cone='circle' (the second-order cone) or "
+                         "'pyramid' with an integer facets >= 3")
     n_hat, height = _plane(normal, height)
     given = (q, v, tau)
     frames, offsets = _contact_points(robot, points)
@@ -610,7 +788,8 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     W = J @ X[..., 1:]
     gaps = p @ n_hat - height
     b = (J @ v_free[..., None])[..., 0].reshape(gaps.shape + (3,))
-    lam, sweeps, residual = _solve(W, b, gaps / dt, float(mu), float(tol), int(max_iter))
+    sides = int(facets) if cone == "pyramid" and mu > 0 else 0      # without friction both cones are the ray
+    lam, sweeps, residual = _solve(W, b, gaps / dt, float(mu), float(tol), int(max_iter), sides)
     v_next = v_free + (X[..., 1:] @ lam.reshape(gaps.shape[:-1] + (-1, 1)))[..., 0]
     q_next = _integrate(robot, q, v_next, dt)
     what = "contact_step"
