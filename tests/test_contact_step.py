@@ -435,3 +435,76 @@ def test_random_boxes_batch_equals_samples(box):
         assert np.all(fn >= 0) and np.all(un >= -1e-12 - 2 * one.residual)
         np.testing.assert_allclose(fn * un, 0.0, atol=(1e-12 + 2 * one.residual) * max(fn.max(), MASS * G))
         assert np.all(np.linalg.norm(one.forces[:, :2], axis=-1) <= mu * fn * (1 + 1e-12) + 1e-12)
+
+
+@pytest.mark.parametrize("facets", [4, 8])
+def test_pyramid_box_slides_against_a_facet(box, facets):
+    """cone="pyramid": a box sliding along x (the normal of the facet n_0 = t₁) loses exactly μ g h per step, the
+    friction μ m g against the motion, as with the circular cone (the polygon touches the circle there)."""
+    mu, dt = 0.5, 1e-3
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    v = np.array([1.0, 0, 0, 0, 0, 0, 0])
+    qs, vs, fs = _run(box, q, v, np.zeros(7), dt, 20, CORNERS, mu=mu, cone="pyramid", facets=facets)
+    np.testing.assert_allclose(vs[:, 0], 1.0 - np.arange(1, 21) * mu * G * dt, rtol=0, atol=1e-12)
+    # the residual sought is tol = 1e-12 times the speed (1 m/s) on the corners' velocities, 0.1 m from the centre
+    # (and a velocity error δ is a mean force error m δ / h)
+    np.testing.assert_allclose(vs[:, 1:6], 0.0, atol=1e-12 / B)
+    np.testing.assert_allclose(fs.sum(-2), np.tile([-mu * MASS * G, 0, MASS * G], (20, 1)), rtol=0,
+                               atol=1e-12 * MASS / dt)
+
+
+def test_four_facet_pyramid_box_slides_at_a_vertex(box):
+    """With 4 facets (|λ_t1|, |λ_t2| ≤ μ λ_n) a box sliding obliquely (v = (1, 0.5)) has its slip in the normal
+    cone of the vertex (−1, −1) μ λ_n: the friction is μ m g (−1, −1), larger than the circle allows (√2 μ m g),
+    and not against the slip; each step takes μ g h off both components."""
+    mu, dt = 0.5, 1e-3
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    v = np.array([1.0, 0.5, 0, 0, 0, 0, 0])
+    qs, vs, fs = _run(box, q, v, np.zeros(7), dt, 20, CORNERS, mu=mu, cone="pyramid", facets=4)
+    k = np.arange(1, 21)
+    np.testing.assert_allclose(vs[:, :2], np.stack([1.0 - k * mu * G * dt, 0.5 - k * mu * G * dt], -1), rtol=0,
+                               atol=1e-12)
+    np.testing.assert_allclose(fs.sum(-2), np.tile([-mu * MASS * G, -mu * MASS * G, MASS * G], (20, 1)), rtol=0,
+                               atol=1e-10)
+
+
+@pytest.mark.parametrize("facets", [4, 6])
+def test_pyramid_random_boxes_obey_signorini_and_coulomb(box, facets):
+    """Tilted, lifted, spinning boxes (from 1e-9 rad, four corners landing at once, to 0.3 rad) with the pyramid:
+    the residual is below 1e-10 m/s and, from the rigid-body velocities, every force lies in the polygon
+    n_jᵀ f_t ≤ μ f_n, pushes only where the contact closes, and dissipates the most the polygon allows against
+    the slip: −u_tᵀ f_t = μ f_n max_j (μ-free vertex v_j)ᵀ(−u_t) (the principle of maximal dissipation)."""
+    from robodyn.dynamics.floating import quaternion_matrix
+    rng = np.random.default_rng(5)
+    normals = np.stack([np.cos(2 * np.pi * np.arange(facets) / facets),
+                        np.sin(2 * np.pi * np.arange(facets) / facets)], -1)
+    corners = normals + np.tan(np.pi / facets) * normals @ np.array([[0, 1], [-1, 0]])   # n_j + tan(π/k) e_j
+    pts = np.array([p for _, p in CORNERS])
+    dt = 1e-3
+    for _ in range(6):
+        tilt = 10 ** rng.uniform(-9, np.log10(0.3))
+        axis = rng.uniform(0, 2 * np.pi)
+        quat = np.array([np.cos(axis) * np.sin(tilt / 2), np.sin(axis) * np.sin(tilt / 2), 0, np.cos(tilt / 2)])
+        R = quaternion_matrix(quat)
+        q = np.concatenate([[0, 0, rng.uniform(0, 1e-3) - min((R @ pts.T)[2])], quat, [0.0]])
+        v = np.concatenate([rng.uniform(-1, 1, 6), [0.0]])
+        mu = rng.uniform(0.1, 1.5)
+        r = contact_step(box, q, v, np.zeros(7), dt, CORNERS, mu=mu, cone="pyramid", facets=facets)
+        assert 0 <= r.residual <= 1e-10
+        u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
+        fn, ft, un, ut = r.forces[:, 2], r.forces[:, :2], u[:, 2] + r.gaps / dt, u[:, :2]
+        scale = max(np.abs(r.forces).max(), MASS * G)
+        slack = 1e-9 * max(1.0, np.abs(u).max()) + 2 * r.residual
+        assert np.all(fn >= 0) and np.all(un >= -slack)
+        np.testing.assert_allclose(fn * un, 0.0, atol=slack * scale)
+        assert np.all(ft @ normals.T <= mu * fn[:, None] * (1 + 1e-12) + 1e-12 * scale)
+        dissipated = -(ut * ft).sum(-1)
+        most = mu * fn * (-ut @ corners.T).max(-1)
+        np.testing.assert_allclose(dissipated, most, rtol=0, atol=1e3 * slack * scale)
+
+
+def test_bad_cone_raises_a_clear_error(box):
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    for change in ({"cone": "square"}, {"cone": "pyramid", "facets": 2}, {"cone": "pyramid", "facets": 4.0}):
+        with pytest.raises(rd.InputError, match="cone = "):
+            contact_step(box, q, np.zeros(7), np.zeros(7), 1e-3, CORNERS, **change)
