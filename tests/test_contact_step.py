@@ -508,3 +508,94 @@ def test_bad_cone_raises_a_clear_error(box):
     for change in ({"cone": "square"}, {"cone": "pyramid", "facets": 2}, {"cone": "pyramid", "facets": 4.0}):
         with pytest.raises(rd.InputError, match="cone = "):
             contact_step(box, q, np.zeros(7), np.zeros(7), 1e-3, CORNERS, **change)
+
+
+def _central_differences(step, x, eps):
+    """∂step/∂x (m, N) by central differences."""
+    columns = []
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = eps
+        columns.append((step(x + e) - step(x - e)) / (2 * eps))
+    return np.stack(columns, -1)
+
+
+@pytest.mark.parametrize("case", ["slide", "spin", "stick", "lifted"])
+def test_derivatives_agree_with_finite_differences(box, case):
+    """∂v⁺/∂v and ∂v⁺/∂τ of a box on three corners (a determinate set: its weight's split is fixed) sliding,
+    spinning on its corners, held below the cone by a push, and a hair above the plane (open contacts: the free
+    motion's derivative) agree with central differences of contact_step.  The step is solved to tol = 1e-12 of
+    its speed s, so a difference over ±ε carries at most 2 · 1e-12 s / (2ε) of rounding, and the truncation
+    ε² |∂³v⁺| is below it for ε = 1e-6 in these smooth regimes."""
+    from robodyn.simulation.contact import contact_step_derivatives
+    tripod = CORNERS[:3]
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    v, tau = np.zeros(7), np.zeros(7)
+    if case == "slide":
+        v[[0, 1, 5]] = 1.0, 0.3, 0.5
+    elif case == "spin":
+        v[[0, 5]] = 0.1, 3.0
+    elif case == "stick":
+        tau[[0, 1, 5]] = 0.5, 0.2, 0.1
+    else:
+        q[2] += 1e-3
+        v[[0, 2, 3]] = 0.2, 0.5, 0.1
+    dt, mu, eps = 1e-3, 0.6, 1e-6
+    d = contact_step_derivatives(box, q, v, tau, dt, tripod, mu=mu)
+    assert d.smooth and d.dv_dv.shape == d.dv_dtau.shape == (7, 7)
+    np.testing.assert_allclose(d.step.v, contact_step(box, q, v, tau, dt, tripod, mu=mu).v, rtol=0, atol=1e-15)
+    speed = max(np.abs(v).max(), G * dt)
+    bound = 2e-12 * speed / eps
+    by_v = _central_differences(lambda x: contact_step(box, q, x, tau, dt, tripod, mu=mu).v, v, eps)
+    by_tau = _central_differences(lambda x: contact_step(box, q, v, x, dt, tripod, mu=mu).v, tau, eps)
+    np.testing.assert_allclose(d.dv_dv, by_v, rtol=0, atol=bound)
+    np.testing.assert_allclose(d.dv_dtau, by_tau, rtol=0, atol=bound)
+    if case == "lifted":                            # open contacts: the free motion, v + h M⁻¹ (τ − H)
+        np.testing.assert_allclose(d.dv_dtau, dt * np.linalg.inv(rd.floating.floating_inertia_matrix(box, q)),
+                                   rtol=0, atol=1e-15)
+
+
+def test_derivatives_of_a_tool_pushing_a_table():
+    """A fixed-base arm pushing a table (one contact): sticking, ∂v⁺/∂τ = (I − M⁻¹Jᵀ(J M⁻¹Jᵀ)⁻¹J) h M⁻¹ (the
+    motions that keep the contact, in closed form); sliding, central differences."""
+    from robodyn.simulation.contact import contact_step_derivatives
+    puma = rd.load("puma560")
+    qp = np.array([0.3, -0.6, 0.4, 0.2, 0.5, -0.1])
+    F = np.array([6.0, -3.0, -40.0])
+    tau = rd.gravity_torques(puma, qp) + rd.jacobian(puma, qp)[:3].T @ F
+    height = rd.forward_kinematics(puma, qp)[-1][2, 3]
+    dt = 1e-3
+    stick = contact_step_derivatives(puma, qp, np.zeros(6), tau, dt, [6], mu=0.5, height=height, friction=False)
+    M = rd.inertia_matrix(puma, qp)
+    Jc = rd.jacobian(puma, qp)[:3]
+    Minv = np.linalg.inv(M)
+    keep = np.eye(6) - Minv @ Jc.T @ np.linalg.solve(Jc @ Minv @ Jc.T, Jc)
+    assert stick.smooth
+    np.testing.assert_allclose(stick.dv_dtau, keep @ (dt * Minv), rtol=0, atol=1e-12 * np.abs(dt * Minv).max())
+    mu, eps = 0.1, 1e-6
+    slide = contact_step_derivatives(puma, qp, np.zeros(6), tau, dt, [6], mu=mu, height=height, friction=False)
+    assert slide.smooth
+
+    def step(x):
+        return contact_step(puma, qp, np.zeros(6), x, dt, [6], mu=mu, height=height, friction=False).v
+
+    speed = np.abs(slide.step.v).max()
+    np.testing.assert_allclose(slide.dv_dtau, _central_differences(step, tau, eps), rtol=0,
+                               atol=2e-12 * max(speed, 1e-3) / eps)
+
+
+def test_derivatives_are_flagged_where_the_step_is_not_differentiable(box):
+    """A box sliding flat on four corners: how its weight splits between them is not determined, nor the friction's
+    moment, so v⁺ has no derivative (smooth False); landing exactly as a contact closes (u_n + φ/h = 0 with
+    λ_n = 0) neither.  A batch gives its samples' flags and derivatives."""
+    from robodyn.simulation.contact import contact_step_derivatives
+    q = np.array([[0, 0, C, 0, 0, 0, 1, 0.0], [0, 0, C, 0, 0, 0, 1, 0.0]])
+    v = np.array([[1.0, 0.3, 0, 0, 0, 0.5, 0], [0, 0, 0, 0, 0, 0, 0]])
+    tau = np.array([np.zeros(7), [0.3, 0, 0, 0, 0, 0, 0]])
+    d = contact_step_derivatives(box, q, v, tau, 1e-3, CORNERS, mu=0.5)
+    assert d.smooth.tolist() == [False, True]
+    one = contact_step_derivatives(box, q[1], v[1], tau[1], 1e-3, CORNERS, mu=0.5)
+    np.testing.assert_allclose(d.dv_dv[1], one.dv_dv, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(d.dv_dtau[1], one.dv_dtau, rtol=0, atol=1e-12)
+    touching = np.array([0, 0, C + G * 1e-6, 0, 0, 0, 1, 0.0])     # falls exactly onto the plane in one step
+    assert not contact_step_derivatives(box, touching, np.zeros(7), np.zeros(7), 1e-3, CORNERS, mu=0.5).smooth

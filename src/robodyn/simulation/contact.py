@@ -745,6 +745,12 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
         Neither method has a convergence guarantee with friction; the sweeps are slowest on tilted bodies striking
         the plane fast with a large μ.
     """
+    return _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol, max_iter, cone,
+                 facets)[0]
+
+
+def _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol, max_iter, cone, facets):
+    """:func:`contact_step` and what its derivatives need: (ContactStep, W, b, φ/h, λ, J, M⁻¹Jᵀ)."""
     check_robot(robot)
     if robot.base == "mobile":
         raise InputError(f"contact_step: robot '{robot.name}' has a mobile base (a given motion); give a fixed- or "
@@ -794,4 +800,125 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     q_next = _integrate(robot, q, v_next, dt)
     what = "contact_step"
     out = (finite_result(what, x).astype(dtype, copy=False) for x in (q_next, v_next, lam @ B / dt, gaps))
-    return ContactStep(*out, sweeps, residual)
+    return ContactStep(*out, sweeps, residual), W, b, gaps / dt, lam, J, X[..., 1:]
+
+
+class ContactDerivatives(NamedTuple):
+    """Result of :func:`contact_step_derivatives`.
+
+    Attributes
+    ----------
+    step : ContactStep                     the step (:func:`contact_step`)
+    dv_dv : ndarray (..., N, N)            ∂v⁺/∂v, the velocity at the end of the step w.r.t. the one at its start
+    dv_dtau : ndarray (..., N, N)          ∂v⁺/∂τ
+    smooth : ndarray (...,) bool           every contact strictly in one mode (open with u_n + φ/h > 0, sticking
+                                           strictly inside its cone, or sliding with λ_n > 0 and a slip): the map
+                                           (v, τ) → v⁺ is differentiable there; elsewhere the derivatives are those
+                                           of the modes found, one of the one-sided derivatives at best
+    """
+
+    step: ContactStep
+    dv_dv: np.ndarray
+    dv_dtau: np.ndarray
+    smooth: np.ndarray
+
+
+def _mode_rows(x, modes, mu, k):
+    """D (m, 3k): the conditions of the modes are D (u + φ/h e_n) = 0 (:func:`_mode_equations`), linear in u."""
+    rows, i = [], 0
+    for c, mode in enumerate(modes):
+        if mode == STICK:
+            rows += [3 * c, 3 * c + 1, 3 * c + 2]
+            i += 3
+        elif mode == SLIDE:
+            rows.append(3 * c + 2)
+            if mu > 0:
+                rows.append((c, x[i + 1]))
+            i += 2 if mu > 0 else 1
+    D = np.zeros((len(rows), 3 * k))
+    for r, row in enumerate(rows):
+        if isinstance(row, tuple):
+            c, angle = row
+            D[r, 3 * c:3 * c + 2] = [-np.sin(angle), np.cos(angle)]
+        else:
+            D[r, row] = 1.0
+    return D
+
+
+def _impulse_derivative(W, b, bias, mu, lam, MJ, scale):
+    """∂λ/∂b (3k, 3k) of one sample at its solution λ, by the implicit function theorem on the conditions of its
+    contact modes (:func:`_mode_equations`), and whether v⁺ is differentiable there: every contact strictly in its
+    mode (margins 1e-8 of ``scale`` for velocities, of the largest λ_n or the impulse W_ii⁻¹ ``scale`` for
+    impulses) and the modes' solutions
+    near λ (the null space of ∂F/∂x) all giving the same v⁺ (``MJ`` = M⁻¹Jᵀ): not so where sliding contacts
+    share a redundant set (a box sliding flat on four corners: how its weight splits between them is not
+    determined, and with it neither is the friction's moment)."""
+    k = b.shape[0]
+    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
+    tiny = np.finfo(float).tiny
+    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    slip = np.linalg.norm(u[:, :2], axis=-1)
+    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - 1e-8) * mu * lam[:, 2]
+    closed = lam[:, 2] > 1e-8 * size
+    modes = np.where(~closed, OPEN, np.where(edge | (mu == 0), SLIDE, STICK))
+    strict = np.where(~closed, u[:, 2] + bias > 1e-8 * scale,
+                      np.where(modes == STICK, slip <= 1e-8 * scale, (slip > 1e-8 * scale) | (mu == 0)))
+    x = _mode_start(lam, u, modes, mu, size, False)
+    if not x.size:
+        return np.zeros((3 * k, 3 * k)), bool(strict.all())
+    _, Jx, _ = _mode_equations(x, modes, W, b, bias, mu)
+    _, dlam = _mode_impulses(x, modes, mu)
+    dlam = dlam.reshape(3 * k, -1)
+    _, s, Vt = np.linalg.svd(Jx)
+    free = MJ @ dlam @ Vt[s <= 1e-10 * s[0]].T        # v⁺ along the modes' solutions through λ: zero if unique
+    unique = np.abs(free).max(initial=0.0) <= 1e-8 * max(float(np.abs(MJ @ dlam).max()), np.finfo(float).tiny)
+    return -dlam @ np.linalg.pinv(Jx) @ _mode_rows(x, modes, mu, k), bool(strict.all() and unique)
+
+
+def contact_step_derivatives(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, normal=(0.0, 0.0, 1.0),
+                             height: float = 0.0, gravity=None, friction: bool = True, tol: float = 1e-12,
+                             max_iter: int = 10_000) -> ContactDerivatives:
+    """:func:`contact_step` (circular cones) and the derivatives of its end velocity v⁺ w.r.t. the velocity v at
+    its start and the generalized forces τ, where they are defined.
+
+    At a solution whose every contact is strictly in one mode (open, sticking, sliding), the modes' conditions
+    F(x, b) = D (u + φ/h e_n) = 0 (:func:`_mode_equations`, u = W λ(x) + b) are smooth, and the implicit function
+    theorem gives ∂λ/∂b = −(∂λ/∂x) (∂F/∂x)⁺ D (the pseudo-inverse: on a redundant contact set λ is not unique, v⁺
+    is); then with b = J v_free, v_free = v + h M⁻¹(τ − H(q, v)) and v⁺ = v_free + M⁻¹Jᵀλ,
+
+        ∂v⁺/∂v = (I + M⁻¹Jᵀ (∂λ/∂b) J) (I + h ∂q̈/∂v),    ∂v⁺/∂τ = (I + M⁻¹Jᵀ (∂λ/∂b) J) h M⁻¹
+
+    with ∂q̈/∂v of :func:`robodyn.forward_dynamics_derivatives` (a floating base:
+    :func:`robodyn.dynamics.floating_forward_dynamics_derivatives`).  Sticking contacts project the velocity onto
+    the motions that keep them; sliding ones add the turn of the friction with the slip's direction.  Where a
+    contact is between modes (a contact about to open or close, a slip starting or stopping) the map is not
+    differentiable and ``smooth`` is False; so it is where v⁺ itself is not unique (sliding contacts on a redundant
+    set, a box sliding flat on four corners).  The derivatives w.r.t. q (through M, J and the gaps) are not given.
+
+    Parameters and Raises: as :func:`contact_step` (the circular cone).
+
+    Returns
+    -------
+    ContactDerivatives (step, dv_dv, dv_dtau, smooth)
+    """
+    from robodyn.dynamics.derivatives import floating_forward_dynamics_derivatives, forward_dynamics_derivatives
+
+    step, W, b, bias, lam, J, MJ = _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol,
+                                         max_iter, "circle", 4)
+    N = J.shape[-1]
+    q, v, tau = (np.asarray(x, dtype=float) for x in (q, v, tau))
+    if robot.floating:
+        _, da_dv, da_dtau = floating_forward_dynamics_derivatives(robot, q, v, tau, gravity=gravity)
+    else:
+        _, da_dv, da_dtau = forward_dynamics_derivatives(robot, q, v, tau, gravity=gravity, friction=friction)
+    batch = b.shape[:-2]
+    dlam, smooth = np.zeros(batch + (J.shape[-2],) * 2), np.zeros(batch, bool)
+    scale = np.maximum(np.abs(b).max(axis=(-2, -1)), np.abs(bias).max(-1))
+    for i in np.ndindex(batch):
+        dlam[i], smooth[i] = _impulse_derivative(W[i], b[i], bias[i], float(mu), lam[i], MJ[i], float(scale[i]))
+    through = np.eye(N) + MJ @ dlam @ J
+    dv_free_dv = np.broadcast_to(np.eye(N) + dt * da_dv, batch + (N, N))
+    what = "contact_step_derivatives"
+    dtype = step.v.dtype
+    return ContactDerivatives(step, finite_result(what, through @ dv_free_dv).astype(dtype, copy=False),
+                              finite_result(what, through @ (dt * da_dtau)).astype(dtype, copy=False), smooth)
