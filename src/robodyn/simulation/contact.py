@@ -36,9 +36,16 @@ redundant contact set: more contact rows than the robot has freedoms, where λ i
 backtracking line search on ½‖F‖².  On such a redundant set, when closing the gaps needs a slip (a box a hair from
 flat landing on four corners), sticking everywhere has no solution: the sweeps creep along the null space of W
 (u unchanged) towards impulses where some contacts reach the edge of their cones, and where Newton's steps do not
-gain either, each round of sweeps ends by leaping along that creep to the first contact's edge.  The result is
-the best impulse found; its residual, the largest violation of the conditions as a contact velocity (m/s), is
-returned.  Then q⁺ = q + h v⁺ (semi-implicit Euler); a floating base moves as MuJoCo's free joint:
+gain either, each round of sweeps ends by leaping along that creep to the first contact's edge.  Where that still
+leaves a step short of ``tol`` (there, all contacts slide by about 200 tilt² m/s, on the cones' edges where the
+Newton Jacobian has a near-null direction), the contacts' modes are searched: for a guess of which contacts are
+open, stick or slide, the modes' conditions are a smooth square system, the slip's direction an unknown (a sliding
+impulse γ (μ cos θ, μ sin θ, 1)), solved by Newton's method; the guesses nearest to the modes of the best impulses
+first, restarting from the best impulses found, then from De Saxcé's fixed point (Acary and Cadoux, 2013: the
+convex second-order-cone program of the normal velocities shifted by μ ‖u_t‖, solved by Clarabel).  With a
+pyramid (``cone="pyramid"``) the sweeps project on its polygon and the modes (open, sticking, on a facet, at a
+vertex) are linear.  The result is the best impulse found; its residual, the largest violation of the conditions
+as a contact velocity (m/s), is returned: it is what judges every method's result.  Then q⁺ = q + h v⁺ (semi-implicit Euler); a floating base moves as MuJoCo's free joint:
 p⁺ = p + h ^wR_0 v⁺_0 and ^wR_0⁺ = ^wR_0 exp(h [ω⁺_0]×).
 """
 
@@ -723,9 +730,9 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     friction : bool, the joint friction [9.26] in the bias of a fixed-base robot (default) or not
     tol : float, the residual (the largest violation of Signorini's and Coulomb's conditions, m/s) sought,
         relative to the largest of |J v_free|, −φ/h and |u|; also the change of u over one Gauss–Seidel sweep at
-        which the sweeps stop.  Where neither the sweeps nor the Newton steps reach it (a redundant contact set
-        whose closing motion needs a slip, all contacts then sliding: some boxes 1e-5..1e-3 rad from flat on four
-        corners), the best impulses are returned with their ``residual``
+        which the sweeps stop.  Where no method reaches it after stalled sweeps, the best impulses are returned
+        with their ``residual`` (below 1.2e-12 m/s on the stress loops of benchmarks/bench_contact_stress.py:
+        random boxes, and boxes near flat striking the plane on four corners at 1 m/s with μ up to 1.5)
     max_iter : int, the most Gauss–Seidel sweeps and Newton steps (and patterns of contact modes tried)
     cone : "circle" (default) the second-order friction cone ‖λ_t‖ ≤ μ λ_n, or "pyramid" the polyhedral cone of
         ``facets`` facets n_jᵀ λ_t ≤ μ λ_n, n_j at the angles 2πj/facets from t₁ (the polygon around the circle; 4
@@ -741,9 +748,10 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     Raises
     ------
     ContactSolverError
-        The residual is above ``tol`` after ``max_iter`` sweeps and Newton steps, and the sweeps never stalled.
-        Neither method has a convergence guarantee with friction; the sweeps are slowest on tilted bodies striking
-        the plane fast with a large μ.
+        The residual is above ``tol`` after ``max_iter`` sweeps and Newton steps (and ``max_iter`` Newton steps of
+        each search over the contacts' modes), and the sweeps never stalled.  No method has a convergence
+        guarantee with friction; the search over modes is finite (at most 243 patterns of the circular cone's
+        modes, 4000 of the pyramid's).
     """
     return _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol, max_iter, cone,
                  facets)[0]
