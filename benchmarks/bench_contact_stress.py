@@ -78,7 +78,8 @@ def main() -> None:
         times.append(time.perf_counter() - start)
     res = np.array([r[0] for r in residuals])
     t = np.array(times) * 1e3
-    print(f"{args.cases} {'striking ' if args.impacts else ''}boxes, cone={args.cone}" + (f" ({args.facets} facets)" if extra else ""))
+    kind = "striking boxes" if args.impacts else "boxes"
+    print(f"{args.cases} {kind}, cone={args.cone}" + (f" ({args.facets} facets)" if extra else ""))
     for bound in (1e-12, 1e-10, 1e-8, 1e-6):
         print(f"  residual <= {bound:g} m/s: {int(np.sum(res <= bound))}")
     print(f"  raised ContactSolverError: {len(raised)}")

@@ -15,8 +15,9 @@ and at every contact c, with φ_c the signed distance of its point to the plane 
     ‖λ_t‖ ≤ μ λ_n,  u_t = −α λ_t with α ≥ 0, α = 0 when ‖λ_t‖ < μ λ_n     Coulomb's law (stick or slide)
 
 (Moreau, "Unilateral contact and dry friction in finite freedom dynamics", 1988; Jean, "The non-smooth contact
-dynamics method", 1999).  The friction cone is the second-order (circular) cone.  Without friction (μ = 0) this is
-Gauss's principle of least constraint: v⁺ minimises ½ (v⁺ − v_free)ᵀ M (v⁺ − v_free) subject to
+dynamics method", 1999).  The friction cone is the second-order (circular) cone, or a pyramid of k facets
+(``cone="pyramid"``: Coulomb's law then the principle of maximal dissipation over its polygon).  Without friction
+(μ = 0) this is Gauss's principle of least constraint: v⁺ minimises ½ (v⁺ − v_free)ᵀ M (v⁺ − v_free) subject to
 n ᵀ J v⁺ + φ/h ≥ 0; with friction it is the exact Coulomb problem (not Anitescu's convex relaxation, which lets
 sliding points lift off).
 
@@ -45,7 +46,8 @@ first, restarting from the best impulses found, then from De Saxcé's fixed poin
 convex second-order-cone program of the normal velocities shifted by μ ‖u_t‖, solved by Clarabel).  With a
 pyramid (``cone="pyramid"``) the sweeps project on its polygon and the modes (open, sticking, on a facet, at a
 vertex) are linear.  The result is the best impulse found; its residual, the largest violation of the conditions
-as a contact velocity (m/s), is returned: it is what judges every method's result.  Then q⁺ = q + h v⁺ (semi-implicit Euler); a floating base moves as MuJoCo's free joint:
+as a contact velocity (m/s), is returned: it is what judges every method's result.  Then q⁺ = q + h v⁺
+(semi-implicit Euler); a floating base moves as MuJoCo's free joint:
 p⁺ = p + h ^wR_0 v⁺_0 and ^wR_0⁺ = ^wR_0 exp(h [ω⁺_0]×).
 """
 
