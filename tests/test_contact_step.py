@@ -357,66 +357,58 @@ def _tilted_box(tilt, lift=0.0):
     return R, np.concatenate([[0, 0, lift - min((R @ pts.T)[2])], quat, [0.0]])
 
 
+def _assert_signorini_coulomb(r, R, mu, dt, slack):
+    """Every force in its cone, pushing only where the contact closes (Signorini) and, where the contact slips, on
+    the cone's edge against the slip (Coulomb), to ``slack`` (m/s) on the contact velocities: the velocities
+    recomputed from the rigid-body formula R (v_0 + ω_0 × p), independently of the step's Jacobians."""
+    pts = np.array([p for _, p in CORNERS])
+    u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
+    fn, ft, un, ut = r.forces[:, 2], r.forces[:, :2], u[:, 2] + r.gaps / dt, u[:, :2]
+    scale = max(np.abs(r.forces).max(), MASS * G)
+    assert np.all(fn >= 0) and np.all(un >= -slack)
+    np.testing.assert_allclose(fn * un, 0.0, atol=slack * scale)
+    assert np.all(np.linalg.norm(ft, axis=-1) <= mu * fn * (1 + 1e-12) + 1e-12 * scale)
+    for c in np.flatnonzero(np.linalg.norm(ut, axis=-1) > 1e3 * slack):
+        np.testing.assert_allclose(ft[c], -mu * fn[c] * ut[c] / np.linalg.norm(ut[c]),
+                                   atol=1e-9 * scale + 2 * slack / np.linalg.norm(ut[c]) * scale)
+
+
 @pytest.mark.parametrize("tilt", [1.7880483934510617e-07, 1e-6, 1e-5])
 @pytest.mark.parametrize("mu", [0.3, 1.0])
-def test_nearly_flat_box_reports_its_residual(box, tilt, mu):
+def test_nearly_flat_box_is_solved(box, tilt, mu):
     """A box a hair from flat lands on four corners: the impulses are not unique (12 contact rows, 6 freedoms) and
-    closing the open gaps needs a slip of nm/s, where projected Gauss–Seidel stalls at about 200 tilt² m/s while
-    λ creeps along the null space of W; the step leaps along that creep to the cones' edges and polishes with
-    Newton steps.  Its velocity is unique and obeys the momentum balance exactly, the reported residual is below
-    the sweeps' stall, and it bounds what is left of the contact conditions (independently recomputed here)."""
+    closing the open gaps needs a slip of about 200 tilt² m/s (the gaps of the corners differ by O(tilt), the
+    rigid motion that closes them all moves them apart by O(tilt²)), where projected Gauss–Seidel stalls while λ
+    creeps along the null space of W.  The search over the contacts' modes (open, sticking, sliding in a
+    direction that is itself an unknown) solves it: the residual is below 1e-10 m/s (the bound contact_step
+    states for these sets), the momentum balance holds exactly and Signorini and Coulomb hold to the residual."""
     R, q = _tilted_box(tilt)
-    pts = np.array([p for _, p in CORNERS])
     dt = 1e-3
     r = contact_step(box, q, np.zeros(7), np.zeros(7), dt, CORNERS, mu=mu)
     np.testing.assert_allclose(MASS * (R @ r.v[:3]), dt * (r.forces.sum(-2) + [0, 0, -MASS * G]), rtol=0,
                                atol=1e-12 * MASS * G * dt)
-    u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
-    un = u[:, 2] + r.gaps / dt
-    assert 0 <= r.residual <= 200 * tilt ** 2          # m/s; the sweeps alone stall at 195 tilt²
-    assert np.all(r.forces[:, 2] >= 0) and np.all(un >= -2 * r.residual)
-    np.testing.assert_allclose(r.forces[:, 2] * un, 0.0, atol=2 * r.residual * MASS * G)
-    assert np.all(np.linalg.norm(r.forces[:, :2], axis=-1) <= mu * r.forces[:, 2] * (1 + 1e-12))
+    assert 0 <= r.residual <= 1e-10
+    _assert_signorini_coulomb(r, R, mu, dt, 2 * r.residual + 1e-15)
 
 
-def test_tilted_box_is_solved_to_rounding(box):
-    """A box tilted by 0.155 rad lands on two corners while spinning: projected Gauss–Seidel stops (its sweeps no
-    longer change u) at a residual of 6e-11 m/s; the semismooth Newton steps on Alart and Curnier's function bring
-    it to rounding, and the conditions then hold to rounding (recomputed here from the rigid-body velocities)."""
-    v = [0.0076059003890591725, -0.9665543567292458, -0.012856880113207625, 0.943196826893776, -0.4290695424288431,
-         0.4964359181532243]
-    R, q = _tilted_box(0.15498351720229103)
+@pytest.mark.parametrize("tilt, axis, mu, v", [
+    (8.9e-4, 5.0, 1.3, [-0.74, 0.53, -1.0, -0.6, 0.15, 0.28]),     # strikes the plane at 1 m/s
+    (2.1e-5, -1.28, 0.22, [0.0] * 6),                                # lands from rest
+])
+def test_box_that_stalls_the_sweeps_is_solved(box, tilt, axis, mu, v):
+    """Boxes near flat on four corners where neither the sweeps (they run out of 10⁴ sweeps, short of tol) nor the
+    semismooth Newton steps (a near-null direction of their Jacobian on the cones' edges) converge: the search over
+    the contacts' modes brings the residual to rounding, and the conditions hold to it."""
+    from robodyn.dynamics.floating import quaternion_matrix
+    quat = np.array([np.cos(axis) * np.sin(tilt / 2), np.sin(axis) * np.sin(tilt / 2), 0, np.cos(tilt / 2)])
+    R = quaternion_matrix(quat)
     pts = np.array([p for _, p in CORNERS])
-    dt, mu = 1e-3, 1.5
-    r = contact_step(box, q, np.concatenate([v, [0.0]]), np.zeros(7), dt, CORNERS, mu=mu)
-    u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
-    speed = np.abs(u).max()
-    assert r.residual <= 1e-13 * speed
-    fn, ft, un, ut = r.forces[:, 2], r.forces[:, :2], u[:, 2] + r.gaps / dt, u[:, :2]
-    closed = fn > 0
-    assert closed.sum() == 2 and np.all(np.abs(un[closed]) <= 1e-13 * speed) and np.all(un >= -1e-13 * speed)
-    for c in np.flatnonzero(closed):
-        if np.linalg.norm(ut[c]) > 1e-10 * speed:              # sliding: on the cone's edge against the slip
-            np.testing.assert_allclose(ft[c], -mu * fn[c] * ut[c] / np.linalg.norm(ut[c]), rtol=1e-10)
-        else:
-            assert np.linalg.norm(ft[c]) <= mu * fn[c]
-
-
-def test_stalled_box_improves_on_the_sweeps(box):
-    """A box 1.4e-4 rad from flat, spinning onto four corners at μ = 1.5: the sweeps alone stall at a residual of
-    3.6e-6 m/s; the step returns a smaller one, and its conditions hold to it."""
-    v = [0.0675587846716863, 0.7286579120819869, -0.8558534375769455, 0.31645300350736427, -0.7068912260776292,
-         -0.5498590520223077]
-    R, q = _tilted_box(0.00013606346284328807)
-    pts = np.array([p for _, p in CORNERS])
+    q = np.concatenate([[0, 0, -min((R @ pts.T)[2])], quat, [0.0]])
     dt = 1e-3
-    r = contact_step(box, q, np.concatenate([v, [0.0]]), np.zeros(7), dt, CORNERS, mu=1.5)
-    assert 0 <= r.residual <= 1e-6
-    u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
-    un = u[:, 2] + r.gaps / dt
-    assert np.all(r.forces[:, 2] >= 0) and np.all(un >= -2 * r.residual)
-    np.testing.assert_allclose(r.forces[:, 2] * un, 0.0, atol=2 * r.residual * np.abs(r.forces).max())
-    assert np.all(np.linalg.norm(r.forces[:, :2], axis=-1) <= 1.5 * r.forces[:, 2] * (1 + 1e-12))
+    r = contact_step(box, q, np.concatenate([v, [0.0]]), np.zeros(7), dt, CORNERS, mu=mu)
+    speed = max(np.abs(v).max(), G * dt)
+    assert 0 <= r.residual <= 1e-12 * speed
+    _assert_signorini_coulomb(r, R, mu, dt, 2 * r.residual + 1e-15)
 
 
 def test_random_boxes_batch_equals_samples(box):
@@ -443,3 +435,167 @@ def test_random_boxes_batch_equals_samples(box):
         assert np.all(fn >= 0) and np.all(un >= -1e-12 - 2 * one.residual)
         np.testing.assert_allclose(fn * un, 0.0, atol=(1e-12 + 2 * one.residual) * max(fn.max(), MASS * G))
         assert np.all(np.linalg.norm(one.forces[:, :2], axis=-1) <= mu * fn * (1 + 1e-12) + 1e-12)
+
+
+@pytest.mark.parametrize("facets", [4, 8])
+def test_pyramid_box_slides_against_a_facet(box, facets):
+    """cone="pyramid": a box sliding along x (the normal of the facet n_0 = t₁) loses exactly μ g h per step, the
+    friction μ m g against the motion, as with the circular cone (the polygon touches the circle there)."""
+    mu, dt = 0.5, 1e-3
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    v = np.array([1.0, 0, 0, 0, 0, 0, 0])
+    qs, vs, fs = _run(box, q, v, np.zeros(7), dt, 20, CORNERS, mu=mu, cone="pyramid", facets=facets)
+    np.testing.assert_allclose(vs[:, 0], 1.0 - np.arange(1, 21) * mu * G * dt, rtol=0, atol=1e-12)
+    # the residual sought is tol = 1e-12 times the speed (1 m/s) on the corners' velocities, 0.1 m from the centre
+    # (and a velocity error δ is a mean force error m δ / h)
+    np.testing.assert_allclose(vs[:, 1:6], 0.0, atol=1e-12 / B)
+    np.testing.assert_allclose(fs.sum(-2), np.tile([-mu * MASS * G, 0, MASS * G], (20, 1)), rtol=0,
+                               atol=1e-12 * MASS / dt)
+
+
+def test_four_facet_pyramid_box_slides_at_a_vertex(box):
+    """With 4 facets (|λ_t1|, |λ_t2| ≤ μ λ_n) a box sliding obliquely (v = (1, 0.5)) has its slip in the normal
+    cone of the vertex (−1, −1) μ λ_n: the friction is μ m g (−1, −1), larger than the circle allows (√2 μ m g),
+    and not against the slip; each step takes μ g h off both components."""
+    mu, dt = 0.5, 1e-3
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    v = np.array([1.0, 0.5, 0, 0, 0, 0, 0])
+    qs, vs, fs = _run(box, q, v, np.zeros(7), dt, 20, CORNERS, mu=mu, cone="pyramid", facets=4)
+    k = np.arange(1, 21)
+    np.testing.assert_allclose(vs[:, :2], np.stack([1.0 - k * mu * G * dt, 0.5 - k * mu * G * dt], -1), rtol=0,
+                               atol=1e-12)
+    np.testing.assert_allclose(fs.sum(-2), np.tile([-mu * MASS * G, -mu * MASS * G, MASS * G], (20, 1)), rtol=0,
+                               atol=1e-10)
+
+
+@pytest.mark.parametrize("facets", [4, 6])
+def test_pyramid_random_boxes_obey_signorini_and_coulomb(box, facets):
+    """Tilted, lifted, spinning boxes (from 1e-9 rad, four corners landing at once, to 0.3 rad) with the pyramid:
+    the residual is below 1e-10 m/s and, from the rigid-body velocities, every force lies in the polygon
+    n_jᵀ f_t ≤ μ f_n, pushes only where the contact closes, and dissipates the most the polygon allows against
+    the slip: −u_tᵀ f_t = μ f_n max_j (μ-free vertex v_j)ᵀ(−u_t) (the principle of maximal dissipation)."""
+    from robodyn.dynamics.floating import quaternion_matrix
+    rng = np.random.default_rng(5)
+    normals = np.stack([np.cos(2 * np.pi * np.arange(facets) / facets),
+                        np.sin(2 * np.pi * np.arange(facets) / facets)], -1)
+    corners = normals + np.tan(np.pi / facets) * normals @ np.array([[0, 1], [-1, 0]])   # n_j + tan(π/k) e_j
+    pts = np.array([p for _, p in CORNERS])
+    dt = 1e-3
+    for _ in range(6):
+        tilt = 10 ** rng.uniform(-9, np.log10(0.3))
+        axis = rng.uniform(0, 2 * np.pi)
+        quat = np.array([np.cos(axis) * np.sin(tilt / 2), np.sin(axis) * np.sin(tilt / 2), 0, np.cos(tilt / 2)])
+        R = quaternion_matrix(quat)
+        q = np.concatenate([[0, 0, rng.uniform(0, 1e-3) - min((R @ pts.T)[2])], quat, [0.0]])
+        v = np.concatenate([rng.uniform(-1, 1, 6), [0.0]])
+        mu = rng.uniform(0.1, 1.5)
+        r = contact_step(box, q, v, np.zeros(7), dt, CORNERS, mu=mu, cone="pyramid", facets=facets)
+        assert 0 <= r.residual <= 1e-10
+        u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
+        fn, ft, un, ut = r.forces[:, 2], r.forces[:, :2], u[:, 2] + r.gaps / dt, u[:, :2]
+        scale = max(np.abs(r.forces).max(), MASS * G)
+        slack = 1e-9 * max(1.0, np.abs(u).max()) + 2 * r.residual
+        assert np.all(fn >= 0) and np.all(un >= -slack)
+        np.testing.assert_allclose(fn * un, 0.0, atol=slack * scale)
+        assert np.all(ft @ normals.T <= mu * fn[:, None] * (1 + 1e-12) + 1e-12 * scale)
+        dissipated = -(ut * ft).sum(-1)
+        most = mu * fn * (-ut @ corners.T).max(-1)
+        np.testing.assert_allclose(dissipated, most, rtol=0, atol=1e3 * slack * scale)
+
+
+def test_bad_cone_raises_a_clear_error(box):
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    for change in ({"cone": "square"}, {"cone": "pyramid", "facets": 2}, {"cone": "pyramid", "facets": 4.0}):
+        with pytest.raises(rd.InputError, match="cone = "):
+            contact_step(box, q, np.zeros(7), np.zeros(7), 1e-3, CORNERS, **change)
+
+
+def _central_differences(step, x, eps):
+    """∂step/∂x (m, N) by central differences."""
+    columns = []
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = eps
+        columns.append((step(x + e) - step(x - e)) / (2 * eps))
+    return np.stack(columns, -1)
+
+
+@pytest.mark.parametrize("case", ["slide", "spin", "stick", "lifted"])
+def test_derivatives_agree_with_finite_differences(box, case):
+    """∂v⁺/∂v and ∂v⁺/∂τ of a box on three corners (a determinate set: its weight's split is fixed) sliding,
+    spinning on its corners, held below the cone by a push, and a hair above the plane (open contacts: the free
+    motion's derivative) agree with central differences of contact_step.  The step is solved to tol = 1e-12 of
+    its speed s, so a difference over ±ε carries at most 2 · 1e-12 s / (2ε) of rounding, and the truncation
+    ε² |∂³v⁺| is below it for ε = 1e-6 in these smooth regimes."""
+    from robodyn.simulation.contact import contact_step_derivatives
+    tripod = CORNERS[:3]
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    v, tau = np.zeros(7), np.zeros(7)
+    if case == "slide":
+        v[[0, 1, 5]] = 1.0, 0.3, 0.5
+    elif case == "spin":
+        v[[0, 5]] = 0.1, 3.0
+    elif case == "stick":
+        tau[[0, 1, 5]] = 0.5, 0.2, 0.1
+    else:
+        q[2] += 1e-3
+        v[[0, 2, 3]] = 0.2, 0.5, 0.1
+    dt, mu, eps = 1e-3, 0.6, 1e-6
+    d = contact_step_derivatives(box, q, v, tau, dt, tripod, mu=mu)
+    assert d.smooth and d.dv_dv.shape == d.dv_dtau.shape == (7, 7)
+    np.testing.assert_allclose(d.step.v, contact_step(box, q, v, tau, dt, tripod, mu=mu).v, rtol=0, atol=1e-15)
+    speed = max(np.abs(v).max(), G * dt)
+    bound = 2e-12 * speed / eps
+    by_v = _central_differences(lambda x: contact_step(box, q, x, tau, dt, tripod, mu=mu).v, v, eps)
+    by_tau = _central_differences(lambda x: contact_step(box, q, v, x, dt, tripod, mu=mu).v, tau, eps)
+    np.testing.assert_allclose(d.dv_dv, by_v, rtol=0, atol=bound)
+    np.testing.assert_allclose(d.dv_dtau, by_tau, rtol=0, atol=bound)
+    if case == "lifted":                            # open contacts: the free motion, v + h M⁻¹ (τ − H)
+        np.testing.assert_allclose(d.dv_dtau, dt * np.linalg.inv(rd.floating.floating_inertia_matrix(box, q)),
+                                   rtol=0, atol=1e-15)
+
+
+def test_derivatives_of_a_tool_pushing_a_table():
+    """A fixed-base arm pushing a table (one contact): sticking, ∂v⁺/∂τ = (I − M⁻¹Jᵀ(J M⁻¹Jᵀ)⁻¹J) h M⁻¹ (the
+    motions that keep the contact, in closed form); sliding, central differences."""
+    from robodyn.simulation.contact import contact_step_derivatives
+    puma = rd.load("puma560")
+    qp = np.array([0.3, -0.6, 0.4, 0.2, 0.5, -0.1])
+    F = np.array([6.0, -3.0, -40.0])
+    tau = rd.gravity_torques(puma, qp) + rd.jacobian(puma, qp)[:3].T @ F
+    height = rd.forward_kinematics(puma, qp)[-1][2, 3]
+    dt = 1e-3
+    stick = contact_step_derivatives(puma, qp, np.zeros(6), tau, dt, [6], mu=0.5, height=height, friction=False)
+    M = rd.inertia_matrix(puma, qp)
+    Jc = rd.jacobian(puma, qp)[:3]
+    Minv = np.linalg.inv(M)
+    keep = np.eye(6) - Minv @ Jc.T @ np.linalg.solve(Jc @ Minv @ Jc.T, Jc)
+    assert stick.smooth
+    np.testing.assert_allclose(stick.dv_dtau, keep @ (dt * Minv), rtol=0, atol=1e-12 * np.abs(dt * Minv).max())
+    mu, eps = 0.1, 1e-6
+    slide = contact_step_derivatives(puma, qp, np.zeros(6), tau, dt, [6], mu=mu, height=height, friction=False)
+    assert slide.smooth
+
+    def step(x):
+        return contact_step(puma, qp, np.zeros(6), x, dt, [6], mu=mu, height=height, friction=False).v
+
+    speed = np.abs(slide.step.v).max()
+    np.testing.assert_allclose(slide.dv_dtau, _central_differences(step, tau, eps), rtol=0,
+                               atol=2e-12 * max(speed, 1e-3) / eps)
+
+
+def test_derivatives_are_flagged_where_the_step_is_not_differentiable(box):
+    """A box sliding flat on four corners: how its weight splits between them is not determined, nor the friction's
+    moment, so v⁺ has no derivative (smooth False); landing exactly as a contact closes (u_n + φ/h = 0 with
+    λ_n = 0) neither.  A batch gives its samples' flags and derivatives."""
+    from robodyn.simulation.contact import contact_step_derivatives
+    q = np.array([[0, 0, C, 0, 0, 0, 1, 0.0], [0, 0, C, 0, 0, 0, 1, 0.0]])
+    v = np.array([[1.0, 0.3, 0, 0, 0, 0.5, 0], [0, 0, 0, 0, 0, 0, 0]])
+    tau = np.array([np.zeros(7), [0.3, 0, 0, 0, 0, 0, 0]])
+    d = contact_step_derivatives(box, q, v, tau, 1e-3, CORNERS, mu=0.5)
+    assert d.smooth.tolist() == [False, True]
+    one = contact_step_derivatives(box, q[1], v[1], tau[1], 1e-3, CORNERS, mu=0.5)
+    np.testing.assert_allclose(d.dv_dv[1], one.dv_dv, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(d.dv_dtau[1], one.dv_dtau, rtol=0, atol=1e-12)
+    touching = np.array([0, 0, C + G * 1e-6, 0, 0, 0, 1, 0.0])     # falls exactly onto the plane in one step
+    assert not contact_step_derivatives(box, touching, np.zeros(7), np.zeros(7), 1e-3, CORNERS, mu=0.5).smooth
