@@ -36,6 +36,7 @@ RECORDS = {
     "InertiaCheck", "PassivityCheck", "SkewCheck", "MimicCoupling", "LoopClosure", "ClosedChainRobot",
     "EssentialParameters", "Payload", "DriveGains",
     "PhysicalFit", "Validation", "IdentificationOptions", "RelativePosition", "ContactStep",
+    "ContactDerivatives",
 }
 #: Callables without a robot or array argument, or whose only argument is a path / text / option.
 NO_CHECKED_ARGUMENTS = {"list_robots", "available", "takes_batch", "threaded", "opcount_report", "from_urdf", "from_mjcf", "load",
@@ -126,6 +127,7 @@ SPECIAL = {
     "loop_jacobian": {"q": Q_CC},
     "constrained_forward_dynamics": {"frames": [2], "rows": [0, 1]},
     "contact_step": {"v": np.zeros(N), "dt": 1e-3, "points": [2], "height": -0.5},
+    "contact_step_derivatives": {"v": np.zeros(N), "dt": 1e-3, "points": [2], "height": -0.5},
     "loop_residual": {"q": Q_CC},
     "inverse_kinematics": {"target": rd.forward_kinematics(ROBOT, np.array([0.3, 0.5]))[-1]},
     "standard_from_com": {"inertia_com": np.eye(3)},

@@ -120,13 +120,11 @@ def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
     if np.any(scale <= 1e-12 * max(scale.max(initial=0.0), 1e-300)):
         raise IdentificationError(f"the data do not excite the payload of frame {j + 1}: its regressor columns "
                                   "are zero; move the joints that carry it")
-    theta, sv, std_act = _scaled_least_squares(A_act, y)
-    if sv[-1] <= 1e-8 * sv[0]:
-        names = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
-        raise IdentificationError(
-            f"the data do not identify every payload parameter ({', '.join(names[k] for k in active)}): "
-            f"cond = {sv[0] / max(sv[-1], 1e-300):.3g}; use poses or motions that turn frame {j + 1} in several "
-            f"directions relative to gravity")
+    names = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
+    theta, std_act = _scaled_least_squares(A_act, y, lambda sv: IdentificationError(
+        f"the data do not identify every payload parameter ({', '.join(names[k] for k in active)}): "
+        f"cond = {sv[0] / max(sv[-1], 1e-300):.3g}; use poses or motions that turn frame {j + 1} in several "
+        f"directions relative to gravity"))
     N, n = q.shape
     std = np.zeros(10)
     std[active] = std_act
@@ -156,16 +154,19 @@ def _point_mass(m: float, c: np.ndarray) -> np.ndarray:
     return np.array([J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *(m * c), m])
 
 
-def _scaled_least_squares(A: np.ndarray, y: np.ndarray):
-    """x minimising ‖A x − y‖ on unit-norm columns, the singular values of the scaled A (descending), and the
-    standard deviations of x (residual variance over A.shape[0] − A.shape[1] degrees of freedom)."""
+def _scaled_least_squares(A: np.ndarray, y: np.ndarray, failure):
+    """x minimising ‖A x − y‖, solved on unit-norm columns, and the standard deviations of x (residual variance
+    over A.shape[0] − A.shape[1] degrees of freedom); raises ``failure(sv)`` (sv the singular values of the scaled
+    A, descending) when its condition number passes 1e8, before anything is squared (huge data cannot overflow)."""
     norms = np.linalg.norm(A, axis=0)
     scale = np.where(norms > 0, norms, 1.0)
-    x = np.linalg.lstsq(A / scale, y, rcond=None)[0] / scale
+    U, sv, Vt = np.linalg.svd(A / scale, full_matrices=False)
+    if sv[-1] <= 1e-8 * sv[0]:
+        raise failure(sv)
+    x = Vt.T @ ((U.T @ y) / sv) / scale
     r = y - A @ x
     s2 = float(r @ r) / max(A.shape[0] - A.shape[1], 1)
-    std = np.sqrt(np.maximum(np.diag(s2 * np.linalg.pinv(A.T @ A)), 0.0))
-    return x, np.linalg.svd(A / scale, compute_uv=False), std
+    return x, np.sqrt(s2 * np.sum((Vt / sv[:, None]) ** 2, axis=0)) / scale
 
 
 def _consistent(A: np.ndarray, y: np.ndarray, start: np.ndarray, regularization: float):
@@ -278,11 +279,9 @@ def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: floa
     U[:, np.arange(n), np.arange(n)] = -u                               # −diag(u)
     A = np.concatenate([W, U], -1).reshape(-1, bp.count + n)
     y = -(_columns(robot, j, q, qd, qdd) @ phi * mask[:, None]).reshape(-1)
-    x, sv, std = _scaled_least_squares(A, y)
-    if sv[-1] <= 1e-8 * sv[0]:
-        raise IdentificationError("the data do not identify the drive gains with the arm's parameters "
-                                  f"(cond = {sv[0] / max(sv[-1], 1e-300):.3g}); excite every joint, with and "
-                                  "without the payload")
+    x, std = _scaled_least_squares(A, y, lambda sv: IdentificationError(
+        "the data do not identify the drive gains with the arm's parameters "
+        f"(cond = {sv[0] / max(sv[-1], 1e-300):.3g}); excite every joint, with and without the payload"))
     r = y - A @ x
     b = bp.count
     return DriveGains(gains=x[b:], std=std[b:], names=tuple(bp.names), values=x[:b],
