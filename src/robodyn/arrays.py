@@ -75,9 +75,7 @@ def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int,
     a = as_real_array(name, value)
     k = len(shape_tail)
     if a.ndim < k or a.shape[a.ndim - k :] != shape_tail:
-        raise InputError(
-            f"argument '{name}' has shape {a.shape}; expected (..., {', '.join(map(str, shape_tail))})"
-        )
+        raise InputError(f"argument '{name}' has shape {a.shape}; expected (..., {', '.join(map(str, shape_tail))})")
     batch = a.shape[: a.ndim - k] if batch is None else batch  # None: the argument's own leading axes
     if not all_finite(a):
         raise InputError(f"argument '{name}' contains NaN or inf; give finite values")

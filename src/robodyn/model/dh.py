@@ -66,10 +66,8 @@ def from_craig_mdh(alpha, a, theta, d, sigma=None, *, masses=None, coms=None, in
     sigma = np.zeros(nf, int) if sigma is None else _sigma(sigma, nf, allowed=(0, 1, 2))
     clash = sorted(set(robot_fields) & {"antecedent", "gamma", "b", "r"})
     if clash:
-        raise ModelError(
-            f"from_craig_mdh: argument(s) {clash} not allowed; the geometry comes from the Craig columns "
-            "alpha, a, theta, d (serial chain, gamma = b = 0)"
-        )
+        raise ModelError(f"from_craig_mdh: argument(s) {clash} not allowed; the geometry comes from the Craig columns "
+                         "alpha, a, theta, d (serial chain, gamma = b = 0)")
     fields = dict(robot_fields)
     fields.setdefault("name", "robot")
     inertial = _inertial(masses, coms, inertias_com, nf)
@@ -158,10 +156,8 @@ def from_standard_dh(
     sigma = np.zeros(n, int) if sigma is None else _sigma(sigma, n, allowed=(0, 1))
     unknown = set(robot_fields) - set(_JOINT_FIELDS) - set(_PASS_FIELDS)
     if unknown:
-        raise ModelError(
-            f"from_standard_dh: unknown argument(s) {sorted(unknown)}; allowed robot fields are "
-            f"{', '.join(_JOINT_FIELDS + _PASS_FIELDS)} (inertial data go in masses/coms/inertias_com)"
-        )
+        raise ModelError(f"from_standard_dh: unknown argument(s) {sorted(unknown)}; allowed robot fields are "
+                         f"{', '.join(_JOINT_FIELDS + _PASS_FIELDS)} (inertial data go in masses/coms/inertias_com)")
     extra = bool(tool_frame) and (a[-1] != 0.0 or alpha[-1] != 0.0)
     nf = n + int(extra)
     # Khalil row j takes the SDH twist and length of link j-1; the base (j = 1) has none.
@@ -213,10 +209,8 @@ def to_standard_dh(robot: Robot) -> dict:
     n, nf = robot.n, robot.nf
     fixed = np.flatnonzero(robot.sigma == 2)
     if fixed.size > 1 or (fixed.size == 1 and fixed[0] != nf - 1):
-        raise ModelError(
-            f"robot '{robot.name}': standard DH allows only one fixed frame, the last; frames "
-            f"{(fixed + 1).tolist()} are fixed (sigma = 2)"
-        )
+        raise ModelError(f"robot '{robot.name}': standard DH allows only one fixed frame, the last; frames "
+                         f"{(fixed + 1).tolist()} are fixed (sigma = 2)")
     if robot.alpha[0] != 0 or robot.d[0] != 0:
         raise ModelError(
             f"robot '{robot.name}', frame 1: alpha = {robot.alpha[0]}, d = {robot.d[0]}; standard DH needs "
@@ -326,10 +320,8 @@ def _table(*pairs):
 def _sigma(sigma, n, allowed):
     s = np.asarray(sigma)
     if s.shape != (n,) or not np.all(np.isin(s, allowed)):
-        raise ModelError(
-            f"sigma = {s.tolist()}; expected {n} entries from {list(allowed)} "
-            f"(0 revolute, 1 prismatic{', 2 fixed' if 2 in allowed else ''})"
-        )
+        raise ModelError(f"sigma = {s.tolist()}; expected {n} entries from {list(allowed)} "
+                         f"(0 revolute, 1 prismatic{', 2 fixed' if 2 in allowed else ''})")
     return s.astype(int)
 
 

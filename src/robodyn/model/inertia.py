@@ -135,10 +135,8 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9, strict: bool
     if M < 0:
         raise NonPhysicalInertiaError(f"{where}: field M = {M} is negative; a mass must be >= 0 kg")
     if M == 0 and np.any(p[6:9] != 0):
-        raise NonPhysicalInertiaError(
-            f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} are nonzero while M = 0; "
-            "a first moment needs a mass (MS = M * centre of mass)"
-        )
+        raise NonPhysicalInertiaError(f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} are nonzero while M = 0; "
+                                      "a first moment needs a mass (MS = M * centre of mass)")
     if np.any(np.abs(p) > MAX_ABS_PARAMETER):
         i = int(np.argmax(np.abs(p) > MAX_ABS_PARAMETER))
         raise NonPhysicalInertiaError(
