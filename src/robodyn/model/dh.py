@@ -93,15 +93,8 @@ def to_craig_mdh(robot: Robot) -> dict:
         A tree, or a frame with γ ≠ 0 or b ≠ 0 (not expressible in Craig's table).
     """
     _require_serial(robot, "Craig's modified DH")
-    out = {
-        "alpha": robot.alpha.copy(),
-        "a": robot.d.copy(),
-        "theta": robot.theta.copy(),
-        "d": robot.r.copy(),
-        "sigma": robot.sigma.copy(),
-        "params": robot.params.copy(),
-        "frame_names": robot.frame_names,
-    }
+    out = {"alpha": robot.alpha.copy(), "a": robot.d.copy(), "theta": robot.theta.copy(), "d": robot.r.copy(),
+           "sigma": robot.sigma.copy(), "params": robot.params.copy(), "frame_names": robot.frame_names}
     out.update({k: np.array(getattr(robot, k)) for k in _JOINT_FIELDS + ("qlim", "qdlim", "taulim", "gravity")})
     out.update({"name": robot.name, "source": robot.source})
     return out
@@ -212,20 +205,14 @@ def to_standard_dh(robot: Robot) -> dict:
         raise ModelError(f"robot '{robot.name}': standard DH allows only one fixed frame, the last; frames "
                          f"{(fixed + 1).tolist()} are fixed (sigma = 2)")
     if robot.alpha[0] != 0 or robot.d[0] != 0:
-        raise ModelError(
-            f"robot '{robot.name}', frame 1: alpha = {robot.alpha[0]}, d = {robot.d[0]}; standard DH needs "
-            "alpha_1 = d_1 = 0 (the base frame's z on joint 1); move that offset into a base frame"
-        )
+        raise ModelError(f"robot '{robot.name}', frame 1: alpha = {robot.alpha[0]}, d = {robot.d[0]}; standard DH "
+                         "needs alpha_1 = d_1 = 0 (the base frame's z on joint 1); move that offset into a base frame")
     if fixed.size == 1 and (robot.theta[-1] != 0 or robot.r[-1] != 0):
-        raise ModelError(
-            f"robot '{robot.name}', frame {nf} (fixed): theta = {robot.theta[-1]}, r = {robot.r[-1]}; the SDH end "
-            "frame is Tx(a_n) Rx(alpha_n) only, so theta and r of the last fixed frame must be 0"
-        )
+        raise ModelError(f"robot '{robot.name}', frame {nf} (fixed): theta = {robot.theta[-1]}, r = {robot.r[-1]}; the "
+                         "SDH end frame is Tx(a_n) Rx(alpha_n) only, so theta and r of the last fixed frame must be 0")
     if fixed.size == 1 and np.any(robot.params[-1] != 0):
-        raise ModelError(
-            f"robot '{robot.name}', frame {nf} (fixed): carries inertial parameters; standard DH has no body "
-            "there, merge them into link n first"
-        )
+        raise ModelError(f"robot '{robot.name}', frame {nf} (fixed): carries inertial parameters; standard DH has no "
+                         "body there, merge them into link n first")
     a = np.append(robot.d[1:n], robot.d[n] if nf > n else 0.0)
     alpha = np.append(robot.alpha[1:n], robot.alpha[n] if nf > n else 0.0)
     masses, coms, inertias = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
@@ -308,10 +295,8 @@ def _table(*pairs):
     n = values[0].size
     for name, v in zip(names, values):
         if v.ndim != 1 or v.size != n or n == 0:
-            raise ModelError(
-                f"DH column {name} has shape {v.shape}; every column ({', '.join(names)}) must be 1-D with the same "
-                f"non-zero length ({n})"
-            )
+            raise ModelError(f"DH column {name} has shape {v.shape}; every column ({', '.join(names)}) must be 1-D "
+                             f"with the same non-zero length ({n})")
         if not np.all(np.isfinite(v)):
             raise ModelError(f"DH column {name} contains NaN or inf; give finite numbers")
     return values
@@ -339,7 +324,5 @@ def _require_serial(robot: Robot, what: str) -> None:
     bad = np.flatnonzero((robot.gamma != 0) | (robot.b != 0))
     if bad.size:
         j = int(bad[0]) + 1
-        raise ModelError(
-            f"robot '{robot.name}', frame {j}: gamma = {robot.gamma[j - 1]}, b = {robot.b[j - 1]}; {what} has no "
-            "gamma/b parameters, they must be 0"
-        )
+        raise ModelError(f"robot '{robot.name}', frame {j}: gamma = {robot.gamma[j - 1]}, b = {robot.b[j - 1]}; {what} "
+                         "has no gamma/b parameters, they must be 0")
