@@ -125,9 +125,8 @@ def from_standard_dh(
     sigma : array_like (n,), optional
         0 revolute (default) or 1 prismatic.
     masses, coms, inertias_com : array_like (n,), (n, 3), (n, 3, 3) or (n, 6), optional
-        Mass (kg), centre of mass (m, in SDH frame i) and inertia about the centre of mass (kg m², axes
-        of SDH frame i) of link i.  They are moved to the modified frame i (com' = E_i com, I' = R I Rᵀ)
-        and stored as standard parameters [9.12].  Omitted: massless links.
+        As in :func:`from_craig_mdh`, in SDH frame i; moved to the modified frame i (com' = E_i com,
+        I' = R I Rᵀ) and stored as standard parameters [9.12].  Omitted: massless links.
     tool_frame : bool
         Append a fixed frame (σ = 2) carrying Tx(a_n) Rx(α_n) when that transform is not the identity,
         so that the robot's last frame is SDH frame n (the end-effector frame of the SDH model).

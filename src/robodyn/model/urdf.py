@@ -20,9 +20,8 @@ choices of each moving frame (origin on the axis, direction of x) as Khalil & Do
 * a joint with no single moving successor (the last joint, a branching joint) keeps the URDF link's x axis,
   projected on the plane normal to z_j, with its origin at the projection of the antecedent's origin.
 
-A fixed URDF joint becomes a fixed frame (σ = 2) equal to the URDF child link frame.  ``link_frames=True``
-also adds, after each moving frame whose URDF link frame differs from it, a fixed frame named after that link,
-so that forward kinematics gives the URDF link frames exactly.  Inertial tags (mass, origin xyz/rpy, inertia
+A fixed URDF joint becomes a fixed frame (σ = 2) equal to the URDF child link frame (``link_frames=True`` adds
+the other URDF link frames, :func:`from_urdf`).  Inertial tags (mass, origin xyz/rpy, inertia
 about the centre of mass) become standard parameters of the frame by [9.12]:  J_j = I_Gj − M_j Ŝ_j Ŝ_j about
 O_j in R_j.  ``<dynamics damping friction>`` become Fv and Fc; limits become ``qlim`` (``continuous``: ±inf).
 Gravity is [0, 0, −9.81] in the URDF root frame, expressed in the base frame.
