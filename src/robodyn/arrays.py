@@ -127,9 +127,9 @@ def finite_result(what: str, *results):
     for a in _arrays_in(results):
         if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
             limit = np.finfo(a.dtype).max
-            raise NumericOverflowError(f"{what}: the result is not finite (floating-point overflow in {a.dtype}, largest "
-                                       f"{limit:.3g}) although every input is finite; some input is too large (e.g. a "
-                                       "velocity of 1e155), give values of physical size"
+            raise NumericOverflowError(f"{what}: the result is not finite (floating-point overflow in {a.dtype}, "
+                                       f"largest {limit:.3g}) although every input is finite; some input is too large "
+                                       "(e.g. a velocity of 1e155), give values of physical size"
                                        + (" or float64 inputs" if a.dtype == np.float32 else ""))
     return results[0] if len(results) == 1 else results
 

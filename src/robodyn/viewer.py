@@ -258,8 +258,7 @@ def _urdf_meshes(robot, urdf, package_dirs, consequence: str = "its frame is dra
         try:
             loaded.append((visual, _load_geometry(visual, folder, dirs, budget)))
         except RobodynError as exc:
-            warnings.warn(f"link {printable(visual.link)!r}: {exc}; {consequence}",
-                          UserWarning, stacklevel=4)
+            warnings.warn(f"link {printable(visual.link)!r}: {exc}; {consequence}", UserWarning, stacklevel=4)
             failed.add(visual.frame)
     return loaded, failed
 

@@ -14,7 +14,8 @@ from rich.table import Table as _RichTable
 from rich.text import Text
 
 from robodyn.errors import InputError, RobodynError
-from robodyn.logs import MAX_CSV_BYTES as _MAX_CSV_BYTES, read_csv_columns, require_columns  # noqa: F401 (re-exported)
+# MAX_CSV_BYTES: the largest CSV file (bytes) that the commands read (states, measurements, logs)
+from robodyn.logs import MAX_CSV_BYTES, read_csv_columns, require_columns  # noqa: F401 (re-exported)
 from robodyn.model.io import load
 
 #: Rich markup is off everywhere: text from model files and messages (``[/x]``, ``[x, y, z]``) prints as it is;
@@ -331,7 +332,3 @@ def read_log(path, robot, topic: str, what: str):
     if log.tau is None:
         raise InputError(f"{path}: the log has no efforts (joint torques); {what} needs them")
     return log
-
-
-#: Largest CSV file (bytes) that the commands read (states, measurements, logs): checked before reading.
-MAX_CSV_BYTES = _MAX_CSV_BYTES

@@ -202,7 +202,8 @@ def wam_gravity_command(json_out: bool = JSON_OPTION) -> None:
             return
         print_table("link", "model μ (kg m)", "libbarrett μ (kg m)",
                     title="μ_j in libbarrett's frames (standard DH, frame j at the end of link j)",
-                    rows=[(str(j + 1), _vec(s.model_libbarrett[j]), _vec(s.calibrated_libbarrett[j])) for j in range(7)])
+                    rows=[(str(j + 1), _vec(s.model_libbarrett[j]), _vec(s.calibrated_libbarrett[j]))
+                          for j in range(7)])
         ok, rel = s.identifiable.any(axis=1), s.link_relative_difference
         print_table("link", "model (x, y)", "libbarrett (x, y)", "‖Δ‖/‖libbarrett‖", "gravity torque RMS Δ (N m)",
                     "RMS torque (N m)",

@@ -72,14 +72,14 @@ def _num(x: float) -> str:
 
 def geometry_rows(robot: Robot) -> list[dict]:
     """One dict per frame: j, name, a(j), sigma, gamma, b, alpha, d, theta, r (+ qmin, qmax for joints)."""
-    rows, k = [], 0
+    rows = []
     for i in range(robot.nf):
         row = {"j": i + 1, "name": robot.frame_names[i], "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
         row.update({key: float(getattr(robot, key)[i]) for key in ("gamma", "b", "alpha", "d", "theta", "r")})
-        if robot.sigma[i] != 2:
+        k = robot.derived.joint_of[i]  # the joint's column of q
+        if k >= 0:
             row["qmin"], row["qmax"] = (float(x) for x in robot.qlim[k])
             row["q"] = f"q{k + 1}"
-            k += 1
         rows.append(row)
     return rows
 
@@ -87,11 +87,8 @@ def geometry_rows(robot: Robot) -> list[dict]:
 def inertial_rows(robot: Robot) -> list[dict]:
     """One dict per link: j, name, XX..M, Ia, Fc, Fv (and Foff, Fst, kst, Bst)."""
     extra = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
-    return [
-        {"j": i + 1, "name": robot.frame_names[i], **{p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])},
-         **{e: float(getattr(robot, e)[i]) for e in extra}}
-        for i in range(robot.nf)
-    ]
+    return [{"j": i + 1, "name": robot.frame_names[i], **dict(zip(PARAMETER_NAMES, map(float, robot.params[i]))),
+             **{e: float(getattr(robot, e)[i]) for e in extra}} for i in range(robot.nf)]
 
 
 @app.command("info")
@@ -126,7 +123,8 @@ def info_command(
         if not named:
             links = any(r.link_names)
             print_table("j", "name", *(["URDF link"] if links else []), compact=True, title="Frames", padding=(0, 1),
-                        rows=[(str(g["j"]), g["name"], *([link] if links else [])) for g, link in zip(geo, r.link_names)])
+                        rows=[(str(g["j"]), g["name"], *([link] if links else []))
+                              for g, link in zip(geo, r.link_names)])
         cols = ["j"] + (["name"] if named else []) + ["a(j)", "σ"] + (["γ", "b"] if has_tree else []) \
             + ["α", "d", "θ", "r", "qmin", "qmax"]
         rows = []
@@ -148,7 +146,8 @@ def info_command(
                                                           "friction Fc, Fv (SI)")):
             scale = max(1.0, float(np.abs(r.params[:, columns]).max(initial=0.0)))
             print_table("j", *keys, compact=True, title=title,
-                        rows=[(str(row["j"]), *(_num(x) for x in chop([row[k] for k in keys], scale))) for row in inert])
+                        rows=[(str(row["j"]), *(_num(x) for x in chop([row[k] for k in keys], scale)))
+                              for row in inert])
         console.print("Values rounded to 4 significant digits; `robodyn info --json` prints them in full.", highlight=False)
 
 

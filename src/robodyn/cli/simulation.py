@@ -107,14 +107,11 @@ def simulate_command(
         qr = ref.sample(sim.t)[0]
         err = np.abs(sim.q - qr)
         scale = max(1.0, np.abs(sim.work_tau).max(), np.abs(sim.work_friction).max())
-        result = {
-            "robot": model.name, "controller": controller, "friction": friction, "duration": duration,
-            "settle": settle, "max_tracking_error": err.max(0), "final_error": np.abs(sim.q[-1] - qf),
-            "max_torque": np.abs(sim.tau).max(0), "saturated_samples": sim.saturated.sum(0),
-            "energy_balance_error": float(np.abs(sim.energy_error).max()),
-            "energy_scale": scale, "rhs_evaluations": sim.nfev, "seconds": sim.seconds,
-            "plot": None if plot is None else str(plot),
-        }
+        result = {"robot": model.name, "controller": controller, "friction": friction, "duration": duration,
+                  "settle": settle, "max_tracking_error": err.max(0), "final_error": np.abs(sim.q[-1] - qf),
+                  "max_torque": np.abs(sim.tau).max(0), "saturated_samples": sim.saturated.sum(0),
+                  "energy_balance_error": float(np.abs(sim.energy_error).max()), "energy_scale": scale,
+                  "rhs_evaluations": sim.nfev, "seconds": sim.seconds, "plot": None if plot is None else str(plot)}
         if json_out:
             print_json(result)
             return

@@ -65,8 +65,7 @@ def accuracy_command(
                         "cond": {"min": result.cond.min(), "max": result.cond.max(), "mean": result.cond.mean()},
                         "mata_table5": result.mata_table5(),
                         "stages": None if staged is None else {
-                            "method": staged.method,
-                            "max_error": dict(zip(staged.stages, staged.max_error)),
+                            "method": staged.method, "max_error": dict(zip(staged.stages, staged.max_error)),
                             "mean_error": dict(zip(staged.stages, staged.mean_error))},
                         "plot": None if plot is None else str(plot)})
             return
@@ -81,7 +80,8 @@ def accuracy_command(
                         "mean (robodyn)", title=f"Table 5, |Δq̈{model.n}| (rad/s²), solver {solver or 'cholesky'}",
                         title_justify="left",
                         rows=[(name, row["method"], f"{row['paper'][0]:.4g}", f"{row['robodyn'][0]:.4g}",
-                               f"{row['paper'][1]:.4g}", f"{row['robodyn'][1]:.4g}") for name, row in comparison.items()])
+                               f"{row['paper'][1]:.4g}", f"{row['robodyn'][1]:.4g}")
+                              for name, row in comparison.items()])
         if staged is not None:
             print_table("float32 stage", *(f"max |Δq̈{j + 1}|" for j in range(model.n)),
                         *(f"mean |Δq̈{j + 1}|" for j in range(model.n)),
@@ -246,8 +246,8 @@ def _print_customized(custom, koz, koz2, t95) -> None:
     def formulas(r):
         return f"{r['published_mul_formula']} / {r['published_add_formula']}"
 
-    print_table("model", "robot", "ours mul/add", "ours (exact fit, general robot)", "published",
-                "published mul/add", "published formula", "≤", title="customized models (n = 6) vs the published counts",
+    print_table("model", "robot", "ours mul/add", "ours (exact fit, general robot)", "published", "published mul/add",
+                "published formula", "≤", title="customized models (n = 6) vs the published counts",
                 rows=[(r["model"], r["robot"], f"{r['mul']}/{r['add']}",
                        f"{r['ours_mul_formula']} / {r['ours_add_formula']}" if r["ours_mul_formula"] else "",
                        r["published"], published(r), formulas(r), "yes" if r["at_or_below"] else "NO") for r in custom])

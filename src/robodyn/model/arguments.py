@@ -33,8 +33,8 @@ def joint_arrays(robot, **arrays):
     out, shapes = {}, []
     for name, a in given.items():
         if a.ndim == 0 or a.shape[-1] != n:
-            raise InputError(f"argument '{name}' has shape {a.shape}; robot '{robot.name}' has n = {n} joint variables, "
-                             f"so '{name}' must have shape (..., {n})")
+            raise InputError(f"argument '{name}' has shape {a.shape}; robot '{robot.name}' has n = {n} joint "
+                             f"variables, so '{name}' must have shape (..., {n})")
         if not all_finite(a):
             raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
         out[name] = a.astype(dtype, copy=False)

@@ -141,9 +141,9 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9, strict: bool
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             dist = float(np.linalg.norm(p[6:9] / M))
         if not dist <= MAX_COM_DISTANCE:
-            raise NonPhysicalInertiaError(f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} with M = {M:g} put the centre "
-                                          f"of mass {dist:g} m from O_j (limit {MAX_COM_DISTANCE:g} m); MX..MZ are mass "
-                                          "times position, check them and M")
+            raise NonPhysicalInertiaError(f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} with M = {M:g} put the "
+                                          f"centre of mass {dist:g} m from O_j (limit {MAX_COM_DISTANCE:g} m); MX..MZ "
+                                          "are mass times position, check them and M")
     _, _, IG = com_from_standard(p)
     try:
         lam = np.linalg.eigvalsh(IG)

@@ -357,7 +357,8 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
                      source=_text(doc.get("source", ""), origin, "source"), antecedent=ant, sigma=sigma, params=params,
                      gravity=[_number(g, origin, "gravity") for g in gravity], frame_names=tuple(names),
                      link_names=tuple(link_names), qlim=np.array(qlim).reshape(-1, 2), qdlim=np.array(rates["qdlim"]),
-                     taulim=np.array(rates["taulim"]), strict=strict, base=base, base_params=base_params, **geo, **extra)
+                     taulim=np.array(rates["taulim"]), strict=strict, base=base, base_params=base_params, **geo,
+                     **extra)
     except ModelError as exc:
         raise ModelFileError(f"{origin}: {exc}") from None
 
@@ -514,21 +515,20 @@ def dumps(robot: Robot) -> str:
     """The YAML text of a robot in the standard-parameter form of the schema."""
     check_robot(robot)
     joints, links = [], []
-    k = 0
     for i in range(robot.nf):
         row = {"name": robot.frame_names[i], **({"link": robot.link_names[i]} if robot.link_names[i] else {}),
                "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
         row.update({g: float(getattr(robot, g)[i]) for g in ("gamma", "b", "alpha", "d", "theta", "r")})
-        if robot.sigma[i] != 2:
+        k = robot.derived.joint_of[i]  # the joint's column of q
+        if k >= 0:
             lo, hi = robot.qlim[k]
-            k += 1
             if np.isfinite(lo):
                 row["qmin"] = float(lo)
             if np.isfinite(hi):
                 row["qmax"] = float(hi)
             for key, values in (("qdmax", robot.qdlim), ("taumax", robot.taulim)):
-                if np.isfinite(values[k - 1]):
-                    row[key] = float(values[k - 1])
+                if np.isfinite(values[k]):
+                    row[key] = float(values[k])
         joints.append(row)
         link = {p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])}
         link.update({e: float(getattr(robot, e)[i]) for e in _LINK_EXTRA if getattr(robot, e)[i] != 0})

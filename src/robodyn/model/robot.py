@@ -162,8 +162,8 @@ class Robot:
         put("gravity", _frozen(g))
         n = int(np.count_nonzero(sigma != 2))
         if n == 0:
-            raise ModelError(f"robot '{self.name}': no joint, every frame has sigma = 2 (fixed); a robot needs at least "
-                             "one revolute (sigma = 0) or prismatic (sigma = 1) joint")
+            raise ModelError(f"robot '{self.name}': no joint, every frame has sigma = 2 (fixed); a robot needs at "
+                             "least one revolute (sigma = 0) or prismatic (sigma = 1) joint")
         qlim = np.tile([-np.inf, np.inf], (n, 1)) if self.qlim is None else self._floats("qlim", self.qlim)
         if qlim.shape != (n, 2) or np.any(np.isnan(qlim)) or np.any(qlim[:, 0] > qlim[:, 1]):
             raise ModelError(f"robot '{self.name}': qlim must be ({n}, 2) rows [min, max] with min <= max")
@@ -257,8 +257,8 @@ class Robot:
             if self.sigma[i] == 2:
                 for key in _JOINT_PARAMS:
                     if getattr(self, key)[i] != 0:
-                        raise ModelError(f"{where}: field {key} = {getattr(self, key)[i]} on a fixed frame (sigma = 2); "
-                                         "joint quantities belong to frames with a joint, set it to 0")
+                        raise ModelError(f"{where}: field {key} = {getattr(self, key)[i]} on a fixed frame (sigma = "
+                                         "2); joint quantities belong to frames with a joint, set it to 0")
 
     # ---- derived, read-only views -------------------------------------------------------------
     @property

@@ -881,8 +881,8 @@ def _base_gravity(by_child, root, base, origin, g) -> np.ndarray:
     while link != root:
         j = by_child[link]
         if j.type != "fixed":
-            raise ModelFileError(f"{origin}: base link {base!r} sits on the moving joint {j.name!r}; choose a base that "
-                                 "the root carries through fixed joints only")
+            raise ModelFileError(f"{origin}: base link {base!r} sits on the moving joint {j.name!r}; choose a base "
+                                 "that the root carries through fixed joints only")
         R = _origin(j)[:3, :3] @ R
         link = j.parent
     return R.T @ np.asarray(g, dtype=float)
@@ -960,7 +960,8 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             (friction, "URDF <dynamics> read as viscous friction Fv (damping) and Coulomb friction Fc (friction), "
                        "included in the inverse dynamics"),
             ([j.name for j in order if j.mimic is not None],
-             "Mimic joints loaded as independent joints (as Pinocchio does; robodyn.model.mimic_coupling couples them)"))
+             "Mimic joints loaded as independent joints (as Pinocchio does; robodyn.model.mimic_coupling couples "
+             "them)"))
     summary = f"Khalil–Kleinfinger frames from {fmt} joints (z on the joint axis): " + "; ".join(notes) \
         + "".join(f". {text}: {', '.join(joints)}" for joints, text in said if joints)
     source = f"{fmt} {Path(origin).name if not origin.startswith('<') else 'string'}, robot {urdf.name!r}. {summary}."
@@ -1117,13 +1118,12 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
         base, k = f"{base_link}_{k}", k + 1
     links = [base] + [f"{n}_link" for n in robot.frame_names]
     ET.SubElement(root, "link", name=base)
-    k = 0
     for i in range(robot.nf):
         T = kk_transform(*(getattr(robot, g)[i] for g in ("gamma", "b", "alpha", "d", "theta", "r")))
         kind = ("revolute", "prismatic", "fixed")[robot.sigma[i]]
-        if robot.sigma[i] != 2:
+        k = robot.derived.joint_of[i]  # the joint's column of q
+        if k >= 0:
             lo, hi = robot.qlim[k]
-            k += 1
             if kind == "revolute" and np.isinf(lo) and np.isinf(hi):
                 kind = "continuous"
         joint = ET.SubElement(root, "joint", name=robot.frame_names[i], type=kind)
@@ -1133,7 +1133,7 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
         if robot.sigma[i] != 2:
             ET.SubElement(joint, "axis", xyz="0 0 1")
             rates = {key: _num(x) if np.isfinite(x) else "0"
-                     for key, x in (("effort", robot.taulim[k - 1]), ("velocity", robot.qdlim[k - 1]))}
+                     for key, x in (("effort", robot.taulim[k]), ("velocity", robot.qdlim[k]))}
             if np.isfinite(lo) or np.isfinite(hi) or set(rates.values()) != {"0"}:
                 # an unlimited side is left out (read back as unlimited): URDF has no infinite number; an unknown
                 # effort or velocity is written 0, which the readers take as none
