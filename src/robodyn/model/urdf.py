@@ -265,10 +265,8 @@ def _check_numbers(element, where: str) -> None:
 
 
 def _check_tree(robot_el, origin: str) -> None:
-    """Refuse, naming the element, every URDF whose links and joints do not form one tree: names missing or
-    defined twice, a joint whose parent or child link is not defined, a link that is the child of two joints,
-    no root or several, a cycle; and numbers that are not finite or vectors without exactly 3 numbers.
-    Iterative and linear in the size of the file (nothing here can spin on a malformed graph)."""
+    """Refuse, naming the element, every URDF that fails the checks of :func:`from_urdf` (Notes): iterative and
+    linear in the size of the file (nothing here can spin on a malformed graph)."""
     if robot_el.tag != "robot":
         raise ModelFileError(f"{origin}: the top element is <{_q(robot_el.tag)[1:-1]}>, not <robot>; not a URDF")
     links, joints = {}, {}
