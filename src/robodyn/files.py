@@ -225,6 +225,10 @@ def _special_kind(mode: int) -> str:
             else "character device" if stat.S_ISCHR(mode) else "FIFO" if stat.S_ISFIFO(mode) else "special file")
 
 
+def _untouched(what: str, path: Path, mode: int) -> InputError:
+    return InputError(f"{what} {str(path)!r} is a {_special_kind(mode)}; it is left untouched: choose another path")
+
+
 def _write_into(path: Path, write: Callable[[IO], None], what: str, binary: bool) -> Path:
     """Write the whole content into the existing device, FIFO or descriptor ``path`` (like the shell's ``>``).
 
@@ -245,8 +249,7 @@ def _write_into(path: Path, write: Callable[[IO], None], what: str, binary: bool
     try:
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
-            raise InputError(f"{what} {str(path)!r} is a {_special_kind(mode)}; it is left untouched: "
-                             "choose another path")
+            raise _untouched(what, path, mode)
         os.set_blocking(fd, True)
         if stat.S_ISREG(mode):  # a descriptor link to a file: the shell's > truncates it
             os.ftruncate(fd, 0)
@@ -281,8 +284,7 @@ def check_output(path: str | os.PathLike, what: str = "output file") -> Path:
     _check_folder(path, path.parent, what)
     special = _existing_special(path)
     if special is not None and not (stat.S_ISCHR(special) or stat.S_ISFIFO(special)):
-        raise InputError(f"{what} {str(path)!r} is a {_special_kind(special)}; it is left untouched: "
-                         "choose another path")
+        raise _untouched(what, path, special)
     if special is None and path.is_dir() and not path.is_symlink():
         raise InputError(f"{what} {str(path)!r} is a folder; give a file name (e.g. {str(path / 'out.csv')!r})")
     return path
