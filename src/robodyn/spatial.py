@@ -398,15 +398,10 @@ def label(name: str, j: int, values):
     Dombre's listings do: ``{name}{k}{j}`` for component k of frame j (WI12 is component 1 of ^2ω_1),
     ``{name}{r}{c}{j}`` for a matrix (U123); numbers and arrays pass untouched."""
     for r, v in enumerate(values):
-        if type(v) is tuple:
-            for c, x in enumerate(v):
-                name_as = getattr(x, "name_as", None)
-                if name_as is not None:
-                    name_as(f"{name}{r + 1}{c + 1}{j}")
-        else:
-            name_as = getattr(v, "name_as", None)
-            if name_as is not None:
-                name_as(f"{name}{r + 1}{j}")
+        entries = [(x, f"{r + 1}{c + 1}") for c, x in enumerate(v)] if type(v) is tuple else [(v, f"{r + 1}")]
+        for x, at in entries:
+            if hasattr(x, "name_as"):
+                x.name_as(f"{name}{at}{j}")
     return values
 
 
