@@ -284,10 +284,9 @@ def id_command(
             print_json({"robot": r.name, "q": Q, "qd": QD, "qdd": QDD, "tau": tau})
             return
         revolute = r.sigma[r.joint_frames] == 0
+        heads = ["q", "qd", "qdd"]
         if degrees:  # shown as typed: revolute joints in deg, deg/s, deg/s²
             Q, QD, QDD = (np.where(revolute, np.rad2deg(v), v) for v in (Q, QD, QDD))
-        heads = ["q", "qd", "qdd"]
-        if degrees:
             heads = [f"{h} ({u}{'' if revolute.all() else ' | SI'})" for h, u in zip(heads, ("deg", "deg/s", "deg/s²"))]
         print_table("joint", "type", *heads, "tau", title=f"Inverse dynamics of {r.name} (SI units)",
                     rows=[(name, _KINDS[0 if revolute[k] else 1], _num(Q[k]), _num(QD[k]), _num(QDD[k]),
