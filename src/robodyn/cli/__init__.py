@@ -12,7 +12,8 @@ from robodyn.version import __version__
 #: The command modules, in the order of ``robodyn --help``; each registers its commands on import (core: list,
 #: info, id; model: model, fd, properties; studies: accuracy, opcount, demo puma-line; kozlowski: demo
 #: kozlowski-puma; parameters: base-params; calibration: calibrate-gravity, calibration-poses, demo wam-gravity;
-#: identification: identify, excite; kinematics: fk, jacobian, ik, identify-payload).
+#: identification: identify, excite; kinematics: fk, jacobian, ik, identify-payload; the others: the command of
+#: their name).
 _COMMANDS = ("core", "model", "studies", "kozlowski", "generate", "parameters", "calibration", "identification",
              "simulation", "view", "kinematics")
 

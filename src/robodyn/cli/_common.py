@@ -89,6 +89,7 @@ def warn(text: str) -> None:
     """One warning line on standard error (``text`` printable already)."""
     err_console.print(Text("warning: ", style="bold yellow") + Text(text), soft_wrap=True)
 
+
 #: Relative size under which a printed value is rounding noise of the computation (-2.5e-27 N m beside 10 N m).
 NOISE = 1e-12
 
