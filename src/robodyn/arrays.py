@@ -75,9 +75,7 @@ def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int,
     a = as_real_array(name, value)
     k = len(shape_tail)
     if a.ndim < k or a.shape[a.ndim - k :] != shape_tail:
-        raise InputError(
-            f"argument '{name}' has shape {a.shape}; expected (..., {', '.join(map(str, shape_tail))})"
-        )
+        raise InputError(f"argument '{name}' has shape {a.shape}; expected (..., {', '.join(map(str, shape_tail))})")
     batch = a.shape[: a.ndim - k] if batch is None else batch  # None: the argument's own leading axes
     if not all_finite(a):
         raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
@@ -129,11 +127,10 @@ def finite_result(what: str, *results):
     for a in _arrays_in(results):
         if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
             limit = np.finfo(a.dtype).max
-            raise NumericOverflowError(
-                f"{what}: the result is not finite (floating-point overflow in {a.dtype}, largest {limit:.3g}) "
-                "although every input is finite; some input is too large (e.g. a velocity of 1e155), give values "
-                "of physical size" + (" or float64 inputs" if a.dtype == np.float32 else "")
-            )
+            raise NumericOverflowError(f"{what}: the result is not finite (floating-point overflow in {a.dtype}, "
+                                       f"largest {limit:.3g}) although every input is finite; some input is too large "
+                                       "(e.g. a velocity of 1e155), give values of physical size"
+                                       + (" or float64 inputs" if a.dtype == np.float32 else ""))
     return results[0] if len(results) == 1 else results
 
 
@@ -153,11 +150,9 @@ def _arrays_in(result):
 def singular_model_error(robot_name: str, detail: str) -> ModelError:
     """The one :class:`ModelError` every direct-dynamics formulation raises on a singular model; ``detail`` is
     the formulation's own evidence (which pivot, its value)."""
-    return ModelError(
-        f"robot '{robot_name}': {detail}: the direct dynamic model is singular, a joint moves only massless links "
-        "or point masses on its axis and has no rotor inertia Ia; give those links mass or inertia about the axis, "
-        "or the joint a rotor inertia Ia > 0"
-    )
+    return ModelError(f"robot '{robot_name}': {detail}: the direct dynamic model is singular, a joint moves only "
+                      "massless links or point masses on its axis and has no rotor inertia Ia; give those links mass "
+                      "or inertia about the axis, or the joint a rotor inertia Ia > 0")
 
 
 def pivot_too_small(pivot, scale, joint=None) -> bool:

@@ -1,18 +1,11 @@
-"""Output files and folders written atomically, with the modes the user's umask gives.
+"""Output files and folders written atomically, with the modes the user's umask gives, and the one bounded
+reader of every file robodyn reads (:func:`read_file_bytes`).
 
-``write_atomically`` fills a temporary file in the target's folder and renames it over the target at the end, so
-a reader never sees a partial file and an error leaves the previous file (or none) in place. A target that
-exists and is not a regular file is never replaced: a character device or a FIFO (``/dev/null``, a pipe,
-``/dev/stdout``) is written into, like the shell's ``>``, with the whole content produced first; a block device,
-a socket or another special file is refused.
-``write_folder_atomically`` does the same for a whole folder (``robodyn generate``): the new folder is filled
-under a hidden temporary name next to the target and then renamed into place (swapped with the old one on
-``--force``), under a lock, so that concurrent writers are serialised and at most one of several runs without
-``--force`` succeeds. Every folder it writes holds a manifest (:data:`MANIFEST`: the SHA-256 and name of each
-file, the format of ``sha256sum``), and ``--force`` replaces a folder only while it holds exactly the files its
-manifest lists, unchanged. Both remove their temporary files on any error, on Ctrl-C and on SIGTERM; the
-temporaries a killed process (SIGKILL, power loss) left are removed by the next write of the same target
-(their names carry the writer's host and process id: only those of dead processes of this host are removed).
+:func:`write_atomically` renames a filled temporary file over its target (a reader never sees a partial file; a
+device or FIFO is written into, like the shell's ``>``); :func:`write_folder_atomically` does the same for a
+whole folder (``robodyn generate``), which holds a manifest (:data:`MANIFEST`) that ``--force`` checks.  Both
+remove their temporary files on any error, on Ctrl-C and on SIGTERM; those a killed process (SIGKILL, power loss)
+left are removed by the next write of the same target (:func:`remove_stale_temporaries`).
 """
 
 from __future__ import annotations
@@ -232,6 +225,10 @@ def _special_kind(mode: int) -> str:
             else "character device" if stat.S_ISCHR(mode) else "FIFO" if stat.S_ISFIFO(mode) else "special file")
 
 
+def _untouched(what: str, path: Path, mode: int) -> InputError:
+    return InputError(f"{what} {str(path)!r} is a {_special_kind(mode)}; it is left untouched: choose another path")
+
+
 def _write_into(path: Path, write: Callable[[IO], None], what: str, binary: bool) -> Path:
     """Write the whole content into the existing device, FIFO or descriptor ``path`` (like the shell's ``>``).
 
@@ -252,8 +249,7 @@ def _write_into(path: Path, write: Callable[[IO], None], what: str, binary: bool
     try:
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
-            raise InputError(f"{what} {str(path)!r} is a {_special_kind(mode)}; it is left untouched: "
-                             "choose another path")
+            raise _untouched(what, path, mode)
         os.set_blocking(fd, True)
         if stat.S_ISREG(mode):  # a descriptor link to a file: the shell's > truncates it
             os.ftruncate(fd, 0)
@@ -288,8 +284,7 @@ def check_output(path: str | os.PathLike, what: str = "output file") -> Path:
     _check_folder(path, path.parent, what)
     special = _existing_special(path)
     if special is not None and not (stat.S_ISCHR(special) or stat.S_ISFIFO(special)):
-        raise InputError(f"{what} {str(path)!r} is a {_special_kind(special)}; it is left untouched: "
-                         "choose another path")
+        raise _untouched(what, path, special)
     if special is None and path.is_dir() and not path.is_symlink():
         raise InputError(f"{what} {str(path)!r} is a folder; give a file name (e.g. {str(path / 'out.csv')!r})")
     return path
@@ -354,13 +349,16 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what:
 
 # ---- the manifest of a written folder --------------------------------------------------------------------------
 
+#: open flags of a file that must be regular: a link is not followed, a FIFO does not block
+_NO_FOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def _sha256(path: Path) -> str | None:
     """SHA-256 (hex) of the regular file ``path`` (not followed if a link); None when it is not one."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             return None
-        fd = os.open(path, flags)
+        fd = os.open(path, _NO_FOLLOW)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as fh:
@@ -387,11 +385,10 @@ def write_manifest(folder: Path) -> None:
 def _read_manifest(folder: Path) -> dict[str, str] | None:
     """{name: sha256} that the manifest of ``folder`` lists; None without a valid manifest."""
     path = folder / MANIFEST
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             return None
-        with os.fdopen(os.open(path, flags), "rb") as fh:
+        with os.fdopen(os.open(path, _NO_FOLLOW), "rb") as fh:
             raw = fh.read(_MANIFEST_LIMIT + 1)
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):

@@ -158,28 +158,26 @@ def to_pinocchio(robot: Robot) -> PinocchioModel:
             model.appendBodyToJoint(jid, _pinocchio_inertia(pin, robot.params[i]), local)
         where[i + 1] = (jid, local)
         joint_of[i], in_joint[i] = jid, local
-    frame_ids = [
-        model.addFrame(pin.Frame(robot.frame_names[i], joint_of[i], in_joint[i], pin.FrameType.OP_FRAME))
-        for i in range(robot.nf)
-    ]
+    frame_ids = [model.addFrame(pin.Frame(robot.frame_names[i], joint_of[i], in_joint[i], pin.FrameType.OP_FRAME))
+                 for i in range(robot.nf)]
     joint_ids = np.array([joint_of[f] for f in robot.joint_frames], dtype=int)
     v_index = np.array([model.joints[int(j)].idx_v for j in joint_ids], dtype=int)
     mapping = PinocchioMapping(v_index=v_index, joint_ids=joint_ids, frame_ids=np.array(frame_ids, dtype=int))
     jf = robot.joint_frames
     big = np.finfo(float).max
-    if robot.base == "fixed":
-        for key, values in (("armature", robot.Ia[jf]), ("damping", robot.Fv[jf]), ("friction", robot.Fc[jf])):
-            setattr(model, key, mapping.to_pinocchio(values))
-        model.lowerPositionLimit = mapping.to_pinocchio(np.maximum(robot.qlim[:, 0], -big))
-        model.upperPositionLimit = mapping.to_pinocchio(np.minimum(robot.qlim[:, 1], big))
-        return PinocchioModel(model, mapping)
+    lower, upper = np.maximum(robot.qlim[:, 0], -big), np.minimum(robot.qlim[:, 1], big)
+    velocity, position = mapping.to_pinocchio, mapping.to_pinocchio
+    if robot.base != "fixed":
+        def velocity(values):
+            return mapping.v_to_pinocchio_floating(np.concatenate([np.zeros(6), values]))
+
+        position = mapping.q_to_pinocchio_floating
+        # the base position is unlimited; its quaternion lies in [-1, 1] (Pinocchio's own bounds for a free flyer)
+        lower = np.concatenate([np.full(3, -big), -np.ones(4), lower])
+        upper = np.concatenate([np.full(3, big), np.ones(4), upper])
     for key, values in (("armature", robot.Ia[jf]), ("damping", robot.Fv[jf]), ("friction", robot.Fc[jf])):
-        setattr(model, key, mapping.v_to_pinocchio_floating(np.concatenate([np.zeros(6), values])))
-    # the base position is unlimited; its quaternion lies in [-1, 1] (Pinocchio's own bounds for a free flyer)
-    lower = np.concatenate([np.full(3, -big), -np.ones(4), np.maximum(robot.qlim[:, 0], -big)])
-    upper = np.concatenate([np.full(3, big), np.ones(4), np.minimum(robot.qlim[:, 1], big)])
-    model.lowerPositionLimit = mapping.q_to_pinocchio_floating(lower)
-    model.upperPositionLimit = mapping.q_to_pinocchio_floating(upper)
+        setattr(model, key, velocity(values))
+    model.lowerPositionLimit, model.upperPositionLimit = position(lower), position(upper)
     return PinocchioModel(model, mapping)
 
 
@@ -258,11 +256,9 @@ def _mujoco_inertial(el, p: np.ndarray, where: str) -> None:
     if M > 0 or np.any(IG != 0):
         lam = np.linalg.eigvalsh(IG)
         if not (M > 0 and lam[0] > 0):
-            raise ModelError(
-                f"{where}: MuJoCo needs a positive mass and a positive-definite inertia about the centre of mass "
-                f"(M = {M}, principal moments {lam.tolist()}); move a massless rotor inertia "
-                "into Ia, or give the link a small mass and inertia"
-            )
+            raise ModelError(f"{where}: MuJoCo needs a positive mass and a positive-definite inertia about the centre "
+                             f"of mass (M = {M}, principal moments {lam.tolist()}); move a massless rotor inertia "
+                             "into Ia, or give the link a small mass and inertia")
         import xml.etree.ElementTree as ET
 
         # robodyn accepts I1 + I2 >= I3 up to rounding (check_physical's rtol); MuJoCo tests it exactly on its own
@@ -311,20 +307,15 @@ def _welded_into_moving_bodies(robot: Robot) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _quat(R: np.ndarray) -> np.ndarray:
-    """Unit quaternion (w, x, y, z) of a rotation matrix (Shepperd's method, stable for every rotation)."""
+    """Unit quaternion (w, x, y, z) of a rotation matrix (Shepperd's method, stable for every rotation): from the
+    largest of 4w², 4x², 4y², 4z² (1 + t, 1 + 2 R_ii − t), the others by the sums and differences of R's
+    off-diagonal pairs."""
     t = np.trace(R)
     i = int(np.argmax([t, R[0, 0], R[1, 1], R[2, 2]]))
-    if i == 0:
-        s = 2.0 * np.sqrt(1.0 + t)
-        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
-    elif i == 1:
-        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
-        q = [(R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s]
-    elif i == 2:
-        s = 2.0 * np.sqrt(1.0 - R[0, 0] + R[1, 1] - R[2, 2])
-        q = [(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s]
-    else:
-        s = 2.0 * np.sqrt(1.0 - R[0, 0] - R[1, 1] + R[2, 2])
-        q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
+    s = 2.0 * np.sqrt(1.0 + (t if i == 0 else 2 * R[i - 1, i - 1] - t))
+    # 4 w x, 4 w y, 4 w z and 4 x y, 4 x z, 4 y z
+    wx, wy, wz = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    xy, xz, yz = R[0, 1] + R[1, 0], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1]
+    q = np.array([[0.25 * s, wx / s, wy / s, wz / s], [wx / s, 0.25 * s, xy / s, xz / s],
+                  [wy / s, xy / s, 0.25 * s, yz / s], [wz / s, xz / s, yz / s, 0.25 * s]][i])
     return q / np.linalg.norm(q)

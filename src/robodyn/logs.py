@@ -100,16 +100,11 @@ def reader_module(fmt: str):
 def _regular_files(path: Path, fmt: str, max_bytes: int) -> list[Path]:
     """The files of the log, each checked to be a regular file; their total size at most ``max_bytes``."""
     label = printable(str(path))
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise InputError(f"log {label!r}: cannot be read ({exc.strerror or exc})") from None
-    if stat.S_ISDIR(st.st_mode):
+    files = [path]  # a path that cannot be read is named by the loop below
+    if path.is_dir():
         if fmt != "ros2" or not (path / "metadata.yaml").exists():
             raise InputError(f"log {label!r} is a folder without metadata.yaml; give a ROS 2 bag folder or a log file")
-        files = sorted(p for p in path.iterdir())
-    else:
-        files = [path]
+        files = sorted(path.iterdir())
     total = 0
     for f in files:
         try:

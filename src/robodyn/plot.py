@@ -305,7 +305,7 @@ def workspace(robot, *, samples: int = 2000, frame: int | str | None = None, see
     samples : int
         Number of random configurations (uniform in the limits, generator seeded by ``seed``).
     frame : int (1..nf) or frame name, optional
-        Default: the end frame (tip of the longest movable chain; frame nf on a serial robot).
+        As in :func:`ellipsoids`.
     """
     from robodyn.kinematics import forward_kinematics
 

@@ -29,12 +29,6 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
 
 
-def along_z(s: np.ndarray) -> np.ndarray:
-    """s z = [0, 0, s] for a scalar (...,) s."""
-    z = np.zeros_like(s)
-    return np.stack([z, z, s], -1)
-
-
 def rot_x(angle: float) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
@@ -261,17 +255,10 @@ def vcross(a, b):
 def snap(C: np.ndarray, eps: float = 1e-15) -> tuple[tuple[float, ...], ...]:
     """A constant matrix as nested Python floats, with round-off around 0 and ±1 snapped to exact values
     (cos(π/2) = 6e-17 is a zero of the model) so that :func:`vmat` can skip those products."""
-    out = []
-    for row in np.asarray(C, dtype=float):
-        vals = []
-        for x in row:
-            x = float(x)
-            for exact in (0.0, 1.0, -1.0):
-                if abs(x - exact) < eps:
-                    x = exact
-            vals.append(x)
-        out.append(tuple(vals))
-    return tuple(out)
+    def exact(x: float) -> float:
+        return next((e for e in (0.0, 1.0, -1.0) if abs(x - e) < eps), x)
+
+    return tuple(tuple(exact(float(x)) for x in row) for row in np.asarray(C, dtype=float))
 
 
 def vmat(C, v):
@@ -411,15 +398,10 @@ def label(name: str, j: int, values):
     Dombre's listings do: ``{name}{k}{j}`` for component k of frame j (WI12 is component 1 of ^2ω_1),
     ``{name}{r}{c}{j}`` for a matrix (U123); numbers and arrays pass untouched."""
     for r, v in enumerate(values):
-        if type(v) is tuple:
-            for c, x in enumerate(v):
-                name_as = getattr(x, "name_as", None)
-                if name_as is not None:
-                    name_as(f"{name}{r + 1}{c + 1}{j}")
-        else:
-            name_as = getattr(v, "name_as", None)
-            if name_as is not None:
-                name_as(f"{name}{r + 1}{j}")
+        entries = [(x, f"{r + 1}{c + 1}") for c, x in enumerate(v)] if type(v) is tuple else [(v, f"{r + 1}")]
+        for x, at in entries:
+            if hasattr(x, "name_as"):
+                x.name_as(f"{name}{at}{j}")
     return values
 
 

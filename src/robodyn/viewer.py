@@ -6,21 +6,16 @@ transformation ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j
 Dombre §9.5).  :func:`link_segments` returns those three segments per frame; the viewer draws them as capsules
 (cylinders with spheres at the joints) and each frame R_j as axes (x red, y green, z blue).
 
-A robot loaded from a URDF is drawn with the URDF's visual geometry instead (``rd.view(robot, urdf="arm.urdf",
-package_dirs=[...])``): meshes (STL, OBJ, DAE, read with trimesh), boxes, cylinders and spheres, each attached to
-the frame that carries its link (:func:`robodyn.model.urdf.urdf_visuals`).  Mesh names are untrusted text: a name
-is resolved only inside the URDF's folder or a package folder the caller gives (:func:`resolve_mesh`; ``..`` and
-symbolic links never lead out of them), every file is read through robodyn's bounded reader, and a mesh that
-cannot be found or read gives a warning and the capsules of its frame.
+A robot loaded from a URDF is drawn with the URDF's visual geometry instead (meshes, boxes, cylinders, spheres:
+``rd.view(robot, urdf="arm.urdf", package_dirs=[...])``), each mesh name resolved only inside the folders the
+caller trusts (:func:`resolve_mesh`).
 
 ``rd.view(robot)`` serves a page on ``http://127.0.0.1:PORT`` with one slider per joint, and plays back a motion
 (``viewer.play(t, q)``) — a ``simulate`` result, a trajectory or an identification run, whose torque error per joint
 (measured vs predicted) colours the links.  The page and its client code are served by the viser package from the
-local machine: it makes no request beyond the host it was opened on.  The scene travels over a websocket that
-only the viewer's own page may open: a connection must carry the unguessable token of :attr:`Viewer.url` (as
-notebook servers do) and, from a browser, the Origin of the page itself; any other is closed before a message is
-sent, so a web page open in the same browser can neither read the scene nor move the sliders.
-``rd.animate(...)`` writes a GIF or MP4 of a motion for reports.
+local machine: it makes no request beyond the host it was opened on, and only the viewer's own page may open the
+websocket of the scene (:attr:`Viewer.url`), so a web page open in the same browser can neither read the scene nor
+move the sliders.  ``rd.animate(...)`` writes a GIF or MP4 of a motion for reports.
 """
 
 from __future__ import annotations
@@ -263,8 +258,7 @@ def _urdf_meshes(robot, urdf, package_dirs, consequence: str = "its frame is dra
         try:
             loaded.append((visual, _load_geometry(visual, folder, dirs, budget)))
         except RobodynError as exc:
-            warnings.warn(f"link {printable(visual.link)!r}: {exc}; {consequence}",
-                          UserWarning, stacklevel=4)
+            warnings.warn(f"link {printable(visual.link)!r}: {exc}; {consequence}", UserWarning, stacklevel=4)
             failed.add(visual.frame)
     return loaded, failed
 

@@ -9,22 +9,22 @@ import sys
 from robodyn.version import __version__
 
 
+#: The command modules, in the order of ``robodyn --help``; each registers its commands on import (core: list,
+#: info, id; model: model, fd, properties; studies: accuracy, opcount, demo puma-line; kozlowski: demo
+#: kozlowski-puma; parameters: base-params; calibration: calibrate-gravity, calibration-poses, demo wam-gravity;
+#: identification: identify, excite; kinematics: fk, jacobian, ik, identify-payload; the others: the command of
+#: their name).
+_COMMANDS = ("core", "model", "studies", "kozlowski", "generate", "parameters", "calibration", "identification",
+             "simulation", "view", "kinematics")
+
+
 def _build_app():
+    from importlib import import_module
+
     from robodyn.cli._app import app
 
-    # Command modules register themselves on import (one module per topic).
-    from robodyn.cli import core  # noqa: F401
-    from robodyn.cli import model  # noqa: F401  (model, fd, properties)
-    from robodyn.cli import studies  # noqa: F401
-    from robodyn.cli import kozlowski  # noqa: F401  (demo kozlowski-puma)
-    from robodyn.cli import generate  # noqa: F401
-    from robodyn.cli import parameters  # noqa: F401  (base-params)
-    from robodyn.cli import calibration  # noqa: F401  (calibrate-gravity, calibration-poses, demo wam-gravity)
-    from robodyn.cli import identification  # noqa: F401  (identify, excite)
-    from robodyn.cli import simulation  # noqa: F401  (simulate)
-    from robodyn.cli import view  # noqa: F401  (view)
-    from robodyn.cli import kinematics  # noqa: F401  (fk, jacobian, ik, identify-payload)
-
+    for name in _COMMANDS:
+        import_module(f"robodyn.cli.{name}")
     return app
 
 

@@ -57,16 +57,9 @@ class Typer(typer.Typer):
         return super().command(*args, cls=cls or _Command, **kwargs)
 
 
-app = Typer(
-    name="robodyn",
-    help="Dynamics of robot manipulators (Khalil–Kleinfinger notation): models, inverse/direct dynamics, "
-    "base parameters, symbolic models.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    cls=Group,
-)
+app = Typer(name="robodyn", help="Dynamics of robot manipulators (Khalil–Kleinfinger notation): models, "
+            "inverse/direct dynamics, base parameters, symbolic models.", no_args_is_help=True, add_completion=False,
+            pretty_exceptions_enable=False, rich_markup_mode=None, cls=Group)
 
 
 def _version(value: bool) -> None:

@@ -14,7 +14,8 @@ from rich.table import Table as _RichTable
 from rich.text import Text
 
 from robodyn.errors import InputError, RobodynError
-from robodyn.logs import MAX_CSV_BYTES as _MAX_CSV_BYTES, read_csv_columns, require_columns  # noqa: F401 (re-exported)
+# MAX_CSV_BYTES: the largest CSV file (bytes) that the commands read (states, measurements, logs)
+from robodyn.logs import MAX_CSV_BYTES, read_csv_columns, require_columns  # noqa: F401 (re-exported)
 from robodyn.model.io import load
 
 #: Rich markup is off everywhere: text from model files and messages (``[/x]``, ``[x, y, z]``) prints as it is;
@@ -75,6 +76,20 @@ def compact_table(*headers, **kwargs) -> Table:
 
     return Table(*headers, **{"box": box.SIMPLE_HEAD, "pad_edge": False, "padding": (0, 1, 0, 0), **kwargs})
 
+
+def print_table(*headers, rows=(), compact: bool = False, **kwargs) -> None:
+    """Print a :class:`Table` (a :func:`compact_table` with ``compact``) of ``headers`` and the cells ``rows``."""
+    table = (compact_table if compact else Table)(*headers, **kwargs)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def warn(text: str) -> None:
+    """One warning line on standard error (``text`` printable already)."""
+    err_console.print(Text("warning: ", style="bold yellow") + Text(text), soft_wrap=True)
+
+
 #: Relative size under which a printed value is rounding noise of the computation (-2.5e-27 N m beside 10 N m).
 NOISE = 1e-12
 
@@ -100,6 +115,19 @@ def fixed_point(values, digits: int = 4) -> list[str]:
         text = f"{x:.{decimals}f}"
         out.append("0" if float(text) == 0 else text)
     return out
+
+
+def matrix_table(M: np.ndarray, labels, first: int = 0):
+    """A compact table of the matrix ``M`` whose columns are numbered 1..m (``names_legend`` names them) and whose
+    rows are ``labels``, every entry with the decimals of 4 significant digits on the largest one: n = 9 fits in
+    80 columns; the columns from ``first`` on are right-justified."""
+    M = np.atleast_2d(M)
+    table = compact_table("", *(str(k) for k in range(1, M.shape[1] + 1)))
+    for label, row in zip(labels, np.array(fixed_point(M)).reshape(M.shape)):
+        table.add_row(label, *row)
+    for column in table.columns[first:]:
+        column.justify = "right"
+    return table
 
 
 def names_legend(names) -> str:
@@ -190,7 +218,7 @@ def get_robot(name: str, strict: bool | None = None):
         else:
             raise InputError(f"--tip/--base cut a URDF model; {name!r} is not a .urdf file")
     for w in caught:
-        err_console.print(Text("warning: ", style="bold yellow") + Text(printable(str(w.message))), soft_wrap=True)
+        warn(printable(str(w.message)))
     clean = dict(name=printable(robot.name), source=printable(robot.source),
                  frame_names=tuple(printable(n) for n in robot.frame_names),
                  link_names=tuple(printable(n) for n in robot.link_names))
@@ -244,8 +272,7 @@ def warn_outside_limits(robot, q: np.ndarray, what: str, degrees: bool = False) 
     names = ", ".join(f"{robot.q_names[k]} ({shown[k, 0]:.4g}..{shown[k, 1]:.4g}{unit[k]})"
                       for k in np.flatnonzero(outside))
     hint = "" if degrees else "; angles are in radians: give --degrees if you typed degrees"
-    err_console.print(Text("warning: ", style="bold yellow") + Text(f"{what}: outside the joint limits of {names}{hint}"),
-                      soft_wrap=True)
+    warn(f"{what}: outside the joint limits of {names}{hint}")
 
 
 def print_json(obj, undefined=()) -> None:
@@ -306,7 +333,3 @@ def read_log(path, robot, topic: str, what: str):
     if log.tau is None:
         raise InputError(f"{path}: the log has no efforts (joint torques); {what} needs them")
     return log
-
-
-#: Largest CSV file (bytes) that the commands read (states, measurements, logs): checked before reading.
-MAX_CSV_BYTES = _MAX_CSV_BYTES

@@ -70,14 +70,9 @@ def number(value, option: str, low: float | None = None, high: float | None = No
     unit = f" {unit}" if unit else ""
     if math.isfinite(x) and (low is None or (x > low if above else x >= low)) and (high is None or x <= high):
         return x
-    if low is None and high is None:
-        wanted = "a finite number"
-    elif high is None:
-        wanted = f"a number {'>' if above else '>='} {low:g}{unit}"
-    elif low is None:
-        wanted = f"a number <= {high:g}{unit}"
-    else:
-        wanted = f"a number {'>' if above else '>='} {low:g} and <= {high:g}{unit}"
+    bounds = ([f"{'>' if above else '>='} {low:g}"] if low is not None else []) \
+        + ([f"<= {high:g}"] if high is not None else [])
+    wanted = f"a number {' and '.join(bounds)}{unit}" if bounds else "a finite number"
     raise InputError(f"option {option} = {value!r}: give {wanted}")
 
 

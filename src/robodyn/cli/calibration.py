@@ -9,8 +9,8 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, TOPIC_OPTION, Table, check_outputs, console, get_robot,
-                                is_joint_log, print_json, read_csv_columns, read_log, user_errors)
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, TOPIC_OPTION, check_outputs, console, get_robot,
+                                is_joint_log, print_json, print_table, read_csv_columns, read_log, user_errors)
 from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
@@ -128,16 +128,16 @@ def calibrate_gravity_command(
                         "out": None if out is None else str(out), "plot": None if plot is None else str(plot)},
                        undefined=("mu_std", "offsets_std", "residual_rms"))  # NaN: not defined (e.g. unused joints)
             return
-        table = Table("joint", "μx (kg m)", "μy (kg m)", "μz (kg m)", "offset (N m)", "residual RMS (N m)",
-                      title=f"{model.name}: cumulative first moments, {cal.method} method, {cal.poses} poses "
-                            f"(± 1 std; '—': not identifiable)")
+        rows = []
         for j in range(model.n):
             cells = [("—" if not cal.identifiable[j, a] else f"{cal.mu[j, a]:.6g} ± {cal.std[j, a]:.2g}")
                      for a in range(3)]
             off = f"{cal.offsets[j]:.4g} ± {cal.offsets_std[j]:.2g}" if np.isfinite(cal.offsets_std[j]) else "—"
-            rms = f"{cal.residual_rms[j]:.4g}" if np.isfinite(cal.residual_rms[j]) else "not used"
-            table.add_row(str(j + 1), *cells, off, rms)
-        console.print(table)
+            rows.append((str(j + 1), *cells, off,
+                         f"{cal.residual_rms[j]:.4g}" if np.isfinite(cal.residual_rms[j]) else "not used"))
+        print_table("joint", "μx (kg m)", "μy (kg m)", "μz (kg m)", "offset (N m)", "residual RMS (N m)",
+                    title=f"{model.name}: cumulative first moments, {cal.method} method, {cal.poses} poses "
+                          f"(± 1 std; '—': not identifiable)", rows=rows)
         console.print(f"condition number of the stacked regressor: {cal.condition_number:.4g}", highlight=False)
         if found is not None:
             console.print(f"{found.count} static poses: standstill segments of {poses} (|qd| < "
@@ -200,22 +200,18 @@ def wam_gravity_command(json_out: bool = JSON_OPTION) -> None:
                         "torque_rms": s.torque_rms, "torque_scale": s.torque_scale},
                        undefined=("link_relative_difference",))
             return
-        table = Table("link", "model μ (kg m)", "libbarrett μ (kg m)",
-                      title="μ_j in libbarrett's frames (standard DH, frame j at the end of link j)")
-        for j in range(7):
-            table.add_row(str(j + 1), _vec(s.model_libbarrett[j]), _vec(s.calibrated_libbarrett[j]))
-        console.print(table)
-        table = Table("link", "model (x, y)", "libbarrett (x, y)", "‖Δ‖/‖libbarrett‖", "gravity torque RMS Δ (N m)",
-                      "RMS torque (N m)",
-                      title="identifiable first moments, robodyn frame j (z components grouped into link j−1)")
-        for j in range(7):
-            ok = s.identifiable[j]
-            rel = s.link_relative_difference[j]
-            table.add_row(str(j + 1), _vec(s.model_grouped[j, :2]) if ok.any() else "—",
-                          _vec(s.calibrated_grouped[j, :2]) if ok.any() else "—",
-                          f"{rel:.1%}" if np.isfinite(rel) else "—", f"{s.torque_rms[j]:.3g}",
-                          f"{s.torque_scale[j]:.3g}")
-        console.print(table)
+        print_table("link", "model μ (kg m)", "libbarrett μ (kg m)",
+                    title="μ_j in libbarrett's frames (standard DH, frame j at the end of link j)",
+                    rows=[(str(j + 1), _vec(s.model_libbarrett[j]), _vec(s.calibrated_libbarrett[j]))
+                          for j in range(7)])
+        ok, rel = s.identifiable.any(axis=1), s.link_relative_difference
+        print_table("link", "model (x, y)", "libbarrett (x, y)", "‖Δ‖/‖libbarrett‖", "gravity torque RMS Δ (N m)",
+                    "RMS torque (N m)",
+                    title="identifiable first moments, robodyn frame j (z components grouped into link j−1)",
+                    rows=[(str(j + 1), _vec(s.model_grouped[j, :2]) if ok[j] else "—",
+                           _vec(s.calibrated_grouped[j, :2]) if ok[j] else "—",
+                           f"{rel[j]:.1%}" if np.isfinite(rel[j]) else "—", f"{s.torque_rms[j]:.3g}",
+                           f"{s.torque_scale[j]:.3g}") for j in range(7)])
 
 
 def _vec(v) -> str:

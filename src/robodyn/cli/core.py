@@ -14,8 +14,8 @@ from rich.text import Text
 from robodyn.files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import (
-    ROBOT_ARGUMENT, Table, chop, compact_table, console, get_robot, joint_vector, parse_vector, print_json,
-    read_csv_columns, user_errors, warn_outside_limits,
+    ROBOT_ARGUMENT, chop, console, get_robot, joint_vector, parse_vector, print_json, print_table, read_csv_columns,
+    user_errors, warn_outside_limits,
 )
 from robodyn.dynamics.newton_euler import inverse_dynamics
 from robodyn.errors import InputError
@@ -34,11 +34,10 @@ def list_command(json: bool = typer.Option(False, "--json", help="Print JSON ins
             print_json([{"name": r.name, "frames": "".join("RP-"[s] for s in r.sigma), "n": r.n, "nf": r.nf,
                          "source": r.source} for r in robots])
             return
-        table = compact_table("robot", "frames", "n", "source", padding=(0, 1))
-        for name in list_robots():
-            r = get_robot(name)
-            table.add_row(name, "".join("RP-"[s] for s in r.sigma), str(r.n), _first_sentence(r.source))
-        console.print(table, highlight=False)
+        robots = [(name, get_robot(name)) for name in list_robots()]
+        print_table("robot", "frames", "n", "source", compact=True, padding=(0, 1),
+                    rows=[(name, "".join("RP-"[s] for s in r.sigma), str(r.n), _first_sentence(r.source))
+                          for name, r in robots])
 
 
 def _first_sentence(text: str, limit: int = 90) -> str:
@@ -73,14 +72,14 @@ def _num(x: float) -> str:
 
 def geometry_rows(robot: Robot) -> list[dict]:
     """One dict per frame: j, name, a(j), sigma, gamma, b, alpha, d, theta, r (+ qmin, qmax for joints)."""
-    rows, k = [], 0
+    rows = []
     for i in range(robot.nf):
         row = {"j": i + 1, "name": robot.frame_names[i], "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
         row.update({key: float(getattr(robot, key)[i]) for key in ("gamma", "b", "alpha", "d", "theta", "r")})
-        if robot.sigma[i] != 2:
+        k = robot.derived.joint_of[i]  # the joint's column of q
+        if k >= 0:
             row["qmin"], row["qmax"] = (float(x) for x in robot.qlim[k])
             row["q"] = f"q{k + 1}"
-            k += 1
         rows.append(row)
     return rows
 
@@ -88,11 +87,8 @@ def geometry_rows(robot: Robot) -> list[dict]:
 def inertial_rows(robot: Robot) -> list[dict]:
     """One dict per link: j, name, XX..M, Ia, Fc, Fv (and Foff, Fst, kst, Bst)."""
     extra = ("Ia", "Fc", "Fv", "Foff", "Fst", "kst", "Bst")
-    return [
-        {"j": i + 1, "name": robot.frame_names[i], **{p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])},
-         **{e: float(getattr(robot, e)[i]) for e in extra}}
-        for i in range(robot.nf)
-    ]
+    return [{"j": i + 1, "name": robot.frame_names[i], **dict(zip(PARAMETER_NAMES, map(float, robot.params[i]))),
+             **{e: float(getattr(robot, e)[i]) for e in extra}} for i in range(robot.nf)]
 
 
 @app.command("info")
@@ -125,14 +121,13 @@ def info_command(
         # long names (URDF joints) get a table of their own, so that the parameters fit in 80 columns
         named = max(map(len, r.frame_names)) <= 8 and not any(r.link_names)
         if not named:
-            table = compact_table("j", "name", *(["URDF link"] if any(r.link_names) else []), title="Frames",
-                                  padding=(0, 1))
-            for g, link in zip(geo, r.link_names):
-                table.add_row(str(g["j"]), g["name"], *([link] if any(r.link_names) else []))
-            console.print(table)
+            links = any(r.link_names)
+            print_table("j", "name", *(["URDF link"] if links else []), compact=True, title="Frames", padding=(0, 1),
+                        rows=[(str(g["j"]), g["name"], *([link] if links else []))
+                              for g, link in zip(geo, r.link_names)])
         cols = ["j"] + (["name"] if named else []) + ["a(j)", "σ"] + (["γ", "b"] if has_tree else []) \
             + ["α", "d", "θ", "r", "qmin", "qmax"]
-        table = compact_table(*cols, title="Geometric parameters (rad, m)")
+        rows = []
         for g in geo:
             theta, rr = _angle(g["theta"]), _num(g["r"])
             if g["sigma"] == 0:
@@ -142,21 +137,17 @@ def info_command(
             lim = ["", ""] if g["sigma"] == 2 else [_limit(g["qmin"], g["sigma"]), _limit(g["qmax"], g["sigma"])]
             cells = [str(g["j"])] + ([g["name"]] if named else []) + [str(g["antecedent"]), str(g["sigma"])]
             cells += [_angle(g["gamma"]), _num(g["b"])] if has_tree else []
-            cells += [_angle(g["alpha"]), _num(g["d"]), theta, rr] + lim
-            table.add_row(*cells)
-        console.print(table)
-        table = compact_table("j", *PARAMETER_NAMES[:6], title="Inertia J_j about O_j in R_j (kg m²)")
-        scale = max(1.0, float(np.abs(r.params[:, :6]).max(initial=0.0)))  # rounding noise of the frame changes
-        for row in inert:
-            table.add_row(str(row["j"]), *(_num(x) for x in chop([row[k] for k in PARAMETER_NAMES[:6]], scale)))
-        console.print(table)
+            rows.append(cells + [_angle(g["alpha"]), _num(g["d"]), theta, rr] + lim)
+        print_table(*cols, compact=True, title="Geometric parameters (rad, m)", rows=rows)
         shown = list(PARAMETER_NAMES[6:]) + ["Ia", "Fc", "Fv"] + [e for e in ("Foff", "Fst", "kst", "Bst") if np.any(getattr(r, e))]
-        table = compact_table("j", *shown, title="First moments MS_j (kg m), mass (kg), rotor inertia Ia, friction "
-                                        "Fc, Fv (SI)")
-        scale = max(1.0, float(np.abs(r.params[:, 6:9]).max(initial=0.0)))
-        for row in inert:
-            table.add_row(str(row["j"]), *(_num(x) for x in chop([row[k] for k in shown], scale)))
-        console.print(table)
+        # the scale of each table's entries: rounding noise of the frame changes is shown as 0
+        for keys, columns, title in ((PARAMETER_NAMES[:6], slice(0, 6), "Inertia J_j about O_j in R_j (kg m²)"),
+                                     (shown, slice(6, 9), "First moments MS_j (kg m), mass (kg), rotor inertia Ia, "
+                                                          "friction Fc, Fv (SI)")):
+            scale = max(1.0, float(np.abs(r.params[:, columns]).max(initial=0.0)))
+            print_table("j", *keys, compact=True, title=title,
+                        rows=[(str(row["j"]), *(_num(x) for x in chop([row[k] for k in keys], scale)))
+                              for row in inert])
         console.print("Values rounded to 4 significant digits; `robodyn info --json` prints them in full.", highlight=False)
 
 
@@ -234,12 +225,10 @@ def _floating_id(r: Robot, q, qd, qdd, json: bool) -> None:
         print_json({"robot": r.name, "base": r.base, "q": Q, "v": V, "a": A, "tau": tau})
         return
     console.print(f"base: {r.base}; q = {_vector(Q)} (position, quaternion x y z w, joints)", highlight=False)
-    table = Table("coordinate", "v", "a", "tau", title=f"Inverse dynamics of {r.name}, base wrench in R_0 (SI units)")
-    joints = list(r.joint_names)
-    for k, name in enumerate(list(BASE_FORCE_NAMES) + joints):
-        unit = ("N" if k < 3 else "N m") if k < 6 else ("N m" if r.sigma[r.joint_frames[k - 6]] == 0 else "N")
-        table.add_row(name, _num(V[k]), _num(A[k]), f"{chop(tau)[k]:.10g} {unit}")
-    console.print(table)
+    units = ["N"] * 3 + ["N m"] * 3 + ["N m" if s == 0 else "N" for s in r.sigma[r.joint_frames]]
+    print_table("coordinate", "v", "a", "tau", title=f"Inverse dynamics of {r.name}, base wrench in R_0 (SI units)",
+                rows=[(name, _num(V[k]), _num(A[k]), f"{chop(tau)[k]:.10g} {units[k]}")
+                      for k, name in enumerate(BASE_FORCE_NAMES + r.joint_names)])
 
 
 @app.command("id")
@@ -295,14 +284,11 @@ def id_command(
             print_json({"robot": r.name, "q": Q, "qd": QD, "qdd": QDD, "tau": tau})
             return
         revolute = r.sigma[r.joint_frames] == 0
+        heads = ["q", "qd", "qdd"]
         if degrees:  # shown as typed: revolute joints in deg, deg/s, deg/s²
             Q, QD, QDD = (np.where(revolute, np.rad2deg(v), v) for v in (Q, QD, QDD))
-        heads = ["q", "qd", "qdd"]
-        if degrees:
             heads = [f"{h} ({u}{'' if revolute.all() else ' | SI'})" for h, u in zip(heads, ("deg", "deg/s", "deg/s²"))]
-        table = Table("joint", "type", *heads, "tau", title=f"Inverse dynamics of {r.name} (SI units)")
-        for k, (name, value) in enumerate(zip(r.joint_names, chop(tau))):
-            unit = "N m" if revolute[k] else "N"
-            table.add_row(name, _KINDS[0 if revolute[k] else 1], _num(Q[k]), _num(QD[k]), _num(QDD[k]),
-                          f"{value:.10g} {unit}")
-        console.print(table)
+        print_table("joint", "type", *heads, "tau", title=f"Inverse dynamics of {r.name} (SI units)",
+                    rows=[(name, _KINDS[0 if revolute[k] else 1], _num(Q[k]), _num(QD[k]), _num(QDD[k]),
+                           f"{value:.10g} {'N m' if revolute[k] else 'N'}")
+                          for k, (name, value) in enumerate(zip(r.joint_names, chop(tau)))])

@@ -10,8 +10,8 @@ import typer
 from rich.text import Text
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, chop, compact_table, console, fixed_point, get_robot,
-                                joint_vector, names_legend, parse_vector, print_json, read_csv_columns, user_errors)
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, chop, console, get_robot, joint_vector, names_legend,
+                                matrix_table, parse_vector, print_json, print_table, read_csv_columns, user_errors)
 from robodyn.errors import InputError
 from robodyn.model.urdf import rpy_angles, rpy_rotation
 
@@ -94,13 +94,7 @@ def jacobian_command(
     console.print(Text.assemble((r.name, "bold"), f": Jacobian of {_frame_label(r, j)}, rows vx vy vz (m/s) "
                                 f"wx wy wz (rad/s), one column per joint"))
     console.print(names_legend(r.joint_names), highlight=False)
-    table = compact_table("", *(str(k) for k in range(1, r.n + 1)))
-    cells = np.array(fixed_point(J)).reshape(J.shape)
-    for label, row in zip(("vx", "vy", "vz", "wx", "wy", "wz"), cells):
-        table.add_row(label, *row)
-    for column in table.columns[1:]:
-        column.justify = "right"
-    console.print(table)
+    console.print(matrix_table(J, ("vx", "vy", "vz", "wx", "wy", "wz"), first=1))
 
 
 @app.command("ik")
@@ -136,10 +130,8 @@ def ik_command(
     revolute = r.sigma[r.joint_frames] == 0
     shown = np.where(revolute, np.rad2deg(q), q) if degrees else q
     console.print(Text.assemble((r.name, "bold"), f": joint values that put {_frame_label(r, j)} at the target"))
-    table = compact_table("joint", "q" + (" (deg | m)" if degrees else " (rad | m)"))
-    for name, value in zip(r.joint_names, chop(shown)):
-        table.add_row(name, f"{value:.10g}")
-    console.print(table)
+    print_table("joint", "q" + (" (deg | m)" if degrees else " (rad | m)"), compact=True,
+                rows=[(name, f"{value:.10g}") for name, value in zip(r.joint_names, chop(shown))])
     console.print(f"q = {','.join(f'{x:.12g}' for x in chop(shown))}", highlight=False, soft_wrap=True)
 
 
@@ -183,9 +175,8 @@ def identify_payload_command(
                                 f"({kind})"))
     console.print(f"mass (kg): {res.mass:.6g}", highlight=False)
     console.print(f"centre of mass in R_{j} (m): [{', '.join(f'{x:.6g}' for x in chop(res.com))}]", highlight=False)
-    table = compact_table("parameter", "value (SI, in R_j about O_j)", "σ")
-    for name, value, s in zip(names10, chop(res.params), res.std):
-        table.add_row(name, f"{value:.6g}", "—" if s == 0 else f"{s:.2g}")
-    console.print(table)
+    print_table("parameter", "value (SI, in R_j about O_j)", "σ", compact=True,
+                rows=[(name, f"{value:.6g}", "—" if s == 0 else f"{s:.2g}")
+                      for name, value, s in zip(names10, chop(res.params), res.std)])
     console.print("torque residual RMS per joint (N m | N): "
                   f"[{', '.join(f'{x:.3g}' for x in res.residual_rms)}]", highlight=False)

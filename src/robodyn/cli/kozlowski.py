@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import typer
 
-from robodyn.cli._common import JSON_OPTION, Table, console, get_robot, print_json, user_errors
+from robodyn.cli._common import JSON_OPTION, console, get_robot, print_json, print_table, user_errors
 from robodyn.cli._limits import check_work, count, number
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
@@ -104,12 +104,10 @@ def kozlowski_puma_command(
         console.print(f"{model.name}: Kozłowski's quintic motion, {samples} states over {duration:g} s, one batch; "
                       "Γ from his inverse dynamics, q̈ back from the Kalman filter + Bryson–Frazier smoother",
                       highlight=False)
-        table = Table("joint", "max |Γ|", "max |q̈|", "round trip |Δq̈|", "|Γ − Γ_NE|", "|q̈ − q̈_rec|",
-                      title="maxima over the trajectory (SI units)")
-        for j in range(model.n):
-            table.add_row(str(j + 1), *(f"{v[j]:.3g}" for v in (r.tau_max, r.qdd_max, r.round_trip,
-                                                                 r.inverse_vs_ne, r.forward_vs_rec)))
-        console.print(table)
+        columns = (r.tau_max, r.qdd_max, r.round_trip, r.inverse_vs_ne, r.forward_vs_rec)
+        print_table("joint", "max |Γ|", "max |q̈|", "round trip |Δq̈|", "|Γ − Γ_NE|", "|q̈ − q̈_rec|",
+                    title="maxima over the trajectory (SI units)",
+                    rows=[(str(j + 1), *(f"{v[j]:.3g}" for v in columns)) for j in range(model.n)])
         console.print(f"relative to the largest |q̈| or |Γ|: round trip {rel['round_trip']:.1e}, inverse vs "
                       f"Newton–Euler {rel['inverse_vs_newton_euler']:.1e}, forward vs recursive "
                       f"{rel['forward_vs_recursive']:.1e}, two-sided (3.1)–(3.14) vs Newton–Euler "

@@ -10,25 +10,18 @@ from rich.text import Text
 from robodyn.cli._app import app
 from robodyn.progress import progress
 
-from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, Table, chop, compact_table, console, fixed_point,
-                                get_robot, joint_vector, names_legend, parse_vector, print_json, user_errors)
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, chop, compact_table, console, get_robot, joint_vector,
+                                matrix_table, names_legend, parse_vector, print_json, print_table, user_errors)
 from robodyn.cli._limits import check_work, count, seed as check_seed
 
 
-def _matrix_table(title: str, M: np.ndarray, names) -> Table:
-    """A matrix with rows and columns numbered 1..n (``names_legend`` names them), every entry with the decimals
-    of 4 significant digits on the largest one: n = 9 fits in 80 columns."""
-    M = np.atleast_2d(M)
-    table = compact_table("", *(str(k) for k in range(1, len(names) + 1)))
-    cells = np.array(fixed_point(M)).reshape(M.shape)
-    for k, row in enumerate(cells, start=1):
-        table.add_row(str(k), *row)
-    for column in table.columns:
-        column.justify = "right"
+def _matrix_table(title: str, M: np.ndarray, names) -> Group:
+    """:func:`matrix_table` with rows numbered 1..n, under ``title``."""
+    table = matrix_table(M, [str(k) for k in range(1, len(names) + 1)])
     return Group(Text(title), table)  # the title on its own line: a narrow table would wrap it
 
 
-def _vector_table(title: str, columns: dict[str, np.ndarray], names, digits: int = 6) -> Table:
+def _vector_table(title: str, columns: dict[str, np.ndarray], names, digits: int = 6) -> Group:
     table = compact_table("joint", *columns)
     shown = [chop(v) for v in columns.values()]
     for k, name in enumerate(names):
@@ -207,27 +200,19 @@ def properties_command(
                     "samples": None if bounds is None else bounds.samples, "seed": seed,
                     "ranges": joint_ranges(r, pr) if bounds is None else bounds.ranges, "notes": notes})
         return
-    table = Table(*[f"col {j}" for j in range(1, n + 1)], show_header=False)
-    for row in inertia:
-        table.add_row(*row)
     console.print(Text.assemble((f"inertial couplings of {r.name}", "bold"), ": A(q) = [m_ij], m_ij(q_k) depends on q_k"))
-    console.print(table)
+    print_table(*[f"col {j}" for j in range(1, n + 1)], show_header=False, rows=inertia)
     console.print("gravity: " + ", ".join(gravity))
-    checks_table = Table("property (64 random states)", "holds", title_justify="left")
-    for name, ok in checks.items():
-        checks_table.add_row(name, "yes" if ok else Text("NO", style="red"))
-    console.print(checks_table)
+    print_table("property (64 random states)", "holds", title_justify="left",
+                rows=[(name, "yes" if ok else Text("NO", style="red")) for name, ok in checks.items()])
     for note in notes:
         console.print(note, highlight=False, soft_wrap=True)
     if bounds is None:
         return
     console.print(Text.assemble(("bounds on dynamic terms", "bold"), f" ({bounds.samples} samples, seed {seed}, 2-norms)"))
-    bt = Table("bound", "estimate")
     labels = {"alpha_min": "k0 = min ‖A‖", "alpha": "α = max ‖A‖", "lambda_min": "min λ(A)",
               "beta": "β: ‖C‖ ≤ β‖qd‖ (sampled)", "beta_upper": "β upper (Cauchy–Schwarz)", "gamma": "γ = max ‖Q‖"}
-    for key, label in labels.items():
-        bt.add_row(label, f"{b[key]:.6g}")
-    console.print(bt)
+    print_table("bound", "estimate", rows=[(label, f"{b[key]:.6g}") for key, label in labels.items()])
 
 
 def _floating_fd(r, q, qd, tau, method: str, json_out: bool) -> None:

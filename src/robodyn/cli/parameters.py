@@ -6,7 +6,7 @@ import typer
 from rich.text import Text
 
 from robodyn.cli._app import app
-from robodyn.cli._common import ROBOT_ARGUMENT, Table, console, get_robot, print_json, user_errors
+from robodyn.cli._common import ROBOT_ARGUMENT, console, get_robot, print_json, print_table, user_errors
 from robodyn.cli._limits import check_symbolic, check_work
 from robodyn.parameters.regressor import LINK_PARAMETERS
 
@@ -31,34 +31,17 @@ def base_params_command(
         # the numeric method: a regressor of ~2 (11 + 3) n rows per state over many states, and its QR
         check_work(f"base-params of robot '{r.name}' (n = {r.n})", nbytes=8.0 * 14 * r.n * 600 * r.n * 4,
                    flops=1e4 * 14.0 * r.n**3 * 60)
-        bp = base_parameters(
-            r, method=method, drop_zero=drop_zero, symbolic_geometry=symbolic_geometry, friction=friction, seed=seed
-        )
+        bp = base_parameters(r, method=method, drop_zero=drop_zero, symbolic_geometry=symbolic_geometry,
+                             friction=friction, seed=seed)
     if as_json:
-        print_json(
-            {
-                "robot": r.name,
-                "method": bp.method,
-                "count": bp.count,
-                "count_inertial": bp.count_inertial,
-                "count_formula": bp.count_formula,
-                "minimal": bp.minimal,
-                "note": bp.note,
-                "names": list(bp.names),
-                "standard": list(bp.standard),
-                "expressions": [str(e) for e in bp.expressions],
-                "values": bp.values,
-                "table": bp.table(),
-                "grouped": list(bp.grouped),
-                "no_effect": list(bp.no_effect),
-                "zero": list(bp.zero),
-            }
-        )
+        print_json({"robot": r.name, "method": bp.method, "count": bp.count, "count_inertial": bp.count_inertial,
+                    "count_formula": bp.count_formula, "minimal": bp.minimal, "note": bp.note,
+                    "names": list(bp.names), "standard": list(bp.standard),
+                    "expressions": [str(e) for e in bp.expressions], "values": bp.values, "table": bp.table(),
+                    "grouped": list(bp.grouped), "no_effect": list(bp.no_effect), "zero": list(bp.zero)})
         return
-    table = Table("j", *(f"{p}j" for p in LINK_PARAMETERS), title=f"Base inertial parameters of {r.name} ({bp.method})")
-    for j, row in enumerate(bp.table(), start=1):
-        table.add_row(str(j), *row)
-    console.print(table)
+    print_table("j", *(f"{p}j" for p in LINK_PARAMETERS), title=f"Base inertial parameters of {r.name} ({bp.method})",
+                rows=[(str(j), *row) for j, row in enumerate(bp.table(), start=1)])
     console.print("Grouping equations", style="bold")
     import sympy
 
@@ -73,8 +56,7 @@ def base_params_command(
     if bp.zero:
         console.print(f"Known zero: {', '.join(bp.zero)}", highlight=False)
     formula = "n/a (tree)" if bp.count_formula is None else str(bp.count_formula)
-    console.print(
-        f"{bp.count} base parameters ({bp.count_inertial} of the links; [9.61] gives b_m <= {formula})", highlight=False
-    )
+    console.print(f"{bp.count} base parameters ({bp.count_inertial} of the links; [9.61] gives b_m <= {formula})",
+                  highlight=False)
     if not bp.minimal:
         console.print(Text.assemble(("note:", "yellow"), f" {bp.note}"))

@@ -8,8 +8,8 @@ import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (JSON_OPTION, Table, check_outputs, console, get_robot, joint_vector, print_json,
-                                read_log, user_errors)
+from robodyn.cli._common import (JSON_OPTION, check_outputs, console, get_robot, joint_vector, print_json,
+                                print_table, read_log, user_errors)
 from robodyn.cli._limits import check_work, count, number
 from robodyn.errors import InputError
 
@@ -107,23 +107,19 @@ def simulate_command(
         qr = ref.sample(sim.t)[0]
         err = np.abs(sim.q - qr)
         scale = max(1.0, np.abs(sim.work_tau).max(), np.abs(sim.work_friction).max())
-        result = {
-            "robot": model.name, "controller": controller, "friction": friction, "duration": duration,
-            "settle": settle, "max_tracking_error": err.max(0), "final_error": np.abs(sim.q[-1] - qf),
-            "max_torque": np.abs(sim.tau).max(0), "saturated_samples": sim.saturated.sum(0),
-            "energy_balance_error": float(np.abs(sim.energy_error).max()),
-            "energy_scale": scale, "rhs_evaluations": sim.nfev, "seconds": sim.seconds,
-            "plot": None if plot is None else str(plot),
-        }
+        result = {"robot": model.name, "controller": controller, "friction": friction, "duration": duration,
+                  "settle": settle, "max_tracking_error": err.max(0), "final_error": np.abs(sim.q[-1] - qf),
+                  "max_torque": np.abs(sim.tau).max(0), "saturated_samples": sim.saturated.sum(0),
+                  "energy_balance_error": float(np.abs(sim.energy_error).max()), "energy_scale": scale,
+                  "rhs_evaluations": sim.nfev, "seconds": sim.seconds, "plot": None if plot is None else str(plot)}
         if json_out:
             print_json(result)
             return
-        table = Table("joint", "max |q − q_d|", "final |q − q_f|", "max |Γ|", "at limit",
-                      title=f"{model.name}: {controller}, quintic in {duration} s + {settle} s, {friction} friction")
-        for j in range(model.n):
-            table.add_row(str(j + 1), f"{result['max_tracking_error'][j]:.3e}", f"{result['final_error'][j]:.3e}",
-                          f"{result['max_torque'][j]:.4g}", f"{result['saturated_samples'][j]}/{samples}")
-        console.print(table)
+        print_table("joint", "max |q − q_d|", "final |q − q_f|", "max |Γ|", "at limit",
+                    title=f"{model.name}: {controller}, quintic in {duration} s + {settle} s, {friction} friction",
+                    rows=[(str(j + 1), f"{result['max_tracking_error'][j]:.3e}", f"{result['final_error'][j]:.3e}",
+                           f"{result['max_torque'][j]:.4g}", f"{result['saturated_samples'][j]}/{samples}")
+                          for j in range(model.n)])
         console.print(f"energy balance |E − E0 − (W_Γ − W_f)| ≤ {result['energy_balance_error']:.2e} J "
                       f"(works up to {scale:.3g} J); {sim.nfev} evaluations in {sim.seconds:.2f} s")
         if plot is not None:
@@ -230,12 +226,10 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
     if json_out:
         print_json(result)
         return
-    table = Table("joint", "RMS |q − q_meas|", "max |q − q_meas|",
-                  title=f"{model.name} driven by the torques of {path} ({log.samples} samples, "
-                        f"{t[-1]:.4g} s), {friction} friction")
-    for j in range(model.n):
-        table.add_row(model.q_names[j], f"{rms[j]:.3e}", f"{worst[j]:.3e}")
-    console.print(table)
+    print_table("joint", "RMS |q − q_meas|", "max |q − q_meas|",
+                title=f"{model.name} driven by the torques of {path} ({log.samples} samples, "
+                      f"{t[-1]:.4g} s), {friction} friction",
+                rows=[(model.q_names[j], f"{rms[j]:.3e}", f"{worst[j]:.3e}") for j in range(model.n)])
     console.print(f"rad | m; {sim.nfev} evaluations in {sim.seconds:.2f} s")
     if diverged is not None:
         console.print(f"diverged: at t = {diverged.t:.4g} s the model's {model.q_names[diverged.joint]} is "

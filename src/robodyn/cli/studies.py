@@ -10,7 +10,7 @@ from rich.text import Text
 
 from robodyn.cli._app import Typer, Group, app
 from robodyn.progress import progress
-from robodyn.cli._common import JSON_OPTION, Table, console, get_robot, print_json, user_errors
+from robodyn.cli._common import JSON_OPTION, Table, console, get_robot, print_json, print_table, user_errors
 from robodyn.cli._limits import MAX_SYMBOLIC_JOINTS, allow_large, check_work, count, number
 from robodyn.errors import InputError
 
@@ -65,39 +65,32 @@ def accuracy_command(
                         "cond": {"min": result.cond.min(), "max": result.cond.max(), "mean": result.cond.mean()},
                         "mata_table5": result.mata_table5(),
                         "stages": None if staged is None else {
-                            "method": staged.method,
-                            "max_error": dict(zip(staged.stages, staged.max_error)),
+                            "method": staged.method, "max_error": dict(zip(staged.stages, staged.max_error)),
                             "mean_error": dict(zip(staged.stages, staged.mean_error))},
                         "plot": None if plot is None else str(plot)})
             return
         # a row per joint, a column per method: fits 80 columns for any n (Mata et al. Table 5, transposed)
         console.print(f"{result.robot}: |q̈(float64) − q̈(float32)| over {steps} poses (rad/s²)")
         for what, values in (("max", result.max_error), ("mean", result.mean_error)):
-            table = Table("joint", *result.methods, title=f"{what} |Δq̈|", title_justify="left")
-            for j in range(values.shape[1]):
-                table.add_row(str(j + 1), *(f"{v:.4g}" for v in values[:, j]))
-            console.print(table)
+            print_table("joint", *result.methods, title=f"{what} |Δq̈|", title_justify="left",
+                        rows=[(str(j + 1), *(f"{v:.4g}" for v in values[:, j])) for j in range(values.shape[1])])
         comparison = result.mata_table5()
         if comparison:
-            table = Table("Mata et al.", "robodyn method", "max (paper)", "max (robodyn)", "mean (paper)",
-                          "mean (robodyn)", title=f"Table 5, |Δq̈{model.n}| (rad/s²), solver {solver or 'cholesky'}",
-                          title_justify="left")
-            for name, row in comparison.items():
-                table.add_row(name, row["method"], f"{row['paper'][0]:.4g}", f"{row['robodyn'][0]:.4g}",
-                              f"{row['paper'][1]:.4g}", f"{row['robodyn'][1]:.4g}")
-            console.print(table)
+            print_table("Mata et al.", "robodyn method", "max (paper)", "max (robodyn)", "mean (paper)",
+                        "mean (robodyn)", title=f"Table 5, |Δq̈{model.n}| (rad/s²), solver {solver or 'cholesky'}",
+                        title_justify="left",
+                        rows=[(name, row["method"], f"{row['paper'][0]:.4g}", f"{row['robodyn'][0]:.4g}",
+                               f"{row['paper'][1]:.4g}", f"{row['robodyn'][1]:.4g}")
+                              for name, row in comparison.items()])
         if staged is not None:
-            table = Table("float32 stage", *(f"max |Δq̈{j + 1}|" for j in range(model.n)),
-                          *(f"mean |Δq̈{j + 1}|" for j in range(model.n)),
-                          title=f"{staged.method}: one stage in float32, the rest in float64", title_justify="left")
-            for k, stage in enumerate(staged.stages):
-                table.add_row(stage, *(f"{v:.3g}" for v in staged.max_error[k]),
-                              *(f"{v:.3g}" for v in staged.mean_error[k]))
-            console.print(table)
-        table = Table("method", "single dtype", "float64 spread", title="methods", title_justify="left")
-        for m, dt, spread in zip(result.methods, result.single_dtypes, result.method_spread):
-            table.add_row(m, dt, f"{spread:.2g}")
-        console.print(table)
+            print_table("float32 stage", *(f"max |Δq̈{j + 1}|" for j in range(model.n)),
+                        *(f"mean |Δq̈{j + 1}|" for j in range(model.n)),
+                        title=f"{staged.method}: one stage in float32, the rest in float64", title_justify="left",
+                        rows=[(stage, *(f"{v:.3g}" for v in staged.max_error[k]),
+                               *(f"{v:.3g}" for v in staged.mean_error[k])) for k, stage in enumerate(staged.stages)])
+        print_table("method", "single dtype", "float64 spread", title="methods", title_justify="left",
+                    rows=[(m, dt, f"{spread:.2g}")
+                          for m, dt, spread in zip(result.methods, result.single_dtypes, result.method_spread)])
         console.print(f"cond(A): min {result.cond.min():.4g}, max {result.cond.max():.4g}, "
                       f"mean {result.cond.mean():.4g}")
         for m, dt in zip(result.methods, result.single_dtypes):
@@ -156,11 +149,10 @@ def puma_line_command(
                         "plot": None if plot is None else str(plot)})
             return
         first = next(iter(t6))
-        table = Table("joint", "avg |q − q*| (rad)", "avg |q̇ − q̇*| (rad/s)", "avg |q̈ − q̈*| (rad/s²)",
-                      "Mata et al. |q − q*|", title=f"Table 6 — {first}")
-        for j, row in enumerate(t6[first]):
-            table.add_row(str(j + 1), *(f"{v:.6e}" for v in row), f"{MATA_TABLE_6[j, 0]:.3e}")
-        console.print(table)
+        print_table("joint", "avg |q − q*| (rad)", "avg |q̇ − q̇*| (rad/s)", "avg |q̈ − q̈*| (rad/s²)",
+                    "Mata et al. |q − q*|", title=f"Table 6 — {first}",
+                    rows=[(str(j + 1), *(f"{v:.6e}" for v in row), f"{MATA_TABLE_6[j, 0]:.3e}")
+                          for j, row in enumerate(t6[first])])
         console.print("joints by avg |q − q*|: robodyn " + ", ".join(map(str, result.joint_ranking()))
                       + "; Mata et al. " + ", ".join(map(str, joint_ranking(MATA_TABLE_6))), highlight=False)
         for method, errs in t6.items():
@@ -168,14 +160,13 @@ def puma_line_command(
                 rel = np.max(np.abs(errs - t6[first]) / np.maximum(np.abs(t6[first]), 1e-300))
                 console.print(f"Table 6 — {method}: every entry within {rel:.1e} (relative) of {first}'s")
         integrator = "LSODA (smooth Coulomb friction)" if np.any(model.Fc > 0) else "RK45"
-        table = Table("method", "time (s)", "RHS evaluations", "ms per evaluation",
-                      title=f"Table 7 — {integrator}, rtol = {rtol:g}, atol = {atol:g}, restarted every 0.1 s "
-                            "as Mata et al. do")
-        for method, (seconds, nfev) in result.table7().items():
-            table.add_row(method, f"{seconds:.3f}", str(nfev), f"{1e3 * seconds / nfev:.3f}")
-        for name, (seconds, nfev) in MATA_TABLE_7.items():
-            table.add_row(f"Mata et al. {name}", f"{seconds:.2f}", str(nfev), f"{1e3 * seconds / nfev:.3f}")
-        console.print(table)
+        print_table("method", "time (s)", "RHS evaluations", "ms per evaluation",
+                    title=f"Table 7 — {integrator}, rtol = {rtol:g}, atol = {atol:g}, restarted every 0.1 s "
+                          "as Mata et al. do",
+                    rows=[(method, f"{seconds:.3f}", str(nfev), f"{1e3 * seconds / nfev:.3f}")
+                          for method, (seconds, nfev) in result.table7().items()]
+                    + [(f"Mata et al. {name}", f"{seconds:.2f}", str(nfev), f"{1e3 * seconds / nfev:.3f}")
+                       for name, (seconds, nfev) in MATA_TABLE_7.items()])
         if plot is not None:
             console.print(f"plot written to {plot}", highlight=False)
 
@@ -238,10 +229,7 @@ def opcount_command(
             counts.add_row(f"{c.kind} {c.method}", *(f"{m}/{a}" for m, a in zip(mul, add)),
                            f"{last.sin}, {last.cos} (n={n_max})")
         console.print(counts)
-        table = Table(*OpcountReport.HEADER, title="fitted counts vs the published formulas")
-        for row in report.rows():
-            table.add_row(*row)
-        console.print(table)
+        print_table(*OpcountReport.HEADER, title="fitted counts vs the published formulas", rows=report.rows())
         console.print("Counted: one evaluation (batch of 1) on a general nR arm; operations with exact 0/±1 and "
                       "between robot constants are free; sin/cos separate. See docs/studies.md.")
         if customized:
@@ -252,34 +240,28 @@ def _print_customized(custom, koz, koz2, t95) -> None:
     def num(x):
         return "—" if x is None else f"{x:g}"
 
-    table = Table("model", "robot", "ours mul/add", "ours (exact fit, general robot)", "published",
-                  "published mul/add", "published formula", "≤", title="customized models (n = 6) vs the published counts")
-    for r in custom:
-        fits = f"{r['ours_mul_formula']} / {r['ours_add_formula']}" if r["ours_mul_formula"] else ""
-        table.add_row(r["model"], r["robot"], f"{r['mul']}/{r['add']}", fits, r["published"],
-                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
-                      f"{r['published_mul_formula']} / {r['published_add_formula']}", "yes" if r["at_or_below"] else "NO")
-    console.print(table)
-    table = Table("recursion", "robot", "ours mul/add", "published", "published mul/add", "published formula",
-                  title="Kozłowski Table 1 per recursion (n = 6)")
-    for r in koz:
-        table.add_row(r["recursion"], r["robot"], f"{r['mul']}/{r['add']}", r["published"],
-                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
-                      f"{r['published_mul_formula']} / {r['published_add_formula']}")
-    console.print(table)
-    table = Table("recursion", "ours mul (div)/add", "published mul + div/add", "published mul / add / div",
-                  title="Kozłowski Table 2 per recursion, general 6R (n = 6)")
-    for r in koz2:
-        table.add_row(r["recursion"], f"{r['mul']} ({r['div']})/{r['add']}",
-                      f"{num(r['published_mul'])}/{num(r['published_add'])}",
-                      f"{r['published_mul_formula']} / {r['published_add_formula']} / {r['published_div_formula']}")
-    console.print(table)
-    table = Table("robot", "inertial parameters", "ours mul/add", "Khalil & Dombre mul/add",
-                  title="Khalil & Dombre Table 9.5, presented method (customized Newton–Euler, base parameters)")
-    for r in t95:
-        table.add_row(r["robot"], r["variant"], f"{r['mul']}/{r['add']}",
-                      f"{num(r['published_mul'])}/{num(r['published_add'])}")
-    console.print(table)
+    def published(r):
+        return f"{num(r['published_mul'])}/{num(r['published_add'])}"
+
+    def formulas(r):
+        return f"{r['published_mul_formula']} / {r['published_add_formula']}"
+
+    print_table("model", "robot", "ours mul/add", "ours (exact fit, general robot)", "published", "published mul/add",
+                "published formula", "≤", title="customized models (n = 6) vs the published counts",
+                rows=[(r["model"], r["robot"], f"{r['mul']}/{r['add']}",
+                       f"{r['ours_mul_formula']} / {r['ours_add_formula']}" if r["ours_mul_formula"] else "",
+                       r["published"], published(r), formulas(r), "yes" if r["at_or_below"] else "NO") for r in custom])
+    print_table("recursion", "robot", "ours mul/add", "published", "published mul/add", "published formula",
+                title="Kozłowski Table 1 per recursion (n = 6)",
+                rows=[(r["recursion"], r["robot"], f"{r['mul']}/{r['add']}", r["published"], published(r), formulas(r))
+                      for r in koz])
+    print_table("recursion", "ours mul (div)/add", "published mul + div/add", "published mul / add / div",
+                title="Kozłowski Table 2 per recursion, general 6R (n = 6)",
+                rows=[(r["recursion"], f"{r['mul']} ({r['div']})/{r['add']}", published(r),
+                       f"{formulas(r)} / {r['published_div_formula']}") for r in koz2])
+    print_table("robot", "inertial parameters", "ours mul/add", "Khalil & Dombre mul/add",
+                title="Khalil & Dombre Table 9.5, presented method (customized Newton–Euler, base parameters)",
+                rows=[(r["robot"], r["variant"], f"{r['mul']}/{r['add']}", published(r)) for r in t95])
     robots = dict((r["robot"], r["robot_description"]) for r in custom)
     console.print("Robots: " + "; ".join(f"{k} = {v}" for k, v in robots.items())
                   + ". Customized: SYMORO's rules (0/±1 folded, constants off-line, repeated expressions shared, "

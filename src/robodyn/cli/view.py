@@ -11,9 +11,7 @@ import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from rich.text import Text
-
-from robodyn.cli._common import console, err_console, get_robot, joint_vector, user_errors
+from robodyn.cli._common import console, get_robot, joint_vector, user_errors, warn
 from robodyn.sanitize import printable
 
 
@@ -61,21 +59,14 @@ def view_command(
                 raise InputError(f"--duration {duration!r}; give a time in (0, 3600] s")
             qf = joint_vector(model, to, "--to", degrees, position=True) if to is not None else q0
             t = np.linspace(0.0, duration, max(2, int(duration * 50)))
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", UserWarning)
-                path = write_animation(model, t, QuinticReference(q0, qf, duration).sample(t)[0], animate,
-                                       urdf=urdf if meshes else None, package_dirs=package_dir or ())
-            for line in _mesh_summary([printable(str(w.message)) for w in caught]):
-                err_console.print(Text("warning: ", style="bold yellow") + Text(line), soft_wrap=True)
+            path = _warning_summary(write_animation, model, t, QuinticReference(q0, qf, duration).sample(t)[0],
+                                    animate, urdf=urdf if meshes else None, package_dirs=package_dir or ())
             console.print(f"wrote {path}")
             return
         from robodyn.viewer import view
 
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UserWarning)
-            viewer = view(model, q0, host=host, port=port, urdf=urdf, package_dirs=package_dir or (), meshes=meshes)
-        for line in _mesh_summary([printable(str(w.message)) for w in caught]):
-            err_console.print(Text("warning: ", style="bold yellow") + Text(line), soft_wrap=True)
+        viewer = _warning_summary(view, model, q0, host=host, port=port, urdf=urdf, package_dirs=package_dir or (),
+                                  meshes=meshes)
     try:
         drawn = f", {len(viewer.meshes)} frames drawn with the URDF's meshes" if viewer.meshes else ""
         console.print(f"robodyn view: {model.name} at {viewer.url}{drawn} (Ctrl-C to stop)", soft_wrap=True)
@@ -86,6 +77,16 @@ def view_command(
         pass
     finally:
         viewer.close()
+
+
+def _warning_summary(function, *args, **kwargs):
+    """``function(*args, **kwargs)``, its UserWarnings printed afterwards as :func:`_mesh_summary` sums them up."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        value = function(*args, **kwargs)
+    for line in _mesh_summary([printable(str(w.message)) for w in caught]):
+        warn(line)
+    return value
 
 
 _CAPSULES = re.compile(r"link (.*?): mesh .*; its frame is drawn as capsules\Z", re.S)

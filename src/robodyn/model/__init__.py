@@ -9,11 +9,7 @@ from types import MappingProxyType as _MappingProxyType
 
 from robodyn.lazy import attach as _attach
 from robodyn.model.robot import PARAMETER_NAMES, Robot
-from robodyn.model.inertia import (
-    standard_from_com,
-    com_from_standard,
-    check_physical,
-)
+from robodyn.model.inertia import standard_from_com, com_from_standard, check_physical
 
 _NAMES = _MappingProxyType({
     **{name: ("robodyn.model.dh", name) for name in ("from_craig_mdh", "from_standard_dh", "to_craig_mdh",

@@ -33,10 +33,8 @@ def joint_arrays(robot, **arrays):
     out, shapes = {}, []
     for name, a in given.items():
         if a.ndim == 0 or a.shape[-1] != n:
-            raise InputError(
-                f"argument '{name}' has shape {a.shape}; robot '{robot.name}' has n = {n} joint variables, "
-                f"so '{name}' must have shape (..., {n})"
-            )
+            raise InputError(f"argument '{name}' has shape {a.shape}; robot '{robot.name}' has n = {n} joint "
+                             f"variables, so '{name}' must have shape (..., {n})")
         if not all_finite(a):
             raise InputError(f"argument '{name}' contains NaN or inf; give finite values")
         out[name] = a.astype(dtype, copy=False)
@@ -51,9 +49,8 @@ def joint_arrays(robot, **arrays):
     try:
         batch = np.broadcast_shapes(*shapes) if shapes else ()
     except ValueError:
-        raise InputError(
-            "batch axes do not broadcast: " + ", ".join(f"{k} {np.shape(v)}" for k, v in given.items())
-        ) from None
+        raise InputError("batch axes do not broadcast: " + ", ".join(f"{k} {np.shape(v)}" for k, v in given.items())) \
+            from None
     for name, a in aux.items():
         try:
             batch = np.broadcast_shapes(batch, a.shape[: a.ndim - len(tails[name])])

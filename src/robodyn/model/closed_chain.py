@@ -87,12 +87,6 @@ class ClosedChainRobot:
                 f"loops={len(self.loops)})")
 
 
-def _check_document(doc, origin: str) -> dict:
-    if not isinstance(doc, dict):
-        raise ModelFileError(f"{origin}: expected a mapping with keys name, gravity, joints, links, loops, active")
-    return doc
-
-
 def _joint_index(tree: Robot, value, where: str) -> int:
     jf = list(tree.joint_frames)
     if isinstance(value, str):
@@ -121,7 +115,8 @@ def closed_chain_from_text(text: str, origin: str = "<string>") -> ClosedChainRo
 
 
 def _from_document(doc, origin: str) -> ClosedChainRobot:
-    doc = _check_document(doc, origin)
+    if not isinstance(doc, dict):
+        raise ModelFileError(f"{origin}: expected a mapping with keys name, gravity, joints, links, loops, active")
     loops_doc, active_doc = doc.pop("loops", None), doc.pop("active", None)
     if not isinstance(loops_doc, list) or not loops_doc:
         raise ModelFileError(f"{origin}: 'loops' must be a non-empty list of loop closures "

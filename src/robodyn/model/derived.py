@@ -98,25 +98,15 @@ def derive(robot) -> RobotData:
         frames.append((Cs, tuple(float(x) for x in p0), (Cs[0][2], Cs[1][2], Cs[2][2])))
         transforms.append((frozen(C), frozen(p0), frozen(C @ rot_z(robot.theta[i]))))
     J = tensor_from_six(robot.params[:, :6])
-    links = tuple(
-        (tuple(tuple(float(x) for x in row) for row in Jl), tuple(float(x) for x in p[6:9]), float(p[9]))
-        for Jl, p in zip(J, robot.params)
-    )
+    links = tuple((tuple(tuple(float(x) for x in row) for row in Jl), tuple(float(x) for x in p[6:9]), float(p[9]))
+                  for Jl, p in zip(J, robot.params))
     links_six = tuple((tuple(map(float, p[:6])), tuple(map(float, p[6:9])), float(p[9])) for p in robot.params)
-    return RobotData(
-        parent=parent,
-        joint_frames=frozen(joint_frames),
-        joint_of=tuple(joint_of),
-        children=tuple(tuple(k for k in range(nf) if parent[k] == i) for i in range(nf)),
-        J=frozen(J),
-        Ia=frozen(robot.Ia[joint_frames]),
-        frames=tuple(frames),
-        theta_trig=snap([[np.cos(t), np.sin(t)] for t in robot.theta]) if nf else (),
-        transforms=tuple(transforms),
-        links=links,
-        links_six=links_six,
-        end_frame=_end_frame(parent, robot.sigma),
-    )
+    return RobotData(parent=parent, joint_frames=frozen(joint_frames), joint_of=tuple(joint_of),
+                     children=tuple(tuple(k for k in range(nf) if parent[k] == i) for i in range(nf)), J=frozen(J),
+                     Ia=frozen(robot.Ia[joint_frames]), frames=tuple(frames),
+                     theta_trig=snap([[np.cos(t), np.sin(t)] for t in robot.theta]) if nf else (),
+                     transforms=tuple(transforms), links=links, links_six=links_six,
+                     end_frame=_end_frame(parent, robot.sigma))
 
 
 def end_frame(robot) -> int:

@@ -66,10 +66,8 @@ def from_craig_mdh(alpha, a, theta, d, sigma=None, *, masses=None, coms=None, in
     sigma = np.zeros(nf, int) if sigma is None else _sigma(sigma, nf, allowed=(0, 1, 2))
     clash = sorted(set(robot_fields) & {"antecedent", "gamma", "b", "r"})
     if clash:
-        raise ModelError(
-            f"from_craig_mdh: argument(s) {clash} not allowed; the geometry comes from the Craig columns "
-            "alpha, a, theta, d (serial chain, gamma = b = 0)"
-        )
+        raise ModelError(f"from_craig_mdh: argument(s) {clash} not allowed; the geometry comes from the Craig columns "
+                         "alpha, a, theta, d (serial chain, gamma = b = 0)")
     fields = dict(robot_fields)
     fields.setdefault("name", "robot")
     inertial = _inertial(masses, coms, inertias_com, nf)
@@ -95,15 +93,8 @@ def to_craig_mdh(robot: Robot) -> dict:
         A tree, or a frame with γ ≠ 0 or b ≠ 0 (not expressible in Craig's table).
     """
     _require_serial(robot, "Craig's modified DH")
-    out = {
-        "alpha": robot.alpha.copy(),
-        "a": robot.d.copy(),
-        "theta": robot.theta.copy(),
-        "d": robot.r.copy(),
-        "sigma": robot.sigma.copy(),
-        "params": robot.params.copy(),
-        "frame_names": robot.frame_names,
-    }
+    out = {"alpha": robot.alpha.copy(), "a": robot.d.copy(), "theta": robot.theta.copy(), "d": robot.r.copy(),
+           "sigma": robot.sigma.copy(), "params": robot.params.copy(), "frame_names": robot.frame_names}
     out.update({k: np.array(getattr(robot, k)) for k in _JOINT_FIELDS + ("qlim", "qdlim", "taulim", "gravity")})
     out.update({"name": robot.name, "source": robot.source})
     return out
@@ -134,9 +125,8 @@ def from_standard_dh(
     sigma : array_like (n,), optional
         0 revolute (default) or 1 prismatic.
     masses, coms, inertias_com : array_like (n,), (n, 3), (n, 3, 3) or (n, 6), optional
-        Mass (kg), centre of mass (m, in SDH frame i) and inertia about the centre of mass (kg m², axes
-        of SDH frame i) of link i.  They are moved to the modified frame i (com' = E_i com, I' = R I Rᵀ)
-        and stored as standard parameters [9.12].  Omitted: massless links.
+        As in :func:`from_craig_mdh`, in SDH frame i; moved to the modified frame i (com' = E_i com,
+        I' = R I Rᵀ) and stored as standard parameters [9.12].  Omitted: massless links.
     tool_frame : bool
         Append a fixed frame (σ = 2) carrying Tx(a_n) Rx(α_n) when that transform is not the identity,
         so that the robot's last frame is SDH frame n (the end-effector frame of the SDH model).
@@ -158,10 +148,8 @@ def from_standard_dh(
     sigma = np.zeros(n, int) if sigma is None else _sigma(sigma, n, allowed=(0, 1))
     unknown = set(robot_fields) - set(_JOINT_FIELDS) - set(_PASS_FIELDS)
     if unknown:
-        raise ModelError(
-            f"from_standard_dh: unknown argument(s) {sorted(unknown)}; allowed robot fields are "
-            f"{', '.join(_JOINT_FIELDS + _PASS_FIELDS)} (inertial data go in masses/coms/inertias_com)"
-        )
+        raise ModelError(f"from_standard_dh: unknown argument(s) {sorted(unknown)}; allowed robot fields are "
+                         f"{', '.join(_JOINT_FIELDS + _PASS_FIELDS)} (inertial data go in masses/coms/inertias_com)")
     extra = bool(tool_frame) and (a[-1] != 0.0 or alpha[-1] != 0.0)
     nf = n + int(extra)
     # Khalil row j takes the SDH twist and length of link j-1; the base (j = 1) has none.
@@ -213,25 +201,17 @@ def to_standard_dh(robot: Robot) -> dict:
     n, nf = robot.n, robot.nf
     fixed = np.flatnonzero(robot.sigma == 2)
     if fixed.size > 1 or (fixed.size == 1 and fixed[0] != nf - 1):
-        raise ModelError(
-            f"robot '{robot.name}': standard DH allows only one fixed frame, the last; frames "
-            f"{(fixed + 1).tolist()} are fixed (sigma = 2)"
-        )
+        raise ModelError(f"robot '{robot.name}': standard DH allows only one fixed frame, the last; frames "
+                         f"{(fixed + 1).tolist()} are fixed (sigma = 2)")
     if robot.alpha[0] != 0 or robot.d[0] != 0:
-        raise ModelError(
-            f"robot '{robot.name}', frame 1: alpha = {robot.alpha[0]}, d = {robot.d[0]}; standard DH needs "
-            "alpha_1 = d_1 = 0 (the base frame's z on joint 1); move that offset into a base frame"
-        )
+        raise ModelError(f"robot '{robot.name}', frame 1: alpha = {robot.alpha[0]}, d = {robot.d[0]}; standard DH "
+                         "needs alpha_1 = d_1 = 0 (the base frame's z on joint 1); move that offset into a base frame")
     if fixed.size == 1 and (robot.theta[-1] != 0 or robot.r[-1] != 0):
-        raise ModelError(
-            f"robot '{robot.name}', frame {nf} (fixed): theta = {robot.theta[-1]}, r = {robot.r[-1]}; the SDH end "
-            "frame is Tx(a_n) Rx(alpha_n) only, so theta and r of the last fixed frame must be 0"
-        )
+        raise ModelError(f"robot '{robot.name}', frame {nf} (fixed): theta = {robot.theta[-1]}, r = {robot.r[-1]}; the "
+                         "SDH end frame is Tx(a_n) Rx(alpha_n) only, so theta and r of the last fixed frame must be 0")
     if fixed.size == 1 and np.any(robot.params[-1] != 0):
-        raise ModelError(
-            f"robot '{robot.name}', frame {nf} (fixed): carries inertial parameters; standard DH has no body "
-            "there, merge them into link n first"
-        )
+        raise ModelError(f"robot '{robot.name}', frame {nf} (fixed): carries inertial parameters; standard DH has no "
+                         "body there, merge them into link n first")
     a = np.append(robot.d[1:n], robot.d[n] if nf > n else 0.0)
     alpha = np.append(robot.alpha[1:n], robot.alpha[n] if nf > n else 0.0)
     masses, coms, inertias = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
@@ -314,10 +294,8 @@ def _table(*pairs):
     n = values[0].size
     for name, v in zip(names, values):
         if v.ndim != 1 or v.size != n or n == 0:
-            raise ModelError(
-                f"DH column {name} has shape {v.shape}; every column ({', '.join(names)}) must be 1-D with the same "
-                f"non-zero length ({n})"
-            )
+            raise ModelError(f"DH column {name} has shape {v.shape}; every column ({', '.join(names)}) must be 1-D "
+                             f"with the same non-zero length ({n})")
         if not np.all(np.isfinite(v)):
             raise ModelError(f"DH column {name} contains NaN or inf; give finite numbers")
     return values
@@ -326,10 +304,8 @@ def _table(*pairs):
 def _sigma(sigma, n, allowed):
     s = np.asarray(sigma)
     if s.shape != (n,) or not np.all(np.isin(s, allowed)):
-        raise ModelError(
-            f"sigma = {s.tolist()}; expected {n} entries from {list(allowed)} "
-            f"(0 revolute, 1 prismatic{', 2 fixed' if 2 in allowed else ''})"
-        )
+        raise ModelError(f"sigma = {s.tolist()}; expected {n} entries from {list(allowed)} "
+                         f"(0 revolute, 1 prismatic{', 2 fixed' if 2 in allowed else ''})")
     return s.astype(int)
 
 
@@ -347,7 +323,5 @@ def _require_serial(robot: Robot, what: str) -> None:
     bad = np.flatnonzero((robot.gamma != 0) | (robot.b != 0))
     if bad.size:
         j = int(bad[0]) + 1
-        raise ModelError(
-            f"robot '{robot.name}', frame {j}: gamma = {robot.gamma[j - 1]}, b = {robot.b[j - 1]}; {what} has no "
-            "gamma/b parameters, they must be 0"
-        )
+        raise ModelError(f"robot '{robot.name}', frame {j}: gamma = {robot.gamma[j - 1]}, b = {robot.b[j - 1]}; {what} "
+                         "has no gamma/b parameters, they must be 0")

@@ -27,24 +27,20 @@ MAX_COM_DISTANCE = 1e6
 def skew(v: np.ndarray) -> np.ndarray:
     """Skew-symmetric matrix ``v̂`` with ``v̂ w = v × w``; ``v`` of shape (..., 3) → (..., 3, 3)."""
     v = np.asarray(v)
-    z = np.zeros_like(v[..., 0])
-    return np.stack(
-        [
-            np.stack([z, -v[..., 2], v[..., 1]], -1),
-            np.stack([v[..., 2], z, -v[..., 0]], -1),
-            np.stack([-v[..., 1], v[..., 0], z], -1),
-        ],
-        -2,
-    )
+    x, y, z, o = v[..., 0], v[..., 1], v[..., 2], np.zeros_like(v[..., 0])
+    return _matrix((o, -z, y), (z, o, -x), (-y, x, o))
 
 
 def tensor_from_six(six: np.ndarray) -> np.ndarray:
     """``[XX, XY, XZ, YY, YZ, ZZ]`` (..., 6) → symmetric tensor (..., 3, 3)."""
     six = np.asarray(six)
     xx, xy, xz, yy, yz, zz = (six[..., i] for i in range(6))
-    return np.stack(
-        [np.stack([xx, xy, xz], -1), np.stack([xy, yy, yz], -1), np.stack([xz, yz, zz], -1)], -2
-    )
+    return _matrix((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
+
+
+def _matrix(*rows) -> np.ndarray:
+    """The (..., 3, 3) matrix of three rows of three (...,) entries."""
+    return np.stack([np.stack(row, -1) for row in rows], -2)
 
 
 def six_from_tensor(J: np.ndarray) -> np.ndarray:
@@ -135,23 +131,19 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9, strict: bool
     if M < 0:
         raise NonPhysicalInertiaError(f"{where}: field M = {M} is negative; a mass must be >= 0 kg")
     if M == 0 and np.any(p[6:9] != 0):
-        raise NonPhysicalInertiaError(
-            f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} are nonzero while M = 0; "
-            "a first moment needs a mass (MS = M * centre of mass)"
-        )
+        raise NonPhysicalInertiaError(f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} are nonzero while M = 0; "
+                                      "a first moment needs a mass (MS = M * centre of mass)")
     if np.any(np.abs(p) > MAX_ABS_PARAMETER):
         i = int(np.argmax(np.abs(p) > MAX_ABS_PARAMETER))
-        raise NonPhysicalInertiaError(
-            f"{where}: field {names[i]} = {p[i]:g} exceeds {MAX_ABS_PARAMETER:g} in magnitude; give SI units (kg, kg m, kg m^2)"
-        )
+        raise NonPhysicalInertiaError(f"{where}: field {names[i]} = {p[i]:g} exceeds {MAX_ABS_PARAMETER:g} in "
+                                      "magnitude; give SI units (kg, kg m, kg m^2)")
     if M > 0:
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             dist = float(np.linalg.norm(p[6:9] / M))
         if not dist <= MAX_COM_DISTANCE:
-            raise NonPhysicalInertiaError(
-                f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} with M = {M:g} put the centre of mass "
-                f"{dist:g} m from O_j (limit {MAX_COM_DISTANCE:g} m); MX..MZ are mass times position, check them and M"
-            )
+            raise NonPhysicalInertiaError(f"{where}: fields MX, MY, MZ = {p[6:9].tolist()} with M = {M:g} put the "
+                                          f"centre of mass {dist:g} m from O_j (limit {MAX_COM_DISTANCE:g} m); MX..MZ "
+                                          "are mass times position, check them and M")
     _, _, IG = com_from_standard(p)
     try:
         lam = np.linalg.eigvalsh(IG)
@@ -159,11 +151,9 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9, strict: bool
         raise NonPhysicalInertiaError(f"{where}: the inertia about the centre of mass cannot be evaluated; check XX..M") from None
     tol = rtol * max(1.0, float(np.max(np.abs(lam)))) if np.any(lam) else 0.0
     if lam[0] < -tol:
-        raise NonPhysicalInertiaError(
-            f"{where}: inertia about the centre of mass (from XX..ZZ, MX..MZ, M) is not positive "
-            f"semi-definite (principal moments {lam.tolist()}); check signs of XY, XZ, YZ and that "
-            "XX..ZZ are about O_j, not about the centre of mass"
-        )
+        raise NonPhysicalInertiaError(f"{where}: inertia about the centre of mass (from XX..ZZ, MX..MZ, M) is not "
+                                      f"positive semi-definite (principal moments {lam.tolist()}); check signs of XY, "
+                                      "XZ, YZ and that XX..ZZ are about O_j, not about the centre of mass")
     # A massless body (M = 0) is an idealisation (a lumped rotating inertia, as PUMA 560 link 1): only
     # positive semi-definiteness applies to it, the triangle inequality needs a mass distribution.
     if M > 0 and lam[0] + lam[1] < lam[2] - tol:
@@ -172,6 +162,5 @@ def check_physical(params, where: str = "link", rtol: float = 1e-9, strict: bool
         if not strict:
             warnings.warn(message + " (loaded with strict=False)", UserWarning, stacklevel=2)
             return
-        raise NonPhysicalInertiaError(
-            message + "; load with strict=False (command line: robodyn --no-strict ...) to accept a published model as it is"
-        )
+        raise NonPhysicalInertiaError(message + "; load with strict=False (command line: robodyn --no-strict ...) to "
+                                      "accept a published model as it is")

@@ -172,9 +172,8 @@ def _construct_bool(loader, node):
 
 
 def _construct_undefined(loader, node):
-    raise yaml.constructor.ConstructorError(
-        None, None, f"tag {node.tag} not allowed; model files hold numbers, strings, lists and mappings", node.start_mark
-    )
+    raise yaml.constructor.ConstructorError(None, None, f"tag {node.tag} not allowed; model files hold numbers, "
+                                            "strings, lists and mappings", node.start_mark)
 
 
 for _tag, _regexp, _first in (
@@ -346,13 +345,7 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
     extra = {k: np.zeros(nf) for k in _LINK_EXTRA}
     for j, row in enumerate(links, start=1):
         where = f"{origin}, links row {j}"
-        _check_row(row, PARAMETER_NAMES + _LINK_EXTRA + _COM_KEYS, where)
-        if any(k in row for k in _COM_KEYS):
-            if any(k in row for k in PARAMETER_NAMES):
-                raise ModelFileError(f"{where}: give either standard parameters (XX..M) or mass/com/inertia_com, not both")
-            params[j - 1] = _from_com(row, where)
-        else:
-            params[j - 1] = [_number(row.get(k, 0), where, k) for k in PARAMETER_NAMES]
+        params[j - 1] = _inertial_row(row, PARAMETER_NAMES + _LINK_EXTRA + _COM_KEYS, where)
         for k in _LINK_EXTRA:
             extra[k][j - 1] = _number(row.get(k, 0), where, k)
     base, base_params = _base_fields(doc, origin)
@@ -360,24 +353,12 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
     if not isinstance(gravity, list) or len(gravity) != 3:
         raise ModelFileError(f"{origin}: field gravity must be a list of 3 numbers (m/s^2, base frame)")
     try:
-        return Robot(
-            name=_text(doc.get("name", Path(origin).stem), origin, "name"),
-            source=_text(doc.get("source", ""), origin, "source"),
-            antecedent=ant,
-            sigma=sigma,
-            params=params,
-            gravity=[_number(g, origin, "gravity") for g in gravity],
-            frame_names=tuple(names),
-            link_names=tuple(link_names),
-            qlim=np.array(qlim).reshape(-1, 2),
-            qdlim=np.array(rates["qdlim"]),
-            taulim=np.array(rates["taulim"]),
-            strict=strict,
-            base=base,
-            base_params=base_params,
-            **geo,
-            **extra,
-        )
+        return Robot(name=_text(doc.get("name", Path(origin).stem), origin, "name"),
+                     source=_text(doc.get("source", ""), origin, "source"), antecedent=ant, sigma=sigma, params=params,
+                     gravity=[_number(g, origin, "gravity") for g in gravity], frame_names=tuple(names),
+                     link_names=tuple(link_names), qlim=np.array(qlim).reshape(-1, 2), qdlim=np.array(rates["qdlim"]),
+                     taulim=np.array(rates["taulim"]), strict=strict, base=base, base_params=base_params, **geo,
+                     **extra)
     except ModelError as exc:
         raise ModelFileError(f"{origin}: {exc}") from None
 
@@ -392,14 +373,17 @@ def _base_fields(doc, origin) -> tuple[str, np.ndarray]:
     if not isinstance(floating, bool) or ("base" in doc and floating != (base == "floating")):
         raise ModelFileError(f"{origin}: field floating = {_shown(floating)}; give true or false, agreeing with base")
     base = "floating" if floating else base
-    row = doc.get("base_link", {})
-    where = f"{origin}, base_link"
-    _check_row(row, PARAMETER_NAMES + _COM_KEYS, where)
+    return base, _inertial_row(doc.get("base_link", {}), PARAMETER_NAMES + _COM_KEYS, f"{origin}, base_link")
+
+
+def _inertial_row(row, allowed, where) -> np.ndarray:
+    """The standard parameters (10,) of a links row (fields ``allowed``): XX..M, or mass/com/inertia_com."""
+    _check_row(row, allowed, where)
     if any(k in row for k in _COM_KEYS):
         if any(k in row for k in PARAMETER_NAMES):
             raise ModelFileError(f"{where}: give either standard parameters (XX..M) or mass/com/inertia_com, not both")
-        return base, _from_com(row, where)
-    return base, np.array([_number(row.get(k, 0), where, k) for k in PARAMETER_NAMES])
+        return _from_com(row, where)
+    return np.array([_number(row.get(k, 0), where, k) for k in PARAMETER_NAMES])
 
 
 def _check_row(row, allowed, where):
@@ -448,9 +432,8 @@ def _number(value, where, field) -> float:
     if not math.isfinite(x):
         raise ModelFileError(f"{where}: field {field} = {_shown(value)} is not finite; give a finite number")
     if abs(x) > MAX_ABS_VALUE:
-        raise ModelFileError(
-            f"{where}: field {field} = {_shown(value)} exceeds {MAX_ABS_VALUE:g} in magnitude; model values are in SI units"
-        )
+        raise ModelFileError(f"{where}: field {field} = {_shown(value)} exceeds {MAX_ABS_VALUE:g} in magnitude; model "
+                             "values are in SI units")
     return x
 
 
@@ -532,21 +515,20 @@ def dumps(robot: Robot) -> str:
     """The YAML text of a robot in the standard-parameter form of the schema."""
     check_robot(robot)
     joints, links = [], []
-    k = 0
     for i in range(robot.nf):
         row = {"name": robot.frame_names[i], **({"link": robot.link_names[i]} if robot.link_names[i] else {}),
                "antecedent": int(robot.antecedent[i]), "sigma": int(robot.sigma[i])}
         row.update({g: float(getattr(robot, g)[i]) for g in ("gamma", "b", "alpha", "d", "theta", "r")})
-        if robot.sigma[i] != 2:
+        k = robot.derived.joint_of[i]  # the joint's column of q
+        if k >= 0:
             lo, hi = robot.qlim[k]
-            k += 1
             if np.isfinite(lo):
                 row["qmin"] = float(lo)
             if np.isfinite(hi):
                 row["qmax"] = float(hi)
             for key, values in (("qdmax", robot.qdlim), ("taumax", robot.taulim)):
-                if np.isfinite(values[k - 1]):
-                    row[key] = float(values[k - 1])
+                if np.isfinite(values[k]):
+                    row[key] = float(values[k])
         joints.append(row)
         link = {p: float(v) for p, v in zip(PARAMETER_NAMES, robot.params[i])}
         link.update({e: float(getattr(robot, e)[i]) for e in _LINK_EXTRA if getattr(robot, e)[i] != 0})

@@ -30,6 +30,7 @@ from robodyn.errors import InputError, ModelFileError, RobodynError
 from robodyn.files import MAX_FILE_BYTES, read_text_file
 from robodyn.model.robot import Robot
 from robodyn.model.urdf import JointRecord, LinkInertial, LinkRecord, RobotDescription, robot_from_description
+from robodyn.spatial import quaternion_rows
 
 #: MJCF elements the dynamics do not read: removed before MuJoCo compiles the model (their files need not exist).
 _UNUSED = ("geom", "site", "camera", "light", "asset", "actuator", "sensor", "tendon", "equality", "contact",
@@ -96,9 +97,7 @@ def _pose(pos, quat) -> np.ndarray:
     """4×4 transform of a MuJoCo position and unit quaternion (w, x, y, z)."""
     w, x, y, z = quat
     T = np.eye(4)
-    T[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                 [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                 [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
+    T[:3, :3] = quaternion_rows(x, y, z, w)
     T[:3, 3] = pos
     return T
 
@@ -142,9 +141,8 @@ def _description(model, mujoco, origin: str) -> RobotDescription:
             joints.append(JointRecord(
                 name=joint, type=("revolute" if limited else "continuous") if kind == _HINGE else "prismatic",
                 parent=previous, child=child, origin=(place if k == first else np.eye(4)) @ _shift(pos - at),
-                axis=np.array(model.jnt_axis[k], dtype=float),
-                limit=limit or None,
-                damping=float(model.dof_damping[dof]), friction=float(model.dof_frictionloss[dof]), mimic=None,
+                axis=np.array(model.jnt_axis[k], dtype=float), limit=limit or None, mimic=None,
+                damping=float(model.dof_damping[dof]), friction=float(model.dof_frictionloss[dof]),
                 armature=float(model.dof_armature[dof])))
             if child != link:
                 links.append(LinkRecord(name=child, inertial=None))

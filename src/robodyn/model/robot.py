@@ -136,9 +136,8 @@ class Robot:
         nf = sigma.size
         if not np.all(np.isin(sigma, (0, 1, 2))):
             j = int(np.flatnonzero(~np.isin(sigma, (0, 1, 2)))[0]) + 1
-            raise ModelError(
-                f"robot '{self.name}', frame {j}: sigma = {sigma[j - 1].item()!r}; use 0 (revolute), 1 (prismatic) or 2 (fixed)"
-            )
+            raise ModelError(f"robot '{self.name}', frame {j}: sigma = {sigma[j - 1].item()!r}; use 0 (revolute), "
+                             "1 (prismatic) or 2 (fixed)")
         put("sigma", _frozen(sigma.astype(np.int64)))
         ant = np.arange(nf) if self.antecedent is None else self._numbers("antecedent", self.antecedent)
         if ant.shape != (nf,) or not np.all(np.abs(ant) <= nf) or not np.all(ant == np.round(ant)):
@@ -146,19 +145,15 @@ class Robot:
         ant = ant.astype(np.int64)
         for j in range(1, nf + 1):
             if not 0 <= ant[j - 1] < j:
-                raise ModelError(
-                    f"robot '{self.name}', frame {j}: antecedent = {ant[j - 1]}; frames must be numbered so that "
-                    f"0 <= a(j) < j (0 is the base)"
-                )
+                raise ModelError(f"robot '{self.name}', frame {j}: antecedent = {ant[j - 1]}; frames must be numbered "
+                                 "so that 0 <= a(j) < j (0 is the base)")
         put("antecedent", _frozen(ant))
         for key in _GEOMETRY + _JOINT_PARAMS:
             put(key, self._vector(key, getattr(self, key), nf))
         params = np.zeros((nf, 10)) if self.params is None else self._floats("params", self.params)
         if params.shape != (nf, 10):
-            raise ModelError(
-                f"robot '{self.name}': params has shape {params.shape}; expected ({nf}, 10) = "
-                "XX XY XZ YY YZ ZZ MX MY MZ M per frame"
-            )
+            raise ModelError(f"robot '{self.name}': params has shape {params.shape}; expected ({nf}, 10) = "
+                             "XX XY XZ YY YZ ZZ MX MY MZ M per frame")
         self._not_subnormal("params", params, PARAMETER_NAMES)
         put("params", _frozen(params))
         g = self._floats("gravity", self.gravity)
@@ -167,10 +162,8 @@ class Robot:
         put("gravity", _frozen(g))
         n = int(np.count_nonzero(sigma != 2))
         if n == 0:
-            raise ModelError(
-                f"robot '{self.name}': no joint, every frame has sigma = 2 (fixed); a robot needs at least one "
-                "revolute (sigma = 0) or prismatic (sigma = 1) joint"
-            )
+            raise ModelError(f"robot '{self.name}': no joint, every frame has sigma = 2 (fixed); a robot needs at "
+                             "least one revolute (sigma = 0) or prismatic (sigma = 1) joint")
         qlim = np.tile([-np.inf, np.inf], (n, 1)) if self.qlim is None else self._floats("qlim", self.qlim)
         if qlim.shape != (n, 2) or np.any(np.isnan(qlim)) or np.any(qlim[:, 0] > qlim[:, 1]):
             raise ModelError(f"robot '{self.name}': qlim must be ({n}, 2) rows [min, max] with min <= max")
@@ -184,10 +177,8 @@ class Robot:
             raise ModelError(f"robot '{self.name}': base = {_short(self.base)}; use one of {', '.join(BASE_KINDS)}")
         base_params = np.zeros(10) if self.base_params is None else self._floats("base_params", self.base_params)
         if base_params.shape != (10,):
-            raise ModelError(
-                f"robot '{self.name}': base_params has shape {base_params.shape}; expected (10,) = "
-                "XX XY XZ YY YZ ZZ MX MY MZ M of the base body in R_0"
-            )
+            raise ModelError(f"robot '{self.name}': base_params has shape {base_params.shape}; expected (10,) = "
+                             "XX XY XZ YY YZ ZZ MX MY MZ M of the base body in R_0")
         check_physical(base_params, f"robot '{self.name}', base body (link 0)", strict=self.strict)
         put("base_params", _frozen(base_params))
         self._check_links()
@@ -241,10 +232,8 @@ class Robot:
             raise ModelError(f"robot '{self.name}', frame {j}: field {key} is not finite; give a number")
         if np.any(np.abs(v) > MAX_ABS_VALUE):
             j = int(np.argmax(np.abs(v) > MAX_ABS_VALUE)) + 1
-            raise ModelError(
-                f"robot '{self.name}', frame {j}: field {key} = {v[j - 1]:g} exceeds {MAX_ABS_VALUE:g} in magnitude; "
-                "give SI units (m, rad, kg m^2, N m)"
-            )
+            raise ModelError(f"robot '{self.name}', frame {j}: field {key} = {v[j - 1]:g} exceeds {MAX_ABS_VALUE:g} in "
+                             "magnitude; give SI units (m, rad, kg m^2, N m)")
         self._not_subnormal(key, v)
         return _frozen(v)
 
@@ -268,10 +257,8 @@ class Robot:
             if self.sigma[i] == 2:
                 for key in _JOINT_PARAMS:
                     if getattr(self, key)[i] != 0:
-                        raise ModelError(
-                            f"{where}: field {key} = {getattr(self, key)[i]} on a fixed frame (sigma = 2); "
-                            "joint quantities belong to frames with a joint, set it to 0"
-                        )
+                        raise ModelError(f"{where}: field {key} = {getattr(self, key)[i]} on a fixed frame (sigma = "
+                                         "2); joint quantities belong to frames with a joint, set it to 0")
 
     # ---- derived, read-only views -------------------------------------------------------------
     @property
@@ -527,9 +514,8 @@ def with_parameters(robot: Robot, link: int | None = None, **values) -> Robot:
     check_robot(robot)
     unknown = sorted(set(values) - set(PARAMETER_NAMES) - set(_JOINT_PARAMS) - {"params"})
     if unknown:
-        raise ModelError(
-            f"with_parameters: unknown parameter {unknown[0]!r}; use one of {', '.join(PARAMETER_NAMES + _JOINT_PARAMS)} or params"
-        )
+        raise ModelError(f"with_parameters: unknown parameter {unknown[0]!r}; use one of "
+                         f"{', '.join(PARAMETER_NAMES + _JOINT_PARAMS)} or params")
     if link is not None and not (isinstance(link, (int, np.integer)) and 1 <= link <= robot.nf):
         raise ModelError(f"with_parameters: link = {link!r}; give a frame number from 1 to {robot.nf}")
     params = np.array(robot.params)
@@ -544,21 +530,14 @@ def with_parameters(robot: Robot, link: int | None = None, **values) -> Robot:
 
 
 def _set_values(params: np.ndarray, changes: dict, robot: Robot, key: str, value, link: int | None) -> None:
+    rows = slice(None) if link is None else link - 1
     if key == "params":
-        target = params if link is None else params[link - 1]
-        target[...] = np.asarray(value, dtype=float)
+        params[rows] = np.asarray(value, dtype=float)
     elif key in PARAMETER_NAMES:
-        col = PARAMETER_NAMES.index(key)
-        if link is None:
-            params[:, col] = value
-        else:
-            params[link - 1, col] = value
+        params[rows, PARAMETER_NAMES.index(key)] = value
     else:
         column = np.array(changes.get(key, getattr(robot, key)))
-        if link is None:
-            column[...] = value
-        else:
-            column[link - 1] = value
+        column[rows] = value
         changes[key] = column
 
 
@@ -583,8 +562,6 @@ def unknown_frame_message(robot: Robot, name: str) -> str:
 def check_robot(robot, name: str = "robot"):
     """Raise :class:`InputError` unless ``robot`` is a :class:`~robodyn.Robot`."""
     if not isinstance(robot, Robot):
-        raise InputError(
-            f"argument '{name}' is {shown(robot)}; give a Robot, e.g. rd.load('rx90') or rd.Robot(...)"
-        )
+        raise InputError(f"argument '{name}' is {shown(robot)}; give a Robot, e.g. rd.load('rx90') or rd.Robot(...)")
     return robot
 

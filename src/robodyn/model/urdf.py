@@ -20,9 +20,8 @@ choices of each moving frame (origin on the axis, direction of x) as Khalil & Do
 * a joint with no single moving successor (the last joint, a branching joint) keeps the URDF link's x axis,
   projected on the plane normal to z_j, with its origin at the projection of the antecedent's origin.
 
-A fixed URDF joint becomes a fixed frame (σ = 2) equal to the URDF child link frame.  ``link_frames=True``
-also adds, after each moving frame whose URDF link frame differs from it, a fixed frame named after that link,
-so that forward kinematics gives the URDF link frames exactly.  Inertial tags (mass, origin xyz/rpy, inertia
+A fixed URDF joint becomes a fixed frame (σ = 2) equal to the URDF child link frame (``link_frames=True`` adds
+the other URDF link frames, :func:`from_urdf`).  Inertial tags (mass, origin xyz/rpy, inertia
 about the centre of mass) become standard parameters of the frame by [9.12]:  J_j = I_Gj − M_j Ŝ_j Ŝ_j about
 O_j in R_j.  ``<dynamics damping friction>`` become Fv and Fc; limits become ``qlim`` (``continuous``: ±inf).
 Gravity is [0, 0, −9.81] in the URDF root frame, expressed in the base frame.
@@ -266,10 +265,8 @@ def _check_numbers(element, where: str) -> None:
 
 
 def _check_tree(robot_el, origin: str) -> None:
-    """Refuse, naming the element, every URDF whose links and joints do not form one tree: names missing or
-    defined twice, a joint whose parent or child link is not defined, a link that is the child of two joints,
-    no root or several, a cycle; and numbers that are not finite or vectors without exactly 3 numbers.
-    Iterative and linear in the size of the file (nothing here can spin on a malformed graph)."""
+    """Refuse, naming the element, every URDF that fails the checks of :func:`from_urdf` (Notes): iterative and
+    linear in the size of the file (nothing here can spin on a malformed graph)."""
     if robot_el.tag != "robot":
         raise ModelFileError(f"{origin}: the top element is <{_q(robot_el.tag)[1:-1]}>, not <robot>; not a URDF")
     links, joints = {}, {}
@@ -556,11 +553,9 @@ def robot_from_description(urdf: RobotDescription, origin: str, *, base=None, ti
         if keep is not None and j.name not in keep:
             continue
         if j.type in ("floating", "planar"):
-            raise ModelFileError(
-                f"{origin}, joint {j.name!r}: type {j.type!r} is not supported; robodyn models fixed-base "
-                "manipulators with revolute, continuous, prismatic and fixed joints (pick base/tip below it; "
-                "a floating root link loads with floating=True)"
-            )
+            raise ModelFileError(f"{origin}, joint {j.name!r}: type {j.type!r} is not supported; robodyn models "
+                                 "fixed-base manipulators with revolute, continuous, prismatic and fixed joints (pick "
+                                 "base/tip below it; a floating root link loads with floating=True)")
         order.append(j)
         stack.extend(reversed(children.get(j.child, [])))
     dropped, hang = [], {}
@@ -570,12 +565,10 @@ def robot_from_description(urdf: RobotDescription, origin: str, *, base=None, ti
         raise ModelFileError(f"{origin}: no joint below base link {base!r}")
     friction = [j.name for j in order if j.type != "fixed" and (_float(j.damping) != 0 or _float(j.friction) != 0)]
     if friction:
-        warnings.warn(
-            f"{origin}: the {'URDF <dynamics damping friction>' if kind == 'URDF' else 'MJCF damping and frictionloss'}"
-            f" of joint(s) {_listed(friction)} become viscous (Fv) and "
-            "Coulomb (Fc) friction, which robodyn's inverse dynamics includes (Pinocchio's rnea does not); "
-            "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=3,
-        )
+        what = "URDF <dynamics damping friction>" if kind == "URDF" else "MJCF damping and frictionloss"
+        warnings.warn(f"{origin}: the {what} of joint(s) {_listed(friction)} become viscous (Fv) and Coulomb (Fc) "
+                      "friction, which robodyn's inverse dynamics includes (Pinocchio's rnea does not); "
+                      "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=3)
     robot = _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang,
                      kind)
     return _floating_base(robot, links[root], origin) if floating else robot
@@ -633,16 +626,11 @@ def _is_massless(link) -> bool:
 
 
 def _without_massless_branches(order, children, links):
-    """``order`` without its fixed massless side branches, the names of the joints dropped, and the link each
-    kept tool frame hangs on ({joint name: link name}, for the joints whose antecedent is not their URDF parent).
-
-    A side branch is a fixed joint whose whole subtree has only fixed joints and massless links (sensor, tool and
-    CAD frames) and whose parent link has other child joints: kept, it would make a serial arm a tree (the UR5 of
-    example-robot-data hangs ``base`` beside its first joint).  Dropping it changes no dynamics (no mass, no
-    joint) and no other frame.  At the end of a chain (a link whose child joints all start such branches: the
-    UR5's ``ee_link`` and ``tool0`` on ``wrist_3_link``) the branches are kept instead, one after the other in
-    depth-first order, each frame on the previous one: they all ride on the same body, so the placement of each
-    on the previous is constant, and the chain stays serial with its tool frames."""
+    """``order`` without its fixed massless side branches (``prune`` of :func:`from_urdf`), the names of the joints
+    dropped, and the link each kept tool frame hangs on ({joint name: link name}, for the joints whose antecedent
+    is not their URDF parent).  Dropping a branch changes no dynamics (no mass, no joint) and no other frame; the
+    branches kept at the end of a chain all ride on one body, so the placement of each on the previous is
+    constant."""
     inert = {}  # joint name -> its subtree is fixed and massless
     for j in reversed(order):  # depth-first order: every joint comes after its parent, so children are done first
         inert[j.name] = (j.type == "fixed" and _is_massless(links[j.child])
@@ -891,10 +879,8 @@ def _base_gravity(by_child, root, base, origin, g) -> np.ndarray:
     while link != root:
         j = by_child[link]
         if j.type != "fixed":
-            raise ModelFileError(
-                f"{origin}: base link {base!r} sits on the moving joint {j.name!r}; choose a base that the root "
-                "carries through fixed joints only"
-            )
+            raise ModelFileError(f"{origin}: base link {base!r} sits on the moving joint {j.name!r}; choose a base "
+                                 "that the root carries through fixed joints only")
         R = _origin(j)[:3, :3] @ R
         link = j.parent
     return R.T @ np.asarray(g, dtype=float)
@@ -945,15 +931,13 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
     rows = [row + (link_of.get(i, ""),) for i, row in enumerate(rows, start=1)]
     rows, table = _with_tilt_frames(rows, scale, notes)
     nf = len(rows)
-    geo = {k: np.zeros(nf) for k in ("gamma", "b", "alpha", "d", "theta", "r")}
+    geo = dict(zip(("gamma", "b", "alpha", "d", "theta", "r"), np.array(table, dtype=float).reshape(nf, 6).T))
     sigma, ant, params = np.zeros(nf, int), np.zeros(nf, int), np.zeros((nf, 10))
     Fv, Fc, Ia, qlim, names = np.zeros(nf), np.zeros(nf), np.zeros(nf), [], []
     rates = {"velocity": [], "effort": []}
     for i, (frame_name, a, j, F, child, _) in enumerate(rows):
         names.append(frame_name)
         ant[i] = a
-        for key, v in zip(geo, table[i]):
-            geo[key][i] = v
         kind = "fixed" if j is None else j.type
         sigma[i] = {"revolute": 0, "continuous": 0, "prismatic": 1, "fixed": 2}[kind]
         if sigma[i] != 2:
@@ -970,26 +954,20 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             T = _inv(F) @ world[child] @ _origin(inertial)
             I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
             params[i] = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
-    mimic = [j.name for j in order if j.mimic is not None]
-    summary = f"Khalil–Kleinfinger frames from {fmt} joints (z on the joint axis): " + "; ".join(notes)
-    if dropped:
-        summary += (f". Fixed massless side branches dropped (prune=True; tip= or link_frames=True keeps them): "
-                    f"{', '.join(dropped)}")
-    if friction:
-        summary += (f". URDF <dynamics> read as viscous friction Fv (damping) and Coulomb friction Fc (friction), "
-                    f"included in the inverse dynamics: {', '.join(friction)}")
-    if mimic:
-        summary += (f". Mimic joints loaded as independent joints (as Pinocchio does; robodyn.model.mimic_coupling couples "
-                    f"them): {', '.join(mimic)}")
+    said = ((dropped, "Fixed massless side branches dropped (prune=True; tip= or link_frames=True keeps them)"),
+            (friction, "URDF <dynamics> read as viscous friction Fv (damping) and Coulomb friction Fc (friction), "
+                       "included in the inverse dynamics"),
+            ([j.name for j in order if j.mimic is not None],
+             "Mimic joints loaded as independent joints (as Pinocchio does; robodyn.model.mimic_coupling couples "
+             "them)"))
+    summary = f"Khalil–Kleinfinger frames from {fmt} joints (z on the joint axis): " + "; ".join(notes) \
+        + "".join(f". {text}: {', '.join(joints)}" for joints, text in said if joints)
     source = f"{fmt} {Path(origin).name if not origin.startswith('<') else 'string'}, robot {urdf.name!r}. {summary}."
     try:
-        return Robot(
-            name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc, Ia=Ia,
-            qlim=np.array(qlim, dtype=float).reshape(-1, 2), gravity=gravity, frame_names=tuple(names),
-            link_names=tuple(row[5] for row in rows), qdlim=np.array(rates["velocity"]),
-            taulim=np.array(rates["effort"]),
-            strict=strict, **geo,
-        )
+        return Robot(name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc,
+                     Ia=Ia, qlim=np.array(qlim, dtype=float).reshape(-1, 2), gravity=gravity, frame_names=tuple(names),
+                     link_names=tuple(row[5] for row in rows), qdlim=np.array(rates["velocity"]),
+                     taulim=np.array(rates["effort"]), strict=strict, **geo)
     except NonPhysicalInertiaError as exc:
         raise NonPhysicalInertiaError(f"{origin}: {exc}") from None
     except ModelError as exc:
@@ -1125,15 +1103,12 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
         first[n] = j
     lost = [k for k in ("Ia", "Foff", "Fst") if np.any(getattr(robot, k) != 0)]
     if lost:
-        raise ModelError(
-            f"robot '{robot.name}': field(s) {', '.join(lost)} are nonzero and URDF has no element for them; "
-            f"export robot.replace({'=None, '.join(lost)}=None) instead"
-        )
+        raise ModelError(f"robot '{robot.name}': field(s) {', '.join(lost)} are nonzero and URDF has no element for "
+                         f"them; export robot.replace({'=None, '.join(lost)}=None) instead")
     if not np.allclose(robot.gravity, _G, rtol=0, atol=1e-12):
-        raise ModelError(
-            f"robot '{robot.name}': gravity {robot.gravity.tolist()} differs from [0, 0, -9.81], which URDF assumes "
-            "in the base frame; export robot.replace(gravity=[0, 0, -9.81]) and rotate the base when mounting it"
-        )
+        raise ModelError(f"robot '{robot.name}': gravity {robot.gravity.tolist()} differs from [0, 0, -9.81], which "
+                         "URDF assumes in the base frame; export robot.replace(gravity=[0, 0, -9.81]) and rotate the "
+                         "base when mounting it")
     root = ET.Element("robot", name=robot.name)
     children = {f"{n}_link" for n in robot.frame_names}  # distinct, as the frame names are
     base, k = base_link, 0
@@ -1141,13 +1116,12 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
         base, k = f"{base_link}_{k}", k + 1
     links = [base] + [f"{n}_link" for n in robot.frame_names]
     ET.SubElement(root, "link", name=base)
-    k = 0
     for i in range(robot.nf):
         T = kk_transform(*(getattr(robot, g)[i] for g in ("gamma", "b", "alpha", "d", "theta", "r")))
         kind = ("revolute", "prismatic", "fixed")[robot.sigma[i]]
-        if robot.sigma[i] != 2:
+        k = robot.derived.joint_of[i]  # the joint's column of q
+        if k >= 0:
             lo, hi = robot.qlim[k]
-            k += 1
             if kind == "revolute" and np.isinf(lo) and np.isinf(hi):
                 kind = "continuous"
         joint = ET.SubElement(root, "joint", name=robot.frame_names[i], type=kind)
@@ -1157,7 +1131,7 @@ def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
         if robot.sigma[i] != 2:
             ET.SubElement(joint, "axis", xyz="0 0 1")
             rates = {key: _num(x) if np.isfinite(x) else "0"
-                     for key, x in (("effort", robot.taulim[k - 1]), ("velocity", robot.qdlim[k - 1]))}
+                     for key, x in (("effort", robot.taulim[k]), ("velocity", robot.qdlim[k]))}
             if np.isfinite(lo) or np.isfinite(hi) or set(rates.values()) != {"0"}:
                 # an unlimited side is left out (read back as unlimited): URDF has no infinite number; an unknown
                 # effort or velocity is written 0, which the readers take as none
