@@ -14,27 +14,23 @@ extra: ``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask.
   same name (``map_blocks``), so results equal the in-memory functions to rounding. The robot is one task of the
   graph (plain frozen data): a worker receives it once, whatever the number of blocks, and builds the compiled
   kernels (:mod:`robodyn.native`) once per process.
-- :func:`identify`: the identification of :func:`robodyn.identify` ("ols", "wls", "irls", "physical"; its
-  position terms, the rows of clipped torques left out) on samples that need not fit in memory, read chunk-wise
-  with :func:`read_samples` (Parquet, HDF5, Zarr, or a folder of joint logs).
+- :func:`identify`: :func:`robodyn.identify` on samples that need not fit in memory, read chunk-wise with
+  :func:`read_samples` (Parquet, HDF5, Zarr, or a folder of joint logs); ``rd.identify`` given Dask arrays or
+  :class:`Samples` does the same (one driver, :mod:`robodyn.identification.reduction`), this function forwards to it
+  and splits NumPy arrays into ``chunk`` rows per task.
 - A fleet of robots of one model (``identify(..., per_robot=("friction", "offsets"))``): shared inertial base
-  parameters, each robot's own friction and torque offsets, without forming the block regressor (see
-  :func:`identify`).
+  parameters and position terms, each robot's own friction and torque offsets, without forming the block
+  regressor (see :func:`robodyn.identify` and :func:`fleet_values`).
 - :func:`simulate_many`: a sweep of :func:`robodyn.simulate` runs as Dask tasks, gathered into one NumPy structure.
 
-**Reduction of the identification.** Each chunk of samples gives, for every joint j, the Gram matrix
-[W_j y_j]ᵀ [W_j y_j] ((b + 1) × (b + 1)) of its regressor rows W_j and torques y_j — the reduction
-:func:`robodyn.identify` uses in memory — and only these n small matrices leave the worker. They are added in a
-tree with compensated (TwoSum) addition, so the merge adds no rounding error whatever the number of chunks; the
-sum is factored once (an eigendecomposition of G_j with its columns scaled to unit norm gives R_j with
-R_jᵀ R_j = G_j, then a QR of the stacked R_j). The estimate equals the in-memory one to rounding; its relative
-accuracy is ε cond(W_s)² (W_s: W with unit columns) — 1e-10 for the cond(W_s) ≲ 10³ of an excitation
-trajectory, far below measurement noise — and residual norms carry ε (‖y‖ / ‖y − W θ‖)². ``reduction="tsqr"`` replaces the Gram matrices by a communication-avoiding tall-skinny QR
-(Demmel et al. 2012: a Householder R factor of [W_j y_j] per chunk, merged by QR of stacked pairs): accuracy
-ε cond(W_s), for ill-conditioned data, at about 6 times the reduction's cost (a QR of a chunk against a matrix
-product). Neither ever forms W: the standard deviations and cond(W) come from the (b + 1) × (b + 1) factor.
-``method="physical"`` solves its semidefinite program on that factor alone
-(:func:`robodyn.identification.dynamic.physical_fit`): its size does not grow with the samples.
+**Reduction of the identification** (:mod:`robodyn.identification.reduction`, shared with the in-memory path).
+Each chunk of samples gives, for every joint j, the Gram matrix [W_j y_j]ᵀ [W_j y_j] ((b + 1) × (b + 1)) of its
+regressor rows W_j and torques y_j, and only these n small matrices leave the worker. They are added in a tree
+with compensated (TwoSum) addition, so the merge adds no rounding error whatever the number of chunks; the sum is
+factored once. The estimate equals the in-memory one to rounding; its relative accuracy is ε cond(W_s)² (W_s: W
+with unit columns), far below measurement noise. ``reduction="tsqr"`` replaces the Gram matrices by a
+communication-avoiding tall-skinny QR (Demmel et al. 2012): accuracy ε cond(W_s), at about 6 times the cost.
+Neither ever forms W; ``method="physical"`` solves its semidefinite program on the (b + 1) × (b + 1) factor alone.
 """
 
 from __future__ import annotations

@@ -25,11 +25,12 @@ q̇_m = J_mq q̇ are parameters too (De Luca; [9.29]–[9.33]), grouped with the
 for the sign of its Coulomb friction to be trusted; ``weights`` weight the joints' equations.
 :func:`essential_parameters` reduces the base set to the parameters the data need (Pham & Gautier).
 
-The samples are reduced block by block: for each joint, the Gram matrix of [W_j y_j] is accumulated and factored
-at the end (R_j, (b + 1) × (b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j]), so memory does not grow with N and
-‖y_j − W_j K‖ = ‖R_j [K; −1]‖.  The estimate is then solved from the triangular factor of the stacked R_j with
-the columns of W scaled to unit norm; its relative accuracy is about ε cond(W_scaled)², far below the noise of
-any measurement (1e-10 for the well-conditioned W of an excitation trajectory).
+One driver serves every source: the samples (NumPy arrays in memory, or Dask arrays and Samples on a cluster)
+are reduced chunk by chunk by the same functions (:mod:`robodyn.identification.reduction`) to per-joint factors
+R_j ((b + 1) × (b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j]), so memory does not grow with N and
+‖y_j − W_j K‖ = ‖R_j [K; −1]‖.  The rank check, the estimate (from the triangular factor of the stacked R_j, the
+columns of W scaled to unit norm; relative accuracy about ε cond(W_scaled)²) and the covariance follow, then
+the method's solver, one function per method of the table :data:`FITS`.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from robodyn.arrays import as_real_array, finite_array, finite_result
 from robodyn.identification.consistent import nearest_consistent, pseudo_inertia  # noqa: F401 (public here too)
 from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, dask_modules, factor,
                                               gram, is_cluster_input, position_columns, qr_stack, robot_names,
-                                              robust_weights, sample_arrays)  # noqa: F401 (public here too)
+                                              sample_arrays)
 from robodyn.model.robot import check_robot
 from robodyn.progress import progress
 from robodyn.errors import InputError
@@ -432,14 +433,10 @@ def merge_options(options, given: dict) -> dict:
     return {f.name: getattr(options, f.name) for f in dc_fields(IdentificationOptions)}
 
 
-def stack_runs(robot: Robot, q, qd=None, qdd=None, tau=None):
-    """The samples (N, n) × 4 of one run given as arrays, or of several runs (a list of IdentificationData or of
-    (q, qd, qdd, tau) tuples, each prepared on its own) stacked row-wise; checked like one run."""
-    return _stack(robot, q, qd, qdd, tau)[:4]
-
-
 def _stack(robot: Robot, q, qd=None, qdd=None, tau=None):
-    """:func:`stack_runs`, the runs' filtered Coulomb columns (N, n) (None unless every run is prepared data) and
+    """The samples (N, n) × 4 of one run given as arrays, or of several runs (a list of IdentificationData or of
+    (q, qd, qdd, tau) tuples, each prepared on its own) stacked row-wise and checked like one run; the runs'
+    filtered Coulomb columns (N, n) (None unless every run is prepared data) and
     the clipped torques (N, n) bool (:func:`robodyn.identification.data.saturated`, or marked by the preparation)."""
     from robodyn.identification.data import IdentificationData, saturated
 
@@ -750,15 +747,8 @@ def _dask_source(robot: Robot, bp, q, qd, qdd, tau, o: dict, fleet) -> DaskSourc
         samples, given = None, (q, qd, qdd, tau)
     chunk = int(o["chunk"] or CHUNK)
     arrays = sample_arrays(given, robot.n, chunk)
-    v = o["min_velocity"]
-    if v is not None:
-        v = as_real_array("min_velocity", v).astype(float)
-        v = np.full(robot.n, float(v)) if v.ndim == 0 else v
-        if v.shape != (robot.n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
-            raise InputError(f"min_velocity = {np.asarray(o['min_velocity']).tolist()}; give one finite speed >= 0 "
-                             f"or {robot.n} of them (one per joint)")
     labels, robots = _fleet_labels(samples, arrays, chunk) if fleet else (None, ())
-    source = DaskSource(bp, arrays, v, labels)
+    source = DaskSource(bp, arrays, _speeds(o["min_velocity"], robot.n), labels)
     source.robots = robots
     return source
 
@@ -1189,15 +1179,9 @@ def _sandwich(R: np.ndarray, lam: np.ndarray, sig: np.ndarray, b: int) -> np.nda
 
 def _rows_used(qd: np.ndarray, min_velocity):
     """(N, n) bool of the rows kept by ``min_velocity`` (None: all)."""
-    if min_velocity is None:
+    v = _speeds(min_velocity, qd.shape[1])
+    if v is None:
         return None
-    n = qd.shape[1]
-    v = as_real_array("min_velocity", min_velocity).astype(float)
-    if v.ndim == 0:
-        v = np.full(n, float(v))
-    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
-        raise InputError(f"min_velocity = {np.asarray(min_velocity).tolist()}; give one finite speed >= 0 "
-                         f"or {n} of them (one per joint)")
     use = np.abs(qd) >= v
     empty = np.flatnonzero(~use.any(axis=0))
     if empty.size:
@@ -1205,6 +1189,18 @@ def _rows_used(qd: np.ndarray, min_velocity):
         raise IdentificationError(f"min_velocity: no sample of joint {j + 1} moves at {v[j]:g} or faster "
                                   f"(max |qd{j + 1}| = {np.abs(qd[:, j]).max():g}); lower min_velocity")
     return use
+
+
+def _speeds(min_velocity, n: int):
+    """``min_velocity`` checked: (n,) finite speeds ≥ 0, or None."""
+    if min_velocity is None:
+        return None
+    v = as_real_array("min_velocity", min_velocity).astype(float)
+    v = np.full(n, float(v)) if v.ndim == 0 else v
+    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
+        raise InputError(f"min_velocity = {np.asarray(min_velocity).tolist()}; give one finite speed >= 0 "
+                         f"or {n} of them (one per joint)")
+    return v
 
 
 def _user_weights(weights, n: int) -> np.ndarray:
@@ -1723,17 +1719,9 @@ class EssentialParameters:
 
 def _subset_fit(Rg: np.ndarray, cols, b: int, dof_rows: int):
     """OLS on the columns ``cols`` of the stacked factor: (θ, σ, residual norm)."""
-    M = Rg[:, list(cols) + [b]]
-    scale = np.linalg.norm(M[:, :-1], axis=0)
-    scale = np.where(scale > 0, scale, 1.0)
-    R2 = qr_stack([(M / np.append(scale, 1.0))[None]], len(cols) + 1)[0]
     k = len(cols)
-    T = R2[:k, :k]
-    theta = scipy.linalg.solve_triangular(T, R2[:k, k]) / scale
-    rnorm = abs(R2[k, k])
-    Tinv = scipy.linalg.solve_triangular(T, np.eye(k)) / scale[:, None]
-    cov = rnorm ** 2 / max(dof_rows - k, 1) * (Tinv @ Tinv.T)
-    return theta, np.sqrt(np.maximum(np.diag(cov), 0.0)), rnorm
+    theta, inv, rnorm = solve_factor(qr_stack([Rg[None, :, list(cols) + [b]]], k + 1)[0], k)
+    return theta, np.sqrt(np.maximum(np.diag(inv), 0.0) * rnorm ** 2 / max(dof_rows - k, 1)), rnorm
 
 
 def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: float = 0.05,
