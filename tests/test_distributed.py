@@ -347,6 +347,14 @@ def test_rd_identify_takes_dask_arrays_and_every_option_on_both_sources(robot, b
                 assert np.abs(res.values - ref.values).max() <= 1e-10 * np.abs(ref.values).max()
                 np.testing.assert_array_equal(res.equations, ref.equations)
         assert ref.equations.max() < len(data[0])  # min_velocity dropped rows
+        from robodyn.dynamics.transmission import Transmission
+
+        J = np.diag([100.0, 100.0, 80.0, 60.0, 60.0, 50.0])
+        J[5, 4] = 50.0  # a coupled wrist: its motors' inertia and friction are parameters too
+        tr = Transmission.from_motor_matrix(J, J_m=np.full(6, 1e-5))
+        ref = rd.identify(robot, *data, transmission=tr)
+        res = rd.identify(robot, *lazy, transmission=tr)
+        assert res.names == ref.names and np.abs(res.values - ref.values).max() <= 1e-10 * np.abs(ref.values).max()
         gram = rd.identify(robot, *data, options=IdentificationOptions(base=base, chunk=100))
         tsqr = rd.identify(robot, *data, base=base, reduction="tsqr")
         assert np.abs(gram.values - tsqr.values).max() <= 1e-10 * np.abs(tsqr.values).max()

@@ -23,14 +23,8 @@ extra: ``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask.
   regressor (see :func:`robodyn.identify` and :func:`fleet_values`).
 - :func:`simulate_many`: a sweep of :func:`robodyn.simulate` runs as Dask tasks, gathered into one NumPy structure.
 
-**Reduction of the identification** (:mod:`robodyn.identification.reduction`, shared with the in-memory path).
-Each chunk of samples gives, for every joint j, the Gram matrix [W_j y_j]ᵀ [W_j y_j] ((b + 1) × (b + 1)) of its
-regressor rows W_j and torques y_j, and only these n small matrices leave the worker. They are added in a tree
-with compensated (TwoSum) addition, so the merge adds no rounding error whatever the number of chunks; the sum is
-factored once. The estimate equals the in-memory one to rounding; its relative accuracy is ε cond(W_s)² (W_s: W
-with unit columns), far below measurement noise. ``reduction="tsqr"`` replaces the Gram matrices by a
-communication-avoiding tall-skinny QR (Demmel et al. 2012): accuracy ε cond(W_s), at about 6 times the cost.
-Neither ever forms W; ``method="physical"`` solves its semidefinite program on the (b + 1) × (b + 1) factor alone.
+The identification's reduction (per-joint Gram matrices or R factors of each chunk, merged in a tree with
+compensated sums, factored once; the regressor W is never formed) is :mod:`robodyn.identification.reduction`.
 """
 
 from __future__ import annotations

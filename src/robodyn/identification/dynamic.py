@@ -377,25 +377,74 @@ class IdentificationOptions:
 
     Attributes
     ----------
-    friction : bool — identify Fc, Fv, Foff of every joint (default True).
-    base : BaseParameters or None — the base parameters to identify (default: Khalil's rules, else numeric QR).
-    robust : {"huber", "bisquare"} — weight function of "irls".
-    max_iterations : int — iteration limit of "irls" (50).
-    regularization : float or None — "physical": the pull towards the model's parameters; None: from the data.
-    min_mass : float — "physical": lower bound on every link mass (kg).
-    rank_tol : float — relative tolerance of the identifiability test (1e-6).
-    transmission : Transmission or None — the motors and couplings whose parameters are identified too.
-    min_velocity : float, array (n,) or None — drop joint j's rows where |q̇_j| < min_velocity_j.
-    weights : array (n,) or None — per-joint weights of the fit.
-    parallel : IdentificationData or None — filter and decimate the whole regressor like τ.
-    bounds : PhysicalBounds, dict or None — "physical": mass bounds, CoM boxes or hulls, total mass.
-    position_terms : "auto", tuple of int or None — joints (0-based) whose equation gets the position term
-        k_j sin q_j + c_j cos q_j; "auto": those where it removes most of the residual; None or (): none.
-    reduction : {"gram", "tsqr"} — the per-chunk reduction (:mod:`robodyn.identification.reduction`).
-    chunk : int or None — rows per block in memory (default ``BLOCK``) or per Dask chunk of NumPy arrays sent to
-        the cluster (default ``CHUNK``).
-    per_robot : None or tuple of "friction", "offsets" — a fleet (Samples with robot labels): each robot's own
-        Fc, Fv and/or Foff, the rest (inertia, position terms) shared.
+    friction : bool
+        Also identify Fc sign(q̇) + Fv q̇ + Foff of every joint ([9.26]–[9.28]) (and the motor friction with a
+        ``transmission``).
+    base : BaseParameters or None
+        The base parameters to identify; default ``base_parameters(robot, friction=friction,
+        transmission=transmission)`` (Khalil's rules; the numeric QR set when the rules are not minimal).
+    robust : {"huber", "bisquare"}
+        Weight function of ``"irls"``.
+    max_iterations : int
+        Iteration limit of ``"irls"``.
+    regularization : float or None
+        ``"physical"``: weight λ of the pull (λ / p) ‖D⁻¹ (K − K_model)‖² towards the model's (a priori)
+        parameters, each relative to its scale D, next to the fit normalised by ‖y‖²
+        (:mod:`robodyn.identification.consistent`).  Default None: chosen from the data by cross-validation on
+        contiguous time blocks (``solver["regularization_rule"]`` says so); ``prior_share`` on the result says
+        which parameters the prior rather than the data determined.
+    min_mass : float
+        ``"physical"``: lower bound on every link mass (kg).
+    bounds : PhysicalBounds, dict or None
+        ``"physical"``: mass bounds per link, a box or a convex hull for every link's centre of mass, the total mass
+        (:class:`robodyn.identification.consistent.PhysicalBounds`; its ``min_mass`` replaces ``min_mass``).
+    position_terms : "auto", tuple of int or None
+        Joints (0-based, revolute) whose equation gets the position term k_j sin q_j + c_j cos q_j, two free
+        columns of joint j's equation alone: a torque that depends on q_j only (a cable, a spring, a sensor offset
+        varying with the joint's angle), which the rotor inertia's column soaks up otherwise on slow excitation
+        (q̈_j ≈ −ω² q_j).  Default "auto": joint j gets the term when, fitted with the base parameters, it removes
+        more than ``POSITION_SHARE`` of joint j's least-squares residual without terms; every joint's columns are
+        reduced beside the others in one pass and the selected ones fitted from it (none selected: the fit without
+        terms, unchanged).  None or (): no terms.  ``position_joints``,
+        ``position_coefficients`` and ``position_shares`` on the result report them; :meth:`Identification.predict`
+        includes them, the model ``robot`` of "physical" cannot (docs/identification.md).
+    reduction : {"gram", "tsqr"}
+        The per-chunk reduction (module :mod:`robodyn.identification.reduction`): Gram matrices with compensated
+        sums (accuracy ε cond(W_s)²), or a tall-skinny QR (ε cond(W_s), about 6 times the cost).
+    chunk : int or None
+        Rows per block in memory (default ``BLOCK``), per Dask chunk when NumPy arrays go to the cluster
+        (``robodyn.distributed.identify``; default ``CHUNK``).
+    per_robot : None, or a tuple of "friction" and/or "offsets"
+        A fleet of robots of one model (``q``: :class:`Samples` with ``robot`` and ``robots``): the inertial base
+        parameters and the position terms are shared, each robot r has its own Fc_j, Fv_j ("friction") and/or
+        Foff_j ("offsets"), named ``Fc3[r]`` (:func:`robodyn.distributed.fleet_values`; docs/scaling.md).
+    rank_tol : float
+        Relative tolerance of the identifiability test (column-scaled W).
+    transmission : Transmission or None
+        The robot's motors and (coupled) transmissions: the rotor inertia ``Iam<i>`` and, with friction, the
+        Coulomb and viscous friction ``Fcm<i>``, ``Fvm<i>`` of every motor on q̇_m = J_mq q̇ are identified too
+        (grouped with the link parameters as :func:`robodyn.base_parameters` states; for ``"physical"`` they are
+        ≥ 0 and ``identified_transmission`` carries them).  A diagonal transmission gives the same estimates as
+        none.
+    min_velocity : float or array (n,) or None
+        Drop the rows of joint j's equation where |q̇_j| < min_velocity_j (rad/s | m/s): near a velocity
+        reversal the sign of the Coulomb friction in the model cannot be trusted.  Default: keep every row.
+        Whatever it is, the rows where joint j's torque is clipped are left out of its equations: a τ_j that holds
+        exactly its largest or smallest value for 5 samples or more (a saturated drive or sensor range,
+        :func:`robodyn.identification.data.saturated`), or, for prepared data, that the filter spread such samples
+        into (``IdentificationData.saturated``); ``equations`` counts the rows used.
+    weights : array (n,) or None
+        Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
+        ``"wls"`` they multiply Gautier's 1/σ_j².  Default 1.
+    parallel : IdentificationData or None
+        Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
+        the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
+        exactly as τ was (Gautier's parallel filtering and decimation; FIGAROH decimates its regressor the same
+        way), instead of being evaluated at the decimated states.  Linear columns are unchanged (filtering commutes
+        with them up to the filter's distortion of the motion); the Coulomb columns sign(q̇) become the filtered
+        steps that the measured torques contain, which removes the friction bias of filtering τ alone (Fc low,
+        Fv high; docs/identification.md).  Costs 8 M n b bytes for the full-rate regressor (M full-rate samples).
+        Default None: the regressor at the samples.
     """
 
     friction: bool = True
@@ -570,80 +619,18 @@ def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "ols", 
         :class:`IdentificationData` (each run prepared on its own, so no filter or derivative spans the seam
         between two runs) or of (q, qd, qdd, tau) tuples, and qd, qdd, tau not given; their rows are stacked.
         Samples that need not fit in memory: ``dask.array`` arrays (N, n), or :class:`Samples` (e.g. from
-        :func:`robodyn.distributed.read_samples`) as ``q`` alone: the cluster path (docs/distributed.md) reduces
+        :func:`robodyn.distributed.read_samples`) as ``q`` alone: the cluster path (docs/scaling.md) reduces
         them chunk by chunk with the same functions and gives the same result to rounding.
     method : {"ols", "wls", "irls", "physical"}
         See the module documentation.
-    friction : bool
-        Also identify Fc sign(q̇) + Fv q̇ + Foff of every joint ([9.26]–[9.28]) (and the motor friction with a
-        ``transmission``).
-    base : BaseParameters or None
-        The base parameters to identify; default ``base_parameters(robot, friction=friction,
-        transmission=transmission)`` (Khalil's rules; the numeric QR set when the rules are not minimal).
-    robust : {"huber", "bisquare"}
-        Weight function of ``"irls"``.
-    max_iterations : int
-        Iteration limit of ``"irls"``.
-    regularization : float or None
-        ``"physical"``: weight λ of the pull (λ / p) ‖D⁻¹ (K − K_model)‖² towards the model's (a priori)
-        parameters, each relative to its scale D, next to the fit normalised by ‖y‖²
-        (:mod:`robodyn.identification.consistent`).  Default None: chosen from the data by cross-validation on
-        contiguous time blocks (``solver["regularization_rule"]`` says so); ``prior_share`` on the result says
-        which parameters the prior rather than the data determined.
-    min_mass : float
-        ``"physical"``: lower bound on every link mass (kg).
-    bounds : PhysicalBounds, dict or None
-        ``"physical"``: mass bounds per link, a box or a convex hull for every link's centre of mass, the total mass
-        (:class:`robodyn.identification.consistent.PhysicalBounds`; its ``min_mass`` replaces ``min_mass``).
-    position_terms : "auto", tuple of int or None
-        Joints (0-based, revolute) whose equation gets the position term k_j sin q_j + c_j cos q_j, two free
-        columns of joint j's equation alone: a torque that depends on q_j only (a cable, a spring, a sensor offset
-        varying with the joint's angle), which the rotor inertia's column soaks up otherwise on slow excitation
-        (q̈_j ≈ −ω² q_j).  Default "auto": joint j gets the term when, fitted with the base parameters, it removes
-        more than ``POSITION_SHARE`` of joint j's least-squares residual without terms, and the data are fitted
-        again (none selected: the fit without terms, unchanged).  None or (): no terms.  ``position_joints``,
-        ``position_coefficients`` and ``position_shares`` on the result report them; :meth:`Identification.predict`
-        includes them, the model ``robot`` of "physical" cannot (docs/identification.md).
+    friction, base, robust, max_iterations, regularization, min_mass, rank_tol, transmission, min_velocity, weights,
+    parallel, bounds, position_terms, reduction, chunk, per_robot
+        The options, as keywords or as one :class:`IdentificationOptions` record ``options`` (giving both is an
+        error); each is documented on that record.  Every source takes every option; one that a source cannot
+        honour is an InputError naming it (``parallel`` on the cluster, ``per_robot`` without Samples,
+        ``transmission`` for a fleet).
     options : IdentificationOptions or None
-        All the options (these and the keyword-only ones) as one record, instead of the keywords (giving both is
-        an error).
-    reduction : {"gram", "tsqr"}
-        The per-chunk reduction (module :mod:`robodyn.identification.reduction`): Gram matrices with compensated
-        sums (accuracy ε cond(W_s)²), or a tall-skinny QR (ε cond(W_s), about 6 times the cost).
-    chunk : int or None
-        Rows per block in memory (default ``BLOCK``), per Dask chunk when NumPy arrays go to the cluster
-        (``robodyn.distributed.identify``; default ``CHUNK``).
-    per_robot : None, or a tuple of "friction" and/or "offsets"
-        A fleet of robots of one model (``q``: :class:`Samples` with ``robot`` and ``robots``): the inertial base
-        parameters and the position terms are shared, each robot r has its own Fc_j, Fv_j ("friction") and/or
-        Foff_j ("offsets"), named ``Fc3[r]`` (:func:`robodyn.distributed.fleet_values`; docs/scaling.md).
-    rank_tol : float
-        Relative tolerance of the identifiability test (column-scaled W).
-    transmission : Transmission or None
-        The robot's motors and (coupled) transmissions: the rotor inertia ``Iam<i>`` and, with friction, the
-        Coulomb and viscous friction ``Fcm<i>``, ``Fvm<i>`` of every motor on q̇_m = J_mq q̇ are identified too
-        (grouped with the link parameters as :func:`robodyn.base_parameters` states; for ``"physical"`` they are
-        ≥ 0 and ``identified_transmission`` carries them).  A diagonal transmission gives the same estimates as
-        none.
-    min_velocity : float or array (n,) or None
-        Drop the rows of joint j's equation where |q̇_j| < min_velocity_j (rad/s | m/s): near a velocity
-        reversal the sign of the Coulomb friction in the model cannot be trusted.  Default: keep every row.
-        Whatever it is, the rows where joint j's torque is clipped are left out of its equations: a τ_j that holds
-        exactly its largest or smallest value for 5 samples or more (a saturated drive or sensor range,
-        :func:`robodyn.identification.data.saturated`), or, for prepared data, that the filter spread such samples
-        into (``IdentificationData.saturated``); ``equations`` counts the rows used.
-    weights : array (n,) or None
-        Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
-        ``"wls"`` they multiply Gautier's 1/σ_j².  Default 1.
-    parallel : IdentificationData or None
-        Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
-        the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
-        exactly as τ was (Gautier's parallel filtering and decimation; FIGAROH decimates its regressor the same
-        way), instead of being evaluated at the decimated states.  Linear columns are unchanged (filtering commutes
-        with them up to the filter's distortion of the motion); the Coulomb columns sign(q̇) become the filtered
-        steps that the measured torques contain, which removes the friction bias of filtering τ alone (Fc low,
-        Fv high; docs/identification.md).  Costs 8 M n b bytes for the full-rate regressor (M full-rate samples).
-        Default None: the regressor at the samples.
+        The options above as one record.
 
     Returns
     -------
@@ -657,7 +644,7 @@ def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "ols", 
         certified comes back with ``converged=False`` and a ``message``).
     InputError
         Shapes, NaN rows (reported by row), unknown method, a transmission of the wrong size, bad weights, an
-        option the source cannot honour (``parallel`` on the cluster, ``per_robot`` without Samples; named).
+        option the source cannot honour (named).
     """
     check_robot(robot)
     o = merge_options(options, dict(
@@ -1003,29 +990,13 @@ FITS = MappingProxyType({"ols": _fit_ols, "wls": _fit_wls, "irls": _fit_irls, "p
 def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=None, rank_tol: float = RANK_TOL,
                 zero: float = 1e-12, norms=None, regularization=None, min_mass: float = 0.0, bounds=None,
                 folds=None, irls=None, free=()) -> dict:
-    """The solvers of :func:`identify` on the per-joint factors of the samples (in memory or on a cluster alike).
-
-    Parameters
-    ----------
-    R : ndarray (n, b + 1, b + 1) — per-joint factors, R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j].
-    counts : array (n,) — the equations (rows) of every joint.
-    method : "ols", "wls", "irls" or "physical" (:data:`FITS`).
-    weights : array (n,) or None — the user's per-joint weights.
-    rank_tol, zero : the identifiability test of :func:`check_rank`.
-    norms : array (n, b + 1) or None — exact column norms of every [W_j y_j] (default: from R).
-    regularization, min_mass, bounds : "physical", as :func:`identify`;  folds : (k, b + 1, b + 1) or None — the
-        weighted Gram matrices of k contiguous time blocks (``regularization=None``).
-    irls : callable θ → (θ, cov, iterations, converged, message) — the re-weighting passes over the samples.
-    free : tuple of str — names of m free columns before the base columns in R (the position terms of
-        :func:`identify`, R of [E W y]): fitted by least squares with the others; "physical" minimises them out of
-        the program (the trailing block of the stacked factor is that of the problem without them).
-
-    Returns
-    -------
-    dict of the :class:`Identification` fields values, std, covariance, condition_number, residual_rms, noise,
-    iterations, converged, message, robot, standard, identified_transmission, solver, prior_share; with ``free``,
-    also position_joints, position_coefficients, position_std.
-    """
+    """The fit of :func:`identify` on the per-joint factors R (n, b + 1, b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j],
+    of ``counts`` (n,) rows (any source): the rank check (:func:`check_rank`), the least-squares estimate and
+    covariance, then the solver ``FITS[method]``.  ``norms`` (n, b + 1): the exact column norms of every
+    [W_j y_j]; ``folds`` (k, b + 1, b + 1): the weighted Gram matrices of k time blocks (``regularization=None``);
+    ``irls``: θ → (θ, cov, iterations, converged, message), the re-weighting passes over the samples; ``free``:
+    the names of the free columns before the base ones (the position terms).  Returns the fields of
+    :class:`Identification` it sets."""
     m = len(free)
     names = tuple(free) + tuple(bp.names)
     b = len(names)
@@ -1227,14 +1198,10 @@ _PER_ROBOT = MappingProxyType({"friction": re.compile(r"^F[cv]\d+$"), "offsets":
 
 
 def _per_robot_option(per_robot) -> tuple:
-    if per_robot is None:
-        return ()
-    items = (per_robot,) if isinstance(per_robot, str) else per_robot
-    try:
-        items = tuple(items)
-    except TypeError:
-        items = (per_robot,)
-    if not items or any(not isinstance(x, str) or x not in _PER_ROBOT for x in items):
+    """``per_robot`` checked: () or a tuple of distinct keys of ``_PER_ROBOT``."""
+    items = () if per_robot is None else (per_robot,) if isinstance(per_robot, str) else per_robot
+    items = tuple(items) if isinstance(items, (tuple, list)) else (items,)
+    if (per_robot is not None and not items) or any(not isinstance(x, str) or x not in _PER_ROBOT for x in items):
         raise InputError(f"per_robot = {per_robot!r}; give None or a tuple of 'friction' (Fc, Fv of every joint) "
                          "and 'offsets' (Foff of every joint)")
     return tuple(dict.fromkeys(items))
@@ -1397,8 +1364,7 @@ def _identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, optio
         less = [np.concatenate([Rr[..., t:-1], Rr[..., -1:] - Rr[..., :t] @ c[:, None]], axis=-1) for Rr in Rs]
         phys, report = _fleet_physical(robot, bp, [Rr * (1.0 if sw is None else sw[:, None, None]) for Rr in less],
                                        own, shared, options,
-                                       1e-6 if o["regularization"] is None else float(o["regularization"]),
-                                       o["bounds"] or consistent_bounds(o["min_mass"]))
+                                       o["regularization"], o["bounds"] or consistent_bounds(o["min_mass"]))
         theta = np.concatenate([c, phys])
         converged = report["certified"]
         if not converged:
@@ -1448,7 +1414,7 @@ def consistent_bounds(min_mass: float):
     return PhysicalBounds(min_mass=float(min_mass))
 
 
-def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float, bounds):
+def _fleet_physical(robot, base, Rs, own, shared, options, regularization, bounds):
     """The physically consistent fleet fit: θ (P,) in the fleet order, and the solver report.
 
     Minimises the fleet's residual Σ_r ‖W_r Ψ K_r − y_r‖² = Σ_r ‖T_r Ψ K_r − z_r‖² + ρ_r² (T_r, z_r, ρ_r: robot
@@ -1472,14 +1438,16 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization: float
     # a standard column is a robot's own only where it reaches no shared base parameter
     mine = sorted(c for c in chosen if not np.any(psi[shared, c]))
     limits = consistent.check_bounds(bounds, nf)
-    program, cols = consistent.fleet_program(robot, base, psi, prior, [stack_factors(Rr) for Rr in Rs], mine,
-                                          regularization, limits)
+    lam = 1e-6 if regularization is None else float(regularization)
+    program, cols = consistent.fleet_program(robot, base, psi, prior, [stack_factors(Rr) for Rr in Rs], mine, lam,
+                                             limits)
     solved = consistent.solve(program, limits, nf)
     if solved is None:
         raise IdentificationError("the physically consistent fleet identification failed: the conic solver "
                                   "returned no point; check the data and the model's units, or use method='ols'")
     K, report = solved
-    report.update(regularization=float(regularization), regularization_rule="given")
+    report.update(regularization=lam, regularization_rule="given" if regularization is not None else
+                  "default of a fleet (1e-6; no cross-validation over a fleet's robots)")
     thetas = K[cols] @ psi.T  # (R, b): each robot's base parameters
     theta = np.concatenate([thetas[0, shared], thetas[:, own].ravel()])
     return theta, report
