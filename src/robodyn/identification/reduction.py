@@ -148,11 +148,12 @@ def reduce_rows(W, tau, keep=None, reduction: str = "gram", theta=None, scale=No
     if reduction == "tsqr":
         acc[0] = qr_stack([A if AE is None else np.concatenate([AE, A], axis=2)], k + m)
     else:
-        acc[0, :, k:, k:] = np.swapaxes(A, -1, -2) @ A
-        if k:
-            acc[0, :, :k, :k] = np.swapaxes(AE, -1, -2) @ AE
-            acc[0, :, :k, k:] = np.swapaxes(AE, -1, -2) @ A
-            acc[0, :, k:, :k] = np.swapaxes(acc[0, :, :k, k:], -1, -2)
+        for j in range(n):  # 2-D products: BLAS (a stacked product of transposed views is not)
+            acc[0, j, k:, k:] = A[j].T @ A[j]
+            if k:
+                acc[0, j, :k, :k] = AE[j].T @ AE[j]
+                acc[0, j, :k, k:] = AE[j].T @ A[j]
+                acc[0, j, k:, :k] = acc[0, j, :k, k:].T
     return acc, (np.full(n, rows) if keep is None else np.sum(keep > 0, axis=0))
 
 
