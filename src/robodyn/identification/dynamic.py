@@ -43,7 +43,7 @@ import numpy as np
 import scipy.linalg
 
 from robodyn.arrays import as_real_array, finite_array, finite_result
-from robodyn.identification.consistent import nearest_consistent, pseudo_inertia  # noqa: F401 (public here too)
+from robodyn.identification.consistent import PhysicalBounds, nearest_consistent, pseudo_inertia  # noqa: F401
 from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, dask_modules, factor,
                                               gram, is_cluster_input, position_columns, qr_stack, robot_names,
                                               sample_arrays)
@@ -735,9 +735,7 @@ def _dask_source(robot: Robot, bp, q, qd, qdd, tau, o: dict, fleet) -> DaskSourc
     chunk = int(o["chunk"] or CHUNK)
     arrays = sample_arrays(given, robot.n, chunk)
     labels, robots = _fleet_labels(samples, arrays, chunk) if fleet else (None, ())
-    source = DaskSource(bp, arrays, _speeds(o["min_velocity"], robot.n), labels)
-    source.robots = robots
-    return source
+    return DaskSource(bp, arrays, _speeds(o["min_velocity"], robot.n), labels, robots)
 
 
 def _check_counts(counts, N: int, b: int) -> None:
@@ -1362,9 +1360,9 @@ def _identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, optio
     if method == "physical":
         c = theta[:t]  # the position terms' least-squares values: the consistent fit is on τ less them
         less = [np.concatenate([Rr[..., t:-1], Rr[..., -1:] - Rr[..., :t] @ c[:, None]], axis=-1) for Rr in Rs]
+        bounds = o["bounds"] or PhysicalBounds(min_mass=float(o["min_mass"]))
         phys, report = _fleet_physical(robot, bp, [Rr * (1.0 if sw is None else sw[:, None, None]) for Rr in less],
-                                       own, shared, options,
-                                       o["regularization"], o["bounds"] or consistent_bounds(o["min_mass"]))
+                                       own, shared, options, o["regularization"], bounds)
         theta = np.concatenate([c, phys])
         converged = report["certified"]
         if not converged:
@@ -1405,13 +1403,6 @@ def _shared_gram(grams, own) -> np.ndarray:
         total = total + G[:, rest][:, :, rest] - np.swapaxes(Gor, -1, -2) @ np.linalg.pinv(
             G[:, own][:, :, own], 1e-12, hermitian=True) @ Gor
     return total
-
-
-def consistent_bounds(min_mass: float):
-    """The PhysicalBounds of a lower bound on every link mass (kg)."""
-    from robodyn.identification.consistent import PhysicalBounds
-
-    return PhysicalBounds(min_mass=float(min_mass))
 
 
 def _fleet_physical(robot, base, Rs, own, shared, options, regularization, bounds):

@@ -402,14 +402,14 @@ def _merged(reduction: str, *parts):
 
 class DaskSource:
     """Samples as (N, n) dask arrays (any N), reduced chunk by chunk on the workers and merged in a tree of
-    :data:`FAN_IN` results per task; ``labels``: the (N,) dask array of a fleet's robot indices."""
+    :data:`FAN_IN` results per task; ``labels``: the (N,) dask array of a fleet's robot indices, ``robots`` their
+    names."""
 
-    def __init__(self, bp, arrays, min_velocity=None, labels=None):
+    def __init__(self, bp, arrays, min_velocity=None, labels=None, robots=()):
         self.dask, self.da = dask_modules()
         self.bp_d = self.dask.delayed(bp, pure=True, traverse=False)  # sent once to each worker
         self.arrays = [a.rechunk({1: -1}) for a in arrays]
-        self.labels = labels
-        self.min_velocity = min_velocity
+        self.labels, self.robots, self.min_velocity = labels, robots, min_velocity
         self.clip = clipping(self.arrays[3])
 
     def _blocks(self, arrays, labels=None):
