@@ -327,3 +327,42 @@ def test_dask_is_imported_on_first_use_and_its_absence_names_the_extra():
         "except rd.RobodynError as e:\n"
         "    print(e)\n")
     assert out == "robodyn.distributed needs Dask; install it with: pip install 'robodyn[dask]'"
+
+
+def test_rd_identify_takes_dask_arrays_and_every_option_on_both_sources(robot, base, data):
+    """One entry, one options record: rd.identify given Dask arrays or Samples runs the cluster path (local
+    threaded scheduler) and equals the in-memory fit with the same options (weights, min_velocity, reduction,
+    chunk) to 1e-10; a field a source cannot honour is an InputError naming it."""
+    from robodyn.identification import IdentificationOptions
+
+    lazy = [da.from_array(x, chunks=(128, robot.n)) for x in data]
+    opts = IdentificationOptions(base=base, weights=np.arange(1.0, 7.0), min_velocity=0.2, reduction="tsqr",
+                                 chunk=150)
+    with dask.config.set(scheduler="threads"):
+        for method in ("ols", "wls"):
+            ref = rd.identify(robot, *data, method=method, options=opts)
+            for res in (rd.identify(robot, *lazy, method=method, options=opts),
+                        rd.identify(robot, dd.Samples(*lazy), method=method, options=opts),
+                        dd.identify(robot, *data, method=method, options=opts)):
+                assert np.abs(res.values - ref.values).max() <= 1e-10 * np.abs(ref.values).max()
+                np.testing.assert_array_equal(res.equations, ref.equations)
+        assert ref.equations.max() < len(data[0])  # min_velocity dropped rows
+        from robodyn.dynamics.transmission import Transmission
+
+        J = np.diag([100.0, 100.0, 80.0, 60.0, 60.0, 50.0])
+        J[5, 4] = 50.0  # a coupled wrist: its motors' inertia and friction are parameters too
+        tr = Transmission.from_motor_matrix(J, J_m=np.full(6, 1e-5))
+        ref = rd.identify(robot, *data, transmission=tr)
+        res = rd.identify(robot, *lazy, transmission=tr)
+        assert res.names == ref.names and np.abs(res.values - ref.values).max() <= 1e-10 * np.abs(ref.values).max()
+        gram = rd.identify(robot, *data, options=IdentificationOptions(base=base, chunk=100))
+        tsqr = rd.identify(robot, *data, base=base, reduction="tsqr")
+        assert np.abs(gram.values - tsqr.values).max() <= 1e-10 * np.abs(tsqr.values).max()
+        with pytest.raises(InputError, match="parallel: the full-rate regressor is filtered in memory"):
+            rd.identify(robot, *lazy, parallel=object())
+        with pytest.raises(InputError, match="per_robot"):
+            rd.identify(robot, *data, per_robot=("friction",))
+        with pytest.raises(InputError, match="reduction = 'svd'"):
+            rd.identify(robot, *data, reduction="svd")
+        with pytest.raises(InputError, match="chunk = 0"):
+            rd.identify(robot, *data, chunk=0)

@@ -159,7 +159,7 @@ def _solo(fleet, k: int, seed: int):
 
 def test_one_robot_equals_todays_path(client, robot, base, fleet):
     data, samples = _solo(fleet, 0, 5)
-    ref = dd.identify(robot, *data, base=base, chunk=64, position_terms=None)  # a fleet fits no position terms
+    ref = dd.identify(robot, *data, base=base, chunk=64, position_terms=None)  # random states: "auto" selects no term
     res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), chunk=64)
     order = [ref.names.index(re.sub(r"\[solo\]$", "", name)) for name in res.names]
     assert sorted(order) == list(range(base.count))
@@ -172,8 +172,37 @@ def test_one_robot_equals_todays_path(client, robot, base, fleet):
     # per_robot=None: the labels are ignored, the fleet is one robot (today's path)
     pooled = dd.identify(robot, samples, base=base, position_terms=None)
     assert pooled.names == ref.names and np.abs(pooled.values - ref.values).max() <= 1e-12 * np.abs(ref.values).max()
-    with pytest.raises(rd.InputError, match="position_terms"):
-        dd.identify(robot, samples, base=base, per_robot=("friction",), position_terms=(0,))
+
+
+@pytest.mark.parametrize("method", ["ols", "irls", "physical"])
+def test_fleet_position_terms_equal_least_squares_on_the_explicit_block_regressor(client, robot, base, fleet, method):
+    """A torque k sin q_j + c cos q_j on joints 1 and 4 of every robot (one cable, shared by the fleet): "auto"
+    selects those joints (each robot's own columns eliminated), and the fit is the least squares on
+    [E  W_s  0 … W_f,r … 0] (E shared, 2 columns per joint) to 1e-10; "irls" on noise-free data is that fit too;
+    "physical" takes the least-squares terms and fits the consistent parameters to the torques less them."""
+    terms = {0: (0.8, -0.5), 3: (0.4, 0.3)}
+    withterm = [(arm, q, qd, qdd, tau + sum(np.outer(np.sin(q[:, j]) * k + np.cos(q[:, j]) * c, np.eye(6)[j])
+                                            for j, (k, c) in terms.items())) for arm, q, qd, qdd, tau in fleet]
+    samples, rows, labels = _samples(withterm)
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), method=method)
+    assert res.position_joints == (0, 3) and res.position_shares.shape == (6,)
+    shared, own = _split(base, FRICTION_OFFSETS)
+    W = base.regressor(*rows[:3])
+    N, n, _ = W.shape
+    k = own.size
+    A = np.zeros((N, n, 4 + shared.size + 3 * k))
+    for s, j in enumerate(terms):
+        A[:, j, 2 * s], A[:, j, 2 * s + 1] = np.sin(rows[0][:, j]), np.cos(rows[0][:, j])
+    A[:, :, 4:4 + shared.size] = W[:, :, shared]
+    for r in range(3):
+        A[labels == r, :, 4 + shared.size + r * k: 4 + shared.size + (r + 1) * k] = W[labels == r][:, :, own]
+    theta = np.linalg.lstsq(A.reshape(N * n, -1), rows[3].reshape(-1), rcond=None)[0]
+    np.testing.assert_allclose(res.position_coefficients.ravel(), theta[:4], rtol=1e-10)
+    np.testing.assert_allclose(res.position_coefficients, [terms[0], terms[3]], rtol=1e-10)
+    if method == "physical":
+        assert res.converged and res.solver["certified"]
+        return
+    assert np.abs(res.values - theta[4:]).max() <= 1e-10 * np.abs(theta).max()
 
 
 def _fleet_ssr(res) -> float:

@@ -182,7 +182,7 @@ def test_out_of_core_clipping_equals_saturated():
     those of robodyn.identification.data.saturated."""
     dask = pytest.importorskip("dask")
     import dask.array as da
-    from robodyn import distributed
+    from robodyn.identification import reduction
     from robodyn.identification.data import saturated
 
     rng = np.random.default_rng(13)
@@ -194,9 +194,9 @@ def test_out_of_core_clipping_equals_saturated():
     tau[:, 3] = 1.0  # constant: every sample
     with dask.config.set(scheduler="threads"):
         for chunk in (3, 4, 7, 60):
-            clip = distributed._clipping(da.from_array(tau, chunks=(chunk, 4)))
-            np.testing.assert_array_equal(distributed._clipped_block(tau, clip), saturated(tau))
-        assert distributed._clipping(da.from_array(rng.normal(size=(60, 4)), chunks=(7, 4))) is None
+            clip = reduction.clipping(da.from_array(tau, chunks=(chunk, 4)))
+            np.testing.assert_array_equal(reduction.clipped_block(tau, clip), saturated(tau))
+        assert reduction.clipping(da.from_array(rng.normal(size=(60, 4)), chunks=(7, 4))) is None
 
 
 def test_out_of_core_medians_leave_nan_out():

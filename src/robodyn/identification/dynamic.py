@@ -25,29 +25,33 @@ q̇_m = J_mq q̇ are parameters too (De Luca; [9.29]–[9.33]), grouped with the
 for the sign of its Coulomb friction to be trusted; ``weights`` weight the joints' equations.
 :func:`essential_parameters` reduces the base set to the parameters the data need (Pham & Gautier).
 
-The samples are reduced block by block: for each joint, the Gram matrix of [W_j y_j] is accumulated and factored
-at the end (R_j, (b + 1) × (b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j]), so memory does not grow with N and
-‖y_j − W_j K‖ = ‖R_j [K; −1]‖.  The estimate is then solved from the triangular factor of the stacked R_j with
-the columns of W scaled to unit norm; its relative accuracy is about ε cond(W_scaled)², far below the noise of
-any measurement (1e-10 for the well-conditioned W of an excitation trajectory).
+One driver serves every source: the samples (NumPy arrays in memory, or Dask arrays and Samples on a cluster)
+are reduced chunk by chunk by the same functions (:mod:`robodyn.identification.reduction`) to per-joint factors
+R_j ((b + 1) × (b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j]), so memory does not grow with N and
+‖y_j − W_j K‖ = ‖R_j [K; −1]‖.  The rank check, the estimate (from the triangular factor of the stacked R_j, the
+columns of W scaled to unit norm; relative accuracy about ε cond(W_scaled)²) and the covariance follow, then
+the method's solver, one function per method of the table :data:`FITS`.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 import scipy.linalg
 
 from robodyn.arrays import as_real_array, finite_array, finite_result
-from robodyn.identification.consistent import nearest_consistent, pseudo_inertia  # noqa: F401 (public here too)
+from robodyn.identification.consistent import PhysicalBounds, nearest_consistent, pseudo_inertia  # noqa: F401
+from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, dask_modules, factor,
+                                              gram, is_cluster_input, position_columns, qr_stack, robot_names,
+                                              sample_arrays)
 from robodyn.model.robot import check_robot
 from robodyn.progress import progress
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 
-#: States per block when reducing the regressor (keeps the temporaries in memory small).
-BLOCK = 8192
 #: Relative tolerance of the identifiability test: a parameter whose (unit-norm) regressor column lies within
 #: this distance of the span of the columns before it is not excited by the data (cond(W) of the column-scaled
 #: observation matrix ≳ 1/RANK_TOL).  Above the √ε ≈ 1.5e-8 resolution of the accumulated Gram matrices.
@@ -365,25 +369,82 @@ def _samples(robot: Robot, q, qd, qdd, tau):
 @dataclass(frozen=True)
 class IdentificationOptions:
     """The options of :func:`identify` as one record (``identify(robot, data, method, options=...)``); the
-    keyword arguments of the same names are the same options.  ``robodyn.distributed.identify`` takes the fields
-    friction, base, robust, max_iterations, rank_tol, regularization, min_mass, position_terms.
+    keyword arguments of the same names are the same options.  Both sources take every field: NumPy arrays in
+    memory, Dask arrays or Samples on a cluster (``robodyn.distributed.identify`` forwards to :func:`identify`).
+    A field a source cannot honour raises InputError naming it: ``parallel`` on the cluster (the full-rate
+    regressor is filtered in memory), ``per_robot`` without Samples (the robot of each row), ``transmission``
+    for a fleet.
 
     Attributes
     ----------
-    friction : bool — identify Fc, Fv, Foff of every joint (default True).
-    base : BaseParameters or None — the base parameters to identify (default: Khalil's rules, else numeric QR).
-    robust : {"huber", "bisquare"} — weight function of "irls".
-    max_iterations : int — iteration limit of "irls" (50).
-    regularization : float or None — "physical": the pull towards the model's parameters; None: from the data.
-    min_mass : float — "physical": lower bound on every link mass (kg).
-    rank_tol : float — relative tolerance of the identifiability test (1e-6).
-    transmission : Transmission or None — the motors and couplings whose parameters are identified too.
-    min_velocity : float, array (n,) or None — drop joint j's rows where |q̇_j| < min_velocity_j.
-    weights : array (n,) or None — per-joint weights of the fit.
-    parallel : IdentificationData or None — filter and decimate the whole regressor like τ.
-    bounds : PhysicalBounds, dict or None — "physical": mass bounds, CoM boxes or hulls, total mass.
-    position_terms : "auto", tuple of int or None — joints (0-based) whose equation gets the position term
-        k_j sin q_j + c_j cos q_j; "auto": those where it removes most of the residual; None or (): none.
+    friction : bool
+        Also identify Fc sign(q̇) + Fv q̇ + Foff of every joint ([9.26]–[9.28]) (and the motor friction with a
+        ``transmission``).
+    base : BaseParameters or None
+        The base parameters to identify; default ``base_parameters(robot, friction=friction,
+        transmission=transmission)`` (Khalil's rules; the numeric QR set when the rules are not minimal).
+    robust : {"huber", "bisquare"}
+        Weight function of ``"irls"``.
+    max_iterations : int
+        Iteration limit of ``"irls"``.
+    regularization : float or None
+        ``"physical"``: weight λ of the pull (λ / p) ‖D⁻¹ (K − K_model)‖² towards the model's (a priori)
+        parameters, each relative to its scale D, next to the fit normalised by ‖y‖²
+        (:mod:`robodyn.identification.consistent`).  Default None: chosen from the data by cross-validation on
+        contiguous time blocks (``solver["regularization_rule"]`` says so); ``prior_share`` on the result says
+        which parameters the prior rather than the data determined.
+    min_mass : float
+        ``"physical"``: lower bound on every link mass (kg).
+    bounds : PhysicalBounds, dict or None
+        ``"physical"``: mass bounds per link, a box or a convex hull for every link's centre of mass, the total mass
+        (:class:`robodyn.identification.consistent.PhysicalBounds`; its ``min_mass`` replaces ``min_mass``).
+    position_terms : "auto", tuple of int or None
+        Joints (0-based, revolute) whose equation gets the position term k_j sin q_j + c_j cos q_j, two free
+        columns of joint j's equation alone: a torque that depends on q_j only (a cable, a spring, a sensor offset
+        varying with the joint's angle), which the rotor inertia's column soaks up otherwise on slow excitation
+        (q̈_j ≈ −ω² q_j).  Default "auto": joint j gets the term when, fitted with the base parameters, it removes
+        more than ``POSITION_SHARE`` of joint j's least-squares residual without terms; every joint's columns are
+        reduced beside the others in one pass and the selected ones fitted from it (none selected: the fit without
+        terms, unchanged).  None or (): no terms.  ``position_joints``,
+        ``position_coefficients`` and ``position_shares`` on the result report them; :meth:`Identification.predict`
+        includes them, the model ``robot`` of "physical" cannot (docs/identification.md).
+    reduction : {"gram", "tsqr"}
+        The per-chunk reduction (module :mod:`robodyn.identification.reduction`): Gram matrices with compensated
+        sums (accuracy ε cond(W_s)²), or a tall-skinny QR (ε cond(W_s), about 6 times the cost).
+    chunk : int or None
+        Rows per block in memory (default ``BLOCK``), per Dask chunk when NumPy arrays go to the cluster
+        (``robodyn.distributed.identify``; default ``CHUNK``).
+    per_robot : None, or a tuple of "friction" and/or "offsets"
+        A fleet of robots of one model (``q``: :class:`Samples` with ``robot`` and ``robots``): the inertial base
+        parameters and the position terms are shared, each robot r has its own Fc_j, Fv_j ("friction") and/or
+        Foff_j ("offsets"), named ``Fc3[r]`` (:func:`robodyn.distributed.fleet_values`; docs/scaling.md).
+    rank_tol : float
+        Relative tolerance of the identifiability test (column-scaled W).
+    transmission : Transmission or None
+        The robot's motors and (coupled) transmissions: the rotor inertia ``Iam<i>`` and, with friction, the
+        Coulomb and viscous friction ``Fcm<i>``, ``Fvm<i>`` of every motor on q̇_m = J_mq q̇ are identified too
+        (grouped with the link parameters as :func:`robodyn.base_parameters` states; for ``"physical"`` they are
+        ≥ 0 and ``identified_transmission`` carries them).  A diagonal transmission gives the same estimates as
+        none.
+    min_velocity : float or array (n,) or None
+        Drop the rows of joint j's equation where |q̇_j| < min_velocity_j (rad/s | m/s): near a velocity
+        reversal the sign of the Coulomb friction in the model cannot be trusted.  Default: keep every row.
+        Whatever it is, the rows where joint j's torque is clipped are left out of its equations: a τ_j that holds
+        exactly its largest or smallest value for 5 samples or more (a saturated drive or sensor range,
+        :func:`robodyn.identification.data.saturated`), or, for prepared data, that the filter spread such samples
+        into (``IdentificationData.saturated``); ``equations`` counts the rows used.
+    weights : array (n,) or None
+        Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
+        ``"wls"`` they multiply Gautier's 1/σ_j².  Default 1.
+    parallel : IdentificationData or None
+        Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
+        the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
+        exactly as τ was (Gautier's parallel filtering and decimation; FIGAROH decimates its regressor the same
+        way), instead of being evaluated at the decimated states.  Linear columns are unchanged (filtering commutes
+        with them up to the filter's distortion of the motion); the Coulomb columns sign(q̇) become the filtered
+        steps that the measured torques contain, which removes the friction bias of filtering τ alone (Fc low,
+        Fv high; docs/identification.md).  Costs 8 M n b bytes for the full-rate regressor (M full-rate samples).
+        Default None: the regressor at the samples.
     """
 
     friction: bool = True
@@ -399,9 +460,12 @@ class IdentificationOptions:
     parallel: object = None
     bounds: object = None
     position_terms: object = "auto"
+    reduction: str = "gram"
+    chunk: int | None = None
+    per_robot: object = None
 
 
-def merge_options(options, given: dict, fields=None) -> dict:
+def merge_options(options, given: dict) -> dict:
     """The option values: the keywords ``given`` (name → value), or those of ``options`` (an
     IdentificationOptions) when it is given — InputError when a keyword differs from its default too."""
     from dataclasses import fields as dc_fields
@@ -415,20 +479,13 @@ def merge_options(options, given: dict, fields=None) -> dict:
         isinstance(v, (int, float, str, bool)) and v == getattr(defaults, k))]
     if clash:
         raise InputError(f"give {', '.join(clash)} either as keyword(s) or in options, not both")
-    names = [f.name for f in dc_fields(IdentificationOptions)] if fields is None else fields
-    return {k: getattr(options, k) for k in names}
-
-
-def stack_runs(robot: Robot, q, qd=None, qdd=None, tau=None):
-    """The samples (N, n) × 4 of one run given as arrays, or of several runs (a list of IdentificationData or of
-    (q, qd, qdd, tau) tuples, each prepared on its own) stacked row-wise; checked like one run."""
-    from robodyn.identification.data import IdentificationData
-
-    return _stack(robot, q, qd, qdd, tau)[:4]
+    return {f.name: getattr(options, f.name) for f in dc_fields(IdentificationOptions)}
 
 
 def _stack(robot: Robot, q, qd=None, qdd=None, tau=None):
-    """:func:`stack_runs`, the runs' filtered Coulomb columns (N, n) (None unless every run is prepared data) and
+    """The samples (N, n) × 4 of one run given as arrays, or of several runs (a list of IdentificationData or of
+    (q, qd, qdd, tau) tuples, each prepared on its own) stacked row-wise and checked like one run; the runs'
+    filtered Coulomb columns (N, n) (None unless every run is prepared data) and
     the clipped torques (N, n) bool (:func:`robodyn.identification.data.saturated`, or marked by the preparation)."""
     from robodyn.identification.data import IdentificationData, saturated
 
@@ -496,83 +553,14 @@ def _filtered_coulomb(bp, coulomb):
     return W_of
 
 
-def _square(R: np.ndarray, m: int) -> np.ndarray:
-    out = np.zeros((m, m))
-    out[: R.shape[0]] = R[:m]
-    return out
-
-
-def _reduce(bp, q, qd, qdd, tau, use=None, W=None, folds: int = 0, free: int = 0, each=None):
-    """Per-joint square-root factors R_j ((n, b + 1, b + 1)), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j], and the exact
-    column norms of every [W_j y_j] ((n, b + 1), from the Gram diagonal: the factor's own column norms carry its
-    rounding, about √ε of the largest, where a column is absent from joint j's equations).
-
-    The Gram matrices are accumulated over blocks of samples (matrix products: the fast path for 10^5
-    samples and more) and factored once at the end.  Their square roots carry the information of the data to
-    about √ε of the largest column's norm, which sets the identifiability tolerance (``RANK_TOL``); the columns
-    are therefore accumulated scaled by their norms over the first block (the rotor columns of a transmission,
-    N² q̈_m, are 10^4 to 10^8 times those of a wrist's products of inertia), and the factors scaled back.
-    With ``folds`` = k > 0, also returns (third) the Gram matrices (k, n, b + 1, b + 1) of k contiguous time
-    blocks of the samples (for the cross-validated regularization of "physical").  ``free`` > 0: ``W`` gives that
-    many columns before the b base columns (the position terms); ``each(blk, W_blk)``, if given, sees every
-    block's regressor.
-    """
-    N, n = q.shape
-    m = bp.count + free + 1
-    G = np.zeros((n, m, m))
-    Gf = np.zeros((folds, n, m, m)) if folds else None
-    scale = None
-    W_of = (lambda blk: bp.regressor(q[blk], qd[blk], qdd[blk])) if W is None else (
-        W if callable(W) else (lambda blk: W[blk]))
-    with progress("identification: regressor of the samples", total=N) as bar:
-        for s in range(0, N, BLOCK):
-            blk = slice(s, s + BLOCK)
-            if scale is None:
-                norms = np.append(np.linalg.norm(W_of(blk), axis=(0, 1)), np.linalg.norm(tau[blk]))
-                scale = np.where(finite_result("identify", norms) > 0, norms, 1.0)
-            Wb = W_of(blk)
-            _accumulate(G, Wb, tau, blk, use, scale)
-            if each is not None:
-                each(blk, Wb)
-            if folds:
-                _accumulate_folds(Gf, Wb, tau, blk, use, scale, N)
-            bar.update(completed=min(s + BLOCK, N))
-    lam, V = np.linalg.eigh(0.5 * (finite_result("identify", G) + np.swapaxes(G, -1, -2)))
-    R = np.sqrt(np.maximum(lam, 0.0))[..., :, None] * np.swapaxes(V, -1, -2) * scale
-    norms = np.sqrt(np.maximum(np.diagonal(G, axis1=-2, axis2=-1), 0.0)) * scale
-    return (R, norms, Gf * scale[:, None] * scale) if folds else (R, norms)
-
-
-def _accumulate_folds(Gf, W, tau, blk, use, scale, N: int) -> None:
-    """Add the samples ``blk`` to the Gram matrices of the contiguous time blocks Gf (k, n, m, m) they fall in."""
-    k = Gf.shape[0]
-    fold = np.arange(blk.start, min(blk.stop, N)) * k // N
-    for i in np.unique(fold):
-        sel = fold == i
-        rows = np.arange(blk.start, min(blk.stop, N))[sel]
-        sub = None if use is None else use
-        _accumulate(Gf[i], W[sel], tau, rows, sub, scale)
-
-
-def _accumulate(G, W, tau, blk, use=None, scale=None) -> None:
-    """Add the Gram matrices of [W_j y_j] / scale of the samples ``blk`` (regressor W (B, n, b)) to
-    G (n, b + 1, b + 1), in place; ``use`` (N, n) bool, if given, selects the rows of each joint's equations."""
-    n = tau.shape[1]
-    A = np.empty((n, W.shape[0], W.shape[2] + 1))  # [W_j y_j] of every joint, contiguous for the products
-    A[..., :-1] = W.transpose(1, 0, 2)
-    A[..., -1] = tau[blk].T
-    if scale is not None:
-        A /= scale
-    for j in range(n):
-        Aj = A[j] if use is None else A[j][use[blk, j]]
-        G[j] += Aj.T @ Aj
-
-
 def stack_factors(R: np.ndarray, weights=None) -> np.ndarray:
     """The triangular factor of the whole (weighted) system from the per-joint factors."""
     m = R.shape[-1]
     w = np.ones(R.shape[0]) if weights is None else weights
-    return _square(scipy.linalg.qr((R * w[:, None, None]).reshape(-1, m), mode="r", check_finite=False)[0], m)
+    out = np.zeros((m, m))
+    Rg = scipy.linalg.qr((R * w[:, None, None]).reshape(-1, m), mode="r", check_finite=False)[0]
+    out[: Rg.shape[0]] = Rg[:m]
+    return out
 
 
 def check_rank(Rg: np.ndarray, names, tol: float, zero: float = 1e-12) -> None:
@@ -582,7 +570,7 @@ def check_rank(Rg: np.ndarray, names, tol: float, zero: float = 1e-12) -> None:
     T = Rg[:b, :b]
     scale = np.linalg.norm(T, axis=0)
     top = scale.max(initial=0.0)
-    # a zero column (the factors resolve each column to ~√ε of its own norm, see _reduce): far below ``tol``, since
+    # a zero column (the factors resolve each column to ~√ε of its own norm, see robodyn.identification.reduction.factor): far below ``tol``, since
     # the columns of one model may differ by 10^8 in norm (rotor columns N² q̈_m next to a wrist's XY)
     dead = scale <= zero * top if top > 0 else np.ones(b, bool)
     Ts = T / np.where(dead, 1.0, scale)
@@ -612,28 +600,11 @@ def joint_residuals(R: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return np.linalg.norm(R @ v, axis=-1)
 
 
-def identify(
-    robot: Robot,
-    q,
-    qd=None,
-    qdd=None,
-    tau=None,
-    method: str = "ols",
-    friction: bool = True,
-    base=None,
-    robust: str = "huber",
-    max_iterations: int = 50,
-    regularization: float | None = None,
-    min_mass: float = 0.0,
-    rank_tol: float = RANK_TOL,
-    transmission=None,
-    min_velocity=None,
-    weights=None,
-    parallel=None,
-    bounds=None,
-    position_terms="auto",
-    options=None,
-) -> Identification:
+def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
+             robust: str = "huber", max_iterations: int = 50, regularization: float | None = None,
+             min_mass: float = 0.0, rank_tol: float = RANK_TOL, transmission=None, min_velocity=None, weights=None,
+             parallel=None, bounds=None, position_terms="auto", options=None, *, reduction: str = "gram",
+             chunk: int | None = None, per_robot=None) -> Identification:
     """Identify the base parameters (and friction) of ``robot`` from measured samples.
 
     Parameters
@@ -647,67 +618,19 @@ def identify(
         software may store them) go in as they are.  Several runs at once: ``q`` a list of
         :class:`IdentificationData` (each run prepared on its own, so no filter or derivative spans the seam
         between two runs) or of (q, qd, qdd, tau) tuples, and qd, qdd, tau not given; their rows are stacked.
+        Samples that need not fit in memory: ``dask.array`` arrays (N, n), or :class:`Samples` (e.g. from
+        :func:`robodyn.distributed.read_samples`) as ``q`` alone: the cluster path (docs/scaling.md) reduces
+        them chunk by chunk with the same functions and gives the same result to rounding.
     method : {"ols", "wls", "irls", "physical"}
         See the module documentation.
-    friction : bool
-        Also identify Fc sign(q̇) + Fv q̇ + Foff of every joint ([9.26]–[9.28]) (and the motor friction with a
-        ``transmission``).
-    base : BaseParameters or None
-        The base parameters to identify; default ``base_parameters(robot, friction=friction,
-        transmission=transmission)`` (Khalil's rules; the numeric QR set when the rules are not minimal).
-    robust : {"huber", "bisquare"}
-        Weight function of ``"irls"``.
-    max_iterations : int
-        Iteration limit of ``"irls"``.
-    regularization : float or None
-        ``"physical"``: weight λ of the pull (λ / p) ‖D⁻¹ (K − K_model)‖² towards the model's (a priori)
-        parameters, each relative to its scale D, next to the fit normalised by ‖y‖²
-        (:mod:`robodyn.identification.consistent`).  Default None: chosen from the data by cross-validation on
-        contiguous time blocks (``solver["regularization_rule"]`` says so); ``prior_share`` on the result says
-        which parameters the prior rather than the data determined.
-    min_mass : float
-        ``"physical"``: lower bound on every link mass (kg).
-    bounds : PhysicalBounds, dict or None
-        ``"physical"``: mass bounds per link, a box or a convex hull for every link's centre of mass, the total mass
-        (:class:`robodyn.identification.consistent.PhysicalBounds`; its ``min_mass`` replaces ``min_mass``).
-    position_terms : "auto", tuple of int or None
-        Joints (0-based, revolute) whose equation gets the position term k_j sin q_j + c_j cos q_j, two free
-        columns of joint j's equation alone: a torque that depends on q_j only (a cable, a spring, a sensor offset
-        varying with the joint's angle), which the rotor inertia's column soaks up otherwise on slow excitation
-        (q̈_j ≈ −ω² q_j).  Default "auto": joint j gets the term when, fitted with the base parameters, it removes
-        more than ``POSITION_SHARE`` of joint j's least-squares residual without terms, and the data are fitted
-        again (none selected: the fit without terms, unchanged).  None or (): no terms.  ``position_joints``,
-        ``position_coefficients`` and ``position_shares`` on the result report them; :meth:`Identification.predict`
-        includes them, the model ``robot`` of "physical" cannot (docs/identification.md).
+    friction, base, robust, max_iterations, regularization, min_mass, rank_tol, transmission, min_velocity, weights,
+    parallel, bounds, position_terms, reduction, chunk, per_robot
+        The options, as keywords or as one :class:`IdentificationOptions` record ``options`` (giving both is an
+        error); each is documented on that record.  Every source takes every option; one that a source cannot
+        honour is an InputError naming it (``parallel`` on the cluster, ``per_robot`` without Samples,
+        ``transmission`` for a fleet).
     options : IdentificationOptions or None
-        All the options above as one record, instead of the keywords (giving both is an error).
-    rank_tol : float
-        Relative tolerance of the identifiability test (column-scaled W).
-    transmission : Transmission or None
-        The robot's motors and (coupled) transmissions: the rotor inertia ``Iam<i>`` and, with friction, the
-        Coulomb and viscous friction ``Fcm<i>``, ``Fvm<i>`` of every motor on q̇_m = J_mq q̇ are identified too
-        (grouped with the link parameters as :func:`robodyn.base_parameters` states; for ``"physical"`` they are
-        ≥ 0 and ``identified_transmission`` carries them).  A diagonal transmission gives the same estimates as
-        none.
-    min_velocity : float or array (n,) or None
-        Drop the rows of joint j's equation where |q̇_j| < min_velocity_j (rad/s | m/s): near a velocity
-        reversal the sign of the Coulomb friction in the model cannot be trusted.  Default: keep every row.
-        Whatever it is, the rows where joint j's torque is clipped are left out of its equations: a τ_j that holds
-        exactly its largest or smallest value for 5 samples or more (a saturated drive or sensor range,
-        :func:`robodyn.identification.data.saturated`), or, for prepared data, that the filter spread such samples
-        into (``IdentificationData.saturated``); ``equations`` counts the rows used.
-    weights : array (n,) or None
-        Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
-        ``"wls"`` they multiply Gautier's 1/σ_j².  Default 1.
-    parallel : IdentificationData or None
-        Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
-        the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
-        exactly as τ was (Gautier's parallel filtering and decimation; FIGAROH decimates its regressor the same
-        way), instead of being evaluated at the decimated states.  Linear columns are unchanged (filtering commutes
-        with them up to the filter's distortion of the motion); the Coulomb columns sign(q̇) become the filtered
-        steps that the measured torques contain, which removes the friction bias of filtering τ alone (Fc low,
-        Fv high; docs/identification.md).  Costs 8 M n b bytes for the full-rate regressor (M full-rate samples).
-        Default None: the regressor at the samples.
+        The options above as one record.
 
     Returns
     -------
@@ -720,28 +643,56 @@ def identify(
         singular; ``"physical"``: the conic solver returned no point (a point whose duality gap is not
         certified comes back with ``converged=False`` and a ``message``).
     InputError
-        Shapes, NaN rows (reported by row), unknown method, a transmission of the wrong size, bad weights.
+        Shapes, NaN rows (reported by row), unknown method, a transmission of the wrong size, bad weights, an
+        option the source cannot honour (named).
     """
     check_robot(robot)
-    from robodyn.parameters.base import base_parameters
-
-    o = merge_options(options, dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations,
-                                    regularization=regularization, min_mass=min_mass, rank_tol=rank_tol,
-                                    transmission=transmission, min_velocity=min_velocity, weights=weights,
-                                    parallel=parallel, bounds=bounds, position_terms=position_terms))
-    friction, base, robust, max_iterations = o["friction"], o["base"], o["robust"], o["max_iterations"]
-    regularization, min_mass, rank_tol, transmission = (o["regularization"], o["min_mass"], o["rank_tol"],
-                                                        o["transmission"])
-    min_velocity, weights, parallel, bounds = o["min_velocity"], o["weights"], o["parallel"], o["bounds"]
+    o = merge_options(options, dict(
+        friction=friction, base=base, robust=robust, max_iterations=max_iterations, regularization=regularization,
+        min_mass=min_mass, rank_tol=rank_tol, transmission=transmission, min_velocity=min_velocity, weights=weights,
+        parallel=parallel, bounds=bounds, position_terms=position_terms, reduction=reduction, chunk=chunk,
+        per_robot=per_robot))
     terms = check_position_terms(o["position_terms"], robot)
-    if method not in ("ols", "wls", "irls", "physical"):
-        raise InputError(f"method = {method!r}; choose 'ols', 'wls', 'irls' or 'physical'")
-    if robust not in ("huber", "bisquare"):
-        raise InputError(f"robust = {robust!r}; choose 'huber' or 'bisquare'")
-    q, qd, qdd, tau, coulomb, clipped = _stack(robot, q, qd, qdd, tau)
-    if transmission is not None:
-        from robodyn.parameters.regressor import standard_parameter_names
+    _check_choices(method, o)
+    fleet = _per_robot_option(o["per_robot"])
+    if fleet and not o["friction"]:
+        raise InputError("per_robot: friction=False identifies no friction or offsets; give friction=True")
+    if fleet and not isinstance(q, Samples):
+        raise InputError("per_robot needs Samples with the robot of each row: read_samples(..., robots=...) or "
+                         "Samples(q, qd, qdd, tau, robot=indices, robots=names)")
+    bp = _base_of(robot, o)
+    if is_cluster_input(q, qd, qdd, tau):
+        source = _dask_source(robot, bp, q, qd, qdd, tau, o, fleet)
+    else:
+        source = _array_source(robot, bp, q, qd, qdd, tau, o)
+    if fleet:
+        return _identify_fleet(robot, bp, source, method, o, terms, fleet)
+    return _identify(robot, bp, source, method, o, terms)
 
+
+def _check_choices(method: str, o: dict) -> None:
+    for name, value, allowed in (("method", method, ("ols", "wls", "irls", "physical")),
+                                 ("robust", o["robust"], ("huber", "bisquare")),
+                                 ("reduction", o["reduction"], ("gram", "tsqr"))):
+        if value not in allowed:
+            raise InputError(f"{name} = {value!r}; choose {', '.join(repr(x) for x in allowed[:-1])} or "
+                             f"{allowed[-1]!r}")
+    it = o["max_iterations"]
+    if method == "irls" and (isinstance(it, bool) or int(it) != it or it < 1):
+        raise InputError(f"max_iterations = {it!r}; give an integer >= 1")
+    c = o["chunk"]
+    if c is not None and (isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1):
+        raise InputError(f"chunk = {c!r}; give a positive number of rows per chunk")
+
+
+def _base_of(robot: Robot, o: dict):
+    """The BaseParameters to identify: ``o["base"]`` checked, or Khalil's rules (the numeric QR set when they are
+    not minimal)."""
+    from robodyn.parameters.base import base_parameters
+    from robodyn.parameters.regressor import standard_parameter_names
+
+    friction, transmission, base = o["friction"], o["transmission"], o["base"]
+    if transmission is not None:
         standard_parameter_names(robot, friction, transmission)  # checks the type and size of the transmission
     if base is None:
         base = base_parameters(robot, friction=friction, transmission=transmission)
@@ -749,54 +700,117 @@ def identify(
             base = base_parameters(robot, method="numeric", friction=friction, transmission=transmission)
     elif base.robot is not robot or base.friction != friction or base.transmission is not transmission:
         raise InputError("base: give the BaseParameters of this robot with the same friction setting and transmission")
-    bp = base
-    N, n = q.shape
-    b = bp.count
-    Wp = None if parallel is None else _parallel_regressor(bp, parallel, q, qd, qdd, tau)
-    if Wp is None and coulomb is not None:
+    return base
+
+
+def _array_source(robot: Robot, bp, q, qd, qdd, tau, o: dict) -> ArraySource:
+    """In-memory samples (one run, or runs stacked) as a source: the rows used (``min_velocity``, clipped
+    torques), the regressor filtered like τ (``parallel``) or with the runs' filtered Coulomb columns."""
+    q, qd, qdd, tau, coulomb, clipped = _stack(robot, q, qd, qdd, tau)
+    parallel = o["parallel"]
+    W = None
+    if parallel is not None:
+        Wp = _parallel_regressor(bp, parallel, q, qd, qdd, tau)
+        W = lambda blk: Wp[blk]  # noqa: E731
+    elif coulomb is not None:
         patched = _filtered_coulomb(bp, coulomb)
-        Wp = lambda blk: patched(q[blk], qd[blk], qdd[blk], blk)  # noqa: E731 (the block function of _reduce)
-    use = _rows_kept(qd, min_velocity, clipped)
-    wj = _user_weights(weights, n)
-    counts = np.full(n, N) if use is None else use.sum(axis=0)
-    neq = int(counts.sum())
+        W = lambda blk: patched(q[blk], qd[blk], qdd[blk], blk)  # noqa: E731
+    return ArraySource(bp, q, qd, qdd, tau, _rows_kept(qd, o["min_velocity"], clipped), W,
+                       o["chunk"] or BLOCK, clipped.sum(axis=0))
+
+
+def _dask_source(robot: Robot, bp, q, qd, qdd, tau, o: dict, fleet) -> DaskSource:
+    """Dask arrays or Samples as a source (NumPy arrays beside them are split into ``chunk`` rows per task)."""
+    if o["parallel"] is not None:
+        raise InputError("parallel: the full-rate regressor is filtered in memory; give the prepared data's NumPy "
+                         "arrays (not Dask arrays or Samples) to use it")
+    if isinstance(q, Samples):
+        if not (qd is None and qdd is None and tau is None):
+            raise InputError("give either Samples or the arrays q, qd, qdd, tau")
+        samples, given = q, (q.q, q.qd, q.qdd, q.tau)
+    elif qd is None or qdd is None or tau is None:
+        raise InputError("give q, qd, qdd and tau (N, n), or Samples from read_samples")
+    else:
+        samples, given = None, (q, qd, qdd, tau)
+    chunk = int(o["chunk"] or CHUNK)
+    arrays = sample_arrays(given, robot.n, chunk)
+    labels, robots = _fleet_labels(samples, arrays, chunk) if fleet else (None, ())
+    return DaskSource(bp, arrays, _speeds(o["min_velocity"], robot.n), labels, robots)
+
+
+def _check_counts(counts, N: int, b: int) -> None:
+    """IdentificationError when a joint has no rows left or the equations do not outnumber the parameters."""
+    counts = np.asarray(counts)
+    if np.any(counts == 0):
+        raise IdentificationError(f"every sample of joint {int(np.flatnonzero(counts == 0)[0]) + 1} is clipped or "
+                                  "too slow; give data where its torque is not saturated (or a lower min_velocity)")
+    n, neq = len(counts), int(counts.sum())
     if neq <= b:
         raise IdentificationError(f"{N} samples of {n} joints give {neq} equations for {b} parameters; "
-                                  f"give more than {b // n + 1} samples" + ("" if use is None else
-                                  " or a lower min_velocity"))
-    names = tuple(bp.names)
+                                  f"give more than {b // n + 1} samples" + ("" if neq == N * n else
+                                                                             " or a lower min_velocity"))
+
+
+def _position_columns(cand, b: int, joints) -> list:
+    """The columns of a reduction of [E_cand W y] that the fit with the position terms of ``joints`` uses."""
+    k = 2 * len(cand)
+    return [2 * cand.index(j) + i for j in joints for i in (0, 1)] + list(range(k, k + b + 1))
+
+
+def _auto_terms(robot: Robot, G: np.ndarray, R0: np.ndarray, b: int):
+    """``position_terms="auto"``: (shares (n,), the joints selected) from the Gram matrices G (n, m, m) of
+    [E W y] with the columns of every joint first, and the factors R0 of [W y] alone."""
+    n = robot.n
+    E = [slice(2 * j, 2 * j + 2) for j in range(n)]
+    shares = position_shares(R0, np.stack([G[j, E[j], E[j]] for j in range(n)]),
+                             np.stack([G[j, E[j], 2 * n:] for j in range(n)]))
+    return shares, selected_position_joints(robot, shares)
+
+
+def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identification:
+    """The driver of one robot: one reduction of the source (with the position columns of every candidate joint
+    and the time blocks of the cross-validation), the terms selected from it, the fit on its factors."""
     from robodyn.identification.consistent import FOLDS
 
-    k_folds = FOLDS if method == "physical" and regularization is None else 0
-
-    def reduced(joints, each=None):
-        Wx = Wp if not joints else _with_position_columns(bp, q, qd, qdd, Wp, joints)
-        R, norms, *folds = _reduce(bp, q, qd, qdd, tau, use, Wx, folds=k_folds, free=2 * len(joints), each=each)
-        return joints, Wx, (R, norms), np.einsum("j,kjab->kab", wj, folds[0]) if folds else None
-
-    def fit_with(joints, Wx, factors, folds):
-        R, norms = factors
-        try:
-            return fit_factors(robot, bp, R, counts, method, weights=None if weights is None else wj,
-                                  rank_tol=rank_tol, norms=norms, regularization=regularization, min_mass=min_mass,
-                                  bounds=bounds, folds=folds, free=position_names(joints),
-                                  irls=lambda theta: _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use,
-                                                           wj, Wx, free=2 * len(joints)))
-        except IdentificationError as exc:
-            raise fit_failure(exc, joints, clipped.sum(axis=0), N) from None
-
+    n, b, red = robot.n, bp.count, o["reduction"]
+    wj = _user_weights(o["weights"], n)
+    cand = tuple(range(n)) if terms == "auto" else terms
+    k_folds = FOLDS if method == "physical" and o["regularization"] is None else 0
+    acc, N, counts, clipped, folds = source.reduce(cand, red, folds=k_folds)
+    _check_counts(counts, N, b)
     shares = None
-    if terms == "auto":  # selected from the least-squares residual of the factors without terms
-        gram = _PositionGram(q, tau, use, b)
-        problem = reduced((), gram.add)
-        shares = position_shares(problem[2][0], gram.F, gram.C)
-        terms = selected_position_joints(robot, shares)
-        fit = fit_with(*(reduced(terms) if terms else problem))
-    else:
-        fit = fit_with(*reduced(terms))
-    return Identification(model=robot, method=method, friction=friction, base=bp, names=names, samples=N,
-                          transmission=transmission, equations=counts, weights=wj, parallel=parallel is not None,
-                          position_shares=shares, **fit)
+    if terms == "auto":
+        shares, terms = _auto_terms(robot, gram(acc, red), factor(acc, red, _position_columns(cand, b, ()))[0], b)
+    S = _position_columns(cand, b, terms)
+    R, norms = factor(acc, red, S)
+    if folds is not None:
+        folds = np.einsum("j,kjab->kab", wj, folds[:, :, S][:, :, :, S])
+    names = position_names(terms) + tuple(bp.names)
+
+    def irls(theta):
+        def reweigh(th, scale):
+            acc_w, _, used, _, _ = source.reduce(terms, red, th, scale, o["robust"])
+            return factor(acc_w, red)[0], used
+
+        def fit(Rw):
+            Rg = stack_factors(Rw, np.sqrt(wj))
+            check_rank(Rg, names, 0.0, 0.0)
+            return solve_factor(Rg, len(names))[:2]
+
+        return _irls(lambda th: source.residuals(th, terms), source.median, reweigh, fit,
+                     lambda Rw, th: float(np.sum(wj * joint_residuals(Rw, th) ** 2)), R, counts, theta,
+                     int(o["max_iterations"]), len(names))
+
+    try:
+        fit = fit_factors(robot, bp, R, counts, method, weights=None if o["weights"] is None else wj,
+                          rank_tol=o["rank_tol"], norms=norms, regularization=o["regularization"],
+                          min_mass=o["min_mass"], bounds=o["bounds"], folds=folds, irls=irls,
+                          free=position_names(terms))
+    except IdentificationError as exc:
+        raise fit_failure(exc, terms, clipped, N) from None
+    return Identification(model=robot, method=method, friction=o["friction"], base=bp, names=tuple(bp.names),
+                          samples=N, transmission=o["transmission"], equations=np.asarray(counts, dtype=int),
+                          weights=wj, parallel=o["parallel"] is not None, position_shares=shares, **fit)
 
 
 #: ``position_terms="auto"``: joint j gets the term k_j sin q_j + c_j cos q_j when (sin q_j, cos q_j) explain more
@@ -855,44 +869,6 @@ def position_names(joints) -> tuple:
     return tuple(f"{f}_q{j + 1}" for j in joints for f in ("sin", "cos"))
 
 
-def position_columns(q: np.ndarray, joints) -> np.ndarray:
-    """The position-term columns E (N, n, 2k) of q (N, n): sin q_j, cos q_j in joint j's equation alone, for the
-    k joints given (columns 2s, 2s + 1 for the s-th)."""
-    E = np.zeros(q.shape + (2 * len(joints),))
-    for s, j in enumerate(joints):
-        E[:, j, 2 * s] = np.sin(q[:, j])
-        E[:, j, 2 * s + 1] = np.cos(q[:, j])
-    return E
-
-
-def _with_position_columns(bp, q, qd, qdd, Wp, joints):
-    """The block function of :func:`_reduce` of [E W]: the position columns, then the (fitted) base regressor."""
-    base = (lambda blk: bp.regressor(q[blk], qd[blk], qdd[blk])) if Wp is None else (
-        Wp if callable(Wp) else (lambda blk: Wp[blk]))
-    return lambda blk: np.concatenate([position_columns(q[blk], joints), base(blk)], axis=2)
-
-
-class _PositionGram:
-    """E_jᵀ E_j and E_jᵀ [W_j y_j] of every joint, E_j = [sin q_j, cos q_j] of its rows used, accumulated block by
-    block beside the factors for :func:`position_shares`: per joint, the share of joint j's least-squares
-    residual ρ_j that the term removes when it is fitted together with the base parameters (ρ'_j).  Fitted
-    together rather than projected on the residual: on slow excitation the rotor inertia's column
-    (q̈_j ≈ −ω² q_j) soaks up most of the term in the fit without it, and leaves little of it in ρ_j."""
-
-    def __init__(self, q, tau, use, b: int):
-        n = q.shape[1]
-        self.q, self.tau, self.use = q, tau, use
-        self.F, self.C = np.zeros((n, 2, 2)), np.zeros((n, 2, b + 1))
-
-    def add(self, blk, W) -> None:
-        q, tau, use = self.q[blk], self.tau[blk], self.use
-        for j in range(q.shape[1]):
-            rows = slice(None) if use is None else use[blk, j]
-            E = np.column_stack([np.sin(q[rows, j]), np.cos(q[rows, j])])
-            self.F[j] += E.T @ E
-            self.C[j] += E.T @ np.column_stack([W[rows, j], tau[rows, j]])
-
-
 def position_shares(R: np.ndarray, F: np.ndarray, C: np.ndarray) -> np.ndarray:
     """Per joint j, 1 − ‖ρ'_j‖² / ‖ρ_j‖²: the share of its least-squares residual ρ_j (of the factors ``R``
     (n, b + 1, b + 1) of [W_j y_j], without terms) that the position term removes when it is fitted together with
@@ -912,11 +888,11 @@ def position_shares(R: np.ndarray, F: np.ndarray, C: np.ndarray) -> np.ndarray:
     out = np.zeros(len(rr))
     # a residual at the resolution of the factors (exact data) has nothing to remove
     for j in np.flatnonzero(rr > RANK_TOL ** 2 * G[:, b, b]):
-        def gram(Gw, j=j):  # of [E_j W y], E_j in joint j's rows only
+        def bordered(Gw, j=j):  # the Gram matrix of [E_j W y], E_j in joint j's rows only
             M = np.zeros((b + 3, b + 3))
             M[:2, :2], M[:2, 2:], M[2:, :2], M[2:, 2:] = F[j], C[j], C[j].T, Gw
             return M
-        M = gram(total)
+        M = bordered(total)
         d = np.sqrt(np.diag(M)[:-1])
         d = np.where(d > 0, d, 1.0)
         # the normal equations, scaled: a term within the span of the base columns is cut and removes nothing
@@ -926,85 +902,155 @@ def position_shares(R: np.ndarray, F: np.ndarray, C: np.ndarray) -> np.ndarray:
             continue
         x = np.linalg.lstsq(A, M[:-1, -1] / d, rcond=RANK_TOL ** 2)[0] / d
         v = np.append(x, -1.0)
-        out[j] = 1.0 - max(float(v @ gram(G[j]) @ v), 0.0) / rr[j]
+        out[j] = 1.0 - max(float(v @ bordered(G[j]) @ v), 0.0) / rr[j]
     return np.clip(out, 0.0, 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class Factors:
+    """The reduced problem every solver of :data:`FITS` starts from: the per-joint factors R (n, b + 1, b + 1)
+    (b counting ``m`` free columns first), their stacked factor ``Rg``, the OLS estimate ``theta`` and its
+    covariance ``cov``, the per-joint noise σ_j of its residual, and the options of the solvers."""
+
+    robot: Robot
+    bp: object
+    R: np.ndarray
+    counts: np.ndarray
+    names: tuple
+    m: int
+    weights: np.ndarray | None
+    rank_tol: float
+    zero: float
+    Rg: np.ndarray
+    theta: np.ndarray
+    cov: np.ndarray
+    noise: np.ndarray
+    bj: np.ndarray
+    options: dict
+
+    @property
+    def b(self) -> int:
+        return len(self.names)
+
+
+def _fit_ols(p: Factors):
+    """Least squares; with joint weights, the weighted estimate and its sandwich covariance."""
+    if p.weights is None:
+        return p.theta, p.cov, {}
+    Rw = stack_factors(p.R, np.sqrt(p.weights))
+    _check_weighting(p.R, Rw, p.names, p.rank_tol, p.zero, p.weights)
+    theta = solve_factor(Rw, p.b)[0]
+    return theta, _sandwich(p.R, p.weights, noise_floor(p.noise), p.b) + _rounding_covariance(Rw, theta, p.b), {}
+
+
+def _fit_wls(p: Factors):
+    """Gautier's weighted least squares, the noise levels iterated to their fixed point (:func:`_iterated_wls`)."""
+    wj = np.ones(len(p.R)) if p.weights is None else p.weights
+    if p.weights is not None:  # Gautier's 1/σ_j are the data's own; only the user's weights are checked
+        _check_weighting(p.R, stack_factors(p.R, np.sqrt(wj)), p.names, p.rank_tol, p.zero, wj)
+    theta, inv, noise, iterations = _iterated_wls(p.R, wj, p.noise, p.counts, p.bj, p.b)
+    sig = noise_floor(noise)
+    cov = inv if p.weights is None else _sandwich(p.R, wj / sig ** 2, sig, p.b)
+    return theta, cov, dict(noise=noise, iterations=iterations)
+
+
+def _fit_irls(p: Factors):
+    """Iteratively re-weighted least squares: the source's passes (``options["irls"]``) from the OLS estimate."""
+    theta, cov, iterations, converged, message = p.options["irls"](p.theta)
+    return theta, cov, dict(iterations=iterations, converged=converged, message=message)
+
+
+def _fit_physical(p: Factors):
+    """The physically consistent fit (:func:`_physical`) on the stacked factor; the free columns' least-squares
+    values given the consistent parameters; the covariance of the (weighted) least-squares estimate."""
+    m, b, o = p.m, p.b, p.options
+    _, cov, _ = _fit_ols(p)
+    Rp = p.Rg if p.weights is None else stack_factors(p.R, np.sqrt(p.weights))
+    theta, standard, robot, motors, report, share = _physical(p.robot, p.bp, Rp[m:, m:], o["regularization"],
+                                                             o["min_mass"], bounds=o["bounds"], folds=o["folds"],
+                                                             free=m)
+    if m:
+        c = scipy.linalg.solve_triangular(Rp[:m, :m], Rp[:m, b] - Rp[:m, m:b] @ theta)
+        theta = np.concatenate([c, theta])
+    out = dict(standard=standard, robot=robot, identified_transmission=motors, solver=report, prior_share=share,
+               converged=report["certified"])
+    if not report["certified"]:
+        out["message"] = (f"the physically consistent fit is not certified: {report['accuracy']}; give a larger "
+                          "regularization or check the data")
+    return theta, cov, out
+
+
+#: The solvers of :func:`identify`: method → function of the reduced problem (:class:`Factors`) returning
+#: (estimate (b,), covariance (b, b), the other fields of the result it sets).
+FITS = MappingProxyType({"ols": _fit_ols, "wls": _fit_wls, "irls": _fit_irls, "physical": _fit_physical})
 
 
 def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=None, rank_tol: float = RANK_TOL,
                 zero: float = 1e-12, norms=None, regularization=None, min_mass: float = 0.0, bounds=None,
                 folds=None, irls=None, free=()) -> dict:
-    """The solvers of :func:`identify` on the per-joint factors of the samples (in memory or on a cluster alike).
-
-    Parameters
-    ----------
-    R : ndarray (n, b + 1, b + 1) — per-joint factors, R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j].
-    counts : array (n,) — the equations (rows) of every joint.
-    method : "ols", "wls", "irls" or "physical".
-    weights : array (n,) or None — the user's per-joint weights.
-    rank_tol, zero : the identifiability test of :func:`check_rank`.
-    norms : array (n, b + 1) or None — exact column norms of every [W_j y_j] (default: from R).
-    regularization, min_mass, bounds : "physical", as :func:`identify`;  folds : (k, b + 1, b + 1) or None — the
-        weighted Gram matrices of k contiguous time blocks (``regularization=None``).
-    irls : callable θ → (θ, cov, iterations, converged, message) — the re-weighting passes over the samples.
-    free : tuple of str — names of m free columns before the base columns in R (the position terms of
-        :func:`identify`, R of [E W y]): fitted by least squares with the others; "physical" minimises them out of
-        the program (the trailing block of the stacked factor is that of the problem without them).
-
-    Returns
-    -------
-    dict of the :class:`Identification` fields values, std, covariance, condition_number, residual_rms, noise,
-    iterations, converged, message, robot, standard, identified_transmission, solver, prior_share; with ``free``,
-    also position_joints, position_coefficients, position_std.
-    """
-    n = R.shape[0]
+    """The fit of :func:`identify` on the per-joint factors R (n, b + 1, b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j],
+    of ``counts`` (n,) rows (any source): the rank check (:func:`check_rank`), the least-squares estimate and
+    covariance, then the solver ``FITS[method]``.  ``norms`` (n, b + 1): the exact column norms of every
+    [W_j y_j]; ``folds`` (k, b + 1, b + 1): the weighted Gram matrices of k time blocks (``regularization=None``);
+    ``irls``: θ → (θ, cov, iterations, converged, message), the re-weighting passes over the samples; ``free``:
+    the names of the free columns before the base ones (the position terms).  Returns the fields of
+    :class:`Identification` it sets."""
     m = len(free)
-    b = bp.count + m
     names = tuple(free) + tuple(bp.names)
+    b = len(names)
     counts = np.asarray(counts)
-    neq = int(counts.sum())
-    wj = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     Rg = stack_factors(R)
     check_rank(Rg, names, rank_tol, zero)
     theta, inv, rnorm = solve_factor(Rg, b)
-    cov = rnorm ** 2 / max(neq - b, 1) * inv
-    res_j = joint_residuals(R, theta)
     norms = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
-    cols = norms > 1e-12 * norms.max(axis=1, keepdims=True)  # parameters in the equations of joint j
-    noise = res_j / np.sqrt(np.maximum(counts - cols.sum(1), 1))
-    cond = float(np.linalg.cond(Rg[:b, :b]))
+    bj = (norms > 1e-12 * norms.max(axis=1, keepdims=True)).sum(1)  # parameters in the equations of joint j
+    noise = joint_residuals(R, theta) / np.sqrt(np.maximum(counts - bj, 1))
+    p = Factors(robot=robot, bp=bp, R=R, counts=counts, names=names, m=m,
+                weights=None if weights is None else np.asarray(weights, dtype=float), rank_tol=rank_tol, zero=zero,
+                Rg=Rg, theta=theta, cov=rnorm ** 2 / max(int(counts.sum()) - b, 1) * inv, noise=noise, bj=bj,
+                options=dict(regularization=regularization, min_mass=min_mass, bounds=bounds, folds=folds,
+                             irls=irls))
+    theta, cov, fields = FITS[method](p)
     out = dict(iterations=1, converged=True, message="", robot=None, standard=None, identified_transmission=None,
-               solver=None, prior_share=None)
-    if weights is not None and method in ("ols", "physical"):
-        Rw = stack_factors(R, np.sqrt(wj))
-        _check_weighting(R, Rw, names, rank_tol, zero, wj)
-        theta, _, _ = solve_factor(Rw, b)
-        cov = _sandwich(R, wj, noise_floor(noise), b) + _rounding_covariance(Rw, theta, b)
-    if method == "wls":
-        if weights is not None:  # Gautier's 1/σ_j are the data's own; only the user's weights are checked
-            _check_weighting(R, stack_factors(R, np.sqrt(wj)), names, rank_tol, zero, wj)
-        theta, inv, noise, out["iterations"] = _iterated_wls(R, wj, noise, counts, cols.sum(1), b)
-        sig = noise_floor(noise)
-        cov = inv if weights is None else _sandwich(R, wj / sig ** 2, sig, b)
-    elif method == "irls":
-        theta, cov, out["iterations"], out["converged"], out["message"] = irls(theta)
-    elif method == "physical":
-        Rp = Rg if weights is None else stack_factors(R, np.sqrt(wj))
-        theta, out["standard"], out["robot"], out["identified_transmission"], out["solver"], out["prior_share"] = \
-            _physical(robot, bp, Rp[m:, m:], regularization, min_mass, bounds=bounds, folds=folds, free=m)
-        if m:  # the free columns' least-squares values given the consistent parameters
-            c = scipy.linalg.solve_triangular(Rp[:m, :m], Rp[:m, b] - Rp[:m, m:b] @ theta)
-            theta = np.concatenate([c, theta])
-        out["converged"] = out["solver"]["certified"]
-        if not out["converged"]:
-            out["message"] = (f"the physically consistent fit is not certified: {out['solver']['accuracy']}; give "
-                              f"a larger regularization or check the data")
-    res_j = joint_residuals(R, theta)
+               solver=None, prior_share=None, noise=noise) | fields
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     if m:
         out |= dict(position_joints=tuple(int(k[5:]) - 1 for k in free[::2]),
                     position_coefficients=theta[:m].reshape(-1, 2), position_std=std[:m].reshape(-1, 2))
-    return out | dict(values=theta[m:], std=std[m:], covariance=cov[m:, m:], condition_number=cond,
-                      residual_rms=res_j / np.sqrt(np.maximum(counts, 1)), noise=noise)
+    return out | dict(values=theta[m:], std=std[m:], covariance=cov[m:, m:],
+                      condition_number=float(np.linalg.cond(Rg[:b, :b])),
+                      residual_rms=joint_residuals(R, theta) / np.sqrt(np.maximum(counts, 1)))
+
+
+def _irls(residuals, median, reweigh, fit, ssr, state, used, theta, max_iterations: int, count: int):
+    """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale from exact
+    medians), on any source and problem.
+
+    ``residuals(θ)``: the (N, n) residuals τ − W θ (NaN on the rows left out), ``median``: their per-joint
+    median; ``reweigh(θ, scale)``: the factors of the robustly weighted problem and #(w > 0) per joint;
+    ``fit(factors)``: θ and (Wᵀ W)⁻¹ of the weighted problem; ``ssr(factors, θ)``: its weighted residual sum of
+    squares; ``state``, ``used``: the unit-weight factors and row counts (all MADs 0: the exact OLS fit);
+    ``count``: the number of parameters.
+    """
+    converged, it = False, 0
+    for it in range(1, max_iterations + 1):
+        r = residuals(theta)
+        r = r.persist() if hasattr(r, "persist") else r
+        mad = 1.4826 * median(abs(r - median(r)))
+        if not np.any(mad > 0):
+            converged = True
+            break
+        state, used = reweigh(theta, noise_floor(mad))
+        new, _ = fit(state)
+        step = np.linalg.norm(new - theta)
+        theta = new
+        if step <= 1e-10 * (1.0 + np.linalg.norm(theta)):
+            converged = True
+            break
+    _, inv = fit(state)
+    s2 = ssr(state, theta) / max(float(np.sum(used)) - count, 1)
+    message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
+    return theta, s2 * inv, it, converged, message
 
 
 #: ``"wls"``: the per-joint noise levels are re-estimated from the weighted fit's residuals until they change by
@@ -1102,15 +1148,9 @@ def _sandwich(R: np.ndarray, lam: np.ndarray, sig: np.ndarray, b: int) -> np.nda
 
 def _rows_used(qd: np.ndarray, min_velocity):
     """(N, n) bool of the rows kept by ``min_velocity`` (None: all)."""
-    if min_velocity is None:
+    v = _speeds(min_velocity, qd.shape[1])
+    if v is None:
         return None
-    n = qd.shape[1]
-    v = as_real_array("min_velocity", min_velocity).astype(float)
-    if v.ndim == 0:
-        v = np.full(n, float(v))
-    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
-        raise InputError(f"min_velocity = {np.asarray(min_velocity).tolist()}; give one finite speed >= 0 "
-                         f"or {n} of them (one per joint)")
     use = np.abs(qd) >= v
     empty = np.flatnonzero(~use.any(axis=0))
     if empty.size:
@@ -1118,6 +1158,18 @@ def _rows_used(qd: np.ndarray, min_velocity):
         raise IdentificationError(f"min_velocity: no sample of joint {j + 1} moves at {v[j]:g} or faster "
                                   f"(max |qd{j + 1}| = {np.abs(qd[:, j]).max():g}); lower min_velocity")
     return use
+
+
+def _speeds(min_velocity, n: int):
+    """``min_velocity`` checked: (n,) finite speeds ≥ 0, or None."""
+    if min_velocity is None:
+        return None
+    v = as_real_array("min_velocity", min_velocity).astype(float)
+    v = np.full(n, float(v)) if v.ndim == 0 else v
+    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
+        raise InputError(f"min_velocity = {np.asarray(min_velocity).tolist()}; give one finite speed >= 0 "
+                         f"or {n} of them (one per joint)")
+    return v
 
 
 def _user_weights(weights, n: int) -> np.ndarray:
@@ -1139,56 +1191,279 @@ def noise_floor(sig: np.ndarray) -> np.ndarray:
     return np.maximum(sig, 1e-12 * top)
 
 
-def robust_weights(r: np.ndarray, scale: np.ndarray, robust: str) -> np.ndarray:
-    """Huber (c = 1.345) or bisquare (c = 4.685) weights of residuals r (..., n) scaled per joint by ``scale`` (n,)."""
-    u = np.abs(r) / scale
-    if robust == "huber":
-        return np.minimum(1.0, 1.345 / np.maximum(u, 1e-300))
-    return np.where(u < 4.685, (1.0 - (u / 4.685) ** 2) ** 2, 0.0)
+#: ``per_robot`` options → the base parameters each makes per robot.
+_PER_ROBOT = MappingProxyType({"friction": re.compile(r"^F[cv]\d+$"), "offsets": re.compile(r"^Foff\d+$")})
 
 
-def _irls(bp, q, qd, qdd, tau, theta, robust, max_iterations, use=None, wj=None, Wp=None, free: int = 0):
-    """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale); ``free``
-    columns of ``Wp`` before the base ones (position terms)."""
-    if int(max_iterations) != max_iterations or max_iterations < 1:
-        raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
-    N, n = q.shape
-    b = bp.count + free
-    if Wp is None or callable(Wp):
-        W = np.empty((N, n, b))
-        for s in range(0, N, BLOCK):
-            blk = slice(s, s + BLOCK)
-            W[blk] = bp.regressor(q[blk], qd[blk], qdd[blk]) if Wp is None else Wp(blk)
-    else:
-        W = Wp
-    A, y = W.reshape(-1, b), tau.reshape(-1)
-    prior = np.broadcast_to(np.ones(n) if wj is None else wj, (N, n)).astype(float)
-    if use is not None:
-        prior = np.where(use, prior, 0.0)
-    prior = prior.reshape(-1)
-    converged, it = False, 0
-    w = prior.copy()
-    for it in range(1, int(max_iterations) + 1):
-        r = (y - A @ theta).reshape(N, n)
-        rm = np.where(prior.reshape(N, n) > 0, r, np.nan)
-        mad = 1.4826 * np.nanmedian(np.abs(rm - np.nanmedian(rm, axis=0)), axis=0)
-        if not np.any(mad > 0):
-            converged = True
-            break
-        w = robust_weights(r, noise_floor(mad), robust).reshape(-1) * prior
-        sw = np.sqrt(w)
-        new = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)[0]
-        step = np.linalg.norm(new - theta)
-        theta = new
-        if step <= 1e-10 * (1.0 + np.linalg.norm(theta)):
-            converged = True
-            break
-    r = y - A @ theta
-    Aw = A * np.sqrt(w)[:, None]
-    s2 = float(np.sum(w * r ** 2)) / max(float(np.sum(w > 0)) - b, 1)
-    cov = s2 * np.linalg.pinv(Aw.T @ Aw)
-    message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
-    return theta, cov, it, converged, message
+def _per_robot_option(per_robot) -> tuple:
+    """``per_robot`` checked: () or a tuple of distinct keys of ``_PER_ROBOT``."""
+    items = () if per_robot is None else (per_robot,) if isinstance(per_robot, str) else per_robot
+    items = tuple(items) if isinstance(items, (tuple, list)) else (items,)
+    if (per_robot is not None and not items) or any(not isinstance(x, str) or x not in _PER_ROBOT for x in items):
+        raise InputError(f"per_robot = {per_robot!r}; give None or a tuple of 'friction' (Fc, Fv of every joint) "
+                         "and 'offsets' (Foff of every joint)")
+    return tuple(dict.fromkeys(items))
+
+
+def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float):
+    """Least squares of the block-angular fleet problem from each robot's per-joint factors (Björck 1996, §6.3).
+
+    Robot r's rows of [W_f,r  W_s  y] (its own columns first) are reduced to one triangular factor
+    [[T_ff  T_fs  z_f], [0  S_r  z_r]]; the S_r blocks of all robots are stacked and factored into the shared
+    problem, solved for θ_s; then θ_f,r = T_ff⁻¹ (z_f − T_fs θ_s). (Wᵀ W)⁻¹ follows from the same blocks:
+    C_ss = (Sᵀ S)⁻¹, C_fs,r = −H_r C_ss, C_ff,rr' = δ_rr' T_ff⁻¹ T_ff⁻ᵀ + H_r C_ss H_r'ᵀ with H_r = T_ff⁻¹ T_fs.
+
+    Parameters
+    ----------
+    Rs : list of (n, m, m) — each robot's per-joint factors of [W_j y_j] (m = b + 1, base column order).
+    own, shared : int arrays (k,), (b_s,) — the base columns that are per robot and shared.
+    names, robots : base parameter names, robot names (for errors).
+    weights : (n,) or None — per-joint weights.
+    tol : float — rank tolerance (0: no test).
+
+    Returns
+    -------
+    θ (P,), (Wᵀ W)⁻¹ (P, P), ‖y − W θ‖, and the full triangular factor (P, P) whose singular values are W's; the
+    order is the b_s shared parameters, then the k of each robot.
+    """
+    k, bs, R = len(own), len(shared), len(Rs)
+    b = k + bs
+    order = np.concatenate([own, shared, [b]])
+    P = bs + R * k
+    tops, lowers = [], []
+    for r, Rr in enumerate(Rs):
+        T = stack_factors(Rr[:, :, order], weights)
+        cn = np.linalg.norm(T[:, :k], axis=0)
+        top = np.linalg.norm(T[:, :b], axis=0).max(initial=0.0)
+        bad = np.flatnonzero((cn <= tol * top) | (np.abs(np.diag(T[:k, :k])) <= tol * cn))
+        if bad.size:
+            unexcited = ", ".join(f"{names[own[i]]}[{robots[r]}]" for i in bad)
+            raise IdentificationError(
+                f"the data of robot '{robots[r]}' do not excite {unexcited} "
+                "(their regressor columns are zero or combinations of the others: a joint that does not move); "
+                "give that robot an exciting trajectory or identify its friction with the fleet (per_robot=None)")
+        tops.append(T[:k])
+        lowers.append(T[k:, k:])
+    Rg = qr_stack([np.concatenate(lowers)[None]], bs + 1)[0]
+    check_rank(Rg, [names[i] for i in shared], tol, zero=tol)
+    theta_s, Cs, rnorm = solve_factor(Rg, bs)
+    theta = np.empty(P)
+    theta[:bs] = theta_s
+    L = np.zeros((P, bs))
+    L[:bs] = np.eye(bs)
+    D = np.zeros((P, P))
+    F = np.zeros((P, P))
+    F[R * k:, :bs] = Rg[:bs, :bs]
+    for r, T in enumerate(tops):
+        cols = slice(bs + r * k, bs + (r + 1) * k)
+        Tinv = scipy.linalg.solve_triangular(T[:, :k], np.eye(k))
+        H = Tinv @ T[:, k:b]
+        theta[cols] = Tinv @ T[:, b] - H @ theta_s
+        L[cols] = -H
+        D[cols, cols] = Tinv @ Tinv.T
+        F[r * k:(r + 1) * k, cols] = T[:, :k]
+        F[r * k:(r + 1) * k, :bs] = T[:, k:b]
+    return theta, L @ Cs @ L.T + D, rnorm, F
+
+
+def _per_robot_thetas(theta: np.ndarray, own, shared, R: int) -> np.ndarray:
+    """(R, b): each robot's base-parameter vector (shared values and its own) from the fleet's θ (P,)."""
+    bs, k = len(shared), len(own)
+    out = np.empty((R, k + bs))
+    out[:, shared] = theta[:bs]
+    out[:, own] = theta[bs:].reshape(R, k)
+    return out
+
+
+def _fleet_residuals(Rs, thetas) -> np.ndarray:
+    """‖y_j − W_j θ‖ of every joint (n,), over the whole fleet."""
+    return np.sqrt(sum(joint_residuals(Rr, th) ** 2 for Rr, th in zip(Rs, thetas)))
+
+
+def _fleet_labels(samples: Samples, arrays, chunk: int):
+    """The (N,) robot indices as a dask array, and the checked robot names."""
+    _, da = dask_modules()
+    robots = robot_names(samples.robots, "Samples.robots")
+    if not robots or samples.robot is None:
+        raise InputError("per_robot: the Samples name no robots; read them with read_samples(..., robots=...) or "
+                         "give Samples(q, qd, qdd, tau, robot=indices, robots=names)")
+    labels = samples.robot
+    if not isinstance(labels, da.Array):
+        labels = np.asarray(labels)
+        if labels.dtype.kind not in "iu":
+            raise InputError(f"Samples.robot has dtype {labels.dtype}; give integer indices into Samples.robots")
+        labels = da.from_array(labels.astype(np.int64), chunks=(chunk,))
+    N = arrays[0].shape[0]
+    if labels.ndim != 1 or not (np.isnan(N) or np.isnan(labels.shape[0]) or labels.shape[0] == N):
+        raise InputError(f"Samples.robot has shape {labels.shape}; give one robot index per sample ({N},)")
+    return labels, robots
+
+
+def _identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, options) -> Identification:
+    """:func:`identify` of a fleet (``per_robot``): shared inertia and position terms, each robot's friction/offsets.
+
+    Each robot's rows are reduced to its own per-joint factors of [E W y] (merged per robot in the same tree);
+    "auto" selects the position terms from the fleet's problem with each robot's own columns eliminated
+    (:func:`_shared_gram`), where they are shared columns as the inertial parameters; "physical" fits the
+    consistent fleet on the torques less the least-squares position terms."""
+    if o["transmission"] is not None:
+        raise InputError("transmission: a fleet (per_robot) is identified without motor parameters; give "
+                         "transmission=None or identify each robot on its own")
+    names = tuple(bp.names)
+    b, n, red = bp.count, robot.n, o["reduction"]
+    own = np.array([i for i, nm in enumerate(names) if any(_PER_ROBOT[x].match(nm) for x in options)], dtype=int)
+    if not own.size:
+        raise InputError(f"per_robot = {options}: the base parameters hold none of them (they are grouped with "
+                         "others); identify the fleet as one robot (per_robot=None)")
+    shared = np.array([i for i in range(b) if i not in set(own.tolist())], dtype=int)
+    robots = source.robots
+    R, k = len(robots), own.size
+    cand = tuple(range(n)) if terms == "auto" else terms
+    parts = source.reduce(cand, red)
+    stray = sorted(set(parts) - set(range(R)))
+    if stray:
+        raise InputError(f"Samples.robot holds the indices {stray[:5]} outside 0…{R - 1}; give indices into "
+                         f"Samples.robots ({R} names)")
+    empty = [robots[r] for r in range(R) if r not in parts]
+    if empty:
+        raise IdentificationError(f"robot(s) {', '.join(repr(x) for x in empty)} have no samples; give their data "
+                                  "or leave them out of the fleet")
+    N = int(sum(parts[r][1] for r in range(R)))
+    counts = np.sum([parts[r][2] for r in range(R)], axis=0)
+    clipped = np.sum([parts[r][3] for r in range(R)], axis=0)
+    shares = None
+    if terms == "auto":  # from the fleet's problem on the shared columns: each robot's own ones projected out
+        G = _shared_gram([gram(parts[r][0], red) for r in range(R)], own + 2 * n)
+        shares, terms = _auto_terms(robot, G, factor(np.stack([G, 0 * G]), "gram",
+                                                     _position_columns(cand, len(shared), ()))[0], len(shared))
+    t = 2 * len(terms)
+    P = t + len(shared) + R * k
+    _check_counts(counts, N, P)
+    factors = [factor(parts[r][0], red, _position_columns(cand, b, terms)) for r in range(R)]
+    Rs = [f[0] for f in factors]
+    cols = position_names(terms) + names
+    own_x, shared_x = own + t, np.concatenate([np.arange(t), shared + t]).astype(int)
+    wj = _user_weights(o["weights"], n)
+    sw = None if o["weights"] is None else np.sqrt(wj)
+    try:
+        theta, C, rnorm, F = _fleet_fit(Rs, own_x, shared_x, cols, robots, sw, o["rank_tol"])
+    except IdentificationError as exc:
+        raise fit_failure(exc, terms, clipped, N) from None
+    cov = rnorm ** 2 / max(int(counts.sum()) - P, 1) * C
+    norms = np.stack([f[1][:, :-1] for f in factors])  # (R, n, t + b)
+    present = np.concatenate([np.sqrt(np.sum(norms[:, :, shared_x] ** 2, axis=0)),
+                              np.moveaxis(norms[:, :, own_x], 0, 1).reshape(n, -1)], axis=1)
+    bj = (present > 1e-12 * present.max(axis=1, keepdims=True)).sum(axis=1)  # parameters in joint j's equations
+    res = _fleet_residuals(Rs, _per_robot_thetas(theta, own_x, shared_x, R))
+    noise = res / np.sqrt(np.maximum(counts - bj, 1))
+    iterations, converged, message, report = 1, True, "", None
+    if method == "physical":
+        c = theta[:t]  # the position terms' least-squares values: the consistent fit is on τ less them
+        less = [np.concatenate([Rr[..., t:-1], Rr[..., -1:] - Rr[..., :t] @ c[:, None]], axis=-1) for Rr in Rs]
+        bounds = o["bounds"] or PhysicalBounds(min_mass=float(o["min_mass"]))
+        phys, report = _fleet_physical(robot, bp, [Rr * (1.0 if sw is None else sw[:, None, None]) for Rr in less],
+                                       own, shared, options, o["regularization"], bounds)
+        theta = np.concatenate([c, phys])
+        converged = report["certified"]
+        if not converged:
+            message = (f"the physically consistent fleet fit is not certified: {report['accuracy']}; give a larger "
+                       "regularization or check the data")
+    elif method == "wls":
+        theta, cov, _, _ = _fleet_fit(Rs, own_x, shared_x, cols, robots, np.sqrt(wj) / noise_floor(noise), 0.0)
+    elif method == "irls":
+        def reweigh(th, scale):
+            acc = source.reduce(terms, red, _per_robot_thetas(th, own_x, shared_x, R), scale, o["robust"])
+            return [factor(acc[r][0], red)[0] for r in range(R)], np.sum([acc[r][2] for r in range(R)], axis=0)
+
+        theta, cov, iterations, converged, message = _irls(
+            lambda th: source.residuals(_per_robot_thetas(th, own_x, shared_x, R), terms), source.median, reweigh,
+            lambda Rw: _fleet_fit(Rw, own_x, shared_x, cols, robots, sw, 0.0)[:2],
+            lambda Rw, th: float(np.sum(wj * _fleet_residuals(Rw, _per_robot_thetas(th, own_x, shared_x, R)) ** 2)),
+            Rs, counts, theta, int(o["max_iterations"]), P)
+    res = _fleet_residuals(Rs, _per_robot_thetas(theta, own_x, shared_x, R))
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    position = dict(position_joints=terms, position_coefficients=theta[:t].reshape(-1, 2),
+                    position_std=std[:t].reshape(-1, 2)) if t else {}
+    return Identification(
+        model=robot, method=method, friction=True, base=bp, samples=N, iterations=iterations, converged=converged,
+        names=tuple(names[i] for i in shared) + tuple(f"{names[i]}[{r}]" for r in robots for i in own),
+        values=theta[t:], std=std[t:], covariance=cov[t:, t:], condition_number=float(np.linalg.cond(F)),
+        residual_rms=res / np.sqrt(np.maximum(counts, 1)), noise=noise, message=message, solver=report,
+        equations=np.asarray(counts, dtype=int), weights=wj, position_shares=shares, **position)
+
+
+def _shared_gram(grams, own) -> np.ndarray:
+    """Σ_r of the Gram matrices (n, m, m) of every robot's rows with the robot's own columns ``own`` eliminated,
+    joint by joint (Schur complements): the fleet's problem on the other columns (a robot's own parameters, its
+    friction and offsets, appear in its joints' equations only)."""
+    total = 0.0
+    for G in grams:
+        rest = np.setdiff1d(np.arange(G.shape[-1]), own)
+        Gor = G[:, own][:, :, rest]
+        total = total + G[:, rest][:, :, rest] - np.swapaxes(Gor, -1, -2) @ np.linalg.pinv(
+            G[:, own][:, :, own], 1e-12, hermitian=True) @ Gor
+    return total
+
+
+def _fleet_physical(robot, base, Rs, own, shared, options, regularization, bounds):
+    """The physically consistent fleet fit: θ (P,) in the fleet order, and the solver report.
+
+    Minimises the fleet's residual Σ_r ‖W_r Ψ K_r − y_r‖² = Σ_r ‖T_r Ψ K_r − z_r‖² + ρ_r² (T_r, z_r, ρ_r: robot
+    r's stacked (b + 1) × (b + 1) factor, whatever its number of samples) over the standard parameters K_r =
+    [links, friction of r, motors]: the links (pseudo-inertias ⪰ 0, rotor inertias ≥ 0) and motors shared, each
+    robot's Fc, Fv ≥ 0 and Foff free where ``per_robot`` makes them its own (a friction coefficient grouped into a
+    shared base parameter stays shared), plus the pull towards the model's parameters — the program of
+    :func:`robodyn.identification.dynamic.physical_fit` (:func:`robodyn.identification.consistent.fleet_program`),
+    scaled, solved and certified the same way: an uncertified point comes back with ``solver["certified"]``
+    False, never unchecked.
+    """
+    from robodyn.identification import consistent
+    from robodyn.parameters.regressor import standard_parameter_vector
+
+    n, nf = robot.n, robot.nf
+    psi = standard_to_base(robot, base)
+    prior = standard_parameter_vector(robot, True, base.transmission)
+    off = 11 * nf
+    kinds = {"friction": (0, 1), "offsets": (2,)}
+    chosen = [off + 3 * j + c for j in range(n) for o in options for c in kinds[o]]
+    # a standard column is a robot's own only where it reaches no shared base parameter
+    mine = sorted(c for c in chosen if not np.any(psi[shared, c]))
+    limits = consistent.check_bounds(bounds, nf)
+    lam = 1e-6 if regularization is None else float(regularization)
+    program, cols = consistent.fleet_program(robot, base, psi, prior, [stack_factors(Rr) for Rr in Rs], mine, lam,
+                                             limits)
+    solved = consistent.solve(program, limits, nf)
+    if solved is None:
+        raise IdentificationError("the physically consistent fleet identification failed: the conic solver "
+                                  "returned no point; check the data and the model's units, or use method='ols'")
+    K, report = solved
+    report.update(regularization=lam, regularization_rule="given" if regularization is not None else
+                  "default of a fleet (1e-6; no cross-validation over a fleet's robots)")
+    thetas = K[cols] @ psi.T  # (R, b): each robot's base parameters
+    theta = np.concatenate([thetas[0, shared], thetas[:, own].ravel()])
+    return theta, report
+
+
+def fleet_values(result: Identification, name: str) -> np.ndarray:
+    """Robot ``name``'s base-parameter vector (b,) from a fleet identification (``identify(..., per_robot=...)``):
+    the shared values and that robot's own, in the order of ``result.base.names``, so that
+    ``result.base.regressor(q, qd, qdd) @ fleet_values(result, name)`` predicts its torques.
+
+    Raises
+    ------
+    InputError
+        ``name`` is not a robot of ``result``.
+    """
+    if not isinstance(result, Identification):
+        raise InputError(f"result must be an Identification (identify(..., per_robot=...)), got "
+                         f"{type(result).__name__}")
+    index = dict(zip(result.names, result.values))
+    if not isinstance(name, str) or not any(k.endswith(f"[{name}]") for k in index):
+        from robodyn.sanitize import printable
+
+        raise InputError(f"robot '{printable(str(name))}' is not in this identification; give one of the names in "
+                         "brackets of result.names")
+    return np.array([index.get(f"{k}[{name}]", index.get(k, np.nan)) for k in result.base.names])
 
 
 def standard_to_base(robot: Robot, bp) -> np.ndarray:
@@ -1403,17 +1678,9 @@ class EssentialParameters:
 
 def _subset_fit(Rg: np.ndarray, cols, b: int, dof_rows: int):
     """OLS on the columns ``cols`` of the stacked factor: (θ, σ, residual norm)."""
-    M = Rg[:, list(cols) + [b]]
-    scale = np.linalg.norm(M[:, :-1], axis=0)
-    scale = np.where(scale > 0, scale, 1.0)
-    R2 = _square(scipy.linalg.qr(M / np.append(scale, 1.0), mode="r", check_finite=False)[0], len(cols) + 1)
     k = len(cols)
-    T = R2[:k, :k]
-    theta = scipy.linalg.solve_triangular(T, R2[:k, k]) / scale
-    rnorm = abs(R2[k, k])
-    Tinv = scipy.linalg.solve_triangular(T, np.eye(k)) / scale[:, None]
-    cov = rnorm ** 2 / max(dof_rows - k, 1) * (Tinv @ Tinv.T)
-    return theta, np.sqrt(np.maximum(np.diag(cov), 0.0)), rnorm
+    theta, inv, rnorm = solve_factor(qr_stack([Rg[None, :, list(cols) + [b]]], k + 1)[0], k)
+    return theta, np.sqrt(np.maximum(np.diag(inv), 0.0) * rnorm ** 2 / max(dof_rows - k, 1)), rnorm
 
 
 def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: float = 0.05,
@@ -1464,11 +1731,10 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     N, n = q.shape
     use = _rows_kept(qd, None, saturated(tau))
     Wp = None if parallel is None else _parallel_regressor(bp, parallel, q, qd, qdd, tau)
-    if joints:
-        Wp = _with_position_columns(bp, q, qd, qdd, Wp, joints)
     names = position_names(joints) + tuple(bp.names)
     b = len(names)
-    R = _reduce(bp, q, qd, qdd, tau, use, W=Wp, free=b - bp.count)[0]
+    R = factor(ArraySource(bp, q, qd, qdd, tau, use, None if Wp is None else (lambda blk: Wp[blk])).reduce(joints)[0],
+               "gram")[0]
     w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
     if result.method == "wls":
         w = w / noise_floor(result.noise)
