@@ -17,11 +17,11 @@ publishes base-parameter estimates for this log, no held-out torque error, so th
 meet.  Two channels make that comparison weak, and the test says so rather than relying on them:
 
 - the torso's effort is not in newtons (FIGAROH sets N = k = 1 and adds the weight the URDF puts on the joint),
-  so the prior misses it by its unit, not its dynamics; identification fits it up to that unit;
+  so the prior misses it by its unit, not its dynamics; identification fits the channel as logged (16 to 21 %);
 - the wrist's efforts (arm joints 5 to 7) are 0 in 85 to 87 % of the samples, in steps of 1 mA (0.02 N m), where the
-  prior's gravity alone is 0.1 to 0.8 N m: they do not measure the wrist's torques, and every model misses them.
+  prior's gravity alone reaches 0.8 N m: they do not measure the wrist's torques, and every model misses them.
 
-The arm's joints 1 to 4 carry the comparison: RMS torques of 4 to 20 N m, the prior at 28 to 85 % relative
+The arm's joints 1 to 4 carry the comparison: RMS torques of 3.6 to 20 N m, the prior at 28 to 85 % relative
 error, identification at 6 to 32 % (docs/identification.md, "TIAGo").
 """
 
