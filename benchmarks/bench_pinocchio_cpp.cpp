@@ -6,7 +6,7 @@
 //           then "armature a_1 ... a_nv"; TYPE is RX, RY, RZ, PX, PY, PZ or FF (free flyer).
 //   STATES  N states of float64, each q (nq), v (nv), a (nv), tau (nv).
 //   OUT     results of the first few states, float64 column-major, in the order the timings are printed.
-//   BATCH   states of the "crba_batch" loops: crba, then the full symmetric M copied out into a batch array of
+//   BATCH   states of the "crba_batch" loops: crba, its M mirrored whole and copied out into a batch array of
 //           BATCH nv x nv matrices, fresh (malloc'd, untouched) for each loop, as a batched call returns it.
 // Prints "name microseconds-per-state" for each algorithm: the best of REPEAT loops over the N states, in wall time,
 // or with "cpu" in this thread's CPU time (time slices lost to other processes on a shared machine not counted).
@@ -23,6 +23,7 @@
 #include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -120,9 +121,12 @@ int main(int argc, char **argv) {
   double *batch = nullptr;  // the batch array of the "_batch" cases, fresh for each loop
   int copied = 0;           // the state last copied into it
   const size_t nvnv = static_cast<size_t>(nv) * nv;
-  // the user's batch needs the whole symmetric matrix (crba fills the upper triangle) in its own slot
+  // the user's batch needs the whole symmetric matrix (crba fills the upper triangle) in its own slot: mirrored in
+  // data.M (in the cache), then copied in the order of the batch (a mirror written straight into the fresh batch,
+  // Eigen's selfAdjointView assignment, writes a new cache line per entry: 3x slower at nv = 100)
   auto copy_out = [&](int s) {
-    Eigen::Map<MatrixXd>(batch + nvnv * static_cast<size_t>(s), nv, nv) = data.M.selfadjointView<Eigen::Upper>();
+    data.M.triangularView<Eigen::StrictlyLower>() = data.M.transpose().triangularView<Eigen::StrictlyLower>();
+    std::memcpy(batch + nvnv * static_cast<size_t>(s), data.M.data(), sizeof(double) * nvnv);
     copied = s;
   };
   auto batch_result = [&] {
