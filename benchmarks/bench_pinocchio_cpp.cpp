@@ -122,8 +122,7 @@ int main(int argc, char **argv) {
   int copied = 0;           // the state last copied into it
   const size_t nvnv = static_cast<size_t>(nv) * nv;
   // the user's batch needs the whole symmetric matrix (crba fills the upper triangle) in its own slot: mirrored in
-  // data.M (in the cache), then copied in the order of the batch (a mirror written straight into the fresh batch,
-  // Eigen's selfAdjointView assignment, writes a new cache line per entry: 3x slower at nv = 100)
+  // data.M (in the cache), then copied in the order of the batch
   auto copy_out = [&](int s) {
     data.M.triangularView<Eigen::StrictlyLower>() = data.M.transpose().triangularView<Eigen::StrictlyLower>();
     std::memcpy(batch + nvnv * static_cast<size_t>(s), data.M.data(), sizeof(double) * nvnv);
