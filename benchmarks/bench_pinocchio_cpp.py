@@ -33,7 +33,11 @@ the regressor through Y·π against the rigid-body torque (Pinocchio's regressor
 derivative matrices. "pin/rd" is Pinocchio's time over robodyn's (> 1: robodyn faster); "% peak" as in
 bench_native.py, over one core's float64 peak; "mem floor" the roofline of the output, its bytes per state over the
 rate at which NumPy fills a fresh array on this core (page faults included, measured first and printed): no call
-that returns a fresh array can beat it, whereas Pinocchio's loop writes into the same data.M each time.
+that returns a fresh array can beat it, whereas Pinocchio's loop writes into the same data.M each time (80 kB at
+nv = 100, staying in the cache, its upper triangle only). The inertia matrix therefore has a second anchor,
+"→batch": Pinocchio's crba with each M mirrored whole in data.M and copied out with memcpy into a fresh batch
+array of "rd states" matrices (malloc'd with transparent huge pages advised, as NumPy does for robodyn's result),
+the work a user's batch needs and what robodyn's call does; "pb/rd" is its time over robodyn's.
 """
 
 from __future__ import annotations
@@ -140,19 +144,24 @@ def model_text(model) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the C++ program's environment: glibc's malloc advises transparent huge pages on its large blocks, as NumPy does
+#: on the arrays robodyn returns (where the system leaves huge pages to madvise, a fresh batch of 4 kB pages costs
+#: the anchor a page fault per 4 kB: at nv = 100, 60 instead of 29 µs per state)
+CPP_ENV = dict(os.environ, GLIBC_TUNABLES="glibc.malloc.hugetlb=1")
 #: "wall" or "cpu" (--cpu-time): how both sides are timed
 CLOCK = {"mode": "wall"}
 
 
-def run_cpp(binary: Path, model, q, v, a, tau, repeat: int):
-    """(timings {name: µs per state}, raw results of the first states) of the C++ program on these states."""
+def run_cpp(binary: Path, model, q, v, a, tau, repeat: int, batch: int):
+    """(timings {name: µs per state}, raw results of the first states) of the C++ program on these states; its
+    "crba_batch" loops copy each M out into a fresh array of ``batch`` states."""
     with tempfile.TemporaryDirectory(prefix="rd-pinbench-") as tmp:
         tmp = Path(tmp)
         (tmp / "model.txt").write_text(model_text(model), encoding="ascii")
         np.ascontiguousarray(np.concatenate([q, v, a, tau], -1), dtype=np.float64).tofile(tmp / "states.bin")
         done = subprocess.run([str(binary), str(tmp / "model.txt"), str(tmp / "states.bin"), str(len(q)),
-                               str(repeat), str(tmp / "out.bin"), *(["cpu"] if CLOCK["mode"] == "cpu" else [])],
-                              capture_output=True, text=True)
+                               str(repeat), str(tmp / "out.bin"), str(batch), *(["cpu"] if CLOCK["mode"] == "cpu" else [])],
+                              capture_output=True, text=True, env=CPP_ENV)
         if done.returncode:
             fail(f"the C++ program failed (exit {done.returncode}): {done.stderr.strip()}")
         times = {name: float(t) for name, t in (line.split() for line in done.stdout.splitlines())}
@@ -263,16 +272,17 @@ def main(argv=None) -> None:
           f"{load[1]:.2f} {load[2]:.2f}; stores {bw_reused / 1e9:.1f} GB/s into a reused array, "
           f"{bw_fresh / 1e9:.1f} GB/s into a fresh one")
     print(f"{'robot':<16} {'nv':>4} {'quantity':<17} {'rd states':>9} {'robodyn':>9} {'Pin C++':>9} {'conv.':<6} "
-          f"{'pin/rd':>7} {'% peak':>7} {'mem floor':>9} {'max rel diff':>12}")
+          f"{'pin/rd':>7} {'→batch':>9} {'pb/rd':>7} {'% peak':>7} {'mem floor':>9} {'max rel diff':>12}")
     checked = 3
 
-    def row(name, nv, quantity, m, t_rd, t_pin, convention, diff, counted=None, floats=None):
+    def row(name, nv, quantity, m, t_rd, t_pin, convention, diff, counted=None, floats=None, batch=None):
         frac = "—" if counted is None else f"{counted / (t_rd * 1e-6) / peak * 100:.1f}"
         # the roofline of the output: its bytes per state at the store rate into a fresh array (µs)
         floor = "—" if floats is None else f"{8 * floats / bw_fresh * 1e6:.3f}"
         mark = "" if diff <= TOLERANCE else "  FAIL: results differ"
+        copied = f"{'—':>9} {'—':>7}" if batch is None else f"{batch:>9.3f} {batch / t_rd:>7.2f}"
         print(f"{name:<16} {nv:>4} {quantity:<17} {m:>9} {t_rd:>9.3f} {t_pin:>9.3f} {convention:<6} "
-              f"{t_pin / t_rd:>7.2f} {frac:>7} {floor:>9} {diff:>12.1e}{mark}", flush=True)
+              f"{t_pin / t_rd:>7.2f} {copied} {frac:>7} {floor:>9} {diff:>12.1e}{mark}", flush=True)
 
     for n in (int(s) for s in args.sizes.split(",")):
         robot = robot_of_size(n).replace(Fv=None, Fc=None)
@@ -282,7 +292,8 @@ def main(argv=None) -> None:
         rng = np.random.default_rng(0)
         q, qd, qdd = rng.uniform(-1, 1, (3, args.states, robot.n))
         tau = rd.inverse_dynamics(robot, q, qd, qdd)
-        flat = run_cpp(binary, model, q, qd, qdd, tau, 1)[1]
+        m_crba = min(args.states, max(256, MAX_BYTES // (8 * robot.n * robot.n)))
+        flat = run_cpp(binary, model, q, qd, qdd, tau, 1, m_crba)[1]
         res, k = Results(flat, checked), slice(0, checked)
         N = robot.n
         # quantity -> (robodyn's call on the first m states, the C++ case, robodyn's output floats per state)
@@ -297,7 +308,8 @@ def main(argv=None) -> None:
             "FD derivatives": (lambda m: rd.forward_dynamics_derivatives(robot, q[:m], qd[:m], tau[:m]),
                                "aba_derivatives", 3 * N * N),
         }
-        t_c, M_c, a_c, Mw_c, aw_c = (res.take(shape)[0] for shape in ((N,), (N, N), (N,), (N, N), (N,)))
+        t_c, M_c, a_c, Mw_c, aw_c, Mb_c, Mbw_c = (res.take(shape)[0] for shape in
+                                                  ((N,), (N, N), (N,), (N, N), (N,), (N, N), (N, N)))
         (y_c,) = res.take((N,))
         dq_c, dv_c = res.take((N, N), (N, N))
         fq_c, fv_c = res.take((N, N), (N, N))
@@ -308,7 +320,8 @@ def main(argv=None) -> None:
         Y = rd.regressor(robot, q[k], qd[k], qdd[k], friction=False)
         diffs = {
             "inverse dyn.": rel(tau[k], t_c),
-            "inertia matrix": max(rel(rd.inertia_matrix(robot, q[k]), upper_to_full(M)) for M in (M_c, Mw_c)),
+            "inertia matrix": max([rel(rd.inertia_matrix(robot, q[k]), upper_to_full(M)) for M in (M_c, Mw_c)]
+                                  + [rel(rd.inertia_matrix(robot, q[k]), M) for M in (Mb_c, Mbw_c)]),
             "forward dyn.": max(rel(qdd[k], a_c), rel(qdd[k], aw_c)),
             # Pinocchio's Y·π is the rigid-body torque; robodyn's regressor·K includes the armature column
             "regressor": max(rel(tau[k] - armature * qdd[k], y_c), rel(np.einsum("...ij,j->...i", Y, K), tau[k])),
@@ -318,14 +331,15 @@ def main(argv=None) -> None:
         # an output of at most MAX_BYTES per call
         ours = {quantity: (fn, min(args.states, max(256, MAX_BYTES // (8 * size))))
                 for quantity, (fn, _, size) in calls.items()}
-        times, t_ours = interleaved(lambda: run_cpp(binary, model, q, qd, qdd, tau, 1)[0], ours, args.repeat)
+        times, t_ours = interleaved(lambda: run_cpp(binary, model, q, qd, qdd, tau, 1, m_crba)[0], ours,
+                                    args.repeat)
         for quantity, (_, cname, size) in calls.items():
             m, t_rd = ours[quantity][1], t_ours[quantity]
             counted = None
             if quantity in _COUNTED:
                 counted = flops(count_operations(robot, *_COUNTED[quantity])[0])
             row(f"n = {n}" if n != 6 else "puma560", N, quantity, m, t_rd, *anchor(times, cname), diffs[quantity],
-                counted, size)
+                counted, size, anchor(times, "crba_batch")[0] if cname == "crba" else None)
 
 
     if args.floating:
@@ -337,21 +351,24 @@ def main(argv=None) -> None:
                 print(f"{name}: not in the installed example-robot-data, skipped")
                 continue
             robot, model, perm, (q, v, a, tau), (qp, vp, ap_, taup) = free_flyer_pair(paths[name], args.states)
-            flat = run_cpp(binary, model, qp, vp, ap_, taup, 1)[1]
+            flat = run_cpp(binary, model, qp, vp, ap_, taup, 1, args.states)[1]
             res, k, nv = Results(flat, checked), slice(0, checked), model.nv
-            t_c, M_c, a_c, Mw_c, aw_c = (res.take(shape)[0] for shape in ((nv,), (nv, nv), (nv,), (nv, nv), (nv,)))
+            t_c, M_c, a_c, Mw_c, aw_c, Mb_c, Mbw_c = (res.take(shape)[0] for shape in
+                                                      ((nv,), (nv, nv), (nv,), (nv, nv), (nv,), (nv, nv), (nv, nv)))
             M_rd = rd.floating.floating_inertia_matrix(robot, q[k])
             diffs = {"rnea": rel(taup[k], t_c),
-                     "crba": max(rel(M_rd, upper_to_full(M)[:, perm][:, :, perm]) for M in (M_c, Mw_c)),
+                     "crba": max([rel(M_rd, upper_to_full(M)[:, perm][:, :, perm]) for M in (M_c, Mw_c)]
+                                 + [rel(M_rd, M[:, perm][:, :, perm]) for M in (Mb_c, Mbw_c)]),
                      "aba": max(rel(ap_[k], a_c), rel(ap_[k], aw_c))}
             calls = {"rnea": lambda m: rd.floating.floating_inverse_dynamics(robot, q[:m], v[:m], a[:m]),
                      "crba": lambda m: rd.floating.floating_inertia_matrix(robot, q[:m]),
                      "aba": lambda m: rd.floating.floating_forward_dynamics(robot, q[:m], v[:m], tau[:m])}
-            times, t_ours = interleaved(lambda: run_cpp(binary, model, qp, vp, ap_, taup, 1)[0],
+            times, t_ours = interleaved(lambda: run_cpp(binary, model, qp, vp, ap_, taup, 1, args.states)[0],
                                         {cname: (fn, args.states) for cname, fn in calls.items()}, args.repeat)
             for cname in calls:
                 row(name.removesuffix(".urdf")[:16], nv, f"floating {cname}", args.states, t_ours[cname],
-                    *anchor(times, cname), diffs[cname])
+                    *anchor(times, cname), diffs[cname],
+                    batch=anchor(times, "crba_batch")[0] if cname == "crba" else None)
 
 if __name__ == "__main__":
     main()

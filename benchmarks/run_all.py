@@ -40,6 +40,8 @@ SCRIPTS = {
         "bench_generate.py", [], ["--cases", "wam7:inverse_dynamics"]),
     "generic compiled kernels (robodyn.native, threaded) vs Pinocchio loops, n = 6 ... 100": (
         "bench_native.py", [], ["--sizes", "6,25", "--repeat", "2"]),
+    "what a second thread costs the compiled kernels (CPU time of every thread), n = 25, 100": (
+        "bench_threads.py", [], ["--sizes", "25", "--repeat", "2"]),
     "robodyn vs Pinocchio's C++ in a C++ loop, one core each (compiled once, minutes; needs a C++ compiler)": (
         "bench_pinocchio_cpp.py", [], ["--states", "2000", "--sizes", "6,25", "--repeat", "2"]),
     "floating-base rnea/crba/aba vs Pinocchio's free flyer (solo12, talos)": (

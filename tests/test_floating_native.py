@@ -75,3 +75,26 @@ def test_native_switched_off(monkeypatch):
     monkeypatch.setenv("ROBODYN_NATIVE", "0")
     assert fl._native_state(robot, "inverse_dynamics", q, v, a) is None
     assert _rel(rd.floating.floating_inverse_dynamics(robot, q, v, a), want) < 1e-13
+
+
+def test_the_public_functions_call_the_entry_bound_to_the_robot():
+    """After a first call binds the entry to the robot, the public functions call it directly (no executor): the
+    same numbers as the executor's entry, each robot content with its own bound entry, gravity and wrenches on the
+    executor's path."""
+    robot = _robot(7)
+    q, v, a = random_free_state(robot.n, 7)
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)   # binds
+    assert fl.WORKSPACE.get(robot, fl._NATIVE_KEYS["inverse_dynamics"])
+    np.testing.assert_array_equal(rd.floating.floating_inverse_dynamics(robot, q, v, a),
+                                  fl._native_state(robot, "inverse_dynamics", q, v, a))
+    np.testing.assert_array_equal(rd.floating.floating_inertia_matrix(robot, q),
+                                  fl._native_state(robot, "inertia_matrix", q))
+    np.testing.assert_array_equal(rd.floating.floating_forward_dynamics(robot, q, v, tau),
+                                  fl._native_state(robot, "forward_dynamics", q, v, tau))
+    heavier = robot.replace(base_params=robot.base_params * 2.0)
+    assert _rel(rd.floating.floating_inertia_matrix(heavier, q),
+                rd.floating.floating_inertia_matrix(heavier, q[None])[0]) < 1e-13
+    assert not np.allclose(rd.floating.floating_inertia_matrix(heavier, q), rd.floating.floating_inertia_matrix(robot, q))
+    g = np.array([0.0, 0.0, -3.0])
+    assert _rel(rd.floating.floating_inverse_dynamics(robot, q, v, a, gravity=g),
+                rd.floating.floating_inverse_dynamics(robot, q[None], v[None], a[None], gravity=g)[0]) < 1e-13

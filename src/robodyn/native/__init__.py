@@ -365,8 +365,16 @@ def floating_state(augmented: Robot, kind: str, q, v, x, gravity, tolerance: flo
     """
     run = WORKSPACE.get(augmented, _FLOATING_KEYS[kind])
     if run is None:
-        run = WORKSPACE.value(augmented, _FLOATING_KEYS[kind], lambda: _floating_runner(augmented, kind))
+        run = bind_floating(augmented, kind)
     return run(q, v, x, gravity, tolerance) if run else None
+
+
+def bind_floating(augmented: Robot, kind: str):
+    """:func:`floating_state` of ``augmented`` and ``kind`` bound once: ``run(q, v, x, gravity, tolerance)`` ->
+    result or None, kept in the augmented robot's workspace entry; False where the entry cannot serve the robot.
+    A caller keeps it with the free-flyer robot itself (:mod:`robodyn.dynamics.floating`), whose single states
+    then look up one workspace entry per call instead of two."""
+    return WORKSPACE.value(augmented, _FLOATING_KEYS[kind], lambda: _floating_runner(augmented, kind))
 
 
 #: the per-robot workspace key of each kind's free-flyer runner

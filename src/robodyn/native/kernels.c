@@ -85,6 +85,7 @@ typedef struct {
     const double *RA;    /* nf*9, row-major */
     const double *pA;    /* nf*3 */
     const double *theta; /* nf */
+    const double *sc;    /* nf*2: sin θ, cos θ of a frame whose θ is constant (prismatic, fixed; once per model) */
     const double *r;     /* nf */
     const double *J;     /* nf*9 inertia tensor about O_j in R_j, row-major */
     const double *MS;    /* nf*3 */
@@ -227,10 +228,14 @@ RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {
 /* a(j)R_j and a(j)P_j of frame i for joint value qi (ignored on fixed frames). */
 RD_INLINE void frame_transform(const rd_model *m, int i, real qi, real *R, real *p) {
     const double *RA = m->RA + 9 * i, *pA = m->pA + 3 * i;
-    real th = m->sigma[i] == 0 ? m->theta[i] + qi : splat(m->theta[i]);
     real r = m->sigma[i] == 1 ? m->r[i] + qi : splat(m->r[i]);
     real c, s;
-    vsincos(th, &s, &c);
+    if (m->sigma[i] == 0)
+        vsincos(m->theta[i] + qi, &s, &c);
+    else {   /* the same C library values, computed once when the model was packed */
+        s = splat(m->sc[2 * i]);
+        c = splat(m->sc[2 * i + 1]);
+    }
     for (int row = 0; row < 3; row++) {
         R[3 * row] = c * RA[3 * row] + s * RA[3 * row + 1];
         R[3 * row + 1] = -s * RA[3 * row] + c * RA[3 * row + 1];
@@ -498,6 +503,25 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
         for (int c = 0; c < 3; c++) { w[c] = f0[c]; w[3 + c] = n0[c] + pf[c]; }
     }
     if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D);
+    if (job->count - s0 == 1) {   /* one state (a single call, a batch's last): lane 0 straight into its result */
+        double *o = job->out + s0 * (long)n * n;
+        if (!m->chain) memset(o, 0, sizeof(double) * (size_t)n * n);
+        real acc = splat(0.0);
+        for (int i = 0; i < nf; i++) {
+            int k = m->joint[i];
+            if (k < 0) continue;
+            o[k * n + k] = D[k][0];
+            acc += D[k] * 0.0;
+            for (int j = m->parent[i]; j >= 0; j = m->parent[j]) {
+                int kj = m->joint[j];
+                if (kj < 0) continue;
+                real v = joint_product(S + 6 * kj, Wr + 6 * k);
+                o[kj * n + k] = o[k * n + kj] = v[0];
+                acc += v * 0.0;
+            }
+        }
+        return acc[0] == 0.0 ? 0 : RD_NONFINITE;
+    }
     /* a chain's every entry is written below; a tree's joints on different branches leave zeros */
     if (!m->chain) memset(A, 0, sizeof(real) * (size_t)n * n);
     for (int i = 0; i < nf; i++) {
@@ -1459,12 +1483,12 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
  * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
 #define RD_STACK_WORK 32768
-typedef struct { rd_model m; int *ints; double *doubles; } rd_packed;
+typedef struct { rd_model m; int *ints; double *doubles, *sc; } rd_packed;
 #define RD_CAPSULE "robodyn.rd_model"   /* the name of the capsule that holds an rd_packed */
 
 static void rd_capsule_free(PyObject *cap) {
     rd_packed *p = (rd_packed *)PyCapsule_GetPointer(cap, RD_CAPSULE);
-    if (p) { free(p->ints); free(p->doubles); free(p); }
+    if (p) { free(p->ints); free(p->doubles); free(p->sc); free(p); }
 }
 
 /* The robot in an entry's first argument, or NULL (no Python error left set) when the entry got other than `count`
@@ -1503,11 +1527,18 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
             p->m.Fst = p->m.Foff + n; p->m.kst = p->m.Fst + n; p->m.Bst = p->m.kst + n;
             p->m.chain = 1;
             for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
+            p->sc = malloc(sizeof(double) * (2 * (size_t)nf + 1));
+            ok = p->sc != NULL;
+            for (int i = 0; ok && i < nf; i++) {
+                p->sc[2 * i] = sin(p->m.theta[i]);
+                p->sc[2 * i + 1] = cos(p->m.theta[i]);
+            }
+            p->m.sc = p->sc;
         }
     }
     PyBuffer_Release(&bi); PyBuffer_Release(&bd);
     if (!ok) {
-        if (p) { free(p->ints); free(p->doubles); free(p); }
+        if (p) { free(p->ints); free(p->doubles); free(p->sc); free(p); }
         PyErr_SetString(PyExc_ValueError, "model(): inconsistent buffers");
         return NULL;
     }

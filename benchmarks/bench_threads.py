@@ -1,0 +1,88 @@
+"""Benchmark: what a second thread costs the compiled kernels, measured in CPU time (usable on a shared machine).
+
+Run:  PYTHONPATH=src:. python benchmarks/bench_threads.py [--sizes 25,100] [--repeat 5] [--fresh]
+
+For each kernel of robodyn.native (inverse dynamics, inertia matrix, forward dynamics, their derivatives) on the
+robots of bench_native.py, one call on 1 thread and one on 2 threads, interleaved, --repeat rounds (medians):
+
+- the process's CPU time per state (every thread: getrusage), whose ratio 2 threads / 1 thread is what the second
+  thread costs in extra work (chunking, false sharing, a memory bus both threads wait on, page faults: a thread
+  stalled on memory still burns its CPU time). 2 / that ratio bounds the wall-time scaling on two idle cores;
+- the wall time per state, the scaling itself, which means something only on an idle machine (with other jobs on
+  the cores a second thread mostly waits for one);
+- the minor page faults per call.
+
+The output is an array the kernels have written before (its pages mapped), or with --fresh a new one per call, as
+robodyn's functions return (then the page faults of the first touch count, on both sides).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_native import robot_of_size  # noqa: E402
+
+from robodyn import native  # noqa: E402
+
+#: kind of the kernels' batch entry -> (name, output floats per state of n joints)
+KINDS = {0: ("inverse dyn.", lambda n: n), 2: ("inertia matrix", lambda n: n * n), 3: ("forward dyn.", lambda n: n),
+         5: ("ID derivatives", lambda n: 2 * n * n), 6: ("FD derivatives", lambda n: 3 * n * n)}
+
+
+def usage() -> tuple[float, int]:
+    """(CPU seconds of every thread of this process, minor page faults so far)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime, r.ru_minflt
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="25,100")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--fresh", action="store_true", help="a new output array per call (robodyn's functions)")
+    args = ap.parse_args(argv)
+    if len(os.sched_getaffinity(0)) < 2 or not native.threaded():
+        print("bench_threads: skipped (it needs 2 usable cores and robodyn.native built with threads)")
+        return
+    module, g = native._module(), np.array([0.0, 0.0, -9.81])
+    print(f"load average {os.getloadavg()[0]:.2f}; µs per state, medians of {args.repeat}; output "
+          f"{'fresh' if args.fresh else 'reused'}")
+    print(f"{'n':>4} {'quantity':<15} {'states':>6} {'cpu 1 thr':>9} {'cpu 2 thr':>9} {'ratio':>6} {'bound':>6} "
+          f"{'wall 1':>8} {'wall 2':>8} {'1->2':>5} {'faults 1':>8} {'faults 2':>8}")
+    for n in (int(s) for s in args.sizes.split(",")):
+        robot = robot_of_size(n)
+        capsule = native._new_capsule(robot, module)
+        for kind, (name, size) in KINDS.items():
+            count = min(4000, max(64, (1 << 26) // (8 * size(n))))
+            q, qd, x = np.random.default_rng(0).uniform(-1, 1, (3, count, n))
+            reused = np.zeros((count, size(n)))
+            cpu, wall, faults = {1: [], 2: []}, {1: [], 2: []}, {1: [], 2: []}
+            for _ in range(args.repeat):
+                for threads in (1, 2):
+                    out = np.empty((count, size(n))) if args.fresh else reused
+                    (c0, f0), w0 = usage(), time.perf_counter()
+                    status = module.batch(capsule, kind, threads, True, q, qd, x, g, None, out)
+                    (c1, f1), w1 = usage(), time.perf_counter()
+                    if status != 0:
+                        raise SystemExit(f"bench_threads: kernel {name} answered {status}")
+                    cpu[threads].append((c1 - c0) * 1e6 / count)
+                    wall[threads].append((w1 - w0) * 1e6 / count)
+                    faults[threads].append(f1 - f0)
+            c1, c2 = statistics.median(cpu[1]), statistics.median(cpu[2])
+            w1, w2 = statistics.median(wall[1]), statistics.median(wall[2])
+            print(f"{n:>4} {name:<15} {count:>6} {c1:>9.3f} {c2:>9.3f} {c2 / c1:>6.2f} {2 * c1 / c2:>6.2f} "
+                  f"{w1:>8.3f} {w2:>8.3f} {w1 / w2:>5.2f} {statistics.median(faults[1]):>8.0f} "
+                  f"{statistics.median(faults[2]):>8.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
