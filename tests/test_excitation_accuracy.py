@@ -6,7 +6,7 @@ covariance C = M⁻¹ (Σ_j σ_j² G_j) M⁻¹, M = Σ_j G_j, G_j = W_jᵀ W_j (
 √(tr(G'_j C)) on joint j, G'_j = W'_jᵀ W'_j / N' of the N' held-out states.  The synthetic check of the
 documentation: the Panda with friction, σ_j = 2 % of RMS(τ_j) of the identification's run, OLS on one default
 excitation (10 s at 200 Hz) predicting the default excitation of another seed; the mean over the joints of
-√(tr(G'_j C)) / σ_j is 0.45 on average over ten seed pairs (0.33 to 0.57).
+√(tr(G'_j C)) / σ_j is 0.46 on average over ten seed pairs (0.34 to 0.57).
 """
 
 import numpy as np
@@ -59,7 +59,7 @@ def expected_errors(robot, train, test, noise=0.02):
 
 def test_default_excitation_predicts_another_to_about_half_the_noise(panda, runs):
     """OLS: the mean over joints of the held-out error below 0.55 σ on average over three seed pairs and below
-    0.65 σ for each pair (ten pairs of seeds 0–9 measured 0.33–0.57, mean 0.45; these three 0.57, 0.47, 0.44; a
+    0.65 σ for each pair (ten pairs of seeds 0–9 measured 0.34–0.57, mean 0.46; these three 0.57, 0.47, 0.44; a
     design stuck at its random start, cond 10³, gave 1.4); WLS: below 0.35 σ_j on every joint (at most 0.27)."""
     ols, wls = [], []
     for a, b in [(0, 1), (1, 2), (2, 0)]:

@@ -269,7 +269,9 @@ def excitation_trajectory(
             cache.clear()
             W = regressor(y)
             lam, V = np.linalg.eigh(W.T @ W)
-            s = np.sqrt(np.maximum(lam[[-1, 0]], 1e-300))
+            # WᵀW resolves σ_min down to √ε σ_max only: below it (a rank-deficient iterate) σ_min is rounding, and
+            # its singular vector, divided by it, would overflow the gradient
+            s = np.sqrt(np.maximum(lam[[-1, 0]], np.finfo(float).eps * max(lam[-1], 1e-300)))
             V = V[:, [-1, 0]]
             cache[key] = (W, s, V, (W @ V) / s)
         return cache[key]
