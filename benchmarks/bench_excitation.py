@@ -1,7 +1,11 @@
 """Latency of the excitation design (rd.excitation_trajectory) on 7-joint arms: wall time to a converged design
-(target: <= 10 s on an idle 2-core machine), iterations and cond(W), for a few seeds.
+(target: <= 10 s on an idle 2-core machine), iterations and cond(W), for a few seeds; and what each design
+guarantees the identification (docs/identification.md, "Expected accuracy"): ordinary and weighted least squares
+trained on the design of one seed predicting the design of the next seed (the last predicts the first), σ_j = 2 %
+of RMS(τ_j), the held-out RMS error of the noise-free torque / σ_j averaged over the joints, from the covariance
+formula (no noise draws).
 
-    PYTHONPATH=src python benchmarks/bench_excitation.py [--robots panda wam7] [--seeds 0 1 2]
+    PYTHONPATH=src:. python benchmarks/bench_excitation.py [--robots panda wam7] [--seeds 0 1 2] [--harmonics H]
 
 Multithreaded BLAS on a loaded machine slows the small matrix products here by 10x or more; set
 OPENBLAS_NUM_THREADS=1 (or OMP_NUM_THREADS=1) to measure the algorithm rather than the contention.
@@ -12,26 +16,34 @@ from __future__ import annotations
 import argparse
 import time
 
+import numpy as np
+
 import robodyn as rd
+from tests.test_excitation_accuracy import expected_errors, with_friction
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", nargs="+", default=["panda", "wam7"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--harmonics", type=int, default=5)
+    parser.add_argument("--harmonics", type=int, default=None, help="default: excitation_trajectory's")
     args = parser.parse_args(argv)
-    print("| robot | n | seed | seconds | iterations | converged | cond(W) |")
-    print("| --- | ---: | ---: | ---: | ---: | --- | ---: |")
+    options = {} if args.harmonics is None else {"harmonics": args.harmonics}
+    print("| robot | n | seed | seconds | iterations | converged | cond(W) | OLS / σ (next seed) | WLS / σ |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
     for name in args.robots:
-        robot = rd.load(name)
+        robot = with_friction(rd.load(name))
         rd.base_parameters(robot, method="numeric", friction=True)  # warm the caches: time the design itself
+        rows, runs = [], []
         for seed in args.seeds:
             start = time.perf_counter()
-            tr = rd.excitation_trajectory(robot, 10.0, harmonics=args.harmonics, seed=seed, unlimited=True)
-            seconds = time.perf_counter() - start
+            tr = rd.excitation_trajectory(robot, 10.0, seed=seed, unlimited=True, **options)
+            rows.append((seed, time.perf_counter() - start, tr))
+            runs.append(tr.sample(tr.times(200.0)))
+        for k, (seed, seconds, tr) in enumerate(rows):
+            e = expected_errors(robot, runs[k], runs[(k + 1) % len(runs)])
             print(f"| {name} | {robot.n} | {seed} | {seconds:.1f} | {tr.iterations} | {tr.converged} | "
-                  f"{tr.condition_number:.4g} |")
+                  f"{tr.condition_number:.4g} | {e['ols'].mean():.3f} | {e['wls'].mean():.3f} |")
 
 
 if __name__ == "__main__":

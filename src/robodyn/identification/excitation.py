@@ -269,7 +269,9 @@ def excitation_trajectory(
             cache.clear()
             W = regressor(y)
             lam, V = np.linalg.eigh(W.T @ W)
-            s = np.sqrt(np.maximum(lam[[-1, 0]], 1e-300))
+            # WᵀW resolves σ_min down to √ε σ_max only: below it (a rank-deficient iterate) σ_min is rounding, and
+            # its singular vector, divided by it, would overflow the gradient
+            s = np.sqrt(np.maximum(lam[[-1, 0]], np.finfo(float).eps * max(lam[-1], 1e-300)))
             V = V[:, [-1, 0]]
             cache[key] = (W, s, V, (W @ V) / s)
         return cache[key]
@@ -302,21 +304,34 @@ def excitation_trajectory(
     if torques is not None:
         constraints.append({"type": "ineq", "fun": torques.constraint, "jac": torques.jacobian})
     y, iterations, res = y0, 0, None
+    best = {}
+
+    def iterate(yk):
+        # the best iterate: SLSQP's last point can be far worse than points it passed (a failed subproblem)
+        value = log_cond(yk)
+        if np.isfinite(value) and value < best.get("value", np.inf):
+            best.update(value=value, y=np.array(yk))
+        bar.advance()
+
     with progress("optimising the excitation trajectory", total=max_iterations) as bar:
-        # SLSQP can stop on rounding (an incompatible linearised subproblem, a failed line search) far from a
-        # stationary point; it restarts from its last point, within the iteration budget
+        # SLSQP can stop on rounding (an incompatible linearised subproblem, a failed line search, an LSQ
+        # subproblem out of iterations) far from a stationary point; it restarts from the best point so far,
+        # within the iteration budget
         for _ in range(_RESTARTS):
-            res = minimize(log_cond, y, jac=gradient, method="SLSQP", callback=lambda _y: bar.advance(),
-                           constraints=constraints,
+            best.clear()
+            start = y
+            res = minimize(log_cond, y, jac=gradient, method="SLSQP", callback=iterate, constraints=constraints,
                            options={"maxiter": int(max_iterations) - iterations, "ftol": 1e-6})
             iterations += int(res.nit)
             # SLSQP meets linear constraints up to rounding: scale each joint into the limits exactly; keep the
             # previous point when the optimiser made things worse
-            if np.all(np.isfinite(res.x)):
-                fitted = feasible(problem.fit(res.x, margin=1.0))
-                if log_cond(fitted) <= log_cond(y):
-                    y = fitted
-            if res.success or res.status == 9 or iterations >= max_iterations or res.status not in (4, 5, 6, 8):
+            for candidate in (res.x, best.get("y")):
+                if candidate is not None and np.all(np.isfinite(candidate)):
+                    fitted = feasible(problem.fit(candidate, margin=1.0))
+                    if log_cond(fitted) < log_cond(y):
+                        y = fitted
+            if (res.success or res.status == 9 or iterations >= max_iterations or res.status not in (3, 4, 5, 6, 8)
+                    or y is start):
                 break
     hit = not res.success and (res.status == 9 or iterations >= max_iterations)
     if hit:
