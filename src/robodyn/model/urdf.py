@@ -479,8 +479,8 @@ def from_urdf(
         Kept, they make a serial arm a tree (the UR5 of example-robot-data: ``base`` beside the first joint);
         dropped, it loads as a serial chain with the same dynamics.  Several such branches on the last link
         (the UR5's ``ee_link`` and ``tool0``) are kept, each frame on the previous one (one rigid body), so
-        the chain stays serial and ``frame="tool0"`` works.  Nothing is dropped with ``link_frames=True`` or
-        ``tip=...`` or ``prune=False``; ``source`` names the joints dropped.
+        the chain stays serial and ``frame="tool0"`` works.  Nothing is pruned with ``link_frames=True``,
+        ``tip=...`` (which keeps only its chain) or ``prune=False``; ``source`` names the joints dropped.
     floating : bool
         A free-floating base (legged robots, humanoids): the root link becomes the base body, its inertial tag
         its ``base_params`` in the root link frame R_0, and ``gravity`` is in the world frame (as Pinocchio's
@@ -1003,7 +1003,7 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
             pose = _inv(F) @ world[child]
             params[i] = _inertial_params(links[child], pose) + sum(
                 (_inertial_params(links[k], pose @ T) for k, T in merged.get(child, ())), np.zeros(10))
-    said = ((dropped, "Fixed massless side branches dropped (prune=True; tip= or link_frames=True keeps them)"),
+    said = ((dropped, "Fixed massless side branches dropped (prune=True; link_frames=True or prune=False keeps them)"),
             (friction, "URDF <dynamics> read as viscous friction Fv (damping) and Coulomb friction Fc (friction), "
                        "included in the inverse dynamics"),
             ([j.name for j in order if j.mimic is not None],
