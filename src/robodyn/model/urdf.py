@@ -678,8 +678,8 @@ def _tip_cut(tip, base, keep, children, links):
     beside = [k for k in _links_below([base], children)[1:] if k not in gone]
     said = [f"Links fixed below tip link {_q(tip)} lumped into its inertial parameters (tip=): "
             f"{_listed([k for k, _ in rigid], 8)}"] if rigid else []
-    for names, where in ((below, f"below the moving joint(s) {_listed([j.name for j in moving], 8)} under tip link {_q(tip)}"),
-                         (beside, "off the chain from the base to the tip")):
+    under = f"below the moving joint(s) {_listed([j.name for j in moving], 8)} under tip link {_q(tip)}"
+    for names, where in ((below, under), (beside, "off the chain from the base to the tip")):
         if names:
             mass = sum(float(links[k].inertial.mass or 0.0) for k in names if links[k].inertial is not None)
             said.append(f"Links {where} dropped by tip= ({mass:.6g} kg in all): {_listed(names, 8)}")
