@@ -242,6 +242,48 @@ def test_base_and_tip_select_a_chain_and_rotate_gravity():
         rd.from_urdf(urdf, base="l2")
 
 
+_LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+#: An arm cut at ``tip``: a flange and a gripper fixed below it (and a camera fixed on the flange), a moving finger
+#: below the gripper, and a moving branch off the chain; the links carried by fixed joints only, last before the
+#: finger and the branch, so the links they share keep their masses (1.5 + k kg for the k-th link) without them.
+_TIPPED = [
+    ("a", "revolute", "base", "l1", "0 0 0.2", "0 0 0", "0 0 1", _LIMIT),
+    ("b", "revolute", "l1", "tip", "0.3 0.1 0", "0.4 0 0", "0 1 0", _LIMIT),
+    ("flange", "fixed", "tip", "flange_link", "0.02 -0.01 0.12", "0.3 -0.5 0.2", "1 0 0", ""),
+    ("sensor", "fixed", "flange_link", "gripper", "0 0.03 0.05", "-0.4 0.1 0.9", "1 0 0", ""),
+    ("camera", "fixed", "flange_link", "cam", "0.05 0 0", "0 1.2 0", "1 0 0", ""),
+    ("side", "revolute", "l1", "beside", "0 0.2 0", "0 0 0", "1 0 0", _LIMIT),
+    ("finger", "prismatic", "gripper", "finger_link", "0 0.02 0.1", "0 0 0.3", "0 1 0", _LIMIT),
+]
+
+
+def test_tip_lumps_the_links_fixed_below_it_and_names_what_it_drops():
+    """tip= at the last moving link keeps the rigidly attached flange, sensor and gripper: their inertial
+    parameters, moved into the tip frame, add to the tip's (Khalil & Dombre [9.12]), as Pinocchio's URDF parser
+    merges fixed bodies; the finger below a moving joint and the branch off the chain are dropped, and said."""
+    robot = rd.from_urdf(_urdf(_TIPPED), tip="tip")
+    reduced = _urdf(_TIPPED[:5])  # the same arm without the finger and the branch
+    assert robot.frame_names == ("a", "b") and robot.is_serial
+    np.testing.assert_allclose(robot.M.sum(), 2.5 + 3.5 + 4.5 + 5.5 + 6.5, rtol=1e-15)
+    for text in ("flange_link", "gripper", "cam", "'finger_link'", "'finger'", "8.5 kg", "'beside'", "7.5 kg"):
+        assert text in robot.source, text
+    # robodyn's whole reduced arm keeps the fixed links as fixed frames: the same dynamics
+    whole = rd.from_urdf(reduced)
+    q, qd, qdd = _states(robot, count=4, seed=5)
+    assert_rel(rd.inverse_dynamics(robot, q, qd, qdd), rd.inverse_dynamics(whole, q, qd, qdd), 1e-12)
+    assert_rel(rd.inertia_matrix(robot, q), rd.inertia_matrix(whole, q), 1e-12)
+    model = pin.buildModelFromXML(reduced)
+    data = model.createData()
+    v = [model.joints[model.getJointId(n)].idx_v for n in robot.q_names]
+    for s in range(q.shape[0]):
+        qp = _pin_q(model, robot, q[s])
+        assert_rel(rd.gravity_torques(robot, q[s]), pin.computeGeneralizedGravity(model, data, qp)[v], 1e-12)
+        assert_rel(rd.inverse_dynamics(robot, q[s], qd[s], qdd[s]), pin.rnea(model, data, qp, qd[s], qdd[s])[v], 1e-12)
+    # nothing hangs below the tip: nothing is merged, nothing said
+    bare = rd.from_urdf(_urdf(_TIPPED[:2]), tip="tip")
+    assert "lumped" not in bare.source and "dropped" not in bare.source
+
+
 @pytest.mark.parametrize("kind", ["floating", "planar"])
 def test_floating_and_planar_joints_are_refused(kind):
     urdf = _urdf([("free", kind, "base", "l1", "0 0 0", "0 0 0", "0 0 1", "")])

@@ -172,7 +172,8 @@ def from_mjcf(source: str | os.PathLike, *, name: str | None = None, tip: str | 
         Robot name (default: the ``<mujoco model>`` attribute).
     tip : str, optional
         Keep only the chain from the world to this body (or the frame of a joint: ``<body>__<joint>`` for the
-        joints of a body but its last); other branches and their masses are dropped.
+        joints of a body but its last); the bodies welded below it are lumped into its inertia, the bodies below
+        a joint under it and the other branches are dropped, as :func:`robodyn.from_urdf` does.
     strict, prune :
         As in :func:`robodyn.from_urdf`.
 

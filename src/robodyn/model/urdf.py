@@ -460,8 +460,11 @@ def from_urdf(
         Link that is the fixed base R_0 (default: the URDF root link).  The joints between the root and it
         must be fixed; gravity is expressed in its frame.
     tip : str, optional
-        Keep only the chain of joints from ``base`` to this link (a serial robot); other branches, and their
-        masses, are dropped.  Default: every joint below ``base`` (chains and trees).
+        Keep only the chain of joints from ``base`` to this link (a serial robot).  The links the tip carries
+        through fixed joints only (flange, force sensor, gripper body) are lumped into the tip link's inertial
+        parameters; the links below a moving joint under them, and the branches off the chain, are dropped
+        with their masses.  ``source`` names the links merged and dropped, with the mass dropped.  Default:
+        every joint below ``base`` (chains and trees).
     name : str, optional
         Robot name (default: the URDF ``<robot name>``).
     link_frames : bool
@@ -476,8 +479,8 @@ def from_urdf(
         Kept, they make a serial arm a tree (the UR5 of example-robot-data: ``base`` beside the first joint);
         dropped, it loads as a serial chain with the same dynamics.  Several such branches on the last link
         (the UR5's ``ee_link`` and ``tool0``) are kept, each frame on the previous one (one rigid body), so
-        the chain stays serial and ``frame="tool0"`` works.  Nothing is dropped with ``link_frames=True`` or
-        ``tip=...`` or ``prune=False``; ``source`` names the joints dropped.
+        the chain stays serial and ``frame="tool0"`` works.  Nothing is pruned with ``link_frames=True``,
+        ``tip=...`` (which keeps only its chain) or ``prune=False``; ``source`` names the joints dropped.
     floating : bool
         A free-floating base (legged robots, humanoids): the root link becomes the base body, its inertial tag
         its ``base_params`` in the root link frame R_0, and ``gravity`` is in the world frame (as Pinocchio's
@@ -538,7 +541,7 @@ def robot_from_description(urdf: RobotDescription, origin: str, *, base=None, ti
     children: dict[str, list] = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j)
-    keep = None
+    keep, merged, cut = None, {}, []
     if tip is not None:
         keep, link = set(), tip
         while link != base:  # at most one step per joint: the graph is a tree
@@ -546,6 +549,7 @@ def robot_from_description(urdf: RobotDescription, origin: str, *, base=None, ti
                 raise ModelFileError(f"{origin}: tip link {tip!r} is not below base link {base!r}")
             keep.add(by_child[link].name)
             link = by_child[link].parent
+        merged, cut = _tip_cut(tip, base, keep, children, links)
     order = []
     stack = list(reversed(children.get(base, [])))
     while stack:
@@ -570,7 +574,7 @@ def robot_from_description(urdf: RobotDescription, origin: str, *, base=None, ti
                       "friction, which robodyn's inverse dynamics includes (Pinocchio's rnea does not); "
                       "robot.replace(Fv=None, Fc=None) drops them", UserWarning, stacklevel=3)
     robot = _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang,
-                     kind)
+                     kind, merged, cut)
     return _floating_base(robot, links[root], origin) if floating else robot
 
 
@@ -654,14 +658,60 @@ def _without_massless_branches(order, children, links):
     return kept, dropped, hang
 
 
+def _tip_cut(tip, base, keep, children, links):
+    """What ``tip=`` does below and beside the chain ``keep`` (joint names from ``base`` to ``tip``): the links the
+    tip carries through fixed joints only, {tip: [(link name, its pose in the tip link's frame (4, 4))]}, to be
+    lumped into the tip's inertial parameters, and the sentences for ``source`` naming them and the links
+    dropped (below a moving joint under the tip, or off the chain) with the mass dropped."""
+    rigid, moving, stack = [], [], [(tip, np.eye(4))]
+    while stack:
+        parent, T = stack.pop()
+        for j in children.get(parent, ()):
+            if j.type == "fixed":
+                rigid.append((j.child, T @ _origin(j)))
+                stack.append(rigid[-1])
+            else:
+                moving.append(j)
+    below = _links_below([j.child for j in moving], children)
+    chain = {j.child for js in children.values() for j in js if j.name in keep} | {tip} | {k for k, _ in rigid}
+    gone = chain | set(below)
+    beside = [k for k in _links_below([base], children)[1:] if k not in gone]
+    said = [f"Links fixed below tip link {_q(tip)} lumped into its inertial parameters (tip=): "
+            f"{_listed([k for k, _ in rigid], 8)}"] if rigid else []
+    under = f"below the moving joint(s) {_listed([j.name for j in moving], 8)} under tip link {_q(tip)}"
+    for names, where in ((below, under), (beside, "off the chain from the base to the tip")):
+        if names:
+            mass = sum(float(links[k].inertial.mass or 0.0) for k in names if links[k].inertial is not None)
+            said.append(f"Links {where} dropped by tip= ({mass:.6g} kg in all): {_listed(names, 8)}")
+    return {tip: rigid} if rigid else {}, said
+
+
+def _links_below(tops, children) -> list:
+    """``tops`` and every link below them, depth first."""
+    out, stack = [], list(reversed(tops))
+    while stack:
+        link = stack.pop()
+        out.append(link)
+        stack.extend(reversed([j.child for j in children.get(link, ())]))
+    return out
+
+
+def _inertial_params(link, pose) -> np.ndarray:
+    """The 10 standard parameters (XX..M) of ``link``'s ``<inertial>`` in a frame R in which the link frame has
+    ``pose`` (4, 4): the rigid-body transfer of inertia between frames, I_G turned into R's axes and moved to
+    R's origin, J = I_G − M ŜŜ (Khalil & Dombre [9.12]).  Parameters of bodies fixed to one another, each in
+    the same frame, add up to those of the lumped body."""
+    inertial = link.inertial
+    if inertial is None or inertial.mass is None:
+        return np.zeros(10)
+    T = pose @ _origin(inertial)
+    I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
+    return standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
+
+
 def _floating_base(robot: Robot, link, origin) -> Robot:
     """``robot`` with a floating base whose body is the URDF root ``link`` (standard parameters in its frame)."""
-    inertial = link.inertial
-    params = np.zeros(10)
-    if inertial is not None and inertial.mass is not None:
-        T = _origin(inertial)
-        I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
-        params = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
+    params = _inertial_params(link, np.eye(4))
     try:
         return robot.replace(base="floating", base_params=params)
     except ModelError as exc:
@@ -892,7 +942,7 @@ def _origin(joint_or_inertial) -> np.ndarray:
 
 
 def _convert(urdf, order, links, base, gravity, origin, name, link_frames, strict, dropped, friction, hang,
-             fmt) -> Robot:
+             fmt, merged, cut) -> Robot:
     world = {base: np.eye(4)}  # URDF link frames at q = 0, in the base frame
     axis_line = {}
     for j in order:
@@ -949,19 +999,18 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
                 qlim.append([_float(lim["lower"], -math.inf), _float(lim["upper"], math.inf)])
             for key in rates:
                 rates[key].append(_rate_limit(lim, key, f"{origin}, joint {_q(j.name)}"))
-        inertial = links[child].inertial if child is not None else None
-        if inertial is not None and inertial.mass is not None:
-            T = _inv(F) @ world[child] @ _origin(inertial)
-            I = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
-            params[i] = standard_from_com(float(inertial.mass), T[:3, 3], T[:3, :3] @ I @ T[:3, :3].T)
-    said = ((dropped, "Fixed massless side branches dropped (prune=True; tip= or link_frames=True keeps them)"),
+        if child is not None:
+            pose = _inv(F) @ world[child]
+            params[i] = _inertial_params(links[child], pose) + sum(
+                (_inertial_params(links[k], pose @ T) for k, T in merged.get(child, ())), np.zeros(10))
+    said = ((dropped, "Fixed massless side branches dropped (prune=True; link_frames=True or prune=False keeps them)"),
             (friction, "URDF <dynamics> read as viscous friction Fv (damping) and Coulomb friction Fc (friction), "
                        "included in the inverse dynamics"),
             ([j.name for j in order if j.mimic is not None],
              "Mimic joints loaded as independent joints (as Pinocchio does; robodyn.model.mimic_coupling couples "
              "them)"))
     summary = f"Khalil–Kleinfinger frames from {fmt} joints (z on the joint axis): " + "; ".join(notes) \
-        + "".join(f". {text}: {', '.join(joints)}" for joints, text in said if joints)
+        + "".join(f". {text}: {', '.join(joints)}" for joints, text in said if joints) + "".join(f". {s}" for s in cut)
     source = f"{fmt} {Path(origin).name if not origin.startswith('<') else 'string'}, robot {urdf.name!r}. {summary}."
     try:
         return Robot(name=name or urdf.name, source=source, antecedent=ant, sigma=sigma, params=params, Fv=Fv, Fc=Fc,
