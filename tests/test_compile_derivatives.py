@@ -103,21 +103,6 @@ def test_compile_kinematics_options_are_checked():
         rd.compile(robot, "jacobian", backend="numpy", frame=9)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_jax_derivatives(kind):
-    """backend='jax': the derivative model on jax.numpy, jitted, the numeric function's record (1e-12)."""
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    robot = rd.load("planar3r")
-    f = rd.compile(robot, kind, backend="jax")
-    q, qd, x = np.random.default_rng(4).uniform(-1, 1, (3, 5, robot.n))
-    got = jax.jit(f)(q, qd, x)
-    ref = getattr(rd, kind)(robot, q, qd, x)
-    assert type(got) is type(ref)
-    for a, b in zip(got, ref):
-        assert _rel(np.asarray(a), b) < 1e-12
-
-
 @pytest.mark.parametrize("backend", [pytest.param("c", marks=pytest.mark.skipif(not HAS_CC, reason="no C compiler")),
                                      "numpy"])
 @pytest.mark.parametrize("kind", KINDS)
@@ -151,3 +136,18 @@ def test_derivatives_with_parameters_as_input(kind, backend):
         assert _rel(got[[0, 2]], a[[0, 2]]) < 1e-12 and _rel(got[1], b[1]) < 1e-12
     with pytest.raises(rd.InputError, match="argument 'params' has shape"):
         f(q, qd, x, params=np.ones(3))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_jax_derivatives(kind):
+    """backend='jax': the derivative model on jax.numpy, jitted, the numeric function's record (1e-12)."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    robot = rd.load("planar3r")
+    f = rd.compile(robot, kind, backend="jax")
+    q, qd, x = np.random.default_rng(4).uniform(-1, 1, (3, 5, robot.n))
+    got = jax.jit(f)(q, qd, x)
+    ref = getattr(rd, kind)(robot, q, qd, x)
+    assert type(got) is type(ref)
+    for a, b in zip(got, ref):
+        assert _rel(np.asarray(a), b) < 1e-12
