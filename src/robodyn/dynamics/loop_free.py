@@ -73,9 +73,9 @@ def tangent(f, args, tangents):
 
     Each ∂f/∂x_k is formed in forward mode, its columns by unit tangents mapped with ``jax.vmap``, so the tangent
     is a product linear in dx_k: reverse mode transposes that product instead of f's program, and a Hessian
-    differentiates forward mode only (a third fewer XLA kernels than the tangent of ``jax.jvp`` for the Hessian
-    of forward dynamics; docs/scaling.md). A plain ``jax.jvp`` runs faster under ``vmap(grad)``, which is why
-    the other rules keep it."""
+    differentiates forward mode only (the Panda's Hessian of forward dynamics: 349 XLA kernels instead of 409
+    with the tangent of ``jax.jvp``; docs/scaling.md). A plain ``jax.jvp`` runs faster under ``vmap(grad)``,
+    which is why the other rules keep it."""
     shape = jax.eval_shape(f, *args)
     out = jnp.zeros(shape.shape, shape.dtype)
     for k, (x, dx) in enumerate(zip(args, tangents)):
@@ -202,13 +202,11 @@ def poses(fr: Frames, q):
     C = jnp.asarray(fr.C, dt)
     R = jnp.stack([C[:, :, 0] * c + C[:, :, 1] * s, C[:, :, 1] * c - C[:, :, 0] * s, C[:, :, 2]], -1)
     P = jnp.asarray(fr.p0, dt) + (jnp.asarray(fr.r, dt) + jnp.asarray(fr.prismatic, dt) * qf)[:, None] * C[:, :, 2]
-    # the homogeneous transforms (nf, 4, 4): one product per step for the rotation and the origin together
-    T = jnp.concatenate([jnp.concatenate([R, P[:, :, None]], -1),
-                         jnp.broadcast_to(jnp.asarray([0.0, 0.0, 0.0, 1.0], dt), (len(fr.theta), 1, 4))], -2)
-    eye = jnp.eye(4, dtype=dt)
+    eye = jnp.eye(3, dtype=dt)
     for up in fr.jumps:
-        T = take(up, T, eye) @ T
-    return T[:, :3, :3], T[:, :3, 3]
+        Ru, Pu = take(up, R, eye), take(up, P)
+        R, P = Ru @ R, Pu + jnp.einsum("jab,jb->ja", Ru, P)
+    return R, P
 
 
 def rigid_torques(fr: Frames, links, q, qd, qdd, g):
