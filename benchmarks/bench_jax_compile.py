@@ -14,7 +14,11 @@ machine; XLA compiles on one thread here); "run" the best of 5 calls of the comp
   dt = 10 ms) with respect to the torque sequence, cost Σ |q_t|² + 1e-3 |τ_t|²;
 - hessian: ``jit(jax.hessian(q ↦ q̈(q, q̇, τ)))`` at one state, (n, n, n);
 - compiled_grad, compiled_vmap_grad, compiled_rollout, compiled_hessian: the same with
-  ``rd.compile(robot, kind, backend="jax")`` (whose derivatives come from the compiled derivative models).
+  ``rd.compile(robot, kind, backend="jax")`` (whose derivatives come from robodyn.dynamics.loop_free, as
+  robodyn.jax's do).
+
+Run it twice, or against another checkout, in the same conditions (``uptime`` before and after): on a shared
+machine the wall times carry the waiting for a core; the CPU seconds are disturbed less.
 """
 
 from __future__ import annotations

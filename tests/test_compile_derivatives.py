@@ -103,6 +103,41 @@ def test_compile_kinematics_options_are_checked():
         rd.compile(robot, "jacobian", backend="numpy", frame=9)
 
 
+@pytest.mark.parametrize("backend", [pytest.param("c", marks=pytest.mark.skipif(not HAS_CC, reason="no C compiler")),
+                                     "numpy"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_derivatives_with_parameters_as_input(kind, backend):
+    """parameters_input=True: ``params`` None is the robot file; the parameters of a robot whose links, rotors and
+    friction are scaled (each link by its own factor) give that robot's analytic derivatives (1e-12), batched over
+    the states and over params, one state through the C entry, with wrenches."""
+    import re
+
+    robot = rd.load("rx90")
+    f = rd.compile(robot, kind, backend=backend, parameters_input=True)
+    assert list(f.__signature__.parameters)[-2:] == ["params", "out"]
+    link = 0.7 + 0.1 * np.arange(robot.nf)
+    factor = {"IA": 1.1, "FS": 1.2, "FV": 1.3, "FO": 1.4}
+    split = [re.fullmatch(r"([A-Z]+)(\d+)", n).groups() for n in f.parameter_names]
+    scale = np.array([link[int(j) - 1] if p in rd.PARAMETER_NAMES else factor[p] for p, j in split])
+    scaled = robot.replace(params=robot.params * link[:, None], Ia=robot.Ia * 1.1, Fc=robot.Fc * 1.2,
+                           Fv=robot.Fv * 1.3, Foff=robot.Foff * 1.4)
+    q, qd, x = random_state(robot, 7, (3,))
+    W = np.random.default_rng(3).normal(size=(robot.nf, 6))
+    for params, reference in ((None, robot), (f.nominal_parameters * scale, scaled)):
+        want = getattr(rd, kind)(reference, q, qd, x, wrenches=W)
+        for got, ref in zip(f(q, qd, x, wrenches=W, params=params), want):
+            assert _rel(got, ref) < 1e-12
+        want = getattr(rd, kind)(reference, q[1], qd[1], x[1])
+        for got, ref in zip(f(q[1], qd[1], x[1], params=params), want):
+            assert _rel(got, ref) < 1e-12
+    both = np.stack([f.nominal_parameters, f.nominal_parameters * scale, f.nominal_parameters])
+    for got, a, b in zip(f(q, qd, x, params=both), getattr(rd, kind)(robot, q, qd, x),
+                         getattr(rd, kind)(scaled, q, qd, x)):
+        assert _rel(got[[0, 2]], a[[0, 2]]) < 1e-12 and _rel(got[1], b[1]) < 1e-12
+    with pytest.raises(rd.InputError, match="argument 'params' has shape"):
+        f(q, qd, x, params=np.ones(3))
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_jax_derivatives(kind):
     """backend='jax': the derivative model on jax.numpy, jitted, the numeric function's record (1e-12)."""

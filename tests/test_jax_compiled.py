@@ -133,6 +133,15 @@ def test_derivatives_equal_the_analytic_ones_to_second_order():
           np.stack([at(params=c) - at(params=0 * p) for c in np.eye(len(p))], -1))
     close(jax.jit(jax.jacfwd(lambda x: f(q, qd, qdd, gravity=x, params=p)))(g),
           np.stack([at(gravity=c) - at(gravity=0 * g) for c in np.eye(3)], -1))
+    # forward dynamics along params and gravity: q̈(s P) = A⁻¹ Γ / s − A⁻¹ H, so dq̈/ds = −A⁻¹ Γ / s² (A, H at the
+    # robot file's P), and dq̈ = −(s A)⁻¹ ∂Γ/∂g dg at its q̈
+    x = np.asarray(fd(q, qd, tau, gravity=g, params=1.3 * fd.nominal_parameters))
+    at = lambda **k: np.asarray(jf(q, qd, x, **{"gravity": g, "params": p, **k}))  # noqa: E731
+    solve = lambda b: -np.linalg.solve(rd.inertia_matrix(robot, q), b)  # noqa: E731
+    got = jax.jit(jax.jacfwd(lambda s, b: fd(q, qd, tau, gravity=b, params=s * fd.nominal_parameters),
+                             argnums=(0, 1)))(1.3, g)
+    close(got[0], solve(tau) / 1.3 ** 2, 1e-10)
+    close(got[1], solve(np.stack([at(gravity=c) - at(gravity=0 * g) for c in np.eye(3)], -1)) / 1.3, 1e-10)
 
 
 @pytest.mark.parametrize("kind", ["bias_torques", "gravity_torques", "inertia_matrix"])
@@ -156,3 +165,39 @@ def test_derivatives_of_the_other_kinds(kind):
                           - numpy(*(a - h * e if i == k else a for i, a in enumerate((q, qd))))) / (2 * h)
                          for e in np.eye(robot.n)], -1)
         np.testing.assert_allclose(np.asarray(got[k]), want, rtol=1e-8, atol=1e-8 * np.abs(want).max())
+
+
+def test_base_parameters_regressor_and_derivative_kinds():
+    """parameters='base', the base regressor and the derivative kinds through backend='jax' (a 3-frame robot),
+    jitted and differentiated through their programs, against NumPy (1e-10 relative): the base models equal the
+    dynamics at the base values and 1.7 times them (Γ is linear in them, q̈ unchanged when Γ scales too); the base
+    regressor equals rd.base_parameters(robot, friction=False).regressor and times the base values the rigid-body
+    torques; jacfwd of the base forward dynamics equals ∂q̈/∂q; jacfwd of ∂Γ/∂q equals
+    rd.inverse_dynamics_second_derivatives, and of ∂q̈/∂Γ = A⁻¹ the product −A⁻¹ (∂A/∂q_k) A⁻¹ of its ∂A/∂q."""
+    robot = random_robot(5, nf=3)
+    q, qd, qdd = random_state(robot, 1, batch=(3,))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+
+    def close(got, want):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+
+    f = rd.compile(robot, "inverse_dynamics", parameters="base", backend="jax")
+    jf = jax.jit(f)
+    close(jf(q, qd, qdd), tau)
+    close(jf(q, qd, qdd, params=1.7 * f.nominal_parameters), 1.7 * tau)
+    fd = rd.compile(robot, "forward_dynamics", parameters="base", backend="jax")
+    close(jax.jit(fd)(q, qd, 1.7 * tau, params=1.7 * fd.nominal_parameters), qdd)
+    close(jax.jit(jax.jacfwd(fd))(q[0], qd[0], tau[0]), rd.forward_dynamics_derivatives(robot, q[0], qd[0], tau[0])[0])
+    base = rd.base_parameters(robot, friction=False)
+    Y = rd.compile(robot, "regressor", parameters="base", backend="jax")
+    got = jax.jit(Y)(q, qd, qdd)
+    close(got, base.regressor(q, qd, qdd))
+    rigid = robot.replace(Fc=0 * robot.Fc, Fv=0 * robot.Fv, Foff=0 * robot.Foff)
+    close(np.asarray(got) @ base.values, rd.inverse_dynamics(rigid, q, qd, qdd))
+    second = rd.inverse_dynamics_second_derivatives(robot, q[0], qd[0], qdd[0])
+    d = rd.compile(robot, "inverse_dynamics_derivatives", backend="jax")
+    close(jax.jit(jax.jacfwd(lambda a: d(a, qd[0], qdd[0]).dtau_dq))(q[0]), second.d2tau_dq2)
+    e = rd.compile(robot, "forward_dynamics_derivatives", backend="jax")
+    inverse = np.linalg.inv(rd.inertia_matrix(robot, q[0]))
+    close(jax.jit(jax.jacfwd(lambda a: e(a, qd[0], tau[0]).dqdd_dtau))(q[0]),
+          -np.einsum("ij,jlk,lm->imk", inverse, second.d2tau_dqdd_dq, inverse))

@@ -69,17 +69,13 @@ def forward_dynamics(robot: Robot, q, qd, tau, gravity=None) -> jnp.ndarray:
     def fd(q, qd, tau, g):
         return jax_forward_dynamics(robot, q, qd, tau, g)
 
-    @fd.defjvp
-    def _(primals, tangents):
-        q, qd, tau, g = primals
-        dq, dqd, dtau, dg = tangents
-        # q̈ again from the loop-free recursions, so that a second derivative differentiates them only
-        A = loop_free.inertia_matrix(robot, q)
-        h = loop_free.inverse_dynamics(robot, q, qd, jnp.zeros_like(qd), g)
-        qdd = jnp.linalg.solve(A, (tau - h)[..., None])[..., 0]
-        _, dh = jax.jvp(lambda a, b, c: loop_free.inverse_dynamics(robot, a, b, qdd, c), (q, qd, g), (dq, dqd, dg))
-        return qdd, jnp.linalg.solve(A, (dtau - dh)[..., None])[..., 0]
+    def rule(primals, tangents):
+        (q, qd, tau, g), (dq, dqd, dtau, dg) = primals, tangents
+        return loop_free.implicit_forward_dynamics(lambda a, b, c, d: loop_free.inverse_dynamics(robot, a, b, d, c),
+                                                   lambda a, b, c: loop_free.inertia_matrix(robot, a),
+                                                   (q, qd, g), (dq, dqd, dg), tau, dtau)
 
+    fd.defjvp(rule, symbolic_zeros=True)
     return fd(*args, g)
 
 

@@ -24,7 +24,7 @@ from robodyn.threads import thread_count
 from robodyn.errors import InputError, ModelError
 from robodyn.native.build import CompileTimeoutError
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
-from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model, differentiated
 from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, kinematics_model
 from robodyn.symbolic.models import canonical_kind, customized_model, overflow_error, pivot_error
 
@@ -90,9 +90,6 @@ class CompiledModel:
         if parameters_input and kind == "regressor":
             raise InputError("parameters_input=True: the regressor does not depend on the inertial parameters; "
                              "use it with the other kinds")
-        if parameters_input and kind in DERIVATIVE_KINDS:
-            raise InputError(f"parameters_input=True is not available for {kind}: its model holds the robot's "
-                             "parameters as constants")
         if kind in DERIVATIVE_KINDS:
             from robodyn.dynamics import derivatives
 
@@ -156,11 +153,11 @@ class CompiledModel:
                                    wrenches="all" if wrenches else "none", friction=friction)
                     if self.kind in KINEMATICS_KINDS:
                         m = kinematics_model(self.robot, self.kind, self.frame, self.point)
-                    elif self.kind in DERIVATIVE_KINDS:
+                    elif self.kind in DERIVATIVE_KINDS and not self.parameters_input:
                         m = derivative_model(self.robot, self.kind, **options)
-                    else:
-                        m = customized_model(self.robot, self.kind, symbolic_inertia=self.parameters_input,
-                                             **options)
+                    else:  # a derivative kind with parameters_input: its base model, differentiated below
+                        m = customized_model(self.robot, DERIVATIVE_KINDS.get(self.kind, (self.kind,))[0],
+                                             symbolic_inertia=self.parameters_input, **options)
                 except ModelError as exc:  # a pivot that is a constant of the robot, and zero
                     detail = str(exc).removeprefix(f"robot '{self.robot.name}': ")
                     raise ModelError(f"robot '{self.robot.name}': cannot compile {self.kind}: the model is singular "
@@ -172,6 +169,8 @@ class CompiledModel:
                 values = {str(s): float(v) for s, v in m.constants.items()}
                 self.parameter_names, self.nominal_parameters = names, np.array([values[k] for k in names])
                 m = with_parameter_input(m)
+                if self.kind in DERIVATIVE_KINDS:  # the derivative of the model with the parameters an input
+                    m = differentiated(m, DERIVATIVE_KINDS[self.kind][1], self.kind)
             left = None if self._timeout is None else self._timeout - (time.monotonic() - start)
             if left is not None and left <= 0:
                 raise CompileTimeoutError(f"generating the {self.kind} model took more than timeout = "
@@ -394,7 +393,7 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         Add an argument ``params`` (..., P) (default: the robot file's values): the nonzero inertial parameters
         and friction coefficients named by ``.parameter_names`` (values ``.nominal_parameters``), so one
         compiled function serves identified parameters. Parameters that are zero in the robot file stay zero.
-        Not for the regressor.
+        For the dynamics and their derivative kinds, not for the regressor or the kinematics kinds.
     threads : int or None
         Threads over which batched calls split their states (None: every core). The compiled C code runs
         without Python's GIL; states are cut in consecutive chunks, so any thread count gives the same numbers.
@@ -430,8 +429,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         ===================  ==========================================  =================================
 
         The derivative kinds are the forward-mode derivative of the customized inverse or direct dynamic model
-        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy, CUDA and JAX back ends, no ``parameters_input``
-        on C (on CUDA and JAX the parameters are an input ``params``, as for the other kinds). The kinematics
+        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy, CUDA and JAX back ends; with ``parameters_input``
+        on C and NumPy (always on CUDA and JAX) the derivative of the model whose parameters are the input
+        ``params``, as for the other kinds. The kinematics
         kinds trace the forward recursion (:mod:`robodyn.symbolic.kinematics_model`), C, NumPy and CUDA back
         ends (no ``gravity`` or ``params`` there).
 

@@ -84,7 +84,7 @@ class JaxModel:
             import jax
 
             self._traced = jax.custom_jvp(self._evaluate)
-            self._traced.defjvp(self._jvp)
+            self._traced.defjvp(self._jvp, symbolic_zeros=True)
             self._table_map = self._parameter_places()
 
     def __call__(self, *args, gravity=None, params=None):
@@ -116,21 +116,19 @@ class JaxModel:
         return record(*(out[..., k * n:(k + 1) * n, :] for k in range(rows // n)))
 
     def _jvp(self, primals, tangents):
-        """(f, its tangent) by the implicit function: the value from this model, the tangent from the loop-free
-        recursions of :mod:`robodyn.dynamics.loop_free` at the same parameters; forward dynamics by
-        dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)) at q̈ = f(q, q̇, Γ) (one custom rule per order: a
-        second derivative differentiates the loop-free program and this model's rule again, never its own program)."""
-        import jax
+        """(f, its tangent): the value from this model, the tangent from the loop-free recursions of
+        :mod:`robodyn.dynamics.loop_free` at the same parameters; forward dynamics (q̈ and its tangent) by their
+        implicit function (:func:`robodyn.dynamics.loop_free.implicit_forward_dynamics`), so that a second
+        derivative differentiates the loop-free program only, never this model's."""
+        from robodyn.dynamics import loop_free
 
-        jnp = self._jnp
-        out = self._traced(*primals)
         if self.kind != "forward_dynamics":
-            return out, jax.jvp(self._loop_free, primals, tangents)[1]
+            return self._traced(*primals), loop_free.live_jvp(self._loop_free, primals, tangents)
         q, qd, tau, g, p = primals
         dq, dqd, dtau, dg, dp = tangents
-        A = self._loop_free_inertia(q, p)
-        _, dh = jax.jvp(lambda a, b, c, d: self._loop_free_torques(a, b, out, c, d), (q, qd, g, p), (dq, dqd, dg, dp))
-        return out, jnp.linalg.solve(A, (dtau - dh)[..., None])[..., 0]
+        return loop_free.implicit_forward_dynamics(self._loop_free_torques,
+                                                   lambda a, b, c, d: self._loop_free_inertia(a, d),
+                                                   (q, qd, g, p), (dq, dqd, dg, dp), tau, dtau)
 
     def _parameter_places(self):
         """Where this model's parameters go in the tables of :mod:`robodyn.dynamics.loop_free` (constant: made
@@ -162,13 +160,13 @@ class JaxModel:
         size = int(np.prod(table))
         return flat[:size].reshape(table), flat[size:].reshape(friction)
 
-    def _loop_free_torques(self, q, qd, qdd, g, params):
+    def _loop_free_torques(self, q, qd, g, params, qdd):
         from robodyn.dynamics import loop_free
 
-        def one(q, qd, qdd, g, params):
+        def one(q, qd, g, params, qdd):
             return loop_free.inverse_dynamics(self.robot, q, qd, qdd, g, *self._tables(params))
 
-        return self._jnp.vectorize(one, signature="(n),(n),(n),(k),(p)->(n)")(q, qd, qdd, g, params)
+        return self._jnp.vectorize(one, signature="(n),(n),(k),(p),(n)->(n)")(q, qd, g, params, qdd)
 
     def _loop_free_inertia(self, q, params):
         from robodyn.dynamics import loop_free
@@ -192,8 +190,9 @@ class JaxModel:
             return jnp.vectorize(one, signature="(n),(k),(p)->(n)")(*arrays)
         if self.kind == "bias_torques":
             q, qd, g, p = arrays
-            return self._loop_free_torques(q, qd, jnp.zeros_like(qd), g, p)
-        return self._loop_free_torques(*arrays)
+            return self._loop_free_torques(q, qd, g, p, jnp.zeros_like(qd))
+        q, qd, qdd, g, p = arrays
+        return self._loop_free_torques(q, qd, g, p, qdd)
 
     def __repr__(self) -> str:
         return f"JaxModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r})"
