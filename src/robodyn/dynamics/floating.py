@@ -172,14 +172,15 @@ def _native_state(robot: Robot, what: str, q, v=None, x=None, gravity=None):
     augmented robot's recursion in one C call), or None: no compiled kernels, ROBODYN_NATIVE=0, or anything the
     entry declines (then the general path runs, with its checks and messages).  The single-state entry of
     :func:`robodyn.dynamics.executor.execute` for the free-flyer functions."""
-    run = WORKSPACE.get(robot, _NATIVE_KEYS[what])   # bound to the free-flyer robot: the workspace's hot path
+    run = WORKSPACE.get(robot, _native_key(what))   # bound to the free-flyer robot: the workspace's hot path
     if run is None:
-        run = WORKSPACE.value(robot, _NATIVE_KEYS[what], lambda: native.bind_floating(augmented_robot(robot), what))
+        run = WORKSPACE.value(robot, _native_key(what), lambda: native.bind_floating(augmented_robot(robot), what))
     return run(q, v, x, robot.gravity if gravity is None else gravity, QUATERNION_TOLERANCE) if run else None
 
 
-#: the per-robot workspace key of robodyn.native's free-flyer entry bound to the robot (_native_state)
-_NATIVE_KEYS = {what: "floating_native_" + what for what in ("inverse_dynamics", "inertia_matrix", "forward_dynamics")}
+def _native_key(what: str) -> str:
+    """The per-robot workspace key of robodyn.native's free-flyer entry of ``what`` bound to the robot."""
+    return "floating_native_" + what
 
 
 def _bound_state(robot, what: str, q, v=None, x=None):
@@ -189,7 +190,7 @@ def _bound_state(robot, what: str, q, v=None, x=None):
     single state of solo12)."""
     if type(robot) is not Robot:
         return None
-    run = WORKSPACE.get(robot, _NATIVE_KEYS[what])
+    run = WORKSPACE.get(robot, _native_key(what))
     return run(q, v, x, robot.gravity, QUATERNION_TOLERANCE) if run else None
 
 
