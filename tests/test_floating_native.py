@@ -84,7 +84,7 @@ def test_the_public_functions_call_the_entry_bound_to_the_robot():
     robot = _robot(7)
     q, v, a = random_free_state(robot.n, 7)
     tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)   # binds
-    assert fl.WORKSPACE.get(robot, fl._NATIVE_KEYS["inverse_dynamics"])
+    assert fl.WORKSPACE.get(robot, fl._native_key("inverse_dynamics"))
     np.testing.assert_array_equal(rd.floating.floating_inverse_dynamics(robot, q, v, a),
                                   fl._native_state(robot, "inverse_dynamics", q, v, a))
     np.testing.assert_array_equal(rd.floating.floating_inertia_matrix(robot, q),
