@@ -1,0 +1,596 @@
+"""The frictional contact problem of one time step, solved for the impulses: given the Delassus matrix W, the
+contact velocities b = J v_free without impulses and the gap rates φ/h, find λ with Signorini's condition and
+Coulomb's law at every contact (:mod:`robodyn.simulation.contact` states the problem and the method: projected
+Gauss–Seidel sweeps of Jean and Moreau, Alart and Curnier's semismooth Newton polish, the leap along the null-space
+creep, the search over contact modes with De Saxcé's fixed point of Acary and Cadoux as a start), and the
+derivative of the impulses where the contacts' modes make them smooth.
+
+"The contact notes" below are that module's docstring.  Shapes: W (..., 3k, 3k), b and λ (..., k, 3) in each
+contact's axes [t₁, t₂, n], φ/h (..., k) (m/s).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy import sparse
+
+from robodyn.errors import RobodynError
+
+_SWEEPS = 100   # the most sweeps of a round before the Newton steps
+_PATTERNS = 243     # the most patterns of contact modes tried by _by_modes (every one of up to 5 contacts)
+_MODE_STEPS = 16    # Newton steps on one pattern
+_FACET_PATTERNS = 4000  # the most patterns of a pyramid's contact modes tried by _by_facets
+_ROUNDS = 3         # rounds of De Saxcé's fixed point that start the second search
+
+
+class ContactSolverError(RobodynError, RuntimeError):
+    """:func:`robodyn.simulation.contact_step` did not solve the contact problem within ``max_iter`` Gauss–Seidel
+    sweeps and Newton steps, and its sweeps never stalled."""
+
+
+def _projections(Wr, lam, u, bias, mu, c, tiny):
+    """The normal step of contact c (complementarity) and the step length of its tangential one: returns λ_n, w
+    (the largest eigenvalue of the contact's 2 × 2 tangential block of W, contact notes), w_n and max(w, tiny)."""
+    wn = Wr[..., c, 2, c, 2]
+    ln = np.where(wn > 0, np.maximum(0.0, lam[..., c, 2] - (u[..., c, 2] + bias[..., c]) / np.maximum(wn, tiny)), 0.0)
+    G = Wr[..., c, :2, c, :2]
+    a, d, off = G[..., 0, 0], G[..., 1, 1], G[..., 0, 1]
+    w = 0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + off ** 2)
+    return ln, w, wn, np.maximum(w, tiny)
+
+
+def _polygon(facets):
+    """Unit outward normals n_j (k, 2) of the pyramid's facets, at 2πj/k from t₁, their directions e_j (k, 2)
+    (n_j turned by +90°) and the half-length tan(π/k) of a facet at unit distance."""
+    angle = 2 * np.pi * np.arange(facets) / facets
+    return (np.stack([np.cos(angle), np.sin(angle)], -1), np.stack([-np.sin(angle), np.cos(angle)], -1),
+            float(np.tan(np.pi / facets)))
+
+
+def _disc(lt, radius, w, tiny, facets=0):
+    """λ_t projected on the disc of radius μ λ_n (``facets`` 0), or on the polygon of ``facets`` sides at distance
+    μ λ_n from the origin (:func:`_polygon`); zero where the contact has no tangential freedom, w = 0."""
+    if facets:
+        n, e, half = _polygon(facets)
+        inside = (lt @ n.T).max(-1) <= radius
+        along = np.clip(lt @ e.T, -half * radius[..., None], half * radius[..., None])       # (..., k)
+        edges = radius[..., None, None] * n + along[..., None] * e                           # (..., k, 2)
+        nearest = np.argmin(((edges - lt[..., None, :]) ** 2).sum(-1), -1)
+        lt = np.where(inside[..., None], lt, np.take_along_axis(edges, nearest[..., None, None], -2)[..., 0, :])
+    else:
+        norm = np.linalg.norm(lt, axis=-1)
+        lt = np.where((norm > radius)[..., None], lt * (radius / np.maximum(norm, tiny))[..., None], lt)
+    return np.where((w > 0)[..., None], lt, 0.0)
+
+
+def _residual(Wr, lam, u, bias, mu, tiny, facets=0):
+    """Largest violation (m/s) of the contact conditions by (λ, u): the distance of λ from its own local steps,
+    scaled by w; zero exactly at a solution."""
+    r = np.zeros(lam.shape[:-2])
+    for c in range(lam.shape[-2]):
+        wn = Wr[..., c, 2, c, 2]
+        rn = np.where(wn > 0, np.abs(np.minimum(lam[..., c, 2] * wn, u[..., c, 2] + bias[..., c])), 0.0)
+        _, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
+        lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * lam[..., c, 2], w, tiny, facets)
+        r = np.maximum(r, np.maximum(rn, w * np.abs(lam[..., c, :2] - lt).max(-1)))
+    return r
+
+
+def _sweep(Wr, lam, u, bias, mu, tiny, facets=0):
+    """One projected Gauss–Seidel sweep over the contacts (contact notes): new (λ, u), the arguments unchanged."""
+    lam, u = lam.copy(), u.copy()
+    for c in range(lam.shape[-2]):
+        ln, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
+        u += Wr[..., :, :, c, 2] * (ln - lam[..., c, 2])[..., None, None]
+        lam[..., c, 2] = ln
+        lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * ln, w, tiny, facets)
+        u += (Wr[..., :, :, c, :2] @ (lt - lam[..., c, :2])[..., None, :, None])[..., 0]
+        lam[..., c, :2] = lt
+    return lam, u
+
+
+def _cone(lam, mu):
+    """λ brought into the friction cones: λ_n ≥ 0, then λ_t scaled onto the disc of radius μ λ_n where outside it
+    (the normal impulse kept: a step along a sliding contact's edge stays on it)."""
+    n = np.maximum(lam[..., 2], 0.0)
+    t = lam[..., :2]
+    s = np.linalg.norm(t, axis=-1)
+    shrink = np.where(s > mu * n, mu * n / np.where(s > 0, s, 1.0), 1.0)
+    return np.concatenate([t * shrink[..., None], n[..., None]], -1)
+
+
+def _alart_curnier(Wr, lam, u, bias, mu, tiny):
+    """Alart and Curnier's function F(λ, u) (..., k, 3) (m/s), zero exactly at a solution, and its generalized
+    Jacobian [∂F/∂λ, ∂F/∂u] (..., 3k, 6k) (the chain rule through u = W λ + b is left to the caller):
+
+        F_n = w_n (λ_n − ξ_n),  ξ_n = max(0, λ_n − (u_n + φ/h)/w_n)                    Signorini's natural map
+        F_t = w (λ_t − P(λ_t − u_t/w)),  P the projection on the disc of radius μ ξ_n   Coulomb's law
+
+    with w_n the contact's diagonal entry of W and w the largest eigenvalue of its tangential block (the steps of
+    the projected Gauss–Seidel sweeps); a row without freedom (w = 0) asks for a zero impulse."""
+    batch, k = lam.shape[:-2], lam.shape[-2]
+    F = np.empty(lam.shape)
+    dF = np.zeros(batch + (k, 3, 6 * k))
+    eye = np.eye(6 * k).reshape(2, k, 3, 6 * k)     # the rows of ∂/∂λ and ∂/∂u
+    for c in range(k):
+        L, U = eye[0, c], eye[1, c]
+        xi, w, wn, ws = _projections(Wr, lam, u, bias, mu, c, tiny)     # ξ_n: the sweeps' normal step
+        closed = xi > 0
+        F[..., c, 2] = np.where(wn > 0, wn * (lam[..., c, 2] - xi), lam[..., c, 2])
+        dF[..., c, 2, :] = np.where(closed[..., None], U[2], np.where(wn > 0, wn, 1.0)[..., None] * L[2])
+        dxi = np.where(closed[..., None], L[2] - U[2] / np.maximum(wn, tiny)[..., None], 0.0)
+        y = lam[..., c, :2] - u[..., c, :2] / ws[..., None]
+        dy = L[:2] - U[:2] / ws[..., None, None]
+        ny, radius = np.linalg.norm(y, axis=-1), mu * xi
+        stick = (ny <= radius)[..., None]
+        held = (ny < radius)[..., None, None]       # the Jacobian's piece: sliding on the edge
+        yhat = y / np.maximum(ny, tiny)[..., None]
+        ratio = (radius / np.maximum(ny, tiny))[..., None, None]
+        slide = (ratio * (dy - yhat[..., :, None] * (yhat[..., None, :] @ dy))
+                 + mu * yhat[..., :, None] * dxi[..., None, :])
+        free = (w > 0)[..., None]
+        F[..., c, :2] = np.where(free, w[..., None] * (lam[..., c, :2] - np.where(stick, y, radius[..., None] * yhat)),
+                                 lam[..., c, :2])
+        dF[..., c, :2, :] = np.where(free[..., None], w[..., None, None] * (L[:2] - np.where(held, dy, slide)),
+                                     L[:2])
+    return F, dF.reshape(batch + (3 * k, 6 * k))
+
+
+def _velocities(W, lam, b):
+    """u = W λ + b (..., k, 3)."""
+    return (W @ lam.reshape(lam.shape[:-2] + (-1, 1))).reshape(lam.shape) + b
+
+
+def _merit(W, Wr, lam, b, bias, mu, tiny):
+    """½‖F‖² (..., ) of Alart and Curnier's function at λ."""
+    F, _ = _alart_curnier(Wr, lam, _velocities(W, lam, b), bias, mu, tiny)
+    return 0.5 * (F * F).sum(axis=(-2, -1))
+
+
+def _newton(W, Wr, lam, b, bias, mu, tiny):
+    """One semismooth Newton step on Alart and Curnier's function from λ, its iterate projected on the friction
+    cones, with a backtracking (Armijo) line search on the merit ½‖F‖²: the new λ and where the step was taken.
+    The step is the least-squares one, −J⁺F (J = ∂F/∂λ + ∂F/∂u W): on a redundant contact set J is singular
+    (λ is not unique, u is), and the step leaves λ's part in the null space alone."""
+    batch, n = lam.shape[:-2], 3 * lam.shape[-2]
+    F, dF = _alart_curnier(Wr, lam, _velocities(W, lam, b), bias, mu, tiny)
+    f = F.reshape(batch + (n,))
+    J = dF[..., :n] + dF[..., n:] @ W
+    U, s, Vt = np.linalg.svd(J)
+    inv = np.where(s > 1e-10 * s[..., :1], 1.0 / np.maximum(s, tiny), 0.0)
+    d = -(np.swapaxes(Vt, -1, -2) @ (inv * (np.swapaxes(U, -1, -2) @ f[..., None])[..., 0])[..., None])[..., 0]
+    merit, slope = 0.5 * (f * f).sum(-1), (f * (J @ d[..., None])[..., 0]).sum(-1)
+    d = d.reshape(lam.shape)
+    new, step, found = lam, np.ones(batch), np.zeros(batch, bool)
+    for _ in range(30):
+        trial = _cone(lam + step[..., None, None] * d, mu)
+        ok = ~found & (_merit(W, Wr, trial, b, bias, mu, tiny) <= merit + 1e-4 * step * np.minimum(slope, 0.0))
+        new = np.where(ok[..., None, None], trial, new)
+        found |= ok
+        if found.all():
+            break
+        step = np.where(found, step, 0.5 * step)
+    return new, found
+
+
+def _edge(Wr, lam, u, d, bias, mu, tiny):
+    """The first t > 0 at which a contact that sticks reaches the edge of its disc along λ + t d, u fixed (d in
+    the null space of W): ‖y(t)‖ = μ ξ(t), a quadratic in t (∞ where none does)."""
+    t = np.full(lam.shape[:-2], np.inf)
+    for c in range(lam.shape[-2]):
+        x0, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)      # ξ_n(0)
+        x1 = np.where(x0 > 0, d[..., c, 2], 0.0)
+        y0, y1 = lam[..., c, :2] - u[..., c, :2] / ws[..., None], d[..., c, :2]
+        a = (y1 * y1).sum(-1) - (mu * x1) ** 2
+        half = (y0 * y1).sum(-1) - mu * mu * x0 * x1
+        gap = (y0 * y0).sum(-1) - (mu * x0) ** 2
+        disc = half * half - a * gap
+        cross = (w > 0) & (gap < 0) & (disc >= 0) & ((a > 0) | (half > 0))
+        root = gap / np.minimum(-half - np.sqrt(np.maximum(disc, 0.0)), -tiny)
+        t = np.where(cross & (root < t), root, t)
+    return t
+
+
+def _sweeps(Wr, lam, u, bias, mu, moving, limit, floor, tol, tiny, facets=0):
+    """Projected Gauss–Seidel sweeps, at most ``limit``, on the samples ``moving`` until one no longer changes u
+    by more than max(floor, tol |u|): (λ, u), the last sweep's change of λ (its creep), the samples still moving
+    and the sweeps done; the other samples are left as they are."""
+    creep, done = np.zeros(lam.shape), 0
+    moving = moving.copy()
+    while moving.any() and done < limit:
+        new_lam, new_u = _sweep(Wr, lam, u, bias, mu, tiny, facets)
+        done += 1
+        change = np.abs(new_u - u).max(axis=(-2, -1))
+        creep = np.where(moving[..., None, None], new_lam - lam, creep)
+        lam, u = (np.where(moving[..., None, None], x, y) for x, y in ((new_lam, lam), (new_u, u)))
+        moving &= change > np.maximum(floor, tol * np.abs(u).max(axis=(-2, -1)))
+    return lam, u, creep, moving, done
+
+
+OPEN, STICK, SLIDE = 0, 1, 2
+
+
+def _mode_impulses(x, modes, mu):
+    """λ (k, 3) and ∂λ/∂x (k, 3, len(x)) of one sample from the unknowns x of its contact modes: nothing where a
+    contact is open (λ = 0), λ itself where it sticks, (γ, θ) where it slides, λ = γ (μ cos θ, μ sin θ, 1) on the
+    edge of its cone (γ alone when μ = 0)."""
+    k = len(modes)
+    lam, dlam, i = np.zeros((k, 3)), np.zeros((k, 3, x.size)), 0
+    for c, mode in enumerate(modes):
+        if mode == STICK:
+            lam[c], dlam[c, :, i:i + 3] = x[i:i + 3], np.eye(3)
+            i += 3
+        elif mode == SLIDE and mu == 0:
+            lam[c, 2], dlam[c, 2, i] = x[i], 1.0
+            i += 1
+        elif mode == SLIDE:
+            g, cos, sin = x[i], np.cos(x[i + 1]), np.sin(x[i + 1])
+            lam[c] = dlam[c, :, i] = [mu * cos, mu * sin, 1.0]
+            lam[c] *= g
+            dlam[c, :2, i + 1] = g * mu * np.array([-sin, cos])
+            i += 2
+    return lam, dlam
+
+
+def _mode_equations(x, modes, W, b, bias, mu):
+    """The conditions of the contact modes (m/s) and their Jacobian for one sample: u + φ/h e_n = 0 where a contact
+    sticks; u_n + φ/h = 0 and u_t parallel to the friction's direction (its component across it zero) where it
+    slides. As many equations as unknowns; λ."""
+    lam, dlam = _mode_impulses(x, modes, mu)
+    u = (W @ lam.reshape(-1)).reshape(lam.shape) + b
+    du = (W @ dlam.reshape(lam.size, -1)).reshape(dlam.shape)
+    F, dF, i = [], [], 0
+    for c, mode in enumerate(modes):
+        if mode == STICK:
+            F += [u[c, 0], u[c, 1], u[c, 2] + bias[c]]
+            dF += [du[c, 0], du[c, 1], du[c, 2]]
+            i += 3
+        elif mode == SLIDE:
+            F.append(u[c, 2] + bias[c])
+            dF.append(du[c, 2])
+            if mu > 0:
+                cos, sin = np.cos(x[i + 1]), np.sin(x[i + 1])
+                turn = np.zeros(x.size)
+                turn[i + 1] = -cos * u[c, 0] - sin * u[c, 1]
+                F.append(cos * u[c, 1] - sin * u[c, 0])
+                dF.append(cos * du[c, 1] - sin * du[c, 0] + turn)
+            i += 2 if mu > 0 else 1
+    return np.array(F), np.array(dF).reshape(len(F), x.size), lam
+
+
+def _mode_start(lam, u, modes, mu, size, slip):
+    """The unknowns of the modes at λ: a sliding contact's direction that of λ_t (``slip`` False) or against the
+    slip u_t (``slip`` True; the other where that one is zero), and its γ = λ_n, else ``size``."""
+    x = []
+    for c, mode in enumerate(modes):
+        if mode == STICK:
+            x += list(lam[c])
+        elif mode == SLIDE:
+            t = -u[c, :2] if slip == bool(np.any(u[c, :2])) else lam[c, :2]
+            x += [lam[c, 2] if lam[c, 2] > 0 else size] + ([np.arctan2(t[1], t[0])] if mu > 0 else [])
+    return np.array(x)
+
+
+def _patterns(guess, kinds):
+    """Patterns of contact modes, those that change fewer contacts of ``guess`` first."""
+    for d in range(len(guess) + 1):
+        for changed in itertools.combinations(range(len(guess)), d):
+            for new in itertools.product(*([m for m in kinds if m != guess[c]] for c in changed)):
+                modes = list(guess)
+                for c, m in zip(changed, new):
+                    modes[c] = m
+                yield tuple(modes)
+
+
+def _interleave(first, second):
+    """The items of two iterables in turn, each once."""
+    seen = set()
+    for pair in itertools.zip_longest(first, second):
+        for item in pair:
+            if item is not None and item not in seen:
+                seen.add(item)
+                yield item
+
+
+def _by_modes(W, b, bias, mu, lam, target, budget, tiny, facets=0):
+    """The contact problem of one sample solved mode by mode: for a guess of which contacts are open, stick or
+    slide, Newton's method on the modes' conditions (:func:`_mode_equations`, a smooth square system: the slip's
+    direction is an unknown, not a quotient by a vanishing slip), then the guesses nearest to the modes of λ
+    first, until the residual of :func:`_residual` (which judges every result, whatever its modes) is below
+    ``target`` or ``budget`` Newton steps are spent.  Returns the best λ, its residual and the steps done."""
+    k = b.shape[0]
+    Wr = W.reshape(k, 3, k, 3)
+
+    def measure(lam):
+        u = (W @ lam.reshape(-1)).reshape(k, 3) + b
+        return u, float(_residual(Wr, lam, u, bias, mu, tiny))
+
+    u, least = measure(lam)
+    best, size, steps = lam, max(float(np.abs(lam[:, 2]).max()), tiny), 0
+    scale = max(float(np.abs(b).max()), float(np.abs(bias).max()))
+    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - 1e-6) * mu * lam[:, 2]
+    guess = np.where(lam[:, 2] <= 1e-12 * size, OPEN, np.where(edge | (mu == 0), SLIDE, STICK))
+    patterns = _patterns(guess, (OPEN, SLIDE) if mu == 0 else (OPEN, STICK, SLIDE))
+    for modes, slip in itertools.product(itertools.islice(patterns, _PATTERNS), (False, True)):
+        x, last = _mode_start(lam, u, modes, mu, size, slip), np.inf
+        for _ in range(_MODE_STEPS):
+            F, J, trial = _mode_equations(x, modes, W, b, bias, mu)
+            change = float(np.abs(F).max(initial=0.0))
+            if not np.isfinite(change) or (change >= last and change <= target):    # diverged, or at rounding
+                break
+            if change <= 1e-6 * scale:                 # near a root: is it a solution?
+                _, r = measure(trial)
+                if r < least:
+                    best, least = trial, r
+            if least <= target or not x.size or steps >= budget:
+                return best, least, steps
+            last, steps = change, steps + 1
+            x = x + np.linalg.lstsq(J, -F, rcond=None)[0]
+    return best, least, steps
+
+
+def _facet_mode(mode, mu, facets):
+    """λ_c = E x_c and the conditions S (u_c + φ/h e_n) = 0 of one contact mode of the pyramid: E (3, m), S (m, 3).
+    Modes: open, sticking, sliding on facet j (2 + j: λ_t = μ γ n_j + s e_j, the slip along −n_j), sliding at the
+    vertex between facets j and j + 1 (2 + k + j: λ_t = μ γ (n_j + tan(π/k) e_j), the slip in its normal cone)."""
+    if mode == OPEN:
+        return np.zeros((3, 0)), np.zeros((0, 3))
+    if mode == STICK:
+        return np.eye(3), np.eye(3)
+    n, e, half = _polygon(facets)
+    j = (mode - 2) % facets
+    if mode < 2 + facets:
+        return (np.array([[mu * n[j, 0], e[j, 0]], [mu * n[j, 1], e[j, 1]], [1.0, 0.0]]),
+                np.array([[0.0, 0.0, 1.0], [e[j, 0], e[j, 1], 0.0]]))
+    corner = mu * (n[j] + half * e[j])
+    return np.array([[corner[0]], [corner[1]], [1.0]]), np.array([[0.0, 0.0, 1.0]])
+
+
+def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
+    """The contact problem of one sample with pyramids of ``facets`` sides, solved mode by mode
+    (:func:`_facet_mode`): each pattern of modes is a square linear system in its unknowns, solved by least
+    squares; the patterns nearest to the modes of λ first, until the residual of :func:`_residual` (the judge,
+    whatever the modes) is below ``target`` or ``budget`` patterns are spent.  The best λ, its residual and the
+    patterns tried."""
+    k = b.shape[0]
+    Wr = W.reshape(k, 3, k, 3)
+    rhs = b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)
+
+    def measure(lam):
+        return float(_residual(Wr, lam, (W @ lam.reshape(-1)).reshape(k, 3) + b, bias, mu, tiny, facets))
+
+    best, least, tried = lam, measure(lam), 0
+    n, _, _ = _polygon(facets)
+    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
+    size = max(float(np.abs(lam[:, 2]).max()), tiny)
+    slip = np.linalg.norm(u[:, :2], axis=-1)
+    active = (lam[:, :2] @ n.T) >= (1 - 1e-9) * mu * lam[:, 2:]                 # (k, facets)
+    by_force, by_slip = [], []                     # the modes of λ, and those the slips ask for
+    for c in range(k):
+        j = np.flatnonzero(active[c])
+        if lam[c, 2] <= 1e-12 * size:
+            by_force.append(OPEN)
+        elif j.size == 1:
+            by_force.append(2 + int(j[0]))
+        elif j.size == 2:                           # two neighbours: the vertex after the first, cyclically
+            by_force.append(2 + facets + (int(j[1]) if j[0] == 0 and j[1] == facets - 1 else int(j[0])))
+        else:
+            by_force.append(STICK)
+        closed = u[c, 2] + bias[c] <= 1e-9 * max(float(np.abs(u).max()), tiny)
+        by_slip.append(OPEN if not closed else STICK if slip[c] <= 1e-3 * max(float(slip.max()), tiny)
+                       else 2 + int(np.argmax(-n @ u[c, :2])))
+    blocks = [_facet_mode(m, mu, facets) for m in range(2 + 2 * facets)]
+    kinds = range(2 + 2 * facets)
+    for modes in _interleave(_patterns(tuple(by_force), kinds), _patterns(tuple(by_slip), kinds)):
+        if least <= target or tried >= min(budget, _FACET_PATTERNS):
+            break
+        tried += 1
+        E, S = zip(*(blocks[m] for m in modes))
+        cols = [0] + list(np.cumsum([e.shape[1] for e in E]))
+        if not cols[-1]:
+            continue
+        Eb = np.zeros((3 * k, cols[-1]))
+        Sb = np.zeros((sum(s.shape[0] for s in S), 3 * k))
+        for c in range(k):
+            Eb[3 * c:3 * c + 3, cols[c]:cols[c + 1]] = E[c]
+            Sb[cols[c]:cols[c + 1], 3 * c:3 * c + 3] = S[c]
+        x = np.linalg.lstsq(Sb @ W @ Eb, -Sb @ rhs.reshape(-1), rcond=None)[0]
+        trial = (Eb @ x).reshape(k, 3)
+        r = measure(trial)
+        if r < least:
+            best, least = trial, r
+    return best, least, tried
+
+
+def _de_saxce(W, b, bias, mu, facets, rounds):
+    """Impulses λ (k, 3) of one sample by De Saxcé's fixed point (Acary and Cadoux, "Applications of an existence
+    result for the Coulomb friction problem", 2013): with the normal velocities shifted by s = μ σ(−u_t) (σ the
+    support function of the unit disc, or of the pyramid's polygon), Coulomb's problem is the convex one
+
+        min ½ λᵀ W λ + (b + [0, 0, φ/h + s])ᵀ λ   subject to λ in the friction cones,
+
+    solved here in its dual form min ½‖z‖² subject to G z + b + [0, 0, φ/h + s] in the dual cones (W = G Gᵀ, G of
+    full column rank; λ the multipliers) by Clarabel's interior point method, then s is updated from u = G z + b;
+    ``rounds`` times.  Not exact (the interior point's λ lies inside the cones where a solution slides at a slip
+    below its tolerance): it gives the search over the contacts' modes its start."""
+    import clarabel
+
+    k = b.shape[0]
+    e, U = np.linalg.eigh(W)
+    rank = e > 1e-12 * max(float(e.max(initial=0.0)), np.finfo(float).tiny)
+    if not rank.any():
+        return np.zeros((k, 3))
+    G = U[:, rank] * np.sqrt(e[rank])
+    if mu == 0:
+        rows, cones = [np.array([[0.0, 0.0, 1.0]])] * k, [clarabel.NonnegativeConeT(1)] * k
+    elif facets:
+        n, e_, half = _polygon(facets)
+        corner = mu * (n + half * e_)               # μ v_j: the dual cone is u_n + μ v_jᵀ u_t ≥ 0
+        rows, cones = [np.hstack([corner, np.ones((facets, 1))])] * k, [clarabel.NonnegativeConeT(facets)] * k
+    else:
+        rows, cones = [np.array([[0.0, 0.0, 1.0], [mu, 0, 0], [0, mu, 0]])] * k, [clarabel.SecondOrderConeT(3)] * k
+    T = np.zeros((sum(r.shape[0] for r in rows), 3 * k))
+    start = np.cumsum([0] + [r.shape[0] for r in rows])
+    for c, r in enumerate(rows):
+        T[start[c]:start[c + 1], 3 * c:3 * c + 3] = r
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    scale = max(float(np.abs(b).max()), float(np.abs(bias).max()), np.finfo(float).tiny)
+    shift, lam = np.zeros(k), np.zeros((k, 3))
+    for _ in range(rounds):
+        q = (b + np.concatenate([np.zeros((k, 2)), (bias + shift)[:, None]], -1)).reshape(-1) / scale
+        solution = clarabel.DefaultSolver(sparse.csc_matrix(np.eye(G.shape[1])), np.zeros(G.shape[1]),
+                                          sparse.csc_matrix(-T @ G), T @ q, cones, settings).solve()
+        if not np.all(np.isfinite(solution.z)) or not np.all(np.isfinite(solution.x)):
+            break
+        lam = (T.T @ np.asarray(solution.z)).reshape(k, 3) * scale
+        u_t = (G @ np.asarray(solution.x)).reshape(k, 3)[:, :2] * scale + b[:, :2]
+        if mu == 0:
+            break
+        shift = (-u_t @ corner.T).max(-1) if facets else mu * np.linalg.norm(u_t, axis=-1)
+    return lam
+
+
+def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
+    """Impulses λ (..., k, 3) in local axes solving the contact problem (contact notes), the iterations done
+    (sweeps and Newton steps) and the residual (..., ) of :func:`_residual`; ``b`` = J v_free (..., k, 3),
+    ``bias`` = φ/h (..., k).
+
+    Rounds of projected Gauss–Seidel sweeps, until one no longer changes the contact velocities u = W λ + b
+    relative to the velocities the step must undo, then semismooth Newton steps while they at least halve the
+    residual, until the residual is below ``tol`` times those velocities.  On a redundant contact set (more
+    contact rows than the body has freedoms: a box flat on four corners) λ is not unique, u is; where closing the
+    gaps needs a slip, every contact sticking leaves the sweeps no exact solution, and they creep along the null
+    space of W (u unchanged) towards the one where some contacts reach the edge of their cones and slide.  Each
+    round ends by leaping along that creep to the first contact's edge.  A sample that has converged is left as it
+    is (a batch gives the per-sample results)."""
+    batch, k = b.shape[:-2], b.shape[-2]
+    Wr = W.reshape(batch + (k, 3, k, 3))
+    lam, u = np.zeros(b.shape), b.copy()
+    tiny = np.finfo(float).tiny
+    if not k:
+        return lam, 1, np.zeros(batch)
+    speed = np.maximum(np.abs(b).max(axis=(-2, -1)), np.maximum(-bias, 0.0).max(-1))   # what the step must undo
+    best, least, before = lam, np.full(batch, np.inf), np.full(batch, np.inf)
+    todo, still, done = np.ones(batch, bool), np.zeros(batch, bool), 0
+
+    def keep(lam):
+        """The velocities and residual of λ; the best λ so far kept, and the samples solved marked done."""
+        nonlocal best, least, todo
+        u = _velocities(W, lam, b)
+        residual = _residual(Wr, lam, u, bias, mu, tiny, facets)
+        better = todo & (residual < least)
+        best, least = np.where(better[..., None, None], lam, best), np.where(better, residual, least)
+        todo &= residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+        return u, residual
+
+    for _ in range(3 * k + 3):                      # rounds: each leap brings a contact to its edge
+        if not todo.any() or done >= max_iter:
+            break
+        lam, u, creep, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, todo, min(_SWEEPS, max_iter - done),
+                                                tol * speed, tol, tiny, facets)
+        done += sweeps
+        still |= todo & ~moving
+        u, residual = keep(lam)
+        if facets:                                  # a pyramid: its modes are linear, search them straight away
+            break
+        newton = todo.copy()
+        while newton.any() and done < max_iter:
+            step, found = _newton(W, Wr, lam, b, bias, mu, tiny)
+            done += 1
+            lam = np.where((newton & found)[..., None, None], step, lam)
+            last = residual
+            u, residual = keep(lam)
+            newton &= found & todo & (residual <= 0.5 * last)
+        leap = _edge(Wr, lam, u, creep, bias, mu, tiny)
+        leaping = todo & np.isfinite(leap)
+        todo &= leaping | (least <= 0.5 * before)       # where no edge is left to reach, go on while it gains
+        before = least
+        lam = lam + np.where(leaping, leap, 0.0)[..., None, None] * creep
+        u = _velocities(W, lam, b)
+    lam, u = best, _velocities(W, best, b)
+    residual = least                                # keep() measured best's residual
+    target = tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+    best, least = best.copy(), np.array(least, dtype=float)
+    search = _by_facets if facets else _by_modes
+    for i in np.ndindex(batch):                     # the samples left: contact modes, one sample at a time
+        for start in ("best", "best", "De Saxcé", "best"):    # the best impulses so far, or De Saxcé's fixed point
+            if least[i] <= target[i] or done >= max_iter:
+                break
+            lam_i = best[i] if start == "best" else _de_saxce(W[i], b[i], bias[i], mu, facets, _ROUNDS)
+            lam_i, least_i, steps = search(W[i], b[i], bias[i], mu, lam_i, float(target[i]), max_iter, tiny, facets)
+            done += steps
+            if least_i < least[i]:
+                best[i], least[i] = lam_i, least_i
+    lam, u = best, _velocities(W, best, b)
+    residual = least
+    moving = ~still & (residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1))))
+    lam, u, _, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, moving, max_iter - done, tol * speed, tol, tiny,
+                                        facets)
+    done += sweeps                                  # sweeps alone, as far as they go, where they never stalled
+    still |= ~moving
+    todo = np.ones(batch, bool)
+    keep(lam)
+    u, residual = _velocities(W, best, b), least
+    scale = np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+    failed = (residual > tol * scale) & ~still
+    if failed.any():
+        worst = float(np.max(np.where(failed, residual / np.maximum(scale, tiny), 0.0)))
+        raise ContactSolverError(f"contact_step: the contact impulses did not converge in {max_iter} Gauss–Seidel "
+                                 f"sweeps and Newton steps (relative residual {worst:.3g} > tol = {tol:g}); raise "
+                                 "max_iter, loosen tol or shorten dt")
+    return best, done, residual
+
+
+def _mode_rows(x, modes, mu, k):
+    """D (m, 3k): the conditions of the modes are D (u + φ/h e_n) = 0 (:func:`_mode_equations`), linear in u."""
+    rows, i = [], 0
+    for c, mode in enumerate(modes):
+        if mode == STICK:
+            rows += [3 * c, 3 * c + 1, 3 * c + 2]
+            i += 3
+        elif mode == SLIDE:
+            rows.append(3 * c + 2)
+            if mu > 0:
+                rows.append((c, x[i + 1]))
+            i += 2 if mu > 0 else 1
+    D = np.zeros((len(rows), 3 * k))
+    for r, row in enumerate(rows):
+        if isinstance(row, tuple):
+            c, angle = row
+            D[r, 3 * c:3 * c + 2] = [-np.sin(angle), np.cos(angle)]
+        else:
+            D[r, row] = 1.0
+    return D
+
+
+def impulse_derivative(W, b, bias, mu, lam, MJ, scale):
+    """∂λ/∂b (3k, 3k) of one sample at its solution λ, by the implicit function theorem on the conditions of its
+    contact modes (:func:`_mode_equations`), and whether v⁺ is differentiable there: every contact strictly in its
+    mode (margins 1e-8 of ``scale`` for velocities, of the largest λ_n or the impulse W_ii⁻¹ ``scale`` for
+    impulses) and the modes' solutions
+    near λ (the null space of ∂F/∂x) all giving the same v⁺ (``MJ`` = M⁻¹Jᵀ): not so where sliding contacts
+    share a redundant set (a box sliding flat on four corners: how its weight splits between them is not
+    determined, and with it neither is the friction's moment)."""
+    k = b.shape[0]
+    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
+    tiny = np.finfo(float).tiny
+    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    slip = np.linalg.norm(u[:, :2], axis=-1)
+    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - 1e-8) * mu * lam[:, 2]
+    closed = lam[:, 2] > 1e-8 * size
+    modes = np.where(~closed, OPEN, np.where(edge | (mu == 0), SLIDE, STICK))
+    strict = np.where(~closed, u[:, 2] + bias > 1e-8 * scale,
+                      np.where(modes == STICK, slip <= 1e-8 * scale, (slip > 1e-8 * scale) | (mu == 0)))
+    x = _mode_start(lam, u, modes, mu, size, False)
+    if not x.size:
+        return np.zeros((3 * k, 3 * k)), bool(strict.all())
+    _, Jx, _ = _mode_equations(x, modes, W, b, bias, mu)
+    _, dlam = _mode_impulses(x, modes, mu)
+    dlam = dlam.reshape(3 * k, -1)
+    _, s, Vt = np.linalg.svd(Jx)
+    free = MJ @ dlam @ Vt[s <= 1e-10 * s[0]].T        # v⁺ along the modes' solutions through λ: zero if unique
+    unique = np.abs(free).max(initial=0.0) <= 1e-8 * max(float(np.abs(MJ @ dlam).max()), np.finfo(float).tiny)
+    return -dlam @ np.linalg.pinv(Jx) @ _mode_rows(x, modes, mu, k), bool(strict.all() and unique)
