@@ -53,11 +53,6 @@ _FUNCTIONS = MappingProxyType({
 })
 
 
-def _dask():
-    """dask, dask.array, or RobodynError naming the extra to install."""
-    return dask_modules()
-
-
 def _check_robot(robot) -> None:
     if not isinstance(robot, Robot):
         raise InputError(f"robot must be a robodyn Robot (rd.load(...)), got {type(robot).__name__}")
@@ -65,7 +60,7 @@ def _check_robot(robot) -> None:
 
 def _shipped(value):
     """``value`` as one task of the graph (the same key for equal values): sent once to each worker that needs it."""
-    dask, _ = _dask()
+    dask, _ = dask_modules()
     return dask.delayed(value, pure=True, traverse=False)
 
 
@@ -83,7 +78,7 @@ def _run(name: str, robot, *arrays, stack: int = 0, **kwargs):
 
 def _joint_inputs(robot, names, values, chunk):
     """The arrays as dask arrays of one common shape (..., n), the joint axis in one chunk."""
-    _, da = _dask()
+    _, da = dask_modules()
     n = robot.n
     arrays = []
     for name, x in zip(names, values):
@@ -112,7 +107,7 @@ def _batched(name: str, robot, names, values, tail=None, outputs: int = 0, chunk
     function returning a tuple (0: one array).
     """
     _check_robot(robot)
-    _, da = _dask()
+    _, da = dask_modules()
     if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
         raise InputError(f"chunk = {chunk!r}; give a positive number of states per chunk")
     arrays = _joint_inputs(robot, names, values, int(chunk))
@@ -273,7 +268,7 @@ def _parquet_labels(path: str, group: int, names: tuple) -> np.ndarray:
 
 def _stacked(parts, sizes, n: int, sources, labels=None, robots=()) -> Samples:
     """Samples from delayed (4, rows, n) blocks of known (or NaN) row counts, and delayed (rows,) robot indices."""
-    _, da = _dask()
+    _, da = dask_modules()
     blocks = [da.from_delayed(p, shape=(4, s, n), dtype=float) for p, s in zip(parts, sizes)]
     whole = da.concatenate(blocks, axis=1)
     robot = None if labels is None else da.concatenate(
@@ -313,7 +308,7 @@ def read_samples(source, robot, chunk: int = CHUNK, topic: str = "/joint_states"
     from pathlib import Path
 
     _check_robot(robot)
-    dask, _ = _dask()
+    dask, _ = dask_modules()
     n = robot.n
     if isinstance(robots, str) and robots not in ("stem", "column") or isinstance(robots, bytes) or not (
             robots is None or isinstance(robots, str) or hasattr(robots, "__len__")):
@@ -373,7 +368,7 @@ def _read_hdf5(path, n: int, chunk: int) -> Samples:
     from robodyn.logs import hdf5_dataset, reader_module
 
     h5py = reader_module("hdf5")
-    dask, _ = _dask()
+    dask, _ = dask_modules()
     try:
         with h5py.File(path, "r") as f:
             sets = {k: hdf5_dataset(f, k, str(path)) for k in ("q", "qd", "qdd", "tau")}
@@ -418,7 +413,7 @@ def _zarr_entries(path) -> None:
 
 
 def _read_zarr(path, n: int, chunk: int) -> Samples:
-    _, da = _dask()
+    _, da = dask_modules()
     try:
         import zarr
     except ImportError:
@@ -450,7 +445,7 @@ def _read_zarr(path, n: int, chunk: int) -> Samples:
 def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
     from robodyn.logs import parquet_file
 
-    dask, _ = _dask()
+    dask, _ = dask_modules()
     need = [f"{p}{k}" for p in ("q", "qd", "qdd", "tau") for k in range(1, n + 1)]
     pf = parquet_file(path, str(path), need)
     meta, names = pf.metadata, set(pf.schema_arrow.names)
@@ -565,7 +560,7 @@ def _simulate_case(index: int, robot, case: dict) -> dict:
 
 def _client():
     """The active dask.distributed client, or None (no client, or another scheduler chosen by dask.config)."""
-    dask, _ = _dask()
+    dask, _ = dask_modules()
     if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
         return None
     try:
@@ -602,7 +597,7 @@ def simulate_many(robot, cases, progress: bool | None = None, **common) -> Simul
         :func:`robodyn.simulate`, prefixed with the case number.
     """
     _check_robot(robot)
-    dask, _ = _dask()
+    dask, _ = dask_modules()
     if isinstance(cases, (dict, str, bytes)) or not hasattr(cases, "__iter__"):
         raise InputError(f"cases is a {type(cases).__name__}; give a sequence of dicts of rd.simulate arguments")
     cases = list(cases)
