@@ -31,8 +31,8 @@ from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
 from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
-from robodyn.kinematics import ancestors, base_poses, jacobian, jacobian_dot_qd, link_velocities, state_frame
-from robodyn.model.inertia import skew
+from robodyn.kinematics import (ancestors, base_poses, forward_kinematics, jacobian, jacobian_dot_qd, link_velocities,
+                                state_frame)
 from robodyn.model.robot import Robot
 
 
@@ -146,11 +146,12 @@ class OrientationError:
     target: object
 
     def __post_init__(self) -> None:
-        self._target()  # a bad target is refused when the task is made, not at its first use
+        # a bad target is refused when the task is made, not at its first use; the checked R_d is kept
+        object.__setattr__(self, "_Rd", self._target())
 
     def _target(self) -> np.ndarray:
         try:
-            Rd = np.asarray(self.target, dtype=float)
+            Rd = np.array(self.target, dtype=float)
         except (TypeError, ValueError):
             raise InputError(f"OrientationError.target = {self.target!r:.60}; give a 3×3 rotation matrix "
                              "(orthonormal, determinant +1)") from None
@@ -158,42 +159,60 @@ class OrientationError:
                 or np.linalg.det(Rd) <= 0:
             raise InputError(f"OrientationError.target has shape {Rd.shape}; give a 3×3 rotation matrix "
                              "(orthonormal, determinant +1)")
+        Rd.flags.writeable = False
         return Rd
 
-    def _quaternion(self, robot: Robot, q):
-        """(η, ε) of R_e = R_dᵀ R, η ≥ 0: η (...,), ε (..., 3)."""
-        Rd = self._target()
-        dtype, batch, a = joint_arrays(robot, q=q)
-        R0, _ = base_poses(robot, a["q"], dtype)
-        Re = Rd.T @ R0[..., frame_index(robot, self.frame), :, :]
-        eta = 0.5 * np.sqrt(np.maximum(1.0 + np.trace(Re, axis1=-2, axis2=-1), 0.0))
+    def _quaternion(self, robot: Robot, q) -> np.ndarray:
+        """[η, ε] (..., 4) of R_e = R_dᵀ R, η ≥ 0."""
+        Re = self._Rd.T @ forward_kinematics(robot, q)[..., state_frame(robot, self.frame), :3, :3]
+        x = Re.reshape(Re.shape[:-2] + (9,)) @ _SKEW_PART   # [0, R₂₁ − R₁₂, R₀₂ − R₂₀, R₁₀ − R₀₁]
+        eta = 0.5 * np.sqrt(np.maximum(1.0 + (Re[..., 0, 0] + Re[..., 1, 1] + Re[..., 2, 2]), 0.0))
         # ε from the skew part (accurate for η away from 0, the range where the task is used)
-        skew_part = np.stack([Re[..., 2, 1] - Re[..., 1, 2], Re[..., 0, 2] - Re[..., 2, 0],
-                              Re[..., 1, 0] - Re[..., 0, 1]], -1)
-        eps = skew_part / (4.0 * np.maximum(eta, 1e-12))[..., None]
-        return eta, eps, Rd
+        x /= (4.0 * np.maximum(eta, 1e-12))[..., None]
+        x[..., 0] = eta
+        return x
 
     def value(self, robot: Robot, q) -> np.ndarray:
         """ε (..., 3)."""
-        return self._quaternion(robot, q)[1]
+        return self._quaternion(robot, q)[..., 1:]
 
     def jacobian(self, robot: Robot, q) -> np.ndarray:
         """(..., 3, n)."""
-        eta, eps, Rd = self._quaternion(robot, q)
-        L = 0.5 * (eta[..., None, None] * np.eye(3) - skew(eps))
-        return L @ Rd.T @ jacobian(robot, q, frame=self.frame)[..., 3:, :]
+        L = _quaternion_rates(self._quaternion(robot, q))[..., 1:, :]
+        return L @ (self._Rd.T @ jacobian(robot, q, frame=self.frame)[..., 3:, :])
 
     def jacobian_dot_qd(self, robot: Robot, q, qd) -> np.ndarray:
         """(..., 3)."""
-        eta, eps, Rd = self._quaternion(robot, q)
-        J = jacobian(robot, q, frame=self.frame)[..., 3:, :]
-        w_e = (Rd.T @ (J @ np.asarray(qd, dtype=float)[..., None]))[..., 0]
-        L = 0.5 * (eta[..., None, None] * np.eye(3) - skew(eps))
-        eps_d = (L @ w_e[..., None])[..., 0]
-        eta_d = -0.5 * np.sum(eps * w_e, axis=-1)
-        L_d = 0.5 * (eta_d[..., None, None] * np.eye(3) - skew(eps_d))
-        wd_e = (Rd.T @ jacobian_dot_qd(robot, q, qd, frame=self.frame)[..., 3:, None])[..., 0]
-        return (L @ wd_e[..., None])[..., 0] + (L_d @ w_e[..., None])[..., 0]
+        return self._jacobian_and_dot_qd(robot, q, qd)[1]
+
+    def _jacobian_and_dot_qd(self, robot: Robot, q, qd):
+        """J (..., 3, n) and J̇ q̇ (..., 3), the quaternion and the frame's terms computed once for both."""
+        G = _quaternion_rates(self._quaternion(robot, q))
+        L = G[..., 1:, :]
+        W = self._Rd.T @ jacobian(robot, q, frame=self.frame)[..., 3:, :]   # R_dᵀ J_ω
+        w_e = (W @ np.asarray(qd, dtype=float)[..., None])[..., 0]
+        Ld = _quaternion_rates((G @ w_e[..., None])[..., 0])[..., 1:, :]    # L̇ of (η̇, ε̇) = G ω_e
+        wd_e = (self._Rd.T @ jacobian_dot_qd(robot, q, qd, frame=self.frame)[..., 3:, None])[..., 0]
+        return L @ W, (L @ wd_e[..., None])[..., 0] + (Ld @ w_e[..., None])[..., 0]
+
+
+# R (..., 9) row-major @ _SKEW_PART = [0, R₂₁ − R₁₂, R₀₂ − R₂₀, R₁₀ − R₀₁], exact (one difference and zeros) whatever
+# order the product sums in, so that a batch gives its states' bits
+_SKEW_PART = np.zeros((9, 4))
+_SKEW_PART[[7, 2, 3, 5, 6, 1], [1, 2, 3, 1, 2, 3]] = [1, 1, 1, -1, -1, -1]
+# [η, ε] (..., 4) @ _RATES = G (..., 12) row-major (4, 3): G = ½ [−εᵀ; η I − [ε]×], (η̇, ε̇) = G ω_e (exact: one
+# term per entry)
+_RATES = np.zeros((4, 12))
+_RATES[[1, 2, 3], [0, 1, 2]] = -0.5                                      # −½ εᵀ
+_RATES[[0, 0, 0], [3, 7, 11]] = 0.5                                      # ½ η I
+_RATES[[3, 2, 3, 1, 2, 1], [4, 5, 6, 8, 9, 10]] = [0.5, -0.5, -0.5, 0.5, 0.5, -0.5]   # −½ [ε]×
+_SKEW_PART.flags.writeable = _RATES.flags.writeable = False
+
+
+def _quaternion_rates(quaternion: np.ndarray) -> np.ndarray:
+    """G (..., 4, 3) of the unit quaternion [η, ε] (..., 4): (η̇, ε̇) = G ω_e (quaternion kinematics); its rows 1..3
+    are L = ½ (η I − [ε]×)."""
+    return (quaternion @ _RATES).reshape(quaternion.shape[:-1] + (4, 3))
 
 
 def _point(robot: Robot, q, frame, point) -> np.ndarray:
@@ -259,32 +278,41 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     """
     if not (damping >= 0 and np.isfinite(damping)):
         raise InputError(f"damping = {damping!r}; give 0 (exact, error at singularities) or a positive number")
-    if task is None and isinstance(robot, Robot) and isinstance(rcond, (int, float)):
-        # one float64 state: every term and the algebra below in one call of robodyn.native's kernels
-        state = native.task_space_state(robot, q, qd, state_frame(robot, frame), point, _rows(rows), damping, rcond)
+    if isinstance(robot, Robot) and isinstance(rcond, (int, float)):
+        # one float64 state: every term and the algebra below in one call of robodyn.native's kernels (on a task
+        # map's J and J̇ q̇); None where the kernels decline, and the general path below computes or explains
+        state = None
+        if task is None:
+            state = native.task_space_state(robot, q, qd, state_frame(robot, frame), point, _rows(rows), damping,
+                                            rcond)
+        elif frame is None and point is None and rows is None and _plain_state(robot, q, qd):
+            J, Jdq = _task_terms(robot, task, q, qd, ())
+            state = native.task_space_state(robot, q, qd, 0, None, range(J.shape[-2]), damping, rcond, J, Jdq)
         if state is not None:
-            Lam, mu, p, J, Jdq, Jbar, N = state
-            return TaskSpaceDynamics(Lambda=Lam, mu=mu, p=p, J=J, Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
+            return TaskSpaceDynamics(*state)
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    q, qd = np.broadcast_to(a["q"], batch + (robot.n,)), np.broadcast_to(a["qd"], batch + (robot.n,))
-    if task is None and dtype == np.float64 and isinstance(rcond, (int, float)) and _rows(rows).size <= robot.n:
-        # a float64 batch: each state by the single state's compiled code, threaded
-        pt = None if point is None else check_array("point", point, (3,), batch, dtype)
-        state = native.task_space_batch(robot, batch, q, qd, frame_index(robot, frame), pt, _rows(rows), damping,
-                                        rcond)
-        if state is not None:
-            Lam, mu, p, J, Jdq, Jbar, N = state
-            return TaskSpaceDynamics(Lambda=Lam, mu=mu, p=p, J=J, Jdot_qd=Jdq, Jbar=Jbar, null_projector=N)
+    q, qd = a["q"], a["qd"]  # broadcast to batch + (n,)
+    compiled = dtype == np.float64 and isinstance(rcond, (int, float))
     if task is not None:
         if frame is not None or point is not None or rows is not None:
             raise InputError("give either task= (a task map) or frame=/point=/rows= (rows of a frame's Jacobian)")
-        if not (callable(getattr(task, "jacobian", None)) and callable(getattr(task, "jacobian_dot_qd", None))):
-            raise InputError(f"task = {task!r}; give a task map with jacobian(robot, q) and "
-                             "jacobian_dot_qd(robot, q, qd), e.g. RelativePosition or OrientationError")
-        J, Jdq = task.jacobian(robot, q), task.jacobian_dot_qd(robot, q, qd)
+        J, Jdq = _task_terms(robot, task, q, qd, batch)
         r = np.arange(J.shape[-2])
+        if compiled and r.size <= robot.n:
+            # float64: the algebra below on the map's J and J̇ q̇ in C, the frame task's code (one state, or each
+            # state of a batch by the single state's code, threaded); None: the NumPy path computes or explains
+            state = (native.task_space_batch(robot, batch, q, qd, 0, None, r, damping, rcond, J, Jdq) if batch else
+                     native.task_space_state(robot, q, qd, 0, None, r, damping, rcond, J, Jdq))
+            if state is not None:
+                return TaskSpaceDynamics(*state)
     else:
         r = _rows(rows)
+        if compiled and r.size <= robot.n:
+            # a float64 batch: each state by the single state's compiled code, threaded
+            pt = None if point is None else check_array("point", point, (3,), batch, dtype)
+            state = native.task_space_batch(robot, batch, q, qd, frame_index(robot, frame), pt, r, damping, rcond)
+            if state is not None:
+                return TaskSpaceDynamics(*state)
         J = jacobian(robot, q, frame=frame, point=point)[..., r, :]
         Jdq = jacobian_dot_qd(robot, q, qd, frame=frame, point=point)[..., r]
     if r.size > robot.n:
@@ -323,6 +351,33 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     if math.isfinite(float(Lam.sum() + mu.sum() + p.sum() + Jbar.sum() + N.sum() + J.sum() + Jdq.sum())):
         return result  # NaN and ±inf propagate into the sum: everything is finite (the common case, one test)
     return finite_result("task_space_dynamics", result)
+
+
+def _plain_state(robot: Robot, q, qd) -> bool:
+    """Whether q, q̇ are one finite float64 state, (n,) NumPy arrays: a task map may then see them unchecked."""
+    return (type(q) is np.ndarray and type(qd) is np.ndarray and q.dtype == qd.dtype == np.float64
+            and q.shape == qd.shape == (robot.n,) and math.isfinite(float(q @ q + qd @ qd)))
+
+
+def _task_terms(robot: Robot, task, q: np.ndarray, qd: np.ndarray, batch: tuple[int, ...]):
+    """A task map's J (batch + (m, n)) and J̇ q̇ (batch + (m,)) at checked q, q̇, their shapes checked."""
+    if type(task) is OrientationError:
+        J, Jdq = task._jacobian_and_dot_qd(robot, q, qd)
+    elif callable(getattr(task, "jacobian", None)) and callable(getattr(task, "jacobian_dot_qd", None)):
+        J, Jdq = np.asarray(task.jacobian(robot, q)), np.asarray(task.jacobian_dot_qd(robot, q, qd))
+    else:
+        raise InputError(f"task = {task!r}; give a task map with jacobian(robot, q) and "
+                         "jacobian_dot_qd(robot, q, qd), e.g. RelativePosition or OrientationError")
+    m = J.shape[-2] if J.ndim >= 2 else 0
+    try:
+        if m == 0 or J.shape[-1] != robot.n:
+            raise ValueError
+        shapes = batch + (m, robot.n), batch + (m,)
+        return tuple(x if x.shape == shape else np.broadcast_to(x, shape) for x, shape in zip((J, Jdq), shapes))
+    except ValueError:
+        raise InputError(f"the task map {type(task).__name__} gives a Jacobian of shape {J.shape} and J̇ q̇ of "
+                         f"shape {Jdq.shape} for q of shape {q.shape}; its jacobian must return (..., m, "
+                         f"{robot.n}) and its jacobian_dot_qd (..., m), m ≥ 1") from None
 
 
 def _joint_terms(robot: Robot, q: np.ndarray, qd: np.ndarray):

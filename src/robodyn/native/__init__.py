@@ -627,16 +627,17 @@ def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None
     return out.reshape(batch + shape) if status == 0 else None
 
 
-def task_space_state(robot: Robot, q, qd, frame: int, point, rows, damping: float, rcond: float):
+def task_space_state(robot: Robot, q, qd, frame: int, point, rows, damping: float, rcond: float, J=None, Jdq=None):
     """Task-space dynamics of one state in one compiled call, or None.
 
-    The terms of :func:`kinematics_state` ("frame_jacobian", "jacobian_dot_qd" of frame index ``frame`` or of
-    ``point``) and of :func:`single_state` (A, H = Γ(q, q̇, 0) with friction, Q) and the dense algebra of
-    :func:`robodyn.dynamics.task_space_dynamics` on the task rows ``rows`` (a sequence of m distinct ints 0..5):
-    Λ = (J A⁻¹ Jᵀ + λ² I)⁻¹ by Cholesky factorisations, its singularity test on the eigenvalue ratio (λ = 0), μ,
-    p, J̄ and N.  Returns (Λ, μ, p, J, J̇q̇, J̄, N), or None for anything else (not 1-D float64 NumPy arrays,
-    NaN/inf, a singular task, more than 64 joints, ROBODYN_NATIVE=0, no kernels here): the caller's general path
-    then computes or explains.
+    The task is the rows ``rows`` (a sequence of m distinct ints 0..5) of the terms of :func:`kinematics_state`
+    ("frame_jacobian", "jacobian_dot_qd" of frame index ``frame`` or of ``point``), or a task map's ``J`` (m, n) and
+    ``Jdq`` (m,) (then ``frame``, ``point`` and ``rows`` are unused: give ``rows=range(m)`` and ``point=None``).  With
+    the terms of :func:`single_state` (A, H = Γ(q, q̇, 0) with friction, Q), the dense algebra of
+    :func:`robodyn.dynamics.task_space_dynamics`: Λ = (J A⁻¹ Jᵀ + λ² I)⁻¹ by Cholesky factorisations, its
+    singularity test on the eigenvalue ratio (λ = 0), μ, p, J̄ and N.  Returns (Λ, μ, p, J, J̇q̇, J̄, N), or None
+    for anything else (not float64 NumPy arrays of those sizes, NaN/inf, a singular task, more than 64 joints or 6
+    task rows, ROBODYN_NATIVE=0, no kernels here): the caller's general path then computes or explains.
     """
     if not isinstance(robot, Robot):
         return None
@@ -645,16 +646,20 @@ def task_space_state(robot: Robot, q, qd, frame: int, point, rows, damping: floa
         single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
     if single is False:
         return None
-    return _task_space_call(single[0], single[1], robot.n, (), 0, q, qd, frame, point, rows, damping, rcond)
+    if J is not None:
+        if J.shape != (len(rows), robot.n) or Jdq.shape != (len(rows),):
+            return None
+        J = J.reshape(-1)  # 1-D: a view, or a C-contiguous copy of a strided J
+    return _task_space_call(single[0], single[1], robot.n, (), 0, q, qd, frame, point, rows, damping, rcond, J, Jdq)
 
 
 def task_space_batch(robot: Robot, batch: tuple[int, ...], q, qd, frame: int, point, rows, damping: float,
-                     rcond: float, threads: int | None = None):
+                     rcond: float, J=None, Jdq=None, threads: int | None = None):
     """:func:`task_space_state` on a batch already checked by :func:`robodyn.model.arguments.joint_arrays`
-    (float64 q, qd broadcastable to batch + (n,); ``point`` None, (3,) or broadcastable to batch + (3,)), each state by
-    the single state's instructions (a batch equals its states one by one bit for bit), threaded over the states.
-    Returns the parts with the batch axes first, or None (see :func:`task_space_state`; one singular state is
-    enough)."""
+    (float64 q, qd broadcastable to batch + (n,); ``point`` None, (3,) or broadcastable to batch + (3,); a task map's
+    ``J``, ``Jdq`` None or broadcastable to batch + (m, n), batch + (m,)), each state by the single state's
+    instructions (a batch equals its states one by one bit for bit), threaded over the states.  Returns the parts
+    with the batch axes first, or None (see :func:`task_space_state`; one singular state is enough)."""
     if not available():
         return None
     module = _module()
@@ -663,22 +668,27 @@ def task_space_batch(robot: Robot, batch: tuple[int, ...], q, qd, frame: int, po
     if point is not None:
         point = np.asarray(point)
         point = _flat(point if point.shape == (3,) else np.broadcast_to(point, batch + (3,)), (3,))
+    if J is not None:
+        m = len(rows)
+        J = _flat(np.broadcast_to(J, batch + (m, n)), (m * n,))
+        Jdq = _flat(np.broadcast_to(Jdq, batch + (m,)), (m,))
     g0 = np.require(robot.gravity, np.float64, ("C", "A"))
     threads = min(thread_count(threads), 4096)
     return _task_space_call(_capsule(robot, module), g0, n, batch, max(threads, 1), q, qd, frame, point, rows,
-                            damping, rcond)
+                            damping, rcond, J, Jdq)
 
 
-def _task_space_call(cap, g0, n, batch, threads, q, qd, frame, point, rows, damping, rcond):
+def _task_space_call(cap, g0, n, batch, threads, q, qd, frame, point, rows, damping, rcond, J, Jdq):
     """The C entry ``task_space`` (threads 0: one state) and its output split into (Λ, μ, p, J, J̇q̇, J̄, N)."""
     m = len(rows)
     code = 0
-    for i, r in enumerate(rows):
-        code |= int(r) << (3 * i)
+    if J is None:
+        for i, r in enumerate(rows):
+            code |= int(r) << (3 * i)
     count = int(np.prod(batch, dtype=np.int64))
     out = np.empty((count, m * m + 3 * m + 2 * m * n + n * n))
     if count and _module().task_space(cap, threads, q, qd, frame, point, m, code, float(damping), float(rcond), g0,
-                                      out[0] if not batch else out) != 0:
+                                      out[0] if not batch else out, J, Jdq) != 0:
         return None
     parts, lo = [], 0
     for shape in ((m, m), (m,), (m,), (m, n), (m,), (n, m), (n, n)):

@@ -1964,18 +1964,20 @@ static void rd_eigen_range(const double *S, int m, double *lo, double *hi) {
     }
 }
 
-/* The task space of one state: J, J̇q̇ (kinds 8, 9), A (composite links), H = Γ(q, q̇, 0) with friction and Q(q)
- * from the kernels, then A = L Lᵀ, X = A⁻¹ Jᵀ, Φ = J X (symmetrised), Λ = (Φ + λ² I)⁻¹ (symmetrised), J̄ = X Λ,
- * μ = Λ (Xᵀ (H − Q) − J̇q̇), p = Λ Xᵀ Q, N = I − Jᵀ J̄ᵀ on the m task rows r of [v; ω].  out = [Λ (m²), μ (m),
- * p (m), J (m n), J̇q̇ (m), J̄ (n m), N (n²)].  0; -4 when the eigenvalue ratio of Φ is below rcond (λ = 0);
- * -1 when A is not positive definite; -2 for a result that is not finite. */
+/* The task space of one state: J, J̇q̇ (the m task rows r of [v; ω] of kinds 8, 9, or a task map's J (m × n) and
+ * J̇q̇ (m) given in Jin, Jdqin), A (composite links), H = Γ(q, q̇, 0) with friction and Q(q) from the kernels, then
+ * A = L Lᵀ, X = A⁻¹ Jᵀ, Φ = J X (symmetrised), Λ = (Φ + λ² I)⁻¹ (symmetrised), J̄ = X Λ, μ = Λ (Xᵀ (H − Q) − J̇q̇),
+ * p = Λ Xᵀ Q, N = I − Jᵀ J̄ᵀ.  out = [Λ (m²), μ (m), p (m), J (m n), J̇q̇ (m), J̄ (n m), N (n²)].  0; -4 when the
+ * eigenvalue ratio of Φ is below rcond (λ = 0); -1 when A is not positive definite; -2 for a result that is not
+ * finite. */
 typedef struct {
     const rd_model *m;
     const double *q, *qd, *point, *g;
     long point_stride;
-    int frame, nrows, r[6];   /* the task: m = nrows rows r[i] of [v; ω] */
+    int frame, nrows, r[6];   /* the task: m = nrows rows r[i] of [v; ω] of frame `frame` (Jin NULL) */
     double damping, rcond;
     double *out;
+    const double *Jin, *Jdqin;   /* a task map's J (count, m, n) and J̇q̇ (count, m), or NULL */
 } rd_task_job;
 static long rd_task_size(int n, int m) { return (long)m * m + 3L * m + 2L * m * n + (long)n * n; }
 static int rd_task_state(const rd_task_job *t, long s) {
@@ -1991,17 +1993,22 @@ static int rd_task_state(const rd_task_job *t, long s) {
     rd_job crba = {md, 1, q, NULL, NULL, NULL, NULL, 0, 0, A, 0};
     rd_job rnea = {md, 1, q, qd, Z, t->g, NULL, 0, 0, H, 1};
     rd_job grav = {md, 1, q, NULL, NULL, t->g, NULL, 0, 0, G, 0};
-    int code = rd_one_state(8, &jac.job);
-    if (code == 0) code = rd_one_state(9, &jdq.job);
+    int code = t->Jin ? 0 : rd_one_state(8, &jac.job);
+    if (code == 0 && !t->Jin) code = rd_one_state(9, &jdq.job);
     if (code == 0) code = rd_one_state(2, &crba);
     if (code == 0) code = rd_one_state(0, &rnea);
     if (code == 0) code = rd_one_state(1, &grav);
     if (code != 0) return code;
     if (rd_cholesky(A, n) != 0) return -1;
     double *Lo = out, *mu = Lo + m * m, *p = mu + m, *J = p + m, *Jdq = J + m * n, *Jbar = Jdq + m, *N = Jbar + n * m;
-    for (int i = 0; i < m; i++) {
-        Jdq[i] = Jdqf[t->r[i]];
-        for (int k = 0; k < n; k++) J[i * n + k] = Jf[t->r[i] * n + k];
+    if (t->Jin) {
+        memcpy(J, t->Jin + s * m * n, sizeof(double) * (size_t)(m * n));
+        memcpy(Jdq, t->Jdqin + s * m, sizeof(double) * (size_t)m);
+    } else {
+        for (int i = 0; i < m; i++) {
+            Jdq[i] = Jdqf[t->r[i]];
+            for (int k = 0; k < n; k++) J[i * n + k] = Jf[t->r[i] * n + k];
+        }
     }
     for (int i = 0; i < m; i++) {   /* column i of X = A⁻¹ Jᵀ */
         for (int k = 0; k < n; k++) Z[k] = J[i * n + k];
@@ -2063,39 +2070,41 @@ static long rd_task_chunk(void *arg, long lo, long hi) {
     return code;
 }
 
-/* task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code: rd_task_state on one
- * state (threads = 0: 1-D q, qd (n,), point None or (3,), NumPy arrays read directly, NaN/inf refused with -2) or
- * on count states (threads >= 1: q, qd (count, n), point None, (3,) or (count, 3), the GIL released; each state by
- * the same instructions, so a batch equals its states one by one bit for bit); g (3,); rows = Σ r_i 8^i, the m
- * rows r_i.  Codes as rd_task_state's (the first met in a batch), -1 for unusable buffers or ROBODYN_NATIVE=0: the
- * caller's general path then computes or explains. */
+/* task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out, J, Jdq) -> code: rd_task_state
+ * on one state (threads = 0: 1-D q, qd (n,), point None or (3,), J None or (m n,), Jdq None or (m,), NumPy arrays
+ * read directly, NaN/inf refused with -2) or on count states (threads >= 1: q, qd (count, n), point None, (3,) or
+ * (count, 3), J None or (count, m n), Jdq None or (count, m), the GIL released; each state by the same
+ * instructions, so a batch equals its states one by one bit for bit); g (3,).  The task: J and Jdq (a task map's;
+ * frame, point and rows unused) or, both None, rows = Σ r_i 8^i, the m rows r_i of frame `frame` (or of point).
+ * Codes as rd_task_state's (the first met in a batch), -1 for unusable buffers or ROBODYN_NATIVE=0: the caller's
+ * general path then computes or explains. */
 static PyObject *rd_py_task_space(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    rd_packed *pk = rd_entry_model(args, nargs, 12);
+    rd_packed *pk = rd_entry_model(args, nargs, 14);
     if (!pk || rd_switched_off()) return PyLong_FromLong(-1);
     const rd_model *md = &pk->m;
     long threads = PyLong_AsLong(args[1]), frame = PyLong_AsLong(args[4]), m = PyLong_AsLong(args[6]),
          rows = PyLong_AsLong(args[7]);
     double damping = PyFloat_AsDouble(args[8]), rcond = PyFloat_AsDouble(args[9]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
-    int n = md->n;
-    long code = n >= 1 && n <= RD_TASK_MAX && m >= 1 && m <= 6 && m <= n && frame >= 0 && frame < md->nf
-                && threads >= 0 && damping >= 0.0 ? 0 : -1;
-    rd_task_job t = {md, NULL, NULL, NULL, NULL, 0, (int)frame, (int)m, {0}, damping, rcond, NULL};
+    int n = md->n, mapped = args[12] != Py_None;
+    long code = n >= 1 && n <= RD_TASK_MAX && m >= 1 && m <= 6 && m <= n && threads >= 0 && damping >= 0.0
+                && (mapped ? args[13] != Py_None && args[5] == Py_None : frame >= 0 && frame < md->nf) ? 0 : -1;
+    rd_task_job t = {md, NULL, NULL, NULL, NULL, 0, (int)frame, (int)m, {0}, damping, rcond, NULL, NULL, NULL};
     for (int i = 0; i < 6; i++) t.r[i] = (int)((rows >> (3 * i)) & 7);
-    for (int i = 0; i < m && code == 0; i++) if (t.r[i] > 5) code = -1;
+    for (int i = 0; i < m && code == 0 && !mapped; i++) if (t.r[i] > 5) code = -1;
     long size = code ? 0 : rd_task_size(n, (int)m), count = 1;
-    PyObject *objs[5] = {args[2], args[3], args[5], args[10], args[11]};
-    int used[5] = {1, 1, args[5] != Py_None, 1, 1};
-    Py_buffer b[5];
-    int held[5] = {0};
-    double *data[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *objs[7] = {args[2], args[3], args[5], args[10], args[11], args[12], args[13]};
+    int used[7] = {1, 1, args[5] != Py_None, 1, 1, mapped, mapped};
+    Py_buffer b[7];
+    int held[7] = {0};
+    double *data[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     if (threads == 0) {
-        Py_ssize_t sizes[5] = {n, n, 3, 3, size};
-        for (int i = 0; i < 5 && code == 0; ++i)
+        Py_ssize_t sizes[7] = {n, n, 3, 3, size, m * n, m};
+        for (int i = 0; i < 7 && code == 0; ++i)
             if (used[i]) code = rd_argument(objs[i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
     } else {
-        for (int i = 0; i < 5 && code == 0; ++i)
+        for (int i = 0; i < 7 && code == 0; ++i)
             if (used[i]) {
                 code = rd_buffer(objs[i], &b[i], i == 4, &held[i]) ? 0 : -1;
                 data[i] = (double *)b[i].buf;
@@ -2108,10 +2117,12 @@ static PyObject *rd_py_task_space(PyObject *self, PyObject *const *args, Py_ssiz
                 t.point_stride = b[2].len / 8 == 3 ? 0 : 3;
                 if (b[2].len / 8 != 3 && b[2].len / 8 != 3 * count) code = -1;
             }
+            if (code == 0 && mapped && (b[5].len / 8 != count * m * n || b[6].len / 8 != count * m)) code = -1;
         }
     }
     if (code == 0 && count > 0) {
         t.q = data[0]; t.qd = data[1]; t.point = data[2]; t.g = data[3]; t.out = data[4];
+        t.Jin = data[5]; t.Jdqin = data[6];
         if (threads == 0) {
             code = rd_task_state(&t, 0);
         } else {
@@ -2122,7 +2133,7 @@ static PyObject *rd_py_task_space(PyObject *self, PyObject *const *args, Py_ssiz
             Py_END_ALLOW_THREADS
         }
     }
-    for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);
+    for (int i = 0; i < 7; ++i) if (held[i]) PyBuffer_Release(&b[i]);
     return PyLong_FromLong(code);
 }
 
