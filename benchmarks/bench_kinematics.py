@@ -15,11 +15,16 @@ states in one robodyn call against a Python loop of Pinocchio over the same stat
   (LOCAL_WORLD_ALIGNED)  vs  ``rd.dynamics.jacobian_derivative``;
 - task space: ``computeAllTerms`` + ``getFrameJacobian`` + ``computeMinverse`` + Λ = (J M⁻¹ Jᵀ)⁻¹  vs
   ``rd.dynamics.task_space_dynamics`` (Λ, μ, p, J̄, N);
+- task maps: ``rd.dynamics.task_space_dynamics(..., task=RelativePosition(2, j))`` (r = p_j − p_2) and
+  ``task=OrientationError(j, R_d)`` (the quaternion error to a target 0.3 rad per joint away): the map's J, J̇ q̇
+  (NumPy on the kinematics kernels) and the frame task's dense algebra in C, against Pinocchio's frame task above
+  (the comparable task: all terms, one Jacobian, Λ);
 - null-space dynamics: ``rd.dynamics.null_space_dynamics`` of the 6-row task (the position rows on a 6-joint
   arm): Λ_n, μ_n, p_n, Z, Z̄, Ż̄ q̇ and the task's terms, against the NumPy path only (Pinocchio has no
   counterpart: its columns read nan).
 
-Each time is the best over ``--repeat`` timing loops (robodyn's and Pinocchio's alternated), in µs per call (per state for the batches); ratio =
+Each time is the best over ``--repeat`` timing loops (robodyn's and Pinocchio's alternated; ``--cpu``: the median
+of the loops' process CPU times, steadier on a loaded machine), in µs per call (per state for the batches); ratio =
 robodyn / Pinocchio (targets: single states ≤ 2, batches ≤ 1/3).  ``numpy µs`` is the same robodyn call with
 ROBODYN_NATIVE=0 (the NumPy recursions, as without a C compiler).  The results are compared before they are timed.
 """
@@ -28,6 +33,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import time
 import timeit
 
 import numpy as np
@@ -35,28 +42,32 @@ import pinocchio as pin
 
 import robodyn as rd
 from robodyn import kinematics as kin
+from robodyn.dynamics.task_space import OrientationError, RelativePosition
 from tests.support.pin_bridge import PinRobot
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+#: how a timing loop is measured and summarised: wall clock and the best loop, or (--cpu) CPU time and the median
+CLOCK = {"timer": time.perf_counter, "summary": min}
 
 
 def best_us(fn, repeat: int) -> float:
-    """Best time of one call (µs) over ``repeat`` timing loops of about 20 ms each."""
-    timer = timeit.Timer(fn)
+    """Best (``--cpu``: median) time of one call (µs) over ``repeat`` timing loops of about 20 ms each."""
+    timer = timeit.Timer(fn, timer=CLOCK["timer"])
     number, _ = timer.autorange()
     number = max(1, number // 10)
-    return min(timer.repeat(repeat, number)) / number * 1e6
+    return CLOCK["summary"](timer.repeat(repeat, number)) / number * 1e6
 
 
 def paired_us(fn, other, repeat: int) -> tuple[float, float]:
     """:func:`best_us` of ``fn`` and of ``other`` (nan where ``other`` is None), their timing loops alternated so
     that both see the same load of a shared machine."""
-    timers = [timeit.Timer(f) for f in (fn, other) if f is not None]
+    timers = [timeit.Timer(f, timer=CLOCK["timer"]) for f in (fn, other) if f is not None]
     numbers = [max(1, t.autorange()[0] // 10) for t in timers]
-    best = [float("inf")] * len(timers)
+    loops = [[] for _ in timers]
     for _ in range(repeat):
         for k, (t, number) in enumerate(zip(timers, numbers)):
-            best[k] = min(best[k], t.timeit(number) / number * 1e6)
+            loops[k].append(t.timeit(number) / number * 1e6)
+    best = [CLOCK["summary"](x) for x in loops]
     return best[0], best[1] if other is not None else float("nan")
 
 
@@ -82,7 +93,7 @@ def pin_task_inertia(model, data, q, v, fid):
     return np.linalg.inv(J @ Minv @ J.T)
 
 
-def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
+def rows_for(name: str, repeat: int, count: int, only: str = "") -> list[tuple]:
     robot = rd.load(name)
     pr = PinRobot(robot)
     model, data = pr.model, pr.data
@@ -109,6 +120,20 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
     M = pr.crba(q)
     np.testing.assert_allclose(tsd.Lambda, np.linalg.inv(J3 @ np.linalg.solve(M, J3.T)), rtol=1e-9)
 
+    relative = RelativePosition(2, j)
+    orientation = OrientationError(j, rd.forward_kinematics(robot, q + 0.3)[j - 1, :3, :3])
+    Jr = pr.jacobian(q, j)[:3] - pr.jacobian(q, 2)[:3]
+    np.testing.assert_allclose(rd.dynamics.task_space_dynamics(robot, q, qd, task=relative).Lambda,
+                               np.linalg.inv(Jr @ np.linalg.solve(M, Jr.T)), rtol=1e-9)
+    fast = rd.dynamics.task_space_dynamics(robot, q, qd, task=orientation)
+    os.environ["ROBODYN_NATIVE"] = "0"
+    try:
+        slow = rd.dynamics.task_space_dynamics(robot, q, qd, task=orientation)
+    finally:
+        del os.environ["ROBODYN_NATIVE"]
+    for a, b in zip((fast.Lambda, fast.mu, fast.p), (slow.Lambda, slow.mu, slow.p)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * np.abs(b).max())
+
     def fk_pin(pq=pq):
         pin.forwardKinematics(model, data, pq)
         pin.updateFramePlacements(model, data)
@@ -133,6 +158,10 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
          lambda: pin.forwardKinematics(model, data, pq, pv, pa)),
         ("task_space_dynamics", lambda: rd.dynamics.task_space_dynamics(robot, q, qd, frame=j, rows=[0, 1, 2]),
          lambda: pin_task_inertia(model, data, pq, pv, fid)),
+        ("task RelativePosition", lambda: rd.dynamics.task_space_dynamics(robot, q, qd, task=relative),
+         lambda: pin_task_inertia(model, data, pq, pv, fid)),
+        ("task OrientationError", lambda: rd.dynamics.task_space_dynamics(robot, q, qd, task=orientation),
+         lambda: pin_task_inertia(model, data, pq, pv, fid)),
         ("jacobian_derivative", lambda: rd.dynamics.jacobian_derivative(robot, q, qd, frame=j), jd_pin),
         ("null_space_dynamics", lambda: rd.dynamics.null_space_dynamics(robot, q, qd, frame=j, rows=ns_rows), None),
     ]
@@ -149,10 +178,16 @@ def rows_for(name: str, repeat: int, count: int) -> list[tuple]:
          loop(lambda x, v, a: pin.forwardKinematics(model, data, x, v, a), PQ, PV, PA)),
         ("task_space_dynamics", lambda: rd.dynamics.task_space_dynamics(robot, Q, QD, frame=j, rows=[0, 1, 2]),
          loop(lambda x, v: pin_task_inertia(model, data, x, v, fid), PQ, PV)),
+        ("task RelativePosition", lambda: rd.dynamics.task_space_dynamics(robot, Q, QD, task=relative),
+         loop(lambda x, v: pin_task_inertia(model, data, x, v, fid), PQ, PV)),
+        ("task OrientationError", lambda: rd.dynamics.task_space_dynamics(robot, Q, QD, task=orientation),
+         loop(lambda x, v: pin_task_inertia(model, data, x, v, fid), PQ, PV)),
         ("jacobian_derivative", lambda: rd.dynamics.jacobian_derivative(robot, Q, QD, frame=j), loop(jd_pin, PQ, PV)),
         ("null_space_dynamics", lambda: rd.dynamics.null_space_dynamics(robot, Q, QD, frame=j, rows=ns_rows), None),
     ]
     rows = []
+    single = [x for x in single if only in x[0]]
+    batched = [x for x in batched if only in x[0]]
     for what, fn, pin_fn in single:
         rd_us, pin_us = paired_us(fn, pin_fn, repeat)
         rows.append((name, what, "1", numpy_us(fn, repeat), rd_us, pin_us, rd_us / pin_us))
@@ -168,12 +203,16 @@ def main() -> None:
     parser.add_argument("robots", nargs="*", default=["panda", "puma560"])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--cpu", action="store_true", help="process CPU time, median of the loops")
+    parser.add_argument("--only", default="", help="time only the functions whose name contains this text")
     args = parser.parse_args()
-    print(f"{'robot':8} {'function':20} {'states':>6} {'numpy µs':>9} {'robodyn µs':>10} {'pinocchio µs':>12} "
+    if args.cpu:
+        CLOCK.update(timer=time.process_time, summary=statistics.median)
+    print(f"{'robot':8} {'function':22} {'states':>6} {'numpy µs':>9} {'robodyn µs':>10} {'pinocchio µs':>12} "
           f"{'ratio':>6}")
     for name in args.robots:
-        for robot, what, states, np_us, rd_us, pin_us, ratio in rows_for(name, args.repeat, args.batch):
-            print(f"{robot:8} {what:20} {states:>6} {np_us:9.2f} {rd_us:10.2f} {pin_us:12.2f} {ratio:6.2f}")
+        for robot, what, states, np_us, rd_us, pin_us, ratio in rows_for(name, args.repeat, args.batch, args.only):
+            print(f"{robot:8} {what:22} {states:>6} {np_us:9.2f} {rd_us:10.2f} {pin_us:12.2f} {ratio:6.2f}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ and every torque τ = Jᵀ F + N τ₀ gives the task acceleration r̈ of  Λ r�
 The task is either rows of the geometric Jacobian of a frame or point (r̈ = J q̈ + J̇ q̇ with [v; ω] = J q̇), or a
 task map with its own value, Jacobian and J̇ q̇ (:class:`RelativePosition`, :class:`OrientationError`; any object
 with ``value``, ``jacobian`` and ``jacobian_dot_qd`` methods of the same signatures): the formulas above only
-need J and J̇ q̇ of r = f(q).
+need J and J̇ q̇ of r = f(q), and run in the same compiled code (robodyn.native) for both kinds of task.
 """
 
 from __future__ import annotations
@@ -268,7 +268,9 @@ def task_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, 
     task : task map, optional
         Instead of ``frame``/``point``/``rows``: a task r = f(q) with its own Jacobian and J̇ q̇, e.g.
         :class:`RelativePosition` or :class:`OrientationError` (any object with ``jacobian(robot, q)`` →
-        (..., m, n) and ``jacobian_dot_qd(robot, q, qd)`` → (..., m)).
+        (..., m, n) and ``jacobian_dot_qd(robot, q, qd)`` → (..., m); other shapes raise InputError).  For
+        float64 states (m ≤ 6) the algebra below runs on the map's J and J̇ q̇ in robodyn.native's C code of
+        the frame task.
 
     Returns
     -------

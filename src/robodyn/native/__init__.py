@@ -685,15 +685,20 @@ def _task_space_call(cap, g0, n, batch, threads, q, qd, frame, point, rows, damp
     if J is None:
         for i, r in enumerate(rows):
             code |= int(r) << (3 * i)
-    count = int(np.prod(batch, dtype=np.int64))
-    out = np.empty((count, m * m + 3 * m + 2 * m * n + n * n))
+    count = 1
+    for size in batch:
+        count *= size
+    out = np.empty((count, m * m + 3 * m + 2 * m * n + n * n) if batch else m * m + 3 * m + 2 * m * n + n * n)
     if count and _module().task_space(cap, threads, q, qd, frame, point, m, code, float(damping), float(rcond), g0,
-                                      out[0] if not batch else out, J, Jdq) != 0:
+                                      out, J, Jdq) != 0:
         return None
     parts, lo = [], 0
     for shape in ((m, m), (m,), (m,), (m, n), (m,), (n, m), (n, n)):
         size = shape[0] * shape[-1] if len(shape) == 2 else shape[0]
-        parts.append(out[:, lo:lo + size].reshape(batch + shape))
+        if batch:
+            parts.append(out[:, lo:lo + size].reshape(batch + shape))
+        else:
+            parts.append(out[lo:lo + size] if len(shape) == 1 else out[lo:lo + size].reshape(shape))
         lo += size
     return tuple(parts)
 
