@@ -196,17 +196,21 @@ class OrientationError:
         return L @ W, (L @ wd_e[..., None])[..., 0] + (Ld @ w_e[..., None])[..., 0]
 
 
+def _sparse_constant(shape: tuple[int, int], rows: list, cols: list, values) -> np.ndarray:
+    """A read-only matrix of ``shape``, ``values`` at (``rows``, ``cols``) and zeros elsewhere."""
+    a = np.zeros(shape)
+    a[rows, cols] = values
+    a.flags.writeable = False
+    return a
+
+
 # R (..., 9) row-major @ _SKEW_PART = [0, R₂₁ − R₁₂, R₀₂ − R₂₀, R₁₀ − R₀₁], exact (one difference and zeros) whatever
 # order the product sums in, so that a batch gives its states' bits
-_SKEW_PART = np.zeros((9, 4))
-_SKEW_PART[[7, 2, 3, 5, 6, 1], [1, 2, 3, 1, 2, 3]] = [1, 1, 1, -1, -1, -1]
+_SKEW_PART = _sparse_constant((9, 4), [7, 2, 3, 5, 6, 1], [1, 2, 3, 1, 2, 3], [1, 1, 1, -1, -1, -1])
 # [η, ε] (..., 4) @ _RATES = G (..., 12) row-major (4, 3): G = ½ [−εᵀ; η I − [ε]×], (η̇, ε̇) = G ω_e (exact: one
-# term per entry)
-_RATES = np.zeros((4, 12))
-_RATES[[1, 2, 3], [0, 1, 2]] = -0.5                                      # −½ εᵀ
-_RATES[[0, 0, 0], [3, 7, 11]] = 0.5                                      # ½ η I
-_RATES[[3, 2, 3, 1, 2, 1], [4, 5, 6, 8, 9, 10]] = [0.5, -0.5, -0.5, 0.5, 0.5, -0.5]   # −½ [ε]×
-_SKEW_PART.flags.writeable = _RATES.flags.writeable = False
+# term per entry); the entries: −½ εᵀ, ½ η I, −½ [ε]×
+_RATES = _sparse_constant((4, 12), [1, 2, 3, 0, 0, 0, 3, 2, 3, 1, 2, 1], [0, 1, 2, 3, 7, 11, 4, 5, 6, 8, 9, 10],
+                          [-0.5, -0.5, -0.5, 0.5, 0.5, 0.5, 0.5, -0.5, -0.5, 0.5, 0.5, -0.5])
 
 
 def _quaternion_rates(quaternion: np.ndarray) -> np.ndarray:
