@@ -105,11 +105,10 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
     friction model, None or True the robot's own; ``out``: the result's buffer, see :func:`robodyn.arrays.check_out`),
     on the path of the module docstring."""
     key = spec.key
-    if key is not None and wrenches is None and (friction is None or friction is True) and (
-            type(robot) is Robot or isinstance(robot, Robot)):
-        run = WORKSPACE.get(robot, key)  # the entry bound to this robot: one lookup, positional call, no dict
-        if run is None:
-            run = spec.bind(robot, spec.name)
+    if wrenches is None and key is not None and (type(robot) is Robot or isinstance(robot, Robot)) and (
+            friction is None or friction is True):
+        # the entry bound to this robot (bound on its first call): one lookup, a positional call, nothing built
+        run = WORKSPACE.get(robot, key) or spec.bind(robot, spec.name)
         if run:
             res = run(a, b, c, gravity, out, spec.friction, spec.least)
             if res is not None:
