@@ -20,6 +20,20 @@ def best_time_and_result(fn, repeat: int):
     return best, out
 
 
+def median_cpu_time(fn, repeat: int, number: int = 1) -> float:
+    """Median CPU time (user + system of this process, every thread) of one call of ``fn()`` (s), over ``repeat``
+    loops of ``number`` calls: on a machine shared with other jobs, the time taken from this process by the others
+    counts in wall times (the best of which then still varies by 30 %), not in its CPU time."""
+    times = []
+    for _ in range(repeat):
+        t = time.process_time()
+        for _ in range(number):
+            fn()
+        times.append((time.process_time() - t) / number)
+    times.sort()
+    return times[len(times) // 2]
+
+
 def machine_peak() -> tuple[float, str]:
     """(float64 peak of the cores this process may use in FLOP/s, how it was obtained).
 

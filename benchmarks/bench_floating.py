@@ -2,11 +2,14 @@
 Pinocchio's free flyer, on legged robots and humanoids of example-robot-data, single state and batched.
 
 Run:  PYTHONPATH=src:. python benchmarks/bench_floating.py [--batch 1000] [--repeat 9] [--robots solo12.urdf ...]
+      PYTHONPATH=src:. python benchmarks/bench_floating.py --cpu --repeat 21 --batch 100   # on a shared machine
 (docs/floating-base.md)
 
 Both load the same URDF (robodyn with ``floating=True``, Pinocchio with ``JointModelFreeFlyer``).  Pinocchio runs a
 Python loop over the states of a batch (one C++ call per state); robodyn takes the whole batch in one call.  Times
-are best wall times of ``--repeat`` runs in µs per state; the ratio is Pinocchio / robodyn (> 1: robodyn faster).
+are best wall times of ``--repeat`` runs in µs per state (``--cpu``: median CPU times of ``--repeat`` loops, a single
+state 1000 calls a loop, robodyn's and Pinocchio's loops alternating); the ratio is Pinocchio / robodyn (> 1:
+robodyn faster).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import pinocchio as pin
 import robodyn as rd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import best_time  # noqa: E402
+from _timing import best_time, median_cpu_time  # noqa: E402
 
 
 def urdf_paths() -> dict:
@@ -61,11 +64,19 @@ def free_flyer_pair(path: str, batch: int):
     return robot, model, perm, (q, v, a, tau), (qp, vp, ap_, taup)
 
 
+def _alternating(mine, pins, repeat: int, number: int) -> tuple[float, float]:
+    """Median CPU times (s per call) of ``mine`` and ``pins``, their loops alternating so that both see the same
+    load."""
+    pairs = [(median_cpu_time(mine, 1, number), median_cpu_time(pins, 1, number)) for _ in range(repeat)]
+    return tuple(sorted(p[k] for p in pairs)[repeat // 2] for k in (0, 1))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--robots", nargs="*", default=["solo12.urdf", "talos_reduced.urdf", "g1_29dof_rev_1_0.urdf"])
+    ap.add_argument("--cpu", action="store_true", help="median CPU times instead of best wall times")
     args = ap.parse_args(argv)
     paths = urdf_paths()
     print(f"{'robot':<20}{'nv':>4}  {'function':<6}{'states':>7}{'robodyn µs':>12}{'Pinocchio µs':>14}{'ratio':>8}")
@@ -88,8 +99,13 @@ def main(argv=None) -> None:
         for fn in ours:
             for size, sl in (("1", 0), (str(args.batch), slice(None))):
                 count = 1 if sl == 0 else args.batch
-                t_rd = best_time(lambda: ours[fn](sl), args.repeat) / count
-                t_pin = best_time(lambda: [theirs[fn](i) for i in range(count)], args.repeat) / count
+                mine, pins = (lambda: ours[fn](sl)), (lambda: [theirs[fn](i) for i in range(count)])
+                if args.cpu:
+                    t_rd, t_pin = _alternating(mine, pins, args.repeat, 1000 if count == 1 else 1)
+                    t_rd, t_pin = t_rd / count, t_pin / count
+                else:
+                    t_rd = best_time(mine, args.repeat) / count
+                    t_pin = best_time(pins, args.repeat) / count
                 print(f"{name:<20}{model.nv:>4}  {fn:<6}{size:>7}{1e6 * t_rd:>12.2f}{1e6 * t_pin:>14.2f}{t_pin / t_rd:>8.2f}")
 
 

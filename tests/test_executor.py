@@ -164,3 +164,22 @@ def test_jax_arrays_of_other_methods_and_wrenches_are_refused():
         rd.inverse_dynamics(ROBOT, q, q, q, method="gibbs_appell")
     with pytest.raises(rd.InputError, match="wrenches"):
         rd.inverse_dynamics(ROBOT, q, q, q, wrenches=np.zeros((ROBOT.nf, 6)))
+
+
+def test_each_algorithm_carries_the_key_of_its_bound_entry():
+    """A spec served by robodyn.native carries the workspace key under which its entry is bound to a robot (found by
+    execute in one lookup); the free-flyer specs carry their own; the NumPy-only specs none."""
+    from robodyn import native
+    from robodyn.dynamics import floating
+    from robodyn.model.workspace import WORKSPACE
+
+    for spec in (newton_euler._INVERSE, newton_euler._GRAVITY, composite._INERTIA, recursive._FORWARD,
+                 derivatives._INVERSE):
+        assert spec.key == native.RUNNERS[spec.name] and spec.bind is native.bind
+    assert newton_euler._INVERSE.least == executor.MIN_BATCH and derivatives._INVERSE.least == 0
+    assert floating._INERTIA.key == floating._native_key("inertia_matrix") != composite._INERTIA.key
+    for spec in (gibbs_appell._INVERSE, walker_orin._WALKER_ORIN, lagrange._FORWARD, newton_euler._BIAS):
+        assert spec.key is None and spec.bind is None
+    q = np.random.default_rng(4).uniform(-1, 1, ROBOT.n)
+    rd.inertia_matrix(ROBOT, q)
+    assert WORKSPACE.get(ROBOT, composite._INERTIA.key) is not None  # bound (False only without kernels)

@@ -72,6 +72,7 @@ def test_float32_inputs_take_a_float32_buffer():
 
 BAD = {
     "shape": lambda shape: np.empty(shape[:-1] + (shape[-1] + 1,)),
+    "size only": lambda shape: np.empty((1,) + shape),  # the right number of doubles in another shape
     "dtype": lambda shape: np.empty(shape, np.float32),
     "order": lambda shape: np.empty(shape[::-1]).T if len(shape) > 1 else np.empty(shape + (2,))[..., 0],
     "read-only": lambda shape: np.broadcast_to(np.empty(shape[-1:]), shape),

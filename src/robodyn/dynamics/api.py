@@ -119,8 +119,7 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
     if friction is not True:
         robot = with_friction(robot, friction)
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays (docs/floating-base.md)
-        return into("inverse_dynamics", out, floating.floating_inverse_dynamics(robot, q, qd, qdd, wrenches=wrenches,
-                                                                                gravity=gravity))
+        return into("inverse_dynamics", out, floating.floating_inverse_dynamics(robot, q, qd, qdd, wrenches, gravity))
     if method == "newton_euler":  # the default: straight to the function, no dispatch cost
         return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches, gravity, out)
     return into("inverse_dynamics", out, _pick("inverse_dynamics", method)(robot, q, qd, qdd, wrenches, gravity))
@@ -200,8 +199,7 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     if friction is not True:
         robot = with_friction(robot, friction)
     if getattr(robot, "base", "fixed") != "fixed":
-        return into("forward_dynamics", out, floating.floating_forward_dynamics(robot, q, qd, tau, wrenches=wrenches,
-                                                                                gravity=gravity))
+        return into("forward_dynamics", out, floating.floating_forward_dynamics(robot, q, qd, tau, wrenches, gravity))
     if method == "recursive":  # the default: straight to the function
         return recursive.forward_dynamics(robot, q, qd, tau, wrenches, gravity, out)
     return into("forward_dynamics", out, _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches, gravity))

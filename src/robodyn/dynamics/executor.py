@@ -5,8 +5,8 @@ Every public dynamics function is a docstring and one line, ``return executor.ex
 and its NumPy code on checked arrays).  :func:`execute` alone chooses among robodyn's three tiers:
 
 - **the generic native kernels** (:mod:`robodyn.native`): one 1-D float64 state (no wrenches) of a default method
-  through their single-state entry (a free-flyer state of a floating base through their free-flyer entry on the
-  augmented robot of :mod:`robodyn.dynamics.floating`), and a **float64 batch of any size** (:data:`MIN_BATCH`) of a
+  through their single-state entry (a free-flyer state of a floating or mobile base through their free-flyer entry
+  on the augmented robot of :mod:`robodyn.dynamics.floating`), and a **float64 batch of any size** (:data:`MIN_BATCH`) of a
   default method threaded over the states (the dynamics derivatives from the first state: :func:`takes_derivatives`);
 - **NumPy**, everything else (a non-default ``method=``, float32, wrenches, object arrays of
   counting scalars, a state a kernel declines): the arguments checked once
@@ -19,12 +19,16 @@ and its NumPy code on checked arrays).  :func:`execute` alone chooses among robo
 - **the customized models** of :func:`robodyn.compile` (C, CUDA, JAX), which the user builds for one robot when a
   non-default method must be fast; they are called directly, not through here.
 
-A call to the kernels is short: :func:`execute` looks up the kernel's entry bound to the robot
-(:func:`robodyn.native.bind`, kept in :mod:`robodyn.model.workspace`) and calls it with the caller's arrays; the entry
-takes one 1-D float64 state, or float64 arrays of one shape (..., n) with gravity None or (3,), and declines
-anything else (broadcast batch axes, per-state gravity, wrenches, NaN), which then goes through
-:func:`robodyn.model.arguments.joint_arrays` and :func:`robodyn.native.run_checked` or NumPy.  ``out=`` is the
-result's buffer on every path (the kernels write it; elsewhere the result is copied into it), checked by
+A call to the kernels is short, for fixed and floating bases alike: each :class:`Algorithm` served by a kernel
+carries the workspace key of its entry bound to a robot (``Algorithm.key``, made by ``Algorithm.bind`` on a robot's
+first call and kept in :mod:`robodyn.model.workspace`), so :func:`execute` looks the entry up in one step and calls it
+with the caller's arrays (no dict, no tuple built per call); the entry takes one 1-D float64 state (a free-flyer
+state through robodyn.native's free-flyer entry on the augmented robot, :func:`robodyn.native.bind_floating`), or,
+for the fixed-base kernels, float64 arrays of one shape (..., n) with gravity None or (3,), and declines anything
+else (broadcast batch axes, per-state gravity, wrenches, NaN, another dtype or shape), which then goes through the
+checks of :func:`robodyn.model.arguments.joint_arrays` (or the free-flyer function's own) and
+:func:`robodyn.native.run_checked` or NumPy, whose errors name the argument.  ``out=`` is the result's buffer on
+every path (the kernels write it; elsewhere the result is copied into it), checked by
 :func:`robodyn.arrays.check_out`.
 
 The environment switch ``ROBODYN_NATIVE`` (0: no compiled code) is read at every call: by :func:`enabled` and the
@@ -35,7 +39,8 @@ state.
 from __future__ import annotations
 
 import os
-from typing import Callable, NamedTuple
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -54,18 +59,24 @@ _F64 = np.dtype(np.float64)
 MIN_BATCH = 1
 
 
-class Algorithm(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Algorithm:
     """How :func:`execute` runs one public function: a module-level constant of its formulation.
 
     name: the public name (the finite check's message; robodyn.native's kind where ``single`` or ``batch``).
     numpy: ``numpy(robot, *inputs, g, fe)`` (``numpy(robot, q)`` where ``matrix``) on checked arrays of one dtype:
     g (3,) or (..., 3), fe (..., nf, 6) or None; its result is checked here.  inputs: the joint-space arguments.
-    single / batch: robodyn.native's single-state entry / generic kernels (batches of any size) run ``name`` (with ``friction``, its friction flag).  jax: ``jax(robot, *inputs, gravity)``, the
-    recursion on the JAX backend for JAX arrays (traceable; no gravity where ``matrix``).  entry: ``entry(robot, name, a, b, c,
-    gravity)`` -> result or None, another single-state entry (the free-flyer one of :mod:`robodyn.dynamics.floating`).
-    matrix: the result is (..., n, n), no gravity, no wrenches.  general: ``general(robot, a, b, c, wrenches,
-    gravity, friction)``, the path after the single-state entry of a function with checks and batches of its own
-    (the derivatives, the free-flyer functions), whose ``result`` is made from the entry's array.
+    single / batch: robodyn.native's single-state entry / generic kernels (batches of any size) run ``name`` (with
+    ``friction``, its friction flag).  jax: ``jax(robot, *inputs, gravity)``, the recursion on the JAX backend for
+    JAX arrays (traceable; no gravity where ``matrix``).  matrix: the result is (..., n, n), no gravity, no
+    wrenches.  bind, key: ``bind(robot, name)`` -> the compiled entry of ``name`` bound to the robot,
+    ``run(a, b, c, gravity, out, friction, least)`` -> result or None (declined), or False where none serves the
+    robot, kept in the robot's workspace entry under ``key`` (default: :func:`robodyn.native.bind` and its key where
+    ``single`` or ``batch``; the free-flyer entry of :mod:`robodyn.dynamics.floating`).  general: ``general(robot,
+    a, b, c, wrenches, gravity, friction)``, the path after the bound entry of a function with checks and batches
+    of its own (the derivatives, the free-flyer functions), whose ``result`` is made from the entry's array.
+    least: the fewest states of a batch the bound entry takes (:data:`MIN_BATCH` where ``batch``, else 0: one
+    state only), set from ``batch``.
     """
 
     name: str
@@ -76,28 +87,32 @@ class Algorithm(NamedTuple):
     friction: bool = True
     matrix: bool = False
     jax: Callable | None = None
-    entry: Callable | None = None
+    bind: Callable | None = None
+    key: str | None = None
     general: Callable | None = None
     result: Callable | None = None
+    least: int = field(init=False, default=0)
+
+    def __post_init__(self):
+        if self.bind is None and (self.single or self.batch):
+            object.__setattr__(self, "bind", native.bind)
+            object.__setattr__(self, "key", RUNNERS[self.name])
+        object.__setattr__(self, "least", MIN_BATCH if self.batch else 0)
 
 
 def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=None, friction=None, out=None):
     """``spec`` on the caller's arguments (``a``, ``b``, ``c``: ``spec.inputs``; ``friction``: the derivatives'
     friction model, None or True the robot's own; ``out``: the result's buffer, see :func:`robodyn.arrays.check_out`),
     on the path of the module docstring."""
-    if (spec.single or spec.batch) and wrenches is None and (friction is None or friction is True) and (
-            type(robot) is Robot or isinstance(robot, Robot)):
-        run = WORKSPACE.get(robot, RUNNERS[spec.name])  # the kernel's entry bound to this robot (robodyn.native.bind)
-        if run is None:
-            run = native.bind(robot, spec.name)
+    key = spec.key
+    if wrenches is None and key is not None and (type(robot) is Robot or isinstance(robot, Robot)) and (
+            friction is None or friction is True):
+        # the entry bound to this robot (bound on its first call): one lookup, a positional call, nothing built
+        run = WORKSPACE.get(robot, key) or spec.bind(robot, spec.name)
         if run:
-            res = run(a, b, c, gravity, out, spec.friction, MIN_BATCH if spec.batch else 0)  # positional: no dict
+            res = run(a, b, c, gravity, out, spec.friction, spec.least)
             if res is not None:
                 return res if spec.result is None else spec.result(res)
-    elif spec.entry is not None and wrenches is None:
-        res = spec.entry(robot, spec.name, a, b, c, gravity)
-        if res is not None:
-            return into(spec.name, out, res)
     if spec.general is not None:
         return into(spec.name, out, spec.general(robot, a, b, c, wrenches, gravity, friction))
     if _is_dask(a) or _is_dask(b) or _is_dask(c) or _is_jax(a) or _is_jax(b) or _is_jax(c):

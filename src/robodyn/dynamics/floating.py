@@ -167,31 +167,25 @@ def _virtual_state(robot: Robot, q, v, R, gravity, batch, dtype):
     return np.concatenate([zeros, q[..., 7:]], -1), v, mtv(R, np.broadcast_to(g, batch + (3,)))
 
 
-def _native_state(robot: Robot, what: str, q, v=None, x=None, gravity=None):
-    """One float64 state through robodyn.native's free-flyer entry (the virtual state of the module notes and the
-    augmented robot's recursion in one C call), or None: no compiled kernels, ROBODYN_NATIVE=0, or anything the
-    entry declines (then the general path runs, with its checks and messages).  The single-state entry of
-    :func:`robodyn.dynamics.executor.execute` for the free-flyer functions."""
-    run = WORKSPACE.get(robot, _native_key(what))   # bound to the free-flyer robot: the workspace's hot path
-    if run is None:
-        run = WORKSPACE.value(robot, _native_key(what), lambda: native.bind_floating(augmented_robot(robot), what))
-    return run(q, v, x, robot.gravity if gravity is None else gravity, QUATERNION_TOLERANCE) if run else None
+def _bind(robot: Robot, what: str):
+    """robodyn.native's free-flyer entry of ``what`` bound to the robot (the virtual state of the module notes and
+    the augmented robot's recursion in one C call, :func:`robodyn.native.bind_floating`), kept in the robot's
+    workspace entry under :func:`_native_key`: the ``bind`` of the free-flyer functions' specs
+    (:class:`robodyn.dynamics.executor.Algorithm`), which :func:`robodyn.dynamics.executor.execute` calls for one
+    state.  False where it cannot serve the robot: a fixed
+    base, the forward dynamics of a mobile base (whose base acceleration is given), no compiled kernels here."""
+    return WORKSPACE.value(robot, _native_key(what), lambda: _new_entry(robot, what))
+
+
+def _new_entry(robot: Robot, what: str):
+    if robot.base == "fixed" or (what == "forward_dynamics" and robot.base == "mobile"):
+        return False
+    return native.bind_floating(augmented_robot(robot), what, QUATERNION_TOLERANCE)
 
 
 def _native_key(what: str) -> str:
     """The per-robot workspace key of robodyn.native's free-flyer entry of ``what`` bound to the robot."""
     return "floating_native_" + what
-
-
-def _bound_state(robot, what: str, q, v=None, x=None):
-    """One state through the entry that an earlier call of ``what`` bound to this robot (_native_state, reached
-    after the robot's checks, which a robot of the same content passes again), or None: the executor's path.  The
-    same call as that path's for the robot's gravity and no wrenches, without its layers (about 1 µs of a 3 µs
-    single state of solo12)."""
-    if type(robot) is not Robot:
-        return None
-    run = WORKSPACE.get(robot, _native_key(what))
-    return run(q, v, x, robot.gravity, QUATERNION_TOLERANCE) if run else None
 
 
 def _velocity_products(v: np.ndarray) -> np.ndarray:
@@ -261,13 +255,12 @@ def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None
         [f_0 (N), m_0 (N m)]: the wrench on the base in R_0 about O_0 (zero for a free base moving by its
         dynamics), then the joint torques Γ with friction and rotor inertia ([9.94]).
     """
-    res = _bound_state(robot, "inverse_dynamics", q, v, a) if wrenches is None and gravity is None else None
-    return res if res is not None else executor.execute(_INVERSE, _moving(robot, "inverse_dynamics"), q, v, a,
-                                                        wrenches, gravity)
+    return executor.execute(_INVERSE, robot, q, v, a, wrenches, gravity)
 
 
 def _inverse_general(robot: Robot, q, v, a, wrenches, gravity, friction=None) -> np.ndarray:
     """Any free-flyer state: the augmented robot's Newton–Euler recursion on the virtual state (module notes)."""
+    robot = _moving(robot, "inverse_dynamics")
     dtype, batch, arr, R = _arrays(robot, "inverse_dynamics", q=q, v=v, a=a)
     qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
     tau = newton_euler.inverse_dynamics(augmented_robot(robot), qa, qda, _virtual_acceleration(arr["v"], arr["a"]),
@@ -291,12 +284,12 @@ def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
     ndarray (..., n + 6, n + 6)
         Symmetric positive definite (for a robot with mass), rotor inertias on the joint diagonal.
     """
-    res = _bound_state(robot, "inertia_matrix", q)
-    return res if res is not None else executor.execute(_INERTIA, _moving(robot, "inertia_matrix"), q)
+    return executor.execute(_INERTIA, robot, q)
 
 
 def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=None, friction=None) -> np.ndarray:
     """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero."""
+    robot = _moving(robot, "inertia_matrix")
     dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", q=q)
     qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
     return composite.inertia_matrix(augmented_robot(robot), qa)
@@ -330,36 +323,39 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
     ModelError
         A singular model (a joint or the base moving only massless bodies).
     """
-    what = "forward_dynamics"
-    robot = _moving(robot, what)
-    if robot.base == "mobile":
-        if base_acceleration is None:
-            raise InputError(
-                f"{what}: robot '{robot.name}' has a mobile base, whose motion is given; pass base_acceleration "
-                "(..., 6) = [dv_0, dw_0] in R_0 to robodyn.floating.floating_forward_dynamics"
-            )
-        return _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration)
-    if base_acceleration is not None:
-        raise InputError(f"{what}: base_acceleration is for a mobile base; a floating base's acceleration is computed")
-    res = _bound_state(robot, what, q, v, tau) if wrenches is None and gravity is None else None
-    return res if res is not None else executor.execute(_FORWARD, robot, q, v, tau, wrenches, gravity)
+    if base_acceleration is None:  # a floating base (a mobile one is refused by _forward_general)
+        return executor.execute(_FORWARD, robot, q, v, tau, wrenches, gravity)
+    robot = _moving(robot, "forward_dynamics")
+    if robot.base != "mobile":
+        raise InputError("forward_dynamics: base_acceleration is for a mobile base; a floating base's acceleration "
+                         "is computed")
+    return _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration)
 
 
 def _forward_general(robot: Robot, q, v, tau, wrenches, gravity, friction=None) -> np.ndarray:
     """Any free-flyer state of a floating base: the augmented robot's articulated-body recursion (module notes)."""
-    dtype, batch, arr, R = _arrays(robot, "forward_dynamics", q=q, v=v, tau=tau)
+    what = "forward_dynamics"
+    robot = _moving(robot, what)
+    if robot.base == "mobile":
+        raise InputError(
+            f"{what}: robot '{robot.name}' has a mobile base, whose motion is given; pass base_acceleration "
+            "(..., 6) = [dv_0, dw_0] in R_0 to robodyn.floating.floating_forward_dynamics"
+        )
+    dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, tau=tau)
     qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
     qdd = recursive.forward_dynamics(augmented_robot(robot), qa, qda, arr["tau"],
                                      wrenches=_wrenches(robot, wrenches, batch, dtype), gravity=g)
     return finite_result("forward_dynamics", _virtual_acceleration(arr["v"], qdd, -1))
 
 
-#: the free-flyer functions on the one executor: robodyn.native's free-flyer entry for one float64 state, else the
-#: augmented robot's recursions on the virtual state
-_INVERSE = executor.Algorithm("inverse_dynamics", None, ("q", "v", "a"), entry=_native_state, general=_inverse_general)
-_INERTIA = executor.Algorithm("inertia_matrix", None, ("q",), entry=_native_state, general=_inertia_general)
-_FORWARD = executor.Algorithm("forward_dynamics", None, ("q", "v", "tau"), entry=_native_state,
-                              general=_forward_general)
+#: the free-flyer functions on the one executor: robodyn.native's free-flyer entry bound to the robot for one float64
+#: state, else the augmented robot's recursions on the virtual state (with the robot's and the arrays' checks)
+_INVERSE = executor.Algorithm("inverse_dynamics", None, ("q", "v", "a"), bind=_bind,
+                              key=_native_key("inverse_dynamics"), general=_inverse_general)
+_INERTIA = executor.Algorithm("inertia_matrix", None, ("q",), bind=_bind, key=_native_key("inertia_matrix"),
+                              general=_inertia_general)
+_FORWARD = executor.Algorithm("forward_dynamics", None, ("q", "v", "tau"), bind=_bind,
+                              key=_native_key("forward_dynamics"), general=_forward_general)
 
 
 class ReducedInverseDynamics(NamedTuple):

@@ -307,14 +307,15 @@ def _runner(robot: Robot, kind: str):
     zeros = kind == "regressor"  # its C writes only the non-zero blocks
 
     def run(q, b, c, gravity, out=None, friction=True, least=0):
-        if one:
+        # the C entry checks out's dtype, size and layout, not its shape: a (1, n) or (n * n,) buffer is declined here
+        if one and (out is None or (type(out) is ndarray and out.shape == shape)):
             res = empty(shape) if out is None else out
             status = entry(cap, code, q, b, c, g0 if gravity is None else gravity, res)
             if status == 0:
                 return res
-            if status != -1 or not least:
+            if status != -1:
                 return None
-        elif not least:
+        if not least:
             return None
         # a batch: float64 NumPy arrays of one shape (..., n), else the caller's general path
         xs = (q, b, c)[:inputs]
@@ -353,47 +354,38 @@ def _runner(robot: Robot, kind: str):
     return run
 
 
-def floating_state(augmented: Robot, kind: str, q, v, x, gravity, tolerance: float):
-    """One state of a free-flyer robot through the compiled kernels of its augmented robot, or None.
+def bind_floating(augmented: Robot, kind: str, tolerance: float):
+    """robodyn.native's free-flyer entry of ``kind`` for the robot whose augmented robot is ``augmented``
+    (:func:`robodyn.dynamics.floating.augmented_robot`), everything that does not depend on the call bound once (as
+    :func:`bind`): ``run(q, v, x, gravity, out=None, friction=True, least=0)`` -> the result, or None where the
+    entry declines the call (the caller's general path then runs with its checks and messages); False where there
+    are no kernels here.  Not kept here: the caller keeps it with the free-flyer robot itself
+    (:mod:`robodyn.dynamics.floating`), so that a single state looks up one workspace entry.
 
-    ``augmented``: :func:`robodyn.dynamics.floating.augmented_robot` of the robot; ``kind``: "inverse_dynamics"
-    (q (n + 7), v (n + 6), x = a (n + 6)), "inertia_matrix" (q; v, x ignored) or "forward_dynamics" (x = τ);
-    ``gravity`` (3,) in the world frame; ``tolerance``: how far the quaternion's norm may be off 1.  The C entry
-    does what :mod:`robodyn.dynamics.floating` does for one state (virtual joints at zero, gravity in R_0, the
-    virtual joints' velocity products) in one call.  Anything else (a batch, another dtype, NaN/inf, a quaternion
-    off norm, a singular state) returns None, and the caller's general path handles the call.
+    ``kind``: "inverse_dynamics" (q (n + 7), v (n + 6), x = a (n + 6)), "inertia_matrix" (q; v, x ignored) or
+    "forward_dynamics" (x = τ); ``gravity`` (3,) in the world frame, None for the robot's; ``tolerance``: how far
+    the quaternion's norm may be off 1.  The C entry does what :mod:`robodyn.dynamics.floating` does for one state
+    (virtual joints at zero, gravity in R_0, the virtual joints' velocity products) in one call, and checks its
+    arguments (1-D float64 of the right sizes, finite, the quaternion's norm, ROBODYN_NATIVE); anything else (a
+    batch, another dtype, NaN/inf, a quaternion off norm, a singular state, an ``out`` not of the result's shape)
+    is declined.  ``friction`` and ``least`` (the fixed-base entry's) are not read: free-flyer batches take the
+    general path, whose augmented robot runs the batch kernels.
     """
-    run = WORKSPACE.get(augmented, _FLOATING_KEYS[kind])
-    if run is None:
-        run = bind_floating(augmented, kind)
-    return run(q, v, x, gravity, tolerance) if run else None
-
-
-def bind_floating(augmented: Robot, kind: str):
-    """:func:`floating_state` of ``augmented`` and ``kind`` bound once: ``run(q, v, x, gravity, tolerance)`` ->
-    result or None, kept in the augmented robot's workspace entry; False where the entry cannot serve the robot.
-    A caller keeps it with the free-flyer robot itself (:mod:`robodyn.dynamics.floating`), whose single states
-    then look up one workspace entry per call instead of two."""
-    return WORKSPACE.value(augmented, _FLOATING_KEYS[kind], lambda: _floating_runner(augmented, kind))
-
-
-#: the per-robot workspace key of each kind's free-flyer runner
-_FLOATING_KEYS = types.MappingProxyType({kind: "native_floating_" + kind for kind in _KINDS})
-
-
-def _floating_runner(augmented: Robot, kind: str):
-    """``run(q, v, x, gravity, tolerance)`` for :func:`floating_state`, everything that does not depend on the call
-    bound once (as :func:`_runner`); False where the entry cannot serve this robot."""
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
     if single is False:
         return False
-    cap, _, _, n = single
-    entry, code, empty = _module().floating, _KINDS.index(kind), np.empty
+    cap, g0, _, n = single
+    entry, code, empty, ndarray = _module().floating, _KINDS.index(kind), np.empty, np.ndarray
     shape = (n, n) if kind == "inertia_matrix" else (n,)
 
-    def run(q, v, x, gravity, tolerance):
-        out = empty(shape)
-        return out if entry(cap, code, q, v, x, gravity, tolerance, out) == 0 else None
+    def run(q, v, x, gravity, out=None, friction=True, least=0):
+        if out is None:
+            res = empty(shape)
+        elif type(out) is ndarray and out.shape == shape:
+            res = out
+        else:
+            return None
+        return res if entry(cap, code, q, v, x, g0 if gravity is None else gravity, tolerance, res) == 0 else None
 
     return run
 
