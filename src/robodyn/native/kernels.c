@@ -811,11 +811,12 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
  * numbers through robodyn.dynamics.newton_euler.rnea_components) is the independent reference
  * (tests/test_perf_kernels.py).  Out per state: (2, n, n), [0][j][k] = ∂Γ_j/∂q_k, [1][j][k] = ∂Γ_j/∂q̇_k. */
 /* per frame in deriv_block's buffer: R0 (9), P0 (3), v, a, S, Ψ̇, Ψ̈ (6 each), then the subtree's sums: mass,
- * first moment h (3), rotational inertia about O_0 (6: xx yy zz xy xz yz), İ's ḣ (3) and J̇ (6), h^C, F^C (6) */
-#define RD_DFRAME 73
+ * first moment h (3), rotational inertia about O_0 (6: xx yy zz xy xz yz), İ's ḣ (3) and J̇ (6), h^C, F^C (6),
+ * and the link's own mass, h, J (10: the articulated inertias of fdd_block) */
+#define RD_DFRAME 83
 #define RD_DJOINT 48   /* per joint: S, Ψ̇, Ψ̈ and the terms t1, 2 t1, t2, t3, t4 of its entries (deriv_terms) */
 enum { RD_D_R0 = 0, RD_D_P0 = 9, RD_D_V = 12, RD_D_A = 18, RD_D_S = 24, RD_D_PD = 30, RD_D_PDD = 36, RD_D_M = 42,
-       RD_D_H = 43, RD_D_J = 46, RD_D_DH = 52, RD_D_DJ = 55, RD_D_HC = 61, RD_D_FC = 67 };
+       RD_D_H = 43, RD_D_J = 46, RD_D_DH = 52, RD_D_DJ = 55, RD_D_HC = 61, RD_D_FC = 67, RD_D_OWN = 73 };
 static long deriv_work(const rd_model *m) {
     long n = m->n;
     return RD_DFRAME * (long)m->nf + RD_DJOINT * n + 3 * n + 9 + (m->chain ? 0 : 2 * n * n);
@@ -907,6 +908,7 @@ RD_INLINE void deriv_forward(const rd_job *job, long s0, int i, const real *Q, c
         dJ[e] = (X[3 * r + c] + X[3 * c + r]) - (v[r] * h[c] + h[r] * v[c]);
         if (e < 3) dJ[e] += hv;
     }
+    for (int c = 0; c < 10; c++) B[RD_D_OWN + c] = B[RD_D_M + c];
     real *hC = B + RD_D_HC, *FC = B + RD_D_FC, Ia[6], t[6];
     rigid_times(&mass, h, JO, v, hC);
     rigid_times(&mass, h, JO, acc, Ia);
@@ -1007,13 +1009,12 @@ RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, 
     return all_finite(DT, 2 * nn) ? 0 : RD_NONFINITE;
 }
 
-/* Four states in the lanes (a single state fills them with copies: the same operations, the same bits). */
-RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
+/* Both passes on four states (their frames' RD_DFRAME vectors at W, then each joint's RD_DJOINT terms) */
+RD_INLINE void deriv_passes(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    long nn = (long)n * n;
     real *T = W + RD_DFRAME * (long)nf, *Q = T + RD_DJOINT * (long)n, *QD = Q + n, *QDD = QD + n, *G = QDD + n,
-         *E = G + 3, *DT = E + 6;
+         *E = G + 3;
     load_lanes(job->q, s0, job->count, n, n, Q);
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
@@ -1028,8 +1029,16 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
         if (m->joint[i] >= 0) deriv_terms(B, T + RD_DJOINT * (long)m->joint[i]);
         if (a < 0) continue;
         real *Ba = W + RD_DFRAME * (long)a;
-        for (int c = RD_D_M; c < RD_DFRAME; c++) Ba[c] += B[c];   /* the subtree's sums, all in R_0 */
+        for (int c = RD_D_M; c < RD_D_OWN; c++) Ba[c] += B[c];   /* the subtree's sums, all in R_0 */
     }
+}
+/* Four states in the lanes (a single state fills them with copies: the same operations, the same bits). */
+RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int n = m->n;
+    long nn = (long)n * n;
+    real *T = W + RD_DFRAME * (long)m->nf, *DT = T + RD_DJOINT * (long)n + 3 * n + 9;
+    deriv_passes(job, s0, W);
     int code = m->chain ? deriv_rows(job->out, s0, job->count, n, T) : deriv_tree(m, s0, job->count, T, DT, job->out);
     if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
         for (long s = s0; s < s0 + RD_LANES && s < job->count; s++)
@@ -1040,9 +1049,9 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
 /* Derivatives of the direct dynamics q̈ = A⁻¹(Γ − Γ_f − H) [9.96]: differentiating A(q) q̈ + H(q, q̇) = Γ − Γ_f
  * at the computed q̈ gives ∂q̈/∂q = −A⁻¹ ∂Γ/∂q|_q̈, ∂q̈/∂q̇ = −A⁻¹ ∂Γ/∂q̇|_q̈ (with friction, its slope F_v
  * included) and ∂q̈/∂Γ = A⁻¹.  One block runs the articulated-body recursion (q̈, friction subtracted
- * when asked), the composite-link inertia matrix and the inverse-dynamics derivatives on its states (their
- * results passed as rows through the work buffer), then a Cholesky factorisation A = L Lᵀ per lane and 3n
- * triangular solves.  Out per state (3, n, n). */
+ * when asked), then deriv_block's two passes at that q̈, whose terms give ∂Γ and, by A_kj = S_j·t1_k, the
+ * composite-link inertia matrix; below RD_FDD_ABA joints a Cholesky factorisation A = L Lᵀ per lane and 3n
+ * triangular solves, from RD_FDD_ABA on 3n solves by the articulated-body recursion.  Out per state (3, n, n). */
 /* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
  * by L y = b, Lᵀ x = y, L in the lower triangle of A with 1/L_jj on its diagonal.  The columns go side by side,
  * each through the operations of its own solve in their order: one chain of dependent additions per column would
@@ -1076,24 +1085,214 @@ RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, int width
         for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[c * n + i];
     }
 }
+/* From RD_FDD_ABA joints on, A⁻¹ is applied by the articulated-body recursion (fdd_articulated, O(n) per column,
+ * O(n²) in all) instead of the Cholesky factor's triangular solves (O(n²) per column, O(n³) in all) */
+#define RD_FDD_ABA 48
 static long fdd_work(const rd_model *m) {
-    long n = m->n, nn = n * n, most = aba_work(m), c = crba_work(m), d = deriv_work(m);
-    most = c > most ? c : most;
+    long n = m->n, nn = n * n, nf = m->nf, most = aba_work(m), d = deriv_work(m);
     most = d > most ? d : most;
-    /* the rows of q̈ (4 n doubles), A (4 n²), ∂Γ (8 n²): n + 3 n² vectors; then A, ∂Γ, out as lanes; y of
-     * fdd_solve */
-    return most + n + 3 * nn + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
+    /* the rows of q̈ (4 n doubles: n vectors), then I^A per frame, U and 1/D per joint, out as lanes, X, p / a,
+     * flags (fdd_block_articulated) or A, ∂Γ, out as lanes, y of fdd_solve */
+    if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + 3 * nn + RD_RHS * n + 6 * RD_RHS * nf + nf + 1;
+    return most + n + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
+}
+/* The lower triangle of A and both matrices of ∂Γ as lanes from the joints' terms T: A_kj = S_j·t1_k = S_jᵀ I^C_k S_k
+ * for j ≼ k (the composite-link inertia matrix, I_ak on its diagonal), ∂Γ by deriv_entry (F_v on the diagonal of
+ * ∂Γ/∂q̇ with friction); the entries of joints on different branches are 0 */
+RD_INLINE void fdd_matrices(const rd_model *m, const real *T, int friction, real *A, real *DT) {
+    int n = m->n;
+    long nn = (long)n * n;
+    if (!m->chain) {
+        for (long e = 0; e < nn; e++) A[e] = splat(0.0);
+        for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
+    }
+    for (int i = 0; i < m->nf; i++) {
+        int k = m->joint[i];
+        if (k < 0) continue;
+        const real *Tk = T + RD_DJOINT * (long)k;
+        for (int f = i; f >= 0; f = m->parent[f]) {
+            int j = m->joint[f];
+            if (j < 0) continue;
+            const real *Tj = T + RD_DJOINT * (long)j;
+            A[(long)k * n + j] = deriv_dot(Tj + RD_T_S, Tk + RD_T_1);
+            DT[(long)j * n + k] = deriv_entry(0, 0, Tj, Tk);
+            DT[nn + (long)j * n + k] = deriv_entry(1, 0, Tj, Tk);
+            if (j != k) {
+                DT[(long)k * n + j] = deriv_entry(0, 1, Tk, Tj);
+                DT[nn + (long)k * n + j] = deriv_entry(1, 1, Tk, Tj);
+            }
+        }
+        A[(long)k * n + k] += m->Ia[i];
+        if (friction) DT[nn + (long)k * n + k] += m->Fv[k];
+    }
+}
+/* fdd_articulated's two passes on a branched robot: p and a of every frame in P */
+RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, int width, real *X, real *P) {
+    int n = m->n, nf = m->nf;
+    long w6 = 6 * (long)width;
+    for (long e = 0; e < w6 * nf; e++) P[e] = splat(0.0);
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], k = m->joint[i];
+        real *pi = P + w6 * i, *pa = a >= 0 ? P + w6 * a : NULL;
+        if (k >= 0) {
+            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+            for (int c = 0; c < width; c++) {
+                real u = X[(long)c * n + k] - deriv_dot(S, pi + 6 * c);
+                X[(long)c * n + k] = u;
+                if (!pa) continue;
+                real s = u * U[6];
+                for (int e = 0; e < 6; e++) pa[6 * c + e] += pi[6 * c + e] + U[e] * s;
+            }
+        } else if (pa)
+            for (long e = 0; e < w6; e++) pa[e] += pi[e];
+    }
+    for (int i = 0; i < nf; i++) {   /* P now holds the accelerations a */
+        int a = m->parent[i], k = m->joint[i];
+        real *ai = P + w6 * i;
+        const real *aa = a >= 0 ? P + w6 * a : NULL;
+        if (k >= 0) {
+            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+            for (int c = 0; c < width; c++) {
+                real x = (aa ? X[(long)c * n + k] - deriv_dot(U, aa + 6 * c) : X[(long)c * n + k]) * U[6];
+                X[(long)c * n + k] = x;
+                for (int e = 0; e < 6; e++) ai[6 * c + e] = aa ? aa[6 * c + e] + S[e] * x : S[e] * x;
+            }
+        } else
+            for (long e = 0; e < w6; e++) ai[e] = aa ? aa[e] : splat(0.0);
+    }
+}
+/* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
+ * by the articulated-body recursion with neither velocity nor gravity (Featherstone, "Rigid Body Dynamics
+ * Algorithms", §7.3), in R_0 about O_0 (no frame changes): from the leaves u_j = b_j − S_j·p_j and
+ * p_a += p_j + U_j u_j / D_j, then from the base x_j = (u_j − U_j·a_a) / D_j, a_j = a_a + S_j x_j.  The columns
+ * b of ∂Γ come from the joints' terms T (deriv_entry, the friction slope F_v on the diagonal of ∂Γ/∂q̇).
+ * X: RD_RHS n vectors (column c at X + c n); P: the p / a of every frame, 6 RD_RHS nf vectors; in: nf flags. */
+RD_INLINE void fdd_articulated(const rd_job *job, const real *T, const real *UD, int r0, int width, real *X,
+                               real *P, int *in, real *OUT) {
+    const rd_model *m = job->m;
+    int n = m->n, nf = m->nf;
+    long nn = (long)n * n, w6 = 6 * (long)width;
+    for (int c = 0; c < width; c++) {   /* the right-hand sides */
+        int r = r0 + c, part = r / n, col = r % n, kf = -1;
+        real *b = X + (long)c * n;
+        for (int j = 0; j < n; j++) b[j] = splat(part == 2 && j == col ? 1.0 : 0.0);
+        if (part == 2) continue;
+        for (int i = 0; i < nf; i++) {   /* in[i]: frame i at or below joint col's frame */
+            if (m->joint[i] == col) kf = i;
+            in[i] = i == kf || (i > kf && kf >= 0 && m->parent[i] >= 0 && in[m->parent[i]]);
+        }
+        const real *Tc = T + RD_DJOINT * (long)col;
+        for (int i = 0; i < nf; i++) {
+            int j = m->joint[i];
+            if (j < 0) continue;
+            if (i > kf && in[i]) b[j] = -deriv_entry(part, 1, T + RD_DJOINT * (long)j, Tc);
+        }
+        for (int f = kf; f >= 0; f = m->parent[f]) {   /* the joints j ≼ col */
+            int j = m->joint[f];
+            if (j < 0) continue;
+            real e = deriv_entry(part, 0, T + RD_DJOINT * (long)j, Tc);
+            if (part == 1 && j == col && job->friction) e += m->Fv[col];
+            b[j] = -e;
+        }
+    }
+    if (m->chain) {   /* one child each: p and a run down and up the chain (fixed frames pass them on) */
+        for (long e = 0; e < w6; e++) P[e] = splat(0.0);
+        for (int i = nf - 1; i >= 0; i--) {
+            int k = m->joint[i];
+            if (k < 0) continue;
+            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+            for (int c = 0; c < width; c++) {
+                real *p = P + 6 * c, u = X[(long)c * n + k] - deriv_dot(S, p), s = u * U[6];
+                X[(long)c * n + k] = u;
+                for (int e = 0; e < 6; e++) p[e] += U[e] * s;
+            }
+        }
+        for (long e = 0; e < w6; e++) P[e] = splat(0.0);
+        for (int i = 0; i < nf; i++) {
+            int k = m->joint[i];
+            if (k < 0) continue;
+            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+            for (int c = 0; c < width; c++) {
+                real *a = P + 6 * c, x = (X[(long)c * n + k] - deriv_dot(U, a)) * U[6];
+                X[(long)c * n + k] = x;
+                for (int e = 0; e < 6; e++) a[e] += S[e] * x;
+            }
+        }
+    } else
+        fdd_branches(m, T, UD, width, X, P);
+    for (int c = 0; c < width; c++) {
+        int r = r0 + c, part = r / n, col = r % n;
+        for (int j = 0; j < n; j++) OUT[part * nn + (long)j * n + col] = X[(long)c * n + j];
+    }
+}
+/* fdd_block from RD_FDD_ABA joints: q̈ by aba_block, the terms of ∂Γ at q̈ (deriv_passes), the articulated
+ * inertias I^A_j = I_j + Σ_children (I^A_c − U_c U_cᵀ / D_c), U_j = I^A_j S_j, D_j = S_jᵀ U_j + I_aj (in R_0,
+ * 6 x 6 row-major), then fdd_articulated on the 3n columns */
+RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int n = m->n, nf = m->nf;
+    long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    long most = aba_work(m), d = deriv_work(m);
+    most = d > most ? d : most;
+    double *QDDr = (double *)(W + most);
+    real *IA = W + most + n, *UD = IA + 36 * (long)nf, *OUT = UD + 7 * (long)n, *X = OUT + 3 * nn,
+         *P = X + RD_RHS * (long)n;
+    int *in = (int *)(P + 6 * RD_RHS * (long)nf);
+    rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
+    sub.count = count;
+    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
+    sub.g = job->g + s0 * job->g_stride;
+    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)nf : NULL;
+    sub.out = QDDr;
+    int code = aba_block(&sub, 0, W);
+    if (code) return code;
+    sub.x = QDDr;
+    deriv_passes(&sub, 0, W);
+    const real *T = W + RD_DFRAME * (long)nf;
+    for (int i = 0; i < nf; i++) {   /* each link's own inertia [[M 1, -ĥ], [ĥ, J]] */
+        const real *own = W + RD_DFRAME * (long)i + RD_D_OWN, *h = own + 1, *J = own + 4;
+        real *I = IA + 36 * (long)i, z = splat(0.0);
+        real rows[36] = {own[0], z, z, z, h[2], -h[1],
+                         z, own[0], z, -h[2], z, h[0],
+                         z, z, own[0], h[1], -h[0], z,
+                         z, -h[2], h[1], J[0], J[3], J[4],
+                         h[2], z, -h[0], J[3], J[1], J[5],
+                         -h[1], h[0], z, J[4], J[5], J[2]};
+        for (int e = 0; e < 36; e++) I[e] = rows[e];
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], k = m->joint[i];
+        real *I = IA + 36 * (long)i, *Ia = a >= 0 ? IA + 36 * (long)a : NULL;
+        if (k < 0) {
+            if (Ia) for (int e = 0; e < 36; e++) Ia[e] += I[e];
+            continue;
+        }
+        const real *S = T + RD_DJOINT * (long)k + RD_T_S;
+        real *U = UD + 7 * (long)k;
+        for (int r = 0; r < 6; r++) U[r] = deriv_dot(I + 6 * r, S);
+        U[6] = 1.0 / (deriv_dot(S, U) + m->Ia[i]);
+        if (Ia)
+            for (int r = 0; r < 6; r++) {
+                real s = U[r] * U[6];
+                for (int c = 0; c < 6; c++) Ia[6 * r + c] += I[6 * r + c] - s * U[c];
+            }
+    }
+    int r = 0;
+    for (; r + RD_RHS <= 3 * n; r += RD_RHS) fdd_articulated(job, T, UD, r, RD_RHS, X, P, in, OUT);
+    if (r < 3 * n) fdd_articulated(job, T, UD, r, 3 * n - r, X, P, in, OUT);
+    store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
+    return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
 }
 RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
+    if (job->m->n >= RD_FDD_ABA) return fdd_block_articulated(job, s0, W);
     const rd_model *m = job->m;
     int n = m->n;
     long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
-    long most = aba_work(m), c = crba_work(m), d = deriv_work(m);
-    most = c > most ? c : most;
+    long most = aba_work(m), d = deriv_work(m);
     most = d > most ? d : most;
-    double *QDDr = (double *)(W + most), *Ar = QDDr + RD_LANES * (long)n, *Dr = Ar + RD_LANES * nn;
-    real *A = W + most + n + 3 * nn, *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
-    rd_job sub = *job;   /* this block's states as a job of their own, results into the rows above */
+    double *QDDr = (double *)(W + most);
+    real *A = W + most + n, *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
+    rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
     sub.count = count;
     sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
     sub.g = job->g + s0 * job->g_stride;
@@ -1101,14 +1300,9 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
     sub.out = QDDr;
     int code = aba_block(&sub, 0, W);
     if (code) return code;
-    sub.out = Ar;
-    code = crba_block(&sub, 0, W);
-    if (code) return code;
-    sub.x = QDDr; sub.out = Dr;
-    code = deriv_block(&sub, 0, W);
-    if (code) return code;
-    load_lanes(Ar, 0, count, nn, (int)nn, A);
-    load_lanes(Dr, 0, count, 2 * nn, (int)(2 * nn), DT);
+    sub.x = QDDr;
+    deriv_passes(&sub, 0, W);
+    fdd_matrices(m, W + RD_DFRAME * (long)m->nf, job->friction, A, DT);
     for (int j = 0; j < n; j++) {   /* A = L Lᵀ, L in the lower triangle of A; its diagonal kept as 1/L_jj */
         real s = A[j * n + j];
         for (int k = 0; k < j; k++) s -= A[j * n + k] * A[j * n + k];
@@ -1137,7 +1331,7 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
                 real t;
                 for (int l = 0; l < RD_LANES; l++) {
                     int r = r0 + l < 3 * n ? r0 + l : 3 * n - 1, part = r / n, col = r % n;
-                    t[l] = part < 2 ? -Dr[part * nn + (long)i * n + col] : (i == col ? 1.0 : 0.0);
+                    t[l] = part < 2 ? -DT[part * nn + (long)i * n + col][0] : (i == col ? 1.0 : 0.0);
                 }
                 for (int k = 0; k < i; k++) t -= A[i * n + k] * y[k];
                 y[i] = t * A[i * n + i];
