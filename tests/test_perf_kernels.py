@@ -158,6 +158,35 @@ def test_direct_dynamics_kernel_equals_numpy_path(seed, tree, wrenched):
         assert rel(out[:, k], ref[k]) < 1e-13 * cond
 
 
+@settings(max_examples=3, deadline=None)
+@given(seed=st.integers(0, 10_000), tree=st.booleans(), wrenched=st.booleans())
+def test_large_robots_equal_numpy_recursions(seed, tree, wrenched):
+    """Chains and trees of 50-53 frames (revolute, prismatic, a fixed frame): ∂Γ (a chain's rows written straight
+    into the results) and ∂q̈ with A⁻¹ applied by the articulated-body recursion (from 48 joints on) vs the NumPy
+    recursions, and one state alone gives the bits of its row in the batch."""
+    robot = frictionless(random_robot(seed, nf=50 + seed % 4, tree=tree, fixed=True))
+    rng = np.random.default_rng(seed)
+    q, qd, x = rng.uniform(-2, 2, (3, 3, robot.n))
+    g = rng.normal(size=3) * 9.81
+    W = rng.normal(size=(3, robot.nf, 6)) if wrenched else None
+    out = native.inverse_dynamics_derivatives(robot, q, qd, x, wrenches=W, gravity=g)
+    assert rel(out, numpy_derivatives(robot, q, qd, x, g, W)) < 1e-12
+    fd = native.forward_dynamics_derivatives(robot, q, qd, x, wrenches=W, gravity=g)
+    A = rd.inertia_matrix(robot, q)
+    cond = np.linalg.cond(A).max()
+    np.testing.assert_allclose(fd[:, 2] @ A, np.broadcast_to(np.eye(robot.n), A.shape), atol=1e-12 * cond)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        ref = rd.forward_dynamics_derivatives(robot, q, qd, x, wrenches=W, gravity=g)
+    for k in range(3):
+        assert rel(fd[:, k], ref[k]) < 1e-13 * cond
+    w = None if W is None else W[2]
+    np.testing.assert_array_equal(native.inverse_dynamics_derivatives(robot, q[2], qd[2], x[2], wrenches=w,
+                                                                      gravity=g), out[2])
+    np.testing.assert_array_equal(native.forward_dynamics_derivatives(robot, q[2], qd[2], x[2], wrenches=w,
+                                                                      gravity=g), fd[2])
+
+
 def test_direct_dynamics_derivatives_equal_central_differences():
     robot = random_robot(17, tree=True, fixed=True)  # friction: the slope term of ∂q̈/∂q̇ away from q̇ = 0
     rng = np.random.default_rng(3)

@@ -521,7 +521,8 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
                                  threads: int | None = None) -> np.ndarray:
     """∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body Newton–Euler inverse dynamics [9.84]–[9.94], compiled and threaded.
 
-    Forward-mode differentiation of the recursion, the equations of
+    Carpentier and Mansard's analytical derivatives of the recursion (one forward and one backward pass in R_0,
+    then two 6-vector products per entry), equal to the forward-mode derivatives of
     :func:`robodyn.dynamics.derivatives.inverse_dynamics_derivatives` (which adds the friction slope; rotor
     inertias contribute nothing). q, qd, qdd (..., n); wrenches (..., nf, 6) [f; m] exerted by link j on the
     environment, in R_j; gravity (3,) or (..., 3) in R_0. Returns float64 (..., 2, n, n): [..., 0, i, k] =
@@ -537,7 +538,8 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     """∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ of the direct dynamic model q̈ = A⁻¹(Γ − Γ_f − H) [9.96], compiled and threaded.
 
     q̈ by the articulated-body recursion (the robot's friction subtracted from Γ), then ∂q̈/∂x = −A⁻¹ ∂Γ/∂x at that
-    q̈ (:func:`inverse_dynamics_derivatives`) and A⁻¹ by a Cholesky factorisation of the composite-link A(q).
+    q̈ (:func:`inverse_dynamics_derivatives`) and A⁻¹, applied by a Cholesky factorisation of the composite-link
+    A(q) below 48 joints and by the articulated-body recursion (O(n) per column) from 48 joints on.
     Returns float64 (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹, with the robot's friction [9.26]–[9.28] (its slope
     F_v away from q̇ = 0) as :func:`robodyn.forward_dynamics_derivatives`; ``friction=False`` leaves it out.
     """

@@ -793,304 +793,265 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
 }
 
 /* Derivatives ∂Γ/∂q, ∂Γ/∂q̇ of the Newton-Euler inverse dynamics [9.84]-[9.94] (with friction: its slope F_v
- * on the diagonal of ∂Γ/∂q̇; I_a q̈ depends on neither), by forward-mode differentiation of the
- * recursion (the idea of Carpentier and Mansard's recursive derivatives, in Khalil's link frames): a hand-written
- * port of the tangent equations that robodyn.dynamics.derivatives obtains by running
- * robodyn.dynamics.newton_euler.rnea_components on dual numbers (robodyn.dual), tested against it
- * (tests/test_perf_kernels.py): every quantity carries its tangents along the 2n directions
- * q_1..q_n, q̇_1..q̇_n.  Only the joint's own transform depends on q_k: ∂(R^T x)/∂q_k = (R^T x) × z for a
- * revolute joint, ∂P/∂q_k = R z for a prismatic one.  The velocities and accelerations of frame i depend only on
- * the joints of frames <= i (a(j) < j): their tangents are computed for those K_i columns of each half, the
- * others being zero.  Out per state: (2, n, n), [0][j][k] = ∂Γ_j/∂q_k, [1][j][k] = ∂Γ_j/∂q̇_k. */
-RD_INLINE void cross_z(const real *a, real *out) { out[0] = a[1]; out[1] = -a[0]; out[2] = splat(0.0); }  /* a × z */
-/* What frame i's own joint adds to the tangents (both derivative kernels): wP = ω_a × P and, for ∂/∂q_k of a
- * revolute joint, ow, owd, ov = (R^T ω_a) × z, (R^T ω̇_a) × z, (R^T (V̇_a + ω̇_a × P + ω_a × wP)) × z; for a
- * prismatic one (∂P/∂q_k = R z) own = R^T (ω̇_a × Rz + ω_a × (ω_a × Rz)). */
-RD_INLINE void joint_tangents(const real *Ri, const real *P, const real *wp, const real *wdp, const real *vdp,
-                              int sig, real *wP, real *ow, real *owd, real *ov, real *own) {
-    real wi0[3], wdi0[3], X[3], t[3], RX[3];
-    mat_t_vec(Ri, wp, wi0); mat_t_vec(Ri, wdp, wdi0);
-    cross(wp, P, wP); cross(wdp, P, X); cross(wp, wP, t);
-    for (int c = 0; c < 3; c++) X[c] += vdp[c] + t[c];
-    mat_t_vec(Ri, X, RX);
-    cross_z(wi0, ow); cross_z(wdi0, owd); cross_z(RX, ov);
-    if (sig == 1) {
-        real Az[3] = {Ri[2], Ri[5], Ri[8]}, u[3], v[3];
-        cross(wdp, Az, u); cross(wp, Az, v); cross(wp, v, v);
-        for (int c = 0; c < 3; c++) u[c] += v[c];
-        mat_t_vec(Ri, u, own);
+ * on the diagonal of ∂Γ/∂q̇; I_a q̈ depends on neither) by Carpentier and Mansard's analytical derivatives of the
+ * recursion ("Analytical derivatives of rigid body dynamics algorithms", RSS 2018), in the closed form of Singh,
+ * Russell and Wensing ("Efficient analytical derivatives of rigid-body dynamics using spatial vector algebra",
+ * RA-L 2022): one forward and one backward pass over the frames, then two 6-vector products per entry.  Every
+ * spatial quantity is expressed in R_0 about O_0 ([linear; angular], as the rest of this file): the joint axis
+ * S_j = [P_j × z_j; z_j] (revolute) or [z_j; 0] (prismatic), the link's twist v_j = v_a + S_j q̇_j and spatial
+ * acceleration a_j = a_a + S_j q̈_j + Ψ̇_j q̇_j (a_0 = [-g; 0], [9.80]) with Ψ̇_j = v_a × S_j and
+ * Ψ̈_j = a_a × S_j + v_a × Ψ̇_j, its inertia I_j, wrench f_j = I_j a_j + v_j ×* I_j v_j (+ the caller's wrench)
+ * and İ_j = v_j ×* I_j − I_j v_j × (the rate of I_j, an inertia of mass 0).  The sums over the subtree of frame j
+ * (composite I^C, İ^C, momentum h^C = Σ I v and wrench F^C, plain sums in R_0) give, for joint k and each joint j
+ * on its path from the base (j ≼ k), with t1 = I^C S_k, t4 = İ^C S_k − S_k ×* h^C,
+ * t2 = 2 I^C Ψ̇_k + İ^C S_k + S_k ×* h^C, t3 = S_k ×* F^C + I^C Ψ̈_k + İ^C Ψ̇_k + Ψ̇_k ×* h^C:
+ *   ∂Γ_j/∂q_k = S_j·t3,  ∂Γ_j/∂q̇_k = S_j·t2,  ∂Γ_k/∂q_j = Ψ̈_j·t1 + Ψ̇_j·t4,  ∂Γ_k/∂q̇_j = Ψ̇_j·2t1 + S_j·t4
+ * (the other entries are 0).  O(n) vector work per frame and O(n²) products, where differentiating the recursion
+ * along each of the 2n directions carried tangents through every frame.  robodyn.dynamics.derivatives (dual
+ * numbers through robodyn.dynamics.newton_euler.rnea_components) is the independent reference
+ * (tests/test_perf_kernels.py).  Out per state: (2, n, n), [0][j][k] = ∂Γ_j/∂q_k, [1][j][k] = ∂Γ_j/∂q̇_k. */
+/* per frame in deriv_block's buffer: R0 (9), P0 (3), v, a, S, Ψ̇, Ψ̈ (6 each), then the subtree's sums: mass,
+ * first moment h (3), rotational inertia about O_0 (6: xx yy zz xy xz yz), İ's ḣ (3) and J̇ (6), h^C, F^C (6),
+ * and the link's own mass, h, J (10: the articulated inertias of fdd_block) */
+#define RD_DFRAME 83
+#define RD_DJOINT 48   /* per joint: S, Ψ̇, Ψ̈ and the terms t1, 2 t1, t2, t3, t4 of its entries (deriv_terms) */
+enum { RD_D_R0 = 0, RD_D_P0 = 9, RD_D_V = 12, RD_D_A = 18, RD_D_S = 24, RD_D_PD = 30, RD_D_PDD = 36, RD_D_M = 42,
+       RD_D_H = 43, RD_D_J = 46, RD_D_DH = 52, RD_D_DJ = 55, RD_D_HC = 61, RD_D_FC = 67, RD_D_OWN = 73 };
+static long deriv_work(const rd_model *m) {
+    long n = m->n;
+    return RD_DFRAME * (long)m->nf + RD_DJOINT * n + 3 * n + 9 + (m->chain ? 0 : 2 * n * n);
+}
+RD_INLINE void twist_cross(const real *a, const real *b, real *out) {   /* a × b of twists: [ω×v_b + v×ω_b; ω×ω_b] */
+    real t[3], u[3];
+    cross(a + 3, b, t); cross(a, b + 3, u); cross(a + 3, b + 3, out + 3);
+    for (int c = 0; c < 3; c++) out[c] = t[c] + u[c];
+}
+RD_INLINE void wrench_cross(const real *a, const real *f, real *out) {    /* a ×* f: [ω×f; v×f + ω×m] */
+    real t[3], u[3];
+    cross(a, f, t); cross(a + 3, f + 3, u); cross(a + 3, f, out);
+    for (int c = 0; c < 3; c++) out[3 + c] = t[c] + u[c];
+}
+/* [[m 1, -ĥ], [ĥ, J]] x for J symmetric (xx yy zz xy xz yz): [m x_v + x_ω × h; h × x_v + J x_ω] (m = NULL: 0) */
+RD_INLINE void rigid_times(const real *mass, const real *h, const real *J, const real *x, real *out) {
+    real t[3], u[3];
+    cross(x + 3, h, t); cross(h, x, u);
+    for (int c = 0; c < 3; c++) out[c] = mass ? *mass * x[c] + t[c] : t[c];
+    out[3] = u[0] + (J[0] * x[3] + J[3] * x[4] + J[4] * x[5]);
+    out[4] = u[1] + (J[3] * x[3] + J[1] * x[4] + J[5] * x[5]);
+    out[5] = u[2] + (J[4] * x[3] + J[5] * x[4] + J[2] * x[5]);
+}
+RD_INLINE real deriv_dot(const real *a, const real *b) {
+    return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) + (a[3] * b[3] + a[4] * b[4] + a[5] * b[5]);
+}
+/* Frame i's pass from the base: its pose in R_0, axis, twist, acceleration, Ψ̇, Ψ̈, and its own inertia, İ,
+ * momentum and wrench as the first terms of its subtree's sums (B: its RD_DFRAME vectors, Ba its antecedent's) */
+RD_INLINE void deriv_forward(const rd_job *job, long s0, int i, const real *Q, const real *QD, const real *QDD,
+                             const real *G, real *E, real *B, const real *Ba) {
+    const rd_model *m = job->m;
+    int k = m->joint[i], sig = m->sigma[i];
+    real R[9], p[3];
+    frame_transform(m, i, joint_value(m, i, Q), R, p);
+    real *R0 = B + RD_D_R0, *P0 = B + RD_D_P0, *v = B + RD_D_V, *acc = B + RD_D_A, *S = B + RD_D_S,
+         *Pd = B + RD_D_PD, *Pdd = B + RD_D_PDD;
+    real zero6[6] = {{0}, {0}, {0}, {0}, {0}, {0}}, a0[6] = {-G[0], -G[1], -G[2], {0}, {0}, {0}};
+    const real *va = Ba ? Ba + RD_D_V : zero6, *aa = Ba ? Ba + RD_D_A : a0;
+    if (Ba) {
+        real t[3];
+        mat_mul(Ba + RD_D_R0, R, R0); mat_vec(Ba + RD_D_R0, p, t);
+        for (int c = 0; c < 3; c++) P0[c] = Ba[RD_D_P0 + c] + t[c];
+    } else {
+        for (int c = 0; c < 9; c++) R0[c] = R[c];
+        for (int c = 0; c < 3; c++) P0[c] = p[c];
+    }
+    if (k >= 0) {
+        real z[3] = {R0[2], R0[5], R0[8]}, t[6];
+        if (sig == 0) { cross(P0, z, S); for (int c = 0; c < 3; c++) S[3 + c] = z[c]; }
+        else for (int c = 0; c < 3; c++) { S[c] = z[c]; S[3 + c] = splat(0.0); }
+        twist_cross(va, S, Pd); twist_cross(aa, S, Pdd); twist_cross(va, Pd, t);
+        for (int c = 0; c < 6; c++) {
+            Pdd[c] += t[c];
+            v[c] = va[c] + S[c] * QD[k];
+            acc[c] = (aa[c] + S[c] * QDD[k]) + Pd[c] * QD[k];
+        }
+    } else
+        for (int c = 0; c < 6; c++) { v[c] = va[c]; acc[c] = aa[c]; }
+    /* I in R_0 about O_0: h = M P + R MS, J_O = R J Rᵀ + M (|P|² 1 − P Pᵀ) + 2 (P·hl) 1 − hl Pᵀ − P hlᵀ, hl = R MS
+     * (the parallel-axis shifts without dividing by M) */
+    const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
+    real mass = splat(m->M[i]), *h = B + RD_D_H, *JO = B + RD_D_J, hl[3], T[9];
+    B[RD_D_M] = mass;
+    for (int r = 0; r < 3; r++) {
+        hl[r] = R0[3 * r] * MS[0] + R0[3 * r + 1] * MS[1] + R0[3 * r + 2] * MS[2];
+        h[r] = mass * P0[r] + hl[r];
+        for (int c = 0; c < 3; c++) T[3 * r + c] = R0[3 * r] * J[c] + R0[3 * r + 1] * J[3 + c] + R0[3 * r + 2] * J[6 + c];
+    }
+    static const int rows[6] = {0, 1, 2, 0, 0, 1}, cols[6] = {0, 1, 2, 1, 2, 2};
+    real s = mass * (P0[0] * P0[0] + P0[1] * P0[1] + P0[2] * P0[2]) + 2.0 * (P0[0] * hl[0] + P0[1] * hl[1] + P0[2] * hl[2]);
+    for (int e = 0; e < 6; e++) {
+        int r = rows[e], c = cols[e];
+        real Rjr = T[3 * r] * R0[3 * c] + T[3 * r + 1] * R0[3 * c + 1] + T[3 * r + 2] * R0[3 * c + 2];
+        JO[e] = Rjr - (mass * P0[r] * P0[c] + hl[r] * P0[c] + P0[r] * hl[c]);
+        if (e < 3) JO[e] += s;
+    }
+    /* İ: ḣ = M v_O + ω × h, J̇ = ω̂ J_O − J_O ω̂ + 2 (h·v_O) 1 − v_O hᵀ − h v_Oᵀ */
+    real *dh = B + RD_D_DH, *dJ = B + RD_D_DJ, X[9], w[3] = {v[3], v[4], v[5]};
+    cross(w, h, dh);
+    for (int c = 0; c < 3; c++) dh[c] += mass * v[c];
+    for (int c = 0; c < 3; c++) {   /* column c of ω̂ J_O */
+        real Jc[3] = {JO[c == 0 ? 0 : c == 1 ? 3 : 4], JO[c == 0 ? 3 : c == 1 ? 1 : 5], JO[c == 0 ? 4 : c == 1 ? 5 : 2]}, x[3];
+        cross(w, Jc, x);
+        X[c] = x[0]; X[3 + c] = x[1]; X[6 + c] = x[2];
+    }
+    real hv = 2.0 * (h[0] * v[0] + h[1] * v[1] + h[2] * v[2]);
+    for (int e = 0; e < 6; e++) {
+        int r = rows[e], c = cols[e];
+        dJ[e] = (X[3 * r + c] + X[3 * c + r]) - (v[r] * h[c] + h[r] * v[c]);
+        if (e < 3) dJ[e] += hv;
+    }
+    for (int c = 0; c < 10; c++) B[RD_D_OWN + c] = B[RD_D_M + c];
+    real *hC = B + RD_D_HC, *FC = B + RD_D_FC, Ia[6], t[6];
+    rigid_times(&mass, h, JO, v, hC);
+    rigid_times(&mass, h, JO, acc, Ia);
+    wrench_cross(v, hC, t);
+    for (int c = 0; c < 6; c++) FC[c] = Ia[c] + t[c];
+    if (job->wrench) {   /* the caller's wrench [f; m] at O_j in R_j, into R_0 about O_0 */
+        real Ef[3], Em[3], Pf[3];
+        load_lanes(job->wrench + 6 * i, s0, job->count, 6 * (long)m->nf, 6, E);
+        mat_vec(R0, E, Ef); mat_vec(R0, E + 3, Em); cross(P0, Ef, Pf);
+        for (int c = 0; c < 3; c++) { FC[c] += Ef[c]; FC[3 + c] += Em[c] + Pf[c]; }
     }
 }
-/* deriv_block's directions per pass: their tangents (15 nf vectors each) within RD_DIRS_BUFFER vectors, 8 at least */
-#define RD_DIRS_BUFFER 8192
-RD_INLINE long deriv_dirs(const rd_model *m) {
-    long D = 2 * (long)m->n, dirs = RD_DIRS_BUFFER / (15 * (long)(m->nf > 0 ? m->nf : 1));
-    dirs = dirs < 8 ? 8 : dirs;
-    return dirs < D ? dirs : D;
+/* Joint k's terms (frame i, its subtree's sums complete) into its RD_DJOINT vectors T: S, Ψ̇, Ψ̈, t1, 2 t1, t2, t3,
+ * t4 (the equations above deriv_work) */
+enum { RD_T_S = 0, RD_T_PD = 6, RD_T_PDD = 12, RD_T_1 = 18, RD_T_12 = 24, RD_T_2 = 30, RD_T_3 = 36, RD_T_4 = 42 };
+RD_INLINE void deriv_terms(const real *B, real *T) {
+    const real *S = B + RD_D_S, *Pd = B + RD_D_PD, *Pdd = B + RD_D_PDD;
+    const real *mass = B + RD_D_M, *h = B + RD_D_H, *JO = B + RD_D_J, *dh = B + RD_D_DH, *dJ = B + RD_D_DJ,
+               *hC = B + RD_D_HC, *FC = B + RD_D_FC;
+    real mu[6], Ds[6], IPd[6], IPdd[6], DPd[6], SF[6], PdH[6], *t1 = T + RD_T_1;
+    rigid_times(mass, h, JO, S, t1);
+    rigid_times(mass, h, JO, Pd, IPd);
+    rigid_times(mass, h, JO, Pdd, IPdd);
+    rigid_times(NULL, dh, dJ, S, Ds);
+    rigid_times(NULL, dh, dJ, Pd, DPd);
+    wrench_cross(S, hC, mu); wrench_cross(S, FC, SF); wrench_cross(Pd, hC, PdH);
+    for (int c = 0; c < 6; c++) {
+        T[RD_T_S + c] = S[c]; T[RD_T_PD + c] = Pd[c]; T[RD_T_PDD + c] = Pdd[c];
+        T[RD_T_12 + c] = 2.0 * t1[c];
+        T[RD_T_2 + c] = (2.0 * IPd[c] + Ds[c]) + mu[c];
+        T[RD_T_3 + c] = (SF[c] + IPdd[c]) + (DPd[c] + PdH[c]);
+        T[RD_T_4 + c] = Ds[c] - mu[c];
+    }
 }
-static long deriv_work(const rd_model *m) {   /* deriv1_block's buffer (15 nf ceil(D / 4) tangents) or deriv_block's */
-    long nf = m->nf, n = m->n, D = 2 * n;
-    return 27 * nf + 15 * nf * D + 30 * nf + 3 * n + 3 + 6 + 2 * n * n + nf;
+/* Entry (r, c) of ∂Γ/∂q (part 0) or ∂Γ/∂q̇ (part 1) for joints r, c on one path: r ≼ c by S_r·t3_c, S_r·t2_c,
+ * else Ψ̈_c·t1_r + Ψ̇_c·t4_r, Ψ̇_c·2t1_r + S_c·t4_r (Tr, Tc: the joints' terms; c ≼ r when below is set) */
+RD_INLINE real deriv_entry(int part, int below, const real *Tr, const real *Tc) {
+    if (!below) return deriv_dot(Tr + RD_T_S, Tc + (part ? RD_T_2 : RD_T_3));
+    return part ? deriv_dot(Tc + RD_T_PD, Tr + RD_T_12) + deriv_dot(Tc + RD_T_S, Tr + RD_T_4)
+                : deriv_dot(Tc + RD_T_PDD, Tr + RD_T_1) + deriv_dot(Tc + RD_T_PD, Tr + RD_T_4);
 }
-/* One state of deriv_block with its 2n directions four at a time in the lanes (filling the lanes with copies of one
- * state would do the work four times): direction col = 4 g + l in lane l of group g, col < n: q_col, else
- * q̇_{col-n}.  Each direction goes through the operations deriv_block gives it, in the same order (a term that
- * deriv_block leaves out in a lane is added here as +0), so the numbers are the same.  Its work buffer,
- * 27 nf + 15 nf ceil(2n / 4) + 3 n + 9 + nf vectors, fits in deriv_work's. */
-RD_INLINE real vsel(real x, lmask keep) { return (real)((lmask)x & keep); }   /* x where keep, else +0 */
-RD_INLINE void vsel3(const real *x, lmask keep, real *out) {
-    for (int c = 0; c < 3; c++) out[c] = vsel(x[c], keep);
+/* A serial chain (joint j ≺ k for j < k): both matrices row by row straight into the results, four columns for
+ * the 4 states at a time transposed 4 x 4 into each state's row (as chain_rows does for the inertia matrix):
+ * one sequential write of the output, no (2, n, n) buffer of lanes to transpose afterwards. */
+RD_INLINE int deriv_rows(double *out, long s0, long count, int n, const real *T) {
+    long nn = (long)n * n, size = 2 * nn, lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
+    real acc[4] = {{0}, {0}, {0}, {0}};
+    for (int part = 0; part < 2; part++)
+        for (int r = 0; r < n; r++) {
+            const real *Tr = T + RD_DJOINT * (long)r;
+            double *row = out + s0 * size + part * nn + (long)r * n;
+            for (int c0 = 0; c0 < n; c0 += 4) {
+                int width = n - c0 < 4 ? n - c0 : 4;
+                real v[4];
+                const real *Tc = T + RD_DJOINT * (long)c0;
+                if (width == 4 && c0 + 4 <= r)   /* whole tiles below the diagonal, above it, across it */
+                    for (int t = 0; t < 4; t++) v[t] = deriv_entry(part, 1, Tr, Tc + RD_DJOINT * t);
+                else if (width == 4 && c0 >= r)
+                    for (int t = 0; t < 4; t++) v[t] = deriv_entry(part, 0, Tr, Tc + RD_DJOINT * t);
+                else
+                    for (int t = 0; t < width; t++) v[t] = deriv_entry(part, c0 + t < r, Tr, Tc + RD_DJOINT * t);
+                for (int t = 0; t < width; t++) acc[t] += v[t] * 0.0;
+                if (width == 4 && lanes == RD_LANES) {
+                    real u[4];
+                    transpose4(v, u);
+                    memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
+                    memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
+                } else
+                    for (int l = 0; l < lanes; l++)
+                        for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
+            }
+        }
+    real all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
 }
-RD_CLONES static int deriv1_block(const rd_job *job, long s0, real *W) {
+/* A branched robot: the entries of every joint k with each joint j ≼ k into the (2, n, n) lanes DT, the others
+ * zero, then stored */
+RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, real *DT, double *out) {
+    int n = m->n;
+    long nn = (long)n * n;
+    for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
+    for (int i = 0; i < m->nf; i++) {
+        int k = m->joint[i];
+        if (k < 0) continue;
+        for (int f = i; f >= 0; f = m->parent[f]) {   /* every joint j ≼ k */
+            int j = m->joint[f];
+            if (j < 0) continue;
+            const real *Tj = T + RD_DJOINT * (long)j, *Tk = T + RD_DJOINT * (long)k;
+            DT[(long)j * n + k] = deriv_entry(0, 0, Tj, Tk);
+            DT[nn + (long)j * n + k] = deriv_entry(1, 0, Tj, Tk);
+            if (j != k) {
+                DT[(long)k * n + j] = deriv_entry(0, 1, Tk, Tj);
+                DT[nn + (long)k * n + j] = deriv_entry(1, 1, Tk, Tj);
+            }
+        }
+    }
+    store_lanes(out, s0, count, 2 * nn, 2 * nn, DT);
+    return all_finite(DT, 2 * nn) ? 0 : RD_NONFINITE;
+}
+
+/* Both passes on four states (their frames' RD_DFRAME vectors at W, then each joint's RD_DJOINT terms) */
+RD_INLINE void deriv_passes(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    long D = 2 * (long)n, G = (D + RD_LANES - 1) / RD_LANES;
-    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
-         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * G, *Q = TB + 6 * nf * G, *QD = Q + n,
-         *QDD = QD + n, *Gv = QDD + n, *E = Gv + 3;
-    int *Kf = (int *)(E + 6);
-    double *out = job->out + s0 * D * n;
-    load_lanes(job->q, s0, job->count, n, n, Q);
-    load_lanes(job->qd, s0, job->count, n, n, QD);
-    load_lanes(job->x, s0, job->count, n, n, QDD);
-    load_lanes(job->g, s0, job->count, job->g_stride, 3, Gv);
-    forward_recursion(m, Q, QD, QDD, Gv, R, p, w, wd, Vd);
-    real zero3[3] = {{0}, {0}, {0}}, minus_g[3] = {-Gv[0], -Gv[1], -Gv[2]};
-    const lmask none = {0, 0, 0, 0};
-    int K = 0;
-    for (int i = 0; i < nf; i++) {
-        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
-        if (kk >= 0) K = kk + 1;
-        Kf[i] = K;
-        int Ka = a >= 0 ? Kf[a] : 0;
-        const real *Ri = R + 9 * i, *P = p + 3 * i;
-        const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
-                   *vdp = a >= 0 ? Vd + 3 * a : minus_g;
-        const real *wi = w + 3 * i, *wdi = wd + 3 * i, *vdi = Vd + 3 * i;
-        real wP[3], ow[3], owd[3], ov[3], own[3], ow2[3];
-        joint_tangents(Ri, P, wp, wdp, vdp, sig, wP, ow, owd, ov, own);
-        for (int c = 0; c < 3; c++) ow2[c] = 2.0 * ow[c];
-        const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
-        real MSv[3], wMS[3], Jw[3];
-        link_wrench(job, s0, i, wi, wdi, vdi, E, f, mo, MSv, wMS, Jw);
-        real qdk = kk >= 0 ? QD[kk] : splat(0.0);
-        for (long g = 0; g < G; g++) {
-            lmask live = none, up = none, own_q = none, own_qd = none;   /* lanes: k < K, k < Ka, own joint */
-            for (int l = 0; l < RD_LANES; l++) {
-                long col = g * RD_LANES + l, half = col / n, k = col % n;
-                if (col >= D) continue;
-                live[l] = k < K ? -1 : 0;
-                up[l] = k < Ka ? -1 : 0;
-                own_q[l] = half == 0 && k == kk ? -1 : 0;
-                own_qd[l] = half == 1 && k == kk ? -1 : 0;
-            }
-            real *tb = TB + (i * G + g) * 6;
-            real *tf = TF + (i * G + g) * 9, *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
-            real dwp[3], dwdp[3], dvdp[3];
-            if (a >= 0) {
-                const real *tp = TF + (a * G + g) * 9;
-                vsel3(tp, up, dwp); vsel3(tp + 3, up, dwdp); vsel3(tp + 6, up, dvdp);
-            } else {
-                vsel3(zero3, none, dwp); vsel3(zero3, none, dwdp); vsel3(zero3, none, dvdp);
-            }
-            real dX[3], x1[3], x2[3], x3[3], s[3];
-            mat_t_vec(Ri, dwp, dw); mat_t_vec(Ri, dwdp, dwd);
-            cross(dwdp, P, dX); cross(dwp, wP, x1); cross(dwp, P, x2); cross(wp, x2, x3);
-            for (int c = 0; c < 3; c++) dX[c] += dvdp[c] + x1[c] + x3[c];
-            mat_t_vec(Ri, dX, dvd);
-            if (sig == 0) {
-                for (int c = 0; c < 3; c++) {
-                    dw[c] += vsel(ow[c], own_q); dwd[c] += vsel(owd[c], own_q); dvd[c] += vsel(ov[c], own_q);
-                }
-                real cz[3];
-                cross_z(dw, cz);
-                for (int c = 0; c < 3; c++) dwd[c] += qdk * cz[c];
-                dw[2] += vsel(splat(1.0), own_qd);
-                for (int c = 0; c < 3; c++) dwd[c] += vsel(ow[c], own_qd);
-            } else if (sig == 1) {
-                for (int c = 0; c < 3; c++) dvd[c] += vsel(own[c], own_q);
-                real cz[3];
-                cross_z(dw, cz);
-                for (int c = 0; c < 3; c++) dvd[c] += 2.0 * qdk * cz[c];
-                for (int c = 0; c < 3; c++) dvd[c] += vsel(ow2[c], own_qd);
-            }
-            cross(dwd, MSv, x1); cross(dw, wMS, x2); cross(dw, MSv, x3); cross(wi, x3, x3);
-            for (int c = 0; c < 3; c++) tb[c] = vsel(m->M[i] * dvd[c] + x1[c] + x2[c] + x3[c], live);
-            cmat_vec(J, dwd, x1); cross(dw, Jw, x2); cmat_vec(J, dw, x3); cross(wi, x3, x3);
-            ccross(MS, dvd, s);
-            for (int c = 0; c < 3; c++) tb[3 + c] = vsel(x1[c] + x2[c] + x3[c] + s[c], live);
-        }
-    }
-    for (int i = nf - 1; i >= 0; i--) {
-        int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
-        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
-        if (kk >= 0)
-            for (long col = 0; col < D; col++) {
-                long half = col / n, k = col % n;
-                out[(half * n + kk) * n + k] = TB[(i * G + col / RD_LANES) * 6 + (sig == 0 ? 5 : 2)][col % RD_LANES];
-            }
-        if (a < 0) continue;
-        real Af[3], Am[3], t[3], of[3], om[3], pown[3];
-        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
-        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
-        if (sig == 0) {
-            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
-            mat_vec(Ri, zf, of); mat_vec(Ri, zm, om);
-        } else if (sig == 1) {
-            real Az[3] = {Ri[2], Ri[5], Ri[8]};
-            cross(Az, Af, pown);
-        }
-        for (long g = 0; g < G; g++) {
-            lmask mine = none;   /* the lane of direction q_kk */
-            if (kk >= 0 && kk / RD_LANES == g) mine[kk % RD_LANES] = -1;
-            const real *tb = TB + (i * G + g) * 6;
-            real *ta = TB + (a * G + g) * 6, dAf[3], dAm[3], x[3];
-            mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
-            if (sig == 0) for (int c = 0; c < 3; c++) { dAf[c] += vsel(of[c], mine); dAm[c] += vsel(om[c], mine); }
-            else if (sig == 1) for (int c = 0; c < 3; c++) dAm[c] += vsel(pown[c], mine);
-            cross(P, dAf, x);
-            for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
-        }
-    }
-    if (job->friction)
-        for (int k = 0; k < n; k++) out[((long)n + k) * n + k] += m->Fv[k];
-    int finite = 1;
-    for (long k = 0; k < D * n; k++) finite &= out[k] - out[k] == 0.0;
-    return finite ? 0 : RD_NONFINITE;
-}
-/* Many states: the lanes hold four states, and the 2n directions go through the forward and backward passes of
- * their tangents deriv_dirs at a time (all of them for small robots).  All 2n at once need 15 nf 2n vectors
- * (n = 100: 9.6 MB) that leave the cache between the passes; a group of directions needs 15 nf each, plus 30 nf of
- * per-frame terms computed once (n = 100: 1.5x faster).  Each direction goes through the same operations in the
- * same order either way (and as in deriv1_block), so the numbers are the same. */
-RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
-    if (job->count - s0 == 1) return deriv1_block(job, s0, W);   /* one state: its directions in the lanes */
-    const rd_model *m = job->m;
-    int nf = m->nf, n = m->n;
-    long D = 2 * (long)n, dirs = deriv_dirs(m);
-    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
-         *mo = f + 3 * nf, *TF = mo + 3 * nf, *TB = TF + 9 * nf * dirs, *C = TB + 6 * nf * dirs, *Q = C + 30 * nf,
-         *QD = Q + n, *QDD = QD + n, *G = QDD + n, *E = G + 3, *DT = E + 6;
-    int *Kf = (int *)(DT + 2 * (long)n * n);   /* Kf[i]: number of joints of frames <= i */
-    /* C: per frame, wP ow owd ov own (joint_tangents), wMS Jw (link_wrench), of om pown (backward pass) */
-#define RD_TERM(i, t) (C + 30 * (i) + 3 * (t))
+    real *T = W + RD_DFRAME * (long)nf, *Q = T + RD_DJOINT * (long)n, *QD = Q + n, *QDD = QD + n, *G = QDD + n,
+         *E = G + 3;
     load_lanes(job->q, s0, job->count, n, n, Q);
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
     load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
-    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
-    real zero3[3] = {{0}, {0}, {0}}, minus_g[3] = {-G[0], -G[1], -G[2]};
-    int K = 0;
     for (int i = 0; i < nf; i++) {
-        int a = m->parent[i], kk = m->joint[i];
-        if (kk >= 0) K = kk + 1;
-        Kf[i] = K;
-        const real *wp = a >= 0 ? w + 3 * a : zero3, *wdp = a >= 0 ? wd + 3 * a : zero3,
-                   *vdp = a >= 0 ? Vd + 3 * a : minus_g;
-        joint_tangents(R + 9 * i, p + 3 * i, wp, wdp, vdp, m->sigma[i], RD_TERM(i, 0), RD_TERM(i, 1),
-                       RD_TERM(i, 2), RD_TERM(i, 3), RD_TERM(i, 4));
-        real MSv[3];
-        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, RD_TERM(i, 5), RD_TERM(i, 6));
+        int a = m->parent[i];
+        deriv_forward(job, s0, i, Q, QD, QDD, G, E, W + RD_DFRAME * (long)i, a >= 0 ? W + RD_DFRAME * (long)a : NULL);
     }
     for (int i = nf - 1; i >= 0; i--) {
-        int a = m->parent[i], sig = m->sigma[i];
-        const real *fi = f + 3 * i, *mi = mo + 3 * i, *Ri = R + 9 * i, *P = p + 3 * i;
+        int a = m->parent[i];
+        const real *B = W + RD_DFRAME * (long)i;
+        if (m->joint[i] >= 0) deriv_terms(B, T + RD_DJOINT * (long)m->joint[i]);
         if (a < 0) continue;
-        real Af[3], Am[3], t[3];
-        mat_vec(Ri, fi, Af); mat_vec(Ri, mi, Am); cross(P, Af, t);
-        for (int c = 0; c < 3; c++) { f[3 * a + c] += Af[c]; mo[3 * a + c] += Am[c] + t[c]; }
-        if (sig == 0) {   /* ∂(R x)/∂q_k = R (z × x) */
-            real zf[3] = {-fi[1], fi[0], splat(0.0)}, zm[3] = {-mi[1], mi[0], splat(0.0)};
-            mat_vec(Ri, zf, RD_TERM(i, 7)); mat_vec(Ri, zm, RD_TERM(i, 8));
-        } else if (sig == 1) {   /* ∂P/∂q_k × R f */
-            real Az[3] = {Ri[2], Ri[5], Ri[8]};
-            cross(Az, Af, RD_TERM(i, 9));
-        }
+        real *Ba = W + RD_DFRAME * (long)a;
+        for (int c = RD_D_M; c < RD_D_OWN; c++) Ba[c] += B[c];   /* the subtree's sums, all in R_0 */
     }
-    for (long c0 = 0; c0 < D; c0 += dirs) {
-        long c1 = c0 + dirs < D ? c0 + dirs : D;
-        for (int i = 0; i < nf; i++) {
-            for (long col = c0; col < c1; col++) {
-                int half = (int)(col / n), k = (int)(col % n);
-                int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
-                real *tb = TB + 6 * (i * dirs + col - c0);
-                if (k >= Kf[i]) { for (int c = 0; c < 6; c++) tb[c] = splat(0.0); continue; }
-                int Ka = a >= 0 ? Kf[a] : 0;
-                const real *Ri = R + 9 * i, *P = p + 3 * i, *wi = w + 3 * i;
-                const real *wp = a >= 0 ? w + 3 * a : zero3;
-                const real *wP = RD_TERM(i, 0), *ow = RD_TERM(i, 1), *owd = RD_TERM(i, 2), *ov = RD_TERM(i, 3),
-                           *own = RD_TERM(i, 4), *wMS = RD_TERM(i, 5), *Jw = RD_TERM(i, 6);
-                const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
-                real MSv[3] = {splat(MS[0]), splat(MS[1]), splat(MS[2])};
-                real qdk = kk >= 0 ? QD[kk] : splat(0.0);
-                real *tf = TF + 9 * (i * dirs + col - c0), *dw = tf, *dwd = tf + 3, *dvd = tf + 6;
-                const real *tp = k < Ka ? TF + 9 * (a * dirs + col - c0) : NULL;
-                const real *dwp = tp ? tp : zero3, *dwdp = tp ? tp + 3 : zero3, *dvdp = tp ? tp + 6 : zero3;
-                real dX[3], x1[3], x2[3], x3[3];
-                mat_t_vec(Ri, dwp, dw); mat_t_vec(Ri, dwdp, dwd);
-                cross(dwdp, P, dX); cross(dwp, wP, x1); cross(dwp, P, x2); cross(wp, x2, x3);
-                for (int c = 0; c < 3; c++) dX[c] += dvdp[c] + x1[c] + x3[c];
-                mat_t_vec(Ri, dX, dvd);
-                int own_q = half == 0 && k == kk, own_qd = half == 1 && k == kk;
-                if (sig == 0) {
-                    if (own_q) for (int c = 0; c < 3; c++) { dw[c] += ow[c]; dwd[c] += owd[c]; dvd[c] += ov[c]; }
-                    real cz[3];
-                    cross_z(dw, cz);
-                    for (int c = 0; c < 3; c++) dwd[c] += qdk * cz[c];
-                    if (own_qd) { dw[2] += 1.0; for (int c = 0; c < 3; c++) dwd[c] += ow[c]; }
-                } else if (sig == 1) {
-                    if (own_q) for (int c = 0; c < 3; c++) dvd[c] += own[c];
-                    real cz[3];
-                    cross_z(dw, cz);
-                    for (int c = 0; c < 3; c++) dvd[c] += 2.0 * qdk * cz[c];
-                    if (own_qd) for (int c = 0; c < 3; c++) dvd[c] += 2.0 * ow[c];
-                }
-                /* df = M dV̇ + dω̇ × MS + dω × (ω × MS) + ω × (dω × MS);
-                 * dm = J dω̇ + dω × Jω + ω × (J dω) + MS × dV̇ */
-                cross(dwd, MSv, x1); cross(dw, wMS, x2); cross(dw, MSv, x3); cross(wi, x3, x3);
-                for (int c = 0; c < 3; c++) tb[c] = m->M[i] * dvd[c] + x1[c] + x2[c] + x3[c];
-                cmat_vec(J, dwd, x1); cross(dw, Jw, x2); cmat_vec(J, dw, x3); cross(wi, x3, x3);
-                real x4[3];
-                ccross(MS, dvd, x4);
-                for (int c = 0; c < 3; c++) tb[3 + c] = x1[c] + x2[c] + x3[c] + x4[c];
-            }
-        }
-        for (int i = nf - 1; i >= 0; i--) {
-            for (long col = c0; col < c1; col++) {
-                int half = (int)(col / n), k = (int)(col % n);
-                int a = m->parent[i], kk = m->joint[i], sig = m->sigma[i];
-                const real *tb = TB + 6 * (i * dirs + col - c0), *Ri = R + 9 * i, *P = p + 3 * i;
-                if (kk >= 0) DT[((long)half * n + kk) * n + k] = tb[sig == 0 ? 5 : 2];
-                if (a < 0) continue;
-                real *ta = TB + 6 * (a * dirs + col - c0), dAf[3], dAm[3], x[3];
-                mat_vec(Ri, tb, dAf); mat_vec(Ri, tb + 3, dAm);
-                if (col == kk) {
-                    if (sig == 0) {
-                        const real *of = RD_TERM(i, 7), *om = RD_TERM(i, 8);
-                        for (int c = 0; c < 3; c++) { dAf[c] += of[c]; dAm[c] += om[c]; }
-                    } else if (sig == 1) {
-                        const real *pown = RD_TERM(i, 9);
-                        for (int c = 0; c < 3; c++) dAm[c] += pown[c];
-                    }
-                }
-                cross(P, dAf, x);
-                for (int c = 0; c < 3; c++) { ta[c] += dAf[c]; ta[3 + c] += dAm[c] + x[c]; }
-            }
-        }
-    }
-#undef RD_TERM
+}
+/* Four states in the lanes (a single state fills them with copies: the same operations, the same bits). */
+RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int n = m->n;
+    long nn = (long)n * n;
+    real *T = W + RD_DFRAME * (long)m->nf, *DT = T + RD_DJOINT * (long)n + 3 * n + 9;
+    deriv_passes(job, s0, W);
+    int code = m->chain ? deriv_rows(job->out, s0, job->count, n, T) : deriv_tree(m, s0, job->count, T, DT, job->out);
     if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
-        for (int k = 0; k < n; k++) DT[((long)n + k) * n + k] += m->Fv[k];
-    store_lanes(job->out, s0, job->count, 2 * (long)n * n, 2 * (long)n * n, DT);
-    return all_finite(DT, 2 * (long)n * n) ? 0 : RD_NONFINITE;
+        for (long s = s0; s < s0 + RD_LANES && s < job->count; s++)
+            for (int k = 0; k < n; k++) job->out[s * 2 * nn + nn + (long)k * n + k] += m->Fv[k];
+    return code;
 }
 
 /* Derivatives of the direct dynamics q̈ = A⁻¹(Γ − Γ_f − H) [9.96]: differentiating A(q) q̈ + H(q, q̇) = Γ − Γ_f
  * at the computed q̈ gives ∂q̈/∂q = −A⁻¹ ∂Γ/∂q|_q̈, ∂q̈/∂q̇ = −A⁻¹ ∂Γ/∂q̇|_q̈ (with friction, its slope F_v
  * included) and ∂q̈/∂Γ = A⁻¹.  One block runs the articulated-body recursion (q̈, friction subtracted
- * when asked), the composite-link inertia matrix and the inverse-dynamics derivatives on its states (their
- * results passed as rows through the work buffer), then a Cholesky factorisation A = L Lᵀ per lane and 3n
- * triangular solves.  Out per state (3, n, n). */
+ * when asked), then deriv_block's two passes at that q̈, whose terms give ∂Γ and, by A_kj = S_j·t1_k, the
+ * composite-link inertia matrix; below RD_FDD_ABA joints a Cholesky factorisation A = L Lᵀ per lane and 3n
+ * triangular solves, from RD_FDD_ABA on 3n solves by the articulated-body recursion.  Out per state (3, n, n). */
 /* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
  * by L y = b, Lᵀ x = y, L in the lower triangle of A with 1/L_jj on its diagonal.  The columns go side by side,
  * each through the operations of its own solve in their order: one chain of dependent additions per column would
@@ -1124,24 +1085,214 @@ RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, int width
         for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[c * n + i];
     }
 }
+/* From RD_FDD_ABA joints on, A⁻¹ is applied by the articulated-body recursion (fdd_articulated, O(n) per column,
+ * O(n²) in all) instead of the Cholesky factor's triangular solves (O(n²) per column, O(n³) in all) */
+#define RD_FDD_ABA 48
 static long fdd_work(const rd_model *m) {
-    long n = m->n, nn = n * n, most = aba_work(m), c = crba_work(m), d = deriv_work(m);
-    most = c > most ? c : most;
+    long n = m->n, nn = n * n, nf = m->nf, most = aba_work(m), d = deriv_work(m);
     most = d > most ? d : most;
-    /* the rows of q̈ (4 n doubles), A (4 n²), ∂Γ (8 n²): n + 3 n² vectors; then A, ∂Γ, out as lanes; y of
-     * fdd_solve */
-    return most + n + 3 * nn + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
+    /* the rows of q̈ (4 n doubles: n vectors), then I^A per frame, U and 1/D per joint, out as lanes, X, p / a,
+     * flags (fdd_block_articulated) or A, ∂Γ, out as lanes, y of fdd_solve */
+    if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + 3 * nn + RD_RHS * n + 6 * RD_RHS * nf + nf + 1;
+    return most + n + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
+}
+/* The lower triangle of A and both matrices of ∂Γ as lanes from the joints' terms T: A_kj = S_j·t1_k = S_jᵀ I^C_k S_k
+ * for j ≼ k (the composite-link inertia matrix, I_ak on its diagonal), ∂Γ by deriv_entry (F_v on the diagonal of
+ * ∂Γ/∂q̇ with friction); the entries of joints on different branches are 0 */
+RD_INLINE void fdd_matrices(const rd_model *m, const real *T, int friction, real *A, real *DT) {
+    int n = m->n;
+    long nn = (long)n * n;
+    if (!m->chain) {
+        for (long e = 0; e < nn; e++) A[e] = splat(0.0);
+        for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
+    }
+    for (int i = 0; i < m->nf; i++) {
+        int k = m->joint[i];
+        if (k < 0) continue;
+        const real *Tk = T + RD_DJOINT * (long)k;
+        for (int f = i; f >= 0; f = m->parent[f]) {
+            int j = m->joint[f];
+            if (j < 0) continue;
+            const real *Tj = T + RD_DJOINT * (long)j;
+            A[(long)k * n + j] = deriv_dot(Tj + RD_T_S, Tk + RD_T_1);
+            DT[(long)j * n + k] = deriv_entry(0, 0, Tj, Tk);
+            DT[nn + (long)j * n + k] = deriv_entry(1, 0, Tj, Tk);
+            if (j != k) {
+                DT[(long)k * n + j] = deriv_entry(0, 1, Tk, Tj);
+                DT[nn + (long)k * n + j] = deriv_entry(1, 1, Tk, Tj);
+            }
+        }
+        A[(long)k * n + k] += m->Ia[i];
+        if (friction) DT[nn + (long)k * n + k] += m->Fv[k];
+    }
+}
+/* fdd_articulated's two passes on a branched robot: p and a of every frame in P */
+RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, int width, real *X, real *P) {
+    int n = m->n, nf = m->nf;
+    long w6 = 6 * (long)width;
+    for (long e = 0; e < w6 * nf; e++) P[e] = splat(0.0);
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], k = m->joint[i];
+        real *pi = P + w6 * i, *pa = a >= 0 ? P + w6 * a : NULL;
+        if (k >= 0) {
+            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+            for (int c = 0; c < width; c++) {
+                real u = X[(long)c * n + k] - deriv_dot(S, pi + 6 * c);
+                X[(long)c * n + k] = u;
+                if (!pa) continue;
+                real s = u * U[6];
+                for (int e = 0; e < 6; e++) pa[6 * c + e] += pi[6 * c + e] + U[e] * s;
+            }
+        } else if (pa)
+            for (long e = 0; e < w6; e++) pa[e] += pi[e];
+    }
+    for (int i = 0; i < nf; i++) {   /* P now holds the accelerations a */
+        int a = m->parent[i], k = m->joint[i];
+        real *ai = P + w6 * i;
+        const real *aa = a >= 0 ? P + w6 * a : NULL;
+        if (k >= 0) {
+            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+            for (int c = 0; c < width; c++) {
+                real x = (aa ? X[(long)c * n + k] - deriv_dot(U, aa + 6 * c) : X[(long)c * n + k]) * U[6];
+                X[(long)c * n + k] = x;
+                for (int e = 0; e < 6; e++) ai[6 * c + e] = aa ? aa[6 * c + e] + S[e] * x : S[e] * x;
+            }
+        } else
+            for (long e = 0; e < w6; e++) ai[e] = aa ? aa[e] : splat(0.0);
+    }
+}
+/* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
+ * by the articulated-body recursion with neither velocity nor gravity (Featherstone, "Rigid Body Dynamics
+ * Algorithms", §7.3), in R_0 about O_0 (no frame changes): from the leaves u_j = b_j − S_j·p_j and
+ * p_a += p_j + U_j u_j / D_j, then from the base x_j = (u_j − U_j·a_a) / D_j, a_j = a_a + S_j x_j.  The columns
+ * b of ∂Γ come from the joints' terms T (deriv_entry, the friction slope F_v on the diagonal of ∂Γ/∂q̇).
+ * X: RD_RHS n vectors (column c at X + c n); P: the p / a of every frame, 6 RD_RHS nf vectors; in: nf flags. */
+RD_INLINE void fdd_articulated(const rd_job *job, const real *T, const real *UD, int r0, int width, real *X,
+                               real *P, int *in, real *OUT) {
+    const rd_model *m = job->m;
+    int n = m->n, nf = m->nf;
+    long nn = (long)n * n, w6 = 6 * (long)width;
+    for (int c = 0; c < width; c++) {   /* the right-hand sides */
+        int r = r0 + c, part = r / n, col = r % n, kf = -1;
+        real *b = X + (long)c * n;
+        for (int j = 0; j < n; j++) b[j] = splat(part == 2 && j == col ? 1.0 : 0.0);
+        if (part == 2) continue;
+        for (int i = 0; i < nf; i++) {   /* in[i]: frame i at or below joint col's frame */
+            if (m->joint[i] == col) kf = i;
+            in[i] = i == kf || (i > kf && kf >= 0 && m->parent[i] >= 0 && in[m->parent[i]]);
+        }
+        const real *Tc = T + RD_DJOINT * (long)col;
+        for (int i = 0; i < nf; i++) {
+            int j = m->joint[i];
+            if (j < 0) continue;
+            if (i > kf && in[i]) b[j] = -deriv_entry(part, 1, T + RD_DJOINT * (long)j, Tc);
+        }
+        for (int f = kf; f >= 0; f = m->parent[f]) {   /* the joints j ≼ col */
+            int j = m->joint[f];
+            if (j < 0) continue;
+            real e = deriv_entry(part, 0, T + RD_DJOINT * (long)j, Tc);
+            if (part == 1 && j == col && job->friction) e += m->Fv[col];
+            b[j] = -e;
+        }
+    }
+    if (m->chain) {   /* one child each: p and a run down and up the chain (fixed frames pass them on) */
+        for (long e = 0; e < w6; e++) P[e] = splat(0.0);
+        for (int i = nf - 1; i >= 0; i--) {
+            int k = m->joint[i];
+            if (k < 0) continue;
+            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+            for (int c = 0; c < width; c++) {
+                real *p = P + 6 * c, u = X[(long)c * n + k] - deriv_dot(S, p), s = u * U[6];
+                X[(long)c * n + k] = u;
+                for (int e = 0; e < 6; e++) p[e] += U[e] * s;
+            }
+        }
+        for (long e = 0; e < w6; e++) P[e] = splat(0.0);
+        for (int i = 0; i < nf; i++) {
+            int k = m->joint[i];
+            if (k < 0) continue;
+            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+            for (int c = 0; c < width; c++) {
+                real *a = P + 6 * c, x = (X[(long)c * n + k] - deriv_dot(U, a)) * U[6];
+                X[(long)c * n + k] = x;
+                for (int e = 0; e < 6; e++) a[e] += S[e] * x;
+            }
+        }
+    } else
+        fdd_branches(m, T, UD, width, X, P);
+    for (int c = 0; c < width; c++) {
+        int r = r0 + c, part = r / n, col = r % n;
+        for (int j = 0; j < n; j++) OUT[part * nn + (long)j * n + col] = X[(long)c * n + j];
+    }
+}
+/* fdd_block from RD_FDD_ABA joints: q̈ by aba_block, the terms of ∂Γ at q̈ (deriv_passes), the articulated
+ * inertias I^A_j = I_j + Σ_children (I^A_c − U_c U_cᵀ / D_c), U_j = I^A_j S_j, D_j = S_jᵀ U_j + I_aj (in R_0,
+ * 6 x 6 row-major), then fdd_articulated on the 3n columns */
+RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int n = m->n, nf = m->nf;
+    long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    long most = aba_work(m), d = deriv_work(m);
+    most = d > most ? d : most;
+    double *QDDr = (double *)(W + most);
+    real *IA = W + most + n, *UD = IA + 36 * (long)nf, *OUT = UD + 7 * (long)n, *X = OUT + 3 * nn,
+         *P = X + RD_RHS * (long)n;
+    int *in = (int *)(P + 6 * RD_RHS * (long)nf);
+    rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
+    sub.count = count;
+    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
+    sub.g = job->g + s0 * job->g_stride;
+    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)nf : NULL;
+    sub.out = QDDr;
+    int code = aba_block(&sub, 0, W);
+    if (code) return code;
+    sub.x = QDDr;
+    deriv_passes(&sub, 0, W);
+    const real *T = W + RD_DFRAME * (long)nf;
+    for (int i = 0; i < nf; i++) {   /* each link's own inertia [[M 1, -ĥ], [ĥ, J]] */
+        const real *own = W + RD_DFRAME * (long)i + RD_D_OWN, *h = own + 1, *J = own + 4;
+        real *I = IA + 36 * (long)i, z = splat(0.0);
+        real rows[36] = {own[0], z, z, z, h[2], -h[1],
+                         z, own[0], z, -h[2], z, h[0],
+                         z, z, own[0], h[1], -h[0], z,
+                         z, -h[2], h[1], J[0], J[3], J[4],
+                         h[2], z, -h[0], J[3], J[1], J[5],
+                         -h[1], h[0], z, J[4], J[5], J[2]};
+        for (int e = 0; e < 36; e++) I[e] = rows[e];
+    }
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], k = m->joint[i];
+        real *I = IA + 36 * (long)i, *Ia = a >= 0 ? IA + 36 * (long)a : NULL;
+        if (k < 0) {
+            if (Ia) for (int e = 0; e < 36; e++) Ia[e] += I[e];
+            continue;
+        }
+        const real *S = T + RD_DJOINT * (long)k + RD_T_S;
+        real *U = UD + 7 * (long)k;
+        for (int r = 0; r < 6; r++) U[r] = deriv_dot(I + 6 * r, S);
+        U[6] = 1.0 / (deriv_dot(S, U) + m->Ia[i]);
+        if (Ia)
+            for (int r = 0; r < 6; r++) {
+                real s = U[r] * U[6];
+                for (int c = 0; c < 6; c++) Ia[6 * r + c] += I[6 * r + c] - s * U[c];
+            }
+    }
+    int r = 0;
+    for (; r + RD_RHS <= 3 * n; r += RD_RHS) fdd_articulated(job, T, UD, r, RD_RHS, X, P, in, OUT);
+    if (r < 3 * n) fdd_articulated(job, T, UD, r, 3 * n - r, X, P, in, OUT);
+    store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
+    return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
 }
 RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
+    if (job->m->n >= RD_FDD_ABA) return fdd_block_articulated(job, s0, W);
     const rd_model *m = job->m;
     int n = m->n;
     long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
-    long most = aba_work(m), c = crba_work(m), d = deriv_work(m);
-    most = c > most ? c : most;
+    long most = aba_work(m), d = deriv_work(m);
     most = d > most ? d : most;
-    double *QDDr = (double *)(W + most), *Ar = QDDr + RD_LANES * (long)n, *Dr = Ar + RD_LANES * nn;
-    real *A = W + most + n + 3 * nn, *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
-    rd_job sub = *job;   /* this block's states as a job of their own, results into the rows above */
+    double *QDDr = (double *)(W + most);
+    real *A = W + most + n, *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
+    rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
     sub.count = count;
     sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
     sub.g = job->g + s0 * job->g_stride;
@@ -1149,14 +1300,9 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
     sub.out = QDDr;
     int code = aba_block(&sub, 0, W);
     if (code) return code;
-    sub.out = Ar;
-    code = crba_block(&sub, 0, W);
-    if (code) return code;
-    sub.x = QDDr; sub.out = Dr;
-    code = deriv_block(&sub, 0, W);
-    if (code) return code;
-    load_lanes(Ar, 0, count, nn, (int)nn, A);
-    load_lanes(Dr, 0, count, 2 * nn, (int)(2 * nn), DT);
+    sub.x = QDDr;
+    deriv_passes(&sub, 0, W);
+    fdd_matrices(m, W + RD_DFRAME * (long)m->nf, job->friction, A, DT);
     for (int j = 0; j < n; j++) {   /* A = L Lᵀ, L in the lower triangle of A; its diagonal kept as 1/L_jj */
         real s = A[j * n + j];
         for (int k = 0; k < j; k++) s -= A[j * n + k] * A[j * n + k];
@@ -1185,7 +1331,7 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
                 real t;
                 for (int l = 0; l < RD_LANES; l++) {
                     int r = r0 + l < 3 * n ? r0 + l : 3 * n - 1, part = r / n, col = r % n;
-                    t[l] = part < 2 ? -Dr[part * nn + (long)i * n + col] : (i == col ? 1.0 : 0.0);
+                    t[l] = part < 2 ? -DT[part * nn + (long)i * n + col][0] : (i == col ? 1.0 : 0.0);
                 }
                 for (int k = 0; k < i; k++) t -= A[i * n + k] * y[k];
                 y[i] = t * A[i * n + i];
