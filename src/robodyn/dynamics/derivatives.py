@@ -10,8 +10,10 @@ and friction Γ_fj are added outside the recursion).  The derivative of the join
 ∂(^jA_{a(j)} x)/∂q_j = (^jA_{a(j)} x) × a_j for a revolute joint and ∂ ^{a(j)}P_j/∂q_j = ^{a(j)}A_j a_j for a
 prismatic one, comes from the duals of cos q_j, sin q_j and r_j + q_j.  The directions are ordered joint by joint
 (q_1, q̇_1, q_2, ...) so that the tangents of frame j span only the joints of its path from the base: the cost is
-O(n²) per state, batched over leading axes.  robodyn.native's compiled derivative kernel is a hand-written port of
-the same equations (tested against this path) and serves float64 batches when it is available.
+O(n²) per state, batched over leading axes.  robodyn.native's compiled derivative kernel computes the same
+derivatives another way, Carpentier and Mansard's analytical derivatives in the closed form of Singh, Russell and
+Wensing (one forward and one backward pass in R_0; tested against this path), and serves float64 batches when it is
+available.
 """
 
 from __future__ import annotations

@@ -303,7 +303,7 @@ RD_INLINE void backward_recursion(const rd_model *m, const real *R, const real *
 
 /* Link wrench of frame i [9.88], [9.89] from its ω, ω̇, V̇ (+ the caller's wrench on the environment, read
  * into E): F = M V̇ + ω̇ × MS + ω × (ω × MS), N = J ω̇ + ω × (J ω) + MS × V̇ into f, mo.  MSv, wMS = ω × MS and
- * Jw = J ω are returned for the derivative kernels, which reuse them. */
+ * Jw = J ω are returned for the caller to reuse. */
 RD_INLINE void link_wrench(const rd_job *job, long s0, int i, const real *wi, const real *wdi, const real *vdi,
                            real *E, real *f, real *mo, real *MSv, real *wMS, real *Jw) {
     const rd_model *m = job->m;
