@@ -94,7 +94,7 @@ class ExcitationTrajectory:
     iterations: int
     converged: bool
     message: str
-    criterion: str = "cond"
+    criterion: str
 
     @property
     def harmonics(self) -> int:
