@@ -35,7 +35,7 @@ def files(robot, tmp_path_factory):
     rd.save(robot, model)
     traj = folder / "traj.csv"
     res = run("excite", model, "--duration", 8, "--out", traj, "--harmonics", 3, "--rate", 200, "--unlimited",
-              "--max-iterations", 5, "--json")
+              "--max-iterations", 5, "--criterion", "cond", "--json")
     assert res.exit_code == 0, res.output
     info = json.loads(res.stdout)
     data = np.genfromtxt(traj, delimiter=",", names=True)
@@ -56,7 +56,8 @@ def files(robot, tmp_path_factory):
 
 def test_excite_writes_the_trajectory(files):
     info, data = files["info"], files["data"]
-    assert info["rows"] == 1601 and info["harmonics"] == 3 and info["base_frequency_hz"] == pytest.approx(1 / 8)
+    assert info["rows"] == 1601 and info["harmonics"] == 3 and info["criterion"] == "cond"
+    assert info["base_frequency_hz"] == pytest.approx(1 / 8)
     assert list(data.dtype.names) == ["t", "q1", "q2", "q3", "qd1", "qd2", "qd3", "qdd1", "qdd2", "qdd3"]
     assert data["t"][-1] == pytest.approx(8.0)
     assert np.max(np.abs([data[f"qd{k}"] for k in (1, 2, 3)])) <= 1.5 + 1e-12

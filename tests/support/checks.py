@@ -87,14 +87,15 @@ def example_robot_data_path(rel: str) -> str:
 
 def friction_campaign(noise: bool = True):
     """docs/identification.md's worked example: the planar 3R with Coulomb, viscous and offset friction on an
-    excitation trajectory (designed to convergence) sampled at 500 Hz, measured with 1.5 µrad and 0.05 N m noise
+    excitation trajectory (cond(W) minimised to convergence) sampled at 500 Hz, measured with 1.5 µrad and 0.05 N m noise
     (fixed seeds), or exactly with ``noise=False``.
     Returns (nominal robot, trajectory, t, q_meas, tau_meas, true base parameters with friction)."""
     import robodyn as rd
 
     nominal = rd.load("planar3r")
     real = nominal.replace(Fc=[0.5, 0.4, 0.3, 0.0], Fv=[0.3, 0.2, 0.1, 0.0], Foff=[0.1, -0.05, 0.02, 0.0])
-    traj = rd.excitation_trajectory(nominal, duration=10.0, harmonics=4, seed=1, unlimited=True)
+    traj = rd.excitation_trajectory(nominal, duration=10.0, harmonics=4, seed=1, unlimited=True,
+                                    criterion="cond")
     assert traj.converged, traj.message
     rng = np.random.default_rng(0)
     t = traj.times(500.0)

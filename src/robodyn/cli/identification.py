@@ -286,10 +286,12 @@ def excite_command(
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Include friction columns in cond(W)."),
     unlimited: bool = typer.Option(False, "--unlimited", help="Accept a robot without joint limits (±π rad / "
                                                               "±0.5 m: may be unsafe on hardware)."),
+    criterion: str = typer.Option("prediction", "--criterion", help="What the design minimises: 'prediction' "
+                                  "(cond(W) times OLS's predicted error, the default) or 'cond' (cond(W) alone)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """An excitation trajectory (Swevers): Fourier series minimising cond(W) of the base parameters within the
-    joint position, velocity and acceleration limits."""
+    """An excitation trajectory (Swevers): Fourier series minimising cond(W) of the base parameters (by default
+    times OLS's predicted error) within the joint position, velocity and acceleration limits."""
     from robodyn.cli.core import write_csv_atomic
     from robodyn.identification import excitation_trajectory
 
@@ -298,7 +300,8 @@ def excite_command(
         check_outputs(("--out", out))
         _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, max_iterations)
         tr = excitation_trajectory(r, duration, harmonics=harmonics, base_frequency=base_frequency, seed=seed,
-                                   max_iterations=max_iterations, friction=friction, unlimited=unlimited)
+                                   max_iterations=max_iterations, friction=friction, unlimited=unlimited,
+                                   criterion=criterion)
         if not np.isfinite(tr.condition_number):
             raise InputError(f"the optimised trajectory does not excite every base parameter (cond(W) = "
                              f"{tr.condition_number}); give more --harmonics, another --seed or a longer --duration")
@@ -309,7 +312,7 @@ def excite_command(
         write_csv_atomic(out, header, np.column_stack([t, q, qd, qdd]))
     info = {"robot": r.name, "rows": len(t), "condition_number": tr.condition_number, "iterations": tr.iterations,
             "converged": tr.converged, "message": tr.message, "base_frequency_hz": tr.base_frequency,
-            "harmonics": tr.harmonics, "out": str(out)}
+            "harmonics": tr.harmonics, "criterion": tr.criterion, "out": str(out)}
     if as_json:
         print_json(info)
         return

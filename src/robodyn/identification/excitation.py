@@ -9,15 +9,17 @@ Each joint follows a finite Fourier series of base pulsation ω_f = 2π f_f with
 periodic with period 1/f_f, so that measurements can be averaged over periods and the data are band-limited
 to H f_f.  The coefficients (a, b, q0) are chosen to minimise the condition number of the observation matrix
 W = [D_B(q(t_1)); …; D_B(q(t_K))] of the base parameters (Khalil & Dombre [9.40]; the regressor of [9.36]
-restricted to the base columns) at K points of one period, subject to the joint position, velocity and
-acceleration limits and to q̇(0) = q̈(0) = 0 (the motion starts and ends at rest).
+restricted to the base columns) at K points of one period — by default times the error, relative to the noise,
+of the torques that ordinary least squares on W predicts for other states (``_Objective``) — subject to the
+joint position, velocity and acceleration limits and to q̇(0) = q̈(0) = 0 (the motion starts and ends at rest).
 The rest conditions are built into the variables (a basis of the coefficients that satisfy them), and the limits
 are linear inequalities at 16 H points of a period, tightened so that they imply the limits at every instant
 (Bernstein's inequality, see ``_Problem``); the variables are scaled so that each has a unit effect on the
 scaled limits.  Where the robot (or the user) gives torque limits L, the a priori model's torques
 τ = inverse_dynamics(robot, q, q̇, q̈) [9.6] obey |τ_j| ≤ L_j: nonlinear constraints at the same points, and a
 check on a dense grid of the period that shrinks the oscillation where needed (``_Torques``).
-scipy's SLSQP starts from a feasible point (half of every limit) and reports whether it converged
+scipy's SLSQP, with the gradient of the criterion in closed form with respect to W and W's derivatives by
+forward differences, starts from a feasible point (half of every limit) and reports whether it converged
 (``converged``, ``message``).
 """
 
@@ -40,6 +42,20 @@ DEFAULT_VELOCITY_LIMIT = MappingProxyType({0: 1.5, 1: 0.5})
 DEFAULT_ACCELERATION_LIMIT = MappingProxyType({0: 5.0, 1: 2.0})
 #: SLSQP runs at most this many times when it stops on rounding (see excitation_trajectory).
 _RESTARTS = 3
+#: An iterate counts as the best so far only within this share of its scaled limits (SLSQP's iterates may leave
+#: them; ``_Problem.fit`` scales small excesses back).
+FEASIBILITY = 1e-3
+#: SLSQP's variables are kept within ±BOUND (a trust region: each variable has a unit effect on the scaled limits,
+#: so that feasible designs have |y_k| of order 1): a step far outside the limits (an incompatible linearised
+#: subproblem) reaches motions where W is singular to rounding and the criterion meaningless.
+BOUND = 10.0
+#: The held-out states of the "prediction" criterion: this many states drawn uniformly within the position,
+#: velocity and acceleration limits (a fixed generator, the same for every seed).
+REFERENCE_STATES = 1000
+#: Floor of the relative noise levels σ_j of the "prediction" criterion, as a share of their mean square: a joint
+#: that carries no torque in the a priori model still has a sensor with noise.
+NOISE_FLOOR = 1e-2
+CRITERIA = ("prediction", "cond")
 #: The a priori torques are checked at this many points per harmonic in a period, each within this share of its
 #: limit: the torque is not a trigonometric polynomial of degree H (no Bernstein bound), and the margin covers its
 #: excursions between the points (for components up to degree 10 H, ½ (10 π / 256)² < 1 %).
@@ -62,6 +78,7 @@ class ExcitationTrajectory:
         torques of the a priori model, inf where unlimited).
     condition_number : float — cond(W) of the base-parameter observation matrix at the optimisation points.
     iterations : int — optimiser iterations used.
+    criterion : str — what the design minimised (``excitation_trajectory``'s ``criterion``).
     converged : bool — False when SLSQP stopped before its convergence test held (``message`` says why).
     message : str
     """
@@ -77,6 +94,7 @@ class ExcitationTrajectory:
     iterations: int
     converged: bool
     message: str
+    criterion: str
 
     @property
     def harmonics(self) -> int:
@@ -180,8 +198,10 @@ def excitation_trajectory(
     points: int | None = None,
     max_iterations: int = 100,
     unlimited: bool = False,
+    criterion: str = "prediction",
 ) -> ExcitationTrajectory:
-    """An excitation trajectory minimising cond(W) of the base-parameter observation matrix (Swevers).
+    """An excitation trajectory minimising cond(W) of the base-parameter observation matrix (Swevers), by default
+    times the error of the torques that ordinary least squares on it predicts for other states.
 
     Parameters
     ----------
@@ -213,6 +233,15 @@ def excitation_trajectory(
     unlimited : bool
         A robot without finite joint limits (``qlim``) is refused unless ``limits["q"]`` is given or this is True
         (then revolute joints swing within ±π rad, prismatic within ±0.5 m: not a safe motion for hardware).
+    criterion : {"prediction", "cond"}
+        What the design minimises.  ``"cond"``: cond(W) (Swevers et al.).
+        ``"prediction"`` (default): cond(W) times the RMS error, relative to the noise, of the torques that
+        ordinary least squares on W predicts for other states, with noise proportional to each joint's torque
+        (σ_j ∝ RMS τ_j of the a priori model on the design): log cond(W) + log (1/n) Σ_j √(tr(R_j C)) / σ_j,
+        C = M⁻¹ (Σ_j σ_j² W_jᵀW_j) M⁻¹, M = WᵀW, R_j = W'_jᵀW'_j / N' of N' = 1000 states drawn uniformly
+        within the limits (``REFERENCE_STATES``; docs/identification.md, "Expected accuracy").  OLS weights every
+        joint alike, so a heavy joint's noise reaches the light joints' predictions through the parameters
+        they share; this criterion designs that leak away, cond(W) keeps the design well posed for every method.
 
     Returns
     -------
@@ -239,6 +268,9 @@ def excitation_trajectory(
     ff = 1.0 / duration if base_frequency is None else float(base_frequency)
     if not (np.isfinite(ff) and ff > 0):
         raise InputError(f"base_frequency = {base_frequency!r}; give a positive frequency in Hz")
+    if criterion not in CRITERIA:
+        raise InputError(f"criterion = {criterion!r}; use 'prediction' (cond(W) times OLS's predicted error, the "
+                         "default) or 'cond' (cond(W) alone)")
     if int(max_iterations) != max_iterations or max_iterations < 1:
         raise InputError(f"max_iterations = {max_iterations!r}; give an integer >= 1")
     if not (isinstance(limits, dict) and "q" in limits):
@@ -259,36 +291,32 @@ def excitation_trajectory(
     def regressor(y):
         return bp.regressor(*problem.states(y, Bobj)).reshape(-1, bp.count)
 
+    if criterion == "prediction":
+        Wr = bp.regressor(*reference_states(lim, n)).reshape(-1, n, bp.count)
+        objective = _Objective(bp.values, n, np.einsum("knb,knc->nbc", Wr, Wr) / Wr.shape[0])
+    else:
+        objective = _Objective(bp.values, n, None)
     cache = {}
 
-    def singular(y):
-        """W and its extreme singular values and vectors, from the eigenvalues of the b × b matrix WᵀW (cheaper
-        than the SVD of the K n × b matrix W; exact enough for cond(W) ≪ 1e7)."""
+    def evaluate(y):
         key = y.tobytes()
         if key not in cache:
             cache.clear()
             W = regressor(y)
-            lam, V = np.linalg.eigh(W.T @ W)
-            # WᵀW resolves σ_min down to √ε σ_max only: below it (a rank-deficient iterate) σ_min is rounding, and
-            # its singular vector, divided by it, would overflow the gradient
-            s = np.sqrt(np.maximum(lam[[-1, 0]], np.finfo(float).eps * max(lam[-1], 1e-300)))
-            V = V[:, [-1, 0]]
-            cache[key] = (W, s, V, (W @ V) / s)
+            cache[key] = (W, *objective(W))
         return cache[key]
 
-    def log_cond(y):
-        s = singular(y)[1]
-        return float(np.log(s[0]) - np.log(s[1]))
+    def value(y):
+        return evaluate(y)[1]
 
-    # d σ = uᵀ dW v for a simple singular value σ (u, v its singular vectors): the gradient of log σ_max − log σ_min
-    # from one batched regressor call of every perturbed trajectory (a variable moves one joint only), each
-    # perturbed W multiplied by v_max and v_min only.
+    # the criterion's gradient with respect to W (Γ, from the closed forms in _Objective) contracted with the
+    # forward differences of W: one batched regressor call of every perturbed trajectory (a variable moves one
+    # joint only)
     def gradient(y):
-        W, s, V, U = singular(y)
+        W, _, dfdW = evaluate(y)
         h = 1e-7
-        dW = bp.regressor(*problem.perturbed_states(y, Bobj, h)).reshape(y.size, -1, bp.count) @ V - W @ V
-        ds = np.einsum("krc,rc->kc", dW, U) / h  # (variables, 2): d σ_max, d σ_min
-        return ds[:, 0] / s[0] - ds[:, 1] / s[1]
+        dW = bp.regressor(*problem.perturbed_states(y, Bobj, h)).reshape(y.size, -1, bp.count) - W
+        return np.einsum("krc,rc->k", dW, dfdW) / h
 
     rng = np.random.default_rng(seed)
     y0 = rng.uniform(-1, 1, problem.size)
@@ -307,11 +335,15 @@ def excitation_trajectory(
     best = {}
 
     def iterate(yk):
-        # the best iterate: SLSQP's last point can be far worse than points it passed (a failed subproblem)
-        value = log_cond(yk)
-        if np.isfinite(value) and value < best.get("value", np.inf):
-            best.update(value=value, y=np.array(yk))
+        # the best feasible iterate: SLSQP's last point can be far worse than points it passed (a failed
+        # subproblem), or far outside the limits, where scaling it back into them (fit) undoes the motion
         bar.advance()
+        outside = np.max(G @ yk) > 1.0 + FEASIBILITY
+        if outside or (torques is not None and np.min(torques.constraint(yk)) < -FEASIBILITY):
+            return
+        v = value(yk)
+        if np.isfinite(v) and v < best.get("value", np.inf):
+            best.update(value=v, y=np.array(yk))
 
     with progress("optimising the excitation trajectory", total=max_iterations) as bar:
         # SLSQP can stop on rounding (an incompatible linearised subproblem, a failed line search, an LSQ
@@ -320,7 +352,8 @@ def excitation_trajectory(
         for _ in range(_RESTARTS):
             best.clear()
             start = y
-            res = minimize(log_cond, y, jac=gradient, method="SLSQP", callback=iterate, constraints=constraints,
+            res = minimize(value, y, jac=gradient, method="SLSQP", callback=iterate, constraints=constraints,
+                           bounds=[(-BOUND, BOUND)] * y.size,
                            options={"maxiter": int(max_iterations) - iterations, "ftol": 1e-6})
             iterations += int(res.nit)
             # SLSQP meets linear constraints up to rounding: scale each joint into the limits exactly; keep the
@@ -328,7 +361,7 @@ def excitation_trajectory(
             for candidate in (res.x, best.get("y")):
                 if candidate is not None and np.all(np.isfinite(candidate)):
                     fitted = feasible(problem.fit(candidate, margin=1.0))
-                    if log_cond(fitted) < log_cond(y):
+                    if value(fitted) < value(y):
                         y = fitted
             if (res.success or res.status == 9 or iterations >= max_iterations or res.status not in (3, 4, 5, 6, 8)
                     or y is start):
@@ -345,8 +378,84 @@ def excitation_trajectory(
     return ExcitationTrajectory(
         robot=robot, duration=float(duration), base_frequency=ff, a=ab[:, :H].copy(), b=ab[:, H:].copy(),
         q0=q0.copy(), limits=lim, condition_number=float(np.linalg.cond(regressor(y))), iterations=iterations,
-        converged=bool(res.success), message=message,
+        converged=bool(res.success), message=message, criterion=criterion,
     )
+
+
+def reference_states(lim: dict, n: int, count: int = REFERENCE_STATES):
+    """``count`` states (q, q̇, q̈), each (count, n), drawn uniformly within the limits ``lim`` (of
+    :func:`resolve_limits`) by a fixed generator: held-out states of a typical motion within the limits."""
+    rng = np.random.default_rng(0)
+    unit = rng.uniform(-1.0, 1.0, (3, count, n))
+    q = lim["q"].mean(1) + 0.5 * (lim["q"][:, 1] - lim["q"][:, 0]) * unit[0]
+    return q, lim["qd"] * unit[1], lim["qdd"] * unit[2]
+
+
+class _Objective:
+    """The design criterion f(W) and its gradient ∂f/∂W (K n, b), W (K n, b) the rows of K states, n joints each.
+
+    f = log σ_max(W) − log σ_min(W) (cond), with dσ = uᵀ dW v for a simple singular value (u, v its singular
+    vectors); the σ's and v's from the eigenvectors of WᵀW (cheaper than the SVD of W; exact enough for
+    cond(W) ≪ 1e7).  With reference matrices R_j (n, b, b), f adds log F, F = (1/n) Σ_j r_j, r_j = √e_j / σ_j,
+    e_j = tr(R_j C), C = M⁻¹ S M⁻¹, M = Σ_j G_j, S = Σ_j σ_j² G_j, G_j = W_jᵀW_j, σ_j² = mean_k τ_jk² + floor,
+    τ = W K_B (the a priori base parameters ``values``).  With A = Σ_j a_j R_j, a_j = 1 / (2 n F √e_j σ_j),
+    P = M⁻¹ A M⁻¹, Q = C A M⁻¹ + M⁻¹ A C: Σ_j a_j de_j = tr(A dC) = −tr(Q dM) + tr(P dS), so that
+    ∂/∂W_j = −2 W_j Q + 2 σ_j² W_j P, plus the terms through σ_j: ∂f/∂σ_j = 2 σ_j tr(G_j P) − r_j / (n F σ_j).
+    """
+
+    def __init__(self, values, n, reference):
+        self.values, self.n, self.reference = np.asarray(values, dtype=float), n, reference
+
+    def __call__(self, W):
+        """(f, ∂f/∂W)."""
+        lam, V = np.linalg.eigh(W.T @ W)
+        # WᵀW resolves σ_min down to √ε σ_max only: below it (a rank-deficient iterate) σ_min is rounding, and its
+        # singular vector, divided by it, would overflow the gradient
+        s = np.sqrt(np.maximum(lam[[-1, 0]], np.finfo(float).eps * max(lam[-1], 1e-300)))
+        U = (W @ V[:, [-1, 0]]) / s
+        f = float(np.log(s[0]) - np.log(s[1]))
+        grad = np.outer(U[:, 0], V[:, -1]) / s[0] - np.outer(U[:, 1], V[:, 0]) / s[1]
+        if self.reference is None:
+            return f, grad
+        p, dp = self.prediction(W)
+        return f + p, grad + dp
+
+    def noise(self, tau):
+        """σ_j² (n,) and ∂σ_j²/∂(mean_k τ_ik²) (n, n) of the a priori torques τ (K, n): relative noise, floored
+        at NOISE_FLOOR² of the mean; equal noise where the a priori model has no torque at all."""
+        ms = np.mean(tau**2, axis=0)
+        if not ms.sum() > 0:
+            return np.ones(self.n), np.zeros((self.n, self.n))
+        floor = NOISE_FLOOR**2 * ms.mean()
+        return ms + floor, np.eye(self.n) + NOISE_FLOOR**2 / self.n
+
+    def prediction(self, W):
+        """log F and ∂ log F / ∂W (class docstring)."""
+        n, b = self.n, W.shape[1]
+        Wj = W.reshape(-1, n, b)
+        tau = Wj @ self.values  # (K, n)
+        var, dvar = self.noise(tau)
+        sig = np.sqrt(var)
+        G = np.einsum("knb,knc->nbc", Wj, Wj)
+        M = G.sum(0)
+        # M⁻¹ through the column-scaled M (unit diagonal), its eigenvalues clamped: a rank-deficient iterate gives
+        # a large finite criterion, never a negative e_j
+        diag = np.diag(M)
+        d = 1.0 / np.sqrt(np.where(diag > np.finfo(float).eps * diag.max(), diag, diag.max()))
+        lam, V = np.linalg.eigh(M * d[:, None] * d)
+        Mi = (V / np.maximum(lam, 1e-14 * lam[-1])) @ V.T * d[:, None] * d
+        C = Mi @ np.einsum("n,nbc->bc", var, G) @ Mi
+        e = np.maximum(np.einsum("nbc,cb->n", self.reference, C), np.finfo(float).tiny)
+        r = np.sqrt(e) / sig
+        F = r.mean()
+        A = np.einsum("n,nbc->bc", 1.0 / (2 * n * F * np.sqrt(e) * sig), self.reference)
+        P = Mi @ A @ Mi
+        Q = C @ A @ Mi
+        Q = Q + Q.T
+        dsig = 2 * sig * np.einsum("nbc,cb->n", G, P) - r / (n * F * sig)
+        dms = (dsig / (2 * sig)) @ dvar  # ∂f/∂(mean_k τ_ik²)
+        grad = -2 * (Wj @ Q) + 2 * var[:, None] * (Wj @ P) + (2 / len(Wj)) * (dms * tau)[..., None] * self.values
+        return float(np.log(F)), grad.reshape(W.shape)
 
 
 class _Problem:
@@ -492,3 +601,4 @@ class _Torques:
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if self.peak(scaled(mid)) <= TORQUE_MARGIN else (lo, mid)
         return scaled(lo)
+
