@@ -441,12 +441,12 @@ RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S,
 /* index of entry (r, c), r <= c, of a symmetric 3 x 3 matrix kept as its upper triangle xx xy xz yy yz zz */
 RD_INLINE int upper_index(int r, int c) { return 3 * r - r * (r + 1) / 2 + c; }
 RD_INLINE int symmetric_index(int r, int c) { return r <= c ? upper_index(r, c) : upper_index(c, r); }
-/* 1 when link i has no inertia (M, MS, J all zero) */
+/* 1 when link i has no inertia (M, MS, J all zero; a link with mass answers at the first test) */
 RD_INLINE int massless(const rd_model *m, int i) {
-    int zero = m->M[i] == 0.0;
-    for (int c = 0; c < 3; c++) zero &= m->MS[3 * i + c] == 0.0;
-    for (int c = 0; c < 9; c++) zero &= m->J[9 * i + c] == 0.0;
-    return zero;
+    if (m->M[i] != 0.0) return 0;
+    for (int c = 0; c < 3; c++) if (m->MS[3 * i + c] != 0.0) return 0;
+    for (int c = 0; c < 9; c++) if (m->J[9 * i + c] != 0.0) return 0;
+    return 1;
 }
 /* The inertia of link i in R_0 about O_0 into C = [J upper triangle (6), MS (3), M]: with R = 0R_i, p = 0P_i,
  * h = R MS, J_0 = R J Rᵀ - M p̂p̂ - p̂ĥ - ĥp̂ [9.12] (âb̂ = b aᵀ - (a·b) 1) and MS_0 = h + M p. */
