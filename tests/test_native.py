@@ -80,6 +80,23 @@ def test_long_chain_inertia_matrix_rows(seed, nf):
                                atol=1e-12 * np.linalg.cond(ref).max())
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), tree=st.booleans(), nf=st.integers(2, 12))
+def test_inertia_matrix_with_massless_links(seed, tree, nf):
+    """Links without inertia (a free flyer's virtual frames, bare joints), whose composite links the kernel sums
+    without moving them: chains and trees with prismatic and fixed frames against robodyn's NumPy recursion, each
+    state alone bit for bit its row of the batch (the one-state branch against the lanes)."""
+    robot = random_robot(seed, nf=nf, tree=tree, fixed=True)
+    params = robot.params.copy()
+    params[np.random.default_rng(seed).random(robot.nf) < 0.5] = 0.0
+    robot = robot.replace(params=params)
+    q = states(robot, 7, seed)[0]
+    A = native.inertia_matrix(robot, q)
+    assert rel(A, rd.inertia_matrix(robot, q)) < 1e-12   # 7 states: robodyn's NumPy recursion
+    for k in (0, 3, 6):
+        np.testing.assert_array_equal(native.inertia_matrix(robot, q[k]), A[k])
+
+
 def test_regressor_times_parameters_is_inverse_dynamics():
     robot = rd.load("wam7")
     q, qd, qdd = states(robot, 25)

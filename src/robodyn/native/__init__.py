@@ -407,7 +407,7 @@ def _gravity_block(robot: Robot, checked, batch: tuple[int, ...]) -> np.ndarray:
 
 def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction: bool = True,
                 threads: int | None = None, out=None) -> np.ndarray:
-    """``kind`` on a batch already checked by :func:`robodyn.arrays.joint_arrays` (``a``: its arrays, float64,
+    """``kind`` on a batch already checked by :func:`robodyn.model.arguments.joint_arrays` (``a``: its arrays, float64,
     with "gravity" / "wrenches" when given); the default algorithms call this for large float64 batches.
 
     ``friction``: Γ_f of [9.26]–[9.28] added to the inverse dynamics / subtracted from the torque of the direct

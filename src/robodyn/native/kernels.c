@@ -366,19 +366,21 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
     return all_finite(T, n) ? 0 : RD_NONFINITE;
 }
 
-/* Inertia matrix by composite links (Khalil & Dombre Appendix 8; Featherstone's CRBA), Ia on the diagonal.
- * The composite inertia of each subtree is summed into its antecedent ([9.12] shifts, local frames); the wrench
- * [F; N] of a unit acceleration of joint k on its composite link gives A_kk in its own frame.  For the other
- * entries that wrench is expressed once in R_0 about O_0 and projected on the axis of each ancestor joint j,
- * also in R_0 about O_0: A_jk = s_j^T w_k with s_j = [P_j × z_j; z_j] (revolute) or [z_j; 0] (prismatic), six
- * products per pair instead of carrying the wrench frame by frame (Featherstone, "Rigid Body Dynamics
- * Algorithms", §6.2, the composite-rigid-body algorithm with quantities in base coordinates). */
+/* Inertia matrix by composite links (Khalil & Dombre Appendix 8; Featherstone's CRBA), Ia on the diagonal, with
+ * every quantity in R_0 about O_0 (Featherstone, "Rigid Body Dynamics Algorithms", §6.2, the composite-rigid-body
+ * algorithm in base coordinates).  Each link's inertia is moved to R_0 about O_0 once (the rotation and the
+ * parallel-axis shift of [9.12]), independently of the others, and the composite link of a subtree is then a plain
+ * sum of its links' (a frame without inertia, such as a free flyer's virtual frames, costs nothing); moving each
+ * composite into its antecedent's frame instead chains every shift on the one before, link after link.  The
+ * wrench of a unit acceleration of joint k on its composite link is w_k = I_k s_k, and A_jk = s_j^T w_k for
+ * every ancestor joint j, with s_j = [P_j × z_j; z_j] (revolute) or [z_j; 0] (prismatic): six products per pair
+ * instead of carrying the wrench frame by frame. */
 /* A serial chain of RD_CHAIN_ROWS joints or more writes A row by row (chain_rows), without the (n x n) buffer of
  * lanes; below, the buffer's one product per pair is faster (n = 6, 7: by 1-4 %) and its 4 x 4 tiles cover n². */
 #define RD_CHAIN_ROWS 8
 RD_INLINE int crba_rows(const rd_model *m) { return m->chain && m->n >= RD_CHAIN_ROWS; }
 static long crba_work(const rd_model *m) {
-    return 49 * (long)m->nf + 2 * (long)m->n + (crba_rows(m) ? 0 : (long)m->n * m->n);
+    return 34 * (long)m->nf + 2 * (long)m->n + (crba_rows(m) ? 0 : (long)m->n * m->n);
 }
 /* A_jk = s_j^T w_k: the axis s_j of joint j (R_0, about O_0) on the wrench w_k of a unit acceleration of joint k */
 RD_INLINE real joint_product(const real *s, const real *w) {
@@ -436,19 +438,63 @@ RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S,
     real all = acc[0] + acc[1] + acc[2] + acc[3];
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
 }
+/* index of entry (r, c), r <= c, of a symmetric 3 x 3 matrix kept as its upper triangle xx xy xz yy yz zz */
+RD_INLINE int upper_index(int r, int c) { return 3 * r - r * (r + 1) / 2 + c; }
+RD_INLINE int symmetric_index(int r, int c) { return r <= c ? upper_index(r, c) : upper_index(c, r); }
+/* 1 when link i has no inertia (M, MS, J all zero; a link with mass answers at the first test) */
+RD_INLINE int massless(const rd_model *m, int i) {
+    if (m->M[i] != 0.0) return 0;
+    for (int c = 0; c < 3; c++) if (m->MS[3 * i + c] != 0.0) return 0;
+    for (int c = 0; c < 9; c++) if (m->J[9 * i + c] != 0.0) return 0;
+    return 1;
+}
+/* The inertia of link i in R_0 about O_0 into C = [J upper triangle (6), MS (3), M]: with R = 0R_i, p = 0P_i,
+ * h = R MS, J_0 = R J Rᵀ - M p̂p̂ - p̂ĥ - ĥp̂ [9.12] (âb̂ = b aᵀ - (a·b) 1) and MS_0 = h + M p. */
+RD_INLINE void link_in_base(const rd_model *m, int i, const real *R, const real *p, real *C) {
+    const double *J = m->J + 9 * i, *MS = m->MS + 3 * i, M = m->M[i];
+    real RJ[9], h[3];
+    for (int r = 0; r < 3; r++) {
+        for (int c = 0; c < 3; c++) RJ[3 * r + c] = R[3 * r] * J[c] + R[3 * r + 1] * J[3 + c] + R[3 * r + 2] * J[6 + c];
+        h[r] = R[3 * r] * MS[0] + R[3 * r + 1] * MS[1] + R[3 * r + 2] * MS[2];
+    }
+    real ph = p[0] * h[0] + p[1] * h[1] + p[2] * h[2], pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
+    for (int r = 0; r < 3; r++)
+        for (int c = r; c < 3; c++) {
+            real jr = RJ[3 * r] * R[3 * c] + RJ[3 * r + 1] * R[3 * c + 1] + RJ[3 * r + 2] * R[3 * c + 2];
+            real t = jr - M * p[r] * p[c] - h[r] * p[c] - p[r] * h[c];
+            C[upper_index(r, c)] = r == c ? t + (M * pp + 2.0 * ph) : t;
+        }
+    for (int c = 0; c < 3; c++) C[6 + c] = h[c] + M * p[c];
+    C[9] = splat(M);
+}
+/* w = I s for the composite inertia C (as link_in_base's) and the twist s = [v; ω] (R_0, about O_0):
+ * [M v + ω × MS; MS × v + J ω] (ω = 0 for a prismatic joint: [M v; MS × v]) */
+RD_INLINE void composite_wrench(const real *C, const real *s, int revolute, real *w) {
+    const real *h = C + 6, *v = s, *o = s + 3;
+    real M = C[9], hv[3];
+    cross(h, v, hv);
+    if (revolute) {
+        real oh[3];
+        cross(o, h, oh);
+        for (int r = 0; r < 3; r++) {
+            w[r] = M * v[r] + oh[r];
+            w[3 + r] = hv[r] + (C[symmetric_index(r, 0)] * o[0] + C[symmetric_index(r, 1)] * o[1]
+                                + C[symmetric_index(r, 2)] * o[2]);
+        }
+    } else
+        for (int r = 0; r < 3; r++) { w[r] = M * v[r]; w[3 + r] = hv[r]; }
+}
 RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
-    real *R = W, *p = R + 9 * nf, *Jc = p + 3 * nf, *MSc = Jc + 9 * nf, *Mc = MSc + 3 * nf, *R0 = Mc + nf,
-         *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *D = Wr + 6 * nf, *Q = D + n, *A = Q + n;
+    /* Cb: the composite links in R_0 about O_0, 10 per frame (link_in_base) */
+    real *Cb = W, *R0 = Cb + 10 * nf, *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *D = Wr + 6 * nf,
+         *Q = D + n, *A = Q + n;
     load_lanes(job->q, s0, job->count, n, n, Q);
     for (int i = 0; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
-        real *Ri = R + 9 * i, *pi = p + 3 * i, *R0i = R0 + 9 * i, *P0i = P0 + 3 * i;
+        real Ri[9], pi[3], *R0i = R0 + 9 * i, *P0i = P0 + 3 * i;
         frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
-        for (int c = 0; c < 9; c++) Jc[9 * i + c] = splat(m->J[9 * i + c]);
-        for (int c = 0; c < 3; c++) MSc[3 * i + c] = splat(m->MS[3 * i + c]);
-        Mc[i] = splat(m->M[i]);
         if (a < 0) {                                   /* 0T_i = 0T_a a(i)T_i */
             memcpy(R0i, Ri, 9 * sizeof(real));
             memcpy(P0i, pi, 3 * sizeof(real));
@@ -458,6 +504,10 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
             mat_vec(R0 + 9 * a, pi, t);
             for (int c = 0; c < 3; c++) P0i[c] = P0[3 * a + c] + t[c];
         }
+        if (massless(m, i))
+            memset(Cb + 10 * i, 0, 10 * sizeof(real));
+        else
+            link_in_base(m, i, R0i, P0i, Cb + 10 * i);
         if (k < 0) continue;
         real z[3] = {R0i[2], R0i[5], R0i[8]}, *Si = S + 6 * k;   /* S and Wr by joint */
         if (m->sigma[i] == 0) {
@@ -468,59 +518,39 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
             memset(Si + 3, 0, 3 * sizeof(real));
         }
     }
-    for (int i = nf - 1; i >= 0; i--) {      /* composite link of the subtree of i, summed into a(i) */
-        int a = m->parent[i];
-        if (a < 0) continue;
-        real *Ri = R + 9 * i, *pi = p + 3 * i, h[3], JR[9], Jr[9];
-        mat_vec(Ri, MSc + 3 * i, h);                        /* R MS */
-        mat_mul(Ri, Jc + 9 * i, JR); mat_mul_t(JR, Ri, Jr); /* R J R^T */
-        real Mi = Mc[i], ph = pi[0] * h[0] + pi[1] * h[1] + pi[2] * h[2];
-        real pp = pi[0] * pi[0] + pi[1] * pi[1] + pi[2] * pi[2];
-        /* parallel-axis shift [9.12]: J - M p̂p̂ - p̂ĥ - ĥp̂ with âb̂ = b aᵀ - (a·b) 1 */
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++)
-                Jc[9 * a + 3 * r + c] += Jr[3 * r + c] - Mi * pi[r] * pi[c] - h[r] * pi[c] - pi[r] * h[c]
-                                         + (r == c ? Mi * pp + 2.0 * ph : splat(0.0));
-        for (int c = 0; c < 3; c++) MSc[3 * a + c] += h[c] + Mi * pi[c];
-        Mc[a] += Mi;
-    }
-    for (int i = 0; i < nf; i++) {
-        int k = m->joint[i];
-        if (k < 0) continue;
-        real F[3], N[3], f0[3], n0[3], pf[3];
-        const real *J = Jc + 9 * i, *h = MSc + 3 * i;
-        real zero = splat(0.0);
-        if (m->sigma[i] == 0) {   /* unit ω̇ about z: F = z × MS, N = J z */
-            F[0] = -h[1]; F[1] = h[0]; F[2] = zero;
-            N[0] = J[2]; N[1] = J[5]; N[2] = J[8];
-        } else {                  /* unit V̇ along z: F = M z, N = MS × z */
-            F[0] = zero; F[1] = zero; F[2] = Mc[i];
-            N[0] = h[1]; N[1] = -h[0]; N[2] = zero;
+    /* from the leaves to the base (children have larger indices): the composite link of the subtree of i is
+     * complete when i is reached; its joint's wrench is taken, then it is summed into a(i) */
+    for (int i = nf - 1; i >= 0; i--) {
+        int a = m->parent[i], k = m->joint[i];
+        const real *C = Cb + 10 * i;
+        if (k >= 0) {
+            composite_wrench(C, S + 6 * k, m->sigma[i] == 0, Wr + 6 * k);
+            D[k] = joint_product(S + 6 * k, Wr + 6 * k) + m->Ia[i];
         }
-        D[k] = (m->sigma[i] == 0 ? N[2] : F[2]) + m->Ia[i];
-        mat_vec(R0 + 9 * i, F, f0); mat_vec(R0 + 9 * i, N, n0); cross(P0 + 3 * i, f0, pf);
-        real *w = Wr + 6 * k;
-        for (int c = 0; c < 3; c++) { w[c] = f0[c]; w[3 + c] = n0[c] + pf[c]; }
+        if (a >= 0)
+            for (int c = 0; c < 10; c++) Cb[10 * a + c] += C[c];
     }
     if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D);
     if (job->count - s0 == 1) {   /* one state (a single call, a batch's last): lane 0 straight into its result */
         double *o = job->out + s0 * (long)n * n;
         if (!m->chain) memset(o, 0, sizeof(double) * (size_t)n * n);
-        real acc = splat(0.0);
+        /* x - x is 0 for a finite x, NaN for ±inf and NaN: a bitwise or of the comparisons (one cycle), not a
+         * sum (a floating addition's latency per product) */
+        lmask bad = {0, 0, 0, 0};
         for (int i = 0; i < nf; i++) {
             int k = m->joint[i];
             if (k < 0) continue;
             o[k * n + k] = D[k][0];
-            acc += D[k] * 0.0;
+            bad |= D[k] - D[k] != 0.0;
             for (int j = m->parent[i]; j >= 0; j = m->parent[j]) {
                 int kj = m->joint[j];
                 if (kj < 0) continue;
                 real v = joint_product(S + 6 * kj, Wr + 6 * k);
                 o[kj * n + k] = o[k * n + kj] = v[0];
-                acc += v * 0.0;
+                bad |= v - v != 0.0;
             }
         }
-        return acc[0] == 0.0 ? 0 : RD_NONFINITE;
+        return bad[0] ? RD_NONFINITE : 0;
     }
     /* a chain's every entry is written below; a tree's joints on different branches leave zeros */
     if (!m->chain) memset(A, 0, sizeof(real) * (size_t)n * n);
