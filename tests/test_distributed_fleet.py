@@ -13,7 +13,7 @@ import pytest
 
 import robodyn as rd
 from robodyn.errors import InputError
-from robodyn.identification.dynamic import IdentificationError
+from robodyn.identification.factors import IdentificationError
 
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
