@@ -65,8 +65,8 @@ class IdentificationOptions:
         ``"physical"``: weight λ of the pull (λ / p) ‖D⁻¹ (K − K_model)‖² towards the model's (a priori)
         parameters, each relative to its scale D, next to the fit normalised by ‖y‖²
         (:mod:`robodyn.identification.consistent`).  Default None: chosen from the data by cross-validation on
-        contiguous time blocks (``solver["regularization_rule"]`` says so); ``prior_share`` on the result says
-        which parameters the prior rather than the data determined.
+        contiguous time blocks (a fleet: blocks of each robot's rows; ``solver["regularization_rule"]`` says so);
+        ``prior_share`` on the result says which parameters the prior rather than the data determined.
     min_mass : float
         ``"physical"``: lower bound on every link mass (kg).
     bounds : PhysicalBounds, dict or None

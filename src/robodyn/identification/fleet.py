@@ -151,7 +151,8 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
     robots = source.robots
     R, k = len(robots), own.size
     cand = tuple(range(n)) if terms == "auto" else terms
-    parts = source.reduce(cand, red)
+    parts = source.reduce(cand, red, folds=consistent.FOLDS if method == "physical" and o["regularization"] is None
+                          else 0)
     stray = sorted(set(parts) - set(range(R)))
     if stray:
         raise InputError(f"Samples.robot holds the indices {stray[:5]} outside 0…{R - 1}; give indices into "
@@ -193,8 +194,10 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
         c = theta[:t]  # the position terms' least-squares values: the consistent fit is on τ less them
         less = [np.concatenate([Rr[..., t:-1], Rr[..., -1:] - Rr[..., :t] @ c[:, None]], axis=-1) for Rr in Rs]
         bounds = o["bounds"] or consistent.PhysicalBounds(min_mass=float(o["min_mass"]))
+        folds = None if parts[0][4] is None else _fleet_folds([parts[r][4] for r in range(R)],
+                                                               term_columns(cand, b, terms), wj, t, own, shared)
         phys, report = _fleet_physical(robot, bp, [Rr * (1.0 if sw is None else sw[:, None, None]) for Rr in less],
-                                       own, shared, options, o["regularization"], bounds)
+                                       own, shared, options, o["regularization"], bounds, folds, t)
         theta = np.concatenate([c, phys])
         converged = report["certified"]
         if not converged:
@@ -237,7 +240,21 @@ def _shared_gram(grams, own) -> np.ndarray:
     return total
 
 
-def _fleet_physical(robot, base, Rs, own, shared, options, regularization, bounds):
+def _fleet_folds(grams, S, wj: np.ndarray, t: int, own, shared) -> np.ndarray:
+    """The Gram matrices (k, t + P + 1, t + P + 1) of the fleet's weighted [E W y] on each robot's k time blocks:
+    robot r's (k, n, m, m) on the columns ``S`` of [E W y], summed over its joints with the weights ``wj`` and
+    put in the fleet's columns (E, the shared base parameters, each robot's own, y)."""
+    bs, k = len(shared), len(own)
+    P = t + bs + len(grams) * k
+    out = np.zeros((grams[0].shape[0], P + 1, P + 1))
+    for r, G in enumerate(grams):
+        at = np.empty(len(S), dtype=int)
+        at[:t], at[t + shared], at[t + own], at[-1] = np.arange(t), t + np.arange(bs), t + bs + r * k + np.arange(k), P
+        out[:, at[:, None], at] += np.einsum("j,kjab->kab", wj, G[:, :, S][:, :, :, S])
+    return out
+
+
+def _fleet_physical(robot, base, Rs, own, shared, options, regularization, bounds, folds=None, free: int = 0):
     """The physically consistent fleet fit: θ (P,) in the fleet order, and the solver report.
 
     Minimises the fleet's residual Σ_r ‖W_r Ψ K_r − y_r‖² = Σ_r ‖T_r Ψ K_r − z_r‖² + ρ_r² (T_r, z_r, ρ_r: robot
@@ -247,7 +264,9 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization, bound
     shared base parameter stays shared), plus the pull towards the model's parameters — the program of
     :func:`robodyn.identification.physical_fit` (:func:`robodyn.identification.consistent.fleet_program`),
     scaled, solved and certified the same way: an uncertified point comes back with ``solver["certified"]``
-    False, never unchecked.
+    False, never unchecked.  ``regularization=None`` chooses λ from the data as one robot's fit does: by
+    cross-validation on ``folds``, contiguous time blocks of every robot's rows (:func:`_fleet_folds`; ``free``
+    position-term columns first, minimised out), the fleet's base parameters θ = Ψ_f K its unknowns' image.
     """
     from robodyn.parameters.regressor import standard_parameter_vector
 
@@ -262,13 +281,14 @@ def _fleet_physical(robot, base, Rs, own, shared, options, regularization, bound
     limits = consistent.check_bounds(bounds, nf)
     program, cols = consistent.fleet_program(robot, base, psi, prior, [stack_factors(Rr) for Rr in Rs], mine, 0.0,
                                              limits)
-    K, report, _ = solve_regularized(program, limits, nf, 1e-6 if regularization is None else regularization,
-                                     None, psi, what="fleet identification")
-    if regularization is None:
-        report["regularization_rule"] = "default of a fleet (1e-6; no cross-validation over a fleet's robots)"
-    thetas = K[cols] @ psi.T  # (R, b): each robot's base parameters
-    theta = np.concatenate([thetas[0, shared], thetas[:, own].ravel()])
-    return theta, report
+    bs, k = len(shared), len(own)
+    fleet_psi = np.zeros((bs + len(Rs) * k, program.D.size))  # θ (P,) = Ψ_f K: shared, then each robot's own
+    fleet_psi[:bs, cols[0]] = psi[shared]
+    for r in range(len(Rs)):
+        fleet_psi[bs + r * k + np.arange(k)[:, None], cols[r]] = psi[own]
+    K, report, _ = solve_regularized(program, limits, nf, regularization, folds, fleet_psi, free,
+                                     what="fleet identification")
+    return fleet_psi @ K, report
 
 
 def fleet_values(result: Identification, name: str) -> np.ndarray:

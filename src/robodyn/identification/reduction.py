@@ -456,11 +456,19 @@ class DaskSource:
         return tasks[0]
 
     def reduce(self, joints=(), reduction: str = "gram", theta=None, scale=None, robust=None, folds: int = 0):
-        """As :meth:`ArraySource.reduce` (the folds: contiguous groups of row chunks), with the clipped rows per
-        joint (n,) last; a fleet: a dict robot index → (result, N, used, clipped) (no folds)."""
+        """As :meth:`ArraySource.reduce` (the folds: contiguous groups of row chunks); a fleet: a dict robot index →
+        (result, N, used, clipped, Gram matrices of ``folds`` contiguous blocks of that robot's rows or None)."""
         args = (joints, reduction, theta, scale, robust)
         if self.labels is not None:
-            return self.dask.compute(self._tree(self._blocks(self.arrays, self.labels), *args))[0]
+            labels = self.labels * folds + self._blocks_of_robots(folds) if folds else self.labels
+            parts = self.dask.compute(self._tree(self._blocks(self.arrays, labels), *args))[0]
+            split = {}
+            for key, part in parts.items():  # key: robot r's fold f is r folds + f
+                r, f = divmod(key, folds) if folds else (key, 0)
+                split.setdefault(r, {})[f] = part
+            return {r: _merged(reduction, *p.values()) + (np.stack([
+                gram(p[f][0], reduction) if f in p else np.zeros(p[min(p)][0].shape[1:]) for f in range(folds)])
+                if folds else None,) for r, p in split.items()}
         arrays, rows = self.arrays, self.arrays[0].shape[0]
         if folds and len(arrays[0].chunks[0]) < folds and not np.isnan(rows):
             arrays = [a.rechunk({0: max(-(-int(rows) // folds), 1)}) for a in arrays]
@@ -469,6 +477,14 @@ class DaskSource:
         parts = self.dask.compute(*[self._tree([blocks[i] for i in g], *args) for g in groups])
         acc, N, used, clipped = _merged(reduction, *parts)
         return acc, int(N), used, clipped, (np.stack([gram(p[0], reduction) for p in parts]) if folds else None)
+
+    def _blocks_of_robots(self, folds: int):
+        """(N,) dask array: the contiguous time block (0 … folds − 1) of each row among its robot's rows (0 for a
+        robot index outside ``robots``, which the fleet's driver refuses)."""
+        own = self.labels[:, None] == np.arange(len(self.robots))
+        rank = (self.da.cumsum(own, axis=0) * own).sum(axis=1) - 1
+        size = (own * own.sum(axis=0).compute()).sum(axis=1)
+        return self.da.where(size > 0, rank * folds // self.da.maximum(size, 1), 0)
 
     def residuals(self, theta, joints=()):
         """τ − [E W] θ as an (N, n) dask array, NaN on the rows left out; a fleet: θ (robots, m − 1)."""
