@@ -4,6 +4,8 @@ a seam), the rows of each joint's equation used, and the columns Gautier's paral
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from robodyn.arrays import as_real_array, finite_result
@@ -35,10 +37,11 @@ def checked_samples(robot: Robot, q, qd, qdd, tau):
     return arrays["q"], arrays["qd"], arrays["qdd"], arrays["tau"]
 
 
-def stacked_runs(robot: Robot, q, qd=None, qdd=None, tau=None):
+def stacked_runs(robot: Robot, q, qd=None, qdd=None, tau=None, transmission=None):
     """The samples (N, n) × 4 of one run given as arrays, or of several runs (a list of IdentificationData or of
     (q, qd, qdd, tau) tuples, each prepared on its own) stacked row-wise and checked like one run; the runs'
-    filtered Coulomb columns (N, n) (None unless every run is prepared data) and
+    filtered Coulomb columns (N, n) (None unless every run is prepared data), followed by the motors' of a
+    ``transmission`` (:meth:`IdentificationData.motor_coulomb`) when every run kept its full-rate states, and
     the clipped torques (N, n) bool (:func:`robodyn.identification.data.saturated`, or marked by the preparation)."""
     from robodyn.identification.data import IdentificationData, saturated
 
@@ -50,7 +53,8 @@ def stacked_runs(robot: Robot, q, qd=None, qdd=None, tau=None):
         parts, coulomb, clipped = [], [], []
         for k, run in enumerate(runs):
             if isinstance(run, IdentificationData):
-                coulomb.append(run.coulomb)
+                motor = None if transmission is None else run.motor_coulomb(transmission.J_mq)
+                coulomb.append(run.coulomb if motor is None else np.hstack([run.coulomb, motor]))
                 sat = run.saturated
                 run = (run.q, run.qd, run.qdd, run.tau)
             else:
@@ -61,34 +65,35 @@ def stacked_runs(robot: Robot, q, qd=None, qdd=None, tau=None):
             parts.append(checked_samples(robot, *run))
             clipped.append(saturated(parts[-1][3]) | (False if sat is None else sat))
         stacked = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
-        sharp = any(c is None for c in coulomb)
-        return stacked + (None if sharp else np.concatenate(coulomb), np.concatenate(clipped))
+        if any(c is None for c in coulomb):  # a run of arrays: sign(q̇) as it is
+            return stacked + (None, np.concatenate(clipped))
+        width = min(c.shape[1] for c in coulomb)  # the motors' columns only where every run has them
+        return stacked + (np.concatenate([c[:, :width] for c in coulomb]), np.concatenate(clipped))
     if qd is None or qdd is None or tau is None:
         raise InputError("give q, qd, qdd and tau (N, n) together, or only a list of runs as q")
     arrays = checked_samples(robot, q, qd, qdd, tau)
     return arrays + (None, saturated(arrays[3]))
 
 
-def _coulomb_columns(bp) -> list:
-    """(joint j, base column k) of every base parameter that is a joint's Coulomb friction Fc_j alone."""
+def filtered_coulomb(bp, coulomb):
+    """The regressor function (q, qd, qdd, rows) → W with the Coulomb columns replaced by ``coulomb[rows]`` (N, n
+    [+ motors]): sign(q̇_j) of joint j's Fc_j by column j; with more columns, J_mq[i, :]ᵀ sign(q̇_mi) of motor i's
+    F_cm,i by column n + i (the base column of a parameter that groups others is that parameter's own)."""
     from robodyn.parameters.regressor import standard_parameter_names
 
     names = standard_parameter_names(bp.robot, bp.friction, bp.transmission)
-    out = []
-    for k, c in enumerate(bp.columns):
-        if names[c].startswith("Fc") and names[c][2:].isdigit():
-            out.append((int(names[c][2:]) - 1, k))
-    return out
-
-
-def filtered_coulomb(bp, coulomb):
-    """The regressor function (q, qd, qdd, rows) → W with the Coulomb columns replaced by ``coulomb[rows]``."""
-    pairs = _coulomb_columns(bp)
+    n = bp.robot.n
+    J = None if coulomb.shape[1] == n else np.asarray(bp.transmission.J_mq, dtype=float)
+    pairs = [(int(m[2]) - 1 + (n if m[1] else 0), k) for k, c in enumerate(bp.columns)
+             if (m := re.fullmatch(r"Fc(m?)(\d+)", names[c])) and (J is not None or not m[1])]
 
     def W_of(q, qd, qdd, rows):
         W = bp.regressor(q, qd, qdd)
         for j, k in pairs:
-            W[:, j, k] = coulomb[rows, j]
+            if j < n:
+                W[:, j, k] = coulomb[rows, j]
+            else:
+                W[:, :, k] = coulomb[rows, j, None] * J[j - n]
         return W
     return W_of
 
