@@ -456,32 +456,33 @@ class DaskSource:
         return tasks[0]
 
     def reduce(self, joints=(), reduction: str = "gram", theta=None, scale=None, robust=None, folds: int = 0):
-        """As :meth:`ArraySource.reduce` (the folds: contiguous groups of row chunks); a fleet: a dict robot index →
-        (result, N, used, clipped, Gram matrices of ``folds`` contiguous blocks of that robot's rows or None)."""
+        """As :meth:`ArraySource.reduce`, the same folds (contiguous blocks of the rows); a fleet: a dict robot index
+        → (result, N, used, clipped, Gram matrices of ``folds`` contiguous blocks of that robot's rows or None)."""
         args = (joints, reduction, theta, scale, robust)
-        if self.labels is not None:
-            labels = self.labels * folds + self._blocks_of_robots(folds) if folds else self.labels
-            parts = self.dask.compute(self._tree(self._blocks(self.arrays, labels), *args))[0]
-            split = {}
-            for key, part in parts.items():  # key: robot r's fold f is r folds + f
-                r, f = divmod(key, folds) if folds else (key, 0)
-                split.setdefault(r, {})[f] = part
-            return {r: _merged(reduction, *p.values()) + (np.stack([
-                gram(p[f][0], reduction) if f in p else np.zeros(p[min(p)][0].shape[1:]) for f in range(folds)])
-                if folds else None,) for r, p in split.items()}
-        arrays, rows = self.arrays, self.arrays[0].shape[0]
-        if folds and len(arrays[0].chunks[0]) < folds and not np.isnan(rows):
-            arrays = [a.rechunk({0: max(-(-int(rows) // folds), 1)}) for a in arrays]
-        blocks = self._blocks(arrays)
-        groups = [g for g in np.array_split(np.arange(len(blocks)), min(folds, len(blocks)) or 1) if g.size]
-        parts = self.dask.compute(*[self._tree([blocks[i] for i in g], *args) for g in groups])
-        acc, N, used, clipped = _merged(reduction, *parts)
-        return acc, int(N), used, clipped, (np.stack([gram(p[0], reduction) for p in parts]) if folds else None)
+        labels = self.labels
+        if folds and labels is None:  # one robot: every row is robot 0's
+            labels = self.da.zeros_like(self.arrays[0][:, 0], dtype=np.int64)
+        if labels is None:
+            acc, N, used, clipped = self.dask.compute(self._tree(self._blocks(self.arrays), *args))[0]
+            return acc, int(N), used, clipped, None
+        if folds:
+            labels = labels * folds + self._blocks_of_robots(labels, folds)
+        parts = self.dask.compute(self._tree(self._blocks(self.arrays, labels), *args))[0]
+        split = {}
+        for key, part in parts.items():  # key: robot r's fold f is r folds + f
+            r, f = divmod(key, folds) if folds else (key, 0)
+            split.setdefault(r, {})[f] = part
+        out = {r: _merged(reduction, *p.values()) + (np.stack([
+            gram(p[f][0], reduction) if f in p else np.zeros(p[min(p)][0].shape[1:]) for f in range(folds)])
+            if folds else None,) for r, p in split.items()}
+        if self.labels is not None or not out:  # a fleet, or no rows (whose count the driver reports)
+            return out if self.labels is not None else self.reduce(*args)
+        return (out[0][0], int(out[0][1])) + out[0][2:]
 
-    def _blocks_of_robots(self, folds: int):
+    def _blocks_of_robots(self, labels, folds: int):
         """(N,) dask array: the contiguous time block (0 … folds − 1) of each row among its robot's rows (0 for a
         robot index outside ``robots``, which the fleet's driver refuses)."""
-        own = self.labels[:, None] == np.arange(len(self.robots))
+        own = labels[:, None] == np.arange(max(len(self.robots), 1))
         rank = (self.da.cumsum(own, axis=0) * own).sum(axis=1) - 1
         size = (own * own.sum(axis=0).compute()).sum(axis=1)
         return self.da.where(size > 0, rank * folds // self.da.maximum(size, 1), 0)
