@@ -144,7 +144,7 @@ def test_wls_equals_a_dense_weighted_least_squares(client, robot, base, data):
     """Gautier's per-joint noise σ_j = ‖ρ_j‖ / √(N − b_j), b_j the parameters present in joint j's equations, of
     the weighted fit's own residual ρ_j (re-estimated from the OLS one until it settles to WLS_TOLERANCE).  Both
     paths count b_j from the exact column norms (the Gram diagonal), so they agree with each other too."""
-    from robodyn.identification.dynamic import WLS_TOLERANCE
+    from robodyn.identification.solvers import WLS_TOLERANCE
 
     res = dd.identify(robot, *data, base=base, method="wls", chunk=128)
     ref = rd.identify(robot, *data, base=base, method="wls")
@@ -170,7 +170,7 @@ def test_irls_equals_the_in_memory_identification(client, robot, base, data):
 def test_physical_equals_the_in_memory_identification(robot, base, data):
     """The semidefinite program on the reduced (b + 1) × (b + 1) factor (local threaded scheduler: the solve is on
     the client). The two factors agree to rounding; the conic solver stops at a duality gap of 1e-10 (SOLVERS in
-    robodyn.identification.dynamic), which bounds the estimates' agreement at ~1e-8 of their size."""
+    robodyn.identification.physical), which bounds the estimates' agreement at ~1e-8 of their size."""
     ref = rd.identify(robot, *data, base=base, method="physical")
     with dask.config.set(scheduler="threads"):
         res = dd.identify(robot, *data, base=base, method="physical", chunk=151)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import robodyn as rd
-from robodyn.identification.consistent import LOOSE_GAP
+from robodyn.identification.consistent import LOOSE_GAP, REGULARIZATION_GRID
 
 da = pytest.importorskip("dask.array")
 from robodyn import distributed as dd  # noqa: E402
@@ -61,3 +61,22 @@ def test_a_fleet_reports_a_checked_certificate(fleet):
     for name in names:
         v = dd.fleet_values(res, name)
         assert np.all(v[fv] >= 0.0) and np.all(v[fc] >= 0.0)
+
+
+def test_a_fleet_chooses_its_regularization_from_the_data_as_one_robot_does(fleet):
+    """regularization=None: λ by cross-validation on contiguous blocks of every robot's rows, one of the grid's
+    values, reported with its rule; a fleet of one robot has the same blocks, the same held-out errors (its
+    columns in another order) and so the same λ as the single-robot path."""
+    robot, base, runs = fleet
+    res = dd.identify(robot, _samples(runs, ("a", "b", "c")), base=base, per_robot=("friction",),
+                      method="physical", position_terms=None)
+    s = res.solver
+    assert s["regularization"] in REGULARIZATION_GRID and "cross-validation" in s["regularization_rule"]
+    assert s["certified"] and res.converged
+    solo = dd.identify(robot, _samples(runs[:1], ("solo",)), base=base, per_robot=("friction", "offsets"),
+                       method="physical", position_terms=None)
+    ref = rd.identify(robot, *runs[0], base=base, method="physical", position_terms=None)
+    assert abs(solo.solver["regularization"] - ref.solver["regularization"]) <= 1e-10 * ref.solver["regularization"]
+    assert solo.solver["regularization_rule"] == ref.solver["regularization_rule"]
+    got = dd.fleet_values(solo, "solo")  # and the same fit at it, to the solver's tolerance (as above)
+    assert np.abs(got - ref.values).max() <= 1e-7 * np.abs(ref.values).max()

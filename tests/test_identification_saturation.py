@@ -76,3 +76,30 @@ def test_prepared_data_mark_the_samples_a_clipped_torque_reaches():
     assert np.all(data.saturated[inside, 0])
     assert "clipped torques: joint 1" in data.report()["summary"]
     assert data.select(data.t < 5).saturated.shape == (int(np.sum(data.t < 5)), 2)
+
+
+def test_one_row_selection_serves_the_whole_run_and_every_chunk(campaign):
+    """rows_used is the selection of the in-memory source (the whole run) and of each cluster chunk (the clipped
+    torques found over the whole run, clipping): the chunks' rows, stacked, are the run's rows; only the whole run
+    can tell that a joint is left without rows, and names it."""
+    from robodyn.identification.reduction import clipped_block, clipping, min_velocities, rows_used
+
+    da = pytest.importorskip("dask.array")
+    robot, q, qd, qdd, tau = campaign
+    tau = tau.copy()
+    tau[:, 1] = np.minimum(tau[:, 1], 0.7 * tau[:, 1].max())
+    v = min_velocities(0.05, robot.n)
+    whole = rows_used(qd, saturated(tau), v, whole=True)
+    np.testing.assert_array_equal(whole[:, 0], np.abs(qd[:, 0]) >= 0.05)
+    np.testing.assert_array_equal(whole[:, 1], (np.abs(qd[:, 1]) >= 0.05) & (tau[:, 1] < tau[:, 1].max()))
+    clip = clipping(da.from_array(tau, chunks=(700, robot.n)))
+    chunks = [rows_used(qd[s:s + 700], clipped_block(tau[s:s + 700], clip), v) for s in range(0, len(q), 700)]
+    np.testing.assert_array_equal(np.concatenate(chunks), whole)
+    assert rows_used(qd, np.zeros(qd.shape, bool), None, whole=True) is None
+    dead = np.zeros(qd.shape, bool)
+    dead[:, 2] = True
+    assert not rows_used(qd, dead)[:, 2].any()  # a chunk: no verdict
+    with pytest.raises(rd.identification.IdentificationError, match="every sample of joint 3 is clipped"):
+        rows_used(qd, dead, whole=True)
+    with pytest.raises(rd.identification.IdentificationError, match="no sample of joint 4 moves at 100"):
+        rows_used(qd, None, min_velocities([0, 0, 0, 100, 0, 0], robot.n), whole=True)

@@ -150,7 +150,7 @@ def tx40_prepared(tx40):
 
 def physically_consistent(res) -> None:
     """Every link's pseudo-inertia ⪰ 0, rotor inertias, friction and motor parameters ≥ 0 (to round-off)."""
-    from robodyn.identification.dynamic import pseudo_inertia
+    from robodyn.identification.consistent import pseudo_inertia
 
     P = pseudo_inertia(res.robot.params)
     lam = np.linalg.eigvalsh(P)

@@ -96,7 +96,7 @@ _PUBLIC = _MappingProxyType({
     "CompiledModel": ("robodyn.symbolic", "CompiledModel"),
     "customized_model": ("robodyn.symbolic", "customized_model"),
     "identify": ("robodyn.identification.dynamic", "identify"),
-    "Identification": ("robodyn.identification.dynamic", "Identification"),
+    "Identification": ("robodyn.identification.results", "Identification"),
     "excitation_trajectory": ("robodyn.identification.excitation", "excitation_trajectory"),
     "read_joint_log": ("robodyn.logs", "read_joint_log"),
     "simulate": ("robodyn.simulation", "simulate"),

@@ -38,7 +38,9 @@ from types import MappingProxyType
 import numpy as np
 
 from robodyn.errors import InputError, RobodynError
-from robodyn.identification.dynamic import RANK_TOL, Identification, fleet_values  # noqa: F401 (public here too)
+from robodyn.identification.factors import RANK_TOL  # noqa: F401 (public here too)
+from robodyn.identification.fleet import fleet_values  # noqa: F401 (public here too)
+from robodyn.identification.results import Identification
 from robodyn.identification.dynamic import identify as run_identify
 from robodyn.identification.reduction import (CHUNK, GATHER, PIVOTS, Samples, aligned, dask_modules,  # noqa: F401
                                               median, robot_names, sample_arrays)

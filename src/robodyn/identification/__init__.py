@@ -29,17 +29,11 @@ from robodyn.identification.wam import wam_gravity_study
 # dynamic identification: excitation, data preparation, least squares
 from robodyn.identification.excitation import ExcitationTrajectory, excitation_trajectory
 from robodyn.identification.data import IdentificationData, prepare_identification_data
-from robodyn.identification.dynamic import (
-    EssentialParameters,
-    Identification,
-    IdentificationError,
-    IdentificationOptions,
-    essential_parameters,
-    identify,
-    PhysicalFit,
-    physical_fit,
-    pseudo_inertia,
-    Validation,
-)
+from robodyn.identification.consistent import pseudo_inertia
+from robodyn.identification.dynamic import IdentificationOptions, identify
+from robodyn.identification.essential import EssentialParameters, essential_parameters
+from robodyn.identification.factors import IdentificationError
+from robodyn.identification.physical import PhysicalFit, physical_fit
+from robodyn.identification.results import Identification, Validation
 from robodyn.identification.payload import DriveGains, Payload, identify_drive_gains, identify_payload
 # --- end dynamic identification ---

@@ -400,36 +400,10 @@ def cross_validated_regularization(folds: np.ndarray, psi: np.ndarray, prior: np
     ``folds`` (k, m + b + 1, m + b + 1): the Gram matrix of the weighted [E W_B y] of every block, E the ``free``
     = m columns fitted without constraint (none by default): each training fit minimises them out (the Schur
     complement of its Gram matrix) and the held-out error uses their least-squares values.  Returns (λ, the rule)."""
-    if free:
-        return _cross_validated_free(folds, psi, prior, D, grid, free)
-    k = folds.shape[0]
-    b = folds.shape[1] - 1
+    k, m = folds.shape[0], free
     total = folds.sum(axis=0)
     p = prior.size
     M = psi * D  # K_B = Ψ (K₀ + D u)
-    base0 = psi @ prior
-    err = np.zeros(len(grid))
-    for i in range(k):
-        Gt = total - folds[i]
-        Gww, Gwy, Gyy = Gt[:b, :b], Gt[:b, b], Gt[b, b]
-        if Gyy <= 0:
-            continue
-        H = M.T @ Gww @ M / Gyy
-        g = M.T @ (Gwy - Gww @ base0) / Gyy
-        Vw, Vy, vyy = folds[i][:b, :b], folds[i][:b, b], folds[i][b, b]
-        for c, lam in enumerate(grid):
-            u = np.linalg.solve(H + lam / p * np.eye(p), g)
-            kb = base0 + M @ u
-            err[c] += float(kb @ Vw @ kb - 2 * kb @ Vy + vyy)
-    return _chosen(err, grid, k)
-
-
-def _cross_validated_free(folds, psi, prior, D, grid, m: int) -> tuple[float, str]:
-    """:func:`cross_validated_regularization` with ``m`` free columns first."""
-    k = folds.shape[0]
-    total = folds.sum(axis=0)
-    p = prior.size
-    M = psi * D
     base0 = psi @ prior
     err = np.zeros(len(grid))
     for i in range(k):

@@ -93,7 +93,8 @@ class IdentificationData:
     coulomb : ndarray (N, n) or None — sign(q̇) of the full-rate filtered states, filtered, trimmed and decimated
         exactly as τ (the Coulomb columns of Gautier's parallel filtering, n columns only): what
         ``rd.identify(robot, data)`` puts in the regressor's Coulomb columns, so that they contain the smoothed
-        steps the filtered torque contains (no Fc/Fv bias at velocity reversals)
+        steps the filtered torque contains (no Fc/Fv bias at velocity reversals); with a transmission and
+        ``parallel=True``, the motors' Coulomb columns too (:meth:`motor_coulomb`)
     saturated : ndarray (N, n) bool or None — the kept samples whose filtered τ_j is within the filter's reach
         (two time constants, order / (π cutoff) s) of a clipped measured τ_j (:func:`saturated`); ``rd.identify(robot, data)``
         and ``validate`` leave those rows of joint j out.  None when no torque was clipped.
@@ -146,6 +147,15 @@ class IdentificationData:
         b, a = self.filter_coefficients
         first, last = self.trimmed[0], M - self.trimmed[1]
         return filtfilt(b, a, xx, axis=0)[first:last:self.decimate]
+
+    def motor_coulomb(self, J_mq) -> np.ndarray | None:
+        """sign(q̇_m), q̇_m = J_mq q̇ (De Luca; [9.29]–[9.33]), of the full-rate filtered states, filtered, trimmed and
+        decimated exactly as τ (:meth:`filter_columns`), (N, motors): the smooth steps that the motors' Coulomb
+        friction F_cm sign(q̇_m) leaves in the filtered τ, as ``coulomb`` for the joints'; None without the
+        full-rate states (``parallel=False``).  ``J_mq``: the motor matrix (motors, n) of a transmission."""
+        if self.full_rate is None:
+            return None
+        return self.filter_columns(np.sign(self.full_rate[1] @ np.asarray(J_mq, dtype=float).T))
 
     def select(self, rows) -> "IdentificationData":
         """The prepared samples ``rows`` (a boolean mask (N,) or indices) only, e.g. a time block held out for

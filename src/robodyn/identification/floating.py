@@ -85,7 +85,7 @@ class BaseOnlyIdentification:
         ``"physical"``: the identified standard parameters, in the order of ``kept`` (so that ``values`` =
         ``base_values(standard)``).
     solver : dict or None
-        ``"physical"``: the conic solver's report (:class:`robodyn.identification.dynamic.PhysicalFit`).
+        ``"physical"``: the conic solver's report (:class:`robodyn.identification.physical.PhysicalFit`).
     """
 
     names: tuple[str, ...]
@@ -228,7 +228,7 @@ def _identify(robot, q, v, a, frames, forces, base_wrench, tau, gravity, tol, op
 def _physical(robot: Robot, q, v, a, gravity, y: np.ndarray, whole: bool, options: _Physical):
     """Physically consistent standard parameters (module notes): (K (p,) in the order of the result's columns,
     the identified Robot, the solver's report)."""
-    from robodyn.identification.dynamic import physical_fit
+    from robodyn.identification.physical import physical_fit
     from robodyn.parameters.base import base_parameters
     from robodyn.parameters.regressor import regressor
 

@@ -105,7 +105,7 @@ def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
         way), or the solver failed.
     """
     from robodyn.dynamics.newton_euler import inverse_dynamics
-    from robodyn.identification.dynamic import IdentificationError
+    from robodyn.identification.factors import IdentificationError
 
     check_robot(robot)
     if tau is None:
@@ -173,7 +173,9 @@ def _consistent(A: np.ndarray, y: np.ndarray, start: np.ndarray, regularization:
     """φ minimising ‖A φ − y‖ with the payload's pseudo-inertia ⪰ 0 (a semidefinite program, Clarabel)."""
     import cvxpy as cp
 
-    from robodyn.identification.dynamic import IdentificationError, nearest_consistent, solve_conic
+    from robodyn.identification.consistent import nearest_consistent
+    from robodyn.identification.factors import IdentificationError
+    from robodyn.identification.physical import solve_conic
 
     P = cp.Variable((4, 4), PSD=True)
     tr = P[0, 0] + P[1, 1] + P[2, 2]
@@ -238,7 +240,7 @@ def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: floa
     DriveGains
     """
     from robodyn.identification.data import check_samples
-    from robodyn.identification.dynamic import IdentificationError
+    from robodyn.identification.factors import IdentificationError
     from robodyn.parameters.base import base_parameters
 
     check_robot(robot)

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from robodyn.arrays import finite_result
+from robodyn.arrays import as_real_array, finite_result
 from robodyn.errors import InputError, RobodynError
+from robodyn.identification.factors import IdentificationError
 from robodyn.progress import progress
 
 #: States per block when reducing in-memory samples (keeps the temporaries small).
@@ -93,6 +94,38 @@ def robot_names(names, where: str) -> tuple:
     return out
 
 
+def min_velocities(min_velocity, n: int):
+    """``min_velocity`` checked: (n,) finite speeds ≥ 0, or None."""
+    if min_velocity is None:
+        return None
+    v = as_real_array("min_velocity", min_velocity).astype(float)
+    v = np.full(n, float(v)) if v.ndim == 0 else v
+    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
+        raise InputError(f"min_velocity = {np.asarray(min_velocity).tolist()}; give one finite speed >= 0 "
+                         f"or {n} of them (one per joint)")
+    return v
+
+
+def rows_used(qd: np.ndarray, clipped=None, min_velocity=None, whole: bool = False):
+    """(rows, n) bool of the rows of each joint's equation used, or None for all: joint j's torque not clipped
+    (``clipped`` (rows, n) bool or None) and |q̇_j| ≥ min_velocity_j (``min_velocity`` (n,) of
+    :func:`min_velocities`, or None).  The one selection of every source: a chunk's rows, or the whole run in
+    memory; ``whole``: the rows are the whole run, and a joint left without rows is an IdentificationError naming
+    it (a chunk cannot tell)."""
+    use = None if clipped is None or not clipped.any() else ~clipped
+    if min_velocity is not None:
+        use = (np.abs(qd) >= min_velocity) & (True if use is None else use)
+    empty = np.flatnonzero(~use.any(axis=0)) if whole and use is not None else ()
+    if len(empty):
+        j = int(empty[0])
+        fast = min_velocity is not None and not np.any(np.abs(qd[:, j]) >= min_velocity[j])
+        raise IdentificationError(
+            f"min_velocity: no sample of joint {j + 1} moves at {min_velocity[j]:g} or faster (max |qd{j + 1}| = "
+            f"{np.abs(qd[:, j]).max():g}); lower min_velocity" if fast else f"every sample of joint {j + 1} is "
+            "clipped or too slow; give data where its torque is not saturated")
+    return use
+
+
 # ---------------------------------------------------------------- one chunk
 
 def position_columns(q: np.ndarray, joints) -> np.ndarray:
@@ -128,7 +161,7 @@ def reduce_rows(W, tau, keep=None, reduction: str = "gram", theta=None, scale=No
     ((2, n, m, m)), and the rows used (w > 0) per joint (n,).
 
     W (rows, n, b), tau (rows, n), E (rows, n, k) or None: the position columns; ``keep`` (rows, n) weights ≥ 0
-    (None: 1); with ``theta`` ((k + b,)), the robust weights of the residuals τ − [E W] θ scaled by ``scale``
+    or bool (None: 1); with ``theta`` ((k + b,)), the robust weights of the residuals τ − [E W] θ scaled by ``scale``
     multiply them ("irls").  The block of [W y] is the product it is without E, to the last bit."""
     k = 0 if E is None else E.shape[2]
     if theta is not None:
@@ -141,7 +174,7 @@ def reduce_rows(W, tau, keep=None, reduction: str = "gram", theta=None, scale=No
     A[..., -1] = tau.T
     AE = None if not k else np.ascontiguousarray(E.transpose(1, 0, 2))
     if keep is not None:
-        sw = np.sqrt(keep.T)[..., None]
+        sw = np.sqrt(keep.T.astype(float))[..., None]
         A *= sw
         AE = None if AE is None else AE * sw
     acc = np.zeros((2, n, k + m, k + m))
@@ -232,7 +265,7 @@ class ArraySource:
             for s in range(0, N, self.block):
                 blk = slice(s, s + self.block)
                 (W, E), tau = self._rows(blk, joints), self.tau[blk]
-                keep = None if self.use is None else self.use[blk].astype(float)
+                keep = None if self.use is None else self.use[blk]
                 part, u = reduce_rows(W, tau, keep, reduction, theta, scale, robust, E)
                 acc = part if acc is None else merge(reduction, acc, part)
                 used += u
@@ -354,14 +387,6 @@ def clipping(tau):
     return (ext[0], ext[1], flags[0], flags[1]) if flags.any() else None
 
 
-def _keep(qd, tau, clip, min_velocity):
-    """(rows, n) float 0/1 of a chunk's rows used (not clipped, fast enough), or None for all."""
-    keep = None if clip is None else ~clipped_block(tau, clip)
-    if min_velocity is not None:
-        keep = (np.abs(qd) >= min_velocity) & (True if keep is None else keep)
-    return None if keep is None else keep.astype(float)
-
-
 def _chunk(bp, q, qd, qdd, tau, joints, reduction, theta, scale, robust, clip, min_velocity, labels=None):
     """One chunk of the cluster: (result (2, n, m, m), rows, rows used per joint, clipped rows per joint),
     reduced in blocks of ``BLOCK`` rows; with ``labels`` (rows,) of a fleet, a dict robot index → the same for
@@ -377,7 +402,7 @@ def _chunk(bp, q, qd, qdd, tau, joints, reduction, theta, scale, robust, clip, m
     acc, used = np.zeros((2, n, m, m)), np.zeros(n, dtype=np.int64)
     for s in range(0, N, BLOCK):
         blk = slice(s, s + BLOCK)
-        keep = _keep(qd[blk], tau[blk], clip, min_velocity)
+        keep = rows_used(qd[blk], None if clip is None else clipped_block(tau[blk], clip), min_velocity)
         W, E = _columns(bp, q[blk], qd[blk], qdd[blk], joints)
         part, u = reduce_rows(W, tau[blk], keep, reduction, theta, scale, robust, E)
         acc, used = merge(reduction, acc, part), used + u
@@ -431,19 +456,36 @@ class DaskSource:
         return tasks[0]
 
     def reduce(self, joints=(), reduction: str = "gram", theta=None, scale=None, robust=None, folds: int = 0):
-        """As :meth:`ArraySource.reduce` (the folds: contiguous groups of row chunks), with the clipped rows per
-        joint (n,) last; a fleet: a dict robot index → (result, N, used, clipped) (no folds)."""
+        """As :meth:`ArraySource.reduce`, the same folds (contiguous blocks of the rows); a fleet: a dict robot index
+        → (result, N, used, clipped, Gram matrices of ``folds`` contiguous blocks of that robot's rows or None)."""
         args = (joints, reduction, theta, scale, robust)
-        if self.labels is not None:
-            return self.dask.compute(self._tree(self._blocks(self.arrays, self.labels), *args))[0]
-        arrays, rows = self.arrays, self.arrays[0].shape[0]
-        if folds and len(arrays[0].chunks[0]) < folds and not np.isnan(rows):
-            arrays = [a.rechunk({0: max(-(-int(rows) // folds), 1)}) for a in arrays]
-        blocks = self._blocks(arrays)
-        groups = [g for g in np.array_split(np.arange(len(blocks)), min(folds, len(blocks)) or 1) if g.size]
-        parts = self.dask.compute(*[self._tree([blocks[i] for i in g], *args) for g in groups])
-        acc, N, used, clipped = _merged(reduction, *parts)
-        return acc, int(N), used, clipped, (np.stack([gram(p[0], reduction) for p in parts]) if folds else None)
+        labels = self.labels
+        if folds and labels is None:  # one robot: every row is robot 0's
+            labels = self.da.zeros_like(self.arrays[0][:, 0], dtype=np.int64)
+        if labels is None:
+            acc, N, used, clipped = self.dask.compute(self._tree(self._blocks(self.arrays), *args))[0]
+            return acc, int(N), used, clipped, None
+        if folds:
+            labels = labels * folds + self._blocks_of_robots(labels, folds)
+        parts = self.dask.compute(self._tree(self._blocks(self.arrays, labels), *args))[0]
+        split = {}
+        for key, part in parts.items():  # key: robot r's fold f is r folds + f
+            r, f = divmod(key, folds) if folds else (key, 0)
+            split.setdefault(r, {})[f] = part
+        out = {r: _merged(reduction, *p.values()) + (np.stack([
+            gram(p[f][0], reduction) if f in p else np.zeros(p[min(p)][0].shape[1:]) for f in range(folds)])
+            if folds else None,) for r, p in split.items()}
+        if self.labels is not None or not out:  # a fleet, or no rows (whose count the driver reports)
+            return out if self.labels is not None else self.reduce(*args)
+        return (out[0][0], int(out[0][1])) + out[0][2:]
+
+    def _blocks_of_robots(self, labels, folds: int):
+        """(N,) dask array: the contiguous time block (0 … folds − 1) of each row among its robot's rows (0 for a
+        robot index outside ``robots``, which the fleet's driver refuses)."""
+        own = labels[:, None] == np.arange(max(len(self.robots), 1))
+        rank = (self.da.cumsum(own, axis=0) * own).sum(axis=1) - 1
+        size = (own * own.sum(axis=0).compute()).sum(axis=1)
+        return self.da.where(size > 0, rank * folds // self.da.maximum(size, 1), 0)
 
     def residuals(self, theta, joints=()):
         """τ − [E W] θ as an (N, n) dask array, NaN on the rows left out; a fleet: θ (robots, m − 1)."""
@@ -474,8 +516,8 @@ def _residual_block(bp, q, qd, qdd, tau, theta, joints=(), clip=None, min_veloci
         blk = slice(s, s + BLOCK)
         W, E = _columns(bp, q[blk], qd[blk], qdd[blk], joints)
         out[blk] = tau[blk] - _predicted(W, E, theta if labels is None else theta[labels[blk]])
-    keep = _keep(qd, tau, clip, min_velocity)
-    return out if keep is None else np.where(keep > 0, out, np.nan)
+    keep = rows_used(qd, None if clip is None else clipped_block(tau, clip), min_velocity)
+    return out if keep is None else np.where(keep, out, np.nan)
 
 
 # ---------------------------------------------------------------- exact quantiles of a chunked array

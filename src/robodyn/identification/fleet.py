@@ -1,0 +1,313 @@
+"""A fleet of robots of one model identified together (``per_robot``; docs/scaling.md): shared inertial
+parameters and position terms, each robot's own friction and/or offsets (``Fc3[r]``); least squares of the
+block-angular problem (Björck 1996, §6.3), or one robot's physically consistent program with the factors stacked.
+"""
+
+from __future__ import annotations
+
+import re
+from types import MappingProxyType
+
+import numpy as np
+import scipy.linalg
+
+from robodyn.errors import InputError
+from robodyn.identification import consistent
+from robodyn.identification.factors import (IdentificationError, check_rank, joint_residuals, noise_floor,
+                                            solve_factor, stack_factors)
+from robodyn.identification.physical import solve_regularized, standard_to_base
+from robodyn.identification.position import auto_terms, position_names, term_columns
+from robodyn.identification.reduction import Samples, dask_modules, factor, gram, qr_stack, robot_names
+from robodyn.identification.results import Identification
+from robodyn.identification.solvers import check_counts, fit_failure, irls, joint_weights
+from robodyn.model.robot import Robot
+
+
+#: ``per_robot`` options → the base parameters each makes per robot.
+_PER_ROBOT = MappingProxyType({"friction": re.compile(r"^F[cv]\d+$"), "offsets": re.compile(r"^Foff\d+$")})
+
+
+def per_robot_option(per_robot) -> tuple:
+    """``per_robot`` checked: () or a tuple of distinct keys of ``_PER_ROBOT``."""
+    items = () if per_robot is None else (per_robot,) if isinstance(per_robot, str) else per_robot
+    items = tuple(items) if isinstance(items, (tuple, list)) else (items,)
+    if (per_robot is not None and not items) or any(not isinstance(x, str) or x not in _PER_ROBOT for x in items):
+        raise InputError(f"per_robot = {per_robot!r}; give None or a tuple of 'friction' (Fc, Fv of every joint) "
+                         "and 'offsets' (Foff of every joint)")
+    return tuple(dict.fromkeys(items))
+
+
+def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float):
+    """Least squares of the block-angular fleet problem from each robot's per-joint factors (Björck 1996, §6.3).
+
+    Robot r's rows of [W_f,r  W_s  y] (its own columns first) are reduced to one triangular factor
+    [[T_ff  T_fs  z_f], [0  S_r  z_r]]; the S_r blocks of all robots are stacked and factored into the shared
+    problem, solved for θ_s; then θ_f,r = T_ff⁻¹ (z_f − T_fs θ_s). (Wᵀ W)⁻¹ follows from the same blocks:
+    C_ss = (Sᵀ S)⁻¹, C_fs,r = −H_r C_ss, C_ff,rr' = δ_rr' T_ff⁻¹ T_ff⁻ᵀ + H_r C_ss H_r'ᵀ with H_r = T_ff⁻¹ T_fs.
+
+    Parameters
+    ----------
+    Rs : list of (n, m, m) — each robot's per-joint factors of [W_j y_j] (m = b + 1, base column order).
+    own, shared : int arrays (k,), (b_s,) — the base columns that are per robot and shared.
+    names, robots : base parameter names, robot names (for errors).
+    weights : (n,) or None — per-joint weights.
+    tol : float — rank tolerance (0: no test).
+
+    Returns
+    -------
+    θ (P,), (Wᵀ W)⁻¹ (P, P), ‖y − W θ‖, and the full triangular factor (P, P) whose singular values are W's; the
+    order is the b_s shared parameters, then the k of each robot.
+    """
+    k, bs, R = len(own), len(shared), len(Rs)
+    b = k + bs
+    order = np.concatenate([own, shared, [b]])
+    P = bs + R * k
+    tops, lowers = [], []
+    for r, Rr in enumerate(Rs):
+        T = stack_factors(Rr[:, :, order], weights)
+        cn = np.linalg.norm(T[:, :k], axis=0)
+        top = np.linalg.norm(T[:, :b], axis=0).max(initial=0.0)
+        bad = np.flatnonzero((cn <= tol * top) | (np.abs(np.diag(T[:k, :k])) <= tol * cn))
+        if bad.size:
+            unexcited = ", ".join(f"{names[own[i]]}[{robots[r]}]" for i in bad)
+            raise IdentificationError(
+                f"the data of robot '{robots[r]}' do not excite {unexcited} "
+                "(their regressor columns are zero or combinations of the others: a joint that does not move); "
+                "give that robot an exciting trajectory or identify its friction with the fleet (per_robot=None)")
+        tops.append(T[:k])
+        lowers.append(T[k:, k:])
+    Rg = qr_stack([np.concatenate(lowers)[None]], bs + 1)[0]
+    check_rank(Rg, [names[i] for i in shared], tol, zero=tol)
+    theta_s, Cs, rnorm = solve_factor(Rg, bs)
+    theta = np.empty(P)
+    theta[:bs] = theta_s
+    L = np.zeros((P, bs))
+    L[:bs] = np.eye(bs)
+    D = np.zeros((P, P))
+    F = np.zeros((P, P))
+    F[R * k:, :bs] = Rg[:bs, :bs]
+    for r, T in enumerate(tops):
+        cols = slice(bs + r * k, bs + (r + 1) * k)
+        Tinv = scipy.linalg.solve_triangular(T[:, :k], np.eye(k))
+        H = Tinv @ T[:, k:b]
+        theta[cols] = Tinv @ T[:, b] - H @ theta_s
+        L[cols] = -H
+        D[cols, cols] = Tinv @ Tinv.T
+        F[r * k:(r + 1) * k, cols] = T[:, :k]
+        F[r * k:(r + 1) * k, :bs] = T[:, k:b]
+    return theta, L @ Cs @ L.T + D, rnorm, F
+
+
+def _per_robot_thetas(theta: np.ndarray, own, shared, R: int) -> np.ndarray:
+    """(R, b): each robot's base-parameter vector (shared values and its own) from the fleet's θ (P,)."""
+    bs, k = len(shared), len(own)
+    out = np.empty((R, k + bs))
+    out[:, shared] = theta[:bs]
+    out[:, own] = theta[bs:].reshape(R, k)
+    return out
+
+
+def _fleet_residuals(Rs, thetas) -> np.ndarray:
+    """‖y_j − W_j θ‖ of every joint (n,), over the whole fleet."""
+    return np.sqrt(sum(joint_residuals(Rr, th) ** 2 for Rr, th in zip(Rs, thetas)))
+
+
+def fleet_labels(samples: Samples, arrays, chunk: int):
+    """The (N,) robot indices as a dask array, and the checked robot names."""
+    _, da = dask_modules()
+    robots = robot_names(samples.robots, "Samples.robots")
+    if not robots or samples.robot is None:
+        raise InputError("per_robot: the Samples name no robots; read them with read_samples(..., robots=...) or "
+                         "give Samples(q, qd, qdd, tau, robot=indices, robots=names)")
+    labels = samples.robot
+    if not isinstance(labels, da.Array):
+        labels = np.asarray(labels)
+        if labels.dtype.kind not in "iu":
+            raise InputError(f"Samples.robot has dtype {labels.dtype}; give integer indices into Samples.robots")
+        labels = da.from_array(labels.astype(np.int64), chunks=(chunk,))
+    N = arrays[0].shape[0]
+    if labels.ndim != 1 or not (np.isnan(N) or np.isnan(labels.shape[0]) or labels.shape[0] == N):
+        raise InputError(f"Samples.robot has shape {labels.shape}; give one robot index per sample ({N},)")
+    return labels, robots
+
+
+def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, options) -> Identification:
+    """:func:`robodyn.identify` of a fleet (``per_robot``): shared inertia and position terms, each robot's friction/offsets.
+
+    Each robot's rows are reduced to its own per-joint factors of [E W y] (merged per robot in the same tree);
+    "auto" selects the position terms from the fleet's problem with each robot's own columns eliminated
+    (:func:`_shared_gram`), where they are shared columns as the inertial parameters; "physical" fits the
+    consistent fleet on the torques less the least-squares position terms."""
+    if o["transmission"] is not None:
+        raise InputError("transmission: a fleet (per_robot) is identified without motor parameters; give "
+                         "transmission=None or identify each robot on its own")
+    names = tuple(bp.names)
+    b, n, red = bp.count, robot.n, o["reduction"]
+    own = np.array([i for i, nm in enumerate(names) if any(_PER_ROBOT[x].match(nm) for x in options)], dtype=int)
+    if not own.size:
+        raise InputError(f"per_robot = {options}: the base parameters hold none of them (they are grouped with "
+                         "others); identify the fleet as one robot (per_robot=None)")
+    shared = np.array([i for i in range(b) if i not in set(own.tolist())], dtype=int)
+    robots = source.robots
+    R, k = len(robots), own.size
+    cand = tuple(range(n)) if terms == "auto" else terms
+    parts = source.reduce(cand, red, folds=consistent.FOLDS if method == "physical" and o["regularization"] is None
+                          else 0)
+    stray = sorted(set(parts) - set(range(R)))
+    if stray:
+        raise InputError(f"Samples.robot holds the indices {stray[:5]} outside 0…{R - 1}; give indices into "
+                         f"Samples.robots ({R} names)")
+    empty = [robots[r] for r in range(R) if r not in parts]
+    if empty:
+        raise IdentificationError(f"robot(s) {', '.join(repr(x) for x in empty)} have no samples; give their data "
+                                  "or leave them out of the fleet")
+    N = int(sum(parts[r][1] for r in range(R)))
+    counts = np.sum([parts[r][2] for r in range(R)], axis=0)
+    clipped = np.sum([parts[r][3] for r in range(R)], axis=0)
+    shares = None
+    if terms == "auto":  # from the fleet's problem on the shared columns: each robot's own ones projected out
+        G = _shared_gram([gram(parts[r][0], red) for r in range(R)], own + 2 * n)
+        shares, terms = auto_terms(robot, G, factor(np.stack([G, 0 * G]), "gram",
+                                                    term_columns(cand, len(shared), ()))[0], len(shared))
+    t = 2 * len(terms)
+    P = t + len(shared) + R * k
+    check_counts(counts, N, P)
+    factors = [factor(parts[r][0], red, term_columns(cand, b, terms)) for r in range(R)]
+    Rs = [f[0] for f in factors]
+    cols = position_names(terms) + names
+    own_x, shared_x = own + t, np.concatenate([np.arange(t), shared + t]).astype(int)
+    wj = joint_weights(o["weights"], n)
+    sw = None if o["weights"] is None else np.sqrt(wj)
+    try:
+        theta, C, rnorm, F = _fleet_fit(Rs, own_x, shared_x, cols, robots, sw, o["rank_tol"])
+    except IdentificationError as exc:
+        raise fit_failure(exc, terms, clipped, N) from None
+    cov = rnorm ** 2 / max(int(counts.sum()) - P, 1) * C
+    norms = np.stack([f[1][:, :-1] for f in factors])  # (R, n, t + b)
+    present = np.concatenate([np.sqrt(np.sum(norms[:, :, shared_x] ** 2, axis=0)),
+                              np.moveaxis(norms[:, :, own_x], 0, 1).reshape(n, -1)], axis=1)
+    bj = (present > 1e-12 * present.max(axis=1, keepdims=True)).sum(axis=1)  # parameters in joint j's equations
+    res = _fleet_residuals(Rs, _per_robot_thetas(theta, own_x, shared_x, R))
+    noise = res / np.sqrt(np.maximum(counts - bj, 1))
+    iterations, converged, message, report = 1, True, "", None
+    if method == "physical":
+        c = theta[:t]  # the position terms' least-squares values: the consistent fit is on τ less them
+        less = [np.concatenate([Rr[..., t:-1], Rr[..., -1:] - Rr[..., :t] @ c[:, None]], axis=-1) for Rr in Rs]
+        bounds = o["bounds"] or consistent.PhysicalBounds(min_mass=float(o["min_mass"]))
+        folds = None if parts[0][4] is None else _fleet_folds([parts[r][4] for r in range(R)],
+                                                               term_columns(cand, b, terms), wj, t, own, shared)
+        phys, report = _fleet_physical(robot, bp, [Rr * (1.0 if sw is None else sw[:, None, None]) for Rr in less],
+                                       own, shared, options, o["regularization"], bounds, folds, t)
+        theta = np.concatenate([c, phys])
+        converged = report["certified"]
+        if not converged:
+            message = (f"the physically consistent fleet fit is not certified: {report['accuracy']}; give a larger "
+                       "regularization or check the data")
+    elif method == "wls":
+        theta, cov, _, _ = _fleet_fit(Rs, own_x, shared_x, cols, robots, np.sqrt(wj) / noise_floor(noise), 0.0)
+    elif method == "irls":
+        def reweigh(th, scale):
+            acc = source.reduce(terms, red, _per_robot_thetas(th, own_x, shared_x, R), scale, o["robust"])
+            return [factor(acc[r][0], red)[0] for r in range(R)], np.sum([acc[r][2] for r in range(R)], axis=0)
+
+        theta, cov, iterations, converged, message = irls(
+            lambda th: source.residuals(_per_robot_thetas(th, own_x, shared_x, R), terms), source.median, reweigh,
+            lambda Rw: _fleet_fit(Rw, own_x, shared_x, cols, robots, sw, 0.0)[:2],
+            lambda Rw, th: float(np.sum(wj * _fleet_residuals(Rw, _per_robot_thetas(th, own_x, shared_x, R)) ** 2)),
+            Rs, counts, theta, int(o["max_iterations"]), P)
+    res = _fleet_residuals(Rs, _per_robot_thetas(theta, own_x, shared_x, R))
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    position = dict(position_joints=terms, position_coefficients=theta[:t].reshape(-1, 2),
+                    position_std=std[:t].reshape(-1, 2)) if t else {}
+    return Identification(
+        model=robot, method=method, friction=True, base=bp, samples=N, iterations=iterations, converged=converged,
+        names=tuple(names[i] for i in shared) + tuple(f"{names[i]}[{r}]" for r in robots for i in own),
+        values=theta[t:], std=std[t:], covariance=cov[t:, t:], condition_number=float(np.linalg.cond(F)),
+        residual_rms=res / np.sqrt(np.maximum(counts, 1)), noise=noise, message=message, solver=report,
+        equations=np.asarray(counts, dtype=int), weights=wj, position_shares=shares, **position)
+
+
+def _shared_gram(grams, own) -> np.ndarray:
+    """Σ_r of the Gram matrices (n, m, m) of every robot's rows with the robot's own columns ``own`` eliminated,
+    joint by joint (Schur complements): the fleet's problem on the other columns (a robot's own parameters, its
+    friction and offsets, appear in its joints' equations only)."""
+    total = 0.0
+    for G in grams:
+        rest = np.setdiff1d(np.arange(G.shape[-1]), own)
+        Gor = G[:, own][:, :, rest]
+        total = total + G[:, rest][:, :, rest] - np.swapaxes(Gor, -1, -2) @ np.linalg.pinv(
+            G[:, own][:, :, own], 1e-12, hermitian=True) @ Gor
+    return total
+
+
+def _fleet_folds(grams, S, wj: np.ndarray, t: int, own, shared) -> np.ndarray:
+    """The Gram matrices (k, t + P + 1, t + P + 1) of the fleet's weighted [E W y] on each robot's k time blocks:
+    robot r's (k, n, m, m) on the columns ``S`` of [E W y], summed over its joints with the weights ``wj`` and
+    put in the fleet's columns (E, the shared base parameters, each robot's own, y)."""
+    bs, k = len(shared), len(own)
+    P = t + bs + len(grams) * k
+    out = np.zeros((grams[0].shape[0], P + 1, P + 1))
+    for r, G in enumerate(grams):
+        at = np.empty(len(S), dtype=int)
+        at[:t], at[t + shared], at[t + own], at[-1] = np.arange(t), t + np.arange(bs), t + bs + r * k + np.arange(k), P
+        out[:, at[:, None], at] += np.einsum("j,kjab->kab", wj, G[:, :, S][:, :, :, S])
+    return out
+
+
+def _fleet_physical(robot, base, Rs, own, shared, options, regularization, bounds, folds=None, free: int = 0):
+    """The physically consistent fleet fit: θ (P,) in the fleet order, and the solver report.
+
+    Minimises the fleet's residual Σ_r ‖W_r Ψ K_r − y_r‖² = Σ_r ‖T_r Ψ K_r − z_r‖² + ρ_r² (T_r, z_r, ρ_r: robot
+    r's stacked (b + 1) × (b + 1) factor, whatever its number of samples) over the standard parameters K_r =
+    [links, friction of r, motors]: the links (pseudo-inertias ⪰ 0, rotor inertias ≥ 0) and motors shared, each
+    robot's Fc, Fv ≥ 0 and Foff free where ``per_robot`` makes them its own (a friction coefficient grouped into a
+    shared base parameter stays shared), plus the pull towards the model's parameters — the program of
+    :func:`robodyn.identification.physical_fit` (:func:`robodyn.identification.consistent.fleet_program`),
+    scaled, solved and certified the same way: an uncertified point comes back with ``solver["certified"]``
+    False, never unchecked.  ``regularization=None`` chooses λ from the data as one robot's fit does: by
+    cross-validation on ``folds``, contiguous time blocks of every robot's rows (:func:`_fleet_folds`; ``free``
+    position-term columns first, minimised out), the fleet's base parameters θ = Ψ_f K its unknowns' image.
+    """
+    from robodyn.parameters.regressor import standard_parameter_vector
+
+    n, nf = robot.n, robot.nf
+    psi = standard_to_base(robot, base)
+    prior = standard_parameter_vector(robot, True, base.transmission)
+    off = 11 * nf
+    kinds = {"friction": (0, 1), "offsets": (2,)}
+    chosen = [off + 3 * j + c for j in range(n) for o in options for c in kinds[o]]
+    # a standard column is a robot's own only where it reaches no shared base parameter
+    mine = sorted(c for c in chosen if not np.any(psi[shared, c]))
+    limits = consistent.check_bounds(bounds, nf)
+    program, cols = consistent.fleet_program(robot, base, psi, prior, [stack_factors(Rr) for Rr in Rs], mine, 0.0,
+                                             limits)
+    bs, k = len(shared), len(own)
+    fleet_psi = np.zeros((bs + len(Rs) * k, program.D.size))  # θ (P,) = Ψ_f K: shared, then each robot's own
+    fleet_psi[:bs, cols[0]] = psi[shared]
+    for r in range(len(Rs)):
+        fleet_psi[bs + r * k + np.arange(k)[:, None], cols[r]] = psi[own]
+    K, report, _ = solve_regularized(program, limits, nf, regularization, folds, fleet_psi, free,
+                                     what="fleet identification")
+    return fleet_psi @ K, report
+
+
+def fleet_values(result: Identification, name: str) -> np.ndarray:
+    """Robot ``name``'s base-parameter vector (b,) from a fleet identification (``identify(..., per_robot=...)``):
+    the shared values and that robot's own, in the order of ``result.base.names``, so that
+    ``result.base.regressor(q, qd, qdd) @ fleet_values(result, name)`` predicts its torques.
+
+    Raises
+    ------
+    InputError
+        ``name`` is not a robot of ``result``.
+    """
+    if not isinstance(result, Identification):
+        raise InputError(f"result must be an Identification (identify(..., per_robot=...)), got "
+                         f"{type(result).__name__}")
+    index = dict(zip(result.names, result.values))
+    if not isinstance(name, str) or not any(k.endswith(f"[{name}]") for k in index):
+        from robodyn.sanitize import printable
+
+        raise InputError(f"robot '{printable(str(name))}' is not in this identification; give one of the names in "
+                         "brackets of result.names")
+    return np.array([index.get(f"{k}[{name}]", index.get(k, np.nan)) for k in result.base.names])

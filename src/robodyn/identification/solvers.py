@@ -1,0 +1,283 @@
+"""The solvers of :func:`robodyn.identify` on the reduced problem (Khalil & Dombre §9.4; Gautier).
+
+Each method is a small function of the per-joint factors (:class:`Factors`), looked up in :data:`FITS`:
+
+- ``"ols"``: ordinary least squares, K̂ = W⁺ y, σ² = ‖ρ‖² / (N n − b), cov = σ² (WᵀW)⁻¹ (with joint weights:
+  the weighted estimate and its sandwich covariance);
+- ``"wls"``: Gautier's weighted least squares, σ_j² = ‖ρ_j‖² / (N_j − b_j) re-estimated from the weighted fit's
+  residuals until they settle, cov = (Wᵀ Σ⁻¹ W)⁻¹;
+- ``"irls"``: iteratively re-weighted least squares (Huber or bisquare weights, per-joint MAD scale), the
+  re-weighting passes over the samples supplied by the source;
+- ``"physical"``: the physically consistent fit (:mod:`robodyn.identification.physical`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+import scipy.linalg
+
+from robodyn.arrays import as_real_array
+from robodyn.errors import InputError
+from robodyn.identification.factors import (RANK_TOL, IdentificationError, check_rank, joint_residuals, noise_floor,
+                                            solve_factor, stack_factors)
+from robodyn.identification.physical import physical_estimate
+from robodyn.model.robot import Robot
+
+
+def check_counts(counts, N: int, b: int) -> None:
+    """IdentificationError when a joint has no rows left or the equations do not outnumber the parameters."""
+    counts = np.asarray(counts)
+    if np.any(counts == 0):
+        raise IdentificationError(f"every sample of joint {int(np.flatnonzero(counts == 0)[0]) + 1} is clipped or "
+                                  "too slow; give data where its torque is not saturated (or a lower min_velocity)")
+    n, neq = len(counts), int(counts.sum())
+    if neq <= b:
+        raise IdentificationError(f"{N} samples of {n} joints give {neq} equations for {b} parameters; "
+                                  f"give more than {b // n + 1} samples" + ("" if neq == N * n else
+                                                                             " or a lower min_velocity"))
+
+
+def fit_failure(exc: IdentificationError, joints, clipped, N: int) -> IdentificationError:
+    """The error of a fit that failed (``exc``), with its likely cause: the position terms of ``joints`` (0-based),
+    or the rows of clipped torques left out (``clipped`` (n,): per joint, of ``N`` samples)."""
+    if joints:  # sin q_j, cos q_j span joint j's own gravity torque when a link's weight acts on it alone
+        return IdentificationError(f"{exc}; or the position_terms of joint(s) {', '.join(str(j) for j in joints)} "
+                                   "are combinations of the base parameters' columns (that joint's own gravity "
+                                   "torque): leave them out of position_terms")
+    if not np.any(clipped):
+        return exc
+    left = ", ".join(f"joint {j + 1}: {int(c)} of {N}" for j, c in enumerate(clipped) if c)
+    return IdentificationError(f"{exc}; the rows of clipped (saturated) torques were left out ({left}): give "
+                               "data where the torques stay within the drives' and sensors' range")
+
+
+@dataclass(frozen=True, eq=False)
+class Factors:
+    """The reduced problem every solver of :data:`FITS` starts from: the per-joint factors R (n, b + 1, b + 1)
+    (b counting ``m`` free columns first), their stacked factor ``Rg``, the OLS estimate ``theta`` and its
+    covariance ``cov``, the per-joint noise σ_j of its residual, and the options of the solvers."""
+
+    robot: Robot
+    bp: object
+    R: np.ndarray
+    counts: np.ndarray
+    names: tuple
+    m: int
+    weights: np.ndarray | None
+    rank_tol: float
+    zero: float
+    Rg: np.ndarray
+    theta: np.ndarray
+    cov: np.ndarray
+    noise: np.ndarray
+    bj: np.ndarray
+    options: dict
+
+    @property
+    def b(self) -> int:
+        return len(self.names)
+
+
+def _fit_ols(p: Factors):
+    """Least squares; with joint weights, the weighted estimate and its sandwich covariance."""
+    if p.weights is None:
+        return p.theta, p.cov, {}
+    Rw = stack_factors(p.R, np.sqrt(p.weights))
+    _check_weighting(p.R, Rw, p.names, p.rank_tol, p.zero, p.weights)
+    theta = solve_factor(Rw, p.b)[0]
+    return theta, _sandwich(p.R, p.weights, noise_floor(p.noise), p.b) + _rounding_covariance(Rw, theta, p.b), {}
+
+
+def _fit_wls(p: Factors):
+    """Gautier's weighted least squares, the noise levels iterated to their fixed point (:func:`_iterated_wls`)."""
+    wj = np.ones(len(p.R)) if p.weights is None else p.weights
+    if p.weights is not None:  # Gautier's 1/σ_j are the data's own; only the user's weights are checked
+        _check_weighting(p.R, stack_factors(p.R, np.sqrt(wj)), p.names, p.rank_tol, p.zero, wj)
+    theta, inv, noise, iterations = _iterated_wls(p.R, wj, p.noise, p.counts, p.bj, p.b)
+    sig = noise_floor(noise)
+    cov = inv if p.weights is None else _sandwich(p.R, wj / sig ** 2, sig, p.b)
+    return theta, cov, dict(noise=noise, iterations=iterations)
+
+
+def _fit_irls(p: Factors):
+    """Iteratively re-weighted least squares: the source's passes (``options["irls"]``) from the OLS estimate."""
+    theta, cov, iterations, converged, message = p.options["irls"](p.theta)
+    return theta, cov, dict(iterations=iterations, converged=converged, message=message)
+
+
+def _fit_physical(p: Factors):
+    """The physically consistent fit (:func:`physical_estimate`) on the stacked factor; the free columns' least-squares
+    values given the consistent parameters; the covariance of the (weighted) least-squares estimate."""
+    m, b, o = p.m, p.b, p.options
+    _, cov, _ = _fit_ols(p)
+    Rp = p.Rg if p.weights is None else stack_factors(p.R, np.sqrt(p.weights))
+    theta, standard, robot, motors, report, share = physical_estimate(p.robot, p.bp, Rp[m:, m:], o["regularization"],
+                                                             o["min_mass"], bounds=o["bounds"], folds=o["folds"],
+                                                             free=m)
+    if m:
+        c = scipy.linalg.solve_triangular(Rp[:m, :m], Rp[:m, b] - Rp[:m, m:b] @ theta)
+        theta = np.concatenate([c, theta])
+    out = dict(standard=standard, robot=robot, identified_transmission=motors, solver=report, prior_share=share,
+               converged=report["certified"])
+    if not report["certified"]:
+        out["message"] = (f"the physically consistent fit is not certified: {report['accuracy']}; give a larger "
+                          "regularization or check the data")
+    return theta, cov, out
+
+
+#: The solvers of :func:`identify`: method → function of the reduced problem (:class:`Factors`) returning
+#: (estimate (b,), covariance (b, b), the other fields of the result it sets).
+FITS = MappingProxyType({"ols": _fit_ols, "wls": _fit_wls, "irls": _fit_irls, "physical": _fit_physical})
+
+
+def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=None, rank_tol: float = RANK_TOL,
+                zero: float = 1e-12, norms=None, regularization=None, min_mass: float = 0.0, bounds=None,
+                folds=None, irls=None, free=()) -> dict:
+    """The fit of :func:`identify` on the per-joint factors R (n, b + 1, b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j],
+    of ``counts`` (n,) rows (any source): the rank check (:func:`check_rank`), the least-squares estimate and
+    covariance, then the solver ``FITS[method]``.  ``norms`` (n, b + 1): the exact column norms of every
+    [W_j y_j]; ``folds`` (k, b + 1, b + 1): the weighted Gram matrices of k time blocks (``regularization=None``);
+    ``irls``: θ → (θ, cov, iterations, converged, message), the re-weighting passes over the samples; ``free``:
+    the names of the free columns before the base ones (the position terms).  Returns the fields of
+    :class:`Identification` it sets."""
+    m = len(free)
+    names = tuple(free) + tuple(bp.names)
+    b = len(names)
+    counts = np.asarray(counts)
+    Rg = stack_factors(R)
+    check_rank(Rg, names, rank_tol, zero)
+    theta, inv, rnorm = solve_factor(Rg, b)
+    norms = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
+    bj = (norms > 1e-12 * norms.max(axis=1, keepdims=True)).sum(1)  # parameters in the equations of joint j
+    noise = joint_residuals(R, theta) / np.sqrt(np.maximum(counts - bj, 1))
+    p = Factors(robot=robot, bp=bp, R=R, counts=counts, names=names, m=m,
+                weights=None if weights is None else np.asarray(weights, dtype=float), rank_tol=rank_tol, zero=zero,
+                Rg=Rg, theta=theta, cov=rnorm ** 2 / max(int(counts.sum()) - b, 1) * inv, noise=noise, bj=bj,
+                options=dict(regularization=regularization, min_mass=min_mass, bounds=bounds, folds=folds,
+                             irls=irls))
+    theta, cov, fields = FITS[method](p)
+    out = dict(iterations=1, converged=True, message="", robot=None, standard=None, identified_transmission=None,
+               solver=None, prior_share=None, noise=noise) | fields
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    if m:
+        out |= dict(position_joints=tuple(int(k[5:]) - 1 for k in free[::2]),
+                    position_coefficients=theta[:m].reshape(-1, 2), position_std=std[:m].reshape(-1, 2))
+    return out | dict(values=theta[m:], std=std[m:], covariance=cov[m:, m:],
+                      condition_number=float(np.linalg.cond(Rg[:b, :b])),
+                      residual_rms=joint_residuals(R, theta) / np.sqrt(np.maximum(counts, 1)))
+
+
+def irls(residuals, median, reweigh, fit, ssr, state, used, theta, max_iterations: int, count: int):
+    """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale from exact
+    medians), on any source and problem.
+
+    ``residuals(θ)``: the (N, n) residuals τ − W θ (NaN on the rows left out), ``median``: their per-joint
+    median; ``reweigh(θ, scale)``: the factors of the robustly weighted problem and #(w > 0) per joint;
+    ``fit(factors)``: θ and (Wᵀ W)⁻¹ of the weighted problem; ``ssr(factors, θ)``: its weighted residual sum of
+    squares; ``state``, ``used``: the unit-weight factors and row counts (all MADs 0: the exact OLS fit);
+    ``count``: the number of parameters.
+    """
+    converged, it = False, 0
+    for it in range(1, max_iterations + 1):
+        r = residuals(theta)
+        r = r.persist() if hasattr(r, "persist") else r
+        mad = 1.4826 * median(abs(r - median(r)))
+        if not np.any(mad > 0):
+            converged = True
+            break
+        state, used = reweigh(theta, noise_floor(mad))
+        new, _ = fit(state)
+        step = np.linalg.norm(new - theta)
+        theta = new
+        if step <= 1e-10 * (1.0 + np.linalg.norm(theta)):
+            converged = True
+            break
+    _, inv = fit(state)
+    s2 = ssr(state, theta) / max(float(np.sum(used)) - count, 1)
+    message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
+    return theta, s2 * inv, it, converged, message
+
+
+#: ``"wls"``: the per-joint noise levels are re-estimated from the weighted fit's residuals until they change by
+#: less than this (relative), at most ``WLS_ITERATIONS`` times.
+WLS_TOLERANCE = 1e-4
+WLS_ITERATIONS = 20
+
+
+def _iterated_wls(R: np.ndarray, wj: np.ndarray, noise: np.ndarray, counts, bj, b: int):
+    """Gautier's weighted least squares with the noise levels re-estimated from its own residuals (feasible
+    generalised least squares): σ_j from the OLS residual overstates a light joint's noise by the heavy joints'
+    noise that OLS puts into the parameters it shares (4.8 σ on the Panda's wrist at 2 % noise, i.e. weighted 23
+    times too low); σ_j² = ‖ρ_j‖² / (N_j − b_j) of the weighted fit is the fixed point.  Returns (θ, (Wᵀ Σ⁻¹ W)⁻¹
+    with the user's weights, σ (n,), passes)."""
+    dof = np.sqrt(np.maximum(np.asarray(counts) - bj, 1))
+    sig = noise_floor(noise)
+    for it in range(1, WLS_ITERATIONS + 1):
+        theta, inv, _ = solve_factor(stack_factors(R, np.sqrt(wj) / sig), b)
+        new = noise_floor(joint_residuals(R, theta) / dof)
+        done = np.max(np.abs(new - sig) / sig) <= WLS_TOLERANCE
+        sig = new
+        if done:
+            break
+    theta, inv, _ = solve_factor(stack_factors(R, np.sqrt(wj) / sig), b)
+    return theta, inv, sig, it
+
+
+#: A parameter whose weighted column keeps less than this fraction of its norm under the largest joint weight is
+#: resolved only by equations weighted down to the round-off (√ε ≈ 1.5e-8 relative) of the others' factors.
+WEIGHT_RESOLUTION = 1e-4
+
+
+def _check_weighting(R: np.ndarray, Rw: np.ndarray, names, tol: float, zero: float, w: np.ndarray) -> None:
+    """IdentificationError when the joint weights ``w`` make the weighted problem numerically singular: a
+    parameter resolved only by equations weighted down to the round-off of the others (the per-joint factors
+    carry each column to ~√ε of its norm), or the weighted factor ``Rw`` failing the rank test."""
+    b = len(names)
+    col = np.linalg.norm(R[:, :b, :b], axis=1)  # (n, b) per joint
+    top = np.sqrt(w.max()) * col.max(axis=0)
+    kept = np.sqrt(np.sum(w[:, None] * col ** 2, axis=0))
+    bad = [names[k] for k in np.flatnonzero(kept < WEIGHT_RESOLUTION * top)]
+    why = f"{', '.join(bad)} appear only in equations weighted down by more than {1 / WEIGHT_RESOLUTION ** 2:.0e}"
+    if not bad:
+        try:
+            check_rank(Rw, names, tol, zero)
+            return
+        except IdentificationError as exc:
+            why = str(exc).split("; use")[0]
+    raise IdentificationError(f"the weights (ratio {w.max() / w.min():.3g} between the largest and the smallest) "
+                              f"make the problem numerically singular: {why}; give weights within a few orders of "
+                              f"magnitude of each other")
+
+
+def _rounding_covariance(Rw: np.ndarray, theta: np.ndarray, b: int) -> np.ndarray:
+    """The rounding error of the weighted solve as a covariance: (ε cond(W_w) |θ|)², diagonal; keeps the reported
+    uncertainty of badly conditioned weightings from vanishing on exact data."""
+    T = Rw[:b, :b]
+    scale = np.linalg.norm(T, axis=0)
+    c = np.linalg.cond(T / np.where(scale > 0, scale, 1.0))
+    return np.diag((np.finfo(float).eps * c * np.abs(theta)) ** 2)
+
+
+def _sandwich(R: np.ndarray, lam: np.ndarray, sig: np.ndarray, b: int) -> np.ndarray:
+    """Covariance of the estimate weighted by λ_j per joint under noise σ_j: M⁻¹ (Σ λ_j² σ_j² G_j) M⁻¹,
+    M = Σ λ_j G_j, G_j = W_jᵀ W_j (from the per-joint factors)."""
+    T = R[:, :b, :b]
+    G = np.swapaxes(T, -1, -2) @ T
+    M = np.einsum("j,jab->ab", lam, G)
+    S = np.einsum("j,jab->ab", lam ** 2 * sig ** 2, G)
+    Minv = np.linalg.pinv(M, hermitian=True)
+    return Minv @ S @ Minv
+
+
+def joint_weights(weights, n: int) -> np.ndarray:
+    if weights is None:
+        return np.ones(n)
+    w = as_real_array("weights", weights).astype(float)
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise InputError(f"weights = {np.asarray(weights).tolist()}; give {n} finite weights > 0, one per joint")
+    return w
