@@ -209,11 +209,11 @@ class Identification:
         -------
         Validation
         """
-        q, qd, qdd, tau, _, clipped = _stack(self.model, q, qd, qdd, tau)
+        q, qd, qdd, tau, coulomb, clipped = _stack(self.model, q, qd, qdd, tau)
         use = _rows_kept(qd, min_velocity, clipped)
         if use is None:
             use = np.ones(q.shape, dtype=bool)
-        r = tau - self.predict(q, qd, qdd)
+        r = tau - self.predict(q, qd, qdd, coulomb=coulomb)
         count = use.sum(axis=0)
         ss_r = np.sum(np.where(use, r, 0.0) ** 2, axis=0)
         ss_t = np.sum(np.where(use, tau, 0.0) ** 2, axis=0)
