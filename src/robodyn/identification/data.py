@@ -43,6 +43,11 @@ AUTO_MAX_FRACTION = 0.2
 MIN_KEPT = 2000
 #: A row is at standstill when every joint's |q̇| is below this fraction of its largest |q̇| in the run.
 STANDSTILL = 0.01
+#: The Coulomb column of joint j is 0 where |q̇_j| is below this many times the velocity noise of the prepared data
+#: (:func:`velocity_noise`): there the sign of q̇_j is the sign of noise, and a joint at rest holds any friction
+#: torque within ±Fc (on a robot holding still poses, sign(q̇) predicts ±Fc at random: 2 to 30 times the torque
+#: error of 0 on a measured UR10e).
+COULOMB_DEADBAND = 5.0
 #: A joint's torque is clipped (saturated drive, sensor range) where it holds exactly its largest or smallest value
 #: for at least this many consecutive samples: a measured torque, with noise, does not repeat its extreme.
 SATURATED_RUN = 5
@@ -90,11 +95,14 @@ class IdentificationData:
     full_rate : tuple (q, qd, qdd) of ndarrays (M, n) or None — ``parallel=True``: the filtered states at the
         input (resampled) rate, untrimmed, for :meth:`filter_columns`; None otherwise
     filter_coefficients : tuple (b, a) or None — ``parallel=True``: the Butterworth coefficients used
-    coulomb : ndarray (N, n) or None — sign(q̇) of the full-rate filtered states, filtered, trimmed and decimated
-        exactly as τ (the Coulomb columns of Gautier's parallel filtering, n columns only): what
-        ``rd.identify(robot, data)`` puts in the regressor's Coulomb columns, so that they contain the smoothed
-        steps the filtered torque contains (no Fc/Fv bias at velocity reversals); with a transmission and
-        ``parallel=True``, the motors' Coulomb columns too (:meth:`motor_coulomb`)
+    coulomb : ndarray (N, n) or None — sign(q̇) of the full-rate filtered states, 0 where |q̇_j| is below
+        ``COULOMB_DEADBAND`` (5) × ``velocity_noise_j``, filtered, trimmed and decimated exactly as τ (the Coulomb
+        columns of Gautier's parallel filtering, n columns only): what ``rd.identify(robot, data)`` and
+        ``validate`` put in the regressor's Coulomb columns, so that they contain the smoothed steps the filtered
+        torque contains (no Fc/Fv bias at velocity reversals) and no random ±Fc where a joint is at rest; with a
+        transmission and ``parallel=True``, the motors' Coulomb columns too (:meth:`motor_coulomb`)
+    velocity_noise : ndarray (n,) or None — the standard deviation (rad/s | m/s) that the noise of the measured q
+        leaves in q̇ after the filter and the differences (:func:`velocity_noise`)
     saturated : ndarray (N, n) bool or None — the kept samples whose filtered τ_j is within the filter's reach
         (two time constants, order / (π cutoff) s) of a clipped measured τ_j (:func:`saturated`); ``rd.identify(robot, data)``
         and ``validate`` leave those rows of joint j out.  None when no torque was clipped.
@@ -117,6 +125,7 @@ class IdentificationData:
     filter_coefficients: tuple | None = None
     coulomb: np.ndarray | None = None
     saturated: np.ndarray | None = None
+    velocity_noise: np.ndarray | None = None
 
     @property
     def parallel(self) -> bool:
@@ -152,10 +161,14 @@ class IdentificationData:
         """sign(q̇_m), q̇_m = J_mq q̇ (De Luca; [9.29]–[9.33]), of the full-rate filtered states, filtered, trimmed and
         decimated exactly as τ (:meth:`filter_columns`), (N, motors): the smooth steps that the motors' Coulomb
         friction F_cm sign(q̇_m) leaves in the filtered τ, as ``coulomb`` for the joints'; None without the
-        full-rate states (``parallel=False``).  ``J_mq``: the motor matrix (motors, n) of a transmission."""
+        full-rate states (``parallel=False``).  ``J_mq``: the motor matrix (motors, n) of a transmission.  0 where
+        |q̇_m| is below ``COULOMB_DEADBAND`` × its velocity noise, √(Σ_j J_mq,mj² ``velocity_noise_j``²)."""
         if self.full_rate is None:
             return None
-        return self.filter_columns(np.sign(self.full_rate[1] @ np.asarray(J_mq, dtype=float).T))
+        J = np.asarray(J_mq, dtype=float)
+        qdm = self.full_rate[1] @ J.T
+        noise = 0.0 if self.velocity_noise is None else np.sqrt(J ** 2 @ self.velocity_noise ** 2)
+        return self.filter_columns(np.where(np.abs(qdm) >= COULOMB_DEADBAND * noise, np.sign(qdm), 0.0))
 
     def select(self, rows) -> "IdentificationData":
         """The prepared samples ``rows`` (a boolean mask (N,) or indices) only, e.g. a time block held out for
@@ -186,6 +199,7 @@ class IdentificationData:
                 "cutoff_rule": self.cutoff_rule, "bandwidth_hz": self.bandwidth,
                 "trimmed": list(self.trimmed), "standstill": list(self.standstill), "resampled": self.resampled,
                 "samples": int(self.t.size), "parallel": self.parallel, "saturated_samples": clipped or [0] * self.q.shape[1],
+                "velocity_noise": None if self.velocity_noise is None else self.velocity_noise.tolist(),
                 "summary": summary}
 
 
@@ -274,6 +288,26 @@ def auto_cutoff(t, q) -> tuple[float, str, float]:
            if fc == lo else f"at most {AUTO_MAX_FRACTION:g} x the rate" if fc == hi
            else f"at most {AUTO_FACTOR_MAX:g} x the {band:.3g} Hz bandwidth of q")
     return fc, f"auto: {why}; noise above {fn:.3g} Hz, 99 % of the energy of q below {band:.3g} Hz", band
+
+
+def velocity_noise(t, q, cutoff: float, order: int = DEFAULT_ORDER) -> np.ndarray:
+    """The standard deviation (n,) (rad/s | m/s) that the noise of the measured q leaves in the prepared q̇.
+
+    The noise of q_j is taken white, at the level N_j of its periodogram over the upper half of the band (where a
+    measured position holds only sensor noise and quantisation, as in :func:`noise_frequency`): the median there,
+    over ln 2, since a periodogram bin of white noise is exponentially distributed about the level.  The zero-phase
+    Butterworth filter (gain |H(f)|² per pass) and the central difference (gain sin(2πfh) / h) pass the variance
+    σ_j² = N_j ∫ |H(f)|⁴ sin²(2πfh) / h² df to q̇_j.
+    """
+    from scipy.signal import butter, freqz
+
+    tt = np.asarray(t, dtype=float)
+    f, P = position_spectrum(tt, q)
+    rate = (tt.size - 1) / (tt[-1] - tt[0])
+    b, a = butter(int(order), cutoff / (rate / 2))
+    H = freqz(b, a, worN=f, fs=rate)[1]
+    gain = np.abs(H) ** 4 * (np.sin(2 * np.pi * f / rate) * rate) ** 2
+    return np.sqrt(np.median(P[len(f) // 2:], axis=0) / np.log(2) * np.trapezoid(gain, f))
 
 
 def position_spectrum(t, x) -> tuple[np.ndarray, np.ndarray]:
@@ -449,7 +483,9 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     r = int(r)
     keep = slice(first, last, r)
     full = (qf, qd, qdd) if parallel else None
-    coulomb = filtfilt(b, a, np.sign(qd), axis=0)[keep]  # the Coulomb columns filtered as τ was
+    noise = velocity_noise(tt, qq, fc, order)
+    moving = np.abs(qd) >= COULOMB_DEADBAND * noise
+    coulomb = filtfilt(b, a, np.where(moving, np.sign(qd), 0.0), axis=0)[keep]  # Coulomb columns filtered as τ was
     reach = int(order) / (np.pi * fc)  # s: two time constants, where the filter's response to a clipped step fades
     sat = None
     if clipped.any():
@@ -457,7 +493,8 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     return IdentificationData(t=tt[keep], q=qf[keep], qd=qd[keep], qdd=qdd[keep], tau=tf[keep], cutoff=fc,
                               decimate=r, rate=rate, cutoff_rule=rule, bandwidth=bandwidth,
                               trimmed=(first, N - last), standstill=still, resampled=resampled, full_rate=full,
-                              filter_coefficients=(b, a) if parallel else None, coulomb=coulomb, saturated=sat)
+                              filter_coefficients=(b, a) if parallel else None, coulomb=coulomb, saturated=sat,
+                              velocity_noise=noise)
 
 
 def _near(t: np.ndarray, events: np.ndarray, reach: float) -> np.ndarray:

@@ -158,14 +158,18 @@ class Identification:
         min_velocity : float or array (n,) or None — score joint j only on the samples where |q̇_j| ≥
             min_velocity_j (the toolboxes' convention near velocity reversals); default: every sample.
 
+        Held-out runs given as IdentificationData put their ``coulomb`` (sign(q̇) filtered as τ was, 0 where a
+        joint is at rest) in the joints' Coulomb columns, as the fit does: the prediction is that of the filtered
+        torque.
+
         Returns
         -------
         Validation
         """
-        q, qd, qdd, tau, _, clipped = stacked_runs(self.model, q, qd, qdd, tau)
+        q, qd, qdd, tau, coulomb, clipped = stacked_runs(self.model, q, qd, qdd, tau)
         use = rows_used(qd, clipped, min_velocities(min_velocity, q.shape[1]), whole=True)
         use = np.ones(q.shape, dtype=bool) if use is None else use
-        r = tau - self.predict(q, qd, qdd)
+        r = tau - self.predict(q, qd, qdd, coulomb=coulomb)
         count = use.sum(axis=0)
         ss_r = np.sum(np.where(use, r, 0.0) ** 2, axis=0)
         ss_t = np.sum(np.where(use, tau, 0.0) ** 2, axis=0)
