@@ -348,6 +348,19 @@ def _facet_mode(mode, mu, facets):
     return np.array([[corner[0]], [corner[1]], [1.0]]), np.array([[0.0, 0.0, 1.0]])
 
 
+def _facet_system(modes, blocks):
+    """λ = E x and the conditions S (u + φ/h e_n) = 0 (E (3k, m), S (m, 3k)) of a pattern of pyramid modes, from
+    the blocks of :func:`_facet_mode` of every mode."""
+    E, S = zip(*(blocks[m] for m in modes))
+    cols = [0] + list(np.cumsum([e.shape[1] for e in E]))
+    k = len(modes)
+    Eb, Sb = np.zeros((3 * k, cols[-1])), np.zeros((cols[-1], 3 * k))
+    for c in range(k):
+        Eb[3 * c:3 * c + 3, cols[c]:cols[c + 1]] = E[c]
+        Sb[cols[c]:cols[c + 1], 3 * c:3 * c + 3] = S[c]
+    return Eb, Sb
+
+
 def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
     """The contact problem of one sample with pyramids of ``facets`` sides, solved mode by mode
     (:func:`_facet_mode`): each pattern of modes is a square linear system in its unknowns, solved by least
@@ -387,15 +400,9 @@ def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
         if least <= target or tried >= min(budget, _FACET_PATTERNS):
             break
         tried += 1
-        E, S = zip(*(blocks[m] for m in modes))
-        cols = [0] + list(np.cumsum([e.shape[1] for e in E]))
-        if not cols[-1]:
+        Eb, Sb = _facet_system(modes, blocks)
+        if not Eb.size:
             continue
-        Eb = np.zeros((3 * k, cols[-1]))
-        Sb = np.zeros((sum(s.shape[0] for s in S), 3 * k))
-        for c in range(k):
-            Eb[3 * c:3 * c + 3, cols[c]:cols[c + 1]] = E[c]
-            Sb[cols[c]:cols[c + 1], 3 * c:3 * c + 3] = S[c]
         x = np.linalg.lstsq(Sb @ W @ Eb, -Sb @ rhs.reshape(-1), rcond=None)[0]
         trial = (Eb @ x).reshape(k, 3)
         r = measure(trial)
@@ -589,8 +596,55 @@ def impulse_derivative(W, b, bias, mu, lam, MJ, scale):
         return np.zeros((3 * k, 3 * k)), bool(strict.all())
     _, Jx, _ = _mode_equations(x, modes, W, b, bias, mu)
     _, dlam = _mode_impulses(x, modes, mu)
-    dlam = dlam.reshape(3 * k, -1)
+    dlam, unique = _implicit(Jx, dlam.reshape(3 * k, -1), _mode_rows(x, modes, mu, k), MJ)
+    return dlam, bool(strict.all() and unique)
+
+
+def _implicit(Jx, dlam, D, MJ):
+    """∂λ/∂b = −(∂λ/∂x) (∂F/∂x)⁺ D of the modes' conditions F(x, b) = D (W λ(x) + b + φ/h e_n) = 0, and whether
+    the modes' solutions near λ (the null space of ∂F/∂x) all give the same v⁺ (``MJ`` = M⁻¹Jᵀ)."""
     _, s, Vt = np.linalg.svd(Jx)
     free = MJ @ dlam @ Vt[s <= 1e-10 * s[0]].T        # v⁺ along the modes' solutions through λ: zero if unique
     unique = np.abs(free).max(initial=0.0) <= 1e-8 * max(float(np.abs(MJ @ dlam).max()), np.finfo(float).tiny)
-    return -dlam @ np.linalg.pinv(Jx) @ _mode_rows(x, modes, mu, k), bool(strict.all() and unique)
+    return -dlam @ np.linalg.pinv(Jx) @ D, unique
+
+
+def facet_derivative(W, b, bias, mu, lam, MJ, scale, facets):
+    """∂λ/∂b (3k, 3k) of one sample at its solution λ with pyramids of ``facets`` sides (μ > 0), by the implicit
+    function theorem on the linear conditions of its modes (:func:`_facet_mode`), and whether v⁺ is
+    differentiable there: every contact strictly in its mode (margins as :func:`impulse_derivative`): open with
+    u_n + φ/h > 0; sticking with every facet inactive, n_jᵀλ_t < μ λ_n; on facet j alone (no vertex) sliding
+    along −n_j; at a vertex sliding strictly inside its normal cone (−u_t = α n_j + β n_{j+1}, α, β > 0); and
+    the modes' solutions near λ all giving the same v⁺.  Where the active facets change, it is not."""
+    k = b.shape[0]
+    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
+    tiny = np.finfo(float).tiny
+    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    n, _, _ = _polygon(facets)
+    active = (lam[:, :2] @ n.T) >= (1 - 1e-8) * mu * lam[:, 2:]                 # (k, facets)
+    modes, strict = [], []
+    for c in range(k):
+        j = np.flatnonzero(active[c])
+        slip = -n @ u[c, :2]                        # the slip against each facet's normal
+        if lam[c, 2] <= 1e-8 * size:
+            modes.append(OPEN)
+            strict.append(u[c, 2] + bias[c] > 1e-8 * scale)
+        elif j.size == 0:
+            modes.append(STICK)
+            strict.append(np.abs(u[c, :2]).max() <= 1e-8 * scale)
+        elif j.size == 1:
+            modes.append(2 + int(j[0]))
+            strict.append(slip[j[0]] > 1e-8 * scale)
+        elif j.size == 2 and (j[1] - j[0] == 1 or (j[0] == 0 and j[1] == facets - 1)):
+            first = int(j[1]) if j[1] - j[0] != 1 else int(j[0])      # the vertex between facets first, first + 1
+            modes.append(2 + facets + first)
+            pair = np.stack([n[first], n[(first + 1) % facets]], -1)
+            strict.append(bool(np.all(np.linalg.solve(pair, -u[c, :2]) > 1e-8 * scale)))
+        else:
+            modes.append(STICK)
+            strict.append(False)
+    Eb, Sb = _facet_system(modes, [_facet_mode(m, mu, facets) for m in range(2 + 2 * facets)])
+    if not Eb.size:
+        return np.zeros((3 * k, 3 * k)), bool(all(strict))
+    dlam, unique = _implicit(Sb @ W @ Eb, Eb, Sb, MJ)
+    return dlam, bool(all(strict) and unique)
