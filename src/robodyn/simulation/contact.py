@@ -45,7 +45,10 @@ impulse γ (μ cos θ, μ sin θ, 1)), solved by Newton's method; the guesses ne
 first, restarting from the best impulses found, then from De Saxcé's fixed point (Acary and Cadoux, 2013: the
 convex second-order-cone program of the normal velocities shifted by μ ‖u_t‖, solved by Clarabel).  With a
 pyramid (``cone="pyramid"``) the sweeps project on its polygon and the modes (open, sticking, on a facet, at a
-vertex) are linear.  The result is the best impulse found; its residual, the largest violation of the conditions
+vertex) are linear; their search starts from the impulses of Stewart and Trinkle's linear complementarity problem
+("An implicit time-stepping scheme for rigid body dynamics with inelastic collisions and Coulomb friction", 1996:
+the friction a combination of the polygon's vertices) solved by Lemke's complementary pivoting, each pattern's
+solution the one nearest to them on a redundant set.  The result is the best impulse found; its residual, the largest violation of the conditions
 as a contact velocity (m/s), is returned: it is what judges every method's result.  Then q⁺ = q + h v⁺
 (semi-implicit Euler); a floating base moves as MuJoCo's free joint:
 p⁺ = p + h ^wR_0 v⁺_0 and ^wR_0⁺ = ^wR_0 exp(h [ω⁺_0]×).
