@@ -10,7 +10,8 @@ them a random velocity (each component of v_0 and ω_0 uniform in −1 … 1, m/
 ``--impacts`` the boxes are instead 1e-4 … 1.3e-3 rad from flat, strike the plane at 1 m/s on four corners while
 moving and spinning (the other components uniform in −1 … 1) with μ in 1 … 1.5: the hardest cases for the sweeps.
 The table counts the cases by their reported residual (m/s, the largest violation of Signorini's and Coulomb's
-conditions) and the ones that raise, and gives the time per step (median, 99th percentile, largest).
+conditions) and the ones that raise, and gives the CPU time per step (this process's, as the machine may be
+shared: median, 99th percentile, largest).
 """
 
 from __future__ import annotations

@@ -445,9 +445,14 @@ def _lemke(M, q, pivots):
         row = int(rows[order[0]])
     else:
         return None
-    z = np.zeros(2 * m + 1)
-    z[basis] = T[:, -1]
-    return np.maximum(z[m:2 * m], 0.0)
+    x = np.zeros(2 * m + 1)
+    x[basis] = T[:, -1]
+    z = np.maximum(x[m:2 * m], 0.0)
+    w = M @ z + q
+    size = 1e-9 * max(float(np.abs(q).max()), float(np.abs(M).max() * z.max()))
+    if w.min() < -size or np.abs(w * z).max() > size * max(float(z.max()), 1.0):
+        return None                                 # the pivots lost the solution to rounding
+    return z
 
 
 def _stewart_trinkle(W, b, bias, mu, facets, pivots):
