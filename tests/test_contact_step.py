@@ -527,6 +527,23 @@ def test_pyramid_near_flat_impacts_are_solved(box, tilt, axis, mu, v):
     np.testing.assert_allclose(-(ut * ft).sum(-1), mu * fn * np.abs(ut).sum(-1), rtol=0, atol=1e3 * slack * scale)
 
 
+def test_lemke_solves_monotone_complementarity_problems():
+    """Lemke's method (the pyramid's first start) on LCPs with monotone matrices M = AAᵀ + εI + (B − Bᵀ), which
+    have a solution for every q: z ≥ 0, w = M z + q ≥ 0 and wᵀz = 0 to rounding; q ≥ 0 gives z = 0."""
+    from robodyn.simulation.contact_solver import _lemke
+    rng = np.random.default_rng(3)
+    for m in (1, 4, 9, 16, 24):
+        A, B = rng.normal(size=(m, m)), rng.normal(size=(m, m))
+        M = A @ A.T + 1e-3 * np.eye(m) + B - B.T
+        q = rng.normal(size=m)
+        z = _lemke(M, q, 50 * m)
+        w = M @ z + q
+        scale = 1e-12 * np.abs(M).max() * max(1.0, np.abs(z).max()) * m
+        assert np.all(z >= 0) and np.all(w >= -scale)
+        np.testing.assert_allclose(w * z, 0.0, atol=scale * max(1.0, np.abs(z).max()))
+        assert np.array_equal(_lemke(M, np.abs(q), 50 * m), np.zeros(m))
+
+
 def test_bad_cone_raises_a_clear_error(box):
     q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
     for change in ({"cone": "square"}, {"cone": "pyramid", "facets": 2}, {"cone": "pyramid", "facets": 4.0}):
