@@ -10,7 +10,8 @@ them a random velocity (each component of v_0 and ω_0 uniform in −1 … 1, m/
 ``--impacts`` the boxes are instead 1e-4 … 1.3e-3 rad from flat, strike the plane at 1 m/s on four corners while
 moving and spinning (the other components uniform in −1 … 1) with μ in 1 … 1.5: the hardest cases for the sweeps.
 The table counts the cases by their reported residual (m/s, the largest violation of Signorini's and Coulomb's
-conditions) and the ones that raise, and gives the time per step (median, 99th percentile, largest).
+conditions) and the ones that raise, and gives the CPU time per step (this process's, as the machine may be
+shared: median, 99th percentile, largest).
 """
 
 from __future__ import annotations
@@ -68,14 +69,14 @@ def main() -> None:
     contact_step(robot, next(cases(1, 0))[1], np.zeros(7), np.zeros(7), 1e-3, CORNERS, **extra)   # warm up
     residuals, times, raised = [], [], []
     for i, (tilt, q, v, mu) in enumerate(cases(args.cases, args.seed, args.impacts)):
-        start = time.perf_counter()
+        start = time.process_time()
         try:
             r = contact_step(robot, q, v, np.zeros(7), 1e-3, CORNERS, mu=mu, **extra)
             residuals.append((float(r.residual), i, tilt, mu))
         except ContactSolverError as err:
             raised.append((i, tilt, mu, str(err)[:80]))
             residuals.append((np.inf, i, tilt, mu))
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     res = np.array([r[0] for r in residuals])
     t = np.array(times) * 1e3
     kind = "striking boxes" if args.impacts else "boxes"

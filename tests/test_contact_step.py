@@ -503,6 +503,47 @@ def test_pyramid_random_boxes_obey_signorini_and_coulomb(box, facets):
         np.testing.assert_allclose(dissipated, most, rtol=0, atol=1e3 * slack * scale)
 
 
+@pytest.mark.parametrize("tilt, axis, mu, v", [
+    (2.37e-4, 0.8, 1.05, [0.3, -0.6, -1.0, 0.9, -0.2, 0.5]),         # strike the plane at 1 m/s on four corners
+    (8.2e-4, 2.9, 1.47, [-0.74, 0.53, -1.0, -0.6, 0.15, 0.28]),
+])
+def test_pyramid_near_flat_impacts_are_solved(box, tilt, axis, mu, v):
+    """Near-flat boxes striking the plane on four corners with a 4-facet pyramid (the slowest cases of the
+    benchmark's search over 10⁴ patterns of modes, which Lemke's method on Stewart and Trinkle's LCP now starts):
+    solved to 1e-12 of the 1 m/s impact, each force in its polygon, pushing only where its corner closes, and
+    dissipating the most the polygon allows against its slip."""
+    from robodyn.dynamics.floating import quaternion_matrix
+    quat = np.array([np.cos(axis) * np.sin(tilt / 2), np.sin(axis) * np.sin(tilt / 2), 0, np.cos(tilt / 2)])
+    R, pts, dt = quaternion_matrix(quat), np.array([p for _, p in CORNERS]), 1e-3
+    q = np.concatenate([[0, 0, -min((R @ pts.T)[2])], quat, [0.0]])
+    r = contact_step(box, q, np.array(v + [0.0]), np.zeros(7), dt, CORNERS, mu=mu, cone="pyramid")
+    assert 0 <= r.residual <= 1e-12
+    u = (R @ (r.v[:3] + np.cross(r.v[3:6], pts)).T).T
+    fn, ft, un, ut = r.forces[:, 2], r.forces[:, :2], u[:, 2] + r.gaps / dt, u[:, :2]
+    scale, slack = max(np.abs(r.forces).max(), MASS * G), 1e-12 + 2 * r.residual
+    assert np.all(fn >= 0) and np.all(un >= -slack)
+    np.testing.assert_allclose(fn * un, 0.0, atol=slack * scale)
+    assert np.all(np.abs(ft) <= mu * fn[:, None] * (1 + 1e-12) + 1e-12 * scale)
+    np.testing.assert_allclose(-(ut * ft).sum(-1), mu * fn * np.abs(ut).sum(-1), rtol=0, atol=1e3 * slack * scale)
+
+
+def test_lemke_solves_monotone_complementarity_problems():
+    """Lemke's method (the pyramid's first start) on LCPs with monotone matrices M = AAᵀ + εI + (B − Bᵀ), which
+    have a solution for every q: z ≥ 0, w = M z + q ≥ 0 and wᵀz = 0 to rounding; q ≥ 0 gives z = 0."""
+    from robodyn.simulation.contact_solver import _lemke
+    rng = np.random.default_rng(3)
+    for m in (1, 4, 9, 16, 24):
+        A, B = rng.normal(size=(m, m)), rng.normal(size=(m, m))
+        M = A @ A.T + 1e-3 * np.eye(m) + B - B.T
+        q = rng.normal(size=m)
+        z = _lemke(M, q, 50 * m)
+        w = M @ z + q
+        scale = 1e-12 * np.abs(M).max() * max(1.0, np.abs(z).max()) * m
+        assert np.all(z >= 0) and np.all(w >= -scale)
+        np.testing.assert_allclose(w * z, 0.0, atol=scale * max(1.0, np.abs(z).max()))
+        assert np.array_equal(_lemke(M, np.abs(q), 50 * m), np.zeros(m))
+
+
 def test_bad_cone_raises_a_clear_error(box):
     q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
     for change in ({"cone": "square"}, {"cone": "pyramid", "facets": 2}, {"cone": "pyramid", "facets": 4.0}):
@@ -510,49 +551,45 @@ def test_bad_cone_raises_a_clear_error(box):
             contact_step(box, q, np.zeros(7), np.zeros(7), 1e-3, CORNERS, **change)
 
 
-def _central_differences(step, x, eps):
-    """∂step/∂x (m, N) by central differences."""
-    columns = []
-    for j in range(x.size):
-        e = np.zeros(x.size)
-        e[j] = eps
-        columns.append((step(x + e) - step(x - e)) / (2 * eps))
-    return np.stack(columns, -1)
+TRIPOD = [(0, [-A, -B, -C]), (0, [-A, B, -C]), (0, [A, 0, -C])]   # the centre of mass strictly inside
 
 
-@pytest.mark.parametrize("case", ["slide", "spin", "stick", "lifted"])
-def test_derivatives_agree_with_finite_differences(box, case):
-    """∂v⁺/∂v and ∂v⁺/∂τ of a box on three corners (a determinate set: its weight's split is fixed) sliding,
-    spinning on its corners, held below the cone by a push, and a hair above the plane (open contacts: the free
-    motion's derivative) agree with central differences of contact_step.  The step is solved to tol = 1e-12 of
-    its speed s, so a difference over ±ε carries at most 2 · 1e-12 s / (2ε) of rounding, and the truncation
-    ε² |∂³v⁺| is below it for ε = 1e-6 in these smooth regimes."""
-    from robodyn.simulation.contact import contact_step_derivatives
-    tripod = CORNERS[:3]
-    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
-    v, tau = np.zeros(7), np.zeros(7)
-    if case == "slide":
-        v[[0, 1, 5]] = 1.0, 0.3, 0.5
-    elif case == "spin":
-        v[[0, 5]] = 0.1, 3.0
-    elif case == "stick":
-        tau[[0, 1, 5]] = 0.5, 0.2, 0.1
-    else:
-        q[2] += 1e-3
-        v[[0, 2, 3]] = 0.2, 0.5, 0.1
-    dt, mu, eps = 1e-3, 0.6, 1e-6
-    d = contact_step_derivatives(box, q, v, tau, dt, tripod, mu=mu)
-    assert d.smooth and d.dv_dv.shape == d.dv_dtau.shape == (7, 7)
-    np.testing.assert_allclose(d.step.v, contact_step(box, q, v, tau, dt, tripod, mu=mu).v, rtol=0, atol=1e-15)
-    speed = max(np.abs(v).max(), G * dt)
-    bound = 2e-12 * speed / eps
-    by_v = _central_differences(lambda x: contact_step(box, q, x, tau, dt, tripod, mu=mu).v, v, eps)
-    by_tau = _central_differences(lambda x: contact_step(box, q, v, x, dt, tripod, mu=mu).v, tau, eps)
-    np.testing.assert_allclose(d.dv_dv, by_v, rtol=0, atol=bound)
-    np.testing.assert_allclose(d.dv_dtau, by_tau, rtol=0, atol=bound)
-    if case == "lifted":                            # open contacts: the free motion, v + h M⁻¹ (τ − H)
-        np.testing.assert_allclose(d.dv_dtau, dt * np.linalg.inv(rd.floating.floating_inertia_matrix(box, q)),
-                                   rtol=0, atol=1e-15)
+def _plus(q, d):
+    """q ⊕ d of a floating base: p + ^wR_0 δp, ^wR_0 Exp(δθ), q_j + δq (the tangent of the free-flyer
+    derivatives), written with SciPy's rotations."""
+    from scipy.spatial.transform import Rotation
+    R = Rotation.from_quat(q[3:7])
+    return np.concatenate([q[:3] + R.apply(d[:3]), (R * Rotation.from_rotvec(d[3:6])).as_quat(), q[7:] + d[6:]])
+
+
+def _minus(q1, q0):
+    """q1 ⊖ q0, the tangent d at q0 with q0 ⊕ d = q1."""
+    from scipy.spatial.transform import Rotation
+    R0 = Rotation.from_quat(q0[3:7])
+    return np.concatenate([R0.inv().apply(q1[:3] - q0[:3]), (R0.inv() * Rotation.from_quat(q1[3:7])).as_rotvec(),
+                           q1[7:] - q0[7:]])
+
+
+def _assert_differences(analytic, step, x, eps, delta, plus=np.add, curved=False):
+    """``analytic`` against central differences of ``step`` at x over ±ε: each evaluation of the step carries an
+    error δ (the solver's tolerance and the rounding of the gaps), so a difference carries δ/ε.  Its truncation
+    ε² ∂³/6 is below that for v and τ (v⁺ is piecewise linear in them but for the slip's turn); for q
+    (``curved``: the kinematics, and the slip's turn seen through 1/h) it is estimated from the difference over ±2ε
+    (four times as large) as their gap over 3."""
+    def differences(h):
+        return np.stack([(step(plus(x, e)) - step(plus(x, -e))) / (2 * h) for e in np.eye(analytic.shape[-1]) * h],
+                        -1)
+
+    near = differences(eps)
+    truncation = np.abs(differences(2 * eps) - near).max() / 3 if curved else 0.0
+    np.testing.assert_allclose(analytic, near, rtol=0, atol=2 * delta / eps + truncation)
+
+
+def _delta(step, dt, reach, dv_dq):
+    """The error δ of one step's v⁺: the solver's tol = 1e-12 of the speed it resolves (the velocities, and g h),
+    and the rounding ε_mach ρ of the points' heights (ρ their reach from the origin) seen through ∂v⁺/∂q."""
+    speed = max(np.abs(step.v).max(), G * dt, 1e-3)
+    return 1e-12 * speed + 16 * np.finfo(float).eps * reach * np.abs(dv_dq).max()
 
 
 def test_derivatives_of_a_tool_pushing_a_table():
@@ -579,9 +616,7 @@ def test_derivatives_of_a_tool_pushing_a_table():
     def step(x):
         return contact_step(puma, qp, np.zeros(6), x, dt, [6], mu=mu, height=height, friction=False).v
 
-    speed = np.abs(slide.step.v).max()
-    np.testing.assert_allclose(slide.dv_dtau, _central_differences(step, tau, eps), rtol=0,
-                               atol=2e-12 * max(speed, 1e-3) / eps)
+    _assert_differences(slide.dv_dtau, step, tau, eps, 1e-12 * max(np.abs(slide.step.v).max(), 1e-3))
 
 
 def test_derivatives_are_flagged_where_the_step_is_not_differentiable(box):
@@ -599,3 +634,104 @@ def test_derivatives_are_flagged_where_the_step_is_not_differentiable(box):
     np.testing.assert_allclose(d.dv_dtau[1], one.dv_dtau, rtol=0, atol=1e-12)
     touching = np.array([0, 0, C + G * 1e-6, 0, 0, 0, 1, 0.0])     # falls exactly onto the plane in one step
     assert not contact_step_derivatives(box, touching, np.zeros(7), np.zeros(7), 1e-3, CORNERS, mu=0.5).smooth
+
+
+@pytest.mark.parametrize("case, cone", [(case, "circle") for case in ("slide", "spin", "stick", "lifted", "tilted")]
+                         + [(case, "pyramid") for case in ("slide", "spin", "stick", "tilted")])
+def test_all_derivatives_agree_with_finite_differences(box, case, cone):
+    """∂v⁺/∂q, ∂q⁺/∂q (in the free flyer's tangent spaces, the base moved as q ⊕ dq), ∂v⁺/∂v, ∂v⁺/∂τ, ∂q⁺/∂v and
+    ∂q⁺/∂τ of a box on three corners around its centre of mass, with circular and pyramidal (4 facets) cones:
+    sliding (with a pyramid, at a vertex), spinning on its corners, held below the cone by a push, a hair above
+    the plane (the free motion, as with a circle), and tilted on two corners sliding and spinning (a pyramid: on a
+    facet) agree with central differences of contact_step (ε = 1e-7 in q, 1e-6 in v and τ; tolerance of
+    _assert_differences); ∂q⁺/∂· where the box turns."""
+    from robodyn.simulation.contact import contact_step_derivatives
+    q = np.array([0, 0, C, 0, 0, 0, 1, 0.0])
+    v, tau = np.zeros(7), np.zeros(7)
+    if case == "slide":
+        v[[0, 1, 5]] = 1.0, 0.3, 0.5
+    elif case == "spin":
+        v[[0, 5]] = 0.1, 3.0
+    elif case == "stick":
+        tau[[0, 1, 5]] = 0.5, 0.2, 0.1
+    elif case == "lifted":
+        q[2] += 1e-3
+        v[[0, 2, 3]] = 0.2, 0.5, 0.1
+    else:
+        q = _plus(q, np.array([0, 0, 5e-4, 0.02, 0.01, 0.3, 0]))
+        v[[0, 1, 2, 5]] = 0.3, -0.2, -0.05, 0.4
+    dt, kw = 1e-3, {"mu": 0.6, "cone": cone}
+    d = contact_step_derivatives(box, q, v, tau, dt, TRIPOD, **kw)
+    assert d.smooth and all(x.shape == (7, 7) for x in d[1:] if x is not d.smooth)
+    np.testing.assert_allclose(d.step.v, contact_step(box, q, v, tau, dt, TRIPOD, **kw).v, rtol=0, atol=1e-15)
+    delta = _delta(d.step, dt, np.linalg.norm([A, B, C]) + np.abs(q[:3]).max(), d.dv_dq)
+
+    def step(q_, v_, tau_):
+        return contact_step(box, q_, v_, tau_, dt, TRIPOD, **kw)
+
+    _assert_differences(d.dv_dq, lambda x: step(x, v, tau).v, q, 1e-7, delta, _plus, curved=True)
+    _assert_differences(d.dv_dv, lambda x: step(q, x, tau).v, v, 1e-6, delta)
+    _assert_differences(d.dv_dtau, lambda x: step(q, v, x).v, tau, 1e-6, delta)
+    if case == "lifted":                            # open contacts: the free motion, v + h M⁻¹ (τ − H)
+        np.testing.assert_allclose(d.dv_dtau, dt * np.linalg.inv(rd.floating.floating_inertia_matrix(box, q)),
+                                   rtol=0, atol=1e-15)
+    if case in ("spin", "tilted"):                  # q⁺ turned: the tangent spaces at q and q⁺ differ
+        _assert_differences(d.dq_dq, lambda x: _minus(step(x, v, tau).q, d.step.q), q, 1e-7, dt * delta, _plus,
+                            curved=True)
+        _assert_differences(d.dq_dv, lambda x: _minus(step(q, x, tau).q, d.step.q), v, 1e-6, dt * delta)
+        _assert_differences(d.dq_dtau, lambda x: _minus(step(q, v, x).q, d.step.q), tau, 1e-6, dt * delta)
+
+
+@pytest.mark.parametrize("cone", ["circle", "pyramid"])
+def test_q_derivatives_of_a_tool_pushing_a_table(cone):
+    """A fixed-base arm pushing a table with F (one contact), sticking (μ = 0.5), and sliding along it (μ = 0.1,
+    the tool moving at 0.2 m/s): ∂v⁺/∂q, ∂v⁺/∂v, ∂v⁺/∂τ and ∂q⁺/∂q = I + h ∂v⁺/∂q agree with central
+    differences; the M, H and Jacobian derivatives they use are robodyn's analytic ones."""
+    from robodyn.simulation.contact import contact_step_derivatives
+    puma = rd.load("puma560")
+    qp = np.array([0.3, -0.6, 0.4, 0.2, 0.5, -0.1])
+    F = np.array([6.0, -3.0, -40.0])
+    Jc = rd.jacobian(puma, qp)[:3]
+    tau = rd.gravity_torques(puma, qp) + Jc.T @ F
+    height = rd.forward_kinematics(puma, qp)[-1][2, 3]
+    reach = np.linalg.norm(rd.forward_kinematics(puma, qp)[-1][:3, 3])
+    dt = 1e-3
+    for mu, v in ((0.5, np.zeros(6)), (0.1, np.linalg.pinv(Jc) @ [0.2, 0.1, 0.0])):
+        kw = {"mu": mu, "height": height, "friction": False, "cone": cone}
+        d = contact_step_derivatives(puma, qp, v, tau, dt, [6], **kw)
+        assert d.smooth and np.all(d.step.forces[0, 2] > 0)
+        delta = _delta(d.step, dt, reach, d.dv_dq)
+
+        def step(q_, v_, tau_):
+            return contact_step(puma, q_, v_, tau_, dt, [6], **kw).v
+
+        _assert_differences(d.dv_dq, lambda x: step(x, v, tau), qp, 1e-7, delta)
+        _assert_differences(d.dv_dv, lambda x: step(qp, x, tau), v, 1e-6, delta)
+        _assert_differences(d.dv_dtau, lambda x: step(qp, v, x), tau, 1e-6, delta)
+        np.testing.assert_allclose(d.dq_dq, np.eye(6) + dt * d.dv_dq, rtol=0, atol=1e-15 * np.abs(d.dv_dq).max())
+
+
+def test_pyramid_derivatives_are_flagged_where_the_active_facets_change(box):
+    """With a pyramid: a tool pushing a table exactly on a facet's edge (|F_x| = μ |F_z|: sticking, the facet
+    active, no slip) is between sticking and sliding (smooth False), inside (μ = 0.5) it is not; a box landing
+    exactly as its contacts close (λ_n = 0 and u_n + φ/h = 0) neither; a batch gives its samples' results.  (A flat
+    box sliding on four corners has a unique v⁺ with four facets where the corners' slips share a vertex or pair
+    up, unlike the circle.)"""
+    from robodyn.simulation.contact import contact_step_derivatives
+    puma = rd.load("puma560")
+    qp = np.array([0.3, -0.6, 0.4, 0.2, 0.5, -0.1])
+    F = np.array([6.0, -3.0, -40.0])
+    tau = rd.gravity_torques(puma, qp) + rd.jacobian(puma, qp)[:3].T @ F
+    height = rd.forward_kinematics(puma, qp)[-1][2, 3]
+    kw = {"height": height, "friction": False, "cone": "pyramid"}
+    assert not contact_step_derivatives(puma, qp, np.zeros(6), tau, 1e-3, [6], mu=6 / 40, **kw).smooth
+    assert contact_step_derivatives(puma, qp, np.zeros(6), tau, 1e-3, [6], mu=0.5, **kw).smooth
+    q = np.array([[0, 0, C + G * 1e-6, 0, 0, 0, 1, 0.0], [0, 0, C, 0, 0, 0, 1, 0.0]])
+    v = np.zeros((2, 7))
+    tau = np.array([np.zeros(7), [0.3, 0, 0, 0, 0, 0, 0]])
+    d = contact_step_derivatives(box, q, v, tau, 1e-3, CORNERS, mu=0.5, cone="pyramid")
+    assert d.smooth.tolist() == [False, True]
+    one = contact_step_derivatives(box, q[1], v[1], tau[1], 1e-3, CORNERS, mu=0.5, cone="pyramid")
+    for name in ("dv_dv", "dv_dtau", "dv_dq", "dq_dq"):
+        np.testing.assert_allclose(getattr(d, name)[1], getattr(one, name), rtol=0,
+                                   atol=1e-12 * np.abs(getattr(one, name)).max())

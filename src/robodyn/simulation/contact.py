@@ -45,7 +45,10 @@ impulse γ (μ cos θ, μ sin θ, 1)), solved by Newton's method; the guesses ne
 first, restarting from the best impulses found, then from De Saxcé's fixed point (Acary and Cadoux, 2013: the
 convex second-order-cone program of the normal velocities shifted by μ ‖u_t‖, solved by Clarabel).  With a
 pyramid (``cone="pyramid"``) the sweeps project on its polygon and the modes (open, sticking, on a facet, at a
-vertex) are linear.  The result is the best impulse found; its residual, the largest violation of the conditions
+vertex) are linear; their search starts from the impulses of Stewart and Trinkle's linear complementarity problem
+("An implicit time-stepping scheme for rigid body dynamics with inelastic collisions and Coulomb friction", 1996:
+the friction a combination of the polygon's vertices) solved by Lemke's complementary pivoting, each pattern's
+solution the one nearest to them on a redundant set.  The result is the best impulse found; its residual, the largest violation of the conditions
 as a contact velocity (m/s), is returned: it is what judges every method's result.  Then q⁺ = q + h v⁺
 (semi-implicit Euler); a floating base moves as MuJoCo's free joint:
 p⁺ = p + h ^wR_0 v⁺_0 and ^wR_0⁺ = ^wR_0 exp(h [ω⁺_0]×).
@@ -61,12 +64,15 @@ from robodyn.arrays import as_real_array, finite_result, working_dtype
 from robodyn.dynamics.api import inertia_matrix
 from robodyn.dynamics.floating import (augmented_robot, floating_inertia_matrix, floating_inverse_dynamics,
                                        quaternion_matrix)
+from robodyn.dynamics.kinematic_derivatives import kinematic_hessian
 from robodyn.dynamics.newton_euler import bias_torques
 from robodyn.errors import InputError
 from robodyn.kinematics import base_poses, jacobian
 from robodyn.model.arguments import frame_index, joint_arrays
+from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot, check_robot
-from robodyn.simulation.contact_solver import ContactSolverError, impulse_derivative, solve_impulses
+from robodyn.simulation.contact_solver import (ContactSolverError, facet_derivative, impulse_derivative,
+                                               solve_impulses)
 
 __all__ = ("contact_step", "contact_step_derivatives", "ContactStep", "ContactDerivatives", "ContactSolverError")
 
@@ -235,7 +241,8 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
 
 
 def _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol, max_iter, cone, facets):
-    """:func:`contact_step` and what its derivatives need: (ContactStep, W, b, φ/h, λ, J, M⁻¹Jᵀ)."""
+    """:func:`contact_step` and what its derivatives need: (ContactStep, W, b, φ/h, λ, J, M⁻¹Jᵀ, q, v, v⁺ (float64,
+    broadcast to the batch), the contact axes [t₁, t₂, n] (3, 3), the frames and offsets of the points)."""
     check_robot(robot)
     if robot.base == "mobile":
         raise InputError(f"contact_step: robot '{robot.name}' has a mobile base (a given motion); give a fixed- or "
@@ -285,7 +292,8 @@ def _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, t
     q_next = _integrate(robot, q, v_next, dt)
     what = "contact_step"
     out = (finite_result(what, x).astype(dtype, copy=False) for x in (q_next, v_next, lam @ B / dt, gaps))
-    return ContactStep(*out, sweeps, residual), W, b, gaps / dt, lam, J, X[..., 1:]
+    return (ContactStep(*out, sweeps, residual), W, b, gaps / dt, lam, J, X[..., 1:], q, v, v_next, B, frames,
+            offsets)
 
 
 class ContactDerivatives(NamedTuple):
@@ -297,62 +305,134 @@ class ContactDerivatives(NamedTuple):
     dv_dv : ndarray (..., N, N)            ∂v⁺/∂v, the velocity at the end of the step w.r.t. the one at its start
     dv_dtau : ndarray (..., N, N)          ∂v⁺/∂τ
     smooth : ndarray (...,) bool           every contact strictly in one mode (open with u_n + φ/h > 0, sticking
-                                           strictly inside its cone, or sliding with λ_n > 0 and a slip): the map
-                                           (v, τ) → v⁺ is differentiable there; elsewhere the derivatives are those
-                                           of the modes found, one of the one-sided derivatives at best
+                                           strictly inside its cone, or sliding with λ_n > 0 and a slip; with a
+                                           pyramid, on one facet or strictly at one vertex): the map
+                                           (q, v, τ) → (q⁺, v⁺) is differentiable there; elsewhere the derivatives
+                                           are those of the modes found, one of the one-sided derivatives at best
+    dv_dq : ndarray (..., N, N)            ∂v⁺/∂q (a floating base: along the tangent dq = [δp, δθ, δq] of
+                                           :func:`robodyn.dynamics.floating_inverse_dynamics_derivatives`)
+    dq_dq, dq_dv, dq_dtau : ndarray (..., N, N)   ∂q⁺/∂q, ∂q⁺/∂v, ∂q⁺/∂τ (a floating base: q⁺ in the tangent
+                                           space at q⁺, q⁺ moved to q⁺ ⊕ dq⁺ as q is by dq)
     """
 
     step: ContactStep
     dv_dv: np.ndarray
     dv_dtau: np.ndarray
     smooth: np.ndarray
+    dv_dq: np.ndarray
+    dq_dq: np.ndarray
+    dq_dv: np.ndarray
+    dq_dtau: np.ndarray
+
+
+def _jacobian_derivatives(robot: Robot, q: np.ndarray, frames: list[int], offsets: np.ndarray) -> np.ndarray:
+    """∂J_w/∂q (..., k, 3, N, N), [c, r, i, m] = ∂(J_w)_ri/∂q_m of the world-axes point Jacobians of
+    :func:`_kinematics` (robodyn.dynamics.kinematic_hessian).  A floating base: J_w = ^wR_0 J_a, J_a the
+    augmented robot's Jacobian at its virtual joints' zero (the columns of [v_0; ω_0; q̇] in R_0), and along the
+    tangent dq = [δp, δθ, δq]: ^wR_0 moves to ^wR_0 Exp(δθ), so ∂J_w/∂δp = 0, ∂J_w/∂δθ_i = ^wR_0 [e_i]× J_a, and the
+    joints' columns are the augmented robot's."""
+    if not robot.floating:
+        return np.stack([kinematic_hessian(robot, q, i + 1, c)[..., :3, :, :] for i, c in zip(frames, offsets)], -4)
+    aug = augmented_robot(robot)
+    qa = np.concatenate([np.zeros(q.shape[:-1] + (6,)), q[..., 7:]], -1)
+    R = quaternion_matrix(q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True))
+    H = np.stack([kinematic_hessian(aug, qa, i + 7, c)[..., :3, :, :] for i, c in zip(frames, offsets)], -4)
+    Ja = np.stack([jacobian(aug, qa, i + 7, c)[..., :3, :] for i, c in zip(frames, offsets)], -3)
+    H[..., :6] = 0.0
+    for i in range(3):
+        H[..., 3 + i] = np.cross(np.eye(3)[i], Ja, axisb=-2, axisc=-2)
+    return np.einsum("...ab,...kbim->...kaim", R, H)
+
+
+def _integration_derivatives(robot: Robot, v_next: np.ndarray, dt: float):
+    """(∂q⁺/∂q at fixed v⁺, ∂q⁺/∂v⁺) (..., N, N) of q⁺ = q ⊕ h v⁺ (:func:`_integrate`).  A floating base, in the
+    tangent spaces at q and q⁺: with E = Exp(h ω⁺) and t = h v⁺_0, moving q by dq = [δp, δθ, δq] moves q⁺ by
+    [Eᵀ(δp − [t]× δθ), Eᵀ δθ, δq], and v⁺ by dv moves it by h [Eᵀ dv_0, J_r(h ω⁺) dω, dv_q] (J_r the right Jacobian
+    of SO(3))."""
+    N = v_next.shape[-1]
+    eye = np.broadcast_to(np.eye(N), v_next.shape[:-1] + (N, N))
+    if not robot.floating:
+        return eye, dt * eye
+    phi = dt * v_next[..., 3:6]
+    angle = np.linalg.norm(phi, axis=-1)[..., None, None]
+    small = angle < 1e-4
+    safe = np.where(small, 1.0, angle)
+    s = np.where(small, 1 - angle ** 2 / 6, np.sin(angle) / safe)            # Rodrigues' coefficients, and
+    a = np.where(small, 0.5 - angle ** 2 / 24, (1 - np.cos(angle)) / safe ** 2)   # their series near 0
+    c = np.where(small, 1 / 6 - angle ** 2 / 120, (angle - np.sin(angle)) / safe ** 3)
+    K = skew(phi)
+    Et = np.eye(3) - s * K + a * K @ K              # Exp(hω⁺)ᵀ = Exp(−hω⁺)
+    Jr = np.eye(3) - a * K + c * K @ K
+    A, B = eye.copy(), eye.copy()
+    A[..., :3, :3], A[..., :3, 3:6], A[..., 3:6, 3:6] = Et, -Et @ skew(dt * v_next[..., :3]), Et
+    B[..., :3, :3], B[..., 3:6, 3:6] = Et, Jr
+    return A, dt * B
 
 
 def contact_step_derivatives(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, normal=(0.0, 0.0, 1.0),
                              height: float = 0.0, gravity=None, friction: bool = True, tol: float = 1e-12,
-                             max_iter: int = 10_000) -> ContactDerivatives:
-    """:func:`contact_step` (circular cones) and the derivatives of its end velocity v⁺ w.r.t. the velocity v at
-    its start and the generalized forces τ, where they are defined.
+                             max_iter: int = 10_000, cone: str = "circle", facets: int = 4) -> ContactDerivatives:
+    """:func:`contact_step` and the derivatives of its end state (q⁺, v⁺) w.r.t. the configuration q, the velocity
+    v at its start and the generalized forces τ, where they are defined.
 
-    At a solution whose every contact is strictly in one mode (open, sticking, sliding), the modes' conditions
-    F(x, b) = D (u + φ/h e_n) = 0 (the mode equations of robodyn.simulation.contact_solver, u = W λ(x) + b) are
-    smooth, and the implicit function theorem gives ∂λ/∂b = −(∂λ/∂x) (∂F/∂x)⁺ D (the pseudo-inverse: on a redundant
-    contact set λ is not unique, v⁺ is); then with b = J v_free, v_free = v + h M⁻¹(τ − H(q, v)) and
-    v⁺ = v_free + M⁻¹Jᵀλ,
+    At a solution whose every contact is strictly in one mode (open, sticking, sliding; with a pyramid, sliding on
+    one facet or at one vertex), the modes' conditions F(x, b) = D (u + φ/h e_n) = 0 (the mode equations of
+    robodyn.simulation.contact_solver, u = W λ(x) + b; linear for a pyramid) are smooth, and the implicit function
+    theorem gives L = ∂λ/∂b = −(∂λ/∂x) (∂F/∂x)⁺ D (the pseudo-inverse: on a redundant contact set λ is not unique,
+    v⁺ is).  With b = J v_free, v_free = v + h M⁻¹(τ − H(q, v)) and v⁺ = v_free + M⁻¹Jᵀλ = v + h q̈(q, v, τ + Jᵀλ/h)
+    (q̈ the forward dynamics),
 
-        ∂v⁺/∂v = (I + M⁻¹Jᵀ (∂λ/∂b) J) (I + h ∂q̈/∂v),    ∂v⁺/∂τ = (I + M⁻¹Jᵀ (∂λ/∂b) J) h M⁻¹
+        ∂v⁺/∂v = (I + M⁻¹Jᵀ L J) (I + h ∂q̈/∂v),    ∂v⁺/∂τ = (I + M⁻¹Jᵀ L J) h M⁻¹
+        ∂v⁺/∂q = (I + M⁻¹Jᵀ L J) G + M⁻¹Jᵀ L (∂J/∂q v⁺ + ∂(φ/h)/∂q e_n),   G = h ∂q̈/∂q + M⁻¹ (∂J/∂q)ᵀ λ
 
-    with ∂q̈/∂v of :func:`robodyn.forward_dynamics_derivatives` (a floating base:
-    :func:`robodyn.dynamics.floating_forward_dynamics_derivatives`).  Sticking contacts project the velocity onto
-    the motions that keep them; sliding ones add the turn of the friction with the slip's direction.  Where a
-    contact is between modes (a contact about to open or close, a slip starting or stopping) the map is not
-    differentiable and ``smooth`` is False; so it is where v⁺ itself is not unique (sliding contacts on a redundant
-    set, a box sliding flat on four corners).  The derivatives w.r.t. q (through M, J and the gaps) are not given.
+    G the change of v⁺ at fixed impulses (∂q̈/∂q at τ + Jᵀλ/h: the changes of M and H), ∂J/∂q v⁺ and ∂φ/∂q = nᵀ J_w
+    the changes of the contact velocities and gaps (W λ + b = J v⁺ at fixed λ), all analytic:
+    :func:`robodyn.forward_dynamics_derivatives` (a floating base:
+    :func:`robodyn.dynamics.floating_forward_dynamics_derivatives`, along its tangent dq = [δp, δθ, δq]) and
+    :func:`robodyn.dynamics.kinematic_hessian`.  Sticking contacts project the velocity onto the motions that keep
+    them; sliding ones add the turn of the friction with the slip's direction.  Then q⁺ = q ⊕ h v⁺ (a floating
+    base: its derivatives in the tangent spaces at q and q⁺).  Where a contact is between modes (about to open or
+    close, a slip starting or stopping, a pyramid's active facets changing) the map is not differentiable and
+    ``smooth`` is False; so it is where v⁺ itself is not unique (sliding contacts on a redundant set, a box sliding
+    flat on four corners).
 
-    Parameters and Raises: as :func:`contact_step` (the circular cone).
+    Parameters and Raises: as :func:`contact_step`.
 
     Returns
     -------
-    ContactDerivatives (step, dv_dv, dv_dtau, smooth)
+    ContactDerivatives (step, dv_dv, dv_dtau, smooth, dv_dq, dq_dq, dq_dv, dq_dtau)
     """
     from robodyn.dynamics.derivatives import floating_forward_dynamics_derivatives, forward_dynamics_derivatives
 
-    step, W, b, bias, lam, J, MJ = _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol,
-                                         max_iter, "circle", 4)
-    N = J.shape[-1]
-    q, v, tau = (np.asarray(x, dtype=float) for x in (q, v, tau))
+    step, W, b, bias, lam, J, MJ, q, v, v_next, B, frames, offsets = _step(
+        robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol, max_iter, cone, facets)
+    N, batch, k3 = J.shape[-1], b.shape[:-2], J.shape[-2]
+    lam_f = lam.reshape(batch + (k3,))
+    tau = np.broadcast_to(np.asarray(tau, dtype=float), batch + (N,))
+    tau_eff = tau + (np.swapaxes(J, -1, -2) @ lam_f[..., None])[..., 0] / dt      # the impulses as a force
     if robot.floating:
-        _, da_dv, da_dtau = floating_forward_dynamics_derivatives(robot, q, v, tau, gravity=gravity)
+        da_dq, da_dv, Minv = floating_forward_dynamics_derivatives(robot, q, v, tau_eff, gravity=gravity)
     else:
-        _, da_dv, da_dtau = forward_dynamics_derivatives(robot, q, v, tau, gravity=gravity, friction=friction)
-    batch = b.shape[:-2]
-    dlam, smooth = np.zeros(batch + (J.shape[-2],) * 2), np.zeros(batch, bool)
+        da_dq, da_dv, Minv = forward_dynamics_derivatives(robot, q, v, tau_eff, gravity=gravity, friction=friction)
+    dlam, smooth = np.zeros(batch + (k3, k3)), np.zeros(batch, bool)
     scale = np.maximum(np.abs(b).max(axis=(-2, -1)), np.abs(bias).max(-1))
     for i in np.ndindex(batch):
-        dlam[i], smooth[i] = impulse_derivative(W[i], b[i], bias[i], float(mu), lam[i], MJ[i], float(scale[i]))
+        if cone == "pyramid" and mu > 0:
+            dlam[i], smooth[i] = facet_derivative(W[i], b[i], bias[i], float(mu), lam[i], MJ[i], float(scale[i]),
+                                                  int(facets))
+        else:
+            dlam[i], smooth[i] = impulse_derivative(W[i], b[i], bias[i], float(mu), lam[i], MJ[i], float(scale[i]))
+    dJ = np.einsum("ab,...kbim->...kaim", B, _jacobian_derivatives(robot, q, frames, offsets))
+    dJ = dJ.reshape(batch + (k3, N, N))
+    G = dt * da_dq + Minv @ np.einsum("...rim,...r->...im", dJ, lam_f)
+    moved = np.einsum("...rim,...i->...rm", dJ, v_next)                         # ∂J/∂q v⁺
+    moved[..., 2::3, :] += J[..., 2::3, :] / dt                                  # ∂(φ/h)/∂q = nᵀ J_w / h
     through = np.eye(N) + MJ @ dlam @ J
-    dv_free_dv = np.broadcast_to(np.eye(N) + dt * da_dv, batch + (N, N))
-    what = "contact_step_derivatives"
-    dtype = step.v.dtype
-    return ContactDerivatives(step, finite_result(what, through @ dv_free_dv).astype(dtype, copy=False),
-                              finite_result(what, through @ (dt * da_dtau)).astype(dtype, copy=False), smooth)
+    dv_dq = through @ G + MJ @ dlam @ moved
+    dv_dv = through @ (np.eye(N) + dt * da_dv)
+    dv_dtau = through @ (dt * Minv)
+    A, dq_dv_next = _integration_derivatives(robot, v_next, dt)
+    what, dtype = "contact_step_derivatives", step.v.dtype
+    dv_dv, dv_dtau, dv_dq, dq_dq, dq_dv, dq_dtau = (finite_result(what, x).astype(dtype, copy=False) for x in (
+        dv_dv, dv_dtau, dv_dq, A + dq_dv_next @ dv_dq, dq_dv_next @ dv_dv, dq_dv_next @ dv_dtau))
+    return ContactDerivatives(step, dv_dv, dv_dtau, smooth, dv_dq, dq_dq, dq_dv, dq_dtau)

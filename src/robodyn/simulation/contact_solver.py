@@ -2,8 +2,9 @@
 contact velocities b = J v_free without impulses and the gap rates φ/h, find λ with Signorini's condition and
 Coulomb's law at every contact (:mod:`robodyn.simulation.contact` states the problem and the method: projected
 Gauss–Seidel sweeps of Jean and Moreau, Alart and Curnier's semismooth Newton polish, the leap along the null-space
-creep, the search over contact modes with De Saxcé's fixed point of Acary and Cadoux as a start), and the
-derivative of the impulses where the contacts' modes make them smooth.
+creep, the search over contact modes with De Saxcé's fixed point of Acary and Cadoux as a start, and for pyramids
+Lemke's method on Stewart and Trinkle's complementarity problem as the first start), and the derivative of the
+impulses where the contacts' modes make them smooth.
 
 "The contact notes" below are that module's docstring.  Shapes: W (..., 3k, 3k), b and λ (..., k, 3) in each
 contact's axes [t₁, t₂, n], φ/h (..., k) (m/s).
@@ -23,6 +24,7 @@ _PATTERNS = 243     # the most patterns of contact modes tried by _by_modes (eve
 _MODE_STEPS = 16    # Newton steps on one pattern
 _FACET_PATTERNS = 4000  # the most patterns of a pyramid's contact modes tried by _by_facets
 _ROUNDS = 3         # rounds of De Saxcé's fixed point that start the second search
+_PIVOTS = 100       # the most pivots of Lemke's method per contact
 
 
 class ContactSolverError(RobodynError, RuntimeError):
@@ -348,12 +350,25 @@ def _facet_mode(mode, mu, facets):
     return np.array([[corner[0]], [corner[1]], [1.0]]), np.array([[0.0, 0.0, 1.0]])
 
 
+def _facet_system(modes, blocks):
+    """λ = E x and the conditions S (u + φ/h e_n) = 0 (E (3k, m), S (m, 3k)) of a pattern of pyramid modes, from
+    the blocks of :func:`_facet_mode` of every mode."""
+    E, S = zip(*(blocks[m] for m in modes))
+    cols = [0] + list(np.cumsum([e.shape[1] for e in E]))
+    k = len(modes)
+    Eb, Sb = np.zeros((3 * k, cols[-1])), np.zeros((cols[-1], 3 * k))
+    for c in range(k):
+        Eb[3 * c:3 * c + 3, cols[c]:cols[c + 1]] = E[c]
+        Sb[cols[c]:cols[c + 1], 3 * c:3 * c + 3] = S[c]
+    return Eb, Sb
+
+
 def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
     """The contact problem of one sample with pyramids of ``facets`` sides, solved mode by mode
     (:func:`_facet_mode`): each pattern of modes is a square linear system in its unknowns, solved by least
-    squares; the patterns nearest to the modes of λ first, until the residual of :func:`_residual` (the judge,
-    whatever the modes) is below ``target`` or ``budget`` patterns are spent.  The best λ, its residual and the
-    patterns tried."""
+    squares (nearest to λ where the pattern's solutions are not unique); the patterns nearest to the modes of λ
+    first, until the residual of :func:`_residual` (the judge, whatever the modes) is below ``target`` or
+    ``budget`` patterns are spent.  The best λ, its residual and the patterns tried."""
     k = b.shape[0]
     Wr = W.reshape(k, 3, k, 3)
     rhs = b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)
@@ -387,21 +402,91 @@ def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
         if least <= target or tried >= min(budget, _FACET_PATTERNS):
             break
         tried += 1
-        E, S = zip(*(blocks[m] for m in modes))
-        cols = [0] + list(np.cumsum([e.shape[1] for e in E]))
-        if not cols[-1]:
+        Eb, Sb = _facet_system(modes, blocks)
+        if not Eb.size:
             continue
-        Eb = np.zeros((3 * k, cols[-1]))
-        Sb = np.zeros((sum(s.shape[0] for s in S), 3 * k))
-        for c in range(k):
-            Eb[3 * c:3 * c + 3, cols[c]:cols[c + 1]] = E[c]
-            Sb[cols[c]:cols[c + 1], 3 * c:3 * c + 3] = S[c]
-        x = np.linalg.lstsq(Sb @ W @ Eb, -Sb @ rhs.reshape(-1), rcond=None)[0]
+        # on a redundant set the pattern's solutions are an affine family: take the one nearest the start
+        x0 = np.linalg.lstsq(Eb, lam.reshape(-1), rcond=None)[0]
+        A = Sb @ W @ Eb
+        x = x0 + np.linalg.lstsq(A, -Sb @ rhs.reshape(-1) - A @ x0, rcond=None)[0]
         trial = (Eb @ x).reshape(k, 3)
         r = measure(trial)
         if r < least:
             best, least = trial, r
     return best, least, tried
+
+
+def _lemke(M, q, pivots):
+    """z ≥ 0 with w = M z + q ≥ 0 and wᵀz = 0 by Lemke's complementary pivoting (covering vector 1, the
+    lexicographic ratio test against cycling on degenerate bases), or None where it ends on a ray or within
+    ``pivots`` pivots.  Stewart and Trinkle's LCP of a pyramid (copositive-plus) is solved by it."""
+    m = q.size
+    if np.all(q >= 0):
+        return np.zeros(m)
+    T = np.hstack([np.eye(m), -M, -np.ones((m, 1)), q[:, None]])   # w − M z − z_0 1 = q
+    basis = np.arange(m)
+    row = int(np.argmin(q))
+    entering = 2 * m                                # z_0
+    scale = max(float(np.abs(M).max()), 1.0)
+    for _ in range(pivots):
+        T[row] /= T[row, entering]
+        others = np.arange(m) != row
+        T[others] -= T[others, entering][:, None] * T[row]
+        leaving, basis[row] = basis[row], entering
+        if leaving == 2 * m:
+            break
+        entering = leaving + m if leaving < m else leaving - m      # the complement of the one that left
+        column = T[:, entering]
+        rows = np.flatnonzero(column > 1e-12 * scale)
+        if not rows.size:
+            return None
+        keys = np.hstack([T[rows, -1:], T[rows, :m]]) / column[rows, None]  # lexicographic: (q, B⁻¹) / column
+        order = np.lexsort(keys.T[::-1])
+        row = int(rows[order[0]])
+    else:
+        return None
+    x = np.zeros(2 * m + 1)
+    x[basis] = T[:, -1]
+    z = np.maximum(x[m:2 * m], 0.0)
+    w = M @ z + q
+    size = 1e-9 * max(float(np.abs(q).max()), float(np.abs(M).max() * z.max()))
+    if w.min() < -size or np.abs(w * z).max() > size * max(float(z.max()), 1.0):
+        return None                                 # the pivots lost the solution to rounding
+    return z
+
+
+def _stewart_trinkle(W, b, bias, mu, facets, pivots):
+    """Impulses λ (k, 3) of one sample with pyramids, by Lemke's method on Stewart and Trinkle's LCP ("An
+    implicit time-stepping scheme for rigid body dynamics with inelastic collisions and Coulomb friction", 1996):
+    λ_t = μ-free vertices V β of the polygon (β ≥ 0), with
+
+        0 ≤ λ_n ⟂ u_n + φ/h ≥ 0,   0 ≤ β ⟂ Vᵀ u_t + σ 1 ≥ 0,   0 ≤ σ ⟂ μ λ_n − 1ᵀβ ≥ 0
+
+    (σ the sliding speed: the polygon is conv{0, μ λ_n v_j}, and maximal dissipation puts λ_t on the vertices'
+    face facing the slip).  None where Lemke's method fails (rounding on a degenerate, redundant set)."""
+    k = b.shape[0]
+    n, e, half = _polygon(facets)
+    V = (n + half * e).T                            # (2, facets): the vertices at μ λ_n = 1
+    size = 2 + facets                               # per contact: λ_n, β (facets), σ
+    E = np.zeros((3 * k, k * size))                 # λ = E [λ_n, β, σ]
+    for c in range(k):
+        E[3 * c + 2, c * size] = 1.0
+        E[3 * c:3 * c + 2, c * size + 1:c * size + 1 + facets] = V
+    S = E.T.copy()                                  # the rows u_n and Vᵀ u_t of the conditions
+    q = S @ (b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)).reshape(-1)
+    friction = np.zeros((k * size, k * size))
+    for c in range(k):
+        i = c * size
+        friction[i + 1:i + 1 + facets, i + 1 + facets] = 1.0            # + σ 1
+        friction[i + 1 + facets, i] = mu                                 # μ λ_n − 1ᵀβ
+        friction[i + 1 + facets, i + 1:i + 1 + facets] = -1.0
+    # on a redundant set (W singular) rounding can end the pivots on a ray: then W + ε tr(W) I, its solution the
+    # start of the search over modes (which solves the exact problem)
+    for shift in (0.0, 1e-14, 1e-12):
+        z = _lemke(S @ (W + shift * np.trace(W) * np.eye(3 * k)) @ E + friction, q, pivots)
+        if z is not None:
+            return (E @ z).reshape(k, 3)
+    return None
 
 
 def _de_saxce(W, b, bias, mu, facets, rounds):
@@ -515,11 +600,17 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
     target = tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
     best, least = best.copy(), np.array(least, dtype=float)
     search = _by_facets if facets else _by_modes
+    starts = ("Lemke",) * bool(facets) + ("best", "best", "De Saxcé", "best")
     for i in np.ndindex(batch):                     # the samples left: contact modes, one sample at a time
-        for start in ("best", "best", "De Saxcé", "best"):    # the best impulses so far, or De Saxcé's fixed point
-            if least[i] <= target[i] or done >= max_iter:
+        for start in starts:                        # the best impulses so far, De Saxcé's fixed point, or with
+            if least[i] <= target[i] or done >= max_iter:   # a pyramid first Stewart and Trinkle's LCP
                 break
-            lam_i = best[i] if start == "best" else _de_saxce(W[i], b[i], bias[i], mu, facets, _ROUNDS)
+            if start == "Lemke":
+                lam_i = _stewart_trinkle(W[i], b[i], bias[i], mu, facets, _PIVOTS * b.shape[-2])
+                if lam_i is None:
+                    continue
+            else:
+                lam_i = best[i] if start == "best" else _de_saxce(W[i], b[i], bias[i], mu, facets, _ROUNDS)
             lam_i, least_i, steps = search(W[i], b[i], bias[i], mu, lam_i, float(target[i]), max_iter, tiny, facets)
             done += steps
             if least_i < least[i]:
@@ -589,8 +680,55 @@ def impulse_derivative(W, b, bias, mu, lam, MJ, scale):
         return np.zeros((3 * k, 3 * k)), bool(strict.all())
     _, Jx, _ = _mode_equations(x, modes, W, b, bias, mu)
     _, dlam = _mode_impulses(x, modes, mu)
-    dlam = dlam.reshape(3 * k, -1)
+    dlam, unique = _implicit(Jx, dlam.reshape(3 * k, -1), _mode_rows(x, modes, mu, k), MJ)
+    return dlam, bool(strict.all() and unique)
+
+
+def _implicit(Jx, dlam, D, MJ):
+    """∂λ/∂b = −(∂λ/∂x) (∂F/∂x)⁺ D of the modes' conditions F(x, b) = D (W λ(x) + b + φ/h e_n) = 0, and whether
+    the modes' solutions near λ (the null space of ∂F/∂x) all give the same v⁺ (``MJ`` = M⁻¹Jᵀ)."""
     _, s, Vt = np.linalg.svd(Jx)
     free = MJ @ dlam @ Vt[s <= 1e-10 * s[0]].T        # v⁺ along the modes' solutions through λ: zero if unique
     unique = np.abs(free).max(initial=0.0) <= 1e-8 * max(float(np.abs(MJ @ dlam).max()), np.finfo(float).tiny)
-    return -dlam @ np.linalg.pinv(Jx) @ _mode_rows(x, modes, mu, k), bool(strict.all() and unique)
+    return -dlam @ np.linalg.pinv(Jx) @ D, unique
+
+
+def facet_derivative(W, b, bias, mu, lam, MJ, scale, facets):
+    """∂λ/∂b (3k, 3k) of one sample at its solution λ with pyramids of ``facets`` sides (μ > 0), by the implicit
+    function theorem on the linear conditions of its modes (:func:`_facet_mode`), and whether v⁺ is
+    differentiable there: every contact strictly in its mode (margins as :func:`impulse_derivative`): open with
+    u_n + φ/h > 0; sticking with every facet inactive, n_jᵀλ_t < μ λ_n; on facet j alone (no vertex) sliding
+    along −n_j; at a vertex sliding strictly inside its normal cone (−u_t = α n_j + β n_{j+1}, α, β > 0); and
+    the modes' solutions near λ all giving the same v⁺.  Where the active facets change, it is not."""
+    k = b.shape[0]
+    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
+    tiny = np.finfo(float).tiny
+    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    n, _, _ = _polygon(facets)
+    active = (lam[:, :2] @ n.T) >= (1 - 1e-8) * mu * lam[:, 2:]                 # (k, facets)
+    modes, strict = [], []
+    for c in range(k):
+        j = np.flatnonzero(active[c])
+        slip = -n @ u[c, :2]                        # the slip against each facet's normal
+        if lam[c, 2] <= 1e-8 * size:
+            modes.append(OPEN)
+            strict.append(u[c, 2] + bias[c] > 1e-8 * scale)
+        elif j.size == 0:
+            modes.append(STICK)
+            strict.append(np.abs(u[c, :2]).max() <= 1e-8 * scale)
+        elif j.size == 1:
+            modes.append(2 + int(j[0]))
+            strict.append(slip[j[0]] > 1e-8 * scale)
+        elif j.size == 2 and (j[1] - j[0] == 1 or (j[0] == 0 and j[1] == facets - 1)):
+            first = int(j[1]) if j[1] - j[0] != 1 else int(j[0])      # the vertex between facets first, first + 1
+            modes.append(2 + facets + first)
+            pair = np.stack([n[first], n[(first + 1) % facets]], -1)
+            strict.append(bool(np.all(np.linalg.solve(pair, -u[c, :2]) > 1e-8 * scale)))
+        else:
+            modes.append(STICK)
+            strict.append(False)
+    Eb, Sb = _facet_system(modes, [_facet_mode(m, mu, facets) for m in range(2 + 2 * facets)])
+    if not Eb.size:
+        return np.zeros((3 * k, 3 * k)), bool(all(strict))
+    dlam, unique = _implicit(Sb @ W @ Eb, Eb, Sb, MJ)
+    return dlam, bool(all(strict) and unique)
