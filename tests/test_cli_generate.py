@@ -185,7 +185,9 @@ def test_derivatives_and_kinematics(tmp_path):
 
 def test_derivative_and_kinematics_option_errors(tmp_path):
     """Refused before anything is written: one line on stderr, exit 2, no folder."""
-    for args, words in ((["--models", "didm", "--parameters-input"], "--parameters-input"),
+    for args, words in ((["--models", "didm,jac", "--parameters-input"], "--parameters-input is not available for jacobian"),
+                        (["--models", "jdq", "--parameters-input"], "--parameters-input is not available for jacobian_dot_qd"),
+                        (["--models", "dim", "--parameters-input"], "--parameters-input is not available for regressor"),
                         (["--models", "idm", "--frame", "2"], "--frame"),
                         (["--models", "jac", "--frame", "9"], "frame"),
                         (["--models", "jac", "--frame", "no_such_frame"], "frame")):

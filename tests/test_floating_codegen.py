@@ -5,6 +5,7 @@ tests/test_cuda_floating_device.py)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -149,3 +150,61 @@ def test_floating_cuda_without_cupy_is_a_clear_error():
         rd.compile(robot, "inverse_dynamics", backend="cuda")
     with pytest.raises(rd.InputError, match="mobile base"):
         rd.compile(robot.replace(base="mobile"), "forward_dynamics", backend="cuda")
+
+
+#: the numeric function each floating kind equals, and its arguments from a state (q, v, a) and its torques
+_NUMERIC = {"inverse_dynamics": (rd.floating.floating_inverse_dynamics, lambda q, v, a, tau: (q, v, a)),
+            "inertia_matrix": (rd.floating.floating_inertia_matrix, lambda q, v, a, tau: (q,)),
+            "forward_dynamics": (rd.floating.floating_forward_dynamics, lambda q, v, a, tau: (q, v, tau))}
+
+
+@pytest.mark.parametrize("backend", [pytest.param("c", marks=needs_cc), "numpy"])
+@pytest.mark.parametrize("kind", list(_NUMERIC))
+def test_compiled_floating_models_write_into_out(kind, backend):
+    """out= as for fixed bases: the result written into the caller's array, which is returned, equal bit for bit
+    to the call without it, a batch and one state (the C entry's path), float64 and float32, with wrenches and
+    another gravity; the buffer checked on entry (InputError naming 'out')."""
+    robot = random_floating(13, tree=True, nf=3)
+    q, v, a = random_free_state(robot.n, 13, (3,))
+    W = np.random.default_rng(13).normal(size=(3, robot.nf, 6))
+    g = np.array([0.4, -0.3, -9.7])
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)
+    numeric, arguments = _NUMERIC[kind]
+    args = arguments(q, v, a, tau)
+    f = rd.compile(robot, kind, backend=backend)
+    assert "out" in f.__signature__.parameters
+    keywords = [{}] if kind == "inertia_matrix" else [{}, {"wrenches": W, "gravity": g}]
+    for state in (slice(None), 1):
+        for given in keywords:
+            for dtype in (np.float64, np.float32):
+                x = tuple(np.ascontiguousarray(y[state], dtype=dtype) for y in args)
+                kw = {k: np.asarray(w[state] if k == "wrenches" else w, dtype=dtype) for k, w in given.items()}
+                expected = f(*x, **kw)
+                assert expected.dtype == dtype
+                out = np.full_like(expected, np.nan)
+                assert f(*x, **kw, out=out) is out
+                assert np.array_equal(out, expected)
+                if dtype == np.float64:
+                    assert_rel(out, numeric(robot, *x, **kw), 1e-12)
+    n6 = robot.n + 6
+    shape = (3, n6, n6) if kind == "inertia_matrix" else (3, n6)
+    readonly = np.empty(shape)
+    readonly.setflags(write=False)
+    pool = np.empty(max(np.prod(shape), args[-1].size))  # the last argument and the buffer in the same memory
+    last = pool[:args[-1].size].reshape(args[-1].shape)
+    last[...] = args[-1]
+    for bad, words in ((np.empty(shape[1:]), f"of shape {shape[1:]}"), (np.empty(shape, np.float32), "float32 array"),
+                       (np.empty(shape + (2,))[..., 0], "non-contiguous"), (readonly, "read-only"),
+                       (np.empty(shape).tolist(), "is list"), (pool[:np.prod(shape)].reshape(shape), "shares memory")):
+        with pytest.raises(rd.InputError, match=f"argument 'out' .*{re.escape(words)}"):
+            f(*args[:-1], last, out=bad)
+
+
+def test_floating_cuda_takes_no_out():
+    """The CUDA back end returns CuPy arrays: out= is refused with a clear error, as for fixed bases."""
+    robot = random_floating(8, tree=False, nf=3)
+    f = FloatingCompiledModel(robot, "inertia_matrix", lambda augmented, kind: None, backend="cuda")
+    assert "out" not in f.__signature__.parameters
+    q, _, _ = random_free_state(robot.n, 8)
+    with pytest.raises(rd.InputError, match="backend='cuda' takes no argument 'out'"):
+        f(q, out=np.empty((robot.n + 6, robot.n + 6)))

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -63,3 +64,54 @@ def test_generated_derivatives_and_kinematics_compile_clean(name, tmp_path):
     res = CliRunner().invoke(app, ["generate", name, "--models", "didm,dddm,jac,jdq", "--lang", "c", "--out", str(out)])
     assert res.exit_code == 0, res.output
     _compile_all(out, tmp_path, count=4)
+
+
+@pytest.mark.parametrize("kind", ["inverse_dynamics_derivatives", "forward_dynamics_derivatives"])
+def test_generated_derivatives_with_parameters_input(kind, tmp_path):
+    """robodyn generate --parameters-input for didm and dddm: C that compiles without a warning, whose params are
+    rd.compile(..., parameters_input=True)'s (names and order) and whose results equal rd.compile's (1e-12) and the
+    analytic derivatives (1e-11) for a robot whose links, rotors and friction are scaled."""
+    import ctypes
+    import re
+
+    robot = rd.load("planar3r")  # frames 1..3 the joints, 4 the end frame
+    robot = robot.replace(Ia=np.array([0.02, 0.01, 0.005, 0]), Fc=np.array([0.3, 0.2, 0.1, 0]),
+                          Fv=np.array([0.5, 0.4, 0.3, 0]), Foff=np.array([0.05, -0.02, 0.01, 0]))
+    short = {"inverse_dynamics_derivatives": "didm", "forward_dynamics_derivatives": "dddm"}[kind]
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["generate", str(rd.save(robot, tmp_path / "arm.yaml")), "--models", short,
+                                   "--lang", "c", "--parameters-input", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    _compile_all(out, tmp_path, count=1)
+    f = rd.compile(robot, kind, parameters_input=True)
+    header = (out / f"planar3r_{short}.h").read_text()  # the files are named by the robot's name
+    listed = re.search(r"/\* params: (.*) \*/", header).group(1).split(", ")
+    assert listed == [f"{k} {name}" for k, name in enumerate(f.parameter_names)]
+    assert {"FS1", "FO1", "IA1", "FV1"} <= set(f.parameter_names)  # also those whose derivative vanishes
+    library = tmp_path / "arm.so"
+    subprocess.run([COMPILERS[0], "-std=c99", "-O1", "-shared", "-fPIC", str(out / f"planar3r_{short}.c"), "-lm", "-o",
+                    str(library)], check=True, capture_output=True, timeout=600)
+    batch = ctypes.CDLL(str(library))[f"planar3r_{short}_batch"]
+    link = np.array([0.7, 0.9, 1.2, 1.0])
+    factor = {"IA": 1.1, "FS": 1.2, "FV": 1.3, "FO": 1.4}
+    scale = np.array([link[int(j) - 1] if p in rd.PARAMETER_NAMES else factor[p]
+                      for p, j in (re.fullmatch(r"([A-Z]+)(\d+)", name).groups() for name in f.parameter_names)])
+    scaled = robot.replace(params=robot.params * link[:, None], Ia=robot.Ia * 1.1, Fc=robot.Fc * 1.2,
+                           Fv=robot.Fv * 1.3, Foff=robot.Foff * 1.4)
+    rng = np.random.default_rng(21)
+    q, qd, x = (rng.uniform(-1.5, 1.5, (4, robot.n)) for _ in range(3))
+    params = f.nominal_parameters * scale
+    got = np.empty((4, len(getattr(rd, kind)(robot, q[0], qd[0], x[0])) * robot.n, robot.n))
+    pointer = ctypes.POINTER(ctypes.c_double)
+
+    def p(a):
+        return np.ascontiguousarray(a).ctypes.data_as(pointer)
+
+    batch.argtypes = [ctypes.c_long] + [pointer, ctypes.c_long] * 4 + [pointer]
+    assert batch(4, p(q), robot.n, p(qd), robot.n, p(x), robot.n, p(params), 0, got.ctypes.data_as(pointer)) == 0
+    expected = f(q, qd, x, params=params)
+    parts = [got[:, k * robot.n:(k + 1) * robot.n] for k in range(len(expected))]
+    for part, want, exact in zip(parts, expected, getattr(rd, kind)(scaled, q, qd, x)):
+        scale_of = max(1.0, float(np.abs(want).max()))
+        assert np.abs(part - want).max() <= 1e-12 * scale_of
+        assert np.abs(part - exact).max() <= 1e-11 * scale_of

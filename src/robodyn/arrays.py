@@ -85,16 +85,22 @@ def check_array(name: str, value, shape_tail: tuple[int, ...], batch: tuple[int,
         raise InputError(f"argument '{name}' with shape {a.shape} does not broadcast to batch {batch}") from None
 
 
-def check_out(what: str, out, shape: tuple[int, ...], dtype) -> np.ndarray:
-    """The caller's ``out=`` buffer of a numeric function, checked before anything is written to it: a writeable,
-    C-contiguous NumPy array of exactly ``shape`` and ``dtype`` (the result's), else :class:`InputError`."""
+def check_out(what: str, out, shape: tuple[int, ...], dtype, arguments: dict | None = None) -> np.ndarray:
+    """The caller's ``out=`` buffer, checked before anything is written to it: a writeable, aligned, C-contiguous
+    NumPy array of exactly ``shape`` and ``dtype`` (the result's) and, when ``arguments`` (name -> value) are given,
+    sharing no memory with any of them (the compiled models' C writes the result while it reads its inputs);
+    else :class:`InputError` naming ``out``."""
     want = f"give a writeable C-contiguous {np.dtype(dtype).name} array of shape {tuple(shape)}"
     if type(out) is not np.ndarray:
         raise InputError(f"{what}: argument 'out' is {shown(out)}; {want} (e.g. np.empty({tuple(shape)}))")
-    if out.shape != tuple(shape) or out.dtype != dtype or not out.flags.c_contiguous or not out.flags.writeable:
-        got = (f"a {'' if out.flags.c_contiguous else 'non-contiguous '}{'' if out.flags.writeable else 'read-only '}"
-               f"{out.dtype.name} array of shape {out.shape}")
+    flags = out.flags
+    if out.shape != tuple(shape) or out.dtype != dtype or not (flags.c_contiguous and flags.writeable and flags.aligned):
+        got = (f"a {'' if flags.c_contiguous else 'non-contiguous '}{'' if flags.writeable else 'read-only '}"
+               f"{'' if flags.aligned else 'unaligned '}{out.dtype.name} array of shape {out.shape}")
         raise InputError(f"{what}: argument 'out' is {got}; {want}")
+    for name, a in (arguments or {}).items():
+        if isinstance(a, np.ndarray) and np.shares_memory(out, a):
+            raise InputError(f"{what}: argument 'out' shares memory with '{name}'; give a separate array")
     return out
 
 

@@ -46,16 +46,26 @@ def all_short_names() -> dict:
 
 
 def _model(robot, kind: str, params: str, parameters_input: bool, frame):
-    """The customized model of ``kind``: a dynamic model, its derivatives or the kinematics of ``frame``."""
+    """(the customized model of ``kind``, the model its C is written from): a dynamic model, its derivatives or the
+    kinematics of ``frame``. With ``parameters_input`` the C model reads the parameters from its argument
+    ``params``; a derivative kind's is then the derivative of the model with that argument, as ``rd.compile``'s
+    (the same ``params``, also those whose derivative vanishes, such as the Coulomb and offset friction)."""
     from robodyn.symbolic import customized_model
-    from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model
+    from robodyn.symbolic.codegen.c_code import with_parameter_input
+    from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model, differentiated
     from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, kinematics_model
 
     if kind in KINEMATICS_KINDS:
-        return kinematics_model(robot, kind, frame=frame)
-    if kind in DERIVATIVE_KINDS:
-        return derivative_model(robot, kind, parameters=params)
-    return customized_model(robot, kind, parameters=params, symbolic_inertia=parameters_input)
+        m = kinematics_model(robot, kind, frame=frame)
+        return m, m
+    if not parameters_input:
+        m = (derivative_model if kind in DERIVATIVE_KINDS else customized_model)(robot, kind, parameters=params)
+        return m, m
+    base, wrt, _ = DERIVATIVE_KINDS.get(kind, (kind, (), ()))
+    m = customized_model(robot, base, parameters=params, symbolic_inertia=True)
+    if not wrt:
+        return m, with_parameter_input(m)
+    return differentiated(m, wrt, kind), differentiated(with_parameter_input(m), wrt, kind)
 
 
 #: the titles of the listings (``*.txt``) of the kinds beyond robodyn.symbolic.KINDS
@@ -83,14 +93,14 @@ def _listing(model, frame) -> str:
 
 def check_models(models, parameters_input: bool, frame) -> None:
     """The refusals of option combinations, before anything is generated."""
-    from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS
     from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS
 
     if parameters_input:
-        fixed = [k for k in models if k in DERIVATIVE_KINDS or k in KINEMATICS_KINDS]
+        fixed = [k for k in models if k in KINEMATICS_KINDS or k == "regressor"]
         if fixed:
             raise InputError(f"option --parameters-input is not available for {', '.join(fixed)}: their models hold "
-                             "the robot's parameters as constants (or none); leave those out or the option off")
+                             "no inertial parameters (the regressor is their coefficient); leave those out or the "
+                             "option off")
     if frame is not None and not any(k in KINEMATICS_KINDS for k in models):
         raise InputError("option --frame is for the models jacobian and jacobian_dot_qd (jac, jdq)")
 
@@ -127,10 +137,9 @@ def write_models(robot, models, params, langs, out: Path, force: bool = False, p
 
         for kind in kinds:
             short = file_names[kind]
-            m = _model(robot, kind, params, parameters_input, frame)
+            m, cm = _model(robot, kind, params, parameters_input, frame)
             stem = identifier(f"{stem0}_{short}")  # the file stem is the function name (MATLAB needs both equal)
             put(f"{stem}.txt", _listing(m, frame))
-            cm = c_code.with_parameter_input(m) if parameters_input else m
             for lang in langs:
                 if lang == "c":
                     put(f"{stem}.c", c_code.source(cm, stem))
@@ -207,7 +216,8 @@ def generate_command(
     parameters_input: bool = typer.Option(
         False, "--parameters-input",
         help="C functions take the inertial parameters and friction coefficients as an argument params "
-        "(order in the .h file), so one compiled function serves identified parameters."),
+        "(order in the .h file), so one compiled function serves identified parameters (the dynamic models and "
+        "their derivatives; not jac, jdq or dim)."),
     frame: str = typer.Option(None, "--frame", help="Frame of the models jacobian and jacobian_dot_qd (jac, jdq): its number 1..nf or name; default the end frame."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder that robodyn wrote, only while it holds exactly the files of its manifest (MANIFEST.sha256), unchanged; never a file, a link or a folder with other or changed files."),
 ) -> None:

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from robodyn.arrays import working_dtype
+from robodyn.arrays import check_out, working_dtype
 from robodyn.progress import progress
 from robodyn.threads import thread_count
 from robodyn.errors import InputError, ModelError
@@ -299,7 +299,7 @@ class CompiledModel:
         m, call, _ = self._variant(wrenches is not None)
         count = int(np.prod(batch))
         if out is not None:
-            check_buffer(out, batch + m.output_shape, dtype, arrays, f"compiled {self.kind}")
+            check_out(f"compiled {self.kind}", out, batch + m.output_shape, dtype, arrays)
         blocks = []
         for (k, a), shape in zip(arrays.items(), shapes):
             per = a.size // max(int(np.prod(shape)), 1) if a.size else 0
@@ -350,22 +350,6 @@ class CompiledModel:
 
     def __repr__(self) -> str:
         return f"CompiledModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, backend={self.backend!r})"
-
-
-def check_buffer(out, shape: tuple, dtype, arguments: dict, label: str) -> None:
-    """The checks of an ``out=`` buffer on entry: an ndarray of exactly ``shape`` and ``dtype`` (the result's),
-    C-contiguous, writeable and sharing no memory with an argument (InputError naming ``out`` otherwise)."""
-    want = f"a writeable C-contiguous NumPy array of shape {shape} and dtype {np.dtype(dtype).name}"
-    if not isinstance(out, np.ndarray):
-        raise InputError(f"{label}: argument 'out' is a {type(out).__name__}; give {want}")
-    if out.shape != shape or out.dtype != dtype:
-        raise InputError(f"{label}: argument 'out' has shape {out.shape} and dtype {out.dtype}; give {want}")
-    if not (out.flags.c_contiguous and out.flags.writeable and out.flags.aligned):
-        raise InputError(f"{label}: argument 'out' is not writeable, aligned and C-contiguous; give {want} "
-                         "(np.ascontiguousarray gives a contiguous copy)")
-    for name, a in arguments.items():
-        if isinstance(a, np.ndarray) and np.shares_memory(out, a):
-            raise InputError(f"{label}: argument 'out' shares memory with '{name}'; give a separate array")
 
 
 def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard", backend: str = "c",  # noqa: A001
@@ -442,7 +426,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         sharing no memory with an argument, checked on entry (InputError naming ``out``); the C code writes
         into it (float64: nothing allocated for the result, one state included) and it is returned. After an
         error its contents are unspecified. The JAX back end takes no ``out`` (JAX arrays are immutable: a
-        jitted function's buffers are XLA's), nor does the CUDA one (its results are CuPy arrays). One state of 1-D float64 arrays (joint arguments positional) is
+        jitted function's buffers are XLA's), nor does the CUDA one (its results are CuPy arrays); a floating
+        or mobile base's C and NumPy models take ``out`` with the same checks (docs/floating-base.md). One state of 1-D float64 arrays (joint arguments positional) is
         checked and evaluated by the library's C entry without Python code (0.2–0.7 µs for a 6-joint arm;
         docs/symbolic.md, "One state per call"); every other call takes the general path.
 

@@ -22,6 +22,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from robodyn.arrays import as_real_array, check_out, working_dtype
 from robodyn.dynamics.floating import augmented_robot, augmented_state
 from robodyn.errors import InputError
 
@@ -45,6 +46,8 @@ class FloatingCompiledModel:
     :class:`robodyn.symbolic.cuda.CudaModel`) of ``augmented_robot(robot)``, whose code takes the augmented
     arrays; ``build(augmented_robot, kind)`` makes it (``rd.compile`` passes its own options).  The CUDA kernel
     has no ``wrenches`` argument and returns CuPy arrays; the free-flyer conversion runs in NumPy on the host.
+    The C and NumPy models take ``out=`` (keyword): the result's array, checked on entry as the fixed-base
+    models' (:func:`robodyn.arrays.check_out`, against the free-flyer arguments), written by the compiled code.
     """
 
     def __init__(self, robot, kind: str, build, parameters: str = "standard", backend: str = "c"):
@@ -63,23 +66,28 @@ class FloatingCompiledModel:
         P = inspect.Parameter
         names = _ARGUMENTS[kind] + (() if kind == "inertia_matrix" else
                                     ("gravity",) if backend == "cuda" else ("wrenches", "gravity"))
-        self.__signature__ = inspect.Signature([P(k, P.POSITIONAL_OR_KEYWORD, **({} if k in _ARGUMENTS[kind] else
-                                                                                   {"default": None})) for k in names])
+        self.__signature__ = inspect.Signature(
+            [P(k, P.POSITIONAL_OR_KEYWORD, **({} if k in _ARGUMENTS[kind] else {"default": None})) for k in names]
+            + ([] if backend == "cuda" else [P("out", P.KEYWORD_ONLY, default=None)]))
         self.__doc__ = f"Compiled {kind} of robot {robot.name} ({robot.base} base, {parameters} parameters, {backend})."
 
     def __call__(self, *args, **kwargs):
+        if self.backend == "cuda" and kwargs.get("out") is not None:
+            raise InputError(f"compiled {self.kind} of robot '{self.robot.name}': backend='cuda' takes no argument "
+                             "'out' (its results are CuPy arrays); use backend='c' or 'numpy' for out=")
         try:
             bound = self.__signature__.bind(*args, **kwargs)
         except TypeError as e:
             raise InputError(f"compiled {self.kind} of robot '{self.robot.name}' is called as f{self.__signature__}: {e}") from None
         bound.apply_defaults()
+        out = bound.arguments.pop("out", None)
         x = {k: _host(v) for k, v in bound.arguments.items()}
         what = f"compiled {self.kind}"
         n6 = self.robot.n + 6
         if self.kind == "inertia_matrix":
-            zeros = np.zeros(np.shape(x["q"])[:-1] + (n6,))
+            zeros = np.zeros(np.shape(x["q"])[:-1] + (n6,), working_dtype(x["q"]))
             qa, _, _, _ = augmented_state(self.robot, x["q"], zeros, zeros, what=what)
-            return self.model(qa)
+            return self._call(what, x, out, (qa,))
         if self.kind == "forward_dynamics":
             t = np.asarray(x["tau"])
             if t.ndim == 0 or t.shape[-1] != n6:
@@ -89,20 +97,39 @@ class FloatingCompiledModel:
             qa, qda, shifted, g = augmented_state(self.robot, x["q"], x["v"], x["tau"], gravity=x["gravity"], what=what)
             tau = np.broadcast_to(np.asarray(x["tau"], dtype=shifted.dtype), shifted.shape)
             bias = shifted - tau  # b(v), module notes
-            out = self._call(what, qa, qda, tau, g, x.get("wrenches"))
-            return out - (bias.astype(out.dtype, copy=False) if isinstance(out, np.ndarray) else _device_like(out, bias))
+            qdd = self._call(what, x, out, (qa, qda, tau), g, x.get("wrenches"))
+            if not isinstance(qdd, np.ndarray):
+                return qdd - _device_like(qdd, bias)
+            bias = bias.astype(qdd.dtype, copy=False)
+            return qdd - bias if out is None else np.subtract(qdd, bias, out=out)
         qa, qda, qdda, g = augmented_state(self.robot, x["q"], x["v"], x["a"], gravity=x["gravity"], what=what)
-        return self._call(what, qa, qda, qdda, g, x.get("wrenches"))
+        return self._call(what, x, out, (qa, qda, qdda), g, x.get("wrenches"))
 
-    def _call(self, what, qa, qda, third, g, wrenches):
+    def _call(self, what, given, out, joint, g=None, wrenches=None):
+        """The augmented robot's compiled function at the augmented arrays ``joint`` (q_a, then q̇_a and q̈_a or
+        τ), gravity g in R_0 and the robot's wrenches, written into ``out`` when given: checked here against the
+        caller's arrays ``given`` by the fixed-base rules (:func:`robodyn.arrays.check_out`)."""
         if self.backend == "cuda":
-            return self.model(qa, qda, third, gravity=g)
-        if wrenches is not None:
-            W = np.asarray(wrenches, dtype=float)
-            if W.ndim < 2 or W.shape[-2:] != (self.robot.nf, 6):
-                raise InputError(f"{what}: argument 'wrenches' has shape {W.shape}; expected (..., {self.robot.nf}, 6)")
-            wrenches = np.concatenate([np.zeros(W.shape[:-2] + (6, 6)), W], -2)  # the virtual frames carry none
-        return self.model(qa, qda, third, wrenches=wrenches, gravity=g)
+            return self.model(*joint) if g is None else self.model(*joint, gravity=g)
+        keywords, batch = {}, joint[0].shape[:-1]  # augmented_state broadcasts the states and g to one batch
+        if g is not None:
+            if wrenches is not None:
+                W = as_real_array("wrenches", wrenches)
+                if W.ndim < 2 or W.shape[-2:] != (self.robot.nf, 6):
+                    raise InputError(f"{what}: argument 'wrenches' has shape {W.shape}; expected (..., {self.robot.nf}, 6)")
+                try:
+                    batch = np.broadcast_shapes(batch, W.shape[:-2])
+                except ValueError:
+                    raise InputError(f"{what}: batch axes do not broadcast: q {np.shape(given['q'])}, "
+                                     f"wrenches {W.shape}") from None
+                W = W.astype(working_dtype(W), copy=False)
+                wrenches = np.concatenate([np.zeros(W.shape[:-2] + (6, 6), W.dtype), W], -2)  # the virtual frames carry none
+            keywords = dict(wrenches=wrenches, gravity=g)
+        if out is not None:
+            dtype = working_dtype(*joint, *keywords.values())  # the compiled function's rule, on what it is given
+            check_out(what, out, batch + self.model.model.output_shape, dtype,
+                      {k: v for k, v in given.items() if v is not None})
+        return self.model(*joint, **keywords, out=out)
 
     def operation_count(self) -> dict:
         """Operations per evaluation of the augmented robot's customized model (docs/symbolic.md)."""
