@@ -201,3 +201,23 @@ def test_base_parameters_regressor_and_derivative_kinds():
     inverse = np.linalg.inv(rd.inertia_matrix(robot, q[0]))
     close(jax.jit(jax.jacfwd(lambda a: e(a, qd[0], tau[0]).dqdd_dtau))(q[0]),
           -np.einsum("ij,jlk,lm->imk", inverse, second.d2tau_dqdd_dq, inverse))
+
+
+@pytest.mark.parametrize("index", range(len(ROBOTS)))
+def test_kinematics_kinds_equal_numpy(index):
+    """A frame's J and J̇q̇ through backend="jax" (the kinematics models the C and CUDA back ends compile) equal
+    rd.jacobian and rd.jacobian_dot_qd, batched and one state, under jax.jit and jax.vmap."""
+    robot = ROBOTS[index]
+    q, qd, _ = random_state(robot, 7, batch=(4,))
+    frame, point = robot.nf - 1, np.array([0.1, -0.2, 0.3])
+    J = rd.compile(robot, "jacobian", backend="jax", frame=frame, point=point)
+    Jd = rd.compile(robot, "jacobian_dot_qd", backend="jax", frame=frame)
+    np.testing.assert_allclose(jax.jit(J)(q), rd.jacobian(robot, q, frame=frame, point=point), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(jax.vmap(Jd)(q, qd), rd.jacobian_dot_qd(robot, q, qd, frame=frame), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(J(q[0]), rd.jacobian(robot, q[0], frame=frame, point=point), rtol=1e-12, atol=1e-12)
+    # the derivative of J̇q̇ with respect to q̇ is 2 × (the q̇-linear part): J̇q̇ is quadratic in q̇
+    np.testing.assert_allclose(jax.jacfwd(Jd, argnums=1)(q[0], qd[0]) @ qd[0], 2 * Jd(q[0], qd[0]), rtol=1e-10,
+                               atol=1e-10)
+    with pytest.raises(rd.InputError, match="frame and point are for the kinds"):
+        rd.compile(robot, "inverse_dynamics", backend="jax", frame=frame)

@@ -416,7 +416,7 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         (:mod:`robodyn.symbolic.derivative_model`), C, NumPy, CUDA and JAX back ends; with ``parameters_input``
         on C and NumPy (always on CUDA and JAX) the derivative of the model whose parameters are the input
         ``params``, as for the other kinds. The kinematics
-        kinds trace the forward recursion (:mod:`robodyn.symbolic.kinematics_model`), C, NumPy and CUDA back
+        kinds trace the forward recursion (:mod:`robodyn.symbolic.kinematics_model`), C, NumPy, CUDA and JAX back
         ends (no ``gravity`` or ``params`` there).
 
         Batched over leading axes, arguments checked (InputError naming the argument), float32 in →
@@ -448,9 +448,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     name, so a renamed copy of a robot reuses the library), compiler, flags and robodyn version, and
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     """
-    if (frame is not None or point is not None) and backend not in ("c", "numpy", "cuda"):
-        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)} on the C, NumPy and CUDA "
-                         "backends")
+    if (frame is not None or point is not None) and backend not in ("c", "numpy", "cuda", "jax"):
+        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)} on the C, NumPy, CUDA "
+                         "and JAX backends")
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays through the augmented robot's model
         from robodyn.symbolic.floating import FloatingCompiledModel
 
@@ -478,7 +478,7 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
 
         if dtype != "float64":
             raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the JAX function computes in its inputs' dtype")
-        return JaxModel(robot, kind, parameters)
+        return JaxModel(robot, kind, parameters, frame, None if point is None else _point(point))
     if dtype != "float64":
         raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the C and NumPy backends compute in float64")
     return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input, threads, frame, point)

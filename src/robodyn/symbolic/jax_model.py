@@ -14,7 +14,9 @@ dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)): JAX ne
 program, whose reverse mode took XLA minutes to compile (docs/scaling.md, "Compile time under grad, scan and
 hessian"). Base parameters, the regressor and the derivative kinds are differentiated through the program itself.
 
-As on the CUDA back end, the inertial parameters and friction coefficients are an input (``params``, default the
+The kinematics kinds (a frame's ``jacobian`` and ``jacobian_dot_qd``, ``frame=`` and ``point=``) are the customized
+models of :mod:`robodyn.symbolic.kinematics_model`, as on the C and CUDA back ends, differentiated through the
+program.  As on the CUDA back end, the inertial parameters and friction coefficients are an input (``params``, default the
 robot file's values), so one traced function serves nominal and identified parameters. Inputs are not checked
 beyond their shapes (the function is meant to be traced), and forward dynamics at a state where the inertia
 matrix is singular gives inf or NaN rather than an error.
@@ -26,17 +28,18 @@ import re
 
 import numpy as np
 
-from robodyn.errors import RobodynError
+from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import PARAMETER_NAMES
 from robodyn.spatial import jax_matrix, jax_vector
 from robodyn.symbolic.codegen import numpy_code
 from robodyn.symbolic.cuda import call_arguments, kernel_model
 from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS
+from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS
 from robodyn.symbolic.models import canonical_kind
 
-#: kinds of the JAX back end (those of the CUDA kernels, and the derivatives)
+#: kinds of the JAX back end (those of the CUDA kernels: the dynamics, the derivatives and a frame's kinematics)
 KINDS = ("inverse_dynamics", "bias_torques", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
-         "inverse_dynamics_derivatives", "forward_dynamics_derivatives")
+         "inverse_dynamics_derivatives", "forward_dynamics_derivatives") + KINEMATICS_KINDS
 
 
 #: kinds whose derivatives come from the loop-free recursions (JaxModel._jvp; standard parameters)
@@ -67,14 +70,17 @@ class JaxModel:
         Names and robot-file values of the ``params`` argument.
     """
 
-    def __init__(self, robot, kind: str, parameters: str = "standard"):
+    def __init__(self, robot, kind: str, parameters: str = "standard", frame=None, point=None):
         try:
             import jax.numpy as jnp
         except ImportError:
             raise JaxUnavailableError("backend='jax' needs JAX: pip install 'robodyn[jax]'") from None
         self._jnp = jnp
         self.robot, self.kind, self.parameters = robot, canonical_kind(kind, KINDS), parameters
-        self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, self.kind, parameters)
+        if self.kind not in KINEMATICS_KINDS and (frame is not None or point is not None):
+            raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)}, not {self.kind}")
+        self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, self.kind, parameters,
+                                                                                 frame, point)
         self.joint_names = tuple(a.name for a in self.model.arguments if a.name not in ("gravity", "params"))
         self.source = numpy_code.source(self.model, "rd_model", module="jax.numpy")
         self._function = numpy_code.function(self.model, module="jax.numpy")
