@@ -98,7 +98,7 @@ def test_compile_kinematics_options_are_checked():
     with pytest.raises(rd.InputError, match="point"):
         rd.compile(robot, "jacobian", backend="numpy", point=[1.0, 2.0])
     with pytest.raises(rd.InputError, match="frame and point"):
-        rd.compile(robot, "jacobian", backend="jax", frame=1)
+        rd.compile(robot, "inverse_dynamics", backend="jax", frame=1)
     with pytest.raises(rd.InputError, match="frame"):
         rd.compile(robot, "jacobian", backend="numpy", frame=9)
 
