@@ -250,6 +250,12 @@ def position_bandwidth(t, q, energy: float = AUTO_ENERGY) -> float:
     return out
 
 
+def noise_floor(P: np.ndarray) -> np.ndarray:
+    """The noise floor (n,) of each column of a periodogram P (F, n): its median over the upper half of the band,
+    where a measured position holds only sensor noise and quantisation."""
+    return np.median(P[P.shape[0] // 2:], axis=0)
+
+
 def noise_frequency(t, q, snr: float = AUTO_SNR) -> float:
     """The frequency (Hz) above which the measured q is noise, largest over the joints.
 
@@ -260,10 +266,10 @@ def noise_frequency(t, q, snr: float = AUTO_SNR) -> float:
     from scipy.ndimage import uniform_filter1d
 
     f, P = position_spectrum(t, q)
+    floor = noise_floor(P)
     out = float(f[1])
     for j in range(P.shape[1]):
-        floor = float(np.median(P[len(f) // 2:, j]))
-        above = np.flatnonzero(uniform_filter1d(P[:, j], 9) > snr * floor)
+        above = np.flatnonzero(uniform_filter1d(P[:, j], 9) > snr * floor[j])
         if above.size:
             out = max(out, float(f[above[-1]]))
     return out
@@ -293,9 +299,9 @@ def auto_cutoff(t, q) -> tuple[float, str, float]:
 def velocity_noise(t, q, cutoff: float, order: int = DEFAULT_ORDER) -> np.ndarray:
     """The standard deviation (n,) (rad/s | m/s) that the noise of the measured q leaves in the prepared q̇.
 
-    The noise of q_j is taken white, at the level N_j of its periodogram over the upper half of the band (where a
-    measured position holds only sensor noise and quantisation, as in :func:`noise_frequency`): the median there,
-    over ln 2, since a periodogram bin of white noise is exponentially distributed about the level.  The zero-phase
+    The noise of q_j is taken white, at the level N_j of its periodogram's floor (:func:`noise_floor`, as in
+    :func:`noise_frequency`) over ln 2: the floor is a median, and a periodogram bin of white noise is
+    exponentially distributed about the level.  The zero-phase
     Butterworth filter (gain |H(f)|² per pass) and the central difference (gain sin(2πfh) / h) pass the variance
     σ_j² = N_j ∫ |H(f)|⁴ sin²(2πfh) / h² df to q̇_j.
     """
@@ -307,7 +313,7 @@ def velocity_noise(t, q, cutoff: float, order: int = DEFAULT_ORDER) -> np.ndarra
     b, a = butter(int(order), cutoff / (rate / 2))
     H = freqz(b, a, worN=f, fs=rate)[1]
     gain = np.abs(H) ** 4 * (np.sin(2 * np.pi * f / rate) * rate) ** 2
-    return np.sqrt(np.median(P[len(f) // 2:], axis=0) / np.log(2) * np.trapezoid(gain, f))
+    return np.sqrt(noise_floor(P) / np.log(2) * np.trapezoid(gain, f))
 
 
 def position_spectrum(t, x) -> tuple[np.ndarray, np.ndarray]:
