@@ -137,6 +137,19 @@ def test_bad_input_keeps_its_messages():
         rd.inverse_dynamics_derivatives("puma", q, q, q)
 
 
+def assert_direct_dynamics_equal_numpy(robot, q, qd, tau, W, g, out):
+    """The compiled ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹ (``out`` (..., 3, n, n)) against A⁻¹ A = 1 and the NumPy recursions with
+    ROBODYN_NATIVE=0, errors scaled by cond(A) (the solve amplifies rounding by it)."""
+    A = rd.inertia_matrix(robot, q)
+    cond = np.linalg.cond(A).max()
+    np.testing.assert_allclose(out[:, 2] @ A, np.broadcast_to(np.eye(robot.n), A.shape), atol=1e-12 * cond)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        ref = rd.forward_dynamics_derivatives(robot, q, qd, tau, wrenches=W, gravity=g)
+    for k in range(3):
+        assert rel(out[:, k], ref[k]) < 1e-13 * cond
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), tree=st.booleans(), wrenched=st.booleans())
 def test_direct_dynamics_kernel_equals_numpy_path(seed, tree, wrenched):
@@ -148,14 +161,7 @@ def test_direct_dynamics_kernel_equals_numpy_path(seed, tree, wrenched):
     g = rng.normal(size=3) * 9.81
     W = rng.normal(size=(5, robot.nf, 6)) if wrenched else None
     out = native.forward_dynamics_derivatives(robot, q, qd, tau, wrenches=W, gravity=g)
-    A = rd.inertia_matrix(robot, q)
-    cond = np.linalg.cond(A).max()
-    np.testing.assert_allclose(out[:, 2] @ A, np.broadcast_to(np.eye(robot.n), A.shape), atol=1e-12 * cond)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ROBODYN_NATIVE", "0")
-        ref = rd.forward_dynamics_derivatives(robot, q, qd, tau, wrenches=W, gravity=g)
-    for k in range(3):
-        assert rel(out[:, k], ref[k]) < 1e-13 * cond
+    assert_direct_dynamics_equal_numpy(robot, q, qd, tau, W, g, out)
 
 
 @settings(max_examples=3, deadline=None)
@@ -172,14 +178,7 @@ def test_large_robots_equal_numpy_recursions(seed, tree, wrenched):
     out = native.inverse_dynamics_derivatives(robot, q, qd, x, wrenches=W, gravity=g)
     assert rel(out, numpy_derivatives(robot, q, qd, x, g, W)) < 1e-12
     fd = native.forward_dynamics_derivatives(robot, q, qd, x, wrenches=W, gravity=g)
-    A = rd.inertia_matrix(robot, q)
-    cond = np.linalg.cond(A).max()
-    np.testing.assert_allclose(fd[:, 2] @ A, np.broadcast_to(np.eye(robot.n), A.shape), atol=1e-12 * cond)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ROBODYN_NATIVE", "0")
-        ref = rd.forward_dynamics_derivatives(robot, q, qd, x, wrenches=W, gravity=g)
-    for k in range(3):
-        assert rel(fd[:, k], ref[k]) < 1e-13 * cond
+    assert_direct_dynamics_equal_numpy(robot, q, qd, x, W, g, fd)
     w = None if W is None else W[2]
     np.testing.assert_array_equal(native.inverse_dynamics_derivatives(robot, q[2], qd[2], x[2], wrenches=w,
                                                                       gravity=g), out[2])
