@@ -38,6 +38,11 @@ nv = 100, staying in the cache, its upper triangle only). The inertia matrix the
 "→batch": Pinocchio's crba with each M mirrored whole in data.M and copied out with memcpy into a fresh batch
 array of "rd states" matrices (malloc'd with transparent huge pages advised, as NumPy does for robodyn's result),
 the work a user's batch needs and what robodyn's call does; "pb/rd" is its time over robodyn's.
+
+Fixed bases are timed twice in each round, by default and with ``trig="fast"`` (the generic kernels' vectorised
+sincos, within 1 ulp of the C library's: docs/scaling.md): "fast" is robodyn's µs with it, "pin/fast" Pinocchio's
+time over that, "fast/rd" the default's time over it (> 1: the option gains), "% pk fast" its fraction of the peak;
+its results enter "max rel diff" too.
 """
 
 from __future__ import annotations
@@ -66,6 +71,8 @@ JOINT_TYPES = {"JointModelRX": "RX", "JointModelRY": "RY", "JointModelRZ": "RZ",
 TOLERANCE = 1e-10
 #: robodyn's output per timed call at most this many bytes (the n = 100 regressor is 640 kB per state)
 MAX_BYTES = 1 << 28
+#: the suffix of a quantity timed with trig="fast"
+FAST = " (fast)"
 
 
 def fail(message: str) -> None:
@@ -272,17 +279,20 @@ def main(argv=None) -> None:
           f"{load[1]:.2f} {load[2]:.2f}; stores {bw_reused / 1e9:.1f} GB/s into a reused array, "
           f"{bw_fresh / 1e9:.1f} GB/s into a fresh one")
     print(f"{'robot':<16} {'nv':>4} {'quantity':<17} {'rd states':>9} {'robodyn':>9} {'Pin C++':>9} {'conv.':<6} "
-          f"{'pin/rd':>7} {'→batch':>9} {'pb/rd':>7} {'% peak':>7} {'mem floor':>9} {'max rel diff':>12}")
+          f"{'pin/rd':>7} {'fast':>9} {'pin/fast':>8} {'fast/rd':>7} {'→batch':>9} {'pb/rd':>7} {'% peak':>7} "
+          f"{'% pk fast':>9} {'mem floor':>9} {'max rel diff':>12}")
     checked = 3
 
-    def row(name, nv, quantity, m, t_rd, t_pin, convention, diff, counted=None, floats=None, batch=None):
+    def row(name, nv, quantity, m, t_rd, t_pin, convention, diff, counted=None, floats=None, batch=None, fast=None):
         frac = "—" if counted is None else f"{counted / (t_rd * 1e-6) / peak * 100:.1f}"
+        frac_fast = "—" if counted is None or fast is None else f"{counted / (fast * 1e-6) / peak * 100:.1f}"
+        trig = f"{'—':>9} {'—':>8} {'—':>7}" if fast is None else f"{fast:>9.3f} {t_pin / fast:>8.2f} {t_rd / fast:>7.2f}"
         # the roofline of the output: its bytes per state at the store rate into a fresh array (µs)
         floor = "—" if floats is None else f"{8 * floats / bw_fresh * 1e6:.3f}"
         mark = "" if diff <= TOLERANCE else "  FAIL: results differ"
         copied = f"{'—':>9} {'—':>7}" if batch is None else f"{batch:>9.3f} {batch / t_rd:>7.2f}"
         print(f"{name:<16} {nv:>4} {quantity:<17} {m:>9} {t_rd:>9.3f} {t_pin:>9.3f} {convention:<6} "
-              f"{t_pin / t_rd:>7.2f} {copied} {frac:>7} {floor:>9} {diff:>12.1e}{mark}", flush=True)
+              f"{t_pin / t_rd:>7.2f} {trig} {copied} {frac:>7} {frac_fast:>9} {floor:>9} {diff:>12.1e}{mark}", flush=True)
 
     for n in (int(s) for s in args.sizes.split(",")):
         robot = robot_of_size(n).replace(Fv=None, Fc=None)
@@ -296,16 +306,18 @@ def main(argv=None) -> None:
         flat = run_cpp(binary, model, q, qd, qdd, tau, 1, m_crba)[1]
         res, k = Results(flat, checked), slice(0, checked)
         N = robot.n
-        # quantity -> (robodyn's call on the first m states, the C++ case, robodyn's output floats per state)
+        # quantity -> (robodyn's call on the first m states with trig=, the C++ case, output floats per state)
         calls = {
-            "inverse dyn.": (lambda m: rd.inverse_dynamics(robot, q[:m], qd[:m], qdd[:m]), "rnea", N),
-            "inertia matrix": (lambda m: rd.inertia_matrix(robot, q[:m]), "crba", N * N),
-            "forward dyn.": (lambda m: rd.forward_dynamics(robot, q[:m], qd[:m], tau[:m]), "aba", N),
-            "regressor": (lambda m: rd.regressor(robot, q[:m], qd[:m], qdd[:m], friction=False), "regressor",
-                          11 * N * N),
-            "ID derivatives": (lambda m: rd.inverse_dynamics_derivatives(robot, q[:m], qd[:m], qdd[:m]),
+            "inverse dyn.": (lambda m, t="exact": rd.inverse_dynamics(robot, q[:m], qd[:m], qdd[:m], trig=t), "rnea", N),
+            "inertia matrix": (lambda m, t="exact": rd.inertia_matrix(robot, q[:m], trig=t), "crba", N * N),
+            "forward dyn.": (lambda m, t="exact": rd.forward_dynamics(robot, q[:m], qd[:m], tau[:m], trig=t), "aba", N),
+            "regressor": (lambda m, t="exact": rd.regressor(robot, q[:m], qd[:m], qdd[:m], friction=False, trig=t),
+                          "regressor", 11 * N * N),
+            "ID derivatives": (lambda m, t="exact": rd.inverse_dynamics_derivatives(robot, q[:m], qd[:m], qdd[:m],
+                                                                                    trig=t),
                                "rnea_derivatives", 2 * N * N),
-            "FD derivatives": (lambda m: rd.forward_dynamics_derivatives(robot, q[:m], qd[:m], tau[:m]),
+            "FD derivatives": (lambda m, t="exact": rd.forward_dynamics_derivatives(robot, q[:m], qd[:m], tau[:m],
+                                                                                    trig=t),
                                "aba_derivatives", 3 * N * N),
         }
         t_c, M_c, a_c, Mw_c, aw_c, Mb_c, Mbw_c = (res.take(shape)[0] for shape in
@@ -328,9 +340,14 @@ def main(argv=None) -> None:
             "ID derivatives": max(rel(did[0], dq_c), rel(did[1], dv_c)),
             "FD derivatives": max(rel(dfd[0], fq_c), rel(dfd[1], fv_c)),
         }
-        # an output of at most MAX_BYTES per call
-        ours = {quantity: (fn, min(args.states, max(256, MAX_BYTES // (8 * size))))
-                for quantity, (fn, _, size) in calls.items()}
+        for quantity, (fn, _, _) in calls.items():  # trig="fast" within rounding of the default
+            diffs[quantity] = max(diffs[quantity], rel(fn(checked, "fast"), fn(checked)))
+        # an output of at most MAX_BYTES per call; each quantity by default, then with trig="fast"
+        ours = {}
+        for quantity, (fn, _, size) in calls.items():
+            m = min(args.states, max(256, MAX_BYTES // (8 * size)))
+            ours[quantity] = (fn, m)
+            ours[quantity + FAST] = (lambda m, fn=fn: fn(m, "fast"), m)
         times, t_ours = interleaved(lambda: run_cpp(binary, model, q, qd, qdd, tau, 1, m_crba)[0], ours,
                                     args.repeat)
         for quantity, (_, cname, size) in calls.items():
@@ -339,7 +356,7 @@ def main(argv=None) -> None:
             if quantity in _COUNTED:
                 counted = flops(count_operations(robot, *_COUNTED[quantity])[0])
             row(f"n = {n}" if n != 6 else "puma560", N, quantity, m, t_rd, *anchor(times, cname), diffs[quantity],
-                counted, size, anchor(times, "crba_batch")[0] if cname == "crba" else None)
+                counted, size, anchor(times, "crba_batch")[0] if cname == "crba" else None, t_ours[quantity + FAST])
 
 
     if args.floating:

@@ -19,6 +19,7 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import Robot, check_robot
 
 from robodyn.model.friction import with_friction
+from robodyn.native import check_trig
 from robodyn.dynamics import composite, floating, newton_euler, recursive
 
 #: method -> module, the tables the analysis tools iterate over (keys kept for their reports).
@@ -78,7 +79,7 @@ def _pick(what: str, method: str):
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
-                     friction: bool = True, out=None):
+                     friction: bool = True, out=None, trig: str = "exact"):
     """Inverse dynamic model Γ = A(q) q̈ + C(q, q̇) q̇ + Q(q) + Γ_f(q̇) + Ia q̈ − (wrench terms)  [9.6], [9.94].
 
     Parameters
@@ -103,6 +104,14 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
         The result's buffer, written in place and returned (no other result array is made on robodyn's native
         kernels): a writeable C-contiguous array of the result's shape and dtype; checked on entry
         (:class:`InputError` otherwise).  Equal bit for bit to the result without it.
+    trig : str
+        ``"exact"`` (default): the sines and cosines of the joint angles are the C library's, NumPy's np.sin /
+        np.cos values, so that every path gives the NumPy recursion's numbers.  ``"fast"``: robodyn's generic
+        compiled kernels compute them four states at a time by their own vectorised sincos, within 1 ulp of the C
+        library's (results differ from the default's by rounding, ~1e-15 relative; docs/scaling.md), one state
+        equal to its row of a batch bit for bit.  A permission, not a request: where a call does not run those
+        kernels (another ``method``, float32, wrenches, a floating base, ``ROBODYN_NATIVE=0``), the result is
+        computed as by default.
 
     Returns
     -------
@@ -114,18 +123,19 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
     Raises
     ------
     InputError
-        A wrong shape, NaN/inf in an argument (named), or an unknown ``method`` (the choices are listed).
+        A wrong shape, NaN/inf in an argument (named), an unknown ``method`` (the choices are listed) or ``trig``.
     """
     if friction is not True:
         robot = with_friction(robot, friction)
+    if method == "newton_euler" and getattr(robot, "base", "fixed") == "fixed":  # the default: no dispatch cost
+        return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches, gravity, out, trig)
+    check_trig(trig)
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays (docs/floating-base.md)
         return into("inverse_dynamics", out, floating.floating_inverse_dynamics(robot, q, qd, qdd, wrenches, gravity))
-    if method == "newton_euler":  # the default: straight to the function, no dispatch cost
-        return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches, gravity, out)
     return into("inverse_dynamics", out, _pick("inverse_dynamics", method)(robot, q, qd, qdd, wrenches, gravity))
 
 
-def inertia_matrix(robot, q, method: str = "composite", out=None):
+def inertia_matrix(robot, q, method: str = "composite", out=None, trig: str = "exact"):
     """Inertia matrix A(q) of the kinetic energy E = ½ q̇ᵀ A q̇ [9.5], rotor inertias Ia on the diagonal.
 
     Parameters
@@ -139,6 +149,8 @@ def inertia_matrix(robot, q, method: str = "composite", out=None):
         (Hessian of the Gibbs function, Mata et al. eq 22).
     out : ndarray, optional
         The result's buffer, as in :func:`inverse_dynamics`.
+    trig : str
+        ``"exact"`` (default) or ``"fast"``, as in :func:`inverse_dynamics`.
 
     Returns
     -------
@@ -149,17 +161,18 @@ def inertia_matrix(robot, q, method: str = "composite", out=None):
     Raises
     ------
     InputError
-        A wrong shape or NaN/inf in ``q``, or an unknown ``method`` (the choices are listed).
+        A wrong shape or NaN/inf in ``q``, or an unknown ``method`` (the choices are listed) or ``trig``.
     """
+    if method == "composite" and getattr(robot, "base", "fixed") == "fixed":  # the default: straight to the function
+        return composite.inertia_matrix(robot, q, out, trig)
+    check_trig(trig)
     if getattr(robot, "base", "fixed") != "fixed":
         return into("inertia_matrix", out, floating.floating_inertia_matrix(robot, q))
-    if method == "composite":  # the default: straight to the function
-        return composite.inertia_matrix(robot, q, out)
     return into("inertia_matrix", out, _pick("inertia_matrix", method)(robot, q))
 
 
 def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str = "recursive",
-                     friction: bool = True, out=None):
+                     friction: bool = True, out=None, trig: str = "exact"):
     """Direct dynamic model q̈ = A⁻¹(q) (Γ − H(q, q̇))  [9.96], H with friction and wrenches [9.95].
 
     Parameters
@@ -182,6 +195,8 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
         False leaves the robot's joint friction out (as in :func:`inverse_dynamics`).
     out : ndarray, optional
         The result's buffer, as in :func:`inverse_dynamics`.
+    trig : str
+        ``"exact"`` (default) or ``"fast"``, as in :func:`inverse_dynamics`.
 
     Returns
     -------
@@ -192,16 +207,17 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     Raises
     ------
     InputError
-        A wrong shape, NaN/inf in an argument (named), or an unknown ``method`` (the choices are listed).
+        A wrong shape, NaN/inf in an argument (named), or an unknown ``method`` (the choices are listed) or ``trig``.
     ModelError
         A singular model: a joint that moves only massless links and has no rotor inertia.
     """
     if friction is not True:
         robot = with_friction(robot, friction)
+    if method == "recursive" and getattr(robot, "base", "fixed") == "fixed":  # the default: straight to the function
+        return recursive.forward_dynamics(robot, q, qd, tau, wrenches, gravity, out, trig)
+    check_trig(trig)
     if getattr(robot, "base", "fixed") != "fixed":
         return into("forward_dynamics", out, floating.floating_forward_dynamics(robot, q, qd, tau, wrenches, gravity))
-    if method == "recursive":  # the default: straight to the function
-        return recursive.forward_dynamics(robot, q, qd, tau, wrenches, gravity, out)
     return into("forward_dynamics", out, _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches, gravity))
 
 

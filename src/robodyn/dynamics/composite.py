@@ -84,12 +84,12 @@ def composite_components(robot: Robot, q, backend: ScalarBackend | None = None) 
     return rot, J, MS, M
 
 
-def inertia_matrix(robot: Robot, q, out=None) -> np.ndarray:
+def inertia_matrix(robot: Robot, q, out=None, trig: str = "exact") -> np.ndarray:
     """Inertia matrix A(q) (..., n, n) by composite links, rotor inertias Ia on the diagonal.
 
     Arguments, units and result as :func:`robodyn.inertia_matrix` (``method="composite"``).
     """
-    return executor.execute(_INERTIA, robot, q, None, None, None, None, None, out)
+    return executor.execute(_INERTIA, robot, q, None, None, None, None, None, out, trig)
 
 
 def assemble_matrix(robot: Robot, q: np.ndarray, entries) -> np.ndarray:

@@ -51,16 +51,17 @@ def _as(dtype, record):
     return record if dtype != np.float32 else type(record)(*(x.astype(dtype) for x in record))
 
 
-def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity):
+def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity, fast=False):
     """∂Γ/∂q, ∂Γ/∂q̇ (..., n, n) of the rigid-body recursion on checked float64 arrays: robodyn.native's compiled
-    kernel where the executor hands it the batch, else :func:`rnea_components` on dual numbers (module docstring)."""
+    kernel where the executor hands it the batch (``fast``: its trig="fast"), else :func:`rnea_components` on dual
+    numbers (module docstring)."""
     if executor.takes_derivatives(q.dtype):
         a = {"q": q, "qd": qd, "qdd": qdd}
         if gravity is not None:
             a["gravity"] = g
         if W is not None:
             a["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
-        out = executor.run_batch(robot, "inverse_dynamics_derivatives", batch, a, friction=False)
+        out = executor.run_batch(robot, "inverse_dynamics_derivatives", batch, a, friction=False, fast=fast)
         return out[..., 0, :, :], out[..., 1, :, :]
     return _dual_derivatives(robot, batch, q, qd, qdd, g, W)
 
@@ -109,7 +110,8 @@ class Linearization(NamedTuple):
     B: np.ndarray
 
 
-def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction=None):
+def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction=None,
+                                 trig: str = "exact"):
     """∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94], analytically.
 
     Forward-mode differentiation of the Newton–Euler recursion (module docstring). Friction contributes
@@ -126,28 +128,31 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
     friction : bool or friction model of :mod:`robodyn.dynamics.friction_models` — True or None (default): the
         robot's own [9.26]–[9.28], whose derivative at q̇ = 0 leaves out the Dirac of the Coulomb step; False: none
         (as ``friction=False`` of :func:`robodyn.inverse_dynamics`); or a model ('smooth', ...)
+    trig : str — "exact" (default) or "fast": as in :func:`robodyn.inverse_dynamics` (float64 states on the
+        generic compiled kernels; every other path computes as by default)
 
     Returns
     -------
     InverseDynamicsDerivatives (dtau_dq, dtau_dqd) : ndarray (..., n, n) each, [i, k] = ∂Γ_i/∂q_k, ∂Γ_i/∂q̇_k
         (N m/rad, N m s/rad | N/m, N s/m); unpacks as a pair.
     """
-    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity, friction)
+    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity, friction, None, trig)
 
 
-def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction):
+def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction, fast=False):
     """:func:`inverse_dynamics_derivatives` of anything but one float64 state on robodyn.native's single-state entry
     (which includes the friction slope F_v of robots without a Stribeck term)."""
     dtype, batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
-    dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity)
+    dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity, fast)
     model = _sloped_model(friction)
     idx = np.arange(n)
     dqd[..., idx, idx] += model.slope(robot, qd)
     return finite_result("inverse_dynamics_derivatives", _as(dtype, InverseDynamicsDerivatives(dq, dqd)))
 
 
-def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction=None):
+def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction=None,
+                                 trig: str = "exact"):
     """∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ of the direct dynamic model q̈ = A⁻¹(Γ − H(q, q̇)) [9.96].
 
     Differentiating A(q) q̈ + H(q, q̇) = Γ at q̈ = q̈(q, q̇, Γ): ∂q̈/∂q = −A⁻¹ ∂Γ/∂q|_q̈, ∂q̈/∂q̇ = −A⁻¹ ∂Γ/∂q̇|_q̈,
@@ -155,17 +160,17 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
 
     Parameters
     ----------
-    robot, wrenches, gravity, friction : as :func:`inverse_dynamics_derivatives`
+    robot, wrenches, gravity, friction, trig : as :func:`inverse_dynamics_derivatives`
     q, qd, tau : array_like (..., n)
 
     Returns
     -------
     ForwardDynamicsDerivatives (dqdd_dq, dqdd_dqd, dqdd_dtau) : ndarray (..., n, n) each; unpacks as a triple.
     """
-    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity, friction)
+    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity, friction, None, trig)
 
 
-def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction):
+def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction, fast=False):
     """:func:`forward_dynamics_derivatives` of anything but one float64 state on robodyn.native's single-state entry
     (which includes friction and its slope F_v for robots without a Stribeck term)."""
     from robodyn.dynamics import api
@@ -185,7 +190,7 @@ def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction):
         if wrenches is not None:
             W = check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64)
             args["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
-        out = executor.run_batch(robot, "forward_dynamics_derivatives", batch, args, friction=in_c)
+        out = executor.run_batch(robot, "forward_dynamics_derivatives", batch, args, friction=in_c, fast=fast)
         Ainv, dqd = out[..., 2, :, :], out[..., 1, :, :]
         if not in_c:
             dqd -= Ainv * model.slope(robot, a["qd"])[..., None, :]

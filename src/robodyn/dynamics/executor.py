@@ -29,7 +29,11 @@ else (broadcast batch axes, per-state gravity, wrenches, NaN, another dtype or s
 checks of :func:`robodyn.model.arguments.joint_arrays` (or the free-flyer function's own) and
 :func:`robodyn.native.run_checked` or NumPy, whose errors name the argument.  ``out=`` is the result's buffer on
 every path (the kernels write it; elsewhere the result is copied into it), checked by
-:func:`robodyn.arrays.check_out`.
+:func:`robodyn.arrays.check_out`.  ``trig=`` travels the same way, checked once on entry
+(:func:`robodyn.native.check_trig`) and handed on as a flag to the bound entry, to
+:func:`robodyn.native.run_checked` and to ``general``: "fast" lets the generic kernels compute the sines and
+cosines of the joint angles by their vectorised sincos (within 1 ulp of the C library's); every other path
+computes as by default.
 
 The environment switch ``ROBODYN_NATIVE`` (0: no compiled code) is read at every call: by :func:`enabled` and the
 bound entry for batches, and by the native single-state entry itself (C's ``getenv``, a few nanoseconds) for one
@@ -49,9 +53,10 @@ from robodyn.arrays import check_array, finite_result, into
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
-from robodyn.native import RUNNERS
+from robodyn.native import RUNNERS, check_trig
 
 _F64 = np.dtype(np.float64)
+_EXACT = "exact"  # the default of trig= (an interned literal: `is` finds the default without a string comparison)
 
 #: Smallest number of float64 states for which robodyn's default algorithms hand a batch to the generic kernels: one,
 #: since a batch of the kernels equals its states run one by one bit for bit (NumPy's recursion does not, and took
@@ -70,10 +75,10 @@ class Algorithm:
     ``friction``, its friction flag).  jax: ``jax(robot, *inputs, gravity)``, the recursion on the JAX backend for
     JAX arrays (traceable; no gravity where ``matrix``).  matrix: the result is (..., n, n), no gravity, no
     wrenches.  bind, key: ``bind(robot, name)`` -> the compiled entry of ``name`` bound to the robot,
-    ``run(a, b, c, gravity, out, friction, least)`` -> result or None (declined), or False where none serves the
+    ``run(a, b, c, gravity, out, friction, least, fast)`` -> result or None (declined), or False where none serves the
     robot, kept in the robot's workspace entry under ``key`` (default: :func:`robodyn.native.bind` and its key where
     ``single`` or ``batch``; the free-flyer entry of :mod:`robodyn.dynamics.floating`).  general: ``general(robot,
-    a, b, c, wrenches, gravity, friction)``, the path after the bound entry of a function with checks and batches
+    a, b, c, wrenches, gravity, friction, fast)``, the path after the bound entry of a function with checks and batches
     of its own (the derivatives, the free-flyer functions), whose ``result`` is made from the entry's array.
     least: the fewest states of a batch the bound entry takes (:data:`MIN_BATCH` where ``batch``, else 0: one
     state only), set from ``batch``.
@@ -100,32 +105,36 @@ class Algorithm:
         object.__setattr__(self, "least", MIN_BATCH if self.batch else 0)
 
 
-def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=None, friction=None, out=None):
+def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=None, friction=None, out=None,
+            trig: str = "exact"):
     """``spec`` on the caller's arguments (``a``, ``b``, ``c``: ``spec.inputs``; ``friction``: the derivatives'
-    friction model, None or True the robot's own; ``out``: the result's buffer, see :func:`robodyn.arrays.check_out`),
-    on the path of the module docstring."""
+    friction model, None or True the robot's own; ``out``: the result's buffer, see :func:`robodyn.arrays.check_out`;
+    ``trig``: "exact" or "fast", :data:`robodyn.native.TRIG`), on the path of the module docstring."""
+    fast = False if trig is _EXACT else check_trig(trig)
     key = spec.key
     if wrenches is None and key is not None and (type(robot) is Robot or isinstance(robot, Robot)) and (
             friction is None or friction is True):
         # the entry bound to this robot (bound on its first call): one lookup, a positional call, nothing built
         run = WORKSPACE.get(robot, key) or spec.bind(robot, spec.name)
         if run:
-            res = run(a, b, c, gravity, out, spec.friction, spec.least)
+            res = run(a, b, c, gravity, out, spec.friction, spec.least, fast)
             if res is not None:
                 return res if spec.result is None else spec.result(res)
     if spec.general is not None:
-        return into(spec.name, out, spec.general(robot, a, b, c, wrenches, gravity, friction))
+        return into(spec.name, out, spec.general(robot, a, b, c, wrenches, gravity, friction, fast))
     if _is_dask(a) or _is_dask(b) or _is_dask(c) or _is_jax(a) or _is_jax(b) or _is_jax(c):
         if out is not None:
             from robodyn.errors import InputError
 
             raise InputError(f"{spec.name}: out= takes NumPy arrays; Dask and JAX arrays give their own result")
         inputs = (a, b, c)[:len(spec.inputs)]
-        return (_lazy if _is_dask(a) or _is_dask(b) or _is_dask(c) else _traced)(spec, robot, inputs, wrenches, gravity)
+        if _is_dask(a) or _is_dask(b) or _is_dask(c):
+            return _lazy(spec, robot, inputs, wrenches, gravity, trig)
+        return _traced(spec, robot, inputs, wrenches, gravity)
     dtype, batch, arrays = joint_arrays(robot, **dict(zip(spec.inputs, (a, b, c))), gravity=gravity, wrenches=wrenches)
     # one state the single-state entry declined (a singular model, NaN) runs NumPy, whose error names the pivot
     if spec.batch and batch and takes_batch(dtype, batch):  # robodyn.native checks its result (and out)
-        return native.run_checked(robot, spec.name, batch, arrays, friction=spec.friction, out=out)
+        return native.run_checked(robot, spec.name, batch, arrays, friction=spec.friction, out=out, fast=fast)
     joint = [arrays[k] for k in spec.inputs]
     if spec.matrix:
         return into(spec.name, out, finite_result(spec.name, spec.numpy(robot, *joint)))
@@ -155,10 +164,11 @@ def takes_derivatives(dtype) -> bool:
     return takes_batch(dtype, (), 0)
 
 
-def run_batch(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction: bool = True) -> np.ndarray:
+def run_batch(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction: bool = True,
+              fast: bool = False) -> np.ndarray:
     """``kind`` on a checked batch for which :func:`takes_batch` or :func:`takes_derivatives` holds, on the generic
-    kernels (:func:`robodyn.native.run_checked`)."""
-    return native.run_checked(robot, kind, batch, a, friction=friction)
+    kernels (:func:`robodyn.native.run_checked`; ``fast``: trig="fast")."""
+    return native.run_checked(robot, kind, batch, a, friction=friction, fast=fast)
 
 
 def _is_dask(x) -> bool:
@@ -166,7 +176,7 @@ def _is_dask(x) -> bool:
     return type(x).__module__.startswith("dask.")
 
 
-def _lazy(spec: Algorithm, robot, inputs: tuple, wrenches, gravity):
+def _lazy(spec: Algorithm, robot, inputs: tuple, wrenches, gravity, trig: str = "exact"):
     """``spec`` on Dask arrays (NumPy arrays among them are wrapped): a lazy Dask array whose blocks are
     :func:`execute` on the blocks of the inputs (their batch axes broadcast and chunked alike, the joint axis one
     chunk), the robot one task of the graph (sent once to each worker).  ``gravity`` (3,) and ``wrenches``
@@ -192,14 +202,14 @@ def _lazy(spec: Algorithm, robot, inputs: tuple, wrenches, gravity):
     tail = rest.shape
     shipped = dask.delayed(robot, pure=True, traverse=False)
     new_axis = list(range(len(batch) + 1, len(batch) + len(tail)))
-    return da.map_blocks(_block, spec, shipped, *arrays, wrenches=wrenches, gravity=gravity, dtype=rest.dtype,
-                         chunks=chunks + tuple((size,) for size in tail), new_axis=new_axis or None)
+    return da.map_blocks(_block, spec, shipped, *arrays, wrenches=wrenches, gravity=gravity, trig=trig,
+                         dtype=rest.dtype, chunks=chunks + tuple((size,) for size in tail), new_axis=new_axis or None)
 
 
-def _block(spec: Algorithm, robot, *blocks, wrenches=None, gravity=None):
+def _block(spec: Algorithm, robot, *blocks, wrenches=None, gravity=None, trig="exact"):
     """One block of :func:`_lazy` (a block received from another worker may be unaligned: copied then)."""
     blocks = [x if x.flags.aligned else x.copy() for x in blocks]
-    return execute(spec, robot, *blocks, wrenches, gravity)
+    return execute(spec, robot, *blocks, wrenches=wrenches, gravity=gravity, trig=trig)
 
 
 def _is_jax(x) -> bool:

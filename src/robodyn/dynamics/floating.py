@@ -258,8 +258,9 @@ def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None
     return executor.execute(_INVERSE, robot, q, v, a, wrenches, gravity)
 
 
-def _inverse_general(robot: Robot, q, v, a, wrenches, gravity, friction=None) -> np.ndarray:
-    """Any free-flyer state: the augmented robot's Newton–Euler recursion on the virtual state (module notes)."""
+def _inverse_general(robot: Robot, q, v, a, wrenches, gravity, friction=None, fast=False) -> np.ndarray:
+    """Any free-flyer state: the augmented robot's Newton–Euler recursion on the virtual state (module notes);
+    ``fast`` (the executor's trig flag) is not read."""
     robot = _moving(robot, "inverse_dynamics")
     dtype, batch, arr, R = _arrays(robot, "inverse_dynamics", q=q, v=v, a=a)
     qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
@@ -287,7 +288,8 @@ def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
     return executor.execute(_INERTIA, robot, q)
 
 
-def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=None, friction=None) -> np.ndarray:
+def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=None, friction=None,
+                     fast=False) -> np.ndarray:
     """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero."""
     robot = _moving(robot, "inertia_matrix")
     dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", q=q)
@@ -332,7 +334,7 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
     return _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration)
 
 
-def _forward_general(robot: Robot, q, v, tau, wrenches, gravity, friction=None) -> np.ndarray:
+def _forward_general(robot: Robot, q, v, tau, wrenches, gravity, friction=None, fast=False) -> np.ndarray:
     """Any free-flyer state of a floating base: the augmented robot's articulated-body recursion (module notes)."""
     what = "forward_dynamics"
     robot = _moving(robot, what)

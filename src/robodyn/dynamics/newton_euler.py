@@ -134,20 +134,20 @@ def wrenches_argument(robot: Robot, wrenches, batch, dtype):
     return None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, dtype)
 
 
-def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, out=None) -> np.ndarray:
+def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, out=None, trig: str = "exact") -> np.ndarray:
     """Inverse dynamic model Γ = f(q, q̇, q̈, f_e) by the Newton–Euler algorithm, [9.84]–[9.94].
 
     Arguments, units and result as :func:`robodyn.inverse_dynamics` (``method="newton_euler"``, fixed base); the
     wrench rows [f_ej; m_ej] enter as [9.91], [9.93], fixed frames (σ = 2) included.
     """
-    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity, None, out)
+    return executor.execute(_INVERSE, robot, q, qd, qdd, wrenches, gravity, None, out, trig)
 
 
 def _inverse_numpy(robot: Robot, q, qd, qdd, g, fe) -> np.ndarray:
     return rnea(robot, q, qd, qdd, g, fe) + friction_of(robot, qd)
 
 
-def gravity_torques(robot: Robot, q, gravity=None, out=None) -> np.ndarray:
+def gravity_torques(robot: Robot, q, gravity=None, out=None, trig: str = "exact") -> np.ndarray:
     """Gravity torques Q(q) = ∂U/∂q = Γ(q, q̇ = 0, q̈ = 0) without friction ([9.8], [9.25]).
 
     Parameters
@@ -159,13 +159,15 @@ def gravity_torques(robot: Robot, q, gravity=None, out=None) -> np.ndarray:
         g in the base frame R_0 (m/s²); default ``robot.gravity``.
     out : ndarray, optional
         The result's buffer, as in :func:`robodyn.inverse_dynamics`.
+    trig : str
+        ``"exact"`` (default) or ``"fast"``, as in :func:`robodyn.inverse_dynamics`.
 
     Returns
     -------
     ndarray (..., n)
         Q (N m | N); float32 if every input is.
     """
-    return executor.execute(_GRAVITY, robot, q, None, None, None, gravity, None, out)
+    return executor.execute(_GRAVITY, robot, q, None, None, None, gravity, None, out, trig)
 
 
 def _gravity_numpy(robot: Robot, q, g, fe) -> np.ndarray:

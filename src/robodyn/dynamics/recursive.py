@@ -62,13 +62,13 @@ from robodyn.spatial import (
 )
 
 
-def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, out=None) -> np.ndarray:
+def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, out=None, trig: str = "exact") -> np.ndarray:
     """Joint accelerations q̈ = A⁻¹(Γ − H) (..., n) by the recursive algorithm of §9.7.2, O(n), trees included.
 
     Arguments, units and result as :func:`robodyn.forward_dynamics` (``method="recursive"``); the friction is
     subtracted from Γ ([9.106]) and the wrenches enter as [9.103].
     """
-    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity, None, out)
+    return executor.execute(_FORWARD, robot, q, qd, tau, wrenches, gravity, None, out, trig)
 
 
 def _numpy(robot: Robot, q, qd, tau, g, fe) -> np.ndarray:

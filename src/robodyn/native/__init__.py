@@ -22,6 +22,8 @@ They implement:
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
+``trig="fast"`` (:func:`check_trig`) computes the sines and cosines of the joint angles by a vectorised sincos
+within 1 ulp of the C library's instead of the C library's own (NumPy's values): docs/scaling.md.
 The library is a CPython extension module built on first use with the machine's C compiler into robodyn's
 cache folder (``$ROBODYN_CACHE``, else ``~/.cache/robodyn``), keyed by a hash of the source, flags and compiler,
 and verified by its SHA-256 before it is loaded.  The loaded module, or why it cannot load, is kept for the process
@@ -50,7 +52,7 @@ import numpy as np
 from robodyn.model.arguments import joint_arrays
 from robodyn.arrays import check_out, singular_model_error
 from robodyn.threads import thread_count, usable_cores
-from robodyn.errors import ModelError, NumericOverflowError, RobodynError
+from robodyn.errors import InputError, ModelError, NumericOverflowError, RobodynError
 from robodyn.native.build import (CompileError, CompileTimeoutError, build_library, cache_dir, cache_key, find_compiler,
                                   numpy_flags, python_flags)
 from robodyn.model.robot import Robot
@@ -91,6 +93,21 @@ class NativeUnavailableError(RobodynError):
 
 class KernelError(RobodynError):
     """The generic kernels failed on valid input (out of memory, or a robodyn bug)."""
+
+
+#: the values of the ``trig=`` argument of the dynamics functions: "exact", the sines and cosines of the joint
+#: angles by the C library (the values of NumPy's np.sin / np.cos, so the kernels equal the NumPy path to the last
+#: bit there), or "fast", four lanes at once by the kernels' own sincos (fdlibm's reduction and minimax
+#: polynomials, within 1 ulp of the C library's; docs/scaling.md)
+TRIG = ("exact", "fast")
+
+
+def check_trig(trig) -> bool:
+    """True for ``trig="fast"``, False for ``"exact"``; :class:`robodyn.errors.InputError` for anything else."""
+    if type(trig) is str and trig in TRIG:
+        return trig == "fast"
+    raise InputError(f"trig={trig!r}: give trig='exact' (the C library's sin and cos, NumPy's values; the default) "
+                     "or trig='fast' (the generic kernels' vectorised sincos, within 1 ulp of it)")
 
 
 def _module():
@@ -255,15 +272,16 @@ def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):
 
 def bind(robot: Robot, kind: str):
     """The entry of ``kind`` bound to ``robot`` once and kept in its workspace entry (key ``RUNNERS[kind]``):
-    ``run(a, b, c, gravity, out=None, friction=True, least=0)`` -> the result, or None where the kernels decline
-    the call (the caller's general path then runs with its checks and messages); False where there are no kernels
-    here or they cannot serve this robot (the derivatives of a Stribeck term, whose slope they do not have).
+    ``run(a, b, c, gravity, out=None, friction=True, least=0, fast=False)`` -> the result, or None where the kernels
+    decline the call (the caller's general path then runs with its checks and messages); False where there are no
+    kernels here or they cannot serve this robot (the derivatives of a Stribeck term, whose slope they do not have).
 
     ``run`` takes one 1-D float64 state through the single-state entry (not the regressor), and, with ``least`` > 0,
     a batch (..., n) of at least ``least`` states of float64 NumPy arrays of one shape, finite, with gravity None or
     (3,) float64, through the threaded batch entry (not the derivatives), ROBODYN_NATIVE not 0.  ``out``: the
     result's buffer (None: a new one); one that does not fit the call exactly is declined (the caller checks it).
-    ``friction``: the regressor's friction columns (the other kinds always include friction).
+    ``friction``: the regressor's friction columns (the other kinds always include friction).  ``fast``: the
+    vectorised sincos of ``trig="fast"`` (:data:`TRIG`), one state and a batch alike.
     """
     run = WORKSPACE.get(robot, RUNNERS[kind])
     if run is None:
@@ -306,11 +324,11 @@ def _runner(robot: Robot, kind: str):
     inputs = 1 if kind in ("gravity_torques", "inertia_matrix") else 3
     zeros = kind == "regressor"  # its C writes only the non-zero blocks
 
-    def run(q, b, c, gravity, out=None, friction=True, least=0):
+    def run(q, b, c, gravity, out=None, friction=True, least=0, fast=False):
         # the C entry checks out's dtype, size and layout, not its shape: a (1, n) or (n * n,) buffer is declined here
         if one and (out is None or (type(out) is ndarray and out.shape == shape)):
             res = empty(shape) if out is None else out
-            status = entry(cap, code, q, b, c, g0 if gravity is None else gravity, res)
+            status = entry(cap, code, q, b, c, g0 if gravity is None else gravity, res, fast)
             if status == 0:
                 return res
             if status != -1:
@@ -344,7 +362,7 @@ def _runner(robot: Robot, kind: str):
             if zeros:
                 res.fill(0.0)
         ins = [np.require(x, f64, ("C", "A")).reshape(count, n) for x in xs] + [None] * (3 - inputs)
-        status = many and batch_entry(cap, code, min(usable_cores(), 4096), friction, *ins, g, None, res)
+        status = many and batch_entry(cap, code, min(usable_cores(), 4096), friction, *ins, g, None, res, fast)
         if status is False:
             return None
         _check_status(robot, kind, status, count)
@@ -357,7 +375,7 @@ def _runner(robot: Robot, kind: str):
 def bind_floating(augmented: Robot, kind: str, tolerance: float):
     """robodyn.native's free-flyer entry of ``kind`` for the robot whose augmented robot is ``augmented``
     (:func:`robodyn.dynamics.floating.augmented_robot`), everything that does not depend on the call bound once (as
-    :func:`bind`): ``run(q, v, x, gravity, out=None, friction=True, least=0)`` -> the result, or None where the
+    :func:`bind`): ``run(q, v, x, gravity, out=None, friction=True, least=0, fast=False)`` -> the result, or None where the
     entry declines the call (the caller's general path then runs with its checks and messages); False where there
     are no kernels here.  Not kept here: the caller keeps it with the free-flyer robot itself
     (:mod:`robodyn.dynamics.floating`), so that a single state looks up one workspace entry.
@@ -368,8 +386,8 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     (virtual joints at zero, gravity in R_0, the virtual joints' velocity products) in one call, and checks its
     arguments (1-D float64 of the right sizes, finite, the quaternion's norm, ROBODYN_NATIVE); anything else (a
     batch, another dtype, NaN/inf, a quaternion off norm, a singular state, an ``out`` not of the result's shape)
-    is declined.  ``friction`` and ``least`` (the fixed-base entry's) are not read: free-flyer batches take the
-    general path, whose augmented robot runs the batch kernels.
+    is declined.  ``friction``, ``least`` and ``fast`` (the fixed-base entry's) are not read: free-flyer batches
+    take the general path, whose augmented robot runs the batch kernels, and the trigonometry is the C library's.
     """
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
     if single is False:
@@ -378,7 +396,7 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     entry, code, empty, ndarray = _module().floating, _KINDS.index(kind), np.empty, np.ndarray
     shape = (n, n) if kind == "inertia_matrix" else (n,)
 
-    def run(q, v, x, gravity, out=None, friction=True, least=0):
+    def run(q, v, x, gravity, out=None, friction=True, least=0, fast=False):
         if out is None:
             res = empty(shape)
         elif type(out) is ndarray and out.shape == shape:
@@ -406,14 +424,15 @@ def _gravity_block(robot: Robot, checked, batch: tuple[int, ...]) -> np.ndarray:
 
 
 def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, friction: bool = True,
-                threads: int | None = None, out=None) -> np.ndarray:
+                threads: int | None = None, out=None, fast: bool = False) -> np.ndarray:
     """``kind`` on a batch already checked by :func:`robodyn.model.arguments.joint_arrays` (``a``: its arrays, float64,
     with "gravity" / "wrenches" when given); the default algorithms call this for large float64 batches.
 
     ``friction``: Γ_f of [9.26]–[9.28] added to the inverse dynamics / subtracted from the torque of the direct
     dynamics, or the regressor's friction columns; for the derivatives, the friction slope F_v (no Stribeck term)
     in ∂Γ/∂q̇ and, Γ_f subtracted from the torque, in ∂q̈/∂q̇. Returns float64 batch + (n,), (n, n) or (n, p),
-    written into ``out`` when given (checked by :func:`robodyn.arrays.check_out`, no other buffer made).
+    written into ``out`` when given (checked by :func:`robodyn.arrays.check_out`, no other buffer made).  ``fast``:
+    the vectorised sincos of ``trig="fast"`` (:data:`TRIG`).
     """
     module = _module()
     n, nf = robot.n, robot.nf
@@ -441,7 +460,8 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
         if kind == "regressor":
             res.fill(0.0)
     threads = min(thread_count(threads), 4096)  # a C int; more threads than states gain nothing
-    _check_status(robot, kind, module.batch(_capsule(robot, module), code, threads, friction, *ins, g, W, res), count)
+    status = module.batch(_capsule(robot, module), code, threads, friction, *ins, g, W, res, bool(fast))
+    _check_status(robot, kind, status, count)
     return res.reshape(batch + tail) if out is None else out
 
 
@@ -463,37 +483,42 @@ def _check_status(robot: Robot, kind: str, status: int, count: int) -> None:
             "of 1e155), give values of physical size")
 
 
-def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, threads: int | None = None) -> np.ndarray:
+def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, threads: int | None = None,
+                     trig: str = "exact") -> np.ndarray:
     """Inverse dynamic model Γ(q, q̇, q̈) by Newton–Euler, Khalil & Dombre [9.84]–[9.94], compiled and threaded.
 
     Same arguments and result as :func:`robodyn.inverse_dynamics` (friction and rotor inertia included), plus
-    ``threads``: number of threads for the batch (default: every core). Shapes: q, qd, qdd (..., n); wrenches
-    (..., nf, 6) [f; m] exerted by link j on the environment, in R_j; gravity (3,) or (..., 3) in R_0 (m/s²).
-    Returns float64 (..., n).
+    ``threads``: number of threads for the batch (default: every core), and ``trig``: "exact" or "fast"
+    (:data:`TRIG`; so in every function here). Shapes: q, qd, qdd (..., n); wrenches (..., nf, 6) [f; m] exerted by
+    link j on the environment, in R_j; gravity (3,) or (..., 3) in R_0 (m/s²). Returns float64 (..., n).
     """
+    fast = check_trig(trig)
     _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    return run_checked(robot, "inverse_dynamics", batch, a, threads=threads)
+    return run_checked(robot, "inverse_dynamics", batch, a, threads=threads, fast=fast)
 
 
-def gravity_torques(robot: Robot, q, gravity=None, threads: int | None = None) -> np.ndarray:
+def gravity_torques(robot: Robot, q, gravity=None, threads: int | None = None, trig: str = "exact") -> np.ndarray:
     """Gravity torques Q(q) = Γ(q, 0, 0) without friction (Khalil & Dombre [9.8]), compiled and threaded.
 
     q (..., n) → (..., n) float64 (N m | N).
     """
+    fast = check_trig(trig)
     _, batch, a = joint_arrays(robot, q=q, gravity=gravity)
-    return run_checked(robot, "gravity_torques", batch, a, threads=threads)
+    return run_checked(robot, "gravity_torques", batch, a, threads=threads, fast=fast)
 
 
-def inertia_matrix(robot: Robot, q, threads: int | None = None) -> np.ndarray:
+def inertia_matrix(robot: Robot, q, threads: int | None = None, trig: str = "exact") -> np.ndarray:
     """Inertia matrix A(q) by composite links (Khalil & Dombre Appendix 8), Ia on the diagonal.
 
     q (..., n) → (..., n, n) float64.
     """
+    fast = check_trig(trig)
     _, batch, a = joint_arrays(robot, q=q)
-    return run_checked(robot, "inertia_matrix", batch, a, threads=threads)
+    return run_checked(robot, "inertia_matrix", batch, a, threads=threads, fast=fast)
 
 
-def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, threads: int | None = None) -> np.ndarray:
+def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, threads: int | None = None,
+                     trig: str = "exact") -> np.ndarray:
     """Direct dynamic model q̈ = A⁻¹(Γ − H) by the O(n) articulated-body recursion (Khalil & Dombre §9.7.2).
 
     Same arguments and result as :func:`robodyn.forward_dynamics`, plus ``threads``. Returns float64 (..., n).
@@ -503,22 +528,25 @@ def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None, thre
     ModelError
         A singular model (a joint that moves only massless links and has no rotor inertia).
     """
+    fast = check_trig(trig)
     _, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    return run_checked(robot, "forward_dynamics", batch, a, threads=threads)
+    return run_checked(robot, "forward_dynamics", batch, a, threads=threads, fast=fast)
 
 
-def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, threads: int | None = None) -> np.ndarray:
+def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, threads: int | None = None,
+              trig: str = "exact") -> np.ndarray:
     """Regressor D(q, q̇, q̈) of the standard parameters, Γ = D K (Khalil & Dombre [9.36]), compiled and threaded.
 
     Same columns as :func:`robodyn.regressor` (11 per frame: XX XY XZ YY YZ ZZ MX MY MZ M Ia, then Fc Fv Foff
     per joint with ``friction=True``). q, qd, qdd (..., n) → (..., n, 11 nf [+ 3 n]) float64.
     """
+    fast = check_trig(trig)
     _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity)
-    return run_checked(robot, "regressor", batch, a, friction=bool(friction), threads=threads)
+    return run_checked(robot, "regressor", batch, a, friction=bool(friction), threads=threads, fast=fast)
 
 
 def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravity=None, friction: bool = False,
-                                 threads: int | None = None) -> np.ndarray:
+                                 threads: int | None = None, trig: str = "exact") -> np.ndarray:
     """∂Γ/∂q and ∂Γ/∂q̇ of the rigid-body Newton–Euler inverse dynamics [9.84]–[9.94], compiled and threaded.
 
     Carpentier and Mansard's analytical derivatives of the recursion (one forward and one backward pass in R_0,
@@ -529,12 +557,13 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
     ∂Γ_i/∂q_k, [..., 1, i, k] = ∂Γ_i/∂q̇_k, without friction (``friction=True``: its slope F_v, the robot's
     [9.26]–[9.28] away from q̇ = 0 without a Stribeck term, on the diagonal of ∂Γ/∂q̇).
     """
+    fast = check_trig(trig)
     _, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd, gravity=gravity, wrenches=wrenches)
-    return run_checked(robot, "inverse_dynamics_derivatives", batch, a, friction=friction, threads=threads)
+    return run_checked(robot, "inverse_dynamics_derivatives", batch, a, friction=friction, threads=threads, fast=fast)
 
 
 def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravity=None, friction: bool = True,
-                                 threads: int | None = None) -> np.ndarray:
+                                 threads: int | None = None, trig: str = "exact") -> np.ndarray:
     """∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ of the direct dynamic model q̈ = A⁻¹(Γ − Γ_f − H) [9.96], compiled and threaded.
 
     q̈ by the articulated-body recursion (the robot's friction subtracted from Γ), then ∂q̈/∂x = −A⁻¹ ∂Γ/∂x at that
@@ -543,8 +572,9 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
     Returns float64 (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹, with the robot's friction [9.26]–[9.28] (its slope
     F_v away from q̇ = 0) as :func:`robodyn.forward_dynamics_derivatives`; ``friction=False`` leaves it out.
     """
+    fast = check_trig(trig)
     _, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau, gravity=gravity, wrenches=wrenches)
-    return run_checked(robot, "forward_dynamics_derivatives", batch, a, friction=friction, threads=threads)
+    return run_checked(robot, "forward_dynamics_derivatives", batch, a, friction=friction, threads=threads, fast=fast)
 
 
 #: codes of the kinematics kinds (kernels.c: rd_py_kinematics) and the shape of one state's result

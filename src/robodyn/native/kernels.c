@@ -26,8 +26,8 @@
  *
  * The library is the CPython extension module RD_MODULE (its name carries a hash of this source):
  *   model(ints, doubles) -> capsule        the robot (see rd_py_model)
- *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code   many states, GIL released
- *   single(capsule, kind, a, b, c, g, out) -> code                               one state, low latency
+ *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out, trig) -> code   many states, GIL released
+ *   single(capsule, kind, a, b, c, g, out, trig) -> code                               one state, low latency
  *   floating(capsule, kind, q, v, x, g, tol, out) -> code                        one free-flyer state
  *   kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code    kinematics, one state or many
  *   kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> result or None   one state
@@ -94,6 +94,7 @@ typedef struct {
     const double *Fc, *Fv, *Foff;   /* n: friction of [9.26]-[9.28] */
     const double *Fst, *kst, *Bst;  /* n: its Stribeck term (none where Fst = 0) */
     int chain;           /* 1: a serial chain (parent[i] = i - 1): every pair of joints is on one path */
+    int trig;            /* of one call: 1 for trig="fast" (vsincos_fast), set by the entry on its copy of this struct */
 } rd_model;
 
 /* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
@@ -173,10 +174,60 @@ RD_INLINE int all_finite(const real *v, long width) {
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0;
 }
 
+/* trig="fast": sin and cos of the 4 lanes at once, within 1 ulp of the correctly rounded values for |x| ≤
+ * RD_TRIG_RANGE (docs/scaling.md gives the measured error); other lanes (NaN, ±inf, larger |x|) take the C library's.
+ * The argument is reduced by π/2 as fdlibm's __ieee754_rem_pio2 for |x| < 2^20 π/2: n = rint(x 2/π), then
+ * y + e = x − n π/2 with π/2 = P1 + P2 + P3 + P4 (33, 33, 33 and 53 bits: n Pk is exact for |n| ≤ 2^20, x − n P1
+ * exact by Sterbenz's lemma, the rest summed by Knuth's TwoSum, ~2^-100 relative even where x is within 2^-60 of a
+ * multiple of π/2); then fdlibm's minimax kernels __kernel_sin / __kernel_cos of y + e on [-π/4, π/4] (FreeBSD's
+ * k_sin.c / k_cos.c, < 1 ulp) and the quadrant n mod 4.  Lane arithmetic only (no comparison picks a formula per
+ * lane, no FMA: -std=c99 keeps contraction off), so a state's value does not depend on its lane. */
+#define RD_TRIG_RANGE 0x1.921fb54442d18p+20   /* 2^20 π/2 */
+typedef unsigned long long ulanes __attribute__((vector_size(RD_LANES * sizeof(double))));
+RD_INLINE real two_sum(real a, real b, real *err) {   /* a + b = sum + *err exactly, for any magnitudes */
+    real sum = a + b, bb = sum - a;
+    *err = (a - (sum - bb)) + (b - bb);
+    return sum;
+}
+RD_INLINE void vsincos_fast(real x, real *s, real *c) {
+    const double P1 = 0x1.921fb544p+0, P2 = 0x1.0b4611a6p-34, P3 = 0x1.3198a2ep-69, P4 = 0x1.b839a252049c1p-104;
+    real t = x * 0x1.45f306dc9c883p-1 + 0x1.8p52;   /* x 2/π + 1.5 2^52: n in the low bits of the mantissa */
+    real n = t - 0x1.8p52;
+    real e2, e3, e;
+    real r = two_sum(x - n * P1, -(n * P2), &e2);
+    r = two_sum(r, -(n * P3), &e3);
+    real y = two_sum(r, (e2 + e3) - n * P4, &e);
+    /* __kernel_sin(y, e, 1), __kernel_cos(y, e) */
+    real z = y * y, w = z * z, v = z * y;
+    real rs = 0x1.111111110f8a6p-7 + z * (-0x1.a01a019c161d5p-13 + z * 0x1.71de357b1fe7dp-19)
+              + z * w * (-0x1.ae5e68a2b9cebp-26 + z * 0x1.5d93a5acfd57cp-33);
+    real ks = y - ((z * (0.5 * e - v * rs) - e) - v * -0x1.5555555555549p-3);
+    real rc = z * (0x1.555555555554cp-5 + z * (-0x1.6c16c16c15177p-10 + z * 0x1.a01a019cb159p-16))
+              + w * w * (-0x1.27e4f809c52adp-22 + z * (0x1.1ee9ebdb4b1c4p-29 + z * -0x1.8fae9be8838d4p-37));
+    real hz = 0.5 * z, one_hz = 1.0 - hz;
+    real kc = one_hz + (((1.0 - one_hz) - hz) + (z * rc - y * e));
+    /* quadrant q = n mod 4: sin = ±(q odd ? kc : ks), cos = ±(q odd ? ks : kc) */
+    ulanes q = (ulanes)t, odd = -(q & 1), tiny = (ulanes)(vabs(x) < 0x1p-27);
+    ulanes us = (((ulanes)kc & odd) | ((ulanes)ks & ~odd)) ^ ((q & 2) << 62);
+    ulanes uc = (((ulanes)ks & odd) | ((ulanes)kc & ~odd)) ^ (((q + 1) & 2) << 62);
+    /* |x| < 2^-27: sin x = x (−0 kept), cos x = 1, as fdlibm and the C library */
+    *s = (real)(((ulanes)x & tiny) | (us & ~tiny));
+    *c = (real)(((ulanes)splat(1.0) & tiny) | (uc & ~tiny));
+    lmask far = ~(vabs(x) <= RD_TRIG_RANGE);   /* beyond the reduction's range, or NaN: the C library */
+    if (far[0] | far[1] | far[2] | far[3])
+        for (int l = 0; l < RD_LANES; l++)
+            if (far[l]) { (*s)[l] = sin(x[l]); (*c)[l] = cos(x[l]); }
+}
+
 /* sin and cos of every lane by the C library (GCC merges the pair into one sincos call): the values NumPy's
  * np.sin / np.cos give, so the kernels follow robodyn's NumPy path to the last bit in the trigonometry (a
- * polynomial on the lanes was faster but differed by an ulp, enough to steer iterative users elsewhere). */
-RD_INLINE void vsincos(real x, real *s, real *c) {
+ * polynomial on the lanes was faster but differed by an ulp, enough to steer iterative users elsewhere).  With
+ * `fast` (trig="fast" of a call, rd_model.trig), vsincos_fast's polynomial instead. */
+RD_INLINE void vsincos(real x, int fast, real *s, real *c) {
+    if (fast) {
+        vsincos_fast(x, s, c);
+        return;
+    }
     if (x[1] == x[0] && x[2] == x[0] && x[3] == x[0]) {   /* one state in every lane (a single state) */
         *s = splat(sin(x[0]));
         *c = splat(cos(x[0]));
@@ -231,7 +282,7 @@ RD_INLINE void frame_transform(const rd_model *m, int i, real qi, real *R, real 
     real r = m->sigma[i] == 1 ? m->r[i] + qi : splat(m->r[i]);
     real c, s;
     if (m->sigma[i] == 0)
-        vsincos(m->theta[i] + qi, &s, &c);
+        vsincos(m->theta[i] + qi, m->trig, &s, &c);
     else {   /* the same C library values, computed once when the model was packed */
         s = splat(m->sc[2 * i]);
         c = splat(m->sc[2 * i + 1]);
@@ -1645,14 +1696,15 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * model(ints, doubles) -> capsule: ints = [nf, n, parent(nf), sigma(nf), joint(nf)] (int32), doubles = [RA(9nf),
  * pA(3nf), theta(nf), r(nf), J(9nf), MS(3nf), M(nf), Ia(nf), Fc(n), Fv(n), Foff(n), Fst(n), kst(n), Bst(n)]
  * (float64), copied.
- * batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code: count states (out's length
+ * batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out, trig) -> code: count states (out's length
  * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
  * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6) [f; m]; out
  * writable, (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out
  * zeroed) or (count, 2, n, n) (inverse-dynamics derivatives, friction: F_v added to ∂Γ/∂q̇) or (count, 3, n, n)
  * (direct-dynamics derivatives, friction: subtracted from x as in kind 3, its slope F_v included).  The GIL is
- * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.
- * single(capsule, kind, a, b, c, g, out) -> 0, or nonzero when the general path must run (ROBODYN_NATIVE=0 or a
+ * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.  trig: true for
+ * trig="fast", the sines and cosines of the joint angles by vsincos_fast (rd_model.trig), false for the C library's.
+ * single(capsule, kind, a, b, c, g, out, trig) -> 0, or nonzero when the general path must run (ROBODYN_NATIVE=0 or a
  * buffer of another type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
  * kind 0: inverse dynamics (q, qd, qdd) with friction and Ia; 1: gravity torques (q; b, c ignored);
  * 2: inertia matrix (q; b, c ignored), out n*n; 3: direct dynamics (q, qd, tau) with friction; 5: ∂Γ/∂q and
@@ -1734,13 +1786,15 @@ static int rd_buffer(PyObject *obj, Py_buffer *b, int writable, int *held) {
 
 static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    rd_packed *p = rd_entry_model(args, nargs, 10);
+    rd_packed *p = rd_entry_model(args, nargs, 11);
     if (!p) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]), threads = PyLong_AsLong(args[2]);
-    int friction = PyObject_IsTrue(args[3]);
+    int friction = PyObject_IsTrue(args[3]), trig = PyObject_IsTrue(args[10]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
-    if (kind < 0 || kind > 6 || threads < 1 || friction < 0) return PyLong_FromLong(-1);
-    const rd_model *m = &p->m;
+    if (kind < 0 || kind > 6 || threads < 1 || friction < 0 || trig < 0) return PyLong_FromLong(-1);
+    rd_model call = p->m;   /* the robot with this call's trigonometry */
+    call.trig = trig;
+    const rd_model *m = &call;
     long n = m->n, nf = m->nf, cols = 11 * nf + (friction ? 3 * n : 0);
     long per = kind == 2 ? n * n : kind == 4 ? n * cols : kind == 5 ? 2 * n * n : kind == 6 ? 3 * n * n : n;
     Py_buffer b[6];
@@ -1846,10 +1900,14 @@ static int rd_switched_off(void) {
 
 static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    rd_packed *p = rd_entry_model(args, nargs, 7);
+    rd_packed *p = rd_entry_model(args, nargs, 8);
     if (!p || rd_switched_off()) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]);
-    int n = p->m.n;
+    int n = p->m.n, trig = PyObject_IsTrue(args[7]);
+    if (trig < 0) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    const rd_model *m = &p->m;
+    rd_model call;   /* trig="fast": the robot with the vector sincos */
+    if (trig) { call = p->m; call.trig = 1; m = &call; }
     Py_ssize_t nn = (Py_ssize_t)n * n;
     Py_ssize_t sizes[5] = {n, n, n, 3, kind == 2 ? nn : kind == 5 ? 2 * nn : kind == 6 ? 3 * nn : n};
     int used[5] = {1, kind == 0 || kind == 3 || kind >= 5, kind == 0 || kind == 3 || kind >= 5, kind != 2, 1};
@@ -1861,7 +1919,7 @@ static PyObject *rd_py_single(PyObject *self, PyObject *const *args, Py_ssize_t 
     for (int i = 0; i < 5 && code == 0; ++i)
         if (used[i]) code = rd_argument(args[2 + i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
     if (code == 0) {
-        rd_job job = {&p->m, 1, data[0], data[1], data[2], data[3], NULL, 0, 0, data[4], 1};
+        rd_job job = {m, 1, data[0], data[1], data[2], data[3], NULL, 0, 0, data[4], 1};
         code = rd_one_state((int)kind, &job);
     }
     for (int i = 0; i < 5; ++i) if (held[i]) PyBuffer_Release(&b[i]);

@@ -170,7 +170,7 @@ def _wrench_columns(w, wd, Vd) -> tuple:
 
 
 def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, transmission=None,
-              out=None) -> np.ndarray:
+              out=None, trig: str = "exact") -> np.ndarray:
     """Regressor D(q, q̇, q̈) of the inverse dynamic model, Γ = D K  [9.36], batched.
 
     Parameters
@@ -188,6 +188,8 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, tra
         :func:`motor_columns`); joint-side data.
     out : ndarray, optional
         The result's buffer, as in :func:`robodyn.inverse_dynamics`.
+    trig : str
+        ``"exact"`` (default) or ``"fast"``, as in :func:`robodyn.inverse_dynamics`.
 
     Returns
     -------
@@ -198,12 +200,13 @@ def regressor(robot: Robot, q, qd, qdd, friction: bool = True, gravity=None, tra
     """
     if transmission is not None:
         tr = _check_transmission(robot, transmission)
-        D = regressor(robot, q, qd, qdd, friction=friction, gravity=gravity)
+        D = regressor(robot, q, qd, qdd, friction=friction, gravity=gravity, trig=trig)
         _, _, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
         M = motor_columns(tr, np.broadcast_to(a["qd"], D.shape[:-1]), np.broadcast_to(a["qdd"], D.shape[:-1]),
                           friction)
         return into("regressor", out, finite_result("regressor", np.concatenate([D, M.astype(D.dtype)], -1)))
-    return executor.execute(_REGRESSOR if friction else _RIGID_REGRESSOR, robot, q, qd, qdd, None, gravity, None, out)
+    return executor.execute(_REGRESSOR if friction else _RIGID_REGRESSOR, robot, q, qd, qdd, None, gravity, None, out,
+                            trig)
 
 
 def _numpy(robot: Robot, q, qd, qdd, g, fe, friction: bool) -> np.ndarray:
