@@ -140,7 +140,8 @@ def test_bad_trig_is_named(trig):
 
 
 def test_paths_without_the_kernels_ignore_fast(monkeypatch):
-    """A permission: NumPy (float32, another method, wrenches, ROBODYN_NATIVE=0) computes as by default."""
+    """A permission: NumPy (float32, another method, one state with wrenches, ROBODYN_NATIVE=0) computes as by
+    default."""
     robot = rd.load("puma560")
     q, qd, qdd = np.random.default_rng(4).uniform(-2, 2, (3, 5, robot.n))
     W = np.ones((5, robot.nf, 6))
@@ -149,8 +150,8 @@ def test_paths_without_the_kernels_ignore_fast(monkeypatch):
                                       f(robot, *(x.astype(np.float32) for x in args)))
     np.testing.assert_array_equal(rd.inverse_dynamics(robot, q, qd, qdd, method="gibbs_appell", trig="fast"),
                                   rd.inverse_dynamics(robot, q, qd, qdd, method="gibbs_appell"))
-    np.testing.assert_array_equal(rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W, trig="fast"),
-                                  rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W))
+    np.testing.assert_array_equal(rd.inverse_dynamics(robot, q[0], qd[0], qdd[0], wrenches=W[0], trig="fast"),
+                                  rd.inverse_dynamics(robot, q[0], qd[0], qdd[0], wrenches=W[0]))
     monkeypatch.setenv("ROBODYN_NATIVE", "0")
     for f, args in KERNELS.values():
         exact = np.asarray(f(robot, *(q, qd, qdd)[:args]))

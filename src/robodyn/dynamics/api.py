@@ -105,13 +105,13 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
         kernels): a writeable C-contiguous array of the result's shape and dtype; checked on entry
         (:class:`InputError` otherwise).  Equal bit for bit to the result without it.
     trig : str
-        ``"exact"`` (default): the sines and cosines of the joint angles are the C library's, NumPy's np.sin /
-        np.cos values, so that every path gives the NumPy recursion's numbers.  ``"fast"``: robodyn's generic
+        ``"exact"`` (default): the sines and cosines of the joint angles are the C library's (the values of
+        NumPy's np.sin / np.cos) on every path.  ``"fast"``: robodyn's generic
         compiled kernels compute them four states at a time by their own vectorised sincos, within 1 ulp of the C
         library's (results differ from the default's by rounding, ~1e-15 relative; docs/scaling.md), one state
         equal to its row of a batch bit for bit.  A permission, not a request: where a call does not run those
-        kernels (another ``method``, float32, wrenches, a floating base, ``ROBODYN_NATIVE=0``), the result is
-        computed as by default.
+        kernels (another ``method``, float32, one state with wrenches, a floating base, ``ROBODYN_NATIVE=0``),
+        the result is computed as by default.
 
     Returns
     -------

@@ -180,8 +180,8 @@ RD_INLINE int all_finite(const real *v, long width) {
  * y + e = x − n π/2 with π/2 = P1 + P2 + P3 + P4 (33, 33, 33 and 53 bits: n Pk is exact for |n| ≤ 2^20, x − n P1
  * exact by Sterbenz's lemma, the rest summed by Knuth's TwoSum, ~2^-100 relative even where x is within 2^-60 of a
  * multiple of π/2); then fdlibm's minimax kernels __kernel_sin / __kernel_cos of y + e on [-π/4, π/4] (FreeBSD's
- * k_sin.c / k_cos.c, < 1 ulp) and the quadrant n mod 4.  Lane arithmetic only (no comparison picks a formula per
- * lane, no FMA: -std=c99 keeps contraction off), so a state's value does not depend on its lane. */
+ * k_sin.c / k_cos.c, < 1 ulp) and the quadrant n mod 4.  Element-wise lane arithmetic (no FMA: -std=c99 keeps
+ * contraction off) and choices made from each lane's own x, so a state's value does not depend on its lane. */
 #define RD_TRIG_RANGE 0x1.921fb54442d18p+20   /* 2^20 π/2 */
 typedef unsigned long long ulanes __attribute__((vector_size(RD_LANES * sizeof(double))));
 RD_INLINE real two_sum(real a, real b, real *err) {   /* a + b = sum + *err exactly, for any magnitudes */
