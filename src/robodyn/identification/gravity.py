@@ -730,9 +730,7 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     resid = tau[:, measured] - pred
     rms = np.full(n, np.nan)
     rms[measured] = np.sqrt(np.mean(resid**2, axis=0))
-    dof = max(k - base.size / nm, 1.0)
-    var = np.sum(resid**2, axis=0) / dof                                # per measured joint
-    cov = (K * np.tile(var, k)) @ K.T
+    cov = map_covariance(K, resid, base.size)
     std_full = np.full(len(structure.names), np.nan)
     std_full[base] = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     ident = structure.identifiable
@@ -744,6 +742,14 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         method=method, joints=tuple(int(j) + 1 for j in measured), poses=k, condition_number=cond,
         estimate_offsets=offsets,
     )
+
+
+def map_covariance(K: np.ndarray, resid: np.ndarray, p: int) -> np.ndarray:
+    """Covariance K Σ Kᵀ of an estimate θ = K y.ravel() of ``p`` parameters from y (N, m), the noise of each
+    column j of y white with the variance Σ_i resid_ij² / max(N − p / m, 1) of its residuals ``resid`` (N, m)."""
+    N, m = resid.shape
+    var = np.sum(resid**2, axis=0) / max(N - p / m, 1.0)
+    return (K * np.tile(var, N)) @ K.T
 
 
 def _require_rank(X: np.ndarray, names: list[str], poses: int) -> None:

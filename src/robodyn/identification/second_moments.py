@@ -27,6 +27,7 @@ from robodyn.identification.gravity import (
     gravity_parameter_structure,
     gravity_regressor,
     independent_columns,
+    map_covariance,
 )
 from robodyn.kinematics import base_poses
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -187,17 +188,14 @@ def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int | str, fricti
     Parameters
     ----------
     robot, joint, friction : as :func:`identify_locked_inertia`.
-    q, qd, qdd, tau : array_like (N, n) — as for :func:`identify_locked_inertia`: joint k alone moves, joints
-        k+1..n hold one upper pose, joints 1..k−1 take several lower poses (needed for the μ of the lower links
-        and for the components of C that joint k's own torque does not see).
+    q, qd, qdd, tau : array_like (N, n) — as for :func:`identify_locked_inertia`; joints 1..k−1 take several
+        lower poses (they excite the lower links' μ and the components of C that τ_k does not see).
 
     Returns
     -------
     LockedBodyInertia
         ``names`` = ``XZ YZ ZZ Ia`` [``Fc Fv``] ``CX CY CZ`` (kg m) then ``mu<j>x mu<j>y mu<j>z`` for j < k (kg m,
-        frame j, as :func:`calibrate_gravity`).  ``grouping`` row i gives the combination of the true parameters
-        (in the order of ``names``) that ``values[i]`` estimates; unexcited or confounded names are explained in
-        ``notes``.  :func:`identify_link_inertias` uses its XZ, YZ, ZZ, Ia where they are identifiable alone.
+        frame j, as :func:`calibrate_gravity`); ``grouping`` and ``notes`` as :func:`identify_locked_inertia`.
 
     Raises
     ------
@@ -319,9 +317,7 @@ def _solve(X: np.ndarray, y: np.ndarray, names, order, joint, upper) -> LockedBo
     K = np.linalg.pinv(Wb)
     theta_b = K @ y.ravel()
     resid = y - (Wb @ theta_b).reshape(N, rows)
-    dof = max(N - len(base) / rows, 1.0)
-    var = np.sum(resid**2, axis=0) / dof
-    cov = (K * np.tile(var, N)) @ K.T
+    cov = map_covariance(K, resid, len(base))
     values = np.zeros(m)
     std = np.full(m, np.nan)
     values[base] = theta_b

@@ -64,10 +64,8 @@ class BaseParameters:
     note : str
         Says so when ``minimal`` is False.
     transmission : Transmission or None
-        With a transmission, the motor parameters ``Iam<i>``, ``Fcm<i>``, ``Fvm<i>`` (columns after the standard
-        ones, see :func:`~robodyn.parameters.regressor.motor_columns`) are base parameters where their columns
-        are independent (motors that drive several joints) and grouped into Ia_j, Fc_j, Fv_j (or the link
-        parameter that holds Ia_j) where the motor drives joint j alone.
+        Its motor parameters ``Iam<i>``, ``Fcm<i>``, ``Fvm<i>`` (:func:`~robodyn.parameters.regressor.motor_columns`)
+        are base parameters where their columns are independent, grouped where a motor drives one joint alone.
     """
 
     robot: Robot
