@@ -239,14 +239,11 @@ def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityPara
     rng = np.random.default_rng(20080623)
     q = _sample_poses(robot, 8 * robot.n + 16, rng, limits=np.tile([-np.inf, np.inf], (robot.n, 1)))
     W = _stacked(robot, q, offsets, measured).reshape(-1, len(names))
-    base = independent_columns(W, _column_order(robot, offsets))
-    # β: the least-squares expression of every column in the base columns (exact for grouped ones).
-    beta = np.linalg.lstsq(W[:, base], W, rcond=None)[0]
+    base, beta, zero = column_groups(W, _column_order(robot, offsets))
     beta[np.abs(beta) < 1e-12] = 0.0
     beta[:, base] = np.eye(len(base))
-    norms = np.linalg.norm(W, axis=0)
-    unexcited = tuple(names[c] for c in range(len(names)) if norms[c] <= _zero_column(norms))
-    grouped = tuple(names[c] for c in range(len(names)) if c not in set(base) and names[c] not in unexcited)
+    unexcited = tuple(names[c] for c in np.flatnonzero(zero))
+    grouped = tuple(names[c] for c in range(len(names)) if c not in set(base) and not zero[c])
     for a in (base, beta):
         a.flags.writeable = False          # shared through the cache
     return GravityParameterStructure(names, base, beta, unexcited, grouped)
@@ -255,6 +252,15 @@ def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityPara
 def _zero_column(norms: np.ndarray) -> float:
     """Norm at or below which a regressor column counts as zero (not excited)."""
     return 1e-9 * max(norms.max(), 1e-300)
+
+
+def column_groups(W: np.ndarray, order) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The independent columns ``base`` of ``W`` scanned in ``order`` (:func:`independent_columns`), β with
+    W = W[:, base] β (least squares: exact for the grouped columns), and which columns are zero (not excited)."""
+    norms = np.linalg.norm(W, axis=0)
+    base = independent_columns(W, order)
+    beta = np.linalg.lstsq(W[:, base], W, rcond=None)[0] if base.size else np.zeros((0, W.shape[1]))
+    return base, beta, norms <= _zero_column(norms)
 
 
 def independent_columns(W: np.ndarray, order) -> np.ndarray:

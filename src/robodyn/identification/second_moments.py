@@ -23,10 +23,10 @@ from robodyn.errors import InputError, ModelError
 from robodyn.identification.gravity import (
     GravityCalibration,
     check_serial,
+    column_groups,
     first_moments_of,
     gravity_parameter_structure,
     gravity_regressor,
-    independent_columns,
     map_covariance,
 )
 from robodyn.kinematics import base_poses
@@ -336,20 +336,16 @@ def _solve(X: np.ndarray, y: np.ndarray, names, order, joint, upper) -> LockedBo
 
 def _scan(W: np.ndarray, names, order) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Independent columns in the given order (Khalil & Dombre §9.4 numeric method), grouping notes."""
-    norms = np.linalg.norm(W, axis=0)
-    base = independent_columns(W, order).tolist()
-    beta = np.linalg.lstsq(W[:, base], W, rcond=None)[0] if base else np.zeros((0, W.shape[1]))
+    base, beta, zero = column_groups(W, order)
     notes = []
-    for c in range(W.shape[1]):
-        if c in base:
-            continue
-        if norms[c] <= 1e-9 * max(norms.max(), 1e-300):
+    for c in np.setdiff1d(np.arange(W.shape[1]), base):
+        if zero[c]:
             notes.append(f"{names[c]}: not excited by this motion")
         else:
             into = [f"{names[b]} (+{beta[i, c]:.6g} × {names[c]})"
                     for i, b in enumerate(base) if abs(beta[i, c]) > 1e-9]
             notes.append(f"{names[c]}: confounded with {', '.join(into)}; estimated as 0")
-    return np.array(base, dtype=int), beta, notes
+    return base, beta, notes
 
 
 @dataclass(frozen=True, eq=False)
