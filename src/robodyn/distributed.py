@@ -6,8 +6,9 @@ With nothing configured the functions run on Dask's local threaded scheduler; af
 function of the same name (``map_blocks``); the robot is one task of the graph, shipped once per worker.
 :func:`identify` forwards to :func:`robodyn.identify` (reduction in :mod:`robodyn.identification.reduction`);
 :func:`read_samples` reads Parquet, HDF5, Zarr or joint logs chunk-wise; :func:`simulate_many` runs a sweep of
-:func:`robodyn.simulate` as Dask tasks.  The dynamics functions named as robodyn's are deprecated aliases: those
-take Dask arrays themselves.
+:func:`robodyn.simulate` as Dask tasks.  This module's ``inverse_dynamics``, ``forward_dynamics``,
+``inertia_matrix``, ``gravity_torques``, ``bias_torques`` and ``regressor`` are deprecated aliases: robodyn's own
+functions of those names take Dask arrays.
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def base_parameters(
         (:func:`~robodyn.parameters.regressor.motor_columns`).  After the link and joint-friction base
         parameters, every motor column is tested against them by sequential QR ([9.39]–[9.40]): a motor that
         drives one joint alone is grouped (IaR5 = Ia5 + N5² Iam5), an independent one (a coupled wrist) is a new
-        base parameter; a diagonal transmission keeps the columns, hence the identification, of none.
+        base parameter; with a diagonal transmission the kept columns are those without one.
 
     Returns
     -------
