@@ -1,30 +1,14 @@
-"""Batches, identification and simulation sweeps beyond one machine's memory, on Dask.
+"""Batches, identification and simulation sweeps beyond one machine's memory, on Dask (docs/scaling.md).
 
-Dask (``dask.array``, ``dask.distributed``) is the engine: with nothing configured the functions here run on
-Dask's local threaded scheduler; after ``distributed.Client(address)`` (a laptop's ``LocalCluster``, a SLURM/PBS
-cluster through dask-jobqueue, Kubernetes, a cloud) the same calls run on that cluster. Install with the ``dask``
-extra: ``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask.
-
-- Batched dynamics: :func:`robodyn.inverse_dynamics`, :func:`robodyn.forward_dynamics`,
-  :func:`robodyn.inertia_matrix`, :func:`robodyn.gravity_torques`, :func:`robodyn.bias_torques` and
-  :func:`robodyn.regressor` take ``dask.array`` arrays themselves and return lazy ones (this module's functions of
-  those names are deprecated aliases).  :func:`jacobian`, :func:`inverse_dynamics_derivatives` and
-  :func:`forward_dynamics_derivatives` here take ``dask.array`` (or NumPy) arrays of shape (..., n), chunked along
-  the batch axes, and return ``dask.array`` results lazily: each block is computed by robodyn's own function of the
-  same name (``map_blocks``), so results equal the in-memory functions to rounding. The robot is one task of the
-  graph (plain frozen data): a worker receives it once, whatever the number of blocks, and builds the compiled
-  kernels (:mod:`robodyn.native`) once per process.
-- :func:`identify`: :func:`robodyn.identify` on samples that need not fit in memory, read chunk-wise with
-  :func:`read_samples` (Parquet, HDF5, Zarr, or a folder of joint logs); ``rd.identify`` given Dask arrays or
-  :class:`Samples` does the same (one driver, :mod:`robodyn.identification.reduction`), this function forwards to it
-  and splits NumPy arrays into ``chunk`` rows per task.
-- A fleet of robots of one model (``identify(..., per_robot=("friction", "offsets"))``): shared inertial base
-  parameters and position terms, each robot's own friction and torque offsets, without forming the block
-  regressor (see :func:`robodyn.identify` and :func:`fleet_values`).
-- :func:`simulate_many`: a sweep of :func:`robodyn.simulate` runs as Dask tasks, gathered into one NumPy structure.
-
-The identification's reduction (per-joint Gram matrices or R factors of each chunk, merged in a tree with
-compensated sums, factored once; the regressor W is never formed) is :mod:`robodyn.identification.reduction`.
+With nothing configured the functions run on Dask's local threaded scheduler; after
+``distributed.Client(address)`` the same calls run on that cluster.  Install with ``pip install 'robodyn[dask]'``;
+``import robodyn`` does not import Dask.  Each block of a batched function is computed by robodyn's in-memory
+function of the same name (``map_blocks``); the robot is one task of the graph, shipped once per worker.
+:func:`identify` forwards to :func:`robodyn.identify` (reduction in :mod:`robodyn.identification.reduction`);
+:func:`read_samples` reads Parquet, HDF5, Zarr or joint logs chunk-wise; :func:`simulate_many` runs a sweep of
+:func:`robodyn.simulate` as Dask tasks.  This module's ``inverse_dynamics``, ``forward_dynamics``,
+``inertia_matrix``, ``gravity_torques``, ``bias_torques`` and ``regressor`` are deprecated aliases: robodyn's own
+functions of those names take Dask arrays.
 """
 
 from __future__ import annotations
@@ -108,11 +92,8 @@ def _batched(name: str, robot, names, values, tail=None, outputs: int = 0, chunk
     ``tail``: the core shape of one result ((n,) when None); ``outputs``: the number of stacked results of a
     function returning a tuple (0: one array).
     """
-    _check_robot(robot)
     _, da = dask_modules()
-    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-        raise InputError(f"chunk = {chunk!r}; give a positive number of states per chunk")
-    arrays = _joint_inputs(robot, names, values, int(chunk))
+    arrays = _checked_inputs(robot, names, values, chunk)
     batch = arrays[0].chunks[:-1]
     tail = (robot.n,) if tail is None else tuple(tail)
     core = ((outputs,),) if outputs else ()
@@ -129,10 +110,19 @@ def _deprecated(name: str, robot, names, values, chunk: int) -> list:
     warnings.warn(f"robodyn.distributed.{name} is deprecated; give Dask arrays to robodyn.{name} "
                   f"(e.g. dask.array.from_array(q, chunks=({chunk}, n))), which returns a lazy Dask array",
                   DeprecationWarning, stacklevel=3)
+    return _checked_inputs(robot, names, values, chunk)
+
+
+def _checked_inputs(robot, names, values, chunk) -> list:
+    """:func:`_joint_inputs` after checking the robot and ``chunk``."""
     _check_robot(robot)
+    return _joint_inputs(robot, names, values, _chunk(chunk, "states"))
+
+
+def _chunk(chunk, unit: str) -> int:
     if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-        raise InputError(f"chunk = {chunk!r}; give a positive number of states per chunk")
-    return _joint_inputs(robot, names, values, int(chunk))
+        raise InputError(f"chunk = {chunk!r}; give a positive number of {unit} per chunk")
+    return int(chunk)
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
@@ -483,14 +473,10 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
              min_mass: float = 0.0, per_robot=None, position_terms="auto", options=None,
              **more) -> Identification:
     """:func:`robodyn.identify` on the cluster path: NumPy arrays are split into ``chunk`` rows per Dask task
-    first, Dask arrays and :class:`Samples` go as they are; the rest is :func:`robodyn.identify` (one driver, one
-    options record: the keywords here, ``more`` — transmission, min_velocity, weights, bounds — and ``options``
-    are its own).  Kept for the code that calls it; ``rd.identify`` given Dask arrays or Samples does the same.
-
-    The samples are reduced chunk by chunk (:mod:`robodyn.identification.reduction`: per-joint Gram matrices
-    merged in a tree with compensated sums, or ``reduction="tsqr"``), the regressor is never formed; the
-    result equals the in-memory one to rounding.  A fleet (``per_robot``, Samples with robot labels): see
-    docs/distributed.md and :func:`fleet_values`.
+    first, Dask arrays and :class:`Samples` go as they are; the keywords, ``more`` (transmission, min_velocity,
+    weights, bounds) and ``options`` are :func:`robodyn.identify`'s own.  ``rd.identify`` given Dask arrays or
+    Samples does the same; the result equals the in-memory one to rounding.  A fleet (``per_robot``): see
+    docs/scaling.md and :func:`fleet_values`.
 
     Returns
     -------
@@ -500,9 +486,7 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     if options is not None and options.chunk is not None:
         chunk = options.chunk
     if not isinstance(q, Samples) and not (qd is None or qdd is None or tau is None):
-        if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-            raise InputError(f"chunk = {chunk!r}; give a positive number of rows per chunk")
-        q, qd, qdd, tau = sample_arrays((q, qd, qdd, tau), robot.n, int(chunk))
+        q, qd, qdd, tau = sample_arrays((q, qd, qdd, tau), robot.n, _chunk(chunk, "rows"))
     keywords = dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations, rank_tol=rank_tol,
                     regularization=regularization, min_mass=min_mass, position_terms=position_terms, **more)
     cluster = dict(reduction=reduction, chunk=chunk, per_robot=per_robot)
@@ -545,7 +529,7 @@ class SimulationSweep:
     seconds: np.ndarray
 
 
-_SWEEP_FIELDS = ("t", "q", "qd", "qdd", "tau", "tau_friction", "kinetic", "potential", "nfev", "seconds")
+_SWEEP_FIELDS = tuple(SimulationSweep.__dataclass_fields__)
 
 
 def _simulate_case(index: int, robot, case: dict) -> dict:

@@ -1,35 +1,17 @@
 """The semidefinite program of physically consistent identification, scaled, certified and regularized from the data.
 
-The unknowns are the standard parameters K (p,) of ``rd.parameters.standard_parameter_names(robot, friction, transmission)``;
-the data enter through the triangular factor of the base regressor, ‖W_B K_B − y‖² = ‖T Ψ K − z‖² + r₀²
-(Khalil & Dombre [9.40]: K_B = Ψ K).  The program (Sousa & Cortesão 2014; Wensing, Kim & Slotine 2018)
+The unknowns are the standard parameters K (p,) of ``rd.parameters.standard_parameter_names(robot, friction,
+transmission)``; the data enter through the triangular factor of the base regressor, ‖W_B K_B − y‖² =
+‖T Ψ K − z‖² + r₀² (Khalil & Dombre [9.40]: K_B = Ψ K).  The program (Sousa & Cortesão 2014; Wensing, Kim &
+Slotine 2018)
 
     minimise  (‖T Ψ K − z‖² + r₀²) / ‖y‖²  +  (λ / p) ‖D⁻¹ (K − K₀)‖²
     subject to  P_j(K) ⪰ 0 (every link's 4 × 4 pseudo-inertia),  Ia, Fc, Fv, motor parameters ≥ 0,
                 m_min,j ≤ M_j ≤ m_max,j,  CoM of link j in a box or a convex hull,  Σ M_j = M_total (optional),
 
-with K₀ the a priori parameters (the model's: a URDF's inertias) and D their scales, is solved in the scaled
-unknowns u = D⁻¹ (K − K₀): link j's inertial parameters relative to its mass m_j and length l_j (m l², m l, m),
-the rotor, friction and motor parameters relative to the value that alone would explain the torques, and every
-pseudo-inertia constraint congruent-scaled by diag(1/l_j, 1/l_j, 1/l_j, 1)/√m_j.
-
-**Certificate.**  The solver's answer is never taken on trust: its point is projected onto the constraints (a
-feasible K, objective f_p: an upper bound on the optimum) and its dual variables onto their cones (Z_j ⪰ 0,
-multipliers of inequalities ≥ 0), which gives a lower bound by the Lagrange dual function — closed form, since
-the objective is a strictly convex quadratic when λ > 0.  The relative gap (f_p − bound) / f_p is the stated
-accuracy of the returned parameters' objective; a solve that Clarabel flags "inaccurate" is accepted when the
-gap certifies it, else solved again.
-
-**Regularization from the data.**  ``regularization=None`` chooses λ by cross-validation on contiguous time
-blocks: for λ on a grid 1e-8 … 1, the regularized least-squares fit (towards K₀, without the constraints: closed
-form from the blocks' Gram matrices) is trained on all blocks but one and scored on the one held out; the λ of the
-smallest held-out error is used (``rule`` says so).  Contiguous blocks, not random samples: neighbouring samples of
-a filtered log are correlated and would reward overfitting.
-
-**Which parameters the data determined.**  In the scaled unknowns the estimate is u = H⁻¹ (Aᵀ z / ‖y‖²) with
-H = AᵀA / ‖y‖² + (λ / p) 1; the share of the prior in parameter k is (λ / p) (H⁻¹)_kk ∈ [0, 1] (0: the data alone,
-1: the prior alone).  A parameter with a share above ½ is prior-determined (the constraints, when active, pin some
-parameters further; the share ignores them).
+is solved in the scaled unknowns u = D⁻¹ (K − K₀), K₀ the a priori parameters.  Its scaling, duality-gap
+certificate, λ by cross-validation on contiguous time blocks and prior shares: docs/identification.md, "The
+physical method at its defaults".
 """
 
 from __future__ import annotations
@@ -395,7 +377,7 @@ def prior_share(s: Scaled) -> np.ndarray:
 
 def cross_validated_regularization(folds: np.ndarray, psi: np.ndarray, prior: np.ndarray, D: np.ndarray,
                                    grid=REGULARIZATION_GRID, free: int = 0) -> tuple[float, str]:
-    """λ of the smallest held-out error on contiguous time blocks (module documentation).
+    """λ of the smallest held-out error on contiguous time blocks (docs/identification.md).
 
     ``folds`` (k, m + b + 1, m + b + 1): the Gram matrix of the weighted [E W_B y] of every block, E the ``free``
     = m columns fitted without constraint (none by default): each training fit minimises them out (the Schur
@@ -544,7 +526,7 @@ ATTEMPTS = ({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max
 
 
 def solve(s: Scaled, bounds: PhysicalBounds, nf: int):
-    """Solve the scaled program, check its certificate, retry when it does not hold (module documentation).
+    """Solve the scaled program, check its certificate, retry when it does not hold (docs/identification.md).
 
     Returns (K (p,) feasible, report: solver, status, iterations, constraint_violation (of the solver's point),
     objective (at the returned K), lower_bound, relative_gap, accuracy (a sentence), warnings), or None when the

@@ -1,14 +1,9 @@
 """Preparation of measured data for dynamic identification (Khalil & Dombre §9.4; Gautier's practice).
 
-Measured joint positions q are low-pass filtered forward and backward with a Butterworth filter (zero phase:
-no delay between positions, their derivatives and the torques), differentiated by central differences on the
-filtered signal to give q̇ and q̈, and the measured torques τ are filtered with the same filter ("parallel
-filtering", so that both sides of Γ = D_B K_B see the same distortion).  The result is decimated: after the
-low-pass filter, the samples are strongly correlated and the high-rate data add computation, not information.
-
-With ``parallel=True`` the filtered states are also kept at the full rate, so that the regressor can be filtered
-and decimated column by column with the same filter as τ (Gautier's parallel filtering and decimation, as in the
-FIGAROH toolbox): then the Coulomb columns sign(q̇) see the same low-pass as the measured torque.
+Positions q are low-pass filtered forward and backward (zero phase), differentiated by central differences to
+give q̇ and q̈, and the torques τ filtered with the same filter ("parallel filtering"), then decimated;
+``parallel=True`` also keeps the full-rate states to filter the regressor column by column (docs/identification.md,
+"Preparing measured data").
 """
 
 from __future__ import annotations
@@ -27,10 +22,8 @@ DEFAULT_ORDER = 4
 #: ``cutoff="auto"``: the cut-off is at least this many times the bandwidth of the measured positions (Gautier's
 #: rule of thumb: the filter's cut-off at 5 to 10 times the bandwidth of the motion, so that it passes intact).
 AUTO_FACTOR = 5.0
-#: ``cutoff="auto"``: and at most this many times that bandwidth, the upper end of the rule of thumb.  What q holds
-#: above it is not the excited rigid-body motion but servo ripple and structural vibration, which the rigid model
-#: cannot explain: on a measured Staubli TX40 run at 5 kHz, a 1 kHz cut-off gave 3.3 times the held-out torque error
-#: of this rule, 100 Hz 1.4 times (docs/identification.md, "Real measured data").
+#: ``cutoff="auto"``: and at most this many times that bandwidth, the upper end of the rule of thumb: above it q
+#: holds servo ripple and vibration, not the rigid-body motion (docs/identification.md, "Real measured data").
 AUTO_FACTOR_MAX = 10.0
 #: ``cutoff="auto"``: q_j holds signal up to the highest frequency where its (smoothed) periodogram exceeds this
 #: many times its noise floor.
@@ -44,9 +37,7 @@ MIN_KEPT = 2000
 #: A row is at standstill when every joint's |q̇| is below this fraction of its largest |q̇| in the run.
 STANDSTILL = 0.01
 #: The Coulomb column of joint j is 0 where |q̇_j| is below this many times the velocity noise of the prepared data
-#: (:func:`velocity_noise`): there the sign of q̇_j is the sign of noise, and a joint at rest holds any friction
-#: torque within ±Fc (on a robot holding still poses, sign(q̇) predicts ±Fc at random: 2 to 30 times the torque
-#: error of 0 on a measured UR10e).
+#: (:func:`velocity_noise`): there the sign of q̇_j is the sign of noise.
 COULOMB_DEADBAND = 5.0
 #: A joint's torque is clipped (saturated drive, sensor range) where it holds exactly its largest or smallest value
 #: for at least this many consecutive samples: a measured torque, with noise, does not repeat its extreme.
@@ -96,11 +87,8 @@ class IdentificationData:
         input (resampled) rate, untrimmed, for :meth:`filter_columns`; None otherwise
     filter_coefficients : tuple (b, a) or None — ``parallel=True``: the Butterworth coefficients used
     coulomb : ndarray (N, n) or None — sign(q̇) of the full-rate filtered states, 0 where |q̇_j| is below
-        ``COULOMB_DEADBAND`` (5) × ``velocity_noise_j``, filtered, trimmed and decimated exactly as τ (the Coulomb
-        columns of Gautier's parallel filtering, n columns only): what ``rd.identify(robot, data)`` and
-        ``validate`` put in the regressor's Coulomb columns, so that they contain the smoothed steps the filtered
-        torque contains (no Fc/Fv bias at velocity reversals) and no random ±Fc where a joint is at rest; with a
-        transmission and ``parallel=True``, the motors' Coulomb columns too (:meth:`motor_coulomb`)
+        ``COULOMB_DEADBAND`` × ``velocity_noise_j``, filtered, trimmed and decimated exactly as τ: the Coulomb
+        columns that ``rd.identify(robot, data)`` and ``validate`` use (Gautier's parallel filtering)
     velocity_noise : ndarray (n,) or None — the standard deviation (rad/s | m/s) that the noise of the measured q
         leaves in q̇ after the filter and the differences (:func:`velocity_noise`)
     saturated : ndarray (N, n) bool or None — the kept samples whose filtered τ_j is within the filter's reach
@@ -257,12 +245,8 @@ def noise_floor(P: np.ndarray) -> np.ndarray:
 
 
 def noise_frequency(t, q, snr: float = AUTO_SNR) -> float:
-    """The frequency (Hz) above which the measured q is noise, largest over the joints.
-
-    For each joint: the noise floor is the median of the periodogram of q_j over the upper half of the band
-    (where a measured position holds only sensor noise and quantisation); q_j carries signal up to the highest
-    frequency where its periodogram, smoothed over 9 bins, exceeds ``snr`` (10) times that floor.
-    """
+    """The frequency (Hz) above which the measured q is noise, largest over the joints: q_j carries signal up to
+    the highest frequency where its periodogram, smoothed over 9 bins, exceeds ``snr`` times :func:`noise_floor`."""
     from scipy.ndimage import uniform_filter1d
 
     f, P = position_spectrum(t, q)
@@ -279,11 +263,8 @@ def auto_cutoff(t, q) -> tuple[float, str, float]:
     """The cut-off of ``cutoff="auto"``: (Hz, the rule with its numbers, the bandwidth of q in Hz).
 
     cutoff = min(max(f_noise, 5 f_99), 10 f_99, 0.2 × rate): f_noise the frequency above which q is noise
-    (:func:`noise_frequency`), f_99 the bandwidth of q (:func:`position_bandwidth`).  Gautier's rule of thumb puts
-    the cut-off at 5 to 10 times the bandwidth of the motion: 10 × f_99 when the encoders resolve q beyond it —
-    what q holds above is servo ripple and structural vibration, not the excited rigid-body motion —, down to the
-    noise frequency when noise starts earlier (the double differentiation amplifies it by ω²), never below
-    5 × f_99 (the motion itself passes intact); the ceiling leaves the filter a transition band below Nyquist.
+    (:func:`noise_frequency`), f_99 the bandwidth of q (:func:`position_bandwidth`): Gautier's rule of thumb of a
+    cut-off 5 to 10 times the bandwidth of the motion, lowered towards the noise frequency.
     """
     tt = np.asarray(t, dtype=float)
     rate = (tt.size - 1) / (tt[-1] - tt[0])
@@ -300,8 +281,7 @@ def velocity_noise(t, q, cutoff: float, order: int = DEFAULT_ORDER) -> np.ndarra
     """The standard deviation (n,) (rad/s | m/s) that the noise of the measured q leaves in the prepared q̇.
 
     The noise of q_j is taken white, at the level N_j of its periodogram's floor (:func:`noise_floor`, as in
-    :func:`noise_frequency`) over ln 2: the floor is a median, and a periodogram bin of white noise is
-    exponentially distributed about the level.  The zero-phase
+    :func:`noise_frequency`) over ln 2 (the median of an exponentially distributed bin).  The zero-phase
     Butterworth filter (gain |H(f)|² per pass) and the central difference (gain sin(2πfh) / h) pass the variance
     σ_j² = N_j ∫ |H(f)|⁴ sin²(2πfh) / h² df to q̇_j.
     """
@@ -388,11 +368,7 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     tau : array (N, n) — measured torques (N m | N).
     cutoff : float, "auto" or None
         Cut-off frequency of the low-pass filter (Hz).  ``"auto"`` (default; None means the same): from the
-        spectrum of the measured q (:func:`auto_cutoff`): 10 × the bandwidth of q (99 % of its energy; Gautier's
-        rule of thumb of a cut-off 5 to 10 times the bandwidth of the motion), lowered to the frequency above
-        which q is noise (its periodogram within 10× its noise floor) but not below 5 × the bandwidth, at most
-        0.2 × the sampling rate.
-        ``cutoff_rule`` on the result states the numbers.
+        spectrum of the measured q (:func:`auto_cutoff`); ``cutoff_rule`` on the result states the numbers.
     decimate : int or None
         Keep one sample in ``decimate`` after filtering.  Default: ⌊rate / (4 cutoff)⌋ (the decimated data still
         have a Nyquist frequency of twice the cut-off), reduced so that at least ``MIN_KEPT`` (2000) samples
@@ -408,8 +384,6 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
         Also keep the filtered q, q̇, q̈ at the full (resampled) rate (``full_rate``, 3 M n floats) and the filter,
         for ``rd.identify(..., parallel=data)``: the regressor is then computed at the full rate and filtered,
         trimmed and decimated like τ (:meth:`IdentificationData.filter_columns`) — Gautier's parallel filtering.
-        The Coulomb columns sign(q̇) then see the filter τ saw, which removes the bias that filtering τ alone puts
-        on Fc and Fv near velocity reversals.
 
     Returns
     -------

@@ -1,24 +1,10 @@
 """Dynamic identification by least squares on the base parameters (Khalil & Dombre §9.4, [9.36], [9.40]): the driver.
 
-The inverse dynamic model is linear in the base parameters K_B (and in the friction parameters Fc, Fv and the
-offsets Foff of [9.26]–[9.28]):  Γ = D_B(q, q̇, q̈) K_B.  Stacking N samples of the n joints gives the
-over-determined system  y = W K_B + ρ,  W (N n × b), which :func:`identify` solves by ``"ols"``, ``"wls"``
-(Gautier's per-joint noise weights), ``"irls"`` (robust) or ``"physical"`` (the standard parameters, physically
-consistent: every link's pseudo-inertia positive semidefinite, rotor inertias and friction ≥ 0).
-
-With a transmission (``transmission=``), the rotor inertia and the viscous and Coulomb friction of every motor on
-q̇_m = J_mq q̇ are parameters too (De Luca; [9.29]–[9.33]), grouped with the link parameters by
-:func:`robodyn.base_parameters`.
-
-One driver serves every source: the samples (NumPy arrays in memory, or Dask arrays and Samples on a cluster)
-are reduced chunk by chunk by the same functions (:mod:`robodyn.identification.reduction`) to per-joint factors
-R_j ((b + 1) × (b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j]), so memory does not grow with N.  The modules beside
-this one hold one concept each: the samples in memory (:mod:`~robodyn.identification.samples`), least squares on
-the factors (:mod:`~robodyn.identification.factors`), the solvers (:data:`robodyn.identification.solvers.FITS`),
-the physically consistent fit (:mod:`~robodyn.identification.physical`), the position terms
-(:mod:`~robodyn.identification.position`), a fleet (:mod:`~robodyn.identification.fleet`), the result and its
-validation (:mod:`~robodyn.identification.results`), the essential parameters
-(:mod:`~robodyn.identification.essential`).
+The inverse dynamic model is linear in the base parameters K_B (and in the friction parameters of [9.26]–[9.28],
+and with a transmission in the motor parameters of [9.29]–[9.33]): Γ = D_B(q, q̇, q̈) K_B.  Stacking N samples
+gives y = W K_B + ρ, which :func:`identify` solves by ``"ols"``, ``"wls"``, ``"irls"`` or ``"physical"``
+(:data:`robodyn.identification.solvers.FITS`).  Every source (NumPy arrays, Dask arrays, Samples) is reduced by
+:mod:`robodyn.identification.reduction` to per-joint factors R_j, so memory does not grow with N.
 """
 
 from __future__ import annotations
@@ -43,11 +29,8 @@ from robodyn.model.robot import Robot, check_robot
 @dataclass(frozen=True)
 class IdentificationOptions:
     """The options of :func:`identify` as one record (``identify(robot, data, method, options=...)``); the
-    keyword arguments of the same names are the same options.  Both sources take every field: NumPy arrays in
-    memory, Dask arrays or Samples on a cluster (``robodyn.distributed.identify`` forwards to :func:`identify`).
-    A field a source cannot honour raises InputError naming it: ``parallel`` on the cluster (the full-rate
-    regressor is filtered in memory), ``per_robot`` without Samples (the robot of each row), ``transmission``
-    for a fleet.
+    keyword arguments of the same names are the same options.  A field a source cannot honour raises InputError
+    naming it: ``parallel`` on the cluster, ``per_robot`` without Samples, ``transmission`` for a fleet.
 
     Attributes
     ----------
@@ -64,27 +47,22 @@ class IdentificationOptions:
     regularization : float or None
         ``"physical"``: weight λ of the pull (λ / p) ‖D⁻¹ (K − K_model)‖² towards the model's (a priori)
         parameters, each relative to its scale D, next to the fit normalised by ‖y‖²
-        (:mod:`robodyn.identification.consistent`).  Default None: chosen from the data by cross-validation on
-        contiguous time blocks (a fleet: blocks of each robot's rows; ``solver["regularization_rule"]`` says so);
-        ``prior_share`` on the result says which parameters the prior rather than the data determined.
+        (:mod:`robodyn.identification.consistent`).  Default None: chosen by cross-validation on contiguous time
+        blocks (``solver["regularization_rule"]`` says so).
     min_mass : float
         ``"physical"``: lower bound on every link mass (kg).
     bounds : PhysicalBounds, dict or None
         ``"physical"``: mass bounds per link, a box or a convex hull for every link's centre of mass, the total mass
         (:class:`robodyn.identification.consistent.PhysicalBounds`; its ``min_mass`` replaces ``min_mass``).
     position_terms : "auto", tuple of int or None
-        Joints (0-based, revolute) whose equation gets the position term k_j sin q_j + c_j cos q_j, two free
-        columns of joint j's equation alone: a torque that depends on q_j only (a cable, a spring, a sensor offset
-        varying with the joint's angle), which the rotor inertia's column soaks up otherwise on slow excitation
-        (q̈_j ≈ −ω² q_j).  Default "auto": joint j gets the term when, fitted with the base parameters, it removes
-        more than ``POSITION_SHARE`` of joint j's least-squares residual without terms; every joint's columns are
-        reduced beside the others in one pass and the selected ones fitted from it (none selected: the fit without
-        terms, unchanged).  None or (): no terms.  ``position_joints``,
-        ``position_coefficients`` and ``position_shares`` on the result report them; :meth:`Identification.predict`
-        includes them, the model ``robot`` of "physical" cannot (docs/identification.md).
+        Joints (0-based, revolute) whose equation gets the position term k_j sin q_j + c_j cos q_j (a torque that
+        depends on q_j only: a cable, a spring, an angle-dependent sensor offset).  Default "auto": joint j gets it
+        when it removes more than ``POSITION_SHARE`` of joint j's least-squares residual.  None or (): no terms.
+        ``position_joints``, ``position_coefficients`` and ``position_shares`` on the result report them
+        (docs/identification.md).
     reduction : {"gram", "tsqr"}
-        The per-chunk reduction (module :mod:`robodyn.identification.reduction`): Gram matrices with compensated
-        sums (accuracy ε cond(W_s)²), or a tall-skinny QR (ε cond(W_s), about 6 times the cost).
+        The per-chunk reduction (:mod:`robodyn.identification.reduction`): Gram matrices (accuracy ε cond(W_s)²),
+        or a tall-skinny QR (ε cond(W_s), about 6 times the cost).
     chunk : int or None
         Rows per block in memory (default ``BLOCK``), per Dask chunk when NumPy arrays go to the cluster
         (``robodyn.distributed.identify``; default ``CHUNK``).
@@ -95,29 +73,22 @@ class IdentificationOptions:
     rank_tol : float
         Relative tolerance of the identifiability test (column-scaled W).
     transmission : Transmission or None
-        The robot's motors and (coupled) transmissions: the rotor inertia ``Iam<i>`` and, with friction, the
-        Coulomb and viscous friction ``Fcm<i>``, ``Fvm<i>`` of every motor on q̇_m = J_mq q̇ are identified too
-        (grouped with the link parameters as :func:`robodyn.base_parameters` states; for ``"physical"`` they are
-        ≥ 0 and ``identified_transmission`` carries them).  A diagonal transmission gives the same estimates as
-        none.
+        The robot's motors and (coupled) transmissions: the rotor inertia ``Iam<i>`` and, with friction,
+        ``Fcm<i>``, ``Fvm<i>`` of every motor on q̇_m = J_mq q̇ are identified too (grouped as
+        :func:`robodyn.base_parameters` states; "physical": ≥ 0, in ``identified_transmission``).
     min_velocity : float or array (n,) or None
-        Drop the rows of joint j's equation where |q̇_j| < min_velocity_j (rad/s | m/s): near a velocity
-        reversal the sign of the Coulomb friction in the model cannot be trusted.  Default: keep every row.
-        Whatever it is, the rows where joint j's torque is clipped are left out of its equations: a τ_j that holds
-        exactly its largest or smallest value for 5 samples or more (a saturated drive or sensor range,
-        :func:`robodyn.identification.data.saturated`), or, for prepared data, that the filter spread such samples
-        into (``IdentificationData.saturated``); ``equations`` counts the rows used.
+        Drop the rows of joint j's equation where |q̇_j| < min_velocity_j (rad/s | m/s), where the sign of the
+        Coulomb friction cannot be trusted.  Default: keep every row.  Rows where joint j's torque is clipped
+        (:func:`robodyn.identification.data.saturated`, ``IdentificationData.saturated``) are always left out;
+        ``equations`` counts the rows used.
     weights : array (n,) or None
         Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
         ``"wls"`` they multiply Gautier's 1/σ_j².  Default 1.
     parallel : IdentificationData or None
         Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
         the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
-        exactly as τ was (Gautier's parallel filtering and decimation; FIGAROH decimates its regressor the same
-        way), instead of being evaluated at the decimated states.  Linear columns are unchanged (filtering commutes
-        with them up to the filter's distortion of the motion); the Coulomb columns sign(q̇) become the filtered
-        steps that the measured torques contain, which removes the friction bias of filtering τ alone (Fc low,
-        Fv high; docs/identification.md).  Costs 8 M n b bytes for the full-rate regressor (M full-rate samples).
+        exactly as τ was (Gautier's parallel filtering and decimation), so that the Coulomb columns sign(q̇) see
+        the filter the measured torques saw (docs/identification.md).  Costs 8 M n b bytes (M full-rate samples).
         Default None: the regressor at the samples.
     """
 
@@ -170,21 +141,16 @@ def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "ols", 
     q, qd, qdd, tau : array (N, n)
         Joint positions, velocities, accelerations (rad, rad/s, rad/s² | m, …) and torques (N m | N), e.g. from
         :func:`prepare_identification_data`; joint-side (motor-side data: :func:`robodyn.joint_from_motor`,
-        :func:`robodyn.joint_torques_from_motor`).  Runs already filtered and differentiated (as a robot's
-        software may store them) go in as they are.  Several runs at once: ``q`` a list of
-        :class:`IdentificationData` (each run prepared on its own, so no filter or derivative spans the seam
-        between two runs) or of (q, qd, qdd, tau) tuples, and qd, qdd, tau not given; their rows are stacked.
-        Samples that need not fit in memory: ``dask.array`` arrays (N, n), or :class:`Samples` (e.g. from
-        :func:`robodyn.distributed.read_samples`) as ``q`` alone: the cluster path (docs/scaling.md) reduces
-        them chunk by chunk with the same functions and gives the same result to rounding.
+        :func:`robodyn.joint_torques_from_motor`).  Several runs: ``q`` a list of :class:`IdentificationData`
+        (each prepared on its own) or of (q, qd, qdd, tau) tuples, qd, qdd, tau not given.  Samples beyond memory:
+        ``dask.array`` arrays (N, n), or :class:`Samples` (:func:`robodyn.distributed.read_samples`) as ``q``
+        alone, reduced chunk by chunk to the same result to rounding (docs/scaling.md).
     method : {"ols", "wls", "irls", "physical"}
         The solver (:mod:`robodyn.identification.solvers`).
     friction, base, robust, max_iterations, regularization, min_mass, rank_tol, transmission, min_velocity, weights,
     parallel, bounds, position_terms, reduction, chunk, per_robot
         The options, as keywords or as one :class:`IdentificationOptions` record ``options`` (giving both is an
-        error); each is documented on that record.  Every source takes every option; one that a source cannot
-        honour is an InputError naming it (``parallel`` on the cluster, ``per_robot`` without Samples,
-        ``transmission`` for a fleet).
+        error); each is documented on that record.
     options : IdentificationOptions or None
         The options above as one record.
 

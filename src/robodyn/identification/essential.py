@@ -58,11 +58,9 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     """The essential parameters (Pham & Gautier 1991): a subset of the base parameters that explains the data.
 
     Starting from every base parameter of ``result`` (and its position terms), the parameter with the largest
-    relative standard deviation of the least-squares estimate is removed and the others re-estimated, as long as
-    the relative error of the fit ‖y − W_e K_e‖ / ‖y‖ stays within (1 + ``tolerance``) times that of the full set
-    (default: 5 % growth) and, when ``max_relative_std`` is given, until every remaining %σ is below it.  The
-    estimate is OLS, with the rows of each joint weighted by 1/σ_j for a ``"wls"`` result (Gautier's weights) and
-    by ``result.weights``; the rows of clipped torques are left out as :func:`robodyn.identify` leaves them out.
+    relative standard deviation is removed and the others re-estimated (OLS, weighted as ``result`` was), as long
+    as the relative error ‖y − W_e K_e‖ / ‖y‖ stays within (1 + ``tolerance``) times that of the full set and,
+    when ``max_relative_std`` is given, until every remaining %σ is below it.
 
     Parameters
     ----------
@@ -75,8 +73,6 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     position_terms : "result", tuple of int or None — the joints whose position-term columns sin q_j, cos q_j
         (named ``sin_q<j>``, ``cos_q<j>``, 1-based) are candidates beside the base parameters, as in
         :func:`robodyn.identify`: default those ``result`` fitted (``result.position_joints``); None or () for none.
-        Left out, a torque the terms carry is put into the base parameters' columns (the rotor inertia's, on slow
-        excitation) and changes which of them look essential.
 
     Returns
     -------

@@ -6,21 +6,10 @@ Each joint follows a finite Fourier series of base pulsation ω_f = 2π f_f with
     q̇_i(t)  = Σ_l [ a_il cos(ω_f l t) + b_il sin(ω_f l t) ]
     q̈_i(t)  = Σ_l ω_f l [ −a_il sin(ω_f l t) + b_il cos(ω_f l t) ]
 
-periodic with period 1/f_f, so that measurements can be averaged over periods and the data are band-limited
-to H f_f.  The coefficients (a, b, q0) are chosen to minimise the condition number of the observation matrix
-W = [D_B(q(t_1)); …; D_B(q(t_K))] of the base parameters (Khalil & Dombre [9.40]; the regressor of [9.36]
-restricted to the base columns) at K points of one period — by default times the error, relative to the noise,
-of the torques that ordinary least squares on W predicts for other states (``_Objective``) — subject to the
-joint position, velocity and acceleration limits and to q̇(0) = q̈(0) = 0 (the motion starts and ends at rest).
-The rest conditions are built into the variables (a basis of the coefficients that satisfy them), and the limits
-are linear inequalities at 16 H points of a period, tightened so that they imply the limits at every instant
-(Bernstein's inequality, see ``_Problem``); the variables are scaled so that each has a unit effect on the
-scaled limits.  Where the robot (or the user) gives torque limits L, the a priori model's torques
-τ = inverse_dynamics(robot, q, q̇, q̈) [9.6] obey |τ_j| ≤ L_j: nonlinear constraints at the same points, and a
-check on a dense grid of the period that shrinks the oscillation where needed (``_Torques``).
-scipy's SLSQP, with the gradient of the criterion in closed form with respect to W and W's derivatives by
-forward differences, starts from a feasible point (half of every limit) and reports whether it converged
-(``converged``, ``message``).
+periodic with period 1/f_f.  The coefficients minimise a criterion of the observation matrix W of the base
+parameters (Khalil & Dombre [9.40]) at K points of one period, subject to the joint position, velocity,
+acceleration (and torque) limits and to q̇(0) = q̈(0) = 0; the criteria, the Bernstein-tightened limits and the
+solver (SLSQP) are described in docs/identification.md, "Excitation trajectories".
 """
 
 from __future__ import annotations
@@ -215,12 +204,9 @@ def excitation_trajectory(
         H f_f.
     limits : dict or None
         ``{"q": (n, 2) [min, max], "qd": (n,), "qdd": (n,), "tau": (n,)}`` (rad, rad/s, rad/s², N m | m, m/s,
-        m/s², N); missing entries come from the robot's finite ``qlim`` and ``qdlim`` (|q̇_i| ≤ qdlim_i), else:
-        revolute ±π rad, 1.5 rad/s, 5 rad/s²; prismatic ±0.5 m, 0.5 m/s, 2 m/s².  The position, velocity and
-        acceleration limits hold at every instant (Bernstein's inequality, module docstring).  ``tau`` (default
-        the robot's ``taulim``, inf for an unlimited joint) bounds the torques of the a priori model ``robot``
-        (its friction included): |τ_j(t)| ≤ 0.99 L_j on 256 H points of a period (``TORQUE_POINTS``,
-        ``TORQUE_MARGIN``), the oscillation shrunk where the optimiser's points missed a peak.
+        m/s², N), as :func:`resolve_limits`; the position, velocity and acceleration limits hold at every instant
+        (:class:`_Problem`).  ``tau`` bounds the torques of the a priori model ``robot`` (its friction included):
+        |τ_j(t)| ≤ ``TORQUE_MARGIN`` L_j on ``TORQUE_POINTS`` H points of a period (:class:`_Torques`).
     seed : int
         Seed of the random starting coefficients; the result is deterministic for a given random seed.
     friction : bool
@@ -234,14 +220,10 @@ def excitation_trajectory(
         A robot without finite joint limits (``qlim``) is refused unless ``limits["q"]`` is given or this is True
         (then revolute joints swing within ±π rad, prismatic within ±0.5 m: not a safe motion for hardware).
     criterion : {"prediction", "cond"}
-        What the design minimises.  ``"cond"``: cond(W) (Swevers et al.).
-        ``"prediction"`` (default): cond(W) times the RMS error, relative to the noise, of the torques that
-        ordinary least squares on W predicts for other states, with noise proportional to each joint's torque
-        (σ_j ∝ RMS τ_j of the a priori model on the design): log cond(W) + log (1/n) Σ_j √(tr(R_j C)) / σ_j,
-        C = M⁻¹ (Σ_j σ_j² W_jᵀW_j) M⁻¹, M = WᵀW, R_j = W'_jᵀW'_j / N' of N' = 1000 states drawn uniformly
-        within the limits (``REFERENCE_STATES``; docs/identification.md, "Expected accuracy").  OLS weights every
-        joint alike, so a heavy joint's noise reaches the light joints' predictions through the parameters
-        they share; this criterion designs that leak away, cond(W) keeps the design well posed for every method.
+        What the design minimises.  ``"cond"``: cond(W) (Swevers et al.).  ``"prediction"`` (default): cond(W)
+        times the RMS error, relative to the noise, of the torques that ordinary least squares on W predicts for
+        ``REFERENCE_STATES`` states within the limits, noise proportional to each joint's a priori torque
+        (:class:`_Objective`; docs/identification.md, "Expected accuracy").
 
     Returns
     -------

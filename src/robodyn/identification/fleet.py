@@ -257,16 +257,11 @@ def _fleet_folds(grams, S, wj: np.ndarray, t: int, own, shared) -> np.ndarray:
 def _fleet_physical(robot, base, Rs, own, shared, options, regularization, bounds, folds=None, free: int = 0):
     """The physically consistent fleet fit: θ (P,) in the fleet order, and the solver report.
 
-    Minimises the fleet's residual Σ_r ‖W_r Ψ K_r − y_r‖² = Σ_r ‖T_r Ψ K_r − z_r‖² + ρ_r² (T_r, z_r, ρ_r: robot
-    r's stacked (b + 1) × (b + 1) factor, whatever its number of samples) over the standard parameters K_r =
-    [links, friction of r, motors]: the links (pseudo-inertias ⪰ 0, rotor inertias ≥ 0) and motors shared, each
-    robot's Fc, Fv ≥ 0 and Foff free where ``per_robot`` makes them its own (a friction coefficient grouped into a
-    shared base parameter stays shared), plus the pull towards the model's parameters — the program of
-    :func:`robodyn.identification.physical_fit` (:func:`robodyn.identification.consistent.fleet_program`),
-    scaled, solved and certified the same way: an uncertified point comes back with ``solver["certified"]``
-    False, never unchecked.  ``regularization=None`` chooses λ from the data as one robot's fit does: by
-    cross-validation on ``folds``, contiguous time blocks of every robot's rows (:func:`_fleet_folds`; ``free``
-    position-term columns first, minimised out), the fleet's base parameters θ = Ψ_f K its unknowns' image.
+    The program of :func:`robodyn.identification.physical_fit` (:func:`robodyn.identification.consistent.fleet_program`)
+    on every robot's stacked factor: links and motors shared, each robot's Fc, Fv ≥ 0 and Foff free where
+    ``per_robot`` makes them its own (a coefficient grouped into a shared base parameter stays shared); scaled,
+    solved and certified as one robot's, λ chosen by cross-validation on ``folds`` (:func:`_fleet_folds`; ``free``
+    position-term columns first) when ``regularization`` is None.
     """
     from robodyn.parameters.regressor import standard_parameter_vector
 

@@ -1,30 +1,15 @@
 """Identification of a floating-base robot from its base's equations alone (Ayusawa, Venture and Nakamura).
 
 The first six rows of the floating-base inverse dynamic model (:mod:`robodyn.parameters.floating`) are the
-Newton–Euler equations of the whole robot about the base.  The base is not actuated: the wrench on it is zero for
-a floating base (or measured, for a mobile one), so that with the contact wrenches λ measured (force plates, foot
-sensors)
+Newton–Euler equations of the whole robot about the base; with the contact wrenches λ measured
 
     Y_b(q, v, a) K + C_b(q, λ) = τ_b          (τ_b = 0 for a floating base)
 
-with K the inertial parameters of every body, base included (10 + 10 nf; rotor inertia and friction do not enter
-these rows) and C_b the base rows of the inverse dynamics of the same robot without mass under λ.  No joint torque
-is needed, and these rows determine every inertial parameter that the whole model determines (Ayusawa, Venture and
-Nakamura, "Identifiability and identification of inertial parameters using the underactuated base-link dynamics
-for legged multibody systems", Int. J. Robotics Research 33(3), 2014).  The identifiable combinations (base
-parameters) come from the stacked Y_b by the QR method of Gautier (Khalil & Dombre §9.4.1, [9.37]–[9.40],
-:mod:`robodyn.parameters.numeric`), and are estimated by least squares.  :func:`identify_floating` uses every row,
-with measured joint torques as well (rotor inertias and friction then enter too).
-
-``method="physical"`` estimates the standard parameters themselves under physical consistency, as
-``rd.identify(..., method="physical")`` does for a fixed base: the 4 × 4 pseudo-inertia of every body — the base
-body included — positive semi-definite (Wensing, Kim and Slotine, "Linear matrix inequalities for physically
-consistent inertial parameter identification", IEEE RA-L 3(1), 2018), rotor inertias and the friction
-coefficients Fc, Fv ≥ 0, plus the same small pull towards the given model.  The semidefinite program is the one of
-:func:`robodyn.identification.physical_fit` (cvxpy, Clarabel) on the augmented robot of :mod:`robodyn.dynamics.floating` — whose
-fixed-base regressor at the virtual joints' zero is the floating one — with its five virtual frames held massless:
-the samples are reduced to the triangular factor R of the augmented robot's base regressor (QR), so the conic
-problem has the size of the base parameters whatever the number of samples.
+with K the inertial parameters of every body, base included, and C_b the base rows of the inverse dynamics of the
+massless robot under λ.  These rows determine every inertial parameter that the whole model determines (Ayusawa,
+Venture and Nakamura, IJRR 33(3), 2014); their base parameters come from the QR method (Khalil & Dombre §9.4.1,
+[9.37]–[9.40]).  ``method="physical"`` is :func:`robodyn.identification.physical_fit` (Wensing, Kim and Slotine,
+RA-L 3(1), 2018) on the augmented robot of :mod:`robodyn.dynamics.floating`, its virtual frames held massless.
 """
 
 from __future__ import annotations
@@ -126,7 +111,7 @@ def identify_from_base(robot: Robot, q, v, a, frames=None, forces=None, base_wre
     tol : float
         Rank tolerance of the QR method (:mod:`robodyn.parameters.numeric`).
     method : {"ls", "physical"}
-        Least squares on the base parameters, or the physically consistent standard parameters (module notes).
+        Least squares on the base parameters, or the physically consistent standard parameters (Wensing et al.).
     regularization, min_mass : float
         ``"physical"``: weight of the pull towards ``robot``'s parameters relative to the fit, and lower bound on
         the mass of the base body and of every link (kg), as :func:`robodyn.identification.physical_fit`.
@@ -226,7 +211,7 @@ def _identify(robot, q, v, a, frames, forces, base_wrench, tau, gravity, tol, op
 
 
 def _physical(robot: Robot, q, v, a, gravity, y: np.ndarray, whole: bool, options: _Physical):
-    """Physically consistent standard parameters (module notes): (K (p,) in the order of the result's columns,
+    """Physically consistent standard parameters (Wensing et al.): (K (p,) in the order of the result's columns,
     the identified Robot, the solver's report)."""
     from robodyn.identification.physical import physical_fit
     from robodyn.parameters.base import base_parameters

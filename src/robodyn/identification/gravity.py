@@ -1,28 +1,13 @@
 """Gravity-compensation calibration by cumulative first moments (Dellin 2008), in Khalil–Kleinfinger frames.
 
-Dellin's static governing equation, eq. (14), written in the frames of this library: for a serial chain whose
-joints are all revolute, the moment m_j exerted on link j by link j−1 about O_j (in R_j) when the robot holds
-still satisfies
+Dellin's static equation, eq. (14), in the frames of this library (docs/gravity-calibration.md): for a serial
+chain held still, the moment m_j on link j about O_j in R_j satisfies
 
     m_j − ^jA_{j+1} m_{j+1} = g^j × μ_j ,      μ_j = ^jMS_j + M_{j+1} ^jP_{j+1} ,      τ_j = z · m_j
 
-with g^j = ^0A_jᵀ g and M_{j+1} the total mass of links j+1..n.  μ_j is Dellin's *cumulative first moment*:
-the first moment of link j about a point of its joint axis plus the mass of every later link lumped at the next
-joint — pose independent, kg m.  (Dellin's frames are standard-DH, frame j at the *end* of link j with z along
-joint j+1; there μ_j = m_j r_cj − M_j r_mj is taken about joint j's point too, so the two differ only by a
-constant rotation and by shifts along the joint axes, which change only the components that static poses cannot
-see — see ``first_moments(grouped=True)``.)
-
-Prismatic joints: link j of a prismatic joint turns with link j−1, so its first moment is merged into μ_{j−1}
-(as fixed frames are merged into their antecedent), and row j of μ holds (0, 0, M_j): the derivative of the first
-moment of links j..n with respect to q_j (kg m per m of travel), which is what the force on that joint measures.
-
-How many poses: Dellin's count (§3.4, 3nk equations for 3n + 2nk unknowns, hence k ≥ 3) includes the components
-of μ_j along joint j's axis, which no static pose sees; with those grouped into μ_{j−1} at most 2n components are
-identifiable, the n joint torques of each pose remain once the moments c_j are eliminated, and two poses in
-general position suffice (the WAM's 12 grouped components from 2 poses; docs/gravity-calibration.md).  The
-dynamic part of Dellin's paper (§5, his η vectors, with the erratum of his eqs (54), (71), (78)) is in
-:mod:`robodyn.identification.second_moments`.
+with g^j = ^0A_jᵀ g and M_{j+1} the mass of links j+1..n: μ_j is the pose-independent *cumulative first moment*
+(kg m).  A prismatic joint's link turns with its antecedent: its first moment is merged into μ_{j−1} and row j
+of μ holds (0, 0, M_j).  The dynamic part (Dellin §5) is :mod:`robodyn.identification.second_moments`.
 """
 
 from __future__ import annotations
@@ -57,20 +42,6 @@ def check_serial(robot: Robot, what: str) -> None:
         )
 
 
-def _raw_rows(robot: Robot, MS=None, M=None) -> np.ndarray:
-    """μ°_j = MS_j + M_{j+1} ^jP̄_{j+1} per frame (P̄ at q_{j+1} = 0), before merging; (nf, 3).
-
-    ``MS`` (nf, 3) and ``M`` (nf,) replace the model's first moments and masses (μ is linear in them)."""
-    MS = robot.MS if MS is None else MS
-    M = robot.M if M is None else M
-    Mc = np.append(np.cumsum(M[::-1])[::-1], 0.0)
-    consts = local_transforms(robot, np.zeros(robot.n))
-    out = np.array(MS, dtype=float)
-    for i in range(robot.nf - 1):
-        out[i] += Mc[i + 1] * np.asarray(consts[i + 1][1])
-    return out
-
-
 def first_moments(robot: Robot, grouped: bool = False) -> np.ndarray:
     """Cumulative first moments μ_j of Dellin eq. (14) of the model, in joint coordinates.
 
@@ -80,10 +51,10 @@ def first_moments(robot: Robot, grouped: bool = False) -> np.ndarray:
         A serial chain (revolute, prismatic and fixed frames).
     grouped : bool
         False: μ_j = ^jMS_j + M_{j+1} ^jP_{j+1} of every joint's link (fixed frames and prismatic links merged into
-        the link they turn with, see the module notes).  True: the identifiable form that
-        :func:`calibrate_gravity` estimates — every component that static poses cannot see is grouped into the
-        ones it is confounded with (as Khalil & Dombre §9.4 group standard parameters into base parameters) and
-        set to zero; :func:`gravity_parameter_structure` names them.
+        the link they turn with).  True: the identifiable form that :func:`calibrate_gravity` estimates — every
+        component that static poses cannot see is grouped into the ones it is confounded with (as Khalil & Dombre
+        §9.4 group standard parameters into base parameters) and set to zero; :func:`gravity_parameter_structure`
+        names them.
 
     Returns
     -------
@@ -105,10 +76,11 @@ def first_moments(robot: Robot, grouped: bool = False) -> np.ndarray:
 
 def first_moments_of(robot: Robot, MS: np.ndarray, M: np.ndarray) -> np.ndarray:
     """μ (n, 3) of :func:`first_moments` for first moments ``MS`` (nf, 3) and masses ``M`` (nf,) (linear in them)."""
-    raw = _raw_rows(robot, MS, M)
     consts = local_transforms(robot, np.zeros(robot.n))
-    Mc = np.cumsum(M[::-1])[::-1]
-    rows = raw.copy()
+    Mc = np.append(np.cumsum(M[::-1])[::-1], 0.0)
+    rows = np.array(MS, dtype=float)
+    for i in range(robot.nf - 1):  # μ°_i = MS_i + M_{i+1} ^iP̄_{i+1}, P̄ at q_{i+1} = 0, before merging
+        rows[i] += Mc[i + 1] * np.asarray(consts[i + 1][1])
     # From the tip inward: links that turn with their antecedent (fixed frames, prismatic joints) hand their
     # first moment to it, through the constant rotation ^{a}A_j.
     for i in range(robot.nf - 1, -1, -1):
@@ -267,14 +239,11 @@ def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityPara
     rng = np.random.default_rng(20080623)
     q = _sample_poses(robot, 8 * robot.n + 16, rng, limits=np.tile([-np.inf, np.inf], (robot.n, 1)))
     W = _stacked(robot, q, offsets, measured).reshape(-1, len(names))
-    base = independent_columns(W, _column_order(robot, offsets))
-    # β: the least-squares expression of every column in the base columns (exact for grouped ones).
-    beta = np.linalg.lstsq(W[:, base], W, rcond=None)[0]
+    base, beta, zero = column_groups(W, _column_order(robot, offsets))
     beta[np.abs(beta) < 1e-12] = 0.0
     beta[:, base] = np.eye(len(base))
-    norms = np.linalg.norm(W, axis=0)
-    unexcited = tuple(names[c] for c in range(len(names)) if norms[c] <= _zero_column(norms))
-    grouped = tuple(names[c] for c in range(len(names)) if c not in set(base) and names[c] not in unexcited)
+    unexcited = tuple(names[c] for c in np.flatnonzero(zero))
+    grouped = tuple(names[c] for c in range(len(names)) if c not in set(base) and not zero[c])
     for a in (base, beta):
         a.flags.writeable = False          # shared through the cache
     return GravityParameterStructure(names, base, beta, unexcited, grouped)
@@ -283,6 +252,15 @@ def _structure(robot: Robot, offsets: bool, measured: np.ndarray) -> GravityPara
 def _zero_column(norms: np.ndarray) -> float:
     """Norm at or below which a regressor column counts as zero (not excited)."""
     return 1e-9 * max(norms.max(), 1e-300)
+
+
+def column_groups(W: np.ndarray, order) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The independent columns ``base`` of ``W`` scanned in ``order`` (:func:`independent_columns`), β with
+    W = W[:, base] β (least squares: exact for the grouped columns), and which columns are zero (not excited)."""
+    norms = np.linalg.norm(W, axis=0)
+    base = independent_columns(W, order)
+    beta = np.linalg.lstsq(W[:, base], W, rcond=None)[0] if base.size else np.zeros((0, W.shape[1]))
+    return base, beta, norms <= _zero_column(norms)
 
 
 def independent_columns(W: np.ndarray, order) -> np.ndarray:
@@ -425,10 +403,8 @@ def _nan_to_none(a: np.ndarray):
 
 
 def load_gravity_calibration(path) -> GravityCalibration:
-    """Read a calibration written by :meth:`GravityCalibration.save` (every field validated).
-
-    The file goes through robodyn's one hardened YAML reader (:func:`robodyn.model.io.read_yaml_file`: size,
-    encoding, depth, no aliases, no duplicate keys, YAML 1.2 scalars), as model files do.
+    """Read a calibration written by :meth:`GravityCalibration.save` (every field validated), through the
+    hardened YAML reader of model files (:func:`robodyn.model.io.read_yaml_file`).
 
     Raises
     ------
@@ -685,22 +661,17 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     tau : array_like (N, n)
         Joint torques measured while holding each pose (N m | N).
     method : {"coupled", "iterative", "ols"}
-        "coupled": Dellin's coupled regression, eqs (21)–(25): the moment equations of every link at every pose
-        in one least-squares problem whose per-pose unknowns p (the off-axis moments c_j of eq. (17)) are
-        eliminated exactly.  "iterative": Dellin §4, eqs (26)–(28): link by link from the last one inward, each
-        step using the off-axis moments c_{j+1} found by the previous one.  A prismatic joint j (Notes) adds
-        the force equation τ_j = −g^j · μ_j and carries its whole moment.  "ols": ordinary least squares on the
-        joint-torque equations τ = Y(q) μ (:func:`gravity_regressor`).  All three accept revolute, prismatic
-        and fixed frames.
+        "coupled": Dellin's coupled regression, eqs (21)–(25), the per-pose off-axis moments c_j of eq. (17)
+        eliminated exactly.  "iterative": Dellin §4, eqs (26)–(28), link by link from the last one inward.
+        "ols": least squares on τ = Y(q) μ (:func:`gravity_regressor`).
     joints : sequence of int or str, optional
-        Joints whose torques are used, by number 1..n or name (``robot.joint_number``; default all); the
-        iterative method needs the last joints (j0, ..., n).  Other columns of ``tau`` are ignored (may be NaN).
+        Joints whose torques are used, by number 1..n or name (default all; the iterative method needs the last
+        joints j0..n).  Other columns of ``tau`` are ignored (may be NaN).
     offsets : bool
         Also estimate a constant torque offset per used joint (sensor bias), τ_meas = τ + c.
     transmission : Transmission, optional
-        ``tau`` holds motor-side torques (or drive commands, with the transmission's gains): they are taken to the
-        joints first, Γ = J_mqᵀ (k ⊙ τ_m) (:func:`robodyn.dynamics.joint_torques_from_motor`); at rest the rotors and the
-        motor friction play no part.  ``q`` stays joint-side (:func:`robodyn.dynamics.joint_from_motor`).
+        ``tau`` holds motor-side torques (or drive commands): they are taken to the joints first, Γ = J_mqᵀ (k ⊙ τ_m)
+        (:func:`robodyn.dynamics.joint_torques_from_motor`); ``q`` stays joint-side.
 
     Returns
     -------
@@ -710,24 +681,16 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     ------
     InputError
         Wrong shapes, mismatched row counts, NaN rows (listed), an unknown method, or poses that leave some
-        identifiable component undetermined (named; use
-        :func:`calibration_poses`).
+        identifiable component undetermined (named; use :func:`calibration_poses`).
     ModelError
         For a tree.
 
     Notes
     -----
-    Static torques see μ only through g^j × μ_j (eq. (14)); the component of μ_j along joint j's axis is
-    confounded with μ_{j−1} (Khalil & Dombre §9.4 grouping), and some components are not excited at all (μ_1
-    when joint 1 is vertical).  ``mu`` holds the grouped form (compare with ``first_moments(robot,
-    grouped=True)``); ``identifiable`` and ``notes`` say which components are not determined and why.
-    Prismatic joint j (Dellin's equations extended): the moment recursion becomes
-    m_j − ^jA_{j+1} m_{j+1} = q_j g^j × μ_j (the subtree mass M_j = μ_j·z moves with the slide), the slide
-    carries all three components of m_j (three per-pose unknowns instead of eq. (17)'s two) and the measured
-    force is the mass moment along the axis, τ_j = −g^j · μ_j = −M_j g·z_j.  The iterative step for j solves that
-    force equation for μ_j and passes m_j on to link j−1 without a measured component.
-    With noise, the coupled method weights the torques through eq. (25)'s moment equations; ``std`` comes from
-    the estimator's exact linear map and per-joint residual variances.
+    Static torques see μ only through g^j × μ_j (eq. (14)): ``mu`` holds the grouped form (compare with
+    ``first_moments(robot, grouped=True)``); ``identifiable`` and ``notes`` say which components are not
+    determined and why.  Prismatic joints extend Dellin's equations as docs/gravity-calibration.md states.
+    ``std`` comes from the estimator's exact linear map and per-joint residual variances.
     """
     if transmission is not None:
         from robodyn.dynamics.transmission import joint_torques_from_motor
@@ -773,9 +736,7 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     resid = tau[:, measured] - pred
     rms = np.full(n, np.nan)
     rms[measured] = np.sqrt(np.mean(resid**2, axis=0))
-    dof = max(k - base.size / nm, 1.0)
-    var = np.sum(resid**2, axis=0) / dof                                # per measured joint
-    cov = (K * np.tile(var, k)) @ K.T
+    cov = map_covariance(K, resid, base.size)
     std_full = np.full(len(structure.names), np.nan)
     std_full[base] = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     ident = structure.identifiable
@@ -787,6 +748,14 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
         method=method, joints=tuple(int(j) + 1 for j in measured), poses=k, condition_number=cond,
         estimate_offsets=offsets,
     )
+
+
+def map_covariance(K: np.ndarray, resid: np.ndarray, p: int) -> np.ndarray:
+    """Covariance K Σ Kᵀ of an estimate θ = K y.ravel() of ``p`` parameters from y (N, m), the noise of each
+    column j of y white with the variance Σ_i resid_ij² / max(N − p / m, 1) of its residuals ``resid`` (N, m)."""
+    N, m = resid.shape
+    var = np.sum(resid**2, axis=0) / max(N - p / m, 1.0)
+    return (K * np.tile(var, N)) @ K.T
 
 
 def _require_rank(X: np.ndarray, names: list[str], poses: int) -> None:

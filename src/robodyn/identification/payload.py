@@ -1,18 +1,10 @@
 """Payload and drive-gain identification with a known arm (Khalil & Dombre §9.4; Khalil, Gautier & Lemoine 2007).
 
-A payload rigidly attached to link j adds its 10 standard parameters φ = [XX XY XZ YY YZ ZZ MX MY MZ M] (in R_j,
-about O_j) to those of the link, and the joint torques are linear in them through the 10 link columns of the
-regressor of [9.36]:
-
-    Γ − Γ_arm(q, q̇, q̈) = D_j(q, q̇, q̈) φ.
-
-From motion, the 10 parameters are estimated under the constraint that φ is a rigid body (its 4 × 4
-pseudo-inertia ⪰ 0, a semidefinite program; Wensing et al.).  From static poses (q̇ = q̈ = 0) only the gravity
-terms act: the mass and the first moments (hence the centre of mass) are estimated, the inertia is left 0.
-
-Drive gains: motor torques come from commands u (currents) through unknown gains, Γ = k ⊙ u.  The arm's
-identification on u alone determines K/k only up to a scale per joint; a payload of known mass fixes it: with the
-payload on for some samples (``loaded``), D_B K − diag(u) k = −D_j φ_L is linear in (K_B, k) and identifiable.
+A payload rigidly attached to link j adds its 10 standard parameters φ (in R_j, about O_j) to the link's, and
+Γ − Γ_arm(q, q̇, q̈) = D_j(q, q̇, q̈) φ through the link's 10 columns of the regressor [9.36].  From motion, φ is
+estimated as a rigid body (pseudo-inertia ⪰ 0; Wensing et al.); from static poses only its mass and first moments.
+Drive gains (Γ = k ⊙ u): a payload of known mass on some samples (``loaded``) makes D_B K − diag(u) k = −D_j φ_L
+identifiable in (K_B, k) (docs/identification.md, "Payloads and drive gains").
 """
 
 from __future__ import annotations

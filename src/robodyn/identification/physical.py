@@ -91,11 +91,9 @@ def physical_fit(robot: Robot, base, R, qty, residual: float = 0.0, regularizati
                  min_mass: float = 0.0, massless=(), bounds=None) -> PhysicalFit:
     """Physically consistent base parameters from the triangular factor of the least-squares problem.
 
-    Solves the semidefinite program of ``rd.identify(..., method="physical")`` (Sousa & Cortesão 2014; Wensing,
-    Kim & Slotine 2018: every link's 4×4 pseudo-inertia positive semidefinite, rotor inertias and friction
-    coefficients ≥ 0) on the reduced problem: with W = Q R the QR factorization of the base regressor of all
-    samples, ‖W Ψ K − y‖² = ‖R Ψ K − Qᵀy‖² + ‖y‖² − ‖Qᵀy‖², so only R (b × b), Qᵀy (b,) and the residual norm
-    enter, whatever the number of samples (``robodyn.distributed.identify`` reduces out-of-core samples to them).
+    Solves the semidefinite program of ``rd.identify(..., method="physical")``
+    (:mod:`robodyn.identification.consistent`) on the reduced problem: with W = Q R the QR factorization of the
+    base regressor, ‖W Ψ K − y‖² = ‖R Ψ K − Qᵀy‖² + ‖y‖² − ‖Qᵀy‖², so only R, Qᵀy and the residual norm enter.
 
     Parameters
     ----------

@@ -1,18 +1,10 @@
 """The reduction of identification samples to per-joint factors, shared by memory and cluster (Khalil & Dombre §9.4).
 
-Every chunk of samples (a block of rows of in-memory arrays, or one chunk of Dask arrays on a worker) gives, for
-every joint j, the Gram matrix [W_j y_j]ᵀ [W_j y_j] ((m × m), m = b + 1) of its regressor rows W_j and torques
-y_j, each row weighted (0: left out, as the rows of clipped torques or of a joint slower than ``min_velocity``;
-the robust weights of "irls").  The chunks' matrices are added with compensated (TwoSum) addition, so the merge
-adds no rounding error whatever their number, and the sum is factored once: an eigendecomposition of G_j with
-its columns scaled to unit norm gives R_j, R_jᵀ R_j = G_j.  ``reduction="tsqr"`` replaces the Gram matrices by
-a communication-avoiding tall-skinny QR (Demmel et al. 2012: a Householder R factor of [W_j y_j] per chunk,
-merged by QR of stacked pairs): accuracy ε cond(W_s) instead of ε cond(W_s)², at about 6 times the cost.
-
-Two sources feed :func:`robodyn.identify` through the same chunk functions: :class:`ArraySource` (NumPy arrays in
-memory, blocks of rows) and :class:`DaskSource` (``dask.array`` arrays or :class:`Samples`, a tree of merges on
-the cluster).  Each gives ``reduce`` (the merged factors of the chosen columns, the rows, the rows used per
-joint and per fold), ``residuals`` (τ − W θ, NaN on the rows left out) and ``median`` (exact, per joint).
+Every chunk of samples gives, per joint j, the Gram matrix of its weighted rows [W_j y_j] (or, with
+``reduction="tsqr"``, a Householder R factor: Demmel et al. 2012); the chunks' results are merged with compensated
+sums (or QR of stacked pairs) and factored once (docs/scaling.md).  :class:`ArraySource` (NumPy arrays in memory)
+and :class:`DaskSource` (``dask.array`` arrays or :class:`Samples`) feed :func:`robodyn.identify` through the same
+chunk functions: ``reduce``, ``residuals`` (τ − W θ, NaN on the rows left out) and ``median`` (exact, per joint).
 """
 
 from __future__ import annotations

@@ -47,10 +47,9 @@ class Identification:
         identified rotor inertias J_m, viscous and Coulomb friction F_vm, F_cm of every motor.
     equations : ndarray (n,) — equations (rows) of each joint used by the fit (``min_velocity`` drops some).
     weights : ndarray (n,) — the user's per-joint weights of the fit (1 by default).
-    solver : dict or None — "physical": the conic solver, its status, iterations, the largest violation of the
-        constraints by the solver's point (the returned parameters are projected onto them), the objective at the
-        returned parameters, a lower bound of the optimum from the dual variables, their relative gap and a
-        sentence stating the accuracy, whether it is certified, the regularization and how it was chosen.
+    solver : dict or None — "physical": the conic solver's report: status, iterations, constraint violation,
+        objective, lower bound, relative gap, accuracy, certified, regularization and its rule
+        (docs/identification.md).
     parallel : bool — whether the regressor was filtered and decimated like τ (``identify(..., parallel=data)``).
     prior_share : ndarray (p,) or None — "physical": per standard parameter (order of ``standard``), the share of
         the prior in its estimate, 0 (the data alone) to 1 (the prior alone); ``prior_determined`` names those
@@ -60,8 +59,7 @@ class Identification:
     position_coefficients : ndarray (k, 2) or None — (k_j, c_j) of every joint of ``position_joints`` (N m).
     position_std : ndarray (k, 2) or None — their standard deviations (of the least-squares fit).
     position_shares : ndarray (n,) or None — ``position_terms="auto"``: per joint, the share of its least-squares
-        training residual (of the fit without terms) that the term removes when fitted with the base parameters;
-        the joints above ``POSITION_SHARE`` get it.  None when the joints were given.
+        residual that the term removes (above ``POSITION_SHARE``: selected).  None when the joints were given.
     """
 
     model: Robot
@@ -115,8 +113,7 @@ class Identification:
         k_j sin q_j + c_j cos q_j on the joints of ``position_joints``.
 
         ``coulomb`` (N, n), optional: the values of the Coulomb columns in place of sign(q̇), e.g.
-        ``IdentificationData.coulomb`` (sign(q̇) filtered as τ was), with which ``rd.identify(robot, data)`` fits;
-        q, q̇, q̈ are then (N, n).  The prediction then uses the regressor the fit used.
+        ``IdentificationData.coulomb``, as ``rd.identify(robot, data)`` fits; q, q̇, q̈ are then (N, n).
         """
         q, qd, qdd = (finite_array(k, x) for k, x in (("q", q), ("qd", qd), ("qdd", qdd)))
         shape = np.broadcast_shapes(q.shape, qd.shape, qdd.shape)
@@ -157,10 +154,7 @@ class Identification:
             time); or, as in :func:`robodyn.identify`, held-out runs: a list of IdentificationData or tuples.
         min_velocity : float or array (n,) or None — score joint j only on the samples where |q̇_j| ≥
             min_velocity_j (the toolboxes' convention near velocity reversals); default: every sample.
-
-        Held-out runs given as IdentificationData put their ``coulomb`` (sign(q̇) filtered as τ was, 0 where a
-        joint is at rest) in the joints' Coulomb columns, as the fit does: the prediction is that of the filtered
-        torque.
+            Held-out IdentificationData put their ``coulomb`` in the Coulomb columns, as the fit does.
 
         Returns
         -------

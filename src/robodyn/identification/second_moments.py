@@ -1,34 +1,13 @@
 """Second moments from single-joint motions (Dellin §5), in Khalil–Kleinfinger frames.
 
-When joint k alone moves (the others locked), links k..n turn as one rigid body B about the fixed axis z_k with
-ω = q̇_k z_k and ω̇ = q̈_k z_k.  Dellin's torque equation for single-joint motion, eq. (104) with the two cases of
-eq. (105), reduces for every joint j ≤ k to
+When joint k alone moves, links k..n turn as one rigid body B about z_k (ω = q̇_k z_k, ω̇ = q̈_k z_k) and the
+torque of every joint j ≤ k (Dellin eqs (104)–(105), derived directly: docs/gravity-calibration.md, "Erratum") is
 
     τ_j = Q_j(q) + z_j · [ q̈_k J_B z_k + q̇_k² z_k × J_B z_k + (O_k − O_j) × (q̈_k z_k × C + q̇_k² z_k × (z_k × C)) ]
           (+ Ia_k q̈_k for j = k; a prismatic j ≤ k sees only the force term)
 
-where J_B is the inertia tensor of B about O_k (Dellin's A_j I_j of eqs (111)–(112), summed over the moving
-links), C = Σ_{i≥k} ^0A_i μ_i is B's first moment about O_k — the sum Σ R_i^k μ_i of Dellin eq. (72), known from
-the calibrated cumulative first moments — and Q_j the calibrated gravity torques (eq. (14)).
-
-The last term is the moment about O_j of B's inertial force F = W C, W = S(ω̇) + S(ω)², kept in that order,
-(O_k − O_j) × (W C).  Dellin's η does not: eqs (71) and (78) rewrite −(W C) × r_mj as W (−C × r_mj) = W η_kj,
-eqs (72)–(73), (102)–(103), (105), but (W c) × r ≠ W (c × r) (ω = 0, ω̇ = q̈ z, c = r = x̂: −q̈ ẑ against 0),
-and his eq. (54) writes S(ω⁰) where ω is needed in frame k − 1 (W_k^p = R_0^p [S(ω̇⁰) + S(ω⁰)²] R_k^0).  The
-equation above is derived directly instead: B's momentum rates about O_k are F and J_B ω̇ + ω × J_B ω, and τ_j
-is the z_j component of their moment about O_j (docs/gravity-calibration.md, "Erratum")  The locked links
-j < k (Dellin §5.4, eqs (68)–(73)) see B's reaction, the moving one (§5.5, eqs (74)–(103)) its inertia about
-its own axis.  J_B enters only through its third column u = J_B z_k = (XZ, YZ, ZZ) in R_k, so a motion of joint k
-at one upper pose X (q_{k+1..n} held) determines u(X), the rotor inertia Ia_k and, optionally, Coulomb and viscous
-friction of joint k, by linear least squares over samples taken at any lower poses (Dellin eq. (117)).
-
-:func:`identify_link_inertias` then separates the links (Dellin §5.8, eqs (114)–(120)): u_k(X) is link k's own
-third column plus the outer links' contribution, which depends on X; with several upper poses per joint and the
-calibrated μ, the standard parameters of every link follow by one linear least squares, and those the
-experiments cannot determine alone are reported, not set.
-
-:func:`identify_locked_body` estimates C, the lower links' μ and the second moments together from one motion,
-without a calibration (Dellin eqs (119)–(120)); C(X) carries Dellin's η (§5.9).
+with J_B the inertia of B about O_k (Dellin eqs (111)–(112)), C = Σ_{i≥k} ^0A_i μ_i its first moment (eq. (72))
+and Q_j the calibrated gravity torques (eq. (14)).  J_B enters only through u = J_B z_k = (XZ, YZ, ZZ) in R_k.
 """
 
 from __future__ import annotations
@@ -44,10 +23,11 @@ from robodyn.errors import InputError, ModelError
 from robodyn.identification.gravity import (
     GravityCalibration,
     check_serial,
+    column_groups,
     first_moments_of,
     gravity_parameter_structure,
     gravity_regressor,
-    independent_columns,
+    map_covariance,
 )
 from robodyn.kinematics import base_poses
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -185,14 +165,7 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
     """
     check_serial(robot, "identify_locked_inertia")
     k = _joint(robot, joint)
-    n = robot.n
-    if isinstance(calibration, GravityCalibration):
-        mu, offsets = calibration.mu, calibration.offsets
-    else:
-        mu = np.asarray(calibration, dtype=float)
-        offsets = np.zeros(n)
-        if mu.shape != (n, 3) or not np.all(np.isfinite(mu)):
-            raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({n}, 3)")
+    mu, offsets = _calibrated(robot, calibration)
     q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, k + 1)
     X, F, names = _locked_columns(robot, q, qd, qdd, k, friction)
     known = gravity_regressor(robot, q) @ mu.ravel() + offsets
@@ -206,44 +179,23 @@ def identify_locked_inertia(robot: Robot, calibration, q, qd, qdd, tau, joint: i
 def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int | str, friction: bool = False) -> LockedBodyInertia:
     """First and second moments together from a motion of joint k alone, without a gravity calibration.
 
-    Dellin §5.8, eqs (119)–(120): the first moment μ_j joins the second moments among the unknowns of the
-    single-joint torque equation, so that one experiment needs no static calibration first.  Dellin writes
-    eq. (120) for one link's vector torque equation, with the bearing moments c_j of every lower pose as further
-    unknowns; here, as in :func:`identify_locked_inertia`, only the measured joint torques τ_1..τ_k are used
-    (the projections on the joint axes, in which the bearing moments do not appear), with links k..n locked
-    into one body B.  Linear unknowns per upper pose X:
-
-    * u = (XZ, YZ, ZZ): third column of B's inertia about O_k in R_k (Dellin's A_j I_j, eqs (111)–(112)),
-    * Ia_k (and joint k's friction),
-    * C = (CX, CY, CZ): B's first moment about O_k in R_k, the sum Σ_{i≥k} R_i^k μ_i of Dellin eq. (72) — the
-      quantity his vectors η_kj of eq. (105) are made of (for a locked link j < k, η_kj = −C × r_mj, eq. (72)):
-      the η solve of Dellin §5.9 (eqs (121)–(123)), done through C, because the torques contain C through
-      (O_k − O_j) × (W C), which is not W η (the erratum of the module docstring),
-    * μ_1..μ_{k−1}: the cumulative first moments of the locked lower links (the same unknowns as in
-      :func:`calibrate_gravity`, Dellin eq. (14)); the lower poses A, B, ... of eq. (117) excite them.
-
-    Torque of joint j ≤ k (revolute; a prismatic j sees only the force terms):
-
-        τ_j = Σ_{i<k} Y_{j,i}(q) μ_i + (z_j × g)·R_k C + z_j · [ (O_k − O_j) × F(R_k C) ]
-              + z_j · [ q̈_k R_k u + q̇_k² z_k × R_k u ] (+ Ia_k q̈_k for j = k),
-        F(v) = q̈_k z_k × v + q̇_k² z_k × (z_k × v)
-
-    with Y the gravity regressor (:func:`gravity_regressor`).
+    Dellin §5.8, eqs (119)–(120), on the measured joint torques τ_1..τ_k only (the axis projections, free of the
+    bearing moments), with links k..n locked into one body B.  Linear unknowns per upper pose X: u = (XZ, YZ, ZZ),
+    Ia_k (and joint k's friction), B's first moment C = (CX, CY, CZ) about O_k in R_k (the sum of Dellin
+    eq. (72), of which his η of eq. (105) are made: the η solve of §5.9, eqs (121)–(123), done through C), and the
+    lower links' cumulative first moments μ_1..μ_{k−1} (eq. (14)), excited by the lower poses of eq. (117).
 
     Parameters
     ----------
     robot, joint, friction : as :func:`identify_locked_inertia`.
-    q, qd, qdd, tau : array_like (N, n) — as for :func:`identify_locked_inertia`: joint k alone moves, joints
-        k+1..n hold one upper pose, joints 1..k−1 take several lower poses (needed for the μ of the lower links
-        and for the components of C that joint k's own torque does not see).
+    q, qd, qdd, tau : array_like (N, n) — as for :func:`identify_locked_inertia`; joints 1..k−1 take several
+        lower poses (they excite the lower links' μ and the components of C that τ_k does not see).
 
     Returns
     -------
     LockedBodyInertia
         ``names`` = ``XZ YZ ZZ Ia`` [``Fc Fv``] ``CX CY CZ`` (kg m) then ``mu<j>x mu<j>y mu<j>z`` for j < k (kg m,
-        frame j, as :func:`calibrate_gravity`).  ``grouping`` row i gives the combination of the true parameters
-        (in the order of ``names``) that ``values[i]`` estimates; unexcited or confounded names are explained in
-        ``notes``.  :func:`identify_link_inertias` uses its XZ, YZ, ZZ, Ia where they are identifiable alone.
+        frame j, as :func:`calibrate_gravity`); ``grouping`` and ``notes`` as :func:`identify_locked_inertia`.
 
     Raises
     ------
@@ -251,12 +203,6 @@ def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int | str, fricti
         As :func:`identify_locked_inertia`.
     """
     check_serial(robot, "identify_locked_body")
-    # Dellin's eq. (120) keeps one bearing moment c_j per lower pose, constant during the oscillation; the moment
-    # the bearing of a moving joint carries changes with q̇_k² and q̈_k, so those rows would not hold for exact
-    # torques: only the axis projections (free of c_j) are used.  Eq. (120)'s S(g^j) μ_j is eq. (118)'s S(μ_j) g^j
-    # moved across the equals sign (μ × g = −g × μ), not a misprint.  Dellin's eq. (121), "for j > k" in the
-    # extracted text, is his eq. (102) for j = k: the M_j (r_mj × R_j^k r_mj) term it drops vanishes there since
-    # R_k^k = 1, and what remains is −(Σ_{i>k} R_i^k μ_i) × r_mk = −(C − μ_k) × r_mk.
     k = _joint(robot, joint)
     q, qd, qdd, tau = _motion(robot, q, qd, qdd, tau, k, k + 1)
     X, F, names = _locked_columns(robot, q, qd, qdd, k, friction)
@@ -266,6 +212,16 @@ def identify_locked_body(robot: Robot, q, qd, qdd, tau, joint: int | str, fricti
     names = names + ("CX", "CY", "CZ") + tuple(f"mu{j + 1}{ax}" for j in range(k) for ax in "xyz")
     order = ([2, 0, 1, 4, 5] if friction else [2, 0, 1]) + list(range(m, len(names))) + [3]
     return _solve(X, tau[:, : k + 1].copy(), names, order, k + 1, q[0, k + 1 :])
+
+
+def _calibrated(robot: Robot, calibration) -> tuple[np.ndarray, np.ndarray]:
+    """μ (n, 3) and the torque offsets (n,) of a GravityCalibration, or of μ given as an array (offsets 0)."""
+    if isinstance(calibration, GravityCalibration):
+        return calibration.mu, calibration.offsets
+    mu = np.asarray(calibration, dtype=float)
+    if mu.shape != (robot.n, 3) or not np.all(np.isfinite(mu)):
+        raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({robot.n}, 3)")
+    return mu, np.zeros(robot.n)
 
 
 def _motion(robot: Robot, q, qd, qdd, tau, k: int, joint):
@@ -361,9 +317,7 @@ def _solve(X: np.ndarray, y: np.ndarray, names, order, joint, upper) -> LockedBo
     K = np.linalg.pinv(Wb)
     theta_b = K @ y.ravel()
     resid = y - (Wb @ theta_b).reshape(N, rows)
-    dof = max(N - len(base) / rows, 1.0)
-    var = np.sum(resid**2, axis=0) / dof
-    cov = (K * np.tile(var, N)) @ K.T
+    cov = map_covariance(K, resid, len(base))
     values = np.zeros(m)
     std = np.full(m, np.nan)
     values[base] = theta_b
@@ -382,20 +336,16 @@ def _solve(X: np.ndarray, y: np.ndarray, names, order, joint, upper) -> LockedBo
 
 def _scan(W: np.ndarray, names, order) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Independent columns in the given order (Khalil & Dombre §9.4 numeric method), grouping notes."""
-    norms = np.linalg.norm(W, axis=0)
-    base = independent_columns(W, order).tolist()
-    beta = np.linalg.lstsq(W[:, base], W, rcond=None)[0] if base else np.zeros((0, W.shape[1]))
+    base, beta, zero = column_groups(W, order)
     notes = []
-    for c in range(W.shape[1]):
-        if c in base:
-            continue
-        if norms[c] <= 1e-9 * max(norms.max(), 1e-300):
+    for c in np.setdiff1d(np.arange(W.shape[1]), base):
+        if zero[c]:
             notes.append(f"{names[c]}: not excited by this motion")
         else:
             into = [f"{names[b]} (+{beta[i, c]:.6g} × {names[c]})"
                     for i, b in enumerate(base) if abs(beta[i, c]) > 1e-9]
             notes.append(f"{names[c]}: confounded with {', '.join(into)}; estimated as 0")
-    return np.array(base, dtype=int), beta, notes
+    return base, beta, notes
 
 
 @dataclass(frozen=True, eq=False)
@@ -450,15 +400,13 @@ def _mu_map(robot: Robot) -> np.ndarray:
 def _calibration_rows(robot: Robot, calibration):
     """Rows (values, std, map (m, 4·nf)) of the calibrated grouped μ components in (MS, M) of every frame."""
     n = robot.n
+    mu = _calibrated(robot, calibration)[0].ravel()
     if isinstance(calibration, GravityCalibration):
         structure = gravity_parameter_structure(robot, calibration.estimate_offsets, joints=calibration.joints)
-        mu, std = calibration.mu.ravel(), calibration.std.ravel()
+        std = calibration.std.ravel()
     else:
-        mu = np.asarray(calibration, dtype=float)
-        if mu.shape != (n, 3) or not np.all(np.isfinite(mu)):
-            raise InputError(f"argument 'calibration' must be a GravityCalibration or finite μ of shape ({n}, 3)")
         structure = gravity_parameter_structure(robot)
-        mu, std = structure.group(mu.ravel()), np.zeros(3 * n)
+        mu, std = structure.group(mu), np.zeros(3 * n)
     cols = _mu_map(robot)
     rows = [i for i, b in enumerate(structure.base) if b < 3 * n and not np.any(structure.beta[i, 3 * n :])]
     base = structure.base[rows]
@@ -468,22 +416,11 @@ def _calibration_rows(robot: Robot, calibration):
 def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInertias:
     """Standard inertial parameters of every link from single-joint motions and the calibrated μ (Dellin §5).
 
-    Each experiment is a motion of one revolute joint k with the others locked, already reduced by
-    :func:`identify_locked_inertia` to the third column u_k(X) = (XZ, YZ, ZZ) of the inertia of links k..n about
-    O_k in R_k at the upper pose X = q_{k+1..n}, and the rotor inertia Ia_k — Dellin's torque equation for
-    single-joint motion, eqs (104)–(105) with the inertia rewritten linearly as in eqs (111)–(112), solved per
-    upper pose as in eq. (117).  Dellin then works from the last link inward (§5.8, eqs (114)–(120)): u_n is link
-    n's own (XZ_n, YZ_n, ZZ_n); u_k(X) is link k's own third column plus the contribution of links k+1..n,
-    turned into R_k and moved to O_k (parallel-axis theorem with the links' masses and first moments: the terms
-    W_k η_kj of eq. (105)), which depends on X.  Several upper poses X for the same k therefore separate link k's
-    parameters from the outer links'.  Here that subtraction is done for all links at once: every u_k(X) is a
-    linear function of the standard parameters (J_i, MS_i, M_i) of links i ≥ k, the calibrated grouped μ
-    (Dellin eq. (14)) is a linear function of the (MS_i, M_i), and the stacked equations are solved by least
-    squares.  The vectors η of eq. (105), which Dellin §5.9 (eqs (121)–(122)) leaves as future work to solve
-    for, are thus not separate unknowns: they are expressed through the links' masses and first moments.
-    Experiments of :func:`identify_locked_body` add their moving body's first moment C(X) = Σ_{i≥k} R_i^k μ_i
-    (of which η is made, eq. (72)) and the lower links' μ as equations in the links' (MS, M): that solve for η
-    through C lets the motions stand in for most of the static calibration.
+    Each experiment (:func:`identify_locked_inertia`) gives u_k(X) = (XZ, YZ, ZZ) of links k..n about O_k at the
+    upper pose X and Ia_k (Dellin eqs (104)–(105), (111)–(112), (117)); u_k(X) is linear in the standard
+    parameters of links i ≥ k, the calibrated grouped μ (eq. (14)) is linear in their (MS_i, M_i), and the
+    stacked equations are solved at once by least squares instead of Dellin's last-link-inward pass (§5.8,
+    eqs (114)–(120)).  Experiments of :func:`identify_locked_body` add C(X) (eq. (72)) and the lower links' μ.
 
     Parameters
     ----------
@@ -496,11 +433,8 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
     Returns
     -------
     LinkInertias
-        A parameter is reported (``identifiable``) only if the experiments determine it alone: its unit vector
-        lies in the row space of the stacked equations.  The others have NaN values and a note; more joints and
-        upper poses, and the calibration, make more of them identifiable.  What single-joint motions can never
-        give, whatever the poses: what no joint's rotation excites (for a vertical joint 1 under vertical gravity,
-        every parameter of link 1 but the sum ZZ_1 + Ia_1, which is reported as a combination).
+        A parameter is reported (``identifiable``) only if the experiments determine it alone (its unit vector
+        lies in the row space of the stacked equations); the others have NaN values and a note.
 
     Raises
     ------
@@ -511,9 +445,8 @@ def identify_link_inertias(robot: Robot, calibration, experiments) -> LinkInerti
 
     Notes
     -----
-    The standard deviations propagate each experiment's covariance (``LockedBodyInertia.covariance``) and the
-    calibration's ``std`` through the exact least-squares map; experiments and calibration are treated as
-    independent.
+    The standard deviations propagate each experiment's covariance and the calibration's ``std`` (independent)
+    through the exact least-squares map.
     """
     check_serial(robot, "identify_link_inertias")
     n, nf = robot.n, robot.nf

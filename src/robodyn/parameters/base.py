@@ -13,6 +13,7 @@ from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 from robodyn.parameters.numeric import (
     DEFAULT_TOL,
+    grouped_expressions,
     grouping_matrix,
     independent_columns,
     sequential_qr,
@@ -63,10 +64,8 @@ class BaseParameters:
     note : str
         Says so when ``minimal`` is False.
     transmission : Transmission or None
-        With a transmission, the motor parameters ``Iam<i>``, ``Fcm<i>``, ``Fvm<i>`` (columns after the standard
-        ones, see :func:`~robodyn.parameters.regressor.motor_columns`) are base parameters where their columns
-        are independent (motors that drive several joints) and grouped into Ia_j, Fc_j, Fv_j (or the link
-        parameter that holds Ia_j) where the motor drives joint j alone.
+        Its motor parameters ``Iam<i>``, ``Fcm<i>``, ``Fvm<i>`` (:func:`~robodyn.parameters.regressor.motor_columns`)
+        are base parameters where their columns are independent, grouped where a motor drives one joint alone.
     """
 
     robot: Robot
@@ -209,15 +208,11 @@ def base_parameters(
         and the rank tolerance (see :mod:`robodyn.parameters.numeric`).
     transmission : Transmission, optional
         Also model the motors of a (coupled) transmission: rotor inertia ``Iam<i>`` and, with friction, Coulomb
-        and viscous friction ``Fcm<i>``, ``Fvm<i>`` on q̇_m = J_mq q̇ (joint-side image J_mqᵀ (…), see
-        :func:`~robodyn.parameters.regressor.motor_columns`).  The link and joint-friction base parameters are
-        found first, exactly as without a transmission; then every motor column is tested against them by the
-        same sequential QR (Khalil & Dombre [9.39]–[9.40]): a column in their span (a motor that drives one
-        joint alone: its columns are N² times that of Ia_j or Fv_j, |N| times that of Fc_j) is grouped into
-        them, e.g. IaR5 = Ia5 + N5² Iam5; an independent column (a motor that turns with several joints, such
-        as a coupled wrist) is a new base parameter.  With a diagonal transmission the kept columns, hence the
-        identification, are those without it; only the names of the parameters that received motor terms
-        get Khalil's "R".
+        and viscous friction ``Fcm<i>``, ``Fvm<i>`` on q̇_m = J_mq q̇
+        (:func:`~robodyn.parameters.regressor.motor_columns`).  After the link and joint-friction base
+        parameters, every motor column is tested against them by sequential QR ([9.39]–[9.40]): a motor that
+        drives one joint alone is grouped (IaR5 = Ia5 + N5² Iam5), an independent one (a coupled wrist) is a new
+        base parameter; with a diagonal transmission the kept columns are those without one.
 
     Returns
     -------
@@ -252,10 +247,8 @@ def base_parameters(
             _group_friction(res, W, index, tol)
         standard = tuple(res.names)
         exprs = tuple(res.expressions[n] for n in standard)
-        subs = {sympy.Symbol(n): float(v) for n, v in zip(all_names, K)}
-        subs.update(res.geometry)
-        values = np.array([float(e.xreplace(subs)) for e in exprs])
         status, rules, geometry = res.status, res.rule, res.geometry
+        values = expression_values(exprs, all_names, K, geometry)
         columns = np.array([index[n] for n in standard], dtype=int)
         rank = independent_columns(W[:, columns], tol).size if columns.size else 0
         b_qr = independent_columns(W, tol).size
@@ -270,10 +263,7 @@ def base_parameters(
         elim = np.setdiff1d(np.arange(W.shape[1]), kept)
         beta = grouping_matrix(W, kept)
         sym = [sympy.Integer(0) if drop_zero and K[k] == 0 else sympy.Symbol(all_names[k]) for k in range(len(K))]
-        exprs_all = [
-            sympy.Add(sym[k], *(sympy_number(b) * sym[e] for b, e in zip(beta[i], elim) if b != 0))
-            for i, k in enumerate(kept)
-        ]
+        exprs_all = grouped_expressions(sym, kept, beta)
         vals_all = K[kept] + beta @ K[elim]
         keep = [i for i, e in enumerate(exprs_all) if not (drop_zero and e == 0)]
         columns = kept[keep]
@@ -291,10 +281,8 @@ def base_parameters(
     if transmission is not None:
         standard, columns, exprs, all_names = _group_motors(
             robot, friction, transmission, standard, columns, exprs, status, rules, samples, seed, tol)
-        K = standard_parameter_vector(robot, friction, transmission)
-        subs = {sympy.Symbol(n): float(v) for n, v in zip(all_names, K)}
-        subs.update(geometry)
-        values = np.array([float(e.xreplace(subs)) for e in exprs])
+        values = expression_values(exprs, all_names, standard_parameter_vector(robot, friction, transmission),
+                                   geometry)
     names = tuple(n if sympy.Symbol(n) == e else grouped_name(n) for n, e in zip(standard, exprs))
     pick = lambda how: tuple(n for n in all_names if status.get(n) == how)  # noqa: E731
     return BaseParameters(
@@ -303,6 +291,16 @@ def base_parameters(
         rules=rules, geometry=geometry, count_formula=count_formula(robot), minimal=minimal, note=note,
         transmission=transmission,
     )
+
+
+def expression_values(exprs, names, K: np.ndarray, geometry=None) -> np.ndarray:
+    """The values (b,) of base-parameter expressions with the parameters ``names`` at ``K`` and the length
+    symbols at ``geometry``."""
+    import sympy
+
+    subs = {sympy.Symbol(n): float(v) for n, v in zip(names, K)}
+    subs.update(geometry or {})
+    return np.array([float(e.xreplace(subs)) for e in exprs])
 
 
 def _group_motors(robot, friction, transmission, standard, columns, exprs, status, rules, samples, seed, tol):

@@ -1,49 +1,14 @@
 """The floating-base inverse dynamic model linear in the standard parameters, τ = Y(q, v, a) K_f.
 
 τ (..., n + 6) are the generalized forces of :func:`robodyn.dynamics.floating.floating_inverse_dynamics` (base
-wrench in R_0 about O_0, then joint torques).  The parameter vector K_f is the base body's ten standard parameters
-``XX0 XY0 XZ0 YY0 YZ0 ZZ0 MX0 MY0 MZ0 M0`` (in R_0 about O_0) followed by the fixed-base vector of
-:func:`robodyn.parameters.standard_parameter_vector` (11 per frame, then 3 friction parameters per joint).
+wrench in R_0 about O_0, then joint torques).  K_f is the base body's ten standard parameters ``XX0 .. M0`` (in
+R_0 about O_0) followed by the fixed-base vector of :func:`robodyn.parameters.standard_parameter_vector`.  Y is the
+fixed-base regressor ([9.36]) of the augmented robot of :mod:`robodyn.dynamics.floating` without the columns of
+the five massless virtual frames, of the base's rotor inertia and of the virtual joints' friction; its first six
+rows (no rotor inertia, friction or joint torque) are what :mod:`robodyn.identification.floating` uses.
 
-Y is the fixed-base regressor ([9.36], :func:`robodyn.regressor`) of the augmented robot of
-:mod:`robodyn.dynamics.floating` (six virtual joints at zero, the base body on the sixth frame), without the
-columns of the five massless virtual frames, of the base's rotor inertia and of the virtual joints' friction.  Its
-first six rows (the base's own Newton–Euler equations) contain no rotor inertia or friction, and no joint torque:
-they are what base-only identification uses (:mod:`robodyn.identification.floating`).
-
-Base parameters
----------------
-:func:`floating_base_parameters` gives them by the QR method (``"numeric"``, [9.37]–[9.40] on the stacked
-floating regressor) or by closed-form rules (``"symbolic"``), which are those of Khalil & Dombre §9.4.2 with the
-base body as link 0 of a free-flyer root:
-
-1. revolute j: YY_j, MZ_j, M_j are grouped, XXR_j = XX_j − YY_j [9.51] and KR_a(j) = K_a(j) + YY_j (λ¹ + λ⁴) +
-   MZ_j λ⁹ + M_j λ¹⁰ [9.52] (Theorem 9.1, [9.53]), with λ = ^{a(j)}λ_j (Table 9.1, trees as in
-   :func:`robodyn.parameters.energy.frame_lambda`);
-2. prismatic j: the inertia tensor XX_j .. ZZ_j is grouped, KR_a(j) = K_a(j) + λ¹ XX_j + … + λ⁶ ZZ_j [9.55]
-   (Theorem 9.2, [9.56]);
-3. fixed frame j (σ = 2): its ten parameters move to the antecedent, ^{a(j)}K_j = ^{a(j)}λ_j ^jK_j [9.46];
-
-for j = nf, …, 1, every child before its antecedent, and a(j) = 0 meaning the base body, whose ten parameters
-``XX0`` .. ``M0`` receive the groupings of its children (``MR0`` = the total mass of a chain of revolute
-joints, for instance). Nothing else is eliminated: every rotor inertia Ia_j and friction parameter stays.
-
-Derivation (not in Khalil & Dombre, who treat a fixed base). A parameter is eliminated or grouped exactly when its
-energy function is constant or a combination of the others' ([9.48]–[9.49]). The base body moves freely: its
-energy functions [9.44] — ½ω_x², ω_xω_y, …, ½ω_z², the three ω × V − gᵀs terms and ½VᵀV − gᵀp — are linearly
-independent functions of the state (ω_0, V_0 and the orientation of R_0 with respect to g are arbitrary), so none
-of its ten parameters is lost; equivalently, with the six virtual joints of :mod:`robodyn.dynamics.floating`
-(three prismatic along x, y, z, three revolute about x, y, z of R_0), r1 and r2 of Figure 9.4 are the virtual
-revolute joints about x and y, so that the restricted-motion rules of §9.4.2.4 (rules 2–6: links between the base
-and r2, prismatic links before r1, [9.59]–[9.60], Table 9.2) and the rotor rules [9.64]–[9.68] (Ia of r1, r2, p1)
-concern the massless virtual frames only. Theorems 9.1 and 9.2 and [9.46] follow from the recursion
-h_j = h_a(j) ^{a(j)}λ_j + q̇_j η_j [9.45], [9.47] for any motion of the antecedent, so they hold at every frame of
-the tree, into the base body too. The columns of Ia_j, Fc_j, Fv_j, Foff_j are q̈_j, sign q̇_j, q̇_j, 1 in joint j's
-row alone, while every link parameter that enters joint j's row also enters the base rows (the Newton–Euler
-equations of the whole robot), so they stay independent. The rule set is checked against QR in
-tests/test_floating_base_parameters.py (random floating trees with revolute, prismatic and fixed frames, solo12
-and ANYmal: same count, same kept columns, Y_B K_B equal to the inverse dynamics to 1e-10); like the fixed-base
-rules it may keep a dependent column for special geometries that the theorems do not cover, which QR then groups.
+:func:`floating_base_parameters` applies Khalil & Dombre's rules (§9.4.2: Theorems 9.1, 9.2, [9.46]) with the
+base body as link 0 of a free-flyer root, or the QR method; the derivation is in docs/floating-base.md.
 """
 
 from __future__ import annotations
@@ -57,8 +22,9 @@ from robodyn.arrays import finite_result
 from robodyn.dynamics.floating import augmented_robot, augmented_state
 from robodyn.errors import InputError
 from robodyn.model.robot import PARAMETER_NAMES, Robot
-from robodyn.parameters.base import grouped_name
-from robodyn.parameters.numeric import DEFAULT_TOL, grouping_matrix, independent_columns, random_states, sympy_number
+from robodyn.parameters.base import expression_values, grouped_name
+from robodyn.parameters.numeric import (DEFAULT_TOL, grouped_expressions, grouping_matrix, independent_columns,
+                                        random_states)
 from robodyn.parameters.regressor import (LINK_PARAMETERS, regressor, standard_parameter_names,
                                           standard_parameter_vector)
 from robodyn.parameters.symbolic import chop, geometry_symbols, group_by_theorems
@@ -121,7 +87,7 @@ def augmented_columns(robot: Robot, friction: bool = True) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class FloatingBaseParameters:
-    """Base parameters of a floating or mobile base robot, τ = Y_B(q, v, a) K_B (module notes, "Base parameters").
+    """Base parameters of a floating or mobile base robot, τ = Y_B(q, v, a) K_B (docs/floating-base.md).
 
     Attributes
     ----------
@@ -174,10 +140,10 @@ def floating_base_parameters(robot: Robot, method: str = "symbolic", friction: b
     ----------
     robot : Robot (floating or mobile base)
     method : {"symbolic", "numeric"}
-        ``"symbolic"``: the closed-form rules of a free-flyer root (module notes): Theorems 9.1 and 9.2 and [9.46]
-        of Khalil & Dombre for every frame, grouping into the antecedent — the base body for a root frame — and
-        no restricted-motion rule; ``"numeric"``: QR of :func:`floating_regressor` stacked at random free-flyer
-        states and gravity directions ([9.37]–[9.40]).
+        ``"symbolic"``: the closed-form rules of a free-flyer root (docs/floating-base.md): Khalil & Dombre's
+        Theorems 9.1 and 9.2 and [9.46] for every frame, grouping into the antecedent — the base body for a root
+        frame — and no restricted-motion rule; ``"numeric"``: QR of :func:`floating_regressor` stacked at random
+        free-flyer states and gravity directions ([9.37]–[9.40]).
     friction : bool
         Also the friction Fc, Fv, Foff of every joint (base parameters).
     samples, seed, tol
@@ -202,17 +168,14 @@ def floating_base_parameters(robot: Robot, method: str = "symbolic", friction: b
         kept = live[independent_columns(W[:, live], tol)]
         elim = np.setdiff1d(np.arange(len(names)), kept)
         beta = grouping_matrix(W, kept)
-        sym = [sympy.Symbol(nm) for nm in names]
-        exprs = tuple(sympy.Add(sym[k], *(sympy_number(b) * sym[e] for b, e in zip(beta[i], elim) if b != 0))
-                      for i, k in enumerate(kept))
+        exprs = tuple(grouped_expressions([sympy.Symbol(nm) for nm in names], kept, beta))
         values = K[kept] + beta @ K[elim]
         rules = {}
     else:
         expr, rules = _closed_form(robot, names)
         kept = np.array([k for k, nm in enumerate(names) if nm not in rules], dtype=int)
         exprs = tuple(chop(sympy.expand(expr[names[k]])) for k in kept)
-        subs = {sympy.Symbol(nm): float(x) for nm, x in zip(names, K)}
-        values = np.array([float(e.xreplace(subs)) for e in exprs])
+        values = expression_values(exprs, names, K)
     used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
     gone = [nm for k, nm in enumerate(names) if k not in set(kept.tolist())]
     standard = tuple(names[k] for k in kept)
@@ -239,8 +202,8 @@ def stacked_floating_regressor(robot: Robot, friction: bool = False, samples: in
 
 
 def _closed_form(robot: Robot, names: list[str]):
-    """The closed-form rules of a free-flyer root (module notes): grouped expressions by name, and the rule that
-    eliminated each removed parameter."""
+    """The closed-form rules of a free-flyer root (docs/floating-base.md): grouped expressions by name, and the rule
+    that eliminated each removed parameter."""
     import sympy
 
     geo, _ = geometry_symbols(robot)

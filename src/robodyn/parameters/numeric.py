@@ -1,25 +1,11 @@
 """Base parameters by the numerical QR method (Gautier 91; Khalil & Dombre §9.4.1, [9.37]–[9.40]).
 
-The regressor is evaluated at random states and stacked into W (r × p).  Following Khalil & Dombre, the parameters
-with the highest subscripts are eliminated first: column k of W is kept when it is independent of the columns
-before it.  With W = Q R the QR decomposition *without* pivoting, |R_kk| is the distance of column k from the
-span of columns 0..k−1, so the kept set is {k : |R_kk| > tol} — the search of Khalil & Dombre "from the last column
-backwards" for dependent columns, done in one factorization.  Then
+The regressor is stacked at random states into W (r × p); column k is kept when it is independent of the columns
+before it (|R_kk| > ``tol`` of the QR decomposition without pivoting of the unit-norm columns), and
 
     Γ = [D1 D2] [K1; K2] = D1 (K1 + β K2) = D1 K_B,     D2 = D1 β                          [9.39]–[9.40]
 
-Tolerance: columns are scaled to unit norm first (zero columns have no effect, [9.37]); a column is kept when
-|R_kk| > ``tol`` (default 1e-8 ≈ √ε), and the rank is cross-checked against the singular values of the scaled W
-(σ_i > tol σ_1).  β is solved by least squares on the scaled columns; an entry within 1e-11 (relative) of a
-decimal with at most 6 digits is snapped to it, so that exact combinations of the geometry (D3² = 0.2025)
-come out clean.  Which entries of β are zero is decided on the residual, not on their size: the smallest
-entries of a column of β (|β̃| ≤ 1e-6 on the scaled columns, smallest first) are set to 0 and the column is solved
-again on the other kept columns; as many zeros stand as that fit still reproduces the eliminated column to
-``ZERO_RESIDUAL`` (1e-12 of its norm, or twice the least-squares residual), i.e. those that were round-off (an ill-conditioned W, nearly parallel
-axes).  A small but true grouping coefficient — d_3 r_3 sin α_3 M_3 in XYR_2 with d_3 = r_3 = 10 µm — changes the
-residual by about its own size and is kept, as the closed-form rules keep it.  A column below the rank tolerance
-that lies in the span of the kept ones (M_3 of a planar chain with d_3 = 10 µm: ZZR_2 = ZZ_2 + d_3² M_3) is grouped
-too.  Coefficients below ``CHOP`` = 1e-12 are 0, as in the closed-form rules.
+The tolerances, the snapping of β and the choice of its zeros are in docs/base-parameters.md, "Numerical method".
 """
 
 from __future__ import annotations
@@ -182,3 +168,11 @@ def sympy_number(x: float):
             return sympy.Rational(repr(float(round(x, k))))
     return sympy.Float(x, 15)
 
+
+def grouped_expressions(symbols, kept, beta: np.ndarray) -> list:
+    """K_B = K1 + β K2 [9.40] as sympy expressions of the parameter ``symbols`` (p,): one per kept column."""
+    import sympy
+
+    elim = np.setdiff1d(np.arange(len(symbols)), kept)
+    return [sympy.Add(symbols[k], *(sympy_number(b) * symbols[e] for b, e in zip(beta[i], elim) if b != 0))
+            for i, k in enumerate(kept)]

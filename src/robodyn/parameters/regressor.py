@@ -4,20 +4,11 @@ Column order of D and K (Khalil & Dombre §9.4.1): for every frame j = 1..nf the
 
     XX_j XY_j XZ_j YY_j YZ_j ZZ_j MX_j MY_j MZ_j M_j Ia_j
 
-then, with ``friction=True``, the friction parameters Fc_k, Fv_k, Foff_k of every joint variable k = 1..n
-([9.26]–[9.28]: Γ_f = Fc sign(q̇) + Fv q̇ + Foff).  Fixed frames (σ = 2) keep their 11 columns; their Ia
-column is zero.  The Stribeck term of [9.26] is not linear in its parameters and has no column.
-
-D is computed from the Newton–Euler forward recursion [9.84]–[9.90]: the wrench of link j about O_j,
-[9.88]–[9.89], is linear in ^jK_j,
-
-    [F_j; M_j] = Φ_j(ω_j, ω̇_j, V̇_j) ^jK_j,     Φ_j a (6 × 10) matrix,
-
-and the backward recursion [9.91]–[9.93] is linear too: the block of joint k and link j (j in the subtree of
-k) is s_kjᵀ Φ_j, s_kj the axis of joint k carried to O_j (see :func:`link_columns`).
-
-Implementation: as the inverse dynamics (:mod:`robodyn.dynamics.newton_euler`), vectors are component tuples
-over blocks of states, exact zeros cost nothing, and one state runs on Python floats.
+then, with ``friction=True``, Fc_k, Fv_k, Foff_k of every joint variable k ([9.26]–[9.28]; the Stribeck term is
+not linear in its parameters and has no column).  The wrench of link j, [9.88]–[9.89], is Φ_j(ω_j, ω̇_j, V̇_j) ^jK_j
+(Φ_j 6 × 10) and the backward recursion [9.91]–[9.93] is linear: the block of joint k and link j is s_kjᵀ Φ_j
+(:func:`link_columns`).  Vectors are component tuples over blocks of states, as in
+:mod:`robodyn.dynamics.newton_euler`.
 """
 
 from __future__ import annotations

@@ -1,30 +1,21 @@
 """Base parameters by the closed-form rules (Khalil & Dombre §9.4.2, Theorems 9.1, 9.2, §9.4.2.3–9.4.2.5).
 
-For j = nf, …, 1 (frames in reverse order, so every child is treated before its antecedent):
+For j = nf, …, 1 (every child before its antecedent):
 
 1. revolute j: group YY_j, MZ_j, M_j  (Theorem 9.1, [9.53]);  prismatic j: group the inertia tensor
    (Theorem 9.2, [9.56]);  fixed frame j (σ = 2): all ten parameters move to the antecedent with ^{a}λ_j [9.46];
 2. prismatic j with r1 < j < r2 and a_j ∥ a_r1: MZ_j has no effect, MX_j and MY_j are grouped by [9.60];
 3. prismatic j with r1 < j < r2 and a_j not ∥ a_r1: Table 9.2 groups or eliminates one of MX_j, MY_j, MZ_j;
 4. revolute j with r1 ≤ j < r2: XX_j, XY_j, XZ_j, YZ_j have no effect;
-5. revolute j with r1 ≤ j < r2, a_j along (collinear with) a_r1, and every earlier joint axis and a_r1 parallel
-   to gravity: MX_j, MY_j have no effect;
+5. revolute j with r1 ≤ j < r2, a_j collinear with a_r1, and every earlier joint axis and a_r1 parallel to
+   gravity: MX_j, MY_j have no effect;
 6. prismatic j < r1: MX_j, MY_j, MZ_j have no effect;
-rotors: Ia_r1 → ZZ_r1 [9.65]; Ia_r2 → ZZ_r2 if a_r2 ⊥ a_r1 [9.67]; Ia_p1 → M_p1 [9.68] if a_p1 ⊥ g and every
-revolute axis before p1 is parallel to a_p1 — and likewise for a later prismatic joint whose earlier prismatic
-axes are all orthogonal to it (an extension: the same derivation, not in Khalil & Dombre).  Khalil & Dombre ask for axes "aligned" (on one line); with parallel
-axes the energy of link p1 is h_M,p1 = h_{a} ^{a}λ^{10}|_{r=0} + ½q̇² + const (the point O_p1 at q = 0 moves with
-link a), so Ia_p1 also enters KR_a with −^{a}λ^{10}|_{r=0}; for aligned axes that correction only reaches
-parameters without effect, which is why [9.68] omits it (checked against the QR method in the tests).
+rotors: Ia_r1 → ZZ_r1 [9.65]; Ia_r2 → ZZ_r2 if a_r2 ⊥ a_r1 [9.67]; Ia_p1 → M_p1 [9.68] (with parallel axes,
+Ia_p1 also enters KR_a with −^{a}λ^{10}|_{r=0}; extended to later prismatic joints: docs/base-parameters.md).
 
 r1 is the first revolute joint, r2 the first later revolute joint whose axis is not parallel to a_r1
-(Figure 9.4).  Trees: r1, r2 and p1 are taken along the path from the base to each link — every rule depends
-only on the motion of that link, i.e. on its ancestors — and groupings go to the antecedent a(j); grouping
-into the base (a(j) = 0) means "no effect" (h_0 is constant).
-
-A parameter removed by grouping is reported as *grouped* when it still appears in a base parameter's
-expression and as *without effect* otherwise (Khalil & Dombre's MZ2, M2 of Example 9.2).  Axis tests (parallel,
-orthogonal, collinear) use the numbers of the robot with tolerance 1e-9; lengths may be symbols.
+(Figure 9.4); on a tree they are taken along the path from the base to each link.  Axis tests use the robot's
+numbers with tolerance 1e-9; lengths may be symbols.
 """
 
 from __future__ import annotations
