@@ -28,7 +28,7 @@
  *   model(ints, doubles) -> capsule        the robot (see rd_py_model)
  *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out) -> code   many states, GIL released
  *   single(capsule, kind, a, b, c, g, out) -> code                               one state, low latency
- *   floating(capsule, kind, q, v, x, g, tol, out) -> code                        one free-flyer state
+ *   floating(capsule, kind, q, v, x, g, tol, out[, threads]) -> code             one free-flyer state (or many)
  *   kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code    kinematics, one state or many
  *   kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> result or None   one state
  *   task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code */
@@ -259,12 +259,12 @@ RD_INLINE real friction_of(const rd_model *m, int k, real qd) {
     return tau;
 }
 
-/* Forward recursion [9.84]-[9.90]: w, wd, Vd of frame i from its antecedent's (V̇_0 = -g, [9.80]). */
-RD_INLINE void forward_frame(const rd_model *m, int i, const real *Q, const real *QD, const real *QDD, const real *G,
-                             real *R, real *p, real *w, real *wd, real *Vd) {
+/* Forward recursion [9.84]-[9.90]: w, wd, Vd of frame i from its antecedent's (V̇_0 = -g, [9.80]) and its R, p. */
+RD_INLINE void forward_frame(const rd_model *m, int i, const real *QD, const real *QDD, const real *G, const real *R,
+                             const real *p, real *w, real *wd, real *Vd) {
     int a = m->parent[i], k = m->joint[i];
-    real *Ri = R + 9 * i, *pi = p + 3 * i, *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i;
-    frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
+    const real *Ri = R + 9 * i, *pi = p + 3 * i;
+    real *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i;
     real zero[3] = {{0}, {0}, {0}}, minus_g[3] = {-G[0], -G[1], -G[2]};
     const real *wa = a >= 0 ? w + 3 * a : zero, *wda = a >= 0 ? wd + 3 * a : zero,
                *Vda = a >= 0 ? Vd + 3 * a : minus_g;
@@ -284,7 +284,10 @@ RD_INLINE void forward_frame(const rd_model *m, int i, const real *Q, const real
 /* w, wd, Vd of every frame. */
 RD_INLINE void forward_recursion(const rd_model *m, const real *Q, const real *QD, const real *QDD, const real *G,
                                  real *R, real *p, real *w, real *wd, real *Vd) {
-    for (int i = 0; i < m->nf; i++) forward_frame(m, i, Q, QD, QDD, G, R, p, w, wd, Vd);
+    for (int i = 0; i < m->nf; i++) {
+        frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
+        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
+    }
 }
 
 /* Backward recursion [9.91]-[9.93]: the wrenches f, mo of every link (about O_j in R_j) summed from the leaves
@@ -334,9 +337,12 @@ RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
     load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
+    /* the transforms first: the C library's sin and cos, calls after which no vector register is kept, do not
+     * split the recursion */
+    for (int i = 0; i < nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
     for (int i = 0; i < nf; i++) {   /* each link's wrench while its ω, ω̇, V̇ are at hand */
         real MSv[3], wMS[3], Jw[3];
-        forward_frame(m, i, Q, QD, QDD, G, R, p, w, wd, Vd);
+        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
         link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
     }
     backward_recursion(m, 0, R, p, f, mo, QDD, T);
@@ -399,8 +405,9 @@ RD_CLONES static int floating_rnea_block(const rd_job *job, long s0, real *W) {
     Vdb[0] = a0 - g0[0]; Vdb[1] = a1 - g0[1]; Vdb[2] = a2 - g0[2];
     real MSv[3], wMS[3], Jw[3];
     link_wrench(job, s0, b, wb, wdb, Vdb, E, f, mo, MSv, wMS, Jw);
+    for (int i = RD_VIRTUAL; i < nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
     for (int i = RD_VIRTUAL; i < nf; i++) {
-        forward_frame(m, i, Q, QD, QDD, G, R, p, w, wd, Vd);
+        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
         link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
     }
     backward_recursion(m, RD_VIRTUAL, R, p, f, mo, QDD, T);
