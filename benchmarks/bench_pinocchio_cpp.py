@@ -43,6 +43,13 @@ Fixed bases are timed twice in each round, by default and with ``trig="fast"`` (
 sincos, within 1 ulp of the C library's: docs/scaling.md): "fast" is robodyn's µs with it, "pin/fast" Pinocchio's
 time over that, "fast/rd" the default's time over it (> 1: the option gains), "% pk fast" its fraction of the peak;
 its results enter "max rel diff" too.
+
+Under each inverse-dynamics row, "bound" says what limits it: the sin + cos pairs of the C library, one per
+revolute joint and state (the kernels' default trigonometry, NumPy's values to the last bit; timed here in a C loop
+on the states' θ_j + q_j), the % of peak that the counted flops would reach with no arithmetic at all and in the
+time left after them, the inputs and output (32 n bytes per state) at the store rate, and the recursion's serial
+chain (CHAIN_OPS dependent FP operations per frame and block of 4 states at LATENCY cycles each, at the clock of
+/proc/cpuinfo).
 """
 
 from __future__ import annotations
@@ -236,6 +243,79 @@ def store_bandwidth(size: int = MAX_BYTES) -> tuple[float, float]:
     return size / best, size / fresh
 
 
+#: sin and cos of the C library as the generic kernels call them by default (one pair per revolute frame and state,
+#: GCC merging the two into one sincos call), on the arguments θ_j + q_j of the timed states, in this thread's CPU
+#: time: the part of the inverse dynamics that its arithmetic cannot shorten
+SINCOS_C = r"""
+#define _POSIX_C_SOURCE 199309L
+#include <math.h>
+#include <time.h>
+double rd_sincos_ns(const double *x, long count, long repeat) {
+    struct timespec t0, t1;
+    volatile double sink;
+    double acc = 0.0;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    for (long r = 0; r < repeat; r++)
+        for (long k = 0; k < count; k++) acc += sin(x[k]) + cos(x[k]);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    sink = acc;
+    (void)sink;
+    return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)(count * repeat);
+}
+"""
+
+
+def sincos_ns(robot, q) -> float:
+    """ns per sin + cos pair of the C library on θ_j + q_j of the states ``q`` (best of 5), built with the generic
+    kernels' flags."""
+    import ctypes
+
+    from robodyn.native import build as native_build
+
+    path = native_build.build_library(SINCOS_C, ["-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno"],
+                                      description="compiling the sincos timer", prefix="sincosbench")
+    fn = ctypes.CDLL(str(path)).rd_sincos_ns
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_void_p, ctypes.c_long, ctypes.c_long]
+    revolute = robot.sigma[robot.joint_frames] == 0
+    x = np.ascontiguousarray((robot.theta[robot.joint_frames][revolute] + q[:, revolute]).reshape(-1)[:1 << 18])
+    return min(fn(x.ctypes.data, x.size, max(1, 10**6 // x.size)) for _ in range(5))
+
+
+def cpu_hz() -> float:
+    """The clock of /proc/cpuinfo (its first ``cpu MHz``) in Hz, 2 GHz where it is not listed."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "cpu MHz":
+                    return float(value) * 1e6
+    except (OSError, ValueError):
+        pass
+    return 2e9
+
+
+#: FP operations on the serial chain of the Newton–Euler recursion per frame (kernels.c, forward_frame and
+#: backward_recursion): V̇_j from V̇_a (two additions, R^T: a product and two additions) and m_a from m_j (R m: a
+#: product and two additions, two additions); the rest of a frame's work hangs off this chain
+CHAIN_OPS = 10
+#: latency of one FP addition or multiplication in cycles (3 on AMD Zen and Intel cores since Skylake: 4)
+LATENCY = 3
+
+
+def bound_line(robot, counted: int, t_rd: float, t_sc: float, peak: float, bw: float) -> str:
+    """What bounds the batched inverse dynamics: its sin/cos calls, its memory traffic, its serial chain (µs)."""
+    n, nf, pairs = robot.n, robot.nf, int(np.sum(robot.sigma == 0))
+    trig = pairs * t_sc / 1e3
+    rest = t_rd - trig
+    chain = nf * CHAIN_OPS * LATENCY / 4 / cpu_hz() * 1e6  # 4 states per block share each chain
+    ceiling = counted / (trig * 1e-6) / peak * 100
+    arith = "—" if rest <= 0 else f"{counted / (rest * 1e-6) / peak * 100:.1f} %"
+    return (f"{'':<16} {'':>4} {'  bound':<17} sin+cos {pairs} × {t_sc:.1f} ns = {trig:.3f} µs of {t_rd:.3f} (ceiling "
+            f"{ceiling:.1f} % of peak with no arithmetic; the rest: {counted} flops at {arith}); memory "
+            f"{32 * n} B/state in + out = {32 * n / bw * 1e6:.3f} µs; serial chain {CHAIN_OPS}×{LATENCY} cycles/frame = "
+            f"{chain:.3f} µs")
+
+
 def timed(fn) -> float:
     """Wall time (or with --cpu-time this thread's CPU time) of one call of ``fn()`` (s)."""
     clock = time.thread_time if CLOCK["mode"] == "cpu" else time.perf_counter
@@ -357,6 +437,8 @@ def main(argv=None) -> None:
                 counted = flops(count_operations(robot, *_COUNTED[quantity])[0])
             row(f"n = {n}" if n != 6 else "puma560", N, quantity, m, t_rd, *anchor(times, cname), diffs[quantity],
                 counted, size, anchor(times, "crba_batch")[0] if cname == "crba" else None, t_ours[quantity + FAST])
+            if cname == "rnea":
+                print(bound_line(robot, counted, t_rd, sincos_ns(robot, q), peak, bw_fresh), flush=True)
 
 
     if args.floating:

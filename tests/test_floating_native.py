@@ -134,3 +134,34 @@ def test_the_checks_of_the_general_path_hold_after_the_entry_is_bound():
     with pytest.raises(rd.InputError, match="mobile base"):
         rd.floating.floating_forward_dynamics(mobile, q, v, a)
     assert rd.floating.floating_inertia_matrix(robot, q.tolist()).shape == (robot.n + 6, robot.n + 6)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), base=st.sampled_from(["floating", "mobile"]))
+def test_a_batch_of_inverse_dynamics_in_one_c_call(seed, base):
+    """A batch through the free-flyer entry (the six virtual frames reduced to the base frame) gives the general
+    path's numbers (the augmented robot's recursion on the virtual state), and each row is its single state bit for
+    bit; per-state gravity, a quaternion off norm or NaN in one state, float32, a strided batch are declined."""
+    robot = _robot(seed, base)
+    q, v, a = random_free_state(robot.n, seed, batch=(2, 3))
+    g = np.array([0.5, -1.0, -9.0])
+    tau = _entry(robot, "inverse_dynamics", q, v, a, g)
+    assert tau is not None and tau.shape == (2, 3, robot.n + 6)
+    assert _rel(tau, fl._inverse_general(robot, q, v, a, None, g)) < 1e-13
+    for i, j in np.ndindex(2, 3):
+        np.testing.assert_array_equal(tau[i, j], _entry(robot, "inverse_dynamics", q[i, j], v[i, j], a[i, j], g))
+    np.testing.assert_array_equal(rd.floating.floating_inverse_dynamics(robot, q, v, a, gravity=g), tau)
+    off, bad = q.copy(), v.copy()
+    off[1, 2, 3:7] *= 1.01
+    bad[0, 1, 4] = np.inf
+    assert _entry(robot, "inverse_dynamics", off, v, a) is None
+    assert _entry(robot, "inverse_dynamics", q, bad, a) is None
+    assert _entry(robot, "inverse_dynamics", q, v, a, np.tile(g, (2, 3, 1))) is None
+    assert _entry(robot, "inverse_dynamics", q.astype(np.float32), v, a) is None
+    assert _entry(robot, "inverse_dynamics", q[:, ::2], v[:, ::2], a[:, ::2]) is None
+    with pytest.raises(rd.InputError, match="quaternion"):
+        rd.floating.floating_inverse_dynamics(robot, off, v, a)
+    with pytest.raises(rd.InputError, match="'v' contains NaN"):
+        rd.floating.floating_inverse_dynamics(robot, q, bad, a)
+    assert _rel(rd.floating.floating_inverse_dynamics(robot, q[:, ::2], v[:, ::2], a[:, ::2], gravity=g),
+                tau[:, ::2]) < 1e-13

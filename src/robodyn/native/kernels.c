@@ -28,7 +28,7 @@
  *   model(ints, doubles) -> capsule        the robot (see rd_py_model)
  *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out, trig) -> code   many states, GIL released
  *   single(capsule, kind, a, b, c, g, out, trig) -> code                               one state, low latency
- *   floating(capsule, kind, q, v, x, g, tol, out) -> code                        one free-flyer state
+ *   floating(capsule, kind, q, v, x, g, tol, out[, threads]) -> code             one free-flyer state (or many)
  *   kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code    kinematics, one state or many
  *   kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> result or None   one state
  *   task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code */
@@ -310,37 +310,43 @@ RD_INLINE real friction_of(const rd_model *m, int k, real qd) {
     return tau;
 }
 
-/* Forward recursion [9.84]-[9.90]: w, wd, Vd of every frame (V̇_0 = -g, [9.80]). */
+/* Forward recursion [9.84]-[9.90]: w, wd, Vd of frame i from its antecedent's (V̇_0 = -g, [9.80]) and its R, p. */
+RD_INLINE void forward_frame(const rd_model *m, int i, const real *QD, const real *QDD, const real *G, const real *R,
+                             const real *p, real *w, real *wd, real *Vd) {
+    int a = m->parent[i], k = m->joint[i];
+    const real *Ri = R + 9 * i, *pi = p + 3 * i;
+    real *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i;
+    real zero[3] = {{0}, {0}, {0}}, minus_g[3] = {-G[0], -G[1], -G[2]};
+    const real *wa = a >= 0 ? w + 3 * a : zero, *wda = a >= 0 ? wd + 3 * a : zero,
+               *Vda = a >= 0 ? Vd + 3 * a : minus_g;
+    real t[3], u[3];
+    cross(wda, pi, t); cross(wa, pi, u); cross(wa, u, u);           /* U_a P_j = ω̇ × P + ω × (ω × P) */
+    for (int c = 0; c < 3; c++) t[c] += Vda[c] + u[c];
+    mat_t_vec(Ri, t, Vdi);                                           /* [9.86] */
+    mat_t_vec(Ri, wa, wi);                                           /* jω_{a(j)} */
+    mat_t_vec(Ri, wda, wdi);
+    if (m->sigma[i] == 0) {                                          /* [9.84], [9.85] */
+        wdi[0] += wi[1] * QD[k]; wdi[1] -= wi[0] * QD[k]; wdi[2] += QDD[k];
+        wi[2] += QD[k];
+    } else if (m->sigma[i] == 1) {                                   /* [9.86]: q̈ z + 2 ω × q̇ z */
+        Vdi[0] += 2.0 * wi[1] * QD[k]; Vdi[1] -= 2.0 * wi[0] * QD[k]; Vdi[2] += QDD[k];
+    }
+}
+/* w, wd, Vd of every frame. */
 RD_INLINE void forward_recursion(const rd_model *m, const real *Q, const real *QD, const real *QDD, const real *G,
                                  real *R, real *p, real *w, real *wd, real *Vd) {
     for (int i = 0; i < m->nf; i++) {
-        int a = m->parent[i], k = m->joint[i];
-        real *Ri = R + 9 * i, *pi = p + 3 * i, *wi = w + 3 * i, *wdi = wd + 3 * i, *Vdi = Vd + 3 * i;
-        frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
-        real zero[3] = {{0}, {0}, {0}}, minus_g[3] = {-G[0], -G[1], -G[2]};
-        const real *wa = a >= 0 ? w + 3 * a : zero, *wda = a >= 0 ? wd + 3 * a : zero,
-                   *Vda = a >= 0 ? Vd + 3 * a : minus_g;
-        real t[3], u[3];
-        cross(wda, pi, t); cross(wa, pi, u); cross(wa, u, u);           /* U_a P_j = ω̇ × P + ω × (ω × P) */
-        for (int c = 0; c < 3; c++) t[c] += Vda[c] + u[c];
-        mat_t_vec(Ri, t, Vdi);                                           /* [9.86] */
-        mat_t_vec(Ri, wa, wi);                                           /* jω_{a(j)} */
-        mat_t_vec(Ri, wda, wdi);
-        if (m->sigma[i] == 0) {                                          /* [9.84], [9.85] */
-            wdi[0] += wi[1] * QD[k]; wdi[1] -= wi[0] * QD[k]; wdi[2] += QDD[k];
-            wi[2] += QD[k];
-        } else if (m->sigma[i] == 1) {                                   /* [9.86]: q̈ z + 2 ω × q̇ z */
-            Vdi[0] += 2.0 * wi[1] * QD[k]; Vdi[1] -= 2.0 * wi[0] * QD[k]; Vdi[2] += QDD[k];
-        }
+        frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
+        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
     }
 }
 
 /* Backward recursion [9.91]-[9.93]: the wrenches f, mo of every link (about O_j in R_j) summed from the leaves
  * to the base (children have larger indices), and each joint's torque, its axis component [9.93] (+ Ia q̈ when
- * QDD is given). */
-RD_INLINE void backward_recursion(const rd_model *m, const real *R, const real *p, real *f, real *mo,
+ * QDD is given); frames first..nf-1 (0: all of them). */
+RD_INLINE void backward_recursion(const rd_model *m, int first, const real *R, const real *p, real *f, real *mo,
                                   const real *QDD, real *T) {
-    for (int i = m->nf - 1; i >= 0; i--) {
+    for (int i = m->nf - 1; i >= first; i--) {
         int a = m->parent[i], k = m->joint[i];
         real *fi = f + 3 * i, *mi = mo + 3 * i;
         if (k >= 0) T[k] = (m->sigma[i] == 0 ? mi[2] : fi[2]) + (QDD ? m->Ia[i] * QDD[k] : splat(0.0));
@@ -382,14 +388,83 @@ RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
     load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
-    forward_recursion(m, Q, QD, QDD, G, R, p, w, wd, Vd);
-    for (int i = 0; i < nf; i++) {
+    /* the transforms first: the C library's sin and cos, calls after which no vector register is kept, do not
+     * split the recursion */
+    for (int i = 0; i < nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
+    for (int i = 0; i < nf; i++) {   /* each link's wrench while its ω, ω̇, V̇ are at hand */
         real MSv[3], wMS[3], Jw[3];
+        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
         link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
     }
-    backward_recursion(m, R, p, f, mo, QDD, T);
+    backward_recursion(m, 0, R, p, f, mo, QDD, T);
     if (job->friction)
         for (int k = 0; k < n; k++) T[k] += friction_of(m, k, QD[k]);
+    store_lanes(job->out, s0, job->count, n, n, T);
+    return all_finite(T, n) ? 0 : RD_NONFINITE;
+}
+
+/* A free flyer's inverse dynamics on its augmented robot (robodyn.dynamics.floating, module notes: six virtual
+ * joints at zero, then the robot; rd_floating_model checks that shape), one state of Pinocchio's conventions per
+ * lane: q (n + 1) = [base position, quaternion (x, y, z, w), joints], v = q̇ and x = a (n), g (3) in the world
+ * frame.  At zero every virtual frame's rotation is the permutation P = Rz(π/2) Rx(π/2) and its origin O_0, so the
+ * recursion through them reduces to what is written here, operation for operation the numbers of rnea_block on
+ * the virtual state that robodyn.dynamics.floating makes (no sine, no zero-inertia link): frame 6 (index 5, R_0)
+ * gets ω = ω_0, ω̇ and V̇ from q̈_a = a + the virtual joints' velocity products and g_0 = ^0R_w g, and the six
+ * virtual joints' forces are f and m of frame 6 (the base wrench [f_0; m_0] in R_0). */
+#define RD_VIRTUAL 6
+static int rd_floating_model(const rd_model *m) {
+    static const double P[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
+    if (m->n < RD_VIRTUAL || m->nf < RD_VIRTUAL) return 0;
+    for (int i = 0; i < m->nf; i++) {
+        int virtual = i < RD_VIRTUAL;
+        if (virtual ? m->parent[i] != i - 1 || m->joint[i] != i || m->sigma[i] != (i < 3)
+                    : m->parent[i] < RD_VIRTUAL - 1) return 0;
+        if (!virtual) continue;
+        for (int c = 0; c < 9; c++) if (m->RA[9 * i + c] != P[c]) return 0;
+        if (m->pA[3 * i] != 0 || m->pA[3 * i + 1] != 0 || m->pA[3 * i + 2] != 0 || m->theta[i] != 0 || m->r[i] != 0
+            || m->Ia[i] != 0 || m->Fc[i] != 0 || m->Fv[i] != 0 || m->Foff[i] != 0 || m->Fst[i] != 0) return 0;
+        if (i == RD_VIRTUAL - 1) continue;   /* the base body */
+        if (m->M[i] != 0 || m->MS[3 * i] != 0 || m->MS[3 * i + 1] != 0 || m->MS[3 * i + 2] != 0) return 0;
+        for (int c = 0; c < 9; c++) if (m->J[9 * i + c] != 0) return 0;
+    }
+    return 1;
+}
+static long floating_rnea_work(const rd_model *m) { return rnea_work(m) + 1; }
+RD_CLONES static int floating_rnea_block(const rd_job *job, long s0, real *W) {
+    const rd_model *m = job->m;
+    int nf = m->nf, n = m->n, b = RD_VIRTUAL - 1;
+    real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *f = Vd + 3 * nf,
+         *mo = f + 3 * nf, *Qf = mo + 3 * nf, *QD = Qf + n + 1, *QDD = QD + n, *T = QDD + n, *G = T + n, *E = G + 3;
+    const real *Q = Qf + 1;   /* the joints' q_k at Q[k], k >= RD_VIRTUAL */
+    load_lanes(job->q, s0, job->count, n + 1, n + 1, Qf);
+    load_lanes(job->qd, s0, job->count, n, n, QD);
+    load_lanes(job->x, s0, job->count, n, n, QDD);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
+    /* ^0R_w g = R^T g, R of the normalised quaternion (rd_py_floating's scalar arithmetic) */
+    real norm = vsqrt(Qf[3] * Qf[3] + Qf[4] * Qf[4] + Qf[5] * Qf[5] + Qf[6] * Qf[6]);
+    real qx = Qf[3] / norm, qy = Qf[4] / norm, qz = Qf[5] / norm, qw = Qf[6] / norm, g0[3];
+    g0[0] = (1 - 2 * (qy * qy + qz * qz)) * G[0] + 2 * (qx * qy + qz * qw) * G[1] + 2 * (qx * qz - qy * qw) * G[2];
+    g0[1] = 2 * (qx * qy - qz * qw) * G[0] + (1 - 2 * (qx * qx + qz * qz)) * G[1] + 2 * (qy * qz + qx * qw) * G[2];
+    g0[2] = 2 * (qx * qz + qy * qw) * G[0] + 2 * (qy * qz - qx * qw) * G[1] + (1 - 2 * (qx * qx + qy * qy)) * G[2];
+    const real *u = QD, *o = QD + 3;
+    real a0 = QDD[0] + (o[1] * u[2] - o[2] * u[1]), a1 = QDD[1] + (o[2] * u[0] - o[0] * u[2]),
+         a2 = QDD[2] + (o[0] * u[1] - o[1] * u[0]);                  /* q̈_a: + ω_0 × v_0 */
+    real a3 = QDD[3] - o[1] * o[2], a4 = QDD[4] + o[0] * o[2], a5 = QDD[5] - o[0] * o[1];
+    real *wb = w + 3 * b, *wdb = wd + 3 * b, *Vdb = Vd + 3 * b;
+    wb[0] = o[0]; wb[1] = o[1]; wb[2] = o[2];
+    wdb[0] = a3 + o[1] * o[2]; wdb[1] = a4 - o[0] * o[2]; wdb[2] = o[0] * o[1] + a5;   /* [9.85] over joints 4-6 */
+    Vdb[0] = a0 - g0[0]; Vdb[1] = a1 - g0[1]; Vdb[2] = a2 - g0[2];
+    real MSv[3], wMS[3], Jw[3];
+    link_wrench(job, s0, b, wb, wdb, Vdb, E, f, mo, MSv, wMS, Jw);
+    for (int i = RD_VIRTUAL; i < nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
+    for (int i = RD_VIRTUAL; i < nf; i++) {
+        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
+        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
+    }
+    backward_recursion(m, RD_VIRTUAL, R, p, f, mo, QDD, T);
+    for (int c = 0; c < 3; c++) { T[c] = f[3 * b + c]; T[3 + c] = mo[3 * b + c]; }
+    if (job->friction)
+        for (int k = RD_VIRTUAL; k < n; k++) T[k] += friction_of(m, k, QD[k]);
     store_lanes(job->out, s0, job->count, n, n, T);
     return all_finite(T, n) ? 0 : RD_NONFINITE;
 }
@@ -412,7 +487,7 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
         for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * Vd[3 * i + c];
         ccross(m->MS + 3 * i, Vd + 3 * i, mo + 3 * i);
     }
-    backward_recursion(m, R, p, f, mo, NULL, T);
+    backward_recursion(m, 0, R, p, f, mo, NULL, T);
     store_lanes(job->out, s0, job->count, n, n, T);
     return all_finite(T, n) ? 0 : RD_NONFINITE;
 }
@@ -1691,6 +1766,14 @@ static int rd_run(int kind, const rd_job *job, int threads) {
     long code = rd_parallel(rd_task_blocks, &task, blocks, threads, 1);
     return code == -1 ? RD_NOMEM : (int)code;
 }
+/* rd_run of a block that is not one of rd_blocks' kinds (floating_rnea_block), `work` its work size in lanes */
+static int rd_run_block(rd_block block, long work, const rd_job *job, int threads) {
+    long useful = job->count * (job->m->nf > 0 ? job->m->nf : 1) / 2000;
+    rd_task task = {job, block, sizeof(real) * (size_t)(work + 1)};
+    long code = rd_parallel(rd_task_blocks, &task, (job->count + RD_LANES - 1) / RD_LANES,
+                            threads < useful ? threads : (int)useful, 1);
+    return code == -1 ? RD_NOMEM : (int)code;
+}
 
 /* ---- CPython module ------------------------------------------------------------------------------------
  * model(ints, doubles) -> capsule: ints = [nf, n, parent(nf), sigma(nf), joint(nf)] (int32), doubles = [RA(9nf),
@@ -1711,7 +1794,7 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
  * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
 #define RD_STACK_WORK 32768
-typedef struct { rd_model m; int *ints; double *doubles, *sc; } rd_packed;
+typedef struct { rd_model m; int *ints; double *doubles, *sc; int floating; } rd_packed;   /* floating: rd_floating_of */
 #define RD_CAPSULE "robodyn.rd_model"   /* the name of the capsule that holds an rd_packed */
 
 static void rd_capsule_free(PyObject *cap) {
@@ -1943,13 +2026,65 @@ static void rd_virtual_products(const double *v, double sign, double *x) {
     x[2] += sign * (o[0] * u[1] - o[1] * u[0]);
     x[3] -= sign * (o[1] * o[2]); x[4] += sign * (o[0] * o[2]); x[5] -= sign * (o[0] * o[1]);
 }
+/* Whether the capsule's robot is an augmented robot of the shape floating_rnea_block takes (checked once) */
+static int rd_floating_of(rd_packed *p) {
+    if (!p->floating) p->floating = rd_floating_model(&p->m) ? 1 : 2;
+    return p->floating == 1;
+}
+/* One state of `block` with `work` lanes of work buffer (as rd_one_state) */
+static int rd_one_block(rd_block block, long work, const rd_job *job) {
+    size_t bytes = sizeof(real) * (size_t)(work + 1);
+    if (bytes <= RD_STACK_WORK) {
+        real stack[RD_STACK_WORK / sizeof(real)];
+        return block(job, 0, stack);
+    }
+    real *kept = bytes <= RD_KEPT_WORK ? rd_kept_work(bytes) : NULL;
+    return kept ? block(job, 0, kept) : rd_run_block(block, work, job, 1);
+}
+/* floating(..., out, threads): a batch of `count` free-flyer states (kind 0 only), q (count, n + 7), v, x
+ * (count, n + 6), g (3,) or (count, 3), out (count, n + 6), C-contiguous float64; -1 where the robot, a buffer, a
+ * quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what floating_rnea_block takes. */
+static long rd_floating_batch(rd_packed *p, long kind, double tol, PyObject *const *args) {
+    long threads = PyLong_AsLong(args[8]);
+    if (PyErr_Occurred()) { PyErr_Clear(); return -1; }
+    if (kind != 0 || threads < 1 || !rd_floating_of(p)) return -1;
+    const rd_model *m = &p->m;
+    long n = m->n, count = 0;
+    PyObject *objs[5] = {args[2], args[3], args[4], args[5], args[7]};
+    Py_buffer b[5];
+    int held[5] = {0}, ok = 1;
+    for (int i = 0; i < 5 && ok; i++) ok = rd_buffer(objs[i], &b[i], i == 4, &held[i]);
+    if (ok) {
+        count = (long)(b[4].len / 8) / n;
+        ok = count > 0 && count * n == (long)(b[4].len / 8) && b[0].len / 8 == count * (n + 1)
+             && b[1].len / 8 == count * n && b[2].len / 8 == count * n
+             && (b[3].len / 8 == 3 || b[3].len / 8 == 3 * count);
+    }
+    long code = -1;
+    if (ok) {
+        const double *q = b[0].buf, *g = b[3].buf;
+        rd_job job = {m, count, q, b[1].buf, b[2].buf, g, NULL, b[3].len / 8 == 3 ? 0 : 3, 0, b[4].buf, 1};
+        Py_BEGIN_ALLOW_THREADS
+        code = rd_all_finite(q, count * (n + 1)) && rd_all_finite(job.qd, count * n)
+               && rd_all_finite(job.x, count * n) && rd_all_finite(g, b[3].len / 8) ? 0 : -1;
+        for (long s = 0; s < count && code == 0; s++) {
+            const double *e = q + s * (n + 1) + 3;
+            if (!(fabs(sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]) - 1.0) <= tol)) code = -1;
+        }
+        if (code == 0) code = rd_run_block(floating_rnea_block, floating_rnea_work(m), &job, (int)threads);
+        Py_END_ALLOW_THREADS
+    }
+    for (int i = 0; i < 5; i++) if (held[i]) PyBuffer_Release(&b[i]);
+    return code;
+}
 static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    rd_packed *p = rd_entry_model(args, nargs, 8);
+    rd_packed *p = rd_entry_model(args, nargs, nargs == 9 ? 9 : 8);
     if (!p || rd_switched_off()) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]);
     double tol = PyFloat_AsDouble(args[6]);
     if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    if (nargs == 9) return PyLong_FromLong(rd_floating_batch(p, kind, tol, args));
     int na = p->m.n;
     long code = (kind == 0 || kind == 2 || kind == 3) && na >= 6 && na <= RD_FLOATING_MAX ? 0 : -1;
     Py_ssize_t sizes[5] = {na + 1, na, na, 3, kind == 2 ? (Py_ssize_t)na * na : na};
@@ -1978,7 +2113,10 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
         if (x) for (int k = 0; k < na; ++k) xa[k] = x[k];
         if (kind == 0) rd_virtual_products(v, 1.0, xa);   /* q̈_a from a */
     }
-    if (code == 0) {
+    if (code == 0 && kind == 0 && rd_floating_of(p)) {
+        rd_job job = {&p->m, 1, q, v, x, data[3], NULL, 0, 0, data[4], 1};
+        code = rd_one_block(floating_rnea_block, floating_rnea_work(&p->m), &job);
+    } else if (code == 0) {
         double *out = data[4];
         rd_job job = {&p->m, 1, qa, v, x ? xa : NULL, data[3] ? g0 : NULL, NULL, 0, 0, out, 1};
         code = rd_one_state((int)kind, &job);
