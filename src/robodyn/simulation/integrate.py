@@ -127,7 +127,7 @@ class Simulation:
 
 
 #: solve_ivp's methods.
-_INTEGRATORS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+INTEGRATORS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 
 
 def initial_state(robot, q0, qd0, t_eval):
@@ -230,8 +230,8 @@ def simulate(
     """
     q0, qd0, t_eval = initial_state(robot, q0, qd0, t_eval)
     n = robot.n
-    if isinstance(integrator, str) and integrator not in _INTEGRATORS + ("auto",):
-        raise InputError(f"integrator = {integrator!r}; choose one of auto, {', '.join(_INTEGRATORS)}")
+    if isinstance(integrator, str) and integrator not in INTEGRATORS + ("auto",):
+        raise InputError(f"integrator = {integrator!r}; choose one of auto, {', '.join(INTEGRATORS)}")
     if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) or max_evaluations < 1:
         raise InputError(f"max_evaluations = {max_evaluations!r}; give a positive integer")
     model = friction_model(friction)
