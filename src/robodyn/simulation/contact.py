@@ -182,14 +182,11 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     tol : float, the residual (the largest violation of Signorini's and Coulomb's conditions, m/s) sought,
         relative to the largest of |J v_free|, −φ/h and |u|; also the change of u over one Gauss–Seidel sweep at
         which the sweeps stop.  Where no method reaches it after stalled sweeps, the best impulses are returned
-        with their ``residual`` (below 1.2e-12 m/s on the stress loops of benchmarks/bench_contact_stress.py:
-        random boxes, and boxes near flat striking the plane on four corners at 1 m/s with μ up to 1.5)
+        with their ``residual``
     max_iter : int, the most Gauss–Seidel sweeps and Newton steps (and patterns of contact modes tried)
     cone : "circle" (default) the second-order friction cone ‖λ_t‖ ≤ μ λ_n, or "pyramid" the polyhedral cone of
-        ``facets`` facets n_jᵀ λ_t ≤ μ λ_n, n_j at the angles 2πj/facets from t₁ (the polygon around the circle; 4
-        facets: |λ_t1|, |λ_t2| ≤ μ λ_n, t₁ = x and t₂ = y for the default normal); a sliding contact's friction
-        then maximises the dissipation −u_tᵀλ_t over the polygon (against the slip on a facet, at a vertex for
-        slips in its normal cone)
+        ``facets`` facets n_jᵀ λ_t ≤ μ λ_n, n_j at the angles 2πj/facets from t₁ (4 facets: |λ_t1|, |λ_t2| ≤ μ λ_n,
+        t₁ = x and t₂ = y for the default normal), with maximal dissipation over the polygon
     facets : int ≥ 3, the pyramid's facets (``cone="pyramid"``)
 
     Returns
@@ -200,9 +197,7 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     ------
     ContactSolverError
         The residual is above ``tol`` after ``max_iter`` sweeps and Newton steps (and ``max_iter`` Newton steps of
-        each search over the contacts' modes), and the sweeps never stalled.  No method has a convergence
-        guarantee with friction; the search over modes is finite (at most 243 patterns of the circular cone's
-        modes, 4000 of the pyramid's).
+        each search over the contacts' modes), and the sweeps never stalled.
     """
     return _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol, max_iter, cone,
                  facets)[0]

@@ -540,9 +540,9 @@ def _de_saxce(W, b, bias, mu, facets, rounds):
 
 
 def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
-    """Impulses λ (..., k, 3) in local axes solving the contact problem (:mod:`robodyn.simulation.contact`), the iterations done
-    (sweeps and Newton steps) and the residual (..., ) of :func:`_residual`; ``b`` = J v_free (..., k, 3),
-    ``bias`` = φ/h (..., k).
+    """Impulses λ (..., k, 3) in local axes solving the contact problem (:mod:`robodyn.simulation.contact`), the
+    iterations done (sweeps and Newton steps) and the residual (..., ) of :func:`_residual`; ``b`` = J v_free
+    (..., k, 3), ``bias`` = φ/h (..., k).
 
     Rounds of projected Gauss–Seidel sweeps, until one no longer changes the contact velocities u = W λ + b
     relative to the velocities the step must undo, then semismooth Newton steps while they at least halve the
