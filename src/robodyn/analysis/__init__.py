@@ -11,17 +11,10 @@ masses and springs (:func:`counter_masses`, :func:`spring_balance`, :func:`sprin
 from types import MappingProxyType as _MappingProxyType
 
 from robodyn.lazy import attach as _attach
-from robodyn.analysis.bounds import BoundEstimates, dynamic_bounds
-from robodyn.analysis.bounds import polynomial_bounds
+from robodyn.analysis.bounds import BoundEstimates, dynamic_bounds, polynomial_bounds
 from robodyn.analysis.coupling import CouplingStructure, inertial_couplings
-from robodyn.analysis.properties import (
-    InertiaCheck,
-    PassivityCheck,
-    SkewCheck,
-    check_inertia_matrix,
-    check_passivity,
-    check_skew_symmetry,
-)
+from robodyn.analysis.properties import (InertiaCheck, PassivityCheck, SkewCheck, check_inertia_matrix,
+                                         check_passivity, check_skew_symmetry)
 
 _NAMES = _MappingProxyType({
     "accuracy_study": ("robodyn.analysis.accuracy", "accuracy_study"),
@@ -31,9 +24,7 @@ _NAMES = _MappingProxyType({
 
 __getattr__, __dir__ = _attach(globals(), _NAMES)
 __all__ = (
-    "BoundEstimates", "dynamic_bounds",
-    "polynomial_bounds",
-    "CouplingStructure", "inertial_couplings",
+    "BoundEstimates", "dynamic_bounds", "polynomial_bounds", "CouplingStructure", "inertial_couplings",
     "InertiaCheck", "PassivityCheck", "SkewCheck", "check_inertia_matrix", "check_passivity", "check_skew_symmetry",
     *_NAMES,
 )

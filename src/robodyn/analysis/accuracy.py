@@ -1,16 +1,10 @@
 """Numerical accuracy of the forward-dynamics methods in single precision (Mata et al. 2002, §5.1, Table 5).
 
-After Ascher, Pai & Cloutier (1997): a two-link arm whose inertia matrix is badly conditioned; the last joint
-turns through a full revolution in equal steps with zero joint torques and zero velocities, and every
-forward-dynamics method computes q̈ in float32 (float32 inputs, float32 arithmetic) and in float64.  The
-float64 result stands in for the exact one; |q̈_double − q̈_single| measures how much each elimination
-method amplifies round-off.  The condition number of A(q) along the turn explains where the errors peak.
-
-Mata et al.'s set-up as options: the arm for any m₂ (:func:`ascher_arm`, garbled in their text) and its
-condition number in closed form (:func:`ascher_condition`, :func:`mass_scan`); their Gauss–Jordan solve for the
-methods that form A (:func:`solve_linear`, ``accuracy_study(solver=...)``); one stage at a time in float32
-(:func:`stage_study`); the articulated-body algorithm with its inertias in link frames or in the base frame
-(:func:`planar_articulated_body`); their Table 5 (:data:`MATA_TABLE_5`, :meth:`AccuracyResult.mata_table5`).
+After Ascher, Pai & Cloutier (1997): the last joint of a badly conditioned two-link arm turns through a full
+revolution at rest with zero torques, and every forward-dynamics method computes q̈ in float32 and in float64;
+|q̈_double − q̈_single| measures how much each method amplifies round-off (docs/studies.md §1).  Mata et al.'s
+set-up as options: :func:`ascher_arm`, :func:`ascher_condition`, :func:`mass_scan`, :func:`solve_linear`,
+:func:`stage_study`, :func:`planar_articulated_body` and :data:`MATA_TABLE_5`.
 """
 
 from __future__ import annotations

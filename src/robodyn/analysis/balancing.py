@@ -1,22 +1,15 @@
-"""Static balancing of the gravity term (De Luca, "Analysis of gravity term": static balancing by the
-distribution of masses, mechanical compensation by articulated systems of springs, closed kinematic chains;
-g(q) ≈ 0).
+"""Static balancing of the gravity term (De Luca, "Analysis of gravity term"; docs/analysis.md): counter-masses
+and zero-free-length springs that make g(q) ≈ 0, each a linear least-squares problem over configurations q_s
+sampled in the workspace (exact where the design can balance the robot).
 
-Both designs are linear problems, solved in the least-squares sense over configurations q_s sampled in the
-workspace: exact (g ≡ 0 to rounding) when the design can balance the robot, the best compensation over the
-workspace otherwise.
+* **Counter-masses**: a point mass m_c at c (in R_j) on link j adds m_c to M_j and m_c c to MS_j; Q(q) is linear
+  in the first moments and masses ([9.25], the columns MX, MY, MZ, M of the regressor [9.36] at q̇ = q̈ = 0), so
+  for given masses δ_j = m_c,j c_j solve  min Σ_s ‖Q₀(q_s) + Σ_j Y_j(q_s) δ_j‖².
+* **Springs**: U = ½ k ‖r_a(q) − r_b(q)‖² has the static torque k (J_a − J_b)ᵀ (r_a − r_b), linear in k; the
+  stiffnesses k ≥ 0 solve  min Σ_s ‖Q(q_s) + Σ_i k_i ∂U_i/∂q(q_s)‖²  (non-negative least squares).
 
-* **Counter-masses**: a point mass m_c at c (in R_j) on link j adds m_c to M_j and m_c c to the first moment MS_j
-  (and m_c(|c|² I − c cᵀ) to the inertia about O_j).  The gravity torque Q(q) is linear in the first moments and
-  masses ([9.25], the columns MX, MY, MZ, M of the regressor [9.36] at q̇ = q̈ = 0), so for given masses the
-  first moments δ_j = m_c,j c_j solve  min Σ_s ‖Q₀(q_s) + Σ_j Y_j(q_s) δ_j‖², Q₀ the gravity with the counter-masses
-  at the origins O_j.
-* **Springs**: a zero-free-length spring of stiffness k between a point of body a and a point of body b (0: the
-  base) stores U = ½ k ‖r_a(q) − r_b(q)‖², whose static torque ∂U/∂q = k (J_a − J_b)ᵀ (r_a − r_b) is linear in k;
-  the stiffnesses (k ≥ 0) solve  min Σ_s ‖Q(q_s) + Σ_i k_i ∂U_i/∂q(q_s)‖²  (non-negative least squares).
-
-For a closed chain (:class:`robodyn.closed_chain.ClosedChainRobot`) the torques are those of the active joints, Wᵀ Q with
-q̇ = W q̇_a (:func:`robodyn.closed_chain.closed_chain_model`), at closed configurations given by the caller.
+For a closed chain (:class:`robodyn.closed_chain.ClosedChainRobot`) the torques are those of the active joints,
+Wᵀ Q (:func:`robodyn.closed_chain.closed_chain_model`), at closed configurations given by the caller.
 """
 
 from __future__ import annotations

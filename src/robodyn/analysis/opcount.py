@@ -260,14 +260,28 @@ def kozlowski_table_2(n: int = 6) -> list[dict]:
     return rows
 
 
-_TABLE_2_NOTES = MappingProxyType({"inertia propagation (3.48)": "additions printed as 22n − 115; 62n − 115 makes the rows add up to "
-                                                "the printed total 264n − 411 (docs/formulations.md §3)"})
+_TABLE_2_NOTES = MappingProxyType({"inertia propagation (3.48)": "additions printed as 22n − 115; 62n − 115 makes "
+                                   "the rows add up to the printed total 264n − 411 (docs/formulations.md §3)"})
 
 
-#: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler with the base inertial
-#: parameters, terminal-link wrench included, friction excluded), column "2RP(3R) Stanford": (mult, add).
-#: "simplified": the matrices ^jJ_j diagonal and two components of each first moment zero (footnote *).
-TABLE_9_5_STANFORD = MappingProxyType({"general": (240, 227), "simplified": (142, 99)})
+#: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler, base parameters, terminal
+#: wrench, friction excluded): robot -> {variant: (mult, add)}.  "simplified": the matrices ^jJ_j diagonal and
+#: two components of each first moment zero (footnote *).  TH8 is not a built-in robot of robodyn.
+TABLE_9_5_PRESENTED = MappingProxyType({"general 6R (r1 = d1 = α1 = r6 = 0)": {"general": (425, 369)},
+                                        "Stanford 2RP(3R)": {"general": (240, 227), "simplified": (142, 99)},
+                                        "Stäubli RX-90": {"general": (253, 238), "simplified": (159, 113)}})
+#: Table 9.5's column "2RP(3R) Stanford".
+TABLE_9_5_STANFORD = MappingProxyType(TABLE_9_5_PRESENTED["Stanford 2RP(3R)"])
+
+
+def _table_9_5_count(robot) -> tuple[int, int]:
+    """(mul, add) of the customized inverse dynamics as Table 9.5 counts it: base parameters, geometric and
+    inertial parameters as symbols, terminal wrench, no friction."""
+    from robodyn.symbolic import customized_model
+
+    c = customized_model(robot, "inverse_dynamics", parameters="base", symbolic_geometry=True,
+                         symbolic_inertia=True, wrenches="terminal", friction=False).operation_count()
+    return c["mul"], c["add"]
 
 
 def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
@@ -289,7 +303,6 @@ def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
     list of dict with keys variant, mul, add, published_mul, published_add (None where none is published)
     """
     from robodyn.model.io import load
-    from robodyn.symbolic import customized_model
 
     robot = load("stanford") if robot is None else robot
     general = _general_inertias(np.random.default_rng(seed), robot.n)
@@ -299,12 +312,9 @@ def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
         simplified[j, [0, 3, 5, 6 + k, 9]] = p[[0, 3, 5, 6 + k, 9]]
     rows = []
     for variant, params in (("general", general), ("simplified", simplified), ("built-in", robot.params)):
-        model = customized_model(robot.replace(params=params), "inverse_dynamics", parameters="base",
-                                 symbolic_geometry=True, symbolic_inertia=True, wrenches="terminal", friction=False)
-        count = model.operation_count()
-        published = TABLE_9_5_STANFORD.get(variant, (None, None))
-        rows.append({"variant": variant, "mul": count["mul"], "add": count["add"],
-                     "published_mul": published[0], "published_add": published[1]})
+        m, a = _table_9_5_count(robot.replace(params=params))
+        pm, pa = TABLE_9_5_STANFORD.get(variant, (None, None))
+        rows.append({"variant": variant, "mul": m, "add": a, "published_mul": pm, "published_add": pa})
     return rows
 
 
@@ -485,13 +495,6 @@ def kozlowski_table_1(n: int = 6) -> list[dict]:
     return rows
 
 
-#: Khalil & Dombre Table 9.5, "presented method" (customized symbolic Newton–Euler, base parameters, terminal
-#: wrench): robot -> {variant: (mult, add)}.  TH8 is not a built-in robot of robodyn.
-TABLE_9_5_PRESENTED = MappingProxyType({"general 6R (r1 = d1 = α1 = r6 = 0)": {"general": (425, 369)},
-                       "Stanford 2RP(3R)": {"general": (240, 227), "simplified": (142, 99)},
-                       "Stäubli RX-90": {"general": (253, 238), "simplified": (159, 113)}})
-
-
 def _general_inertias(rng, n):
     out = []
     for _ in range(n):
@@ -509,12 +512,6 @@ def table_9_5(seed: int = 0) -> list[dict]:
     ``rx90_simplified``, Example 9.3).  Returns dicts with keys robot, variant, mul, add, published_mul,
     published_add."""
     from robodyn.model.io import load
-    from robodyn.symbolic import customized_model
-
-    def count(robot):
-        c = customized_model(robot, "inverse_dynamics", parameters="base", symbolic_geometry=True,
-                             symbolic_inertia=True, wrenches="terminal", friction=False).operation_count()
-        return c["mul"], c["add"]
 
     rng = np.random.default_rng(seed)
     general = Robot(name="general6R", sigma=np.zeros(6, int), alpha=np.r_[0, rng.uniform(0.2, 1.2, 5)],
@@ -526,13 +523,10 @@ def table_9_5(seed: int = 0) -> list[dict]:
     for robot_name, variant, robot in (("general 6R (r1 = d1 = α1 = r6 = 0)", "general", general),
                                        ("Stäubli RX-90", "general", rx90_general),
                                        ("Stäubli RX-90", "simplified", load("rx90_simplified"))):
-        m, a = count(robot)
+        m, a = _table_9_5_count(robot)
         pm, pa = TABLE_9_5_PRESENTED[robot_name][variant]
         rows.append({"robot": robot_name, "variant": variant, "mul": m, "add": a, "published_mul": pm, "published_add": pa})
-    for r in stanford_table_9_5():
-        rows.append({"robot": "Stanford 2RP(3R)", "variant": r["variant"], "mul": r["mul"], "add": r["add"],
-                     "published_mul": r["published_mul"], "published_add": r["published_add"]})
-    return rows
+    return rows + [{"robot": "Stanford 2RP(3R)", **r} for r in stanford_table_9_5()]
 
 
 def fit_polynomial(ns, counts, max_degree: int = 3) -> tuple[Fraction, ...] | None:

@@ -1,37 +1,14 @@
-"""Counting scalars: the instrumentation behind :mod:`robodyn.analysis.opcount`, on robodyn's one tracer.
+"""Counting scalars: the instrumentation behind :mod:`robodyn.analysis.opcount`, on robodyn's one tracer
+(docs/studies.md §3, "How it counts").
 
-A counting scalar is a :class:`robodyn.dynamics.trace.Rec` on a *counting tape* of the tracer
-(``Tape(counting=True)``): the straight-line IR of :mod:`robodyn.dynamics.trace`, written as the generic code
-runs.  :func:`Traced` makes one from a float; an object array of them (:func:`traced_array`) goes through the
-same batched NumPy code as float arrays.  Each operation executed between two state-dependent values is an
-assignment of the IR (``mul``, ``cmul``, ``div``, ``divc``, ``cdiv``, ``add``, ``addc``, ``sin``, …), and a
-block's :class:`Tally` is robodyn's one operation counter, :func:`robodyn.dynamics.trace.tally`, over the
-assignments made inside the block (every executed operation: the generic code as it runs, without the sharing
-and the dead-code scan of a customized program):
-
-* ``mul``: multiplications and divisions (x**2 counts one multiplication), ``div``: the divisions alone;
-* ``add``: additions and subtractions;
-* ``sin``/``cos``: calls of those functions, ``sqrt``: square roots (Cholesky), ``other``: anything else.
-
-Conventions (stated so the numbers can be compared with hand counts; each paper's own rule is a report option,
-:data:`robodyn.analysis.opcount.CONVENTIONS`):
-
-* Operations between constants of the robot (plain Python numbers) are not counted: they can be done
-  off-line, as every published count assumes.
-* An operation with a constant 0 or ±1 (to :data:`robodyn.dynamics.trace.SNAP_TOL`, the one snap tolerance) is
-  not counted and folds to its result (x·0 = 0, x·1 = x, x + 0 = x, x·(−1) = −x): the structural zeros of rotation
-  matrices, joint axes z = [0, 0, 1], zero initial velocities, etc., cost nothing, as in a customized or
-  hand-optimised implementation.  Negation is free (the sign travels with the value).
-* Operations on a (state-dependent) constant that happens to be non-zero are counted.
-
-How the counting reaches NumPy and robodyn, with nothing replaced anywhere: an object array of counting scalars is
-a valid argument of robodyn's functions (:func:`robodyn.arrays.as_real_array` accepts arrays of *counting scalars*,
-types with ``counting_scalar = True``); NumPy's ufuncs call the elements' own ``sin``/``cos``/``sqrt``/``exp``
-methods on object arrays; :func:`robodyn.arrays.cholesky` (used by the Cholesky method) runs the textbook
-algorithm on object arrays.  The counting tape of the current thread (or asyncio task) lives as long as the
-scalars on it; the counts go to the tally of the innermost active :func:`counting` block of the current thread
-(or task): a context variable, so blocks in other threads count separately and outside a block counting scalars
-count nothing.
+A counting scalar (:func:`Traced`) is a :class:`robodyn.dynamics.trace.Rec` on a counting tape
+(``Tape(counting=True)``), which writes every operation executed between two state-dependent values as an
+assignment of the tracer's IR; an object array of them (:func:`traced_array`) goes through robodyn's batched NumPy
+code unchanged.  A block's :class:`Tally` is :func:`robodyn.dynamics.trace.tally` over the assignments made inside
+it: ``mul`` (divisions included; ``div`` the divisions alone), ``add``, ``sin``, ``cos``, ``sqrt``, ``other``.
+Operations between constants of the robot are free, those with a constant 0 or ±1 (to
+:data:`robodyn.dynamics.trace.SNAP_TOL`) fold, negation is free.  The counts go to the innermost active
+:func:`counting` block of the current thread or task (a context variable); outside a block nothing is counted.
 """
 
 from __future__ import annotations

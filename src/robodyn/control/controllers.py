@@ -2,10 +2,10 @@
 sampled PID whose integral is a state kept between samples (for ``robodyn.simulate(..., sample_time=T_s)``).
 
 Every controller holds its own robot model (which may differ from the simulated robot: model mismatch), gains
-and a reference with ``.sample(t) -> (q_d, q̇_d, q̈_d)``. Calls are batched (but SampledPID's, one sample each): t scalar or (N,), q and q̇ (n,) or
-(N, n), Γ of the same shape as q. The controller compensates friction with ``friction`` (a model of
-:mod:`robodyn.dynamics.friction_models`, default the same smooth model as :func:`robodyn.simulate`), so that
-with the simulated robot and friction model it is an exact model.
+and a reference with ``.sample(t) -> (q_d, q̇_d, q̈_d)``. Calls are batched (but SampledPID's, one sample each):
+t scalar or (N,), q and q̇ (n,) or (N, n), Γ of the same shape as q. The controller compensates friction with
+``friction`` (a model of :mod:`robodyn.dynamics.friction_models`, default the same smooth model as
+:func:`robodyn.simulate`), so that with the simulated robot and friction model it is an exact model.
 """
 
 from __future__ import annotations
@@ -61,7 +61,13 @@ class _Controller:
         return self.friction.torque(self.robot, qd)
 
 
-class PDGravity(_Controller):
+class _PD(_Controller):
+    def __init__(self, robot: Robot, Kp, Kd, reference, friction=None):
+        super().__init__(robot, reference, friction)
+        self.Kp, self.Kd = _gain("Kp", Kp, robot.n), _gain("Kd", Kd, robot.n)
+
+
+class PDGravity(_PD):
     """PD with gravity compensation: Γ = K_P (q_d − q) + K_D (q̇_d − q̇) + Q(q) + Γ_f(q̇).
 
     With a constant reference q_d (after the trajectory ends) and no unmodelled friction, the closed loop
@@ -76,17 +82,13 @@ class PDGravity(_Controller):
     friction : friction model compensated (default: the simulation default SmoothFriction())
     """
 
-    def __init__(self, robot: Robot, Kp, Kd, reference, friction=None):
-        super().__init__(robot, reference, friction)
-        self.Kp, self.Kd = _gain("Kp", Kp, robot.n), _gain("Kd", Kd, robot.n)
-
     def __call__(self, t, q, qd):
         q, qd, qr, qdr, _ = self._errors(t, q, qd)
         return ((qr - q) @ self.Kp.T + (qdr - qd) @ self.Kd.T + gravity_torques(self._rigid, q)
                 + self._friction(qd))
 
 
-class ComputedTorque(_Controller):
+class ComputedTorque(_PD):
     """Computed torque (feedback linearisation): Γ = A(q) (q̈_d + K_D ė + K_P e) + H(q, q̇), e = q_d − q.
 
     With an exact model the closed loop is ë + K_D ė + K_P e = 0 (De Luca): from e(0) = ė(0) = 0 the error stays
@@ -96,10 +98,6 @@ class ComputedTorque(_Controller):
     ----------
     robot, Kp, Kd, reference, friction : as :class:`PDGravity`
     """
-
-    def __init__(self, robot: Robot, Kp, Kd, reference, friction=None):
-        super().__init__(robot, reference, friction)
-        self.Kp, self.Kd = _gain("Kp", Kp, robot.n), _gain("Kd", Kd, robot.n)
 
     def __call__(self, t, q, qd):
         q, qd, qr, qdr, qddr = self._errors(t, q, qd)

@@ -15,42 +15,10 @@ and at every contact c, with φ_c the signed distance of its point to the plane 
     ‖λ_t‖ ≤ μ λ_n,  u_t = −α λ_t with α ≥ 0, α = 0 when ‖λ_t‖ < μ λ_n     Coulomb's law (stick or slide)
 
 (Moreau, "Unilateral contact and dry friction in finite freedom dynamics", 1988; Jean, "The non-smooth contact
-dynamics method", 1999).  The friction cone is the second-order (circular) cone, or a pyramid of k facets
-(``cone="pyramid"``: Coulomb's law then the principle of maximal dissipation over its polygon).  Without friction
-(μ = 0) this is Gauss's principle of least constraint: v⁺ minimises ½ (v⁺ − v_free)ᵀ M (v⁺ − v_free) subject to
-n ᵀ J v⁺ + φ/h ≥ 0; with friction it is the exact Coulomb problem (not Anitescu's convex relaxation, which lets
-sliding points lift off).
-
-The problem is solved by projected Gauss–Seidel over the contacts (Jean and Moreau): the normal impulse by a
-complementarity step, then the tangential one projected on the disc of radius μ λ_n with the step 1/w, w the
-largest eigenvalue of the contact's 2 × 2 tangential block of W, so that a sliding impulse opposes the sliding
-velocity; the sweeps stop when one no longer changes u.  Where the conditions are not then met to ``tol``, the
-impulses are polished by a semismooth Newton method (Alart and Curnier, "A mixed formulation for frictional
-contact problems prone to Newton like solution methods", 1991; Acary and Brogliato, "Numerical methods for
-nonsmooth dynamical systems", 2008, ch. 13) on Alart and Curnier's function, in the same scaling,
-
-    F_n = w_n (λ_n − ξ_n),  ξ_n = max(0, λ_n − (u_n + φ/h)/w_n)
-    F_t = w (λ_t − P(λ_t − u_t/w)),  P the projection on the disc of radius μ ξ_n,
-
-zero exactly at a solution (w_n the contact's diagonal entry of W), with least-squares steps (W is singular on a
-redundant contact set: more contact rows than the robot has freedoms, where λ is not unique but u and v⁺ are) and a
-backtracking line search on ½‖F‖².  On such a redundant set, when closing the gaps needs a slip (a box a hair from
-flat landing on four corners), sticking everywhere has no solution: the sweeps creep along the null space of W
-(u unchanged) towards impulses where some contacts reach the edge of their cones, and where Newton's steps do not
-gain either, each round of sweeps ends by leaping along that creep to the first contact's edge.  Where that still
-leaves a step short of ``tol`` (there, all contacts slide by about 200 tilt² m/s, on the cones' edges where the
-Newton Jacobian has a near-null direction), the contacts' modes are searched: for a guess of which contacts are
-open, stick or slide, the modes' conditions are a smooth square system, the slip's direction an unknown (a sliding
-impulse γ (μ cos θ, μ sin θ, 1)), solved by Newton's method; the guesses nearest to the modes of the best impulses
-first, restarting from the best impulses found, then from De Saxcé's fixed point (Acary and Cadoux, 2013: the
-convex second-order-cone program of the normal velocities shifted by μ ‖u_t‖, solved by Clarabel).  With a
-pyramid (``cone="pyramid"``) the sweeps project on its polygon and the modes (open, sticking, on a facet, at a
-vertex) are linear; their search starts from the impulses of Stewart and Trinkle's linear complementarity problem
-("An implicit time-stepping scheme for rigid body dynamics with inelastic collisions and Coulomb friction", 1996:
-the friction a combination of the polygon's vertices) solved by Lemke's complementary pivoting, each pattern's
-solution the one nearest to them on a redundant set.  The result is the best impulse found; its residual, the largest violation of the conditions
-as a contact velocity (m/s), is returned: it is what judges every method's result.  Then q⁺ = q + h v⁺
-(semi-implicit Euler); a floating base moves as MuJoCo's free joint:
+dynamics method", 1999), on the second-order cone or a pyramid of k facets (``cone="pyramid"``).  The impulses are
+solved by :func:`robodyn.simulation.contact_solver.solve_impulses` (projected Gauss–Seidel, Alart and Curnier's
+semismooth Newton, a search over contact modes; docs/simulation-control.md §5 states the method and its measured
+residuals).  Then q⁺ = q + h v⁺ (semi-implicit Euler); a floating base moves as MuJoCo's free joint:
 p⁺ = p + h ^wR_0 v⁺_0 and ^wR_0⁺ = ^wR_0 exp(h [ω⁺_0]×).
 """
 
@@ -214,14 +182,11 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     tol : float, the residual (the largest violation of Signorini's and Coulomb's conditions, m/s) sought,
         relative to the largest of |J v_free|, −φ/h and |u|; also the change of u over one Gauss–Seidel sweep at
         which the sweeps stop.  Where no method reaches it after stalled sweeps, the best impulses are returned
-        with their ``residual`` (below 1.2e-12 m/s on the stress loops of benchmarks/bench_contact_stress.py:
-        random boxes, and boxes near flat striking the plane on four corners at 1 m/s with μ up to 1.5)
+        with their ``residual``
     max_iter : int, the most Gauss–Seidel sweeps and Newton steps (and patterns of contact modes tried)
     cone : "circle" (default) the second-order friction cone ‖λ_t‖ ≤ μ λ_n, or "pyramid" the polyhedral cone of
-        ``facets`` facets n_jᵀ λ_t ≤ μ λ_n, n_j at the angles 2πj/facets from t₁ (the polygon around the circle; 4
-        facets: |λ_t1|, |λ_t2| ≤ μ λ_n, t₁ = x and t₂ = y for the default normal); a sliding contact's friction
-        then maximises the dissipation −u_tᵀλ_t over the polygon (against the slip on a facet, at a vertex for
-        slips in its normal cone)
+        ``facets`` facets n_jᵀ λ_t ≤ μ λ_n, n_j at the angles 2πj/facets from t₁ (4 facets: |λ_t1|, |λ_t2| ≤ μ λ_n,
+        t₁ = x and t₂ = y for the default normal), with maximal dissipation over the polygon
     facets : int ≥ 3, the pyramid's facets (``cone="pyramid"``)
 
     Returns
@@ -232,9 +197,7 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
     ------
     ContactSolverError
         The residual is above ``tol`` after ``max_iter`` sweeps and Newton steps (and ``max_iter`` Newton steps of
-        each search over the contacts' modes), and the sweeps never stalled.  No method has a convergence
-        guarantee with friction; the search over modes is finite (at most 243 patterns of the circular cone's
-        modes, 4000 of the pyramid's).
+        each search over the contacts' modes), and the sweeps never stalled.
     """
     return _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol, max_iter, cone,
                  facets)[0]
@@ -375,26 +338,18 @@ def contact_step_derivatives(robot: Robot, q, v, tau, dt: float, points, mu: flo
     """:func:`contact_step` and the derivatives of its end state (q⁺, v⁺) w.r.t. the configuration q, the velocity
     v at its start and the generalized forces τ, where they are defined.
 
-    At a solution whose every contact is strictly in one mode (open, sticking, sliding; with a pyramid, sliding on
-    one facet or at one vertex), the modes' conditions F(x, b) = D (u + φ/h e_n) = 0 (the mode equations of
-    robodyn.simulation.contact_solver, u = W λ(x) + b; linear for a pyramid) are smooth, and the implicit function
-    theorem gives L = ∂λ/∂b = −(∂λ/∂x) (∂F/∂x)⁺ D (the pseudo-inverse: on a redundant contact set λ is not unique,
-    v⁺ is).  With b = J v_free, v_free = v + h M⁻¹(τ − H(q, v)) and v⁺ = v_free + M⁻¹Jᵀλ = v + h q̈(q, v, τ + Jᵀλ/h)
-    (q̈ the forward dynamics),
+    Where every contact is strictly in one mode (open, sticking, sliding; with a pyramid, on one facet or at one
+    vertex) the modes' conditions F(x, b) = D (u + φ/h e_n) = 0 are smooth and the implicit function theorem gives
+    L = ∂λ/∂b = −(∂λ/∂x) (∂F/∂x)⁺ D (a pseudo-inverse: on a redundant contact set λ is not unique, v⁺ is).  With
+    v⁺ = v + h q̈(q, v, τ + Jᵀλ/h) (q̈ the forward dynamics),
 
         ∂v⁺/∂v = (I + M⁻¹Jᵀ L J) (I + h ∂q̈/∂v),    ∂v⁺/∂τ = (I + M⁻¹Jᵀ L J) h M⁻¹
         ∂v⁺/∂q = (I + M⁻¹Jᵀ L J) G + M⁻¹Jᵀ L (∂J/∂q v⁺ + ∂(φ/h)/∂q e_n),   G = h ∂q̈/∂q + M⁻¹ (∂J/∂q)ᵀ λ
 
-    G the change of v⁺ at fixed impulses (∂q̈/∂q at τ + Jᵀλ/h: the changes of M and H), ∂J/∂q v⁺ and ∂φ/∂q = nᵀ J_w
-    the changes of the contact velocities and gaps (W λ + b = J v⁺ at fixed λ), all analytic:
-    :func:`robodyn.forward_dynamics_derivatives` (a floating base:
-    :func:`robodyn.dynamics.floating_forward_dynamics_derivatives`, along its tangent dq = [δp, δθ, δq]) and
-    :func:`robodyn.dynamics.kinematic_hessian`.  Sticking contacts project the velocity onto the motions that keep
-    them; sliding ones add the turn of the friction with the slip's direction.  Then q⁺ = q ⊕ h v⁺ (a floating
-    base: its derivatives in the tangent spaces at q and q⁺).  Where a contact is between modes (about to open or
-    close, a slip starting or stopping, a pyramid's active facets changing) the map is not differentiable and
-    ``smooth`` is False; so it is where v⁺ itself is not unique (sliding contacts on a redundant set, a box sliding
-    flat on four corners).
+    all analytic (:func:`robodyn.forward_dynamics_derivatives` or
+    :func:`robodyn.dynamics.floating_forward_dynamics_derivatives`, :func:`robodyn.dynamics.kinematic_hessian`),
+    then q⁺ = q ⊕ h v⁺ (a floating base: in the tangent spaces at q and q⁺).  ``smooth`` is False where a contact
+    is between modes or v⁺ is not unique (docs/simulation-control.md §5).
 
     Parameters and Raises: as :func:`contact_step`.
 

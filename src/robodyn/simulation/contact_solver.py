@@ -1,13 +1,14 @@
-"""The frictional contact problem of one time step, solved for the impulses: given the Delassus matrix W, the
-contact velocities b = J v_free without impulses and the gap rates φ/h, find λ with Signorini's condition and
-Coulomb's law at every contact (:mod:`robodyn.simulation.contact` states the problem and the method: projected
-Gauss–Seidel sweeps of Jean and Moreau, Alart and Curnier's semismooth Newton polish, the leap along the null-space
-creep, the search over contact modes with De Saxcé's fixed point of Acary and Cadoux as a start, and for pyramids
-Lemke's method on Stewart and Trinkle's complementarity problem as the first start), and the derivative of the
-impulses where the contacts' modes make them smooth.
-
-"The contact notes" below are that module's docstring.  Shapes: W (..., 3k, 3k), b and λ (..., k, 3) in each
+"""The frictional contact problem of one time step (:mod:`robodyn.simulation.contact`), solved for the impulses λ
+given the Delassus matrix W, the contact velocities b = J v_free without impulses and the gap rates φ/h, and the
+derivative of λ where the contacts' modes make it smooth.  Shapes: W (..., 3k, 3k), b and λ (..., k, 3) in each
 contact's axes [t₁, t₂, n], φ/h (..., k) (m/s).
+
+A projected Gauss–Seidel sweep (Jean and Moreau) takes each contact in turn: the normal impulse by a
+complementarity step, then the tangential one projected on the disc of radius μ λ_n with the step 1/w, w the
+largest eigenvalue of the contact's 2 × 2 tangential block of W, so that a sliding impulse opposes the sliding
+velocity.  Then Alart and Curnier's semismooth Newton polish, the leap along the null-space creep, the search
+over contact modes started from De Saxcé's fixed point (Acary and Cadoux), and for pyramids Lemke's method on
+Stewart and Trinkle's complementarity problem as the first start (docs/simulation-control.md §5).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class ContactSolverError(RobodynError, RuntimeError):
 
 def _projections(Wr, lam, u, bias, mu, c, tiny):
     """The normal step of contact c (complementarity) and the step length of its tangential one: returns λ_n, w
-    (the largest eigenvalue of the contact's 2 × 2 tangential block of W, contact notes), w_n and max(w, tiny)."""
+    (the largest eigenvalue of the contact's 2 × 2 tangential block of W), w_n and max(w, tiny)."""
     wn = Wr[..., c, 2, c, 2]
     ln = np.where(wn > 0, np.maximum(0.0, lam[..., c, 2] - (u[..., c, 2] + bias[..., c]) / np.maximum(wn, tiny)), 0.0)
     G = Wr[..., c, :2, c, :2]
@@ -81,7 +82,7 @@ def _residual(Wr, lam, u, bias, mu, tiny, facets=0):
 
 
 def _sweep(Wr, lam, u, bias, mu, tiny, facets=0):
-    """One projected Gauss–Seidel sweep over the contacts (contact notes): new (λ, u), the arguments unchanged."""
+    """One projected Gauss–Seidel sweep over the contacts (module notes): new (λ, u), the arguments unchanged."""
     lam, u = lam.copy(), u.copy()
     for c in range(lam.shape[-2]):
         ln, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
@@ -539,9 +540,9 @@ def _de_saxce(W, b, bias, mu, facets, rounds):
 
 
 def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
-    """Impulses λ (..., k, 3) in local axes solving the contact problem (contact notes), the iterations done
-    (sweeps and Newton steps) and the residual (..., ) of :func:`_residual`; ``b`` = J v_free (..., k, 3),
-    ``bias`` = φ/h (..., k).
+    """Impulses λ (..., k, 3) in local axes solving the contact problem (:mod:`robodyn.simulation.contact`), the
+    iterations done (sweeps and Newton steps) and the residual (..., ) of :func:`_residual`; ``b`` = J v_free
+    (..., k, 3), ``bias`` = φ/h (..., k).
 
     Rounds of projected Gauss–Seidel sweeps, until one no longer changes the contact velocities u = W λ + b
     relative to the velocities the step must undo, then semismooth Newton steps while they at least halve the

@@ -127,7 +127,7 @@ class Simulation:
 
 
 #: solve_ivp's methods.
-_INTEGRATORS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+INTEGRATORS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 
 
 def initial_state(robot, q0, qd0, t_eval):
@@ -193,9 +193,7 @@ def simulate(
     friction : None | 'smooth' | 'lugre' | 'stick-slip' | 'discontinuous' | 'none' | a model instance
         Simulation friction model (:mod:`robodyn.dynamics.friction_models`); default
         ``SmoothFriction(width=0.01)``, built from the robot's F_c, F_v, Stribeck and offset.
-        ``StickSlipFriction`` integrates piecewise between switching events (steps limited to the output
-        spacing; RK45 unless ``integrator`` says otherwise; its accelerations come from the partitioned system
-        A_FF q̈_F = ..., not from ``method``).
+        ``StickSlipFriction`` integrates piecewise between switching events (docs/simulation-control.md §2).
     torque_limits : array_like (n,), optional, |Γ_j| ≤ limit_j (N m | N, inf for an unlimited joint): the
         command saturates there instead of at the robot's ``taulim``
     wrenches : callable(t, q, qd) → (nf, 6), optional, external wrenches [f_ej; m_ej] exerted by each link on
@@ -205,17 +203,14 @@ def simulate(
     reference : object with ``sample(t) -> (q_r, q̇_r, q̈_r)``, optional
         The reference the controller tracks, kept on the result as ``q_reference`` (and drawn by ``plot`` with
         the tracking error); default: the controller's own ``reference`` when it has one.
-    sample_time : float, optional, a sample period T_s > 0 (s): a sampled controller with zero-order hold. The
-        callable is then evaluated once at each sample instant s_k = t_eval[0] + k T_s before the final time, in
-        time order, on the state reached there, and its torque is held until s_{k+1}; a controller may keep state
-        between its calls (an integrator, an observer: :class:`robodyn.control.SampledPID`), and its ``reset()``
-        is called first when it has one. ``tau`` on the result is the held torque of the period holding each
-        output time. Not with the stick–slip friction model. Default: the callable is evaluated continuously.
+    sample_time : float, optional, a sample period T_s > 0 (s): a sampled controller with zero-order hold
+        (docs/simulation-control.md §4), evaluated once at each sample instant s_k = t_eval[0] + k T_s; its
+        ``reset()`` is called first when it has one (:class:`robodyn.control.SampledPID`); ``tau`` on the result
+        is the held torque. Not with the stick–slip friction model. Default: evaluated continuously.
     saturate : bool, default True
-        A real drive cannot exceed its rated torque: the applied torque is Γ = clip(command, −L, L), L the
-        ``torque_limits`` or else the robot's ``taulim`` (from its model file; no effect on a robot without
-        them). ``saturated`` on the result marks the samples at their limit. False applies the command as given
-        (then ``torque_limits`` must not be given).
+        The applied torque is Γ = clip(command, −L, L), L the ``torque_limits`` or else the robot's ``taulim``
+        (:func:`robodyn.simulation.step.saturation_limits`); ``saturated`` on the result marks the samples at
+        their limit. False applies the command as given (then ``torque_limits`` must not be given).
 
     Returns
     -------
@@ -230,8 +225,8 @@ def simulate(
     """
     q0, qd0, t_eval = initial_state(robot, q0, qd0, t_eval)
     n = robot.n
-    if isinstance(integrator, str) and integrator not in _INTEGRATORS + ("auto",):
-        raise InputError(f"integrator = {integrator!r}; choose one of auto, {', '.join(_INTEGRATORS)}")
+    if isinstance(integrator, str) and integrator not in INTEGRATORS + ("auto",):
+        raise InputError(f"integrator = {integrator!r}; choose one of auto, {', '.join(INTEGRATORS)}")
     if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) or max_evaluations < 1:
         raise InputError(f"max_evaluations = {max_evaluations!r}; give a positive integer")
     model = friction_model(friction)

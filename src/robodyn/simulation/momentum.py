@@ -15,7 +15,7 @@ from scipy.integrate import solve_ivp
 from robodyn.dynamics.momentum import momentum_state, momentum_state_derivative, velocity_state
 from robodyn.errors import InputError, RobodynError
 from robodyn.model.robot import Robot
-from robodyn.simulation.integrate import initial_state
+from robodyn.simulation.integrate import INTEGRATORS, initial_state
 from robodyn.simulation.step import saturation_limits
 
 
@@ -68,8 +68,8 @@ def simulate_momentum(robot: Robot, torque, q0, qd0, t_eval, rtol: float = 1e-8,
     limits = saturation_limits(robot, saturate)
     if torque is not None and not callable(torque):
         raise InputError("argument 'torque' must be None or a callable torque(t, q, qd) -> (n,)")
-    if integrator not in ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"):
-        raise InputError(f"integrator = {integrator!r}; choose one of RK45, RK23, DOP853, Radau, BDF, LSODA")
+    if integrator not in INTEGRATORS:
+        raise InputError(f"integrator = {integrator!r}; choose one of {', '.join(INTEGRATORS)}")
 
     def command(t, q, qd):
         if torque is None:

@@ -1,25 +1,11 @@
 """Optimal point-to-point motion under torque bounds (De Luca, "Optimal point-to-point robot motion").
 
-Between two configurations at rest, find the minimum-time motion, or the minimum-energy motion of a given
-duration, and the command torques that execute it, by direct collocation on a cubic spline: the unknowns are
-the positions q_1 … q_{N−1} at N − 1 interior nodes t_k = k T / N (and T for minimum time); q(t) is the clamped
-cubic spline through q_0 = A, the nodes and q_N = B, at rest at both ends. At any time t = s h (h = T / N, s in
-knot units) q, q̇ and q̈ are linear in the nodes, q = P(s) q, q̇ = D_v(s) q / h, q̈ = D_a(s) q / h², so the
-kinematic relations hold exactly and the motion between the nodes is the spline itself: it is the motion the
-result hands back (:meth:`OptimalMotion.sample`).
-
-The torque τ(t) = Γ(q, q̇, q̈) of the inverse dynamic model (Khalil & Dombre [9.84]–[9.94]) is bounded,
-|τ_j(t)| ≤ L_j, on the whole continuous motion, a semi-infinite constraint handled by an exchange method: the bound
-is imposed at the nodes, at the three Gauss points of each interval and at a growing set of check points; after
-each solve every local maximum of |τ_j(t)| / L_j is located (a dense scan of each interval, then golden-section
-search to 1e-9 of an interval) and those above 1 + ``limit_tol`` join the check points, until none is. scipy's
-SLSQP solves each nonlinear program (restarted where its line search stalls short of a KKT point); the torque
-Jacobian is exact: ∂τ/∂q, ∂τ/∂q̇ from the analytic derivatives of the Newton–Euler recursion
-(:func:`robodyn.inverse_dynamics_derivatives`) and ∂τ/∂q̈ = A(q), chained through P, D_v, D_a.
-
-The energy is E = ∫₀ᵀ τᵀ τ dt (N² m² s), the usual "minimum-energy" criterion of the literature (the integral of
-the squared command torques, proportional to the copper losses of the motors), by 3-point Gauss–Legendre
-quadrature on each interval.
+Direct collocation on the clamped cubic spline through N − 1 unknown interior nodes (and T for minimum time): at
+t = s h (h = T / N, s in knot units) q = P(s) q, q̇ = D_v(s) q / h, q̈ = D_a(s) q / h², linear in the nodes.  The
+torque of the inverse dynamic model (Khalil & Dombre [9.84]–[9.94]) is bounded on the whole continuous motion by
+an exchange method: the bound at the nodes, the three Gauss points of each interval and every local maximum of
+|τ_j(t)| / L_j above 1 + ``limit_tol``; scipy's SLSQP with the exact torque Jacobian solves each program.  The
+energy E = ∫₀ᵀ τᵀ τ dt (N² m² s) by 3-point Gauss–Legendre quadrature (docs/task-space-and-motion.md §5).
 """
 
 from __future__ import annotations

@@ -1,23 +1,14 @@
-"""The PUMA straight-line simulation of Mata et al. (2002) §5.2, Tables 6 and 7.
+"""The PUMA straight-line simulation of Mata et al. (2002) §5.2, Tables 6 and 7 (docs/studies.md §2).
 
-The tool frame follows the segment (0.50, 0.00, 0.05) m → (0.62, 0.30, 0.11) m in 5 s at the constant
-orientation ZYZ (0°, 90°, 180°).  Mata et al. move at constant speed; we use the quintic time law
-(:func:`robodyn.simulation.trajectories.quintic`) so that the motion starts and ends at rest and the
-reference accelerations are continuous.  Procedure (Mata et al.'s Fig. 4):
+The tool frame (frame 6, the PUMA's wrist centre, unless ``point`` is given) follows the segment
+(0.50, 0.00, 0.05) m → (0.62, 0.30, 0.11) m in 5 s at the constant orientation ZYZ (0°, 90°, 180°), with the
+quintic time law so that the motion starts and ends at rest.  Procedure (Mata et al.'s Fig. 4):
 
-1. inverse kinematics q*(t) on a dense grid (batched Newton, :func:`inverse_kinematics`), q̇* = J⁻¹ ẋ,
-   q̈* = J⁻¹ (ẍ − J̇ q̇*);
-2. torques Γ*(t) = inverse dynamics (q*, q̇*, q̈*) with the simulation's smooth friction model
-   (:class:`robodyn.dynamics.friction_models.SmoothFriction`, for robots with Coulomb friction), interpolated between grid points by a cubic spline;
-3. open-loop integration of every forward-dynamics method (RK45, or LSODA when the robot has Coulomb
-   friction; rtol = atol = 1e-6) from
-   q*(0), q̇*(0) = 0; outputs every 0.1 s are compared with the reference.  By default the integrator is
-   restarted at every output (Mata et al.: "an interval of 0.1 s is employed"), so that Table 7 counts what
-   the paper counts: the right-hand-side evaluations of the same integrator over all the intervals, for every
-   method (:func:`integrate_by_intervals`); ``restart=False`` integrates once with outputs at the same times.
-
-Tool frame: frame 6 of the model with the tool point at its origin (``point=None``), i.e. the wrist centre
-of the PUMA; the straight line is then well inside the workspace with the wrist away from its singularity.
+1. inverse kinematics q*(t) on a grid, q̇* = J⁻¹ ẋ, q̈* = J⁻¹ (ẍ − J̇ q̇*);
+2. torques Γ*(t) = inverse dynamics (q*, q̇*, q̈*) with the simulation's smooth friction model, interpolated
+   between grid points;
+3. open-loop integration of every forward-dynamics method from q*(0), q̇*(0) = 0, restarted at every 0.1 s
+   output by default (:func:`integrate_by_intervals`), so that Table 7 counts what the paper counts.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""Dynamic time scaling of trajectories: uniform scaling (De Luca) and time-optimal path parameterisation.
-
-Uniform scaling (De Luca, "Dynamic scaling of trajectories"): the scaled motion q_s(kt) = q_d(t) runs the same
-path k times slower (k > 1) or faster (k < 1); q̇_s = q̇_d / k, q̈_s = q̈_d / k². Since the model is linear in q̈
-and quadratic in q̇, the torque along the scaled motion follows from the torques of the original one,
-
-    τ_s(kt) = (τ_d(t) − g(q_d(t))) / k² + g(q_d(t)),
-
-without a new inverse-dynamics computation. robodyn's model also has friction: Coulomb and offset terms do not
-scale (like gravity) and viscous friction scales as 1/k, so τ_s = A/k² + B/k + C per joint and sample, and the
-smallest admissible k is found exactly from the roots of these quadratics in 1/k.
-
-Non-uniform scaling: :func:`time_optimal` finds the fastest timing s(t) of a given path q(s) under torque limits
-by reachability analysis on a grid (Pham & Pham's TOPP-RA; the torque along the path is
-τ = a(s) s̈ + b(s) ṡ² + c(s) with a = M q', b = M q'' + C(q, q') q', c = g + Coulomb friction).
+"""Dynamic time scaling of trajectories: uniform scaling (De Luca, "Dynamic scaling of trajectories",
+:func:`time_scale`) and time-optimal path parameterisation by reachability analysis (Pham & Pham's TOPP-RA,
+:func:`time_optimal`); docs/task-space-and-motion.md §4 states both.
 """
 
 from __future__ import annotations
@@ -87,8 +75,7 @@ def _friction_parts(robot: Robot, friction: bool):
     """Coulomb, viscous and offset coefficients of the joints, or zeros when friction is neglected."""
     jf = robot.joint_frames
     if not friction:
-        z = np.zeros(robot.n)
-        return z, z, z
+        return (np.zeros(robot.n),) * 3
     if np.any(robot.Fst[jf] != 0):
         raise InputError(f"robot '{robot.name}' has Stribeck friction (Fst), which does not scale in closed "
                          "form; pass friction=False to neglect friction, as De Luca's scaling does")
@@ -223,15 +210,10 @@ def time_scale(robot: Robot, trajectory, torque_limits=None, samples: int = 501,
     g = gravity_torques(robot, q)
     fr = friction_torques(robot, qd) if friction else 0.0
     tau_d = inverse_dynamics(robot, q, qd, qdd) - (0.0 if friction else friction_torques(robot, qd))
-    A = tau_d - g - fr
-    B = Fv * qd
-    C = g + Fc * np.sign(qd) + Foff
+    A, B, C = tau_d - g - fr, Fv * qd, g + Fc * np.sign(qd) + Foff
     _check_static(C, L, friction, t, "t = {:.6g} s of the original trajectory", "no time scaling can meet")
-    u_plus = _first_positive_root(A, B, C - L)
-    u_minus = _first_positive_root(-A, -B, -C - L)
-    u = np.minimum(u_plus, u_minus)
-    flat = int(np.argmin(u))
-    i, j = np.unravel_index(flat, u.shape)
+    u = np.minimum(_first_positive_root(A, B, C - L), _first_positive_root(-A, -B, -C - L))
+    i, j = np.unravel_index(int(np.argmin(u)), u.shape)
     u_star = u[i, j]
     if not np.isfinite(u_star):
         raise InputError("the trajectory needs no torque beyond gravity and friction at any speed (it does not "
@@ -337,10 +319,8 @@ def _path_terms(robot: Robot, path, s, friction: bool):
                          "τ = a s̈ + b ṡ² + c cannot hold; pass friction=False to neglect friction")
     s = np.asarray(s, dtype=float)
     q, dq, ddq = path.sample(s.ravel())
-    zero_g = np.zeros(3)
-    z = np.zeros_like(q)
-    f0 = friction_torques(robot, z)
-    a = inverse_dynamics(robot, q, z, dq, gravity=zero_g) - f0
+    zero_g, z = np.zeros(3), np.zeros_like(q)
+    a = inverse_dynamics(robot, q, z, dq, gravity=zero_g) - friction_torques(robot, z)
     b = inverse_dynamics(robot, q, dq, ddq, gravity=zero_g) - friction_torques(robot, dq)
     c = gravity_torques(robot, q)
     if friction:
@@ -552,18 +532,14 @@ def time_optimal(robot: Robot, path, torque_limits=None, grid: int = 200, fricti
     """Minimum-time timing s(t) of a path q(s) under torque limits |τ_j| ≤ L_j (and optionally joint velocity and
     acceleration limits), at rest at both ends, the limits holding on the executed motion.
 
-    The path is ``path.sample(s)`` for s ∈ [0, path.duration] (any :class:`Trajectory`: its time is used as the
-    path parameter). Along it τ = a(s) s̈ + b(s) ṡ² + c(s) (:func:`path_dynamics`), q̇ = q' ṡ and
-    q̈ = q'' ṡ² + q' s̈; with x = ṡ² and u = s̈ every limit is linear in (x, u). The executed motion has s̈ = u_i
-    constant on grid interval i, so x(s) = x_i + 2(s − s_i)u_i there and the limits at any point of the interval
-    are still linear in (x_i, u_i) (:func:`_interval_rows`): they are imposed at the ends of ``checks``
-    sub-intervals of every grid interval. Reachability analysis (Pham & Pham's TOPP-RA): a backward pass computes
-    the controllable sets K_i = [lo_i, hi_i] (x_N = 0; a two-variable linear program per point, cutting planes
-    over its vertices), then a forward pass from x_0 = 0 takes at every point the largest u that keeps
-    x_{i+1} in K_{i+1} — the greedy choice, time-optimal on the grid. The executed motion is then verified at
-    VERIFY + 1 = 33 points of every interval; where a limit is exceeded there, that interval's sub-intervals are
-    doubled (up to VERIFY, which imposes the limits at every verification point) and both passes rerun. The time
-    of interval i is 2 Δ_i / (√x_i + √x_{i+1}).
+    The path is ``path.sample(s)`` for s ∈ [0, path.duration] (any :class:`Trajectory`). With x = ṡ² and u = s̈
+    every limit is linear in (x, u) (:func:`path_dynamics`); s̈ = u_i is constant on grid interval i, so the limits
+    anywhere on it stay linear in (x_i, u_i) (:func:`_interval_rows`) and are imposed at the ends of ``checks``
+    sub-intervals.  A backward pass computes the controllable sets K_i = [lo_i, hi_i] (x_N = 0), a forward pass
+    from x_0 = 0 takes the largest u that keeps x_{i+1} in K_{i+1} (Pham & Pham's TOPP-RA).  The executed motion
+    is verified at VERIFY + 1 points of every interval; where a limit is exceeded the interval's sub-intervals are
+    doubled (up to REFINE), then its limits tightened, and both passes rerun.  Interval i lasts
+    2 Δ_i / (√x_i + √x_{i+1}).
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ from robodyn.symbolic.lagrange import ClosedForm, closed_form, parallelogram, pl
 from robodyn.symbolic.models import KINDS, CustomizedModel, customized_model
 from robodyn.symbolic.formulations import MODELS as RECORDED_MODELS, recorded_model
 
-__all__ = ("KINDS", "ClosedForm", "CompileError", "CompileTimeoutError", "CompiledModel", "CompilerNotFoundError", "CustomizedModel", "closed_form",
-           "compile", "customized_model", "parallelogram", "planar_bodies", "RECORDED_MODELS", "recorded_model",
-           "CasadiUnavailableError", "to_casadi", "derivative_model",
+__all__ = ("KINDS", "ClosedForm", "CompileError", "CompileTimeoutError", "CompiledModel", "CompilerNotFoundError",
+           "CustomizedModel", "closed_form", "compile", "customized_model", "parallelogram", "planar_bodies",
+           "RECORDED_MODELS", "recorded_model", "CasadiUnavailableError", "to_casadi", "derivative_model",
            "kinematics_model")

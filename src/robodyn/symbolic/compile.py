@@ -18,35 +18,25 @@ import time
 
 import numpy as np
 
-from robodyn.arrays import check_out, working_dtype
+from robodyn.arrays import check_out, finite_array, working_dtype
 from robodyn.progress import progress
 from robodyn.threads import thread_count
 from robodyn.errors import InputError, ModelError
 from robodyn.native.build import CompileTimeoutError
+from robodyn.symbolic.codegen import c_code, numpy_code
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
-from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model, differentiated
-from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, kinematics_model
-from robodyn.symbolic.models import canonical_kind, customized_model, overflow_error, pivot_error
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model, derivative_record, differentiated
+from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, check_frame_point, kinematics_model
+from robodyn.symbolic.models import JOINT_ARGUMENTS, canonical_kind, customized_model, overflow_error, pivot_error
 
 #: kind -> (joint arguments, takes wrenches, takes gravity): the numeric function's arguments after robot
 _SIGNATURES = MappingProxyType({
-    "inverse_dynamics": (("q", "qd", "qdd"), True, True),
-    "bias_torques": (("q", "qd"), True, True),
-    "gravity_torques": (("q",), False, True),
-    "inertia_matrix": (("q",), False, False),
-    "forward_dynamics": (("q", "qd", "tau"), True, True),
-    "regressor": (("q", "qd", "qdd"), False, True),
-    "inverse_dynamics_derivatives": (("q", "qd", "qdd"), True, True),
-    "forward_dynamics_derivatives": (("q", "qd", "tau"), True, True),
-    "jacobian": (("q",), False, False),
-    "jacobian_dot_qd": (("q", "qd"), False, False),
-})
+    kind: (joint, kind in ("inverse_dynamics", "bias_torques", "forward_dynamics", *DERIVATIVE_KINDS),
+           kind not in ("inertia_matrix", *KINEMATICS_KINDS)) for kind, joint in JOINT_ARGUMENTS.items()})
 
 
 def _point(point) -> tuple:
     """A point fixed to a link (3,) (m), finite, as a tuple of floats (constants of a kinematics model)."""
-    from robodyn.arrays import finite_array
-
     p = finite_array("point", point)
     if p.shape != (3,):
         raise InputError(f"argument 'point' has shape {p.shape}; give 3 coordinates (m) in the frame")
@@ -73,8 +63,7 @@ class CompiledModel:
                  timeout: float | None = None, parameters_input: bool = False, threads: int | None = None,
                  frame=None, point=None):
         kind = canonical_kind(kind, tuple(_SIGNATURES))
-        if kind not in KINEMATICS_KINDS and (frame is not None or point is not None):
-            raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)}, not {kind}")
+        check_frame_point(kind, frame, point)
         if kind in KINEMATICS_KINDS and parameters_input:
             raise InputError(f"parameters_input=True: {kind} does not depend on the inertial parameters")
         #: the frame and point of a kinematics kind (constants of its model)
@@ -90,12 +79,6 @@ class CompiledModel:
         if parameters_input and kind == "regressor":
             raise InputError("parameters_input=True: the regressor does not depend on the inertial parameters; "
                              "use it with the other kinds")
-        if kind in DERIVATIVE_KINDS:
-            from robodyn.dynamics import derivatives
-
-            record = {"inverse_dynamics_derivatives": derivatives.InverseDynamicsDerivatives,
-                      "forward_dynamics_derivatives": derivatives.ForwardDynamicsDerivatives}[kind]
-            self._record = record
         self.parameters_input = bool(parameters_input)
         #: names of the ``params`` argument (parameters_input=True) and their values in the robot file
         self.parameter_names: list = []
@@ -163,12 +146,10 @@ class CompiledModel:
                     raise ModelError(f"robot '{self.robot.name}': cannot compile {self.kind}: the model is singular "
                                      f"for every q: {detail}") from None
             if self.parameters_input:
-                from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
-
-                names = parameter_names(m)
+                names = c_code.parameter_names(m)
                 values = {str(s): float(v) for s, v in m.constants.items()}
                 self.parameter_names, self.nominal_parameters = names, np.array([values[k] for k in names])
-                m = with_parameter_input(m)
+                m = c_code.with_parameter_input(m)
                 if self.kind in DERIVATIVE_KINDS:  # the derivative of the model with the parameters an input
                     m = differentiated(m, DERIVATIVE_KINDS[self.kind][1], self.kind)
             left = None if self._timeout is None else self._timeout - (time.monotonic() - start)
@@ -188,11 +169,7 @@ class CompiledModel:
 
     def _load(self, m, timeout=None):
         """(batched call(count, [(array, stride), ...]) -> (out, code), CPython module ``rdmodel`` or None)."""
-        from robodyn.symbolic.codegen import c_code
-
         if self.backend == "numpy":
-            from robodyn.symbolic.codegen import numpy_code
-
             f = numpy_code.function(m, checks=True)  # also raises NonFiniteExpressionError for a singular model
 
             def call_numpy(count, blocks, buffer=None):
@@ -241,8 +218,7 @@ class CompiledModel:
 
     def _split(self, out):
         """The record of a derivative kind from its stacked (..., parts·n, n) array."""
-        n = self.robot.n
-        return self._record(*(out[..., k:k + n, :] for k in range(0, out.shape[-2], n)))
+        return derivative_record(self.kind, out, self.robot.n)
 
     def _general(self, *args, **kwargs):
         """The general path: any batch shapes, dtypes and argument forms; every check and error message."""
@@ -322,8 +298,6 @@ class CompiledModel:
 
     def _raise(self, code, names, m):
         """The error of the numeric API for a status code of the generated C (or of the NumPy back end)."""
-        from robodyn.symbolic.codegen import c_code
-
         if 1 <= code <= len(names):
             raise InputError(f"argument '{names[code - 1]}' contains NaN or inf; give finite values")
         if c_code.SINGULAR <= code < c_code.SINGULAR + len(m.checks):
@@ -361,8 +335,9 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     ----------
     robot : Robot
     kind : "inverse_dynamics" | "bias_torques" | "gravity_torques" | "inertia_matrix" | "forward_dynamics" |
-        "regressor" | "inverse_dynamics_derivatives" | "forward_dynamics_derivatives": the name of the numeric function the model equals (``robodyn.symbolic.KINDS``), or an alias
-        (idm, ccg, gra, inm, ddm, dim; "bias", "gravity": ``robodyn.symbolic.models.ALIASES``).
+        "regressor" | "inverse_dynamics_derivatives" | "forward_dynamics_derivatives" | "jacobian" |
+        "jacobian_dot_qd": the name of the numeric function the model equals, or an alias (idm, ccg, gra, inm,
+        ddm, dim; "bias", "gravity": ``robodyn.symbolic.models.ALIASES``).
     parameters : "standard" | "base"
         Inertial parameters the generated model uses (results are the same up to rounding).
     backend : "c" (compiled with the machine's C compiler, cached) | "numpy" (generated NumPy code) | "cuda"
@@ -412,24 +387,17 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
                                                                          frame, point) (..., 6)
         ===================  ==========================================  =================================
 
-        The derivative kinds are the forward-mode derivative of the customized inverse or direct dynamic model
-        (:mod:`robodyn.symbolic.derivative_model`), C, NumPy, CUDA and JAX back ends; with ``parameters_input``
-        on C and NumPy (always on CUDA and JAX) the derivative of the model whose parameters are the input
-        ``params``, as for the other kinds. The kinematics
-        kinds trace the forward recursion (:mod:`robodyn.symbolic.kinematics_model`), C, NumPy, CUDA and JAX back
-        ends (no ``gravity`` or ``params`` there).
+        The derivative kinds differentiate the customized inverse or direct dynamic model in forward mode
+        (:mod:`robodyn.symbolic.derivative_model`), the kinematics kinds trace the forward recursion
+        (:mod:`robodyn.symbolic.kinematics_model`; no ``gravity`` or ``params``); every back end has both.
 
         Batched over leading axes, arguments checked (InputError naming the argument), float32 in →
-        float32 out (computed in float64). ``out=`` (keyword, C and NumPy back ends) takes the result's array:
-        exactly the result's shape (batch + the shape above; a derivative kind's stacked (..., k·n, n), row
-        blocks ∂/∂q, ∂/∂q̇ (, ∂/∂Γ), which the returned record views) and dtype, writeable, C-contiguous and
-        sharing no memory with an argument, checked on entry (InputError naming ``out``); the C code writes
-        into it (float64: nothing allocated for the result, one state included) and it is returned. After an
-        error its contents are unspecified. The JAX back end takes no ``out`` (JAX arrays are immutable: a
-        jitted function's buffers are XLA's), nor does the CUDA one (its results are CuPy arrays); a floating
-        or mobile base's C and NumPy models take ``out`` with the same checks (docs/floating-base.md). One state of 1-D float64 arrays (joint arguments positional) is
-        checked and evaluated by the library's C entry without Python code (0.2–0.7 µs for a 6-joint arm;
-        docs/symbolic.md, "One state per call"); every other call takes the general path.
+        float32 out (computed in float64). ``out=`` (keyword, C and NumPy back ends, fixed or floating base)
+        takes the result's array, checked on entry (exactly the result's shape and dtype, a derivative kind's
+        stacked (..., k·n, n) blocks; writeable, C-contiguous, sharing no memory with an argument), and is
+        returned; after an error its contents are unspecified.  One state of 1-D float64 arrays is checked and
+        evaluated by the library's C entry without Python code (docs/symbolic.md, "Results into your array"
+        and "One state per call").
 
     Raises
     ------

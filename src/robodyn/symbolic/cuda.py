@@ -11,29 +11,15 @@ generated and tested everywhere (:func:`robodyn.symbolic.codegen.cuda_code.host_
 
 from __future__ import annotations
 
-from types import MappingProxyType
 import numpy as np
 
 from robodyn.errors import InputError, RobodynError
 from robodyn.symbolic.codegen import cuda_code
 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
-from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, differentiated
-from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, kinematics_model
-from robodyn.symbolic.models import canonical_kind, customized_model, overflow_error, pivot_error
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_record, differentiated
+from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, check_frame_point, kinematics_model
+from robodyn.symbolic.models import JOINT_ARGUMENTS, canonical_kind, customized_model, overflow_error, pivot_error
 
-#: kind -> (joint arguments, takes gravity)
-_SIGNATURES = MappingProxyType({
-    "inverse_dynamics": ("q", "qd", "qdd"),
-    "bias_torques": ("q", "qd"),
-    "gravity_torques": ("q",),
-    "inertia_matrix": ("q",),
-    "forward_dynamics": ("q", "qd", "tau"),
-    "regressor": ("q", "qd", "qdd"),
-    "inverse_dynamics_derivatives": ("q", "qd", "qdd"),
-    "forward_dynamics_derivatives": ("q", "qd", "tau"),
-    "jacobian": ("q",),
-    "jacobian_dot_qd": ("q", "qd"),
-})
 #: threads per block
 BLOCK = 128
 
@@ -70,7 +56,7 @@ def kernel_model(robot, kind: str, parameters: str = "standard", frame=None, poi
         base, wrt, _ = DERIVATIVE_KINDS[kind]
         m, names, values = kernel_model(robot, base, parameters)
         return differentiated(m, wrt, kind), names, values
-    kind = canonical_kind(kind, tuple(_SIGNATURES))
+    kind = canonical_kind(kind, tuple(JOINT_ARGUMENTS))
     takes_params = kind != "regressor"
     friction = kind != "regressor" or parameters == "standard"
     m = customized_model(robot, kind, parameters=parameters, gravity="constant" if kind == "inertia_matrix"
@@ -123,14 +109,13 @@ class CudaModel:
 
     def __init__(self, robot, kind: str, parameters: str = "standard", dtype: str = "float64", frame=None,
                  point=None):
-        kind = canonical_kind(kind, tuple(_SIGNATURES))
-        if kind not in KINEMATICS_KINDS and (frame is not None or point is not None):
-            raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)}, not {kind}")
+        kind = canonical_kind(kind, tuple(JOINT_ARGUMENTS))
+        check_frame_point(kind, frame, point)
         if dtype not in ("float64", "float32"):
             raise InputError(f"dtype = {dtype!r}; choose 'float64' or 'float32'")
         cp = _cupy()
         self.robot, self.kind, self.parameters, self.dtype = robot, kind, parameters, np.dtype(dtype)
-        self.joint_names = _SIGNATURES[kind]
+        self.joint_names = JOINT_ARGUMENTS[kind]
         self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, kind, parameters, frame,
                                                                                  point)
         self._cp, self._kernels = cp, {}
@@ -204,13 +189,7 @@ class CudaModel:
         if not bool(cp.all(cp.isfinite(out))):
             raise overflow_error(self.robot.name, f"CUDA {self.kind}", self.dtype.name)
         out = out.T.reshape(batch + tuple(self.model.output_shape))
-        if self.kind not in DERIVATIVE_KINDS:
-            return out
-        from robodyn.dynamics import derivatives   # the numeric function's record of (n, n) blocks
-
-        record = {"inverse_dynamics_derivatives": derivatives.InverseDynamicsDerivatives,
-                  "forward_dynamics_derivatives": derivatives.ForwardDynamicsDerivatives}[self.kind]
-        return record(*(out[..., k:k + n, :] for k in range(0, out.shape[-2], n)))
+        return derivative_record(self.kind, out, n) if self.kind in DERIVATIVE_KINDS else out
 
     def __repr__(self) -> str:
         return f"CudaModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, dtype={self.dtype.name!r})"

@@ -51,12 +51,7 @@ class ConstantRobot:
     by name and floats for the others; every other attribute is the robot's own."""
 
     def __init__(self, robot, derived, theta, r, Ia) -> None:
-        #: the robot itself
-        self.robot = robot
-        self.derived = derived
-        self.theta = theta
-        self.r = r
-        self.Ia = Ia
+        self.robot, self.derived, self.theta, self.r, self.Ia = robot, derived, theta, r, Ia
 
     def __getattr__(self, name: str):
         return getattr(self.robot, name)
@@ -137,10 +132,8 @@ def constants(program: Program, robot, symbolic_geometry: bool, symbolic_inertia
     friction = []
     for i in robot.joint_frames:
         j = i + 1
-        Fc, Fv, Foff = (named(f"{p}{j}", getattr(robot, a)[i], symbolic_inertia)
-                        for p, a in (("FS", "Fc"), ("FV", "Fv"), ("FO", "Foff")))
-        Fst, kst, Bst = (named(f"{p}{j}", getattr(robot, a)[i], symbolic_inertia)
-                         for p, a in (("FST", "Fst"), ("KST", "kst"), ("BST", "Bst")))
+        Fc, Fv, Foff, Fst, kst, Bst = (named(f"{p}{j}", getattr(robot, a)[i], symbolic_inertia) for p, a in (
+            ("FS", "Fc"), ("FV", "Fv"), ("FO", "Foff"), ("FST", "Fst"), ("KST", "kst"), ("BST", "Bst")))
         friction.append((Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst))
     derived = dataclasses.replace(robot.derived, frames=tuple(frames), links=tuple(links),
                                   links_six=tuple(links_six), Ia=Ia[robot.joint_frames])

@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 import symengine as se
 
+from robodyn.dynamics import derivatives
 from robodyn.symbolic.engine import Program
 from robodyn.symbolic.models import CustomizedModel, customized_model
 
@@ -23,6 +24,15 @@ DERIVATIVE_KINDS = MappingProxyType({
     "inverse_dynamics_derivatives": ("inverse_dynamics", ("q", "qd"), ("dtau_dq", "dtau_dqd")),
     "forward_dynamics_derivatives": ("forward_dynamics", ("q", "qd", "tau"), ("dqdd_dq", "dqdd_dqd", "dqdd_dtau")),
 })
+
+
+def derivative_record(kind: str, out, n: int):
+    """The numeric function's record (:class:`robodyn.dynamics.derivatives.InverseDynamicsDerivatives` or
+    ``ForwardDynamicsDerivatives``) of the derivative ``kind`` from its stacked (..., k·n, n) array ``out``: views
+    of its (n, n) row blocks ∂/∂q, ∂/∂q̇ (, ∂/∂Γ)."""
+    record = {"inverse_dynamics_derivatives": derivatives.InverseDynamicsDerivatives,
+              "forward_dynamics_derivatives": derivatives.ForwardDynamicsDerivatives}[kind]
+    return record(*(out[..., k:k + n, :] for k in range(0, out.shape[-2], n)))
 
 
 def _without_step_derivatives(e):

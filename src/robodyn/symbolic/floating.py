@@ -1,18 +1,11 @@
-"""``rd.compile`` of a floating or mobile base robot: the compiled model of its augmented robot, called with
-free-flyer arrays.
+"""``rd.compile`` of a floating or mobile base robot: the compiled model of its augmented robot (six virtual joints
+at zero, then the robot's joints; :mod:`robodyn.dynamics.floating`), called with free-flyer arrays.
 
-The floating-base dynamics are the fixed-base dynamics of the augmented robot (six virtual joints at zero, then
-the robot's joints; :mod:`robodyn.dynamics.floating`), so the customized model (Khalil & Dombre §9.6) generated
-and compiled — C, NumPy or a CUDA kernel — is the augmented robot's, unchanged: it takes the augmented arrays
-q_a, q̇_a, q̈_a (n + 6) with gravity g_0 = ^0R_w g in R_0 as its gravity argument.  This thin wrapper converts the
-free-flyer arrays (q (..., n + 7), v and a (..., n + 6), gravity in the world) into them with
-:func:`robodyn.dynamics.floating.augmented_state` and returns what the compiled function returns: base wrench
-then joint torques, the (n + 6) × (n + 6) inertia matrix, or, for the forward dynamics of a floating base,
-a = [v̇_0, ω̇_0, q̈].
-
-The virtual accelerations are affine in a: q̈_a = a + b(v) with b(v) = [ω_0 × v_0, −(ω_y ω_z, −ω_x ω_z, ω_x ω_y),
-0] (docs/floating-base.md, Method), so the forward dynamics returns a = q̈_a − b(v), q̈_a the augmented robot's
-forward dynamics under τ_a = τ (the virtual joint forces are the base wrench).
+The free-flyer arrays (q (..., n + 7), v and a (..., n + 6), gravity in the world) become the augmented q_a, q̇_a,
+q̈_a and g_0 = ^0R_w g by :func:`robodyn.dynamics.floating.augmented_state`.  The virtual accelerations are affine
+in a: q̈_a = a + b(v) (docs/floating-base.md, Method), so the forward dynamics of a floating base returns
+a = q̈_a − b(v), q̈_a the augmented robot's forward dynamics under τ_a = τ (the virtual joint forces are the base
+wrench).
 """
 
 from __future__ import annotations
@@ -25,6 +18,7 @@ import numpy as np
 from robodyn.arrays import as_real_array, check_out, working_dtype
 from robodyn.dynamics.floating import augmented_robot, augmented_state
 from robodyn.errors import InputError
+from robodyn.symbolic.models import ALIASES
 
 #: kinds compiled for a moving base (the forward dynamics for a floating base only)
 FLOATING_KINDS = ("inverse_dynamics", "inertia_matrix", "forward_dynamics")
@@ -51,16 +45,15 @@ class FloatingCompiledModel:
     """
 
     def __init__(self, robot, kind: str, build, parameters: str = "standard", backend: str = "c"):
-        from robodyn.symbolic.models import ALIASES
-
         kind = ALIASES.get(kind, kind)
         if kind not in FLOATING_KINDS:
             raise InputError(f"kind = {kind!r}: robot '{robot.name}' has a {robot.base} base; rd.compile makes "
-                             f"{', '.join(FLOATING_KINDS)} of a moving base (rd.floating.floating_forward_dynamics for the rest)")
+                             f"{', '.join(FLOATING_KINDS)} of a moving base (rd.floating.floating_forward_dynamics "
+                             "for the rest)")
         if kind == "forward_dynamics" and robot.base != "floating":
             raise InputError(f"kind = 'forward_dynamics': robot '{robot.name}' has a {robot.base} base; the compiled "
-                             "forward dynamics is for a floating base (rd.floating.floating_forward_dynamics(robot, q, v, tau, "
-                             "base_acceleration=...) for a mobile one)")
+                             "forward dynamics is for a floating base (rd.floating.floating_forward_dynamics(robot, q, "
+                             "v, tau, base_acceleration=...) for a mobile one)")
         self.robot, self.kind, self.parameters, self.backend = robot, kind, parameters, backend
         self.model = build(augmented_robot(robot), kind)
         P = inspect.Parameter

@@ -1,25 +1,14 @@
-"""``rd.compile(robot, kind, backend="jax")``: a customized model as a pure JAX function.
+"""``rd.compile(robot, kind, backend="jax")``: a customized model as a pure JAX function (docs/scaling.md, "JAX").
 
-The model is the customized model of Khalil & Dombre §9.6 that the C and CUDA back ends compile (products by 0
-and ±1 folded, constants evaluated off-line), written on ``jax.numpy`` as one straight-line function
-(:func:`robodyn.symbolic.codegen.numpy_code.source` with ``module="jax.numpy"``). ``jax.jit`` compiles it into fused
-kernels on a GPU, with 15–20 % fewer operations than :mod:`robodyn.jax` (which traces the general recursions),
-and ``jax.vmap`` traces it like any JAX function.
-
-Differentiated (``jax.grad``, ``jax.jacfwd``, ``jax.hessian``, a scanned rollout's ``value_and_grad``), inverse
-dynamics, the bias and gravity torques, the inertia matrix and forward dynamics with standard parameters take their
-derivatives (``jax.custom_jvp``) from the loop-free Newton–Euler recursions of :mod:`robodyn.dynamics.loop_free` at
-the same parameters and gravity, as :mod:`robodyn.jax` does, and forward dynamics by the implicit function
-dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)): JAX never differentiates the long straight-line
-program, whose reverse mode took XLA minutes to compile (docs/scaling.md, "Compile time under grad, scan and
-hessian"). Base parameters, the regressor and the derivative kinds are differentiated through the program itself.
-
-The kinematics kinds (a frame's ``jacobian`` and ``jacobian_dot_qd``, ``frame=`` and ``point=``) are the customized
-models of :mod:`robodyn.symbolic.kinematics_model`, as on the C and CUDA back ends, differentiated through the
-program.  As on the CUDA back end, the inertial parameters and friction coefficients are an input (``params``, default the
-robot file's values), so one traced function serves nominal and identified parameters. Inputs are not checked
-beyond their shapes (the function is meant to be traced), and forward dynamics at a state where the inertia
-matrix is singular gives inf or NaN rather than an error.
+The customized model of Khalil & Dombre §9.6 that the C and CUDA back ends compile, written on ``jax.numpy`` as
+one straight-line function (:func:`robodyn.symbolic.codegen.numpy_code.source` with ``module="jax.numpy"``), for
+``jax.jit`` and ``jax.vmap``.  Differentiated, the dynamics kinds with standard parameters take their derivatives
+(``jax.custom_jvp``) from the loop-free recursions of :mod:`robodyn.dynamics.loop_free`, forward dynamics by the
+implicit function dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)): JAX never differentiates the long
+straight-line program (its reverse mode took XLA minutes to compile).  Base parameters, the regressor, the
+derivative and the kinematics kinds are differentiated through the program.  As on the CUDA back end the
+inertial parameters and friction coefficients are an input (``params``).  Inputs are not checked beyond their
+shapes (the function is meant to be traced): forward dynamics at a singular inertia matrix gives inf or NaN.
 """
 
 from __future__ import annotations
@@ -28,18 +17,17 @@ import re
 
 import numpy as np
 
-from robodyn.errors import InputError, RobodynError
+from robodyn.errors import RobodynError
 from robodyn.model.robot import PARAMETER_NAMES
 from robodyn.spatial import jax_matrix, jax_vector
 from robodyn.symbolic.codegen import numpy_code
 from robodyn.symbolic.cuda import call_arguments, kernel_model
-from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS
-from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS
-from robodyn.symbolic.models import canonical_kind
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_record
+from robodyn.symbolic.kinematics_model import check_frame_point
+from robodyn.symbolic.models import JOINT_ARGUMENTS, canonical_kind
 
 #: kinds of the JAX back end (those of the CUDA kernels: the dynamics, the derivatives and a frame's kinematics)
-KINDS = ("inverse_dynamics", "bias_torques", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
-         "inverse_dynamics_derivatives", "forward_dynamics_derivatives") + KINEMATICS_KINDS
+KINDS = tuple(JOINT_ARGUMENTS)
 
 
 #: kinds whose derivatives come from the loop-free recursions (JaxModel._jvp; standard parameters)
@@ -77,8 +65,7 @@ class JaxModel:
             raise JaxUnavailableError("backend='jax' needs JAX: pip install 'robodyn[jax]'") from None
         self._jnp = jnp
         self.robot, self.kind, self.parameters = robot, canonical_kind(kind, KINDS), parameters
-        if self.kind not in KINEMATICS_KINDS and (frame is not None or point is not None):
-            raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)}, not {self.kind}")
+        check_frame_point(self.kind, frame, point)
         self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, self.kind, parameters,
                                                                                  frame, point)
         self.joint_names = tuple(a.name for a in self.model.arguments if a.name not in ("gravity", "params"))
@@ -111,15 +98,7 @@ class JaxModel:
             return jax_vector(values, like, barrier=self.kind != "forward_dynamics")
         rows, columns = self.model.output_shape
         out = jax_matrix([values[r * columns:(r + 1) * columns] for r in range(rows)], like)
-        if self.kind not in DERIVATIVE_KINDS:
-            return out
-        # the derivative model's rows: one (n, n) block per differentiated argument, the numeric function's record
-        from robodyn.dynamics import derivatives
-
-        record = {"inverse_dynamics_derivatives": derivatives.InverseDynamicsDerivatives,
-                  "forward_dynamics_derivatives": derivatives.ForwardDynamicsDerivatives}[self.kind]
-        n = columns
-        return record(*(out[..., k * n:(k + 1) * n, :] for k in range(rows // n)))
+        return derivative_record(self.kind, out, columns) if self.kind in DERIVATIVE_KINDS else out
 
     def _jvp(self, primals, tangents):
         """(f, its tangent): the value from this model, the tangent from the loop-free recursions of

@@ -9,7 +9,11 @@ q only) and J̇ q̇ is its value at q̈ = 0: no recursion of its own, the one tr
 
 from __future__ import annotations
 
+import dataclasses
+
 import symengine as se
+
+from robodyn.errors import InputError
 
 from robodyn.kinematics import ancestors, forward_components, to_parent
 from robodyn.model.arguments import frame_index
@@ -46,14 +50,18 @@ def _acceleration_model(robot, j: int, point, with_qdd: bool) -> CustomizedModel
                           + [f"WP0{k}" for k in (1, 2, 3)])
     args = [Argument(k, (robot.n,), tuple(enumerate(rec.symbols[v.k] for v in x[k]))) for k in names]
     pruned = prog.pruned(list(outs))
-    used = set()
-    for _, e in pruned.assignments:
-        used |= e.free_symbols
+    used = set().union(*(e.free_symbols for _, e in pruned.assignments))
     return CustomizedModel(robot=robot, kind="jacobian_dot_qd", parameters="standard", arguments=args,
                            output_shape=(6,), outputs=list(outs), program=pruned,
                            constants={s: v for s, v in consts.values.items() if s in used},
                            options=dict(symbolic_geometry=False, symbolic_inertia=False, gravity="constant",
                                         wrenches="none", friction=False, method="newton_euler"))
+
+
+def check_frame_point(kind: str, frame, point) -> None:
+    """InputError unless ``frame`` and ``point`` are None or ``kind`` is a kinematics kind (they are its constants)."""
+    if kind not in KINEMATICS_KINDS and (frame is not None or point is not None):
+        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)}, not {kind}")
 
 
 def kinematics_model(robot, kind: str, frame=None, point=None) -> CustomizedModel:
@@ -67,13 +75,9 @@ def kinematics_model(robot, kind: str, frame=None, point=None) -> CustomizedMode
     """
     check_robot(robot)
     if kind not in KINEMATICS_KINDS:
-        from robodyn.errors import InputError
-
         raise InputError(f"kind = {kind!r}; choose one of {', '.join(KINEMATICS_KINDS)}")
     j = frame_index(robot, frame)
     if kind == "jacobian_dot_qd":
         return _acceleration_model(robot, j, point, with_qdd=False)
     m = differentiated(_acceleration_model(robot, j, point, with_qdd=True), ("qdd",), "jacobian")
-    return CustomizedModel(robot=m.robot, kind="jacobian", parameters=m.parameters, arguments=m.arguments[:1],
-                           output_shape=m.output_shape, outputs=m.outputs, program=m.program, constants=m.constants,
-                           options=m.options)
+    return dataclasses.replace(m, kind="jacobian", arguments=m.arguments[:1])

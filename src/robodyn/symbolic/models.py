@@ -29,6 +29,7 @@ from robodyn.dynamics.recursive import aba_components
 from robodyn.model.friction import friction_law
 from robodyn.parameters import standard_parameter_names
 from robodyn.parameters.regressor import link_columns
+from robodyn.symbolic.codegen import c_code, listing, numpy_code, text
 from robodyn.symbolic.codegen.printer import Argument
 from robodyn.symbolic.customize import INPUT_NAMES, WRENCH_NAMES, Recording, assignments, constants, standard_inertia
 from robodyn.symbolic.engine import Program, total_ops
@@ -41,6 +42,20 @@ SHORT = MappingProxyType({"idm": "inverse_dynamics", "inm": "inertia_matrix", "d
                           "gra": "gravity_torques", "ccg": "bias_torques", "dim": "regressor"})
 #: Every alias of a kind: the short names and the former names "gravity" and "bias" (still accepted).
 ALIASES = MappingProxyType({**SHORT, "gravity": "gravity_torques", "bias": "bias_torques"})
+#: The joint arguments of each kind (:data:`KINDS`, then the derivative and kinematics kinds of ``rd.compile``),
+#: as the numeric function of that name takes them after ``robot``.
+JOINT_ARGUMENTS = MappingProxyType({
+    "inverse_dynamics": ("q", "qd", "qdd"),
+    "bias_torques": ("q", "qd"),
+    "gravity_torques": ("q",),
+    "inertia_matrix": ("q",),
+    "forward_dynamics": ("q", "qd", "tau"),
+    "regressor": ("q", "qd", "qdd"),
+    "inverse_dynamics_derivatives": ("q", "qd", "qdd"),
+    "forward_dynamics_derivatives": ("q", "qd", "tau"),
+    "jacobian": ("q",),
+    "jacobian_dot_qd": ("q", "qd"),
+})
 
 
 def pivot_error(robot_name: str, label: str, joint: str):
@@ -132,9 +147,7 @@ class CustomizedModel:
         return f"{self.robot.name}_{self.kind}"
 
     def __str__(self) -> str:
-        from robodyn.symbolic.codegen.listing import listing
-
-        return listing(self, f"{_SUBJECTS[self.kind]} by {_METHOD_TITLES[self.options['method']]}")
+        return listing.listing(self, f"{_SUBJECTS[self.kind]} by {_METHOD_TITLES[self.options['method']]}")
 
     def __repr__(self) -> str:
         c = self.operation_count()
@@ -152,29 +165,19 @@ class CustomizedModel:
 
     # ---- code generation ------------------------------------------------------------------------------
     def numpy_source(self, name: str | None = None) -> str:
-        from robodyn.symbolic.codegen import numpy_code
-
         return numpy_code.source(self, name or self.name)
 
     def numpy_function(self):
         """A Python function evaluating whole batches with NumPy: f(*arrays) -> (..., *output_shape)."""
-        from robodyn.symbolic.codegen import numpy_code
-
         return numpy_code.function(self)
 
     def c_source(self, name: str | None = None) -> str:
-        from robodyn.symbolic.codegen import c_code
-
         return c_code.source(self, name or _c_name(self.name))
 
     def matlab_source(self, name: str | None = None) -> str:
-        from robodyn.symbolic.codegen import text
-
         return text.matlab(self, name or _c_name(self.name))
 
     def julia_source(self, name: str | None = None) -> str:
-        from robodyn.symbolic.codegen import text
-
         return text.julia(self, name or _c_name(self.name))
 
 
@@ -266,8 +269,7 @@ def customized_model(
                        gravity=gravity == "constant" and kind != "inertia_matrix")
     rec = Recording()
     frames = [int(f) + 1 for f in robot.joint_frames]
-    names = {"inverse_dynamics": ("q", "qd", "qdd"), "gravity_torques": ("q",), "bias_torques": ("q", "qd"),
-             "inertia_matrix": ("q",), "regressor": ("q", "qd", "qdd"), "forward_dynamics": ("q", "qd", "tau")}[kind]
+    names = JOINT_ARGUMENTS[kind]
     x = {k: rec.inputs([se.Symbol(f"{INPUT_NAMES[k]}{j}") for j in frames]) for k in names}
     args = [Argument(k, (robot.n,), tuple(enumerate(rec.symbols[v.k] for v in x[k]))) for k in names]
     if kind == "inertia_matrix":
@@ -288,12 +290,10 @@ def customized_model(
     outputs, checks = assignments(prog, rec, outs, out_names)
     # a check's label: a joint's name, or the index of a joint (a Cholesky pivot)
     checks = [(robot.joint_names[j] if isinstance(j, int) else j, p, t) for j, p, t in checks]
-    pruned = prog.pruned(list(outputs) + [e for _, p, t in checks for e in (p, t)])
-    used = set()
-    for _, e in pruned.assignments:
-        used |= e.free_symbols
-    for o in list(outputs) + [e for _, p, t in checks for e in (p, t)]:
-        used |= se.sympify(o).free_symbols
+    reached = list(outputs) + [e for _, p, t in checks for e in (p, t)]
+    pruned = prog.pruned(reached)
+    used = set().union(*(e.free_symbols for _, e in pruned.assignments),
+                       *(se.sympify(o).free_symbols for o in reached))
     return CustomizedModel(
         robot=robot, kind=kind, parameters=parameters, arguments=args, output_shape=shape, outputs=outputs,
         program=pruned, constants={s: v for s, v in consts.values.items() if s in used}, column_names=columns,
@@ -393,9 +393,7 @@ def _regressor(consts, rec, x, g, wr, friction, method, parameters):
     standard, columns = regressor_columns(robot.robot, parameters, friction)
     q, qd, qdd = x["q"], x["qd"], x["qdd"]
     n = robot.n
-    table = {}
-    for k, col, value in link_columns(robot, q, qd, qdd, g, backend=rec.backend):
-        table[k, col] = value
+    table = {(k, col): value for k, col, value in link_columns(robot, q, qd, qdd, g, backend=rec.backend)}
     s = [rec.backend.sign(v) for v in qd]
     index = {name: c for c, name in enumerate(standard_parameter_names(robot.robot, friction))}
     joint = {int(f): k for k, f in enumerate(robot.joint_frames)}
