@@ -1,15 +1,9 @@
 """Hand a robot to Pinocchio or MuJoCo: the same frames, masses, rotor inertias and friction.
 
-Frame j sits on its antecedent at ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j) Rot(z, θ_j)
-Trans(z, r_j) with the joint at zero, and its joint turns about (slides along) z_j, since
-Rot(z, θ + q) Trans(z, r) = Rot(z, θ) Trans(z, r) Rot(z, q) and Trans(z, r + q) = Trans(z, r) Trans(z, q).
-Both exports therefore put one body per moving frame, placed by that constant transform, with a joint about z.
-Fixed frames (σ = 2) are merged into the body of their moving ancestor (Pinocchio) or welded bodies (MuJoCo).
-
-Pinocchio's dynamic parameters are about the body frame's origin, i.e. robodyn's standard parameters reordered;
-MuJoCo wants the mass, the centre of mass and the inertia about it ([9.12] backwards).  Rotor inertia Ia becomes
-the armature, Fv the damping; Fc becomes Pinocchio's ``friction`` and MuJoCo's ``frictionloss`` (a dry-friction
-constraint in MuJoCo, equal to Fc·sign(q̇) only while the joint slides).
+Each moving frame becomes one body placed by the constant ^{a(j)}T_j at q = 0 with a joint about (along) z_j, as
+Rot(z, θ + q) Trans(z, r) = Rot(z, θ) Trans(z, r) Rot(z, q); fixed frames are merged into their moving ancestor's
+body (Pinocchio) or welded bodies (MuJoCo).  Ia becomes the armature, Fv the damping, Fc Pinocchio's ``friction``
+and MuJoCo's ``frictionloss`` (a dry-friction constraint, equal to Fc·sign(q̇) only while the joint slides).
 """
 
 from __future__ import annotations

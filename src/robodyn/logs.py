@@ -1,13 +1,9 @@
 """Joint logs from robots: ROS 1 / ROS 2 bags of ``sensor_msgs/JointState``, CSV, HDF5 and Parquet files.
 
-:func:`read_joint_log` reads one recording into a :class:`JointLog` (times, positions, velocities, efforts, joint
-names), reordered to a robot's joint order by name when a robot is given. ROS bags are read with the pure-Python
-``rosbags`` library (no ROS installation): ROS 1 ``.bag`` files and ROS 2 bags (a folder with ``metadata.yaml``,
-or its ``.db3`` (sqlite3) or ``.mcap`` storage file); MCAP storage is walked by :func:`robodyn.decode.read_mcap`,
-which decompresses each chunk once within robodyn's limits. HDF5 needs ``h5py``, Parquet needs ``pyarrow``.
-
-Before anything is parsed, every file is checked to be a regular file (never a FIFO, device or socket, which
-could block the reader forever) of at most ``max_bytes`` bytes. Names read from a file appear in messages only
+:func:`read_joint_log` reads one recording into a :class:`JointLog`, reordered to a robot's joint order by name
+when a robot is given.  Bags are read with the pure-Python ``rosbags`` library (MCAP storage by
+:func:`robodyn.decode.read_mcap`); HDF5 needs ``h5py``, Parquet ``pyarrow``.  Every file is checked to be a
+regular file within ``max_bytes`` before anything is parsed; names read from a file appear in messages only
 through :func:`robodyn.sanitize.printable`.
 """
 
@@ -171,7 +167,7 @@ def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: in
             raise InputError(f"topic = {topic!r}; give a topic name such as '/joint_states'")
         return _read_bag(path, fmt, topic, robot)
     if fmt == "csv":
-        columns = _csv_columns(path)
+        columns = read_csv_columns(path, None, f"log {printable(str(path))!r}")
     elif fmt == "parquet":
         columns = _parquet_columns(path)
     else:
@@ -430,20 +426,14 @@ MAX_CSV_BYTES = 256 * 2**20
 
 
 def read_csv_columns(path, allowed, what: str, missing_values: bool = False, required=(), hint: str = "") -> dict:
-    """The numeric columns of a CSV file with a header, as ``{name: (rows,) array}``.
+    """The numeric columns of a CSV file with a header, as ``{name: (rows,) array}``: robodyn's one CSV reader.
 
-    The one CSV reader of robodyn: the commands and :func:`read_joint_log` describe a bad cell alike, by its
-    1-based line in the file and its column's name (``"--states s.csv, line 3, column qd1: 'x' is not a
-    number"``).  ``allowed``: the column names the file may have (any order; None: any); ``what``: how messages
-    name the file (e.g.
-    ``"--states states.csv"``). Blank lines are skipped. Without ``missing_values`` every cell must be a finite
-    number; with it an empty cell or ``nan`` is NaN (the caller reports those rows). Errors (InputError) name the
-    file, the line and the column. ``required`` columns are checked first (message ending with ``hint``).
-
-    The file is read through robodyn's one bounded reader (:func:`robodyn.files.read_file_bytes`): at most
-    :data:`MAX_CSV_BYTES` bytes, checked before reading; a FIFO or device (``/dev/zero``) is refused at once. A
-    UTF-8 byte-order mark (spreadsheet exports) is dropped; a cell longer than the csv module's field limit is a
-    one-line error, as any other malformed CSV.
+    ``allowed``: the column names the file may have (any order; None: any); ``what``: how messages name the file
+    (``"--states s.csv"``); ``required`` columns are checked first (message ending with ``hint``).  Blank lines
+    are skipped; without ``missing_values`` every cell must be a finite number, with it an empty cell or ``nan``
+    is NaN.  Read by :func:`robodyn.files.read_file_bytes` within :data:`MAX_CSV_BYTES`, a UTF-8 byte-order mark
+    dropped.  InputError names the file, the 1-based line and the column (``"--states s.csv, line 3, column
+    qd1: 'x' is not a number"``).
     """
     import csv
     import io
@@ -505,10 +495,6 @@ def require_columns(columns: dict, names, what: str, hint: str) -> None:
     if missing:
         raise InputError(f"{what}: missing column(s) {', '.join(missing)}; {hint}")
 
-
-
-def _csv_columns(path: Path) -> dict:
-    return read_csv_columns(path, None, f"log {printable(str(path))!r}")
 
 
 def parquet_file(path, label: str, columns=None):
