@@ -376,8 +376,8 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
 
     n, N = len(names), len(rows)
     check_decoded(f"log {label!r}", f"{N} samples of {n} joints", 3 * 8.0 * N * n)
-    out = {k: np.full((N, n), np.nan) for k in ("position", "velocity", "effort")}
-    present = {"position": np.zeros(N, bool), "velocity": np.zeros(N, bool), "effort": np.zeros(N, bool)}
+    keys = ("position", "velocity", "effort")
+    out, present = {k: np.full((N, n), np.nan) for k in keys}, {k: np.zeros(N, bool) for k in keys}
     maps = {}  # (per distinct name list) the columns of ``names`` in the message
     for i, (msg_names, *values) in enumerate(rows):
         if msg_names not in maps:
@@ -394,7 +394,7 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
                                  "joint names match the log, or a log of this robot")
             maps[msg_names] = np.array([index[name] for name in names], dtype=np.intp)
         cols = maps[msg_names]
-        for key, value in zip(("position", "velocity", "effort"), values):
+        for key, value in zip(keys, values):
             value = np.asarray(value, dtype=float)
             if value.size == 0:
                 continue
@@ -406,17 +406,12 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
     if not present["position"].all():
         i = int(np.flatnonzero(~present["position"])[0])
         raise InputError(f"log {label!r}, message {i} has no positions; every JointState sample needs them")
-    result = [out["position"]]
-    for key in ("velocity", "effort"):
-        if not present[key].any():
-            result.append(None)
-            continue
-        if not present[key].all():
+    for key in keys[1:]:
+        if present[key].any() and not present[key].all():
             i = int(np.flatnonzero(~present[key])[0])
             raise InputError(f"log {label!r}, message {i} has no {key} values although others have; give "
                              f"{key} in every message or in none")
-        result.append(out[key])
-    return tuple(result)
+    return tuple(out[k] if present[k].any() else None for k in keys)
 
 
 # ---- tables: CSV, Parquet, HDF5 ----
