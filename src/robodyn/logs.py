@@ -491,7 +491,6 @@ def require_columns(columns: dict, names, what: str, hint: str) -> None:
         raise InputError(f"{what}: missing column(s) {', '.join(missing)}; {hint}")
 
 
-
 def parquet_file(path, label: str, columns=None):
     """The open ``pyarrow.parquet.ParquetFile`` at ``path``, its declared sizes checked before any page is read.
 

@@ -69,7 +69,6 @@ class Table(_RichTable):
         yield from super().__rich_console__(console, options)
 
 
-
 def compact_table(*headers, **kwargs) -> Table:
     """A :class:`Table` without vertical lines or edges: a rule under the header, one space between columns."""
     from rich import box
