@@ -181,8 +181,9 @@ for _tag, _regexp, _first in (
 ):
     _ModelLoader.add_implicit_resolver(_tag, re.compile(_regexp), _first)
 for _tag, _construct in (("null", yaml.SafeLoader.construct_yaml_null), ("bool", _construct_bool),
-                         ("int", _construct_int), ("float", _construct_float), ("str", yaml.SafeLoader.construct_yaml_str),
-                         ("seq", yaml.SafeLoader.construct_yaml_seq), ("map", yaml.SafeLoader.construct_yaml_map)):
+                         ("int", _construct_int), ("float", _construct_float),
+                         ("str", yaml.SafeLoader.construct_yaml_str), ("seq", yaml.SafeLoader.construct_yaml_seq),
+                         ("map", yaml.SafeLoader.construct_yaml_map)):
     _ModelLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _construct)
 _ModelLoader.add_constructor(None, _construct_undefined)
 
