@@ -912,26 +912,22 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         if j.type != "fixed":
             axis_line[j.name] = (place[:3, 3], place[:3, :3] @ _unit(j.axis, f"{origin}, joint {j.name!r}"))
     scale = max([1.0] + [float(np.abs(T[:3, 3]).max()) for T in world.values()])
-    frame_of_link = {base: np.eye(4)}
+    frame_of_link = {base: np.eye(4)}  # the Khalil–Kleinfinger frame of each link, in the base frame
     below = _children(order)  # link -> the joints of ``order`` it carries
-    kk = []  # (joint, frame pose in base, how)
-    for j in order:
-        Fa = frame_of_link[j.parent]
-        if j.type == "fixed":
-            F, how = world[j.child], "fixed: the URDF link frame"
-        else:
-            F, how = _moving_frame(j, Fa, axis_line, _moving_successors(j, below), world[j.child], scale)
-        kk.append((j, F, how))
-        frame_of_link[j.child] = F
     rows, notes = [], []
     index, joint_names = {}, {k.name for k in order}
     link_of = {}  # row -> the URDF link whose frame it is
-    for j, F, how in kk:
+    for j in order:
+        if j.type == "fixed":
+            F, how = world[j.child], "fixed: the URDF link frame"
+        else:
+            F, how = _moving_frame(j, frame_of_link[j.parent], axis_line, _moving_successors(j, below),
+                                   world[j.child], scale)
+        frame_of_link[j.child] = F
         index[j.child] = len(rows) + 1
         rows.append((j.name, index.get(hang.get(j.name, j.parent), 0), j, F, j.child))
         notes.append(f"{j.name}: {how}" + (f", on the frame of link {hang[j.name]}" if j.name in hang else ""))
-        same = np.allclose(_inv(F) @ world[j.child], np.eye(4), rtol=0, atol=_SNAP * scale)
-        if same:
+        if np.allclose(_inv(F) @ world[j.child], np.eye(4), rtol=0, atol=_SNAP * scale):
             link_of[len(rows)] = j.child
         elif link_frames:
             label = j.child if j.child not in joint_names else f"{j.child}_link"
