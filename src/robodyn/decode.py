@@ -1,18 +1,10 @@
 """Bounded decoding of compressed data files: what a reader decompresses is measured before it is kept.
 
-A few kilobytes of bz2, zstd or lz4 can expand to gigabytes. The readers of robodyn never trust a size that a
-file declares: compressed bytes are decompressed here in steps of 1 MiB, and the file is refused as soon as the
-output passes the size its header declares or :func:`robodyn.files.decoded_limit`
-(:data:`robodyn.files.MAX_DECODED_BYTES`, 1 GiB, lifted by ``--allow-large`` or ``ROBODYN_ALLOW_LARGE=1``).
-
-- MCAP files (ROS 2 bags) are read here (:func:`read_mcap`): each chunk is decompressed once, bounded, and its
-  records parsed from that output.
-- Before the ``rosbags`` library decompresses a ROS 1 bag chunk or a zstd-compressed storage file or message of
-  a sqlite3 ROS 2 bag, the compressed bytes are measured here, each step dropped after it is counted, so that
-  memory stays bounded by the step whatever the file holds.
-
-The record layouts walked here are those of the ROS 1 bag format 2.0 (records of ``header_len, header,
-data_len, data``) and of MCAP (records of ``opcode u8, length u64, content``).
+A few kilobytes of bz2, zstd or lz4 can expand to gigabytes, so no size a file declares is trusted: compressed
+bytes are decompressed here in steps of 1 MiB, and the file is refused as soon as the output passes the size its
+header declares or :func:`robodyn.files.decoded_limit`.  MCAP files (ROS 2 bags) are read here
+(:func:`read_mcap`, records of ``opcode u8, length u64, content``); the ROS 1 bag chunks (format 2.0) and zstd
+files or messages that ``rosbags`` decompresses are measured here first (docs/logs.md).
 """
 
 from __future__ import annotations

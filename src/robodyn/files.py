@@ -1,11 +1,9 @@
 """Output files and folders written atomically, with the modes the user's umask gives, and the one bounded
 reader of every file robodyn reads (:func:`read_file_bytes`).
 
-:func:`write_atomically` renames a filled temporary file over its target (a reader never sees a partial file; a
-device or FIFO is written into, like the shell's ``>``); :func:`write_folder_atomically` does the same for a
-whole folder (``robodyn generate``), which holds a manifest (:data:`MANIFEST`) that ``--force`` checks.  Both
-remove their temporary files on any error, on Ctrl-C and on SIGTERM; those a killed process (SIGKILL, power loss)
-left are removed by the next write of the same target (:func:`remove_stale_temporaries`).
+:func:`write_atomically` and :func:`write_folder_atomically` (with its :data:`MANIFEST`, which ``--force``
+checks) rename a filled temporary over the target, removing it on any error, Ctrl-C or SIGTERM; those a killed
+process left are removed by the next write of the same target (:func:`remove_stale_temporaries`).
 """
 
 from __future__ import annotations
@@ -294,12 +292,10 @@ def write_atomically(path: str | os.PathLike, write: Callable[[IO], None], what:
                      binary: bool = False) -> Path:
     """Call ``write(fh)`` to fill a temporary file next to ``path``, then rename it to ``path``.
 
-    The file gets the mode of the file it replaces, else 0666 minus the umask (like any new file). A symbolic
-    link at ``path`` is replaced by the file (its target is left alone), except a link to an open descriptor
-    (``/dev/stdout``, ``/dev/fd/N``). A target that is (or links to) a character device or a FIFO
-    (``/dev/null``, a named pipe) is never replaced: the whole content is produced first and then written into
-    it, like the shell's ``>``; a FIFO that no process reads is an error, never a wait. Block devices, sockets
-    and other special files are refused.
+    The file gets the mode of the file it replaces, else 0666 minus the umask.  A symbolic link at ``path`` is
+    replaced (its target left alone), except a link to an open descriptor (``/dev/stdout``, ``/dev/fd/N``).  A
+    character device or FIFO (``/dev/null``, a named pipe) is never replaced: the whole content is produced, then
+    written into it, like the shell's ``>``.
 
     Parameters
     ----------
@@ -555,10 +551,9 @@ def read_file_bytes(path: str | os.PathLike, label: str, *, kind: str = "model f
                     limit: int = MAX_FILE_BYTES, error: type[Exception] = ModelFileError) -> bytes:
     """The bytes of the regular file ``path``, read through one bounded path: every file robodyn reads comes here.
 
-    The file is opened without blocking and checked with ``fstat`` before anything is read: a folder, a FIFO, a
-    socket or a device (``/dev/zero``) is refused with one line instead of hanging or reading without end, and a
-    file larger than ``limit`` bytes (a sparse file of gigabytes included) is refused before it is read; at most
-    ``limit + 1`` bytes are ever read (a file that grows meanwhile is refused too).
+    Opened without blocking and checked with ``fstat`` before anything is read: a folder, FIFO, socket or device
+    (``/dev/zero``) is refused instead of hanging, a file over ``limit`` bytes (sparse ones included) before it is
+    read; at most ``limit + 1`` bytes are ever read (a file that grows meanwhile is refused too).
 
     Parameters
     ----------

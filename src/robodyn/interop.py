@@ -1,15 +1,9 @@
 """Hand a robot to Pinocchio or MuJoCo: the same frames, masses, rotor inertias and friction.
 
-Frame j sits on its antecedent at ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j) Rot(z, θ_j)
-Trans(z, r_j) with the joint at zero, and its joint turns about (slides along) z_j, since
-Rot(z, θ + q) Trans(z, r) = Rot(z, θ) Trans(z, r) Rot(z, q) and Trans(z, r + q) = Trans(z, r) Trans(z, q).
-Both exports therefore put one body per moving frame, placed by that constant transform, with a joint about z.
-Fixed frames (σ = 2) are merged into the body of their moving ancestor (Pinocchio) or welded bodies (MuJoCo).
-
-Pinocchio's dynamic parameters are about the body frame's origin, i.e. robodyn's standard parameters reordered;
-MuJoCo wants the mass, the centre of mass and the inertia about it ([9.12] backwards).  Rotor inertia Ia becomes
-the armature, Fv the damping; Fc becomes Pinocchio's ``friction`` and MuJoCo's ``frictionloss`` (a dry-friction
-constraint in MuJoCo, equal to Fc·sign(q̇) only while the joint slides).
+Each moving frame becomes one body placed by the constant ^{a(j)}T_j at q = 0 with a joint about (along) z_j, as
+Rot(z, θ + q) Trans(z, r) = Rot(z, θ) Trans(z, r) Rot(z, q); fixed frames are merged into their moving ancestor's
+body (Pinocchio) or welded bodies (MuJoCo).  Ia becomes the armature, Fv the damping, Fc Pinocchio's ``friction``
+and MuJoCo's ``frictionloss`` (a dry-friction constraint, equal to Fc·sign(q̇) only while the joint slides).
 """
 
 from __future__ import annotations
@@ -196,26 +190,27 @@ def _num(x: float) -> str:
 
 
 def to_mujoco_xml(robot: Robot) -> str:
-    """An MJCF model (XML text) of ``robot`` for MuJoCo.
+    """An MJCF model (XML text) of ``robot`` for MuJoCo (no geoms, hence no contacts).
 
-    One body per frame, nested as the tree, placed by ^{a(j)}T_j at q = 0 (``pos`` and ``quat``); the mass of a
-    fixed frame is merged into the body of its moving ancestor (MuJoCo refuses point masses); a ``hinge``
-    (σ = 0) or ``slide`` (σ = 1) joint about z with ``armature`` = Ia, ``damping`` = Fv, ``frictionloss`` = Fc
-    and ``range`` = qlim, ``actuatorfrcrange`` = ±taulim where finite (MuJoCo has no joint velocity limit, so
-    qdlim is left out); an ``inertial`` with the mass, centre of mass and ``fullinertia`` about
-    it (on the triangle-inequality boundary, raised by at most 1e-9 of its largest principal moment, since MuJoCo
-    tests I1 + I2 >= I3 without tolerance; a larger violation raises :class:`ModelError`).  Gravity is the
-    robot's; the model has no geoms, hence no contacts.  Joint and body names are the frame names.  A link with mass or inertia needs M > 0 and a positive-definite inertia about its centre of
-    mass in MuJoCo (a massless lumped inertia such as PUMA 560 link 1 raises :class:`ModelError`).
-    MuJoCo's qpos order is depth-first: it equals robodyn's q order when frames are numbered
-    depth-first (as :func:`robodyn.from_urdf` numbers them); ``model.joint(name)`` finds a joint otherwise.
-    A floating or mobile base is a body ``base`` with a ``free`` joint ``root_joint`` (qpos [p, quaternion w x y z],
-    qvel [linear velocity in the world frame, angular velocity in R_0]), the base body's inertial
-    (``robot.base_params``, with the fixed frames it carries) and the root frames as its children.
+    One body per frame, named after it, nested as the tree and placed by ^{a(j)}T_j at q = 0; a fixed frame's
+    mass is merged into its moving ancestor's body (MuJoCo refuses point masses).  A ``hinge`` or ``slide`` joint
+    about z carries ``armature`` = Ia, ``damping`` = Fv, ``frictionloss`` = Fc, ``range`` = qlim and
+    ``actuatorfrcrange`` = ±taulim where finite (MuJoCo has no velocity limit); the ``inertial`` holds the mass,
+    centre of mass and ``fullinertia`` about it, raised by at most 1e-9 of its largest principal moment where it
+    lies on the triangle-inequality boundary (MuJoCo tests I1 + I2 >= I3 without tolerance).  MuJoCo's qpos order
+    is depth-first: robodyn's q order when frames are numbered depth-first (as :func:`robodyn.from_urdf` numbers
+    them).  A floating or mobile base is a body ``base`` with a ``free`` joint ``root_joint`` (qpos [p, quaternion
+    w x y z], qvel [linear velocity in the world frame, angular velocity in R_0]) and the base body's inertial.
 
     Returns
     -------
     str
+
+    Raises
+    ------
+    ModelError
+        A link with mass or inertia but no positive mass and positive-definite inertia about its centre of mass
+        (a massless lumped inertia such as PUMA 560 link 1), or a larger violation of the triangle inequality.
     """
     check_robot(robot)
     import xml.etree.ElementTree as ET

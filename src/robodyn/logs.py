@@ -1,13 +1,9 @@
 """Joint logs from robots: ROS 1 / ROS 2 bags of ``sensor_msgs/JointState``, CSV, HDF5 and Parquet files.
 
-:func:`read_joint_log` reads one recording into a :class:`JointLog` (times, positions, velocities, efforts, joint
-names), reordered to a robot's joint order by name when a robot is given. ROS bags are read with the pure-Python
-``rosbags`` library (no ROS installation): ROS 1 ``.bag`` files and ROS 2 bags (a folder with ``metadata.yaml``,
-or its ``.db3`` (sqlite3) or ``.mcap`` storage file); MCAP storage is walked by :func:`robodyn.decode.read_mcap`,
-which decompresses each chunk once within robodyn's limits. HDF5 needs ``h5py``, Parquet needs ``pyarrow``.
-
-Before anything is parsed, every file is checked to be a regular file (never a FIFO, device or socket, which
-could block the reader forever) of at most ``max_bytes`` bytes. Names read from a file appear in messages only
+:func:`read_joint_log` reads one recording into a :class:`JointLog`, reordered to a robot's joint order by name
+when a robot is given.  Bags are read with the pure-Python ``rosbags`` library (MCAP storage by
+:func:`robodyn.decode.read_mcap`); HDF5 needs ``h5py``, Parquet ``pyarrow``.  Every file is checked to be a
+regular file within ``max_bytes`` before anything is parsed; names read from a file appear in messages only
 through :func:`robodyn.sanitize.printable`.
 """
 
@@ -171,7 +167,7 @@ def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: in
             raise InputError(f"topic = {topic!r}; give a topic name such as '/joint_states'")
         return _read_bag(path, fmt, topic, robot)
     if fmt == "csv":
-        columns = _csv_columns(path)
+        columns = read_csv_columns(path, None, f"log {printable(str(path))!r}")
     elif fmt == "parquet":
         columns = _parquet_columns(path)
     else:
@@ -380,8 +376,8 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
 
     n, N = len(names), len(rows)
     check_decoded(f"log {label!r}", f"{N} samples of {n} joints", 3 * 8.0 * N * n)
-    out = {k: np.full((N, n), np.nan) for k in ("position", "velocity", "effort")}
-    present = {"position": np.zeros(N, bool), "velocity": np.zeros(N, bool), "effort": np.zeros(N, bool)}
+    keys = ("position", "velocity", "effort")
+    out, present = {k: np.full((N, n), np.nan) for k in keys}, {k: np.zeros(N, bool) for k in keys}
     maps = {}  # (per distinct name list) the columns of ``names`` in the message
     for i, (msg_names, *values) in enumerate(rows):
         if msg_names not in maps:
@@ -398,7 +394,7 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
                                  "joint names match the log, or a log of this robot")
             maps[msg_names] = np.array([index[name] for name in names], dtype=np.intp)
         cols = maps[msg_names]
-        for key, value in zip(("position", "velocity", "effort"), values):
+        for key, value in zip(keys, values):
             value = np.asarray(value, dtype=float)
             if value.size == 0:
                 continue
@@ -410,17 +406,12 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
     if not present["position"].all():
         i = int(np.flatnonzero(~present["position"])[0])
         raise InputError(f"log {label!r}, message {i} has no positions; every JointState sample needs them")
-    result = [out["position"]]
-    for key in ("velocity", "effort"):
-        if not present[key].any():
-            result.append(None)
-            continue
-        if not present[key].all():
+    for key in keys[1:]:
+        if present[key].any() and not present[key].all():
             i = int(np.flatnonzero(~present[key])[0])
             raise InputError(f"log {label!r}, message {i} has no {key} values although others have; give "
                              f"{key} in every message or in none")
-        result.append(out[key])
-    return tuple(result)
+    return tuple(out[k] if present[k].any() else None for k in keys)
 
 
 # ---- tables: CSV, Parquet, HDF5 ----
@@ -430,20 +421,14 @@ MAX_CSV_BYTES = 256 * 2**20
 
 
 def read_csv_columns(path, allowed, what: str, missing_values: bool = False, required=(), hint: str = "") -> dict:
-    """The numeric columns of a CSV file with a header, as ``{name: (rows,) array}``.
+    """The numeric columns of a CSV file with a header, as ``{name: (rows,) array}``: robodyn's one CSV reader.
 
-    The one CSV reader of robodyn: the commands and :func:`read_joint_log` describe a bad cell alike, by its
-    1-based line in the file and its column's name (``"--states s.csv, line 3, column qd1: 'x' is not a
-    number"``).  ``allowed``: the column names the file may have (any order; None: any); ``what``: how messages
-    name the file (e.g.
-    ``"--states states.csv"``). Blank lines are skipped. Without ``missing_values`` every cell must be a finite
-    number; with it an empty cell or ``nan`` is NaN (the caller reports those rows). Errors (InputError) name the
-    file, the line and the column. ``required`` columns are checked first (message ending with ``hint``).
-
-    The file is read through robodyn's one bounded reader (:func:`robodyn.files.read_file_bytes`): at most
-    :data:`MAX_CSV_BYTES` bytes, checked before reading; a FIFO or device (``/dev/zero``) is refused at once. A
-    UTF-8 byte-order mark (spreadsheet exports) is dropped; a cell longer than the csv module's field limit is a
-    one-line error, as any other malformed CSV.
+    ``allowed``: the column names the file may have (any order; None: any); ``what``: how messages name the file
+    (``"--states s.csv"``); ``required`` columns are checked first (message ending with ``hint``).  Blank lines
+    are skipped; without ``missing_values`` every cell must be a finite number, with it an empty cell or ``nan``
+    is NaN.  Read by :func:`robodyn.files.read_file_bytes` within :data:`MAX_CSV_BYTES`, a UTF-8 byte-order mark
+    dropped.  InputError names the file, the 1-based line and the column (``"--states s.csv, line 3, column
+    qd1: 'x' is not a number"``).
     """
     import csv
     import io
@@ -504,11 +489,6 @@ def require_columns(columns: dict, names, what: str, hint: str) -> None:
     missing = [c for c in names if c not in columns]
     if missing:
         raise InputError(f"{what}: missing column(s) {', '.join(missing)}; {hint}")
-
-
-
-def _csv_columns(path: Path) -> dict:
-    return read_csv_columns(path, None, f"log {printable(str(path))!r}")
 
 
 def parquet_file(path, label: str, columns=None):

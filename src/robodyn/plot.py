@@ -75,17 +75,7 @@ def torques(t, tau, *, names=None, title: str | None = None, ylabel: str = "join
         Legend entries (default "joint 1".."joint n"; e.g. ``robot.q_names``), shown as they are: a ``$`` is
         a dollar sign, not math text (``title`` is Matplotlib text, math included).
     """
-    t, tau = _series(t, tau, "tau")
-    fig = Figure(figsize=(8, 4.5), layout="constrained")
-    ax = fig.add_subplot()
-    for k, label in enumerate(_names(names, tau.shape[1])):
-        ax.plot(t, tau[:, k], label=label)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title or "joint torques")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize="small")
-    return _finish(fig, path)
+    return _panels(t, [("tau", tau, ylabel)], names, title or "joint torques", path, height=4.5)
 
 
 def trajectory(t, q, qd=None, qdd=None, *, names=None, title: str | None = None,
@@ -120,13 +110,13 @@ def simulation(result, *, names=None, title: str | None = None, path: str | os.P
     return _panels(result.t, [r for r in rows if r[1] is not None], names, title or "simulation", path)
 
 
-def _panels(t, rows, names, title, path) -> Figure:
+def _panels(t, rows, names, title, path, height: float | None = None) -> Figure:
     data = [(key, *_series(t, y, key), label) for key, y, label in rows]
     n = data[0][2].shape[1]
     if any(y.shape[1] != n for _, _, y, _ in data):
         raise InputError(f"arguments {', '.join(k for k, *_ in data)} must have the same number of joints n = {n}")
     labels = _names(names, n)
-    fig = Figure(figsize=(8, 2.6 * len(data) + 0.6), layout="constrained")
+    fig = Figure(figsize=(8, height or 2.6 * len(data) + 0.6), layout="constrained")
     axes = fig.subplots(len(data), 1, sharex=True, squeeze=False)[:, 0]
     for ax, (_, tt, y, label) in zip(axes, data):
         for k in range(n):
@@ -283,10 +273,7 @@ def ellipsoids(robot, q, *, kind: str = "manipulability", frame: int | str | Non
 
 def _base_frame_axes(ax, title: str) -> None:
     """3-D axes in the base frame R_0: labelled in metres, equal scales, titled."""
-    ax.set_xlabel("x0 (m)")
-    ax.set_ylabel("y0 (m)")
-    ax.set_zlabel("z0 (m)")
-    ax.set_title(title)
+    ax.set(xlabel="x0 (m)", ylabel="y0 (m)", zlabel="z0 (m)", title=title)
     ax.set_aspect("equal")
     # Equal scales squeeze the tick labels of a 3-D box together: at most four ticks per axis keep them apart.
     for axis in (ax.xaxis, ax.yaxis, ax.zaxis):

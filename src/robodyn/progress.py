@@ -1,15 +1,8 @@
 """Progress of long operations (compiling, identification, optimisation, studies).
 
-One mechanism for the library and the command line: a transient bar on standard error that appears only when
-standard error is a terminal and the operation has run for more than ``delay`` seconds. On a pipe, in a log file
-or under pytest nothing is drawn, so standard output stays clean for tables and JSON.
-
-Usage::
-
-    with progress("compiling inverse dynamics", total=None) as bar:   # total None: a spinner
-        ...
-        bar.update(completed=3, total=10, description="step 3")
-        bar.advance()
+One mechanism for the library and the command line: a transient bar on standard error, drawn only when standard
+error is a terminal and the operation has run for more than ``delay`` seconds, so standard output stays clean.
+``with progress("compiling", total=None) as bar: ... bar.update(completed=3, total=10); bar.advance()``.
 """
 
 from __future__ import annotations

@@ -1,51 +1,8 @@
 """The one gate between text from a model file and what robodyn writes or executes.
 
-A model file is data from someone else (shared between labs, downloaded with papers). Its strings — the robot
-name, joint/link names, ``source`` and descriptions — reach generated source code, comments, docstrings,
-identifiers and file names only through the functions of this module:
-
-``identifier(text)``
-    A name usable as an identifier in Python, C99, MATLAB and Julia and as a file name. The rule:
-
-    1. Unicode NFKD normalisation, then ASCII only (accents dropped: ``"Bräu"`` → ``"Brau"``);
-    2. every run of characters outside ``[A-Za-z0-9_]`` becomes one ``_``, and ``_`` is stripped at both ends
-       (``"my-robot 2"`` → ``"my_robot_2"``, ``"__init__"`` → ``"init"``);
-    3. empty → ``"robot"``; a leading digit gets the prefix ``m_`` (``"6dof"`` → ``"m_6dof"``);
-    4. longer than :data:`MAX_IDENTIFIER` + 9 (57) characters: cut to 48, then ``_`` and 8 hex digits of the SHA-256
-       of the original text, so that two long names stay distinct;
-    5. a keyword or reserved name of Python, C, MATLAB or Julia, or a name the generated code itself uses
-       (``np``, ``out``, ``sin``, ...), gets the suffix ``_`` (``"int"`` → ``"int_"``).
-
-    The result matches ``[A-Za-z][A-Za-z0-9_]*`` and has at most 57 characters.
-
-``identifiers(texts)``
-    ``identifier`` of each, made unique in order: a repeated result gets ``_2``, ``_3``, ... .
-
-``comment(text)``
-    Text safe inside any comment or docstring of the four languages: NFKD → ASCII, every character outside
-    letters, digits, space and ``_-.,:;()+=<>'!@&|~^/`` becomes ``_`` (so no newline, quote, backslash,
-    ``*``, ``#``, ``%``, ``{``, ``}``, ``?`` or ``$`` remains: no ``*/``, ``\"\"\"``, ``%{``, ``#=``, trigraph or
-    line splice can end the comment), whitespace runs become one space, at most :data:`MAX_COMMENT` (200)
-    characters.
-
-``markdown(text)``
-    Text safe inside Markdown and HTML (the ``README.md`` robodyn generate writes): ``comment(text)`` with every
-    ASCII punctuation character escaped by a backslash, as CommonMark allows for each of them (``<img>`` →
-    ``\\<img\\>``): no tag, entity, link, emphasis, code span or table cell can start; a renderer shows the
-    text of ``comment(text)``.
-
-``figure_text(text)``
-    Text shown literally in a Matplotlib figure (titles, labels): every ``$`` becomes ``\\$``, so Matplotlib
-    never parses math text in it (a robot named ``$\\frac{$`` would otherwise make drawing fail).
-
-``printable(text)``
-    Text safe to print on a terminal: tabs and line breaks become spaces, and every other control or format
-    character (escape sequences, bidirectional overrides, ...) is shown as ``\\xNN`` / ``\\uNNNN``. The
-    command line shows model-file text only through it.
-
-``child_path(folder, name)``
-    ``folder / name`` for a file name built by robodyn, checked to stay inside ``folder`` (one plain component:
-    no separator, no ``..``, not absolute).
+A model file is data from someone else.  Its strings (robot name, joint/link names, ``source``, descriptions)
+reach generated source code, comments, docstrings, identifiers, file names, figures and the terminal only
+through the functions of this module.
 """
 
 from __future__ import annotations
@@ -88,7 +45,14 @@ def _ascii(text) -> str:
 
 
 def identifier(text, default: str = "robot") -> str:
-    """A safe identifier for ``text`` (see the module docstring for the rule)."""
+    """A name usable as an identifier in Python, C99, MATLAB and Julia and as a file name.
+
+    NFKD → ASCII; every run of characters outside ``[A-Za-z0-9_]`` becomes one ``_``, stripped at both ends;
+    empty → ``default``; a leading digit gets ``m_``; longer than :data:`MAX_IDENTIFIER` + 9 (57) characters: cut
+    to 48, then ``_`` and 8 hex digits of the SHA-256 of ``text`` (long names stay distinct); a reserved name
+    (:data:`RESERVED`) gets the suffix ``_``.  The result matches ``[A-Za-z][A-Za-z0-9_]*``: ``"my-robot 2"`` →
+    ``"my_robot_2"``, ``"6dof"`` → ``"m_6dof"``, ``"int"`` → ``"int_"``.
+    """
     s = _NOT_IDENT.sub("_", _ascii(text))
     s = s.strip("_") or default
     if s[0].isdigit():
@@ -116,7 +80,12 @@ def identifiers(texts, default: str = "robot") -> list[str]:
 
 
 def comment(text, limit: int = MAX_COMMENT) -> str:
-    """``text`` as one line that no comment or docstring syntax can be closed by (see the module docstring)."""
+    """``text`` as one line that no comment or docstring of the four languages can be closed by.
+
+    NFKD → ASCII; every character outside letters, digits, space and ``_-.,:;()+=<>'!@&|~^/`` becomes ``_`` (no
+    newline, quote, backslash, ``*``, ``#``, ``%``, ``{``, ``}``, ``?`` or ``$`` remains: no ``*/``, ``\"\"\"``,
+    ``%{``, ``#=``, trigraph or line splice), whitespace runs become one space, at most ``limit`` characters.
+    """
     s = _ascii(text)
     s = " ".join(_NOT_COMMENT.sub("_", " ".join(s.split())).split())
     if len(s) > limit:
@@ -125,7 +94,8 @@ def comment(text, limit: int = MAX_COMMENT) -> str:
 
 
 def markdown(text, limit: int = MAX_COMMENT) -> str:
-    """``comment(text)`` with every ASCII punctuation character backslash-escaped (see the module docstring)."""
+    """``comment(text)`` with every ASCII punctuation character backslash-escaped, as CommonMark allows: safe in
+    Markdown and HTML (no tag, entity, link, emphasis, code span or table cell can start)."""
     return _MARKDOWN_PUNCTUATION.sub(r"\\\g<0>", comment(text, limit))
 
 
@@ -135,7 +105,8 @@ def figure_text(text) -> str:
 
 
 def printable(text) -> str:
-    """``text`` with tabs/line breaks as spaces and other control or format characters escaped (see above)."""
+    """``text`` safe on a terminal: tabs and line breaks as spaces, every other control or format character
+    (escape sequences, bidirectional overrides, ...) shown as ``\\xNN`` / ``\\uNNNN``."""
     out = []
     for ch in str(text):
         if ch in "\t\n\r\v\f\u2028\u2029\x85":

@@ -1,21 +1,9 @@
 """See the robot: a local 3-D web viewer (viser) and animations for reports (matplotlib).
 
-The links are drawn along the Khalil–Kleinfinger geometry: link j goes from the origin O_a(j) of its antecedent
-along z_a(j) by b_j, then along the common normal x_j by d_j, then along z_j by r_j to O_j (the frame
-transformation ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j) Rot(z, θ_j) Trans(z, r_j), Khalil &
-Dombre §9.5).  :func:`link_segments` returns those three segments per frame; the viewer draws them as capsules
-(cylinders with spheres at the joints) and each frame R_j as axes (x red, y green, z blue).
-
-A robot loaded from a URDF is drawn with the URDF's visual geometry instead (meshes, boxes, cylinders, spheres:
-``rd.view(robot, urdf="arm.urdf", package_dirs=[...])``), each mesh name resolved only inside the folders the
-caller trusts (:func:`resolve_mesh`).
-
-``rd.view(robot)`` serves a page on ``http://127.0.0.1:PORT`` with one slider per joint, and plays back a motion
-(``viewer.play(t, q)``) — a ``simulate`` result, a trajectory or an identification run, whose torque error per joint
-(measured vs predicted) colours the links.  The page and its client code are served by the viser package from the
-local machine: it makes no request beyond the host it was opened on, and only the viewer's own page may open the
-websocket of the scene (:attr:`Viewer.url`), so a web page open in the same browser can neither read the scene nor
-move the sliders.  ``rd.animate(...)`` writes a GIF or MP4 of a motion for reports.
+Links are drawn along the Khalil–Kleinfinger geometry (:func:`link_segments`, Khalil & Dombre §9.5), or with a
+URDF's visual geometry, each mesh name resolved only inside the folders the caller trusts (:func:`resolve_mesh`).
+The viewer's page is served from the local machine, and only that page, holding the token of :attr:`Viewer.url`,
+may open the scene's websocket.  docs/viewer.md describes both.
 """
 
 from __future__ import annotations
@@ -270,15 +258,13 @@ def com_hull_points(robot, urdf, package_dirs=()) -> tuple:
     Parameters
     ----------
     robot : Robot — the model read from ``urdf`` (``rd.from_urdf``).
-    urdf : str or path — the URDF file; meshes are resolved as the viewer resolves them (:func:`resolve_mesh`).
-    package_dirs : sequence of paths — folders holding the packages that ``package://`` names refer to.
+    urdf, package_dirs — as for :func:`view`.
 
     Returns
     -------
-    tuple of nf entries — entry j: an array (m, 3) of points in frame R_(j+1) (m), the vertices of every mesh,
-    box, cylinder and sphere placed on that frame (the centre of mass of the body lies in their convex hull when
-    the visuals enclose the body), or None where the frame carries no visual or one of its visuals did not load
-    (a UserWarning names it: a partial hull would exclude the true centre of mass).
+    tuple of nf entries — entry j: the vertices (m, 3) (m) in frame R_(j+1) of every visual placed on that frame,
+    or None where the frame carries none or one did not load (a UserWarning names it: a partial hull would
+    exclude the true centre of mass).
     """
     robot = check_robot(robot)
     loaded, failed = _urdf_meshes(robot, urdf, package_dirs, consequence="its frame gets no centre-of-mass hull")
@@ -607,19 +593,14 @@ def animate(robot, t, q, path: str | os.PathLike, *, fps: float = 25.0, title: s
         Joint positions (rad | m) at those times; the animation samples them at ``fps`` frames per second of
         motion time (linear interpolation).
     path : str or path
-        ``.gif`` or ``.mp4``; written atomically (nothing is left behind on error, an existing file is replaced
-        only if it is a regular file).
+        ``.gif`` or ``.mp4``; written atomically (an existing file is replaced only if it is a regular file).
     fps : float
         Frames per second, from 0.01 (a GIF frame lasts at most 655 s) to 1000.
     title : str, optional
         Figure title (the robot's name by default); shown as plain text.
-    urdf : str or PathLike, optional
-        The URDF ``robot`` was loaded from: each of its visuals (meshes, boxes, cylinders, spheres; read as
-        :func:`view` reads them, needs trimesh) is drawn as its convex hull on the frame that carries it, over the
-        links' segments.  The hull keeps a link's extent in a few hundred faces: matplotlib draws every face in
-        software, and a UR5's visual meshes hold about 96,000.
-    package_dirs : sequence of str or PathLike
-        Folders for ``package://PKG/...`` mesh names, as for :func:`view`.
+    urdf, package_dirs
+        As for :func:`view`: each visual is drawn as its convex hull (a few hundred faces, which matplotlib draws
+        in software) on the frame that carries it, over the links' segments.
 
     Returns
     -------

@@ -9,11 +9,8 @@ import sys
 from robodyn.version import __version__
 
 
-#: The command modules, in the order of ``robodyn --help``; each registers its commands on import (core: list,
-#: info, id; model: model, fd, properties; studies: accuracy, opcount, demo puma-line; kozlowski: demo
-#: kozlowski-puma; parameters: base-params; calibration: calibrate-gravity, calibration-poses, demo wam-gravity;
-#: identification: identify, excite; kinematics: fk, jacobian, ik, identify-payload; the others: the command of
-#: their name).
+#: The command modules, in the order of ``robodyn --help``; each registers its commands (named in its docstring)
+#: on import.
 _COMMANDS = ("core", "model", "studies", "kozlowski", "generate", "parameters", "calibration", "identification",
              "simulation", "view", "kinematics")
 

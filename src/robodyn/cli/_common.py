@@ -69,7 +69,6 @@ class Table(_RichTable):
         yield from super().__rich_console__(console, options)
 
 
-
 def compact_table(*headers, **kwargs) -> Table:
     """A :class:`Table` without vertical lines or edges: a rule under the header, one space between columns."""
     from rich import box
@@ -144,11 +143,9 @@ def one_line(text) -> str:
 
 @contextmanager
 def user_errors():
-    """Turn robodyn errors and file-system errors into one line on stderr and exit code 2 (no traceback).
-
-    NumPy's floating-point RuntimeWarnings are silenced inside: an overflow that matters is an error of its own
-    (NumericOverflowError, one line), and the warnings would add lines of source code to that one line. A
-    MemoryError that the command's estimate (robodyn.cli._limits) did not foresee is one line too."""
+    """Turn robodyn errors, file-system errors and an unforeseen MemoryError into one line on stderr and exit
+    code 2 (no traceback).  NumPy's RuntimeWarnings are silenced inside: an overflow that matters raises
+    NumericOverflowError, and the warnings would add lines of source code to that one line."""
     import warnings
 
     try:

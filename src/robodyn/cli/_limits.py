@@ -1,12 +1,9 @@
 """Checks the CLI makes before it computes: numeric options in range, and the work a command asks for.
 
-A 37 KB model file can describe a thousand joints, and ``--samples 100000000`` is easy to type: without these
-checks the commands allocate tens of GiB (or run for hours) and end in a raw MemoryError. Every numeric option
-is checked to be a finite number within the range its help states, and the memory a command needs is estimated
-from n (joints), samples, steps, states and rows before anything is allocated. A request above the limits
-(:data:`MAX_BYTES`, :data:`MAX_SECONDS` of estimated work, :data:`MAX_SYMBOLIC_JOINTS`) is refused in one line
-naming the estimate; ``robodyn --allow-large COMMAND ...`` or the environment variable ``ROBODYN_ALLOW_LARGE=1``
-lifts them for users who mean it (docs/getting-started.md, "Limits of the command line").
+Every numeric option is checked to be a finite number within the range its help states, and the memory and time
+a command needs are estimated before anything is allocated; a request above :data:`MAX_BYTES`,
+:data:`MAX_SECONDS` or :data:`MAX_SYMBOLIC_JOINTS` is refused in one line naming the estimate, unless
+``robodyn --allow-large`` or ``ROBODYN_ALLOW_LARGE=1`` lifts the limits (docs/getting-started.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Everything the algorithms derive from a robot, computed once when the :class:`~robodyn.model.robot.Robot` is built.
 
-A robot is immutable data, so what depends only on it — the 0-based antecedent and joint indices, the constant part
-of each frame transform, the link constants as Python floats — is computed in its constructor and stored on it
-(``robot.derived``, immutable too) instead of being recomputed at every call; what is computed later, on first
-use (kernels, compiled entries), lives in :mod:`robodyn.model.workspace`.  Every array here and
-on the robot is a view of an immutable ``bytes`` buffer: NumPy refuses to make it writeable again, so no algorithm
-(and no user) can change a robot after it is built; :meth:`Robot.replace` and :func:`robodyn.with_parameters`
-build a new one.
+Stored as ``robot.derived``; every array here and on the robot is a view of an immutable ``bytes`` buffer
+(:func:`frozen`), so no algorithm or user can change a robot after it is built.
 """
 
 from __future__ import annotations
@@ -57,8 +52,7 @@ class RobotData:
     end_frame : int
         Frame number j (1..nf) of the tip of the longest movable chain (:func:`end_frame`).
 
-    What robodyn computes lazily from a robot (kernels, compiled entries, memos) is not kept here but in the
-    workspace of :mod:`robodyn.model.workspace`, keyed by the robot's content.
+    What is computed lazily (kernels, compiled entries, memos) lives in :mod:`robodyn.model.workspace`.
     """
 
     parent: tuple[int, ...]
@@ -113,9 +107,8 @@ def end_frame(robot) -> int:
     """Frame number j (1..nf) of the robot's end frame: the tip of its longest movable chain.
 
     Among the paths from the base, the one through the most joints (σ ≠ 2) wins, then the one through the most
-    frames (a fixed tool frame after the last joint counts), then the higher frame number: for a serial robot
-    this is frame nf, as before; for a tree it is the tip of the main arm, not a sensor or CAD frame hung
-    beside it.  Computed once, when the robot is built (``robot.derived.end_frame``).
+    frames (a fixed tool frame after the last joint counts), then the higher frame number: frame nf for a serial
+    robot, the tip of the main arm (not a sensor or CAD frame beside it) for a tree.
     """
     return robot.derived.end_frame
 

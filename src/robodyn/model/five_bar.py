@@ -1,20 +1,8 @@
 """Five-bar linkages of De Luca's "Robots with closed kinematic chains" as closed-chain models
-(:class:`~robodyn.model.closed_chain.ClosedChainRobot`).
-
-* :func:`planar_five_bar` — the planar five-bar of the MIT Direct Drive Mark IV type: two motors on the base
-  (axes z₀, ``base`` apart along x₀) turn the proximal links 1 and 2; the distal links 3 (hinged at the end of
-  link 1) and 4 (at the end of link 2) meet at the end effector, where the loop is cut (a revolute joint: the
-  tips coincide in x, y).  2 active, 2 passive joints, 2 closure equations.
-* :func:`spatial_five_bar` — a spatial five-bar of the University of Minnesota direct-drive-arm type: motor 1
-  turns link 1 about the vertical z₀, motor 2 link 2 about a horizontal axis; the distal link 3 hangs from link 1
-  by a universal joint (two passive revolute joints whose axes intersect, the cross massless), the distal link 4
-  from link 2 by a revolute joint, and links 3 and 4 meet in a spherical joint at the end effector, the cut joint
-  (the tips coincide in x, y, z).  2 active, 3 passive joints, 3 closure equations.
-
-The dimensions and masses are illustrative (uniform rods), not the published machines'; every argument can be
-changed.  A loop cut at a *revolute* joint of a spatial loop would also need the orientation constraints of that
-joint, which :class:`~robodyn.model.closed_chain.LoopClosure` (point coincidence) does not express — see
-docs/closed-chains.md for the limitation; the spherical cut needs none.
+(:class:`~robodyn.model.closed_chain.ClosedChainRobot`): :func:`planar_five_bar` (MIT Direct Drive Mark IV
+type: 2 active, 2 passive joints, cut at the revolute end effector) and :func:`spatial_five_bar` (University of
+Minnesota direct-drive-arm type: 2 active, 3 passive joints, cut at the spherical end effector).  Dimensions and
+masses are illustrative uniform rods; every one is an argument (docs/closed-chains.md).
 """
 
 from __future__ import annotations

@@ -12,9 +12,8 @@ Schema (the contract users write; missing keys default to 0, antecedent to j −
       - {XX: 0, XY: 0, XZ: 0, YY: 0, YZ: 0, ZZ: 1.2, MX: 0, MY: 0, MZ: 0, M: 10, Ia: 0, Fc: 0, Fv: 0}
       # or: {mass: m, com: [x, y, z], inertia_com: [[..],[..],[..]], Ia: .., Fc: .., Fv: ..}
 
-Angles are in radians; a number may be written as an expression of ``pi`` (``pi/2``, ``-pi/2``), within the
-small grammar of :func:`_expression`.  Files are read by a restricted YAML loader (:class:`_ModelLoader`): the
-limits are the ``MAX_*`` constants below, documented in docs/getting-started.md.
+Angles are in radians; a number may be an expression of ``pi`` (:func:`_expression`).  Files are read by a
+restricted YAML loader (:class:`_ModelLoader`) within the ``MAX_*`` limits below (docs/getting-started.md).
 """
 
 from __future__ import annotations
@@ -101,11 +100,9 @@ class _ModelLoader(yaml.composer.Composer, *_PARSER, yaml.constructor.SafeConstr
     def compose_node(self, parent, index):
         self.path.append(index.value if isinstance(index, yaml.ScalarNode) else index)
         event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            self._fail(f"alias '*{event.anchor}' not allowed; model files may not use anchors and aliases, "
-                       "write each value out", event.start_mark)
         if getattr(event, "anchor", None) is not None:
-            self._fail(f"anchor '&{event.anchor}' not allowed; model files may not use anchors and aliases, "
+            what = "alias '*" if isinstance(event, yaml.AliasEvent) else "anchor '&"
+            self._fail(f"{what}{event.anchor}' not allowed; model files may not use anchors and aliases, "
                        "write each value out", event.start_mark)
         if len(self.path) > MAX_DEPTH:
             self._fail(f"nested more than {MAX_DEPTH} levels deep; a model file needs at most 6", event.start_mark)
@@ -183,13 +180,11 @@ for _tag, _regexp, _first in (
     ("tag:yaml.org,2002:float", rf"({_FLOAT_12.pattern[:-2]}|{_INF_12.pattern[:-2]}|{_NAN_12.pattern[:-2]})\Z", list("-+.0123456789")),
 ):
     _ModelLoader.add_implicit_resolver(_tag, re.compile(_regexp), _first)
-_ModelLoader.add_constructor("tag:yaml.org,2002:null", yaml.SafeLoader.construct_yaml_null)
-_ModelLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
-_ModelLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_ModelLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
-_ModelLoader.add_constructor("tag:yaml.org,2002:str", yaml.SafeLoader.construct_yaml_str)
-_ModelLoader.add_constructor("tag:yaml.org,2002:seq", yaml.SafeLoader.construct_yaml_seq)
-_ModelLoader.add_constructor("tag:yaml.org,2002:map", yaml.SafeLoader.construct_yaml_map)
+for _tag, _construct in (("null", yaml.SafeLoader.construct_yaml_null), ("bool", _construct_bool),
+                         ("int", _construct_int), ("float", _construct_float),
+                         ("str", yaml.SafeLoader.construct_yaml_str), ("seq", yaml.SafeLoader.construct_yaml_seq),
+                         ("map", yaml.SafeLoader.construct_yaml_map)):
+    _ModelLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _construct)
 _ModelLoader.add_constructor(None, _construct_undefined)
 
 
@@ -228,17 +223,13 @@ def list_robots() -> list[str]:
 
 
 def load(name_or_path: str | os.PathLike, strict: bool = True, floating: bool = False) -> Robot:
-    """Load a built-in robot by name (see :func:`list_robots`), a model file ``*.yaml`` or a URDF file ``*.urdf``.
+    """Load a built-in robot by name (see :func:`list_robots`), a model file ``*.yaml``, a URDF file ``*.urdf``
+    (:func:`robodyn.from_urdf`, default options) or a MuJoCo MJCF ``*.xml``.
 
-    The rule: a ``str`` with no folder separator and no ``.yaml`` / ``.yml`` / ``.urdf`` suffix that names a
-    built-in robot is that robot, whatever exists in the current folder (a folder ``rx90`` written by
-    ``robodyn generate rx90 --out rx90`` does not hide it); write ``./rx90`` to mean a file of that name.
-    Anything else (a ``os.PathLike``, a name with a separator or a suffix, an unknown bare name that is
-    an existing file) is read as a model file of at most :data:`MAX_FILE_BYTES` bytes of UTF-8 text; a
-    ``.urdf`` file goes to :func:`robodyn.from_urdf` (whole tree, default options).
-    ``strict=False`` accepts published inertias that violate the triangle inequality, with a warning.
-    ``floating=True`` gives the robot a floating base (``base="floating"``); a URDF's root link then becomes the
-    base body (:func:`robodyn.from_urdf`).
+    A ``str`` with no folder separator and no suffix that names a built-in robot is that robot, whatever exists
+    in the current folder; write ``./rx90`` to mean a file of that name.  ``strict=False`` accepts published
+    inertias that violate the triangle inequality, with a warning; ``floating=True`` gives the robot a floating
+    base (a URDF's root link then becomes the base body).
 
     Raises
     ------
@@ -337,10 +328,10 @@ def robot_from_document(doc, origin: str, strict: bool = True) -> Robot:
             qlim.append([_limit(row, "qmin", -math.inf, where), _limit(row, "qmax", math.inf, where)])
             for field, key in (("qdlim", "qdmax"), ("taulim", "taumax")):
                 rates[field].append(_limit(row, key, math.inf, where))
-        elif "qmin" in row or "qmax" in row:
-            raise ModelFileError(f"{where}: field qmin/qmax on a fixed frame (sigma: 2); remove it")
-        elif "qdmax" in row or "taumax" in row:
-            raise ModelFileError(f"{where}: field qdmax/taumax on a fixed frame (sigma: 2); remove it")
+        else:
+            for pair in (("qmin", "qmax"), ("qdmax", "taumax")):
+                if any(k in row for k in pair):
+                    raise ModelFileError(f"{where}: field {'/'.join(pair)} on a fixed frame (sigma: 2); remove it")
     params = np.zeros((nf, 10))
     extra = {k: np.zeros(nf) for k in _LINK_EXTRA}
     for j, row in enumerate(links, start=1):

@@ -1,22 +1,11 @@
 """MuJoCo MJCF models → :class:`Robot` in Khalil–Kleinfinger notation (:func:`from_mjcf`).
 
-MuJoCo itself compiles the file (the ``mujoco`` extra): defaults and classes, ``childclass``, angles in degrees
-or radians, ``euler`` / ``axisangle`` / ``xyaxes`` / ``zaxis`` orientations, ``autolimits`` are all resolved
-as MuJoCo resolves them.  Before that the text is read through robodyn's bounded reader and checked (no
-``<!DOCTYPE>``, no ``<include>``), and what the dynamics do not use — geoms, meshes and other assets, sites,
-cameras, lights, actuators, sensors, tendons, equality constraints, contacts, keyframes — is removed, so that a
-model whose meshes are missing still loads (every body with mass then needs its ``<inertial>``).
-
-From the compiled model each body becomes URDF-like records (:class:`robodyn.model.urdf.JointRecord`,
-:class:`~robodyn.model.urdf.LinkRecord`) and the URDF importer's conversion places the frames: a body
-without joints is a fixed frame named after the body; a body with joints gets one frame per ``hinge`` (σ = 0)
-or ``slide`` (σ = 1) joint, named after the joint, its z axis on the joint axis through the joint's ``pos``
-(several joints in one body act one after the other, as in MuJoCo).  ``<inertial>`` (mass, ``pos``, principal
-axes ``quat`` and moments, or ``fullinertia``) becomes standard parameters by [9.12]; ``armature`` becomes the
-rotor inertia Ia, ``damping`` the viscous friction Fv, ``frictionloss`` the Coulomb friction Fc; a limited
-joint's ``range`` (after compilation: rad | m) becomes ``qlim`` and its ``actuatorfrcrange`` the torque limit
-``taulim`` (the smaller side, robodyn's limits being symmetric); gravity is ``<option gravity>``, in the world
-frame, which is the base frame R_0.
+MuJoCo itself compiles the file (the ``mujoco`` extra), after robodyn's bounded reader has checked the text (no
+``<!DOCTYPE>``, no ``<include>``) and removed what the dynamics do not use (geoms, assets, sites, actuators,
+sensors, ...).  Each compiled body becomes the records of :mod:`robodyn.model.urdf` (one frame per ``hinge`` or
+``slide`` joint, a fixed frame for a body without joints), placed by the URDF importer's conversion;
+``<inertial>`` becomes standard parameters by [9.12], ``armature`` Ia, ``damping`` Fv, ``frictionloss`` Fc,
+``range`` ``qlim``, ``actuatorfrcrange`` ``taulim`` (its smaller side).  docs/urdf-and-interop.md has the details.
 """
 
 from __future__ import annotations

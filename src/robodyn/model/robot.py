@@ -75,11 +75,9 @@ class Robot:
     strict : bool
         False accepts published inertias that violate the triangle inequality, with a warning (default True).
     base : {"fixed", "mobile", "floating"}
-        The base R_0: ``"fixed"`` (default) is the inertial frame; ``"mobile"`` moves with a given motion (its
-        velocity and acceleration are inputs); ``"floating"`` is a free body whose motion the dynamics gives
-        (legged robots, humanoids, space robots).  A mobile or floating base uses Pinocchio's free-flyer
-        conventions, see :mod:`robodyn.dynamics.floating` and docs/floating-base.md; ``gravity`` is then in the
-        world frame.
+        The base R_0: the inertial frame (default), moved by a given motion, or a free body whose motion the
+        dynamics gives; the last two use Pinocchio's free-flyer conventions (docs/floating-base.md), with
+        ``gravity`` in the world frame.
     base_params : float array (10,)
         Standard inertial parameters XX XY XZ YY YZ ZZ MX MY MZ M of the base body (link 0) in R_0 about O_0
         (default zeros).  Unused by a fixed base.
@@ -92,12 +90,10 @@ class Robot:
 
     Notes
     -----
-    Joint variables ``q`` have one entry per frame with σ ≠ 2, in frame order (``joint_frames``).
-    Every numeric argument is copied and made read-only: algorithms cannot alter a robot.
-    Use :meth:`replace` to derive a modified robot.  Robots compare and hash by content: ``content_key`` (bytes,
-    set by the constructor) is the SHA-256 digest of every field above (``qdlim`` and ``taulim`` left out while
-    they are all inf, so that a robot without them keeps its key), and robodyn's per-robot workspace
-    (:mod:`robodyn.model.workspace`) is keyed by it.
+    Joint variables ``q`` have one entry per frame with σ ≠ 2, in frame order (``joint_frames``).  Every numeric
+    argument is copied and made read-only; :meth:`replace` derives a modified robot.  Robots compare and hash by
+    content: ``content_key`` is the SHA-256 digest of every field above (``qdlim`` and ``taulim`` left out while
+    all inf), the key of :mod:`robodyn.model.workspace`.
     """
 
     name: str
@@ -436,12 +432,8 @@ class Joint:
     frame : int         j, 1..nf: its frame in the Khalil–Kleinfinger table (``frame=`` arguments)
     name : str          the frame's name (the URDF joint name for a URDF robot)
     sigma : int         0 revolute, 1 prismatic
-    Ia : float          rotor inertia reflected on the joint [9.29] (kg m² | kg)
-    Fc, Fv, Foff : float   Coulomb (N m | N), viscous (N m s/rad | N s/m) friction, torque offset (N m | N)
-    Fst, kst, Bst : float  Stribeck term of [9.26]
-    qmin, qmax : float  joint limits (rad | m; ±inf where unlimited)
-    qdmax : float       velocity limit |q̇| ≤ qdmax (rad/s | m/s; inf where unknown)
-    taumax : float      torque limit |Γ| ≤ taumax (N m | N; inf where unknown)
+    Ia, Fc, Fv, Foff, Fst, kst, Bst : float   the joint's entries of the :class:`Robot` fields [9.26], [9.29]
+    qmin, qmax, qdmax, taumax : float         its ``qlim`` row, ``qdlim`` and ``taulim`` (±inf where unlimited)
     """
 
     number: int

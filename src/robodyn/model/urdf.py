@@ -1,41 +1,11 @@
 """URDF robot descriptions ↔ :class:`Robot` in Khalil–Kleinfinger notation.
 
-Import (:func:`from_urdf`)
---------------------------
-A URDF joint places its child link on its parent link by ``<origin xyz rpy>`` followed by a motion about (or
-along) ``<axis>``.  A Khalil–Kleinfinger frame j needs its z axis on the joint axis, and its placement on the
-antecedent frame is ^{a(j)}T_j = Rot(z, γ_j) Trans(z, b_j) Rot(x, α_j) Trans(x, d_j) Rot(z, θ_j) Trans(z, r_j)
-(Khalil & Dombre ch. 3).  The six parameters describe any placement, so every URDF joint becomes exactly one
-frame, with the URDF joint's name.  The one exception is an axis so nearly parallel to its antecedent's (CAD
-exports) that a single placement would need lengths far beyond the robot's size: an extra fixed frame
-``<joint>_offset`` then carries the offset and the joint's own frame only the tilt.  The converter fixes the two free
-choices of each moving frame (origin on the axis, direction of x) as Khalil & Dombre do:
-
-* x_j along the common normal of joint j's axis and the axis of its only moving successor (reached directly or
-  through fixed joints), origin at the foot of that normal on axis j (then that successor has γ = b = 0, as in the
-  table of a serial robot); of its two senses, the one closer to the URDF link's x axis, so that a URDF written
-  from a DH table gives that table back (θ_j = 0 included);
-* when the axes are parallel (or so nearly parallel that the common normal lies more than ten robot sizes away)
-  the normal is taken through the projection of the antecedent's origin (r_j = 0);
-* a joint with no single moving successor (the last joint, a branching joint) keeps the URDF link's x axis,
-  projected on the plane normal to z_j, with its origin at the projection of the antecedent's origin.
-
-A fixed URDF joint becomes a fixed frame (σ = 2) equal to the URDF child link frame (``link_frames=True`` adds
-the other URDF link frames, :func:`from_urdf`).  Inertial tags (mass, origin xyz/rpy, inertia
-about the centre of mass) become standard parameters of the frame by [9.12]:  J_j = I_Gj − M_j Ŝ_j Ŝ_j about
-O_j in R_j.  ``<dynamics damping friction>`` become Fv and Fc; limits become ``qlim`` (``continuous``: ±inf).
-Gravity is [0, 0, −9.81] in the URDF root frame, expressed in the base frame.
-
-Export (:func:`to_urdf`)
-------------------------
-One URDF link per frame, in the frame R_j itself: joint j has ``<origin>`` = ^{a(j)}T_j at q = 0 and axis
-``0 0 1``; link j has its mass, centre of mass and inertia about it (in R_j axes).  Reading that URDF back gives
-the same frames (with ``prune=False`` when the robot has fixed massless side frames, such as those of
-``link_frames=True``), so URDF → Robot → URDF → Robot reproduces the numbers.
-
-The reader and the writer use the standard library's ``xml.etree`` (no extra package: a URDF loads with the
-plain install, in milliseconds): the file is checked as urdfdom checks it (:func:`_check_tree`), then read into
-the small plain records below.  The writer gives every number 17 significant digits (exact round trips).
+:func:`from_urdf` makes every URDF joint one frame (z on the joint axis, x along the common normal to the axis of
+its only moving successor, Khalil & Dombre ch. 3) and its inertial tags standard parameters by [9.12]:
+J_j = I_Gj − M_j Ŝ_j Ŝ_j.  :func:`to_urdf` writes one link per frame, in the frame R_j itself, every number with
+17 significant digits, so that URDF → Robot → URDF → Robot reproduces the numbers.  Both use the standard
+library's ``xml.etree``; the file is checked as urdfdom checks it (:func:`_check_tree`) before it is read into the
+plain records below.  docs/urdf-and-interop.md states how each frame is chosen.
 """
 
 from __future__ import annotations
@@ -81,16 +51,28 @@ def _parse(source):
         data = text.encode("utf-8")
     except UnicodeEncodeError:
         raise ModelFileError(f"{origin}: not a readable URDF (lone surrogate characters in the text)") from None
-    # A URDF needs no document type: a DTD could define entities that expand (billion laughs) or read local
-    # files into the model (external entities), so any is refused before an XML parser sees the text.
-    if "<!doctype" in text.lower() or "<!entity" in text.lower():
-        raise ModelFileError(f"{origin}: a URDF may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
+    _refuse_dtd(text, origin, "a URDF")
     try:
         tree = ET.fromstring(data)
     except ET.ParseError as exc:
         raise ModelFileError(f"{origin}: not a readable URDF (malformed XML: {exc})") from None
     _check_tree(tree, origin)
     return _read_robot(tree, origin), origin
+
+
+def _refuse_dtd(text: str, origin: str, what: str) -> None:
+    """A model file needs no document type: a DTD could define entities that expand (billion laughs) or read local
+    files into the model (external entities), so any is refused before an XML parser sees the text."""
+    if "<!doctype" in text.lower() or "<!entity" in text.lower():
+        raise ModelFileError(f"{origin}: {what} may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
+
+
+def _children(joints) -> dict:
+    """{link name: the joints whose parent it is, in the order of ``joints``}."""
+    out: dict[str, list] = {}
+    for j in joints:
+        out.setdefault(j.parent, []).append(j)
+    return out
 
 
 # ---- the URDF elements robodyn reads, as plain records (after _check_tree: names, links, numbers are valid) ----
@@ -211,11 +193,8 @@ def _read_robot(tree, origin: str) -> RobotDescription:
             damping=_optional(dyn, "damping"), friction=_optional(dyn, "friction"),
             mimic=None if mimic is None else (mimic.get("joint"), _optional(mimic, "multiplier"),
                                               _optional(mimic, "offset"))))
-    colours = {}
-    for m in tree.findall("material"):
-        colour = m.find("color")
-        if m.get("name") and colour is not None:
-            colours[m.get("name")] = colour.get("rgba", "1 1 1 1")
+    colours = {m.get("name"): m.find("color").get("rgba", "1 1 1 1") for m in tree.findall("material")
+               if m.get("name") and m.find("color") is not None}
     return RobotDescription(name=tree.get("name") or "robot", links=links, joints=joints, colours=colours)
 
 
@@ -248,19 +227,20 @@ def _listed(names, limit: int = 5) -> str:
 
 def _check_numbers(element, where: str) -> None:
     """Every number the converter reads under ``element``: one finite decimal, or exactly three for vectors."""
+    def finite(text):
+        return _DECIMAL.match(text) and math.isfinite(float(text))
+
     for el in element.iter():
         for attr in _SCALARS.get(el.tag, ()):
             value = el.get(attr)
-            if value is not None and not (_DECIMAL.match(value.strip()) and math.isfinite(float(value))):
+            if value is not None and not finite(value.strip()):
                 raise ModelFileError(f"{where}: <{el.tag} {attr}={_q(value)}> is not a finite number")
-        for attr in _VECTORS.get(el.tag, ()):
+        for attr in (a for a in _VECTORS.get(el.tag, ()) if el.get(a) is not None):
             value = el.get(attr)
-            if value is None:
-                continue
             parts = value.split()
             if len(parts) != 3:
                 raise ModelFileError(f"{where}: <{el.tag} {attr}={_q(value)}> has {len(parts)} numbers; give exactly 3")
-            if not all(_DECIMAL.match(x) and math.isfinite(float(x)) for x in parts):
+            if not all(map(finite, parts)):
                 raise ModelFileError(f"{where}: <{el.tag} {attr}={_q(value)}> holds a value that is not a finite number")
 
 
@@ -474,13 +454,10 @@ def from_urdf(
     strict : bool
         False: inertias that violate the triangle inequality warn instead of raising.
     prune : bool
-        Drop the fixed massless side branches: a fixed joint whose subtree has only fixed joints and massless
-        links (sensor, tool and CAD frames) and whose parent link has other child joints, one of them moving.
-        Kept, they make a serial arm a tree (the UR5 of example-robot-data: ``base`` beside the first joint);
-        dropped, it loads as a serial chain with the same dynamics.  Several such branches on the last link
-        (the UR5's ``ee_link`` and ``tool0``) are kept, each frame on the previous one (one rigid body), so
-        the chain stays serial and ``frame="tool0"`` works.  Nothing is pruned with ``link_frames=True``,
-        ``tip=...`` (which keeps only its chain) or ``prune=False``; ``source`` names the joints dropped.
+        Drop the fixed massless side branches (sensor, tool and CAD frames beside a moving joint), which would
+        make a serial arm a tree; several such branches on the last link are kept, each frame on the previous
+        one, so the chain stays serial.  Nothing is pruned with ``link_frames=True`` or ``tip=...``;
+        ``source`` names the joints dropped.
     floating : bool
         A free-floating base (legged robots, humanoids): the root link becomes the base body, its inertial tag
         its ``base_params`` in the root link frame R_0, and ``gravity`` is in the world frame (as Pinocchio's
@@ -488,23 +465,17 @@ def from_urdf(
 
     Notes
     -----
-    The file is checked first, as urdfdom and Pinocchio do: unique link and joint names, every joint's parent
-    and child link defined, at most one parent joint per link, one root, no cycle, exactly three finite numbers
-    in each ``xyz``/``rpy``, finite masses, inertias, limits and mimic factors (a ``<mimic>`` naming no joint,
-    found in published files, is reported by :func:`mimic_coupling`, which uses it).  ``<dynamics damping friction>``
-    become Fv and Fc (a UserWarning names the joints: Pinocchio's ``rnea`` leaves friction out).
-
-    Mimic joints are loaded as independent joints, as Pinocchio does by default; :func:`mimic_coupling` gives
-    the coupling q = G q_a + offset that their ``<mimic>`` tags impose.
+    The file is checked first, as urdfdom and Pinocchio do: unique names, one tree with defined links, exactly
+    three finite numbers in each ``xyz``/``rpy``, finite masses, inertias, limits and mimic factors.
+    ``<dynamics damping friction>`` become Fv and Fc (a UserWarning names the joints: Pinocchio's ``rnea`` leaves
+    friction out).  Mimic joints load as independent joints, as in Pinocchio (see :func:`mimic_coupling`).
 
     Returns
     -------
     Robot
-        Frames in depth-first order of the URDF tree (Pinocchio's joint order), named after the URDF joints
-        (``frame_names``; ``joint_names`` are the moving ones, in the order of q); ``link_names`` holds the
-        URDF link whose frame each frame is (every fixed joint's child link, a moving joint's child link when
-        its frame is the Khalil–Kleinfinger one), so ``frame=`` arguments take link names; ``source`` says
-        which file it came from and how each frame was placed.
+        Frames in depth-first order of the URDF tree (Pinocchio's joint order), named after the URDF joints;
+        ``link_names`` holds the URDF link whose frame each frame is, so ``frame=`` arguments take link names;
+        ``source`` says which file it came from and how each frame was placed.
 
     Raises
     ------
@@ -538,9 +509,7 @@ def robot_from_description(urdf: RobotDescription, origin: str, *, base=None, ti
         if link is not None and link not in links:
             raise ModelFileError(f"{origin}: {arg} = {link!r} is not a link of this URDF; links: {_listed(links, 20)}")
     gravity = _base_gravity(by_child, root, base, origin, urdf.gravity)
-    children: dict[str, list] = {}
-    for j in joints:
-        children.setdefault(j.parent, []).append(j)
+    children = _children(joints)
     keep, merged, cut = None, {}, []
     if tip is not None:
         keep, link = set(), tip
@@ -607,8 +576,7 @@ def from_xacro(path: str | os.PathLike, *, mappings: dict | None = None, **optio
         raise InputError(f"from_xacro: mappings = {mappings!r}; give a dict of argument names to str values")
     origin = str(path)
     text = read_text_file(path, origin, kind="xacro file")
-    if "<!doctype" in text.lower() or "<!entity" in text.lower():
-        raise ModelFileError(f"{origin}: a xacro file may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
+    _refuse_dtd(text, origin, "a xacro file")
     try:
         xacro.init_stacks(os.path.abspath(origin))
         doc = xacro.parse(text, origin)
@@ -759,10 +727,9 @@ class MimicCoupling:
 def mimic_coupling(source: str | os.PathLike, robot: Robot) -> MimicCoupling:
     """The coupling that URDF ``<mimic>`` tags impose on the joints of ``robot`` (loaded from ``source``).
 
-    :func:`from_urdf` loads mimic joints as independent joints, as Pinocchio does by default; this gives the
-    constraint q_k = multiplier · q_m + offset for each of them (chains of mimic joints are followed), so that
-    ``rd.inverse_dynamics`` of the full robot at ``c.q(qa)``, ``c.qd(qda)``, ``c.qd(qdda)`` reduced by
-    ``c.torques`` is the inverse dynamics of the coupled mechanism.
+    q_k = multiplier · q_m + offset for each mimic joint (chains of them are followed): ``rd.inverse_dynamics``
+    of the full robot at ``c.q(qa)``, ``c.qd(qda)``, ``c.qd(qdda)`` reduced by ``c.torques`` is the inverse
+    dynamics of the coupled mechanism.
 
     Raises
     ------
@@ -820,13 +787,9 @@ class LinkVisual:
 
 def urdf_visuals(source: str | os.PathLike, robot: Robot) -> tuple[LinkVisual, ...]:
     """The ``<visual>`` elements of a URDF, each attached to the frame of ``robot`` (loaded from that URDF by
-    :func:`from_urdf`) that carries its link; the dynamics are not involved.
-
-    A link is carried by the frame named after its parent joint, or, below fixed joints that ``robot`` does not
-    have (pruned massless branches), by the frame of the nearest link above it; a link below a moving joint that
-    ``robot`` lacks (cut off by ``tip``), or above its base, is left out.  The pose of a visual in its frame is
-    ``inv(T_0,k(0)) T_link(0) T_origin`` from the frame table at q = 0 (Khalil & Dombre [9.3]: both frames turn
-    with the same body, so the product is constant).
+    :func:`from_urdf`) that carries its link: the frame named after its parent joint, or, below fixed joints the
+    robot lacks, that of the nearest link above it (a link below a moving joint the robot lacks is left out).
+    The pose in that frame is ``inv(T_0,k(0)) T_link(0) T_origin`` at q = 0 (Khalil & Dombre [9.3]).
 
     Parameters
     ----------
@@ -855,9 +818,7 @@ def urdf_visuals(source: str | os.PathLike, robot: Robot) -> tuple[LinkVisual, .
         T.append(T[ant[k]] @ kk_transform(robot.gamma[k], robot.b[k], robot.alpha[k], robot.d[k], robot.theta[k],
                                           robot.r[k]))
     world, stack = {base: np.eye(4)}, [base]  # URDF link frames at q = 0 in the base link's frame
-    children: dict[str, list] = {}
-    for j in urdf.joints:
-        children.setdefault(j.parent, []).append(j)
+    children = _children(urdf.joints)
     while stack:
         for j in children.get(stack.pop(), ()):
             world[j.child] = world[j.parent] @ _origin(j)
@@ -951,28 +912,22 @@ def _convert(urdf, order, links, base, gravity, origin, name, link_frames, stric
         if j.type != "fixed":
             axis_line[j.name] = (place[:3, 3], place[:3, :3] @ _unit(j.axis, f"{origin}, joint {j.name!r}"))
     scale = max([1.0] + [float(np.abs(T[:3, 3]).max()) for T in world.values()])
-    frame_of_link = {base: np.eye(4)}
-    below: dict[str, list] = {}  # link -> the joints of ``order`` it carries
-    for j in order:
-        below.setdefault(j.parent, []).append(j)
-    kk = []  # (joint, frame pose in base, how)
-    for j in order:
-        Fa = frame_of_link[j.parent]
-        if j.type == "fixed":
-            F, how = world[j.child], "fixed: the URDF link frame"
-        else:
-            F, how = _moving_frame(j, Fa, axis_line, _moving_successors(j, below), world[j.child], scale)
-        kk.append((j, F, how))
-        frame_of_link[j.child] = F
+    frame_of_link = {base: np.eye(4)}  # the Khalil–Kleinfinger frame of each link, in the base frame
+    below = _children(order)  # link -> the joints of ``order`` it carries
     rows, notes = [], []
     index, joint_names = {}, {k.name for k in order}
     link_of = {}  # row -> the URDF link whose frame it is
-    for j, F, how in kk:
+    for j in order:
+        if j.type == "fixed":
+            F, how = world[j.child], "fixed: the URDF link frame"
+        else:
+            F, how = _moving_frame(j, frame_of_link[j.parent], axis_line, _moving_successors(j, below),
+                                   world[j.child], scale)
+        frame_of_link[j.child] = F
         index[j.child] = len(rows) + 1
         rows.append((j.name, index.get(hang.get(j.name, j.parent), 0), j, F, j.child))
         notes.append(f"{j.name}: {how}" + (f", on the frame of link {hang[j.name]}" if j.name in hang else ""))
-        same = np.allclose(_inv(F) @ world[j.child], np.eye(4), rtol=0, atol=_SNAP * scale)
-        if same:
+        if np.allclose(_inv(F) @ world[j.child], np.eye(4), rtol=0, atol=_SNAP * scale):
             link_of[len(rows)] = j.child
         elif link_frames:
             label = j.child if j.child not in joint_names else f"{j.child}_link"
@@ -1120,16 +1075,11 @@ def rpy_angles(R: np.ndarray) -> tuple[float, float, float]:
 
 
 def to_urdf(robot: Robot, *, base_link: str = "base_link") -> str:
-    """The URDF text of ``robot``: one link per frame, in the frame R_j (see the module notes).
+    """The URDF text of ``robot``: one link per frame, in the frame R_j, that :func:`from_urdf` reads back.
 
-    Rotor inertia Ia, the friction offset Foff and the Stribeck terms have no URDF element: a robot with any
-    of them nonzero raises (remove them with ``robot.replace(...)`` to export the rest).  Gravity other than
-    [0, 0, −9.81] has no URDF element either and raises.
-
-    Every URDF written here reads back with :func:`from_urdf`: frame names must be unique (two frames of one
-    name would make a link its own parent) and hold no character that XML cannot carry (control characters),
-    else ModelError names them; the base link is called ``base_link`` unless a frame's link has that name (a
-    frame called ``base``), then ``base_link_0``, ``base_link_1``...
+    Raises ModelError for what URDF cannot hold: nonzero Ia, Foff or Stribeck terms, gravity other than
+    [0, 0, −9.81], frame names that repeat or hold characters XML cannot carry.  The base link is called
+    ``base_link`` unless a frame's link has that name, then ``base_link_0``, ``base_link_1``...
 
     Returns
     -------

@@ -1,20 +1,9 @@
 """The one workspace of per-robot results: the native kernels' model and single-state entries, memos.
 
-A :class:`~robodyn.model.robot.Robot` is plain frozen data, equal and hashed by content
-(``robot.content_key``).  What robodyn computes from a robot alone and keeps for later calls — the native
-kernels' model of the robot and its bound single-state entries, the robot without friction, scans that cost more
-than a call — lives here, outside the robot, in one explicit process-wide store (the Pinocchio Model / Data
-lesson: the model holds no caches).  The few values that depend on the machine alone (the loaded generic kernels,
-or why they cannot load) are kept here too, apart from the robots (:meth:`Workspace.shared`):
-
-- keyed by the robot's content, so two equal robots share one entry (and an edited robot, being a new robot,
-  gets a new one);
-- bounded: at most :data:`CAPACITY` robots, the least recently used dropped first (its values are computed
-  again if it comes back);
-- thread-safe: entries are added and dropped under a lock, and every value is set once (first writer wins), so
-  concurrent first calls may compute a value twice but all of them use the same one;
-- write-once: nothing offers to replace a value, and nothing reachable from a robot or a public function hands
-  out the store, so no user code can swap a kernel for another.
+What robodyn computes from a robot alone and keeps for later calls lives here, outside the robot (which holds no
+caches, as Pinocchio's Model holds none), keyed by ``robot.content_key``: two equal robots share one entry, an
+edited robot gets a new one.  Values that depend on the machine alone are kept apart (:meth:`Workspace.shared`).
+Nothing reachable from a robot or a public function hands out the store, so no user code can swap a kernel.
 """
 
 from __future__ import annotations
@@ -28,7 +17,12 @@ CAPACITY = 64
 
 
 class Workspace:
-    """Per-robot values keyed by (robot content, key); bounded LRU over robots, thread-safe, write-once."""
+    """Per-robot values keyed by (robot content, key).
+
+    Bounded (at most ``capacity`` robots, the least recently used dropped first and computed again if it comes
+    back), thread-safe (entries added and dropped under a lock) and write-once (the first value stored wins, so
+    concurrent first calls may compute a value twice but all use the same one; nothing replaces a value).
+    """
 
     def __init__(self, capacity: int = CAPACITY) -> None:
         if capacity < 1:
