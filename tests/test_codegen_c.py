@@ -141,9 +141,10 @@ def test_compiled_signature_is_the_numeric_one():
     robot = rd.load("planar2r")
     for kind, numeric in [("idm", rd.inverse_dynamics), ("ccg", rd.bias_torques), ("gra", rd.gravity_torques),
                           ("inm", rd.inertia_matrix), ("ddm", rd.forward_dynamics)]:
-        # a compiled model is the robot as compiled, its friction included: method= and friction= are choices of
-        # the numeric functions only (compile rd.with_joint_parameters(...) or a frictionless copy instead)
-        want = [p for p in inspect.signature(numeric).parameters if p not in ("robot", "method", "friction")]
+        # a compiled model is the robot as compiled, its friction included: method=, friction= and trig= (the
+        # generic kernels' trigonometry) are choices of the numeric functions only (compile
+        # rd.with_joint_parameters(...) or a frictionless copy instead)
+        want = [p for p in inspect.signature(numeric).parameters if p not in ("robot", "method", "friction", "trig")]
         assert list(inspect.signature(rd.compile(robot, kind, parameters="base")).parameters) == want
     f = rd.compile(robot, "idm", parameters="base")
     q, qd, qdd = random_state(robot, 1, (2,))
