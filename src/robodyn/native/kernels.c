@@ -489,7 +489,7 @@ RD_INLINE void composite_wrench(const real *C, const real *s, int revolute, real
  * permutation below, exact in the packed model) at zero in every lane, frames 0..4 without inertia and every other
  * frame below frame 5: then 0T_5 = 1 exactly, s_v = [e_v; 0] / [0; e_v], and A_vk = s_v^T w_k is w_k[v] (what the
  * six products give, with their exact 0 and 1), so the virtual frames need neither transforms nor products. */
-RD_INLINE int virtual_base(const rd_model *m, const real *Q) {
+static __attribute__((noinline)) int virtual_base(const rd_model *m, const real *Q) {
     static const double cyclic[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
     if (m->nf < 6 || m->n < 6) return 0;
     for (int i = 0; i < 6; i++) {
@@ -517,27 +517,29 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
         for (int k = 0; k < 6; k++)
             for (int c = 0; c < 6; c++) S[6 * k + c] = splat(c == k ? 1.0 : 0.0);   /* [e_k; 0], [0; e_k-3] */
         for (int i = 0; i < 5; i++) memset(Cb + 10 * i, 0, 10 * sizeof(real));
+        if (massless(m, 5))
+            memset(Cb + 50, 0, 10 * sizeof(real));
+        else
+            link_in_base(m, 5, R0 + 45, P0 + 15, Cb + 50);
     }
-    for (int i = nv ? 5 : 0; i < nf; i++) {
+    for (int i = nv; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
         real Ri[9], pi[3], *R0i = R0 + 9 * i, *P0i = P0 + 3 * i;
-        if (i >= nv) {   /* (a free flyer's frame 5: R_0, set above) */
-            frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
-            if (a < 0) {                                   /* 0T_i = 0T_a a(i)T_i */
-                memcpy(R0i, Ri, 9 * sizeof(real));
-                memcpy(P0i, pi, 3 * sizeof(real));
-            } else {
-                real t[3];
-                mat_mul(R0 + 9 * a, Ri, R0i);
-                mat_vec(R0 + 9 * a, pi, t);
-                for (int c = 0; c < 3; c++) P0i[c] = P0[3 * a + c] + t[c];
-            }
+        frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
+        if (a < 0) {                                   /* 0T_i = 0T_a a(i)T_i */
+            memcpy(R0i, Ri, 9 * sizeof(real));
+            memcpy(P0i, pi, 3 * sizeof(real));
+        } else {
+            real t[3];
+            mat_mul(R0 + 9 * a, Ri, R0i);
+            mat_vec(R0 + 9 * a, pi, t);
+            for (int c = 0; c < 3; c++) P0i[c] = P0[3 * a + c] + t[c];
         }
         if (massless(m, i))
             memset(Cb + 10 * i, 0, 10 * sizeof(real));
         else
             link_in_base(m, i, R0i, P0i, Cb + 10 * i);
-        if (k < 0 || i < nv) continue;
+        if (k < 0) continue;
         real z[3] = {R0i[2], R0i[5], R0i[8]}, *Si = S + 6 * k;   /* S and Wr by joint */
         if (m->sigma[i] == 0) {
             cross(P0i, z, Si);
