@@ -362,6 +362,7 @@ def main(argv=None) -> None:
           f"{'pin/rd':>7} {'fast':>9} {'pin/fast':>8} {'fast/rd':>7} {'→batch':>9} {'pb/rd':>7} {'% peak':>7} "
           f"{'% pk fast':>9} {'mem floor':>9} {'max rel diff':>12}")
     checked = 3
+    roofline = []  # (robot, nv, robodyn fresh, robodyn out=, Pin C++ in place, Pin C++ → batch, Pin Python loop)
 
     def row(name, nv, quantity, m, t_rd, t_pin, convention, diff, counted=None, floats=None, batch=None, fast=None):
         frac = "—" if counted is None else f"{counted / (t_rd * 1e-6) / peak * 100:.1f}"
@@ -428,8 +429,15 @@ def main(argv=None) -> None:
             m = min(args.states, max(256, MAX_BYTES // (8 * size)))
             ours[quantity] = (fn, m)
             ours[quantity + FAST] = (lambda m, fn=fn: fn(m, "fast"), m)
+        # the inertia matrix into a reused out= (no page faults), and Pinocchio's crba in a Python loop
+        reused = np.empty((ours["inertia matrix"][1], N, N))
+        data = model.createData()
+        ours["A out="] = (lambda m: rd.inertia_matrix(robot, q[:m], out=reused[:m]), ours["inertia matrix"][1])
+        ours["pin.crba loop"] = (lambda m: [pin.crba(model, data, q[i]) for i in range(m)], min(args.states, 2000))
         times, t_ours = interleaved(lambda: run_cpp(binary, model, q, qd, qdd, tau, 1, m_crba)[0], ours,
                                     args.repeat)
+        roofline.append((f"n = {n}" if n != 6 else "puma560", N, t_ours["inertia matrix"], t_ours["A out="],
+                         anchor(times, "crba")[0], anchor(times, "crba_batch")[0], t_ours["pin.crba loop"]))
         for quantity, (_, cname, size) in calls.items():
             m, t_rd = ours[quantity][1], t_ours[quantity]
             counted = None
@@ -466,8 +474,33 @@ def main(argv=None) -> None:
                                         {cname: (fn, args.states) for cname, fn in calls.items()}, args.repeat)
             for cname in calls:
                 row(name.removesuffix(".urdf")[:16], nv, f"floating {cname}", args.states, t_ours[cname],
-                    *anchor(times, cname), diffs[cname],
+                    *anchor(times, cname), diffs[cname], floats=nv * nv if cname == "crba" else None,
                     batch=anchor(times, "crba_batch")[0] if cname == "crba" else None)
+            roofline.append((name.removesuffix(".urdf")[:16], nv, t_ours["crba"], None, anchor(times, "crba")[0],
+                             anchor(times, "crba_batch")[0], None))
+    print_roofline(roofline, bw_fresh, bw_reused)
+
+
+def print_roofline(rows, bw_fresh: float, bw_reused: float) -> None:
+    """The inertia matrix against the rate at which this core stores its output (measured above by NumPy's fill of
+    MAX_BYTES): the n x n matrix of every state is 8 n² bytes, written into a fresh array by robodyn's call (page
+    faults and the kernel's zeroing of each page included) and into a reused one with out=.  "floor" = bytes /
+    bandwidth: no call can take less; "max" = Pinocchio's time over that floor: the largest ratio reachable.
+    Pinocchio's crba in place writes its upper triangle into the same data.M (cache resident); "→batch" copies
+    each M into a fresh batch; "Py loop" is pin.crba called from Python on each state."""
+    print("\ninertia matrix: roofline of the output (µs per state; floors at "
+          f"{bw_fresh / 1e9:.1f} GB/s into a fresh array, {bw_reused / 1e9:.1f} GB/s into a reused one)")
+    print(f"{'robot':<16} {'nv':>4} {'bytes':>7} {'floor fr':>8} {'floor re':>8} {'robodyn':>8} {'rd out=':>8} "
+          f"{'Pin C++':>8} {'pin/rd':>7} {'max':>6} {'→batch':>8} {'pb/rd':>6} {'max':>6} {'Py loop':>8} {'Py/rd':>6}")
+    for name, nv, t_rd, t_out, t_pin, t_batch, t_py in rows:
+        size = 8 * nv * nv
+        fresh, kept = size / bw_fresh * 1e6, size / bw_reused * 1e6
+        out = "—" if t_out is None else f"{t_out:.3f}"
+        py = f"{'—':>8} {'—':>6}" if t_py is None else f"{t_py:>8.3f} {t_py / t_rd:>6.2f}"
+        print(f"{name:<16} {nv:>4} {size:>7} {fresh:>8.3f} {kept:>8.3f} {t_rd:>8.3f} {out:>8} {t_pin:>8.3f} "
+              f"{t_pin / t_rd:>7.2f} {t_pin / fresh:>6.2f} {t_batch:>8.3f} {t_batch / t_rd:>6.2f} {t_batch / fresh:>6.2f} "
+              f"{py}", flush=True)
+
 
 if __name__ == "__main__":
     main()

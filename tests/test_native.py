@@ -97,6 +97,27 @@ def test_inertia_matrix_with_massless_links(seed, tree, nf):
         np.testing.assert_array_equal(native.inertia_matrix(robot, q[k]), A[k])
 
 
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), nf=st.integers(1, 12))
+def test_inertia_matrix_of_a_free_flyers_augmented_robot(seed, nf):
+    """A free flyer's augmented robot (6 virtual joints): where the virtual joints are zero in a block's every lane
+    the kernel reads A_vk = w_k[v] and skips the virtual frames; a block with one of them non-zero takes the general
+    recursion.  Both against robodyn's NumPy recursion, each state alone bit for bit its row of the batch."""
+    from robodyn.dynamics.floating import augmented_robot
+    from tests.support.floating import random_floating
+
+    robot = random_robot(seed, nf=nf, tree=True, fixed=True).replace(
+        base="floating", base_params=random_floating(seed).base_params)
+    aug = augmented_robot(robot)
+    q = states(aug, 7, seed)[0]
+    q[:6, :6] = 0.0          # the first block: the free flyer's virtual state; the second: a virtual joint moved
+    q[6, 2] = 0.3
+    A = native.inertia_matrix(aug, q)
+    assert rel(A, rd.inertia_matrix(aug, q)) < 1e-12   # 7 states: robodyn's NumPy recursion
+    for k in (0, 3, 5, 6):
+        np.testing.assert_array_equal(native.inertia_matrix(aug, q[k]), A[k])
+
 def test_regressor_times_parameters_is_inverse_dynamics():
     robot = rd.load("wam7")
     q, qd, qdd = states(robot, 25)

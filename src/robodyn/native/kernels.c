@@ -610,6 +610,25 @@ RD_INLINE void composite_wrench(const real *C, const real *s, int revolute, real
     } else
         for (int r = 0; r < 3; r++) { w[r] = M * v[r]; w[3 + r] = hv[r]; }
 }
+/* 1 when frames 0..5 are a free flyer's 6 virtual joints (robodyn.dynamics.floating.augmented_robot: prismatic
+ * along x, y, z of R_0, then revolute about them, through O_0; γ = α = π/2, so that each RA is the cyclic
+ * permutation below, exact in the packed model) at zero in every lane, frames 0..4 without inertia and every other
+ * frame below frame 5: then 0T_5 = 1 exactly, s_v = [e_v; 0] / [0; e_v], and A_vk = s_v^T w_k is w_k[v] (what the
+ * six products give, with their exact 0 and 1), so the virtual frames need neither transforms nor products. */
+static __attribute__((noinline)) int virtual_base(const rd_model *m, const real *Q) {
+    static const double cyclic[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
+    if (m->nf < 6 || m->n < 6) return 0;
+    for (int i = 0; i < 6; i++) {
+        if (m->parent[i] != i - 1 || m->joint[i] != i || m->sigma[i] != (i < 3) || m->theta[i] != 0.0
+            || m->r[i] != 0.0 || m->Ia[i] != 0.0 || (i < 5 && !massless(m, i)))
+            return 0;
+        for (int c = 0; c < 9; c++) if (m->RA[9 * i + c] != cyclic[c]) return 0;
+        for (int c = 0; c < 3; c++) if (m->pA[3 * i + c] != 0.0) return 0;
+        for (int l = 0; l < RD_LANES; l++) if (Q[i][l] != 0.0) return 0;
+    }
+    for (int i = 6; i < m->nf; i++) if (m->parent[i] < 5) return 0;
+    return 1;
+}
 RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
@@ -617,7 +636,19 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     real *Cb = W, *R0 = Cb + 10 * nf, *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *D = Wr + 6 * nf,
          *Q = D + n, *A = Q + n;
     load_lanes(job->q, s0, job->count, n, n, Q);
-    for (int i = 0; i < nf; i++) {
+    int nv = virtual_base(m, Q) ? 6 : 0;   /* a free flyer's virtual joints: frame 5 is R_0 */
+    if (nv) {
+        for (int c = 0; c < 9; c++) R0[45 + c] = splat(c % 4 == 0 ? 1.0 : 0.0);
+        for (int c = 0; c < 3; c++) P0[15 + c] = splat(0.0);
+        for (int k = 0; k < 6; k++)
+            for (int c = 0; c < 6; c++) S[6 * k + c] = splat(c == k ? 1.0 : 0.0);   /* [e_k; 0], [0; e_k-3] */
+        for (int i = 0; i < 5; i++) memset(Cb + 10 * i, 0, 10 * sizeof(real));
+        if (massless(m, 5))
+            memset(Cb + 50, 0, 10 * sizeof(real));
+        else
+            link_in_base(m, 5, R0 + 45, P0 + 15, Cb + 50);
+    }
+    for (int i = nv; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
         real Ri[9], pi[3], *R0i = R0 + 9 * i, *P0i = P0 + 3 * i;
         frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
@@ -668,12 +699,17 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
             if (k < 0) continue;
             o[k * n + k] = D[k][0];
             bad |= D[k] - D[k] != 0.0;
-            for (int j = m->parent[i]; j >= 0; j = m->parent[j]) {
+            for (int j = m->parent[i]; j >= nv; j = m->parent[j]) {
                 int kj = m->joint[j];
                 if (kj < 0) continue;
                 real v = joint_product(S + 6 * kj, Wr + 6 * k);
                 o[kj * n + k] = o[k * n + kj] = v[0];
                 bad |= v - v != 0.0;
+            }
+            for (int v = 0; v < nv && v < k; v++) {   /* A_vk = s_v^T w_k = w_k[v] */
+                real w = Wr[6 * k + v];
+                o[v * n + k] = o[k * n + v] = w[0];
+                bad |= w - w != 0.0;
             }
         }
         return bad[0] ? RD_NONFINITE : 0;
@@ -684,11 +720,12 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
         int k = m->joint[i];
         if (k < 0) continue;
         A[k * n + k] = D[k];
-        for (int j = m->parent[i]; j >= 0; j = m->parent[j]) {   /* every ancestor joint: A_jk = s_j^T w_k */
+        for (int j = m->parent[i]; j >= nv; j = m->parent[j]) {   /* every ancestor joint: A_jk = s_j^T w_k */
             int kj = m->joint[j];
             if (kj < 0) continue;
             A[kj * n + k] = A[k * n + kj] = joint_product(S + 6 * kj, Wr + 6 * k);
         }
+        for (int v = 0; v < nv && v < k; v++) A[v * n + k] = A[k * n + v] = Wr[6 * k + v];   /* s_v^T w_k */
     }
     store_lanes(job->out, s0, job->count, (long)n * n, (long)n * n, A);
     return all_finite(A, (long)n * n) ? 0 : RD_NONFINITE;
