@@ -980,6 +980,47 @@ RD_INLINE real deriv_entry(int part, int below, const real *Tr, const real *Tc) 
     return part ? deriv_dot(Tc + RD_T_PD, Tr + RD_T_12) + deriv_dot(Tc + RD_T_S, Tr + RD_T_4)
                 : deriv_dot(Tc + RD_T_PDD, Tr + RD_T_1) + deriv_dot(Tc + RD_T_PD, Tr + RD_T_4);
 }
+/* D_r[t] = A_r[0] B_t[0] + A_r[1] B_t[1] + A_r[2] B_t[2] (summed left to right, as deriv_dot's halves) for two rows'
+ * vectors A_0, A_1 and four columns' B_t = B + RD_DJOINT t: the 6 vectors loaded per 8 products stay in registers */
+RD_INLINE void deriv_halves(const real *A0, const real *A1, const real *B, real *D0, real *D1) {
+    for (int k = 0; k < 3; k++) {
+        real a0 = A0[k], a1 = A1[k];
+        for (int t = 0; t < 4; t++) {
+            real b = B[RD_DJOINT * t + k];
+            D0[t] = k ? D0[t] + a0 * b : a0 * b;
+            D1[t] = k ? D1[t] + a1 * b : a1 * b;
+        }
+    }
+}
+/* v[t] += deriv_dot(A_0, B_t), w[t] += deriv_dot(A_1, B_t) (first: =) */
+RD_INLINE void deriv_dots(int first, const real *A0, const real *A1, const real *B, real *v, real *w) {
+    real l0[4], l1[4], h0[4], h1[4];
+    deriv_halves(A0, A1, B, l0, l1);
+    deriv_halves(A0 + 3, A1 + 3, B + 3, h0, h1);
+    for (int t = 0; t < 4; t++) {
+        v[t] = first ? l0[t] + h0[t] : v[t] + (l0[t] + h0[t]);
+        w[t] = first ? l1[t] + h1[t] : w[t] + (l1[t] + h1[t]);
+    }
+}
+/* Entries (r, c0 .. c0 + 3) into v and (r + 1, c0 .. c0 + 3) into w of part `part` on a serial chain (joint j ≺ k
+ * for j < k; columns from c0 + width on left 0; r + 1 = n: w repeats row r): the deriv_entry of each, whole tiles
+ * below or above the diagonal with each loaded vector used twice or four times */
+RD_INLINE void deriv_tile(int part, int r, int c0, int width, int n, const real *T, real *v, real *w) {
+    int r1 = r + 1 < n ? r + 1 : r;
+    const real *T0 = T + RD_DJOINT * (long)r, *T1 = T + RD_DJOINT * (long)r1, *Tc = T + RD_DJOINT * (long)c0;
+    if (width == 4 && c0 >= r1)   /* S_r·t3_c, S_r·t2_c */
+        deriv_dots(1, T0 + RD_T_S, T1 + RD_T_S, Tc + (part ? RD_T_2 : RD_T_3), v, w);
+    else if (width == 4 && c0 + 4 <= r) {   /* Ψ̈_c·t1_r + Ψ̇_c·t4_r, Ψ̇_c·2t1_r + S_c·t4_r */
+        real v2[4], w2[4];
+        deriv_dots(1, T0 + (part ? RD_T_12 : RD_T_1), T1 + (part ? RD_T_12 : RD_T_1), Tc + (part ? RD_T_PD : RD_T_PDD), v, w);
+        deriv_dots(1, T0 + RD_T_4, T1 + RD_T_4, Tc + (part ? RD_T_S : RD_T_PD), v2, w2);
+        for (int t = 0; t < 4; t++) { v[t] += v2[t]; w[t] += w2[t]; }
+    } else
+        for (int t = 0; t < 4; t++) {
+            v[t] = t < width ? deriv_entry(part, c0 + t < r, T0, Tc + RD_DJOINT * t) : splat(0.0);
+            w[t] = t < width ? deriv_entry(part, c0 + t < r1, T1, Tc + RD_DJOINT * t) : splat(0.0);
+        }
+}
 /* A serial chain (joint j ≺ k for j < k): both matrices row by row straight into the results, four columns for
  * the 4 states at a time transposed 4 x 4 into each state's row (as chain_rows does for the inertia matrix):
  * one sequential write of the output, no (2, n, n) buffer of lanes to transpose afterwards. */
@@ -1082,37 +1123,38 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
  * when asked), then deriv_block's two passes at that q̈, whose terms give ∂Γ and, by A_kj = S_j·t1_k, the
  * composite-link inertia matrix; below RD_FDD_ABA joints a Cholesky factorisation A = L Lᵀ per lane and 3n
  * triangular solves, from RD_FDD_ABA on 3n solves by the articulated-body recursion.  Out per state (3, n, n). */
-/* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
- * by L y = b, Lᵀ x = y, L in the lower triangle of A with 1/L_jj on its diagonal.  The columns go side by side,
+/* Columns r0 .. r0 + RD_RHS - 1 of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n; those from 3n on
+ * 0) by L y = b, Lᵀ x = y, L in the lower triangle of A with 1/L_jj on its diagonal.  The columns go side by side,
  * each through the operations of its own solve in their order: one chain of dependent additions per column would
- * wait on the adder's latency at every term (n = 100: 4x slower).  y: RD_RHS n vectors, column c at y + c n. */
+ * wait on the adder's latency at every term (n = 100: 4x slower); RD_RHS of them always, so that they stay in
+ * registers.  The columns of A⁻¹ start at row r0 - 2n of L y = b (b and y are 0 above it).  y: row i of the
+ * columns at y + RD_RHS i. */
 #define RD_RHS 8
-RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, int width, real *y, real *OUT) {
+RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, real *y) {
     long nn = (long)n * n;
-    for (int i = 0; i < n; i++) {   /* L y = b */
+    int k0 = r0 >= 2 * n ? r0 - 2 * n : 0;
+    for (int i = 0; i < k0; i++)
+        for (int c = 0; c < RD_RHS; c++) y[RD_RHS * i + c] = splat(0.0);
+    for (int i = k0; i < n; i++) {   /* L y = b */
         real t[RD_RHS];
-        for (int c = 0; c < width; c++) {
+        for (int c = 0; c < RD_RHS; c++) {
             int r = r0 + c, part = r / n, col = r % n;
-            t[c] = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(i == col ? 1.0 : 0.0);
+            t[c] = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(part == 2 && i == col ? 1.0 : 0.0);
         }
-        for (int k = 0; k < i; k++) {
+        for (int k = k0; k < i; k++) {
             real aik = A[i * n + k];
-            for (int c = 0; c < width; c++) t[c] -= aik * y[c * n + k];
+            for (int c = 0; c < RD_RHS; c++) t[c] -= aik * y[RD_RHS * k + c];
         }
-        for (int c = 0; c < width; c++) y[c * n + i] = t[c] * A[i * n + i];
+        for (int c = 0; c < RD_RHS; c++) y[RD_RHS * i + c] = t[c] * A[i * n + i];
     }
     for (int i = n - 1; i >= 0; i--) {   /* Lᵀ x = y */
         real t[RD_RHS];
-        for (int c = 0; c < width; c++) t[c] = y[c * n + i];
+        for (int c = 0; c < RD_RHS; c++) t[c] = y[RD_RHS * i + c];
         for (int k = i + 1; k < n; k++) {
             real aki = A[k * n + i];
-            for (int c = 0; c < width; c++) t[c] -= aki * y[c * n + k];
+            for (int c = 0; c < RD_RHS; c++) t[c] -= aki * y[RD_RHS * k + c];
         }
-        for (int c = 0; c < width; c++) y[c * n + i] = t[c] * A[i * n + i];
-    }
-    for (int c = 0; c < width; c++) {
-        int r = r0 + c, part = r / n, col = r % n;
-        for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[c * n + i];
+        for (int c = 0; c < RD_RHS; c++) y[RD_RHS * i + c] = t[c] * A[i * n + i];
     }
 }
 /* From RD_FDD_ABA joints on, A⁻¹ is applied by the articulated-body recursion (fdd_articulated, O(n) per column,
@@ -1121,9 +1163,9 @@ RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, int width
 static long fdd_work(const rd_model *m) {
     long n = m->n, nn = n * n, nf = m->nf, most = aba_work(m), d = deriv_work(m);
     most = d > most ? d : most;
-    /* the rows of q̈ (4 n doubles: n vectors), then I^A per frame, U and 1/D per joint, out as lanes, X, p / a,
-     * flags (fdd_block_articulated) or A, ∂Γ, out as lanes, y of fdd_solve */
-    if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + 3 * nn + RD_RHS * n + 6 * RD_RHS * nf + nf + 1;
+    /* the rows of q̈ (4 n doubles: n vectors), then I^A per frame, U and 1/D per joint, X, p / a, flags
+     * (fdd_block_articulated) or A, ∂Γ, out as lanes, y of fdd_solve */
+    if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + RD_RHS * n + 6 * RD_RHS * nf + nf + 1;
     return most + n + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
 }
 /* The lower triangle of A and both matrices of ∂Γ as lanes from the joints' terms T: A_kj = S_j·t1_k = S_jᵀ I^C_k S_k
@@ -1156,19 +1198,20 @@ RD_INLINE void fdd_matrices(const rd_model *m, const real *T, int friction, real
         if (friction) DT[nn + (long)k * n + k] += m->Fv[k];
     }
 }
-/* fdd_articulated's two passes on a branched robot: p and a of every frame in P */
-RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, int width, real *X, real *P) {
-    int n = m->n, nf = m->nf;
-    long w6 = 6 * (long)width;
+/* fdd_articulated's two passes on a branched robot: p and a of every frame in P (6 RD_RHS vectors per frame) */
+RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, real *X, real *P) {
+    int nf = m->nf;
+    long w6 = 6 * RD_RHS;
     for (long e = 0; e < w6 * nf; e++) P[e] = splat(0.0);
     for (int i = nf - 1; i >= 0; i--) {
         int a = m->parent[i], k = m->joint[i];
         real *pi = P + w6 * i, *pa = a >= 0 ? P + w6 * a : NULL;
         if (k >= 0) {
             const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
-            for (int c = 0; c < width; c++) {
-                real u = X[(long)c * n + k] - deriv_dot(S, pi + 6 * c);
-                X[(long)c * n + k] = u;
+            real *x = X + RD_RHS * (long)k;
+            for (int c = 0; c < RD_RHS; c++) {
+                real u = x[c] - deriv_dot(S, pi + 6 * c);
+                x[c] = u;
                 if (!pa) continue;
                 real s = u * U[6];
                 for (int e = 0; e < 6; e++) pa[6 * c + e] += pi[6 * c + e] + U[e] * s;
@@ -1182,31 +1225,45 @@ RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, in
         const real *aa = a >= 0 ? P + w6 * a : NULL;
         if (k >= 0) {
             const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
-            for (int c = 0; c < width; c++) {
-                real x = (aa ? X[(long)c * n + k] - deriv_dot(U, aa + 6 * c) : X[(long)c * n + k]) * U[6];
-                X[(long)c * n + k] = x;
-                for (int e = 0; e < 6; e++) ai[6 * c + e] = aa ? aa[6 * c + e] + S[e] * x : S[e] * x;
+            real *x = X + RD_RHS * (long)k;
+            for (int c = 0; c < RD_RHS; c++) {
+                real y = (aa ? x[c] - deriv_dot(U, aa + 6 * c) : x[c]) * U[6];
+                x[c] = y;
+                for (int e = 0; e < 6; e++) ai[6 * c + e] = aa ? aa[6 * c + e] + S[e] * y : S[e] * y;
             }
         } else
             for (long e = 0; e < w6; e++) ai[e] = aa ? aa[e] : splat(0.0);
     }
 }
-/* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
- * by the articulated-body recursion with neither velocity nor gravity (Featherstone, "Rigid Body Dynamics
- * Algorithms", §7.3), in R_0 about O_0 (no frame changes): from the leaves u_j = b_j − S_j·p_j and
- * p_a += p_j + U_j u_j / D_j, then from the base x_j = (u_j − U_j·a_a) / D_j, a_j = a_a + S_j x_j.  The columns
- * b of ∂Γ come from the joints' terms T (deriv_entry, the friction slope F_v on the diagonal of ∂Γ/∂q̇).
- * X: RD_RHS n vectors (column c at X + c n); P: the p / a of every frame, 6 RD_RHS nf vectors; in: nf flags. */
-RD_INLINE void fdd_articulated(const rd_job *job, const real *T, const real *UD, int r0, int width, real *X,
-                               real *P, int *in, real *OUT) {
+/* The right-hand sides b of columns col0 .. col0 + width - 1 of part `part` (-∂Γ/∂q, -∂Γ/∂q̇, 1) into X (row j
+ * of the RD_RHS columns at X + RD_RHS j; the columns from width on 0).  The entries of ∂Γ come from the joints'
+ * terms T (deriv_tile on a chain, deriv_entry on a branched robot), the friction slope F_v on the diagonal of
+ * ∂Γ/∂q̇.  in: nf flags. */
+RD_INLINE void fdd_rhs(const rd_job *job, const real *T, int part, int col0, int width, int *in, real *X) {
     const rd_model *m = job->m;
     int n = m->n, nf = m->nf;
-    long nn = (long)n * n, w6 = 6 * (long)width;
-    for (int c = 0; c < width; c++) {   /* the right-hand sides */
-        int r = r0 + c, part = r / n, col = r % n, kf = -1;
-        real *b = X + (long)c * n;
-        for (int j = 0; j < n; j++) b[j] = splat(part == 2 && j == col ? 1.0 : 0.0);
-        if (part == 2) continue;
+    for (long e = 0; e < RD_RHS * (long)n; e++) X[e] = splat(0.0);
+    if (part == 2) {
+        for (int c = 0; c < width; c++) X[RD_RHS * (long)(col0 + c) + c] = splat(1.0);
+        return;
+    }
+    if (m->chain) {
+        for (int j = 0; j < n; j += 2)
+            for (int c0 = 0; c0 < width; c0 += 4) {
+                int w = width - c0 < 4 ? width - c0 : 4;
+                real v[4], u[4];
+                deriv_tile(part, j, col0 + c0, w, n, T, v, u);
+                for (int t = 0; t < w; t++) {
+                    if (part == 1 && job->friction && col0 + c0 + t == j) v[t] += m->Fv[j];
+                    if (part == 1 && job->friction && col0 + c0 + t == j + 1) u[t] += m->Fv[j + 1];
+                    X[RD_RHS * (long)j + c0 + t] = -v[t];
+                    if (j + 1 < n) X[RD_RHS * (long)(j + 1) + c0 + t] = -u[t];
+                }
+            }
+        return;
+    }
+    for (int c = 0; c < width; c++) {
+        int col = col0 + c, kf = -1;
         for (int i = 0; i < nf; i++) {   /* in[i]: frame i at or below joint col's frame */
             if (m->joint[i] == col) kf = i;
             in[i] = i == kf || (i > kf && kf >= 0 && m->parent[i] >= 0 && in[m->parent[i]]);
@@ -1215,44 +1272,79 @@ RD_INLINE void fdd_articulated(const rd_job *job, const real *T, const real *UD,
         for (int i = 0; i < nf; i++) {
             int j = m->joint[i];
             if (j < 0) continue;
-            if (i > kf && in[i]) b[j] = -deriv_entry(part, 1, T + RD_DJOINT * (long)j, Tc);
+            if (i > kf && in[i]) X[RD_RHS * (long)j + c] = -deriv_entry(part, 1, T + RD_DJOINT * (long)j, Tc);
         }
         for (int f = kf; f >= 0; f = m->parent[f]) {   /* the joints j ≼ col */
             int j = m->joint[f];
             if (j < 0) continue;
             real e = deriv_entry(part, 0, T + RD_DJOINT * (long)j, Tc);
             if (part == 1 && j == col && job->friction) e += m->Fv[col];
-            b[j] = -e;
+            X[RD_RHS * (long)j + c] = -e;
         }
     }
-    if (m->chain) {   /* one child each: p and a run down and up the chain (fixed frames pass them on) */
-        for (long e = 0; e < w6; e++) P[e] = splat(0.0);
-        for (int i = nf - 1; i >= 0; i--) {
-            int k = m->joint[i];
-            if (k < 0) continue;
-            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
-            for (int c = 0; c < width; c++) {
-                real *p = P + 6 * c, u = X[(long)c * n + k] - deriv_dot(S, p), s = u * U[6];
-                X[(long)c * n + k] = u;
-                for (int e = 0; e < 6; e++) p[e] += U[e] * s;
-            }
+}
+/* Columns col0 .. col0 + RD_RHS - 1 of part `part` of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ from their right-hand sides
+ * in X (fdd_rhs), in place, by the articulated-body recursion with neither velocity nor gravity (Featherstone,
+ * "Rigid Body Dynamics Algorithms", §7.3), in R_0 about O_0 (no frame changes): from the leaves
+ * u_j = b_j − S_j·p_j and p_a += p_j + U_j u_j / D_j, then from the base x_j = (u_j − U_j·a_a) / D_j,
+ * a_j = a_a + S_j x_j.  The RD_RHS columns go side by side (independent chains of operations), each through the
+ * operations of its own recursion.  P: the p / a of every frame of a branched robot, 6 RD_RHS nf vectors. */
+RD_INLINE void fdd_articulated(const rd_model *m, const real *T, const real *UD, int part, int col0, int width,
+                               real *X, real *P) {
+    if (!m->chain) {
+        fdd_branches(m, T, UD, X, P);
+        return;
+    }
+    /* one child each: p and a run down and up the chain (fixed frames pass them on); the columns of A⁻¹ start
+     * at their last joint (b and p are 0 below it) */
+    int nf = m->nf, last = nf - 1;
+    if (part == 2)
+        while (last > 0 && m->joint[last] != col0 + width - 1) last--;
+    real p[6 * RD_RHS];
+    for (int e = 0; e < 6 * RD_RHS; e++) p[e] = splat(0.0);
+    for (int i = last; i >= 0; i--) {
+        int k = m->joint[i];
+        if (k < 0) continue;
+        const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+        real *x = X + RD_RHS * (long)k;
+        for (int c = 0; c < RD_RHS; c++) {
+            real u = x[c] - deriv_dot(S, p + 6 * c), s = u * U[6];
+            x[c] = u;
+            for (int e = 0; e < 6; e++) p[6 * c + e] += U[e] * s;
         }
-        for (long e = 0; e < w6; e++) P[e] = splat(0.0);
-        for (int i = 0; i < nf; i++) {
-            int k = m->joint[i];
-            if (k < 0) continue;
-            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
-            for (int c = 0; c < width; c++) {
-                real *a = P + 6 * c, x = (X[(long)c * n + k] - deriv_dot(U, a)) * U[6];
-                X[(long)c * n + k] = x;
-                for (int e = 0; e < 6; e++) a[e] += S[e] * x;
-            }
+    }
+    for (int e = 0; e < 6 * RD_RHS; e++) p[e] = splat(0.0);
+    for (int i = 0; i < nf; i++) {
+        int k = m->joint[i];
+        if (k < 0) continue;
+        const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+        real *x = X + RD_RHS * (long)k;
+        for (int c = 0; c < RD_RHS; c++) {
+            real *a = p + 6 * c, y = (x[c] - deriv_dot(U, a)) * U[6];
+            x[c] = y;
+            for (int e = 0; e < 6; e++) a[e] += S[e] * y;
         }
-    } else
-        fdd_branches(m, T, UD, width, X, P);
-    for (int c = 0; c < width; c++) {
-        int r = r0 + c, part = r / n, col = r % n;
-        for (int j = 0; j < n; j++) OUT[part * nn + (long)j * n + col] = X[(long)c * n + j];
+    }
+}
+/* Columns col0 .. col0 + width - 1 of part `part` (X: row j at X + RD_RHS j) into the block's results, each row's
+ * columns transposed 4 x 4 into the states' rows; acc gathers x * 0 (the finiteness check) */
+RD_INLINE void fdd_put(const rd_job *job, long s0, int part, int col0, int width, const real *X, real *acc) {
+    int n = job->m->n;
+    long nn = (long)n * n, size = 3 * nn, lanes = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    for (int j = 0; j < n; j++) {
+        const real *x = X + RD_RHS * (long)j;
+        double *row = job->out + s0 * size + part * nn + (long)j * n + col0;
+        for (int c = 0; c < width; c++) acc[c & 3] += x[c] * 0.0;
+        int c = 0;
+        if (lanes == RD_LANES)
+            for (; c + 4 <= width; c += 4) {
+                real u[4];
+                transpose4(x + c, u);
+                memcpy(row + c, &u[0], sizeof(real)); memcpy(row + size + c, &u[1], sizeof(real));
+                memcpy(row + 2 * size + c, &u[2], sizeof(real)); memcpy(row + 3 * size + c, &u[3], sizeof(real));
+            }
+        for (int l = 0; l < lanes; l++)
+            for (int t = c; t < width; t++) row[l * size + t] = x[t][l];
     }
 }
 /* fdd_block from RD_FDD_ABA joints: q̈ by aba_block, the terms of ∂Γ at q̈ (deriv_passes), the articulated
@@ -1261,12 +1353,11 @@ RD_INLINE void fdd_articulated(const rd_job *job, const real *T, const real *UD,
 RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int n = m->n, nf = m->nf;
-    long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    long count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
     long most = aba_work(m), d = deriv_work(m);
     most = d > most ? d : most;
     double *QDDr = (double *)(W + most);
-    real *IA = W + most + n, *UD = IA + 36 * (long)nf, *OUT = UD + 7 * (long)n, *X = OUT + 3 * nn,
-         *P = X + RD_RHS * (long)n;
+    real *IA = W + most + n, *UD = IA + 36 * (long)nf, *X = UD + 7 * (long)n, *P = X + RD_RHS * (long)n;
     int *in = (int *)(P + 6 * RD_RHS * (long)nf);
     rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
     sub.count = count;
@@ -1307,11 +1398,15 @@ RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
                 for (int c = 0; c < 6; c++) Ia[6 * r + c] += I[6 * r + c] - s * U[c];
             }
     }
-    int r = 0;
-    for (; r + RD_RHS <= 3 * n; r += RD_RHS) fdd_articulated(job, T, UD, r, RD_RHS, X, P, in, OUT);
-    if (r < 3 * n) fdd_articulated(job, T, UD, r, 3 * n - r, X, P, in, OUT);
-    store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
-    return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
+    real acc[4] = {{0}, {0}, {0}, {0}};
+    for (int part = 0; part < 3; part++)
+        for (int col0 = 0; col0 < n; col0 += RD_RHS) {
+            int width = n - col0 < RD_RHS ? n - col0 : RD_RHS;
+            fdd_rhs(job, T, part, col0, width, in, X);
+            fdd_articulated(m, T, UD, part, col0, width, X, P);
+            fdd_put(job, s0, part, col0, width, X, acc);
+        }
+    return all_finite(acc, 4) ? 0 : RD_NONFINITE;
 }
 RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
     if (job->m->n >= RD_FDD_ABA) return fdd_block_articulated(job, s0, W);
@@ -1380,9 +1475,13 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
         for (long k = 0; k < 3 * nn; k++) finite &= out[k] - out[k] == 0.0;
         return finite ? 0 : RD_NONFINITE;
     }
-    int r = 0;
-    for (; r + RD_RHS <= 3 * n; r += RD_RHS) fdd_solve(A, DT, n, r, RD_RHS, y, OUT);
-    if (r < 3 * n) fdd_solve(A, DT, n, r, 3 * n - r, y, OUT);
+    for (int r0 = 0; r0 < 3 * n; r0 += RD_RHS) {
+        fdd_solve(A, DT, n, r0, y);
+        for (int c = 0; c < RD_RHS && r0 + c < 3 * n; c++) {
+            int r = r0 + c, part = r / n, col = r % n;
+            for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[RD_RHS * i + c];
+        }
+    }
     store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
     return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
 }
