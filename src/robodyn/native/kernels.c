@@ -849,7 +849,7 @@ enum { RD_D_R0 = 0, RD_D_P0 = 9, RD_D_V = 12, RD_D_A = 18, RD_D_S = 24, RD_D_PD 
        RD_D_H = 43, RD_D_J = 46, RD_D_DH = 52, RD_D_DJ = 55, RD_D_HC = 61, RD_D_FC = 67, RD_D_OWN = 73 };
 static long deriv_work(const rd_model *m) {
     long n = m->n;
-    return RD_DFRAME * (long)m->nf + RD_DJOINT * n + 3 * n + 9 + (m->chain ? 0 : 2 * n * n);
+    return RD_DFRAME * (long)m->nf + RD_DJOINT * n + 3 * n + 9 + (m->chain ? n + 3 : 2 * n * n);
 }
 RD_INLINE void twist_cross(const real *a, const real *b, real *out) {   /* a × b of twists: [ω×v_b + v×ω_b; ω×ω_b] */
     real t[3], u[3];
@@ -1021,37 +1021,43 @@ RD_INLINE void deriv_tile(int part, int r, int c0, int width, int n, const real 
             w[t] = t < width ? deriv_entry(part, c0 + t < r1, T1, Tc + RD_DJOINT * t) : splat(0.0);
         }
 }
-/* A serial chain (joint j ≺ k for j < k): both matrices row by row straight into the results, four columns for
- * the 4 states at a time transposed 4 x 4 into each state's row (as chain_rows does for the inertia matrix):
- * one sequential write of the output, no (2, n, n) buffer of lanes to transpose afterwards. */
-RD_INLINE int deriv_rows(double *out, long s0, long count, int n, const real *T) {
-    long nn = (long)n * n, size = 2 * nn, lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
-    real acc[4] = {{0}, {0}, {0}, {0}};
-    for (int part = 0; part < 2; part++)
-        for (int r = 0; r < n; r++) {
-            const real *Tr = T + RD_DJOINT * (long)r;
-            double *row = out + s0 * size + part * nn + (long)r * n;
-            for (int c0 = 0; c0 < n; c0 += 4) {
-                int width = n - c0 < 4 ? n - c0 : 4;
-                real v[4];
-                const real *Tc = T + RD_DJOINT * (long)c0;
-                if (width == 4 && c0 + 4 <= r)   /* whole tiles below the diagonal, above it, across it */
-                    for (int t = 0; t < 4; t++) v[t] = deriv_entry(part, 1, Tr, Tc + RD_DJOINT * t);
-                else if (width == 4 && c0 >= r)
-                    for (int t = 0; t < 4; t++) v[t] = deriv_entry(part, 0, Tr, Tc + RD_DJOINT * t);
-                else
-                    for (int t = 0; t < width; t++) v[t] = deriv_entry(part, c0 + t < r, Tr, Tc + RD_DJOINT * t);
-                for (int t = 0; t < width; t++) acc[t] += v[t] * 0.0;
-                if (width == 4 && lanes == RD_LANES) {
-                    real u[4];
-                    transpose4(v, u);
-                    memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
-                    memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
-                } else
-                    for (int l = 0; l < lanes; l++)
-                        for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
-            }
+/* Row r's tile v (4 columns from c0, width of them) into the 4 states' rows at `row` (a state's row every `size`
+ * doubles), transposed 4 x 4 for a full block; acc gathers v * 0 (the finiteness check) */
+RD_INLINE void deriv_put(double *row, long size, int c0, int width, long lanes, const real *v, real *acc) {
+    for (int t = 0; t < 4; t++) acc[t] += v[t] * 0.0;
+    if (width == 4 && lanes == RD_LANES) {
+        real u[4];
+        transpose4(v, u);
+        memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
+        memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
+    } else
+        for (int l = 0; l < lanes; l++)
+            for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
+}
+/* Part `part` of a serial chain's results, two rows by four columns at a time; the second row's tiles wait in
+ * `next` (n vectors) until the first row is stored, so that each state's output is written in its order */
+RD_INLINE void deriv_part(int part, double *out, long s0, long lanes, int n, const real *T, real *next, real *acc) {
+    long nn = (long)n * n, size = 2 * nn;
+    for (int r = 0; r < n; r += 2) {
+        double *row = out + s0 * size + part * nn + (long)r * n;
+        for (int c0 = 0; c0 < n; c0 += 4) {
+            int width = n - c0 < 4 ? n - c0 : 4;
+            real v[4];
+            deriv_tile(part, r, c0, width, n, T, v, next + c0);
+            deriv_put(row, size, c0, width, lanes, v, acc);
         }
+        if (r + 1 < n)
+            for (int c0 = 0; c0 < n; c0 += 4) deriv_put(row + n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + c0, acc);
+    }
+}
+/* A serial chain: both matrices straight into the results, each tile transposed 4 x 4 into each state's rows (as
+ * chain_rows does for the inertia matrix): one sequential write of the output, no (2, n, n) buffer of lanes to
+ * transpose afterwards. */
+RD_INLINE int deriv_rows(double *out, long s0, long count, int n, const real *T, real *next) {
+    long lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
+    real acc[4] = {{0}, {0}, {0}, {0}};
+    deriv_part(0, out, s0, lanes, n, T, next, acc);
+    deriv_part(1, out, s0, lanes, n, T, next, acc);
     real all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
 }
@@ -1119,7 +1125,7 @@ RD_CLONES_V4 static int deriv_block(const rd_job *job, long s0, real *W) {
     long nn = (long)n * n;
     real *T = W + RD_DFRAME * (long)m->nf, *DT = T + RD_DJOINT * (long)n + 3 * n + 9;
     deriv_passes(job, s0, W);
-    int code = m->chain ? deriv_rows(job->out, s0, job->count, n, T) : deriv_tree(m, s0, job->count, T, DT, job->out);
+    int code = m->chain ? deriv_rows(job->out, s0, job->count, n, T, DT) : deriv_tree(m, s0, job->count, T, DT, job->out);
     if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
         for (long s = s0; s < s0 + RD_LANES && s < job->count; s++)
             for (int k = 0; k < n; k++) job->out[s * 2 * nn + nn + (long)k * n + k] += m->Fv[k];
