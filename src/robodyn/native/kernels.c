@@ -1174,7 +1174,7 @@ RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, real *y) 
 }
 /* From RD_FDD_ABA joints on, A⁻¹ is applied by the articulated-body recursion (fdd_articulated, O(n) per column,
  * O(n²) in all) instead of the Cholesky factor's triangular solves (O(n²) per column, O(n³) in all) */
-#define RD_FDD_ABA 48
+#define RD_FDD_ABA 30
 #define RD_ARHS 4   /* columns side by side in fdd_articulated */
 static long fdd_work(const rd_model *m) {
     long n = m->n, nn = n * n, nf = m->nf, most = aba_work(m), d = deriv_work(m);
