@@ -845,11 +845,12 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
  * and the link's own mass, h, J (10: the articulated inertias of fdd_block) */
 #define RD_DFRAME 83
 #define RD_DJOINT 48   /* per joint: S, Ψ̇, Ψ̈ and the terms t1, 2 t1, t2, t3, t4 of its entries (deriv_terms) */
+#define RD_TROWS 2     /* the rows of a tile of entries on a chain (deriv_tile; 4 was slower) */
 enum { RD_D_R0 = 0, RD_D_P0 = 9, RD_D_V = 12, RD_D_A = 18, RD_D_S = 24, RD_D_PD = 30, RD_D_PDD = 36, RD_D_M = 42,
        RD_D_H = 43, RD_D_J = 46, RD_D_DH = 52, RD_D_DJ = 55, RD_D_HC = 61, RD_D_FC = 67, RD_D_OWN = 73 };
 static long deriv_work(const rd_model *m) {
     long n = m->n;
-    return RD_DFRAME * (long)m->nf + RD_DJOINT * n + 3 * n + 9 + (m->chain ? n + 3 : 2 * n * n);
+    return RD_DFRAME * (long)m->nf + RD_DJOINT * n + 3 * n + 9 + (m->chain ? (RD_TROWS - 1) * (n + 3) : 2 * n * n);
 }
 RD_INLINE void twist_cross(const real *a, const real *b, real *out) {   /* a × b of twists: [ω×v_b + v×ω_b; ω×ω_b] */
     real t[3], u[3];
@@ -980,45 +981,47 @@ RD_INLINE real deriv_entry(int part, int below, const real *Tr, const real *Tc) 
     return part ? deriv_dot(Tc + RD_T_PD, Tr + RD_T_12) + deriv_dot(Tc + RD_T_S, Tr + RD_T_4)
                 : deriv_dot(Tc + RD_T_PDD, Tr + RD_T_1) + deriv_dot(Tc + RD_T_PD, Tr + RD_T_4);
 }
-/* D_r[t] = A_r[0] B_t[0] + A_r[1] B_t[1] + A_r[2] B_t[2] (summed left to right, as deriv_dot's halves) for two rows'
- * vectors A_0, A_1 and four columns' B_t = B + RD_DJOINT t: the 6 vectors loaded per 8 products stay in registers */
-RD_INLINE void deriv_halves(const real *A0, const real *A1, const real *B, real *D0, real *D1) {
+/* D[i][t] = A_i[a] B_t[0] + A_i[a + 1] B_t[1] + A_i[a + 2] B_t[2] (summed left to right, as deriv_dot's halves) for
+ * RD_TROWS rows' vectors A_i + a and four columns' B_t = B + RD_DJOINT t: each loaded vector serves RD_TROWS or 4
+ * products, the sums stay in registers */
+RD_INLINE void deriv_halves(const real *const *A, int a, const real *B, real (*D)[4]) {
     for (int k = 0; k < 3; k++) {
-        real a0 = A0[k], a1 = A1[k];
+        real ak[RD_TROWS];
+        for (int i = 0; i < RD_TROWS; i++) ak[i] = A[i][a + k];
         for (int t = 0; t < 4; t++) {
             real b = B[RD_DJOINT * t + k];
-            D0[t] = k ? D0[t] + a0 * b : a0 * b;
-            D1[t] = k ? D1[t] + a1 * b : a1 * b;
+            for (int i = 0; i < RD_TROWS; i++) D[i][t] = k ? D[i][t] + ak[i] * b : ak[i] * b;
         }
     }
 }
-/* v[t] += deriv_dot(A_0, B_t), w[t] += deriv_dot(A_1, B_t) (first: =) */
-RD_INLINE void deriv_dots(int first, const real *A0, const real *A1, const real *B, real *v, real *w) {
-    real l0[4], l1[4], h0[4], h1[4];
-    deriv_halves(A0, A1, B, l0, l1);
-    deriv_halves(A0 + 3, A1 + 3, B + 3, h0, h1);
-    for (int t = 0; t < 4; t++) {
-        v[t] = first ? l0[t] + h0[t] : v[t] + (l0[t] + h0[t]);
-        w[t] = first ? l1[t] + h1[t] : w[t] + (l1[t] + h1[t]);
-    }
+/* v[i][t] = deriv_dot(A_i + a, B_t) */
+RD_INLINE void deriv_dots(const real *const *A, int a, const real *B, real (*v)[4]) {
+    real lo[RD_TROWS][4], hi[RD_TROWS][4];
+    deriv_halves(A, a, B, lo);
+    deriv_halves(A, a + 3, B + 3, hi);
+    for (int i = 0; i < RD_TROWS; i++)
+        for (int t = 0; t < 4; t++) v[i][t] = lo[i][t] + hi[i][t];
 }
-/* Entries (r, c0 .. c0 + 3) into v and (r + 1, c0 .. c0 + 3) into w of part `part` on a serial chain (joint j ≺ k
- * for j < k; columns from c0 + width on left 0; r + 1 = n: w repeats row r): the deriv_entry of each, whole tiles
- * below or above the diagonal with each loaded vector used twice or four times */
-RD_INLINE void deriv_tile(int part, int r, int c0, int width, int n, const real *T, real *v, real *w) {
-    int r1 = r + 1 < n ? r + 1 : r;
-    const real *T0 = T + RD_DJOINT * (long)r, *T1 = T + RD_DJOINT * (long)r1, *Tc = T + RD_DJOINT * (long)c0;
-    if (width == 4 && c0 >= r1)   /* S_r·t3_c, S_r·t2_c */
-        deriv_dots(1, T0 + RD_T_S, T1 + RD_T_S, Tc + (part ? RD_T_2 : RD_T_3), v, w);
+/* Entries (r + i, c0 .. c0 + 3) into v[i] (i < RD_TROWS) of part `part` on a serial chain (joint j ≺ k for j < k;
+ * columns from c0 + width on left 0; rows from n on repeat row n - 1): the deriv_entry of each, whole tiles below
+ * or above the diagonal by deriv_dots */
+RD_INLINE void deriv_tile(int part, int r, int c0, int width, int n, const real *T, real (*v)[4]) {
+    const real *Ti[RD_TROWS], *Tc = T + RD_DJOINT * (long)c0;
+    int last = r + RD_TROWS - 1 < n ? r + RD_TROWS - 1 : n - 1;
+    for (int i = 0; i < RD_TROWS; i++) Ti[i] = T + RD_DJOINT * (long)(r + i < n ? r + i : n - 1);
+    if (width == 4 && c0 >= last)   /* S_r·t3_c, S_r·t2_c */
+        deriv_dots(Ti, RD_T_S, Tc + (part ? RD_T_2 : RD_T_3), v);
     else if (width == 4 && c0 + 4 <= r) {   /* Ψ̈_c·t1_r + Ψ̇_c·t4_r, Ψ̇_c·2t1_r + S_c·t4_r */
-        real v2[4], w2[4];
-        deriv_dots(1, T0 + (part ? RD_T_12 : RD_T_1), T1 + (part ? RD_T_12 : RD_T_1), Tc + (part ? RD_T_PD : RD_T_PDD), v, w);
-        deriv_dots(1, T0 + RD_T_4, T1 + RD_T_4, Tc + (part ? RD_T_S : RD_T_PD), v2, w2);
-        for (int t = 0; t < 4; t++) { v[t] += v2[t]; w[t] += w2[t]; }
+        real v2[RD_TROWS][4];
+        deriv_dots(Ti, part ? RD_T_12 : RD_T_1, Tc + (part ? RD_T_PD : RD_T_PDD), v);
+        deriv_dots(Ti, RD_T_4, Tc + (part ? RD_T_S : RD_T_PD), v2);
+        for (int i = 0; i < RD_TROWS; i++)
+            for (int t = 0; t < 4; t++) v[i][t] += v2[i][t];
     } else
-        for (int t = 0; t < 4; t++) {
-            v[t] = t < width ? deriv_entry(part, c0 + t < r, T0, Tc + RD_DJOINT * t) : splat(0.0);
-            w[t] = t < width ? deriv_entry(part, c0 + t < r1, T1, Tc + RD_DJOINT * t) : splat(0.0);
+        for (int i = 0; i < RD_TROWS; i++) {
+            int ri = r + i < n ? r + i : n - 1;
+            for (int t = 0; t < 4; t++)
+                v[i][t] = t < width ? deriv_entry(part, c0 + t < ri, Ti[i], Tc + RD_DJOINT * t) : splat(0.0);
         }
 }
 /* Row r's tile v (4 columns from c0, width of them) into the 4 states' rows at `row` (a state's row every `size`
@@ -1034,20 +1037,24 @@ RD_INLINE void deriv_put(double *row, long size, int c0, int width, long lanes, 
         for (int l = 0; l < lanes; l++)
             for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
 }
-/* Part `part` of a serial chain's results, two rows by four columns at a time; the second row's tiles wait in
- * `next` (n vectors) until the first row is stored, so that each state's output is written in its order */
+/* Part `part` of a serial chain's results, RD_TROWS rows by four columns at a time; the other rows' tiles wait in
+ * `next` (RD_TROWS - 1 rows of n + 3 vectors) until the first row is stored, so that each state's output is
+ * written in its order */
 RD_INLINE void deriv_part(int part, double *out, long s0, long lanes, int n, const real *T, real *next, real *acc) {
-    long nn = (long)n * n, size = 2 * nn;
-    for (int r = 0; r < n; r += 2) {
+    long nn = (long)n * n, size = 2 * nn, stride = n + 3;
+    for (int r = 0; r < n; r += RD_TROWS) {
         double *row = out + s0 * size + part * nn + (long)r * n;
         for (int c0 = 0; c0 < n; c0 += 4) {
             int width = n - c0 < 4 ? n - c0 : 4;
-            real v[4];
-            deriv_tile(part, r, c0, width, n, T, v, next + c0);
-            deriv_put(row, size, c0, width, lanes, v, acc);
+            real v[RD_TROWS][4];
+            deriv_tile(part, r, c0, width, n, T, v);
+            deriv_put(row, size, c0, width, lanes, v[0], acc);
+            for (int i = 1; i < RD_TROWS; i++)
+                for (int t = 0; t < 4; t++) next[(i - 1) * stride + c0 + t] = v[i][t];
         }
-        if (r + 1 < n)
-            for (int c0 = 0; c0 < n; c0 += 4) deriv_put(row + n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + c0, acc);
+        for (int i = 1; i < RD_TROWS && r + i < n; i++)
+            for (int c0 = 0; c0 < n; c0 += 4)
+                deriv_put(row + (long)i * n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + (i - 1) * stride + c0, acc);
     }
 }
 /* A serial chain: both matrices straight into the results, each tile transposed 4 x 4 into each state's rows (as
@@ -1264,17 +1271,16 @@ RD_INLINE void fdd_rhs(const rd_job *job, const real *T, int part, int col0, int
         return;
     }
     if (m->chain) {
-        for (int j = 0; j < n; j += 2)
+        for (int j = 0; j < n; j += RD_TROWS)
             for (int c0 = 0; c0 < width; c0 += 4) {
                 int w = width - c0 < 4 ? width - c0 : 4;
-                real v[4], u[4];
-                deriv_tile(part, j, col0 + c0, w, n, T, v, u);
-                for (int t = 0; t < w; t++) {
-                    if (part == 1 && job->friction && col0 + c0 + t == j) v[t] += m->Fv[j];
-                    if (part == 1 && job->friction && col0 + c0 + t == j + 1) u[t] += m->Fv[j + 1];
-                    X[RD_ARHS * (long)j + c0 + t] = -v[t];
-                    if (j + 1 < n) X[RD_ARHS * (long)(j + 1) + c0 + t] = -u[t];
-                }
+                real v[RD_TROWS][4];
+                deriv_tile(part, j, col0 + c0, w, n, T, v);
+                for (int i = 0; i < RD_TROWS && j + i < n; i++)
+                    for (int t = 0; t < w; t++) {
+                        if (part == 1 && job->friction && col0 + c0 + t == j + i) v[i][t] += m->Fv[j + i];
+                        X[RD_ARHS * (long)(j + i) + c0 + t] = -v[i][t];
+                    }
             }
         return;
     }
