@@ -33,8 +33,10 @@ the regressor through Y·π against the rigid-body torque (Pinocchio's regressor
 derivative matrices. "pin/rd" is Pinocchio's time over robodyn's (> 1: robodyn faster); "% peak" as in
 bench_native.py, over one core's float64 peak; "mem floor" the roofline of the output, its bytes per state over the
 rate at which NumPy fills a fresh array on this core (page faults included, measured first and printed): no call
-that returns a fresh array can beat it, whereas Pinocchio's loop writes into the same data.M each time (80 kB at
-nv = 100, staying in the cache, its upper triangle only). The inertia matrix therefore has a second anchor,
+that returns a fresh array can beat it ("pin/floor": Pinocchio's time over it, the most "pin/rd" can reach where
+storing the output is the limit, as for the derivative matrices at n = 100: 160 / 240 kB per state), whereas
+Pinocchio's loop writes into the same data.M each time (80 kB at nv = 100, staying in the cache, its upper triangle
+only). The inertia matrix therefore has a second anchor,
 "→batch": Pinocchio's crba with each M mirrored whole in data.M and copied out with memcpy into a fresh batch
 array of "rd states" matrices (malloc'd with transparent huge pages advised, as NumPy does for robodyn's result),
 the work a user's batch needs and what robodyn's call does; "pb/rd" is its time over robodyn's.
@@ -360,7 +362,7 @@ def main(argv=None) -> None:
           f"{bw_fresh / 1e9:.1f} GB/s into a fresh one")
     print(f"{'robot':<16} {'nv':>4} {'quantity':<17} {'rd states':>9} {'robodyn':>9} {'Pin C++':>9} {'conv.':<6} "
           f"{'pin/rd':>7} {'fast':>9} {'pin/fast':>8} {'fast/rd':>7} {'→batch':>9} {'pb/rd':>7} {'% peak':>7} "
-          f"{'% pk fast':>9} {'mem floor':>9} {'max rel diff':>12}")
+          f"{'% pk fast':>9} {'mem floor':>9} {'pin/floor':>9} {'max rel diff':>12}")
     checked = 3
     roofline = []  # (robot, nv, robodyn fresh, robodyn out=, Pin C++ in place, Pin C++ → batch, Pin Python loop)
 
@@ -370,10 +372,13 @@ def main(argv=None) -> None:
         trig = f"{'—':>9} {'—':>8} {'—':>7}" if fast is None else f"{fast:>9.3f} {t_pin / fast:>8.2f} {t_rd / fast:>7.2f}"
         # the roofline of the output: its bytes per state at the store rate into a fresh array (µs)
         floor = "—" if floats is None else f"{8 * floats / bw_fresh * 1e6:.3f}"
+        # the most pin/rd can reach where storing the output is the limit: Pinocchio's time over that floor
+        most = "—" if floats is None else f"{t_pin / (8 * floats / bw_fresh * 1e6):.2f}"
         mark = "" if diff <= TOLERANCE else "  FAIL: results differ"
         copied = f"{'—':>9} {'—':>7}" if batch is None else f"{batch:>9.3f} {batch / t_rd:>7.2f}"
         print(f"{name:<16} {nv:>4} {quantity:<17} {m:>9} {t_rd:>9.3f} {t_pin:>9.3f} {convention:<6} "
-              f"{t_pin / t_rd:>7.2f} {trig} {copied} {frac:>7} {frac_fast:>9} {floor:>9} {diff:>12.1e}{mark}", flush=True)
+              f"{t_pin / t_rd:>7.2f} {trig} {copied} {frac:>7} {frac_fast:>9} {floor:>9} {most:>9} {diff:>12.1e}{mark}",
+              flush=True)
 
     for n in (int(s) for s in args.sizes.split(",")):
         robot = robot_of_size(n).replace(Fv=None, Fc=None)

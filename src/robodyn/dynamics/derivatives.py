@@ -148,6 +148,11 @@ def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction, fast
     model = _sloped_model(friction)
     idx = np.arange(n)
     dqd[..., idx, idx] += model.slope(robot, qd)
+    if dtype == np.float64 and executor.takes_derivatives(q.dtype):
+        # the kernels' status vouches for every entry (robodyn.native.run_checked): only the slope added here is
+        # checked, not 2 n² entries per state again
+        finite_result("inverse_dynamics_derivatives", dqd[..., idx, idx])
+        return InverseDynamicsDerivatives(dq, dqd)
     return finite_result("inverse_dynamics_derivatives", _as(dtype, InverseDynamicsDerivatives(dq, dqd)))
 
 
@@ -192,9 +197,10 @@ def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction, fast
             args["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
         out = executor.run_batch(robot, "forward_dynamics_derivatives", batch, args, friction=in_c, fast=fast)
         Ainv, dqd = out[..., 2, :, :], out[..., 1, :, :]
-        if not in_c:
+        if not in_c:  # the kernels' status vouches for the rest (robodyn.native.run_checked)
             dqd -= Ainv * model.slope(robot, a["qd"])[..., None, :]
-        return finite_result("forward_dynamics_derivatives", ForwardDynamicsDerivatives(out[..., 0, :, :], dqd, Ainv))
+            finite_result("forward_dynamics_derivatives", dqd)
+        return ForwardDynamicsDerivatives(out[..., 0, :, :], dqd, Ainv)
     q, qd, tau = (a[k].astype(float) for k in ("q", "qd", "tau"))
     from robodyn.dynamics.friction_models import frictionless
 

@@ -1008,11 +1008,12 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
  * and the link's own mass, h, J (10: the articulated inertias of fdd_block) */
 #define RD_DFRAME 83
 #define RD_DJOINT 48   /* per joint: S, Ψ̇, Ψ̈ and the terms t1, 2 t1, t2, t3, t4 of its entries (deriv_terms) */
+#define RD_TROWS 2     /* the rows of a tile of entries on a chain (deriv_tile; 4 was slower) */
 enum { RD_D_R0 = 0, RD_D_P0 = 9, RD_D_V = 12, RD_D_A = 18, RD_D_S = 24, RD_D_PD = 30, RD_D_PDD = 36, RD_D_M = 42,
        RD_D_H = 43, RD_D_J = 46, RD_D_DH = 52, RD_D_DJ = 55, RD_D_HC = 61, RD_D_FC = 67, RD_D_OWN = 73 };
 static long deriv_work(const rd_model *m) {
     long n = m->n;
-    return RD_DFRAME * (long)m->nf + RD_DJOINT * n + 3 * n + 9 + (m->chain ? 0 : 2 * n * n);
+    return RD_DFRAME * (long)m->nf + RD_DJOINT * n + 3 * n + 9 + (m->chain ? (RD_TROWS - 1) * (n + 3) : 2 * n * n);
 }
 RD_INLINE void twist_cross(const real *a, const real *b, real *out) {   /* a × b of twists: [ω×v_b + v×ω_b; ω×ω_b] */
     real t[3], u[3];
@@ -1143,37 +1144,90 @@ RD_INLINE real deriv_entry(int part, int below, const real *Tr, const real *Tc) 
     return part ? deriv_dot(Tc + RD_T_PD, Tr + RD_T_12) + deriv_dot(Tc + RD_T_S, Tr + RD_T_4)
                 : deriv_dot(Tc + RD_T_PDD, Tr + RD_T_1) + deriv_dot(Tc + RD_T_PD, Tr + RD_T_4);
 }
-/* A serial chain (joint j ≺ k for j < k): both matrices row by row straight into the results, four columns for
- * the 4 states at a time transposed 4 x 4 into each state's row (as chain_rows does for the inertia matrix):
- * one sequential write of the output, no (2, n, n) buffer of lanes to transpose afterwards. */
-RD_INLINE int deriv_rows(double *out, long s0, long count, int n, const real *T) {
-    long nn = (long)n * n, size = 2 * nn, lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
-    real acc[4] = {{0}, {0}, {0}, {0}};
-    for (int part = 0; part < 2; part++)
-        for (int r = 0; r < n; r++) {
-            const real *Tr = T + RD_DJOINT * (long)r;
-            double *row = out + s0 * size + part * nn + (long)r * n;
-            for (int c0 = 0; c0 < n; c0 += 4) {
-                int width = n - c0 < 4 ? n - c0 : 4;
-                real v[4];
-                const real *Tc = T + RD_DJOINT * (long)c0;
-                if (width == 4 && c0 + 4 <= r)   /* whole tiles below the diagonal, above it, across it */
-                    for (int t = 0; t < 4; t++) v[t] = deriv_entry(part, 1, Tr, Tc + RD_DJOINT * t);
-                else if (width == 4 && c0 >= r)
-                    for (int t = 0; t < 4; t++) v[t] = deriv_entry(part, 0, Tr, Tc + RD_DJOINT * t);
-                else
-                    for (int t = 0; t < width; t++) v[t] = deriv_entry(part, c0 + t < r, Tr, Tc + RD_DJOINT * t);
-                for (int t = 0; t < width; t++) acc[t] += v[t] * 0.0;
-                if (width == 4 && lanes == RD_LANES) {
-                    real u[4];
-                    transpose4(v, u);
-                    memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
-                    memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
-                } else
-                    for (int l = 0; l < lanes; l++)
-                        for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
-            }
+/* D[i][t] = A_i[a] B_t[0] + A_i[a + 1] B_t[1] + A_i[a + 2] B_t[2] (summed left to right, as deriv_dot's halves) for
+ * RD_TROWS rows' vectors A_i + a and four columns' B_t = B + RD_DJOINT t: each loaded vector serves RD_TROWS or 4
+ * products, the sums stay in registers */
+RD_INLINE void deriv_halves(const real *const *A, int a, const real *B, real (*D)[4]) {
+    for (int k = 0; k < 3; k++) {
+        real ak[RD_TROWS];
+        for (int i = 0; i < RD_TROWS; i++) ak[i] = A[i][a + k];
+        for (int t = 0; t < 4; t++) {
+            real b = B[RD_DJOINT * t + k];
+            for (int i = 0; i < RD_TROWS; i++) D[i][t] = k ? D[i][t] + ak[i] * b : ak[i] * b;
         }
+    }
+}
+/* v[i][t] = deriv_dot(A_i + a, B_t) */
+RD_INLINE void deriv_dots(const real *const *A, int a, const real *B, real (*v)[4]) {
+    real lo[RD_TROWS][4], hi[RD_TROWS][4];
+    deriv_halves(A, a, B, lo);
+    deriv_halves(A, a + 3, B + 3, hi);
+    for (int i = 0; i < RD_TROWS; i++)
+        for (int t = 0; t < 4; t++) v[i][t] = lo[i][t] + hi[i][t];
+}
+/* Entries (r + i, c0 .. c0 + 3) into v[i] (i < RD_TROWS) of part `part` on a serial chain (joint j ≺ k for j < k;
+ * columns from c0 + width on left 0; rows from n on repeat row n - 1): the deriv_entry of each, whole tiles below
+ * or above the diagonal by deriv_dots */
+RD_INLINE void deriv_tile(int part, int r, int c0, int width, int n, const real *T, real (*v)[4]) {
+    const real *Ti[RD_TROWS], *Tc = T + RD_DJOINT * (long)c0;
+    int last = r + RD_TROWS - 1 < n ? r + RD_TROWS - 1 : n - 1;
+    for (int i = 0; i < RD_TROWS; i++) Ti[i] = T + RD_DJOINT * (long)(r + i < n ? r + i : n - 1);
+    if (width == 4 && c0 >= last)   /* S_r·t3_c, S_r·t2_c */
+        deriv_dots(Ti, RD_T_S, Tc + (part ? RD_T_2 : RD_T_3), v);
+    else if (width == 4 && c0 + 4 <= r) {   /* Ψ̈_c·t1_r + Ψ̇_c·t4_r, Ψ̇_c·2t1_r + S_c·t4_r */
+        real v2[RD_TROWS][4];
+        deriv_dots(Ti, part ? RD_T_12 : RD_T_1, Tc + (part ? RD_T_PD : RD_T_PDD), v);
+        deriv_dots(Ti, RD_T_4, Tc + (part ? RD_T_S : RD_T_PD), v2);
+        for (int i = 0; i < RD_TROWS; i++)
+            for (int t = 0; t < 4; t++) v[i][t] += v2[i][t];
+    } else
+        for (int i = 0; i < RD_TROWS; i++) {
+            int ri = r + i < n ? r + i : n - 1;
+            for (int t = 0; t < 4; t++)
+                v[i][t] = t < width ? deriv_entry(part, c0 + t < ri, Ti[i], Tc + RD_DJOINT * t) : splat(0.0);
+        }
+}
+/* Row r's tile v (4 columns from c0, width of them) into the 4 states' rows at `row` (a state's row every `size`
+ * doubles), transposed 4 x 4 for a full block; acc gathers v * 0 (the finiteness check) */
+RD_INLINE void deriv_put(double *row, long size, int c0, int width, long lanes, const real *v, real *acc) {
+    for (int t = 0; t < 4; t++) acc[t] += v[t] * 0.0;
+    if (width == 4 && lanes == RD_LANES) {
+        real u[4];
+        transpose4(v, u);
+        memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
+        memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
+    } else
+        for (int l = 0; l < lanes; l++)
+            for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
+}
+/* Part `part` of a serial chain's results, RD_TROWS rows by four columns at a time; the other rows' tiles wait in
+ * `next` (RD_TROWS - 1 rows of n + 3 vectors) until the first row is stored, so that each state's output is
+ * written in its order */
+RD_INLINE void deriv_part(int part, double *out, long s0, long lanes, int n, const real *T, real *next, real *acc) {
+    long nn = (long)n * n, size = 2 * nn, stride = n + 3;
+    for (int r = 0; r < n; r += RD_TROWS) {
+        double *row = out + s0 * size + part * nn + (long)r * n;
+        for (int c0 = 0; c0 < n; c0 += 4) {
+            int width = n - c0 < 4 ? n - c0 : 4;
+            real v[RD_TROWS][4];
+            deriv_tile(part, r, c0, width, n, T, v);
+            deriv_put(row, size, c0, width, lanes, v[0], acc);
+            for (int i = 1; i < RD_TROWS; i++)
+                for (int t = 0; t < 4; t++) next[(i - 1) * stride + c0 + t] = v[i][t];
+        }
+        for (int i = 1; i < RD_TROWS && r + i < n; i++)
+            for (int c0 = 0; c0 < n; c0 += 4)
+                deriv_put(row + (long)i * n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + (i - 1) * stride + c0, acc);
+    }
+}
+/* A serial chain: both matrices straight into the results, each tile transposed 4 x 4 into each state's rows (as
+ * chain_rows does for the inertia matrix): one sequential write of the output, no (2, n, n) buffer of lanes to
+ * transpose afterwards. */
+RD_INLINE int deriv_rows(double *out, long s0, long count, int n, const real *T, real *next) {
+    long lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
+    real acc[4] = {{0}, {0}, {0}, {0}};
+    deriv_part(0, out, s0, lanes, n, T, next, acc);
+    deriv_part(1, out, s0, lanes, n, T, next, acc);
     real all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
 }
@@ -1225,14 +1279,23 @@ RD_INLINE void deriv_passes(const rd_job *job, long s0, real *W) {
         for (int c = RD_D_M; c < RD_D_OWN; c++) Ba[c] += B[c];   /* the subtree's sums, all in R_0 */
     }
 }
+/* RD_CLONES_V4: the clones of deriv_block and fdd_block, RD_CLONES and x86-64-v4 (AVX-512VL: 32 vector registers,
+ * in which a block's batch of 6-vectors stays instead of going through the stack; 10-20 % faster on Zen 4).  The
+ * same 4-lane operations in their order, so the same bits on every clone: GCC contracts no a * b + c into an FMA
+ * in ISO C mode (-std=c99), where Clang would, hence GCC only.  A shared macro: other blocks may take it. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__) && __GNUC__ >= 11
+#define RD_CLONES_V4 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define RD_CLONES_V4 RD_CLONES
+#endif
 /* Four states in the lanes (a single state fills them with copies: the same operations, the same bits). */
-RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
+RD_CLONES_V4 static int deriv_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int n = m->n;
     long nn = (long)n * n;
     real *T = W + RD_DFRAME * (long)m->nf, *DT = T + RD_DJOINT * (long)n + 3 * n + 9;
     deriv_passes(job, s0, W);
-    int code = m->chain ? deriv_rows(job->out, s0, job->count, n, T) : deriv_tree(m, s0, job->count, T, DT, job->out);
+    int code = m->chain ? deriv_rows(job->out, s0, job->count, n, T, DT) : deriv_tree(m, s0, job->count, T, DT, job->out);
     if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
         for (long s = s0; s < s0 + RD_LANES && s < job->count; s++)
             for (int k = 0; k < n; k++) job->out[s * 2 * nn + nn + (long)k * n + k] += m->Fv[k];
@@ -1245,48 +1308,50 @@ RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
  * when asked), then deriv_block's two passes at that q̈, whose terms give ∂Γ and, by A_kj = S_j·t1_k, the
  * composite-link inertia matrix; below RD_FDD_ABA joints a Cholesky factorisation A = L Lᵀ per lane and 3n
  * triangular solves, from RD_FDD_ABA on 3n solves by the articulated-body recursion.  Out per state (3, n, n). */
-/* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
- * by L y = b, Lᵀ x = y, L in the lower triangle of A with 1/L_jj on its diagonal.  The columns go side by side,
+/* Columns r0 .. r0 + RD_RHS - 1 of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n; those from 3n on
+ * 0) by L y = b, Lᵀ x = y, L in the lower triangle of A with 1/L_jj on its diagonal.  The columns go side by side,
  * each through the operations of its own solve in their order: one chain of dependent additions per column would
- * wait on the adder's latency at every term (n = 100: 4x slower).  y: RD_RHS n vectors, column c at y + c n. */
+ * wait on the adder's latency at every term (n = 100: 4x slower); RD_RHS of them always, so that they stay in
+ * registers.  The columns of A⁻¹ start at row r0 - 2n of L y = b (b and y are 0 above it).  y: row i of the
+ * columns at y + RD_RHS i. */
 #define RD_RHS 8
-RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, int width, real *y, real *OUT) {
+RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, real *y) {
     long nn = (long)n * n;
-    for (int i = 0; i < n; i++) {   /* L y = b */
+    int k0 = r0 >= 2 * n ? r0 - 2 * n : 0;
+    for (int i = 0; i < k0; i++)
+        for (int c = 0; c < RD_RHS; c++) y[RD_RHS * i + c] = splat(0.0);
+    for (int i = k0; i < n; i++) {   /* L y = b */
         real t[RD_RHS];
-        for (int c = 0; c < width; c++) {
+        for (int c = 0; c < RD_RHS; c++) {
             int r = r0 + c, part = r / n, col = r % n;
-            t[c] = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(i == col ? 1.0 : 0.0);
+            t[c] = part < 2 ? -DT[part * nn + (long)i * n + col] : splat(part == 2 && i == col ? 1.0 : 0.0);
         }
-        for (int k = 0; k < i; k++) {
+        for (int k = k0; k < i; k++) {
             real aik = A[i * n + k];
-            for (int c = 0; c < width; c++) t[c] -= aik * y[c * n + k];
+            for (int c = 0; c < RD_RHS; c++) t[c] -= aik * y[RD_RHS * k + c];
         }
-        for (int c = 0; c < width; c++) y[c * n + i] = t[c] * A[i * n + i];
+        for (int c = 0; c < RD_RHS; c++) y[RD_RHS * i + c] = t[c] * A[i * n + i];
     }
     for (int i = n - 1; i >= 0; i--) {   /* Lᵀ x = y */
         real t[RD_RHS];
-        for (int c = 0; c < width; c++) t[c] = y[c * n + i];
+        for (int c = 0; c < RD_RHS; c++) t[c] = y[RD_RHS * i + c];
         for (int k = i + 1; k < n; k++) {
             real aki = A[k * n + i];
-            for (int c = 0; c < width; c++) t[c] -= aki * y[c * n + k];
+            for (int c = 0; c < RD_RHS; c++) t[c] -= aki * y[RD_RHS * k + c];
         }
-        for (int c = 0; c < width; c++) y[c * n + i] = t[c] * A[i * n + i];
-    }
-    for (int c = 0; c < width; c++) {
-        int r = r0 + c, part = r / n, col = r % n;
-        for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[c * n + i];
+        for (int c = 0; c < RD_RHS; c++) y[RD_RHS * i + c] = t[c] * A[i * n + i];
     }
 }
 /* From RD_FDD_ABA joints on, A⁻¹ is applied by the articulated-body recursion (fdd_articulated, O(n) per column,
  * O(n²) in all) instead of the Cholesky factor's triangular solves (O(n²) per column, O(n³) in all) */
-#define RD_FDD_ABA 48
+#define RD_FDD_ABA 30
+#define RD_ARHS 4   /* columns side by side in fdd_articulated */
 static long fdd_work(const rd_model *m) {
     long n = m->n, nn = n * n, nf = m->nf, most = aba_work(m), d = deriv_work(m);
     most = d > most ? d : most;
-    /* the rows of q̈ (4 n doubles: n vectors), then I^A per frame, U and 1/D per joint, out as lanes, X, p / a,
-     * flags (fdd_block_articulated) or A, ∂Γ, out as lanes, y of fdd_solve */
-    if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + 3 * nn + RD_RHS * n + 6 * RD_RHS * nf + nf + 1;
+    /* the rows of q̈ (4 n doubles: n vectors), then I^A per frame, U and 1/D per joint, X, p / a, flags
+     * (fdd_block_articulated) or A, ∂Γ, out as lanes, y of fdd_solve */
+    if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + RD_ARHS * n + 6 * RD_ARHS * nf + nf + 1;
     return most + n + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
 }
 /* The lower triangle of A and both matrices of ∂Γ as lanes from the joints' terms T: A_kj = S_j·t1_k = S_jᵀ I^C_k S_k
@@ -1319,19 +1384,20 @@ RD_INLINE void fdd_matrices(const rd_model *m, const real *T, int friction, real
         if (friction) DT[nn + (long)k * n + k] += m->Fv[k];
     }
 }
-/* fdd_articulated's two passes on a branched robot: p and a of every frame in P */
-RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, int width, real *X, real *P) {
-    int n = m->n, nf = m->nf;
-    long w6 = 6 * (long)width;
+/* fdd_articulated's two passes on a branched robot: p and a of every frame in P (6 RD_ARHS vectors per frame) */
+RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, real *X, real *P) {
+    int nf = m->nf;
+    long w6 = 6 * RD_ARHS;
     for (long e = 0; e < w6 * nf; e++) P[e] = splat(0.0);
     for (int i = nf - 1; i >= 0; i--) {
         int a = m->parent[i], k = m->joint[i];
         real *pi = P + w6 * i, *pa = a >= 0 ? P + w6 * a : NULL;
         if (k >= 0) {
             const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
-            for (int c = 0; c < width; c++) {
-                real u = X[(long)c * n + k] - deriv_dot(S, pi + 6 * c);
-                X[(long)c * n + k] = u;
+            real *x = X + RD_ARHS * (long)k;
+            for (int c = 0; c < RD_ARHS; c++) {
+                real u = x[c] - deriv_dot(S, pi + 6 * c);
+                x[c] = u;
                 if (!pa) continue;
                 real s = u * U[6];
                 for (int e = 0; e < 6; e++) pa[6 * c + e] += pi[6 * c + e] + U[e] * s;
@@ -1345,31 +1411,44 @@ RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, in
         const real *aa = a >= 0 ? P + w6 * a : NULL;
         if (k >= 0) {
             const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
-            for (int c = 0; c < width; c++) {
-                real x = (aa ? X[(long)c * n + k] - deriv_dot(U, aa + 6 * c) : X[(long)c * n + k]) * U[6];
-                X[(long)c * n + k] = x;
-                for (int e = 0; e < 6; e++) ai[6 * c + e] = aa ? aa[6 * c + e] + S[e] * x : S[e] * x;
+            real *x = X + RD_ARHS * (long)k;
+            for (int c = 0; c < RD_ARHS; c++) {
+                real y = (aa ? x[c] - deriv_dot(U, aa + 6 * c) : x[c]) * U[6];
+                x[c] = y;
+                for (int e = 0; e < 6; e++) ai[6 * c + e] = aa ? aa[6 * c + e] + S[e] * y : S[e] * y;
             }
         } else
             for (long e = 0; e < w6; e++) ai[e] = aa ? aa[e] : splat(0.0);
     }
 }
-/* Columns r0 .. r0 + width - 1 (width <= RD_RHS) of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ (column r % n of part r / n)
- * by the articulated-body recursion with neither velocity nor gravity (Featherstone, "Rigid Body Dynamics
- * Algorithms", §7.3), in R_0 about O_0 (no frame changes): from the leaves u_j = b_j − S_j·p_j and
- * p_a += p_j + U_j u_j / D_j, then from the base x_j = (u_j − U_j·a_a) / D_j, a_j = a_a + S_j x_j.  The columns
- * b of ∂Γ come from the joints' terms T (deriv_entry, the friction slope F_v on the diagonal of ∂Γ/∂q̇).
- * X: RD_RHS n vectors (column c at X + c n); P: the p / a of every frame, 6 RD_RHS nf vectors; in: nf flags. */
-RD_INLINE void fdd_articulated(const rd_job *job, const real *T, const real *UD, int r0, int width, real *X,
-                               real *P, int *in, real *OUT) {
+/* The right-hand sides b of columns col0 .. col0 + width - 1 of part `part` (-∂Γ/∂q, -∂Γ/∂q̇, 1) into X (row j
+ * of the RD_ARHS columns at X + RD_ARHS j; the columns from width on 0).  The entries of ∂Γ come from the joints'
+ * terms T (deriv_tile on a chain, deriv_entry on a branched robot), the friction slope F_v on the diagonal of
+ * ∂Γ/∂q̇.  in: nf flags. */
+RD_INLINE void fdd_rhs(const rd_job *job, const real *T, int part, int col0, int width, int *in, real *X) {
     const rd_model *m = job->m;
     int n = m->n, nf = m->nf;
-    long nn = (long)n * n, w6 = 6 * (long)width;
-    for (int c = 0; c < width; c++) {   /* the right-hand sides */
-        int r = r0 + c, part = r / n, col = r % n, kf = -1;
-        real *b = X + (long)c * n;
-        for (int j = 0; j < n; j++) b[j] = splat(part == 2 && j == col ? 1.0 : 0.0);
-        if (part == 2) continue;
+    for (long e = 0; e < RD_ARHS * (long)n; e++) X[e] = splat(0.0);
+    if (part == 2) {
+        for (int c = 0; c < width; c++) X[RD_ARHS * (long)(col0 + c) + c] = splat(1.0);
+        return;
+    }
+    if (m->chain) {
+        for (int j = 0; j < n; j += RD_TROWS)
+            for (int c0 = 0; c0 < width; c0 += 4) {
+                int w = width - c0 < 4 ? width - c0 : 4;
+                real v[RD_TROWS][4];
+                deriv_tile(part, j, col0 + c0, w, n, T, v);
+                for (int i = 0; i < RD_TROWS && j + i < n; i++)
+                    for (int t = 0; t < w; t++) {
+                        if (part == 1 && job->friction && col0 + c0 + t == j + i) v[i][t] += m->Fv[j + i];
+                        X[RD_ARHS * (long)(j + i) + c0 + t] = -v[i][t];
+                    }
+            }
+        return;
+    }
+    for (int c = 0; c < width; c++) {
+        int col = col0 + c, kf = -1;
         for (int i = 0; i < nf; i++) {   /* in[i]: frame i at or below joint col's frame */
             if (m->joint[i] == col) kf = i;
             in[i] = i == kf || (i > kf && kf >= 0 && m->parent[i] >= 0 && in[m->parent[i]]);
@@ -1378,44 +1457,79 @@ RD_INLINE void fdd_articulated(const rd_job *job, const real *T, const real *UD,
         for (int i = 0; i < nf; i++) {
             int j = m->joint[i];
             if (j < 0) continue;
-            if (i > kf && in[i]) b[j] = -deriv_entry(part, 1, T + RD_DJOINT * (long)j, Tc);
+            if (i > kf && in[i]) X[RD_ARHS * (long)j + c] = -deriv_entry(part, 1, T + RD_DJOINT * (long)j, Tc);
         }
         for (int f = kf; f >= 0; f = m->parent[f]) {   /* the joints j ≼ col */
             int j = m->joint[f];
             if (j < 0) continue;
             real e = deriv_entry(part, 0, T + RD_DJOINT * (long)j, Tc);
             if (part == 1 && j == col && job->friction) e += m->Fv[col];
-            b[j] = -e;
+            X[RD_ARHS * (long)j + c] = -e;
         }
     }
-    if (m->chain) {   /* one child each: p and a run down and up the chain (fixed frames pass them on) */
-        for (long e = 0; e < w6; e++) P[e] = splat(0.0);
-        for (int i = nf - 1; i >= 0; i--) {
-            int k = m->joint[i];
-            if (k < 0) continue;
-            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
-            for (int c = 0; c < width; c++) {
-                real *p = P + 6 * c, u = X[(long)c * n + k] - deriv_dot(S, p), s = u * U[6];
-                X[(long)c * n + k] = u;
-                for (int e = 0; e < 6; e++) p[e] += U[e] * s;
-            }
+}
+/* Columns col0 .. col0 + RD_ARHS - 1 of part `part` of -A⁻¹ ∂Γ/∂q, -A⁻¹ ∂Γ/∂q̇, A⁻¹ from their right-hand sides
+ * in X (fdd_rhs), in place, by the articulated-body recursion with neither velocity nor gravity (Featherstone,
+ * "Rigid Body Dynamics Algorithms", §7.3), in R_0 about O_0 (no frame changes): from the leaves
+ * u_j = b_j − S_j·p_j and p_a += p_j + U_j u_j / D_j, then from the base x_j = (u_j − U_j·a_a) / D_j,
+ * a_j = a_a + S_j x_j.  The RD_ARHS columns go side by side (independent chains of operations), each through the
+ * operations of its own recursion.  P: the p / a of every frame of a branched robot, 6 RD_ARHS nf vectors. */
+RD_INLINE void fdd_articulated(const rd_model *m, const real *T, const real *UD, int part, int col0, int width,
+                               real *X, real *P) {
+    if (!m->chain) {
+        fdd_branches(m, T, UD, X, P);
+        return;
+    }
+    /* one child each: p and a run down and up the chain (fixed frames pass them on); the columns of A⁻¹ start
+     * at their last joint (b and p are 0 below it) */
+    int nf = m->nf, last = nf - 1;
+    if (part == 2)
+        while (last > 0 && m->joint[last] != col0 + width - 1) last--;
+    real p[6 * RD_ARHS];
+    for (int e = 0; e < 6 * RD_ARHS; e++) p[e] = splat(0.0);
+    for (int i = last; i >= 0; i--) {
+        int k = m->joint[i];
+        if (k < 0) continue;
+        const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+        real *x = X + RD_ARHS * (long)k;
+        for (int c = 0; c < RD_ARHS; c++) {
+            real u = x[c] - deriv_dot(S, p + 6 * c), s = u * U[6];
+            x[c] = u;
+            for (int e = 0; e < 6; e++) p[6 * c + e] += U[e] * s;
         }
-        for (long e = 0; e < w6; e++) P[e] = splat(0.0);
-        for (int i = 0; i < nf; i++) {
-            int k = m->joint[i];
-            if (k < 0) continue;
-            const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
-            for (int c = 0; c < width; c++) {
-                real *a = P + 6 * c, x = (X[(long)c * n + k] - deriv_dot(U, a)) * U[6];
-                X[(long)c * n + k] = x;
-                for (int e = 0; e < 6; e++) a[e] += S[e] * x;
-            }
+    }
+    for (int e = 0; e < 6 * RD_ARHS; e++) p[e] = splat(0.0);
+    for (int i = 0; i < nf; i++) {
+        int k = m->joint[i];
+        if (k < 0) continue;
+        const real *S = T + RD_DJOINT * (long)k + RD_T_S, *U = UD + 7 * (long)k;
+        real *x = X + RD_ARHS * (long)k;
+        for (int c = 0; c < RD_ARHS; c++) {
+            real *a = p + 6 * c, y = (x[c] - deriv_dot(U, a)) * U[6];
+            x[c] = y;
+            for (int e = 0; e < 6; e++) a[e] += S[e] * y;
         }
-    } else
-        fdd_branches(m, T, UD, width, X, P);
-    for (int c = 0; c < width; c++) {
-        int r = r0 + c, part = r / n, col = r % n;
-        for (int j = 0; j < n; j++) OUT[part * nn + (long)j * n + col] = X[(long)c * n + j];
+    }
+}
+/* Columns col0 .. col0 + width - 1 of part `part` (X: row j at X + RD_ARHS j) into the block's results, each row's
+ * columns transposed 4 x 4 into the states' rows; acc gathers x * 0 (the finiteness check) */
+RD_INLINE void fdd_put(const rd_job *job, long s0, int part, int col0, int width, const real *X, real *acc) {
+    int n = job->m->n;
+    long nn = (long)n * n, size = 3 * nn, lanes = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    for (int j = 0; j < n; j++) {
+        const real *x = X + RD_ARHS * (long)j;
+        double *row = job->out + s0 * size + part * nn + (long)j * n + col0;
+        for (int c = 0; c < width; c++) acc[c & 3] += x[c] * 0.0;
+        int c = 0;
+        if (lanes == RD_LANES)
+            for (; c + 4 <= width; c += 4) {
+                real u[4];
+                transpose4(x + c, u);
+                memcpy(row + c, &u[0], sizeof(real)); memcpy(row + size + c, &u[1], sizeof(real));
+                memcpy(row + 2 * size + c, &u[2], sizeof(real)); memcpy(row + 3 * size + c, &u[3], sizeof(real));
+            }
+        for (int l = 0; l < lanes; l++)
+            for (int t = c; t < width; t++) row[l * size + t] = x[t][l];
     }
 }
 /* fdd_block from RD_FDD_ABA joints: q̈ by aba_block, the terms of ∂Γ at q̈ (deriv_passes), the articulated
@@ -1424,13 +1538,12 @@ RD_INLINE void fdd_articulated(const rd_job *job, const real *T, const real *UD,
 RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int n = m->n, nf = m->nf;
-    long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    long count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
     long most = aba_work(m), d = deriv_work(m);
     most = d > most ? d : most;
     double *QDDr = (double *)(W + most);
-    real *IA = W + most + n, *UD = IA + 36 * (long)nf, *OUT = UD + 7 * (long)n, *X = OUT + 3 * nn,
-         *P = X + RD_RHS * (long)n;
-    int *in = (int *)(P + 6 * RD_RHS * (long)nf);
+    real *IA = W + most + n, *UD = IA + 36 * (long)nf, *X = UD + 7 * (long)n, *P = X + RD_ARHS * (long)n;
+    int *in = (int *)(P + 6 * RD_ARHS * (long)nf);
     rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
     sub.count = count;
     sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
@@ -1470,13 +1583,17 @@ RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
                 for (int c = 0; c < 6; c++) Ia[6 * r + c] += I[6 * r + c] - s * U[c];
             }
     }
-    int r = 0;
-    for (; r + RD_RHS <= 3 * n; r += RD_RHS) fdd_articulated(job, T, UD, r, RD_RHS, X, P, in, OUT);
-    if (r < 3 * n) fdd_articulated(job, T, UD, r, 3 * n - r, X, P, in, OUT);
-    store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
-    return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
+    real acc[4] = {{0}, {0}, {0}, {0}};
+    for (int part = 0; part < 3; part++)
+        for (int col0 = 0; col0 < n; col0 += RD_ARHS) {
+            int width = n - col0 < RD_ARHS ? n - col0 : RD_ARHS;
+            fdd_rhs(job, T, part, col0, width, in, X);
+            fdd_articulated(m, T, UD, part, col0, width, X, P);
+            fdd_put(job, s0, part, col0, width, X, acc);
+        }
+    return all_finite(acc, 4) ? 0 : RD_NONFINITE;
 }
-RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
+RD_CLONES_V4 static int fdd_block(const rd_job *job, long s0, real *W) {
     if (job->m->n >= RD_FDD_ABA) return fdd_block_articulated(job, s0, W);
     const rd_model *m = job->m;
     int n = m->n;
@@ -1543,9 +1660,13 @@ RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
         for (long k = 0; k < 3 * nn; k++) finite &= out[k] - out[k] == 0.0;
         return finite ? 0 : RD_NONFINITE;
     }
-    int r = 0;
-    for (; r + RD_RHS <= 3 * n; r += RD_RHS) fdd_solve(A, DT, n, r, RD_RHS, y, OUT);
-    if (r < 3 * n) fdd_solve(A, DT, n, r, 3 * n - r, y, OUT);
+    for (int r0 = 0; r0 < 3 * n; r0 += RD_RHS) {
+        fdd_solve(A, DT, n, r0, y);
+        for (int c = 0; c < RD_RHS && r0 + c < 3 * n; c++) {
+            int r = r0 + c, part = r / n, col = r % n;
+            for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[RD_RHS * i + c];
+        }
+    }
     store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
     return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
 }
