@@ -23,7 +23,10 @@ import time
 import numpy as np
 
 import robodyn as rd
-from tests.test_excitation_accuracy import errors_of, statistics, with_friction
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (tests.support), from any folder
+from tests.test_excitation_accuracy import errors_of, statistics, with_friction  # noqa: E402
 
 
 def main(argv=None) -> None:

@@ -49,6 +49,9 @@ import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
 import robodyn as rd  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (tests.support), from any folder
 from tests.support.pin_bridge import PinRobot  # noqa: E402
 from _timing import best_time  # noqa: E402
 

@@ -21,7 +21,10 @@ import pinocchio as pin
 
 import robodyn as rd
 from robodyn.errors import RobodynError, UnknownRobotError
-from tests.support.pin_bridge import PinRobot
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (tests.support), from any folder
+from tests.support.pin_bridge import PinRobot  # noqa: E402
 
 
 def best_times(funcs: dict, repeat: int) -> dict:

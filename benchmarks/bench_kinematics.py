@@ -43,7 +43,10 @@ import pinocchio as pin
 import robodyn as rd
 from robodyn import kinematics as kin
 from robodyn.dynamics.task_space import OrientationError, RelativePosition
-from tests.support.pin_bridge import PinRobot
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (tests.support), from any folder
+from tests.support.pin_bridge import PinRobot  # noqa: E402
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 #: how a timing loop is measured and summarised: wall clock and the best loop, or (--cpu) CPU time and the median

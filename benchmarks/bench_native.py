@@ -33,10 +33,11 @@ import pinocchio as pin
 import robodyn as rd
 from robodyn import native
 from robodyn.analysis.opcount import count_operations
-from tests.support.pin_bridge import PinRobot
-from tests.support.random_robots import random_robot
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the repository (tests.support's robots) and this folder (_timing), wherever the script is started from
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
+from tests.support.pin_bridge import PinRobot  # noqa: E402
+from tests.support.random_robots import random_robot  # noqa: E402
 from _timing import flops, machine_peak  # noqa: E402
 
 #: quantity -> (kind, method) of robodyn.analysis.opcount for its operation count

@@ -15,10 +15,13 @@ import numpy as np
 import pinocchio as pin
 
 from robodyn import inverse_dynamics, regressor
-from tests.support.pin_bridge import PinRobot
-from tests.support.random_robots import random_robot
-from tests.test_base_parameters_rx90 import rx90
-from _timing import best_time
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (tests.support), from any folder
+from tests.support.pin_bridge import PinRobot  # noqa: E402
+from tests.support.random_robots import random_robot  # noqa: E402
+from tests.test_base_parameters_rx90 import rx90  # noqa: E402
+from _timing import best_time  # noqa: E402
 
 
 

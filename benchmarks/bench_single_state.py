@@ -25,7 +25,10 @@ import pinocchio as pin
 
 import robodyn as rd
 from robodyn import native
-from tests.support.pin_bridge import PinRobot
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (tests.support), from any folder
+from tests.support.pin_bridge import PinRobot  # noqa: E402
 
 
 def best_us(fn, repeat: int) -> float:
