@@ -70,7 +70,7 @@ def main(argv=None) -> None:
                 for threads in (1, 2):
                     out = np.empty((count, size(n))) if args.fresh else reused
                     (c0, f0), w0 = usage(), time.perf_counter()
-                    status = module.batch(capsule, kind, threads, True, q, qd, x, g, None, out)
+                    status = module.batch(capsule, kind, threads, True, q, qd, x, g, None, out, False)  # trig="exact"
                     (c1, f1), w1 = usage(), time.perf_counter()
                     if status != 0:
                         raise SystemExit(f"bench_threads: kernel {name} answered {status}")
