@@ -115,7 +115,9 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
     if wrenches is None and key is not None and (type(robot) is Robot or isinstance(robot, Robot)) and (
             friction is None or friction is True):
         # the entry bound to this robot (bound on its first call): one lookup, a positional call, nothing built
-        run = WORKSPACE.get(robot, key) or spec.bind(robot, spec.name)
+        run = WORKSPACE.get(robot, key)
+        if run is None:  # False, kept, says no entry serves this robot: not bound again on every call
+            run = spec.bind(robot, spec.name)
         if run:
             res = run(a, b, c, gravity, out, spec.friction, spec.least, fast)
             if res is not None:
