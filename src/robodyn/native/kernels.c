@@ -1911,26 +1911,21 @@ static long rd_task_blocks(void *arg, long b0, long b1) {
     return code;
 }
 
-/* Run kind (0 inverse dynamics, 1 gravity, 2 inertia matrix, 3 direct dynamics, 4 regressor, 5 inverse-dynamics
- * derivatives, 6 direct-dynamics derivatives) on every state
- * of the job with up to `threads` threads (fewer when each would get less than about 2000 frame-states, where
+/* Run `block` (`work`: its work buffer in lanes) or rd_run's kind (0 inverse dynamics, 1 gravity, 2 inertia
+ * matrix, 3 direct dynamics, 4 regressor, 5 inverse-dynamics derivatives, 6 direct-dynamics derivatives) on every
+ * state of the job with up to `threads` threads (fewer when each would get less than about 2000 frame-states, where
  * starting a thread costs more than it saves).  Returns 0; k + 1 for the first singular joint k met (direct
  * dynamics); RD_NOMEM; RD_NONFINITE when a result is NaN/inf. */
-static int rd_run(int kind, const rd_job *job, int threads) {
-    long blocks = (job->count + RD_LANES - 1) / RD_LANES;
-    long useful = job->count * (job->m->nf > 0 ? job->m->nf : 1) / 2000;
-    if (threads > useful) threads = (int)useful;
-    rd_task task = {job, rd_blocks[kind], sizeof(real) * (size_t)(rd_work(kind, job->m) + 1)};
-    long code = rd_parallel(rd_task_blocks, &task, blocks, threads, 1);
-    return code == -1 ? RD_NOMEM : (int)code;
-}
-/* rd_run of a block that is not one of rd_blocks' kinds (floating_rnea_block), `work` its work size in lanes */
 static int rd_run_block(rd_block block, long work, const rd_job *job, int threads) {
     long useful = job->count * (job->m->nf > 0 ? job->m->nf : 1) / 2000;
     rd_task task = {job, block, sizeof(real) * (size_t)(work + 1)};
     long code = rd_parallel(rd_task_blocks, &task, (job->count + RD_LANES - 1) / RD_LANES,
                             threads < useful ? threads : (int)useful, 1);
     return code == -1 ? RD_NOMEM : (int)code;
+}
+/* rd_run_block of one of rd_blocks' kinds (floating_rnea_block, not one of them, calls rd_run_block itself) */
+static int rd_run(int kind, const rd_job *job, int threads) {
+    return rd_run_block(rd_blocks[kind], rd_work(kind, job->m), job, threads);
 }
 
 /* ---- CPython module ------------------------------------------------------------------------------------
@@ -2118,14 +2113,19 @@ static real *rd_kept_work(size_t bytes) {
     }
     return (real *)(((size_t)raw + 31) & ~(size_t)31);
 }
-static int rd_one_state(int kind, const rd_job *job) {
-    size_t bytes = sizeof(real) * (size_t)(rd_work(kind, job->m) + 1);
+/* One state of `block` with `work` lanes of work buffer: on the stack, else in the thread's kept buffer, else
+ * through rd_run_block (its own allocation) */
+static int rd_one_block(rd_block block, long work, const rd_job *job) {
+    size_t bytes = sizeof(real) * (size_t)(work + 1);
     if (bytes <= RD_STACK_WORK) {
-        real work[RD_STACK_WORK / sizeof(real)];
-        return rd_blocks[kind](job, 0, work);
+        real stack[RD_STACK_WORK / sizeof(real)];
+        return block(job, 0, stack);
     }
     real *kept = bytes <= RD_KEPT_WORK ? rd_kept_work(bytes) : NULL;
-    return kept ? rd_blocks[kind](job, 0, kept) : rd_run(kind, job, 1);
+    return kept ? block(job, 0, kept) : rd_run_block(block, work, job, 1);
+}
+static int rd_one_state(int kind, const rd_job *job) {
+    return rd_one_block(rd_blocks[kind], rd_work(kind, job->m), job);
 }
 
 /* 1 when the environment variable ROBODYN_NATIVE is 0 (blanks around it allowed): compiled code switched off,
@@ -2189,16 +2189,6 @@ static int rd_floating_of(rd_packed *p) {
     if (!p->floating) p->floating = rd_floating_model(&p->m) ? 1 : 2;
     return p->floating == 1;
 }
-/* One state of `block` with `work` lanes of work buffer (as rd_one_state) */
-static int rd_one_block(rd_block block, long work, const rd_job *job) {
-    size_t bytes = sizeof(real) * (size_t)(work + 1);
-    if (bytes <= RD_STACK_WORK) {
-        real stack[RD_STACK_WORK / sizeof(real)];
-        return block(job, 0, stack);
-    }
-    real *kept = bytes <= RD_KEPT_WORK ? rd_kept_work(bytes) : NULL;
-    return kept ? block(job, 0, kept) : rd_run_block(block, work, job, 1);
-}
 /* floating(..., out, threads): a batch of `count` free-flyer states (kind 0 only), q (count, n + 7), v, x
  * (count, n + 6), g (3,) or (count, 3), out (count, n + 6), C-contiguous float64; -1 where the robot, a buffer, a
  * quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what floating_rnea_block takes. */
@@ -2255,11 +2245,15 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
         if (used[i]) code = rd_argument(objs[i], sizes[i], i == 4, &b[i], &held[i], &data[i]);
     double qa[RD_FLOATING_MAX], xa[RD_FLOATING_MAX], g0[3] = {0.0, 0.0, 0.0};
     const double *q = data[0], *v = data[1], *x = data[2];
+    double qx = 0.0, qy = 0.0, qz = 0.0, qw = 1.0;
     if (code == 0) {
-        double qx = q[3], qy = q[4], qz = q[5], qw = q[6];
-        double norm = sqrt(qx * qx + qy * qy + qz * qz + qw * qw);
+        double norm = sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]);
         if (!(fabs(norm - 1.0) <= tol)) code = -1;   /* the general path names the quaternion */
-        qx /= norm; qy /= norm; qz /= norm; qw /= norm;
+        qx = q[3] / norm; qy = q[4] / norm; qz = q[5] / norm; qw = q[6] / norm;
+    }
+    /* floating_rnea_block takes q, v, x and g as they are: the augmented state below is for the other kinds */
+    int direct = code == 0 && kind == 0 && rd_floating_of(p);
+    if (code == 0 && !direct) {
         for (int k = 0; k < 6; ++k) qa[k] = 0.0;
         for (int k = 6; k < na; ++k) qa[k] = q[k + 1];
         if (data[3]) {   /* ^0R_w g = R^T g, R of the quaternion */
@@ -2271,7 +2265,7 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
         if (x) for (int k = 0; k < na; ++k) xa[k] = x[k];
         if (kind == 0) rd_virtual_products(v, 1.0, xa);   /* q̈_a from a */
     }
-    if (code == 0 && kind == 0 && rd_floating_of(p)) {
+    if (direct) {
         rd_job job = {&p->m, 1, q, v, x, data[3], NULL, 0, 0, data[4], 1};
         code = rd_one_block(floating_rnea_block, floating_rnea_work(&p->m), &job);
     } else if (code == 0) {
