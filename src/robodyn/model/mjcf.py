@@ -18,7 +18,8 @@ import numpy as np
 from robodyn.errors import InputError, ModelFileError, RobodynError
 from robodyn.files import MAX_FILE_BYTES, read_text_file
 from robodyn.model.robot import Robot
-from robodyn.model.urdf import JointRecord, LinkInertial, LinkRecord, RobotDescription, robot_from_description
+from robodyn.model.urdf import (JointRecord, LinkInertial, LinkRecord, RobotDescription, refuse_dtd,
+                                robot_from_description)
 from robodyn.spatial import quaternion_rows
 
 #: MJCF elements the dynamics do not read: removed before MuJoCo compiles the model (their files need not exist).
@@ -49,9 +50,7 @@ def _text(source) -> tuple[str, str]:
 
 
 def _checked_tree(text: str, origin: str) -> ET.Element:
-    lowered = text.lower()
-    if "<!doctype" in lowered or "<!entity" in lowered:
-        raise ModelFileError(f"{origin}: an MJCF model may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
+    refuse_dtd(text, origin, "an MJCF model")
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:

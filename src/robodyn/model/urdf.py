@@ -51,7 +51,7 @@ def _parse(source):
         data = text.encode("utf-8")
     except UnicodeEncodeError:
         raise ModelFileError(f"{origin}: not a readable URDF (lone surrogate characters in the text)") from None
-    _refuse_dtd(text, origin, "a URDF")
+    refuse_dtd(text, origin, "a URDF")
     try:
         tree = ET.fromstring(data)
     except ET.ParseError as exc:
@@ -60,7 +60,7 @@ def _parse(source):
     return _read_robot(tree, origin), origin
 
 
-def _refuse_dtd(text: str, origin: str, what: str) -> None:
+def refuse_dtd(text: str, origin: str, what: str) -> None:
     """A model file needs no document type: a DTD could define entities that expand (billion laughs) or read local
     files into the model (external entities), so any is refused before an XML parser sees the text."""
     if "<!doctype" in text.lower() or "<!entity" in text.lower():
@@ -576,7 +576,7 @@ def from_xacro(path: str | os.PathLike, *, mappings: dict | None = None, **optio
         raise InputError(f"from_xacro: mappings = {mappings!r}; give a dict of argument names to str values")
     origin = str(path)
     text = read_text_file(path, origin, kind="xacro file")
-    _refuse_dtd(text, origin, "a xacro file")
+    refuse_dtd(text, origin, "a xacro file")
     try:
         xacro.init_stacks(os.path.abspath(origin))
         doc = xacro.parse(text, origin)
