@@ -44,6 +44,12 @@ COULOMB_DEADBAND = 5.0
 SATURATED_RUN = 5
 
 
+def _coulomb_steps(v, noise) -> np.ndarray:
+    """sign(v), 0 where |v| < ``COULOMB_DEADBAND`` × ``noise`` (the velocity noise, broadcast against v): the
+    unfiltered Coulomb columns of the joints or the motors."""
+    return np.where(np.abs(v) >= COULOMB_DEADBAND * noise, np.sign(v), 0.0)
+
+
 def runs(mask) -> tuple[np.ndarray, np.ndarray]:
     """Starts and lengths of the runs of True in the 1-D bool array ``mask`` (both empty where it has none)."""
     edges = np.flatnonzero(np.diff(np.concatenate([[0], np.asarray(mask).astype(np.int8), [0]])))
@@ -156,7 +162,7 @@ class IdentificationData:
         J = np.asarray(J_mq, dtype=float)
         qdm = self.full_rate[1] @ J.T
         noise = 0.0 if self.velocity_noise is None else np.sqrt(J ** 2 @ self.velocity_noise ** 2)
-        return self.filter_columns(np.where(np.abs(qdm) >= COULOMB_DEADBAND * noise, np.sign(qdm), 0.0))
+        return self.filter_columns(_coulomb_steps(qdm, noise))
 
     def select(self, rows) -> "IdentificationData":
         """The prepared samples ``rows`` (a boolean mask (N,) or indices) only, e.g. a time block held out for
@@ -464,8 +470,7 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     keep = slice(first, last, r)
     full = (qf, qd, qdd) if parallel else None
     noise = velocity_noise(tt, qq, fc, order)
-    moving = np.abs(qd) >= COULOMB_DEADBAND * noise
-    coulomb = filtfilt(b, a, np.where(moving, np.sign(qd), 0.0), axis=0)[keep]  # Coulomb columns filtered as τ was
+    coulomb = filtfilt(b, a, _coulomb_steps(qd, noise), axis=0)[keep]  # Coulomb columns filtered as τ was
     reach = int(order) / (np.pi * fc)  # s: two time constants, where the filter's response to a clipped step fades
     sat = None
     if clipped.any():
