@@ -274,7 +274,7 @@ def sincos_ns(robot, q) -> float:
 
     from robodyn.native import build as native_build
 
-    path = native_build.build_library(SINCOS_C, ["-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno"],
+    path = native_build.build_library(SINCOS_C, list(native_build.FLAGS),
                                       description="compiling the sincos timer", prefix="sincosbench")
     fn = ctypes.CDLL(str(path)).rd_sincos_ns
     fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_void_p, ctypes.c_long, ctypes.c_long]

@@ -53,13 +53,12 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.arrays import check_out, singular_model_error
 from robodyn.threads import thread_count, usable_cores
 from robodyn.errors import InputError, ModelError, NumericOverflowError, RobodynError
-from robodyn.native.build import (CompileError, CompileTimeoutError, build_library, cache_dir, cache_key, find_compiler,
-                                  numpy_flags, python_flags)
+from robodyn.native.build import (FLAGS, CompileError, CompileTimeoutError, build_library, cache_dir, cache_key,
+                                  find_compiler, numpy_flags, python_flags)
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
 
 _F64 = np.dtype(np.float64)
-_FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC", "-fno-math-errno")
 #: kinds of the C entries (kernels.c: rd_run)
 _KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
           "inverse_dynamics_derivatives", "forward_dynamics_derivatives")
@@ -168,7 +167,7 @@ def _load():
     source = _source()
     errors = []
     for threads in (["-DRD_THREADS", "-pthread"], []):
-        flags = [*_FLAGS, *threads, *python, *numpy_flags(), f"-DRD_MODULE={_MODULE_SHORT}"]
+        flags = [*FLAGS, *threads, *python, *numpy_flags(), f"-DRD_MODULE={_MODULE_SHORT}"]
         try:
             # a threaded build this compiler failed (e.g. no POSIX threads) is skipped for FAILED_TTL, then tried
             # again; the serial build is never skipped: a failure of it lasts for this process only
