@@ -3,7 +3,9 @@
 Run:  PYTHONPATH=src:. python benchmarks/bench_threads.py [--sizes 25,100] [--repeat 5] [--fresh]
 
 For each kernel of robodyn.native (inverse dynamics, inertia matrix, forward dynamics, their derivatives) on the
-robots of bench_native.py, one call on 1 thread and one on 2 threads, interleaved, --repeat rounds (medians):
+robots of bench_native.py, one call on 1 thread and one on 2 threads, interleaved, --repeat rounds (medians). Each
+call is sized to last at least --min-ms on one thread (at most 64 MB of output): a call of a few milliseconds is at
+the mercy of the scheduler of a shared or virtual machine, whose second core is not always free for its whole span.
 
 - the process's CPU time per state (every thread: getrusage), whose ratio 2 threads / 1 thread is what the second
   thread costs in extra work (chunking, false sharing, a memory bus both threads wait on, page faults: a thread
@@ -44,11 +46,30 @@ def usage() -> tuple[float, int]:
     return r.ru_utime + r.ru_stime, r.ru_minflt
 
 
+def calibrated_count(module, capsule, kind: int, n: int, size: int, g, min_ms: float) -> int:
+    """States per call so that one thread computes for at least min_ms, between 64 and 64 MB of output."""
+    probe = 256
+    q, qd, x = np.random.default_rng(1).uniform(-1, 1, (3, probe, n))
+    out = np.zeros((probe, size))
+    best = min(_timed(module, capsule, kind, q, qd, x, g, out) for _ in range(3))
+    wanted = int(min_ms * 1e-3 / max(best / probe, 1e-9))
+    return max(64, min(wanted, (1 << 26) // (8 * size)))
+
+
+def _timed(module, capsule, kind: int, q, qd, x, g, out) -> float:
+    t0 = time.perf_counter()
+    status = module.batch(capsule, kind, 1, True, q, qd, x, g, None, out, False)
+    if status != 0:
+        raise SystemExit(f"bench_threads: kernel {KINDS[kind][0]} answered {status}")
+    return time.perf_counter() - t0
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="25,100")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--fresh", action="store_true", help="a new output array per call (robodyn's functions)")
+    ap.add_argument("--min-ms", type=float, default=20.0, help="least duration of a one-thread call (ms)")
     args = ap.parse_args(argv)
     if len(os.sched_getaffinity(0)) < 2 or not native.threaded():
         print("bench_threads: skipped (it needs 2 usable cores and robodyn.native built with threads)")
@@ -62,7 +83,7 @@ def main(argv=None) -> None:
         robot = robot_of_size(n)
         capsule = native._new_capsule(robot, module)
         for kind, (name, size) in KINDS.items():
-            count = min(4000, max(64, (1 << 26) // (8 * size(n))))
+            count = calibrated_count(module, capsule, kind, n, size(n), g, args.min_ms)
             q, qd, x = np.random.default_rng(0).uniform(-1, 1, (3, count, n))
             reused = np.zeros((count, size(n)))
             cpu, wall, faults = {1: [], 2: []}, {1: [], 2: []}, {1: [], 2: []}

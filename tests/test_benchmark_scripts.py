@@ -37,6 +37,6 @@ def test_bench_threads_runs_its_kernels(tmp_path):
     """bench_threads calls the kernels' batch entry itself: a change of that entry's arguments must show here."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_threads.py"), "--sizes", "6", "--repeat",
-                          "1"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+                          "1", "--min-ms", "2"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "answered" not in run.stdout + run.stderr
