@@ -228,8 +228,10 @@ def _base_of(robot: Robot, o: dict):
 def _array_source(robot: Robot, bp, q, qd, qdd, tau, o: dict) -> ArraySource:
     """In-memory samples (one run, or runs stacked) as a source: the rows used (``min_velocity``, clipped
     torques), the regressor filtered like τ (``parallel``) or with the runs' filtered Coulomb columns."""
-    q, qd, qdd, tau, coulomb, clipped = stacked_runs(robot, q, qd, qdd, tau, bp.transmission)
     parallel = o["parallel"]
+    # the parallel regressor replaces the Coulomb columns: the motors' are not computed for it
+    q, qd, qdd, tau, coulomb, clipped = stacked_runs(robot, q, qd, qdd, tau,
+                                                     bp.transmission if parallel is None else None)
     W = None
     if parallel is not None:
         Wp = parallel_regressor(bp, parallel, q, qd, qdd, tau)
