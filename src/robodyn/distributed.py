@@ -26,8 +26,8 @@ from robodyn.identification.factors import RANK_TOL  # noqa: F401 (public here t
 from robodyn.identification.fleet import fleet_values  # noqa: F401 (public here too)
 from robodyn.identification.results import Identification
 from robodyn.identification.dynamic import identify as run_identify
-from robodyn.identification.reduction import (CHUNK, GATHER, PIVOTS, Samples, aligned, dask_modules,  # noqa: F401
-                                              median, robot_names, sample_arrays)
+from robodyn.identification.reduction import (CHUNK, GATHER, PIVOTS, Samples, aligned, chunk_size,  # noqa: F401
+                                              dask_modules, median, robot_names, sample_arrays)
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
 
@@ -116,13 +116,7 @@ def _deprecated(name: str, robot, names, values, chunk: int) -> list:
 def _checked_inputs(robot, names, values, chunk) -> list:
     """:func:`_joint_inputs` after checking the robot and ``chunk``."""
     _check_robot(robot)
-    return _joint_inputs(robot, names, values, _chunk(chunk, "states"))
-
-
-def _chunk(chunk, unit: str) -> int:
-    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-        raise InputError(f"chunk = {chunk!r}; give a positive number of {unit} per chunk")
-    return int(chunk)
+    return _joint_inputs(robot, names, values, chunk_size(chunk, "states"))
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
@@ -486,7 +480,7 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     if options is not None and options.chunk is not None:
         chunk = options.chunk
     if not isinstance(q, Samples) and not (qd is None or qdd is None or tau is None):
-        q, qd, qdd, tau = sample_arrays((q, qd, qdd, tau), robot.n, _chunk(chunk, "rows"))
+        q, qd, qdd, tau = sample_arrays((q, qd, qdd, tau), robot.n, chunk_size(chunk))
     keywords = dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations, rank_tol=rank_tol,
                     regularization=regularization, min_mass=min_mass, position_terms=position_terms, **more)
     cluster = dict(reduction=reduction, chunk=chunk, per_robot=per_robot)

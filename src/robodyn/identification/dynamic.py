@@ -18,8 +18,8 @@ from robodyn.identification.factors import (RANK_TOL, IdentificationError, check
                                             solve_factor, stack_factors)
 from robodyn.identification.fleet import fleet_labels, identify_fleet, per_robot_option
 from robodyn.identification.position import auto_terms, check_position_terms, position_names, term_columns
-from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, factor, gram,
-                                              is_cluster_input, min_velocities, rows_used, sample_arrays)
+from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, chunk_size, factor,
+                                              gram, is_cluster_input, min_velocities, rows_used, sample_arrays)
 from robodyn.identification.results import Identification
 from robodyn.identification.samples import filtered_coulomb, parallel_regressor, stacked_runs
 from robodyn.identification.solvers import check_counts, fit_factors, fit_failure, irls, joint_weights
@@ -202,9 +202,8 @@ def _check_choices(method: str, o: dict) -> None:
     it = o["max_iterations"]
     if method == "irls" and (isinstance(it, bool) or int(it) != it or it < 1):
         raise InputError(f"max_iterations = {it!r}; give an integer >= 1")
-    c = o["chunk"]
-    if c is not None and (isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1):
-        raise InputError(f"chunk = {c!r}; give a positive number of rows per chunk")
+    if o["chunk"] is not None:
+        chunk_size(o["chunk"])
 
 
 def _base_of(robot: Robot, o: dict):
