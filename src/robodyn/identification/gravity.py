@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn.arrays import as_real_array, finite_result
+from robodyn.identification.excitation import position_box, require_joint_limits
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import check_robot
 from robodyn.progress import progress
@@ -185,11 +186,8 @@ def _limits(robot: Robot, limits) -> tuple[np.ndarray, np.ndarray]:
     lim = np.array(robot.qlim if limits is None else limits, dtype=float)
     if lim.shape != (robot.n, 2) or np.any(np.isnan(lim)) or np.any(lim[:, 0] > lim[:, 1]):
         raise InputError(f"argument 'limits' must be ({robot.n}, 2) rows [min, max] with min <= max")
-    prismatic = robot.sigma[robot.joint_frames] == 1
-    default = np.where(prismatic, 0.5, np.pi)
-    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -default)
-    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], default)
-    return lo, hi
+    box = position_box(robot, lim)
+    return box[:, 0], box[:, 1]
 
 
 def _stacked(robot: Robot, q: np.ndarray, offsets: bool, measured=None) -> np.ndarray:
@@ -800,7 +798,6 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
     -------
     ndarray (count, n)
     """
-    from robodyn.identification.excitation import require_joint_limits
 
     check_serial(robot, "calibration_poses")
     if limits is None:
