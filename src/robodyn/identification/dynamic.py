@@ -9,7 +9,7 @@ gives y = W K_B + ρ, which :func:`identify` solves by ``"ols"``, ``"wls"``, ``"
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -113,8 +113,6 @@ class IdentificationOptions:
 def merge_options(options, given: dict) -> dict:
     """The option values: the keywords ``given`` (name → value), or those of ``options`` (an
     IdentificationOptions) when it is given — InputError when a keyword differs from its default too."""
-    from dataclasses import fields as dc_fields
-
     if options is None:
         return given
     if not isinstance(options, IdentificationOptions):
@@ -124,7 +122,7 @@ def merge_options(options, given: dict) -> dict:
         isinstance(v, (int, float, str, bool)) and v == getattr(defaults, k))]
     if clash:
         raise InputError(f"give {', '.join(clash)} either as keyword(s) or in options, not both")
-    return {f.name: getattr(options, f.name) for f in dc_fields(IdentificationOptions)}
+    return {f.name: getattr(options, f.name) for f in fields(IdentificationOptions)}
 
 
 def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
