@@ -713,38 +713,32 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     _require_rank(Xb, [structure.names[b] for b in base], k)
     sv = np.linalg.svd(Xb, compute_uv=False)
     cond = float(sv[0] / sv[-1]) if sv.size else math.nan
-    nm = measured.size
     if method == "ols":
         K = np.linalg.pinv(Xb)                                          # (p_b, k n_meas)
     elif method == "coupled":
         X, E = _coupled_matrices(robot, q, measured, offsets)
         P = np.linalg.pinv(X[:, :, base].reshape(-1, base.size))        # (p_b, k m)
-        K = np.einsum("pkm,kmj->pkj", P.reshape(base.size, k, -1), E).reshape(base.size, k * nm)
+        K = np.einsum("pkm,kmj->pkj", P.reshape(base.size, k, -1), E).reshape(base.size, k * measured.size)
     else:
         K = _iterative_map(robot, q, measured, offsets, base)
-    if method == "iterative":
-        theta_b = _iterative_solve(robot, q, tau[:, measured, None], measured, offsets, base)[base, 0]
-    else:
-        theta_b = K @ tau[:, measured].ravel()
     theta = np.zeros(len(structure.names))
-    theta[base] = theta_b
-    mu = theta[: 3 * n].reshape(n, 3)
-    offs = theta[3 * n :] if offsets else np.zeros(n)
-    pred = (Ys @ theta)
-    resid = tau[:, measured] - pred
+    if method == "iterative":
+        theta[base] = _iterative_solve(robot, q, tau[:, measured, None], measured, offsets, base)[base, 0]
+    else:
+        theta[base] = K @ tau[:, measured].ravel()
+    resid = tau[:, measured] - Ys @ theta
     rms = np.full(n, np.nan)
     rms[measured] = np.sqrt(np.mean(resid**2, axis=0))
     cov = map_covariance(K, resid, base.size)
     std_full = np.full(len(structure.names), np.nan)
     std_full[base] = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    ident = structure.identifiable
-    offsets_std = std_full[3 * n :] if offsets else np.full(n, np.nan)
     finite_result("calibrate_gravity", rms[measured])  # NaN marks unmeasured joints and unidentifiable stds
     return GravityCalibration(
-        robot=robot, mu=mu, offsets=offs, std=std_full[: 3 * n].reshape(n, 3), offsets_std=offsets_std,
-        residual_rms=rms, identifiable=ident[: 3 * n].reshape(n, 3), notes=tuple(structure.describe()),
-        method=method, joints=tuple(int(j) + 1 for j in measured), poses=k, condition_number=cond,
-        estimate_offsets=offsets,
+        robot=robot, mu=theta[: 3 * n].reshape(n, 3), offsets=theta[3 * n :] if offsets else np.zeros(n),
+        std=std_full[: 3 * n].reshape(n, 3), offsets_std=std_full[3 * n :] if offsets else np.full(n, np.nan),
+        residual_rms=rms, identifiable=structure.identifiable[: 3 * n].reshape(n, 3),
+        notes=tuple(structure.describe()), method=method, joints=tuple(int(j) + 1 for j in measured), poses=k,
+        condition_number=cond, estimate_offsets=offsets,
     )
 
 
