@@ -792,7 +792,6 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
     -------
     ndarray (count, n)
     """
-
     check_serial(robot, "calibration_poses")
     if limits is None:
         require_joint_limits(robot, "calibration_poses", "limits (n, 2)", unlimited)
