@@ -65,3 +65,17 @@ def test_smooth_motor_coulomb_columns_remove_the_reversal_bias(log):
     fc, fv = bp.names.index("Fcm6"), bp.names.index("Fvm6")
     assert sharp.values[fc] < truth[fc] - bound[fc] and sharp.values[fv] > truth[fv] + bound[fv]
     assert err[fc] < 0.01 * abs(sharp.values[fc] - truth[fc]) and err[fv] < 0.01 * abs(sharp.values[fv] - truth[fv])
+
+
+def test_the_parallel_regressor_computes_no_motor_coulomb_columns(log, monkeypatch):
+    """``parallel=data`` filters the whole regressor, motors' Coulomb columns included, so the columns of
+    :meth:`IdentificationData.motor_coulomb` are not computed for it; the fit is the one of that regressor."""
+    arm, data, _ = log
+    tr = Transmission.from_motor_matrix(J_MQ)
+    bp = rd.base_parameters(arm, friction=True, transmission=tr)
+    W = data.filter_columns(bp.regressor(*data.full_rate)).reshape(-1, bp.count)
+    monkeypatch.setattr(type(data), "motor_coulomb", lambda *a: pytest.fail("motor_coulomb computed"))
+    res = rd.identify(arm, data, transmission=tr, parallel=data, position_terms=None)
+    ref = np.linalg.lstsq(W, data.tau.reshape(-1), rcond=None)[0]
+    tol = 100 * np.finfo(float).eps * res.condition_number  # two least-squares routes: rounding ~ eps cond(W)
+    np.testing.assert_allclose(res.values, ref, rtol=0, atol=tol * np.abs(ref).max())

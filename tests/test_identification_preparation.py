@@ -54,6 +54,26 @@ def test_auto_cutoff_follows_the_noise_floor_of_q():
     assert rd.identification.prepare_identification_data(t, q, q, cutoff=12.5).cutoff_rule == "given"
 
 
+
+@pytest.mark.parametrize("cutoff", ["auto", 12.5])
+def test_the_periodogram_of_q_is_computed_once_per_preparation(cutoff, monkeypatch):
+    """The cut-off, the bandwidth and the velocity noise come from one periodogram of the measured q, the one
+    each of auto_cutoff, position_bandwidth and velocity_noise computes alone."""
+    import scipy.signal
+
+    from robodyn.identification.data import velocity_noise
+
+    t = np.arange(0, 20, 1 / 500.0)
+    q = rich(t) + np.random.default_rng(1).normal(0, 1e-4, (t.size, 2))
+    calls = []
+    periodogram = scipy.signal.periodogram
+    monkeypatch.setattr(scipy.signal, "periodogram", lambda *a, **k: calls.append(1) or periodogram(*a, **k))
+    d = rd.identification.prepare_identification_data(t, q, q, cutoff=cutoff, trim=False)
+    assert len(calls) == 1
+    assert d.bandwidth == position_bandwidth(t, q)
+    assert d.cutoff == (auto_cutoff(t, q)[0] if cutoff == "auto" else cutoff)
+    np.testing.assert_array_equal(d.velocity_noise, velocity_noise(t, q, d.cutoff))
+
 def test_trimming_of_transients_and_standstill_and_decimation_default():
     rate = 200.0
     t = np.arange(0, 30, 1 / rate)

@@ -1,14 +1,10 @@
 """Batches, identification and simulation sweeps beyond one machine's memory, on Dask (docs/scaling.md).
 
-With nothing configured the functions run on Dask's local threaded scheduler; after
-``distributed.Client(address)`` the same calls run on that cluster.  Install with ``pip install 'robodyn[dask]'``;
-``import robodyn`` does not import Dask.  Each block of a batched function is computed by robodyn's in-memory
-function of the same name (``map_blocks``); the robot is one task of the graph, shipped once per worker.
-:func:`identify` forwards to :func:`robodyn.identify` (reduction in :mod:`robodyn.identification.reduction`);
-:func:`read_samples` reads Parquet, HDF5, Zarr or joint logs chunk-wise; :func:`simulate_many` runs a sweep of
-:func:`robodyn.simulate` as Dask tasks.  This module's ``inverse_dynamics``, ``forward_dynamics``,
-``inertia_matrix``, ``gravity_torques``, ``bias_torques`` and ``regressor`` are deprecated aliases: robodyn's own
-functions of those names take Dask arrays.
+The calls run on Dask's local threaded scheduler, or on the cluster of ``distributed.Client(address)``
+(``pip install 'robodyn[dask]'``; ``import robodyn`` does not import Dask).  Each block runs robodyn's in-memory
+function of the same name; the robot is one task of the graph, shipped once per worker.  ``inverse_dynamics``,
+``forward_dynamics``, ``inertia_matrix``, ``gravity_torques``, ``bias_torques`` and ``regressor`` here are
+deprecated aliases: robodyn's own functions take Dask arrays.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -25,9 +21,10 @@ from robodyn.errors import InputError, RobodynError
 from robodyn.identification.factors import RANK_TOL  # noqa: F401 (public here too)
 from robodyn.identification.fleet import fleet_values  # noqa: F401 (public here too)
 from robodyn.identification.results import Identification
+from robodyn.identification.dynamic import IdentificationOptions
 from robodyn.identification.dynamic import identify as run_identify
-from robodyn.identification.reduction import (CHUNK, GATHER, PIVOTS, Samples, aligned, dask_modules,  # noqa: F401
-                                              median, robot_names, sample_arrays)
+from robodyn.identification.reduction import (CHUNK, GATHER, PIVOTS, Samples, aligned, chunk_size,  # noqa: F401
+                                              dask_modules, median, robot_names, sample_arrays)
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
 
@@ -94,14 +91,10 @@ def _batched(name: str, robot, names, values, tail=None, outputs: int = 0, chunk
     """
     _, da = dask_modules()
     arrays = _checked_inputs(robot, names, values, chunk)
-    batch = arrays[0].chunks[:-1]
-    tail = (robot.n,) if tail is None else tuple(tail)
     core = ((outputs,),) if outputs else ()
-    chunks = batch + core + tuple((t,) for t in tail)
-    ndim_in = arrays[0].ndim
-    extra = len(chunks) - ndim_in
+    chunks = arrays[0].chunks[:-1] + core + tuple((t,) for t in ((robot.n,) if tail is None else tail))
     return da.map_blocks(_run, name, _shipped(robot), *arrays, dtype=float, chunks=chunks,
-                         new_axis=list(range(ndim_in - 1, ndim_in - 1 + extra)), stack=outputs, **kwargs)
+                         new_axis=list(range(arrays[0].ndim - 1, len(chunks) - 1)), stack=outputs, **kwargs)
 
 
 def _deprecated(name: str, robot, names, values, chunk: int) -> list:
@@ -116,13 +109,7 @@ def _deprecated(name: str, robot, names, values, chunk: int) -> list:
 def _checked_inputs(robot, names, values, chunk) -> list:
     """:func:`_joint_inputs` after checking the robot and ``chunk``."""
     _check_robot(robot)
-    return _joint_inputs(robot, names, values, _chunk(chunk, "states"))
-
-
-def _chunk(chunk, unit: str) -> int:
-    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-        raise InputError(f"chunk = {chunk!r}; give a positive number of {unit} per chunk")
-    return int(chunk)
+    return _joint_inputs(robot, names, values, chunk_size(chunk, "states"))
 
 
 def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str = "newton_euler",
@@ -486,17 +473,13 @@ def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", frictio
     if options is not None and options.chunk is not None:
         chunk = options.chunk
     if not isinstance(q, Samples) and not (qd is None or qdd is None or tau is None):
-        q, qd, qdd, tau = sample_arrays((q, qd, qdd, tau), robot.n, _chunk(chunk, "rows"))
+        q, qd, qdd, tau = sample_arrays((q, qd, qdd, tau), robot.n, chunk_size(chunk))
     keywords = dict(friction=friction, base=base, robust=robust, max_iterations=max_iterations, rank_tol=rank_tol,
                     regularization=regularization, min_mass=min_mass, position_terms=position_terms, **more)
     cluster = dict(reduction=reduction, chunk=chunk, per_robot=per_robot)
     if options is None:
         keywords |= cluster
     else:  # the record's own values of these three, or else the keywords (this function's defaults differ)
-        from dataclasses import replace
-
-        from robodyn.identification.dynamic import IdentificationOptions
-
         default = IdentificationOptions()
         options = replace(options, **{k: v for k, v in cluster.items() if getattr(options, k) == getattr(default, k)})
     return run_identify(robot, q, qd, qdd, tau, method=method, options=options, **keywords)

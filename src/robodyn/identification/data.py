@@ -219,21 +219,19 @@ def check_samples(q, tau, names=("q", "tau")) -> tuple[np.ndarray, np.ndarray]:
     return arrays[0], arrays[1]
 
 
-def position_bandwidth(t, q, energy: float = AUTO_ENERGY) -> float:
+def position_bandwidth(t, q, energy: float = AUTO_ENERGY, spectrum=None) -> float:
     """The frequency (Hz) below which ``energy`` (default 99 %) of the energy of q lies, largest over the joints.
-
-    Periodogram (``scipy.signal.periodogram``, Hann window, linear trend removed: a motion that does not end
-    where it started leaks no 1/f² tail) of each joint's measured q on a uniform grid ``t``.
 
     Parameters
     ----------
     t : array (N,) s, uniform;  q : array (N, n)
+    spectrum : the periodogram ``position_spectrum(t, q)`` when already computed.
 
     Returns
     -------
     float (Hz); the first non-zero frequency of the periodogram for a joint that does not move.
     """
-    f, P = position_spectrum(t, q)
+    f, P = position_spectrum(t, q) if spectrum is None else spectrum
     cum = np.cumsum(P[1:], axis=0)
     total = cum[-1]
     out = f[1]
@@ -250,12 +248,13 @@ def noise_floor(P: np.ndarray) -> np.ndarray:
     return np.median(P[P.shape[0] // 2:], axis=0)
 
 
-def noise_frequency(t, q, snr: float = AUTO_SNR) -> float:
+def noise_frequency(t, q, snr: float = AUTO_SNR, spectrum=None) -> float:
     """The frequency (Hz) above which the measured q is noise, largest over the joints: q_j carries signal up to
-    the highest frequency where its periodogram, smoothed over 9 bins, exceeds ``snr`` times :func:`noise_floor`."""
+    the highest frequency where its periodogram, smoothed over 9 bins, exceeds ``snr`` times :func:`noise_floor`;
+    ``spectrum`` as in :func:`position_bandwidth`."""
     from scipy.ndimage import uniform_filter1d
 
-    f, P = position_spectrum(t, q)
+    f, P = position_spectrum(t, q) if spectrum is None else spectrum
     floor = noise_floor(P)
     out = float(f[1])
     for j in range(P.shape[1]):
@@ -265,16 +264,18 @@ def noise_frequency(t, q, snr: float = AUTO_SNR) -> float:
     return out
 
 
-def auto_cutoff(t, q) -> tuple[float, str, float]:
+def auto_cutoff(t, q, spectrum=None) -> tuple[float, str, float]:
     """The cut-off of ``cutoff="auto"``: (Hz, the rule with its numbers, the bandwidth of q in Hz).
 
     cutoff = min(max(f_noise, 5 f_99), 10 f_99, 0.2 × rate): f_noise the frequency above which q is noise
     (:func:`noise_frequency`), f_99 the bandwidth of q (:func:`position_bandwidth`): Gautier's rule of thumb of a
-    cut-off 5 to 10 times the bandwidth of the motion, lowered towards the noise frequency.
+    cut-off 5 to 10 times the bandwidth of the motion, lowered towards the noise frequency; ``spectrum`` as in
+    :func:`position_bandwidth`.
     """
     tt = np.asarray(t, dtype=float)
     rate = (tt.size - 1) / (tt[-1] - tt[0])
-    band, fn = position_bandwidth(tt, q), noise_frequency(tt, q)
+    spectrum = position_spectrum(tt, q) if spectrum is None else spectrum
+    band, fn = position_bandwidth(tt, q, spectrum=spectrum), noise_frequency(tt, q, spectrum=spectrum)
     lo, top, hi = AUTO_FACTOR * band, AUTO_FACTOR_MAX * band, AUTO_MAX_FRACTION * rate
     fc = min(max(fn, lo), top, hi)
     why = ("q is noise above it" if fc == fn else f"at least {AUTO_FACTOR:g} x the {band:.3g} Hz bandwidth of q"
@@ -283,18 +284,18 @@ def auto_cutoff(t, q) -> tuple[float, str, float]:
     return fc, f"auto: {why}; noise above {fn:.3g} Hz, 99 % of the energy of q below {band:.3g} Hz", band
 
 
-def velocity_noise(t, q, cutoff: float, order: int = DEFAULT_ORDER) -> np.ndarray:
+def velocity_noise(t, q, cutoff: float, order: int = DEFAULT_ORDER, spectrum=None) -> np.ndarray:
     """The standard deviation (n,) (rad/s | m/s) that the noise of the measured q leaves in the prepared q̇.
 
     The noise of q_j is taken white, at the level N_j of its periodogram's floor (:func:`noise_floor`, as in
     :func:`noise_frequency`) over ln 2 (the median of an exponentially distributed bin).  The zero-phase
     Butterworth filter (gain |H(f)|² per pass) and the central difference (gain sin(2πfh) / h) pass the variance
-    σ_j² = N_j ∫ |H(f)|⁴ sin²(2πfh) / h² df to q̇_j.
+    σ_j² = N_j ∫ |H(f)|⁴ sin²(2πfh) / h² df to q̇_j; ``spectrum`` as in :func:`position_bandwidth`.
     """
     from scipy.signal import butter, freqz
 
     tt = np.asarray(t, dtype=float)
-    f, P = position_spectrum(tt, q)
+    f, P = position_spectrum(tt, q) if spectrum is None else spectrum
     rate = (tt.size - 1) / (tt[-1] - tt[0])
     b, a = butter(int(order), cutoff / (rate / 2))
     H = freqz(b, a, worN=f, fs=rate)[1]
@@ -303,7 +304,9 @@ def velocity_noise(t, q, cutoff: float, order: int = DEFAULT_ORDER) -> np.ndarra
 
 
 def position_spectrum(t, x) -> tuple[np.ndarray, np.ndarray]:
-    """(f (F,) Hz, power spectral density (F, n)) of each column of x sampled at the uniform times t."""
+    """(f (F,) Hz, power spectral density (F, n)) of each column of x sampled at the uniform times t: the
+    periodogram (``scipy.signal.periodogram``, Hann window, linear trend removed: a motion that does not end where
+    it started leaks no 1/f² tail)."""
     from scipy.signal import periodogram
 
     tt = np.asarray(t, dtype=float)
@@ -422,10 +425,11 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     t_raw = tt
     tt, qq, tq, h, resampled = _uniform(tt, qq, tq)
     rate = 1.0 / h
+    spectrum = position_spectrum(tt, qq)  # of the cut-off, the bandwidth and the velocity noise
     if cutoff is None or (isinstance(cutoff, str) and cutoff == "auto"):
-        fc, rule, bandwidth = auto_cutoff(tt, qq)
+        fc, rule, bandwidth = auto_cutoff(tt, qq, spectrum)
     else:
-        bandwidth = position_bandwidth(tt, qq)
+        bandwidth = position_bandwidth(tt, qq, spectrum=spectrum)
         if isinstance(cutoff, str):
             raise InputError(f"cutoff = {cutoff!r}; give a frequency in Hz or 'auto'")
         fc = float(as_real_array("cutoff", cutoff))
@@ -469,7 +473,7 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     r = int(r)
     keep = slice(first, last, r)
     full = (qf, qd, qdd) if parallel else None
-    noise = velocity_noise(tt, qq, fc, order)
+    noise = velocity_noise(tt, qq, fc, order, spectrum)
     coulomb = filtfilt(b, a, _coulomb_steps(qd, noise), axis=0)[keep]  # Coulomb columns filtered as τ was
     reach = int(order) / (np.pi * fc)  # s: two time constants, where the filter's response to a clipped step fades
     sat = None

@@ -9,7 +9,7 @@ gives y = W K_B + ρ, which :func:`identify` solves by ``"ols"``, ``"wls"``, ``"
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -18,8 +18,8 @@ from robodyn.identification.factors import (RANK_TOL, IdentificationError, check
                                             solve_factor, stack_factors)
 from robodyn.identification.fleet import fleet_labels, identify_fleet, per_robot_option
 from robodyn.identification.position import auto_terms, check_position_terms, position_names, term_columns
-from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, factor, gram,
-                                              is_cluster_input, min_velocities, rows_used, sample_arrays)
+from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, chunk_size, factor,
+                                              gram, is_cluster_input, min_velocities, rows_used, sample_arrays)
 from robodyn.identification.results import Identification
 from robodyn.identification.samples import filtered_coulomb, parallel_regressor, stacked_runs
 from robodyn.identification.solvers import check_counts, fit_factors, fit_failure, irls, joint_weights
@@ -113,8 +113,6 @@ class IdentificationOptions:
 def merge_options(options, given: dict) -> dict:
     """The option values: the keywords ``given`` (name → value), or those of ``options`` (an
     IdentificationOptions) when it is given — InputError when a keyword differs from its default too."""
-    from dataclasses import fields as dc_fields
-
     if options is None:
         return given
     if not isinstance(options, IdentificationOptions):
@@ -124,7 +122,7 @@ def merge_options(options, given: dict) -> dict:
         isinstance(v, (int, float, str, bool)) and v == getattr(defaults, k))]
     if clash:
         raise InputError(f"give {', '.join(clash)} either as keyword(s) or in options, not both")
-    return {f.name: getattr(options, f.name) for f in dc_fields(IdentificationOptions)}
+    return {f.name: getattr(options, f.name) for f in fields(IdentificationOptions)}
 
 
 def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
@@ -202,9 +200,8 @@ def _check_choices(method: str, o: dict) -> None:
     it = o["max_iterations"]
     if method == "irls" and (isinstance(it, bool) or int(it) != it or it < 1):
         raise InputError(f"max_iterations = {it!r}; give an integer >= 1")
-    c = o["chunk"]
-    if c is not None and (isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1):
-        raise InputError(f"chunk = {c!r}; give a positive number of rows per chunk")
+    if o["chunk"] is not None:
+        chunk_size(o["chunk"])
 
 
 def _base_of(robot: Robot, o: dict):
@@ -228,8 +225,10 @@ def _base_of(robot: Robot, o: dict):
 def _array_source(robot: Robot, bp, q, qd, qdd, tau, o: dict) -> ArraySource:
     """In-memory samples (one run, or runs stacked) as a source: the rows used (``min_velocity``, clipped
     torques), the regressor filtered like τ (``parallel``) or with the runs' filtered Coulomb columns."""
-    q, qd, qdd, tau, coulomb, clipped = stacked_runs(robot, q, qd, qdd, tau, bp.transmission)
     parallel = o["parallel"]
+    # the parallel regressor replaces the Coulomb columns: the motors' are not computed for it
+    q, qd, qdd, tau, coulomb, clipped = stacked_runs(robot, q, qd, qdd, tau,
+                                                     bp.transmission if parallel is None else None)
     W = None
     if parallel is not None:
         Wp = parallel_regressor(bp, parallel, q, qd, qdd, tau)

@@ -122,6 +122,12 @@ def _basis(w: float, H: int, t: np.ndarray):
     return (np.hstack([s / wl, -c / wl]), np.hstack([c, s]), np.hstack([-s * wl, c * wl]))
 
 
+def position_box(robot: Robot, qlim) -> np.ndarray:
+    """The position limits ``qlim`` (n, 2), an unlimited end at ``DEFAULT_POSITION_LIMIT`` (±π rad, ±0.5 m)."""
+    default = np.array([DEFAULT_POSITION_LIMIT[s] for s in robot.sigma[robot.joint_frames]])[:, None]
+    return np.where(np.isfinite(qlim), qlim, default * [-1.0, 1.0])
+
+
 def resolve_limits(robot: Robot, limits: dict | None) -> dict:
     """Position (n, 2), velocity (n,), acceleration (n,), torque (n,) limits: ``limits`` entries, else the robot's
     finite ``qlim`` and ``qdlim``, else the documented defaults (revolute ±π rad, 1.5 rad/s, 5 rad/s²; prismatic
@@ -133,12 +139,8 @@ def resolve_limits(robot: Robot, limits: dict | None) -> dict:
     if unknown:
         raise InputError(f"limits: unknown key(s) {sorted(unknown)}; use 'q' (n, 2), 'qd' (n,), 'qdd' (n,), "
                          "'tau' (n,)")
-    qlim = np.array(robot.qlim, dtype=float)
-    default = np.array([DEFAULT_POSITION_LIMIT[s] for s in sig])
-    qlim[:, 0] = np.where(np.isfinite(qlim[:, 0]), qlim[:, 0], -default)
-    qlim[:, 1] = np.where(np.isfinite(qlim[:, 1]), qlim[:, 1], default)
     out = {
-        "q": qlim,
+        "q": position_box(robot, robot.qlim),
         "qd": np.where(np.isfinite(robot.qdlim), robot.qdlim, [DEFAULT_VELOCITY_LIMIT[s] for s in sig]),
         "qdd": np.array([DEFAULT_ACCELERATION_LIMIT[s] for s in sig]),
         "tau": np.array(robot.taulim, dtype=float),

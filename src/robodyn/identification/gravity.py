@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn.arrays import as_real_array, finite_result
+from robodyn.identification.excitation import position_box, require_joint_limits
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import check_robot
 from robodyn.progress import progress
@@ -185,11 +186,8 @@ def _limits(robot: Robot, limits) -> tuple[np.ndarray, np.ndarray]:
     lim = np.array(robot.qlim if limits is None else limits, dtype=float)
     if lim.shape != (robot.n, 2) or np.any(np.isnan(lim)) or np.any(lim[:, 0] > lim[:, 1]):
         raise InputError(f"argument 'limits' must be ({robot.n}, 2) rows [min, max] with min <= max")
-    prismatic = robot.sigma[robot.joint_frames] == 1
-    default = np.where(prismatic, 0.5, np.pi)
-    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -default)
-    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], default)
-    return lo, hi
+    box = position_box(robot, lim)
+    return box[:, 0], box[:, 1]
 
 
 def _stacked(robot: Robot, q: np.ndarray, offsets: bool, measured=None) -> np.ndarray:
@@ -715,38 +713,32 @@ def calibrate_gravity(robot: Robot, q, tau, method: str = "coupled", joints=None
     _require_rank(Xb, [structure.names[b] for b in base], k)
     sv = np.linalg.svd(Xb, compute_uv=False)
     cond = float(sv[0] / sv[-1]) if sv.size else math.nan
-    nm = measured.size
     if method == "ols":
         K = np.linalg.pinv(Xb)                                          # (p_b, k n_meas)
     elif method == "coupled":
         X, E = _coupled_matrices(robot, q, measured, offsets)
         P = np.linalg.pinv(X[:, :, base].reshape(-1, base.size))        # (p_b, k m)
-        K = np.einsum("pkm,kmj->pkj", P.reshape(base.size, k, -1), E).reshape(base.size, k * nm)
+        K = np.einsum("pkm,kmj->pkj", P.reshape(base.size, k, -1), E).reshape(base.size, k * measured.size)
     else:
         K = _iterative_map(robot, q, measured, offsets, base)
-    if method == "iterative":
-        theta_b = _iterative_solve(robot, q, tau[:, measured, None], measured, offsets, base)[base, 0]
-    else:
-        theta_b = K @ tau[:, measured].ravel()
     theta = np.zeros(len(structure.names))
-    theta[base] = theta_b
-    mu = theta[: 3 * n].reshape(n, 3)
-    offs = theta[3 * n :] if offsets else np.zeros(n)
-    pred = (Ys @ theta)
-    resid = tau[:, measured] - pred
+    if method == "iterative":
+        theta[base] = _iterative_solve(robot, q, tau[:, measured, None], measured, offsets, base)[base, 0]
+    else:
+        theta[base] = K @ tau[:, measured].ravel()
+    resid = tau[:, measured] - Ys @ theta
     rms = np.full(n, np.nan)
     rms[measured] = np.sqrt(np.mean(resid**2, axis=0))
     cov = map_covariance(K, resid, base.size)
     std_full = np.full(len(structure.names), np.nan)
     std_full[base] = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    ident = structure.identifiable
-    offsets_std = std_full[3 * n :] if offsets else np.full(n, np.nan)
     finite_result("calibrate_gravity", rms[measured])  # NaN marks unmeasured joints and unidentifiable stds
     return GravityCalibration(
-        robot=robot, mu=mu, offsets=offs, std=std_full[: 3 * n].reshape(n, 3), offsets_std=offsets_std,
-        residual_rms=rms, identifiable=ident[: 3 * n].reshape(n, 3), notes=tuple(structure.describe()),
-        method=method, joints=tuple(int(j) + 1 for j in measured), poses=k, condition_number=cond,
-        estimate_offsets=offsets,
+        robot=robot, mu=theta[: 3 * n].reshape(n, 3), offsets=theta[3 * n :] if offsets else np.zeros(n),
+        std=std_full[: 3 * n].reshape(n, 3), offsets_std=std_full[3 * n :] if offsets else np.full(n, np.nan),
+        residual_rms=rms, identifiable=structure.identifiable[: 3 * n].reshape(n, 3),
+        notes=tuple(structure.describe()), method=method, joints=tuple(int(j) + 1 for j in measured), poses=k,
+        condition_number=cond, estimate_offsets=offsets,
     )
 
 
@@ -800,8 +792,6 @@ def calibration_poses(robot: Robot, count: int, limits=None, seed: int = 0, cand
     -------
     ndarray (count, n)
     """
-    from robodyn.identification.excitation import require_joint_limits
-
     check_serial(robot, "calibration_poses")
     if limits is None:
         require_joint_limits(robot, "calibration_poses", "limits (n, 2)", unlimited)

@@ -66,6 +66,13 @@ class Samples:
     robots: tuple = ()
 
 
+def chunk_size(chunk, unit: str = "rows") -> int:
+    """``chunk`` checked: a positive integer (of ``unit`` per chunk)."""
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise InputError(f"chunk = {chunk!r}; give a positive number of {unit} per chunk")
+    return int(chunk)
+
+
 def is_cluster_input(*arrays) -> bool:
     """Whether the samples go to the cluster path: Samples, or any dask array (Dask is not imported to tell)."""
     return any(isinstance(x, Samples) or type(x).__module__.startswith("dask.") for x in arrays)
@@ -473,10 +480,15 @@ class DaskSource:
 
     def _blocks_of_robots(self, labels, folds: int):
         """(N,) dask array: the contiguous time block (0 … folds − 1) of each row among its robot's rows (0 for a
-        robot index outside ``robots``, which the fleet's driver refuses)."""
+        robot index outside ``robots``, which the fleet's driver refuses).  The robots' row counts are part of the
+        reduction's graph, unless the labels are computed from the samples (joint logs, unknown row counts): every
+        chunk would then stay in memory until the counts are known, so they are counted in a pass of their own."""
         own = labels[:, None] == np.arange(max(len(self.robots), 1))
         rank = (self.da.cumsum(own, axis=0) * own).sum(axis=1) - 1
-        size = (own * own.sum(axis=0).compute()).sum(axis=1)
+        counts = own.sum(axis=0)
+        if set(labels.dask.layers) & set(self.arrays[0].dask.layers):
+            counts = counts.compute()
+        size = (own * counts).sum(axis=1)
         return self.da.where(size > 0, rank * folds // self.da.maximum(size, 1), 0)
 
     def residuals(self, theta, joints=()):
