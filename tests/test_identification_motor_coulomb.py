@@ -79,3 +79,20 @@ def test_the_parallel_regressor_computes_no_motor_coulomb_columns(log, monkeypat
     ref = np.linalg.lstsq(W, data.tau.reshape(-1), rcond=None)[0]
     tol = 100 * np.finfo(float).eps * res.condition_number  # two least-squares routes: rounding ~ eps cond(W)
     np.testing.assert_allclose(res.values, ref, rtol=0, atol=tol * np.abs(ref).max())
+
+
+def test_validation_of_prepared_data_uses_the_fits_smooth_motor_columns(log):
+    """Validating a fit on the very data it was fitted to reproduces the fit's own residual: the held-out
+    IdentificationData's motor Coulomb columns are the smooth ones the fit used (with sharp sign(q̇_m) there, the
+    prediction would differ from the fitted model at every motor reversal)."""
+    arm, data, _ = log
+    tr = Transmission.from_motor_matrix(J_MQ)
+    res = rd.identify(arm, data, transmission=tr, position_terms=None)
+    W = filtered_coulomb(res.base, np.hstack([data.coulomb, data.motor_coulomb(J_MQ)]))(data.q, data.qd, data.qdd,
+                                                                                       slice(None))
+    r = data.tau - W @ res.values
+    rms = np.sqrt(np.mean(r ** 2, axis=0))
+    val = res.validate([data])
+    np.testing.assert_allclose(val.rms, rms, rtol=1e-9, atol=0)
+    with pytest.raises(rd.InputError, match=r"\(and motor, with a transmission\)"):
+        res.predict(data.q, data.qd, data.qdd, coulomb=np.zeros((data.q.shape[0], 5)))

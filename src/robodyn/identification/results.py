@@ -113,7 +113,8 @@ class Identification:
         k_j sin q_j + c_j cos q_j on the joints of ``position_joints``.
 
         ``coulomb`` (N, n), optional: the values of the Coulomb columns in place of sign(q̇), e.g.
-        ``IdentificationData.coulomb``, as ``rd.identify(robot, data)`` fits; q, q̇, q̈ are then (N, n).
+        ``IdentificationData.coulomb``, as ``rd.identify(robot, data)`` fits; q, q̇, q̈ are then (N, n).  With a
+        ``transmission``, (N, n + motors): the motors' columns follow (:meth:`IdentificationData.motor_coulomb`).
         """
         q, qd, qdd = (finite_array(k, x) for k, x in (("q", q), ("qd", qd), ("qdd", qdd)))
         shape = np.broadcast_shapes(q.shape, qd.shape, qdd.shape)
@@ -122,9 +123,10 @@ class Identification:
             raise InputError(f"q, qd, qdd have shape {shape}; the last axis must be n = {n}")
         if coulomb is not None:
             coulomb = finite_array("coulomb", coulomb)
-            if len(shape) != 2 or coulomb.shape != shape:
-                raise InputError(f"coulomb has shape {coulomb.shape}; give one value per sample and joint, the shape "
-                                 f"{shape} of q, qd, qdd (N, n)")
+            widths = (n,) if self.transmission is None else (n, n + len(self.transmission.J_mq))
+            if len(shape) != 2 or coulomb.shape[:1] != shape[:1] or coulomb.shape[1:] not in [(w,) for w in widths]:
+                raise InputError(f"coulomb has shape {coulomb.shape}; give one value per sample and joint (and motor, "
+                                 f"with a transmission): {' or '.join(f'({shape[0]}, {w})' for w in widths)}")
             patched = filtered_coulomb(self.base, coulomb)
         if len(self.values) != len(self.base.names):
             raise InputError(f"this identification has {len(self.values)} values for {len(self.base.names)} base "
@@ -154,13 +156,14 @@ class Identification:
             time); or, as in :func:`robodyn.identify`, held-out runs: a list of IdentificationData or tuples.
         min_velocity : float or array (n,) or None — score joint j only on the samples where |q̇_j| ≥
             min_velocity_j (the toolboxes' convention near velocity reversals); default: every sample.
-            Held-out IdentificationData put their ``coulomb`` in the Coulomb columns, as the fit does.
+            Held-out IdentificationData put their ``coulomb`` (and, with a transmission, their motors' smooth
+            columns) in the Coulomb columns, as the fit does.
 
         Returns
         -------
         Validation
         """
-        q, qd, qdd, tau, coulomb, clipped = stacked_runs(self.model, q, qd, qdd, tau)
+        q, qd, qdd, tau, coulomb, clipped = stacked_runs(self.model, q, qd, qdd, tau, self.transmission)
         use = rows_used(qd, clipped, min_velocities(min_velocity, q.shape[1]), whole=True)
         use = np.ones(q.shape, dtype=bool) if use is None else use
         r = tau - self.predict(q, qd, qdd, coulomb=coulomb)
