@@ -1,12 +1,6 @@
-"""Open- and closed-loop simulation: integrate A(q) q̈ + H(q, q̇) = Γ − Γ_f + Γ_ext with scipy's solve_ivp.
-
-Friction is taken out of the robot and evaluated by a simulation friction model
-(:mod:`robodyn.dynamics.friction_models`; the switching stick–slip model is integrated piecewise between
-events, :func:`_stick_slip`): the rigid robot's direct dynamics [9.96] gives
-q̈ = A⁻¹(Γ − Γ_f − H_rigid + Γ_ext). The state also carries the LuGre bristle states (when that model is used)
-and three work integrals, W_Γ = ∫Γᵀq̇ dt, W_f = ∫Γ_fᵀq̇ dt, W_ext = ∫Γ_extᵀq̇ dt, so that every result can
-check its own energy balance E(t) − E(0) = W_Γ − W_f + W_ext (De Luca: the energy of a robot changes only
-by the work of the non-conservative torques).
+"""Open- and closed-loop simulation: integrate A(q) q̈ + H(q, q̇) = Γ − Γ_f + Γ_ext with scipy's solve_ivp, the
+friction from a simulation friction model (:mod:`robodyn.dynamics.friction_models`), the work integrals carried
+along so that every result checks its energy balance (De Luca; docs/simulation-control.md §1–§2, §4).
 """
 
 from __future__ import annotations
@@ -322,12 +316,13 @@ def _state_rate(robot, rigid, model, command, external, friction_of, method, n, 
     return rhs
 
 
-def _too_many(robot, max_evaluations, t_end) -> RobodynError:
-    return RobodynError(
-        f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side evaluations "
-        f"before t = {t_end} s; raise max_evaluations, loosen rtol/atol, or use a smoother friction model "
-        "(SmoothFriction with a larger width) or a stiff integrator (integrator='LSODA' or 'Radau')"
-    )
+_SMOOTHER = ("; raise max_evaluations, loosen rtol/atol, or use a smoother friction model (SmoothFriction with a "
+             "larger width) or a stiff integrator (integrator='LSODA' or 'Radau')")
+
+
+def _too_many(robot, max_evaluations, t_end, advice=_SMOOTHER) -> RobodynError:
+    return RobodynError(f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side "
+                        f"evaluations before t = {t_end} s{advice}")
 
 
 def _record(robot, rigid, model, friction_of, external, method, t, y, tau, nfev, seconds, nz, lugre) -> Simulation:
@@ -408,16 +403,8 @@ def _sampled(robot, rigid, model, command, check, external, friction_of, q0, qd0
 
 def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol, integrator,
                 max_evaluations) -> Simulation:
-    """Piecewise integration with the switching stick–slip model (:class:`StickSlipFriction`).
-
-    Mode of joint j: +1 or −1 sliding (Coulomb friction ±(F_c + Stribeck)), 0 stuck (q̇_j = q̈_j = 0, friction
-    whatever holds it), 2 free (no Coulomb friction on that joint). With S the stuck joints and F the others,
-    A_FF q̈_F = (Γ − H + Γ_ext − Γ_f)_F and the holding friction is Γ_f,S = (Γ − H + Γ_ext)_S − A_SF q̈_F.
-    Events end a segment when a sliding joint's velocity reaches zero or a stuck joint's holding friction
-    reaches its break-away level F_s; the modes are then decided again: every candidate joint (stuck, or just
-    stopped) is held, and the one whose holding friction exceeds F_s most is released, in the direction of that
-    friction, until the rest can be held.
-    """
+    """Piecewise integration between the switching events of :class:`StickSlipFriction`
+    (docs/simulation-control.md §2). Mode of joint j: +1 or −1 sliding, 0 stuck, 2 free (no Coulomb friction)."""
     n = robot.n
     Fc, Fv, Foff = joint_column(robot, "Fc"), joint_column(robot, "Fv"), joint_column(robot, "Foff")
     Fs = breakaway_levels(robot)
@@ -506,11 +493,8 @@ def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method,
             sol = solve_ivp(rhs, (t_cur, t_eval[-1]), y, method=integrator, t_eval=pending, rtol=rtol, atol=atol,
                             events=events or None, max_step=max_step)
         except _TooManyEvaluations:
-            raise RobodynError(
-                f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side evaluations "
-                f"before t = {t_eval[-1]} s (stick–slip model, {switches} switches); raise max_evaluations or "
-                "loosen rtol/atol"
-            ) from None
+            raise _too_many(robot, max_evaluations, t_eval[-1], f" (stick–slip model, {switches} switches); raise "
+                            "max_evaluations or loosen rtol/atol") from None
         if not sol.success:
             raise RobodynError(f"simulation with method '{method}' failed: {sol.message}")
         nfev += int(sol.nfev)
