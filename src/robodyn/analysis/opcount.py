@@ -285,18 +285,11 @@ def _table_9_5_count(robot) -> tuple[int, int]:
 
 
 def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
-    """Khalil & Dombre Table 9.5, Stanford column: customized inverse dynamics of the Stanford arm, counted.
-
-    Three inertial variants on the geometry of ``robot`` (default: the built-in ``stanford``), each the
-    customized symbolic model of Khalil & Dombre §9.6 with base parameters, the geometric and inertial
-    parameters as symbols that are zero where the variant's parameters are zero, the terminal-link wrench
-    included and friction excluded, as Table 9.5 counts:
-
-    * ``general``: every inertial parameter non-zero (full ^jJ_j, three first-moment components; physically
-      consistent random values; the count depends only on which parameters are zero);
-    * ``simplified``: ^jJ_j diagonal and two first-moment components zero (Table 9.5, footnote *): the
-      diagonal of the robot's own ^jJ_j and, per link, its largest first-moment component;
-    * ``built-in``: the robot's own parameters (no published figure).
+    """Khalil & Dombre Table 9.5, Stanford column: the customized inverse dynamics (as Table 9.5 counts,
+    :func:`_table_9_5_count`) of ``robot`` (default: the built-in ``stanford``) with three inertial variants:
+    ``general`` (every inertial parameter non-zero, random), ``simplified`` (^jJ_j diagonal, the largest
+    first-moment component of each link kept: footnote *) and ``built-in`` (the robot's own, no published figure);
+    docs/studies.md §3.
 
     Returns
     -------
@@ -430,14 +423,10 @@ def customized_fit(model: str, n_max: int = 8, convention: str = "robodyn") -> t
 
 
 def customized_report(n_fit: int = 8, convention: str = "robodyn") -> list[dict]:
-    """Customized models of every formulation counted next to the published figures (n = 6).
-
-    For each model of :data:`robodyn.symbolic.formulations.MODELS` with a published count and each robot of
-    :data:`ROBOTS`, one row: our multiplications and additions (divisions as multiplications, sin/cos apart),
-    our exact polynomial in n (general robot, n = 1..``n_fit``), the published figure and what it counts, and
-    whether ours is at or below it.  Every program is checked against ``rd.*`` elsewhere (tests).  Our counts
-    and the published divisions follow the counting ``convention`` (:data:`CONVENTIONS`); ``published_rule``
-    names the rule the published figure follows.
+    """Customized models of every formulation counted next to the published figures (n = 6): one row per model
+    of :data:`robodyn.symbolic.formulations.MODELS` with a published count and robot of :data:`ROBOTS`, our counts
+    and exact polynomial in n (general robot, n = 1..``n_fit``) under ``convention`` (:data:`CONVENTIONS`), the
+    published figure, the rule it follows, and whether ours is at or below it.
 
     Returns
     -------

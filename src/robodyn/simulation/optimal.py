@@ -1,11 +1,6 @@
-"""Optimal point-to-point motion under torque bounds (De Luca, "Optimal point-to-point robot motion").
-
-Direct collocation on the clamped cubic spline through N − 1 unknown interior nodes (and T for minimum time): at
-t = s h (h = T / N, s in knot units) q = P(s) q, q̇ = D_v(s) q / h, q̈ = D_a(s) q / h², linear in the nodes.  The
-torque of the inverse dynamic model (Khalil & Dombre [9.84]–[9.94]) is bounded on the whole continuous motion by
-an exchange method: the bound at the nodes, the three Gauss points of each interval and every local maximum of
-|τ_j(t)| / L_j above 1 + ``limit_tol``; scipy's SLSQP with the exact torque Jacobian solves each program.  The
-energy E = ∫₀ᵀ τᵀ τ dt (N² m² s) by 3-point Gauss–Legendre quadrature (docs/task-space-and-motion.md §5).
+"""Optimal point-to-point motion under torque bounds (De Luca, "Optimal point-to-point robot motion"): direct
+collocation on a clamped cubic spline, the torque of the inverse dynamic model (Khalil & Dombre [9.84]–[9.94])
+bounded on the whole continuous motion by an exchange method, SLSQP (docs/task-space-and-motion.md §5).
 """
 
 from __future__ import annotations
