@@ -1,8 +1,5 @@
-"""Dynamic simulation in the momentum-form state x̃ = [q, p], p = A(q) q̇ (De Luca, "State equations"), with the
-right-hand side of :func:`robodyn.dynamics.momentum.momentum_state_derivative`.
-
-The same motion as :func:`robodyn.simulate` in the velocity form [q, q̇]; the momentum form needs no Coriolis
-terms and no joint acceleration, and its state is what a momentum observer measures.
+"""Dynamic simulation in the momentum-form state x̃ = [q, p], p = A(q) q̇ (De Luca, "State equations"): the motion
+of :func:`robodyn.simulate` without Coriolis terms or joint accelerations, the state a momentum observer measures.
 """
 
 from __future__ import annotations
