@@ -11,6 +11,7 @@ gravity along −z_0.  The counts depend on that structure only, never on the ra
 
 from __future__ import annotations
 
+from collections import Counter
 from types import MappingProxyType
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -41,11 +42,8 @@ class Convention:
 
     def count(self, ops) -> dict:
         """{"mul", "add", "sin", "cos", "sqrt", "other", "div"} of the IR operation names ``ops``."""
-        out = dict.fromkeys(OP_KINDS, 0)
-        for op in ops:
-            for column in self.columns[op]:
-                out[column] += 1
-        return out
+        counts = Counter(column for op in ops for column in self.columns[op])
+        return {kind: counts[kind] for kind in OP_KINDS}
 
 
 _DIVISIONS = ("div", "rdiv", "divc", "cdiv")

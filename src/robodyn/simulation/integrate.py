@@ -325,22 +325,27 @@ def _too_many(robot, max_evaluations, t_end, advice=_SMOOTHER) -> RobodynError:
                         f"evaluations before t = {t_end} s{advice}")
 
 
+def _result(robot, model, method, t, y, qdd, tau, tau_f, tau_e, z, nfev, seconds) -> Simulation:
+    """The :class:`Simulation` of the states y (2n + nz + 3, N) at the output times t: q and q̇ first, the three
+    works last."""
+    q, qd = y[:robot.n].T, y[robot.n:2 * robot.n].T
+    return Simulation(
+        method=method, t=t, q=q, qd=qd, qdd=qdd, nfev=int(nfev), seconds=seconds, tau=tau,
+        tau_friction=tau_f, tau_external=tau_e, z=z, kinetic=kinetic_energy(robot, q, qd),
+        potential=potential_energy(robot, q), work_tau=y[-3], work_friction=y[-2], work_external=y[-1],
+        friction=model, robot=robot.name,
+    )
+
+
 def _record(robot, rigid, model, friction_of, external, method, t, y, tau, nfev, seconds, nz, lugre) -> Simulation:
-    """The :class:`Simulation` of the states y (2n + nz + 3, N) at the output times t under the torques tau."""
+    """:func:`_result` with Γ_f, Γ_ext and q̈ evaluated on the states y under the torques tau."""
     n = robot.n
     q, qd = y[:n].T, y[n:2 * n].T
     z = y[2 * n:2 * n + nz].T if lugre else None
     tau = np.broadcast_to(tau, q.shape).copy()
-    tau_f = friction_of(qd, z)
-    tau_e = external(t, q, qd)
+    tau_f, tau_e = friction_of(qd, z), external(t, q, qd)
     qdd = api.forward_dynamics(rigid, q, qd, tau - tau_f + tau_e, method=method)
-    works = y[2 * n + nz:]
-    return Simulation(
-        method=method, t=t, q=q, qd=qd, qdd=qdd, nfev=int(nfev), seconds=seconds, tau=tau,
-        tau_friction=tau_f, tau_external=tau_e, z=z, kinetic=kinetic_energy(robot, q, qd),
-        potential=potential_energy(robot, q), work_tau=works[0], work_friction=works[1], work_external=works[2],
-        friction=model, robot=robot.name,
-    )
+    return _result(robot, model, method, t, y, qdd, tau, tau_f, tau_e, z, nfev, seconds)
 
 
 def _smooth(robot, rigid, model, command, external, friction_of, q0, qd0, t_eval, method, rtol, atol, integrator,
@@ -528,14 +533,8 @@ def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method,
     seconds = time.perf_counter() - start
     t_out, y_out = np.concatenate([o[0] for o in outputs]), np.concatenate([o[1] for o in outputs], axis=1)
     mode_out = np.concatenate([np.broadcast_to(mode, (t_seg.size, n)) for t_seg, _, mode in outputs])
-    q, qd = y_out[:n].T, y_out[n:2 * n].T
-    qdd, tau, tau_f, tau_e = _per_mode(parts, t_out, q, qd, mode_out)
-    return Simulation(
-        method=method, t=t_out, q=q, qd=qd, qdd=qdd, nfev=nfev, seconds=seconds, tau=np.array(tau),
-        tau_friction=tau_f, tau_external=tau_e, z=None, kinetic=kinetic_energy(robot, q, qd),
-        potential=potential_energy(robot, q), work_tau=y_out[2 * n], work_friction=y_out[2 * n + 1],
-        work_external=y_out[2 * n + 2], friction=model, robot=robot.name,
-    )
+    qdd, tau, tau_f, tau_e = _per_mode(parts, t_out, y_out[:n].T, y_out[n:2 * n].T, mode_out)
+    return _result(robot, model, method, t_out, y_out, qdd, tau, tau_f, tau_e, None, nfev, seconds)
 
 
 def _per_mode(parts, t, q, qd, modes):
