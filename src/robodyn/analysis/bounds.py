@@ -1,6 +1,6 @@
 """Estimates of the constants in the bounds on the dynamic terms (De Luca, "Bounds on dynamic terms";
 Khalil & Dombre §9.3.3.3 g): k0 ≤ ‖A(q)‖ ≤ α, ‖C(q, q̇)‖ ≤ β ‖q̇‖, ‖Q(q)‖ ≤ γ (induced 2-norms), sampled over the
-joint space, and their polynomial growth with unlimited prismatic joints (docs/analysis.md, "Bounds").
+joint space, and their growth with unlimited prismatic joints (docs/analysis.md, "Bounds on the dynamic terms").
 """
 
 from __future__ import annotations

@@ -535,25 +535,18 @@ def format_polynomial(coef) -> str:
     """'12n² + 56n − 27' from coefficients (highest power first)."""
     if coef is None:
         return "—"
-    deg = len(coef) - 1
-    sup = {2: "²", 3: "³"}
-    parts = []
-    for k, c in enumerate(coef):
-        p = deg - k
-        if c == 0:
+    text = ""  # " + 12n² + 56n − 27"
+    for p, raw in zip(range(len(coef) - 1, -1, -1), coef):
+        if raw == 0:
             continue
-        c = Fraction(c).limit_denominator(6)
+        c = Fraction(raw).limit_denominator(6)
         mag = abs(c)
-        if mag.denominator == 1:
-            num = str(mag) if (mag != 1 or p == 0) else ""
-        else:
-            num = f"{mag.numerator}/{mag.denominator}" if p == 0 else f"({mag.numerator}/{mag.denominator})"
-        term = num + ("" if p == 0 else "n" + sup.get(p, "" if p == 1 else f"^{p}"))
-        parts.append(("−" if c < 0 else "+", term))
-    if not parts:
+        num = "" if mag == 1 and p else str(mag) if mag.denominator == 1 or p == 0 else f"({mag})"
+        power = "" if p == 0 else "n" + {1: "", 2: "²", 3: "³"}.get(p, f"^{p}")
+        text += f" {'−' if c < 0 else '+'} {num}{power}"
+    if not text:
         return "0"
-    text = ("−" if parts[0][0] == "−" else "") + parts[0][1]
-    return text + "".join(f" {s} {t}" for s, t in parts[1:])
+    return text[3:] if text[1] == "+" else "−" + text[3:]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""Dynamic simulation in the momentum-form state x̃ = [q, p], p = A(q) q̇ (De Luca, "State equations"): the motion
-of :func:`robodyn.simulate` without Coriolis terms or joint accelerations, the state a momentum observer measures.
+"""Dynamic simulation in the momentum-form state x̃ = [q, p], p = A(q) q̇ (De Luca, "State equations"; docs/dynamic-
+model.md): the motion of :func:`robodyn.simulate` without Coriolis terms or joint accelerations, the state a momentum
+observer measures.
 """
 
 from __future__ import annotations

@@ -212,14 +212,6 @@ class _Transcription:
         better = found >= r[idx, joint]
         return np.where(better, (lo + hi) / 2, grid[idx]), np.where(better, found, r[idx, joint])
 
-    def time(self, z):
-        return float(z[0])
-
-    def time_grad(self, z):
-        g = np.zeros(self.size)
-        g[0] = 1.0
-        return g
-
 
 def _kkt_residual(f, grad, ineq_val, ineq_jac, tol) -> float:
     """First-order optimality: least-squares multipliers λ ≥ 0 of the active inequalities (value ≤ tol); the norm
@@ -312,8 +304,8 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits=None, objective:
     z = tr.pack(T0, ref.sample(np.linspace(0, T0, nodes + 1))[0])
     if objective == "time":
         # T relative to the feasible initial duration T0: an objective of order one for SLSQP's line search
-        fun = lambda z: tr.time(z) / T0                 # noqa: E731
-        jac = lambda z: tr.time_grad(z) / T0            # noqa: E731
+        fun = lambda z: float(z[0]) / T0                # noqa: E731
+        jac = lambda z: np.eye(1, tr.size)[0] / T0      # noqa: E731
     else:
         # SLSQP's line search needs an objective of order one: E relative to T Σ L_j²
         scale = 1.0 / (duration * float(L @ L))
