@@ -156,11 +156,9 @@ def accuracy_study(robot: Robot, methods=None, steps: int = 180, solver: str | N
     steps : int
         Number of poses (≥ 2).
     solver : {None, "cholesky", "ldlt", "gauss_jordan"}
-        How the methods that form A(q) (``cholesky``: composite links + Newton–Euler; ``gibbs_appell``: the
-        Gibbs–Appell A and bias, Mata et al. §4.2) solve A q̈ = Γ − H: ``None`` calls
-        :func:`robodyn.forward_dynamics` (Cholesky); a name assembles A and H with the method's formulation and
-        solves with :func:`solve_linear` (``"gauss_jordan"`` is Mata et al.'s choice for CRBA and GA in §5.1).
-        The recursive methods never form A and ignore it.
+        None: :func:`robodyn.forward_dynamics`; a name: the methods that form A(q) (``cholesky``, ``gibbs_appell``,
+        Mata et al. §4.2) assemble A and H and solve A q̈ = Γ − H with :func:`solve_linear` (``"gauss_jordan"``:
+        Mata et al. §5.1); the recursive methods never form A and ignore it.
 
     Returns
     -------

@@ -226,9 +226,8 @@ def simulate(
     model = friction_model(friction)
     limits = saturation_limits(robot, saturate, torque_limits)
     kind = _kind(torque)
-    has_coulomb = bool(np.any(np.asarray(robot.Fc)[robot.joint_frames] > 0))
     if integrator == "auto":
-        integrator = "LSODA" if model.stiff and has_coulomb else "RK45"
+        integrator = "LSODA" if model.stiff and np.any(np.asarray(robot.Fc)[robot.joint_frames] > 0) else "RK45"
     rigid = frictionless(robot)
     lugre = isinstance(model, LuGre)
     nz = n if lugre else 0
@@ -379,7 +378,7 @@ def _sampled(robot, rigid, model, command, check, external, friction_of, q0, qd0
     s = t0 + period * np.arange(int(np.ceil((t_end - t0) / period)) + 1)
     s = s[s < t_end - 1e-9 * period]  # a sample within 1e-9 periods of the end would hold for nothing
     bounds = np.append(s[1:], t_end)
-    first = np.searchsorted(t_eval, s, side="left")
+    first = np.append(np.searchsorted(t_eval, s, side="left"), t_eval.size)  # outputs of period k: first[k:k + 2]
     count, held = [0], [None]
     rhs = _state_rate(robot, rigid, model, lambda t, q, qd: held[0], external, friction_of, method, n, nz,
                       lugre, count, max_evaluations)
@@ -388,9 +387,8 @@ def _sampled(robot, rigid, model, command, check, external, friction_of, q0, qd0
     start = time.perf_counter()
     for k, (s_k, e_k) in enumerate(zip(s, bounds)):
         held[0] = check(command(s_k, y[:n], y[n:2 * n]), s_k)
-        outs = t_eval[first[k]:first[k + 1]] if k + 1 < len(s) else t_eval[first[k]:]
-        last = k + 1 == len(s)
-        try:
+        outs, last = t_eval[first[k]:first[k + 1]], k + 1 == len(s)
+        try:  # the period's end joins its outputs: the next period starts from the state there
             sol = solve_ivp(rhs, (s_k, e_k), y, method=integrator, t_eval=outs if last else np.append(outs, e_k),
                             rtol=rtol, atol=atol)
         except _TooManyEvaluations:
