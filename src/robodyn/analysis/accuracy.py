@@ -576,6 +576,11 @@ def _check_planar(robot: Robot) -> None:
                          "articulated-body study needs parallel revolute axes (e.g. ascher2, planar2r)")
 
 
+def _matrix(*rows) -> np.ndarray:
+    """(..., 3, 3) from three rows of three (...,) arrays."""
+    return np.stack([np.stack(row, -1) for row in rows], -2)
+
+
 def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> np.ndarray:
     """q̈ at q̇ = 0 by Featherstone's articulated-body algorithm for a planar revolute chain, in the dtype of q.
 
@@ -621,11 +626,7 @@ def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> n
         c, s = np.cos(th[..., j]), np.sin(th[..., j])
         if frame == "link":
             # motion transform from frame j−1 to j: v' = E (v + ω ẑ × d x̂), E the rotation by −θ_j
-            T = np.zeros(th.shape[:-1] + (3, 3), dtype)
-            T[..., 0, 0] = 1
-            T[..., 1, 0], T[..., 1, 1], T[..., 1, 2] = s * d, c, s
-            T[..., 2, 0], T[..., 2, 1], T[..., 2, 2] = c * d, -s, c
-            X.append(T)
+            X.append(_matrix((one, zero, zero), (s * d, c, s), (c * d, -s, c)))
             S.append(np.stack([one, zero, zero], -1))
             hx, hy, izz = mx * one, my * one, zz * one
         else:
@@ -636,12 +637,7 @@ def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> n
             hx0, hy0 = ca * mx - sa * my, sa * mx + ca * my  # first moment about O_j, base axes
             izz = zz + 2 * (px * hx0 + py * hy0) + m * (px * px + py * py)  # about O₀ (parallel axes)
             hx, hy = hx0 + m * px, hy0 + m * py
-        M = np.zeros(th.shape[:-1] + (3, 3), dtype)
-        M[..., 0, 0] = izz
-        M[..., 0, 1] = M[..., 1, 0] = -hy
-        M[..., 0, 2] = M[..., 2, 0] = hx
-        M[..., 1, 1] = M[..., 2, 2] = m
-        I.append(M)
+        I.append(_matrix((izz, -hy, hx), (-hy, m * one, zero), (hx, zero, m * one)))
     IA, pA = I, [np.zeros(th.shape[:-1] + (3,), dtype) for _ in range(n)]
     U, D, u = [None] * n, [None] * n, [None] * n
     for j in range(n - 1, -1, -1):
