@@ -79,10 +79,8 @@ def straight_line(p_start, p_end, rotation, duration: float, t):
     T[..., :3, :3] = R
     T[..., :3, 3] = p0 + s[..., None] * delta
     T[..., 3, 3] = 1.0
-    xd = np.zeros(t.shape + (6,))
-    xdd = np.zeros(t.shape + (6,))
-    xd[..., :3] = sd[..., None] * delta
-    xdd[..., :3] = sdd[..., None] * delta
+    no_rotation = np.zeros(t.shape + (3,))
+    xd, xdd = (np.concatenate([v[..., None] * delta, no_rotation], -1) for v in (sd, sdd))
     return T, xd, xdd
 
 
