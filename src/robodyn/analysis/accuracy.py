@@ -342,15 +342,14 @@ def _solve(A, b, solver, dtype, batch, n):
     L = np.zeros_like(A)
     D = np.zeros(batch + (n,), dtype)
     for j in range(n):  # column j of L (and D_j), rows j + 1 … n − 1 at once
+        below, row_j = L[..., j + 1:, :j], L[..., j, None, :j]  # the finished columns 0 … j − 1
         if solver == "cholesky":
             L[..., j, j] = np.sqrt(A[..., j, j] - np.sum(L[..., j, :j] ** 2, axis=-1))
-            L[..., j + 1:, j] = (A[..., j + 1:, j] - np.sum(L[..., j + 1:, :j] * L[..., j, None, :j], axis=-1)) \
-                / L[..., j, j, None]
+            L[..., j + 1:, j] = (A[..., j + 1:, j] - np.sum(below * row_j, axis=-1)) / L[..., j, j, None]
         else:
             D[..., j] = A[..., j, j] - np.sum(L[..., j, :j] ** 2 * D[..., :j], axis=-1)
             L[..., j, j] = 1
-            L[..., j + 1:, j] = (A[..., j + 1:, j] - np.sum(L[..., j + 1:, :j] * L[..., j, None, :j] * D[..., None, :j],
-                                                            axis=-1)) / D[..., j, None]
+            L[..., j + 1:, j] = (A[..., j + 1:, j] - np.sum(below * row_j * D[..., None, :j], axis=-1)) / D[..., j, None]
     y = np.zeros_like(b)
     for i in range(n):  # L y = b
         y[..., i] = (b[..., i] - np.sum(L[..., i, :i] * y[..., :i], axis=-1)) / L[..., i, i]
