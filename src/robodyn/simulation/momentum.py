@@ -45,12 +45,7 @@ def simulate_momentum(robot: Robot, torque, q0, qd0, t_eval, rtol: float = 1e-8,
         Its friction Γ_f(q̇) ([9.26]–[9.28]) is used as it is (discontinuous at q̇ = 0 when F_c ≠ 0).
     torque : callable or None
         ``torque(t, q, qd)`` → (n,) joint torques (N m | N); None: zero torque (free motion under gravity).
-    q0, qd0 : array_like (n,)
-        Initial positions and velocities.
-    t_eval : array_like (N,)
-        Increasing output times (s); the first is the initial time.
-    rtol, atol : float
-        scipy ``solve_ivp`` tolerances.
+    q0, qd0, t_eval, rtol, atol : as :func:`robodyn.simulate`
     integrator : str
         A ``solve_ivp`` method name.
     saturate : bool, default True
