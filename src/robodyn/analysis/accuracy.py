@@ -1,10 +1,5 @@
-"""Numerical accuracy of the forward-dynamics methods in single precision (Mata et al. 2002, §5.1, Table 5).
-
-After Ascher, Pai & Cloutier (1997): the last joint of a badly conditioned two-link arm turns through a full
-revolution at rest with zero torques, and every forward-dynamics method computes q̈ in float32 and in float64;
-|q̈_double − q̈_single| measures how much each method amplifies round-off (docs/studies.md §1).  Mata et al.'s
-set-up as options: :func:`ascher_arm`, :func:`ascher_condition`, :func:`mass_scan`, :func:`solve_linear`,
-:func:`stage_study`, :func:`planar_articulated_body` and :data:`MATA_TABLE_5`.
+"""Numerical accuracy of the forward-dynamics methods in single precision (Mata et al. 2002, §5.1, Table 5, after
+Ascher, Pai & Cloutier 1997): |q̈_double − q̈_single| over a turn of the last joint (docs/studies.md §1).
 """
 
 from __future__ import annotations
@@ -90,16 +85,11 @@ class AccuracyResult(_OverTheTurn):
 
     def table(self) -> tuple[list[str], list[list[str]]]:
         """Mata et al.'s Table 5 for every joint: header and rows (one per method) of formatted numbers."""
-        n = self.qdd_double.shape[-1]
-        header = ["method", "dtype"]
-        header += [f"max |Δq̈{j + 1}|" for j in range(n)] + [f"mean |Δq̈{j + 1}|" for j in range(n)]
-        header += ["float64 spread"]
-        rows = []
-        for k, m in enumerate(self.methods):
-            row = [m, self.single_dtypes[k]]
-            row += [f"{v:.6g}" for v in self.max_error[k]] + [f"{v:.6g}" for v in self.mean_error[k]]
-            row += [f"{self.method_spread[k]:.2g}"]
-            rows.append(row)
+        joints = range(1, self.qdd_double.shape[-1] + 1)
+        header = ["method", "dtype", *(f"max |Δq̈{j}|" for j in joints), *(f"mean |Δq̈{j}|" for j in joints),
+                  "float64 spread"]
+        rows = [[m, self.single_dtypes[k], *(f"{v:.6g}" for v in (*self.max_error[k], *self.mean_error[k])),
+                 f"{self.method_spread[k]:.2g}"] for k, m in enumerate(self.methods)]
         return header, rows
 
     def mata_table5(self) -> dict[str, dict]:
@@ -166,11 +156,9 @@ def accuracy_study(robot: Robot, methods=None, steps: int = 180, solver: str | N
     steps : int
         Number of poses (≥ 2).
     solver : {None, "cholesky", "ldlt", "gauss_jordan"}
-        How the methods that form A(q) (``cholesky``: composite links + Newton–Euler; ``gibbs_appell``: the
-        Gibbs–Appell A and bias, Mata et al. §4.2) solve A q̈ = Γ − H: ``None`` calls
-        :func:`robodyn.forward_dynamics` (Cholesky); a name assembles A and H with the method's formulation and
-        solves with :func:`solve_linear` (``"gauss_jordan"`` is Mata et al.'s choice for CRBA and GA in §5.1).
-        The recursive methods never form A and ignore it.
+        None: :func:`robodyn.forward_dynamics`; a name: the methods that form A(q) (``cholesky``, ``gibbs_appell``,
+        Mata et al. §4.2) assemble A and H and solve A q̈ = Γ − H with :func:`solve_linear` (``"gauss_jordan"``:
+        Mata et al. §5.1); the recursive methods never form A and ignore it.
 
     Returns
     -------
@@ -248,8 +236,7 @@ def ascher_condition(m2, q2) -> np.ndarray:
     With J the inertia of a bar about its end and h = l₁ MX₂ cos q₂ (MX₂ = m₂ l₂/2):
     A = [[ZZ₁ + ZZ₂ + m₂ l₁² + 2h, ZZ₂ + h], [ZZ₂ + h, ZZ₂]] (Khalil & Dombre's planar 2R model), so
     det A = ZZ₂ (ZZ₁ + m₂ l₁²) − h², tr A = ZZ₁ + 2 ZZ₂ + m₂ l₁² + 2h, and
-    cond = (tr + √(tr² − 4 det)) / (tr − √(tr² − 4 det)).  For m₂ ≫ m₁ it tends to a limit independent of m₂
-    (the inertia of link 1 no longer counts); for m₂ ≪ m₁ it grows in proportion to m₂.
+    cond = (tr + √(tr² − 4 det)) / (tr − √(tr² − 4 det)) (docs/studies.md §1 draws it against m₂).
 
     Parameters
     ----------
@@ -349,22 +336,20 @@ def _solve(A, b, solver, dtype, batch, n):
             np.put_along_axis(swap, p[..., None], k, axis=-1)
             M = np.take_along_axis(M, swap[..., None], axis=-2)
             M[..., k, :] = M[..., k, :] * (dtype(1) / M[..., k, k])[..., None]
-            for i in range(n):
-                if i != k:
-                    M[..., i, :] = M[..., i, :] - M[..., i, k][..., None] * M[..., k, :]
+            others = rows != k
+            M[..., others, :] = M[..., others, :] - M[..., others, k][..., None] * M[..., k, None, :]
         return M[..., n], True
     L = np.zeros_like(A)
     D = np.zeros(batch + (n,), dtype)
-    for j in range(n):  # column j of L (and D_j)
+    for j in range(n):  # column j of L (and D_j), rows j + 1 … n − 1 at once
+        below, row_j = L[..., j + 1:, :j], L[..., j, None, :j]  # the finished columns 0 … j − 1
         if solver == "cholesky":
             L[..., j, j] = np.sqrt(A[..., j, j] - np.sum(L[..., j, :j] ** 2, axis=-1))
-            for i in range(j + 1, n):
-                L[..., i, j] = (A[..., i, j] - np.sum(L[..., i, :j] * L[..., j, :j], axis=-1)) / L[..., j, j]
+            L[..., j + 1:, j] = (A[..., j + 1:, j] - np.sum(below * row_j, axis=-1)) / L[..., j, j, None]
         else:
             D[..., j] = A[..., j, j] - np.sum(L[..., j, :j] ** 2 * D[..., :j], axis=-1)
             L[..., j, j] = 1
-            for i in range(j + 1, n):
-                L[..., i, j] = (A[..., i, j] - np.sum(L[..., i, :j] * L[..., j, :j] * D[..., :j], axis=-1)) / D[..., j]
+            L[..., j + 1:, j] = (A[..., j + 1:, j] - np.sum(below * row_j * D[..., None, :j], axis=-1)) / D[..., j, None]
     y = np.zeros_like(b)
     for i in range(n):  # L y = b
         y[..., i] = (b[..., i] - np.sum(L[..., i, :i] * y[..., :i], axis=-1)) / L[..., i, i]
@@ -590,19 +575,20 @@ def _check_planar(robot: Robot) -> None:
                          "articulated-body study needs parallel revolute axes (e.g. ascher2, planar2r)")
 
 
+def _matrix(*rows) -> np.ndarray:
+    """(..., 3, 3) from three rows of three (...,) arrays."""
+    return np.stack([np.stack(row, -1) for row in rows], -2)
+
+
 def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> np.ndarray:
     """q̈ at q̇ = 0 by Featherstone's articulated-body algorithm for a planar revolute chain, in the dtype of q.
 
     Planar spatial vectors (ω_z, v_x, v_y); only ZZ_j, MX_j, MY_j, M_j and Ia_j enter (every axis along z₀).
     Backward pass U_j = I^A_j S_j, D_j = S_jᵀ U_j + Ia_j, I^A_{j−1} += I^A_j − U_j U_jᵀ / D_j (Featherstone's
-    textbook update), forward pass q̈_j = (Γ_j − S_jᵀ p^A_j − U_jᵀ a_{j−1}) / D_j from a₀ = −g.
-
-    ``frame = "link"``: every quantity in frame j at O_j, where S_j = (1, 0, 0) — the ω–ω entry of
-    I^A_j − U_j U_jᵀ / D_j is D_j − D_j² / D_j, exactly 0 or one rounding, and the elimination of joint j loses
-    nothing (the form of Khalil & Dombre [9.117] and of robodyn's ``recursive``).  ``frame = "base"``: every
-    quantity in R₀ at O₀, where S_j = (1, p_y, −p_x) for the axis through p = O_j: D_{j−1} then comes out of
-    I^A_{j−1,ωω} − U_{j,ω}² / D_j, a difference of nearly equal numbers for an ill-conditioned A(q) — the
-    cancellation of the composite-rigid-body method (Ascher, Pai & Cloutier), inside an O(n) recursion.
+    textbook update), forward pass q̈_j = (Γ_j − S_jᵀ p^A_j − U_jᵀ a_{j−1}) / D_j from a₀ = −g; ``frame``
+    ``"link"``: every quantity in frame j at O_j, S_j = (1, 0, 0) (the form of Khalil & Dombre [9.117]);
+    ``"base"``: in R₀ at O₀, S_j = (1, p_y, −p_x), whose pivots cancel for an ill-conditioned A(q)
+    (docs/studies.md §1).
 
     Parameters
     ----------
@@ -639,11 +625,7 @@ def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> n
         c, s = np.cos(th[..., j]), np.sin(th[..., j])
         if frame == "link":
             # motion transform from frame j−1 to j: v' = E (v + ω ẑ × d x̂), E the rotation by −θ_j
-            T = np.zeros(th.shape[:-1] + (3, 3), dtype)
-            T[..., 0, 0] = 1
-            T[..., 1, 0], T[..., 1, 1], T[..., 1, 2] = s * d, c, s
-            T[..., 2, 0], T[..., 2, 1], T[..., 2, 2] = c * d, -s, c
-            X.append(T)
+            X.append(_matrix((one, zero, zero), (s * d, c, s), (c * d, -s, c)))
             S.append(np.stack([one, zero, zero], -1))
             hx, hy, izz = mx * one, my * one, zz * one
         else:
@@ -654,12 +636,7 @@ def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> n
             hx0, hy0 = ca * mx - sa * my, sa * mx + ca * my  # first moment about O_j, base axes
             izz = zz + 2 * (px * hx0 + py * hy0) + m * (px * px + py * py)  # about O₀ (parallel axes)
             hx, hy = hx0 + m * px, hy0 + m * py
-        M = np.zeros(th.shape[:-1] + (3, 3), dtype)
-        M[..., 0, 0] = izz
-        M[..., 0, 1] = M[..., 1, 0] = -hy
-        M[..., 0, 2] = M[..., 2, 0] = hx
-        M[..., 1, 1] = M[..., 2, 2] = m
-        I.append(M)
+        I.append(_matrix((izz, -hy, hx), (-hy, m * one, zero), (hx, zero, m * one)))
     IA, pA = I, [np.zeros(th.shape[:-1] + (3,), dtype) for _ in range(n)]
     U, D, u = [None] * n, [None] * n, [None] * n
     for j in range(n - 1, -1, -1):

@@ -1,14 +1,6 @@
 """Estimates of the constants in the bounds on the dynamic terms (De Luca, "Bounds on dynamic terms";
-Khalil & Dombre §9.3.3.3 g).
-
-For a robot with only revolute joints (or prismatic joints within finite limits) there are constants with
-
-    k0 ≤ ‖A(q)‖ ≤ α,     ‖C(q, q̇)‖ ≤ β ‖q̇‖,     ‖Q(q)‖ ≤ γ     for every q, q̇
-
-(induced 2-norms).  A, C, Q are 2π-periodic in the revolute angles, so sampling q over [−π, π]ⁿ (and the
-prismatic intervals) estimates them; C is linear in q̇, so β = max over q and unit q̇ of ‖C(q, q̇)‖.  The
-sampled maxima are lower estimates of the true constants.  ``beta_upper`` is a guaranteed bound at each
-sampled q: ‖C(q, q̇)‖ ≤ ‖q̇‖ (Σ_k ‖C(q, e_k)‖²)^½ (triangle and Cauchy–Schwarz inequalities).
+Khalil & Dombre §9.3.3.3 g): k0 ≤ ‖A(q)‖ ≤ α, ‖C(q, q̇)‖ ≤ β ‖q̇‖, ‖Q(q)‖ ≤ γ (induced 2-norms), sampled over the
+joint space, and their growth with unlimited prismatic joints (docs/analysis.md, "Bounds on the dynamic terms").
 """
 
 from __future__ import annotations
@@ -103,12 +95,9 @@ class PolynomialBounds:
         ‖C(q, q̇)‖ ≤ (k4 + k5 ‖d‖ + k5_quadratic ‖d‖²) ‖q̇‖
         ‖Q(q)‖ ≤ k6 + k7 ‖d‖
 
-    k0 = max over prismatic joints of A_jj (constant: the mass moved by joint j plus its rotor) is a true lower
-    bound (‖A‖₂ ≥ max_j A_jj).  The others are maxima over the sampled revolute angles of bounds that hold for
-    every d at those angles (so, over the angles, lower estimates of the true constants, as in
-    :func:`dynamic_bounds`).  De Luca's slide has no ‖d‖² term for C, but it is needed in general: on a polar arm
-    (the Stanford arm's R R P) A_11 contains m d² sin²θ₂, so C has the centrifugal/Coriolis term
-    m d² sin 2θ₂ θ̇₁ θ̇₂ that grows with d².  k5_quadratic is zero (to rounding) where the linear form holds.
+    k0 = max over prismatic joints of A_jj is a true lower bound (‖A‖₂ ≥ max_j A_jj); the others are maxima over
+    the sampled revolute angles of bounds that hold for every d at those angles.  k5_quadratic, absent from De
+    Luca's slide, is zero (to rounding) where the linear form holds (docs/analysis.md: the polar arm needs it).
     """
 
     k0: float
@@ -165,10 +154,8 @@ def polynomial_bounds(robot: Robot, samples: int = 500, seed: int = 0, angles=No
     """Constants of the bounds on A, C, Q that grow with the prismatic displacements (De Luca, "Bounds on dynamic
     terms": k0 ≤ ‖M‖ ≤ k1 + k2‖q‖ + k3‖q‖², ‖S‖ ≤ (k4 + k5‖q‖)‖q̇‖, ‖g‖ ≤ k6 + k7‖q‖).
 
-    At fixed revolute angles θ every link position is affine in the prismatic variables d, so A and the
-    Christoffel symbols are polynomials of degree ≤ 2 in d and Q of degree ≤ 1; their coefficient matrices come
-    exactly from evaluations at d = 0, ±e_i, e_i + e_j, and the triangle and Cauchy–Schwarz inequalities turn them
-    into bounds valid for every d at that θ.  The constants are the maxima over the sampled θ.
+    At fixed revolute angles θ, A and the Christoffel symbols are polynomials of degree ≤ 2 in the prismatic
+    variables d and Q of degree ≤ 1, their coefficients exact from evaluations at d = 0, ±e_i, e_i + e_j.
 
     Parameters
     ----------

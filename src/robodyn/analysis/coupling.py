@@ -1,11 +1,6 @@
-"""Inertial-coupling analysis (De Luca, "Analysis of inertial couplings"; Khalil & Dombre §9.3.3.3 c).
-
-Which entries A_ij of the inertia matrix (and Q_i of the gravity vector) depend on which joint variables
-is found numerically: A is evaluated on random base configurations and, for every joint k, on the same
-configurations with only q_k redrawn; A_ij depends on q_k when some change exceeds rtol · max|A|.
-Entries that are identically zero on every sample are reported as zero, the others without any
-dependency as constant.  De Luca's examples: 2R: m11(q2), m12(q2), m22 constant; PR: m11, m22 constant,
-m12(q2); 3R articulated (CoMs on the link axes): m11(q2, q3), m12 = m13 = 0, m22(q3), m23(q3), m33 constant.
+"""Inertial-coupling analysis (De Luca, "Analysis of inertial couplings"; Khalil & Dombre §9.3.3.3 c): which
+entries A_ij of the inertia matrix (and Q_i of the gravity vector) depend on which joint variables, found by
+redrawing one q_k at a time on random configurations (docs/analysis.md, "Inertial couplings").
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ gravity along −z_0.  The counts depend on that structure only, never on the ra
 
 from __future__ import annotations
 
+from collections import Counter
 from types import MappingProxyType
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -41,11 +42,8 @@ class Convention:
 
     def count(self, ops) -> dict:
         """{"mul", "add", "sin", "cos", "sqrt", "other", "div"} of the IR operation names ``ops``."""
-        out = dict.fromkeys(OP_KINDS, 0)
-        for op in ops:
-            for column in self.columns[op]:
-                out[column] += 1
-        return out
+        counts = Counter(column for op in ops for column in self.columns[op])
+        return {kind: counts[kind] for kind in OP_KINDS}
 
 
 _DIVISIONS = ("div", "rdiv", "divc", "cdiv")
@@ -285,18 +283,11 @@ def _table_9_5_count(robot) -> tuple[int, int]:
 
 
 def stanford_table_9_5(robot: Robot | None = None, seed: int = 0) -> list[dict]:
-    """Khalil & Dombre Table 9.5, Stanford column: customized inverse dynamics of the Stanford arm, counted.
-
-    Three inertial variants on the geometry of ``robot`` (default: the built-in ``stanford``), each the
-    customized symbolic model of Khalil & Dombre §9.6 with base parameters, the geometric and inertial
-    parameters as symbols that are zero where the variant's parameters are zero, the terminal-link wrench
-    included and friction excluded, as Table 9.5 counts:
-
-    * ``general``: every inertial parameter non-zero (full ^jJ_j, three first-moment components; physically
-      consistent random values; the count depends only on which parameters are zero);
-    * ``simplified``: ^jJ_j diagonal and two first-moment components zero (Table 9.5, footnote *): the
-      diagonal of the robot's own ^jJ_j and, per link, its largest first-moment component;
-    * ``built-in``: the robot's own parameters (no published figure).
+    """Khalil & Dombre Table 9.5, Stanford column: the customized inverse dynamics (as Table 9.5 counts,
+    :func:`_table_9_5_count`) of ``robot`` (default: the built-in ``stanford``) with three inertial variants:
+    ``general`` (every inertial parameter non-zero, random), ``simplified`` (^jJ_j diagonal, the largest
+    first-moment component of each link kept: footnote *) and ``built-in`` (the robot's own, no published figure);
+    docs/studies.md §3.
 
     Returns
     -------
@@ -430,14 +421,10 @@ def customized_fit(model: str, n_max: int = 8, convention: str = "robodyn") -> t
 
 
 def customized_report(n_fit: int = 8, convention: str = "robodyn") -> list[dict]:
-    """Customized models of every formulation counted next to the published figures (n = 6).
-
-    For each model of :data:`robodyn.symbolic.formulations.MODELS` with a published count and each robot of
-    :data:`ROBOTS`, one row: our multiplications and additions (divisions as multiplications, sin/cos apart),
-    our exact polynomial in n (general robot, n = 1..``n_fit``), the published figure and what it counts, and
-    whether ours is at or below it.  Every program is checked against ``rd.*`` elsewhere (tests).  Our counts
-    and the published divisions follow the counting ``convention`` (:data:`CONVENTIONS`); ``published_rule``
-    names the rule the published figure follows.
+    """Customized models of every formulation counted next to the published figures (n = 6): one row per model
+    of :data:`robodyn.symbolic.formulations.MODELS` with a published count and robot of :data:`ROBOTS`, our counts
+    and exact polynomial in n (general robot, n = 1..``n_fit``) under ``convention`` (:data:`CONVENTIONS`), the
+    published figure, the rule it follows, and whether ours is at or below it.
 
     Returns
     -------
@@ -548,25 +535,18 @@ def format_polynomial(coef) -> str:
     """'12n² + 56n − 27' from coefficients (highest power first)."""
     if coef is None:
         return "—"
-    deg = len(coef) - 1
-    sup = {2: "²", 3: "³"}
-    parts = []
-    for k, c in enumerate(coef):
-        p = deg - k
-        if c == 0:
+    text = ""  # " + 12n² + 56n − 27"
+    for p, raw in zip(range(len(coef) - 1, -1, -1), coef):
+        if raw == 0:
             continue
-        c = Fraction(c).limit_denominator(6)
+        c = Fraction(raw).limit_denominator(6)
         mag = abs(c)
-        if mag.denominator == 1:
-            num = str(mag) if (mag != 1 or p == 0) else ""
-        else:
-            num = f"{mag.numerator}/{mag.denominator}" if p == 0 else f"({mag.numerator}/{mag.denominator})"
-        term = num + ("" if p == 0 else "n" + sup.get(p, "" if p == 1 else f"^{p}"))
-        parts.append(("−" if c < 0 else "+", term))
-    if not parts:
+        num = "" if mag == 1 and p else str(mag) if mag.denominator == 1 or p == 0 else f"({mag})"
+        power = "" if p == 0 else "n" + {1: "", 2: "²", 3: "³"}.get(p, f"^{p}")
+        text += f" {'−' if c < 0 else '+'} {num}{power}"
+    if not text:
         return "0"
-    text = ("−" if parts[0][0] == "−" else "") + parts[0][1]
-    return text + "".join(f" {s} {t}" for s, t in parts[1:])
+    return text[3:] if text[1] == "+" else "−" + text[3:]
 
 
 @dataclass(frozen=True)

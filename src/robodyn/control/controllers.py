@@ -1,11 +1,7 @@
-"""Joint-space tracking controllers (De Luca; Slotine and Li 1987), callables controller(t, q, qd) -> Γ, and a
-sampled PID whose integral is a state kept between samples (for ``robodyn.simulate(..., sample_time=T_s)``).
-
-Every controller holds its own robot model (which may differ from the simulated robot: model mismatch), gains
-and a reference with ``.sample(t) -> (q_d, q̇_d, q̈_d)``. Calls are batched (but SampledPID's, one sample each):
-t scalar or (N,), q and q̇ (n,) or (N, n), Γ of the same shape as q. The controller compensates friction with
-``friction`` (a model of :mod:`robodyn.dynamics.friction_models`, default the same smooth model as
-:func:`robodyn.simulate`), so that with the simulated robot and friction model it is an exact model.
+"""Joint-space tracking controllers (De Luca; Slotine and Li 1987), callables controller(t, q, qd) -> Γ batched
+over t (N,), q and q̇ (N, n), and a sampled PID whose integral is kept between samples (docs/simulation-control.md
+§3–§4). Each holds its own robot model (model mismatch allowed), gains, a reference ``.sample(t) -> (q_d, q̇_d,
+q̈_d)`` and the friction model it compensates (default the smooth model of :func:`robodyn.simulate`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ class QuinticReference:
 
     def __post_init__(self):
         q0, qf = finite_array("q0", self.q0), finite_array("qf", self.qf)
-        if q0.ndim != 1 or q0.shape != qf.shape or not (np.all(np.isfinite(q0)) and np.all(np.isfinite(qf))):
+        if q0.ndim != 1 or q0.shape != qf.shape:  # finite_array refused NaN and inf
             raise InputError("q0 and qf must be finite 1-D arrays of the same length (rad | m), one per joint")
         if not (self.duration > 0 and np.isfinite(self.duration)):
             raise InputError(f"duration = {self.duration!r}; give a positive finite time in seconds")

@@ -1,13 +1,7 @@
-"""Simulation: numerical inverse kinematics, task-space trajectories, open- and closed-loop forward-dynamics
-integration (continuous or with a sampled controller) with friction models for simulation
-(:mod:`robodyn.dynamics.friction_models`) and controllers (:mod:`robodyn.control`), one fixed integration step
-(:func:`step`), and the PUMA straight-line study of Mata et al. (2002) §5.2.
-
-The namespace ``rd.simulation`` also holds the joint trajectories (:class:`RestToRest`, :class:`Trapezoidal`,
-:class:`Spline`, :class:`FourierSeries`), time scaling under torque limits (:func:`time_scale`,
-:func:`time_optimal`), optimal motion (:func:`optimal_motion`) and the momentum-form simulation
-(:func:`simulate_momentum`), and one time step with unilateral frictional contacts (:func:`contact_step`) and its
-derivatives (:func:`contact_step_derivatives`).
+"""Simulation: inverse kinematics, joint and task-space trajectories, open- and closed-loop integration with
+friction models and controllers (:func:`simulate`, one fixed :func:`step`, :func:`simulate_momentum`), time scaling
+and optimal motion, steps with frictional contacts, and the PUMA straight-line study of Mata et al. (2002) §5.2
+(docs/simulation-control.md, docs/task-space-and-motion.md).
 """
 
 from robodyn.simulation.integrate import Simulation, simulate

@@ -1,12 +1,6 @@
-"""Open- and closed-loop simulation: integrate A(q) q̈ + H(q, q̇) = Γ − Γ_f + Γ_ext with scipy's solve_ivp.
-
-Friction is taken out of the robot and evaluated by a simulation friction model
-(:mod:`robodyn.dynamics.friction_models`; the switching stick–slip model is integrated piecewise between
-events, :func:`_stick_slip`): the rigid robot's direct dynamics [9.96] gives
-q̈ = A⁻¹(Γ − Γ_f − H_rigid + Γ_ext). The state also carries the LuGre bristle states (when that model is used)
-and three work integrals, W_Γ = ∫Γᵀq̇ dt, W_f = ∫Γ_fᵀq̇ dt, W_ext = ∫Γ_extᵀq̇ dt, so that every result can
-check its own energy balance E(t) − E(0) = W_Γ − W_f + W_ext (De Luca: the energy of a robot changes only
-by the work of the non-conservative torques).
+"""Open- and closed-loop simulation: integrate A(q) q̈ + H(q, q̇) = Γ − Γ_f + Γ_ext with scipy's solve_ivp, the
+friction from a simulation friction model (:mod:`robodyn.dynamics.friction_models`), the work integrals carried
+along so that every result checks its energy balance (De Luca; docs/simulation-control.md §1–§2, §4).
 """
 
 from __future__ import annotations
@@ -232,9 +226,8 @@ def simulate(
     model = friction_model(friction)
     limits = saturation_limits(robot, saturate, torque_limits)
     kind = _kind(torque)
-    has_coulomb = bool(np.any(np.asarray(robot.Fc)[robot.joint_frames] > 0))
     if integrator == "auto":
-        integrator = "LSODA" if model.stiff and has_coulomb else "RK45"
+        integrator = "LSODA" if model.stiff and np.any(np.asarray(robot.Fc)[robot.joint_frames] > 0) else "RK45"
     rigid = frictionless(robot)
     lugre = isinstance(model, LuGre)
     nz = n if lugre else 0
@@ -322,30 +315,36 @@ def _state_rate(robot, rigid, model, command, external, friction_of, method, n, 
     return rhs
 
 
-def _too_many(robot, max_evaluations, t_end) -> RobodynError:
-    return RobodynError(
-        f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side evaluations "
-        f"before t = {t_end} s; raise max_evaluations, loosen rtol/atol, or use a smoother friction model "
-        "(SmoothFriction with a larger width) or a stiff integrator (integrator='LSODA' or 'Radau')"
+_SMOOTHER = ("; raise max_evaluations, loosen rtol/atol, or use a smoother friction model (SmoothFriction with a "
+             "larger width) or a stiff integrator (integrator='LSODA' or 'Radau')")
+
+
+def _too_many(robot, max_evaluations, t_end, advice=_SMOOTHER) -> RobodynError:
+    return RobodynError(f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side "
+                        f"evaluations before t = {t_end} s{advice}")
+
+
+def _result(robot, model, method, t, y, qdd, tau, tau_f, tau_e, z, nfev, seconds) -> Simulation:
+    """The :class:`Simulation` of the states y (2n + nz + 3, N) at the output times t: q and q̇ first, the three
+    works last."""
+    q, qd = y[:robot.n].T, y[robot.n:2 * robot.n].T
+    return Simulation(
+        method=method, t=t, q=q, qd=qd, qdd=qdd, nfev=int(nfev), seconds=seconds, tau=tau,
+        tau_friction=tau_f, tau_external=tau_e, z=z, kinetic=kinetic_energy(robot, q, qd),
+        potential=potential_energy(robot, q), work_tau=y[-3], work_friction=y[-2], work_external=y[-1],
+        friction=model, robot=robot.name,
     )
 
 
 def _record(robot, rigid, model, friction_of, external, method, t, y, tau, nfev, seconds, nz, lugre) -> Simulation:
-    """The :class:`Simulation` of the states y (2n + nz + 3, N) at the output times t under the torques tau."""
+    """:func:`_result` with Γ_f, Γ_ext and q̈ evaluated on the states y under the torques tau."""
     n = robot.n
     q, qd = y[:n].T, y[n:2 * n].T
     z = y[2 * n:2 * n + nz].T if lugre else None
     tau = np.broadcast_to(tau, q.shape).copy()
-    tau_f = friction_of(qd, z)
-    tau_e = external(t, q, qd)
+    tau_f, tau_e = friction_of(qd, z), external(t, q, qd)
     qdd = api.forward_dynamics(rigid, q, qd, tau - tau_f + tau_e, method=method)
-    works = y[2 * n + nz:]
-    return Simulation(
-        method=method, t=t, q=q, qd=qd, qdd=qdd, nfev=int(nfev), seconds=seconds, tau=tau,
-        tau_friction=tau_f, tau_external=tau_e, z=z, kinetic=kinetic_energy(robot, q, qd),
-        potential=potential_energy(robot, q), work_tau=works[0], work_friction=works[1], work_external=works[2],
-        friction=model, robot=robot.name,
-    )
+    return _result(robot, model, method, t, y, qdd, tau, tau_f, tau_e, z, nfev, seconds)
 
 
 def _smooth(robot, rigid, model, command, external, friction_of, q0, qd0, t_eval, method, rtol, atol, integrator,
@@ -379,7 +378,7 @@ def _sampled(robot, rigid, model, command, check, external, friction_of, q0, qd0
     s = t0 + period * np.arange(int(np.ceil((t_end - t0) / period)) + 1)
     s = s[s < t_end - 1e-9 * period]  # a sample within 1e-9 periods of the end would hold for nothing
     bounds = np.append(s[1:], t_end)
-    first = np.searchsorted(t_eval, s, side="left")
+    first = np.append(np.searchsorted(t_eval, s, side="left"), t_eval.size)  # outputs of period k: first[k:k + 2]
     count, held = [0], [None]
     rhs = _state_rate(robot, rigid, model, lambda t, q, qd: held[0], external, friction_of, method, n, nz,
                       lugre, count, max_evaluations)
@@ -388,9 +387,8 @@ def _sampled(robot, rigid, model, command, check, external, friction_of, q0, qd0
     start = time.perf_counter()
     for k, (s_k, e_k) in enumerate(zip(s, bounds)):
         held[0] = check(command(s_k, y[:n], y[n:2 * n]), s_k)
-        outs = t_eval[first[k]:first[k + 1]] if k + 1 < len(s) else t_eval[first[k]:]
-        last = k + 1 == len(s)
-        try:
+        outs, last = t_eval[first[k]:first[k + 1]], k + 1 == len(s)
+        try:  # the period's end joins its outputs: the next period starts from the state there
             sol = solve_ivp(rhs, (s_k, e_k), y, method=integrator, t_eval=outs if last else np.append(outs, e_k),
                             rtol=rtol, atol=atol)
         except _TooManyEvaluations:
@@ -408,16 +406,8 @@ def _sampled(robot, rigid, model, command, check, external, friction_of, q0, qd0
 
 def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method, rtol, atol, integrator,
                 max_evaluations) -> Simulation:
-    """Piecewise integration with the switching stick–slip model (:class:`StickSlipFriction`).
-
-    Mode of joint j: +1 or −1 sliding (Coulomb friction ±(F_c + Stribeck)), 0 stuck (q̇_j = q̈_j = 0, friction
-    whatever holds it), 2 free (no Coulomb friction on that joint). With S the stuck joints and F the others,
-    A_FF q̈_F = (Γ − H + Γ_ext − Γ_f)_F and the holding friction is Γ_f,S = (Γ − H + Γ_ext)_S − A_SF q̈_F.
-    Events end a segment when a sliding joint's velocity reaches zero or a stuck joint's holding friction
-    reaches its break-away level F_s; the modes are then decided again: every candidate joint (stuck, or just
-    stopped) is held, and the one whose holding friction exceeds F_s most is released, in the direction of that
-    friction, until the rest can be held.
-    """
+    """Piecewise integration between the switching events of :class:`StickSlipFriction`
+    (docs/simulation-control.md §2). Mode of joint j: +1 or −1 sliding, 0 stuck, 2 free (no Coulomb friction)."""
     n = robot.n
     Fc, Fv, Foff = joint_column(robot, "Fc"), joint_column(robot, "Fv"), joint_column(robot, "Foff")
     Fs = breakaway_levels(robot)
@@ -506,11 +496,8 @@ def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method,
             sol = solve_ivp(rhs, (t_cur, t_eval[-1]), y, method=integrator, t_eval=pending, rtol=rtol, atol=atol,
                             events=events or None, max_step=max_step)
         except _TooManyEvaluations:
-            raise RobodynError(
-                f"simulation of '{robot.name}' hit max_evaluations = {max_evaluations} right-hand-side evaluations "
-                f"before t = {t_eval[-1]} s (stick–slip model, {switches} switches); raise max_evaluations or "
-                "loosen rtol/atol"
-            ) from None
+            raise _too_many(robot, max_evaluations, t_eval[-1], f" (stick–slip model, {switches} switches); raise "
+                            "max_evaluations or loosen rtol/atol") from None
         if not sol.success:
             raise RobodynError(f"simulation with method '{method}' failed: {sol.message}")
         nfev += int(sol.nfev)
@@ -544,14 +531,8 @@ def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method,
     seconds = time.perf_counter() - start
     t_out, y_out = np.concatenate([o[0] for o in outputs]), np.concatenate([o[1] for o in outputs], axis=1)
     mode_out = np.concatenate([np.broadcast_to(mode, (t_seg.size, n)) for t_seg, _, mode in outputs])
-    q, qd = y_out[:n].T, y_out[n:2 * n].T
-    qdd, tau, tau_f, tau_e = _per_mode(parts, t_out, q, qd, mode_out)
-    return Simulation(
-        method=method, t=t_out, q=q, qd=qd, qdd=qdd, nfev=nfev, seconds=seconds, tau=np.array(tau),
-        tau_friction=tau_f, tau_external=tau_e, z=None, kinetic=kinetic_energy(robot, q, qd),
-        potential=potential_energy(robot, q), work_tau=y_out[2 * n], work_friction=y_out[2 * n + 1],
-        work_external=y_out[2 * n + 2], friction=model, robot=robot.name,
-    )
+    qdd, tau, tau_f, tau_e = _per_mode(parts, t_out, y_out[:n].T, y_out[n:2 * n].T, mode_out)
+    return _result(robot, model, method, t_out, y_out, qdd, tau, tau_f, tau_e, None, nfev, seconds)
 
 
 def _per_mode(parts, t, q, qd, modes):

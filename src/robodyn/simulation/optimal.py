@@ -1,11 +1,6 @@
-"""Optimal point-to-point motion under torque bounds (De Luca, "Optimal point-to-point robot motion").
-
-Direct collocation on the clamped cubic spline through N − 1 unknown interior nodes (and T for minimum time): at
-t = s h (h = T / N, s in knot units) q = P(s) q, q̇ = D_v(s) q / h, q̈ = D_a(s) q / h², linear in the nodes.  The
-torque of the inverse dynamic model (Khalil & Dombre [9.84]–[9.94]) is bounded on the whole continuous motion by
-an exchange method: the bound at the nodes, the three Gauss points of each interval and every local maximum of
-|τ_j(t)| / L_j above 1 + ``limit_tol``; scipy's SLSQP with the exact torque Jacobian solves each program.  The
-energy E = ∫₀ᵀ τᵀ τ dt (N² m² s) by 3-point Gauss–Legendre quadrature (docs/task-space-and-motion.md §5).
+"""Optimal point-to-point motion under torque bounds (De Luca, "Optimal point-to-point robot motion"): direct
+collocation on a clamped cubic spline, the torque of the inverse dynamic model (Khalil & Dombre [9.84]–[9.94])
+bounded on the whole continuous motion by an exchange method, SLSQP (docs/task-space-and-motion.md §5).
 """
 
 from __future__ import annotations
@@ -217,14 +212,6 @@ class _Transcription:
         better = found >= r[idx, joint]
         return np.where(better, (lo + hi) / 2, grid[idx]), np.where(better, found, r[idx, joint])
 
-    def time(self, z):
-        return float(z[0])
-
-    def time_grad(self, z):
-        g = np.zeros(self.size)
-        g[0] = 1.0
-        return g
-
 
 def _kkt_residual(f, grad, ineq_val, ineq_jac, tol) -> float:
     """First-order optimality: least-squares multipliers λ ≥ 0 of the active inequalities (value ≤ tol); the norm
@@ -317,8 +304,8 @@ def optimal_motion(robot: Robot, q_start, q_goal, torque_limits=None, objective:
     z = tr.pack(T0, ref.sample(np.linspace(0, T0, nodes + 1))[0])
     if objective == "time":
         # T relative to the feasible initial duration T0: an objective of order one for SLSQP's line search
-        fun = lambda z: tr.time(z) / T0                 # noqa: E731
-        jac = lambda z: tr.time_grad(z) / T0            # noqa: E731
+        fun = lambda z: float(z[0]) / T0                # noqa: E731
+        jac = lambda z: np.eye(1, tr.size)[0] / T0      # noqa: E731
     else:
         # SLSQP's line search needs an objective of order one: E relative to T Σ L_j²
         scale = 1.0 / (duration * float(L @ L))

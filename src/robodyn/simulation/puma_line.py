@@ -1,14 +1,7 @@
-"""The PUMA straight-line simulation of Mata et al. (2002) §5.2, Tables 6 and 7 (docs/studies.md §2).
-
-The tool frame (frame 6, the PUMA's wrist centre, unless ``point`` is given) follows the segment
-(0.50, 0.00, 0.05) m → (0.62, 0.30, 0.11) m in 5 s at the constant orientation ZYZ (0°, 90°, 180°), with the
-quintic time law so that the motion starts and ends at rest.  Procedure (Mata et al.'s Fig. 4):
-
-1. inverse kinematics q*(t) on a grid, q̇* = J⁻¹ ẋ, q̈* = J⁻¹ (ẍ − J̇ q̇*);
-2. torques Γ*(t) = inverse dynamics (q*, q̇*, q̈*) with the simulation's smooth friction model, interpolated
-   between grid points;
-3. open-loop integration of every forward-dynamics method from q*(0), q̇*(0) = 0, restarted at every 0.1 s
-   output by default (:func:`integrate_by_intervals`), so that Table 7 counts what the paper counts.
+"""The PUMA straight-line simulation of Mata et al. (2002) §5.2, Tables 6 and 7 (docs/studies.md §2): the tool
+frame follows a segment at constant orientation with a quintic time law; inverse kinematics q*, q̇*, q̈* and
+torques Γ* on a grid (:func:`line_reference`); open-loop integration of every forward-dynamics method, restarted
+at every 0.1 s output (:func:`integrate_by_intervals`), as Mata et al.'s Fig. 4.
 """
 
 from __future__ import annotations
@@ -80,7 +73,8 @@ class Reference:
 
 def line_reference(robot: Robot, samples: int = 501, duration: float = DURATION, point=None, q_guess=Q_GUESS,
                    p_start=P_START, p_end=P_END, zyz_deg=ZYZ_DEG, t=None, interpolation: str = "cubic") -> Reference:
-    """q*, q̇*, q̈*, Γ* on ``samples`` equally spaced times in [0, duration] (step 1 of the module docstring).
+    """q*, q̇*, q̈*, Γ* on ``samples`` equally spaced times in [0, duration]: q̇* = J⁻¹ ẋ, q̈* = J⁻¹ (ẍ − J̇ q̇*),
+    Γ* with the simulation's smooth friction model.
 
     Parameters
     ----------

@@ -1,16 +1,8 @@
-"""One integration step of the state equation ẋ = f(x, u), x = (q, q̇), for controller loops and shooting.
-
-f(x, u) = (q̇, A⁻¹(q)(u − H(q, q̇))) is the direct dynamic model [9.96] (:func:`robodyn.forward_dynamics`), the
-input u = Γ held over the step (zero-order hold). Fixed-step schemes, batched over the leading axes:
-
-- ``"rk4"``: the classical fourth-order Runge–Kutta step, local error O(Δt⁵);
-- ``"semi_implicit_euler"``: q̇_{k+1} = q̇_k + Δt q̈(q_k, q̇_k, u_k), q_{k+1} = q_k + Δt q̇_{k+1} (symplectic Euler:
-  for a constant inertia its energy error stays bounded instead of drifting);
-- ``"euler"``: the explicit Euler step x_{k+1} = x_k + Δt f(x_k, u_k), the model of ``discretize(..., "euler")``.
-
-A real drive cannot exceed its rated torque: by default the input is saturated, Γ = clip(u, −L, L) with L the
-robot's ``taulim`` (N m | N) where its model file gives one (:func:`saturation_limits`, shared with
-:func:`robodyn.simulate`).
+"""One integration step of ẋ = f(x, u) = (q̇, A⁻¹(q)(u − H(q, q̇))), the direct dynamic model [9.96], x = (q, q̇),
+under u = Γ held over the step and saturated at the robot's ``taulim`` (:func:`saturation_limits`, shared with
+:func:`robodyn.simulate`); docs/simulation-control.md §4. Fixed-step schemes, batched over the leading axes:
+``"rk4"`` (classical Runge–Kutta, local error O(Δt⁵)), ``"semi_implicit_euler"`` (q̇_{k+1} = q̇_k + Δt q̈_k, then
+q_{k+1} = q_k + Δt q̇_{k+1}: symplectic) and ``"euler"`` (x_{k+1} = x_k + Δt f(x_k, u_k), as ``discretize``).
 """
 
 from __future__ import annotations

@@ -532,14 +532,10 @@ def time_optimal(robot: Robot, path, torque_limits=None, grid: int = 200, fricti
     """Minimum-time timing s(t) of a path q(s) under torque limits |τ_j| ≤ L_j (and optionally joint velocity and
     acceleration limits), at rest at both ends, the limits holding on the executed motion.
 
-    The path is ``path.sample(s)`` for s ∈ [0, path.duration] (any :class:`Trajectory`). With x = ṡ² and u = s̈
-    every limit is linear in (x, u) (:func:`path_dynamics`); s̈ = u_i is constant on grid interval i, so the limits
-    anywhere on it stay linear in (x_i, u_i) (:func:`_interval_rows`) and are imposed at the ends of ``checks``
-    sub-intervals.  A backward pass computes the controllable sets K_i = [lo_i, hi_i] (x_N = 0), a forward pass
-    from x_0 = 0 takes the largest u that keeps x_{i+1} in K_{i+1} (Pham & Pham's TOPP-RA).  The executed motion
-    is verified at VERIFY + 1 points of every interval; where a limit is exceeded the interval's sub-intervals are
-    doubled (up to REFINE), then its limits tightened, and both passes rerun.  Interval i lasts
-    2 Δ_i / (√x_i + √x_{i+1}).
+    Pham & Pham's TOPP-RA on x = ṡ², u = s̈ (:func:`path_dynamics`): the controllable sets K_i = [lo_i, hi_i] by a
+    backward pass, the largest u keeping x_{i+1} in K_{i+1} by a forward pass; s̈ is constant on each interval,
+    whose limits are imposed at ``checks`` sub-intervals, verified at VERIFY + 1 points, refined up to REFINE
+    where exceeded (docs/task-space-and-motion.md §4).  Interval i lasts 2 Δ_i / (√x_i + √x_{i+1}).
 
     Parameters
     ----------

@@ -79,10 +79,8 @@ def straight_line(p_start, p_end, rotation, duration: float, t):
     T[..., :3, :3] = R
     T[..., :3, 3] = p0 + s[..., None] * delta
     T[..., 3, 3] = 1.0
-    xd = np.zeros(t.shape + (6,))
-    xdd = np.zeros(t.shape + (6,))
-    xd[..., :3] = sd[..., None] * delta
-    xdd[..., :3] = sdd[..., None] * delta
+    no_rotation = np.zeros(t.shape + (3,))
+    xd, xdd = (np.concatenate([v[..., None] * delta, no_rotation], -1) for v in (sd, sdd))
     return T, xd, xdd
 
 
@@ -212,12 +210,8 @@ class Trapezoidal(_ScalarLaw):
 
     @classmethod
     def from_limits(cls, q0, qf, velocity_limits, acceleration_limits) -> "Trapezoidal":
-        """Shortest synchronised trapezoidal motion with |q̇_j| ≤ V_j and |q̈_j| ≤ A_j for every joint.
-
-        With D = T − t_a the peak joint velocity is |Δq_j|/D and the acceleration |Δq_j|/(t_a D); the minimum of
-        T = D + t_a under D ≥ max|Δq_j|/V_j, t_a D ≥ P = max|Δq_j|/A_j and t_a ≤ D is reached at
-        D = max(max|Δq_j|/V_j, √P), t_a = P/D (triangular when the velocity limit is not reached).
-        """
+        """Shortest synchronised trapezoidal motion with |q̇_j| ≤ V_j and |q̈_j| ≤ A_j for every joint:
+        D = T − t_a = max(max|Δq_j|/V_j, √P), t_a = P/D, P = max|Δq_j|/A_j (docs/task-space-and-motion.md §3)."""
         q0, qf = vector_argument("q0", q0), vector_argument("qf", qf)
         V = np.broadcast_to(vector_argument("velocity_limits", np.atleast_1d(velocity_limits)), q0.shape)
         A = np.broadcast_to(vector_argument("acceleration_limits", np.atleast_1d(acceleration_limits)), q0.shape)
