@@ -25,7 +25,8 @@ from robodyn.errors import InputError, ModelError
 from robodyn.native.build import CompileTimeoutError
 from robodyn.symbolic.codegen import c_code, numpy_code
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
-from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model, derivative_record, differentiated
+from robodyn.symbolic.derivative_model import (DERIVATIVE_KINDS, derivative_model, derivative_record,
+                                               parameters_input_model)
 from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, check_frame_point, kinematics_model
 from robodyn.symbolic.models import JOINT_ARGUMENTS, canonical_kind, customized_model, overflow_error, pivot_error
 
@@ -136,22 +137,16 @@ class CompiledModel:
                                    wrenches="all" if wrenches else "none", friction=friction)
                     if self.kind in KINEMATICS_KINDS:
                         m = kinematics_model(self.robot, self.kind, self.frame, self.point)
-                    elif self.kind in DERIVATIVE_KINDS and not self.parameters_input:
-                        m = derivative_model(self.robot, self.kind, **options)
-                    else:  # a derivative kind with parameters_input: its base model, differentiated below
-                        m = customized_model(self.robot, DERIVATIVE_KINDS.get(self.kind, (self.kind,))[0],
-                                             symbolic_inertia=self.parameters_input, **options)
+                    elif self.parameters_input:
+                        m, self.parameter_names, self.nominal_parameters, _ = parameters_input_model(
+                            self.robot, self.kind, **options)
+                    else:
+                        m = (derivative_model if self.kind in DERIVATIVE_KINDS else customized_model)(
+                            self.robot, self.kind, **options)
                 except ModelError as exc:  # a pivot that is a constant of the robot, and zero
                     detail = str(exc).removeprefix(f"robot '{self.robot.name}': ")
                     raise ModelError(f"robot '{self.robot.name}': cannot compile {self.kind}: the model is singular "
                                      f"for every q: {detail}") from None
-            if self.parameters_input:
-                names = c_code.parameter_names(m)
-                values = {str(s): float(v) for s, v in m.constants.items()}
-                self.parameter_names, self.nominal_parameters = names, np.array([values[k] for k in names])
-                m = c_code.with_parameter_input(m)
-                if self.kind in DERIVATIVE_KINDS:  # the derivative of the model with the parameters an input
-                    m = differentiated(m, DERIVATIVE_KINDS[self.kind][1], self.kind)
             left = None if self._timeout is None else self._timeout - (time.monotonic() - start)
             if left is not None and left <= 0:
                 raise CompileTimeoutError(f"generating the {self.kind} model took more than timeout = "
@@ -416,9 +411,6 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     name, so a renamed copy of a robot reuses the library), compiler, flags and robodyn version, and
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     """
-    if (frame is not None or point is not None) and backend not in ("c", "numpy", "cuda", "jax"):
-        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)} on the C, NumPy, CUDA "
-                         "and JAX backends")
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays through the augmented robot's model
         from robodyn.symbolic.floating import FloatingCompiledModel
 

@@ -15,8 +15,7 @@ import numpy as np
 
 from robodyn.errors import InputError, RobodynError
 from robodyn.symbolic.codegen import cuda_code
-from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
-from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_record, differentiated
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_record, parameters_input_model
 from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, check_frame_point, kinematics_model
 from robodyn.symbolic.models import JOINT_ARGUMENTS, canonical_kind, customized_model, overflow_error, pivot_error
 
@@ -50,22 +49,14 @@ def kernel_model(robot, kind: str, parameters: str = "standard", frame=None, poi
     ``frame``, at ``point``) have neither gravity nor parameters.  :class:`CudaModel` compiles it;
     :func:`robodyn.symbolic.codegen.cuda_code.host_shim_source` runs the same kernel text on the CPU.
     """
+    kind = canonical_kind(kind, tuple(JOINT_ARGUMENTS))
     if kind in KINEMATICS_KINDS:
         return kinematics_model(robot, kind, frame, point), [], np.zeros(0)
-    if kind in DERIVATIVE_KINDS:  # the JAX back end's: the derivative of the model with parameters as an input
-        base, wrt, _ = DERIVATIVE_KINDS[kind]
-        m, names, values = kernel_model(robot, base, parameters)
-        return differentiated(m, wrt, kind), names, values
-    kind = canonical_kind(kind, tuple(JOINT_ARGUMENTS))
-    takes_params = kind != "regressor"
-    friction = kind != "regressor" or parameters == "standard"
-    m = customized_model(robot, kind, parameters=parameters, gravity="constant" if kind == "inertia_matrix"
-                         else "input", friction=friction, symbolic_inertia=takes_params)
-    if not takes_params:
-        return m, [], np.zeros(0)
-    values = {str(s): float(v) for s, v in m.constants.items()}
-    names = parameter_names(m)
-    return with_parameter_input(m), names, np.array([values[k] for k in names])
+    gravity = "constant" if kind == "inertia_matrix" else "input"
+    if kind == "regressor":
+        return (customized_model(robot, kind, parameters, gravity=gravity, friction=parameters == "standard"), [],
+                np.zeros(0))
+    return parameters_input_model(robot, kind, parameters=parameters, gravity=gravity)[:3]
 
 
 def call_arguments(f, label: str, args, gravity, params, asarray) -> tuple[list, list]:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+import numpy as np
 import symengine as se
 
 from robodyn.dynamics import derivatives
+from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
 from robodyn.symbolic.engine import Program
 from robodyn.symbolic.models import CustomizedModel, customized_model
 
@@ -113,3 +115,24 @@ def derivative_model(robot, kind: str, parameters: str = "standard", gravity: st
     base, wrt, _ = DERIVATIVE_KINDS[kind]
     m = customized_model(robot, base, parameters=parameters, gravity=gravity, wrenches=wrenches, friction=friction)
     return differentiated(m, wrt, kind)
+
+
+def parameters_input_model(robot, kind: str, constants: bool = False, **options) -> tuple:
+    """The customized model of the dynamic or derivative ``kind`` with the nonzero inertial parameters and friction
+    coefficients an argument ``params`` (:func:`robodyn.symbolic.codegen.c_code.with_parameter_input`); a
+    derivative kind differentiates the model with that argument, so ``params`` keeps those whose derivative
+    vanishes (the Coulomb and offset friction). The other arguments are :func:`robodyn.symbolic.customized_model`'s.
+
+    Returns (model, names of ``params`` in order, their robot-file values (P,), and with ``constants`` the same
+    model with the parameters as named constants, else None).
+    """
+    base, wrt, _ = DERIVATIVE_KINDS.get(kind, (kind, (), ()))
+    m = customized_model(robot, base, symbolic_inertia=True, **options)
+    names = parameter_names(m)
+    values = {str(s): float(v) for s, v in m.constants.items()}
+
+    def derived(x):
+        return differentiated(x, wrt, kind) if wrt else x
+
+    return (derived(with_parameter_input(m)), names, np.array([values[k] for k in names]),
+            derived(m) if constants else None)
