@@ -351,6 +351,28 @@ def _facet_mode(mode, mu, facets):
     return np.array([[corner[0]], [corner[1]], [1.0]]), np.array([[0.0, 0.0, 1.0]])
 
 
+def _facet_modes(lam, mu, facets, closed, margin):
+    """The pyramid mode (:func:`_facet_mode`) of each contact's impulse λ_c (k, 3): open where not ``closed``
+    (k,), else sliding on facet j where it alone is active (n_jᵀλ_t ≥ (1 − ``margin``) μ λ_n), at the vertex
+    between two active neighbours, else sticking; and the active facets (k, facets)."""
+    n, _, _ = _polygon(facets)
+    active = (lam[:, :2] @ n.T) >= (1 - margin) * mu * lam[:, 2:]
+    modes = []
+    for c in range(len(lam)):
+        j = np.flatnonzero(active[c])
+        if not closed[c]:
+            modes.append(OPEN)
+        elif j.size == 1:
+            modes.append(2 + int(j[0]))
+        elif j.size == 2 and j[1] - j[0] == 1:
+            modes.append(2 + facets + int(j[0]))
+        elif j.size == 2 and j[0] == 0 and j[1] == facets - 1:     # the vertex between the last facet and the first
+            modes.append(2 + facets + int(j[1]))
+        else:
+            modes.append(STICK)
+    return modes, active
+
+
 def _facet_system(modes, blocks):
     """λ = E x and the conditions S (u + φ/h e_n) = 0 (E (3k, m), S (m, 3k)) of a pattern of pyramid modes, from
     the blocks of :func:`_facet_mode` of every mode."""
@@ -380,20 +402,10 @@ def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
     best, least, tried = lam, measure(lam), 0
     n, _, _ = _polygon(facets)
     u = (W @ lam.reshape(-1)).reshape(k, 3) + b
-    size = max(float(np.abs(lam[:, 2]).max()), tiny)
     slip = np.linalg.norm(u[:, :2], axis=-1)
-    active = (lam[:, :2] @ n.T) >= (1 - 1e-9) * mu * lam[:, 2:]                 # (k, facets)
-    by_force, by_slip = [], []                     # the modes of λ, and those the slips ask for
+    by_force, _ = _facet_modes(lam, mu, facets, lam[:, 2] > 1e-12 * max(float(np.abs(lam[:, 2]).max()), tiny), 1e-9)
+    by_slip = []                                    # the modes the slips ask for
     for c in range(k):
-        j = np.flatnonzero(active[c])
-        if lam[c, 2] <= 1e-12 * size:
-            by_force.append(OPEN)
-        elif j.size == 1:
-            by_force.append(2 + int(j[0]))
-        elif j.size == 2:                           # two neighbours: the vertex after the first, cyclically
-            by_force.append(2 + facets + (int(j[1]) if j[0] == 0 and j[1] == facets - 1 else int(j[0])))
-        else:
-            by_force.append(STICK)
         closed = u[c, 2] + bias[c] <= 1e-9 * max(float(np.abs(u).max()), tiny)
         by_slip.append(OPEN if not closed else STICK if slip[c] <= 1e-3 * max(float(slip.max()), tiny)
                        else 2 + int(np.argmax(-n @ u[c, :2])))
@@ -706,28 +718,19 @@ def facet_derivative(W, b, bias, mu, lam, MJ, scale, facets):
     tiny = np.finfo(float).tiny
     size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
     n, _, _ = _polygon(facets)
-    active = (lam[:, :2] @ n.T) >= (1 - 1e-8) * mu * lam[:, 2:]                 # (k, facets)
-    modes, strict = [], []
-    for c in range(k):
-        j = np.flatnonzero(active[c])
-        slip = -n @ u[c, :2]                        # the slip against each facet's normal
-        if lam[c, 2] <= 1e-8 * size:
-            modes.append(OPEN)
+    modes, active = _facet_modes(lam, mu, facets, lam[:, 2] > 1e-8 * size, 1e-8)
+    strict = []
+    for c, mode in enumerate(modes):
+        if mode == OPEN:
             strict.append(u[c, 2] + bias[c] > 1e-8 * scale)
-        elif j.size == 0:
-            modes.append(STICK)
-            strict.append(np.abs(u[c, :2]).max() <= 1e-8 * scale)
-        elif j.size == 1:
-            modes.append(2 + int(j[0]))
-            strict.append(slip[j[0]] > 1e-8 * scale)
-        elif j.size == 2 and (j[1] - j[0] == 1 or (j[0] == 0 and j[1] == facets - 1)):
-            first = int(j[1]) if j[1] - j[0] != 1 else int(j[0])      # the vertex between facets first, first + 1
-            modes.append(2 + facets + first)
+        elif mode == STICK:                         # not strict where facets are active (no mode fits them)
+            strict.append(not active[c].any() and np.abs(u[c, :2]).max() <= 1e-8 * scale)
+        elif mode < 2 + facets:                     # sliding along −n_j: the slip against the facet's normal
+            strict.append((-n @ u[c, :2])[mode - 2] > 1e-8 * scale)
+        else:                                       # the vertex between facets first, first + 1
+            first = mode - 2 - facets
             pair = np.stack([n[first], n[(first + 1) % facets]], -1)
             strict.append(bool(np.all(np.linalg.solve(pair, -u[c, :2]) > 1e-8 * scale)))
-        else:
-            modes.append(STICK)
-            strict.append(False)
     Eb, Sb = _facet_system(modes, [_facet_mode(m, mu, facets) for m in range(2 + 2 * facets)])
     if not Eb.size:
         return np.zeros((3 * k, 3 * k)), bool(all(strict))
