@@ -17,6 +17,7 @@ import itertools
 
 import numpy as np
 from scipy import sparse
+from scipy.linalg import block_diag
 
 from robodyn.errors import RobodynError
 
@@ -377,13 +378,7 @@ def _facet_system(modes, blocks):
     """λ = E x and the conditions S (u + φ/h e_n) = 0 (E (3k, m), S (m, 3k)) of a pattern of pyramid modes, from
     the blocks of :func:`_facet_mode` of every mode."""
     E, S = zip(*(blocks[m] for m in modes))
-    cols = [0] + list(np.cumsum([e.shape[1] for e in E]))
-    k = len(modes)
-    Eb, Sb = np.zeros((3 * k, cols[-1])), np.zeros((cols[-1], 3 * k))
-    for c in range(k):
-        Eb[3 * c:3 * c + 3, cols[c]:cols[c + 1]] = E[c]
-        Sb[cols[c]:cols[c + 1], 3 * c:3 * c + 3] = S[c]
-    return Eb, Sb
+    return block_diag(*E), block_diag(*S)
 
 
 def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
@@ -481,18 +476,14 @@ def _stewart_trinkle(W, b, bias, mu, facets, pivots):
     n, e, half = _polygon(facets)
     V = (n + half * e).T                            # (2, facets): the vertices at μ λ_n = 1
     size = 2 + facets                               # per contact: λ_n, β (facets), σ
-    E = np.zeros((3 * k, k * size))                 # λ = E [λ_n, β, σ]
-    for c in range(k):
-        E[3 * c + 2, c * size] = 1.0
-        E[3 * c:3 * c + 2, c * size + 1:c * size + 1 + facets] = V
+    Ec = np.zeros((3, size))                        # λ_c = E_c [λ_n, β, σ]
+    Ec[2, 0], Ec[:2, 1:1 + facets] = 1.0, V
+    Fc = np.zeros((size, size))
+    Fc[1:1 + facets, 1 + facets] = 1.0             # + σ 1
+    Fc[1 + facets, 0], Fc[1 + facets, 1:1 + facets] = mu, -1.0     # μ λ_n − 1ᵀβ
+    E, friction = block_diag(*[Ec] * k), block_diag(*[Fc] * k)
     S = E.T.copy()                                  # the rows u_n and Vᵀ u_t of the conditions
     q = S @ (b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)).reshape(-1)
-    friction = np.zeros((k * size, k * size))
-    for c in range(k):
-        i = c * size
-        friction[i + 1:i + 1 + facets, i + 1 + facets] = 1.0            # + σ 1
-        friction[i + 1 + facets, i] = mu                                 # μ λ_n − 1ᵀβ
-        friction[i + 1 + facets, i + 1:i + 1 + facets] = -1.0
     # on a redundant set (W singular) rounding can end the pivots on a ray: then W + ε tr(W) I, its solution the
     # start of the search over modes (which solves the exact problem)
     for shift in (0.0, 1e-14, 1e-12):
@@ -529,10 +520,7 @@ def _de_saxce(W, b, bias, mu, facets, rounds):
         rows, cones = [np.hstack([corner, np.ones((facets, 1))])] * k, [clarabel.NonnegativeConeT(facets)] * k
     else:
         rows, cones = [np.array([[0.0, 0.0, 1.0], [mu, 0, 0], [0, mu, 0]])] * k, [clarabel.SecondOrderConeT(3)] * k
-    T = np.zeros((sum(r.shape[0] for r in rows), 3 * k))
-    start = np.cumsum([0] + [r.shape[0] for r in rows])
-    for c, r in enumerate(rows):
-        T[start[c]:start[c + 1], 3 * c:3 * c + 3] = r
+    T = block_diag(*rows)
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     scale = max(float(np.abs(b).max()), float(np.abs(bias).max()), np.finfo(float).tiny)

@@ -39,16 +39,7 @@ def derivative_record(kind: str, out, n: int):
 
 def _without_step_derivatives(e):
     """``e`` with every unevaluated Derivative (of sign(x): the Dirac of the step) replaced by 0."""
-    found = []
-
-    def walk(x):
-        if isinstance(x, se.Derivative):
-            found.append(x)
-            return
-        for a in x.args:
-            walk(a)
-
-    walk(e)
+    found = e.atoms(se.Derivative)
     return e.subs({d: 0 for d in found}) if found else e
 
 
