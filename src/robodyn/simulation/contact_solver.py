@@ -1,14 +1,8 @@
-"""The frictional contact problem of one time step (:mod:`robodyn.simulation.contact`), solved for the impulses λ
-given the Delassus matrix W, the contact velocities b = J v_free without impulses and the gap rates φ/h, and the
-derivative of λ where the contacts' modes make it smooth.  Shapes: W (..., 3k, 3k), b and λ (..., k, 3) in each
-contact's axes [t₁, t₂, n], φ/h (..., k) (m/s).
-
-A projected Gauss–Seidel sweep (Jean and Moreau) takes each contact in turn: the normal impulse by a
-complementarity step, then the tangential one projected on the disc of radius μ λ_n with the step 1/w, w the
-largest eigenvalue of the contact's 2 × 2 tangential block of W, so that a sliding impulse opposes the sliding
-velocity.  Then Alart and Curnier's semismooth Newton polish, the leap along the null-space creep, the search
-over contact modes started from De Saxcé's fixed point (Acary and Cadoux), and for pyramids Lemke's method on
-Stewart and Trinkle's complementarity problem as the first start (docs/simulation-control.md §5).
+"""The frictional contact problem of one time step (:mod:`robodyn.simulation.contact`) solved for the impulses λ,
+and the derivative of λ where the contacts' modes make it smooth (docs/simulation-control.md §5: projected
+Gauss–Seidel, Alart and Curnier's Newton, the search over modes from De Saxcé's fixed point or, for pyramids,
+Stewart and Trinkle's LCP).  Shapes: the Delassus matrix W (..., 3k, 3k), b = J v_free and λ (..., k, 3) in each
+contact's axes [t₁, t₂, n], the gap rates φ/h (..., k) (m/s).
 """
 
 from __future__ import annotations
@@ -83,7 +77,10 @@ def _residual(Wr, lam, u, bias, mu, tiny, facets=0):
 
 
 def _sweep(Wr, lam, u, bias, mu, tiny, facets=0):
-    """One projected Gauss–Seidel sweep over the contacts (module notes): new (λ, u), the arguments unchanged."""
+    """One projected Gauss–Seidel sweep over the contacts (Jean and Moreau): each normal impulse by a
+    complementarity step, then the tangential one projected on the disc of radius μ λ_n (or the polygon) with the
+    step 1/w, w the largest eigenvalue of the contact's 2 × 2 tangential block of W, so that a sliding impulse
+    opposes the slip.  New (λ, u), the arguments unchanged."""
     lam, u = lam.copy(), u.copy()
     for c in range(lam.shape[-2]):
         ln, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)

@@ -1,12 +1,7 @@
-"""Derivatives as code: the forward-mode derivative of a customized model's straight-line program.
-
-Each assignment t = e(a, b, …) of the program (Khalil & Dombre §9.6, the one traced program that every emitter
-writes) gets, per input direction d that reaches it, the assignment ṫ_d = Σ_a ∂e/∂a · ȧ_d (the chain rule, the
-partials by symengine), shared and named like the program's own variables; the outputs are the tangents of the
-model's outputs. The derivative model is a :class:`CustomizedModel` like any other, so the C, NumPy and text
-emitters write it unchanged: ∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model, ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂Γ of the direct
-one. The derivative of sign(q̇) (the Coulomb step) is taken as 0 away from q̇ = 0, as
-:func:`robodyn.inverse_dynamics_derivatives` leaves out its Dirac.
+"""Derivatives as code: the forward-mode derivative of a customized model's straight-line program (Khalil & Dombre
+§9.6; docs/derivatives.md, "Derivatives as code"): each assignment t = e(a, b, …) gets ṫ_d = Σ_a ∂e/∂a · ȧ_d per
+input direction d that reaches it, a :class:`CustomizedModel` that every emitter writes unchanged. The derivative
+of sign(q̇) (the Coulomb step) is taken as 0, as :func:`robodyn.inverse_dynamics_derivatives` leaves out its Dirac.
 """
 
 from __future__ import annotations
