@@ -27,6 +27,7 @@ from robodyn.symbolic.codegen import c_code, numpy_code
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
 from robodyn.symbolic.derivative_model import (DERIVATIVE_KINDS, derivative_model, derivative_record,
                                                parameters_input_model)
+from robodyn.symbolic.floating import FloatingCompiledModel
 from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, check_frame_point, kinematics_model
 from robodyn.symbolic.models import JOINT_ARGUMENTS, canonical_kind, customized_model, overflow_error, pivot_error
 
@@ -400,27 +401,18 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     name, so a renamed copy of a robot reuses the library), compiler, flags and robodyn version, and
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     """
-    if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays through the augmented robot's model
-        from robodyn.symbolic.floating import FloatingCompiledModel
-
-        if parameters_input:
-            raise InputError(f"robot '{robot.name}' has a {robot.base} base: parameters_input is for fixed-base robots")
-        if backend == "jax":
-            raise InputError(f"robot '{robot.name}' has a {robot.base} base: backend='jax' is for fixed-base robots "
-                             "(robodyn.jax.floating_inverse_dynamics and its siblings trace floating bases)")
-        if backend == "cuda":
-            from robodyn.symbolic.cuda import CudaModel
-
-            return FloatingCompiledModel(robot, kind, lambda augmented, k: CudaModel(augmented, k, parameters, dtype),
-                                         parameters, backend)
-        if dtype != "float64":
-            raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the C and NumPy backends compute in float64")
-        return FloatingCompiledModel(
-            robot, kind, lambda augmented, k: CompiledModel(augmented, k, parameters, backend, timeout, False, threads),
-            parameters, backend)
+    floating = getattr(robot, "base", "fixed") != "fixed"  # free-flyer arrays through the augmented robot's model
+    if floating and parameters_input:
+        raise InputError(f"robot '{robot.name}' has a {robot.base} base: parameters_input is for fixed-base robots")
+    if floating and backend == "jax":
+        raise InputError(f"robot '{robot.name}' has a {robot.base} base: backend='jax' is for fixed-base robots "
+                         "(robodyn.jax.floating_inverse_dynamics and its siblings trace floating bases)")
     if backend == "cuda":
         from robodyn.symbolic.cuda import CudaModel
 
+        if floating:
+            return FloatingCompiledModel(robot, kind, lambda augmented, k: CudaModel(augmented, k, parameters, dtype),
+                                         parameters, backend)
         return CudaModel(robot, kind, parameters, dtype, frame, None if point is None else _point(point))
     if backend == "jax":
         from robodyn.symbolic.jax_model import JaxModel
@@ -430,4 +422,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         return JaxModel(robot, kind, parameters, frame, None if point is None else _point(point))
     if dtype != "float64":
         raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the C and NumPy backends compute in float64")
+    if floating:
+        return FloatingCompiledModel(
+            robot, kind, lambda augmented, k: CompiledModel(augmented, k, parameters, backend, timeout, False, threads),
+            parameters, backend)
     return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input, threads, frame, point)

@@ -44,8 +44,8 @@ def kernel_model(robot, kind: str, parameters: str = "standard", frame=None, poi
     """The customized model a CUDA kernel evaluates: (model, parameter names, their robot-file values).
 
     Gravity is an input (a constant for the inertia matrix); the inertial parameters and friction coefficients
-    are an input ``params`` except for the regressor (which has none).  The derivative kinds differentiate that
-    model (:func:`robodyn.symbolic.derivative_model.differentiated`); the kinematics kinds (J and J̇q̇ of
+    are an input ``params`` except for the regressor (which has none), and the derivative kinds differentiate that
+    model (:func:`robodyn.symbolic.derivative_model.parameters_input_model`); the kinematics kinds (J and J̇q̇ of
     ``frame``, at ``point``) have neither gravity nor parameters.  :class:`CudaModel` compiles it;
     :func:`robodyn.symbolic.codegen.cuda_code.host_shim_source` runs the same kernel text on the CPU.
     """
