@@ -51,8 +51,7 @@ def _model(robot, kind: str, params: str, parameters_input: bool, frame):
     ``params``; a derivative kind's is then the derivative of the model with that argument, as ``rd.compile``'s
     (the same ``params``, also those whose derivative vanishes, such as the Coulomb and offset friction)."""
     from robodyn.symbolic import customized_model
-    from robodyn.symbolic.codegen.c_code import with_parameter_input
-    from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model, differentiated
+    from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model, parameters_input_model
     from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, kinematics_model
 
     if kind in KINEMATICS_KINDS:
@@ -61,11 +60,8 @@ def _model(robot, kind: str, params: str, parameters_input: bool, frame):
     if not parameters_input:
         m = (derivative_model if kind in DERIVATIVE_KINDS else customized_model)(robot, kind, parameters=params)
         return m, m
-    base, wrt, _ = DERIVATIVE_KINDS.get(kind, (kind, (), ()))
-    m = customized_model(robot, base, parameters=params, symbolic_inertia=True)
-    if not wrt:
-        return m, with_parameter_input(m)
-    return differentiated(m, wrt, kind), differentiated(with_parameter_input(m), wrt, kind)
+    cm, _, _, m = parameters_input_model(robot, kind, constants=True, parameters=params)
+    return m, cm
 
 
 #: the titles of the listings (``*.txt``) of the kinds beyond robodyn.symbolic.KINDS

@@ -1,14 +1,8 @@
-"""The frictional contact problem of one time step (:mod:`robodyn.simulation.contact`), solved for the impulses λ
-given the Delassus matrix W, the contact velocities b = J v_free without impulses and the gap rates φ/h, and the
-derivative of λ where the contacts' modes make it smooth.  Shapes: W (..., 3k, 3k), b and λ (..., k, 3) in each
-contact's axes [t₁, t₂, n], φ/h (..., k) (m/s).
-
-A projected Gauss–Seidel sweep (Jean and Moreau) takes each contact in turn: the normal impulse by a
-complementarity step, then the tangential one projected on the disc of radius μ λ_n with the step 1/w, w the
-largest eigenvalue of the contact's 2 × 2 tangential block of W, so that a sliding impulse opposes the sliding
-velocity.  Then Alart and Curnier's semismooth Newton polish, the leap along the null-space creep, the search
-over contact modes started from De Saxcé's fixed point (Acary and Cadoux), and for pyramids Lemke's method on
-Stewart and Trinkle's complementarity problem as the first start (docs/simulation-control.md §5).
+"""The frictional contact problem of one time step (:mod:`robodyn.simulation.contact`) solved for the impulses λ,
+and the derivative of λ where the contacts' modes make it smooth (docs/simulation-control.md §5: projected
+Gauss–Seidel, Alart and Curnier's Newton, the search over modes from De Saxcé's fixed point or, for pyramids,
+Stewart and Trinkle's LCP).  Shapes: the Delassus matrix W (..., 3k, 3k), b = J v_free and λ (..., k, 3) in each
+contact's axes [t₁, t₂, n], the gap rates φ/h (..., k) (m/s).
 """
 
 from __future__ import annotations
@@ -17,6 +11,7 @@ import itertools
 
 import numpy as np
 from scipy import sparse
+from scipy.linalg import block_diag
 
 from robodyn.errors import RobodynError
 
@@ -82,7 +77,10 @@ def _residual(Wr, lam, u, bias, mu, tiny, facets=0):
 
 
 def _sweep(Wr, lam, u, bias, mu, tiny, facets=0):
-    """One projected Gauss–Seidel sweep over the contacts (module notes): new (λ, u), the arguments unchanged."""
+    """One projected Gauss–Seidel sweep over the contacts (Jean and Moreau): each normal impulse by a
+    complementarity step, then the tangential one projected on the disc of radius μ λ_n (or the polygon) with the
+    step 1/w, w the largest eigenvalue of the contact's 2 × 2 tangential block of W, so that a sliding impulse
+    opposes the slip.  New (λ, u), the arguments unchanged."""
     lam, u = lam.copy(), u.copy()
     for c in range(lam.shape[-2]):
         ln, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
@@ -351,17 +349,33 @@ def _facet_mode(mode, mu, facets):
     return np.array([[corner[0]], [corner[1]], [1.0]]), np.array([[0.0, 0.0, 1.0]])
 
 
+def _facet_modes(lam, mu, facets, closed, margin):
+    """The pyramid mode (:func:`_facet_mode`) of each contact's impulse λ_c (k, 3): open where not ``closed``
+    (k,), else sliding on facet j where it alone is active (n_jᵀλ_t ≥ (1 − ``margin``) μ λ_n), at the vertex
+    between two active neighbours, else sticking; and the active facets (k, facets)."""
+    n, _, _ = _polygon(facets)
+    active = (lam[:, :2] @ n.T) >= (1 - margin) * mu * lam[:, 2:]
+    modes = []
+    for c in range(len(lam)):
+        j = np.flatnonzero(active[c])
+        if not closed[c]:
+            modes.append(OPEN)
+        elif j.size == 1:
+            modes.append(2 + int(j[0]))
+        elif j.size == 2 and j[1] - j[0] == 1:
+            modes.append(2 + facets + int(j[0]))
+        elif j.size == 2 and j[0] == 0 and j[1] == facets - 1:     # the vertex between the last facet and the first
+            modes.append(2 + facets + int(j[1]))
+        else:
+            modes.append(STICK)
+    return modes, active
+
+
 def _facet_system(modes, blocks):
     """λ = E x and the conditions S (u + φ/h e_n) = 0 (E (3k, m), S (m, 3k)) of a pattern of pyramid modes, from
     the blocks of :func:`_facet_mode` of every mode."""
     E, S = zip(*(blocks[m] for m in modes))
-    cols = [0] + list(np.cumsum([e.shape[1] for e in E]))
-    k = len(modes)
-    Eb, Sb = np.zeros((3 * k, cols[-1])), np.zeros((cols[-1], 3 * k))
-    for c in range(k):
-        Eb[3 * c:3 * c + 3, cols[c]:cols[c + 1]] = E[c]
-        Sb[cols[c]:cols[c + 1], 3 * c:3 * c + 3] = S[c]
-    return Eb, Sb
+    return block_diag(*E), block_diag(*S)
 
 
 def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
@@ -380,20 +394,10 @@ def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
     best, least, tried = lam, measure(lam), 0
     n, _, _ = _polygon(facets)
     u = (W @ lam.reshape(-1)).reshape(k, 3) + b
-    size = max(float(np.abs(lam[:, 2]).max()), tiny)
     slip = np.linalg.norm(u[:, :2], axis=-1)
-    active = (lam[:, :2] @ n.T) >= (1 - 1e-9) * mu * lam[:, 2:]                 # (k, facets)
-    by_force, by_slip = [], []                     # the modes of λ, and those the slips ask for
+    by_force, _ = _facet_modes(lam, mu, facets, lam[:, 2] > 1e-12 * max(float(np.abs(lam[:, 2]).max()), tiny), 1e-9)
+    by_slip = []                                    # the modes the slips ask for
     for c in range(k):
-        j = np.flatnonzero(active[c])
-        if lam[c, 2] <= 1e-12 * size:
-            by_force.append(OPEN)
-        elif j.size == 1:
-            by_force.append(2 + int(j[0]))
-        elif j.size == 2:                           # two neighbours: the vertex after the first, cyclically
-            by_force.append(2 + facets + (int(j[1]) if j[0] == 0 and j[1] == facets - 1 else int(j[0])))
-        else:
-            by_force.append(STICK)
         closed = u[c, 2] + bias[c] <= 1e-9 * max(float(np.abs(u).max()), tiny)
         by_slip.append(OPEN if not closed else STICK if slip[c] <= 1e-3 * max(float(slip.max()), tiny)
                        else 2 + int(np.argmax(-n @ u[c, :2])))
@@ -469,18 +473,14 @@ def _stewart_trinkle(W, b, bias, mu, facets, pivots):
     n, e, half = _polygon(facets)
     V = (n + half * e).T                            # (2, facets): the vertices at μ λ_n = 1
     size = 2 + facets                               # per contact: λ_n, β (facets), σ
-    E = np.zeros((3 * k, k * size))                 # λ = E [λ_n, β, σ]
-    for c in range(k):
-        E[3 * c + 2, c * size] = 1.0
-        E[3 * c:3 * c + 2, c * size + 1:c * size + 1 + facets] = V
+    Ec = np.zeros((3, size))                        # λ_c = E_c [λ_n, β, σ]
+    Ec[2, 0], Ec[:2, 1:1 + facets] = 1.0, V
+    Fc = np.zeros((size, size))
+    Fc[1:1 + facets, 1 + facets] = 1.0             # + σ 1
+    Fc[1 + facets, 0], Fc[1 + facets, 1:1 + facets] = mu, -1.0     # μ λ_n − 1ᵀβ
+    E, friction = block_diag(*[Ec] * k), block_diag(*[Fc] * k)
     S = E.T.copy()                                  # the rows u_n and Vᵀ u_t of the conditions
     q = S @ (b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)).reshape(-1)
-    friction = np.zeros((k * size, k * size))
-    for c in range(k):
-        i = c * size
-        friction[i + 1:i + 1 + facets, i + 1 + facets] = 1.0            # + σ 1
-        friction[i + 1 + facets, i] = mu                                 # μ λ_n − 1ᵀβ
-        friction[i + 1 + facets, i + 1:i + 1 + facets] = -1.0
     # on a redundant set (W singular) rounding can end the pivots on a ray: then W + ε tr(W) I, its solution the
     # start of the search over modes (which solves the exact problem)
     for shift in (0.0, 1e-14, 1e-12):
@@ -517,10 +517,7 @@ def _de_saxce(W, b, bias, mu, facets, rounds):
         rows, cones = [np.hstack([corner, np.ones((facets, 1))])] * k, [clarabel.NonnegativeConeT(facets)] * k
     else:
         rows, cones = [np.array([[0.0, 0.0, 1.0], [mu, 0, 0], [0, mu, 0]])] * k, [clarabel.SecondOrderConeT(3)] * k
-    T = np.zeros((sum(r.shape[0] for r in rows), 3 * k))
-    start = np.cumsum([0] + [r.shape[0] for r in rows])
-    for c, r in enumerate(rows):
-        T[start[c]:start[c + 1], 3 * c:3 * c + 3] = r
+    T = block_diag(*rows)
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     scale = max(float(np.abs(b).max()), float(np.abs(bias).max()), np.finfo(float).tiny)
@@ -706,28 +703,19 @@ def facet_derivative(W, b, bias, mu, lam, MJ, scale, facets):
     tiny = np.finfo(float).tiny
     size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
     n, _, _ = _polygon(facets)
-    active = (lam[:, :2] @ n.T) >= (1 - 1e-8) * mu * lam[:, 2:]                 # (k, facets)
-    modes, strict = [], []
-    for c in range(k):
-        j = np.flatnonzero(active[c])
-        slip = -n @ u[c, :2]                        # the slip against each facet's normal
-        if lam[c, 2] <= 1e-8 * size:
-            modes.append(OPEN)
+    modes, active = _facet_modes(lam, mu, facets, lam[:, 2] > 1e-8 * size, 1e-8)
+    strict = []
+    for c, mode in enumerate(modes):
+        if mode == OPEN:
             strict.append(u[c, 2] + bias[c] > 1e-8 * scale)
-        elif j.size == 0:
-            modes.append(STICK)
-            strict.append(np.abs(u[c, :2]).max() <= 1e-8 * scale)
-        elif j.size == 1:
-            modes.append(2 + int(j[0]))
-            strict.append(slip[j[0]] > 1e-8 * scale)
-        elif j.size == 2 and (j[1] - j[0] == 1 or (j[0] == 0 and j[1] == facets - 1)):
-            first = int(j[1]) if j[1] - j[0] != 1 else int(j[0])      # the vertex between facets first, first + 1
-            modes.append(2 + facets + first)
+        elif mode == STICK:                         # not strict where facets are active (no mode fits them)
+            strict.append(not active[c].any() and np.abs(u[c, :2]).max() <= 1e-8 * scale)
+        elif mode < 2 + facets:                     # sliding along −n_j: the slip against the facet's normal
+            strict.append((-n @ u[c, :2])[mode - 2] > 1e-8 * scale)
+        else:                                       # the vertex between facets first, first + 1
+            first = mode - 2 - facets
             pair = np.stack([n[first], n[(first + 1) % facets]], -1)
             strict.append(bool(np.all(np.linalg.solve(pair, -u[c, :2]) > 1e-8 * scale)))
-        else:
-            modes.append(STICK)
-            strict.append(False)
     Eb, Sb = _facet_system(modes, [_facet_mode(m, mu, facets) for m in range(2 + 2 * facets)])
     if not Eb.size:
         return np.zeros((3 * k, 3 * k)), bool(all(strict))

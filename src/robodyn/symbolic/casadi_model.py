@@ -1,10 +1,5 @@
-"""``rd.to_casadi(robot, kind)``: a customized model as a ``casadi.Function``, for optimal-control problems
-written with CasADi (and acados), as Pinocchio's CasADi bindings offer.
-
-The function holds the customized model of Khalil & Dombre §9.6 that the C, CUDA and JAX back ends compile (the
-one traced program, products by 0 and ±1 folded, the robot's constants evaluated off-line), built as CasADi SX
-expressions (:mod:`robodyn.symbolic.codegen.casadi_code`): CasADi differentiates it, generates C from it and
-embeds it in its NLPs. Gravity, the inertial parameters and the friction coefficients are the robot file's.
+"""``rd.to_casadi(robot, kind)``: the customized model of Khalil & Dombre §9.6 (the program the C, CUDA and JAX
+back ends compile) as a ``casadi.Function`` of SX expressions, for CasADi and acados (docs/derivatives.md §4).
 """
 
 from __future__ import annotations

@@ -25,7 +25,9 @@ from robodyn.errors import InputError, ModelError
 from robodyn.native.build import CompileTimeoutError
 from robodyn.symbolic.codegen import c_code, numpy_code
 from robodyn.symbolic.codegen.printer import NonFiniteExpressionError
-from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_model, derivative_record, differentiated
+from robodyn.symbolic.derivative_model import (DERIVATIVE_KINDS, derivative_model, derivative_record,
+                                               parameters_input_model)
+from robodyn.symbolic.floating import FloatingCompiledModel
 from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, check_frame_point, kinematics_model
 from robodyn.symbolic.models import JOINT_ARGUMENTS, canonical_kind, customized_model, overflow_error, pivot_error
 
@@ -88,9 +90,6 @@ class CompiledModel:
         self._variants = {}
         self._entry = None
         self.model, _, module = self._variant(False)
-        self._extra = (np.array(robot.gravity, dtype=np.float64),) if self._takes_gravity else ()
-        if self.parameters_input:
-            self._extra += (self.nominal_parameters,)
         self.__doc__ = f"Compiled {kind} of robot {robot.name} ({parameters} parameters, {backend})."
         P = inspect.Parameter
         self.__signature__ = inspect.Signature(
@@ -108,13 +107,9 @@ class CompiledModel:
         The entry takes the joint arguments positionally and the kind's keywords; a keyword absent or None
         reads the value the general path would use (the robot's gravity, the nominal parameters; no
         wrenches: the variant without them)."""
-        fallbacks = {}
-        if self._takes_gravity:
-            fallbacks["gravity"] = self._extra[0]
-        if self._takes_wrenches:
-            fallbacks["wrenches"] = None
-        if self.parameters_input:
-            fallbacks["params"] = self.nominal_parameters
+        fallbacks = {k: v for k, v, on in (("gravity", np.array(self.robot.gravity, dtype=np.float64),
+                                             self._takes_gravity), ("wrenches", None, self._takes_wrenches),
+                                            ("params", self.nominal_parameters, self.parameters_input)) if on}
         entry = module.Entry(self._array if self.kind in DERIVATIVE_KINDS else self._general, len(self._joint),
                              fallbacks)
         entry.set_variant(0, module.variant)
@@ -127,31 +122,20 @@ class CompiledModel:
 
     def _variant(self, wrenches: bool):
         if wrenches not in self._variants:
-            # the regressor's columns: rd.regressor's (friction columns included) or base_parameters(robot)'s
-            friction = self.kind != "regressor" or self.parameters == "standard"
             start = time.monotonic()
             with progress(f"generating the {self.kind} model", total=None):
                 try:
-                    options = dict(parameters=self.parameters, gravity="input" if self._takes_gravity else "constant",
-                                   wrenches="all" if wrenches else "none", friction=friction)
-                    if self.kind in KINEMATICS_KINDS:
-                        m = kinematics_model(self.robot, self.kind, self.frame, self.point)
-                    elif self.kind in DERIVATIVE_KINDS and not self.parameters_input:
-                        m = derivative_model(self.robot, self.kind, **options)
-                    else:  # a derivative kind with parameters_input: its base model, differentiated below
-                        m = customized_model(self.robot, DERIVATIVE_KINDS.get(self.kind, (self.kind,))[0],
-                                             symbolic_inertia=self.parameters_input, **options)
+                    options = dict(gravity="input" if self._takes_gravity else "constant",
+                                   wrenches="all" if wrenches else "none")
+                    if self.parameters_input:
+                        m, self.parameter_names, self.nominal_parameters, _ = parameters_input_model(
+                            self.robot, self.kind, parameters=self.parameters, **options)
+                    else:
+                        m = self._model(**options)
                 except ModelError as exc:  # a pivot that is a constant of the robot, and zero
                     detail = str(exc).removeprefix(f"robot '{self.robot.name}': ")
                     raise ModelError(f"robot '{self.robot.name}': cannot compile {self.kind}: the model is singular "
                                      f"for every q: {detail}") from None
-            if self.parameters_input:
-                names = c_code.parameter_names(m)
-                values = {str(s): float(v) for s, v in m.constants.items()}
-                self.parameter_names, self.nominal_parameters = names, np.array([values[k] for k in names])
-                m = c_code.with_parameter_input(m)
-                if self.kind in DERIVATIVE_KINDS:  # the derivative of the model with the parameters an input
-                    m = differentiated(m, DERIVATIVE_KINDS[self.kind][1], self.kind)
             left = None if self._timeout is None else self._timeout - (time.monotonic() - start)
             if left is not None and left <= 0:
                 raise CompileTimeoutError(f"generating the {self.kind} model took more than timeout = "
@@ -166,6 +150,15 @@ class CompiledModel:
                                  "no mass or inertia, so the inertia matrix is singular); give the links mass "
                                  "and inertia, or rotor inertia Ia") from None
         return self._variants[wrenches]
+
+    def _model(self, **options):
+        """The model of this kind with the constant parameters (``options``: gravity, wrenches); the regressor's
+        columns are rd.regressor's (friction columns included) or base_parameters(robot)'s."""
+        if self.kind in KINEMATICS_KINDS:
+            return kinematics_model(self.robot, self.kind, self.frame, self.point)
+        model = derivative_model if self.kind in DERIVATIVE_KINDS else customized_model
+        return model(self.robot, self.kind, parameters=self.parameters,
+                     friction=self.kind != "regressor" or self.parameters == "standard", **options)
 
     def _load(self, m, timeout=None):
         """(batched call(count, [(array, stride), ...]) -> (out, code), CPython module ``rdmodel`` or None)."""
@@ -277,13 +270,11 @@ class CompiledModel:
         if out is not None:
             check_out(f"compiled {self.kind}", out, batch + m.output_shape, dtype, arrays)
         blocks = []
-        for (k, a), shape in zip(arrays.items(), shapes):
-            per = a.size // max(int(np.prod(shape)), 1) if a.size else 0
-            if shape == () or int(np.prod(shape)) == 1:
-                blocks.append((np.ascontiguousarray(a, dtype=np.float64).reshape(-1), 0))
-            else:
-                full = np.broadcast_to(a, batch + a.shape[len(shape):])
-                blocks.append((np.ascontiguousarray(full, dtype=np.float64).reshape(-1), per))
+        for a, shape in zip(arrays.values(), shapes):
+            size = int(np.prod(shape))              # 1: one value for every state, stride 0
+            full = a if size == 1 else np.broadcast_to(a, batch + a.shape[len(shape):])
+            blocks.append((np.ascontiguousarray(full, dtype=np.float64).reshape(-1),
+                           0 if size == 1 else a.size // max(size, 1)))
         direct = out is not None and out.dtype == np.float64
         result, code = call(count, blocks, out.reshape((count,) + m.output_shape) if direct else None)
         if code:
@@ -313,13 +304,7 @@ class CompiledModel:
         robot's own gravity as constants and no external wrenches. The compiled function takes gravity as an
         argument so that it can be changed per call; that costs a few more operations than counted here."""
         if not hasattr(self, "_ops"):
-            friction = self.kind != "regressor" or self.parameters == "standard"
-            if self.kind in KINEMATICS_KINDS:
-                self._ops = kinematics_model(self.robot, self.kind, self.frame, self.point).operation_count()
-            else:
-                model = derivative_model if self.kind in DERIVATIVE_KINDS else customized_model
-                self._ops = model(self.robot, self.kind, parameters=self.parameters,
-                                  friction=friction).operation_count()
+            self._ops = self._model().operation_count()
         return dict(self._ops)
 
     def __repr__(self) -> str:
@@ -416,30 +401,18 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     name, so a renamed copy of a robot reuses the library), compiler, flags and robodyn version, and
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     """
-    if (frame is not None or point is not None) and backend not in ("c", "numpy", "cuda", "jax"):
-        raise InputError(f"frame and point are for the kinds {', '.join(KINEMATICS_KINDS)} on the C, NumPy, CUDA "
-                         "and JAX backends")
-    if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays through the augmented robot's model
-        from robodyn.symbolic.floating import FloatingCompiledModel
-
-        if parameters_input:
-            raise InputError(f"robot '{robot.name}' has a {robot.base} base: parameters_input is for fixed-base robots")
-        if backend == "jax":
-            raise InputError(f"robot '{robot.name}' has a {robot.base} base: backend='jax' is for fixed-base robots "
-                             "(robodyn.jax.floating_inverse_dynamics and its siblings trace floating bases)")
-        if backend == "cuda":
-            from robodyn.symbolic.cuda import CudaModel
-
-            return FloatingCompiledModel(robot, kind, lambda augmented, k: CudaModel(augmented, k, parameters, dtype),
-                                         parameters, backend)
-        if dtype != "float64":
-            raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the C and NumPy backends compute in float64")
-        return FloatingCompiledModel(
-            robot, kind, lambda augmented, k: CompiledModel(augmented, k, parameters, backend, timeout, False, threads),
-            parameters, backend)
+    floating = getattr(robot, "base", "fixed") != "fixed"  # free-flyer arrays through the augmented robot's model
+    if floating and parameters_input:
+        raise InputError(f"robot '{robot.name}' has a {robot.base} base: parameters_input is for fixed-base robots")
+    if floating and backend == "jax":
+        raise InputError(f"robot '{robot.name}' has a {robot.base} base: backend='jax' is for fixed-base robots "
+                         "(robodyn.jax.floating_inverse_dynamics and its siblings trace floating bases)")
     if backend == "cuda":
         from robodyn.symbolic.cuda import CudaModel
 
+        if floating:
+            return FloatingCompiledModel(robot, kind, lambda augmented, k: CudaModel(augmented, k, parameters, dtype),
+                                         parameters, backend)
         return CudaModel(robot, kind, parameters, dtype, frame, None if point is None else _point(point))
     if backend == "jax":
         from robodyn.symbolic.jax_model import JaxModel
@@ -449,4 +422,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
         return JaxModel(robot, kind, parameters, frame, None if point is None else _point(point))
     if dtype != "float64":
         raise InputError(f"dtype = {dtype!r} is for backend='cuda'; the C and NumPy backends compute in float64")
+    if floating:
+        return FloatingCompiledModel(
+            robot, kind, lambda augmented, k: CompiledModel(augmented, k, parameters, backend, timeout, False, threads),
+            parameters, backend)
     return CompiledModel(robot, kind, parameters, backend, timeout, parameters_input, threads, frame, point)

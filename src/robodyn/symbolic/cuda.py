@@ -15,8 +15,7 @@ import numpy as np
 
 from robodyn.errors import InputError, RobodynError
 from robodyn.symbolic.codegen import cuda_code
-from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
-from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_record, differentiated
+from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_record, parameters_input_model
 from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, check_frame_point, kinematics_model
 from robodyn.symbolic.models import JOINT_ARGUMENTS, canonical_kind, customized_model, overflow_error, pivot_error
 
@@ -45,27 +44,19 @@ def kernel_model(robot, kind: str, parameters: str = "standard", frame=None, poi
     """The customized model a CUDA kernel evaluates: (model, parameter names, their robot-file values).
 
     Gravity is an input (a constant for the inertia matrix); the inertial parameters and friction coefficients
-    are an input ``params`` except for the regressor (which has none).  The derivative kinds differentiate that
-    model (:func:`robodyn.symbolic.derivative_model.differentiated`); the kinematics kinds (J and J̇q̇ of
+    are an input ``params`` except for the regressor (which has none), and the derivative kinds differentiate that
+    model (:func:`robodyn.symbolic.derivative_model.parameters_input_model`); the kinematics kinds (J and J̇q̇ of
     ``frame``, at ``point``) have neither gravity nor parameters.  :class:`CudaModel` compiles it;
     :func:`robodyn.symbolic.codegen.cuda_code.host_shim_source` runs the same kernel text on the CPU.
     """
+    kind = canonical_kind(kind, tuple(JOINT_ARGUMENTS))
     if kind in KINEMATICS_KINDS:
         return kinematics_model(robot, kind, frame, point), [], np.zeros(0)
-    if kind in DERIVATIVE_KINDS:  # the JAX back end's: the derivative of the model with parameters as an input
-        base, wrt, _ = DERIVATIVE_KINDS[kind]
-        m, names, values = kernel_model(robot, base, parameters)
-        return differentiated(m, wrt, kind), names, values
-    kind = canonical_kind(kind, tuple(JOINT_ARGUMENTS))
-    takes_params = kind != "regressor"
-    friction = kind != "regressor" or parameters == "standard"
-    m = customized_model(robot, kind, parameters=parameters, gravity="constant" if kind == "inertia_matrix"
-                         else "input", friction=friction, symbolic_inertia=takes_params)
-    if not takes_params:
-        return m, [], np.zeros(0)
-    values = {str(s): float(v) for s, v in m.constants.items()}
-    names = parameter_names(m)
-    return with_parameter_input(m), names, np.array([values[k] for k in names])
+    gravity = "constant" if kind == "inertia_matrix" else "input"
+    if kind == "regressor":
+        return (customized_model(robot, kind, parameters, gravity=gravity, friction=parameters == "standard"), [],
+                np.zeros(0))
+    return parameters_input_model(robot, kind, parameters=parameters, gravity=gravity)[:3]
 
 
 def call_arguments(f, label: str, args, gravity, params, asarray) -> tuple[list, list]:

@@ -1,21 +1,18 @@
-"""Derivatives as code: the forward-mode derivative of a customized model's straight-line program.
-
-Each assignment t = e(a, b, …) of the program (Khalil & Dombre §9.6, the one traced program that every emitter
-writes) gets, per input direction d that reaches it, the assignment ṫ_d = Σ_a ∂e/∂a · ȧ_d (the chain rule, the
-partials by symengine), shared and named like the program's own variables; the outputs are the tangents of the
-model's outputs. The derivative model is a :class:`CustomizedModel` like any other, so the C, NumPy and text
-emitters write it unchanged: ∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model, ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂Γ of the direct
-one. The derivative of sign(q̇) (the Coulomb step) is taken as 0 away from q̇ = 0, as
-:func:`robodyn.inverse_dynamics_derivatives` leaves out its Dirac.
+"""Derivatives as code: the forward-mode derivative of a customized model's straight-line program (Khalil & Dombre
+§9.6; docs/derivatives.md, "Derivatives as code"): each assignment t = e(a, b, …) gets ṫ_d = Σ_a ∂e/∂a · ȧ_d per
+input direction d that reaches it, a :class:`CustomizedModel` that every emitter writes unchanged. The derivative
+of sign(q̇) (the Coulomb step) is taken as 0, as :func:`robodyn.inverse_dynamics_derivatives` leaves out its Dirac.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
+import numpy as np
 import symengine as se
 
 from robodyn.dynamics import derivatives
+from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
 from robodyn.symbolic.engine import Program
 from robodyn.symbolic.models import CustomizedModel, customized_model
 
@@ -37,16 +34,7 @@ def derivative_record(kind: str, out, n: int):
 
 def _without_step_derivatives(e):
     """``e`` with every unevaluated Derivative (of sign(x): the Dirac of the step) replaced by 0."""
-    found = []
-
-    def walk(x):
-        if isinstance(x, se.Derivative):
-            found.append(x)
-            return
-        for a in x.args:
-            walk(a)
-
-    walk(e)
+    found = e.atoms(se.Derivative)
     return e.subs({d: 0 for d in found}) if found else e
 
 
@@ -113,3 +101,24 @@ def derivative_model(robot, kind: str, parameters: str = "standard", gravity: st
     base, wrt, _ = DERIVATIVE_KINDS[kind]
     m = customized_model(robot, base, parameters=parameters, gravity=gravity, wrenches=wrenches, friction=friction)
     return differentiated(m, wrt, kind)
+
+
+def parameters_input_model(robot, kind: str, constants: bool = False, **options) -> tuple:
+    """The customized model of the dynamic or derivative ``kind`` with the nonzero inertial parameters and friction
+    coefficients an argument ``params`` (:func:`robodyn.symbolic.codegen.c_code.with_parameter_input`); a
+    derivative kind differentiates the model with that argument, so ``params`` keeps those whose derivative
+    vanishes (the Coulomb and offset friction). The other arguments are :func:`robodyn.symbolic.customized_model`'s.
+
+    Returns (model, names of ``params`` in order, their robot-file values (P,), and with ``constants`` the same
+    model with the parameters as named constants, else None).
+    """
+    base, wrt, _ = DERIVATIVE_KINDS.get(kind, (kind, (), ()))
+    m = customized_model(robot, base, symbolic_inertia=True, **options)
+    names = parameter_names(m)
+    values = {str(s): float(v) for s, v in m.constants.items()}
+
+    def derived(x):
+        return differentiated(x, wrt, kind) if wrt else x
+
+    return (derived(with_parameter_input(m)), names, np.array([values[k] for k in names]),
+            derived(m) if constants else None)

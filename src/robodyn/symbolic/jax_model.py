@@ -1,14 +1,11 @@
 """``rd.compile(robot, kind, backend="jax")``: a customized model as a pure JAX function (docs/scaling.md, "JAX").
 
-The customized model of Khalil & Dombre §9.6 that the C and CUDA back ends compile, written on ``jax.numpy`` as
-one straight-line function (:func:`robodyn.symbolic.codegen.numpy_code.source` with ``module="jax.numpy"``), for
-``jax.jit`` and ``jax.vmap``.  Differentiated, the dynamics kinds with standard parameters take their derivatives
-(``jax.custom_jvp``) from the loop-free recursions of :mod:`robodyn.dynamics.loop_free`, forward dynamics by the
-implicit function dq̈ = A⁻¹ (dΓ − ∂H/∂(q, q̇, g, params) d(q, q̇, g, params)): JAX never differentiates the long
-straight-line program (its reverse mode took XLA minutes to compile).  Base parameters, the regressor, the
-derivative and the kinematics kinds are differentiated through the program.  As on the CUDA back end the
-inertial parameters and friction coefficients are an input (``params``).  Inputs are not checked beyond their
-shapes (the function is meant to be traced): forward dynamics at a singular inertia matrix gives inf or NaN.
+The customized model of Khalil & Dombre §9.6 that the C and CUDA back ends compile, written on ``jax.numpy``
+(:func:`robodyn.symbolic.codegen.numpy_code.source` with ``module="jax.numpy"``), the inertial parameters and
+friction coefficients an input ``params``. The dynamics kinds with standard parameters take their derivatives
+(``jax.custom_jvp``) from the loop-free recursions of :mod:`robodyn.dynamics.loop_free`; the other kinds are
+differentiated through the program. Inputs are checked for their shapes only (the function is meant to be
+traced): forward dynamics at a singular inertia matrix gives inf or NaN.
 """
 
 from __future__ import annotations

@@ -67,11 +67,15 @@ def size(a) -> int:
     return int(np.prod(a.shape))
 
 
+def _strided(model) -> str:
+    """The parameters of the batched functions: each argument and its stride between samples, then out."""
+    return ", ".join([f"const double *{a.name}, long {a.name}_stride" for a in model.arguments] + ["double *out"])
+
+
 def signature(model, name: str, batch: bool = False) -> str:
     name = identifier(name)
     if batch:
-        args = [f"const double *{a.name}, long {a.name}_stride" for a in model.arguments] + ["double *out"]
-        return f"long {name}_batch(long count, {', '.join(args)})"
+        return f"long {name}_batch(long count, {_strided(model)})"
     args = [f"const double *{a.name}" for a in model.arguments] + ["double *out"]
     return f"int {name}({', '.join(args)})"
 
@@ -300,7 +304,7 @@ def _lanes(model, name):
         return f"RD_V({text})"
 
     out_size = int(np.prod(model.output_shape))
-    args = [f"const double *{a.name}, long {a.name}_stride" for a in model.arguments] + ["double *out"]
+    args = _strided(model)
     lanewise = "rd_v4 r; for (int l = 0; l < 4; ++l) r[l] = {}; return r;"
     lines = [
         "",
@@ -331,7 +335,7 @@ def _lanes(model, name):
         "#if defined(__x86_64__) && defined(__linux__)",
         '__attribute__((target_clones("avx2", "default")))',
         "#endif",
-        f"static int {name}_lanes(long i0, {', '.join(args)}) {{",
+        f"static int {name}_lanes(long i0, {args}) {{",
     ]
     lines += [f"    (void){a.name}; (void){a.name}_stride;" for a in model.arguments]
     for s, v in sorted(model.constants.items(), key=lambda kv: str(kv[0])):
@@ -365,7 +369,7 @@ def _lanes(model, name):
         "    return rd_ok && rd_lane_ok[0] && rd_lane_ok[1] && rd_lane_ok[2] && rd_lane_ok[3];",
         "}",
         "#else",
-        f"static int {name}_lanes(long i0, {', '.join(args)}) {{",
+        f"static int {name}_lanes(long i0, {args}) {{",
         f"    for (long l = 0; l < RD_LANES; ++l) if ({name}_checked({call})) return 0;",
         "    return 1;",
         "}",
@@ -375,15 +379,10 @@ def _lanes(model, name):
     return lines
 
 
-#: the CPython entry of a compiled model (``-DRD_PYTHON -DRD_NUMPY``), the same text in every model: the
-#: module ``rdmodel`` holds ``variant`` (a capsule describing the model's C function: argument names and shapes,
-#: result shape) and the type ``Entry``. An Entry is built per CompiledModel with that model's general path
-#: (a Python callable) and the variants it may call (without, and once built, with external wrenches); calling
-#: it evaluates one state in C when every argument is an aligned, native-order, C-contiguous float64 array of
-#: exactly its shape with finite values and the keywords are among those of the kind, and otherwise calls the
-#: general path with the same arguments, so every error and every other case behaves as there. A keyword
-#: ``out`` (an array of exactly the result's shape, float64, C-contiguous, writeable, sharing no memory with an
-#: input) receives the result and is returned: nothing is allocated.
+#: the CPython entry of a compiled model (``-DRD_PYTHON -DRD_NUMPY``), the same text in every model: the module
+#: ``rdmodel`` holds ``variant`` (a capsule describing the model's C function: argument names and shapes, result
+#: shape) and the type ``Entry``, which evaluates one state in C or calls the general path with the same arguments
+#: (docs/symbolic.md, "One state per call"; :class:`robodyn.symbolic.compile.CompiledModel`).
 ENTRY = "\n" + _c_text("entry.c")
 
 
@@ -439,9 +438,7 @@ _PTHREADS = """
 
 
 def threads_signature(model, name: str) -> str:
-    name = identifier(name)
-    args = [f"const double *{a.name}, long {a.name}_stride" for a in model.arguments] + ["double *out"]
-    return f"long {name}_threads(long count, int threads, {', '.join(args)})"
+    return f"long {identifier(name)}_threads(long count, int threads, {_strided(model)})"
 
 
 def threads_source(model, name: str) -> str:

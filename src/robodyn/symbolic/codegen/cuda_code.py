@@ -1,26 +1,13 @@
-"""CUDA source of a customized model: one thread per state, structure-of-arrays layout.
+"""CUDA source of a customized model: one thread per state (docs/scaling.md, "CUDA").
 
     extern "C" __global__ void NAME(long count, const real *q, ..., const rd_shared shared, real *out
                                     [, int *singular])
 
-The layout of the arguments is fixed when the source is generated (``per_state``):
-
-- an argument ``a`` of size m given **per state** is a pointer holding entry k of state i at ``a[k*count + i]``
-  (structure of arrays: the threads of a warp read consecutive addresses);
-- the arguments that hold **one value for all states** (gravity, the inertial parameters) travel by value in
-  the struct ``rd_shared``, a kernel parameter. Kernel parameters live in a constant bank that every
-  instruction reads as an operand, so these values take no registers: a 7-joint arm's 62 parameters held in
-  registers (124 of them in double) would leave room for few threads per multiprocessor, too few to hide the
-  latency of memory. When they exceed :data:`BY_VALUE_BYTES` they stay pointers read at ``a[k]``.
-
-The output is written as the per-state arguments are read: entry k of state i at ``out[k*count + i]``.
-``real`` is double or float (``dtype``); in float the numeric literals are float too, so that the kernel never
-computes in double. A model with pivot checks (forward dynamics: the articulated inertias H_j of Khalil &
-Dombre [9.116]) takes ``singular``, which a state whose pivot k fails the numeric formulations' relative test
-lowers to k (``atomicMin``): the states that pass never write it, so the check costs no memory traffic.
-
-The same text compiles as C99 when ``RD_HOST_SHIM`` is defined: :func:`host_shim_source` wraps it in a loop over
-the states, which is how the kernel is tested on machines without a GPU.
+An argument given per state holds entry k of state i at ``a[k*count + i]`` (structure of arrays), and so does
+``out``; the values shared by all states travel by value in the struct ``rd_shared`` (the constant bank, no
+registers) up to :data:`BY_VALUE_BYTES`, else as pointers read at ``a[k]`` (:func:`layout`). ``real`` is double or
+float, the literals too. A failed pivot check k lowers ``singular`` to k (``atomicMin``). With ``RD_HOST_SHIM``
+defined the text compiles as C99 (:func:`host_shim_source`): how the kernel is tested without a GPU.
 """
 
 from __future__ import annotations
