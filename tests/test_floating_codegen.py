@@ -55,6 +55,9 @@ def test_compiled_floating_errors():
         rd.compile(robot, parameters_input=True)
     with pytest.raises(rd.InputError, match="dtype"):
         rd.compile(robot, dtype="float32")
+    for extra in ({"frame": 2}, {"point": [0.1, 0.0, 0.0]}):  # a dynamics kind: no frame or point to ignore
+        with pytest.raises(rd.InputError, match="frame and point are for the kinds"):
+            rd.compile(robot, "inverse_dynamics", backend="numpy", **extra)
     with pytest.raises(rd.InputError, match="mobile base"):
         rd.compile(robot.replace(base="mobile"), "forward_dynamics", backend="numpy")
     f = rd.compile(robot, "inverse_dynamics", backend="numpy")

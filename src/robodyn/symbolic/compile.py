@@ -404,6 +404,8 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     floating = getattr(robot, "base", "fixed") != "fixed"  # free-flyer arrays through the augmented robot's model
     if floating and parameters_input:
         raise InputError(f"robot '{robot.name}' has a {robot.base} base: parameters_input is for fixed-base robots")
+    if floating:  # its kinds are dynamics kinds, which take no frame or point
+        check_frame_point(kind, frame, point)
     if floating and backend == "jax":
         raise InputError(f"robot '{robot.name}' has a {robot.base} base: backend='jax' is for fixed-base robots "
                          "(robodyn.jax.floating_inverse_dynamics and its siblings trace floating bases)")
