@@ -157,6 +157,22 @@ def ancestors(robot: Robot, i: int) -> list[int]:
     return chain
 
 
+def joint_twists(robot: Robot, R0: np.ndarray, P0: np.ndarray, frame: int | None = None) -> np.ndarray:
+    """The joint axes as twists about O_0 in R_0, (..., n, 6): [p_f × z_f; z_f] (revolute) or [z_f; 0] (prismatic)
+    of joint frame f, from the poses ^0A_j, ^0P_j of :func:`base_poses`; with ``frame`` (0-based), zero for the
+    joints off the path from the base to it."""
+    chain = None if frame is None else set(ancestors(robot, frame))
+    S = np.zeros(R0.shape[:-3] + (robot.n, 6), R0.dtype)
+    for k, f in enumerate(robot.joint_frames):
+        if chain is None or f in chain:
+            z = R0[..., f, :, 2]
+            if robot.sigma[f] == 0:
+                S[..., k, :3], S[..., k, 3:] = cross(P0[..., f, :], z), z
+            else:
+                S[..., k, :3] = z
+    return S
+
+
 class LinkVelocities(NamedTuple):
     """Result of :func:`link_velocities`: ^jω_j and ^jV_j, each (..., nf, 3)."""
 

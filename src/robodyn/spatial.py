@@ -29,6 +29,12 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
 
 
+def motion_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Motion cross product a × b (..., 6) of twists [v; ω] × [u; η] = [ω × u + v × η; ω × η] (Featherstone)."""
+    va, wa, vb, wb = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([cross(wa, vb) + cross(va, wb), cross(wa, wb)], -1)
+
+
 def rot_x(angle: float) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])

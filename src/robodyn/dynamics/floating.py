@@ -18,7 +18,7 @@ import numpy as np
 from robodyn.arrays import as_real_array, finite_result, working_dtype
 from robodyn.model.robot import check_robot
 from robodyn.model.workspace import WORKSPACE
-from robodyn.model.arguments import frame_index
+from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn import native
 from robodyn.dynamics import composite, executor, newton_euler, recursive
 from robodyn.errors import InputError, ModelError
@@ -385,14 +385,10 @@ def _full_configuration(robot: Robot, q, what: str):
     if robot.base != "fixed":
         dtype, batch, arr, R = _arrays(robot, what, q=q)
         return dtype, batch, arr["q"], R
-    qj = as_real_array("q", q)
-    if qj.ndim == 0 or qj.shape[-1] != robot.n or not np.all(np.isfinite(qj)):
-        raise InputError(f"{what}: argument 'q' must be finite with shape (..., {robot.n}) for fixed-base robot '{robot.name}'")
-    dtype = working_dtype(qj)
-    batch = qj.shape[:-1]
+    dtype, batch, a = joint_arrays(robot, q=q)
     base = np.zeros(batch + (7,), dtype)
     base[..., 6] = 1
-    full = np.concatenate([base, qj.astype(dtype)], -1)
+    full = np.concatenate([base, a["q"]], -1)
     return dtype, batch, full, np.broadcast_to(np.eye(3, dtype=dtype), batch + (3, 3))
 
 
