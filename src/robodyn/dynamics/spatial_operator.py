@@ -8,31 +8,10 @@ filter in robot dynamics"), batched, revolute/prismatic/fixed frames, trees incl
   the tip (3.55)–(3.58) (:func:`kozlowski_forward`).
 
 Each recursion is written once, on component scalars (:mod:`robodyn.spatial`), in the forms Kozłowski counts
-(Tables 1–2): the batched NumPy path runs it on (B,) arrays over blocks of states (one state included), and
-:func:`robodyn.symbolic.formulations.recorded_model` records it for :func:`robodyn.compile` and the operation
-counts, each step announced to ``phase`` with its row of Kozłowski's tables.
-
-Conventions.  The paper numbers links from the tip (k = 1) to the base (k = n + 1 fixed); joint k joins links k and
-k + 1; frame k sits on joint k, fixed to link k.  robodyn numbers frames from the base: paper link k is robodyn
-frame j = nf + 1 − k of a serial chain, the paper's "link k + 1" is the antecedent a(j), "k = n, ..., 1" is the
-base-to-tip order j = 1..nf and "k = 1, ..., n" is the tip-to-base order j = nf..1.  Other correspondences, per
-frame j with a = a(j):
-
-    A_k = ^{a}A_j (link-k coordinates → link-(k+1) coordinates),  l_{k+1,k} = ^{a}P_j,
-    I_k = ^jJ_j (about O_j),  m_k p_k = ^jMS_j,  H_k = [z; 0] (revolute) or [0; z] (prismatic), h_k = z_j.
-
-Spatial vectors of frame j are in R_j about O_j, angular part first as Kozłowski writes them: V = [ω; v],
-λ = [ω̇; v̇], x = [T; F].  The orientation A_k and the transition φ_{k+1,k} = [[1, l̂], [0, 1]] are applied one
-after the other (A_k one planar rotation at a time, Kozłowski §4).
-
-Trees (a documented generalisation; the paper treats serial chains): a link's state x receives the sum of
-φ A x_c over its children c, and likewise z, P in the filter — the sweep argument of (3.45) holds child by child.
-
-Extensions: rotor inertia adds Ia_k to the joint-axis inertia D_k (3.49) and Ia_k q̈_k to τ_k (3.30); friction
-Γ_f(q̇) is subtracted from τ before the innovations (3.51); a fixed frame (σ = 2) has no H_k, so it passes z, P
-through unchanged; wrenches exerted by link j on the environment add to b̄_k (3.14 has −T_ck − p_k × F_ck for the
-forces exerted on the link); gravity is the base acceleration λ_{n+1} = [0; −g] (the paper writes λ_{n+1} = g with
-g the upward 6-vector).
+(Tables 1–2), each step announced to ``phase`` with its row of his tables.  Frames are robodyn's, numbered from the
+base (paper link k is frame j = nf + 1 − k of a serial chain); spatial vectors of frame j are in R_j about O_j,
+angular part first: V = [ω; v], λ = [ω̇; v̇], x = [T; F]; gravity is the base acceleration λ = [0; −g].
+Numbering, trees, rotor inertia, friction and wrenches: docs/formulations.md, section 2 ("Extensions").
 """
 
 from __future__ import annotations
