@@ -372,22 +372,8 @@ def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=
 
 
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
-    """Inverse dynamics by the spatial-operator Newton–Euler equations (3.24)–(3.33) (:func:`kozlowski_torques`).
-
-    Base to tip (paper: k = n, ..., 1), with V_0 = 0 (3.24) and λ_0 = [0; −g] (3.26, gravity as base
-    acceleration):
-
-        V_j = X_j V_a + H_jᵀ q̇_j                                        (3.25)
-        λ_j = X_j λ_a + H_jᵀ q̈_j + ā_j                                  (3.27)
-        ā_j = [ω_a × z q̇_j; ω_a × (ω_a × l_{a,j})]          revolute      (3.31)
-        ā_j = [0; ω_a × (ω_a × l_{a,j}) + 2 ω_a × z q̇_j]    prismatic     (3.32)
-
-    (X_j = A_k⁻¹ φ_{k+1,k}ᵀ; λ holds the classical accelerations ω̇_j and v̇ of O_j; the extracted (3.32) reads
-    "ω × (ω × l + 2 h q̇)", i.e. ω × (ω × l) + 2 ω × h q̇, the Coriolis term.)  Tip to base (paper: k = 1, ..., n),
-    x = 0 beyond the tip (3.28):
-
-        x_j = Σ_children X_cᵀ x_c + M_j λ_j + b̄_j,  b̄_j = [ω_j × I_j ω_j; ω_j × (ω_j × m_j p_j)]   (3.29), (3.33)
-        τ_j = H_j x_j + Ia_j q̈_j + Γ_f(q̇_j)                                               (3.30)
+    """Inverse dynamics by the spatial-operator Newton–Euler equations (3.24)–(3.33) (:func:`kozlowski_torques`;
+    the equations in robodyn's frames: docs/formulations.md, "Inverse dynamics — eqs (3.24)–(3.33)").
 
     Arguments, units and result as :func:`robodyn.inverse_dynamics` (``method="spatial_operator"``).
     """
@@ -395,28 +381,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
-    """Forward dynamics by Kalman filtering and Bryson–Frazier smoothing, (3.45)–(3.58) (:func:`kozlowski_forward`).
-
-    Filter, tip to base (paper: k = 1, ..., n), z = 0 and P = 0 beyond the tip (3.46):
-
-        z_j⁻ = Σ_children X_cᵀ z_c⁺ + b_j                       state prediction       (3.47)
-        P_j⁻ = Σ_children X_cᵀ P_c⁺ X_c + M_j                   inertia prediction     (3.48)
-        D_j = H_j P_j⁻ H_jᵀ + Ia_j                              joint axis inertia     (3.49)
-        G_j = P_j⁻ H_jᵀ / D_j                                   Kalman gain            (3.50)
-        e_j⁻ = τ_j − Γ_f(q̇_j) − H_j z_j⁻                        innovations            (3.51)
-        z_j⁺ = z_j⁻ + G_j e_j⁻ + P_j⁺ n_j                       state update           (3.52)
-        e_j⁺ = e_j⁻ / D_j                                       residuals              (3.53)
-        P_j⁺ = [I − G_j H_j] P_j⁻                               inertia update         (3.54)
-
-    (X_cᵀ = φ_{k+1,k} A_k carries a child's quantities to its antecedent.)  Smoother, base to tip (paper:
-    k = n, ..., 1), λ_0 = [0; −g] (3.55):
-
-        λ_j⁺ = X_j λ_a                                          costate propagation    (3.56)
-        q̈_j = e_j⁺ − G_jᵀ (λ_j⁺ + n_j)                          joint acceleration     (3.57)
-        λ_j = λ_j⁺ + n_j + H_jᵀ q̈_j                             costate update         (3.58)
-
-    (The extracted (3.58) and (3.5) show H_kᵀ q̇_k; it is H_kᵀ q̈_k, the joint acceleration.)  The biases n_j, b_j
-    are Kozłowski's equivalent ā_j, b̄_j of (3.31)–(3.33).
+    """Forward dynamics by Kalman filtering and Bryson–Frazier smoothing, (3.45)–(3.58) (:func:`kozlowski_forward`;
+    the filter and smoother in robodyn's frames: docs/formulations.md, "Forward dynamics — Kalman filter").
 
     Arguments, units, result and errors as :func:`robodyn.forward_dynamics` (``method="spatial_operator"``): a
     joint with no articulated inertia about its axis (D_j ≈ 0) is a singular model (ModelError).
