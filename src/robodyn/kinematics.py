@@ -114,6 +114,17 @@ def state_frame(robot: Robot, frame) -> int:
     return frame_index(robot, frame)
 
 
+def frame_arguments(robot: Robot, frame, point, **joint):
+    """The checked arguments of a function of a frame (or a point of it): ``(dtype, batch, arrays, j, point)``
+    with ``arrays`` of :func:`~robodyn.model.arguments.joint_arrays`, j the 0-based frame and ``point`` (..., 3)
+    or None."""
+    dtype, batch, a = joint_arrays(robot, **joint)
+    j = frame_index(robot, frame)
+    if point is not None:
+        point = check_array("point", point, (3,), batch, dtype)
+    return dtype, batch, a, j, point
+
+
 def _parts(out: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Parts k and k + 1 of the kernels' link kinematics (..., 4, nf, 3): (ω, V) for k = 0, (ω̇, V̇) for k = 2."""
     if out.ndim == 3:  # one state: plain indexing, a fraction of the cost of an Ellipsis index
@@ -606,10 +617,7 @@ def jacobian(robot: Robot, q, frame=None, point=None) -> np.ndarray:
         out = run(q, None, None, state_frame(robot, frame), point) if run else None
         if out is not None:
             return out
-    dtype, batch, a = joint_arrays(robot, q=q)
-    j = frame_index(robot, frame)
-    if point is not None:
-        point = check_array("point", point, (3,), batch, dtype)
+    dtype, batch, a, j, point = frame_arguments(robot, frame, point, q=q)
     out = _compiled(robot, "frame_jacobian", dtype, batch, a["q"], frame=j, point=point)
     if out is not None:
         return out
@@ -655,10 +663,7 @@ def jacobian_dot_qd(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
         out = run(q, qd, None, state_frame(robot, frame), point) if run else None
         if out is not None:
             return out
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    j = frame_index(robot, frame)
-    if point is not None:
-        point = check_array("point", point, (3,), batch, dtype)
+    dtype, batch, a, j, point = frame_arguments(robot, frame, point, q=q, qd=qd)
     out = _compiled(robot, "jacobian_dot_qd", dtype, batch, a["q"], a["qd"], frame=j, point=point)
     if out is not None:
         return out

@@ -272,6 +272,12 @@ def vmat(C, v):
     return tuple(_dot(row, v) for row in C)
 
 
+def mat_conjugate(C, M) -> list:
+    """C M Cᵀ (rows) of a 3 × 3 matrix ``M`` (rows of component scalars) for a constant ``C`` of :func:`snap`."""
+    cols = [vmat(C, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
+    return [vmat(C, tuple(cols[k][r] for k in range(3))) for r in range(3)]
+
+
 def vmat_t(C, v):
     """Cᵀ v for a constant (3, 3) matrix ``C`` given by :func:`snap` and a component tuple v."""
     return tuple(_dot((C[0][i], C[1][i], C[2][i]), v) for i in range(3))

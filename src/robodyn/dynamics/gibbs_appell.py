@@ -28,8 +28,8 @@ from robodyn.dynamics.trace import no_phase, opaque
 from robodyn.kinematics import flat_columns, forward_frames, frame_rotations, run_blocks, state_blocks, to_child, to_parent
 from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
-from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, euler_moment, frame_wrench, mat_mv,
-                             planar_symmetric, sym_rows, vcross, vdot, vmat, vscale, vsum)
+from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, euler_moment, frame_wrench,
+                             mat_conjugate, mat_mv, planar_symmetric, sym_rows, vcross, vdot, vscale, vsum)
 
 _Z = (0.0, 0.0, 1.0)
 
@@ -99,10 +99,7 @@ def rotate_symmetric(rot, trig, S6):
         ca, sa = C[1][1], C[2][1]
         S = planar_symmetric(S, 1, 2, 0, sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)
         return tuple(S[k] for k in UPPER)
-    M = [[S[(min(a, b), max(a, b))] for b in range(3)] for a in range(3)]
-    cols = [vmat(C, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
-    CM = [[cols[k][r] for k in range(3)] for r in range(3)]
-    out = [vmat(C, CM[r]) for r in range(3)]
+    out = mat_conjugate(C, [[S[(min(a, b), max(a, b))] for b in range(3)] for a in range(3)])
     return tuple(out[a][b] for a, b in UPPER)
 
 

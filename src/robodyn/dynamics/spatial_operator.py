@@ -25,7 +25,7 @@ from robodyn.dynamics.trace import no_phase, opaque
 from robodyn.kinematics import frame_rotations, run_blocks, to_child, to_parent
 from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
-from robodyn.spatial import UPPER, ZERO, frame_wrench, planar_symmetric, vcross, vmat, vscale, vsum
+from robodyn.spatial import UPPER, ZERO, frame_wrench, mat_conjugate, planar_symmetric, vcross, vscale, vsum
 
 
 # ---- Kozłowski (3.24)–(3.33): spatial-operator inverse dynamics ------------------------------------------------
@@ -194,10 +194,7 @@ def _rotate_inertia(rot, P):
         coupling = _planar_general(coupling, x, y, z, pss, pcs, pc, ps)
     if general is not None:
         def conj(get):
-            M = [[get(a, b) for b in range(3)] for a in range(3)]
-            cols = [vmat(general, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
-            CM = [[cols[k][r] for k in range(3)] for r in range(3)]
-            return [vmat(general, CM[r]) for r in range(3)]
+            return mat_conjugate(general, [[get(a, b) for b in range(3)] for a in range(3)])
 
         blocks = [(lambda R: {(a, b): R[a][b] for a, b in UPPER})(conj(lambda a, b, B=blk: B[(min(a, b), max(a, b))]))
                   for blk in blocks]

@@ -23,8 +23,8 @@ from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
 from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
-from robodyn.kinematics import (ancestors, base_poses, forward_kinematics, jacobian, jacobian_dot_qd, link_velocities,
-                                state_frame)
+from robodyn.kinematics import (ancestors, base_poses, forward_kinematics, frame_arguments, jacobian, jacobian_dot_qd,
+                                link_velocities, state_frame)
 from robodyn.model.robot import Robot
 
 
@@ -422,10 +422,7 @@ def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarr
                                       point=point)
         if out is not None:
             return out
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    j = frame_index(robot, frame)
-    if point is not None:
-        point = check_array("point", point, (3,), batch, dtype)
+    dtype, batch, a, j, point = frame_arguments(robot, frame, point, q=q, qd=qd)
     if dtype == np.float64:  # a batch: the kernel threaded over the states (None: the NumPy path explains)
         out = native.kinematics_batch(robot, "jacobian_derivative", batch, a["q"], a["qd"], frame=j, point=point)
         if out is not None:
