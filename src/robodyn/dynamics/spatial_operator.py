@@ -39,14 +39,9 @@ def kozlowski_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None, phase=
     Kozłowski numbers them from the tip, the recursions are the same), each recursion announced to ``phase`` with
     the name of its row of Kozłowski's Table 1:
 
-    * ``b_k, n_k``: the angular velocities (3.25) (the linear ones are not needed) and the bias terms ā_k
-      (3.31)–(3.32), b̄_k (3.33);
-    * costate propagation (3.10): λ⁺ = φᵀ λ, the acceleration carried from O_{a(j)} to O_j, v̇ + ω̇ × l;
-    * costate update (3.11): the orientation A_k⁻¹ across the joint, + H_kᵀ q̈_k + ā_k (3.27);
-    * state propagation (3.8), (3.12): x_k = φ x + M_k λ_k + b̄_k (3.29);
-    * state update (3.9): the spatial force turned into the antecedent's frame (A_k).
-
-    Gravity enters as the base acceleration λ = g (Kozłowski's λ_n⁺ = g). τ_k = H_k x_k (3.30).
+    ``b_k, n_k`` (ω (3.25), ā_k (3.31)–(3.32), b̄_k (3.33)), costate propagation λ⁺ = φᵀ λ (3.10), costate update
+    A_k⁻¹ λ⁺ + H_kᵀ q̈_k + ā_k (3.11), (3.27), state propagation x_k = φ x + M_k λ_k + b̄_k (3.8), (3.29), state
+    update A_k x (3.9); gravity is the base acceleration, τ_k = H_k x_k (3.30).
 
     The velocity and force transforms are written here in Kozłowski's split, the orientation A_k apart from the
     translation φ (rather than :func:`robodyn.kinematics.twist_to_child` / :func:`~robodyn.kinematics.wrench_to_parent`,
@@ -237,12 +232,9 @@ def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=
     (links from the base; the filter runs tip to base), each step announced to ``phase`` with its row of Kozłowski's
     Table 2.  ``tau`` is τ − Γ_f(q̇); the robot's rotor inertia Ia_k adds to D_k (3.49).
 
-    Spatial quantities of frame j are kept in R_j about O_j, [angular; linear] as Kozłowski writes them.  The bias
-    terms are those of (3.31)–(3.33) (ā_k, b̄_k: no linear velocity needed; Kozłowski proves them equivalent to
-    n_k, b_k), ā_k split into its part in R_j (ω × h q̇) and the centripetal ω × (ω × l) turned into R_j.  The
-    inertia update P⁺ = P⁻ − G Hᵀ P⁻ has the joint axis' row and column exactly zero (H P⁺ = 0), the state update
-    z⁺ has τ on the axis, and the orientation A_k and the transition φ are applied to P⁺ block by block, one planar
-    rotation at a time (with a rotor inertia, Ia_k > 0, P⁺ and z⁺ take the general forms of (3.52), (3.54)).
+    The biases are ā_k, b̄_k of (3.31)–(3.33) (no linear velocity needed).  Without a rotor inertia P⁺ has the joint
+    axis' row and column exactly zero (H P⁺ = 0) and z⁺ has τ on the axis; A_k and φ are applied to P⁺ block by
+    block, one planar rotation at a time.
 
     A pivot D_k that fails the relative test of :func:`robodyn.arrays.pivot_too_small` raises the singular model's
     :class:`robodyn.errors.ModelError` naming the joint on floats and arrays, and
