@@ -165,7 +165,8 @@ def _virtual_acceleration(v: np.ndarray, a: np.ndarray, sign: int = 1) -> np.nda
 
 
 def augmented_state(robot: Robot, q, v, a, gravity=None, what: str = "augmented_state"):
-    """The state of :func:`augmented_robot` at a free-flyer state, for algorithms written for fixed bases (the regressor of :mod:`robodyn.parameters.floating`).
+    """The state of :func:`augmented_robot` at a free-flyer state, for algorithms written for fixed bases (the
+    regressor of :mod:`robodyn.parameters.floating`).
 
     Parameters
     ----------
@@ -260,8 +261,9 @@ def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=Non
 def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=None, base_acceleration=None) -> np.ndarray:
     """Forward dynamics with a floating base (Pinocchio's ``aba``) or a mobile base of given acceleration.
 
-    Floating base: the articulated-body algorithm of §9.7.2 ([9.100]–[9.124]) on the augmented robot, O(n).  Mobile base: q̈ = A(q)⁻¹ (Γ − H), H the joint torques of :func:`floating_inverse_dynamics` with
-    the base acceleration imposed and q̈ = 0, A the joint-space inertia matrix ([9.95]–[9.96]).
+    Floating base: the articulated-body algorithm of §9.7.2 ([9.100]–[9.124]) on the augmented robot, O(n).
+    Mobile base: q̈ = A(q)⁻¹ (Γ − H), H the joint torques of :func:`floating_inverse_dynamics` with the base
+    acceleration imposed and q̈ = 0, A the joint-space inertia matrix ([9.95]–[9.96]).
 
     Parameters
     ----------
