@@ -1,14 +1,9 @@
 """Kinematics in Khalil–Kleinfinger notation, batched over leading axes.
 
-Every function takes joint arrays of shape (..., n) and loops over frames only.
-Frames are numbered as in Khalil & Dombre, j = 1..nf; arrays of per-frame results have the frame axis
-right after the batch axes.
-
-Float64 inputs of :func:`forward_kinematics`, :func:`jacobian`, :func:`jacobian_dot_qd`, :func:`link_velocities`
-and :func:`link_accelerations` run on robodyn's generic compiled kernels (:mod:`robodyn.native`: one state with
-about a microsecond of call overhead, batches threaded over the states), which follow the NumPy recursions below
-to rounding (~1e-15); other dtypes (float32, complex steps, counting or symbolic scalars), and any call where the
-kernels are not available or ``ROBODYN_NATIVE=0``, run the NumPy recursions.
+Every function takes joint arrays of shape (..., n) and loops over frames only; frames are numbered j = 1..nf
+as in Khalil & Dombre, the frame axis of per-frame results right after the batch axes.  Float64 inputs of the
+public functions run on the compiled kernels (:mod:`robodyn.native`), which follow the NumPy recursions below to
+rounding; other dtypes, or ``ROBODYN_NATIVE=0``, run the NumPy recursions.
 """
 
 from __future__ import annotations
@@ -119,6 +114,17 @@ def state_frame(robot: Robot, frame) -> int:
     return frame_index(robot, frame)
 
 
+def frame_arguments(robot: Robot, frame, point, **joint):
+    """The checked arguments of a function of a frame (or a point of it): ``(dtype, batch, arrays, j, point)``
+    with ``arrays`` of :func:`~robodyn.model.arguments.joint_arrays`, j the 0-based frame and ``point`` (..., 3)
+    or None."""
+    dtype, batch, a = joint_arrays(robot, **joint)
+    j = frame_index(robot, frame)
+    if point is not None:
+        point = check_array("point", point, (3,), batch, dtype)
+    return dtype, batch, a, j, point
+
+
 def _parts(out: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Parts k and k + 1 of the kernels' link kinematics (..., 4, nf, 3): (ω, V) for k = 0, (ω̇, V̇) for k = 2."""
     if out.ndim == 3:  # one state: plain indexing, a fraction of the cost of an Ellipsis index
@@ -160,6 +166,22 @@ def ancestors(robot: Robot, i: int) -> list[int]:
         chain.append(i)
         i = robot.derived.parent[i]
     return chain
+
+
+def joint_twists(robot: Robot, R0: np.ndarray, P0: np.ndarray, frame: int | None = None) -> np.ndarray:
+    """The joint axes as twists about O_0 in R_0, (..., n, 6): [p_f × z_f; z_f] (revolute) or [z_f; 0] (prismatic)
+    of joint frame f, from the poses ^0A_j, ^0P_j of :func:`base_poses`; with ``frame`` (0-based), zero for the
+    joints off the path from the base to it."""
+    chain = None if frame is None else set(ancestors(robot, frame))
+    S = np.zeros(R0.shape[:-3] + (robot.n, 6), R0.dtype)
+    for k, f in enumerate(robot.joint_frames):
+        if chain is None or f in chain:
+            z = R0[..., f, :, 2]
+            if robot.sigma[f] == 0:
+                S[..., k, :3], S[..., k, 3:] = cross(P0[..., f, :], z), z
+            else:
+                S[..., k, :3] = z
+    return S
 
 
 class LinkVelocities(NamedTuple):
@@ -261,11 +283,7 @@ def forward_recursion(robot: Robot, q, qd, qdd, gravity):
 
 def flat_columns(*arrays: np.ndarray) -> list[np.ndarray]:
     """(..., n) arrays → contiguous (n, B) arrays, B the flattened batch size (row k = joint variable k)."""
-    out = []
-    for a in arrays:
-        n = a.shape[-1]
-        out.append(np.ascontiguousarray(np.reshape(a, (-1, n)).T))
-    return out
+    return [np.ascontiguousarray(np.reshape(a, (-1, a.shape[-1])).T) for a in arrays]
 
 
 def gravity_components(gravity: np.ndarray, batch: tuple[int, ...], dtype) -> tuple:
@@ -420,9 +438,7 @@ def forward_frames(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | None = 
     needed anyway by [9.88]–[9.89] (:func:`robodyn.spatial.u_matrix`).  ^jA_a = Rot(z, θ_j + q_j)ᵀ Cᵀ with C
     = Rot(z, γ_j) Rot(x, α_j) a constant whose products are folded when the recursion is traced.
 
-    A generator: a frame's state is kept only until its last child has used it, so that a consumer that uses
-    each frame at once (Newton–Euler's link wrenches) keeps a batch's working set small (about 1.5x faster on
-    blocks of 10^4 states than holding U and DV of every frame).
+    A generator: a frame's state is kept only until its last child has used it (a small working set).
 
     Parameters
     ----------
@@ -483,17 +499,11 @@ def forward_components(robot: Robot, q, qd, qdd, g, backend: ScalarBackend | Non
 
     Returns
     -------
-    rot : list over frames of (C, c, s, P): ^{a}A_j = C Rot(z, θ_j + q_j) with c, s its cosine and sine,
-        and ^{a}P_j as a component tuple (see :func:`frame_rotations`).
+    rot : list over frames of (C, c, s, P) of :func:`frame_rotations`.
     w, wd, Vd : lists over frames of component tuples ^jω_j, ^jω̇_j, ^jV̇_j (V̇_j includes −g).
     """
-    rot, w, wd, Vd = [], [], [], []
-    for f in forward_frames(robot, q, qd, qdd, g, backend):
-        rot.append(f.rot)
-        w.append(f.w)
-        wd.append(f.wd)
-        Vd.append(f.Vd)
-    return rot, w, wd, Vd
+    frames = [(f.rot, f.w, f.wd, f.Vd) for f in forward_frames(robot, q, qd, qdd, g, backend)]
+    return tuple(list(x) for x in zip(*frames))
 
 
 #: States per block of the component-wise recursions: their temporaries stay in cache (about 1.6x faster on
@@ -504,9 +514,8 @@ BLOCK = 8192
 def state_blocks(*columns: np.ndarray):
     """Split (rows, B) arrays (see :func:`flat_columns`) into blocks of states for the component recursions.
 
-    Yields ``(sl, rows)``: the slice of states and, per array, its list of rows restricted to them.  One state
-    gives Python scalars (float, or whatever the object array holds): ~30x cheaper per operation than
-    1-element arrays.
+    Yields ``(sl, rows)``: the slice of states and, per array, its list of rows restricted to them; one state
+    gives Python scalars (far cheaper per operation than 1-element arrays).
     """
     size = columns[0].shape[1]
     if size == 1:
@@ -608,10 +617,7 @@ def jacobian(robot: Robot, q, frame=None, point=None) -> np.ndarray:
         out = run(q, None, None, state_frame(robot, frame), point) if run else None
         if out is not None:
             return out
-    dtype, batch, a = joint_arrays(robot, q=q)
-    j = frame_index(robot, frame)
-    if point is not None:
-        point = check_array("point", point, (3,), batch, dtype)
+    dtype, batch, a, j, point = frame_arguments(robot, frame, point, q=q)
     out = _compiled(robot, "frame_jacobian", dtype, batch, a["q"], frame=j, point=point)
     if out is not None:
         return out
@@ -657,10 +663,7 @@ def jacobian_dot_qd(robot: Robot, q, qd, frame=None, point=None) -> np.ndarray:
         out = run(q, qd, None, state_frame(robot, frame), point) if run else None
         if out is not None:
             return out
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    j = frame_index(robot, frame)
-    if point is not None:
-        point = check_array("point", point, (3,), batch, dtype)
+    dtype, batch, a, j, point = frame_arguments(robot, frame, point, q=q, qd=qd)
     out = _compiled(robot, "jacobian_dot_qd", dtype, batch, a["q"], a["qd"], frame=j, point=point)
     if out is not None:
         return out

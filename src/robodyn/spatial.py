@@ -29,6 +29,12 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
 
 
+def motion_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Motion cross product a × b (..., 6) of twists [v; ω] × [u; η] = [ω × u + v × η; ω × η] (Featherstone)."""
+    va, wa, vb, wb = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([cross(wa, vb) + cross(va, wb), cross(wa, wb)], -1)
+
+
 def rot_x(angle: float) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
@@ -264,6 +270,12 @@ def snap(C: np.ndarray, eps: float = 1e-15) -> tuple[tuple[float, ...], ...]:
 def vmat(C, v):
     """C v for a constant (3, 3) matrix ``C`` given by :func:`snap` and a component tuple v."""
     return tuple(_dot(row, v) for row in C)
+
+
+def mat_conjugate(C, M) -> list:
+    """C M Cᵀ (rows) of a 3 × 3 matrix ``M`` (rows of component scalars) for a constant ``C`` of :func:`snap`."""
+    cols = [vmat(C, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
+    return [vmat(C, tuple(cols[k][r] for k in range(3))) for r in range(3)]
 
 
 def vmat_t(C, v):

@@ -1,23 +1,9 @@
 """Inertia matrix by composite links (the composite-rigid-body algorithm), Khalil & Dombre §9.7.1 / Appendix 8.
 
-The composite link j⁺ is link j rigidly welded to all links of its subtree (its descendants, fixed frames
-included).  Its standard parameters in R_j, about O_j, are accumulated backwards, for every child k of j,
-
-    M⁺_j  = M_j  + Σ_k M⁺_k
-    MS⁺_j = MS_j + Σ_k (A MS⁺_k + M⁺_k P)
-    J⁺_j  = J_j  + Σ_k (A J⁺_k Aᵀ − P̂ ŝ − ŝ P̂ − M⁺_k P̂ P̂),   s = A MS⁺_k
-
-with A = ^jA_k, P = ^jP_k (parallel-axis theorem, [9.12], in moment form).  A unit acceleration q̈_j = 1
-with q̇ = 0 and g = 0 moves only the composite link j⁺, about (σ̄_j) or along (σ_j) z_j; the wrench it needs,
-
-    revolute:   f = z × MS⁺_j,   m = J⁺_j z
-    prismatic:  f = M⁺_j z,      m = MS⁺_j × z,
-
-is transmitted towards the base by [9.92]–[9.93]; its projection on the axis of every joint i on the way
-is A_ij ([9.94]).  The rotor inertia Ia_j is added to A_jj ([9.29]).  The cost is O(n·depth) ≤ O(n²).
-
-Implementation: vectors are component tuples and inertia tensors 6-tuples (see :mod:`robodyn.spatial`), in
-blocks of states; A = C Rot(z, θ) is applied as two rotations so that the exact zeros of C cost nothing.
+The composite link j⁺ (link j welded to its subtree) has its parameters accumulated backwards in R_j about O_j
+([9.12] in moment form); a unit q̈_j = 1 moves only j⁺, and the wrench it needs, carried to the base by
+[9.92]–[9.93], projects on each joint axis on the way as A_ij ([9.94]); Ia_j is added to A_jj ([9.29]).
+O(n·depth) ≤ O(n²).  The equations: docs/dynamic-model.md, "Inertia matrix A(q)".
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """The dynamic model in other generalized coordinates p = f(q) (De Luca, "Coordinate transformation").
 
-With ṗ = J(q) q̇ (J = ∂f/∂q, square and invertible) and, by virtual work, u_q = Jᵀ u_p, the model
-A(q) q̈ + c(q, q̇) + g(q) = u_q becomes
-
-    M_p p̈ + c_p + g_p = u_p,   M_p = J⁻ᵀ A J⁻¹,   c_p = J⁻ᵀ c − M_p J̇ J⁻¹ ṗ,   g_p = J⁻ᵀ g.
-
-De Luca: c_p = S_p ṗ with Ṁ_p − 2 S_p skew-symmetric.  From the Christoffel factorization c = C q̇ [9.7]
-(Ȧ − 2C skew), S_p = J⁻ᵀ (C − A J⁻¹ J̇) J⁻¹ = J⁻ᵀ C J⁻¹ − X with X = M_p J̇ J⁻¹, and
-Ṁ_p = J⁻ᵀ Ȧ J⁻¹ − Xᵀ − X, so Ṁ_p − 2 S_p = J⁻ᵀ (Ȧ − 2C) J⁻¹ + X − Xᵀ (:func:`transformed_factorization`).
+With ṗ = J(q) q̇ (J = ∂f/∂q invertible) and u_q = Jᵀ u_p:  M_p p̈ + c_p + g_p = u_p,  M_p = J⁻ᵀ A J⁻¹,
+c_p = J⁻ᵀ c − M_p J̇ J⁻¹ ṗ,  g_p = J⁻ᵀ g; c_p = S_p ṗ with Ṁ_p − 2 S_p skew-symmetric
+(:func:`transformed_factorization`; derivation in docs/dynamic-model.md).
 """
 
 from __future__ import annotations

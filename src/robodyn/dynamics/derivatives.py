@@ -1,19 +1,10 @@
 """Analytic derivatives of the dynamic model, linearization, and the momentum-based collision residual.
 
-Inverse-dynamics derivatives are the forward-mode derivatives of the Newton–Euler recursion of Khalil & Dombre
-[9.84]–[9.94] (the idea of Carpentier and Mansard's recursive derivatives, in Khalil's link frames), obtained by
-running robodyn's one statement of that recursion, :func:`robodyn.dynamics.newton_euler.rnea_components`, on dual
-numbers (:mod:`robodyn.dual`): q_j and q̇_j enter as duals seeded along the 2n directions q_1..q_n, q̇_1..q̇_n,
-every quantity of the forward recursion (ω_j, ω̇_j, V̇_j, F_j, M_j) and of the backward one (f_j, m_j) carries its
-tangent, and the tangent of Γ_j = σ_j f_jᵀa_j + σ̄_j m_jᵀa_j gives row j of ∂Γ/∂q and ∂Γ/∂q̇ (rotor inertia I_aj q̈_j
-and friction Γ_fj are added outside the recursion).  The derivative of the joint's own transform,
-∂(^jA_{a(j)} x)/∂q_j = (^jA_{a(j)} x) × a_j for a revolute joint and ∂ ^{a(j)}P_j/∂q_j = ^{a(j)}A_j a_j for a
-prismatic one, comes from the duals of cos q_j, sin q_j and r_j + q_j.  The directions are ordered joint by joint
-(q_1, q̇_1, q_2, ...) so that the tangents of frame j span only the joints of its path from the base: the cost is
-O(n²) per state, batched over leading axes.  robodyn.native's compiled derivative kernel computes the same
-derivatives another way, Carpentier and Mansard's analytical derivatives in the closed form of Singh, Russell and
-Wensing (one forward and one backward pass in R_0; tested against this path), and serves float64 batches when it is
-available.
+Inverse-dynamics derivatives are the forward-mode derivatives of the Newton–Euler recursion [9.84]–[9.94]
+(Carpentier and Mansard's recursive derivatives, in Khalil's link frames): robodyn's one statement of it,
+:func:`robodyn.dynamics.newton_euler.rnea_components`, run on dual numbers (:mod:`robodyn.dual`) seeded along
+q_1, q̇_1, q_2, ..., O(n²) per state.  robodyn.native's derivative kernel (Singh, Russell and Wensing's closed
+form, tested against this path) serves float64 batches.  See docs/derivatives.md.
 """
 
 from __future__ import annotations
@@ -37,8 +28,6 @@ from robodyn.model.robot import Robot
 
 
 def _check(robot: Robot, q, qd, qdd, gravity, wrenches):
-    if not isinstance(robot, Robot):
-        raise InputError("robot must be a robodyn Robot")
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, qdd=qdd)
     g = robot.gravity if gravity is None else check_array("gravity", gravity, (3,), (), np.float64)
     W = None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, np.float64)
@@ -53,8 +42,7 @@ def _as(dtype, record):
 
 def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity, fast=False):
     """∂Γ/∂q, ∂Γ/∂q̇ (..., n, n) of the rigid-body recursion on checked float64 arrays: robodyn.native's compiled
-    kernel where the executor hands it the batch (``fast``: its trig="fast"), else :func:`rnea_components` on dual
-    numbers (module docstring)."""
+    kernel where the executor hands it the batch (``fast``: its trig="fast"), else :func:`_dual_derivatives`."""
     if executor.takes_derivatives(q.dtype):
         a = {"q": q, "qd": qd, "qdd": qdd}
         if gravity is not None:
@@ -114,7 +102,7 @@ def inverse_dynamics_derivatives(robot: Robot, q, qd, qdd, wrenches=None, gravit
                                  trig: str = "exact"):
     """∂Γ/∂q and ∂Γ/∂q̇ of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94], analytically.
 
-    Forward-mode differentiation of the Newton–Euler recursion (module docstring). Friction contributes
+    Forward-mode differentiation of the Newton–Euler recursion (module docstring).  Friction contributes
     diag(∂Γ_f/∂q̇) to ∂Γ/∂q̇; rotor inertias contribute nothing (I_a q̈ does not depend on q, q̇);
     ∂Γ/∂q̈ is the inertia matrix A(q) (:func:`robodyn.inertia_matrix`). External wrenches, constant in the link
     frames, enter through the recursion.
@@ -182,8 +170,6 @@ def _forward_general(robot: Robot, q, qd, tau, wrenches, gravity, friction, fast
 
     friction = None if friction is True else friction
     model = _sloped_model(friction)
-    if not isinstance(robot, Robot):
-        raise InputError("robot must be a robodyn Robot")
     dtype, batch, a = joint_arrays(robot, q=q, qd=qd, tau=tau)
     if executor.takes_derivatives(dtype):
         # q̈, A and ∂Γ in one compiled pass, with the robot's own friction [9.26]-[9.28] and its slope where it has
@@ -244,12 +230,9 @@ def inverse_dynamics_second_derivatives(robot: Robot, q, qd, qdd, wrenches=None,
     """Second derivatives of the inverse dynamic model Γ(q, q̇, q̈) [9.84]–[9.94] (as Pinocchio's
     ``ComputeRNEASecondOrderDerivatives``).
 
-    The first derivatives ∂Γ/∂q and ∂Γ/∂q̇ are the forward-mode derivatives of the Newton–Euler recursion on dual
-    numbers (:func:`inverse_dynamics_derivatives`); their derivatives along q_k and q̇_k are taken by the complex
-    step, Im ∂Γ/∂·(x + i h e_k)/h with h = 1e-100: the recursion runs on complex duals, and the result is exact to
-    round-off (a complex step has no difference, so no truncation or cancellation error). Γ is linear in q̈, so
-    ∂²Γ/∂q̈_j∂q_k = ∂A_ij/∂q_k is the first derivative ∂Γ/∂q_k at q̇ = 0, q̈ = e_j without gravity and wrenches.
-    2n + n evaluations of the first derivatives, O(n³) per state, batched over leading axes.
+    The complex step Im ∂Γ/∂·(x + i h e_k)/h (h = 1e-100, exact to round-off) of the dual-number first derivatives
+    of :func:`inverse_dynamics_derivatives`; ∂²Γ/∂q̈_j∂q_k = ∂A_ij/∂q_k is ∂Γ/∂q_k at q̇ = 0, q̈ = e_j, without
+    gravity and wrenches (docs/derivatives.md).  O(n³) per state.
 
     Parameters
     ----------
@@ -477,14 +460,9 @@ def _floating_derivatives(robot: Robot, q, v, a, wrenches, gravity, what: str):
 def floating_inverse_dynamics_derivatives(robot: Robot, q, v, a, wrenches=None, gravity=None):
     """∂τ/∂q and ∂τ/∂v of :func:`robodyn.floating.floating_inverse_dynamics` (Pinocchio's ``computeRNEADerivatives``).
 
-    The configuration derivative is taken in the tangent space of the free flyer, as Pinocchio's: column k is the
-    derivative along dq = [δp, δθ, δq] (n + 6), the base pose moved by its local twist increment,
-    ^wT_0' = ^wT_0 Exp(δp, δθ), δp and δθ in R_0.  The joint columns and ∂τ/∂v come from the forward-mode
-    Newton–Euler derivatives (:func:`inverse_dynamics_derivatives`, [9.84]–[9.94]) of the augmented robot of
-    :mod:`robodyn.dynamics.floating`, plus M ∂q̈_a/∂v for the velocity products of its virtual joints; the base
-    columns from left-invariance: only gravity in R_0 changes with the base pose, so ∂τ/∂δp = 0 and
-    ∂τ/∂δθ = −M[:, :3] [g_0]_×, g_0 = ^0R_w g (docs/floating-base.md, "Derivatives").  ∂τ/∂a is the inertia
-    matrix (:func:`robodyn.floating.floating_inertia_matrix`).
+    The configuration derivative is taken in the tangent space of the free flyer, as Pinocchio's: along
+    dq = [δp, δθ, δq] (n + 6), ^wT_0' = ^wT_0 Exp(δp, δθ) with δp, δθ in R_0 (docs/floating-base.md,
+    "Derivatives").  ∂τ/∂a is :func:`robodyn.floating.floating_inertia_matrix`.
 
     Parameters
     ----------

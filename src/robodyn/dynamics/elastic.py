@@ -8,10 +8,8 @@ diagonal rotor inertias B_m = diag(I_m n_r²) and motor-side friction,
     A(q) q̈ + C(q, q̇) q̇ + Q(q) + Γ_f(q̇) + K (q − q_M) = 0                            [9.35a]
     B_m q̈_M + diag(q̇_M) F_vm + diag(sign q̇_M) F_cm − K (q − q_M) = Γ                 [9.35b]
 
-(De Luca: M(q) q̈ + c + g + K(q − θ) = 0,  B_m θ̈ + K(θ − q) = τ.)  The link side is the rigid ``robot``
-(its own joint friction Γ_f included, as Khalil allows below [9.35]); the rotor inertias live in B_m, so
-``robot.Ia`` must be zero.  As K → ∞, q_M → q and the sum of both equations is the rigid model with
-Ia = B_m and friction Γ_f + motor friction (:meth:`ElasticRobot.rigid_equivalent`).
+The link side is the rigid ``robot`` (its joint friction Γ_f included); the rotors live in B_m, so ``robot.Ia``
+must be zero (docs/extended-models.md, "Elastic joints").
 """
 
 from __future__ import annotations

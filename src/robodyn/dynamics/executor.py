@@ -19,25 +19,14 @@ and its NumPy code on checked arrays).  :func:`execute` alone chooses among robo
 - **the customized models** of :func:`robodyn.compile` (C, CUDA, JAX), which the user builds for one robot when a
   non-default method must be fast; they are called directly, not through here.
 
-A call to the kernels is short, for fixed and floating bases alike: each :class:`Algorithm` served by a kernel
-carries the workspace key of its entry bound to a robot (``Algorithm.key``, made by ``Algorithm.bind`` on a robot's
-first call and kept in :mod:`robodyn.model.workspace`), so :func:`execute` looks the entry up in one step and calls it
-with the caller's arrays (no dict, no tuple built per call); the entry takes one 1-D float64 state (a free-flyer
-state through robodyn.native's free-flyer entry on the augmented robot, :func:`robodyn.native.bind_floating`), or,
-for the fixed-base kernels, float64 arrays of one shape (..., n) with gravity None or (3,), and declines anything
-else (broadcast batch axes, per-state gravity, wrenches, NaN, another dtype or shape), which then goes through the
-checks of :func:`robodyn.model.arguments.joint_arrays` (or the free-flyer function's own) and
-:func:`robodyn.native.run_checked` or NumPy, whose errors name the argument.  ``out=`` is the result's buffer on
-every path (the kernels write it; elsewhere the result is copied into it), checked by
-:func:`robodyn.arrays.check_out`.  ``trig=`` travels the same way, checked once on entry
-(:func:`robodyn.native.check_trig`) and handed on as a flag to the bound entry, to
-:func:`robodyn.native.run_checked` and to ``general``: "fast" lets the generic kernels compute the sines and
-cosines of the joint angles by their vectorised sincos (within 1 ulp of the C library's); every other path
-computes as by default.
-
-The environment switch ``ROBODYN_NATIVE`` (0: no compiled code) is read at every call: by :func:`enabled` and the
-bound entry for batches, and by the native single-state entry itself (C's ``getenv``, a few nanoseconds) for one
-state.
+Each :class:`Algorithm` served by a kernel carries the workspace key of its entry bound to a robot
+(``Algorithm.key``, made by ``Algorithm.bind`` on the robot's first call), so :func:`execute` finds it in one
+lookup.  The entry takes one 1-D float64 state, or float64 arrays of one shape (..., n) with gravity None or (3,),
+and declines anything else, which then goes through the checks of :func:`robodyn.model.arguments.joint_arrays` (or
+the free-flyer function's own) and :func:`robodyn.native.run_checked` or NumPy, whose errors name the argument.
+``out=`` is the result's buffer on every path (:func:`robodyn.arrays.check_out`); ``trig=`` is checked once
+(:func:`robodyn.native.check_trig`) and handed on as a flag: "fast" lets the kernels use their vectorised sincos,
+every other path computes as by default.  ``ROBODYN_NATIVE`` (0: no compiled code) is read at every call.
 """
 
 from __future__ import annotations

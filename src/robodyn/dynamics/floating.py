@@ -1,36 +1,9 @@
 """Mobile and floating bases with Pinocchio's free-flyer conventions, on the fixed-base recursions.
 
-Conventions (those of Pinocchio's ``JointModelFreeFlyer``), for a robot with n joint variables:
-
-* configuration ``q`` (..., n + 7) = [p (3), quaternion (x, y, z, w), joint positions]: p the position of the base
-  origin O_0 in the world, the quaternion the orientation ^wR_0 of the base frame R_0;
-* velocity ``v`` (..., n + 6) = [v_0 (3), ω_0 (3), q̇]: velocity of O_0 and angular velocity of the base, both
-  expressed in R_0;
-* acceleration ``a`` (..., n + 6) = dv/dt: [v̇_0, ω̇_0, q̈], the derivative of the base-frame components (the
-  acceleration of O_0 is v̇_0 + ω_0 × v_0 in R_0);
-* generalized forces (..., n + 6) = [f_0 (3), m_0 (3), Γ]: the wrench that the base joint exerts on the base, in R_0,
-  moment about O_0, then the joint torques.
-
-``robot.gravity`` is then in the world frame, and ``robot.base_params`` are the standard parameters of the base
-body (link 0) in R_0 about O_0.
-
-Method.  At one instant the dynamics do not depend on which inertial frame is the world: take the one that
-coincides with R_0 at that instant.  In it the free motion of the base is that of six virtual joints with their
-variables at zero — three prismatic joints along x, y, z of R_0, then three revolute joints about x, y, z — whose
-last frame is R_0 and carries the base body; the robot's frames whose antecedent is 0 hang on it.  At zero angles
-the virtual velocities are exactly (v_0, ω_0), the virtual joint forces are exactly (f_0, m_0), and the virtual
-accelerations are
-
-    q̈_lin = v̇_0 + ω_0 × v_0,          q̈_rot = ω̇_0 − (ω_y ω_z, −ω_x ω_z, ω_x ω_y)
-
-(the second term is the velocity product ω_{j−1} × q̇_j z_j of [9.86] accumulated over the three revolute
-joints), with gravity ^0R_w g.  The inverse dynamics of this augmented robot is the Newton–Euler algorithm
-[9.84]–[9.94] with the base's own Newton–Euler equations as its last step (the floating-base Newton–Euler of Khalil,
-Gallot and Boyer, whose base acceleration is the initial condition of the forward recursion); its inertia matrix
-(composite links, Appendix 8) is the (n + 6) × (n + 6) free-flyer inertia matrix whose 6 × 6 block is the locked
-(composite) inertia of the whole robot; its articulated-body forward dynamics (§9.7.2) is Featherstone's ABA with
-a floating base.  No angle is ever away from zero, so there is no singularity of a parametrisation.  The augmented
-robot is built once per robot (kept with it) and runs the same code, compiled kernels included, as any robot.
+q (..., n + 7) = [p, quaternion (x, y, z, w), joints], v and a (..., n + 6) = [v_0, ω_0 in R_0, q̇] and dv/dt,
+generalized forces [f_0, m_0 in R_0 about O_0, Γ]; ``robot.gravity`` in the world frame, ``robot.base_params`` the
+base body's standard parameters in R_0.  Each algorithm is the fixed-base one of the augmented robot, whose first
+six joints are virtual joints at zero carrying the base (docs/floating-base.md, "Method").
 """
 
 from __future__ import annotations
@@ -45,7 +18,7 @@ import numpy as np
 from robodyn.arrays import as_real_array, finite_result, working_dtype
 from robodyn.model.robot import check_robot
 from robodyn.model.workspace import WORKSPACE
-from robodyn.model.arguments import frame_index
+from robodyn.model.arguments import frame_index, joint_arrays
 from robodyn import native
 from robodyn.dynamics import composite, executor, newton_euler, recursive
 from robodyn.errors import InputError, ModelError
@@ -60,7 +33,7 @@ QUATERNION_TOLERANCE = 1e-6
 
 
 def augmented_robot(robot: Robot) -> Robot:
-    """The fixed-base robot whose first six joints are the virtual joints of the base (module notes).
+    """The fixed-base robot whose first six joints are the virtual joints of the base (docs/floating-base.md).
 
     Every virtual frame has γ = α = π/2, so that z_1..z_6 point along x, y, z, x, y, z of R_0 and frame 6 is R_0
     itself; frame 6 carries ``robot.base_params`` and is the antecedent of the robot's root frames.  Kept with the
@@ -102,12 +75,7 @@ def _augmented(robot: Robot) -> Robot:
 
 def quaternion_matrix(quat: np.ndarray) -> np.ndarray:
     """Rotation matrix (..., 3, 3) of unit quaternions (..., 4) in the order (x, y, z, w)."""
-    rows = quaternion_rows(*(quat[..., i] for i in range(4)))
-    R = np.empty(quat.shape[:-1] + (3, 3), quat.dtype)
-    for r in range(3):
-        for c in range(3):
-            R[..., r, c] = rows[r][c]
-    return R
+    return np.stack([np.stack(row, -1) for row in quaternion_rows(*np.moveaxis(quat, -1, 0))], -2)
 
 
 def _moving(robot: Robot, what: str) -> Robot:
@@ -160,20 +128,21 @@ def _arrays(robot: Robot, what: str, **given):
     return dtype, batch, arrays, quaternion_matrix(quat / norm[..., None])
 
 
+def _virtual_q(q: np.ndarray) -> np.ndarray:
+    """q (..., n + 6) of the augmented robot at a free-flyer q (..., n + 7): the virtual joints at zero."""
+    return np.concatenate([np.zeros(q.shape[:-1] + (6,), q.dtype), q[..., 7:]], -1)
+
+
 def _virtual_state(robot: Robot, q, v, R, gravity, batch, dtype):
-    """q, q̇ of the augmented robot and gravity in R_0 (module notes)."""
-    zeros = np.zeros(batch + (6,), dtype)
+    """q, q̇ of the augmented robot and gravity in R_0."""
     g = newton_euler.gravity_argument(robot, gravity, batch, dtype)
-    return np.concatenate([zeros, q[..., 7:]], -1), v, mtv(R, np.broadcast_to(g, batch + (3,)))
+    return _virtual_q(q), v, mtv(R, np.broadcast_to(g, batch + (3,)))
 
 
 def _bind(robot: Robot, what: str):
-    """robodyn.native's free-flyer entry of ``what`` bound to the robot (the virtual state of the module notes and
-    the augmented robot's recursion in one C call, :func:`robodyn.native.bind_floating`), kept in the robot's
-    workspace entry under :func:`_native_key`: the ``bind`` of the free-flyer functions' specs
-    (:class:`robodyn.dynamics.executor.Algorithm`), which :func:`robodyn.dynamics.executor.execute` calls for one
-    state.  False where it cannot serve the robot: a fixed
-    base, the forward dynamics of a mobile base (whose base acceleration is given), no compiled kernels here."""
+    """The ``bind`` of the free-flyer specs: :func:`robodyn.native.bind_floating` (virtual state and recursion in
+    one C call) kept in the robot's workspace; False for a fixed base, a mobile base's forward dynamics (its base
+    acceleration is given) or no compiled kernels."""
     return WORKSPACE.value(robot, _native_key(what), lambda: _new_entry(robot, what))
 
 
@@ -188,22 +157,16 @@ def _native_key(what: str) -> str:
     return "floating_native_" + what
 
 
-def _velocity_products(v: np.ndarray) -> np.ndarray:
-    """(..., 6): what the virtual joints' velocity products add to [v̇_0, ω̇_0] (module notes): ω_0 × v_0 and
-    −(ω_y ω_z, −ω_x ω_z, ω_x ω_y), so that q̈_a = a + them and a = q̈_a − them on the first six entries."""
-    return np.stack(velocity_products(*(v[..., i] for i in range(6))), -1)
-
-
 def _virtual_acceleration(v: np.ndarray, a: np.ndarray, sign: int = 1) -> np.ndarray:
     """q̈ of the augmented robot from the free-flyer acceleration ``a`` (``sign`` 1), or ``a`` from that q̈ (``sign``
-    −1), by :func:`_velocity_products` (module notes)."""
-    products = _velocity_products(v)
+    −1): the virtual joints' velocity products ω_0 × v_0 and −(ω_y ω_z, −ω_x ω_z, ω_x ω_y) on the first six."""
+    products = np.stack(velocity_products(*(v[..., i] for i in range(6))), -1)
     return np.concatenate([a[..., :6] + products if sign > 0 else a[..., :6] - products, a[..., 6:]], -1)
 
 
 def augmented_state(robot: Robot, q, v, a, gravity=None, what: str = "augmented_state"):
-    """The state of :func:`augmented_robot` at a free-flyer state (module notes), for algorithms written for fixed
-    bases (the regressor of :mod:`robodyn.parameters.floating`).
+    """The state of :func:`augmented_robot` at a free-flyer state, for algorithms written for fixed bases (the
+    regressor of :mod:`robodyn.parameters.floating`).
 
     Parameters
     ----------
@@ -243,7 +206,7 @@ def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None
     q : array_like (..., n + 7)
         [base position in the world (m), base quaternion (x, y, z, w), joint positions (rad | m)].
     v, a : array_like (..., n + 6)
-        [v_0, ω_0 in R_0, q̇] and its derivative [v̇_0, ω̇_0, q̈] (module notes).
+        [v_0, ω_0 in R_0, q̇] and its derivative [v̇_0, ω̇_0, q̈].
     wrenches : array_like (..., nf, 6), optional
         As in :func:`robodyn.inverse_dynamics`: exerted BY link j ON the environment, in R_j, moment about O_j.
     gravity : array_like (3,) or (..., 3), optional
@@ -259,8 +222,7 @@ def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None
 
 
 def _inverse_general(robot: Robot, q, v, a, wrenches, gravity, friction=None, fast=False) -> np.ndarray:
-    """Any free-flyer state: the augmented robot's Newton–Euler recursion on the virtual state (module notes);
-    ``fast`` (the executor's trig flag) is not read."""
+    """Any free-flyer state: the augmented robot's Newton–Euler recursion; ``fast`` (the trig flag) is not read."""
     robot = _moving(robot, "inverse_dynamics")
     dtype, batch, arr, R = _arrays(robot, "inverse_dynamics", q=q, v=v, a=a)
     qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
@@ -293,16 +255,15 @@ def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=Non
     """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero."""
     robot = _moving(robot, "inertia_matrix")
     dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", q=q)
-    qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
-    return composite.inertia_matrix(augmented_robot(robot), qa)
+    return composite.inertia_matrix(augmented_robot(robot), _virtual_q(arr["q"]))
 
 
 def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=None, base_acceleration=None) -> np.ndarray:
     """Forward dynamics with a floating base (Pinocchio's ``aba``) or a mobile base of given acceleration.
 
-    Floating base: the articulated-body algorithm of §9.7.2 ([9.100]–[9.124]) on the augmented robot (module
-    notes), O(n).  Mobile base: q̈ = A(q)⁻¹ (Γ − H), H the joint torques of :func:`floating_inverse_dynamics` with
-    the base acceleration imposed and q̈ = 0, A the joint-space inertia matrix ([9.95]–[9.96]).
+    Floating base: the articulated-body algorithm of §9.7.2 ([9.100]–[9.124]) on the augmented robot, O(n).
+    Mobile base: q̈ = A(q)⁻¹ (Γ − H), H the joint torques of :func:`floating_inverse_dynamics` with the base
+    acceleration imposed and q̈ = 0, A the joint-space inertia matrix ([9.95]–[9.96]).
 
     Parameters
     ----------
@@ -335,7 +296,7 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
 
 
 def _forward_general(robot: Robot, q, v, tau, wrenches, gravity, friction=None, fast=False) -> np.ndarray:
-    """Any free-flyer state of a floating base: the augmented robot's articulated-body recursion (module notes)."""
+    """Any free-flyer state of a floating base: the augmented robot's articulated-body recursion."""
     what = "forward_dynamics"
     robot = _moving(robot, what)
     if robot.base == "mobile":
@@ -370,13 +331,9 @@ class ReducedInverseDynamics(NamedTuple):
 def reduced_inverse_dynamics(robot: Robot, q, v, qdd, wrenches=None, gravity=None) -> ReducedInverseDynamics:
     """Joint torques of a free-floating robot from its joint accelerations alone, the base moving as it must.
 
-    Khalil's floating-base Newton–Euler method (Khalil, Gallot and Boyer 2007, see docs/floating-base.md): with
-    the base unactuated, its equations M_bb a_b + M_bj q̈ + H_b = 0 give its acceleration from the wrench
-    w_0 = M_bj q̈ + H_b that a first Newton–Euler pass with a_b = 0 needs on the base,
-
-        a_b = −M_bb⁻¹ w_0      (M_bb the locked inertia of the whole robot in R_0 about O_0),
-
-    and a second pass with a_b gives the joint torques.
+    Khalil's floating-base Newton–Euler method (Khalil, Gallot and Boyer 2007): a first pass with a_b = 0 gives the
+    base wrench w_0, the base acceleration is a_b = −M_bb⁻¹ w_0 (M_bb the locked inertia in R_0 about O_0), and a
+    second pass gives the joint torques (docs/floating-base.md).
 
     Parameters
     ----------
@@ -430,23 +387,18 @@ def _full_configuration(robot: Robot, q, what: str):
     if robot.base != "fixed":
         dtype, batch, arr, R = _arrays(robot, what, q=q)
         return dtype, batch, arr["q"], R
-    qj = as_real_array("q", q)
-    if qj.ndim == 0 or qj.shape[-1] != robot.n or not np.all(np.isfinite(qj)):
-        raise InputError(f"{what}: argument 'q' must be finite with shape (..., {robot.n}) for fixed-base robot '{robot.name}'")
-    dtype = working_dtype(qj)
-    batch = qj.shape[:-1]
+    dtype, batch, a = joint_arrays(robot, q=q)
     base = np.zeros(batch + (7,), dtype)
     base[..., 6] = 1
-    full = np.concatenate([base, qj.astype(dtype)], -1)
+    full = np.concatenate([base, a["q"]], -1)
     return dtype, batch, full, np.broadcast_to(np.eye(3, dtype=dtype), batch + (3, 3))
 
 
 def _momentum_rows(robot: Robot, q, what: str):
     """(M[:6, :] of the free-flyer inertia matrix, ^wR_0, base position): the rows that give the spatial
     momentum of the whole robot in R_0 about O_0 (∂T/∂v_0, ∂T/∂ω_0)."""
-    dtype, batch, full, R = _full_configuration(robot, q, what)
-    qa = np.concatenate([np.zeros(batch + (6,), dtype), full[..., 7:]], -1)
-    M = composite.inertia_matrix(augmented_robot(robot), qa)
+    _, _, full, R = _full_configuration(robot, q, what)
+    M = composite.inertia_matrix(augmented_robot(robot), _virtual_q(full))
     return M[..., :6, :], R, full[..., :3]
 
 
@@ -530,9 +482,7 @@ def _frame_numbers(robot: Robot, frames, what: str) -> list[int]:
 
 def _world_rotations(robot: Robot, full: np.ndarray, R: np.ndarray) -> np.ndarray:
     """^wR_j (..., nf, 3, 3) of the robot's frames from a free-flyer configuration and ^wR_0."""
-    dtype = full.dtype
-    qa = np.concatenate([np.zeros(full.shape[:-1] + (6,), dtype), full[..., 7:]], -1)
-    R0, _ = base_poses(augmented_robot(robot), qa, dtype)
+    R0, _ = base_poses(augmented_robot(robot), _virtual_q(full), full.dtype)
     return R[..., None, :, :] @ R0[..., 6:, :, :]
 
 
@@ -540,8 +490,8 @@ def floating_jacobian(robot: Robot, q, frame=None) -> np.ndarray:
     """Jacobian of frame ``frame`` of a floating or mobile base robot: [v; ω] = J v, the velocity of its origin
     O_j and its angular velocity in world axes (Pinocchio's frame Jacobian, ``LOCAL_WORLD_ALIGNED``).
 
-    It is the Jacobian of the augmented robot (module notes, columns of the virtual joints = the base's) rotated
-    from R_0 to the world: J = diag(R, R) ^0J.
+    It is the Jacobian of the augmented robot (columns of the virtual joints = the base's) rotated from R_0 to
+    the world: J = diag(R, R) ^0J.
 
     Parameters
     ----------
@@ -555,22 +505,17 @@ def floating_jacobian(robot: Robot, q, frame=None) -> np.ndarray:
     """
     what = "floating_jacobian"
     robot = _moving(robot, what)
-    dtype, batch, arr, R = _arrays(robot, what, q=q)
-    j = frame_index(robot, frame)
-    qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
-    J = jacobian(augmented_robot(robot), qa, frame=j + 7)
+    _, _, arr, R = _arrays(robot, what, q=q)
+    J = jacobian(augmented_robot(robot), _virtual_q(arr["q"]), frame=frame_index(robot, frame) + 7)
     return finite_result(what, np.concatenate([R @ J[..., :3, :], R @ J[..., 3:, :]], -2))
 
 
 def _frame_accelerations(robot: Robot, arr, R, j: list[int]):
     """Classical accelerations [a; ω̇] (..., k, 6) in world axes of the origins of frames ``j`` when a = 0, with
     their rotations ^wR_j (..., k, 3, 3)."""
-    dtype, batch = arr["q"].dtype, arr["q"].shape[:-1]
-    aug = augmented_robot(robot)
-    qa = np.concatenate([np.zeros(batch + (6,), dtype), arr["q"][..., 7:]], -1)
-    qdda = _virtual_acceleration(arr["v"], np.zeros_like(arr["v"]))
-    wd, Vd = link_accelerations(aug, qa, arr["v"], qdda)
-    R0, _ = base_poses(aug, qa, dtype)
+    aug, qa = augmented_robot(robot), _virtual_q(arr["q"])
+    wd, Vd = link_accelerations(aug, qa, arr["v"], _virtual_acceleration(arr["v"], np.zeros_like(arr["v"])))
+    R0, _ = base_poses(aug, qa, qa.dtype)
     k = [i + 6 for i in j]
     Rw = R[..., None, :, :] @ R0[..., k, :, :]
     return np.concatenate([mv(Rw, Vd[..., k, :]), mv(Rw, wd[..., k, :])], -1), Rw

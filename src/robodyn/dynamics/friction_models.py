@@ -1,27 +1,14 @@
 """Friction models for simulation: the discontinuous model of Khalil & Dombre [9.26]–[9.28], its smooth
 regularisation, and the LuGre dynamic model.
 
-Khalil & Dombre's joint friction Γ_f = F_c sign(q̇) + F_v q̇ (+ Stribeck, offset) [9.26]–[9.28] is
-discontinuous at q̇ = 0. An ODE integrator that meets the discontinuity at rest (a joint holding a load,
-stiction) cannot step across it: the sign flips at every trial step and the step size collapses, so the
-integration stalls. De Luca lists the phenomena (viscous, Coulomb, stiction, Stribeck, LuGre); for simulation
-we offer
+Khalil & Dombre's Γ_f [9.26]–[9.28] is discontinuous at q̇ = 0, where an ODE integrator stalls (a joint at rest
+under a load).  The models (docs/simulation-control.md, section 2):
 
-* :class:`SmoothFriction` — sign(q̇) replaced by tanh(q̇ / v_s), v_s = ``width`` (rad/s | m/s). For
-  |q̇| ≫ v_s it equals [9.26]; near rest it is a steep viscous slope F_c / v_s, so a joint under a load below
-  F_c creeps at about v_s · Γ / F_c instead of sticking. The smaller the width, the closer to true stiction and
-  the stiffer the ODE (eigenvalues ≈ F_c / (v_s A_jj)), hence the implicit integrator used by
-  :func:`robodyn.simulate` when the friction is stiff.
-* :class:`LuGre` — the LuGre model of Canudas de Wit, Olsson, Åström and Lischinsky (1995): one bristle
-  deflection z per joint, ż = q̇ − σ₀ |q̇| z / g(q̇), g(q̇) = F_c + (F_s − F_c) exp(−(q̇/v_s)²),
-  Γ_f = σ₀ z + σ₁ ż + F_v q̇ + F_off. It sticks for real (pre-sliding displacement ≈ F_c/σ₀) and reproduces
-  the Stribeck effect and break-away.
-* :class:`StickSlipFriction` — [9.26] while sliding, exact sticking at rest: a switching model whose
-  transitions are integration events (the joint stops; the holding torque exceeds the break-away level).
-* :class:`PiecewiseLinearFriction` — the piecewise-linear approximation of Khalil & Dombre's Fig. 9.2d:
-  a line through the origin up to the break-away level, a linear Stribeck decrease, then [9.27].
-* :class:`DiscontinuousFriction` — [9.26] as is (what :func:`robodyn.inverse_dynamics` uses); fine while no
-  joint comes to rest, it stalls the integrator when one does.
+* :class:`SmoothFriction` — sign(q̇) replaced by tanh(q̇ / v_s), v_s = ``width``;
+* :class:`LuGre` — Canudas de Wit, Olsson, Åström and Lischinsky (1995), one bristle state z per joint;
+* :class:`StickSlipFriction` — [9.26] while sliding, exact sticking at rest (integration events);
+* :class:`PiecewiseLinearFriction` — the piecewise-linear approximation of Khalil & Dombre's Fig. 9.2d;
+* :class:`DiscontinuousFriction` — [9.26] as is (what :func:`robodyn.inverse_dynamics` uses).
 
 Every model's ``torque`` is batched (..., n) and its ``slope`` is ∂Γ_f/∂q̇ (the diagonal, (..., n)).
 """

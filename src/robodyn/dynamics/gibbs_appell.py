@@ -9,37 +9,13 @@ One statement of the algorithms, on component scalars (:mod:`robodyn.spatial`), 
 * :func:`forward_components`: forward dynamics, D q̈ = τ − C (eq 17), the square-root-free Cholesky factorisation
   L D Lᵀ and the two triangular solves (Table 3).
 
-Every numeric path runs them: a batch (one state included) as (B,) arrays over blocks of states (as
-Newton–Euler's ``rnea``), and the customized models of robodyn.symbolic.formulations record them for the published operation counts.  The forms (Mata §4.1: "trigonometric
-identities ... make the calculation of the components of the rotation matrix unnecessary"):
-
-* rotations applied as the planar rotations Rot(x, α) and Rot(z, θ) in turn (:func:`robodyn.kinematics.to_child`);
-* the angular-acceleration tensor Ω = ω̇̃ + ω̃² of eq (12) through the six products ω_a ω_b
-  (:func:`robodyn.spatial.u_matrix`; step 1 is :func:`robodyn.kinematics.forward_frames`, Khalil & Dombre's
-  customized forward recursion);
-* the moment of eq (10), vee(ΩE − (ΩE)ᵀ) with E the Euler tensor of the inertia, in which the −|ω|² 1 part of
-  ω̃² cancels: five products a component (:func:`robodyn.spatial.euler_moment`, Khalil & Dombre's customized
-  [9.89]);
-* the composite inertia turned into the antecedent's frame by the invariants of planar rotations
-  (:func:`rotate_symmetric`, Kozłowski §4).
-
-Conversions from the paper (derivations in docs/formulations.md):
-
-* Frames.  Mata's frame i sits on joint i and is fixed to body i, ^{i-1}R_i rotating body-i coordinates into body
-  i−1: with Khalil–Kleinfinger frames that is ^{a(j)}A_j and ^{i-1}s_{i-1,i} = ^{a(j)}P_j, for any antecedent a(j).
-  Serial sums "for i = j..n" become sums over the subtree of frame j, so trees need no other change.
-* Quantities about O_i instead of G_i.  Mata writes the force ^if_i = m_i ^ir̈_i on the centre of mass and the
-  moment ^it_i about it (eqs 9–10) and adds ^ir̃_{i,i} ^if_i in eq (15).  We use the identity
-  ^ir̃_{i,i} ^if_i + ^it_i = ^iMS_i × ^is̈_i + vee(Ω_i E_i − (Ω_i E_i)ᵀ) with E_i = ½ tr(J_i) 1 − J_i the Euler
-  tensor of the inertia J_i about O_i (Mata's own ^iH_i of §4.2 step 1), and
-  ^if_i = m_i ^is̈_i + Ω_i ^iMS_i.  This is algebraically the same and needs no division by the mass (massless
-  links are allowed).
-* Prismatic joints.  Eq (7e): ∂^ir̈_i/∂q̈_k = ^iR_k ^kz_k, ∂^iω̇_i/∂q̈_k = 0 (the extracted text writes the axis
-  as ^iz_i; it is the axis of joint k seen from body i).  Hence τ_k = ^kz_kᵀ(^kf_k + ^kφ_k) for a prismatic joint,
-  and the Hessian entries of step 7 get the three mixed forms of :func:`inertia_components`.
-* Rotor inertia, friction, fixed frames, external wrenches: the rotor adds ½ Ia_k q̈_k² to G (Khalil & Dombre
-  [9.29]); friction and the wrenches are generalised forces added to τ; a fixed frame (σ = 2) is a body with no
-  joint variable (no row of D, its mass counts in every composite quantity above it).
+Every numeric path runs them (a batch as (B,) arrays over blocks of states), and the customized models of
+robodyn.symbolic.formulations record them for the published operation counts.  The forms (Mata §4.1): planar
+rotations (:func:`robodyn.kinematics.to_child`), Ω = ω̇̃ + ω̃² of eq (12) through the products ω_a ω_b (step 1 is
+:func:`robodyn.kinematics.forward_frames`), the moment of eq (10) by :func:`robodyn.spatial.euler_moment`, and the
+composite inertia turned by :func:`rotate_symmetric` (Kozłowski §4).  Quantities are about O_i, not the centre of
+mass (no division by the mass); frames, trees, prismatic joints (eq 7e), rotor inertia and friction:
+docs/formulations.md, section 1.
 """
 
 from __future__ import annotations
@@ -52,8 +28,8 @@ from robodyn.dynamics.trace import no_phase, opaque
 from robodyn.kinematics import flat_columns, forward_frames, frame_rotations, run_blocks, state_blocks, to_child, to_parent
 from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
-from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, euler_moment, frame_wrench, mat_mv,
-                             planar_symmetric, sym_rows, vcross, vdot, vmat, vscale, vsum)
+from robodyn.spatial import (UPPER, ZERO, ScalarBackend, c_add, c_mul, c_sub, euler_moment, frame_wrench,
+                             mat_conjugate, mat_mv, planar_symmetric, sym_rows, vcross, vdot, vscale, vsum)
 
 _Z = (0.0, 0.0, 1.0)
 
@@ -123,10 +99,7 @@ def rotate_symmetric(rot, trig, S6):
         ca, sa = C[1][1], C[2][1]
         S = planar_symmetric(S, 1, 2, 0, sa * sa, ca * sa, 2.0 * ca * sa, 1.0 - 2.0 * sa * sa, ca, sa)
         return tuple(S[k] for k in UPPER)
-    M = [[S[(min(a, b), max(a, b))] for b in range(3)] for a in range(3)]
-    cols = [vmat(C, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
-    CM = [[cols[k][r] for k in range(3)] for r in range(3)]
-    out = [vmat(C, CM[r]) for r in range(3)]
+    out = mat_conjugate(C, [[S[(min(a, b), max(a, b))] for b in range(3)] for a in range(3)])
     return tuple(out[a][b] for a, b in UPPER)
 
 

@@ -32,9 +32,10 @@ import numpy as np
 
 from robodyn.arrays import check_array, finite_result
 from robodyn.errors import InputError
-from robodyn.kinematics import ancestors, base_poses
+from robodyn.kinematics import base_poses, joint_twists
 from robodyn.model.arguments import frame_index, joint_arrays
-from robodyn.model.robot import Robot
+from robodyn.model.robot import Robot, check_robot
+from robodyn.spatial import motion_cross
 
 #: the axes of the results: R_0 (Pinocchio's LOCAL_WORLD_ALIGNED) or R_j (Pinocchio's LOCAL)
 AXES = ("base", "local")
@@ -56,13 +57,6 @@ class FrameAccelerationDerivatives(NamedTuple):
     da_dq: np.ndarray
     da_dqd: np.ndarray
     da_dqdd: np.ndarray
-
-
-def _mcross(V: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """Motion cross product V × S (..., 6) of twists [v; ω] × [u; η] = [ω × u + v × η; ω × η]."""
-    v, w = V[..., :3], V[..., 3:]
-    u, e = S[..., :3], S[..., 3:]
-    return np.concatenate([np.cross(w, u) + np.cross(v, e), np.cross(w, e)], -1)
 
 
 def _at(p: np.ndarray, X: np.ndarray) -> np.ndarray:
@@ -89,21 +83,12 @@ def _path(robot: Robot, q: np.ndarray, j: int, point) -> _Path:
     if point is not None:
         s = check_array("point", point, (3,), batch, np.float64)
         p = p + (R @ s[..., None])[..., 0]
-    S = np.zeros(batch + (robot.n, 6))
-    chain = set(ancestors(robot, j))
-    for k, f in enumerate(robot.joint_frames):
-        if f in chain:
-            z = R0[..., f, :, 2]
-            if robot.sigma[f] == 0:
-                S[..., k, :3], S[..., k, 3:] = np.cross(P0[..., f, :], z), z
-            else:
-                S[..., k, :3] = z
+    S = joint_twists(robot, R0, P0, j)
     return _Path(S, R, p, _at(p[..., None, :], S))
 
 
 def _check(robot: Robot, frame, axes: str, **joint):
-    if not isinstance(robot, Robot):
-        raise InputError("robot must be a robodyn Robot")
+    check_robot(robot)
     if axes not in AXES:
         raise InputError(f"axes = {axes!r}; choose 'base' (R_0, Pinocchio's LOCAL_WORLD_ALIGNED) or 'local' "
                          "(R_j, Pinocchio's LOCAL)")
@@ -156,7 +141,7 @@ def kinematic_hessian(robot: Robot, q, frame=None, point=None, axes: str = "base
     path = _path(robot, a["q"], j, point)
     S = path.S
     lower = np.tril(np.ones((robot.n, robot.n), bool))[..., None]        # [k, m]: m ≤ k
-    dS = np.where(lower, _mcross(S[..., None, :, :], S[..., :, None, :]), 0.0)
+    dS = np.where(lower, motion_cross(S[..., None, :, :], S[..., :, None, :]), 0.0)
     dJ = _at(path.p[..., None, None, :], dS) + _linear(np.cross(S[..., :, None, 3:], path.J[..., None, :, :3]))
     if axes == "local":
         dJ, = _local(path, path.J, dJ)
@@ -168,7 +153,7 @@ def _velocity(path: _Path, qd: np.ndarray):
     docstring)."""
     Vm = np.cumsum(path.S * qd[..., None], -2)
     Vj = Vm[..., -1, :]
-    dV = _mcross(path.S, Vj[..., None, :] - Vm)
+    dV = motion_cross(path.S, Vj[..., None, :] - Vm)
     v = _at(path.p, Vj)
     dv = _at(path.p[..., None, :], dV) + _linear(np.cross(Vj[..., None, 3:], path.J[..., :3]))
     return Vm, Vj, v, dv
@@ -232,12 +217,12 @@ def frame_acceleration_derivatives(robot: Robot, q, qd, qdd, frame=None, point=N
     path = _path(robot, a["q"], j, point)
     S, qd, qdd = path.S, a["qd"][..., None], a["qdd"][..., None]
     Vm, Vj, v, dv = _velocity(path, a["qd"])
-    term = S * qdd + _mcross(Vm, S) * qd
+    term = S * qdd + motion_cross(Vm, S) * qd
     Am = np.cumsum(term, -2)
     Aj = Am[..., -1, :]
     Vp, Ap = Vm - S * qd, Am - term                                  # the sums without joint m
-    dA = _mcross(S, Aj[..., None, :] - Ap) + _mcross(Vj[..., None, :] - Vp, _mcross(S, Vm))
-    dAd = _mcross(2 * Vm - Vj[..., None, :], S)
+    dA = motion_cross(S, Aj[..., None, :] - Ap) + motion_cross(Vj[..., None, :] - Vp, motion_cross(S, Vm))
+    dAd = motion_cross(2 * Vm - Vj[..., None, :], S)
     acc = _at(path.p, Aj)
     da = _at(path.p[..., None, :], dA) + _linear(np.cross(Aj[..., None, 3:], path.J[..., :3]))
     dad = _at(path.p[..., None, :], dAd)

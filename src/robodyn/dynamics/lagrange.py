@@ -1,23 +1,10 @@
 """The Lagrange form of the dynamic model, Khalil & Dombre §9.3:  Γ = A(q) q̈ + C(q, q̇) q̇ + Q(q) + Γ_f  [9.6].
 
-* ∂A/∂q_k analytically (no finite differences) from the composite-link expression of A:  with the joint axes
-  S_i = [p_i × z_i; z_i] (revolute) or [z_i; 0] (prismatic) and the composite spatial inertias 𝕀⁺_j, all in R_0
-  about O_0 (screw notation [linear; angular]),
-
-      A_ij = S_iᵀ 𝕀⁺_j S_j   for i ⪯ j (i on the path from the base to j),  0 for unrelated branches.
-
-  A motion of joint k moves everything in its subtree rigidly with the twist S_k:  ∂S_j/∂q_k = S_k × S_j and
-  ∂𝕀⁺_l/∂q_k = S_k ×* 𝕀⁺_m − 𝕀⁺_m S_k×, where m = l when k ⪯ l, m = k when l ≺ k (only the part of the composite
-  beyond k moves), nothing otherwise.  Since a rigid motion of S_i, 𝕀⁺_j and S_j together leaves A_ij unchanged,
-  for i ⪯ j:
-
-      ∂A_ij/∂q_k = (S_i × S_k)ᵀ 𝕀⁺_j S_j                               i ≺ k ⪯ j
-                 = (S_i × S_k)ᵀ 𝕀⁺_k S_j + S_iᵀ 𝕀⁺_k (S_j × S_k)         j ≺ k
-                 = 0                                                  otherwise  (k ⪯ i or k off the branch).
-
-* C from the Christoffel symbols [9.7]:  C_ij = Σ_k c_ijk q̇_k,  c_ijk = ½(∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i);
-  with this choice Ȧ − 2C is skew-symmetric.
-* Energies [9.13]–[9.19] and [9.24]–[9.25];  direct dynamics by Cholesky [9.95]–[9.96];  state equation [9.98].
+* ∂A/∂q_k analytically from A_ij = S_iᵀ 𝕀⁺_j S_j (i ⪯ j; joint twists S and composite spatial inertias 𝕀⁺ in
+  R_0 about O_0): joint k moves its subtree rigidly, ∂S/∂q_k = S_k × S (docs/dynamic-model.md, "Coriolis matrix
+  and Ȧ", gives the three cases);
+* C from the Christoffel symbols [9.7], c_ijk = ½(∂A_ij/∂q_k + ∂A_ik/∂q_j − ∂A_jk/∂q_i): Ȧ − 2C is skew-symmetric;
+* energies [9.13]–[9.19] and [9.24]–[9.25]; direct dynamics by Cholesky [9.95]–[9.96]; state equation [9.98].
 """
 
 from __future__ import annotations
@@ -29,16 +16,10 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import composite, executor
 from robodyn.dynamics.newton_euler import gravity_argument, rnea
 from robodyn.model.friction import friction_of
-from robodyn.kinematics import ancestors, base_poses, link_velocities
+from robodyn.kinematics import ancestors, base_poses, joint_twists, link_velocities
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import cross, mv
-
-
-def _motion_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a × b for twists [v; ω] (..., 6):  [ω_a × v_b + v_a × ω_b;  ω_a × ω_b]."""
-    va, wa, vb, wb = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
-    return np.concatenate([cross(wa, vb) + cross(va, wb), cross(wa, wb)], -1)
+from robodyn.spatial import cross, motion_cross, mv
 
 
 def _precedence(robot: Robot) -> np.ndarray:
@@ -55,16 +36,10 @@ def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
     """Joint twists S (..., n, 6) and composite spatial inertias 𝕀⁺ (..., n, 6, 6) of the joint frames, in R_0."""
     _, Jc, MSc, Mc = composite.composite_links(robot, q, dtype)
     R0, P0 = base_poses(robot, q, dtype)
-    batch = q.shape[:-1]
-    S = np.zeros(batch + (robot.n, 6), dtype)
-    I = np.zeros(batch + (robot.n, 6, 6), dtype)
+    S = joint_twists(robot, R0, P0)
+    I = np.zeros(q.shape[:-1] + (robot.n, 6, 6), dtype)
     for k, f in enumerate(robot.joint_frames):
         R, p = R0[..., f, :, :], P0[..., f, :]
-        z = R[..., :, 2]
-        if robot.sigma[f] == 0:
-            S[..., k, :3], S[..., k, 3:] = cross(p, z), z
-        else:
-            S[..., k, :3] = z
         s = mv(R, MSc[f])
         M = np.asarray(Mc[f])[..., None, None]
         phat, shat = skew(p), skew(s)
@@ -77,7 +52,7 @@ def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
 
 
 def inertia_matrix_partials(robot: Robot, q) -> np.ndarray:
-    """Analytic partial derivatives ∂A_ij/∂q_k, (..., n, n, n) indexed [..., i, j, k] (see the module notes)."""
+    """Analytic partial derivatives ∂A_ij/∂q_k, (..., n, n, n) indexed [..., i, j, k] (module docstring)."""
     dtype, batch, a = joint_arrays(robot, q=q)
     return _partials(robot, a["q"], dtype)
 
@@ -85,7 +60,7 @@ def inertia_matrix_partials(robot: Robot, q) -> np.ndarray:
 def _partials(robot: Robot, q: np.ndarray, dtype) -> np.ndarray:
     S, I = _axes_and_composites(robot, q, dtype)
     n = robot.n
-    X = _motion_cross(S[..., :, None, :], S[..., None, :, :])  # X[i, k] = S_i × S_k
+    X = motion_cross(S[..., :, None, :], S[..., None, :, :])  # X[i, k] = S_i × S_k
     IS = np.einsum("...jab,...lb->...jla", I, S)  # IS[j, l] = 𝕀⁺_j S_l
     ISdiag = np.einsum("...jja->...ja", IS)
     between = np.einsum("...ikx,...jx->...ijk", X, ISdiag)

@@ -1,15 +1,9 @@
 """State equations in the generalized-momentum form (De Luca, "State equations": "another choice ...
 x̃ = (q, M(q) q̇), generalized momentum").
 
-With p = A(q) q̇ (De Luca's M(q) q̇) the Lagrangian model A q̈ + C q̇ + g + Γ_f = τ becomes the 2n first-order
-equations
-
-    q̇ = A(q)⁻¹ p,      ṗ = τ + ½ ∂(q̇ᵀ A(q) q̇)/∂q − g(q) − Γ_f(q̇)          (q̇ = A⁻¹ p inside)
-
-since ṗ = Ȧ q̇ + A q̈ = τ + (Ȧ − C) q̇ − g − Γ_f and (Ȧ − C) q̇ = Cᵀ q̇ = ½ ∂(q̇ᵀAq̇)/∂q for the Christoffel
-factorization [9.7] (Ȧ = C + Cᵀ).  The right-hand side needs A and its partials ∂A/∂q_k (analytic, see
-:mod:`robodyn.dynamics.lagrange`), no joint acceleration and no Coriolis matrix: p is the state of Hamilton's
-canonical equations, ṗ = −∂H/∂q + τ − Γ_f with H = ½ pᵀ A⁻¹ p + U.
+With p = A(q) q̇ the model becomes q̇ = A(q)⁻¹ p, ṗ = τ + ½ ∂(q̇ᵀ A q̇)/∂q − g(q) − Γ_f(q̇) (the Christoffel
+factorization [9.7]): A and its analytic partials (:mod:`robodyn.dynamics.lagrange`), no joint acceleration
+(docs/dynamic-model.md, "State equations in momentum form").
 """
 
 from __future__ import annotations

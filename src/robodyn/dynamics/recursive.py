@@ -16,16 +16,11 @@ ii)  backward, j = nf..1: H_j [9.116], K_j [9.117], α_j [9.118], and the articu
      a fixed frame (σ_j = 2) has no joint equation: K_j = 𝕁*_j, α_j = 𝕁*_j γ_j − β*_j;
 iii) forward: ^jV̇_{a(j)} [9.121], q̈_j [9.122], V̇_j [9.124], from V̇_0 = [−g; 0].
 
-Implementation: every screw is a pair (linear, angular) of component tuples and every spatial inertia a triple
-of blocks (𝕁₁₁ symmetric 6-tuple, 𝕁₁₂ 3×3 rows, 𝕁₂₂ symmetric 6-tuple), 𝕁₂₁ = 𝕁₁₂ᵀ (see :mod:`robodyn.spatial`):
-the screw transformation is applied as a rotation A = C Rot(z, θ) and a displacement P, never as a 6×6 product,
-so that exact zeros (joint axes, aligned frames, constant P) cost nothing.
+A screw is a pair (linear, angular) of component tuples, a spatial inertia the blocks (𝕁₁₁, 𝕁₁₂, 𝕁₂₂), 𝕁₂₁ = 𝕁₁₂ᵀ
+(:mod:`robodyn.spatial`); 𝕋 is applied as a rotation and a displacement, never as a 6×6 product.
 
-τ_j = Γ_j − Γ_fj(q̇_j) (friction [9.26]–[9.28] and offset, [9.106]).
-
-Typography of Khalil & Dombre fixed here: [9.104] and [9.107] print (^n𝕋_{n−1})⁻¹ where [9.100] gives ^n𝕋_{n−1}, and
-[9.107] misplaces a parenthesis; the consistent forms are [9.121]–[9.122], used below.  [9.112] prints
-"+ 𝕋ᵀ f" where [9.102] gives "−"; the sign of [9.102] and [9.115]/[9.119] is used.
+τ_j = Γ_j − Γ_fj(q̇_j) ([9.106]).  The misprints of §9.7.2 fixed here ([9.104], [9.107], [9.112]):
+docs/dynamic-model.md, "Direct dynamic model".
 """
 
 from __future__ import annotations

@@ -8,31 +8,10 @@ filter in robot dynamics"), batched, revolute/prismatic/fixed frames, trees incl
   the tip (3.55)–(3.58) (:func:`kozlowski_forward`).
 
 Each recursion is written once, on component scalars (:mod:`robodyn.spatial`), in the forms Kozłowski counts
-(Tables 1–2): the batched NumPy path runs it on (B,) arrays over blocks of states (one state included), and
-:func:`robodyn.symbolic.formulations.recorded_model` records it for :func:`robodyn.compile` and the operation
-counts, each step announced to ``phase`` with its row of Kozłowski's tables.
-
-Conventions.  The paper numbers links from the tip (k = 1) to the base (k = n + 1 fixed); joint k joins links k and
-k + 1; frame k sits on joint k, fixed to link k.  robodyn numbers frames from the base: paper link k is robodyn
-frame j = nf + 1 − k of a serial chain, the paper's "link k + 1" is the antecedent a(j), "k = n, ..., 1" is the
-base-to-tip order j = 1..nf and "k = 1, ..., n" is the tip-to-base order j = nf..1.  Other correspondences, per
-frame j with a = a(j):
-
-    A_k = ^{a}A_j (link-k coordinates → link-(k+1) coordinates),  l_{k+1,k} = ^{a}P_j,
-    I_k = ^jJ_j (about O_j),  m_k p_k = ^jMS_j,  H_k = [z; 0] (revolute) or [0; z] (prismatic), h_k = z_j.
-
-Spatial vectors of frame j are in R_j about O_j, angular part first as Kozłowski writes them: V = [ω; v],
-λ = [ω̇; v̇], x = [T; F].  The orientation A_k and the transition φ_{k+1,k} = [[1, l̂], [0, 1]] are applied one
-after the other (A_k one planar rotation at a time, Kozłowski §4).
-
-Trees (a documented generalisation; the paper treats serial chains): a link's state x receives the sum of
-φ A x_c over its children c, and likewise z, P in the filter — the sweep argument of (3.45) holds child by child.
-
-Extensions: rotor inertia adds Ia_k to the joint-axis inertia D_k (3.49) and Ia_k q̈_k to τ_k (3.30); friction
-Γ_f(q̇) is subtracted from τ before the innovations (3.51); a fixed frame (σ = 2) has no H_k, so it passes z, P
-through unchanged; wrenches exerted by link j on the environment add to b̄_k (3.14 has −T_ck − p_k × F_ck for the
-forces exerted on the link); gravity is the base acceleration λ_{n+1} = [0; −g] (the paper writes λ_{n+1} = g with
-g the upward 6-vector).
+(Tables 1–2), each step announced to ``phase`` with its row of his tables.  Frames are robodyn's, numbered from the
+base (paper link k is frame j = nf + 1 − k of a serial chain); spatial vectors of frame j are in R_j about O_j,
+angular part first: V = [ω; v], λ = [ω̇; v̇], x = [T; F]; gravity is the base acceleration λ = [0; −g].
+Numbering, trees, rotor inertia, friction and wrenches: docs/formulations.md, section 2 ("Extensions").
 """
 
 from __future__ import annotations
@@ -46,7 +25,7 @@ from robodyn.dynamics.trace import no_phase, opaque
 from robodyn.kinematics import frame_rotations, run_blocks, to_child, to_parent
 from robodyn.model.friction import friction_of
 from robodyn.model.robot import Robot
-from robodyn.spatial import UPPER, ZERO, frame_wrench, planar_symmetric, vcross, vmat, vscale, vsum
+from robodyn.spatial import UPPER, ZERO, frame_wrench, mat_conjugate, planar_symmetric, vcross, vscale, vsum
 
 
 # ---- Kozłowski (3.24)–(3.33): spatial-operator inverse dynamics ------------------------------------------------
@@ -60,14 +39,9 @@ def kozlowski_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None, phase=
     Kozłowski numbers them from the tip, the recursions are the same), each recursion announced to ``phase`` with
     the name of its row of Kozłowski's Table 1:
 
-    * ``b_k, n_k``: the angular velocities (3.25) (the linear ones are not needed) and the bias terms ā_k
-      (3.31)–(3.32), b̄_k (3.33);
-    * costate propagation (3.10): λ⁺ = φᵀ λ, the acceleration carried from O_{a(j)} to O_j, v̇ + ω̇ × l;
-    * costate update (3.11): the orientation A_k⁻¹ across the joint, + H_kᵀ q̈_k + ā_k (3.27);
-    * state propagation (3.8), (3.12): x_k = φ x + M_k λ_k + b̄_k (3.29);
-    * state update (3.9): the spatial force turned into the antecedent's frame (A_k).
-
-    Gravity enters as the base acceleration λ = g (Kozłowski's λ_n⁺ = g). τ_k = H_k x_k (3.30).
+    ``b_k, n_k`` (ω (3.25), ā_k (3.31)–(3.32), b̄_k (3.33)), costate propagation λ⁺ = φᵀ λ (3.10), costate update
+    A_k⁻¹ λ⁺ + H_kᵀ q̈_k + ā_k (3.11), (3.27), state propagation x_k = φ x + M_k λ_k + b̄_k (3.8), (3.29), state
+    update A_k x (3.9); gravity is the base acceleration, τ_k = H_k x_k (3.30).
 
     The velocity and force transforms are written here in Kozłowski's split, the orientation A_k apart from the
     translation φ (rather than :func:`robodyn.kinematics.twist_to_child` / :func:`~robodyn.kinematics.wrench_to_parent`,
@@ -215,10 +189,7 @@ def _rotate_inertia(rot, P):
         coupling = _planar_general(coupling, x, y, z, pss, pcs, pc, ps)
     if general is not None:
         def conj(get):
-            M = [[get(a, b) for b in range(3)] for a in range(3)]
-            cols = [vmat(general, (M[0][k], M[1][k], M[2][k])) for k in range(3)]
-            CM = [[cols[k][r] for k in range(3)] for r in range(3)]
-            return [vmat(general, CM[r]) for r in range(3)]
+            return mat_conjugate(general, [[get(a, b) for b in range(3)] for a in range(3)])
 
         blocks = [(lambda R: {(a, b): R[a][b] for a, b in UPPER})(conj(lambda a, b, B=blk: B[(min(a, b), max(a, b))]))
                   for blk in blocks]
@@ -261,12 +232,9 @@ def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=
     (links from the base; the filter runs tip to base), each step announced to ``phase`` with its row of Kozłowski's
     Table 2.  ``tau`` is τ − Γ_f(q̇); the robot's rotor inertia Ia_k adds to D_k (3.49).
 
-    Spatial quantities of frame j are kept in R_j about O_j, [angular; linear] as Kozłowski writes them.  The bias
-    terms are those of (3.31)–(3.33) (ā_k, b̄_k: no linear velocity needed; Kozłowski proves them equivalent to
-    n_k, b_k), ā_k split into its part in R_j (ω × h q̇) and the centripetal ω × (ω × l) turned into R_j.  The
-    inertia update P⁺ = P⁻ − G Hᵀ P⁻ has the joint axis' row and column exactly zero (H P⁺ = 0), the state update
-    z⁺ has τ on the axis, and the orientation A_k and the transition φ are applied to P⁺ block by block, one planar
-    rotation at a time (with a rotor inertia, Ia_k > 0, P⁺ and z⁺ take the general forms of (3.52), (3.54)).
+    The biases are ā_k, b̄_k of (3.31)–(3.33) (no linear velocity needed).  Without a rotor inertia P⁺ has the joint
+    axis' row and column exactly zero (H P⁺ = 0) and z⁺ has τ on the axis; A_k and φ are applied to P⁺ block by
+    block, one planar rotation at a time.
 
     A pivot D_k that fails the relative test of :func:`robodyn.arrays.pivot_too_small` raises the singular model's
     :class:`robodyn.errors.ModelError` naming the joint on floats and arrays, and
@@ -393,22 +361,8 @@ def kozlowski_forward(robot: Robot, q, qd, tau, g, wr=None, backend=None, phase=
 
 
 def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> np.ndarray:
-    """Inverse dynamics by the spatial-operator Newton–Euler equations (3.24)–(3.33) (:func:`kozlowski_torques`).
-
-    Base to tip (paper: k = n, ..., 1), with V_0 = 0 (3.24) and λ_0 = [0; −g] (3.26, gravity as base
-    acceleration):
-
-        V_j = X_j V_a + H_jᵀ q̇_j                                        (3.25)
-        λ_j = X_j λ_a + H_jᵀ q̈_j + ā_j                                  (3.27)
-        ā_j = [ω_a × z q̇_j; ω_a × (ω_a × l_{a,j})]          revolute      (3.31)
-        ā_j = [0; ω_a × (ω_a × l_{a,j}) + 2 ω_a × z q̇_j]    prismatic     (3.32)
-
-    (X_j = A_k⁻¹ φ_{k+1,k}ᵀ; λ holds the classical accelerations ω̇_j and v̇ of O_j; the extracted (3.32) reads
-    "ω × (ω × l + 2 h q̇)", i.e. ω × (ω × l) + 2 ω × h q̇, the Coriolis term.)  Tip to base (paper: k = 1, ..., n),
-    x = 0 beyond the tip (3.28):
-
-        x_j = Σ_children X_cᵀ x_c + M_j λ_j + b̄_j,  b̄_j = [ω_j × I_j ω_j; ω_j × (ω_j × m_j p_j)]   (3.29), (3.33)
-        τ_j = H_j x_j + Ia_j q̈_j + Γ_f(q̇_j)                                               (3.30)
+    """Inverse dynamics by the spatial-operator Newton–Euler equations (3.24)–(3.33) (:func:`kozlowski_torques`;
+    the equations in robodyn's frames: docs/formulations.md, "Inverse dynamics — eqs (3.24)–(3.33)").
 
     Arguments, units and result as :func:`robodyn.inverse_dynamics` (``method="spatial_operator"``).
     """
@@ -416,28 +370,8 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, wrenches=None, gravity=None) -> n
 
 
 def forward_dynamics(robot: Robot, q, qd, tau, wrenches=None, gravity=None) -> np.ndarray:
-    """Forward dynamics by Kalman filtering and Bryson–Frazier smoothing, (3.45)–(3.58) (:func:`kozlowski_forward`).
-
-    Filter, tip to base (paper: k = 1, ..., n), z = 0 and P = 0 beyond the tip (3.46):
-
-        z_j⁻ = Σ_children X_cᵀ z_c⁺ + b_j                       state prediction       (3.47)
-        P_j⁻ = Σ_children X_cᵀ P_c⁺ X_c + M_j                   inertia prediction     (3.48)
-        D_j = H_j P_j⁻ H_jᵀ + Ia_j                              joint axis inertia     (3.49)
-        G_j = P_j⁻ H_jᵀ / D_j                                   Kalman gain            (3.50)
-        e_j⁻ = τ_j − Γ_f(q̇_j) − H_j z_j⁻                        innovations            (3.51)
-        z_j⁺ = z_j⁻ + G_j e_j⁻ + P_j⁺ n_j                       state update           (3.52)
-        e_j⁺ = e_j⁻ / D_j                                       residuals              (3.53)
-        P_j⁺ = [I − G_j H_j] P_j⁻                               inertia update         (3.54)
-
-    (X_cᵀ = φ_{k+1,k} A_k carries a child's quantities to its antecedent.)  Smoother, base to tip (paper:
-    k = n, ..., 1), λ_0 = [0; −g] (3.55):
-
-        λ_j⁺ = X_j λ_a                                          costate propagation    (3.56)
-        q̈_j = e_j⁺ − G_jᵀ (λ_j⁺ + n_j)                          joint acceleration     (3.57)
-        λ_j = λ_j⁺ + n_j + H_jᵀ q̈_j                             costate update         (3.58)
-
-    (The extracted (3.58) and (3.5) show H_kᵀ q̇_k; it is H_kᵀ q̈_k, the joint acceleration.)  The biases n_j, b_j
-    are Kozłowski's equivalent ā_j, b̄_j of (3.31)–(3.33).
+    """Forward dynamics by Kalman filtering and Bryson–Frazier smoothing, (3.45)–(3.58) (:func:`kozlowski_forward`;
+    the filter and smoother in robodyn's frames: docs/formulations.md, "Forward dynamics — Kalman filter").
 
     Arguments, units, result and errors as :func:`robodyn.forward_dynamics` (``method="spatial_operator"``): a
     joint with no articulated inertia about its axis (D_j ≈ 0) is a singular model (ModelError).

@@ -1,19 +1,11 @@
 """Task-space (operational-space) dynamics of a frame or a point, with redundancy (De Luca, "Robot dynamic model
 in the task/Cartesian space, with redundancy").
 
-For a task r = f(q) ∈ R^m with Jacobian J (m × n, full rank m ≤ n) and the joint-space model A q̈ + n(q, q̇) = τ:
-
-    Λ = (J A⁻¹ Jᵀ)⁻¹                       task inertia matrix M_r
-    J̄ = A⁻¹ Jᵀ Λ                           inertia-weighted (dynamically consistent) pseudo-inverse J_M#
-    N = I − Jᵀ J̄ᵀ                          projector of torques onto the null space of J̄ᵀ
-    μ = Λ (J A⁻¹ (n − g) − J̇ q̇),  p = Λ J A⁻¹ g      so that  n_r = μ + p
-
-and every torque τ = Jᵀ F + N τ₀ gives the task acceleration r̈ of  Λ r̈ + μ + p = F, independent of τ₀.
-
-The task is either rows of the geometric Jacobian of a frame or point (r̈ = J q̈ + J̇ q̇ with [v; ω] = J q̇), or a
-task map with its own value, Jacobian and J̇ q̇ (:class:`RelativePosition`, :class:`OrientationError`; any object
-with ``value``, ``jacobian`` and ``jacobian_dot_qd`` methods of the same signatures): the formulas above only
-need J and J̇ q̇ of r = f(q), and run in the same compiled code (robodyn.native) for both kinds of task.
+For a task r = f(q) ∈ R^m, Jacobian J (m × n, rank m ≤ n), and A q̈ + n(q, q̇) = τ: Λ = (J A⁻¹ Jᵀ)⁻¹,
+J̄ = A⁻¹ Jᵀ Λ, N = I − Jᵀ J̄ᵀ, μ = Λ (J A⁻¹ (n − g) − J̇ q̇), p = Λ J A⁻¹ g; τ = Jᵀ F + N τ₀ gives Λ r̈ + μ + p = F.
+The task is rows of a frame's geometric Jacobian or a task map with its own J and J̇ q̇ (:class:`RelativePosition`,
+:class:`OrientationError`, or any object with ``jacobian`` and ``jacobian_dot_qd``).  See
+docs/task-space-and-motion.md.
 """
 
 from __future__ import annotations
@@ -31,8 +23,8 @@ from robodyn.dynamics.api import inertia_matrix, inverse_dynamics
 from robodyn.dynamics.lagrange import inertia_matrix_derivative
 from robodyn.dynamics.newton_euler import bias_torques, gravity_torques
 from robodyn.errors import InputError
-from robodyn.kinematics import (ancestors, base_poses, forward_kinematics, jacobian, jacobian_dot_qd, link_velocities,
-                                state_frame)
+from robodyn.kinematics import (ancestors, base_poses, forward_kinematics, frame_arguments, jacobian, jacobian_dot_qd,
+                                link_velocities, state_frame)
 from robodyn.model.robot import Robot
 
 
@@ -430,10 +422,7 @@ def jacobian_derivative(robot: Robot, q, qd, frame=None, point=None) -> np.ndarr
                                       point=point)
         if out is not None:
             return out
-    dtype, batch, a = joint_arrays(robot, q=q, qd=qd)
-    j = frame_index(robot, frame)
-    if point is not None:
-        point = check_array("point", point, (3,), batch, dtype)
+    dtype, batch, a, j, point = frame_arguments(robot, frame, point, q=q, qd=qd)
     if dtype == np.float64:  # a batch: the kernel threaded over the states (None: the NumPy path explains)
         out = native.kinematics_batch(robot, "jacobian_derivative", batch, a["q"], a["qd"], frame=j, point=point)
         if out is not None:
@@ -532,20 +521,11 @@ def _suggest_independent(J: np.ndarray) -> list[int]:
 def null_space_dynamics(robot: Robot, q, qd, frame=None, point=None, rows=None, independent=None,
                         rcond: float = 1e-8) -> NullSpaceDynamics:
     """Self-motion dynamics of a redundant robot, decoupled from the task dynamics (De Luca, "Robot dynamic model
-    in the task/Cartesian space, with redundancy", step 7: "an additional (N − M)-dimensional second-order
-    dynamics is needed to describe the full robot").
+    in the task/Cartesian space, with redundancy", step 7).
 
-    The r = n − m self-motions q̇ = Zᵀ v_n span the null space of J.  Z is the basis of the partitioned Jacobian
-    J = [J_d  J_i] (dependent columns d, independent i):  Zᵀ has rows −J_d⁻¹ J_i on d and the identity on i,
-    smooth wherever J_d is invertible.  With the dynamically consistent v_n = Z̄ q̇, Z̄ = Λ_n⁻¹ Z A, the extended
-    Jacobian E = [J; Z̄] has the inverse [J̄  Zᵀ] and Eᵀ⁻¹ A E⁻¹ = diag(Λ, Λ_n): the coordinates (ṙ, v_n) are
-    inertially decoupled, and A q̈ + n = τ splits into (De Luca's transformation of coordinates applied to E)
-
-        Λ r̈ + μ + p = F = J̄ᵀ τ                       (the task dynamics of :func:`task_space_dynamics`)
-        Λ_n v̇_n + μ_n + p_n = F_n = Z τ,   Λ_n = Z A Zᵀ,   μ_n = Z (n − g) − Λ_n Ż̄ q̇,   p_n = Z g.
-
-    Conversely τ = Jᵀ F + Z̄ᵀ F_n (:meth:`NullSpaceDynamics.torques`), where Z̄ᵀ F_n = N Z̄ᵀ F_n lies in the
-    range of the null projector N of :func:`task_space_dynamics` (it gives no task acceleration).
+    Zᵀ (n × r, r = n − m) has rows −J_d⁻¹ J_i on the dependent joints d and the identity on the independent ones;
+    with v_n = Z̄ q̇, Z̄ = Λ_n⁻¹ Z A:  Λ_n v̇_n + μ_n + p_n = Z τ,  Λ_n = Z A Zᵀ,  μ_n = Z (n − g) − Λ_n Ż̄ q̇,
+    p_n = Z g, decoupled from Λ r̈ + μ + p = J̄ᵀ τ (docs/task-space-and-motion.md).
 
     Parameters
     ----------

@@ -33,12 +33,9 @@ The constants: :data:`SNAP_TOL` is robodyn's one tolerance for taking a constant
 
 The recording scalar
 --------------------
-Khalil & Dombre's customizing method (§9.6.2) expands a recursion into scalar assignments, folds the products by
-0 and ±1, evaluates the constants of the robot off-line, shares every repeated expression and drops what does not
-reach the outputs.  Here the *same* component recursions that robodyn runs on floats (Gibbs–Appell of Mata et al.,
-Kozłowski's spatial operators and Kalman filter, the articulated bodies, the composite links, Newton–Euler; each
-takes a :class:`~robodyn.spatial.ScalarBackend`) run once on :class:`Rec` scalars.  A :class:`Rec` is a node of a
-:class:`Tape` times a sign; arithmetic on it creates nodes with these rules:
+Khalil & Dombre's customizing method (§9.6.2), applied to the *same* component recursions that robodyn runs on
+floats, run once on :class:`Rec` scalars (docs/symbolic.md, "How the engine works").  A :class:`Rec` is a node of
+a :class:`Tape` times a sign; arithmetic on it creates nodes with these rules:
 
 * a robot constant is a Python float: an operation between constants is done at once (off-line, not counted);
 * x·0 = 0, x·(±1) = ±x, x + 0 = x; negation is free (the sign travels with the value);
@@ -48,10 +45,8 @@ takes a :class:`~robodyn.spatial.ScalarBackend`) run once on :class:`Rec` scalar
   repeated expression is one node (hash-consing); constants within :data:`SNAP_TOL` of 0 or ±1 are 0 or ±1;
 * only the nodes that reach the outputs are counted (the backward scan of §9.6.2).
 
-The count uses robodyn's one definition (docs/symbolic.md, "Operation counts"): ``mul`` = multiplications and
-divisions, ``add`` = additions and subtractions, sine and cosine apart, negation free.  Each node records its
-value at the state it was traced with, so comparisons in the recursions (pivot tests) take their branch; the
-program is then evaluated at any state (:meth:`Recorded.evaluate`) to check it against the numeric functions.
+The count is robodyn's one definition (docs/symbolic.md, "Operation counts").  Each node records its value at the
+traced state, so comparisons in the recursions (pivot tests) take their branch there.
 """
 
 from __future__ import annotations
@@ -59,6 +54,7 @@ from __future__ import annotations
 from types import MappingProxyType
 import math
 import numbers
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,6 +74,14 @@ KINDS = ("mul", "add", "sin", "cos", "sqrt", "other", "div")
 #: arithmetic leaves inexact by round-off (cos²α + sin²α − 1 when coefficients merge, the articulated inertia
 #: K_j a_j = 0 of the last link).  Without it a count would depend on the random values of a counting robot.
 SNAP_TOL = 1e-12
+
+
+def _binary(fn, swap: bool = False):
+    """The method ``fn(self, o)`` (``fn(o, self)`` with ``swap``) of :class:`Const`."""
+    def method(self, o):
+        return self._with(o, fn, swap)
+
+    return method
 
 
 class Const(float):
@@ -103,29 +107,10 @@ class Const(float):
         a, b = (o, self) if swap else (self, o)
         return constant(fn(float(a), float(b)), fn(expression(a), expression(b)))
 
-    def __add__(self, o):
-        return self._with(o, lambda a, b: a + b)
-
-    def __radd__(self, o):
-        return self._with(o, lambda a, b: a + b, True)
-
-    def __sub__(self, o):
-        return self._with(o, lambda a, b: a - b)
-
-    def __rsub__(self, o):
-        return self._with(o, lambda a, b: a - b, True)
-
-    def __mul__(self, o):
-        return self._with(o, lambda a, b: a * b)
-
-    def __rmul__(self, o):
-        return self._with(o, lambda a, b: a * b, True)
-
-    def __truediv__(self, o):
-        return self._with(o, lambda a, b: a / b)
-
-    def __rtruediv__(self, o):
-        return self._with(o, lambda a, b: a / b, True)
+    __add__, __radd__ = _binary(operator.add), _binary(operator.add, True)
+    __sub__, __rsub__ = _binary(operator.sub), _binary(operator.sub, True)
+    __mul__, __rmul__ = _binary(operator.mul), _binary(operator.mul, True)
+    __truediv__, __rtruediv__ = _binary(operator.truediv), _binary(operator.truediv, True)
 
     def __neg__(self):
         return Const(-float(self), -self.expr)
@@ -284,9 +269,6 @@ class Rec:
         :func:`robodyn.arrays.pivot_too_small`)."""
         return self.g.checks is not None
 
-    def _snap(self, c: float) -> float:
-        return snap(c)
-
     def _coef(self):
         """(c, node) with this value = c · node (c a constant, 1 unless the node is a constant multiple; always
         ±1 on a counting tape, whose coefficients never merge)."""
@@ -297,7 +279,7 @@ class Rec:
 
     def _make(self, coef: float, k: int):
         """coef · node k as a Rec (or a constant for coef = 0)."""
-        coef = self._snap(coef)
+        coef = snap(coef)
         if _equals(coef, 0.0):
             return 0.0
         if _equals(abs(coef), 1.0):
@@ -315,7 +297,7 @@ class Rec:
 
     def __add__(self, o):
         if _const(o):
-            if _equals(self._snap(o), 0.0):
+            if _equals(snap(o), 0.0):
                 return self
             # (s x) + c = s (x + s c)
             c = _number(o) * self.s
@@ -343,7 +325,7 @@ class Rec:
 
     def __mul__(self, o):
         if _const(o):
-            if _equals(self._snap(o), 1.0):
+            if _equals(snap(o), 1.0):
                 return self
             ca, a = self._coef()
             return self._make(ca * _number(o), a)
@@ -364,8 +346,8 @@ class Rec:
         if _const(o):
             if self.g.simplify:
                 return self * (1.0 / _number(o))
-            if _equals(abs(self._snap(o)), 1.0):
-                return self * self._snap(o)
+            if _equals(abs(snap(o)), 1.0):
+                return self * snap(o)
             return Rec(self.g, self.g.node(("divc", self.k, float(o)), self.g.vals[self.k] / float(o)), self.s)
         if not isinstance(o, Rec):
             return NotImplemented
@@ -379,7 +361,7 @@ class Rec:
     def __rtruediv__(self, o):
         if not _const(o):
             return NotImplemented
-        if _equals(self._snap(o), 0.0):
+        if _equals(snap(o), 0.0):
             return 0.0
         if not self.g.simplify:  # c / (s x) = s (c / x)
             return Rec(self.g, self.g.node(("cdiv", float(o), self.k), float(o) / self.g.vals[self.k]), self.s)
@@ -452,17 +434,14 @@ class Rec:
             return self.v > factor * float(scale)
         return self > factor * scale
 
-    def _value_of(self, o) -> float:
-        return float(o)
-
     def __ge__(self, o):
-        return self.v >= self._value_of(o)
+        return self.v >= float(o)
 
     def __lt__(self, o):
-        return self.v < self._value_of(o)
+        return self.v < float(o)
 
     def __le__(self, o):
-        return self.v <= self._value_of(o)
+        return self.v <= float(o)
 
     __hash__ = None
 
@@ -504,6 +483,16 @@ def recording_backend() -> ScalarBackend:
     return ScalarBackend("recording-symbolic", _COS, _SIN, _EXP, _unary("sign", lambda v: float(np.sign(v)), -1))
 
 
+#: How :meth:`Recorded.evaluate` computes an IR operation from the values ``v`` of the nodes (any other operation
+#: ``(fn, k)`` is NumPy's ``fn``).
+_EVALUATE = MappingProxyType({
+    "mul": lambda v, op: v[op[1]] * v[op[2]], "cmul": lambda v, op: op[1] * v[op[2]],
+    "add": lambda v, op: v[op[1]] + op[2] * v[op[3]], "addc": lambda v, op: v[op[2]] + op[1],
+    "div": lambda v, op: v[op[1]] / v[op[2]], "let": lambda v, op: op[2] * v[op[1]],
+    "rdiv": lambda v, op: 1.0 / v[op[1]], "pow": lambda v, op: v[op[1]] ** op[2],
+})
+
+
 @dataclass
 class Recorded:
     """A recorded straight-line program: the graph, the output scalars and what is counted.
@@ -543,27 +532,9 @@ class Recorded:
                 vals[k] = a[..., j]
         for k in self.reachable():
             op = self.graph.ops[k]
-            kind = op[0]
-            if kind == "in":
-                continue
-            if kind == "mul":
-                vals[k] = vals[op[1]] * vals[op[2]]
-            elif kind == "cmul":
-                vals[k] = op[1] * vals[op[2]]
-            elif kind == "add":
-                vals[k] = vals[op[1]] + op[2] * vals[op[3]]
-            elif kind == "addc":
-                vals[k] = vals[op[2]] + op[1]
-            elif kind == "div":
-                vals[k] = vals[op[1]] / vals[op[2]]
-            elif kind == "let":
-                vals[k] = op[2] * vals[op[1]]
-            elif kind == "rdiv":
-                vals[k] = 1.0 / vals[op[1]]
-            elif kind == "pow":
-                vals[k] = vals[op[1]] ** op[2]
-            else:
-                vals[k] = getattr(np, kind)(vals[op[1]])
+            if op[0] != "in":
+                rule = _EVALUATE.get(op[0])
+                vals[k] = rule(vals, op) if rule else getattr(np, op[0])(vals[op[1]])
         shape = np.broadcast_shapes(*(np.shape(np.asarray(v))[:-1] for v in inputs.values()))
         cols = [np.broadcast_to(o.s * vals[o.k] if isinstance(o, Rec) else float(o), shape) for o in self.outputs]
         return np.stack(cols, axis=-1)

@@ -1,21 +1,9 @@
 """Motors, transmissions and end-effector wrenches: Khalil & Dombre §9.3.5–9.3.7 [9.29]–[9.33], De Luca.
 
-A transmission relates joint and motor (rotor) displacements linearly,
-
-    dq = J_qm dq_m                                                                      [9.31]
-
-(J_qm = diag(1/N) for plain gears with ratios N_j = q̇_mj / q̇_j; off-diagonal entries when several motors
-move several joints, De Luca's transmission coupling matrix, e.g. the Barrett WAM's cable differentials).
-Virtual work gives the motor torques that produce joint torques Γ,
-
-    τ_m = J_qmᵀ Γ                                                                       [9.32]–[9.33]
-
-Keeping only the spinning kinetic energy ½ q̇_mᵀ J_m q̇_m of the rotors (De Luca's simplifying assumption),
-Lagrange's equations in the motor coordinates give the motor-side model
-
-    (J_qmᵀ A(q) J_qm + J_m) q̈_m + J_qmᵀ H(q, q̇) + F_vm q̇_m + F_cm sign(q̇_m) = τ_m,
-
-whose joint-side form has the reflected rotor inertia J_qm⁻ᵀ J_m J_qm⁻¹, i.e. Ia_j = N_j² J_mj for gears [9.29].
+A transmission is a constant linear map dq = J_qm dq_m [9.31] (J_qm = diag(1/N) for gears, De Luca's coupling
+matrix otherwise), with motor torques τ_m = J_qmᵀ Γ [9.32]–[9.33]; keeping the rotors' spinning energy only,
+the motor-side model is (J_qmᵀ A J_qm + J_m) q̈_m + J_qmᵀ H + F_vm q̇_m + F_cm sign(q̇_m) = τ_m
+(docs/extended-models.md, "Motors and transmissions").
 """
 
 from __future__ import annotations

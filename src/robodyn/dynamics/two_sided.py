@@ -1,31 +1,10 @@
 """Rodriguez's two-point boundary-value problem with Kozłowski's corrected bias force: inverse dynamics by
 Kozłowski's (3.1)–(3.14) ("New computational algorithms for a discrete Kalman filter in robot dynamics", §3).
 
-Kozłowski (after Rodriguez) writes every spatial quantity on both sides of each joint k: V_k⁺, λ_k⁺, x_k⁺ on link
-k + 1 at joint k, V_k⁻, λ_k⁻, x_k⁻ on link k.  Velocities and accelerations run from the base (V_n⁺ = 0, λ_n⁺ = g)
-to the tip, spatial forces from the tip (x_0⁺ = 0) to the base:
-
-    V_{k−1}⁺ = φ_{k,k−1}ᵀ V_k⁻                   V_k⁻ = A_k⁻¹ V_k⁺ + H_kᵀ q̇_k                   (3.1), (3.2)
-    λ_{k−1}⁺ = φ_{k,k−1}ᵀ λ_k⁻                   λ_k⁻ = A_k⁻¹ (λ_k⁺ + n_k) + H_kᵀ q̈_k           (3.4), (3.5)
-    x_k⁻ = φ_{k,k−1} x_{k−1}⁺ + M_k λ_k⁻ + b_k   x_k⁺ = A_k x_k⁻                               (3.8), (3.9)
-    τ_k = H_k x_k⁻
-
-with the bias acceleration n_k (3.7), (3.7') and Kozłowski's corrected bias force (3.14),
-
-    n_k = [ω_k⁺ × h q̇_k; v_k⁺ × h q̇_k] (revolute),  [0; ω_k⁺ × h q̇_k] (prismatic),  h = ^{k+1}_kR h_k
-    b_k = [ω_k⁻ × I_k ω_k⁻ + m_k p_k × (ω_k⁻ × v_k⁻);  m_k (ω_k⁻ × v_k⁻ + ω_k⁻ × (ω_k⁻ × p_k))]
-
-(T_ck = F_ck = 0; the extracted (3.5) and (3.11) print H_kᵀ q̇_k where the joint acceleration q̈_k belongs.)  The
-linear part of λ⁻ is not the acceleration of the point O_k but v̇ − ω × v (the term ω_k⁻ × v_k⁻ is "omitted" from
-the accelerations, Kozłowski §3): that is why b_k carries the ω_k⁻ × v_k⁻ terms that the one-sided Newton–Euler
-form (3.24)–(3.33) (:mod:`robodyn.dynamics.spatial_operator`) moves into its bias acceleration ā_k.  Kozłowski
-proves the two forms give the same x_k and τ_k; tests/test_two_sided.py checks it on random robots.
-
-Conventions as in :mod:`robodyn.dynamics.spatial_operator` (paper link k = robodyn frame j = nf + 1 − k, trees by
-summing over children; A_k = ^{a}A_j, l_{k,k−1} = ^{j}P_c of a child c, I_k = ^jJ_j, m_k p_k = ^jMS_j).  The ±
-quantities are kept apart as the paper writes them: V⁺, λ⁺ in the antecedent's frame at O_j, V⁻, λ⁻, x⁻ in R_j.
-Extensions as there: rotor inertia Ia_k q̈_k and friction Γ_f(q̇_k) added to τ_k, fixed frames without H_k,
-wrenches exerted by link j on the environment added to b_k, gravity as λ⁺ = [0; −g] at the base.
+Every spatial quantity is kept on both sides of each joint as the paper writes it: V⁺, λ⁺ in the antecedent's
+frame at O_j, V⁻, λ⁻, x⁻ in R_j; λ⁻ is a spatial acceleration (v̇ − ω × v), which is why the bias force b_k
+(3.14) carries the ω⁻ × v⁻ terms that the one-sided form (:mod:`robodyn.dynamics.spatial_operator`) moves into
+ā_k.  Conventions and extensions as there; the equations: docs/formulations.md, "Inverse dynamics, two-sided".
 """
 
 from __future__ import annotations
