@@ -95,6 +95,7 @@ typedef struct {
     const double *Fst, *kst, *Bst;  /* n: its Stribeck term (none where Fst = 0) */
     int chain;           /* 1: a serial chain (parent[i] = i - 1): every pair of joints is on one path */
     int trig;            /* of one call: 1 for trig="fast" (vsincos_fast), set by the entry on its copy of this struct */
+    int virtual;         /* 1: frames 0..5 are a free flyer's virtual joints (virtual_frames, checked once per model) */
 } rd_model;
 
 /* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
@@ -618,7 +619,7 @@ RD_INLINE void composite_wrench(const real *C, const real *s, int revolute, real
  * permutation below, exact in the packed model) at zero in every lane, frames 0..4 without inertia and every other
  * frame below frame 5: then 0T_5 = 1 exactly, s_v = [e_v; 0] / [0; e_v], and A_vk = s_v^T w_k is w_k[v] (what the
  * six products give, with their exact 0 and 1), so the virtual frames need neither transforms nor products. */
-static __attribute__((noinline)) int virtual_base(const rd_model *m, const real *Q) {
+static int virtual_frames(const rd_model *m) {   /* the model's part, once per model (rd_model.virtual) */
     static const double cyclic[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
     if (m->nf < 6 || m->n < 6) return 0;
     for (int i = 0; i < 6; i++) {
@@ -627,9 +628,14 @@ static __attribute__((noinline)) int virtual_base(const rd_model *m, const real 
             return 0;
         for (int c = 0; c < 9; c++) if (m->RA[9 * i + c] != cyclic[c]) return 0;
         for (int c = 0; c < 3; c++) if (m->pA[3 * i + c] != 0.0) return 0;
-        for (int l = 0; l < RD_LANES; l++) if (Q[i][l] != 0.0) return 0;
     }
     for (int i = 6; i < m->nf; i++) if (m->parent[i] < 5) return 0;
+    return 1;
+}
+RD_INLINE int virtual_base(const rd_model *m, const real *Q) {   /* the block's part: the virtual joints at zero */
+    if (!m->virtual) return 0;
+    for (int i = 0; i < 6; i++)
+        for (int l = 0; l < RD_LANES; l++) if (Q[i][l] != 0.0) return 0;
     return 1;
 }
 RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
@@ -2000,6 +2006,7 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
             p->m.Fst = p->m.Foff + n; p->m.kst = p->m.Fst + n; p->m.Bst = p->m.kst + n;
             p->m.chain = 1;
             for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
+            p->m.virtual = virtual_frames(&p->m);
             p->sc = malloc(sizeof(double) * (2 * (size_t)nf + 1));
             ok = p->sc != NULL;
             for (int i = 0; ok && i < nf; i++) {
