@@ -95,6 +95,7 @@ typedef struct {
     const double *Fst, *kst, *Bst;  /* n: its Stribeck term (none where Fst = 0) */
     int chain;           /* 1: a serial chain (parent[i] = i - 1): every pair of joints is on one path */
     int trig;            /* of one call: 1 for trig="fast" (vsincos_fast), set by the entry on its copy of this struct */
+    int virtual;         /* 1: frames 0..5 are a free flyer's virtual joints (virtual_frames, checked once per model) */
 } rd_model;
 
 /* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
@@ -508,6 +509,9 @@ RD_INLINE int crba_rows(const rd_model *m) { return m->chain && m->n >= RD_CHAIN
 static long crba_work(const rd_model *m) {
     return 34 * (long)m->nf + 2 * (long)m->n + (crba_rows(m) ? 0 : (long)m->n * m->n);
 }
+/* the most 64-byte lines of results a block fetches before its stores (crba_block): 20 kB, within a core's first
+ * level of 32 kB beside the work; larger blocks (n > 25) gained nothing, or lost up to 5 % */
+#define RD_PREFETCH 320
 /* A_jk = s_j^T w_k: the axis s_j of joint j (R_0, about O_0) on the wrench w_k of a unit acceleration of joint k */
 RD_INLINE real joint_product(const real *s, const real *w) {
     return s[0] * w[0] + s[1] * w[1] + s[2] * w[2] + s[3] * w[3] + s[4] * w[4] + s[5] * w[5];
@@ -615,7 +619,7 @@ RD_INLINE void composite_wrench(const real *C, const real *s, int revolute, real
  * permutation below, exact in the packed model) at zero in every lane, frames 0..4 without inertia and every other
  * frame below frame 5: then 0T_5 = 1 exactly, s_v = [e_v; 0] / [0; e_v], and A_vk = s_v^T w_k is w_k[v] (what the
  * six products give, with their exact 0 and 1), so the virtual frames need neither transforms nor products. */
-static __attribute__((noinline)) int virtual_base(const rd_model *m, const real *Q) {
+static int virtual_frames(const rd_model *m) {   /* the model's part, once per model (rd_model.virtual) */
     static const double cyclic[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
     if (m->nf < 6 || m->n < 6) return 0;
     for (int i = 0; i < 6; i++) {
@@ -624,9 +628,14 @@ static __attribute__((noinline)) int virtual_base(const rd_model *m, const real 
             return 0;
         for (int c = 0; c < 9; c++) if (m->RA[9 * i + c] != cyclic[c]) return 0;
         for (int c = 0; c < 3; c++) if (m->pA[3 * i + c] != 0.0) return 0;
-        for (int l = 0; l < RD_LANES; l++) if (Q[i][l] != 0.0) return 0;
     }
     for (int i = 6; i < m->nf; i++) if (m->parent[i] < 5) return 0;
+    return 1;
+}
+RD_INLINE int virtual_base(const rd_model *m, const real *Q) {   /* the block's part: the virtual joints at zero */
+    if (!m->virtual) return 0;
+    for (int i = 0; i < 6; i++)
+        for (int l = 0; l < RD_LANES; l++) if (Q[i][l] != 0.0) return 0;
     return 1;
 }
 RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
@@ -648,9 +657,15 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
         else
             link_in_base(m, 5, R0 + 45, P0 + 15, Cb + 50);
     }
+    /* a block's results of up to RD_PREFETCH lines are fetched into the cache, line by line, while its frames are
+     * computed: the stores at the end then find them there instead of waiting on memory one after another */
+    const char *next = (const char *)(job->out + s0 * (long)n * n);
+    long lines = (long)RD_LANES * n * n / 8, done = 0;
+    if (job->count - s0 < RD_LANES || lines > RD_PREFETCH) lines = 0;
     for (int i = nv; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
         real Ri[9], pi[3], *R0i = R0 + 9 * i, *P0i = P0 + 3 * i;
+        for (long e = lines * (i + 1 - nv) / (nf - nv); done < e; done++) __builtin_prefetch(next + 64 * done, 1, 3);
         frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
         if (a < 0) {                                   /* 0T_i = 0T_a a(i)T_i */
             memcpy(R0i, Ri, 9 * sizeof(real));
@@ -1991,6 +2006,7 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
             p->m.Fst = p->m.Foff + n; p->m.kst = p->m.Fst + n; p->m.Bst = p->m.kst + n;
             p->m.chain = 1;
             for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
+            p->m.virtual = virtual_frames(&p->m);
             p->sc = malloc(sizeof(double) * (2 * (size_t)nf + 1));
             ok = p->sc != NULL;
             for (int i = 0; ok && i < nf; i++) {
