@@ -1231,19 +1231,22 @@ RD_INLINE int deriv_rows(double *out, long s0, long count, int n, const real *T,
     real all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
 }
-/* A branched robot: the entries of every joint k with each joint j ≼ k into the (2, n, n) lanes DT, the others
- * zero, then stored */
-RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, real *DT, double *out) {
+/* The entries of every joint k with each joint j ≼ k from the joints' terms T: both matrices of ∂Γ into the
+ * (2, n, n) lanes DT by deriv_entry and, with A, the lower triangle of the composite-link inertia matrix
+ * A_kj = S_j·t1_k = S_jᵀ I^C_k S_k (I_ak on its diagonal); the entries of joints on different branches are not
+ * written */
+RD_INLINE void deriv_pairs(const rd_model *m, const real *T, real *A, real *DT) {
     int n = m->n;
     long nn = (long)n * n;
-    for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
     for (int i = 0; i < m->nf; i++) {
         int k = m->joint[i];
         if (k < 0) continue;
+        const real *Tk = T + RD_DJOINT * (long)k;
         for (int f = i; f >= 0; f = m->parent[f]) {   /* every joint j ≼ k */
             int j = m->joint[f];
             if (j < 0) continue;
-            const real *Tj = T + RD_DJOINT * (long)j, *Tk = T + RD_DJOINT * (long)k;
+            const real *Tj = T + RD_DJOINT * (long)j;
+            if (A) A[(long)k * n + j] = deriv_dot(Tj + RD_T_S, Tk + RD_T_1);
             DT[(long)j * n + k] = deriv_entry(0, 0, Tj, Tk);
             DT[nn + (long)j * n + k] = deriv_entry(1, 0, Tj, Tk);
             if (j != k) {
@@ -1251,7 +1254,15 @@ RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, 
                 DT[nn + (long)k * n + j] = deriv_entry(1, 1, Tk, Tj);
             }
         }
+        if (A) A[(long)k * n + k] += m->Ia[i];
     }
+}
+/* A branched robot: the entries of every joint k with each joint j ≼ k into the (2, n, n) lanes DT, the others
+ * zero, then stored */
+RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, real *DT, double *out) {
+    long nn = (long)m->n * m->n;
+    for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
+    deriv_pairs(m, T, NULL, DT);
     store_lanes(out, s0, count, 2 * nn, 2 * nn, DT);
     return all_finite(DT, 2 * nn) ? 0 : RD_NONFINITE;
 }
@@ -1354,9 +1365,8 @@ static long fdd_work(const rd_model *m) {
     if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + RD_ARHS * n + 6 * RD_ARHS * nf + nf + 1;
     return most + n + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
 }
-/* The lower triangle of A and both matrices of ∂Γ as lanes from the joints' terms T: A_kj = S_j·t1_k = S_jᵀ I^C_k S_k
- * for j ≼ k (the composite-link inertia matrix, I_ak on its diagonal), ∂Γ by deriv_entry (F_v on the diagonal of
- * ∂Γ/∂q̇ with friction); the entries of joints on different branches are 0 */
+/* The lower triangle of A and both matrices of ∂Γ as lanes from the joints' terms T (deriv_pairs; F_v on the
+ * diagonal of ∂Γ/∂q̇ with friction); the entries of joints on different branches are 0 */
 RD_INLINE void fdd_matrices(const rd_model *m, const real *T, int friction, real *A, real *DT) {
     int n = m->n;
     long nn = (long)n * n;
@@ -1364,25 +1374,9 @@ RD_INLINE void fdd_matrices(const rd_model *m, const real *T, int friction, real
         for (long e = 0; e < nn; e++) A[e] = splat(0.0);
         for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
     }
-    for (int i = 0; i < m->nf; i++) {
-        int k = m->joint[i];
-        if (k < 0) continue;
-        const real *Tk = T + RD_DJOINT * (long)k;
-        for (int f = i; f >= 0; f = m->parent[f]) {
-            int j = m->joint[f];
-            if (j < 0) continue;
-            const real *Tj = T + RD_DJOINT * (long)j;
-            A[(long)k * n + j] = deriv_dot(Tj + RD_T_S, Tk + RD_T_1);
-            DT[(long)j * n + k] = deriv_entry(0, 0, Tj, Tk);
-            DT[nn + (long)j * n + k] = deriv_entry(1, 0, Tj, Tk);
-            if (j != k) {
-                DT[(long)k * n + j] = deriv_entry(0, 1, Tk, Tj);
-                DT[nn + (long)k * n + j] = deriv_entry(1, 1, Tk, Tj);
-            }
-        }
-        A[(long)k * n + k] += m->Ia[i];
-        if (friction) DT[nn + (long)k * n + k] += m->Fv[k];
-    }
+    deriv_pairs(m, T, A, DT);
+    if (friction)
+        for (int k = 0; k < n; k++) DT[nn + (long)k * n + k] += m->Fv[k];
 }
 /* fdd_articulated's two passes on a branched robot: p and a of every frame in P (6 RD_ARHS vectors per frame) */
 RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, real *X, real *P) {
