@@ -1526,28 +1526,39 @@ RD_INLINE void fdd_put(const rd_job *job, long s0, int part, int col0, int width
             for (int t = c; t < width; t++) row[l * size + t] = x[t][l];
     }
 }
+/* Both fdd_blocks' first steps: q̈ of the block's states by aba_block (a job of their own, q̈ into rows of doubles
+ * after the larger of both passes' buffers, n vectors), then deriv_passes at that q̈; *rest: the buffer after those
+ * rows.  aba_block's code (0: q̈ computed). */
+RD_INLINE int fdd_passes(const rd_job *job, long s0, real *W, real **rest) {
+    const rd_model *m = job->m;
+    int n = m->n;
+    long most = aba_work(m), d = deriv_work(m);
+    most = d > most ? d : most;
+    double *QDDr = (double *)(W + most);
+    *rest = W + most + n;
+    rd_job sub = *job;
+    sub.count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
+    sub.g = job->g + s0 * job->g_stride;
+    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)m->nf : NULL;
+    sub.out = QDDr;
+    int code = aba_block(&sub, 0, W);
+    if (code) return code;
+    sub.x = QDDr;
+    deriv_passes(&sub, 0, W);
+    return 0;
+}
 /* fdd_block from RD_FDD_ABA joints: q̈ by aba_block, the terms of ∂Γ at q̈ (deriv_passes), the articulated
  * inertias I^A_j = I_j + Σ_children (I^A_c − U_c U_cᵀ / D_c), U_j = I^A_j S_j, D_j = S_jᵀ U_j + I_aj (in R_0,
  * 6 x 6 row-major), then fdd_articulated on the 3n columns */
 RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int n = m->n, nf = m->nf;
-    long count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
-    long most = aba_work(m), d = deriv_work(m);
-    most = d > most ? d : most;
-    double *QDDr = (double *)(W + most);
-    real *IA = W + most + n, *UD = IA + 36 * (long)nf, *X = UD + 7 * (long)n, *P = X + RD_ARHS * (long)n;
-    int *in = (int *)(P + 6 * RD_ARHS * (long)nf);
-    rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
-    sub.count = count;
-    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
-    sub.g = job->g + s0 * job->g_stride;
-    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)nf : NULL;
-    sub.out = QDDr;
-    int code = aba_block(&sub, 0, W);
+    real *IA;
+    int code = fdd_passes(job, s0, W, &IA);
     if (code) return code;
-    sub.x = QDDr;
-    deriv_passes(&sub, 0, W);
+    real *UD = IA + 36 * (long)nf, *X = UD + 7 * (long)n, *P = X + RD_ARHS * (long)n;
+    int *in = (int *)(P + 6 * RD_ARHS * (long)nf);
     const real *T = W + RD_DFRAME * (long)nf;
     for (int i = 0; i < nf; i++) {   /* each link's own inertia [[M 1, -ĥ], [ĥ, J]] */
         const real *own = W + RD_DFRAME * (long)i + RD_D_OWN, *h = own + 1, *J = own + 4;
@@ -1592,20 +1603,10 @@ RD_CLONES_V4 static int fdd_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int n = m->n;
     long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
-    long most = aba_work(m), d = deriv_work(m);
-    most = d > most ? d : most;
-    double *QDDr = (double *)(W + most);
-    real *A = W + most + n, *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
-    rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
-    sub.count = count;
-    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
-    sub.g = job->g + s0 * job->g_stride;
-    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)m->nf : NULL;
-    sub.out = QDDr;
-    int code = aba_block(&sub, 0, W);
+    real *A;
+    int code = fdd_passes(job, s0, W, &A);
     if (code) return code;
-    sub.x = QDDr;
-    deriv_passes(&sub, 0, W);
+    real *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
     fdd_matrices(m, W + RD_DFRAME * (long)m->nf, job->friction, A, DT);
     for (int j = 0; j < n; j++) {   /* A = L Lᵀ, L in the lower triangle of A; its diagonal kept as 1/L_jj */
         real s = A[j * n + j];
