@@ -1005,7 +1005,8 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
  * (tests/test_perf_kernels.py).  Out per state: (2, n, n), [0][j][k] = ∂Γ_j/∂q_k, [1][j][k] = ∂Γ_j/∂q̇_k. */
 /* per frame in deriv_block's buffer: R0 (9), P0 (3), v, a, S, Ψ̇, Ψ̈ (6 each), then the subtree's sums: mass,
  * first moment h (3), rotational inertia about O_0 (6: xx yy zz xy xz yz), İ's ḣ (3) and J̇ (6), h^C, F^C (6),
- * and the link's own mass, h, J (10: the articulated inertias of fdd_block) */
+ * and the link's own mass, h, J (10: read by the articulated inertias of fdd_block_articulated only, which asks
+ * deriv_passes for them) */
 #define RD_DFRAME 83
 #define RD_DJOINT 48   /* per joint: S, Ψ̇, Ψ̈ and the terms t1, 2 t1, t2, t3, t4 of its entries (deriv_terms) */
 #define RD_TROWS 2     /* the rows of a tile of entries on a chain (deriv_tile; 4 was slower) */
@@ -1102,7 +1103,6 @@ RD_INLINE void deriv_forward(const rd_job *job, long s0, int i, const real *Q, c
         dJ[e] = (X[3 * r + c] + X[3 * c + r]) - (v[r] * h[c] + h[r] * v[c]);
         if (e < 3) dJ[e] += hv;
     }
-    for (int c = 0; c < 10; c++) B[RD_D_OWN + c] = B[RD_D_M + c];
     real *hC = B + RD_D_HC, *FC = B + RD_D_FC, Ia[6], t[6];
     rigid_times(&mass, h, JO, v, hC);
     rigid_times(&mass, h, JO, acc, Ia);
@@ -1267,8 +1267,9 @@ RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, 
     return all_finite(DT, 2 * nn) ? 0 : RD_NONFINITE;
 }
 
-/* Both passes on four states (their frames' RD_DFRAME vectors at W, then each joint's RD_DJOINT terms) */
-RD_INLINE void deriv_passes(const rd_job *job, long s0, real *W) {
+/* Both passes on four states (their frames' RD_DFRAME vectors at W, then each joint's RD_DJOINT terms); with `own`
+ * each link's own inertia kept at RD_D_OWN before the subtree's sums */
+RD_INLINE void deriv_passes(const rd_job *job, long s0, int own, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
     real *T = W + RD_DFRAME * (long)nf, *Q = T + RD_DJOINT * (long)n, *QD = Q + n, *QDD = QD + n, *G = QDD + n,
@@ -1279,7 +1280,10 @@ RD_INLINE void deriv_passes(const rd_job *job, long s0, real *W) {
     load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
     for (int i = 0; i < nf; i++) {
         int a = m->parent[i];
-        deriv_forward(job, s0, i, Q, QD, QDD, G, E, W + RD_DFRAME * (long)i, a >= 0 ? W + RD_DFRAME * (long)a : NULL);
+        real *B = W + RD_DFRAME * (long)i;
+        deriv_forward(job, s0, i, Q, QD, QDD, G, E, B, a >= 0 ? W + RD_DFRAME * (long)a : NULL);
+        if (own)
+            for (int c = 0; c < 10; c++) B[RD_D_OWN + c] = B[RD_D_M + c];
     }
     for (int i = nf - 1; i >= 0; i--) {
         int a = m->parent[i];
@@ -1305,7 +1309,7 @@ RD_CLONES_V4 static int deriv_block(const rd_job *job, long s0, real *W) {
     int n = m->n;
     long nn = (long)n * n;
     real *T = W + RD_DFRAME * (long)m->nf, *DT = T + RD_DJOINT * (long)n + 3 * n + 9;
-    deriv_passes(job, s0, W);
+    deriv_passes(job, s0, 0, W);
     int code = m->chain ? deriv_rows(job->out, s0, job->count, n, T, DT) : deriv_tree(m, s0, job->count, T, DT, job->out);
     if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
         for (long s = s0; s < s0 + RD_LANES && s < job->count; s++)
@@ -1527,9 +1531,9 @@ RD_INLINE void fdd_put(const rd_job *job, long s0, int part, int col0, int width
     }
 }
 /* Both fdd_blocks' first steps: q̈ of the block's states by aba_block (a job of their own, q̈ into rows of doubles
- * after the larger of both passes' buffers, n vectors), then deriv_passes at that q̈; *rest: the buffer after those
- * rows.  aba_block's code (0: q̈ computed). */
-RD_INLINE int fdd_passes(const rd_job *job, long s0, real *W, real **rest) {
+ * after the larger of both passes' buffers, n vectors), then deriv_passes at that q̈ (own: as there); *rest: the
+ * buffer after those rows.  aba_block's code (0: q̈ computed). */
+RD_INLINE int fdd_passes(const rd_job *job, long s0, int own, real *W, real **rest) {
     const rd_model *m = job->m;
     int n = m->n;
     long most = aba_work(m), d = deriv_work(m);
@@ -1545,7 +1549,7 @@ RD_INLINE int fdd_passes(const rd_job *job, long s0, real *W, real **rest) {
     int code = aba_block(&sub, 0, W);
     if (code) return code;
     sub.x = QDDr;
-    deriv_passes(&sub, 0, W);
+    deriv_passes(&sub, 0, own, W);
     return 0;
 }
 /* fdd_block from RD_FDD_ABA joints: q̈ by aba_block, the terms of ∂Γ at q̈ (deriv_passes), the articulated
@@ -1555,7 +1559,7 @@ RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int n = m->n, nf = m->nf;
     real *IA;
-    int code = fdd_passes(job, s0, W, &IA);
+    int code = fdd_passes(job, s0, 1, W, &IA);
     if (code) return code;
     real *UD = IA + 36 * (long)nf, *X = UD + 7 * (long)n, *P = X + RD_ARHS * (long)n;
     int *in = (int *)(P + 6 * RD_ARHS * (long)nf);
@@ -1604,7 +1608,7 @@ RD_CLONES_V4 static int fdd_block(const rd_job *job, long s0, real *W) {
     int n = m->n;
     long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
     real *A;
-    int code = fdd_passes(job, s0, W, &A);
+    int code = fdd_passes(job, s0, 0, W, &A);
     if (code) return code;
     real *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
     fdd_matrices(m, W + RD_DFRAME * (long)m->nf, job->friction, A, DT);
