@@ -377,6 +377,23 @@ RD_INLINE void link_wrench(const rd_job *job, long s0, int i, const real *wi, co
     }
 }
 
+/* The Newton-Euler recursion over frames first..nf-1 (their antecedents' ω, ω̇, V̇ at hand): transforms, forward
+ * recursion with each link's wrench, backward recursion into the joints' torques T (rigid + Ia q̈). */
+RD_INLINE void rnea_frames(const rd_job *job, long s0, int first, const real *Q, const real *QD, const real *QDD,
+                           const real *G, real *R, real *p, real *w, real *wd, real *Vd, real *f, real *mo, real *T,
+                           real *E) {
+    const rd_model *m = job->m;
+    /* the transforms first: the C library's sin and cos, calls after which no vector register is kept, do not
+     * split the recursion */
+    for (int i = first; i < m->nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
+    for (int i = first; i < m->nf; i++) {   /* each link's wrench while its ω, ω̇, V̇ are at hand */
+        real MSv[3], wMS[3], Jw[3];
+        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
+        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
+    }
+    backward_recursion(m, first, R, p, f, mo, QDD, T);
+}
+
 /* Newton-Euler inverse dynamics [9.84]-[9.94]: Γ_rigid + Ia q̈ (+ Γ_f with friction). */
 static long rnea_work(const rd_model *m) { return 27 * (long)m->nf + 4 * (long)m->n + 3 + 6; }
 RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
@@ -388,15 +405,7 @@ RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
     load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
-    /* the transforms first: the C library's sin and cos, calls after which no vector register is kept, do not
-     * split the recursion */
-    for (int i = 0; i < nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
-    for (int i = 0; i < nf; i++) {   /* each link's wrench while its ω, ω̇, V̇ are at hand */
-        real MSv[3], wMS[3], Jw[3];
-        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
-        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
-    }
-    backward_recursion(m, 0, R, p, f, mo, QDD, T);
+    rnea_frames(job, s0, 0, Q, QD, QDD, G, R, p, w, wd, Vd, f, mo, T, E);
     if (job->friction)
         for (int k = 0; k < n; k++) T[k] += friction_of(m, k, QD[k]);
     store_lanes(job->out, s0, job->count, n, n, T);
@@ -456,12 +465,7 @@ RD_CLONES static int floating_rnea_block(const rd_job *job, long s0, real *W) {
     Vdb[0] = a0 - g0[0]; Vdb[1] = a1 - g0[1]; Vdb[2] = a2 - g0[2];
     real MSv[3], wMS[3], Jw[3];
     link_wrench(job, s0, b, wb, wdb, Vdb, E, f, mo, MSv, wMS, Jw);
-    for (int i = RD_VIRTUAL; i < nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
-    for (int i = RD_VIRTUAL; i < nf; i++) {
-        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
-        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
-    }
-    backward_recursion(m, RD_VIRTUAL, R, p, f, mo, QDD, T);
+    rnea_frames(job, s0, RD_VIRTUAL, Q, QD, QDD, G, R, p, w, wd, Vd, f, mo, T, E);
     for (int c = 0; c < 3; c++) { T[c] = f[3 * b + c]; T[3 + c] = mo[3 * b + c]; }
     if (job->friction)
         for (int k = RD_VIRTUAL; k < n; k++) T[k] += friction_of(m, k, QD[k]);
