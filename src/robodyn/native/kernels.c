@@ -378,6 +378,23 @@ RD_INLINE void link_wrench(const rd_job *job, long s0, int i, const real *wi, co
     }
 }
 
+/* The Newton-Euler recursion over frames first..nf-1 (their antecedents' ω, ω̇, V̇ at hand): transforms, forward
+ * recursion with each link's wrench, backward recursion into the joints' torques T (rigid + Ia q̈). */
+RD_INLINE void rnea_frames(const rd_job *job, long s0, int first, const real *Q, const real *QD, const real *QDD,
+                           const real *G, real *R, real *p, real *w, real *wd, real *Vd, real *f, real *mo, real *T,
+                           real *E) {
+    const rd_model *m = job->m;
+    /* the transforms first: the C library's sin and cos, calls after which no vector register is kept, do not
+     * split the recursion */
+    for (int i = first; i < m->nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
+    for (int i = first; i < m->nf; i++) {   /* each link's wrench while its ω, ω̇, V̇ are at hand */
+        real MSv[3], wMS[3], Jw[3];
+        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
+        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
+    }
+    backward_recursion(m, first, R, p, f, mo, QDD, T);
+}
+
 /* Newton-Euler inverse dynamics [9.84]-[9.94]: Γ_rigid + Ia q̈ (+ Γ_f with friction). */
 static long rnea_work(const rd_model *m) { return 27 * (long)m->nf + 4 * (long)m->n + 3 + 6; }
 RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
@@ -389,15 +406,7 @@ RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
     load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
-    /* the transforms first: the C library's sin and cos, calls after which no vector register is kept, do not
-     * split the recursion */
-    for (int i = 0; i < nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
-    for (int i = 0; i < nf; i++) {   /* each link's wrench while its ω, ω̇, V̇ are at hand */
-        real MSv[3], wMS[3], Jw[3];
-        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
-        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
-    }
-    backward_recursion(m, 0, R, p, f, mo, QDD, T);
+    rnea_frames(job, s0, 0, Q, QD, QDD, G, R, p, w, wd, Vd, f, mo, T, E);
     if (job->friction)
         for (int k = 0; k < n; k++) T[k] += friction_of(m, k, QD[k]);
     store_lanes(job->out, s0, job->count, n, n, T);
@@ -457,12 +466,7 @@ RD_CLONES static int floating_rnea_block(const rd_job *job, long s0, real *W) {
     Vdb[0] = a0 - g0[0]; Vdb[1] = a1 - g0[1]; Vdb[2] = a2 - g0[2];
     real MSv[3], wMS[3], Jw[3];
     link_wrench(job, s0, b, wb, wdb, Vdb, E, f, mo, MSv, wMS, Jw);
-    for (int i = RD_VIRTUAL; i < nf; i++) frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
-    for (int i = RD_VIRTUAL; i < nf; i++) {
-        forward_frame(m, i, QD, QDD, G, R, p, w, wd, Vd);
-        link_wrench(job, s0, i, w + 3 * i, wd + 3 * i, Vd + 3 * i, E, f, mo, MSv, wMS, Jw);
-    }
-    backward_recursion(m, RD_VIRTUAL, R, p, f, mo, QDD, T);
+    rnea_frames(job, s0, RD_VIRTUAL, Q, QD, QDD, G, R, p, w, wd, Vd, f, mo, T, E);
     for (int c = 0; c < 3; c++) { T[c] = f[3 * b + c]; T[3 + c] = mo[3 * b + c]; }
     if (job->friction)
         for (int k = RD_VIRTUAL; k < n; k++) T[k] += friction_of(m, k, QD[k]);
@@ -1020,7 +1024,8 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
  * (tests/test_perf_kernels.py).  Out per state: (2, n, n), [0][j][k] = ∂Γ_j/∂q_k, [1][j][k] = ∂Γ_j/∂q̇_k. */
 /* per frame in deriv_block's buffer: R0 (9), P0 (3), v, a, S, Ψ̇, Ψ̈ (6 each), then the subtree's sums: mass,
  * first moment h (3), rotational inertia about O_0 (6: xx yy zz xy xz yz), İ's ḣ (3) and J̇ (6), h^C, F^C (6),
- * and the link's own mass, h, J (10: the articulated inertias of fdd_block) */
+ * and the link's own mass, h, J (10: read by the articulated inertias of fdd_block_articulated only, which asks
+ * deriv_passes for them) */
 #define RD_DFRAME 83
 #define RD_DJOINT 48   /* per joint: S, Ψ̇, Ψ̈ and the terms t1, 2 t1, t2, t3, t4 of its entries (deriv_terms) */
 #define RD_TROWS 2     /* the rows of a tile of entries on a chain (deriv_tile; 4 was slower) */
@@ -1117,7 +1122,6 @@ RD_INLINE void deriv_forward(const rd_job *job, long s0, int i, const real *Q, c
         dJ[e] = (X[3 * r + c] + X[3 * c + r]) - (v[r] * h[c] + h[r] * v[c]);
         if (e < 3) dJ[e] += hv;
     }
-    for (int c = 0; c < 10; c++) B[RD_D_OWN + c] = B[RD_D_M + c];
     real *hC = B + RD_D_HC, *FC = B + RD_D_FC, Ia[6], t[6];
     rigid_times(&mass, h, JO, v, hC);
     rigid_times(&mass, h, JO, acc, Ia);
@@ -1246,19 +1250,22 @@ RD_INLINE int deriv_rows(double *out, long s0, long count, int n, const real *T,
     real all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
 }
-/* A branched robot: the entries of every joint k with each joint j ≼ k into the (2, n, n) lanes DT, the others
- * zero, then stored */
-RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, real *DT, double *out) {
+/* The entries of every joint k with each joint j ≼ k from the joints' terms T: both matrices of ∂Γ into the
+ * (2, n, n) lanes DT by deriv_entry and, with A, the lower triangle of the composite-link inertia matrix
+ * A_kj = S_j·t1_k = S_jᵀ I^C_k S_k (I_ak on its diagonal); the entries of joints on different branches are not
+ * written */
+RD_INLINE void deriv_pairs(const rd_model *m, const real *T, real *A, real *DT) {
     int n = m->n;
     long nn = (long)n * n;
-    for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
     for (int i = 0; i < m->nf; i++) {
         int k = m->joint[i];
         if (k < 0) continue;
+        const real *Tk = T + RD_DJOINT * (long)k;
         for (int f = i; f >= 0; f = m->parent[f]) {   /* every joint j ≼ k */
             int j = m->joint[f];
             if (j < 0) continue;
-            const real *Tj = T + RD_DJOINT * (long)j, *Tk = T + RD_DJOINT * (long)k;
+            const real *Tj = T + RD_DJOINT * (long)j;
+            if (A) A[(long)k * n + j] = deriv_dot(Tj + RD_T_S, Tk + RD_T_1);
             DT[(long)j * n + k] = deriv_entry(0, 0, Tj, Tk);
             DT[nn + (long)j * n + k] = deriv_entry(1, 0, Tj, Tk);
             if (j != k) {
@@ -1266,13 +1273,22 @@ RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, 
                 DT[nn + (long)k * n + j] = deriv_entry(1, 1, Tk, Tj);
             }
         }
+        if (A) A[(long)k * n + k] += m->Ia[i];
     }
+}
+/* A branched robot: the entries of every joint k with each joint j ≼ k into the (2, n, n) lanes DT, the others
+ * zero, then stored */
+RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, real *DT, double *out) {
+    long nn = (long)m->n * m->n;
+    for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
+    deriv_pairs(m, T, NULL, DT);
     store_lanes(out, s0, count, 2 * nn, 2 * nn, DT);
     return all_finite(DT, 2 * nn) ? 0 : RD_NONFINITE;
 }
 
-/* Both passes on four states (their frames' RD_DFRAME vectors at W, then each joint's RD_DJOINT terms) */
-RD_INLINE void deriv_passes(const rd_job *job, long s0, real *W) {
+/* Both passes on four states (their frames' RD_DFRAME vectors at W, then each joint's RD_DJOINT terms); with `own`
+ * each link's own inertia kept at RD_D_OWN before the subtree's sums */
+RD_INLINE void deriv_passes(const rd_job *job, long s0, int own, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
     real *T = W + RD_DFRAME * (long)nf, *Q = T + RD_DJOINT * (long)n, *QD = Q + n, *QDD = QD + n, *G = QDD + n,
@@ -1283,7 +1299,10 @@ RD_INLINE void deriv_passes(const rd_job *job, long s0, real *W) {
     load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
     for (int i = 0; i < nf; i++) {
         int a = m->parent[i];
-        deriv_forward(job, s0, i, Q, QD, QDD, G, E, W + RD_DFRAME * (long)i, a >= 0 ? W + RD_DFRAME * (long)a : NULL);
+        real *B = W + RD_DFRAME * (long)i;
+        deriv_forward(job, s0, i, Q, QD, QDD, G, E, B, a >= 0 ? W + RD_DFRAME * (long)a : NULL);
+        if (own)
+            for (int c = 0; c < 10; c++) B[RD_D_OWN + c] = B[RD_D_M + c];
     }
     for (int i = nf - 1; i >= 0; i--) {
         int a = m->parent[i];
@@ -1309,7 +1328,7 @@ RD_CLONES_V4 static int deriv_block(const rd_job *job, long s0, real *W) {
     int n = m->n;
     long nn = (long)n * n;
     real *T = W + RD_DFRAME * (long)m->nf, *DT = T + RD_DJOINT * (long)n + 3 * n + 9;
-    deriv_passes(job, s0, W);
+    deriv_passes(job, s0, 0, W);
     int code = m->chain ? deriv_rows(job->out, s0, job->count, n, T, DT) : deriv_tree(m, s0, job->count, T, DT, job->out);
     if (job->friction)   /* ∂Γ_f/∂q̇ of [9.26]-[9.28] without the Stribeck term, away from q̇ = 0: F_v */
         for (long s = s0; s < s0 + RD_LANES && s < job->count; s++)
@@ -1369,9 +1388,8 @@ static long fdd_work(const rd_model *m) {
     if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + RD_ARHS * n + 6 * RD_ARHS * nf + nf + 1;
     return most + n + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
 }
-/* The lower triangle of A and both matrices of ∂Γ as lanes from the joints' terms T: A_kj = S_j·t1_k = S_jᵀ I^C_k S_k
- * for j ≼ k (the composite-link inertia matrix, I_ak on its diagonal), ∂Γ by deriv_entry (F_v on the diagonal of
- * ∂Γ/∂q̇ with friction); the entries of joints on different branches are 0 */
+/* The lower triangle of A and both matrices of ∂Γ as lanes from the joints' terms T (deriv_pairs; F_v on the
+ * diagonal of ∂Γ/∂q̇ with friction); the entries of joints on different branches are 0 */
 RD_INLINE void fdd_matrices(const rd_model *m, const real *T, int friction, real *A, real *DT) {
     int n = m->n;
     long nn = (long)n * n;
@@ -1379,25 +1397,9 @@ RD_INLINE void fdd_matrices(const rd_model *m, const real *T, int friction, real
         for (long e = 0; e < nn; e++) A[e] = splat(0.0);
         for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
     }
-    for (int i = 0; i < m->nf; i++) {
-        int k = m->joint[i];
-        if (k < 0) continue;
-        const real *Tk = T + RD_DJOINT * (long)k;
-        for (int f = i; f >= 0; f = m->parent[f]) {
-            int j = m->joint[f];
-            if (j < 0) continue;
-            const real *Tj = T + RD_DJOINT * (long)j;
-            A[(long)k * n + j] = deriv_dot(Tj + RD_T_S, Tk + RD_T_1);
-            DT[(long)j * n + k] = deriv_entry(0, 0, Tj, Tk);
-            DT[nn + (long)j * n + k] = deriv_entry(1, 0, Tj, Tk);
-            if (j != k) {
-                DT[(long)k * n + j] = deriv_entry(0, 1, Tk, Tj);
-                DT[nn + (long)k * n + j] = deriv_entry(1, 1, Tk, Tj);
-            }
-        }
-        A[(long)k * n + k] += m->Ia[i];
-        if (friction) DT[nn + (long)k * n + k] += m->Fv[k];
-    }
+    deriv_pairs(m, T, A, DT);
+    if (friction)
+        for (int k = 0; k < n; k++) DT[nn + (long)k * n + k] += m->Fv[k];
 }
 /* fdd_articulated's two passes on a branched robot: p and a of every frame in P (6 RD_ARHS vectors per frame) */
 RD_INLINE void fdd_branches(const rd_model *m, const real *T, const real *UD, real *X, real *P) {
@@ -1547,28 +1549,39 @@ RD_INLINE void fdd_put(const rd_job *job, long s0, int part, int col0, int width
             for (int t = c; t < width; t++) row[l * size + t] = x[t][l];
     }
 }
+/* Both fdd_blocks' first steps: q̈ of the block's states by aba_block (a job of their own, q̈ into rows of doubles
+ * after the larger of both passes' buffers, n vectors), then deriv_passes at that q̈ (own: as there); *rest: the
+ * buffer after those rows.  aba_block's code (0: q̈ computed). */
+RD_INLINE int fdd_passes(const rd_job *job, long s0, int own, real *W, real **rest) {
+    const rd_model *m = job->m;
+    int n = m->n;
+    long most = aba_work(m), d = deriv_work(m);
+    most = d > most ? d : most;
+    double *QDDr = (double *)(W + most);
+    *rest = W + most + n;
+    rd_job sub = *job;
+    sub.count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
+    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
+    sub.g = job->g + s0 * job->g_stride;
+    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)m->nf : NULL;
+    sub.out = QDDr;
+    int code = aba_block(&sub, 0, W);
+    if (code) return code;
+    sub.x = QDDr;
+    deriv_passes(&sub, 0, own, W);
+    return 0;
+}
 /* fdd_block from RD_FDD_ABA joints: q̈ by aba_block, the terms of ∂Γ at q̈ (deriv_passes), the articulated
  * inertias I^A_j = I_j + Σ_children (I^A_c − U_c U_cᵀ / D_c), U_j = I^A_j S_j, D_j = S_jᵀ U_j + I_aj (in R_0,
  * 6 x 6 row-major), then fdd_articulated on the 3n columns */
 RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int n = m->n, nf = m->nf;
-    long count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
-    long most = aba_work(m), d = deriv_work(m);
-    most = d > most ? d : most;
-    double *QDDr = (double *)(W + most);
-    real *IA = W + most + n, *UD = IA + 36 * (long)nf, *X = UD + 7 * (long)n, *P = X + RD_ARHS * (long)n;
-    int *in = (int *)(P + 6 * RD_ARHS * (long)nf);
-    rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
-    sub.count = count;
-    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
-    sub.g = job->g + s0 * job->g_stride;
-    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)nf : NULL;
-    sub.out = QDDr;
-    int code = aba_block(&sub, 0, W);
+    real *IA;
+    int code = fdd_passes(job, s0, 1, W, &IA);
     if (code) return code;
-    sub.x = QDDr;
-    deriv_passes(&sub, 0, W);
+    real *UD = IA + 36 * (long)nf, *X = UD + 7 * (long)n, *P = X + RD_ARHS * (long)n;
+    int *in = (int *)(P + 6 * RD_ARHS * (long)nf);
     const real *T = W + RD_DFRAME * (long)nf;
     for (int i = 0; i < nf; i++) {   /* each link's own inertia [[M 1, -ĥ], [ĥ, J]] */
         const real *own = W + RD_DFRAME * (long)i + RD_D_OWN, *h = own + 1, *J = own + 4;
@@ -1613,20 +1626,10 @@ RD_CLONES_V4 static int fdd_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int n = m->n;
     long nn = (long)n * n, count = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
-    long most = aba_work(m), d = deriv_work(m);
-    most = d > most ? d : most;
-    double *QDDr = (double *)(W + most);
-    real *A = W + most + n, *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
-    rd_job sub = *job;   /* this block's states as a job of their own, q̈ into the rows above */
-    sub.count = count;
-    sub.q = job->q + s0 * n; sub.qd = job->qd + s0 * n; sub.x = job->x + s0 * n;
-    sub.g = job->g + s0 * job->g_stride;
-    sub.wrench = job->wrench ? job->wrench + s0 * 6 * (long)m->nf : NULL;
-    sub.out = QDDr;
-    int code = aba_block(&sub, 0, W);
+    real *A;
+    int code = fdd_passes(job, s0, 0, W, &A);
     if (code) return code;
-    sub.x = QDDr;
-    deriv_passes(&sub, 0, W);
+    real *DT = A + nn, *OUT = DT + 2 * nn, *y = OUT + 3 * nn;
     fdd_matrices(m, W + RD_DFRAME * (long)m->nf, job->friction, A, DT);
     for (int j = 0; j < n; j++) {   /* A = L Lᵀ, L in the lower triangle of A; its diagonal kept as 1/L_jj */
         real s = A[j * n + j];
