@@ -39,6 +39,11 @@ from robodyn.spatial import (
     vscale,
 )
 
+#: what ``rd.kinematics`` offers users (the rest of the module serves robodyn's own recursions)
+__all__ = ("forward_kinematics", "jacobian", "jacobian_dot_qd", "link_velocities", "link_accelerations",
+           "LinkVelocities", "LinkAccelerations", "forward_frames", "FrameState", "frame_velocities",
+           "local_transforms", "twist_to_child", "wrench_to_parent", "ancestors")
+
 
 def local_transforms(robot: Robot, q: np.ndarray, dtype=np.float64) -> list[tuple[np.ndarray, np.ndarray]]:
     """^{a(j)}A_j and ^{a(j)}P_j of every frame.
