@@ -282,6 +282,21 @@ def test_planar_aba_in_both_frames_is_the_forward_dynamics(n, seed):
         assert planar_articulated_body(robot, q.astype(np.float32), tau.astype(np.float32), frame).dtype == np.float32
 
 
+def test_planar_aba_with_a_tool_frame():
+    """planar3r ends in a fixed, massless tool frame (nf = 4, n = 3): it changes nothing, and q̈ is
+    rd.forward_dynamics' to 1e-12 relative in both frames; a tool frame with mass is refused."""
+    robot = rd.load("planar3r")
+    rng = np.random.default_rng(3)
+    q, tau = rng.uniform(-3, 3, (5, 3)), rng.normal(size=(5, 3))
+    ref = rd.forward_dynamics(robot, q, 0 * q, tau)
+    for frame in ("link", "base"):
+        assert np.abs(planar_articulated_body(robot, q, tau, frame) - ref).max() <= 1e-12 * np.abs(ref).max()
+    heavy = robot.params.copy()
+    heavy[3, 9] = 1.0
+    with pytest.raises(rd.InputError, match="a frame after the joints moves or carries mass"):
+        planar_articulated_body(robot.replace(params=heavy), q)
+
+
 def test_planar_aba_errors():
     with pytest.raises(rd.InputError, match="robot 'puma560' is not a planar revolute chain"):
         planar_articulated_body(rd.load("puma560"), np.zeros(6))

@@ -563,13 +563,15 @@ STUDY_METHODS = MappingProxyType({"aba_link_frame": "link", "aba_base_frame": "b
 
 
 def _check_planar(robot: Robot) -> None:
-    problems = []
-    if np.any(robot.sigma != 0):
+    problems, n = [], robot.n  # frames after the n joints (a tool frame) are fixed and massless: they change nothing
+    if np.any(robot.sigma[:n] != 0):
         problems.append("a joint is not revolute")
-    if np.any(robot.alpha != 0) or (robot.gamma is not None and np.any(robot.gamma != 0)):
+    if np.any(robot.alpha[:n] != 0) or (robot.gamma is not None and np.any(robot.gamma[:n] != 0)):
         problems.append("a joint axis is not parallel to z0 (α or γ ≠ 0)")
-    if not robot.is_serial or robot.nf != robot.n:
+    if not robot.is_serial:
         problems.append("it is not a serial chain of joints")
+    if np.any(robot.sigma[n:] != 2) or np.any(robot.params[n:] != 0) or np.any(robot.Ia[n:] != 0):
+        problems.append("a frame after the joints moves or carries mass")
     if problems:
         raise InputError(f"robot '{robot.name}' is not a planar revolute chain ({'; '.join(problems)}); the planar "
                          "articulated-body study needs parallel revolute axes (e.g. ascher2, planar2r)")
@@ -593,7 +595,8 @@ def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> n
     Parameters
     ----------
     robot : Robot
-        Serial chain of revolute joints with parallel axes (all α, γ = 0).
+        Serial chain of revolute joints with parallel axes (all α, γ = 0); frames after the joints (a tool
+        frame) must be fixed and massless.
     q : array_like (..., n)
         Joint angles (rad); float32 in, float32 arithmetic throughout.
     tau : array_like (..., n), optional
@@ -616,7 +619,7 @@ def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> n
     tau = np.zeros_like(q) if tau is None else np.broadcast_to(np.asarray(tau, dtype=dtype), q.shape)
     n = robot.n
     P = robot.params
-    th = q + robot.theta.astype(dtype)
+    th = q + robot.theta[:n].astype(dtype)
     one, zero = np.ones_like(th[..., 0]), np.zeros_like(th[..., 0])
     S, I, X = [], [], []
     angle, px, py = zero, zero, zero  # base frame: orientation and origin of frame j
