@@ -107,9 +107,13 @@ class CompiledModel:
         The entry takes the joint arguments positionally and the kind's keywords; a keyword absent or None
         reads the value the general path would use (the robot's gravity, the nominal parameters; no
         wrenches: the variant without them)."""
-        fallbacks = {k: v for k, v, on in (("gravity", np.array(self.robot.gravity, dtype=np.float64),
-                                             self._takes_gravity), ("wrenches", None, self._takes_wrenches),
-                                            ("params", self.nominal_parameters, self.parameters_input)) if on}
+        fallbacks = {}
+        if self._takes_gravity:
+            fallbacks["gravity"] = np.array(self.robot.gravity, dtype=np.float64)
+        if self._takes_wrenches:
+            fallbacks["wrenches"] = None
+        if self.parameters_input:
+            fallbacks["params"] = self.nominal_parameters
         entry = module.Entry(self._array if self.kind in DERIVATIVE_KINDS else self._general, len(self._joint),
                              fallbacks)
         entry.set_variant(0, module.variant)
@@ -402,13 +406,14 @@ def compile(robot, kind: str = "inverse_dynamics", parameters: str = "standard",
     verified (SHA-256 sidecar) before they are loaded: a corrupt or foreign file is rebuilt, never loaded.
     """
     floating = getattr(robot, "base", "fixed") != "fixed"  # free-flyer arrays through the augmented robot's model
-    if floating and parameters_input:
-        raise InputError(f"robot '{robot.name}' has a {robot.base} base: parameters_input is for fixed-base robots")
-    if floating:  # its kinds are dynamics kinds, which take no frame or point
-        check_frame_point(kind, frame, point)
-    if floating and backend == "jax":
-        raise InputError(f"robot '{robot.name}' has a {robot.base} base: backend='jax' is for fixed-base robots "
-                         "(robodyn.jax.floating_inverse_dynamics and its siblings trace floating bases)")
+    if floating:
+        if parameters_input:
+            raise InputError(f"robot '{robot.name}' has a {robot.base} base: parameters_input is for fixed-base "
+                             "robots")
+        check_frame_point(kind, frame, point)  # its kinds are dynamics kinds, which take no frame or point
+        if backend == "jax":
+            raise InputError(f"robot '{robot.name}' has a {robot.base} base: backend='jax' is for fixed-base robots "
+                             "(robodyn.jax.floating_inverse_dynamics and its siblings trace floating bases)")
     if backend == "cuda":
         from robodyn.symbolic.cuda import CudaModel
 
