@@ -1,9 +1,10 @@
 """Kinematics in Khalil–Kleinfinger notation, batched over leading axes.
 
 Every function takes joint arrays of shape (..., n) and loops over frames only; frames are numbered j = 1..nf
-as in Khalil & Dombre, the frame axis of per-frame results right after the batch axes.  Float64 inputs of the
-public functions run on the compiled kernels (:mod:`robodyn.native`), which follow the NumPy recursions below to
-rounding; other dtypes, or ``ROBODYN_NATIVE=0``, run the NumPy recursions.
+as in Khalil & Dombre, the frame axis of per-frame results right after the batch axes.  Float64 inputs of
+:func:`forward_kinematics`, :func:`jacobian`, :func:`jacobian_dot_qd`, :func:`link_velocities` and
+:func:`link_accelerations` run on the compiled kernels (:mod:`robodyn.native`), which follow the NumPy recursions
+below to rounding; other dtypes, or ``ROBODYN_NATIVE=0``, run the NumPy recursions.
 """
 
 from __future__ import annotations

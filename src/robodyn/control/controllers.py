@@ -1,6 +1,6 @@
-"""Joint-space tracking controllers (De Luca; Slotine and Li 1987), callables controller(t, q, qd) -> Γ batched
-over t (N,), q and q̇ (N, n), and a sampled PID whose integral is kept between samples (docs/simulation-control.md
-§3–§4). Each holds its own robot model (model mismatch allowed), gains, a reference ``.sample(t) -> (q_d, q̇_d,
+"""Joint-space tracking controllers (De Luca; Slotine and Li 1987), callables controller(t, q, qd) -> Γ (t scalar or
+(N,), q and q̇ (n,) or (N, n)), and a sampled PID, one sample per call, whose integral is kept between samples
+(docs/simulation-control.md §3–§4). Each holds its own robot model (model mismatch allowed), gains, a reference ``.sample(t) -> (q_d, q̇_d,
 q̈_d)`` and the friction model it compensates (default the smooth model of :func:`robodyn.simulate`).
 """
 

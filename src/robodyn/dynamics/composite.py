@@ -47,7 +47,7 @@ _SYM = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])  # 6-tuple index of each entr
 
 
 def composite_components(robot: Robot, q, backend: ScalarBackend | None = None) -> tuple[list, list, list, list]:
-    """The backward accumulation of the module docstring on component tuples.
+    """The backward accumulation of docs/dynamic-model.md, "Inertia matrix A(q)", on component tuples.
 
     q: n rows, each a (B,) array or a scalar.  Returns ``frame_rotations(robot, q)`` and, per frame, J⁺ as a
     6-tuple (xx, xy, xz, yy, yz, zz), MS⁺ as a 3-tuple and M⁺ (a float: it does not depend on q).

@@ -52,7 +52,8 @@ def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
 
 
 def inertia_matrix_partials(robot: Robot, q) -> np.ndarray:
-    """Analytic partial derivatives ∂A_ij/∂q_k, (..., n, n, n) indexed [..., i, j, k] (module docstring)."""
+    """Analytic partial derivatives ∂A_ij/∂q_k, (..., n, n, n) indexed [..., i, j, k] (docs/dynamic-model.md,
+    "Coriolis matrix and Ȧ")."""
     dtype, batch, a = joint_arrays(robot, q=q)
     return _partials(robot, a["q"], dtype)
 

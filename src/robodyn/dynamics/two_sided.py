@@ -25,7 +25,7 @@ def _inertia_times(J6, w):
 
 
 def two_sided_torques(robot: Robot, q, qd, qdd, g, wr=None, backend=None) -> list:
-    """Rigid-body joint torques by Kozłowski's (3.1)–(3.14) (module docstring), on component scalars; arguments and
+    """Rigid-body joint torques by Kozłowski's (3.1)–(3.14) (docs/formulations.md, "Inverse dynamics, two-sided"), on component scalars; arguments and
     result as :func:`robodyn.dynamics.newton_euler.rnea_components`."""
     rot = frame_rotations(robot, q, backend)
     nf, parent = robot.nf, robot.derived.parent
