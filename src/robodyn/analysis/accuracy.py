@@ -11,6 +11,7 @@ from importlib import util as import_util
 
 import numpy as np
 
+from robodyn.model.inertia import matrix_from_rows
 from robodyn.model.robot import check_robot
 from robodyn.files import save_figure
 from robodyn.dynamics import api
@@ -577,11 +578,6 @@ def _check_planar(robot: Robot) -> None:
                          "articulated-body study needs parallel revolute axes (e.g. ascher2, planar2r)")
 
 
-def _matrix(*rows) -> np.ndarray:
-    """(..., 3, 3) from three rows of three (...,) arrays."""
-    return np.stack([np.stack(row, -1) for row in rows], -2)
-
-
 def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> np.ndarray:
     """q̈ at q̇ = 0 by Featherstone's articulated-body algorithm for a planar revolute chain, in the dtype of q.
 
@@ -628,7 +624,7 @@ def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> n
         c, s = np.cos(th[..., j]), np.sin(th[..., j])
         if frame == "link":
             # motion transform from frame j−1 to j: v' = E (v + ω ẑ × d x̂), E the rotation by −θ_j
-            X.append(_matrix((one, zero, zero), (s * d, c, s), (c * d, -s, c)))
+            X.append(matrix_from_rows((one, zero, zero), (s * d, c, s), (c * d, -s, c)))
             S.append(np.stack([one, zero, zero], -1))
             hx, hy, izz = mx * one, my * one, zz * one
         else:
@@ -639,7 +635,7 @@ def planar_articulated_body(robot: Robot, q, tau=None, frame: str = "link") -> n
             hx0, hy0 = ca * mx - sa * my, sa * mx + ca * my  # first moment about O_j, base axes
             izz = zz + 2 * (px * hx0 + py * hy0) + m * (px * px + py * py)  # about O₀ (parallel axes)
             hx, hy = hx0 + m * px, hy0 + m * py
-        I.append(_matrix((izz, -hy, hx), (-hy, m * one, zero), (hx, zero, m * one)))
+        I.append(matrix_from_rows((izz, -hy, hx), (-hy, m * one, zero), (hx, zero, m * one)))
     IA, pA = I, [np.zeros(th.shape[:-1] + (3,), dtype) for _ in range(n)]
     U, D, u = [None] * n, [None] * n, [None] * n
     for j in range(n - 1, -1, -1):

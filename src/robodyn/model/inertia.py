@@ -28,17 +28,17 @@ def skew(v: np.ndarray) -> np.ndarray:
     """Skew-symmetric matrix ``v̂`` with ``v̂ w = v × w``; ``v`` of shape (..., 3) → (..., 3, 3)."""
     v = np.asarray(v)
     x, y, z, o = v[..., 0], v[..., 1], v[..., 2], np.zeros_like(v[..., 0])
-    return _matrix((o, -z, y), (z, o, -x), (-y, x, o))
+    return matrix_from_rows((o, -z, y), (z, o, -x), (-y, x, o))
 
 
 def tensor_from_six(six: np.ndarray) -> np.ndarray:
     """``[XX, XY, XZ, YY, YZ, ZZ]`` (..., 6) → symmetric tensor (..., 3, 3)."""
     six = np.asarray(six)
     xx, xy, xz, yy, yz, zz = (six[..., i] for i in range(6))
-    return _matrix((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
+    return matrix_from_rows((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
 
 
-def _matrix(*rows) -> np.ndarray:
+def matrix_from_rows(*rows) -> np.ndarray:
     """The (..., 3, 3) matrix of three rows of three (...,) entries."""
     return np.stack([np.stack(row, -1) for row in rows], -2)
 

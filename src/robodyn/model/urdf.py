@@ -63,7 +63,8 @@ def _parse(source):
 def refuse_dtd(text: str, origin: str, what: str) -> None:
     """A model file needs no document type: a DTD could define entities that expand (billion laughs) or read local
     files into the model (external entities), so any is refused before an XML parser sees the text."""
-    if "<!doctype" in text.lower() or "<!entity" in text.lower():
+    lowered = text.lower()  # once: a model file may be as large as the reader allows
+    if "<!doctype" in lowered or "<!entity" in lowered:
         raise ModelFileError(f"{origin}: {what} may not contain <!DOCTYPE> or <!ENTITY> declarations; remove them")
 
 
