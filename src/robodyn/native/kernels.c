@@ -669,7 +669,9 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     for (int i = nv; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
         real Ri[9], pi[3], *R0i = R0 + 9 * i, *P0i = P0 + 3 * i;
-        for (long e = lines * (i + 1 - nv) / (nf - nv); done < e; done++) __builtin_prefetch(next + 64 * done, 1, 3);
+        if (lines)   /* no division per frame where nothing is prefetched (n > 25, a partial block) */
+            for (long e = lines * (i + 1 - nv) / (nf - nv); done < e; done++)
+                __builtin_prefetch(next + 64 * done, 1, 3);
         frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
         if (a < 0) {                                   /* 0T_i = 0T_a a(i)T_i */
             memcpy(R0i, Ri, 9 * sizeof(real));
