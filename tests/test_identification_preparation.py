@@ -54,7 +54,6 @@ def test_auto_cutoff_follows_the_noise_floor_of_q():
     assert rd.identification.prepare_identification_data(t, q, q, cutoff=12.5).cutoff_rule == "given"
 
 
-
 @pytest.mark.parametrize("cutoff", ["auto", 12.5])
 def test_the_periodogram_of_q_is_computed_once_per_preparation(cutoff, monkeypatch):
     """The cut-off, the bandwidth and the velocity noise come from one periodogram of the measured q, the one
@@ -73,6 +72,7 @@ def test_the_periodogram_of_q_is_computed_once_per_preparation(cutoff, monkeypat
     assert d.bandwidth == position_bandwidth(t, q)
     assert d.cutoff == (auto_cutoff(t, q)[0] if cutoff == "auto" else cutoff)
     np.testing.assert_array_equal(d.velocity_noise, velocity_noise(t, q, d.cutoff))
+
 
 def test_trimming_of_transients_and_standstill_and_decimation_default():
     rate = 200.0

@@ -97,7 +97,6 @@ def test_inertia_matrix_with_massless_links(seed, tree, nf):
         np.testing.assert_array_equal(native.inertia_matrix(robot, q[k]), A[k])
 
 
-
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), nf=st.integers(1, 12))
 def test_inertia_matrix_of_a_free_flyers_augmented_robot(seed, nf):
@@ -117,6 +116,7 @@ def test_inertia_matrix_of_a_free_flyers_augmented_robot(seed, nf):
     assert rel(A, rd.inertia_matrix(aug, q)) < 1e-12   # 7 states: robodyn's NumPy recursion
     for k in (0, 3, 5, 6):
         np.testing.assert_array_equal(native.inertia_matrix(aug, q[k]), A[k])
+
 
 def test_regressor_times_parameters_is_inverse_dynamics():
     robot = rd.load("wam7")

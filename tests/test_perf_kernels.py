@@ -186,7 +186,6 @@ def test_large_robots_equal_numpy_recursions(seed, tree, wrenched):
                                                                       gravity=g), fd[2])
 
 
-
 @pytest.mark.parametrize("nf, tree", [(30, False), (31, False), (31, True), (52, False)])
 def test_direct_dynamics_full_blocks_with_friction(nf, tree):
     """Nine states (two full blocks of four, each written into the states' rows 4 x 4, and a partial one), the
@@ -206,6 +205,7 @@ def test_direct_dynamics_full_blocks_with_friction(nf, tree):
         assert rel(got[:, k], ref[k]) < 1e-13 * cond
     for s in (3, 8):
         np.testing.assert_array_equal(native.forward_dynamics_derivatives(robot, q[s], qd[s], tau[s]), got[s])
+
 
 def test_direct_dynamics_derivatives_equal_central_differences():
     robot = random_robot(17, tree=True, fixed=True)  # friction: the slope term of ∂q̈/∂q̇ away from q̇ = 0
