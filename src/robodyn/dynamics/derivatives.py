@@ -40,18 +40,16 @@ def _as(dtype, record):
     return record if dtype != np.float32 else type(record)(*(x.astype(dtype) for x in record))
 
 
-def _rigid_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity, fast=False):
-    """∂Γ/∂q, ∂Γ/∂q̇ (..., n, n) of the rigid-body recursion on checked float64 arrays: robodyn.native's compiled
-    kernel where the executor hands it the batch (``fast``: its trig="fast"), else :func:`_dual_derivatives`."""
-    if executor.takes_derivatives(q.dtype):
-        a = {"q": q, "qd": qd, "qdd": qdd}
-        if gravity is not None:
-            a["gravity"] = g
-        if W is not None:
-            a["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
-        out = executor.run_batch(robot, "inverse_dynamics_derivatives", batch, a, friction=False, fast=fast)
-        return out[..., 0, :, :], out[..., 1, :, :]
-    return _dual_derivatives(robot, batch, q, qd, qdd, g, W)
+def _native_derivatives(robot: Robot, batch, q, qd, qdd, g, W, gravity, fast=False):
+    """∂Γ/∂q, ∂Γ/∂q̇ (..., n, n) of the rigid-body recursion on checked float64 arrays by robodyn.native's compiled
+    kernel (``fast``: its trig="fast"), where :func:`executor.takes_derivatives` hands it the batch."""
+    a = {"q": q, "qd": qd, "qdd": qdd}
+    if gravity is not None:
+        a["gravity"] = g
+    if W is not None:
+        a["wrenches"] = np.broadcast_to(W, batch + (robot.nf, 6))
+    out = executor.run_batch(robot, "inverse_dynamics_derivatives", batch, a, friction=False, fast=fast)
+    return out[..., 0, :, :], out[..., 1, :, :]
 
 
 def _dual_derivatives(robot: Robot, batch, q, qd, qdd, g, W):
@@ -132,11 +130,13 @@ def _inverse_general(robot: Robot, q, qd, qdd, wrenches, gravity, friction, fast
     (which includes the friction slope F_v of robots without a Stribeck term)."""
     dtype, batch, (q, qd, qdd), g, W = _check(robot, q, qd, qdd, gravity, wrenches)
     n = robot.n
-    dq, dqd = _rigid_derivatives(robot, batch, q, qd, qdd, g, W, gravity, fast)
+    compiled = executor.takes_derivatives(q.dtype)
+    dq, dqd = (_native_derivatives(robot, batch, q, qd, qdd, g, W, gravity, fast) if compiled
+               else _dual_derivatives(robot, batch, q, qd, qdd, g, W))
     model = _sloped_model(friction)
     idx = np.arange(n)
     dqd[..., idx, idx] += model.slope(robot, qd)
-    if dtype == np.float64 and executor.takes_derivatives(q.dtype):
+    if dtype == np.float64 and compiled:
         # the kernels' status vouches for every entry (robodyn.native.run_checked): only the slope added here is
         # checked, not 2 n² entries per state again
         finite_result("inverse_dynamics_derivatives", dqd[..., idx, idx])
