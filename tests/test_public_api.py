@@ -58,8 +58,12 @@ def test_every_namespace_is_documented_and_lists_what_it_holds(namespace):
     module = getattr(rd, namespace)
     assert (module.__doc__ or "").strip(), namespace
     assert f"``rd.{namespace}``" in rd.__doc__, f"rd.{namespace} is missing from robodyn's docstring"
-    for name in getattr(module, "__all__", ()):
+    assert module.__all__, f"rd.{namespace} has no __all__"
+    for name in module.__all__:
         assert getattr(module, name) is not None, (namespace, name)
+    assert set(module.__all__) <= set(dir(module)), namespace
+    if namespace == "kinematics":   # a module, not a package: its own helpers stay out of dir()
+        assert dir(module) == sorted(module.__all__)
 
 
 def test_every_moved_name_is_public_in_its_namespace():

@@ -28,6 +28,10 @@ from robodyn.identification.reduction import (CHUNK, GATHER, PIVOTS, Samples, al
 from robodyn.model.robot import Robot
 from robodyn.progress import progress_enabled
 
+#: what ``rd.distributed`` offers users (its in-memory aliases such as ``inverse_dynamics`` are deprecated)
+__all__ = ("SimulationSweep", "Samples", "identify", "read_samples", "simulate_many", "fleet_values", "median",
+           "RANK_TOL")
+
 #: The batched functions: name → (module, attribute) of the in-memory function each block runs.
 _FUNCTIONS = MappingProxyType({
     "jacobian": ("robodyn.kinematics", "jacobian"),

@@ -6,6 +6,9 @@ All derive from :class:`RobodynError`, so ``except robodyn.RobodynError`` catche
 
 from __future__ import annotations
 
+__all__ = ("RobodynError", "ModelError", "NonPhysicalInertiaError", "ModelFileError", "UnknownRobotError", "InputError",
+           "NumericOverflowError")
+
 
 class RobodynError(Exception):
     """Base class of every robodyn exception."""

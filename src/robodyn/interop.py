@@ -19,6 +19,8 @@ from robodyn.model.inertia import com_from_standard
 from robodyn.model.robot import Robot
 from robodyn.model.urdf import kk_transform
 
+__all__ = ("PinocchioMapping", "PinocchioModel", "to_mujoco_xml", "to_pinocchio")
+
 
 def _transform(robot: Robot, i: int) -> np.ndarray:
     return kk_transform(*(float(getattr(robot, g)[i]) for g in ("gamma", "b", "alpha", "d", "theta", "r")))

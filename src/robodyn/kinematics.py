@@ -46,6 +46,11 @@ __all__ = ("forward_kinematics", "jacobian", "jacobian_dot_qd", "link_velocities
            "local_transforms", "twist_to_child", "wrench_to_parent", "ancestors")
 
 
+def __dir__() -> list[str]:
+    """``dir(rd.kinematics)`` lists what users get; the helpers stay importable for robodyn's own modules."""
+    return sorted(__all__)
+
+
 def local_transforms(robot: Robot, q: np.ndarray, dtype=np.float64) -> list[tuple[np.ndarray, np.ndarray]]:
     """^{a(j)}A_j and ^{a(j)}P_j of every frame.
 

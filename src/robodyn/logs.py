@@ -21,6 +21,9 @@ import numpy as np
 from robodyn.errors import InputError, RobodynError
 from robodyn.sanitize import printable
 
+#: what ``rd.logs`` offers users (the rest reads files for robodyn's other modules)
+__all__ = ("JointLog", "read_joint_log", "log_format", "StandstillPoses", "standstill_poses", "FORMATS")
+
 #: Default size limit of one log (bytes, all files of a ROS 2 bag together): 16 GiB.
 MAX_LOG_BYTES = 16 * 2**30
 #: File suffixes and the format they select.

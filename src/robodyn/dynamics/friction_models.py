@@ -23,6 +23,9 @@ from robodyn.errors import InputError
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
 
+__all__ = ("DiscontinuousFriction", "SmoothFriction", "PiecewiseLinearFriction", "LuGre", "StickSlipFriction",
+           "NoFriction", "friction_model", "frictionless", "breakaway_levels", "stribeck_factor")
+
 
 def joint_column(robot: Robot, key: str) -> np.ndarray:
     return np.asarray(getattr(robot, key))[robot.joint_frames]

@@ -37,3 +37,13 @@ from robodyn.identification.physical import PhysicalFit, physical_fit
 from robodyn.identification.results import Identification, Validation
 from robodyn.identification.payload import DriveGains, Payload, identify_drive_gains, identify_payload
 # --- end dynamic identification ---
+
+__all__ = (
+    "GravityCalibration", "calibrate_gravity", "calibration_poses", "first_moments", "gravity_parameter_structure",
+    "gravity_regressor", "load_gravity_calibration", "LinkInertias", "LockedBodyInertia", "identify_link_inertias",
+    "identify_locked_inertia", "identify_locked_body", "locked_body_inertia", "wam_gravity_study",
+    "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
+    "pseudo_inertia", "IdentificationOptions", "identify", "EssentialParameters", "essential_parameters",
+    "IdentificationError", "PhysicalFit", "physical_fit", "Identification", "Validation", "DriveGains", "Payload",
+    "identify_drive_gains", "identify_payload",
+)
