@@ -261,6 +261,13 @@ def _mode_equations(x, modes, W, b, bias, mu):
     return np.array(F), np.array(dF).reshape(len(F), x.size), lam
 
 
+def _circle_modes(lam, mu, closed, margin):
+    """The mode of each contact's impulse λ_c (k, 3) in the circular cone: open where not ``closed`` (k,), else
+    sliding where λ_t is on the edge of its disc (‖λ_t‖ ≥ (1 − ``margin``) μ λ_n) or μ = 0, else sticking."""
+    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - margin) * mu * lam[:, 2]
+    return np.where(closed, np.where(edge | (mu == 0), SLIDE, STICK), OPEN)
+
+
 def _mode_start(lam, u, modes, mu, size, slip):
     """The unknowns of the modes at λ: a sliding contact's direction that of λ_t (``slip`` False) or against the
     slip u_t (``slip`` True; the other where that one is zero), and its γ = λ_n, else ``size``."""
@@ -311,8 +318,7 @@ def _by_modes(W, b, bias, mu, lam, target, budget, tiny, facets=0):
     u, least = measure(lam)
     best, size, steps = lam, max(float(np.abs(lam[:, 2]).max()), tiny), 0
     scale = max(float(np.abs(b).max()), float(np.abs(bias).max()))
-    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - 1e-6) * mu * lam[:, 2]
-    guess = np.where(lam[:, 2] <= 1e-12 * size, OPEN, np.where(edge | (mu == 0), SLIDE, STICK))
+    guess = _circle_modes(lam, mu, lam[:, 2] > 1e-12 * size, 1e-6)
     patterns = _patterns(guess, (OPEN, SLIDE) if mu == 0 else (OPEN, STICK, SLIDE))
     for modes, slip in itertools.product(itertools.islice(patterns, _PATTERNS), (False, True)):
         x, last = _mode_start(lam, u, modes, mu, size, slip), np.inf
@@ -668,9 +674,8 @@ def impulse_derivative(W, b, bias, mu, lam, MJ, scale):
     tiny = np.finfo(float).tiny
     size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
     slip = np.linalg.norm(u[:, :2], axis=-1)
-    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - 1e-8) * mu * lam[:, 2]
     closed = lam[:, 2] > 1e-8 * size
-    modes = np.where(~closed, OPEN, np.where(edge | (mu == 0), SLIDE, STICK))
+    modes = _circle_modes(lam, mu, closed, 1e-8)
     strict = np.where(~closed, u[:, 2] + bias > 1e-8 * scale,
                       np.where(modes == STICK, slip <= 1e-8 * scale, (slip > 1e-8 * scale) | (mu == 0)))
     x = _mode_start(lam, u, modes, mu, size, False)
