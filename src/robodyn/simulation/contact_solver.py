@@ -68,9 +68,8 @@ def _residual(Wr, lam, u, bias, mu, tiny, facets=0):
     scaled by w; zero exactly at a solution."""
     r = np.zeros(lam.shape[:-2])
     for c in range(lam.shape[-2]):
-        wn = Wr[..., c, 2, c, 2]
+        _, w, wn, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
         rn = np.where(wn > 0, np.abs(np.minimum(lam[..., c, 2] * wn, u[..., c, 2] + bias[..., c])), 0.0)
-        _, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
         lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * lam[..., c, 2], w, tiny, facets)
         r = np.maximum(r, np.maximum(rn, w * np.abs(lam[..., c, :2] - lt).max(-1)))
     return r
