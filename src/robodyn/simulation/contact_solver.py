@@ -564,6 +564,10 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
     best, least, before = lam, np.full(batch, np.inf), np.full(batch, np.inf)
     todo, still, done = np.ones(batch, bool), np.zeros(batch, bool), 0
 
+    def reach(u):
+        """The velocities the residual is relative to: those the step must undo, or |u| where larger."""
+        return np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+
     def keep(lam):
         """The velocities and residual of λ; the best λ so far kept, and the samples solved marked done."""
         nonlocal best, least, todo
@@ -571,7 +575,7 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
         residual = _residual(Wr, lam, u, bias, mu, tiny, facets)
         better = todo & (residual < least)
         best, least = np.where(better[..., None, None], lam, best), np.where(better, residual, least)
-        todo &= residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+        todo &= residual > tol * reach(u)
         return u, residual
 
     for _ in range(3 * k + 3):                      # rounds: each leap brings a contact to its edge
@@ -598,9 +602,7 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
         before = least
         lam = lam + np.where(leaping, leap, 0.0)[..., None, None] * creep
         u = _velocities(W, lam, b)
-    lam, u = best, _velocities(W, best, b)
-    residual = least                                # keep() measured best's residual
-    target = tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+    target = tol * reach(_velocities(W, best, b))
     best, least = best.copy(), np.array(least, dtype=float)
     search = _by_facets if facets else _by_modes
     starts = ("Lemke",) * bool(facets) + ("best", "best", "De Saxcé", "best")
@@ -620,7 +622,7 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
                 best[i], least[i] = lam_i, least_i
     lam, u = best, _velocities(W, best, b)
     residual = least
-    moving = ~still & (residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1))))
+    moving = ~still & (residual > tol * reach(u))
     lam, u, _, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, moving, max_iter - done, tol * speed, tol, tiny,
                                         facets)
     done += sweeps                                  # sweeps alone, as far as they go, where they never stalled
@@ -628,7 +630,7 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
     todo = np.ones(batch, bool)
     keep(lam)
     u, residual = _velocities(W, best, b), least
-    scale = np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+    scale = reach(u)
     failed = (residual > tol * scale) & ~still
     if failed.any():
         worst = float(np.max(np.where(failed, residual / np.maximum(scale, tiny), 0.0)))
