@@ -662,6 +662,15 @@ def _mode_rows(x, modes, mu, k):
     return D
 
 
+def _at_solution(W, b, lam, scale):
+    """The contact velocities u = W λ + b (k, 3) of one sample at its solution λ, and the size of its impulses that
+    the margins of :func:`impulse_derivative` are relative to: the largest λ_n, or the impulse W_ii⁻¹ ``scale``
+    where that is larger."""
+    tiny = np.finfo(float).tiny
+    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    return _velocities(W, lam, b), size
+
+
 def impulse_derivative(W, b, bias, mu, lam, MJ, scale):
     """∂λ/∂b (3k, 3k) of one sample at its solution λ, by the implicit function theorem on the conditions of its
     contact modes (:func:`_mode_equations`), and whether v⁺ is differentiable there: every contact strictly in its
@@ -671,9 +680,7 @@ def impulse_derivative(W, b, bias, mu, lam, MJ, scale):
     share a redundant set (a box sliding flat on four corners: how its weight splits between them is not
     determined, and with it neither is the friction's moment)."""
     k = b.shape[0]
-    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
-    tiny = np.finfo(float).tiny
-    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    u, size = _at_solution(W, b, lam, scale)
     slip = np.linalg.norm(u[:, :2], axis=-1)
     closed = lam[:, 2] > 1e-8 * size
     modes = _circle_modes(lam, mu, closed, 1e-8)
@@ -705,9 +712,7 @@ def facet_derivative(W, b, bias, mu, lam, MJ, scale, facets):
     along −n_j; at a vertex sliding strictly inside its normal cone (−u_t = α n_j + β n_{j+1}, α, β > 0); and
     the modes' solutions near λ all giving the same v⁺.  Where the active facets change, it is not."""
     k = b.shape[0]
-    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
-    tiny = np.finfo(float).tiny
-    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    u, size = _at_solution(W, b, lam, scale)
     n, _, _ = _polygon(facets)
     modes, active = _facet_modes(lam, mu, facets, lam[:, 2] > 1e-8 * size, 1e-8)
     strict = []
