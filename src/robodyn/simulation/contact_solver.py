@@ -149,6 +149,18 @@ def _merit(W, Wr, lam, b, bias, mu, tiny):
     return 0.5 * (F * F).sum(axis=(-2, -1))
 
 
+def _gap_shifted(b, bias):
+    """b + φ/h e_n (k, 3) of one sample: each contact's gap rate φ/h added to its normal velocity."""
+    return b + np.concatenate([np.zeros((b.shape[0], 2)), bias[:, None]], -1)
+
+
+def _measured(W, lam, b, bias, mu, tiny, facets=0):
+    """u = W λ + b (k, 3) of one sample and the residual of :func:`_residual` at λ."""
+    k = b.shape[0]
+    u = _velocities(W, lam, b)
+    return u, float(_residual(W.reshape(k, 3, k, 3), lam, u, bias, mu, tiny, facets))
+
+
 def _newton(W, Wr, lam, b, bias, mu, tiny):
     """One semismooth Newton step on Alart and Curnier's function from λ, its iterate projected on the friction
     cones, with a backtracking (Armijo) line search on the merit ½‖F‖²: the new λ and where the step was taken.
@@ -239,7 +251,7 @@ def _mode_equations(x, modes, W, b, bias, mu):
     sticks; u_n + φ/h = 0 and u_t parallel to the friction's direction (its component across it zero) where it
     slides. As many equations as unknowns; λ."""
     lam, dlam = _mode_impulses(x, modes, mu)
-    u = (W @ lam.reshape(-1)).reshape(lam.shape) + b
+    u = _velocities(W, lam, b)
     du = (W @ dlam.reshape(lam.size, -1)).reshape(dlam.shape)
     F, dF, i = [], [], 0
     for c, mode in enumerate(modes):
@@ -307,14 +319,7 @@ def _by_modes(W, b, bias, mu, lam, target, budget, tiny, facets=0):
     direction is an unknown, not a quotient by a vanishing slip), then the guesses nearest to the modes of λ
     first, until the residual of :func:`_residual` (which judges every result, whatever its modes) is below
     ``target`` or ``budget`` Newton steps are spent.  Returns the best λ, its residual and the steps done."""
-    k = b.shape[0]
-    Wr = W.reshape(k, 3, k, 3)
-
-    def measure(lam):
-        u = (W @ lam.reshape(-1)).reshape(k, 3) + b
-        return u, float(_residual(Wr, lam, u, bias, mu, tiny))
-
-    u, least = measure(lam)
+    u, least = _measured(W, lam, b, bias, mu, tiny)
     best, size, steps = lam, max(float(np.abs(lam[:, 2]).max()), tiny), 0
     scale = max(float(np.abs(b).max()), float(np.abs(bias).max()))
     guess = _circle_modes(lam, mu, lam[:, 2] > 1e-12 * size, 1e-6)
@@ -327,7 +332,7 @@ def _by_modes(W, b, bias, mu, lam, target, budget, tiny, facets=0):
             if not np.isfinite(change) or (change >= last and change <= target):    # diverged, or at rounding
                 break
             if change <= 1e-6 * scale:                 # near a root: is it a solution?
-                _, r = measure(trial)
+                _, r = _measured(W, trial, b, bias, mu, tiny)
                 if r < least:
                     best, least = trial, r
             if least <= target or not x.size or steps >= budget:
@@ -390,15 +395,10 @@ def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
     first, until the residual of :func:`_residual` (the judge, whatever the modes) is below ``target`` or
     ``budget`` patterns are spent.  The best λ, its residual and the patterns tried."""
     k = b.shape[0]
-    Wr = W.reshape(k, 3, k, 3)
-    rhs = b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)
-
-    def measure(lam):
-        return float(_residual(Wr, lam, (W @ lam.reshape(-1)).reshape(k, 3) + b, bias, mu, tiny, facets))
-
-    best, least, tried = lam, measure(lam), 0
+    rhs = _gap_shifted(b, bias)
+    u, least = _measured(W, lam, b, bias, mu, tiny, facets)
+    best, tried = lam, 0
     n, _, _ = _polygon(facets)
-    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
     slip = np.linalg.norm(u[:, :2], axis=-1)
     by_force, _ = _facet_modes(lam, mu, facets, lam[:, 2] > 1e-12 * max(float(np.abs(lam[:, 2]).max()), tiny), 1e-9)
     by_slip = []                                    # the modes the slips ask for
@@ -420,7 +420,7 @@ def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
         A = Sb @ W @ Eb
         x = x0 + np.linalg.lstsq(A, -Sb @ rhs.reshape(-1) - A @ x0, rcond=None)[0]
         trial = (Eb @ x).reshape(k, 3)
-        r = measure(trial)
+        _, r = _measured(W, trial, b, bias, mu, tiny, facets)
         if r < least:
             best, least = trial, r
     return best, least, tried
@@ -485,7 +485,7 @@ def _stewart_trinkle(W, b, bias, mu, facets, pivots):
     Fc[1 + facets, 0], Fc[1 + facets, 1:1 + facets] = mu, -1.0     # μ λ_n − 1ᵀβ
     E, friction = block_diag(*[Ec] * k), block_diag(*[Fc] * k)
     S = E.T.copy()                                  # the rows u_n and Vᵀ u_t of the conditions
-    q = S @ (b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)).reshape(-1)
+    q = S @ _gap_shifted(b, bias).reshape(-1)
     # on a redundant set (W singular) rounding can end the pivots on a ray: then W + ε tr(W) I, its solution the
     # start of the search over modes (which solves the exact problem)
     for shift in (0.0, 1e-14, 1e-12):
@@ -528,7 +528,7 @@ def _de_saxce(W, b, bias, mu, facets, rounds):
     scale = max(float(np.abs(b).max()), float(np.abs(bias).max()), np.finfo(float).tiny)
     shift, lam = np.zeros(k), np.zeros((k, 3))
     for _ in range(rounds):
-        q = (b + np.concatenate([np.zeros((k, 2)), (bias + shift)[:, None]], -1)).reshape(-1) / scale
+        q = _gap_shifted(b, bias + shift).reshape(-1) / scale
         solution = clarabel.DefaultSolver(sparse.csc_matrix(np.eye(G.shape[1])), np.zeros(G.shape[1]),
                                           sparse.csc_matrix(-T @ G), T @ q, cones, settings).solve()
         if not np.all(np.isfinite(solution.z)) or not np.all(np.isfinite(solution.x)):
