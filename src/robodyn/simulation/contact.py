@@ -117,6 +117,12 @@ def _tangents(n: np.ndarray) -> np.ndarray:
     return np.stack([t1, np.cross(n, t1), n])
 
 
+def _orientation(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The floating base's unit quaternion (..., 4) (x, y, z, w) and ^wR_0 (..., 3, 3) from q (..., n + 7)."""
+    quat = q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+    return quat, quaternion_matrix(quat)
+
+
 def _kinematics(robot: Robot, q: np.ndarray, frames: list[int], offsets: np.ndarray):
     """World positions (..., k, 3) and world-axes point Jacobians J_w = ^wR_0 J (..., k, 3, N) of the contact
     points, and what :func:`_jacobian_derivatives` takes: (the robot traced (a floating base: the augmented
@@ -125,8 +131,7 @@ def _kinematics(robot: Robot, q: np.ndarray, frames: list[int], offsets: np.ndar
     batch = q.shape[:-1]
     if robot.floating:
         model, joints = augmented_robot(robot), np.concatenate([np.zeros(batch + (6,)), q[..., 7:]], -1)
-        quat = q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
-        R, origin, index = quaternion_matrix(quat), q[..., :3], [i + 6 for i in frames]
+        R, origin, index = _orientation(q)[1], q[..., :3], [i + 6 for i in frames]
     else:
         R, origin, index = np.eye(3), np.zeros(batch + (3,)), frames
         model, joints = robot, q
@@ -147,8 +152,7 @@ def _dynamics(robot: Robot, q, v, gravity, friction):
 def _integrate(robot: Robot, q, v, dt):
     if not robot.floating:
         return q + dt * v
-    quat = q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
-    R = quaternion_matrix(quat)
+    quat, R = _orientation(q)
     p = q[..., :3] + dt * (R @ v[..., :3, None])[..., 0]
     half = 0.5 * dt * v[..., 3:6]
     angle = np.linalg.norm(half, axis=-1, keepdims=True)
