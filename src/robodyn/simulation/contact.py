@@ -117,15 +117,21 @@ def _tangents(n: np.ndarray) -> np.ndarray:
     return np.stack([t1, np.cross(n, t1), n])
 
 
+def _orientation(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The floating base's unit quaternion (..., 4) (x, y, z, w) and ^wR_0 (..., 3, 3) from q (..., n + 7)."""
+    quat = q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+    return quat, quaternion_matrix(quat)
+
+
 def _kinematics(robot: Robot, q: np.ndarray, frames: list[int], offsets: np.ndarray):
     """World positions (..., k, 3) and world-axes point Jacobians J_w = ^wR_0 J (..., k, 3, N) of the contact
     points, and what :func:`_jacobian_derivatives` takes: (the robot traced (a floating base: the augmented
-    robot), its joint values, the points' 0-based frames in it, ^wR_0 (..., 3, 3), J (..., k, 3, N) in R_0)."""
+    robot), its joint values, the points' 0-based frames in it, their offsets (k, 3), ^wR_0 (..., 3, 3),
+    J (..., k, 3, N) in R_0)."""
     batch = q.shape[:-1]
     if robot.floating:
         model, joints = augmented_robot(robot), np.concatenate([np.zeros(batch + (6,)), q[..., 7:]], -1)
-        quat = q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
-        R, origin, index = quaternion_matrix(quat), q[..., :3], [i + 6 for i in frames]
+        R, origin, index = _orientation(q)[1], q[..., :3], [i + 6 for i in frames]
     else:
         R, origin, index = np.eye(3), np.zeros(batch + (3,)), frames
         model, joints = robot, q
@@ -133,7 +139,7 @@ def _kinematics(robot: Robot, q: np.ndarray, frames: list[int], offsets: np.ndar
     p = np.stack([P0[..., i, :] + R0[..., i, :, :] @ c for i, c in zip(index, offsets)], -2)
     J = np.stack([jacobian(model, joints, i + 1, c)[..., :3, :] for i, c in zip(index, offsets)], -3)
     return (origin[..., None, :] + (R[..., None, :, :] @ p[..., None])[..., 0], R[..., None, :, :] @ J,
-            (model, joints, index, R, J))
+            (model, joints, index, offsets, R, J))
 
 
 def _dynamics(robot: Robot, q, v, gravity, friction):
@@ -146,8 +152,7 @@ def _dynamics(robot: Robot, q, v, gravity, friction):
 def _integrate(robot: Robot, q, v, dt):
     if not robot.floating:
         return q + dt * v
-    quat = q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
-    R = quaternion_matrix(quat)
+    quat, R = _orientation(q)
     p = q[..., :3] + dt * (R @ v[..., :3, None])[..., 0]
     half = 0.5 * dt * v[..., 3:6]
     angle = np.linalg.norm(half, axis=-1, keepdims=True)
@@ -206,8 +211,8 @@ def contact_step(robot: Robot, q, v, tau, dt: float, points, mu: float = 1.0, no
 
 def _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol, max_iter, cone, facets):
     """:func:`contact_step` and what its derivatives need: (ContactStep, W, b, φ/h, λ, J, M⁻¹Jᵀ, q, v, v⁺ (float64,
-    broadcast to the batch), the contact axes [t₁, t₂, n] (3, 3), the points' offsets and the kinematics
-    :func:`_jacobian_derivatives` takes (:func:`_kinematics`))."""
+    broadcast to the batch), the contact axes [t₁, t₂, n] (3, 3) and the kinematics :func:`_jacobian_derivatives`
+    takes (:func:`_kinematics`))."""
     check_robot(robot)
     if robot.base == "mobile":
         raise InputError(f"contact_step: robot '{robot.name}' has a mobile base (a given motion); give a fixed- or "
@@ -257,8 +262,7 @@ def _step(robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, t
     q_next = _integrate(robot, q, v_next, dt)
     what = "contact_step"
     out = (finite_result(what, x).astype(dtype, copy=False) for x in (q_next, v_next, lam @ B / dt, gaps))
-    return (ContactStep(*out, sweeps, residual), W, b, gaps / dt, lam, J, X[..., 1:], q, v, v_next, B, offsets,
-            traced)
+    return ContactStep(*out, sweeps, residual), W, b, gaps / dt, lam, J, X[..., 1:], q, v, v_next, B, traced
 
 
 class ContactDerivatives(NamedTuple):
@@ -290,13 +294,13 @@ class ContactDerivatives(NamedTuple):
     dq_dtau: np.ndarray
 
 
-def _jacobian_derivatives(robot: Robot, offsets: np.ndarray, traced: tuple) -> np.ndarray:
+def _jacobian_derivatives(robot: Robot, traced: tuple) -> np.ndarray:
     """∂J_w/∂q (..., k, 3, N, N), [c, r, i, m] = ∂(J_w)_ri/∂q_m of the world-axes point Jacobians J_w = R J_a of
     :func:`_kinematics`, from its ``traced`` kinematics (robodyn.dynamics.kinematic_hessian).  A floating base:
     R = ^wR_0, J_a the augmented robot's Jacobian at its virtual joints' zero (the columns of [v_0; ω_0; q̇] in
     R_0), and along the tangent dq = [δp, δθ, δq]: ^wR_0 moves to ^wR_0 Exp(δθ), so ∂J_w/∂δp = 0,
     ∂J_w/∂δθ_i = ^wR_0 [e_i]× J_a, and the joints' columns are the augmented robot's."""
-    model, joints, index, R, Ja = traced
+    model, joints, index, offsets, R, Ja = traced
     H = np.stack([kinematic_hessian(model, joints, i + 1, c)[..., :3, :, :] for i, c in zip(index, offsets)], -4)
     if not robot.floating:
         return H
@@ -358,7 +362,7 @@ def contact_step_derivatives(robot: Robot, q, v, tau, dt: float, points, mu: flo
     """
     from robodyn.dynamics.derivatives import floating_forward_dynamics_derivatives, forward_dynamics_derivatives
 
-    step, W, b, bias, lam, J, MJ, q, v, v_next, B, offsets, traced = _step(
+    step, W, b, bias, lam, J, MJ, q, v, v_next, B, traced = _step(
         robot, q, v, tau, dt, points, mu, normal, height, gravity, friction, tol, max_iter, cone, facets)
     N, batch, k3 = J.shape[-1], b.shape[:-2], J.shape[-2]
     lam_f = lam.reshape(batch + (k3,))
@@ -376,7 +380,7 @@ def contact_step_derivatives(robot: Robot, q, v, tau, dt: float, points, mu: flo
                                                   int(facets))
         else:
             dlam[i], smooth[i] = impulse_derivative(W[i], b[i], bias[i], float(mu), lam[i], MJ[i], float(scale[i]))
-    dJ = np.einsum("ab,...kbim->...kaim", B, _jacobian_derivatives(robot, offsets, traced))
+    dJ = np.einsum("ab,...kbim->...kaim", B, _jacobian_derivatives(robot, traced))
     dJ = dJ.reshape(batch + (k3, N, N))
     G = dt * da_dq + Minv @ np.einsum("...rim,...r->...im", dJ, lam_f)
     moved = np.einsum("...rim,...i->...rm", dJ, v_next)                         # ∂J/∂q v⁺

@@ -68,9 +68,8 @@ def _residual(Wr, lam, u, bias, mu, tiny, facets=0):
     scaled by w; zero exactly at a solution."""
     r = np.zeros(lam.shape[:-2])
     for c in range(lam.shape[-2]):
-        wn = Wr[..., c, 2, c, 2]
+        _, w, wn, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
         rn = np.where(wn > 0, np.abs(np.minimum(lam[..., c, 2] * wn, u[..., c, 2] + bias[..., c])), 0.0)
-        _, w, _, ws = _projections(Wr, lam, u, bias, mu, c, tiny)
         lt = _disc(lam[..., c, :2] - u[..., c, :2] / ws[..., None], mu * lam[..., c, 2], w, tiny, facets)
         r = np.maximum(r, np.maximum(rn, w * np.abs(lam[..., c, :2] - lt).max(-1)))
     return r
@@ -148,6 +147,18 @@ def _merit(W, Wr, lam, b, bias, mu, tiny):
     """½‖F‖² (..., ) of Alart and Curnier's function at λ."""
     F, _ = _alart_curnier(Wr, lam, _velocities(W, lam, b), bias, mu, tiny)
     return 0.5 * (F * F).sum(axis=(-2, -1))
+
+
+def _gap_shifted(b, bias):
+    """b + φ/h e_n (k, 3) of one sample: each contact's gap rate φ/h added to its normal velocity."""
+    return b + np.concatenate([np.zeros((b.shape[0], 2)), bias[:, None]], -1)
+
+
+def _measured(W, lam, b, bias, mu, tiny, facets=0):
+    """u = W λ + b (k, 3) of one sample and the residual of :func:`_residual` at λ."""
+    k = b.shape[0]
+    u = _velocities(W, lam, b)
+    return u, float(_residual(W.reshape(k, 3, k, 3), lam, u, bias, mu, tiny, facets))
 
 
 def _newton(W, Wr, lam, b, bias, mu, tiny):
@@ -240,7 +251,7 @@ def _mode_equations(x, modes, W, b, bias, mu):
     sticks; u_n + φ/h = 0 and u_t parallel to the friction's direction (its component across it zero) where it
     slides. As many equations as unknowns; λ."""
     lam, dlam = _mode_impulses(x, modes, mu)
-    u = (W @ lam.reshape(-1)).reshape(lam.shape) + b
+    u = _velocities(W, lam, b)
     du = (W @ dlam.reshape(lam.size, -1)).reshape(dlam.shape)
     F, dF, i = [], [], 0
     for c, mode in enumerate(modes):
@@ -259,6 +270,13 @@ def _mode_equations(x, modes, W, b, bias, mu):
                 dF.append(cos * du[c, 1] - sin * du[c, 0] + turn)
             i += 2 if mu > 0 else 1
     return np.array(F), np.array(dF).reshape(len(F), x.size), lam
+
+
+def _circle_modes(lam, mu, closed, margin):
+    """The mode of each contact's impulse λ_c (k, 3) in the circular cone: open where not ``closed`` (k,), else
+    sliding where λ_t is on the edge of its disc (‖λ_t‖ ≥ (1 − ``margin``) μ λ_n) or μ = 0, else sticking."""
+    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - margin) * mu * lam[:, 2]
+    return np.where(closed, np.where(edge | (mu == 0), SLIDE, STICK), OPEN)
 
 
 def _mode_start(lam, u, modes, mu, size, slip):
@@ -301,18 +319,10 @@ def _by_modes(W, b, bias, mu, lam, target, budget, tiny, facets=0):
     direction is an unknown, not a quotient by a vanishing slip), then the guesses nearest to the modes of λ
     first, until the residual of :func:`_residual` (which judges every result, whatever its modes) is below
     ``target`` or ``budget`` Newton steps are spent.  Returns the best λ, its residual and the steps done."""
-    k = b.shape[0]
-    Wr = W.reshape(k, 3, k, 3)
-
-    def measure(lam):
-        u = (W @ lam.reshape(-1)).reshape(k, 3) + b
-        return u, float(_residual(Wr, lam, u, bias, mu, tiny))
-
-    u, least = measure(lam)
+    u, least = _measured(W, lam, b, bias, mu, tiny)
     best, size, steps = lam, max(float(np.abs(lam[:, 2]).max()), tiny), 0
     scale = max(float(np.abs(b).max()), float(np.abs(bias).max()))
-    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - 1e-6) * mu * lam[:, 2]
-    guess = np.where(lam[:, 2] <= 1e-12 * size, OPEN, np.where(edge | (mu == 0), SLIDE, STICK))
+    guess = _circle_modes(lam, mu, lam[:, 2] > 1e-12 * size, 1e-6)
     patterns = _patterns(guess, (OPEN, SLIDE) if mu == 0 else (OPEN, STICK, SLIDE))
     for modes, slip in itertools.product(itertools.islice(patterns, _PATTERNS), (False, True)):
         x, last = _mode_start(lam, u, modes, mu, size, slip), np.inf
@@ -322,7 +332,7 @@ def _by_modes(W, b, bias, mu, lam, target, budget, tiny, facets=0):
             if not np.isfinite(change) or (change >= last and change <= target):    # diverged, or at rounding
                 break
             if change <= 1e-6 * scale:                 # near a root: is it a solution?
-                _, r = measure(trial)
+                _, r = _measured(W, trial, b, bias, mu, tiny)
                 if r < least:
                     best, least = trial, r
             if least <= target or not x.size or steps >= budget:
@@ -385,15 +395,10 @@ def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
     first, until the residual of :func:`_residual` (the judge, whatever the modes) is below ``target`` or
     ``budget`` patterns are spent.  The best λ, its residual and the patterns tried."""
     k = b.shape[0]
-    Wr = W.reshape(k, 3, k, 3)
-    rhs = b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)
-
-    def measure(lam):
-        return float(_residual(Wr, lam, (W @ lam.reshape(-1)).reshape(k, 3) + b, bias, mu, tiny, facets))
-
-    best, least, tried = lam, measure(lam), 0
+    rhs = _gap_shifted(b, bias)
+    u, least = _measured(W, lam, b, bias, mu, tiny, facets)
+    best, tried = lam, 0
     n, _, _ = _polygon(facets)
-    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
     slip = np.linalg.norm(u[:, :2], axis=-1)
     by_force, _ = _facet_modes(lam, mu, facets, lam[:, 2] > 1e-12 * max(float(np.abs(lam[:, 2]).max()), tiny), 1e-9)
     by_slip = []                                    # the modes the slips ask for
@@ -415,7 +420,7 @@ def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
         A = Sb @ W @ Eb
         x = x0 + np.linalg.lstsq(A, -Sb @ rhs.reshape(-1) - A @ x0, rcond=None)[0]
         trial = (Eb @ x).reshape(k, 3)
-        r = measure(trial)
+        _, r = _measured(W, trial, b, bias, mu, tiny, facets)
         if r < least:
             best, least = trial, r
     return best, least, tried
@@ -480,7 +485,7 @@ def _stewart_trinkle(W, b, bias, mu, facets, pivots):
     Fc[1 + facets, 0], Fc[1 + facets, 1:1 + facets] = mu, -1.0     # μ λ_n − 1ᵀβ
     E, friction = block_diag(*[Ec] * k), block_diag(*[Fc] * k)
     S = E.T.copy()                                  # the rows u_n and Vᵀ u_t of the conditions
-    q = S @ (b + np.concatenate([np.zeros((k, 2)), bias[:, None]], -1)).reshape(-1)
+    q = S @ _gap_shifted(b, bias).reshape(-1)
     # on a redundant set (W singular) rounding can end the pivots on a ray: then W + ε tr(W) I, its solution the
     # start of the search over modes (which solves the exact problem)
     for shift in (0.0, 1e-14, 1e-12):
@@ -523,7 +528,7 @@ def _de_saxce(W, b, bias, mu, facets, rounds):
     scale = max(float(np.abs(b).max()), float(np.abs(bias).max()), np.finfo(float).tiny)
     shift, lam = np.zeros(k), np.zeros((k, 3))
     for _ in range(rounds):
-        q = (b + np.concatenate([np.zeros((k, 2)), (bias + shift)[:, None]], -1)).reshape(-1) / scale
+        q = _gap_shifted(b, bias + shift).reshape(-1) / scale
         solution = clarabel.DefaultSolver(sparse.csc_matrix(np.eye(G.shape[1])), np.zeros(G.shape[1]),
                                           sparse.csc_matrix(-T @ G), T @ q, cones, settings).solve()
         if not np.all(np.isfinite(solution.z)) or not np.all(np.isfinite(solution.x)):
@@ -559,6 +564,10 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
     best, least, before = lam, np.full(batch, np.inf), np.full(batch, np.inf)
     todo, still, done = np.ones(batch, bool), np.zeros(batch, bool), 0
 
+    def reach(u):
+        """The velocities the residual is relative to: those the step must undo, or |u| where larger."""
+        return np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+
     def keep(lam):
         """The velocities and residual of λ; the best λ so far kept, and the samples solved marked done."""
         nonlocal best, least, todo
@@ -566,7 +575,7 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
         residual = _residual(Wr, lam, u, bias, mu, tiny, facets)
         better = todo & (residual < least)
         best, least = np.where(better[..., None, None], lam, best), np.where(better, residual, least)
-        todo &= residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+        todo &= residual > tol * reach(u)
         return u, residual
 
     for _ in range(3 * k + 3):                      # rounds: each leap brings a contact to its edge
@@ -593,9 +602,7 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
         before = least
         lam = lam + np.where(leaping, leap, 0.0)[..., None, None] * creep
         u = _velocities(W, lam, b)
-    lam, u = best, _velocities(W, best, b)
-    residual = least                                # keep() measured best's residual
-    target = tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+    target = tol * reach(_velocities(W, best, b))
     best, least = best.copy(), np.array(least, dtype=float)
     search = _by_facets if facets else _by_modes
     starts = ("Lemke",) * bool(facets) + ("best", "best", "De Saxcé", "best")
@@ -615,7 +622,7 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
                 best[i], least[i] = lam_i, least_i
     lam, u = best, _velocities(W, best, b)
     residual = least
-    moving = ~still & (residual > tol * np.maximum(speed, np.abs(u).max(axis=(-2, -1))))
+    moving = ~still & (residual > tol * reach(u))
     lam, u, _, moving, sweeps = _sweeps(Wr, lam, u, bias, mu, moving, max_iter - done, tol * speed, tol, tiny,
                                         facets)
     done += sweeps                                  # sweeps alone, as far as they go, where they never stalled
@@ -623,7 +630,7 @@ def solve_impulses(W, b, bias, mu, tol, max_iter, facets=0):
     todo = np.ones(batch, bool)
     keep(lam)
     u, residual = _velocities(W, best, b), least
-    scale = np.maximum(speed, np.abs(u).max(axis=(-2, -1)))
+    scale = reach(u)
     failed = (residual > tol * scale) & ~still
     if failed.any():
         worst = float(np.max(np.where(failed, residual / np.maximum(scale, tiny), 0.0)))
@@ -655,6 +662,15 @@ def _mode_rows(x, modes, mu, k):
     return D
 
 
+def _at_solution(W, b, lam, scale):
+    """The contact velocities u = W λ + b (k, 3) of one sample at its solution λ, and the size of its impulses that
+    the margins of :func:`impulse_derivative` are relative to: the largest λ_n, or the impulse W_ii⁻¹ ``scale``
+    where that is larger."""
+    tiny = np.finfo(float).tiny
+    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    return _velocities(W, lam, b), size
+
+
 def impulse_derivative(W, b, bias, mu, lam, MJ, scale):
     """∂λ/∂b (3k, 3k) of one sample at its solution λ, by the implicit function theorem on the conditions of its
     contact modes (:func:`_mode_equations`), and whether v⁺ is differentiable there: every contact strictly in its
@@ -664,13 +680,10 @@ def impulse_derivative(W, b, bias, mu, lam, MJ, scale):
     share a redundant set (a box sliding flat on four corners: how its weight splits between them is not
     determined, and with it neither is the friction's moment)."""
     k = b.shape[0]
-    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
-    tiny = np.finfo(float).tiny
-    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    u, size = _at_solution(W, b, lam, scale)
     slip = np.linalg.norm(u[:, :2], axis=-1)
-    edge = np.linalg.norm(lam[:, :2], axis=-1) >= (1 - 1e-8) * mu * lam[:, 2]
     closed = lam[:, 2] > 1e-8 * size
-    modes = np.where(~closed, OPEN, np.where(edge | (mu == 0), SLIDE, STICK))
+    modes = _circle_modes(lam, mu, closed, 1e-8)
     strict = np.where(~closed, u[:, 2] + bias > 1e-8 * scale,
                       np.where(modes == STICK, slip <= 1e-8 * scale, (slip > 1e-8 * scale) | (mu == 0)))
     x = _mode_start(lam, u, modes, mu, size, False)
@@ -699,9 +712,7 @@ def facet_derivative(W, b, bias, mu, lam, MJ, scale, facets):
     along −n_j; at a vertex sliding strictly inside its normal cone (−u_t = α n_j + β n_{j+1}, α, β > 0); and
     the modes' solutions near λ all giving the same v⁺.  Where the active facets change, it is not."""
     k = b.shape[0]
-    u = (W @ lam.reshape(-1)).reshape(k, 3) + b
-    tiny = np.finfo(float).tiny
-    size = max(float(np.abs(lam[:, 2]).max(initial=0.0)), scale / max(float(W.diagonal().max()), tiny), tiny)
+    u, size = _at_solution(W, b, lam, scale)
     n, _, _ = _polygon(facets)
     modes, active = _facet_modes(lam, mu, facets, lam[:, 2] > 1e-8 * size, 1e-8)
     strict = []

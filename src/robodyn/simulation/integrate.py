@@ -141,6 +141,13 @@ class _TooManyEvaluations(Exception):
     pass
 
 
+def _evaluated(count: list, max_evaluations: int) -> None:
+    """One more right-hand-side evaluation counted in ``count[0]``; _TooManyEvaluations past ``max_evaluations``."""
+    count[0] += 1
+    if count[0] > max_evaluations:
+        raise _TooManyEvaluations
+
+
 def _kind(command) -> str:
     """'torque' for Γ(t), 'controller' for Γ(t, q, q̇), decided by the number of required positional arguments."""
     if not callable(command):
@@ -298,9 +305,7 @@ def _state_rate(robot, rigid, model, command, external, friction_of, method, n, 
     """The right-hand side ẏ(t, y) of y = [q; q̇; z; W_Γ; W_f; W_ext] (every friction model but stick–slip)."""
 
     def rhs(t, y):
-        count[0] += 1
-        if count[0] > max_evaluations:
-            raise _TooManyEvaluations
+        _evaluated(count, max_evaluations)
         q, qd, z = y[:n], y[n:2 * n], y[2 * n:2 * n + nz]
         tau = command(t, q, qd)
         tau_f = friction_of(qd, z)
@@ -469,9 +474,7 @@ def _stick_slip(robot, rigid, model, command, external, q0, qd0, t_eval, method,
         y[n:2 * n][mode == 0] = 0.0
 
         def rhs(t, yy, mode=mode):
-            count[0] += 1
-            if count[0] > max_evaluations:
-                raise _TooManyEvaluations
+            _evaluated(count, max_evaluations)
             q, qd = yy[:n], yy[n:2 * n]
             qdd, tau, tau_f, tau_e = parts(t, q, qd, mode)
             return np.concatenate([qd, qdd, [tau @ qd, tau_f @ qd, tau_e @ qd]])

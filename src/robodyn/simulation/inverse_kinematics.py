@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.arrays import as_real_array, check_array
-from robodyn.model.arguments import frame_index, joint_arrays
+from robodyn.model.arguments import joint_arrays
 from robodyn.errors import InputError
-from robodyn.kinematics import base_poses, jacobian
+from robodyn.kinematics import base_poses, frame_arguments, jacobian
 from robodyn.model.robot import Robot
 from robodyn.spatial import mv
 
@@ -37,12 +37,11 @@ def tool_pose(robot: Robot, q, frame=None, point=None) -> np.ndarray:
     -------
     ndarray (..., 4, 4)
     """
-    dtype, batch, a = joint_arrays(robot, q=q)
-    j = frame_index(robot, frame)
+    dtype, batch, a, j, point = frame_arguments(robot, frame, point, q=q)
     R0, P0 = base_poses(robot, a["q"], dtype)
     R, p = R0[..., j, :, :], P0[..., j, :]
     if point is not None:
-        p = p + mv(R, check_array("point", point, (3,), batch, dtype))
+        p = p + mv(R, point)
     T = np.zeros(batch + (4, 4), dtype)
     T[..., :3, :3] = R
     T[..., :3, 3] = p

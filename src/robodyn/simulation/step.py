@@ -1,8 +1,9 @@
 """One integration step of ẋ = f(x, u) = (q̇, A⁻¹(q)(u − H(q, q̇))), the direct dynamic model [9.96], x = (q, q̇),
 under u = Γ held over the step and by default saturated at the robot's ``taulim`` where its model file gives one
-(:func:`saturation_limits`, shared with :func:`robodyn.simulate`); docs/simulation-control.md §4. Fixed-step schemes, batched over the leading axes:
-``"rk4"`` (classical Runge–Kutta, local error O(Δt⁵)), ``"semi_implicit_euler"`` (q̇_{k+1} = q̇_k + Δt q̈_k, then
-q_{k+1} = q_k + Δt q̇_{k+1}: symplectic) and ``"euler"`` (x_{k+1} = x_k + Δt f(x_k, u_k), as ``discretize``).
+(:func:`saturation_limits`, shared with :func:`robodyn.simulate`); docs/simulation-control.md §4. Fixed-step
+schemes, batched over the leading axes: ``"rk4"`` (classical Runge–Kutta, local error O(Δt⁵)),
+``"semi_implicit_euler"`` (q̇_{k+1} = q̇_k + Δt q̈_k, then q_{k+1} = q_k + Δt q̇_{k+1}: symplectic) and ``"euler"``
+(x_{k+1} = x_k + Δt f(x_k, u_k), as ``discretize``).
 """
 
 from __future__ import annotations
