@@ -33,7 +33,8 @@ COMMIT = "9e403c07d9dadbb391a9f3921e8d219f714636a8"
 RUN = "data/recorded_trajectories/2020-10-21 10s FF {} 08ms/data.mat"
 GEARS = np.array([1798 / 7, 1872 / 7, 757 / 3, 221, 5032 / 21, 206793 / 1340])
 #: standard DH of model_KUKA_Quantec_Ultra_KR300.m; theta = start pose q_s + the toolbox offset (90° on joint 3).
-SDH = {"a": [0.350, 1.15, 0.041, 0.0, 0.0, 0.0], "alpha": [math.pi / 2, 0.0, -math.pi / 2, math.pi / 2, -math.pi / 2, math.pi],
+SDH = {"a": [0.350, 1.15, 0.041, 0.0, 0.0, 0.0],
+       "alpha": [math.pi / 2, 0.0, -math.pi / 2, math.pi / 2, -math.pi / 2, math.pi],
        "d": [-0.675, -0.189, 0.189, -1.0, 0.0, -0.24], "theta": [0.0, -math.pi / 2, math.pi, 0.0, 0.0, 0.0],
        # base = Rx(180°): the world's gravity (0, 0, -9.81) in the base frame
        "gravity": [0.0, 0.0, 9.81]}

@@ -48,7 +48,8 @@ def urdf() -> str:
     for i, ((xyz, rpy), m, inertia) in enumerate(zip(ORIGINS, MASSES, INERTIAS), 1):
         lines += [f'  <joint name="arm_{i}_joint" type="revolute">',
                   f'    <origin xyz="{" ".join(map(repr, xyz))}" rpy="{" ".join(map(repr, rpy))}"/>',
-                  f'    <parent link="arm_{i - 1}_link"/>', f'    <child link="arm_{i}_link"/>', '    <axis xyz="0 0 1"/>',
+                  f'    <parent link="arm_{i - 1}_link"/>', f'    <child link="arm_{i}_link"/>',
+                  '    <axis xyz="0 0 1"/>',
                   '    <limit effort="370" velocity="2.0" lower="-6.2831853" upper="6.2831853"/>', '  </joint>',
                   f'  <link name="arm_{i}_link">', '    <inertial>', '      <origin xyz="0 0 0" rpy="0 0 0"/>',
                   f'      <mass value="{m}"/>',
