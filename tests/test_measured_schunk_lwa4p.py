@@ -20,7 +20,7 @@ from tests.support.checks import measured_folder
 DATA = measured_folder("schunk_lwa4p")
 RUNS = DATA / "schunk_lwa4p_runs.csv.gz"
 
-pytestmark = pytest.mark.skipif(
+needs_runs = pytest.mark.skipif(
     not RUNS.exists(), reason="schunk_lwa4p_runs.csv.gz absent: make_schunk_lwa4p.py in its folder builds it")
 
 #: Runs 1-based, (first, last) of each group of repetitions of one commanded torque sequence.
@@ -37,6 +37,7 @@ def run(log, k):
     return rows[:, 1], rows[:, 2:8], rows[:, 14:20]
 
 
+@needs_runs
 def test_log_as_stored(log):
     assert log.shape == (67450, 20)
     for first, last in GROUPS:
@@ -48,6 +49,7 @@ def test_log_as_stored(log):
             assert np.abs(q - q0).max() > 1e-3  # ... under which the arm moved differently
 
 
+@needs_runs
 def test_held_out_repetitions(log):
     robot = rd.load(DATA / "lwa4p_kinematics.urdf")
     prepare = rd.identification.prepare_identification_data
@@ -60,6 +62,7 @@ def test_held_out_repetitions(log):
     np.testing.assert_array_less(new, 1.25 * fit)
 
 
+@needs_runs
 @pytest.mark.xfail(strict=True, reason="the automatic cut-off is the largest over the joints, and a joint that moves "
                    "by a few thousandths of a radian has the broad spectrum of a staircase of encoder steps")
 def test_a_joint_nearly_at_rest_does_not_set_the_cutoff(log):
@@ -69,3 +72,16 @@ def test_a_joint_nearly_at_rest_does_not_set_the_cutoff(log):
     moving = rd.identification.prepare_identification_data(t, q[:, :5], tau[:, :5])
     data = rd.identification.prepare_identification_data(t, q, tau)
     assert data.cutoff <= 1.5 * moving.cutoff, (data.cutoff_rule, moving.cutoff_rule)
+
+
+def test_a_joint_moving_one_way_is_named_with_the_reason():
+    """The first 70 % of the point-to-point runs turns each joint one way only (q̇_j keeps its sign): Fc_j sign(q̇_j)
+    is then the constant column of Foff_j, and the error says so (planar2r, joint 1 one way, joint 2 both ways)."""
+    robot = rd.load("planar2r")
+    t = np.linspace(0.0, 4.0, 2001)
+    q = np.column_stack([0.3 * t + 0.1 * np.sin(3 * t), 0.05 * np.sin(5 * t)])  # q̇1 = 0.3 + 0.3 cos 3t ≥ 0
+    qd = np.gradient(q, t, axis=0)
+    qdd = np.gradient(qd, t, axis=0)
+    with pytest.raises(rd.identification.IdentificationError,
+                       match=r"Foff1 \(.*\); does joint 1 move in both directions\?"):
+        rd.identify(robot, q, qd, qdd, rd.inverse_dynamics(robot, q, qd, qdd))
