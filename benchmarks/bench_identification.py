@@ -84,12 +84,16 @@ def measured(args) -> None:
     rows = [(method, with_tr, None) for method in ("ols", "wls", "physical")
             for with_tr in ([False, True] if tr is not None else [False])] + [("ols", tr is not None, fit)]
     for method, with_tr, parallel in rows:
-        res = rd.identify(robot, fit.q, fit.qd, fit.qdd, fit.tau, method=method,
-                          transmission=tr if with_tr else None, min_velocity=args.min_velocity, parallel=parallel)
+        label = f"| {method}{', parallel=data' if parallel is not None else ''} | {'yes' if with_tr else 'no'} | "
+        try:
+            res = rd.identify(robot, fit.q, fit.qd, fit.qdd, fit.tau, method=method,
+                              transmission=tr if with_tr else None, min_velocity=args.min_velocity, parallel=parallel)
+        except rd.identification.IdentificationError as exc:  # e.g. a joint turning one way in the 70 %
+            print(f"{label}not identified: {exc} | |")
+            continue
         err = res.predict(val.q, val.qd, val.qdd) - val.tau
         rel = 100 * np.sqrt(np.mean(err ** 2, axis=0) / np.maximum(np.mean(val.tau ** 2, axis=0), 1e-300))
-        print(f"| {method}{', parallel=data' if parallel is not None else ''} | {'yes' if with_tr else 'no'} | "
-              f"{', '.join(f'{x:.1f}' for x in rel)} | {rel.mean():.1f} |")
+        print(f"{label}{', '.join(f'{x:.1f}' for x in rel)} | {rel.mean():.1f} |")
     if args.reference_cutoff > 0:
         res = reference_pipeline(robot, tr, m["t"][:cut], q[:cut], tau[:cut], args)
         err = res.base.regressor(val.q, val.qd, val.qdd) @ res.values - val.tau

@@ -44,9 +44,15 @@ def check_rank(Rg: np.ndarray, names, tol: float, zero: float = 1e-12) -> None:
     diag = np.abs(np.diag(Ts))
     bad = np.flatnonzero(dead | (diag <= tol))
     if bad.size:
+        # Foff_j after an excited Fc_j: where q̇_j keeps one sign, Fc_j sign(q̇_j) is the offset's constant column
+        lost = {names[k] for k in bad}
+        one_way = [n[4:] for n in names if n in lost and n.startswith("Foff") and f"Fc{n[4:]}" in set(names) - lost]
+        ask = f"does joint {one_way[0]}" if len(one_way) == 1 else f"do joints {', '.join(one_way)}"
+        hint = (f"; {ask} move in both directions? Where q̇_j keeps one sign, Fc_j sign(q̇_j) is a constant "
+                f"column, the offset Foff_j's" if one_way else "")
         raise IdentificationError(
             f"the data do not excite {bad.size} of the {b} parameters: {', '.join(names[k] for k in bad)} "
-            f"(their regressor columns are zero or combinations of the others); use an exciting trajectory "
+            f"(their regressor columns are zero or combinations of the others){hint}; use an exciting trajectory "
             f"(rd.excitation_trajectory) or identify fewer parameters (friction=False)")
 
 
