@@ -54,6 +54,22 @@ def test_auto_cutoff_follows_the_noise_floor_of_q():
     assert rd.identification.prepare_identification_data(t, q, q, cutoff=12.5).cutoff_rule == "given"
 
 
+def test_a_joint_that_barely_moves_does_not_set_the_auto_cutoff():
+    """A joint at rest under encoder noise has a flat spectrum: alone it puts the run at the ceiling of 0.2 x the
+    rate.  Beside joints that move, it sets neither the bandwidth nor the noise frequency (its RMS is below 1 % of
+    theirs), so the cut-off is theirs; a joint moving faster at 3 % of their RMS does set the bandwidth, at 0.3 % not."""
+    rng = np.random.default_rng(0)
+    t = np.arange(0, 20, 1 / 250.0)
+    q = rich(t) + rng.normal(0, 1e-5, (t.size, 2))
+    still = 0.3 + rng.normal(0, 1e-5, (t.size, 1))
+    assert auto_cutoff(t, still)[0] == pytest.approx(0.2 * 250.0)
+    assert auto_cutoff(t, np.column_stack([q, still])) == auto_cutoff(t, q)
+    rms = np.sqrt(np.mean((q - q.mean(axis=0)) ** 2, axis=0)).max()
+    fast = np.sqrt(2) * rms * np.sin(2 * np.pi * 3.0 * t)[:, None]  # RMS 1 x theirs, at 3 Hz
+    assert position_bandwidth(t, np.column_stack([q, 0.03 * fast])) == position_bandwidth(t, fast) > 2.9
+    assert position_bandwidth(t, np.column_stack([q, 0.003 * fast])) == position_bandwidth(t, q) < 1.0
+
+
 @pytest.mark.parametrize("cutoff", ["auto", 12.5])
 def test_the_periodogram_of_q_is_computed_once_per_preparation(cutoff, monkeypatch):
     """The cut-off, the bandwidth and the velocity noise come from one periodogram of the measured q, the one

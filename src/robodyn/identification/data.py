@@ -30,6 +30,10 @@ AUTO_FACTOR_MAX = 10.0
 AUTO_SNR = 10.0
 #: ``cutoff="auto"``: the bandwidth of q is the frequency below which this fraction of its energy lies.
 AUTO_ENERGY = 0.99
+#: ``cutoff="auto"``: a joint whose motion (RMS of q_j, its linear trend removed) is below this fraction of the
+#: largest joint's sets neither the bandwidth nor the noise frequency: a joint that barely moves has the broad
+#: spectrum of a few encoder steps (a Schunk LWA 4P wrist turning by 0.004 rad put a whole run at the upper bound).
+AUTO_MOTION = 0.01
 #: ``cutoff="auto"``: upper bound as a fraction of the sampling rate (0.4 × the Nyquist frequency).
 AUTO_MAX_FRACTION = 0.2
 #: Default decimation never keeps fewer samples than this (or all of them, when there are fewer).
@@ -219,8 +223,16 @@ def check_samples(q, tau, names=("q", "tau")) -> tuple[np.ndarray, np.ndarray]:
     return arrays[0], arrays[1]
 
 
+def moving_joints(P: np.ndarray) -> np.ndarray:
+    """Which joints (n,) of a periodogram P (F, n) move: the energy of q_j is at least ``AUTO_MOTION``² times the
+    largest joint's (its RMS at least 1 % of the largest RMS)."""
+    energy = P[1:].sum(axis=0)
+    return energy >= AUTO_MOTION**2 * energy.max()
+
+
 def position_bandwidth(t, q, energy: float = AUTO_ENERGY, spectrum=None) -> float:
-    """The frequency (Hz) below which ``energy`` (default 99 %) of the energy of q lies, largest over the joints.
+    """The frequency (Hz) below which ``energy`` (default 99 %) of the energy of q lies, largest over the joints
+    that move (:func:`moving_joints`).
 
     Parameters
     ----------
@@ -235,7 +247,7 @@ def position_bandwidth(t, q, energy: float = AUTO_ENERGY, spectrum=None) -> floa
     cum = np.cumsum(P[1:], axis=0)
     total = cum[-1]
     out = f[1]
-    for j in range(P.shape[1]):
+    for j in np.flatnonzero(moving_joints(P)):
         if total[j] > 0:
             k = int(np.searchsorted(cum[:, j], energy * total[j]))
             out = max(out, float(f[1 + min(k, len(f) - 2)]))
@@ -249,15 +261,15 @@ def noise_floor(P: np.ndarray) -> np.ndarray:
 
 
 def noise_frequency(t, q, snr: float = AUTO_SNR, spectrum=None) -> float:
-    """The frequency (Hz) above which the measured q is noise, largest over the joints: q_j carries signal up to
-    the highest frequency where its periodogram, smoothed over 9 bins, exceeds ``snr`` times :func:`noise_floor`;
-    ``spectrum`` as in :func:`position_bandwidth`."""
+    """The frequency (Hz) above which the measured q is noise, largest over the joints that move
+    (:func:`moving_joints`): q_j carries signal up to the highest frequency where its periodogram, smoothed over 9
+    bins, exceeds ``snr`` times :func:`noise_floor`; ``spectrum`` as in :func:`position_bandwidth`."""
     from scipy.ndimage import uniform_filter1d
 
     f, P = position_spectrum(t, q) if spectrum is None else spectrum
     floor = noise_floor(P)
     out = float(f[1])
-    for j in range(P.shape[1]):
+    for j in np.flatnonzero(moving_joints(P)):
         above = np.flatnonzero(uniform_filter1d(P[:, j], 9) > snr * floor[j])
         if above.size:
             out = max(out, float(f[above[-1]]))
