@@ -232,9 +232,23 @@ def _predicted(W, E, theta):
     """[E W] θ (rows, n); θ (k + b,), or (rows, k + b) per row (a fleet's robots)."""
     k = 0 if E is None else E.shape[2]
     if theta.ndim == 1:
-        return W @ theta[k:] + (E @ theta[:k] if k else 0.0)
+        out = W @ theta[k:]
+        return out + E @ theta[:k] if k else out
     out = np.einsum("snb,sb->sn", W, theta[:, k:])
     return out + np.einsum("snb,sb->sn", E, theta[:, :k]) if k else out
+
+
+def predicted(bp, q, qd, qdd, theta, joints=(), W=None, labels=None, block: int = BLOCK) -> np.ndarray:
+    """[E W] θ (N, n) of the samples q, q̇, q̈ (N, n), the regressor taken ``block`` rows at a time (its
+    temporaries stay small): ``bp.regressor``, or ``W`` (callable ``blk → (rows, n, b)``), and the position
+    columns E of ``joints``; θ (k + b,), or with ``labels`` (N,) of a fleet (robots, k + b): row i uses
+    θ[labels[i]]."""
+    out = np.empty(q.shape)
+    for s in range(0, len(out), block):
+        blk = slice(s, s + block)
+        rows = _columns(bp, q[blk], qd[blk], qdd[blk], joints, None if W is None else W(blk))
+        out[blk] = _predicted(*rows, theta if labels is None else theta[labels[blk]])
+    return out
 
 
 # ---------------------------------------------------------------- in memory
@@ -280,10 +294,7 @@ class ArraySource:
 
     def residuals(self, theta, joints=()) -> np.ndarray:
         """τ − [E W] θ (N, n), NaN on the rows left out."""
-        out = np.empty_like(self.tau)
-        for s in range(0, len(out), self.block):
-            blk = slice(s, s + self.block)
-            out[blk] = self.tau[blk] - _predicted(*self._rows(blk, joints), theta)
+        out = self.tau - predicted(self.bp, self.q, self.qd, self.qdd, theta, joints, self.W, block=self.block)
         return out if self.use is None else np.where(self.use, out, np.nan)
 
     @staticmethod
@@ -515,11 +526,7 @@ def _residual_block(bp, q, qd, qdd, tau, theta, joints=(), clip=None, min_veloci
     """τ − [E W] θ of one chunk (rows, n), NaN on the rows left out; with ``labels`` (rows,) of a fleet, θ is
     (robots, m − 1): row i uses θ[labels[i]]."""
     q, qd, qdd, tau = aligned(q, qd, qdd, tau)
-    out = np.empty_like(tau)
-    for s in range(0, q.shape[0], BLOCK):
-        blk = slice(s, s + BLOCK)
-        W, E = _columns(bp, q[blk], qd[blk], qdd[blk], joints)
-        out[blk] = tau[blk] - _predicted(W, E, theta if labels is None else theta[labels[blk]])
+    out = tau - predicted(bp, q, qd, qdd, theta, joints, labels=labels)
     keep = rows_used(qd, None if clip is None else clipped_block(tau, clip), min_velocity)
     return out if keep is None else np.where(keep, out, np.nan)
 
