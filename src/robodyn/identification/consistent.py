@@ -22,6 +22,7 @@ import numpy as np
 
 from robodyn.arrays import as_real_array, finite_array
 from robodyn.errors import InputError
+from robodyn.identification.factors import one_per
 
 #: ``regularization=None``: the grid of the cross-validation and the number of contiguous time blocks.
 REGULARIZATION_GRID = tuple(10.0 ** k for k in range(-8, 1))
@@ -55,15 +56,6 @@ class PhysicalBounds:
     com_box: object = None
     total_mass: float | None = None
     com_hull: object = None
-
-
-def _per_link(name: str, value, nf: int) -> np.ndarray:
-    v = as_real_array(name, value).astype(float)
-    if v.ndim == 0:
-        v = np.full(nf, float(v))
-    if v.shape != (nf,) or np.any(np.isnan(v)):
-        raise InputError(f"{name} = {np.asarray(value).tolist()}; give one number or {nf} (one per frame)")
-    return v
 
 
 def hull_facets(points, name: str = "com_hull") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -117,8 +109,9 @@ def check_bounds(bounds, nf: int) -> PhysicalBounds:
         bounds = PhysicalBounds(**bounds)
     if not isinstance(bounds, PhysicalBounds):
         raise InputError(f"bounds is {type(bounds).__name__}; give a PhysicalBounds or a dict of its fields")
-    lo = _per_link("min_mass", bounds.min_mass, nf)
-    hi = _per_link("max_mass", np.inf if bounds.max_mass is None else bounds.max_mass, nf)
+    lo = one_per("min_mass", bounds.min_mass, nf, lambda m: ~np.isnan(m), "masses in kg (not NaN)", "frame")
+    hi = one_per("max_mass", np.inf if bounds.max_mass is None else bounds.max_mass, nf, lambda m: ~np.isnan(m),
+                 "masses in kg (not NaN)", "frame")
     if np.any(~np.isfinite(lo)) or np.any(lo < 0) or np.any(hi < lo):
         raise InputError("min_mass and max_mass: give finite masses 0 <= min_mass <= max_mass (kg)")
     box = np.full((nf, 3, 2), np.nan)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from robodyn.arrays import as_real_array, finite_result
+from robodyn.arrays import finite_result
 from robodyn.errors import InputError, RobodynError
-from robodyn.identification.factors import IdentificationError
+from robodyn.identification.factors import IdentificationError, one_per
 from robodyn.progress import progress
 
 #: States per block when reducing in-memory samples (keeps the temporaries small).
@@ -97,12 +97,7 @@ def min_velocities(min_velocity, n: int):
     """``min_velocity`` checked: (n,) finite speeds ≥ 0, or None."""
     if min_velocity is None:
         return None
-    v = as_real_array("min_velocity", min_velocity).astype(float)
-    v = np.full(n, float(v)) if v.ndim == 0 else v
-    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
-        raise InputError(f"min_velocity = {np.asarray(min_velocity).tolist()}; give one finite speed >= 0 "
-                         f"or {n} of them (one per joint)")
-    return v
+    return one_per("min_velocity", min_velocity, n, lambda v: np.isfinite(v) & (v >= 0), "finite speeds >= 0")
 
 
 def rows_used(qd: np.ndarray, clipped=None, min_velocity=None, whole: bool = False):

@@ -160,7 +160,8 @@ class Identification:
         Validation
         """
         q, qd, qdd, tau, coulomb, clipped = stacked_runs(self.model, q, qd, qdd, tau, self.transmission)
-        use = rows_used(qd, clipped, min_velocities(min_velocity, q.shape[1]), whole=True)
+        speeds = min_velocities(min_velocity, q.shape[1])
+        use = rows_used(qd, clipped, speeds, whole=True)
         use = np.ones(q.shape, dtype=bool) if use is None else use
         r = tau - self.predict(q, qd, qdd, coulomb=coulomb)
         count = use.sum(axis=0)
@@ -168,9 +169,7 @@ class Identification:
         ss_t = np.sum(np.where(use, tau, 0.0) ** 2, axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(ss_t > 0, 100.0 * np.sqrt(ss_r / ss_t), np.where(ss_r > 0, np.inf, 0.0))
-        return Validation(relative_rms_percent=rel, rms=np.sqrt(ss_r / count), samples=count,
-                          min_velocity=None if min_velocity is None else np.broadcast_to(
-                              np.asarray(min_velocity, dtype=float), (q.shape[1],)).copy())
+        return Validation(relative_rms_percent=rel, rms=np.sqrt(ss_r / count), samples=count, min_velocity=speeds)
 
     def plot(self, path, q, qd, qdd, tau, t=None, title: str | None = None) -> None:
         """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the
