@@ -32,6 +32,12 @@ GATHER = 1 << 16
 PIVOTS = 256
 
 
+def row_blocks(N: int, block: int = BLOCK):
+    """The slices of ``block`` consecutive rows (the last one shorter) that cover N rows: every loop over samples
+    in memory takes them a block at a time, so that the regressor's temporaries stay small."""
+    return (slice(s, min(s + block, N)) for s in range(0, N, block))
+
+
 def dask_modules():
     """(dask, dask.array), or RobodynError naming the extra to install."""
     try:
@@ -239,8 +245,7 @@ def predicted(bp, q, qd, qdd, theta, joints=(), W=None, labels=None, block: int 
     columns E of ``joints``; θ (k + b,), or with ``labels`` (N,) of a fleet (robots, k + b): row i uses
     θ[labels[i]]."""
     out = np.empty(q.shape)
-    for s in range(0, len(out), block):
-        blk = slice(s, s + block)
+    for blk in row_blocks(len(out), block):
         rows = _columns(bp, q[blk], qd[blk], qdd[blk], joints, None if W is None else W(blk))
         out[blk] = _predicted(*rows, theta if labels is None else theta[labels[blk]])
     return out
@@ -270,8 +275,7 @@ class ArraySource:
         N, n = self.q.shape
         acc, used, Gf = None, np.zeros(n, dtype=np.int64), None
         with progress("identification: regressor of the samples", total=N) as bar:
-            for s in range(0, N, self.block):
-                blk = slice(s, s + self.block)
+            for blk in row_blocks(N, self.block):
                 (W, E), tau = self._rows(blk, joints), self.tau[blk]
                 keep = None if self.use is None else self.use[blk]
                 part, u = reduce_rows(W, tau, keep, reduction, theta, scale, robust, E)
@@ -279,12 +283,12 @@ class ArraySource:
                 used += u
                 if folds:
                     Gf = np.zeros((folds,) + part.shape[1:]) if Gf is None else Gf
-                    fold = np.arange(s, s + len(tau)) * folds // N
+                    fold = np.arange(blk.start, blk.stop) * folds // N
                     for i in np.unique(fold):
                         sel = fold == i
                         Gf[i] += reduce_rows(W[sel], tau[sel], None if keep is None else keep[sel],
                                              E=None if E is None else E[sel])[0][0]
-                bar.update(completed=min(s + self.block, N))
+                bar.update(completed=blk.stop)
         return acc, N, used, self.clipped, Gf
 
     def residuals(self, theta, joints=()) -> np.ndarray:
@@ -405,8 +409,7 @@ def _chunk(bp, q, qd, qdd, tau, joints, reduction, theta, scale, robust, clip, m
     N, n = q.shape
     m = bp.count + 2 * len(joints) + 1
     acc, used = np.zeros((2, n, m, m)), np.zeros(n, dtype=np.int64)
-    for s in range(0, N, BLOCK):
-        blk = slice(s, s + BLOCK)
+    for blk in row_blocks(N):
         keep = rows_used(qd[blk], None if clip is None else clipped_block(tau[blk], clip), min_velocity)
         W, E = _columns(bp, q[blk], qd[blk], qdd[blk], joints)
         part, u = reduce_rows(W, tau[blk], keep, reduction, theta, scale, robust, E)
