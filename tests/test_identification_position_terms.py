@@ -92,6 +92,29 @@ def test_explicit_joints_and_options(puma):
         rd.identify(puma, *data, position_terms=(1,))
 
 
+def test_predict_in_blocks_is_the_product_at_once(puma):
+    """predict takes the regressor BLOCK rows at a time: on a trajectory longer than a block it is D_B K̂ plus the
+    position term computed at once (with sign(q̇) or given Coulomb columns), and rows that straddle a block
+    boundary in the whole run are predicted as in a window that holds them in one block."""
+    from robodyn.identification.reduction import BLOCK
+    from robodyn.identification.samples import filtered_coulomb
+
+    res = rd.identify(puma, *log(puma, 4, 2), position_terms=(2,))
+    q, qd, qdd, _ = log(puma, 6, 2, samples=BLOCK + 500)
+    (k, c), = res.position_coefficients
+    term = np.zeros_like(q)
+    term[:, 2] = k * np.sin(q[:, 2]) + c * np.cos(q[:, 2])
+    coulomb = np.tanh(3.0 * qd)
+    for given, W in ((None, res.base.regressor(q, qd, qdd)),
+                     (coulomb, filtered_coulomb(res.base, coulomb)(q, qd, qdd, slice(None)))):
+        at_once = W @ res.values + term
+        pred = res.predict(q, qd, qdd, coulomb=given)
+        np.testing.assert_allclose(pred, at_once, rtol=0, atol=1e-12 * np.abs(at_once).max())
+        window = slice(BLOCK - 300, BLOCK + 300)
+        alone = res.predict(q[window], qd[window], qdd[window], coulomb=None if given is None else given[window])
+        np.testing.assert_allclose(alone, pred[window], rtol=0, atol=1e-12 * np.abs(at_once).max())
+
+
 @pytest.mark.parametrize("bad", [(6,), (-1,), ("1",), (True,), (1.5,), (2, 2), 3, "all", {1}])
 def test_bad_position_terms(puma, bad):
     data = log(puma, 5, samples=200)

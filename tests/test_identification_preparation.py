@@ -156,6 +156,30 @@ def test_min_velocity_drops_rows_per_joint_and_weights_scale_the_fit():
         rd.identify(robot, q, qd, qdd, tau, min_velocity=[0.0, 5.0])
 
 
+@pytest.mark.parametrize("option, bad, match", [
+    ("weights", [1.0, 2.0, 3.0], r"weights = \[1.0, 2.0, 3.0\]; give 2 finite weights > 0, one per joint, or one"),
+    ("weights", np.nan, r"weights = nan; give 2 finite weights > 0, one per joint"),
+    ("min_velocity", [0.1], r"min_velocity = \[0.1\]; give 2 finite speeds >= 0, one per joint"),
+    ("min_velocity", -1.0, r"min_velocity = -1.0; give 2 finite speeds >= 0, one per joint"),
+    ("bounds", {"min_mass": [0.0, 1.0, 1.0]}, r"min_mass = \[0.0, 1.0, 1.0\]; give 2 masses in kg \(not NaN\), one "
+                                              "per frame"),
+    ("bounds", {"max_mass": np.nan}, r"max_mass = nan; give 2 masses in kg \(not NaN\), one per frame"),
+])
+def test_one_value_or_one_per_joint_or_frame(option, bad, match):
+    """weights, min_velocity (per joint) and the mass bounds (per frame): one value for all or one each; otherwise
+    an InputError naming the argument and the count it wants."""
+    robot = rd.load("planar2r")
+    q, qd, qdd = np.random.default_rng(2).uniform(-2, 2, size=(3, 60, 2))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    method = "physical" if option == "bounds" else "ols"
+    with pytest.raises(rd.InputError, match=match):
+        rd.identify(robot, q, qd, qdd, tau, method=method, **{option: bad})
+    if option != "bounds":  # one value serves every joint
+        one, each = (rd.identify(robot, q, qd, qdd, tau, **{option: v}) for v in (0.5, [0.5, 0.5]))
+        np.testing.assert_array_equal(one.values, each.values)
+        np.testing.assert_array_equal(one.equations, each.equations)
+
+
 def test_physical_reports_a_converged_solver_without_warnings():
     robot = rd.load("planar2r").replace(Fc=[0.5, 0.3], Fv=[0.2, 0.1])
     q, qd, qdd = np.random.default_rng(2).uniform(-2, 2, size=(3, 400, 2))

@@ -22,6 +22,7 @@ import numpy as np
 
 from robodyn.arrays import as_real_array, finite_array
 from robodyn.errors import InputError
+from robodyn.identification.factors import one_per
 
 #: ``regularization=None``: the grid of the cross-validation and the number of contiguous time blocks.
 REGULARIZATION_GRID = tuple(10.0 ** k for k in range(-8, 1))
@@ -55,15 +56,6 @@ class PhysicalBounds:
     com_box: object = None
     total_mass: float | None = None
     com_hull: object = None
-
-
-def _per_link(name: str, value, nf: int) -> np.ndarray:
-    v = as_real_array(name, value).astype(float)
-    if v.ndim == 0:
-        v = np.full(nf, float(v))
-    if v.shape != (nf,) or np.any(np.isnan(v)):
-        raise InputError(f"{name} = {np.asarray(value).tolist()}; give one number or {nf} (one per frame)")
-    return v
 
 
 def hull_facets(points, name: str = "com_hull") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -117,8 +109,9 @@ def check_bounds(bounds, nf: int) -> PhysicalBounds:
         bounds = PhysicalBounds(**bounds)
     if not isinstance(bounds, PhysicalBounds):
         raise InputError(f"bounds is {type(bounds).__name__}; give a PhysicalBounds or a dict of its fields")
-    lo = _per_link("min_mass", bounds.min_mass, nf)
-    hi = _per_link("max_mass", np.inf if bounds.max_mass is None else bounds.max_mass, nf)
+    lo = one_per("min_mass", bounds.min_mass, nf, lambda m: ~np.isnan(m), "masses in kg (not NaN)", "frame")
+    hi = one_per("max_mass", np.inf if bounds.max_mass is None else bounds.max_mass, nf, lambda m: ~np.isnan(m),
+                 "masses in kg (not NaN)", "frame")
     if np.any(~np.isfinite(lo)) or np.any(lo < 0) or np.any(hi < lo):
         raise InputError("min_mass and max_mass: give finite masses 0 <= min_mass <= max_mass (kg)")
     box = np.full((nf, 3, 2), np.nan)
@@ -520,9 +513,24 @@ def violation(s: Scaled, u: np.ndarray) -> float:
     return max(v)
 
 
+#: Conic solver settings of ``method="physical"``: Clarabel (interior point, converges to the tolerance in a few
+#: tens of iterations) at 1e-10, below which its own check flags round-off as "inaccurate"; SCS (first-order)
+#: only when Clarabel is not installed.
+SOLVERS = (("CLARABEL", {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 500}),
+           ("SCS", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}))
 #: Solver attempts: Clarabel at tight tolerances, then at its defaults with more iterations.
-ATTEMPTS = ({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 500},
-            {"max_iter": 2000})
+ATTEMPTS = (SOLVERS[0][1], {"max_iter": 2000})
+
+
+def solved(problem, solver: str, options: dict) -> str:
+    """Solve the cvxpy ``problem`` with ``solver`` and its ``options``, the warnings caught to be reported on the
+    result rather than printed: they are returned as one line (a solver that stops raises cvxpy's SolverError)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        problem.solve(solver=solver, **options)
+    return "; ".join(str(w.message) for w in caught)
 
 
 def solve(s: Scaled, bounds: PhysicalBounds, nf: int):
@@ -531,8 +539,6 @@ def solve(s: Scaled, bounds: PhysicalBounds, nf: int):
     Returns (K (p,) feasible, report: solver, status, iterations, constraint_violation (of the solver's point),
     objective (at the returned K), lower_bound, relative_gap, accuracy (a sentence), warnings), or None when the
     solver returned no point."""
-    import warnings
-
     import cvxpy as cp
 
     installed = cp.installed_solvers()
@@ -540,13 +546,10 @@ def solve(s: Scaled, bounds: PhysicalBounds, nf: int):
     for attempt, options in enumerate(ATTEMPTS):
         problem, u, ineq, eq, lmis = _cvx_problem(s)
         name = "CLARABEL" if "CLARABEL" in installed else "SCS"
-        opts = options if name == "CLARABEL" else {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                problem.solve(solver=name, **opts)
-            except cp.error.SolverError:
-                continue
+        try:
+            warned = solved(problem, name, options if name == "CLARABEL" else dict(SOLVERS)["SCS"])
+        except cp.error.SolverError:
+            continue
         if u.value is None:
             continue
         uv = np.asarray(u.value, dtype=float)
@@ -563,7 +566,7 @@ def solve(s: Scaled, bounds: PhysicalBounds, nf: int):
         gap = (f - lb) / max(f, 1e-300) if np.isfinite(lb) else np.inf
         report = {"name": name, "status": problem.status, "iterations": int(problem.solver_stats.num_iters or 0),
                   "constraint_violation": viol, "objective": f, "lower_bound": lb, "relative_gap": max(gap, 0.0),
-                  "attempts": attempt + 1, "warnings": "; ".join(str(w.message) for w in caught)}
+                  "attempts": attempt + 1, "warnings": warned}
         if best is None or gap < best[1]["relative_gap"]:
             best = (K, report)
         if gap <= TIGHT_GAP or (s.lam <= 0 and problem.status == "optimal"):

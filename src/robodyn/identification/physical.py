@@ -12,6 +12,7 @@ import numpy as np
 from robodyn.arrays import as_real_array
 from robodyn.errors import InputError
 from robodyn.identification import consistent
+from robodyn.identification.consistent import SOLVERS
 from robodyn.identification.factors import IdentificationError
 from robodyn.model.robot import Robot
 
@@ -35,31 +36,19 @@ def standard_to_base(robot: Robot, bp) -> np.ndarray:
     return psi
 
 
-#: Conic solver settings of ``method="physical"``: Clarabel (interior point, converges to the tolerance in a few
-#: tens of iterations) at 1e-10, below which its own check flags round-off as "inaccurate"; SCS (first-order)
-#: only when Clarabel is not installed.
-SOLVERS = (("CLARABEL", {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 500}),
-           ("SCS", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200000}))
-
-
 def solve_conic(problem, what: str, hint: str = "try method='wls', or scale the data") -> tuple[str, str]:
     """Solve the cvxpy ``problem`` with the first installed solver of :data:`SOLVERS`, its warnings caught to be
     reported on the result rather than printed.  Returns (solver name, the warnings as one line); a solver that
     stops raises :class:`IdentificationError` naming ``what`` (e.g. "physically consistent identification") and
     ``hint``.  The status is the caller's to judge."""
-    import warnings
-
     import cvxpy as cp
 
     installed = cp.installed_solvers()
     solver, options = next((x for x in SOLVERS if x[0] in installed), SOLVERS[-1])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            problem.solve(solver=solver, **options)
-        except cp.error.SolverError as exc:
-            raise IdentificationError(f"the {what} failed: {solver} stopped ({exc}); {hint}") from None
-    return solver, "; ".join(str(w.message) for w in caught)
+    try:
+        return solver, consistent.solved(problem, solver, options)
+    except cp.error.SolverError as exc:
+        raise IdentificationError(f"the {what} failed: {solver} stopped ({exc}); {hint}") from None
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from robodyn.arrays import as_real_array, finite_result
+from robodyn.arrays import finite_result
 from robodyn.errors import InputError, RobodynError
-from robodyn.identification.factors import IdentificationError
+from robodyn.identification.factors import IdentificationError, one_per
 from robodyn.progress import progress
 
 #: States per block when reducing in-memory samples (keeps the temporaries small).
@@ -30,6 +30,12 @@ FAN_IN = 8
 GATHER = 1 << 16
 #: Pivots per bracketing pass (:func:`median`).
 PIVOTS = 256
+
+
+def row_blocks(N: int, block: int = BLOCK):
+    """The slices of ``block`` consecutive rows (the last one shorter) that cover N rows: every loop over samples
+    in memory takes them a block at a time, so that the regressor's temporaries stay small."""
+    return (slice(s, min(s + block, N)) for s in range(0, N, block))
 
 
 def dask_modules():
@@ -97,12 +103,7 @@ def min_velocities(min_velocity, n: int):
     """``min_velocity`` checked: (n,) finite speeds ≥ 0, or None."""
     if min_velocity is None:
         return None
-    v = as_real_array("min_velocity", min_velocity).astype(float)
-    v = np.full(n, float(v)) if v.ndim == 0 else v
-    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
-        raise InputError(f"min_velocity = {np.asarray(min_velocity).tolist()}; give one finite speed >= 0 "
-                         f"or {n} of them (one per joint)")
-    return v
+    return one_per("min_velocity", min_velocity, n, lambda v: np.isfinite(v) & (v >= 0), "finite speeds >= 0")
 
 
 def rows_used(qd: np.ndarray, clipped=None, min_velocity=None, whole: bool = False):
@@ -232,9 +233,22 @@ def _predicted(W, E, theta):
     """[E W] θ (rows, n); θ (k + b,), or (rows, k + b) per row (a fleet's robots)."""
     k = 0 if E is None else E.shape[2]
     if theta.ndim == 1:
-        return W @ theta[k:] + (E @ theta[:k] if k else 0.0)
+        out = W @ theta[k:]
+        return out + E @ theta[:k] if k else out
     out = np.einsum("snb,sb->sn", W, theta[:, k:])
     return out + np.einsum("snb,sb->sn", E, theta[:, :k]) if k else out
+
+
+def predicted(bp, q, qd, qdd, theta, joints=(), W=None, labels=None, block: int = BLOCK) -> np.ndarray:
+    """[E W] θ (N, n) of the samples q, q̇, q̈ (N, n), the regressor taken ``block`` rows at a time (its
+    temporaries stay small): ``bp.regressor``, or ``W`` (callable ``blk → (rows, n, b)``), and the position
+    columns E of ``joints``; θ (k + b,), or with ``labels`` (N,) of a fleet (robots, k + b): row i uses
+    θ[labels[i]]."""
+    out = np.empty(q.shape)
+    for blk in row_blocks(len(out), block):
+        rows = _columns(bp, q[blk], qd[blk], qdd[blk], joints, None if W is None else W(blk))
+        out[blk] = _predicted(*rows, theta if labels is None else theta[labels[blk]])
+    return out
 
 
 # ---------------------------------------------------------------- in memory
@@ -261,8 +275,7 @@ class ArraySource:
         N, n = self.q.shape
         acc, used, Gf = None, np.zeros(n, dtype=np.int64), None
         with progress("identification: regressor of the samples", total=N) as bar:
-            for s in range(0, N, self.block):
-                blk = slice(s, s + self.block)
+            for blk in row_blocks(N, self.block):
                 (W, E), tau = self._rows(blk, joints), self.tau[blk]
                 keep = None if self.use is None else self.use[blk]
                 part, u = reduce_rows(W, tau, keep, reduction, theta, scale, robust, E)
@@ -270,20 +283,17 @@ class ArraySource:
                 used += u
                 if folds:
                     Gf = np.zeros((folds,) + part.shape[1:]) if Gf is None else Gf
-                    fold = np.arange(s, s + len(tau)) * folds // N
+                    fold = np.arange(blk.start, blk.stop) * folds // N
                     for i in np.unique(fold):
                         sel = fold == i
                         Gf[i] += reduce_rows(W[sel], tau[sel], None if keep is None else keep[sel],
                                              E=None if E is None else E[sel])[0][0]
-                bar.update(completed=min(s + self.block, N))
+                bar.update(completed=blk.stop)
         return acc, N, used, self.clipped, Gf
 
     def residuals(self, theta, joints=()) -> np.ndarray:
         """τ − [E W] θ (N, n), NaN on the rows left out."""
-        out = np.empty_like(self.tau)
-        for s in range(0, len(out), self.block):
-            blk = slice(s, s + self.block)
-            out[blk] = self.tau[blk] - _predicted(*self._rows(blk, joints), theta)
+        out = self.tau - predicted(self.bp, self.q, self.qd, self.qdd, theta, joints, self.W, block=self.block)
         return out if self.use is None else np.where(self.use, out, np.nan)
 
     @staticmethod
@@ -399,8 +409,7 @@ def _chunk(bp, q, qd, qdd, tau, joints, reduction, theta, scale, robust, clip, m
     N, n = q.shape
     m = bp.count + 2 * len(joints) + 1
     acc, used = np.zeros((2, n, m, m)), np.zeros(n, dtype=np.int64)
-    for s in range(0, N, BLOCK):
-        blk = slice(s, s + BLOCK)
+    for blk in row_blocks(N):
         keep = rows_used(qd[blk], None if clip is None else clipped_block(tau[blk], clip), min_velocity)
         W, E = _columns(bp, q[blk], qd[blk], qdd[blk], joints)
         part, u = reduce_rows(W, tau[blk], keep, reduction, theta, scale, robust, E)
@@ -515,11 +524,7 @@ def _residual_block(bp, q, qd, qdd, tau, theta, joints=(), clip=None, min_veloci
     """τ − [E W] θ of one chunk (rows, n), NaN on the rows left out; with ``labels`` (rows,) of a fleet, θ is
     (robots, m − 1): row i uses θ[labels[i]]."""
     q, qd, qdd, tau = aligned(q, qd, qdd, tau)
-    out = np.empty_like(tau)
-    for s in range(0, q.shape[0], BLOCK):
-        blk = slice(s, s + BLOCK)
-        W, E = _columns(bp, q[blk], qd[blk], qdd[blk], joints)
-        out[blk] = tau[blk] - _predicted(W, E, theta if labels is None else theta[labels[blk]])
+    out = tau - predicted(bp, q, qd, qdd, theta, joints, labels=labels)
     keep = rows_used(qd, None if clip is None else clipped_block(tau, clip), min_velocity)
     return out if keep is None else np.where(keep, out, np.nan)
 

@@ -11,7 +11,7 @@ import numpy as np
 from robodyn.arrays import finite_array, finite_result
 from robodyn.errors import InputError
 from robodyn.identification.factors import relative_std
-from robodyn.identification.reduction import BLOCK, min_velocities, position_columns, rows_used
+from robodyn.identification.reduction import min_velocities, predicted, rows_used
 from robodyn.identification.samples import checked_samples, filtered_coulomb, stacked_runs
 from robodyn.model.robot import Robot
 
@@ -133,14 +133,10 @@ class Identification:
                              "parameters: a fleet result (per-robot parameters); predict one robot's torques with "
                              "base.regressor(q, qd, qdd) @ robodyn.distributed.fleet_values(result, name)")
         flat = [np.broadcast_to(x, shape).reshape(-1, n) for x in (q, qd, qdd)]
-        out = np.empty((flat[0].shape[0], n))
-        for s in range(0, out.shape[0], BLOCK):
-            blk = slice(s, s + BLOCK)
-            W = (self.base.regressor(flat[0][blk], flat[1][blk], flat[2][blk]) if coulomb is None
-                 else patched(flat[0][blk], flat[1][blk], flat[2][blk], blk))
-            out[blk] = W @ self.values
-            if self.position_joints:
-                out[blk] += position_columns(flat[0][blk], self.position_joints) @ self.position_coefficients.ravel()
+        theta = (np.concatenate([self.position_coefficients.ravel(), self.values]) if self.position_joints
+                 else self.values)
+        W = None if coulomb is None else lambda blk: patched(flat[0][blk], flat[1][blk], flat[2][blk], blk)
+        out = predicted(self.base, *flat, theta, self.position_joints, W)
         return finite_result("Identification.predict", out.reshape(shape))
 
     def validate(self, q, qd=None, qdd=None, tau=None, min_velocity=None) -> "Validation":
@@ -164,7 +160,8 @@ class Identification:
         Validation
         """
         q, qd, qdd, tau, coulomb, clipped = stacked_runs(self.model, q, qd, qdd, tau, self.transmission)
-        use = rows_used(qd, clipped, min_velocities(min_velocity, q.shape[1]), whole=True)
+        speeds = min_velocities(min_velocity, q.shape[1])
+        use = rows_used(qd, clipped, speeds, whole=True)
         use = np.ones(q.shape, dtype=bool) if use is None else use
         r = tau - self.predict(q, qd, qdd, coulomb=coulomb)
         count = use.sum(axis=0)
@@ -172,9 +169,7 @@ class Identification:
         ss_t = np.sum(np.where(use, tau, 0.0) ** 2, axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(ss_t > 0, 100.0 * np.sqrt(ss_r / ss_t), np.where(ss_r > 0, np.inf, 0.0))
-        return Validation(relative_rms_percent=rel, rms=np.sqrt(ss_r / count), samples=count,
-                          min_velocity=None if min_velocity is None else np.broadcast_to(
-                              np.asarray(min_velocity, dtype=float), (q.shape[1],)).copy())
+        return Validation(relative_rms_percent=rel, rms=np.sqrt(ss_r / count), samples=count, min_velocity=speeds)
 
     def plot(self, path, q, qd, qdd, tau, t=None, title: str | None = None) -> None:
         """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the

@@ -10,7 +10,7 @@ import numpy as np
 
 from robodyn.arrays import as_real_array, finite_result
 from robodyn.errors import InputError
-from robodyn.identification.reduction import BLOCK
+from robodyn.identification.reduction import row_blocks
 from robodyn.model.robot import Robot
 from robodyn.progress import progress
 
@@ -113,9 +113,8 @@ def parallel_regressor(bp, data, q, qd, qdd, tau) -> np.ndarray:
     M = fq.shape[0]
     W = np.empty((M, q.shape[1], bp.count))
     with progress("identification: regressor of the full-rate states", total=M) as bar:
-        for s in range(0, M, BLOCK):
-            blk = slice(s, s + BLOCK)
+        for blk in row_blocks(M):
             W[blk] = bp.regressor(fq[blk], fqd[blk], fqdd[blk])
-            bar.update(completed=min(s + BLOCK, M))
+            bar.update(completed=blk.stop)
     return finite_result("identify", data.filter_columns(W))
 

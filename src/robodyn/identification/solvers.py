@@ -19,10 +19,8 @@ from types import MappingProxyType
 import numpy as np
 import scipy.linalg
 
-from robodyn.arrays import as_real_array
-from robodyn.errors import InputError
 from robodyn.identification.factors import (RANK_TOL, IdentificationError, check_rank, joint_residuals, noise_floor,
-                                            solve_factor, stack_factors)
+                                            one_per, solve_factor, stack_factors)
 from robodyn.identification.physical import physical_estimate
 from robodyn.model.robot import Robot
 
@@ -275,9 +273,4 @@ def _sandwich(R: np.ndarray, lam: np.ndarray, sig: np.ndarray, b: int) -> np.nda
 def joint_weights(weights, n: int) -> np.ndarray:
     if weights is None:
         return np.ones(n)
-    w = as_real_array("weights", weights).astype(float)
-    if w.ndim == 0:
-        w = np.full(n, float(w))
-    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-        raise InputError(f"weights = {np.asarray(weights).tolist()}; give {n} finite weights > 0, one per joint")
-    return w
+    return one_per("weights", weights, n, lambda w: np.isfinite(w) & (w > 0), "finite weights > 0")
