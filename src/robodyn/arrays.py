@@ -48,6 +48,16 @@ def as_real_array(name: str, value) -> np.ndarray:
     return a
 
 
+def one_per(name: str, value, n: int, valid, wanted: str, each: str = "joint") -> np.ndarray:
+    """``value`` as an (n,) float array: n values, one per ``each`` (joint or frame), or one value for all; an
+    InputError naming ``name`` and n unless every entry passes ``valid`` (elementwise: ``wanted`` says what)."""
+    v = as_real_array(name, value).astype(float)
+    v = np.full(n, float(v)) if v.ndim == 0 else v
+    if v.shape != (n,) or not np.all(valid(v)):
+        raise InputError(f"{name} = {np.asarray(value).tolist()}; give {n} {wanted}, one per {each}, or one for all")
+    return v
+
+
 def finite_array(name: str, value, dtype=np.float64) -> np.ndarray:
     """``value`` as a finite real array of ``dtype`` (:func:`as_real_array`, then NaN/inf refused)."""
     a = as_real_array(name, value)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robodyn.arrays import as_real_array, check_array, finite_array, finite_result
+from robodyn.arrays import as_real_array, check_array, finite_array, finite_result, one_per
 from robodyn.dual import DUAL, Dual, variable
 from robodyn.dynamics import executor
 from robodyn.dynamics.discrete import METHODS as DISCRETE_METHODS, check_sample_time, discretize
@@ -392,7 +392,7 @@ def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> n
     q, qd, tau = (np.asarray(a[k], float) for k in ("q", "qd", "tau"))
     if q.shape != (t.size, n):
         raise InputError(f"q, qd and tau must have shape ({t.size}, {n}): one row per sample time")
-    K = _per_joint_gain(gain, n)
+    K = one_per("gain", gain, n, lambda k: np.isfinite(k) & (k > 0), "finite gains > 0 (1/s)")
     tf = np.zeros_like(q) if tau_friction is None else \
         np.broadcast_to(finite_array("tau_friction", tau_friction), q.shape)
     C = coriolis_matrix(robot, q, qd)
@@ -405,13 +405,6 @@ def momentum_observer(robot: Robot, t, q, qd, tau, gain, tau_friction=None) -> n
         c = K[j] / den
         r[:, j] = lfilter([c, -c], [1.0, -(1 - K[j] * h / 2) / den], w[:, j])
     return finite_result("momentum_observer", r)
-
-
-def _per_joint_gain(gain, n: int) -> np.ndarray:
-    K = np.broadcast_to(g, (n,)) if (g := finite_array("gain", gain)).ndim == 0 else g
-    if K.shape != (n,) or not np.all(np.isfinite(K)) or np.any(K <= 0):
-        raise InputError(f"gain = {gain!r}; give a positive number or {n} positive numbers (1/s), one per joint")
-    return K
 
 
 # ---- floating and mobile bases (Pinocchio's free flyer, robodyn.dynamics.floating) ------------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn.arrays import one_per
 from robodyn.errors import InputError
 from robodyn.model.friction import friction_of, with_friction
 from robodyn.model.robot import Robot
@@ -32,10 +33,7 @@ def joint_column(robot: Robot, key: str) -> np.ndarray:
 
 
 def _per_joint(name: str, value, n: int) -> np.ndarray:
-    v = np.broadcast_to(np.asarray(value, dtype=float), (n,)) if np.ndim(value) == 0 else np.asarray(value, float)
-    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v <= 0):
-        raise InputError(f"{name} = {value!r}; give a positive number or {n} positive numbers, one per joint")
-    return v
+    return one_per(name, value, n, lambda v: np.isfinite(v) & (v > 0), "finite values > 0")
 
 
 def stribeck_factor(robot: Robot, qd: np.ndarray):

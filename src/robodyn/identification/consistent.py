@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn.arrays import as_real_array, finite_array
+from robodyn.arrays import as_real_array, finite_array, one_per
 from robodyn.errors import InputError
-from robodyn.identification.factors import one_per
 
 #: ``regularization=None``: the grid of the cross-validation and the number of contiguous time blocks.
 REGULARIZATION_GRID = tuple(10.0 ** k for k in range(-8, 1))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from robodyn.arrays import as_real_array
 from robodyn.errors import InputError
 
 #: Relative tolerance of the identifiability test: a parameter whose (unit-norm) regressor column lies within
@@ -19,16 +18,6 @@ RANK_TOL = 1e-6
 
 class IdentificationError(InputError):
     """Data that cannot identify the requested parameters (too few samples, unexcited parameters)."""
-
-
-def one_per(name: str, value, n: int, valid, wanted: str, each: str = "joint") -> np.ndarray:
-    """``value`` as an (n,) float array: n values, one per ``each`` (joint or frame), or one value for all; an
-    InputError naming ``name`` and n unless every entry passes ``valid`` (elementwise: ``wanted`` says what)."""
-    v = as_real_array(name, value).astype(float)
-    v = np.full(n, float(v)) if v.ndim == 0 else v
-    if v.shape != (n,) or not np.all(valid(v)):
-        raise InputError(f"{name} = {np.asarray(value).tolist()}; give {n} {wanted}, one per {each}, or one for all")
-    return v
 
 
 def stack_factors(R: np.ndarray, weights=None) -> np.ndarray:

@@ -37,8 +37,9 @@ def standard_to_base(robot: Robot, bp) -> np.ndarray:
 
 
 def solve_conic(problem, what: str, hint: str = "try method='wls', or scale the data") -> tuple[str, str]:
-    """Solve the cvxpy ``problem`` with the first installed solver of :data:`SOLVERS`, its warnings caught to be
-    reported on the result rather than printed.  Returns (solver name, the warnings as one line); a solver that
+    """Solve the cvxpy ``problem`` with the first installed solver of
+    :data:`robodyn.identification.consistent.SOLVERS`, its warnings caught to be reported on the result rather than
+    printed.  Returns (solver name, the warnings as one line); a solver that
     stops raises :class:`IdentificationError` naming ``what`` (e.g. "physically consistent identification") and
     ``hint``.  The status is the caller's to judge."""
     import cvxpy as cp

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from robodyn.arrays import finite_result
+from robodyn.arrays import finite_result, one_per
 from robodyn.errors import InputError, RobodynError
-from robodyn.identification.factors import IdentificationError, one_per
+from robodyn.identification.factors import IdentificationError
 from robodyn.progress import progress
 
 #: States per block when reducing in-memory samples (keeps the temporaries small).

@@ -19,8 +19,9 @@ from types import MappingProxyType
 import numpy as np
 import scipy.linalg
 
+from robodyn.arrays import one_per
 from robodyn.identification.factors import (RANK_TOL, IdentificationError, check_rank, joint_residuals, noise_floor,
-                                            one_per, solve_factor, stack_factors)
+                                            solve_factor, stack_factors)
 from robodyn.identification.physical import physical_estimate
 from robodyn.model.robot import Robot
 
