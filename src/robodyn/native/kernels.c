@@ -164,6 +164,20 @@ RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long wid
         for (long j = k; j < width; j++) row[j] = v[j][l];
     }
 }
+/* A tile v of one row of results (4 columns from c0, width of them) into the block's states' rows at `row` (a
+ * state's row every `size` doubles), transposed 4 x 4 for a full block and tile; acc gathers v * 0 (the finiteness
+ * check) */
+RD_INLINE void tile_put(double *row, long size, int c0, int width, long lanes, const real *v, real *acc) {
+    for (int t = 0; t < width; t++) acc[t] += v[t] * 0.0;
+    if (width == 4 && lanes == RD_LANES) {
+        real u[4];
+        transpose4(v, u);
+        memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
+        memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
+    } else
+        for (int l = 0; l < lanes; l++)
+            for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
+}
 /* 0 in every lane when every value is finite (x * 0 is NaN for ±inf and NaN) */
 RD_INLINE int all_finite(const real *v, long width) {
     real acc[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};   /* eight sums: one chain would wait on every add */
@@ -422,21 +436,10 @@ RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
  * gets ω = ω_0, ω̇ and V̇ from q̈_a = a + the virtual joints' velocity products and g_0 = ^0R_w g, and the six
  * virtual joints' forces are f and m of frame 6 (the base wrench [f_0; m_0] in R_0). */
 #define RD_VIRTUAL 6
-static int rd_floating_model(const rd_model *m) {
-    static const double P[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
-    if (m->n < RD_VIRTUAL || m->nf < RD_VIRTUAL) return 0;
-    for (int i = 0; i < m->nf; i++) {
-        int virtual = i < RD_VIRTUAL;
-        if (virtual ? m->parent[i] != i - 1 || m->joint[i] != i || m->sigma[i] != (i < 3)
-                    : m->parent[i] < RD_VIRTUAL - 1) return 0;
-        if (!virtual) continue;
-        for (int c = 0; c < 9; c++) if (m->RA[9 * i + c] != P[c]) return 0;
-        if (m->pA[3 * i] != 0 || m->pA[3 * i + 1] != 0 || m->pA[3 * i + 2] != 0 || m->theta[i] != 0 || m->r[i] != 0
-            || m->Ia[i] != 0 || m->Fc[i] != 0 || m->Fv[i] != 0 || m->Foff[i] != 0 || m->Fst[i] != 0) return 0;
-        if (i == RD_VIRTUAL - 1) continue;   /* the base body */
-        if (m->M[i] != 0 || m->MS[3 * i] != 0 || m->MS[3 * i + 1] != 0 || m->MS[3 * i + 2] != 0) return 0;
-        for (int c = 0; c < 9; c++) if (m->J[9 * i + c] != 0) return 0;
-    }
+static int rd_floating_model(const rd_model *m) {   /* virtual_frames' shape (rd_model.virtual), no friction there */
+    if (!m->virtual) return 0;
+    for (int k = 0; k < RD_VIRTUAL; k++)
+        if (m->Fc[k] != 0 || m->Fv[k] != 0 || m->Foff[k] != 0 || m->Fst[k] != 0) return 0;
     return 1;
 }
 static long floating_rnea_work(const rd_model *m) { return rnea_work(m) + 1; }
@@ -549,24 +552,12 @@ RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S,
                 for (int t = 0; t < 4; t++) v[t] = joint_product(sr, Wr + 6 * (c0 + t));
             else
                 chain_entries(r, c0, 4, S, Wr, D, v);
-            for (int t = 0; t < 4; t++) acc[t] += v[t] * 0.0;
-            if (lanes == RD_LANES) {
-                real u[4];
-                transpose4(v, u);
-                memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + nn + c0, &u[1], sizeof(real));
-                memcpy(row + 2 * nn + c0, &u[2], sizeof(real)); memcpy(row + 3 * nn + c0, &u[3], sizeof(real));
-            } else {
-                for (int l = 0; l < lanes; l++)
-                    for (int t = 0; t < 4; t++) row[l * nn + c0 + t] = v[t][l];
-            }
+            tile_put(row, nn, c0, 4, lanes, v, acc);
         }
         if (c0 < n) {   /* the last n % 4 columns */
             real v[4];
             chain_entries(r, c0, n - c0, S, Wr, D, v);
-            for (int t = 0; t < n - c0; t++) {
-                acc[t] += v[t] * 0.0;
-                for (int l = 0; l < lanes; l++) row[l * nn + c0 + t] = v[t][l];
-            }
+            tile_put(row, nn, c0, n - c0, lanes, v, acc);
         }
     }
     real all = acc[0] + acc[1] + acc[2] + acc[3];
@@ -625,20 +616,20 @@ RD_INLINE void composite_wrench(const real *C, const real *s, int revolute, real
  * six products give, with their exact 0 and 1), so the virtual frames need neither transforms nor products. */
 static int virtual_frames(const rd_model *m) {   /* the model's part, once per model (rd_model.virtual) */
     static const double cyclic[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
-    if (m->nf < 6 || m->n < 6) return 0;
-    for (int i = 0; i < 6; i++) {
+    if (m->nf < RD_VIRTUAL || m->n < RD_VIRTUAL) return 0;
+    for (int i = 0; i < RD_VIRTUAL; i++) {
         if (m->parent[i] != i - 1 || m->joint[i] != i || m->sigma[i] != (i < 3) || m->theta[i] != 0.0
-            || m->r[i] != 0.0 || m->Ia[i] != 0.0 || (i < 5 && !massless(m, i)))
+            || m->r[i] != 0.0 || m->Ia[i] != 0.0 || (i < RD_VIRTUAL - 1 && !massless(m, i)))
             return 0;
         for (int c = 0; c < 9; c++) if (m->RA[9 * i + c] != cyclic[c]) return 0;
         for (int c = 0; c < 3; c++) if (m->pA[3 * i + c] != 0.0) return 0;
     }
-    for (int i = 6; i < m->nf; i++) if (m->parent[i] < 5) return 0;
+    for (int i = RD_VIRTUAL; i < m->nf; i++) if (m->parent[i] < RD_VIRTUAL - 1) return 0;
     return 1;
 }
 RD_INLINE int virtual_base(const rd_model *m, const real *Q) {   /* the block's part: the virtual joints at zero */
     if (!m->virtual) return 0;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < RD_VIRTUAL; i++)
         for (int l = 0; l < RD_LANES; l++) if (Q[i][l] != 0.0) return 0;
     return 1;
 }
@@ -649,17 +640,17 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     real *Cb = W, *R0 = Cb + 10 * nf, *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *D = Wr + 6 * nf,
          *Q = D + n, *A = Q + n;
     load_lanes(job->q, s0, job->count, n, n, Q);
-    int nv = virtual_base(m, Q) ? 6 : 0;   /* a free flyer's virtual joints: frame 5 is R_0 */
+    int nv = virtual_base(m, Q) ? RD_VIRTUAL : 0, b = RD_VIRTUAL - 1;   /* a free flyer's virtual joints: frame b is R_0 */
     if (nv) {
-        for (int c = 0; c < 9; c++) R0[45 + c] = splat(c % 4 == 0 ? 1.0 : 0.0);
-        for (int c = 0; c < 3; c++) P0[15 + c] = splat(0.0);
-        for (int k = 0; k < 6; k++)
+        for (int c = 0; c < 9; c++) R0[9 * b + c] = splat(c % 4 == 0 ? 1.0 : 0.0);
+        for (int c = 0; c < 3; c++) P0[3 * b + c] = splat(0.0);
+        for (int k = 0; k < RD_VIRTUAL; k++)
             for (int c = 0; c < 6; c++) S[6 * k + c] = splat(c == k ? 1.0 : 0.0);   /* [e_k; 0], [0; e_k-3] */
-        for (int i = 0; i < 5; i++) memset(Cb + 10 * i, 0, 10 * sizeof(real));
-        if (massless(m, 5))
-            memset(Cb + 50, 0, 10 * sizeof(real));
+        for (int i = 0; i < b; i++) memset(Cb + 10 * i, 0, 10 * sizeof(real));
+        if (massless(m, b))
+            memset(Cb + 10 * b, 0, 10 * sizeof(real));
         else
-            link_in_base(m, 5, R0 + 45, P0 + 15, Cb + 50);
+            link_in_base(m, b, R0 + 9 * b, P0 + 3 * b, Cb + 10 * b);
     }
     /* a block's results of up to RD_PREFETCH lines are fetched into the cache, line by line, while its frames are
      * computed: the stores at the end then find them there instead of waiting on memory one after another */
@@ -1208,19 +1199,6 @@ RD_INLINE void deriv_tile(int part, int r, int c0, int width, int n, const real 
                 v[i][t] = t < width ? deriv_entry(part, c0 + t < ri, Ti[i], Tc + RD_DJOINT * t) : splat(0.0);
         }
 }
-/* Row r's tile v (4 columns from c0, width of them) into the 4 states' rows at `row` (a state's row every `size`
- * doubles), transposed 4 x 4 for a full block; acc gathers v * 0 (the finiteness check) */
-RD_INLINE void deriv_put(double *row, long size, int c0, int width, long lanes, const real *v, real *acc) {
-    for (int t = 0; t < 4; t++) acc[t] += v[t] * 0.0;
-    if (width == 4 && lanes == RD_LANES) {
-        real u[4];
-        transpose4(v, u);
-        memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
-        memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
-    } else
-        for (int l = 0; l < lanes; l++)
-            for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
-}
 /* Part `part` of a serial chain's results, RD_TROWS rows by four columns at a time; the other rows' tiles wait in
  * `next` (RD_TROWS - 1 rows of n + 3 vectors) until the first row is stored, so that each state's output is
  * written in its order */
@@ -1232,13 +1210,13 @@ RD_INLINE void deriv_part(int part, double *out, long s0, long lanes, int n, con
             int width = n - c0 < 4 ? n - c0 : 4;
             real v[RD_TROWS][4];
             deriv_tile(part, r, c0, width, n, T, v);
-            deriv_put(row, size, c0, width, lanes, v[0], acc);
+            tile_put(row, size, c0, width, lanes, v[0], acc);
             for (int i = 1; i < RD_TROWS; i++)
                 for (int t = 0; t < 4; t++) next[(i - 1) * stride + c0 + t] = v[i][t];
         }
         for (int i = 1; i < RD_TROWS && r + i < n; i++)
             for (int c0 = 0; c0 < n; c0 += 4)
-                deriv_put(row + (long)i * n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + (i - 1) * stride + c0, acc);
+                tile_put(row + (long)i * n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + (i - 1) * stride + c0, acc);
     }
 }
 /* A serial chain: both matrices straight into the results, each tile transposed 4 x 4 into each state's rows (as
@@ -1530,25 +1508,15 @@ RD_INLINE void fdd_articulated(const rd_model *m, const real *T, const real *UD,
         }
     }
 }
-/* Columns col0 .. col0 + width - 1 of part `part` (X: row j at X + RD_ARHS j) into the block's results, each row's
- * columns transposed 4 x 4 into the states' rows; acc gathers x * 0 (the finiteness check) */
+/* Columns col0 .. col0 + width - 1 of part `part` (X: row j at X + RD_ARHS j) into the block's results, four
+ * columns of a row at a time (tile_put); acc gathers x * 0 (the finiteness check) */
 RD_INLINE void fdd_put(const rd_job *job, long s0, int part, int col0, int width, const real *X, real *acc) {
     int n = job->m->n;
     long nn = (long)n * n, size = 3 * nn, lanes = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
     for (int j = 0; j < n; j++) {
-        const real *x = X + RD_ARHS * (long)j;
         double *row = job->out + s0 * size + part * nn + (long)j * n + col0;
-        for (int c = 0; c < width; c++) acc[c & 3] += x[c] * 0.0;
-        int c = 0;
-        if (lanes == RD_LANES)
-            for (; c + 4 <= width; c += 4) {
-                real u[4];
-                transpose4(x + c, u);
-                memcpy(row + c, &u[0], sizeof(real)); memcpy(row + size + c, &u[1], sizeof(real));
-                memcpy(row + 2 * size + c, &u[2], sizeof(real)); memcpy(row + 3 * size + c, &u[3], sizeof(real));
-            }
-        for (int l = 0; l < lanes; l++)
-            for (int t = c; t < width; t++) row[l * size + t] = x[t][l];
+        for (int c = 0; c < width; c += 4)
+            tile_put(row, size, c, width - c < 4 ? width - c : 4, lanes, X + RD_ARHS * (long)j + c, acc);
     }
 }
 /* Both fdd_blocks' first steps: q̈ of the block's states by aba_block (a job of their own, q̈ into rows of doubles
@@ -1967,7 +1935,7 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
  * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
 #define RD_STACK_WORK 32768
-typedef struct { rd_model m; int *ints; double *doubles, *sc; int floating; } rd_packed;   /* floating: rd_floating_of */
+typedef struct { rd_model m; int *ints; double *doubles, *sc; } rd_packed;
 #define RD_CAPSULE "robodyn.rd_model"   /* the name of the capsule that holds an rd_packed */
 
 static void rd_capsule_free(PyObject *cap) {
@@ -2205,18 +2173,13 @@ static void rd_virtual_products(const double *v, double sign, double *x) {
     x[2] += sign * (o[0] * u[1] - o[1] * u[0]);
     x[3] -= sign * (o[1] * o[2]); x[4] += sign * (o[0] * o[2]); x[5] -= sign * (o[0] * o[1]);
 }
-/* Whether the capsule's robot is an augmented robot of the shape floating_rnea_block takes (checked once) */
-static int rd_floating_of(rd_packed *p) {
-    if (!p->floating) p->floating = rd_floating_model(&p->m) ? 1 : 2;
-    return p->floating == 1;
-}
 /* floating(..., out, threads): a batch of `count` free-flyer states (kind 0 only), q (count, n + 7), v, x
  * (count, n + 6), g (3,) or (count, 3), out (count, n + 6), C-contiguous float64; -1 where the robot, a buffer, a
  * quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what floating_rnea_block takes. */
 static long rd_floating_batch(rd_packed *p, long kind, double tol, PyObject *const *args) {
     long threads = PyLong_AsLong(args[8]);
     if (PyErr_Occurred()) { PyErr_Clear(); return -1; }
-    if (kind != 0 || threads < 1 || !rd_floating_of(p)) return -1;
+    if (kind != 0 || threads < 1 || !rd_floating_model(&p->m)) return -1;
     const rd_model *m = &p->m;
     long n = m->n, count = 0;
     PyObject *objs[5] = {args[2], args[3], args[4], args[5], args[7]};
@@ -2273,7 +2236,7 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
         qx = q[3] / norm; qy = q[4] / norm; qz = q[5] / norm; qw = q[6] / norm;
     }
     /* floating_rnea_block takes q, v, x and g as they are: the augmented state below is for the other kinds */
-    int direct = code == 0 && kind == 0 && rd_floating_of(p);
+    int direct = code == 0 && kind == 0 && rd_floating_model(&p->m);
     if (code == 0 && !direct) {
         for (int k = 0; k < 6; ++k) qa[k] = 0.0;
         for (int k = 6; k < na; ++k) qa[k] = q[k + 1];
