@@ -96,6 +96,9 @@ typedef struct {
     int chain;           /* 1: a serial chain (parent[i] = i - 1): every pair of joints is on one path */
     int trig;            /* of one call: 1 for trig="fast" (vsincos_fast), set by the entry on its copy of this struct */
     int virtual;         /* 1: frames 0..5 are a free flyer's virtual joints (virtual_frames, checked once per model) */
+    const int *rows;     /* a tree's rows of A from RD_TREE_ROWS joints (tree_runs, once per model), else NULL: row r's
+                          * runs of columns at rows + rows[r] .. rows + rows[r + 1], each (kind, end): 0 zero, 1 an
+                          * ancestor joint's column, 2 a descendant's, 3 the diagonal */
 } rd_model;
 
 /* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
@@ -509,12 +512,15 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
  * wrench of a unit acceleration of joint k on its composite link is w_k = I_k s_k, and A_jk = s_j^T w_k for
  * every ancestor joint j, with s_j = [P_j × z_j; z_j] (revolute) or [z_j; 0] (prismatic): six products per pair
  * instead of carrying the wrench frame by frame. */
-/* A serial chain of RD_CHAIN_ROWS joints or more writes A row by row (chain_rows), without the (n x n) buffer of
- * lanes; below, the buffer's one product per pair is faster (n = 6, 7: by 1-4 %) and its 4 x 4 tiles cover n². */
+/* A serial chain of RD_CHAIN_ROWS joints or more writes A row by row (chain_rows), and so does a tree of RD_TREE_ROWS
+ * joints or more (tree_rows), without the (n x n) buffer of lanes; below, the buffer's one product per pair is
+ * faster (a chain of 6, 7 joints: by 1-4 %; a tree of 25: by 2-7 %, its buffer of 20 kB in the first-level cache)
+ * and its 4 x 4 tiles cover n². */
 #define RD_CHAIN_ROWS 8
-RD_INLINE int crba_rows(const rd_model *m) { return m->chain && m->n >= RD_CHAIN_ROWS; }
-static long crba_work(const rd_model *m) {
-    return 34 * (long)m->nf + 2 * (long)m->n + (crba_rows(m) ? 0 : (long)m->n * m->n);
+#define RD_TREE_ROWS 26
+RD_INLINE int crba_rows(const rd_model *m) { return m->rows || (m->chain && m->n >= RD_CHAIN_ROWS); }
+static long crba_work(const rd_model *m) {   /* a tree's rows: one row of lanes (n) */
+    return 34 * (long)m->nf + 2 * (long)m->n + (m->rows ? (long)m->n : crba_rows(m) ? 0 : (long)m->n * m->n);
 }
 /* the most 64-byte lines of results a block fetches before its stores (crba_block): 20 kB, within a core's first
  * level of 32 kB beside the work; larger blocks (n > 25) gained nothing, or lost up to 5 % */
@@ -559,6 +565,40 @@ RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S,
             chain_entries(r, c0, n - c0, S, Wr, D, v);
             tile_put(row, nn, c0, n - c0, lanes, v, acc);
         }
+    }
+    real all = acc[0] + acc[1] + acc[2] + acc[3];
+    return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
+}
+/* A of a tree written row by row straight into the results, as chain_rows does: row r of lanes at `row` (n) from
+ * its runs (rd_model.rows), A_rc = s_c^T w_r where c is an ancestor of r, s_r^T w_c where r is one of c, D_r, and 0
+ * between branches (the products of the buffer path, so the same bits), then stored four columns at a time.  nv:
+ * a free flyer's virtual joints at zero (crba_block), whose entries are A_vk = A_kv = w_k[v] (virtual_frames). */
+RD_INLINE int tree_rows(const rd_model *m, double *out, long s0, long count, int nv, const real *S, const real *Wr,
+                        const real *D, real *row) {
+    int n = m->n;
+    long nn = (long)n * n, lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
+    double *o = out + s0 * nn;
+    real acc[4] = {{0}, {0}, {0}, {0}};
+    for (int r = 0; r < n; r++) {
+        const real *sr = S + 6 * r, *wr = Wr + 6 * r;
+        int c = 0;
+        if (r < nv) {   /* a virtual joint: every other joint is its descendant */
+            for (; c < r; c++) row[c] = wr[c];
+            for (row[c++] = D[r]; c < n; c++) row[c] = Wr[6 * c + r];
+        } else {
+            for (; c < nv; c++) row[c] = wr[c];
+            for (const int *run = m->rows + m->rows[r], *end = m->rows + m->rows[r + 1]; run < end; run += 2) {
+                int stop = run[1];
+                switch (run[0]) {
+                case 0: for (; c < stop; c++) row[c] = splat(0.0); break;
+                case 1: for (; c < stop; c++) row[c] = joint_product(S + 6 * c, wr); break;
+                case 2: for (; c < stop; c++) row[c] = joint_product(sr, Wr + 6 * c); break;
+                default: row[c++] = D[r];
+                }
+            }
+        }
+        double *dst = o + (long)r * n;
+        for (c = 0; c < n; c += 4) tile_put(dst, nn, c, n - c < 4 ? n - c : 4, lanes, row + c, acc);
     }
     real all = acc[0] + acc[1] + acc[2] + acc[3];
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
@@ -699,6 +739,7 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
         if (a >= 0)
             for (int c = 0; c < 10; c++) Cb[10 * a + c] += C[c];
     }
+    if (m->rows) return tree_rows(m, job->out, s0, job->count, nv, S, Wr, D, A);
     if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D);
     if (job->count - s0 == 1) {   /* one state (a single call, a batch's last): lane 0 straight into its result */
         double *o = job->out + s0 * (long)n * n;
@@ -1935,12 +1976,40 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
  * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
 #define RD_STACK_WORK 32768
-typedef struct { rd_model m; int *ints; double *doubles, *sc; } rd_packed;
+typedef struct { rd_model m; int *ints, *rows; double *doubles, *sc; } rd_packed;
+
+/* rd_model.rows of a tree: for each joint r, the kind of each column c (ancestor, descendant, itself, other
+ * branch; frames are numbered after their antecedents), run-length coded; NULL when out of memory. */
+static int *tree_runs(const rd_model *m) {
+    int n = m->n, nf = m->nf, size = n + 1, *frame = malloc(sizeof(int) * (size_t)(n + 1)),
+        *kind = calloc((size_t)nf + 1, sizeof(int)), *rows = NULL;
+    for (int pass = 0; pass < 2 && frame && kind; pass++) {   /* 0: count the runs, 1: write them */
+        if (pass) { rows = malloc(sizeof(int) * (size_t)size); if (!rows) break; }
+        for (int i = 0; i < nf; i++) if (m->joint[i] >= 0) frame[m->joint[i]] = i;
+        int at = n + 1;
+        for (int r = 0; r < n; r++) {
+            int fr = frame[r];
+            for (int i = 0; i < nf; i++) kind[i] = i == fr ? 3 : i > fr && m->parent[i] >= 0
+                                                   && (m->parent[i] == fr || kind[m->parent[i]] == 2) ? 2 : 0;
+            for (int a = m->parent[fr]; a >= 0; a = m->parent[a]) kind[a] = 1;
+            if (pass) rows[r] = at;
+            for (int c = 0; c < n; c++) {
+                int k = kind[frame[c]];
+                if (c + 1 < n && kind[frame[c + 1]] == k && k != 3) continue;
+                if (pass) { rows[at] = k; rows[at + 1] = c + 1; }
+                at += 2;
+            }
+        }
+        if (pass) rows[n] = at; else size = at;
+    }
+    free(frame); free(kind);
+    return rows;
+}
 #define RD_CAPSULE "robodyn.rd_model"   /* the name of the capsule that holds an rd_packed */
 
 static void rd_capsule_free(PyObject *cap) {
     rd_packed *p = (rd_packed *)PyCapsule_GetPointer(cap, RD_CAPSULE);
-    if (p) { free(p->ints); free(p->doubles); free(p->sc); free(p); }
+    if (p) { free(p->ints); free(p->rows); free(p->doubles); free(p->sc); free(p); }
 }
 
 /* The robot in an entry's first argument, or NULL (no Python error left set) when the entry got other than `count`
@@ -1980,8 +2049,11 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
             p->m.chain = 1;
             for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
             p->m.virtual = virtual_frames(&p->m);
+            int rows = !p->m.chain && n >= RD_TREE_ROWS;
+            p->rows = rows ? tree_runs(&p->m) : NULL;
+            p->m.rows = p->rows;
             p->sc = malloc(sizeof(double) * (2 * (size_t)nf + 1));
-            ok = p->sc != NULL;
+            ok = p->sc != NULL && (!rows || p->rows);
             for (int i = 0; ok && i < nf; i++) {
                 p->sc[2 * i] = sin(p->m.theta[i]);
                 p->sc[2 * i + 1] = cos(p->m.theta[i]);
@@ -1991,7 +2063,7 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     PyBuffer_Release(&bi); PyBuffer_Release(&bd);
     if (!ok) {
-        if (p) { free(p->ints); free(p->doubles); free(p->sc); free(p); }
+        if (p) { free(p->ints); free(p->rows); free(p->doubles); free(p->sc); free(p); }
         PyErr_SetString(PyExc_ValueError, "model(): inconsistent buffers");
         return NULL;
     }
