@@ -231,7 +231,7 @@ def _inverse_general(robot: Robot, q, v, a, wrenches, gravity, friction=None, fa
     return finite_result("inverse_dynamics", tau)
 
 
-def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
+def floating_inertia_matrix(robot: Robot, q, out=None) -> np.ndarray:
     """Inertia matrix (..., n + 6, n + 6) of the kinetic energy ½ vᵀ M v (Pinocchio's ``crba``).
 
     The upper-left 6 × 6 block is the locked (composite) inertia of the whole robot in R_0 about O_0,
@@ -241,21 +241,27 @@ def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
     ----------
     robot : Robot (floating or mobile base)
     q : array_like (..., n + 7)
+    out : ndarray (..., n + 6, n + 6), optional
+        The result's buffer, as in :func:`robodyn.inertia_matrix`: writeable, C-contiguous, of the result's shape
+        and dtype (else InputError naming ``out``); the compiled kernels write it directly (one float64 state or a
+        float64 batch), the same numbers bit for bit as without it.
 
     Returns
     -------
     ndarray (..., n + 6, n + 6)
-        Symmetric positive definite (for a robot with mass), rotor inertias on the joint diagonal.
+        Symmetric positive definite (for a robot with mass), rotor inertias on the joint diagonal; ``out`` when
+        given.
     """
-    return executor.execute(_INERTIA, robot, q)
+    return executor.execute(_INERTIA, robot, q, None, None, None, None, None, out)
 
 
 def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=None, friction=None,
-                     fast=False) -> np.ndarray:
-    """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero."""
+                     fast=False, out=None) -> np.ndarray:
+    """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero, into
+    ``out`` (checked by the fixed-base function) when given."""
     robot = _moving(robot, "inertia_matrix")
     dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", q=q)
-    return composite.inertia_matrix(augmented_robot(robot), _virtual_q(arr["q"]))
+    return composite.inertia_matrix(augmented_robot(robot), _virtual_q(arr["q"]), out=out)
 
 
 def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=None, base_acceleration=None) -> np.ndarray:
@@ -316,7 +322,7 @@ def _forward_general(robot: Robot, q, v, tau, wrenches, gravity, friction=None, 
 _INVERSE = executor.Algorithm("inverse_dynamics", None, ("q", "v", "a"), bind=_bind,
                               key=_native_key("inverse_dynamics"), general=_inverse_general)
 _INERTIA = executor.Algorithm("inertia_matrix", None, ("q",), bind=_bind, key=_native_key("inertia_matrix"),
-                              general=_inertia_general)
+                              general=_inertia_general, general_out=True)
 _FORWARD = executor.Algorithm("forward_dynamics", None, ("q", "v", "tau"), bind=_bind,
                               key=_native_key("forward_dynamics"), general=_forward_general)
 
