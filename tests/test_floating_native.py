@@ -243,3 +243,26 @@ def test_the_floating_inertia_batch_writes_out_directly(monkeypatch):
         monkeypatch.setattr(np, name, lambda shape, *a, real=real, **k: made.append(shape) or real(shape, *a, **k))
     assert rd.floating.floating_inertia_matrix(robot, q, out=out) is out
     assert all(np.prod(s) < out.size for s in made)
+
+
+def test_a_batch_of_inertia_matrices_in_one_c_call():
+    """The free-flyer entry takes a float64 batch of the inertia matrix itself (q (..., n + 7), the virtual joints set
+    to zero in C): bit for bit the augmented robot's kernels at the virtual q; what it declines (float32, a quaternion
+    off norm, NaN) answers None, for the general path's checks and messages."""
+    robot = _robot(13)
+    q = random_free_state(robot.n, 13, (2, 5))[0]
+    run = fl._bind(robot, "inertia_matrix")
+    M = run(q, None, None, None)
+    np.testing.assert_array_equal(M, native.inertia_matrix(fl.augmented_robot(robot), fl._virtual_q(q)))
+    out = np.empty_like(M)
+    assert run(q, None, None, None, out) is out
+    np.testing.assert_array_equal(out, M)
+    bad, nan = q.copy(), q.copy()
+    bad[1, 2, 3] += 0.1
+    nan[0, 1, 9] = np.nan
+    strided = np.repeat(q, 2, axis=-1)[..., ::2]
+    for declined in (q.astype(np.float32), bad, nan, strided):
+        assert run(declined, None, None, None) is None
+    np.testing.assert_array_equal(rd.floating.floating_inertia_matrix(robot, strided), M)
+    with pytest.raises(rd.InputError, match="quaternion"):
+        rd.floating.floating_inertia_matrix(robot, bad)

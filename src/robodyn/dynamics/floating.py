@@ -88,9 +88,10 @@ def _moving(robot: Robot, what: str) -> Robot:
     return robot
 
 
-def _arrays(robot: Robot, what: str, **given):
+def _arrays(robot: Robot, what: str, rotation: bool = True, **given):
     """Check free-flyer arrays: ``q`` (..., n + 7), the others (..., n + 6) (``base_acceleration`` (..., 6),
-    ``tau`` of a mobile base (..., n)); broadcast them to one batch.  Returns (dtype, batch, arrays, R)."""
+    ``tau`` of a mobile base (..., n)); broadcast them to one batch.  Returns (dtype, batch, arrays, R), R = None
+    where ``rotation`` is False (the inertia matrix, which does not depend on the base's orientation)."""
     n = robot.n
     width = {"q": n + 7, "base_acceleration": 6}
     arrays = {k: as_real_array(k, v) for k, v in given.items() if v is not None}
@@ -125,7 +126,7 @@ def _arrays(robot: Robot, what: str, **given):
             f"{what}: argument 'q': the base quaternion q[3:7] (x, y, z, w) has a norm off 1 by {worst:.3g} "
             f"(tolerance {QUATERNION_TOLERANCE:g}); give a unit quaternion"
         )
-    return dtype, batch, arrays, quaternion_matrix(quat / norm[..., None])
+    return dtype, batch, arrays, quaternion_matrix(quat / norm[..., None]) if rotation else None
 
 
 def _virtual_q(q: np.ndarray) -> np.ndarray:
@@ -260,7 +261,7 @@ def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=Non
     """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero, into
     ``out`` (checked by the fixed-base function) when given."""
     robot = _moving(robot, "inertia_matrix")
-    dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", q=q)
+    dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", rotation=False, q=q)
     return composite.inertia_matrix(augmented_robot(robot), _virtual_q(arr["q"]), out=out)
 
 

@@ -519,8 +519,8 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
 #define RD_CHAIN_ROWS 8
 #define RD_TREE_ROWS 26
 RD_INLINE int crba_rows(const rd_model *m) { return m->rows || (m->chain && m->n >= RD_CHAIN_ROWS); }
-static long crba_work(const rd_model *m) {   /* a tree's rows: one row of lanes (n) */
-    return 34 * (long)m->nf + 2 * (long)m->n + (m->rows ? (long)m->n : crba_rows(m) ? 0 : (long)m->n * m->n);
+static long crba_work(const rd_model *m) {   /* + 1: a free flyer's q (floating_crba_block); a tree's rows: n */
+    return 34 * (long)m->nf + 2 * (long)m->n + 1 + (m->rows ? (long)m->n : crba_rows(m) ? 0 : (long)m->n * m->n);
 }
 /* the most 64-byte lines of results a block fetches before its stores (crba_block): 20 kB, within a core's first
  * level of 32 kB beside the work; larger blocks (n > 25) gained nothing, or lost up to 5 % */
@@ -673,13 +673,13 @@ RD_INLINE int virtual_base(const rd_model *m, const real *Q) {   /* the block's 
         for (int l = 0; l < RD_LANES; l++) if (Q[i][l] != 0.0) return 0;
     return 1;
 }
-RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
+/* A of the block's states whose q are at W + 34 nf + n + 1 (crba_block, floating_crba_block) */
+RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
     /* Cb: the composite links in R_0 about O_0, 10 per frame (link_in_base) */
     real *Cb = W, *R0 = Cb + 10 * nf, *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *D = Wr + 6 * nf,
-         *Q = D + n, *A = Q + n;
-    load_lanes(job->q, s0, job->count, n, n, Q);
+         *Q = D + n + 1, *A = Q + n;
     int nv = virtual_base(m, Q) ? RD_VIRTUAL : 0, b = RD_VIRTUAL - 1;   /* a free flyer's virtual joints: frame b is R_0 */
     if (nv) {
         for (int c = 0; c < 9; c++) R0[9 * b + c] = splat(c % 4 == 0 ? 1.0 : 0.0);
@@ -782,6 +782,23 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     }
     store_lanes(job->out, s0, job->count, (long)n * n, (long)n * n, A);
     return all_finite(A, (long)n * n) ? 0 : RD_NONFINITE;
+}
+
+RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
+    int n = job->m->n;
+    load_lanes(job->q, s0, job->count, n, n, W + 34 * (long)job->m->nf + n + 1);
+    return crba_lanes(job, s0, W);
+}
+/* A free flyer's inertia matrix on its augmented robot (virtual_frames) at its states q (n + 1) = [base position,
+ * quaternion (x, y, z, w), joints]: the augmented q is q without its first 7 entries after 6 zeros (the virtual
+ * joints at zero: robodyn.dynamics.floating), here q read one vector earlier with the 6 zeros written over
+ * q[1..6], so that the joints fall at their places. */
+RD_CLONES static int floating_crba_block(const rd_job *job, long s0, real *W) {
+    int n = job->m->n;
+    real *Qf = W + 34 * (long)job->m->nf + n;
+    load_lanes(job->q, s0, job->count, n + 1, n + 1, Qf);
+    for (int k = 1; k <= RD_VIRTUAL; k++) Qf[k] = splat(0.0);
+    return crba_lanes(job, s0, W);
 }
 
 /* ---- spatial algebra for the articulated-body algorithm, [linear; angular] ----------------------------- */
@@ -2245,37 +2262,42 @@ static void rd_virtual_products(const double *v, double sign, double *x) {
     x[2] += sign * (o[0] * u[1] - o[1] * u[0]);
     x[3] -= sign * (o[1] * o[2]); x[4] += sign * (o[0] * o[2]); x[5] -= sign * (o[0] * o[1]);
 }
-/* floating(..., out, threads): a batch of `count` free-flyer states (kind 0 only), q (count, n + 7), v, x
- * (count, n + 6), g (3,) or (count, 3), out (count, n + 6), C-contiguous float64; -1 where the robot, a buffer, a
- * quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what floating_rnea_block takes. */
+/* floating(..., out, threads): a batch of `count` free-flyer states, C-contiguous float64: kind 0, q (count, n + 7),
+ * v, x (count, n + 6), g (3,) or (count, 3), out (count, n + 6); kind 2, q and out (count, n + 6, n + 6) (v, x, g not
+ * read); -1 where the robot, a buffer, a quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what
+ * floating_rnea_block / floating_crba_block takes. */
 static long rd_floating_batch(rd_packed *p, long kind, double tol, PyObject *const *args) {
     long threads = PyLong_AsLong(args[8]);
     if (PyErr_Occurred()) { PyErr_Clear(); return -1; }
-    if (kind != 0 || threads < 1 || !rd_floating_model(&p->m)) return -1;
+    int inertia = kind == 2;   /* v, x, g not read */
+    if ((kind != 0 && !inertia) || threads < 1 || !(inertia ? p->m.virtual : rd_floating_model(&p->m))) return -1;
     const rd_model *m = &p->m;
-    long n = m->n, count = 0;
+    long n = m->n, count = 0, per = inertia ? n * n : n;
     PyObject *objs[5] = {args[2], args[3], args[4], args[5], args[7]};
     Py_buffer b[5];
     int held[5] = {0}, ok = 1;
-    for (int i = 0; i < 5 && ok; i++) ok = rd_buffer(objs[i], &b[i], i == 4, &held[i]);
+    for (int i = 0; i < 5 && ok; i++) ok = (inertia && i > 0 && i < 4) || rd_buffer(objs[i], &b[i], i == 4, &held[i]);
     if (ok) {
-        count = (long)(b[4].len / 8) / n;
-        ok = count > 0 && count * n == (long)(b[4].len / 8) && b[0].len / 8 == count * (n + 1)
-             && b[1].len / 8 == count * n && b[2].len / 8 == count * n
-             && (b[3].len / 8 == 3 || b[3].len / 8 == 3 * count);
+        count = (long)(b[4].len / 8) / per;
+        ok = count > 0 && count * per == (long)(b[4].len / 8) && b[0].len / 8 == count * (n + 1)
+             && (inertia || (b[1].len / 8 == count * n && b[2].len / 8 == count * n
+                             && (b[3].len / 8 == 3 || b[3].len / 8 == 3 * count)));
     }
     long code = -1;
     if (ok) {
-        const double *q = b[0].buf, *g = b[3].buf;
-        rd_job job = {m, count, q, b[1].buf, b[2].buf, g, NULL, b[3].len / 8 == 3 ? 0 : 3, 0, b[4].buf, 1};
+        const double *q = b[0].buf;
+        rd_job job = {m, count, q, NULL, NULL, NULL, NULL, 0, 0, b[4].buf, 1};
+        if (!inertia) { job.qd = b[1].buf; job.x = b[2].buf; job.g = b[3].buf; job.g_stride = b[3].len / 8 == 3 ? 0 : 3; }
         Py_BEGIN_ALLOW_THREADS
-        code = rd_all_finite(q, count * (n + 1)) && rd_all_finite(job.qd, count * n)
-               && rd_all_finite(job.x, count * n) && rd_all_finite(g, b[3].len / 8) ? 0 : -1;
+        code = rd_all_finite(q, count * (n + 1)) && (inertia || (rd_all_finite(job.qd, count * n)
+               && rd_all_finite(job.x, count * n) && rd_all_finite(job.g, b[3].len / 8))) ? 0 : -1;
         for (long s = 0; s < count && code == 0; s++) {
             const double *e = q + s * (n + 1) + 3;
             if (!(fabs(sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]) - 1.0) <= tol)) code = -1;
         }
-        if (code == 0) code = rd_run_block(floating_rnea_block, floating_rnea_work(m), &job, (int)threads);
+        if (code == 0)
+            code = inertia ? rd_run_block(floating_crba_block, crba_work(m), &job, (int)threads)
+                           : rd_run_block(floating_rnea_block, floating_rnea_work(m), &job, (int)threads);
         Py_END_ALLOW_THREADS
     }
     for (int i = 0; i < 5; i++) if (held[i]) PyBuffer_Release(&b[i]);
