@@ -680,7 +680,7 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
     /* Cb: the composite links in R_0 about O_0, 10 per frame (link_in_base) */
     real *Cb = W, *R0 = Cb + 10 * nf, *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *D = Wr + 6 * nf,
          *Q = D + n + 1, *A = Q + n;
-    int nv = virtual_base(m, Q) ? RD_VIRTUAL : 0, b = RD_VIRTUAL - 1;   /* a free flyer's virtual joints: frame b is R_0 */
+    int nv = virtual_base(m, Q) ? RD_VIRTUAL : 0, b = RD_VIRTUAL - 1;   /* a free flyer's virtual joints: b is R_0 */
     if (nv) {
         for (int c = 0; c < 9; c++) R0[9 * b + c] = splat(c % 4 == 0 ? 1.0 : 0.0);
         for (int c = 0; c < 3; c++) P0[3 * b + c] = splat(0.0);
@@ -1274,7 +1274,8 @@ RD_INLINE void deriv_part(int part, double *out, long s0, long lanes, int n, con
         }
         for (int i = 1; i < RD_TROWS && r + i < n; i++)
             for (int c0 = 0; c0 < n; c0 += 4)
-                tile_put(row + (long)i * n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + (i - 1) * stride + c0, acc);
+                tile_put(row + (long)i * n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + (i - 1) * stride + c0,
+                         acc);
     }
 }
 /* A serial chain: both matrices straight into the results, each tile transposed 4 x 4 into each state's rows (as
@@ -2287,7 +2288,10 @@ static long rd_floating_batch(rd_packed *p, long kind, double tol, PyObject *con
     if (ok) {
         const double *q = b[0].buf;
         rd_job job = {m, count, q, NULL, NULL, NULL, NULL, 0, 0, b[4].buf, 1};
-        if (!inertia) { job.qd = b[1].buf; job.x = b[2].buf; job.g = b[3].buf; job.g_stride = b[3].len / 8 == 3 ? 0 : 3; }
+        if (!inertia) {
+            job.qd = b[1].buf; job.x = b[2].buf; job.g = b[3].buf;
+            job.g_stride = b[3].len / 8 == 3 ? 0 : 3;
+        }
         Py_BEGIN_ALLOW_THREADS
         code = rd_all_finite(q, count * (n + 1)) && (inertia || (rd_all_finite(job.qd, count * n)
                && rd_all_finite(job.x, count * n) && rd_all_finite(job.g, b[3].len / 8))) ? 0 : -1;
