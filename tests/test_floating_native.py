@@ -266,3 +266,18 @@ def test_a_batch_of_inertia_matrices_in_one_c_call():
     np.testing.assert_array_equal(rd.floating.floating_inertia_matrix(robot, strided), M)
     with pytest.raises(rd.InputError, match="quaternion"):
         rd.floating.floating_inertia_matrix(robot, bad)
+
+
+def test_floating_inertia_matrix_with_fast_trigonometry():
+    """trig="fast": the augmented robot's kernels with the vectorised sincos, bit for bit (a batch in the free-flyer
+    entry, one state through the general path, each state its batch row), within rounding of the default."""
+    robot = _robot(14)
+    q = random_free_state(robot.n, 14, (6,))[0]
+    M = rd.floating.floating_inertia_matrix(robot, q, trig="fast")
+    np.testing.assert_array_equal(M, native.inertia_matrix(fl.augmented_robot(robot), fl._virtual_q(q), trig="fast"))
+    np.testing.assert_array_equal(rd.inertia_matrix(robot, q, trig="fast"), M)
+    for k in (0, 5):
+        np.testing.assert_array_equal(rd.floating.floating_inertia_matrix(robot, q[k], trig="fast"), M[k])
+    assert _rel(M, rd.floating.floating_inertia_matrix(robot, q)) < 1e-13
+    with pytest.raises(rd.InputError, match="trig"):
+        rd.floating.floating_inertia_matrix(robot, q, trig="quick")

@@ -232,7 +232,7 @@ def _inverse_general(robot: Robot, q, v, a, wrenches, gravity, friction=None, fa
     return finite_result("inverse_dynamics", tau)
 
 
-def floating_inertia_matrix(robot: Robot, q, out=None) -> np.ndarray:
+def floating_inertia_matrix(robot: Robot, q, out=None, trig: str = "exact") -> np.ndarray:
     """Inertia matrix (..., n + 6, n + 6) of the kinetic energy ½ vᵀ M v (Pinocchio's ``crba``).
 
     The upper-left 6 × 6 block is the locked (composite) inertia of the whole robot in R_0 about O_0,
@@ -246,6 +246,9 @@ def floating_inertia_matrix(robot: Robot, q, out=None) -> np.ndarray:
         The result's buffer, as in :func:`robodyn.inertia_matrix`: writeable, C-contiguous, of the result's shape
         and dtype (else InputError naming ``out``); the compiled kernels write it directly (one float64 state or a
         float64 batch), the same numbers bit for bit as without it.
+    trig : str
+        ``"exact"`` (default) or ``"fast"``, as in :func:`robodyn.inertia_matrix`: the sines and cosines of the joint
+        angles by the kernels' vectorised sincos (within 1 ulp of the C library's, docs/scaling.md).
 
     Returns
     -------
@@ -253,16 +256,17 @@ def floating_inertia_matrix(robot: Robot, q, out=None) -> np.ndarray:
         Symmetric positive definite (for a robot with mass), rotor inertias on the joint diagonal; ``out`` when
         given.
     """
-    return executor.execute(_INERTIA, robot, q, None, None, None, None, None, out)
+    return executor.execute(_INERTIA, robot, q, None, None, None, None, None, out, trig)
 
 
 def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=None, friction=None,
                      fast=False, out=None) -> np.ndarray:
-    """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero, into
-    ``out`` (checked by the fixed-base function) when given."""
+    """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero (``fast``:
+    trig="fast"), into ``out`` (checked by the fixed-base function) when given."""
     robot = _moving(robot, "inertia_matrix")
     dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", rotation=False, q=q)
-    return composite.inertia_matrix(augmented_robot(robot), _virtual_q(arr["q"]), out=out)
+    return composite.inertia_matrix(augmented_robot(robot), _virtual_q(arr["q"]), out=out,
+                                    trig="fast" if fast else "exact")
 
 
 def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=None, base_acceleration=None) -> np.ndarray:

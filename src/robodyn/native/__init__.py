@@ -387,9 +387,9 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     batch, another dtype, NaN/inf, a quaternion off norm, a singular state, an ``out`` not of the result's shape)
     is declined.  The inverse dynamics also takes a batch: q (..., n + 7), v and x (..., n + 6) float64 NumPy arrays
     of one batch shape, gravity None or (3,); so does the inertia matrix: q (..., n + 7) (the entry's threads, its
-    checks, ``out`` of the result's shape; else declined).  ``friction``, ``least`` and ``fast`` (the fixed-base
-    entry's) are not read: the forward dynamics' batches take the general path, whose augmented robot runs the batch
-    kernels, and the trigonometry is the C library's.
+    checks, ``out`` of the result's shape; else declined), with the trigonometry of ``fast`` (trig="fast"); one state
+    with ``fast`` is declined.  ``friction`` and ``least`` (the fixed-base entry's) are not read: the forward
+    dynamics' batches take the general path, whose augmented robot runs the batch kernels.
     """
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
     if single is False:
@@ -402,7 +402,9 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
 
     def run(q, v, x, gravity, out=None, friction=True, least=0, fast=False):
         if batches and type(q) is ndarray and q.ndim > 1:
-            return many(q, v, x, gravity, out)
+            return many(q, v, x, gravity, out, fast)
+        if fast:
+            return None
         if out is None:
             res = empty(shape)
         elif type(out) is ndarray and out.shape == shape:
@@ -411,7 +413,7 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
             return None
         return res if entry(cap, code, q, v, x, g0 if gravity is None else gravity, tolerance, res) == 0 else None
 
-    def many(q, v, x, gravity, out):
+    def many(q, v, x, gravity, out, fast):
         batch = q.shape[:-1]
         if inertia:
             v = x = g = None
@@ -424,7 +426,7 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
         res = empty(batch + shape) if out is None else out
         if type(res) is not ndarray or res.shape != batch + shape:
             return None
-        return res if entry(cap, code, q, v, x, g, tolerance, res, min(usable_cores(), 4096)) == 0 else None
+        return res if entry(cap, code, q, v, x, g, tolerance, res, min(usable_cores(), 4096), fast) == 0 else None
 
     return run
 

@@ -28,7 +28,7 @@
  *   model(ints, doubles) -> capsule        the robot (see rd_py_model)
  *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out, trig) -> code   many states, GIL released
  *   single(capsule, kind, a, b, c, g, out, trig) -> code                               one state, low latency
- *   floating(capsule, kind, q, v, x, g, tol, out[, threads]) -> code             one free-flyer state (or many)
+ *   floating(capsule, kind, q, v, x, g, tol, out[, threads, trig]) -> code       one free-flyer state (or many)
  *   kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code    kinematics, one state or many
  *   kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> result or None   one state
  *   task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code */
@@ -2263,16 +2263,19 @@ static void rd_virtual_products(const double *v, double sign, double *x) {
     x[2] += sign * (o[0] * u[1] - o[1] * u[0]);
     x[3] -= sign * (o[1] * o[2]); x[4] += sign * (o[0] * o[2]); x[5] -= sign * (o[0] * o[1]);
 }
-/* floating(..., out, threads): a batch of `count` free-flyer states, C-contiguous float64: kind 0, q (count, n + 7),
+/* floating(..., out, threads[, trig]): a batch of `count` free-flyer states (trig: true for trig="fast", as batch's),
+ * C-contiguous float64: kind 0, q (count, n + 7),
  * v, x (count, n + 6), g (3,) or (count, 3), out (count, n + 6); kind 2, q and out (count, n + 6, n + 6) (v, x, g not
  * read); -1 where the robot, a buffer, a quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what
  * floating_rnea_block / floating_crba_block takes. */
-static long rd_floating_batch(rd_packed *p, long kind, double tol, PyObject *const *args) {
+static long rd_floating_batch(rd_packed *p, long kind, double tol, int trig, PyObject *const *args) {
     long threads = PyLong_AsLong(args[8]);
     if (PyErr_Occurred()) { PyErr_Clear(); return -1; }
+    rd_model call = p->m;   /* the robot with this call's trigonometry */
+    call.trig = trig;
     int inertia = kind == 2;   /* v, x, g not read */
     if ((kind != 0 && !inertia) || threads < 1 || !(inertia ? p->m.virtual : rd_floating_model(&p->m))) return -1;
-    const rd_model *m = &p->m;
+    const rd_model *m = &call;
     long n = m->n, count = 0, per = inertia ? n * n : n;
     PyObject *objs[5] = {args[2], args[3], args[4], args[5], args[7]};
     Py_buffer b[5];
@@ -2309,12 +2312,13 @@ static long rd_floating_batch(rd_packed *p, long kind, double tol, PyObject *con
 }
 static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    rd_packed *p = rd_entry_model(args, nargs, nargs == 9 ? 9 : 8);
+    rd_packed *p = rd_entry_model(args, nargs, nargs == 10 ? 10 : nargs == 9 ? 9 : 8);
     if (!p || rd_switched_off()) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]);
     double tol = PyFloat_AsDouble(args[6]);
-    if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
-    if (nargs == 9) return PyLong_FromLong(rd_floating_batch(p, kind, tol, args));
+    int trig = nargs == 10 ? PyObject_IsTrue(args[9]) : 0;
+    if (PyErr_Occurred() || trig < 0) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    if (nargs >= 9) return PyLong_FromLong(rd_floating_batch(p, kind, tol, trig, args));
     int na = p->m.n;
     long code = (kind == 0 || kind == 2 || kind == 3) && na >= 6 && na <= RD_FLOATING_MAX ? 0 : -1;
     Py_ssize_t sizes[5] = {na + 1, na, na, 3, kind == 2 ? (Py_ssize_t)na * na : na};
