@@ -174,13 +174,7 @@ def _numpy_inertia(robot, q):
     return composite._numpy(robot, np.asarray(q, dtype=np.float64))
 
 
-@settings(max_examples=12, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), nf=st.integers(2, 40), count=st.integers(1, 9))
-def test_the_tree_rows_equal_the_numpy_recursion(seed, nf, count):
-    """A branched robot's inertia matrix, through the (n x n) buffer of lanes (few joints) or written row by row
-    (kernels.c: tree_rows, from 26 joints), prismatic and fixed frames, full and partial blocks of states, fixed base
-    and a free flyer's augmented robot (virtual joints at zero, and not): the NumPy composite recursion to 1e-12,
-    every state alone bit for bit its row of the batch."""
+def _assert_tree_inertia(seed, nf, count):
     robot = random_robot(seed, nf=nf, tree=True, fixed=True)
     aug = fl.augmented_robot(robot.replace(base="floating", base_params=random_floating(seed).base_params))
     rng = np.random.default_rng(seed)
@@ -192,6 +186,22 @@ def test_the_tree_rows_equal_the_numpy_recursion(seed, nf, count):
         assert _rel(A, _numpy_inertia(r, q)) < 1e-12
         for k in {0, count // 2, count - 1}:
             np.testing.assert_array_equal(native.inertia_matrix(r, q[k]), A[k])
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), nf=st.integers(2, 40), count=st.integers(1, 9))
+def test_the_tree_rows_equal_the_numpy_recursion(seed, nf, count):
+    """A branched robot's inertia matrix, through the (n x n) buffer of lanes (few joints) or written row by row
+    (kernels.c: tree_rows, from 26 joints), prismatic and fixed frames, full and partial blocks of states, fixed base
+    and a free flyer's augmented robot (virtual joints at zero, and not): the NumPy composite recursion to 1e-12,
+    every state alone bit for bit its row of the batch."""
+    _assert_tree_inertia(seed, nf, count)
+
+
+@pytest.mark.parametrize("seed, nf, count", [(1, 45, 9), (2, 32, 6), (3, 27, 1)])
+def test_large_trees_take_the_rows(seed, nf, count):
+    """As above on trees that surely take tree_rows (26 joints and more, with and without the virtual joints)."""
+    _assert_tree_inertia(seed, nf, count)
 
 
 @pytest.mark.parametrize("name", ["solo12.urdf", "talos_reduced.urdf", "g1_29dof_rev_1_0.urdf"])
