@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import robodyn as rd
 from robodyn import native
 from robodyn.dynamics import floating as fl
-from tests.support.floating import random_floating, random_free_state
+from tests.support.floating import legged_robot, random_floating, random_free_state
 from tests.support.random_robots import random_robot
 
 pytestmark = pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native is not built")
@@ -165,3 +165,129 @@ def test_a_batch_of_inverse_dynamics_in_one_c_call(seed, base):
         rd.floating.floating_inverse_dynamics(robot, q, bad, a)
     assert _rel(rd.floating.floating_inverse_dynamics(robot, q[:, ::2], v[:, ::2], a[:, ::2], gravity=g),
                 tau[:, ::2]) < 1e-13
+
+
+def _numpy_inertia(robot, q):
+    """robodyn's NumPy composite-link recursion (Khalil & Dombre Appendix 8), never the kernels."""
+    from robodyn.dynamics import composite
+
+    return composite._numpy(robot, np.asarray(q, dtype=np.float64))
+
+
+def _assert_tree_inertia(seed, nf, count):
+    robot = random_robot(seed, nf=nf, tree=True, fixed=True)
+    aug = fl.augmented_robot(robot.replace(base="floating", base_params=random_floating(seed).base_params))
+    rng = np.random.default_rng(seed)
+    for r in (robot, aug):
+        q = rng.uniform(-2, 2, (count, r.n))
+        if r is aug and count > 1:
+            q[: count // 2, :6] = 0.0   # virtual joints at zero in the first blocks' lanes only
+        A = native.inertia_matrix(r, q, threads=1)
+        assert _rel(A, _numpy_inertia(r, q)) < 1e-12
+        for k in {0, count // 2, count - 1}:
+            np.testing.assert_array_equal(native.inertia_matrix(r, q[k]), A[k])
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), nf=st.integers(2, 40), count=st.integers(1, 9))
+def test_the_tree_rows_equal_the_numpy_recursion(seed, nf, count):
+    """A branched robot's inertia matrix, through the (n x n) buffer of lanes (few joints) or written row by row
+    (kernels.c: tree_rows, from 26 joints), prismatic and fixed frames, full and partial blocks of states, fixed base
+    and a free flyer's augmented robot (virtual joints at zero, and not): the NumPy composite recursion to 1e-12,
+    every state alone bit for bit its row of the batch."""
+    _assert_tree_inertia(seed, nf, count)
+
+
+@pytest.mark.parametrize("seed, nf, count", [(1, 45, 9), (2, 32, 6), (3, 27, 1)])
+def test_large_trees_take_the_rows(seed, nf, count):
+    """As above on trees that surely take tree_rows (26 joints and more, with and without the virtual joints)."""
+    _assert_tree_inertia(seed, nf, count)
+
+
+@pytest.mark.parametrize("name", ["solo12.urdf", "talos_reduced.urdf", "g1_29dof_rev_1_0.urdf"])
+def test_example_robot_data_single_states_are_their_batch_rows(name):
+    """The free flyers of the benchmarks: each state alone (the one-state C entry) bit for bit its row of a batch of
+    4 + 3 states (a full block, a partial one), both the NumPy recursion's numbers to 1e-12."""
+    robot = legged_robot(name)
+    q = random_free_state(robot.n, 5, (7,))[0]
+    M = rd.floating.floating_inertia_matrix(robot, q)
+    assert _rel(M, _numpy_inertia(fl.augmented_robot(robot), fl._virtual_q(q))) < 1e-12
+    for k in range(7):
+        np.testing.assert_array_equal(rd.floating.floating_inertia_matrix(robot, q[k]), M[k])
+
+
+@pytest.mark.parametrize("batch", [(), (5,), (2, 3)])
+def test_floating_inertia_matrix_out(batch):
+    """out= of the free-flyer inertia matrix: the allocating call's numbers bit for bit, the buffer returned, no
+    other result array on the kernels' batch path; a buffer that does not fit is an InputError naming it, untouched."""
+    robot = _robot(11)
+    q = random_free_state(robot.n, 11, batch)[0]
+    shape = batch + (robot.n + 6, robot.n + 6)
+    expected = rd.floating.floating_inertia_matrix(robot, q)
+    for f in (rd.floating.floating_inertia_matrix, rd.inertia_matrix):
+        out = np.full(shape, np.nan)
+        assert f(robot, q, out=out) is out
+        np.testing.assert_array_equal(out, expected)
+    bad = {"shape": np.empty(shape[:-1] + (shape[-1] + 1,)), "dtype": np.empty(shape, np.float32),
+           "order": np.empty(shape[::-1]).T, "read-only": np.broadcast_to(np.empty(shape[-1:]), shape)}
+    for what, out in bad.items():
+        before = np.array(out, copy=True)
+        with pytest.raises(rd.InputError, match="argument 'out'.*give a writeable C-contiguous float64 array"):
+            rd.floating.floating_inertia_matrix(robot, q, out=out)
+        np.testing.assert_array_equal(np.asarray(out), before)
+    q32 = q.astype(np.float32)
+    out = np.empty(shape, np.float32)
+    np.testing.assert_array_equal(rd.floating.floating_inertia_matrix(robot, q32, out=out),
+                                  rd.floating.floating_inertia_matrix(robot, q32))
+
+
+def test_the_floating_inertia_batch_writes_out_directly(monkeypatch):
+    """A float64 batch into out=: the kernels write the buffer, no np.empty / np.zeros of the result's size."""
+    robot = _robot(12)
+    q = random_free_state(robot.n, 12, (9,))[0]
+    out = np.empty((9, robot.n + 6, robot.n + 6))
+    rd.floating.floating_inertia_matrix(robot, q, out=out)   # binds
+    made = []
+    for name in ("empty", "zeros"):
+        real = getattr(np, name)
+        monkeypatch.setattr(np, name, lambda shape, *a, real=real, **k: made.append(shape) or real(shape, *a, **k))
+    assert rd.floating.floating_inertia_matrix(robot, q, out=out) is out
+    assert all(np.prod(s) < out.size for s in made)
+
+
+def test_a_batch_of_inertia_matrices_in_one_c_call():
+    """The free-flyer entry takes a float64 batch of the inertia matrix itself (q (..., n + 7), the virtual joints set
+    to zero in C): bit for bit the augmented robot's kernels at the virtual q; what it declines (float32, a quaternion
+    off norm, NaN) answers None, for the general path's checks and messages."""
+    robot = _robot(13)
+    q = random_free_state(robot.n, 13, (2, 5))[0]
+    run = fl._bind(robot, "inertia_matrix")
+    M = run(q, None, None, None)
+    np.testing.assert_array_equal(M, native.inertia_matrix(fl.augmented_robot(robot), fl._virtual_q(q)))
+    out = np.empty_like(M)
+    assert run(q, None, None, None, out) is out
+    np.testing.assert_array_equal(out, M)
+    bad, nan = q.copy(), q.copy()
+    bad[1, 2, 3] += 0.1
+    nan[0, 1, 9] = np.nan
+    strided = np.repeat(q, 2, axis=-1)[..., ::2]
+    for declined in (q.astype(np.float32), bad, nan, strided):
+        assert run(declined, None, None, None) is None
+    np.testing.assert_array_equal(rd.floating.floating_inertia_matrix(robot, strided), M)
+    with pytest.raises(rd.InputError, match="quaternion"):
+        rd.floating.floating_inertia_matrix(robot, bad)
+
+
+def test_floating_inertia_matrix_with_fast_trigonometry():
+    """trig="fast": the augmented robot's kernels with the vectorised sincos, bit for bit (a batch in the free-flyer
+    entry, one state through the general path, each state its batch row), within rounding of the default."""
+    robot = _robot(14)
+    q = random_free_state(robot.n, 14, (6,))[0]
+    M = rd.floating.floating_inertia_matrix(robot, q, trig="fast")
+    np.testing.assert_array_equal(M, native.inertia_matrix(fl.augmented_robot(robot), fl._virtual_q(q), trig="fast"))
+    np.testing.assert_array_equal(rd.inertia_matrix(robot, q, trig="fast"), M)
+    for k in (0, 5):
+        np.testing.assert_array_equal(rd.floating.floating_inertia_matrix(robot, q[k], trig="fast"), M[k])
+    assert _rel(M, rd.floating.floating_inertia_matrix(robot, q)) < 1e-13
+    with pytest.raises(rd.InputError, match="trig"):
+        rd.floating.floating_inertia_matrix(robot, q, trig="quick")

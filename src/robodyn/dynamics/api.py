@@ -167,7 +167,7 @@ def inertia_matrix(robot, q, method: str = "composite", out=None, trig: str = "e
         return composite.inertia_matrix(robot, q, out, trig)
     check_trig(trig)
     if getattr(robot, "base", "fixed") != "fixed":
-        return into("inertia_matrix", out, floating.floating_inertia_matrix(robot, q))
+        return floating.floating_inertia_matrix(robot, q, out=out, trig=trig)
     return into("inertia_matrix", out, _pick("inertia_matrix", method)(robot, q))
 
 

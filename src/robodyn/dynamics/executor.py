@@ -68,7 +68,9 @@ class Algorithm:
     robot, kept in the robot's workspace entry under ``key`` (default: :func:`robodyn.native.bind` and its key where
     ``single`` or ``batch``; the free-flyer entry of :mod:`robodyn.dynamics.floating`).  general: ``general(robot,
     a, b, c, wrenches, gravity, friction, fast)``, the path after the bound entry of a function with checks and batches
-    of its own (the derivatives, the free-flyer functions), whose ``result`` is made from the entry's array.
+    of its own (the derivatives, the free-flyer functions), whose ``result`` is made from the entry's array;
+    general_out: ``general`` takes ``out=`` and writes it itself (the free-flyer inertia matrix, whose batches run
+    the kernels of its augmented robot), else its result is copied into ``out``.
     least: the fewest states of a batch the bound entry takes (:data:`MIN_BATCH` where ``batch``, else 0: one
     state only), set from ``batch``.
     """
@@ -84,6 +86,7 @@ class Algorithm:
     bind: Callable | None = None
     key: str | None = None
     general: Callable | None = None
+    general_out: bool = False
     result: Callable | None = None
     least: int = field(init=False, default=0)
 
@@ -112,6 +115,8 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
             if res is not None:
                 return res if spec.result is None else spec.result(res)
     if spec.general is not None:
+        if spec.general_out:
+            return spec.general(robot, a, b, c, wrenches, gravity, friction, fast, out=out)
         return into(spec.name, out, spec.general(robot, a, b, c, wrenches, gravity, friction, fast))
     if _is_dask(a) or _is_dask(b) or _is_dask(c) or _is_jax(a) or _is_jax(b) or _is_jax(c):
         if out is not None:

@@ -88,9 +88,10 @@ def _moving(robot: Robot, what: str) -> Robot:
     return robot
 
 
-def _arrays(robot: Robot, what: str, **given):
+def _arrays(robot: Robot, what: str, rotation: bool = True, **given):
     """Check free-flyer arrays: ``q`` (..., n + 7), the others (..., n + 6) (``base_acceleration`` (..., 6),
-    ``tau`` of a mobile base (..., n)); broadcast them to one batch.  Returns (dtype, batch, arrays, R)."""
+    ``tau`` of a mobile base (..., n)); broadcast them to one batch.  Returns (dtype, batch, arrays, R), R = None
+    where ``rotation`` is False (the inertia matrix, which does not depend on the base's orientation)."""
     n = robot.n
     width = {"q": n + 7, "base_acceleration": 6}
     arrays = {k: as_real_array(k, v) for k, v in given.items() if v is not None}
@@ -125,7 +126,7 @@ def _arrays(robot: Robot, what: str, **given):
             f"{what}: argument 'q': the base quaternion q[3:7] (x, y, z, w) has a norm off 1 by {worst:.3g} "
             f"(tolerance {QUATERNION_TOLERANCE:g}); give a unit quaternion"
         )
-    return dtype, batch, arrays, quaternion_matrix(quat / norm[..., None])
+    return dtype, batch, arrays, quaternion_matrix(quat / norm[..., None]) if rotation else None
 
 
 def _virtual_q(q: np.ndarray) -> np.ndarray:
@@ -231,7 +232,7 @@ def _inverse_general(robot: Robot, q, v, a, wrenches, gravity, friction=None, fa
     return finite_result("inverse_dynamics", tau)
 
 
-def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
+def floating_inertia_matrix(robot: Robot, q, out=None, trig: str = "exact") -> np.ndarray:
     """Inertia matrix (..., n + 6, n + 6) of the kinetic energy ½ vᵀ M v (Pinocchio's ``crba``).
 
     The upper-left 6 × 6 block is the locked (composite) inertia of the whole robot in R_0 about O_0,
@@ -241,21 +242,31 @@ def floating_inertia_matrix(robot: Robot, q) -> np.ndarray:
     ----------
     robot : Robot (floating or mobile base)
     q : array_like (..., n + 7)
+    out : ndarray (..., n + 6, n + 6), optional
+        The result's buffer, as in :func:`robodyn.inertia_matrix`: writeable, C-contiguous, of the result's shape
+        and dtype (else InputError naming ``out``); the compiled kernels write it directly (one float64 state or a
+        float64 batch), the same numbers bit for bit as without it.
+    trig : str
+        ``"exact"`` (default) or ``"fast"``, as in :func:`robodyn.inertia_matrix`: the sines and cosines of the joint
+        angles by the kernels' vectorised sincos (within 1 ulp of the C library's, docs/scaling.md).
 
     Returns
     -------
     ndarray (..., n + 6, n + 6)
-        Symmetric positive definite (for a robot with mass), rotor inertias on the joint diagonal.
+        Symmetric positive definite (for a robot with mass), rotor inertias on the joint diagonal; ``out`` when
+        given.
     """
-    return executor.execute(_INERTIA, robot, q)
+    return executor.execute(_INERTIA, robot, q, None, None, None, None, None, out, trig)
 
 
 def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=None, friction=None,
-                     fast=False) -> np.ndarray:
-    """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero."""
+                     fast=False, out=None) -> np.ndarray:
+    """Any free-flyer configuration: the augmented robot's composite links at its virtual joints' zero (``fast``:
+    trig="fast"), into ``out`` (checked by the fixed-base function) when given."""
     robot = _moving(robot, "inertia_matrix")
-    dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", q=q)
-    return composite.inertia_matrix(augmented_robot(robot), _virtual_q(arr["q"]))
+    dtype, batch, arr, _ = _arrays(robot, "inertia_matrix", rotation=False, q=q)
+    return composite.inertia_matrix(augmented_robot(robot), _virtual_q(arr["q"]), out=out,
+                                    trig="fast" if fast else "exact")
 
 
 def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=None, base_acceleration=None) -> np.ndarray:
@@ -316,7 +327,7 @@ def _forward_general(robot: Robot, q, v, tau, wrenches, gravity, friction=None, 
 _INVERSE = executor.Algorithm("inverse_dynamics", None, ("q", "v", "a"), bind=_bind,
                               key=_native_key("inverse_dynamics"), general=_inverse_general)
 _INERTIA = executor.Algorithm("inertia_matrix", None, ("q",), bind=_bind, key=_native_key("inertia_matrix"),
-                              general=_inertia_general)
+                              general=_inertia_general, general_out=True)
 _FORWARD = executor.Algorithm("forward_dynamics", None, ("q", "v", "tau"), bind=_bind,
                               key=_native_key("forward_dynamics"), general=_forward_general)
 

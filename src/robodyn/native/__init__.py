@@ -386,21 +386,25 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     arguments (1-D float64 of the right sizes, finite, the quaternion's norm, ROBODYN_NATIVE); anything else (a
     batch, another dtype, NaN/inf, a quaternion off norm, a singular state, an ``out`` not of the result's shape)
     is declined.  The inverse dynamics also takes a batch: q (..., n + 7), v and x (..., n + 6) float64 NumPy arrays
-    of one batch shape, gravity None or (3,) (the entry's threads, its checks; else declined).  ``friction``,
-    ``least`` and ``fast`` (the fixed-base entry's) are not read: the other batches take the general path, whose
-    augmented robot runs the batch kernels, and the trigonometry is the C library's.
+    of one batch shape, gravity None or (3,); so does the inertia matrix: q (..., n + 7) (the entry's threads, its
+    checks, ``out`` of the result's shape; else declined), with the trigonometry of ``fast`` (trig="fast"); one state
+    with ``fast`` is declined.  ``friction`` and ``least`` (the fixed-base entry's) are not read: the forward
+    dynamics' batches take the general path, whose augmented robot runs the batch kernels.
     """
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
     if single is False:
         return False
     cap, g0, _, n = single
     entry, code, empty, ndarray = _module().floating, _KINDS.index(kind), np.empty, np.ndarray
-    shape = (n, n) if kind == "inertia_matrix" else (n,)
-    batches = kind == "inverse_dynamics"
+    inertia = kind == "inertia_matrix"
+    shape = (n, n) if inertia else (n,)
+    batches = kind != "forward_dynamics"
 
     def run(q, v, x, gravity, out=None, friction=True, least=0, fast=False):
         if batches and type(q) is ndarray and q.ndim > 1:
-            return many(q, v, x, gravity, out)
+            return many(q, v, x, gravity, out, fast)
+        if fast:
+            return None
         if out is None:
             res = empty(shape)
         elif type(out) is ndarray and out.shape == shape:
@@ -409,17 +413,20 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
             return None
         return res if entry(cap, code, q, v, x, g0 if gravity is None else gravity, tolerance, res) == 0 else None
 
-    def many(q, v, x, gravity, out):
+    def many(q, v, x, gravity, out, fast):
         batch = q.shape[:-1]
-        if type(v) is not ndarray or type(x) is not ndarray or v.shape != batch + shape or x.shape != v.shape:
+        if inertia:
+            v = x = g = None
+        elif type(v) is not ndarray or type(x) is not ndarray or v.shape != batch + shape or x.shape != v.shape:
             return None
-        g = g0 if gravity is None else gravity
-        if type(g) is not ndarray or g.shape != (3,):
-            return None
+        else:
+            g = g0 if gravity is None else gravity
+            if type(g) is not ndarray or g.shape != (3,):
+                return None
         res = empty(batch + shape) if out is None else out
         if type(res) is not ndarray or res.shape != batch + shape:
             return None
-        return res if entry(cap, code, q, v, x, g, tolerance, res, min(usable_cores(), 4096)) == 0 else None
+        return res if entry(cap, code, q, v, x, g, tolerance, res, min(usable_cores(), 4096), fast) == 0 else None
 
     return run
 

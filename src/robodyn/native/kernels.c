@@ -28,7 +28,7 @@
  *   model(ints, doubles) -> capsule        the robot (see rd_py_model)
  *   batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out, trig) -> code   many states, GIL released
  *   single(capsule, kind, a, b, c, g, out, trig) -> code                               one state, low latency
- *   floating(capsule, kind, q, v, x, g, tol, out[, threads]) -> code             one free-flyer state (or many)
+ *   floating(capsule, kind, q, v, x, g, tol, out[, threads, trig]) -> code       one free-flyer state (or many)
  *   kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code    kinematics, one state or many
  *   kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> result or None   one state
  *   task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code */
@@ -96,6 +96,9 @@ typedef struct {
     int chain;           /* 1: a serial chain (parent[i] = i - 1): every pair of joints is on one path */
     int trig;            /* of one call: 1 for trig="fast" (vsincos_fast), set by the entry on its copy of this struct */
     int virtual;         /* 1: frames 0..5 are a free flyer's virtual joints (virtual_frames, checked once per model) */
+    const int *rows;     /* a tree's rows of A from RD_TREE_ROWS joints (tree_runs, once per model), else NULL: row r's
+                          * runs of columns at rows + rows[r] .. rows + rows[r + 1], each (kind, end): 0 zero, 1 an
+                          * ancestor joint's column, 2 a descendant's, 3 the diagonal */
 } rd_model;
 
 /* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
@@ -163,6 +166,20 @@ RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long wid
         double *row = a + (s0 + l) * stride;
         for (long j = k; j < width; j++) row[j] = v[j][l];
     }
+}
+/* A tile v of one row of results (4 columns from c0, width of them) into the block's states' rows at `row` (a
+ * state's row every `size` doubles), transposed 4 x 4 for a full block and tile; acc gathers v * 0 (the finiteness
+ * check) */
+RD_INLINE void tile_put(double *row, long size, int c0, int width, long lanes, const real *v, real *acc) {
+    for (int t = 0; t < width; t++) acc[t] += v[t] * 0.0;
+    if (width == 4 && lanes == RD_LANES) {
+        real u[4];
+        transpose4(v, u);
+        memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
+        memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
+    } else
+        for (int l = 0; l < lanes; l++)
+            for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
 }
 /* 0 in every lane when every value is finite (x * 0 is NaN for ±inf and NaN) */
 RD_INLINE int all_finite(const real *v, long width) {
@@ -422,21 +439,10 @@ RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
  * gets ω = ω_0, ω̇ and V̇ from q̈_a = a + the virtual joints' velocity products and g_0 = ^0R_w g, and the six
  * virtual joints' forces are f and m of frame 6 (the base wrench [f_0; m_0] in R_0). */
 #define RD_VIRTUAL 6
-static int rd_floating_model(const rd_model *m) {
-    static const double P[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
-    if (m->n < RD_VIRTUAL || m->nf < RD_VIRTUAL) return 0;
-    for (int i = 0; i < m->nf; i++) {
-        int virtual = i < RD_VIRTUAL;
-        if (virtual ? m->parent[i] != i - 1 || m->joint[i] != i || m->sigma[i] != (i < 3)
-                    : m->parent[i] < RD_VIRTUAL - 1) return 0;
-        if (!virtual) continue;
-        for (int c = 0; c < 9; c++) if (m->RA[9 * i + c] != P[c]) return 0;
-        if (m->pA[3 * i] != 0 || m->pA[3 * i + 1] != 0 || m->pA[3 * i + 2] != 0 || m->theta[i] != 0 || m->r[i] != 0
-            || m->Ia[i] != 0 || m->Fc[i] != 0 || m->Fv[i] != 0 || m->Foff[i] != 0 || m->Fst[i] != 0) return 0;
-        if (i == RD_VIRTUAL - 1) continue;   /* the base body */
-        if (m->M[i] != 0 || m->MS[3 * i] != 0 || m->MS[3 * i + 1] != 0 || m->MS[3 * i + 2] != 0) return 0;
-        for (int c = 0; c < 9; c++) if (m->J[9 * i + c] != 0) return 0;
-    }
+static int rd_floating_model(const rd_model *m) {   /* virtual_frames' shape (rd_model.virtual), no friction there */
+    if (!m->virtual) return 0;
+    for (int k = 0; k < RD_VIRTUAL; k++)
+        if (m->Fc[k] != 0 || m->Fv[k] != 0 || m->Foff[k] != 0 || m->Fst[k] != 0) return 0;
     return 1;
 }
 static long floating_rnea_work(const rd_model *m) { return rnea_work(m) + 1; }
@@ -506,12 +512,15 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
  * wrench of a unit acceleration of joint k on its composite link is w_k = I_k s_k, and A_jk = s_j^T w_k for
  * every ancestor joint j, with s_j = [P_j × z_j; z_j] (revolute) or [z_j; 0] (prismatic): six products per pair
  * instead of carrying the wrench frame by frame. */
-/* A serial chain of RD_CHAIN_ROWS joints or more writes A row by row (chain_rows), without the (n x n) buffer of
- * lanes; below, the buffer's one product per pair is faster (n = 6, 7: by 1-4 %) and its 4 x 4 tiles cover n². */
+/* A serial chain of RD_CHAIN_ROWS joints or more writes A row by row (chain_rows), and so does a tree of RD_TREE_ROWS
+ * joints or more (tree_rows), without the (n x n) buffer of lanes; below, the buffer's one product per pair is
+ * faster (a chain of 6, 7 joints: by 1-4 %; a tree of 25: by 2-7 %, its buffer of 20 kB in the first-level cache)
+ * and its 4 x 4 tiles cover n². */
 #define RD_CHAIN_ROWS 8
-RD_INLINE int crba_rows(const rd_model *m) { return m->chain && m->n >= RD_CHAIN_ROWS; }
-static long crba_work(const rd_model *m) {
-    return 34 * (long)m->nf + 2 * (long)m->n + (crba_rows(m) ? 0 : (long)m->n * m->n);
+#define RD_TREE_ROWS 26
+RD_INLINE int crba_rows(const rd_model *m) { return m->rows || (m->chain && m->n >= RD_CHAIN_ROWS); }
+static long crba_work(const rd_model *m) {   /* + 1: a free flyer's q (floating_crba_block); a tree's rows: n */
+    return 34 * (long)m->nf + 2 * (long)m->n + 1 + (m->rows ? (long)m->n : crba_rows(m) ? 0 : (long)m->n * m->n);
 }
 /* the most 64-byte lines of results a block fetches before its stores (crba_block): 20 kB, within a core's first
  * level of 32 kB beside the work; larger blocks (n > 25) gained nothing, or lost up to 5 % */
@@ -549,25 +558,47 @@ RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S,
                 for (int t = 0; t < 4; t++) v[t] = joint_product(sr, Wr + 6 * (c0 + t));
             else
                 chain_entries(r, c0, 4, S, Wr, D, v);
-            for (int t = 0; t < 4; t++) acc[t] += v[t] * 0.0;
-            if (lanes == RD_LANES) {
-                real u[4];
-                transpose4(v, u);
-                memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + nn + c0, &u[1], sizeof(real));
-                memcpy(row + 2 * nn + c0, &u[2], sizeof(real)); memcpy(row + 3 * nn + c0, &u[3], sizeof(real));
-            } else {
-                for (int l = 0; l < lanes; l++)
-                    for (int t = 0; t < 4; t++) row[l * nn + c0 + t] = v[t][l];
-            }
+            tile_put(row, nn, c0, 4, lanes, v, acc);
         }
         if (c0 < n) {   /* the last n % 4 columns */
             real v[4];
             chain_entries(r, c0, n - c0, S, Wr, D, v);
-            for (int t = 0; t < n - c0; t++) {
-                acc[t] += v[t] * 0.0;
-                for (int l = 0; l < lanes; l++) row[l * nn + c0 + t] = v[t][l];
+            tile_put(row, nn, c0, n - c0, lanes, v, acc);
+        }
+    }
+    real all = acc[0] + acc[1] + acc[2] + acc[3];
+    return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
+}
+/* A of a tree written row by row straight into the results, as chain_rows does: row r of lanes at `row` (n) from
+ * its runs (rd_model.rows), A_rc = s_c^T w_r where c is an ancestor of r, s_r^T w_c where r is one of c, D_r, and 0
+ * between branches (the products of the buffer path, so the same bits), then stored four columns at a time.  nv:
+ * a free flyer's virtual joints at zero (crba_block), whose entries are A_vk = A_kv = w_k[v] (virtual_frames). */
+RD_INLINE int tree_rows(const rd_model *m, double *out, long s0, long count, int nv, const real *S, const real *Wr,
+                        const real *D, real *row) {
+    int n = m->n;
+    long nn = (long)n * n, lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
+    double *o = out + s0 * nn;
+    real acc[4] = {{0}, {0}, {0}, {0}};
+    for (int r = 0; r < n; r++) {
+        const real *sr = S + 6 * r, *wr = Wr + 6 * r;
+        int c = 0;
+        if (r < nv) {   /* a virtual joint: every other joint is its descendant */
+            for (; c < r; c++) row[c] = wr[c];
+            for (row[c++] = D[r]; c < n; c++) row[c] = Wr[6 * c + r];
+        } else {
+            for (; c < nv; c++) row[c] = wr[c];
+            for (const int *run = m->rows + m->rows[r], *end = m->rows + m->rows[r + 1]; run < end; run += 2) {
+                int stop = run[1];
+                switch (run[0]) {
+                case 0: for (; c < stop; c++) row[c] = splat(0.0); break;
+                case 1: for (; c < stop; c++) row[c] = joint_product(S + 6 * c, wr); break;
+                case 2: for (; c < stop; c++) row[c] = joint_product(sr, Wr + 6 * c); break;
+                default: row[c++] = D[r];
+                }
             }
         }
+        double *dst = o + (long)r * n;
+        for (c = 0; c < n; c += 4) tile_put(dst, nn, c, n - c < 4 ? n - c : 4, lanes, row + c, acc);
     }
     real all = acc[0] + acc[1] + acc[2] + acc[3];
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
@@ -625,41 +656,41 @@ RD_INLINE void composite_wrench(const real *C, const real *s, int revolute, real
  * six products give, with their exact 0 and 1), so the virtual frames need neither transforms nor products. */
 static int virtual_frames(const rd_model *m) {   /* the model's part, once per model (rd_model.virtual) */
     static const double cyclic[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
-    if (m->nf < 6 || m->n < 6) return 0;
-    for (int i = 0; i < 6; i++) {
+    if (m->nf < RD_VIRTUAL || m->n < RD_VIRTUAL) return 0;
+    for (int i = 0; i < RD_VIRTUAL; i++) {
         if (m->parent[i] != i - 1 || m->joint[i] != i || m->sigma[i] != (i < 3) || m->theta[i] != 0.0
-            || m->r[i] != 0.0 || m->Ia[i] != 0.0 || (i < 5 && !massless(m, i)))
+            || m->r[i] != 0.0 || m->Ia[i] != 0.0 || (i < RD_VIRTUAL - 1 && !massless(m, i)))
             return 0;
         for (int c = 0; c < 9; c++) if (m->RA[9 * i + c] != cyclic[c]) return 0;
         for (int c = 0; c < 3; c++) if (m->pA[3 * i + c] != 0.0) return 0;
     }
-    for (int i = 6; i < m->nf; i++) if (m->parent[i] < 5) return 0;
+    for (int i = RD_VIRTUAL; i < m->nf; i++) if (m->parent[i] < RD_VIRTUAL - 1) return 0;
     return 1;
 }
 RD_INLINE int virtual_base(const rd_model *m, const real *Q) {   /* the block's part: the virtual joints at zero */
     if (!m->virtual) return 0;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < RD_VIRTUAL; i++)
         for (int l = 0; l < RD_LANES; l++) if (Q[i][l] != 0.0) return 0;
     return 1;
 }
-RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
+/* A of the block's states whose q are at W + 34 nf + n + 1 (crba_block, floating_crba_block) */
+RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
     /* Cb: the composite links in R_0 about O_0, 10 per frame (link_in_base) */
     real *Cb = W, *R0 = Cb + 10 * nf, *P0 = R0 + 9 * nf, *S = P0 + 3 * nf, *Wr = S + 6 * nf, *D = Wr + 6 * nf,
-         *Q = D + n, *A = Q + n;
-    load_lanes(job->q, s0, job->count, n, n, Q);
-    int nv = virtual_base(m, Q) ? 6 : 0;   /* a free flyer's virtual joints: frame 5 is R_0 */
+         *Q = D + n + 1, *A = Q + n;
+    int nv = virtual_base(m, Q) ? RD_VIRTUAL : 0, b = RD_VIRTUAL - 1;   /* a free flyer's virtual joints: b is R_0 */
     if (nv) {
-        for (int c = 0; c < 9; c++) R0[45 + c] = splat(c % 4 == 0 ? 1.0 : 0.0);
-        for (int c = 0; c < 3; c++) P0[15 + c] = splat(0.0);
-        for (int k = 0; k < 6; k++)
+        for (int c = 0; c < 9; c++) R0[9 * b + c] = splat(c % 4 == 0 ? 1.0 : 0.0);
+        for (int c = 0; c < 3; c++) P0[3 * b + c] = splat(0.0);
+        for (int k = 0; k < RD_VIRTUAL; k++)
             for (int c = 0; c < 6; c++) S[6 * k + c] = splat(c == k ? 1.0 : 0.0);   /* [e_k; 0], [0; e_k-3] */
-        for (int i = 0; i < 5; i++) memset(Cb + 10 * i, 0, 10 * sizeof(real));
-        if (massless(m, 5))
-            memset(Cb + 50, 0, 10 * sizeof(real));
+        for (int i = 0; i < b; i++) memset(Cb + 10 * i, 0, 10 * sizeof(real));
+        if (massless(m, b))
+            memset(Cb + 10 * b, 0, 10 * sizeof(real));
         else
-            link_in_base(m, 5, R0 + 45, P0 + 15, Cb + 50);
+            link_in_base(m, b, R0 + 9 * b, P0 + 3 * b, Cb + 10 * b);
     }
     /* a block's results of up to RD_PREFETCH lines are fetched into the cache, line by line, while its frames are
      * computed: the stores at the end then find them there instead of waiting on memory one after another */
@@ -708,6 +739,7 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
         if (a >= 0)
             for (int c = 0; c < 10; c++) Cb[10 * a + c] += C[c];
     }
+    if (m->rows) return tree_rows(m, job->out, s0, job->count, nv, S, Wr, D, A);
     if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D);
     if (job->count - s0 == 1) {   /* one state (a single call, a batch's last): lane 0 straight into its result */
         double *o = job->out + s0 * (long)n * n;
@@ -750,6 +782,23 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     }
     store_lanes(job->out, s0, job->count, (long)n * n, (long)n * n, A);
     return all_finite(A, (long)n * n) ? 0 : RD_NONFINITE;
+}
+
+RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
+    int n = job->m->n;
+    load_lanes(job->q, s0, job->count, n, n, W + 34 * (long)job->m->nf + n + 1);
+    return crba_lanes(job, s0, W);
+}
+/* A free flyer's inertia matrix on its augmented robot (virtual_frames) at its states q (n + 1) = [base position,
+ * quaternion (x, y, z, w), joints]: the augmented q is q without its first 7 entries after 6 zeros (the virtual
+ * joints at zero: robodyn.dynamics.floating), here q read one vector earlier with the 6 zeros written over
+ * q[1..6], so that the joints fall at their places. */
+RD_CLONES static int floating_crba_block(const rd_job *job, long s0, real *W) {
+    int n = job->m->n;
+    real *Qf = W + 34 * (long)job->m->nf + n;
+    load_lanes(job->q, s0, job->count, n + 1, n + 1, Qf);
+    for (int k = 1; k <= RD_VIRTUAL; k++) Qf[k] = splat(0.0);
+    return crba_lanes(job, s0, W);
 }
 
 /* ---- spatial algebra for the articulated-body algorithm, [linear; angular] ----------------------------- */
@@ -1208,19 +1257,6 @@ RD_INLINE void deriv_tile(int part, int r, int c0, int width, int n, const real 
                 v[i][t] = t < width ? deriv_entry(part, c0 + t < ri, Ti[i], Tc + RD_DJOINT * t) : splat(0.0);
         }
 }
-/* Row r's tile v (4 columns from c0, width of them) into the 4 states' rows at `row` (a state's row every `size`
- * doubles), transposed 4 x 4 for a full block; acc gathers v * 0 (the finiteness check) */
-RD_INLINE void deriv_put(double *row, long size, int c0, int width, long lanes, const real *v, real *acc) {
-    for (int t = 0; t < 4; t++) acc[t] += v[t] * 0.0;
-    if (width == 4 && lanes == RD_LANES) {
-        real u[4];
-        transpose4(v, u);
-        memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
-        memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
-    } else
-        for (int l = 0; l < lanes; l++)
-            for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
-}
 /* Part `part` of a serial chain's results, RD_TROWS rows by four columns at a time; the other rows' tiles wait in
  * `next` (RD_TROWS - 1 rows of n + 3 vectors) until the first row is stored, so that each state's output is
  * written in its order */
@@ -1232,13 +1268,14 @@ RD_INLINE void deriv_part(int part, double *out, long s0, long lanes, int n, con
             int width = n - c0 < 4 ? n - c0 : 4;
             real v[RD_TROWS][4];
             deriv_tile(part, r, c0, width, n, T, v);
-            deriv_put(row, size, c0, width, lanes, v[0], acc);
+            tile_put(row, size, c0, width, lanes, v[0], acc);
             for (int i = 1; i < RD_TROWS; i++)
                 for (int t = 0; t < 4; t++) next[(i - 1) * stride + c0 + t] = v[i][t];
         }
         for (int i = 1; i < RD_TROWS && r + i < n; i++)
             for (int c0 = 0; c0 < n; c0 += 4)
-                deriv_put(row + (long)i * n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + (i - 1) * stride + c0, acc);
+                tile_put(row + (long)i * n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + (i - 1) * stride + c0,
+                         acc);
     }
 }
 /* A serial chain: both matrices straight into the results, each tile transposed 4 x 4 into each state's rows (as
@@ -1530,25 +1567,15 @@ RD_INLINE void fdd_articulated(const rd_model *m, const real *T, const real *UD,
         }
     }
 }
-/* Columns col0 .. col0 + width - 1 of part `part` (X: row j at X + RD_ARHS j) into the block's results, each row's
- * columns transposed 4 x 4 into the states' rows; acc gathers x * 0 (the finiteness check) */
+/* Columns col0 .. col0 + width - 1 of part `part` (X: row j at X + RD_ARHS j) into the block's results, four
+ * columns of a row at a time (tile_put); acc gathers x * 0 (the finiteness check) */
 RD_INLINE void fdd_put(const rd_job *job, long s0, int part, int col0, int width, const real *X, real *acc) {
     int n = job->m->n;
     long nn = (long)n * n, size = 3 * nn, lanes = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
     for (int j = 0; j < n; j++) {
-        const real *x = X + RD_ARHS * (long)j;
         double *row = job->out + s0 * size + part * nn + (long)j * n + col0;
-        for (int c = 0; c < width; c++) acc[c & 3] += x[c] * 0.0;
-        int c = 0;
-        if (lanes == RD_LANES)
-            for (; c + 4 <= width; c += 4) {
-                real u[4];
-                transpose4(x + c, u);
-                memcpy(row + c, &u[0], sizeof(real)); memcpy(row + size + c, &u[1], sizeof(real));
-                memcpy(row + 2 * size + c, &u[2], sizeof(real)); memcpy(row + 3 * size + c, &u[3], sizeof(real));
-            }
-        for (int l = 0; l < lanes; l++)
-            for (int t = c; t < width; t++) row[l * size + t] = x[t][l];
+        for (int c = 0; c < width; c += 4)
+            tile_put(row, size, c, width - c < 4 ? width - c : 4, lanes, X + RD_ARHS * (long)j + c, acc);
     }
 }
 /* Both fdd_blocks' first steps: q̈ of the block's states by aba_block (a job of their own, q̈ into rows of doubles
@@ -1967,12 +1994,40 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
  * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
 #define RD_STACK_WORK 32768
-typedef struct { rd_model m; int *ints; double *doubles, *sc; int floating; } rd_packed;   /* floating: rd_floating_of */
+typedef struct { rd_model m; int *ints, *rows; double *doubles, *sc; } rd_packed;
+
+/* rd_model.rows of a tree: for each joint r, the kind of each column c (ancestor, descendant, itself, other
+ * branch; frames are numbered after their antecedents), run-length coded; NULL when out of memory. */
+static int *tree_runs(const rd_model *m) {
+    int n = m->n, nf = m->nf, size = n + 1, *frame = malloc(sizeof(int) * (size_t)(n + 1)),
+        *kind = calloc((size_t)nf + 1, sizeof(int)), *rows = NULL;
+    for (int pass = 0; pass < 2 && frame && kind; pass++) {   /* 0: count the runs, 1: write them */
+        if (pass) { rows = malloc(sizeof(int) * (size_t)size); if (!rows) break; }
+        for (int i = 0; i < nf; i++) if (m->joint[i] >= 0) frame[m->joint[i]] = i;
+        int at = n + 1;
+        for (int r = 0; r < n; r++) {
+            int fr = frame[r];
+            for (int i = 0; i < nf; i++) kind[i] = i == fr ? 3 : i > fr && m->parent[i] >= 0
+                                                   && (m->parent[i] == fr || kind[m->parent[i]] == 2) ? 2 : 0;
+            for (int a = m->parent[fr]; a >= 0; a = m->parent[a]) kind[a] = 1;
+            if (pass) rows[r] = at;
+            for (int c = 0; c < n; c++) {
+                int k = kind[frame[c]];
+                if (c + 1 < n && kind[frame[c + 1]] == k && k != 3) continue;
+                if (pass) { rows[at] = k; rows[at + 1] = c + 1; }
+                at += 2;
+            }
+        }
+        if (pass) rows[n] = at; else size = at;
+    }
+    free(frame); free(kind);
+    return rows;
+}
 #define RD_CAPSULE "robodyn.rd_model"   /* the name of the capsule that holds an rd_packed */
 
 static void rd_capsule_free(PyObject *cap) {
     rd_packed *p = (rd_packed *)PyCapsule_GetPointer(cap, RD_CAPSULE);
-    if (p) { free(p->ints); free(p->doubles); free(p->sc); free(p); }
+    if (p) { free(p->ints); free(p->rows); free(p->doubles); free(p->sc); free(p); }
 }
 
 /* The robot in an entry's first argument, or NULL (no Python error left set) when the entry got other than `count`
@@ -2012,8 +2067,11 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
             p->m.chain = 1;
             for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
             p->m.virtual = virtual_frames(&p->m);
+            int rows = !p->m.chain && n >= RD_TREE_ROWS;
+            p->rows = rows ? tree_runs(&p->m) : NULL;
+            p->m.rows = p->rows;
             p->sc = malloc(sizeof(double) * (2 * (size_t)nf + 1));
-            ok = p->sc != NULL;
+            ok = p->sc != NULL && (!rows || p->rows);
             for (int i = 0; ok && i < nf; i++) {
                 p->sc[2 * i] = sin(p->m.theta[i]);
                 p->sc[2 * i + 1] = cos(p->m.theta[i]);
@@ -2023,7 +2081,7 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     PyBuffer_Release(&bi); PyBuffer_Release(&bd);
     if (!ok) {
-        if (p) { free(p->ints); free(p->doubles); free(p->sc); free(p); }
+        if (p) { free(p->ints); free(p->rows); free(p->doubles); free(p->sc); free(p); }
         PyErr_SetString(PyExc_ValueError, "model(): inconsistent buffers");
         return NULL;
     }
@@ -2205,42 +2263,48 @@ static void rd_virtual_products(const double *v, double sign, double *x) {
     x[2] += sign * (o[0] * u[1] - o[1] * u[0]);
     x[3] -= sign * (o[1] * o[2]); x[4] += sign * (o[0] * o[2]); x[5] -= sign * (o[0] * o[1]);
 }
-/* Whether the capsule's robot is an augmented robot of the shape floating_rnea_block takes (checked once) */
-static int rd_floating_of(rd_packed *p) {
-    if (!p->floating) p->floating = rd_floating_model(&p->m) ? 1 : 2;
-    return p->floating == 1;
-}
-/* floating(..., out, threads): a batch of `count` free-flyer states (kind 0 only), q (count, n + 7), v, x
- * (count, n + 6), g (3,) or (count, 3), out (count, n + 6), C-contiguous float64; -1 where the robot, a buffer, a
- * quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what floating_rnea_block takes. */
-static long rd_floating_batch(rd_packed *p, long kind, double tol, PyObject *const *args) {
+/* floating(..., out, threads[, trig]): a batch of `count` free-flyer states (trig: true for trig="fast", as batch's),
+ * C-contiguous float64: kind 0, q (count, n + 7),
+ * v, x (count, n + 6), g (3,) or (count, 3), out (count, n + 6); kind 2, q and out (count, n + 6, n + 6) (v, x, g not
+ * read); -1 where the robot, a buffer, a quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what
+ * floating_rnea_block / floating_crba_block takes. */
+static long rd_floating_batch(rd_packed *p, long kind, double tol, int trig, PyObject *const *args) {
     long threads = PyLong_AsLong(args[8]);
     if (PyErr_Occurred()) { PyErr_Clear(); return -1; }
-    if (kind != 0 || threads < 1 || !rd_floating_of(p)) return -1;
-    const rd_model *m = &p->m;
-    long n = m->n, count = 0;
+    rd_model call = p->m;   /* the robot with this call's trigonometry */
+    call.trig = trig;
+    int inertia = kind == 2;   /* v, x, g not read */
+    if ((kind != 0 && !inertia) || threads < 1 || !(inertia ? p->m.virtual : rd_floating_model(&p->m))) return -1;
+    const rd_model *m = &call;
+    long n = m->n, count = 0, per = inertia ? n * n : n;
     PyObject *objs[5] = {args[2], args[3], args[4], args[5], args[7]};
     Py_buffer b[5];
     int held[5] = {0}, ok = 1;
-    for (int i = 0; i < 5 && ok; i++) ok = rd_buffer(objs[i], &b[i], i == 4, &held[i]);
+    for (int i = 0; i < 5 && ok; i++) ok = (inertia && i > 0 && i < 4) || rd_buffer(objs[i], &b[i], i == 4, &held[i]);
     if (ok) {
-        count = (long)(b[4].len / 8) / n;
-        ok = count > 0 && count * n == (long)(b[4].len / 8) && b[0].len / 8 == count * (n + 1)
-             && b[1].len / 8 == count * n && b[2].len / 8 == count * n
-             && (b[3].len / 8 == 3 || b[3].len / 8 == 3 * count);
+        count = (long)(b[4].len / 8) / per;
+        ok = count > 0 && count * per == (long)(b[4].len / 8) && b[0].len / 8 == count * (n + 1)
+             && (inertia || (b[1].len / 8 == count * n && b[2].len / 8 == count * n
+                             && (b[3].len / 8 == 3 || b[3].len / 8 == 3 * count)));
     }
     long code = -1;
     if (ok) {
-        const double *q = b[0].buf, *g = b[3].buf;
-        rd_job job = {m, count, q, b[1].buf, b[2].buf, g, NULL, b[3].len / 8 == 3 ? 0 : 3, 0, b[4].buf, 1};
+        const double *q = b[0].buf;
+        rd_job job = {m, count, q, NULL, NULL, NULL, NULL, 0, 0, b[4].buf, 1};
+        if (!inertia) {
+            job.qd = b[1].buf; job.x = b[2].buf; job.g = b[3].buf;
+            job.g_stride = b[3].len / 8 == 3 ? 0 : 3;
+        }
         Py_BEGIN_ALLOW_THREADS
-        code = rd_all_finite(q, count * (n + 1)) && rd_all_finite(job.qd, count * n)
-               && rd_all_finite(job.x, count * n) && rd_all_finite(g, b[3].len / 8) ? 0 : -1;
+        code = rd_all_finite(q, count * (n + 1)) && (inertia || (rd_all_finite(job.qd, count * n)
+               && rd_all_finite(job.x, count * n) && rd_all_finite(job.g, b[3].len / 8))) ? 0 : -1;
         for (long s = 0; s < count && code == 0; s++) {
             const double *e = q + s * (n + 1) + 3;
             if (!(fabs(sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]) - 1.0) <= tol)) code = -1;
         }
-        if (code == 0) code = rd_run_block(floating_rnea_block, floating_rnea_work(m), &job, (int)threads);
+        if (code == 0)
+            code = inertia ? rd_run_block(floating_crba_block, crba_work(m), &job, (int)threads)
+                           : rd_run_block(floating_rnea_block, floating_rnea_work(m), &job, (int)threads);
         Py_END_ALLOW_THREADS
     }
     for (int i = 0; i < 5; i++) if (held[i]) PyBuffer_Release(&b[i]);
@@ -2248,12 +2312,13 @@ static long rd_floating_batch(rd_packed *p, long kind, double tol, PyObject *con
 }
 static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    rd_packed *p = rd_entry_model(args, nargs, nargs == 9 ? 9 : 8);
+    rd_packed *p = rd_entry_model(args, nargs, nargs == 10 ? 10 : nargs == 9 ? 9 : 8);
     if (!p || rd_switched_off()) return PyLong_FromLong(-1);
     long kind = PyLong_AsLong(args[1]);
     double tol = PyFloat_AsDouble(args[6]);
-    if (PyErr_Occurred()) { PyErr_Clear(); return PyLong_FromLong(-1); }
-    if (nargs == 9) return PyLong_FromLong(rd_floating_batch(p, kind, tol, args));
+    int trig = nargs == 10 ? PyObject_IsTrue(args[9]) : 0;
+    if (PyErr_Occurred() || trig < 0) { PyErr_Clear(); return PyLong_FromLong(-1); }
+    if (nargs >= 9) return PyLong_FromLong(rd_floating_batch(p, kind, tol, trig, args));
     int na = p->m.n;
     long code = (kind == 0 || kind == 2 || kind == 3) && na >= 6 && na <= RD_FLOATING_MAX ? 0 : -1;
     Py_ssize_t sizes[5] = {na + 1, na, na, 3, kind == 2 ? (Py_ssize_t)na * na : na};
@@ -2273,7 +2338,7 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
         qx = q[3] / norm; qy = q[4] / norm; qz = q[5] / norm; qw = q[6] / norm;
     }
     /* floating_rnea_block takes q, v, x and g as they are: the augmented state below is for the other kinds */
-    int direct = code == 0 && kind == 0 && rd_floating_of(p);
+    int direct = code == 0 && kind == 0 && rd_floating_model(&p->m);
     if (code == 0 && !direct) {
         for (int k = 0; k < 6; ++k) qa[k] = 0.0;
         for (int k = 6; k < na; ++k) qa[k] = q[k + 1];
