@@ -150,7 +150,8 @@ def inertia_matrix(robot, q, method: str = "composite", out=None, trig: str = "e
     out : ndarray, optional
         The result's buffer, as in :func:`inverse_dynamics`.
     trig : str
-        ``"exact"`` (default) or ``"fast"``, as in :func:`inverse_dynamics`.
+        ``"exact"`` (default) or ``"fast"``, as in :func:`inverse_dynamics`; here a float64 batch of a free flyer
+        takes ``"fast"`` too.
 
     Returns
     -------
