@@ -20,6 +20,7 @@ from robodyn.native import build
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
 SRC = str(Path(rd.__file__).parents[1])
+pytestmark = pytest.mark.usefixtures("numpy_references")  # the models alone are compiled, not the generic kernels
 
 
 def _library(cache: Path) -> Path:
@@ -75,6 +76,7 @@ np.testing.assert_allclose(rd.compile(robot, "gravity")(q), rd.gravity_torques(r
     res = run("planar2r")
     assert res.returncode == 0, res.stderr
     assert _sha(mine) != _sha(other) and mine.with_suffix(".sha256").read_text().split()[1] == _sha(mine)
+    assert not list(cache.glob("rdgeneric_*"))
 
 
 def test_unusable_cache_folder_is_a_clear_error(tmp_path, monkeypatch):

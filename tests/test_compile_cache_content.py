@@ -17,12 +17,7 @@ from robodyn.symbolic.models import customized_model
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 SRC = str(Path(rd.__file__).parents[1])
 
-
-@pytest.fixture(autouse=True)
-def _numpy_references(monkeypatch):
-    """The references here are robodyn's NumPy recursions (ROBODYN_NATIVE=0): these tests compile customized models
-    and nothing else, not robodyn's generic kernels (a compile several times longer than a small model's)."""
-    monkeypatch.setenv("ROBODYN_NATIVE", "0")
+pytestmark = pytest.mark.usefixtures("numpy_references")  # the models alone are compiled, not the generic kernels
 
 
 def test_compiled_source_has_no_robot_name_but_generated_files_do():
@@ -62,9 +57,8 @@ def test_two_processes_compile_one_model_once(tmp_path):
     """Two processes start compiling the same model at once: the per-model lock lets one build it, the other
     loads that library (same file, same inode), and both compute the robot's gravity torques.
 
-    The processes compile that model and nothing else (ROBODYN_NATIVE=0 in their environment: robodyn's generic
-    kernels, a compile several times longer than the model's, took most of this test's time); the reference
-    torques are this process's NumPy recursion."""
+    The processes compile that model and nothing else (ROBODYN_NATIVE=0 in their environment, numpy_references:
+    robodyn's generic kernels took most of this test's time); the reference torques are this process's."""
     cache = tmp_path / "cache"
     robot = rd.load("planar3r")
     q = np.array([0.2, -0.4, 0.9])

@@ -305,6 +305,38 @@ def test_cached_library_is_verified(tmp_path, monkeypatch):
     assert rel(native.gravity_torques(robot, [0.3, 0.2]), rd.gravity_torques(robot, [0.3, 0.2])) < 1e-14
 
 
+def test_calls_while_switched_off_bind_nothing_and_the_kernels_serve_once_on(monkeypatch):
+    """Calls with ROBODYN_NATIVE=0 bind nothing to the robot (and build nothing): once the variable is unset, the
+    next call of the same robot runs on the kernels (single states, kinematics and free-flyer states alike), with
+    the NumPy path's numbers to rounding."""
+    import uuid
+
+    from robodyn.dynamics import floating
+    from robodyn.kinematics import forward_kinematics
+    from robodyn.model.workspace import WORKSPACE
+    from tests.support.floating import random_floating, random_free_state
+
+    robot = random_robot(41, nf=5, tree=True).replace(name=f"random41-{uuid.uuid4().hex}")  # nothing bound yet
+    free = random_floating(42).replace(name=f"random42-{uuid.uuid4().hex}")
+    q = np.random.default_rng(41).uniform(-1, 1, robot.n)
+    qf, vf, af = random_free_state(free.n, 42)
+    bound = ((robot, native.RUNNERS["inertia_matrix"]), (robot, native.kinematics_key("frame_poses")),
+             (free, floating._native_key("inverse_dynamics")))
+
+    def calls():
+        return (rd.inertia_matrix(robot, q), forward_kinematics(robot, q),
+                rd.floating.floating_inverse_dynamics(free, qf, vf, af))
+
+    monkeypatch.setenv("ROBODYN_NATIVE", "0")
+    off = calls()
+    assert all(WORKSPACE.get(r, key) is None for r, key in bound)
+    monkeypatch.delenv("ROBODYN_NATIVE")
+    on = calls()
+    assert all(WORKSPACE.get(r, key) for r, key in bound)
+    for a, b in zip(on, off):
+        assert rel(a, b) < 1e-13
+
+
 def test_compiled_model_threads_give_identical_results():
     """rd.compile's batched calls split states over threads in C; any count gives the single-threaded numbers
     (batch sizes around the 4 lanes and 256 states per thread; a strided view; gravity per state)."""

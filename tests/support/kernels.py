@@ -1,9 +1,11 @@
-"""The one skip condition of the tests that need robodyn's compiled generic kernels (:mod:`robodyn.native`).
+"""The skip conditions of the tests that need robodyn's compiled generic kernels (:mod:`robodyn.native`).
 
-They compare the kernels with the NumPy path, or check that robodyn's functions hand a call to them: both need the
-kernels built and loaded here (a C compiler and Python's C headers) and switched on (the environment variable
-``ROBODYN_NATIVE`` not 0).  Without them robodyn computes on NumPy, which the other tests cover; these skip and say
-why.  Evaluated once per test process, as the variable is read when the tests are collected.
+Most compare the kernels with the NumPy path, or check that robodyn's functions hand a call to them: they need
+the kernels built and loaded here (a C compiler and Python's C headers) and switched on (the environment variable
+``ROBODYN_NATIVE`` not 0), :data:`needs_kernels`.  A few check what robodyn keeps of the kernels' entries for a
+robot (an entry, or False where there are no kernels): they need the switch alone, :data:`switched_on`.  Without
+them robodyn computes on NumPy, which the other tests cover; these skip and say why.  Evaluated once per test
+process: the variable is read when the tests are collected.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ import pytest
 from robodyn import native
 from robodyn.dynamics import executor
 
+SWITCHED_OFF = "ROBODYN_NATIVE=0 switches robodyn's compiled kernels off"
+
 
 def _why_not() -> str:
     """Why the compiled kernels cannot serve a test in this process, or "" when they can (the switch is read first:
     with ROBODYN_NATIVE=0 nothing is built)."""
     if not executor.enabled():
-        return "ROBODYN_NATIVE=0 switches robodyn's compiled kernels off"
+        return SWITCHED_OFF
     if not native.available():
         return "no C compiler (or no Python C headers): robodyn.native unavailable"
     return ""
@@ -28,3 +32,6 @@ WHY_NOT = _why_not()
 
 #: the marker of a test, or the ``pytestmark`` of a file, that needs the compiled kernels
 needs_kernels = pytest.mark.skipif(bool(WHY_NOT), reason=WHY_NOT or "robodyn.native is built and switched on")
+
+#: the marker of a test of the kernels' entries kept for a robot: none are bound while the kernels are switched off
+switched_on = pytest.mark.skipif(not executor.enabled(), reason=f"{SWITCHED_OFF}: no entry is bound to a robot")

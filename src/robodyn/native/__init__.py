@@ -301,7 +301,8 @@ RUNNERS = types.MappingProxyType({kind: "native_single_" + kind for kind in _KIN
 
 def _single_model(robot: Robot):
     """(capsule, gravity, the C entry, n) of the single-state entry, False where there are no kernels here, or None
-    while ROBODYN_NATIVE=0: then nothing is built, and nothing kept (the workspace keeps no None)."""
+    while ROBODYN_NATIVE=0: then nothing is built, and nothing kept (the workspace keeps no None: the next call with
+    the kernels switched on binds them)."""
     if _switched_off():
         return None
     if not available():
