@@ -2,7 +2,6 @@
 
 import dataclasses
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +12,9 @@ import pytest
 import robodyn as rd
 from robodyn.symbolic.codegen import c_code
 from robodyn.symbolic.models import customized_model
+from tests.support.kernels import needs_compiler
 
-needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 SRC = str(Path(rd.__file__).parents[1])
-
 pytestmark = pytest.mark.usefixtures("numpy_references")  # the models alone are compiled, not the generic kernels
 
 
@@ -29,7 +27,7 @@ def test_compiled_source_has_no_robot_name_but_generated_files_do():
     assert "of robot my_other_arm" in b.c_source()  # what robodyn generate writes still names the robot
 
 
-@needs_cc
+@needs_compiler
 def test_renamed_robot_reuses_the_library_changed_parameter_does_not(tmp_path, monkeypatch):
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     robot = rd.load("planar2r")
@@ -52,7 +50,7 @@ def test_renamed_robot_reuses_the_library_changed_parameter_does_not(tmp_path, m
     assert not np.allclose(h(q), g(q))
 
 
-@needs_cc
+@needs_compiler
 def test_two_processes_compile_one_model_once(tmp_path):
     """Two processes start compiling the same model at once: the per-model lock lets one build it, the other
     loads that library (same file, same inode), and both compute the robot's gravity torques.
@@ -85,7 +83,7 @@ print(os.stat(os.path.join(sys.argv[1], lib)).st_ino)
     assert not list(cache.glob(".build-*"))  # no half-built folder left behind
 
 
-@needs_cc
+@needs_compiler
 def test_large_model_path_equals_the_lane_path(tmp_path, monkeypatch):
     """Models above c_code.LANES_LIMIT assignments get no lane version, a non-inlined body and -O1 (fast to
     compile); forced here on a small robot, the result equals the lane version bit for bit and rd's."""
