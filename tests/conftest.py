@@ -24,6 +24,14 @@ def _compiled_models_in_a_temporary_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
+def numpy_references(monkeypatch):
+    """ROBODYN_NATIVE=0 for a test of compiled customized models (rd.compile) and for the processes it starts: its
+    references are robodyn's NumPy recursions, and robodyn's generic kernels, a compile several times longer than
+    a small model's, are not built into the test's empty cache."""
+    monkeypatch.setenv("ROBODYN_NATIVE", "0")
+
+
+@pytest.fixture
 def wide_console(monkeypatch):
     """Rich wraps tables at the terminal width; a wide console keeps each table row of the CLI's output on one line."""
     from robodyn.cli._common import console

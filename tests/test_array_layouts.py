@@ -16,6 +16,7 @@ import robodyn as rd
 from robodyn import native
 from robodyn.dynamics import executor
 from tests.support.checks import assert_close
+from tests.support.kernels import needs_kernels
 from tests.support.random_robots import random_robot
 
 ROBOT = random_robot(50, nf=6, tree=True, prismatic=True, fixed=True)
@@ -113,7 +114,7 @@ def test_gravity_and_wrenches_of_every_layout(layout, tmp_path):
     np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.skipif(not native.available(), reason="robodyn.native needs a C compiler")
+@needs_kernels
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_the_generic_kernels_take_every_layout(layout, tmp_path):
     q, qd, qdd = _states((40,), 3, seed=4)

@@ -1,7 +1,5 @@
 """Generated C, compiled on demand with cffi: agreement with the numeric algorithms, cache, errors."""
 
-import shutil
-
 import numpy as np
 import pytest
 
@@ -9,6 +7,7 @@ import robodyn as rd
 from robodyn.symbolic import CompilerNotFoundError
 from robodyn.native import build
 from tests.support.checks import assert_accelerations_close
+from tests.support.kernels import has_compiler, needs_compiler
 from tests.support.random_robots import random_robot, random_state
 
 
@@ -16,6 +15,7 @@ def close(a, b, tol=1e-12):
     np.testing.assert_allclose(a, b, rtol=0, atol=tol * max(1.0, np.abs(b).max()))
 
 
+@needs_compiler
 @pytest.mark.parametrize("name", rd.list_robots())
 def test_compiled_inverse_dynamics_builtin(name):
     robot = rd.load(name)
@@ -25,6 +25,7 @@ def test_compiled_inverse_dynamics_builtin(name):
     close(f(q[0], qd[0], qdd[0]), rd.inverse_dynamics(robot, q[0], qd[0], qdd[0]))
 
 
+@needs_compiler
 @pytest.mark.parametrize("seed", range(2))
 def test_compiled_models_random_robots(seed):
     robot = random_robot(seed, tree=seed % 2 == 0, fixed=True)
@@ -42,6 +43,7 @@ def test_compiled_models_random_robots(seed):
     assert_accelerations_close(robot, q, qd, tau, rd.compile(robot, "ddm")(q, qd, tau), qdd)
 
 
+@needs_compiler
 def test_numpy_backend_and_float32():
     robot = rd.load("puma560")
     q, qd, qdd = (a.astype(np.float32) for a in random_state(robot, 1, (3,)))
@@ -50,6 +52,7 @@ def test_numpy_backend_and_float32():
     assert rd.compile(robot, "idm")(q, qd, qdd).dtype == np.float32
 
 
+@needs_compiler
 def test_argument_errors():
     f = rd.compile(rd.load("planar2r"), "idm")
     with pytest.raises(rd.InputError, match=r"shape \(\.\.\., 2\)"):
@@ -62,6 +65,7 @@ def test_argument_errors():
         rd.compile(rd.load("planar2r"), "inm")(np.zeros(2), gravity=[0, 0, -9.81])
 
 
+@needs_compiler
 def test_cache_reuses_library(tmp_path, monkeypatch):
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     robot = rd.load("planar3r")
@@ -89,6 +93,7 @@ def test_c_source_has_plain_and_batched_functions():
             "const double *qdd, long qdd_stride, double *out)") in src
 
 
+@needs_compiler
 def test_trigonometry_over_the_whole_range():
     """The inlined sin/cos (argument reduction + fdlibm kernels, libm beyond 1e5) match NumPy's."""
     robot = rd.load("puma560")
@@ -110,6 +115,7 @@ NUMERIC = {
 }
 
 
+@needs_compiler
 @pytest.mark.parametrize("name", ["pr", "planar3r"])
 @pytest.mark.parametrize("parameters", ["standard", "base"])
 def test_every_kind_compiled_equals_numeric(name, parameters):
@@ -135,6 +141,7 @@ def test_every_kind_compiled_equals_numeric(name, parameters):
     close(f(q, qd, qdd), want)
 
 
+@needs_compiler
 def test_compiled_signature_is_the_numeric_one():
     import inspect
 
@@ -154,6 +161,7 @@ def test_compiled_signature_is_the_numeric_one():
         f(q, qd, qdd, torque=1)
 
 
+@needs_compiler
 def test_concurrent_compilation_into_one_cache(tmp_path, monkeypatch):
     """Threads compiling the same model into an empty cache all succeed and leave one library (each
     builds under the model's lock, into its own temporary folder, and renames the result into place)."""
@@ -169,7 +177,7 @@ def test_concurrent_compilation_into_one_cache(tmp_path, monkeypatch):
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".lock", ".sha256", ".so"]
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+@needs_compiler
 def test_parameters_as_input_and_header(tmp_path, monkeypatch):
     """One compiled function serves other parameter values: C with ``params`` equals rd.inverse_dynamics
     of the robot with those values; a program that includes the header compiles under -Werror."""
@@ -224,7 +232,7 @@ def test_compile_with_parameters_as_input(backend, tmp_path, monkeypatch):
     import dataclasses
     import re
 
-    if backend == "c" and shutil.which("cc") is None:
+    if backend == "c" and not has_compiler():
         pytest.skip("no C compiler")
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     robot = rd.load("rx90")

@@ -16,10 +16,11 @@ import pytest
 import robodyn as rd
 from robodyn.symbolic import CompileError, CompileTimeoutError
 from robodyn.native import build
+from tests.support.kernels import needs_compiler
 
-needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
 SRC = str(Path(rd.__file__).parents[1])
+pytestmark = pytest.mark.usefixtures("numpy_references")  # the models alone are compiled, not the generic kernels
 
 
 def _library(cache: Path) -> Path:
@@ -31,7 +32,7 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@needs_cc
+@needs_compiler
 def test_corrupt_library_is_rebuilt_not_loaded(tmp_path, monkeypatch):
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     robot = rd.load("planar2r")
@@ -52,7 +53,7 @@ def test_corrupt_library_is_rebuilt_not_loaded(tmp_path, monkeypatch):
     assert lib.with_suffix(".sha256").read_text().split() == [key, _sha(lib)]
 
 
-@needs_cc
+@needs_compiler
 def test_foreign_library_is_rebuilt_not_loaded(tmp_path):
     """Another robot's library copied over this one's: a fresh process rebuilds it and computes this robot."""
     cache = tmp_path / "cache"
@@ -75,6 +76,7 @@ np.testing.assert_allclose(rd.compile(robot, "gravity")(q), rd.gravity_torques(r
     res = run("planar2r")
     assert res.returncode == 0, res.stderr
     assert _sha(mine) != _sha(other) and mine.with_suffix(".sha256").read_text().split()[1] == _sha(mine)
+    assert not list(cache.glob("rdgeneric_*"))
 
 
 def test_unusable_cache_folder_is_a_clear_error(tmp_path, monkeypatch):

@@ -4,7 +4,6 @@ other call, unchanged, to the general path (same results, same errors)."""
 import dataclasses
 import gc
 import re
-import shutil
 import weakref
 
 import numpy as np
@@ -13,9 +12,10 @@ import pytest
 import robodyn as rd
 from robodyn.native import build
 from robodyn.symbolic.compile import CompiledModel
+from tests.support.kernels import needs_compiler
 from tests.support.random_robots import random_robot, random_state
 
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+pytestmark = needs_compiler
 
 
 def close(a, b, tol=1e-12):

@@ -1,7 +1,6 @@
 """``out=`` of rd.compile's callables (C and NumPy back ends): the result written into the caller's array, checked
 on entry, nothing allocated for the result on the C path."""
 
-import shutil
 import tracemalloc
 
 import numpy as np
@@ -9,11 +8,10 @@ import pytest
 
 import robodyn as rd
 from robodyn.errors import InputError
+from tests.support.kernels import needs_compiler
 
 ROBOT = rd.load("puma560")
 N = ROBOT.n
-HAS_CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-needs_compiler = pytest.mark.skipif(not HAS_CC, reason="no C compiler")
 BACKENDS = [pytest.param("c", marks=needs_compiler), "numpy"]
 
 

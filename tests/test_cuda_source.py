@@ -11,6 +11,7 @@ from robodyn.symbolic.codegen import cuda_code
 from robodyn.native.build import compile_library
 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
 from robodyn.symbolic.models import customized_model
+from tests.support.kernels import needs_compiler
 
 
 def shim(model, dtype, per_state):
@@ -45,6 +46,7 @@ KINDS = {
 JOINT_ARGS = {"inverse_dynamics": 3, "gravity": 1, "inertia_matrix": 1, "forward_dynamics": 3, "regressor": 3}
 
 
+@needs_compiler
 @pytest.mark.parametrize("kind", list(KINDS))
 @pytest.mark.parametrize("name", ["planar3r", "pr"])
 def test_kernel_text_runs_as_c_and_equals_rd(kind, name):
@@ -69,6 +71,7 @@ def test_kernel_text_runs_as_c_and_equals_rd(kind, name):
     np.testing.assert_allclose(out32, ref, rtol=2e-3, atol=2e-3 * np.abs(ref).max())
 
 
+@needs_compiler
 def test_parameters_are_a_kernel_input():
     """One kernel serves other parameter values: doubling every inertial parameter and friction coefficient
     doubles the inverse dynamics at rest without gravity... and equals rd for a robot with those parameters."""
@@ -137,6 +140,7 @@ def test_shared_values_travel_by_value_in_a_struct():
         cuda_code.layout(m, ("q", "tau"))
 
 
+@needs_compiler
 def test_every_layout_gives_rd_numbers(monkeypatch):
     """The same model with gravity and parameters per state (each state its own parameters), by value, and as
     shared pointers (too many values for the kernel's parameter memory) equals rd."""
@@ -179,6 +183,7 @@ def test_kernel_text_compiles_as_c_without_warnings(kind, tmp_path):
         assert proc.returncode == 0, proc.stderr
 
 
+@needs_compiler
 def test_forward_dynamics_kernel_flags_a_singular_pivot():
     """A state whose articulated inertia H_2 vanishes lowers ``singular`` to that pivot's check (CudaModel raises
     the numeric API's ModelError naming the joint); the other states pass and equal rd."""
@@ -244,6 +249,7 @@ def cuda_on_host(monkeypatch):
     monkeypatch.setattr(cuda, "_cupy", host_cupy)
 
 
+@needs_compiler
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_cuda_model_on_the_host(cuda_on_host, dtype):
     """rd.compile(backend="cuda") as a whole — argument checks, layouts compiled per call pattern, the struct of
@@ -277,6 +283,7 @@ def test_cuda_model_on_the_host(cuda_on_host, dtype):
         f(q, qd * np.nan, qdd)
 
 
+@needs_compiler
 def test_cuda_model_on_the_host_raises_the_model_errors(cuda_on_host):
     from tests.test_compile_checks import SINGULAR_AT_Q, _states
 
@@ -292,6 +299,7 @@ def test_cuda_model_on_the_host_raises_the_model_errors(cuda_on_host):
         g(np.zeros(3), np.full(3, 1e200), np.zeros(3))
 
 
+@needs_compiler
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name", ["planar3r", "stanford"])
 def test_cuda_derivatives_and_kinematics_on_the_host(cuda_on_host, dtype, name):

@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 
 import robodyn as rd
+from robodyn.native import NativeUnavailableError
+from robodyn.symbolic import CompilerNotFoundError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = ["README.md"] + sorted(f"docs/{name}" for name in os.listdir(os.path.join(ROOT, "docs"))
@@ -219,7 +221,10 @@ def run_page(page):
 def test_python_examples_run_and_show_true_values(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples write files (copy.yaml, plots) into the working directory
     rd.save(rd.load("planar2r"), tmp_path / "my_robot.yaml")
-    namespace, checked = run_page(page)
+    try:
+        namespace, checked = run_page(page)
+    except (CompilerNotFoundError, NativeUnavailableError) as exc:  # a page on compiled code, here without a compiler
+        pytest.skip(f"{page} runs compiled code: {exc}")
     wrong = [f"block {b}, line {line}: {text}" for b, line, text, holds in checked if not holds]
     assert not wrong, f"{page}: comments showing values the code does not give: {wrong}"
     if python_blocks(page):

@@ -182,4 +182,5 @@ def test_each_algorithm_carries_the_key_of_its_bound_entry():
         assert spec.key is None and spec.bind is None
     q = np.random.default_rng(4).uniform(-1, 1, ROBOT.n)
     rd.inertia_matrix(ROBOT, q)
-    assert WORKSPACE.get(ROBOT, composite._INERTIA.key) is not None  # bound (False only without kernels)
+    # bound (False only without kernels); with ROBODYN_NATIVE=0 a call binds nothing (test_native)
+    assert not executor.enabled() or WORKSPACE.get(ROBOT, composite._INERTIA.key) is not None

@@ -6,7 +6,6 @@ tests/test_cuda_floating_device.py)."""
 from __future__ import annotations
 
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -17,11 +16,10 @@ from robodyn.symbolic.floating import FloatingCompiledModel
 from tests.support.pin_compare import assert_rel
 from tests.test_cuda_source import run
 from tests.support.floating import legged_robot, random_floating, random_free_state
+from tests.support.kernels import needs_compiler
 
-needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
 
-
-@needs_cc
+@needs_compiler
 @pytest.mark.parametrize("seed", [5, 6])
 def test_compiled_floating_inverse_dynamics_equals_the_numeric_one(seed):
     robot = random_floating(seed, tree=True, nf=4)
@@ -72,7 +70,7 @@ def test_compiled_floating_errors():
         f(q, v)
 
 
-@needs_cc
+@needs_compiler
 def test_compiled_quadruped_inverse_dynamics():
     robot = legged_robot("solo12.urdf")
     q, v, a = random_free_state(robot.n, 9, (4,))
@@ -80,7 +78,7 @@ def test_compiled_quadruped_inverse_dynamics():
     assert_rel(f(q, v, a), rd.floating.floating_inverse_dynamics(robot, q, v, a), 1e-12)
 
 
-@needs_cc
+@needs_compiler
 @pytest.mark.parametrize("seed", [5, 6])
 def test_compiled_floating_forward_dynamics_inverts_the_inverse_dynamics(seed):
     robot = random_floating(seed, tree=True, nf=4)
@@ -122,7 +120,7 @@ def _quadruped():
 FLOAT32_TOL = {"inverse_dynamics": 1e-5, "inertia_matrix": 1e-5, "forward_dynamics": 5e-4}
 
 
-@needs_cc
+@needs_compiler
 @pytest.mark.parametrize("kind", ["inverse_dynamics", "inertia_matrix", "forward_dynamics"])
 @pytest.mark.parametrize("which", ["random tree", "solo12"])
 def test_cuda_kernels_of_floating_models_run_as_c_and_equal_rd(kind, which):
@@ -161,7 +159,7 @@ _NUMERIC = {"inverse_dynamics": (rd.floating.floating_inverse_dynamics, lambda q
             "forward_dynamics": (rd.floating.floating_forward_dynamics, lambda q, v, a, tau: (q, v, tau))}
 
 
-@pytest.mark.parametrize("backend", [pytest.param("c", marks=needs_cc), "numpy"])
+@pytest.mark.parametrize("backend", [pytest.param("c", marks=needs_compiler), "numpy"])
 @pytest.mark.parametrize("kind", list(_NUMERIC))
 def test_compiled_floating_models_write_into_out(kind, backend):
     """out= as for fixed bases: the result written into the caller's array, which is returned, equal bit for bit

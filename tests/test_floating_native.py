@@ -13,9 +13,10 @@ import robodyn as rd
 from robodyn import native
 from robodyn.dynamics import floating as fl
 from tests.support.floating import legged_robot, random_floating, random_free_state
+from tests.support.kernels import needs_kernels
 from tests.support.random_robots import random_robot
 
-pytestmark = pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native is not built")
+pytestmark = needs_kernels
 
 
 def _robot(seed, base="floating"):

@@ -11,9 +11,10 @@ from robodyn import native
 from robodyn.native import build
 from robodyn.dynamics import executor
 from robodyn.errors import InputError, ModelError
+from tests.support.kernels import needs_kernels
 from tests.support.random_robots import random_robot
 
-pytestmark = pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native unavailable")
+pytestmark = needs_kernels
 
 
 def rel(a, b):
@@ -264,28 +265,76 @@ def test_bad_input_and_singular_model():
 
 def test_cached_library_is_verified(tmp_path, monkeypatch):
     """A tampered cached library is rebuilt, never loaded; the loaded library is kept in the process's workspace
-    (a fresh workspace: a new process)."""
+    (a fresh workspace: a new process).  The cache starts with this process's verified library and the rebuild's
+    compiler writes that library's bytes: the cache's checks are under test, not the compiler (every other test
+    here runs what it compiled), and nothing is compiled twice."""
     import hashlib
+    import shutil
+    from pathlib import Path
 
     from robodyn.model.workspace import Workspace
 
     def verified(lib, sidecar):  # robodyn's build cache: the sidecar records the key and the library's SHA-256
         return sidecar.read_text().split()[1] == hashlib.sha256(lib.read_bytes()).hexdigest()
 
+    built = Path(native._module().__file__)
+    for path in (built, built.with_suffix(".sha256")):
+        shutil.copy2(path, tmp_path / path.name)
+    compiled = []
+
+    def compiler(argv, cwd, timeout=None, description=""):
+        compiled.append(argv)
+        shutil.copyfile(built, cwd / argv[argv.index("-o") + 1])
+        return ""
+
+    monkeypatch.setattr(build, "run_compiler", compiler)
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     monkeypatch.setattr(native, "WORKSPACE", Workspace())
     native._module()
     (lib,) = tmp_path.glob("rdgeneric_*.so")
     (digest,) = tmp_path.glob("rdgeneric_*.sha256")
-    assert verified(lib, digest)
+    assert verified(lib, digest) and compiled == []  # the verified copy loaded as it is
     lib.unlink()  # a new file, as a foreign or corrupt entry would arrive (the loaded one stays mapped)
     lib.write_bytes(b"not a library")
     assert not verified(lib, digest)
     monkeypatch.setattr(native, "WORKSPACE", Workspace())
     module = native._module()
-    assert verified(lib, digest) and native._module() is module
+    assert len(compiled) == 1  # rebuilt
+    assert verified(lib, digest) and native._module() is module and Path(module.__file__) == lib
     robot = rd.load("planar2r")
     assert rel(native.gravity_torques(robot, [0.3, 0.2]), rd.gravity_torques(robot, [0.3, 0.2])) < 1e-14
+
+
+def test_calls_while_switched_off_bind_nothing_and_the_kernels_serve_once_on(monkeypatch):
+    """Calls with ROBODYN_NATIVE=0 bind nothing to the robot (and build nothing): once the variable is unset, the
+    next call of the same robot runs on the kernels (single states, kinematics and free-flyer states alike), with
+    the NumPy path's numbers to rounding."""
+    import uuid
+
+    from robodyn.dynamics import floating
+    from robodyn.kinematics import forward_kinematics
+    from robodyn.model.workspace import WORKSPACE
+    from tests.support.floating import random_floating, random_free_state
+
+    robot = random_robot(41, nf=5, tree=True).replace(name=f"random41-{uuid.uuid4().hex}")  # nothing bound yet
+    free = random_floating(42).replace(name=f"random42-{uuid.uuid4().hex}")
+    q = np.random.default_rng(41).uniform(-1, 1, robot.n)
+    qf, vf, af = random_free_state(free.n, 42)
+    bound = ((robot, native.RUNNERS["inertia_matrix"]), (robot, native.kinematics_key("frame_poses")),
+             (free, floating._native_key("inverse_dynamics")))
+
+    def calls():
+        return (rd.inertia_matrix(robot, q), forward_kinematics(robot, q),
+                rd.floating.floating_inverse_dynamics(free, qf, vf, af))
+
+    monkeypatch.setenv("ROBODYN_NATIVE", "0")
+    off = calls()
+    assert all(WORKSPACE.get(r, key) is None for r, key in bound)
+    monkeypatch.delenv("ROBODYN_NATIVE")
+    on = calls()
+    assert all(WORKSPACE.get(r, key) for r, key in bound)
+    for a, b in zip(on, off):
+        assert rel(a, b) < 1e-13
 
 
 def test_compiled_model_threads_give_identical_results():

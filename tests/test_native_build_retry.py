@@ -1,4 +1,5 @@
-"""A failed build of the generic kernels is retried by a later process, never disabled for good (issue 20).
+"""A failed build of the generic kernels is retried by a later process, never disabled for good (issue 20); without
+a C compiler, or with ROBODYN_NATIVE=0, robodyn's functions compute on NumPy and build nothing.
 
 The build itself is replaced by a fake that records the flags it was asked for, so these tests run without a
 compiler: what matters is which builds a process attempts.  A process is simulated by a fresh workspace
@@ -9,19 +10,29 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
+import warnings
 
+import numpy as np
 import pytest
 
+import robodyn as rd
 from robodyn import native
+from robodyn.dynamics import task_space
+from robodyn.kinematics import forward_kinematics, link_velocities
 from robodyn.model.workspace import Workspace
 from robodyn.native.build import CompileError, CompileTimeoutError
+from tests.support.floating import random_floating, random_free_state
+from tests.support.random_robots import random_robot
 
 
 @pytest.fixture
 def fake_build(monkeypatch, tmp_path):
-    """build_library replaced: raises ``outcome[threaded or serial]`` and records each attempt."""
+    """build_library replaced: raises ``outcome[threaded or serial]`` and records each attempt (a compiler and
+    Python's headers named, so that this runs where there are none)."""
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     monkeypatch.setattr(native, "python_flags", lambda: ["-I/usr/include/python3", "-DRD_PYTHON"])
+    monkeypatch.setattr(native, "find_compiler", lambda: str(tmp_path / "cc"))
     monkeypatch.setattr(native, "WORKSPACE", Workspace())  # put back after the test
     calls, outcome = [], {"threaded": CompileError("no pthread.h"), "serial": CompileError("cc: internal error")}
 
@@ -79,17 +90,76 @@ def test_an_old_failure_or_another_compiler_is_tried_again(fake_build, monkeypat
     assert calls[-2:] == ["threaded", "serial"] and len(list(cache.glob("rdgeneric_*.failed"))) == 2
 
 
-
-def test_a_cached_library_that_does_not_import_is_a_robodyn_error(monkeypatch):
-    """A cached kernel library that passes its checks but fails to import (ImportError from the loader) is one
-    NativeUnavailableError line — the NumPy paths go on —, never a raw ImportError."""
+def test_a_cached_library_that_does_not_import_is_a_robodyn_error(fake_build, monkeypatch):
+    """A cached kernel library that passes its checks but fails to import (ImportError from the loader: dlopen's
+    undefined symbol) is one NativeUnavailableError line — the NumPy paths go on —, never a raw ImportError.  The
+    build returns the cached file, as it does for a verified library: nothing is compiled."""
     import importlib.machinery
 
-    from robodyn import native
+    calls, outcome, cache = fake_build
+    library = cache / "rdgeneric_cached.so"
+    library.write_bytes(b"\x7fELF")
+    monkeypatch.setattr(native, "build_library", lambda source, flags, description, prefix: library)
 
-    def broken(self, module):
+    def broken(self, spec):
         raise ImportError("undefined symbol: rd_kernel")
 
-    monkeypatch.setattr(importlib.machinery.ExtensionFileLoader, "exec_module", broken)
+    monkeypatch.setattr(importlib.machinery.ExtensionFileLoader, "create_module", broken)
     with pytest.raises(native.NativeUnavailableError, match="cannot load robodyn's generic kernels .*undefined symbol"):
         native._load()
+
+
+def _fresh(robot):
+    """``robot`` under a new name: nothing bound to it yet in robodyn's workspace (equal robots share one entry)."""
+    return robot.replace(name=f"{robot.name}-{uuid.uuid4().hex}")
+
+
+def _every_entry(robot, free):
+    """The numbers of the functions that may hand a call to the kernels (one state and a batch of each: the
+    single-state, batch, kinematics, task-space and free-flyer entries), flattened into one list of arrays."""
+    q, qd, qdd = np.random.default_rng(3).uniform(-1.5, 1.5, (3, 4, robot.n))
+    qf, vf, af = random_free_state(free.n, 4)
+    results = [rd.gravity_torques(robot, q[0]), rd.inverse_dynamics(robot, q, qd, qdd),
+               rd.inertia_matrix(robot, q[1]), rd.forward_dynamics(robot, q, qd, qdd),
+               *rd.inverse_dynamics_derivatives(robot, q[2], qd[2], qdd[2]),
+               *rd.forward_dynamics_derivatives(robot, q, qd, qdd),
+               forward_kinematics(robot, q[0]), *link_velocities(robot, q, qd),
+               *task_space.task_space_dynamics(robot, q[3], qd[3], rows=(0, 1, 5), damping=0.1),
+               *task_space.task_space_dynamics(robot, q, qd, rows=(0, 1, 5), damping=0.1),
+               rd.floating.floating_inverse_dynamics(free, qf, vf, af), rd.floating.floating_inertia_matrix(free, qf)]
+    return [np.asarray(r) for r in results]
+
+
+def test_switched_off_nothing_is_built_and_the_switch_is_read_at_every_call(fake_build, monkeypatch):
+    """ROBODYN_NATIVE=0: robodyn's functions run NumPy without building the kernels (a build costs seconds of
+    compiling); nothing is kept, so that once the variable is unset the next call asks for the kernels again."""
+    calls, outcome, cache = fake_build
+    robot, free = _fresh(random_robot(21, nf=6, tree=True, fixed=True)), _fresh(random_floating(22))
+    monkeypatch.setenv("ROBODYN_NATIVE", "0")
+    _every_entry(robot, free)
+    assert calls == [] and not list(cache.iterdir())
+    monkeypatch.delenv("ROBODYN_NATIVE")
+    rd.gravity_torques(robot, np.zeros(robot.n))
+    assert calls == ["threaded", "serial"]
+
+
+def test_without_a_c_compiler_every_function_computes_on_numpy(monkeypatch, tmp_path):
+    """No C compiler on PATH and no $CC (a fresh process: a new workspace): the kernels are unavailable, with the
+    reason, and every function gives the NumPy path's numbers (those of ROBODYN_NATIVE=0), without a warning."""
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
+    monkeypatch.setattr(native, "WORKSPACE", Workspace())
+    robot, free = _fresh(random_robot(23, nf=6, tree=True, fixed=True)), _fresh(random_floating(24))
+    monkeypatch.setenv("ROBODYN_NATIVE", "0")
+    expected = _every_entry(robot, free)
+    monkeypatch.delenv("ROBODYN_NATIVE")
+    monkeypatch.delenv("CC", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-compiler-here"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _every_entry(robot, free)
+    assert not native.available()
+    with pytest.raises(native.NativeUnavailableError, match="no C compiler found|Python.h"):
+        native.threaded()
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)

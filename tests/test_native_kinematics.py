@@ -12,9 +12,10 @@ import robodyn as rd
 from robodyn import kinematics as kin
 from robodyn import native
 from robodyn.dynamics import task_space as ts
+from tests.support.kernels import needs_kernels
 from tests.support.random_robots import random_robot
 
-pytestmark = pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native unavailable")
+pytestmark = needs_kernels
 
 
 def rel(a, b):

@@ -11,9 +11,10 @@ from hypothesis import given, settings, strategies as st
 import robodyn as rd
 from robodyn import Robot, native
 from robodyn.errors import InputError
+from tests.support.kernels import needs_kernels
 from tests.support.random_robots import random_robot
 
-pytestmark = pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native unavailable")
+pytestmark = needs_kernels
 
 
 def probe(mx: float, my: float) -> Robot:

@@ -10,6 +10,7 @@ import pytest
 
 import robodyn as rd
 from robodyn.dynamics import executor
+from tests.support.kernels import needs_kernels
 from tests.support.random_robots import random_robot
 
 ROBOT = random_robot(17, nf=5, tree=True, prismatic=True, fixed=True)
@@ -100,10 +101,9 @@ def test_dask_and_jax_arrays_take_no_out():
         rd.inverse_dynamics(ROBOT, da.from_array(q), qd, x, out=np.empty((8, ROBOT.n)))
 
 
+@needs_kernels
 def test_the_native_batch_makes_no_result_array(monkeypatch):
     """On the kernels' batch path the buffer is the only result array: no np.empty / np.zeros of the result's size."""
-    if not rd.native.available():
-        pytest.skip("no C compiler here")
     q, qd, x = _states((executor.MIN_BATCH,))
     out = np.empty((executor.MIN_BATCH, ROBOT.n))
     rd.inverse_dynamics(ROBOT, q, qd, x, out=out)  # bound

@@ -11,9 +11,10 @@ import robodyn as rd
 from robodyn import native
 from robodyn.dynamics import executor
 from robodyn.dynamics.friction_models import frictionless
+from tests.support.kernels import needs_kernels
 from tests.support.random_robots import random_robot
 
-pytestmark = pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native unavailable")
+pytestmark = needs_kernels
 
 
 def rel(a, b):

@@ -16,6 +16,7 @@ from robodyn.dynamics.lagrange import Fallback, cholesky_components
 from robodyn.dynamics.newton_euler import rnea_components
 from robodyn.spatial import NUMPY, jax_backend
 from tests.support.checks import assert_close
+from tests.support.kernels import needs_kernels, switched_on
 from tests.support.pin_bridge import PinRobot
 from tests.support.random_robots import random_robot, random_state, robots
 
@@ -83,6 +84,7 @@ def test_single_states_that_the_kernels_do_not_take_go_the_general_way():
         rd.forward_dynamics(massless, q, q, q)
 
 
+@switched_on
 def test_native_entries_live_in_the_workspace_keyed_by_content():
     """Equal robots share one workspace entry (the native model and its bound entries); an edited robot is a new
     robot with its own; nothing on the robot holds an entry."""
@@ -159,7 +161,7 @@ def test_jax_jit_traces_inverse_dynamics_through_the_backend_hook():
                                    rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native unavailable")
+@needs_kernels
 @pytest.mark.parametrize("robot", [rd.load("puma560"), random_robot(7, nf=6, tree=True, fixed=True)], ids=str)
 def test_compiled_single_state_equals_the_batched_path(robot):
     """One 1-D float64 state goes through the compiled generic kernels (about 1 µs of overhead): the batched

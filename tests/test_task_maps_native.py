@@ -16,9 +16,10 @@ from robodyn import native
 from robodyn.dynamics import task_space as ts
 from robodyn.spatial import rot_x, rot_z
 from tests.support.checks import example_robot_data_path
+from tests.support.kernels import needs_kernels
 from tests.support.random_robots import random_robot
 
-pytestmark = pytest.mark.skipif(not native.available(), reason="no C compiler: robodyn.native unavailable")
+pytestmark = needs_kernels
 
 
 class FrameRows:

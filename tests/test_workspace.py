@@ -12,6 +12,7 @@ import pytest
 
 import robodyn as rd
 from robodyn.model.workspace import CAPACITY, WORKSPACE, Workspace
+from tests.support.kernels import switched_on
 from tests.support.random_robots import random_robot, random_state
 
 
@@ -19,6 +20,7 @@ def _fresh(robot):
     return robot.replace(name=f"{robot.name}-{uuid.uuid4().hex}")
 
 
+@switched_on
 def test_a_kernel_cannot_be_replaced_through_the_robot():
     """The old attack: robot.derived.kernels["inverse_dynamics"] = (lambda ...: zeros) made rd.inverse_dynamics
     return zeros.  The robot holds no container of kernels any more, and its derived data is frozen."""
@@ -40,6 +42,7 @@ def test_a_kernel_cannot_be_replaced_through_the_robot():
     np.testing.assert_array_equal(rd.inverse_dynamics(robot, q, qd, qdd), tau)
 
 
+@switched_on
 def test_equal_robots_share_one_entry():
     a = _fresh(random_robot(40, nf=4, tree=True))
     b = a.replace()

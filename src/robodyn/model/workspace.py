@@ -63,11 +63,14 @@ class Workspace:
 
     def value(self, robot, key: Hashable, make: Callable[[], object]):
         """The value of ``key`` for ``robot``, computed by ``make()`` on first use and kept (the first one stored
-        wins when threads race)."""
+        wins when threads race); a None from ``make()`` is not kept: there is nothing yet, the next use asks again
+        (robodyn.native's entries while ROBODYN_NATIVE=0)."""
         entry = self._entry(robot)
         value = entry.get(key)
         if value is None:
-            value = entry.setdefault(key, make())
+            value = make()
+            if value is not None:
+                value = entry.setdefault(key, value)
         return value
 
     def shared(self, key: Hashable, make: Callable[[], object]):

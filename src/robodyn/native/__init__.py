@@ -210,6 +210,12 @@ def available() -> bool:
     return True
 
 
+def _switched_off() -> bool:
+    """True while the environment variable ROBODYN_NATIVE is 0 (read at every call): robodyn's functions then
+    neither build the kernels nor call them."""
+    return os.environ.get("ROBODYN_NATIVE", "").strip() == "0"
+
+
 def threaded() -> bool:
     """True when the loaded kernels split batches over threads (POSIX threads); False when they run serially."""
     return bool(_module().threaded())
@@ -273,7 +279,8 @@ def bind(robot: Robot, kind: str):
     """The entry of ``kind`` bound to ``robot`` once and kept in its workspace entry (key ``RUNNERS[kind]``):
     ``run(a, b, c, gravity, out=None, friction=True, least=0, fast=False)`` -> the result, or None where the kernels
     decline the call (the caller's general path then runs with its checks and messages); False where there are no
-    kernels here or they cannot serve this robot (the derivatives of a Stribeck term, whose slope they do not have).
+    kernels here or they cannot serve this robot (the derivatives of a Stribeck term, whose slope they do not have);
+    None while ROBODYN_NATIVE=0 (nothing built, nothing kept: the next call asks again).
 
     ``run`` takes one 1-D float64 state through the single-state entry (not the regressor), and, with ``least`` > 0,
     a batch (..., n) of at least ``least`` states of float64 NumPy arrays of one shape, finite, with gravity None or
@@ -293,7 +300,11 @@ RUNNERS = types.MappingProxyType({kind: "native_single_" + kind for kind in _KIN
 
 
 def _single_model(robot: Robot):
-    """(capsule, gravity, the C entry, n) of the single-state entry, or False where there are no kernels here."""
+    """(capsule, gravity, the C entry, n) of the single-state entry, False where there are no kernels here, or None
+    while ROBODYN_NATIVE=0: then nothing is built, and nothing kept (the workspace keeps no None: the next call with
+    the kernels switched on binds them)."""
+    if _switched_off():
+        return None
     if not available():
         return False
     module = _module()
@@ -314,7 +325,9 @@ def _runner(robot: Robot, kind: str):
     shape) bound once, so that a single state costs the C entry (which checks its buffers and ROBODYN_NATIVE) and
     one np.empty."""
     single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
-    if single is False or (kind.endswith("_derivatives") and np.any(robot.Fst != 0)):
+    if not single:
+        return single
+    if kind.endswith("_derivatives") and np.any(robot.Fst != 0):
         return False
     cap, g0, entry, n = single
     code, shape, empty, f64, ndarray = _KINDS.index(kind), _tail(robot, kind), np.empty, _F64, np.ndarray
@@ -352,7 +365,7 @@ def _runner(robot: Robot, kind: str):
         if out is not None and (type(out) is not ndarray or out.shape != batch + tail or out.dtype != f64
                                 or not out.flags.c_contiguous or not out.flags.writeable):
             return None
-        if os.environ.get("ROBODYN_NATIVE", "").strip() == "0" or not all(np.isfinite(x).all() for x in xs):
+        if _switched_off() or not all(np.isfinite(x).all() for x in xs):
             return None
         if out is None:
             res = (np.zeros if zeros else empty)((count,) + tail)
@@ -376,8 +389,8 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     (:func:`robodyn.dynamics.floating.augmented_robot`), everything that does not depend on the call bound once (as
     :func:`bind`): ``run(q, v, x, gravity, out=None, friction=True, least=0, fast=False)`` -> the result, or None where the
     entry declines the call (the caller's general path then runs with its checks and messages); False where there
-    are no kernels here.  Not kept here: the caller keeps it with the free-flyer robot itself
-    (:mod:`robodyn.dynamics.floating`), so that a single state looks up one workspace entry.
+    are no kernels here; None while ROBODYN_NATIVE=0 (nothing built).  Not kept here: the caller keeps it with the
+    free-flyer robot itself (:mod:`robodyn.dynamics.floating`), so that a single state looks up one workspace entry.
 
     ``kind``: "inverse_dynamics" (q (n + 7), v (n + 6), x = a (n + 6)), "inertia_matrix" (q; v, x ignored) or
     "forward_dynamics" (x = τ); ``gravity`` (3,) in the world frame, None for the robot's; ``tolerance``: how far
@@ -392,8 +405,8 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     dynamics' batches take the general path, whose augmented robot runs the batch kernels.
     """
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
-    if single is False:
-        return False
+    if not single:
+        return single
     cap, g0, _, n = single
     entry, code, empty, ndarray = _module().floating, _KINDS.index(kind), np.empty, np.ndarray
     inertia = kind == "inertia_matrix"
@@ -620,14 +633,15 @@ def bind_kinematics(robot: Robot, kind: str, part: int = 0, wrap=None):
     :func:`kinematics_key`), so that a call costs the C entry alone: ``run(q[, qd, qdd, frame, point])`` -> the
     result (a new array; for "link_kinematics" the parts ``part``, ``part`` + 1 of (ω, V, ω̇, V̇) as the named tuple
     class ``wrap``: one class per kind and part, the first bound is kept), or None where the kernels decline the
-    state (see :func:`kinematics_state`); False where there are no kernels here."""
+    state (see :func:`kinematics_state`); False where there are no kernels here; None while ROBODYN_NATIVE=0
+    (nothing built, nothing kept)."""
     return WORKSPACE.value(robot, kinematics_key(kind, part), lambda: _kinematics_entry(robot, kind, part, wrap))
 
 
 def _kinematics_entry(robot: Robot, kind: str, part: int, wrap):
     single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
-    if single is False:
-        return False
+    if not single:
+        return single
     return functools.partial(_module().kinematics_one, single[0], _KINEMATICS[kind], part, wrap)
 
 
@@ -657,7 +671,7 @@ def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None
     broadcastable to batch + (3,)), threaded over the states; batch + the kind's shape, or None where the kernels
     cannot serve it (none here, ROBODYN_NATIVE=0, a result that is not finite: the caller's NumPy path then gives
     the error)."""
-    if not available():
+    if _switched_off() or not available():
         return None
     module = _module()
     shape = _kinematics_shape(robot, kind)
@@ -691,7 +705,7 @@ def task_space_state(robot: Robot, q, qd, frame: int, point, rows, damping: floa
     single = WORKSPACE.get(robot, "native_single")
     if single is None:
         single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
-    if single is False:
+    if not single:
         return None
     if J is not None:
         if J.shape != (len(rows), robot.n) or Jdq.shape != (len(rows),):
@@ -707,7 +721,7 @@ def task_space_batch(robot: Robot, batch: tuple[int, ...], q, qd, frame: int, po
     ``J``, ``Jdq`` None or broadcastable to batch + (m, n), batch + (m,)), each state by the single state's
     instructions (a batch equals its states one by one bit for bit), threaded over the states.  Returns the parts
     with the batch axes first, or None (see :func:`task_space_state`; one singular state is enough)."""
-    if not available():
+    if _switched_off() or not available():
         return None
     module = _module()
     n = robot.n
