@@ -11,7 +11,7 @@ from robodyn import native
 from robodyn.native import build
 from robodyn.dynamics import executor
 from robodyn.errors import InputError, ModelError
-from tests.support.kernels import needs_kernels
+from tests.support.kernels import needs_kernels, numpy_path
 from tests.support.random_robots import random_robot
 
 pytestmark = needs_kernels
@@ -31,17 +31,18 @@ def test_builtin_robots_equal_numpy(name):
     robot = rd.load(name)
     q, qd, qdd = states(robot, 40)
     W = np.random.default_rng(1).normal(size=(40, robot.nf, 6))
-    tau = rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W)
+    tau = numpy_path(rd.inverse_dynamics, robot, q, qd, qdd, wrenches=W)
     assert rel(native.inverse_dynamics(robot, q, qd, qdd, wrenches=W), tau) < 1e-13
-    assert rel(native.gravity_torques(robot, q), rd.gravity_torques(robot, q)) < 1e-13
+    assert rel(native.gravity_torques(robot, q), numpy_path(rd.gravity_torques, robot, q)) < 1e-13
     A = native.inertia_matrix(robot, q)
-    assert rel(A, rd.inertia_matrix(robot, q)) < 1e-13
+    assert rel(A, numpy_path(rd.inertia_matrix, robot, q)) < 1e-13
     # direct dynamics: backward error of the solution (its forward error is amplified by cond(A))
     qdd_n = native.forward_dynamics(robot, q, qd, tau, wrenches=W)
-    residual = rd.inverse_dynamics(robot, q, qd, qdd_n, wrenches=W) - tau
+    residual = numpy_path(rd.inverse_dynamics, robot, q, qd, qdd_n, wrenches=W) - tau
     assert np.max(np.abs(residual)) / np.max(np.abs(tau)) < 1e-12
-    assert rel(native.regressor(robot, q, qd, qdd), rd.regressor(robot, q, qd, qdd)) < 1e-13
-    assert rel(native.regressor(robot, q, qd, qdd, friction=False), rd.regressor(robot, q, qd, qdd, friction=False)) < 1e-13
+    assert rel(native.regressor(robot, q, qd, qdd), numpy_path(rd.regressor, robot, q, qd, qdd)) < 1e-13
+    assert rel(native.regressor(robot, q, qd, qdd, friction=False),
+               numpy_path(rd.regressor, robot, q, qd, qdd, friction=False)) < 1e-13
 
 
 @given(seed=st.integers(0, 10_000), tree=st.booleans())
@@ -51,15 +52,16 @@ def test_random_robots_equal_numpy(seed, tree):
     q, qd, qdd = states(robot, 7, seed)
     rng = np.random.default_rng(seed)
     W, G = rng.normal(size=(7, robot.nf, 6)), rng.normal(size=(7, 3)) * 9.81
-    tau = rd.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=G)
+    tau = numpy_path(rd.inverse_dynamics, robot, q, qd, qdd, wrenches=W, gravity=G)
     assert rel(native.inverse_dynamics(robot, q, qd, qdd, wrenches=W, gravity=G), tau) < 1e-12
-    assert rel(native.gravity_torques(robot, q, gravity=G), rd.gravity_torques(robot, q, gravity=G)) < 1e-12
-    assert rel(native.inertia_matrix(robot, q), rd.inertia_matrix(robot, q)) < 1e-12
+    assert rel(native.gravity_torques(robot, q, gravity=G), numpy_path(rd.gravity_torques, robot, q, gravity=G)) < 1e-12
+    A = numpy_path(rd.inertia_matrix, robot, q)
+    assert rel(native.inertia_matrix(robot, q), A) < 1e-12
     qdd_n = native.forward_dynamics(robot, q, qd, tau, wrenches=W, gravity=G)
-    A = rd.inertia_matrix(robot, q)
     bound = 1e-12 * np.linalg.cond(A).max()
     assert rel(qdd_n, qdd) < max(bound, 1e-12)
-    assert rel(native.regressor(robot, q, qd, qdd, gravity=G), rd.regressor(robot, q, qd, qdd, gravity=G)) < 1e-12
+    assert rel(native.regressor(robot, q, qd, qdd, gravity=G),
+               numpy_path(rd.regressor, robot, q, qd, qdd, gravity=G)) < 1e-12
 
 
 @settings(max_examples=25, deadline=None)
@@ -71,7 +73,7 @@ def test_long_chain_inertia_matrix_rows(seed, nf):
     robot = random_robot(seed, nf=nf, fixed=True)
     q, qd, tau = states(robot, 7, seed)
     A = native.inertia_matrix(robot, q)
-    ref = rd.inertia_matrix(robot, q)   # 7 states: robodyn's NumPy recursion
+    ref = numpy_path(rd.inertia_matrix, robot, q)
     assert rel(A, ref) < 1e-12
     np.testing.assert_array_equal(A, np.swapaxes(A, -1, -2))
     np.testing.assert_array_equal(native.inertia_matrix(robot, q[4]), A[4])
@@ -93,7 +95,7 @@ def test_inertia_matrix_with_massless_links(seed, tree, nf):
     robot = robot.replace(params=params)
     q = states(robot, 7, seed)[0]
     A = native.inertia_matrix(robot, q)
-    assert rel(A, rd.inertia_matrix(robot, q)) < 1e-12   # 7 states: robodyn's NumPy recursion
+    assert rel(A, numpy_path(rd.inertia_matrix, robot, q)) < 1e-12
     for k in (0, 3, 6):
         np.testing.assert_array_equal(native.inertia_matrix(robot, q[k]), A[k])
 
@@ -114,7 +116,7 @@ def test_inertia_matrix_of_a_free_flyers_augmented_robot(seed, nf):
     q[:6, :6] = 0.0          # the first block: the free flyer's virtual state; the second: a virtual joint moved
     q[6, 2] = 0.3
     A = native.inertia_matrix(aug, q)
-    assert rel(A, rd.inertia_matrix(aug, q)) < 1e-12   # 7 states: robodyn's NumPy recursion
+    assert rel(A, numpy_path(rd.inertia_matrix, aug, q)) < 1e-12
     for k in (0, 3, 5, 6):
         np.testing.assert_array_equal(native.inertia_matrix(aug, q[k]), A[k])
 
@@ -123,7 +125,7 @@ def test_regressor_times_parameters_is_inverse_dynamics():
     robot = rd.load("wam7")
     q, qd, qdd = states(robot, 25)
     K = rd.parameters.standard_parameter_vector(robot)
-    assert rel(native.regressor(robot, q, qd, qdd) @ K, rd.inverse_dynamics(robot, q, qd, qdd)) < 1e-13
+    assert rel(native.regressor(robot, q, qd, qdd) @ K, numpy_path(rd.inverse_dynamics, robot, q, qd, qdd)) < 1e-13
 
 
 def test_pinocchio_agrees_on_a_long_chain():
@@ -165,9 +167,9 @@ def test_threads_give_identical_results(size):
         for k in range(min(size, 3)):
             assert rel(one[0][k], rd.dynamics.newton_euler.rnea(robot, q[k], qd[k], qdd[k], g[k], W[k])
                        + rd.friction_torques(robot, qd[k])) < 1e-13
-            assert rel(one[2][k], rd.inertia_matrix(robot, q[k])) < 1e-13
-            assert rel(one[4][k], rd.regressor(robot, q[k], qd[k], qdd[k], gravity=g[k])) < 1e-13
-        residual = rd.inverse_dynamics(robot, q, qd, one[3], wrenches=W, gravity=g) - tau
+            assert rel(one[2][k], numpy_path(rd.inertia_matrix, robot, q[k])) < 1e-13
+            assert rel(one[4][k], numpy_path(rd.regressor, robot, q[k], qd[k], qdd[k], gravity=g[k])) < 1e-13
+        residual = numpy_path(rd.inverse_dynamics, robot, q, qd, one[3], wrenches=W, gravity=g) - tau
         assert np.max(np.abs(residual)) / np.max(np.abs(tau)) < 1e-11
 
 

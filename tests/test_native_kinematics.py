@@ -12,7 +12,7 @@ import robodyn as rd
 from robodyn import kinematics as kin
 from robodyn import native
 from robodyn.dynamics import task_space as ts
-from tests.support.kernels import needs_kernels
+from tests.support.kernels import needs_kernels, numpy_path
 from tests.support.random_robots import random_robot
 
 pytestmark = needs_kernels
@@ -20,13 +20,6 @@ pytestmark = needs_kernels
 
 def rel(a, b):
     return np.max(np.abs(np.asarray(a) - np.asarray(b)), initial=0.0) / max(1.0, np.max(np.abs(b), initial=0.0))
-
-
-def numpy_path(fn):
-    """``fn()`` with robodyn's compiled kernels switched off (the NumPy recursions)."""
-    with pytest.MonkeyPatch.context() as m:
-        m.setenv("ROBODYN_NATIVE", "0")
-        return fn()
 
 
 def base_poses(robot, q):

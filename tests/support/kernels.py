@@ -51,3 +51,12 @@ def has_compiler() -> bool:
 
 #: the marker of a test that compiles C (a customized model of rd.compile, a kernel text through its host shim)
 needs_compiler = pytest.mark.skipif(not has_compiler(), reason="no C compiler ($CC, cc, gcc or clang on PATH)")
+
+
+def numpy_path(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` on robodyn's NumPy recursions (ROBODYN_NATIVE=0 for this call alone): the reference
+    of a kernel.  A float64 batch, or one state, of ``rd.inertia_matrix`` & co. otherwise runs the kernels
+    themselves, and a test would compare them with themselves."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROBODYN_NATIVE", "0")
+        return fn(*args, **kwargs)
