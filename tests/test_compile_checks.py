@@ -2,8 +2,6 @@
 NumericOverflowError, forward dynamics at a state where A(q) is singular a ModelError naming the joint; C and
 NumPy back ends, one state (the C entry) and batches (lane blocks, remainders, threads), large-model bodies."""
 
-import shutil
-
 import numpy as np
 import pytest
 
@@ -11,8 +9,9 @@ import robodyn as rd
 from robodyn.native import build
 from robodyn.symbolic.codegen import c_code
 from robodyn.symbolic.compile import CompiledModel
+from tests.support.kernels import has_compiler, needs_compiler
 
-BACKENDS = ["numpy"] + (["c"] if shutil.which("cc") or shutil.which("gcc") else [])
+BACKENDS = ["numpy"] + (["c"] if has_compiler() else [])
 
 #: Joint 2 moves a massless link and, through the free joint 3, a point mass: its articulated inertia H_2 is
 #: m (l sin q3)^2-like, exactly 0 at q3 = 0 (mass in line with joints 2 and 3) and positive elsewhere, so A(q) is
@@ -99,7 +98,7 @@ def test_huge_gravity_and_wrenches_raise(backend):
     assert np.all(np.isfinite(f(q, q, q, wrenches=np.ones((robot.nf, 6)))))
 
 
-@pytest.mark.skipif("c" not in BACKENDS, reason="no C compiler")
+@needs_compiler
 def test_the_c_entry_declines_a_failed_check_and_serves_good_states():
     robot = rd.load("rx90")
     f = rd.compile(robot, "inverse_dynamics")
@@ -113,7 +112,7 @@ def test_the_c_entry_declines_a_failed_check_and_serves_good_states():
     assert isinstance(f, CompiledModel)
 
 
-@pytest.mark.skipif("c" not in BACKENDS, reason="no C compiler")
+@needs_compiler
 def test_large_model_bodies_check_too(monkeypatch):
     """Above c_code.LANES_LIMIT the body is cut in functions (forced here): the pivot checks cross the cuts."""
     monkeypatch.setattr(c_code, "LANES_LIMIT", 0)

@@ -2,17 +2,15 @@
 (and NumPy), against rd.inverse_dynamics_derivatives / rd.forward_dynamics_derivatives (the dual-number
 recursion, an independent path)."""
 
-import shutil
-
 import numpy as np
 import pytest
 
 import robodyn as rd
 from robodyn.symbolic.codegen import numpy_code
 from robodyn.symbolic.derivative_model import derivative_model
+from tests.support.kernels import needs_compiler
 from tests.support.random_robots import random_robot, random_state
 
-HAS_CC = shutil.which("cc") is not None or shutil.which("gcc") is not None
 KINDS = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
 
 
@@ -35,7 +33,7 @@ def test_derivative_models_equal_the_analytic_derivatives(seed, kind):
     assert _rel(out, np.concatenate(list(ref), axis=-2)) < 1e-12
 
 
-@pytest.mark.skipif(not HAS_CC, reason="no C compiler")
+@needs_compiler
 @pytest.mark.parametrize("kind", KINDS)
 def test_compiled_c_derivatives(kind):
     """rd.compile(robot, kind): the record of the numeric function, batched, one state, wrenches and another
@@ -79,7 +77,7 @@ def test_kinematics_models_equal_the_numeric_kinematics(seed):
                                        atol=1e-13 * (1 + np.abs(a).max()))
 
 
-@pytest.mark.skipif(not HAS_CC, reason="no C compiler")
+@needs_compiler
 def test_compiled_c_kinematics():
     robot = rd.load("panda")
     q, qd = np.random.default_rng(3).uniform(-1, 1, (2, 10, robot.n))
@@ -103,7 +101,7 @@ def test_compile_kinematics_options_are_checked():
         rd.compile(robot, "jacobian", backend="numpy", frame=9)
 
 
-@pytest.mark.parametrize("backend", [pytest.param("c", marks=pytest.mark.skipif(not HAS_CC, reason="no C compiler")),
+@pytest.mark.parametrize("backend", [pytest.param("c", marks=needs_compiler),
                                      "numpy"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_derivatives_with_parameters_as_input(kind, backend):

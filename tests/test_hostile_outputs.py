@@ -23,12 +23,12 @@ import robodyn as rd
 from robodyn.files import MANIFEST, remove_stale_temporaries, write_atomically, write_folder_atomically
 from robodyn.cli import app
 from robodyn.robots import __file__ as _robots_init
+from tests.support.kernels import needs_compiler
 
 runner = CliRunner()
 SRC = str(Path(rd.__file__).parents[1])
 PLANAR2R = (Path(_robots_init).parent / "planar2r.yaml").read_text()
-CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler")
+needs_cc = needs_compiler
 posix = pytest.mark.skipif(os.name != "posix", reason="POSIX files and signals")
 root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root (mknod, chown)")
 
