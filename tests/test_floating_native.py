@@ -281,7 +281,7 @@ def test_a_batch_of_inertia_matrices_in_one_c_call():
 
 def test_floating_inertia_matrix_with_fast_trigonometry():
     """trig="fast": the augmented robot's kernels with the vectorised sincos, bit for bit (a batch in the free-flyer
-    entry, one state through the general path, each state its batch row), within rounding of the default."""
+    entry, one state as a batch of one, each state its batch row), within rounding of the default."""
     robot = _robot(14)
     q = random_free_state(robot.n, 14, (6,))[0]
     M = rd.floating.floating_inertia_matrix(robot, q, trig="fast")
@@ -292,3 +292,25 @@ def test_floating_inertia_matrix_with_fast_trigonometry():
     assert _rel(M, rd.floating.floating_inertia_matrix(robot, q)) < 1e-13
     with pytest.raises(rd.InputError, match="trig"):
         rd.floating.floating_inertia_matrix(robot, q, trig="quick")
+
+
+def test_floating_inverse_dynamics_with_fast_trigonometry():
+    """trig="fast" for a free flyer's inverse dynamics: the free-flyer entry's batch with the vectorised sincos (its
+    results differ from the default's in the last bits, so it ran), one state as a batch of one, bit for bit its
+    row, within rounding of the default; out= written and returned, also through rd.inverse_dynamics."""
+    robot = _robot(15)
+    q, v, a = random_free_state(robot.n, 15, (64,))
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a, trig="fast")
+    exact = rd.floating.floating_inverse_dynamics(robot, q, v, a)
+    assert _rel(tau, exact) < 1e-13 and not np.array_equal(tau, exact)
+    for k in (0, 5, 63):
+        np.testing.assert_array_equal(rd.floating.floating_inverse_dynamics(robot, q[k], v[k], a[k], trig="fast"),
+                                      tau[k])
+    out = np.empty_like(tau)
+    assert rd.inverse_dynamics(robot, q, v, a, out=out, trig="fast") is out
+    np.testing.assert_array_equal(out, tau)
+    one = np.empty(tau.shape[-1])
+    assert rd.floating.floating_inverse_dynamics(robot, q[3], v[3], a[3], out=one, trig="fast") is one
+    np.testing.assert_array_equal(one, tau[3])
+    with pytest.raises(rd.InputError, match="trig"):
+        rd.floating.floating_inverse_dynamics(robot, q, v, a, trig="quick")

@@ -110,8 +110,8 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
         compiled kernels compute them four states at a time by their own vectorised sincos, within 1 ulp of the C
         library's (results differ from the default's by rounding, ~1e-15 relative; docs/scaling.md), one state
         equal to its row of a batch bit for bit.  A permission, not a request: where a call does not run those
-        kernels (another ``method``, float32, one state with wrenches, a floating base, ``ROBODYN_NATIVE=0``),
-        the result is computed as by default.
+        kernels (another ``method``, float32, one state with wrenches, a floating base with wrenches,
+        ``ROBODYN_NATIVE=0``), the result is computed as by default.
 
     Returns
     -------
@@ -131,7 +131,7 @@ def inverse_dynamics(robot, q, qd, qdd, wrenches=None, gravity=None, method: str
         return newton_euler.inverse_dynamics(robot, q, qd, qdd, wrenches, gravity, out, trig)
     check_trig(trig)
     if getattr(robot, "base", "fixed") != "fixed":  # free-flyer arrays (docs/floating-base.md)
-        return into("inverse_dynamics", out, floating.floating_inverse_dynamics(robot, q, qd, qdd, wrenches, gravity))
+        return floating.floating_inverse_dynamics(robot, q, qd, qdd, wrenches, gravity, out=out, trig=trig)
     return into("inverse_dynamics", out, _pick("inverse_dynamics", method)(robot, q, qd, qdd, wrenches, gravity))
 
 
@@ -197,7 +197,7 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     out : ndarray, optional
         The result's buffer, as in :func:`inverse_dynamics`.
     trig : str
-        ``"exact"`` (default) or ``"fast"``, as in :func:`inverse_dynamics`.
+        ``"exact"`` (default) or ``"fast"``, as in :func:`inverse_dynamics`; a floating base computes as by default.
 
     Returns
     -------

@@ -197,7 +197,8 @@ def _wrenches(robot: Robot, wrenches, batch, dtype):
     return out
 
 
-def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None) -> np.ndarray:
+def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None, out=None,
+                              trig: str = "exact") -> np.ndarray:
     """Inverse dynamics of a floating or mobile base robot: base wrench and joint torques (Pinocchio's ``rnea``).
 
     Parameters
@@ -212,14 +213,20 @@ def floating_inverse_dynamics(robot: Robot, q, v, a, wrenches=None, gravity=None
         As in :func:`robodyn.inverse_dynamics`: exerted BY link j ON the environment, in R_j, moment about O_j.
     gravity : array_like (3,) or (..., 3), optional
         g in the world frame (m/s²); default ``robot.gravity``.
+    out : ndarray (..., n + 6), optional
+        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
+    trig : str
+        ``"exact"`` (default) or ``"fast"``, as in :func:`robodyn.inverse_dynamics`: float64 NumPy arrays without
+        ``wrenches`` and with one gravity (3,) take the free-flyer kernel's vectorised sincos, one state as its
+        row of a batch, bit for bit; other calls compute as by default.
 
     Returns
     -------
     ndarray (..., n + 6)
         [f_0 (N), m_0 (N m)]: the wrench on the base in R_0 about O_0 (zero for a free base moving by its
-        dynamics), then the joint torques Γ with friction and rotor inertia ([9.94]).
+        dynamics), then the joint torques Γ with friction and rotor inertia ([9.94]); ``out`` when given.
     """
-    return executor.execute(_INVERSE, robot, q, v, a, wrenches, gravity)
+    return executor.execute(_INVERSE, robot, q, v, a, wrenches, gravity, None, out, trig)
 
 
 def _inverse_general(robot: Robot, q, v, a, wrenches, gravity, friction=None, fast=False) -> np.ndarray:

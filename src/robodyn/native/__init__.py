@@ -401,7 +401,7 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     is declined.  The inverse dynamics also takes a batch: q (..., n + 7), v and x (..., n + 6) float64 NumPy arrays
     of one batch shape, gravity None or (3,); so does the inertia matrix: q (..., n + 7) (the entry's threads, its
     checks, ``out`` of the result's shape; else declined), with the trigonometry of ``fast`` (trig="fast"); one state
-    with ``fast`` is declined.  ``friction`` and ``least`` (the fixed-base entry's) are not read: the forward
+    with ``fast`` runs as a batch of one, its numbers those of its row in a batch.  ``friction`` and ``least`` (the fixed-base entry's) are not read: the forward
     dynamics' batches take the general path, whose augmented robot runs the batch kernels.
     """
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
@@ -416,8 +416,12 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     def run(q, v, x, gravity, out=None, friction=True, least=0, fast=False):
         if batches and type(q) is ndarray and q.ndim > 1:
             return many(q, v, x, gravity, out, fast)
-        if fast:
-            return None
+        if fast:  # one state as a batch of one: the batch's trigonometry, so its row's numbers bit for bit
+            if not batches or type(q) is not ndarray or q.ndim != 1 or (out is not None and type(out) is not ndarray):
+                return None
+            res = many(q[None], *(a[None] if type(a) is ndarray else a for a in (v, x)), gravity,
+                       None if out is None else out[None], fast)
+            return None if res is None else res[0] if out is None else out
         if out is None:
             res = empty(shape)
         elif type(out) is ndarray and out.shape == shape:
