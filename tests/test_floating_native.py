@@ -314,3 +314,38 @@ def test_floating_inverse_dynamics_with_fast_trigonometry():
     np.testing.assert_array_equal(one, tau[3])
     with pytest.raises(rd.InputError, match="trig"):
         rd.floating.floating_inverse_dynamics(robot, q, v, a, trig="quick")
+
+
+def test_floating_forward_dynamics_with_fast_trigonometry():
+    """trig="fast" for a free flyer's forward dynamics: the augmented robot's kernels with the vectorised sincos
+    (the last bits differ from the default's, so they ran), one state bit for bit its row, within cond(A) times
+    rounding of the default; out= written and returned, also through rd.forward_dynamics."""
+    robot = _robot(16)
+    q, v, tau = random_free_state(robot.n, 16, (64,))
+    a = rd.floating.floating_forward_dynamics(robot, q, v, tau, trig="fast")
+    exact = rd.floating.floating_forward_dynamics(robot, q, v, tau)
+    cond = np.linalg.cond(rd.floating.floating_inertia_matrix(robot, q)).max()
+    assert _rel(a, exact) < 1e-14 * cond and not np.array_equal(a, exact)
+    for k in (0, 5, 63):
+        np.testing.assert_array_equal(rd.floating.floating_forward_dynamics(robot, q[k], v[k], tau[k], trig="fast"),
+                                      a[k])
+    out = np.empty_like(a)
+    assert rd.forward_dynamics(robot, q, v, tau, out=out, trig="fast") is out
+    np.testing.assert_array_equal(out, a)
+    with pytest.raises(rd.InputError, match="trig"):
+        rd.floating.floating_forward_dynamics(robot, q, v, tau, trig="quick")
+
+
+def test_mobile_forward_dynamics_takes_out_and_checks_trig():
+    """A mobile base's forward dynamics (its base acceleration given) fills out= and refuses an unknown trig, as a
+    floating base's does; trig="fast" computes as by default there."""
+    robot = _robot(17, base="mobile")
+    q, v, tau = random_free_state(robot.n, 17, (5,))
+    acc = np.random.default_rng(17).normal(size=(5, 6))
+    a = rd.floating.floating_forward_dynamics(robot, q, v, tau[:, 6:], base_acceleration=acc)
+    out = np.empty_like(a)
+    assert rd.floating.floating_forward_dynamics(robot, q, v, tau[:, 6:], base_acceleration=acc, out=out,
+                                                 trig="fast") is out
+    np.testing.assert_array_equal(out, a)
+    with pytest.raises(rd.InputError, match="trig"):
+        rd.floating.floating_forward_dynamics(robot, q, v, tau[:, 6:], base_acceleration=acc, trig="quick")

@@ -197,7 +197,7 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
     out : ndarray, optional
         The result's buffer, as in :func:`inverse_dynamics`.
     trig : str
-        ``"exact"`` (default) or ``"fast"``, as in :func:`inverse_dynamics`; a floating base computes as by default.
+        ``"exact"`` (default) or ``"fast"``, as in :func:`inverse_dynamics`.
 
     Returns
     -------
@@ -218,7 +218,7 @@ def forward_dynamics(robot, q, qd, tau, wrenches=None, gravity=None, method: str
         return recursive.forward_dynamics(robot, q, qd, tau, wrenches, gravity, out, trig)
     check_trig(trig)
     if getattr(robot, "base", "fixed") != "fixed":
-        return into("forward_dynamics", out, floating.floating_forward_dynamics(robot, q, qd, tau, wrenches, gravity))
+        return floating.floating_forward_dynamics(robot, q, qd, tau, wrenches, gravity, out=out, trig=trig)
     return into("forward_dynamics", out, _pick("forward_dynamics", method)(robot, q, qd, tau, wrenches, gravity))
 
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robodyn.arrays import as_real_array, finite_result, working_dtype
+from robodyn.arrays import as_real_array, finite_result, into, working_dtype
 from robodyn.model.robot import check_robot
 from robodyn.model.workspace import WORKSPACE
 from robodyn.model.arguments import frame_index, joint_arrays
@@ -276,7 +276,8 @@ def _inertia_general(robot: Robot, q, v=None, x=None, wrenches=None, gravity=Non
                                     trig="fast" if fast else "exact")
 
 
-def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=None, base_acceleration=None) -> np.ndarray:
+def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=None, base_acceleration=None,
+                              out=None, trig: str = "exact") -> np.ndarray:
     """Forward dynamics with a floating base (Pinocchio's ``aba``) or a mobile base of given acceleration.
 
     Floating base: the articulated-body algorithm of §9.7.2 ([9.100]–[9.124]) on the augmented robot, O(n).
@@ -293,6 +294,12 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
     wrenches, gravity : as in :func:`floating_inverse_dynamics`.
     base_acceleration : array_like (..., 6), mobile base only (required)
         [v̇_0, ω̇_0] of the base, in R_0.
+    out : ndarray (..., n + 6), optional
+        The result's buffer, as in :func:`robodyn.inverse_dynamics`.
+    trig : str
+        ``"exact"`` (default) or ``"fast"``, as in :func:`robodyn.inverse_dynamics`: a floating base's augmented
+        robot runs the kernels with the vectorised sincos, one state bit for bit its row of a batch; a mobile base
+        computes as by default.
 
     Returns
     -------
@@ -305,16 +312,18 @@ def floating_forward_dynamics(robot: Robot, q, v, tau, wrenches=None, gravity=No
         A singular model (a joint or the base moving only massless bodies).
     """
     if base_acceleration is None:  # a floating base (a mobile one is refused by _forward_general)
-        return executor.execute(_FORWARD, robot, q, v, tau, wrenches, gravity)
+        return executor.execute(_FORWARD, robot, q, v, tau, wrenches, gravity, None, out, trig)
     robot = _moving(robot, "forward_dynamics")
     if robot.base != "mobile":
         raise InputError("forward_dynamics: base_acceleration is for a mobile base; a floating base's acceleration "
                          "is computed")
-    return _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration)
+    native.check_trig(trig)
+    return into("forward_dynamics", out, _mobile_forward(robot, q, v, tau, wrenches, gravity, base_acceleration))
 
 
 def _forward_general(robot: Robot, q, v, tau, wrenches, gravity, friction=None, fast=False) -> np.ndarray:
-    """Any free-flyer state of a floating base: the augmented robot's articulated-body recursion."""
+    """Any free-flyer state of a floating base: the augmented robot's articulated-body recursion (``fast``:
+    trig="fast")."""
     what = "forward_dynamics"
     robot = _moving(robot, what)
     if robot.base == "mobile":
@@ -325,7 +334,8 @@ def _forward_general(robot: Robot, q, v, tau, wrenches, gravity, friction=None, 
     dtype, batch, arr, R = _arrays(robot, what, q=q, v=v, tau=tau)
     qa, qda, g = _virtual_state(robot, arr["q"], arr["v"], R, gravity, batch, dtype)
     qdd = recursive.forward_dynamics(augmented_robot(robot), qa, qda, arr["tau"],
-                                     wrenches=_wrenches(robot, wrenches, batch, dtype), gravity=g)
+                                     wrenches=_wrenches(robot, wrenches, batch, dtype), gravity=g,
+                                     trig="fast" if fast else "exact")
     return finite_result("forward_dynamics", _virtual_acceleration(arr["v"], qdd, -1))
 
 
