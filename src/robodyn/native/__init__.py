@@ -401,8 +401,9 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     is declined.  The inverse dynamics also takes a batch: q (..., n + 7), v and x (..., n + 6) float64 NumPy arrays
     of one batch shape, gravity None or (3,); so does the inertia matrix: q (..., n + 7) (the entry's threads, its
     checks, ``out`` of the result's shape; else declined), with the trigonometry of ``fast`` (trig="fast"); one state
-    with ``fast`` runs as a batch of one, its numbers those of its row in a batch.  ``friction`` and ``least`` (the fixed-base entry's) are not read: the forward
-    dynamics' batches take the general path, whose augmented robot runs the batch kernels.
+    with ``fast`` runs as a batch of one, its numbers those of its row in a batch.  ``friction`` and ``least`` (the
+    fixed-base entry's) are not read: the forward dynamics' batches take the general path, whose augmented robot
+    runs the batch kernels.
     """
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
     if not single:
