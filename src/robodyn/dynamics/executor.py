@@ -31,7 +31,6 @@ every other path computes as by default.  ``ROBODYN_NATIVE`` (0: no compiled cod
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -42,7 +41,7 @@ from robodyn.arrays import check_array, finite_result, into
 from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
-from robodyn.native import RUNNERS, check_trig
+from robodyn.native import RUNNERS, check_trig, enabled
 
 _F64 = np.dtype(np.float64)
 _EXACT = "exact"  # the default of trig= (an interned literal: `is` finds the default without a string comparison)
@@ -137,12 +136,6 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
     g = check_array("gravity", robot.gravity if gravity is None else gravity, (3,), batch, dtype)
     fe = None if wrenches is None else check_array("wrenches", wrenches, (robot.nf, 6), batch, dtype)
     return into(spec.name, out, finite_result(spec.name, spec.numpy(robot, *joint, g, fe)))
-
-
-def enabled() -> bool:
-    """False when the environment variable ROBODYN_NATIVE is 0: robodyn's generic compiled kernels switched off.
-    Read at every call."""
-    return os.environ.get("ROBODYN_NATIVE", "").strip() != "0"
 
 
 def takes_batch(dtype, batch: tuple[int, ...], least: int = MIN_BATCH) -> bool:

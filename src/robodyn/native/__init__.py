@@ -210,10 +210,10 @@ def available() -> bool:
     return True
 
 
-def _switched_off() -> bool:
-    """True while the environment variable ROBODYN_NATIVE is 0 (read at every call): robodyn's functions then
+def enabled() -> bool:
+    """False while the environment variable ROBODYN_NATIVE is 0 (read at every call): robodyn's functions then
     neither build the kernels nor call them."""
-    return os.environ.get("ROBODYN_NATIVE", "").strip() == "0"
+    return os.environ.get("ROBODYN_NATIVE", "").strip() != "0"
 
 
 def threaded() -> bool:
@@ -303,7 +303,7 @@ def _single_model(robot: Robot):
     """(capsule, gravity, the C entry, n) of the single-state entry, False where there are no kernels here, or None
     while ROBODYN_NATIVE=0: then nothing is built, and nothing kept (the workspace keeps no None: the next call with
     the kernels switched on binds them)."""
-    if _switched_off():
+    if not enabled():
         return None
     if not available():
         return False
@@ -365,7 +365,7 @@ def _runner(robot: Robot, kind: str):
         if out is not None and (type(out) is not ndarray or out.shape != batch + tail or out.dtype != f64
                                 or not out.flags.c_contiguous or not out.flags.writeable):
             return None
-        if _switched_off() or not all(np.isfinite(x).all() for x in xs):
+        if not enabled() or not all(np.isfinite(x).all() for x in xs):
             return None
         if out is None:
             res = (np.zeros if zeros else empty)((count,) + tail)
@@ -676,7 +676,7 @@ def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None
     broadcastable to batch + (3,)), threaded over the states; batch + the kind's shape, or None where the kernels
     cannot serve it (none here, ROBODYN_NATIVE=0, a result that is not finite: the caller's NumPy path then gives
     the error)."""
-    if _switched_off() or not available():
+    if not enabled() or not available():
         return None
     module = _module()
     shape = _kinematics_shape(robot, kind)
@@ -726,7 +726,7 @@ def task_space_batch(robot: Robot, batch: tuple[int, ...], q, qd, frame: int, po
     ``J``, ``Jdq`` None or broadcastable to batch + (m, n), batch + (m,)), each state by the single state's
     instructions (a batch equals its states one by one bit for bit), threaded over the states.  Returns the parts
     with the batch axes first, or None (see :func:`task_space_state`; one singular state is enough)."""
-    if _switched_off() or not available():
+    if not enabled() or not available():
         return None
     module = _module()
     n = robot.n
