@@ -294,46 +294,29 @@ def test_floating_inertia_matrix_with_fast_trigonometry():
         rd.floating.floating_inertia_matrix(robot, q, trig="quick")
 
 
-def test_floating_inverse_dynamics_with_fast_trigonometry():
-    """trig="fast" for a free flyer's inverse dynamics: the free-flyer entry's batch with the vectorised sincos (its
-    results differ from the default's in the last bits, so it ran), one state as a batch of one, bit for bit its
-    row, within rounding of the default; out= written and returned, also through rd.inverse_dynamics."""
-    robot = _robot(15)
-    q, v, a = random_free_state(robot.n, 15, (64,))
-    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a, trig="fast")
-    exact = rd.floating.floating_inverse_dynamics(robot, q, v, a)
-    assert _rel(tau, exact) < 1e-13 and not np.array_equal(tau, exact)
+@pytest.mark.parametrize("name, seed", [("inverse_dynamics", 15), ("forward_dynamics", 16)])
+def test_floating_dynamics_with_fast_trigonometry(name, seed):
+    """trig="fast" for a free flyer's inverse and forward dynamics: the kernels with the vectorised sincos (the
+    results differ from the default's in the last bits, so they ran), one state bit for bit its row of the batch,
+    within rounding of the default (times cond(A) for q̈); out= written and returned, also through rd.<name>."""
+    floating, fixed = getattr(rd.floating, "floating_" + name), getattr(rd, name)
+    robot = _robot(seed)
+    q, v, x = random_free_state(robot.n, seed, (64,))
+    y = floating(robot, q, v, x, trig="fast")
+    exact = floating(robot, q, v, x)
+    bound = 1e-13 if name == "inverse_dynamics" else 1e-14 * np.linalg.cond(rd.floating.floating_inertia_matrix(
+        robot, q)).max()
+    assert _rel(y, exact) < bound and not np.array_equal(y, exact)
     for k in (0, 5, 63):
-        np.testing.assert_array_equal(rd.floating.floating_inverse_dynamics(robot, q[k], v[k], a[k], trig="fast"),
-                                      tau[k])
-    out = np.empty_like(tau)
-    assert rd.inverse_dynamics(robot, q, v, a, out=out, trig="fast") is out
-    np.testing.assert_array_equal(out, tau)
-    one = np.empty(tau.shape[-1])
-    assert rd.floating.floating_inverse_dynamics(robot, q[3], v[3], a[3], out=one, trig="fast") is one
-    np.testing.assert_array_equal(one, tau[3])
+        np.testing.assert_array_equal(floating(robot, q[k], v[k], x[k], trig="fast"), y[k])
+    out = np.empty_like(y)
+    assert fixed(robot, q, v, x, out=out, trig="fast") is out
+    np.testing.assert_array_equal(out, y)
+    one = np.empty(y.shape[-1])
+    assert floating(robot, q[3], v[3], x[3], out=one, trig="fast") is one
+    np.testing.assert_array_equal(one, y[3])
     with pytest.raises(rd.InputError, match="trig"):
-        rd.floating.floating_inverse_dynamics(robot, q, v, a, trig="quick")
-
-
-def test_floating_forward_dynamics_with_fast_trigonometry():
-    """trig="fast" for a free flyer's forward dynamics: the augmented robot's kernels with the vectorised sincos
-    (the last bits differ from the default's, so they ran), one state bit for bit its row, within cond(A) times
-    rounding of the default; out= written and returned, also through rd.forward_dynamics."""
-    robot = _robot(16)
-    q, v, tau = random_free_state(robot.n, 16, (64,))
-    a = rd.floating.floating_forward_dynamics(robot, q, v, tau, trig="fast")
-    exact = rd.floating.floating_forward_dynamics(robot, q, v, tau)
-    cond = np.linalg.cond(rd.floating.floating_inertia_matrix(robot, q)).max()
-    assert _rel(a, exact) < 1e-14 * cond and not np.array_equal(a, exact)
-    for k in (0, 5, 63):
-        np.testing.assert_array_equal(rd.floating.floating_forward_dynamics(robot, q[k], v[k], tau[k], trig="fast"),
-                                      a[k])
-    out = np.empty_like(a)
-    assert rd.forward_dynamics(robot, q, v, tau, out=out, trig="fast") is out
-    np.testing.assert_array_equal(out, a)
-    with pytest.raises(rd.InputError, match="trig"):
-        rd.floating.floating_forward_dynamics(robot, q, v, tau, trig="quick")
+        floating(robot, q, v, x, trig="quick")
 
 
 def test_mobile_forward_dynamics_takes_out_and_checks_trig():

@@ -11,7 +11,7 @@ import robodyn as rd
 from robodyn import native
 from robodyn.dynamics import executor
 from robodyn.dynamics.friction_models import frictionless
-from tests.support.kernels import needs_kernels
+from tests.support.kernels import needs_kernels, numpy_path
 from tests.support.random_robots import random_robot
 
 pytestmark = needs_kernels
@@ -23,9 +23,8 @@ def rel(a, b):
 
 def numpy_derivatives(robot, q, qd, qdd, gravity, wrenches):
     """(..., 2, n, n) from the NumPy recursion (ROBODYN_NATIVE=0, no friction), the reference of the C kernel."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ROBODYN_NATIVE", "0")
-        dq, dqd = rd.inverse_dynamics_derivatives(frictionless(robot), q, qd, qdd, wrenches=wrenches, gravity=gravity)
+    dq, dqd = numpy_path(rd.inverse_dynamics_derivatives, frictionless(robot), q, qd, qdd, wrenches=wrenches,
+                         gravity=gravity)
     return np.stack([dq, dqd], -3)
 
 
@@ -144,9 +143,7 @@ def assert_direct_dynamics_equal_numpy(robot, q, qd, tau, W, g, out):
     A = rd.inertia_matrix(robot, q)
     cond = np.linalg.cond(A).max()
     np.testing.assert_allclose(out[:, 2] @ A, np.broadcast_to(np.eye(robot.n), A.shape), atol=1e-12 * cond)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ROBODYN_NATIVE", "0")
-        ref = rd.forward_dynamics_derivatives(robot, q, qd, tau, wrenches=W, gravity=g)
+    ref = numpy_path(rd.forward_dynamics_derivatives, robot, q, qd, tau, wrenches=W, gravity=g)
     for k in range(3):
         assert rel(out[:, k], ref[k]) < 1e-13 * cond
 
@@ -198,9 +195,7 @@ def test_direct_dynamics_full_blocks_with_friction(nf, tree):
     q, qd, tau = rng.uniform(-2, 2, (3, 9, robot.n))
     qd += np.sign(qd) * 0.5  # the friction slope away from q̇ = 0
     got = native.forward_dynamics_derivatives(robot, q, qd, tau)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ROBODYN_NATIVE", "0")
-        ref = rd.forward_dynamics_derivatives(robot, q, qd, tau)
+    ref = numpy_path(rd.forward_dynamics_derivatives, robot, q, qd, tau)
     cond = np.linalg.cond(rd.inertia_matrix(robot, q)).max()
     for k in range(3):
         assert rel(got[:, k], ref[k]) < 1e-13 * cond
