@@ -339,3 +339,70 @@ def test_cuda_derivatives_and_kinematics_on_the_host(cuda_on_host, dtype, name):
         Jd(q)
     with pytest.raises(rd.InputError, match="frame and point are for the kinds"):
         rd.compile(robot, "inverse_dynamics", backend="cuda", frame=frame)
+
+
+def test_rows_layout_indexes_states_as_rows():
+    """With rows=True state i is row i of a C-ordered (count, size) array, the output too."""
+    robot, m, params = _planar3r_model()
+    source = cuda_code.kernel_source(m, "k", per_state=("q", "qd", "qdd"), rows=True)
+    assert "q[i*3 + 0]" in source and "qdd[i*3 + 2]" in source and "out[i*3 + 2] = " in source
+    assert "count + i]" not in source and "shared.params[0]" in source
+
+
+class _FakeCupy:
+    """Enough of CuPy for CudaModel's host side on a machine without a GPU: arrays are NumPy arrays and a kernel
+    launch records its arguments."""
+
+    ndarray = np.ndarray
+    launches = []
+
+    class cuda:  # noqa: N801
+        class runtime:  # noqa: N801
+            @staticmethod
+            def getDeviceCount():
+                return 1
+
+    @staticmethod
+    def asarray(a, dtype=None):
+        return np.asarray(a, dtype=dtype)
+
+    @staticmethod
+    def empty(shape, dtype=None):
+        return np.empty(shape, dtype=dtype)
+
+    class RawKernel:
+        num_regs, local_size_bytes = 40, 0
+
+        def __init__(self, source, name, options=()):
+            self.source = source
+
+        def __call__(self, grid, block, args):
+            _FakeCupy.launches.append(args)
+
+
+def test_cuda_model_host_side_reuses_the_struct_only_for_equal_values(monkeypatch):
+    """The by-value struct is rebuilt when gravity or parameters change (a stale struct would silently give the
+    old robot's torques), kept when they do not, and out= is checked before anything is launched."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy)
+    f = rd.compile(rd.load("planar3r"), "inverse_dynamics", backend="cuda")
+    q = np.zeros((3, 5))
+    g, p = np.array(f.robot.gravity, float), np.asarray(f.nominal_parameters, float)
+    f.soa(q, q, q, g, p)
+    f.soa(q, q, q, g.copy(), p.copy())
+    first, second = _FakeCupy.launches[-2][4], _FakeCupy.launches[-1][4]
+    assert second is first and np.array_equal(first["gravity"][0], g)
+    f.soa(q, q, q, 2 * g, p)
+    third = _FakeCupy.launches[-1][4]
+    assert np.array_equal(third["gravity"][0], 2 * g) and np.array_equal(third["params"][0], p)
+    f.soa(q, q, q, 2 * g, p + 1)
+    assert np.array_equal(_FakeCupy.launches[-1][4]["params"][0], p + 1)
+    out = np.empty((3, 5))
+    assert f.soa(q, q, q, g, p, out=out) is out and _FakeCupy.launches[-1][5] is out
+    count = len(_FakeCupy.launches)
+    for bad in (np.empty((3, 4)), np.empty((3, 5), np.float32), np.empty((5, 3)).T):
+        with pytest.raises(rd.InputError, match="out must be a C-contiguous CuPy array of shape"):
+            f.soa(q, q, q, g, p, out=bad)
+    assert len(_FakeCupy.launches) == count
+    assert f.kernel_attributes() == {"registers": 40, "local_bytes": 0}

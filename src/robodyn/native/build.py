@@ -289,8 +289,10 @@ def build_library(source: str, flags: list[str], timeout: float | None = None, d
     return lib_path
 
 
-def compile_library(source: str, declarations: str, timeout: float | None = None, description: str = "compiling"):
-    """Compile ``source`` (C99) into the cache if needed, verify it, and load it.
+def compile_library(source: str, declarations: str, timeout: float | None = None, description: str = "compiling",
+                    include: tuple[str, ...] = ()):
+    """Compile ``source`` (C99) into the cache if needed, verify it, and load it; ``include``: folders of the
+    headers it includes besides the system's.
 
     Returns ``(ffi, lib, module)``: the cffi handle of the library and its CPython module ``rdmodel``
     (None when Python's headers are missing or the source has no Python entry).
@@ -301,7 +303,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     """
     import cffi
 
-    flags = flags_for(source) + python_flags()
+    flags = flags_for(source) + [f"-I{folder}" for folder in include] + python_flags()
     entry = "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source
     if entry and "numpy/arrayobject.h" in source:  # an entry on NumPy's C API: none without its headers
         flags += numpy_flags()

@@ -109,45 +109,45 @@ class CudaModel:
         self.joint_names = JOINT_ARGUMENTS[kind]
         self.model, self.parameter_names, self.nominal_parameters = kernel_model(robot, kind, parameters, frame,
                                                                                  point)
-        self._cp, self._kernels = cp, {}
+        self._cp, self._kernels, self._plans, self._struct = cp, {}, {}, None
+        self._size = cuda_code.output_size(self.model)
         self.source = self._kernel(self.joint_names)[0]
 
-    def _kernel(self, per_state):
+    def _kernel(self, per_state, rows: bool = False):
         """(source, CuPy kernel, struct type, places of the arguments) for the layout whose per-state arguments
-        are ``per_state`` (:func:`robodyn.symbolic.codegen.cuda_code.layout`); compiled by NVRTC at its first
-        launch and kept."""
-        key = tuple(per_state)
+        are ``per_state`` (:func:`robodyn.symbolic.codegen.cuda_code.layout`), states as columns or as ``rows``;
+        compiled by NVRTC at its first launch and kept."""
+        key = (tuple(per_state), rows)
         if key not in self._kernels:
-            source = cuda_code.kernel_source(self.model, "rd_kernel", self.dtype.name, key)
+            source = cuda_code.kernel_source(self.model, "rd_kernel", self.dtype.name, key[0], rows)
             kernel = self._cp.RawKernel(source, "rd_kernel", options=("--std=c++14",))
-            self._kernels[key] = (source, kernel, cuda_code.shared_dtype(self.model, self.dtype.name, key),
-                                  cuda_code.layout(self.model, key, self.dtype.name))
+            self._kernels[key] = (source, kernel, cuda_code.shared_dtype(self.model, self.dtype.name, key[0]),
+                                  cuda_code.layout(self.model, key[0], self.dtype.name))
         return self._kernels[key]
 
-    def soa(self, *arrays):
+    def soa(self, *arrays, out=None):
         """Evaluate on structure-of-arrays arrays, one per model argument in order (q, …, gravity, params):
         a CuPy array of shape (m, count) for per-state values, or an array of shape (m,) for one value shared
         by all states (give these as NumPy arrays: they travel by value with the launch, and a CuPy array is
-        first copied back to the host). Returns the output as (output size, count). No checks of the inputs
-        or of singular pivots: the fastest path, for data kept on the GPU."""
-        return self._launch(arrays)[0]
+        first copied back to the host). Returns the output as (output size, count), written into ``out`` when
+        given (a C-contiguous CuPy array of that shape and the model's dtype). No checks of the inputs or of
+        singular pivots: the fastest path, for data kept on the GPU."""
+        return self._launch(arrays, out)[0]
 
-    def _launch(self, arrays):
+    def _launch(self, arrays, out=None):
         """(output (output size, count), device flag of the lowest failed pivot check or None)."""
         cp = self._cp
-        names = [a.name for a in self.model.arguments]
-        per_state = [n for n, a in zip(names, arrays) if a.ndim == 2]
-        count = next(a.shape[1] for a in arrays if a.ndim == 2)
-        _, kernel, shared, places = self._kernel(per_state)
-        out = cp.empty((cuda_code.output_size(self.model), count), dtype=self.dtype)
-        args = [np.int64(count)] + [cp.asarray(a, dtype=self.dtype) for n, a in zip(names, arrays)
-                                    if places[n] != "by_value"]
-        if shared.names:
-            value = np.zeros(1, dtype=shared)
-            for n, a in zip(names, arrays):
-                if places[n] == "by_value":
-                    value[n] = a.get() if hasattr(a, "get") else a
-            args.append(value)
+        kernel, shared, pointers, values = self._plan(tuple(a.ndim == 2 for a in arrays))
+        count = arrays[pointers[0]].shape[1]
+        size = (self._size, count)
+        if out is None:
+            out = cp.empty(size, dtype=self.dtype)
+        elif not (isinstance(out, cp.ndarray) and out.shape == size and out.dtype == self.dtype
+                  and out.flags.c_contiguous):
+            raise InputError(f"out must be a C-contiguous CuPy array of shape {size} and dtype {self.dtype}")
+        args = [np.int64(count)] + [cp.asarray(arrays[k], dtype=self.dtype) for k in pointers]
+        if values:
+            args.append(self._by_value(shared, [arrays[k] for k in values]))
         args.append(out)
         singular = None
         if self.model.checks:
@@ -157,6 +157,29 @@ class CudaModel:
         if grid:
             kernel((grid,), (BLOCK,), tuple(args))
         return out, singular
+
+    def _plan(self, per_state):
+        """(kernel, struct type, indices of the arguments passed as pointers, the first a per-state one, indices
+        of those passed by value) for the arguments whose ``per_state`` flags are given, kept: working them out
+        costs more host time than launching a small batch."""
+        if per_state not in self._plans:
+            names = [a.name for a in self.model.arguments]
+            _, kernel, shared, places = self._kernel([n for n, flag in zip(names, per_state) if flag])
+            self._plans[per_state] = (kernel, shared, [k for k, n in enumerate(names) if places[n] != "by_value"],
+                                      [k for k, n in enumerate(names) if places[n] == "by_value"])
+        return self._plans[per_state]
+
+    def _by_value(self, shared, arrays):
+        """The struct ``shared`` of the values passed by value, reused while they stay the same: filling a NumPy
+        structured array costs more host time than the launch of a small batch."""
+        values = [np.asarray(a.get() if hasattr(a, "get") else a, dtype=self.dtype) for a in arrays]
+        key = (shared, tuple(v.tobytes() for v in values))
+        if self._struct is None or self._struct[0] != key:
+            struct = np.zeros(1, dtype=shared)
+            for name, v in zip(shared.names, values):
+                struct[name] = v
+            self._struct = (key, struct)
+        return self._struct[1]
 
     def __call__(self, *args, gravity=None, params=None):
         cp, n = self._cp, self.robot.n
@@ -181,6 +204,30 @@ class CudaModel:
             raise overflow_error(self.robot.name, f"CUDA {self.kind}", self.dtype.name)
         out = out.T.reshape(batch + tuple(self.model.output_shape))
         return derivative_record(self.kind, out, n) if self.kind in DERIVATIVE_KINDS else out
+
+    def kernel_attributes(self) -> dict:
+        """``{"registers": …, "local_bytes": …}``: the registers and the local memory (bytes; register spills) per
+        thread of the compiled kernel. A kernel at the 255-register ceiling spills, which bounds its throughput
+        below the memory bandwidth (large trees: docs/scaling.md, "Measured on a GPU")."""
+        kernel = self._kernel(self.joint_names)[1]
+        return {"registers": int(kernel.num_regs), "local_bytes": int(kernel.local_size_bytes)}
+
+    def jax(self, gravity=None, params=None):
+        """This model as a function of JAX arrays that runs inside ``jax.jit``: ``g = f.jax(); g(q, ...)`` with
+        arrays of shape (..., n) on the GPU returns (..., output shape), launching this kernel (states as rows)
+        from XLA (:mod:`robodyn.symbolic.cuda_jax`). ``gravity`` (3,) in m/s² and ``params`` (P,) are fixed
+        here (None: the robot's). It needs JAX with CUDA on the device CuPy uses and a C compiler (the handler is
+        compiled once); it has no derivative (``backend="jax"`` for ``jax.grad``), and kinds with pivot checks
+        (forward dynamics) are not offered: call ``f`` for those."""
+        from robodyn.symbolic import cuda_jax
+
+        if self.model.checks:
+            raise InputError(f"CUDA {self.kind} checks pivots, which the JAX call does not report; call the "
+                             "model itself (CuPy arrays) or use backend='jax'")
+        kernel = self._kernel(self.joint_names, rows=True)[1]
+        cuda_jax.register("CUDA")
+        index = cuda_jax.add_kernel(kernel.kernel.ptr, cuda_jax.cuda_launch())
+        return cuda_jax.jax_function(self, index, gravity, params)
 
     def __repr__(self) -> str:
         return f"CudaModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, dtype={self.dtype.name!r})"

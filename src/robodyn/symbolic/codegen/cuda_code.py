@@ -68,9 +68,11 @@ def shared_dtype(model, dtype: str = "float64", per_state=None) -> np.dtype:
                      if places[a.name] == "by_value"])
 
 
-def kernel_source(model, name: str, dtype: str = "float64", per_state=None) -> str:
+def kernel_source(model, name: str, dtype: str = "float64", per_state=None, rows: bool = False) -> str:
     """CUDA C++ source of ``model`` (a :class:`~robodyn.symbolic.models.CustomizedModel`) as kernel ``name``,
-    its arguments laid out as :func:`layout` says."""
+    its arguments laid out as :func:`layout` says; with ``rows`` the per-state arrays and ``out`` hold state i as
+    row i (entry k at ``a[i*size + k]``: a C-ordered (count, size) array, as JAX and NumPy give it) instead of
+    as column i."""
     if dtype not in ("float64", "float32"):
         raise ValueError(f"dtype = {dtype!r}; choose 'float64' or 'float32'")
     name = identifier(name)
@@ -101,17 +103,20 @@ def kernel_source(model, name: str, dtype: str = "float64", per_state=None) -> s
         "    long i = (long)blockIdx.x * (long)blockDim.x + (long)threadIdx.x;",
         "    if (i >= count) return;",
     ]
-    where = {"per_state": "{a}[{k}*count + i]", "by_value": "shared.{a}[{k}]", "shared": "{a}[{k}]"}
+    size = {a.name: int(np.prod(a.shape)) for a in model.arguments}
+    where = {"per_state": "{a}[i*{size} + {k}]" if rows else "{a}[{k}*count + i]", "by_value": "shared.{a}[{k}]",
+             "shared": "{a}[{k}]"}
+    store = f"out[i*{output_size(model)} + {{k}}]" if rows else "out[{k}*count + i]"
 
     def read(a, k, s):
-        return f"const real {s} = {where[places[a]].format(a=a, k=k)};"
+        return f"const real {s} = {where[places[a]].format(a=a, k=k, size=size[a])};"
 
     bound = literal(PIVOT_EPS * np.finfo(dtype).eps)
 
     def check(k, pivot, scale):
         return f"if (!({pivot} > {bound}*({scale}))) atomicMin(singular, {k});"
 
-    body = statements(model, C, read, lambda k, e: f"out[{k}*count + i] = {e};",
+    body = statements(model, C, read, lambda k, e: f"{store.format(k=k)} = {e};",
                       "const real {s} = {v};", "const real {s} = {e};", check=check)
     body = _sincos(body)
     if dtype == "float32":
@@ -138,7 +143,8 @@ def _sincos(body: list) -> list:
     return [line for line in body if line is not None]
 
 
-def host_shim_source(model, name: str, dtype: str = "float64", per_state=None) -> tuple[str, str]:
+def host_shim_source(model, name: str, dtype: str = "float64", per_state=None, rows: bool = False
+                     ) -> tuple[str, str]:
     """(C99 source, cffi declarations) running the kernel of :func:`kernel_source` on the CPU, state by state:
     ``NAME_host(count, a..., out[, singular])`` takes every argument as a pointer, laid out as in the kernel
     (the values passed by value are copied into ``rd_shared`` first)."""
@@ -153,7 +159,7 @@ def host_shim_source(model, name: str, dtype: str = "float64", per_state=None) -
         args.append("shared")
         fill = " rd_shared shared;" + fill
     args += ["out"] + (["singular"] if model.checks else [])
-    source = "#define RD_HOST_SHIM\n#include <string.h>\n" + kernel_source(model, name, dtype, per_state) + f"""
+    source = "#define RD_HOST_SHIM\n#include <string.h>\n" + kernel_source(model, name, dtype, per_state, rows) + f"""
 void {name}_host(long count, {params}) {{
     blockDim.x = 1; threadIdx.x = 0;{fill}
     for (long i = 0; i < count; ++i) {{ blockIdx.x = (unsigned int)i; {name}(count, {', '.join(args)}); }}
