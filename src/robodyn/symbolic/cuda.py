@@ -224,9 +224,13 @@ class CudaModel:
         if self.model.checks:
             raise InputError(f"CUDA {self.kind} checks pivots, which the JAX call does not report; call the "
                              "model itself (CuPy arrays) or use backend='jax'")
+        try:
+            launch = cuda_jax.cuda_launch()
+        except OSError as exc:
+            raise CudaUnavailableError(f"f.jax(): the CUDA driver (libcuda.so.1) cannot be loaded ({exc})") from None
         kernel = self._kernel(self.joint_names, rows=True)[1]
         cuda_jax.register("CUDA")
-        index = cuda_jax.add_kernel(kernel.kernel.ptr, cuda_jax.cuda_launch())
+        index = cuda_jax.add_kernel(kernel.kernel.ptr, launch)
         return cuda_jax.jax_function(self, index, gravity, params)
 
     def __repr__(self) -> str:

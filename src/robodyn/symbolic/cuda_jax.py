@@ -59,7 +59,7 @@ def register(platform: str, name: str = TARGET) -> None:
 
 @functools.cache
 def cuda_launch() -> int:
-    """The address of the CUDA driver's ``cuLaunchKernel``."""
+    """The address of the CUDA driver's ``cuLaunchKernel`` (OSError when the driver is not there)."""
     return ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel, ctypes.c_void_p).value
 
 
