@@ -16,11 +16,27 @@ settings.register_profile("explore", max_examples=100, deadline=None)
 settings.load_profile("explore" if os.environ.get("ROBODYN_HYPOTHESIS", "") == "explore" else "fixed")
 
 
+#: the test session's cache of compiled code (ROBODYN_CACHE), set by pytest_configure
+SESSION_CACHE = ""
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own pytest_configure, which makes config._tmp_path_factory
+def pytest_configure(config):
+    """ROBODYN_CACHE names a folder of the session's temporary folder before anything compiles: robodyn's generic
+    kernels, built while the tests are collected (tests/support/kernels.py), and the processes the tests start
+    never write into the user's cache (~/.cache/robodyn).  Set in the main process, before pytest-xdist starts its
+    workers: they inherit it and share the one folder (builds of one library hold a lock)."""
+    global SESSION_CACHE
+    inherited = os.environ.get("ROBODYN_CACHE", "") if hasattr(config, "workerinput") else ""
+    SESSION_CACHE = inherited or str(config._tmp_path_factory.getbasetemp() / "robodyn-cache")
+    os.environ["ROBODYN_CACHE"] = SESSION_CACHE
+
+
 @pytest.fixture(autouse=True)
-def _compiled_models_in_a_temporary_cache(tmp_path_factory, monkeypatch):
-    """Models compiled by a test (rd.compile, docs examples) go to the test session's temporary folder, never to
-    the user's ~/.cache/robodyn; tests that need their own cache set ROBODYN_CACHE again."""
-    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path_factory.getbasetemp() / "robodyn-cache"))
+def _compiled_models_in_a_temporary_cache(monkeypatch):
+    """Models compiled by a test (rd.compile, docs examples) go to the session's cache (:data:`SESSION_CACHE`),
+    whatever an earlier test set; tests that need their own cache set ROBODYN_CACHE again."""
+    monkeypatch.setenv("ROBODYN_CACHE", SESSION_CACHE)
 
 
 @pytest.fixture

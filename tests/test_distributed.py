@@ -28,8 +28,8 @@ WORKER_MEMORY = 400 * 2**20
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory):
-    with local_client(tmp_path_factory, memory_limit=WORKER_MEMORY) as c:
+def client():
+    with local_client(memory_limit=WORKER_MEMORY) as c:
         yield c
 
 

@@ -26,8 +26,8 @@ NAMES = ("arm_a", "arm_b", "arm_c")
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory):
-    with local_client(tmp_path_factory) as c:
+def client():
+    with local_client() as c:
         yield c
 
 

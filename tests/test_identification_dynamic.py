@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import robodyn as rd
-from robodyn.identification.excitation import _series
+from robodyn.identification.excitation import _series, resolve_limits
 from tests.support.random_robots import random_robot
 
 
@@ -99,16 +99,31 @@ def test_excitation_limits_from_argument_and_robot():
     q, qd, qdd = tr.sample(np.linspace(0, 5, 5001))
     assert np.all(q >= robot.qlim[:, 0] - 1e-12) and np.all(q <= robot.qlim[:, 1] + 1e-12)
     assert np.all(np.abs(qd) <= 0.2 + 1e-12) and np.all(np.abs(qdd) <= np.array([0.5, 0.5, 0.4]) + 1e-12)
-    with pytest.raises(rd.InputError, match=r"limits\['qd'\] of joint 1 must be > 0"):
-        rd.excitation_trajectory(robot, 5.0, limits={"qd": 0.0}, unlimited=True)
     with pytest.raises(rd.InputError, match="unknown key"):
         rd.excitation_trajectory(robot, 5.0, limits={"qdot": 1.0}, unlimited=True)
-    with pytest.raises(rd.InputError, match=r"limits\['tau'\] of joint 1 must be > 0"):
-        rd.excitation_trajectory(robot, 5.0, limits={"tau": [-1.0, 5.0, 5.0]}, unlimited=True)
-    with pytest.raises(rd.InputError, match=r"limits\['tau'\] must be \(3,\) positive numbers"):
-        rd.excitation_trajectory(robot, 5.0, limits={"tau": np.nan}, unlimited=True)
+    with pytest.raises(rd.InputError, match=r"limits\['q'\] of joint 2: min must be < max"):
+        rd.excitation_trajectory(robot, 5.0, limits={"q": [[0, 1], [1, 1], [0, 1]]}, unlimited=True)
     with pytest.raises(rd.InputError, match="duration"):
         rd.excitation_trajectory(robot, -1.0, unlimited=True)
+
+
+@pytest.mark.parametrize("limits, message", [
+    ({"qd": 0.0}, r"limits\['qd'\] = 0.0; give 3 finite speeds > 0 \(rad/s \| m/s\), one per joint, or one for all"),
+    ({"qdd": [1.0, np.inf, 1.0]}, r"limits\['qdd'\] = \[1.0, inf, 1.0\]; give 3 finite accelerations > 0"),
+    ({"qd": [1.0, 1.0]}, r"limits\['qd'\] = \[1.0, 1.0\]; give 3 finite speeds"),
+    ({"tau": [-1.0, 5.0, 5.0]}, r"limits\['tau'\] = \[-1.0, 5.0, 5.0\]; give 3 torques > 0 \(N m \| N; inf where"),
+    ({"tau": np.nan}, r"limits\['tau'\] = nan; give 3 torques > 0"),
+    ({"qd": True}, r"argument 'limits\['qd'\]' has dtype bool \(True/False is not a joint value\)"),
+    ({"tau": [True, True, True]}, r"argument 'limits\['tau'\]' has dtype bool"),
+    ({"q": np.ones((3, 2), bool)}, r"argument 'limits\['q'\]' has dtype bool"),
+    ({"q": [[0, 1], [0, np.inf], [0, 1]]}, r"limits\['q'\] has shape \(3, 2\) or is not finite; give \(3, 2\) finite"),
+    ({"q": [0.0, 1.0]}, r"limits\['q'\] has shape \(2,\) or is not finite; give \(3, 2\) finite"),
+])
+def test_excitation_limits_are_checked_like_every_per_joint_argument(limits, message):
+    """Velocity, acceleration and torque limits are one per joint or one for all (robodyn.arrays.one_per, with its
+    wording); a boolean is not a limit; the position limits are (n, 2) finite numbers."""
+    with pytest.raises(rd.InputError, match=message):
+        resolve_limits(rd.load("cartesian3p"), limits)
 
 
 def test_excitation_respects_the_robots_velocity_and_torque_limits_at_every_instant():

@@ -467,3 +467,76 @@ def test_single_state_entries_read_numpy_arrays_and_other_buffers_alike():
     np.testing.assert_array_equal(got, want)
     assert native.single_state(robot, "inverse_dynamics", memoryview(q.astype(np.float32)), qd, qdd) is None
     assert native.single_state(robot, "inverse_dynamics", q[::1].reshape(2, 3), qd, qdd) is None
+
+
+def test_a_model_that_runs_out_of_memory_is_a_kernel_error_naming_memory(monkeypatch):
+    """A MemoryError of the kernels' model(), when the robot is copied into them, reaches the caller as a
+    KernelError (a RobodynError) naming memory and the way round it, not a raw exception."""
+    import uuid
+
+    robot = rd.load("puma560").replace(name=f"puma560-{uuid.uuid4().hex}")  # nothing bound to it yet
+
+    def out_of_memory(ints, doubles):
+        raise MemoryError
+
+    monkeypatch.setattr(native._module(), "model", out_of_memory)
+    q = np.zeros(robot.n)
+    for run in (lambda: rd.inverse_dynamics(robot, q, q, q), lambda: native.inverse_dynamics(robot, q[None], q, q)):
+        with pytest.raises(native.KernelError, match=rf"robot '{robot.name}': .* ran out of memory while copying the "
+                                                     r"model \(6 frames\); free some memory, or set .*ROBODYN_NATIVE=0"):
+            run()
+
+
+_FAILING_ALLOCATIONS = """
+import sys
+import _testcapi
+import robodyn as rd
+from robodyn import native
+from tests.support.random_robots import random_robot
+
+robot = random_robot(5, nf=30, tree=True, fixed=False)
+assert robot.n >= 26 and any(robot.antecedent[i] != i for i in range(robot.nf))  # a tree: its rows packed too
+module = native._module()
+ints, doubles = native.packed(robot)
+module.model(ints, doubles)  # NumPy's buffer descriptions of the two arrays are made before any allocation fails
+outcomes = []
+for k in range(40):  # fail the k-th allocation alone
+    _testcapi.set_nomemory(k, k + 1)
+    try:
+        module.model(ints, doubles)
+        outcome = "ok"
+    except MemoryError:
+        outcome = "memory"
+    except Exception as exc:
+        outcome = type(exc).__name__
+    finally:
+        _testcapi.remove_mem_hooks()
+    outcomes.append(outcome)
+try:
+    module.model(ints[:-1], doubles)
+except ValueError as exc:
+    outcomes.append(str(exc))
+print(" ".join(outcomes))
+"""
+
+
+def test_the_kernels_model_says_out_of_memory_when_an_allocation_fails():
+    """kernels.c's model(ints, doubles) checks the buffers' sizes before it allocates anything: each of its
+    allocations made to fail in turn (CPython's _testcapi.set_nomemory, in a process of its own) is a MemoryError,
+    never "inconsistent buffers", which stays the answer to buffers of the wrong size."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("_testcapi")
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "src"), str(root)]))
+    proc = subprocess.run([sys.executable, "-c", _FAILING_ALLOCATIONS], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    *failed, wrong_size = proc.stdout.split(" ", 40)
+    assert wrong_size.strip() == "model(): inconsistent buffers"
+    # 8 of them the model's: rd_packed, ints, doubles, sc, the tree's frame, kind and rows, the capsule
+    assert failed.count("memory") >= 8 and set(failed) == {"memory", "ok"}
+    assert failed[-1] == "ok"  # past the last allocation

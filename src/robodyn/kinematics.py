@@ -23,6 +23,7 @@ from robodyn.spatial import (
     ZERO,
     ScalarBackend,
     backend_for,
+    homogeneous,
     label,
     c_add,
     c_mul,
@@ -107,11 +108,7 @@ def forward_kinematics(robot: Robot, q) -> np.ndarray:
     if out is not None:
         return out
     R0, P0 = base_poses(robot, a["q"], dtype)
-    T = np.zeros(batch + (robot.nf, 4, 4), dtype)
-    T[..., :3, :3] = R0
-    T[..., :3, 3] = P0
-    T[..., 3, 3] = 1
-    return finite_result("forward_kinematics", T)
+    return finite_result("forward_kinematics", homogeneous(R0, P0))
 
 
 def state_frame(robot: Robot, frame) -> int:

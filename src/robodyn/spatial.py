@@ -35,6 +35,17 @@ def motion_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.concatenate([cross(wa, vb) + cross(va, wb), cross(wa, wb)], -1)
 
 
+def homogeneous(R: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The homogeneous transform T = [[R, p], [0, 1]] (..., 4, 4) of a rotation R (..., 3, 3) and a position p
+    (..., 3), their leading axes broadcast; of their dtype."""
+    R, p = np.asarray(R), np.asarray(p)
+    T = np.zeros(np.broadcast_shapes(R.shape[:-2], p.shape[:-1]) + (4, 4), np.result_type(R, p))
+    T[..., :3, :3] = R
+    T[..., :3, 3] = p
+    T[..., 3, 3] = 1
+    return T
+
+
 def rot_x(angle: float) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])

@@ -10,14 +10,15 @@ import robodyn as rd
 
 
 @contextlib.contextmanager
-def local_client(tmp_path_factory, memory_limit="auto"):
+def local_client(memory_limit="auto"):
     """A Client of a 2-process LocalCluster whose workers import this robodyn (whatever is installed) and compile
-    into the test session's cache; closed on exit."""
+    into the test session's cache (ROBODYN_CACHE, set by tests/conftest.py: the generic kernels are built there
+    once); closed on exit."""
     import distributed
 
     src = str(Path(rd.__file__).resolve().parents[1])
     env = {"PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]),
-           "ROBODYN_CACHE": str(tmp_path_factory.getbasetemp() / "robodyn-cache")}
+           "ROBODYN_CACHE": os.environ["ROBODYN_CACHE"]}
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=memory_limit,
                                   dashboard_address=None, env=env) as cluster, distributed.Client(cluster) as c:
         yield c

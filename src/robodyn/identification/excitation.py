@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn.arrays import as_real_array, one_per
 from robodyn.dynamics import api
 from robodyn.model.robot import check_robot
 from robodyn.progress import progress
@@ -145,25 +146,22 @@ def resolve_limits(robot: Robot, limits: dict | None) -> dict:
         "qdd": np.array([DEFAULT_ACCELERATION_LIMIT[s] for s in sig]),
         "tau": np.array(robot.taulim, dtype=float),
     }
-    for key, shape in (("q", (n, 2)), ("qd", (n,)), ("qdd", (n,)), ("tau", (n,))):
+    if "q" in limits:
+        q = as_real_array("limits['q']", limits["q"]).astype(float)
+        if q.shape != (n, 2) or not np.all(np.isfinite(q)):
+            raise InputError(f"limits['q'] has shape {q.shape} or is not finite; give ({n}, 2) finite numbers "
+                             "[min, max] (rad | m), one row per joint")
+        out["q"] = q
+    finite_positive = lambda v: np.isfinite(v) & (v > 0)  # noqa: E731
+    # a torque limit may be inf (an unlimited joint; NaN fails v > 0); the motion limits must be finite
+    for key, valid, wanted in (("qd", finite_positive, "finite speeds > 0 (rad/s | m/s)"),
+                               ("qdd", finite_positive, "finite accelerations > 0 (rad/s² | m/s²)"),
+                               ("tau", lambda v: v > 0, "torques > 0 (N m | N; inf where unlimited)")):
         if key in limits:
-            try:
-                v = np.broadcast_to(np.asarray(limits[key], dtype=float), shape) if key != "q" else np.asarray(
-                    limits[key], dtype=float)
-            except (TypeError, ValueError):
-                v = None
-            # a torque limit may be inf (an unlimited joint); the motion limits must be finite
-            if v is None or v.shape != shape or np.any(np.isnan(v)) or (key != "tau" and np.any(np.isinf(v))):
-                what = "positive numbers (inf where unlimited)" if key == "tau" else "finite numbers"
-                raise InputError(f"limits['{key}'] must be {shape} {what} (one per joint)")
-            out[key] = np.array(v)
+            out[key] = one_per(f"limits['{key}']", limits[key], n, valid, wanted)
     if np.any(out["q"][:, 0] >= out["q"][:, 1]):
         k = int(np.flatnonzero(out["q"][:, 0] >= out["q"][:, 1])[0]) + 1
         raise InputError(f"limits['q'] of joint {k}: min must be < max")
-    for key in ("qd", "qdd", "tau"):
-        if np.any(out[key] <= 0):
-            k = int(np.flatnonzero(out[key] <= 0)[0]) + 1
-            raise InputError(f"limits['{key}'] of joint {k} must be > 0")
     return out
 
 

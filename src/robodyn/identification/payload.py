@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn.arrays import as_real_array
+from robodyn.identification.data import check_samples
 from robodyn.model.robot import check_robot
 from robodyn.model.arguments import frame_index
 from robodyn.errors import InputError
@@ -55,21 +56,29 @@ def _columns(robot: Robot, j: int, q, qd, qdd) -> np.ndarray:
     return regressor(robot, q, qd, qdd, friction=False)[..., 11 * j: 11 * j + 10]
 
 
-def _data(robot: Robot, q, qd, qdd, tau):
-    from robodyn.identification.data import check_samples
+def _positions(robot: Robot, q, other, name: str):
+    """q (N, n), one column per joint of ``robot``, and the samples ``other`` of the same shape."""
+    q, other = check_samples(q, other, ("q", name))
+    if q.shape[1] != robot.n:
+        raise InputError(f"q has shape {q.shape}; give (N, {robot.n}) joint positions")
+    return q, other
 
-    n = robot.n
-    q, tau = check_samples(q, tau, ("q", "tau"))
-    if q.shape[1] != n:
-        raise InputError(f"q has shape {q.shape}; give (N, {n}) joint positions")
+
+def _motion(q: np.ndarray, qd, qdd):
+    """qd and qdd (N, n), of the shape of the checked positions q."""
+    qd, qdd = check_samples(qd, qdd, ("qd", "qdd"))
+    if qd.shape != q.shape:
+        raise InputError(f"qd has shape {qd.shape} but q has {q.shape}; give one row per sample")
+    return qd, qdd
+
+
+def _data(robot: Robot, q, qd, qdd, tau):
+    q, tau = _positions(robot, q, tau, "tau")
     if qd is None and qdd is None:
         return q, np.zeros_like(q), np.zeros_like(q), tau, True
     if qd is None or qdd is None:
         raise InputError("give both qd and qdd (motion) or neither (static poses)")
-    qd, qdd = check_samples(qd, qdd, ("qd", "qdd"))
-    if qd.shape != q.shape:
-        raise InputError(f"qd has shape {qd.shape} but q has {q.shape}; give one row per sample")
-    return q, qd, qdd, tau, False
+    return q, *_motion(q, qd, qdd), tau, False
 
 
 def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
@@ -231,15 +240,12 @@ def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: floa
     -------
     DriveGains
     """
-    from robodyn.identification.data import check_samples
     from robodyn.identification.factors import IdentificationError
     from robodyn.parameters.base import base_parameters
 
     check_robot(robot)
-    q, u = check_samples(q, u, ("q", "u"))
+    q, u = _positions(robot, q, u, "u")
     n = robot.n
-    if q.shape[1] != n:
-        raise InputError(f"q has shape {q.shape}; give (N, {n}) joint positions")
     if torque is not None:
         tq, uu = check_samples(torque, u, ("torque", "u"))
         den = np.sum(uu ** 2, axis=0)
@@ -251,9 +257,7 @@ def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: floa
         std = np.sqrt(np.sum(res ** 2, axis=0) / max(len(uu) - 1, 1) / den)
         return DriveGains(gains=k, std=std, names=(), values=np.zeros(0),
                           residual_rms=np.sqrt(np.mean(res ** 2, axis=0)))
-    qd, qdd = check_samples(qd, qdd, ("qd", "qdd"))
-    if qd.shape != q.shape:
-        raise InputError(f"qd has shape {qd.shape} but q has {q.shape}; give one row per sample")
+    qd, qdd = _motion(q, qd, qdd)
     mask = np.asarray(loaded) if loaded is not None else np.zeros(0)
     if mask.dtype.kind != "b" or mask.shape != (q.shape[0],) or mask.all() or not mask.any():
         raise InputError(f"loaded must be a bool array ({q.shape[0]},) with samples with and without the payload")

@@ -247,14 +247,25 @@ def _capsule(robot: Robot, module):
     return WORKSPACE.value(robot, "native_model", lambda: _new_capsule(robot, module))
 
 
-def _new_capsule(robot: Robot, module):
+def packed(robot: Robot) -> tuple[np.ndarray, np.ndarray]:
+    """The two buffers of the kernels' ``model(ints, doubles)`` (kernels.c): int32 [nf, n, parent, sigma, joint]
+    and float64 [RA, pA, theta, r, J, MS, M, Ia, Fc, Fv, Foff, Fst, kst, Bst]."""
     m = _arrays_of(robot)
     jf = robot.joint_frames
     ints = np.concatenate([[robot.nf, robot.n], m["parent"], m["sigma"], m["joint"]]).astype(np.int32)
     doubles = np.concatenate([m[k].reshape(-1) for k in ("RA", "pA", "theta", "r", "J", "MS", "M", "Ia")]
                              + [getattr(robot, k)[jf] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst")]
                              ).astype(np.float64)
-    return module.model(ints, doubles)
+    return ints, doubles
+
+
+def _new_capsule(robot: Robot, module):
+    try:
+        return module.model(*packed(robot))
+    except MemoryError:
+        raise KernelError(f"robot '{robot.name}': robodyn's generic kernels ran out of memory while copying the "
+                          f"model ({robot.nf} frames); free some memory, or set the environment variable "
+                          "ROBODYN_NATIVE=0 to use the NumPy path") from None
 
 
 def single_state(robot: Robot, kind: str, q, b=None, c=None, gravity=None):

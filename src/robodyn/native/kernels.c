@@ -1997,12 +1997,14 @@ static int rd_run(int kind, const rd_job *job, int threads) {
 typedef struct { rd_model m; int *ints, *rows; double *doubles, *sc; } rd_packed;
 
 /* rd_model.rows of a tree: for each joint r, the kind of each column c (ancestor, descendant, itself, other
- * branch; frames are numbered after their antecedents), run-length coded; NULL when out of memory. */
+ * branch; frames are numbered after their antecedents), run-length coded; NULL when out of memory.  A model's
+ * memory comes from Python's raw allocator (thread-safe, no GIL needed): tracemalloc counts it, and a test can
+ * make it fail (_testcapi.set_nomemory). */
 static int *tree_runs(const rd_model *m) {
-    int n = m->n, nf = m->nf, size = n + 1, *frame = malloc(sizeof(int) * (size_t)(n + 1)),
-        *kind = calloc((size_t)nf + 1, sizeof(int)), *rows = NULL;
+    int n = m->n, nf = m->nf, size = n + 1, *frame = PyMem_RawMalloc(sizeof(int) * (size_t)(n + 1)),
+        *kind = PyMem_RawCalloc((size_t)nf + 1, sizeof(int)), *rows = NULL;
     for (int pass = 0; pass < 2 && frame && kind; pass++) {   /* 0: count the runs, 1: write them */
-        if (pass) { rows = malloc(sizeof(int) * (size_t)size); if (!rows) break; }
+        if (pass) { rows = PyMem_RawMalloc(sizeof(int) * (size_t)size); if (!rows) break; }
         for (int i = 0; i < nf; i++) if (m->joint[i] >= 0) frame[m->joint[i]] = i;
         int at = n + 1;
         for (int r = 0; r < n; r++) {
@@ -2020,14 +2022,17 @@ static int *tree_runs(const rd_model *m) {
         }
         if (pass) rows[n] = at; else size = at;
     }
-    free(frame); free(kind);
+    PyMem_RawFree(frame); PyMem_RawFree(kind);
     return rows;
 }
 #define RD_CAPSULE "robodyn.rd_model"   /* the name of the capsule that holds an rd_packed */
 
+static void rd_packed_free(rd_packed *p) {
+    if (p) { PyMem_RawFree(p->ints); PyMem_RawFree(p->rows); PyMem_RawFree(p->doubles); PyMem_RawFree(p->sc); }
+    PyMem_RawFree(p);
+}
 static void rd_capsule_free(PyObject *cap) {
-    rd_packed *p = (rd_packed *)PyCapsule_GetPointer(cap, RD_CAPSULE);
-    if (p) { free(p->ints); free(p->rows); free(p->doubles); free(p->sc); free(p); }
+    rd_packed_free((rd_packed *)PyCapsule_GetPointer(cap, RD_CAPSULE));
 }
 
 /* The robot in an entry's first argument, or NULL (no Python error left set) when the entry got other than `count`
@@ -2045,47 +2050,53 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "model(ints, doubles)"); return NULL; }
     if (PyObject_GetBuffer(args[0], &bi, PyBUF_C_CONTIGUOUS) != 0) return NULL;
     if (PyObject_GetBuffer(args[1], &bd, PyBUF_C_CONTIGUOUS) != 0) { PyBuffer_Release(&bi); return NULL; }
-    rd_packed *p = calloc(1, sizeof(rd_packed));
-    int ok = p != NULL && bi.len >= 2 * (Py_ssize_t)sizeof(int);
-    if (ok) {
-        p->ints = malloc(bi.len); p->doubles = malloc(bd.len > 0 ? bd.len : 1);
-        ok = p->ints && p->doubles;
+    /* the sizes are checked before anything is allocated: a failure after them is out of memory */
+    int nf = -1, n = -1;
+    if (bi.len >= 2 * (Py_ssize_t)sizeof(int)) {
+        memcpy(&nf, bi.buf, sizeof(int)); memcpy(&n, (const char *)bi.buf + sizeof(int), sizeof(int));
     }
-    if (ok) {
-        memcpy(p->ints, bi.buf, bi.len); memcpy(p->doubles, bd.buf, bd.len);
-        int nf = p->ints[0], n = p->ints[1];
-        ok = nf >= 0 && n >= 0 && bi.len == (Py_ssize_t)sizeof(int) * (2 + 3 * (Py_ssize_t)nf)
-             && bd.len == (Py_ssize_t)sizeof(double) * (28 * (Py_ssize_t)nf + 6 * (Py_ssize_t)n);
-        if (ok) {
-            double *d = p->doubles;
-            p->m.nf = nf; p->m.n = n;
-            p->m.parent = p->ints + 2; p->m.sigma = p->ints + 2 + nf; p->m.joint = p->ints + 2 + 2 * nf;
-            p->m.RA = d; p->m.pA = d + 9 * nf; p->m.theta = d + 12 * nf; p->m.r = d + 13 * nf;
-            p->m.J = d + 14 * nf; p->m.MS = d + 23 * nf; p->m.M = d + 26 * nf; p->m.Ia = d + 27 * nf;
-            p->m.Fc = d + 28 * nf; p->m.Fv = p->m.Fc + n; p->m.Foff = p->m.Fv + n;
-            p->m.Fst = p->m.Foff + n; p->m.kst = p->m.Fst + n; p->m.Bst = p->m.kst + n;
-            p->m.chain = 1;
-            for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
-            p->m.virtual = virtual_frames(&p->m);
-            int rows = !p->m.chain && n >= RD_TREE_ROWS;
-            p->rows = rows ? tree_runs(&p->m) : NULL;
-            p->m.rows = p->rows;
-            p->sc = malloc(sizeof(double) * (2 * (size_t)nf + 1));
-            ok = p->sc != NULL && (!rows || p->rows);
-            for (int i = 0; ok && i < nf; i++) {
-                p->sc[2 * i] = sin(p->m.theta[i]);
-                p->sc[2 * i + 1] = cos(p->m.theta[i]);
-            }
-            p->m.sc = p->sc;
-        }
-    }
-    PyBuffer_Release(&bi); PyBuffer_Release(&bd);
-    if (!ok) {
-        if (p) { free(p->ints); free(p->rows); free(p->doubles); free(p->sc); free(p); }
+    if (!(nf >= 0 && n >= 0 && bi.len == (Py_ssize_t)sizeof(int) * (2 + 3 * (Py_ssize_t)nf)
+          && bd.len == (Py_ssize_t)sizeof(double) * (28 * (Py_ssize_t)nf + 6 * (Py_ssize_t)n))) {
+        PyBuffer_Release(&bi); PyBuffer_Release(&bd);
         PyErr_SetString(PyExc_ValueError, "model(): inconsistent buffers");
         return NULL;
     }
-    return PyCapsule_New(p, RD_CAPSULE, rd_capsule_free);
+    rd_packed *p = PyMem_RawCalloc(1, sizeof(rd_packed));
+    int ok = p != NULL;
+    if (ok) {
+        p->ints = PyMem_RawMalloc(bi.len); p->doubles = PyMem_RawMalloc(bd.len > 0 ? bd.len : 1);
+        p->sc = PyMem_RawMalloc(sizeof(double) * (2 * (size_t)nf + 1));
+        ok = p->ints && p->doubles && p->sc;
+    }
+    if (ok) {
+        memcpy(p->ints, bi.buf, bi.len); memcpy(p->doubles, bd.buf, bd.len);
+        double *d = p->doubles;
+        p->m.nf = nf; p->m.n = n;
+        p->m.parent = p->ints + 2; p->m.sigma = p->ints + 2 + nf; p->m.joint = p->ints + 2 + 2 * nf;
+        p->m.RA = d; p->m.pA = d + 9 * nf; p->m.theta = d + 12 * nf; p->m.r = d + 13 * nf;
+        p->m.J = d + 14 * nf; p->m.MS = d + 23 * nf; p->m.M = d + 26 * nf; p->m.Ia = d + 27 * nf;
+        p->m.Fc = d + 28 * nf; p->m.Fv = p->m.Fc + n; p->m.Foff = p->m.Fv + n;
+        p->m.Fst = p->m.Foff + n; p->m.kst = p->m.Fst + n; p->m.Bst = p->m.kst + n;
+        p->m.chain = 1;
+        for (int i = 0; i < nf; i++) p->m.chain &= p->m.parent[i] == i - 1;
+        p->m.virtual = virtual_frames(&p->m);
+        int rows = !p->m.chain && n >= RD_TREE_ROWS;
+        p->rows = rows ? tree_runs(&p->m) : NULL;
+        p->m.rows = p->rows;
+        ok = !rows || p->rows;
+        for (int i = 0; ok && i < nf; i++) {
+            p->sc[2 * i] = sin(p->m.theta[i]);
+            p->sc[2 * i + 1] = cos(p->m.theta[i]);
+        }
+        p->m.sc = p->sc;
+    }
+    PyBuffer_Release(&bi); PyBuffer_Release(&bd);
+    PyObject *capsule = ok ? PyCapsule_New(p, RD_CAPSULE, rd_capsule_free) : NULL;
+    if (!capsule) {
+        rd_packed_free(p);
+        return ok ? NULL : PyErr_NoMemory();   /* PyCapsule_New sets its own MemoryError */
+    }
+    return capsule;
 }
 
 /* a float64 buffer of `len` doubles (C-contiguous; writable for out), or none when obj is None and allowed */

@@ -272,6 +272,12 @@ def _mode_equations(x, modes, W, b, bias, mu):
     return np.array(F), np.array(dF).reshape(len(F), x.size), lam
 
 
+def _pressing(lam, tiny):
+    """The contacts (k,) whose normal impulse λ_n is above 1e-12 of the largest: the closed ones of a first guess
+    of the modes."""
+    return lam[:, 2] > 1e-12 * max(float(np.abs(lam[:, 2]).max()), tiny)
+
+
 def _circle_modes(lam, mu, closed, margin):
     """The mode of each contact's impulse λ_c (k, 3) in the circular cone: open where not ``closed`` (k,), else
     sliding where λ_t is on the edge of its disc (‖λ_t‖ ≥ (1 − ``margin``) μ λ_n) or μ = 0, else sticking."""
@@ -322,7 +328,7 @@ def _by_modes(W, b, bias, mu, lam, target, budget, tiny, facets=0):
     u, least = _measured(W, lam, b, bias, mu, tiny)
     best, size, steps = lam, max(float(np.abs(lam[:, 2]).max()), tiny), 0
     scale = max(float(np.abs(b).max()), float(np.abs(bias).max()))
-    guess = _circle_modes(lam, mu, lam[:, 2] > 1e-12 * size, 1e-6)
+    guess = _circle_modes(lam, mu, _pressing(lam, tiny), 1e-6)
     patterns = _patterns(guess, (OPEN, SLIDE) if mu == 0 else (OPEN, STICK, SLIDE))
     for modes, slip in itertools.product(itertools.islice(patterns, _PATTERNS), (False, True)):
         x, last = _mode_start(lam, u, modes, mu, size, slip), np.inf
@@ -357,6 +363,12 @@ def _facet_mode(mode, mu, facets):
                 np.array([[0.0, 0.0, 1.0], [e[j, 0], e[j, 1], 0.0]]))
     corner = mu * (n[j] + half * e[j])
     return np.array([[corner[0]], [corner[1]], [1.0]]), np.array([[0.0, 0.0, 1.0]])
+
+
+def _facet_blocks(mu, facets):
+    """The blocks (E, S) of :func:`_facet_mode` of every mode of a pyramid of ``facets`` sides, indexed by mode:
+    open, sticking, sliding on each facet, sliding at each vertex."""
+    return [_facet_mode(m, mu, facets) for m in range(2 + 2 * facets)]
 
 
 def _facet_modes(lam, mu, facets, closed, margin):
@@ -400,14 +412,14 @@ def _by_facets(W, b, bias, mu, lam, target, budget, tiny, facets):
     best, tried = lam, 0
     n, _, _ = _polygon(facets)
     slip = np.linalg.norm(u[:, :2], axis=-1)
-    by_force, _ = _facet_modes(lam, mu, facets, lam[:, 2] > 1e-12 * max(float(np.abs(lam[:, 2]).max()), tiny), 1e-9)
+    by_force, _ = _facet_modes(lam, mu, facets, _pressing(lam, tiny), 1e-9)
     by_slip = []                                    # the modes the slips ask for
     for c in range(k):
         closed = u[c, 2] + bias[c] <= 1e-9 * max(float(np.abs(u).max()), tiny)
         by_slip.append(OPEN if not closed else STICK if slip[c] <= 1e-3 * max(float(slip.max()), tiny)
                        else 2 + int(np.argmax(-n @ u[c, :2])))
-    blocks = [_facet_mode(m, mu, facets) for m in range(2 + 2 * facets)]
-    kinds = range(2 + 2 * facets)
+    blocks = _facet_blocks(mu, facets)
+    kinds = range(len(blocks))
     for modes in _interleave(_patterns(tuple(by_force), kinds), _patterns(tuple(by_slip), kinds)):
         if least <= target or tried >= min(budget, _FACET_PATTERNS):
             break
@@ -727,7 +739,7 @@ def facet_derivative(W, b, bias, mu, lam, MJ, scale, facets):
             first = mode - 2 - facets
             pair = np.stack([n[first], n[(first + 1) % facets]], -1)
             strict.append(bool(np.all(np.linalg.solve(pair, -u[c, :2]) > 1e-8 * scale)))
-    Eb, Sb = _facet_system(modes, [_facet_mode(m, mu, facets) for m in range(2 + 2 * facets)])
+    Eb, Sb = _facet_system(modes, _facet_blocks(mu, facets))
     if not Eb.size:
         return np.zeros((3 * k, 3 * k)), bool(all(strict))
     dlam, unique = _implicit(Sb @ W @ Eb, Eb, Sb, MJ)

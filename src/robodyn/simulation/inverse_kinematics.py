@@ -9,7 +9,7 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.errors import InputError
 from robodyn.kinematics import base_poses, frame_arguments, jacobian
 from robodyn.model.robot import Robot
-from robodyn.spatial import mv
+from robodyn.spatial import homogeneous, mv
 
 
 def pose_error(target: np.ndarray, pose: np.ndarray) -> np.ndarray:
@@ -42,11 +42,7 @@ def tool_pose(robot: Robot, q, frame=None, point=None) -> np.ndarray:
     R, p = R0[..., j, :, :], P0[..., j, :]
     if point is not None:
         p = p + mv(R, point)
-    T = np.zeros(batch + (4, 4), dtype)
-    T[..., :3, :3] = R
-    T[..., :3, 3] = p
-    T[..., 3, 3] = 1
-    return T
+    return homogeneous(R, p)
 
 
 def inverse_kinematics(

@@ -6,7 +6,7 @@ import numpy as np
 
 from robodyn.arrays import as_real_array, finite_array
 from robodyn.errors import InputError
-from robodyn.spatial import rot_z
+from robodyn.spatial import homogeneous, rot_z
 
 
 def quintic(t, duration: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -75,10 +75,7 @@ def straight_line(p_start, p_end, rotation, duration: float, t):
     t = np.atleast_1d(finite_array("t", t))
     s, sd, sdd = quintic(t, duration)
     delta = p1 - p0
-    T = np.zeros(t.shape + (4, 4))
-    T[..., :3, :3] = R
-    T[..., :3, 3] = p0 + s[..., None] * delta
-    T[..., 3, 3] = 1.0
+    T = homogeneous(R, p0 + s[..., None] * delta)
     no_rotation = np.zeros(t.shape + (3,))
     xd, xdd = (np.concatenate([v[..., None] * delta, no_rotation], -1) for v in (sd, sdd))
     return T, xd, xdd
