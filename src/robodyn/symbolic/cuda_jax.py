@@ -82,16 +82,16 @@ def jax_function(model, index: int, gravity=None, params=None, name: str = TARGE
     places = cuda_code.layout(model.model, model.joint_names, model.dtype.name)
     shared = cuda_code.shared_dtype(model.model, model.dtype.name, model.joint_names)
     extra = {}
-    for name_, value, size in (("gravity", gravity if gravity is not None else model.robot.gravity, 3),
+    for arg, value, size in (("gravity", gravity if gravity is not None else model.robot.gravity, 3),
                                ("params", params if params is not None else model.nominal_parameters,
                                 len(model.parameter_names))):
-        if name_ in places:
+        if arg in places:
             value = np.asarray(value, dtype=model.dtype)
             if value.shape != (size,):
-                raise InputError(f"argument '{name_}' has shape {value.shape}; expected ({size},)")
+                raise InputError(f"argument '{arg}' has shape {value.shape}; expected ({size},)")
             if not np.all(np.isfinite(value)):
-                raise InputError(f"argument '{name_}' contains NaN or inf; give finite values")
-            extra[name_] = value
+                raise InputError(f"argument '{arg}' contains NaN or inf; give finite values")
+            extra[arg] = value
     struct = np.zeros(1, dtype=shared)
     for field in shared.names:
         struct[field] = extra[field]
