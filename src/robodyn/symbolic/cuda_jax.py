@@ -14,7 +14,6 @@ jaxlib's FFI header (robodyn's compile cache) and registered with XLA for CUDA u
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
 from importlib import resources
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn.errors import InputError
+from robodyn.model.workspace import WORKSPACE
 from robodyn.symbolic.codegen import cuda_code
 
 #: the name of robodyn's handler in XLA's registry of foreign functions
@@ -30,10 +30,13 @@ TARGET = "robodyn_cuda_kernel"
 DECLARATIONS = "int64_t rd_xla_add(void *function, void *launch, int host); void *rd_xla_kernel(void *frame);"
 
 
-@functools.cache
 def handler():
     """(ffi, lib) of robodyn's XLA FFI handler, compiled against the installed jaxlib's ``xla/ffi/api/c_api.h``
-    (its hash in the source, so a new jaxlib builds a new library)."""
+    (its hash in the source, so a new jaxlib builds a new library); loaded once per process (the workspace)."""
+    return WORKSPACE.shared("xla_ffi_handler", _build_handler)
+
+
+def _build_handler():
     import jax
 
     from robodyn.native.build import compile_library
@@ -47,20 +50,25 @@ def handler():
     return ffi, lib
 
 
-@functools.cache
 def register(platform: str, name: str = TARGET) -> None:
-    """Register the handler with XLA as ``name`` for ``platform`` ("CUDA"; "cpu" for the host launches)."""
+    """Register the handler with XLA as ``name`` for ``platform`` ("CUDA"; "cpu" for the host launches), once
+    per process."""
     import jax
 
-    ffi, lib = handler()
-    jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(int(ffi.cast("uintptr_t", lib.rd_xla_kernel))),
-                                platform=platform)
+    ffi, lib = handler()  # outside make(): the workspace holds its lock while make() runs
+
+    def make():
+        jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(int(ffi.cast("uintptr_t", lib.rd_xla_kernel))),
+                                    platform=platform)
+        return True
+
+    WORKSPACE.shared(("xla_ffi_target", platform, name), make)
 
 
-@functools.cache
 def cuda_launch() -> int:
     """The address of the CUDA driver's ``cuLaunchKernel`` (OSError when the driver is not there)."""
-    return ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel, ctypes.c_void_p).value
+    return WORKSPACE.shared("cuLaunchKernel", lambda: ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel,
+                                                                   ctypes.c_void_p).value)
 
 
 def add_kernel(function: int, launch: int, host: bool = False) -> int:
@@ -82,16 +90,16 @@ def jax_function(model, index: int, gravity=None, params=None, name: str = TARGE
     places = cuda_code.layout(model.model, model.joint_names, model.dtype.name)
     shared = cuda_code.shared_dtype(model.model, model.dtype.name, model.joint_names)
     extra = {}
-    for name_, value, size in (("gravity", gravity if gravity is not None else model.robot.gravity, 3),
+    for arg, value, size in (("gravity", gravity if gravity is not None else model.robot.gravity, 3),
                                ("params", params if params is not None else model.nominal_parameters,
                                 len(model.parameter_names))):
-        if name_ in places:
+        if arg in places:
             value = np.asarray(value, dtype=model.dtype)
             if value.shape != (size,):
-                raise InputError(f"argument '{name_}' has shape {value.shape}; expected ({size},)")
+                raise InputError(f"argument '{arg}' has shape {value.shape}; expected ({size},)")
             if not np.all(np.isfinite(value)):
-                raise InputError(f"argument '{name_}' contains NaN or inf; give finite values")
-            extra[name_] = value
+                raise InputError(f"argument '{arg}' contains NaN or inf; give finite values")
+            extra[arg] = value
     struct = np.zeros(1, dtype=shared)
     for field in shared.names:
         struct[field] = extra[field]
