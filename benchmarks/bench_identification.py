@@ -19,11 +19,14 @@ Measured data (held-out prediction on a real robot's log):
                      [--reference-min-velocity V1,...,Vn]
 
 run.csv has the columns of `robodyn identify` (docs/identification.md, "Command line"): ``t, q1..qn, tau1..taun``
-(joint side) or ``t, qm1..qmn, taum1..taumn`` (motor side, with ``--transmission``).  The first ``split`` of the
-rows identifies the parameters; the rest, prepared on its own, is the held-out validation: the script prints the
-relative RMS torque error per joint, 100 ‖τ − τ̂‖ / ‖τ‖ (%), and its mean, for OLS, WLS and "physical", with and
-without the transmission's motor parameters, and OLS with the parallel-filtered regressor (``parallel=data``) —
-the figure identification toolboxes publish for their robots' logs.
+(joint side) or ``t, qm1..qmn, taum1..taumn`` (motor side, with ``--transmission``), or is a joint log it reads.
+The first ``split`` of the rows identifies the parameters; the rest, prepared on its own, is the held-out
+validation: the script prints the relative RMS torque error per joint, 100 ‖τ − τ̂‖ / ‖τ‖ (%), and its mean, for
+OLS, WLS and "physical", with and without the transmission's motor parameters, and OLS with the parallel-filtered
+regressor (``parallel=data``) — the figure identification toolboxes publish for their robots' logs.  Each row is
+``robodyn identify ROBOT part1 [--transmission] --method M [--parallel] --validate part2`` at its defaults: the same
+functions of ``robodyn.cli.identification`` read, prepare, identify and score (only ``--q-offset`` and the split
+are the script's).
 No data set is shipped: bring your own log, or a public one whose licence allows it.
 
 The last rows of the table are FIGAROH's identification pipeline (thanhndv212/figaroh-examples, Stäubli TX40
