@@ -178,6 +178,20 @@ def test_identify_validates_on_a_held_out_log(files):
     assert res.exit_code == 2
 
 
+def test_identify_validate_scores_the_prepared_held_out_data(files):
+    """--validate on t, q, tau: the held-out log prepared at the fit's cut-off and scored with its filtered Coulomb
+    columns, as ``res.validate(data)`` (the fit used them; sharp sign(q̇) against them is a different model)."""
+    res = run("identify", files["model"], files["measured"], "--validate", files["measured"], "--json")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)["validation"]["relative_rms_percent"]
+    log = np.genfromtxt(files["measured"], delimiter=",", names=True)
+    t, q, tau = log["t"], *(np.column_stack([log[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("q", "tau"))
+    data = rd.identification.prepare_identification_data(t, q, tau)
+    fit = rd.identify(rd.load(files["model"]), data)
+    held = rd.identification.prepare_identification_data(t, q, tau, cutoff=data.cutoff)
+    np.testing.assert_allclose(got, fit.validate(held).relative_rms_percent, rtol=1e-10)
+
+
 def test_identify_min_velocity_prints_one_residual_rms_in_the_table_and_the_figure(robot, files, monkeypatch):
     """With --min-velocity the table's residual RMS and the figure's are the same number: over the rows the fit
     used (res.equations of them), labelled so in both (the figure said 0.623 over all rows, the table 0.1097)."""
