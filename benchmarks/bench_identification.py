@@ -21,12 +21,12 @@ Measured data (held-out prediction on a real robot's log):
 run.csv has the columns of `robodyn identify` (docs/identification.md, "Command line"): ``t, q1..qn, tau1..taun``
 (joint side) or ``t, qm1..qmn, taum1..taumn`` (motor side, with ``--transmission``), or is a joint log it reads.
 The first ``split`` of the rows identifies the parameters; the rest, prepared on its own, is the held-out
-validation: the script prints the relative RMS torque error per joint, 100 ‖τ − τ̂‖ / ‖τ‖ (%), and its mean, for
-OLS, WLS and "physical", with and without the transmission's motor parameters, and OLS with the parallel-filtered
-regressor (``parallel=data``) — the figure identification toolboxes publish for their robots' logs.  Each row is
-``robodyn identify ROBOT part1 [--transmission] --method M [--parallel] --validate part2`` at its defaults: the same
-functions of ``robodyn.cli.identification`` read, prepare, identify and score (only ``--q-offset`` and the split
-are the script's).
+validation: the script prints the relative RMS torque error per joint, 100 ‖τ − τ̂‖ / ‖τ‖ (%), and its mean,
+for OLS, WLS and "physical", with and without the transmission's motor parameters, and OLS with the
+parallel-filtered regressor (``parallel=data``) — the figure identification toolboxes publish for their robots'
+logs.  Each row is ``robodyn identify ROBOT part1 [--transmission] --method M [--parallel] --validate part2`` at
+its defaults: the same functions of ``robodyn.cli.identification`` read, prepare, identify and score (only
+``--q-offset`` and the split are the script's).
 No data set is shipped: bring your own log, or a public one whose licence allows it.
 
 The last rows of the table are FIGAROH's identification pipeline (thanhndv212/figaroh-examples, Stäubli TX40
@@ -94,10 +94,14 @@ def measured_rows(args) -> dict:
     cut = int(args.split * len(m["q"]))
     part = lambda rows: {**m, **{k: m[k][rows] for k in ("t", "q", "tau")}}  # noqa: E731
     cutoff = None if args.cutoff == "auto" else float(args.cutoff)
-    fits = {parallel: prepare_measurements(part(slice(None, cut)), cutoff, parallel=parallel)
-            for parallel in (False, True)}
-    fit = fits[False][1]
-    val = held_out_samples(part(slice(cut, None)), fit.cutoff)
+    fit_part, val_part = part(slice(None, cut)), part(slice(cut, None))
+    fits = {(parallel, with_tr): prepare_measurements(fit_part, cutoff, parallel=parallel,
+                                                      transmission=tr if with_tr else None)
+            for parallel in (False, True) for with_tr in {False, tr is not None}}
+    fit = fits[False, False][1]
+    vals = {with_tr: held_out_samples(val_part, fit.cutoff, tr if with_tr else None)
+            for with_tr in {False, tr is not None}}
+    val = vals[False]
     out = {"header": [f"{robot.name}: {len(m['q'])} rows; identification {fit.t.size} samples, validation "
                       f"{val.t.size} samples", fit.report()["summary"]], "rows": [], "results": {}}
     cases = [(method, with_tr, False) for method in ("ols", "wls", "physical")
@@ -105,13 +109,13 @@ def measured_rows(args) -> dict:
     for method, with_tr, parallel in cases:
         label = f"{method}{', parallel=data' if parallel else ''} | {'yes' if with_tr else 'no'}"
         try:
-            res = identify_measurements(robot, *fits[parallel], method=method, transmission=tr if with_tr else None,
-                                        min_velocity=args.min_velocity)
+            res = identify_measurements(robot, *fits[parallel, with_tr], method=method,
+                                        transmission=tr if with_tr else None, min_velocity=args.min_velocity)
         except rd.identification.IdentificationError as exc:  # e.g. a joint turning one way in the 70 %
             out["rows"].append((label, f"not identified: {exc} | |"))
             continue
         out["results"][method, with_tr, parallel] = res
-        out["rows"].append((label, res.validate([val]).relative_rms_percent))
+        out["rows"].append((label, res.validate([vals[with_tr]]).relative_rms_percent))
     if args.reference_cutoff > 0:
         res = reference_pipeline(robot, tr, m["t"][:cut], m["q"][:cut], m["tau"][:cut], args)
         err = res.base.regressor(val.q, val.qd, val.qdd) @ res.values - val.tau

@@ -57,7 +57,8 @@ def test_measured_rows_are_robodyn_identify_at_its_defaults(tmp_path, monkeypatc
     from robodyn.cli import app
 
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_identification", ROOT / "benchmarks" / "bench_identification.py")
+    path = ROOT / "benchmarks" / "bench_identification.py"
+    spec = importlib.util.spec_from_file_location("bench_identification", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
 

@@ -77,21 +77,24 @@ def joint_side(m: dict, transmission) -> dict:
     return {**m, "q": joint_from_motor(transmission, m["q"]), "tau": joint_torques_from_motor(transmission, m["tau"])}
 
 
-def prepare_measurements(m: dict, cutoff=None, decimate: int | None = None, parallel: bool = False):
+def prepare_measurements(m: dict, cutoff=None, decimate: int | None = None, parallel: bool = False,
+                         transmission=None):
     """The samples ``robodyn identify`` fits from the joint-side measurements ``m`` (:func:`joint_side`):
     ``(samples, data)``.
 
-    ``t, q, tau``: ``data = rd.identification.prepare_identification_data(t, q, tau, cutoff, decimate, parallel)``
+    ``t, q, tau``: ``data = rd.identification.prepare_identification_data(t, q, tau, cutoff, decimate)``
     (``cutoff`` None: ``"auto"``), and ``samples`` is ``data`` itself — ``rd.identify(robot, [data])`` puts its
     filtered Coulomb columns (zero where |q̇_j| is within the velocity noise) in the fit and leaves its clipped
     torques out — or, with ``parallel``, its arrays ``(q, qd, qdd, tau)``, the regressor being filtered instead
-    (``parallel=data``).  ``q, qd, qdd, tau``: ``samples`` are these arrays and ``data`` is None; ``cutoff``,
-    ``decimate`` and ``parallel`` are then refused (InputError)."""
+    (``parallel=data``).  With ``parallel`` or a ``transmission`` the full-rate states are kept (``parallel=True``
+    preparation): with a transmission, the motors' Coulomb columns are then filtered as τ too
+    (``IdentificationData.motor_coulomb``).  ``q, qd, qdd, tau``: ``samples`` are these arrays and ``data`` is
+    None; ``cutoff``, ``decimate`` and ``parallel`` are then refused (InputError)."""
     from robodyn.identification import prepare_identification_data
 
     if m["qd"] is None:
         d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff="auto" if cutoff is None else cutoff,
-                                        decimate=decimate, parallel=parallel)
+                                        decimate=decimate, parallel=bool(parallel or transmission is not None))
         return ((d.q, d.qd, d.qdd, d.tau) if parallel else d), d
     if cutoff is not None or decimate is not None or parallel:
         raise InputError("--cutoff, --decimate and --parallel apply to t, q, tau data; this file gives qd and qdd")
@@ -101,22 +104,24 @@ def prepare_measurements(m: dict, cutoff=None, decimate: int | None = None, para
 def identify_measurements(robot, samples, data, method: str = "ols", friction: bool = True, transmission=None,
                           min_velocity=None):
     """``rd.identify`` as ``robodyn identify`` calls it on the ``(samples, data)`` of :func:`prepare_measurements`
-    (the regressor filtered like τ when ``data`` kept its full-rate states): an ``Identification``."""
+    (the regressor filtered like τ, ``parallel=data``, where ``samples`` are the prepared data's arrays): an
+    ``Identification``."""
     from robodyn.identification import identify
 
+    filtered = data is not None and samples is not data
     return identify(robot, [samples], method=method, friction=friction, transmission=transmission,
-                    min_velocity=min_velocity, parallel=data if data is not None and data.parallel else None)
+                    min_velocity=min_velocity, parallel=data if filtered else None)
 
 
-def held_out_samples(v: dict, cutoff):
+def held_out_samples(v: dict, cutoff, transmission=None):
     """The held-out samples ``robodyn identify --validate`` scores, from the joint-side measurements ``v``: ``t,
     q, tau`` prepared at the identification's ``cutoff`` (Hz, or ``"auto"`` where the fit's data had q̇ and q̈) —
-    an ``IdentificationData``, whose filtered Coulomb columns ``Identification.validate`` uses as the fit did — or
-    the file's ``(q, qd, qdd, tau)``."""
+    an ``IdentificationData``, whose filtered Coulomb columns (and, with a ``transmission``, the motors')
+    ``Identification.validate`` uses as the fit did — or the file's ``(q, qd, qdd, tau)``."""
     from robodyn.identification import prepare_identification_data
 
     if v["qd"] is None:
-        return prepare_identification_data(v["t"], v["q"], v["tau"], cutoff=cutoff)
+        return prepare_identification_data(v["t"], v["q"], v["tau"], cutoff=cutoff, parallel=transmission is not None)
     return (v["q"], v["qd"], v["qdd"], v["tau"])
 
 
@@ -176,7 +181,7 @@ def identify_command(
         check_outputs(("--out", out), ("--stats", stats), ("--plot", plot))
         tr = None if transmission is None else load_transmission(transmission, r.n)
         m = joint_side(read_data(data, r, motor=tr is not None, topic=topic), tr)
-        samples, d = prepare_measurements(m, cutoff_hz, decimate, parallel)
+        samples, d = prepare_measurements(m, cutoff_hz, decimate, parallel, tr)
         t, q, qd, qdd, tau = (m["t"], m["q"], m["qd"], m["qdd"], m["tau"]) if d is None else (d.t, d.q, d.qd, d.qdd,
                                                                                                d.tau)
         prepared = None if d is None else d.report()
@@ -184,10 +189,14 @@ def identify_command(
         held_out = None
         if validate is not None:
             v = joint_side(read_data(validate, r, motor=tr is not None, topic=topic), tr)
-            held_out = res.validate([held_out_samples(v, "auto" if d is None else d.cutoff)])
-        # the fit's own regressor: with prepared data, its Coulomb columns are sign(q̇) filtered as τ
-        on_prepared = d is not None and not parallel
-        pred = res.predict(q, qd, qdd, coulomb=d.coulomb if on_prepared else None)
+            held_out = res.validate([held_out_samples(v, "auto" if d is None else d.cutoff, tr)])
+        # the fit's own regressor: with prepared data, its Coulomb columns (the motors' too) are sign(q̇) filtered
+        # as τ
+        coulomb = None
+        if d is not None and not parallel:
+            motors = None if tr is None else d.motor_coulomb(tr.J_mq)
+            coulomb = d.coulomb if motors is None else np.hstack([d.coulomb, motors])
+        pred = res.predict(q, qd, qdd, coulomb=coulomb)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         model = None
         if out is not None:
