@@ -246,20 +246,9 @@ def test_identify_with_a_transmission_fits_smooth_motor_coulomb_columns(tmp_path
     (motor 6 turns with q5 + q6; exact torques) motor 6's Coulomb friction comes out within 1 % of the truth, the
     sharp columns of the same prepared data put it more than 5 % low; the estimates are those of
     ``rd.identify(robot, data, transmission=tr)`` on data prepared with ``parallel=True``."""
-    from robodyn.dynamics.transmission import Transmission, transmission_torques
+    from tests.support.checks import WRIST_J_MQ as J, coupled_wrist_log
 
-    J = np.diag([100.0, 100.0, 80.0, 60.0, 60.0, 50.0])
-    J[5, 4] = 50.0
-    arm = rd.load("rx90").replace(Fc=np.full(6, 0.5), Fv=np.full(6, 0.3), Foff=np.full(6, 0.1))
-    t = np.arange(4000) / 200.0
-    w = 2 * np.pi * np.array([0.11, 0.13, 0.17, 0.19, 0.23, 0.29])
-    phase = t[:, None] * w
-    q = np.sin(phase + np.arange(6)) + 0.5 * np.sin(2.7 * phase)
-    qd = w * (np.cos(phase + np.arange(6)) + 1.35 * np.cos(2.7 * phase))
-    qdd = -w ** 2 * (np.sin(phase + np.arange(6)) + 3.645 * np.sin(2.7 * phase))
-    real = Transmission.from_motor_matrix(J, J_m=np.arange(1, 7) * 1e-5, Fv_m=np.arange(1, 7) * 1e-4,
-                                          Fc_m=np.arange(1, 7) * 1e-2)
-    tau = rd.inverse_dynamics(arm, q, qd, qdd) + transmission_torques(real, qd, qdd)
+    arm, real, t, q, _, _, tau = coupled_wrist_log()
     log = tmp_path / "motor.csv"
     with open(log, "w", newline="") as fh:  # q_m = J_mq q, τ = J_mqᵀ τ_m
         csv.writer(fh).writerows([["t"] + [f"qm{k}" for k in range(1, 7)] + [f"taum{k}" for k in range(1, 7)]]
