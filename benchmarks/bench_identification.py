@@ -19,11 +19,14 @@ Measured data (held-out prediction on a real robot's log):
                      [--reference-min-velocity V1,...,Vn]
 
 run.csv has the columns of `robodyn identify` (docs/identification.md, "Command line"): ``t, q1..qn, tau1..taun``
-(joint side) or ``t, qm1..qmn, taum1..taumn`` (motor side, with ``--transmission``).  The first ``split`` of the
-rows identifies the parameters; the rest, prepared on its own, is the held-out validation: the script prints the
-relative RMS torque error per joint, 100 ‖τ − τ̂‖ / ‖τ‖ (%), and its mean, for OLS, WLS and "physical", with and
-without the transmission's motor parameters, and OLS with the parallel-filtered regressor (``parallel=data``) —
-the figure identification toolboxes publish for their robots' logs.
+(joint side) or ``t, qm1..qmn, taum1..taumn`` (motor side, with ``--transmission``), or is a joint log it reads.
+The first ``split`` of the rows identifies the parameters; the rest, prepared on its own, is the held-out
+validation: the script prints the relative RMS torque error per joint, 100 ‖τ − τ̂‖ / ‖τ‖ (%), and its mean,
+for OLS, WLS and "physical", with and without the transmission's motor parameters, and OLS with the
+parallel-filtered regressor (``parallel=data``) — the figure identification toolboxes publish for their robots'
+logs.  Each row is ``robodyn identify ROBOT part1 [--transmission] --method M [--parallel] --validate part2`` at
+its defaults: the same functions of ``robodyn.cli.identification`` read, prepare, identify and score (only
+``--q-offset`` and the split are the script's).
 No data set is shipped: bring your own log, or a public one whose licence allows it.
 
 The last rows of the table are FIGAROH's identification pipeline (thanhndv212/figaroh-examples, Stäubli TX40
@@ -59,48 +62,67 @@ from _timing import best_time  # noqa: E402
 
 def measured(args) -> None:
     """Held-out relative torque error of the identification on a user-supplied measured log."""
-    from pathlib import Path
+    rows = measured_rows(args)
+    for line in rows["header"]:
+        print(line)
+    print("\n| method | transmission | held-out error per joint (%) | mean (%) |\n|---|---|---|---:|")
+    for label, rel in rows["rows"]:
+        print(f"| {label} | " + (rel if isinstance(rel, str) else
+                                 f"{', '.join(f'{x:.1f}' for x in rel)} | {rel.mean():.1f} |"))
 
-    from robodyn.cli.identification import read_measurements
-    from robodyn.dynamics.transmission import joint_from_motor, joint_torques_from_motor, load_transmission
+
+def measured_rows(args) -> dict:
+    """The rows of the --measured table: ``header`` (lines), ``rows`` ((label, per-joint error (%) or the
+    IdentificationError's text)), ``results`` ({(method, with transmission, parallel): Identification}).
+
+    Every robodyn row is what ``robodyn identify`` computes at its defaults on the identification rows, with
+    ``--validate`` on the rest: the same functions (``robodyn.cli.identification``) read the file, map motor-side
+    columns to the joints, prepare the samples and identify; only ``--q-offset`` and the split are added here."""
+    from robodyn.cli.identification import (held_out_samples, identify_measurements, joint_side,
+                                            prepare_measurements, read_data)
+    from robodyn.dynamics.transmission import load_transmission
 
     robot = rd.load(args.robot)
     tr = None if args.transmission is None else load_transmission(args.transmission, robot.n)
-    m = read_measurements(Path(args.measured), robot.n, motor=tr is not None)
-    if m["t"] is None:
-        raise SystemExit("--measured: the file needs a t column (raw measurements are filtered here)")
-    q, tau = m["q"], m["tau"]
-    if m["motor"]:
-        q, tau = joint_from_motor(tr, q), joint_torques_from_motor(tr, tau)
+    m = joint_side(read_data(Path(args.measured), robot, motor=tr is not None), tr)
+    if m["t"] is None or m["qd"] is not None:
+        raise SystemExit("--measured: give t, q, tau columns (raw measurements, prepared here as robodyn identify "
+                         "prepares them)")
     if args.q_offset is not None:
-        q = q + np.broadcast_to(np.array([float(x) for x in args.q_offset.split(",")]), (robot.n,))
-    cut = int(args.split * len(q))
-    cutoff = args.cutoff if args.cutoff == "auto" else float(args.cutoff)
-    fit = rd.identification.prepare_identification_data(m["t"][:cut], q[:cut], tau[:cut], cutoff=cutoff, parallel=True)
-    val = rd.identification.prepare_identification_data(m["t"][cut:], q[cut:], tau[cut:], cutoff=fit.cutoff)
-    print(f"{robot.name}: {len(q)} rows; identification {fit.t.size} samples, validation {val.t.size} samples")
-    print(fit.report()["summary"])
-    print("\n| method | transmission | held-out error per joint (%) | mean (%) |\n|---|---|---|---:|")
-    rows = [(method, with_tr, None) for method in ("ols", "wls", "physical")
-            for with_tr in ([False, True] if tr is not None else [False])] + [("ols", tr is not None, fit)]
-    for method, with_tr, parallel in rows:
-        label = f"| {method}{', parallel=data' if parallel is not None else ''} | {'yes' if with_tr else 'no'} | "
+        offset = np.broadcast_to(np.array([float(x) for x in args.q_offset.split(",")]), (robot.n,))
+        m = {**m, "q": m["q"] + offset}
+    cut = int(args.split * len(m["q"]))
+    part = lambda rows: {**m, **{k: m[k][rows] for k in ("t", "q", "tau")}}  # noqa: E731
+    cutoff = None if args.cutoff == "auto" else float(args.cutoff)
+    fit_part, val_part = part(slice(None, cut)), part(slice(cut, None))
+    fits = {(parallel, with_tr): prepare_measurements(fit_part, cutoff, parallel=parallel,
+                                                      transmission=tr if with_tr else None)
+            for parallel in (False, True) for with_tr in {False, tr is not None}}
+    fit = fits[False, False][1]
+    vals = {with_tr: held_out_samples(val_part, fit.cutoff, tr if with_tr else None)
+            for with_tr in {False, tr is not None}}
+    val = vals[False]
+    out = {"header": [f"{robot.name}: {len(m['q'])} rows; identification {fit.t.size} samples, validation "
+                      f"{val.t.size} samples", fit.report()["summary"]], "rows": [], "results": {}}
+    cases = [(method, with_tr, False) for method in ("ols", "wls", "physical")
+             for with_tr in ([False, True] if tr is not None else [False])] + [("ols", tr is not None, True)]
+    for method, with_tr, parallel in cases:
+        label = f"{method}{', parallel=data' if parallel else ''} | {'yes' if with_tr else 'no'}"
         try:
-            res = rd.identify(robot, fit.q, fit.qd, fit.qdd, fit.tau, method=method,
-                              transmission=tr if with_tr else None, min_velocity=args.min_velocity, parallel=parallel)
+            res = identify_measurements(robot, *fits[parallel, with_tr], method=method,
+                                        transmission=tr if with_tr else None, min_velocity=args.min_velocity)
         except rd.identification.IdentificationError as exc:  # e.g. a joint turning one way in the 70 %
-            print(f"{label}not identified: {exc} | |")
+            out["rows"].append((label, f"not identified: {exc} | |"))
             continue
-        err = res.predict(val.q, val.qd, val.qdd) - val.tau
-        rel = 100 * np.sqrt(np.mean(err ** 2, axis=0) / np.maximum(np.mean(val.tau ** 2, axis=0), 1e-300))
-        print(f"{label}{', '.join(f'{x:.1f}' for x in rel)} | {rel.mean():.1f} |")
+        out["results"][method, with_tr, parallel] = res
+        out["rows"].append((label, res.validate([vals[with_tr]]).relative_rms_percent))
     if args.reference_cutoff > 0:
-        res = reference_pipeline(robot, tr, m["t"][:cut], q[:cut], tau[:cut], args)
+        res = reference_pipeline(robot, tr, m["t"][:cut], m["q"][:cut], m["tau"][:cut], args)
         err = res.base.regressor(val.q, val.qd, val.qdd) @ res.values - val.tau
         rel = 100 * np.sqrt(np.mean(err ** 2, axis=0) / np.maximum(np.mean(val.tau ** 2, axis=0), 1e-300))
-        print(f"| FIGAROH's pipeline (robodyn regressor), {args.reference_cutoff:g} Hz, decimated "
-              f"{args.reference_decimate} | {'yes' if tr is not None else 'no'} | "
-              f"{', '.join(f'{x:.1f}' for x in rel)} | {rel.mean():.1f} |")
+        out["rows"].append((f"FIGAROH's pipeline (robodyn regressor), {args.reference_cutoff:g} Hz, decimated "
+                            f"{args.reference_decimate} | {'yes' if tr is not None else 'no'}", rel))
+    return out
 
 
 def reference_pipeline(robot, tr, t, q, tau, args):
@@ -131,7 +153,8 @@ def reference_pipeline(robot, tr, t, q, tau, args):
     return SimpleNamespace(base=bp, values=np.linalg.lstsq(A / scale, z, rcond=None)[0] / scale)
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line of the script (module documentation)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=3)
@@ -149,7 +172,11 @@ def main() -> None:
     ap.add_argument("--reference-decimate", default="10,10", help="decimation stages of the FIGAROH pipeline")
     ap.add_argument("--reference-min-velocity", default="0.0501,0.0501,0.0750,0.0716,0.0559,0.1222",
                     help="rad/s, one or one per joint (FIGAROH's TX40 dq_lim_def)")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     if args.measured is not None:
         if args.robot is None:
             raise SystemExit("--measured needs --robot")

@@ -60,6 +60,11 @@ def test_input_errors_are_one_line(tmp_path):
     binary = tmp_path / "states.csv"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
     fails_in_one_line(runner.invoke(app, ["id", "planar2r", "--states", str(binary)]), "not a text file")
+    import gzip
+
+    packed = tmp_path / "run.csv.gz"  # the measured logs in tests/data/measured are shipped so
+    packed.write_bytes(gzip.compress(b"t,q1,q2,tau1,tau2\n0,0,0,0,0\n"))
+    fails_in_one_line(runner.invoke(app, ["identify", "planar2r", str(packed)]), "gzip -dc")
     nul = tmp_path / "nul.csv"
     nul.write_text("q1,q2\x00\n")
     fails_in_one_line(runner.invoke(app, ["id", "planar2r", "--states", str(nul)]), "NUL")

@@ -5,6 +5,8 @@ sinusoids for the data preparation, the regressor itself for cond(W), and statis
 (z-scores of the estimates, the residual level) for noisy data.
 """
 
+import dataclasses
+
 import numpy as np
 import scipy.stats
 import pytest
@@ -370,6 +372,12 @@ def test_predict_save_and_relative_std(robot, trajectory, tmp_path):
     phys = rd.identify(robot, *campaign(robot, trajectory), method="physical")
     phys.save(path)
     assert yaml.safe_load(path.read_text())["standard_parameters"]["M3"] == pytest.approx(robot.M[2], rel=1e-6)
+    # a value of exactly 0 ("physical" at a bound) has no relative σ: null in the file and in `robodyn identify
+    # --json` (strict JSON holds no infinity)
+    zero = dataclasses.replace(res, values=np.where(np.arange(res.values.size) == 1, 0.0, res.values))
+    assert np.isinf(zero.relative_std[1])
+    rows = zero.to_dict()["parameters"]
+    assert rows[1]["relative_std_percent"] is None and rows[0]["relative_std_percent"] == zero.relative_std[0]
 
 
 def test_bad_input(robot, trajectory):

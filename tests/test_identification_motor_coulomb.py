@@ -9,27 +9,15 @@ import numpy as np
 import pytest
 
 import robodyn as rd
-from robodyn.dynamics.transmission import Transmission, transmission_torques
+from robodyn.dynamics.transmission import Transmission
 from robodyn.identification.samples import filtered_coulomb
-
-#: A Stäubli-like wrist: motor 6 turns with q5 + q6 (q_m6 = 50 q5 + 50 q6); motors 1-5 drive one joint each.
-J_MQ = np.diag([100.0, 100.0, 80.0, 60.0, 60.0, 50.0])
-J_MQ[5, 4] = 50.0
-MOTORS = dict(J_m=np.arange(1, 7) * 1e-5, Fv_m=np.arange(1, 7) * 1e-4, Fc_m=np.arange(1, 7) * 1e-2)
+from tests.support.checks import WRIST_J_MQ as J_MQ, coupled_wrist_log
 
 
 @pytest.fixture(scope="module")
 def log():
     """20 s at 200 Hz of a continuous motion (sums of sines, every joint and motor reverses), exact torques."""
-    arm = rd.load("rx90").replace(Fc=np.full(6, 0.5), Fv=np.full(6, 0.3), Foff=np.full(6, 0.1))
-    t = np.arange(4000) / 200.0
-    w = 2 * np.pi * np.array([0.11, 0.13, 0.17, 0.19, 0.23, 0.29])
-    phase = t[:, None] * w
-    q = np.sin(phase + np.arange(6)) + 0.5 * np.sin(2.7 * phase)
-    qd = w * (np.cos(phase + np.arange(6)) + 1.35 * np.cos(2.7 * phase))
-    qdd = -w ** 2 * (np.sin(phase + np.arange(6)) + 3.645 * np.sin(2.7 * phase))
-    real = Transmission.from_motor_matrix(J_MQ, **MOTORS)
-    tau = rd.inverse_dynamics(arm, q, qd, qdd) + transmission_torques(real, qd, qdd)
+    arm, real, t, q, _, _, tau = coupled_wrist_log()
     data = rd.identification.prepare_identification_data(t, q, tau, parallel=True)
     return arm, data, rd.base_parameters(arm, friction=True, transmission=real).values
 

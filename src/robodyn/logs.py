@@ -442,6 +442,8 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
     if isinstance(path, (str, os.PathLike)) and not os.path.lexists(path):
         raise InputError(f"{what}: cannot read the file (no such file)")
     data = read_file_bytes(path, what, kind="CSV file", limit=MAX_CSV_BYTES, error=InputError)
+    if data[:2] == b"\x1f\x8b":  # gzip's magic number: the form measured logs are often shipped in
+        raise InputError(f"{what}: a gzip-compressed file; decompress it first (gzip -dc FILE > file.csv)")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:

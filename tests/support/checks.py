@@ -107,6 +107,31 @@ def friction_campaign(noise: bool = True):
     return nominal, traj, t, q_meas, tau_meas, truth
 
 
+#: A Stäubli-like wrist: motor 6 turns with q5 + q6 (q_m6 = 50 q5 + 50 q6); motors 1-5 drive one joint each.
+WRIST_J_MQ = np.diag([100.0, 100.0, 80.0, 60.0, 60.0, 50.0])
+WRIST_J_MQ[5, 4] = 50.0
+WRIST_MOTORS = dict(J_m=np.arange(1, 7) * 1e-5, Fv_m=np.arange(1, 7) * 1e-4, Fc_m=np.arange(1, 7) * 1e-2)
+
+
+def coupled_wrist_log():
+    """The RX90 with joint friction and the motors ``WRIST_MOTORS`` of the coupling ``WRIST_J_MQ``: 20 s at 200 Hz
+    of a continuous motion (sums of sines, every joint and motor reverses), exact torques.
+    Returns (arm, the transmission with its motors, t (N,), q (N, 6), q̇, q̈, τ (N, 6) joint side)."""
+    import robodyn as rd
+    from robodyn.dynamics.transmission import Transmission, transmission_torques
+
+    arm = rd.load("rx90").replace(Fc=np.full(6, 0.5), Fv=np.full(6, 0.3), Foff=np.full(6, 0.1))
+    t = np.arange(4000) / 200.0
+    w = 2 * np.pi * np.array([0.11, 0.13, 0.17, 0.19, 0.23, 0.29])
+    phase = t[:, None] * w
+    q = np.sin(phase + np.arange(6)) + 0.5 * np.sin(2.7 * phase)
+    qd = w * (np.cos(phase + np.arange(6)) + 1.35 * np.cos(2.7 * phase))
+    qdd = -w ** 2 * (np.sin(phase + np.arange(6)) + 3.645 * np.sin(2.7 * phase))
+    real = Transmission.from_motor_matrix(WRIST_J_MQ, **WRIST_MOTORS)
+    tau = rd.inverse_dynamics(arm, q, qd, qdd) + transmission_torques(real, qd, qdd)
+    return arm, real, t, q, qd, qdd, tau
+
+
 def assert_physically_consistent(robot) -> None:
     """Every link's pseudo-inertia ⪰ 0 and Ia, Fc, Fv ≥ 0, to round-off (Wensing et al.; Sousa and Cortesão)."""
     from robodyn.identification.consistent import pseudo_inertia

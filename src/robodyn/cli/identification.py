@@ -66,6 +66,65 @@ def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_state
     return {"t": log.t, "q": log.q, "tau": log.tau, "qd": None, "qdd": None, "motor": False}
 
 
+def joint_side(m: dict, transmission) -> dict:
+    """The measurements ``m`` of :func:`read_data` on the joint side: motor-side ``q``, ``tau`` (qm, τ_m) mapped
+    through the ``transmission`` (q = J_mq⁻¹ qm, τ = J_mqᵀ τ_m, Khalil & Dombre §9.3); ``m`` itself otherwise.
+    ``motor`` still says which side the file held."""
+    if not m["motor"]:
+        return m
+    from robodyn.dynamics.transmission import joint_from_motor, joint_torques_from_motor
+
+    return {**m, "q": joint_from_motor(transmission, m["q"]), "tau": joint_torques_from_motor(transmission, m["tau"])}
+
+
+def prepare_measurements(m: dict, cutoff=None, decimate: int | None = None, parallel: bool = False,
+                         transmission=None):
+    """The samples ``robodyn identify`` fits from the joint-side measurements ``m`` (:func:`joint_side`):
+    ``(samples, data)``.
+
+    ``t, q, tau``: ``data = rd.identification.prepare_identification_data(t, q, tau, cutoff, decimate)``
+    (``cutoff`` None: ``"auto"``), and ``samples`` is ``data`` itself — ``rd.identify(robot, [data])`` puts its
+    filtered Coulomb columns (zero where |q̇_j| is within the velocity noise) in the fit and leaves its clipped
+    torques out — or, with ``parallel``, its arrays ``(q, qd, qdd, tau)``, the regressor being filtered instead
+    (``parallel=data``).  With ``parallel`` or a ``transmission`` the full-rate states are kept (``parallel=True``
+    preparation): with a transmission, the motors' Coulomb columns are then filtered as τ too
+    (``IdentificationData.motor_coulomb``).  ``q, qd, qdd, tau``: ``samples`` are these arrays and ``data`` is
+    None; ``cutoff``, ``decimate`` and ``parallel`` are then refused (InputError)."""
+    from robodyn.identification import prepare_identification_data
+
+    if m["qd"] is None:
+        d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff="auto" if cutoff is None else cutoff,
+                                        decimate=decimate, parallel=bool(parallel or transmission is not None))
+        return ((d.q, d.qd, d.qdd, d.tau) if parallel else d), d
+    if cutoff is not None or decimate is not None or parallel:
+        raise InputError("--cutoff, --decimate and --parallel apply to t, q, tau data; this file gives qd and qdd")
+    return (m["q"], m["qd"], m["qdd"], m["tau"]), None
+
+
+def identify_measurements(robot, samples, data, method: str = "ols", friction: bool = True, transmission=None,
+                          min_velocity=None):
+    """``rd.identify`` as ``robodyn identify`` calls it on the ``(samples, data)`` of :func:`prepare_measurements`
+    (the regressor filtered like τ, ``parallel=data``, where ``samples`` are the prepared data's arrays): an
+    ``Identification``."""
+    from robodyn.identification import identify
+
+    filtered = data is not None and samples is not data
+    return identify(robot, [samples], method=method, friction=friction, transmission=transmission,
+                    min_velocity=min_velocity, parallel=data if filtered else None)
+
+
+def held_out_samples(v: dict, cutoff, transmission=None):
+    """The held-out samples ``robodyn identify --validate`` scores, from the joint-side measurements ``v``: ``t,
+    q, tau`` prepared at the identification's ``cutoff`` (Hz, or ``"auto"`` where the fit's data had q̇ and q̈) —
+    an ``IdentificationData``, whose filtered Coulomb columns (and, with a ``transmission``, the motors')
+    ``Identification.validate`` uses as the fit did — or the file's ``(q, qd, qdd, tau)``."""
+    from robodyn.identification import prepare_identification_data
+
+    if v["qd"] is None:
+        return prepare_identification_data(v["t"], v["q"], v["tau"], cutoff=cutoff, parallel=transmission is not None)
+    return (v["q"], v["qd"], v["qdd"], v["tau"])
+
+
 def _float_or_auto(text: str | None, option: str):
     if text is None or text == "auto":
         return "auto"
@@ -111,53 +170,38 @@ def identify_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Identify the base parameters (and friction) from measured positions and torques, by least squares."""
-    from robodyn.dynamics.transmission import joint_from_motor, joint_torques_from_motor, load_transmission
-    from robodyn.identification import identify, prepare_identification_data
+    from robodyn.dynamics.transmission import load_transmission
 
     with user_errors():
         r = get_robot(robot)
-        cutoff_hz = _float_or_auto(cutoff, "--cutoff")
+        cutoff_hz = None if cutoff is None else _float_or_auto(cutoff, "--cutoff")
         count(decimate, "--decimate", 1)
         if out is not None and stats is None:
             stats = out.with_name(out.stem + ".identification.yaml")
         check_outputs(("--out", out), ("--stats", stats), ("--plot", plot))
         tr = None if transmission is None else load_transmission(transmission, r.n)
-        m = read_data(data, r, motor=tr is not None, topic=topic)
-        if m["motor"]:
-            m["q"], m["tau"] = joint_from_motor(tr, m["q"]), joint_torques_from_motor(tr, m["tau"])
-        if m["qd"] is None:
-            d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff=cutoff_hz,
-                                            decimate=decimate, parallel=parallel)
-            t, q, qd, qdd, tau = d.t, d.q, d.qd, d.qdd, d.tau
-            prepared = d.report()
-        else:
-            if cutoff is not None or decimate is not None or parallel:
-                raise InputError("--cutoff, --decimate and --parallel apply to t, q, tau data; this file gives qd "
-                                 "and qdd")
-            t, q, qd, qdd, tau = m["t"], m["q"], m["qd"], m["qdd"], m["tau"]
-            prepared = None
-        on_prepared = prepared is not None and not parallel  # prepared data: unbiased Coulomb columns
-        samples = d if on_prepared else (q, qd, qdd, tau)
-        res = identify(r, [samples], method=method, friction=friction, transmission=tr,
-                       min_velocity=min_velocity, parallel=d if parallel else None)
+        m = joint_side(read_data(data, r, motor=tr is not None, topic=topic), tr)
+        samples, d = prepare_measurements(m, cutoff_hz, decimate, parallel, tr)
+        t, q, qd, qdd, tau = (m["t"], m["q"], m["qd"], m["qdd"], m["tau"]) if d is None else (d.t, d.q, d.qd, d.qdd,
+                                                                                               d.tau)
+        prepared = None if d is None else d.report()
+        res = identify_measurements(r, samples, d, method, friction, tr, min_velocity)
         held_out = None
         if validate is not None:
-            v = read_data(validate, r, motor=tr is not None, topic=topic)
-            if v["motor"]:
-                v["q"], v["tau"] = joint_from_motor(tr, v["q"]), joint_torques_from_motor(tr, v["tau"])
-            if v["qd"] is None:
-                dv = prepare_identification_data(v["t"], v["q"], v["tau"], cutoff=prepared["cutoff_hz"]
-                                                 if prepared is not None else cutoff_hz)
-                v.update(q=dv.q, qd=dv.qd, qdd=dv.qdd, tau=dv.tau)
-            held_out = res.validate(v["q"], v["qd"], v["qdd"], v["tau"])
-        # the fit's own regressor: with prepared data, its Coulomb columns are sign(q̇) filtered as τ
-        pred = res.predict(q, qd, qdd, coulomb=d.coulomb if on_prepared else None)
+            v = joint_side(read_data(validate, r, motor=tr is not None, topic=topic), tr)
+            held_out = res.validate([held_out_samples(v, "auto" if d is None else d.cutoff, tr)])
+        # the fit's own regressor: with prepared data, its Coulomb columns (the motors' too) are sign(q̇) filtered
+        # as τ
+        coulomb = None
+        if d is not None and not parallel:
+            motors = None if tr is None else d.motor_coulomb(tr.J_mq)
+            coulomb = d.coulomb if motors is None else np.hstack([d.coulomb, motors])
+        pred = res.predict(q, qd, qdd, coulomb=coulomb)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         model = None
         if out is not None:
-            model = res if method == "physical" else identify(r, [samples], method="physical", friction=friction,
-                                                               transmission=tr, min_velocity=min_velocity,
-                                                               parallel=d if parallel else None)
+            model = res if method == "physical" else identify_measurements(r, samples, d, "physical", friction, tr,
+                                                                            min_velocity)
         if stats is not None:
             res.save(stats, model_file=out)
         if out is not None:

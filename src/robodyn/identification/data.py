@@ -188,7 +188,7 @@ class IdentificationData:
         if self.resampled:
             summary += f"; {self.resampled}"
         if self.parallel:
-            summary += "; full-rate states kept for parallel filtering of the regressor"
+            summary += "; full-rate states kept (parallel filtering of the regressor or of the motors' Coulomb columns)"
         clipped = [] if self.saturated is None else self.saturated.sum(axis=0).tolist()
         if any(clipped):
             summary += ("; clipped torques: " + ", ".join(f"joint {j + 1} ({c} samples)" for j, c in

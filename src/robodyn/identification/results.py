@@ -214,7 +214,8 @@ class Identification:
             "robot": self.model.name, "method": self.method, "friction": self.friction, "samples": self.samples,
             "condition_number": float(self.condition_number),
             "parameters": [
-                {"name": n, "value": float(v), "std": float(s), "relative_std_percent": float(r)}
+                {"name": n, "value": float(v), "std": float(s),
+                 "relative_std_percent": float(r) if np.isfinite(r) else None}  # None: σ / |0| is not defined
                 for n, v, s, r in zip(self.names, self.values, self.std, self.relative_std)
             ],
             "residual_rms": [float(x) for x in self.residual_rms],
