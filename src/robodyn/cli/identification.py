@@ -101,16 +101,37 @@ def prepare_measurements(m: dict, cutoff=None, decimate: int | None = None, para
     return (m["q"], m["qd"], m["qdd"], m["tau"]), None
 
 
+def prepare_runs(paths, robot, cutoff=None, decimate: int | None = None, parallel: bool = False, transmission=None,
+                 topic: str = "/joint_states") -> list:
+    """The runs of ``robodyn identify ROBOT RUN...``: for each file, ``(m, samples, data)`` — its joint-side
+    measurements (:func:`read_data`, :func:`joint_side`) and what :func:`prepare_measurements` makes of them,
+    each file prepared on its own (its own time base, filter and cut-off; nothing is filtered across two files).
+    An error names the file.  ``parallel`` filters one run's regressor: it takes one file."""
+    if parallel and len(paths) > 1:
+        raise InputError(f"--parallel filters the regressor of one run; {len(paths)} data files were given: give one, "
+                         "or leave --parallel out to identify the runs together")
+    runs = []
+    for path in paths:
+        try:
+            m = joint_side(read_data(path, robot, motor=transmission is not None, topic=topic), transmission)
+            runs.append((m, *prepare_measurements(m, cutoff, decimate, parallel, transmission)))
+        except InputError as exc:
+            if str(exc).startswith(str(path)):
+                raise
+            raise type(exc)(f"{path}: {exc}") from None
+    return runs
+
+
 def identify_measurements(robot, samples, data, method: str = "ols", friction: bool = True, transmission=None,
                           min_velocity=None):
     """``rd.identify`` as ``robodyn identify`` calls it on the ``(samples, data)`` of :func:`prepare_measurements`
-    (the regressor filtered like τ, ``parallel=data``, where ``samples`` are the prepared data's arrays): an
-    ``Identification``."""
+    (the regressor filtered like τ, ``parallel=data``, where ``samples`` are the prepared data's arrays), or on a
+    list of several runs' ``samples`` (``data`` None), stacked by ``rd.identify``: an ``Identification``."""
     from robodyn.identification import identify
 
     filtered = data is not None and samples is not data
-    return identify(robot, [samples], method=method, friction=friction, transmission=transmission,
-                    min_velocity=min_velocity, parallel=data if filtered else None)
+    return identify(robot, samples if isinstance(samples, list) else [samples], method=method, friction=friction,
+                    transmission=transmission, min_velocity=min_velocity, parallel=data if filtered else None)
 
 
 def held_out_samples(v: dict, cutoff, transmission=None):
@@ -138,10 +159,12 @@ def _float_or_auto(text: str | None, option: str):
 @app.command("identify")
 def identify_command(
     robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF (the geometry to identify)."),
-    data: Path = typer.Argument(..., help="CSV: t, q1..qn, tau1..taun (or q, qd, qdd, tau columns; or motor-side "
-                                          "t, qm1..qmn, taum1..taumn with --transmission); header required. Or a "
-                                          "joint log: ROS 1/2 bag (.bag, .db3, .mcap, or the bag folder) of "
-                                          "sensor_msgs/JointState, HDF5 or Parquet (see docs/logs.md)."),
+    data: list[Path] = typer.Argument(..., help="CSV: t, q1..qn, tau1..taun (or q, qd, qdd, tau columns; or "
+                                                "motor-side t, qm1..qmn, taum1..taumn with --transmission); header "
+                                                "required. Or a joint log: ROS 1/2 bag (.bag, .db3, .mcap, or the "
+                                                "bag folder) of sensor_msgs/JointState, HDF5 or Parquet (see "
+                                                "docs/logs.md). Several files: runs, each prepared on its own, "
+                                                "identified together."),
     topic: str = TOPIC_OPTION,
     method: str = typer.Option("ols", "--method", help="ols, wls (per-joint noise weights), irls (robust) or "
                                                        "physical (consistent standard parameters)."),
@@ -171,6 +194,7 @@ def identify_command(
 ) -> None:
     """Identify the base parameters (and friction) from measured positions and torques, by least squares."""
     from robodyn.dynamics.transmission import load_transmission
+    from robodyn.identification.samples import stacked_runs
 
     with user_errors():
         r = get_robot(robot)
@@ -180,22 +204,23 @@ def identify_command(
             stats = out.with_name(out.stem + ".identification.yaml")
         check_outputs(("--out", out), ("--stats", stats), ("--plot", plot))
         tr = None if transmission is None else load_transmission(transmission, r.n)
-        m = joint_side(read_data(data, r, motor=tr is not None, topic=topic), tr)
-        samples, d = prepare_measurements(m, cutoff_hz, decimate, parallel, tr)
-        t, q, qd, qdd, tau = (m["t"], m["q"], m["qd"], m["qdd"], m["tau"]) if d is None else (d.t, d.q, d.qd, d.qdd,
-                                                                                               d.tau)
-        prepared = None if d is None else d.report()
+        runs = prepare_runs(data, r, cutoff_hz, decimate, parallel, tr, topic)
+        (m, samples, d), several = runs[0], len(runs) > 1
+        if several:
+            samples, d = [run[1] for run in runs], None
+        # the fit's own samples, stacked as rd.identify stacks them: with prepared data, its Coulomb columns (the
+        # motors' too) are sign(q̇) filtered as τ
+        q, qd, qdd, tau, coulomb, _ = stacked_runs(r, samples if several else [samples], transmission=tr)
+        t = None if several else m["t"] if d is None else d.t
+        reports = [run[2].report() for run in runs if run[2] is not None]
+        prepared = (reports[0] if reports else None) if not several else [
+            None if run[2] is None else {"file": str(path), **run[2].report()} for path, run in zip(data, runs)]
         res = identify_measurements(r, samples, d, method, friction, tr, min_velocity)
         held_out = None
         if validate is not None:
             v = joint_side(read_data(validate, r, motor=tr is not None, topic=topic), tr)
-            held_out = res.validate([held_out_samples(v, "auto" if d is None else d.cutoff, tr)])
-        # the fit's own regressor: with prepared data, its Coulomb columns (the motors' too) are sign(q̇) filtered
-        # as τ
-        coulomb = None
-        if d is not None and not parallel:
-            motors = None if tr is None else d.motor_coulomb(tr.J_mq)
-            coulomb = d.coulomb if motors is None else np.hstack([d.coulomb, motors])
+            cutoffs = {"auto" if run[2] is None else run[2].cutoff for run in runs}
+            held_out = res.validate([held_out_samples(v, cutoffs.pop() if len(cutoffs) == 1 else "auto", tr)])
         pred = res.predict(q, qd, qdd, coulomb=coulomb)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         model = None
@@ -243,8 +268,9 @@ def identify_command(
         fit_table.add_row(str(row["joint"]), f"{row['residual_rms']:.4g}", str(row["rows"]),
                           f"{row['torque_rms']:.4g}", f"{row['relative_percent']:.3g}")
     console.print(fit_table)
-    if prepared is not None:
-        console.print(prepared["summary"], highlight=False)
+    for path, run in zip(data, runs):
+        if run[2] is not None:
+            console.print((f"{path}: " if several else "") + run[2].report()["summary"], highlight=False)
     if res.solver is not None:
         console.print(f"solver {res.solver['name']}: {res.solver['status']} after {res.solver['iterations']} "
                       f"iterations, constraint violation {res.solver['constraint_violation']:.2g}; "

@@ -365,7 +365,9 @@ def _uniform(tt: np.ndarray, qq: np.ndarray, tq: np.ndarray):
     gap = int(np.argmax(dt))
     if dt[gap] > 5 * step:
         raise InputError(f"t has a gap of {dt[gap]:g} s before row {gap + 1} (0-based), {dt[gap] / step:.3g} times "
-                         f"the median step {step:g} s; split the log there and prepare each part on its own")
+                         f"the median step {step:g} s; split the log there and prepare each part on its own (the parts "
+                         "identify together as separate runs: rd.identify(robot, [part1, part2, ...]), or robodyn "
+                         "identify ROBOT part1.csv part2.csv ...)")
     grid = tt[0] + step * np.arange(int(np.floor((tt[-1] - tt[0]) / step + 1e-9)) + 1)
     # one linear operator on both sides of Γ = D K, as the filter ("parallel" preparation)
     qs, ts = CubicSpline(tt, qq, axis=0)(grid), CubicSpline(tt, tq, axis=0)(grid)
