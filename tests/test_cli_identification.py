@@ -314,3 +314,40 @@ def test_identify_several_runs_is_the_library_stacking_of_runs_prepared_on_their
     assert "robodyn identify ROBOT part1.csv part2.csv" in message
     res = run("identify", files["model"], parts[0][0], parts[1][0], "--parallel")
     assert res.exit_code == 2 and "--parallel" in res.output and "one" in res.output
+
+
+def test_identify_filters_and_differentiates_measured_velocities(robot, files):
+    """t, q, qd, tau (a controller's log with its q̇, no q̈): the logged q̇ filtered like q and differentiated for
+    q̈, as ``prepare_identification_data(t, q, tau, qd=qd)``; --validate prepares the held-out log alike."""
+    data = files["data"]
+    t, q = data["t"], files["q"]
+    qd, qdd = (np.column_stack([data[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("qd", "qdd"))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    logged = files["folder"] / "logged_qd.csv"
+    with open(logged, "w", newline="") as fh:
+        csv.writer(fh).writerows([["t", "q1", "q2", "q3", "qd1", "qd2", "qd3", "tau1", "tau2", "tau3"]]
+                                 + np.column_stack([t, q, qd, tau]).tolist())
+    res = run("identify", files["model"], logged, "--validate", logged, "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["prepared"]["measured_velocity"] is True
+    d = rd.identification.prepare_identification_data(t, q, tau, qd=qd)
+    fit = rd.identify(robot, d)
+    np.testing.assert_allclose([p["value"] for p in out["parameters"]], fit.values, rtol=1e-10, atol=1e-12)
+    held = rd.identification.prepare_identification_data(t, q, tau, cutoff=d.cutoff, qd=qd)
+    np.testing.assert_allclose(out["validation"]["relative_rms_percent"], fit.validate(held).relative_rms_percent,
+                               rtol=1e-10)
+    # exact data: the fit predicts its own torques as the fit of the differentiated q does, to the filter's error
+    assert max(out["validation"]["relative_rms_percent"]) < 1.0
+    # --qd differentiate: the logged velocities left out, the file prepared as t, q, tau
+    res = run("identify", files["model"], logged, "--qd", "differentiate", "--json")
+    assert res.exit_code == 0, res.output
+    ref = rd.identify(robot, rd.identification.prepare_identification_data(t, q, tau))
+    np.testing.assert_allclose([p["value"] for p in json.loads(res.stdout)["parameters"]], ref.values, rtol=1e-10,
+                               atol=1e-12)
+    res = run("identify", files["model"], logged, "--qd", "logged")
+    assert res.exit_code == 2 and "--qd 'logged'" in res.output
+    bad = files["folder"] / "half_qd.csv"
+    bad.write_text("t,q1,q2,q3,qd1,qd2,tau1,tau2,tau3\n0,0,0,0,0,0,0,0,0\n")
+    res = run("identify", files["model"], bad)
+    assert res.exit_code == 2 and "missing column(s) qd3" in res.output
