@@ -317,8 +317,9 @@ def test_identify_several_runs_is_the_library_stacking_of_runs_prepared_on_their
 
 
 def test_identify_filters_and_differentiates_measured_velocities(robot, files):
-    """t, q, qd, tau (a controller's log with its q̇, no q̈): the logged q̇ filtered like q and differentiated for
-    q̈, as ``prepare_identification_data(t, q, tau, qd=qd)``; --validate prepares the held-out log alike."""
+    """t, q, qd, tau (a controller's log with its q̇, no q̈): by default the logged q̇ is left out (said in a note)
+    and q differentiated; with --qd measured it is filtered like q and differentiated for q̈, as
+    ``prepare_identification_data(t, q, tau, qd=qd)``, and --validate prepares the held-out log alike."""
     data = files["data"]
     t, q = data["t"], files["q"]
     qd, qdd = (np.column_stack([data[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("qd", "qdd"))
@@ -327,7 +328,7 @@ def test_identify_filters_and_differentiates_measured_velocities(robot, files):
     with open(logged, "w", newline="") as fh:
         csv.writer(fh).writerows([["t", "q1", "q2", "q3", "qd1", "qd2", "qd3", "tau1", "tau2", "tau3"]]
                                  + np.column_stack([t, q, qd, tau]).tolist())
-    res = run("identify", files["model"], logged, "--validate", logged, "--json")
+    res = run("identify", files["model"], logged, "--qd", "measured", "--validate", logged, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["prepared"]["measured_velocity"] is True
@@ -339,12 +340,15 @@ def test_identify_filters_and_differentiates_measured_velocities(robot, files):
                                rtol=1e-10)
     # exact data: the fit predicts its own torques as the fit of the differentiated q does, to the filter's error
     assert max(out["validation"]["relative_rms_percent"]) < 1.0
-    # --qd differentiate: the logged velocities left out, the file prepared as t, q, tau
-    res = run("identify", files["model"], logged, "--qd", "differentiate", "--json")
+    # the default: the logged velocities left out, the file prepared as t, q, tau, and a note says so
+    res = run("identify", files["model"], logged, "--json")
     assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
     ref = rd.identify(robot, rd.identification.prepare_identification_data(t, q, tau))
-    np.testing.assert_allclose([p["value"] for p in json.loads(res.stdout)["parameters"]], ref.values, rtol=1e-10,
-                               atol=1e-12)
+    np.testing.assert_allclose([p["value"] for p in out["parameters"]], ref.values, rtol=1e-10, atol=1e-12)
+    assert out["prepared"]["measured_velocity"] is False
+    res = run("identify", files["model"], logged)
+    assert res.exit_code == 0 and "--qd measured" in " ".join(res.output.split())
     res = run("identify", files["model"], logged, "--qd", "logged")
     assert res.exit_code == 2 and "--qd 'logged'" in res.output
     bad = files["folder"] / "half_qd.csv"

@@ -59,14 +59,12 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
     }
 
 
-def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_states", velocity: bool = True) -> dict:
+def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_states") -> dict:
     """The measurements of ``robodyn identify``: a CSV (:func:`read_measurements`), or a joint log — ROS 1/2 bag
     of ``sensor_msgs/JointState``, HDF5, Parquet — read by :func:`robodyn.read_joint_log`, joints mapped to
-    ``robot`` by name, time from the header stamps, torques from the efforts.  ``velocity`` False: a CSV's
-    measured velocities (qd without qdd columns) are left out (``--qd differentiate``)."""
+    ``robot`` by name, time from the header stamps, torques from the efforts."""
     if not is_joint_log(path):
-        m = read_measurements(path, robot.n, motor)
-        return m if velocity else {**m, "velocity": None}
+        return read_measurements(path, robot.n, motor)
     if motor:
         raise InputError(f"{path}: a joint log holds joint-side positions and efforts; --transmission needs a "
                          "motor-side CSV (t, qm1.., taum1..)")
@@ -86,25 +84,25 @@ def joint_side(m: dict, transmission) -> dict:
 
 
 def prepare_measurements(m: dict, cutoff=None, decimate: int | None = None, parallel: bool = False,
-                         transmission=None):
+                         transmission=None, velocity: bool = False):
     """The samples ``robodyn identify`` fits from the joint-side measurements ``m`` (:func:`joint_side`):
     ``(samples, data)``.
 
-    ``t, q, tau``: ``data = rd.identification.prepare_identification_data(t, q, tau, cutoff, decimate,
-    qd=velocity)`` (``cutoff`` None: ``"auto"``; the file's measured velocities, if any, filtered like q and
-    differentiated for q̈), and ``samples`` is ``data`` itself — ``rd.identify(robot, [data])`` puts its
-    filtered Coulomb columns (zero where |q̇_j| is within the velocity noise) in the fit and leaves its clipped
-    torques out — or, with ``parallel``, its arrays ``(q, qd, qdd, tau)``, the regressor being filtered instead
-    (``parallel=data``).  With ``parallel`` or a ``transmission`` the full-rate states are kept (``parallel=True``
-    preparation): with a transmission, the motors' Coulomb columns are then filtered as τ too
-    (``IdentificationData.motor_coulomb``).  ``q, qd, qdd, tau``: ``samples`` are these arrays and ``data`` is
-    None; ``cutoff``, ``decimate`` and ``parallel`` are then refused (InputError)."""
+    ``t, q, tau``: ``data = rd.identification.prepare_identification_data(t, q, tau, cutoff, decimate)``
+    (``cutoff`` None: ``"auto"``; with ``velocity``, ``qd=`` the file's measured velocities, if it has them:
+    filtered like q and differentiated for q̈, ``--qd measured``), and ``samples`` is ``data`` itself —
+    ``rd.identify(robot, [data])`` puts its filtered Coulomb columns (zero where |q̇_j| is within the velocity
+    noise) in the fit and leaves its clipped torques out — or, with ``parallel``, its arrays ``(q, qd, qdd, tau)``,
+    the regressor being filtered instead (``parallel=data``).  With ``parallel`` or a ``transmission`` the
+    full-rate states are kept (``parallel=True`` preparation): with a transmission, the motors' Coulomb columns are
+    then filtered as τ too (``IdentificationData.motor_coulomb``).  ``q, qd, qdd, tau``: ``samples`` are these
+    arrays and ``data`` is None; ``cutoff``, ``decimate`` and ``parallel`` are then refused (InputError)."""
     from robodyn.identification import prepare_identification_data
 
     if m["qd"] is None:
         d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff="auto" if cutoff is None else cutoff,
                                         decimate=decimate, parallel=bool(parallel or transmission is not None),
-                                        qd=m.get("velocity"))
+                                        qd=m.get("velocity") if velocity else None)
         return ((d.q, d.qd, d.qdd, d.tau) if parallel else d), d
     if cutoff is not None or decimate is not None or parallel:
         raise InputError("--cutoff, --decimate and --parallel apply to t, q, tau data; this file gives qd and qdd")
@@ -112,20 +110,20 @@ def prepare_measurements(m: dict, cutoff=None, decimate: int | None = None, para
 
 
 def prepare_runs(paths, robot, cutoff=None, decimate: int | None = None, parallel: bool = False, transmission=None,
-                 topic: str = "/joint_states", velocity: bool = True) -> list:
+                 topic: str = "/joint_states", velocity: bool = False) -> list:
     """The runs of ``robodyn identify ROBOT RUN...``: for each file, ``(m, samples, data)`` — its joint-side
     measurements (:func:`read_data`, :func:`joint_side`) and what :func:`prepare_measurements` makes of them,
     each file prepared on its own (its own time base, filter and cut-off; nothing is filtered across two files;
-    ``velocity`` as in :func:`read_data`).  An error names the file.  ``parallel`` filters one run's regressor:
-    it takes one file."""
+    ``velocity`` as in :func:`prepare_measurements`).  An error names the file.  ``parallel`` filters one run's
+    regressor: it takes one file."""
     if parallel and len(paths) > 1:
         raise InputError(f"--parallel filters the regressor of one run; {len(paths)} data files were given: give one, "
                          "or leave --parallel out to identify the runs together")
     runs = []
     for path in paths:
         try:
-            m = joint_side(read_data(path, robot, transmission is not None, topic, velocity), transmission)
-            runs.append((m, *prepare_measurements(m, cutoff, decimate, parallel, transmission)))
+            m = joint_side(read_data(path, robot, motor=transmission is not None, topic=topic), transmission)
+            runs.append((m, *prepare_measurements(m, cutoff, decimate, parallel, transmission, velocity)))
         except InputError as exc:
             if str(exc).startswith(str(path)):
                 raise
@@ -145,17 +143,17 @@ def identify_measurements(robot, samples, data, method: str = "ols", friction: b
                     transmission=transmission, min_velocity=min_velocity, parallel=data if filtered else None)
 
 
-def held_out_samples(v: dict, cutoff, transmission=None):
+def held_out_samples(v: dict, cutoff, transmission=None, velocity: bool = False):
     """The held-out samples ``robodyn identify --validate`` scores, from the joint-side measurements ``v``: ``t,
-    q, tau`` (and measured velocities) prepared at the identification's ``cutoff`` (Hz, or ``"auto"`` where the
-    fit's data had q̇ and q̈) — an ``IdentificationData``, whose filtered Coulomb columns (and, with a
-    ``transmission``, the motors') ``Identification.validate`` uses as the fit did — or the file's ``(q, qd, qdd,
-    tau)``."""
+    q, tau`` (with ``velocity``, and its measured velocities) prepared at the identification's ``cutoff`` (Hz,
+    or ``"auto"`` where the fit's data had q̇ and q̈) — an ``IdentificationData``, whose filtered Coulomb columns
+    (and, with a ``transmission``, the motors') ``Identification.validate`` uses as the fit did — or the file's
+    ``(q, qd, qdd, tau)``."""
     from robodyn.identification import prepare_identification_data
 
     if v["qd"] is None:
         return prepare_identification_data(v["t"], v["q"], v["tau"], cutoff=cutoff, parallel=transmission is not None,
-                                           qd=v.get("velocity"))
+                                           qd=v.get("velocity") if velocity else None)
     return (v["q"], v["qd"], v["qdd"], v["tau"])
 
 
@@ -192,10 +190,11 @@ def identify_command(
                                                                     "inertia and friction; accepts motor-side CSVs."),
     min_velocity: float = typer.Option(None, "--min-velocity", help="Drop a joint's equations where |qd| is below "
                                                                     "this (rad/s)."),
-    qd_mode: str = typer.Option("measured", "--qd", help="A CSV with qd1..qdn but no qdd columns: 'measured' "
-                                                         "(default) filters the logged velocities like q and "
-                                                         "differentiates them for qdd; 'differentiate' leaves them "
-                                                         "out and differentiates the filtered q."),
+    qd_mode: str = typer.Option("differentiate", "--qd", help="A CSV with qd1..qdn but no qdd columns: "
+                                                              "'differentiate' (default) leaves the logged "
+                                                              "velocities out and differentiates the filtered q; "
+                                                              "'measured' filters them like q and differentiates "
+                                                              "them for qdd."),
     parallel: bool = typer.Option(False, "--parallel", help="Filter and decimate the regressor's columns like tau "
                                                             "(Gautier's parallel filtering) instead of building it "
                                                             "from filtered states; t, q, tau data only."),
@@ -238,9 +237,10 @@ def identify_command(
         res = identify_measurements(r, samples, d, method, friction, tr, min_velocity)
         held_out = None
         if validate is not None:
-            v = joint_side(read_data(validate, r, tr is not None, topic, qd_mode == "measured"), tr)
+            v = joint_side(read_data(validate, r, motor=tr is not None, topic=topic), tr)
             cutoffs = {"auto" if run[2] is None else run[2].cutoff for run in runs}
-            held_out = res.validate([held_out_samples(v, cutoffs.pop() if len(cutoffs) == 1 else "auto", tr)])
+            held_out = res.validate([held_out_samples(v, cutoffs.pop() if len(cutoffs) == 1 else "auto", tr,
+                                                      qd_mode == "measured")])
         pred = res.predict(q, qd, qdd, coulomb=coulomb)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         model = None
@@ -306,6 +306,11 @@ def identify_command(
         console.print(table)
     if res.message:
         console.print(f"note: {res.message}", highlight=False)
+    unused = [str(path) for path, run in zip(data, runs) if run[0]["velocity"] is not None and run[2] is not None
+              and not run[2].measured_velocity]
+    if unused:
+        console.print(f"note: the qd columns of {', '.join(unused)} are not used (q̇ and q̈ are differentiated from "
+                      "the filtered q); --qd measured filters and differentiates them instead", highlight=False)
     if out is not None:
         how = "" if method == "physical" else " (the physically consistent fit of the same data: a model needs it)"
         console.print(f"model written to {out}{how}", highlight=False)
