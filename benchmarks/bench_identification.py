@@ -92,7 +92,8 @@ def measured_rows(args) -> dict:
         offset = np.broadcast_to(np.array([float(x) for x in args.q_offset.split(",")]), (robot.n,))
         m = {**m, "q": m["q"] + offset}
     cut = int(args.split * len(m["q"]))
-    part = lambda rows: {**m, **{k: m[k][rows] for k in ("t", "q", "tau")}}  # noqa: E731
+    part = lambda rows: {**m, **{k: m[k][rows] for k in ("t", "q", "tau", "velocity")  # noqa: E731
+                                 if m[k] is not None}}
     cutoff = None if args.cutoff == "auto" else float(args.cutoff)
     fit_part, val_part = part(slice(None, cut)), part(slice(cut, None))
     fits = {(parallel, with_tr): prepare_measurements(fit_part, cutoff, parallel=parallel,

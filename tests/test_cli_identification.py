@@ -270,3 +270,88 @@ def test_identify_with_a_transmission_fits_smooth_motor_coulomb_columns(tmp_path
     truth = dict(zip(ref.names, rd.base_parameters(arm, friction=True, transmission=real).values))["Fcm6"]
     sharp = dict(zip(ref.names, rd.identify(arm, m.select(np.ones(m.t.size, bool)), transmission=tr).values))
     assert abs(got["Fcm6"] - truth) < 0.01 * truth < 0.2 * (truth - sharp["Fcm6"])
+
+
+def test_identify_several_runs_is_the_library_stacking_of_runs_prepared_on_their_own(robot, files):
+    """`robodyn identify ROBOT RUN1 RUN2`: each file prepared on its own (its own cut-off, time base, trimmed
+    ends), then stacked by ``rd.identify(robot, [d1, d2])``; an error names the file it comes from."""
+    log = np.genfromtxt(files["measured"], delimiter=",", names=True)
+    t, q = log["t"], np.column_stack([log[f"q{k}"] for k in (1, 2, 3)])
+    qd, qdd = (np.column_stack([files["data"][f"{p}{k}"] for k in (1, 2, 3)]) for p in ("qd", "qdd"))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    folder, header = files["folder"], ["t", "q1", "q2", "q3", "tau1", "tau2", "tau3"]
+    parts = [(folder / "run1.csv", slice(None, 900)), (folder / "run2.csv", slice(1000, None))]  # 900 and 601 rows
+    for path, rows in parts:
+        with open(path, "w", newline="") as fh:
+            csv.writer(fh).writerows([header] + np.column_stack([t[rows], q[rows], tau[rows]]).tolist())
+    res = run("identify", files["model"], parts[0][0], parts[1][0], "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    runs = [rd.identification.prepare_identification_data(t[rows], q[rows], tau[rows]) for _, rows in parts]
+    ref = rd.identify(robot, runs)
+    np.testing.assert_allclose([p["value"] for p in out["parameters"]], ref.values, rtol=1e-10, atol=1e-12)
+    assert out["samples_used"] == runs[0].t.size + runs[1].t.size
+    assert [p["file"] for p in out["prepared"]] == [str(path) for path, _ in parts]
+    assert [p["cutoff_hz"] for p in out["prepared"]] == [pytest.approx(d.cutoff) for d in runs]
+    # the text output names each file's preparation; --validate scores the held-out log as with one file
+    res = run("identify", files["model"], parts[0][0], parts[1][0], "--validate", files["measured"])
+    assert res.exit_code == 0, res.output
+    assert "run1.csv: filtered at" in res.output and "run2.csv: filtered at" in res.output
+    assert "held-out prediction error" in res.output
+    # errors name the file; --parallel filters one run's regressor
+    bad = folder / "bad_run.csv"
+    bad.write_text("t,q1,q2,q3,tau1,tau2\n0,0,0,0,0,0\n")
+    res = run("identify", files["model"], parts[0][0], bad)
+    assert res.exit_code == 2 and "bad_run.csv" in res.output and "missing column(s) tau3" in res.output
+    gap = folder / "gap_run.csv"
+    rows = np.column_stack([t, q, tau])
+    rows[800:, 0] += 1.0  # a 1 s gap before row 800: refused, each part identifies as a run
+    with open(gap, "w", newline="") as fh:
+        csv.writer(fh).writerows([header] + rows.tolist())
+    res = run("identify", files["model"], gap)
+    message = " ".join(res.output.split())  # unwrapped
+    assert res.exit_code == 2 and "gap_run.csv" in message and "split the log there" in message
+    assert "robodyn identify ROBOT part1.csv part2.csv" in message
+    res = run("identify", files["model"], parts[0][0], parts[1][0], "--parallel")
+    assert res.exit_code == 2 and "--parallel" in res.output and "one" in res.output
+
+
+def test_identify_filters_and_differentiates_measured_velocities(robot, files):
+    """t, q, qd, tau (a controller's log with its q̇, no q̈): by default the logged q̇ is left out (said in a note)
+    and q differentiated; with --qd measured it is filtered like q and differentiated for q̈, as
+    ``prepare_identification_data(t, q, tau, qd=qd)``, and --validate prepares the held-out log alike."""
+    data = files["data"]
+    t, q = data["t"], files["q"]
+    qd, qdd = (np.column_stack([data[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("qd", "qdd"))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    logged = files["folder"] / "logged_qd.csv"
+    with open(logged, "w", newline="") as fh:
+        csv.writer(fh).writerows([["t", "q1", "q2", "q3", "qd1", "qd2", "qd3", "tau1", "tau2", "tau3"]]
+                                 + np.column_stack([t, q, qd, tau]).tolist())
+    res = run("identify", files["model"], logged, "--qd", "measured", "--validate", logged, "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["prepared"]["measured_velocity"] is True
+    d = rd.identification.prepare_identification_data(t, q, tau, qd=qd)
+    fit = rd.identify(robot, d)
+    np.testing.assert_allclose([p["value"] for p in out["parameters"]], fit.values, rtol=1e-10, atol=1e-12)
+    held = rd.identification.prepare_identification_data(t, q, tau, cutoff=d.cutoff, qd=qd)
+    np.testing.assert_allclose(out["validation"]["relative_rms_percent"], fit.validate(held).relative_rms_percent,
+                               rtol=1e-10)
+    # exact data: the fit predicts its own torques as the fit of the differentiated q does, to the filter's error
+    assert max(out["validation"]["relative_rms_percent"]) < 1.0
+    # the default: the logged velocities left out, the file prepared as t, q, tau, and a note says so
+    res = run("identify", files["model"], logged, "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    ref = rd.identify(robot, rd.identification.prepare_identification_data(t, q, tau))
+    np.testing.assert_allclose([p["value"] for p in out["parameters"]], ref.values, rtol=1e-10, atol=1e-12)
+    assert out["prepared"]["measured_velocity"] is False
+    res = run("identify", files["model"], logged)
+    assert res.exit_code == 0 and "--qd measured" in " ".join(res.output.split())
+    res = run("identify", files["model"], logged, "--qd", "logged")
+    assert res.exit_code == 2 and "--qd 'logged'" in res.output
+    bad = files["folder"] / "half_qd.csv"
+    bad.write_text("t,q1,q2,q3,qd1,qd2,tau1,tau2,tau3\n0,0,0,0,0,0,0,0,0\n")
+    res = run("identify", files["model"], bad)
+    assert res.exit_code == 2 and "missing column(s) qd3" in res.output

@@ -17,11 +17,14 @@ from robodyn.errors import InputError
 
 
 def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
-    """Read a CSV with header ``t, q1..qn, tau1..taun`` (or ``[t,] q1..qn, qd1..qdn, qdd1..qddn, tau1..taun``;
-    with ``motor``, also motor-side ``t, qm1..qmn, taum1..taumn``).
+    """Read a CSV with header ``t, q1..qn, tau1..taun`` (with or without measured velocities ``qd1..qdn``), or
+    ``[t,] q1..qn, qd1..qdn, qdd1..qddn, tau1..taun``; with ``motor``, also motor-side ``t, qm1..qmn,
+    taum1..taumn``.
 
-    Returns a dict of arrays: ``q``, ``tau`` (N, n), ``t`` (N,) or None, ``qd``, ``qdd`` (N, n) or None, and
-    ``motor`` (whether ``q``, ``tau`` hold the motor-side qm, taum).  Errors name the file, the line and the column.
+    Returns a dict of arrays: ``q``, ``tau`` (N, n), ``t`` (N,) or None, ``qd``, ``qdd`` (N, n) or None (the
+    exact states of a file with accelerations), ``velocity`` (N, n) or None (the measured q̇ of a file without
+    accelerations, filtered and differentiated by the preparation), and ``motor`` (whether ``q``, ``tau`` hold the
+    motor-side qm, taum).  Errors name the file, the line and the column.
     """
     q_names = [f"q{k}" for k in range(1, n + 1)]
     tau_names = [f"tau{k}" for k in range(1, n + 1)]
@@ -41,15 +44,18 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
         require_columns(cols, m_names + ["t"], str(path),
                         f"motor-side data need t, qm1..qm{n}, taum1..taum{n} (one motor per joint)")
         return {"t": cols["t"], "q": pick(m_names[:n]), "tau": pick(m_names[n:]), "qd": None, "qdd": None,
-                "motor": True}
-    has_d = any(c in cols for c in d_names)
-    require_columns(cols, q_names + tau_names + (d_names if has_d else ["t"]), str(path),
-                    f"give t, q1..q{n}, tau1..tau{n} (velocities and accelerations are then computed) or "
-                    f"q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, tau1..tau{n}"
-                    + (f", or motor-side t, qm1..qm{n}, taum1..taum{n}" if motor else ""))
+                "velocity": None, "motor": True}
+    has_qd, has_qdd = (any(c in cols for c in names) for names in (d_names[:n], d_names[n:]))
+    needed = d_names if has_qdd else ["t"] + (d_names[:n] if has_qd else [])
+    require_columns(cols, q_names + tau_names + needed, str(path),
+                    f"give t, q1..q{n}, tau1..tau{n} (velocities and accelerations are then computed; measured "
+                    f"velocities qd1..qd{n} are filtered and differentiated) or q1..q{n}, qd1..qd{n}, qdd1..qdd{n}, "
+                    f"tau1..tau{n}" + (f", or motor-side t, qm1..qm{n}, taum1..taum{n}" if motor else ""))
+    exact = pick(d_names[:n]) if has_qdd else None
     return {
-        "t": cols.get("t"), "q": pick(q_names), "tau": pick(tau_names),
-        "qd": pick(d_names[:n]) if has_d else None, "qdd": pick(d_names[n:]) if has_d else None, "motor": False,
+        "t": cols.get("t"), "q": pick(q_names), "tau": pick(tau_names), "qd": exact,
+        "qdd": pick(d_names[n:]) if has_qdd else None, "velocity": pick(d_names[:n]) if has_qd and not has_qdd
+        else None, "motor": False,
     }
 
 
@@ -63,7 +69,7 @@ def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_state
         raise InputError(f"{path}: a joint log holds joint-side positions and efforts; --transmission needs a "
                          "motor-side CSV (t, qm1.., taum1..)")
     log = read_log(path, robot, topic, "identification")
-    return {"t": log.t, "q": log.q, "tau": log.tau, "qd": None, "qdd": None, "motor": False}
+    return {"t": log.t, "q": log.q, "tau": log.tau, "qd": None, "qdd": None, "velocity": None, "motor": False}
 
 
 def joint_side(m: dict, transmission) -> dict:
@@ -78,50 +84,76 @@ def joint_side(m: dict, transmission) -> dict:
 
 
 def prepare_measurements(m: dict, cutoff=None, decimate: int | None = None, parallel: bool = False,
-                         transmission=None):
+                         transmission=None, velocity: bool = False):
     """The samples ``robodyn identify`` fits from the joint-side measurements ``m`` (:func:`joint_side`):
     ``(samples, data)``.
 
     ``t, q, tau``: ``data = rd.identification.prepare_identification_data(t, q, tau, cutoff, decimate)``
-    (``cutoff`` None: ``"auto"``), and ``samples`` is ``data`` itself — ``rd.identify(robot, [data])`` puts its
-    filtered Coulomb columns (zero where |q̇_j| is within the velocity noise) in the fit and leaves its clipped
-    torques out — or, with ``parallel``, its arrays ``(q, qd, qdd, tau)``, the regressor being filtered instead
-    (``parallel=data``).  With ``parallel`` or a ``transmission`` the full-rate states are kept (``parallel=True``
-    preparation): with a transmission, the motors' Coulomb columns are then filtered as τ too
-    (``IdentificationData.motor_coulomb``).  ``q, qd, qdd, tau``: ``samples`` are these arrays and ``data`` is
-    None; ``cutoff``, ``decimate`` and ``parallel`` are then refused (InputError)."""
+    (``cutoff`` None: ``"auto"``; with ``velocity``, ``qd=`` the file's measured velocities, if it has them:
+    filtered like q and differentiated for q̈, ``--qd measured``), and ``samples`` is ``data`` itself —
+    ``rd.identify(robot, [data])`` puts its filtered Coulomb columns (zero where |q̇_j| is within the velocity
+    noise) in the fit and leaves its clipped torques out — or, with ``parallel``, its arrays ``(q, qd, qdd, tau)``,
+    the regressor being filtered instead (``parallel=data``).  With ``parallel`` or a ``transmission`` the
+    full-rate states are kept (``parallel=True`` preparation): with a transmission, the motors' Coulomb columns are
+    then filtered as τ too (``IdentificationData.motor_coulomb``).  ``q, qd, qdd, tau``: ``samples`` are these
+    arrays and ``data`` is None; ``cutoff``, ``decimate`` and ``parallel`` are then refused (InputError)."""
     from robodyn.identification import prepare_identification_data
 
     if m["qd"] is None:
         d = prepare_identification_data(m["t"], m["q"], m["tau"], cutoff="auto" if cutoff is None else cutoff,
-                                        decimate=decimate, parallel=bool(parallel or transmission is not None))
+                                        decimate=decimate, parallel=bool(parallel or transmission is not None),
+                                        qd=m.get("velocity") if velocity else None)
         return ((d.q, d.qd, d.qdd, d.tau) if parallel else d), d
     if cutoff is not None or decimate is not None or parallel:
         raise InputError("--cutoff, --decimate and --parallel apply to t, q, tau data; this file gives qd and qdd")
     return (m["q"], m["qd"], m["qdd"], m["tau"]), None
 
 
+def prepare_runs(paths, robot, cutoff=None, decimate: int | None = None, parallel: bool = False, transmission=None,
+                 topic: str = "/joint_states", velocity: bool = False) -> list:
+    """The runs of ``robodyn identify ROBOT RUN...``: for each file, ``(m, samples, data)`` — its joint-side
+    measurements (:func:`read_data`, :func:`joint_side`) and what :func:`prepare_measurements` makes of them,
+    each file prepared on its own (its own time base, filter and cut-off; nothing is filtered across two files;
+    ``velocity`` as in :func:`prepare_measurements`).  An error names the file.  ``parallel`` filters one run's
+    regressor: it takes one file."""
+    if parallel and len(paths) > 1:
+        raise InputError(f"--parallel filters the regressor of one run; {len(paths)} data files were given: give one, "
+                         "or leave --parallel out to identify the runs together")
+    runs = []
+    for path in paths:
+        try:
+            m = joint_side(read_data(path, robot, motor=transmission is not None, topic=topic), transmission)
+            runs.append((m, *prepare_measurements(m, cutoff, decimate, parallel, transmission, velocity)))
+        except InputError as exc:
+            if str(exc).startswith(str(path)):
+                raise
+            raise type(exc)(f"{path}: {exc}") from None
+    return runs
+
+
 def identify_measurements(robot, samples, data, method: str = "ols", friction: bool = True, transmission=None,
                           min_velocity=None):
     """``rd.identify`` as ``robodyn identify`` calls it on the ``(samples, data)`` of :func:`prepare_measurements`
-    (the regressor filtered like τ, ``parallel=data``, where ``samples`` are the prepared data's arrays): an
-    ``Identification``."""
+    (the regressor filtered like τ, ``parallel=data``, where ``samples`` are the prepared data's arrays), or on a
+    list of several runs' ``samples`` (``data`` None), stacked by ``rd.identify``: an ``Identification``."""
     from robodyn.identification import identify
 
     filtered = data is not None and samples is not data
-    return identify(robot, [samples], method=method, friction=friction, transmission=transmission,
-                    min_velocity=min_velocity, parallel=data if filtered else None)
+    return identify(robot, samples if isinstance(samples, list) else [samples], method=method, friction=friction,
+                    transmission=transmission, min_velocity=min_velocity, parallel=data if filtered else None)
 
 
-def held_out_samples(v: dict, cutoff, transmission=None):
+def held_out_samples(v: dict, cutoff, transmission=None, velocity: bool = False):
     """The held-out samples ``robodyn identify --validate`` scores, from the joint-side measurements ``v``: ``t,
-    q, tau`` prepared at the identification's ``cutoff`` (Hz, or ``"auto"`` where the fit's data had q̇ and q̈) —
-    an ``IdentificationData``, whose filtered Coulomb columns (and, with a ``transmission``, the motors')
-    ``Identification.validate`` uses as the fit did — or the file's ``(q, qd, qdd, tau)``."""
+    q, tau`` (with ``velocity``, and its measured velocities) prepared at the identification's ``cutoff`` (Hz,
+    or ``"auto"`` where the fit's data had q̇ and q̈) — an ``IdentificationData``, whose filtered Coulomb columns
+    (and, with a ``transmission``, the motors') ``Identification.validate`` uses as the fit did — or the file's
+    ``(q, qd, qdd, tau)``."""
     from robodyn.identification import prepare_identification_data
 
     if v["qd"] is None:
-        return prepare_identification_data(v["t"], v["q"], v["tau"], cutoff=cutoff, parallel=transmission is not None)
+        return prepare_identification_data(v["t"], v["q"], v["tau"], cutoff=cutoff, parallel=transmission is not None,
+                                           qd=v.get("velocity") if velocity else None)
     return (v["q"], v["qd"], v["qdd"], v["tau"])
 
 
@@ -138,10 +170,13 @@ def _float_or_auto(text: str | None, option: str):
 @app.command("identify")
 def identify_command(
     robot: str = typer.Argument(..., help="Robot: built-in name (see `robodyn list`), YAML model file or URDF (the geometry to identify)."),
-    data: Path = typer.Argument(..., help="CSV: t, q1..qn, tau1..taun (or q, qd, qdd, tau columns; or motor-side "
-                                          "t, qm1..qmn, taum1..taumn with --transmission); header required. Or a "
-                                          "joint log: ROS 1/2 bag (.bag, .db3, .mcap, or the bag folder) of "
-                                          "sensor_msgs/JointState, HDF5 or Parquet (see docs/logs.md)."),
+    data: list[Path] = typer.Argument(..., help="CSV: t, q1..qn, tau1..taun, optionally measured velocities "
+                                                "qd1..qdn (or q, qd, qdd, tau columns; or motor-side t, qm1..qmn, "
+                                                "taum1..taumn with --transmission); header required. Or a joint "
+                                                "log: ROS 1/2 bag (.bag, .db3, .mcap, or the bag folder) of "
+                                                "sensor_msgs/JointState, HDF5 or Parquet (see docs/logs.md). "
+                                                "Several files: runs, each prepared on its own, identified "
+                                                "together."),
     topic: str = TOPIC_OPTION,
     method: str = typer.Option("ols", "--method", help="ols, wls (per-joint noise weights), irls (robust) or "
                                                        "physical (consistent standard parameters)."),
@@ -155,6 +190,11 @@ def identify_command(
                                                                     "inertia and friction; accepts motor-side CSVs."),
     min_velocity: float = typer.Option(None, "--min-velocity", help="Drop a joint's equations where |qd| is below "
                                                                     "this (rad/s)."),
+    qd_mode: str = typer.Option("differentiate", "--qd", help="A CSV with qd1..qdn but no qdd columns: "
+                                                              "'differentiate' (default) leaves the logged "
+                                                              "velocities out and differentiates the filtered q; "
+                                                              "'measured' filters them like q and differentiates "
+                                                              "them for qdd."),
     parallel: bool = typer.Option(False, "--parallel", help="Filter and decimate the regressor's columns like tau "
                                                             "(Gautier's parallel filtering) instead of building it "
                                                             "from filtered states; t, q, tau data only."),
@@ -171,6 +211,7 @@ def identify_command(
 ) -> None:
     """Identify the base parameters (and friction) from measured positions and torques, by least squares."""
     from robodyn.dynamics.transmission import load_transmission
+    from robodyn.identification.samples import stacked_runs
 
     with user_errors():
         r = get_robot(robot)
@@ -179,23 +220,27 @@ def identify_command(
         if out is not None and stats is None:
             stats = out.with_name(out.stem + ".identification.yaml")
         check_outputs(("--out", out), ("--stats", stats), ("--plot", plot))
+        if qd_mode not in ("measured", "differentiate"):
+            raise InputError(f"--qd {qd_mode!r}: give 'measured' or 'differentiate'")
         tr = None if transmission is None else load_transmission(transmission, r.n)
-        m = joint_side(read_data(data, r, motor=tr is not None, topic=topic), tr)
-        samples, d = prepare_measurements(m, cutoff_hz, decimate, parallel, tr)
-        t, q, qd, qdd, tau = (m["t"], m["q"], m["qd"], m["qdd"], m["tau"]) if d is None else (d.t, d.q, d.qd, d.qdd,
-                                                                                               d.tau)
-        prepared = None if d is None else d.report()
+        runs = prepare_runs(data, r, cutoff_hz, decimate, parallel, tr, topic, qd_mode == "measured")
+        (m, samples, d), several = runs[0], len(runs) > 1
+        if several:
+            samples, d = [run[1] for run in runs], None
+        # the fit's own samples, stacked as rd.identify stacks them: with prepared data, its Coulomb columns (the
+        # motors' too) are sign(q̇) filtered as τ
+        q, qd, qdd, tau, coulomb, _ = stacked_runs(r, samples if several else [samples], transmission=tr)
+        t = None if several else m["t"] if d is None else d.t
+        reports = [run[2].report() for run in runs if run[2] is not None]
+        prepared = (reports[0] if reports else None) if not several else [
+            None if run[2] is None else {"file": str(path), **run[2].report()} for path, run in zip(data, runs)]
         res = identify_measurements(r, samples, d, method, friction, tr, min_velocity)
         held_out = None
         if validate is not None:
             v = joint_side(read_data(validate, r, motor=tr is not None, topic=topic), tr)
-            held_out = res.validate([held_out_samples(v, "auto" if d is None else d.cutoff, tr)])
-        # the fit's own regressor: with prepared data, its Coulomb columns (the motors' too) are sign(q̇) filtered
-        # as τ
-        coulomb = None
-        if d is not None and not parallel:
-            motors = None if tr is None else d.motor_coulomb(tr.J_mq)
-            coulomb = d.coulomb if motors is None else np.hstack([d.coulomb, motors])
+            cutoffs = {"auto" if run[2] is None else run[2].cutoff for run in runs}
+            held_out = res.validate([held_out_samples(v, cutoffs.pop() if len(cutoffs) == 1 else "auto", tr,
+                                                      qd_mode == "measured")])
         pred = res.predict(q, qd, qdd, coulomb=coulomb)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         model = None
@@ -243,8 +288,9 @@ def identify_command(
         fit_table.add_row(str(row["joint"]), f"{row['residual_rms']:.4g}", str(row["rows"]),
                           f"{row['torque_rms']:.4g}", f"{row['relative_percent']:.3g}")
     console.print(fit_table)
-    if prepared is not None:
-        console.print(prepared["summary"], highlight=False)
+    for path, run in zip(data, runs):
+        if run[2] is not None:
+            console.print((f"{path}: " if several else "") + run[2].report()["summary"], highlight=False)
     if res.solver is not None:
         console.print(f"solver {res.solver['name']}: {res.solver['status']} after {res.solver['iterations']} "
                       f"iterations, constraint violation {res.solver['constraint_violation']:.2g}; "
@@ -260,6 +306,11 @@ def identify_command(
         console.print(table)
     if res.message:
         console.print(f"note: {res.message}", highlight=False)
+    unused = [str(path) for path, run in zip(data, runs) if run[0]["velocity"] is not None and run[2] is not None
+              and not run[2].measured_velocity]
+    if unused:
+        console.print(f"note: the qd columns of {', '.join(unused)} are not used (q̇ and q̈ are differentiated from "
+                      "the filtered q); --qd measured filters and differentiates them instead", highlight=False)
     if out is not None:
         how = "" if method == "physical" else " (the physically consistent fit of the same data: a model needs it)"
         console.print(f"model written to {out}{how}", highlight=False)

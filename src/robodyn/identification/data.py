@@ -101,6 +101,8 @@ class IdentificationData:
         columns that ``rd.identify(robot, data)`` and ``validate`` use (Gautier's parallel filtering)
     velocity_noise : ndarray (n,) or None — the standard deviation (rad/s | m/s) that the noise of the measured q
         leaves in q̇ after the filter and the differences (:func:`velocity_noise`)
+    measured_velocity : bool — q̇ is the measured velocity filtered as q (``qd`` given), q̈ its differences;
+        False: q̇ and q̈ are the differences of the filtered q
     saturated : ndarray (N, n) bool or None — the kept samples whose filtered τ_j is within the filter's reach
         (two time constants, order / (π cutoff) s) of a clipped measured τ_j (:func:`saturated`); ``rd.identify(robot, data)``
         and ``validate`` leave those rows of joint j out.  None when no torque was clipped.
@@ -124,6 +126,7 @@ class IdentificationData:
     coulomb: np.ndarray | None = None
     saturated: np.ndarray | None = None
     velocity_noise: np.ndarray | None = None
+    measured_velocity: bool = False
 
     @property
     def parallel(self) -> bool:
@@ -187,6 +190,8 @@ class IdentificationData:
                    f"(filter transients; standstill {self.standstill[0]} + {self.standstill[1]})")
         if self.resampled:
             summary += f"; {self.resampled}"
+        if self.measured_velocity:
+            summary += "; q̇ the measured velocities filtered alike, q̈ their differences"
         if self.parallel:
             summary += "; full-rate states kept (parallel filtering of the regressor or of the motors' Coulomb columns)"
         clipped = [] if self.saturated is None else self.saturated.sum(axis=0).tolist()
@@ -198,7 +203,7 @@ class IdentificationData:
                 "trimmed": list(self.trimmed), "standstill": list(self.standstill), "resampled": self.resampled,
                 "samples": int(self.t.size), "parallel": self.parallel, "saturated_samples": clipped or [0] * self.q.shape[1],
                 "velocity_noise": None if self.velocity_noise is None else self.velocity_noise.tolist(),
-                "summary": summary}
+                "measured_velocity": self.measured_velocity, "summary": summary}
 
 
 def check_samples(q, tau, names=("q", "tau")) -> tuple[np.ndarray, np.ndarray]:
@@ -365,7 +370,9 @@ def _uniform(tt: np.ndarray, qq: np.ndarray, tq: np.ndarray):
     gap = int(np.argmax(dt))
     if dt[gap] > 5 * step:
         raise InputError(f"t has a gap of {dt[gap]:g} s before row {gap + 1} (0-based), {dt[gap] / step:.3g} times "
-                         f"the median step {step:g} s; split the log there and prepare each part on its own")
+                         f"the median step {step:g} s; split the log there and prepare each part on its own (the parts "
+                         "identify together as separate runs: rd.identify(robot, [part1, part2, ...]), or robodyn "
+                         "identify ROBOT part1.csv part2.csv ...)")
     grid = tt[0] + step * np.arange(int(np.floor((tt[-1] - tt[0]) / step + 1e-9)) + 1)
     # one linear operator on both sides of Γ = D K, as the filter ("parallel" preparation)
     qs, ts = CubicSpline(tt, qq, axis=0)(grid), CubicSpline(tt, tq, axis=0)(grid)
@@ -376,8 +383,9 @@ def _uniform(tt: np.ndarray, qq: np.ndarray, tq: np.ndarray):
 
 def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", decimate: int | None = None,
                                 order: int = DEFAULT_ORDER, trim: bool = True,
-                                parallel: bool = False) -> IdentificationData:
-    """Filter q and τ (zero-phase Butterworth), differentiate q, trim transients and standstill, decimate.
+                                parallel: bool = False, *, qd=None) -> IdentificationData:
+    """Filter q and τ (zero-phase Butterworth), differentiate q (or filter the measured ``qd`` and differentiate
+    it), trim transients and standstill, decimate.
 
     Parameters
     ----------
@@ -405,6 +413,10 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
         Also keep the filtered q, q̇, q̈ at the full (resampled) rate (``full_rate``, 3 M n floats) and the filter,
         for ``rd.identify(..., parallel=data)``: the regressor is then computed at the full rate and filtered,
         trimmed and decimated like τ (:meth:`IdentificationData.filter_columns`) — Gautier's parallel filtering.
+    qd : array (N, n) or None
+        Measured velocities (rad/s | m/s), e.g. a controller's logged q̇: resampled and filtered like q (the same
+        filter, its cut-off from the spectrum of q), q̈ their central differences (``measured_velocity``).  None
+        (default): q̇ and q̈ are the differences of the filtered q.
 
     Returns
     -------
@@ -412,7 +424,9 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
 
     Notes
     -----
-    q̇ and q̈ are central differences of the filtered q (second order, ``numpy.gradient``; one-sided at the ends).
+    q̇ and q̈ are central differences of the filtered q (second order, ``numpy.gradient``; one-sided at the ends);
+    with ``qd``, q̇ is the filtered measured velocity and q̈ its central differences.  The Coulomb dead band
+    (``velocity_noise``) is that of the differentiated q in both cases.
     """
     from scipy.signal import butter, filtfilt
 
@@ -420,6 +434,7 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     if tt.ndim != 1:
         raise InputError(f"t has shape {tt.shape}; give a 1-D array of sampling instants (s)")
     qq, tq = check_samples(q, tau)
+    vv = None if qd is None else check_samples(qd, qq, names=("qd", "q"))[0]
     if tt.shape[0] != qq.shape[0]:
         raise InputError(f"t has {tt.shape[0]} samples but q and tau have {qq.shape[0]} rows; give one time per row")
     if not np.all(np.isfinite(tt)):
@@ -435,7 +450,9 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     _check_step(tt)
     clipped = saturated(tq)
     t_raw = tt
-    tt, qq, tq, h, resampled = _uniform(tt, qq, tq)
+    n = qq.shape[1]
+    tt, qx, tq, h, resampled = _uniform(tt, qq if vv is None else np.hstack([qq, vv]), tq)
+    qq, vv = qx[:, :n], None if vv is None else qx[:, n:]
     rate = 1.0 / h
     spectrum = position_spectrum(tt, qq)  # of the cut-off, the bandwidth and the velocity noise
     if cutoff is None or (isinstance(cutoff, str) and cutoff == "auto"):
@@ -454,12 +471,14 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, naming its cause
         qf = filtfilt(b, a, qq, axis=0)
         tf = filtfilt(b, a, tq, axis=0)
-        qd = np.gradient(qf, h, axis=0, edge_order=2)
+        qd = np.gradient(qf, h, axis=0, edge_order=2) if vv is None else filtfilt(b, a, vv, axis=0)
         qdd = np.gradient(qd, h, axis=0, edge_order=2)
-    for name, x, source in (("tau", tf, "tau"), ("q", qf, "q"), ("qd", qd, "q"), ("qdd", qdd, "q")):
+    rates = "q" if vv is None else "qd"  # what q̇ and q̈ come from
+    measured = {"tau": tq, "q": qq, "qd": vv}
+    for name, x, source in (("tau", tf, "tau"), ("q", qf, "q"), ("qd", qd, rates), ("qdd", qdd, rates)):
         if not np.isfinite(x).all():
             raise InputError(f"filtering and differentiating overflow: {name} is not finite (|{source}| up to "
-                             f"{np.max(np.abs(tq if source == 'tau' else qq)):.3g}, time step {h:.3g} s); give "
+                             f"{np.max(np.abs(measured[source])):.3g}, time step {h:.3g} s); give "
                              "values in SI units (rad, m, N m, N, s)")
     N = tt.size
     first, last, still = 0, N, (0, 0)
@@ -495,7 +514,7 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
                               decimate=r, rate=rate, cutoff_rule=rule, bandwidth=bandwidth,
                               trimmed=(first, N - last), standstill=still, resampled=resampled, full_rate=full,
                               filter_coefficients=(b, a) if parallel else None, coulomb=coulomb, saturated=sat,
-                              velocity_noise=noise)
+                              velocity_noise=noise, measured_velocity=vv is not None)
 
 
 def _near(t: np.ndarray, events: np.ndarray, reach: float) -> np.ndarray:
