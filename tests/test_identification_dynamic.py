@@ -204,6 +204,10 @@ def test_prepare_data_errors():
     tt[40:] += 0.1
     with pytest.raises(rd.InputError, match=r"t has a gap of 0.11 s before row 40 \(0-based\), 11 times the median"):
         rd.identification.prepare_identification_data(tt, q, q)
+    tt[70:] += 0.2  # a second, larger gap: the message lists both, the first first (the split starts there)
+    with pytest.raises(rd.InputError, match=r"t has 2 gaps of more than 5 median steps \(0.01 s\), before rows 40, "
+                                            r"70 \(0-based; the first 0.11 s\); split the log at each"):
+        rd.identification.prepare_identification_data(tt, q, q)
     tt = t.copy()
     tt[40] = tt[39]
     with pytest.raises(rd.InputError, match=r"t must increase strictly; row 40"):

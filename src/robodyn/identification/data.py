@@ -367,12 +367,17 @@ def _uniform(tt: np.ndarray, qq: np.ndarray, tq: np.ndarray):
     from scipy.interpolate import CubicSpline
 
     step = float(np.median(dt))
-    gap = int(np.argmax(dt))
-    if dt[gap] > 5 * step:
-        raise InputError(f"t has a gap of {dt[gap]:g} s before row {gap + 1} (0-based), {dt[gap] / step:.3g} times "
-                         f"the median step {step:g} s; split the log there and prepare each part on its own (the parts "
-                         "identify together as separate runs: rd.identify(robot, [part1, part2, ...]), or robodyn "
-                         "identify ROBOT part1.csv part2.csv ...)")
+    gaps = np.flatnonzero(dt > 5 * step)
+    if gaps.size:
+        first = int(gaps[0])
+        where = (f"a gap of {dt[first]:g} s before row {first + 1} (0-based), {dt[first] / step:.3g} times the median "
+                 f"step {step:g} s; split the log there" if gaps.size == 1 else
+                 f"{gaps.size} gaps of more than 5 median steps ({step:g} s), before rows "
+                 f"{', '.join(str(g + 1) for g in gaps[:10])}{', ...' if gaps.size > 10 else ''} (0-based; the first "
+                 f"{dt[first]:g} s); split the log at each")
+        raise InputError(f"t has {where} and prepare each part on its own (the parts identify together as separate "
+                         "runs: rd.identify(robot, [part1, part2, ...]), or robodyn identify ROBOT part1.csv "
+                         "part2.csv ...)")
     grid = tt[0] + step * np.arange(int(np.floor((tt[-1] - tt[0]) / step + 1e-9)) + 1)
     # one linear operator on both sides of Γ = D K, as the filter ("parallel" preparation)
     qs, ts = CubicSpline(tt, qq, axis=0)(grid), CubicSpline(tt, tq, axis=0)(grid)
