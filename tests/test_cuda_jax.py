@@ -155,3 +155,26 @@ def test_handler_compiles_without_warnings():
     run = subprocess.run([find_compiler(), "-std=c99", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
                           f"-I{jax.ffi.include_dir()}", str(path)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_inverse_dynamics_derivative_for_jvp_and_grad():
+    """The inverse dynamics' derivative from the kernels of ∂Γ/∂q, ∂Γ/∂q̇ and A: jax.jvp on a batch equals
+    robodyn's derivatives applied to the tangents, and jax.grad (the transposed tangent) equals their transpose."""
+    robot = rd.load("planar3r")
+    made = {kind: host_model(robot, kind) for kind in ("inverse_dynamics", "inverse_dynamics_derivatives",
+                                                        "inertia_matrix")}
+    f, d, m = (cuda_jax.jax_function(model, index, name=TEST_TARGET) for model, index in made.values())
+    g = cuda_jax.with_derivative(f, d, m)
+    rng = np.random.default_rng(4)
+    q, qd, qdd, dq, dqd, dqdd = rng.uniform(-1, 1, (6, 5, robot.n))
+    ref = rd.inverse_dynamics_derivatives(robot, q, qd, qdd)
+    A = rd.inertia_matrix(robot, q)
+    tau, dtau = jax.jit(lambda *x: jax.jvp(g, x[:3], x[3:]))(q, qd, qdd, dq, dqd, dqdd)
+    want = (np.einsum("...ij,...j->...i", ref.dtau_dq, dq) + np.einsum("...ij,...j->...i", ref.dtau_dqd, dqd)
+            + np.einsum("...ij,...j->...i", A, dqdd))
+    np.testing.assert_allclose(np.asarray(tau), rd.inverse_dynamics(robot, q, qd, qdd), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(dtau), want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    w = rng.uniform(-1, 1, robot.n)
+    gq, gqd, gqdd = jax.grad(lambda *x: jnp.dot(g(*x), w), argnums=(0, 1, 2))(q[0], qd[0], qdd[0])
+    for got, block in ((gq, ref.dtau_dq[0]), (gqd, ref.dtau_dqd[0]), (gqdd, A[0])):
+        np.testing.assert_allclose(np.asarray(got), block.T @ w, rtol=1e-12, atol=1e-12)

@@ -3,6 +3,8 @@ shim gives rd's numbers, in float64 and float32; the GPU itself is exercised by 
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -406,3 +408,33 @@ def test_cuda_model_host_side_reuses_the_struct_only_for_equal_values(monkeypatc
             f.soa(q, q, q, g, p, out=bad)
     assert len(_FakeCupy.launches) == count
     assert f.kernel_attributes() == {"registers": 40, "local_bytes": 0}
+
+
+def test_cuda_model_jax_wires_the_derivative_with_the_same_parameters(monkeypatch):
+    """f.jax() of the inverse dynamics builds the derivative's two kernels with the same gravity and the given
+    parameters matched by name (a wrong match would give the gradient of another robot); the other kinds have no
+    derivative kernels."""
+    import sys
+
+    from robodyn.symbolic import cuda_jax
+
+    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy)
+    made = []
+    monkeypatch.setattr(cuda_jax, "cuda_launch", lambda: 1)
+    monkeypatch.setattr(cuda_jax, "register", lambda platform: None)
+    monkeypatch.setattr(cuda_jax, "add_kernel", lambda function, launch: 0)
+    monkeypatch.setattr(cuda_jax, "jax_function", lambda model, index, gravity, params: made.append(
+        (model.kind, model.parameter_names, gravity, params)) or model.kind)
+    monkeypatch.setattr(cuda_jax, "with_derivative", lambda f, d, m: (f, d, m))
+    robot = rd.load("planar3r")
+    f = rd.compile(robot, "inverse_dynamics", backend="cuda")
+    P = np.arange(1.0, len(f.parameter_names) + 1)
+    g0 = np.array([0.0, -1.0, -9.0])
+    monkeypatch.setattr(_FakeCupy.RawKernel, "kernel", types.SimpleNamespace(ptr=7), raising=False)
+    assert f.jax(gravity=g0, params=P) == ("inverse_dynamics", "inverse_dynamics_derivatives", "inertia_matrix")
+    by_name = dict(zip(f.parameter_names, P))
+    for kind, names, gravity, params in made[1:]:
+        assert list(params) == [by_name[k] for k in names] and gravity is g0
+    assert set(made[2][1]) < set(f.parameter_names)  # the inertia matrix has no friction parameters
+    made.clear()
+    assert rd.compile(robot, "gravity", backend="cuda").jax() == "gravity_torques" and len(made) == 1

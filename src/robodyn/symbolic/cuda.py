@@ -217,8 +217,10 @@ class CudaModel:
         arrays of shape (..., n) on the GPU returns (..., output shape), launching this kernel (states as rows)
         from XLA (:mod:`robodyn.symbolic.cuda_jax`). ``gravity`` (3,) in m/s² and ``params`` (P,) are fixed
         here (None: the robot's). It needs JAX with CUDA on the device CuPy uses and a C compiler (the handler is
-        compiled once); it has no derivative (``backend="jax"`` for ``jax.grad``), and kinds with pivot checks
-        (forward dynamics) are not offered: call ``f`` for those."""
+        compiled once). The inverse dynamics has a first derivative (``jax.grad``, ``jax.jvp``, ``jax.jacfwd``)
+        from the kernels of ∂Γ/∂q, ∂Γ/∂q̇ and A(q), compiled here too (:func:`robodyn.symbolic.cuda_jax.
+        with_derivative`); the other kinds have none (``backend="jax"``). Kinds with pivot checks (forward
+        dynamics) are not offered: call ``f`` for those."""
         from robodyn.symbolic import cuda_jax
 
         if self.model.checks:
@@ -231,7 +233,16 @@ class CudaModel:
         kernel = self._kernel(self.joint_names, rows=True)[1]
         cuda_jax.register("CUDA")
         index = cuda_jax.add_kernel(kernel.kernel.ptr, launch)
-        return cuda_jax.jax_function(self, index, gravity, params)
+        f = cuda_jax.jax_function(self, index, gravity, params)
+        if self.kind != "inverse_dynamics":
+            return f
+        # the derivative's kernels, with the same gravity and parameters (matched by name)
+        values = dict(zip(self.parameter_names, np.asarray(self.nominal_parameters if params is None else params,
+                                                           dtype=float)))
+        made = [CudaModel(self.robot, kind, self.parameters, self.dtype.name)
+                for kind in ("inverse_dynamics_derivatives", "inertia_matrix")]
+        derivatives, inertia = (m.jax(gravity=gravity, params=[values[k] for k in m.parameter_names]) for m in made)
+        return cuda_jax.with_derivative(f, derivatives, inertia)
 
     def __repr__(self) -> str:
         return f"CudaModel({self.robot.name!r}, {self.kind!r}, parameters={self.parameters!r}, dtype={self.dtype.name!r})"

@@ -1,11 +1,12 @@
 """A customized model's CUDA kernel inside ``jax.jit``: ``rd.compile(robot, kind, backend="cuda").jax()``.
 
 XLA's own GPU code for a customized model (``backend="jax"``) runs the model as several kernels (the joints' sines
-and cosines apart, the stack of the outputs apart) and reaches about an eighth of what the CUDA kernel does
+and cosines apart, the stack of the outputs apart) and reaches about a sixth of what the CUDA kernel does
 (docs/scaling.md, "Measured on a GPU"). This function instead launches robodyn's kernel (NVRTC through CuPy) as an
-XLA foreign-function call on XLA's own stream: it takes and returns JAX arrays, composes with ``jax.jit`` (the
-launch can be captured in XLA's CUDA graphs) and ``jax.vmap``, and computes exactly what
-:class:`robodyn.symbolic.cuda.CudaModel` computes. It has no derivative: ``jax.grad`` needs ``backend="jax"``.
+XLA foreign-function call on XLA's own stream: it takes and returns JAX arrays, composes with ``jax.jit`` and
+``jax.vmap``, and computes exactly what :class:`robodyn.symbolic.cuda.CudaModel` computes. The inverse dynamics has
+a derivative (:func:`with_derivative`: ``jax.jvp``, ``jax.grad``, ``jax.jacfwd``/``jacrev``, first order), from the
+kernels of ∂Γ/∂q, ∂Γ/∂q̇ and of the inertia matrix; the other kinds have none (``backend="jax"``).
 
 The handler (``codegen/xla_ffi.c``) is compiled once per machine with the C compiler against the installed
 jaxlib's FFI header (robodyn's compile cache) and registered with XLA for CUDA under :data:`TARGET`.
@@ -127,3 +128,32 @@ def jax_function(model, index: int, gravity=None, params=None, name: str = TARGE
         return out.reshape(batch + tuple(model.model.output_shape))
 
     return f
+
+
+def with_derivative(f, derivatives, inertia):
+    """``f(q, qd, qdd)`` (an inverse dynamics from :func:`jax_function`) with its first derivative for JAX's
+    forward and reverse modes (``jax.custom_jvp``): dΓ = ∂Γ/∂q dq + ∂Γ/∂q̇ dq̇ + A(q) dq̈, the blocks from
+    ``derivatives(q, qd, qdd)`` ((..., 2n, n): ∂Γ/∂q over ∂Γ/∂q̇, Coulomb's step not differentiated, as
+    ``rd.inverse_dynamics_derivatives``) and ``inertia(q)`` ((..., n, n)), kernels too. The tangent is
+    linear in (dq, dq̇, dq̈), so ``jax.grad`` transposes it; a second derivative is not offered."""
+    import jax
+    import jax.numpy as jnp
+
+    @jax.custom_jvp
+    def g(q, qd, qdd):
+        return f(q, qd, qdd)
+
+    @g.defjvp
+    def g_jvp(primals, tangents):
+        q, qd, qdd = primals
+        dq, dqd, dqdd = tangents
+        blocks = derivatives(q, qd, qdd)
+        n = blocks.shape[-1]
+
+        def times(a, x):
+            return jnp.matmul(a, jnp.asarray(x, a.dtype)[..., None])[..., 0]
+
+        return g(q, qd, qdd), (times(blocks[..., :n, :], dq) + times(blocks[..., n:, :], dqd)
+                               + times(inertia(q), dqdd))
+
+    return g
