@@ -351,6 +351,15 @@ def test_identify_filters_and_differentiates_measured_velocities(robot, files):
     assert res.exit_code == 0 and "--qd measured" in " ".join(res.output.split())
     res = run("identify", files["model"], logged, "--qd", "logged")
     assert res.exit_code == 2 and "--qd 'logged'" in res.output
+    # a joint log's logged velocities (here an HDF5 qd dataset) are used alike
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(files["folder"] / "logged_qd.h5", "w") as f:
+        for key, value in (("t", t), ("q", q), ("qd", qd), ("tau", tau)):
+            f[key] = value
+    res = run("identify", files["model"], files["folder"] / "logged_qd.h5", "--qd", "measured", "--json")
+    assert res.exit_code == 0, res.output
+    np.testing.assert_allclose([p["value"] for p in json.loads(res.stdout)["parameters"]], fit.values, rtol=1e-10,
+                               atol=1e-12)
     bad = files["folder"] / "half_qd.csv"
     bad.write_text("t,q1,q2,q3,qd1,qd2,tau1,tau2,tau3\n0,0,0,0,0,0,0,0,0\n")
     res = run("identify", files["model"], bad)

@@ -62,14 +62,16 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
 def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_states") -> dict:
     """The measurements of ``robodyn identify``: a CSV (:func:`read_measurements`), or a joint log — ROS 1/2 bag
     of ``sensor_msgs/JointState``, HDF5, Parquet — read by :func:`robodyn.read_joint_log`, joints mapped to
-    ``robot`` by name, time from the header stamps, torques from the efforts."""
+    ``robot`` by name, time from the header stamps, torques from the efforts, velocities (if logged) as the
+    ``velocity`` a CSV's qd columns give."""
     if not is_joint_log(path):
         return read_measurements(path, robot.n, motor)
     if motor:
         raise InputError(f"{path}: a joint log holds joint-side positions and efforts; --transmission needs a "
                          "motor-side CSV (t, qm1.., taum1..)")
     log = read_log(path, robot, topic, "identification")
-    return {"t": log.t, "q": log.q, "tau": log.tau, "qd": None, "qdd": None, "velocity": None, "motor": False}
+    # a log's logged velocities (JointState's velocity, a qd dataset) are the CSV's qd columns: used with --qd measured
+    return {"t": log.t, "q": log.q, "tau": log.tau, "qd": None, "qdd": None, "velocity": log.qd, "motor": False}
 
 
 def joint_side(m: dict, transmission) -> dict:
@@ -309,8 +311,9 @@ def identify_command(
     unused = [str(path) for path, run in zip(data, runs) if run[0]["velocity"] is not None and run[2] is not None
               and not run[2].measured_velocity]
     if unused:
-        console.print(f"note: the qd columns of {', '.join(unused)} are not used (q̇ and q̈ are differentiated from "
-                      "the filtered q); --qd measured filters and differentiates them instead", highlight=False)
+        console.print(f"note: the logged velocities (qd) of {', '.join(unused)} are not used (q̇ and q̈ are "
+                      "differentiated from the filtered q); --qd measured filters and differentiates them instead",
+                      highlight=False)
     if out is not None:
         how = "" if method == "physical" else " (the physically consistent fit of the same data: a model needs it)"
         console.print(f"model written to {out}{how}", highlight=False)
