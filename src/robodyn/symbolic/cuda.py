@@ -175,10 +175,7 @@ class CudaModel:
         values = [np.asarray(a.get() if hasattr(a, "get") else a, dtype=self.dtype) for a in arrays]
         key = (shared, tuple(v.tobytes() for v in values))
         if self._struct is None or self._struct[0] != key:
-            struct = np.zeros(1, dtype=shared)
-            for name, v in zip(shared.names, values):
-                struct[name] = v
-            self._struct = (key, struct)
+            self._struct = (key, cuda_code.shared_value(shared, values))
         return self._struct[1]
 
     def __call__(self, *args, gravity=None, params=None):

@@ -101,9 +101,7 @@ def jax_function(model, index: int, gravity=None, params=None, name: str = TARGE
             if not np.all(np.isfinite(value)):
                 raise InputError(f"argument '{arg}' contains NaN or inf; give finite values")
             extra[arg] = value
-    struct = np.zeros(1, dtype=shared)
-    for field in shared.names:
-        struct[field] = extra[field]
+    struct = cuda_code.shared_value(shared, [extra[field] for field in shared.names])
     operands = [jnp.asarray(extra[a]) for a, p in places.items() if p == "shared"]
     attributes = dict(kernel=np.int64(index), block=np.int64(block), by_value=np.int64(len(shared.names) > 0),
                       shared=np.frombuffer(struct.tobytes() or b"\0", dtype=np.uint8))

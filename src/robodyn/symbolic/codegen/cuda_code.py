@@ -68,6 +68,15 @@ def shared_dtype(model, dtype: str = "float64", per_state=None) -> np.dtype:
                      if places[a.name] == "by_value"])
 
 
+def shared_value(shared: np.dtype, values) -> np.ndarray:
+    """The struct ``rd_shared`` of type ``shared`` (:func:`shared_dtype`) holding ``values``, one per field in
+    order: a one-element structured array, passed by value with the launch."""
+    struct = np.zeros(1, dtype=shared)
+    for field, value in zip(shared.names, values):
+        struct[field] = value
+    return struct
+
+
 def kernel_source(model, name: str, dtype: str = "float64", per_state=None, rows: bool = False) -> str:
     """CUDA C++ source of ``model`` (a :class:`~robodyn.symbolic.models.CustomizedModel`) as kernel ``name``,
     its arguments laid out as :func:`layout` says; with ``rows`` the per-state arrays and ``out`` hold state i as
