@@ -25,7 +25,10 @@ runs its compiled kernels on one thread. µs per state, the best of --repeat rou
 side's thread CPU time, page faults included, which a machine shared with other jobs disturbs less); each round runs the C++ program
 (one loop over the --states states per algorithm), then robodyn's calls, so a burst of load from other processes
 hits both sides. robodyn is timed on the first "rd states" states, all of them unless its output would pass 256 MB
-per call (the regressor, derivatives and inertia matrix at n = 100), each timed call after an untimed one.
+per call (the regressor, derivatives and inertia matrix at n = 100), each timed call after an untimed one, whose
+result, dropped, is kept by robodyn's pool of result blocks and written again by the timed call, as the calls of a
+user's loop over batches of one shape are (docs/scaling.md); with --fresh the pool is emptied before each timed
+call, which then writes fresh pages (page faults and the system's zeroing included).
 
 Before timing, the C++ results of the first states are checked against robodyn's (max relative difference printed;
 the row is marked FAIL above 1e-10): torques, inertia matrix (Pinocchio fills its upper triangle), accelerations,
@@ -67,6 +70,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from robodyn import native
 
 HERE = Path(__file__).resolve().parent
 CPP = HERE / "bench_pinocchio_cpp.cpp"
@@ -165,7 +170,7 @@ def model_text(model) -> str:
 #: the anchor a page fault per 4 kB: at nv = 100, 60 instead of 29 µs per state)
 CPP_ENV = dict(os.environ, GLIBC_TUNABLES="glibc.malloc.hugetlb=1")
 #: "wall" or "cpu" (--cpu-time): how both sides are timed
-CLOCK = {"mode": "wall"}
+CLOCK = {"mode": "wall", "fresh": False}
 
 
 def run_cpp(binary: Path, model, q, v, a, tau, repeat: int, batch: int):
@@ -226,10 +231,11 @@ def interleaved(cpp, ours: dict, rounds: int):
         for name, t in cpp().items():
             theirs[name] = min(t, theirs.get(name, float("inf")))
         for name, (fn, m) in ours.items():
-            # an untimed call first: the kernels' library loaded, the robot's arrays cached; each call returns a
-            # fresh output, mapped anew by the C library above 32 MB, whose page faults the timed call includes
-            # (the "mem floor" column), as a user's loop over batches does
+            # an untimed call first: the kernels' library loaded, the robot's arrays cached, its dropped result
+            # kept by robodyn's pool for the timed call (as in a user's loop), unless --fresh empties the pool
             fn(m)
+            if CLOCK["fresh"]:
+                native.release_memory()
             mine[name] = min(timed(lambda: fn(m)) * 1e6 / m, mine.get(name, float("inf")))
     return theirs, mine
 
@@ -336,8 +342,10 @@ def main(argv=None) -> None:
     ap.add_argument("--core", type=int, default=None, help="the core both sides run on (default: the last usable)")
     ap.add_argument("--cpu-time", action="store_true",
                     help="time both sides in their thread's CPU time, not wall time (a machine shared with other jobs)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="robodyn's results into fresh pages: its pool of result blocks emptied before each timed call")
     args = ap.parse_args(argv)
-    CLOCK["mode"] = "cpu" if args.cpu_time else "wall"
+    CLOCK["mode"], CLOCK["fresh"] = "cpu" if args.cpu_time else "wall", args.fresh
     try:
         import pinocchio as pin
     except ImportError:
@@ -494,8 +502,9 @@ def main(argv=None) -> None:
 
 def print_roofline(rows, bw_fresh: float, bw_reused: float) -> None:
     """The inertia matrix against the rate at which this core stores its output (measured above by NumPy's fill of
-    MAX_BYTES): the n x n matrix of every state is 8 n² bytes, written into a fresh array by robodyn's call (page
-    faults and the kernel's zeroing of each page included) and into a reused one with out=.  "floor" = bytes /
+    MAX_BYTES): the n x n matrix of every state is 8 n² bytes, written by robodyn's call into a block of its pool
+    (fresh pages with --fresh: page faults and the system's zeroing of each page included) and into a reused
+    array with out=.  "floor" = bytes /
     bandwidth: no call can take less; "max" = Pinocchio's time over that floor: the largest ratio reachable.
     Pinocchio's crba in place writes its upper triangle into the same data.M (cache resident); "→batch" copies
     each M into a fresh batch; "Py loop" is pin.crba called from Python on each state."""

@@ -39,8 +39,9 @@ RECORDS = {
     "ContactDerivatives",
 }
 #: Callables without a robot or array argument, or whose only argument is a path / text / option.
-NO_CHECKED_ARGUMENTS = {"list_robots", "available", "takes_batch", "threaded", "opcount_report", "from_urdf", "from_mjcf", "load",
-                        "loads", "load_closed_chain", "load_gravity_calibration", "load_transmission"}
+NO_CHECKED_ARGUMENTS = {"list_robots", "available", "takes_batch", "threaded", "release_memory", "opcount_report",
+                        "from_urdf", "from_mjcf", "load", "loads", "load_closed_chain", "load_gravity_calibration",
+                        "load_transmission"}
 
 
 def _public_callables():

@@ -24,6 +24,8 @@ Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus 
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
 ``trig="fast"`` (:func:`check_trig`) computes the sines and cosines of the joint angles by a vectorised sincos
 within 1 ulp of the C library's instead of the C library's own (NumPy's values): docs/scaling.md.
+A batch's result of 4 MiB or more comes from a small pool of result blocks (:func:`result_array`): a loop over
+batches of one shape writes into memory already mapped instead of fresh pages; :func:`release_memory` empties it.
 The library is a CPython extension module built on first use with the machine's C compiler into robodyn's
 cache folder (``$ROBODYN_CACHE``, else ``~/.cache/robodyn``), keyed by a hash of the source, flags and compiler,
 and verified by its SHA-256 before it is loaded.  The loaded module, or why it cannot load, is kept for the process
@@ -379,7 +381,7 @@ def _runner(robot: Robot, kind: str):
         if not enabled() or not all(np.isfinite(x).all() for x in xs):
             return None
         if out is None:
-            res = (np.zeros if zeros else empty)((count,) + tail)
+            res = np.zeros((count,) + tail) if zeros else result_array((count,) + tail)
         else:
             res = out.reshape((count,) + tail)
             if zeros:
@@ -452,7 +454,7 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
             g = g0 if gravity is None else gravity
             if type(g) is not ndarray or g.shape != (3,):
                 return None
-        res = empty(batch + shape) if out is None else out
+        res = result_array(batch + shape) if out is None else out
         if type(res) is not ndarray or res.shape != batch + shape:
             return None
         return res if entry(cap, code, q, v, x, g, tolerance, res, min(usable_cores(), 4096), fast) == 0 else None
@@ -464,6 +466,35 @@ def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
     """(count, *tail) float64 in native byte order, C-contiguous and aligned (a copy only when ``a`` is not already
     that: an array from ``np.frombuffer`` with an offset, a memory map, a big-endian or strided array is copied)."""
     return np.require(a, np.float64, ("C", "A")).reshape((-1,) + tail)
+
+
+#: the least bytes of a result that the kernels' pool keeps (``RD_POOL_MIN`` of kernels.c)
+_POOL_MIN = 4 << 20
+
+
+def result_array(shape: tuple[int, ...]) -> np.ndarray:
+    """``np.empty(shape)`` (float64, C-contiguous) for a batch's result; from 4 MiB on, through the kernels' pool of
+    result blocks: up to 4 freed results of 4 MiB or more (512 MiB in all) are kept and handed to the next result of
+    the same size, whose pages are then already mapped (no page fault, no page zeroed by the system at its first
+    write).  :func:`release_memory` returns the kept blocks to the system."""
+    size = 8
+    for s in shape:
+        size *= s
+    empty = getattr(_module(), "empty", None) if size >= _POOL_MIN else None  # none without NumPy's headers
+    return np.empty(shape) if empty is None else empty(shape)
+
+
+def release_memory() -> tuple[int, int]:
+    """Return the result blocks that robodyn's kernels keep for reuse (:func:`result_array`) to the system; gives
+    the (blocks, bytes) that were kept.  Nothing to do where the kernels are not built or have no pool."""
+    if not enabled() or not available():
+        return (0, 0)
+    pool = getattr(_module(), "pool", None)
+    if pool is None:
+        return (0, 0)
+    kept = pool(False)
+    pool(True)
+    return kept
 
 
 def _gravity_block(robot: Robot, checked, batch: tuple[int, ...]) -> np.ndarray:
@@ -506,7 +537,7 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     W = None if W is None else _flat(W, (nf, 6))
     # the regressor's C writes only its non-zero blocks: np.zeros gives fresh zero pages at no cost
     if out is None:
-        res = (np.zeros if kind == "regressor" else np.empty)((count,) + tail)
+        res = np.zeros((count,) + tail) if kind == "regressor" else result_array((count,) + tail)
     else:
         res = out.reshape((count,) + tail)
         if kind == "regressor":
@@ -698,7 +729,7 @@ def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None
     if point is not None:
         point = np.asarray(point)
         point = _flat(point if point.shape == (3,) else np.broadcast_to(point, batch + (3,)), (3,))
-    out = np.empty((count,) + shape)
+    out = result_array((count,) + shape)
     threads = min(thread_count(threads), 4096)
     status = module.kinematics(_capsule(robot, module), _KINEMATICS[kind], threads, frame, *ins, point, out)
     return out.reshape(batch + shape) if status == 0 else None
@@ -765,7 +796,7 @@ def _task_space_call(cap, g0, n, batch, threads, q, qd, frame, point, rows, damp
     count = 1
     for size in batch:
         count *= size
-    out = np.empty((count, m * m + 3 * m + 2 * m * n + n * n) if batch else m * m + 3 * m + 2 * m * n + n * n)
+    out = result_array((count, m * m + 3 * m + 2 * m * n + n * n) if batch else (m * m + 3 * m + 2 * m * n + n * n,))
     if count and _module().task_space(cap, threads, q, qd, frame, point, m, code, float(damping), float(rcond), g0,
                                       out, J, Jdq) != 0:
         return None
@@ -782,4 +813,4 @@ def _task_space_call(cap, g0, n, batch, threads, q, qd, frame, point, rows, damp
 
 __all__ = ("KernelError", "NativeUnavailableError", "available", "forward_dynamics", "forward_dynamics_derivatives",
            "gravity_torques", "inertia_matrix", "inverse_dynamics", "inverse_dynamics_derivatives", "regressor",
-           "threaded")
+           "release_memory", "threaded")

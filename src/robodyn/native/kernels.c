@@ -31,12 +31,15 @@
  *   floating(capsule, kind, q, v, x, g, tol, out[, threads, trig]) -> code       one free-flyer state (or many)
  *   kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code    kinematics, one state or many
  *   kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> result or None   one state
- *   task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code */
+ *   task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code
+ *   empty(shape) -> float64 array from the pool of result blocks (rd_pool; with NumPy's headers only)
+ *   pool(release) -> (blocks, bytes) kept by the pool, after returning them to the system when release is true */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #ifdef RD_NUMPY   /* NumPy's headers found: single states read NumPy arrays without the buffer protocol */
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define NPY_TARGET_VERSION NPY_2_0_API_VERSION   /* the memory handlers of rd_pool (NumPy >= 1.22) */
 #include <numpy/arrayobject.h>
 #undef I   /* <complex.h>'s imaginary unit, which NumPy's headers pull in: the kernels name an inertia I */
 #endif
@@ -2767,6 +2770,143 @@ static PyObject *rd_py_threaded(PyObject *self, PyObject *args) {
 #endif
 }
 
+#ifdef RD_NUMPY
+/* ---- the pool of result blocks ---------------------------------------------------------------------------
+ * A large result written into fresh memory pays the system's first touch of every page (a page fault, the page
+ * zeroed), up to 1.5-2x the kernels' own time for the inertia matrix at 25-100 joints, whereas the same kernel
+ * into a reused array does not.  So the results of robodyn's batches (rd_py_empty) are allocated through a NumPy
+ * memory handler (NEP 49) that keeps up to RD_POOL_BLOCKS freed blocks of RD_POOL_MIN bytes or more, RD_POOL_BYTES in
+ * all, and hands one of the same size to the next result: a loop over batches of one shape then writes into
+ * memory already mapped.  Every block comes from NumPy's default handler and goes back to it; smaller ones are not
+ * kept (the C library already reuses them).  Only robodyn's results go through it; no other array of the process. */
+#define RD_POOL_MIN ((size_t)4 << 20)
+#define RD_POOL_BLOCKS 4
+#define RD_POOL_BYTES ((size_t)512 << 20)
+static struct {
+    void *block[RD_POOL_BLOCKS];
+    size_t size[RD_POOL_BLOCKS], bytes;
+    int count, lock;
+    PyDataMem_Handler *base;   /* NumPy's default handler (its allocator and its free) */
+    PyObject *capsule;         /* the handler below, as NumPy takes it */
+} rd_pool;
+static void rd_pool_lock(void) { while (__atomic_exchange_n(&rd_pool.lock, 1, __ATOMIC_ACQUIRE)) {} }
+static void rd_pool_unlock(void) { __atomic_store_n(&rd_pool.lock, 0, __ATOMIC_RELEASE); }
+static void *rd_pool_malloc(void *ctx, size_t size) {
+    (void)ctx;
+    PyDataMemAllocator *a = &rd_pool.base->allocator;
+    if (size >= RD_POOL_MIN) {
+        void *p = NULL;
+        rd_pool_lock();
+        for (int i = rd_pool.count - 1; i >= 0 && !p; i--)   /* the latest first: its pages are the warmest */
+            if (rd_pool.size[i] == size) {
+                p = rd_pool.block[i];
+                rd_pool.bytes -= size;
+                rd_pool.count--;
+                memmove(rd_pool.block + i, rd_pool.block + i + 1, (size_t)(rd_pool.count - i) * sizeof(void *));
+                memmove(rd_pool.size + i, rd_pool.size + i + 1, (size_t)(rd_pool.count - i) * sizeof(size_t));
+            }
+        rd_pool_unlock();
+        if (p) return p;
+    }
+    return a->malloc(a->ctx, size);
+}
+static void *rd_pool_calloc(void *ctx, size_t nelem, size_t elsize) {
+    (void)ctx;
+    PyDataMemAllocator *a = &rd_pool.base->allocator;
+    return a->calloc(a->ctx, nelem, elsize);
+}
+static void *rd_pool_realloc(void *ctx, void *ptr, size_t new_size) {
+    (void)ctx;
+    PyDataMemAllocator *a = &rd_pool.base->allocator;
+    return a->realloc(a->ctx, ptr, new_size);
+}
+/* keeps the block when it is large, evicting the oldest ones as needed; the evicted are freed after the lock */
+static void rd_pool_free(void *ctx, void *ptr, size_t size) {
+    (void)ctx;
+    PyDataMemAllocator *a = &rd_pool.base->allocator;
+    void *out[RD_POOL_BLOCKS + 1];
+    size_t out_size[RD_POOL_BLOCKS + 1];
+    int gone = 0;
+    if (ptr && size >= RD_POOL_MIN && size <= RD_POOL_BYTES) {
+        rd_pool_lock();
+        while (rd_pool.count == RD_POOL_BLOCKS || rd_pool.bytes + size > RD_POOL_BYTES) {
+            out[gone] = rd_pool.block[0];
+            out_size[gone++] = rd_pool.size[0];
+            rd_pool.bytes -= rd_pool.size[0];
+            rd_pool.count--;
+            memmove(rd_pool.block, rd_pool.block + 1, (size_t)rd_pool.count * sizeof(void *));
+            memmove(rd_pool.size, rd_pool.size + 1, (size_t)rd_pool.count * sizeof(size_t));
+        }
+        rd_pool.block[rd_pool.count] = ptr;
+        rd_pool.size[rd_pool.count++] = size;
+        rd_pool.bytes += size;
+        rd_pool_unlock();
+    } else {
+        out[gone] = ptr;
+        out_size[gone++] = size;
+    }
+    for (int i = 0; i < gone; i++) a->free(a->ctx, out[i], out_size[i]);
+}
+static PyDataMem_Handler rd_pool_handler = {
+    "robodyn_result_pool", 1, {NULL, rd_pool_malloc, rd_pool_calloc, rd_pool_realloc, rd_pool_free}};
+static int rd_pool_init(void) {
+    PyObject *base = PyDataMem_GetHandler();   /* NumPy's default: no handler is set while robodyn is imported */
+    if (!base) return -1;
+    rd_pool.base = PyCapsule_GetPointer(base, "mem_handler");
+    if (!rd_pool.base) return -1;   /* the capsule is kept (never released): the pool's blocks go back to it */
+    rd_pool.capsule = PyCapsule_New(&rd_pool_handler, "mem_handler", NULL);
+    return rd_pool.capsule ? 0 : -1;
+}
+/* empty(shape): a C-contiguous float64 array of that shape allocated through the pool */
+static PyObject *rd_py_empty(PyObject *self, PyObject *shape) {
+    (void)self;
+    npy_intp dims[NPY_MAXDIMS];
+    Py_ssize_t nd = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -1;
+    if (nd < 0 || nd > NPY_MAXDIMS) {
+        PyErr_SetString(PyExc_TypeError, "empty: a tuple of at most NPY_MAXDIMS sizes");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        dims[i] = (npy_intp)PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (dims[i] < 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "empty: negative size");
+            return NULL;
+        }
+    }
+    PyObject *old = PyDataMem_SetHandler(rd_pool.capsule);
+    if (!old) return NULL;
+    PyObject *array = PyArray_SimpleNew((int)nd, dims, NPY_DOUBLE);
+    PyObject *ours = PyDataMem_SetHandler(old);   /* the caller's handler back, whatever the allocation gave */
+    Py_DECREF(old);
+    if (!ours) {
+        Py_XDECREF(array);
+        return NULL;
+    }
+    Py_DECREF(ours);
+    return array;
+}
+/* pool(release): the blocks kept and their bytes, (0, 0) after returning them all to NumPy when release is true */
+static PyObject *rd_py_pool(PyObject *self, PyObject *release) {
+    (void)self;
+    int drop = PyObject_IsTrue(release);
+    if (drop < 0) return NULL;
+    void *out[RD_POOL_BLOCKS];
+    size_t out_size[RD_POOL_BLOCKS];
+    int gone = 0;
+    rd_pool_lock();
+    if (drop) {
+        for (; gone < rd_pool.count; gone++) { out[gone] = rd_pool.block[gone]; out_size[gone] = rd_pool.size[gone]; }
+        rd_pool.count = 0;
+        rd_pool.bytes = 0;
+    }
+    int count = rd_pool.count;
+    size_t bytes = rd_pool.bytes;
+    rd_pool_unlock();
+    for (int i = 0; i < gone; i++) rd_pool.base->allocator.free(rd_pool.base->allocator.ctx, out[i], out_size[i]);
+    return Py_BuildValue("(in)", count, (Py_ssize_t)bytes);
+}
+#endif
+
 static PyMethodDef rd_generic_methods[] = {
     {"model", (PyCFunction)(void (*)(void))rd_py_model, METH_FASTCALL, NULL},
     {"batch", (PyCFunction)(void (*)(void))rd_py_batch, METH_FASTCALL, NULL},
@@ -2776,12 +2916,17 @@ static PyMethodDef rd_generic_methods[] = {
     {"kinematics_one", (PyCFunction)(void (*)(void))rd_py_kinematics_one, METH_FASTCALL, NULL},
     {"task_space", (PyCFunction)(void (*)(void))rd_py_task_space, METH_FASTCALL, NULL},
     {"threaded", rd_py_threaded, METH_NOARGS, NULL},
+#ifdef RD_NUMPY
+    {"empty", rd_py_empty, METH_O, NULL},
+    {"pool", rd_py_pool, METH_O, NULL},
+#endif
     {NULL, NULL, 0, NULL}};
 static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, RD_STR(RD_MODULE), NULL, -1,
                                                rd_generic_methods, NULL, NULL, NULL, NULL};
 PyMODINIT_FUNC RD_CAT(PyInit_, RD_MODULE)(void) {
 #ifdef RD_NUMPY
     import_array();
+    if (rd_pool_init() < 0) return NULL;
 #endif
     return PyModule_Create(&rd_generic_module);
 }
