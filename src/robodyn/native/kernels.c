@@ -152,6 +152,24 @@ RD_INLINE void transpose4(const real *v, real *o) {
     o[0] = RD_SHUFFLE(t0, t2, 0, 1, 4, 5); o[1] = RD_SHUFFLE(t1, t3, 0, 1, 4, 5);
     o[2] = RD_SHUFFLE(t0, t2, 2, 3, 6, 7); o[3] = RD_SHUFFLE(t1, t3, 2, 3, 6, 7);
 }
+/* the first `width` (1 to 3) entries of u at dst: one or two moves, no loop over lanes */
+RD_INLINE void put_head(double *dst, real u, int width) {
+    if (width == 1) {
+        dst[0] = u[0];
+        return;
+    }
+    memcpy(dst, &u, 2 * sizeof(double));
+    if (width == 3) dst[2] = u[2];
+}
+/* the 4 x 4 transpose of the first `width` (1 to 3) vectors of v, its rows' first `width` entries stored at the
+ * 4 rows from dst, `stride` apart (the last columns of a full block of states: shuffles and one or two moves a
+ * state instead of a scalar store an entry) */
+RD_INLINE void put_columns(double *dst, long stride, int width, const real *v) {
+    real p[4], u[4];
+    for (int t = 0; t < 4; t++) p[t] = t < width ? v[t] : splat(0.0);
+    transpose4(p, u);
+    for (int l = 0; l < RD_LANES; l++) put_head(dst + l * stride, u[l], width);
+}
 /* a[s_l * stride + k] = v[k][l] for the states of the block; a full block is transposed 4 x 4 at a time (vector
  * shuffles, whole-row stores), the large results (inertia matrix, regressor) being bound by this store */
 RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long width, const real *v) {
@@ -163,6 +181,10 @@ RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long wid
             transpose4(v + k, o);
             memcpy(r0 + k, &o[0], sizeof(real)); memcpy(r1 + k, &o[1], sizeof(real));
             memcpy(r2 + k, &o[2], sizeof(real)); memcpy(r3 + k, &o[3], sizeof(real));
+        }
+        if (k < width) {
+            put_columns(r0 + k, stride, (int)(width - k), v + k);
+            return;
         }
     }
     for (int l = 0; l < RD_LANES && s0 + l < count; l++) {
@@ -180,7 +202,9 @@ RD_INLINE void tile_put(double *row, long size, int c0, int width, long lanes, c
         transpose4(v, u);
         memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
         memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
-    } else
+    } else if (lanes == RD_LANES)
+        put_columns(row + c0, size, width, v);
+    else
         for (int l = 0; l < lanes; l++)
             for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
 }
