@@ -58,6 +58,13 @@ def test_a_freed_result_is_handed_to_the_next_of_its_size():
     assert native.release_memory() == (1, 5_000_000) and kept() == (0, 0)
 
 
+def test_release_memory_builds_nothing(monkeypatch):
+    """Where the kernels are not loaded in this process there is no pool to empty: nothing is built to find out."""
+    monkeypatch.setattr(native, "_MODULE_NAME", "robodyn.native._not_loaded_here")
+    monkeypatch.setattr(native, "_load", lambda: pytest.fail("release_memory built the kernels"))
+    assert native.release_memory() == (0, 0)
+
+
 def test_small_results_are_plain_numpy_arrays():
     a = native.result_array((100, 6))
     assert get_handler_name(a) == get_handler_name(np.empty(3))

@@ -108,3 +108,11 @@ def test_values_are_set_once_across_threads():
     assert len({id(x) for x in threads_out}) == 1  # every thread uses the one value stored first
     assert len({id(x) for x in machine}) == 1 and ws.shared("machine", object) is machine[0]
     assert not hasattr(ws, "count")  # no counter: every value is set once
+
+
+def test_made_reads_a_shared_value_without_making_it():
+    ws = Workspace()
+    assert ws.made("machine") is None  # nothing made by the look
+    assert ws.made("machine") is None
+    value = ws.shared("machine", object)
+    assert ws.made("machine") is value

@@ -84,6 +84,10 @@ class Workspace:
                     value = self._shared[key] = make()
         return value
 
+    def made(self, key: Hashable):
+        """The value of ``key`` kept by :meth:`shared`, or None when it was not made yet (nothing is made here)."""
+        return self._shared.get(key)
+
     def robots(self) -> int:
         """Number of robots with an entry."""
         return len(self._entries)

@@ -486,15 +486,10 @@ def result_array(shape: tuple[int, ...]) -> np.ndarray:
 
 def release_memory() -> tuple[int, int]:
     """Return the result blocks that robodyn's kernels keep for reuse (:func:`result_array`) to the system; gives
-    the (blocks, bytes) that were kept.  Nothing to do where the kernels are not built or have no pool."""
-    if not enabled() or not available():
-        return (0, 0)
-    pool = getattr(_module(), "pool", None)
-    if pool is None:
-        return (0, 0)
-    kept = pool(False)
-    pool(True)
-    return kept
+    the (blocks, bytes) that were kept.  Nothing to do (and nothing built) where the kernels are not loaded in this
+    process or have no pool."""
+    pool = getattr(WORKSPACE.made(_MODULE_NAME), "pool", None)  # a str (why the kernels cannot load) has none
+    return (0, 0) if pool is None else pool(True)
 
 
 def _gravity_block(robot: Robot, checked, batch: tuple[int, ...]) -> np.ndarray:

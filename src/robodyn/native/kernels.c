@@ -33,7 +33,7 @@
  *   kinematics_one(capsule, kind, part, wrap, q[, qd, qdd, frame, point]) -> result or None   one state
  *   task_space(capsule, threads, q, qd, frame, point, m, rows, damping, rcond, g, out) -> code
  *   empty(shape) -> float64 array from the pool of result blocks (rd_pool; with NumPy's headers only)
- *   pool(release) -> (blocks, bytes) kept by the pool, after returning them to the system when release is true */
+ *   pool(release) -> (blocks, bytes) kept by the pool; when release is true, they are returned to the system */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -2909,7 +2909,7 @@ static PyObject *rd_py_empty(PyObject *self, PyObject *shape) {
     Py_DECREF(ours);
     return array;
 }
-/* pool(release): the blocks kept and their bytes, (0, 0) after returning them all to NumPy when release is true */
+/* pool(release): the blocks kept and their bytes; when release is true, every one goes back to NumPy's handler */
 static PyObject *rd_py_pool(PyObject *self, PyObject *release) {
     (void)self;
     int drop = PyObject_IsTrue(release);
@@ -2918,13 +2918,13 @@ static PyObject *rd_py_pool(PyObject *self, PyObject *release) {
     size_t out_size[RD_POOL_BLOCKS];
     int gone = 0;
     rd_pool_lock();
+    int count = rd_pool.count;
+    size_t bytes = rd_pool.bytes;
     if (drop) {
         for (; gone < rd_pool.count; gone++) { out[gone] = rd_pool.block[gone]; out_size[gone] = rd_pool.size[gone]; }
         rd_pool.count = 0;
         rd_pool.bytes = 0;
     }
-    int count = rd_pool.count;
-    size_t bytes = rd_pool.bytes;
     rd_pool_unlock();
     for (int i = 0; i < gone; i++) rd_pool.base->allocator.free(rd_pool.base->allocator.ctx, out[i], out_size[i]);
     return Py_BuildValue("(in)", count, (Py_ssize_t)bytes);
