@@ -43,6 +43,7 @@ import functools
 import hashlib
 import importlib.machinery
 import importlib.util
+import math
 import os
 import time
 import types
@@ -477,10 +478,7 @@ def result_array(shape: tuple[int, ...]) -> np.ndarray:
     result blocks: up to 4 freed results of 4 MiB or more (512 MiB in all) are kept and handed to the next result of
     the same size, whose pages are then already mapped (no page fault, no page zeroed by the system at its first
     write).  :func:`release_memory` returns the kept blocks to the system."""
-    size = 8
-    for s in shape:
-        size *= s
-    empty = getattr(_module(), "empty", None) if size >= _POOL_MIN else None  # none without NumPy's headers
+    empty = getattr(_module(), "empty", None) if 8 * math.prod(shape) >= _POOL_MIN else None  # none: no NumPy headers
     return np.empty(shape) if empty is None else empty(shape)
 
 

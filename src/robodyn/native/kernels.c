@@ -2806,15 +2806,28 @@ static PyObject *rd_py_threaded(PyObject *self, PyObject *args) {
 #define RD_POOL_MIN ((size_t)4 << 20)
 #define RD_POOL_BLOCKS 4
 #define RD_POOL_BYTES ((size_t)512 << 20)
+typedef struct { void *p; size_t size; } rd_kept;
 static struct {
-    void *block[RD_POOL_BLOCKS];
-    size_t size[RD_POOL_BLOCKS], bytes;
+    rd_kept kept[RD_POOL_BLOCKS];   /* the oldest first */
+    size_t bytes;
     int count, lock;
     PyDataMem_Handler *base;   /* NumPy's default handler (its allocator and its free) */
     PyObject *capsule;         /* the handler below, as NumPy takes it */
 } rd_pool;
 static void rd_pool_lock(void) { while (__atomic_exchange_n(&rd_pool.lock, 1, __ATOMIC_ACQUIRE)) {} }
 static void rd_pool_unlock(void) { __atomic_store_n(&rd_pool.lock, 0, __ATOMIC_RELEASE); }
+/* the kept block i, taken out of the pool (under the lock) */
+static rd_kept rd_pool_take(int i) {
+    rd_kept k = rd_pool.kept[i];
+    rd_pool.bytes -= k.size;
+    rd_pool.count--;
+    memmove(rd_pool.kept + i, rd_pool.kept + i + 1, (size_t)(rd_pool.count - i) * sizeof(rd_kept));
+    return k;
+}
+static void rd_pool_give_back(const rd_kept *k, int count) {   /* to NumPy's handler, outside the lock */
+    PyDataMemAllocator *a = &rd_pool.base->allocator;
+    for (int i = 0; i < count; i++) a->free(a->ctx, k[i].p, k[i].size);
+}
 static void *rd_pool_malloc(void *ctx, size_t size) {
     (void)ctx;
     PyDataMemAllocator *a = &rd_pool.base->allocator;
@@ -2822,13 +2835,7 @@ static void *rd_pool_malloc(void *ctx, size_t size) {
         void *p = NULL;
         rd_pool_lock();
         for (int i = rd_pool.count - 1; i >= 0 && !p; i--)   /* the latest first: its pages are the warmest */
-            if (rd_pool.size[i] == size) {
-                p = rd_pool.block[i];
-                rd_pool.bytes -= size;
-                rd_pool.count--;
-                memmove(rd_pool.block + i, rd_pool.block + i + 1, (size_t)(rd_pool.count - i) * sizeof(void *));
-                memmove(rd_pool.size + i, rd_pool.size + i + 1, (size_t)(rd_pool.count - i) * sizeof(size_t));
-            }
+            if (rd_pool.kept[i].size == size) p = rd_pool_take(i).p;
         rd_pool_unlock();
         if (p) return p;
     }
@@ -2847,29 +2854,17 @@ static void *rd_pool_realloc(void *ctx, void *ptr, size_t new_size) {
 /* keeps the block when it is large, evicting the oldest ones as needed; the evicted are freed after the lock */
 static void rd_pool_free(void *ctx, void *ptr, size_t size) {
     (void)ctx;
-    PyDataMemAllocator *a = &rd_pool.base->allocator;
-    void *out[RD_POOL_BLOCKS + 1];
-    size_t out_size[RD_POOL_BLOCKS + 1];
+    rd_kept out[RD_POOL_BLOCKS + 1];
     int gone = 0;
     if (ptr && size >= RD_POOL_MIN && size <= RD_POOL_BYTES) {
         rd_pool_lock();
-        while (rd_pool.count == RD_POOL_BLOCKS || rd_pool.bytes + size > RD_POOL_BYTES) {
-            out[gone] = rd_pool.block[0];
-            out_size[gone++] = rd_pool.size[0];
-            rd_pool.bytes -= rd_pool.size[0];
-            rd_pool.count--;
-            memmove(rd_pool.block, rd_pool.block + 1, (size_t)rd_pool.count * sizeof(void *));
-            memmove(rd_pool.size, rd_pool.size + 1, (size_t)rd_pool.count * sizeof(size_t));
-        }
-        rd_pool.block[rd_pool.count] = ptr;
-        rd_pool.size[rd_pool.count++] = size;
+        while (rd_pool.count == RD_POOL_BLOCKS || rd_pool.bytes + size > RD_POOL_BYTES) out[gone++] = rd_pool_take(0);
+        rd_pool.kept[rd_pool.count++] = (rd_kept){ptr, size};
         rd_pool.bytes += size;
         rd_pool_unlock();
-    } else {
-        out[gone] = ptr;
-        out_size[gone++] = size;
-    }
-    for (int i = 0; i < gone; i++) a->free(a->ctx, out[i], out_size[i]);
+    } else
+        out[gone++] = (rd_kept){ptr, size};
+    rd_pool_give_back(out, gone);
 }
 static PyDataMem_Handler rd_pool_handler = {
     "robodyn_result_pool", 1, {NULL, rd_pool_malloc, rd_pool_calloc, rd_pool_realloc, rd_pool_free}};
@@ -2914,19 +2909,14 @@ static PyObject *rd_py_pool(PyObject *self, PyObject *release) {
     (void)self;
     int drop = PyObject_IsTrue(release);
     if (drop < 0) return NULL;
-    void *out[RD_POOL_BLOCKS];
-    size_t out_size[RD_POOL_BLOCKS];
+    rd_kept out[RD_POOL_BLOCKS];
     int gone = 0;
     rd_pool_lock();
     int count = rd_pool.count;
     size_t bytes = rd_pool.bytes;
-    if (drop) {
-        for (; gone < rd_pool.count; gone++) { out[gone] = rd_pool.block[gone]; out_size[gone] = rd_pool.size[gone]; }
-        rd_pool.count = 0;
-        rd_pool.bytes = 0;
-    }
+    while (drop && rd_pool.count) out[gone++] = rd_pool_take(0);
     rd_pool_unlock();
-    for (int i = 0; i < gone; i++) rd_pool.base->allocator.free(rd_pool.base->allocator.ctx, out[i], out_size[i]);
+    rd_pool_give_back(out, gone);
     return Py_BuildValue("(in)", count, (Py_ssize_t)bytes);
 }
 #endif
