@@ -231,6 +231,15 @@ def campaign(robot, trajectory, rate=50.0, sigma=None, seed=0):
     return q, qd, qdd, tau
 
 
+def spiked(tau, seed, share=50, size=2.0):
+    """τ with ±``size`` spikes on one joint of 1/``share`` of the rows."""
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(len(tau), len(tau) // share, replace=False)
+    tau = tau.copy()
+    tau[rows, rng.integers(0, tau.shape[1], rows.size)] += rng.choice([-1, 1], rows.size) * size
+    return tau
+
+
 @pytest.mark.parametrize("method", ["ols", "wls", "irls", "physical"])
 def test_noise_free_recovers_base_parameters_and_friction(robot, trajectory, method):
     truth = rd.base_parameters(robot, friction=True)
@@ -288,10 +297,7 @@ def test_noisy_estimates_are_within_their_standard_deviations(robot, trajectory,
 def test_irls_rejects_outliers(robot, trajectory):
     truth = rd.base_parameters(robot, friction=True).values
     q, qd, qdd, tau = campaign(robot, trajectory, rate=50.0, sigma=0.02, seed=1)
-    rng = np.random.default_rng(2)
-    rows = rng.choice(len(tau), len(tau) // 50, replace=False)
-    tau = tau.copy()
-    tau[rows, rng.integers(0, 3, rows.size)] += rng.choice([-1, 1], rows.size) * 2.0  # 100 σ spikes on 2 %
+    tau = spiked(tau, 2)  # 100 σ spikes on 2 %
     ols = rd.identify(robot, q, qd, qdd, tau, method="ols")
     # spikes on 2 % of the rows act on OLS as noise of variance 0.02 * 2² (14 σ): its error is far outside the
     # spread of the outlier-free noise (χ²_b of the IRLS covariance), which the IRLS error stays within
@@ -305,6 +311,29 @@ def test_irls_rejects_outliers(robot, trajectory):
         assert np.all(np.abs(err_irls) < 4 * irls.std), robust
     capped = rd.identify(robot, q, qd, qdd, tau, method="irls", max_iterations=1)
     assert not capped.converged and "iteration limit 1" in capped.message
+
+
+@pytest.mark.parametrize("sigma", [0.02, (0.05, 0.03, 0.01)], ids=["same", "per-joint"])
+@pytest.mark.parametrize("robust", ["huber", "bisquare"])
+def test_irls_covariance_is_calibrated_under_outliers(robot, trajectory, robust, sigma):
+    # Huber's covariance of an M-estimate: over noise draws with 100 σ spikes on 2 % of the rows, the Mahalanobis
+    # distance of the error is χ²_b (mean b; over 40 draws its mean / b has sd √(2 / (40 b)) = 0.05) and the
+    # standardized errors are N(0, 1). The weighted least-squares formula it replaces gave mean d²/b of 0.63
+    # (Huber: the spikes inflate its σ²) and 1.35 (bisquare: its down-weighted tails deflate it); with a noise level
+    # per joint, which its one pooled σ² ignores, 0.99 and 1.56.
+    truth = rd.base_parameters(robot, friction=True).values
+    b = truth.size
+    z, d2 = [], []
+    for seed in range(40):
+        q, qd, qdd, tau = campaign(robot, trajectory, rate=40.0, sigma=np.array(sigma), seed=seed)
+        res = rd.identify(robot, q, qd, qdd, spiked(tau, 100 + seed), method="irls", robust=robust)
+        e = res.values - truth
+        z.append(e / res.std)
+        d2.append(e @ np.linalg.solve(res.covariance, e))
+    z = np.concatenate(z)
+    assert np.mean(np.abs(z) < 3) > 0.98
+    assert 0.8 < np.mean(z**2) < 1.2
+    assert 0.8 < np.mean(d2) / b < 1.2
 
 
 def test_physical_is_consistent_and_fits_as_well_as_the_noise_allows(robot, trajectory):

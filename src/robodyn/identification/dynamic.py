@@ -287,11 +287,10 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
         def fit(Rw):
             Rg = stack_factors(Rw, np.sqrt(wj))
             check_rank(Rg, names, 0.0, 0.0)
-            return solve_factor(Rg, len(names))[:2]
+            return *solve_factor(Rg, len(names))[:2], Rg[:len(names), :len(names)]
 
-        return irls(lambda th: source.residuals(th, terms), source.median, reweigh, fit,
-                    lambda Rw, th: float(np.sum(wj * joint_residuals(Rw, th) ** 2)), R, counts, theta,
-                    int(o["max_iterations"]), len(names))
+        return irls(lambda th: source.residuals(th, terms), source.median, reweigh, fit, R, counts, theta,
+                    int(o["max_iterations"]), len(names), o["robust"], wj)
 
     try:
         fit = fit_factors(robot, bp, R, counts, method, weights=None if o["weights"] is None else wj,

@@ -6,6 +6,7 @@ block-angular problem (Björck 1996, §6.3), or one robot's physically consisten
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from types import MappingProxyType
 
 import numpy as np
@@ -212,9 +213,8 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
 
         theta, cov, iterations, converged, message = irls(
             lambda th: source.residuals(_per_robot_thetas(th, own_x, shared_x, R), terms), source.median, reweigh,
-            lambda Rw: _fleet_fit(Rw, own_x, shared_x, cols, robots, sw, 0.0)[:2],
-            lambda Rw, th: float(np.sum(wj * _fleet_residuals(Rw, _per_robot_thetas(th, own_x, shared_x, R)) ** 2)),
-            Rs, counts, theta, int(o["max_iterations"]), P)
+            lambda Rw: itemgetter(0, 1, 3)(_fleet_fit(Rw, own_x, shared_x, cols, robots, sw, 0.0)),
+            Rs, counts, theta, int(o["max_iterations"]), P, o["robust"], wj)
     res = _fleet_residuals(Rs, _per_robot_thetas(theta, own_x, shared_x, R))
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     position = dict(position_joints=terms, position_coefficients=theta[:t].reshape(-1, 2),

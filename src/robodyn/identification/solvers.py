@@ -7,7 +7,7 @@ Each method is a small function of the per-joint factors (:class:`Factors`), loo
 - ``"wls"``: Gautier's weighted least squares, σ_j² = ‖ρ_j‖² / (N_j − b_j) re-estimated from the weighted fit's
   residuals until they settle, cov = (Wᵀ Σ⁻¹ W)⁻¹;
 - ``"irls"``: iteratively re-weighted least squares (Huber or bisquare weights, per-joint MAD scale), the
-  re-weighting passes over the samples supplied by the source;
+  re-weighting passes over the samples supplied by the source, cov = Huber's K² σ² E[ψ²] / E[ψ']² (WᵀW)⁻¹ per joint;
 - ``"physical"``: the physically consistent fit (:mod:`robodyn.identification.physical`).
 """
 
@@ -23,6 +23,7 @@ from robodyn.arrays import one_per
 from robodyn.identification.factors import (RANK_TOL, IdentificationError, check_rank, joint_residuals, noise_floor,
                                             solve_factor, stack_factors)
 from robodyn.identification.physical import physical_estimate
+from robodyn.identification.reduction import robust_psi
 from robodyn.model.robot import Robot
 
 
@@ -169,35 +170,60 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
                       residual_rms=joint_residuals(R, theta) / np.sqrt(np.maximum(counts, 1)))
 
 
-def irls(residuals, median, reweigh, fit, ssr, state, used, theta, max_iterations: int, count: int):
+def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: int, count: int, robust: str,
+         weights: np.ndarray):
     """Iteratively re-weighted least squares (Huber or Tukey bisquare weights, per-joint MAD scale from exact
-    medians), on any source and problem.
+    medians), on any source and problem, with Huber's covariance of an M-estimate.
 
     ``residuals(θ)``: the (N, n) residuals τ − W θ (NaN on the rows left out), ``median``: their per-joint
     median; ``reweigh(θ, scale)``: the factors of the robustly weighted problem and #(w > 0) per joint;
-    ``fit(factors)``: θ and (Wᵀ W)⁻¹ of the weighted problem; ``ssr(factors, θ)``: its weighted residual sum of
-    squares; ``state``, ``used``: the unit-weight factors and row counts (all MADs 0: the exact OLS fit);
-    ``count``: the number of parameters.
+    ``fit(factors)``: θ, (Σ_j w_j W_jᵀ W_j)⁻¹ and a factor T (p, p) with Tᵀ T = Σ_j w_j W_jᵀ W_j, from per-joint
+    factors (n, m, m) (or one such stack per robot), ``weights`` (n,): the joint weights w_j it applies; ``state``, ``used``: the unit-weight factors and the row
+    counts N_j; ``count``: the number p of parameters.
+
+    The robust estimate solves Σ_j w_j s_j Σ_i ψ(u_ij) W_ijᵀ = 0, u_ij = ρ_ij / s_j.  Its covariance is
+    Huber's (1981, §7.6) with the expectations taken per joint:
+
+        cov = K² N / (N − p) A⁻¹ B A⁻¹,   A = Σ_j w_j E_j[ψ'] W_jᵀ W_j,   B = Σ_j w_j² s_j² E_j[ψ²] W_jᵀ W_j,
+        K = 1 + (p / N) var(ψ') / E[ψ']²,
+
+    which is s² E[ψ²] / E[ψ']² (Wᵀ W)⁻¹ for one scale.  The weighted least-squares formula s_w² (Wᵀ diag(w) W)⁻¹
+    is not one: it counts a Huber-weighted outlier's w ρ² = c s |ρ| in full, takes bisquare's down-weighted tails
+    for a smaller noise and pools the joints' noise levels (the Mahalanobis distance of its error averaged 0.63 b
+    and 1.35 b over draws with 100 σ spikes on 2 % of the rows, where a χ²_b averages b).
     """
-    converged, it = False, 0
+    unit, counts = state, np.asarray(used)
+    converged, it, r, scale = False, 0, None, None
     for it in range(1, max_iterations + 1):
         r = residuals(theta)
         r = r.persist() if hasattr(r, "persist") else r
         mad = 1.4826 * median(abs(r - median(r)))
         if not np.any(mad > 0):
-            converged = True
+            converged, scale = True, None
             break
-        state, used = reweigh(theta, noise_floor(mad))
-        new, _ = fit(state)
+        scale = noise_floor(mad)
+        state, used = reweigh(theta, scale)
+        new = fit(state)[0]
         step = np.linalg.norm(new - theta)
         theta = new
         if step <= 1e-10 * (1.0 + np.linalg.norm(theta)):
             converged = True
             break
-    _, inv = fit(state)
-    s2 = ssr(state, theta) / max(float(np.sum(used)) - count, 1)
     message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
-    return theta, s2 * inv, it, converged, message
+    if scale is None:  # an exact fit: more than half of every joint's residuals vanish
+        return theta, np.zeros((len(theta), len(theta))), it, converged, message
+    psi, dpsi = robust_psi(r / scale, robust)
+    s1, s11, s2 = np.asarray(np.nansum(np.stack([dpsi, dpsi ** 2, psi ** 2]), axis=1))
+    N = float(counts.sum())
+    eps = np.finfo(float).eps
+    mean = max(s1.sum() / N, eps)
+    K = 1.0 + count / N * max(s11.sum() / N - mean ** 2, 0.0) / mean ** 2
+    # E_j[ψ'] ≤ 0 (a joint's residuals mostly on bisquare's falling slope) and E_j[ψ²] = 0 (a joint fitted
+    # exactly) are floored: that joint's equations then resolve (almost) nothing, and the factors stay nonsingular
+    _, A_inv, _ = fit(np.sqrt(np.maximum(s1 / counts, eps))[:, None, None] * np.asarray(unit))
+    T = fit(np.sqrt(noise_floor(weights * scale ** 2 * s2 / counts))[:, None, None] * np.asarray(unit))[2]
+    C = T @ A_inv
+    return theta, K ** 2 * N / max(N - count, 1.0) * (C.T @ C), it, converged, message
 
 
 #: ``"wls"``: the per-joint noise levels are re-estimated from the weighted fit's residuals until they change by
