@@ -309,6 +309,10 @@ def test_irls_rejects_outliers(robot, trajectory):
         assert err_irls @ np.linalg.solve(irls.covariance, err_irls) < limit, robust
         assert err_ols @ np.linalg.solve(irls.covariance, err_ols) > 10 * limit, robust
         assert np.all(np.abs(err_irls) < 4 * irls.std), robust
+        # the noise level is the robust scale (1.4826 MAD: relative sd ≈ 1.1 / √N_j = 0.05), which the spikes that
+        # lift OLS's σ_j to ≈ 0.16 leave alone
+        np.testing.assert_allclose(irls.noise, 0.02, rtol=0.25)
+        assert np.all(ols.noise > 5 * 0.02)
     capped = rd.identify(robot, q, qd, qdd, tau, method="irls", max_iterations=1)
     assert not capped.converged and "iteration limit 1" in capped.message
 

@@ -211,10 +211,11 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
             acc = source.reduce(terms, red, _per_robot_thetas(th, own_x, shared_x, R), scale, o["robust"])
             return [factor(acc[r][0], red)[0] for r in range(R)], np.sum([acc[r][2] for r in range(R)], axis=0)
 
-        theta, cov, iterations, converged, message = irls(
+        theta, cov, iterations, converged, message, scale = irls(
             lambda th: source.residuals(_per_robot_thetas(th, own_x, shared_x, R), terms), source.median, reweigh,
             lambda Rw: itemgetter(0, 1, 3)(_fleet_fit(Rw, own_x, shared_x, cols, robots, sw, 0.0)),
             Rs, counts, theta, int(o["max_iterations"]), P, o["robust"], wj)
+        noise = noise if scale is None else scale
     res = _fleet_residuals(Rs, _per_robot_thetas(theta, own_x, shared_x, R))
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     position = dict(position_joints=terms, position_coefficients=theta[:t].reshape(-1, 2),

@@ -33,7 +33,8 @@ class Identification:
     condition_number : float — cond(W) of the observation matrix.
     residual_rms : ndarray (n,) — RMS of the torque residual of each joint (N m | N).
     noise : ndarray (n,) — σ_j estimated from the residuals of each joint (N m | N): of the OLS fit; for "wls" of the
-        weighted fit (the noise levels its weights settled on).
+        weighted fit (the noise levels its weights settled on); for "irls" the robust scale 1.4826 × the median
+        absolute deviation its weights settled on (outliers do not inflate it).
     samples : int — N.
     iterations : int — IRLS iterations; "wls": passes of the noise levels (1 otherwise).
     converged : bool — False when IRLS hit its iteration limit (``message`` says so).

@@ -104,8 +104,9 @@ def _fit_wls(p: Factors):
 
 def _fit_irls(p: Factors):
     """Iteratively re-weighted least squares: the source's passes (``options["irls"]``) from the OLS estimate."""
-    theta, cov, iterations, converged, message = p.options["irls"](p.theta)
-    return theta, cov, dict(iterations=iterations, converged=converged, message=message)
+    theta, cov, iterations, converged, message, scale = p.options["irls"](p.theta)
+    noise = {} if scale is None else dict(noise=scale)
+    return theta, cov, dict(iterations=iterations, converged=converged, message=message) | noise
 
 
 def _fit_physical(p: Factors):
@@ -179,7 +180,8 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
     median; ``reweigh(θ, scale)``: the factors of the robustly weighted problem and #(w > 0) per joint;
     ``fit(factors)``: θ, (Σ_j w_j W_jᵀ W_j)⁻¹ and a factor T (p, p) with Tᵀ T = Σ_j w_j W_jᵀ W_j, from per-joint
     factors (n, m, m) (or one such stack per robot), ``weights`` (n,): the joint weights w_j it applies; ``state``, ``used``: the unit-weight factors and the row
-    counts N_j; ``count``: the number p of parameters.
+    counts N_j; ``count``: the number p of parameters.  Returns θ, its covariance, the iterations, whether they
+    converged, a message, and the per-joint scales s_j (1.4826 MAD) the weights settled on (None: an exact fit).
 
     The robust estimate solves Σ_j w_j s_j Σ_i ψ(u_ij) W_ijᵀ = 0, u_ij = ρ_ij / s_j.  Its covariance is
     Huber's (1981, §7.6) with the expectations taken per joint:
@@ -211,7 +213,7 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
             break
     message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
     if scale is None:  # an exact fit: more than half of every joint's residuals vanish
-        return theta, np.zeros((len(theta), len(theta))), it, converged, message
+        return theta, np.zeros((len(theta), len(theta))), it, converged, message, None
     psi, dpsi = robust_psi(r / scale, robust)
     s1, s11, s2 = np.asarray(np.nansum(np.stack([dpsi, dpsi ** 2, psi ** 2]), axis=1))
     N = float(counts.sum())
@@ -223,7 +225,7 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
     _, A_inv, _ = fit(np.sqrt(np.maximum(s1 / counts, eps))[:, None, None] * np.asarray(unit))
     T = fit(np.sqrt(noise_floor(weights * scale ** 2 * s2 / counts))[:, None, None] * np.asarray(unit))[2]
     C = T @ A_inv
-    return theta, K ** 2 * N / max(N - count, 1.0) * (C.T @ C), it, converged, message
+    return theta, K ** 2 * N / max(N - count, 1.0) * (C.T @ C), it, converged, message, scale
 
 
 #: ``"wls"``: the per-joint noise levels are re-estimated from the weighted fit's residuals until they change by
