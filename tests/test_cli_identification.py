@@ -178,6 +178,27 @@ def test_identify_validates_on_a_held_out_log(files):
     assert res.exit_code == 2
 
 
+def test_identify_validates_on_several_held_out_logs(files):
+    """--validate A --validate B: each held-out run prepared on its own and scored together, as
+    ``res.validate([A, B])``; an error names the file it comes from."""
+    res = run("identify", files["model"], files["measured"], "--validate", files["measured"], "--validate",
+              files["full"], "--json")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)["validation"]
+    log = np.genfromtxt(files["measured"], delimiter=",", names=True)
+    t, q, tau = log["t"], *(np.column_stack([log[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("q", "tau"))
+    data = rd.identification.prepare_identification_data(t, q, tau)
+    fit = rd.identify(rd.load(files["model"]), data)
+    full = np.genfromtxt(files["full"], delimiter=",", names=True)
+    exact = tuple(np.column_stack([full[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("q", "qd", "qdd", "tau"))
+    want = fit.validate([rd.identification.prepare_identification_data(t, q, tau, cutoff=data.cutoff), exact])
+    np.testing.assert_allclose(got["relative_rms_percent"], want.relative_rms_percent, rtol=1e-10)
+    assert got["samples"] == [int(k) for k in want.samples]
+    res = run("identify", files["model"], files["measured"], "--validate", files["measured"], "--validate",
+              files["folder"] / "missing.csv")
+    assert res.exit_code == 2 and "missing.csv" in res.output
+
+
 def test_identify_validate_scores_the_prepared_held_out_data(files):
     """--validate on t, q, tau: the held-out log prepared at the fit's cut-off and scored with its filtered Coulomb
     columns, as ``res.validate(data)`` (the fit used them; sharp sign(q̇) against them is a different model)."""

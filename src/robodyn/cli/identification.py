@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -123,14 +124,21 @@ def prepare_runs(paths, robot, cutoff=None, decimate: int | None = None, paralle
                          "or leave --parallel out to identify the runs together")
     runs = []
     for path in paths:
-        try:
+        with named(path):
             m = joint_side(read_data(path, robot, motor=transmission is not None, topic=topic), transmission)
             runs.append((m, *prepare_measurements(m, cutoff, decimate, parallel, transmission, velocity)))
-        except InputError as exc:
-            if str(exc).startswith(str(path)):
-                raise
-            raise type(exc)(f"{path}: {exc}") from None
     return runs
+
+
+@contextmanager
+def named(path):
+    """An InputError raised inside names the file ``path`` first."""
+    try:
+        yield
+    except InputError as exc:
+        if str(exc).startswith(str(path)):
+            raise
+        raise type(exc)(f"{path}: {exc}") from None
 
 
 def identify_measurements(robot, samples, data, method: str = "ols", friction: bool = True, transmission=None,
@@ -205,9 +213,11 @@ def identify_command(
                                                  "command; the statistics go to --stats."),
     stats: Path = typer.Option(None, "--stats", help="Write the estimates and their statistics as YAML here "
                                                      "(default with --out: OUT's name + .identification.yaml)."),
-    validate: Path = typer.Option(None, "--validate", help="A held-out log (same format as DATA), prepared with "
-                                                           "the same cut-off: print its prediction error per "
-                                                           "joint."),
+    validate: list[Path] = typer.Option(None, "--validate", help="A held-out log (same format as DATA), prepared "
+                                                                 "with the same cut-off: print its prediction "
+                                                                 "error per joint. Repeat it for several held-out "
+                                                                 "runs, each prepared on its own and scored "
+                                                                 "together."),
     plot: Path = typer.Option(None, "--plot", help="Write measured vs predicted torques to this PNG file."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
@@ -238,11 +248,15 @@ def identify_command(
             None if run[2] is None else {"file": str(path), **run[2].report()} for path, run in zip(data, runs)]
         res = identify_measurements(r, samples, d, method, friction, tr, min_velocity)
         held_out = None
-        if validate is not None:
-            v = joint_side(read_data(validate, r, motor=tr is not None, topic=topic), tr)
+        if validate:
             cutoffs = {"auto" if run[2] is None else run[2].cutoff for run in runs}
-            held_out = res.validate([held_out_samples(v, cutoffs.pop() if len(cutoffs) == 1 else "auto", tr,
-                                                      qd_mode == "measured")])
+            cut = cutoffs.pop() if len(cutoffs) == 1 else "auto"
+            held = []
+            for path in validate:
+                with named(path):
+                    v = joint_side(read_data(path, r, motor=tr is not None, topic=topic), tr)
+                    held.append(held_out_samples(v, cut, tr, qd_mode == "measured"))
+            held_out = res.validate(held)
         pred = res.predict(q, qd, qdd, coulomb=coulomb)
         tau_rms = np.sqrt(np.mean(tau ** 2, axis=0))
         model = None
@@ -301,7 +315,7 @@ def identify_command(
     if res.position_shares is not None or res.position_joints:
         console.print(position_summary(res), highlight=False)
     if held_out is not None:
-        table = Table("joint", "relative RMS %", "RMS", "samples", title=f"held-out prediction error ({validate.name})")
+        table = Table("joint", "relative RMS %", "RMS", "samples", title=f"held-out prediction error ({', '.join(p.name for p in validate)})")
         for j in range(r.n):
             table.add_row(str(j + 1), f"{held_out.relative_rms_percent[j]:.3g}", f"{held_out.rms[j]:.4g}",
                           str(int(held_out.samples[j])))
