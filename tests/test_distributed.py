@@ -111,6 +111,7 @@ def _close(res, ref, std=1e-9):
     assert res.samples == ref.samples and res.names == ref.names
     assert res.condition_number == pytest.approx(ref.condition_number, rel=1e-12)
     np.testing.assert_allclose(res.residual_rms, ref.residual_rms, rtol=std)
+    np.testing.assert_allclose(res.noise, ref.noise, rtol=std)
 
 
 def _dense(base, q, qd, qdd, tau, weights=None):
