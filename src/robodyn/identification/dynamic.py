@@ -14,8 +14,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from robodyn.errors import InputError
-from robodyn.identification.factors import (RANK_TOL, IdentificationError, check_rank, joint_residuals,
-                                            solve_factor, stack_factors)
+from robodyn.identification.factors import RANK_TOL, IdentificationError, check_rank, solve_factor, stack_factors
 from robodyn.identification.fleet import fleet_labels, identify_fleet, per_robot_option
 from robodyn.identification.position import auto_terms, check_position_terms, position_names, term_columns
 from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, chunk_size, factor,
