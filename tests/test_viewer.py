@@ -128,10 +128,22 @@ def _chrome():
     return webdriver.Chrome(service=Service(driver), options=opts)
 
 
-def _screenshot(browser) -> np.ndarray:
+def _screenshot(browser, timeout=120.0) -> np.ndarray:
+    """The page as RGB pixels.  ChromeDriver gives the renderer 10 s per capture, which a software-rendered scene
+    on loaded cores can miss (seen with the UR5's meshes while other tests compiled): the capture is asked again
+    until ``timeout``."""
     from PIL import Image
+    from selenium.common.exceptions import TimeoutException
 
-    return np.asarray(Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB"), dtype=float)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            png = browser.get_screenshot_as_png()
+            break
+        except TimeoutException:
+            if time.monotonic() > deadline:
+                raise
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)
 
 
 def _wait_for_canvas(browser, timeout=60.0):

@@ -21,6 +21,7 @@ from robodyn.errors import InputError, RobodynError
 from robodyn.identification.factors import RANK_TOL  # noqa: F401 (public here too)
 from robodyn.identification.fleet import fleet_values  # noqa: F401 (public here too)
 from robodyn.identification.results import Identification
+from robodyn.identification.solvers import IRLS_ITERATIONS
 from robodyn.identification.dynamic import IdentificationOptions
 from robodyn.identification.dynamic import identify as run_identify
 from robodyn.identification.reduction import (CHUNK, GATHER, PIVOTS, Samples, aligned, chunk_size,  # noqa: F401
@@ -459,7 +460,7 @@ def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
 # ---------------------------------------------------------------- identification
 
 def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
-             robust: str = "huber", max_iterations: int = 50, rank_tol: float = RANK_TOL,
+             robust: str = "huber", max_iterations: int = IRLS_ITERATIONS, rank_tol: float = RANK_TOL,
              reduction: str = "gram", chunk: int = CHUNK, regularization: float | None = None,
              min_mass: float = 0.0, per_robot=None, position_terms="auto", options=None,
              **more) -> Identification:

@@ -21,7 +21,8 @@ from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSou
                                               gram, is_cluster_input, min_velocities, rows_used, sample_arrays)
 from robodyn.identification.results import Identification
 from robodyn.identification.samples import filtered_coulomb, parallel_regressor, stacked_runs
-from robodyn.identification.solvers import check_counts, fit_factors, fit_failure, irls, joint_weights
+from robodyn.identification.solvers import (IRLS_ITERATIONS, check_counts, fit_factors, fit_failure, irls,
+                                           joint_weights)
 from robodyn.model.robot import Robot, check_robot
 
 
@@ -42,7 +43,8 @@ class IdentificationOptions:
     robust : {"huber", "bisquare"}
         Weight function of ``"irls"``.
     max_iterations : int
-        Iteration limit of ``"irls"``.
+        Iteration limit of ``"irls"`` (default 100); it stops earlier where a pass moves the estimate by at most
+        1.5e-8 of its norm (``converged``).
     regularization : float or None
         ``"physical"``: weight λ of the pull (λ / p) ‖D⁻¹ (K − K_model)‖² towards the model's (a priori)
         parameters, each relative to its scale D, next to the fit normalised by ‖y‖²
@@ -94,7 +96,7 @@ class IdentificationOptions:
     friction: bool = True
     base: object = None
     robust: str = "huber"
-    max_iterations: int = 50
+    max_iterations: int = IRLS_ITERATIONS
     regularization: float | None = None
     min_mass: float = 0.0
     rank_tol: float = RANK_TOL
@@ -125,7 +127,7 @@ def merge_options(options, given: dict) -> dict:
 
 
 def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
-             robust: str = "huber", max_iterations: int = 50, regularization: float | None = None,
+             robust: str = "huber", max_iterations: int = IRLS_ITERATIONS, regularization: float | None = None,
              min_mass: float = 0.0, rank_tol: float = RANK_TOL, transmission=None, min_velocity=None, weights=None,
              parallel=None, bounds=None, position_terms="auto", options=None, *, reduction: str = "gram",
              chunk: int | None = None, per_robot=None) -> Identification:
