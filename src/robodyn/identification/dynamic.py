@@ -43,8 +43,8 @@ class IdentificationOptions:
     robust : {"huber", "bisquare"}
         Weight function of ``"irls"``.
     max_iterations : int
-        Iteration limit of ``"irls"`` (default 100); it stops earlier where a pass moves the estimate by at most
-        1.5e-8 of its norm (``converged``).
+        Iteration limit of ``"irls"`` (default 200 passes over the samples); it stops earlier where a pass moves
+        the estimate by at most 1e-3 of its standard deviations (``converged``).
     regularization : float or None
         ``"physical"``: weight λ of the pull (λ / p) ‖D⁻¹ (K − K_model)‖² towards the model's (a priori)
         parameters, each relative to its scale D, next to the fit normalised by ‖y‖²
@@ -281,14 +281,15 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
     names = position_names(terms) + tuple(bp.names)
 
     def passes(theta):
-        def reweigh(th, scale):
-            acc_w, _, used, _, _ = source.reduce(terms, red, th, scale, o["robust"])
+        def reweigh(th, scale, robust):
+            acc_w, _, used, _, _ = source.reduce(terms, red, th, scale, robust)
             return factor(acc_w, red)[0], used
 
         def fit(Rw):
             Rg = stack_factors(Rw, np.sqrt(wj))
             check_rank(Rg, names, 0.0, 0.0)
-            return *solve_factor(Rg, len(names))[:2], Rg[:len(names), :len(names)]
+            theta, inv, rnorm = solve_factor(Rg, len(names))
+            return theta, inv, Rg[:len(names), :len(names)], rnorm
 
         return irls(lambda th: source.residuals(th, terms), source.median, reweigh, fit, R, counts, theta,
                     int(o["max_iterations"]), len(names), o["robust"], wj)

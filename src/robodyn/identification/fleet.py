@@ -207,13 +207,13 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
     elif method == "wls":
         theta, cov, _, _ = _fleet_fit(Rs, own_x, shared_x, cols, robots, np.sqrt(wj) / noise_floor(noise), 0.0)
     elif method == "irls":
-        def reweigh(th, scale):
-            acc = source.reduce(terms, red, _per_robot_thetas(th, own_x, shared_x, R), scale, o["robust"])
+        def reweigh(th, scale, robust):
+            acc = source.reduce(terms, red, _per_robot_thetas(th, own_x, shared_x, R), scale, robust)
             return [factor(acc[r][0], red)[0] for r in range(R)], np.sum([acc[r][2] for r in range(R)], axis=0)
 
         theta, cov, iterations, converged, message, scale = irls(
             lambda th: source.residuals(_per_robot_thetas(th, own_x, shared_x, R), terms), source.median, reweigh,
-            lambda Rw: itemgetter(0, 1, 3)(_fleet_fit(Rw, own_x, shared_x, cols, robots, sw, 0.0)),
+            lambda Rw: itemgetter(0, 1, 3, 2)(_fleet_fit(Rw, own_x, shared_x, cols, robots, sw, 0.0)),
             Rs, counts, theta, int(o["max_iterations"]), P, o["robust"], wj)
         noise = noise if scale is None else scale
     res = _fleet_residuals(Rs, _per_robot_thetas(theta, own_x, shared_x, R))
