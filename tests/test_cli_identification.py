@@ -178,6 +178,24 @@ def test_identify_validates_on_a_held_out_log(files):
     assert res.exit_code == 2
 
 
+def test_identify_robust_weights(files):
+    """--method irls --robust bisquare: rd.identify's robust fit of the prepared data; an unknown weight function
+    is a one-line error naming the option's values."""
+    res = run("identify", files["model"], files["measured"], "--method", "irls", "--robust", "bisquare", "--json")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    log = np.genfromtxt(files["measured"], delimiter=",", names=True)
+    t, q, tau = log["t"], *(np.column_stack([log[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("q", "tau"))
+    want = rd.identify(rd.load(files["model"]), rd.identification.prepare_identification_data(t, q, tau),
+                       method="irls", robust="bisquare")
+    assert want.converged and got["iterations"] == want.iterations
+    values = [p["value"] for p in got["parameters"]]
+    np.testing.assert_allclose(values, want.values, rtol=1e-10, atol=1e-12 * np.abs(want.values).max())
+    np.testing.assert_allclose(got["noise_std"], want.noise, rtol=1e-10)
+    res = run("identify", files["model"], files["measured"], "--method", "irls", "--robust", "tukey")
+    assert res.exit_code == 2 and "bisquare" in res.output
+
+
 def test_identify_validates_on_several_held_out_logs(files):
     """--validate A --validate B: each held-out run prepared on its own and scored together, as
     ``res.validate([A, B])``; an error names the file it comes from."""

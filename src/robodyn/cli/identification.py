@@ -142,7 +142,7 @@ def named(path):
 
 
 def identify_measurements(robot, samples, data, method: str = "ols", friction: bool = True, transmission=None,
-                          min_velocity=None):
+                          min_velocity=None, robust: str = "huber"):
     """``rd.identify`` as ``robodyn identify`` calls it on the ``(samples, data)`` of :func:`prepare_measurements`
     (the regressor filtered like τ, ``parallel=data``, where ``samples`` are the prepared data's arrays), or on a
     list of several runs' ``samples`` (``data`` None), stacked by ``rd.identify``: an ``Identification``."""
@@ -150,7 +150,8 @@ def identify_measurements(robot, samples, data, method: str = "ols", friction: b
 
     filtered = data is not None and samples is not data
     return identify(robot, samples if isinstance(samples, list) else [samples], method=method, friction=friction,
-                    transmission=transmission, min_velocity=min_velocity, parallel=data if filtered else None)
+                    transmission=transmission, min_velocity=min_velocity, parallel=data if filtered else None,
+                    robust=robust)
 
 
 def held_out_samples(v: dict, cutoff, transmission=None, velocity: bool = False):
@@ -190,6 +191,8 @@ def identify_command(
     topic: str = TOPIC_OPTION,
     method: str = typer.Option("ols", "--method", help="ols, wls (per-joint noise weights), irls (robust) or "
                                                        "physical (consistent standard parameters)."),
+    robust: str = typer.Option("huber", "--robust", help="Weights of --method irls: huber (default) or bisquare "
+                                                         "(from the Huber fit, its scales fixed)."),
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Identify Fc, Fv and offsets per joint."),
     cutoff: str = typer.Option(None, "--cutoff", help="Low-pass cut-off (Hz) for q and tau, or 'auto' (default: "
                                                       "from the spectrum of q, see docs/identification.md)."),
@@ -246,7 +249,7 @@ def identify_command(
         reports = [run[2].report() for run in runs if run[2] is not None]
         prepared = (reports[0] if reports else None) if not several else [
             None if run[2] is None else {"file": str(path), **run[2].report()} for path, run in zip(data, runs)]
-        res = identify_measurements(r, samples, d, method, friction, tr, min_velocity)
+        res = identify_measurements(r, samples, d, method, friction, tr, min_velocity, robust)
         held_out = None
         if validate:
             cutoffs = {"auto" if run[2] is None else run[2].cutoff for run in runs}
