@@ -27,6 +27,12 @@ def robot():
                                        Foff=np.append(0.1 * moving, 0))
 
 
+def columns(path, *names) -> list:
+    """Columns of a CSV written by ``files``: ``t`` as it is, any other name ``p`` as the (N, 3) array p1..p3."""
+    log = np.genfromtxt(path, delimiter=",", names=True)
+    return [log[p] if p == "t" else np.column_stack([log[f"{p}{k}"] for k in (1, 2, 3)]) for p in names]
+
+
 @pytest.fixture(scope="module")
 def files(robot, tmp_path_factory):
     """A robot file, an excitation CSV from `robodyn excite`, and two measurement files made from it."""
@@ -184,8 +190,7 @@ def test_identify_robust_weights(files):
     res = run("identify", files["model"], files["measured"], "--method", "irls", "--robust", "bisquare", "--json")
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
-    log = np.genfromtxt(files["measured"], delimiter=",", names=True)
-    t, q, tau = log["t"], *(np.column_stack([log[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("q", "tau"))
+    t, q, tau = columns(files["measured"], "t", "q", "tau")
     want = rd.identify(rd.load(files["model"]), rd.identification.prepare_identification_data(t, q, tau),
                        method="irls", robust="bisquare")
     assert want.converged and got["iterations"] == want.iterations
@@ -203,12 +208,10 @@ def test_identify_validates_on_several_held_out_logs(files):
               files["full"], "--json")
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)["validation"]
-    log = np.genfromtxt(files["measured"], delimiter=",", names=True)
-    t, q, tau = log["t"], *(np.column_stack([log[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("q", "tau"))
+    t, q, tau = columns(files["measured"], "t", "q", "tau")
     data = rd.identification.prepare_identification_data(t, q, tau)
     fit = rd.identify(rd.load(files["model"]), data)
-    full = np.genfromtxt(files["full"], delimiter=",", names=True)
-    exact = tuple(np.column_stack([full[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("q", "qd", "qdd", "tau"))
+    exact = tuple(columns(files["full"], "q", "qd", "qdd", "tau"))
     want = fit.validate([rd.identification.prepare_identification_data(t, q, tau, cutoff=data.cutoff), exact])
     np.testing.assert_allclose(got["relative_rms_percent"], want.relative_rms_percent, rtol=1e-10)
     assert got["samples"] == [int(k) for k in want.samples]
@@ -223,8 +226,7 @@ def test_identify_validate_scores_the_prepared_held_out_data(files):
     res = run("identify", files["model"], files["measured"], "--validate", files["measured"], "--json")
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)["validation"]["relative_rms_percent"]
-    log = np.genfromtxt(files["measured"], delimiter=",", names=True)
-    t, q, tau = log["t"], *(np.column_stack([log[f"{p}{k}"] for k in (1, 2, 3)]) for p in ("q", "tau"))
+    t, q, tau = columns(files["measured"], "t", "q", "tau")
     data = rd.identification.prepare_identification_data(t, q, tau)
     fit = rd.identify(rd.load(files["model"]), data)
     held = rd.identification.prepare_identification_data(t, q, tau, cutoff=data.cutoff)
@@ -314,8 +316,7 @@ def test_identify_with_a_transmission_fits_smooth_motor_coulomb_columns(tmp_path
 def test_identify_several_runs_is_the_library_stacking_of_runs_prepared_on_their_own(robot, files):
     """`robodyn identify ROBOT RUN1 RUN2`: each file prepared on its own (its own cut-off, time base, trimmed
     ends), then stacked by ``rd.identify(robot, [d1, d2])``; an error names the file it comes from."""
-    log = np.genfromtxt(files["measured"], delimiter=",", names=True)
-    t, q = log["t"], np.column_stack([log[f"q{k}"] for k in (1, 2, 3)])
+    t, q = columns(files["measured"], "t", "q")
     qd, qdd = (np.column_stack([files["data"][f"{p}{k}"] for k in (1, 2, 3)]) for p in ("qd", "qdd"))
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     folder, header = files["folder"], ["t", "q1", "q2", "q3", "tau1", "tau2", "tau3"]

@@ -318,7 +318,8 @@ def identify_command(
     if res.position_shares is not None or res.position_joints:
         console.print(position_summary(res), highlight=False)
     if held_out is not None:
-        table = Table("joint", "relative RMS %", "RMS", "samples", title=f"held-out prediction error ({', '.join(p.name for p in validate)})")
+        table = Table("joint", "relative RMS %", "RMS", "samples",
+                      title=f"held-out prediction error ({', '.join(p.name for p in validate)})")
         for j in range(r.n):
             table.add_row(str(j + 1), f"{held_out.relative_rms_percent[j]:.3g}", f"{held_out.rms[j]:.4g}",
                           str(int(held_out.samples[j])))

@@ -194,7 +194,8 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
     median; ``reweigh(θ, scale, robust)``: the factors of the problem weighted by ``robust``'s weights and
     #(w > 0) per joint;
     ``fit(factors)``: θ, (Σ_j w_j W_jᵀ W_j)⁻¹, a factor T (p, p) with Tᵀ T = Σ_j w_j W_jᵀ W_j and the residual
-    norm (Σ_j w_j ‖y_j − W_j θ‖²)^½, from per-joint factors (n, m, m) (or one such stack per robot), ``weights`` (n,): the joint weights w_j it applies; ``state``, ``used``: the unit-weight factors and the row
+    norm (Σ_j w_j ‖y_j − W_j θ‖²)^½, from per-joint factors (n, m, m) (or one such stack per robot);
+    ``weights`` (n,): the joint weights w_j it applies; ``state``, ``used``: the unit-weight factors and the row
     counts N_j; ``count``: the number p of parameters.  Returns θ, its covariance, the iterations, whether they
     converged, a message, and the per-joint scales s_j (1.4826 MAD) the weights settled on (None: an exact fit).
 
@@ -230,10 +231,10 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
                     break
                 scale = noise_floor(mad)
             state, used = reweigh(theta, scale, stage)
-            last, (new, _, T, rnorm) = stage, fit(state)
+            last, (new, _, Tw, rnorm) = stage, fit(state)
             step, theta = new - theta, new
             sigma = rnorm / np.sqrt(max(float(np.sum(used)) - count, 1.0))
-            if (np.linalg.norm(T @ step) <= IRLS_TOLERANCE * sigma
+            if (np.linalg.norm(Tw @ step) <= IRLS_TOLERANCE * sigma
                     or np.linalg.norm(step) <= IRLS_STEP * (1.0 + np.linalg.norm(theta))):
                 converged = True
                 break
