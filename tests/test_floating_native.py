@@ -168,6 +168,45 @@ def test_a_batch_of_inverse_dynamics_in_one_c_call(seed, base):
                 tau[:, ::2]) < 1e-13
 
 
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_a_batch_of_forward_dynamics_in_one_c_call(seed):
+    """The free-flyer entry takes a batch of the forward dynamics (the virtual joints at zero, gravity in R_0 and the
+    virtual joints' velocity products in C, the articulated-body recursion on the augmented robot): the general
+    path's numbers, forward dynamics the inverse of the inverse dynamics, each row its single state bit for bit, the
+    public function one C call; what it declines (a quaternion off norm, inf, per-state gravity, float32, a strided
+    batch, a singular state) answers None, for the general path's checks and messages."""
+    robot = _robot(seed)
+    q, v, a = random_free_state(robot.n, seed, batch=(2, 3))
+    g = np.array([0.5, -1.0, -9.0])
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a, gravity=g)
+    acc = _entry(robot, "forward_dynamics", q, v, tau, g)
+    assert acc is not None and acc.shape == (2, 3, robot.n + 6)
+    scale = max(1.0, np.max(np.abs(a)))
+    assert np.max(np.abs(acc - fl._forward_general(robot, q, v, tau, None, g))) <= 1e-12 * scale
+    assert np.max(np.abs(acc - a)) <= 1e-8 * scale  # forward ∘ inverse = identity
+    for i, j in np.ndindex(2, 3):
+        np.testing.assert_array_equal(acc[i, j], _entry(robot, "forward_dynamics", q[i, j], v[i, j], tau[i, j], g))
+    np.testing.assert_array_equal(rd.floating.floating_forward_dynamics(robot, q, v, tau, gravity=g), acc)
+    off, bad = q.copy(), v.copy()
+    off[1, 2, 3:7] *= 1.01
+    bad[0, 1, 4] = np.inf
+    for declined in ((off, v, tau, None), (q, bad, tau, None), (q, v, tau, np.tile(g, (2, 3, 1))),
+                     (q.astype(np.float32), v, tau, None), (q[:, ::2], v[:, ::2], tau[:, ::2], None)):
+        assert _entry(robot, "forward_dynamics", *declined) is None
+    with pytest.raises(rd.InputError, match="quaternion"):
+        rd.floating.floating_forward_dynamics(robot, off, v, tau)
+    assert _rel(rd.floating.floating_forward_dynamics(robot, q[:, ::2], v[:, ::2], tau[:, ::2], gravity=g),
+                acc[:, ::2]) < 1e-13
+    leaf = max(j for j in range(robot.nf) if robot.sigma[j] != 2 and j + 1 not in robot.antecedent)
+    params = robot.params.copy()
+    params[leaf] = 0.0
+    singular = robot.replace(params=params, Ia=np.where(np.arange(robot.nf) == leaf, 0.0, robot.Ia))
+    assert _entry(singular, "forward_dynamics", q, v, tau, g) is None
+    with pytest.raises(rd.ModelError):
+        rd.floating.floating_forward_dynamics(singular, q, v, tau, gravity=g)
+
 def _numpy_inertia(robot, q):
     """robodyn's NumPy composite-link recursion (Khalil & Dombre Appendix 8), never the kernels."""
     from robodyn.dynamics import composite

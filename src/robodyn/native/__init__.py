@@ -412,12 +412,11 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     (virtual joints at zero, gravity in R_0, the virtual joints' velocity products) in one call, and checks its
     arguments (1-D float64 of the right sizes, finite, the quaternion's norm, ROBODYN_NATIVE); anything else (a
     batch, another dtype, NaN/inf, a quaternion off norm, a singular state, an ``out`` not of the result's shape)
-    is declined.  The inverse dynamics also takes a batch: q (..., n + 7), v and x (..., n + 6) float64 NumPy arrays
-    of one batch shape, gravity None or (3,); so does the inertia matrix: q (..., n + 7) (the entry's threads, its
-    checks, ``out`` of the result's shape; else declined), with the trigonometry of ``fast`` (trig="fast"); one state
-    with ``fast`` runs as a batch of one, its numbers those of its row in a batch.  ``friction`` and ``least`` (the
-    fixed-base entry's) are not read: the forward dynamics' batches take the general path, whose augmented robot
-    runs the batch kernels.
+    is declined.  Each kind also takes a batch: q (..., n + 7), v and x (..., n + 6) float64 NumPy arrays of one
+    batch shape (the inertia matrix: q alone), gravity None or (3,) (the entry's threads, its checks, ``out`` of the
+    result's shape; else declined), with the trigonometry of ``fast`` (trig="fast"); a batch's row is its state's
+    single call bit for bit, and one state with ``fast`` runs as a batch of one.  ``friction`` and ``least`` (the
+    fixed-base entry's) are not read.
     """
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
     if not single:
@@ -426,13 +425,12 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     entry, code, empty, ndarray = _module().floating, _KINDS.index(kind), np.empty, np.ndarray
     inertia = kind == "inertia_matrix"
     shape = (n, n) if inertia else (n,)
-    batches = kind != "forward_dynamics"
 
     def run(q, v, x, gravity, out=None, friction=True, least=0, fast=False):
-        if batches and type(q) is ndarray and q.ndim > 1:
+        if type(q) is ndarray and q.ndim > 1:
             return many(q, v, x, gravity, out, fast)
         if fast:  # one state as a batch of one: the batch's trigonometry, so its row's numbers bit for bit
-            if not batches or type(q) is not ndarray or q.ndim != 1 or (out is not None and type(out) is not ndarray):
+            if type(q) is not ndarray or q.ndim != 1 or (out is not None and type(out) is not ndarray):
                 return None
             res = many(q[None], *(a[None] if type(a) is ndarray else a for a in (v, x)), gravity,
                        None if out is None else out[None], fast)

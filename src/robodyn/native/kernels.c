@@ -473,6 +473,15 @@ static int rd_floating_model(const rd_model *m) {   /* virtual_frames' shape (rd
     return 1;
 }
 static long floating_rnea_work(const rd_model *m) { return rnea_work(m) + 1; }
+/* g_0 = ^0R_w g: gravity G (world frame) in R_0, R of the free flyer's quaternion Qf[3..6] (x, y, z, w)
+ * normalised, R^T g in rd_py_floating's scalar arithmetic, operation for operation */
+RD_INLINE void base_gravity(const real *Qf, const real *G, real *g0) {
+    real norm = vsqrt(Qf[3] * Qf[3] + Qf[4] * Qf[4] + Qf[5] * Qf[5] + Qf[6] * Qf[6]);
+    real qx = Qf[3] / norm, qy = Qf[4] / norm, qz = Qf[5] / norm, qw = Qf[6] / norm;
+    g0[0] = (1 - 2 * (qy * qy + qz * qz)) * G[0] + 2 * (qx * qy + qz * qw) * G[1] + 2 * (qx * qz - qy * qw) * G[2];
+    g0[1] = 2 * (qx * qy - qz * qw) * G[0] + (1 - 2 * (qx * qx + qz * qz)) * G[1] + 2 * (qy * qz + qx * qw) * G[2];
+    g0[2] = 2 * (qx * qz + qy * qw) * G[0] + 2 * (qy * qz - qx * qw) * G[1] + (1 - 2 * (qx * qx + qy * qy)) * G[2];
+}
 RD_CLONES static int floating_rnea_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n, b = RD_VIRTUAL - 1;
@@ -483,12 +492,8 @@ RD_CLONES static int floating_rnea_block(const rd_job *job, long s0, real *W) {
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
     load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
-    /* ^0R_w g = R^T g, R of the normalised quaternion (rd_py_floating's scalar arithmetic) */
-    real norm = vsqrt(Qf[3] * Qf[3] + Qf[4] * Qf[4] + Qf[5] * Qf[5] + Qf[6] * Qf[6]);
-    real qx = Qf[3] / norm, qy = Qf[4] / norm, qz = Qf[5] / norm, qw = Qf[6] / norm, g0[3];
-    g0[0] = (1 - 2 * (qy * qy + qz * qz)) * G[0] + 2 * (qx * qy + qz * qw) * G[1] + 2 * (qx * qz - qy * qw) * G[2];
-    g0[1] = 2 * (qx * qy - qz * qw) * G[0] + (1 - 2 * (qx * qx + qz * qz)) * G[1] + 2 * (qy * qz + qx * qw) * G[2];
-    g0[2] = 2 * (qx * qz + qy * qw) * G[0] + 2 * (qy * qz - qx * qw) * G[1] + (1 - 2 * (qx * qx + qy * qy)) * G[2];
+    real g0[3];
+    base_gravity(Qf, G, g0);
     const real *u = QD, *o = QD + 3;
     real a0 = QDD[0] + (o[1] * u[2] - o[2] * u[1]), a1 = QDD[1] + (o[2] * u[0] - o[0] * u[2]),
          a2 = QDD[2] + (o[0] * u[1] - o[1] * u[0]);                  /* q̈_a: + ω_0 × v_0 */
@@ -894,17 +899,17 @@ RD_INLINE void inertia_times(const real *I, const real *v, real *out) {
 /* Articulated-body forward dynamics (Featherstone's ABA; Khalil & Dombre §9.7.2 [9.100]-[9.124] is the same
  * recursion in their notation).  The torque is Γ - Γ_f with friction (Γ_f subtracted here, [9.106]).  The joint
  * axis a_j is entry 2 (prismatic, v_z) or 5 (revolute, ω_z) of a 6-vector [9.23b]. */
-static long aba_work(const rd_model *m) { return 82 * (long)m->nf + 4 * (long)m->n + 3 + 6; }
-RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
+/* + 1: a free flyer's q (floating_aba_block) */
+static long aba_work(const rd_model *m) { return 82 * (long)m->nf + 4 * (long)m->n + 3 + 6 + 1; }
+/* q̈ of the block's states whose q, q̇, τ and g are at W + 80 nf + 1 (aba_block, floating_aba_block); `floating`:
+ * a free flyer's augmented robot, whose first six results become a = q̈_a minus the virtual joints' velocity
+ * products (rd_virtual_products, operation for operation) */
+RD_INLINE int aba_lanes(const rd_job *job, long s0, real *W, int floating) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n, status = 0;
     real *R = W, *p = R + 9 * nf, *v = p + 3 * nf, *c = v + 6 * nf, *IA = c + 6 * nf, *pA = IA + 36 * nf,
-         *U = pA + 6 * nf, *D = U + 6 * nf, *u = D + nf, *acc = u + nf, *Q = acc + 6 * nf, *QD = Q + n,
+         *U = pA + 6 * nf, *D = U + 6 * nf, *u = D + nf, *acc = u + nf, *Q = acc + 6 * nf + 1, *QD = Q + n,
          *TAU = QD + n, *X = TAU + n, *G = X + n, *E = G + 3;
-    load_lanes(job->q, s0, job->count, n, n, Q);
-    load_lanes(job->qd, s0, job->count, n, n, QD);
-    load_lanes(job->x, s0, job->count, n, n, TAU);
-    load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
     if (job->friction)
         for (int k = 0; k < n; k++) TAU[k] -= friction_of(m, k, QD[k]);
     for (int i = 0; i < nf; i++) {
@@ -987,8 +992,37 @@ RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
         }
     }
     if (status) return status;
+    if (floating) {
+        const real *o = QD + 3;
+        X[0] -= o[1] * QD[2] - o[2] * QD[1]; X[1] -= o[2] * QD[0] - o[0] * QD[2]; X[2] -= o[0] * QD[1] - o[1] * QD[0];
+        X[3] += o[1] * o[2]; X[4] -= o[0] * o[2]; X[5] += o[0] * o[1];
+    }
     store_lanes(job->out, s0, job->count, n, n, X);
     return all_finite(X, n) ? 0 : RD_NONFINITE;
+}
+RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
+    int n = job->m->n;
+    real *Q = W + 80 * (long)job->m->nf + 1;
+    load_lanes(job->q, s0, job->count, n, n, Q);
+    load_lanes(job->qd, s0, job->count, n, n, Q + n);
+    load_lanes(job->x, s0, job->count, n, n, Q + 2 * n);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, Q + 4 * n);
+    return aba_lanes(job, s0, W, 0);
+}
+/* A free flyer's forward dynamics on its augmented robot (rd_floating_model): q (n + 1) = [base position,
+ * quaternion (x, y, z, w), joints], v (n), τ (n) = [base wrench in R_0 about O_0; joint torques], g (3) in the
+ * world frame, as rd_py_floating's one state: the virtual joints at zero (q read one vector earlier, zeros written
+ * over its q[1..6] as in floating_crba_block), gravity in R_0 (base_gravity), a from q̈_a (aba_lanes). */
+RD_CLONES static int floating_aba_block(const rd_job *job, long s0, real *W) {
+    int n = job->m->n;
+    real *Qf = W + 80 * (long)job->m->nf, *Q = Qf + 1, G[3];
+    load_lanes(job->q, s0, job->count, n + 1, n + 1, Qf);
+    load_lanes(job->qd, s0, job->count, n, n, Q + n);
+    load_lanes(job->x, s0, job->count, n, n, Q + 2 * n);
+    load_lanes(job->g, s0, job->count, job->g_stride, 3, G);
+    base_gravity(Qf, G, Q + 4 * n);
+    for (int k = 1; k <= RD_VIRTUAL; k++) Qf[k] = splat(0.0);
+    return aba_lanes(job, s0, W, 1);
 }
 
 /* Regressor of the standard parameters (Khalil & Dombre [9.36]): row k of state s at out + (s n + k) cols,
@@ -2302,17 +2336,18 @@ static void rd_virtual_products(const double *v, double sign, double *x) {
     x[3] -= sign * (o[1] * o[2]); x[4] += sign * (o[0] * o[2]); x[5] -= sign * (o[0] * o[1]);
 }
 /* floating(..., out, threads[, trig]): a batch of `count` free-flyer states (trig: true for trig="fast", as batch's),
- * C-contiguous float64: kind 0, q (count, n + 7),
- * v, x (count, n + 6), g (3,) or (count, 3), out (count, n + 6); kind 2, q and out (count, n + 6, n + 6) (v, x, g not
- * read); -1 where the robot, a buffer, a quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what
- * floating_rnea_block / floating_crba_block takes. */
+ * C-contiguous float64: kinds 0 and 3, q (count, n + 7), v, x (count, n + 6) (x: a, τ), g (3,) or (count, 3), out
+ * (count, n + 6); kind 2, q and out (count, n + 6, n + 6) (v, x, g not read); -1 where the robot, a buffer, a
+ * quaternion's norm (off 1 by more than tol) or a value (NaN, inf) is not what floating_rnea_block,
+ * floating_crba_block or floating_aba_block takes, else the block's code (a singular joint: k + 1). */
 static long rd_floating_batch(rd_packed *p, long kind, double tol, int trig, PyObject *const *args) {
     long threads = PyLong_AsLong(args[8]);
     if (PyErr_Occurred()) { PyErr_Clear(); return -1; }
     rd_model call = p->m;   /* the robot with this call's trigonometry */
     call.trig = trig;
     int inertia = kind == 2;   /* v, x, g not read */
-    if ((kind != 0 && !inertia) || threads < 1 || !(inertia ? p->m.virtual : rd_floating_model(&p->m))) return -1;
+    if ((kind != 0 && kind != 3 && !inertia) || threads < 1 || !(inertia ? p->m.virtual : rd_floating_model(&p->m)))
+        return -1;
     const rd_model *m = &call;
     long n = m->n, count = 0, per = inertia ? n * n : n;
     PyObject *objs[5] = {args[2], args[3], args[4], args[5], args[7]};
@@ -2342,7 +2377,8 @@ static long rd_floating_batch(rd_packed *p, long kind, double tol, int trig, PyO
         }
         if (code == 0)
             code = inertia ? rd_run_block(floating_crba_block, crba_work(m), &job, (int)threads)
-                           : rd_run_block(floating_rnea_block, floating_rnea_work(m), &job, (int)threads);
+                   : kind == 3 ? rd_run_block(floating_aba_block, aba_work(m), &job, (int)threads)
+                               : rd_run_block(floating_rnea_block, floating_rnea_work(m), &job, (int)threads);
         Py_END_ALLOW_THREADS
     }
     for (int i = 0; i < 5; i++) if (held[i]) PyBuffer_Release(&b[i]);
