@@ -245,6 +245,29 @@ def test_batch_shapes_and_non_contiguous_inputs():
                                   native.regressor(robot, q, qd, qdd, gravity=g)[::2])
 
 
+
+@pytest.mark.parametrize("where", ["q", "qd", "x", "g", "wrench"])
+def test_the_batch_entry_refuses_nan_and_inf_in_its_inputs(where):
+    """kernels.c's batch entry checks its inputs before it computes anything: NaN or inf in q, q̇, x (q̈ or τ), a
+    per-state gravity or the wrenches answers RD_INPUT (-4) and leaves out as it was; the default functions' small
+    batches (the executor's bound runner, which leaves that check to C) then take the general path, whose error names
+    the argument."""
+    robot = rd.load("rx90")
+    module = native._module()
+    cap = native._new_capsule(robot, module)
+    q, qd, qdd = states(robot, 5)
+    args = {"q": q.copy(), "qd": qd.copy(), "x": qdd.copy(), "g": np.tile([0.0, 0.0, -9.81], (5, 1)),
+            "wrench": np.zeros((5, robot.nf, 6))}
+    args[where].reshape(-1)[7 % args[where].size] = np.inf if where == "g" else np.nan
+    out = np.full((5, robot.n), 7.0)
+    assert module.batch(cap, 0, 1, True, args["q"], args["qd"], args["x"], args["g"], args["wrench"], out,
+                        False) == native.RD_INPUT
+    assert np.all(out == 7.0)
+    if where in ("q", "qd", "x"):
+        name = {"q": "'q'", "qd": "'qd'", "x": "'qdd'"}[where]
+        with pytest.raises(InputError, match=f"{name} contains NaN"):
+            rd.inverse_dynamics(robot, args["q"][:2], args["qd"][:2], args["x"][:2])
+
 def test_bad_input_and_singular_model():
     robot = rd.load("rx90")
     with pytest.raises(InputError, match="'q'"):

@@ -379,7 +379,7 @@ def _runner(robot: Robot, kind: str):
         if out is not None and (type(out) is not ndarray or out.shape != batch + tail or out.dtype != f64
                                 or not out.flags.c_contiguous or not out.flags.writeable):
             return None
-        if not enabled() or not all(np.isfinite(x).all() for x in xs):
+        if not enabled():
             return None
         if out is None:
             res = np.zeros((count,) + tail) if zeros else result_array((count,) + tail)
@@ -387,9 +387,11 @@ def _runner(robot: Robot, kind: str):
             res = out.reshape((count,) + tail)
             if zeros:
                 res.fill(0.0)
-        ins = [np.require(x, f64, ("C", "A")).reshape(count, n) for x in xs] + [None] * (3 - inputs)
-        status = many and batch_entry(cap, code, min(usable_cores(), 4096), friction, *ins, g, None, res, fast)
-        if status is False:
+        # the C entry reads any C-contiguous float64 buffer of count * n values, and checks that they are finite
+        ins = [x if x.flags.c_contiguous and x.flags.aligned else np.require(x, f64, ("C", "A")) for x in xs]
+        status = many and batch_entry(cap, code, min(usable_cores(), 4096), friction, *ins, *[None] * (3 - inputs),
+                                      g, None, res, fast)
+        if status is False or status == RD_INPUT:  # NaN or inf in an input: the general path names it
             return None
         _check_status(robot, kind, status, count)
         return res.reshape(batch + tail) if out is None else out
@@ -539,8 +541,15 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     return res.reshape(batch + tail) if out is None else out
 
 
+#: the batch entry's status for NaN or inf in an input (``RD_INPUT`` of kernels.c)
+RD_INPUT = -4
+
+
 def _check_status(robot: Robot, kind: str, status: int, count: int) -> None:
     """Raise the error of the batch entry's status (0: none)."""
+    if status == RD_INPUT:  # the callers check their inputs before: a bug, not an input error
+        raise KernelError(f"{kind}: robodyn's generic kernels found NaN or inf in inputs checked finite before (a "
+                          "robodyn bug, please report it)")
     if status == -1:  # every buffer is made float64, C-contiguous and aligned before: a bug, not an input error
         raise KernelError(f"{kind}: robodyn's generic kernels refused their buffers (a robodyn bug, please report "
                           "it); set the environment variable ROBODYN_NATIVE=0 to use the NumPy path meanwhile")

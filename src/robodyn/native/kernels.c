@@ -79,6 +79,7 @@ typedef long long lmask __attribute__((vector_size(RD_LANES * sizeof(double))));
 /* results of a block / of a call */
 #define RD_NONFINITE (-2)
 #define RD_NOMEM (-3)
+#define RD_INPUT (-4)   /* NaN or inf in an input of a batch (rd_py_batch): the caller's checked path explains it */
 
 typedef struct {
     int nf, n;
@@ -2046,7 +2047,8 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * writable, (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out
  * zeroed) or (count, 2, n, n) (inverse-dynamics derivatives, friction: F_v added to ∂Γ/∂q̇) or (count, 3, n, n)
  * (direct-dynamics derivatives, friction: subtracted from x as in kind 3, its slope F_v included).  The GIL is
- * released while the states are computed.  Returns rd_run's code, or -1 for inconsistent buffers.  trig: true for
+ * released while the states are computed.  Returns rd_run's code, -1 for inconsistent buffers, RD_INPUT (-4)
+ * where an input (q, qd, x, g, wrench) holds NaN or inf (checked first, nothing written).  trig: true for
  * trig="fast", the sines and cosines of the joint angles by vsincos_fast (rd_model.trig), false for the C library's.
  * single(capsule, kind, a, b, c, g, out, trig) -> 0, or nonzero when the general path must run (ROBODYN_NATIVE=0 or a
  * buffer of another type or size: -1; NaN/inf in an argument or in the result: -2; a singular joint: k + 1).
@@ -2171,6 +2173,12 @@ static int rd_buffer(PyObject *obj, Py_buffer *b, int writable, int *held) {
     return b->itemsize == 8 && b->format != NULL && b->format[0] == 'd' && b->format[1] == 0;
 }
 
+static int rd_all_finite(const double *a, long n) {
+    int ok = 1;
+    for (long k = 0; k < n; ++k) ok &= (a[k] - a[k] == 0.0);
+    return ok;
+}
+
 static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     rd_packed *p = rd_entry_model(args, nargs, 11);
@@ -2210,17 +2218,14 @@ static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t n
                       held[3] ? b[3].buf : NULL, held[4] ? b[4].buf : NULL,
                       held[3] && b[3].len / 8 != 3 ? 3 : 0, cols, b[5].buf, friction};
         Py_BEGIN_ALLOW_THREADS
-        code = rd_run((int)kind, &job, (int)threads);
+        code = 0;
+        for (int i = 0; i < 5 && code == 0; i++)
+            if (held[i] && !rd_all_finite(b[i].buf, (long)(b[i].len / 8))) code = RD_INPUT;
+        if (code == 0) code = rd_run((int)kind, &job, (int)threads);
         Py_END_ALLOW_THREADS
     }
     for (int i = 0; i < 6; i++) if (held[i]) PyBuffer_Release(&b[i]);
     return PyLong_FromLong(code);
-}
-
-static int rd_all_finite(const double *a, long n) {
-    int ok = 1;
-    for (long k = 0; k < n; ++k) ok &= (a[k] - a[k] == 0.0);
-    return ok;
 }
 
 /* The data of one argument of a single-state entry: float64, C-contiguous, `size` doubles (1-D for an input,
