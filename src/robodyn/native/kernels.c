@@ -2173,10 +2173,21 @@ static int rd_buffer(PyObject *obj, Py_buffer *b, int writable, int *held) {
     return b->itemsize == 8 && b->format != NULL && b->format[0] == 'd' && b->format[1] == 0;
 }
 
-static int rd_all_finite(const double *a, long n) {
-    int ok = 1;
-    for (long k = 0; k < n; ++k) ok &= (a[k] - a[k] == 0.0);
-    return ok;
+/* 1 when a[0 .. n-1] are all finite: x * 0 is ±0 for a finite x, NaN for ±inf and NaN, so the sums stay 0 (four
+ * sums of four lanes: at the speed of the loads, where a test per value ran at a value a cycle) */
+RD_CLONES static int rd_all_finite(const double *a, long n) {
+    real acc[4] = {{0}, {0}, {0}, {0}};
+    long k = 0;
+    for (; k + 16 <= n; k += 16)
+        for (int t = 0; t < 4; t++) {
+            real v;
+            memcpy(&v, a + k + 4 * t, sizeof v);
+            acc[t] += v * 0.0;
+        }
+    double rest = 0.0;
+    for (; k < n; k++) rest += a[k] * 0.0;
+    real all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    return all[0] + all[1] + all[2] + all[3] + rest == 0.0;
 }
 
 static PyObject *rd_py_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
