@@ -56,6 +56,9 @@ LAYOUTS = {
     "strided": lambda a, path: _strided(a),
     "fortran": lambda a, path: np.asfortranarray(a),
     "big_endian": lambda a, path: a.astype(">f8"),
+    # float64 with an explicit byte order (as pyarrow's and h5py's arrays carry): equal to np.float64, exported to C
+    # through the buffer protocol as "<d", not "d"
+    "explicit_little": lambda a, path: a.astype(np.dtype("<f8").newbyteorder("<")),
     "read_only": lambda a, path: _read_only(a),
     "memmap": _memmap,
 }

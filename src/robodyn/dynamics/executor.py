@@ -31,6 +31,7 @@ every other path computes as by default.  ``ROBODYN_NATIVE`` (0: no compiled cod
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -141,7 +142,7 @@ def execute(spec: Algorithm, robot, a, b=None, c=None, wrenches=None, gravity=No
 def takes_batch(dtype, batch: tuple[int, ...], least: int = MIN_BATCH) -> bool:
     """Whether a batch of this dtype and shape runs on robodyn.native's generic kernels: float64, at least
     ``least`` states, the kernels available, and ROBODYN_NATIVE not set to 0."""
-    if np.dtype(dtype) != _F64 or int(np.prod(batch, dtype=np.int64)) < least:
+    if np.dtype(dtype) != _F64 or math.prod(batch) < least:
         return False
     return enabled() and native.available()
 

@@ -15,6 +15,7 @@ order of q ([9.26]–[9.29]). Joint arrays (..., n), gravity (3,) or (..., 3) in
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import jax
@@ -128,7 +129,7 @@ def vmapped(f, batch, args):
     gravity vectors, which are shared)."""
     if not batch:
         return f(*args)
-    size = int(np.prod(batch))
+    size = math.prod(batch)
     mapped = [a.shape[:len(batch)] == batch and a.ndim > 1 for a in args]
     flat = [a.reshape((size,) + a.shape[len(batch):]) if m else a for a, m in zip(args, mapped)]
     out = jax.vmap(f, in_axes=[0 if m else None for m in mapped])(*flat)

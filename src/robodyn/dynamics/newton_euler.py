@@ -225,4 +225,4 @@ def jax_gravity_torques(robot: Robot, q, gravity=None):
 _INVERSE = executor.Algorithm("inverse_dynamics", _inverse_numpy, single=True, batch=True, jax=jax_inverse_dynamics)
 _GRAVITY = executor.Algorithm("gravity_torques", _gravity_numpy, ("q",), single=True, batch=True,
                               jax=jax_gravity_torques)
-_BIAS = executor.Algorithm("bias_torques", _bias_numpy, ("q", "qd"))
+_BIAS = executor.Algorithm("bias_torques", _bias_numpy, ("q", "qd"), single=True, batch=True)

@@ -65,6 +65,9 @@ _F64 = np.dtype(np.float64)
 #: kinds of the C entries (kernels.c: rd_run)
 _KINDS = ("inverse_dynamics", "gravity_torques", "inertia_matrix", "forward_dynamics", "regressor",
           "inverse_dynamics_derivatives", "forward_dynamics_derivatives")
+#: the C kind of each function the kernels serve: its index in _KINDS, and the bias torques H(q, q̇) [9.95], which
+#: are the inverse dynamics at q̈ = 0 (kind 0 given zeros for q̈)
+_CODES = types.MappingProxyType({**{kind: k for k, kind in enumerate(_KINDS)}, "bias_torques": 0})
 
 
 def _text(name: str) -> str:
@@ -310,7 +313,7 @@ def bind(robot: Robot, kind: str):
 
 
 #: the per-robot workspace key of each kind's bound entry (:func:`bind`)
-RUNNERS = types.MappingProxyType({kind: "native_single_" + kind for kind in _KINDS})
+RUNNERS = types.MappingProxyType({kind: "native_single_" + kind for kind in _CODES})
 
 
 def _single_model(robot: Robot):
@@ -344,13 +347,16 @@ def _runner(robot: Robot, kind: str):
     if kind.endswith("_derivatives") and np.any(robot.Fst != 0):
         return False
     cap, g0, entry, n = single
-    code, shape, empty, f64, ndarray = _KINDS.index(kind), _tail(robot, kind), np.empty, _F64, np.ndarray
+    code, shape, empty, f64, ndarray = _CODES[kind], _tail(robot, kind), np.empty, _F64, np.ndarray
     one = kind != "regressor"
     many = not kind.endswith("_derivatives")
-    inputs = 1 if kind in ("gravity_torques", "inertia_matrix") else 3
+    inputs = 1 if kind in ("gravity_torques", "inertia_matrix") else 2 if kind == "bias_torques" else 3
+    rest = np.zeros(n) if kind == "bias_torques" else None  # q̈ = 0 of one state
     zeros = kind == "regressor"  # its C writes only the non-zero blocks
 
     def run(q, b, c, gravity, out=None, friction=True, least=0, fast=False):
+        if rest is not None:
+            c = rest
         # the C entry checks out's dtype, size and layout, not its shape: a (1, n) or (n * n,) buffer is declined here
         if one and (out is None or (type(out) is ndarray and out.shape == shape)):
             res = empty(shape) if out is None else out
@@ -387,10 +393,12 @@ def _runner(robot: Robot, kind: str):
             res = out.reshape((count,) + tail)
             if zeros:
                 res.fill(0.0)
-        # the C entry reads any C-contiguous float64 buffer of count * n values, and checks that they are finite
-        ins = [x if x.flags.c_contiguous and x.flags.aligned else np.require(x, f64, ("C", "A")) for x in xs]
-        status = many and batch_entry(cap, code, min(usable_cores(), 4096), friction, *ins, *[None] * (3 - inputs),
-                                      g, None, res, fast)
+        # the C entry reads any C-contiguous buffer of count * n doubles of format "d" (the native float64 dtype
+        # itself: an explicit "<f8" is exported as "<d") and checks that they are finite
+        ins = [x if x.dtype is f64 and x.flags.c_contiguous and x.flags.aligned else np.require(x, f64, ("C", "A"))
+               for x in xs]
+        ins += [np.zeros(q.shape)] if rest is not None else [None] * (3 - inputs)
+        status = many and batch_entry(cap, code, min(usable_cores(), 4096), friction, *ins, g, None, res, fast)
         if status is False or status == RD_INPUT:  # NaN or inf in an input: the general path names it
             return None
         _check_status(robot, kind, status, count)
@@ -466,7 +474,9 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
     """(count, *tail) float64 in native byte order, C-contiguous and aligned (a copy only when ``a`` is not already
     that: an array from ``np.frombuffer`` with an offset, a memory map, a big-endian or strided array is copied)."""
-    return np.require(a, np.float64, ("C", "A")).reshape((-1,) + tail)
+    if a.dtype is not _F64 or not (a.flags.c_contiguous and a.flags.aligned):  # np.require costs 2-3 µs even then
+        a = np.require(a, np.float64, ("C", "A"))
+    return a.reshape((-1,) + tail)
 
 
 #: the least bytes of a result that the kernels' pool keeps (``RD_POOL_MIN`` of kernels.c)
@@ -512,19 +522,20 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     """
     module = _module()
     n, nf = robot.n, robot.nf
-    count = int(np.prod(batch, dtype=np.int64))
-    code = _KINDS.index(kind)
+    count = math.prod(batch)
+    code = _CODES[kind]
     if kind.endswith("_derivatives") and friction and np.any(robot.Fst != 0):
         raise ModelError(f"robot '{robot.name}': robodyn's generic kernels have no Stribeck term in the friction "
                          f"slope; give friction=False, or use robodyn.{kind}")
-    names = {"gravity_torques": ("q",), "inertia_matrix": ("q",)}.get(
+    names = {"gravity_torques": ("q",), "inertia_matrix": ("q",), "bias_torques": ("q", "qd")}.get(
         kind, ("q", "qd", "tau") if kind.startswith("forward") else ("q", "qd", "qdd"))
     tail = _tail(robot, kind, friction)
     if out is not None:
         check_out(kind, out, batch + tail, _F64)
     if count == 0:
         return np.empty(batch + tail) if out is None else out
-    ins = [_flat(a[k], (n,)) for k in names] + [None] * (3 - len(names))
+    ins = [_flat(a[k], (n,)) for k in names]
+    ins += [np.zeros((count, n))] if kind == "bias_torques" else [None] * (3 - len(names))
     g = None if kind == "inertia_matrix" else _gravity_block(robot, a.get("gravity"), batch)
     W = a.get("wrenches")
     W = None if W is None else _flat(W, (nf, 6))
@@ -722,7 +733,7 @@ def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None
         return None
     module = _module()
     shape = _kinematics_shape(robot, kind)
-    count = int(np.prod(batch, dtype=np.int64))
+    count = math.prod(batch)
     if count == 0:
         return np.empty(batch + shape)
     ins = [None if x is None else _flat(np.broadcast_to(x, batch + (robot.n,)), (robot.n,)) for x in (q, qd, qdd)]

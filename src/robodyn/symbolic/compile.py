@@ -12,6 +12,7 @@ checked and evaluated there without any Python code, and every other call goes o
 
 from __future__ import annotations
 
+import math
 from types import MappingProxyType
 import inspect
 import time
@@ -270,12 +271,12 @@ class CompiledModel:
             raise InputError("batch axes do not broadcast: " + ", ".join(f"{k} {a.shape}" for k, a in arrays.items())) from None
         dtype = working_dtype(*(args + tuple(x for x in (gravity, wrenches, params) if x is not None)))
         m, call, _ = self._variant(wrenches is not None)
-        count = int(np.prod(batch))
+        count = math.prod(batch)
         if out is not None:
             check_out(f"compiled {self.kind}", out, batch + m.output_shape, dtype, arrays)
         blocks = []
         for a, shape in zip(arrays.values(), shapes):
-            size = int(np.prod(shape))              # 1: one value for every state, stride 0
+            size = math.prod(shape)           # 1: one value for every state, stride 0
             full = a if size == 1 else np.broadcast_to(a, batch + a.shape[len(shape):])
             blocks.append((np.ascontiguousarray(full, dtype=np.float64).reshape(-1),
                            0 if size == 1 else a.size // max(size, 1)))

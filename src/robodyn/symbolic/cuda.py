@@ -11,6 +11,8 @@ generated and tested everywhere (:func:`robodyn.symbolic.codegen.cuda_code.host_
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from robodyn.errors import InputError, RobodynError
@@ -182,7 +184,7 @@ class CudaModel:
         cp, n = self._cp, self.robot.n
         joint, extra = call_arguments(self, "CUDA", args, gravity, params, lambda a: cp.asarray(a, dtype=self.dtype))
         batch = np.broadcast_shapes(*(a.shape[:-1] for a in joint))
-        count = int(np.prod(batch))
+        count = math.prod(batch)
         arrays = [cp.ascontiguousarray(cp.broadcast_to(a, batch + (n,)).reshape(count, n).T) for a in joint]
         for name, a, size in extra:
             if np.ndim(a) == 1:  # one value for all states: passed by value with the launch, from the host

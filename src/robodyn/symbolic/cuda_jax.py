@@ -14,6 +14,7 @@ jaxlib's FFI header (robodyn's compile cache) and registered with XLA for CUDA u
 
 from __future__ import annotations
 
+import math
 import ctypes
 import hashlib
 from importlib import resources
@@ -120,7 +121,7 @@ def jax_function(model, index: int, gravity=None, params=None, name: str = TARGE
                 raise InputError(f"argument '{label}' has shape {a.shape}; it must have shape (..., {n})")
         arrays = jnp.broadcast_arrays(*arrays)
         batch = arrays[0].shape[:-1]
-        count = int(np.prod(batch))
+        count = math.prod(batch)
         out = jax.ffi.ffi_call(name, jax.ShapeDtypeStruct((count, m), model.dtype), vmap_method="broadcast_all")(
             *(a.reshape(count, n) for a in arrays), *operands, **attributes)
         return out.reshape(batch + tuple(model.model.output_shape))
