@@ -46,6 +46,7 @@ SCRIPTS = {
         "bench_pinocchio_cpp.py", [], ["--states", "2000", "--sizes", "6,25", "--repeat", "2"]),
     "floating-base rnea/crba/aba vs Pinocchio's free flyer (solo12, talos)": (
         "bench_floating.py", [], ["--batch", "300", "--repeat", "2"]),
+    "small batches (1, 10, 100 states) vs a Pinocchio loop": ("bench_small_batches.py", [], ["--repeat", "3"]),
     "start-up latency: import robodyn, robodyn --version, first call": ("bench_latency.py", [], ["--repeat", "3"]),
     "latency with a URDF: first load, robodyn generate of the UR5": ("bench_latency_urdf.py", [], ["--repeat", "1"]),
 }

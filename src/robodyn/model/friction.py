@@ -30,10 +30,15 @@ def _without_friction(robot: Robot) -> Robot:
 
 def friction_of(robot: Robot, qd: np.ndarray) -> np.ndarray:
     """Γ_f(q̇) (..., n) of checked velocities (see :func:`friction_torques`), in their dtype."""
-    jf, dt = robot.joint_frames, qd.dtype
-    Fc, Fv, Foff, Fst, kst, Bst = (getattr(robot, k)[jf] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
-    coefficients = (Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst)
-    return friction_law(qd, *(c.astype(dt) for c in coefficients), NUMPY)
+    coefficients = WORKSPACE.value(robot, "friction_coefficients", lambda: _coefficients(robot))
+    dt = qd.dtype
+    return friction_law(qd, *(c if c.dtype == dt else c.astype(dt) for c in coefficients), NUMPY)
+
+
+def _coefficients(robot: Robot) -> tuple:
+    """(F_c, F_v, F_off, F_st, F_st − F_c, k_st, B_st) of the joints (n each, float64), once per robot."""
+    Fc, Fv, Foff, Fst, kst, Bst = (getattr(robot, k)[robot.joint_frames] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
+    return Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst
 
 
 def friction_components(robot: Robot, qd, backend: ScalarBackend) -> list:
@@ -53,6 +58,6 @@ def friction_law(qd, Fc, Fv, Foff, Fst, dF, kst, Bst, backend: ScalarBackend):
     """
     s = backend.sign(qd)
     tau = Fc * s + Fv * qd + Foff
-    if np.any(Fst != 0):
+    if Fst.any() if isinstance(Fst, np.ndarray) else Fst != 0:  # the method: np.any's wrapper costs 5 µs a call
         tau = tau + (Fst != 0) * (dF * s * backend.exp(-kst * abs(qd) ** Bst))
     return tau

@@ -736,7 +736,9 @@ def kinematics_batch(robot: Robot, kind: str, batch: tuple[int, ...], q, qd=None
     count = math.prod(batch)
     if count == 0:
         return np.empty(batch + shape)
-    ins = [None if x is None else _flat(np.broadcast_to(x, batch + (robot.n,)), (robot.n,)) for x in (q, qd, qdd)]
+    full = batch + (robot.n,)
+    ins = [None if x is None else _flat(x if x.shape == full else np.broadcast_to(x, full), (robot.n,))
+           for x in (q, qd, qdd)]
     if point is not None:
         point = np.asarray(point)
         point = _flat(point if point.shape == (3,) else np.broadcast_to(point, batch + (3,)), (3,))
