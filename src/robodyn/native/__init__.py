@@ -558,9 +558,6 @@ RD_INPUT = -4
 
 def _check_status(robot: Robot, kind: str, status: int, count: int) -> None:
     """Raise the error of the batch entry's status (0: none)."""
-    if status == RD_INPUT:  # the callers check their inputs before: a bug, not an input error
-        raise KernelError(f"{kind}: robodyn's generic kernels found NaN or inf in inputs checked finite before (a "
-                          "robodyn bug, please report it)")
     if status == -1:  # every buffer is made float64, C-contiguous and aligned before: a bug, not an input error
         raise KernelError(f"{kind}: robodyn's generic kernels refused their buffers (a robodyn bug, please report "
                           "it); set the environment variable ROBODYN_NATIVE=0 to use the NumPy path meanwhile")
@@ -570,7 +567,7 @@ def _check_status(robot: Robot, kind: str, status: int, count: int) -> None:
     if status > 0:
         name = robot.joint_names[status - 1]
         raise singular_model_error(robot.name, f"joint {name}: articulated inertia H_j <= 0 [9.116]")
-    if status == -2:
+    if status in (-2, RD_INPUT):  # the callers' inputs are checked finite: what they computed from them overflowed
         raise NumericOverflowError(
             f"{kind}: the result is not finite (floating-point overflow in float64, largest "
             f"{np.finfo(np.float64).max:.3g}) although every input is finite; some input is too large (e.g. a velocity "
