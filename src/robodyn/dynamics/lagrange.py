@@ -19,7 +19,8 @@ from robodyn.model.friction import friction_of
 from robodyn.kinematics import ancestors, base_poses, joint_twists, link_velocities
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.spatial import cross, motion_cross, mv
+from robodyn.model.workspace import WORKSPACE
+from robodyn.spatial import cross, motion_cross
 
 
 def _precedence(robot: Robot) -> np.ndarray:
@@ -32,23 +33,32 @@ def _precedence(robot: Robot) -> np.ndarray:
     return prec
 
 
+def _subtrees(robot: Robot) -> np.ndarray:
+    """D (n, nf): D[k, j] = 1 where frame j is joint k's frame or one of its descendants, once per robot."""
+    D = np.zeros((robot.n, robot.nf))
+    for k, f in enumerate(robot.joint_frames):
+        D[k, [j for j in range(robot.nf) if f in ancestors(robot, j)]] = 1.0
+    return D
+
+
 def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
-    """Joint twists S (..., n, 6) and composite spatial inertias 𝕀⁺ (..., n, 6, 6) of the joint frames, in R_0."""
-    _, Jc, MSc, Mc = composite.composite_links(robot, q, dtype)
+    """Joint twists S (..., n, 6) and composite spatial inertias 𝕀⁺ (..., n, 6, 6) of the joint frames, in R_0.
+
+    Each link's spatial inertia moved to R_0 about O_0 ([9.21], [9.12]: J_0 = R J Rᵀ − p̂ŝ − ŝp̂ − M p̂p̂ with
+    s = R MS, MS_0 = s + M p), all links at once, then summed over each joint's subtree."""
     R0, P0 = base_poses(robot, q, dtype)
     S = joint_twists(robot, R0, P0)
-    I = np.zeros(q.shape[:-1] + (robot.n, 6, 6), dtype)
-    for k, f in enumerate(robot.joint_frames):
-        R, p = R0[..., f, :, :], P0[..., f, :]
-        s = mv(R, MSc[f])
-        M = np.asarray(Mc[f])[..., None, None]
-        phat, shat = skew(p), skew(s)
-        MS0 = skew(s + M[..., 0] * p)
-        I[..., k, :3, :3] = M * np.eye(3, dtype=dtype)  # [9.21]
-        I[..., k, :3, 3:] = -MS0
-        I[..., k, 3:, :3] = MS0
-        I[..., k, 3:, 3:] = R @ Jc[f] @ np.swapaxes(R, -1, -2) - phat @ shat - shat @ phat - M * (phat @ phat)  # [9.12]
-    return S, I
+    J, MS, M = (robot.J.astype(dtype), robot.MS.astype(dtype), robot.M.astype(dtype))
+    s = np.einsum("...jab,jb->...ja", R0, MS)
+    phat, shat, Mj = skew(P0), skew(s), M[:, None, None]
+    links = np.zeros(q.shape[:-1] + (robot.nf, 6, 6), dtype)
+    links[..., :3, :3] = Mj * np.eye(3, dtype=dtype)
+    MS0 = skew(s + M[:, None] * P0)
+    links[..., :3, 3:] = -MS0
+    links[..., 3:, :3] = MS0
+    links[..., 3:, 3:] = R0 @ J @ np.swapaxes(R0, -1, -2) - phat @ shat - shat @ phat - Mj * (phat @ phat)
+    D = WORKSPACE.value(robot, "joint_subtrees", lambda: _subtrees(robot)).astype(dtype)
+    return S, np.einsum("kj,...jab->...kab", D, links)
 
 
 def inertia_matrix_partials(robot: Robot, q) -> np.ndarray:
@@ -66,7 +76,7 @@ def _partials(robot: Robot, q: np.ndarray, dtype) -> np.ndarray:
     ISdiag = np.einsum("...jja->...ja", IS)
     between = np.einsum("...ikx,...jx->...ijk", X, ISdiag)
     beyond = np.einsum("...ikx,...kjx->...ijk", X, IS) + np.einsum("...kix,...jkx->...ijk", IS, X)
-    prec = _precedence(robot)
+    prec = WORKSPACE.value(robot, "joint_precedence", lambda: _precedence(robot))
     eye = np.eye(n, dtype=bool)
     # masks [i, j, k] for the ordered case i ⪯ j
     m_between = prec[:, :, None] & prec.T[None, :, :] & (prec & ~eye)[:, None, :]
