@@ -207,6 +207,24 @@ def test_a_batch_of_forward_dynamics_in_one_c_call(seed):
     with pytest.raises(rd.ModelError):
         rd.floating.floating_forward_dynamics(singular, q, v, tau, gravity=g)
 
+
+def test_a_batch_of_one_free_flyer_state_is_its_row_of_a_batch():
+    """A (1, ...) or (1, 1, ...) batch of a free flyer takes the single call: the row of a larger batch bit for bit,
+    for the three functions, into out= too."""
+    robot = _robot(21)
+    q, v, a = random_free_state(robot.n, 21, (5,))
+    tau = rd.floating.floating_inverse_dynamics(robot, q, v, a)
+    calls = ((rd.floating.floating_inverse_dynamics, (q, v, a)), (rd.floating.floating_inertia_matrix, (q,)),
+             (rd.floating.floating_forward_dynamics, (q, v, tau)))
+    for f, args in calls:
+        full = f(robot, *args)
+        for k in (0, 4):
+            np.testing.assert_array_equal(f(robot, *(x[k:k + 1] for x in args)), full[k:k + 1])
+            np.testing.assert_array_equal(f(robot, *(x[k][None, None] for x in args)), full[k][None, None])
+        out = np.empty_like(full[:1])
+        assert f(robot, *(x[2:3] for x in args), out=out) is out
+        np.testing.assert_array_equal(out, full[2:3])
+
 def _numpy_inertia(robot, q):
     """robodyn's NumPy composite-link recursion (Khalil & Dombre Appendix 8), never the kernels."""
     from robodyn.dynamics import composite

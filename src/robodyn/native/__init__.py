@@ -443,6 +443,13 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
 
     def run(q, v, x, gravity, out=None, friction=True, least=0, fast=False):
         if type(q) is ndarray and q.ndim > 1:
+            if q.size == q.shape[-1] and not fast and (out is None or (type(out) is ndarray and out.flags.c_contiguous
+                                                                       and out.shape == q.shape[:-1] + shape)):
+                # one state in a batch's shape: the single call (a third of a batch's fixed cost), its row bit for bit
+                one = run(q.reshape(-1), *(a.reshape(-1) if type(a) is ndarray else a for a in (v, x)), gravity,
+                          None if out is None else out.reshape(shape))
+                if one is not None:
+                    return one.reshape(q.shape[:-1] + shape) if out is None else out
             return many(q, v, x, gravity, out, fast)
         if fast:  # one state as a batch of one: the batch's trigonometry, so its row's numbers bit for bit
             if type(q) is not ndarray or q.ndim != 1 or (out is not None and type(out) is not ndarray):
