@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import timeit
 from pathlib import Path
 
 import numpy as np
@@ -26,15 +25,8 @@ import robodyn as rd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (tests.support), from any folder
 from bench_floating import free_flyer_pair, urdf_paths  # noqa: E402
+from bench_single_state import best_us  # noqa: E402
 from tests.support.pin_bridge import PinRobot  # noqa: E402
-
-
-def best_us(fn, repeat: int) -> float:
-    """Best time of one call (µs) over ``repeat`` timing loops of about 20 ms each."""
-    timer = timeit.Timer(fn)
-    number, _ = timer.autorange()
-    number = max(1, number // 10)
-    return min(timer.repeat(repeat, number)) / number * 1e6
 
 
 def fixed_cases(k: int):
