@@ -40,6 +40,9 @@ def stribeck_factor(robot: Robot, qd: np.ndarray):
     """(F_st − F_c) exp(−k |q̇|^B) where F_st ≠ 0 and 0 elsewhere, and its derivative w.r.t. |q̇|."""
     Fc, Fst, k, B = (joint_column(robot, key) for key in ("Fc", "Fst", "kst", "Bst"))
     active = Fst != 0
+    if not active.any():  # no Stribeck term (most robots): no powers and exponentials of every q̇
+        zero = np.zeros(np.shape(qd))
+        return zero, zero
     a = np.abs(qd)
     e = np.exp(-k * a**B) * active
     with np.errstate(divide="ignore", invalid="ignore"):
