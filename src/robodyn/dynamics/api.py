@@ -13,9 +13,8 @@ from importlib import import_module
 
 import numpy as np
 
-from robodyn.arrays import as_real_array, finite_result, into
+from robodyn.arrays import as_real_array, into
 from robodyn.errors import InputError
-from robodyn.model.arguments import joint_arrays
 from robodyn.model.robot import Robot, check_robot
 
 from robodyn.model.friction import with_friction
@@ -258,5 +257,6 @@ def state_derivative(robot: Robot, x, tau, *args, wrenches=None, gravity=None, m
         )
     q, qd = xa[..., :n], xa[..., n:]
     qdd = forward_dynamics(robot, q, qd, tau, wrenches=wrenches, gravity=gravity, method=method)
-    dtype, batch, a = joint_arrays(robot, qd=qd, qdd=qdd)
-    return finite_result("state_derivative", np.concatenate([a["qd"], a["qdd"]], -1))
+    # q̇ was checked finite by forward_dynamics, which checks its q̈ too: q̇ only takes q̈'s dtype and batch shape
+    qd = qd.astype(qdd.dtype, copy=False)
+    return np.concatenate([qd if qd.shape == qdd.shape else np.broadcast_to(qd, qdd.shape), qdd], -1)
