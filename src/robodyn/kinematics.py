@@ -96,11 +96,8 @@ def forward_kinematics(robot: Robot, q) -> np.ndarray:
     -------
     ndarray (..., nf, 4, 4)
     """
-    if isinstance(robot, Robot):  # one float64 state: the kernels' entry bound to the robot, else None
-        run = WORKSPACE.get(robot, _POSES)
-        if run is None:
-            run = native.bind_kinematics(robot, "frame_poses")
-        out = run(q) if run else None
+    if isinstance(robot, Robot):  # one float64 state: the kernels' entry bound to the robot
+        out = _one_pose_state(robot, q)
         if out is not None:
             return out
     dtype, batch, a = joint_arrays(robot, q=q)
@@ -149,9 +146,19 @@ def _compiled(robot: Robot, kind: str, dtype, batch: tuple[int, ...], q, qd=None
     return native.kinematics_batch(robot, kind, batch, q, qd, qdd, frame, point)
 
 
+def _one_pose_state(robot: Robot, q):
+    """^0T_j (nf, 4, 4) of one float64 state by the kernels' single-state entry bound to the robot, else None."""
+    run = WORKSPACE.get(robot, _POSES)
+    if run is None:
+        run = native.bind_kinematics(robot, "frame_poses")
+    return run(q) if run else None
+
+
 def base_poses(robot: Robot, q: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
     """^0A_j (..., nf, 3, 3) and ^0P_j (..., nf, 3) from checked joint values."""
-    T = _compiled(robot, "frame_poses", dtype, q.shape[:-1], q)
+    T = _one_pose_state(robot, q) if q.ndim == 1 and dtype == np.float64 else None
+    if T is None:  # a batch on the kernels (the same numbers a state), or None: the NumPy recursion below
+        T = _compiled(robot, "frame_poses", dtype, q.shape[:-1], q)
     if T is not None:
         return T[..., :3, :3], T[..., :3, 3]
     batch = q.shape[:-1]
