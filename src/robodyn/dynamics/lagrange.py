@@ -16,29 +16,10 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.dynamics import composite, executor
 from robodyn.dynamics.newton_euler import gravity_argument, rnea
 from robodyn.model.friction import friction_of
-from robodyn.kinematics import ancestors, base_poses, joint_twists, link_velocities
+from robodyn.kinematics import base_poses, joint_twists, link_velocities
 from robodyn.model.inertia import skew
 from robodyn.model.robot import Robot
-from robodyn.model.workspace import WORKSPACE
 from robodyn.spatial import cross, motion_cross
-
-
-def _precedence(robot: Robot) -> np.ndarray:
-    """prec[i, j] = joint i is joint j or lies on the path from the base to joint j (i ⪯ j), (n, n) bool."""
-    jf = [int(f) for f in robot.joint_frames]
-    prec = np.zeros((robot.n, robot.n), bool)
-    for j, fj in enumerate(jf):
-        chain = set(ancestors(robot, fj))
-        prec[:, j] = [fi in chain for fi in jf]
-    return prec
-
-
-def _subtrees(robot: Robot) -> np.ndarray:
-    """D (n, nf): D[k, j] = 1 where frame j is joint k's frame or one of its descendants, once per robot."""
-    D = np.zeros((robot.n, robot.nf))
-    for k, f in enumerate(robot.joint_frames):
-        D[k, [j for j in range(robot.nf) if f in ancestors(robot, j)]] = 1.0
-    return D
 
 
 def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
@@ -57,7 +38,7 @@ def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
     links[..., :3, 3:] = -MS0
     links[..., 3:, :3] = MS0
     links[..., 3:, 3:] = R0 @ J @ np.swapaxes(R0, -1, -2) - phat @ shat - shat @ phat - Mj * (phat @ phat)
-    D = WORKSPACE.value(robot, "joint_subtrees", lambda: _subtrees(robot)).astype(dtype)
+    D = robot.derived.subtree[robot.joint_frames].astype(dtype)  # (n, nf): the frames joint k moves
     return S, np.einsum("kj,...jab->...kab", D, links)
 
 
@@ -76,7 +57,9 @@ def _partials(robot: Robot, q: np.ndarray, dtype) -> np.ndarray:
     ISdiag = np.einsum("...jja->...ja", IS)
     between = np.einsum("...ikx,...jx->...ijk", X, ISdiag)
     beyond = np.einsum("...ikx,...kjx->...ijk", X, IS) + np.einsum("...kix,...jkx->...ijk", IS, X)
-    prec = WORKSPACE.value(robot, "joint_precedence", lambda: _precedence(robot))
+    jf = robot.joint_frames
+    # prec[i, j]: joint i is joint j or lies on the path from the base to joint j (i ⪯ j)
+    prec = robot.derived.subtree[np.ix_(jf, jf)] > 0
     eye = np.eye(n, dtype=bool)
     # masks [i, j, k] for the ordered case i ⪯ j
     m_between = prec[:, :, None] & prec.T[None, :, :] & (prec & ~eye)[:, None, :]

@@ -157,10 +157,6 @@ def frames(robot: Robot) -> Frames:
     parent = np.array([p if p >= 0 else nf for p in robot.derived.parent], int)
     joint = np.full(nf, n)
     joint[robot.joint_frames] = np.arange(n)
-    subtree = np.eye(nf)
-    for i in range(nf - 1, -1, -1):  # descendants have higher numbers
-        if parent[i] < nf:
-            subtree[parent[i]] += subtree[i]
     jumps, up = [], np.append(parent, nf)
     while np.any(up[:nf] < nf):
         jumps.append(up[:nf].copy())
@@ -169,7 +165,7 @@ def frames(robot: Robot) -> Frames:
     p0 = np.array([t[1] for t in robot.derived.transforms]).reshape(nf, 3)
     return Frames(C, p0, np.asarray(robot.theta, float), np.asarray(robot.r, float),
                    (robot.sigma == 0).astype(float), (robot.sigma == 1).astype(float), parent, joint,
-                   np.asarray(robot.joint_frames), tuple(jumps), subtree)
+                   np.asarray(robot.joint_frames), tuple(jumps), robot.derived.subtree)
 
 
 def per_frame(fr: Frames, x):

@@ -34,6 +34,8 @@ class RobotData:
         Column of q moving each frame; −1 for a fixed frame (σ = 2).
     children : tuple of tuples of int (nf,)
         0-based child frames of each frame.
+    subtree : float array (nf, nf)
+        1.0 where frame k is frame j or one of its descendants (row j, column k), else 0.0.
     J : float array (nf, 3, 3)
         Inertia tensors ^jJ_j about O_j (Khalil & Dombre [9.11]).
     Ia : float array (n,)
@@ -59,6 +61,7 @@ class RobotData:
     joint_frames: np.ndarray
     joint_of: tuple[int, ...]
     children: tuple[tuple[int, ...], ...]
+    subtree: np.ndarray
     J: np.ndarray
     Ia: np.ndarray
     frames: tuple
@@ -95,8 +98,13 @@ def derive(robot) -> RobotData:
     links = tuple((tuple(tuple(float(x) for x in row) for row in Jl), tuple(float(x) for x in p[6:9]), float(p[9]))
                   for Jl, p in zip(J, robot.params))
     links_six = tuple((tuple(map(float, p[:6])), tuple(map(float, p[6:9])), float(p[9])) for p in robot.params)
+    subtree = np.eye(nf)
+    for i in range(nf - 1, -1, -1):  # descendants have higher numbers
+        if parent[i] >= 0:
+            subtree[parent[i]] += subtree[i]
     return RobotData(parent=parent, joint_frames=frozen(joint_frames), joint_of=tuple(joint_of),
-                     children=tuple(tuple(k for k in range(nf) if parent[k] == i) for i in range(nf)), J=frozen(J),
+                     children=tuple(tuple(k for k in range(nf) if parent[k] == i) for i in range(nf)),
+                     subtree=frozen(subtree), J=frozen(J),
                      Ia=frozen(robot.Ia[joint_frames]), frames=tuple(frames),
                      theta_trig=snap([[np.cos(t), np.sin(t)] for t in robot.theta]) if nf else (),
                      transforms=tuple(transforms), links=links, links_six=links_six,
