@@ -137,6 +137,16 @@ def test_the_checks_of_the_general_path_hold_after_the_entry_is_bound():
     assert rd.floating.floating_inertia_matrix(robot, q.tolist()).shape == (robot.n + 6, robot.n + 6)
 
 
+def _declined(q, v, x, g):
+    """What the free-flyer entry declines of a (2, 3) batch, each as (q, v, x, gravity): a quaternion off norm, inf
+    in v, per-state gravity, float32, a strided batch; with the q off norm and the v with inf themselves."""
+    off, bad = q.copy(), v.copy()
+    off[1, 2, 3:7] *= 1.01
+    bad[0, 1, 4] = np.inf
+    return [(off, v, x, None), (q, bad, x, None), (q, v, x, np.tile(g, (2, 3, 1))), (q.astype(np.float32), v, x, None),
+            (q[:, ::2], v[:, ::2], x[:, ::2], None)], off, bad
+
+
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), base=st.sampled_from(["floating", "mobile"]))
 def test_a_batch_of_inverse_dynamics_in_one_c_call(seed, base):
@@ -152,21 +162,15 @@ def test_a_batch_of_inverse_dynamics_in_one_c_call(seed, base):
     for i, j in np.ndindex(2, 3):
         np.testing.assert_array_equal(tau[i, j], _entry(robot, "inverse_dynamics", q[i, j], v[i, j], a[i, j], g))
     np.testing.assert_array_equal(rd.floating.floating_inverse_dynamics(robot, q, v, a, gravity=g), tau)
-    off, bad = q.copy(), v.copy()
-    off[1, 2, 3:7] *= 1.01
-    bad[0, 1, 4] = np.inf
-    assert _entry(robot, "inverse_dynamics", off, v, a) is None
-    assert _entry(robot, "inverse_dynamics", q, bad, a) is None
-    assert _entry(robot, "inverse_dynamics", q, v, a, np.tile(g, (2, 3, 1))) is None
-    assert _entry(robot, "inverse_dynamics", q.astype(np.float32), v, a) is None
-    assert _entry(robot, "inverse_dynamics", q[:, ::2], v[:, ::2], a[:, ::2]) is None
+    declined, off, bad = _declined(q, v, a, g)
+    for args in declined:
+        assert _entry(robot, "inverse_dynamics", *args) is None
     with pytest.raises(rd.InputError, match="quaternion"):
         rd.floating.floating_inverse_dynamics(robot, off, v, a)
     with pytest.raises(rd.InputError, match="'v' contains NaN"):
         rd.floating.floating_inverse_dynamics(robot, q, bad, a)
     assert _rel(rd.floating.floating_inverse_dynamics(robot, q[:, ::2], v[:, ::2], a[:, ::2], gravity=g),
                 tau[:, ::2]) < 1e-13
-
 
 
 @settings(max_examples=10, deadline=None)
@@ -189,12 +193,9 @@ def test_a_batch_of_forward_dynamics_in_one_c_call(seed):
     for i, j in np.ndindex(2, 3):
         np.testing.assert_array_equal(acc[i, j], _entry(robot, "forward_dynamics", q[i, j], v[i, j], tau[i, j], g))
     np.testing.assert_array_equal(rd.floating.floating_forward_dynamics(robot, q, v, tau, gravity=g), acc)
-    off, bad = q.copy(), v.copy()
-    off[1, 2, 3:7] *= 1.01
-    bad[0, 1, 4] = np.inf
-    for declined in ((off, v, tau, None), (q, bad, tau, None), (q, v, tau, np.tile(g, (2, 3, 1))),
-                     (q.astype(np.float32), v, tau, None), (q[:, ::2], v[:, ::2], tau[:, ::2], None)):
-        assert _entry(robot, "forward_dynamics", *declined) is None
+    declined, off, bad = _declined(q, v, tau, g)
+    for args in declined:
+        assert _entry(robot, "forward_dynamics", *args) is None
     with pytest.raises(rd.InputError, match="quaternion"):
         rd.floating.floating_forward_dynamics(robot, off, v, tau)
     assert _rel(rd.floating.floating_forward_dynamics(robot, q[:, ::2], v[:, ::2], tau[:, ::2], gravity=g),

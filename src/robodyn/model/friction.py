@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn.errors import InputError
+from robodyn.model.derived import frozen
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
 from robodyn.spatial import NUMPY, ScalarBackend
@@ -37,8 +38,9 @@ def friction_of(robot: Robot, qd: np.ndarray) -> np.ndarray:
 
 def _coefficients(robot: Robot) -> tuple:
     """(F_c, F_v, F_off, F_st, F_st − F_c, k_st, B_st) of the joints (n each, float64), once per robot."""
-    Fc, Fv, Foff, Fst, kst, Bst = (getattr(robot, k)[robot.joint_frames] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
-    return Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst
+    Fc, Fv, Foff, Fst, kst, Bst = (getattr(robot, k)[robot.joint_frames]
+                                   for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst"))
+    return tuple(frozen(c) for c in (Fc, Fv, Foff, Fst, Fst - Fc, kst, Bst))  # read-only: shared by every call
 
 
 def friction_components(robot: Robot, qd, backend: ScalarBackend) -> list:
