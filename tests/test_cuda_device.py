@@ -130,3 +130,34 @@ def test_gpu_derivatives_and_kinematics_equal_numpy(index, dtype):
             a = cp.asnumpy(a)
             assert a.shape == b.shape and a.dtype == np.dtype(dtype)
             assert np.max(np.abs(a - b)) <= TOL[dtype] * max(1.0, np.max(np.abs(b))), kind
+
+
+def test_gpu_kernel_inside_jax_jit_and_its_derivative():
+    """``f.jax()`` on a GPU: the CUDA kernel launched by XLA inside ``jax.jit`` equals robodyn's inverse dynamics on
+    a batch, and its derivative (the kernels of ∂Γ/∂q, ∂Γ/∂q̇ and A) gives jax.jvp = ∂Γ/∂q dq + ∂Γ/∂q̇ dq̇ + A dq̈
+    and jax.grad = the transposed blocks applied to the cotangent, to rounding."""
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX has no GPU device here")
+    robot = ROBOTS[1]
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        g = rd.compile(robot, "inverse_dynamics", backend="cuda").jax()
+        q, qd, qdd = random_state(robot, 7, batch=(6,))
+        dq, dqd, dqdd = random_state(robot, 8, batch=(6,))
+        tau, dtau = jax.jit(lambda *x: jax.jvp(g, x[:3], x[3:]))(q, qd, qdd, dq, dqd, dqdd)
+        ref = rd.inverse_dynamics_derivatives(robot, q, qd, qdd)
+        A = rd.inertia_matrix(robot, q)
+        want = (np.einsum("...ij,...j->...i", ref.dtau_dq, dq) + np.einsum("...ij,...j->...i", ref.dtau_dqd, dqd)
+                + np.einsum("...ij,...j->...i", A, dqdd))
+        np.testing.assert_allclose(np.asarray(tau), rd.inverse_dynamics(robot, q, qd, qdd), rtol=TOL["float64"],
+                                   atol=TOL["float64"])
+        np.testing.assert_allclose(np.asarray(dtau), want, rtol=TOL["float64"], atol=TOL["float64"] * np.abs(want).max())
+        w = np.random.default_rng(9).uniform(-1, 1, robot.n)
+        grads = jax.jit(jax.grad(lambda *x: jnp.dot(g(*x), w), argnums=(0, 1, 2)))(q[0], qd[0], qdd[0])
+        for got, block in zip(grads, (ref.dtau_dq[0], ref.dtau_dqd[0], A[0])):
+            np.testing.assert_allclose(np.asarray(got), block.T @ w, rtol=TOL["float64"], atol=TOL["float64"])
+    finally:
+        jax.config.update("jax_enable_x64", before)

@@ -12,12 +12,11 @@ import pytest
 
 import robodyn as rd
 from robodyn.errors import InputError
-from robodyn.native.build import compile_library
 from robodyn.symbolic import cuda_jax
 from robodyn.symbolic.codegen import cuda_code
 from robodyn.symbolic.cuda import kernel_model
 from robodyn.symbolic.models import JOINT_ARGUMENTS
-from tests.support.kernels import needs_compiler
+from tests.support.kernels import host_launch, needs_compiler
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -31,36 +30,9 @@ def host_model(robot, kind, dtype="float64"):
     kernel text: the launch unpacks the kernel's parameter block as cuLaunchKernel would and runs every thread."""
     model, names, values = kernel_model(robot, kind)
     joint = JOINT_ARGUMENTS[kind]
-    source, _ = cuda_code.host_shim_source(model, "rd_kernel", dtype, joint, rows=True)
-    real = "double" if dtype == "float64" else "float"
-    places = cuda_code.layout(model, joint, dtype)
-    args, k = [], 1
-    for a, place in places.items():
-        if place != "by_value":
-            args.append(f"*(const {real} **)params[{k}]")
-            k += 1
-    if any(p == "by_value" for p in places.values()):
-        args.append(f"*(const rd_shared *)params[{k}]")
-        k += 1
-    args.append(f"*({real} **)params[{k}]")
-    launch = f"""
-int rd_test_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                   unsigned shared_memory, void *stream, void **params, void **extra) {{
-    (void)f; (void)gy; (void)gz; (void)by; (void)bz; (void)shared_memory; (void)stream; (void)extra;
-    long count = *(long *)params[0];
-    blockDim.x = bx;
-    for (unsigned b = 0; b < gx; ++b)
-        for (unsigned t = 0; t < bx; ++t) {{
-            blockIdx.x = b; threadIdx.x = t;
-            rd_kernel(count, {', '.join(args)});
-        }}
-    return 0;
-}}
-"""
-    ffi, lib, _ = compile_library(source + launch, "int rd_test_launch(void *, unsigned, unsigned, unsigned, "
-                                  "unsigned, unsigned, unsigned, unsigned, void *, void **, void **);")
+    launch, lib = host_launch(cuda_code.kernel_source(model, "rd_kernel", dtype, joint, rows=True))
     cuda_jax.register("cpu", TEST_TARGET)
-    index = cuda_jax.add_kernel(0, int(ffi.cast("uintptr_t", lib.rd_test_launch)), host=True)
+    index = cuda_jax.add_kernel(0, launch, host=True)
     stand_in = types.SimpleNamespace(model=model, joint_names=joint, dtype=np.dtype(dtype), robot=robot, kind=kind,
                                      parameter_names=names, nominal_parameters=values, _keep=lib)
     return stand_in, index

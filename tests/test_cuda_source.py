@@ -3,6 +3,8 @@ shim gives rd's numbers, in float64 and float32; the GPU itself is exercised by 
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import types
 
 import numpy as np
@@ -10,10 +12,12 @@ import pytest
 
 import robodyn as rd
 from robodyn.symbolic.codegen import cuda_code
+from robodyn.symbolic.cuda import kernel_model
 from robodyn.native.build import compile_library
 from robodyn.symbolic.codegen.c_code import parameter_names, with_parameter_input
 from robodyn.symbolic.models import customized_model
-from tests.support.kernels import needs_compiler
+from tests.support.kernels import host_launch, needs_compiler
+from tests.support.random_robots import random_robot
 
 
 def shim(model, dtype, per_state):
@@ -203,52 +207,111 @@ def test_forward_dynamics_kernel_flags_a_singular_pivot():
     assert flag < len(m.checks) and m.checks[flag][0] == "j2"
 
 
+#: cuLaunchKernel(f, grid x, y, z, block x, y, z, shared bytes, stream, kernelParams, extra)
+_LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *(ctypes.c_uint,) * 7, ctypes.c_void_p, ctypes.c_void_p,
+                           ctypes.c_void_p)
+
+
+class _FakeArray(np.ndarray):
+    """A NumPy array posing as a CuPy array: ``data.ptr`` is its address, which the host launch reads."""
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.ctypes.data)
+
+    def get(self):
+        return np.asarray(self)
+
+
+class _FakeCupy:
+    """Enough of CuPy for CudaModel's host side on a machine without a GPU: arrays are NumPy arrays with an
+    address; a kernel's launch is whatever the test makes of ``cuda_launch`` (a host launch of the kernel text)."""
+
+    ndarray = _FakeArray
+
+    class cuda:  # noqa: N801
+        class runtime:  # noqa: N801
+            freed = 0
+
+            @staticmethod
+            def getDeviceCount():
+                return 1
+
+            @classmethod
+            def free(cls, pointer):
+                cls.freed += 1
+
+        @staticmethod
+        def get_current_stream():
+            return types.SimpleNamespace(ptr=0)
+
+        class driver:  # noqa: N801
+            class CUDADriverError(RuntimeError):
+                def __init__(self, status):
+                    super().__init__(f"CUresult {status}")
+                    self.status = status
+
+            @classmethod
+            def launchKernel(cls, function, gx, gy, gz, bx, by, bz, shared_memory, stream, params, extra):  # noqa: N802
+                """cuLaunchKernel: ``function`` is the address of a host function with its signature."""
+                status = _LAUNCH(function)(function, gx, gy, gz, bx, by, bz, shared_memory, stream, params, extra)
+                if status:
+                    raise cls.CUDADriverError(status)
+
+    @staticmethod
+    def asarray(a, dtype=None):
+        return np.ascontiguousarray(a, dtype=dtype).view(_FakeArray)
+
+    @staticmethod
+    def empty(shape, dtype=None):
+        return np.empty(shape, dtype=dtype).view(_FakeArray)
+
+    @staticmethod
+    def full(shape, value, dtype=None):
+        return np.full(shape, value, dtype=dtype).view(_FakeArray)
+
+    @staticmethod
+    def ascontiguousarray(a):
+        return np.ascontiguousarray(a).view(_FakeArray)
+
+    broadcast_to, isfinite, all = staticmethod(np.broadcast_to), staticmethod(np.isfinite), staticmethod(np.all)
+
+    class RawKernel:
+        num_regs, local_size_bytes = 40, 0
+        kernel = types.SimpleNamespace(ptr=7)
+
+        def __init__(self, source, name, options=()):
+            self.source = source
+
+
 class HostRawKernel:
-    """``cupy.RawKernel`` on the CPU: the kernel text compiled as C (``RD_HOST_SHIM``) with a loop over the states;
-    the by-value struct arrives as a pointer and is passed on by value. With :func:`host_cupy` it runs
-    :class:`robodyn.symbolic.cuda.CudaModel`'s own Python (layouts, struct, flags, checks) without a GPU."""
+    """``cupy.RawKernel`` on the CPU: its ``kernel.ptr`` is a host function with ``cuLaunchKernel``'s signature that
+    runs the kernel text compiled as C (:func:`tests.support.kernels.host_launch`), built at the first use. With
+    :class:`_HostCupy` and the :func:`cuda_on_host` fixture it runs :class:`robodyn.symbolic.cuda.CudaModel`'s own
+    Python (layouts, struct, parameter block, flags, checks) without a GPU."""
+
+    num_regs, local_size_bytes = 40, 0
 
     def __init__(self, source, name, options=()):
-        import re
+        self.source, self.name = source, name
 
-        params = [p.strip() for p in re.search(r"RD_KERNEL void \w+\((.*?)\) \{", source).group(1).split(",")]
-        names = [p.split()[-1].lstrip("*") for p in params]
-        real = "double" if "typedef double real;" in source else "float"
-        host = [p.replace("const rd_shared shared", "const void *shared").replace("real", real).replace(
-            "__restrict__ ", "") for p in params]
-        call = ["*(const rd_shared *)shared" if nm == "shared" else nm for nm in names]
-        text = ("#define RD_HOST_SHIM\n" + source + f"void host({', '.join(host)}) {{ blockDim.x = 1; threadIdx.x = 0; "
-                f"for (long i = 0; i < count; ++i) {{ blockIdx.x = (unsigned int)i; {name}({', '.join(call)}); }} }}\n")
-        self.ffi, lib, _ = compile_library(text, f"void host({', '.join(host)});")
-        self.host = lib.host
-
-    def __call__(self, grid, block, args):
-        ctype = {np.dtype(np.float64): "double[]", np.dtype(np.float32): "float[]", np.dtype(np.int32): "int[]"}
-        cargs = []
-        for a in args:
-            if not isinstance(a, np.ndarray):
-                cargs.append(int(a))
-            elif a.dtype.names:  # the struct, by its address
-                cargs.append(self.ffi.cast("void *", self.ffi.from_buffer(a)))
-            else:
-                assert a.flags.c_contiguous
-                cargs.append(self.ffi.from_buffer(ctype[a.dtype], a))
-        self.host(*cargs)
+    @functools.cached_property
+    def kernel(self):
+        address, self._lib = host_launch(self.source, self.name)
+        return types.SimpleNamespace(ptr=address)
 
 
-def host_cupy():
-    import types
-
-    return types.SimpleNamespace(asarray=np.asarray, ascontiguousarray=np.ascontiguousarray, broadcast_to=np.broadcast_to,
-                                 empty=np.empty, full=np.full, all=np.all, isfinite=np.isfinite,
-                                 ndarray=type("DeviceArray", (), {}), RawKernel=HostRawKernel)
+class _HostCupy(_FakeCupy):
+    RawKernel = HostRawKernel
 
 
 @pytest.fixture
 def cuda_on_host(monkeypatch):
+    """CudaModel's launches run its kernel text on the CPU: CuPy faked, whose driver launch calls the host function
+    a kernel's address names."""
     from robodyn.symbolic import cuda
 
-    monkeypatch.setattr(cuda, "_cupy", host_cupy)
+    monkeypatch.setattr(cuda, "_cupy", lambda: _HostCupy)
 
 
 @needs_compiler
@@ -351,63 +414,70 @@ def test_rows_layout_indexes_states_as_rows():
     assert "count + i]" not in source and "shared.params[0]" in source
 
 
-class _FakeCupy:
-    """Enough of CuPy for CudaModel's host side on a machine without a GPU: arrays are NumPy arrays and a kernel
-    launch records its arguments."""
+@needs_compiler
+def test_cuda_model_launches_its_parameter_block(cuda_on_host):
+    """soa and the checked call through the kernel's parameter block (count, device addresses, the by-value
+    struct, out) equal robodyn's inverse dynamics; the struct is rebuilt when gravity or parameters change (a
+    stale struct would give the old robot's torques) and kept when they do not; out= and the arrays' layout are
+    checked before anything is launched."""
+    robot = rd.load("planar3r")
+    f = rd.compile(robot, "inverse_dynamics", backend="cuda")
+    q, qd, qdd = np.random.default_rng(2).uniform(-1, 1, (3, 5, 3))
+    cols = [_FakeCupy.asarray(a.T) for a in (q, qd, qdd)]
+    g, p = np.array(robot.gravity, float), np.asarray(f.nominal_parameters, float)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    np.testing.assert_allclose(f.soa(*cols, g, p).T, tau, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(f(q, qd, qdd), tau, rtol=1e-13, atol=1e-13)
+    struct = f._struct[1]
+    f.soa(*cols, g.copy(), p.copy())
+    assert f._struct[1] is struct  # equal values: the same struct, not copied again into the block
+    other = rd.inverse_dynamics(robot.replace(gravity=2 * g), q, qd, qdd)
+    np.testing.assert_allclose(f.soa(*cols, 2 * g, p).T, other, rtol=1e-13, atol=1e-13)
+    # Γ is linear in the parameters at fixed gravity
+    np.testing.assert_allclose(f.soa(*cols, 2 * g, 2 * p).T, 2 * other, rtol=1e-13, atol=1e-13)
+    out = _FakeCupy.empty((3, 5), np.float64)
+    assert f.soa(*cols, g, p, out=out) is out
+    np.testing.assert_allclose(out.T, tau, rtol=1e-13, atol=1e-13)
+    out[...] = 0.0
+    for bad in (np.empty((3, 4)).view(_FakeArray), _FakeCupy.empty((3, 5), np.float32),
+                _FakeCupy.empty((5, 3)).T):
+        with pytest.raises(rd.InputError, match="out must be a C-contiguous CuPy array of shape"):
+            f.soa(*cols, g, p, out=bad)
+    with pytest.raises(rd.InputError, match=r"C-contiguous arrays of shape \(m, 5\).*not C-contiguous"):
+        f.soa(_FakeCupy.asarray(q).T, *cols[1:], g, p, out=out)
+    with pytest.raises(rd.InputError, match=r"shape \(m, 5\).*got shape \(3, 4\)"):
+        f.soa(*cols[:2], _FakeCupy.asarray(qdd[:4].T), g, p, out=out)
+    assert not out.any()  # nothing was launched
+    assert f.soa(*(_FakeCupy.empty((3, 0)) for _ in range(3)), g, p).shape == (3, 0)
+    assert f.kernel_attributes() == {"registers": 40, "local_bytes": 0}
 
-    ndarray = np.ndarray
-    launches = []
 
-    class cuda:  # noqa: N801
-        class runtime:  # noqa: N801
-            @staticmethod
-            def getDeviceCount():
-                return 1
-
-    @staticmethod
-    def asarray(a, dtype=None):
-        return np.asarray(a, dtype=dtype)
-
-    @staticmethod
-    def empty(shape, dtype=None):
-        return np.empty(shape, dtype=dtype)
-
-    class RawKernel:
-        num_regs, local_size_bytes = 40, 0
-
-        def __init__(self, source, name, options=()):
-            self.source = source
-
-        def __call__(self, grid, block, args):
-            _FakeCupy.launches.append(args)
-
-
-def test_cuda_model_host_side_reuses_the_struct_only_for_equal_values(monkeypatch):
-    """The by-value struct is rebuilt when gravity or parameters change (a stale struct would silently give the
-    old robot's torques), kept when they do not, and out= is checked before anything is launched."""
+def test_cuda_model_launch_status(monkeypatch):
+    """A launch from a thread without a CUDA context (CUresult 201) makes the context and launches again; any other
+    failed launch is an error naming the CUresult."""
     import sys
 
+    from robodyn.symbolic import cuda
+
     monkeypatch.setitem(sys.modules, "cupy", _FakeCupy)
+    answers, driver = [], _FakeCupy.cuda.driver
+
+    def launch(*args):
+        status = answers.pop(0)
+        if status:
+            raise driver.CUDADriverError(status)
+
+    monkeypatch.setattr(driver, "launchKernel", launch)
     f = rd.compile(rd.load("planar3r"), "inverse_dynamics", backend="cuda")
-    q = np.zeros((3, 5))
+    q = _FakeCupy.empty((3, 5))
     g, p = np.array(f.robot.gravity, float), np.asarray(f.nominal_parameters, float)
+    answers[:] = [cuda.CUDA_ERROR_INVALID_CONTEXT, 0]
+    freed = _FakeCupy.cuda.runtime.freed
     f.soa(q, q, q, g, p)
-    f.soa(q, q, q, g.copy(), p.copy())
-    first, second = _FakeCupy.launches[-2][4], _FakeCupy.launches[-1][4]
-    assert second is first and np.array_equal(first["gravity"][0], g)
-    f.soa(q, q, q, 2 * g, p)
-    third = _FakeCupy.launches[-1][4]
-    assert np.array_equal(third["gravity"][0], 2 * g) and np.array_equal(third["params"][0], p)
-    f.soa(q, q, q, 2 * g, p + 1)
-    assert np.array_equal(_FakeCupy.launches[-1][4]["params"][0], p + 1)
-    out = np.empty((3, 5))
-    assert f.soa(q, q, q, g, p, out=out) is out and _FakeCupy.launches[-1][5] is out
-    count = len(_FakeCupy.launches)
-    for bad in (np.empty((3, 4)), np.empty((3, 5), np.float32), np.empty((5, 3)).T):
-        with pytest.raises(rd.InputError, match="out must be a C-contiguous CuPy array of shape"):
-            f.soa(q, q, q, g, p, out=bad)
-    assert len(_FakeCupy.launches) == count
-    assert f.kernel_attributes() == {"registers": 40, "local_bytes": 0}
+    assert not answers and _FakeCupy.cuda.runtime.freed == freed + 1
+    answers[:] = [700]
+    with pytest.raises(rd.RobodynError, match=r"CUDA inverse_dynamics: the kernel launch failed \(CUresult 700\)"):
+        f.soa(q, q, q, g, p)
 
 
 def test_cuda_model_jax_wires_the_derivative_with_the_same_parameters(monkeypatch):
@@ -416,11 +486,11 @@ def test_cuda_model_jax_wires_the_derivative_with_the_same_parameters(monkeypatc
     derivative kernels."""
     import sys
 
-    from robodyn.symbolic import cuda_jax
+    from robodyn.symbolic import cuda, cuda_jax
 
     monkeypatch.setitem(sys.modules, "cupy", _FakeCupy)
     made = []
-    monkeypatch.setattr(cuda_jax, "cuda_launch", lambda: 1)
+    monkeypatch.setattr(cuda, "cuda_launch", lambda: 1)  # f.jax() hands the driver's launch to XLA
     monkeypatch.setattr(cuda_jax, "register", lambda platform: None)
     monkeypatch.setattr(cuda_jax, "add_kernel", lambda function, launch: 0)
     monkeypatch.setattr(cuda_jax, "jax_function", lambda model, index, gravity, params: made.append(
@@ -430,11 +500,21 @@ def test_cuda_model_jax_wires_the_derivative_with_the_same_parameters(monkeypatc
     f = rd.compile(robot, "inverse_dynamics", backend="cuda")
     P = np.arange(1.0, len(f.parameter_names) + 1)
     g0 = np.array([0.0, -1.0, -9.0])
-    monkeypatch.setattr(_FakeCupy.RawKernel, "kernel", types.SimpleNamespace(ptr=7), raising=False)
     assert f.jax(gravity=g0, params=P) == ("inverse_dynamics", "inverse_dynamics_derivatives", "inertia_matrix")
     by_name = dict(zip(f.parameter_names, P))
     for kind, names, gravity, params in made[1:]:
         assert list(params) == [by_name[k] for k in names] and gravity is g0
     assert set(made[2][1]) < set(f.parameter_names)  # the inertia matrix has no friction parameters
+    # a parameter the inverse dynamics drops (no effect on Γ) but the inertia matrix's expressions keep: its
+    # robot-file value, where a lookup by name alone failed (KeyError 'MZ6' on a GPU)
+    made.clear()
+    robot = random_robot(11, nf=7, tree=True, fixed=True)
+    f = rd.compile(robot, "inverse_dynamics", backend="cuda")
+    f.jax(params=np.asarray(f.nominal_parameters) + 1)
+    inertia = made[2]
+    assert "MZ6" in inertia[1] and "MZ6" not in f.parameter_names
+    by_name = dict(zip(f.parameter_names, np.asarray(f.nominal_parameters) + 1))
+    nominal = dict(zip(*kernel_model(robot, "inertia_matrix")[1:]))
+    assert list(inertia[3]) == [by_name.get(k, nominal[k]) for k in inertia[1]]
     made.clear()
     assert rd.compile(robot, "gravity", backend="cuda").jax() == "gravity_torques" and len(made) == 1

@@ -60,3 +60,35 @@ def numpy_path(fn, *args, **kwargs):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROBODYN_NATIVE", "0")
         return fn(*args, **kwargs)
+
+
+
+def host_launch(source: str, name: str = "rd_kernel"):
+    """(address, library) of a host function with ``cuLaunchKernel``'s signature that runs kernel ``name`` of a
+    CUDA text on the CPU (compiled as C with ``RD_HOST_SHIM``): it unpacks the parameter block as the driver would,
+    each parameter from its address in the kernel's order (state count, arrays' addresses, the by-value struct,
+    outputs), and runs every thread of the grid. Keep the library alive while the address is used."""
+    import re
+
+    from robodyn.native.build import compile_library
+
+    signature = re.search(rf"RD_KERNEL void {name}\((.*?)\) {{", source).group(1)
+    types = [p.strip().rsplit(" ", 1)[0].replace("__restrict__", "").strip() for p in signature.split(",")]
+    unpack = ", ".join(f"*({t} *)params[{k}]" for k, t in enumerate(types))
+    launch = f"""
+int rd_test_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shared_memory, void *stream, void **params, void **extra) {{
+    (void)f; (void)gy; (void)gz; (void)by; (void)bz; (void)shared_memory; (void)stream; (void)extra;
+    blockDim.x = bx;
+    for (unsigned b = 0; b < gx; ++b)
+        for (unsigned t = 0; t < bx; ++t) {{
+            blockIdx.x = b; threadIdx.x = t;
+            {name}({unpack});
+        }}
+    return 0;
+}}
+"""
+    ffi, lib, _ = compile_library("#define RD_HOST_SHIM\n" + source + launch, "int rd_test_launch(void *, unsigned, "
+                                  "unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, "
+                                  "void **);")
+    return int(ffi.cast("uintptr_t", lib.rd_test_launch)), lib

@@ -11,11 +11,14 @@ generated and tested everywhere (:func:`robodyn.symbolic.codegen.cuda_code.host_
 
 from __future__ import annotations
 
+import ctypes
 import math
+import threading
 
 import numpy as np
 
 from robodyn.errors import InputError, RobodynError
+from robodyn.model.workspace import WORKSPACE
 from robodyn.symbolic.codegen import cuda_code
 from robodyn.symbolic.derivative_model import DERIVATIVE_KINDS, derivative_record, parameters_input_model
 from robodyn.symbolic.kinematics_model import KINEMATICS_KINDS, check_frame_point, kinematics_model
@@ -23,6 +26,9 @@ from robodyn.symbolic.models import JOINT_ARGUMENTS, canonical_kind, customized_
 
 #: threads per block
 BLOCK = 128
+
+#: CUresult of a launch from a thread where no CUDA context is current yet
+CUDA_ERROR_INVALID_CONTEXT = 201
 
 
 class CudaUnavailableError(RobodynError):
@@ -40,6 +46,51 @@ def _cupy():
     except Exception as exc:  # CuPy raises its own runtime errors when no driver or device is present
         raise CudaUnavailableError(f"backend='cuda': no usable CUDA device ({exc}); use backend='c'") from None
     return cupy
+
+
+def cuda_launch() -> int:
+    """The address of the CUDA driver's ``cuLaunchKernel``, loaded once per process."""
+    def load():
+        try:
+            return ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel, ctypes.c_void_p).value
+        except OSError as exc:
+            raise CudaUnavailableError(f"the CUDA driver (libcuda.so.1) cannot be loaded ({exc})") from None
+
+    return WORKSPACE.shared("cuLaunchKernel", load)
+
+
+class ParameterBlock:
+    """The parameters of one kernel as ``cuLaunchKernel`` takes them (an array of pointers to each parameter's
+    value: the state count, the arrays' device addresses, the by-value struct ``rd_shared``), made once per launch
+    plan and refilled at each call. CuPy's own launch converts every argument anew: on an H200's host that took
+    24 µs a call, where the GPU spends 8 µs on a batch of 10^4 states, and this block with CuPy's binding of
+    ``cuLaunchKernel`` 7 µs (docs/scaling.md, "Measured on a GPU").
+
+    ``inputs`` device addresses precede the struct (of ``struct_bytes``, 0 for none), ``outputs`` follow it: the
+    kernel's parameter order (:func:`robodyn.symbolic.codegen.cuda_code.kernel_source`)."""
+
+    def __init__(self, function: int, inputs: int, struct_bytes: int, outputs: int):
+        self._function, self._lock = function, threading.Lock()
+        self._count = ctypes.c_int64()
+        self._addresses = [ctypes.c_void_p() for _ in range(inputs + outputs)]
+        self._struct, self._held = ctypes.create_string_buffer(max(struct_bytes, 1)), None
+        values = [self._count, *self._addresses[:inputs], *([self._struct] if struct_bytes else []),
+                  *self._addresses[inputs:]]
+        self._params = (ctypes.c_void_p * len(values))(*map(ctypes.addressof, values))
+        self._address = ctypes.addressof(self._params)
+
+    def __call__(self, launch, count: int, addresses, struct, stream: int) -> None:
+        """Launch ``count`` states (one thread each) on ``stream`` with the arrays at ``addresses`` (inputs, then
+        outputs) and ``struct`` (a one-element structured array, or None) through ``launch`` (CuPy's
+        ``cuda.driver.launchKernel``, which raises on a failed launch)."""
+        with self._lock:  # the block is shared: fill and launch as one step (the driver copies it at the launch)
+            self._count.value = count
+            for slot, address in zip(self._addresses, addresses):
+                slot.value = address
+            if struct is not None and struct is not self._held:
+                ctypes.memmove(self._struct, struct.ctypes.data, struct.nbytes)
+                self._held = struct
+            launch(self._function, (count + BLOCK - 1) // BLOCK, 1, 1, BLOCK, 1, 1, 0, stream, self._address, 0)
 
 
 def kernel_model(robot, kind: str, parameters: str = "standard", frame=None, point=None):
@@ -139,7 +190,7 @@ class CudaModel:
     def _launch(self, arrays, out=None):
         """(output (output size, count), device flag of the lowest failed pivot check or None)."""
         cp = self._cp
-        kernel, shared, pointers, values = self._plan(tuple(a.ndim == 2 for a in arrays))
+        block, shared, pointers, values = self._plan(tuple([a.ndim == 2 for a in arrays]))
         count = arrays[pointers[0]].shape[1]
         size = (self._size, count)
         if out is None:
@@ -147,35 +198,59 @@ class CudaModel:
         elif not (isinstance(out, cp.ndarray) and out.shape == size and out.dtype == self.dtype
                   and out.flags.c_contiguous):
             raise InputError(f"out must be a C-contiguous CuPy array of shape {size} and dtype {self.dtype}")
-        args = [np.int64(count)] + [cp.asarray(arrays[k], dtype=self.dtype) for k in pointers]
-        if values:
-            args.append(self._by_value(shared, [arrays[k] for k in values]))
-        args.append(out)
+        addresses = [self._device(arrays[k], count).data.ptr for k in pointers]
+        struct = self._by_value(shared, [arrays[k] for k in values]) if values else None
+        addresses.append(out.data.ptr)
         singular = None
         if self.model.checks:
             singular = cp.full(1, len(self.model.checks), dtype=np.int32)
-            args.append(singular)
-        grid = (count + BLOCK - 1) // BLOCK
-        if grid:
-            kernel((grid,), (BLOCK,), tuple(args))
+            addresses.append(singular.data.ptr)
+        if count:
+            driver, stream = cp.cuda.driver, cp.cuda.get_current_stream().ptr
+            try:
+                block(driver.launchKernel, count, addresses, struct, stream)
+            except driver.CUDADriverError as exc:
+                if getattr(exc, "status", None) != CUDA_ERROR_INVALID_CONTEXT:
+                    raise RobodynError(f"CUDA {self.kind}: the kernel launch failed ({exc})") from None
+                cp.cuda.runtime.free(0)  # a thread that has not used CUDA yet: make its context current
+                block(driver.launchKernel, count, addresses, struct, stream)
         return out, singular
 
+    def _device(self, a, count: int):
+        """The GPU array of an argument of :meth:`soa`: (m, count) per state or (m,) shared, C-contiguous (the
+        kernel reads entry k of state i at k*count + i), in the model's dtype. Kept when it is one already: the
+        arrays passed from call to call to the same (preallocated) places."""
+        if type(a) is not self._cp.ndarray or a.dtype != self.dtype:
+            a = self._cp.asarray(a, dtype=self.dtype)
+        if not a.flags.c_contiguous or (a.ndim == 2 and a.shape[1] != count):
+            raise InputError(f"soa takes C-contiguous arrays of shape (m, {count}) per state and (m,) shared; got "
+                             f"shape {a.shape}{'' if a.flags.c_contiguous else ' (not C-contiguous)'}")
+        return a
+
     def _plan(self, per_state):
-        """(kernel, struct type, indices of the arguments passed as pointers, the first a per-state one, indices
-        of those passed by value) for the arguments whose ``per_state`` flags are given, kept: working them out
-        costs more host time than launching a small batch."""
+        """(parameter block, struct type, indices of the arguments passed as pointers, the first a per-state one,
+        indices of those passed by value) for the arguments whose ``per_state`` flags are given, kept: working them
+        out costs more host time than launching a small batch."""
         if per_state not in self._plans:
             names = [a.name for a in self.model.arguments]
             _, kernel, shared, places = self._kernel([n for n, flag in zip(names, per_state) if flag])
-            self._plans[per_state] = (kernel, shared, [k for k, n in enumerate(names) if places[n] != "by_value"],
+            pointers = [k for k, n in enumerate(names) if places[n] != "by_value"]
+            block = ParameterBlock(kernel.kernel.ptr, len(pointers), shared.itemsize if shared.names else 0,
+                                   1 + bool(self.model.checks))
+            self._plans[per_state] = (block, shared, pointers,
                                       [k for k, n in enumerate(names) if places[n] == "by_value"])
         return self._plans[per_state]
 
     def _by_value(self, shared, arrays):
         """The struct ``shared`` of the values passed by value, reused while they stay the same: filling a NumPy
-        structured array costs more host time than the launch of a small batch."""
-        values = [np.asarray(a.get() if hasattr(a, "get") else a, dtype=self.dtype) for a in arrays]
-        key = (shared, tuple(v.tobytes() for v in values))
+        structured array costs more host time than the launch of a small batch (the key is built in a plain loop:
+        a generator costs a microsecond here)."""
+        values, key = [], [shared]
+        for a in arrays:
+            if type(a) is not np.ndarray or a.dtype != self.dtype:
+                a = np.asarray(a.get() if hasattr(a, "get") else a, dtype=self.dtype)
+            values.append(a)
+            key.append(a.tobytes())
         if self._struct is None or self._struct[0] != key:
             self._struct = (key, cuda_code.shared_value(shared, values))
         return self._struct[1]
@@ -225,22 +300,23 @@ class CudaModel:
         if self.model.checks:
             raise InputError(f"CUDA {self.kind} checks pivots, which the JAX call does not report; call the "
                              "model itself (CuPy arrays) or use backend='jax'")
-        try:
-            launch = cuda_jax.cuda_launch()
-        except OSError as exc:
-            raise CudaUnavailableError(f"f.jax(): the CUDA driver (libcuda.so.1) cannot be loaded ({exc})") from None
+        launch = cuda_launch()
         kernel = self._kernel(self.joint_names, rows=True)[1]
         cuda_jax.register("CUDA")
         index = cuda_jax.add_kernel(kernel.kernel.ptr, launch)
         f = cuda_jax.jax_function(self, index, gravity, params)
         if self.kind != "inverse_dynamics":
             return f
-        # the derivative's kernels, with the same gravity and parameters (matched by name)
+        # the derivative's kernels, with the same gravity and parameters (matched by name); a parameter that only
+        # they take has no effect on Γ, hence none on its derivatives (the inertia matrix's expressions can keep
+        # terms that cancel, e.g. MZ of a prismatic leaf link's axis), and keeps its robot-file value
         values = dict(zip(self.parameter_names, np.asarray(self.nominal_parameters if params is None else params,
                                                            dtype=float)))
         made = [CudaModel(self.robot, kind, self.parameters, self.dtype.name)
                 for kind in ("inverse_dynamics_derivatives", "inertia_matrix")]
-        derivatives, inertia = (m.jax(gravity=gravity, params=[values[k] for k in m.parameter_names]) for m in made)
+        derivatives, inertia = (m.jax(gravity=gravity, params=[values.get(k, v) for k, v in
+                                                               zip(m.parameter_names, m.nominal_parameters)])
+                                for m in made)
         return cuda_jax.with_derivative(f, derivatives, inertia)
 
     def __repr__(self) -> str:

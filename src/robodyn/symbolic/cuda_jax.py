@@ -15,7 +15,6 @@ jaxlib's FFI header (robodyn's compile cache) and registered with XLA for CUDA u
 from __future__ import annotations
 
 import math
-import ctypes
 import hashlib
 from importlib import resources
 from pathlib import Path
@@ -65,12 +64,6 @@ def register(platform: str, name: str = TARGET) -> None:
         return True
 
     WORKSPACE.shared(("xla_ffi_target", platform, name), make)
-
-
-def cuda_launch() -> int:
-    """The address of the CUDA driver's ``cuLaunchKernel`` (OSError when the driver is not there)."""
-    return WORKSPACE.shared("cuLaunchKernel", lambda: ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel,
-                                                                   ctypes.c_void_p).value)
 
 
 def add_kernel(function: int, launch: int, host: bool = False) -> int:
