@@ -62,9 +62,10 @@ def cuda_launch() -> int:
 class ParameterBlock:
     """The parameters of one kernel as ``cuLaunchKernel`` takes them (an array of pointers to each parameter's
     value: the state count, the arrays' device addresses, the by-value struct ``rd_shared``), made once per launch
-    plan and refilled at each call. CuPy's own launch converts every argument anew: on an H200's host that took
-    24 µs a call, where the GPU spends 8 µs on a batch of 10^4 states, and this block with CuPy's binding of
-    ``cuLaunchKernel`` 7 µs (docs/scaling.md, "Measured on a GPU").
+    plan and refilled at each call. CuPy's own kernel call converts every argument anew: on an H200's host a call
+    of :meth:`CudaModel.soa` took 23.5 µs of host time that way and 16.9 µs with this block and CuPy's binding of
+    ``cuLaunchKernel``, where the GPU spends 8 µs on a batch of 10^4 states (docs/scaling.md, "Measured on a
+    GPU").
 
     ``inputs`` device addresses precede the struct (of ``struct_bytes``, 0 for none), ``outputs`` follow it: the
     kernel's parameter order (:func:`robodyn.symbolic.codegen.cuda_code.kernel_source`)."""
@@ -198,13 +199,14 @@ class CudaModel:
         elif not (isinstance(out, cp.ndarray) and out.shape == size and out.dtype == self.dtype
                   and out.flags.c_contiguous):
             raise InputError(f"out must be a C-contiguous CuPy array of shape {size} and dtype {self.dtype}")
-        addresses = [self._device(arrays[k], count).data.ptr for k in pointers]
+        # held until the launch is queued: a converted array freed earlier could hand its memory to the next
+        # allocation (CuPy's pool orders reuse by stream, after the launch)
+        inputs = [self._device(arrays[k], count) for k in pointers]
         struct = self._by_value(shared, [arrays[k] for k in values]) if values else None
-        addresses.append(out.data.ptr)
         singular = None
         if self.model.checks:
             singular = cp.full(1, len(self.model.checks), dtype=np.int32)
-            addresses.append(singular.data.ptr)
+        addresses = [a.data.ptr for a in inputs] + [out.data.ptr] + ([singular.data.ptr] if self.model.checks else [])
         if count:
             driver, stream = cp.cuda.driver, cp.cuda.get_current_stream().ptr
             try:
