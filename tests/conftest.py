@@ -25,11 +25,38 @@ def pytest_configure(config):
     """ROBODYN_CACHE names a folder of the session's temporary folder before anything compiles: robodyn's generic
     kernels, built while the tests are collected (tests/support/kernels.py), and the processes the tests start
     never write into the user's cache (~/.cache/robodyn).  Set in the main process, before pytest-xdist starts its
-    workers: they inherit it and share the one folder (builds of one library hold a lock)."""
+    workers: they inherit it and share the one folder (builds of one library hold a lock).  ROBODYN_TEST_CACHE,
+    when set, names that folder instead: .ci/run gives its two runs of the suite one folder, so that the second
+    loads (after verifying them) the builds of the first instead of compiling them again."""
     global SESSION_CACHE
     inherited = os.environ.get("ROBODYN_CACHE", "") if hasattr(config, "workerinput") else ""
-    SESSION_CACHE = inherited or str(config._tmp_path_factory.getbasetemp() / "robodyn-cache")
+    SESSION_CACHE = (inherited or os.environ.get("ROBODYN_TEST_CACHE", "")
+                     or str(config._tmp_path_factory.getbasetemp() / "robodyn-cache"))
     os.environ["ROBODYN_CACHE"] = SESSION_CACHE
+
+
+@pytest.hookimpl(trylast=True)  # after -m has deselected what it names
+def pytest_collection_modifyitems(config, items):
+    """ROBODYN_TEST_FLOOR=1 (.ci/run's run with the lowest versions pyproject.toml allows): one case of each test
+    function, the first collected. Every test then runs against the floors, and its other cases, the same
+    third-party calls on other data, run with the newest versions. The choice is the same in every pytest-xdist
+    worker (each collects alone)."""
+    if os.environ.get("ROBODYN_TEST_FLOOR", "") != "1":
+        return
+    keep, drop = first_cases(items)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def first_cases(items):
+    """(the first collected case of each test function, the others): cases share the node id before ``[``."""
+    seen, keep, drop = set(), [], []
+    for item in items:
+        key = item.nodeid.split("[", 1)[0]
+        (drop if key in seen else keep).append(item)
+        seen.add(key)
+    return keep, drop
 
 
 @pytest.fixture(autouse=True)

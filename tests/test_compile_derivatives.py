@@ -33,6 +33,7 @@ def test_derivative_models_equal_the_analytic_derivatives(seed, kind):
     assert _rel(out, np.concatenate(list(ref), axis=-2)) < 1e-12
 
 
+@pytest.mark.slow
 @needs_compiler
 @pytest.mark.parametrize("kind", KINDS)
 def test_compiled_c_derivatives(kind):
@@ -101,8 +102,7 @@ def test_compile_kinematics_options_are_checked():
         rd.compile(robot, "jacobian", backend="numpy", frame=9)
 
 
-@pytest.mark.parametrize("backend", [pytest.param("c", marks=needs_compiler),
-                                     "numpy"])
+@pytest.mark.parametrize("backend", [pytest.param("c", marks=[needs_compiler, pytest.mark.slow]), "numpy"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_derivatives_with_parameters_as_input(kind, backend):
     """parameters_input=True: ``params`` None is the robot file; the parameters of a robot whose links, rotors and

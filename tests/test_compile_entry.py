@@ -53,7 +53,7 @@ def accelerations_close(robot, q, qd, tau, got, want, tol=1e-12, **kw):
 JOINTS = {"inverse_dynamics": 3, "bias": 2, "gravity": 1, "inertia_matrix": 1, "forward_dynamics": 3, "regressor": 3}
 
 
-@pytest.mark.parametrize("parameters", ["standard", "base"])
+@pytest.mark.parametrize("parameters", ["standard", pytest.param("base", marks=pytest.mark.slow)])
 def test_single_state_of_every_kind_equals_batch_and_numeric(parameters):
     """planar3r (a fixed tip frame: nf = 4 wrench rows for n = 3 joints): for every kind, one 1-D state is
     served by the C entry and equals row k of the batched call and the numeric function, with and without

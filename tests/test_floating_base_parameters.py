@@ -66,7 +66,7 @@ def test_revolute_child_of_the_base_groups_into_the_base_body():
 
 
 @pytest.mark.filterwarnings("ignore:robot 'anymal'")
-@pytest.mark.parametrize("name", ["solo12.urdf", "anymal.urdf"])
+@pytest.mark.parametrize("name", ["solo12.urdf", pytest.param("anymal.urdf", marks=pytest.mark.slow)])
 def test_closed_form_rules_equal_qr_on_quadrupeds(name):
     robot = legged_robot(name)
     rules = _check(robot, friction=True, qr=name == "solo12.urdf")

@@ -19,6 +19,7 @@ from tests.support.floating import legged_robot, random_floating, random_free_st
 from tests.support.kernels import needs_compiler
 
 
+@pytest.mark.slow
 @needs_compiler
 @pytest.mark.parametrize("seed", [5, 6])
 def test_compiled_floating_inverse_dynamics_equals_the_numeric_one(seed):
@@ -70,6 +71,7 @@ def test_compiled_floating_errors():
         f(q, v)
 
 
+@pytest.mark.slow
 @needs_compiler
 def test_compiled_quadruped_inverse_dynamics():
     robot = legged_robot("solo12.urdf")
@@ -78,6 +80,7 @@ def test_compiled_quadruped_inverse_dynamics():
     assert_rel(f(q, v, a), rd.floating.floating_inverse_dynamics(robot, q, v, a), 1e-12)
 
 
+@pytest.mark.slow
 @needs_compiler
 @pytest.mark.parametrize("seed", [5, 6])
 def test_compiled_floating_forward_dynamics_inverts_the_inverse_dynamics(seed):
@@ -159,7 +162,7 @@ _NUMERIC = {"inverse_dynamics": (rd.floating.floating_inverse_dynamics, lambda q
             "forward_dynamics": (rd.floating.floating_forward_dynamics, lambda q, v, a, tau: (q, v, tau))}
 
 
-@pytest.mark.parametrize("backend", [pytest.param("c", marks=needs_compiler), "numpy"])
+@pytest.mark.parametrize("backend", [pytest.param("c", marks=[needs_compiler, pytest.mark.slow]), "numpy"])
 @pytest.mark.parametrize("kind", list(_NUMERIC))
 def test_compiled_floating_models_write_into_out(kind, backend):
     """out= as for fixed bases: the result written into the caller's array, which is returned, equal bit for bit

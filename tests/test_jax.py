@@ -164,6 +164,7 @@ def test_jacobian_is_the_derivative_of_the_frame_pose():
     np.testing.assert_allclose(jnp.stack([W[2, 1], W[0, 2], W[1, 0]]), J[3:], rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("robot", [ROBOT, CHAIN], ids=["tree", "panda"])
 def test_forward_dynamics_derivatives_equal_the_analytic_ones_in_a_batch(robot):
     """jax.vmap(jax.jacrev(forward_dynamics)) (the implicit-function rule) = rd.forward_dynamics_derivatives.
@@ -185,6 +186,7 @@ def test_forward_dynamics_derivatives_equal_the_analytic_ones_in_a_batch(robot):
     np.testing.assert_allclose(dg @ robot.gravity, rd.gravity_torques(robot, q[0]), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_hessian_of_forward_dynamics_against_differences_of_the_analytic_derivatives():
     """jax.hessian(q ↦ q̈) = central differences of rd.forward_dynamics_derivatives' ∂q̈/∂q (h = 1e-5: truncation
     h² |q̈'''| / 6 and rounding ε |∂q̈/∂q| / h both below 1e-9 of the largest entry), symmetric in its last two axes."""

@@ -101,6 +101,7 @@ def test_jax_backend_errors():
 
 
 
+@pytest.mark.slow
 def test_derivatives_equal_the_analytic_ones_to_second_order():
     """jacrev and hessian of the compiled functions (their derivatives come from the loop-free recursions,
     robodyn.symbolic.jax_model's notes) equal rd.inverse_dynamics_derivatives / rd.forward_dynamics_derivatives to

@@ -192,6 +192,7 @@ def test_cli_view_takes_package_folders(tmp_path):
     assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1, bad.output
 
 
+@pytest.mark.slow
 def test_meshes_in_a_real_browser():
     from tests.test_viewer import _chrome, _screenshot, _wait_for_canvas
 
