@@ -226,7 +226,8 @@ class _FakeArray(np.ndarray):
 
 class _FakeCupy:
     """Enough of CuPy for CudaModel's host side on a machine without a GPU: arrays are NumPy arrays with an
-    address; a kernel's launch is whatever the test makes of ``cuda_launch`` (a host launch of the kernel text)."""
+    address; the driver's launch calls the host function a kernel's address names (:class:`HostRawKernel`'s), and
+    this class's own kernels are never launched."""
 
     ndarray = _FakeArray
 

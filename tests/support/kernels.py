@@ -62,7 +62,6 @@ def numpy_path(fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
-
 def host_launch(source: str, name: str = "rd_kernel"):
     """(address, library) of a host function with ``cuLaunchKernel``'s signature that runs kernel ``name`` of a
     CUDA text on the CPU (compiled as C with ``RD_HOST_SHIM``): it unpacks the parameter block as the driver would,

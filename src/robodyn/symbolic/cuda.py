@@ -201,12 +201,13 @@ class CudaModel:
             raise InputError(f"out must be a C-contiguous CuPy array of shape {size} and dtype {self.dtype}")
         # held until the launch is queued: a converted array freed earlier could hand its memory to the next
         # allocation (CuPy's pool orders reuse by stream, after the launch)
-        inputs = [self._device(arrays[k], count) for k in pointers]
+        arguments = [self._device(arrays[k], count) for k in pointers] + [out]
         struct = self._by_value(shared, [arrays[k] for k in values]) if values else None
         singular = None
         if self.model.checks:
             singular = cp.full(1, len(self.model.checks), dtype=np.int32)
-        addresses = [a.data.ptr for a in inputs] + [out.data.ptr] + ([singular.data.ptr] if self.model.checks else [])
+            arguments.append(singular)
+        addresses = [a.data.ptr for a in arguments]
         if count:
             driver, stream = cp.cuda.driver, cp.cuda.get_current_stream().ptr
             try:
