@@ -21,6 +21,7 @@ from robodyn import native
 from robodyn.dynamics import task_space
 from robodyn.kinematics import forward_kinematics, link_velocities
 from robodyn.model.workspace import Workspace
+from robodyn.native import build
 from robodyn.native.build import CompileError, CompileTimeoutError
 from tests.support.floating import random_floating, random_free_state
 from tests.support.random_robots import random_robot
@@ -32,11 +33,12 @@ def fake_build(monkeypatch, tmp_path):
     Python's headers named, so that this runs where there are none)."""
     monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
     monkeypatch.setattr(native, "python_flags", lambda: ["-I/usr/include/python3", "-DRD_PYTHON"])
-    monkeypatch.setattr(native, "find_compiler", lambda: str(tmp_path / "cc"))
+    monkeypatch.setattr(build, "find_compiler", lambda: str(tmp_path / "cc"))
     monkeypatch.setattr(native, "WORKSPACE", Workspace())  # put back after the test
     calls, outcome = [], {"threaded": CompileError("no pthread.h"), "serial": CompileError("cc: internal error")}
 
-    def build_library(source, flags, description, prefix):
+    def build_library(source, flags, description, prefix, parallel):
+        assert parallel == build.PARALLEL  # each build tries the parallel code generation first (test_parallel_build)
         kind = "threaded" if "-DRD_THREADS" in flags else "serial"
         calls.append(kind)
         raise outcome[kind]
@@ -59,7 +61,7 @@ def test_a_failure_lasts_for_the_process_and_the_next_one_tries_again(fake_build
     assert not native.available()
     # the threaded build failed for good reasons (remembered for a while, per compiler); the serial one is retried
     assert calls == ["threaded", "serial", "serial"]
-    assert len(list(cache.glob("rdgeneric_*.failed"))) == 1
+    assert len(list(cache.glob("refused_*.failed"))) == 1
 
 
 def test_a_timeout_is_not_remembered(fake_build, monkeypatch):
@@ -75,7 +77,7 @@ def test_a_timeout_is_not_remembered(fake_build, monkeypatch):
 def test_an_old_failure_or_another_compiler_is_tried_again(fake_build, monkeypatch, tmp_path):
     calls, outcome, cache = fake_build
     native.available()
-    (marker,) = cache.glob("rdgeneric_*.failed")
+    (marker,) = cache.glob("refused_*.failed")
     _new_process(monkeypatch)
     old = time.time() - native.FAILED_TTL - 60
     os.utime(marker, (old, old))
@@ -84,10 +86,10 @@ def test_an_old_failure_or_another_compiler_is_tried_again(fake_build, monkeypat
     assert marker.exists() and time.time() - marker.stat().st_mtime < 60
     compiler = tmp_path / "cc-13"
     compiler.write_text("#!/bin/sh\n")
-    monkeypatch.setattr(native, "find_compiler", lambda: str(compiler))  # an updated or another compiler
+    monkeypatch.setattr(build, "find_compiler", lambda: str(compiler))  # an updated or another compiler
     _new_process(monkeypatch)
     native.available()
-    assert calls[-2:] == ["threaded", "serial"] and len(list(cache.glob("rdgeneric_*.failed"))) == 2
+    assert calls[-2:] == ["threaded", "serial"] and len(list(cache.glob("refused_*.failed"))) == 2
 
 
 def test_a_cached_library_that_does_not_import_is_a_robodyn_error(fake_build, monkeypatch):
@@ -99,7 +101,7 @@ def test_a_cached_library_that_does_not_import_is_a_robodyn_error(fake_build, mo
     calls, outcome, cache = fake_build
     library = cache / "rdgeneric_cached.so"
     library.write_bytes(b"\x7fELF")
-    monkeypatch.setattr(native, "build_library", lambda source, flags, description, prefix: library)
+    monkeypatch.setattr(native, "build_library", lambda source, flags, description, prefix, parallel: library)
 
     def broken(self, spec):
         raise ImportError("undefined symbol: rd_kernel")

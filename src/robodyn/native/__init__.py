@@ -31,8 +31,7 @@ cache folder (``$ROBODYN_CACHE``, else ``~/.cache/robodyn``), keyed by a hash of
 and verified by its SHA-256 before it is loaded.  The loaded module, or why it cannot load, is kept for the process
 in robodyn's one workspace (:meth:`robodyn.model.workspace.Workspace.shared`). :func:`available` says whether it
 can be used (a C compiler and Python's C headers are needed); a failed build is tried again by the next process (a
-failed *threaded* build of one compiler binary is skipped for :data:`FAILED_TTL`, then tried again).  The friction
-law in C is :func:`robodyn.model.friction.friction_law`, Stribeck term included.
+failed *threaded* build of one compiler binary is skipped for :data:`FAILED_TTL`, then tried again).  The friction law in C is :func:`robodyn.model.friction.friction_law`, Stribeck term included.
 Whether robodyn's own functions hand a call to these kernels is decided by :mod:`robodyn.dynamics.executor`.
 """
 
@@ -45,10 +44,8 @@ import importlib.machinery
 import importlib.util
 import math
 import os
-import time
 import types
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
@@ -56,8 +53,8 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.arrays import check_out, singular_model_error
 from robodyn.threads import thread_count, usable_cores
 from robodyn.errors import InputError, ModelError, NumericOverflowError, RobodynError
-from robodyn.native.build import (FLAGS, CompileError, CompileTimeoutError, build_library, cache_dir, cache_key,
-                                  find_compiler, numpy_flags, python_flags)
+from robodyn.native.build import (FLAGS, PARALLEL, REFUSED_TTL, CompileError, CompileTimeoutError, build_library,
+                                  numpy_flags, python_flags, recently_refused, refused_marker)
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
 
@@ -132,38 +129,16 @@ def _load_or_error():
         return str(exc)
 
 
+#: the kernels' library compiled with POSIX threads (a batch split over threads)
+THREADS = ["-DRD_THREADS", "-pthread"]
 #: How long a failed threaded build of the generic kernels is remembered (s): later processes then build serially
 #: without trying threads again; after it (or with another compiler binary) the threaded build is tried again.
-FAILED_TTL = 24 * 3600.0
-
-
-def _failed_marker(source: str, flags: list) -> Path:
-    """The file remembering a failed build of ``flags`` by this compiler binary (its path, size and time stamp, so
-    that an updated compiler is a new key)."""
-    compiler = find_compiler()
-    try:
-        st = os.stat(compiler)
-        identity = f"{compiler}:{st.st_size}:{st.st_mtime_ns}"
-    except OSError:
-        identity = compiler
-    return Path(cache_dir()) / f"rdgeneric_{cache_key(source, identity, flags)[:32]}.failed"
-
-
-def _recent(marker: Path) -> bool:
-    """Whether ``marker`` exists and is younger than :data:`FAILED_TTL` (an older one is removed)."""
-    try:
-        age = time.time() - marker.stat().st_mtime
-    except OSError:
-        return False
-    if 0 <= age < FAILED_TTL:
-        return True
-    with contextlib.suppress(OSError):
-        marker.unlink()
-    return False
+FAILED_TTL = REFUSED_TTL
 
 
 def _load():
-    """Build the library into the cache when needed (with POSIX threads where the system has them) through
+    """Build the library into the cache when needed (with POSIX threads where the system has them, its code
+    generated on every core where the compiler can: :data:`robodyn.native.build.PARALLEL`) through
     robodyn's one build path (:func:`robodyn.native.build.build_library`: lock, SHA-256-verified cache,
     compiler killed with Python), and load it."""
     python = [f for f in python_flags() if f != "-DRD_PYTHON"]
@@ -172,18 +147,18 @@ def _load():
                                      "are a Python extension module (install the python3-dev package)")
     source = _source()
     errors = []
-    for threads in (["-DRD_THREADS", "-pthread"], []):
+    for threads in (THREADS, []):
         flags = [*FLAGS, *threads, *python, *numpy_flags(), f"-DRD_MODULE={_MODULE_SHORT}"]
         try:
             # a threaded build this compiler failed (e.g. no POSIX threads) is skipped for FAILED_TTL, then tried
             # again; the serial build is never skipped: a failure of it lasts for this process only
-            failed = _failed_marker(source, flags) if threads else None
-            if failed is not None and _recent(failed):
+            failed = refused_marker(source, flags) if threads else None
+            if failed is not None and recently_refused(failed):
                 errors.append(f"a threaded build failed less than {FAILED_TTL / 3600:g} h ago ({failed})")
                 continue
             try:
                 lib_path = build_library(source, flags, description="building robodyn's generic kernels",
-                                         prefix="rdgeneric")
+                                         prefix="rdgeneric", parallel=PARALLEL)
             except CompileTimeoutError as exc:  # transient (a loaded machine): not remembered
                 errors.append(str(exc))
                 continue

@@ -1,0 +1,83 @@
+"""The parallel build (robodyn.native.build.PARALLEL: GCC's -flto=auto, the code generation of a library's functions
+spread over every core): tried first; a compiler that refuses it builds the library without it, and that compiler
+binary skips it afterwards (for REFUSED_TTL).  A customized model's library built either way computes the same
+numbers, bit for bit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn.native import build
+from tests.support.kernels import needs_compiler
+
+SOURCE = "double rd_twice(double x) { return 2.0 * x; }\n"
+
+
+def _compiler(tmp_path, refuse: bool):
+    """A compiler driver that logs its arguments and, with ``refuse``, fails on -flto=auto as an older Clang does."""
+    real = shutil.which(os.environ.get("CC", "")) or shutil.which("cc") or shutil.which("gcc")
+    log = tmp_path / "calls.log"
+    script = tmp_path / "cc-wrapper"
+    refusal = ('case " $* " in *" -flto=auto "*) echo "error: unsupported argument \'auto\' to option \'-flto=\'" >&2; '
+               'exit 1;; esac\n') if refuse else ""
+    script.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n{refusal}exec "{real}" "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script, log
+
+
+@needs_compiler
+@pytest.mark.parametrize("refuse", [False, True])
+def test_the_parallel_build_is_tried_first_and_a_refusal_is_remembered(tmp_path, monkeypatch, refuse):
+    compiler, log = _compiler(tmp_path, refuse)
+    monkeypatch.setenv("CC", str(compiler))
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path / "cache"))
+    flags = ["-O2", "-std=c99", "-shared", "-fPIC"]
+    first = build.build_library(SOURCE, flags, parallel=build.PARALLEL)
+    calls = log.read_text().splitlines()
+    assert first.is_file() and "-flto=auto" in calls[0]
+    marker = build.refused_marker("parallel build", build.PARALLEL)
+    # refused: built again without the flag, and remembered; accepted: one build, nothing remembered
+    assert len(calls) == (2 if refuse else 1) and ("-flto=auto" in calls[-1]) is not refuse
+    assert marker.exists() is refuse
+    second = build.build_library(SOURCE.replace("2.0", "3.0"), flags, parallel=build.PARALLEL)
+    calls = log.read_text().splitlines()
+    assert second.is_file() and second != first
+    assert ("-flto=auto" in calls[-1]) is not refuse and len(calls) == (3 if refuse else 2)
+    if refuse:  # after REFUSED_TTL the compiler is asked again
+        old = marker.stat().st_mtime - build.REFUSED_TTL - 60
+        os.utime(marker, (old, old))
+        build.build_library(SOURCE.replace("2.0", "4.0"), flags, parallel=build.PARALLEL)
+        assert "-flto=auto" in log.read_text().splitlines()[-2]
+
+
+@needs_compiler
+def test_a_source_that_does_not_compile_raises_its_own_error_and_blames_no_flag(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path))
+    with pytest.raises(build.CompileError, match="failed on the generated model"):
+        build.build_library("int f(void) { return undeclared; }\n", ["-std=c99", "-shared", "-fPIC"],
+                            parallel=build.PARALLEL)
+    assert not build.refused_marker("parallel build", build.PARALLEL).exists()
+
+
+@needs_compiler
+def test_a_model_built_in_parallel_computes_what_the_serial_build_does(tmp_path, monkeypatch):
+    """Panda's inverse dynamics (a source above PARALLEL_SOURCE) built with and without the parallel flags: every
+    output bit for bit equal, batched (the four-lane function, its AVX2 clone where the CPU has AVX2) and one state
+    (the scalar function)."""
+    robot = rd.load("panda")
+    q, qd, qdd = np.random.default_rng(4).uniform(-2.0, 2.0, (3, 9, robot.n))
+    results, sizes = [], []
+    for parallel in (build.PARALLEL_MODEL, ()):
+        monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path / f"cache{len(parallel)}"))
+        monkeypatch.setattr(build, "parallel_for", lambda source, p=parallel: sizes.append(len(source)) or p)
+        f = rd.compile(robot, "inverse_dynamics")
+        results.append([f(q, qd, qdd), f(q[3], qd[3], qdd[3])])
+    assert min(sizes) > build.PARALLEL_SOURCE
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
