@@ -65,19 +65,22 @@ def test_a_source_that_does_not_compile_raises_its_own_error_and_blames_no_flag(
     assert not build.refused_marker("parallel build", build.PARALLEL).exists()
 
 
+def test_customized_models_build_in_parallel_above_the_large_source_size():
+    assert build.parallel_for("x" * (build.LARGE_SOURCE + 1)) == build.PARALLEL
+    assert build.parallel_for("x" * build.LARGE_SOURCE) == ()
+
+
 @needs_compiler
 def test_a_model_built_in_parallel_computes_what_the_serial_build_does(tmp_path, monkeypatch):
-    """Panda's inverse dynamics (a source above PARALLEL_SOURCE) built with and without the parallel flags: every
-    output bit for bit equal, batched (the four-lane function, its AVX2 clone where the CPU has AVX2) and one state
-    (the scalar function)."""
+    """Panda's inverse dynamics built with and without the parallel flags: every output bit for bit equal, batched
+    (the four-lane function, its AVX2 clone where the CPU has AVX2) and one state (the scalar function)."""
     robot = rd.load("panda")
     q, qd, qdd = np.random.default_rng(4).uniform(-2.0, 2.0, (3, 9, robot.n))
-    results, sizes = [], []
-    for parallel in (build.PARALLEL_MODEL, ()):
+    results = []
+    for parallel in (build.PARALLEL, ()):
         monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path / f"cache{len(parallel)}"))
-        monkeypatch.setattr(build, "parallel_for", lambda source, p=parallel: sizes.append(len(source)) or p)
+        monkeypatch.setattr(build, "parallel_for", lambda source, p=parallel: p)
         f = rd.compile(robot, "inverse_dynamics")
         results.append([f(q, qd, qdd), f(q[3], qd[3], qdd[3])])
-    assert min(sizes) > build.PARALLEL_SOURCE
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)

@@ -130,7 +130,7 @@ def _load_or_error():
 
 
 #: the kernels' library compiled with POSIX threads (a batch split over threads)
-THREADS = ["-DRD_THREADS", "-pthread"]
+THREADS = ("-DRD_THREADS", "-pthread")
 #: How long a failed threaded build of the generic kernels is remembered (s): later processes then build serially
 #: without trying threads again; after it (or with another compiler binary) the threaded build is tried again.
 FAILED_TTL = REFUSED_TTL
@@ -147,7 +147,7 @@ def _load():
                                      "are a Python extension module (install the python3-dev package)")
     source = _source()
     errors = []
-    for threads in (THREADS, []):
+    for threads in (THREADS, ()):
         flags = [*FLAGS, *threads, *python, *numpy_flags(), f"-DRD_MODULE={_MODULE_SHORT}"]
         try:
             # a threaded build this compiler failed (e.g. no POSIX threads) is skipped for FAILED_TTL, then tried
