@@ -31,7 +31,8 @@ cache folder (``$ROBODYN_CACHE``, else ``~/.cache/robodyn``), keyed by a hash of
 and verified by its SHA-256 before it is loaded.  The loaded module, or why it cannot load, is kept for the process
 in robodyn's one workspace (:meth:`robodyn.model.workspace.Workspace.shared`). :func:`available` says whether it
 can be used (a C compiler and Python's C headers are needed); a failed build is tried again by the next process (a
-failed *threaded* build of one compiler binary is skipped for :data:`FAILED_TTL`, then tried again).  The friction law in C is :func:`robodyn.model.friction.friction_law`, Stribeck term included.
+failed *threaded* build of one compiler binary is skipped for :data:`FAILED_TTL`, then tried again).  The friction
+law in C is :func:`robodyn.model.friction.friction_law`, Stribeck term included.
 Whether robodyn's own functions hand a call to these kernels is decided by :mod:`robodyn.dynamics.executor`.
 """
 
