@@ -431,6 +431,8 @@ def test_cached_file_others_could_write_is_refused(tmp_path, monkeypatch, attack
         os.chown(lib, 4242, 4242)
     with pytest.raises(CompileError, match=r"cached file .*rd_.* (is writable by|is not a regular file|is owned by)"):
         rd.compile(robot, "gravity")
+    # raised as it is: no build without the preferred flags around it, no flag blamed for it
+    assert not list(tmp_path.glob("refused_*")) and len(list(tmp_path.glob("rd_*.so"))) == 1
 
 
 @needs_cc

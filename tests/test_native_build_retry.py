@@ -22,7 +22,7 @@ from robodyn.dynamics import task_space
 from robodyn.kinematics import forward_kinematics, link_velocities
 from robodyn.model.workspace import Workspace
 from robodyn.native import build
-from robodyn.native.build import CompileError, CompileTimeoutError
+from robodyn.native.build import CompilerFailedError, CompileTimeoutError
 from tests.support.floating import random_floating, random_free_state
 from tests.support.random_robots import random_robot
 
@@ -35,10 +35,11 @@ def fake_build(monkeypatch, tmp_path):
     monkeypatch.setattr(native, "python_flags", lambda: ["-I/usr/include/python3", "-DRD_PYTHON"])
     monkeypatch.setattr(build, "find_compiler", lambda: str(tmp_path / "cc"))
     monkeypatch.setattr(native, "WORKSPACE", Workspace())  # put back after the test
-    calls, outcome = [], {"threaded": CompileError("no pthread.h"), "serial": CompileError("cc: internal error")}
+    calls, outcome = [], {"threaded": CompilerFailedError("no pthread.h"),
+                          "serial": CompilerFailedError("cc: internal error")}
 
-    def build_library(source, flags, description, prefix, parallel):
-        assert parallel == build.PARALLEL  # each build tries the parallel code generation first (test_parallel_build)
+    def build_library(source, flags, description, prefix, preferred):
+        assert preferred == build.PARALLEL  # each build tries the parallel code generation first (test_parallel_build)
         kind = "threaded" if "-DRD_THREADS" in flags else "serial"
         calls.append(kind)
         raise outcome[kind]
@@ -101,7 +102,7 @@ def test_a_cached_library_that_does_not_import_is_a_robodyn_error(fake_build, mo
     calls, outcome, cache = fake_build
     library = cache / "rdgeneric_cached.so"
     library.write_bytes(b"\x7fELF")
-    monkeypatch.setattr(native, "build_library", lambda source, flags, description, prefix, parallel: library)
+    monkeypatch.setattr(native, "build_library", lambda source, flags, description, prefix, preferred: library)
 
     def broken(self, spec):
         raise ImportError("undefined symbol: rd_kernel")

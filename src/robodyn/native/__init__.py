@@ -54,8 +54,8 @@ from robodyn.model.arguments import joint_arrays
 from robodyn.arrays import check_out, singular_model_error
 from robodyn.threads import thread_count, usable_cores
 from robodyn.errors import InputError, ModelError, NumericOverflowError, RobodynError
-from robodyn.native.build import (FLAGS, PARALLEL, REFUSED_TTL, CompileError, CompileTimeoutError, build_library,
-                                  numpy_flags, python_flags, recently_refused, refused_marker)
+from robodyn.native.build import (FLAGS, PARALLEL, REFUSED_TTL, CompileError, CompilerFailedError, CompileTimeoutError,
+                                  build_library, numpy_flags, python_flags, recently_refused, refused_marker)
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
 
@@ -159,12 +159,12 @@ def _load():
                 continue
             try:
                 lib_path = build_library(source, flags, description="building robodyn's generic kernels",
-                                         prefix="rdgeneric", parallel=PARALLEL)
+                                         prefix="rdgeneric", preferred=PARALLEL)
             except CompileTimeoutError as exc:  # transient (a loaded machine): not remembered
                 errors.append(str(exc))
                 continue
             except CompileError as exc:
-                if failed is not None:
+                if failed is not None and isinstance(exc, CompilerFailedError):  # the compiler's, not the cache's
                     with contextlib.suppress(OSError):  # not remembered: the next process tries threads again
                         failed.write_text(str(exc), encoding="utf-8")
                 errors.append(str(exc))

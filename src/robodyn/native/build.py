@@ -70,13 +70,23 @@ PARALLEL = ("-flto=auto",)
 REFUSED_TTL = 24 * 3600.0
 
 
-def parallel_for(source: str) -> tuple[str, ...]:
-    """The parallel build's flags for a customized model's ``source``: :data:`PARALLEL` above
-    :data:`LARGE_SOURCE` characters, else none.  A large model is several long functions (the one-state entry,
-    the four-lane one and its AVX2 clone, chunks of 500 statements): the 6-joint arms' ∂Γ derivatives with the
-    parameters as inputs (158 000 characters) build in 9.5 s instead of 13 s on 2 cores; a smaller one gains
-    nothing (Panda's inverse dynamics, 60 000 characters: 2.9 s either way)."""
-    return PARALLEL if len(source) > LARGE_SOURCE else ()
+#: GCC's combiner (the RTL pass merging dependent instructions into one) limited to pairs of instructions; GCC's
+#: default, chains of up to four, spends most of a customized model's build searching its long straight-line
+#: functions: the RX-90's ∂Γ derivatives with the parameters as inputs and wrenches (165 000 characters, -O1) take
+#: 24 s on 2 cores and 13 s with pairs, a floating tree's inverse dynamics with wrenches (82 000, -O3) 22 s and 7 s,
+#: Panda's inverse dynamics 3.8 s and 2.6 s.  The code runs as fast (within this machine's noise) and computes the
+#: same numbers bit for bit: the combiner selects instructions, it does not reorder the arithmetic.  robodyn's
+#: generic kernels, loops rather than straight lines, gain nothing from it and are built without.
+COMBINE_PAIRS = ("--param=max-combine-insns=2",)
+
+
+def preferred_flags(source: str) -> tuple[str, ...]:
+    """The GCC flags a customized model's build tries first (``build_library(..., preferred=...)``):
+    :data:`COMBINE_PAIRS`, and :data:`PARALLEL` above :data:`LARGE_SOURCE` characters.  A large model is several
+    long functions (the one-state entry, the four-lane one and its AVX2 clone, chunks of 500 statements), built
+    side by side: the 6-joint arms' ∂Γ derivatives with the parameters as inputs (158 000 characters) build in
+    8–10 s instead of 13 s on 2 cores; a smaller model gains nothing from it."""
+    return (*PARALLEL, *COMBINE_PAIRS) if len(source) > LARGE_SOURCE else COMBINE_PAIRS
 
 
 def refused_marker(what: str, flags) -> Path:
@@ -114,6 +124,11 @@ class CompileError(RobodynError):
 
 class CompileTimeoutError(CompileError, TimeoutError):
     """Compiling took longer than the ``timeout`` given to ``rd.compile``."""
+
+
+class CompilerFailedError(CompileError):
+    """The C compiler ran and exited with an error (its last messages quoted): a flag it refuses or a source it
+    cannot compile, never a cache folder or cached file that robodyn refuses."""
 
 
 def cache_dir() -> Path:
@@ -256,7 +271,7 @@ def run_compiler(argv: list[str], cwd: Path, timeout: float | None = None, descr
     """Run the compiler ``argv`` in ``cwd`` in its own process group; returns its standard error.
 
     The whole group is killed on timeout (CompileTimeoutError), on Ctrl-C and when Python dies (Linux).
-    A failing compiler raises CompileError with the end of its messages.
+    A failing compiler raises CompilerFailedError with the end of its messages.
     """
     linux = sys.platform.startswith("linux") and shutil.which("sh") is not None
     cmd = ["sh", "-c", _GUARD, "sh", *argv] if linux else argv
@@ -278,7 +293,7 @@ def run_compiler(argv: list[str], cwd: Path, timeout: float | None = None, descr
         raise
     err = err.decode("utf-8", "replace")
     if proc.returncode != 0:
-        raise CompileError(f"C compiler {argv[0]} failed on the generated model (exit {proc.returncode}): "
+        raise CompilerFailedError(f"C compiler {argv[0]} failed on the generated model (exit {proc.returncode}): "
                            + " | ".join(err.strip().splitlines()[-8:]))
     return err
 
@@ -295,28 +310,26 @@ def _kill_group(proc) -> None:
 
 
 def build_library(source: str, flags: list[str], timeout: float | None = None, description: str = "compiling",
-                  prefix: str = "rd", parallel: tuple[str, ...] = ()) -> Path:
+                  prefix: str = "rd", preferred: tuple[str, ...] = ()) -> Path:
     """Compile ``source`` (C99) with ``flags`` into the cache unless a verified copy is there; the library's path,
     ``PREFIX_KEY.so`` in the cache folder.
 
     The cache key covers the source, the compiler, the flags and robodyn's version; the build runs under an
     exclusive lock in a temporary folder (:func:`run_compiler`) and the library is moved in with a sidecar holding
-    its SHA-256, checked before every use: a corrupt or foreign file is rebuilt, never loaded.  ``parallel``
-    (:data:`PARALLEL`): flags added first; where the compiler fails with them and then builds without, the library
-    is the one without and the refusal is remembered (:func:`refused_marker`).
+    its SHA-256, checked before every use: a corrupt or foreign file is rebuilt, never loaded.  ``preferred``
+    (:data:`PARALLEL`, :data:`COMBINE_PAIRS`): flags added first; where the compiler fails with them and then
+    builds without, the library is the one without and the refusal is remembered (:func:`refused_marker`).
 
     Raises
     ------
     CompilerNotFoundError, CompileTimeoutError, CompileError (also for a cache folder that cannot be written)
     """
-    refused = refused_marker("parallel build", parallel) if parallel else None
+    refused = refused_marker("preferred flags", preferred) if preferred else None
     if refused is None or recently_refused(refused):
         return _build_library(source, flags, timeout, description, prefix)
     try:
-        return _build_library(source, [*flags, *parallel], timeout, description, prefix)
-    except CompileTimeoutError:
-        raise
-    except CompileError as exc:
+        return _build_library(source, [*flags, *preferred], timeout, description, prefix)
+    except CompilerFailedError as exc:  # only the compiler's own failure: a refused cache file is raised as it is
         library = _build_library(source, flags, timeout, description, prefix)  # the source's own error if any
         with contextlib.suppress(OSError):
             refused.write_text(str(exc), encoding="utf-8")
@@ -371,7 +384,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     if entry and "numpy/arrayobject.h" in source:  # an entry on NumPy's C API: none without its headers
         flags += numpy_flags()
         entry = "-DRD_NUMPY" in flags
-    lib_path = build_library(source, flags, timeout, description, parallel=parallel_for(source))
+    lib_path = build_library(source, flags, timeout, description, preferred=preferred_flags(source))
     ffi = cffi.FFI()
     ffi.cdef(declarations)
     try:
