@@ -6,7 +6,9 @@ Run:  PYTHONPATH=src:. python benchmarks/bench_floating.py [--batch 1000] [--rep
 (docs/floating-base.md)
 
 Both load the same URDF (robodyn with ``floating=True``, Pinocchio with ``JointModelFreeFlyer``).  Pinocchio runs a
-Python loop over the states of a batch (one C++ call per state); robodyn takes the whole batch in one call.  Times
+Python loop over the states of a batch (one C++ call per state); robodyn takes the whole batch in one call.  One
+state is one call a side (``functools.partial``, no Python wrapper timed), robodyn's also into ``out=`` ("1 out=",
+as Pinocchio writes its cached ``data``).  Times
 are best wall times of ``--repeat`` runs in µs per state (``--cpu``: median CPU times of ``--repeat`` loops, a single
 state 1000 calls a loop, robodyn's and Pinocchio's loops alternating); the ratio is Pinocchio / robodyn (> 1:
 robodyn faster).
@@ -15,6 +17,7 @@ robodyn faster).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.metadata
 import sys
 import warnings
@@ -96,10 +99,20 @@ def main(argv=None) -> None:
             "crba": lambda i: pin.crba(model, data, qp[i]),
             "aba": lambda i: pin.aba(model, data, qp[i], vp[i], taup[i]),
         }
+        # one state: each side one C-level call (functools.partial), no Python wrapper of ours or theirs to time
+        one = {"rnea": (rd.floating.floating_inverse_dynamics, (robot, q[0], v[0], a[0]),
+                        pin.rnea, (model, data, qp[0], vp[0], ap_[0])),
+               "crba": (rd.floating.floating_inertia_matrix, (robot, q[0]), pin.crba, (model, data, qp[0])),
+               "aba": (rd.floating.floating_forward_dynamics, (robot, q[0], v[0], tau[0]),
+                       pin.aba, (model, data, qp[0], vp[0], taup[0]))}
         for fn in ours:
-            for size, sl in (("1", 0), (str(args.batch), slice(None))):
-                count = 1 if sl == 0 else args.batch
-                mine, pins = (lambda: ours[fn](sl)), (lambda: [theirs[fn](i) for i in range(count)])
+            f, fargs, g, pargs = one[fn]
+            buffer = f(*fargs)
+            cases = (("1", functools.partial(f, *fargs), functools.partial(g, *pargs), 1),
+                     ("1 out=", functools.partial(f, *fargs, out=buffer), functools.partial(g, *pargs), 1),
+                     (str(args.batch), lambda: ours[fn](slice(None)),
+                      lambda: [theirs[fn](i) for i in range(args.batch)], args.batch))
+            for size, mine, pins, count in cases:
                 if args.cpu:
                     t_rd, t_pin = _alternating(mine, pins, args.repeat, 1000 if count == 1 else 1)
                     t_rd, t_pin = t_rd / count, t_pin / count
@@ -107,7 +120,6 @@ def main(argv=None) -> None:
                     t_rd = best_time(mine, args.repeat) / count
                     t_pin = best_time(pins, args.repeat) / count
                 print(f"{name:<20}{model.nv:>4}  {fn:<6}{size:>7}{1e6 * t_rd:>12.2f}{1e6 * t_pin:>14.2f}{t_pin / t_rd:>8.2f}")
-
 
 if __name__ == "__main__":
     main()

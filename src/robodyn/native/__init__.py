@@ -315,8 +315,8 @@ def _tail(robot: Robot, kind: str, friction: bool = True) -> tuple[int, ...]:
 
 def _runner(robot: Robot, kind: str):
     """``run`` of :func:`bind`: everything that does not depend on the call (the model, the entries, the result's
-    shape) bound once, so that a single state costs the C entry (which checks its buffers and ROBODYN_NATIVE) and
-    one np.empty."""
+    shape) bound once, behind the kernels' ``bound`` (:func:`_bound`), so that a single state costs the C entry
+    (which checks its buffers and ROBODYN_NATIVE) alone."""
     single = WORKSPACE.value(robot, "native_single", lambda: _single_model(robot))
     if not single:
         return single
@@ -386,7 +386,7 @@ def _runner(robot: Robot, kind: str):
         return res.reshape(batch + tail) if out is None else out
 
     batch_entry = _module().batch
-    return run
+    return _bound(run, False, cap, code, g0, rest, shape) if one else run
 
 
 def bind_floating(augmented: Robot, kind: str, tolerance: float):
@@ -407,7 +407,7 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     batch shape (the inertia matrix: q alone), gravity None or (3,) (the entry's threads, its checks, ``out`` of the
     result's shape; else declined), with the trigonometry of ``fast`` (trig="fast"); a batch's row is its state's
     single call bit for bit, and one state with ``fast`` runs as a batch of one.  ``friction`` and ``least`` (the
-    fixed-base entry's) are not read.
+    fixed-base entry's) are not read.  One state reaches the entry through the kernels' ``bound`` (:func:`_bound`).
     """
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
     if not single:
@@ -456,7 +456,17 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
             return None
         return res if entry(cap, code, q, v, x, g, tolerance, res, min(usable_cores(), 4096), fast) == 0 else None
 
-    return run
+    return _bound(run, True, cap, code, g0, tolerance, shape)
+
+
+def _bound(run, floating: bool, cap, code: int, g0: np.ndarray, extra, shape: tuple[int, ...]):
+    """``run`` of :func:`bind` or :func:`bind_floating` behind the kernels' C function ``bound`` (kernels.c), with
+    what it needs bound: one state (1-D q, ``out`` None or of the result's ``shape``) calls the single-state entry
+    without a Python frame and without np.empty (a free flyer's inertia matrix: 12 % of a call), everything else,
+    and a call the entry declines, is ``run``'s.  ``extra``: a free flyer's quaternion tolerance, or the bias
+    torques' q̈ = 0.  ``run`` itself where the kernels were built without NumPy's headers."""
+    bound = getattr(_module(), "bound", None)
+    return run if bound is None else functools.partial(bound, run, floating, cap, code, g0, extra, shape)
 
 
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:

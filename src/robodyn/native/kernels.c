@@ -2454,6 +2454,65 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
     return PyLong_FromLong(code);
 }
 
+#ifdef RD_NUMPY
+/* bound(slow, floating, cap, kind, g0, extra, shape, a, b, c, gravity[, out, friction, least, fast]) -> result:
+ * the `run` of robodyn.native.bind and bind_floating with its first seven arguments bound (functools.partial), so
+ * that one state costs no Python frame and no np.empty.  One state (`a` a 1-D ndarray; `out` None or an ndarray of
+ * the result's `shape`; a free flyer's `fast` false) is the entry's single call into a new array or `out`:
+ * floating(cap, kind, a, b, c, g, extra, res) for a free flyer (extra: the quaternion's tolerance), else
+ * single(cap, kind, a, b, c, g, res, fast) with c = extra where extra is not None (the bias torques' q̈ = 0); g is
+ * g0 where gravity is None.  The array is returned on success; anything else, and a call the entry declines, is
+ * handed to `slow`, the Python run, with the same arguments, which decides as before. */
+static PyObject *rd_py_bound(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    Py_ssize_t k = nargs - 7;
+    if (k < 4 || k > 8 || !PyTuple_Check(args[6]) || PyTuple_GET_SIZE(args[6]) < 1 || PyTuple_GET_SIZE(args[6]) > 3) {
+        PyErr_SetString(PyExc_TypeError, "bound(slow, floating, cap, kind, g0, extra, shape, a, b, c, gravity[, out, "
+                                         "friction, least, fast])");
+        return NULL;
+    }
+    PyObject *const *call = args + 7;
+    PyObject *out = k > 4 ? call[4] : Py_None, *fast = k > 7 ? call[7] : Py_False;
+    int floating = PyObject_IsTrue(args[1]), nd = (int)PyTuple_GET_SIZE(args[6]);
+    if (floating < 0) return NULL;
+    int one = PyArray_CheckExact(call[0]) && PyArray_NDIM((PyArrayObject *)call[0]) == 1;
+    if (one && floating && fast != Py_False) {   /* a free flyer's trig="fast": its Python run makes a batch of one */
+        int truth = PyObject_IsTrue(fast);
+        if (truth < 0) return NULL;
+        one = !truth;
+    }
+    npy_intp dims[3] = {0, 0, 0};
+    for (int i = 0; i < nd && one; i++) {
+        dims[i] = (npy_intp)PyLong_AsSsize_t(PyTuple_GET_ITEM(args[6], i));
+        if (dims[i] < 0) one = 0;
+    }
+    if (PyErr_Occurred()) return NULL;
+    if (one && out != Py_None) {
+        one = PyArray_CheckExact(out) && PyArray_NDIM((PyArrayObject *)out) == nd;
+        for (int i = 0; i < nd && one; i++) one = PyArray_DIMS((PyArrayObject *)out)[i] == dims[i];
+    }
+    if (one) {
+        PyObject *res = out == Py_None ? PyArray_SimpleNew(nd, dims, NPY_DOUBLE) : Py_NewRef(out);
+        if (!res) return NULL;
+        PyObject *g = call[3] == Py_None ? args[4] : call[3], *status;
+        if (floating) {
+            PyObject *entry[8] = {args[2], args[3], call[0], call[1], call[2], g, args[5], res};
+            status = rd_py_floating(NULL, entry, 8);
+        } else {
+            PyObject *entry[8] = {args[2], args[3], call[0], call[1], args[5] == Py_None ? call[2] : args[5], g, res,
+                                  fast};
+            status = rd_py_single(NULL, entry, 8);
+        }
+        long code = status ? PyLong_AsLong(status) : -1;
+        Py_XDECREF(status);
+        if (code == 0 && !PyErr_Occurred()) return res;
+        Py_DECREF(res);
+        if (PyErr_Occurred()) return NULL;
+    }
+    return PyObject_Vectorcall(args[0], call, (size_t)k, NULL);
+}
+#endif
+
 /* kinematics(capsule, kind, threads, frame, q, qd, qdd, point, out) -> code: the kinematics kinds on one state
  * (threads = 0: 1-D inputs, NumPy arrays read directly, NaN/inf refused with -2) or on count states (threads >= 1:
  * (count, n) buffers, the GIL released).  kind 7: frame poses (q), out (nf, 4, 4); 8: the Jacobian of frame
@@ -2978,6 +3037,9 @@ static PyMethodDef rd_generic_methods[] = {
     {"batch", (PyCFunction)(void (*)(void))rd_py_batch, METH_FASTCALL, NULL},
     {"single", (PyCFunction)(void (*)(void))rd_py_single, METH_FASTCALL, NULL},
     {"floating", (PyCFunction)(void (*)(void))rd_py_floating, METH_FASTCALL, NULL},
+#ifdef RD_NUMPY
+    {"bound", (PyCFunction)(void (*)(void))rd_py_bound, METH_FASTCALL, NULL},
+#endif
     {"kinematics", (PyCFunction)(void (*)(void))rd_py_kinematics, METH_FASTCALL, NULL},
     {"kinematics_one", (PyCFunction)(void (*)(void))rd_py_kinematics_one, METH_FASTCALL, NULL},
     {"task_space", (PyCFunction)(void (*)(void))rd_py_task_space, METH_FASTCALL, NULL},
