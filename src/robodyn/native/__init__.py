@@ -462,9 +462,9 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
 def _bound(run, floating: bool, cap, code: int, g0: np.ndarray, extra, shape: tuple[int, ...]):
     """``run`` of :func:`bind` or :func:`bind_floating` behind the kernels' C function ``bound`` (kernels.c), with
     what it needs bound: one state (1-D q, ``out`` None or of the result's ``shape``) calls the single-state entry
-    without a Python frame and without np.empty (a free flyer's inertia matrix: 12 % of a call), everything else,
-    and a call the entry declines, is ``run``'s.  ``extra``: a free flyer's quaternion tolerance, or the bias
-    torques' q̈ = 0.  ``run`` itself where the kernels were built without NumPy's headers."""
+    without a Python frame and without np.empty (4–7 % of a single call); everything else, and a call the entry
+    declines, is ``run``'s.  ``extra``: a free flyer's quaternion tolerance, or the bias torques' q̈ = 0.  ``run``
+    itself where the kernels were built without NumPy's headers."""
     bound = getattr(_module(), "bound", None)
     return run if bound is None else functools.partial(bound, run, floating, cap, code, g0, extra, shape)
 
