@@ -76,7 +76,8 @@ REFUSED_TTL = 24 * 3600.0
 #: 24 s on 2 cores and 13 s with pairs, a floating tree's inverse dynamics with wrenches (82 000, -O3) 22 s and 7 s,
 #: Panda's inverse dynamics 3.8 s and 2.6 s.  The code runs as fast (within this machine's noise) and computes the
 #: same numbers bit for bit: the combiner selects instructions, it does not reorder the arithmetic.  robodyn's
-#: generic kernels, loops rather than straight lines, gain nothing from it and are built without.
+#: generic kernels, loops rather than straight lines, gain nothing from it and are built without.  A compiler that
+#: refuses the flag (not GCC) builds without it, as with :data:`PARALLEL`.
 COMBINE_PAIRS = ("--param=max-combine-insns=2",)
 
 
