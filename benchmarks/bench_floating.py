@@ -121,5 +121,6 @@ def main(argv=None) -> None:
                     t_pin = best_time(pins, args.repeat) / count
                 print(f"{name:<20}{model.nv:>4}  {fn:<6}{size:>7}{1e6 * t_rd:>12.2f}{1e6 * t_pin:>14.2f}{t_pin / t_rd:>8.2f}")
 
+
 if __name__ == "__main__":
     main()

@@ -46,23 +46,33 @@ def _same(a, b):
     return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
 
 
-def _calls(n, state, out_shape, fast_ok=True):
-    """(arguments, out) variants of one call: the 1-D state, into out, with gravity, trig="fast", and what the C
-    path hands to the Python run (a batch, a wrong out, float32, NaN, a list)."""
+def _calls(state, shape):
+    """(arguments, shape of out or None) of calls ``run(q, b, c, gravity, out, friction, least, fast)``: the 1-D
+    state, into out, with gravity, trig="fast", and what the C path hands to the Python run (a wrong out, a batch,
+    float32, NaN, a list)."""
     q, b, c = state
-    g = np.array([0.3, -0.2, -9.0])
     nan = q.copy()
     nan[-1] = np.nan
-    yield (q, b, c, None), None
-    yield (q, b, c, None), np.empty(out_shape)
-    yield (q, b, c, g), None
+    two = [None if x is None else np.stack([x, x]) for x in state]
+    yield (q, b, c, None, None, True, 0, False), None
+    yield (q, b, c, None, None, True, 0, False), shape
+    yield (q, b, c, np.array([0.3, -0.2, -9.0]), None, True, 0, False), None
     yield (q, b, c, None, None, True, 0, True), None
-    yield (q, b, c, None, None, True, 1, False), np.empty((1,) + out_shape)  # a wrong out: (1, ...) for one state
-    yield (np.stack([q, q]), None if b is None else np.stack([b, b]), None if c is None else np.stack([c, c]),
-           None, None, True, 1, False), None
-    yield (q.astype(np.float32), b, c, None), None
-    yield (nan, b, c, None), None
-    yield (list(q), b, c, None), None
+    yield (q, b, c, None, None, True, 1, False), (1,) + shape  # a wrong out: (1, ...) for one state
+    yield (*two, None, None, True, 1, False), None
+    yield (q.astype(np.float32), b, c, None, None, True, 0, False), None
+    yield (nan, b, c, None, None, True, 0, False), None
+    yield (list(q), b, c, None, None, True, 0, False), None
+
+
+def _assert_the_paths_agree(bound, python, calls, kind):
+    """Each call through ``bound`` and through the Python run alone, each into its own out where one is given: the
+    same result bit for bit, or both None; a result written into out is that out."""
+    for args, shape in calls:
+        outs = (None, None) if shape is None else (np.empty(shape), np.empty(shape))
+        got, want = (run(*args[:4], out, *args[5:]) for run, out in zip((bound, python), outs))
+        assert _same(got, want), (kind, [type(a).__name__ for a in args], shape)
+        assert got is None or outs[0] is None or got is outs[0]
 
 
 @settings(max_examples=8, deadline=None)
@@ -78,14 +88,7 @@ def test_fixed_base_single_states_equal_the_python_run(seed, tree):
         bound, python = _bound_or_skip(run)
         shape = {"inertia_matrix": (robot.n, robot.n), "inverse_dynamics_derivatives": (2, robot.n, robot.n),
                  "forward_dynamics_derivatives": (3, robot.n, robot.n)}.get(kind, (robot.n,))
-        for args, out in _calls(robot.n, state, shape):
-            extra = args[4:] if out is None else (out, *args[5:])
-            got = bound(*args[:4], *extra)
-            copy = None if out is None else np.empty_like(out)
-            want = python(*args[:4], *((copy, *args[5:]) if out is not None else extra))
-            assert _same(got, want), (kind, [type(a).__name__ for a in args])
-            if out is not None and got is not None:
-                assert got is out
+        _assert_the_paths_agree(bound, python, _calls(state, shape), kind)
         c_alone = _c_alone(bound)  # one finite float64 state, into a new array or out: served without the run
         assert _same(c_alone(*state, None), python(*state, None))
         out = np.empty(shape)
@@ -104,12 +107,8 @@ def test_free_flyer_single_states_equal_the_python_run(seed):
         bound, python = _bound_or_skip(fl._bind(robot, kind))
         shape = (robot.n + 6, robot.n + 6) if kind == "inertia_matrix" else (robot.n + 6,)
         second = None if kind == "inertia_matrix" else v
-        for args, out in [*_calls(robot.n, (q, second, third), shape), ((off, second, third, None), None)]:
-            extra = args[4:] if out is None else (out, *args[5:])
-            got = bound(*args[:4], *extra)
-            copy = None if out is None else np.empty_like(out)
-            want = python(*args[:4], *((copy, *args[5:]) if out is not None else extra))
-            assert _same(got, want), (kind, [type(a).__name__ for a in args])
+        calls = [*_calls((q, second, third), shape), ((off, second, third, None, None, True, 0, False), None)]
+        _assert_the_paths_agree(bound, python, calls, kind)
         assert _same(_c_alone(bound)(q, second, third, None), python(q, second, third, None))
 
 

@@ -295,7 +295,7 @@ def run_compiler(argv: list[str], cwd: Path, timeout: float | None = None, descr
     err = err.decode("utf-8", "replace")
     if proc.returncode != 0:
         raise CompilerFailedError(f"C compiler {argv[0]} failed on the generated model (exit {proc.returncode}): "
-                           + " | ".join(err.strip().splitlines()[-8:]))
+                                  + " | ".join(err.strip().splitlines()[-8:]))
     return err
 
 
