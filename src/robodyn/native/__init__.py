@@ -20,6 +20,10 @@ They implement:
   :func:`bind_kinematics`, :func:`kinematics_batch`), and the task-space dynamics of one state
   (:func:`task_space_state`).
 
+The joint-space dynamics run on a copy of the model with every fixed frame folded into the frame it moves with
+(:func:`_folded`: a URDF's tool, sensor and foot frames cost nothing per state); wrenches per frame, the regressor
+and the kinematics use the whole model.
+
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
 ``trig="fast"`` (:func:`check_trig`) computes the sines and cosines of the joint angles by a vectorised sincos
@@ -224,26 +228,93 @@ def _arrays_of(robot: Robot) -> dict:
             for k, v in arrays.items()}
 
 
+def _skew(v: np.ndarray) -> np.ndarray:
+    """v̂ (3, 3), the matrix of v × (·)."""
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def _folded(robot: Robot, m: dict) -> tuple[dict, np.ndarray]:
+    """The arrays of :func:`_arrays_of` with every fixed frame (σ = 2) folded into the frame it moves with, and
+    the kept frames' indices: the model of the joint-space dynamics (Pinocchio's URDF parser does the same, which
+    appends a fixed link's inertia to its parent joint's body).
+
+    Frame i fixed is rigidly attached to its nearest moving ancestor k, by ^kT_i = ^kT_a(i) ^a(i)T_i with
+    ^a(i)T_i = [RA_i, pA_i] Rot(z, θ_i) Trans(z, r_i): its inertia moves into R_k about O_k ([9.12]: with R, p of
+    ^kT_i and h = R MS_i, J_k += R J_i Rᵀ − M_i p̂p̂ − p̂ĥ − ĥp̂, MS_k += h + M_i p, M_k += M_i), and a moving frame
+    whose antecedent is fixed hangs from k through ^kT_a(j) [RA_j, pA_j] (its Rot(z, θ_j + q_j) Trans(z, r_j) as
+    before).  A fixed frame with no moving ancestor is attached to the fixed base: no joint carries it, and it is
+    dropped.  The joint torques, inertia matrix, accelerations and their derivatives are those of the full model up
+    to rounding; the frames' own quantities (wrenches per frame, the regressor's columns, the kinematics) need the
+    full model."""
+    nf = robot.nf
+    fixed, parent = robot.sigma == 2, m["parent"].copy()
+    RA, pA = m["RA"].reshape(nf, 3, 3).copy(), m["pA"].copy()
+    J, MS, M = m["J"].copy(), m["MS"].copy(), m["M"].copy()
+    mover = np.arange(nf)                        # the frame each frame moves with (-1: the fixed base)
+    R, p = np.empty((nf, 3, 3)), np.empty((nf, 3))  # ^kT_i of a fixed frame i, k = mover[i]
+    for i in range(nf):  # antecedents first
+        a = parent[i]
+        if fixed[i]:
+            c, s = np.cos(robot.theta[i]), np.sin(robot.theta[i])
+            Ri = RA[i] @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+            pi = pA[i] + robot.r[i] * RA[i][:, 2]
+            if a >= 0 and fixed[a]:
+                R[i], p[i], mover[i] = R[a] @ Ri, R[a] @ pi + p[a], mover[a]
+            else:
+                R[i], p[i], mover[i] = Ri, pi, a
+        elif a >= 0 and fixed[a]:
+            RA[i], pA[i], parent[i] = R[a] @ RA[i], R[a] @ pA[i] + p[a], mover[a]
+    for i in np.flatnonzero(fixed & (mover >= 0)):
+        k, h, P = mover[i], R[i] @ MS[i], _skew(p[i])
+        H = _skew(h)
+        J[k] += R[i] @ J[i] @ R[i].T - M[i] * (P @ P) - P @ H - H @ P
+        MS[k] += h + M[i] * p[i]
+        M[k] += M[i]
+    keep = np.flatnonzero(~fixed)
+    index = np.full(nf, -1, dtype=np.int32)
+    index[keep] = np.arange(keep.size, dtype=np.int32)
+    for exact in (0.0, 1.0, -1.0):  # as _arrays_of: a product's round-off around 0 and ±1 snapped
+        RA[np.abs(RA - exact) < 1e-15] = exact
+    folded = {"parent": np.where(parent[keep] >= 0, index[parent[keep]], -1), "RA": RA[keep], "pA": pA[keep],
+              "J": J[keep], "MS": MS[keep], "M": M[keep]}
+    folded.update({k: m[k][keep] for k in ("sigma", "joint", "theta", "r", "Ia")})
+    return {k: np.ascontiguousarray(v, dtype=m[k].dtype) for k, v in folded.items()}, keep
+
+
 def _capsule(robot: Robot, module):
     """The robot as the C model (a capsule holding copies of its arrays), kept in the per-robot workspace."""
     return WORKSPACE.value(robot, "native_model", lambda: _new_capsule(robot, module))
 
 
-def packed(robot: Robot) -> tuple[np.ndarray, np.ndarray]:
+def _dynamics_capsule(robot: Robot, module):
+    """The C model of the joint-space dynamics: the robot's fixed frames folded into the frames they move with
+    (:func:`_folded`; the frames of a free flyer's base or a URDF's tool, feet and sensors cost nothing per state),
+    else the robot's own :func:`_capsule`.  Kept in the per-robot workspace."""
+    if not np.any(robot.sigma == 2) or robot.n == 0:
+        return _capsule(robot, module)
+    return WORKSPACE.value(robot, "native_dynamics_model", lambda: _new_capsule(robot, module, fold=True))
+
+
+def packed(robot: Robot, fold: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The two buffers of the kernels' ``model(ints, doubles)`` (kernels.c): int32 [nf, n, parent, sigma, joint]
-    and float64 [RA, pA, theta, r, J, MS, M, Ia, Fc, Fv, Foff, Fst, kst, Bst]."""
+    and float64 [RA, pA, theta, r, J, MS, M, Ia, Fc, Fv, Foff, Fst, kst, Bst]; ``fold``: the fixed frames folded
+    into the frames they move with (:func:`_folded`), the model of the joint-space dynamics."""
     m = _arrays_of(robot)
+    nf = robot.nf
+    if fold:
+        m, keep = _folded(robot, m)
+        nf = keep.size
     jf = robot.joint_frames
-    ints = np.concatenate([[robot.nf, robot.n], m["parent"], m["sigma"], m["joint"]]).astype(np.int32)
+    ints = np.concatenate([[nf, robot.n], m["parent"], m["sigma"], m["joint"]]).astype(np.int32)
     doubles = np.concatenate([m[k].reshape(-1) for k in ("RA", "pA", "theta", "r", "J", "MS", "M", "Ia")]
                              + [getattr(robot, k)[jf] for k in ("Fc", "Fv", "Foff", "Fst", "kst", "Bst")]
                              ).astype(np.float64)
     return ints, doubles
 
 
-def _new_capsule(robot: Robot, module):
+def _new_capsule(robot: Robot, module, fold: bool = False):
     try:
-        return module.model(*packed(robot))
+        return module.model(*packed(robot, fold))
     except MemoryError:
         raise KernelError(f"robot '{robot.name}': robodyn's generic kernels ran out of memory while copying the "
                           f"model ({robot.nf} frames); free some memory, or set the environment variable "
@@ -293,15 +364,17 @@ RUNNERS = types.MappingProxyType({kind: "native_single_" + kind for kind in _COD
 
 
 def _single_model(robot: Robot):
-    """(capsule, gravity, the C entry, n) of the single-state entry, False where there are no kernels here, or None
-    while ROBODYN_NATIVE=0: then nothing is built, and nothing kept (the workspace keeps no None: the next call with
-    the kernels switched on binds them)."""
+    """(capsule, gravity, the C entry, n, the dynamics' capsule) of the single-state entry (the robot's model for
+    the kinematics and the task space, :func:`_dynamics_capsule` for the joint-space dynamics), False where there
+    are no kernels here, or None while ROBODYN_NATIVE=0: then nothing is built, and nothing kept (the workspace keeps
+    no None: the next call with the kernels switched on binds them)."""
     if not enabled():
         return None
     if not available():
         return False
     module = _module()
-    return _capsule(robot, module), np.array(robot.gravity, dtype=np.float64), module.single, robot.n
+    return (_capsule(robot, module), np.array(robot.gravity, dtype=np.float64), module.single, robot.n,
+            _dynamics_capsule(robot, module))
 
 
 def _tail(robot: Robot, kind: str, friction: bool = True) -> tuple[int, ...]:
@@ -322,9 +395,11 @@ def _runner(robot: Robot, kind: str):
         return single
     if kind.endswith("_derivatives") and np.any(robot.Fst != 0):
         return False
-    cap, g0, entry, n = single
-    code, shape, empty, f64, ndarray = _CODES[kind], _tail(robot, kind), np.empty, _F64, np.ndarray
     one = kind != "regressor"
+    whole, g0, entry, n, cap = single
+    if not one:  # the regressor's columns are every frame's parameters
+        cap = whole
+    code, shape, empty, f64, ndarray = _CODES[kind], _tail(robot, kind), np.empty, _F64, np.ndarray
     many = not kind.endswith("_derivatives")
     inputs = 1 if kind in ("gravity_torques", "inertia_matrix") else 2 if kind == "bias_torques" else 3
     rest = np.zeros(n) if kind == "bias_torques" else None  # q̈ = 0 of one state
@@ -412,7 +487,7 @@ def bind_floating(augmented: Robot, kind: str, tolerance: float):
     single = WORKSPACE.value(augmented, "native_single", lambda: _single_model(augmented))
     if not single:
         return single
-    cap, g0, _, n = single
+    _, g0, _, n, cap = single
     entry, code, empty, ndarray = _module().floating, _KINDS.index(kind), np.empty, np.ndarray
     inertia = kind == "inertia_matrix"
     shape = (n, n) if inertia else (n,)
@@ -545,7 +620,9 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
         if kind == "regressor":
             res.fill(0.0)
     threads = min(thread_count(threads), 4096)  # a C int; more threads than states gain nothing
-    status = module.batch(_capsule(robot, module), code, threads, friction, *ins, g, W, res, bool(fast))
+    # wrenches act on frames, and the regressor's columns are every frame's: the whole model; else the dynamics'
+    cap = _capsule(robot, module) if W is not None or kind == "regressor" else _dynamics_capsule(robot, module)
+    status = module.batch(cap, code, threads, friction, *ins, g, W, res, bool(fast))
     _check_status(robot, kind, status, count)
     return res.reshape(batch + tail) if out is None else out
 
