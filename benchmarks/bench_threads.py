@@ -12,7 +12,11 @@ the mercy of the scheduler of a shared or virtual machine, whose second core is 
   stalled on memory still burns its CPU time). 2 / that ratio bounds the wall-time scaling on two idle cores;
 - the wall time per state, the scaling itself, which means something only on an idle machine (with other jobs on
   the cores a second thread mostly waits for one);
-- the minor page faults per call.
+- the minor page faults per call;
+- "busy": the CPU time per state of one thread while a forked copy of this process runs the same one-thread calls
+  on the other core, and "2 procs", 2 × "cpu 1 thr" / "busy": the scaling two independent copies reach, with nothing
+  shared but the machine (caches, memory bus, a virtual machine's host). It is the most a second thread can gain
+  here: where "1->2" falls short of 1.8 but "2 procs" does as well, the machine, not the threading, is the limit.
 
 The output is an array the kernels have written before (its pages mapped), or with --fresh a new one per call, as
 robodyn's functions return (then the page faults of the first touch count, on both sides).
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import statistics
 import sys
 import time
@@ -67,6 +72,34 @@ def run(module, capsule, kind: int, threads: int, q, qd, x, g, out) -> None:
         raise SystemExit(f"bench_threads: kernel {KINDS[kind][0]} answered {status}")
 
 
+def busy(module, capsule, kind: int, q, qd, x, g, out, repeat: int) -> list[float]:
+    """CPU µs per state of ``repeat`` one-thread calls on the first usable core while a forked copy of this process
+    makes the same calls on the second, into its own output."""
+    cores = sorted(os.sched_getaffinity(0))
+    pid = os.fork()
+    if pid == 0:  # the copy: the same calls until it is killed
+        try:
+            os.sched_setaffinity(0, {cores[1]})
+            mine = np.empty_like(out)
+            while True:
+                run(module, capsule, kind, 1, q, qd, x, g, mine)
+        finally:
+            os._exit(0)
+    try:
+        os.sched_setaffinity(0, {cores[0]})
+        run(module, capsule, kind, 1, q, qd, x, g, out)  # the copy is running by now
+        times = []
+        for _ in range(repeat):
+            c0 = usage()[0]
+            run(module, capsule, kind, 1, q, qd, x, g, out)
+            times.append((usage()[0] - c0) * 1e6 / len(q))
+        return times
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.sched_setaffinity(0, set(cores))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="25,100")
@@ -81,7 +114,7 @@ def main(argv=None) -> None:
     print(f"load average {os.getloadavg()[0]:.2f}; µs per state, medians of {args.repeat}; output "
           f"{'fresh' if args.fresh else 'reused'}")
     print(f"{'n':>4} {'quantity':<15} {'states':>6} {'cpu 1 thr':>9} {'cpu 2 thr':>9} {'ratio':>6} {'bound':>6} "
-          f"{'wall 1':>8} {'wall 2':>8} {'1->2':>5} {'faults 1':>8} {'faults 2':>8}")
+          f"{'wall 1':>8} {'wall 2':>8} {'1->2':>5} {'faults 1':>8} {'faults 2':>8} {'busy':>9} {'2 procs':>7}")
     for n in (int(s) for s in args.sizes.split(",")):
         robot = robot_of_size(n)
         capsule = native._new_capsule(robot, module)
@@ -101,9 +134,10 @@ def main(argv=None) -> None:
                     faults[threads].append(f1 - f0)
             c1, c2 = statistics.median(cpu[1]), statistics.median(cpu[2])
             w1, w2 = statistics.median(wall[1]), statistics.median(wall[2])
+            cb = statistics.median(busy(module, capsule, kind, q, qd, x, g, reused, args.repeat))
             print(f"{n:>4} {name:<15} {count:>6} {c1:>9.3f} {c2:>9.3f} {c2 / c1:>6.2f} {2 * c1 / c2:>6.2f} "
                   f"{w1:>8.3f} {w2:>8.3f} {w1 / w2:>5.2f} {statistics.median(faults[1]):>8.0f} "
-                  f"{statistics.median(faults[2]):>8.0f}", flush=True)
+                  f"{statistics.median(faults[2]):>8.0f} {cb:>9.3f} {2 * c1 / cb:>7.2f}", flush=True)
 
 
 if __name__ == "__main__":
