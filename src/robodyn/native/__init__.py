@@ -290,9 +290,11 @@ def _dynamics_capsule(robot: Robot, module):
     """The C model of the joint-space dynamics: the robot's fixed frames folded into the frames they move with
     (:func:`_folded`; the frames of a free flyer's base or a URDF's tool, feet and sensors cost nothing per state),
     else the robot's own :func:`_capsule`.  Kept in the per-robot workspace."""
-    if not np.any(robot.sigma == 2) or robot.n == 0:
-        return _capsule(robot, module)
-    return WORKSPACE.value(robot, "native_dynamics_model", lambda: _new_capsule(robot, module, fold=True))
+    def made():
+        folds = robot.n and np.any(robot.sigma == 2)
+        return _new_capsule(robot, module, fold=True) if folds else _capsule(robot, module)
+
+    return WORKSPACE.value(robot, "native_dynamics_model", made)
 
 
 def packed(robot: Robot, fold: bool = False) -> tuple[np.ndarray, np.ndarray]:
