@@ -184,3 +184,43 @@ def test_each_algorithm_carries_the_key_of_its_bound_entry():
     rd.inertia_matrix(ROBOT, q)
     # bound (False only without kernels); with ROBODYN_NATIVE=0 a call binds nothing (test_native)
     assert not executor.enabled() or WORKSPACE.get(ROBOT, composite._INERTIA.key) is not None
+
+
+def test_the_last_robots_entry_serves_only_that_robot():
+    """execute keeps the last robot's bound entry on the spec (a loop over one robot's states skips the workspace
+    lookup): calls alternating between two robots, from two threads at once, each get their own robot's numbers bit
+    for bit; a robot equal in content but another object is looked up again (and served alike)."""
+    import threading
+
+    other = random_robot(32, nf=5, tree=True, prismatic=True, fixed=True)
+    states = {id(r): _states(1, seed=s)[0][0] for r, s in ((ROBOT, 11), (other, 12))}
+    want = {id(r): rd.inertia_matrix(r, states[id(r)]) for r in (ROBOT, other)}
+    assert not np.array_equal(want[id(ROBOT)], want[id(other)])
+    wrong = []
+
+    def loop(robots):
+        for k in range(2000):
+            r = robots[k % len(robots)]
+            if not np.array_equal(rd.inertia_matrix(r, states[id(r)]), want[id(r)]):
+                wrong.append(r.name)
+
+    threads = [threading.Thread(target=loop, args=(robots,)) for robots in ([ROBOT, other], [other], [ROBOT])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong
+    assert composite._INERTIA.last[0][0] in (ROBOT, other)
+    twin = ROBOT.replace()
+    assert twin is not ROBOT and np.array_equal(rd.inertia_matrix(twin, states[id(ROBOT)]), want[id(ROBOT)])
+    assert composite._INERTIA.last[0][0] is twin
+
+
+def test_a_pickled_spec_leaves_its_last_entry_behind():
+    """An Algorithm travels in a Dask graph by pickle; the entry bound in this process (a closure over a C model)
+    stays here, and the copy starts with none."""
+    rd.gravity_torques(ROBOT, np.zeros(ROBOT.n))
+    copy = pickle.loads(pickle.dumps(newton_euler._GRAVITY))
+    assert copy == newton_euler._GRAVITY and copy.last == [(None, None)]
+    assert copy.key == newton_euler._GRAVITY.key and copy.numpy is newton_euler._GRAVITY.numpy
+    assert np.array_equal(executor.execute(copy, ROBOT, np.ones(ROBOT.n)), rd.gravity_torques(ROBOT, np.ones(ROBOT.n)))
