@@ -188,8 +188,8 @@ def test_each_algorithm_carries_the_key_of_its_bound_entry():
 
 def test_the_last_robots_entry_serves_only_that_robot():
     """execute keeps the last robot's bound entry on the spec (a loop over one robot's states skips the workspace
-    lookup): calls alternating between two robots, from two threads at once, each get their own robot's numbers bit
-    for bit; a robot equal in content but another object is looked up again (and served alike)."""
+    lookup): calls alternating between two robots, from three threads at once, each get their own robot's numbers
+    bit for bit; a robot equal in content but another object is looked up again (and served alike)."""
     import threading
 
     other = random_robot(32, nf=5, tree=True, prismatic=True, fixed=True)
@@ -213,7 +213,7 @@ def test_the_last_robots_entry_serves_only_that_robot():
     assert composite._INERTIA.last[0][0] in (ROBOT, other)
     twin = ROBOT.replace()
     assert twin is not ROBOT and np.array_equal(rd.inertia_matrix(twin, states[id(ROBOT)]), want[id(ROBOT)])
-    assert composite._INERTIA.last[0][0] is twin
+    assert composite._INERTIA.last[0][0] is twin or not executor.enabled()  # ROBODYN_NATIVE=0 keeps nothing
 
 
 def test_a_pickled_spec_leaves_its_last_entry_behind():
