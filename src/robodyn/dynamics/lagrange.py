@@ -17,7 +17,7 @@ from robodyn.dynamics import composite, executor
 from robodyn.dynamics.newton_euler import gravity_argument, rnea
 from robodyn.model.friction import friction_of
 from robodyn.kinematics import base_poses, joint_twists, link_velocities
-from robodyn.model.inertia import skew
+from robodyn.model.inertia import moved_inertia, skew
 from robodyn.model.robot import Robot
 from robodyn.spatial import cross, motion_cross
 
@@ -29,15 +29,14 @@ def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
     s = R MS, MS_0 = s + M p), all links at once, then summed over each joint's subtree."""
     R0, P0 = base_poses(robot, q, dtype)
     S = joint_twists(robot, R0, P0)
-    J, MS, M = (robot.J.astype(dtype), robot.MS.astype(dtype), robot.M.astype(dtype))
-    s = np.einsum("...jab,jb->...ja", R0, MS)
-    phat, shat, Mj = skew(P0), skew(s), M[:, None, None]
+    M = robot.M.astype(dtype)
+    J0, MS0 = moved_inertia(robot.J.astype(dtype), robot.MS.astype(dtype), M, R0, P0)
     links = np.zeros(q.shape[:-1] + (robot.nf, 6, 6), dtype)
-    links[..., :3, :3] = Mj * np.eye(3, dtype=dtype)
-    MS0 = skew(s + M[:, None] * P0)
+    links[..., :3, :3] = M[:, None, None] * np.eye(3, dtype=dtype)
+    MS0 = skew(MS0)
     links[..., :3, 3:] = -MS0
     links[..., 3:, :3] = MS0
-    links[..., 3:, 3:] = R0 @ J @ np.swapaxes(R0, -1, -2) - phat @ shat - shat @ phat - Mj * (phat @ phat)
+    links[..., 3:, 3:] = J0
     D = robot.derived.subtree[robot.joint_frames].astype(dtype)  # (n, nf): the frames joint k moves
     return S, np.einsum("kj,...jab->...kab", D, links)
 

@@ -31,6 +31,20 @@ def skew(v: np.ndarray) -> np.ndarray:
     return matrix_from_rows((o, -z, y), (z, o, -x), (-y, x, o))
 
 
+def moved_inertia(J: np.ndarray, MS: np.ndarray, M, R: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A body's J (..., 3, 3) about O_j and MS (..., 3) in R_j, of mass M (...,), expressed in R_k about O_k, where
+    R = ^kA_j (..., 3, 3) and p = ^kP_j (..., 3) (m): [9.12] with the first moment, s = R MS,
+
+        J_k = R J Rᵀ − p̂ŝ − ŝp̂ − M p̂p̂,    MS_k = s + M p;
+
+    the mass is unchanged.  Leading axes broadcast (a batch of poses of constant links, or one pose)."""
+    s = np.einsum("...ab,...b->...a", R, MS)
+    M = np.asarray(M)
+    phat, shat = skew(p), skew(s)
+    return R @ J @ np.swapaxes(R, -1, -2) - phat @ shat - shat @ phat - M[..., None, None] * (phat @ phat), \
+        s + M[..., None] * p
+
+
 def tensor_from_six(six: np.ndarray) -> np.ndarray:
     """``[XX, XY, XZ, YY, YZ, ZZ]`` (..., 6) → symmetric tensor (..., 3, 3)."""
     six = np.asarray(six)

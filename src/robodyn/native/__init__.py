@@ -60,6 +60,7 @@ from robodyn.threads import thread_count, usable_cores
 from robodyn.errors import InputError, ModelError, NumericOverflowError, RobodynError
 from robodyn.native.build import (FLAGS, PARALLEL, REFUSED_TTL, CompileError, CompilerFailedError, CompileTimeoutError,
                                   build_library, numpy_flags, python_flags, recently_refused, refused_marker)
+from robodyn.model.inertia import moved_inertia
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
 
@@ -228,19 +229,14 @@ def _arrays_of(robot: Robot) -> dict:
             for k, v in arrays.items()}
 
 
-def _skew(v: np.ndarray) -> np.ndarray:
-    """v̂ (3, 3), the matrix of v × (·)."""
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
 def _folded(robot: Robot, m: dict) -> tuple[dict, np.ndarray]:
     """The arrays of :func:`_arrays_of` with every fixed frame (σ = 2) folded into the frame it moves with, and
     the kept frames' indices: the model of the joint-space dynamics (Pinocchio's URDF parser does the same, which
     appends a fixed link's inertia to its parent joint's body).
 
     Frame i fixed is rigidly attached to its nearest moving ancestor k, by ^kT_i = ^kT_a(i) ^a(i)T_i with
-    ^a(i)T_i = [RA_i, pA_i] Rot(z, θ_i) Trans(z, r_i): its inertia moves into R_k about O_k ([9.12]: with R, p of
-    ^kT_i and h = R MS_i, J_k += R J_i Rᵀ − M_i p̂p̂ − p̂ĥ − ĥp̂, MS_k += h + M_i p, M_k += M_i), and a moving frame
+    ^a(i)T_i = [RA_i, pA_i] Rot(z, θ_i) Trans(z, r_i) (``robot.derived.transforms``): its inertia moves into R_k
+    about O_k (:func:`robodyn.model.inertia.moved_inertia`, [9.12]) and adds to frame k's, and a moving frame
     whose antecedent is fixed hangs from k through ^kT_a(j) [RA_j, pA_j] (its Rot(z, θ_j + q_j) Trans(z, r_j) as
     before).  A fixed frame with no moving ancestor is attached to the fixed base: no joint carries it, and it is
     dropped.  The joint torques, inertia matrix, accelerations and their derivatives are those of the full model up
@@ -255,9 +251,8 @@ def _folded(robot: Robot, m: dict) -> tuple[dict, np.ndarray]:
     for i in range(nf):  # antecedents first
         a = parent[i]
         if fixed[i]:
-            c, s = np.cos(robot.theta[i]), np.sin(robot.theta[i])
-            Ri = RA[i] @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-            pi = pA[i] + robot.r[i] * RA[i][:, 2]
+            C, p0, Ri = robot.derived.transforms[i]
+            pi = p0 + robot.r[i] * C[:, 2]
             if a >= 0 and fixed[a]:
                 R[i], p[i], mover[i] = R[a] @ Ri, R[a] @ pi + p[a], mover[a]
             else:
@@ -265,10 +260,10 @@ def _folded(robot: Robot, m: dict) -> tuple[dict, np.ndarray]:
         elif a >= 0 and fixed[a]:
             RA[i], pA[i], parent[i] = R[a] @ RA[i], R[a] @ pA[i] + p[a], mover[a]
     for i in np.flatnonzero(fixed & (mover >= 0)):
-        k, h, P = mover[i], R[i] @ MS[i], _skew(p[i])
-        H = _skew(h)
-        J[k] += R[i] @ J[i] @ R[i].T - M[i] * (P @ P) - P @ H - H @ P
-        MS[k] += h + M[i] * p[i]
+        k = mover[i]
+        Ji, MSi = moved_inertia(J[i], MS[i], M[i], R[i], p[i])
+        J[k] += Ji
+        MS[k] += MSi
         M[k] += M[i]
     keep = np.flatnonzero(~fixed)
     index = np.full(nf, -1, dtype=np.int32)
