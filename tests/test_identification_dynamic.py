@@ -317,6 +317,45 @@ def test_irls_rejects_outliers(robot, trajectory):
     assert not capped.converged and "iteration limit 1" in capped.message
 
 
+def test_irls_computes_residuals_where_they_are_used(robot, trajectory, monkeypatch):
+    """Huber's passes re-estimate the scales from the residuals; bisquare's keep them fixed and need the residuals
+    once, after the last pass, at the parameters its weights came from (Huber's covariance of an M-estimate)."""
+    from robodyn.identification.reduction import ArraySource
+
+    q, qd, qdd, tau = campaign(robot, trajectory, rate=50.0, sigma=0.02, seed=1)
+    tau = spiked(tau, 2)
+    calls = []
+    for name in ("residuals", "reduce"):
+        original = getattr(ArraySource, name)
+
+        def record(self, *args, _original=original, _name=name, **kw):
+            theta = kw.get("theta", args[2] if len(args) > 2 else None) if _name == "reduce" else args[0]
+            calls.append((_name, kw.get("robust", args[4] if len(args) > 4 else None), theta))
+            return _original(self, *args, **kw)
+
+        monkeypatch.setattr(ArraySource, name, record)
+    res = rd.identify(robot, q, qd, qdd, tau, method="irls", robust="bisquare")
+    passes = [(robust, theta) for name, robust, theta in calls if name == "reduce" and theta is not None]
+    huber = sum(robust == "huber" for robust, _ in passes)
+    assert res.converged and 0 < huber < len(passes) == res.iterations
+    residuals = [theta for name, _, theta in calls if name == "residuals"]
+    assert len(residuals) == huber + 1  # not once per bisquare pass
+    for at, (_, theta) in zip(residuals, passes[:huber]):
+        assert at is theta
+    assert residuals[-1] is passes[-1][1]
+
+
+def test_base_regressor_is_c_contiguous_and_equals_its_columns():
+    # a fancy index of the last axis lays that axis out outermost: every product of joint rows walked memory
+    robot = with_friction(rd.load("puma560"))
+    bp = rd.base_parameters(robot, friction=True)
+    q, qd, qdd = np.random.default_rng(0).normal(size=(3, 50, robot.n))
+    W = bp.regressor(q, qd, qdd)
+    assert W.flags.c_contiguous and W.shape == (50, robot.n, bp.count)
+    D = rd.regressor(robot, q, qd, qdd, friction=True)
+    np.testing.assert_array_equal(W, D[..., bp.columns])
+
+
 @pytest.mark.parametrize("sigma", [0.02, (0.05, 0.03, 0.01)], ids=["same", "per-joint"])
 @pytest.mark.parametrize("robust", ["huber", "bisquare"])
 def test_irls_covariance_is_calibrated_under_outliers(robot, trajectory, robust, sigma):

@@ -20,6 +20,14 @@ def working_dtype(*arrays) -> np.dtype:
     return np.dtype(np.float64)
 
 
+def last_axis_columns(a, columns):
+    """``a[..., columns]``, C-contiguous for a NumPy array: NumPy lays out a fancy index of the last axis with that
+    axis outermost in memory ((rows, n, b) strided b*rows*n apart), which made every product of a base regressor
+    with its joint rows, and every copy of them, walk memory with a stride; ``take`` gives the same values in
+    order.  Other arrays (JAX, Dask) are indexed as they are."""
+    return a.take(columns, axis=-1) if isinstance(a, np.ndarray) else a[..., columns]
+
+
 def check_type(name: str, value, cls):
     """Raise :class:`InputError` unless ``value`` is a ``cls``; returns ``value``."""
     if not isinstance(value, cls):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from robodyn.arrays import check_array, finite_array
+from robodyn.arrays import check_array, finite_array, last_axis_columns
 from robodyn.model.arguments import frame_index
 from robodyn.analysis.coupling import joint_ranges
 from robodyn.dynamics.closed_chain import velocity_map
@@ -153,7 +153,7 @@ def counter_masses(model, frames, masses, q=None, samples: int = 200, seed: int 
         theta[_STRIDE * j + _M] += mj
     Q0 = Y @ theta
     cols = np.array([[_STRIDE * j + _MS + a for a in range(3)] for j in js]).reshape(-1)
-    Yc = Y[..., cols].reshape(-1, cols.size)
+    Yc = last_axis_columns(Y, cols).reshape(-1, cols.size)
     delta = np.linalg.lstsq(Yc, -Q0.reshape(-1), rcond=None)[0].reshape(len(js), 3)
     params = tree.params.copy()
     for (j, mj, d) in zip(js, m, delta):

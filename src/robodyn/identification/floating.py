@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn.model.robot import check_robot
-from robodyn.arrays import finite_array
+from robodyn.arrays import finite_array, last_axis_columns
 from robodyn.dynamics.floating import augmented_robot, augmented_state, floating_inverse_dynamics, wrenches_at_frames
 from robodyn.errors import InputError
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -220,7 +220,7 @@ def _physical(robot: Robot, q, v, a, gravity, y: np.ndarray, whole: bool, option
     augmented = augmented_robot(robot)
     bp = base_parameters(augmented, method="numeric", friction=whole)
     qa, qda, qdda, g = augmented_state(robot, q, v, a, gravity, "identify_from_base")
-    D = regressor(augmented, qa, qda, qdda, friction=whole, gravity=g)[..., bp.columns]
+    D = last_axis_columns(regressor(augmented, qa, qda, qdda, friction=whole, gravity=g), bp.columns)
     D = (D if whole else D[:, :6]).reshape(y.size, -1)
     Q, R = np.linalg.qr(D)
     qty = Q.T @ y

@@ -184,14 +184,11 @@ def reduce_rows(W, tau, keep=None, reduction: str = "gram", theta=None, scale=No
         keep = robust_weights(r, scale, robust) * (1.0 if keep is None else keep)
     rows, n = tau.shape
     m = W.shape[2] + 1
-    A = np.empty((n, rows, m))  # [W_j y_j] of every joint, contiguous for the products
-    A[..., :-1] = W.transpose(1, 0, 2)
-    A[..., -1] = tau.T
-    AE = None if not k else np.ascontiguousarray(E.transpose(1, 0, 2))
-    if keep is not None:
-        sw = np.sqrt(keep.T.astype(float))[..., None]
-        A *= sw
-        AE = None if AE is None else AE * sw
+    A = np.empty((n, rows, m))  # √w [W_j y_j] of every joint, contiguous for the products, in one pass
+    sw = 1.0 if keep is None else np.sqrt(keep.T.astype(float))[..., None]
+    np.multiply(W.transpose(1, 0, 2), sw, out=A[..., :-1])
+    np.multiply(tau.T[..., None], sw, out=A[..., -1:])
+    AE = None if not k else np.multiply(E.transpose(1, 0, 2), sw, out=np.empty((n, rows, k)))
     acc = np.zeros((2, n, k + m, k + m))
     if reduction == "tsqr":
         acc[0] = qr_stack([A if AE is None else np.concatenate([AE, A], axis=2)], k + m)

@@ -203,7 +203,9 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
     (redescending: several minima) then start from that fit with its scales s_j fixed, where every pass lowers
     Σ ρ(ρ_ij / s_j) (re-weighting is a majorize-minimize step where ψ(u)/u falls with |u|): from the OLS fit with
     the scales re-estimated, they crept and jumped between minima, unconverged after 100 passes on two of five
-    measured runs (the LWR 4 and TIAGo's).
+    measured runs (the LWR 4 and TIAGo's).  Those passes need no residuals (each pass's reduction weighs its own
+    rows): ``residuals`` is called at Huber's passes and once more for the covariance, at the θ of the last
+    weights.
 
     The robust estimate solves Σ_j w_j s_j Σ_i ψ(u_ij) W_ijᵀ = 0, u_ij = ρ_ij / s_j.  Its covariance is
     Huber's (1981, §7.6) with the expectations taken per joint:
@@ -216,22 +218,25 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
     for a smaller noise and pools the joints' noise levels (the Mahalanobis distance of its error averaged 0.63 b
     and 1.35 b over draws with 100 σ spikes on 2 % of the rows, where a χ²_b averages b).
     """
+    def residuals_at(th):
+        r = residuals(th)
+        return r.persist() if hasattr(r, "persist") else r
+
     unit, counts = state, np.asarray(used)
-    converged, it, r, scale, last = False, 0, None, None, "huber"
+    converged, it, r, r_at, scale, last, weighed = False, 0, None, None, None, "huber", None
     for stage in ("huber",) if robust == "huber" else ("huber", robust):
         fixed, converged = stage != "huber", False
         while it < max_iterations:
             it += 1
-            r = residuals(theta)
-            r = r.persist() if hasattr(r, "persist") else r
-            if not fixed:
+            if not fixed:  # fixed scales need no residuals until the covariance, after the last pass
+                r, r_at = residuals_at(theta), theta
                 mad = 1.4826 * median(abs(r - median(r)))
                 if not np.any(mad > 0):
                     converged, scale = True, None
                     break
                 scale = noise_floor(mad)
             state, used = reweigh(theta, scale, stage)
-            last, (new, _, Tw, rnorm) = stage, fit(state)
+            last, weighed, (new, _, Tw, rnorm) = stage, theta, fit(state)
             step, theta = new - theta, new
             sigma = rnorm / np.sqrt(max(float(np.sum(used)) - count, 1.0))
             if (np.linalg.norm(Tw @ step) <= IRLS_TOLERANCE * sigma
@@ -243,6 +248,8 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
     message = "" if converged else f"iteration limit {max_iterations} reached; the robust weights may still change"
     if scale is None:  # an exact fit: more than half of every joint's residuals vanish
         return theta, np.zeros((len(theta), len(theta))), it, converged, message, None
+    if r_at is not weighed:
+        r = residuals_at(weighed)
     psi, dpsi = robust_psi(r / scale, last)  # the weights of the last pass
     s1, s11, s2 = np.asarray(np.nansum(np.stack([dpsi, dpsi ** 2, psi ** 2]), axis=1))
     N = float(counts.sum())

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robodyn.model.robot import check_robot
+from robodyn.arrays import last_axis_columns
 from robodyn.errors import InputError
 from robodyn.model.robot import Robot
 from robodyn.parameters.numeric import (
@@ -116,7 +117,7 @@ class BaseParameters:
     def regressor(self, q, qd, qdd, gravity=None) -> np.ndarray:
         """D_B (..., n, b): the columns of D for the base parameters; D_B @ values = Γ  [9.40]."""
         D = regressor(self.robot, q, qd, qdd, friction=self.friction, gravity=gravity, transmission=self.transmission)
-        return D[..., self.columns]
+        return last_axis_columns(D, self.columns)
 
     def table(self) -> list[list[str]]:
         """Table 9.3 layout: a row per frame, a column per parameter XX … Ia, the base name or "0"."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robodyn.model.robot import check_robot
-from robodyn.arrays import finite_result
+from robodyn.arrays import finite_result, last_axis_columns
 from robodyn.dynamics.floating import augmented_robot, augmented_state
 from robodyn.errors import InputError
 from robodyn.model.robot import PARAMETER_NAMES, Robot
@@ -129,7 +129,8 @@ class FloatingBaseParameters:
     def regressor(self, q, v, a, gravity=None) -> np.ndarray:
         """Y_B (..., n + 6, b): the columns of :func:`floating_regressor` of the base parameters; Y_B @ values is
         the floating inverse dynamics (without Stribeck terms; without any friction when ``friction`` is False)."""
-        return floating_regressor(self.robot, q, v, a, friction=self.friction, gravity=gravity)[..., self.columns]
+        return last_axis_columns(floating_regressor(self.robot, q, v, a, friction=self.friction, gravity=gravity),
+                                 self.columns)
 
 
 def floating_base_parameters(robot: Robot, method: str = "symbolic", friction: bool = False,
