@@ -21,9 +21,9 @@ def working_dtype(*arrays) -> np.dtype:
 
 
 def last_axis_columns(a, columns):
-    """``a[..., columns]``, C-contiguous for a NumPy array: NumPy lays out a fancy index of the last axis with that
-    axis outermost in memory ((rows, n, b) strided b*rows*n apart), which made every product of a base regressor
-    with its joint rows, and every copy of them, walk memory with a stride; ``take`` gives the same values in
+    """``a[..., columns]``, C-contiguous for a NumPy array.  NumPy lays out a fancy index of the last axis with that
+    axis outermost in memory: a base regressor (rows, n, b) got its b columns rows·n elements apart, and every copy
+    of it and every product of a joint's rows walked memory with that stride.  ``take`` gives the same values, in
     order.  Other arrays (JAX, Dask) are indexed as they are."""
     return a.take(columns, axis=-1) if isinstance(a, np.ndarray) else a[..., columns]
 
