@@ -1,4 +1,4 @@
-"""Argument checking shared by the numeric algorithms: shapes, NaN/inf, batch axes, dtype."""
+"""Argument checking and array helpers shared by the numeric algorithms: shapes, NaN/inf, batch axes, dtype, layout."""
 
 from __future__ import annotations
 
