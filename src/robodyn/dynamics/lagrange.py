@@ -33,9 +33,9 @@ def _axes_and_composites(robot: Robot, q: np.ndarray, dtype):
     J0, MS0 = moved_inertia(robot.J.astype(dtype), robot.MS.astype(dtype), M, R0, P0)
     links = np.zeros(q.shape[:-1] + (robot.nf, 6, 6), dtype)
     links[..., :3, :3] = M[:, None, None] * np.eye(3, dtype=dtype)
-    MS0 = skew(MS0)
-    links[..., :3, 3:] = -MS0
-    links[..., 3:, :3] = MS0
+    MS0_hat = skew(MS0)
+    links[..., :3, 3:] = -MS0_hat
+    links[..., 3:, :3] = MS0_hat
     links[..., 3:, 3:] = J0
     D = robot.derived.subtree[robot.joint_frames].astype(dtype)  # (n, nf): the frames joint k moves
     return S, np.einsum("kj,...jab->...kab", D, links)
