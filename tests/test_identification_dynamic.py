@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import robodyn as rd
 from robodyn.identification.excitation import _series, resolve_limits
+from robodyn.identification.reduction import reduce_rows
 from tests.support.random_robots import random_robot
 
 
@@ -485,3 +486,29 @@ def test_series_is_the_fourier_form():
     qe = 0.4 + sum(a[0, k] / (w * (k + 1)) * np.sin(w * (k + 1) * t) - b[0, k] / (w * (k + 1)) * np.cos(w * (k + 1) * t)
                    for k in range(2))
     np.testing.assert_allclose(q[:, 0], qe, rtol=1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), weighted=st.booleans(), positions=st.booleans())
+def test_chunk_gram_is_the_dense_product_with_zero_columns_left_out(seed, weighted, positions):
+    """reduce_rows forms each joint's Gram matrix from the columns of W_j that are not zero in the chunk: it equals
+    the dense √w [E_j W_j y_j]ᵀ √w [E_j W_j y_j] within the rounding of its sums (rows ε Σ |a||b|), and the entries
+    of a zero column are exactly 0 (a joint with every column zero, one with none, and some in between)."""
+    rng = np.random.default_rng(seed)
+    rows, n, b, k = int(rng.integers(1, 300)), 4, 9, 2 if positions else 0
+    W = rng.standard_normal((rows, n, b)) * rng.uniform(0.1, 1e3, b)
+    present = rng.uniform(size=(n, b)) < 0.6
+    present[0], present[1] = True, False
+    W *= present
+    tau, E = rng.standard_normal((rows, n)), rng.standard_normal((rows, n, k)) if k else None
+    keep = rng.uniform(0, 2, (rows, n)) * (rng.uniform(size=(rows, n)) > 0.2) if weighted else None
+    acc, used = reduce_rows(W, tau, keep, "gram", E=E)
+    G = acc[0] + acc[1]
+    w = np.ones((rows, n)) if keep is None else keep
+    for j in range(n):
+        A = np.sqrt(w[:, j, None]) * np.concatenate([E[:, j] if k else np.zeros((rows, 0)), W[:, j], tau[:, j, None]], 1)
+        bound = rows * np.finfo(float).eps * (np.abs(A).T @ np.abs(A))
+        assert np.all(np.abs(G[j] - A.T @ A) <= 2 * bound)
+        zero = np.concatenate([np.zeros(k, bool), ~present[j], [False]])
+        assert np.all(G[j][zero] == 0.0) and np.all(G[j][:, zero] == 0.0)
+    assert np.array_equal(used, np.full(n, rows) if keep is None else np.sum(keep > 0, axis=0))
