@@ -6,10 +6,11 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from robodyn import Robot, base_parameters, inverse_dynamics
+from robodyn import Robot, base_parameters, inverse_dynamics, load
 from robodyn.dynamics.newton_euler import friction_torques
 from robodyn.errors import InputError
 from robodyn.kinematics import base_poses
+from robodyn.parameters.base import right_angled
 from robodyn.parameters.numeric import random_states, stacked_regressor
 from robodyn.parameters.regressor import standard_parameter_names
 from tests.support.random_robots import random_inertia, random_robot
@@ -280,3 +281,19 @@ def test_grouping_coefficient_below_1e_12_is_zero_in_both_methods():
         assert "M5" in bp.no_effect
         zz4 = dict(zip(bp.names, bp.expressions))["ZZR4"]
         assert float(zz4.coeff(sympy.Symbol("MZ5"))) == pytest.approx(2e-5 * np.sin(0.05) ** 2, rel=1e-8)
+
+
+def test_right_angled_makes_rounded_right_angles_exact_and_leaves_the_rest():
+    """γ, α and a fixed frame's θ within 1e-3 rad of a multiple of π/2 become it; a revolute joint's θ (an offset of
+    its variable), angles farther off, and angles already within 1e-9 are left; each move is reported."""
+    robot = load("puma560")
+    alpha = np.array([0.0, -1.5708, 1e-12, 1.571, -1.5708 + 2e-3, 3.1416])
+    theta = np.array([1.5708, 0.0, 0.0, 0.0, 0.0, 0.0])
+    exact, moved = right_angled(robot.replace(alpha=alpha, theta=theta))
+    assert np.array_equal(exact.alpha, [0.0, -np.pi / 2, 1e-12, np.pi / 2, -1.5708 + 2e-3, np.pi])
+    assert np.array_equal(exact.theta, theta)  # revolute joints: θ offsets q
+    assert [(f, v) for _, f, v in moved] == [("alpha", -1.5708), ("alpha", 1.571), ("alpha", 3.1416)]
+    assert [name for name, _, _ in moved] == [robot.frame_names[i] for i in (1, 3, 5)]
+    assert right_angled(robot) == (robot, ())
+    fixed = Robot(name="f", sigma=np.array([2, 0]), theta=np.array([-1.5708, 0.0]), alpha=np.zeros(2))
+    assert np.array_equal(right_angled(fixed)[0].theta, [-np.pi / 2, 0.0])

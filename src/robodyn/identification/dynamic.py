@@ -9,6 +9,8 @@ gives y = W K_B + ρ, which :func:`identify` solves by ``"ols"``, ``"wls"``, ``"
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -207,20 +209,50 @@ def _check_choices(method: str, o: dict) -> None:
 
 def _base_of(robot: Robot, o: dict):
     """The BaseParameters to identify: ``o["base"]`` checked, or Khalil's rules (the numeric QR set when they are
-    not minimal)."""
-    from robodyn.parameters.base import base_parameters
+    not minimal) of the robot's geometry, or of its angles made exact where rounded right angles (``right_angled``)
+    add parameters that no data identify (with a UserWarning)."""
+    from robodyn.parameters.base import right_angled
     from robodyn.parameters.regressor import standard_parameter_names
 
     friction, transmission, base = o["friction"], o["transmission"], o["base"]
     if transmission is not None:
         standard_parameter_names(robot, friction, transmission)  # checks the type and size of the transmission
     if base is None:
-        base = base_parameters(robot, friction=friction, transmission=transmission)
-        if not base.minimal:
-            base = base_parameters(robot, method="numeric", friction=friction, transmission=transmission)
+        base = _rules_or_qr(robot, friction, transmission)
+        exact, moved = right_angled(robot)
+        if moved:
+            snapped = _rules_or_qr(exact, friction, transmission)
+            if snapped.count < base.count:
+                _warn_rounded_angles(robot, base, snapped, moved)
+                base = dataclasses.replace(snapped, robot=robot)  # the same K: the values are the robot's
     elif base.robot is not robot or base.friction != friction or base.transmission is not transmission:
         raise InputError("base: give the BaseParameters of this robot with the same friction setting and transmission")
     return base
+
+
+def _rules_or_qr(robot: Robot, friction: bool, transmission):
+    """Khalil's rules, or the numeric QR set where they are not minimal."""
+    from robodyn.parameters.base import base_parameters
+
+    base = base_parameters(robot, friction=friction, transmission=transmission)
+    if not base.minimal:
+        base = base_parameters(robot, method="numeric", friction=friction, transmission=transmission)
+    return base
+
+
+def _warn_rounded_angles(robot: Robot, base, snapped, moved) -> None:
+    """Say which base parameters exist only through angles a hair off a right angle, and how to keep them."""
+    extra = [n for n in base.standard if n not in set(snapped.standard)]
+    worst = max(abs(v - np.round(v / (np.pi / 2)) * (np.pi / 2)) for _, _, v in moved)
+    where = ", ".join(f"{f} of '{name}' = {v:.6g}" for name, f, v in moved[:4]) + (", ..." if len(moved) > 4 else "")
+    these, exist, they = ("this", "exists", "It changes") if len(extra) == 1 else ("these", "exist", "They change")
+    warnings.warn(
+        f"robot '{robot.name}': {these} {len(extra)} of its {base.count} base parameters ({', '.join(extra)}) {exist} "
+        f"only because angles lie within {worst:.2g} rad of a right angle ({where}; rounded right angles, as 1.5708 "
+        f"for π/2 in a model file). {they} the torques by about that fraction, which no measurement resolves, so "
+        f"robodyn identifies the {snapped.count} base parameters of the exact right angles (Khalil & Dombre §9.4.2) "
+        f"on the model's own geometry. To identify all {base.count}, pass base=rd.base_parameters(robot, "
+        f"friction={base.friction}).", UserWarning, stacklevel=4)
 
 
 def _array_source(robot: Robot, bp, q, qd, qdd, tau, o: dict) -> ArraySource:
