@@ -1,7 +1,8 @@
 """Clipped torques (a saturated drive, a sensor's range) are left out of identification: a torque that holds
-exactly its extreme value over 5 samples or more is not the rigid-body model's, and least squares would fit its
-plateau.  On noise-free data the rows left are exact, so the estimate is exact again; a noisy measured torque
-never repeats its extreme (the measured Stäubli TX40 run has no clipped sample)."""
+exactly its extreme value over 5 samples or more (and over twice its longest plateau at other values, which a
+quantised sensor has) is not the rigid-body model's, and least squares would fit its plateau.  On noise-free data
+the rows left are exact, so the estimate is exact again; a noisy measured torque never repeats its extreme (the
+measured Stäubli TX40 run has no clipped sample)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import robodyn as rd
-from robodyn.identification.data import SATURATED_RUN, saturated
+from robodyn.identification.data import SATURATED_FACTOR, SATURATED_RUN, saturated, value_runs
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +106,38 @@ def test_one_row_selection_serves_the_whole_run_and_every_chunk(campaign):
         rows_used(qd, dead, whole=True)
     with pytest.raises(rd.identification.IdentificationError, match="no sample of joint 4 moves at 100"):
         rows_used(qd, None, min_velocities([0, 0, 0, 100, 0, 0], robot.n), whole=True)
+
+
+def test_a_quantised_torque_holding_its_extreme_is_not_clipped_unless_it_stays_there_longer():
+    """A sensor read faster than its quantum changes holds every value for a while, its extremes too (the Rokae
+    xMate3Pro's joint 7: 12 samples at its maximum, other values up to 52): not clipped.  Clipped, the plateau at
+    the extreme outlasts SATURATED_FACTOR times every other one."""
+    t = np.arange(0, 20, 1e-3)
+    quantum = 0.02
+    x = quantum * np.round((np.sin(0.9 * t) + 0.6 * np.sin(2.1 * t + 1.0)) / quantum)
+    starts, lengths = value_runs(x)
+    at_top = x[starts] == x.max()
+    assert SATURATED_RUN <= lengths[at_top].max() < SATURATED_FACTOR * lengths[~at_top].max()  # 24 against 213
+    assert not saturated(x[:, None]).any()
+    clipped = np.minimum(x, quantum * np.round(0.8 * x.max() / quantum))
+    np.testing.assert_array_equal(saturated(clipped[:, None])[:, 0], clipped == clipped.max())
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), chunk=st.integers(1, 400))
+def test_the_chunked_clipping_finds_what_the_whole_run_does(seed, chunk):
+    """clipping (one pass over a dask array's chunks, runs joined across them) flags the samples saturated flags,
+    on quantised signals with plateaus of every length, at the extremes and elsewhere, and constant columns."""
+    from robodyn.identification.reduction import clipped_block, clipping
+
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(seed)
+    steps = rng.integers(-2, 3, (600, 4)) * (rng.uniform(size=(600, 4)) < rng.uniform(0.05, 0.9, 4))
+    tau = 0.1 * np.cumsum(steps, axis=0)
+    tau[:, 3] = np.minimum(tau[:, 3], np.quantile(tau[:, 3], rng.uniform(0.5, 1.0)))
+    if seed % 5 == 0:
+        tau[:, 2] = 0.3
+    clip = clipping(da.from_array(tau, chunks=(chunk, 4)))
+    expect = saturated(tau)
+    found = np.zeros_like(expect) if clip is None else clipped_block(tau, clip)
+    np.testing.assert_array_equal(found, expect)

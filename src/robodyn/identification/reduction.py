@@ -371,50 +371,60 @@ def clipped_block(tau: np.ndarray, clip) -> np.ndarray:
     return ((tau == top) & at_top) | ((tau == bottom) & at_bottom)
 
 
-def _extreme_runs(tau: np.ndarray):
-    """One chunk of τ for :func:`clipping`: its rows, per joint its largest and smallest value (2, n), and for
-    each the run of samples at it that starts the chunk, the one that ends it and the longest ((2, 3, n)); None
-    for a chunk without rows."""
-    from robodyn.identification.data import runs
+def _value_runs(tau: np.ndarray):
+    """One chunk of τ for :func:`clipping`: its rows, and per joint the runs of equal values that it joins across
+    chunks, as (value, length): the run that starts the chunk, the one that ends it, the longest at the chunk's
+    largest and at its smallest value, and the longest at each of the three values whose runs are longest
+    ((n, 7, 2); (NaN, 0) where there are fewer values), so that the longest run at any value but the run's two
+    extremes is among them; None for a chunk without rows."""
+    from robodyn.identification.data import value_runs
 
     t = np.asarray(tau)
     rows, n = t.shape
     if rows == 0:
         return None
-    ext = np.stack([t.max(axis=0), t.min(axis=0)])
-    extent = np.zeros((2, 3, n), dtype=np.int64)
-    for e in range(2):
-        for j in range(n):
-            starts, lengths = runs(t[:, j] == ext[e, j])
-            extent[e, :, j] = (lengths[0] if starts[0] == 0 else 0,
-                               lengths[-1] if starts[-1] + lengths[-1] == rows else 0, lengths.max())
-    return rows, ext, extent
+    out = np.zeros((n, 7, 2))
+    out[:, :, 0] = np.nan
+    for j in range(n):
+        starts, lengths = value_runs(t[:, j])
+        values = t[starts, j]
+        distinct, at = np.unique(values, return_inverse=True)
+        longest = np.zeros(distinct.size)
+        np.maximum.at(longest, at, lengths)
+        top = np.argsort(-longest, kind="stable")[:3]
+        out[j, :4] = [(values[0], lengths[0]), (values[-1], lengths[-1]), (distinct[-1], longest[-1]),
+                      (distinct[0], longest[0])]
+        out[j, 4:4 + top.size] = np.column_stack([distinct[top], longest[top]])
+    return rows, out
 
 
 def clipping(tau):
     """The clipped torques of the (N, n) dask array τ, as :func:`robodyn.identification.data.saturated` finds them
-    in memory (a joint's largest or smallest value held for ``SATURATED_RUN`` samples or more; every sample at
-    that value counts then): (largest (n,), smallest (n,), whether each is clipped (n,) × 2), or None when no
-    torque is.  One pass over τ; a run may span chunks."""
-    from robodyn.identification.data import SATURATED_RUN
+    in memory (a joint's largest or smallest value held for :func:`~robodyn.identification.data.plateau_limit` of
+    its longest run at any other value; every sample at that value counts then): (largest (n,), smallest (n,),
+    whether each is clipped (n,) × 2), or None when no torque is.  One pass over τ; a run may span chunks."""
+    from robodyn.identification.data import plateau_limit
 
     dask, _ = dask_modules()
     blocks = tau.rechunk({1: -1}).to_delayed().ravel().tolist()
-    parts = [p for p in dask.compute(*[dask.delayed(_extreme_runs)(b) for b in blocks]) if p is not None]
+    parts = [p for p in dask.compute(*[dask.delayed(_value_runs)(b) for b in blocks]) if p is not None]
     if not parts:
         return None
-    ext = np.stack([np.max([p[1][0] for p in parts], axis=0), np.min([p[1][1] for p in parts], axis=0)])
+    n = parts[0][1].shape[0]
+    ext = np.stack([np.nanmax([p[1][:, 2, 0] for p in parts], axis=0), np.nanmin([p[1][:, 3, 0] for p in parts],
+                                                                                   axis=0)])
     flags = np.zeros(ext.shape, dtype=bool)
-    for e, j in np.ndindex(*ext.shape):
-        carry = best = 0  # the run at the extreme that reaches the end of the chunks seen, the longest
-        for rows, part, extent in parts:
-            if part[e, j] != ext[e, j]:
-                carry = 0
-                continue
-            lead, trail, longest = extent[e, :, j]
-            best = max(best, longest, carry + lead)
-            carry = carry + rows if lead == rows else trail
-        flags[e, j] = best >= SATURATED_RUN
+    for j in range(n):
+        best = np.zeros(3)  # the longest runs at the largest value, at the smallest, at any other
+        carry_value, carry = np.nan, 0  # the run that reaches the end of the chunks seen
+        for rows, summary in parts:
+            (lead_value, lead), (trail_value, trail) = summary[j, 0], summary[j, 1]
+            joined = carry + lead if lead_value == carry_value else lead
+            for value, length in list(summary[j]) + [(lead_value, joined)]:
+                kind = [e for e in (0, 1) if value == ext[e, j]] or [2]
+                best[kind] = np.maximum(best[kind], length)
+            carry_value, carry = (lead_value, joined) if lead == rows else (trail_value, trail)
+        flags[:, j] = best[:2] >= plateau_limit(best[2])
     return (ext[0], ext[1], flags[0], flags[1]) if flags.any() else None
 
 
