@@ -311,7 +311,9 @@ def test_bad_files_raise_model_file_errors(tmp_path):
 def test_non_physical_urdf_inertia_needs_strict_false():
     urdf = _urdf([("a", "continuous", "base", "l1", "0 0 0", "0 0 0", "0 0 1", "")]).replace(
         'izz="0.05"', 'izz="0.09"')
-    with pytest.raises(rd.NonPhysicalInertiaError, match="triangle inequality.*strict=False"):
+    # the URDF's link (l1) is named with the joint (a) whose frame it is: the joint alone misleads
+    with pytest.raises(rd.NonPhysicalInertiaError, match=r"link 1 \(l1, the link of frame a\): principal moments "
+                                                         r".*triangle inequality.*strict=False"):
         rd.from_urdf(urdf)
     with pytest.warns(UserWarning, match="triangle inequality"):
         robot = rd.from_urdf(urdf, strict=False)

@@ -245,7 +245,9 @@ class Robot:
 
     def _check_links(self) -> None:
         for i in range(self.nf):
-            where = f"robot '{self.name}', link {i + 1} ({self.frame_names[i]})"
+            frame, link = self.frame_names[i], self.link_names[i]
+            named = frame if not link or link == frame else f"{link}, the link of frame {frame}"  # a URDF's link
+            where = f"robot '{self.name}', link {i + 1} ({named})"
             check_physical(self.params[i], where, strict=self.strict)
             for key in ("Ia", "Fc", "Fv", "Fst", "kst", "Bst"):
                 if getattr(self, key)[i] < 0:
