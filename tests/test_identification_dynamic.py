@@ -536,3 +536,21 @@ def test_identify_estimates_the_base_parameters_of_the_exact_right_angles_of_rou
         full = rd.identify(rounded, q, qd, qdd, tau, base=rd.base_parameters(rounded, friction=True))
         assert full.base.count == 59
         assert rd.identify(exact, q, qd, qdd, rd.inverse_dynamics(exact, q, qd, qdd)).base.count == 58
+
+
+def test_identify_warns_when_positions_run_far_outside_the_joint_limits():
+    """A log in degrees read as radians runs outside every joint's limits by more than their width: identify says
+    which joints, and that in degrees they would lie within them.  Within the limits, or beyond them by less than
+    their width (a model's conservative limits), it says nothing."""
+    robot = rd.load("panda")
+    rng = np.random.default_rng(5)
+    q = rng.uniform(robot.qlim[:, 0], robot.qlim[:, 1], (500, 7))
+    qd, qdd = rng.uniform(-1, 1, (2, 500, 7))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    with pytest.warns(UserWarning, match=r"joint 1 \(j1\) \[-1\d\d\.\d, 1\d\d\.\d\] outside \[-2.897, 2.897\];.* In "
+                                         r"degrees they would lie within them"):
+        rd.identify(robot, np.degrees(q), qd, qdd, tau)
+    wide = q + 0.9 * (robot.qlim[:, 1] - robot.qlim[:, 0]) * (q > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rd.identify(robot, wide, qd, qdd, rd.inverse_dynamics(robot, wide, qd, qdd))

@@ -255,6 +255,29 @@ def _warn_rounded_angles(robot: Robot, base, snapped, moved) -> None:
         f"friction={base.friction}).", UserWarning, stacklevel=4)
 
 
+def _check_positions(robot: Robot, q: np.ndarray) -> None:
+    """Warn where q (N, n) runs outside a joint's limits (``qlim``) by more than their width: a log in degrees
+    (or millimetres) read as radians (metres) identifies parameters of motions the robot never made."""
+    lo, hi = robot.qlim[:, 0], robot.qlim[:, 1]
+    width = hi - lo
+    low, high = q.min(axis=0), q.max(axis=0)
+    far = np.isfinite(width) & (width > 0) & ((high > hi + width) | (low < lo - width))
+    if not far.any():
+        return
+    revolute = robot.sigma[robot.joint_frames] == 0
+    spans, fixes = [], set()
+    for j in np.flatnonzero(far):
+        unit, scale = ("degrees", np.pi / 180) if revolute[j] else ("millimetres", 1e-3)
+        inside = lo[j] - 0.1 * width[j] <= scale * low[j] and scale * high[j] <= hi[j] + 0.1 * width[j]
+        fixes.add(unit if inside else "")
+        spans.append(f"joint {j + 1} ({robot.q_names[j]}) [{low[j]:.4g}, {high[j]:.4g}] outside "
+                     f"[{lo[j]:.4g}, {hi[j]:.4g}]")
+    hint = (f" In {fixes.pop()} they would lie within them: convert q to SI units (rad, m)." if len(fixes) == 1
+            and "" not in fixes else " Check the units (rad, m) and the zero of each joint.")
+    warnings.warn(f"robot '{robot.name}': the positions run outside the joint limits by more than the limits' width: "
+                  f"{'; '.join(spans)}.{hint} The estimates fit the motions given.", UserWarning, stacklevel=4)
+
+
 def _array_source(robot: Robot, bp, q, qd, qdd, tau, o: dict) -> ArraySource:
     """In-memory samples (one run, or runs stacked) as a source: the rows used (``min_velocity``, clipped
     torques), the regressor filtered like τ (``parallel``) or with the runs' filtered Coulomb columns."""
@@ -262,6 +285,7 @@ def _array_source(robot: Robot, bp, q, qd, qdd, tau, o: dict) -> ArraySource:
     # the parallel regressor replaces the Coulomb columns: the motors' are not computed for it
     q, qd, qdd, tau, coulomb, clipped = stacked_runs(robot, q, qd, qdd, tau,
                                                      bp.transmission if parallel is None else None)
+    _check_positions(robot, q)
     W = None
     if parallel is not None:
         Wp = parallel_regressor(bp, parallel, q, qd, qdd, tau)
