@@ -554,3 +554,19 @@ def test_identify_warns_when_positions_run_far_outside_the_joint_limits():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rd.identify(robot, wide, qd, qdd, rd.inverse_dynamics(robot, wide, qd, qdd))
+
+
+def test_identify_warns_about_negative_friction_a_flipped_torque_gives():
+    """A joint whose torque is logged with the wrong sign fits friction of the wrong sign, far beyond its σ and a
+    large share of the joint's torque: identify names those coefficients; the correct log gives no warning."""
+    robot = rd.load("puma560").replace(Fv=np.full(6, 0.5), Fc=np.full(6, 0.3))
+    rng = np.random.default_rng(2)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 3000, 6))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd) + 0.01 * rng.standard_normal((3000, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rd.identify(robot, q, qd, qdd, tau)
+    tau[:, 3] *= -1
+    with pytest.warns(UserWarning, match=r"negative friction, which no joint has: Fc4 = -0.\d+ ± .* of joint 4's "
+                                         r"torque in norm\), Fv4 = -0.\d+ ± .*wrong sign or scale"):
+        rd.identify(robot, q, qd, qdd, tau)

@@ -13,6 +13,8 @@ Each method is a small function of the per-joint factors (:class:`Factors`), loo
 
 from __future__ import annotations
 
+import re
+import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -129,6 +131,33 @@ def _fit_physical(p: Factors):
     return theta, cov, out
 
 
+#: A friction coefficient (Coulomb or viscous, of a joint or a motor) that least squares finds below −3 σ, with a
+#: term ‖θ_k W_jk‖ at least this share of its joint's torque ‖y_j‖, is friction no joint has: :func:`fit_factors`
+#: warns.  A measured Shanghai Electric cobot's wrist gave Fv4..6 = −18 to −47 N m s/rad (σ under 1 %, terms 76 to
+#: 168 % of the torques), where "physical" (friction ≥ 0) then explained less of them than zero did; a Rokae
+#: xMate3Pro's light wrist, −0.2 and −0.4 N m s/rad at 12 and 24 %, which "physical" fits as well as OLS.
+NEGATIVE_FRICTION_SHARE = 0.3
+_FRICTION = re.compile(r"^F[cv]m?R?\d+$")
+
+
+def _warn_negative_friction(robot: Robot, names, theta, cov, norms, norms_y) -> None:
+    """Warn about the friction coefficients of the least-squares estimate θ (b,) that are negative beyond 3 σ
+    with a torque of at least ``NEGATIVE_FRICTION_SHARE`` of a joint's (``norms`` (n, b): ‖W_jk‖, ``norms_y`` (n,):
+    ‖y_j‖): the data contradict the friction model."""
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    share = np.abs(theta) * norms / np.maximum(norms_y, np.finfo(float).tiny)[:, None]  # (n, b)
+    bad = [k for k, name in enumerate(names) if _FRICTION.match(name) and theta[k] < -3.0 * std[k]
+           and share[:, k].max() >= NEGATIVE_FRICTION_SHARE]
+    if not bad:
+        return
+    listed = ", ".join(f"{names[k]} = {theta[k]:.3g} ± {std[k]:.2g} (its term {100 * share[:, k].max():.0f} % of joint "
+                       f"{int(np.argmax(share[:, k])) + 1}'s torque in norm)" for k in bad)
+    warnings.warn(f"robot '{robot.name}': least squares finds negative friction, which no joint has: {listed}. "
+                  "The torques of those joints may have the wrong sign or scale, or the friction model may miss what "
+                  "they do; method='physical', which keeps friction ≥ 0, can fit them worse.", UserWarning,
+                  stacklevel=5)
+
+
 #: The solvers of :func:`identify`: method → function of the reduced problem (:class:`Factors`) returning
 #: (estimate (b,), covariance (b, b), the other fields of the result it sets).
 FITS = MappingProxyType({"ols": _fit_ols, "wls": _fit_wls, "irls": _fit_irls, "physical": _fit_physical})
@@ -151,6 +180,7 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     Rg = stack_factors(R)
     check_rank(Rg, names, rank_tol, zero)
     theta, inv, rnorm = solve_factor(Rg, b)
+    norms_y = np.linalg.norm(R[:, :, b], axis=1) if norms is None else np.asarray(norms)[:, b]  # ‖y_j‖
     norms = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
     bj = (norms > 1e-12 * norms.max(axis=1, keepdims=True)).sum(1)  # parameters in the equations of joint j
     noise = joint_residuals(R, theta) / np.sqrt(np.maximum(counts - bj, 1))
@@ -159,6 +189,7 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
                 Rg=Rg, theta=theta, cov=rnorm ** 2 / max(int(counts.sum()) - b, 1) * inv, noise=noise, bj=bj,
                 options=dict(regularization=regularization, min_mass=min_mass, bounds=bounds, folds=folds,
                              irls=irls))
+    _warn_negative_friction(robot, names, p.theta, p.cov, norms, np.asarray(norms_y))
     theta, cov, fields = FITS[method](p)
     out = dict(iterations=1, converged=True, message="", robot=None, standard=None, identified_transmission=None,
                solver=None, prior_share=None, noise=noise) | fields
