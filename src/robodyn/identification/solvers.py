@@ -133,9 +133,9 @@ def _fit_physical(p: Factors):
 
 #: A friction coefficient (Coulomb or viscous, of a joint or a motor) that least squares finds below −3 σ, with a
 #: term ‖θ_k W_jk‖ at least this share of its joint's torque ‖y_j‖, is friction no joint has: :func:`fit_factors`
-#: warns.  A measured Shanghai Electric cobot's wrist gave Fv4..6 = −18 to −47 N m s/rad (σ under 1 %, terms 76 to
-#: 168 % of the torques), where "physical" (friction ≥ 0) then explained less of them than zero did; a Rokae
-#: xMate3Pro's light wrist, −0.2 and −0.4 N m s/rad at 12 and 24 %, which "physical" fits as well as OLS.
+#: warns.  A measured Shanghai Electric cobot's wrist gave Fv4..6 = −18 to −47 N m s/rad (σ under 1 %, terms of 76
+#: to 168 % of the torques), where "physical" (friction ≥ 0) then predicted held-out wrist torques at 81 to 121 %;
+#: a Rokae xMate3Pro's light wrist, −0.2 and −0.4 N m s/rad at 12 and 24 %, which "physical" fits as well as OLS.
 NEGATIVE_FRICTION_SHARE = 0.3
 _FRICTION = re.compile(r"^F[cv]m?R?\d+$")
 
