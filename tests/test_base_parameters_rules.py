@@ -297,3 +297,19 @@ def test_right_angled_makes_rounded_right_angles_exact_and_leaves_the_rest():
     assert right_angled(robot) == (robot, ())
     fixed = Robot(name="f", sigma=np.array([2, 0]), theta=np.array([-1.5708, 0.0]), alpha=np.zeros(2))
     assert np.array_equal(right_angled(fixed)[0].theta, [-np.pi / 2, 0.0])
+
+
+def test_owners_name_the_link_of_each_inertial_parameter_and_the_joint_of_each_friction_one():
+    """A URDF's fixed first frame shifts the link numbers against the joint numbers (the Kinova Gen3's Ia3 is its
+    second joint's rotor): ``owners`` says which link or joint each base parameter belongs to."""
+    from pathlib import Path
+
+    with pytest.warns(UserWarning, match="triangle inequality"):
+        gen3 = load(Path(__file__).parent / "data" / "measured" / "kinova_gen3" / "gen3.urdf", strict=False)
+    bp = base_parameters(gen3, friction=True)
+    owner = dict(zip(bp.names, bp.owners))
+    assert owner["Ia3"] == owner["ZZR3"] == owner["Fv2"] == "joint_2"  # a frame is named by its URDF joint
+    assert owner["MX2"] == "joint_1" and owner["Fc7"] == "joint_7"
+    assert len(bp.owners) == bp.count
+    puma = base_parameters(load("puma560"), friction=False)
+    assert set(puma.owners) <= set(load("puma560").frame_names)  # no link names: the frames'

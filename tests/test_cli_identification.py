@@ -76,6 +76,8 @@ def test_identify_exact_columns_recovers_the_base_parameters(robot, files):
     res = run("identify", files["model"], files["full"], "--out", out, "--plot", plot)
     assert res.exit_code == 0, res.output
     assert "ZZR1" in res.output and "fit per joint" in res.output and "%σ" in res.output
+    # each parameter's row names what it belongs to: its link's frame, or its joint for friction
+    assert re.search(r"ZZR1\s*│\s*j1\s*│", res.output) and re.search(r"Fv3\s*│\s*j3\s*│", res.output)
     saved = yaml.safe_load((files["folder"] / "result.identification.yaml").read_text())
     assert saved["model_file"] == str(out)
     model = rd.load(out)  # the identified model: a model file every command loads
@@ -404,3 +406,22 @@ def test_identify_filters_and_differentiates_measured_velocities(robot, files):
     bad.write_text("t,q1,q2,q3,qd1,qd2,tau1,tau2,tau3\n0,0,0,0,0,0,0,0,0\n")
     res = run("identify", files["model"], bad)
     assert res.exit_code == 2 and "missing column(s) qd3" in res.output
+
+
+def test_identify_prints_the_warnings_about_the_data_as_warning_lines(tmp_path):
+    """robodyn's warnings inside a command (here: rounded right angles) print as one "warning:" line each on
+    standard error, not as Python's file, line and source code."""
+    exact = rd.load("puma560")
+    rounded = exact.replace(alpha=np.round(exact.alpha, 4))
+    rd.save(rounded, tmp_path / "arm.yaml")
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 600, 6))
+    header = [f"{p}{k}" for p in ("q", "qd", "qdd", "tau") for k in range(1, 7)]
+    with open(tmp_path / "run.csv", "w", newline="") as fh:
+        csv.writer(fh).writerows([header] + np.column_stack([q, qd, qdd, rd.inverse_dynamics(rounded, q, qd, qdd)])
+                                 .tolist())
+    res = run("identify", tmp_path / "arm.yaml", tmp_path / "run.csv")
+    assert res.exit_code == 0, res.output
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: robot 'puma560': this 1 of its 59 base parameters (Ia2)")
+    assert "UserWarning" not in res.stderr and "identification.py" not in res.stderr

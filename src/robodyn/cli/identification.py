@@ -296,10 +296,10 @@ def identify_command(
                     "validation": None if held_out is None else held_out.to_dict(),
                     "plot": None if plot is None else str(plot)})
         return
-    table = Table("parameter", "value", "std", "%σ", title=f"{r.name}: identified parameters ({method}, "
+    table = Table("parameter", "of", "value", "std", "%σ", title=f"{r.name}: identified parameters ({method}, "
                   f"{len(q)} samples, cond(W) = {res.condition_number:.4g})")
-    for name, v, s, rel in zip(res.names, res.values, res.std, res.relative_std):
-        table.add_row(name, f"{v:.6g}", f"{s:.3g}", f"{rel:.3g}")
+    for name, owner, v, s, rel in zip(res.names, res.base.owners, res.values, res.std, res.relative_std):
+        table.add_row(name, owner, f"{v:.6g}", f"{s:.3g}", f"{rel:.3g}" if np.isfinite(rel) else "—")
     console.print(table)
     fit_table = Table("joint", "residual RMS", "rows", "torque RMS", "relative %",
                       title=f"fit per joint (residual RMS over the rows the fit used, of {len(q)})")

@@ -104,6 +104,21 @@ class BaseParameters:
         return tuple(n for n in standard_parameter_names(self.robot, self.friction, self.transmission) if n in gone)
 
     @property
+    def owners(self) -> tuple:
+        """What each base parameter belongs to (b,): for the inertial parameters and Ia, its standard column's frame
+        (the frame's link name where it has one, else the frame's name: a URDF's joint), the joint
+        (``robot.q_names``) for friction,
+        ``motor <i>`` for a transmission's motor.  The numbers in the names count frames for links (a URDF's fixed
+        frames included: its ``Ia3`` can be the rotor of its second joint) and joints for friction."""
+        r = self.robot
+        links = r.nf * len(LINK_PARAMETERS)
+        joints = links + (3 * r.n if self.friction else 0)
+        per_motor = max((len(standard_parameter_names(r, self.friction, self.transmission)) - joints) // r.n, 1)
+        return tuple(r.link_names[c // len(LINK_PARAMETERS)] or r.frame_names[c // len(LINK_PARAMETERS)] if c < links
+                     else r.q_names[(c - links) // 3] if c < joints else f"motor {(c - joints) // per_motor + 1}"
+                     for c in self.columns)
+
+    @property
     def equations(self) -> list:
         """The grouping equations ``Eq(XXR2, XX2 − YY2 − …)`` of the grouped base parameters."""
         import sympy
