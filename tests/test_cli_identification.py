@@ -425,3 +425,18 @@ def test_identify_prints_the_warnings_about_the_data_as_warning_lines(tmp_path):
     lines = [x for x in res.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("warning: robot 'puma560': this 1 of its 59 base parameters (Ia2)")
     assert "UserWarning" not in res.stderr and "identification.py" not in res.stderr
+
+
+def test_identify_prints_a_dash_for_the_relative_std_of_a_zero_value(robot, tmp_path):
+    """"physical" holds friction at 0 where the data ask for less (joint 3's torque logged with the wrong sign):
+    the %σ of an exact 0 is "—", not inf."""
+    rd.save(robot, tmp_path / "arm.yaml")
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 2000, 3))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd) * [1, 1, -1]
+    header = [f"{p}{k}" for p in ("q", "qd", "qdd", "tau") for k in range(1, 4)]
+    with open(tmp_path / "run.csv", "w", newline="") as fh:
+        csv.writer(fh).writerows([header] + np.column_stack([q, qd, qdd, tau]).tolist())
+    res = run("identify", tmp_path / "arm.yaml", tmp_path / "run.csv", "--method", "physical")
+    assert res.exit_code == 0, res.output
+    assert re.search(r"Fv3\s*│\s*j3\s*│\s*0\s*│\s*[\d.]+\s*│\s*—\s*│", res.stdout) and "inf" not in res.stdout
