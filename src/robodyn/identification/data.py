@@ -52,6 +52,7 @@ SATURATED_RUN = 5
 #: motion started, and other values up to 52.
 SATURATED_FACTOR = 2
 
+
 def _coulomb_steps(v, noise) -> np.ndarray:
     """sign(v), 0 where |v| < ``COULOMB_DEADBAND`` × ``noise`` (the velocity noise, broadcast against v): the
     unfiltered Coulomb columns of the joints or the motors."""

@@ -21,7 +21,8 @@ from robodyn.parameters.numeric import (
     stacked_regressor,
     sympy_number,
 )
-from robodyn.parameters.regressor import LINK_PARAMETERS, regressor, standard_parameter_names, standard_parameter_vector
+from robodyn.parameters.regressor import (FRICTION_PARAMETERS, LINK_PARAMETERS, regressor, standard_parameter_names,
+                                          standard_parameter_vector)
 
 _NAME = re.compile(r"^([A-Za-z]+?)(\d+)$")
 
@@ -106,17 +107,23 @@ class BaseParameters:
     @property
     def owners(self) -> tuple:
         """What each base parameter belongs to (b,): for the inertial parameters and Ia, its standard column's frame
-        (the frame's link name where it has one, else the frame's name: a URDF's joint), the joint
-        (``robot.q_names``) for friction,
-        ``motor <i>`` for a transmission's motor.  The numbers in the names count frames for links (a URDF's fixed
-        frames included: its ``Ia3`` can be the rotor of its second joint) and joints for friction."""
-        r = self.robot
-        links = r.nf * len(LINK_PARAMETERS)
-        joints = links + (3 * r.n if self.friction else 0)
+        (the frame's link name where it has one, else the frame's name: a URDF's joint); for friction, the joint
+        (``robot.q_names``); ``motor <i>`` for a transmission's motor.  The numbers in the names count frames for
+        links (a URDF's fixed frames included: its ``Ia3`` can be the rotor of its second joint) and joints for
+        friction."""
+        r, per_link = self.robot, len(LINK_PARAMETERS)
+        links = r.nf * per_link
+        joints = links + (len(FRICTION_PARAMETERS) * r.n if self.friction else 0)
         per_motor = max((len(standard_parameter_names(r, self.friction, self.transmission)) - joints) // r.n, 1)
-        return tuple(r.link_names[c // len(LINK_PARAMETERS)] or r.frame_names[c // len(LINK_PARAMETERS)] if c < links
-                     else r.q_names[(c - links) // 3] if c < joints else f"motor {(c - joints) // per_motor + 1}"
-                     for c in self.columns)
+
+        def owner(c: int) -> str:
+            if c < links:
+                return r.link_names[c // per_link] or r.frame_names[c // per_link]
+            if c < joints:
+                return r.q_names[(c - links) // len(FRICTION_PARAMETERS)]
+            return f"motor {(c - joints) // per_motor + 1}"
+
+        return tuple(owner(int(c)) for c in self.columns)
 
     @property
     def equations(self) -> list:
