@@ -296,3 +296,18 @@ def test_measured_velocities_are_resampled_filtered_and_differentiated():
                                atol=h ** 2 / 6 * 2 * third_q * 8 * w + loss * 2 * 3.7 * w ** 2)
     with pytest.raises(rd.InputError, match="qd has shape"):
         rd.identification.prepare_identification_data(t, q, q, qd=velocity(t)[:, :1])
+
+
+def test_a_constant_velocity_ramp_keeps_its_trend_in_the_automatic_cut_off():
+    """A joint moved at constant velocity is all linear trend: detrended, only its noise would be left, whose
+    bandwidth (about the Nyquist frequency) put the cut-off at 0.2 × the rate.  Its trend is kept instead: the
+    bandwidth is that of the ramp (a few bins of 1 / T), and the prepared velocity is the ramp's to 1 % (the
+    filter's end transients, trimmed to two time constants, leave 0.8 % at the ends)."""
+    rng = np.random.default_rng(0)
+    t = np.arange(0, 9.0, 0.0025)
+    q = np.outer(-0.2 * t, np.ones(3)) + 0.8 + rng.normal(0, 1e-5, (t.size, 3))
+    fc, rule, band = auto_cutoff(t, q)
+    assert band <= 5 / 9 and fc <= 10 * band < 0.2 * 400, rule
+    data = rd.identification.prepare_identification_data(t, q, np.sin(q))
+    assert data.cutoff == fc
+    assert np.abs(data.qd + 0.2).max() < 0.01 * 0.2
