@@ -146,14 +146,18 @@ def user_errors():
     """Turn robodyn errors, file-system errors and an unforeseen MemoryError into one line on stderr and exit
     code 2 (no traceback).  NumPy's RuntimeWarnings are silenced inside: an overflow that matters raises
     NumericOverflowError, and the warnings would add lines of source code to that one line.  Other warnings print
-    as one ``warning:`` line each."""
+    as one ``warning:`` line each (at the end of the command: Python's own printing would add the source file, line
+    and code)."""
     import warnings
 
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
+        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
-            warnings.showwarning = _show_warning
-            yield
+            try:
+                yield
+            finally:  # each one line, before an error's
+                for w in caught:
+                    warn(one_line(str(w.message)))
     except MemoryError:
         _fail("out of memory: the command asks for more than this machine has; give smaller sizes (samples, "
               "steps, count, duration, rate)")
@@ -165,12 +169,6 @@ def user_errors():
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         raise typer.Exit(130) from None
-
-
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """A Python warning of a command (robodyn's about the data, a library's) as one ``warning:`` line, without the
-    source file and line that Python adds for programmers."""
-    warn(one_line(str(message)))
 
 
 def _fail(message: str):
