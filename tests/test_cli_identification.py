@@ -440,3 +440,66 @@ def test_identify_prints_a_dash_for_the_relative_std_of_a_zero_value(robot, tmp_
     res = run("identify", tmp_path / "arm.yaml", tmp_path / "run.csv", "--method", "physical")
     assert res.exit_code == 0, res.output
     assert re.search(r"Fv3\s*│\s*j3\s*│\s*0\s*│\s*[\d.]+\s*│\s*—\s*│", res.stdout) and "inf" not in res.stdout
+
+
+GRIPPER_URDF = """<robot name="arm_with_gripper">
+  <link name="base"/>
+  <link name="upper"><inertial><origin xyz="0.2 0 0"/><mass value="2"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
+  <link name="fore"><inertial><origin xyz="0.15 0 0"/><mass value="1"/>
+    <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <link name="hand"><inertial><mass value="0.5"/>
+    <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.001"/></inertial></link>
+  <link name="finger_left"><inertial><mass value="0.05"/>
+    <inertia ixx="1e-5" ixy="0" ixz="0" iyy="1e-5" iyz="0" izz="1e-5"/></inertial></link>
+  <link name="finger_right"><inertial><mass value="0.05"/>
+    <inertia ixx="1e-5" ixy="0" ixz="0" iyy="1e-5" iyz="0" izz="1e-5"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="100" velocity="3"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/><origin xyz="0.4 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="100" velocity="3"/></joint>
+  <joint name="wrist" type="fixed"><parent link="fore"/><child link="hand"/><origin xyz="0.3 0 0"/></joint>
+  <joint name="finger_left_joint" type="prismatic"><parent link="hand"/><child link="finger_left"/>
+    <axis xyz="0 1 0"/><limit lower="0" upper="0.04" effort="20" velocity="0.2"/></joint>
+  <joint name="finger_right_joint" type="prismatic"><parent link="hand"/><child link="finger_right"/>
+    <axis xyz="0 -1 0"/><limit lower="0" upper="0.04" effort="20" velocity="0.2"/></joint>
+</robot>
+"""
+
+
+def test_a_log_of_the_arm_alone_names_the_extra_joints_and_the_cut_that_fits(tmp_path):
+    """A URDF with a gripper's fingers and a log of the arm's joints: the error lists the model's joints and says
+    how to cut it to the logged chain (--tip), and with that cut the command identifies."""
+    model = tmp_path / "arm.urdf"
+    model.write_text(GRIPPER_URDF)
+    arm = rd.from_urdf(model, tip="hand")
+    assert arm.n == 2 and rd.from_urdf(model).n == 4
+    rng = np.random.default_rng(0)
+    q, qd, qdd = (rng.uniform(-1, 1, (400, 2)) for _ in range(3))
+    tau = rd.inverse_dynamics(arm, q, qd, qdd)
+    log = tmp_path / "arm.csv"
+    with open(log, "w", newline="") as fh:
+        csv.writer(fh).writerows([["q1", "q2", "qd1", "qd2", "qdd1", "qdd2", "tau1", "tau2"]]
+                                 + np.column_stack([q, qd, qdd, tau]).tolist())
+    res = run("identify", model, log, "--no-friction")
+    assert res.exit_code == 2
+    message = " ".join(res.output.split())
+    assert "columns q1..q2 hold 2 joints" in message and "has n = 4" in message
+    assert "finger_left_joint, finger_right_joint" in message and "robodyn --tip LINK" in message
+    res = run("--tip", "hand", "identify", model, log, "--no-friction", "--json")
+    assert res.exit_code == 0, res.output
+    fit = json.loads(res.stdout)
+    ref = rd.identify(arm, q, qd, qdd, tau, friction=False)
+    np.testing.assert_allclose([p["value"] for p in fit["parameters"]], ref.values, rtol=1e-12, atol=1e-12)
+    # exact torques: the residual is the rounding of the normal equations, cond(W)^2 eps relative
+    assert np.all(np.array(fit["residual_rms"]) < 1e-6 * np.sqrt(np.mean(tau**2, axis=0)))
+
+
+def test_a_log_of_more_joints_than_the_robot_is_refused_naming_both_counts(tmp_path):
+    log = tmp_path / "seven.csv"
+    names = ["t"] + [f"q{k}" for k in range(1, 8)] + [f"tau{k}" for k in range(1, 8)]
+    log.write_text(",".join(names) + "\n" + ",".join(["0"] * len(names)) + "\n")
+    res = run("identify", "rx90", log)
+    message = " ".join(res.output.split())
+    assert res.exit_code == 2 and "columns q1..q7 hold 7 joints; robot 'rx90' has n = 6" in message
+    assert "give a log of this robot, or a model of every logged joint" in message

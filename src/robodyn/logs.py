@@ -392,9 +392,12 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
                 what = (f"lacks joint(s) {', '.join(printable(m) for m in missing)} of the "
                         f"{'robot' if by_robot else 'first message'}" if missing else
                         "lists other joints than the first message")
+                fix = ("; if the model has joints the log lacks (a gripper's fingers, another branch), cut a URDF "
+                       "to the logged chain: rd.from_urdf(path, tip=LINK), robodyn --tip LINK COMMAND ..."
+                       if missing else "")
                 raise InputError(f"log {label!r}, message {i} {what} (it lists "
                                  f"{', '.join(printable(x) for x in msg_names) or 'none'}); give a robot whose "
-                                 "joint names match the log, or a log of this robot")
+                                 f"joint names match the log, or a log of this robot{fix}")
             maps[msg_names] = np.array([index[name] for name in names], dtype=np.intp)
         cols = maps[msg_names]
         for key, value in zip(keys, values):
@@ -423,11 +426,13 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
 MAX_CSV_BYTES = 256 * 2**20
 
 
-def read_csv_columns(path, allowed, what: str, missing_values: bool = False, required=(), hint: str = "") -> dict:
+def read_csv_columns(path, allowed, what: str, missing_values: bool = False, required=(), hint: str = "",
+                     check_header=None) -> dict:
     """The numeric columns of a CSV file with a header, as ``{name: (rows,) array}``: robodyn's one CSV reader.
 
     ``allowed``: the column names the file may have (any order; None: any); ``what``: how messages name the file
-    (``"--states s.csv"``); ``required`` columns are checked first (message ending with ``hint``).  Blank lines
+    (``"--states s.csv"``); ``required`` columns are checked first (message ending with ``hint``), then
+    ``check_header(header)`` if given (a caller's own check of the column names, before any row).  Blank lines
     are skipped; without ``missing_values`` every cell must be a finite number, with it an empty cell or ``nan``
     is NaN.  Read by :func:`robodyn.files.read_file_bytes` within :data:`MAX_CSV_BYTES`, a UTF-8 byte-order mark
     dropped.  InputError names the file, the 1-based line and the column (``"--states s.csv, line 3, column
@@ -452,17 +457,19 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
         raise InputError(f"{what}: not a text file (it holds NUL bytes); give a CSV file")
     reader = csv.reader(io.StringIO(text))
     try:
-        return _csv_rows(reader, allowed, what, missing_values, required, hint)
+        return _csv_rows(reader, allowed, what, missing_values, required, hint, check_header)
     except csv.Error as exc:
         raise InputError(f"{what}, line {reader.line_num}: not a readable CSV file ({exc})") from None
 
 
-def _csv_rows(reader, allowed, what, missing_values, required, hint) -> dict:
+def _csv_rows(reader, allowed, what, missing_values, required, hint, check_header) -> dict:
     import math
 
     header = [h.strip() for h in next(reader, [])]
     _unique_columns(header, what)
     require_columns(dict.fromkeys(header), required, what, hint)
+    if check_header is not None:
+        check_header(header)
     unknown = [] if allowed is None else [c for c in header if c not in allowed]
     if unknown:
         raise InputError(f"{what}: unknown column(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
@@ -571,7 +578,7 @@ def _from_columns(columns: dict, path: Path, robot) -> JointLog:
     if n == 0:
         raise InputError(f"log {label!r}: no column q1; give columns t, q1..qn[, qd1..qdn][, tau1..taun]")
     if robot is not None and n != robot.n:
-        raise InputError(f"log {label!r} has {n} position columns q1..q{n}; robot '{robot.name}' has n = {robot.n}")
+        raise InputError(f"log {label!r} has {n} position columns q1..q{n}; " + other_joints_message(robot, n))
     known = {"t"} | {f"{p}{k}" for p in ("q", "qd", "qdd", "tau") for k in range(1, n + 1)}
     unknown = sorted(set(columns) - known)
     if unknown:
@@ -587,6 +594,16 @@ def _from_columns(columns: dict, path: Path, robot) -> JointLog:
         arrays[prefix] = np.column_stack([columns[f"{prefix}{k}"] for k in range(1, n + 1)]) if all(have) else None
     names = tuple(robot.q_names) if robot is not None else tuple(f"q{k}" for k in range(1, n + 1))
     return _checked(columns["t"], arrays, names, label, str(path))
+
+
+def other_joints_message(robot, count: int) -> str:
+    """The end of an error about a log of ``count`` joints for ``robot``: its joints, and the fix (a model with
+    more joints than the log, such as a URDF with a gripper's fingers, is cut to the logged chain by ``tip``)."""
+    names = ", ".join(printable(x) for x in robot.q_names)
+    fix = ("give a log of this robot, or a model of every logged joint" if count > robot.n else
+           "if the model has joints the log lacks (a gripper's fingers, another branch), cut a URDF to the logged "
+           "chain: rd.from_urdf(path, tip=LINK), robodyn --tip LINK COMMAND ...; otherwise give a log of this robot")
+    return f"robot '{printable(robot.name)}' has n = {robot.n} ({names}); {fix}"
 
 
 def _checked(t, arrays: dict, names, label: str, source: str) -> JointLog:

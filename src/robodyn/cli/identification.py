@@ -15,9 +15,10 @@ from robodyn.cli._common import (ROBOT_ARGUMENT, TOPIC_OPTION, Table, check_outp
                                 print_json, read_csv_columns, read_log, require_columns, user_errors)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
+from robodyn.logs import other_joints_message
 
 
-def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
+def read_measurements(path: Path, robot, motor: bool = False) -> dict:
     """Read a CSV with header ``t, q1..qn, tau1..taun`` (with or without measured velocities ``qd1..qdn``), or
     ``[t,] q1..qn, qd1..qdn, qdd1..qddn, tau1..taun``; with ``motor``, also motor-side ``t, qm1..qmn,
     taum1..taumn``.
@@ -27,11 +28,13 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
     accelerations, filtered and differentiated by the preparation), and ``motor`` (whether ``q``, ``tau`` hold the
     motor-side qm, taum).  Errors name the file, the line and the column.
     """
+    n = robot.n
     q_names = [f"q{k}" for k in range(1, n + 1)]
     tau_names = [f"tau{k}" for k in range(1, n + 1)]
     d_names = [f"{p}{k}" for p in ("qd", "qdd") for k in range(1, n + 1)]
     m_names = [f"{p}{k}" for p in ("qm", "taum") for k in range(1, n + 1)]
-    cols = read_csv_columns(path, q_names + tau_names + d_names + ["t"] + m_names, str(path))
+    cols = read_csv_columns(path, q_names + tau_names + d_names + ["t"] + m_names, str(path),
+                            check_header=lambda header: _check_joint_count(path, header, robot))
     pick = lambda names: np.stack([cols[c] for c in names], -1)  # noqa: E731
     has_m = [c for c in m_names if c in cols]
     if has_m:
@@ -60,13 +63,24 @@ def read_measurements(path: Path, n: int, motor: bool = False) -> dict:
     }
 
 
+def _check_joint_count(path: Path, header: list, robot) -> None:
+    """InputError when a CSV's position columns (q1.. or qm1..) count other joints than the robot has."""
+    for prefix in ("q", "qm"):
+        k = 0
+        while f"{prefix}{k + 1}" in header:
+            k += 1
+        if k and k != robot.n:
+            raise InputError(f"{path}: columns {prefix}1..{prefix}{k} hold {k} joints; "
+                             + other_joints_message(robot, k))
+
+
 def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_states") -> dict:
     """The measurements of ``robodyn identify``: a CSV (:func:`read_measurements`), or a joint log — ROS 1/2 bag
     of ``sensor_msgs/JointState``, HDF5, Parquet — read by :func:`robodyn.read_joint_log`, joints mapped to
     ``robot`` by name, time from the header stamps, torques from the efforts, velocities (if logged) as the
     ``velocity`` a CSV's qd columns give."""
     if not is_joint_log(path):
-        return read_measurements(path, robot.n, motor)
+        return read_measurements(path, robot, motor)
     if motor:
         raise InputError(f"{path}: a joint log holds joint-side positions and efforts; --transmission needs a "
                          "motor-side CSV (t, qm1.., taum1..)")
