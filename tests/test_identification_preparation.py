@@ -2,6 +2,7 @@
 sample selection and weights, the solver report of "physical", and joint limits of the built-in real robots."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -121,6 +122,25 @@ def test_jittered_time_stamps_are_resampled():
     inner = slice(50, -50)
     # the filtered, resampled q against the exact motion at the new instants (the motion is below 1 Hz)
     np.testing.assert_allclose(d.q[inner], motion(d.t[inner]), rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("scale, unit, rate", [(1e3, "milliseconds", "100"), (1e6, "microseconds", "100")])
+def test_times_in_milliseconds_or_microseconds_warn_naming_the_unit(scale, unit, rate):
+    """A 100 Hz log whose t is in ms (steps of 10) or µs (steps of 1e4) read as seconds: its q̇ would be 1e3 or
+    1e6 times too small; the warning names the unit and the rate it gives.  The same log in seconds is silent."""
+    t = np.arange(3000) * 0.01
+    q = motion(t)
+    with pytest.warns(UserWarning, match=rf"if t is in {unit}, give t / 1e\d \(a {rate} Hz log\)"):
+        rd.identification.prepare_identification_data(t * scale, q, q)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rd.identification.prepare_identification_data(t, q, q)
+
+
+def test_times_in_nanoseconds_are_refused_naming_the_unit():
+    t = np.arange(3000) * 1e-3
+    with pytest.raises(rd.InputError, match=r"if t is in nanoseconds, give t / 1e9 \(a 1000 Hz log\)"):
+        rd.identification.prepare_identification_data(t * 1e9, motion(t), motion(t))
 
 
 def test_min_velocity_drops_rows_per_joint_and_weights_scale_the_fit():

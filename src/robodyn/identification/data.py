@@ -361,20 +361,40 @@ def position_spectrum(t, x) -> tuple[np.ndarray, np.ndarray]:
 #: Sampling steps prepare_identification_data accepts (s): beyond them, the differences and the derivatives of q
 #: over- or underflow in float64 long before a real measurement (1 ns to 1 day).
 STEP_RANGE = (1e-9, 86400.0)
+#: Longest mean sampling step (s) taken without a warning: a robot's joint log at under 4 Hz is more likely a
+#: time column in ms, µs or ns read as seconds, which divides q̇ by 1e3 to 1e9 and q̈ by its square.
+SLOW_STEP = 0.25
 
 
 def _check_step(tt: np.ndarray) -> None:
-    """Refuse times whose steps float64 cannot resolve or differentiate over (t ≈ 1e300, steps of 1e-300 s)."""
+    """Refuse times whose steps float64 cannot resolve or differentiate over (t ≈ 1e300, steps of 1e-300 s), and
+    warn about steps longer than :data:`SLOW_STEP`, naming the unit of t that makes them a robot's rate."""
     with np.errstate(over="ignore", invalid="ignore"):
         span = tt[-1] - tt[0]
         h = span / (tt.size - 1)
     lo, hi = STEP_RANGE
     if not (np.isfinite(span) and lo <= h <= hi):
-        raise InputError(f"t spans {span:.3g} s in {tt.size - 1} steps ({h:.3g} s each); give times in seconds with "
-                         f"a step from {lo:g} to {hi:g} s")
+        fix = _time_unit_fix(h) if np.isfinite(h) else ""
+        raise InputError(f"t spans {span:.3g} s in {tt.size - 1} steps ({h:.3g} s each); {fix + '; ' if fix else ''}"
+                         f"give times in seconds with a step from {lo:g} to {hi:g} s")
     if np.max(np.abs(tt)) * 16 * np.finfo(float).eps > h:  # a step of fewer than 16 units in the last place
         raise InputError(f"t reaches {np.max(np.abs(tt)):.3g} s, where float64 cannot resolve its steps of {h:.3g} "
                          "s; give times from the start of the record (t - t[0])")
+    if h > SLOW_STEP:
+        import warnings
+
+        warnings.warn(f"t steps by {h:.4g} s on average (a {1 / h:.3g} Hz log), slower than robots' joint logs, "
+                      f"whose rates are tens of Hz or more: {_time_unit_fix(h) or 'give t in seconds'}; the "
+                      "velocities and accelerations scale with the unit of t", UserWarning, stacklevel=3)
+
+
+def _time_unit_fix(h: float) -> str:
+    """How to read times whose mean step is ``h``: the first unit of ms, µs, ns that makes a 10 Hz to 10 kHz log
+    ("" when none does)."""
+    for unit, f in (("milliseconds", "1e3"), ("microseconds", "1e6"), ("nanoseconds", "1e9")):
+        if 1e-4 <= h / float(f) <= 0.1:
+            return f"if t is in {unit}, give t / {f} (a {float(f) / h:.4g} Hz log)"
+    return ""
 
 
 def _uniform(tt: np.ndarray, qq: np.ndarray, tq: np.ndarray):
