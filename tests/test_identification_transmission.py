@@ -243,7 +243,7 @@ def test_cli_motor_side_errors_write_nothing(motor_files, tmp_path):
     mixed.write_text("t,q1,qm2\n0,0,0\n", encoding="utf-8")
     small = write(tmp_path / "small.yaml", "gear_ratios: [1, 2]\n")
     cases = [
-        (["--transmission", f["tr"]], bad_cols, "missing column(s) qm6"),
+        (["--transmission", f["tr"]], bad_cols, "columns qm1..qm5 hold 5 joints; robot 'rx90' has n = 6"),
         (["--transmission", f["tr"]], mixed, "both motor-side (qm, taum) and joint-side (q1)"),
         ([], f["data"], "motor-side columns (qm1, qm2, qm3...) need the coupling: give --transmission"),
         (["--transmission", small], f["data"], "2 motors but the robot has n = 6 joints"),

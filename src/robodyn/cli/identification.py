@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -64,13 +65,15 @@ def read_measurements(path: Path, robot, motor: bool = False) -> dict:
 
 
 def _check_joint_count(path: Path, header: list, robot) -> None:
-    """InputError when a CSV's position columns (q1.. or qm1..) count other joints than the robot has."""
-    for prefix in ("q", "qm"):
+    """InputError when a CSV's position columns (q1.. or qm1..; a file with both is refused after) count other
+    joints than the robot has."""
+    sides = [prefix for prefix in ("q", "qm") if any(re.fullmatch(prefix + r"[0-9]+", c) for c in header)]
+    for prefix in sides if len(sides) == 1 else ():
         k = 0
         while f"{prefix}{k + 1}" in header:
             k += 1
         if k and k != robot.n:
-            raise InputError(f"{path}: columns {prefix}1..{prefix}{k} hold {k} joints; "
+            raise InputError(f"{path}: columns {prefix}1..{prefix}{k} hold {k} joint{'s' if k > 1 else ''}; "
                              + other_joints_message(robot, k))
 
 
