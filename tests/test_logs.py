@@ -251,6 +251,32 @@ def test_inconsistent_messages_are_named(tmp_path):
     np.testing.assert_array_equal(late.q, q[:2])
 
 
+@pytest.mark.parametrize("dialect", ["tabs", "semicolons", "trailing separators", "spaces after commas"])
+def test_csv_of_spreadsheets_and_loggers_reads_as_the_plain_one(tmp_path, robot, dialect):
+    """Tab- or semicolon-separated cells (a header line without commas), a separator ending every line, spaces
+    after the commas: the same numbers as the plain CSV, bit for bit."""
+    t, arrays = _table(robot.n, np.random.default_rng(7))
+    cols = _columns(t, arrays)
+    lines = [list(cols)] + [[repr(float(cols[c][i])) for c in cols] for i in range(N)]
+    sep, end = {"tabs": ("\t", ""), "semicolons": (";", ""), "trailing separators": (",", ","),
+                "spaces after commas": (", ", "")}[dialect]
+    path = tmp_path / "log.csv"
+    path.write_text("\n".join(sep.join(cells) + end for cells in lines) + "\n")
+    log = read_joint_log(path, robot=robot)
+    for key in ("q", "qd", "qdd", "tau"):
+        np.testing.assert_array_equal(getattr(log, key), arrays[key])
+
+
+def test_csv_without_a_column_name_or_with_decimal_commas_is_refused_saying_why(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(",t,q1,tau1\n0,0.0,1.0,2.0\n1,0.1,1.0,2.0\n")  # pandas' to_csv with its index
+    with pytest.raises(InputError, match=r"column 1 has no name .*to_csv\(path, index=False\)"):
+        read_joint_log(bad)
+    bad.write_text("t;q1;tau1\n0,0;1,5;2,0\n")  # a spreadsheet's export where ',' is the decimal mark
+    with pytest.raises(InputError, match=r"line 2, column t: '0,0' is not a number; write the decimal point as"):
+        read_joint_log(bad)
+
+
 def test_cli_identify_reads_a_bag_as_it_reads_the_csv(tmp_path, monkeypatch):
     """`robodyn identify ROBOT log.bag` (users issue §4): the bag's JointState efforts identify the same parameters
     as the same samples in the CSV layout."""

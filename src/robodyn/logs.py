@@ -432,7 +432,9 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
 
     ``allowed``: the column names the file may have (any order; None: any); ``what``: how messages name the file
     (``"--states s.csv"``); ``required`` columns are checked first (message ending with ``hint``), then
-    ``check_header(header)`` if given (a caller's own check of the column names, before any row).  Blank lines
+    ``check_header(header)`` if given (a caller's own check of the column names, before any row).  Cells are
+    separated by commas, or by the tabs or semicolons of a header line without commas; separators at the end of a
+    line are ignored, a column without a name is refused (a pandas index).  Blank lines
     are skipped; without ``missing_values`` every cell must be a finite number, with it an empty cell or ``nan``
     is NaN.  Read by :func:`robodyn.files.read_file_bytes` within :data:`MAX_CSV_BYTES`, a UTF-8 byte-order mark
     dropped.  InputError names the file, the 1-based line and the column (``"--states s.csv, line 3, column
@@ -455,17 +457,32 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
         raise InputError(f"{what}: not a text file (UTF-8 CSV expected)") from None
     if "\0" in text:
         raise InputError(f"{what}: not a text file (it holds NUL bytes); give a CSV file")
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(text))
     try:
         return _csv_rows(reader, allowed, what, missing_values, required, hint, check_header)
     except csv.Error as exc:
         raise InputError(f"{what}, line {reader.line_num}: not a readable CSV file ({exc})") from None
 
 
+def _delimiter(text: str) -> str:
+    """The cell separator of a CSV text: ',' unless its header line has none and holds tabs or semicolons (the
+    exports of spreadsheets in locales with a decimal comma, and of tab-separated loggers)."""
+    line = next((x for x in text.splitlines() if x.strip()), "")
+    if "," in line:
+        return ","
+    return max(("\t", ";"), key=line.count) if "\t" in line or ";" in line else ","
+
+
 def _csv_rows(reader, allowed, what, missing_values, required, hint, check_header) -> dict:
     import math
 
     header = [h.strip() for h in next(reader, [])]
+    while header and not header[-1]:  # a separator at the end of the header line
+        header.pop()
+    if "" in header:
+        k = header.index("")
+        raise InputError(f"{what}: column {k + 1} has no name in the header line; name every column (pandas writes "
+                         "its row index so: DataFrame.to_csv(path, index=False))")
     _unique_columns(header, what)
     require_columns(dict.fromkeys(header), required, what, hint)
     if check_header is not None:
@@ -474,9 +491,12 @@ def _csv_rows(reader, allowed, what, missing_values, required, hint, check_heade
     if unknown:
         raise InputError(f"{what}: unknown column(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
     rows = []
-    for line, cells in enumerate(reader, start=2):
+    for cells in reader:
         if not cells or all(not c.strip() for c in cells):
             continue
+        line = reader.line_num
+        if len(cells) > len(header) and not any(c.strip() for c in cells[len(header):]):
+            cells = cells[:len(header)]  # separators at the end of the line
         if len(cells) != len(header):
             raise InputError(f"{what}, line {line}: {len(cells)} values for {len(header)} columns")
         values = []
@@ -485,7 +505,9 @@ def _csv_rows(reader, allowed, what, missing_values, required, hint, check_heade
                 x = float(cell) if cell.strip() or not missing_values else math.nan
             except ValueError:
                 shown = cell.strip() if len(cell.strip()) <= 40 else cell.strip()[:37] + "..."
-                raise InputError(f"{what}, line {line}, column {col}: {shown!r} is not a number") from None
+                comma = _is_number(cell.replace(",", "."))
+                raise InputError(f"{what}, line {line}, column {col}: {shown!r} is not a number"
+                                 + ("; write the decimal point as '.' (a decimal comma)" if comma else "")) from None
             if not missing_values and not math.isfinite(x):
                 raise InputError(f"{what}, line {line}, column {col}: {cell.strip()[:40]} is not finite")
             values.append(x)
@@ -494,6 +516,14 @@ def _csv_rows(reader, allowed, what, missing_values, required, hint, check_heade
         raise InputError(f"{what}: no data rows after the header")
     data = np.array(rows)
     return {c: data[:, i] for i, c in enumerate(header)}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def require_columns(columns: dict, names, what: str, hint: str) -> None:
