@@ -481,6 +481,34 @@ def test_bad_input(robot, trajectory):
     assert isinstance(info.value, rd.RobodynError)
 
 
+def test_physical_holds_the_parameters_the_data_do_not_excite_at_the_model_values():
+    """A wrist joint that never moves: least squares cannot identify its rotor inertia and friction and says so,
+    naming "physical"; "physical" holds them at the model's values (their pull towards the prior is scaled by
+    those values, not by their columns' rounding-level norms), names them, leaves their σ undefined, and predicts
+    held-out torques within the noise."""
+    robot = rd.load("rx90")
+    rng = np.random.default_rng(11)
+
+    def still_wrist(N):
+        q, qd, qdd = (rng.uniform(-1, 1, (N, 6)) for _ in range(3))
+        q[:, 5], qd[:, 5], qdd[:, 5] = 0.3, 0.0, 0.0
+        return q, qd, qdd, rd.inverse_dynamics(robot, q, qd, qdd)
+
+    sigma = 0.01
+    q, qd, qdd, tau = still_wrist(3000)
+    tau = tau + rng.normal(0.0, sigma, tau.shape)
+    with pytest.raises(rd.identification.IdentificationError, match=r"Ia6, Fc6, Fv6 .*method='physical'"):
+        rd.identify(robot, q, qd, qdd, tau)
+    with pytest.warns(UserWarning, match=r"do not excite 3 of the 58 parameters \(Ia6, Fc6, Fv6: .*model's values"):
+        res = rd.identify(robot, q, qd, qdd, tau, method="physical")
+    assert res.converged
+    held = [res.names.index(k) for k in ("Ia6", "Fc6", "Fv6")]
+    np.testing.assert_allclose(res.values[held], [robot.Ia[5], robot.Fc[5], robot.Fv[5]], rtol=1e-6)
+    assert np.all(np.isnan(res.std[held])) and {"Ia6", "Fc6", "Fv6"} <= set(res.prior_determined)
+    assert all(p["std"] is None for p in res.to_dict()["parameters"] if p["name"] in ("Ia6", "Fc6", "Fv6"))
+    assert np.all(res.validate(*still_wrist(3000)).rms < 0.5 * sigma)
+
+
 def test_series_is_the_fourier_form():
     a, b, q0 = np.array([[0.3, -0.1]]), np.array([[0.2, 0.05]]), np.array([0.4])
     w, t = 2 * np.pi * 0.2, np.array([0.0, 0.7, 1.9])

@@ -162,7 +162,8 @@ class Scaled:
 
 def parameter_scales(robot, p: int, prior: np.ndarray, A: np.ndarray, ynorm: float) -> np.ndarray:
     """D (p,): link j's 10 inertial parameters on the scale m_j l_j², m_j l_j, m_j of its prior mass and size,
-    every other parameter (rotor, friction, motor) on the value that alone would explain the torques."""
+    every other parameter (rotor, friction, motor) on the value that alone would explain the torques, or on its
+    prior value (1 where 0) where the data do not excite it."""
     nf = robot.nf
     links = prior[: 11 * nf].reshape(nf, 11)
     mass = links[:, 9]
@@ -176,7 +177,10 @@ def parameter_scales(robot, p: int, prior: np.ndarray, A: np.ndarray, ynorm: flo
     per = np.stack([m * l ** 2] * 6 + [m * l] * 3 + [m], axis=1)
     D[: 11 * nf] = np.column_stack([per, np.zeros(nf)]).ravel()
     col = _column_norms(A)
-    data = np.where(col > 0, ynorm / np.where(col > 0, col, 1.0), 1.0)
+    # a column at the rounding of the others (a joint that never moves: its rotor and friction) scales its
+    # parameter by the prior's value, which the pull towards the prior then holds
+    seen = col > 1e-10 * col.max(initial=0.0)
+    data = np.where(seen, ynorm / np.where(seen, col, 1.0), np.where(prior != 0, np.abs(prior), 1.0))
     rest = np.ones(p, bool)
     rest[: 11 * nf] = False
     rest[10: 11 * nf: 11] = True

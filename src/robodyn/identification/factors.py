@@ -30,19 +30,25 @@ def stack_factors(R: np.ndarray, weights=None) -> np.ndarray:
     return out
 
 
-def check_rank(Rg: np.ndarray, names, tol: float, zero: float = 1e-12) -> None:
-    """IdentificationError naming the parameters whose columns of the stacked factor ``Rg`` are zero (norm ≤
-    ``zero`` times the largest) or, scaled to unit norm, within ``tol`` of the span of the columns before them."""
-    b = len(names)
+def unexcited(Rg: np.ndarray, b: int, tol: float, zero: float = 1e-12, norms=None) -> np.ndarray:
+    """The indices of the parameters whose columns of the stacked factor ``Rg`` are zero (norm ≤ ``zero`` times
+    the largest) or, scaled to unit norm, within ``tol`` of the span of the columns before them; ``norms`` (b,):
+    the exact column norms of W when known (a factor from Gram matrices holds a zero column only to its rounding)."""
     T = Rg[:b, :b]
-    scale = np.linalg.norm(T, axis=0)
+    scale = np.linalg.norm(T, axis=0) if norms is None else np.asarray(norms, dtype=float)
     top = scale.max(initial=0.0)
     # a zero column (the factors resolve each column to ~√ε of its own norm, see robodyn.identification.reduction.factor): far below ``tol``, since
     # the columns of one model may differ by 10^8 in norm (rotor columns N² q̈_m next to a wrist's XY)
     dead = scale <= zero * top if top > 0 else np.ones(b, bool)
     Ts = T / np.where(dead, 1.0, scale)
     diag = np.abs(np.diag(Ts))
-    bad = np.flatnonzero(dead | (diag <= tol))
+    return np.flatnonzero(dead | (diag <= tol))
+
+
+def check_rank(Rg: np.ndarray, names, tol: float, zero: float = 1e-12, norms=None) -> None:
+    """IdentificationError naming the parameters the data do not excite (:func:`unexcited`)."""
+    b = len(names)
+    bad = unexcited(Rg, b, tol, zero, norms)
     if bad.size:
         # Foff_j after an excited Fc_j: where q̇_j keeps one sign, Fc_j sign(q̇_j) is the offset's constant column
         lost = {names[k] for k in bad}
@@ -53,7 +59,8 @@ def check_rank(Rg: np.ndarray, names, tol: float, zero: float = 1e-12) -> None:
         raise IdentificationError(
             f"the data do not excite {bad.size} of the {b} parameters: {', '.join(names[k] for k in bad)} "
             f"(their regressor columns are zero or combinations of the others){hint}; use an exciting trajectory "
-            f"(rd.excitation_trajectory) or identify fewer parameters (friction=False)")
+            f"(rd.excitation_trajectory), identify fewer parameters (friction=False), or identify with "
+            f"method='physical', which holds them at the model's values")
 
 
 def solve_factor(Rg: np.ndarray, b: int):

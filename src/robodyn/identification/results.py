@@ -215,7 +215,7 @@ class Identification:
             "robot": self.model.name, "method": self.method, "friction": self.friction, "samples": self.samples,
             "condition_number": float(self.condition_number),
             "parameters": [
-                {"name": n, "value": float(v), "std": float(s),
+                {"name": n, "value": float(v), "std": float(s) if np.isfinite(s) else None,  # None: undefined
                  "relative_std_percent": float(r) if np.isfinite(r) else None}  # None: σ / |0| is not defined
                 for n, v, s, r in zip(self.names, self.values, self.std, self.relative_std)
             ],

@@ -23,7 +23,7 @@ import scipy.linalg
 
 from robodyn.arrays import one_per
 from robodyn.identification.factors import (RANK_TOL, IdentificationError, check_rank, joint_residuals, noise_floor,
-                                            solve_factor, stack_factors)
+                                            solve_factor, stack_factors, unexcited)
 from robodyn.identification.physical import physical_estimate
 from robodyn.identification.reduction import ROBUST_C, robust_psi
 from robodyn.model.robot import Robot
@@ -158,6 +158,25 @@ def _warn_negative_friction(robot: Robot, names, theta, cov, norms, norms_y) -> 
                   stacklevel=5)
 
 
+def _solve_excited(Rg: np.ndarray, b: int, held: np.ndarray):
+    """:func:`solve_factor` over the columns the data excite: θ 0 and (Wᵀ W)⁻¹ NaN (undefined) in the rows and
+    columns of ``held``, the parameters "physical" takes from the prior alone."""
+    keep = np.setdiff1d(np.arange(b), held)
+    Rk = scipy.linalg.qr(Rg[:, np.append(keep, b)], mode="r", check_finite=False)[0]
+    theta_k, inv_k, rnorm = solve_factor(Rk, keep.size)
+    theta, inv = np.zeros(b), np.full((b, b), np.nan)
+    theta[keep], inv[np.ix_(keep, keep)] = theta_k, inv_k
+    return theta, inv, rnorm
+
+
+def _warn_held(robot: Robot, names, held) -> None:
+    listed = ", ".join(names[k] for k in held)
+    warnings.warn(f"robot '{robot.name}': the data do not excite {len(held)} of the {len(names)} parameters ({listed}: "
+                  "their regressor columns are zero or combinations of the others, as for a joint that does not "
+                  "move); 'physical' holds them at the model's values, its standard deviations are undefined (NaN) "
+                  "and its prior_determined names them", UserWarning, stacklevel=5)
+
+
 #: The solvers of :func:`identify`: method → function of the reduced problem (:class:`Factors`) returning
 #: (estimate (b,), covariance (b, b), the other fields of the result it sets).
 FITS = MappingProxyType({"ols": _fit_ols, "wls": _fit_wls, "irls": _fit_irls, "physical": _fit_physical})
@@ -178,10 +197,16 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     b = len(names)
     counts = np.asarray(counts)
     Rg = stack_factors(R)
-    check_rank(Rg, names, rank_tol, zero)
-    theta, inv, rnorm = solve_factor(Rg, b)
     norms_y = np.linalg.norm(R[:, :, b], axis=1) if norms is None else np.asarray(norms)[:, b]  # ‖y_j‖
     norms = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
+    columns = np.sqrt(np.sum(norms ** 2, axis=0))  # ‖W_k‖
+    held = unexcited(Rg, b, rank_tol, zero, columns) if method == "physical" and weights is None else ()
+    if len(held):
+        theta, inv, rnorm = _solve_excited(Rg, b, held)
+        _warn_held(robot, names, held)
+    else:
+        check_rank(Rg, names, rank_tol, zero, columns)
+        theta, inv, rnorm = solve_factor(Rg, b)
     bj = (norms > 1e-12 * norms.max(axis=1, keepdims=True)).sum(1)  # parameters in the equations of joint j
     noise = joint_residuals(R, theta) / np.sqrt(np.maximum(counts - bj, 1))
     p = Factors(robot=robot, bp=bp, R=R, counts=counts, names=names, m=m,
