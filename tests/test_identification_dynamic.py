@@ -6,6 +6,7 @@ sinusoids for the data preparation, the regressor itself for cond(W), and statis
 """
 
 import dataclasses
+import json
 import warnings
 
 import numpy as np
@@ -506,6 +507,8 @@ def test_physical_holds_the_parameters_the_data_do_not_excite_at_the_model_value
     np.testing.assert_allclose(res.values[held], [robot.Ia[5], robot.Fc[5], robot.Fv[5]], rtol=1e-6)
     assert np.all(np.isnan(res.std[held])) and {"Ia6", "Fc6", "Fv6"} <= set(res.prior_determined)
     assert all(p["std"] is None for p in res.to_dict()["parameters"] if p["name"] in ("Ia6", "Fc6", "Fv6"))
+    assert np.isfinite(res.condition_number)  # of the excited columns: the record is strict JSON
+    json.dumps(res.to_dict(), allow_nan=False)
     assert np.all(res.validate(*still_wrist(3000)).rms < 0.5 * sigma)
 
 

@@ -316,7 +316,8 @@ def identify_command(
     table = Table("parameter", "of", "value", "std", "%σ", title=f"{r.name}: identified parameters ({method}, "
                   f"{len(q)} samples, cond(W) = {res.condition_number:.4g})")
     for name, owner, v, s, rel in zip(res.names, res.base.owners, res.values, res.std, res.relative_std):
-        table.add_row(name, owner, f"{v:.6g}", f"{s:.3g}", f"{rel:.3g}" if np.isfinite(rel) else "—")
+        table.add_row(name, owner, f"{v:.6g}", f"{s:.3g}" if np.isfinite(s) else "—",
+                      f"{rel:.3g}" if np.isfinite(rel) else "—")
     console.print(table)
     fit_table = Table("joint", "residual RMS", "rows", "torque RMS", "relative %",
                       title=f"fit per joint (residual RMS over the rows the fit used, of {len(q)})")

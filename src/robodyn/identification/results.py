@@ -30,7 +30,8 @@ class Identification:
     values : ndarray (b,) — estimates (SI units of each parameter).
     std : ndarray (b,) — standard deviations (for "physical": those of the OLS estimate).
     covariance : ndarray (b, b)
-    condition_number : float — cond(W) of the observation matrix.
+    condition_number : float — cond(W) of the observation matrix (of its columns the data excite, for
+        "physical" holding the others at the model's values).
     residual_rms : ndarray (n,) — RMS of the torque residual of each joint (N m | N).
     noise : ndarray (n,) — σ_j estimated from the residuals of each joint (N m | N): of the OLS fit; for "wls" of the
         weighted fit (the noise levels its weights settled on); for "irls" the robust scale 1.4826 × the median

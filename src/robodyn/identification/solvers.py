@@ -223,7 +223,7 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
         out |= dict(position_joints=tuple(int(k[5:]) - 1 for k in free[::2]),
                     position_coefficients=theta[:m].reshape(-1, 2), position_std=std[:m].reshape(-1, 2))
     return out | dict(values=theta[m:], std=std[m:], covariance=cov[m:, m:],
-                      condition_number=float(np.linalg.cond(Rg[:b, :b])),
+                      condition_number=float(np.linalg.cond(Rg[:b, np.setdiff1d(np.arange(b), held)])),
                       residual_rms=joint_residuals(R, theta) / np.sqrt(np.maximum(counts, 1)))
 
 
