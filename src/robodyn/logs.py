@@ -467,7 +467,10 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
 def _delimiter(text: str) -> str:
     """The cell separator of a CSV text: ',' unless its header line has none and holds tabs or semicolons (the
     exports of spreadsheets in locales with a decimal comma, and of tab-separated loggers)."""
-    line = next((x for x in text.splitlines() if x.strip()), "")
+    import re
+
+    first = re.search(r"\S[^\n]*", text)  # the first line that is not blank, without splitting the whole text
+    line = first.group(0) if first else ""
     if "," in line:
         return ","
     return max(("\t", ";"), key=line.count) if "\t" in line or ";" in line else ","
