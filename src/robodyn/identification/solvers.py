@@ -158,10 +158,9 @@ def _warn_negative_friction(robot: Robot, names, theta, cov, norms, norms_y) -> 
                   stacklevel=5)
 
 
-def _solve_excited(Rg: np.ndarray, b: int, held: np.ndarray):
-    """:func:`solve_factor` over the columns the data excite: θ 0 and (Wᵀ W)⁻¹ NaN (undefined) in the rows and
-    columns of ``held``, the parameters "physical" takes from the prior alone."""
-    keep = np.setdiff1d(np.arange(b), held)
+def _solve_excited(Rg: np.ndarray, b: int, keep: np.ndarray):
+    """:func:`solve_factor` over the columns ``keep`` the data excite: θ 0 and (Wᵀ W)⁻¹ NaN (undefined) in the rows
+    and columns of the others, the parameters "physical" takes from the prior alone."""
     Rk = scipy.linalg.qr(Rg[:, np.append(keep, b)], mode="r", check_finite=False)[0]
     theta_k, inv_k, rnorm = solve_factor(Rk, keep.size)
     theta, inv = np.zeros(b), np.full((b, b), np.nan)
@@ -170,6 +169,7 @@ def _solve_excited(Rg: np.ndarray, b: int, held: np.ndarray):
 
 
 def _warn_held(robot: Robot, names, held) -> None:
+    """Warn that "physical" holds the parameters ``held`` (indices into ``names``) at the model's values."""
     listed = ", ".join(names[k] for k in held)
     warnings.warn(f"robot '{robot.name}': the data do not excite {len(held)} of the {len(names)} parameters ({listed}: "
                   "their regressor columns are zero or combinations of the others, as for a joint that does not "
@@ -201,8 +201,9 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     norms = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
     columns = np.sqrt(np.sum(norms ** 2, axis=0))  # ‖W_k‖
     held = unexcited(Rg, b, rank_tol, zero, columns) if method == "physical" and weights is None else ()
+    keep = np.setdiff1d(np.arange(b), held)
     if len(held):
-        theta, inv, rnorm = _solve_excited(Rg, b, held)
+        theta, inv, rnorm = _solve_excited(Rg, b, keep)
         _warn_held(robot, names, held)
     else:
         check_rank(Rg, names, rank_tol, zero, columns)
@@ -223,7 +224,7 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
         out |= dict(position_joints=tuple(int(k[5:]) - 1 for k in free[::2]),
                     position_coefficients=theta[:m].reshape(-1, 2), position_std=std[:m].reshape(-1, 2))
     return out | dict(values=theta[m:], std=std[m:], covariance=cov[m:, m:],
-                      condition_number=float(np.linalg.cond(Rg[:b, np.setdiff1d(np.arange(b), held)])),
+                      condition_number=float(np.linalg.cond(Rg[:b, keep])),
                       residual_rms=joint_residuals(R, theta) / np.sqrt(np.maximum(counts, 1)))
 
 
