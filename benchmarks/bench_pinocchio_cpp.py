@@ -50,9 +50,10 @@ time over that, "fast/rd" the default's time over it (> 1: the option gains), "%
 its results enter "max rel diff" too.
 
 Under each inverse-dynamics row, "bound" says what limits it: the sin + cos pairs of the C library, one per
-revolute joint and state (the kernels' default trigonometry, NumPy's values to the last bit; timed here in a C loop
-on the states' θ_j + q_j), the % of peak that the counted flops would reach with no arithmetic at all and in the
-time left after them, the inputs and output (32 n bytes per state) at the store rate, and the recursion's serial
+revolute joint and state, timed here in a C loop on the states' θ_j + q_j (NumPy's values to the last bit, which
+the kernels' default trigonometry gives by these calls where ``robodyn.native.exact_trig()`` is "calls", and about
+twice as fast in lanes where it is "lanes", as the header says), the % of peak that the counted flops would reach
+with no arithmetic but those calls and in the time left after them, the inputs and output (32 n bytes per state) at the store rate, and the recursion's serial
 chain (CHAIN_OPS dependent FP operations per frame and block of 4 states at LATENCY cycles each, at the clock of
 /proc/cpuinfo).
 """
@@ -318,7 +319,7 @@ def bound_line(robot, counted: int, t_rd: float, t_sc: float, peak: float, bw: f
     chain = nf * CHAIN_OPS * LATENCY / 4 / cpu_hz() * 1e6  # 4 states per block share each chain
     ceiling = counted / (trig * 1e-6) / peak * 100
     arith = "—" if rest <= 0 else f"{counted / (rest * 1e-6) / peak * 100:.1f} %"
-    return (f"{'':<16} {'':>4} {'  bound':<17} sin+cos {pairs} × {t_sc:.1f} ns = {trig:.3f} µs of {t_rd:.3f} (ceiling "
+    return (f"{'':<16} {'':>4} {'  bound':<17} C library's sin+cos {pairs} × {t_sc:.1f} ns = {trig:.3f} µs of {t_rd:.3f} (ceiling "
             f"{ceiling:.1f} % of peak with no arithmetic; the rest: {counted} flops at {arith}); memory "
             f"{32 * n} B/state in + out = {32 * n / bw * 1e6:.3f} µs; serial chain {CHAIN_OPS}×{LATENCY} cycles/frame = "
             f"{chain:.3f} µs")
@@ -367,7 +368,7 @@ def main(argv=None) -> None:
           f"pin {pin.__version__} "
           f"in C++ (-O3 -march=native); peak {peak / 1e9:.0f} GFLOP/s = {how}; load average {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f}; stores {bw_reused / 1e9:.1f} GB/s into a reused array, "
-          f"{bw_fresh / 1e9:.1f} GB/s into a fresh one")
+          f"{bw_fresh / 1e9:.1f} GB/s into a fresh one; trig='exact' by {native.exact_trig()}")
     print(f"{'robot':<16} {'nv':>4} {'quantity':<17} {'rd states':>9} {'robodyn':>9} {'Pin C++':>9} {'conv.':<6} "
           f"{'pin/rd':>7} {'fast':>9} {'pin/fast':>8} {'fast/rd':>7} {'→batch':>9} {'pb/rd':>7} {'% peak':>7} "
           f"{'% pk fast':>9} {'mem floor':>9} {'pin/floor':>9} {'max rel diff':>12}")

@@ -1,8 +1,12 @@
-"""trig="fast": the generic kernels' vectorised sincos (kernels.c: vsincos_fast) within 1 ulp of the C library's,
-every kernel within rounding of trig="exact", one state equal to its batch row bit for bit, and the option checked
-on entry and ignored where the kernels do not run."""
+"""trig="exact": the generic kernels' sines and cosines are the C library's bit for bit, in lanes (kernels.c:
+libm_sincos_lanes) where they were found to match it; trig="fast": their vectorised sincos (vsincos_fast) within 1 ulp
+of the C library's, every kernel within rounding of trig="exact", one state equal to its batch row bit for bit, and
+the option checked on entry and ignored where the kernels do not run."""
 
 from __future__ import annotations
+
+import platform
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,6 +53,51 @@ def test_probe_exposes_the_c_library_values():
     s, c = kernel_sincos(x, "exact")
     np.testing.assert_array_equal(s, np.sin(x))
     np.testing.assert_array_equal(c, np.cos(x))
+
+
+def libm_paths() -> np.ndarray:
+    """Angles over every path of the C library's (GNU libc's) sin and cos, both signs: the table points k/128 and
+    the midpoints between them with their neighbours, each threshold of the algorithm (2^-27, 2^-26, 0.126,
+    0.85546875, 2.426265, 105414350) with 3 doubles either side, the doubles nearest m π/2 (m ≤ 10^4) and their
+    neighbours, and random angles spread over each path's range."""
+    rng = np.random.default_rng(2028)
+    table = np.concatenate([np.arange(111) / 128, (np.arange(111) + 0.5) / 128])
+    edges = np.array([2.0**-27, 2.0**-26, 0.126, 0.85546875, float.fromhex("0x1.368fdp+1"),
+                      float.fromhex("0x1.921fbp+26")])
+    near = np.arange(1, 10_001) * (np.pi / 2)
+    bands = [rng.uniform(lo, hi, 40_000) for lo, hi in ((0, 0.13), (0.13, 0.86), (0.86, 2.43), (2.43, 8), (8, 1e3),
+                                                         (1e3, 1.1e8))]
+    x = np.concatenate([table, edges, near, *bands])
+    x = np.concatenate([x] + [np.nextafter(x, d) for d in (np.inf, -np.inf)])
+    x = np.concatenate([x] + [np.nextafter(np.nextafter(edges, d), d) for d in (np.inf, -np.inf)] +
+                       [np.nextafter(np.nextafter(np.nextafter(edges, d), d), d) for d in (np.inf, -np.inf)])
+    return np.concatenate([x, -x])
+
+
+def test_exact_sincos_is_the_c_library_on_every_path():
+    """trig="exact" gives np.sin and np.cos (the C library's) bit for bit over every path of the C library's
+    algorithm, whether the kernels compute them in lanes or call the C library (native.exact_trig())."""
+    assert native.exact_trig() in ("lanes", "calls")
+    x = libm_paths()
+    s, c = kernel_sincos(x, "exact")
+    np.testing.assert_array_equal(s, np.sin(x))
+    np.testing.assert_array_equal(c, np.cos(x))
+
+
+def gnu_libc_with_fma() -> bool:
+    """GNU libc 2.28 or later (the algorithm of libm_sincos_lanes) on an x86-64 processor with FMA and AVX2."""
+    name, version = platform.libc_ver()
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = cpuinfo.read_text().split() if cpuinfo.exists() else []
+    return (name == "glibc" and tuple(map(int, version.split(".")[:2])) >= (2, 28) and platform.machine() == "x86_64"
+            and "fma" in flags and "avx2" in flags)
+
+
+@pytest.mark.skipif(not gnu_libc_with_fma(), reason="the lanes follow GNU libc >= 2.28 on x86-64 with FMA and AVX2")
+def test_exact_sincos_runs_in_lanes_with_gnu_libc():
+    """Where the C library is GNU libc's algorithm built with FMA, its lanes pass the check at load time and serve
+    trig="exact" (a check that failed there would leave every kernel on the C library's calls, 2–4 times slower)."""
+    assert native.exact_trig() == "lanes"
 
 
 def test_fast_sincos_within_one_ulp():

@@ -26,8 +26,9 @@ and the kinematics use the whole model.
 
 Each function has the signature of its NumPy counterpart in :mod:`robodyn` plus ``threads=`` (default: every
 core this process may use) and returns the same numbers (float64; differences are rounding, ~1e-15 relative).
-``trig="fast"`` (:func:`check_trig`) computes the sines and cosines of the joint angles by a vectorised sincos
-within 1 ulp of the C library's instead of the C library's own (NumPy's values): docs/scaling.md.
+By default the sines and cosines of the joint angles are the C library's (NumPy's values), computed four states
+at once by GNU libc's algorithm where they match it (:func:`exact_trig`); ``trig="fast"`` (:func:`check_trig`)
+computes them by a vectorised sincos within 1 ulp of them instead: docs/scaling.md.
 A batch's result of 4 MiB or more comes from a small pool of result blocks (:func:`result_array`): a loop over
 batches of one shape writes into memory already mapped instead of fresh pages; :func:`release_memory` empties it.
 The library is a CPython extension module built on first use with the machine's C compiler into robodyn's
@@ -103,10 +104,10 @@ class KernelError(RobodynError):
     """The generic kernels failed on valid input (out of memory, or a robodyn bug)."""
 
 
-#: the values of the ``trig=`` argument of the dynamics functions: "exact", the sines and cosines of the joint
-#: angles by the C library (the values of NumPy's np.sin / np.cos, so the kernels equal the NumPy path to the last
-#: bit there), or "fast", four lanes at once by the kernels' own sincos (fdlibm's reduction and minimax
-#: polynomials, within 1 ulp of the C library's; docs/scaling.md)
+#: the values of the ``trig=`` argument of the dynamics functions: "exact", the C library's sines and cosines of the
+#: joint angles (the values of NumPy's np.sin / np.cos, so the kernels equal the NumPy path to the last bit there;
+#: computed in lanes by its own algorithm where :func:`exact_trig` says so), or "fast", four lanes at once by the
+#: kernels' own sincos (fdlibm's reduction and minimax polynomials, within 1 ulp of the C library's; docs/scaling.md)
 TRIG = ("exact", "fast")
 
 
@@ -206,6 +207,16 @@ def enabled() -> bool:
 def threaded() -> bool:
     """True when the loaded kernels split batches over threads (POSIX threads); False when they run serially."""
     return bool(_module().threaded())
+
+
+def exact_trig() -> str:
+    """How ``trig="exact"`` computes the sines and cosines of the joint angles in the loaded kernels: ``"lanes"``, four
+    states at once by GNU libc's own algorithm (its build for processors with FMA), or ``"calls"``, a call of the C
+    library's ``sin`` and ``cos`` per state. The lanes are used only where, when
+    the kernels load, they equal this process's C library bit for bit on 8192 angles covering every path of the
+    algorithm; the values are the C library's (NumPy's) either way, the lanes about twice as cheap and free of a
+    call per angle (docs/scaling.md)."""
+    return str(_module().exact_trig())
 
 
 def _arrays_of(robot: Robot) -> dict:

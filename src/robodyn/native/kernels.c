@@ -2,7 +2,7 @@
  *
  * Every algorithm evaluates blocks of RD_LANES = 4 states side by side: each state-dependent scalar of the
  * recursion is a GCC/Clang vector of 4 doubles (one lane per state), so that the compiler computes the states
- * with SIMD instructions (an AVX2 clone is selected at load time where the CPU has it).  Lane arithmetic is
+ * with SIMD instructions (an x86-64-v3 or AVX2 clone is selected at load time where the CPU has it).  Lane arithmetic is
  * IEEE element by element, so a state's result does not depend on its lane or block.  A last, partial block
  * repeats its last state in the unused lanes, whose results are not stored.  The robot is plain data
  * (rd_model).  Frames are numbered 0..nf-1 here (frame j of Khalil & Dombre is index j-1) and
@@ -65,10 +65,22 @@
 #define RD_STR2(a) #a
 #define RD_STR(a) RD_STR2(a)
 
-#if defined(__x86_64__) && defined(__linux__)
+/* RD_LIBM_LANES: the kernels compute trig="exact" in lanes (libm_sincos_body) where libm_sincos_check passes.  On
+ * x86-64 that needs a clone with FMA, x86-64-v3 (AVX2, FMA), which only GCC 11 and later name in target_clones; the
+ * clones do the same 4-lane IEEE operations in their order, so the same bits (GCC contracts no a * b + c into an
+ * FMA in ISO C mode, -std=c99; the only FMA are libm_sincos_body's own). */
+#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__) && __GNUC__ >= 11
+#define RD_CLONES __attribute__((target_clones("arch=x86-64-v3", "avx2", "default")))
+#define RD_LIBM_LANES 1
+#elif defined(__x86_64__) && defined(__linux__)
 #define RD_CLONES __attribute__((target_clones("avx2", "default")))
+#define RD_LIBM_LANES 0
+#elif defined(__aarch64__)
+#define RD_CLONES
+#define RD_LIBM_LANES 1
 #else
 #define RD_CLONES
+#define RD_LIBM_LANES 0
 #endif
 #define RD_INLINE static inline __attribute__((always_inline))
 
@@ -265,16 +277,233 @@ RD_INLINE void vsincos_fast(real x, real *s, real *c) {
             if (far[l]) { (*s)[l] = sin(x[l]); (*c)[l] = cos(x[l]); }
 }
 
-/* sin and cos of every lane by the C library (GCC merges the pair into one sincos call): the values NumPy's
- * np.sin / np.cos give, so the kernels follow robodyn's NumPy path to the last bit in the trigonometry (a
- * polynomial on the lanes was faster but differed by an ulp, enough to steer iterative users elsewhere).  With
- * `fast` (trig="fast" of a call, rd_model.trig), vsincos_fast's polynomial instead. */
+/* trig="exact": the C library's sin and cos of 4 lanes at once, equal to its values bit for bit.  GNU libc (2.28
+ * and later) computes them by the IBM Accurate Mathematical Library's algorithm (Ziv): |x| < 0.855469 from x itself,
+ * |x| < 2.426265 from π/2 − |x| = (hp0 − |x|) + hp1, larger |x| from x − n π/2 (n = rint(2x/π), π/2 split in four
+ * parts) and the quadrant n mod 4; then sin (x + dx) either by its Taylor polynomial (|x| < 0.126) or, as cos (x +
+ * dx) always, from the nearest X_k = k/128 by the addition formulas, with sin X_k and cos X_k to 106 bits
+ * (libm_sincos_table: each a double and its remainder, the correctly rounded values; the C library's own table
+ * differs from them in the last bit of some remainders, which moves a result only where it lies within 2^-106 of a
+ * rounding boundary) and short polynomials of x − X_k.  The operations are the C library's, in its order, with the
+ * products fused into the following sum exactly where its build for processors with FMA fuses them (the one x86-64
+ * processors with FMA and AVX2 run, and AArch64's).  That the lanes match the C library here is checked once, when
+ * the module loads (libm_sincos_check); where they do not (another C library or version, no FMA), each lane calls
+ * sin and cos. */
+static const double libm_sincos_table[440] __attribute__((aligned(32))) = {   /* sin X_k, its remainder, cos X_k, its remainder; k = 0 .. 109 */
+    0.0, 0.0, 0x1.0000000000000p+0, 0.0,
+    0x1.fffeaaaaeeeefp-8, -0x1.e45e2ec67b77cp-62, 0x1.fffc000155552p-1, 0x1.f4a01a0196daep-55,
+    0x1.fffaaaaeeeed5p-7, -0x1.2ab639a9f0776p-63, 0x1.fff000155549fp-1, 0x1.28a28a03a5ef3p-55,
+    0x1.7ff7001033255p-6, 0x1.efe2b51527336p-64, 0x1.ffdc006bff7e6p-1, 0x1.ae6dae86977bdp-55,
+    0x1.ffeaaaeeee86fp-6, -0x1.cd406fb224ae2p-60, 0x1.ffc00155527d3p-1, -0x1.3b54492d89b5bp-55,
+    0x1.3feb2b12d45d5p-5, 0x1.4ec54203d1c11p-60, 0x1.ff9c03414a7bap-1, 0x1.991f4be6c59bfp-57,
+    0x1.7fdc01032fba9p-5, -0x1.599bdf46e997ap-59, 0x1.ff7006bfdf99fp-1, -0x1.8b3b560648d5fp-56,
+    0x1.bfc6d78586dacp-5, 0x1.8e4fd03dbf236p-62, 0x1.ff3c0c8103a31p-1, 0x1.4856dbddc0e66p-56,
+    0x1.ffaaaeeed4edbp-5, -0x1.2d16d32684b69p-59, 0x1.ff0015549f4d3p-1, 0x1.328387b99426fp-55,
+    0x1.1fc343d808befp-4, -0x1.f3d32e6f3be4fp-58, 0x1.febc222a8ef9fp-1, 0x1.7934934f54c77p-58,
+    0x1.3facb12d1755bp-4, -0x1.921915299468bp-58, 0x1.fe7034129ef6fp-1, -0x1.cbf4337c96f97p-57,
+    0x1.5f911fd10b737p-4, -0x1.0184f02be9102p-58, 0x1.fe1c4c3c873ebp-1, -0x1.5a9c9057c4a02p-60,
+    0x1.7f701032550e4p-4, 0x1.afc2d1800501ap-60, 0x1.fdc06bf7e6b9bp-1, 0x1.31902b535f8dbp-55,
+    0x1.9f4902d55d1f9p-4, 0x1.2696d7eac1dc1p-58, 0x1.fd5c94b43e000p-1, -0x1.2e768cb4f92f9p-57,
+    0x1.bf1b78568391dp-4, 0x1.e91841dea4cc8p-58, 0x1.fcf0c800e99b1p-1, 0x1.ea3d786d186acp-57,
+    0x1.dee6f16c1cce6p-4, -0x1.50f8e2fb71673p-59, 0x1.fc7d078d1bc88p-1, 0x1.075d2447db685p-55,
+    0x1.feaaeee86ee36p-4, -0x1.afcb2bcc6f03bp-59, 0x1.fc015527d5bd3p-1, 0x1.b68f35094efb8p-55,
+    0x1.0f3378ddd71d1p-3, 0x1.d8468724f0f9ep-57, 0x1.fb7db2bfe0695p-1, 0x1.21dadf4f65ab1p-55,
+    0x1.1f0d3d7afceafp-3, -0x1.6ef95099769a5p-57, 0x1.faf22263c4bd3p-1, -0x1.52ace133a2769p-58,
+    0x1.2ee285e4ab88fp-3, -0x1.e4d0f05dee058p-57, 0x1.fa5ea641c36f2p-1, 0x1.04da6ed17cc7cp-59,
+    0x1.3eb312c5d66cbp-3, 0x1.47d666b66cb91p-57, 0x1.f9c340a7cc428p-1, 0x1.c5b6b063b7462p-55,
+    0x1.4e7ea4dc5f27bp-3, 0x1.949db2ac072fcp-58, 0x1.f91ff40374d01p-1, -0x1.7d03f4d3a9e4cp-57,
+    0x1.5e44fcfa126f3p-3, -0x1.6f443063f89b6p-57, 0x1.f874c2e1eecf6p-1, -0x1.c6514e1332b16p-55,
+    0x1.6e05dc05a4d4cp-3, -0x1.32c5c8b81c919p-66, 0x1.f7c1afeffde24p-1, -0x1.8f55bc47540b1p-56,
+    0x1.7dc102fbaf2b5p-3, 0x1.5ab50e23c97c3p-59, 0x1.f706bdf9ece1cp-1, -0x1.698c80c36dcb4p-55,
+    0x1.8d7632efaa944p-3, -0x1.20fa262cbb953p-57, 0x1.f643efeb82acdp-1, 0x1.6b00ac1fe28acp-56,
+    0x1.9d252d0cec312p-3, 0x1.9c43d80b1137dp-58, 0x1.f57948cff6797p-1, 0x1.e3a0d3e03b1d4p-57,
+    0x1.accdb297a0765p-3, -0x1.9883b57d6cdeap-58, 0x1.f4a6cbd1e3a79p-1, 0x1.13df0edaebb57p-55,
+    0x1.bc6f84edc6199p-3, 0x1.9c1a56a7b0cabp-57, 0x1.f3cc7c3b3d16ep-1, -0x1.21a3ad28a3494p-57,
+    0x1.cc0a6588289a3p-3, -0x1.868d09bc87c6bp-57, 0x1.f2ea5d753ffedp-1, 0x1.cc4215f56d583p-55,
+    0x1.db9e15fb5a5d0p-3, -0x1.32e20d6cc6fc2p-57, 0x1.f20073086649fp-1, 0x1.b940416c1984bp-56,
+    0x1.eb2a57f8ae5a3p-3, -0x1.0be06af572cebp-57, 0x1.f10ec09c5873bp-1, 0x1.d9072762c1283p-55,
+    0x1.faaeed4f31577p-3, -0x1.15d88508e32b8p-57, 0x1.f01549f7deea1p-1, 0x1.d3c1e99e5cafdp-55,
+    0x1.0515cbf65155cp-2, -0x1.9b8c29dfd8ec7p-56, 0x1.ef141300d2f26p-1, -0x1.2aa1b08ded372p-55,
+    0x1.0cd00cef36436p-2, -0x1.9fb0a0c93e2b4p-56, 0x1.ee0b1fbc0f11cp-1, -0x1.bfd2380bbc3b1p-59,
+    0x1.14861aa94ddebp-2, -0x1.be881b5b615a4p-57, 0x1.ecfa744d5efa1p-1, -0x1.56d0a4af541d0p-58,
+    0x1.1c37d64c6b876p-2, 0x1.46076fe0dcff4p-56, 0x1.ebe214f76efa8p-1, -0x1.02f9f12ba543ep-55,
+    0x1.23e52111aaf36p-2, -0x1.4f080334eff18p-56, 0x1.eac2061bbaf4fp-1, 0x1.2c1d53e94658dp-57,
+    0x1.2b8ddc43eb49fp-2, 0x1.1553899f2d807p-57, 0x1.e99a4c3a7cd83p-1, -0x1.2264b1bc53ce8p-55,
+    0x1.3331e94049f87p-2, 0x1.e0cb6b40c302cp-56, 0x1.e86aebf29a9edp-1, 0x1.9397afdbb58a7p-55,
+    0x1.3ad129769d3d8p-2, 0x1.03d550487839ap-63, 0x1.e733ea0193d40p-1, -0x1.6428b3546ce13p-55,
+    0x1.426b7e69ee697p-2, -0x1.f09c75705c59fp-56, 0x1.e5f54b436e9d0p-1, 0x1.7eb0fd02fc8bcp-55,
+    0x1.4a00c9b0f3d20p-2, 0x1.823ba6bb08eadp-56, 0x1.e4af14b2a449cp-1, -0x1.68ca02e8a6833p-55,
+    0x1.5190ecf68a77ap-2, 0x1.b357155eef0f3p-56, 0x1.e3614b680d6a5p-1, -0x1.27793aa015237p-56,
+    0x1.591bc9fa2f597p-2, 0x1.7c74bac3fe0cbp-57, 0x1.e20bf49acd6c1p-1, -0x1.660aec7ef636bp-58,
+    0x1.60a1429078775p-2, 0x1.b1fd80ba89133p-58, 0x1.e0af15a03dbcep-1, 0x1.fe8e702771ae6p-58,
+    0x1.682138a38d7f7p-2, -0x1.d889202444aadp-56, 0x1.df4ab3ebd875ep-1, -0x1.e2d8a7e6736c4p-55,
+    0x1.6f9b8e33a0255p-2, 0x1.42bc14ee9da0dp-56, 0x1.ddded50f228d6p-1, -0x1.e80c8d42ba2bfp-57,
+    0x1.7710255764214p-2, -0x1.6ead7314bb6cep-57, 0x1.dc6b7eb995912p-1, 0x1.4b364776dcd35p-58,
+    0x1.7e7ee03c86d4ep-2, -0x1.b63bcdabf5af2p-56, 0x1.daf0b6b888e83p-1, 0x1.a249e2b5e5ceap-55,
+    0x1.85e7a12826949p-2, 0x1.8a40e9b5face0p-56, 0x1.d96e82f71a9dcp-1, 0x1.ff61bd5d2039dp-55,
+    0x1.8d4a4a774992fp-2, 0x1.44a02ea766326p-56, 0x1.d7e4e97e17b4ap-1, -0x1.3b770352bed94p-57,
+    0x1.94a6be9f546c5p-2, -0x1.69ce13e683f58p-56, 0x1.d653f073e4040p-1, -0x1.76236434bec37p-55,
+    0x1.9bfce02e80510p-2, 0x1.09e39a320b0a4p-56, 0x1.d4bb9e1c619e0p-1, 0x1.f34bb77858f61p-55,
+    0x1.a34c91cc50ccap-2, -0x1.a310e3b50cecdp-58, 0x1.d31bf8d8d7c06p-1, 0x1.e60dd3089cbddp-56,
+    0x1.aa95b63a09277p-2, -0x1.6293eb13c0381p-57, 0x1.d1750727d94f0p-1, 0x1.0d52b1ec1a48ep-55,
+    0x1.b1d8305321617p-2, -0x1.ae242cb99f519p-56, 0x1.cfc6cfa52ad9fp-1, 0x1.8b5b5508f2a0dp-55,
+    0x1.b913e30dbac43p-2, -0x1.e38ad2f6c3ff1p-56, 0x1.ce115909a82e5p-1, 0x1.1f139bb31109ap-55,
+    0x1.c048b17b140a3p-2, 0x1.19fe6757e9fa7p-57, 0x1.cc54aa2b2972ep-1, 0x1.4ee162ba83a98p-57,
+    0x1.c7767ec7fd19ep-2, -0x1.eb14d1a3d5826p-58, 0x1.ca90c9fc67d0bp-1, -0x1.46a81485e3462p-57,
+    0x1.ce9d2e3d4a51fp-2, -0x1.2fc8a12dae298p-57, 0x1.c8c5bf8ce1a84p-1, 0x1.ab3d1a1590123p-56,
+    0x1.d5bca34047661p-2, 0x1.28a44a75fc29cp-56, 0x1.c6f39208be53bp-1, -0x1.741dbfbaadb42p-55,
+    0x1.dcd4c15329c9ap-2, 0x1.0d4c6e171fd9ap-56, 0x1.c51a48b8b175ep-1, -0x1.1bbb43b9aa880p-57,
+    0x1.e3e56c1582a69p-2, -0x1.0a4821099f88fp-58, 0x1.c339eb01ddd81p-1, -0x1.caaf5ee82c5c0p-55,
+    0x1.eaee8744b05f0p-2, -0x1.789b43c9b027dp-58, 0x1.c1528065b7d50p-1, -0x1.892111312e828p-55,
+    0x1.f1eff6bc4f97bp-2, 0x1.17212f8a7525cp-56, 0x1.bf641081e7536p-1, 0x1.b7bd71628a9a1p-55,
+    0x1.f8e99e76abc97p-2, 0x1.9d950af2d00a3p-58, 0x1.bd6ea310294f5p-1, 0x1.31bbcc88c109dp-56,
+    0x1.ffdb628d2f57ap-2, 0x1.f4a992e905b6ap-57, 0x1.bb723fe630f32p-1, 0x1.72bd2452d0a39p-56,
+    0x1.0362939c69955p-1, -0x1.2d8cd78397b01p-55, 0x1.b96eeef58840ep-1, 0x1.45a3cc78fade0p-58,
+    0x1.06d3686946e5bp-1, 0x1.3f5ae4538ff1bp-55, 0x1.b764b84b704c2p-1, -0x1.f5848c21b389bp-55,
+    0x1.0a4021e9e1001p-1, -0x1.6f643a13914f6p-55, 0x1.b553a410c104ep-1, 0x1.8ff7947027a15p-58,
+    0x1.0da8b26b5672ep-1, -0x1.a58def0bee909p-55, 0x1.b33bba89c8948p-1, 0x1.ea6a51d1f6ca9p-55,
+    0x1.110d0c4b69c3bp-1, 0x1.d918998809981p-55, 0x1.b11d04162a4c6p-1, 0x1.1dd561efbc0c2p-56,
+    0x1.146d21f8b7f82p-1, 0x1.bf9535e2739a8p-56, 0x1.aef78930bd275p-1, -0x1.f836279746f94p-56,
+    0x1.17c8e5f2eedb0p-1, 0x1.35e57102e2488p-57, 0x1.accb526f69de5p-1, 0x1.8fb6a8dd6b6ccp-55,
+    0x1.1b204acb02fddp-1, -0x1.f190c70cbb5fep-58, 0x1.aa98688308913p-1, -0x1.b83d607cd5072p-63,
+    0x1.1e7343236574cp-1, 0x1.22a3fa4f41d5ap-56, 0x1.a85ed4373e02dp-1, 0x1.9be06385ec792p-57,
+    0x1.21c1c1b0394cfp-1, 0x1.e5b324b23aa31p-58, 0x1.a61e9e72586afp-1, 0x1.58330e2fd453fp-55,
+    0x1.250bb93788bbbp-1, 0x1.ea3d02457bccep-56, 0x1.a3d7d0352bdcfp-1, -0x1.68dbaeca19669p-55,
+    0x1.28511c917a067p-1, -0x1.01df1d9a16b70p-55, 0x1.a18a729aee445p-1, 0x1.95e25736c0357p-60,
+    0x1.2b91dea88421ep-1, -0x1.fa371db216ab0p-55, 0x1.9f368ed912f85p-1, -0x1.1d200c5791606p-55,
+    0x1.2ecdf279a3082p-1, 0x1.d3557e0e7e37ep-55, 0x1.9cdc2e3f25e5cp-1, 0x1.3f99112993f62p-55,
+    0x1.32054b148bc4fp-1, 0x1.f6b42095a135bp-55, 0x1.9a7b5a36a6514p-1, 0x1.722cfcc9fa7a9p-55,
+    0x1.3537db9be0367p-1, 0x1.b327e7af040f0p-57, 0x1.98141c42e1310p-1, 0x1.d1ff80488f08dp-55,
+    0x1.386597456282bp-1, -0x1.10fada93b07a8p-56, 0x1.95a67e00cb1fdp-1, -0x1.0befda21f862dp-55,
+    0x1.3b8e715a2840ap-1, -0x1.97653a7d2f07ap-56, 0x1.93328926d9e92p-1, -0x1.bb77003600cdap-55,
+    0x1.3eb25d36cd53ap-1, -0x1.be570e1570fc0p-58, 0x1.90b84784ddaf7p-1, -0x1.0feb10ab93b87p-56,
+    0x1.41d14e4ba6790p-1, 0x1.4608fd287ecf5p-55, 0x1.8e37c303d9ad1p-1, -0x1.463a4b53d4bf8p-57,
+    0x1.44eb381cf386bp-1, -0x1.3ed6c1e6a5505p-55, 0x1.8bb105a5dc900p-1, 0x1.863e03e9474c1p-55,
+    0x1.48000e431159fp-1, -0x1.b194a7463ed10p-55, 0x1.89241985d871fp-1, 0x1.c48d9c413ed84p-55,
+    0x1.4b0fc46aab761p-1, 0x1.0da05738cc59cp-61, 0x1.869108d77a6c6p-1, 0x1.338ffe2bfe9ddp-56,
+    0x1.4e1a4e54ed51bp-1, -0x1.a492f89b7c76ap-55, 0x1.83f7dde701ca0p-1, -0x1.152cf609bc6e8p-59,
+    0x1.511f9fd7b351cp-1, -0x1.5c0e861c48831p-55, 0x1.8158a31916d5dp-1, -0x1.de8b90b8228dep-57,
+    0x1.541facddbb724p-1, 0x1.232c28520d391p-56, 0x1.7eb362eaa1488p-1, 0x1.a1d65a4a5959fp-58,
+    0x1.571a6966d59b3p-1, 0x1.c843b4d0fb197p-58, 0x1.7c0827f09e54fp-1, -0x1.c73d6d72aee68p-57,
+    0x1.5a0fc98813a12p-1, -0x1.d82e2b7d4227bp-55, 0x1.7956fcd7f6543p-1, -0x1.ab276e9d45ae4p-55,
+    0x1.5cffc16bf8f0dp-1, 0x1.96cb370eb578ap-55, 0x1.769fec655211fp-1, -0x1.827d5cf8c68c5p-57,
+    0x1.5fea4552a9e57p-1, 0x1.0b6cef7ee20b7p-55, 0x1.73e30174efba1p-1, -0x1.5d3ae3d94ad5fp-57,
+    0x1.62cf49921ac79p-1, -0x1.edd9855b6241ap-55, 0x1.712046fa77678p-1, 0x1.425b0a5029c81p-55,
+    0x1.65aec2963e755p-1, 0x1.126f96b71053cp-55, 0x1.6e57c800cf55ep-1, 0x1.60286dedbd0a6p-55,
+    0x1.6888a4e134b2fp-1, -0x1.6b7d37644d5e6p-55, 0x1.6b898fa9efb5dp-1, 0x1.15ac786ccf4b2p-56,
+    0x1.6b5ce50b7821ap-1, -0x1.5d5158f702e0fp-57, 0x1.68b5a92eb6253p-1, -0x1.9a91ad985f89cp-55,
+    0x1.6e2b77c40bde1p-1, -0x1.0e729857fad53p-56, 0x1.65dc1fdeb8cbap-1, -0x1.97c1b47337c77p-58,
+    0x1.70f451d0a8c40p-1, 0x1.97ede3885770dp-57, 0x1.62fcff20191c7p-1, 0x1.d9143895756efp-57,
+    0x1.73b7680dea578p-1, -0x1.2248306dc12a2p-56, 0x1.6018526f563dfp-1, 0x1.46ca5e0e432d0p-55,
+    0x1.7674af6f7b524p-1, 0x1.e9d3f94ac84a8p-56, 0x1.5d2e255f1f17ap-1, 0x1.0314104c8892bp-55,
+    0x1.792c1d0041d52p-1, -0x1.abf05eeb354ebp-55, 0x1.5a3e839824077p-1, 0x1.428aa2759be62p-55,
+    0x1.7bdda5e28b3c2p-1, 0x1.ad1197ccd0392p-59, 0x1.574978d8e83f2p-1, 0x1.f4714af282d23p-55,
+    0x1.7e893f5037959p-1, 0x1.0eefbaa650c4cp-55, 0x1.544f10f592ca5p-1, -0x1.e7ae8e6c7a62fp-55,
+    0x1.812ede9ae4ba4p-1, -0x1.7830adf402ddap-55, 0x1.514f57d7bf3dap-1, 0x1.47a108073c259p-56
+};
+/* the polynomials of sin h and cos h − 1 about a table point, |h| ≤ 1/256 */
+static const double libm_sn3 = -0x1.5555555555515p-3, libm_sn5 = 0x1.11110e829872fp-7, libm_cs2 = 0x1p-1,
+                    libm_cs4 = -0x1.5555555555535p-5, libm_cs6 = 0x1.6c16bedd9e239p-10;
+RD_INLINE real pick(lmask m, real a, real b) { return (real)(((ulanes)a & (ulanes)m) | ((ulanes)b & ~(ulanes)m)); }
+RD_INLINE real flip(real x, lmask m) { return (real)((ulanes)x ^ ((ulanes)m & 0x8000000000000000ULL)); }
+/* a b + c rounded once (an FMA instruction in the x86-64-v3 clones and on AArch64) */
+RD_INLINE real fmadd(real a, real b, real c) {
+    real r;
+    for (int l = 0; l < RD_LANES; l++) r[l] = __builtin_fma(a[l], b[l], c[l]);
+    return r;
+}
+/* the table's rows k of the lanes, as 4 vectors: sin X_k, its remainder, cos X_k, its remainder; u = 1.5 2^45 + |x|
+ * holds k = rint(128 |x|) in its low bits; lanes with |x| ≥ 0.85546875 (which do not use the table) read row 0 */
+RD_INLINE void libm_sincos_rows(real ax, real u, real *row) {
+    ulanes k = ((ulanes)u & 0xffffffffULL) & (ulanes)(ax < 0x1.b6p-1);
+    real v[4];
+    memcpy(&v[0], libm_sincos_table + 4 * k[0], sizeof(real));
+    memcpy(&v[1], libm_sincos_table + 4 * k[1], sizeof(real));
+    memcpy(&v[2], libm_sincos_table + 4 * k[2], sizeof(real));
+    memcpy(&v[3], libm_sincos_table + 4 * k[3], sizeof(real));
+    transpose4(v, row);
+}
+/* sin (x + dx) for |x| < 0.855469, dx ≪ x */
+RD_INLINE real libm_sin_part(real x, real dx) {
+    const double s1 = -0x1.5555555555555p-3, s2 = 0x1.1111111110ecep-7, s3 = -0x1.a01a019db08b8p-13,
+                 s4 = 0x1.71de27b9a7ed9p-19, s5 = -0x1.addffc2fcdf59p-26;
+    real xx = x * x;
+    real p = fmadd(fmadd(fmadd(fmadd(splat(s5), xx, splat(s4)), xx, splat(s3)), xx, splat(s2)), xx,
+                  splat(s1));
+    real taylor = x + fmadd(fmadd(p, x, -(0.5 * dx)), xx, dx);
+    real ax = vabs(x), u = 0x1.8p45 + ax, row[4];
+    real h = ax - (u - 0x1.8p45), hh = h * h;
+    dx = flip(dx, x <= 0.0);
+    real s = h + fmadd(h * hh, fmadd(hh, splat(libm_sn5), splat(libm_sn3)), dx);
+    real c = fmadd(h, dx, hh * fmadd(hh, fmadd(hh, splat(libm_cs6), splat(libm_cs4)), splat(libm_cs2)));
+    libm_sincos_rows(ax, u, row);
+    real cor = fmadd(row[2], s, fmadd(-row[0], c, fmadd(s, row[3], row[1])));
+    real table = flip(vabs(row[0] + cor), x < 0.0);   /* copysign: row[0] + cor > 0 */
+    return pick(ax < 0.126, taylor, table);
+}
+/* cos (x + dx) for |x| < 0.855469, dx ≪ x */
+RD_INLINE real libm_cos_part(real x, real dx) {
+    real ax = vabs(x), u = 0x1.8p45 + ax, row[4];
+    real h = (ax - (u - 0x1.8p45)) + flip(dx, x < 0.0), hh = h * h;
+    real s = fmadd(h * hh, fmadd(hh, splat(libm_sn5), splat(libm_sn3)), h);
+    real c = hh * fmadd(hh, fmadd(hh, splat(libm_cs6), splat(libm_cs4)), splat(libm_cs2));
+    libm_sincos_rows(ax, u, row);
+    real cor = fmadd(-row[0], s, fmadd(-row[2], c, fmadd(-s, row[1], row[3])));
+    return row[2] + cor;
+}
+/* The C library's sin(x) and cos(x): one sin part and one cos part a lane, of x − n π/2 and quadrant n.  |x| <
+ * 0.855469: x itself, n = 0.  |x| < 2.426265: π/2 − |x| = y + hp1 (a + da normalised), n = 1 (x > 0) or 3, where the
+ * C library's copysign(cos part (y, hp1), x) and sin part (a, da) are the quadrant's, the parts being odd and even.
+ * Beyond: x − n π/2 = b + db to 136 bits, n = rint(2x/π) in the low bits of t. */
+RD_INLINE void libm_sincos_body(const double *xp, double *sp, double *cp) {
+    const double hp0 = 0x1.921fb54442d18p0, hp1 = 0x1.1a62633145c07p-54, toint = 0x1.8p52;
+    real x;
+    memcpy(&x, xp, sizeof x);
+    real ax = vabs(x);
+    lmask small = ax < 0x1.b6p-1, mid = (ax < 0x1.368fdp+1) & ~small, pos = x > 0.0;
+    real y = hp0 - ax, a = y + hp1, da = (y - a) + hp1;
+    real t = pick(small, splat(toint), fmadd(x, splat(0x1.45f306dc9c883p-1), splat(toint)));
+    real xn = t - toint;   /* 0 where small: then b = x, db = 0 exactly */
+    real r = fmadd(-xn, splat(-0x1.dde973cp-27), fmadd(-xn, splat(0x1.921fb58p0), x));
+    real t2 = fmadd(-xn, splat(-0x1.cb3b398p-55), r);
+    real db = fmadd(-xn, splat(-0x1.cb3b398p-55), r - t2);
+    real b = fmadd(-xn, splat(-0x1.d747f23e32ed7p-83), t2);
+    db = db + fmadd(-xn, splat(-0x1.d747f23e32ed7p-83), t2 - b);
+    real S = libm_sin_part(pick(mid, flip(a, pos), b), pick(mid, flip(da, pos), db));
+    real C = libm_cos_part(pick(mid, flip(y, pos), b), pick(mid, flip(splat(hp1), pos), db));
+    lmask n = ((lmask)t & ~mid) | ((3 + 2 * pos) & mid);
+    lmask odd = -(n & 1), neg_s = -((n >> 1) & 1), neg_c = -(((n + 1) >> 1) & 1);
+    real s = flip(pick(odd, C, S), neg_s), c = flip(pick(odd, S, C), neg_c);
+    s = pick(ax < 0x1p-26, x, s);            /* sin x = x */
+    c = pick(ax < 0x1p-27, splat(1.0), c);   /* cos x = 1 */
+    memcpy(sp, &s, sizeof s);
+    memcpy(cp, &c, sizeof c);
+    lmask far = ~(ax < 0x1.921fbp+26);   /* |x| ≥ 105414350, ±inf, NaN: the C library's own reduction */
+    if (far[0] | far[1] | far[2] | far[3])
+        for (int l = 0; l < RD_LANES; l++)
+            if (far[l]) { sp[l] = sin(xp[l]); cp[l] = cos(xp[l]); }
+}
+/* 1 where libm_sincos_body gives the C library's values here and runs on FMA instructions (libm_sincos_check, when
+ * the module loads) */
+static int libm_sincos_on;
+
+/* sin and cos of every lane: the C library's values, which NumPy's np.sin / np.cos give, so that the kernels follow
+ * robodyn's NumPy path to the last bit in the trigonometry: by libm_sincos_body where libm_sincos_on (one state
+ * too, in every lane: a state's values then come from the same instructions in a batch and alone, whatever the
+ * check at load time could not see), else one call of sin and cos for one angle in every lane (a single state),
+ * else a call per lane.  With `fast` (trig="fast" of a call, rd_model.trig), vsincos_fast's polynomial instead. */
 RD_INLINE void vsincos(real x, int fast, real *s, real *c) {
     if (fast) {
         vsincos_fast(x, s, c);
         return;
     }
-    if (x[1] == x[0] && x[2] == x[0] && x[3] == x[0]) {   /* one state in every lane (a single state) */
+    if (RD_LIBM_LANES && libm_sincos_on) {
+        double xs[RD_LANES];
+        memcpy(xs, &x, sizeof xs);
+        libm_sincos_body(xs, (double *)s, (double *)c);
+        return;
+    }
+    if (x[1] == x[0] && x[2] == x[0] && x[3] == x[0]) {
         *s = splat(sin(x[0]));
         *c = splat(cos(x[0]));
         return;
@@ -1414,12 +1643,12 @@ RD_INLINE void deriv_passes(const rd_job *job, long s0, int own, real *W) {
         for (int c = RD_D_M; c < RD_D_OWN; c++) Ba[c] += B[c];   /* the subtree's sums, all in R_0 */
     }
 }
-/* RD_CLONES_V4: the clones of deriv_block and fdd_block, RD_CLONES and x86-64-v4 (AVX-512VL: 32 vector registers,
+/* RD_CLONES_V4: the clones of deriv_block and fdd_block, RD_CLONES' and x86-64-v4 (AVX-512VL: 32 vector registers,
  * in which a block's batch of 6-vectors stays instead of going through the stack; 10-20 % faster on Zen 4).  The
  * same 4-lane operations in their order, so the same bits on every clone: GCC contracts no a * b + c into an FMA
  * in ISO C mode (-std=c99), where Clang would, hence GCC only.  A shared macro: other blocks may take it. */
 #if defined(__x86_64__) && defined(__linux__) && !defined(__clang__) && __GNUC__ >= 11
-#define RD_CLONES_V4 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#define RD_CLONES_V4 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "avx2", "default")))
 #else
 #define RD_CLONES_V4 RD_CLONES
 #endif
@@ -2896,6 +3125,68 @@ static PyObject *rd_py_task_space(PyObject *self, PyObject *const *args, Py_ssiz
     return PyLong_FromLong(code);
 }
 
+/* ---- the check of libm_sincos ---------------------------------------------------------------------------- */
+/* Angle i of the check (0 ≤ i < RD_CHECK_ANGLES), every path of libm_sincos_body in both signs: each table point
+ * k/128 and points between, the thresholds of its paths and their neighbours, the doubles nearest m π/2 and their
+ * neighbours, and pseudo-random angles spread over each path's range */
+#define RD_CHECK_ANGLES 8192
+static double libm_check_angle(int i, unsigned long long *state) {
+    static const double offset[8] = {0.0, 0.25, -0.25, 0.5, -0.5, 0.4999999, -0.4999999, 0.1};
+    static const double edge[6] = {0x1p-27, 0x1p-26, 0.126, 0x1.b6p-1, 0x1.368fdp+1, 0x1.921fbp+26};
+    static const double band[7] = {0.0, 0.13, 0.86, 2.43, 8.0, 1e3, 1.05e8};
+    double sign = i % 2 ? -1.0 : 1.0;
+    int j = i / 2;
+    if (j < 880) return sign * ((j / 8 + offset[j % 8]) / 128.0);
+    j -= 880;
+    if (j < 42) {   /* the threshold, and 1, 2, 3 doubles above and below it */
+        double x = edge[j / 7];
+        for (int k = 0; k < (j % 7 + 1) / 2; k++) x = nextafter(x, j % 7 % 2 ? INFINITY : 0.0);
+        return sign * x;
+    }
+    j -= 42;
+    if (j < 1500) {
+        double x = (j / 3 + 1) * 0x1.921fb54442d18p0;
+        return sign * (j % 3 == 0 ? x : nextafter(x, (j % 3 == 1 ? 1.0 : -1.0) * INFINITY));
+    }
+    j -= 1500;
+    *state ^= *state << 13; *state ^= *state >> 7; *state ^= *state << 17;   /* xorshift64 */
+    double u = (double)(*state >> 11) * 0x1p-53, lo = band[j % 6], hi = band[j % 6 + 1];
+    return sign * (lo + u * (hi - lo));
+}
+/* 1 where f gives the values of the C library's sin and cos (called through volatile pointers: not merged into
+ * one sincos) bit for bit at every angle of libm_check_angle */
+static int libm_sincos_matches(void (*f)(const double *, double *, double *)) {
+    double (*volatile sin_f)(double) = sin, (*volatile cos_f)(double) = cos;
+    unsigned long long state = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < RD_CHECK_ANGLES; i += RD_LANES) {
+        double x[RD_LANES], s[RD_LANES], c[RD_LANES];
+        for (int l = 0; l < RD_LANES; l++) x[l] = libm_check_angle(i + l, &state);
+        f(x, s, c);
+        for (int l = 0; l < RD_LANES; l++) {
+            double s0 = sin_f(x[l]), c0 = cos_f(x[l]);
+            if (memcmp(&s0, &s[l], sizeof s0) || memcmp(&c0, &c[l], sizeof c0)) return 0;
+        }
+    }
+    return 1;
+}
+RD_CLONES static void libm_sincos_lanes(const double *x, double *s, double *c) { libm_sincos_body(x, s, c); }
+/* libm_sincos_on: the kernels' clone that runs here has FMA (x86-64: AVX2 and FMA, as the C library's build that
+ * fuses needs; AArch64) and the lanes match the C library */
+static void libm_sincos_check(void) {
+#if RD_LIBM_LANES && defined(__x86_64__)
+    __builtin_cpu_init();
+    int usable = __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
+#else
+    int usable = RD_LIBM_LANES;
+#endif
+    libm_sincos_on = usable && libm_sincos_matches(libm_sincos_lanes);
+}
+/* How trig="exact" computes: "lanes" (libm_sincos_body) or "calls" (sin and cos per lane) */
+static PyObject *rd_py_exact_trig(PyObject *self, PyObject *args) {
+    (void)self; (void)args;
+    return PyUnicode_FromString(libm_sincos_on ? "lanes" : "calls");
+}
+
 static PyObject *rd_py_threaded(PyObject *self, PyObject *args) {
     (void)self; (void)args;
 #ifdef RD_THREADS
@@ -3044,6 +3335,7 @@ static PyMethodDef rd_generic_methods[] = {
     {"kinematics_one", (PyCFunction)(void (*)(void))rd_py_kinematics_one, METH_FASTCALL, NULL},
     {"task_space", (PyCFunction)(void (*)(void))rd_py_task_space, METH_FASTCALL, NULL},
     {"threaded", rd_py_threaded, METH_NOARGS, NULL},
+    {"exact_trig", rd_py_exact_trig, METH_NOARGS, NULL},
 #ifdef RD_NUMPY
     {"empty", rd_py_empty, METH_O, NULL},
     {"pool", rd_py_pool, METH_O, NULL},
@@ -3052,6 +3344,7 @@ static PyMethodDef rd_generic_methods[] = {
 static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, RD_STR(RD_MODULE), NULL, -1,
                                                rd_generic_methods, NULL, NULL, NULL, NULL};
 PyMODINIT_FUNC RD_CAT(PyInit_, RD_MODULE)(void) {
+    libm_sincos_check();
 #ifdef RD_NUMPY
     import_array();
     if (rd_pool_init() < 0) return NULL;
