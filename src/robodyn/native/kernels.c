@@ -2,9 +2,9 @@
  *
  * Every algorithm evaluates blocks of RD_LANES = 4 states side by side: each state-dependent scalar of the
  * recursion is a GCC/Clang vector of 4 doubles (one lane per state), so that the compiler computes the states
- * with SIMD instructions (an x86-64-v3 or AVX2 clone is selected at load time where the CPU has it).  Lane arithmetic is
- * IEEE element by element, so a state's result does not depend on its lane or block.  A last, partial block
- * repeats its last state in the unused lanes, whose results are not stored.  The robot is plain data
+ * with SIMD instructions (an x86-64-v3 or AVX2 clone is selected at load time where the CPU has it).  Lane
+ * arithmetic is IEEE element by element, so a state's result does not depend on its lane or block.  A last,
+ * partial block repeats its last state in the unused lanes, whose results are not stored.  The robot is plain data
  * (rd_model).  Frames are numbered 0..nf-1 here (frame j of Khalil & Dombre is index j-1) and
  * parent[i] = a(j) - 1, -1 for the base.  Vectors of one frame are expressed in that frame, about its
  * origin O_j.  Spatial 6-vectors and 6x6 matrices are in robodyn's [linear; angular] order, as everywhere in
@@ -289,7 +289,8 @@ RD_INLINE void vsincos_fast(real x, real *s, real *c) {
  * processors with FMA and AVX2 run, and AArch64's).  That the lanes match the C library here is checked once, when
  * the module loads (libm_sincos_check); where they do not (another C library or version, no FMA), each lane calls
  * sin and cos. */
-static const double libm_sincos_table[440] __attribute__((aligned(32))) = {   /* sin X_k, its remainder, cos X_k, its remainder; k = 0 .. 109 */
+/* sin X_k, its remainder, cos X_k, its remainder; k = 0 .. 109 (a row of 4 is one aligned vector load) */
+static const double libm_sincos_table[440] __attribute__((aligned(32))) = {
     0.0, 0.0, 0x1.0000000000000p+0, 0.0,
     0x1.fffeaaaaeeeefp-8, -0x1.e45e2ec67b77cp-62, 0x1.fffc000155552p-1, 0x1.f4a01a0196daep-55,
     0x1.fffaaaaeeeed5p-7, -0x1.2ab639a9f0776p-63, 0x1.fff000155549fp-1, 0x1.28a28a03a5ef3p-55,
