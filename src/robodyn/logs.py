@@ -373,6 +373,11 @@ def _joint_fields(msg, i: int, label: str) -> tuple:
     return (tuple(names), *values)
 
 
+#: the fix for a model with joints a log lacks, in the errors of a log's joint names and of its joint count
+CUT_TO_LOG = ("if the model has joints the log lacks (a gripper's fingers, another branch), cut a URDF to the logged "
+              "chain: rd.from_urdf(path, tip=LINK), robodyn --tip LINK COMMAND ...")
+
+
 def _joint_columns(rows, names, label: str, by_robot: bool):
     """(N, n) arrays of position, velocity, effort in the order ``names``; velocity/effort None when absent."""
     from robodyn.files import check_decoded
@@ -392,9 +397,7 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
                 what = (f"lacks joint(s) {', '.join(printable(m) for m in missing)} of the "
                         f"{'robot' if by_robot else 'first message'}" if missing else
                         "lists other joints than the first message")
-                fix = ("; if the model has joints the log lacks (a gripper's fingers, another branch), cut a URDF "
-                       "to the logged chain: rd.from_urdf(path, tip=LINK), robodyn --tip LINK COMMAND ..."
-                       if missing else "")
+                fix = f"; {CUT_TO_LOG}" if missing else ""
                 raise InputError(f"log {label!r}, message {i} {what} (it lists "
                                  f"{', '.join(printable(x) for x in msg_names) or 'none'}); give a robot whose "
                                  f"joint names match the log, or a log of this robot{fix}")
@@ -634,8 +637,7 @@ def other_joints_message(robot, count: int) -> str:
     more joints than the log, such as a URDF with a gripper's fingers, is cut to the logged chain by ``tip``)."""
     names = ", ".join(printable(x) for x in robot.q_names)
     fix = ("give a log of this robot, or a model of every logged joint" if count > robot.n else
-           "if the model has joints the log lacks (a gripper's fingers, another branch), cut a URDF to the logged "
-           "chain: rd.from_urdf(path, tip=LINK), robodyn --tip LINK COMMAND ...; otherwise give a log of this robot")
+           f"{CUT_TO_LOG}; otherwise give a log of this robot")
     return f"robot '{printable(robot.name)}' has n = {robot.n} ({names}); {fix}"
 
 
