@@ -242,6 +242,15 @@ RD_INLINE int all_finite(const real *v, long width) {
  * contraction off) and choices made from each lane's own x, so a state's value does not depend on its lane. */
 #define RD_TRIG_RANGE 0x1.921fb54442d18p+20   /* 2^20 π/2 */
 typedef unsigned long long ulanes __attribute__((vector_size(RD_LANES * sizeof(double))));
+/* m ? a : b lane by lane (m from a comparison); x with its sign flipped where m */
+RD_INLINE real pick(lmask m, real a, real b) { return (real)(((ulanes)a & (ulanes)m) | ((ulanes)b & ~(ulanes)m)); }
+RD_INLINE real flip(real x, lmask m) { return (real)((ulanes)x ^ ((ulanes)m & 0x8000000000000000ULL)); }
+/* sin and cos of y + n π/2 from sp = sin y and cp = cos y, n mod 4 in the low bits of each lane of n */
+RD_INLINE void quadrant(lmask n, real sp, real cp, real *s, real *c) {
+    lmask odd = -(n & 1);
+    *s = flip(pick(odd, cp, sp), -((n >> 1) & 1));
+    *c = flip(pick(odd, sp, cp), -(((n + 1) >> 1) & 1));
+}
 RD_INLINE real two_sum(real a, real b, real *err) {   /* a + b = sum + *err exactly, for any magnitudes */
     real sum = a + b, bb = sum - a;
     *err = (a - (sum - bb)) + (b - bb);
@@ -264,13 +273,12 @@ RD_INLINE void vsincos_fast(real x, real *s, real *c) {
               + w * w * (-0x1.27e4f809c52adp-22 + z * (0x1.1ee9ebdb4b1c4p-29 + z * -0x1.8fae9be8838d4p-37));
     real hz = 0.5 * z, one_hz = 1.0 - hz;
     real kc = one_hz + (((1.0 - one_hz) - hz) + (z * rc - y * e));
-    /* quadrant q = n mod 4: sin = ±(q odd ? kc : ks), cos = ±(q odd ? ks : kc) */
-    ulanes q = (ulanes)t, odd = -(q & 1), tiny = (ulanes)(vabs(x) < 0x1p-27);
-    ulanes us = (((ulanes)kc & odd) | ((ulanes)ks & ~odd)) ^ ((q & 2) << 62);
-    ulanes uc = (((ulanes)ks & odd) | ((ulanes)kc & ~odd)) ^ (((q + 1) & 2) << 62);
+    real us, uc;
+    quadrant((lmask)t, ks, kc, &us, &uc);
     /* |x| < 2^-27: sin x = x (−0 kept), cos x = 1, as fdlibm and the C library */
-    *s = (real)(((ulanes)x & tiny) | (us & ~tiny));
-    *c = (real)(((ulanes)splat(1.0) & tiny) | (uc & ~tiny));
+    lmask tiny = vabs(x) < 0x1p-27;
+    *s = pick(tiny, x, us);
+    *c = pick(tiny, splat(1.0), uc);
     lmask far = ~(vabs(x) <= RD_TRIG_RANGE);   /* beyond the reduction's range, or NaN: the C library */
     if (far[0] | far[1] | far[2] | far[3])
         for (int l = 0; l < RD_LANES; l++)
@@ -405,8 +413,6 @@ static const double libm_sincos_table[440] __attribute__((aligned(32))) = {
 /* the polynomials of sin h and cos h − 1 about a table point, |h| ≤ 1/256 */
 static const double libm_sn3 = -0x1.5555555555515p-3, libm_sn5 = 0x1.11110e829872fp-7, libm_cs2 = 0x1p-1,
                     libm_cs4 = -0x1.5555555555535p-5, libm_cs6 = 0x1.6c16bedd9e239p-10;
-RD_INLINE real pick(lmask m, real a, real b) { return (real)(((ulanes)a & (ulanes)m) | ((ulanes)b & ~(ulanes)m)); }
-RD_INLINE real flip(real x, lmask m) { return (real)((ulanes)x ^ ((ulanes)m & 0x8000000000000000ULL)); }
 /* a b + c rounded once (an FMA instruction in the x86-64-v3 clones and on AArch64) */
 RD_INLINE real fmadd(real a, real b, real c) {
     real r;
@@ -472,9 +478,8 @@ RD_INLINE void libm_sincos_body(const double *xp, double *sp, double *cp) {
     db = db + fmadd(-xn, splat(-0x1.d747f23e32ed7p-83), t2 - b);
     real S = libm_sin_part(pick(mid, flip(a, pos), b), pick(mid, flip(da, pos), db));
     real C = libm_cos_part(pick(mid, flip(y, pos), b), pick(mid, flip(splat(hp1), pos), db));
-    lmask n = ((lmask)t & ~mid) | ((3 + 2 * pos) & mid);
-    lmask odd = -(n & 1), neg_s = -((n >> 1) & 1), neg_c = -(((n + 1) >> 1) & 1);
-    real s = flip(pick(odd, C, S), neg_s), c = flip(pick(odd, S, C), neg_c);
+    real s, c;
+    quadrant(((lmask)t & ~mid) | ((3 + 2 * pos) & mid), S, C, &s, &c);
     s = pick(ax < 0x1p-26, x, s);            /* sin x = x */
     c = pick(ax < 0x1p-27, splat(1.0), c);   /* cos x = 1 */
     memcpy(sp, &s, sizeof s);
