@@ -10,6 +10,7 @@ import robodyn as rd
 from robodyn import native
 from robodyn.native import build
 from robodyn.dynamics import executor
+from robodyn.dynamics.floating import augmented_robot
 from robodyn.errors import InputError, ModelError
 from tests.support.kernels import needs_kernels, numpy_path
 from tests.support.random_robots import random_robot
@@ -81,6 +82,38 @@ def test_long_chain_inertia_matrix_rows(seed, nf):
     inv = native.forward_dynamics_derivatives(robot, q, qd, tau, friction=False)[:, 2]
     np.testing.assert_allclose(inv @ ref, np.broadcast_to(np.eye(robot.n), ref.shape),
                                atol=1e-12 * np.linalg.cond(ref).max())
+
+
+@pytest.mark.parametrize("nf, tree, floating", [(30, False, False), (30, True, False), (14, True, False),
+                                                (12, True, True), (31, False, False)])
+def test_results_written_to_memory_are_the_numbers_of_small_batches(nf, tree, floating):
+    """A call whose results reach 8 MB writes its full blocks with non-temporal stores (kernels.c, RD_STREAM): the
+    same numbers bit for bit as batches of a few states (ordinary stores), into an array 8 bytes off a 16-byte
+    boundary too (the stores' first entry alone), on 1 and 2 threads, the partial last block included.  A chain
+    and a tree written row by row, a tree of 14 frames through its buffer of lanes, a free flyer's augmented robot
+    (its virtual frames), the direct-dynamics derivatives of 31 joints (their articulated path, column tiles)."""
+    robot = random_robot(nf, nf=nf, tree=tree, fixed=True)
+    if floating:
+        robot = augmented_robot(robot)
+    n = robot.n
+    size = (8 << 20) // (8 * n * n * (3 if nf == 31 else 1)) + 3
+    q, qd, tau = states(robot, size, nf)
+    if nf == 31:
+        big = native.forward_dynamics_derivatives(robot, q, qd, tau, threads=1)
+        small = np.concatenate([native.forward_dynamics_derivatives(robot, q[k:k + 9], qd[k:k + 9], tau[k:k + 9])
+                                for k in range(0, size, 9)])
+        np.testing.assert_array_equal(big, small)
+        return
+    if floating:
+        q[:, :6] = 0.0  # the virtual joints at zero, as robodyn.dynamics.floating sets them
+    small = np.concatenate([native.inertia_matrix(robot, q[k:k + 9]) for k in range(0, size, 9)])
+    for threads in (1, 2):
+        np.testing.assert_array_equal(native.inertia_matrix(robot, q, threads=threads), small)
+    raw = np.empty(size * n * n + 1)
+    out = raw[1:].reshape(size, n, n) if raw.ctypes.data % 16 == 0 else raw[:-1].reshape(size, n, n)
+    assert out.ctypes.data % 16 == 8
+    assert rd.inertia_matrix(robot, q, out=out) is out
+    np.testing.assert_array_equal(out, small)
 
 
 @settings(max_examples=25, deadline=None)

@@ -46,6 +46,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #if !defined(__GNUC__)
 #error "robodyn's generic kernels use GCC/Clang vector extensions"
@@ -81,6 +85,16 @@
 #else
 #define RD_CLONES
 #define RD_LIBM_LANES 0
+#endif
+/* RD_CLONES_V4: the clones of deriv_block, fdd_block and the inertia matrix's blocks, RD_CLONES' and x86-64-v4
+ * (AVX-512VL: 32 vector registers, in which a block's batch of 6-vectors stays instead of going through the stack;
+ * on Zen 4 the derivatives 10-20 % faster, the inertia matrix 4-9 %).  The same 4-lane operations in their order,
+ * so the same bits on every clone: GCC contracts no a * b + c into an FMA in ISO C mode (-std=c99), where Clang
+ * would, hence GCC only. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__) && __GNUC__ >= 11
+#define RD_CLONES_V4 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "avx2", "default")))
+#else
+#define RD_CLONES_V4 RD_CLONES
 #endif
 #define RD_INLINE static inline __attribute__((always_inline))
 
@@ -165,8 +179,44 @@ RD_INLINE void transpose4(const real *v, real *o) {
     o[0] = RD_SHUFFLE(t0, t2, 0, 1, 4, 5); o[1] = RD_SHUFFLE(t1, t3, 0, 1, 4, 5);
     o[2] = RD_SHUFFLE(t0, t2, 2, 3, 6, 7); o[3] = RD_SHUFFLE(t1, t3, 2, 3, 6, 7);
 }
-/* the first `width` (1 to 3) entries of u at dst: one or two moves, no loop over lanes */
-RD_INLINE void put_head(double *dst, real u, int width) {
+/* Results that reach RD_STREAM bytes in a call go to memory, not to a cache, and the full blocks write them with
+ * non-temporal stores (put_head's `stream`), which write a line without fetching it first: a block's 4 x 4 tiles
+ * into four states' rows (tile_put, store_lanes) reach 17 GB/s with ordinary stores, 33 with these (Zen 4, one
+ * core; the inertia matrix of a humanoid of 38 joints 1.27 -> 0.92 us per state).  Smaller results stay in the
+ * cache, where the caller reads them next.  The same values either way: only how they are written differs.  The
+ * derivatives of the inverse dynamics keep ordinary stores: deriv_block adds F_v to the results it has stored. */
+#define RD_STREAM (8L << 20)
+#if defined(__x86_64__)   /* SSE2's non-temporal stores, which every clone has; rd_task_blocks fences them */
+#define RD_NT 1
+RD_INLINE void stream1(double *dst, double x) {
+    long long bits;
+    memcpy(&bits, &x, sizeof bits);
+    _mm_stream_si64((long long *)dst, bits);
+}
+RD_INLINE void stream2(double *dst, double x, double y) { _mm_stream_pd(dst, _mm_set_pd(y, x)); }
+#else
+#define RD_NT 0
+RD_INLINE void stream1(double *dst, double x) { *dst = x; }
+RD_INLINE void stream2(double *dst, double x, double y) { dst[0] = x; dst[1] = y; }
+#endif
+/* 1 when the results of `job`, `size` doubles a state, are written with non-temporal stores */
+RD_INLINE int streams(const rd_job *job, long size) {
+    return RD_NT && job->count * size >= RD_STREAM / (long)sizeof(double);
+}
+/* the first `width` (1 to 4) entries of u at dst (8-byte aligned): one or two moves, no loop over lanes; with
+ * `stream`, non-temporal stores, by pairs from a 16-byte boundary */
+RD_INLINE void put_head(double *dst, real u, int width, int stream) {
+    if (stream) {
+        int k = (uintptr_t)dst & 15 ? 1 : 0;
+        if (k) stream1(dst, u[0]);
+        for (; k + 2 <= width; k += 2) stream2(dst + k, u[k], u[k + 1]);
+        if (k < width) stream1(dst + k, u[k]);
+        return;
+    }
+    if (width == 4) {
+        memcpy(dst, &u, sizeof u);
+        return;
+    }
     if (width == 1) {
         dst[0] = u[0];
         return;
@@ -177,26 +227,26 @@ RD_INLINE void put_head(double *dst, real u, int width) {
 /* the 4 x 4 transpose of the first `width` (1 to 3) vectors of v, its rows' first `width` entries stored at the
  * 4 rows from dst, `stride` apart (the last columns of a full block of states: shuffles and one or two moves a
  * state instead of a scalar store an entry) */
-RD_INLINE void put_columns(double *dst, long stride, int width, const real *v) {
+RD_INLINE void put_columns(double *dst, long stride, int width, const real *v, int stream) {
     real p[4], u[4];
     for (int t = 0; t < 4; t++) p[t] = t < width ? v[t] : splat(0.0);
     transpose4(p, u);
-    for (int l = 0; l < RD_LANES; l++) put_head(dst + l * stride, u[l], width);
+    for (int l = 0; l < RD_LANES; l++) put_head(dst + l * stride, u[l], width, stream);
 }
 /* a[s_l * stride + k] = v[k][l] for the states of the block; a full block is transposed 4 x 4 at a time (vector
- * shuffles, whole-row stores), the large results (inertia matrix, regressor) being bound by this store */
-RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long width, const real *v) {
+ * shuffles, whole-row stores; `stream`: non-temporal ones), the large results (inertia matrix, regressor) being
+ * bound by this store */
+RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long width, const real *v, int stream) {
     long k = 0;
     if (s0 + RD_LANES <= count) {
-        double *r0 = a + s0 * stride, *r1 = r0 + stride, *r2 = r1 + stride, *r3 = r2 + stride;
+        double *r0 = a + s0 * stride;
         for (; k + 4 <= width; k += 4) {
             real o[4];
             transpose4(v + k, o);
-            memcpy(r0 + k, &o[0], sizeof(real)); memcpy(r1 + k, &o[1], sizeof(real));
-            memcpy(r2 + k, &o[2], sizeof(real)); memcpy(r3 + k, &o[3], sizeof(real));
+            for (int l = 0; l < RD_LANES; l++) put_head(r0 + l * stride + k, o[l], 4, stream);
         }
         if (k < width) {
-            put_columns(r0 + k, stride, (int)(width - k), v + k);
+            put_columns(r0 + k, stride, (int)(width - k), v + k, stream);
             return;
         }
     }
@@ -206,17 +256,16 @@ RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long wid
     }
 }
 /* A tile v of one row of results (4 columns from c0, width of them) into the block's states' rows at `row` (a
- * state's row every `size` doubles), transposed 4 x 4 for a full block and tile; acc gathers v * 0 (the finiteness
- * check) */
-RD_INLINE void tile_put(double *row, long size, int c0, int width, long lanes, const real *v, real *acc) {
+ * state's row every `size` doubles), transposed 4 x 4 for a full block and tile (`stream`: non-temporal stores);
+ * acc gathers v * 0 (the finiteness check) */
+RD_INLINE void tile_put(double *row, long size, int c0, int width, long lanes, const real *v, real *acc, int stream) {
     for (int t = 0; t < width; t++) acc[t] += v[t] * 0.0;
     if (width == 4 && lanes == RD_LANES) {
         real u[4];
         transpose4(v, u);
-        memcpy(row + c0, &u[0], sizeof(real)); memcpy(row + size + c0, &u[1], sizeof(real));
-        memcpy(row + 2 * size + c0, &u[2], sizeof(real)); memcpy(row + 3 * size + c0, &u[3], sizeof(real));
+        for (int l = 0; l < RD_LANES; l++) put_head(row + l * size + c0, u[l], 4, stream);
     } else if (lanes == RD_LANES)
-        put_columns(row + c0, size, width, v);
+        put_columns(row + c0, size, width, v, stream);
     else
         for (int l = 0; l < lanes; l++)
             for (int t = 0; t < width; t++) row[l * size + c0 + t] = v[t][l];
@@ -689,7 +738,7 @@ RD_CLONES static int rnea_block(const rd_job *job, long s0, real *W) {
     rnea_frames(job, s0, 0, Q, QD, QDD, G, R, p, w, wd, Vd, f, mo, T, E);
     if (job->friction)
         for (int k = 0; k < n; k++) T[k] += friction_of(m, k, QD[k]);
-    store_lanes(job->out, s0, job->count, n, n, T);
+    store_lanes(job->out, s0, job->count, n, n, T, streams(job, n));
     return all_finite(T, n) ? 0 : RD_NONFINITE;
 }
 
@@ -744,7 +793,7 @@ RD_CLONES static int floating_rnea_block(const rd_job *job, long s0, real *W) {
     for (int c = 0; c < 3; c++) { T[c] = f[3 * b + c]; T[3 + c] = mo[3 * b + c]; }
     if (job->friction)
         for (int k = RD_VIRTUAL; k < n; k++) T[k] += friction_of(m, k, QD[k]);
-    store_lanes(job->out, s0, job->count, n, n, T);
+    store_lanes(job->out, s0, job->count, n, n, T, streams(job, n));
     return all_finite(T, n) ? 0 : RD_NONFINITE;
 }
 
@@ -767,7 +816,7 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
         ccross(m->MS + 3 * i, Vd + 3 * i, mo + 3 * i);
     }
     backward_recursion(m, 0, R, p, f, mo, NULL, T);
-    store_lanes(job->out, s0, job->count, n, n, T);
+    store_lanes(job->out, s0, job->count, n, n, T, streams(job, n));
     return all_finite(T, n) ? 0 : RD_NONFINITE;
 }
 
@@ -810,7 +859,8 @@ RD_INLINE void chain_entries(int r, int c0, int width, const real *S, const real
  * the output.  Each off-diagonal product is computed twice (once per triangle) instead of mirrored through an
  * (n x n) buffer of lanes, whose strided mirror writes (n * 32 bytes apart) and transposing re-read cost more than
  * the products: n = 100, one thread, into a reused array, 14 -> 10 us per state.  Same products, same bits. */
-RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S, const real *Wr, const real *D) {
+RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S, const real *Wr, const real *D,
+                          int stream) {
     long nn = (long)n * n, lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
     double *o = out + s0 * nn;
     real acc[4] = {{0}, {0}, {0}, {0}};   /* four sums: one would chain every addition of the row */
@@ -826,12 +876,12 @@ RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S,
                 for (int t = 0; t < 4; t++) v[t] = joint_product(sr, Wr + 6 * (c0 + t));
             else
                 chain_entries(r, c0, 4, S, Wr, D, v);
-            tile_put(row, nn, c0, 4, lanes, v, acc);
+            tile_put(row, nn, c0, 4, lanes, v, acc, stream);
         }
         if (c0 < n) {   /* the last n % 4 columns */
             real v[4];
             chain_entries(r, c0, n - c0, S, Wr, D, v);
-            tile_put(row, nn, c0, n - c0, lanes, v, acc);
+            tile_put(row, nn, c0, n - c0, lanes, v, acc, stream);
         }
     }
     real all = acc[0] + acc[1] + acc[2] + acc[3];
@@ -842,7 +892,7 @@ RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S,
  * between branches (the products of the buffer path, so the same bits), then stored four columns at a time.  nv:
  * a free flyer's virtual joints at zero (crba_block), whose entries are A_vk = A_kv = w_k[v] (virtual_frames). */
 RD_INLINE int tree_rows(const rd_model *m, double *out, long s0, long count, int nv, const real *S, const real *Wr,
-                        const real *D, real *row) {
+                        const real *D, real *row, int stream) {
     int n = m->n;
     long nn = (long)n * n, lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
     double *o = out + s0 * nn;
@@ -866,7 +916,7 @@ RD_INLINE int tree_rows(const rd_model *m, double *out, long s0, long count, int
             }
         }
         double *dst = o + (long)r * n;
-        for (c = 0; c < n; c += 4) tile_put(dst, nn, c, n - c < 4 ? n - c : 4, lanes, row + c, acc);
+        for (c = 0; c < n; c += 4) tile_put(dst, nn, c, n - c < 4 ? n - c : 4, lanes, row + c, acc, stream);
     }
     real all = acc[0] + acc[1] + acc[2] + acc[3];
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
@@ -964,7 +1014,8 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
      * computed: the stores at the end then find them there instead of waiting on memory one after another */
     const char *next = (const char *)(job->out + s0 * (long)n * n);
     long lines = (long)RD_LANES * n * n / 8, done = 0;
-    if (job->count - s0 < RD_LANES || lines > RD_PREFETCH) lines = 0;
+    int stream = streams(job, (long)n * n);   /* no fetching of lines written whole without it */
+    if (stream || job->count - s0 < RD_LANES || lines > RD_PREFETCH) lines = 0;
     for (int i = nv; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
         real Ri[9], pi[3], *R0i = R0 + 9 * i, *P0i = P0 + 3 * i;
@@ -1007,8 +1058,8 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
         if (a >= 0)
             for (int c = 0; c < 10; c++) Cb[10 * a + c] += C[c];
     }
-    if (m->rows) return tree_rows(m, job->out, s0, job->count, nv, S, Wr, D, A);
-    if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D);
+    if (m->rows) return tree_rows(m, job->out, s0, job->count, nv, S, Wr, D, A, stream);
+    if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D, stream);
     if (job->count - s0 == 1) {   /* one state (a single call, a batch's last): lane 0 straight into its result */
         double *o = job->out + s0 * (long)n * n;
         if (!m->chain) memset(o, 0, sizeof(double) * (size_t)n * n);
@@ -1048,11 +1099,11 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
         }
         for (int v = 0; v < nv && v < k; v++) A[v * n + k] = A[k * n + v] = Wr[6 * k + v];   /* s_v^T w_k */
     }
-    store_lanes(job->out, s0, job->count, (long)n * n, (long)n * n, A);
+    store_lanes(job->out, s0, job->count, (long)n * n, (long)n * n, A, stream);
     return all_finite(A, (long)n * n) ? 0 : RD_NONFINITE;
 }
 
-RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
+RD_CLONES_V4 static int crba_block(const rd_job *job, long s0, real *W) {
     int n = job->m->n;
     load_lanes(job->q, s0, job->count, n, n, W + 34 * (long)job->m->nf + n + 1);
     return crba_lanes(job, s0, W);
@@ -1061,7 +1112,7 @@ RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
  * quaternion (x, y, z, w), joints]: the augmented q is q without its first 7 entries after 6 zeros (the virtual
  * joints at zero: robodyn.dynamics.floating), here q read one vector earlier with the 6 zeros written over
  * q[1..6], so that the joints fall at their places. */
-RD_CLONES static int floating_crba_block(const rd_job *job, long s0, real *W) {
+RD_CLONES_V4 static int floating_crba_block(const rd_job *job, long s0, real *W) {
     int n = job->m->n;
     real *Qf = W + 34 * (long)job->m->nf + n;
     load_lanes(job->q, s0, job->count, n + 1, n + 1, Qf);
@@ -1233,7 +1284,7 @@ RD_INLINE int aba_lanes(const rd_job *job, long s0, real *W, int floating) {
         X[0] -= o[1] * QD[2] - o[2] * QD[1]; X[1] -= o[2] * QD[0] - o[0] * QD[2]; X[2] -= o[0] * QD[1] - o[1] * QD[0];
         X[3] += o[1] * o[2]; X[4] -= o[0] * o[2]; X[5] += o[0] * o[1];
     }
-    store_lanes(job->out, s0, job->count, n, n, X);
+    store_lanes(job->out, s0, job->count, n, n, X, streams(job, n));
     return all_finite(X, n) ? 0 : RD_NONFINITE;
 }
 RD_CLONES static int aba_block(const rd_job *job, long s0, real *W) {
@@ -1565,14 +1616,14 @@ RD_INLINE void deriv_part(int part, double *out, long s0, long lanes, int n, con
             int width = n - c0 < 4 ? n - c0 : 4;
             real v[RD_TROWS][4];
             deriv_tile(part, r, c0, width, n, T, v);
-            tile_put(row, size, c0, width, lanes, v[0], acc);
+            tile_put(row, size, c0, width, lanes, v[0], acc, 0);
             for (int i = 1; i < RD_TROWS; i++)
                 for (int t = 0; t < 4; t++) next[(i - 1) * stride + c0 + t] = v[i][t];
         }
         for (int i = 1; i < RD_TROWS && r + i < n; i++)
             for (int c0 = 0; c0 < n; c0 += 4)
                 tile_put(row + (long)i * n, size, c0, n - c0 < 4 ? n - c0 : 4, lanes, next + (i - 1) * stride + c0,
-                         acc);
+                         acc, 0);
     }
 }
 /* A serial chain: both matrices straight into the results, each tile transposed 4 x 4 into each state's rows (as
@@ -1618,7 +1669,7 @@ RD_INLINE int deriv_tree(const rd_model *m, long s0, long count, const real *T, 
     long nn = (long)m->n * m->n;
     for (long e = 0; e < 2 * nn; e++) DT[e] = splat(0.0);
     deriv_pairs(m, T, NULL, DT);
-    store_lanes(out, s0, count, 2 * nn, 2 * nn, DT);
+    store_lanes(out, s0, count, 2 * nn, 2 * nn, DT, 0);
     return all_finite(DT, 2 * nn) ? 0 : RD_NONFINITE;
 }
 
@@ -1649,15 +1700,6 @@ RD_INLINE void deriv_passes(const rd_job *job, long s0, int own, real *W) {
         for (int c = RD_D_M; c < RD_D_OWN; c++) Ba[c] += B[c];   /* the subtree's sums, all in R_0 */
     }
 }
-/* RD_CLONES_V4: the clones of deriv_block and fdd_block, RD_CLONES' and x86-64-v4 (AVX-512VL: 32 vector registers,
- * in which a block's batch of 6-vectors stays instead of going through the stack; 10-20 % faster on Zen 4).  The
- * same 4-lane operations in their order, so the same bits on every clone: GCC contracts no a * b + c into an FMA
- * in ISO C mode (-std=c99), where Clang would, hence GCC only.  A shared macro: other blocks may take it. */
-#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__) && __GNUC__ >= 11
-#define RD_CLONES_V4 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "avx2", "default")))
-#else
-#define RD_CLONES_V4 RD_CLONES
-#endif
 /* Four states in the lanes (a single state fills them with copies: the same operations, the same bits). */
 RD_CLONES_V4 static int deriv_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
@@ -1872,7 +1914,8 @@ RD_INLINE void fdd_put(const rd_job *job, long s0, int part, int col0, int width
     for (int j = 0; j < n; j++) {
         double *row = job->out + s0 * size + part * nn + (long)j * n + col0;
         for (int c = 0; c < width; c += 4)
-            tile_put(row, size, c, width - c < 4 ? width - c : 4, lanes, X + RD_ARHS * (long)j + c, acc);
+            tile_put(row, size, c, width - c < 4 ? width - c : 4, lanes, X + RD_ARHS * (long)j + c, acc,
+                     streams(job, size));
     }
 }
 /* Both fdd_blocks' first steps: q̈ of the block's states by aba_block (a job of their own, q̈ into rows of doubles
@@ -2011,7 +2054,7 @@ RD_CLONES_V4 static int fdd_block(const rd_job *job, long s0, real *W) {
             for (int i = 0; i < n; i++) OUT[part * nn + (long)i * n + col] = y[RD_RHS * i + c];
         }
     }
-    store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT);
+    store_lanes(job->out, s0, job->count, 3 * nn, 3 * nn, OUT, streams(job, 3 * nn));
     return all_finite(OUT, 3 * nn) ? 0 : RD_NONFINITE;
 }
 
@@ -2108,7 +2151,7 @@ RD_CLONES static int jacobian_block(const rd_job *job, long s0, real *W) {
             for (int c = 0; c < 3; c++) Jac[c * n + k] = z[c];
         }
     }
-    store_lanes(job->out, s0, job->count, 6 * (long)n, 6 * (long)n, Jac);
+    store_lanes(job->out, s0, job->count, 6 * (long)n, 6 * (long)n, Jac, streams(job, 6 * (long)n));
     return all_finite(Jac, 6 * (long)n) ? 0 : RD_NONFINITE;
 }
 
@@ -2138,7 +2181,7 @@ RD_CLONES static int jdq_block(const rd_job *job, long s0, real *W) {
     }
     mat_vec(R0 + 9 * j, acc, OUT);
     mat_vec(R0 + 9 * j, wdj, OUT + 3);
-    store_lanes(job->out, s0, job->count, 6, 6, OUT);
+    store_lanes(job->out, s0, job->count, 6, 6, OUT, streams(job, 6));
     return all_finite(OUT, 6) ? 0 : RD_NONFINITE;
 }
 
@@ -2165,7 +2208,7 @@ RD_CLONES static int links_block(const rd_job *job, long s0, real *W) {
         mat_t_vec(R + 9 * i, t, V + 3 * i);
         if (m->sigma[i] == 1) V[3 * i + 2] += QD[m->joint[i]];
     }
-    store_lanes(job->out, s0, job->count, 12 * (long)nf, 12 * (long)nf, OUT);
+    store_lanes(job->out, s0, job->count, 12 * (long)nf, 12 * (long)nf, OUT, streams(job, 12 * (long)nf));
     return all_finite(OUT, 12 * (long)nf) ? 0 : RD_NONFINITE;
 }
 
@@ -2214,7 +2257,7 @@ RD_CLONES static int jdot_block(const rd_job *job, long s0, real *W) {
             for (int c = 0; c < 3; c++) { Jd[c * n + k] = t[c] + d[c]; Jd[(3 + c) * n + k] = zd[c]; }
         }
     }
-    store_lanes(job->out, s0, job->count, 6 * (long)n, 6 * (long)n, Jd);
+    store_lanes(job->out, s0, job->count, 6 * (long)n, 6 * (long)n, Jd, streams(job, 6 * (long)n));
     return all_finite(Jd, 6 * (long)n) ? 0 : RD_NONFINITE;
 }
 
@@ -2251,6 +2294,9 @@ static long rd_task_blocks(void *arg, long b0, long b1) {
     real *work = (real *)(((size_t)raw + 31) & ~(size_t)31);
     long code = 0;
     for (long b = b0; b < b1; b++) code = rd_first_code(code, task->block(task->job, b * RD_LANES, work));
+#if RD_NT
+    _mm_sfence();   /* the non-temporal stores of put_head, visible before the caller joins this thread */
+#endif
     free(raw);
     return code;
 }
