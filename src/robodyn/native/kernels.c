@@ -126,6 +126,8 @@ typedef struct {
     int chain;           /* 1: a serial chain (parent[i] = i - 1): every pair of joints is on one path */
     int trig;            /* of one call: 1 for trig="fast" (vsincos_fast), set by the entry on its copy of this struct */
     int virtual;         /* 1: frames 0..5 are a free flyer's virtual joints (virtual_frames, checked once per model) */
+    const int *axes;     /* nf*3: where RA is a signed permutation (α, γ multiples of π/2), column j of RA is
+                          * ±e_k, axes[3i + j] = k (+ 3 for -); else axes[3i] = -1 (frame_axes, once per model) */
     const int *rows;     /* a tree's rows of A from RD_TREE_ROWS joints (tree_runs, once per model), else NULL: row r's
                           * runs of columns at rows + rows[r] .. rows + rows[r + 1], each (kind, end): 0 zero, 1 an
                           * ancestor joint's column, 2 a descendant's, 3 the diagonal */
@@ -606,23 +608,56 @@ RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {
             out[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
 }
 
+/* sin and cos of frame i's θ (+ qi on a revolute frame) */
+RD_INLINE void joint_sincos(const rd_model *m, int i, real qi, real *s, real *c) {
+    if (m->sigma[i] == 0)
+        vsincos(m->theta[i] + qi, m->trig, s, c);
+    else {   /* the same C library values, computed once when the model was packed */
+        *s = splat(m->sc[2 * i]);
+        *c = splat(m->sc[2 * i + 1]);
+    }
+}
 /* a(j)R_j and a(j)P_j of frame i for joint value qi (ignored on fixed frames). */
 RD_INLINE void frame_transform(const rd_model *m, int i, real qi, real *R, real *p) {
     const double *RA = m->RA + 9 * i, *pA = m->pA + 3 * i;
     real r = m->sigma[i] == 1 ? m->r[i] + qi : splat(m->r[i]);
     real c, s;
-    if (m->sigma[i] == 0)
-        vsincos(m->theta[i] + qi, m->trig, &s, &c);
-    else {   /* the same C library values, computed once when the model was packed */
-        s = splat(m->sc[2 * i]);
-        c = splat(m->sc[2 * i + 1]);
-    }
+    joint_sincos(m, i, qi, &s, &c);
     for (int row = 0; row < 3; row++) {
         R[3 * row] = c * RA[3 * row] + s * RA[3 * row + 1];
         R[3 * row + 1] = -s * RA[3 * row] + c * RA[3 * row + 1];
         R[3 * row + 2] = splat(RA[3 * row + 2]);
         p[row] = pA[row] + r * RA[3 * row + 2];
     }
+}
+/* 0T_i of frame i for joint value qi from its antecedent's 0T_a (R0a, P0a; NULL: the base), as
+ * 0R_i = (0R_a RA) Rot(z, θ) and 0P_i = 0P_a + 0R_a (pA + r RA e3): 0R_a RA is a permutation of 0R_a's columns with
+ * signs where RA is one (rd_model.axes), instead of a product of 3 x 3 matrices (45 operations of about 250 a frame
+ * of the inertia matrix) */
+RD_INLINE void base_transform(const rd_model *m, int i, real qi, const real *R0a, const real *P0a, real *R0i,
+                              real *P0i) {
+    const double *RA = m->RA + 9 * i, *pA = m->pA + 3 * i;
+    const int *ax = m->axes + 3 * i;
+    real r = m->sigma[i] == 1 ? m->r[i] + qi : splat(m->r[i]);
+    real c, s, B[9], p[3];
+    joint_sincos(m, i, qi, &s, &c);
+    for (int row = 0; row < 3; row++) {
+        for (int j = 0; j < 3; j++)
+            B[3 * row + j] = !R0a ? splat(RA[3 * row + j])
+                           : ax[0] >= 0 ? (ax[j] < 3 ? R0a[3 * row + ax[j]] : -R0a[3 * row + ax[j] - 3])
+                           : R0a[3 * row] * RA[j] + R0a[3 * row + 1] * RA[3 + j] + R0a[3 * row + 2] * RA[6 + j];
+        p[row] = pA[row] + r * RA[3 * row + 2];
+    }
+    for (int row = 0; row < 3; row++) {
+        R0i[3 * row] = c * B[3 * row] + s * B[3 * row + 1];
+        R0i[3 * row + 1] = -s * B[3 * row] + c * B[3 * row + 1];
+        R0i[3 * row + 2] = B[3 * row + 2];
+    }
+    if (!R0a)
+        memcpy(P0i, p, sizeof p);
+    else
+        for (int row = 0; row < 3; row++)
+            P0i[row] = P0a[row] + (R0a[3 * row] * p[0] + R0a[3 * row + 1] * p[1] + R0a[3 * row + 2] * p[2]);
 }
 RD_INLINE real joint_value(const rd_model *m, int i, const real *Q) {
     return m->joint[i] >= 0 ? Q[m->joint[i]] : splat(0.0);
@@ -1018,20 +1053,11 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
     if (stream || job->count - s0 < RD_LANES || lines > RD_PREFETCH) lines = 0;
     for (int i = nv; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
-        real Ri[9], pi[3], *R0i = R0 + 9 * i, *P0i = P0 + 3 * i;
+        real *R0i = R0 + 9 * i, *P0i = P0 + 3 * i;
         if (lines)   /* no division per frame where nothing is prefetched (n > 25, a partial block) */
             for (long e = lines * (i + 1 - nv) / (nf - nv); done < e; done++)
                 __builtin_prefetch(next + 64 * done, 1, 3);
-        frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
-        if (a < 0) {                                   /* 0T_i = 0T_a a(i)T_i */
-            memcpy(R0i, Ri, 9 * sizeof(real));
-            memcpy(P0i, pi, 3 * sizeof(real));
-        } else {
-            real t[3];
-            mat_mul(R0 + 9 * a, Ri, R0i);
-            mat_vec(R0 + 9 * a, pi, t);
-            for (int c = 0; c < 3; c++) P0i[c] = P0[3 * a + c] + t[c];
-        }
+        base_transform(m, i, joint_value(m, i, Q), a < 0 ? NULL : R0 + 9 * a, a < 0 ? NULL : P0 + 3 * a, R0i, P0i);
         if (massless(m, i))
             memset(Cb + 10 * i, 0, 10 * sizeof(real));
         else
@@ -1462,20 +1488,11 @@ RD_INLINE void deriv_forward(const rd_job *job, long s0, int i, const real *Q, c
                              const real *G, real *E, real *B, const real *Ba) {
     const rd_model *m = job->m;
     int k = m->joint[i], sig = m->sigma[i];
-    real R[9], p[3];
-    frame_transform(m, i, joint_value(m, i, Q), R, p);
     real *R0 = B + RD_D_R0, *P0 = B + RD_D_P0, *v = B + RD_D_V, *acc = B + RD_D_A, *S = B + RD_D_S,
          *Pd = B + RD_D_PD, *Pdd = B + RD_D_PDD;
     real zero6[6] = {{0}, {0}, {0}, {0}, {0}, {0}}, a0[6] = {-G[0], -G[1], -G[2], {0}, {0}, {0}};
     const real *va = Ba ? Ba + RD_D_V : zero6, *aa = Ba ? Ba + RD_D_A : a0;
-    if (Ba) {
-        real t[3];
-        mat_mul(Ba + RD_D_R0, R, R0); mat_vec(Ba + RD_D_R0, p, t);
-        for (int c = 0; c < 3; c++) P0[c] = Ba[RD_D_P0 + c] + t[c];
-    } else {
-        for (int c = 0; c < 9; c++) R0[c] = R[c];
-        for (int c = 0; c < 3; c++) P0[c] = p[c];
-    }
+    base_transform(m, i, joint_value(m, i, Q), Ba ? Ba + RD_D_R0 : NULL, Ba ? Ba + RD_D_P0 : NULL, R0, P0);
     if (k >= 0) {
         real z[3] = {R0[2], R0[5], R0[8]}, t[6];
         if (sig == 0) { cross(P0, z, S); for (int c = 0; c < 3; c++) S[3 + c] = z[c]; }
@@ -2089,9 +2106,9 @@ RD_INLINE void base_pose(const rd_model *m, int i, const real *R, const real *p,
 /* ^0R_i, ^0P_i of frames 0..last */
 RD_INLINE void base_poses_to(const rd_model *m, int last, const real *Q, real *R0, real *P0) {
     for (int i = 0; i <= last; i++) {
-        real R[9], p[3];
-        frame_transform(m, i, joint_value(m, i, Q), R, p);
-        base_pose(m, i, R, p, R0, P0);
+        int a = m->parent[i];
+        base_transform(m, i, joint_value(m, i, Q), a < 0 ? NULL : R0 + 9 * a, a < 0 ? NULL : P0 + 3 * a,
+                       R0 + 9 * i, P0 + 3 * i);
     }
 }
 /* The point of the job in R_0 (pt) and its coordinates s in R_frame, rotated: R0_j s (Rs); O_frame without one. */
@@ -2226,10 +2243,10 @@ RD_CLONES static int jdot_block(const rd_job *job, long s0, real *W) {
     load_lanes(job->q, s0, job->count, n, n, Q);
     load_lanes(job->qd, s0, job->count, n, n, QD);
     for (int i = 0; i <= j; i++) {
-        real R[9], p[3], d[3], t[3];
+        real d[3], t[3];
         int a = m->parent[i], k = m->joint[i];
-        frame_transform(m, i, joint_value(m, i, Q), R, p);
-        base_pose(m, i, R, p, R0, P0);
+        base_transform(m, i, joint_value(m, i, Q), a < 0 ? NULL : R0 + 9 * a, a < 0 ? NULL : P0 + 3 * a, R0 + 9 * i,
+                       P0 + 3 * i);
         real *wi = w + 3 * i, *vi = v + 3 * i, z[3] = {R0[9 * i + 2], R0[9 * i + 5], R0[9 * i + 8]};
         for (int c = 0; c < 3; c++) wi[c] = vi[c] = splat(0.0);
         if (a >= 0) {
@@ -2338,7 +2355,7 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * ∂Γ/∂q̇ of the inverse dynamics with friction (q, qd, qdd), out 2*n*n; 6: ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂Γ = A⁻¹ of
  * the direct dynamics with friction (q, qd, tau), out 3*n*n. */
 #define RD_STACK_WORK 32768
-typedef struct { rd_model m; int *ints, *rows; double *doubles, *sc; } rd_packed;
+typedef struct { rd_model m; int *ints, *rows, *axes; double *doubles, *sc; } rd_packed;
 
 /* rd_model.rows of a tree: for each joint r, the kind of each column c (ancestor, descendant, itself, other
  * branch; frames are numbered after their antecedents), run-length coded; NULL when out of memory.  A model's
@@ -2371,8 +2388,29 @@ static int *tree_runs(const rd_model *m) {
 }
 #define RD_CAPSULE "robodyn.rd_model"   /* the name of the capsule that holds an rd_packed */
 
+/* rd_model.axes: for each frame, the row k and sign of the one non-zero entry of each column of RA where RA is
+ * a signed permutation (entries exactly 0 and ±1: _arrays_of snaps them), else -1 in the first */
+static void frame_axes(const rd_model *m, int *axes) {
+    for (int i = 0; i < m->nf; i++) {
+        const double *RA = m->RA + 9 * i;
+        int *ax = axes + 3 * i;
+        for (int j = 0; j < 3; j++) {
+            int k = -1, ones = 0, zeros = 0;
+            for (int row = 0; row < 3; row++) {
+                double v = RA[3 * row + j];
+                zeros += v == 0.0;
+                if (v == 1.0 || v == -1.0) { ones++; k = row + (v < 0.0 ? 3 : 0); }
+            }
+            ax[j] = ones == 1 && zeros == 2 ? k : -1;
+        }
+        if (ax[0] < 0 || ax[1] < 0 || ax[2] < 0) ax[0] = -1;
+    }
+}
 static void rd_packed_free(rd_packed *p) {
-    if (p) { PyMem_RawFree(p->ints); PyMem_RawFree(p->rows); PyMem_RawFree(p->doubles); PyMem_RawFree(p->sc); }
+    if (p) {
+        PyMem_RawFree(p->ints); PyMem_RawFree(p->rows); PyMem_RawFree(p->axes); PyMem_RawFree(p->doubles);
+        PyMem_RawFree(p->sc);
+    }
     PyMem_RawFree(p);
 }
 static void rd_capsule_free(PyObject *cap) {
@@ -2410,7 +2448,8 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (ok) {
         p->ints = PyMem_RawMalloc(bi.len); p->doubles = PyMem_RawMalloc(bd.len > 0 ? bd.len : 1);
         p->sc = PyMem_RawMalloc(sizeof(double) * (2 * (size_t)nf + 1));
-        ok = p->ints && p->doubles && p->sc;
+        p->axes = PyMem_RawMalloc(sizeof(int) * (3 * (size_t)nf + 1));
+        ok = p->ints && p->doubles && p->sc && p->axes;
     }
     if (ok) {
         memcpy(p->ints, bi.buf, bi.len); memcpy(p->doubles, bd.buf, bd.len);
@@ -2433,6 +2472,8 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
             p->sc[2 * i + 1] = cos(p->m.theta[i]);
         }
         p->m.sc = p->sc;
+        frame_axes(&p->m, p->axes);
+        p->m.axes = p->axes;
     }
     PyBuffer_Release(&bi); PyBuffer_Release(&bd);
     PyObject *capsule = ok ? PyCapsule_New(p, RD_CAPSULE, rd_capsule_free) : NULL;
