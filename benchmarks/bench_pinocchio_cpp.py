@@ -241,15 +241,43 @@ def interleaved(cpp, ours: dict, rounds: int):
     return theirs, mine
 
 
-def store_bandwidth(size: int = MAX_BYTES) -> tuple[float, float]:
-    """(bytes/s into a reused array, bytes/s into a fresh one) of NumPy filling ``size`` bytes on this core, best of
-    3: the rate at which a batched call can write its output, page faults of the fresh array included."""
+#: a reused array filled with non-temporal stores (x86-64; elsewhere ordinary ones), as robodyn's kernels write
+#: results of 8 MB and more (kernels.c, RD_STREAM): each line written whole without being fetched first
+STREAM_C = r"""
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+void rd_stream_fill(double *a, long count) {
+    long k = 0;
+#if defined(__x86_64__)
+    if ((unsigned long)a & 15) a[k++] = 1.0;
+    for (; k + 2 <= count; k += 2) _mm_stream_pd(a + k, _mm_set1_pd(1.0));
+    _mm_sfence();
+#endif
+    for (; k < count; k++) a[k] = 1.0;
+}
+"""
+
+
+def store_bandwidth(size: int = MAX_BYTES) -> tuple[float, float, float]:
+    """(bytes/s into a reused array, into a fresh one, into a reused one with non-temporal stores) on this core,
+    best of 3: the rates at which a batched call can write its output, NumPy's fill (page faults of the fresh array
+    included) and STREAM_C's, the kernels' way for results of 8 MB and more."""
+    import ctypes
+
+    from robodyn.native import build as native_build
+
+    path = native_build.build_library(STREAM_C, list(native_build.FLAGS), description="compiling the store timer",
+                                      prefix="streambench")
+    fill = ctypes.CDLL(str(path)).rd_stream_fill
+    fill.restype, fill.argtypes = None, [ctypes.c_void_p, ctypes.c_long]
     reused, fresh = np.empty(size // 8), float("inf")
-    best = float("inf")
+    best = streamed = float("inf")
     for _ in range(3):
         best = min(best, timed(lambda: reused.fill(1.0)))
         fresh = min(fresh, timed(lambda: np.empty(size // 8).fill(1.0)))
-    return size / best, size / fresh
+        streamed = min(streamed, timed(lambda: fill(reused.ctypes.data, reused.size)))
+    return size / best, size / fresh, size / streamed
 
 
 #: sin and cos of the C library as the generic kernels call them by default (one pair per revolute frame and state,
@@ -362,13 +390,14 @@ def main(argv=None) -> None:
     core = args.core if args.core is not None else max(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {core})  # robodyn's default call then uses one thread; the C++ program inherits it
     peak, how = machine_peak()
-    bw_reused, bw_fresh = store_bandwidth()
+    bw_reused, bw_fresh, bw_stream = store_bandwidth()
     load = os.getloadavg()
     print(f"{args.states} states, one core (core {core}), µs per state ({CLOCK['mode']} time), best of {args.repeat}; "
           f"pin {pin.__version__} "
           f"in C++ (-O3 -march=native); peak {peak / 1e9:.0f} GFLOP/s = {how}; load average {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f}; stores {bw_reused / 1e9:.1f} GB/s into a reused array, "
-          f"{bw_fresh / 1e9:.1f} GB/s into a fresh one; trig='exact' by {native.exact_trig()}")
+          f"{bw_fresh / 1e9:.1f} GB/s into a fresh one, {bw_stream / 1e9:.1f} GB/s non-temporal; "
+          f"trig='exact' by {native.exact_trig()}")
     print(f"{'robot':<16} {'nv':>4} {'quantity':<17} {'rd states':>9} {'robodyn':>9} {'Pin C++':>9} {'conv.':<6} "
           f"{'pin/rd':>7} {'fast':>9} {'pin/fast':>8} {'fast/rd':>7} {'→batch':>9} {'pb/rd':>7} {'% peak':>7} "
           f"{'% pk fast':>9} {'mem floor':>9} {'pin/floor':>9} {'max rel diff':>12}")
@@ -498,29 +527,32 @@ def main(argv=None) -> None:
                     batch=anchor(times, "crba_batch")[0] if cname == "crba" else None, fast=t_ours.get(cname + FAST))
             roofline.append((name.removesuffix(".urdf")[:16], nv, t_ours["crba"], t_ours["crba out="],
                              anchor(times, "crba")[0], anchor(times, "crba_batch")[0], None))
-    print_roofline(roofline, bw_fresh, bw_reused)
+    print_roofline(roofline, bw_fresh, bw_reused, bw_stream)
 
 
-def print_roofline(rows, bw_fresh: float, bw_reused: float) -> None:
-    """The inertia matrix against the rate at which this core stores its output (measured above by NumPy's fill of
-    MAX_BYTES): the n x n matrix of every state is 8 n² bytes, written by robodyn's call into a block of its pool
-    (fresh pages with --fresh: page faults and the system's zeroing of each page included) and into a reused
-    array with out=.  "floor" = bytes /
-    bandwidth: no call can take less; "max" = Pinocchio's time over that floor: the largest ratio reachable.
+def print_roofline(rows, bw_fresh: float, bw_reused: float, bw_stream: float) -> None:
+    """The inertia matrix against the rates at which this core stores its output (measured above, MAX_BYTES): the
+    n x n matrix of every state is 8 n² bytes, written by robodyn's call into a block of its pool (fresh pages with
+    --fresh: page faults and the system's zeroing of each page included) and into a reused array with out=, with
+    non-temporal stores where a call's results reach 8 MB (all rows here but the PUMA 560's).  "floor" = bytes /
+    bandwidth: no call can take less (fr: NumPy's fill of a fresh array, re: of a reused one, nt: non-temporal
+    stores into a reused one); "max" = Pinocchio's time over the nt floor: the largest ratio reachable.
     Pinocchio's crba in place writes its upper triangle into the same data.M (cache resident); "→batch" copies
     each M into a fresh batch; "Py loop" is pin.crba called from Python on each state."""
     print("\ninertia matrix: roofline of the output (µs per state; floors at "
-          f"{bw_fresh / 1e9:.1f} GB/s into a fresh array, {bw_reused / 1e9:.1f} GB/s into a reused one)")
-    print(f"{'robot':<16} {'nv':>4} {'bytes':>7} {'floor fr':>8} {'floor re':>8} {'robodyn':>8} {'rd out=':>8} "
-          f"{'Pin C++':>8} {'pin/rd':>7} {'max':>6} {'→batch':>8} {'pb/rd':>6} {'max':>6} {'Py loop':>8} {'Py/rd':>6}")
+          f"{bw_fresh / 1e9:.1f} GB/s into a fresh array, {bw_reused / 1e9:.1f} GB/s into a reused one, "
+          f"{bw_stream / 1e9:.1f} GB/s non-temporal)")
+    print(f"{'robot':<16} {'nv':>4} {'bytes':>7} {'floor fr':>8} {'floor re':>8} {'floor nt':>8} {'robodyn':>8} "
+          f"{'rd out=':>8} {'Pin C++':>8} {'pin/rd':>7} {'max':>6} {'→batch':>8} {'pb/rd':>6} {'max':>6} {'Py loop':>8} "
+          f"{'Py/rd':>6}")
     for name, nv, t_rd, t_out, t_pin, t_batch, t_py in rows:
         size = 8 * nv * nv
-        fresh, kept = size / bw_fresh * 1e6, size / bw_reused * 1e6
+        fresh, kept, streamed = size / bw_fresh * 1e6, size / bw_reused * 1e6, size / bw_stream * 1e6
         out = "—" if t_out is None else f"{t_out:.3f}"
         py = f"{'—':>8} {'—':>6}" if t_py is None else f"{t_py:>8.3f} {t_py / t_rd:>6.2f}"
-        print(f"{name:<16} {nv:>4} {size:>7} {fresh:>8.3f} {kept:>8.3f} {t_rd:>8.3f} {out:>8} {t_pin:>8.3f} "
-              f"{t_pin / t_rd:>7.2f} {t_pin / fresh:>6.2f} {t_batch:>8.3f} {t_batch / t_rd:>6.2f} {t_batch / fresh:>6.2f} "
-              f"{py}", flush=True)
+        print(f"{name:<16} {nv:>4} {size:>7} {fresh:>8.3f} {kept:>8.3f} {streamed:>8.3f} {t_rd:>8.3f} {out:>8} "
+              f"{t_pin:>8.3f} {t_pin / t_rd:>7.2f} {t_pin / streamed:>6.2f} {t_batch:>8.3f} {t_batch / t_rd:>6.2f} "
+              f"{t_batch / streamed:>6.2f} {py}", flush=True)
 
 
 if __name__ == "__main__":

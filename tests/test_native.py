@@ -84,25 +84,27 @@ def test_long_chain_inertia_matrix_rows(seed, nf):
                                atol=1e-12 * np.linalg.cond(ref).max())
 
 
-@pytest.mark.parametrize("nf, tree, floating", [(30, False, False), (30, True, False), (14, True, False),
-                                                (12, True, True), (31, False, False)])
-def test_results_written_to_memory_are_the_numbers_of_small_batches(nf, tree, floating):
+@pytest.mark.parametrize("nf, tree, floating, derivatives", [(30, False, False, False), (30, True, False, False),
+                                                             (14, True, False, False), (12, True, True, False),
+                                                             (14, False, False, True)])
+def test_results_written_to_memory_are_the_numbers_of_small_batches(nf, tree, floating, derivatives):
     """A call whose results reach 8 MB writes its full blocks with non-temporal stores (kernels.c, RD_STREAM): the
     same numbers bit for bit as batches of a few states (ordinary stores), into an array 8 bytes off a 16-byte
     boundary too (the stores' first entry alone), on 1 and 2 threads, the partial last block included.  A chain
     and a tree written row by row, a tree of 14 frames through its buffer of lanes, a free flyer's augmented robot
-    (its virtual frames), the direct-dynamics derivatives of 31 joints (their articulated path, column tiles)."""
+    (its virtual frames), the direct-dynamics derivatives of 13 joints (their buffer of lanes)."""
     robot = random_robot(nf, nf=nf, tree=tree, fixed=True)
     if floating:
         robot = augmented_robot(robot)
     n = robot.n
-    size = (8 << 20) // (8 * n * n * (3 if nf == 31 else 1)) + 3
+    size = (8 << 20) // (8 * n * n * (3 if derivatives else 1)) + 3
     q, qd, tau = states(robot, size, nf)
-    if nf == 31:
-        big = native.forward_dynamics_derivatives(robot, q, qd, tau, threads=1)
+    if derivatives:
         small = np.concatenate([native.forward_dynamics_derivatives(robot, q[k:k + 9], qd[k:k + 9], tau[k:k + 9])
                                 for k in range(0, size, 9)])
-        np.testing.assert_array_equal(big, small)
+        for threads in (1, 2):
+            np.testing.assert_array_equal(native.forward_dynamics_derivatives(robot, q, qd, tau, threads=threads),
+                                          small)
         return
     if floating:
         q[:, :6] = 0.0  # the virtual joints at zero, as robodyn.dynamics.floating sets them
