@@ -1527,24 +1527,15 @@ RD_INLINE void deriv_forward(const rd_job *job, long s0, int i, const real *Q, c
         }
     } else
         for (int c = 0; c < 6; c++) { v[c] = va[c]; acc[c] = aa[c]; }
-    /* I in R_0 about O_0: h = M P + R MS, J_O = R J Rᵀ + M (|P|² 1 − P Pᵀ) + 2 (P·hl) 1 − hl Pᵀ − P hlᵀ, hl = R MS
-     * (the parallel-axis shifts without dividing by M) */
-    const double *J = m->J + 9 * i, *MS = m->MS + 3 * i;
-    real mass = splat(m->M[i]), *h = B + RD_D_H, *JO = B + RD_D_J, hl[3], T[9];
+    /* I in R_0 about O_0 (link_in_base [9.12]): M, h = MS_0 and J_O as xx yy zz xy xz yz */
+    static const int order[6] = {0, 3, 5, 1, 2, 4};   /* those entries of link_in_base's upper triangle, */
+    static const int rows[6] = {0, 1, 2, 0, 0, 1}, cols[6] = {0, 1, 2, 1, 2, 2};   /* at these rows and columns */
+    real C[10], *h = B + RD_D_H, *JO = B + RD_D_J;
+    link_in_base(m, i, R0, P0, C);
+    real mass = C[9];
     B[RD_D_M] = mass;
-    for (int r = 0; r < 3; r++) {
-        hl[r] = R0[3 * r] * MS[0] + R0[3 * r + 1] * MS[1] + R0[3 * r + 2] * MS[2];
-        h[r] = mass * P0[r] + hl[r];
-        for (int c = 0; c < 3; c++) T[3 * r + c] = R0[3 * r] * J[c] + R0[3 * r + 1] * J[3 + c] + R0[3 * r + 2] * J[6 + c];
-    }
-    static const int rows[6] = {0, 1, 2, 0, 0, 1}, cols[6] = {0, 1, 2, 1, 2, 2};
-    real s = mass * (P0[0] * P0[0] + P0[1] * P0[1] + P0[2] * P0[2]) + 2.0 * (P0[0] * hl[0] + P0[1] * hl[1] + P0[2] * hl[2]);
-    for (int e = 0; e < 6; e++) {
-        int r = rows[e], c = cols[e];
-        real Rjr = T[3 * r] * R0[3 * c] + T[3 * r + 1] * R0[3 * c + 1] + T[3 * r + 2] * R0[3 * c + 2];
-        JO[e] = Rjr - (mass * P0[r] * P0[c] + hl[r] * P0[c] + P0[r] * hl[c]);
-        if (e < 3) JO[e] += s;
-    }
+    for (int c = 0; c < 3; c++) h[c] = C[6 + c];
+    for (int e = 0; e < 6; e++) JO[e] = C[order[e]];
     /* İ: ḣ = M v_O + ω × h, J̇ = ω̂ J_O − J_O ω̂ + 2 (h·v_O) 1 − v_O hᵀ − h v_Oᵀ */
     real *dh = B + RD_D_DH, *dJ = B + RD_D_DJ, X[9], w[3] = {v[3], v[4], v[5]};
     cross(w, h, dh);
