@@ -116,8 +116,8 @@ typedef struct {
     const double *pA;    /* nf*3 */
     const double *theta; /* nf */
     const double *sc;    /* nf*2: sin θ, cos θ of a frame whose θ is constant (prismatic, fixed; once per model) */
-    const double *com;   /* nf*9: each link's inertia about its centre of mass (upper triangle, 6) and centre MS / M
-                          * (3), in R_j (link_in_base; zero where M = 0; once per model) */
+    const double *com;   /* nf*12: each link's inertia about its centre of mass (row-major, 9) and centre MS / M (3),
+                          * in R_j; J and 0 where M = 0 (centres_of_mass, once per model; link_in_base) */
     const double *r;     /* nf */
     const double *J;     /* nf*9 inertia tensor about O_j in R_j, row-major */
     const double *MS;    /* nf*3 */
@@ -971,19 +971,16 @@ RD_INLINE int massless(const rd_model *m, int i) {
 }
 /* The inertia of link i in R_0 about O_0 into C = [J upper triangle (6), MS (3), M], with R = 0R_i, p = 0P_i:
  * from its inertia J_c about its centre of mass g = MS / M (rd_model.com), c = p + R g, J_0 = R J_c Rᵀ +
- * M (|c|² 1 - c cᵀ) and MS_0 = M c [9.12]; a link without mass, J_0 = R J Rᵀ - p̂ĥ - ĥp̂ with h = R MS (âb̂ =
- * b aᵀ - (a·b) 1) and MS_0 = h.  The centre-of-mass form takes about 120 operations where the shift of J about O_i
- * takes 150, the links' moves independent of each other either way. */
+ * M (|c|² 1 - c cᵀ) and MS_0 = M c [9.12]; a link without mass (J_c = J), J_0 = R J Rᵀ - p̂ĥ - ĥp̂ with
+ * h = R MS (âb̂ = b aᵀ - (a·b) 1) and MS_0 = h.  The centre-of-mass form takes about 120 operations where the
+ * shift of J about O_i takes 150, the links' moves independent of each other either way. */
 RD_INLINE void link_in_base(const rd_model *m, int i, const real *R, const real *p, real *C) {
-    const double *MS = m->MS + 3 * i, *com = m->com + 9 * i, M = m->M[i];
-    const double *J = M != 0.0 ? com : m->J + 9 * i;   /* J_c, or J about O_i (upper triangle, or whole) */
-    double Jf[9];
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) Jf[3 * r + c] = M != 0.0 ? J[symmetric_index(r, c)] : J[3 * r + c];
+    const double *MS = m->MS + 3 * i, *Jc = m->com + 12 * i, *g = Jc + 9, M = m->M[i];
     real RJ[9], h[3];
     for (int r = 0; r < 3; r++) {
-        for (int c = 0; c < 3; c++) RJ[3 * r + c] = R[3 * r] * Jf[c] + R[3 * r + 1] * Jf[3 + c] + R[3 * r + 2] * Jf[6 + c];
-        h[r] = M != 0.0 ? p[r] + (R[3 * r] * com[6] + R[3 * r + 1] * com[7] + R[3 * r + 2] * com[8])
+        for (int c = 0; c < 3; c++)
+            RJ[3 * r + c] = R[3 * r] * Jc[c] + R[3 * r + 1] * Jc[3 + c] + R[3 * r + 2] * Jc[6 + c];
+        h[r] = M != 0.0 ? p[r] + (R[3 * r] * g[0] + R[3 * r + 1] * g[1] + R[3 * r + 2] * g[2])
                         : R[3 * r] * MS[0] + R[3 * r + 1] * MS[1] + R[3 * r + 2] * MS[2];
     }
     if (M != 0.0) {   /* h is c */
@@ -2418,17 +2415,21 @@ static void frame_axes(const rd_model *m, int *axes) {
         if (ax[0] < 0 || ax[1] < 0 || ax[2] < 0) ax[0] = -1;
     }
 }
-/* rd_model.com: J_c = J - M (|g|² 1 - g gᵀ), the inertia about the centre of mass g = MS / M [9.12], upper
- * triangle, then g; zeros for a link without mass */
+/* rd_model.com: J_c = J - M (|g|² 1 - g gᵀ), the inertia about the centre of mass g = MS / M [9.12] (row-major,
+ * from J's upper triangle), then g; J and 0 for a link without mass */
 static void centres_of_mass(const rd_model *m, double *com) {
     for (int i = 0; i < m->nf; i++) {
         const double *J = m->J + 9 * i, *MS = m->MS + 3 * i, M = m->M[i];
-        double *out = com + 9 * i, g[3], gg = 0.0;
-        memset(out, 0, 9 * sizeof(double));
-        if (M == 0.0) continue;
-        for (int c = 0; c < 3; c++) { g[c] = MS[c] / M; gg += g[c] * g[c]; out[6 + c] = g[c]; }
+        double *Jc = com + 12 * i, *g = Jc + 9, gg = 0.0;
+        if (M == 0.0) {
+            memcpy(Jc, J, 9 * sizeof(double));
+            memset(g, 0, 3 * sizeof(double));
+            continue;
+        }
+        for (int c = 0; c < 3; c++) { g[c] = MS[c] / M; gg += g[c] * g[c]; }
         for (int r = 0; r < 3; r++)
-            for (int c = r; c < 3; c++) out[upper_index(r, c)] = J[3 * r + c] - M * ((r == c ? gg : 0.0) - g[r] * g[c]);
+            for (int c = r; c < 3; c++)
+                Jc[3 * r + c] = Jc[3 * c + r] = J[3 * r + c] - M * ((r == c ? gg : 0.0) - g[r] * g[c]);
     }
 }
 static void rd_packed_free(rd_packed *p) {
@@ -2474,7 +2475,7 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
         p->ints = PyMem_RawMalloc(bi.len); p->doubles = PyMem_RawMalloc(bd.len > 0 ? bd.len : 1);
         p->sc = PyMem_RawMalloc(sizeof(double) * (2 * (size_t)nf + 1));
         p->axes = PyMem_RawMalloc(sizeof(int) * (3 * (size_t)nf + 1));
-        p->com = PyMem_RawMalloc(sizeof(double) * (9 * (size_t)nf + 1));
+        p->com = PyMem_RawMalloc(sizeof(double) * (12 * (size_t)nf + 1));
         ok = p->ints && p->doubles && p->sc && p->axes && p->com;
     }
     if (ok) {
@@ -2500,7 +2501,7 @@ static PyObject *rd_py_model(PyObject *self, PyObject *const *args, Py_ssize_t n
         p->m.sc = p->sc;
         frame_axes(&p->m, p->axes);
         p->m.axes = p->axes;
-        if (ok) centres_of_mass(&p->m, p->com);
+        centres_of_mass(&p->m, p->com);
         p->m.com = p->com;
     }
     PyBuffer_Release(&bi); PyBuffer_Release(&bd);
