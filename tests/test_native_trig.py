@@ -59,15 +59,17 @@ def libm_paths() -> np.ndarray:
     """Angles over every path of the C library's (GNU libc's) sin and cos, both signs: the table points k/128 and
     the midpoints between them with their neighbours, each threshold of the algorithm (2^-27, 2^-26, 0.126,
     0.85546875, 2.426265, 105414350) with 3 doubles either side, the doubles nearest m π/2 (m ≤ 10^4) and their
-    neighbours, and random angles spread over each path's range."""
+    neighbours, π/2 − (k + 1/2)/128 (where the sin and cos parts of the middle range can fall on different rows of
+    the table), and random angles spread over each path's range."""
     rng = np.random.default_rng(2028)
     table = np.concatenate([np.arange(111) / 128, (np.arange(111) + 0.5) / 128])
     edges = np.array([2.0**-27, 2.0**-26, 0.126, 0.85546875, float.fromhex("0x1.368fdp+1"),
                       float.fromhex("0x1.921fbp+26")])
     near = np.arange(1, 10_001) * (np.pi / 2)
+    rows = float.fromhex("0x1.921fb54442d18p0") - (np.arange(111) + 0.5) / 128
     bands = [rng.uniform(lo, hi, 40_000) for lo, hi in ((0, 0.13), (0.13, 0.86), (0.86, 2.43), (2.43, 8), (8, 1e3),
                                                          (1e3, 1.1e8))]
-    x = np.concatenate([table, edges, near, *bands])
+    x = np.concatenate([table, edges, near, rows, *bands])
     x = np.concatenate([x] + [np.nextafter(x, d) for d in (np.inf, -np.inf)])
     x = np.concatenate([x] + [np.nextafter(np.nextafter(edges, d), d) for d in (np.inf, -np.inf)] +
                        [np.nextafter(np.nextafter(np.nextafter(edges, d), d), d) for d in (np.inf, -np.inf)])

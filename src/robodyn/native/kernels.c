@@ -484,31 +484,29 @@ RD_INLINE void libm_sincos_rows(real ax, real u, real *row) {
     memcpy(&v[3], libm_sincos_table + 4 * k[3], sizeof(real));
     transpose4(v, row);
 }
-/* sin (x + dx) for |x| < 0.855469, dx ≪ x */
-RD_INLINE real libm_sin_part(real x, real dx) {
+/* sin (x + dx) for |x| < 0.855469, dx ≪ x; row: libm_sincos_rows of |x| */
+RD_INLINE real libm_sin_part(real x, real dx, const real *row) {
     const double s1 = -0x1.5555555555555p-3, s2 = 0x1.1111111110ecep-7, s3 = -0x1.a01a019db08b8p-13,
                  s4 = 0x1.71de27b9a7ed9p-19, s5 = -0x1.addffc2fcdf59p-26;
     real xx = x * x;
     real p = fmadd(fmadd(fmadd(fmadd(splat(s5), xx, splat(s4)), xx, splat(s3)), xx, splat(s2)), xx,
                   splat(s1));
     real taylor = x + fmadd(fmadd(p, x, -(0.5 * dx)), xx, dx);
-    real ax = vabs(x), u = 0x1.8p45 + ax, row[4];
+    real ax = vabs(x), u = 0x1.8p45 + ax;
     real h = ax - (u - 0x1.8p45), hh = h * h;
     dx = flip(dx, x <= 0.0);
     real s = h + fmadd(h * hh, fmadd(hh, splat(libm_sn5), splat(libm_sn3)), dx);
     real c = fmadd(h, dx, hh * fmadd(hh, fmadd(hh, splat(libm_cs6), splat(libm_cs4)), splat(libm_cs2)));
-    libm_sincos_rows(ax, u, row);
     real cor = fmadd(row[2], s, fmadd(-row[0], c, fmadd(s, row[3], row[1])));
     real table = flip(vabs(row[0] + cor), x < 0.0);   /* copysign: row[0] + cor > 0 */
     return pick(ax < 0.126, taylor, table);
 }
-/* cos (x + dx) for |x| < 0.855469, dx ≪ x */
-RD_INLINE real libm_cos_part(real x, real dx) {
-    real ax = vabs(x), u = 0x1.8p45 + ax, row[4];
+/* cos (x + dx) for |x| < 0.855469, dx ≪ x; row: libm_sincos_rows of |x| */
+RD_INLINE real libm_cos_part(real x, real dx, const real *row) {
+    real ax = vabs(x), u = 0x1.8p45 + ax;
     real h = (ax - (u - 0x1.8p45)) + flip(dx, x < 0.0), hh = h * h;
     real s = fmadd(h * hh, fmadd(hh, splat(libm_sn5), splat(libm_sn3)), h);
     real c = hh * fmadd(hh, fmadd(hh, splat(libm_cs6), splat(libm_cs4)), splat(libm_cs2));
-    libm_sincos_rows(ax, u, row);
     real cor = fmadd(-row[0], s, fmadd(-row[2], c, fmadd(-s, row[1], row[3])));
     return row[2] + cor;
 }
@@ -530,8 +528,18 @@ RD_INLINE void libm_sincos_body(const double *xp, double *sp, double *cp) {
     real db = fmadd(-xn, splat(-0x1.cb3b398p-55), r - t2);
     real b = fmadd(-xn, splat(-0x1.d747f23e32ed7p-83), t2);
     db = db + fmadd(-xn, splat(-0x1.d747f23e32ed7p-83), t2 - b);
-    real S = libm_sin_part(pick(mid, flip(a, pos), b), pick(mid, flip(da, pos), db));
-    real C = libm_cos_part(pick(mid, flip(y, pos), b), pick(mid, flip(splat(hp1), pos), db));
+    real xs = pick(mid, flip(a, pos), b), xc = pick(mid, flip(y, pos), b), row_s[4], row_c[4];
+    /* the sin and cos parts' table rows: the same rows where |xs| and |xc| give the same k (all but a lane in
+     * about 10^13 of the middle range, where y and a = y + hp1 differ), fetched once */
+    real as = vabs(xs), ac = vabs(xc), us = 0x1.8p45 + as, uc = 0x1.8p45 + ac;
+    libm_sincos_rows(as, us, row_s);
+    lmask same = ((ulanes)us == (ulanes)uc) & ((as < 0x1.b6p-1) == (ac < 0x1.b6p-1));
+    if (same[0] & same[1] & same[2] & same[3])
+        memcpy(row_c, row_s, sizeof row_c);
+    else
+        libm_sincos_rows(ac, uc, row_c);
+    real S = libm_sin_part(xs, pick(mid, flip(da, pos), db), row_s);
+    real C = libm_cos_part(xc, pick(mid, flip(splat(hp1), pos), db), row_c);
     real s, c;
     quadrant(((lmask)t & ~mid) | ((3 + 2 * pos) & mid), S, C, &s, &c);
     s = pick(ax < 0x1p-26, x, s);            /* sin x = x */
@@ -1082,13 +1090,14 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
         else
             link_in_base(m, i, R0i, P0i, Cb + 10 * i);
         if (k < 0) continue;
-        real z[3] = {R0i[2], R0i[5], R0i[8]}, *Si = S + 6 * k;   /* S and Wr by joint */
-        if (m->sigma[i] == 0) {
-            cross(P0i, z, Si);
-            memcpy(Si + 3, z, sizeof z);
-        } else {
-            memcpy(Si, z, sizeof z);
-            memset(Si + 3, 0, 3 * sizeof(real));
+        /* S and Wr by joint; z_i copied entry by entry: a memcpy of the array is done in 64-byte moves, which
+         * wait for the 32-byte stores just made (no store forwarding; 5 % of the n = 6 inertia matrix) */
+        real z[3] = {R0i[2], R0i[5], R0i[8]}, *Si = S + 6 * k;
+        int revolute = m->sigma[i] == 0;
+        if (revolute) cross(P0i, z, Si);
+        for (int c = 0; c < 3; c++) {
+            Si[revolute ? 3 + c : c] = z[c];
+            if (!revolute) Si[3 + c] = splat(0.0);
         }
     }
     /* from the leaves to the base (children have larger indices): the composite link of the subtree of i is
