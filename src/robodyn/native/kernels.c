@@ -264,7 +264,11 @@ RD_INLINE void store_lanes(double *a, long s0, long count, long stride, long wid
  * state's row every `size` doubles), transposed 4 x 4 for a full block and tile (`stream`: non-temporal stores);
  * acc gathers v * 0 (the finiteness check) */
 RD_INLINE void tile_put(double *row, long size, int c0, int width, long lanes, const real *v, real *acc, int stream) {
-    for (int t = 0; t < width; t++) acc[t] += v[t] * 0.0;
+    if (width == 4)   /* acc indexed by constants only, so that it stays in registers (a variable index kept it in
+                       * memory: each tile's sums waited on the last tile's stores, 9 % of a humanoid's matrix) */
+        for (int t = 0; t < 4; t++) acc[t] += v[t] * 0.0;
+    else
+        for (int t = 0; t < width; t++) acc[0] += v[t] * 0.0;
     if (width == 4 && lanes == RD_LANES) {
         real u[4];
         transpose4(v, u);
@@ -962,7 +966,8 @@ RD_INLINE int tree_rows(const rd_model *m, double *out, long s0, long count, int
             }
         }
         double *dst = o + (long)r * n;
-        for (c = 0; c < n; c += 4) tile_put(dst, nn, c, n - c < 4 ? n - c : 4, lanes, row + c, acc, stream);
+        for (c = 0; c + 4 <= n; c += 4) tile_put(dst, nn, c, 4, lanes, row + c, acc, stream);
+        if (c < n) tile_put(dst, nn, c, n - c, lanes, row + c, acc, stream);
     }
     real all = acc[0] + acc[1] + acc[2] + acc[3];
     return all[0] == 0.0 && all[1] == 0.0 && all[2] == 0.0 && all[3] == 0.0 ? 0 : RD_NONFINITE;
