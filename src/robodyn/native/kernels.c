@@ -1145,8 +1145,9 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
         }
         return bad[0] ? RD_NONFINITE : 0;
     }
-    /* a chain's every entry is written below; a tree's joints on different branches leave zeros */
-    if (!m->chain) memset(A, 0, sizeof(real) * (size_t)n * n);
+    /* a chain's every entry is written below; a tree's joints on different branches keep the zeros the buffer
+     * started with (rd_task_blocks zeroes it for this kind, once for all its blocks: each block writes the same
+     * pairs, those of a joint and its ancestors; a memset a block was 4 % of a quadruped's matrix) */
     for (int i = 0; i < nf; i++) {
         int k = m->joint[i];
         if (k < 0) continue;
@@ -2324,12 +2325,13 @@ static long rd_work(int kind, const rd_model *m) {
 
 #include "parallel.h"
 
-/* Blocks [b0, b1) of one kind with one work buffer: the first problem met, in rd_parallel's order (a singular
- * joint k + 1, then RD_NOMEM, then RD_NONFINITE). */
-typedef struct { const rd_job *job; rd_block block; size_t bytes; } rd_task;
+/* Blocks [b0, b1) of one kind with one work buffer (zeroed where the kind needs it: the inertia matrix, whose
+ * buffer of lanes keeps the zeros between a tree's branches from block to block): the first problem met, in
+ * rd_parallel's order (a singular joint k + 1, then RD_NOMEM, then RD_NONFINITE). */
+typedef struct { const rd_job *job; rd_block block; size_t bytes; int zeroed; } rd_task;
 static long rd_task_blocks(void *arg, long b0, long b1) {
     const rd_task *task = (const rd_task *)arg;
-    char *raw = malloc(task->bytes + 32);   /* aligned below for the vector type: 32 bytes */
+    char *raw = task->zeroed ? calloc(task->bytes + 32, 1) : malloc(task->bytes + 32);   /* aligned below: 32 bytes */
     if (!raw) return RD_NOMEM;
     real *work = (real *)(((size_t)raw + 31) & ~(size_t)31);
     long code = 0;
@@ -2341,21 +2343,22 @@ static long rd_task_blocks(void *arg, long b0, long b1) {
     return code;
 }
 
-/* Run `block` (`work`: its work buffer in lanes) or rd_run's kind (0 inverse dynamics, 1 gravity, 2 inertia
- * matrix, 3 direct dynamics, 4 regressor, 5 inverse-dynamics derivatives, 6 direct-dynamics derivatives) on every
- * state of the job with up to `threads` threads (fewer when each would get less than about 2000 frame-states, where
- * starting a thread costs more than it saves).  Returns 0; k + 1 for the first singular joint k met (direct
+/* Run `block` (`work`: its work buffer in lanes, zeroed at the start for the inertia matrix's blocks: `zeroed`) or
+ * rd_run's kind (0 inverse dynamics, 1 gravity, 2 inertia matrix, 3 direct dynamics, 4 regressor, 5
+ * inverse-dynamics derivatives, 6 direct-dynamics derivatives) on every state of the job with up to `threads`
+ * threads (fewer when each would get less than about 2000 frame-states, where starting a thread costs more than it
+ * saves).  Returns 0; k + 1 for the first singular joint k met (direct
  * dynamics); RD_NOMEM; RD_NONFINITE when a result is NaN/inf. */
-static int rd_run_block(rd_block block, long work, const rd_job *job, int threads) {
+static int rd_run_block(rd_block block, long work, const rd_job *job, int threads, int zeroed) {
     long useful = job->count * (job->m->nf > 0 ? job->m->nf : 1) / 2000;
-    rd_task task = {job, block, sizeof(real) * (size_t)(work + 1)};
+    rd_task task = {job, block, sizeof(real) * (size_t)(work + 1), zeroed};
     long code = rd_parallel(rd_task_blocks, &task, (job->count + RD_LANES - 1) / RD_LANES,
                             threads < useful ? threads : (int)useful, 1);
     return code == -1 ? RD_NOMEM : (int)code;
 }
 /* rd_run_block of one of rd_blocks' kinds (floating_rnea_block, not one of them, calls rd_run_block itself) */
 static int rd_run(int kind, const rd_job *job, int threads) {
-    return rd_run_block(rd_blocks[kind], rd_work(kind, job->m), job, threads);
+    return rd_run_block(rd_blocks[kind], rd_work(kind, job->m), job, threads, kind == 2);
 }
 
 /* ---- CPython module ------------------------------------------------------------------------------------
@@ -2654,7 +2657,7 @@ static int rd_one_block(rd_block block, long work, const rd_job *job) {
         return block(job, 0, stack);
     }
     real *kept = bytes <= RD_KEPT_WORK ? rd_kept_work(bytes) : NULL;
-    return kept ? block(job, 0, kept) : rd_run_block(block, work, job, 1);
+    return kept ? block(job, 0, kept) : rd_run_block(block, work, job, 1, 0);
 }
 static int rd_one_state(int kind, const rd_job *job) {
     return rd_one_block(rd_blocks[kind], rd_work(kind, job->m), job);
@@ -2757,9 +2760,9 @@ static long rd_floating_batch(rd_packed *p, long kind, double tol, int trig, PyO
             if (!(fabs(sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]) - 1.0) <= tol)) code = -1;
         }
         if (code == 0)
-            code = inertia ? rd_run_block(floating_crba_block, crba_work(m), &job, (int)threads)
-                   : kind == 3 ? rd_run_block(floating_aba_block, aba_work(m), &job, (int)threads)
-                               : rd_run_block(floating_rnea_block, floating_rnea_work(m), &job, (int)threads);
+            code = inertia ? rd_run_block(floating_crba_block, crba_work(m), &job, (int)threads, 1)
+                   : kind == 3 ? rd_run_block(floating_aba_block, aba_work(m), &job, (int)threads, 0)
+                               : rd_run_block(floating_rnea_block, floating_rnea_work(m), &job, (int)threads, 0);
         Py_END_ALLOW_THREADS
     }
     for (int i = 0; i < 5; i++) if (held[i]) PyBuffer_Release(&b[i]);
