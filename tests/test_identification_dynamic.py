@@ -482,11 +482,12 @@ def test_bad_input(robot, trajectory):
     assert isinstance(info.value, rd.RobodynError)
 
 
-def test_physical_holds_the_parameters_the_data_do_not_excite_at_the_model_values():
+@pytest.mark.parametrize("weights", [None, [1.0, 1.0, 2.0, 2.0, 4.0, 4.0]])
+def test_physical_holds_the_parameters_the_data_do_not_excite_at_the_model_values(weights):
     """A wrist joint that never moves: least squares cannot identify its rotor inertia and friction and says so,
     naming "physical"; "physical" holds them at the model's values (their pull towards the prior is scaled by
     those values, not by their columns' rounding-level norms), names them, leaves their σ undefined, and predicts
-    held-out torques within the noise."""
+    held-out torques within the noise; with joint weights too (the weighted covariance of the excited ones)."""
     robot = rd.load("rx90")
     rng = np.random.default_rng(11)
 
@@ -499,13 +500,15 @@ def test_physical_holds_the_parameters_the_data_do_not_excite_at_the_model_value
     q, qd, qdd, tau = still_wrist(3000)
     tau = tau + rng.normal(0.0, sigma, tau.shape)
     with pytest.raises(rd.identification.IdentificationError, match=r"Ia6, Fc6, Fv6 .*method='physical'"):
-        rd.identify(robot, q, qd, qdd, tau)
+        rd.identify(robot, q, qd, qdd, tau, weights=weights)
     with pytest.warns(UserWarning, match=r"do not excite 3 of the 58 parameters \(Ia6, Fc6, Fv6: .*model's values"):
-        res = rd.identify(robot, q, qd, qdd, tau, method="physical")
+        res = rd.identify(robot, q, qd, qdd, tau, method="physical", weights=weights)
     assert res.converged
     held = [res.names.index(k) for k in ("Ia6", "Fc6", "Fv6")]
     np.testing.assert_allclose(res.values[held], [robot.Ia[5], robot.Fc[5], robot.Fv[5]], rtol=1e-6)
     assert np.all(np.isnan(res.std[held])) and {"Ia6", "Fc6", "Fv6"} <= set(res.prior_determined)
+    excited = np.setdiff1d(np.arange(len(res.names)), held)
+    assert np.all(np.isfinite(res.std[excited])) and np.all(res.std[excited] > 0)
     assert all(p["std"] is None for p in res.to_dict()["parameters"] if p["name"] in ("Ia6", "Fc6", "Fv6"))
     assert np.isfinite(res.condition_number)  # of the excited columns: the record is strict JSON
     json.dumps(res.to_dict(), allow_nan=False)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -77,6 +77,7 @@ class Factors:
     noise: np.ndarray
     bj: np.ndarray
     options: dict
+    held: tuple = ()  # indices of the parameters the data do not excite ("physical" holds them at the model's values)
 
     @property
     def b(self) -> int:
@@ -84,13 +85,30 @@ class Factors:
 
 
 def _fit_ols(p: Factors):
-    """Least squares; with joint weights, the weighted estimate and its sandwich covariance."""
+    """Least squares; with joint weights, the weighted estimate and its sandwich covariance (of the excited
+    parameters where some are held, :func:`_excited_only`)."""
     if p.weights is None:
         return p.theta, p.cov, {}
+    if p.held:
+        return _excited_only(p, _fit_ols)
     Rw = stack_factors(p.R, np.sqrt(p.weights))
     _check_weighting(p.R, Rw, p.names, p.rank_tol, p.zero, p.weights)
     theta = solve_factor(Rw, p.b)[0]
     return theta, _sandwich(p.R, p.weights, noise_floor(p.noise), p.b) + _rounding_covariance(Rw, theta, p.b), {}
+
+
+def _excited_only(p: Factors, fit):
+    """``fit`` of the problem restricted to the parameters the data excite (all but ``p.held``): each joint's factor
+    of those columns (a QR of its factor's), their estimate and covariance; 0 and NaN (undefined) in the rows and
+    columns of the held ones, as :func:`_solve_excited` gives without weights."""
+    keep = np.setdiff1d(np.arange(p.b), p.held)
+    R = np.linalg.qr(p.R[:, :, np.append(keep, p.b)], mode="r")
+    excited = replace(p, R=R, names=tuple(p.names[k] for k in keep), m=int(np.sum(keep < p.m)), Rg=stack_factors(R),
+                      theta=p.theta[keep], cov=p.cov[np.ix_(keep, keep)], held=())
+    theta_k, cov_k, fields = fit(excited)
+    theta, cov = np.zeros(p.b), np.full((p.b, p.b), np.nan)
+    theta[keep], cov[np.ix_(keep, keep)] = theta_k, cov_k
+    return theta, cov, fields
 
 
 def _fit_wls(p: Factors):
@@ -200,7 +218,7 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     norms_y = np.linalg.norm(R[:, :, b], axis=1) if norms is None else np.asarray(norms)[:, b]  # ‖y_j‖
     norms = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
     columns = np.sqrt(np.sum(norms ** 2, axis=0))  # ‖W_k‖
-    held = unexcited(Rg, b, rank_tol, zero, columns) if method == "physical" and weights is None else ()
+    held = unexcited(Rg, b, rank_tol, zero, columns) if method == "physical" else ()
     keep = np.setdiff1d(np.arange(b), held)
     if len(held):
         theta, inv, rnorm = _solve_excited(Rg, b, keep)
@@ -214,7 +232,7 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
                 weights=None if weights is None else np.asarray(weights, dtype=float), rank_tol=rank_tol, zero=zero,
                 Rg=Rg, theta=theta, cov=rnorm ** 2 / max(int(counts.sum()) - b, 1) * inv, noise=noise, bj=bj,
                 options=dict(regularization=regularization, min_mass=min_mass, bounds=bounds, folds=folds,
-                             irls=irls))
+                             irls=irls), held=tuple(int(k) for k in held))
     _warn_negative_friction(robot, names, p.theta, p.cov, norms, norms_y)
     theta, cov, fields = FITS[method](p)
     out = dict(iterations=1, converged=True, message="", robot=None, standard=None, identified_transmission=None,
