@@ -507,8 +507,21 @@ def test_physical_holds_the_parameters_the_data_do_not_excite_at_the_model_value
     held = [res.names.index(k) for k in ("Ia6", "Fc6", "Fv6")]
     np.testing.assert_allclose(res.values[held], [robot.Ia[5], robot.Fc[5], robot.Fv[5]], rtol=1e-6)
     assert np.all(np.isnan(res.std[held])) and {"Ia6", "Fc6", "Fv6"} <= set(res.prior_determined)
+    # the excited parameters' σ: the least-squares covariance of those columns alone, here from the explicit
+    # regressor: σ² (WᵀW)⁻¹ pooled, or with weights the sandwich M⁻¹ (Σ_j w_j² σ_j² G_j) M⁻¹, M = Σ_j w_j G_j
+    assert np.all(res.equations == len(q))
     excited = np.setdiff1d(np.arange(len(res.names)), held)
-    assert np.all(np.isfinite(res.std[excited])) and np.all(res.std[excited] > 0)
+    W = res.base.regressor(q, qd, qdd)[:, :, excited]  # (N, 6, b - 3)
+    G = np.einsum("snk,snl->nkl", W, W)  # per joint
+    if weights is None:
+        A = W.reshape(-1, excited.size)
+        r = tau.reshape(-1) - A @ np.linalg.lstsq(A, tau.reshape(-1), rcond=None)[0]
+        std = np.sqrt(r @ r / (A.shape[0] - len(res.names)) * np.diag(np.linalg.inv(G.sum(0))))
+    else:
+        w = np.asarray(weights)
+        Minv = np.linalg.inv(np.einsum("n,nkl->kl", w, G))
+        std = np.sqrt(np.diag(Minv @ np.einsum("n,nkl->kl", w ** 2 * res.noise ** 2, G) @ Minv))
+    np.testing.assert_allclose(res.std[excited], std, rtol=1e-6)
     assert all(p["std"] is None for p in res.to_dict()["parameters"] if p["name"] in ("Ia6", "Fc6", "Fv6"))
     assert np.isfinite(res.condition_number)  # of the excited columns: the record is strict JSON
     json.dumps(res.to_dict(), allow_nan=False)
