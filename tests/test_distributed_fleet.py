@@ -5,6 +5,7 @@ least squares on the explicit block regressor, and against the one-robot path.""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -253,6 +254,34 @@ def test_physical_fleet_of_one_robot_equals_physical_fit(client, robot, base, fl
                       regularization=0.0)
     got = dd.fleet_values(res, "solo")
     assert np.abs(got - ref.values).max() <= 1e-8 * np.abs(ref.values).max()
+
+
+def test_physical_fleet_holds_a_robots_unexcited_friction_at_the_model_values(client, robot, base, fleet):
+    """arm_c's joint 3 never moves: least squares stops, naming Fc3[arm_c], Fv3[arm_c] and "physical"; "physical"
+    holds those two at the model's (the prior's) values, warns, leaves their σ undefined, and recovers every other
+    parameter of every robot as on exciting data."""
+    frozen = list(fleet)
+    arm, q, qd, qdd, _ = fleet[2]
+    qd = qd.copy()
+    qd[:, 2] = 0.0
+    frozen[2] = (arm, q, qd, qdd, rd.inverse_dynamics(arm, q, qd, qdd))
+    samples, _, _ = _samples(frozen)
+    opts = ("friction", "offsets")
+    with pytest.raises(IdentificationError, match=r"'arm_c' do not excite Fc3\[arm_c\], Fv3\[arm_c\].*'physical'"):
+        dd.identify(robot, samples, base=base, per_robot=opts)
+    with pytest.warns(UserWarning, match=r"do not excite 2 of the fleet's \d+ parameters \(Fc3\[arm_c\], "
+                                         r"Fv3\[arm_c\]: .*model's values"):
+        res = dd.identify(robot, samples, base=base, per_robot=opts, method="physical")
+    held = [res.names.index(f"{p}3[arm_c]") for p in ("Fc", "Fv")]
+    np.testing.assert_allclose(res.values[held], [robot.Fc[2], robot.Fv[2]], rtol=1e-6)
+    assert np.all(np.isnan(res.std[held])) and np.isfinite(res.condition_number) and res.converged
+    assert np.all(np.isfinite(np.delete(res.std, held)))
+    for name, (arm, *_) in zip(NAMES, frozen):
+        got, truth = dd.fleet_values(res, name), rd.base_parameters(arm, friction=True).values
+        if name == "arm_c":
+            got, truth = (np.delete(x, [base.names.index("Fc3"), base.names.index("Fv3")]) for x in (got, truth))
+        assert np.abs(got - truth).max() <= 1e-6 * np.abs(truth).max(), name
+    json.dumps(res.to_dict(), allow_nan=False)
 
 
 def test_physical_fleet_keeps_a_tiny_viscous_friction_nonnegative(client, robot, base, fleet):

@@ -6,6 +6,7 @@ block-angular problem (Björck 1996, §6.3), or one robot's physically consisten
 from __future__ import annotations
 
 import re
+import warnings
 from operator import itemgetter
 from types import MappingProxyType
 
@@ -38,7 +39,7 @@ def per_robot_option(per_robot) -> tuple:
     return tuple(dict.fromkeys(items))
 
 
-def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float):
+def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float, hold: bool = False):
     """Least squares of the block-angular fleet problem from each robot's per-joint factors (Björck 1996, §6.3).
 
     Robot r's rows of [W_f,r  W_s  y] (its own columns first) are reduced to one triangular factor
@@ -53,30 +54,38 @@ def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float):
     names, robots : base parameter names, robot names (for errors).
     weights : (n,) or None — per-joint weights.
     tol : float — rank tolerance (0: no test).
+    hold : bool — a robot's own parameters that its data do not excite are left out of the solve (θ 0 and
+        (Wᵀ W)⁻¹ NaN there: "physical" holds them at the model's values) instead of stopping.
 
     Returns
     -------
-    θ (P,), (Wᵀ W)⁻¹ (P, P), ‖y − W θ‖, and the full triangular factor (P, P) whose singular values are W's; the
-    order is the b_s shared parameters, then the k of each robot.
+    θ (P,), (Wᵀ W)⁻¹ (P, P), ‖y − W θ‖, the triangular factor of the columns solved for (its singular values are
+    W's there), and the indices (into P) of the parameters left out; the order is the b_s shared parameters, then
+    the k of each robot.
     """
     k, bs, R = len(own), len(shared), len(Rs)
     b = k + bs
     order = np.concatenate([own, shared, [b]])
     P = bs + R * k
-    tops, lowers = [], []
+    tops, lowers, kept = [], [], []
     for r, Rr in enumerate(Rs):
         T = stack_factors(Rr[:, :, order], weights)
         cn = np.linalg.norm(T[:, :k], axis=0)
         top = np.linalg.norm(T[:, :b], axis=0).max(initial=0.0)
         bad = np.flatnonzero((cn <= tol * top) | (np.abs(np.diag(T[:k, :k])) <= tol * cn))
-        if bad.size:
+        if bad.size and not hold:
             unexcited = ", ".join(f"{names[own[i]]}[{robots[r]}]" for i in bad)
             raise IdentificationError(
                 f"the data of robot '{robots[r]}' do not excite {unexcited} "
                 "(their regressor columns are zero or combinations of the others: a joint that does not move); "
-                "give that robot an exciting trajectory or identify its friction with the fleet (per_robot=None)")
-        tops.append(T[:k])
-        lowers.append(T[k:, k:])
+                "give that robot an exciting trajectory, identify its friction with the fleet (per_robot=None), "
+                "or identify with method='physical', which holds them at the model's values")
+        keep = np.setdiff1d(np.arange(k), bad)
+        if bad.size:  # the factor of the excited columns only
+            T = stack_factors(Rr[:, :, np.concatenate([own[keep], shared, [b]])], weights)
+        kept.append(keep)
+        tops.append(T[:keep.size])
+        lowers.append(T[keep.size:, keep.size:])
     Rg = qr_stack([np.concatenate(lowers)[None]], bs + 1)[0]
     check_rank(Rg, [names[i] for i in shared], tol, zero=tol)
     theta_s, Cs, rnorm = solve_factor(Rg, bs)
@@ -87,16 +96,21 @@ def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float):
     D = np.zeros((P, P))
     F = np.zeros((P, P))
     F[R * k:, :bs] = Rg[:bs, :bs]
-    for r, T in enumerate(tops):
-        cols = slice(bs + r * k, bs + (r + 1) * k)
-        Tinv = scipy.linalg.solve_triangular(T[:, :k], np.eye(k))
-        H = Tinv @ T[:, k:b]
-        theta[cols] = Tinv @ T[:, b] - H @ theta_s
+    for r, (T, keep) in enumerate(zip(tops, kept)):
+        kr, cols, rows = keep.size, bs + r * k + keep, r * k + np.arange(keep.size)
+        Tinv = scipy.linalg.solve_triangular(T[:, :kr], np.eye(kr))
+        H = Tinv @ T[:, kr:kr + bs]
+        theta[cols] = Tinv @ T[:, -1] - H @ theta_s
         L[cols] = -H
-        D[cols, cols] = Tinv @ Tinv.T
-        F[r * k:(r + 1) * k, cols] = T[:, :k]
-        F[r * k:(r + 1) * k, :bs] = T[:, k:b]
-    return theta, L @ Cs @ L.T + D, rnorm, F
+        D[np.ix_(cols, cols)] = Tinv @ Tinv.T
+        F[np.ix_(rows, cols)] = T[:, :kr]
+        F[rows, :bs] = T[:, kr:kr + bs]
+    held = np.setdiff1d(np.arange(bs, P), np.concatenate([bs + r * k + keep for r, keep in enumerate(kept)]))
+    C = L @ Cs @ L.T + D
+    theta[held], C[held], C[:, held] = 0.0, np.nan, np.nan
+    solved = np.setdiff1d(np.arange(P), held)
+    rows = np.concatenate([r * k + np.arange(keep.size) for r, keep in enumerate(kept)] + [np.arange(R * k, P)])
+    return theta, C, rnorm, F[np.ix_(rows, solved)], held
 
 
 def _per_robot_thetas(theta: np.ndarray, own, shared, R: int) -> np.ndarray:
@@ -180,9 +194,17 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
     wj = joint_weights(o["weights"], n)
     sw = None if o["weights"] is None else np.sqrt(wj)
     try:
-        theta, C, rnorm, F = _fleet_fit(Rs, own_x, shared_x, cols, robots, sw, o["rank_tol"])
+        theta, C, rnorm, F, held = _fleet_fit(Rs, own_x, shared_x, cols, robots, sw, o["rank_tol"],
+                                              hold=method == "physical")
     except IdentificationError as exc:
         raise fit_failure(exc, terms, clipped, N) from None
+    if held.size:
+        bsx = shared_x.size
+        listed = ", ".join(f"{cols[own_x[(h - bsx) % k]]}[{robots[(h - bsx) // k]}]" for h in held)
+        warnings.warn(f"robot '{robot.name}': the data do not excite {held.size} of the fleet's {P} parameters "
+                      f"({listed}: their regressor columns are zero or combinations of the others, as for a joint "
+                      "that does not move); 'physical' holds them at the model's values and their standard "
+                      "deviations are undefined (NaN)", UserWarning, stacklevel=4)
     cov = rnorm ** 2 / max(int(counts.sum()) - P, 1) * C
     norms = np.stack([f[1][:, :-1] for f in factors])  # (R, n, t + b)
     present = np.concatenate([np.sqrt(np.sum(norms[:, :, shared_x] ** 2, axis=0)),
@@ -205,7 +227,7 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
             message = (f"the physically consistent fleet fit is not certified: {report['accuracy']}; give a larger "
                        "regularization or check the data")
     elif method == "wls":
-        theta, cov, _, _ = _fleet_fit(Rs, own_x, shared_x, cols, robots, np.sqrt(wj) / noise_floor(noise), 0.0)
+        theta, cov = _fleet_fit(Rs, own_x, shared_x, cols, robots, np.sqrt(wj) / noise_floor(noise), 0.0)[:2]
     elif method == "irls":
         def reweigh(th, scale, robust):
             acc = source.reduce(terms, red, _per_robot_thetas(th, own_x, shared_x, R), scale, robust)
