@@ -674,6 +674,18 @@ RD_INLINE void base_transform(const rd_model *m, int i, real qi, const real *R0a
         for (int row = 0; row < 3; row++)
             P0i[row] = P0a[row] + (R0a[3 * row] * p[0] + R0a[3 * row + 1] * p[1] + R0a[3 * row + 2] * p[2]);
 }
+/* s_i, the unit twist [v; ω] of joint i in R_0 about O_0 from 0R_i and 0P_i of its frame: [0P_i × z_i; z_i]
+ * revolute, [z_i; 0] prismatic (z_i = 0R_i e3); written entry by entry, as a memcpy of z's lanes became a 64-byte
+ * move that waited on the 32-byte stores of 0R_i just made (no store forwarding; 5 % of the n = 6 inertia matrix) */
+RD_INLINE void joint_axis(const rd_model *m, int i, const real *R0i, const real *P0i, real *s) {
+    real z[3] = {R0i[2], R0i[5], R0i[8]};
+    int revolute = m->sigma[i] == 0;
+    if (revolute) cross(P0i, z, s);
+    for (int c = 0; c < 3; c++) {
+        s[revolute ? 3 + c : c] = z[c];
+        if (!revolute) s[3 + c] = splat(0.0);
+    }
+}
 RD_INLINE real joint_value(const rd_model *m, int i, const real *Q) {
     return m->joint[i] >= 0 ? Q[m->joint[i]] : splat(0.0);
 }
@@ -1094,16 +1106,7 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
             memset(Cb + 10 * i, 0, 10 * sizeof(real));
         else
             link_in_base(m, i, R0i, P0i, Cb + 10 * i);
-        if (k < 0) continue;
-        /* S and Wr by joint; z_i copied entry by entry: a memcpy of the array is done in 64-byte moves, which
-         * wait for the 32-byte stores just made (no store forwarding; 5 % of the n = 6 inertia matrix) */
-        real z[3] = {R0i[2], R0i[5], R0i[8]}, *Si = S + 6 * k;
-        int revolute = m->sigma[i] == 0;
-        if (revolute) cross(P0i, z, Si);
-        for (int c = 0; c < 3; c++) {
-            Si[revolute ? 3 + c : c] = z[c];
-            if (!revolute) Si[3 + c] = splat(0.0);
-        }
+        if (k >= 0) joint_axis(m, i, R0i, P0i, S + 6 * k);   /* S and Wr by joint */
     }
     /* from the leaves to the base (children have larger indices): the composite link of the subtree of i is
      * complete when i is reached; its joint's wrench is taken, then it is summed into a(i) */
@@ -1521,16 +1524,15 @@ RD_INLINE real deriv_dot(const real *a, const real *b) {
 RD_INLINE void deriv_forward(const rd_job *job, long s0, int i, const real *Q, const real *QD, const real *QDD,
                              const real *G, real *E, real *B, const real *Ba) {
     const rd_model *m = job->m;
-    int k = m->joint[i], sig = m->sigma[i];
+    int k = m->joint[i];
     real *R0 = B + RD_D_R0, *P0 = B + RD_D_P0, *v = B + RD_D_V, *acc = B + RD_D_A, *S = B + RD_D_S,
          *Pd = B + RD_D_PD, *Pdd = B + RD_D_PDD;
     real zero6[6] = {{0}, {0}, {0}, {0}, {0}, {0}}, a0[6] = {-G[0], -G[1], -G[2], {0}, {0}, {0}};
     const real *va = Ba ? Ba + RD_D_V : zero6, *aa = Ba ? Ba + RD_D_A : a0;
     base_transform(m, i, joint_value(m, i, Q), Ba ? Ba + RD_D_R0 : NULL, Ba ? Ba + RD_D_P0 : NULL, R0, P0);
     if (k >= 0) {
-        real z[3] = {R0[2], R0[5], R0[8]}, t[6];
-        if (sig == 0) { cross(P0, z, S); for (int c = 0; c < 3; c++) S[3 + c] = z[c]; }
-        else for (int c = 0; c < 3; c++) { S[c] = z[c]; S[3 + c] = splat(0.0); }
+        real t[6];
+        joint_axis(m, i, R0, P0, S);
         twist_cross(va, S, Pd); twist_cross(aa, S, Pdd); twist_cross(va, Pd, t);
         for (int c = 0; c < 6; c++) {
             Pdd[c] += t[c];
