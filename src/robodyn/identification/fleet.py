@@ -67,7 +67,7 @@ def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float, hold: bool =
     b = k + bs
     order = np.concatenate([own, shared, [b]])
     P = bs + R * k
-    tops, lowers, kept = [], [], []
+    tops, lowers, kept, left = [], [], [], []
     for r, Rr in enumerate(Rs):
         T = stack_factors(Rr[:, :, order], weights)
         cn = np.linalg.norm(T[:, :k], axis=0)
@@ -84,6 +84,7 @@ def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float, hold: bool =
         if bad.size:  # the factor of the excited columns only
             T = stack_factors(Rr[:, :, np.concatenate([own[keep], shared, [b]])], weights)
         kept.append(keep)
+        left.append(bs + r * k + bad)
         tops.append(T[:keep.size])
         lowers.append(T[keep.size:, keep.size:])
     Rg = qr_stack([np.concatenate(lowers)[None]], bs + 1)[0]
@@ -105,7 +106,7 @@ def _fleet_fit(Rs, own, shared, names, robots, weights, tol: float, hold: bool =
         D[np.ix_(cols, cols)] = Tinv @ Tinv.T
         F[np.ix_(rows, cols)] = T[:, :kr]
         F[rows, :bs] = T[:, kr:kr + bs]
-    held = np.setdiff1d(np.arange(bs, P), np.concatenate([bs + r * k + keep for r, keep in enumerate(kept)]))
+    held = np.concatenate(left)
     C = L @ Cs @ L.T + D
     theta[held], C[held], C[:, held] = 0.0, np.nan, np.nan
     solved = np.setdiff1d(np.arange(P), held)
@@ -198,9 +199,9 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
                                               hold=method == "physical")
     except IdentificationError as exc:
         raise fit_failure(exc, terms, clipped, N) from None
+    fleet_names = tuple(names[i] for i in shared) + tuple(f"{names[i]}[{r}]" for r in robots for i in own)
     if held.size:
-        bsx = shared_x.size
-        listed = ", ".join(f"{cols[own_x[(h - bsx) % k]]}[{robots[(h - bsx) // k]}]" for h in held)
+        listed = ", ".join(fleet_names[h - t] for h in held)
         warnings.warn(f"robot '{robot.name}': the data do not excite {held.size} of the fleet's {P} parameters "
                       f"({listed}: their regressor columns are zero or combinations of the others, as for a joint "
                       "that does not move); 'physical' holds them at the model's values and their standard "
@@ -244,7 +245,7 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
                     position_std=std[:t].reshape(-1, 2)) if t else {}
     return Identification(
         model=robot, method=method, friction=True, base=bp, samples=N, iterations=iterations, converged=converged,
-        names=tuple(names[i] for i in shared) + tuple(f"{names[i]}[{r}]" for r in robots for i in own),
+        names=fleet_names,
         values=theta[t:], std=std[t:], covariance=cov[t:, t:], condition_number=float(np.linalg.cond(F)),
         residual_rms=res / np.sqrt(np.maximum(counts, 1)), noise=noise, message=message, solver=report,
         equations=np.asarray(counts, dtype=int), weights=wj, position_shares=shares, **position)
