@@ -113,6 +113,10 @@ CALLS = {  # each result of a call is at least 4.6 MB on the tree above (n <= 20
     "inverse_dynamics_derivatives": lambda r, q: rd.inverse_dynamics_derivatives(r, q, q, q),
     "forward_dynamics_derivatives": lambda r, q: rd.forward_dynamics_derivatives(r, q, q, q),
     "jacobian": lambda r, q: rd.kinematics.jacobian(r, q),
+    # 11 nf (+ 3 n) columns: 2000 states make 90 MB
+    "regressor": lambda r, q: rd.regressor(r, q[:2000], q[:2000], q[:2000]),
+    # from 30 joints, A⁻¹ applied by the articulated-body recursion, its results gathered a part at a time
+    "forward_dynamics_derivatives, 34 joints": lambda r, q: rd.forward_dynamics_derivatives(r, *(q[:800],) * 3),
 }
 
 
@@ -120,7 +124,7 @@ CALLS = {  # each result of a call is at least 4.6 MB on the tree above (n <= 20
 def test_every_entry_overwrites_a_stale_block(name):
     """A block handed back by the pool holds the last result's numbers (here NaN): every kernel that takes its
     results from the pool writes every entry, the zeros of a tree's unrelated joints included."""
-    robot = _tree()
+    robot = _tree() if "34 joints" not in name else random_robot(7, nf=34, tree=True)
     if name == "floating_inertia_matrix":
         robot = robot.replace(base="floating", base_params=random_floating(5).base_params)
         rng = np.random.default_rng(6)

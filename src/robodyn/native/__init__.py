@@ -411,7 +411,6 @@ def _runner(robot: Robot, kind: str):
     many = not kind.endswith("_derivatives")
     inputs = 1 if kind in ("gravity_torques", "inertia_matrix") else 2 if kind == "bias_torques" else 3
     rest = np.zeros(n) if kind == "bias_torques" else None  # q̈ = 0 of one state
-    zeros = kind == "regressor"  # its C writes only the non-zero blocks
 
     def run(q, b, c, gravity, out=None, friction=True, least=0, fast=False):
         if rest is not None:
@@ -451,12 +450,7 @@ def _runner(robot: Robot, kind: str):
                 return res
         if not enabled():
             return None
-        if out is None:
-            res = np.zeros((count,) + tail) if zeros else result_array((count,) + tail)
-        else:
-            res = out.reshape((count,) + tail)
-            if zeros:
-                res.fill(0.0)
+        res = result_array((count,) + tail) if out is None else out.reshape((count,) + tail)
         # the C entry reads any C-contiguous buffer of count * n doubles of format "d" (the native float64 dtype
         # itself: an explicit "<f8" is exported as "<d") and checks that they are finite
         ins = [x if x.dtype is f64 and x.flags.c_contiguous and x.flags.aligned else np.require(x, f64, ("C", "A"))
@@ -620,13 +614,7 @@ def run_checked(robot: Robot, kind: str, batch: tuple[int, ...], a: dict, fricti
     g = None if kind == "inertia_matrix" else _gravity_block(robot, a.get("gravity"), batch)
     W = a.get("wrenches")
     W = None if W is None else _flat(W, (nf, 6))
-    # the regressor's C writes only its non-zero blocks: np.zeros gives fresh zero pages at no cost
-    if out is None:
-        res = np.zeros((count,) + tail) if kind == "regressor" else result_array((count,) + tail)
-    else:
-        res = out.reshape((count,) + tail)
-        if kind == "regressor":
-            res.fill(0.0)
+    res = result_array((count,) + tail) if out is None else out.reshape((count,) + tail)
     threads = min(thread_count(threads), 4096)  # a C int; more threads than states gain nothing
     # wrenches act on frames, and the regressor's columns are every frame's: the whole model; else the dynamics'
     cap = _capsule(robot, module) if W is not None or kind == "regressor" else _dynamics_capsule(robot, module)

@@ -187,9 +187,11 @@ RD_INLINE void transpose4(const real *v, real *o) {
  * non-temporal stores (put_head's `stream`), which write a line without fetching it first: a block's 4 x 4 tiles
  * into four states' rows (tile_put, store_lanes) reach 17 GB/s with ordinary stores, 33 with these (Zen 4, one
  * core; the inertia matrix of a humanoid of 38 joints 1.27 -> 0.92 us per state).  Smaller results stay in the
- * cache, where the caller reads them next.  The same values either way: only how they are written differs.  The
- * derivatives keep ordinary stores: deriv_block adds F_v to the results it has stored, and fdd_put writes strips of
- * columns, whose lines a non-temporal store would send to memory part by part (∂q̈ at n = 100: 67 -> 76 us). */
+ * cache, where the caller reads them next.  The same values either way: only how they are written differs.
+ * deriv_block keeps ordinary stores: it adds F_v to the results it has stored.  fdd_block stores whole rows, a
+ * part (n x n) at a time from its lanes, which strips of columns written as they came did not (half lines: each
+ * line fetched before its first half was written, and a non-temporal store of a half line sent to memory on its
+ * own). */
 #define RD_STREAM (8L << 20)
 #if defined(__x86_64__)   /* SSE2's non-temporal stores, which every clone has; rd_task_blocks fences them */
 #define RD_NT 1
@@ -1378,17 +1380,21 @@ RD_CLONES static int floating_aba_block(const rd_job *job, long s0, real *W) {
 /* Regressor of the standard parameters (Khalil & Dombre [9.36]): row k of state s at out + (s n + k) cols,
  * 11 columns per frame (XX XY XZ YY YZ ZZ MX MY MZ M Ia), then with friction Fc Fv Foff per joint.
  * Link i's wrench is [F; N] = Φ_i K_i ([9.88]-[9.89]); the block of joint k and link i (i in the subtree of k)
- * is s_ki^T Φ_i with s_ki = [v; ω], the motion of O_i in R_i for a unit velocity of joint k.  Only the
- * non-zero blocks are written: the caller gives `out` filled with zeros (fresh zero pages cost no pass here). */
-/* R p w wd Vd (21 nf), Phi (60 nf), s (6 nf), Q QD QDD (3 n), G (3), `inside` (nf bytes) */
-static long regressor_work(const rd_model *m) { return 88 * (long)m->nf + 3 * (long)m->n + 3; }
+ * is s_ki^T Φ_i with s_ki = [v; ω], the motion of O_i in R_i for a unit velocity of joint k, the others 0.  Each
+ * row is made whole in lanes, zeros included, and stored as the inertia matrix's are (store_lanes, whole rows,
+ * non-temporal for large batches), into any result array: the caller's zeroed array that only the non-zero blocks
+ * were written into cost a pass of zeros (or fresh pages zeroed by the system) and scalar stores (n = 100:
+ * 157 -> 130 us per state). */
+/* R p w wd Vd (21 nf), Phi (60 nf), s (6 nf), Q QD QDD (3 n), G (3), a row (11 nf + 3 n), `inside` (nf bytes) */
+static long regressor_work(const rd_model *m) { return 99 * (long)m->nf + 6 * (long)m->n + 3; }
 RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int nf = m->nf, n = m->n;
     long cols = job->cols, size = (long)n * cols;
     real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *Phi = Vd + 3 * nf,
-         *sv = Phi + 60 * nf, *Q = sv + 6 * nf, *QD = Q + n, *QDD = QD + n, *G = QDD + n;
-    char *inside = (char *)(G + 3);
+         *sv = Phi + 60 * nf, *Q = sv + 6 * nf, *QD = Q + n, *QDD = QD + n, *G = QDD + n, *Y = G + 3;
+    char *inside = (char *)(Y + 11 * nf + 3 * n);
+    int stream = streams(job, size);
     load_lanes(job->q, s0, job->count, n, n, Q);
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
@@ -1424,14 +1430,18 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
         int k = m->joint[kf];
         if (k < 0) continue;
         memset(inside, 0, (size_t)nf);
+        memset(Y, 0, (size_t)(11 * kf) * sizeof(real));   /* the frames before kf: none in its subtree */
         for (int i = kf; i < nf; i++) {
-            real *si = sv + 6 * i;
+            real *si = sv + 6 * i, *y = Y + 11 * i;
             if (i == kf) {
                 memset(si, 0, 6 * sizeof(real));
                 if (m->sigma[i] == 0) si[5] = splat(1.0); else si[2] = splat(1.0);   /* [v; ω] */
             } else {
                 int a = m->parent[i];
-                if (a < kf || !inside[a]) continue;
+                if (a < kf || !inside[a]) {
+                    memset(y, 0, 11 * sizeof(real));
+                    continue;
+                }
                 real *sa = sv + 6 * a, t[3];
                 cross(sa + 3, p + 3 * i, t);
                 for (int c2 = 0; c2 < 3; c2++) t[c2] += sa[c2];
@@ -1440,28 +1450,22 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
             }
             inside[i] = 1;
             const real *P = Phi + 60 * i;
-            real row[10];
             for (int col = 0; col < 10; col++) {
                 real x = si[0] * P[col];
                 for (int r = 1; r < 6; r++) x += si[r] * P[10 * r + col];
-                row[col] = x;
+                y[col] = x;
                 check += x * 0.0;
             }
-            for (int l = 0; l < RD_LANES && s0 + l < job->count; l++) {
-                double *out = job->out + (s0 + l) * size + k * cols + 11 * i;
-                for (int col = 0; col < 10; col++) out[col] = row[col][l];
-            }
+            y[10] = i == kf ? QDD[k] : splat(0.0);
         }
-        for (int l = 0; l < RD_LANES && s0 + l < job->count; l++) {
-            double *out = job->out + (s0 + l) * size + k * cols;
-            out[11 * kf + 10] = QDD[k][l];
-            if (job->friction) {
-                double qd = QD[k][l];
-                out[11 * nf + 3 * k] = (double)((qd > 0) - (qd < 0));
-                out[11 * nf + 3 * k + 1] = qd;
-                out[11 * nf + 3 * k + 2] = 1.0;
-            }
+        if (job->friction) {
+            real *f = Y + 11 * nf;
+            memset(f, 0, (size_t)(3 * n) * sizeof(real));
+            f[3 * k] = vsign(QD[k]);
+            f[3 * k + 1] = QD[k];
+            f[3 * k + 2] = splat(1.0);
         }
+        store_lanes(job->out + (long)k * cols, s0, job->count, size, cols, Y, stream);
     }
     return all_finite(&check, 1) ? 0 : RD_NONFINITE;
 }
@@ -1806,8 +1810,8 @@ static long fdd_work(const rd_model *m) {
     long n = m->n, nn = n * n, nf = m->nf, most = aba_work(m), d = deriv_work(m);
     most = d > most ? d : most;
     /* the rows of q̈ (4 n doubles: n vectors), then I^A per frame, U and 1/D per joint, X, p / a, flags
-     * (fdd_block_articulated) or A, ∂Γ, out as lanes, y of fdd_solve */
-    if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + RD_ARHS * n + 6 * RD_ARHS * nf + nf + 1;
+     * and a part's n x n results (fdd_block_articulated) or A, ∂Γ, out as lanes, y of fdd_solve */
+    if (n >= RD_FDD_ABA) return most + n + 36 * nf + 7 * n + RD_ARHS * n + 6 * RD_ARHS * nf + nf + 1 + nn;
     return most + n + nn + 2 * nn + 3 * nn + RD_RHS * n + 1;
 }
 /* The lower triangle of A and both matrices of ∂Γ as lanes from the joints' terms T (deriv_pairs; F_v on the
@@ -1950,16 +1954,15 @@ RD_INLINE void fdd_articulated(const rd_model *m, const real *T, const real *UD,
         }
     }
 }
-/* Columns col0 .. col0 + width - 1 of part `part` (X: row j at X + RD_ARHS j) into the block's results, four
- * columns of a row at a time (tile_put); acc gathers x * 0 (the finiteness check) */
-RD_INLINE void fdd_put(const rd_job *job, long s0, int part, int col0, int width, const real *X, real *acc) {
-    int n = job->m->n;
-    long nn = (long)n * n, size = 3 * nn, lanes = job->count - s0 < RD_LANES ? job->count - s0 : RD_LANES;
-    for (int j = 0; j < n; j++) {
-        double *row = job->out + s0 * size + part * nn + (long)j * n + col0;
-        for (int c = 0; c < width; c += 4)
-            tile_put(row, size, c, width - c < 4 ? width - c : 4, lanes, X + RD_ARHS * (long)j + c, acc, 0);
-    }
+/* Columns col0 .. col0 + width - 1 of a part (X: row j at X + RD_ARHS j) into that part's lanes B (row j at
+ * B + n j), whence store_lanes writes each state's whole rows; acc gathers x * 0 (the finiteness check) */
+RD_INLINE void fdd_keep(int n, int col0, int width, const real *X, real *B, real *acc) {
+    for (int j = 0; j < n; j++)
+        for (int c = 0; c < width; c++) {
+            real x = X[RD_ARHS * (long)j + c];
+            acc[c] += x * 0.0;
+            B[(long)j * n + col0 + c] = x;
+        }
 }
 /* Both fdd_blocks' first steps: q̈ of the block's states by aba_block (a job of their own, q̈ into rows of doubles
  * after the larger of both passes' buffers, n vectors), then deriv_passes at that q̈ (own: as there); *rest: the
@@ -2023,15 +2026,22 @@ RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
                 for (int c = 0; c < 6; c++) Ia[6 * r + c] += I[6 * r + c] - s * U[c];
             }
     }
-    real acc[4] = {{0}, {0}, {0}, {0}};
-    for (int part = 0; part < 3; part++)
+    /* a part's columns gathered in lanes, then stored row by row: strips of four columns stored as they came
+     * wrote half lines of every row, each line fetched from memory before its first half was written (n = 100:
+     * 143 -> 91 us per state) */
+    real acc[RD_ARHS] = {{0}, {0}, {0}, {0}}, *B = P + 6 * RD_ARHS * (long)nf + nf + 1;
+    long nn = (long)n * n;
+    int stream = streams(job, 3 * nn);
+    for (int part = 0; part < 3; part++) {
         for (int col0 = 0; col0 < n; col0 += RD_ARHS) {
             int width = n - col0 < RD_ARHS ? n - col0 : RD_ARHS;
             fdd_rhs(job, T, part, col0, width, in, X);
             fdd_articulated(m, T, UD, part, col0, width, X, P);
-            fdd_put(job, s0, part, col0, width, X, acc);
+            fdd_keep(n, col0, width, X, B, acc);
         }
-    return all_finite(acc, 4) ? 0 : RD_NONFINITE;
+        store_lanes(job->out + part * nn, s0, job->count, 3 * nn, nn, B, stream);
+    }
+    return all_finite(acc, RD_ARHS) ? 0 : RD_NONFINITE;
 }
 RD_CLONES_V4 static int fdd_block(const rd_job *job, long s0, real *W) {
     if (job->m->n >= RD_FDD_ABA) return fdd_block_articulated(job, s0, W);
@@ -2370,8 +2380,7 @@ static int rd_run(int kind, const rd_job *job, int threads) {
  * batch(capsule, kind, threads, friction, q, qd, x, g, wrench, out, trig) -> code: count states (out's length
  * divided by the size of one result); q, qd, x C-contiguous float64 (count, n) buffers (qd, x: None when the
  * kind does not use them); g (3,) for every state or (count, 3); wrench None or (count, nf, 6) [f; m]; out
- * writable, (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction; out
- * zeroed) or (count, 2, n, n) (inverse-dynamics derivatives, friction: F_v added to ∂Γ/∂q̇) or (count, 3, n, n)
+ * writable, (count, n), (count, n, n), (count, n, cols) (regressor: cols = 11 nf, + 3 n with friction) or (count, 2, n, n) (inverse-dynamics derivatives, friction: F_v added to ∂Γ/∂q̇) or (count, 3, n, n)
  * (direct-dynamics derivatives, friction: subtracted from x as in kind 3, its slope F_v included).  The GIL is
  * released while the states are computed.  Returns rd_run's code, -1 for inconsistent buffers, RD_INPUT (-4)
  * where an input (q, qd, x, g, wrench) holds NaN or inf (checked first, nothing written).  trig: true for
