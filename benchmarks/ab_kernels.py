@@ -86,9 +86,11 @@ def main(argv=None) -> None:
 
             paths = urdf_paths()
             for name in args.floating:
-                copies = [free_flyer_pair(paths[name], 10_000) for _ in (0, 1)]
-                cases.append((f"{name} crba", bound_pair(modules, lambda k, c=copies: (
-                    lambda: rd.floating.floating_inertia_matrix(c[k][0], c[k][3][0]))), 10_000))
+                robot, q = (lambda pair: (pair[0], pair[3][0]))(free_flyer_pair(paths[name], 10_000))
+                # renamed: copies equal in every field would share one augmented robot, bound to one module
+                copies = [robot.replace(name=f"{robot.name}_{k}") for k in (0, 1)]
+                cases.append((f"{name} crba", bound_pair(modules, lambda k, c=copies, q=q: (
+                    lambda: rd.floating.floating_inertia_matrix(c[k], q))), 10_000))
     finally:
         native._module = loaded
     best = {}

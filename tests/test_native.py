@@ -84,6 +84,46 @@ def test_long_chain_inertia_matrix_rows(seed, nf):
                                atol=1e-12 * np.linalg.cond(ref).max())
 
 
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), tree=st.booleans(), nf=st.sampled_from([9, 27, 31]),
+       trig=st.sampled_from(["exact", "fast"]))
+def test_one_state_is_its_row_of_the_batch(seed, tree, nf, trig):
+    """One state (the single-state entry) computes its frames' sines and cosines before its block, four angles to a
+    vector operation, and writes the inertia matrix's ancestor pairs straight into its result, where a batch's
+    blocks compute four states' angles at once and write whole rows (chains from 8 joints, trees from 26): each
+    state alone is its row of the batch bit for bit, every kind, both trigonometries, prismatic and fixed frames."""
+    robot = random_robot(seed, nf=nf, tree=tree, fixed=True, friction=True)
+    q, qd, qdd = states(robot, 6, seed)
+    calls = {"inverse_dynamics": lambda *x: rd.inverse_dynamics(robot, *x, trig=trig),
+             "gravity_torques": lambda *x: rd.gravity_torques(robot, x[0], trig=trig),
+             "inertia_matrix": lambda *x: rd.inertia_matrix(robot, x[0], trig=trig),
+             "forward_dynamics": lambda *x: rd.forward_dynamics(robot, *x, trig=trig),
+             "inverse_dynamics_derivatives": lambda *x: rd.inverse_dynamics_derivatives(robot, *x),
+             "forward_dynamics_derivatives": lambda *x: rd.forward_dynamics_derivatives(robot, *x)}
+    for name, f in calls.items():
+        full = np.stack(f(q, qd, qdd), -3) if name.endswith("derivatives") else f(q, qd, qdd)  # (6, 2 or 3, n, n)
+        for k in (0, 5):
+            one = f(q[k], qd[k], qdd[k])
+            np.testing.assert_array_equal(np.stack(one) if name.endswith("derivatives") else one, full[k],
+                                          err_msg=name)
+
+
+def test_one_free_flyer_state_is_its_row_of_the_batch():
+    """A humanoid-sized free flyer (a tree of 30 frames, 36 velocities: the rows path of the batch) one state at a
+    time through the free-flyer entry: its batch rows bit for bit."""
+    from robodyn.dynamics import floating as fl
+    from tests.support.floating import random_floating, random_free_state
+
+    robot = random_floating(7, tree=True, nf=30)
+    q, v, a = random_free_state(robot.n, 7, batch=(5,))
+    tau = fl.floating_inverse_dynamics(robot, q, v, a)
+    full = (fl.floating_inertia_matrix(robot, q), tau, fl.floating_forward_dynamics(robot, q, v, tau))
+    for k in (0, 4):
+        np.testing.assert_array_equal(fl.floating_inertia_matrix(robot, q[k]), full[0][k])
+        np.testing.assert_array_equal(fl.floating_inverse_dynamics(robot, q[k], v[k], a[k]), full[1][k])
+        np.testing.assert_array_equal(fl.floating_forward_dynamics(robot, q[k], v[k], tau[k]), full[2][k])
+
+
 @pytest.mark.parametrize("nf, tree, floating, derivatives", [(30, False, False, False), (30, True, False, False),
                                                              (14, True, False, False), (12, True, True, False),
                                                              (14, False, False, True)])

@@ -133,6 +133,8 @@ typedef struct {
     const int *rows;     /* a tree's rows of A from RD_TREE_ROWS joints (tree_runs, once per model), else NULL: row r's
                           * runs of columns at rows + rows[r] .. rows + rows[r + 1], each (kind, end): 0 zero, 1 an
                           * ancestor joint's column, 2 a descendant's, 3 the diagonal */
+    const double *sc_state;   /* nf*2: sin, cos of every frame's θ (+ q) for the one state of a single call
+                               * (state_sincos, set on rd_one_state's copy of this struct), else NULL */
 } rd_model;
 
 /* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
@@ -627,7 +629,10 @@ RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {
 
 /* sin and cos of frame i's θ (+ qi on a revolute frame) */
 RD_INLINE void joint_sincos(const rd_model *m, int i, real qi, real *s, real *c) {
-    if (m->sigma[i] == 0)
+    if (m->sc_state) {   /* one state: computed before the block (state_sincos) */
+        *s = splat(m->sc_state[2 * i]);
+        *c = splat(m->sc_state[2 * i + 1]);
+    } else if (m->sigma[i] == 0)
         vsincos(m->theta[i] + qi, m->trig, s, c);
     else {   /* the same C library values, computed once when the model was packed */
         *s = splat(m->sc[2 * i]);
@@ -1122,8 +1127,6 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
         if (a >= 0)
             for (int c = 0; c < 10; c++) Cb[10 * a + c] += C[c];
     }
-    if (m->rows) return tree_rows(m, job->out, s0, job->count, nv, S, Wr, D, A, stream);
-    if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D, stream);
     if (job->count - s0 == 1) {   /* one state (a single call, a batch's last): lane 0 straight into its result */
         double *o = job->out + s0 * (long)n * n;
         if (!m->chain) memset(o, 0, sizeof(double) * (size_t)n * n);
@@ -1150,6 +1153,8 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
         }
         return bad[0] ? RD_NONFINITE : 0;
     }
+    if (m->rows) return tree_rows(m, job->out, s0, job->count, nv, S, Wr, D, A, stream);
+    if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D, stream);
     /* a chain's every entry is written below; a tree's joints on different branches keep the zeros the buffer
      * started with (rd_task_blocks zeroes it for this kind, once for all its blocks: each block writes the same
      * pairs, those of a joint and its ancestors; a memset a block was 4 % of a quadruped's matrix) */
@@ -2670,8 +2675,49 @@ static int rd_one_block(rd_block block, long work, const rd_job *job) {
     real *kept = bytes <= RD_KEPT_WORK ? rd_kept_work(bytes) : NULL;
     return kept ? block(job, 0, kept) : rd_run_block(block, work, job, 1, 0);
 }
+/* sc[2i], sc[2i + 1]: the sine and cosine of frame i's θ (+ q_k on a revolute frame) at the one state q (n), as
+ * joint_sincos gives them in a block; the revolute frames' angles four to a vector (vsincos computes each lane as
+ * it would alone, so the bits of a batch's lanes), where a block of one state computes each angle in four lanes */
+RD_CLONES static void state_sincos(const rd_model *m, const double *q, double *sc) {
+    int idx[RD_LANES], k = 0;
+    real x = splat(0.0);
+    for (int i = 0; i <= m->nf; i++) {
+        if (i < m->nf && m->sigma[i] != 0) {
+            sc[2 * i] = m->sc[2 * i];
+            sc[2 * i + 1] = m->sc[2 * i + 1];
+            continue;
+        }
+        if (i < m->nf) {
+            x[k] = m->theta[i] + (m->joint[i] >= 0 ? q[m->joint[i]] : 0.0);
+            idx[k++] = i;
+        }
+        if (k == RD_LANES || (i == m->nf && k > 0)) {
+            real s, c;
+            vsincos(x, m->trig, &s, &c);
+            for (int l = 0; l < k; l++) {
+                sc[2 * idx[l]] = s[l];
+                sc[2 * idx[l] + 1] = c[l];
+            }
+            k = 0;
+        }
+    }
+}
+/* the most frames whose sines and cosines rd_one_state computes first (on the stack, 16 bytes a frame) */
+#define RD_STATE_FRAMES 512
+/* One state of `kind` (job->count 1; rd_kin_job for the kinematics, kind >= 7): its frames' sines and cosines
+ * first (state_sincos), a quarter of the trigonometry the block would do (a free-flyer G1's inertia matrix: 30 %
+ * of the kernel), the same bits. */
 static int rd_one_state(int kind, const rd_job *job) {
-    return rd_one_block(rd_blocks[kind], rd_work(kind, job->m), job);
+    const rd_model *m = job->m;
+    if (job->count != 1 || m->nf > RD_STATE_FRAMES) return rd_one_block(rd_blocks[kind], rd_work(kind, m), job);
+    double sc[2 * RD_STATE_FRAMES];
+    rd_model one = *m;
+    rd_kin_job kj;
+    if (kind >= 7) kj = *(const rd_kin_job *)job; else kj.job = *job;
+    state_sincos(m, job->q, sc);
+    one.sc_state = sc;
+    kj.job.m = &one;
+    return rd_one_block(rd_blocks[kind], rd_work(kind, m), &kj.job);
 }
 
 /* 1 when the environment variable ROBODYN_NATIVE is 0 (blanks around it allowed): compiled code switched off,
