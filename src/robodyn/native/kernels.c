@@ -134,7 +134,7 @@ typedef struct {
                           * runs of columns at rows + rows[r] .. rows + rows[r + 1], each (kind, end): 0 zero, 1 an
                           * ancestor joint's column, 2 a descendant's, 3 the diagonal */
     const double *sc_state;   /* nf*2: sin, cos of every frame's θ (+ q) for the one state of a single call
-                               * (state_sincos, set on rd_one_state's copy of this struct), else NULL */
+                               * (state_sincos, set on rd_one_sincos's copy of this struct), else NULL */
 } rd_model;
 
 /* One call: `count` states; sample s of q, qd, x at + s*n; gravity at g + s*g_stride; wrenches (nf, 6) per
@@ -2702,22 +2702,25 @@ RD_CLONES static void state_sincos(const rd_model *m, const double *q, double *s
         }
     }
 }
-/* the most frames whose sines and cosines rd_one_state computes first (on the stack, 16 bytes a frame) */
+/* the most frames whose sines and cosines rd_one_sincos computes first (on the stack, 16 bytes a frame) */
 #define RD_STATE_FRAMES 512
-/* One state of `kind` (job->count 1; rd_kin_job for the kinematics, kind >= 7): its frames' sines and cosines
- * first (state_sincos), a quarter of the trigonometry the block would do (a free-flyer G1's inertia matrix: 30 %
- * of the kernel), the same bits. */
-static int rd_one_state(int kind, const rd_job *job) {
+/* One state (job->count 1) of `block` with `work` lanes of work buffer, its frames' sines and cosines first at the
+ * joint values q (n: job->q, or a free flyer's q + 1) by state_sincos, a quarter of the trigonometry the block
+ * would do (a humanoid's inertia matrix: 30 % of the kernel), the same bits; kin: job is an rd_kin_job's. */
+static int rd_one_sincos(rd_block block, long work, const rd_job *job, const double *q, int kin) {
     const rd_model *m = job->m;
-    if (job->count != 1 || m->nf > RD_STATE_FRAMES) return rd_one_block(rd_blocks[kind], rd_work(kind, m), job);
+    if (job->count != 1 || m->nf > RD_STATE_FRAMES) return rd_one_block(block, work, job);
     double sc[2 * RD_STATE_FRAMES];
     rd_model one = *m;
     rd_kin_job kj;
-    if (kind >= 7) kj = *(const rd_kin_job *)job; else kj.job = *job;
-    state_sincos(m, job->q, sc);
+    if (kin) kj = *(const rd_kin_job *)job; else kj.job = *job;
+    state_sincos(m, q, sc);
     one.sc_state = sc;
     kj.job.m = &one;
-    return rd_one_block(rd_blocks[kind], rd_work(kind, m), &kj.job);
+    return rd_one_block(block, work, &kj.job);
+}
+static int rd_one_state(int kind, const rd_job *job) {   /* kinds 7 and above: the kinematics' rd_kin_job */
+    return rd_one_sincos(rd_blocks[kind], rd_work(kind, job->m), job, job->q, kind >= 7);
 }
 
 /* 1 when the environment variable ROBODYN_NATIVE is 0 (blanks around it allowed): compiled code switched off,
@@ -2868,7 +2871,7 @@ static PyObject *rd_py_floating(PyObject *self, PyObject *const *args, Py_ssize_
     }
     if (direct) {
         rd_job job = {&p->m, 1, q, v, x, data[3], NULL, 0, 0, data[4], 1};
-        code = rd_one_block(floating_rnea_block, floating_rnea_work(&p->m), &job);
+        code = rd_one_sincos(floating_rnea_block, floating_rnea_work(&p->m), &job, q + 1, 0);   /* joint k: q[k + 1] */
     } else if (code == 0) {
         double *out = data[4];
         rd_job job = {&p->m, 1, qa, v, x ? xa : NULL, data[3] ? g0 : NULL, NULL, 0, 0, out, 1};
