@@ -898,7 +898,8 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
  * wrench of a unit acceleration of joint k on its composite link is w_k = I_k s_k, and A_jk = s_j^T w_k for
  * every ancestor joint j, with s_j = [P_j × z_j; z_j] (revolute) or [z_j; 0] (prismatic): six products per pair
  * instead of carrying the wrench frame by frame. */
-/* A serial chain of RD_CHAIN_ROWS joints or more writes A row by row (chain_rows), and so does a tree of RD_TREE_ROWS
+/* A block of one state writes its pairs straight into its result (crba_lanes).  Otherwise a serial chain of
+ * RD_CHAIN_ROWS joints or more writes A row by row (chain_rows), and so does a tree of RD_TREE_ROWS
  * joints or more (tree_rows), without the (n x n) buffer of lanes; below, the buffer's one product per pair is
  * faster (a chain of 6, 7 joints: by 1-4 %; a tree of 25: by 2-7 %, its buffer of 20 kB in the first-level cache)
  * and its 4 x 4 tiles cover n². */
