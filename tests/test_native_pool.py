@@ -115,7 +115,7 @@ CALLS = {  # each result of a call is at least 4.6 MB on the tree above (n <= 20
     "jacobian": lambda r, q: rd.kinematics.jacobian(r, q),
     # 11 nf (+ 3 n) columns: 2000 states make 90 MB
     "regressor": lambda r, q: rd.regressor(r, q[:2000], q[:2000], q[:2000]),
-    # from 30 joints, A⁻¹ applied by the articulated-body recursion, its results gathered a part at a time
+    # from 24 joints, A⁻¹ applied by the articulated-body recursion, its results gathered a part at a time
     "forward_dynamics_derivatives, 34 joints": lambda r, q: rd.forward_dynamics_derivatives(r, *(q[:800],) * 3),
 }
 

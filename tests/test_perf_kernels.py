@@ -166,7 +166,7 @@ def test_direct_dynamics_kernel_equals_numpy_path(seed, tree, wrenched):
 @given(seed=st.integers(0, 10_000), tree=st.booleans(), wrenched=st.booleans())
 def test_large_robots_equal_numpy_recursions(seed, tree, wrenched):
     """Chains and trees of 50-53 frames (revolute, prismatic, a fixed frame): ∂Γ (a chain's rows written straight
-    into the results) and ∂q̈ with A⁻¹ applied by the articulated-body recursion (from 30 joints on) vs the NumPy
+    into the results) and ∂q̈ with A⁻¹ applied by the articulated-body recursion (from 24 joints on) vs the NumPy
     recursions, and one state alone gives the bits of its row in the batch."""
     robot = frictionless(random_robot(seed, nf=50 + seed % 4, tree=tree, fixed=True))
     rng = np.random.default_rng(seed)
@@ -184,11 +184,11 @@ def test_large_robots_equal_numpy_recursions(seed, tree, wrenched):
                                                                       gravity=g), fd[2])
 
 
-@pytest.mark.parametrize("nf, tree", [(30, False), (31, False), (31, True), (52, False)])
+@pytest.mark.parametrize("nf, tree", [(24, False), (25, False), (31, True), (52, False)])
 def test_direct_dynamics_full_blocks_with_friction(nf, tree):
     """Nine states (two full blocks of four, each written into the states' rows 4 x 4, and a partial one), the
-    friction slope F_v on ∂Γ/∂q̇'s diagonal, A⁻¹ by the Cholesky factor (29 joints: one frame is fixed) and by
-    the articulated-body recursion (from 30 joints on): the NumPy path (errors scaled by cond(A)), and each state
+    friction slope F_v on ∂Γ/∂q̇'s diagonal, A⁻¹ by the Cholesky factor (23 joints: one frame is fixed) and by
+    the articulated-body recursion (from 24 joints on): the NumPy path (errors scaled by cond(A)), and each state
     alone gives the bits of its row in the batch."""
     robot = random_robot(nf, nf=nf, tree=tree, fixed=True)
     rng = np.random.default_rng(nf)

@@ -730,7 +730,7 @@ def forward_dynamics_derivatives(robot: Robot, q, qd, tau, wrenches=None, gravit
 
     q̈ by the articulated-body recursion (the robot's friction subtracted from Γ), then ∂q̈/∂x = −A⁻¹ ∂Γ/∂x at that
     q̈ (:func:`inverse_dynamics_derivatives`) and A⁻¹, applied by a Cholesky factorisation of the composite-link
-    A(q) below 30 joints and by the articulated-body recursion (O(n) per column) from 30 joints on.
+    A(q) below 24 joints and by the articulated-body recursion (O(n) per column) from 24 joints on.
     Returns float64 (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇, A⁻¹, with the robot's friction [9.26]–[9.28] (its slope
     F_v away from q̇ = 0) as :func:`robodyn.forward_dynamics_derivatives`; ``friction=False`` leaves it out.
     """

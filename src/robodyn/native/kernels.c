@@ -1809,8 +1809,10 @@ RD_INLINE void fdd_solve(const real *A, const real *DT, int n, int r0, real *y) 
     }
 }
 /* From RD_FDD_ABA joints on, A⁻¹ is applied by the articulated-body recursion (fdd_articulated, O(n) per column,
- * O(n²) in all) instead of the Cholesky factor's triangular solves (O(n²) per column, O(n³) in all) */
-#define RD_FDD_ABA 30
+ * O(n²) in all) instead of the Cholesky factor's triangular solves (O(n²) per column, O(n³) in all).  Since the
+ * recursion's results are stored whole rows at a time, the two meet between 22 and 25 joints (Intel, one core:
+ * n = 22 7.1 against 7.8 µs a state, n = 25 10.1–10.5 against 9.9–10.0, n = 28 12.6–12.8 against 10.2–11.8) */
+#define RD_FDD_ABA 24
 #define RD_ARHS 4   /* columns side by side in fdd_articulated */
 static long fdd_work(const rd_model *m) {
     long n = m->n, nn = n * n, nf = m->nf, most = aba_work(m), d = deriv_work(m);
