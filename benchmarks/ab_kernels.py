@@ -87,8 +87,7 @@ def main(argv=None) -> None:
                 q, qd, qdd = q[0], qd[0], qdd[0]
             kinds = {"inertia matrix": lambda r, s=(q,): rd.inertia_matrix(r, *s),
                      "inverse dyn.": lambda r, s=(q, qd, qdd): rd.inverse_dynamics(r, *s)}
-            if args.single:
-                kinds["forward dyn."] = lambda r, s=(q, qd, qdd): rd.forward_dynamics(r, *s)
+            kinds["forward dyn."] = lambda r, s=(q, qd, qdd): rd.forward_dynamics(r, *s)
             cases += [(f"{what} n = {n}", bound_pair(modules, lambda k, r=copies, f=f: (lambda: f(r[k]))), states,
                        2000 if args.single else 1) for what, f in kinds.items()]
         if args.floating:

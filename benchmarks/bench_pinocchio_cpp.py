@@ -49,13 +49,13 @@ sincos, within 1 ulp of the C library's: docs/scaling.md): "fast" is robodyn's �
 time over that, "fast/rd" the default's time over it (> 1: the option gains), "% pk fast" its fraction of the peak;
 its results enter "max rel diff" too.
 
-Under each inverse-dynamics row, "bound" says what limits it: the sin + cos pairs of the C library, one per
-revolute joint and state, timed here in a C loop on the states' θ_j + q_j (NumPy's values to the last bit, which
-the kernels' default trigonometry gives by these calls where ``robodyn.native.exact_trig()`` is "calls", and about
-twice as fast in lanes where it is "lanes", as the header says), the % of peak that the counted flops would reach
-with no arithmetic but those calls and in the time left after them, the inputs and output (32 n bytes per state) at the store rate, and the recursion's serial
-chain (CHAIN_OPS dependent FP operations per frame and block of 4 states at LATENCY cycles each, at the clock of
-/proc/cpuinfo).
+Under each inverse-dynamics row, "bound" says what limits it: the sin + cos pairs, one per revolute joint and
+state, of the default trigonometry (NumPy's values to the last bit), timed here in a C loop on the states' θ_j +
+q_j as the kernels compute them: four angles at a time by the kernels' own ``libm_sincos_body`` where
+``robodyn.native.exact_trig()`` is "lanes" (as the header says), else a call of the C library's sin and cos each;
+then the % of peak that the counted flops would reach with no arithmetic but those pairs and in the time left after
+them, the inputs and output (32 n bytes per state) at the store rate, and the recursion's serial chain (CHAIN_OPS
+dependent FP operations per frame and block of 4 states at LATENCY cycles each, at the clock of /proc/cpuinfo).
 """
 
 from __future__ import annotations
@@ -302,16 +302,48 @@ double rd_sincos_ns(const double *x, long count, long repeat) {
 """
 
 
-def sincos_ns(robot, q) -> float:
-    """ns per sin + cos pair of the C library on θ_j + q_j of the states ``q`` (best of 5), built with the generic
-    kernels' flags."""
+#: the kernels' own sines and cosines in lanes (kernels.c up to its 3-vectors, libm_sincos_body), four angles a call,
+#: timed as SINCOS_C times the C library's
+LANES_C = r"""
+#include <time.h>
+RD_CLONES double rd_lanes_sincos_ns(const double *x, long count, long repeat) {
+    struct timespec t0, t1;
+    volatile double sink;
+    double acc = 0.0, s[RD_LANES], c[RD_LANES];
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    for (long r = 0; r < repeat; r++)
+        for (long k = 0; k + RD_LANES <= count; k += RD_LANES) {
+            libm_sincos_body(x + k, s, c);
+            acc += s[0] + c[RD_LANES - 1];
+        }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    sink = acc;
+    (void)sink;
+    return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec))
+           / (double)(count / RD_LANES * RD_LANES * repeat);
+}
+"""
+
+
+def sincos_ns(robot, q, lanes: bool) -> float:
+    """ns per sin + cos pair on θ_j + q_j of the states ``q`` (best of 5): the C library's, built with the generic
+    kernels' flags, or with ``lanes`` the kernels' own four angles at a time (``libm_sincos_body``, in the clone
+    the kernels run here)."""
     import ctypes
 
     from robodyn.native import build as native_build
 
-    path = native_build.build_library(SINCOS_C, list(native_build.FLAGS),
-                                      description="compiling the sincos timer", prefix="sincosbench")
-    fn = ctypes.CDLL(str(path)).rd_sincos_ns
+    if lanes:
+        kernels = (Path(native.__file__).parent / "kernels.c").read_text(encoding="utf-8")
+        head = kernels[:kernels.index("/* ---- 3-vectors of lanes")]
+        flags = [*native_build.FLAGS, *(f for f in native_build.python_flags() if f != "-DRD_PYTHON")]
+        path = native_build.build_library("#define _POSIX_C_SOURCE 199309L\n" + head + LANES_C, flags,
+                                          description="compiling the lanes' sincos timer", prefix="sincosbench")
+        fn = ctypes.CDLL(str(path)).rd_lanes_sincos_ns
+    else:
+        path = native_build.build_library(SINCOS_C, list(native_build.FLAGS),
+                                          description="compiling the sincos timer", prefix="sincosbench")
+        fn = ctypes.CDLL(str(path)).rd_sincos_ns
     fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_void_p, ctypes.c_long, ctypes.c_long]
     revolute = robot.sigma[robot.joint_frames] == 0
     x = np.ascontiguousarray((robot.theta[robot.joint_frames][revolute] + q[:, revolute]).reshape(-1)[:1 << 18])
@@ -339,15 +371,17 @@ CHAIN_OPS = 10
 LATENCY = 3
 
 
-def bound_line(robot, counted: int, t_rd: float, t_sc: float, peak: float, bw: float) -> str:
-    """What bounds the batched inverse dynamics: its sin/cos calls, its memory traffic, its serial chain (µs)."""
+def bound_line(robot, counted: int, t_rd: float, t_sc: float, lanes: bool, peak: float, bw: float) -> str:
+    """What bounds the batched inverse dynamics: its sines and cosines (t_sc ns a pair; ``lanes``: the kernels'
+    own, else the C library's calls), its memory traffic, its serial chain (µs)."""
     n, nf, pairs = robot.n, robot.nf, int(np.sum(robot.sigma == 0))
     trig = pairs * t_sc / 1e3
     rest = t_rd - trig
     chain = nf * CHAIN_OPS * LATENCY / 4 / cpu_hz() * 1e6  # 4 states per block share each chain
     ceiling = counted / (trig * 1e-6) / peak * 100
     arith = "—" if rest <= 0 else f"{counted / (rest * 1e-6) / peak * 100:.1f} %"
-    return (f"{'':<16} {'':>4} {'  bound':<17} C library's sin+cos {pairs} × {t_sc:.1f} ns = {trig:.3f} µs of {t_rd:.3f} (ceiling "
+    how = "sin+cos in lanes" if lanes else "C library's sin+cos"
+    return (f"{'':<16} {'':>4} {'  bound':<17} {how} {pairs} × {t_sc:.1f} ns = {trig:.3f} µs of {t_rd:.3f} (ceiling "
             f"{ceiling:.1f} % of peak with no arithmetic; the rest: {counted} flops at {arith}); memory "
             f"{32 * n} B/state in + out = {32 * n / bw * 1e6:.3f} µs; serial chain {CHAIN_OPS}×{LATENCY} cycles/frame = "
             f"{chain:.3f} µs")
@@ -489,7 +523,8 @@ def main(argv=None) -> None:
             row(f"n = {n}" if n != 6 else "puma560", N, quantity, m, t_rd, *anchor(times, cname), diffs[quantity],
                 counted, size, anchor(times, "crba_batch")[0] if cname == "crba" else None, t_ours[quantity + FAST])
             if cname == "rnea":
-                print(bound_line(robot, counted, t_rd, sincos_ns(robot, q), peak, bw_fresh), flush=True)
+                lanes = native.exact_trig() == "lanes"
+                print(bound_line(robot, counted, t_rd, sincos_ns(robot, q, lanes), lanes, peak, bw_fresh), flush=True)
 
 
     if args.floating:

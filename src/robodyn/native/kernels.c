@@ -2,7 +2,7 @@
  *
  * Every algorithm evaluates blocks of RD_LANES = 4 states side by side: each state-dependent scalar of the
  * recursion is a GCC/Clang vector of 4 doubles (one lane per state), so that the compiler computes the states
- * with SIMD instructions (an x86-64-v3 or AVX2 clone is selected at load time where the CPU has it).  Lane
+ * with SIMD instructions (an x86-64-v4, x86-64-v3 or AVX2 clone is selected at load time where the CPU has it).  Lane
  * arithmetic is IEEE element by element, so a state's result does not depend on its lane or block.  A last,
  * partial block repeats its last state in the unused lanes, whose results are not stored.  The robot is plain data
  * (rd_model).  Frames are numbered 0..nf-1 here (frame j of Khalil & Dombre is index j-1) and
@@ -69,12 +69,17 @@
 #define RD_STR2(a) #a
 #define RD_STR(a) RD_STR2(a)
 
-/* RD_LIBM_LANES: the kernels compute trig="exact" in lanes (libm_sincos_body) where libm_sincos_check passes.  On
- * x86-64 that needs a clone with FMA, x86-64-v3 (AVX2, FMA), which only GCC 11 and later name in target_clones; the
- * clones do the same 4-lane IEEE operations in their order, so the same bits (GCC contracts no a * b + c into an
- * FMA in ISO C mode, -std=c99; the only FMA are libm_sincos_body's own). */
+/* RD_CLONES: every kernel's clones.  x86-64-v4 (AVX-512VL: 32 vector registers, in which a block's batch of
+ * vectors stays instead of going through the stack, and broadcast operands; on an Intel Xeon with AVX-512 the
+ * inverse and forward dynamics 14-20 % faster than in the x86-64-v3 clone, a free flyer's single-state rnea and aba
+ * 10-17 %; on Zen 4 within 3 % for those, the derivatives 10-20 % faster, the inertia matrix 4-9 %), x86-64-v3
+ * (AVX2, FMA), AVX2, and the default.  GCC 11 and later name the x86-64 levels in target_clones.  The clones do the
+ * same 4-lane IEEE operations in their order, so the same bits on every clone: GCC contracts no a * b + c into an
+ * FMA in ISO C mode (-std=c99), where Clang would, hence GCC only; the only FMA are libm_sincos_body's own.
+ * RD_LIBM_LANES: the kernels compute trig="exact" in lanes (libm_sincos_body) where libm_sincos_check passes, which
+ * on x86-64 needs a clone with FMA (x86-64-v3 or v4). */
 #if defined(__x86_64__) && defined(__linux__) && !defined(__clang__) && __GNUC__ >= 11
-#define RD_CLONES __attribute__((target_clones("arch=x86-64-v3", "avx2", "default")))
+#define RD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "avx2", "default")))
 #define RD_LIBM_LANES 1
 #elif defined(__x86_64__) && defined(__linux__)
 #define RD_CLONES __attribute__((target_clones("avx2", "default")))
@@ -85,16 +90,6 @@
 #else
 #define RD_CLONES
 #define RD_LIBM_LANES 0
-#endif
-/* RD_CLONES_V4: the clones of deriv_block, fdd_block and the inertia matrix's blocks, RD_CLONES' and x86-64-v4
- * (AVX-512VL: 32 vector registers, in which a block's batch of 6-vectors stays instead of going through the stack;
- * on Zen 4 the derivatives 10-20 % faster, the inertia matrix 4-9 %).  The same 4-lane operations in their order,
- * so the same bits on every clone: GCC contracts no a * b + c into an FMA in ISO C mode (-std=c99), where Clang
- * would, hence GCC only. */
-#if defined(__x86_64__) && defined(__linux__) && !defined(__clang__) && __GNUC__ >= 11
-#define RD_CLONES_V4 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "avx2", "default")))
-#else
-#define RD_CLONES_V4 RD_CLONES
 #endif
 #define RD_INLINE static inline __attribute__((always_inline))
 
@@ -475,7 +470,7 @@ static const double libm_sincos_table[440] __attribute__((aligned(32))) = {
 /* the polynomials of sin h and cos h − 1 about a table point, |h| ≤ 1/256 */
 static const double libm_sn3 = -0x1.5555555555515p-3, libm_sn5 = 0x1.11110e829872fp-7, libm_cs2 = 0x1p-1,
                     libm_cs4 = -0x1.5555555555535p-5, libm_cs6 = 0x1.6c16bedd9e239p-10;
-/* a b + c rounded once (an FMA instruction in the x86-64-v3 clones and on AArch64) */
+/* a b + c rounded once (an FMA instruction in the x86-64-v3 and v4 clones and on AArch64) */
 RD_INLINE real fmadd(real a, real b, real c) {
     real r;
     for (int l = 0; l < RD_LANES; l++) r[l] = __builtin_fma(a[l], b[l], c[l]);
@@ -1174,7 +1169,7 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
     return all_finite(A, (long)n * n) ? 0 : RD_NONFINITE;
 }
 
-RD_CLONES_V4 static int crba_block(const rd_job *job, long s0, real *W) {
+RD_CLONES static int crba_block(const rd_job *job, long s0, real *W) {
     int n = job->m->n;
     load_lanes(job->q, s0, job->count, n, n, W + 34 * (long)job->m->nf + n + 1);
     return crba_lanes(job, s0, W);
@@ -1183,7 +1178,7 @@ RD_CLONES_V4 static int crba_block(const rd_job *job, long s0, real *W) {
  * quaternion (x, y, z, w), joints]: the augmented q is q without its first 7 entries after 6 zeros (the virtual
  * joints at zero: robodyn.dynamics.floating), here q read one vector earlier with the 6 zeros written over
  * q[1..6], so that the joints fall at their places. */
-RD_CLONES_V4 static int floating_crba_block(const rd_job *job, long s0, real *W) {
+RD_CLONES static int floating_crba_block(const rd_job *job, long s0, real *W) {
     int n = job->m->n;
     real *Qf = W + 34 * (long)job->m->nf + n;
     load_lanes(job->q, s0, job->count, n + 1, n + 1, Qf);
@@ -1755,7 +1750,7 @@ RD_INLINE void deriv_passes(const rd_job *job, long s0, int own, real *W) {
     }
 }
 /* Four states in the lanes (a single state fills them with copies: the same operations, the same bits). */
-RD_CLONES_V4 static int deriv_block(const rd_job *job, long s0, real *W) {
+RD_CLONES static int deriv_block(const rd_job *job, long s0, real *W) {
     const rd_model *m = job->m;
     int n = m->n;
     long nn = (long)n * n;
@@ -2051,7 +2046,7 @@ RD_INLINE int fdd_block_articulated(const rd_job *job, long s0, real *W) {
     }
     return all_finite(acc, RD_ARHS) ? 0 : RD_NONFINITE;
 }
-RD_CLONES_V4 static int fdd_block(const rd_job *job, long s0, real *W) {
+RD_CLONES static int fdd_block(const rd_job *job, long s0, real *W) {
     if (job->m->n >= RD_FDD_ABA) return fdd_block_articulated(job, s0, W);
     const rd_model *m = job->m;
     int n = m->n;
