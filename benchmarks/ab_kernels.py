@@ -10,8 +10,8 @@ source agree within about 2 %).
     python benchmarks/ab_kernels.py old.c src/robodyn/native/kernels.c --sizes 6,25,100 \\
         --floating solo12.urdf talos_reduced.urdf
 
-prints, per quantity, robodyn's µs per state with A and B and B/A (< 1: B faster), after checking that A and B give
-the same bits. With --single, one state per call (1-D arrays, the single-state entries) instead of batches: the
+prints, per quantity (the inertia matrix, inverse and forward dynamics, the free flyers' crba), robodyn's µs per
+state with A and B and B/A (< 1: B faster), after checking that A and B give the same bits. With --single, one state per call (1-D arrays, the single-state entries) instead of batches: the
 inverse dynamics, inertia matrix and forward dynamics, the free flyers' rnea, crba and aba, µs per call from Python.
 The two sources must keep the
 packed model's layout (rd_packed): both modules read the capsule of the model packed once per robot copy.
