@@ -2705,16 +2705,21 @@ RD_CLONES static void state_sincos(const rd_model *m, const double *q, double *s
 /* One state (job->count 1) of `block` with `work` lanes of work buffer, its frames' sines and cosines first at the
  * joint values q (n: job->q, or a free flyer's q + 1) by state_sincos, a quarter of the trigonometry the block
  * would do (a humanoid's inertia matrix: 30 % of the kernel), the same bits; kin: job is an rd_kin_job's. */
+/* `one`, a copy of m whose sc_state is sc filled by state_sincos at q, or m itself beyond RD_STATE_FRAMES frames */
+static const rd_model *rd_state_model(const rd_model *m, const double *q, rd_model *one, double *sc) {
+    if (m->nf > RD_STATE_FRAMES) return m;
+    *one = *m;
+    state_sincos(m, q, sc);
+    one->sc_state = sc;
+    return one;
+}
 static int rd_one_sincos(rd_block block, long work, const rd_job *job, const double *q, int kin) {
-    const rd_model *m = job->m;
-    if (job->count != 1 || m->nf > RD_STATE_FRAMES) return rd_one_block(block, work, job);
+    if (job->count != 1) return rd_one_block(block, work, job);
     double sc[2 * RD_STATE_FRAMES];
-    rd_model one = *m;
+    rd_model one;
     rd_kin_job kj;
     if (kin) kj = *(const rd_kin_job *)job; else kj.job = *job;
-    state_sincos(m, q, sc);
-    one.sc_state = sc;
-    kj.job.m = &one;
+    kj.job.m = rd_state_model(job->m, q, &one, sc);
     return rd_one_block(block, work, &kj.job);
 }
 static int rd_one_state(int kind, const rd_job *job) {   /* kinds 7 and above: the kinematics' rd_kin_job */
@@ -3166,9 +3171,11 @@ typedef struct {
 } rd_task_job;
 static long rd_task_size(int n, int m) { return (long)m * m + 3L * m + 2L * m * n + (long)n * n; }
 static int rd_task_state(const rd_task_job *t, long s) {
-    const rd_model *md = t->m;
-    int n = md->n, m = t->nrows;
+    int n = t->m->n, m = t->nrows;
     const double *q = t->q + s * n, *qd = t->qd + s * n, *point = t->point ? t->point + s * t->point_stride : NULL;
+    double sc[2 * RD_STATE_FRAMES];   /* the frames' sines and cosines at q, once for the five kernels below */
+    rd_model one;
+    const rd_model *md = rd_state_model(t->m, q, &one, sc);
     double *out = t->out + s * rd_task_size(n, m);
     double Jf[6 * RD_TASK_MAX], Jdqf[6], A[RD_TASK_MAX * RD_TASK_MAX], H[RD_TASK_MAX], G[RD_TASK_MAX],
            Z[RD_TASK_MAX], X[RD_TASK_MAX * 6], Phi[36], Lam[36], col[6], u[6], v[6];
@@ -3178,11 +3185,11 @@ static int rd_task_state(const rd_task_job *t, long s) {
     rd_job crba = {md, 1, q, NULL, NULL, NULL, NULL, 0, 0, A, 0};
     rd_job rnea = {md, 1, q, qd, Z, t->g, NULL, 0, 0, H, 1};
     rd_job grav = {md, 1, q, NULL, NULL, t->g, NULL, 0, 0, G, 0};
-    int code = t->Jin ? 0 : rd_one_state(8, &jac.job);
-    if (code == 0 && !t->Jin) code = rd_one_state(9, &jdq.job);
-    if (code == 0) code = rd_one_state(2, &crba);
-    if (code == 0) code = rd_one_state(0, &rnea);
-    if (code == 0) code = rd_one_state(1, &grav);
+    int code = t->Jin ? 0 : rd_one_block(rd_blocks[8], rd_work(8, md), &jac.job);
+    if (code == 0 && !t->Jin) code = rd_one_block(rd_blocks[9], rd_work(9, md), &jdq.job);
+    if (code == 0) code = rd_one_block(rd_blocks[2], rd_work(2, md), &crba);
+    if (code == 0) code = rd_one_block(rd_blocks[0], rd_work(0, md), &rnea);
+    if (code == 0) code = rd_one_block(rd_blocks[1], rd_work(1, md), &grav);
     if (code != 0) return code;
     if (rd_cholesky(A, n) != 0) return -1;
     double *Lo = out, *mu = Lo + m * m, *p = mu + m, *J = p + m, *Jdq = J + m * n, *Jbar = Jdq + m, *N = Jbar + n * m;
