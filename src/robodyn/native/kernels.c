@@ -2700,11 +2700,8 @@ RD_CLONES static void state_sincos(const rd_model *m, const double *q, double *s
         }
     }
 }
-/* the most frames whose sines and cosines rd_one_sincos computes first (on the stack, 16 bytes a frame) */
+/* the most frames whose sines and cosines rd_state_model computes first (on the stack, 16 bytes a frame) */
 #define RD_STATE_FRAMES 512
-/* One state (job->count 1) of `block` with `work` lanes of work buffer, its frames' sines and cosines first at the
- * joint values q (n: job->q, or a free flyer's q + 1) by state_sincos, a quarter of the trigonometry the block
- * would do (a humanoid's inertia matrix: 30 % of the kernel), the same bits; kin: job is an rd_kin_job's. */
 /* `one`, a copy of m whose sc_state is sc filled by state_sincos at q, or m itself beyond RD_STATE_FRAMES frames */
 static const rd_model *rd_state_model(const rd_model *m, const double *q, rd_model *one, double *sc) {
     if (m->nf > RD_STATE_FRAMES) return m;
@@ -2713,6 +2710,9 @@ static const rd_model *rd_state_model(const rd_model *m, const double *q, rd_mod
     one->sc_state = sc;
     return one;
 }
+/* One state (job->count 1) of `block` with `work` lanes of work buffer, its frames' sines and cosines first at the
+ * joint values q (n: job->q, or a free flyer's q + 1) by state_sincos, a quarter of the trigonometry the block
+ * would do (a humanoid's inertia matrix: 30 % of the kernel), the same bits; kin: job is an rd_kin_job's. */
 static int rd_one_sincos(rd_block block, long work, const rd_job *job, const double *q, int kin) {
     if (job->count != 1) return rd_one_block(block, work, job);
     double sc[2 * RD_STATE_FRAMES];
