@@ -11,9 +11,9 @@ source agree within about 2 %).
         --floating solo12.urdf talos_reduced.urdf
 
 prints, per quantity (the inertia matrix, inverse and forward dynamics, the free flyers' crba), robodyn's µs per
-state with A and B and B/A (< 1: B faster), after checking that A and B give the same bits. With --single, one state per call (1-D arrays, the single-state entries) instead of batches: the
-inverse dynamics, inertia matrix and forward dynamics, the free flyers' rnea, crba and aba, µs per call from Python.
-The two sources must keep the
+state with A and B and B/A (< 1: B faster), after checking that A and B give the same bits. With --single, one
+state per call (1-D arrays, the single-state entries) instead of batches: the inverse dynamics, inertia matrix and
+forward dynamics, the free flyers' rnea, crba and aba, µs per call from Python. The two sources must keep the
 packed model's layout (rd_packed): both modules read the capsule of the model packed once per robot copy.
 """
 
@@ -86,8 +86,8 @@ def main(argv=None) -> None:
             if args.single:
                 q, qd, qdd = q[0], qd[0], qdd[0]
             kinds = {"inertia matrix": lambda r, s=(q,): rd.inertia_matrix(r, *s),
-                     "inverse dyn.": lambda r, s=(q, qd, qdd): rd.inverse_dynamics(r, *s)}
-            kinds["forward dyn."] = lambda r, s=(q, qd, qdd): rd.forward_dynamics(r, *s)
+                     "inverse dyn.": lambda r, s=(q, qd, qdd): rd.inverse_dynamics(r, *s),
+                     "forward dyn.": lambda r, s=(q, qd, qdd): rd.forward_dynamics(r, *s)}
             cases += [(f"{what} n = {n}", bound_pair(modules, lambda k, r=copies, f=f: (lambda: f(r[k]))), states,
                        2000 if args.single else 1) for what, f in kinds.items()]
         if args.floating:

@@ -337,7 +337,7 @@ def sincos_ns(robot, q, lanes: bool) -> float:
         kernels = (Path(native.__file__).parent / "kernels.c").read_text(encoding="utf-8")
         head = kernels[:kernels.index("/* ---- 3-vectors of lanes")]
         flags = [*native_build.FLAGS, *(f for f in native_build.python_flags() if f != "-DRD_PYTHON")]
-        path = native_build.build_library("#define _POSIX_C_SOURCE 199309L\n" + head + LANES_C, flags,
+        path = native_build.build_library(head + LANES_C, flags,
                                           description="compiling the lanes' sincos timer", prefix="sincosbench")
         fn = ctypes.CDLL(str(path)).rd_lanes_sincos_ns
     else:

@@ -2702,9 +2702,10 @@ RD_CLONES static void state_sincos(const rd_model *m, const double *q, double *s
 }
 /* the most frames whose sines and cosines rd_state_model computes first (on the stack, 16 bytes a frame) */
 #define RD_STATE_FRAMES 512
-/* `one`, a copy of m whose sc_state is sc filled by state_sincos at q, or m itself beyond RD_STATE_FRAMES frames */
+/* `one`, a copy of m whose sc_state is sc filled by state_sincos at q; m itself where it carries its table already
+ * (rd_task_state's five kernels at one q) or has more than RD_STATE_FRAMES frames */
 static const rd_model *rd_state_model(const rd_model *m, const double *q, rd_model *one, double *sc) {
-    if (m->nf > RD_STATE_FRAMES) return m;
+    if (m->sc_state || m->nf > RD_STATE_FRAMES) return m;
     *one = *m;
     state_sincos(m, q, sc);
     one->sc_state = sc;
@@ -3185,11 +3186,11 @@ static int rd_task_state(const rd_task_job *t, long s) {
     rd_job crba = {md, 1, q, NULL, NULL, NULL, NULL, 0, 0, A, 0};
     rd_job rnea = {md, 1, q, qd, Z, t->g, NULL, 0, 0, H, 1};
     rd_job grav = {md, 1, q, NULL, NULL, t->g, NULL, 0, 0, G, 0};
-    int code = t->Jin ? 0 : rd_one_block(rd_blocks[8], rd_work(8, md), &jac.job);
-    if (code == 0 && !t->Jin) code = rd_one_block(rd_blocks[9], rd_work(9, md), &jdq.job);
-    if (code == 0) code = rd_one_block(rd_blocks[2], rd_work(2, md), &crba);
-    if (code == 0) code = rd_one_block(rd_blocks[0], rd_work(0, md), &rnea);
-    if (code == 0) code = rd_one_block(rd_blocks[1], rd_work(1, md), &grav);
+    int code = t->Jin ? 0 : rd_one_state(8, &jac.job);
+    if (code == 0 && !t->Jin) code = rd_one_state(9, &jdq.job);
+    if (code == 0) code = rd_one_state(2, &crba);
+    if (code == 0) code = rd_one_state(0, &rnea);
+    if (code == 0) code = rd_one_state(1, &grav);
     if (code != 0) return code;
     if (rd_cholesky(A, n) != 0) return -1;
     double *Lo = out, *mu = Lo + m * m, *p = mu + m, *J = p + m, *Jdq = J + m * n, *Jbar = Jdq + m, *N = Jbar + n * m;
