@@ -203,9 +203,14 @@ RD_INLINE void stream2(double *dst, double x, double y) { _mm_stream_pd(dst, _mm
 RD_INLINE void stream1(double *dst, double x) { *dst = x; }
 RD_INLINE void stream2(double *dst, double x, double y) { dst[0] = x; dst[1] = y; }
 #endif
+/* States whose results lie a multiple of RD_ALIAS doubles (2 kB) apart keep ordinary stores: the four states' streams
+ * of non-temporal stores, their addresses equal modulo 2 kB, then reach about half the rate (this Zen 4, one core,
+ * the inertia matrix: n = 16, 32, 48, 64, 80, 96, 128 joints, 0.91, 0.62, 0.65, 0.52, 0.62, 0.51, 0.47 of the time
+ * with non-temporal stores; n = 24, 25, 40, 56, 72, 100 1.08-1.25 of it, the streams' usual gain) */
+#define RD_ALIAS 256
 /* 1 when the results of `job`, `size` doubles a state, are written with non-temporal stores */
 RD_INLINE int streams(const rd_job *job, long size) {
-    return RD_NT && job->count * size >= RD_STREAM / (long)sizeof(double);
+    return RD_NT && job->count * size >= RD_STREAM / (long)sizeof(double) && size % RD_ALIAS != 0;
 }
 /* the first `width` (1 to 4) entries of u at dst (8-byte aligned): one or two moves, no loop over lanes; with
  * `stream`, non-temporal stores, by pairs from a 16-byte boundary */
@@ -901,8 +906,11 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
 #define RD_CHAIN_ROWS 8
 #define RD_TREE_ROWS 26
 RD_INLINE int crba_rows(const rd_model *m) { return m->rows || (m->chain && m->n >= RD_CHAIN_ROWS); }
-static long crba_work(const rd_model *m) {   /* + 1: a free flyer's q (floating_crba_block); a tree's rows: n */
-    return 34 * (long)m->nf + 2 * (long)m->n + 1 + (m->rows ? (long)m->n : crba_rows(m) ? 0 : (long)m->n * m->n);
+/* + 1: a free flyer's q (floating_crba_block); then a tree's row (n), a chain's upper triangle (chain_rows) or the
+ * buffer of lanes (n x n) */
+static long crba_work(const rd_model *m) {
+    long n = m->n;
+    return 34 * (long)m->nf + 2 * n + 1 + (m->rows ? n : crba_rows(m) ? n * (n - 1) / 2 : n * n);
 }
 /* the most 64-byte lines of results a block fetches before its stores (crba_block): 20 kB, within a core's first
  * level of 32 kB beside the work; larger blocks (n > 25) gained nothing, or lost up to 5 % */
@@ -911,41 +919,52 @@ static long crba_work(const rd_model *m) {   /* + 1: a free flyer's q (floating_
 RD_INLINE real joint_product(const real *s, const real *w) {
     return s[0] * w[0] + s[1] * w[1] + s[2] * w[2] + s[3] * w[3] + s[4] * w[4] + s[5] * w[5];
 }
-/* entries c0 .. c0 + width - 1 of row r of a chain's A: A_rc = s_c^T w_r (c < r), D_r, s_r^T w_c (c > r) */
-RD_INLINE void chain_entries(int r, int c0, int width, const real *S, const real *Wr, const real *D, real *v) {
-    const real *sr = S + 6 * r, *wr = Wr + 6 * r;
+/* entry (r, c), r < c, of a chain's upper triangle kept column by column in P (chain_rows): column c's r entries
+ * side by side, so that row c reads its first c entries, A_cr = A_rc, as one run */
+RD_INLINE long upper_entry(int r, int c) { return (long)c * (c - 1) / 2 + r; }
+/* entries c0 .. c0 + width - 1 of row r of a chain's A: A_rc = s_r^T w_c (c > r, kept in P for row c), D_r, and
+ * the entries c < r from P */
+RD_INLINE void chain_entries(int r, int c0, int width, const real *S, const real *Wr, const real *D, real *P,
+                             real *v) {
     for (int t = 0; t < width; t++) {
         int c = c0 + t;
-        v[t] = c < r ? joint_product(S + 6 * c, wr) : c > r ? joint_product(sr, Wr + 6 * c) : D[r];
+        if (c < r)
+            v[t] = P[upper_entry(c, r)];
+        else if (c > r)
+            P[upper_entry(r, c)] = v[t] = joint_product(S + 6 * r, Wr + 6 * c);
+        else
+            v[t] = D[r];
     }
 }
 /* A of a serial chain (every earlier joint an ancestor) written row by row straight into the results: four
  * columns of a row for the 4 states at a time, transposed 4 x 4 and stored into each state's row, in the order of
- * the output.  Each off-diagonal product is computed twice (once per triangle) instead of mirrored through an
- * (n x n) buffer of lanes, whose strided mirror writes (n * 32 bytes apart) and transposing re-read cost more than
- * the products: n = 100, one thread, into a reused array, 14 -> 10 us per state.  Same products, same bits. */
+ * the output.  Row r computes its entries right of the diagonal, s_r^T w_c, and keeps them in the upper triangle P
+ * (n (n - 1) / 2 lanes of the work buffer), where row c reads back its entries left of the diagonal: one product
+ * a pair.  P is written column-major so that those reads are one run; its scattered writes cost less than the
+ * second product (this Zen 4, one core, B/A: n = 12 0.95, 25 0.94, 100 0.89, 400 0.85).  Same products, same bits
+ * as the single state's pairs. */
 RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S, const real *Wr, const real *D,
-                          int stream) {
+                          real *P, int stream) {
     long nn = (long)n * n, lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
     double *o = out + s0 * nn;
     real acc[4] = {{0}, {0}, {0}, {0}};   /* four sums: one would chain every addition of the row */
     for (int r = 0; r < n; r++) {
-        const real *sr = S + 6 * r, *wr = Wr + 6 * r;
+        const real *sr = S + 6 * r, *left = P + upper_entry(0, r);
         double *row = o + (long)r * n;
         int c0 = 0;
-        for (; c0 + 4 <= n; c0 += 4) {   /* whole tiles of 4 columns: below, above or across the diagonal */
+        for (; c0 + 4 <= n; c0 += 4) {   /* whole tiles of 4 columns: left of, right of or across the diagonal */
             real v[4];
             if (c0 + 4 <= r)
-                for (int t = 0; t < 4; t++) v[t] = joint_product(S + 6 * (c0 + t), wr);
+                for (int t = 0; t < 4; t++) v[t] = left[c0 + t];
             else if (c0 > r)
-                for (int t = 0; t < 4; t++) v[t] = joint_product(sr, Wr + 6 * (c0 + t));
+                for (int t = 0; t < 4; t++) P[upper_entry(r, c0 + t)] = v[t] = joint_product(sr, Wr + 6 * (c0 + t));
             else
-                chain_entries(r, c0, 4, S, Wr, D, v);
+                chain_entries(r, c0, 4, S, Wr, D, P, v);
             tile_put(row, nn, c0, 4, lanes, v, acc, stream);
         }
         if (c0 < n) {   /* the last n % 4 columns */
             real v[4];
-            chain_entries(r, c0, n - c0, S, Wr, D, v);
+            chain_entries(r, c0, n - c0, S, Wr, D, P, v);
             tile_put(row, nn, c0, n - c0, lanes, v, acc, stream);
         }
     }
@@ -1150,7 +1169,7 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
         return bad[0] ? RD_NONFINITE : 0;
     }
     if (m->rows) return tree_rows(m, job->out, s0, job->count, nv, S, Wr, D, A, stream);
-    if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D, stream);
+    if (crba_rows(m)) return chain_rows(job->out, s0, job->count, n, S, Wr, D, A, stream);
     /* a chain's every entry is written below; a tree's joints on different branches keep the zeros the buffer
      * started with (rd_task_blocks zeroes it for this kind, once for all its blocks: each block writes the same
      * pairs, those of a joint and its ancestors; a memset a block was 4 % of a quadruped's matrix) */
