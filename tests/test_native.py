@@ -158,6 +158,22 @@ def test_results_written_to_memory_are_the_numbers_of_small_batches(nf, tree, fl
     np.testing.assert_array_equal(out, small)
 
 
+def test_results_2kb_apart_are_the_numbers_of_small_batches():
+    """States whose inertia matrices or regressors lie a multiple of 2 kB apart (16 joints: 256 and 2816 doubles a
+    state) keep ordinary stores where their results reach 8 MB (kernels.c, RD_ALIAS): the same numbers bit for bit
+    as batches of a few states, on 1 and 2 threads, the partial last block included."""
+    robot = random_robot(16, nf=16, prismatic=False)
+    assert robot.n == 16
+    for fn, floats in ((lambda q, qd, qdd, **kw: native.inertia_matrix(robot, q, **kw), 256),
+                       (lambda q, qd, qdd, **kw: native.regressor(robot, q, qd, qdd, friction=False, **kw), 2816)):
+        size = (8 << 20) // (8 * floats) + 3
+        q, qd, qdd = states(robot, size, 16)
+        small = np.concatenate([fn(q[k:k + 9], qd[k:k + 9], qdd[k:k + 9]) for k in range(0, size, 9)])
+        assert small[0].size == floats
+        for threads in (1, 2):
+            np.testing.assert_array_equal(fn(q, qd, qdd, threads=threads), small)
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), tree=st.booleans(), nf=st.integers(2, 12))
 def test_inertia_matrix_with_massless_links(seed, tree, nf):

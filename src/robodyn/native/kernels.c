@@ -203,15 +203,19 @@ RD_INLINE void stream2(double *dst, double x, double y) { _mm_stream_pd(dst, _mm
 RD_INLINE void stream1(double *dst, double x) { *dst = x; }
 RD_INLINE void stream2(double *dst, double x, double y) { dst[0] = x; dst[1] = y; }
 #endif
-/* States whose results lie a multiple of RD_ALIAS doubles (2 kB) apart keep ordinary stores: the four states' streams
- * of non-temporal stores, their addresses equal modulo 2 kB, then reach about half the rate (this Zen 4, one core,
- * the inertia matrix: n = 16, 32, 48, 64, 80, 96, 128 joints, 0.91, 0.62, 0.65, 0.52, 0.62, 0.51, 0.47 of the time
- * with non-temporal stores; n = 24, 25, 40, 56, 72, 100 1.08-1.25 of it, the streams' usual gain) */
-#define RD_ALIAS 256
 /* 1 when the results of `job`, `size` doubles a state, are written with non-temporal stores */
 RD_INLINE int streams(const rd_job *job, long size) {
-    return RD_NT && job->count * size >= RD_STREAM / (long)sizeof(double) && size % RD_ALIAS != 0;
+    return RD_NT && job->count * size >= RD_STREAM / (long)sizeof(double);
 }
+/* streams() for the results whose stores bound their kernel (the inertia matrix, the regressor), except where the
+ * states' results lie a multiple of RD_ALIAS doubles (2 kB) apart: four streams of non-temporal stores at addresses
+ * equal modulo 2 kB reach about half their rate, and ordinary stores do better (this Zen 4, one core, the inertia
+ * matrix of n = 16, 32, 48, 64, 80, 96, 128 joints: 0.91, 0.62, 0.65, 0.52, 0.62, 0.51, 0.47 of the time with
+ * non-temporal stores; n = 24, 25, 40, 56, 72, 100: 1.08-1.25 of it, the streams' usual gain; the regressor of 16
+ * and 32 joints 0.84, 0.64).  The forward dynamics' derivatives, bound by their arithmetic, keep the streams there
+ * (ordinary stores 0.97-1.08 of their time at n = 16, 32, 48). */
+#define RD_ALIAS 256
+RD_INLINE int streams_unaliased(const rd_job *job, long size) { return streams(job, size) && size % RD_ALIAS != 0; }
 /* the first `width` (1 to 4) entries of u at dst (8-byte aligned): one or two moves, no loop over lanes; with
  * `stream`, non-temporal stores, by pairs from a 16-byte boundary */
 RD_INLINE void put_head(double *dst, real u, int width, int stream) {
@@ -1115,7 +1119,7 @@ RD_INLINE int crba_lanes(const rd_job *job, long s0, real *W) {
      * computed: the stores at the end then find them there instead of waiting on memory one after another */
     const char *next = (const char *)(job->out + s0 * (long)n * n);
     long lines = (long)RD_LANES * n * n / 8, done = 0;
-    int stream = streams(job, (long)n * n);   /* no fetching of lines written whole without it */
+    int stream = streams_unaliased(job, (long)n * n);   /* no fetching of lines written whole without it */
     if (stream || job->count - s0 < RD_LANES || lines > RD_PREFETCH) lines = 0;
     for (int i = nv; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
@@ -1414,7 +1418,7 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
     real *R = W, *p = R + 9 * nf, *w = p + 3 * nf, *wd = w + 3 * nf, *Vd = wd + 3 * nf, *Phi = Vd + 3 * nf,
          *sv = Phi + 60 * nf, *Q = sv + 6 * nf, *QD = Q + n, *QDD = QD + n, *G = QDD + n, *Y = G + 3;
     char *inside = (char *)(Y + 11 * nf + 3 * n);
-    int stream = streams(job, size);
+    int stream = streams_unaliased(job, size);
     load_lanes(job->q, s0, job->count, n, n, Q);
     load_lanes(job->qd, s0, job->count, n, n, QD);
     load_lanes(job->x, s0, job->count, n, n, QDD);
