@@ -5,7 +5,8 @@ own module name (the hash of its text), and each of two copies of every robot is
 its first call (a bound call keeps its module). The calls then alternate A, B / B, A round after round on one core,
 timed in the thread's CPU time, best kept: a burst of load from other processes hits both versions, which separate
 runs on a shared machine do not guarantee (there, single figures move by 5-10 % between runs; here two copies of one
-source agree within about 2 %).
+source agree within about 2 %).  A Zen 4 favoured one slot over the other by up to 5 % at 12-25 joints whatever the
+sources: for effects of a few per cent, run both orders (A B, then B A).
 
     python benchmarks/ab_kernels.py old.c src/robodyn/native/kernels.c --sizes 6,25,100 \\
         --floating solo12.urdf talos_reduced.urdf
