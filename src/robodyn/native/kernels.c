@@ -212,10 +212,12 @@ RD_INLINE int streams(const rd_job *job, long size) {
  * equal modulo 2 kB reach about half their rate, and ordinary stores do better (this Zen 4, one core, the inertia
  * matrix of n = 16, 32, 48, 64, 80, 96, 128 joints: 0.91, 0.62, 0.65, 0.52, 0.62, 0.51, 0.47 of the time with
  * non-temporal stores; n = 24, 25, 40, 56, 72, 100: 1.08-1.25 of it, the streams' usual gain; the regressor of 16
- * and 32 joints 0.84, 0.64).  The forward dynamics' derivatives, bound by their arithmetic, keep the streams there
+ * and 32 joints 0.84-0.87, 0.63-0.64).  The forward dynamics' derivatives, bound by their arithmetic, keep the streams there
  * (ordinary stores 0.97-1.08 of their time at n = 16, 32, 48). */
 #define RD_ALIAS 256
-RD_INLINE int streams_unaliased(const rd_job *job, long size) { return streams(job, size) && size % RD_ALIAS != 0; }
+RD_INLINE int streams_unaliased(const rd_job *job, long size) {
+    return streams(job, size) && size % RD_ALIAS != 0;
+}
 /* the first `width` (1 to 4) entries of u at dst (8-byte aligned): one or two moves, no loop over lanes; with
  * `stream`, non-temporal stores, by pairs from a 16-byte boundary */
 RD_INLINE void put_head(double *dst, real u, int width, int stream) {
@@ -945,8 +947,8 @@ RD_INLINE void chain_entries(int r, int c0, int width, const real *S, const real
  * the output.  Row r computes its entries right of the diagonal, s_r^T w_c, and keeps them in the upper triangle P
  * (n (n - 1) / 2 lanes of the work buffer), where row c reads back its entries left of the diagonal: one product
  * a pair.  P is written column-major so that those reads are one run; its scattered writes cost less than the
- * second product (this Zen 4, one core, B/A: n = 12 0.95, 25 0.94, 100 0.89, 400 0.85).  Same products, same bits
- * as the single state's pairs. */
+ * second product (this Zen 4, one core, B/A: n = 100 0.88-0.89, 400 0.85; n = 12 and 25 within the noise).  Same
+ * products, same bits as the single state's pairs. */
 RD_INLINE int chain_rows(double *out, long s0, long count, int n, const real *S, const real *Wr, const real *D,
                           real *P, int stream) {
     long nn = (long)n * n, lanes = count - s0 < RD_LANES ? count - s0 : RD_LANES;
