@@ -212,8 +212,8 @@ RD_INLINE int streams(const rd_job *job, long size) {
  * equal modulo 2 kB reach about half their rate, and ordinary stores do better (this Zen 4, one core, the inertia
  * matrix of n = 16, 32, 48, 64, 80, 96, 128 joints: 0.91, 0.62, 0.65, 0.52, 0.62, 0.51, 0.47 of the time with
  * non-temporal stores; n = 24, 25, 40, 56, 72, 100: 1.08-1.25 of it, the streams' usual gain; the regressor of 16
- * and 32 joints 0.84-0.87, 0.63-0.64).  The forward dynamics' derivatives, bound by their arithmetic, keep the streams there
- * (ordinary stores 0.97-1.08 of their time at n = 16, 32, 48). */
+ * and 32 joints 0.84-0.87, 0.63-0.64).  The forward dynamics' derivatives, bound by their arithmetic, keep the
+ * streams there (ordinary stores 0.97-1.08 of their time at n = 16, 32, 48). */
 #define RD_ALIAS 256
 RD_INLINE int streams_unaliased(const rd_job *job, long size) {
     return streams(job, size) && size % RD_ALIAS != 0;
