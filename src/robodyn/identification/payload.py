@@ -148,6 +148,22 @@ def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
                    residual_rms=np.sqrt(np.mean(residual ** 2, axis=0)), robot=loaded, solver=solver)
 
 
+def _loaded_runs(robot: Robot, runs, loaded):
+    """q, qd, qdd, u (N, n) of ``runs`` stacked (:func:`robodyn.identification.samples.stacked_runs`), their
+    filtered Coulomb columns (or None), and the rows (N,) bool of the runs that ``loaded`` (one bool a run) marks."""
+    from robodyn.identification.data import IdentificationData
+    from robodyn.identification.samples import stacked_runs
+
+    flags = np.asarray(loaded) if loaded is not None else np.zeros(0)
+    count = len(runs) if isinstance(runs, (list, tuple)) else -1
+    if flags.dtype.kind != "b" or flags.shape != (count,):
+        raise InputError("with runs as q (a list of IdentificationData or (q, qd, qdd, u) tuples), give loaded as "
+                         f"one bool a run ({max(count, 0)}), True for the runs with the payload on")
+    q, qd, qdd, u, coulomb, _ = stacked_runs(robot, runs)
+    rows = [run.q.shape[0] if isinstance(run, IdentificationData) else np.shape(run[0])[0] for run in runs]
+    return q, qd, qdd, u, coulomb, np.repeat(flags, rows)
+
+
 def _point_mass(m: float, c: np.ndarray) -> np.ndarray:
     """The 10 standard parameters (about O_j, in R_j) of a point mass ``m`` (kg) at ``c`` (3,) (m): the inertia
     J = m (|c|² 1 − c cᵀ), the first moments m c, the mass m."""
@@ -205,6 +221,10 @@ class DriveGains:
     std : ndarray (n,) — their standard deviations.
     names, values : the arm's base parameters (and friction) identified together with the gains.
     residual_rms : ndarray (n,) — RMS torque residual per joint (N m | N).
+    payload : ndarray (10,) — the payload's XX, XY, XZ, YY, YZ, ZZ (kg m², about O_frame), MX, MY, MZ (kg m), M
+        (kg) in R_frame: estimated with the gains but for its known mass, or the point mass given (``payload_com``);
+        empty with ``torque``.
+    payload_std : ndarray (10,) — their standard deviations (0 for what was given).
     """
 
     gains: np.ndarray
@@ -212,27 +232,35 @@ class DriveGains:
     names: tuple
     values: np.ndarray
     residual_rms: np.ndarray
+    payload: np.ndarray
+    payload_std: np.ndarray
 
 
-def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: float, frame=None,
-                         payload_com=(0.0, 0.0, 0.0), friction: bool = True, torque=None) -> DriveGains:
+def identify_drive_gains(robot: Robot, q, qd=None, qdd=None, u=None, loaded=None, payload_mass: float | None = None,
+                         frame=None, payload_com=None, friction: bool = True, torque=None) -> DriveGains:
     """Drive gains k (Γ = k ⊙ u) and the arm's base parameters from commands u, with a payload of known mass.
 
-    Khalil, Gautier & Lemoine (2007): with the payload (a point mass ``payload_mass`` at ``payload_com`` in
-    R_frame) attached during the samples where ``loaded`` is True, D_B K_B − diag(u) k = −D_frame φ_L holds for
-    every sample, linear in (K_B, k) and identifiable (without a known payload, k and K_B are known only up to a
-    scale per joint).  Solved by least squares.  With ``torque`` (N, n), the measured torques of joint-torque
+    Khalil, Gautier & Lemoine (2007): with the payload φ_L attached during the samples where ``loaded`` is True,
+    D_B K_B − diag(u) k = −D_frame φ_L holds for every sample (without a known payload, k and K_B are known only
+    up to a scale per joint).  Only the payload's mass M_L need be known: its inertia and first moments φ_9 enter
+    as 9 more unknowns, D_B K_B − diag(u) k + D_frame,9 φ_9 = −D_frame,M M_L, linear in (K_B, k, φ_9) and
+    identifiable from motions with and without it; a known centre of mass (``payload_com``) makes φ_L a point
+    mass instead.  Solved by least squares.  With ``torque`` (N, n), the measured torques of joint-torque
     sensors, each gain is instead the least-squares ratio k_j = Σ τ_j u_j / Σ u_j² (no payload needed:
     pass ``loaded=None``, ``payload_mass=0``).
 
     Parameters
     ----------
     robot : Robot — the geometry (its parameters are not used, except as the model of the base parameters).
-    q, qd, qdd, u : array (N, n) — joint states and drive commands (e.g. currents, A).
-    loaded : bool array (N,) — samples measured with the payload on (some True, some False).
+    q, qd, qdd, u : array (N, n) — joint states and drive commands (e.g. currents, A).  Several runs: ``q`` a list
+        of :class:`IdentificationData` (each prepared on its own, with the commands as its ``tau``; their filtered
+        Coulomb columns are used, as by :func:`robodyn.identify`) or of (q, qd, qdd, u) tuples, qd, qdd, u not given.
+    loaded : bool array (N,) — samples measured with the payload on (some True, some False); with runs, one bool a
+        run.
     payload_mass : float — kg, > 0.
     frame : int or str, optional — the frame carrying the payload (default the last).
-    payload_com : array (3,) — the payload's centre of mass in R_frame (m).
+    payload_com : array (3,) or None — the payload's centre of mass in R_frame (m), for a payload taken as a point
+        mass there; None (default): its inertia and first moments are estimated with the gains.
     friction : bool — also identify Fc, Fv, Foff per joint (in units of torque).
     torque : array (N, n), optional — joint-torque sensor readings.
 
@@ -241,11 +269,16 @@ def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: floa
     DriveGains
     """
     from robodyn.identification.factors import IdentificationError
+    from robodyn.identification.samples import filtered_coulomb
     from robodyn.parameters.base import base_parameters
 
     check_robot(robot)
-    q, u = _positions(robot, q, u, "u")
     n = robot.n
+    if qd is None and qdd is None and u is None and torque is None:
+        q, qd, qdd, u, coulomb, mask = _loaded_runs(robot, q, loaded)
+    else:
+        q, u = _positions(robot, q, u, "u")
+        coulomb = mask = None
     if torque is not None:
         tq, uu = check_samples(torque, u, ("torque", "u"))
         den = np.sum(uu ** 2, axis=0)
@@ -256,31 +289,48 @@ def identify_drive_gains(robot: Robot, q, qd, qdd, u, loaded, payload_mass: floa
         res = tq - k * uu
         std = np.sqrt(np.sum(res ** 2, axis=0) / max(len(uu) - 1, 1) / den)
         return DriveGains(gains=k, std=std, names=(), values=np.zeros(0),
-                          residual_rms=np.sqrt(np.mean(res ** 2, axis=0)))
-    qd, qdd = _motion(q, qd, qdd)
-    mask = np.asarray(loaded) if loaded is not None else np.zeros(0)
-    if mask.dtype.kind != "b" or mask.shape != (q.shape[0],) or mask.all() or not mask.any():
-        raise InputError(f"loaded must be a bool array ({q.shape[0]},) with samples with and without the payload")
-    m = float(payload_mass)
+                          residual_rms=np.sqrt(np.mean(res ** 2, axis=0)), payload=np.zeros(0),
+                          payload_std=np.zeros(0))
+    if mask is None:
+        qd, qdd = _motion(q, qd, qdd)
+        mask = np.asarray(loaded) if loaded is not None else np.zeros(0)
+        if mask.dtype.kind != "b" or mask.shape != (q.shape[0],):
+            raise InputError(f"loaded must be a bool array ({q.shape[0]},): the samples with the payload on")
+    if mask.all() or not mask.any():
+        raise InputError("loaded: give samples with and without the payload")
+    try:
+        m = float(payload_mass)
+    except (TypeError, ValueError):
+        m = float("nan")
     if not (np.isfinite(m) and m > 0):
         raise InputError(f"payload_mass = {payload_mass!r}; give the known mass in kg (> 0)")
-    c = as_real_array("payload_com", payload_com).astype(float)
-    if c.shape != (3,) or not np.all(np.isfinite(c)):
-        raise InputError("payload_com: give 3 finite coordinates (m) in the frame carrying the payload")
+    if payload_com is not None:
+        c = as_real_array("payload_com", payload_com).astype(float)
+        if c.shape != (3,) or not np.all(np.isfinite(c)):
+            raise InputError("payload_com: give 3 finite coordinates (m) in the frame carrying the payload, or "
+                             "None to estimate its centre of mass and inertia")
     j = frame_index(robot, frame)
-    phi = _point_mass(m, c)
     bp = base_parameters(robot, friction=friction)
     if not bp.minimal:
         bp = base_parameters(robot, method="numeric", friction=friction)
-    W = bp.regressor(q, qd, qdd)                                        # (N, n, b)
+    W = bp.regressor(q, qd, qdd) if coulomb is None else filtered_coulomb(bp, coulomb)(q, qd, qdd, slice(None))
     U = np.zeros(q.shape + (n,))
     U[:, np.arange(n), np.arange(n)] = -u                               # −diag(u)
-    A = np.concatenate([W, U], -1).reshape(-1, bp.count + n)
-    y = -(_columns(robot, j, q, qd, qdd) @ phi * mask[:, None]).reshape(-1)
+    D = _columns(robot, j, q, qd, qdd) * mask[:, None, None]            # the payload's columns, loaded samples
+    known = _point_mass(m, c) if payload_com is not None else np.eye(10)[9] * m
+    columns = [W, U] if payload_com is not None else [W, U, D[..., :9]]
+    A = np.concatenate(columns, -1).reshape(q.shape[0] * n, -1)
+    y = -(D @ known).reshape(-1)
     x, std = _scaled_least_squares(A, y, lambda sv: IdentificationError(
-        "the data do not identify the drive gains with the arm's parameters "
-        f"(cond = {sv[0] / max(sv[-1], 1e-300):.3g}); excite every joint, with and without the payload"))
+        "the data do not identify the drive gains with the arm's parameters"
+        + ("" if payload_com is not None else " and the payload's") +
+        f" (cond = {sv[0] / max(sv[-1], 1e-300):.3g}); excite every joint, with and without the payload"
+        + ("" if payload_com is not None else ", or give its centre of mass (payload_com)")))
     r = y - A @ x
     b = bp.count
-    return DriveGains(gains=x[b:], std=std[b:], names=tuple(bp.names), values=x[:b],
-                      residual_rms=np.sqrt(np.mean(r.reshape(q.shape) ** 2, axis=0)))
+    payload, payload_std = known.copy(), np.zeros(10)
+    if payload_com is None:
+        payload[:9], payload_std[:9] = x[b + n:], std[b + n:]
+    return DriveGains(gains=x[b:b + n], std=std[b:b + n], names=tuple(bp.names), values=x[:b],
+                      residual_rms=np.sqrt(np.mean(r.reshape(q.shape) ** 2, axis=0)), payload=payload,
+                      payload_std=payload_std)
