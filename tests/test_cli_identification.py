@@ -264,6 +264,31 @@ def test_identify_min_velocity_prints_one_residual_rms_in_the_table_and_the_figu
     assert "residual RMS over the rows the fit used" in table.stdout
 
 
+def test_identify_plots_several_runs_on_their_own_times(files, monkeypatch):
+    """Two logs: the figure's abscissa is each run's times one after the other (seconds, not sample numbers),
+    the runs drawn apart."""
+    from robodyn import plot as figures
+
+    calls = []
+    original = figures.identification
+
+    def spy(t, *args, **kwargs):
+        calls.append((np.asarray(t), kwargs))
+        return original(t, *args, **kwargs)
+
+    monkeypatch.setattr(figures, "identification", spy)
+    png = files["folder"] / "two_runs.png"
+    res = run("identify", files["model"], files["measured"], files["measured"], "--plot", png, "--json")
+    assert res.exit_code == 0, res.output
+    (t, kwargs), = calls
+    first, second = kwargs["runs"]
+    assert kwargs["xlabel"] == "time (s)" and first == second and first + second == len(t)
+    data = rd.identification.prepare_identification_data(*columns(files["measured"], "t", "q", "tau"))
+    np.testing.assert_allclose(t[:first], data.t - data.t[0], rtol=0, atol=1e-12)
+    step = np.median(np.diff(data.t))
+    np.testing.assert_allclose(t[first:], data.t - data.t[0] + t[first - 1] + step, rtol=0, atol=1e-9)
+
+
 def test_identify_reports_a_position_term_and_warns_that_the_model_file_lacks_it(files):
     """τ3 + 0.5 sin q3 − 0.2 cos q3: "auto" selects joint 3; the table says so, --out warns naming the joint."""
     data = np.genfromtxt(files["full"], delimiter=",", names=True)

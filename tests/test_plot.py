@@ -55,6 +55,22 @@ def test_identification_panels_show_rms_residual():
         rd.plot.identification(T, meas, pred[:, :1])
 
 
+def test_identification_draws_runs_apart():
+    """Two runs one after the other: each run's lines end at its last sample (no line joins the runs), a dotted
+    line marks the boundary, the residual covers both, and the abscissa is labelled as given."""
+    meas = np.stack([T, -T], -1)
+    fig = rd.plot.identification(np.arange(11.0), meas, meas + 0.1, runs=[4, 7], xlabel="sample")
+    ax = fig.axes[0]
+    drawn = [line for line in ax.lines if line.get_linestyle() != ":"]
+    assert [len(line.get_xdata()) for line in drawn] == [4, 4, 7, 7]
+    assert [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"] == [4.0]
+    assert ax.get_title() == "joint 1: RMS residual 0.1 (all 11 rows)"
+    assert fig.axes[-1].get_xlabel() == "sample"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["measured", "predicted"]
+    with pytest.raises(rd.InputError, match="'runs' gives"):
+        rd.plot.identification(T, meas, meas, runs=[4, 6])
+
+
 @pytest.mark.parametrize("kind", ["manipulability", "inertia"])
 def test_ellipsoid_axes_are_the_eigen_decomposition(kind):
     robot = rd.load("planar3r")

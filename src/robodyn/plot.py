@@ -130,18 +130,24 @@ def _panels(t, rows, names, title, path, height: float | None = None) -> Figure:
 
 
 def identification(t, tau_measured, tau_predicted, *, names=None, title: str | None = None,
-                   path: str | os.PathLike | None = None, rows=None) -> Figure:
+                   path: str | os.PathLike | None = None, rows=None, runs=None, xlabel: str = "time (s)") -> Figure:
     """Measured and predicted joint torques, one panel per joint, with the RMS residual in each panel's title
     and the rows it covers.
 
     Parameters
     ----------
     t : array (T,)
+        The abscissa: times (s), or sample numbers with ``xlabel="sample"``.
     tau_measured, tau_predicted : arrays (T, n)
         e.g. measured torques and ``D @ K`` of the identified parameters (N m | N).
     rows : bool array (T, n), optional
         The rows of each joint the RMS residual covers (e.g. the equations an identification with
         ``min_velocity`` kept: the residual RMS of its fit); default all T.
+    runs : sequence of int, optional
+        The samples of each run, when the rows are several runs one after the other (their sum is T): each run is
+        drawn apart, a dotted line at each boundary.
+    xlabel : str
+        The label of the abscissa.
     """
     t, meas = _series(t, tau_measured, "tau_measured")
     _, pred = _series(t, tau_predicted, "tau_predicted")
@@ -152,11 +158,18 @@ def identification(t, tau_measured, tau_predicted, *, names=None, title: str | N
     used = np.ones(meas.shape, bool) if rows is None else np.asarray(rows, dtype=bool)
     if used.shape != meas.shape:
         raise InputError(f"argument 'rows' has shape {used.shape}; expected {meas.shape} like tau_measured")
+    counts = [len(t)] if runs is None else [int(c) for c in runs]
+    if min(counts, default=0) < 1 or sum(counts) != len(t):
+        raise InputError(f"argument 'runs' gives {counts}; give each run's number of samples (> 0), {len(t)} in all")
+    parts = np.split(np.arange(len(t)), np.cumsum(counts)[:-1])
     fig = Figure(figsize=(8, 2.2 * n + 0.6), layout="constrained")
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for k, ax in enumerate(axes):
-        ax.plot(t, meas[:, k], label="measured", color="0.4")
-        ax.plot(t, pred[:, k], label="predicted", color="C3", linestyle="--")
+        for i, part in enumerate(parts):
+            ax.plot(t[part], meas[part, k], label=None if i else "measured", color="0.4")
+            ax.plot(t[part], pred[part, k], label=None if i else "predicted", color="C3", linestyle="--")
+            if i:
+                ax.axvline(t[part[0]], color="0.6", linestyle=":", linewidth=1)
         r = (meas[:, k] - pred[:, k])[used[:, k]]
         rms = float(np.sqrt(np.mean(r ** 2))) if r.size else float("nan")
         covers = "all" if r.size == len(t) else f"{r.size} of the"
@@ -164,7 +177,7 @@ def identification(t, tau_measured, tau_predicted, *, names=None, title: str | N
         ax.set_ylabel("N m | N")
         ax.grid(True, alpha=0.3)
     axes[0].legend(loc="best", fontsize="small")
-    axes[-1].set_xlabel("time (s)")
+    axes[-1].set_xlabel(figure_text(xlabel))
     if title:
         fig.suptitle(title)
     return _finish(fig, path)

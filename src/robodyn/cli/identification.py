@@ -147,6 +147,22 @@ def prepare_runs(paths, robot, cutoff=None, decimate: int | None = None, paralle
     return runs
 
 
+def fit_times(runs) -> tuple:
+    """The times (s) of the fitted samples of ``runs`` (:func:`prepare_runs`), one run after the other (each run's
+    own times shifted to start one median step after the end of the run before), or None where a run has none;
+    and the number of samples of each run."""
+    counts = [len(run[1].q) if hasattr(run[1], "q") else len(run[1][0]) for run in runs]
+    times = [run[2].t if run[2] is not None else run[0].get("t") for run in runs]
+    if any(t is None for t in times):
+        return None, counts
+    out, start = [], 0.0
+    for t in times:
+        t = np.asarray(t, dtype=float)
+        out.append(t - t[0] + start)
+        start = out[-1][-1] + (float(np.median(np.diff(t))) if t.size > 1 else 0.0)
+    return np.concatenate(out), counts
+
+
 @contextmanager
 def named(path):
     """An InputError raised inside names the file ``path`` first."""
@@ -262,7 +278,7 @@ def identify_command(
         # the fit's own samples, stacked as rd.identify stacks them: with prepared data, its Coulomb columns (the
         # motors' too) are sign(q̇) filtered as τ
         q, qd, qdd, tau, coulomb, _ = stacked_runs(r, samples if several else [samples], transmission=tr)
-        t = None if several else m["t"] if d is None else d.t
+        t, counts = fit_times(runs)
         reports = [run[2].report() for run in runs if run[2] is not None]
         prepared = (reports[0] if reports else None) if not several else [
             None if run[2] is None else {"file": str(path), **run[2].report()} for path, run in zip(data, runs)]
@@ -299,7 +315,7 @@ def identify_command(
             from robodyn.files import save_figure
 
             save_figure(figures.identification(np.arange(len(q)) if t is None else t, tau, pred, names=r.q_names,
-                                               rows=fitted,
+                                               rows=fitted, runs=counts, xlabel="sample" if t is None else "time (s)",
                                                title=f"{r.name}: measured and identified torques ({method})"), plot)
     fit = [{"joint": j + 1, "residual_rms": float(res.residual_rms[j]), "rows": int(fitted[:, j].sum()),
             "torque_rms": float(tau_rms[j]),
