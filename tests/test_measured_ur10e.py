@@ -12,7 +12,7 @@ References, none of them digits of a fit:
 
 - the controller's model: identified on one excitation run, robodyn's model must predict every joint of every
   held-out run (two other excitation trajectories and a point-to-point run) better than the target torques logged
-  with the same samples (36 to 100 % relative RMS: joints 1, 5 and 6 are mostly friction, which it leaves out);
+  with the same samples (25 to 100 % relative RMS: joints 1, 5 and 6 are mostly friction, which it leaves out);
 - the drive gains that Mamedov et al. identified from the same pair of runs (with and without a payload of
   2.805 kg) with their own pipeline — another filter, physical-consistency constraints on the arm and the payload:
   robodyn's gains of joints 2 to 6 from the pair, prepared runs at the defaults, the payload's inertia and centre
@@ -65,7 +65,7 @@ def robot():
 def test_logs_as_stored(robot):
     assert robot.n == 6 and robot.sigma.tolist().count(0) == 6
     for name in (TRAIN, *HELD_OUT, UNLOADED, LOADED):
-        t, q, i, target = log(name)
+        t, q, _, _ = log(name)
         dt = np.diff(t)
         assert dt.min() > 0 and np.median(dt) == pytest.approx(0.01, rel=1e-6)
         assert dt.max() - dt.min() > 0.2 * np.median(dt)  # jittered: resampled by the preparation
