@@ -331,3 +331,36 @@ def test_a_constant_velocity_ramp_keeps_its_trend_in_the_automatic_cut_off():
     data = rd.identification.prepare_identification_data(t, q, np.sin(q))
     assert data.cutoff == fc
     assert np.abs(data.qd + 0.2).max() < 0.01 * 0.2
+
+
+def test_the_fit_plot_of_prepared_runs_shows_what_validate_scores(tmp_path, monkeypatch):
+    """``res.plot(path, runs)``: the prediction with the runs' filtered Coulomb columns (what ``validate`` scores,
+    not sign(q̇)), against the runs' times one after the other (the first on its own)."""
+    import robodyn.files
+
+    figures = []
+    original = robodyn.files.save_figure
+    monkeypatch.setattr(robodyn.files, "save_figure", lambda fig, path: (figures.append(fig), original(fig, path)))
+    robot = rd.load("rx90")
+    t = np.arange(0.0, 10.0, 0.004)
+    runs = []
+    for seed in (1, 2):
+        rng = np.random.default_rng(seed)  # three sines a joint: amplitudes (rad), rad/s, phases
+        a, w, phase = rng.uniform(0.3, 1.0, (3, 6)), rng.uniform(0.5, 2.0, (3, 6)), rng.uniform(0, 6, (3, 6))
+        q = sum(a[k] * np.sin(w[k] * t[:, None] + phase[k]) for k in range(3))
+        qd = sum(a[k] * w[k] * np.cos(w[k] * t[:, None] + phase[k]) for k in range(3))
+        qdd = sum(-a[k] * w[k] ** 2 * np.sin(w[k] * t[:, None] + phase[k]) for k in range(3))
+        runs.append(rd.identification.prepare_identification_data(t + 5.0, q, rd.inverse_dynamics(robot, q, qd, qdd)))
+    res = rd.identify(robot, runs)
+    res.plot(tmp_path / "fit.png", runs)
+    assert (tmp_path / "fit.png").is_file()
+    (fig,) = figures
+    measured, predicted, _ = fig.axes[0].lines
+    first, second = runs
+    x = predicted.get_xdata()
+    np.testing.assert_array_equal(x[:len(first.t)], first.t)
+    np.testing.assert_allclose(np.diff(x), first.t[1] - first.t[0], rtol=1e-9)
+    expected = np.concatenate([res.predict(r.q, r.qd, r.qdd, coulomb=r.coulomb)[:, 0] for r in runs])
+    np.testing.assert_allclose(predicted.get_ydata(), expected, rtol=1e-12, atol=1e-12)
+    plain = np.concatenate([res.predict(r.q, r.qd, r.qdd)[:, 0] for r in runs])
+    assert np.abs(plain - expected).max() > 0.1  # sign(q̇) would have drawn another model

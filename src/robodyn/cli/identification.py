@@ -151,16 +151,10 @@ def fit_times(runs) -> tuple:
     """The times (s) of the fitted samples of ``runs`` (:func:`prepare_runs`), one run after the other (each run's
     own times shifted to start one median step after the end of the run before), or None where a run has none;
     and the number of samples of each run."""
+    from robodyn.identification.samples import consecutive_times
+
     counts = [len(run[1].q) if hasattr(run[1], "q") else len(run[1][0]) for run in runs]
-    times = [run[2].t if run[2] is not None else run[0].get("t") for run in runs]
-    if any(t is None for t in times):
-        return None, counts
-    out, start = [], 0.0
-    for t in times:
-        t = np.asarray(t, dtype=float)
-        out.append(t - t[0] + start)
-        start = out[-1][-1] + (float(np.median(np.diff(t))) if t.size > 1 else 0.0)
-    return np.concatenate(out), counts
+    return consecutive_times([run[2].t if run[2] is not None else run[0].get("t") for run in runs]), counts
 
 
 @contextmanager

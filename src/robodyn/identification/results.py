@@ -12,7 +12,7 @@ from robodyn.arrays import finite_array, finite_result
 from robodyn.errors import InputError
 from robodyn.identification.factors import relative_std
 from robodyn.identification.reduction import min_velocities, predicted, rows_used
-from robodyn.identification.samples import checked_samples, filtered_coulomb, stacked_runs
+from robodyn.identification.samples import filtered_coulomb, run_times, stacked_runs
 from robodyn.model.robot import Robot
 
 
@@ -173,26 +173,30 @@ class Identification:
             rel = np.where(ss_t > 0, 100.0 * np.sqrt(ss_r / ss_t), np.where(ss_r > 0, np.inf, 0.0))
         return Validation(relative_rms_percent=rel, rms=np.sqrt(ss_r / count), samples=count, min_velocity=speeds)
 
-    def plot(self, path, q, qd, qdd, tau, t=None, title: str | None = None) -> None:
+    def plot(self, path, q, qd=None, qdd=None, tau=None, t=None, title: str | None = None) -> None:
         """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the
         residual.  Written to a temporary name and renamed: no partial file.
 
         Parameters
         ----------
         path : str or PathLike
-        q, qd, qdd, tau : array (N, n) — the samples (e.g. a validation trajectory) and the measured torques.
-        t : array (N,) or None — times (s); None: sample index.
+        q, qd, qdd, tau : array (N, n) — the samples (e.g. a validation trajectory) and the measured torques; or,
+            as in :meth:`validate`, runs: a list of IdentificationData (predicted with their filtered Coulomb
+            columns, as :meth:`validate` scores them, and drawn against their times one after the other) or tuples.
+        t : array (N,) or None — times (s); None: sample index, or the prepared runs' times.
         """
         from matplotlib.figure import Figure  # no pyplot: the caller's backend and figures are left alone
         from robodyn.sanitize import figure_text  # model-file names shown, never parsed as math text
 
         from robodyn.files import save_figure
 
-        q, qd, qdd, tau = checked_samples(self.model, q, qd, qdd, tau)
+        if t is None:
+            t = run_times(q) if qd is None and qdd is None and tau is None else None
+        q, qd, qdd, tau, coulomb, _ = stacked_runs(self.model, q, qd, qdd, tau, self.transmission)
         x = np.arange(len(q)) if t is None else np.asarray(t, dtype=float)
         if x.shape != (len(q),):
             raise InputError(f"t has shape {np.shape(t)}; give one time per sample ({len(q)})")
-        pred = self.predict(q, qd, qdd)
+        pred = self.predict(q, qd, qdd, coulomb=coulomb)
         n = self.model.n
         fig = Figure(figsize=(8, 1.9 * n + 0.8))
         axes = np.atleast_1d(fig.subplots(n, 1, sharex=True))

@@ -75,6 +75,30 @@ def stacked_runs(robot: Robot, q, qd=None, qdd=None, tau=None, transmission=None
     return arrays + (None, saturated(arrays[3]))
 
 
+def consecutive_times(times):
+    """The times (s) of runs one after the other: the first run's own ``times[0]`` (N_0,), each next run's shifted to
+    start one median step after the end of the run before (a run of one sample: right at it); None where a run has
+    none."""
+    if not times or any(t is None for t in times):
+        return None
+    out = [np.asarray(times[0], dtype=float)]
+    for t in times[1:]:
+        t, before = np.asarray(t, dtype=float), out[-1]
+        out.append(t - t[0] + before[-1] + (float(np.median(np.diff(before))) if before.size > 1 else 0.0))
+    return np.concatenate(out)
+
+
+def run_times(q):
+    """The times (s) of held-out runs given as :func:`stacked_runs` takes them, one after the other
+    (:func:`consecutive_times`); None unless every run is prepared data (IdentificationData, with its t)."""
+    from robodyn.identification.data import IdentificationData
+
+    runs = [q] if isinstance(q, IdentificationData) else q if isinstance(q, (list, tuple)) else None
+    if runs is None or not all(isinstance(run, IdentificationData) for run in runs):
+        return None
+    return consecutive_times([run.t for run in runs])
+
+
 def filtered_coulomb(bp, coulomb):
     """The regressor function (q, qd, qdd, rows) → W with the Coulomb columns replaced by ``coulomb[rows]`` (N, n
     [+ motors]): sign(q̇_j) of joint j's Fc_j by column j; with more columns, J_mq[i, :]ᵀ sign(q̇_mi) of motor i's
