@@ -151,10 +151,10 @@ def fit_times(runs) -> tuple:
     """The times (s) of the fitted samples of ``runs`` (:func:`prepare_runs`), one run after the other (each run's
     own times shifted to start one median step after the end of the run before), or None where a run has none;
     and the number of samples of each run."""
-    from robodyn.identification.samples import consecutive_times
+    from robodyn.identification.samples import consecutive_times, run_lengths
 
-    counts = [len(run[1].q) if hasattr(run[1], "q") else len(run[1][0]) for run in runs]
-    return consecutive_times([run[2].t if run[2] is not None else run[0].get("t") for run in runs]), counts
+    times = consecutive_times([run[2].t if run[2] is not None else run[0].get("t") for run in runs])
+    return times, run_lengths([run[1] for run in runs])
 
 
 @contextmanager

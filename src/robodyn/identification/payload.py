@@ -151,8 +151,7 @@ def identify_payload(robot: Robot, q, qd=None, qdd=None, tau=None, frame=None,
 def _loaded_runs(robot: Robot, runs, loaded):
     """q, qd, qdd, u (N, n) of ``runs`` stacked (:func:`robodyn.identification.samples.stacked_runs`), their
     filtered Coulomb columns (or None), and the rows (N,) bool of the runs that ``loaded`` (one bool a run) marks."""
-    from robodyn.identification.data import IdentificationData
-    from robodyn.identification.samples import stacked_runs
+    from robodyn.identification.samples import run_lengths, stacked_runs
 
     flags = np.asarray(loaded) if loaded is not None else np.zeros(0)
     count = len(runs) if isinstance(runs, (list, tuple)) else -1
@@ -160,8 +159,7 @@ def _loaded_runs(robot: Robot, runs, loaded):
         raise InputError("with runs as q (a list of IdentificationData or (q, qd, qdd, u) tuples), give loaded as "
                          f"one bool a run ({max(count, 0)}), True for the runs with the payload on")
     q, qd, qdd, u, coulomb, _ = stacked_runs(robot, runs)
-    rows = [run.q.shape[0] if isinstance(run, IdentificationData) else np.shape(run[0])[0] for run in runs]
-    return q, qd, qdd, u, coulomb, np.repeat(flags, rows)
+    return q, qd, qdd, u, coulomb, np.repeat(flags, run_lengths(runs))
 
 
 def _point_mass(m: float, c: np.ndarray) -> np.ndarray:
@@ -304,7 +302,8 @@ def identify_drive_gains(robot: Robot, q, qd=None, qdd=None, u=None, loaded=None
         m = float("nan")
     if not (np.isfinite(m) and m > 0):
         raise InputError(f"payload_mass = {payload_mass!r}; give the known mass in kg (> 0)")
-    if payload_com is not None:
+    point = payload_com is not None   # a point mass at a known centre of mass, else φ_9 unknown
+    if point:
         c = as_real_array("payload_com", payload_com).astype(float)
         if c.shape != (3,) or not np.all(np.isfinite(c)):
             raise InputError("payload_com: give 3 finite coordinates (m) in the frame carrying the payload, or "
@@ -317,19 +316,17 @@ def identify_drive_gains(robot: Robot, q, qd=None, qdd=None, u=None, loaded=None
     U = np.zeros(q.shape + (n,))
     U[:, np.arange(n), np.arange(n)] = -u                               # −diag(u)
     D = _columns(robot, j, q, qd, qdd) * mask[:, None, None]            # the payload's columns, loaded samples
-    known = _point_mass(m, c) if payload_com is not None else np.eye(10)[9] * m
-    columns = [W, U] if payload_com is not None else [W, U, D[..., :9]]
-    A = np.concatenate(columns, -1).reshape(q.shape[0] * n, -1)
+    known = _point_mass(m, c) if point else np.eye(10)[9] * m
+    A = np.concatenate([W, U] if point else [W, U, D[..., :9]], -1).reshape(q.shape[0] * n, -1)
     y = -(D @ known).reshape(-1)
+    whose, fix = ("", "") if point else (" and the payload's", ", or give its centre of mass (payload_com)")
     x, std = _scaled_least_squares(A, y, lambda sv: IdentificationError(
-        "the data do not identify the drive gains with the arm's parameters"
-        + ("" if payload_com is not None else " and the payload's") +
-        f" (cond = {sv[0] / max(sv[-1], 1e-300):.3g}); excite every joint, with and without the payload"
-        + ("" if payload_com is not None else ", or give its centre of mass (payload_com)")))
+        f"the data do not identify the drive gains with the arm's parameters{whose} "
+        f"(cond = {sv[0] / max(sv[-1], 1e-300):.3g}); excite every joint, with and without the payload{fix}"))
     r = y - A @ x
     b = bp.count
     payload, payload_std = known.copy(), np.zeros(10)
-    if payload_com is None:
+    if not point:
         payload[:9], payload_std[:9] = x[b + n:], std[b + n:]
     return DriveGains(gains=x[b:b + n], std=std[b:b + n], names=tuple(bp.names), values=x[:b],
                       residual_rms=np.sqrt(np.mean(r.reshape(q.shape) ** 2, axis=0)), payload=payload,

@@ -88,6 +88,12 @@ def consecutive_times(times):
     return np.concatenate(out)
 
 
+def run_lengths(runs) -> list[int]:
+    """The number of samples of each run of a list as :func:`stacked_runs` takes it (IdentificationData or
+    (q, qd, qdd, tau) tuples), in the order it stacks them."""
+    return [run.q.shape[0] if hasattr(run, "q") else np.shape(run[0])[0] for run in runs]
+
+
 def run_times(q):
     """The times (s) of held-out runs given as :func:`stacked_runs` takes them, one after the other
     (:func:`consecutive_times`); None unless every run is prepared data (IdentificationData, with its t)."""
