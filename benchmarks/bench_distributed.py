@@ -47,7 +47,7 @@ def _run(client, robot, base, N: int, chunk: int):
     sampler = MemorySampler()
     with sampler.sample("identify", interval=0.1):
         t = time.perf_counter()
-        res = dd.identify(robot, *_samples(robot, N, chunk), base=base)
+        res = dd.identify(robot, *_samples(robot, N, chunk), method="ols", base=base)
         seconds = time.perf_counter() - t
     memory = float(max((v for _, v in sampler.samples["identify"]), default=float("nan")))
     err = float(np.max(np.abs(res.values - base.values)) / np.max(np.abs(base.values)))
@@ -117,7 +117,7 @@ def main() -> None:
         q, qd, qdd = rng.uniform(-2, 2, (3, N, n))
         tau = rd.inverse_dynamics(robot, q, qd, qdd)
         t = time.perf_counter()
-        rd.identify(robot, q, qd, qdd, tau, base=base)
+        rd.identify(robot, q, qd, qdd, tau, method="ols", base=base)
         s = time.perf_counter() - t
         print(f"| {N:.0e} | {s:.2f} | {N / s:.3g} | {4 * N * n * 8 / 2**20:.0f} MiB |")
 

@@ -191,7 +191,7 @@ def main() -> None:
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
     bp = rd.base_parameters(robot, friction=True)
 
-    res = rd.identify(robot, q, qd, qdd, tau, base=bp)
+    res = rd.identify(robot, q, qd, qdd, tau, method="ols", base=bp)
     err = np.max(np.abs(res.values - bp.values)) / np.max(np.abs(bp.values))
     rigid = robot.replace(Fc=np.zeros(robot.nf), Fv=np.zeros(robot.nf), Ia=np.zeros(robot.nf))
     pr = PinRobot(rigid)
@@ -203,7 +203,7 @@ def main() -> None:
           f"robodyn D K vs pin.rnea, relative difference {agree:.1e}")
     assert err < 1e-8 and agree < 1e-10
 
-    t_id = best_time(lambda: rd.identify(robot, q, qd, qdd, tau, base=bp), args.repeat)
+    t_id = best_time(lambda: rd.identify(robot, q, qd, qdd, tau, method="ols", base=bp), args.repeat)
     t_bp = best_time(lambda: rd.base_parameters(robot, friction=True), args.repeat)
     t_reg = best_time(lambda: [rd.regressor(robot, q[s:s + 8192], qd[s:s + 8192], qdd[s:s + 8192], friction=False)
                           for s in range(0, N, 8192)], args.repeat)

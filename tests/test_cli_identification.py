@@ -159,9 +159,12 @@ def test_errors_exit_2_and_write_nothing(files):
     for r in rows[1:]:
         r[2], r[5], r[8] = "0.2", "0.0", "0.0"  # joint 3 never moves
     still.write_text("\n".join(",".join(r) for r in rows) + "\n")
-    res = run("identify", files["model"], still, "--out", out)
+    res = run("identify", files["model"], still, "--method", "ols", "--out", out)
     assert res.exit_code == 2 and "do not excite" in res.output and "Fv3" in res.output
     assert len(res.output.strip().splitlines()) <= 3  # one message (wrapped by the terminal at most)
+    held = folder / "held.yaml"  # the default, "physical", holds them at the model's values and says so
+    res = run("identify", files["model"], still, "--out", held)
+    assert res.exit_code == 0 and "do not excite" in res.output and "Fv3" in res.output and held.exists()
     res = run("identify", files["model"], files["full"], "--out", folder / "missing" / "r.yaml", "--plot", plot)
     assert res.exit_code == 2 and "does not exist" in res.output
     res = run("identify", files["model"], files["full"], "--method", "lsq", "--out", out)

@@ -130,8 +130,8 @@ def _dense(base, q, qd, qdd, tau, weights=None):
 
 @pytest.mark.parametrize("reduction", ["gram", "tsqr"])
 def test_ols_equals_the_in_memory_identification(client, robot, base, data, reduction):
-    ref = rd.identify(robot, *data, base=base)
-    res = dd.identify(robot, *data, base=base, chunk=97, reduction=reduction)
+    ref = rd.identify(robot, *data, base=base, method="ols")
+    res = dd.identify(robot, *data, base=base, chunk=97, reduction=reduction, method="ols")
     _close(res, ref)
     theta, std, _, rms = _dense(base, *data)
     assert np.abs(res.values - theta).max() <= 1e-13 * np.abs(theta).max()
@@ -210,11 +210,12 @@ def test_a_regressor_larger_than_a_workers_memory_is_identified_in_chunks(client
 
 def test_a_worker_killed_mid_job_is_replaced_and_the_result_is_the_same(client, robot, base, data):
     big = [np.tile(x, (40, 1)) for x in data]
-    expected = rd.identify(robot, *big, base=base)
+    expected = rd.identify(robot, *big, base=base, method="ols")
     pids = client.run(os.getpid)
     out = {}
-    job = threading.Thread(target=lambda: out.setdefault("res", dd.identify(robot, *big, base=base, chunk=1024)),
-                           daemon=True)
+    job = threading.Thread(
+        target=lambda: out.setdefault("res", dd.identify(robot, *big, method="ols", base=base, chunk=1024)),
+        daemon=True)
     job.start()
     deadline = time.monotonic() + 20
     while not any(client.processing().values()) and time.monotonic() < deadline:

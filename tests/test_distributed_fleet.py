@@ -98,7 +98,7 @@ FRICTION_OFFSETS = (r"F[cv]\d+", r"Foff\d+")
 @pytest.mark.parametrize("reduction", ["gram", "tsqr"])
 def test_noise_free_fleet_recovers_shared_inertia_and_each_robots_friction(client, robot, base, fleet, reduction):
     samples, _, _ = _samples(fleet)
-    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), reduction=reduction)
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), reduction=reduction, method="ols")
     shared, own = _split(base, FRICTION_OFFSETS)
     assert res.names[:shared.size] == tuple(base.names[i] for i in shared)
     assert res.names[shared.size:] == tuple(f"{base.names[i]}[{r}]" for r in NAMES for i in own)
@@ -116,7 +116,7 @@ def test_noise_free_fleet_recovers_shared_inertia_and_each_robots_friction(clien
 @pytest.mark.parametrize("reduction", ["gram", "tsqr"])
 def test_fleet_equals_least_squares_on_the_explicit_block_regressor(client, robot, base, fleet, reduction):
     samples, rows, labels = _samples(fleet, noise=0.05)
-    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), reduction=reduction)
+    res = dd.identify(robot, samples, base=base, per_robot=("friction", "offsets"), reduction=reduction, method="ols")
     theta, std, rho, cond = _block_lstsq(base, rows, labels, FRICTION_OFFSETS, 3)
     assert np.abs(res.values - theta).max() <= 1e-12 * np.abs(theta).max()
     # standard deviations carry the residual norm, from the Gram factor to ε (‖y‖/‖ρ‖)² (see test_distributed._close)
@@ -214,7 +214,7 @@ def _fleet_ssr(res) -> float:
 def test_physical_fleet_on_noise_free_data_equals_least_squares(client, robot, base, fleet):
     samples, _, _ = _samples(fleet)
     opts = ("friction", "offsets")
-    ls = dd.identify(robot, samples, base=base, per_robot=opts)
+    ls = dd.identify(robot, samples, base=base, per_robot=opts, method="ols")
     # the model's friction (the prior) differs from each robot's: the default pull of 1e-6 towards it moves the
     # friction by ~1e-5 relative; 1e-10 leaves the least-squares optimum (consistent here) to ~1e-9
     res = dd.identify(robot, samples, base=base, per_robot=opts, method="physical", regularization=1e-10)
@@ -268,7 +268,7 @@ def test_physical_fleet_holds_a_robots_unexcited_friction_at_the_model_values(cl
     samples, _, _ = _samples(frozen)
     opts = ("friction", "offsets")
     with pytest.raises(IdentificationError, match=r"'arm_c' do not excite Fc3\[arm_c\], Fv3\[arm_c\].*'physical'"):
-        dd.identify(robot, samples, base=base, per_robot=opts)
+        dd.identify(robot, samples, base=base, per_robot=opts, method="ols")
     with pytest.warns(UserWarning, match=r"do not excite 2 of the fleet's \d+ parameters \(Fc3\[arm_c\], "
                                          r"Fv3\[arm_c\]: .*model's values"):
         res = dd.identify(robot, samples, base=base, per_robot=opts, method="physical")
@@ -291,7 +291,7 @@ def test_physical_fleet_keeps_a_tiny_viscous_friction_nonnegative(client, robot,
     noisy = list(fleet[:2]) + [(arm, q, qd, qdd, rd.inverse_dynamics(arm, q, qd, qdd))]
     samples, _, _ = _samples(noisy, noise=0.5)
     opts = ("friction", "offsets")
-    ls = dd.identify(robot, samples, base=base, per_robot=opts)
+    ls = dd.identify(robot, samples, base=base, per_robot=opts, method="ols")
     res = dd.identify(robot, samples, base=base, per_robot=opts, method="physical")
     fv = [base.names.index(f"Fv{j}") for j in range(1, 7)]
     fc = [base.names.index(f"Fc{j}") for j in range(1, 7)]
@@ -352,13 +352,13 @@ def test_bad_fleet_input(robot, base, fleet, tmp_path):
     # a robot without rows
     four = dd.Samples(samples.q, samples.qd, samples.qdd, samples.tau, robot=samples.robot, robots=NAMES + ("arm_d",))
     with pytest.raises(IdentificationError, match="'arm_d' have no samples"):
-        dd.identify(robot, four, base=base, per_robot=opts)
+        dd.identify(robot, four, base=base, per_robot=opts, method="ols")
     # names that would be unsafe in parameter names, identifiers or paths
     for bad in ("../etc", "arm]x", "", "class", "9arm"):
         unsafe = dd.Samples(samples.q, samples.qd, samples.qdd, samples.tau, robot=samples.robot,
                             robots=("arm_a", "arm_b", bad))
         with pytest.raises(InputError, match="is not a plain name"):
-            dd.identify(robot, unsafe, base=base, per_robot=opts)
+            dd.identify(robot, unsafe, base=base, per_robot=opts, method="ols")
     _write_logs(tmp_path / "logs", fleet[:2], ["arm-1.csv", "arm 2.csv"])
     with pytest.raises(InputError, match="robot name 'arm 2' .*not a plain name.*'arm_2'"):
         dd.read_samples(tmp_path / "logs", robot, robots="stem")
@@ -366,28 +366,28 @@ def test_bad_fleet_input(robot, base, fleet, tmp_path):
         dd.read_samples(tmp_path / "logs", robot, robots=["one"])
     with pytest.raises(InputError, match="repeat a name"):
         dd.identify(robot, dd.Samples(*[samples.q] * 4, robot=samples.robot, robots=("a", "b", "a")), base=base,
-                    per_robot=opts)
+                    per_robot=opts, method="ols")
     # a robot whose joint 3 never moves: its Fc3, Fv3 are not excited
     still = rows[1].copy()
     still[labels == 2, 2] = 0.0
     frozen = dd.Samples(samples.q, da.from_array(still, chunks=(97, 6)), samples.qdd, samples.tau,
                         robot=samples.robot, robots=NAMES)
     with pytest.raises(IdentificationError, match=r"robot 'arm_c' do not excite Fc3\[arm_c\], Fv3\[arm_c\]"):
-        dd.identify(robot, frozen, base=base, per_robot=opts)
+        dd.identify(robot, frozen, base=base, per_robot=opts, method="ols")
     with pytest.raises(InputError, match="outside 0"):
         dd.identify(robot, dd.Samples(*[samples.q] * 4, robot=np.full(len(labels), 5), robots=NAMES), base=base,
-                    per_robot=opts)
+                    per_robot=opts, method="ols")
     with pytest.raises(InputError, match="per_robot = 'inertia'"):
-        dd.identify(robot, samples, base=base, per_robot="inertia")
+        dd.identify(robot, samples, base=base, per_robot="inertia", method="ols")
     with pytest.raises(InputError, match="friction=False"):
-        dd.identify(robot, samples, per_robot=opts, friction=False)
+        dd.identify(robot, samples, per_robot=opts, friction=False, method="ols")
     with pytest.raises(InputError, match="per_robot needs Samples"):
-        dd.identify(robot, *rows, base=base, per_robot=opts)
+        dd.identify(robot, *rows, base=base, per_robot=opts, method="ols")
     with pytest.raises(InputError, match="name no robots"):
-        dd.identify(robot, dd.Samples(*[samples.q] * 4), base=base, per_robot=opts)
+        dd.identify(robot, dd.Samples(*[samples.q] * 4), base=base, per_robot=opts, method="ols")
     with pytest.raises(InputError, match="robots = 'fleet'"):
         dd.read_samples(tmp_path / "logs", robot, robots="fleet")
-    res = dd.identify(robot, samples, base=base, per_robot=opts)
+    res = dd.identify(robot, samples, base=base, per_robot=opts, method="ols")
     with pytest.raises(InputError, match="'arm_z' is not in this identification"):
         dd.fleet_values(res, "arm_z")
 

@@ -463,22 +463,22 @@ def test_predict_save_and_relative_std(robot, trajectory, tmp_path):
 def test_bad_input(robot, trajectory):
     q, qd, qdd, tau = campaign(robot, trajectory)
     with pytest.raises(rd.InputError, match="same number of rows.*tau: 400"):
-        rd.identify(robot, q, qd, qdd, tau[:400])
+        rd.identify(robot, q, qd, qdd, tau[:400], method="ols")
     bad = qd.copy()
     bad[123, 0] = np.inf
     with pytest.raises(rd.InputError, match=r"qd: row 123 \(0-based\), joint 1"):
-        rd.identify(robot, q, bad, qdd, tau)
+        rd.identify(robot, q, bad, qdd, tau, method="ols")
     with pytest.raises(rd.InputError, match=r"give an \(N, 3\) array"):
-        rd.identify(robot, q[:, :2], qd, qdd, tau)
+        rd.identify(robot, q[:, :2], qd, qdd, tau, method="ols")
     with pytest.raises(rd.identification.IdentificationError, match="give more than"):
-        rd.identify(robot, q[:5], qd[:5], qdd[:5], tau[:5])
+        rd.identify(robot, q[:5], qd[:5], qdd[:5], tau[:5], method="ols")
     with pytest.raises(rd.InputError, match="method = 'lsq'"):
         rd.identify(robot, q, qd, qdd, tau, method="lsq")
     # joint 3 never moves: its friction and the inertia it alone reveals are not excited
     q3, qd3, qdd3 = q.copy(), qd.copy(), qdd.copy()
     q3[:, 2], qd3[:, 2], qdd3[:, 2] = 0.3, 0.0, 0.0
     with pytest.raises(rd.identification.IdentificationError, match=r"do not excite .*Fc3, Fv3") as info:
-        rd.identify(robot, q3, qd3, qdd3, rd.inverse_dynamics(robot, q3, qd3, qdd3))
+        rd.identify(robot, q3, qd3, qdd3, rd.inverse_dynamics(robot, q3, qd3, qdd3), method="ols")
     assert isinstance(info.value, rd.RobodynError)
 
 
@@ -500,7 +500,7 @@ def test_physical_holds_the_parameters_the_data_do_not_excite_at_the_model_value
     q, qd, qdd, tau = still_wrist(3000)
     tau = tau + rng.normal(0.0, sigma, tau.shape)
     with pytest.raises(rd.identification.IdentificationError, match=r"Ia6, Fc6, Fv6 .*method='physical'"):
-        rd.identify(robot, q, qd, qdd, tau, weights=weights)
+        rd.identify(robot, q, qd, qdd, tau, weights=weights, method="ols")
     with pytest.warns(UserWarning, match=r"do not excite 3 of the 58 parameters \(Ia6, Fc6, Fv6: .*model's values"):
         res = rd.identify(robot, q, qd, qdd, tau, method="physical", weights=weights)
     assert res.converged

@@ -63,7 +63,7 @@ def test_the_parallel_regressor_computes_no_motor_coulomb_columns(log, monkeypat
     bp = rd.base_parameters(arm, friction=True, transmission=tr)
     W = data.filter_columns(bp.regressor(*data.full_rate)).reshape(-1, bp.count)
     monkeypatch.setattr(type(data), "motor_coulomb", lambda *a: pytest.fail("motor_coulomb computed"))
-    res = rd.identify(arm, data, transmission=tr, parallel=data, position_terms=None)
+    res = rd.identify(arm, data, transmission=tr, parallel=data, position_terms=None, method="ols")
     ref = np.linalg.lstsq(W, data.tau.reshape(-1), rcond=None)[0]
     tol = 100 * np.finfo(float).eps * res.condition_number  # two least-squares routes: rounding ~ eps cond(W)
     np.testing.assert_allclose(res.values, ref, rtol=0, atol=tol * np.abs(ref).max())

@@ -98,7 +98,7 @@ def test_parallel_bad_input(campaign):
 def test_essential_parameters_use_the_parallel_regressor(campaign):
     nominal, t, q, tau, _ = campaign
     par = rd.identification.prepare_identification_data(t, q, tau, parallel=True)
-    res = rd.identify(nominal, par.q, par.qd, par.qdd, par.tau, parallel=par)
+    res = rd.identify(nominal, par.q, par.qd, par.qdd, par.tau, parallel=par, method="ols")
     ess = rd.identification.essential_parameters(res, par.q, par.qd, par.qdd, par.tau, parallel=par)
     W = par.filter_columns(res.base.regressor(*par.full_rate))
     direct = np.linalg.norm(par.tau - W @ res.values) / np.linalg.norm(par.tau)

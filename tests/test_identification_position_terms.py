@@ -76,7 +76,7 @@ def test_added_term_is_selected_and_recovered(puma, method, joint):
 
 def test_explicit_joints_and_options(puma):
     data = log(puma, 4, 0)
-    res = rd.identify(puma, *data, position_terms=(0, 3))
+    res = rd.identify(puma, *data, position_terms=(0, 3), method="ols")
     assert res.position_joints == (0, 3) and res.position_coefficients.shape == (2, 2)
     assert res.position_shares is None
     (k, c), (sk, sc) = res.position_coefficients[0], res.position_std[0]
@@ -84,12 +84,12 @@ def test_explicit_joints_and_options(puma):
     k3, c3 = res.position_coefficients[1]
     s3 = res.position_std[1]
     assert abs(k3) < 5 * s3[0] and abs(c3) < 5 * s3[1]  # none added on joint 3
-    rec = rd.identify(puma, *data, options=rd.identification.IdentificationOptions(position_terms=[3, 0]))
+    rec = rd.identify(puma, *data, method="ols", options=rd.identification.IdentificationOptions(position_terms=[3, 0]))
     np.testing.assert_array_equal(rec.values, res.values)
     assert rec.position_joints == (0, 3)
     # joint 2's own gravity torque is a combination of sin q2 and cos q2: its term is not identifiable
     with pytest.raises(rd.identification.IdentificationError, match="position_terms of joint"):
-        rd.identify(puma, *data, position_terms=(1,))
+        rd.identify(puma, *data, position_terms=(1,), method="ols")
 
 
 def test_predict_in_blocks_is_the_product_at_once(puma):
@@ -171,17 +171,18 @@ def test_out_of_core_equals_in_memory_with_terms_and_clipped_torques(puma, puma_
     assert res.iterations == ref.iterations and res.converged == ref.converged
     _same(res, ref)
     if method == "ols":  # explicit joints, as keywords and as options
-        ref = rd.identify(puma, *data, base=base, position_terms=(0, 3))
+        ref = rd.identify(puma, *data, base=base, position_terms=(0, 3), method="ols")
         with dask.config.set(scheduler="threads"):
-            res = distributed.identify(puma, *data, base=base, chunk=180, reduction=reduction, position_terms=(0, 3))
-            rec = distributed.identify(puma, *data, chunk=180, reduction=reduction, options=rd.identification.
-                                       IdentificationOptions(base=base, position_terms=(3, 0)))
+            res = distributed.identify(puma, *data, method="ols", base=base, chunk=180, reduction=reduction,
+                                       position_terms=(0, 3))
+            opts = rd.identification.IdentificationOptions(base=base, position_terms=(3, 0))
+            rec = distributed.identify(puma, *data, method="ols", chunk=180, reduction=reduction, options=opts)
         assert res.position_shares is None and res.position_joints == (0, 3)
         _same(res, ref)
         np.testing.assert_array_equal(rec.values, res.values)
         with dask.config.set(scheduler="threads"), pytest.raises(rd.identification.IdentificationError,
                                                                   match="position_terms of joint"):
-            distributed.identify(puma, *data, base=base, chunk=180, position_terms=(1,))
+            distributed.identify(puma, *data, base=base, chunk=180, position_terms=(1,), method="ols")
 
 
 def test_a_joint_that_never_moves_is_named(puma, puma_base):
@@ -191,13 +192,13 @@ def test_a_joint_that_never_moves_is_named(puma, puma_base):
     q[:, 5], qd[:, 5], qdd[:, 5] = 0.3, 0.0, 0.0
     tau = rd.inverse_dynamics(puma, q, qd, qdd)
     with pytest.raises(rd.identification.IdentificationError, match="do not excite.*Fc6, Fv6"):
-        rd.identify(puma, q, qd, qdd, tau, base=puma_base)
+        rd.identify(puma, q, qd, qdd, tau, base=puma_base, method="ols")
     dask = pytest.importorskip("dask")
     from robodyn import distributed
 
     with dask.config.set(scheduler="threads"), pytest.raises(rd.identification.IdentificationError,
                                                               match="do not excite.*Fc6, Fv6"):
-        distributed.identify(puma, q, qd, qdd, tau, base=puma_base)
+        distributed.identify(puma, q, qd, qdd, tau, base=puma_base, method="ols")
 
 
 def test_out_of_core_clipping_equals_saturated():

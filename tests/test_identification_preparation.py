@@ -147,7 +147,7 @@ def test_min_velocity_drops_rows_per_joint_and_weights_scale_the_fit():
     robot = rd.load("planar2r").replace(Fc=[0.5, 0.3], Fv=[0.2, 0.1])
     q, qd, qdd = np.random.default_rng(2).uniform(-2, 2, size=(3, 400, 2))
     tau = rd.inverse_dynamics(robot, q, qd, qdd)
-    res = rd.identify(robot, q, qd, qdd, tau, min_velocity=[0.5, 1.0])
+    res = rd.identify(robot, q, qd, qdd, tau, min_velocity=[0.5, 1.0], method="ols")
     assert list(res.equations) == [int(np.sum(np.abs(qd[:, 0]) >= 0.5)), int(np.sum(np.abs(qd[:, 1]) >= 1.0))]
     truth = rd.base_parameters(robot, friction=True).values
     np.testing.assert_allclose(res.values, truth, rtol=0, atol=1e-9 * np.abs(truth).max())
@@ -155,25 +155,25 @@ def test_min_velocity_drops_rows_per_joint_and_weights_scale_the_fit():
     bad = tau.copy()
     slow = np.abs(qd[:, 0]) < 0.5
     bad[slow, 0] += 3.0
-    assert np.max(np.abs(rd.identify(robot, q, qd, qdd, bad).values - truth)) > 1e-3
+    assert np.max(np.abs(rd.identify(robot, q, qd, qdd, bad, method="ols").values - truth)) > 1e-3
     for method in ("ols", "wls", "irls", "physical"):
         est = rd.identify(robot, q, qd, qdd, bad, min_velocity=[0.5, 0.0], method=method)
         np.testing.assert_allclose(est.values, truth, rtol=0, atol=1e-6 * np.abs(truth).max(), err_msg=method)
     # per-joint weights: exact data are fitted exactly whatever the weights; noisy data follow the weights
-    w = rd.identify(robot, q, qd, qdd, tau, weights=[1.0, 100.0])
+    w = rd.identify(robot, q, qd, qdd, tau, weights=[1.0, 100.0], method="ols")
     np.testing.assert_allclose(w.values, truth, rtol=0, atol=1e-9 * np.abs(truth).max())
     noisy = tau + np.random.default_rng(3).normal(0, [0.01, 0.5], tau.shape)
-    plain = rd.identify(robot, q, qd, qdd, noisy)
-    gautier = rd.identify(robot, q, qd, qdd, noisy, weights=1 / np.array([0.01, 0.5]) ** 2)
+    plain = rd.identify(robot, q, qd, qdd, noisy, method="ols")
+    gautier = rd.identify(robot, q, qd, qdd, noisy, weights=1 / np.array([0.01, 0.5]) ** 2, method="ols")
     wls = rd.identify(robot, q, qd, qdd, noisy, method="wls")
     np.testing.assert_allclose(gautier.values, wls.values, rtol=0, atol=0.05 * np.abs(truth).max())
     assert np.linalg.norm(gautier.values - truth) < np.linalg.norm(plain.values - truth)
     z = np.abs(gautier.values - truth) / gautier.std
     assert np.all(z < 3), z
     with pytest.raises(rd.InputError, match=r"weights = \[1.0, -1.0\]; give 2 finite weights > 0"):
-        rd.identify(robot, q, qd, qdd, tau, weights=[1.0, -1.0])
+        rd.identify(robot, q, qd, qdd, tau, weights=[1.0, -1.0], method="ols")
     with pytest.raises(rd.identification.IdentificationError, match="no sample of joint 2 moves at 5 or faster"):
-        rd.identify(robot, q, qd, qdd, tau, min_velocity=[0.0, 5.0])
+        rd.identify(robot, q, qd, qdd, tau, min_velocity=[0.0, 5.0], method="ols")
 
 
 @pytest.mark.parametrize("option, bad, match", [

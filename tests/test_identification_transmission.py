@@ -90,7 +90,7 @@ def test_coupled_wrist_noise_free_recovers_every_motor_parameter(arm, samples):
     real = Transmission.from_motor_matrix(J_MQ, **MOTORS)
     tau = rd.inverse_dynamics(arm, q, qd, qdd) + transmission_torques(real, qd, qdd)
     tr = Transmission.from_motor_matrix(J_MQ)  # motor constants unknown
-    res = rd.identify(arm, q, qd, qdd, tau, transmission=tr)
+    res = rd.identify(arm, q, qd, qdd, tau, transmission=tr, method="ols")
     truth = rd.base_parameters(arm, friction=True, transmission=real).values
     for name in ("Iam6", "Fcm6", "Fvm6"):
         k = res.names.index(name)
@@ -101,7 +101,7 @@ def test_coupled_wrist_noise_free_recovers_every_motor_parameter(arm, samples):
     np.testing.assert_allclose(res.values, truth, rtol=0, atol=1e-8 * np.abs(truth).max())
     np.testing.assert_allclose(res.predict(q, qd, qdd), tau, rtol=0, atol=1e-8 * np.abs(tau).max())
     # without the coupling columns the model cannot express the robot
-    plain = rd.identify(arm, q, qd, qdd, tau)
+    plain = rd.identify(arm, q, qd, qdd, tau, method="ols")
     assert plain.residual_rms[4] > 1e3 * res.residual_rms[4]
 
 
@@ -284,7 +284,7 @@ def test_random_robots_and_couplings_regressor_equals_motor_model(seed, tree):
     qs, qds, qdds = random_states(links, 200, seed + 2)  # the distribution of the numeric base parameters
     taus = joint_torques_from_motor(tr, motor_inverse_dynamics(links, tr, qs @ J.T, qds @ J.T, qdds @ J.T))
     bp = rd.base_parameters(links, method="numeric", friction=True, transmission=tr)
-    res = rd.identify(links, qs, qds, qdds, taus, base=bp, transmission=tr)
+    res = rd.identify(links, qs, qds, qdds, taus, base=bp, transmission=tr, method="ols")
     # the documented accuracy, ε cond(W_scaled)² (these random robots are often badly scaled)
     W = bp.regressor(qs, qds, qdds).reshape(-1, bp.count)
     cond = np.linalg.cond(W / np.linalg.norm(W, axis=0))

@@ -50,7 +50,8 @@ def test_log_as_stored(log):
 
 
 @needs_runs
-@pytest.mark.parametrize("options", [{}, {"method": "irls", "robust": "bisquare"}], ids=["ols", "irls-bisquare"])
+@pytest.mark.parametrize("options", [{}, {"method": "ols"}, {"method": "irls", "robust": "bisquare"}],
+                         ids=["default", "ols", "irls-bisquare"])
 def test_held_out_repetitions(log, options):
     # bisquare's weights converge at the defaults (Huber's 15 passes, then bisquare's, accelerated: 38 in all)
     robot = rd.load(DATA / "lwa4p_kinematics.urdf")
@@ -87,4 +88,4 @@ def test_a_joint_moving_one_way_is_named_with_the_reason():
     qdd = np.gradient(qd, t, axis=0)
     with pytest.raises(rd.identification.IdentificationError,
                        match=r"Foff1 \(.*\); does joint 1 move in both directions\?"):
-        rd.identify(robot, q, qd, qdd, rd.inverse_dynamics(robot, q, qd, qdd))
+        rd.identify(robot, q, qd, qdd, rd.inverse_dynamics(robot, q, qd, qdd), method="ols")

@@ -249,7 +249,7 @@ def test_huge_velocities_give_overflow_error(call):
 
 
 def test_identified_model_prediction_checks_arguments_and_overflow():
-    ident = rd.identify(ROBOT, QS, QDS, QDDS, TAUS)
+    ident = rd.identify(ROBOT, QS, QDS, QDDS, TAUS, method="ols")
     np.testing.assert_allclose(ident.predict(QS, QDS, QDDS), TAUS, rtol=1e-9, atol=1e-9)
     with pytest.raises(rd.InputError, match="'qd'"):
         ident.predict(np.zeros(N), [[0.0, 1.0], [2.0]], np.zeros(N))

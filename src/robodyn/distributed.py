@@ -459,7 +459,7 @@ def _read_parquet(path, n: int, fleet: bool = False) -> Samples:
 
 # ---------------------------------------------------------------- identification
 
-def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
+def identify(robot, q, qd=None, qdd=None, tau=None, method: str = "physical", friction: bool = True, base=None,
              robust: str = "huber", max_iterations: int = IRLS_ITERATIONS, rank_tol: float = RANK_TOL,
              reduction: str = "gram", chunk: int = CHUNK, regularization: float | None = None,
              min_mass: float = 0.0, per_robot=None, position_terms="auto", options=None,

@@ -168,7 +168,7 @@ def named(path):
         raise type(exc)(f"{path}: {exc}") from None
 
 
-def identify_measurements(robot, samples, data, method: str = "ols", friction: bool = True, transmission=None,
+def identify_measurements(robot, samples, data, method: str = "physical", friction: bool = True, transmission=None,
                           min_velocity=None, robust: str = "huber"):
     """``rd.identify`` as ``robodyn identify`` calls it on the ``(samples, data)`` of :func:`prepare_measurements`
     (the regressor filtered like τ, ``parallel=data``, where ``samples`` are the prepared data's arrays), or on a
@@ -216,8 +216,10 @@ def identify_command(
                                                 "Several files: runs, each prepared on its own, identified "
                                                 "together."),
     topic: str = TOPIC_OPTION,
-    method: str = typer.Option("ols", "--method", help="ols, wls (per-joint noise weights), irls (robust) or "
-                                                       "physical (consistent standard parameters)."),
+    method: str = typer.Option("physical", "--method", help="physical (standard parameters of rigid bodies, friction "
+                                                            ">= 0, pulled towards the model where the data say "
+                                                            "little), ols, wls (per-joint noise weights) or irls "
+                                                            "(robust)."),
     robust: str = typer.Option("huber", "--robust", help="Weights of --method irls: huber (default) or bisquare "
                                                          "(from the Huber fit, its scales fixed)."),
     friction: bool = typer.Option(True, "--friction/--no-friction", help="Identify Fc, Fv and offsets per joint."),

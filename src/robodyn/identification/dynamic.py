@@ -128,7 +128,7 @@ def merge_options(options, given: dict) -> dict:
     return {f.name: getattr(options, f.name) for f in fields(IdentificationOptions)}
 
 
-def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "ols", friction: bool = True, base=None,
+def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "physical", friction: bool = True, base=None,
              robust: str = "huber", max_iterations: int = IRLS_ITERATIONS, regularization: float | None = None,
              min_mass: float = 0.0, rank_tol: float = RANK_TOL, transmission=None, min_velocity=None, weights=None,
              parallel=None, bounds=None, position_terms="auto", options=None, *, reduction: str = "gram",
@@ -146,8 +146,12 @@ def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "ols", 
         (each prepared on its own) or of (q, qd, qdd, tau) tuples, qd, qdd, tau not given.  Samples beyond memory:
         ``dask.array`` arrays (N, n), or :class:`Samples` (:func:`robodyn.distributed.read_samples`) as ``q``
         alone, reduced chunk by chunk to the same result to rounding (docs/scaling.md).
-    method : {"ols", "wls", "irls", "physical"}
-        The solver (:mod:`robodyn.identification.solvers`).
+    method : {"physical", "ols", "wls", "irls"}
+        The solver (:mod:`robodyn.identification.solvers`).  Default ``"physical"``: the standard parameters of
+        rigid bodies with friction ≥ 0, pulled towards the model's where the data determine them little; on
+        measured runs it extrapolates to held-out motions where least squares does not, and is within a point or
+        two of it elsewhere (docs/identification.md, "Which method by default").  ``"ols"``: plain least squares,
+        which raises on parameters the data do not excite.
     friction, base, robust, max_iterations, regularization, min_mass, rank_tol, transmission, min_velocity, weights,
     parallel, bounds, position_terms, reduction, chunk, per_robot
         The options, as keywords or as one :class:`IdentificationOptions` record ``options`` (giving both is an
