@@ -172,7 +172,8 @@ def _warn_negative_friction(robot: Robot, names, theta, cov, norms, norms_y) -> 
                        f"{int(np.argmax(share[:, k])) + 1}'s torque in norm)" for k in bad)
     warnings.warn(f"robot '{robot.name}': least squares finds negative friction, which no joint has: {listed}. "
                   "The torques of those joints may have the wrong sign or scale, or the friction model may miss what "
-                  "they do; method='physical', which keeps friction ≥ 0, can fit them worse.", UserWarning,
+                  "they do; method='physical' (the default) keeps friction ≥ 0 and can fit them worse than "
+                  "method='ols', which fits them as they are.", UserWarning,
                   stacklevel=5)
 
 
