@@ -34,7 +34,7 @@ RECORDS = {
     "BaseParameters", "GravityCalibration", "LockedBodyInertia", "LinkInertias", "ExcitationTrajectory", "IdentificationData",
     "Identification", "Simulation", "PumaLineResult", "Reference", "BoundEstimates", "CouplingStructure",
     "InertiaCheck", "PassivityCheck", "SkewCheck", "MimicCoupling", "LoopClosure", "ClosedChainRobot",
-    "EssentialParameters", "Payload", "DriveGains",
+    "EssentialParameters", "Payload", "DriveGains", "GravityDirection",
     "PhysicalFit", "Validation", "IdentificationOptions", "RelativePosition", "ContactStep",
     "ContactDerivatives",
 }

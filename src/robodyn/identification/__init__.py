@@ -36,6 +36,7 @@ from robodyn.identification.factors import IdentificationError
 from robodyn.identification.physical import PhysicalFit, physical_fit
 from robodyn.identification.results import Identification, Validation
 from robodyn.identification.payload import DriveGains, Payload, identify_drive_gains, identify_payload
+from robodyn.identification.mounting import GravityDirection, gravity_direction
 # --- end dynamic identification ---
 
 __all__ = (
@@ -45,5 +46,5 @@ __all__ = (
     "ExcitationTrajectory", "excitation_trajectory", "IdentificationData", "prepare_identification_data",
     "pseudo_inertia", "IdentificationOptions", "identify", "EssentialParameters", "essential_parameters",
     "IdentificationError", "PhysicalFit", "physical_fit", "Identification", "Validation", "DriveGains", "Payload",
-    "identify_drive_gains", "identify_payload",
+    "identify_drive_gains", "identify_payload", "GravityDirection", "gravity_direction",
 )

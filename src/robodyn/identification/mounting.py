@@ -1,0 +1,180 @@
+"""Which way gravity points in a log: an arm's mounting from its torques (Khalil & Dombre [9.36], g unknown).
+
+The regressor is affine in the gravity vector g (base frame): D(q, q̇, q̈; g) = D(q, q̇, q̈; 0) + Σ_k g_k D_k(q), D_k
+the gravity columns of the unit vector e_k.  So the least-squares residual of any g comes from one Gram matrix of
+five regressors of the samples, and the direction that explains the torques best is found on the sphere
+|g| = |g_model|.  An arm on a wall or a tilted base, loaded with the floor's g = (0, 0, −9.81), leaves most of its
+torques unexplained whatever the parameters: a log of a wall-mounted seven-joint arm (docs/identification.md,
+"Warnings about the data") fits at 70 to 800 % per joint with g along −z and at 1 to 34 % with g along +x.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn.errors import InputError
+from robodyn.identification.samples import stacked_runs
+from robodyn.model.robot import Robot, check_robot
+
+#: Samples (rows) the search uses, evenly spread over the log ...
+SAMPLES = 2000
+#: ... and at most this many equations (rows × joints) in the check of every :func:`robodyn.identify` call.
+EQUATIONS = 14000
+#: :func:`robodyn.identify` checks the mounting when least squares with the model's g leaves more than this share
+#: of the torques' norm unexplained (the measured logs of the test suite: 0.016 to 0.22; a Panda tilted by 45°:
+#: 0.34) ...
+POOR_FIT = 0.3
+#: ... and names a direction when its residual is below this fraction of the model's.
+BETTER = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class GravityDirection:
+    """Result of :func:`gravity_direction`.
+
+    Attributes
+    ----------
+    gravity : ndarray (3,) — the estimated gravity vector in the base frame (m/s²), of the model's magnitude.
+    residual : float — ‖τ − D(g) K̂‖ / ‖τ‖ of least squares (standard parameters and friction) with it.
+    model_residual : float — the same with the model's ``robot.gravity``.
+    sign_from_model : bool — the sign of g was chosen by the model's own (a priori) parameters, whose prediction
+        it makes closer to the torques; False where the model has no masses and the data chose it (least squares
+        tells g from −g only through the inertial terms the same parameters carry, weakly).
+    """
+
+    gravity: np.ndarray
+    residual: float
+    model_residual: float
+    sign_from_model: bool
+
+    @property
+    def direction(self) -> np.ndarray:
+        """The unit vector gravity points along (base frame)."""
+        return self.gravity / np.linalg.norm(self.gravity)
+
+
+def _spread(N: int, samples: int) -> np.ndarray:
+    return np.unique(np.linspace(0, N - 1, min(samples, N)).astype(int))
+
+
+def _unexplained(A: np.ndarray, y: np.ndarray) -> float:
+    """‖y − A θ̂‖ / ‖y‖ of least squares (columns scaled to unit norm; rank-deficient A allowed)."""
+    scale = np.linalg.norm(A, axis=0)
+    scale[scale == 0] = 1.0
+    theta = np.linalg.lstsq(A / scale, y, rcond=1e-10)[0]
+    return float(np.linalg.norm(y - (A / scale) @ theta) / np.linalg.norm(y))
+
+
+def _residual_function(robot: Robot, q, qd, qdd, tau, rows: np.ndarray):
+    """residual(g): ‖y − D(g) θ̂‖ / ‖y‖ of least squares on the samples ``rows``, from one Gram matrix."""
+    from robodyn.parameters.regressor import regressor
+
+    s = tuple(x[rows] for x in (q, qd, qdd))
+    y = tau[rows].ravel()
+    still = (s[0], np.zeros_like(s[1]), np.zeros_like(s[2]))
+    rest = regressor(robot, *still, gravity=np.zeros(3))
+    parts = [regressor(robot, *s, gravity=np.zeros(3)).reshape(y.size, -1)] + [
+        (regressor(robot, *still, gravity=e) - rest).reshape(y.size, -1) for e in np.eye(3)]
+    p = parts[0].shape[1]
+    scale = np.maximum(np.linalg.norm(np.hstack(parts), axis=0).reshape(4, p).max(axis=0), np.finfo(float).tiny)
+    B = np.hstack([A / scale for A in parts] + [y[:, None] / np.linalg.norm(y)])
+    G = B.T @ B  # the Gram matrix of [D(0) D_x D_y D_z y]: each trial g costs a p × p solve, not a pass
+
+    def residual(g) -> float:
+        T = np.vstack([np.eye(p)] + [gk * np.eye(p) for gk in g])
+        H, b = T.T @ G[:4 * p, :4 * p] @ T, T.T @ G[:4 * p, -1]
+        w, V = np.linalg.eigh(H)
+        keep = w > 1e-12 * w.max()
+        explained = (V[:, keep].T @ b) ** 2 / w[keep]  # bᵀ H⁺ b, H⁺ of the resolved directions
+        return float(np.sqrt(max(G[-1, -1] - explained.sum(), 0.0)))
+
+    return residual
+
+
+def gravity_direction(robot: Robot, q, qd=None, qdd=None, tau=None, samples: int = SAMPLES) -> GravityDirection:
+    """The gravity vector (base frame) that least squares fits the measured torques best with: how the arm is mounted.
+
+    The six axis directions ±x, ±y, ±z and the model's own are tried, then the best is refined on the sphere
+    |g| = |``robot.gravity``| (Nelder–Mead on two angles), each trial the least-squares fit of the standard
+    parameters and friction ([9.36], sign(q̇) Coulomb columns) on ``samples`` rows spread over the log.
+
+    Parameters
+    ----------
+    robot : Robot — the model; its geometry and |g| are used, and its parameters choose the sign of g.
+    q, qd, qdd, tau : array (N, n) — joint positions, velocities, accelerations, torques (SI units), or ``q`` a
+        prepared run or a list of runs (:func:`robodyn.identify`'s forms).
+    samples : int — rows used (default ``SAMPLES``).
+
+    Returns
+    -------
+    GravityDirection
+
+    Raises
+    ------
+    InputError — shapes, NaN, a robot without gravity, torques that are all zero, ``samples`` < 1.
+    """
+    from scipy.optimize import minimize
+
+    check_robot(robot)
+    if isinstance(samples, bool) or int(samples) != samples or samples < 1:
+        raise InputError(f"samples = {samples!r}; give a number of rows >= 1")
+    q, qd, qdd, tau = stacked_runs(robot, q, qd, qdd, tau)[:4]
+    magnitude = float(np.linalg.norm(robot.gravity))
+    if magnitude == 0:
+        raise InputError(f"robot '{robot.name}' has no gravity (robot.gravity = 0): its direction cannot be sought")
+    rows = _spread(q.shape[0], int(samples))
+    if not np.any(tau[rows]):
+        raise InputError("tau is zero on every sample used: no torque to explain")
+    residual = _residual_function(robot, q, qd, qdd, tau, rows)
+    model = residual(robot.gravity)
+    trials = [robot.gravity] + [s * magnitude * e for e in np.eye(3) for s in (1.0, -1.0)]
+    start = min(trials, key=residual)
+
+    def on_sphere(angles):
+        a, b = angles
+        return magnitude * np.array([np.sin(a) * np.cos(b), np.sin(a) * np.sin(b), np.cos(a)])
+
+    a0 = np.arccos(np.clip(start[2] / magnitude, -1.0, 1.0))
+    b0 = np.arctan2(start[1], start[0])
+    best = minimize(lambda x: residual(on_sphere(x)), [a0, b0], method="Nelder-Mead",
+                    options=dict(xatol=1e-4, fatol=1e-6, initial_simplex=[[a0, b0], [a0 + 0.1, b0], [a0, b0 + 0.1]]))
+    g = on_sphere(best.x) if best.fun < residual(start) else np.asarray(start, dtype=float)
+    g[np.abs(g) < 1e-9 * magnitude] = 0.0
+    # least squares fits g and −g almost alike; the model's masses and first moments predict with the right one
+    sign_from_model = bool(np.any(robot.params[:, 9] > 0))
+    if sign_from_model:
+        from robodyn.dynamics.api import inverse_dynamics
+
+        s = tuple(x[rows] for x in (q, qd, qdd))
+        miss = [np.linalg.norm(inverse_dynamics(robot, *s, gravity=v) - tau[rows]) for v in (g, -g)]
+        g = g if miss[0] <= miss[1] else -g
+    elif residual(-g) < residual(g):
+        g = -g
+    return GravityDirection(gravity=g, residual=residual(g), model_residual=model, sign_from_model=sign_from_model)
+
+
+def mounting_hint(robot: Robot, q, qd, qdd, tau) -> str:
+    """The warning :func:`robodyn.identify` gives when least squares with the model's g leaves more than
+    ``POOR_FIT`` of the torques unexplained (samples (N, n), already checked): the direction that explains them, or
+    the other usual causes; "" when the fit is not poor."""
+    from robodyn.parameters.regressor import regressor
+
+    rows = _spread(q.shape[0], min(SAMPLES, max(EQUATIONS // q.shape[1], 1)))
+    y = tau[rows].ravel()
+    if not np.any(y) or not np.any(robot.gravity):
+        return ""
+    if _unexplained(regressor(robot, q[rows], qd[rows], qdd[rows]).reshape(y.size, -1), y) <= POOR_FIT:
+        return ""
+    found = gravity_direction(robot, q, qd, qdd, tau)
+    model = (np.round(robot.gravity, 4) + 0.0).tolist()  # + 0.0: no "-0.0" in the message
+    head = (f"robot '{robot.name}': least squares with the model's gravity {model} m/s² leaves "
+            f"{100 * found.model_residual:.0f} % of the torques unexplained (norm of the residual).")
+    if found.residual < BETTER * found.model_residual:
+        g = (np.round(found.gravity, 3) + 0.0).tolist()
+        return (f"{head} Gravity {g} m/s² in the base frame leaves {100 * found.residual:.0f} %: is the arm mounted on "
+                f"a wall, a ceiling or a tilted base? Identify with robot.replace(gravity={g}) "
+                "(rd.identification.gravity_direction estimates it).")
+    return (f"{head} No direction of gravity does much better ({100 * found.residual:.0f} %): check the torques' "
+            "units and signs, the order of the joints and their zeros against the model.")
