@@ -531,3 +531,25 @@ def test_a_log_of_more_joints_than_the_robot_is_refused_naming_both_counts(tmp_p
     message = " ".join(res.output.split())
     assert res.exit_code == 2 and "columns q1..q7 hold 7 joints; robot 'rx90' has n = 6" in message
     assert "give a log of this robot, or a model of every logged joint" in message
+
+
+def test_identify_names_the_gravity_of_a_wall_mounted_arm_and_takes_it(tmp_path):
+    """A Panda on a wall (gravity along +x of its base): with the model's floor gravity the command warns with the
+    vector the torques fit and the --gravity option that gives it; with --gravity the warning is gone."""
+    panda = rd.load("panda")
+    q, qd, qdd = np.random.default_rng(3).uniform(-1, 1, (3, 2000, 7))
+    tau = rd.inverse_dynamics(panda, q, qd, qdd, gravity=[9.81, 0.0, 0.0])
+    wall = tmp_path / "wall.csv"
+    header = [f"{p}{k}" for p in ("q", "qd", "qdd", "tau") for k in range(1, 8)]
+    with open(wall, "w", newline="") as fh:
+        csv.writer(fh).writerows([header] + np.column_stack([q, qd, qdd, tau]).tolist())
+    res = run("identify", "panda", wall, "--method", "ols")
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert "is the arm mounted on a wall" in flat and "--gravity=9.81,0.0,0.0" in flat.replace(" ", "")
+    res = run("identify", "panda", wall, "--method", "ols", "--gravity", "9.81,0,0")
+    assert res.exit_code == 0 and "mounted" not in res.output, res.output
+    res = run("identify", "panda", wall, "--gravity", "9.81,0")
+    assert res.exit_code == 2 and "--gravity has 2 numbers; give 3" in res.output
+    res = run("identify", "panda", wall, "--gravity", "nan,0,0")
+    assert res.exit_code == 2 and "3 finite numbers" in res.output

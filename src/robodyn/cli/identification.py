@@ -13,7 +13,7 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import (ROBOT_ARGUMENT, TOPIC_OPTION, Table, check_outputs, console, get_robot, is_joint_log,
-                                print_json, read_csv_columns, read_log, require_columns, user_errors)
+                                parse_vector, print_json, read_csv_columns, read_log, require_columns, user_errors)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
 from robodyn.logs import other_joints_message
@@ -251,14 +251,23 @@ def identify_command(
                                                                  "runs, each prepared on its own and scored "
                                                                  "together."),
     plot: Path = typer.Option(None, "--plot", help="Write measured vs predicted torques to this PNG file."),
+    gravity: str = typer.Option(None, "--gravity", help="Gravity GX,GY,GZ (m/s², base frame) instead of the model's: "
+                                                         "an arm on a wall, a ceiling or a tilted base (the "
+                                                         "identification warns with the vector the torques fit)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
-    """Identify the base parameters (and friction) from measured positions and torques, by least squares."""
+    """Identify the base parameters (and friction) from measured positions and torques: physically consistent by
+    default, or by least squares."""
     from robodyn.dynamics.transmission import load_transmission
     from robodyn.identification.samples import stacked_runs
 
     with user_errors():
         r = get_robot(robot)
+        if gravity is not None:
+            g = parse_vector(gravity, 3, "--gravity", what="GX, GY, GZ in m/s²")
+            if not np.all(np.isfinite(g)):
+                raise InputError(f"option --gravity = {gravity!r}: give 3 finite numbers (m/s²)")
+            r = r.replace(gravity=g)
         cutoff_hz = None if cutoff is None else _float_or_auto(cutoff, "--cutoff")
         count(decimate, "--decimate", 1)
         if out is not None and stats is None:

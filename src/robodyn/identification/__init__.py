@@ -36,7 +36,7 @@ from robodyn.identification.factors import IdentificationError
 from robodyn.identification.physical import PhysicalFit, physical_fit
 from robodyn.identification.results import Identification, Validation
 from robodyn.identification.payload import DriveGains, Payload, identify_drive_gains, identify_payload
-from robodyn.identification.mounting import GravityDirection, gravity_direction
+from robodyn.identification.conventions import GravityDirection, gravity_direction
 # --- end dynamic identification ---
 
 __all__ = (

@@ -18,7 +18,7 @@ import numpy as np
 from robodyn.errors import InputError
 from robodyn.identification.factors import RANK_TOL, IdentificationError, check_rank, solve_factor, stack_factors
 from robodyn.identification.fleet import fleet_labels, identify_fleet, per_robot_option
-from robodyn.identification.mounting import mounting_hint
+from robodyn.identification.conventions import convention_hints
 from robodyn.identification.position import auto_terms, check_position_terms, position_names, term_columns
 from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, chunk_size, factor,
                                               gram, is_cluster_input, min_velocities, rows_used, sample_arrays)
@@ -291,8 +291,7 @@ def _array_source(robot: Robot, bp, q, qd, qdd, tau, o: dict) -> ArraySource:
     q, qd, qdd, tau, coulomb, clipped = stacked_runs(robot, q, qd, qdd, tau,
                                                      bp.transmission if parallel is None else None)
     _check_positions(robot, q)
-    hint = mounting_hint(robot, q, qd, qdd, tau)
-    if hint:
+    for hint in convention_hints(robot, q, qd, qdd, tau):
         warnings.warn(hint, UserWarning, stacklevel=3)
     W = None
     if parallel is not None:

@@ -8,13 +8,14 @@ log (nothing to warn about).
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
 import pytest
 
 import robodyn as rd
-from robodyn.identification.mounting import POOR_FIT, gravity_direction
+from robodyn.identification.conventions import POOR_FIT, gravity_direction
 
 WALL = np.array([9.81, 0.0, 0.0])
 TILTED = 9.81 * np.array([np.sin(0.8) * np.cos(0.3), np.sin(0.8) * np.sin(0.3), -np.cos(0.8)])
@@ -89,3 +90,20 @@ def test_bad_input(panda):
         gravity_direction(panda, q, qd, qdd, np.zeros_like(tau))
     with pytest.raises(rd.InputError, match="same number of rows"):
         gravity_direction(panda, q, qd, qdd, tau[:10])
+
+
+@pytest.mark.parametrize("joint", [1, 3, 6])
+def test_a_torque_of_the_other_sign_is_named(panda, joint):
+    """One joint's torques negated (a log's convention against the model's axis): identify names that joint alone,
+    with its residual before and after; the right signs give no warning."""
+    q, qd, qdd, tau = log(panda, panda.gravity, noise=0.01)
+    flipped = tau.copy()
+    flipped[:, joint] *= -1
+    with pytest.warns(UserWarning, match=rf"the torques of joint {joint + 1} \(j{joint + 1}: \d+ % → \d+ %\) look "
+                                         "of the other sign") as caught:
+        rd.identify(panda, q, qd, qdd, flipped, method="ols")
+    named = [re.findall(r"joint (\d+) \(", str(w.message)) for w in caught if "other sign" in str(w.message)]
+    assert named == [[str(joint + 1)]]  # that joint alone
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rd.identify(panda, q, qd, qdd, tau, method="ols")

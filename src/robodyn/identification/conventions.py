@@ -1,4 +1,5 @@
-"""Which way gravity points in a log: an arm's mounting from its torques (Khalil & Dombre [9.36], g unknown).
+"""A log's conventions against the model: which way gravity points (the mounting), which joints' torques have the
+other sign (Khalil & Dombre [9.36]).
 
 The regressor is affine in the gravity vector g (base frame): D(q, q̇, q̈; g) = D(q, q̇, q̈; 0) + Σ_k g_k D_k(q), D_k
 the gravity columns of the unit vector e_k.  So the least-squares residual of any g comes from one Gram matrix of
@@ -6,6 +7,8 @@ five regressors of the samples, and the direction that explains the torques best
 |g| = |g_model|.  An arm on a wall or a tilted base, loaded with the floor's g = (0, 0, −9.81), leaves most of its
 torques unexplained whatever the parameters: a log of a wall-mounted seven-joint arm (docs/identification.md,
 "Warnings about the data") fits at 70 to 800 % per joint with g along −z and at 1 to 34 % with g along +x.
+A joint whose torque was logged with the other sign contradicts the parameters it shares with the other joints:
+negated, its least-squares residual falls.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 
 from robodyn.errors import InputError
 from robodyn.identification.samples import stacked_runs
@@ -28,6 +32,9 @@ EQUATIONS = 14000
 POOR_FIT = 0.3
 #: ... and names a direction when its residual is below this fraction of the model's.
 BETTER = 0.5
+#: A joint's torque looks of the other sign when negating it brings that joint's least-squares residual below this
+#: share of its torque's norm and below this fraction of what it was, the whole residual not growing.
+FLIPPED = 0.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,14 +64,6 @@ class GravityDirection:
 
 def _spread(N: int, samples: int) -> np.ndarray:
     return np.unique(np.linspace(0, N - 1, min(samples, N)).astype(int))
-
-
-def _unexplained(A: np.ndarray, y: np.ndarray) -> float:
-    """‖y − A θ̂‖ / ‖y‖ of least squares (columns scaled to unit norm; rank-deficient A allowed)."""
-    scale = np.linalg.norm(A, axis=0)
-    scale[scale == 0] = 1.0
-    theta = np.linalg.lstsq(A / scale, y, rcond=1e-10)[0]
-    return float(np.linalg.norm(y - (A / scale) @ theta) / np.linalg.norm(y))
 
 
 def _residual_function(robot: Robot, q, qd, qdd, tau, rows: np.ndarray):
@@ -155,26 +154,63 @@ def gravity_direction(robot: Robot, q, qd=None, qdd=None, tau=None, samples: int
     return GravityDirection(gravity=g, residual=residual(g), model_residual=model, sign_from_model=sign_from_model)
 
 
-def mounting_hint(robot: Robot, q, qd, qdd, tau) -> str:
-    """The warning :func:`robodyn.identify` gives when least squares with the model's g leaves more than
-    ``POOR_FIT`` of the torques unexplained (samples (N, n), already checked): the direction that explains them, or
-    the other usual causes; "" when the fit is not poor."""
+def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
+    """The warnings :func:`robodyn.identify` gives about the conventions of samples (N, n) (already checked): joints
+    whose torques look of the other sign (``FLIPPED``); else, where least squares with the model's gravity leaves
+    more than ``POOR_FIT`` of the torques unexplained, the direction of gravity that explains them
+    (:func:`gravity_direction`) or the other usual causes.  One pivoted QR of the regressor on at most
+    ``EQUATIONS`` equations spread over the log."""
     from robodyn.parameters.regressor import regressor
 
     rows = _spread(q.shape[0], min(SAMPLES, max(EQUATIONS // q.shape[1], 1)))
-    y = tau[rows].ravel()
-    if not np.any(y) or not np.any(robot.gravity):
-        return ""
-    if _unexplained(regressor(robot, q[rows], qd[rows], qdd[rows]).reshape(y.size, -1), y) <= POOR_FIT:
-        return ""
+    y = tau[rows]
+    if not np.any(y):
+        return []
+    A = regressor(robot, q[rows], qd[rows], qdd[rows]).reshape(y.size, -1)
+    scale = np.linalg.norm(A, axis=0)
+    Q, R, _ = scipy.linalg.qr(A / np.where(scale > 0, scale, 1.0), mode="economic", pivoting=True)
+    d = np.abs(np.diag(R))
+    U = Q[:, :int(np.sum(d > 1e-10 * d[0]))] if d.size and d[0] > 0 else Q[:, :0]  # the range of A
+
+    def residual(Y):
+        Y = Y.ravel()
+        return (Y - U @ (U.T @ Y)).reshape(y.shape)
+
+    norms = np.linalg.norm(y, axis=0)
+    rho = residual(y)
+    share = np.linalg.norm(rho, axis=0) / np.where(norms > 0, norms, 1.0)
+    signs = np.ones(y.shape[1])
+    while True:  # greedy: one wrong sign corrupts the shared parameters, so the others are judged after it
+        now = residual(signs * y)
+        gains = {}
+        for j in np.flatnonzero((norms > 0) & (signs > 0)):
+            alone = np.zeros_like(y)
+            alone[:, j] = y[:, j]
+            other = now - 2.0 * residual(alone)  # the residual with joint j's torques negated too
+            if (np.linalg.norm(other[:, j]) < FLIPPED * min(np.linalg.norm(now[:, j]), norms[j])
+                    and np.linalg.norm(other) < np.linalg.norm(now)):
+                gains[j] = np.linalg.norm(now) - np.linalg.norm(other)
+        if not gains:
+            break
+        signs[max(gains, key=gains.get)] = -1.0
+    if np.any(signs < 0):
+        after = np.linalg.norm(residual(signs * y), axis=0) / np.where(norms > 0, norms, 1.0)
+        listed = ", ".join(f"joint {j + 1} ({robot.q_names[j]}: {100 * share[j]:.0f} % → {100 * after[j]:.0f} %)"
+                           for j in np.flatnonzero(signs < 0))
+        return [f"robot '{robot.name}': the torques of {listed} look of the other sign: negated, least squares "
+                "leaves that share of them unexplained instead. Check the sign convention of the log's torques (and "
+                "positions) against the model's joint axes."]
+    total = np.linalg.norm(rho) / np.linalg.norm(y)
+    if total <= POOR_FIT or not np.any(robot.gravity):
+        return []
     found = gravity_direction(robot, q, qd, qdd, tau)
     model = (np.round(robot.gravity, 4) + 0.0).tolist()  # + 0.0: no "-0.0" in the message
     head = (f"robot '{robot.name}': least squares with the model's gravity {model} m/s² leaves "
             f"{100 * found.model_residual:.0f} % of the torques unexplained (norm of the residual).")
     if found.residual < BETTER * found.model_residual:
         g = (np.round(found.gravity, 3) + 0.0).tolist()
-        return (f"{head} Gravity {g} m/s² in the base frame leaves {100 * found.residual:.0f} %: is the arm mounted on "
-                f"a wall, a ceiling or a tilted base? Identify with robot.replace(gravity={g}) "
-                "(rd.identification.gravity_direction estimates it).")
-    return (f"{head} No direction of gravity does much better ({100 * found.residual:.0f} %): check the torques' "
-            "units and signs, the order of the joints and their zeros against the model.")
+        return [f"{head} Gravity {g} m/s² in the base frame leaves {100 * found.residual:.0f} %: is the arm mounted "
+                f"on a wall, a ceiling or a tilted base? Identify with robot.replace(gravity={g}) (robodyn identify "
+                f"--gravity={','.join(map(str, g))}; rd.identification.gravity_direction estimates it)."]
+    return [f"{head} No direction of gravity does much better ({100 * found.residual:.0f} %): check the torques' "
+            "units and signs, the order of the joints and their zeros against the model."]
