@@ -73,6 +73,19 @@ def test_identify_names_the_mounting(panda):
         rd.identify(panda.replace(gravity=WALL), *data, method="ols")  # the right model: no warning
 
 
+def test_identify_names_a_ceiling_by_the_models_own_parameters(panda):
+    """A Panda on a ceiling: least squares fits the floor's g with masses of the other sign (no poor fit to see),
+    but the model's own parameters predict the torques far better with g reversed; a model without masses says
+    nothing."""
+    data = log(panda, CEILING, noise=0.01)
+    with pytest.warns(UserWarning, match=r"predict the torques at \d+ % with its gravity and at 0 % with gravity "
+                                         r"reversed, \[0.0, 0.0, 9.81\] m/s².*mounted on a ceiling"):
+        rd.identify(panda, *data, method="ols")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rd.identify(panda.replace(params=np.zeros_like(panda.params)), *data, method="ols")
+
+
 def test_identify_names_other_causes_when_no_direction_helps(panda):
     q, qd, qdd, tau = log(panda, panda.gravity, noise=0.01)
     with pytest.warns(UserWarning, match="No direction of gravity does much better .*units and signs, the order of "

@@ -154,11 +154,30 @@ def gravity_direction(robot: Robot, q, qd=None, qdd=None, tau=None, samples: int
     return GravityDirection(gravity=g, residual=residual(g), model_residual=model, sign_from_model=sign_from_model)
 
 
+def _reversed_gravity(robot: Robot, q, qd, qdd, y) -> list[str]:
+    """A ceiling mount: least squares fits −g with negated masses, but the model's own parameters (when it has
+    masses) predict the torques far better with the gravity reversed."""
+    from robodyn.dynamics.api import inverse_dynamics
+
+    if not np.any(robot.params[:, 9] > 0):
+        return []
+    miss = [np.linalg.norm(inverse_dynamics(robot, q, qd, qdd, gravity=g) - y) / np.linalg.norm(y)
+            for g in (robot.gravity, -robot.gravity)]
+    if miss[1] < min(BETTER * miss[0], POOR_FIT):
+        g = (-np.round(robot.gravity, 4) + 0.0).tolist()
+        return [f"robot '{robot.name}': the model's own parameters predict the torques at {100 * miss[0]:.0f} % with "
+                f"its gravity and at {100 * miss[1]:.0f} % with gravity reversed, {g} m/s² (least squares fits either, "
+                "with masses of the other sign): is the arm mounted on a ceiling? Identify with "
+                f"robot.replace(gravity={g}) (robodyn identify --gravity={','.join(map(str, g))})."]
+    return []
+
+
 def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
     """The warnings :func:`robodyn.identify` gives about the conventions of samples (N, n) (already checked): joints
     whose torques look of the other sign (``FLIPPED``); else, where least squares with the model's gravity leaves
     more than ``POOR_FIT`` of the torques unexplained, the direction of gravity that explains them
-    (:func:`gravity_direction`) or the other usual causes.  One pivoted QR of the regressor on at most
+    (:func:`gravity_direction`) or the other usual causes; else a model whose own parameters predict the torques
+    far better with its gravity reversed (a ceiling).  One pivoted QR of the regressor on at most
     ``EQUATIONS`` equations spread over the log."""
     from robodyn.parameters.regressor import regressor
 
@@ -201,8 +220,10 @@ def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
                 "leaves that share of them unexplained instead. Check the sign convention of the log's torques (and "
                 "positions) against the model's joint axes."]
     total = np.linalg.norm(rho) / np.linalg.norm(y)
-    if total <= POOR_FIT or not np.any(robot.gravity):
+    if not np.any(robot.gravity):
         return []
+    if total <= POOR_FIT:
+        return _reversed_gravity(robot, q[rows], qd[rows], qdd[rows], y)
     found = gravity_direction(robot, q, qd, qdd, tau)
     model = (np.round(robot.gravity, 4) + 0.0).tolist()  # + 0.0: no "-0.0" in the message
     head = (f"robot '{robot.name}': least squares with the model's gravity {model} m/s² leaves "
