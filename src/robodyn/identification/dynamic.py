@@ -16,9 +16,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from robodyn.errors import InputError
+from robodyn.identification.conventions import convention_hints
 from robodyn.identification.factors import RANK_TOL, IdentificationError, check_rank, solve_factor, stack_factors
 from robodyn.identification.fleet import fleet_labels, identify_fleet, per_robot_option
-from robodyn.identification.conventions import convention_hints
 from robodyn.identification.position import auto_terms, check_position_terms, position_names, term_columns
 from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, chunk_size, factor,
                                               gram, is_cluster_input, min_velocities, rows_used, sample_arrays)
@@ -150,8 +150,8 @@ def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "physic
     method : {"physical", "ols", "wls", "irls"}
         The solver (:mod:`robodyn.identification.solvers`).  Default ``"physical"``: the standard parameters of
         rigid bodies with friction ≥ 0, pulled towards the model's where the data determine them little; on
-        measured runs it extrapolates to held-out motions where least squares does not, and is within a point or
-        two of it elsewhere (docs/identification.md, "Which method by default").  ``"ols"``: plain least squares,
+        measured runs it extrapolates to held-out motions where least squares does not, and is within a few points
+        of it elsewhere (docs/identification.md, "Which method by default").  ``"ols"``: plain least squares,
         which raises on parameters the data do not excite.
     friction, base, robust, max_iterations, regularization, min_mass, rank_tol, transmission, min_velocity, weights,
     parallel, bounds, position_terms, reduction, chunk, per_robot
