@@ -92,6 +92,22 @@ def _residual_function(robot: Robot, q, qd, qdd, tau, rows: np.ndarray):
     return residual
 
 
+def _model_misses(robot: Robot, q, qd, qdd, tau, gravities) -> list | None:
+    """‖τ − Γ_model(g)‖ / ‖τ‖ of the model's own (a priori) parameters with each of ``gravities``; None where the
+    model has no masses (its prediction says nothing of g)."""
+    from robodyn.dynamics.api import inverse_dynamics
+
+    if not np.any(robot.params[:, 9] > 0):
+        return None
+    return [float(np.linalg.norm(inverse_dynamics(robot, q, qd, qdd, gravity=g) - tau) / np.linalg.norm(tau))
+            for g in gravities]
+
+
+def _identify_with(g) -> str:
+    """The advice of a warning naming the gravity vector ``g`` (rounded, a list)."""
+    return (f"Identify with robot.replace(gravity={g}) (robodyn identify --gravity={','.join(map(str, g))}")
+
+
 def gravity_direction(robot: Robot, q, qd=None, qdd=None, tau=None, samples: int = SAMPLES) -> GravityDirection:
     """The gravity vector (base frame) that least squares fits the measured torques best with: how the arm is mounted.
 
@@ -142,34 +158,22 @@ def gravity_direction(robot: Robot, q, qd=None, qdd=None, tau=None, samples: int
     g = on_sphere(best.x) if best.fun < residual(start) else np.asarray(start, dtype=float)
     g[np.abs(g) < 1e-9 * magnitude] = 0.0
     # least squares fits g and −g almost alike; the model's masses and first moments predict with the right one
-    sign_from_model = bool(np.any(robot.params[:, 9] > 0))
-    if sign_from_model:
-        from robodyn.dynamics.api import inverse_dynamics
-
-        s = tuple(x[rows] for x in (q, qd, qdd))
-        miss = [np.linalg.norm(inverse_dynamics(robot, *s, gravity=v) - tau[rows]) for v in (g, -g)]
-        g = g if miss[0] <= miss[1] else -g
-    elif residual(-g) < residual(g):
+    miss = _model_misses(robot, q[rows], qd[rows], qdd[rows], tau[rows], (g, -g))
+    if (residual(-g) < residual(g)) if miss is None else miss[1] < miss[0]:
         g = -g
-    return GravityDirection(gravity=g, residual=residual(g), model_residual=model, sign_from_model=sign_from_model)
+    return GravityDirection(gravity=g, residual=residual(g), model_residual=model, sign_from_model=miss is not None)
 
 
 def _reversed_gravity(robot: Robot, q, qd, qdd, y) -> list[str]:
     """A ceiling mount: least squares fits −g with negated masses, but the model's own parameters (when it has
     masses) predict the torques far better with the gravity reversed."""
-    from robodyn.dynamics.api import inverse_dynamics
-
-    if not np.any(robot.params[:, 9] > 0):
+    miss = _model_misses(robot, q, qd, qdd, y, (robot.gravity, -robot.gravity))
+    if miss is None or not miss[1] < min(BETTER * miss[0], POOR_FIT):
         return []
-    miss = [np.linalg.norm(inverse_dynamics(robot, q, qd, qdd, gravity=g) - y) / np.linalg.norm(y)
-            for g in (robot.gravity, -robot.gravity)]
-    if miss[1] < min(BETTER * miss[0], POOR_FIT):
-        g = (-np.round(robot.gravity, 4) + 0.0).tolist()
-        return [f"robot '{robot.name}': the model's own parameters predict the torques at {100 * miss[0]:.0f} % with "
-                f"its gravity and at {100 * miss[1]:.0f} % with gravity reversed, {g} m/s² (least squares fits either, "
-                "with masses of the other sign): is the arm mounted on a ceiling? Identify with "
-                f"robot.replace(gravity={g}) (robodyn identify --gravity={','.join(map(str, g))})."]
-    return []
+    g = (-np.round(robot.gravity, 4) + 0.0).tolist()
+    return [f"robot '{robot.name}': the model's own parameters predict the torques at {100 * miss[0]:.0f} % with its "
+            f"gravity and at {100 * miss[1]:.0f} % with gravity reversed, {g} m/s² (least squares fits either, with "
+            f"masses of the other sign): is the arm mounted on a ceiling? {_identify_with(g)})."]
 
 
 def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
@@ -198,14 +202,13 @@ def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
     norms = np.linalg.norm(y, axis=0)
     rho = residual(y)
     share = np.linalg.norm(rho, axis=0) / np.where(norms > 0, norms, 1.0)
+    alone = [residual(np.where(np.arange(y.shape[1]) == j, y, 0.0)) for j in range(y.shape[1])]  # of τ_j alone
     signs = np.ones(y.shape[1])
     while True:  # greedy: one wrong sign corrupts the shared parameters, so the others are judged after it
         now = residual(signs * y)
         gains = {}
         for j in np.flatnonzero((norms > 0) & (signs > 0)):
-            alone = np.zeros_like(y)
-            alone[:, j] = y[:, j]
-            other = now - 2.0 * residual(alone)  # the residual with joint j's torques negated too
+            other = now - 2.0 * alone[j]  # the residual with joint j's torques negated too
             if (np.linalg.norm(other[:, j]) < FLIPPED * min(np.linalg.norm(now[:, j]), norms[j])
                     and np.linalg.norm(other) < np.linalg.norm(now)):
                 gains[j] = np.linalg.norm(now) - np.linalg.norm(other)
@@ -231,7 +234,7 @@ def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
     if found.residual < BETTER * found.model_residual:
         g = (np.round(found.gravity, 3) + 0.0).tolist()
         return [f"{head} Gravity {g} m/s² in the base frame leaves {100 * found.residual:.0f} %: is the arm mounted "
-                f"on a wall, a ceiling or a tilted base? Identify with robot.replace(gravity={g}) (robodyn identify "
-                f"--gravity={','.join(map(str, g))}; rd.identification.gravity_direction estimates it)."]
+                f"on a wall, a ceiling or a tilted base? {_identify_with(g)}; rd.identification.gravity_direction "
+                "estimates it)."]
     return [f"{head} No direction of gravity does much better ({100 * found.residual:.0f} %): check the torques' "
             "units and signs, the order of the joints and their zeros against the model."]
