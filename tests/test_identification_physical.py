@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import robodyn as rd
-from robodyn.identification.consistent import LOOSE_GAP, PhysicalBounds, pseudo_inertia
+from robodyn.identification.consistent import FIT_GAP, LOOSE_GAP, PhysicalBounds, pseudo_inertia
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,21 @@ def test_default_is_certified_and_says_how_the_regularization_was_chosen(robot, 
     ols = rd.identify(robot, *samples)
     assert ssr >= np.sum((tau - ols.predict(q, qd, qdd)) ** 2) * (1 - 1e-9)
     assert ssr <= np.sum((tau - rd.inverse_dynamics(robot, q, qd, qdd)) ** 2) * (1 + 1e-6)
+
+
+def test_noise_free_torques_are_certified_by_the_fit_gap(robot):
+    """Simulated torques without noise: the objective is ~1e-16, where a relative duality gap of 1e-3 is an
+    absolute 1e-19 and says nothing; the point is certified because its fit is within FIT_GAP of the optimum's."""
+    rng = np.random.default_rng(1)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 600, robot.n))
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    res = rd.identify(robot, q, qd, qdd, tau)
+    s = res.solver
+    assert res.method == "physical" and res.converged and s["certified"] and res.message == ""
+    assert 0.0 <= s["lower_bound"] <= s["objective"] < 1e-12
+    assert s["fit_gap"] == np.sqrt(s["objective"]) - np.sqrt(s["lower_bound"]) and s["fit_gap"] <= FIT_GAP
+    # the objective bounds the torque residual relative to ‖τ‖ (it adds the regularization's term to it)
+    assert np.linalg.norm(res.predict(q, qd, qdd) - tau) <= np.sqrt(s["objective"]) * np.linalg.norm(tau)
 
 
 def test_prior_share_marks_what_the_data_cannot_determine(robot, samples):

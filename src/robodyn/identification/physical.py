@@ -65,7 +65,7 @@ class PhysicalFit:
     robot : Robot — the model carrying them (name ``<name>_identified``).
     transmission : Transmission or None — with the identified motor inertias (and friction), if ``base`` has one.
     solver : dict — name, status, iterations, constraint_violation, objective, lower_bound, relative_gap,
-        accuracy, certified, regularization, warnings.
+        fit_gap (√objective − √lower_bound), accuracy, certified, regularization, warnings.
     prior_share : ndarray (p,) — per standard parameter, the share of the prior in its estimate (0 to 1).
     """
 

@@ -50,7 +50,7 @@ class Identification:
     equations : ndarray (n,) — equations (rows) of each joint used by the fit (``min_velocity`` drops some).
     weights : ndarray (n,) — the user's per-joint weights of the fit (1 by default).
     solver : dict or None — "physical": the conic solver's report: status, iterations, constraint violation,
-        objective, lower bound, relative gap, accuracy, certified, regularization and its rule
+        objective, lower bound, relative gap, fit gap, accuracy, certified, regularization and its rule
         (docs/identification.md).
     parallel : bool — whether the regressor was filtered and decimated like τ (``identify(..., parallel=data)``).
     prior_share : ndarray (p,) or None — "physical": per standard parameter (order of ``standard``), the share of
