@@ -120,3 +120,26 @@ def test_a_torque_of_the_other_sign_is_named(panda, joint):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rd.identify(panda, q, qd, qdd, tau, method="ols")
+
+
+def test_a_sign_least_squares_cannot_see_is_named_by_the_models_own_parameters():
+    """The PUMA 560's joint 5 negated: least squares fits it with its own parameters of the other sign (no residual
+    to see), but the model's own parameters predict it far better negated, and identify names that joint alone; a
+    model without masses cannot tell, and a ceiling stays a ceiling (gravity reversed predicts better)."""
+    puma = rd.load("puma560")
+    q, qd, qdd, tau = log(puma, puma.gravity, noise=0.01)
+    flipped = tau.copy()
+    flipped[:, 4] *= -1
+    with pytest.warns(UserWarning, match=r"the model's own parameters predict the torques of joint 5 \(\w+: \d+ % → "
+                                         r"\d+ %\) far better negated") as caught:
+        rd.identify(puma, q, qd, qdd, flipped, method="ols")
+    named = [re.findall(r"joint (\d+) \(", str(w.message)) for w in caught if "negated" in str(w.message)]
+    assert named == [["5"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rd.identify(puma, q, qd, qdd, tau, method="ols")
+        rd.identify(puma.replace(params=np.zeros_like(puma.params)), q, qd, qdd, flipped, method="ols")
+    ceiling = log(puma, -puma.gravity, noise=0.01)
+    with pytest.warns(UserWarning, match="mounted on a ceiling") as caught:
+        rd.identify(puma, *ceiling, method="ols")
+    assert not [w for w in caught if "negated" in str(w.message)]

@@ -14,6 +14,8 @@ one profile, ``validate`` on run D, against the URDF and against least squares.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -69,3 +71,20 @@ def test_the_default_extrapolates_from_three_runs_of_one_profile(gen3):
         / np.linalg.norm(held.tau, axis=0)
     np.testing.assert_array_less(err, prior)
     assert err.mean() < 0.5 * ols.mean()
+
+
+def test_joint_2_logged_with_the_other_sign_is_named(gen3):
+    """Run A with joint 2's torques negated: least squares fits it with joint 2's own parameters of the other sign,
+    the URDF's masses predict it at about 33 % of its norm negated and 205 % as logged; identify names joint 2
+    alone, and nothing on the run as logged (least squares without friction: run A turns each joint one way)."""
+    robot, runs = gen3
+    run = runs["A"]
+    flipped = run.tau.copy()
+    flipped[:, 1] *= -1
+    with pytest.warns(UserWarning) as caught:
+        rd.identify(robot, run.q, run.qd, run.qdd, flipped, friction=False, method="ols")
+    named = [re.findall(r"joint (\d+) \(", str(w.message)) for w in caught if "negated" in str(w.message)]
+    assert named == [["2"]] and any("model's own parameters" in str(w.message) for w in caught)
+    with pytest.warns(UserWarning) as caught:
+        rd.identify(robot, run.q, run.qd, run.qdd, run.tau, friction=False, method="ols")
+    assert not [w for w in caught if "negated" in str(w.message)]

@@ -8,7 +8,8 @@ five regressors of the samples, and the direction that explains the torques best
 torques unexplained whatever the parameters: a log of a wall-mounted seven-joint arm (docs/identification.md,
 "Warnings about the data") fits at 70 to 800 % per joint with g along −z and at 1 to 34 % with g along +x.
 A joint whose torque was logged with the other sign contradicts the parameters it shares with the other joints:
-negated, its least-squares residual falls.
+negated, its least-squares residual falls; a joint whose torque its own parameters alone carry is seen instead by
+the model's own (a priori) parameters, which predict it far better negated.
 """
 
 from __future__ import annotations
@@ -103,6 +104,34 @@ def _model_misses(robot: Robot, q, qd, qdd, tau, gravities) -> list | None:
             for g in gravities]
 
 
+def _model_flips(robot: Robot, q, qd, qdd, y, signs) -> list[tuple[int, float, float]]:
+    """Joints not yet named (``signs`` > 0) whose torques the model's own (a priori) parameters predict far better
+    negated (``FLIPPED``): [(j, ‖τ_j − Γ_j‖ / ‖τ_j‖, ‖−τ_j − Γ_j‖ / ‖τ_j‖)].  Least squares cannot see a joint whose
+    torque its own parameters alone carry (a shoulder's gravity: negated, they fit it with the other sign), the
+    model's masses can.  Empty where the model has no masses, or where reversing gravity predicts the torques at
+    least as well as these signs (a ceiling mount, which :func:`_reversed_gravity` names)."""
+    from robodyn.dynamics.api import inverse_dynamics
+
+    if not np.any(robot.params[:, 9] > 0):
+        return []
+    predicted = inverse_dynamics(robot, q, qd, qdd)
+    norms = np.linalg.norm(y, axis=0)
+    per = np.where(norms > 0, norms, 1.0)
+    miss, negated = (np.linalg.norm(s * y - predicted, axis=0) / per for s in (1.0, -1.0))
+    flips = np.flatnonzero((norms > 0) & (signs > 0) & (negated < FLIPPED * np.minimum(miss, 1.0)))
+    if not flips.size:
+        return []
+
+    def misses(Y, G):  # per joint, capped at 1: a joint the model predicts worse than zero torque tells nothing
+        return np.sum(np.minimum(np.linalg.norm(Y - G, axis=0) / per, 1.0) ** 2)
+
+    changed = np.where(np.isin(np.arange(y.shape[1]), flips), -signs, signs)
+    reversed_gravity = inverse_dynamics(robot, q, qd, qdd, gravity=-robot.gravity)
+    if misses(changed * y, predicted) >= misses(signs * y, reversed_gravity):
+        return []
+    return [(int(j), float(miss[j]), float(negated[j])) for j in flips]
+
+
 def _identify_with(g) -> str:
     """The advice of a warning naming the gravity vector ``g`` (rounded, a list)."""
     return (f"Identify with robot.replace(gravity={g}) (robodyn identify --gravity={','.join(map(str, g))}")
@@ -178,7 +207,8 @@ def _reversed_gravity(robot: Robot, q, qd, qdd, y) -> list[str]:
 
 def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
     """The warnings :func:`robodyn.identify` gives about the conventions of samples (N, n) (already checked): joints
-    whose torques look of the other sign (``FLIPPED``); else, where least squares with the model's gravity leaves
+    whose torques look of the other sign to least squares or to the model's own parameters (``FLIPPED``,
+    :func:`_model_flips`); else, where least squares with the model's gravity leaves
     more than ``POOR_FIT`` of the torques unexplained, the direction of gravity that explains them
     (:func:`gravity_direction`) or the other usual causes; else a model whose own parameters predict the torques
     far better with its gravity reversed (a ceiling).  One pivoted QR of the regressor on at most
@@ -215,13 +245,23 @@ def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
         if not gains:
             break
         signs[max(gains, key=gains.get)] = -1.0
+    check = "Check the sign convention of the log's torques (and positions) against the model's joint axes."
+    hints = []
     if np.any(signs < 0):
         after = np.linalg.norm(residual(signs * y), axis=0) / np.where(norms > 0, norms, 1.0)
         listed = ", ".join(f"joint {j + 1} ({robot.q_names[j]}: {100 * share[j]:.0f} % → {100 * after[j]:.0f} %)"
                            for j in np.flatnonzero(signs < 0))
-        return [f"robot '{robot.name}': the torques of {listed} look of the other sign: negated, least squares "
-                "leaves that share of them unexplained instead. Check the sign convention of the log's torques (and "
-                "positions) against the model's joint axes."]
+        hints.append(f"robot '{robot.name}': the torques of {listed} look of the other sign: negated, least squares "
+                     f"leaves that share of them unexplained instead. {check}")
+    flips = _model_flips(robot, q[rows], qd[rows], qdd[rows], y, signs)
+    if flips:
+        listed = ", ".join(f"joint {j + 1} ({robot.q_names[j]}: {100 * m:.0f} % → {100 * f:.0f} %)"
+                           for j, m, f in flips)
+        hints.append(f"robot '{robot.name}': the model's own parameters predict the torques of {listed} far better "
+                     f"negated (the share of their norm left unexplained; least squares fits either sign there, its "
+                     f"parameters taking the other). {check}")
+    if hints:
+        return hints
     total = np.linalg.norm(rho) / np.linalg.norm(y)
     if not np.any(robot.gravity):
         return []
