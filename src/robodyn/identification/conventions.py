@@ -109,7 +109,8 @@ def _model_flips(robot: Robot, q, qd, qdd, y, signs) -> list[tuple[int, float, f
     negated (``FLIPPED``): [(j, ‖τ_j − Γ_j‖ / ‖τ_j‖, ‖−τ_j − Γ_j‖ / ‖τ_j‖)].  Least squares cannot see a joint whose
     torque its own parameters alone carry (a shoulder's gravity: negated, they fit it with the other sign), the
     model's masses can.  Empty where the model has no masses, or where reversing gravity predicts the torques at
-    least as well as these signs (a ceiling mount, which :func:`_reversed_gravity` names)."""
+    least as well as these signs (a ceiling mount, which :func:`_reversed_gravity` names).  Called only where least
+    squares with these signs explains the torques (``POOR_FIT``): otherwise the model's gravity is in doubt."""
     from robodyn.dynamics.api import inverse_dynamics
 
     if not np.any(robot.params[:, 9] > 0):
@@ -253,7 +254,9 @@ def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
                            for j in np.flatnonzero(signs < 0))
         hints.append(f"robot '{robot.name}': the torques of {listed} look of the other sign: negated, least squares "
                      f"leaves that share of them unexplained instead. {check}")
-    flips = _model_flips(robot, q[rows], qd[rows], qdd[rows], y, signs)
+    # where least squares leaves much unexplained, the model's gravity is suspect, and with it its predictions
+    fits = np.linalg.norm(residual(signs * y)) <= POOR_FIT * np.linalg.norm(y)
+    flips = _model_flips(robot, q[rows], qd[rows], qdd[rows], y, signs) if fits else []
     if flips:
         listed = ", ".join(f"joint {j + 1} ({robot.q_names[j]}: {100 * m:.0f} % → {100 * f:.0f} %)"
                            for j, m, f in flips)
