@@ -93,30 +93,28 @@ def _residual_function(robot: Robot, q, qd, qdd, tau, rows: np.ndarray):
     return residual
 
 
-def _model_misses(robot: Robot, q, qd, qdd, tau, gravities) -> list | None:
-    """‖τ − Γ_model(g)‖ / ‖τ‖ of the model's own (a priori) parameters with each of ``gravities``; None where the
-    model has no masses (its prediction says nothing of g)."""
+def _model_torques(robot: Robot, q, qd, qdd, gravities) -> list | None:
+    """Γ_model(g) (N, n) of the model's own (a priori) parameters with each of ``gravities``; None where the model
+    has no masses (its prediction says nothing of g, nor of a joint's sign)."""
     from robodyn.dynamics.api import inverse_dynamics
 
     if not np.any(robot.params[:, 9] > 0):
         return None
-    return [float(np.linalg.norm(inverse_dynamics(robot, q, qd, qdd, gravity=g) - tau) / np.linalg.norm(tau))
-            for g in gravities]
+    return [inverse_dynamics(robot, q, qd, qdd, gravity=g) for g in gravities]
 
 
-def _model_flips(robot: Robot, q, qd, qdd, y, signs) -> list[tuple[int, float, float]]:
+def _misses(torques, tau) -> list | None:
+    """‖τ − Γ‖ / ‖τ‖ of each of ``torques`` (:func:`_model_torques`; None stays None)."""
+    return None if torques is None else [float(np.linalg.norm(G - tau) / np.linalg.norm(tau)) for G in torques]
+
+
+def _model_flips(y, signs, norms, predicted, reversed_gravity) -> list[tuple[int, float, float]]:
     """Joints not yet named (``signs`` > 0) whose torques the model's own (a priori) parameters predict far better
-    negated (``FLIPPED``): [(j, ‖τ_j − Γ_j‖ / ‖τ_j‖, ‖−τ_j − Γ_j‖ / ‖τ_j‖)].  Least squares cannot see a joint whose
-    torque its own parameters alone carry (a shoulder's gravity: negated, they fit it with the other sign), the
-    model's masses can.  Empty where the model has no masses, or where reversing gravity predicts the torques at
-    least as well as these signs (a ceiling mount, which :func:`_reversed_gravity` names).  Called only where least
-    squares with these signs explains the torques (``POOR_FIT``): otherwise the model's gravity is in doubt."""
-    from robodyn.dynamics.api import inverse_dynamics
-
-    if not np.any(robot.params[:, 9] > 0):
-        return []
-    predicted = inverse_dynamics(robot, q, qd, qdd)
-    norms = np.linalg.norm(y, axis=0)
+    negated (``FLIPPED``): [(j, ‖τ_j − Γ_j‖ / ‖τ_j‖, ‖−τ_j − Γ_j‖ / ‖τ_j‖)], ``norms`` the ‖τ_j‖,
+    Γ the model's torques with its gravity and reversed (:func:`_model_torques`).  Least squares cannot see a joint
+    whose torque its own parameters alone carry (a shoulder's gravity: negated, they fit it with the other sign),
+    the model's masses can.  Empty where reversing gravity predicts the torques at least as well as these signs (a
+    ceiling mount, which :func:`_reversed_gravity` names)."""
     per = np.where(norms > 0, norms, 1.0)
     miss, negated = (np.linalg.norm(s * y - predicted, axis=0) / per for s in (1.0, -1.0))
     flips = np.flatnonzero((norms > 0) & (signs > 0) & (negated < FLIPPED * np.minimum(miss, 1.0)))
@@ -127,7 +125,6 @@ def _model_flips(robot: Robot, q, qd, qdd, y, signs) -> list[tuple[int, float, f
         return np.sum(np.minimum(np.linalg.norm(Y - G, axis=0) / per, 1.0) ** 2)
 
     changed = np.where(np.isin(np.arange(y.shape[1]), flips), -signs, signs)
-    reversed_gravity = inverse_dynamics(robot, q, qd, qdd, gravity=-robot.gravity)
     if misses(changed * y, predicted) >= misses(signs * y, reversed_gravity):
         return []
     return [(int(j), float(miss[j]), float(negated[j])) for j in flips]
@@ -188,16 +185,17 @@ def gravity_direction(robot: Robot, q, qd=None, qdd=None, tau=None, samples: int
     g = on_sphere(best.x) if best.fun < residual(start) else np.asarray(start, dtype=float)
     g[np.abs(g) < 1e-9 * magnitude] = 0.0
     # least squares fits g and −g almost alike; the model's masses and first moments predict with the right one
-    miss = _model_misses(robot, q[rows], qd[rows], qdd[rows], tau[rows], (g, -g))
+    miss = _misses(_model_torques(robot, q[rows], qd[rows], qdd[rows], (g, -g)), tau[rows])
     if (residual(-g) < residual(g)) if miss is None else miss[1] < miss[0]:
         g = -g
     return GravityDirection(gravity=g, residual=residual(g), model_residual=model, sign_from_model=miss is not None)
 
 
-def _reversed_gravity(robot: Robot, q, qd, qdd, y) -> list[str]:
+def _reversed_gravity(robot: Robot, y, torques) -> list[str]:
     """A ceiling mount: least squares fits −g with negated masses, but the model's own parameters (when it has
-    masses) predict the torques far better with the gravity reversed."""
-    miss = _model_misses(robot, q, qd, qdd, y, (robot.gravity, -robot.gravity))
+    masses) predict the torques far better with the gravity reversed; ``torques``: :func:`_model_torques` with
+    ``robot.gravity`` and its reverse."""
+    miss = _misses(torques, y)
     if miss is None or not miss[1] < min(BETTER * miss[0], POOR_FIT):
         return []
     g = (-np.round(robot.gravity, 4) + 0.0).tolist()
@@ -231,8 +229,8 @@ def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
         return (Y - U @ (U.T @ Y)).reshape(y.shape)
 
     norms = np.linalg.norm(y, axis=0)
-    rho = residual(y)
-    share = np.linalg.norm(rho, axis=0) / np.where(norms > 0, norms, 1.0)
+    per = np.where(norms > 0, norms, 1.0)
+    share = np.linalg.norm(residual(y), axis=0) / per
     alone = [residual(np.where(np.arange(y.shape[1]) == j, y, 0.0)) for j in range(y.shape[1])]  # of τ_j alone
     signs = np.ones(y.shape[1])
     while True:  # greedy: one wrong sign corrupts the shared parameters, so the others are judged after it
@@ -248,15 +246,17 @@ def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
         signs[max(gains, key=gains.get)] = -1.0
     check = "Check the sign convention of the log's torques (and positions) against the model's joint axes."
     hints = []
+    fitted = residual(signs * y)
     if np.any(signs < 0):
-        after = np.linalg.norm(residual(signs * y), axis=0) / np.where(norms > 0, norms, 1.0)
+        after = np.linalg.norm(fitted, axis=0) / per
         listed = ", ".join(f"joint {j + 1} ({robot.q_names[j]}: {100 * share[j]:.0f} % → {100 * after[j]:.0f} %)"
                            for j in np.flatnonzero(signs < 0))
         hints.append(f"robot '{robot.name}': the torques of {listed} look of the other sign: negated, least squares "
                      f"leaves that share of them unexplained instead. {check}")
     # where least squares leaves much unexplained, the model's gravity is suspect, and with it its predictions
-    fits = np.linalg.norm(residual(signs * y)) <= POOR_FIT * np.linalg.norm(y)
-    flips = _model_flips(robot, q[rows], qd[rows], qdd[rows], y, signs) if fits else []
+    fits = np.linalg.norm(fitted) / np.linalg.norm(y) <= POOR_FIT
+    torques = _model_torques(robot, q[rows], qd[rows], qdd[rows], (robot.gravity, -robot.gravity)) if fits else None
+    flips = [] if torques is None else _model_flips(y, signs, norms, *torques)
     if flips:
         listed = ", ".join(f"joint {j + 1} ({robot.q_names[j]}: {100 * m:.0f} % → {100 * f:.0f} %)"
                            for j, m, f in flips)
@@ -265,11 +265,10 @@ def convention_hints(robot: Robot, q, qd, qdd, tau) -> list[str]:
                      f"parameters taking the other). {check}")
     if hints:
         return hints
-    total = np.linalg.norm(rho) / np.linalg.norm(y)
     if not np.any(robot.gravity):
         return []
-    if total <= POOR_FIT:
-        return _reversed_gravity(robot, q[rows], qd[rows], qdd[rows], y)
+    if fits:  # no sign named: least squares with the model's gravity explains the torques
+        return _reversed_gravity(robot, y, torques)
     found = gravity_direction(robot, q, qd, qdd, tau)
     model = (np.round(robot.gravity, 4) + 0.0).tolist()  # + 0.0: no "-0.0" in the message
     head = (f"robot '{robot.name}': least squares with the model's gravity {model} m/s² leaves "
