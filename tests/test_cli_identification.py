@@ -303,7 +303,8 @@ def test_identify_reports_a_position_term_and_warns_that_the_model_file_lacks_it
         csv.writer(fh).writerows([names] + table.tolist())
     res = run("identify", files["model"], path, "--out", out)
     assert res.exit_code == 0, res.output
-    assert re.search(r"position terms: joint 3: 0\.5 sin q3 \+ -0\.2 cos q3 N m", res.output)
+    assert re.search(r"position terms: joint 3: 0\.5 sin q3 \+ -0\.2 cos q3 N m \(fitted on q3 in \[-?[\d.]+,\s+"
+                     r"-?[\d.]+\] rad\)", res.output)  # \s: the console wraps the line
     assert "warning: the model file" in res.output and "position terms of joint(s) 3" in res.output
     assert out.exists()
     res = run("identify", files["model"], path, "--json")
@@ -313,6 +314,8 @@ def test_identify_reports_a_position_term_and_warns_that_the_model_file_lacks_it
     assert terms["joints"] == [3]
     assert abs(c["sin"] - 0.5) <= 4 * c["sin_std"] and abs(c["cos"] + 0.2) <= 4 * c["cos_std"]
     assert 0 < c["sin_std"] < 1e-6 and 0 < c["cos_std"] < 1e-6
+    # the range of the prepared (filtered, trimmed) q3 the term was fitted on, within the log's
+    assert data["q3"].min() - 0.01 <= c["q_min"] < c["q_max"] <= data["q3"].max() + 0.01
 
 
 def test_identify_with_a_transmission_fits_smooth_motor_coulomb_columns(tmp_path):

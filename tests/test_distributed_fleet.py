@@ -200,6 +200,7 @@ def test_fleet_position_terms_equal_least_squares_on_the_explicit_block_regresso
     theta = np.linalg.lstsq(A.reshape(N * n, -1), rows[3].reshape(-1), rcond=None)[0]
     np.testing.assert_allclose(res.position_coefficients.ravel(), theta[:4], rtol=1e-10)
     np.testing.assert_allclose(res.position_coefficients, [terms[0], terms[3]], rtol=1e-10)
+    np.testing.assert_array_equal(res.position_range, [[rows[0][:, j].min(), rows[0][:, j].max()] for j in terms])
     if method == "physical":
         assert res.converged and res.solver["certified"]
         return

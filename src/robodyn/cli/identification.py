@@ -382,9 +382,11 @@ def identify_command(
 
 def position_summary(res) -> str:
     """One line on the position terms k_j sin q_j + c_j cos q_j of an identification (``position_terms``)."""
-    fitted = "; ".join(f"joint {j + 1}: {k:.4g} sin q{j + 1} + {c:.4g} cos q{j + 1} N m"
-                       for j, (k, c) in zip(res.position_joints, res.position_coefficients
-                                                              if res.position_joints else ()))
+    spans = [""] * len(res.position_joints) if res.position_range is None else [
+        f" (fitted on q{j + 1} in [{a:.3g}, {b:.3g}] rad)" for j, (a, b) in zip(res.position_joints, res.position_range)]
+    fitted = "; ".join(f"joint {j + 1}: {k:.4g} sin q{j + 1} + {c:.4g} cos q{j + 1} N m{span}"
+                       for j, (k, c), span in zip(res.position_joints, res.position_coefficients
+                                                  if res.position_joints else (), spans))
     shares = "" if res.position_shares is None else (
         "; residual share of sin q_j, cos q_j per joint (%): "
         + ", ".join(f"{100 * x:.0f}" for x in res.position_shares))

@@ -366,4 +366,5 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
         raise fit_failure(exc, terms, clipped, N) from None
     return Identification(model=robot, method=method, friction=o["friction"], base=bp, names=tuple(bp.names),
                           samples=N, transmission=o["transmission"], equations=np.asarray(counts, dtype=int),
-                          weights=wj, parallel=o["parallel"] is not None, position_shares=shares, **fit)
+                          weights=wj, parallel=o["parallel"] is not None, position_shares=shares,
+                          position_range=source.position_range(terms) if terms else None, **fit)

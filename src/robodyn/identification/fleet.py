@@ -242,7 +242,7 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
     res = _fleet_residuals(Rs, _per_robot_thetas(theta, own_x, shared_x, R))
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     position = dict(position_joints=terms, position_coefficients=theta[:t].reshape(-1, 2),
-                    position_std=std[:t].reshape(-1, 2)) if t else {}
+                    position_std=std[:t].reshape(-1, 2), position_range=source.position_range(terms)) if t else {}
     return Identification(
         model=robot, method=method, friction=True, base=bp, samples=N, iterations=iterations, converged=converged,
         names=fleet_names,

@@ -322,6 +322,11 @@ class ArraySource:
     def median(x) -> np.ndarray:
         return np.nanmedian(x, axis=0)
 
+    def position_range(self, joints) -> np.ndarray:
+        """(len(joints), 2): the least and greatest q_j of the samples, for each of ``joints``."""
+        x = self.q[:, list(joints)]
+        return np.stack([x.min(axis=0), x.max(axis=0)], axis=1)
+
 
 # ---------------------------------------------------------------- on a cluster
 
@@ -550,6 +555,11 @@ class DaskSource:
     @staticmethod
     def median(x) -> np.ndarray:
         return median(x)
+
+    def position_range(self, joints) -> np.ndarray:
+        """As :meth:`ArraySource.position_range`, in one pass over the chunks of q."""
+        x = self.arrays[0][:, list(joints)]
+        return np.stack(self.dask.compute(x.min(axis=0), x.max(axis=0)), axis=1)
 
 
 def _residual_block(bp, q, qd, qdd, tau, theta, joints=(), clip=None, min_velocity=None, labels=None):

@@ -4,6 +4,7 @@ held-out data (:class:`Validation`), plot and file.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from robodyn.arrays import finite_array, finite_result
 from robodyn.errors import InputError
 from robodyn.identification.factors import relative_std
+from robodyn.identification.position import POSITION_MARGIN
 from robodyn.identification.reduction import min_velocities, predicted, rows_used
 from robodyn.identification.samples import filtered_coulomb, run_times, stacked_runs
 from robodyn.model.robot import Robot
@@ -62,6 +64,10 @@ class Identification:
     position_std : ndarray (k, 2) or None — their standard deviations (of the least-squares fit).
     position_shares : ndarray (n,) or None — ``position_terms="auto"``: per joint, the share of its least-squares
         residual that the term removes (above ``POSITION_SHARE``: selected).  None when the joints were given.
+    position_range : ndarray (k, 2) or None — the least and greatest q_j (rad) of the identification data, for
+        every joint of ``position_joints``: the term is a fit over that range, not a model of what the joint does
+        beyond it, so :meth:`predict` (and :meth:`validate`) warn where q_j leaves it by more than
+        ``POSITION_MARGIN`` of its width.
     """
 
     model: Robot
@@ -92,6 +98,7 @@ class Identification:
     position_coefficients: np.ndarray | None = None
     position_std: np.ndarray | None = None
     position_shares: np.ndarray | None = None
+    position_range: np.ndarray | None = None
 
     @property
     def prior_determined(self) -> tuple:
@@ -135,11 +142,31 @@ class Identification:
                              "parameters: a fleet result (per-robot parameters); predict one robot's torques with "
                              "base.regressor(q, qd, qdd) @ robodyn.distributed.fleet_values(result, name)")
         flat = [np.broadcast_to(x, shape).reshape(-1, n) for x in (q, qd, qdd)]
+        self._warn_beyond_position_range(flat[0])
         theta = (np.concatenate([self.position_coefficients.ravel(), self.values]) if self.position_joints
                  else self.values)
         W = None if coulomb is None else lambda blk: patched(flat[0][blk], flat[1][blk], flat[2][blk], blk)
         out = predicted(self.base, *flat, theta, self.position_joints, W)
         return finite_result("Identification.predict", out.reshape(shape))
+
+    def _warn_beyond_position_range(self, q) -> None:
+        """Warn of the joints whose position term is asked for where q_j (N, n) leaves ``position_range``."""
+        if not self.position_joints or self.position_range is None or not len(q):
+            return
+        lo, hi = self.position_range.T
+        margin = POSITION_MARGIN * (hi - lo)
+        x = q[:, list(self.position_joints)]
+        low, high = x.min(axis=0), x.max(axis=0)
+        beyond = [(j, a, b, l0, h0) for j, a, b, l0, h0, m in zip(self.position_joints, low, high, lo, hi, margin)
+                  if a < l0 - m or b > h0 + m]
+        if beyond:
+            listed = ", ".join(f"joint {j + 1} ({self.model.q_names[j]}: q from {a:.3g} to {b:.3g} rad, fitted on "
+                               f"[{l0:.3g}, {h0:.3g}])" for j, a, b, l0, h0 in beyond)
+            warnings.warn(f"robot '{self.model.name}': these states take {listed} outside the range of the "
+                          "identification data, where the position term k_j sin q_j + c_j cos q_j was fitted: the "
+                          "term is a fit over that range, not a model of what the joint does beyond it, and its "
+                          "torque there can be far off. Identify on data that cover the range, or with "
+                          "position_terms=None.", UserWarning, stacklevel=3)
 
     def validate(self, q, qd=None, qdd=None, tau=None, min_velocity=None) -> "Validation":
         """How well the identified model predicts torques it was not fitted to (held-out data).
@@ -243,11 +270,13 @@ class Identification:
             d["prior_share"] = dict(zip(names, (float(x) for x in self.prior_share)))
             d["prior_determined"] = list(self.prior_determined)
         if self.position_joints or self.position_shares is not None:
+            spans = ([{"q_min": float(a), "q_max": float(b)} for a, b in self.position_range]
+                     if self.position_range is not None else [{}] * len(self.position_joints))
             d["position_terms"] = {
                 "joints": [j + 1 for j in self.position_joints],
                 "coefficients": [{"joint": j + 1, "sin": float(kc[0]), "cos": float(kc[1]), "sin_std": float(sd[0]),
-                                  "cos_std": float(sd[1])} for j, kc, sd in zip(
-                                      self.position_joints, self.position_coefficients, self.position_std)]
+                                  "cos_std": float(sd[1])} | span for j, kc, sd, span in zip(
+                                      self.position_joints, self.position_coefficients, self.position_std, spans)]
                 if self.position_joints else [],
                 "shares": None if self.position_shares is None else [float(x) for x in self.position_shares]}
         return d
