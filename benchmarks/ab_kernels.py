@@ -33,7 +33,7 @@ import numpy as np
 
 import robodyn as rd
 import robodyn.native as native
-from robodyn.native.build import FLAGS, PARALLEL, build_library, numpy_flags, python_flags
+from robodyn.native.build import FLAGS, PARALLEL, arch_flags, build_library, numpy_flags, python_flags
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_native import robot_of_size  # noqa: E402
@@ -44,7 +44,7 @@ def load(path: str):
     source = Path(path).read_text(encoding="utf-8").replace('#include "parallel.h"\n', native.parallel_source(), 1)
     name = "robodyn.native._rdgeneric_" + hashlib.sha256(source.encode()).hexdigest()[:20]
     flags = [*FLAGS, *native.THREADS, *(f for f in python_flags() if f != "-DRD_PYTHON"), *numpy_flags(),
-             f"-DRD_MODULE={name.rsplit('.', 1)[1]}"]
+             *arch_flags(), f"-DRD_MODULE={name.rsplit('.', 1)[1]}"]
     lib = build_library(source, flags, description=f"building {path}", prefix="rdgeneric", preferred=PARALLEL)
     loader = importlib.machinery.ExtensionFileLoader(name, str(lib))
     module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(name, str(lib), loader=loader))

@@ -60,7 +60,8 @@ from robodyn.arrays import check_out, singular_model_error
 from robodyn.threads import thread_count, usable_cores
 from robodyn.errors import InputError, ModelError, NumericOverflowError, RobodynError
 from robodyn.native.build import (FLAGS, PARALLEL, REFUSED_TTL, CompileError, CompilerFailedError, CompileTimeoutError,
-                                  build_library, numpy_flags, python_flags, recently_refused, refused_marker)
+                                  arch_flags, build_library, numpy_flags, python_flags, recently_refused,
+                                  refused_marker)
 from robodyn.model.inertia import moved_inertia
 from robodyn.model.robot import Robot
 from robodyn.model.workspace import WORKSPACE
@@ -155,7 +156,7 @@ def _load():
     source = _source()
     errors = []
     for threads in (THREADS, ()):
-        flags = [*FLAGS, *threads, *python, *numpy_flags(), f"-DRD_MODULE={_MODULE_SHORT}"]
+        flags = [*FLAGS, *threads, *python, *numpy_flags(), *arch_flags(), f"-DRD_MODULE={_MODULE_SHORT}"]
         try:
             # a threaded build this compiler failed (e.g. no POSIX threads) is skipped for FAILED_TTL, then tried
             # again; the serial build is never skipped: a failure of it lasts for this process only

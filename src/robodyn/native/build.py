@@ -212,6 +212,41 @@ def numpy_flags() -> list[str]:
     return ["-DRD_NUMPY", f"-I{inc}", "-DRD_NUMPY_VERSION=" + "".join(c if c.isalnum() else "_" for c in np.__version__)]
 
 
+#: the x86-64 micro-architecture levels a library can be built for alone (-DRD_ARCH=N), highest first, with the
+#: CPU features each needs beyond the level below (as Linux's /proc/cpuinfo names them; v3 includes v2's)
+X86_LEVELS = ((4, frozenset({"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"})),
+              (3, frozenset({"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave", "cx16",
+                             "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"})))
+
+
+def x86_level(cpuinfo: str) -> int | None:
+    """The highest level of :data:`X86_LEVELS` whose features the first ``flags`` line of ``cpuinfo`` (the text of
+    /proc/cpuinfo) lists, or None (another CPU, or below x86-64-v3)."""
+    line = next((ln for ln in cpuinfo.splitlines() if ln.startswith("flags")), "")
+    flags = set(line.partition(":")[2].split())
+    level, needed = None, set()
+    for candidate, features in reversed(X86_LEVELS):
+        needed |= features
+        if needed <= flags:
+            level = candidate
+    return level
+
+
+def arch_flags() -> list[str]:
+    """``-DRD_ARCH=N``, N this machine's x86-64 level (:func:`x86_level`; Linux only), for a library that only
+    this machine loads (robodyn's generic kernels: its one clone of the kernels instead of four, a build 4-5
+    times shorter); [] elsewhere. The level is in the flags, so in the cache key: a cache shared with a machine of
+    another level holds one library per level."""
+    if not sys.platform.startswith("linux") or os.uname().machine != "x86_64":
+        return []
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            level = x86_level(fh.read(1 << 16))  # the first processor's lines suffice
+    except OSError:
+        return []
+    return [] if level is None else [f"-DRD_ARCH={level}"]
+
+
 def cache_key(source: str, compiler: str, flags) -> str:
     """SHA-256 (hex) of everything that determines the library: source, compiler, flags, robodyn version."""
     text = "\0".join([source, compiler, " ".join(flags), __version__, sys.implementation.cache_tag or ""])

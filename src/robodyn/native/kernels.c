@@ -77,9 +77,17 @@
  * same 4-lane IEEE operations in their order, so the same bits on every clone: GCC contracts no a * b + c into an
  * FMA in ISO C mode (-std=c99), where Clang would, hence GCC only; the only FMA are libm_sincos_body's own.
  * RD_LIBM_LANES: the kernels compute trig="exact" in lanes (libm_sincos_body) where libm_sincos_check passes, which
- * on x86-64 needs a clone with FMA (x86-64-v3 or v4). */
+ * on x86-64 needs a clone with FMA (x86-64-v3 or v4).  RD_ARCH = 4 or 3 (robodyn.native: the level of the machine
+ * that builds the library, which only it loads) keeps that one clone: a fifth of the first build's time, the same
+ * code where it runs (rd_arch_check refuses the library on a CPU without that level). */
 #if defined(__x86_64__) && defined(__linux__) && !defined(__clang__) && __GNUC__ >= 11
+#if RD_ARCH == 4
+#define RD_CLONES __attribute__((target("arch=x86-64-v4")))
+#elif RD_ARCH == 3
+#define RD_CLONES __attribute__((target("arch=x86-64-v3")))
+#else
 #define RD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "avx2", "default")))
+#endif
 #define RD_LIBM_LANES 1
 #elif defined(__x86_64__) && defined(__linux__)
 #define RD_CLONES __attribute__((target_clones("avx2", "default")))
@@ -3573,7 +3581,27 @@ static PyMethodDef rd_generic_methods[] = {
     {NULL, NULL, 0, NULL}};
 static struct PyModuleDef rd_generic_module = {PyModuleDef_HEAD_INIT, RD_STR(RD_MODULE), NULL, -1,
                                                rd_generic_methods, NULL, NULL, NULL, NULL};
+/* 0 where this CPU has the features of the one clone of an RD_ARCH build (those GCC 11 can test), else -1 with
+ * ImportError set: such a library is never run here (robodyn.native then keeps its NumPy paths) */
+static int rd_arch_check(void) {
+#if defined(RD_ARCH) && RD_ARCH >= 3 && defined(__x86_64__) && !defined(__clang__)
+    __builtin_cpu_init();
+    int usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi")
+                 && __builtin_cpu_supports("bmi2");
+#if RD_ARCH >= 4
+    usable = usable && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
+             && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
+             && __builtin_cpu_supports("avx512cd");
+#endif
+    if (!usable) {
+        PyErr_SetString(PyExc_ImportError, "built for x86-64-v" RD_STR(RD_ARCH) ", which this CPU lacks");
+        return -1;
+    }
+#endif
+    return 0;
+}
 PyMODINIT_FUNC RD_CAT(PyInit_, RD_MODULE)(void) {
+    if (rd_arch_check() < 0) return NULL;
     libm_sincos_check();
 #ifdef RD_NUMPY
     import_array();
