@@ -1,7 +1,8 @@
-"""The generic kernels built for this machine's x86-64 level alone (robodyn.native.build.arch_flags: -DRD_ARCH=N, one
-clone of each kernel instead of four, a first build 4-5 times shorter): the level read from Linux's /proc/cpuinfo,
-kept in the flags and so in the cache key, and the libraries of two levels computing the same numbers bit for bit
-(the clones do the same IEEE operations in the same order; GCC contracts no a * b + c into an FMA in ISO C)."""
+"""Libraries built for this machine's x86-64 level alone (robodyn.native.build.arch_flags: -DRD_ARCH=N): the generic
+kernels' one clone of each kernel instead of four (a first build 4-5 times shorter), a customized model's AVX2
+function without its default clone.  The level read from Linux's /proc/cpuinfo, kept in the flags and so in the
+cache key, and the libraries built either way computing the same numbers bit for bit (the clones do the same IEEE
+operations in the same order; GCC contracts no a * b + c into an FMA in ISO C)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import robodyn as rd
 from robodyn import native
 from robodyn.native import build
 from tests.support.floating import random_floating, random_free_state
-from tests.support.kernels import needs_kernels
+from tests.support.kernels import needs_compiler, needs_kernels
 from tests.support.random_robots import random_robot, random_state
 
 V3 = ("fpu sse sse2 ssse3 sse4_1 sse4_2 cx16 lahf_lm popcnt xsave avx f16c fma movbe abm bmi1 avx2 bmi2 "
@@ -87,4 +88,25 @@ def test_the_libraries_of_two_levels_compute_the_same_bits(tmp_path, monkeypatch
         results.append(_results(module, tag))
     for a, b in zip(*results):
         assert np.asarray(a).dtype == np.float64 and np.isfinite(a).all()
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_compiler
+@pytest.mark.skipif(build.arch_flags() == [], reason="not an x86-64-v3 or v4 Linux machine: every clone is built")
+def test_a_customized_model_built_for_this_level_computes_what_its_clones_do(tmp_path, monkeypatch):
+    """Panda's forward dynamics by rd.compile with this machine's level (its AVX2 function alone) and without (the
+    AVX2 and default clones): two libraries, every output bit for bit equal, batched (the four-lane function, a
+    partial block included) and one state."""
+    robot = rd.load("panda")
+    q, qd, tau = np.random.default_rng(6).uniform(-2.0, 2.0, (3, 9, robot.n))
+    results, libraries = [], []
+    for flags in (build.arch_flags(), []):
+        cache = tmp_path / f"cache{len(flags)}"
+        monkeypatch.setenv("ROBODYN_CACHE", str(cache))
+        monkeypatch.setattr(build, "arch_flags", lambda f=flags: f)
+        f = rd.compile(robot, "forward_dynamics")
+        results.append([f(q, qd, tau), f(q[3], qd[3], tau[3])])
+        libraries += [p.read_bytes() for p in cache.glob("*.so")]
+    assert len(libraries) == 2 and libraries[0] != libraries[1]
+    for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)

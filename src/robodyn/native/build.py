@@ -234,9 +234,10 @@ def x86_level(cpuinfo: str) -> int | None:
 
 def arch_flags() -> list[str]:
     """``-DRD_ARCH=N``, N this machine's x86-64 level (:func:`x86_level`; Linux only), for a library that only
-    this machine loads (robodyn's generic kernels: its one clone of the kernels instead of four, a build 4-5
-    times shorter); [] elsewhere. The level is in the flags, so in the cache key: a cache shared with a machine of
-    another level holds one library per level."""
+    this machine loads: robodyn's generic kernels compile their one clone of that level instead of four (a build
+    4-5 times shorter), a customized model its AVX2 function without the default clone (Panda's forward dynamics
+    2.5-3.1 s instead of 4.5); [] elsewhere. The level is in the flags, so in the cache key: a cache shared with
+    a machine of another level holds one library per level."""
     if not sys.platform.startswith("linux") or os.uname().machine != "x86_64":
         return []
     try:
@@ -415,7 +416,7 @@ def compile_library(source: str, declarations: str, timeout: float | None = None
     """
     import cffi
 
-    flags = flags_for(source) + [f"-I{folder}" for folder in include] + python_flags()
+    flags = flags_for(source) + [f"-I{folder}" for folder in include] + python_flags() + arch_flags()
     entry = "-DRD_PYTHON" in flags and "PyInit_rdmodel" in source
     if entry and "numpy/arrayobject.h" in source:  # an entry on NumPy's C API: none without its headers
         flags += numpy_flags()

@@ -285,8 +285,8 @@ VEC_TRIG = _c_text("vec_trig.c").removesuffix("\n")
 def _lanes(model, name):
     """RD_LANES = 4 samples at a time, each per-sample scalar of the program a GCC/Clang vector of 4 doubles
     (``vector_size``), so that the C compiler computes the samples side by side (an AVX2 clone is selected at
-    load time where the CPU has it). Vector values are registers, not memory: the compiler spends little time
-    on them (arrays over the lanes made it walk aliases between hundreds of local arrays: 40 s for a 7-joint
+    load time where the CPU has it; built with ``-DRD_ARCH``, on a machine with AVX2, that clone alone). Vector
+    values are registers, not memory: the compiler spends little time on them (arrays over the lanes made it walk aliases between hundreds of local arrays: 40 s for a 7-joint
     direct dynamic model). Lane arithmetic is IEEE element by element, so the result equals the one-sample
     function's bit for bit. Other compilers call the one-sample function per lane."""
     lane = {str(s) for a in model.arguments for _, s in a.entries}
@@ -333,7 +333,11 @@ def _lanes(model, name):
         "#define rd_v4fabs(x) rd_v4fabs_(RD_V(x))",
         "#define rd_v4pow(x, y) rd_v4pow_(RD_V(x), RD_V(y))",
         "#if defined(__x86_64__) && defined(__linux__)",
+        "#if defined(RD_ARCH)",  # built for an x86-64-v3 or v4 machine (robodyn.native.build.arch_flags): its clone
+        '__attribute__((target("avx2")))',
+        "#else",
         '__attribute__((target_clones("avx2", "default")))',
+        "#endif",
         "#endif",
         f"static int {name}_lanes(long i0, {args}) {{",
     ]
