@@ -286,9 +286,10 @@ def _lanes(model, name):
     """RD_LANES = 4 samples at a time, each per-sample scalar of the program a GCC/Clang vector of 4 doubles
     (``vector_size``), so that the C compiler computes the samples side by side (an AVX2 clone is selected at
     load time where the CPU has it; built with ``-DRD_ARCH``, on a machine with AVX2, that clone alone). Vector
-    values are registers, not memory: the compiler spends little time on them (arrays over the lanes made it walk aliases between hundreds of local arrays: 40 s for a 7-joint
-    direct dynamic model). Lane arithmetic is IEEE element by element, so the result equals the one-sample
-    function's bit for bit. Other compilers call the one-sample function per lane."""
+    values are registers, not memory: the compiler spends little time on them (arrays over the lanes made it walk
+    aliases between hundreds of local arrays: 40 s for a 7-joint direct dynamic model). Lane arithmetic is IEEE
+    element by element, so the result equals the one-sample function's bit for bit. Other compilers call the
+    one-sample function per lane."""
     lane = {str(s) for a in model.arguments for _, s in a.entries}
     # an assignment is computed once per call only if it depends on no per-sample value (arguments can
     # include parameters that were constants when the program was hoisted: with_parameter_input)
