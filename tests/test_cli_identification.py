@@ -560,3 +560,29 @@ def test_identify_names_the_gravity_of_a_wall_mounted_arm_and_takes_it(tmp_path)
     assert res.exit_code == 2 and "--gravity has 2 numbers; give 3" in res.output
     res = run("identify", "panda", wall, "--gravity", "nan,0,0")
     assert res.exit_code == 2 and "3 finite numbers" in res.output
+
+
+def test_identify_weights(files):
+    """--weights is rd.identify's weights=: n numbers, or one for every joint (--weights 1: "physical" unweighted,
+    instead of the default's Gautier weights, which the statistics record); a wrong count is a one-line error."""
+    robot = rd.load(files["model"])
+    t, q, tau = columns(files["measured"], "t", "q", "tau")
+    data = rd.identification.prepare_identification_data(t, q, tau)
+    for option, weights in (("1,2,4", np.array([1.0, 2.0, 4.0])), ("1", 1.0), (None, None)):
+        res = run("identify", files["model"], files["measured"], "--method", "ols", "--json",
+                  *(() if option is None else ("--weights", option)))
+        assert res.exit_code == 0, res.output
+        got = json.loads(res.stdout)
+        want = rd.identify(robot, data, method="ols", weights=weights)
+        np.testing.assert_allclose([p["value"] for p in got["parameters"]], want.values, rtol=1e-10,
+                                   atol=1e-12 * np.abs(want.values).max())
+        np.testing.assert_array_equal(got["weights"], np.broadcast_to(1.0 if weights is None else weights, 3))
+    res = run("identify", files["model"], files["measured"], "--json")
+    assert res.exit_code == 0, res.output
+    np.testing.assert_allclose(json.loads(res.stdout)["weights"], rd.identify(robot, data).weights, rtol=1e-12)
+    res = run("identify", files["model"], files["measured"], "--weights", "1", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["weights"] == [1.0, 1.0, 1.0]
+    for bad in ("1,2", "0", "a,b,c"):
+        res = run("identify", files["model"], files["measured"], "--weights", bad)
+        assert res.exit_code == 2 and "weights" in res.output, res.output

@@ -415,12 +415,17 @@ def test_physical_is_consistent_and_fits_as_well_as_the_noise_allows(robot, traj
 
 def test_physical_fit_on_a_dense_qr_equals_identify_physical(robot, trajectory):
     """rd.identification.physical_fit needs only R, Qᵀy and the residual norm: from a dense Householder QR of the stacked base
-    regressor (an independent reduction) it gives the in-memory physical estimate, to the conic solver's
-    tolerance (duality gap 1e-10: the estimates to ~1e-8 of their size)."""
-    q, qd, qdd, tau = campaign(robot, trajectory, rate=20.0, sigma=0.3, seed=0)
+    regressor (an independent reduction), each joint's rows weighted by √w_j as the default's (Gautier's 1/σ_j² of
+    the OLS residual), it gives the in-memory physical estimate, to the conic solver's tolerance (duality gap
+    1e-10: the estimates to ~1e-8 of their size)."""
+    q, qd, qdd, tau = campaign(robot, trajectory, rate=20.0, sigma=[0.3, 0.1, 0.05], seed=0)
     ref = rd.identify(robot, q, qd, qdd, tau, method="physical")
-    W = ref.base.regressor(q, qd, qdd).reshape(-1, ref.base.count)
-    y = tau.ravel()
+    ols = rd.identify(robot, q, qd, qdd, tau, method="ols")
+    w = 1.0 / ols.noise ** 2
+    np.testing.assert_allclose(ref.weights, w / np.median(w), rtol=1e-12)
+    sw = np.sqrt(ref.weights)
+    W = (ref.base.regressor(q, qd, qdd) * sw[:, None]).reshape(-1, ref.base.count)
+    y = (tau * sw).ravel()
     Q, R = np.linalg.qr(W)
     qty = Q.T @ y
     fit = rd.identification.physical_fit(robot, ref.base, R, qty, np.linalg.norm(y - Q @ qty), ref.solver["regularization"])

@@ -142,7 +142,7 @@ def test_expected_accuracy_against_the_noise_level():
     q2, qd2, qdd2 = states(1500)
     truth = rd.inverse_dynamics(robot, q2, qd2, qdd2)
     wls = rd.identify(robot, q, qd, qdd, measured, method="wls")
-    ols = rd.identify(robot, q, qd, qdd, measured)
+    ols = rd.identify(robot, q, qd, qdd, measured, method="ols")
     err_wls = np.sqrt(np.mean((wls.predict(q2, qd2, qdd2) - truth) ** 2, axis=0)) / sigma
     err_ols = np.sqrt(np.mean((ols.predict(q2, qd2, qdd2) - truth) ** 2, axis=0)) / sigma
     assert np.all(err_wls < 0.5)
@@ -260,3 +260,32 @@ def test_com_hull_bad_points_name_the_frame(robot, samples, points, match):
         rd.identify(robot, *samples, method="physical", regularization=1e-4, bounds={"com_hull": hull})
     with pytest.raises(rd.InputError, match="one per frame"):
         rd.identify(robot, *samples, method="physical", bounds={"com_hull": [None]})
+
+
+def test_default_weights_are_gautiers_of_the_least_squares_residual(robot, samples):
+    """The default "physical" fit is the weighted one with w_j = 1/σ_j² of OLS's residual (scaled to a median of
+    1): the same estimate as those weights given, while its standard deviations stay OLS's; weights=1 is the
+    unweighted fit, which other weights move."""
+    ols = rd.identify(robot, *samples, method="ols")
+    res = rd.identify(robot, *samples)
+    w = 1.0 / ols.noise ** 2
+    np.testing.assert_allclose(res.weights, w / np.median(w), rtol=1e-12)
+    given = rd.identify(robot, *samples, weights=res.weights)
+    np.testing.assert_array_equal(given.weights, res.weights)
+    np.testing.assert_allclose(res.values, given.values, rtol=0, atol=1e-12 * np.abs(res.values).max())
+    np.testing.assert_allclose(res.std, ols.std, rtol=1e-12)
+    plain = rd.identify(robot, *samples, weights=1)
+    assert np.all(plain.weights == 1) and np.abs(plain.values - res.values).max() > 1e-6 * np.abs(res.values).max()
+
+
+def test_gautier_weights_rules():
+    """1/σ_j² over the median of all joints' (1, 4, 16, 1e8: 10); a joint under 1 % of the largest torque RMS takes
+    the median (its σ_j is the sensor's resolution); σ_j below 1e-6 of the largest torque RMS counts as that level
+    (exact data: unweighted)."""
+    from robodyn.identification.solvers import gautier_weights
+
+    rms = np.array([10.0, 5.0, 1.0, 0.05])
+    np.testing.assert_allclose(gautier_weights(np.array([1.0, 0.5, 0.25, 1e-4]), rms), [0.1, 0.4, 1.6, 1.0],
+                               rtol=1e-15)
+    np.testing.assert_array_equal(gautier_weights(np.array([1e-14, 3e-15, 0.0, 0.0]), rms), np.ones(4))
+    np.testing.assert_array_equal(gautier_weights(np.zeros(2), np.zeros(2)), np.ones(2))

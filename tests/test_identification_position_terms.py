@@ -303,16 +303,19 @@ def _backward_elimination(A, y, names, tolerance):
 
 def test_essential_parameters_include_the_position_terms(puma):
     """The essential set of a result with a position term is chosen among its base parameters and the term's
-    columns sin q_j, cos q_j, as backward elimination on the explicit regressor [E W] chooses it."""
+    columns sin q_j, cos q_j, as backward elimination on the explicit regressor [E W] chooses it, each joint's rows
+    weighted by √w_j as the fit's (the default's: Gautier's weights)."""
     joint = 0
     data = log(puma, 7, joint, samples=600)
     res = rd.identify(puma, *data)
-    assert res.position_joints == (joint,)
+    assert res.position_joints == (joint,) and np.ptp(res.weights) > 0.1
     ess = rd.identification.essential_parameters(res, *data, tolerance=0.02)
     q, qd, qdd, tau = data
     E = np.zeros(q.shape + (2,))
     E[:, joint, 0], E[:, joint, 1] = np.sin(q[:, joint]), np.cos(q[:, joint])
-    W = np.concatenate([E, res.base.regressor(q, qd, qdd)], axis=2)
+    sw = np.sqrt(res.weights)
+    W = np.concatenate([E, res.base.regressor(q, qd, qdd)], axis=2) * sw[:, None]
+    tau = tau * sw
     names = ("sin_q1", "cos_q1") + tuple(res.names)
     ref_names, ref_values, ref_std = _backward_elimination(W.reshape(-1, W.shape[2]), tau.reshape(-1), names, 0.02)
     assert ess.names == ref_names and {"sin_q1", "cos_q1"} <= set(ess.names)

@@ -169,7 +169,7 @@ def named(path):
 
 
 def identify_measurements(robot, samples, data, method: str = "physical", friction: bool = True, transmission=None,
-                          min_velocity=None, robust: str = "huber"):
+                          min_velocity=None, robust: str = "huber", weights=None):
     """``rd.identify`` as ``robodyn identify`` calls it on the ``(samples, data)`` of :func:`prepare_measurements`
     (the regressor filtered like τ, ``parallel=data``, where ``samples`` are the prepared data's arrays), or on a
     list of several runs' ``samples`` (``data`` None), stacked by ``rd.identify``: an ``Identification``."""
@@ -178,7 +178,7 @@ def identify_measurements(robot, samples, data, method: str = "physical", fricti
     filtered = data is not None and samples is not data
     return identify(robot, samples if isinstance(samples, list) else [samples], method=method, friction=friction,
                     transmission=transmission, min_velocity=min_velocity, parallel=data if filtered else None,
-                    robust=robust)
+                    robust=robust, weights=weights)
 
 
 def held_out_samples(v: dict, cutoff, transmission=None, velocity: bool = False):
@@ -193,6 +193,12 @@ def held_out_samples(v: dict, cutoff, transmission=None, velocity: bool = False)
         return prepare_identification_data(v["t"], v["q"], v["tau"], cutoff=cutoff, parallel=transmission is not None,
                                            qd=v.get("velocity") if velocity else None)
     return (v["q"], v["qd"], v["qdd"], v["tau"])
+
+
+def _weights(text: str, n: int):
+    """``--weights``: one number for every joint, or n (``rd.identify`` checks that they are finite and > 0)."""
+    values = parse_vector(text, 1 if len(text.replace(",", " ").split()) == 1 else n, "--weights")
+    return values[0] if values.size == 1 else values
 
 
 def _float_or_auto(text: str | None, option: str):
@@ -232,6 +238,10 @@ def identify_command(
                                                                     "inertia and friction; accepts motor-side CSVs."),
     min_velocity: float = typer.Option(None, "--min-velocity", help="Drop a joint's equations where |qd| is below "
                                                                     "this (rad/s)."),
+    weights: str = typer.Option(None, "--weights", help="Per-joint weights W1,...,Wn of the fit, or one for all "
+                                                        "(--weights 1: unweighted). Default: physical weighs each "
+                                                        "joint by Gautier's 1/sigma_j^2 of the least-squares "
+                                                        "residual, the other methods by 1."),
     qd_mode: str = typer.Option("differentiate", "--qd", help="A CSV with qd1..qdn but no qdd columns: "
                                                               "'differentiate' (default) leaves the logged "
                                                               "velocities out and differentiates the filtered q; "
@@ -276,6 +286,7 @@ def identify_command(
         if qd_mode not in ("measured", "differentiate"):
             raise InputError(f"--qd {qd_mode!r}: give 'measured' or 'differentiate'")
         tr = None if transmission is None else load_transmission(transmission, r.n)
+        w = None if weights is None else _weights(weights, r.n)
         runs = prepare_runs(data, r, cutoff_hz, decimate, parallel, tr, topic, qd_mode == "measured")
         (m, samples, d), several = runs[0], len(runs) > 1
         if several:
@@ -287,7 +298,7 @@ def identify_command(
         reports = [run[2].report() for run in runs if run[2] is not None]
         prepared = (reports[0] if reports else None) if not several else [
             None if run[2] is None else {"file": str(path), **run[2].report()} for path, run in zip(data, runs)]
-        res = identify_measurements(r, samples, d, method, friction, tr, min_velocity, robust)
+        res = identify_measurements(r, samples, d, method, friction, tr, min_velocity, robust, w)
         held_out = None
         if validate:
             cutoffs = {"auto" if run[2] is None else run[2].cutoff for run in runs}
@@ -303,7 +314,7 @@ def identify_command(
         model = None
         if out is not None:
             model = res if method == "physical" else identify_measurements(r, samples, d, "physical", friction, tr,
-                                                                            min_velocity)
+                                                                            min_velocity, weights=w)
         if stats is not None:
             res.save(stats, model_file=out)
         if out is not None:

@@ -87,7 +87,10 @@ class IdentificationOptions:
         ``equations`` counts the rows used.
     weights : array (n,) or None
         Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
-        ``"wls"`` they multiply Gautier's 1/σ_j².  Default 1.
+        ``"wls"`` they multiply Gautier's 1/σ_j².  Default: 1, and for ``"physical"`` Gautier's 1/σ_j² of the
+        least-squares residual (a joint whose torques are under 1 % of the largest's: the median weight), so that
+        a light wrist counts by its own noise rather than by the size of its torques; ``weights=1`` fits
+        unweighted.  The result's ``weights`` are those used.
     parallel : IdentificationData or None
         Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
         the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
@@ -340,7 +343,7 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
     S = term_columns(cand, b, terms)
     R, norms = factor(acc, red, S)
     if folds is not None:
-        folds = np.einsum("j,kjab->kab", wj, folds[:, :, S][:, :, :, S])
+        folds = folds[:, :, S][:, :, :, S]
     names = position_names(terms) + tuple(bp.names)
 
     def passes(theta):
@@ -366,5 +369,5 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
         raise fit_failure(exc, terms, clipped, N) from None
     return Identification(model=robot, method=method, friction=o["friction"], base=bp, names=tuple(bp.names),
                           samples=N, transmission=o["transmission"], equations=np.asarray(counts, dtype=int),
-                          weights=wj, parallel=o["parallel"] is not None, position_shares=shares,
+                          parallel=o["parallel"] is not None, position_shares=shares,
                           position_range=source.position_range(terms) if terms else None, **fit)

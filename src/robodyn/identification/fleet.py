@@ -21,7 +21,7 @@ from robodyn.identification.physical import solve_regularized, standard_to_base
 from robodyn.identification.position import auto_terms, position_names, term_columns
 from robodyn.identification.reduction import Samples, dask_modules, factor, gram, qr_stack, robot_names
 from robodyn.identification.results import Identification
-from robodyn.identification.solvers import check_counts, fit_failure, irls, joint_weights
+from robodyn.identification.solvers import check_counts, fit_failure, gautier_weights, irls, joint_weights
 from robodyn.model.robot import Robot
 
 
@@ -214,6 +214,11 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
     res = _fleet_residuals(Rs, _per_robot_thetas(theta, own_x, shared_x, R))
     noise = res / np.sqrt(np.maximum(counts - bj, 1))
     iterations, converged, message, report = 1, True, "", None
+    if method == "physical" and o["weights"] is None:  # Gautier's weights, as one robot's default fit
+        y_rms = np.sqrt(sum(np.sum(Rr[:, :, -1] ** 2, axis=1) for Rr in Rs) / np.maximum(counts, 1))
+        wj = gautier_weights(noise, y_rms)
+        sw = np.sqrt(wj)
+        theta = _fleet_fit(Rs, own_x, shared_x, cols, robots, sw, o["rank_tol"], hold=True)[0]
     if method == "physical":
         c = theta[:t]  # the position terms' least-squares values: the consistent fit is on τ less them
         less = [np.concatenate([Rr[..., t:-1], Rr[..., -1:] - Rr[..., :t] @ c[:, None]], axis=-1) for Rr in Rs]

@@ -50,7 +50,9 @@ class Identification:
     identified_transmission : Transmission or None — "physical" with a transmission: the same coupling with the
         identified rotor inertias J_m, viscous and Coulomb friction F_vm, F_cm of every motor.
     equations : ndarray (n,) — equations (rows) of each joint used by the fit (``min_velocity`` drops some).
-    weights : ndarray (n,) — the user's per-joint weights of the fit (1 by default).
+    weights : ndarray (n,) — the per-joint weights w_j of the fit: the user's; by default 1, and for "physical"
+        Gautier's 1/σ_j² of the least-squares residual, scaled to a median of 1
+        (:func:`robodyn.identification.solvers.gautier_weights`).
     solver : dict or None — "physical": the conic solver's report: status, iterations, constraint violation,
         objective, lower bound, relative gap, fit gap, accuracy, certified, regularization and its rule
         (docs/identification.md).
@@ -257,6 +259,8 @@ class Identification:
         }
         if self.equations is not None:
             d["equations_per_joint"] = [int(x) for x in self.equations]
+        if self.weights is not None:
+            d["weights"] = [float(x) for x in self.weights]
         if self.solver is not None:
             d["solver"] = {k: (v if isinstance(v, (str, int, bool)) else float(v)) for k, v in self.solver.items()}
         if self.transmission is not None:
