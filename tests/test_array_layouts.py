@@ -59,6 +59,9 @@ LAYOUTS = {
     # float64 with an explicit byte order (as pyarrow's and h5py's arrays carry): equal to np.float64, exported to C
     # through the buffer protocol as "<d", not "d"
     "explicit_little": lambda a, path: a.astype(np.dtype("<f8").newbyteorder("<")),
+    # both at once: what scipy.io.loadmat returns for a MATLAB log (column-major, "<f8")
+    "fortran_explicit_little": lambda a, path: np.asfortranarray(a).astype(np.dtype("<f8").newbyteorder("<"),
+                                                                        order="F"),
     "read_only": lambda a, path: _read_only(a),
     "memmap": _memmap,
 }
@@ -111,6 +114,9 @@ def test_gravity_and_wrenches_of_every_layout(layout, tmp_path):
     got = rd.inverse_dynamics(ROBOT, q, qd, qdd, wrenches=LAYOUTS[layout](W, tmp_path / "w.bin"),
                               gravity=LAYOUTS[layout](g, tmp_path / "g.bin"))
     np.testing.assert_array_equal(got, expected)
+    for f, args in ((rd.inverse_dynamics, (q, qd, qdd)), (rd.gravity_torques, (q,)), (rd.bias_torques, (q, qd))):
+        np.testing.assert_array_equal(f(ROBOT, *args, gravity=LAYOUTS[layout](g, tmp_path / "g1.bin")),
+                                      f(ROBOT, *args, gravity=g))
     expected = rd.forward_dynamics(ROBOT, q, qd, qdd, gravity=np.broadcast_to(g, q.shape[:-1] + (3,)).copy())
     got = rd.forward_dynamics(ROBOT, q, qd, qdd,
                               gravity=LAYOUTS[layout](np.broadcast_to(g, q.shape[:-1] + (3,)).copy(), tmp_path / "G"))

@@ -437,7 +437,7 @@ def _runner(robot: Robot, kind: str):
         if gravity is None:
             g = g0
         elif type(gravity) is ndarray and gravity.dtype == f64 and gravity.shape == (3,) and np.isfinite(gravity).all():
-            g = gravity
+            g = _native(gravity)
         else:
             return None
         tail = shape if kind != "regressor" else _tail(robot, kind, friction)
@@ -452,10 +452,8 @@ def _runner(robot: Robot, kind: str):
         if not enabled():
             return None
         res = result_array((count,) + tail) if out is None else out.reshape((count,) + tail)
-        # the C entry reads any C-contiguous buffer of count * n doubles of format "d" (the native float64 dtype
-        # itself: an explicit "<f8" is exported as "<d") and checks that they are finite
-        ins = [x if x.dtype is f64 and x.flags.c_contiguous and x.flags.aligned else np.require(x, f64, ("C", "A"))
-               for x in xs]
+        # the C entry reads any C-contiguous buffer of count * n doubles of format "d" and checks that they are finite
+        ins = [x if x.dtype is f64 and x.flags.c_contiguous and x.flags.aligned else _native(x) for x in xs]
         ins += [np.zeros(q.shape)] if rest is not None else [None] * (3 - inputs)
         status = many and batch_entry(cap, code, min(usable_cores(), 4096), friction, *ins, g, None, res, fast)
         if status is False or status == RD_INPUT:  # NaN or inf in an input: the general path names it
@@ -547,11 +545,19 @@ def _bound(run, floating: bool, cap, code: int, g0: np.ndarray, extra, shape: tu
     return run if bound is None else functools.partial(bound, run, floating, cap, code, g0, extra, shape)
 
 
+def _native(a: np.ndarray) -> np.ndarray:
+    """``a`` as C-contiguous, aligned float64 of the native dtype itself, whose buffer format is "d": an equal dtype
+    spelled "<f8" (``scipy.io.loadmat``'s) exports "<d", which the kernels' C entries refuse (a copy only when ``a``
+    is not already that: an array from ``np.frombuffer`` with an offset, a memory map, a big-endian, Fortran-ordered
+    or strided array is copied)."""
+    a = np.require(a, _F64, ("C", "A"))
+    return a if a.dtype is _F64 else a.view(_F64)
+
+
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
-    """(count, *tail) float64 in native byte order, C-contiguous and aligned (a copy only when ``a`` is not already
-    that: an array from ``np.frombuffer`` with an offset, a memory map, a big-endian or strided array is copied)."""
+    """(count, *tail) float64 in native byte order, C-contiguous and aligned (:func:`_native`)."""
     if a.dtype is not _F64 or not (a.flags.c_contiguous and a.flags.aligned):  # np.require costs 2-3 µs even then
-        a = np.require(a, np.float64, ("C", "A"))
+        a = _native(a)
     return a.reshape((-1,) + tail)
 
 
@@ -579,9 +585,9 @@ def release_memory() -> tuple[int, int]:
 def _gravity_block(robot: Robot, checked, batch: tuple[int, ...]) -> np.ndarray:
     """Gravity for the C entry: (3,) for every state, or (count, 3) when it varies per state."""
     if checked is None:
-        return np.require(robot.gravity, np.float64, ("C", "A"))
+        return _native(robot.gravity)
     if not any(checked.strides[:len(batch)]):  # one vector broadcast over the batch
-        return np.require(checked[(0,) * len(batch)], np.float64, ("C", "A"))
+        return _native(checked[(0,) * len(batch)])
     return _flat(checked, (3,))
 
 
@@ -862,7 +868,7 @@ def task_space_batch(robot: Robot, batch: tuple[int, ...], q, qd, frame: int, po
         m = len(rows)
         J = _flat(np.broadcast_to(J, batch + (m, n)), (m * n,))
         Jdq = _flat(np.broadcast_to(Jdq, batch + (m,)), (m,))
-    g0 = np.require(robot.gravity, np.float64, ("C", "A"))
+    g0 = _native(robot.gravity)
     threads = min(thread_count(threads), 4096)
     return _task_space_call(_capsule(robot, module), g0, n, batch, max(threads, 1), q, qd, frame, point, rows,
                             damping, rcond, J, Jdq)
