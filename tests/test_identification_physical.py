@@ -279,13 +279,13 @@ def test_default_weights_are_gautiers_of_the_least_squares_residual(robot, sampl
 
 
 def test_gautier_weights_rules():
-    """1/σ_j² over the median of all joints' (1, 4, 16, 1e8: 10); a joint under 1 % of the largest torque RMS takes
-    the median (its σ_j is the sensor's resolution); σ_j below 1e-6 of the largest torque RMS counts as that level
-    (exact data: unweighted)."""
+    """1/σ_j² over their median; a joint under 1 % of the largest torque RMS takes the median (its σ_j is the
+    sensor's resolution) and does not enter it (1, 4, 16: 4, not the 10 of 1, 4, 16, 1e8); σ_j below 1e-6 of the
+    largest torque RMS counts as that level (exact data: unweighted)."""
     from robodyn.identification.solvers import gautier_weights
 
     rms = np.array([10.0, 5.0, 1.0, 0.05])
-    np.testing.assert_allclose(gautier_weights(np.array([1.0, 0.5, 0.25, 1e-4]), rms), [0.1, 0.4, 1.6, 1.0],
+    np.testing.assert_allclose(gautier_weights(np.array([1.0, 0.5, 0.25, 1e-4]), rms), [0.25, 1.0, 4.0, 1.0],
                                rtol=1e-15)
     np.testing.assert_array_equal(gautier_weights(np.array([1e-14, 3e-15, 0.0, 0.0]), rms), np.ones(4))
     np.testing.assert_array_equal(gautier_weights(np.zeros(2), np.zeros(2)), np.ones(2))

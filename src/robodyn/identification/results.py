@@ -52,7 +52,8 @@ class Identification:
     equations : ndarray (n,) — equations (rows) of each joint used by the fit (``min_velocity`` drops some).
     weights : ndarray (n,) — the per-joint weights w_j of the fit: the user's; by default 1, and for "physical"
         Gautier's 1/σ_j² of the least-squares residual, scaled to a median of 1
-        (:func:`robodyn.identification.solvers.gautier_weights`).
+        (:func:`robodyn.identification.solvers.gautier_weights`: a joint under 1 % of the largest torque RMS gets 1,
+        and the median is that of the others).
     solver : dict or None — "physical": the conic solver's report: status, iterations, constraint violation,
         objective, lower bound, relative gap, fit gap, accuracy, certified, regularization and its rule
         (docs/identification.md).
