@@ -2,6 +2,7 @@
 sample selection and weights, the solver report of "physical", and joint limits of the built-in real robots."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -364,3 +365,45 @@ def test_the_fit_plot_of_prepared_runs_shows_what_validate_scores(tmp_path, monk
     np.testing.assert_allclose(predicted.get_ydata(), expected, rtol=1e-12, atol=1e-12)
     plain = np.concatenate([res.predict(r.q, r.qd, r.qdd)[:, 0] for r in runs])
     assert np.abs(plain - expected).max() > 0.1  # sign(q̇) would have drawn another model
+
+
+def test_a_low_cutoff_at_a_high_rate_filters_to_rounding():
+    """A 1 Hz cut-off at 10 kHz (fc / Nyquist = 2e-4): the Butterworth filter as second-order sections passes a
+    0.1 Hz motion (|H|² = 1 − 1e-8 there) to ~1e-8 and its accelerations to ~1e-6, where the transfer function's
+    coefficients (b, a), which lose their digits as fc / rate falls, gave errors of 5e-4 rad at 5 kHz."""
+    rate, w = 10_000.0, 2 * np.pi * 0.1
+    t = np.arange(int(30 * rate)) / rate
+    q = np.column_stack([0.3 * np.sin(w * t) + 0.2, -0.5 * np.cos(w * t)])
+    data = rd.identification.prepare_identification_data(t, q, q.copy(), cutoff=1.0)
+    mid = slice(len(data.t) // 4, 3 * len(data.t) // 4)  # away from the ends' transients, which trimming cuts to ~1 %
+    tm = data.t[mid]
+    exact = np.column_stack([0.3 * np.sin(w * tm) + 0.2, -0.5 * np.cos(w * tm)])
+    np.testing.assert_allclose(data.q[mid], exact, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(data.tau[mid], exact, rtol=0, atol=1e-7)
+    qdd = np.column_stack([-0.3 * w ** 2 * np.sin(w * tm), 0.5 * w ** 2 * np.cos(w * tm)])
+    np.testing.assert_allclose(data.qdd[mid], qdd, rtol=0, atol=1e-5 * np.abs(qdd).max())
+
+
+@pytest.mark.parametrize("option, match", [(dict(cutoff=[5.0]), "give one frequency"),
+                                           (dict(cutoff=[5.0, 6.0]), "give one frequency"),
+                                           (dict(order=float("nan")), "order = nan"),
+                                           (dict(order=True), "order = True"), (dict(order="4"), "order = '4'")])
+def test_bad_cutoff_and_order_are_input_errors(option, match):
+    t = np.arange(400) / 100.0
+    q = np.sin(t)[:, None] * [1.0, 0.5]
+    with pytest.raises(rd.InputError, match=re.escape(match)):
+        rd.identification.prepare_identification_data(t, q, q, **option)
+
+
+def test_masked_entries_are_refused_not_dropped():
+    """np.asarray drops a masked array's mask: its masked values (here -9999) would enter the fit as data."""
+    t = np.arange(400) / 100.0
+    q = np.ma.masked_array(np.sin(t)[:, None] * [1.0, 0.5])
+    q[200, 1], q.data[200, 1] = np.ma.masked, -9999.0
+    with pytest.raises(rd.InputError, match=r"'q' is a masked array with 1 masked entries \(the first at index "
+                                            r"\(200, 1\)\)"):
+        rd.identification.prepare_identification_data(t, q, q.data)
+    with pytest.raises(rd.InputError, match="masked array"):
+        rd.inverse_dynamics(rd.load("planar2r"), q, q.data, q.data)
+    plain = np.ma.masked_array(q.data)  # nothing masked: the values are the data
+    assert rd.identification.prepare_identification_data(t, plain, plain).q.shape[1] == 2

@@ -38,12 +38,18 @@ def check_type(name: str, value, cls):
 def as_real_array(name: str, value) -> np.ndarray:
     """``value`` as a real (integer or float) array, or :class:`InputError` naming ``name``.
 
-    Refused: None, strings, ragged nested lists, booleans (a ``True`` is not a joint position), complex.
+    Refused: None, strings, ragged nested lists, booleans (a ``True`` is not a joint position), complex, masked
+    arrays with masked entries.
     An object array passes when it holds counting scalars (a type with ``counting_scalar = True``, e.g.
     :class:`robodyn.analysis.traced.Traced`) and real numbers only: the operation counter runs the algorithms on it.
     """
     if value is None:
         raise InputError(f"argument '{name}' is None; give an array of real numbers")
+    if isinstance(value, np.ma.MaskedArray) and np.ma.getmaskarray(value).any():  # np.asarray would drop the mask
+        mask = np.ma.getmaskarray(value)
+        raise InputError(f"argument '{name}' is a masked array with {int(mask.sum())} masked entries (the first at "
+                         f"index {tuple(int(i) for i in np.argwhere(mask)[0])}), whose values are not data; drop "
+                         "those samples, or split the record there")
     try:
         a = np.asarray(value)
     except (ValueError, TypeError):
