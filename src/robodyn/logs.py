@@ -150,7 +150,9 @@ def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: in
     ------
     InputError
         Missing, non-regular or too large file; unknown format; no message on ``topic`` (the topics present are
-        named); a joint of the robot absent from a message (named); inconsistent arrays; non-increasing stamps.
+        named); a joint of the robot absent from a message (named); inconsistent arrays; stamps that repeat or go
+        back by more than a late message's (``LATE_STEPS``; the message named, to split the bag there); some
+        messages unstamped (stamp 0); t not strictly increasing (the row named), beyond 1e15 s, or empty.
     RobodynError
         The reader package of the format is not installed (names the extra to install).
     """
@@ -207,18 +209,70 @@ def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
     ns = np.array(stamps, dtype=np.int64)
     if not ns.any():
         ns, time_source = np.array(receive, dtype=np.int64), "receive"
+    elif not ns.all():
+        _unstamped(ns, receive, label, topic)
     names = tuple(robot.q_names) if robot is not None else rows[0][0]
     q, qd, tau = _joint_columns(rows, names, label, robot is not None)
-    order = np.argsort(ns, kind="stable")
+    _stamps_back(ns, receive, label, topic, time_source)
+    order = np.argsort(ns, kind="stable")  # messages recorded a little late are put in their place
     ns = ns[order]
     step = np.diff(ns)
     if np.any(step <= 0):
         k = int(np.flatnonzero(step <= 0)[0])
+        a, b = sorted((int(order[k]), int(order[k + 1])))
         raise InputError(f"log {label!r}: two messages on {printable(topic)!r} have the same time stamp "
-                         f"{int(ns[k])} ns (samples {int(order[k])} and {int(order[k + 1])}); remove the duplicate")
+                         f"{int(ns[k])} ns (messages {a} and {b}); remove the duplicate")
     pick = (lambda a: None if a is None else a[order])
     return JointLog(t=(ns - ns[0]) * 1e-9, q=q[order], qd=pick(qd), tau=pick(tau), joint_names=tuple(names),
                     start_ns=int(ns[0]), time_source=time_source, source=str(path))
+
+
+#: A bag's message stamped before an earlier one by at most this many sample steps (the median step) was recorded
+#: late (delivery jitter) and is put in its place; one further back is a second run, a restart or a clock jump.
+LATE_STEPS = 10
+
+
+def _split_hint(k: int, receive) -> str:
+    r = int(receive[k])
+    return (f"split the bag at message {k} (record time {r} ns; for a ROS 1 bag: rosbag filter IN OUT "
+            f"'t.to_nsec() < {r}', and '>= {r}' for the rest) and read each part on its own, or re-record")
+
+
+def _unstamped(ns: np.ndarray, receive, label: str, topic: str) -> None:
+    """InputError for a bag in which some messages, not all, have the header stamp 0 (published before the
+    driver's clock was synchronised): they have no place in time among the others."""
+    zero = ns == 0
+    count, total = int(zero.sum()), int(ns.size)
+    first = int(np.flatnonzero(zero)[0])
+    where = f"log {label!r}: "
+    if zero[:count].all():  # all of them lead: the clock was set during the recording
+        raise InputError(f"{where}the first {count} of {total} messages on {printable(topic)!r} are unstamped "
+                         "(header stamp 0: the clock was not yet synchronised); cut them from the bag (keep "
+                         f"the messages from {count} on, record time {int(receive[count])} ns; for a ROS 1 bag: "
+                         f"rosbag filter IN OUT 't.to_nsec() >= {int(receive[count])}'), or re-record")
+    raise InputError(f"{where}{count} of {total} messages on {printable(topic)!r} are unstamped (header stamp 0), "
+                     f"the first at message {first}; give every message a stamp (or none: the bag's record times "
+                     "are then used), or cut the unstamped ones from the bag")
+
+
+def _stamps_back(ns: np.ndarray, receive, label: str, topic: str, time_source: str) -> None:
+    """InputError when the time stamps, in recording order, go back by more than ``LATE_STEPS`` sample steps:
+    two runs in one bag, a driver restart or a clock jump, which sorting by stamp would interleave."""
+    if ns.size < 2:
+        return
+    back = np.maximum.accumulate(ns)[:-1] - ns[1:]  # > 0: message k + 1 is stamped before an earlier one
+    if not (back > 0).any():
+        return
+    steps = np.diff(np.sort(ns))
+    steps = steps[steps > 0]
+    typical = float(np.median(steps)) if steps.size else 0.0
+    far = np.flatnonzero(back > LATE_STEPS * typical)
+    if far.size:
+        k = int(far[0]) + 1
+        what = "header stamps" if time_source == "header" else "record times"
+        raise InputError(f"log {label!r}: the {what} of {printable(topic)!r} go back by {back[k - 1] * 1e-9:.6g} s "
+                         f"at message {k} (in recording order: two runs in one bag, a driver restart or a clock "
+                         f"jump); {_split_hint(k, receive)}")
 
 
 def _check_topic(label: str, topic: str, present, types) -> None:
@@ -437,15 +491,18 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
     (``"--states s.csv"``); ``required`` columns are checked first (message ending with ``hint``), then
     ``check_header(header)`` if given (a caller's own check of the column names, before any row).  Cells are
     separated by commas, or by the tabs or semicolons of a header line without commas; separators at the end of a
-    line are ignored, a column without a name is refused (a pandas index).  Blank lines
-    are skipped; without ``missing_values`` every cell must be a finite number, with it an empty cell or ``nan``
-    is NaN.  Read by :func:`robodyn.files.read_file_bytes` within :data:`MAX_CSV_BYTES`, a UTF-8 byte-order mark
-    dropped.  InputError names the file, the 1-based line and the column (``"--states s.csv, line 3, column
-    qd1: 'x' is not a number"``).
+    line are ignored, a column without a name is refused (a pandas index), and so are joint columns numbered
+    from 0 (``q0``).  Blank lines are skipped, before the header too; lines end in LF, CR LF or CR.  A cell is a
+    plain number in ASCII digits (``1_0`` and other scripts' digits, which ``float`` takes, are refused); without
+    ``missing_values`` every cell must be a finite number, with it an empty cell or ``nan`` is NaN.  Read by
+    :func:`robodyn.files.read_file_bytes` within :data:`MAX_CSV_BYTES`, a UTF-8 byte-order mark dropped.
+    InputError names the file, the 1-based line and the column (``"--states s.csv, line 3, column qd1: 'x' is
+    not a number"``).
     """
     import csv
     import io
     import os
+    import re
 
     from robodyn.files import read_file_bytes
 
@@ -460,6 +517,8 @@ def read_csv_columns(path, allowed, what: str, missing_values: bool = False, req
         raise InputError(f"{what}: not a text file (UTF-8 CSV expected)") from None
     if "\0" in text:
         raise InputError(f"{what}: not a text file (it holds NUL bytes); give a CSV file")
+    if "\r" in text and re.search("\r(?!\n)", text):  # old Mac line endings (CR alone): read as lines too
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     reader = csv.reader(io.StringIO(text), delimiter=_delimiter(text))
     try:
         return _csv_rows(reader, allowed, what, missing_values, required, hint, check_header)
@@ -482,7 +541,8 @@ def _delimiter(text: str) -> str:
 def _csv_rows(reader, allowed, what, missing_values, required, hint, check_header) -> dict:
     import math
 
-    header = [h.strip() for h in next(reader, [])]
+    header = next((cells for cells in reader if any(c.strip() for c in cells)), [])  # blank lines skipped
+    header = [h.strip() for h in header]
     while header and not header[-1]:  # a separator at the end of the header line
         header.pop()
     if "" in header:
@@ -490,6 +550,7 @@ def _csv_rows(reader, allowed, what, missing_values, required, hint, check_heade
         raise InputError(f"{what}: column {k + 1} has no name in the header line; name every column (pandas writes "
                          "its row index so: DataFrame.to_csv(path, index=False))")
     _unique_columns(header, what)
+    _zero_based(header, what, allowed)
     require_columns(dict.fromkeys(header), required, what, hint)
     if check_header is not None:
         check_header(header)
@@ -507,10 +568,19 @@ def _csv_rows(reader, allowed, what, missing_values, required, hint, check_heade
             raise InputError(f"{what}, line {line}: {len(cells)} values for {len(header)} columns")
         values = []
         for col, cell in zip(header, cells):
+            text = cell.strip()
             try:
-                x = float(cell) if cell.strip() or not missing_values else math.nan
+                if not text and missing_values:
+                    x = math.nan
+                elif text.isascii() and "_" not in text:  # float() then reads only what a CSV writer writes
+                    x = float(text)
+                else:
+                    raise ValueError(text)
             except ValueError:
-                shown = cell.strip() if len(cell.strip()) <= 40 else cell.strip()[:37] + "..."
+                shown = text if len(text) <= 40 else text[:37] + "..."
+                if _is_number(text):  # '1_0', or digits of another script ('１２'): float() takes them, we do not
+                    raise InputError(f"{what}, line {line}, column {col}: {shown!r} is not a plain decimal number; "
+                                     "write it with the ASCII digits 0-9, a sign, '.' and an exponent only") from None
                 comma = _is_number(cell.replace(",", "."))
                 raise InputError(f"{what}, line {line}, column {col}: {shown!r} is not a number"
                                  + ("; write the decimal point as '.' (a decimal comma)" if comma else "")) from None
@@ -522,6 +592,23 @@ def _csv_rows(reader, allowed, what, missing_values, required, hint, check_heade
         raise InputError(f"{what}: no data rows after the header")
     data = np.array(rows)
     return {c: data[:, i] for i, c in enumerate(header)}
+
+
+#: prefixes of the joint columns of robodyn's tables (positions, velocities, accelerations, efforts, motor side)
+_JOINT_PREFIXES = ("q", "qd", "qdd", "tau", "qm", "taum")
+
+
+def _zero_based(names, what: str, allowed=None) -> None:
+    """InputError for joint columns numbered from 0 (``q0, q1, ...``, as zero-based loggers write them): robodyn's
+    columns are numbered from 1, and the count of joints would be one short."""
+    names = list(names)
+    for p in _JOINT_PREFIXES:
+        if f"{p}0" in names and (allowed is None or f"{p}0" not in allowed):
+            k = 1
+            while f"{p}{k}" in names:
+                k += 1
+            raise InputError(f"{what}: columns are numbered from {p}0; number them {p}1..{p}{k} (column {p}j "
+                             "holds joint j, from 1)")
 
 
 def _is_number(text: str) -> bool:
@@ -610,6 +697,7 @@ def _readable(label: str, kind: str):
 def _from_columns(columns: dict, path: Path, robot) -> JointLog:
     """A JointLog from the columns t, q1..qn, qd1..qdn, qdd1..qddn, tau1..taun of a table."""
     label = printable(str(path))
+    _zero_based(columns, f"log {label!r}")
     n = sum(1 for k in range(1, len(columns) + 1) if f"q{k}" in columns)
     if n == 0:
         raise InputError(f"log {label!r}: no column q1; give columns t, q1..qn[, qd1..qdn][, tau1..taun]")
@@ -641,19 +729,43 @@ def other_joints_message(robot, count: int) -> str:
     return f"robot '{printable(robot.name)}' has n = {robot.n} ({names}); {fix}"
 
 
+#: Largest |t| (s) a log may give: 1e15 s is 31 million years; epoch nanoseconds (about 1.7e18) pass it.
+MAX_LOG_TIME = 1e15
+
+
 def _checked(t, arrays: dict, names, label: str, source: str) -> JointLog:
     t = np.asarray(t, dtype=float)
+    if t.ndim == 2 and 1 in t.shape:  # a column (N, 1) or row (1, N) vector, as MATLAB writes one
+        t = t.reshape(-1)
+    if t.ndim != 1:
+        what = "is a single number" if t.ndim == 0 else f"has shape {t.shape}"
+        raise InputError(f"log {label!r}: dataset t {what}; t must be a column of times (s), one per row of q")
+    if t.shape[0] == 0:
+        raise InputError(f"log {label!r}: no data rows (t is empty)")
     for key, a in (("t", t), *arrays.items()):
         if a is None:
             continue
         if a.shape[0] != t.shape[0]:
-            raise InputError(f"log {label!r}: {key} has {a.shape[0]} rows but t has {t.shape[0]}")
+            flipped = a.ndim == 2 and a.shape[1] == t.shape[0]
+            raise InputError(f"log {label!r}: {key} has {a.shape[0]} rows but t has {t.shape[0]}"
+                             + (f" (transposed? {key} is (N, n): one row per sample)" if flipped else ""))
         bad = ~np.isfinite(a)
         if bad.any():
             row = int(np.flatnonzero(bad.reshape(a.shape[0], -1).any(axis=1))[0])
             raise InputError(f"log {label!r}: {key} is not finite at row {row} (0-based); repair or remove it")
-    if t.ndim != 1 or np.any(np.diff(t) <= 0):
-        raise InputError(f"log {label!r}: t must be one column of strictly increasing times (s)")
+    if np.max(np.abs(t)) > MAX_LOG_TIME:
+        ns = 1e15 <= t[0] <= 1e20  # epoch nanoseconds: 1.7e18 in 2023
+        raise InputError(f"log {label!r}: t runs from {t[0]:.6g} to {t[-1]:.6g} s, beyond {MAX_LOG_TIME:g} s (31 "
+                         "million years); " + ("t looks like nanoseconds: if t is in nanoseconds, give t / 1e9" if ns
+                                               else "give t in seconds"))
+    step = np.diff(t)
+    if np.any(step <= 0):
+        row = int(np.flatnonzero(step <= 0)[0]) + 1
+        how = (f"repeats t = {t[row]:.9g} s of the row before; remove the duplicate row" if step[row - 1] == 0 else
+               f"goes back by {-step[row - 1]:.6g} s to t = {t[row]:.9g} s; sort the rows, or split the log there "
+               "if it holds two recordings and read each part on its own")
+        raise InputError(f"log {label!r}: t must be one column of strictly increasing times (s); row {row} (0-based) "
+                         f"{how}")
     start = int(round(t[0] * 1e9))
     return JointLog(t=t - t[0], q=arrays["q"], qd=arrays["qd"], tau=arrays["tau"], qdd=arrays["qdd"],
                     joint_names=tuple(names), start_ns=start, time_source="file", source=source)
@@ -697,6 +809,9 @@ def _dtype_words(dtype) -> str:
             "V": "compound records"}.get(dtype.kind, f"values of type {dtype}")
 
 
+_TRANSPOSED = " (transposed? q is (N, n): one row per sample)"
+
+
 def _read_hdf5(path: Path, robot) -> JointLog:
     from robodyn.files import check_decoded
 
@@ -719,11 +834,13 @@ def _read_hdf5(path: Path, robot) -> JointLog:
         if data[key] is not None and data[key].shape != q.shape:
             raise InputError(f"log {label!r}: dataset {key} has shape {data[key].shape}; q has {q.shape}")
     if names is not None and len(names) != n:
-        raise InputError(f"log {label!r}: attribute joint_names has {len(names)} names for {n} columns of q")
+        raise InputError(f"log {label!r}: attribute joint_names has {len(names)} names for {n} columns of q"
+                         + _TRANSPOSED * (q.shape[0] == len(names)))
     if robot is not None:
         if names is None:
             if n != robot.n:
-                raise InputError(f"log {label!r}: q has {n} columns; robot '{robot.name}' has n = {robot.n}")
+                raise InputError(f"log {label!r}: q has {n} columns; robot '{printable(robot.name)}' has n = "
+                                 f"{robot.n}" + _TRANSPOSED * (q.shape[0] == robot.n))
             order = np.arange(n)
         else:
             missing = [x for x in robot.q_names if x not in names]
@@ -748,6 +865,11 @@ def _hdf5_names(f, label: str):
     names = tuple(x.decode() if isinstance(x, bytes) else x for x in f.attrs["joint_names"])
     if not all(isinstance(x, str) for x in names):
         raise InputError(f"log {label!r}: attribute joint_names must be a list of strings")
+    seen = set()
+    twice = next((x for x in names if x in seen or seen.add(x)), None)
+    if twice is not None:
+        raise InputError(f"log {label!r}: attribute joint_names lists {printable(twice)!r} twice; name each column "
+                         "of q once")
     return names
 
 
