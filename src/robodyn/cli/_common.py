@@ -306,14 +306,110 @@ def print_json(obj, undefined=()) -> None:
     sys.stdout.write(json.dumps(plain(obj, ""), indent=2, allow_nan=False) + "\n")
 
 
-def check_outputs(*pairs) -> None:
+def check_outputs(*pairs, inputs=()) -> None:
     """Fail before any computation when an output cannot be written (missing folder, a folder, a socket...):
-    ``pairs`` of (option, path or None), every one checked before anything is written, so nothing is."""
+    ``pairs`` of (option, path or None), every one checked before anything is written, so nothing is.
+
+    Also an InputError naming both: two outputs that are the same file (one would overwrite the other), and an
+    output that is a file the command reads — ``inputs``: pairs (what, path or None, or a list of paths), e.g.
+    ``("DATA file", data)``; an output is an input when it is the same file (:func:`os.path.samefile` where both
+    exist, else the same resolved absolute path) or an existing file inside an input folder (a ROS 2 bag).
+    Character devices and FIFOs (``/dev/null``, ``/dev/stdout``, a pipe) are written into, never replaced: they
+    are left out of these comparisons."""
+    from pathlib import Path
+
     from robodyn.files import check_output
 
-    for option, path in pairs:
-        if path is not None:
-            check_output(path, option)
+    outputs = [(option, Path(path)) for option, path in pairs if path is not None]
+    for option, path in outputs:
+        check_output(path, option)
+    outputs = [(option, path) for option, path in outputs if not _written_into(path)]
+    read = [(what, Path(p)) for what, paths in inputs if paths is not None
+            for p in (paths if isinstance(paths, (list, tuple)) else [paths]) if p is not None]
+    for option, path in outputs:
+        for what, source in read:
+            if _same_file(path, source):
+                raise InputError(f"{option} {str(path)!r} is the {what} {str(source)!r}: writing it would overwrite "
+                                 "an input; give the output another path")
+            if source.is_dir() and path.exists() and _inside(path, source):
+                raise InputError(f"{option} {str(path)!r} is a file of the {what} {str(source)!r}: writing it would "
+                                 "overwrite part of an input; give the output another path")
+    for k, (option, path) in enumerate(outputs):
+        for other, second in outputs[k + 1:]:
+            if _same_file(path, second):
+                raise InputError(f"{option} {str(path)!r} and {other} {str(second)!r} are the same file: one would "
+                                 "overwrite the other; give each output its own path")
+
+
+def _written_into(path) -> bool:
+    """Whether ``path`` is (or points to) a character device or FIFO, which an output is written into."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def _same_file(a, b) -> bool:
+    """Whether paths ``a`` and ``b`` are one file: :func:`os.path.samefile` where both exist, else their resolved
+    absolute paths are equal."""
+    import os
+
+    try:
+        if os.path.lexists(a) and os.path.lexists(b):
+            return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _inside(path, folder) -> bool:
+    import os
+
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return os.path.commonpath([real, top]) == top and real != top
+
+
+def robot_file(name: str):
+    """The file a command's ROBOT argument reads (a Path), or None for a built-in robot (a bare name of one, which
+    :func:`robodyn.load` takes whatever exists in the current folder)."""
+    import os
+    from pathlib import Path
+
+    from robodyn.model.io import list_robots
+
+    seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    bare = not any(c in name for c in seps) and Path(name).suffix.lower() not in (".yaml", ".yml", ".urdf", ".xml")
+    return None if bare and name in list_robots() else Path(name)
+
+
+def write_outputs(writes) -> None:
+    """Write a command's output files: ``writes`` are pairs (path, write), ``write()`` writing that one file
+    atomically (:func:`robodyn.files.write_atomically`), called in order once everything that can fail before
+    has succeeded.  When one fails, the files written before it by this call are removed (not a device or a pipe,
+    which are written into) and the error propagates: a failed command leaves none of its outputs."""
+    import os
+    import stat
+
+    written = []
+    try:
+        for path, write in writes:
+            write()
+            try:
+                if stat.S_ISREG(os.lstat(path).st_mode):  # replaced by this write (a device, a link to a
+                    written.append(path)                  # descriptor: written into, left alone)
+            except OSError:
+                pass
+    except BaseException:
+        for path in written:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        raise
 
 
 def is_joint_log(path) -> bool:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import io
 import re
-from contextlib import contextmanager
+import sys
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +15,8 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import (ROBOT_ARGUMENT, TOPIC_OPTION, Table, check_outputs, console, get_robot, is_joint_log,
-                                parse_vector, print_json, read_csv_columns, read_log, require_columns, user_errors)
+                                parse_vector, print_json, read_csv_columns, read_log, require_columns, robot_file,
+                                user_errors, write_outputs)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
 from robodyn.logs import other_joints_message
@@ -280,9 +283,17 @@ def identify_command(
             r = r.replace(gravity=g)
         cutoff_hz = None if cutoff is None else _float_or_auto(cutoff, "--cutoff")
         count(decimate, "--decimate", 1)
+        stats_option = "--stats"
         if out is not None and stats is None:
-            stats = out.with_name(out.stem + ".identification.yaml")
-        check_outputs(("--out", out), ("--stats", stats), ("--plot", plot))
+            stats, stats_option = out.with_name(out.stem + ".identification.yaml"), "--stats (default with --out)"
+        check_outputs(("--out", out), (stats_option, stats), ("--plot", plot),
+                      inputs=[("ROBOT model file", robot_file(robot)), ("DATA file", data),
+                              ("--validate file", validate), ("--transmission file", transmission)])
+        urdf = out is not None and out.suffix.lower() == ".urdf"
+        if urdf:  # what URDF refuses in the model itself (frame names), before anything is computed
+            from robodyn.model.urdf import to_urdf
+
+            to_urdf(urdf_model(r)[0])
         if qd_mode not in ("measured", "differentiate"):
             raise InputError(f"--qd {qd_mode!r}: give 'measured' or 'differentiate'")
         tr = None if transmission is None else load_transmission(transmission, r.n)
@@ -315,35 +326,54 @@ def identify_command(
         if out is not None:
             model = res if method == "physical" else identify_measurements(r, samples, d, "physical", friction, tr,
                                                                             min_velocity, weights=w)
-        if stats is not None:
-            res.save(stats, model_file=out)
-        if out is not None:
-            from robodyn.model.io import save
-
-            save(model.robot, out)
-            if model.position_joints:
-                _warn_position_terms(model.position_joints, out)
         # one residual RMS in the table and the figure: over the rows the fit used (min_velocity drops those of
         # a joint near its velocity reversals), as the identification's residual_rms
         fitted = np.ones(np.shape(tau), bool) if min_velocity is None else np.abs(qd) >= min_velocity
+        fit = [{"joint": j + 1, "residual_rms": float(res.residual_rms[j]), "rows": int(fitted[:, j].sum()),
+                "torque_rms": float(tau_rms[j]),
+                "relative_percent": float(100 * res.residual_rms[j] / tau_rms[j]) if tau_rms[j] > 0 else 0.0}
+               for j in range(r.n)]
+        # everything that can fail comes before the first file is written: the model's text, the figure, the JSON
+        writes, left_out = [], []
+        if stats is not None:
+            writes.append((stats, lambda: res.save(stats, model_file=out)))
+        if out is not None:
+            from robodyn.files import write_atomically
+            from robodyn.model.io import dumps
+
+            if urdf:
+                kept, left_out = urdf_model(model.robot)
+                text = to_urdf(kept)
+            else:
+                text = dumps(model.robot)
+            writes.append((out, lambda: write_atomically(out, lambda fh: fh.write(text), what="model file")))
         if plot is not None:
             from robodyn import plot as figures
-            from robodyn.files import save_figure
+            from robodyn.files import write_atomically
 
-            save_figure(figures.identification(np.arange(len(q)) if t is None else t, tau, pred, names=r.q_names,
-                                               rows=fitted, runs=counts, xlabel="sample" if t is None else "time (s)",
-                                               title=f"{r.name}: measured and identified torques ({method})"), plot)
-    fit = [{"joint": j + 1, "residual_rms": float(res.residual_rms[j]), "rows": int(fitted[:, j].sum()),
-            "torque_rms": float(tau_rms[j]),
-            "relative_percent": float(100 * res.residual_rms[j] / tau_rms[j]) if tau_rms[j] > 0 else 0.0}
-           for j in range(r.n)]
+            fig = figures.identification(np.arange(len(q)) if t is None else t, tau, pred, names=r.q_names,
+                                         rows=fitted, runs=counts, xlabel="sample" if t is None else "time (s)",
+                                         title=f"{r.name}: measured and identified torques ({method})")
+            png = io.BytesIO()
+            fig.savefig(png, dpi=120, format="png")  # as robodyn.files.save_figure
+            writes.append((plot, lambda: write_atomically(plot, lambda fh: fh.write(png.getvalue()),
+                                                          what="plot file", binary=True)))
+        printed = io.StringIO()
+        if as_json:
+            with redirect_stdout(printed):
+                print_json({**res.to_dict(), "fit": fit, "prepared": prepared, "samples_used": len(q),
+                            "motor_side_data": m["motor"],
+                            "max_abs_prediction_error": float(np.max(np.abs(pred - tau))),
+                            "out": None if out is None else str(out), "stats": None if stats is None else str(stats),
+                            "validation": None if held_out is None else held_out.to_dict(),
+                            "plot": None if plot is None else str(plot)})
+        write_outputs(writes)
+        if left_out:
+            _warn_urdf_left_out(left_out, out)
+        if out is not None and model.position_joints:
+            _warn_position_terms(model.position_joints, out)
     if as_json:
-        print_json({**res.to_dict(), "fit": fit, "prepared": prepared, "samples_used": len(q),
-                    "motor_side_data": m["motor"],
-                    "max_abs_prediction_error": float(np.max(np.abs(pred - tau))),
-                    "out": None if out is None else str(out), "stats": None if stats is None else str(stats),
-                    "validation": None if held_out is None else held_out.to_dict(),
-                    "plot": None if plot is None else str(plot)})
+        sys.stdout.write(printed.getvalue())
         return
     table = Table("parameter", "of", "value", "std", "%σ", title=f"{r.name}: identified parameters ({method}, "
                   f"{len(q)} samples, cond(W) = {res.condition_number:.4g})")
@@ -414,6 +444,39 @@ def _warn_position_terms(joints, out: Path) -> None:
     err_console.print(f"warning: {message}", highlight=False, soft_wrap=True)
 
 
+#: What a model may hold that URDF has no element for (robodyn.model.urdf.to_urdf refuses it), and its words.
+_NOT_IN_URDF = (("Ia", "rotor inertia"), ("Foff", "friction offset"), ("Fst", "Stribeck friction"))
+_URDF_GRAVITY = np.array([0.0, 0.0, -9.81])
+
+
+def urdf_model(robot) -> tuple:
+    """``robot`` as a URDF can hold it — without its nonzero Ia, Foff, Fst (set to zero), its gravity the URDF's
+    [0, 0, −9.81] in the base frame (a URDF holds no gravity: the base is mounted rotated instead) — and the list
+    of what that leaves out, in words (empty when nothing is)."""
+    fields, left = {}, []
+    for key, words in _NOT_IN_URDF:
+        frames = np.flatnonzero(np.asarray(getattr(robot, key)) != 0)
+        if frames.size:
+            fields[key] = None
+            joints = [int(robot.derived.joint_of[i]) + 1 for i in frames if robot.derived.joint_of[i] >= 0]
+            left.append(f"{key} ({words}) of joint{'s' if len(joints) > 1 else ''} "
+                        f"{', '.join(map(str, joints or (frames + 1).tolist()))}")
+    if not np.allclose(robot.gravity, _URDF_GRAVITY, rtol=0, atol=1e-12):
+        fields["gravity"] = _URDF_GRAVITY
+        left.append(f"the gravity [{', '.join(f'{g:g}' for g in robot.gravity)}] m/s² (a URDF's is [0, 0, -9.81] "
+                    "in the base frame: mount its base rotated)")
+    return (robot.replace(**fields) if fields else robot), left
+
+
+def _warn_urdf_left_out(left: list, out: Path) -> None:
+    """One warning line: what the URDF ``out`` leaves out of the identified model (:func:`urdf_model`)."""
+    from robodyn.cli._common import err_console
+
+    listed = left[0] if len(left) == 1 else ", ".join(left[:-1]) + " and " + left[-1]
+    err_console.print(f"warning: the URDF {out} leaves out {listed}: URDF has no element for them; write a .yaml "
+                      "model (--out NAME.yaml) to keep them", highlight=False, soft_wrap=True)
+
+
 def _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, max_iterations) -> None:
     """Ranges of excite's numbers, the Nyquist condition and the size of the CSV, before anything is computed."""
     number(duration, "--duration", 0.0, 1e6, above=True, unit="s")
@@ -465,7 +528,7 @@ def excite_command(
 
     with user_errors():
         r = get_robot(robot)
-        check_outputs(("--out", out))
+        check_outputs(("--out", out), inputs=[("ROBOT model file", robot_file(robot))])
         _check_excite_options(r, duration, harmonics, base_frequency, rate, seed, max_iterations)
         tr = excitation_trajectory(r, duration, harmonics=harmonics, base_frequency=base_frequency, seed=seed,
                                    max_iterations=max_iterations, friction=friction, unlimited=unlimited,
