@@ -1,4 +1,4 @@
-"""`robodyn identify` outputs: a URDF --out (what URDF cannot hold left out, with a warning), outputs that would
+"""`robodyn identify` outputs (and those of excite, simulate and calibrate-gravity): a URDF --out (what URDF cannot hold left out, with a warning), outputs that would
 overwrite an input or each other (exit 2, nothing computed or written), and a run that fails after the fit
 (none of its outputs left behind)."""
 
@@ -165,6 +165,21 @@ def test_excite_refuses_to_overwrite_its_robot_file(work):
     res = run("excite", work / "arm.yaml", "--duration", 1, "--out", work / "arm.yaml", "--unlimited")
     assert res.exit_code == 2, res.output
     assert "ROBOT model file" in one_error_line(res) and "--out" in res.stderr
+    assert snapshot(work) == before
+
+
+@pytest.mark.parametrize("args, named", [
+    (("simulate", "{model}", "--to", "0.5,0.5,0.5", "--plot", "{model}"), "ROBOT model file"),
+    (("simulate", "{model}", "--compare", "{data}", "--plot", "{data}"), "--compare log"),
+    (("calibrate-gravity", "{model}", "{data}", "--out", "{data}"), "POSES file"),
+    (("calibrate-gravity", "{model}", "{data}", "--out", "{model}"), "ROBOT model file"),
+    (("calibrate-gravity", "{model}", "{data}", "--out", "{out}", "--plot", "{out}"), "the same file")])
+def test_simulate_and_calibrate_gravity_refuse_to_overwrite_their_inputs(work, args, named):
+    before = snapshot(work)
+    paths = {"model": work / "arm.yaml", "data": work / "full.csv", "out": work / "cal.yaml"}
+    res = run(*(a.format(**paths) for a in args))
+    assert res.exit_code == 2, res.output
+    assert named in one_error_line(res)
     assert snapshot(work) == before
 
 

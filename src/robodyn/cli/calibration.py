@@ -10,7 +10,8 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, TOPIC_OPTION, check_outputs, console, get_robot,
-                                is_joint_log, print_json, print_table, read_csv_columns, read_log, user_errors)
+                                is_joint_log, print_json, print_table, read_csv_columns, read_log, robot_file,
+                                user_errors)
 from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
@@ -110,11 +111,12 @@ def calibrate_gravity_command(
 
     with user_errors():
         model = get_robot(robot)
+        check_outputs(("--out", out), ("--plot", plot),
+                      inputs=[("ROBOT model file", robot_file(robot)), ("POSES file", poses)])
         check_number(standstill_velocity, "--standstill-velocity", 0.0, above=True, unit="rad/s | m/s")
         check_number(standstill_duration, "--standstill-duration", 0.0, unit="s")
         q, tau, found = read_static_poses(poses, model, topic, standstill_velocity, standstill_duration)
         cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints, model.n), offsets=offsets)
-        check_outputs(("--out", out), ("--plot", plot))
         if plot is not None:
             cal.plot(plot, q, tau)
         if out is not None:

@@ -9,7 +9,7 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import (JSON_OPTION, check_outputs, console, get_robot, joint_vector, print_json,
-                                print_table, read_log, user_errors)
+                                print_table, read_log, robot_file, user_errors)
 from robodyn.cli._limits import check_work, count, number
 from robodyn.errors import InputError
 
@@ -75,6 +75,7 @@ def simulate_command(
         number(kd, "--kd", 0.0, 1e6)
         number(width, "--width", 1e-6, 1e3)
         count(samples, "--samples", 2)
+        check_outputs(("--plot", plot), inputs=[("ROBOT model file", robot_file(robot)), ("--compare log", compare)])
         sim_friction = _friction_model(friction, width)
         if compare is not None:
             given = [option for option, value in (("--from", start), ("--to", to)) if value is not None]
@@ -167,7 +168,6 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
     from robodyn.sanitize import figure_text
     from robodyn.simulation import simulate
 
-    check_outputs(("--plot", plot))
     log = read_log(path, model, topic, "simulate --compare")
     if log.samples < 3:
         raise InputError(f"--compare {path}: {log.samples} samples; the replay needs at least 3")
