@@ -1,4 +1,4 @@
-"""`robodyn identify` outputs (and those of excite, simulate and calibrate-gravity): a URDF --out (what URDF cannot hold left out, with a warning), outputs that would
+"""`robodyn identify` outputs (and those of id, excite, simulate, calibrate-gravity and calibration-poses): a URDF --out (what URDF cannot hold left out, with a warning), outputs that would
 overwrite an input or each other (exit 2, nothing computed or written), and a run that fails after the fit
 (none of its outputs left behind)."""
 
@@ -173,10 +173,13 @@ def test_excite_refuses_to_overwrite_its_robot_file(work):
     (("simulate", "{model}", "--compare", "{data}", "--plot", "{data}"), "--compare log"),
     (("calibrate-gravity", "{model}", "{data}", "--out", "{data}"), "POSES file"),
     (("calibrate-gravity", "{model}", "{data}", "--out", "{model}"), "ROBOT model file"),
-    (("calibrate-gravity", "{model}", "{data}", "--out", "{out}", "--plot", "{out}"), "the same file")])
+    (("calibrate-gravity", "{model}", "{data}", "--out", "{out}", "--plot", "{out}"), "the same file"),
+    (("calibration-poses", "{model}", "--count", "3", "--out", "{model}", "--unlimited"), "ROBOT model file"),
+    (("id", "{model}", "--states", "{states}", "--out", "{states}"), "--states file")])
 def test_simulate_and_calibrate_gravity_refuse_to_overwrite_their_inputs(work, args, named):
+    paths = {"model": work / "arm.yaml", "data": work / "full.csv", "out": work / "cal.yaml", "states": work / "s.csv"}
+    (work / "s.csv").write_text("q1,q2,q3,qd1,qd2,qd3,qdd1,qdd2,qdd3\n" + ",".join(["0.1"] * 9) + "\n")
     before = snapshot(work)
-    paths = {"model": work / "arm.yaml", "data": work / "full.csv", "out": work / "cal.yaml"}
     res = run(*(a.format(**paths) for a in args))
     assert res.exit_code == 2, res.output
     assert named in one_error_line(res)

@@ -167,6 +167,7 @@ def calibration_poses_command(
 
     with user_errors():
         model = get_robot(robot)
+        check_outputs(("--out", out), inputs=[("ROBOT model file", robot_file(robot))])
         check_count(count, "--count")
         check_seed(seed)
         n = model.n

@@ -14,8 +14,8 @@ from rich.text import Text
 from robodyn.files import write_atomically
 from robodyn.cli._app import app
 from robodyn.cli._common import (
-    ROBOT_ARGUMENT, chop, console, get_robot, joint_vector, parse_vector, print_json, print_table, read_csv_columns,
-    user_errors, warn_outside_limits,
+    ROBOT_ARGUMENT, check_outputs, chop, console, get_robot, joint_vector, parse_vector, print_json, print_table,
+    read_csv_columns, robot_file, user_errors, warn_outside_limits,
 )
 from robodyn.dynamics.newton_euler import inverse_dynamics
 from robodyn.errors import InputError
@@ -260,6 +260,7 @@ def id_command(
         if states is not None:
             if any(x is not None for x in (q, qd, qdd)):
                 raise InputError("give either --states FILE or --q/--qd/--qdd, not both")
+            check_outputs(("--out", out), inputs=[("ROBOT model file", robot_file(robot)), ("--states file", states)])
             Q, QD, QDD, t = read_states(states, n)
             warn_outside_limits(r, Q, f"--states {states.name}")
             tau = inverse_dynamics(r, Q, QD, QDD)
