@@ -407,3 +407,12 @@ def test_masked_entries_are_refused_not_dropped():
         rd.inverse_dynamics(rd.load("planar2r"), q, q.data, q.data)
     plain = np.ma.masked_array(q.data)  # nothing masked: the values are the data
     assert rd.identification.prepare_identification_data(t, plain, plain).q.shape[1] == 2
+
+
+def test_a_decimation_that_leaves_too_few_samples_is_named():
+    t = np.arange(5000) / 200.0
+    q = np.sin(t)[:, None] * [1.0, 0.5]
+    with pytest.raises(rd.InputError, match=r"decimate = 100000 leaves 1 of the \d+ samples kept; give at most "
+                                            r"\d+, or leave it to the default"):
+        rd.identification.prepare_identification_data(t, q, q, decimate=100000)
+    assert len(rd.identification.prepare_identification_data(t, q, q, decimate=1000).q) >= 3

@@ -567,6 +567,10 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
         r = decimate
         if isinstance(r, bool) or int(r) != r or r < 1:
             raise InputError(f"decimate = {decimate!r}; give an integer >= 1")
+        if -(-kept // int(r)) < 3:  # rows left: ceil(kept / r)
+            raise InputError(f"decimate = {decimate!r} leaves {-(-kept // int(r))} of the {kept} samples kept; give "
+                             f"at most {max(kept // 3, 1)}, or leave it to the default (at least "
+                             f"{min(kept, MIN_KEPT)} samples)")
     r = int(r)
     keep = slice(first, last, r)
     full = (qf, qd, qdd) if parallel else None
