@@ -274,6 +274,13 @@ def _existing_special(path: Path) -> int | None:
     return st.st_mode
 
 
+def written_into(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is (or points to) a character device or FIFO (``/dev/null``, a named pipe), which
+    :func:`write_atomically` writes into instead of replacing."""
+    special = _existing_special(Path(path))
+    return special is not None and (stat.S_ISCHR(special) or stat.S_ISFIFO(special))
+
+
 def check_output(path: str | os.PathLike, what: str = "output file") -> Path:
     """Raise the InputError :func:`write_atomically` would raise for ``path`` before anything is written (a
     missing folder, a folder, a block device, a socket), so that a command writing several files checks all of
@@ -281,7 +288,7 @@ def check_output(path: str | os.PathLike, what: str = "output file") -> Path:
     path = Path(path)
     _check_folder(path, path.parent, what)
     special = _existing_special(path)
-    if special is not None and not (stat.S_ISCHR(special) or stat.S_ISFIFO(special)):
+    if special is not None and not written_into(path):
         raise _untouched(what, path, special)
     if special is None and path.is_dir() and not path.is_symlink():
         raise InputError(f"{what} {str(path)!r} is a folder; give a file name (e.g. {str(path / 'out.csv')!r})")
@@ -542,9 +549,18 @@ def write_folder_atomically(out: str | os.PathLike, fill: Callable[[Path], None]
     return out
 
 
+def figure_png(fig) -> bytes:
+    """The PNG bytes of the Matplotlib figure ``fig`` that :func:`save_figure` writes (a command that writes
+    several files renders them all before writing the first)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=120, format="png")
+    return buffer.getvalue()
+
+
 def save_figure(fig, path) -> None:
     """Write the Matplotlib figure ``fig`` as a PNG to ``path`` atomically (no partial file)."""
-    write_atomically(path, lambda fh: fig.savefig(fh, dpi=120, format="png"), what="plot file", binary=True)
+    png = figure_png(fig)
+    write_atomically(path, lambda fh: fh.write(png), what="plot file", binary=True)
 
 
 def read_file_bytes(path: str | os.PathLike, label: str, *, kind: str = "model file",

@@ -318,12 +318,12 @@ def check_outputs(*pairs, inputs=()) -> None:
     are left out of these comparisons."""
     from pathlib import Path
 
-    from robodyn.files import check_output
+    from robodyn.files import check_output, written_into
 
     outputs = [(option, Path(path)) for option, path in pairs if path is not None]
     for option, path in outputs:
         check_output(path, option)
-    outputs = [(option, path) for option, path in outputs if not _written_into(path)]
+    outputs = [(option, path) for option, path in outputs if not written_into(path)]
     read = [(what, Path(p)) for what, paths in inputs if paths is not None
             for p in (paths if isinstance(paths, (list, tuple)) else [paths]) if p is not None]
     for option, path in outputs:
@@ -339,18 +339,6 @@ def check_outputs(*pairs, inputs=()) -> None:
             if _same_file(path, second):
                 raise InputError(f"{option} {str(path)!r} and {other} {str(second)!r} are the same file: one would "
                                  "overwrite the other; give each output its own path")
-
-
-def _written_into(path) -> bool:
-    """Whether ``path`` is (or points to) a character device or FIFO, which an output is written into."""
-    import os
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
 def _same_file(a, b) -> bool:
@@ -376,14 +364,11 @@ def _inside(path, folder) -> bool:
 def robot_file(name: str):
     """The file a command's ROBOT argument reads (a Path), or None for a built-in robot (a bare name of one, which
     :func:`robodyn.load` takes whatever exists in the current folder)."""
-    import os
     from pathlib import Path
 
-    from robodyn.model.io import list_robots
+    from robodyn.model.io import builtin_name
 
-    seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
-    bare = not any(c in name for c in seps) and Path(name).suffix.lower() not in (".yaml", ".yml", ".urdf", ".xml")
-    return None if bare and name in list_robots() else Path(name)
+    return None if builtin_name(name) else Path(name)
 
 
 def write_outputs(writes) -> None:

@@ -339,25 +339,21 @@ def identify_command(
             writes.append((stats, lambda: res.save(stats, model_file=out)))
         if out is not None:
             from robodyn.files import write_atomically
-            from robodyn.model.io import dumps
+            from robodyn.model.io import model_text
 
-            if urdf:
-                kept, left_out = urdf_model(model.robot)
-                text = to_urdf(kept)
-            else:
-                text = dumps(model.robot)
+            kept, left_out = urdf_model(model.robot) if urdf else (model.robot, [])
+            text = model_text(kept, out)
             writes.append((out, lambda: write_atomically(out, lambda fh: fh.write(text), what="model file")))
         if plot is not None:
             from robodyn import plot as figures
-            from robodyn.files import write_atomically
+            from robodyn.files import figure_png, write_atomically
 
-            fig = figures.identification(np.arange(len(q)) if t is None else t, tau, pred, names=r.q_names,
-                                         rows=fitted, runs=counts, xlabel="sample" if t is None else "time (s)",
-                                         title=f"{r.name}: measured and identified torques ({method})")
-            png = io.BytesIO()
-            fig.savefig(png, dpi=120, format="png")  # as robodyn.files.save_figure
-            writes.append((plot, lambda: write_atomically(plot, lambda fh: fh.write(png.getvalue()),
-                                                          what="plot file", binary=True)))
+            png = figure_png(figures.identification(
+                np.arange(len(q)) if t is None else t, tau, pred, names=r.q_names, rows=fitted, runs=counts,
+                xlabel="sample" if t is None else "time (s)",
+                title=f"{r.name}: measured and identified torques ({method})"))
+            writes.append((plot, lambda: write_atomically(plot, lambda fh: fh.write(png), what="plot file",
+                                                          binary=True)))
         printed = io.StringIO()
         if as_json:
             with redirect_stdout(printed):

@@ -238,15 +238,14 @@ def load(name_or_path: str | os.PathLike, strict: bool = True, floating: bool = 
     ModelFileError
         A missing, unreadable or malformed file, or a folder; the message names the file, the row and the field.
     """
-    if isinstance(name_or_path, str) and _is_bare_name(name_or_path):
+    if builtin_name(name_or_path):
         builtin = resources.files("robodyn.robots").joinpath(f"{name_or_path}.yaml")
-        if builtin.is_file():
-            return _floating(_from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'", strict), floating)
-        if not Path(name_or_path).exists():
-            raise UnknownRobotError(f"unknown robot '{name_or_path}'{_did_you_mean(name_or_path)}; built-in robots are "
-                                    f"{', '.join(list_robots())}, or give a path to a .yaml, .urdf or MJCF .xml file")
-    elif not isinstance(name_or_path, (str, os.PathLike)):
+        return _floating(_from_text(builtin.read_text(encoding="utf-8"), f"built-in robot '{name_or_path}'", strict), floating)
+    if not isinstance(name_or_path, (str, os.PathLike)):
         raise ModelFileError(f"load: expected a robot name or a path, got {type(name_or_path).__name__}")
+    if isinstance(name_or_path, str) and _is_bare_name(name_or_path) and not Path(name_or_path).exists():
+        raise UnknownRobotError(f"unknown robot '{name_or_path}'{_did_you_mean(name_or_path)}; built-in robots are "
+                                f"{', '.join(list_robots())}, or give a path to a .yaml, .urdf or MJCF .xml file")
     if not str(name_or_path):
         raise UnknownRobotError("load: empty robot name; give a built-in robot name or a path to a .yaml file")
     if Path(name_or_path).suffix.lower() == ".urdf":
@@ -274,6 +273,13 @@ def _did_you_mean(name: str) -> str:
 
     close = difflib.get_close_matches(name.lower(), list_robots(), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def builtin_name(name) -> bool:
+    """Whether :func:`load` reads ``name`` as a built-in robot: a str with no folder separator and no model suffix
+    that names one of :func:`list_robots`, whatever exists in the current folder."""
+    return (isinstance(name, str) and _is_bare_name(name)
+            and resources.files("robodyn.robots").joinpath(f"{name}.yaml").is_file())
 
 
 def _is_bare_name(text: str) -> bool:
@@ -554,10 +560,14 @@ def save(robot: Robot, path: str | os.PathLike) -> Path:
     returns the path."""
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise InputError(f"argument 'path' is {path!r}; give the path of the .yaml or .urdf file to write")
+    text = model_text(robot, path)
+    return write_atomically(path, lambda fh: fh.write(text), what="model file")
+
+
+def model_text(robot: Robot, path: str | os.PathLike) -> str:
+    """The text :func:`save` writes to ``path``: URDF for ``*.urdf``, else the YAML model file."""
     if Path(path).suffix.lower() == ".urdf":
         from robodyn.model.urdf import to_urdf
 
-        text = to_urdf(robot)
-    else:
-        text = dumps(robot)
-    return write_atomically(path, lambda fh: fh.write(text), what="model file")
+        return to_urdf(robot)
+    return dumps(robot)

@@ -453,7 +453,7 @@ def _runner(robot: Robot, kind: str):
             return None
         res = result_array((count,) + tail) if out is None else out.reshape((count,) + tail)
         # the C entry reads any C-contiguous buffer of count * n doubles of format "d" and checks that they are finite
-        ins = [x if x.dtype is f64 and x.flags.c_contiguous and x.flags.aligned else _native(x) for x in xs]
+        ins = [_native(x) for x in xs]
         ins += [np.zeros(q.shape)] if rest is not None else [None] * (3 - inputs)
         status = many and batch_entry(cap, code, min(usable_cores(), 4096), friction, *ins, g, None, res, fast)
         if status is False or status == RD_INPUT:  # NaN or inf in an input: the general path names it
@@ -550,15 +550,15 @@ def _native(a: np.ndarray) -> np.ndarray:
     spelled "<f8" (``scipy.io.loadmat``'s) exports "<d", which the kernels' C entries refuse (a copy only when ``a``
     is not already that: an array from ``np.frombuffer`` with an offset, a memory map, a big-endian, Fortran-ordered
     or strided array is copied)."""
+    if a.dtype is _F64 and a.flags.c_contiguous and a.flags.aligned:  # np.require costs 2-3 µs even then
+        return a
     a = np.require(a, _F64, ("C", "A"))
     return a if a.dtype is _F64 else a.view(_F64)
 
 
 def _flat(a: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
     """(count, *tail) float64 in native byte order, C-contiguous and aligned (:func:`_native`)."""
-    if a.dtype is not _F64 or not (a.flags.c_contiguous and a.flags.aligned):  # np.require costs 2-3 µs even then
-        a = _native(a)
-    return a.reshape((-1,) + tail)
+    return _native(a).reshape((-1,) + tail)
 
 
 #: the least bytes of a result that the kernels' pool keeps (``RD_POOL_MIN`` of kernels.c)
