@@ -84,3 +84,9 @@ def test_validation_of_prepared_data_uses_the_fits_smooth_motor_columns(log):
     np.testing.assert_allclose(val.rms, rms, rtol=1e-9, atol=0)
     with pytest.raises(rd.InputError, match=r"\(and motor, with a transmission\)"):
         res.predict(data.q, data.qd, data.qdd, coulomb=np.zeros((data.q.shape[0], 5)))
+    n = arm.n
+    with pytest.raises(rd.InputError, match=rf"must be \(N, {n}\) arrays .* q\[None\]"):
+        res.predict(data.q[0], data.qd[0], data.qdd[0], coulomb=data.coulomb[0])
+    one = res.predict(data.q[:1], data.qd[:1], data.qdd[:1],
+                      coulomb=np.hstack([data.coulomb, data.motor_coulomb(J_MQ)])[:1])
+    assert one.shape == (1, n)

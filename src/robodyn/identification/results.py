@@ -136,7 +136,10 @@ class Identification:
         if coulomb is not None:
             coulomb = finite_array("coulomb", coulomb)
             widths = (n,) if self.transmission is None else (n, n + len(self.transmission.J_mq))
-            if len(shape) != 2 or coulomb.shape[:1] != shape[:1] or coulomb.shape[1:] not in [(w,) for w in widths]:
+            if len(shape) != 2:
+                raise InputError(f"with coulomb, q, qd, qdd must be (N, {n}) arrays of N samples (they are {shape}): "
+                                 f"for one state, give q[None], qd[None], qdd[None] with coulomb (1, {widths[0]})")
+            if coulomb.shape[:1] != shape[:1] or coulomb.shape[1:] not in [(w,) for w in widths]:
                 raise InputError(f"coulomb has shape {coulomb.shape}; give one value per sample and joint (and motor, "
                                  f"with a transmission): {' or '.join(f'({shape[0]}, {w})' for w in widths)}")
             patched = filtered_coulomb(self.base, coulomb)

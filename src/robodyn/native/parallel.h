@@ -1,8 +1,11 @@
 /* robodyn's thread driver, shared by the generic kernels and every rd.compile library.
  *
  * rd_parallel(fn, args, count, threads, granule) runs fn(args, lo, hi) over [0, count) in chunks of consecutive
- * items (multiples of `granule`, about 8 chunks per thread): the caller and threads-1 detached POSIX threads take
- * chunks from an atomic counter until none is left, and the caller returns once every item is done.  Helpers
+ * items, multiples of `granule`: the caller and threads-1 detached POSIX threads claim chunks from an atomic
+ * counter until none is left, and the caller returns once every item is done.  Each claim takes 1/(2 threads) of
+ * what is left, and at least 1/(64 threads) of the whole (guided scheduling): the chunks shrink towards the end,
+ * so that the threads finish within a small chunk of each other, where fixed chunks of 1/(8 threads) left one
+ * thread idle for half a chunk on average (1/32 of a 2-thread call; benchmarks/README.md, bench_threads.py).  Helpers
  * share a reference-counted record with the caller, so a helper the system starts late (every chunk taken)
  * touches only that record: the call never waits for a thread that has no work, and no thread spins or outlives
  * its work.  fn computes each item by the same instructions whatever its chunk, so results are identical bit
@@ -20,7 +23,7 @@ typedef struct {
     rd_chunk_fn fn;
     void *args;
     long count, next, chunk, done, code;
-    int refs;
+    int refs, threads;
 #ifdef RD_THREADS
     pthread_mutex_t lock;
     pthread_cond_t finished;
@@ -29,12 +32,15 @@ typedef struct {
 
 static void rd_take(rd_shared *sh) {
     long code = 0, done = 0;
-    for (;;) {
-        long lo = __atomic_fetch_add(&sh->next, sh->chunk, __ATOMIC_RELAXED);
-        if (lo >= sh->count) break;
-        long hi = lo + sh->chunk < sh->count ? lo + sh->chunk : sh->count;
+    long lo = __atomic_load_n(&sh->next, __ATOMIC_RELAXED);
+    while (lo < sh->count) {
+        long left = sh->count - lo, size = (left + 2 * sh->threads - 1) / (2 * sh->threads);
+        size = size < sh->chunk ? sh->chunk : (size + sh->chunk - 1) / sh->chunk * sh->chunk;
+        long hi = size < left ? lo + size : sh->count;
+        if (!__atomic_compare_exchange_n(&sh->next, &lo, hi, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) continue;
         code = rd_first_code(code, sh->fn(sh->args, lo, hi));
         done += hi - lo;
+        lo = __atomic_load_n(&sh->next, __ATOMIC_RELAXED);
     }
 #ifdef RD_THREADS
     pthread_mutex_lock(&sh->lock);
@@ -62,8 +68,8 @@ static long rd_parallel(rd_chunk_fn fn, void *args, long count, int threads, lon
     if (threads <= 1) return fn(args, 0, count);   /* one thread: no record, no lock */
     rd_shared *sh = (rd_shared *)calloc(1, sizeof(rd_shared));
     if (!sh) return -1;
-    sh->fn = fn; sh->args = args; sh->count = count; sh->refs = 1;
-    sh->chunk = ((count + 8 * threads - 1) / (8 * threads) + granule - 1) / granule * granule;
+    sh->fn = fn; sh->args = args; sh->count = count; sh->refs = 1; sh->threads = threads;
+    sh->chunk = ((count + 64 * threads - 1) / (64 * threads) + granule - 1) / granule * granule;
 #ifdef RD_THREADS
     pthread_mutex_init(&sh->lock, NULL);
     pthread_cond_init(&sh->finished, NULL);
