@@ -171,15 +171,15 @@ def test_min_velocity_drops_rows_per_joint_and_weights_scale_the_fit():
     assert np.linalg.norm(gautier.values - truth) < np.linalg.norm(plain.values - truth)
     z = np.abs(gautier.values - truth) / gautier.std
     assert np.all(z < 3), z
-    with pytest.raises(rd.InputError, match=r"weights = \[1.0, -1.0\]; give 2 finite weights > 0"):
+    with pytest.raises(rd.InputError, match=r"weights = \[1.0, -1.0\]; give 2 finite weights >= 0"):
         rd.identify(robot, q, qd, qdd, tau, weights=[1.0, -1.0], method="ols")
     with pytest.raises(rd.identification.IdentificationError, match="no sample of joint 2 moves at 5 or faster"):
         rd.identify(robot, q, qd, qdd, tau, min_velocity=[0.0, 5.0], method="ols")
 
 
 @pytest.mark.parametrize("option, bad, match", [
-    ("weights", [1.0, 2.0, 3.0], r"weights = \[1.0, 2.0, 3.0\]; give 2 finite weights > 0, one per joint, or one"),
-    ("weights", np.nan, r"weights = nan; give 2 finite weights > 0, one per joint"),
+    ("weights", [1.0, 2.0, 3.0], r"weights = \[1.0, 2.0, 3.0\]; give 2 finite weights >= 0, one per joint, or one"),
+    ("weights", np.nan, r"weights = nan; give 2 finite weights >= 0, one per joint"),
     ("min_velocity", [0.1], r"min_velocity = \[0.1\]; give 2 finite speeds >= 0, one per joint"),
     ("min_velocity", -1.0, r"min_velocity = -1.0; give 2 finite speeds >= 0, one per joint"),
     ("bounds", {"min_mass": [0.0, 1.0, 1.0]}, r"min_mass = \[0.0, 1.0, 1.0\]; give 2 masses in kg \(not NaN\), one "

@@ -251,3 +251,111 @@ def test_non_increasing_t_names_the_row(tmp_path):
     path.write_text("t,q1\n0,1\n0.1,1\n0.1,1\n")
     with pytest.raises(InputError, match=r"strictly increasing.*row 2 \(0-based\).*repeats"):
         read_joint_log(path)
+
+
+# ---- 5. a part of a log: span ----
+
+@pytest.mark.parametrize("kind", ["ros1", "mcap"])
+def test_span_reads_each_run_of_a_bag_that_holds_two(tmp_path, kind):
+    """The error about stamps that go back names the spans that read each run; read so, each run is the bag's
+    messages before and after it, its own time from 0 (the messages outside a span are not decoded)."""
+    stamps = START + STEP * np.arange(1000, dtype=np.int64)
+    stamps[700:] -= 3_002_500_000
+    bag = _stamp_bag(_bag_path(tmp_path, kind), kind, stamps)
+    with pytest.raises(InputError, match=r"span=\(None, 700\) and span=\(700, None\) \(robodyn identify --span :700"):
+        read_joint_log(bag)
+    q = _q(2, 1000)
+    first, second = read_joint_log(bag, span=(None, 700)), read_joint_log(bag, span=(700, None))
+    np.testing.assert_array_equal(first.q, q[:700])
+    np.testing.assert_array_equal(second.q, q[700:])
+    np.testing.assert_allclose(second.t, STEP * 1e-9 * np.arange(300), rtol=0, atol=1e-15)
+    assert second.start_ns == stamps[700]
+    middle = read_joint_log(bag, span=[100, 200])
+    np.testing.assert_array_equal(middle.tau, 2 * q[100:200])
+
+
+def test_span_numbers_messages_and_rows_in_the_whole_log(tmp_path):
+    """Errors within a span name the message (bag) or row (table) of the whole log, so that a fix found in a
+    part applies to the file."""
+    stamps = START + STEP * np.arange(60, dtype=np.int64)
+    stamps[[30, 31]] = stamps[30]  # a duplicate inside the span
+    bag = _stamp_bag(tmp_path / "d", "mcap", stamps)
+    with pytest.raises(InputError, match="messages 30 and 31"):
+        read_joint_log(bag, span=(20, 40))
+    stamps[:25] = 0
+    stamps[[30, 31]] = START + STEP * np.array([30, 31])
+    bag = _stamp_bag(tmp_path / "z", "mcap", stamps)
+    with pytest.raises(InputError, match=r"first 5 of 40 messages .* read the messages from 25 on: span=\(25, None\)"):
+        read_joint_log(bag, span=(20, None))
+    assert read_joint_log(bag, span=(25, None)).samples == 35
+    csv = tmp_path / "log.csv"
+    t = np.arange(40) * 0.01
+    t[30] = t[29]
+    np.savetxt(csv, np.column_stack([t, _q(2, 40)]), delimiter=",", header="t,q1,q2", comments="")
+    with pytest.raises(InputError, match=r"row 30 \(0-based\) repeats"):
+        read_joint_log(csv, span=(10, 35))
+    log = read_joint_log(csv, span=(None, 30))
+    np.testing.assert_array_equal(log.q, _q(2, 40)[:30])
+
+
+@pytest.mark.parametrize("span, match", [
+    ((5, 3), r"span = \(5, 3\) holds no message or row; give stop > start"),
+    ((-1, 3), r"span = \(-1, 3\); give \(start, stop\)"),
+    ("0:3", r"span = '0:3'; give \(start, stop\)"),
+    ((1.5, 3), r"give \(start, stop\)"),
+    ((True, 3), r"give \(start, stop\)"),
+    ((50, None), r"span \(50, None\) holds none of its 40 rows; give a span within 0\.\.40"),
+])
+def test_span_errors(tmp_path, span, match):
+    csv = tmp_path / "log.csv"
+    np.savetxt(csv, np.column_stack([np.arange(40) * 0.01, _q(2, 40)]), delimiter=",", header="t,q1,q2",
+               comments="")
+    with pytest.raises(InputError, match=match):
+        read_joint_log(csv, span=span)
+
+
+def test_span_of_an_hdf5_log(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "log.h5"
+    with h5py.File(path, "w") as f:
+        f["t"] = np.arange(50) * 0.01
+        f["q"] = _q(2, 50)
+    log = read_joint_log(path, span=(10, 20))
+    np.testing.assert_array_equal(log.q, _q(2, 50)[10:20])
+    np.testing.assert_allclose(log.t, np.arange(10) * 0.01, rtol=0, atol=1e-15)
+
+
+def test_identify_span_option(tmp_path):
+    """`robodyn identify --span`: the part of a joint log the fit reads (here an HDF5 log holding two recordings,
+    refused whole with the spans that read each); a CSV of the command's own format is refused with --span."""
+    h5py = pytest.importorskip("h5py")
+    import json
+
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    robot = rd.load("rx90")
+    N = 3000
+    t = np.arange(N) * 0.01
+    w = 0.4 + 0.13 * np.arange(robot.n)
+    phase = np.outer(t, w) + np.arange(robot.n)
+    q, qd, qdd = 1.2 * np.sin(phase), 1.2 * w * np.cos(phase), -1.2 * w ** 2 * np.sin(phase)
+    tau = rd.inverse_dynamics(robot, q, qd, qdd)
+    t[2000:] -= 25.0  # a second recording appended
+    path = tmp_path / "two.h5"
+    with h5py.File(path, "w") as f:
+        f["t"], f["q"], f["tau"] = t, q, tau
+    runner = CliRunner()
+    whole = runner.invoke(app, ["identify", "rx90", str(path)])
+    assert whole.exit_code == 2 and "--span :2000" in whole.output
+    res = runner.invoke(app, ["identify", "rx90", str(path), "--span", ":2000", "--method", "ols", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["samples_used"] < 2000
+    bad = runner.invoke(app, ["identify", "rx90", str(path), "--span", "2000"])
+    assert bad.exit_code == 2 and "--span '2000': give START:STOP" in bad.output
+    csv = tmp_path / "own.csv"
+    np.savetxt(csv, np.column_stack([t[:2000], q[:2000], tau[:2000]]), delimiter=",", comments="",
+               header=",".join(["t"] + [f"q{j + 1}" for j in range(6)] + [f"tau{j + 1}" for j in range(6)]))
+    refused = runner.invoke(app, ["identify", "rx90", str(csv), "--span", ":100"])
+    assert refused.exit_code == 2 and "cut this CSV's rows instead" in refused.output

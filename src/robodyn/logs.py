@@ -120,7 +120,8 @@ def _regular_files(path: Path, fmt: str, max_bytes: int) -> list[Path]:
     return files
 
 
-def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: int = MAX_LOG_BYTES) -> JointLog:
+def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: int = MAX_LOG_BYTES,
+                   span=None) -> JointLog:
     """Read a joint recording: a ROS bag of ``sensor_msgs/JointState``, or a CSV, HDF5 or Parquet file.
 
     Parameters
@@ -141,6 +142,11 @@ def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: in
         Parquet: n must match).
     max_bytes : int
         Size limit of the log (all files of a ROS 2 bag together).
+    span : (start, stop) or None
+        Read only the messages (bags: of ``topic``, in recording order) or rows (tables) ``start`` to ``stop`` − 1,
+        0-based, None for an open end: one run of a bag that holds two (the errors about stamps that go back name
+        the message to split at), or a part of a long log.  Indices in errors stay those of the whole log.  A bag's
+        messages outside the span are not decoded.
 
     Returns
     -------
@@ -164,28 +170,53 @@ def read_joint_log(path, topic: str = "/joint_states", robot=None, max_bytes: in
         raise InputError(f"read_joint_log: path must be a str or path, got {type(path).__name__}")
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
         raise InputError(f"max_bytes = {max_bytes!r}; give a positive integer")
+    part = _span(span)
     path = Path(path)
     fmt = log_format(path)
     _regular_files(path, fmt, int(max_bytes))
     if fmt in ("ros1", "ros2"):
         if not isinstance(topic, str) or not topic:
             raise InputError(f"topic = {topic!r}; give a topic name such as '/joint_states'")
-        return _read_bag(path, fmt, topic, robot)
+        return _read_bag(path, fmt, topic, robot, part)
     if fmt == "csv":
         columns = read_csv_columns(path, None, f"log {printable(str(path))!r}")
     elif fmt == "parquet":
         columns = _parquet_columns(path)
     else:
-        return _read_hdf5(path, robot)
-    return _from_columns(columns, path, robot)
+        return _read_hdf5(path, robot, part)
+    return _from_columns(columns, path, robot, part)
+
+
+def _span(span) -> slice:
+    """``span`` of :func:`read_joint_log` checked, as a slice of the messages or rows."""
+    def index(x):
+        return x is None or (isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and x >= 0)
+
+    if span is None:
+        return slice(None)
+    if not isinstance(span, (tuple, list)) or len(span) != 2 or not all(index(x) for x in span):
+        raise InputError(f"span = {printable(repr(span))[:80]}; give (start, stop): 0-based indices of the messages "
+                         "(bags) or rows (tables) to read, stop excluded, None for an open end, e.g. (0, 1200)")
+    start, stop = (None if x is None else int(x) for x in span)
+    if start is not None and stop is not None and stop <= start:
+        raise InputError(f"span = ({start}, {stop}) holds no message or row; give stop > start")
+    return slice(start, stop)
+
+
+def _spanned(part: slice, total: int, what: str, label: str) -> None:
+    """InputError when the span ``part`` of a log of ``total`` messages or rows (``what``) holds none of them."""
+    if (part.start or 0) >= total or (part.stop is not None and part.stop <= 0):
+        raise InputError(f"log {label!r}: span ({part.start}, {part.stop}) holds none of its {total} {what}; give "
+                         f"a span within 0..{total}")
 
 
 # ---- ROS bags ----
 
-def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
+def _read_bag(path: Path, fmt: str, topic: str, robot, part: slice) -> JointLog:
     reader_module(fmt)
     label = printable(str(path))
     stamps, receive, rows = [], [], []
+    first, total = part.start or 0, 0
     try:
         storage = _ros2_storage(path, label) if fmt == "ros2" else None
         if storage is not None and storage[0] == "mcap":
@@ -193,33 +224,40 @@ def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
         else:
             deserialize, messages = _rosbags_messages(path, storage, topic, label)
         for timestamp, raw in messages:
+            total += 1
+            if total <= first:
+                continue
+            if part.stop is not None and total > part.stop:
+                break
             msg = deserialize(raw)
             stamp = msg.header.stamp
             stamps.append(int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec))
             receive.append(int(timestamp))
-            rows.append(_joint_fields(msg, len(rows), label))
+            rows.append(_joint_fields(msg, first + len(rows), label))
     except InputError:
         raise
     except Exception as exc:  # rosbags raises its own error types for damaged or foreign files
         raise InputError(f"log {label!r}: not a readable {'ROS 1' if fmt == 'ros1' else 'ROS 2'} bag "
                          f"({printable(type(exc).__name__)}: {printable(str(exc))[:200]})") from None
-    if not rows:
+    if not total:
         raise InputError(f"log {label!r}: topic {printable(topic)!r} has no messages")
+    if not rows:
+        _spanned(part, total, f"messages on {printable(topic)!r}", label)
     time_source = "header"
     ns = np.array(stamps, dtype=np.int64)
     if not ns.any():
         ns, time_source = np.array(receive, dtype=np.int64), "receive"
     elif not ns.all():
-        _unstamped(ns, receive, label, topic)
+        _unstamped(ns, receive, label, topic, first)
     names = tuple(robot.q_names) if robot is not None else rows[0][0]
-    q, qd, tau = _joint_columns(rows, names, label, robot is not None)
-    _stamps_back(ns, receive, label, topic, time_source)
+    q, qd, tau = _joint_columns(rows, names, label, robot is not None, first)
+    _stamps_back(ns, receive, label, topic, time_source, first)
     order = np.argsort(ns, kind="stable")  # messages recorded a little late are put in their place
     ns = ns[order]
     step = np.diff(ns)
     if np.any(step <= 0):
         k = int(np.flatnonzero(step <= 0)[0])
-        a, b = sorted((int(order[k]), int(order[k + 1])))
+        a, b = sorted((first + int(order[k]), first + int(order[k + 1])))
         raise InputError(f"log {label!r}: two messages on {printable(topic)!r} have the same time stamp "
                          f"{int(ns[k])} ns (messages {a} and {b}); remove the duplicate")
     pick = (lambda a: None if a is None else a[order])
@@ -232,30 +270,30 @@ def _read_bag(path: Path, fmt: str, topic: str, robot) -> JointLog:
 LATE_STEPS = 10
 
 
-def _split_hint(k: int, receive) -> str:
-    r = int(receive[k])
-    return (f"split the bag at message {k} (record time {r} ns; for a ROS 1 bag: rosbag filter IN OUT "
-            f"'t.to_nsec() < {r}', and '>= {r}' for the rest) and read each part on its own, or re-record")
+def _split_hint(k: int, receive, first: int = 0) -> str:
+    """How to read the bag's two parts on each side of message ``k`` (of those read, which start at ``first``)."""
+    at = first + k
+    return (f"read each part on its own: span=(None, {at}) and span=({at}, None) (robodyn identify --span :{at} "
+            f"and --span {at}:), or split the bag at message {at} (record time {int(receive[k])} ns), or re-record")
 
 
-def _unstamped(ns: np.ndarray, receive, label: str, topic: str) -> None:
+def _unstamped(ns: np.ndarray, receive, label: str, topic: str, first: int = 0) -> None:
     """InputError for a bag in which some messages, not all, have the header stamp 0 (published before the
     driver's clock was synchronised): they have no place in time among the others."""
     zero = ns == 0
     count, total = int(zero.sum()), int(ns.size)
-    first = int(np.flatnonzero(zero)[0])
     where = f"log {label!r}: "
     if zero[:count].all():  # all of them lead: the clock was set during the recording
-        raise InputError(f"{where}the first {count} of {total} messages on {printable(topic)!r} are unstamped "
-                         "(header stamp 0: the clock was not yet synchronised); cut them from the bag (keep "
-                         f"the messages from {count} on, record time {int(receive[count])} ns; for a ROS 1 bag: "
-                         f"rosbag filter IN OUT 't.to_nsec() >= {int(receive[count])}'), or re-record")
-    raise InputError(f"{where}{count} of {total} messages on {printable(topic)!r} are unstamped (header stamp 0), "
-                     f"the first at message {first}; give every message a stamp (or none: the bag's record times "
-                     "are then used), or cut the unstamped ones from the bag")
+        raise InputError(f"{where}the first {count} of {total} messages on {printable(topic)!r} read are unstamped "
+                         "(header stamp 0: the clock was not yet synchronised); read the messages from "
+                         f"{first + count} on: span=({first + count}, None) (robodyn identify --span "
+                         f"{first + count}:), or cut them from the bag, or re-record")
+    raise InputError(f"{where}{count} of {total} messages on {printable(topic)!r} read are unstamped (header stamp "
+                     f"0), the first at message {first + int(np.flatnonzero(zero)[0])}; give every message a stamp (or "
+                     "none: the bag's record times are then used), or cut the unstamped ones from the bag")
 
 
-def _stamps_back(ns: np.ndarray, receive, label: str, topic: str, time_source: str) -> None:
+def _stamps_back(ns: np.ndarray, receive, label: str, topic: str, time_source: str, first: int = 0) -> None:
     """InputError when the time stamps, in recording order, go back by more than ``LATE_STEPS`` sample steps:
     two runs in one bag, a driver restart or a clock jump, which sorting by stamp would interleave."""
     if ns.size < 2:
@@ -271,8 +309,8 @@ def _stamps_back(ns: np.ndarray, receive, label: str, topic: str, time_source: s
         k = int(far[0]) + 1
         what = "header stamps" if time_source == "header" else "record times"
         raise InputError(f"log {label!r}: the {what} of {printable(topic)!r} go back by {back[k - 1] * 1e-9:.6g} s "
-                         f"at message {k} (in recording order: two runs in one bag, a driver restart or a clock "
-                         f"jump); {_split_hint(k, receive)}")
+                         f"at message {first + k} (in recording order: two runs in one bag, a driver restart or a "
+                         f"clock jump); {_split_hint(k, receive, first)}")
 
 
 def _check_topic(label: str, topic: str, present, types) -> None:
@@ -432,8 +470,9 @@ CUT_TO_LOG = ("if the model has joints the log lacks (a gripper's fingers, anoth
               "chain: rd.from_urdf(path, tip=LINK), robodyn --tip LINK COMMAND ...")
 
 
-def _joint_columns(rows, names, label: str, by_robot: bool):
-    """(N, n) arrays of position, velocity, effort in the order ``names``; velocity/effort None when absent."""
+def _joint_columns(rows, names, label: str, by_robot: bool, first: int = 0):
+    """(N, n) arrays of position, velocity, effort in the order ``names``; velocity/effort None when absent (the
+    rows are messages ``first`` on, as errors number them)."""
     from robodyn.files import check_decoded
 
     n, N = len(names), len(rows)
@@ -445,14 +484,14 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
         if msg_names not in maps:
             index = {name: k for k, name in enumerate(msg_names)}
             if len(index) != len(msg_names):
-                raise InputError(f"log {label!r}, message {i}: a joint name appears twice")
+                raise InputError(f"log {label!r}, message {first + i}: a joint name appears twice")
             missing = [name for name in names if name not in index]
             if missing or (not by_robot and len(msg_names) != n):
                 what = (f"lacks joint(s) {', '.join(printable(m) for m in missing)} of the "
                         f"{'robot' if by_robot else 'first message'}" if missing else
                         "lists other joints than the first message")
                 fix = f"; {CUT_TO_LOG}" if missing else ""
-                raise InputError(f"log {label!r}, message {i} {what} (it lists "
+                raise InputError(f"log {label!r}, message {first + i} {what} (it lists "
                                  f"{', '.join(printable(x) for x in msg_names) or 'none'}); give a robot whose "
                                  f"joint names match the log, or a log of this robot{fix}")
             maps[msg_names] = np.array([index[name] for name in names], dtype=np.intp)
@@ -462,17 +501,17 @@ def _joint_columns(rows, names, label: str, by_robot: bool):
             if value.size == 0:
                 continue
             if value.shape != (len(msg_names),):
-                raise InputError(f"log {label!r}, message {i}: {value.size} {key} values for {len(msg_names)} "
+                raise InputError(f"log {label!r}, message {first + i}: {value.size} {key} values for {len(msg_names)} "
                                  "joint names; each must have one per name (or none)")
             out[key][i] = value[cols]
             present[key][i] = True
     if not present["position"].all():
         i = int(np.flatnonzero(~present["position"])[0])
-        raise InputError(f"log {label!r}, message {i} has no positions; every JointState sample needs them")
+        raise InputError(f"log {label!r}, message {first + i} has no positions; every JointState sample needs them")
     for key in keys[1:]:
         if present[key].any() and not present[key].all():
             i = int(np.flatnonzero(~present[key])[0])
-            raise InputError(f"log {label!r}, message {i} has no {key} values although others have; give "
+            raise InputError(f"log {label!r}, message {first + i} has no {key} values although others have; give "
                              f"{key} in every message or in none")
     return tuple(out[k] if present[k].any() else None for k in keys)
 
@@ -694,7 +733,7 @@ def _readable(label: str, kind: str):
         raise InputError(f"log {label!r}: not a readable {kind} file ({printable(str(exc))[:200]})") from None
 
 
-def _from_columns(columns: dict, path: Path, robot) -> JointLog:
+def _from_columns(columns: dict, path: Path, robot, part: slice = slice(None)) -> JointLog:
     """A JointLog from the columns t, q1..qn, qd1..qdn, qdd1..qddn, tau1..taun of a table."""
     label = printable(str(path))
     _zero_based(columns, f"log {label!r}")
@@ -717,7 +756,7 @@ def _from_columns(columns: dict, path: Path, robot) -> JointLog:
             raise InputError(f"log {label!r}: give all of {prefix}1..{prefix}{n} or none")
         arrays[prefix] = np.column_stack([columns[f"{prefix}{k}"] for k in range(1, n + 1)]) if all(have) else None
     names = tuple(robot.q_names) if robot is not None else tuple(f"q{k}" for k in range(1, n + 1))
-    return _checked(columns["t"], arrays, names, label, str(path))
+    return _checked(columns["t"], arrays, names, label, str(path), part)
 
 
 def other_joints_message(robot, count: int) -> str:
@@ -733,7 +772,9 @@ def other_joints_message(robot, count: int) -> str:
 MAX_LOG_TIME = 1e15
 
 
-def _checked(t, arrays: dict, names, label: str, source: str) -> JointLog:
+def _checked(t, arrays: dict, names, label: str, source: str, part: slice = slice(None)) -> JointLog:
+    """The JointLog of the table's rows ``part``: t (N,) and the (N, n) arrays checked (rows numbered in the
+    whole table)."""
     t = np.asarray(t, dtype=float)
     if t.ndim == 2 and 1 in t.shape:  # a column (N, 1) or row (1, N) vector, as MATLAB writes one
         t = t.reshape(-1)
@@ -742,16 +783,21 @@ def _checked(t, arrays: dict, names, label: str, source: str) -> JointLog:
         raise InputError(f"log {label!r}: dataset t {what}; t must be a column of times (s), one per row of q")
     if t.shape[0] == 0:
         raise InputError(f"log {label!r}: no data rows (t is empty)")
-    for key, a in (("t", t), *arrays.items()):
-        if a is None:
-            continue
-        if a.shape[0] != t.shape[0]:
+    for key, a in arrays.items():
+        if a is not None and a.shape[0] != t.shape[0]:
             flipped = a.ndim == 2 and a.shape[1] == t.shape[0]
             raise InputError(f"log {label!r}: {key} has {a.shape[0]} rows but t has {t.shape[0]}"
                              + (f" (transposed? {key} is (N, n): one row per sample)" if flipped else ""))
+    if part != slice(None):
+        _spanned(part, t.shape[0], "rows", label)
+        t, arrays = t[part], {k: None if a is None else a[part] for k, a in arrays.items()}
+    first = part.start or 0
+    for key, a in (("t", t), *arrays.items()):
+        if a is None:
+            continue
         bad = ~np.isfinite(a)
         if bad.any():
-            row = int(np.flatnonzero(bad.reshape(a.shape[0], -1).any(axis=1))[0])
+            row = first + int(np.flatnonzero(bad.reshape(a.shape[0], -1).any(axis=1))[0])
             raise InputError(f"log {label!r}: {key} is not finite at row {row} (0-based); repair or remove it")
     if np.max(np.abs(t)) > MAX_LOG_TIME:
         ns = 1e15 <= t[0] <= 1e20  # epoch nanoseconds: 1.7e18 in 2023
@@ -761,10 +807,12 @@ def _checked(t, arrays: dict, names, label: str, source: str) -> JointLog:
     step = np.diff(t)
     if np.any(step <= 0):
         row = int(np.flatnonzero(step <= 0)[0]) + 1
+        at = first + row
         how = (f"repeats t = {t[row]:.9g} s of the row before; remove the duplicate row" if step[row - 1] == 0 else
-               f"goes back by {-step[row - 1]:.6g} s to t = {t[row]:.9g} s; sort the rows, or split the log there "
-               "if it holds two recordings and read each part on its own")
-        raise InputError(f"log {label!r}: t must be one column of strictly increasing times (s); row {row} (0-based) "
+               f"goes back by {-step[row - 1]:.6g} s to t = {t[row]:.9g} s; sort the rows, or, if it holds two "
+               f"recordings, read each part on its own: span=(None, {at}) and span=({at}, None) (robodyn identify "
+               f"--span :{at} and --span {at}:)")
+        raise InputError(f"log {label!r}: t must be one column of strictly increasing times (s); row {at} (0-based) "
                          f"{how}")
     start = int(round(t[0] * 1e9))
     return JointLog(t=t - t[0], q=arrays["q"], qd=arrays["qd"], tau=arrays["tau"], qdd=arrays["qdd"],
@@ -812,7 +860,7 @@ def _dtype_words(dtype) -> str:
 _TRANSPOSED = " (transposed? q is (N, n): one row per sample)"
 
 
-def _read_hdf5(path: Path, robot) -> JointLog:
+def _read_hdf5(path: Path, robot, part: slice = slice(None)) -> JointLog:
     from robodyn.files import check_decoded
 
     h5py = reader_module("hdf5")
@@ -852,7 +900,7 @@ def _read_hdf5(path: Path, robot) -> JointLog:
         data = {k: (v if v is None or k == "t" else v[:, order]) for k, v in data.items()}
     elif names is None:
         names = tuple(f"q{k}" for k in range(1, n + 1))
-    return _checked(data["t"], {k: data[k] for k in ("q", "qd", "qdd", "tau")}, names, label, str(path))
+    return _checked(data["t"], {k: data[k] for k in ("q", "qd", "qdd", "tau")}, names, label, str(path), part)
 
 
 def _hdf5_names(f, label: str):

@@ -171,9 +171,9 @@ def identification(t, tau_measured, tau_predicted, *, names=None, title: str | N
             if i:
                 ax.axvline(t[part[0]], color="0.6", linestyle=":", linewidth=1)
         r = (meas[:, k] - pred[:, k])[used[:, k]]
-        rms = float(np.sqrt(np.mean(r ** 2))) if r.size else float("nan")
         covers = "all" if r.size == len(t) else f"{r.size} of the"
-        ax.set_title(f"{labels[k]}: RMS residual {rms:.4g} ({covers} {len(t)} rows)", fontsize="medium")
+        ax.set_title(f"{labels[k]}: RMS residual {float(np.sqrt(np.mean(r ** 2))):.4g} ({covers} {len(t)} rows)"
+                     if r.size else f"{labels[k]}: no row fitted (predicted only)", fontsize="medium")
         ax.set_ylabel("N m | N")
         ax.grid(True, alpha=0.3)
     axes[0].legend(loc="best", fontsize="small")

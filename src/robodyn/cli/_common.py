@@ -29,6 +29,26 @@ ROBOT_ARGUMENT = typer.Argument(..., help="Robot: built-in name (see `robodyn li
 JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
 #: The JointState topic of a ROS bag given as a joint log.
 TOPIC_OPTION = typer.Option("/joint_states", "--topic", help="With a ROS bag: the JointState topic.")
+#: The part of every joint log a command reads (robodyn.read_joint_log's span).
+SPAN_OPTION = typer.Option(None, "--span", metavar="START:STOP",
+                           help="With a joint log (ROS bag, HDF5, Parquet): read only its messages (bag) or rows "
+                                "START to STOP-1, 0-based, either end left open (e.g. :700 or 700:): one run of a "
+                                "bag that holds two.")
+
+
+def parse_span(text: str | None):
+    """``--span START:STOP`` as read_joint_log's span (start, stop), None for an open end; None without it."""
+    if text is None:
+        return None
+    parts = text.split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        span = tuple(int(x) if x.strip() else None for x in parts)
+    except ValueError:
+        raise InputError(f"--span {text!r}: give START:STOP, 0-based message or row indices, STOP excluded, either "
+                         "left out for an open end (e.g. 0:700, :700, 700:)") from None
+    return span
 
 
 class Table(_RichTable):
@@ -408,12 +428,13 @@ def is_joint_log(path) -> bool:
     return p.is_dir() or FORMATS.get(p.suffix.lower(), "csv") != "csv"
 
 
-def read_log(path, robot, topic: str, what: str):
-    """The joint log ``path`` (:func:`robodyn.read_joint_log`), joints mapped to ``robot`` by name, time from the
-    header stamps; InputError when it has no efforts, which ``what`` (e.g. "identification") needs."""
+def read_log(path, robot, topic: str, what: str, span=None):
+    """The joint log ``path`` (:func:`robodyn.read_joint_log`; ``span`` its messages or rows read), joints mapped
+    to ``robot`` by name, time from the header stamps; InputError when it has no efforts, which ``what`` (e.g.
+    "identification") needs."""
     from robodyn.logs import read_joint_log
 
-    log = read_joint_log(path, topic=topic, robot=robot)
+    log = read_joint_log(path, topic=topic, robot=robot, span=span)
     if log.tau is None:
         raise InputError(f"{path}: the log has no efforts (joint torques); {what} needs them")
     return log

@@ -9,9 +9,9 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, TOPIC_OPTION, check_outputs, console, get_robot,
-                                is_joint_log, print_json, print_table, read_csv_columns, read_log, robot_file,
-                                user_errors)
+from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, SPAN_OPTION, TOPIC_OPTION, check_outputs, console,
+                                get_robot, is_joint_log, parse_span, print_json, print_table, read_csv_columns,
+                                read_log, robot_file, user_errors)
 from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
@@ -44,19 +44,22 @@ def _read_csv(path: Path, n: int):
 
 
 def read_static_poses(path: Path, robot, topic: str = "/joint_states", velocity: float = STANDSTILL_VELOCITY,
-                      duration: float = STANDSTILL_DURATION):
+                      duration: float = STANDSTILL_DURATION, span=None):
     """The static poses of ``robodyn calibrate-gravity``: q, tau (P, n) and the standstill segments found
     (:class:`robodyn.logs.StandstillPoses`, or None for a CSV of static poses).
 
     A CSV without a ``t`` column holds one static pose per row.  A recording — a joint log
     read by :func:`robodyn.read_joint_log` (ROS 1/2 bag, HDF5, Parquet) or a CSV with ``t`` — gives one pose per
     standstill segment (:func:`robodyn.logs.standstill_poses`: every |q̇_j| below ``velocity`` for at least
-    ``duration`` s; q and τ averaged over the segment).
+    ``duration`` s; q and τ averaged over the segment).  ``span``: the messages or rows of a joint log read.
     """
     if is_joint_log(path):  # the same reader as robodyn identify: joints mapped by name
-        log = read_log(path, robot, topic, "gravity calibration")
+        log = read_log(path, robot, topic, "gravity calibration", span)
         t, q, tau, qd = log.t, log.q, log.tau, log.qd
     else:
+        if span is not None:
+            raise InputError(f"{path}: --span reads part of a joint log (ROS bag, HDF5, Parquet); cut this CSV's "
+                             "rows instead")
         q, tau, series = _read_csv(path, robot.n)
         if series is None:
             return q, tau, None
@@ -93,6 +96,7 @@ def calibrate_gravity_command(
                                            ".bag, .db3, .mcap or the bag folder, HDF5, Parquet; see docs/logs.md) "
                                            "or a CSV with t, q1..qn, tau1..taun."),
     topic: str = TOPIC_OPTION,
+    span: str = SPAN_OPTION,
     standstill_velocity: float = typer.Option(STANDSTILL_VELOCITY, "--standstill-velocity",
                                               help="With a recording: a sample is at standstill when every |qd| is "
                                                    "below this (rad/s | m/s)."),
@@ -115,7 +119,8 @@ def calibrate_gravity_command(
                       inputs=[("ROBOT model file", robot_file(robot)), ("POSES file", poses)])
         check_number(standstill_velocity, "--standstill-velocity", 0.0, above=True, unit="rad/s | m/s")
         check_number(standstill_duration, "--standstill-duration", 0.0, unit="s")
-        q, tau, found = read_static_poses(poses, model, topic, standstill_velocity, standstill_duration)
+        q, tau, found = read_static_poses(poses, model, topic, standstill_velocity, standstill_duration,
+                                          parse_span(span))
         cal = calibrate_gravity(model, q, tau, method=method, joints=_joints(joints, model.n), offsets=offsets)
         if plot is not None:
             cal.plot(plot, q, tau)

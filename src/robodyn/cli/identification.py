@@ -14,9 +14,9 @@ import typer
 
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (ROBOT_ARGUMENT, TOPIC_OPTION, Table, check_outputs, console, get_robot, is_joint_log,
-                                parse_vector, print_json, read_csv_columns, read_log, require_columns, robot_file,
-                                user_errors, write_outputs)
+from robodyn.cli._common import (ROBOT_ARGUMENT, SPAN_OPTION, TOPIC_OPTION, Table, check_outputs, console, get_robot,
+                                is_joint_log, parse_span, parse_vector, print_json, read_csv_columns, read_log,
+                                require_columns, robot_file, user_errors, write_outputs)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
 from robodyn.logs import other_joints_message
@@ -80,17 +80,20 @@ def _check_joint_count(path: Path, header: list, robot) -> None:
                              + other_joints_message(robot, k))
 
 
-def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_states") -> dict:
+def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_states", span=None) -> dict:
     """The measurements of ``robodyn identify``: a CSV (:func:`read_measurements`), or a joint log — ROS 1/2 bag
     of ``sensor_msgs/JointState``, HDF5, Parquet — read by :func:`robodyn.read_joint_log`, joints mapped to
     ``robot`` by name, time from the header stamps, torques from the efforts, velocities (if logged) as the
     ``velocity`` a CSV's qd columns give."""
     if not is_joint_log(path):
+        if span is not None:
+            raise InputError(f"{path}: --span reads part of a joint log (ROS bag, HDF5, Parquet); cut this CSV's "
+                             "rows instead")
         return read_measurements(path, robot, motor)
     if motor:
         raise InputError(f"{path}: a joint log holds joint-side positions and efforts; --transmission needs a "
                          "motor-side CSV (t, qm1.., taum1..)")
-    log = read_log(path, robot, topic, "identification")
+    log = read_log(path, robot, topic, "identification", span)
     # a log's logged velocities (JointState's velocity, a qd dataset) are the CSV's qd columns: used with --qd measured
     return {"t": log.t, "q": log.q, "tau": log.tau, "qd": None, "qdd": None, "velocity": log.qd, "motor": False}
 
@@ -133,7 +136,7 @@ def prepare_measurements(m: dict, cutoff=None, decimate: int | None = None, para
 
 
 def prepare_runs(paths, robot, cutoff=None, decimate: int | None = None, parallel: bool = False, transmission=None,
-                 topic: str = "/joint_states", velocity: bool = False) -> list:
+                 topic: str = "/joint_states", velocity: bool = False, span=None) -> list:
     """The runs of ``robodyn identify ROBOT RUN...``: for each file, ``(m, samples, data)`` — its joint-side
     measurements (:func:`read_data`, :func:`joint_side`) and what :func:`prepare_measurements` makes of them,
     each file prepared on its own (its own time base, filter and cut-off; nothing is filtered across two files;
@@ -145,7 +148,8 @@ def prepare_runs(paths, robot, cutoff=None, decimate: int | None = None, paralle
     runs = []
     for path in paths:
         with named(path):
-            m = joint_side(read_data(path, robot, motor=transmission is not None, topic=topic), transmission)
+            m = joint_side(read_data(path, robot, motor=transmission is not None, topic=topic, span=span),
+                           transmission)
             runs.append((m, *prepare_measurements(m, cutoff, decimate, parallel, transmission, velocity)))
     return runs
 
@@ -199,7 +203,7 @@ def held_out_samples(v: dict, cutoff, transmission=None, velocity: bool = False)
 
 
 def _weights(text: str, n: int):
-    """``--weights``: one number for every joint, or n (``rd.identify`` checks that they are finite and > 0)."""
+    """``--weights``: one number for every joint, or n (``rd.identify`` checks that they are finite and ≥ 0)."""
     values = parse_vector(text, 1 if len(text.replace(",", " ").split()) == 1 else n, "--weights")
     return values[0] if values.size == 1 else values
 
@@ -225,6 +229,7 @@ def identify_command(
                                                 "Several files: runs, each prepared on its own, identified "
                                                 "together."),
     topic: str = TOPIC_OPTION,
+    span: str = SPAN_OPTION,
     method: str = typer.Option("physical", "--method", help="physical (standard parameters of rigid bodies, friction "
                                                             ">= 0, pulled towards the model where the data say "
                                                             "little), ols, wls (per-joint noise weights) or irls "
@@ -242,9 +247,11 @@ def identify_command(
     min_velocity: float = typer.Option(None, "--min-velocity", help="Drop a joint's equations where |qd| is below "
                                                                     "this (rad/s)."),
     weights: str = typer.Option(None, "--weights", help="Per-joint weights W1,...,Wn of the fit, or one for all "
-                                                        "(--weights 1: unweighted). Default: physical weighs each "
+                                                        "(--weights 1: unweighted; 0 leaves a joint without a "
+                                                        "torque sensor out). Default: physical weighs each "
                                                         "joint by Gautier's 1/sigma_j^2 of the least-squares "
-                                                        "residual, the other methods by 1."),
+                                                        "residual, the other methods by 1; a joint whose torque "
+                                                        "holds one value is left out, with a warning."),
     qd_mode: str = typer.Option("differentiate", "--qd", help="A CSV with qd1..qdn but no qdd columns: "
                                                               "'differentiate' (default) leaves the logged "
                                                               "velocities out and differentiates the filtered q; "
@@ -298,7 +305,8 @@ def identify_command(
             raise InputError(f"--qd {qd_mode!r}: give 'measured' or 'differentiate'")
         tr = None if transmission is None else load_transmission(transmission, r.n)
         w = None if weights is None else _weights(weights, r.n)
-        runs = prepare_runs(data, r, cutoff_hz, decimate, parallel, tr, topic, qd_mode == "measured")
+        part = parse_span(span)
+        runs = prepare_runs(data, r, cutoff_hz, decimate, parallel, tr, topic, qd_mode == "measured", part)
         (m, samples, d), several = runs[0], len(runs) > 1
         if several:
             samples, d = [run[1] for run in runs], None
@@ -317,7 +325,7 @@ def identify_command(
             held = []
             for path in validate:
                 with named(path):
-                    v = joint_side(read_data(path, r, motor=tr is not None, topic=topic), tr)
+                    v = joint_side(read_data(path, r, motor=tr is not None, topic=topic, span=part), tr)
                     held.append(held_out_samples(v, cut, tr, qd_mode == "measured"))
             held_out = res.validate(held)
         pred = res.predict(q, qd, qdd, coulomb=coulomb)
@@ -327,11 +335,13 @@ def identify_command(
             model = res if method == "physical" else identify_measurements(r, samples, d, "physical", friction, tr,
                                                                             min_velocity, weights=w)
         # one residual RMS in the table and the figure: over the rows the fit used (min_velocity drops those of
-        # a joint near its velocity reversals), as the identification's residual_rms
+        # a joint near its velocity reversals; a joint of weight 0 has none), as the identification's residual_rms
         fitted = np.ones(np.shape(tau), bool) if min_velocity is None else np.abs(qd) >= min_velocity
-        fit = [{"joint": j + 1, "residual_rms": float(res.residual_rms[j]), "rows": int(fitted[:, j].sum()),
-                "torque_rms": float(tau_rms[j]),
-                "relative_percent": float(100 * res.residual_rms[j] / tau_rms[j]) if tau_rms[j] > 0 else 0.0}
+        fitted = fitted & (res.weights > 0)
+        fit = [{"joint": j + 1, "rows": int(fitted[:, j].sum()), "torque_rms": float(tau_rms[j])}
+               | ({"residual_rms": float(res.residual_rms[j]), "relative_percent": float(
+                   100 * res.residual_rms[j] / tau_rms[j]) if tau_rms[j] > 0 else 0.0} if res.weights[j] > 0
+                  else {"residual_rms": None, "relative_percent": None})  # left out of the fit
                for j in range(r.n)]
         # everything that can fail comes before the first file is written: the model's text, the figure, the JSON
         writes, left_out = [], []
@@ -380,8 +390,9 @@ def identify_command(
     fit_table = Table("joint", "residual RMS", "rows", "torque RMS", "relative %",
                       title=f"fit per joint (residual RMS over the rows the fit used, of {len(q)})")
     for row in fit:
-        fit_table.add_row(str(row["joint"]), f"{row['residual_rms']:.4g}", str(row["rows"]),
-                          f"{row['torque_rms']:.4g}", f"{row['relative_percent']:.3g}")
+        fit_table.add_row(str(row["joint"]), "—" if row["residual_rms"] is None else f"{row['residual_rms']:.4g}",
+                          str(row["rows"]), f"{row['torque_rms']:.4g}",
+                          "—" if row["relative_percent"] is None else f"{row['relative_percent']:.3g}")
     console.print(fit_table)
     for path, run in zip(data, runs):
         if run[2] is not None:
@@ -397,8 +408,9 @@ def identify_command(
         table = Table("joint", "relative RMS %", "RMS", "samples",
                       title=f"held-out prediction error ({', '.join(p.name for p in validate)})")
         for j in range(r.n):
-            table.add_row(str(j + 1), f"{held_out.relative_rms_percent[j]:.3g}", f"{held_out.rms[j]:.4g}",
-                          str(int(held_out.samples[j])))
+            scored = held_out.samples[j] > 0  # a joint without a measured torque is not scored
+            table.add_row(str(j + 1), f"{held_out.relative_rms_percent[j]:.3g}" if scored else "—",
+                          f"{held_out.rms[j]:.4g}" if scored else "—", str(int(held_out.samples[j])))
         console.print(table)
     if res.message:
         console.print(f"note: {res.message}", highlight=False)

@@ -8,8 +8,8 @@ import numpy as np
 import typer
 
 from robodyn.cli._app import app
-from robodyn.cli._common import (JSON_OPTION, check_outputs, console, get_robot, joint_vector, print_json,
-                                print_table, read_log, robot_file, user_errors)
+from robodyn.cli._common import (JSON_OPTION, SPAN_OPTION, check_outputs, console, get_robot, joint_vector,
+                                parse_span, print_json, print_table, read_log, robot_file, user_errors)
 from robodyn.cli._limits import check_work, count, number
 from robodyn.errors import InputError
 
@@ -43,6 +43,7 @@ def simulate_command(
                                  "HDF5, Parquet or CSV t, q1..qn, tau1..taun; see docs/logs.md) whose efforts drive "
                                  "the model open loop from the log's first state; prints the RMS of q error."),
     topic: str = typer.Option("/joint_states", "--topic", help="With --compare and a ROS bag: the JointState topic."),
+    span: str = SPAN_OPTION,
 ) -> None:
     """Closed-loop simulation: PD + gravity, computed torque or Slotine–Li tracking a quintic (De Luca).
 
@@ -82,7 +83,9 @@ def simulate_command(
             if given:
                 raise InputError(f"{' and '.join(given)} set the reference of a controller; --compare replays the "
                                  "log's torques from its first state instead: leave them out")
-            return _compare_command(model, compare, topic, sim_friction, friction, plot, json_out)
+            return _compare_command(model, compare, topic, sim_friction, friction, plot, json_out, parse_span(span))
+        if span is not None:
+            raise InputError("--span reads part of the --compare log; give --compare LOG, or leave --span out")
         if to is None:
             raise InputError("give the goal configuration --to (rad | m), or a measured run --compare LOG")
         check_work(f"simulate with --samples {samples} (n = {model.n})", nbytes=8.0 * samples * model.n * 16,
@@ -150,7 +153,7 @@ def _friction_model(name: str, width: float):
 
 
 def _compare_command(model, path: Path, topic: str, sim_friction, friction: str, plot: Path | None,
-                     json_out: bool) -> None:
+                     json_out: bool, span=None) -> None:
     """``simulate --compare LOG``: the model driven open loop by the log's efforts, against the log's q.
 
     A closed-loop rerun would mostly show the controller (any model tracks a reference once the loop is closed);
@@ -168,7 +171,7 @@ def _compare_command(model, path: Path, topic: str, sim_friction, friction: str,
     from robodyn.sanitize import figure_text
     from robodyn.simulation import simulate
 
-    log = read_log(path, model, topic, "simulate --compare")
+    log = read_log(path, model, topic, "simulate --compare", span)
     if log.samples < 3:
         raise InputError(f"--compare {path}: {log.samples} samples; the replay needs at least 3")
     duration = float(log.t[-1] - log.t[0])

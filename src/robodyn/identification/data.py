@@ -209,9 +209,15 @@ class IdentificationData:
         if self.parallel:
             summary += "; full-rate states kept (parallel filtering of the regressor or of the motors' Coulomb columns)"
         clipped = [] if self.saturated is None else self.saturated.sum(axis=0).tolist()
-        if any(clipped):
+        constant = np.zeros(self.q.shape[1], bool) if not self.t.size else (np.ptp(self.tau, axis=0) == 0) | (
+            False if self.saturated is None else self.saturated.all(axis=0))  # the raw torque held one value
+        if any(c and not constant[j] for j, c in enumerate(clipped)):
             summary += ("; clipped torques: " + ", ".join(f"joint {j + 1} ({c} samples)" for j, c in
-                                                          enumerate(clipped) if c) + " left out of the fit")
+                                                          enumerate(clipped) if c and not constant[j])
+                        + " left out of the fit")
+        if constant.any():
+            summary += ("; no torque measured (one value in every sample): " + ", ".join(
+                f"joint {j + 1}" for j in np.flatnonzero(constant)))
         return {"cutoff_hz": self.cutoff, "decimate": self.decimate, "rate_hz": self.rate,
                 "cutoff_rule": self.cutoff_rule, "bandwidth_hz": self.bandwidth,
                 "trimmed": list(self.trimmed), "standstill": list(self.standstill), "resampled": self.resampled,

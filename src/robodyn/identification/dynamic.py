@@ -25,7 +25,7 @@ from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSou
 from robodyn.identification.results import Identification
 from robodyn.identification.samples import filtered_coulomb, parallel_regressor, stacked_runs
 from robodyn.identification.solvers import (IRLS_ITERATIONS, check_counts, fit_factors, fit_failure, irls,
-                                           joint_weights)
+                                           joint_weights, left_out_joints)
 from robodyn.model.robot import Robot, check_robot
 
 
@@ -86,11 +86,15 @@ class IdentificationOptions:
         (:func:`robodyn.identification.data.saturated`, ``IdentificationData.saturated``) are always left out;
         ``equations`` counts the rows used.
     weights : array (n,) or None
-        Per-joint weights w_j > 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
+        Per-joint weights w_j ≥ 0 of the fit: the cost is Σ_j w_j ‖ρ_j‖² (row j scaled by √w_j); with
         ``"wls"`` they multiply Gautier's 1/σ_j².  Default: 1, and for ``"physical"`` Gautier's 1/σ_j² of the
         least-squares residual (a joint whose torques are under 1 % of the largest's: the median weight), so that
         a light wrist counts by its own noise rather than by the size of its torques; ``weights=1`` fits
-        unweighted.  The result's ``weights`` are those used.
+        unweighted.  w_j = 0 leaves joint j's equations out (a joint without a torque sensor); so does the
+        default, with a UserWarning, for a joint whose torque holds one value in every sample.  The other joints'
+        torques still carry the inertia of the links they move; what only the left-out joints' torques would
+        carry (their friction and rotor inertia) is then in no equation: ``"physical"`` holds it at the model's
+        values, the least-squares methods raise IdentificationError.  The result's ``weights`` are those used.
     parallel : IdentificationData or None
         Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
         the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
@@ -174,8 +178,13 @@ def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "physic
         singular; ``"physical"``: the conic solver returned no point (a point whose duality gap is not
         certified comes back with ``converged=False`` and a ``message``).
     InputError
-        Shapes, NaN rows (reported by row), unknown method, a transmission of the wrong size, bad weights, an
-        option the source cannot honour (named).
+        Shapes, NaN rows (reported by row), unknown method, a transmission of the wrong size, bad weights (all 0,
+        or > 0 on a joint whose torque holds one value), an option the source cannot honour (named).
+
+    Warns
+    -----
+    UserWarning
+        Without ``weights``: the joints whose torque holds one value in every sample, left out of the fit.
     """
     check_robot(robot)
     o = merge_options(options, dict(
@@ -303,8 +312,11 @@ def _array_source(robot: Robot, bp, q, qd, qdd, tau, o: dict) -> ArraySource:
     elif coulomb is not None:
         patched = filtered_coulomb(bp, coulomb)
         W = lambda blk: patched(q[blk], qd[blk], qdd[blk], blk)  # noqa: E731
-    use = rows_used(qd, clipped, min_velocities(o["min_velocity"], robot.n), whole=True)
-    return ArraySource(bp, q, qd, qdd, tau, use, W, o["chunk"] or BLOCK, clipped.sum(axis=0))
+    # a torque that holds one value: constant here, or clipped on every sample (prepared data: the raw torque)
+    constant = (np.ptp(tau, axis=0) == 0) | clipped.all(axis=0) if len(tau) else np.zeros(robot.n, bool)
+    left = left_out_joints(robot, constant, o["weights"])
+    use = rows_used(qd, clipped, min_velocities(o["min_velocity"], robot.n), whole=True, left_out=left)
+    return ArraySource(bp, q, qd, qdd, tau, use, W, o["chunk"] or BLOCK, clipped.sum(axis=0), left)
 
 
 def _dask_source(robot: Robot, bp, q, qd, qdd, tau, o: dict, fleet) -> DaskSource:
@@ -323,7 +335,19 @@ def _dask_source(robot: Robot, bp, q, qd, qdd, tau, o: dict, fleet) -> DaskSourc
     chunk = int(o["chunk"] or CHUNK)
     arrays = sample_arrays(given, robot.n, chunk)
     labels, robots = fleet_labels(samples, arrays, chunk) if fleet else (None, ())
-    return DaskSource(bp, arrays, min_velocities(o["min_velocity"], robot.n), labels, robots)
+    source = DaskSource(bp, arrays, min_velocities(o["min_velocity"], robot.n), labels, robots)
+    if not fleet:  # a fleet refuses joints left out (identify_fleet)
+        source.left_out = left_out_joints(robot, source.constant, o["weights"])
+    return source
+
+
+def _without(x: np.ndarray, joints, axis: int = 0) -> np.ndarray:
+    """x with its entries of ``joints`` along ``axis`` (the joints' axis) set to 0 (a copy; x itself if none)."""
+    if not len(joints):
+        return x
+    x = np.array(x)
+    x[(slice(None),) * axis + (joints,)] = 0
+    return x
 
 
 def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identification:
@@ -336,7 +360,10 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
     cand = tuple(range(n)) if terms == "auto" else terms
     k_folds = FOLDS if method == "physical" and o["regularization"] is None else 0
     acc, N, counts, clipped, folds = source.reduce(cand, red, folds=k_folds)
-    check_counts(counts, N, b)
+    left = list(source.left_out)
+    acc, counts = _without(acc, left, axis=1), _without(counts, left)  # a cluster's chunks reduce every joint's
+    folds = None if folds is None else _without(folds, left, axis=1)
+    check_counts(counts, N, b, left)
     shares = None
     if terms == "auto":
         shares, terms = auto_terms(robot, gram(acc, red), factor(acc, red, term_columns(cand, b, ()))[0], b)
@@ -349,7 +376,7 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
     def passes(theta):
         def reweigh(th, scale, robust):
             acc_w, _, used, _, _ = source.reduce(terms, red, th, scale, robust)
-            return factor(acc_w, red)[0], used
+            return factor(_without(acc_w, left, axis=1), red)[0], _without(used, left)
 
         def fit(Rw):
             Rg = stack_factors(Rw, np.sqrt(wj))
@@ -364,9 +391,9 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
         fit = fit_factors(robot, bp, R, counts, method, weights=None if o["weights"] is None else wj,
                           rank_tol=o["rank_tol"], norms=norms, regularization=o["regularization"],
                           min_mass=o["min_mass"], bounds=o["bounds"], folds=folds, irls=passes,
-                          free=position_names(terms))
+                          free=position_names(terms), left_out=left)
     except IdentificationError as exc:
-        raise fit_failure(exc, terms, clipped, N) from None
+        raise fit_failure(exc, terms, clipped, N, left) from None
     return Identification(model=robot, method=method, friction=o["friction"], base=bp, names=tuple(bp.names),
                           samples=N, transmission=o["transmission"], equations=np.asarray(counts, dtype=int),
                           parallel=o["parallel"] is not None, position_shares=shares,

@@ -159,6 +159,12 @@ def identify_fleet(robot: Robot, bp, source, method: str, o: dict, terms, option
                          "transmission=None or identify each robot on its own")
     names = tuple(bp.names)
     b, n, red = bp.count, robot.n, o["reduction"]
+    left = np.flatnonzero((joint_weights(o["weights"], n) == 0) | source.constant)
+    if left.size:
+        raise InputError(f"per_robot: a fleet's fit uses every joint's equations; joint(s) "
+                         f"{', '.join(str(j + 1) for j in left)} have weight 0 or a torque that holds one value in "
+                         "every sample (no torque measured): identify the fleet as one robot (per_robot=None), which "
+                         "leaves them out")
     own = np.array([i for i, nm in enumerate(names) if any(_PER_ROBOT[x].match(nm) for x in options)], dtype=int)
     if not own.size:
         raise InputError(f"per_robot = {options}: the base parameters hold none of them (they are grouped with "

@@ -107,16 +107,20 @@ def min_velocities(min_velocity, n: int):
     return one_per("min_velocity", min_velocity, n, lambda v: np.isfinite(v) & (v >= 0), "finite speeds >= 0")
 
 
-def rows_used(qd: np.ndarray, clipped=None, min_velocity=None, whole: bool = False):
+def rows_used(qd: np.ndarray, clipped=None, min_velocity=None, whole: bool = False, left_out=()):
     """(rows, n) bool of the rows of each joint's equation used, or None for all: joint j's torque not clipped
-    (``clipped`` (rows, n) bool or None) and |q̇_j| ≥ min_velocity_j (``min_velocity`` (n,) of
-    :func:`min_velocities`, or None).  The one selection of every source: a chunk's rows, or the whole run in
-    memory; ``whole``: the rows are the whole run, and a joint left without rows is an IdentificationError naming
-    it (a chunk cannot tell)."""
+    (``clipped`` (rows, n) bool or None), |q̇_j| ≥ min_velocity_j (``min_velocity`` (n,) of
+    :func:`min_velocities`, or None) and j not one of the joints ``left_out`` of the fit.  The one selection of
+    every source: a chunk's rows, or the whole run in memory; ``whole``: the rows are the whole run, and a joint
+    (not left out) left without rows is an IdentificationError naming it (a chunk cannot tell)."""
     use = None if clipped is None or not clipped.any() else ~clipped
     if min_velocity is not None:
         use = (np.abs(qd) >= min_velocity) & (True if use is None else use)
-    empty = np.flatnonzero(~use.any(axis=0)) if whole and use is not None else ()
+    if len(left_out):
+        use = np.ones(qd.shape, dtype=bool) if use is None else use.copy()
+        use[:, list(left_out)] = False
+    empty = (np.setdiff1d(np.flatnonzero(~use.any(axis=0)), np.asarray(left_out, dtype=int))
+             if whole and use is not None else ())
     if len(empty):
         j = int(empty[0])
         fast = min_velocity is not None and not np.any(np.abs(qd[:, j]) >= min_velocity[j])
@@ -280,12 +284,13 @@ class ArraySource:
 
     ``use`` (N, n) bool or None: the rows of each joint's equations used; ``W``: the regressor of the rows
     (callable ``blk → (rows, n, b)``), instead of ``bp.regressor`` at the samples; ``clipped`` (n,): per joint,
-    the rows of clipped torques left out."""
+    the rows of clipped torques left out; ``left_out``: the joints whose equations are left out of the fit."""
 
-    def __init__(self, bp, q, qd, qdd, tau, use=None, W=None, block: int = BLOCK, clipped=None):
+    def __init__(self, bp, q, qd, qdd, tau, use=None, W=None, block: int = BLOCK, clipped=None, left_out=()):
         self.bp, self.q, self.qd, self.qdd, self.tau, self.use, self.W = bp, q, qd, qdd, tau, use, W
         self.block = int(block)
         self.clipped = np.zeros(q.shape[1], int) if clipped is None else clipped
+        self.left_out = tuple(left_out)
 
     def _rows(self, blk, joints):
         return _columns(self.bp, self.q[blk], self.qd[blk], self.qdd[blk], joints,
@@ -481,6 +486,13 @@ class DaskSource:
         self.arrays = [a.rechunk({1: -1}) for a in arrays]
         self.labels, self.robots, self.min_velocity = labels, robots, min_velocity
         self.clip = clipping(self.arrays[3])
+        self.left_out = ()  # the driver's choice (constant: which torques hold one value)
+
+    @property
+    def constant(self) -> np.ndarray:
+        """(n,) bool: the joints whose torque holds one value in every sample (its largest is its smallest)."""
+        n = self.arrays[3].shape[1]
+        return np.zeros(n, dtype=bool) if self.clip is None else self.clip[0] == self.clip[1]
 
     def _blocks(self, arrays, labels=None):
         if not any(np.isnan(c) for c in arrays[0].chunks[0]):

@@ -34,10 +34,11 @@ class Identification:
     covariance : ndarray (b, b)
     condition_number : float — cond(W) of the observation matrix (of its columns the data excite, for
         "physical" holding the others at the model's values).
-    residual_rms : ndarray (n,) — RMS of the torque residual of each joint (N m | N).
+    residual_rms : ndarray (n,) — RMS of the torque residual of each joint (N m | N); NaN for a joint left out of
+        the fit (weight 0).
     noise : ndarray (n,) — σ_j estimated from the residuals of each joint (N m | N): of the OLS fit; for "wls" of the
         weighted fit (the noise levels its weights settled on); for "irls" the robust scale 1.4826 × the median
-        absolute deviation its weights settled on (outliers do not inflate it).
+        absolute deviation its weights settled on (outliers do not inflate it); NaN for a joint left out.
     samples : int — N.
     iterations : int — IRLS iterations; "wls": passes of the noise levels (1 otherwise).
     converged : bool — False when IRLS hit its iteration limit (``message`` says so).
@@ -53,7 +54,8 @@ class Identification:
     weights : ndarray (n,) — the per-joint weights w_j of the fit: the user's; by default 1, and for "physical"
         Gautier's 1/σ_j² of the least-squares residual, scaled to a median of 1
         (:func:`robodyn.identification.solvers.gautier_weights`: a joint under 1 % of the largest torque RMS gets 1,
-        and the median is that of the others).
+        and the median is that of the others); 0 for a joint whose equations were left out (the user's weight 0, or
+        a torque that holds one value in every sample: no sensor there).
     solver : dict or None — "physical": the conic solver's report: status, iterations, constraint violation,
         objective, lower bound, relative gap, fit gap, accuracy, certified, regularization and its rule
         (docs/identification.md).
@@ -188,7 +190,8 @@ class Identification:
         min_velocity : float or array (n,) or None — score joint j only on the samples where |q̇_j| ≥
             min_velocity_j (the toolboxes' convention near velocity reversals); default: every sample.
             Held-out IdentificationData put their ``coulomb`` (and, with a transmission, their motors' smooth
-            columns) in the Coulomb columns, as the fit does.
+            columns) in the Coulomb columns, as the fit does.  A joint whose held-out torque holds one value in
+            every sample (no torque measured there) is not scored: NaN, 0 samples.
 
         Returns
         -------
@@ -196,7 +199,11 @@ class Identification:
         """
         q, qd, qdd, tau, coulomb, clipped = stacked_runs(self.model, q, qd, qdd, tau, self.transmission)
         speeds = min_velocities(min_velocity, q.shape[1])
-        use = rows_used(qd, clipped, speeds, whole=True)
+        unmeasured = np.flatnonzero((np.ptp(tau, axis=0) == 0) | clipped.all(axis=0)) if len(tau) else ()
+        if len(unmeasured) == q.shape[1]:
+            raise InputError("every joint's held-out torque holds one value in every sample: nothing was measured "
+                             "to score")
+        use = rows_used(qd, clipped, speeds, whole=True, left_out=unmeasured)
         use = np.ones(q.shape, dtype=bool) if use is None else use
         r = tau - self.predict(q, qd, qdd, coulomb=coulomb)
         count = use.sum(axis=0)
@@ -204,7 +211,10 @@ class Identification:
         ss_t = np.sum(np.where(use, tau, 0.0) ** 2, axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(ss_t > 0, 100.0 * np.sqrt(ss_r / ss_t), np.where(ss_r > 0, np.inf, 0.0))
-        return Validation(relative_rms_percent=rel, rms=np.sqrt(ss_r / count), samples=count, min_velocity=speeds)
+            rms = np.sqrt(ss_r / count)
+        scored = count > 0
+        return Validation(relative_rms_percent=np.where(scored, rel, np.nan), rms=np.where(scored, rms, np.nan),
+                          samples=count, min_velocity=speeds)
 
     def plot(self, path, q, qd=None, qdd=None, tau=None, t=None, title: str | None = None) -> None:
         """Write a PNG: measured and predicted torques of every joint against time (or sample index), and the
@@ -257,8 +267,8 @@ class Identification:
                  "relative_std_percent": float(r) if np.isfinite(r) else None}  # None: σ / |0| is not defined
                 for n, v, s, r in zip(self.names, self.values, self.std, self.relative_std)
             ],
-            "residual_rms": [float(x) for x in self.residual_rms],
-            "noise_std": [float(x) for x in self.noise],
+            "residual_rms": [float(x) if np.isfinite(x) else None for x in self.residual_rms],  # None: left out
+            "noise_std": [float(x) if np.isfinite(x) else None for x in self.noise],
             "iterations": self.iterations, "converged": self.converged, "parallel_filtering": self.parallel,
         }
         if self.equations is not None:
@@ -311,8 +321,9 @@ class Validation:
 
     Attributes
     ----------
-    relative_rms_percent : ndarray (n,) — 100 ‖τ_j − τ̂_j‖ / ‖τ_j‖ (%) over the samples used.
-    rms : ndarray (n,) — ‖τ_j − τ̂_j‖ / √N_j (N m | N).
+    relative_rms_percent : ndarray (n,) — 100 ‖τ_j − τ̂_j‖ / ‖τ_j‖ (%) over the samples used; NaN for a joint
+        not scored (no torque measured).
+    rms : ndarray (n,) — ‖τ_j − τ̂_j‖ / √N_j (N m | N); NaN for a joint not scored.
     samples : ndarray (n,) of int — N_j, the samples of joint j used (``min_velocity`` drops the slow ones).
     min_velocity : ndarray (n,) or None — the threshold given (rad/s | m/s).
     """
@@ -324,14 +335,14 @@ class Validation:
 
     @property
     def mean_relative_rms_percent(self) -> float:
-        """The mean over the joints of the relative RMS error (%)."""
-        return float(np.mean(self.relative_rms_percent))
+        """The mean over the joints scored of the relative RMS error (%)."""
+        return float(np.nanmean(self.relative_rms_percent))
 
     def to_dict(self) -> dict:
         """Plain Python data (what ``robodyn identify --validate`` writes)."""
-        d = {"relative_rms_percent": [float(x) for x in self.relative_rms_percent],
+        d = {"relative_rms_percent": [float(x) if np.isfinite(x) else None for x in self.relative_rms_percent],
              "mean_relative_rms_percent": self.mean_relative_rms_percent,
-             "rms": [float(x) for x in self.rms], "samples": [int(x) for x in self.samples]}
+             "rms": [float(x) if np.isfinite(x) else None for x in self.rms], "samples": [int(x) for x in self.samples]}
         if self.min_velocity is not None:
             d["min_velocity"] = [float(x) for x in self.min_velocity]
         return d

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.linalg
 
 from robodyn.arrays import one_per
+from robodyn.errors import InputError
 from robodyn.identification.factors import (RANK_TOL, IdentificationError, check_rank, joint_residuals, noise_floor,
                                             solve_factor, stack_factors, unexcited)
 from robodyn.identification.physical import physical_estimate
@@ -30,12 +31,15 @@ from robodyn.identification.reduction import ROBUST_C, robust_psi
 from robodyn.model.robot import Robot
 
 
-def check_counts(counts, N: int, b: int) -> None:
-    """IdentificationError when a joint has no rows left or the equations do not outnumber the parameters."""
+def check_counts(counts, N: int, b: int, left_out=()) -> None:
+    """IdentificationError when a joint has no rows left (other than the joints ``left_out`` of the fit) or the
+    equations do not outnumber the parameters."""
     counts = np.asarray(counts)
-    if np.any(counts == 0):
-        raise IdentificationError(f"every sample of joint {int(np.flatnonzero(counts == 0)[0]) + 1} is clipped or "
-                                  "too slow; give data where its torque is not saturated (or a lower min_velocity)")
+    empty = np.setdiff1d(np.flatnonzero(counts == 0), np.asarray(left_out, dtype=int))
+    if empty.size:
+        raise IdentificationError(f"every sample of joint {int(empty[0]) + 1} is clipped or too slow; give data "
+                                  "where its torque is not saturated (or a lower min_velocity), or weight 0 for that "
+                                  "joint to leave its equations out of the fit")
     n, neq = len(counts), int(counts.sum())
     if neq <= b:
         raise IdentificationError(f"{N} samples of {n} joints give {neq} equations for {b} parameters; "
@@ -43,9 +47,16 @@ def check_counts(counts, N: int, b: int) -> None:
                                                                              " or a lower min_velocity"))
 
 
-def fit_failure(exc: IdentificationError, joints, clipped, N: int) -> IdentificationError:
+def fit_failure(exc: IdentificationError, joints, clipped, N: int, left_out=()) -> IdentificationError:
     """The error of a fit that failed (``exc``), with its likely cause: the position terms of ``joints`` (0-based),
-    or the rows of clipped torques left out (``clipped`` (n,): per joint, of ``N`` samples)."""
+    the joints ``left_out`` of the fit, or the rows of clipped torques left out (``clipped`` (n,): per joint, of
+    ``N`` samples)."""
+    if left_out:
+        listed = ", ".join(str(j + 1) for j in left_out)
+        return IdentificationError(f"{exc}; the equations of joint(s) {listed} are left out of the fit (no torque "
+                                   "measured, or weight 0): the parameters only their torques carry (their friction "
+                                   "and rotor inertia) are in no equation, and method='physical' holds them at the "
+                                   "model's values")
     if joints:  # sin q_j, cos q_j span joint j's own gravity torque when a link's weight acts on it alone
         return IdentificationError(f"{exc}; or the position_terms of joint(s) {', '.join(str(j) for j in joints)} "
                                    "are combinations of the base parameters' columns (that joint's own gravity "
@@ -175,14 +186,18 @@ QUIET_SHARE = 0.01
 EXACT_SHARE = 1e-6
 
 
-def gautier_weights(noise: np.ndarray, torque_rms: np.ndarray) -> np.ndarray:
+def gautier_weights(noise: np.ndarray, torque_rms: np.ndarray, left_out=()) -> np.ndarray:
     """Gautier's joint weights 1/σ_j² from the noise levels σ_j (n,) of the least-squares residual (at least
     ``EXACT_SHARE`` of the largest torque RMS (n,)), scaled so that the median over the joints whose torque RMS is
-    at least ``QUIET_SHARE`` of the largest is 1; the others (quiet) get 1."""
-    w = 1.0 / np.maximum(noise_floor(noise), EXACT_SHARE * torque_rms.max()) ** 2
-    quiet = torque_rms < QUIET_SHARE * torque_rms.max()
+    at least ``QUIET_SHARE`` of the largest is 1; the others (quiet) get 1, the joints ``left_out`` of the fit 0."""
+    out = np.zeros(len(noise))
+    fitted = np.setdiff1d(np.arange(len(noise)), np.asarray(left_out, dtype=int))
+    sig, rms = noise[fitted], torque_rms[fitted]
+    w = 1.0 / np.maximum(noise_floor(sig), EXACT_SHARE * rms.max()) ** 2
+    quiet = rms < QUIET_SHARE * rms.max()
     w = w / np.median(w[~quiet])  # the largest joint is never quiet
-    return np.where(quiet, 1.0, w)
+    out[fitted] = np.where(quiet, 1.0, w)
+    return out
 
 
 def _warn_negative_friction(robot: Robot, names, theta, cov, norms, norms_y) -> None:
@@ -230,7 +245,7 @@ FITS = MappingProxyType({"ols": _fit_ols, "wls": _fit_wls, "irls": _fit_irls, "p
 
 def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=None, rank_tol: float = RANK_TOL,
                 zero: float = 1e-12, norms=None, regularization=None, min_mass: float = 0.0, bounds=None,
-                folds=None, irls=None, free=()) -> dict:
+                folds=None, irls=None, free=(), left_out=()) -> dict:
     """The fit of :func:`identify` on the per-joint factors R (n, b + 1, b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j],
     of ``counts`` (n,) rows (any source): the rank check (:func:`check_rank`), the least-squares estimate and
     covariance, then the solver ``FITS[method]``; ``weights`` (n,) or None: the user's joint weights (None:
@@ -238,8 +253,9 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     norms of every [W_j y_j]; ``folds`` (k, n, b + 1, b + 1): the Gram matrices of joint j's [W_j y_j] in each of k
     time blocks (``regularization=None``);
     ``irls``: θ → (θ, cov, iterations, converged, message), the re-weighting passes over the samples; ``free``:
-    the names of the free columns before the base ones (the position terms).  Returns the fields of
-    :class:`Identification` it sets."""
+    the names of the free columns before the base ones (the position terms); ``left_out``: the joints whose
+    equations are left out (their factors, counts and folds zero; weight 0, noise and residual NaN in the result).
+    Returns the fields of :class:`Identification` it sets."""
     m = len(free)
     names = tuple(free) + tuple(bp.names)
     b = len(names)
@@ -260,8 +276,9 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     noise = joint_residuals(R, theta) / np.sqrt(np.maximum(counts - bj, 1))
     gautier = weights is None and method == "physical"
     if gautier:
-        weights = gautier_weights(noise, norms_y / np.sqrt(np.maximum(counts, 1)))
-    wj = np.ones(len(R)) if weights is None else np.asarray(weights, dtype=float)
+        weights = gautier_weights(noise, norms_y / np.sqrt(np.maximum(counts, 1)), left_out)
+    wj = np.ones(len(R)) if weights is None else np.array(weights, dtype=float)
+    wj[list(left_out)] = 0.0
     p = Factors(robot=robot, bp=bp, R=R, counts=counts, names=names, m=m,
                 weights=None if weights is None else wj, rank_tol=rank_tol, zero=zero,
                 Rg=Rg, theta=theta, cov=rnorm ** 2 / max(int(counts.sum()) - b, 1) * inv, noise=noise, bj=bj,
@@ -272,13 +289,15 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     theta, cov, fields = FITS[method](p)
     out = dict(iterations=1, converged=True, message="", robot=None, standard=None, identified_transmission=None,
                solver=None, prior_share=None, noise=noise, weights=wj) | fields
+    out["noise"] = np.where(wj > 0, out["noise"], np.nan)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     if m:
         out |= dict(position_joints=tuple(int(k[5:]) - 1 for k in free[::2]),
                     position_coefficients=theta[:m].reshape(-1, 2), position_std=std[:m].reshape(-1, 2))
     return out | dict(values=theta[m:], std=std[m:], covariance=cov[m:, m:],
                       condition_number=float(np.linalg.cond(Rg[:b, keep])),
-                      residual_rms=joint_residuals(R, theta) / np.sqrt(np.maximum(counts, 1)))
+                      residual_rms=np.where(wj > 0, joint_residuals(R, theta) / np.sqrt(np.maximum(counts, 1)),
+                                            np.nan))
 
 
 #: ``"irls"`` stops when a pass moves θ by at most this many of its standard deviations: ‖T δθ‖ ≤ tol σ̄, T the
@@ -525,6 +544,36 @@ def _sandwich(R: np.ndarray, lam: np.ndarray, sig: np.ndarray, b: int) -> np.nda
 
 
 def joint_weights(weights, n: int) -> np.ndarray:
+    """The joint weights (n,) of ``weights`` (None: 1): finite, ≥ 0 (0: the joint's equations are left out of the
+    fit), one of them > 0."""
     if weights is None:
         return np.ones(n)
-    return one_per("weights", weights, n, lambda w: np.isfinite(w) & (w > 0), "finite weights > 0")
+    w = one_per("weights", weights, n, lambda w: np.isfinite(w) & (w >= 0), "finite weights >= 0")
+    if not np.any(w > 0):
+        raise InputError("weights are all 0: every joint's equations would be left out; give a weight > 0 to the "
+                         "joints whose torques were measured")
+    return w
+
+
+def left_out_joints(robot: Robot, constant, weights) -> tuple:
+    """The joints (0-based) whose equations the fit leaves out: those of weight 0 and, without ``weights``, those
+    whose measured torque holds one value in every sample (``constant`` (n,) bool: a joint without a torque sensor,
+    or a channel that reads 0), with a UserWarning naming them.  InputError for such a joint given a weight > 0."""
+    w = joint_weights(weights, robot.n)
+    constant = np.flatnonzero(np.asarray(constant, dtype=bool))
+    if weights is not None:
+        weighted = [int(j) for j in constant if w[j] > 0]
+        if weighted:
+            raise InputError(f"the torque of joint(s) {', '.join(str(j + 1) for j in weighted)} holds one value in "
+                             "every sample: no torque was measured there, and no model fits a constant; give "
+                             "those joints weight 0 to leave their equations out of the fit")
+        return tuple(int(j) for j in np.flatnonzero(w == 0))
+    if constant.size == robot.n:
+        raise InputError("every joint's torque holds one value in every sample: no torque was measured")
+    if constant.size:
+        listed = ", ".join(f"{j + 1} ({robot.q_names[j]})" for j in constant)
+        warnings.warn(f"robot '{robot.name}': the torque of joint(s) {listed} holds one value in every sample (a joint "
+                      "without a torque sensor, or a channel that reads 0): their equations are left out of the fit "
+                      "(weight 0 in the result). The other joints' torques still identify what moves them; "
+                      "weights with 0 for those joints say so and silence this warning.", UserWarning, stacklevel=4)
+    return tuple(int(j) for j in constant)
