@@ -120,13 +120,31 @@ def test_prepared_data_with_constant_channels(arm):
     assert np.isfinite(val.relative_rms_percent[:MEASURED]).all()
 
 
-def test_least_squares_say_what_the_left_out_equations_would_carry(arm):
-    robot, data, _ = arm
+def test_least_squares_report_what_only_the_left_out_equations_carry_at_the_models_values(arm):
+    """OLS and WLS fit the parameters in the measured joints' equations (exactly, on noise-free data) and report
+    those in no equation left — the left-out joints' friction, offset and rotor inertia — at the model's values
+    with NaN standard deviations; IRLS cannot, and says which methods can."""
+    robot, data, (q2, qd2, qdd2, tau2) = arm
+    bp = rd.base_parameters(robot, friction=True)
+    absent = [k for k, name in enumerate(bp.names) if name in ("Ia5", "Ia6", "Fc5", "Fv5", "Foff5", "Fc6", "Fv6",
+                                                               "Foff6")]
+    for method in ("ols", "wls"):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            res = rd.identify(robot, *data, method=method, position_terms=None)
+        (held,) = [str(w.message) for w in record if "in no equation" in str(w.message)]
+        assert "8 of the 58 base parameters are in no equation (Ia5, Ia6, Fc5" in held
+        np.testing.assert_array_equal(np.flatnonzero(np.isnan(res.std)), absent)
+        np.testing.assert_array_equal(res.values[absent], bp.values[absent])
+        assert np.isnan(res.covariance[absent]).all() and np.isfinite(np.delete(res.std, absent)).all()
+        # the measured joints' equations determine the rest: the model's torques to the fit's rounding
+        np.testing.assert_allclose(np.delete(res.values, absent), np.delete(bp.values, absent), rtol=0,
+                                   atol=1e-9 * np.abs(bp.values).max())
+        assert np.abs(res.predict(q2, qd2, qdd2) - tau2).max() <= 1e-9 * np.abs(tau2).max()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for method in ("ols", "wls"):
-            with pytest.raises(IdentificationError, match=r"Fv5.*joint\(s\) 5, 6 are left out.*method='physical'"):
-                rd.identify(robot, *data, method=method, position_terms=None)
+        with pytest.raises(IdentificationError, match=r"Fv5.*joint\(s\) 5, 6 are left out.*'irls' cannot"):
+            rd.identify(robot, *data, method="irls", position_terms=None)
 
 
 def test_validation_does_not_score_a_joint_without_a_measured_torque(arm):

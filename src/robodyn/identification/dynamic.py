@@ -94,7 +94,8 @@ class IdentificationOptions:
         default, with a UserWarning, for a joint whose torque holds one value in every sample.  The other joints'
         torques still carry the inertia of the links they move; what only the left-out joints' torques would
         carry (their friction and rotor inertia) is then in no equation: ``"physical"`` holds it at the model's
-        values, the least-squares methods raise IdentificationError.  The result's ``weights`` are those used.
+        values, ``"ols"`` and ``"wls"`` report it at the model's values with NaN standard deviations (a
+        UserWarning names it), ``"irls"`` raises IdentificationError.  The result's ``weights`` are those used.
     parallel : IdentificationData or None
         Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
         the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated

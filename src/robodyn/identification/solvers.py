@@ -55,8 +55,8 @@ def fit_failure(exc: IdentificationError, joints, clipped, N: int, left_out=()) 
         listed = ", ".join(str(j + 1) for j in left_out)
         return IdentificationError(f"{exc}; the equations of joint(s) {listed} are left out of the fit (no torque "
                                    "measured, or weight 0): the parameters only their torques carry (their friction "
-                                   "and rotor inertia) are in no equation, and method='physical' holds them at the "
-                                   "model's values")
+                                   "and rotor inertia) are in no equation; methods 'physical', 'ols' and 'wls' report "
+                                   "them at the model's values, 'irls' cannot")
     if joints:  # sin q_j, cos q_j span joint j's own gravity torque when a link's weight acts on it alone
         return IdentificationError(f"{exc}; or the position_terms of joint(s) {', '.join(str(j) for j in joints)} "
                                    "are combinations of the base parameters' columns (that joint's own gravity "
@@ -245,7 +245,7 @@ FITS = MappingProxyType({"ols": _fit_ols, "wls": _fit_wls, "irls": _fit_irls, "p
 
 def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=None, rank_tol: float = RANK_TOL,
                 zero: float = 1e-12, norms=None, regularization=None, min_mass: float = 0.0, bounds=None,
-                folds=None, irls=None, free=(), left_out=()) -> dict:
+                folds=None, irls=None, free=(), left_out=(), names=None) -> dict:
     """The fit of :func:`identify` on the per-joint factors R (n, b + 1, b + 1), R_jᵀ R_j = [W_j y_j]ᵀ [W_j y_j],
     of ``counts`` (n,) rows (any source): the rank check (:func:`check_rank`), the least-squares estimate and
     covariance, then the solver ``FITS[method]``; ``weights`` (n,) or None: the user's joint weights (None:
@@ -254,12 +254,20 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     time blocks (``regularization=None``);
     ``irls``: θ → (θ, cov, iterations, converged, message), the re-weighting passes over the samples; ``free``:
     the names of the free columns before the base ones (the position terms); ``left_out``: the joints whose
-    equations are left out (their factors, counts and folds zero; weight 0, noise and residual NaN in the result).
-    Returns the fields of :class:`Identification` it sets."""
+    equations are left out (their factors, counts and folds zero; weight 0, noise and residual NaN in the result;
+    ``"ols"``, ``"wls"``: the base parameters in no equation left, :func:`_at_model_values`); ``names``: those of
+    R's columns (default: ``free`` then ``bp.names``).  Returns the fields of :class:`Identification` it sets."""
     m = len(free)
-    names = tuple(free) + tuple(bp.names)
+    names = tuple(free) + tuple(bp.names) if names is None else tuple(names)
     b = len(names)
     counts = np.asarray(counts)
+    if len(left_out) and method in ("ols", "wls"):
+        col = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
+        absent = m + np.flatnonzero(~col[:, m:].any(axis=0))  # base columns of the left-out joints' equations only
+        if absent.size:
+            return _at_model_values(robot, bp, absent, m, names, R, norms, lambda Rk, norms_k, names_k: fit_factors(
+                robot, bp, Rk, counts, method, weights, rank_tol, zero, norms_k, regularization, min_mass, bounds,
+                folds, irls, free, left_out, names_k))
     Rg = stack_factors(R)
     norms_y = np.linalg.norm(R[:, :, b], axis=1) if norms is None else np.asarray(norms)[:, b]  # ‖y_j‖
     norms = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
@@ -298,6 +306,27 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
                       condition_number=float(np.linalg.cond(Rg[:b, keep])),
                       residual_rms=np.where(wj > 0, joint_residuals(R, theta) / np.sqrt(np.maximum(counts, 1)),
                                             np.nan))
+
+
+def _at_model_values(robot: Robot, bp, absent: np.ndarray, m: int, names, R: np.ndarray, norms, fit) -> dict:
+    """``fit`` (R_k, norms_k, names_k → fields) of the problem without the base-parameter columns ``absent`` (in no
+    equation left: those of joints left out of the fit, their friction, offset and rotor inertia), then those
+    parameters reported at the model's values (``bp.values``) with an undefined (NaN) standard deviation and
+    covariance, with a UserWarning naming them, as "physical" holds the parameters the data do not excite."""
+    b = len(names)
+    keep = np.setdiff1d(np.arange(b), absent)
+    sel = np.append(keep, b)
+    Rk = np.linalg.qr(R[:, :, sel], mode="r")  # a factor of the kept columns' Gram matrix
+    out = fit(Rk, None if norms is None else np.asarray(norms)[:, sel], tuple(names[k] for k in keep))
+    kept, gone = keep[keep >= m] - m, absent - m
+    values, std, cov = np.empty(b - m), np.full(b - m, np.nan), np.full((b - m, b - m), np.nan)
+    values[kept], values[gone], std[kept] = out["values"], bp.values[gone], out["std"]
+    cov[np.ix_(kept, kept)] = out["covariance"]
+    listed = ", ".join(names[k] for k in absent)
+    warnings.warn(f"robot '{robot.name}': with the equations of joints left out, {absent.size} of the {b - m} base "
+                  f"parameters are in no equation ({listed}): they are reported at the model's values, their "
+                  "standard deviations undefined (NaN)", UserWarning, stacklevel=5)
+    return out | dict(values=values, std=std, covariance=cov)
 
 
 #: ``"irls"`` stops when a pass moves θ by at most this many of its standard deviations: ‖T δθ‖ ≤ tol σ̄, T the
