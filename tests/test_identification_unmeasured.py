@@ -121,14 +121,15 @@ def test_prepared_data_with_constant_channels(arm):
 
 
 def test_least_squares_report_what_only_the_left_out_equations_carry_at_the_models_values(arm):
-    """OLS and WLS fit the parameters in the measured joints' equations (exactly, on noise-free data) and report
-    those in no equation left — the left-out joints' friction, offset and rotor inertia — at the model's values
-    with NaN standard deviations; IRLS cannot, and says which methods can."""
+    """OLS, WLS and IRLS fit the parameters in the measured joints' equations (exactly, on noise-free data) and
+    report those in no equation left — the left-out joints' friction, offset and rotor inertia — at the model's
+    values with NaN standard deviations; a position term asked for a left-out joint is in no equation either, and
+    the error says that the joint is left out."""
     robot, data, (q2, qd2, qdd2, tau2) = arm
     bp = rd.base_parameters(robot, friction=True)
     absent = [k for k, name in enumerate(bp.names) if name in ("Ia5", "Ia6", "Fc5", "Fv5", "Foff5", "Fc6", "Fv6",
                                                                "Foff6")]
-    for method in ("ols", "wls"):
+    for method in ("ols", "wls", "irls"):
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
             res = rd.identify(robot, *data, method=method, position_terms=None)
@@ -143,8 +144,8 @@ def test_least_squares_report_what_only_the_left_out_equations_carry_at_the_mode
         assert np.abs(res.predict(q2, qd2, qdd2) - tau2).max() <= 1e-9 * np.abs(tau2).max()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(IdentificationError, match=r"Fv5.*joint\(s\) 5, 6 are left out.*'irls' cannot"):
-            rd.identify(robot, *data, method="irls", position_terms=None)
+        with pytest.raises(IdentificationError, match=r"joint\(s\) 5, 6 are left out of the fit"):
+            rd.identify(robot, *data, method="ols", position_terms=(4,))  # sin q5, cos q5: in no equation left
 
 
 def test_validation_does_not_score_a_joint_without_a_measured_torque(arm):

@@ -24,8 +24,8 @@ from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSou
                                               gram, is_cluster_input, min_velocities, rows_used, sample_arrays)
 from robodyn.identification.results import Identification
 from robodyn.identification.samples import filtered_coulomb, parallel_regressor, stacked_runs
-from robodyn.identification.solvers import (IRLS_ITERATIONS, check_counts, fit_factors, fit_failure, irls,
-                                           joint_weights, left_out_joints)
+from robodyn.identification.solvers import (IRLS_ITERATIONS, at_model_values, check_counts, fit_factors,
+                                           fit_failure, irls, joint_weights, left_out_joints)
 from robodyn.model.robot import Robot, check_robot
 
 
@@ -94,8 +94,8 @@ class IdentificationOptions:
         default, with a UserWarning, for a joint whose torque holds one value in every sample.  The other joints'
         torques still carry the inertia of the links they move; what only the left-out joints' torques would
         carry (their friction and rotor inertia) is then in no equation: ``"physical"`` holds it at the model's
-        values, ``"ols"`` and ``"wls"`` report it at the model's values with NaN standard deviations (a
-        UserWarning names it), ``"irls"`` raises IdentificationError.  The result's ``weights`` are those used.
+        values, the least-squares methods report it at the model's values with NaN standard deviations (a
+        UserWarning names it).  The result's ``weights`` are those used.
     parallel : IdentificationData or None
         Data from ``rd.identification.prepare_identification_data(..., parallel=True)`` whose ``q``, ``qd``, ``qdd``, ``tau`` are
         the samples given: the regressor is computed at the full-rate states and filtered, trimmed and decimated
@@ -373,11 +373,26 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
     if folds is not None:
         folds = folds[:, :, S][:, :, :, S]
     names = position_names(terms) + tuple(bp.names)
+    m = 2 * len(terms)
+    # least squares: the base columns in no equation left (a left-out joint's friction, rotor inertia) are not
+    # fitted but reported at the model's values; "physical" holds them itself
+    absent = m + np.flatnonzero(~norms[:, m:-1].any(axis=0)) if left and method != "physical" else np.zeros(0, int)
+    fitted = np.delete(np.arange(len(names) + 1), absent)  # columns of [E W y] (terms' layout) in the fit
+    if absent.size:
+        R, norms = factor(acc, red, np.asarray(S)[fitted])
+        names = tuple(np.delete(names, absent))
+
+    def whole(th):  # the fitted parameters with the others at the model's values
+        if not absent.size:
+            return th
+        out = np.concatenate([np.zeros(m), bp.values])
+        out[fitted[:-1]] = th
+        return out
 
     def passes(theta):
         def reweigh(th, scale, robust):
-            acc_w, _, used, _, _ = source.reduce(terms, red, th, scale, robust)
-            return factor(_without(acc_w, left, axis=1), red)[0], _without(used, left)
+            acc_w, _, used, _, _ = source.reduce(terms, red, whole(th), scale, robust)
+            return factor(_without(acc_w, left, axis=1), red, fitted)[0], _without(used, left)
 
         def fit(Rw):
             Rg = stack_factors(Rw, np.sqrt(wj))
@@ -385,16 +400,18 @@ def _identify(robot: Robot, bp, source, method: str, o: dict, terms) -> Identifi
             theta, inv, rnorm = solve_factor(Rg, len(names))
             return theta, inv, Rg[:len(names), :len(names)], rnorm
 
-        return irls(lambda th: source.residuals(th, terms), source.median, reweigh, fit, R, counts, theta,
-                    int(o["max_iterations"]), len(names), o["robust"], wj)
+        return irls(lambda th: source.residuals(whole(th), terms), source.median, reweigh, fit, R, counts, theta,
+                    int(o["max_iterations"]), len(names), o["robust"], _without(wj, left))
 
     try:
         fit = fit_factors(robot, bp, R, counts, method, weights=None if o["weights"] is None else wj,
                           rank_tol=o["rank_tol"], norms=norms, regularization=o["regularization"],
                           min_mass=o["min_mass"], bounds=o["bounds"], folds=folds, irls=passes,
-                          free=position_names(terms), left_out=left)
+                          free=position_names(terms), left_out=left, names=names)
     except IdentificationError as exc:
         raise fit_failure(exc, terms, clipped, N, left) from None
+    if absent.size:
+        fit = at_model_values(robot, bp, fit, absent - m)
     return Identification(model=robot, method=method, friction=o["friction"], base=bp, names=tuple(bp.names),
                           samples=N, transmission=o["transmission"], equations=np.asarray(counts, dtype=int),
                           parallel=o["parallel"] is not None, position_shares=shares,

@@ -54,9 +54,8 @@ def fit_failure(exc: IdentificationError, joints, clipped, N: int, left_out=()) 
     if left_out:
         listed = ", ".join(str(j + 1) for j in left_out)
         return IdentificationError(f"{exc}; the equations of joint(s) {listed} are left out of the fit (no torque "
-                                   "measured, or weight 0): the parameters only their torques carry (their friction "
-                                   "and rotor inertia) are in no equation; methods 'physical', 'ols' and 'wls' report "
-                                   "them at the model's values, 'irls' cannot")
+                                   "measured, or weight 0): a position term of those joints is in no equation, and "
+                                   "what else only their torques would tell is not identified")
     if joints:  # sin q_j, cos q_j span joint j's own gravity torque when a link's weight acts on it alone
         return IdentificationError(f"{exc}; or the position_terms of joint(s) {', '.join(str(j) for j in joints)} "
                                    "are combinations of the base parameters' columns (that joint's own gravity "
@@ -254,20 +253,13 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
     time blocks (``regularization=None``);
     ``irls``: θ → (θ, cov, iterations, converged, message), the re-weighting passes over the samples; ``free``:
     the names of the free columns before the base ones (the position terms); ``left_out``: the joints whose
-    equations are left out (their factors, counts and folds zero; weight 0, noise and residual NaN in the result;
-    ``"ols"``, ``"wls"``: the base parameters in no equation left, :func:`_at_model_values`); ``names``: those of
-    R's columns (default: ``free`` then ``bp.names``).  Returns the fields of :class:`Identification` it sets."""
+    equations are left out (their factors, counts and folds zero; weight 0, noise and residual NaN in the result);
+    ``names``: those of R's columns (default: ``free`` then ``bp.names``; fewer where the driver left some out,
+    :func:`at_model_values`).  Returns the fields of :class:`Identification` it sets."""
     m = len(free)
     names = tuple(free) + tuple(bp.names) if names is None else tuple(names)
     b = len(names)
     counts = np.asarray(counts)
-    if len(left_out) and method in ("ols", "wls"):
-        col = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
-        absent = m + np.flatnonzero(~col[:, m:].any(axis=0))  # base columns of the left-out joints' equations only
-        if absent.size:
-            return _at_model_values(robot, bp, absent, m, names, R, norms, lambda Rk, norms_k, names_k: fit_factors(
-                robot, bp, Rk, counts, method, weights, rank_tol, zero, norms_k, regularization, min_mass, bounds,
-                folds, irls, free, left_out, names_k))
     Rg = stack_factors(R)
     norms_y = np.linalg.norm(R[:, :, b], axis=1) if norms is None else np.asarray(norms)[:, b]  # ‖y_j‖
     norms = np.linalg.norm(R[:, :b, :b], axis=1) if norms is None else np.asarray(norms)[:, :b]
@@ -308,25 +300,20 @@ def fit_factors(robot: Robot, bp, R: np.ndarray, counts, method: str, weights=No
                                             np.nan))
 
 
-def _at_model_values(robot: Robot, bp, absent: np.ndarray, m: int, names, R: np.ndarray, norms, fit) -> dict:
-    """``fit`` (R_k, norms_k, names_k → fields) of the problem without the base-parameter columns ``absent`` (in no
-    equation left: those of joints left out of the fit, their friction, offset and rotor inertia), then those
-    parameters reported at the model's values (``bp.values``) with an undefined (NaN) standard deviation and
-    covariance, with a UserWarning naming them, as "physical" holds the parameters the data do not excite."""
-    b = len(names)
-    keep = np.setdiff1d(np.arange(b), absent)
-    sel = np.append(keep, b)
-    Rk = np.linalg.qr(R[:, :, sel], mode="r")  # a factor of the kept columns' Gram matrix
-    out = fit(Rk, None if norms is None else np.asarray(norms)[:, sel], tuple(names[k] for k in keep))
-    kept, gone = keep[keep >= m] - m, absent - m
-    values, std, cov = np.empty(b - m), np.full(b - m, np.nan), np.full((b - m, b - m), np.nan)
-    values[kept], values[gone], std[kept] = out["values"], bp.values[gone], out["std"]
-    cov[np.ix_(kept, kept)] = out["covariance"]
-    listed = ", ".join(names[k] for k in absent)
-    warnings.warn(f"robot '{robot.name}': with the equations of joints left out, {absent.size} of the {b - m} base "
-                  f"parameters are in no equation ({listed}): they are reported at the model's values, their "
-                  "standard deviations undefined (NaN)", UserWarning, stacklevel=5)
-    return out | dict(values=values, std=std, covariance=cov)
+def at_model_values(robot: Robot, bp, fields: dict, absent: np.ndarray) -> dict:
+    """The fields of a fit of every base parameter but those of ``absent`` (indices into ``bp.names``: in no
+    equation left, the friction, offset and rotor inertia of joints left out of the fit) with those parameters
+    reported at the model's values (``bp.values``), their standard deviation and covariance undefined (NaN), and a
+    UserWarning naming them — as "physical" holds the parameters the data do not excite."""
+    b = len(bp.names)
+    kept = np.setdiff1d(np.arange(b), absent)
+    values, std, cov = np.array(bp.values, dtype=float), np.full(b, np.nan), np.full((b, b), np.nan)
+    values[kept], std[kept] = fields["values"], fields["std"]
+    cov[np.ix_(kept, kept)] = fields["covariance"]
+    warnings.warn(f"robot '{robot.name}': with the equations of joints left out, {len(absent)} of the {b} base "
+                  f"parameters are in no equation ({', '.join(bp.names[k] for k in absent)}): they are reported at "
+                  "the model's values, their standard deviations undefined (NaN)", UserWarning, stacklevel=4)
+    return fields | dict(values=values, std=std, covariance=cov)
 
 
 #: ``"irls"`` stops when a pass moves θ by at most this many of its standard deviations: ‖T δθ‖ ≤ tol σ̄, T the
@@ -464,11 +451,20 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
         return _bisquare_objective(r, scale, weights)
 
     unit, counts = state, np.asarray(used)
+    live = np.flatnonzero(counts > 0)  # a joint left out of the fit has no rows, no residual, no scale
+
+    def joint_median(x):
+        if live.size == counts.size:
+            return median(x)
+        out = np.zeros(counts.size)
+        out[live] = median(x[:, live])
+        return out
+
     converged, it, r, r_at, scale, last, weighed = False, 0, None, None, None, "huber", None
     while it < max_iterations:
         it += 1
         r, r_at = residuals_at(theta), theta
-        mad = 1.4826 * median(abs(r - median(r)))
+        mad = 1.4826 * joint_median(abs(r - joint_median(r)))
         if not np.any(mad > 0):
             converged, scale = True, None
             break
@@ -488,8 +484,9 @@ def irls(residuals, median, reweigh, fit, state, used, theta, max_iterations: in
     if r_at is not weighed:
         r = residuals_at(weighed)
     psi, dpsi = robust_psi(r / scale, last)  # the weights of the last pass
-    s1, s11, s2 = np.asarray(np.nansum(np.stack([dpsi, dpsi ** 2, psi ** 2]), axis=1))
+    s1, s11, s2 = np.asarray(np.nansum(np.stack([dpsi, dpsi ** 2, psi ** 2]), axis=1)) * (counts > 0)
     N = float(counts.sum())
+    counts = np.maximum(counts, 1)  # a joint left out: its factor (unit) is 0
     eps = np.finfo(float).eps
     mean = max(s1.sum() / N, eps)
     K = 1.0 + count / N * max(s11.sum() / N - mean ** 2, 0.0) / mean ** 2
