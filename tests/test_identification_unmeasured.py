@@ -230,3 +230,30 @@ def test_identify_command_shows_the_joints_left_out(arm, tmp_path):
     assert table.exit_code == 0, table.output
     lines = [line for line in table.stdout.splitlines() if line.startswith("│ 5 ")]
     assert len(lines) == 2 and all("—" in line for line in lines)  # the fit's table and the held-out one
+
+
+def test_irls_with_a_joint_left_out_has_no_nan_scale_and_equals_the_cluster_path(arm):
+    """IRLS's per-joint scales, medians and covariance leave out the joints without rows (a left-out joint's
+    all-NaN residual column made every joint's scale NaN); with outliers it still beats OLS on the measured
+    joints' parameters, and the cluster path gives the same estimate."""
+    pytest.importorskip("dask")
+    import dask
+    import dask.array as da
+
+    robot, (q, qd, qdd, logged), _ = arm
+    rng = np.random.default_rng(3)
+    tau = logged + rng.normal(0.0, 0.05, logged.shape) * (np.arange(robot.n) < MEASURED)
+    tau[::97, :MEASURED] += 5.0  # outliers
+    bp = rd.base_parameters(robot, friction=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)  # no all-NaN medians
+        ols = rd.identify(robot, q, qd, qdd, tau, method="ols", position_terms=None)
+        res = rd.identify(robot, q, qd, qdd, tau, method="irls", position_terms=None)
+        with dask.config.set(scheduler="synchronous"):
+            lazy = rd.identify(robot, *(da.from_array(x, chunks=(700, robot.n)) for x in (q, qd, qdd, tau)),
+                               method="irls", position_terms=None)
+    fitted = np.isfinite(res.std)
+    assert res.converged and np.isnan(res.noise[MEASURED:]).all() and np.isfinite(res.noise[:MEASURED]).all()
+    assert np.abs(res.values - bp.values)[fitted].max() < 0.5 * np.abs(ols.values - bp.values)[fitted].max()
+    assert np.abs(lazy.values - res.values).max() <= 1e-10 * np.abs(res.values).max()
