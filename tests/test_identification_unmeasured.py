@@ -257,3 +257,18 @@ def test_irls_with_a_joint_left_out_has_no_nan_scale_and_equals_the_cluster_path
     assert res.converged and np.isnan(res.noise[MEASURED:]).all() and np.isfinite(res.noise[:MEASURED]).all()
     assert np.abs(res.values - bp.values)[fitted].max() < 0.5 * np.abs(ols.values - bp.values)[fitted].max()
     assert np.abs(lazy.values - res.values).max() <= 1e-10 * np.abs(res.values).max()
+
+
+def test_essential_parameters_of_a_fit_with_joints_left_out(arm):
+    """The essential parameters of such a fit: the left-out joints' rows are not used (their constant torque was
+    an error: 'every sample of joint 5 is clipped'), and the parameters in no equation left are no candidates."""
+    robot, (q, qd, qdd, logged), _ = arm
+    tau = logged + np.random.default_rng(4).normal(0.0, 0.05, logged.shape) * (np.arange(robot.n) < MEASURED)
+    for method in ("physical", "wls"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            res = rd.identify(robot, q, qd, qdd, tau, method=method, position_terms=None)
+        ess = rd.identification.essential_parameters(res, q, qd, qdd, tau)
+        gone = {"Ia5", "Ia6", "Fc5", "Fv5", "Foff5", "Fc6", "Fv6", "Foff6"}
+        assert not gone & (set(ess.names) | set(ess.removed))
+        assert ess.relative_error <= 1.05 * ess.full_relative_error + 1e-12

@@ -57,7 +57,8 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
                          position_terms="result") -> EssentialParameters:
     """The essential parameters (Pham & Gautier 1991): a subset of the base parameters that explains the data.
 
-    Starting from every base parameter of ``result`` (and its position terms), the parameter with the largest
+    Starting from every base parameter of ``result`` (and its position terms) but those in no equation (the
+    friction and rotor inertia of a joint the fit left out: its weight 0), the parameter with the largest
     relative standard deviation is removed and the others re-estimated (OLS, weighted as ``result`` was), as long
     as the relative error ‖y − W_e K_e‖ / ‖y‖ stays within (1 + ``tolerance``) times that of the full set and,
     when ``max_relative_std`` is given, until every remaining %σ is below it.
@@ -92,21 +93,23 @@ def essential_parameters(result: Identification, q, qd, qdd, tau, tolerance: flo
     bp = result.base
     q, qd, qdd, tau = checked_samples(result.model, q, qd, qdd, tau)
     N, n = q.shape
-    use = rows_used(qd, saturated(tau), whole=True)
+    left = () if result.weights is None else np.flatnonzero(result.weights == 0)  # joints left out of the fit
+    use = rows_used(qd, saturated(tau), whole=True, left_out=left)
     Wp = None if parallel is None else parallel_regressor(bp, parallel, q, qd, qdd, tau)
     names = position_names(joints) + tuple(bp.names)
     b = len(names)
-    R = factor(ArraySource(bp, q, qd, qdd, tau, use, None if Wp is None else (lambda blk: Wp[blk])).reduce(joints)[0],
-               "gram")[0]
+    R, norms = factor(ArraySource(bp, q, qd, qdd, tau, use, None if Wp is None else (lambda blk: Wp[blk]))
+                      .reduce(joints)[0], "gram")
     w = np.sqrt(result.weights) if result.weights is not None else np.ones(n)
-    if result.method == "wls":
-        w = w / noise_floor(result.noise)
+    if result.method == "wls":  # a joint left out has no noise level (NaN) and weight 0
+        w = w / noise_floor(np.where(np.isnan(result.noise), np.nanmax(result.noise), result.noise))
     Rg = stack_factors(R, w)
     ynorm = float(np.linalg.norm(Rg[:, b]))
     if ynorm == 0:
         raise IdentificationError("the torques are all zero; nothing to explain")
     rows = N * n if use is None else int(use.sum())
-    cols = list(range(b))
+    present = (w[:, None] * norms[:, :b] > 0).any(axis=0)  # exact: a column in no equation (a left-out joint's)
+    cols = [k for k in range(b) if present[k]]
     theta, std, rnorm = _subset_fit(Rg, cols, b, rows)
     full = rnorm / ynorm
     removed, history = [], []
