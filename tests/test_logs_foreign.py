@@ -264,6 +264,9 @@ def test_span_reads_each_run_of_a_bag_that_holds_two(tmp_path, kind):
     bag = _stamp_bag(_bag_path(tmp_path, kind), kind, stamps)
     with pytest.raises(InputError, match=r"span=\(None, 700\) and span=\(700, None\) \(robodyn identify --span :700"):
         read_joint_log(bag)
+    with pytest.raises(InputError, match=r"at message 700 .*span=\(100, 700\) and span=\(700, None\) "
+                                         r"\(robodyn identify --span 100:700"):
+        read_joint_log(bag, span=(100, None))  # the hint keeps the span's start
     q = _q(2, 1000)
     first, second = read_joint_log(bag, span=(None, 700)), read_joint_log(bag, span=(700, None))
     np.testing.assert_array_equal(first.q, q[:700])

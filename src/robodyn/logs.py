@@ -272,9 +272,10 @@ LATE_STEPS = 10
 
 def _split_hint(k: int, receive, first: int = 0) -> str:
     """How to read the bag's two parts on each side of message ``k`` (of those read, which start at ``first``)."""
-    at = first + k
-    return (f"read each part on its own: span=(None, {at}) and span=({at}, None) (robodyn identify --span :{at} "
-            f"and --span {at}:), or split the bag at message {at} (record time {int(receive[k])} ns), or re-record")
+    at, lo = first + k, first or None
+    return (f"read each part on its own: span=({lo}, {at}) and span=({at}, None) (robodyn identify --span "
+            f"{first or ''}:{at} and --span {at}:), or split the bag at message {at} (record time {int(receive[k])} "
+            "ns), or re-record")
 
 
 def _unstamped(ns: np.ndarray, receive, label: str, topic: str, first: int = 0) -> None:
