@@ -51,6 +51,13 @@ def parse_span(text: str | None):
     return span
 
 
+def no_span(path, span) -> None:
+    """InputError for ``--span`` given with a command's own CSV, which is not read as a joint log."""
+    if span is not None:
+        raise InputError(f"{path}: --span reads part of a joint log (ROS bag, HDF5, Parquet); cut this CSV's rows "
+                         "instead")
+
+
 class Table(_RichTable):
     """rich.table.Table whose cells wrap between words when the terminal is narrow, never cut to "recu…"; tables
     without vertical lines drop their blank top and bottom edges (no stray blank lines)."""

@@ -10,8 +10,8 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, SPAN_OPTION, TOPIC_OPTION, check_outputs, console,
-                                get_robot, is_joint_log, parse_span, print_json, print_table, read_csv_columns,
-                                read_log, robot_file, user_errors)
+                                get_robot, is_joint_log, no_span, parse_span, print_json, print_table,
+                                read_csv_columns, read_log, robot_file, user_errors)
 from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
@@ -57,9 +57,7 @@ def read_static_poses(path: Path, robot, topic: str = "/joint_states", velocity:
         log = read_log(path, robot, topic, "gravity calibration", span)
         t, q, tau, qd = log.t, log.q, log.tau, log.qd
     else:
-        if span is not None:
-            raise InputError(f"{path}: --span reads part of a joint log (ROS bag, HDF5, Parquet); cut this CSV's "
-                             "rows instead")
+        no_span(path, span)
         q, tau, series = _read_csv(path, robot.n)
         if series is None:
             return q, tau, None

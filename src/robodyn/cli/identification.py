@@ -15,7 +15,7 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import (ROBOT_ARGUMENT, SPAN_OPTION, TOPIC_OPTION, Table, check_outputs, console, get_robot,
-                                is_joint_log, parse_span, parse_vector, print_json, read_csv_columns, read_log,
+                                is_joint_log, no_span, parse_span, parse_vector, print_json, read_csv_columns, read_log,
                                 require_columns, robot_file, user_errors, write_outputs)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
@@ -86,9 +86,7 @@ def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_state
     ``robot`` by name, time from the header stamps, torques from the efforts, velocities (if logged) as the
     ``velocity`` a CSV's qd columns give."""
     if not is_joint_log(path):
-        if span is not None:
-            raise InputError(f"{path}: --span reads part of a joint log (ROS bag, HDF5, Parquet); cut this CSV's "
-                             "rows instead")
+        no_span(path, span)
         return read_measurements(path, robot, motor)
     if motor:
         raise InputError(f"{path}: a joint log holds joint-side positions and efforts; --transmission needs a "
