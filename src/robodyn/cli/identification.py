@@ -335,11 +335,12 @@ def identify_command(
         # one residual RMS in the table and the figure: over the rows the fit used (min_velocity drops those of
         # a joint near its velocity reversals; a joint of weight 0 has none), as the identification's residual_rms
         fitted = np.ones(np.shape(tau), bool) if min_velocity is None else np.abs(qd) >= min_velocity
-        fitted = fitted & (res.weights > 0)
-        fit = [{"joint": j + 1, "rows": int(fitted[:, j].sum()), "torque_rms": float(tau_rms[j])}
-               | ({"residual_rms": float(res.residual_rms[j]), "relative_percent": float(
-                   100 * res.residual_rms[j] / tau_rms[j]) if tau_rms[j] > 0 else 0.0} if res.weights[j] > 0
-                  else {"residual_rms": None, "relative_percent": None})  # left out of the fit
+        left = res.weights == 0  # left out of the fit: no residual, no relative error (None)
+        fitted = fitted & ~left
+        fit = [{"joint": j + 1, "residual_rms": None if left[j] else float(res.residual_rms[j]),
+                "rows": int(fitted[:, j].sum()), "torque_rms": float(tau_rms[j]),
+                "relative_percent": None if left[j] else float(100 * res.residual_rms[j] / tau_rms[j])
+                if tau_rms[j] > 0 else 0.0}
                for j in range(r.n)]
         # everything that can fail comes before the first file is written: the model's text, the figure, the JSON
         writes, left_out = [], []

@@ -91,6 +91,16 @@ def saturated(tau) -> np.ndarray:
     return out
 
 
+def constant_torques(tau, clipped=None) -> np.ndarray:
+    """(n,) bool: the joints whose torque holds one value in every sample of ``tau`` (N, n) — no torque measured
+    there (a joint without a sensor, a channel that reads 0): constant, or ``clipped`` (N, n) bool on every sample,
+    as prepared data keep a raw constant (filtered, a constant other than 0 is no longer exactly one value)."""
+    t = np.asarray(tau, dtype=float)
+    if not len(t):
+        return np.zeros(t.shape[1:], dtype=bool)
+    return (np.ptp(t, axis=0) == 0) | (False if clipped is None else np.asarray(clipped).all(axis=0))
+
+
 @dataclass(frozen=True, eq=False)
 class IdentificationData:
     """Filtered, differentiated and decimated data, and what was done to them.
@@ -209,8 +219,7 @@ class IdentificationData:
         if self.parallel:
             summary += "; full-rate states kept (parallel filtering of the regressor or of the motors' Coulomb columns)"
         clipped = [] if self.saturated is None else self.saturated.sum(axis=0).tolist()
-        constant = np.zeros(self.q.shape[1], bool) if not self.t.size else (np.ptp(self.tau, axis=0) == 0) | (
-            False if self.saturated is None else self.saturated.all(axis=0))  # the raw torque held one value
+        constant = constant_torques(self.tau, self.saturated)
         if any(c and not constant[j] for j, c in enumerate(clipped)):
             summary += ("; clipped torques: " + ", ".join(f"joint {j + 1} ({c} samples)" for j, c in
                                                           enumerate(clipped) if c and not constant[j])

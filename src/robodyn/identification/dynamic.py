@@ -17,6 +17,7 @@ import numpy as np
 
 from robodyn.errors import InputError
 from robodyn.identification.conventions import convention_hints
+from robodyn.identification.data import constant_torques
 from robodyn.identification.factors import RANK_TOL, IdentificationError, check_rank, solve_factor, stack_factors
 from robodyn.identification.fleet import fleet_labels, identify_fleet, per_robot_option
 from robodyn.identification.position import auto_terms, check_position_terms, position_names, term_columns
@@ -313,9 +314,7 @@ def _array_source(robot: Robot, bp, q, qd, qdd, tau, o: dict) -> ArraySource:
     elif coulomb is not None:
         patched = filtered_coulomb(bp, coulomb)
         W = lambda blk: patched(q[blk], qd[blk], qdd[blk], blk)  # noqa: E731
-    # a torque that holds one value: constant here, or clipped on every sample (prepared data: the raw torque)
-    constant = (np.ptp(tau, axis=0) == 0) | clipped.all(axis=0) if len(tau) else np.zeros(robot.n, bool)
-    left = left_out_joints(robot, constant, o["weights"])
+    left = left_out_joints(robot, constant_torques(tau, clipped), o["weights"])
     use = rows_used(qd, clipped, min_velocities(o["min_velocity"], robot.n), whole=True, left_out=left)
     return ArraySource(bp, q, qd, qdd, tau, use, W, o["chunk"] or BLOCK, clipped.sum(axis=0), left)
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from robodyn.arrays import finite_array, finite_result
 from robodyn.errors import InputError
+from robodyn.identification.data import constant_torques
 from robodyn.identification.factors import relative_std
 from robodyn.identification.position import POSITION_MARGIN
 from robodyn.identification.reduction import min_velocities, predicted, rows_used
@@ -199,7 +200,7 @@ class Identification:
         """
         q, qd, qdd, tau, coulomb, clipped = stacked_runs(self.model, q, qd, qdd, tau, self.transmission)
         speeds = min_velocities(min_velocity, q.shape[1])
-        unmeasured = np.flatnonzero((np.ptp(tau, axis=0) == 0) | clipped.all(axis=0)) if len(tau) else ()
+        unmeasured = np.flatnonzero(constant_torques(tau, clipped))
         if len(unmeasured) == q.shape[1]:
             raise InputError("every joint's held-out torque holds one value in every sample: nothing was measured "
                              "to score")
