@@ -641,6 +641,43 @@ RD_INLINE void mat_mul_t(const real *A, const real *B, real *out) {
             out[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
 }
 
+/* a(j)R_j v and its transpose's for a frame whose RA is a signed permutation (rd_model.axes): a(j)R_j = RA Rot(z, θ)
+ * has then one row z with a single entry ±1 (column 2) and two rows with zero in column 2, so 5 products instead of
+ * 9.  The products left out are of exact zeros, whose sums change no finite value: the same bits as mat_vec and
+ * mat_t_vec (the sign of a zero aside).  z = frame_z(m, i), -1 where RA is not a permutation (mat_vec's 9 then). */
+RD_INLINE int frame_z(const rd_model *m, int i) { return m->axes[3 * i] >= 0 ? m->axes[3 * i + 2] % 3 : -1; }
+RD_INLINE void frame_vec(int z, const real *A, const real *v, real *out) {   /* out = A v */
+    real x, y, w;
+    switch (z) {
+    case 0: x = A[2] * v[2]; y = A[3] * v[0] + A[4] * v[1]; w = A[6] * v[0] + A[7] * v[1]; break;
+    case 1: x = A[0] * v[0] + A[1] * v[1]; y = A[5] * v[2]; w = A[6] * v[0] + A[7] * v[1]; break;
+    case 2: x = A[0] * v[0] + A[1] * v[1]; y = A[3] * v[0] + A[4] * v[1]; w = A[8] * v[2]; break;
+    default: mat_vec(A, v, out); return;
+    }
+    out[0] = x; out[1] = y; out[2] = w;
+}
+RD_INLINE void frame_t_vec(int z, const real *A, const real *v, real *out) {   /* out = A^T v */
+    real x, y, w;
+    switch (z) {
+    case 0: x = A[3] * v[1] + A[6] * v[2]; y = A[4] * v[1] + A[7] * v[2]; w = A[2] * v[0]; break;
+    case 1: x = A[0] * v[0] + A[6] * v[2]; y = A[1] * v[0] + A[7] * v[2]; w = A[5] * v[1]; break;
+    case 2: x = A[0] * v[0] + A[3] * v[1]; y = A[1] * v[0] + A[4] * v[1]; w = A[8] * v[2]; break;
+    default: mat_t_vec(A, v, out); return;
+    }
+    out[0] = x; out[1] = y; out[2] = w;
+}
+/* out = A M and M Aᵀ by frame_vec: mat_mul and mat_mul_t's bits, the zero products left out */
+RD_INLINE void frame_mul(int z, const real *A, const real *M, real *out) {
+    for (int j = 0; j < 3; j++) {
+        real v[3] = {M[j], M[3 + j], M[6 + j]}, t[3];
+        frame_vec(z, A, v, t);
+        out[j] = t[0]; out[3 + j] = t[1]; out[6 + j] = t[2];
+    }
+}
+RD_INLINE void frame_mul_t(int z, const real *M, const real *A, real *out) {
+    for (int i = 0; i < 3; i++) frame_vec(z, A, M + 3 * i, out + 3 * i);
+}
+
 /* sin and cos of frame i's θ (+ qi on a revolute frame) */
 RD_INLINE void joint_sincos(const rd_model *m, int i, real qi, real *s, real *c) {
     if (m->sc_state) {   /* one state: computed before the block (state_sincos) */
@@ -735,9 +772,10 @@ RD_INLINE void forward_frame(const rd_model *m, int i, const real *QD, const rea
     real t[3], u[3];
     cross(wda, pi, t); cross(wa, pi, u); cross(wa, u, u);           /* U_a P_j = ω̇ × P + ω × (ω × P) */
     for (int c = 0; c < 3; c++) t[c] += Vda[c] + u[c];
-    mat_t_vec(Ri, t, Vdi);                                           /* [9.86] */
-    mat_t_vec(Ri, wa, wi);                                           /* jω_{a(j)} */
-    mat_t_vec(Ri, wda, wdi);
+    int z = frame_z(m, i);
+    frame_t_vec(z, Ri, t, Vdi);                                      /* [9.86] */
+    frame_t_vec(z, Ri, wa, wi);                                      /* jω_{a(j)} */
+    frame_t_vec(z, Ri, wda, wdi);
     if (m->sigma[i] == 0) {                                          /* [9.84], [9.85] */
         wdi[0] += wi[1] * QD[k]; wdi[1] -= wi[0] * QD[k]; wdi[2] += QDD[k];
         wi[2] += QD[k];
@@ -765,7 +803,8 @@ RD_INLINE void backward_recursion(const rd_model *m, int first, const real *R, c
         if (k >= 0) T[k] = (m->sigma[i] == 0 ? mi[2] : fi[2]) + (QDD ? m->Ia[i] * QDD[k] : splat(0.0));
         if (a >= 0) {
             real Rf[3], Rm[3], pf[3];
-            mat_vec(R + 9 * i, fi, Rf); mat_vec(R + 9 * i, mi, Rm); cross(p + 3 * i, Rf, pf);
+            int z = frame_z(m, i);
+            frame_vec(z, R + 9 * i, fi, Rf); frame_vec(z, R + 9 * i, mi, Rm); cross(p + 3 * i, Rf, pf);
             for (int c = 0; c < 3; c++) { f[3 * a + c] += Rf[c]; mo[3 * a + c] += Rm[c] + pf[c]; }
         }
     }
@@ -894,7 +933,7 @@ RD_CLONES static int gravity_block(const rd_job *job, long s0, real *W) {
     for (int i = 0; i < nf; i++) {
         int a = m->parent[i];
         frame_transform(m, i, joint_value(m, i, Q), R + 9 * i, p + 3 * i);
-        mat_t_vec(R + 9 * i, a >= 0 ? Vd + 3 * a : minus_g, Vd + 3 * i);
+        frame_t_vec(frame_z(m, i), R + 9 * i, a >= 0 ? Vd + 3 * a : minus_g, Vd + 3 * i);
         for (int c = 0; c < 3; c++) f[3 * i + c] = m->M[i] * Vd[3 * i + c];
         ccross(m->MS + 3 * i, Vd + 3 * i, mo + 3 * i);
     }
@@ -1224,15 +1263,15 @@ RD_CLONES static int floating_crba_block(const rd_job *job, long s0, real *W) {
  * angular-linear block, A angular) expressed about O_a in R_a, added to out.  Rotation: A, B, C -> R A Rᵀ,
  * R B Rᵀ, R C Rᵀ; shift by p: A - B p̂ + p̂ Bᵀ - p̂ C p̂, B + p̂ C, C.  A and C are symmetric: only their upper
  * triangles are computed. */
-RD_INLINE void inertia_to_parent(const real *I, const real *R, const real *p, real *out) {
+RD_INLINE void inertia_to_parent(int z, const real *I, const real *R, const real *p, real *out) {
     real A[9], B[9], C[9], T[9];
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) {
             A[3 * r + c] = I[6 * (r + 3) + 3 + c]; B[3 * r + c] = I[6 * (r + 3) + c]; C[3 * r + c] = I[6 * r + c];
         }
-    mat_mul(R, A, T); mat_mul_t(T, R, A);
-    mat_mul(R, B, T); mat_mul_t(T, R, B);
-    mat_mul(R, C, T); mat_mul_t(T, R, C);
+    frame_mul(z, R, A, T); frame_mul_t(z, T, R, A);
+    frame_mul(z, R, B, T); frame_mul_t(z, T, R, B);
+    frame_mul(z, R, C, T); frame_mul_t(z, T, R, C);
     /* (p̂ M)_rc = p_{r+1} M_{r+2,c} - p_{r+2} M_{r+1,c} (indices mod 3); (M p̂)_r = M_r × p for row M_r */
     real PC[9], BP[9], PBt[9], PCP[9];
     for (int c = 0; c < 3; c++) {
@@ -1262,17 +1301,17 @@ RD_INLINE void inertia_to_parent(const real *I, const real *R, const real *p, re
         }
 }
 /* Wrench [f; m] about O_j in R_j -> about O_a in R_a, ^j𝕋_{a(j)}ᵀ F [9.119]: f_a = R f, m_a = R m + p × R f. */
-RD_INLINE void force_to_parent(const real *F, const real *R, const real *p, real *out) {
+RD_INLINE void force_to_parent(int z, const real *F, const real *R, const real *p, real *out) {
     real f[3], n[3], pf[3];
-    mat_vec(R, F, f); mat_vec(R, F + 3, n); cross(p, f, pf);
+    frame_vec(z, R, F, f); frame_vec(z, R, F + 3, n); cross(p, f, pf);
     for (int c = 0; c < 3; c++) { out[c] += f[c]; out[3 + c] += n[c] + pf[c]; }
 }
 /* Twist [v; ω] about O_a in R_a -> about O_j in R_j, ^j𝕋_{a(j)} V [9.121]: v_j = Rᵀ (v + ω × p), ω_j = Rᵀ ω. */
-RD_INLINE void motion_from_parent(const real *V, const real *R, const real *p, real *out) {
+RD_INLINE void motion_from_parent(int z, const real *V, const real *R, const real *p, real *out) {
     real t[3];
     cross(V + 3, p, t);
     for (int c = 0; c < 3; c++) t[c] += V[c];
-    mat_t_vec(R, t, out); mat_t_vec(R, V + 3, out + 3);
+    frame_t_vec(z, R, t, out); frame_t_vec(z, R, V + 3, out + 3);
 }
 RD_INLINE void inertia_times(const real *I, const real *v, real *out) {
     for (int r = 0; r < 6; r++) {
@@ -1302,7 +1341,7 @@ RD_INLINE int aba_lanes(const rd_job *job, long s0, real *W, int floating) {
         int a = m->parent[i], k = m->joint[i];
         real *Ri = R + 9 * i, *pi = p + 3 * i, *vi = v + 6 * i, *ci = c + 6 * i, *Ii = IA + 36 * i;
         frame_transform(m, i, joint_value(m, i, Q), Ri, pi);
-        if (a >= 0) motion_from_parent(v + 6 * a, Ri, pi, vi); else memset(vi, 0, 6 * sizeof(real));
+        if (a >= 0) motion_from_parent(frame_z(m, i), v + 6 * a, Ri, pi, vi); else memset(vi, 0, 6 * sizeof(real));
         memset(ci, 0, 6 * sizeof(real));
         if (k >= 0) {
             real qdk = QD[k];
@@ -1358,15 +1397,16 @@ RD_INLINE int aba_lanes(const rd_job *job, long s0, real *W, int floating) {
             for (int r = 0; r < 6; r++) pa[r] += Ic[r] + Ud[r] * u[i];
         }
         if (a >= 0) {
-            inertia_to_parent(Ii, R + 9 * i, p + 3 * i, IA + 36 * a);
-            force_to_parent(pa, R + 9 * i, p + 3 * i, pA + 6 * a);
+            int z = frame_z(m, i);
+            inertia_to_parent(z, Ii, R + 9 * i, p + 3 * i, IA + 36 * a);
+            force_to_parent(z, pa, R + 9 * i, p + 3 * i, pA + 6 * a);
         }
     }
     real base[6] = {-G[0], -G[1], -G[2], {0}, {0}, {0}};   /* V̇_0 = [-g; 0] [9.80] */
     for (int i = 0; i < nf; i++) {
         int a = m->parent[i], k = m->joint[i];
         real *ai = acc + 6 * i;
-        motion_from_parent(a >= 0 ? acc + 6 * a : base, R + 9 * i, p + 3 * i, ai);
+        motion_from_parent(frame_z(m, i), a >= 0 ? acc + 6 * a : base, R + 9 * i, p + 3 * i, ai);
         for (int r = 0; r < 6; r++) ai[r] += c[6 * i + r];
         if (k >= 0) {
             const real *Ui = U + 6 * i;
@@ -1479,8 +1519,8 @@ RD_CLONES static int regressor_block(const rd_job *job, long s0, real *W) {
                 real *sa = sv + 6 * a, t[3];
                 cross(sa + 3, p + 3 * i, t);
                 for (int c2 = 0; c2 < 3; c2++) t[c2] += sa[c2];
-                mat_t_vec(R + 9 * i, t, si);
-                mat_t_vec(R + 9 * i, sa + 3, si + 3);
+                frame_t_vec(frame_z(m, i), R + 9 * i, t, si);
+                frame_t_vec(frame_z(m, i), R + 9 * i, sa + 3, si + 3);
             }
             inside[i] = 1;
             const real *P = Phi + 60 * i;
@@ -2294,7 +2334,7 @@ RD_CLONES static int links_block(const rd_job *job, long s0, real *W) {
             cross(w + 3 * a, p + 3 * i, t);
             for (int c = 0; c < 3; c++) t[c] += V[3 * a + c];
         }
-        mat_t_vec(R + 9 * i, t, V + 3 * i);
+        frame_t_vec(frame_z(m, i), R + 9 * i, t, V + 3 * i);
         if (m->sigma[i] == 1) V[3 * i + 2] += QD[m->joint[i]];
     }
     store_lanes(job->out, s0, job->count, 12 * (long)nf, 12 * (long)nf, OUT, streams(job, 12 * (long)nf));
