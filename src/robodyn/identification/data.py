@@ -133,6 +133,14 @@ class IdentificationData:
     saturated : ndarray (N, n) bool or None — the kept samples whose filtered τ_j is within the filter's reach
         (two time constants, order / (π cutoff) s) of a clipped measured τ_j (:func:`saturated`); ``rd.identify(robot, data)``
         and ``validate`` leave those rows of joint j out.  None when no torque was clipped.
+    still_joints : tuple of int — the joints (0-based) that do not move: the RMS of q_j (its linear trend removed),
+        of the filtered q̇_j and of q̈_j each below ``AUTO_MOTION`` (1 %) of the largest joint's, a joint its servo
+        holds while the others move.  Their q̇_j and q̈_j are encoder noise, so they are set to 0 (and the Coulomb
+        column): the parameters that only their motion excites (F_v, F_c, I_a of the joint) are then not fitted to
+        the noise of their torque — ``"physical"`` holds them at the model's values and names them.  Their q_j
+        and τ_j are kept (a held joint's torque still carries the gravity of the links it holds).  A joint that
+        trembles (q̈_j above 1 % of the largest, a cable-driven Barrett WAM's held joints) keeps its q̇_j and q̈_j:
+        the inertial torques of its tremor are real.
     """
 
     t: np.ndarray
@@ -154,6 +162,7 @@ class IdentificationData:
     saturated: np.ndarray | None = None
     velocity_noise: np.ndarray | None = None
     measured_velocity: bool = False
+    still_joints: tuple = ()
 
     @property
     def parallel(self) -> bool:
@@ -227,12 +236,16 @@ class IdentificationData:
         if constant.any():
             summary += ("; no torque measured (one value in every sample): " + ", ".join(
                 f"joint {j + 1}" for j in np.flatnonzero(constant)))
+        if self.still_joints:
+            summary += ("; held still (q, q̇ and q̈ below 1 % of the largest joint's), q̇ and q̈ set to 0: "
+                        + ", ".join(f"joint {j + 1}" for j in self.still_joints))
         return {"cutoff_hz": self.cutoff, "decimate": self.decimate, "rate_hz": self.rate,
                 "cutoff_rule": self.cutoff_rule, "bandwidth_hz": self.bandwidth,
                 "trimmed": list(self.trimmed), "standstill": list(self.standstill), "resampled": self.resampled,
                 "samples": int(self.t.size), "parallel": self.parallel, "saturated_samples": clipped or [0] * self.q.shape[1],
                 "velocity_noise": None if self.velocity_noise is None else self.velocity_noise.tolist(),
-                "measured_velocity": self.measured_velocity, "summary": summary}
+                "measured_velocity": self.measured_velocity,
+                "still_joints": [j + 1 for j in self.still_joints], "summary": summary}
 
 
 def check_samples(q, tau, names=("q", "tau")) -> tuple[np.ndarray, np.ndarray]:
@@ -505,7 +518,8 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
     -----
     q̇ and q̈ are central differences of the filtered q (second order, ``numpy.gradient``; one-sided at the ends);
     with ``qd``, q̇ is the filtered measured velocity and q̈ its central differences.  The Coulomb dead band
-    (``velocity_noise``) is that of the differentiated q in both cases.
+    (``velocity_noise``) is that of the differentiated q in both cases.  A joint held still while the others move
+    (q, q̇ and q̈ each below 1 % of the largest joint's RMS) gets q̇ = q̈ = 0 (``still_joints``).
     """
     tt = as_real_array("t", t).astype(float)
     if tt.ndim != 1:
@@ -554,6 +568,8 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
         tf = zero_phase(sos, tq)
         qd = np.gradient(qf, h, axis=0, edge_order=2) if vv is None else zero_phase(sos, vv)
         qdd = np.gradient(qd, h, axis=0, edge_order=2)
+    still = tuple(int(j) for j in np.flatnonzero(~moving_joints(spectrum[1]) & _slight(qd) & _slight(qdd)))
+    qd[:, list(still)] = qdd[:, list(still)] = 0.0  # a held joint's q̇, q̈: noise (IdentificationData.still_joints)
     rates = "q" if vv is None else "qd"  # what q̇ and q̈ come from
     measured = {"tau": tq, "q": qq, "qd": vv}
     for name, x, source in (("tau", tf, "tau"), ("q", qf, "q"), ("qd", qd, rates), ("qdd", qdd, rates)):
@@ -562,18 +578,18 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
                              f"{np.max(np.abs(measured[source])):.3g}, time step {h:.3g} s); give "
                              "values in SI units (rad, m, N m, N, s)")
     N = tt.size
-    first, last, still = 0, N, (0, 0)
+    first, last, rest = 0, N, (0, 0)
     if trim:
         edge = int(np.ceil(3 * int(order) / (2 * np.pi * fc) * rate))
         top = np.abs(qd).max(axis=0)
         moving = np.any(np.abs(qd) > STANDSTILL * np.where(top > 0, top, np.inf), axis=1)
         idx = np.flatnonzero(moving)
         lo, hi = (int(idx[0]), int(idx[-1]) + 1) if idx.size else (0, N)
-        still = (lo, N - hi)
+        rest = (lo, N - hi)
         first, last = max(edge, lo), min(N - edge, hi)
         if last - first < max(pad, 3):
             raise InputError(f"after trimming the filter transients ({edge} samples at each end) and the standstill "
-                             f"({still[0]} + {still[1]} samples), {max(last - first, 0)} samples remain; give a "
+                             f"({rest[0]} + {rest[1]} samples), {max(last - first, 0)} samples remain; give a "
                              f"longer measurement or trim=False")
     kept = last - first
     if decimate is None:
@@ -597,9 +613,15 @@ def prepare_identification_data(t, q, tau, cutoff: float | str | None = "auto", 
         sat = np.stack([_near(tt[keep], t_raw[clipped[:, j]], reach) for j in range(clipped.shape[1])], axis=1)
     return IdentificationData(t=tt[keep], q=qf[keep], qd=qd[keep], qdd=qdd[keep], tau=tf[keep], cutoff=fc,
                               decimate=r, rate=rate, cutoff_rule=rule, bandwidth=bandwidth,
-                              trimmed=(first, N - last), standstill=still, resampled=resampled, full_rate=full,
+                              trimmed=(first, N - last), standstill=rest, resampled=resampled, full_rate=full,
                               filter_coefficients=sos if parallel else None, coulomb=coulomb, saturated=sat,
-                              velocity_noise=noise, measured_velocity=vv is not None)
+                              velocity_noise=noise, measured_velocity=vv is not None, still_joints=still)
+
+
+def _slight(x: np.ndarray) -> np.ndarray:
+    """Which columns (n,) of x (N, n) have an RMS below ``AUTO_MOTION`` of the largest column's."""
+    rms = np.sqrt(np.mean(x ** 2, axis=0))
+    return rms < AUTO_MOTION * rms.max()
 
 
 def _near(t: np.ndarray, events: np.ndarray, reach: float) -> np.ndarray:

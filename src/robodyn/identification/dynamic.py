@@ -24,7 +24,7 @@ from robodyn.identification.position import auto_terms, check_position_terms, po
 from robodyn.identification.reduction import (BLOCK, CHUNK, ArraySource, DaskSource, Samples, chunk_size, factor,
                                               gram, is_cluster_input, min_velocities, rows_used, sample_arrays)
 from robodyn.identification.results import Identification
-from robodyn.identification.samples import filtered_coulomb, parallel_regressor, stacked_runs
+from robodyn.identification.samples import filtered_coulomb, parallel_regressor, stacked_runs, still_joints
 from robodyn.identification.solvers import (IRLS_ITERATIONS, at_model_values, check_counts, fit_factors,
                                            fit_failure, irls, joint_weights, left_out_joints)
 from robodyn.model.robot import Robot, check_robot
@@ -209,7 +209,15 @@ def identify(robot: Robot, q, qd=None, qdd=None, tau=None, method: str = "physic
         source = _array_source(robot, bp, q, qd, qdd, tau, o)
     if fleet:
         return identify_fleet(robot, bp, source, method, o, terms, fleet)
-    return _identify(robot, bp, source, method, o, terms)
+    try:
+        return _identify(robot, bp, source, method, o, terms)
+    except IdentificationError as exc:
+        still = still_joints(q)
+        if not still:
+            raise
+        raise IdentificationError(
+            f"{exc}; joint(s) {', '.join(str(j + 1) for j in still)} do not move in these data (their motion is "
+            "below 1 % of the largest joint's: the preparation set their q̇ and q̈ to 0)") from None
 
 
 def _check_choices(method: str, o: dict) -> None:

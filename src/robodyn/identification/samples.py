@@ -105,6 +105,17 @@ def run_times(q):
     return consecutive_times([run.t for run in runs])
 
 
+def still_joints(q) -> tuple:
+    """The joints (0-based) that every prepared run ``q`` (IdentificationData or a list of them) holds still
+    (``IdentificationData.still_joints``); () for arrays or tuples."""
+    from robodyn.identification.data import IdentificationData
+
+    runs = [q] if isinstance(q, IdentificationData) else q if isinstance(q, (list, tuple)) else []
+    if not runs or not all(isinstance(run, IdentificationData) for run in runs):
+        return ()
+    return tuple(sorted(set.intersection(*(set(run.still_joints) for run in runs))))
+
+
 def filtered_coulomb(bp, coulomb):
     """The regressor function (q, qd, qdd, rows) → W with the Coulomb columns replaced by ``coulomb[rows]`` (N, n
     [+ motors]): sign(q̇_j) of joint j's Fc_j by column j; with more columns, J_mq[i, :]ᵀ sign(q̇_mi) of motor i's
