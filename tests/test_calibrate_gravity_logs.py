@@ -164,6 +164,20 @@ def test_every_log_format_gives_the_numbers_of_the_csv_of_poses(robot, recorded)
     assert text.exit_code == 0 and "10 static poses: standstill segments of" in text.stdout
 
 
+def test_span_reads_the_same_rows_of_a_csv_and_a_log(robot, recorded):
+    files = recorded["files"]
+    poses = _calibrate(recorded["model"], files["poses"], "--span", ":8", "--offsets", "--json")
+    assert poses.exit_code == 0, poses.output
+    found = recorded["found"]
+    direct = calibrate_gravity(robot, found.q[:8], found.tau[:8], offsets=True)
+    np.testing.assert_allclose(json.loads(poses.stdout)["mu"], direct.mu, rtol=1e-12, atol=1e-14)
+    rows = int(0.8 * len(np.loadtxt(files["csv"], delimiter=",", skiprows=1)))
+    spans = {kind: json.loads(_calibrate(recorded["model"], files[kind], "--span", f":{rows}", "--json").stdout)
+             for kind in ("csv", "ros1")}
+    assert spans["csv"]["poses"] == spans["ros1"]["poses"] < 10
+    np.testing.assert_allclose(spans["csv"]["mu"], spans["ros1"]["mu"], rtol=1e-12, atol=1e-14)
+
+
 def test_log_errors_are_one_line(robot, recorded, tmp_path):
     model, bag = recorded["model"], recorded["files"]["ros1"]
     cases = [

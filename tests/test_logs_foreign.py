@@ -330,7 +330,8 @@ def test_span_of_an_hdf5_log(tmp_path):
 
 def test_identify_span_option(tmp_path):
     """`robodyn identify --span`: the part of a joint log the fit reads (here an HDF5 log holding two recordings,
-    refused whole with the spans that read each); a CSV of the command's own format is refused with --span."""
+    refused whole with the spans that read each), and the data rows of a CSV of the command's own format, with
+    --validate-span for the held-out part of the same file."""
     h5py = pytest.importorskip("h5py")
     import json
 
@@ -360,5 +361,15 @@ def test_identify_span_option(tmp_path):
     csv = tmp_path / "own.csv"
     np.savetxt(csv, np.column_stack([t[:2000], q[:2000], tau[:2000]]), delimiter=",", comments="",
                header=",".join(["t"] + [f"q{j + 1}" for j in range(6)] + [f"tau{j + 1}" for j in range(6)]))
-    refused = runner.invoke(app, ["identify", "rx90", str(csv), "--span", ":100"])
-    assert refused.exit_code == 2 and "cut this CSV's rows instead" in refused.output
+    # a CSV's data rows: fit on the first 1400, score the last 600 of the same file
+    split = runner.invoke(app, ["identify", "rx90", str(csv), "--span", ":1400", "--method", "ols", "--json",
+                                "--validate", str(csv), "--validate-span", "1400:"])
+    assert split.exit_code == 0, split.output
+    out = json.loads(split.stdout)
+    assert out["samples_used"] < 1400 and out["validation"]["samples"][0] < 600
+    # noise-free data: what is left is the filter's and the differences' error on the prepared states (0.03-0.3 %)
+    assert max(out["validation"]["relative_rms_percent"]) < 1.0
+    beyond = runner.invoke(app, ["identify", "rx90", str(csv), "--span", "2000:"])
+    assert beyond.exit_code == 2 and "--span 2000: holds none of its 2000 data rows" in beyond.output
+    bad = runner.invoke(app, ["identify", "rx90", str(csv), "--validate", str(csv), "--validate-span", "x"])
+    assert bad.exit_code == 2 and "--validate-span 'x': give START:STOP" in bad.output

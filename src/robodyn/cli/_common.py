@@ -31,13 +31,14 @@ JSON_OPTION = typer.Option(False, "--json", help="Print machine-readable JSON in
 TOPIC_OPTION = typer.Option("/joint_states", "--topic", help="With a ROS bag: the JointState topic.")
 #: The part of every joint log a command reads (robodyn.read_joint_log's span).
 SPAN_OPTION = typer.Option(None, "--span", metavar="START:STOP",
-                           help="With a joint log (ROS bag, HDF5, Parquet): read only its messages (bag) or rows "
-                                "START to STOP-1, 0-based, either end left open (e.g. :700 or 700:): one run of a "
-                                "bag that holds two.")
+                           help="Read only the messages (ROS bag) or data rows (HDF5, Parquet, CSV) START to "
+                                "STOP-1 of every file, 0-based, either end left open (e.g. :700 or 700:): one run "
+                                "of a bag that holds two, or a part of a log.")
 
 
-def parse_span(text: str | None):
-    """``--span START:STOP`` as read_joint_log's span (start, stop), None for an open end; None without it."""
+def parse_span(text: str | None, option: str = "--span"):
+    """``--span START:STOP`` (or ``option``) as read_joint_log's span (start, stop), None for an open end; None
+    without it."""
     if text is None:
         return None
     parts = text.split(":")
@@ -46,16 +47,22 @@ def parse_span(text: str | None):
             raise ValueError
         span = tuple(int(x) if x.strip() else None for x in parts)
     except ValueError:
-        raise InputError(f"--span {text!r}: give START:STOP, 0-based message or row indices, STOP excluded, either "
+        raise InputError(f"{option} {text!r}: give START:STOP, 0-based message or row indices, STOP excluded, either "
                          "left out for an open end (e.g. 0:700, :700, 700:)") from None
     return span
 
 
-def no_span(path, span) -> None:
-    """InputError for ``--span`` given with a command's own CSV, which is not read as a joint log."""
-    if span is not None:
-        raise InputError(f"{path}: --span reads part of a joint log (ROS bag, HDF5, Parquet); cut this CSV's rows "
-                         "instead")
+def span_rows(path, span, columns: dict) -> dict:
+    """The data rows ``span`` (:func:`parse_span`; None: all) of a command's own CSV, read as ``columns``: each
+    array cut alike along its first axis (rows), the other values kept."""
+    if span is None:
+        return columns
+    rows = next(len(v) for v in columns.values() if isinstance(v, np.ndarray))
+    start, stop = span
+    if (start or 0) >= rows or (stop is not None and stop <= (start or 0)):
+        raise InputError(f"{path}: --span {'' if start is None else start}:{'' if stop is None else stop} holds none "
+                         f"of its {rows} data rows; give a span within 0:{rows}, STOP above START")
+    return {k: v[start:stop] if isinstance(v, np.ndarray) else v for k, v in columns.items()}
 
 
 class Table(_RichTable):

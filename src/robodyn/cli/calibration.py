@@ -10,8 +10,8 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import (JSON_OPTION, ROBOT_ARGUMENT, SPAN_OPTION, TOPIC_OPTION, check_outputs, console,
-                                get_robot, is_joint_log, no_span, parse_span, print_json, print_table,
-                                read_csv_columns, read_log, robot_file, user_errors)
+                                get_robot, is_joint_log, parse_span, print_json, print_table,
+                                read_csv_columns, read_log, robot_file, span_rows, user_errors)
 from robodyn.cli._limits import check_work, count as check_count, number as check_number, seed as check_seed
 from robodyn.cli.studies import demo_app
 from robodyn.errors import InputError
@@ -51,17 +51,19 @@ def read_static_poses(path: Path, robot, topic: str = "/joint_states", velocity:
     A CSV without a ``t`` column holds one static pose per row.  A recording — a joint log
     read by :func:`robodyn.read_joint_log` (ROS 1/2 bag, HDF5, Parquet) or a CSV with ``t`` — gives one pose per
     standstill segment (:func:`robodyn.logs.standstill_poses`: every |q̇_j| below ``velocity`` for at least
-    ``duration`` s; q and τ averaged over the segment).  ``span``: the messages or rows of a joint log read.
+    ``duration`` s; q and τ averaged over the segment).  ``span``: the messages or rows of a joint log read, or
+    the data rows of a CSV.
     """
     if is_joint_log(path):  # the same reader as robodyn identify: joints mapped by name
         log = read_log(path, robot, topic, "gravity calibration", span)
         t, q, tau, qd = log.t, log.q, log.tau, log.qd
     else:
-        no_span(path, span)
         q, tau, series = _read_csv(path, robot.n)
+        cut = span_rows(path, span, {"q": q, "tau": tau} | (series or {}))
+        q, tau = cut["q"], cut["tau"]
         if series is None:
             return q, tau, None
-        t, qd = series["t"], series["qd"]
+        t, qd = cut["t"], cut["qd"]
         if np.any(np.diff(t) <= 0):
             raise InputError(f"{path}: the t column must be strictly increasing (s)")
     found = standstill_poses(t, q, tau, qd, velocity=velocity, duration=duration)

@@ -15,8 +15,8 @@ import typer
 
 from robodyn.cli._app import app
 from robodyn.cli._common import (ROBOT_ARGUMENT, SPAN_OPTION, TOPIC_OPTION, Table, check_outputs, console, get_robot,
-                                is_joint_log, no_span, parse_span, parse_vector, print_json, read_csv_columns, read_log,
-                                require_columns, robot_file, user_errors, write_outputs)
+                                is_joint_log, parse_span, parse_vector, print_json, read_csv_columns, read_log,
+                                require_columns, robot_file, span_rows, user_errors, write_outputs)
 from robodyn.cli._limits import check_work, count, number, seed as check_seed
 from robodyn.errors import InputError
 from robodyn.logs import other_joints_message
@@ -86,8 +86,7 @@ def read_data(path: Path, robot, motor: bool = False, topic: str = "/joint_state
     ``robot`` by name, time from the header stamps, torques from the efforts, velocities (if logged) as the
     ``velocity`` a CSV's qd columns give."""
     if not is_joint_log(path):
-        no_span(path, span)
-        return read_measurements(path, robot, motor)
+        return span_rows(path, span, read_measurements(path, robot, motor))
     if motor:
         raise InputError(f"{path}: a joint log holds joint-side positions and efforts; --transmission needs a "
                          "motor-side CSV (t, qm1.., taum1..)")
@@ -268,6 +267,10 @@ def identify_command(
                                                                  "error per joint. Repeat it for several held-out "
                                                                  "runs, each prepared on its own and scored "
                                                                  "together."),
+    validate_span: str = typer.Option(None, "--validate-span", metavar="START:STOP",
+                                      help="The part of every --validate file read, as --span (default: --span's): "
+                                           "fit on one part of a log and score another, e.g. --span :4800 "
+                                           "--validate LOG --validate-span 4800:."),
     plot: Path = typer.Option(None, "--plot", help="Write measured vs predicted torques to this PNG file."),
     gravity: str = typer.Option(None, "--gravity", help="Gravity GX,GY,GZ (m/s², base frame) instead of the model's: "
                                                          "an arm on a wall, a ceiling or a tilted base (the "
@@ -304,6 +307,7 @@ def identify_command(
         tr = None if transmission is None else load_transmission(transmission, r.n)
         w = None if weights is None else _weights(weights, r.n)
         part = parse_span(span)
+        held_part = part if validate_span is None else parse_span(validate_span, "--validate-span")
         runs = prepare_runs(data, r, cutoff_hz, decimate, parallel, tr, topic, qd_mode == "measured", part)
         (m, samples, d), several = runs[0], len(runs) > 1
         if several:
@@ -323,7 +327,7 @@ def identify_command(
             held = []
             for path in validate:
                 with named(path):
-                    v = joint_side(read_data(path, r, motor=tr is not None, topic=topic, span=part), tr)
+                    v = joint_side(read_data(path, r, motor=tr is not None, topic=topic, span=held_part), tr)
                     held.append(held_out_samples(v, cut, tr, qd_mode == "measured"))
             held_out = res.validate(held)
         pred = res.predict(q, qd, qdd, coulomb=coulomb)
